@@ -1,0 +1,47 @@
+# Two commands set up everything on a fresh Debian machine:
+#   make run    install what is missing, migrate, serve the dashboard on 127.0.0.1:8000
+#   make test   the same installs, then the whole test suite
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+CHROMIUM := $(or $(TABWRIGHT_CHROMIUM_PATH),/usr/bin/chromium)
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+HOST ?= 127.0.0.1
+PORT ?= 8000
+DEBUG ?= 1
+
+.PHONY: run test install chromium migrate lint format bench
+
+run: install chromium migrate
+	@$(BIN)/python manage.py tabwright_init
+	@echo "Dashboard: http://$(HOST):$(PORT)/  (demo pages at /demo/ with DEBUG=1)"
+	TABWRIGHT_DEBUG=$(DEBUG) $(BIN)/daphne -b $(HOST) -p $(PORT) dashboard.asgi:application
+
+test: install chromium
+	$(BIN)/python -m pytest
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+	@touch $(STAMP)
+
+# Debian's Chromium, unless a browser is reached by CDP URL or is already there.
+chromium:
+	@if [ -n "$$TABWRIGHT_CDP_URL" ] || [ -x "$(CHROMIUM)" ]; then :; else \
+	  echo "Installing Chromium from Debian's packages…"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null; \
+	fi
+
+migrate: install
+	@$(BIN)/python manage.py migrate --noinput -v 0
+
+lint: install
+	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+
+format: install
+	$(BIN)/ruff check --fix . && $(BIN)/ruff format .

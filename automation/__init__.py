@@ -1,0 +1,82 @@
+"""Tabwright's engine: drive a real Chromium by role snapshots and refs, with budgets.
+
+Usable as a library without the dashboard::
+
+    from automation import BrowserSession, Budget
+
+    async with BrowserSession() as browser:
+        tab = await browser.new_tab()
+        await tab.navigate("https://example.org")
+        snap = await tab.snapshot()
+        await tab.click("e3", budget=Budget(5_000))
+"""
+
+from __future__ import annotations
+
+from automation.agent.control import RunControl
+from automation.agent.loop import AgentConfig, AgentRun
+from automation.agent.parser import Action, parse_reply
+from automation.browser import (
+    ACTIONS,
+    BrowserConfig,
+    BrowserSession,
+    RefEntry,
+    Snapshot,
+    Tab,
+    UrlPolicy,
+)
+from automation.budget import Budget
+from automation.errors import (
+    ActionFailed,
+    ActionInvalid,
+    BrowserClosed,
+    BrowserError,
+    BudgetExceeded,
+    Cancelled,
+    LLMError,
+    LLMResponseError,
+    LLMUnavailable,
+    RefError,
+    RefNotFound,
+    StaleRef,
+    TabwrightError,
+    UrlBlocked,
+)
+from automation.events import Event, EventSink, ListSink
+from automation.llm.base import Planner, PlannerReply, PlannerRequest
+
+__all__ = [
+    "ACTIONS",
+    "Action",
+    "ActionFailed",
+    "ActionInvalid",
+    "AgentConfig",
+    "AgentRun",
+    "BrowserClosed",
+    "BrowserConfig",
+    "BrowserError",
+    "BrowserSession",
+    "Budget",
+    "BudgetExceeded",
+    "Cancelled",
+    "Event",
+    "EventSink",
+    "LLMError",
+    "LLMResponseError",
+    "LLMUnavailable",
+    "ListSink",
+    "Planner",
+    "PlannerReply",
+    "PlannerRequest",
+    "RefEntry",
+    "RefError",
+    "RefNotFound",
+    "RunControl",
+    "Snapshot",
+    "StaleRef",
+    "Tab",
+    "TabwrightError",
+    "UrlBlocked",
+    "UrlPolicy",
+    "parse_reply",
+]

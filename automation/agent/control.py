@@ -1,0 +1,66 @@
+"""What the person can do to a live run: pause, resume, reply, stop."""
+
+from __future__ import annotations
+
+import asyncio
+
+from automation.budget import Budget
+
+__all__ = ["RunControl"]
+
+
+class RunControl:
+    """Shared between the loop (which waits on it) and the UI (which pokes it).
+
+    ``stop()`` cancels the run's budget, so whatever is in flight (an LLM stream, a click,
+    a wait for the person) ends at once with ``Cancelled``.
+    """
+
+    def __init__(self) -> None:
+        self.budget: Budget | None = None  # set by the loop when the run starts
+        self.pause_requested = False
+        self.paused = False
+        self.stopped = False
+        self._replies: list[str] = []
+        self._wake = asyncio.Event()
+
+    def request_pause(self) -> None:
+        self.pause_requested = True
+
+    def resume(self) -> None:
+        self.pause_requested = False
+        self._wake.set()
+
+    def reply(self, text: str) -> None:
+        """A message from the person; also resumes a paused run."""
+        if text.strip():
+            self._replies.append(text.strip())
+        self.resume()
+
+    def stop(self, reason: str = "stopped by the person") -> None:
+        self.stopped = True
+        if self.budget is not None:
+            self.budget.cancel(reason)
+        self._wake.set()
+
+    def take_replies(self) -> list[str]:
+        replies, self._replies = self._replies, []
+        return replies
+
+    async def wait_for_person(self, budget: Budget) -> None:
+        """Block until resume, reply or stop; not bounded by time, only by cancellation."""
+        self._wake.clear()
+        self.paused = True
+        stop = asyncio.ensure_future(_cancelled(budget))
+        wake = asyncio.ensure_future(self._wake.wait())
+        try:
+            await asyncio.wait({stop, wake}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stop.cancel()
+            wake.cancel()
+            self.paused = False
+        budget.check_cancelled()
+
+
+async def _cancelled(budget: Budget) -> None:
+    await budget.wait_cancelled()

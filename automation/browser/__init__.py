@@ -1,0 +1,23 @@
+"""The browser layer: sessions, tabs, role snapshots with refs, actions, URL policy."""
+
+from __future__ import annotations
+
+from automation.browser.actions import ACTIONS, ActionSpec, execute, validate
+from automation.browser.config import BrowserConfig
+from automation.browser.session import BrowserSession
+from automation.browser.snapshot import RefEntry, Snapshot
+from automation.browser.tab import Tab
+from automation.browser.url_policy import UrlPolicy
+
+__all__ = [
+    "ACTIONS",
+    "ActionSpec",
+    "BrowserConfig",
+    "BrowserSession",
+    "RefEntry",
+    "Snapshot",
+    "Tab",
+    "UrlPolicy",
+    "execute",
+    "validate",
+]

@@ -1,0 +1,33 @@
+"""How to reach a browser: launch Chromium through Playwright, or connect to one by CDP URL."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from automation.browser.url_policy import UrlPolicy
+
+__all__ = ["QUIET_CHROMIUM_ARGS", "BrowserConfig"]
+
+# Keep Chromium from calling home: on a closed network every such call fails noisily.
+QUIET_CHROMIUM_ARGS = (
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+    "--disable-dev-shm-usage",
+)
+
+
+@dataclass(frozen=True)
+class BrowserConfig:
+    executable_path: str = "/usr/bin/chromium"
+    cdp_url: str = ""  # when set, connect instead of launching
+    headless: bool = True
+    args: tuple[str, ...] = QUIET_CHROMIUM_ARGS
+    viewport_width: int = 1280
+    viewport_height: int = 800
+    launch_timeout_ms: int = 30_000
+    action_timeout_ms: int = 15_000  # the default when a caller gives no budget
+    url_policy: UrlPolicy = field(default_factory=UrlPolicy)

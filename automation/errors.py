@@ -1,0 +1,106 @@
+"""Every error the engine raises, in one hierarchy.
+
+    TabwrightError
+    ├── BudgetExceeded          the call's deadline passed (carries the budget's timeout)
+    ├── Cancelled               the caller cancelled the budget (stop button, dropped socket)
+    ├── BrowserError            the browser could not be launched, reached or used
+    │   └── BrowserClosed       the session or tab was closed (or Chromium died)
+    ├── UrlBlocked              a navigation target refused by the URL policy
+    ├── RefError                a ref could not be turned into an element
+    │   ├── RefNotFound         never issued for this tab (typo, invented, malformed)
+    │   └── StaleRef            issued, but no longer points at an element with its role and name
+    ├── ActionFailed            the browser refused the action (hidden, disabled, timed out...)
+    ├── ActionInvalid           an action request with a bad shape (unknown tool, missing args)
+    └── LLMError                the language model could not give a usable reply
+        ├── LLMUnavailable      connection refused, DNS, TLS, HTTP 5xx/429 ...
+        └── LLMResponseError    an answer that is not a valid chat completion
+
+Each error has a short, stable ``code`` (shown in the UI and sent to the LLM) and a
+message written for the person or model that has to react to it.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ActionFailed",
+    "ActionInvalid",
+    "BrowserClosed",
+    "BrowserError",
+    "BudgetExceeded",
+    "Cancelled",
+    "LLMError",
+    "LLMResponseError",
+    "LLMUnavailable",
+    "RefError",
+    "RefNotFound",
+    "StaleRef",
+    "TabwrightError",
+    "UrlBlocked",
+]
+
+
+class TabwrightError(Exception):
+    code = "error"
+
+    def __init__(self, message: str, *, hint: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.hint})" if self.hint else self.message
+
+    def to_dict(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message, "hint": self.hint}
+
+
+class BudgetExceeded(TabwrightError):
+    code = "budget_exceeded"
+
+
+class Cancelled(TabwrightError):
+    code = "cancelled"
+
+
+class BrowserError(TabwrightError):
+    code = "browser_error"
+
+
+class BrowserClosed(BrowserError):
+    code = "browser_closed"
+
+
+class UrlBlocked(TabwrightError):
+    code = "url_blocked"
+
+
+class RefError(TabwrightError):
+    code = "ref_error"
+
+
+class RefNotFound(RefError):
+    code = "ref_not_found"
+
+
+class StaleRef(RefError):
+    code = "stale_ref"
+
+
+class ActionFailed(TabwrightError):
+    code = "action_failed"
+
+
+class ActionInvalid(TabwrightError):
+    code = "action_invalid"
+
+
+class LLMError(TabwrightError):
+    code = "llm_error"
+
+
+class LLMUnavailable(LLMError):
+    code = "llm_unavailable"
+
+
+class LLMResponseError(LLMError):
+    code = "llm_response_error"

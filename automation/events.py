@@ -1,0 +1,172 @@
+"""Typed events the engine emits while it works: the only contract between engine and UI.
+
+Every event is a frozen dataclass with a dotted ``type`` (``action.finished``); the
+dashboard maps that to a channel-layer message type and to the JavaScript that draws it.
+``to_dict()`` gives the JSON form.  Events with ``persist = False`` (token deltas) are
+relayed live but not stored; the full message follows as an ``llm.message``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
+
+__all__ = [
+    "ActionFinished",
+    "ActionStarted",
+    "Event",
+    "EventSink",
+    "LLMMessage",
+    "LLMToken",
+    "ListSink",
+    "Observation",
+    "RunFinished",
+    "RunPaused",
+    "RunResumed",
+    "RunStarted",
+    "ScreenshotTaken",
+    "StepRecorded",
+    "UserMessage",
+]
+
+
+@dataclass(frozen=True)
+class Event:
+    type: ClassVar[str] = "event"
+    persist: ClassVar[bool] = True
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        data["type"] = self.type
+        return data
+
+
+@dataclass(frozen=True)
+class RunStarted(Event):
+    type: ClassVar[str] = "run.started"
+    task: str
+    start_url: str
+    planner: str
+
+
+@dataclass(frozen=True)
+class LLMToken(Event):
+    type: ClassVar[str] = "llm.token"
+    persist: ClassVar[bool] = False
+    round: int
+    text: str
+
+
+@dataclass(frozen=True)
+class LLMMessage(Event):
+    type: ClassVar[str] = "llm.message"
+    round: int
+    text: str
+    usage: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class UserMessage(Event):
+    type: ClassVar[str] = "user.message"
+    text: str
+
+
+@dataclass(frozen=True)
+class ActionStarted(Event):
+    type: ClassVar[str] = "action.started"
+    round: int
+    index: int
+    name: str
+    args: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ActionFinished(Event):
+    type: ClassVar[str] = "action.finished"
+    round: int
+    index: int
+    name: str
+    args: dict[str, Any]
+    ok: bool
+    result: str = ""
+    error: dict[str, str] | None = None
+    duration_ms: int = 0
+
+
+@dataclass(frozen=True)
+class Observation(Event):
+    """Feedback that goes back to the model without an action behind it (parse errors)."""
+
+    type: ClassVar[str] = "observation"
+    round: int
+    text: str
+    error: dict[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class StepRecorded(Event):
+    """One executed action as it belongs in the scenario: with a selector taken before it ran."""
+
+    type: ClassVar[str] = "step.recorded"
+    index: int
+    action: str
+    args: dict[str, Any]
+    ref: str = ""
+    role: str = ""
+    name: str = ""
+    selector: str = ""
+    url: str = ""
+    ok: bool = True
+    error: dict[str, str] | None = None
+    duration_ms: int = 0
+
+
+@dataclass(frozen=True)
+class ScreenshotTaken(Event):
+    """A JPEG of the tab after a step; the dashboard stores the bytes and sends a link."""
+
+    type: ClassVar[str] = "screenshot"
+    step_index: int
+    jpeg: bytes = field(repr=False)
+    url: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, "step_index": self.step_index, "url": self.url}
+
+
+@dataclass(frozen=True)
+class RunPaused(Event):
+    type: ClassVar[str] = "run.paused"
+    reason: str
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class RunResumed(Event):
+    type: ClassVar[str] = "run.resumed"
+
+
+@dataclass(frozen=True)
+class RunFinished(Event):
+    type: ClassVar[str] = "run.finished"
+    status: str  # "succeeded" | "failed" | "stopped"
+    reason: str = ""
+    summary: str = ""
+
+
+class EventSink(Protocol):
+    async def emit(self, event: Event) -> None: ...
+
+
+class ListSink:
+    """Collects events in memory: for tests and library use."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    async def emit(self, event: Event) -> None:
+        self.events.append(event)
+
+    def of_type(self, cls: type[Event]) -> list[Any]:
+        return [e for e in self.events if isinstance(e, cls)]

@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+from django import forms
+
+from automation.browser.url_policy import UrlPolicy
+from automation.errors import UrlBlocked
+
+PLANNERS = [
+    ("rules", "Rule planner (offline: one explicit command per line)"),
+    ("openai", "LLM (OpenAI-compatible endpoint)"),
+]
+
+
+class NewRunForm(forms.Form):
+    start_url = forms.CharField(
+        label="Start URL",
+        required=False,
+        max_length=2000,
+        widget=forms.URLInput(attrs={"placeholder": "https://…"}),
+    )
+    task = forms.CharField(
+        label="Task",
+        max_length=20_000,
+        widget=forms.Textarea(attrs={"rows": 6, "placeholder": "What should the agent do?"}),
+    )
+    planner = forms.ChoiceField(choices=PLANNERS, initial="rules")
+
+    def clean_start_url(self) -> str:
+        url = self.cleaned_data["start_url"].strip()
+        if not url:
+            return ""
+        try:
+            return UrlPolicy().check(url)
+        except UrlBlocked as exc:
+            raise forms.ValidationError(str(exc)) from None

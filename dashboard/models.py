@@ -1,0 +1,83 @@
+"""What the dashboard keeps: runs, the steps they recorded, and every event they emitted."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class Run(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        RUNNING = "running"
+        PAUSED = "paused"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+        STOPPED = "stopped"
+
+    FINAL = frozenset({Status.SUCCEEDED, Status.FAILED, Status.STOPPED})
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="runs"
+    )
+    task = models.TextField()
+    start_url = models.URLField(max_length=2000, blank=True)
+    planner = models.CharField(max_length=20, default="rules")
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.PENDING)
+    status_reason = models.TextField(blank=True)
+    summary = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["owner", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"Run {self.pk}: {self.task[:60]}"
+
+    @property
+    def is_final(self) -> bool:
+        return self.status in self.FINAL
+
+
+class Step(models.Model):
+    """One executed action, with how to find its element again (selector taken before it ran)."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="steps")
+    index = models.PositiveIntegerField()
+    action = models.CharField(max_length=40)
+    args = models.JSONField(default=dict)
+    ref = models.CharField(max_length=20, blank=True)
+    role = models.CharField(max_length=40, blank=True)
+    name = models.TextField(blank=True)
+    selector = models.TextField(blank=True)
+    url = models.TextField(blank=True)
+    ok = models.BooleanField(default=True)
+    error = models.JSONField(null=True, blank=True)
+    duration_ms = models.PositiveIntegerField(default=0)
+    screenshot = models.CharField(max_length=300, blank=True)  # path under MEDIA_ROOT
+
+    class Meta:
+        ordering = ["run", "index"]
+        constraints = [models.UniqueConstraint(fields=["run", "index"], name="step_unique_index")]
+
+    def __str__(self) -> str:
+        return f"{self.run_id}#{self.index} {self.action}"
+
+
+class RunEvent(models.Model):
+    """Every stored engine event, numbered per run so a page can resume from the last one."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="events")
+    seq = models.PositiveIntegerField()
+    type = models.CharField(max_length=40)
+    data = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run", "seq"]
+        constraints = [models.UniqueConstraint(fields=["run", "seq"], name="event_unique_seq")]
+
+    def __str__(self) -> str:
+        return f"{self.run_id}:{self.seq} {self.type}"

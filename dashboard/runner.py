@@ -1,0 +1,233 @@
+"""Live runs: each one an asyncio task in the server's event loop, with its own browser context.
+
+The runner turns engine events into three things, in order: rows (RunEvent, Step, the
+run's status), files (screenshots under MEDIA_ROOT) and channel-layer messages to the
+group ``run_<id>`` that the run's open pages have joined.  The run never depends on a page
+being open: a page that connects later reads the stored events and then follows live.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
+from django.conf import settings
+from django.urls import reverse
+
+from automation import AgentConfig, AgentRun, BrowserConfig, BrowserSession, RunControl
+from automation.errors import TabwrightError
+from automation.events import (
+    Event,
+    RunFinished,
+    RunPaused,
+    RunResumed,
+    RunStarted,
+    ScreenshotTaken,
+    StepRecorded,
+    UserMessage,
+)
+from automation.llm.base import Planner
+from dashboard import selectors, services
+from dashboard.models import Run
+
+__all__ = ["RunManager", "group_name", "runner"]
+
+log = logging.getLogger("tabwright.runner")
+
+COMMANDS = frozenset({"pause", "resume", "stop", "reply"})
+
+
+def group_name(run_id: int) -> str:
+    return f"run_{run_id}"
+
+
+class DashboardSink:
+    """Stores, numbers and relays one run's events.  Serialised: the loop and the person's
+    replies emit from different tasks, and the sequence numbers must match the store."""
+
+    def __init__(self, run_id: int, next_seq: int) -> None:
+        self.run_id = run_id
+        self._seq = next_seq
+        self._lock = asyncio.Lock()
+        self._layer = get_channel_layer()
+
+    async def emit(self, event: Event) -> None:
+        async with self._lock:
+            data = event.to_dict()
+            if isinstance(event, ScreenshotTaken):
+                data["src"] = await self._save_screenshot(event)
+            if isinstance(event, StepRecorded):
+                await database_sync_to_async(services.step_record)(run_id=self.run_id, data=data)
+            status = _status_change(event)
+            if status is not None:
+                await database_sync_to_async(services.run_set_status)(run_id=self.run_id, **status)
+            if event.persist:
+                self._seq += 1
+                data["seq"] = self._seq
+                await database_sync_to_async(services.run_event_append)(
+                    run_id=self.run_id, seq=self._seq, type=event.type, data=_jsonable(data)
+                )
+            await self._layer.group_send(
+                group_name(self.run_id), {"type": "run.event", "event": _jsonable(data)}
+            )
+
+    async def _save_screenshot(self, event: ScreenshotTaken) -> str:
+        folder = Path(settings.MEDIA_ROOT) / "runs" / str(self.run_id)
+        name = f"step-{event.step_index}.jpg"
+        await asyncio.to_thread(_write_file, folder / name, event.jpeg)
+        await database_sync_to_async(services.step_attach_screenshot)(
+            run_id=self.run_id, index=event.step_index, path=f"runs/{self.run_id}/{name}"
+        )
+        return reverse("run_screenshot", args=[self.run_id, event.step_index])
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+
+
+def _status_change(event: Event) -> dict[str, str] | None:
+    if isinstance(event, RunStarted | RunResumed):
+        return {"status": Run.Status.RUNNING}
+    if isinstance(event, RunPaused):
+        return {"status": Run.Status.PAUSED, "reason": f"{event.reason}: {event.detail}"}
+    if isinstance(event, RunFinished):
+        return {"status": event.status, "reason": event.reason, "summary": event.summary}
+    return None
+
+
+def _jsonable(data: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in data.items() if not isinstance(v, bytes)}
+
+
+class RunManager:
+    """Starts runs, routes the person's commands to them, shares one browser between them."""
+
+    def __init__(self) -> None:
+        self._browser: BrowserSession | None = None
+        self._browser_lock = asyncio.Lock()
+        self._live: dict[int, tuple[asyncio.Task[None], RunControl, DashboardSink]] = {}
+
+    def is_live(self, run_id: int) -> bool:
+        return run_id in self._live
+
+    async def browser(self) -> BrowserSession:
+        async with self._browser_lock:
+            if self._browser is None:
+                self._browser = BrowserSession(browser_config())
+            return self._browser
+
+    async def start(self, run_id: int) -> None:
+        run = await database_sync_to_async(Run.objects.get)(pk=run_id)
+        next_seq = await database_sync_to_async(selectors.run_last_seq)(run_id=run_id)
+        sink = DashboardSink(run_id, next_seq)
+        control = RunControl()
+        task = asyncio.create_task(self._run(run, sink, control), name=f"run-{run_id}")
+        self._live[run_id] = (task, control, sink)
+        task.add_done_callback(lambda _t: self._live.pop(run_id, None))
+
+    async def _run(self, run: Run, sink: DashboardSink, control: RunControl) -> None:
+        conf = settings.TABWRIGHT
+        tab = None
+        planner: Planner | None = None
+        try:
+            planner = make_planner(run.planner)
+            browser = await self.browser()
+            tab = await browser.new_tab()
+            agent = AgentRun(
+                tab=tab,
+                planner=planner,
+                sink=sink,
+                task=run.task,
+                start_url=run.start_url,
+                config=AgentConfig(
+                    round_cap=conf["ROUND_CAP"],
+                    run_timeout_ms=conf["RUN_TIMEOUT_MS"],
+                    llm_timeout_ms=conf["LLM_TIMEOUT_MS"],
+                    action_timeout_ms=conf["ACTION_TIMEOUT_MS"],
+                ),
+                control=control,
+            )
+            await agent.run()
+        except TabwrightError as exc:
+            await sink.emit(RunFinished("failed", reason=str(exc)))
+        except asyncio.CancelledError:
+            await asyncio.shield(sink.emit(RunFinished("stopped", reason="the server stopped")))
+            raise
+        except Exception as exc:  # a bug must still end the run visibly, not leave it "running"
+            log.exception("run %s crashed", run.pk)
+            await sink.emit(RunFinished("failed", reason=f"internal error: {exc!r}"))
+        finally:
+            if tab is not None:
+                await tab.close()
+            closer = getattr(planner, "aclose", None)
+            if closer is not None:
+                await closer()
+
+    async def command(self, run_id: int, command: str, text: str = "") -> None:
+        """pause / resume / stop / reply; raises LookupError if the run is not live."""
+        if command not in COMMANDS:
+            raise ValueError(f"unknown command {command!r}")
+        live = self._live.get(run_id)
+        if live is None:
+            raise LookupError("the run is not live")
+        _task, control, sink = live
+        if command == "pause":
+            control.request_pause()
+        elif command == "resume":
+            control.resume()
+        elif command == "stop":
+            control.stop()
+        else:
+            await sink.emit(UserMessage(text))
+            control.reply(text)
+
+    async def wait(self, run_id: int) -> None:
+        live = self._live.get(run_id)
+        if live is not None:
+            await asyncio.shield(live[0])
+
+    async def shutdown(self) -> None:
+        for task, control, _sink in list(self._live.values()):
+            control.stop("the server is stopping")
+            task.cancel()
+        if self._live:
+            await asyncio.gather(*(t for t, _, _ in self._live.values()), return_exceptions=True)
+        if self._browser is not None:
+            await self._browser.close()
+            self._browser = None
+
+
+def browser_config() -> BrowserConfig:
+    conf = settings.TABWRIGHT
+    return BrowserConfig(
+        executable_path=conf["CHROMIUM_PATH"],
+        cdp_url=conf["CDP_URL"],
+        headless=conf["HEADLESS"],
+        action_timeout_ms=conf["ACTION_TIMEOUT_MS"],
+    )
+
+
+def make_planner(kind: str) -> Planner:
+    conf = settings.TABWRIGHT
+    if kind == "rules":
+        from automation.llm.rules import RulePlanner
+
+        return RulePlanner()
+    if kind == "openai":
+        from automation.llm.openai import OpenAICompatPlanner
+
+        return OpenAICompatPlanner(
+            base_url=conf["LLM_BASE_URL"],
+            model=conf["LLM_MODEL"],
+            api_key=os.environ.get(conf["LLM_API_KEY_ENV"], ""),
+        )
+    raise ValueError(f"unknown planner {kind!r}")
+
+
+runner = RunManager()

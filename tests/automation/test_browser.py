@@ -1,0 +1,201 @@
+"""The browser layer on a real Chromium against the fixture pages served on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from automation import Budget, Tab
+from automation.browser.actions import execute
+from automation.errors import (
+    ActionFailed,
+    ActionInvalid,
+    BudgetExceeded,
+    RefNotFound,
+    StaleRef,
+    UrlBlocked,
+)
+
+
+def ref_of(snapshot, role: str, name: str, nth: int = 0) -> str:
+    matches = [r for r in snapshot.refs.values() if r.role == role and r.name == name]
+    assert len(matches) > nth, f"no {role} {name!r} #{nth} in\n{snapshot.text}"
+    return matches[nth].ref
+
+
+async def test_snapshot_lists_refs_with_role_name_nth(tab: Tab, fixture_url: str) -> None:
+    await tab.navigate(f"{fixture_url}/demo/list.html")
+    snap = await tab.snapshot()
+    deletes = [r for r in snap.refs.values() if r.role == "button" and r.name == "Delete"]
+    assert [r.nth for r in deletes] == [0, 1, 2, 3, 4]
+    assert all(r.count == 5 for r in deletes)
+    assert f"[{deletes[0].ref}]" in snap.text
+    assert "[ref=" not in snap.text  # the model sees the short form only
+    assert snap.url.endswith("/demo/list.html")
+
+
+async def test_form_type_click_and_wait(tab: Tab, fixture_url: str) -> None:
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    snap = await tab.snapshot()
+    await tab.type(ref_of(snap, "textbox", "Name"), "Ada")
+    await tab.type(ref_of(snap, "textbox", "Email"), "ada@example.org")
+    await tab.click(ref_of(snap, "button", "Sign up"))
+    assert await tab.wait_for_text("Welcome, Ada!") == "text 'Welcome, Ada!' is visible"
+    assert await tab.page.input_value("#email") == "ada@example.org"
+
+
+async def test_duplicate_names_click_the_right_row(tab: Tab, fixture_url: str) -> None:
+    await tab.navigate(f"{fixture_url}/demo/list.html")
+    snap = await tab.snapshot()
+    await tab.click(ref_of(snap, "button", "Delete", nth=2))
+    await tab.wait_for_text("Order #1003 deleted")
+    rows = await tab.page.locator("tbody tr").evaluate_all(
+        "rows => rows.map(r => r.dataset.testid)"
+    )
+    assert rows == ["order-1001", "order-1002", "order-1004", "order-1005"]
+
+
+async def test_selector_prefers_stable_attributes(tab: Tab, fixture_url: str) -> None:
+    await tab.navigate(f"{fixture_url}/demo/list.html")
+    snap = await tab.snapshot()
+    selector = await tab.selector_for(ref_of(snap, "button", "Delete", nth=1))
+    assert selector.startswith('[data-testid="order-1002"]')
+    assert await tab.page.locator(selector).count() == 1
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    snap = await tab.snapshot()
+    assert await tab.selector_for(ref_of(snap, "textbox", "Email")) == "#email"
+
+
+async def test_press_key_submits_form(tab: Tab, fixture_url: str) -> None:
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    snap = await tab.snapshot()
+    await tab.type(ref_of(snap, "textbox", "Email"), "x@y.z")
+    assert await tab.press("Enter") == "pressed Enter"
+    await tab.wait_for_text("Welcome, friend!")
+
+
+async def test_unknown_ref_is_refused(tab: Tab, fixture_url: str) -> None:
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    await tab.snapshot()
+    for bad in ("e999", "", "click me", "f9e1"):
+        with pytest.raises(RefNotFound):
+            await tab.click(bad)
+
+
+async def test_changed_element_is_stale_and_untouched(tab: Tab, fixture_url: str) -> None:
+    await tab.navigate(f"{fixture_url}/demo/dynamic.html")
+    snap = await tab.snapshot()
+    counter = ref_of(snap, "button", "Count: 0")
+    await tab.click(counter)  # the name is now "Count: 1": the ref must not act again
+    with pytest.raises(StaleRef, match="take a new snapshot"):
+        await tab.click(counter)
+    assert await tab.page.text_content("#counter") == "Count: 1"
+    snap = await tab.snapshot()
+    assert ref_of(snap, "button", "Count: 1") != counter  # a new name gets a new ref
+    await tab.click(ref_of(snap, "button", "Count: 1"))
+    assert await tab.page.text_content("#counter") == "Count: 2"
+
+
+async def test_refs_stay_while_role_and_name_do(tab: Tab, fixture_url: str) -> None:
+    await tab.navigate(f"{fixture_url}/demo/dynamic.html")
+    first = await tab.snapshot()
+    await tab.click(ref_of(first, "button", "Load more"))
+    await tab.wait_for_text("Show details")
+    second = await tab.snapshot()
+    assert ref_of(second, "button", "Load more") == ref_of(first, "button", "Load more")
+
+
+async def test_frames_after_navigation(tab: Tab, fixture_url: str) -> None:
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    await tab.navigate(f"{fixture_url}/demo/list.html")  # main-frame refs now carry a prefix
+    await tab.page.evaluate(
+        """() => { const f = document.createElement('iframe');
+        f.srcdoc = '<button onclick="this.textContent=`Done`">Inner</button>';
+        document.body.appendChild(f); }"""
+    )
+    await tab.page.wait_for_function("document.querySelector('iframe').contentDocument.body")
+    await asyncio.sleep(0.2)
+    snap = await tab.snapshot()
+    inner = next(r for r in snap.refs.values() if r.name == "Inner")
+    delete = next(r for r in snap.refs.values() if r.name == "Delete")
+    assert inner.frame and inner.host and not delete.frame and not delete.host
+    await tab.click(inner.ref)
+    text = await tab.page.frames[1].text_content("button")
+    assert text == "Done"
+    await tab.click(delete.ref)
+    await tab.wait_for_text("Order #1001 deleted")
+
+
+async def test_refs_are_stale_after_navigation(tab: Tab, fixture_url: str) -> None:
+    await tab.navigate(f"{fixture_url}/demo/flow/step1.html")
+    snap = await tab.snapshot()
+    company = ref_of(snap, "textbox", "Company")
+    await tab.type(company, "Acme")
+    await tab.click(ref_of(snap, "button", "Continue"))
+    await tab.wait_for_text("Company: Acme")
+    with pytest.raises(StaleRef):
+        await tab.type(company, "Other")
+    snap = await tab.snapshot()
+    await tab.click(ref_of(snap, "button", "Confirm"))
+    await tab.wait_for_text("Order confirmed")
+
+
+async def test_removed_element_is_stale(tab: Tab, fixture_url: str) -> None:
+    await tab.navigate(f"{fixture_url}/demo/list.html")
+    snap = await tab.snapshot()
+    first_delete = ref_of(snap, "button", "Delete", nth=0)
+    await tab.click(first_delete)
+    with pytest.raises(StaleRef):
+        await tab.click(first_delete)  # its row is gone; never click the next row's button
+    assert await tab.page.locator("tbody tr").count() == 4
+
+
+async def test_blocked_schemes(tab: Tab) -> None:
+    for url in ("file:///etc/passwd", "chrome://settings", "javascript:alert(1)",
+                "data:text/html,<b>x</b>", "about:blank", "ftp://x.org/", "", "   "):  # fmt: skip
+        with pytest.raises(UrlBlocked):
+            await tab.navigate(url)
+
+
+async def test_wait_for_missing_text_ends_within_budget(tab: Tab, fixture_url: str) -> None:
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    started = time.monotonic()
+    with pytest.raises((BudgetExceeded, ActionFailed)):
+        await tab.wait_for_text("never there", budget=Budget(400))
+    assert time.monotonic() - started < 1.5
+
+
+async def test_dynamic_content_after_wait(tab: Tab, fixture_url: str) -> None:
+    await tab.navigate(f"{fixture_url}/demo/dynamic.html")
+    snap = await tab.snapshot()
+    await tab.click(ref_of(snap, "button", "Load more"))
+    await tab.wait_for_text("Show details")
+    snap = await tab.snapshot()
+    await tab.click(ref_of(snap, "button", "Show details"))
+    await tab.wait_for_text("Details for item 3")
+
+
+async def test_execute_validates_arguments(tab: Tab, fixture_url: str) -> None:
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    await tab.snapshot()
+    with pytest.raises(ActionInvalid, match="unknown action"):
+        await execute(tab, "hover", {"ref": "e1"}, budget=Budget(1000))
+    with pytest.raises(ActionInvalid, match="needs 'text'"):
+        await execute(tab, "type", {"ref": "e1"}, budget=Budget(1000))
+    with pytest.raises(ActionInvalid, match="must be str"):
+        await execute(tab, "click", {"ref": ["e1"]}, budget=Budget(1000))
+
+
+async def test_cancelled_budget_stops_a_wait(tab: Tab, fixture_url: str) -> None:
+    from automation.errors import Cancelled
+
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    budget = Budget(10_000)
+    asyncio.get_running_loop().call_later(0.2, budget.cancel, "stop pressed")
+    started = time.monotonic()
+    with pytest.raises(Cancelled, match="stop pressed"):
+        await tab.wait_for_text("never there", budget=budget)
+    assert time.monotonic() - started < 1.0
+    await tab.wait_for_text("Sign up")  # the tab still works

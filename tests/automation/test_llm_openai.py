@@ -1,0 +1,421 @@
+"""OpenAICompatPlanner against the scripted server over real loopback HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+
+from automation.budget import Budget
+from automation.errors import BudgetExceeded, Cancelled, LLMResponseError, LLMUnavailable
+from automation.llm.base import ChatMessage, PlannerRequest
+from automation.llm.openai import OpenAICompatPlanner
+from tests import fakellm
+from tests.fakellm import CHUNK_CHARS, Reply, ScriptedLLMServer
+
+# Lets this module run on its own; tests/conftest.py provides the same fixture project-wide.
+llm_server = fakellm.llm_server
+
+SECRET_KEY = "sk-test-DO-NOT-LEAK-0123456789"
+REPLY_TEXT = 'I will open the search box. <action>{"action": "click", "ref": "e5"}</action>'
+
+
+def make_request() -> PlannerRequest:
+    return PlannerRequest(
+        task="find the docs",
+        start_url="http://127.0.0.1/",
+        round=1,
+        messages=[
+            ChatMessage("system", "You drive a browser."),
+            ChatMessage("user", "Find the docs page."),
+        ],
+    )
+
+
+class TokenSink:
+    """Collects on_token pieces; ``first`` is set once any text has arrived."""
+
+    def __init__(self) -> None:
+        self.pieces: list[str] = []
+        self.first = asyncio.Event()
+
+    async def __call__(self, piece: str) -> None:
+        self.pieces.append(piece)
+        self.first.set()
+
+
+class RechunkingTransport(httpx.AsyncBaseTransport):
+    """The real HTTP transport, with response bodies handed on in tiny slices.
+
+    The bytes still come from the scripted server; slicing them makes every SSE line and
+    several UTF-8 characters straddle network chunks, which loopback never does by itself.
+    """
+
+    def __init__(self, slice_bytes: int) -> None:
+        self._inner = httpx.AsyncHTTPTransport()
+        self._slice_bytes = slice_bytes
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self._inner.handle_async_request(request)
+        return httpx.Response(
+            response.status_code,
+            headers=response.headers,
+            stream=_Sliced(response, self._slice_bytes),
+            extensions=response.extensions,
+        )
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class _Sliced(httpx.AsyncByteStream):
+    def __init__(self, response: httpx.Response, slice_bytes: int) -> None:
+        self._response = response
+        self._slice_bytes = slice_bytes
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self._response.aiter_raw():
+            for i in range(0, len(chunk), self._slice_bytes):
+                yield chunk[i : i + self._slice_bytes]
+
+    async def aclose(self) -> None:
+        await self._response.aclose()
+
+
+@pytest.fixture
+async def planner(llm_server: ScriptedLLMServer) -> AsyncIterator[OpenAICompatPlanner]:
+    p = OpenAICompatPlanner(base_url=llm_server.base_url, model="test-model")
+    yield p
+    await p.aclose()
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def test_streamed_reply_is_assembled_and_tokens_arrive_in_order(
+    planner: OpenAICompatPlanner,
+    llm_server: ScriptedLLMServer,
+) -> None:
+    llm_server.script(REPLY_TEXT)
+    sink = TokenSink()
+
+    reply = await planner.plan(make_request(), budget=Budget(5000), on_token=sink)
+
+    assert reply.text == REPLY_TEXT
+    expected = [REPLY_TEXT[i : i + CHUNK_CHARS] for i in range(0, len(REPLY_TEXT), CHUNK_CHARS)]
+    # The server's opening role chunk has empty content and must not become a token.
+    assert sink.pieces == expected
+
+
+async def test_usage_comes_from_the_usage_chunk(
+    planner: OpenAICompatPlanner,
+    llm_server: ScriptedLLMServer,
+) -> None:
+    llm_server.script(REPLY_TEXT)
+
+    reply = await planner.plan(make_request(), budget=Budget(5000))
+
+    chunks = -(-len(REPLY_TEXT) // CHUNK_CHARS)
+    assert reply.usage["completion_tokens"] == chunks
+    assert reply.usage["prompt_tokens"] > 0
+    assert reply.usage["total_tokens"] == reply.usage["prompt_tokens"] + chunks
+    assert set(reply.usage) == {"prompt_tokens", "completion_tokens", "total_tokens"}
+
+
+async def test_request_body_carries_model_messages_and_stream_flags(
+    llm_server: ScriptedLLMServer,
+) -> None:
+    llm_server.script("one", "two")
+    planner = OpenAICompatPlanner(
+        base_url=llm_server.base_url + "/", model="qwen2.5:7b", temperature=0.3, max_tokens=256
+    )
+    try:
+        await planner.plan(make_request(), budget=Budget(5000))
+        planner.max_tokens = None
+        await planner.plan(make_request(), budget=Budget(5000))
+    finally:
+        await planner.aclose()
+
+    first, second = llm_server.requests
+    assert first["model"] == "qwen2.5:7b"
+    assert first["messages"] == [
+        {"role": "system", "content": "You drive a browser."},
+        {"role": "user", "content": "Find the docs page."},
+    ]
+    assert first["stream"] is True
+    assert first["stream_options"] == {"include_usage": True}
+    assert first["temperature"] == 0.3
+    assert first["max_tokens"] == 256
+    assert "max_tokens" not in second
+
+
+async def test_authorization_header_only_with_a_key(
+    llm_server: ScriptedLLMServer,
+) -> None:
+    llm_server.script("with key", "without key")
+    with_key = OpenAICompatPlanner(base_url=llm_server.base_url, model="m", api_key=SECRET_KEY)
+    without_key = OpenAICompatPlanner(base_url=llm_server.base_url, model="m")
+    try:
+        await with_key.plan(make_request(), budget=Budget(5000))
+        await without_key.plan(make_request(), budget=Budget(5000))
+    finally:
+        await with_key.aclose()
+        await without_key.aclose()
+
+    assert llm_server.headers[0]["authorization"] == f"Bearer {SECRET_KEY}"
+    assert "authorization" not in llm_server.headers[1]
+    assert SECRET_KEY not in repr(with_key)
+
+
+async def test_non_streaming_json_answer_is_accepted(
+    planner: OpenAICompatPlanner,
+    llm_server: ScriptedLLMServer,
+) -> None:
+    llm_server.script(Reply(text=REPLY_TEXT, json_body=True))
+    sink = TokenSink()
+
+    reply = await planner.plan(make_request(), budget=Budget(5000), on_token=sink)
+
+    assert reply.text == REPLY_TEXT
+    assert sink.pieces == [REPLY_TEXT]
+    assert reply.usage["total_tokens"] == (
+        reply.usage["prompt_tokens"] + reply.usage["completion_tokens"]
+    )
+    assert reply.usage["prompt_tokens"] > 0
+
+
+async def test_lines_split_across_network_chunks_are_reassembled(
+    llm_server: ScriptedLLMServer,
+) -> None:
+    text = "Größe prüfen → weiter ✓ " * 3  # multi-byte characters will be cut mid-sequence
+    llm_server.script(text)
+    planner = OpenAICompatPlanner(
+        base_url=llm_server.base_url, model="m", transport=RechunkingTransport(slice_bytes=3)
+    )
+    sink = TokenSink()
+    try:
+        reply = await planner.plan(make_request(), budget=Budget(5000), on_token=sink)
+    finally:
+        await planner.aclose()
+
+    assert reply.text == text
+    assert "".join(sink.pieces) == text
+    assert reply.usage["completion_tokens"] == -(-len(text) // CHUNK_CHARS)
+
+
+async def test_comments_keepalives_and_crlf_lines_are_ignored(
+    planner: OpenAICompatPlanner,
+    llm_server: ScriptedLLMServer,
+) -> None:
+    raw = (
+        ": keep-alive\r\n\r\n"
+        'data: {"choices":[{"index":0,"delta":{"role":"assistant"}}]}\r\n\r\n'
+        "\r\n"
+        "event: message\r\n"
+        'data: {"choices":[{"index":0,"delta":{"content":"Hel"}}]}\r\n\r\n'
+        ": still thinking\r\n\r\n"
+        'data:{"choices":[{"index":0,"delta":{"content":"lo"}}]}\r\n\r\n'
+        'data: {"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2}}\r\n\r\n'
+        "data: [DONE]\r\n\r\n"
+        'data: {"choices":[{"index":0,"delta":{"content":" after done"}}]}\r\n\r\n'
+    )
+    llm_server.script(Reply(raw_sse=raw))
+    sink = TokenSink()
+
+    reply = await planner.plan(make_request(), budget=Budget(5000), on_token=sink)
+
+    assert reply.text == "Hello"
+    assert sink.pieces == ["Hel", "lo"]
+    # total_tokens filled in when a server leaves it out.
+    assert reply.usage == {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}
+
+
+async def test_http_500_is_unavailable_with_status_and_excerpt(
+    planner: OpenAICompatPlanner,
+    llm_server: ScriptedLLMServer,
+) -> None:
+    llm_server.script(Reply(status=500, text="model crashed while loading"))
+
+    with pytest.raises(LLMUnavailable) as info:
+        await planner.plan(make_request(), budget=Budget(5000))
+
+    assert "500" in info.value.message
+    assert "model crashed while loading" in info.value.message
+
+
+async def test_http_429_is_unavailable(
+    planner: OpenAICompatPlanner,
+    llm_server: ScriptedLLMServer,
+) -> None:
+    llm_server.script(Reply(status=429, text="rate limit reached"))
+
+    with pytest.raises(LLMUnavailable) as info:
+        await planner.plan(make_request(), budget=Budget(5000))
+
+    assert "429" in info.value.message
+    assert "rate limit reached" in info.value.message
+
+
+async def test_http_400_is_a_response_error(
+    planner: OpenAICompatPlanner,
+    llm_server: ScriptedLLMServer,
+) -> None:
+    llm_server.script(Reply(status=400, text="model 'nope' not found"))
+
+    with pytest.raises(LLMResponseError) as info:
+        await planner.plan(make_request(), budget=Budget(5000))
+
+    assert not isinstance(info.value, LLMUnavailable)
+    assert "400" in info.value.message
+    assert "model 'nope' not found" in info.value.message
+
+
+async def test_error_excerpt_is_short_and_never_contains_the_key(
+    llm_server: ScriptedLLMServer,
+) -> None:
+    # Real servers echo the rejected key; the message must not carry it onwards.
+    llm_server.script(
+        Reply(status=401, text=f"Incorrect API key provided: {SECRET_KEY}"),
+        Reply(status=503, text="overloaded " * 500),
+    )
+    planner = OpenAICompatPlanner(base_url=llm_server.base_url, model="m", api_key=SECRET_KEY)
+    try:
+        with pytest.raises(LLMResponseError) as rejected:
+            await planner.plan(make_request(), budget=Budget(5000))
+        with pytest.raises(LLMUnavailable) as overloaded:
+            await planner.plan(make_request(), budget=Budget(5000))
+    finally:
+        await planner.aclose()
+
+    assert "401" in str(rejected.value)
+    assert "Incorrect API key provided" in str(rejected.value)
+    assert SECRET_KEY not in str(rejected.value)
+    excerpt = overloaded.value.message.split("HTTP 503: ", 1)[1]
+    assert excerpt.startswith("overloaded overloaded")
+    assert len(excerpt) <= 300
+
+
+async def test_connection_refused_is_unavailable_and_names_the_url() -> None:
+    base_url = f"http://127.0.0.1:{closed_port()}/v1"
+    planner = OpenAICompatPlanner(base_url=base_url, model="m", api_key=SECRET_KEY)
+    try:
+        with pytest.raises(LLMUnavailable) as info:
+            await planner.plan(make_request(), budget=Budget(5000))
+    finally:
+        await planner.aclose()
+
+    assert base_url in info.value.message
+    assert SECRET_KEY not in str(info.value)
+
+
+async def test_malformed_sse_data_is_a_response_error(
+    planner: OpenAICompatPlanner,
+    llm_server: ScriptedLLMServer,
+) -> None:
+    raw = (
+        'data: {"choices":[{"index":0,"delta":{"content":"ok so far"}}]}\n\n'
+        'data: {"choices":[{"index":0,"delta":{"content":\n\n'
+        "data: [DONE]\n\n"
+    )
+    llm_server.script(Reply(raw_sse=raw))
+
+    with pytest.raises(LLMResponseError) as info:
+        await planner.plan(make_request(), budget=Budget(5000))
+
+    assert "malformed" in info.value.message
+
+
+async def test_empty_reply_is_a_response_error(
+    planner: OpenAICompatPlanner,
+    llm_server: ScriptedLLMServer,
+) -> None:
+    llm_server.script("")
+    sink = TokenSink()
+
+    with pytest.raises(LLMResponseError) as info:
+        await planner.plan(make_request(), budget=Budget(5000), on_token=sink)
+
+    assert info.value.message == "empty reply"
+    assert sink.pieces == []
+
+
+async def test_running_out_of_script_fails_loudly(
+    planner: OpenAICompatPlanner,
+    llm_server: ScriptedLLMServer,
+) -> None:
+    with pytest.raises(LLMUnavailable) as info:
+        await planner.plan(make_request(), budget=Budget(5000))
+
+    assert "no scripted reply left" in info.value.message
+    assert len(llm_server.requests) == 1
+
+
+async def test_stall_mid_stream_ends_with_the_budget(
+    planner: OpenAICompatPlanner,
+    llm_server: ScriptedLLMServer,
+) -> None:
+    llm_server.script(Reply(text=REPLY_TEXT, stall_after_chars=20))
+    sink = TokenSink()
+    budget_ms = 500
+
+    started = time.monotonic()
+    with pytest.raises(BudgetExceeded):
+        await planner.plan(make_request(), budget=Budget(budget_ms), on_token=sink)
+    elapsed_ms = (time.monotonic() - started) * 1000
+
+    assert budget_ms - 50 <= elapsed_ms <= budget_ms + 300
+    assert "".join(sink.pieces) == REPLY_TEXT[:20]
+
+
+async def test_slow_first_byte_is_bounded_by_the_budget(
+    planner: OpenAICompatPlanner,
+    llm_server: ScriptedLLMServer,
+) -> None:
+    llm_server.script(Reply(text="too late", delay_s=5))
+
+    started = time.monotonic()
+    with pytest.raises(BudgetExceeded):
+        await planner.plan(make_request(), budget=Budget(300))
+
+    assert (time.monotonic() - started) * 1000 <= 300 + 300
+
+
+async def test_cancel_during_a_stall_ends_promptly(
+    planner: OpenAICompatPlanner,
+    llm_server: ScriptedLLMServer,
+) -> None:
+    llm_server.script(Reply(text=REPLY_TEXT, stall_after_chars=8))
+    sink = TokenSink()
+    budget = Budget(10_000)
+    task = asyncio.create_task(planner.plan(make_request(), budget=budget, on_token=sink))
+    await asyncio.wait_for(sink.first.wait(), timeout=5)
+
+    cancelled_at = time.monotonic()
+    budget.cancel("stop button")
+    with pytest.raises(Cancelled) as info:
+        await task
+
+    assert (time.monotonic() - cancelled_at) * 1000 <= 300
+    assert "stop button" in info.value.message
+    assert sink.pieces == [REPLY_TEXT[:8]]
+
+
+async def test_planner_is_usable_again_after_aclose(
+    planner: OpenAICompatPlanner,
+    llm_server: ScriptedLLMServer,
+) -> None:
+    llm_server.script("first", "second")
+
+    first = await planner.plan(make_request(), budget=Budget(5000))
+    await planner.aclose()
+    second = await planner.plan(make_request(), budget=Budget(5000))
+
+    assert (first.text, second.text) == ("first", "second")
+    assert llm_server.pending == 0

@@ -1,0 +1,52 @@
+"""Shared test fixtures: real Chromium, real loopback servers, a real database."""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from collections.abc import AsyncIterator, Iterator
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from automation import BrowserConfig, BrowserSession, Tab
+from tests.fakellm import llm_server  # noqa: F401  (a fixture)
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+CHROMIUM = os.environ.get("TABWRIGHT_CHROMIUM_PATH", "/usr/bin/chromium")
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="session")
+def fixture_url() -> Iterator[str]:
+    """Base URL of fixtures/ served on 127.0.0.1, e.g. f"{fixture_url}/demo/form.html"."""
+    handler = functools.partial(_QuietHandler, directory=str(FIXTURES))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def browser() -> AsyncIterator[BrowserSession]:
+    session = BrowserSession(BrowserConfig(executable_path=CHROMIUM, action_timeout_ms=5_000))
+    await session.start()
+    yield session
+    await session.close()
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def tab(browser: BrowserSession) -> AsyncIterator[Tab]:
+    tab = await browser.new_tab()
+    yield tab
+    await tab.close()
