@@ -124,8 +124,12 @@ class AgentRun:
             observation = observation_text(outcomes=outcomes, notes=notes, snapshot=snapshot)
             try:
                 reply = await self._plan(budget, snapshot, outcomes, observation, replies)
-            except LLMError as exc:
-                await self._pause(budget, "llm_error", str(exc))
+            except (LLMError, BudgetExceeded) as exc:
+                budget.check()  # the run itself out of time ends the run
+                detail = str(exc)
+                if isinstance(exc, BudgetExceeded):
+                    detail = f"the model did not answer within {self.config.llm_timeout_ms} ms"
+                await self._pause(budget, "llm_error", detail)
                 self.round -= 1  # the round did not happen; try it again
                 continue
             brief = observation_text(outcomes=outcomes, notes=notes, snapshot=None)

@@ -52,13 +52,16 @@ class Snapshot:
     title: str = ""
 
     def find(self, name: str, *, roles: frozenset[str] | None = None) -> list[RefEntry]:
-        """Refs whose name matches ``name``: exact (case-insensitive) first, then substring."""
+        """Refs whose name matches ``name``: exact (case-insensitive) matches if there are
+        any, else substring matches; elements one can act on come before the rest."""
         wanted = name.strip().casefold()
+        if not wanted:
+            return []
         pool = [r for r in self.refs.values() if roles is None or r.role in roles]
-        exact = [r for r in pool if r.name.casefold() == wanted]
-        if exact:
-            return exact
-        return [r for r in pool if wanted and wanted in r.name.casefold()]
+        found = [r for r in pool if r.name.casefold() == wanted]
+        if not found:
+            found = [r for r in pool if wanted in r.name.casefold()]
+        return sorted(found, key=lambda r: not r.interactive)  # stable: page order kept
 
 
 def _unquote_yaml(body: str) -> str:

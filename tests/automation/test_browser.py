@@ -199,3 +199,12 @@ async def test_cancelled_budget_stops_a_wait(tab: Tab, fixture_url: str) -> None
         await tab.wait_for_text("never there", budget=budget)
     assert time.monotonic() - started < 1.0
     await tab.wait_for_text("Sign up")  # the tab still works
+
+
+async def test_find_puts_actionable_elements_first(tab: Tab, fixture_url: str) -> None:
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    snap = await tab.snapshot()
+    found = snap.find("sign up")
+    assert [r.role for r in found] == ["button", "heading"]
+    assert [r.role for r in snap.find("Sign", roles=frozenset({"heading"}))] == ["heading"]
+    assert snap.find("no such thing") == [] and snap.find("   ") == []

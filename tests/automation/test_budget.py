@@ -1,0 +1,107 @@
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+
+import pytest
+
+from automation import Budget
+from automation.errors import BudgetExceeded, Cancelled
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_remaining_and_headroom_arithmetic() -> None:
+    clock = Clock()
+    budget = Budget(1_000, _clock=clock)
+    assert budget.remaining_ms() == pytest.approx(1_000)
+    clock.now += 0.25
+    assert budget.remaining_ms() == pytest.approx(750)
+    assert budget.remaining_ms(headroom_ms=50) == pytest.approx(700)
+    assert budget.playwright_timeout(headroom_ms=50) == pytest.approx(700)
+    clock.now += 0.76
+    assert budget.remaining_ms() == 0 and budget.expired
+    with pytest.raises(BudgetExceeded, match="1000 ms"):
+        budget.check()
+
+
+def test_child_never_outlives_parent() -> None:
+    clock = Clock()
+    parent = Budget(500, _clock=clock)
+    assert parent.child(10_000).remaining_ms() == pytest.approx(500)
+    assert parent.child(200).remaining_ms() == pytest.approx(200)
+    clock.now += 0.4
+    assert parent.child().remaining_ms() == pytest.approx(100)
+
+
+def test_extend_moves_the_deadline() -> None:
+    clock = Clock()
+    budget = Budget(100, _clock=clock)
+    clock.now += 1
+    budget.extend(1_000)
+    assert budget.remaining_ms() == pytest.approx(100)
+
+
+def test_cancel_reaches_children_and_parents() -> None:
+    parent = Budget(1_000)
+    child = parent.child(500)
+    grandchild = child.child(100)
+    grandchild.cancel("stop pressed")
+    assert parent.cancelled and child.cancelled
+    with pytest.raises(Cancelled, match="stop pressed"):
+        parent.check()
+
+
+async def test_run_bounds_an_awaitable() -> None:
+    assert await Budget(1_000).run(asyncio.sleep(0.01, result=7)) == 7
+    started = time.monotonic()
+    with pytest.raises(BudgetExceeded):
+        await Budget(100).run(asyncio.sleep(10))
+    assert time.monotonic() - started < 0.5
+
+
+async def test_run_ends_on_cancel() -> None:
+    budget = Budget(10_000)
+    asyncio.get_running_loop().call_later(0.05, budget.cancel, "dropped socket")
+    started = time.monotonic()
+    with pytest.raises(Cancelled, match="dropped socket"):
+        await budget.run(asyncio.sleep(10))
+    assert time.monotonic() - started < 0.5
+
+
+async def test_run_cancels_the_inner_work() -> None:
+    cancelled = asyncio.Event()
+
+    async def work() -> None:
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    with pytest.raises(BudgetExceeded):
+        await Budget(50).run(work())
+    assert cancelled.is_set()
+
+
+def test_negative_timeout_is_refused() -> None:
+    with pytest.raises(ValueError):
+        Budget(-1)
+
+
+def test_engine_does_not_import_django() -> None:
+    code = (
+        "import sys, automation, automation.llm.openai, automation.llm.rules;"
+        "bad = sorted(m for m in sys.modules if m == 'django' or m.startswith(('django.', 'dashboard')));"
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -1,0 +1,285 @@
+"""The agent loop end to end: real Chromium, real fixture pages, the real OpenAI-compatible
+client talking to a scripted server on loopback (or the rule planner)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator
+
+import pytest
+import pytest_asyncio
+
+from automation import AgentConfig, AgentRun, BrowserSession, ListSink, RunControl, Tab
+from automation.events import (
+    ActionFinished,
+    Event,
+    LLMMessage,
+    LLMToken,
+    Observation,
+    RunFinished,
+    RunPaused,
+    RunResumed,
+    ScreenshotTaken,
+    StepRecorded,
+)
+from automation.llm.openai import OpenAICompatPlanner
+from automation.llm.rules import RulePlanner
+from tests.fakellm import Reply, ScriptedLLMServer
+
+
+class WaitingSink(ListSink):
+    """A ListSink a test can await: ``await sink.wait_for(RunPaused)``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._changed = asyncio.Condition()
+
+    async def emit(self, event: Event) -> None:
+        async with self._changed:
+            self.events.append(event)
+            self._changed.notify_all()
+
+    async def wait_for(self, cls: type[Event], count: int = 1, timeout_s: float = 10) -> Event:
+        async def _wait() -> Event:
+            async with self._changed:
+                await self._changed.wait_for(lambda: len(self.of_type(cls)) >= count)
+                return self.of_type(cls)[count - 1]
+
+        return await asyncio.wait_for(_wait(), timeout_s)
+
+
+def act(**fields: object) -> str:
+    return f"<action>{json.dumps(fields)}</action>"
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def form_refs(browser: BrowserSession, fixture_url: str) -> AsyncIterator[dict[str, str]]:
+    """Refs of the sign-up form as a fresh tab numbers them (the run's tab is fresh too)."""
+    probe = await browser.new_tab()
+    await probe.navigate(f"{fixture_url}/demo/form.html")
+    snap = await probe.snapshot()
+    await probe.close()
+    yield {r.name: r.ref for r in snap.refs.values() if r.interactive and r.name}
+
+
+def make_run(tab: Tab, server: ScriptedLLMServer, url: str, **config: object) -> AgentRun:
+    planner = OpenAICompatPlanner(base_url=server.base_url, model="test-model")
+    return AgentRun(
+        tab=tab,
+        planner=planner,
+        sink=WaitingSink(),
+        task="Sign up as Ada",
+        start_url=url,
+        config=AgentConfig(**{"llm_timeout_ms": 5_000, **config}),  # type: ignore[arg-type]
+    )
+
+
+async def test_llm_run_over_several_rounds(
+    tab: Tab, llm_server: ScriptedLLMServer, fixture_url: str, form_refs: dict[str, str]
+) -> None:
+    llm_server.script(
+        "I'll fill in the name first.\n" + act(action="type", ref=form_refs["Name"], text="Ada"),
+        act(action="type", ref=form_refs["Email"], text="ada@example.org")
+        + act(action="click", ref=form_refs["Sign up"]),
+        act(action="wait_for", text="Welcome, Ada!") + act(action="done", summary="signed up"),
+    )
+    run = make_run(tab, llm_server, f"{fixture_url}/demo/form.html")
+    finished = await run.run()
+    sink = run.sink
+    assert isinstance(sink, WaitingSink)
+
+    assert finished.status == "succeeded" and finished.summary == "signed up"
+    steps = sink.of_type(StepRecorded)
+    assert [s.action for s in steps] == ["navigate", "type", "type", "click", "wait_for"]
+    assert all(s.ok for s in steps)
+    assert [s.selector for s in steps[1:4]] == ["#name", "#email", "#signup > button"]
+    assert steps[3].role == "button" and steps[3].name == "Sign up"
+    assert len(sink.of_type(ScreenshotTaken)) == 5
+    assert await tab.page.text_content("#result") == "Welcome, Ada!"
+
+    # What the model was sent: the rules, the task, the snapshot with refs, then outcomes.
+    first = llm_server.requests[0]
+    assert first["model"] == "test-model" and first["stream"] is True
+    assert first["messages"][0]["role"] == "system" and "<action>" in first["messages"][0]["content"]
+    assert f'textbox "Name" [{form_refs["Name"]}]' in first["messages"][-1]["content"]
+    second = llm_server.requests[1]["messages"]
+    assert second[-1]["content"].startswith("OK type: typed 3 characters")
+    assert [m["role"] for m in second[-3:]] == ["user", "assistant", "user"]
+    # Streamed tokens add up to each stored message.
+    for message in sink.of_type(LLMMessage):
+        tokens = [t.text for t in sink.of_type(LLMToken) if t.round == message.round]
+        assert "".join(tokens) == message.text
+    assert sink.of_type(LLMMessage)[0].usage["total_tokens"] > 0
+
+
+async def test_malformed_and_unknown_actions_go_back_to_the_model(
+    tab: Tab, llm_server: ScriptedLLMServer, fixture_url: str
+) -> None:
+    llm_server.script(
+        '<action>{"action": "click", "ref": </action>',
+        '<action>{"action": "teleport", "to": "mars"}</action>',
+        act(action="done", summary="ok"),
+    )
+    run = make_run(tab, llm_server, f"{fixture_url}/demo/form.html")
+    finished = await run.run()
+    observations = run.sink.of_type(Observation)  # type: ignore[attr-defined]
+    assert finished.status == "succeeded"
+    assert [o.error["code"] for o in observations] == ["action_invalid", "action_invalid"]
+    assert "not valid JSON" in observations[0].text
+    assert "unknown action 'teleport'" in observations[1].text
+    assert "ERROR [action_invalid]" in llm_server.requests[1]["messages"][-1]["content"]
+    assert "teleport" in llm_server.requests[2]["messages"][-1]["content"]
+
+
+async def test_too_many_failing_rounds_end_the_run(
+    tab: Tab, llm_server: ScriptedLLMServer, fixture_url: str
+) -> None:
+    llm_server.script("no tags at all", "<action>[1, 2]</action>", act(action="click", ref="e999"))
+    run = make_run(tab, llm_server, f"{fixture_url}/demo/form.html", max_failed_rounds=3)
+    finished = await run.run()
+    assert finished.status == "failed"
+    assert "3 rounds in a row" in finished.reason
+    failed = [a for a in run.sink.of_type(ActionFinished) if not a.ok]  # type: ignore[attr-defined]
+    assert failed[0].error["code"] == "ref_not_found"
+    steps = run.sink.of_type(StepRecorded)  # type: ignore[attr-defined]
+    assert steps[-1].ok is False and steps[-1].error["code"] == "ref_not_found"
+
+
+async def test_repeated_action_pauses_until_the_person_replies(
+    tab: Tab, llm_server: ScriptedLLMServer, fixture_url: str, form_refs: dict[str, str]
+) -> None:
+    click = act(action="click", ref=form_refs["Sign up"])
+    llm_server.script(click, click, act(action="done", summary="ok"))
+    run = make_run(tab, llm_server, f"{fixture_url}/demo/form.html")
+    task = asyncio.create_task(run.run())
+    paused = await run.sink.wait_for(RunPaused)  # type: ignore[attr-defined]
+    assert paused.reason == "stuck" and "click" in paused.detail
+    assert run.control.paused
+    clicks = [a for a in run.sink.of_type(ActionFinished) if a.name == "click"]  # type: ignore[attr-defined]
+    assert len(clicks) == 1  # the repeat was not executed
+    run.control.reply("The form shows an error; just finish.")
+    finished = await asyncio.wait_for(task, 10)
+    assert finished.status == "succeeded"
+    assert run.sink.of_type(RunResumed)  # type: ignore[attr-defined]
+    last = llm_server.requests[-1]["messages"][-1]["content"]
+    assert "The person says: The form shows an error; just finish." in last
+
+
+async def test_need_help_pauses_and_reply_resumes(
+    tab: Tab, llm_server: ScriptedLLMServer, fixture_url: str
+) -> None:
+    llm_server.script("NEED_HELP: which plan should I pick?", act(action="done", summary="ok"))
+    run = make_run(tab, llm_server, f"{fixture_url}/demo/form.html")
+    task = asyncio.create_task(run.run())
+    paused = await run.sink.wait_for(RunPaused)  # type: ignore[attr-defined]
+    assert paused.reason == "need_help" and paused.detail == "which plan should I pick?"
+    run.control.reply("Pro")
+    assert (await asyncio.wait_for(task, 10)).status == "succeeded"
+    assert "The person says: Pro" in llm_server.requests[1]["messages"][-1]["content"]
+
+
+async def test_round_cap_ends_the_run(
+    tab: Tab, llm_server: ScriptedLLMServer, fixture_url: str
+) -> None:
+    llm_server.script(act(action="press", key="Tab"), act(action="press", key="Shift+Tab"))
+    run = make_run(tab, llm_server, f"{fixture_url}/demo/form.html", round_cap=2)
+    finished = await run.run()
+    assert finished.status == "failed" and "round cap (2 rounds)" in finished.reason
+    assert len(llm_server.requests) == 2
+
+
+async def test_unreachable_llm_pauses_within_budget_and_keeps_steps(
+    tab: Tab, fixture_url: str
+) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    run = AgentRun(
+        tab=tab,
+        planner=OpenAICompatPlanner(base_url=f"http://127.0.0.1:{port}/v1", model="m"),
+        sink=WaitingSink(),
+        task="anything",
+        start_url=f"{fixture_url}/demo/form.html",
+    )
+    started = time.monotonic()
+    task = asyncio.create_task(run.run())
+    paused = await run.sink.wait_for(RunPaused, timeout_s=5)  # type: ignore[attr-defined]
+    assert time.monotonic() - started < 5
+    assert paused.reason == "llm_error" and f"127.0.0.1:{port}" in paused.detail
+    run.control.stop()
+    finished = await asyncio.wait_for(task, 5)
+    assert finished.status == "stopped"
+    steps = run.sink.of_type(StepRecorded)  # type: ignore[attr-defined]
+    assert [s.action for s in steps] == ["navigate"]
+
+
+async def test_stalled_stream_ends_with_the_llm_budget(
+    tab: Tab, llm_server: ScriptedLLMServer, fixture_url: str
+) -> None:
+    llm_server.script(Reply(text="Let me think about this " * 4, stall_after_chars=10))
+    run = make_run(tab, llm_server, f"{fixture_url}/demo/form.html", llm_timeout_ms=600)
+    task = asyncio.create_task(run.run())
+    started = time.monotonic()
+    paused = await run.sink.wait_for(RunPaused, timeout_s=5)  # type: ignore[attr-defined]
+    assert time.monotonic() - started < 2.5
+    assert paused.reason == "llm_error" and "within 600 ms" in paused.detail
+    tokens = "".join(t.text for t in run.sink.of_type(LLMToken))  # type: ignore[attr-defined]
+    assert tokens.startswith("Let me th")
+    run.control.stop()
+    assert (await asyncio.wait_for(task, 5)).status == "stopped"
+
+
+async def test_stop_during_streaming_ends_at_once(
+    tab: Tab, llm_server: ScriptedLLMServer, fixture_url: str
+) -> None:
+    llm_server.script(Reply(text="Working on it " * 10, stall_after_chars=12))
+    run = make_run(tab, llm_server, f"{fixture_url}/demo/form.html", llm_timeout_ms=60_000)
+    task = asyncio.create_task(run.run())
+    await run.sink.wait_for(LLMToken)  # type: ignore[attr-defined]
+    started = time.monotonic()
+    run.control.stop("stop button")
+    finished = await asyncio.wait_for(task, 5)
+    assert time.monotonic() - started < 1.0
+    assert finished.status == "stopped" and finished.reason == "stop button"
+
+
+async def test_person_can_pause_a_running_run(
+    tab: Tab, llm_server: ScriptedLLMServer, fixture_url: str, form_refs: dict[str, str]
+) -> None:
+    llm_server.script(
+        act(action="type", ref=form_refs["Name"], text="Ada"), act(action="done", summary="ok")
+    )
+    run = make_run(tab, llm_server, f"{fixture_url}/demo/form.html")
+    run.control.request_pause()  # takes effect at the next round boundary
+    task = asyncio.create_task(run.run())
+    paused = await run.sink.wait_for(RunPaused)  # type: ignore[attr-defined]
+    assert paused.reason == "requested"
+    assert llm_server.requests == []  # nothing planned while paused
+    run.control.resume()
+    assert (await asyncio.wait_for(task, 10)).status == "succeeded"
+
+
+async def test_blocked_start_url_fails_clearly(tab: Tab) -> None:
+    run = AgentRun(tab=tab, planner=RulePlanner(), sink=ListSink(), task="x",
+                   start_url="file:///etc/passwd")  # fmt: skip
+    finished = await run.run()
+    assert finished.status == "failed" and "file: is not allowed" in finished.reason
+
+
+async def test_rule_planner_run_on_a_two_page_flow(tab: Tab, fixture_url: str) -> None:
+    task = "type Acme into Company\nclick Continue\nwait for Company: Acme\nclick Confirm\n" \
+        "wait for Order confirmed"  # fmt: skip
+    run = AgentRun(tab=tab, planner=RulePlanner(), sink=ListSink(), task=task,
+                   start_url=f"{fixture_url}/demo/flow/step1.html")  # fmt: skip
+    finished = await run.run()
+    assert finished.status == "succeeded", finished.reason
+    steps = run.sink.of_type(StepRecorded)  # type: ignore[attr-defined]
+    assert [s.action for s in steps] == ["navigate", "type", "click", "wait_for", "click",
+                                         "wait_for"]  # fmt: skip
+    assert steps[1].selector == "#company" and steps[4].selector == "#confirm"
+    assert steps[4].url.endswith("step2.html?company=Acme")
+    assert isinstance(run.sink.events[-1], RunFinished)

@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+from automation.agent.parser import MAX_ACTIONS_PER_REPLY, parse_reply
+from automation.agent.prompts import system_prompt
+from automation.browser.actions import ACTIONS
+
+
+def test_several_actions_and_prose() -> None:
+    result = parse_reply(
+        'Filling in.\n<action>{"action": "type", "ref": "e5", "text": "a"}</action>\n'
+        '<ACTION>{"action": "click", "ref": "e6"}</ACTION>'
+    )
+    assert [(a.name, a.args) for a in result.actions] == [
+        ("type", {"ref": "e5", "text": "a"}),
+        ("click", {"ref": "e6"}),
+    ]
+    assert result.prose == "Filling in." and not result.errors and result.need_help is None
+
+
+def test_fenced_json_and_unclosed_tag() -> None:
+    result = parse_reply('<action>```json\n{"action": "press", "key": "Enter"}\n```</action>')
+    assert result.actions[0].args == {"key": "Enter"}
+    result = parse_reply('<action>{"action": "wait_for", "text": "Done"}')
+    assert result.actions[0].name == "wait_for"
+
+
+def test_errors_are_typed_and_do_not_stop_good_actions() -> None:
+    result = parse_reply(
+        "<action>{oops}</action><action>[]</action><action>{}</action>"
+        '<action>{"action": "fly"}</action><action>{"action": "click"}</action>'
+        '<action>{"action": "click", "ref": 5}</action><action>{"action": "type", '
+        '"ref": "e1", "text": null}</action><action>{"action": "click", "ref": "e2"}</action>'
+    )
+    assert [a.args for a in result.actions] == [{"ref": "5"}, {"ref": "e2"}]
+    messages = [str(e) for e in result.errors]
+    assert all(e.code == "action_invalid" for e in result.errors)
+    assert "not valid JSON" in messages[0] and "expected a JSON object" in messages[1]
+    assert 'missing "action"' in messages[2] and "unknown action 'fly'" in messages[3]
+    assert "needs 'ref'" in messages[4] and "needs 'text'" in messages[5]
+
+
+def test_need_help_and_done() -> None:
+    result = parse_reply("I am blocked. NEED_HELP: the site asks for a 2FA code")
+    assert result.need_help == "the site asks for a 2FA code" and not result.actions
+    result = parse_reply('<action>{"action": "done", "summary": ["a", 1]}</action>')
+    assert result.actions[0].name == "done" and result.actions[0].args["summary"] == "['a', 1]"
+
+
+def test_cap_on_actions_per_reply() -> None:
+    tag = '<action>{"action": "press", "key": "Tab"}</action>'
+    result = parse_reply(tag * (MAX_ACTIONS_PER_REPLY + 3))
+    assert len(result.actions) == MAX_ACTIONS_PER_REPLY
+    assert "more than" in str(result.errors[0])
+
+
+def test_signature_ignores_key_order() -> None:
+    a = parse_reply('<action>{"action": "type", "ref": "e1", "text": "x"}</action>').actions[0]
+    b = parse_reply('<action>{"text": "x", "ref": "e1", "action": "type"}</action>').actions[0]
+    assert a.signature == b.signature
+
+
+def test_prompt_lists_every_registered_action() -> None:
+    prompt = system_prompt()
+    for name in [*ACTIONS, "done"]:
+        assert f'"action": "{name}"' in prompt
