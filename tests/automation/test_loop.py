@@ -8,10 +8,9 @@ import json
 import time
 from collections.abc import AsyncIterator
 
-import pytest
 import pytest_asyncio
 
-from automation import AgentConfig, AgentRun, BrowserSession, ListSink, RunControl, Tab
+from automation import AgentConfig, AgentRun, BrowserSession, ListSink, Tab
 from automation.events import (
     ActionFinished,
     Event,
@@ -102,7 +101,8 @@ async def test_llm_run_over_several_rounds(
     # What the model was sent: the rules, the task, the snapshot with refs, then outcomes.
     first = llm_server.requests[0]
     assert first["model"] == "test-model" and first["stream"] is True
-    assert first["messages"][0]["role"] == "system" and "<action>" in first["messages"][0]["content"]
+    system = first["messages"][0]
+    assert system["role"] == "system" and "<action>" in system["content"]
     assert f'textbox "Name" [{form_refs["Name"]}]' in first["messages"][-1]["content"]
     second = llm_server.requests[1]["messages"]
     assert second[-1]["content"].startswith("OK type: typed 3 characters")
