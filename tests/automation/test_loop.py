@@ -13,7 +13,6 @@ import pytest_asyncio
 from automation import AgentConfig, AgentRun, BrowserSession, ListSink, Tab
 from automation.events import (
     ActionFinished,
-    Event,
     LLMMessage,
     LLMToken,
     Observation,
@@ -26,27 +25,7 @@ from automation.events import (
 from automation.llm.openai import OpenAICompatPlanner
 from automation.llm.rules import RulePlanner
 from tests.fakellm import Reply, ScriptedLLMServer
-
-
-class WaitingSink(ListSink):
-    """A ListSink a test can await: ``await sink.wait_for(RunPaused)``."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._changed = asyncio.Condition()
-
-    async def emit(self, event: Event) -> None:
-        async with self._changed:
-            self.events.append(event)
-            self._changed.notify_all()
-
-    async def wait_for(self, cls: type[Event], count: int = 1, timeout_s: float = 10) -> Event:
-        async def _wait() -> Event:
-            async with self._changed:
-                await self._changed.wait_for(lambda: len(self.of_type(cls)) >= count)
-                return self.of_type(cls)[count - 1]
-
-        return await asyncio.wait_for(_wait(), timeout_s)
+from tests.sinks import WaitingSink
 
 
 def act(**fields: object) -> str:

@@ -2,31 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
+from automation import AgentRun, Tab
 from automation.browser.snapshot import Snapshot, parse_aria_snapshot
 from automation.budget import Budget
+from automation.events import RunPaused
 from automation.llm.base import ActionOutcome, PlannerReply, PlannerRequest
 from automation.llm.rules import RulePlanner, parse_command
+from tests.sinks import WaitingSink
 
 FORM_URL = "http://127.0.0.1:8000/demo/form.html"
-DEMO_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "demo"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
 
 # What page.aria_snapshot(mode="ai") prints for a small form with two same-named buttons.
 FORM_SNAPSHOT = """\
@@ -520,51 +511,19 @@ def test_parse_command_rejects(line: str) -> None:
 # --- against a real Chromium page -------------------------------------------------------
 
 
-needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason="no /usr/bin/chromium")
+async def test_real_form_page_email_ref(tab: Tab, fixture_url: str) -> None:
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    snapshot = await tab.snapshot()
+    reply = await ask(RulePlanner(), "type a@b.c into Email", snapshot=snapshot)
+    action = action_of(reply)
+    assert action is not None and action["action"] == "type", reply.text
+    locator, entry = await tab.resolve(action["ref"])
+    assert entry.role == "textbox" and entry.name == "Email"
+    assert await locator.get_attribute("id") == "email"
 
 
-@pytest_asyncio.fixture(scope="module")
-async def chromium() -> AsyncIterator[Any]:
-    from playwright.async_api import async_playwright
-
-    async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS
-        )
-        try:
-            yield browser
-        finally:
-            await browser.close()
-
-
-async def _live_snapshot(page: Any) -> Snapshot:
-    text, refs = parse_aria_snapshot(await page.aria_snapshot(mode="ai"), epoch=0)
-    return Snapshot(text=text, refs=refs, url=page.url)
-
-
-@needs_chromium
-async def test_real_form_page_email_ref(chromium: Any) -> None:
-    page = await chromium.new_page()
-    try:
-        await page.goto((DEMO_DIR / "form.html").as_uri())
-        snapshot = await _live_snapshot(page)
-        reply = await ask(RulePlanner(), "type a@b.c into Email", snapshot=snapshot)
-        action = action_of(reply)
-        assert action is not None and action["action"] == "type", reply.text
-        ref = action["ref"]
-        assert snapshot.refs[ref].role == "textbox" and snapshot.refs[ref].name == "Email"
-        element = page.locator("aria-ref=" + ref)
-        assert await element.count() == 1
-        assert await element.get_attribute("id") == "email"
-        assert await element.get_attribute("type") == "email"
-    finally:
-        await page.close()
-
-
-@needs_chromium
-async def test_real_pages_driven_by_the_planner(chromium: Any) -> None:
-    """A tiny executor plays the loop: the fixtures and the planner work together."""
-    page = await chromium.new_page()
+async def test_real_pages_driven_by_the_planner(tab: Tab, fixture_url: str) -> None:
+    """The planner in the real loop across two pages; the ambiguous Delete asks the person."""
     task = """
 go to form.html
 type "Ada Lovelace" into Name
@@ -575,44 +534,14 @@ wait for Welcome, Ada Lovelace!
 go to list.html
 click Delete
 """
-    planner = RulePlanner()
-    outcomes: list[ActionOutcome] = []
-    replies: list[str] = []
-    texts: list[str] = []
-    try:
-        await page.goto((DEMO_DIR / "index.html").as_uri())
-        for _ in range(20):
-            reply = await ask(
-                planner,
-                task,
-                snapshot=await _live_snapshot(page),
-                outcomes=outcomes,
-                replies=replies,
-                start_url=page.url,
-            )
-            texts.append(reply.text)
-            outcomes, replies = [], []
-            action = action_of(reply)
-            if action is None:
-                # The five "Delete" buttons are ambiguous: answer like a person would.
-                assert "matches 5 elements" in reply.text, reply.text
-                replies = ["click Delete #3"]
-                continue
-            if action["action"] == "done":
-                break
-            kind = action["action"]
-            if kind == "navigate":
-                await page.goto(action["url"])
-            elif kind == "click":
-                await page.locator("aria-ref=" + action["ref"]).click(timeout=2_000)
-            elif kind == "type":
-                await page.locator("aria-ref=" + action["ref"]).fill(action["text"])
-            elif kind == "wait_for":
-                await page.get_by_text(action["text"]).wait_for(timeout=2_000)
-            outcomes = ok(action)
-        assert texts[-1].startswith("All 8 steps done."), texts
-        assert await page.locator("#status").text_content() == "Order #1003 deleted"
-        assert await page.locator("[data-testid=order-1003]").count() == 0
-        assert await page.locator("tbody tr").count() == 4
-    finally:
-        await page.close()
+    run = AgentRun(tab=tab, planner=RulePlanner(), sink=WaitingSink(), task=task,
+                   start_url=f"{fixture_url}/demo/index.html")  # fmt: skip
+    finished = asyncio.create_task(run.run())
+    paused = await run.sink.wait_for(RunPaused)  # type: ignore[attr-defined]
+    assert paused.reason == "need_help" and "matches 5 elements" in paused.detail
+    run.control.reply("click Delete #3")
+    result = await asyncio.wait_for(finished, 20)
+    assert result.status == "succeeded", result.reason
+    assert await tab.page.locator("#status").text_content() == "Order #1003 deleted"
+    assert await tab.page.locator("[data-testid=order-1003]").count() == 0
+    assert await tab.page.locator("tbody tr").count() == 4
