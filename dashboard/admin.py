@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.db import models
 
 from dashboard.models import Run, RunEvent, Step
 
@@ -20,6 +21,7 @@ class RunAdmin(admin.ModelAdmin):
     search_fields = ("task", "start_url", "status_reason")
     date_hierarchy = "created_at"
     inlines = [StepInline]
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
 
     @admin.display(description="task")
     def task_short(self, obj: Run) -> str:

@@ -51,6 +51,20 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
         if hasattr(self, "group"):
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
+    async def receive(
+        self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any
+    ) -> None:
+        # A frame that is not JSON text is a bad command like any other, not a crash that
+        # drops the socket (the base class raises on binary frames and invalid JSON).
+        try:
+            if text_data is None:
+                raise ValueError("binary frame")
+            content = await self.decode_json(text_data)
+        except ValueError:
+            await self.send_json({"type": "error", "message": "commands are JSON text messages"})
+            return
+        await self.receive_json(content, **kwargs)
+
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         if not isinstance(content, dict) or content.get("command") not in COMMANDS:
             await self.send_json({"type": "error", "message": "unknown command"})

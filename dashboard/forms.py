@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 
 from automation.browser.url_policy import UrlPolicy
 from automation.errors import UrlBlocked
@@ -23,7 +24,11 @@ class NewRunForm(forms.Form):
         max_length=20_000,
         widget=forms.Textarea(attrs={"rows": 6, "placeholder": "What should the agent do?"}),
     )
-    planner = forms.ChoiceField(choices=PLANNERS, initial="rules")
+    planner = forms.ChoiceField(choices=PLANNERS)
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.fields["planner"].initial = settings.TABWRIGHT["PLANNER"]
 
     def clean_start_url(self) -> str:
         url = self.cleaned_data["start_url"].strip()

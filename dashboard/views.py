@@ -5,6 +5,7 @@ from pathlib import Path
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
@@ -36,11 +37,14 @@ def run_list(request: HttpRequest) -> HttpResponse:
 async def run_new(request: HttpRequest) -> HttpResponse:
     user = await request.auser()
     if not user.is_authenticated:
-        return redirect(f"{settings.LOGIN_URL}?next=/")
+        return redirect_to_login("/")
     form = NewRunForm(request.POST)
     if not form.is_valid():
         runs = await sync_to_async(lambda: list(selectors.run_list(user=user)[:200]))()
-        return render(request, "runs/list.html", {"runs": runs, "form": form}, status=400)
+        # render() runs the context processors, which read request.user: sync-only.
+        return await sync_to_async(render)(
+            request, "runs/list.html", {"runs": runs, "form": form}, status=400
+        )
     run = await sync_to_async(services.run_create)(owner=user, **form.cleaned_data)
     await runner.start(run.pk)
     return redirect("run_detail", run_id=run.pk)

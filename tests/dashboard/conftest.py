@@ -1,0 +1,124 @@
+"""Dashboard fixtures: a media dir per test, users, and runs and sockets that end with the test."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from asgiref.sync import sync_to_async
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
+
+from dashboard import services
+from dashboard.models import Run
+from dashboard.routing import websocket_urlpatterns
+from dashboard.runner import RunManager, runner
+
+PASSWORD = "correct horse battery staple"
+
+OpenSocket = Callable[..., Awaitable[tuple[WebsocketCommunicator, bool, Any]]]
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hasher(settings: Any) -> None:
+    """Users are made per test; the production hasher would spend most of the test time."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def media_root(settings: Any, tmp_path: Path) -> Path:
+    settings.MEDIA_ROOT = tmp_path / "media"
+    return settings.MEDIA_ROOT
+
+
+@pytest.fixture
+def fast_actions(settings: Any) -> None:
+    """A failing action should fail its test in seconds, not after the 15 s default."""
+    settings.TABWRIGHT = {**settings.TABWRIGHT, "ACTION_TIMEOUT_MS": 5_000}
+
+
+@pytest.fixture
+def owner(django_user_model: Any) -> Any:
+    return django_user_model.objects.create_user("olive", password=PASSWORD)
+
+
+@pytest.fixture
+def stranger(django_user_model: Any) -> Any:
+    return django_user_model.objects.create_user("sam", password=PASSWORD)
+
+
+@pytest.fixture
+def staff(django_user_model: Any) -> Any:
+    return django_user_model.objects.create_user("stella", password=PASSWORD, is_staff=True)
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def dashboard_runner() -> AsyncIterator[RunManager]:
+    """The module-level runner; its Chromium is closed when the session ends."""
+    yield runner
+    await runner.shutdown()
+
+
+class Runs:
+    """Creates runs and starts them in the test's loop; remembers them for teardown."""
+
+    def __init__(self, manager: RunManager) -> None:
+        self.manager = manager
+        self.started: list[int] = []
+
+    async def create(
+        self, *, owner: Any, task: str, start_url: str = "", planner: str = "rules"
+    ) -> Run:
+        return await sync_to_async(services.run_create)(
+            owner=owner, task=task, start_url=start_url, planner=planner
+        )
+
+    async def start(self, run: Run) -> Run:
+        self.started.append(run.pk)
+        await self.manager.start(run.pk)
+        return run
+
+    async def stop_all(self) -> None:
+        for run_id in self.started:
+            if self.manager.is_live(run_id):
+                await self.manager.command(run_id, "stop")
+                await self.manager.wait(run_id)
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def runs(
+    dashboard_runner: RunManager, media_root: Path, fast_actions: None
+) -> AsyncIterator[Runs]:
+    """Whatever is still live at teardown is stopped, so no run writes to the database
+    after the test flushed it."""
+    manager = Runs(dashboard_runner)
+    yield manager
+    await manager.stop_all()
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def open_socket() -> AsyncIterator[OpenSocket]:
+    """Connect to a run's socket as ``user`` (None: no user in the scope at all).
+
+    Routed like dashboard.asgi but without the session middleware, so the test sets
+    ``scope["user"]`` itself.  Every communicator is disconnected at teardown.
+    """
+    opened: list[WebsocketCommunicator] = []
+
+    async def open_(
+        run_id: int, user: Any, query: str = ""
+    ) -> tuple[WebsocketCommunicator, bool, Any]:
+        path = f"/ws/runs/{run_id}/" + (f"?{query}" if query else "")
+        comm = WebsocketCommunicator(URLRouter(websocket_urlpatterns), path)
+        if user is not None:
+            comm.scope["user"] = user
+        opened.append(comm)
+        connected, detail = await comm.connect(timeout=5)
+        return comm, connected, detail
+
+    yield open_
+    for comm in opened:
+        await comm.disconnect()

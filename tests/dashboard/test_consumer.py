@@ -1,0 +1,491 @@
+"""The run socket inside one process: consumer, channel layer, runner, a real Chromium
+against the fixture pages, and the scripted LLM server for LLM-backed runs."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth.models import AnonymousUser
+
+from dashboard import services
+from dashboard.consumers import CLOSE_FORBIDDEN, MAX_REPLY_CHARS
+from dashboard.models import Run, RunEvent, Step
+from dashboard.runner import runner
+from tests.dashboard.conftest import OpenSocket, Runs
+from tests.fakellm import FAKE_MODEL, ScriptedLLMServer
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+FORM_TASK = """type Ada Lovelace into Name
+type ada@example.org into Email
+click Sign up
+wait for Welcome, Ada Lovelace!"""
+
+# Five "Delete" buttons: the rule planner refuses to guess and asks the person.
+AMBIGUOUS_TASK = """click Delete
+wait for Order #1003 deleted"""
+
+
+# -- helpers ------------------------------------------------------------------------------
+
+
+async def receive_until(
+    comm: WebsocketCommunicator, done: Callable[[dict[str, Any]], bool], timeout_s: float = 20
+) -> list[dict[str, Any]]:
+    """Every message up to and including the first one ``done`` accepts."""
+    deadline = time.monotonic() + timeout_s
+    got: list[dict[str, Any]] = []
+    while True:
+        remaining = deadline - time.monotonic()
+        try:
+            if remaining <= 0:
+                raise TimeoutError
+            message = await comm.receive_json_from(timeout=remaining)
+        except TimeoutError:
+            raise AssertionError(
+                f"no matching message within {timeout_s} s; got {types(got)}"
+            ) from None
+        got.append(message)
+        if done(message):
+            return got
+
+
+def of_type(kind: str) -> Callable[[dict[str, Any]], bool]:
+    return lambda m: m["type"] == kind
+
+
+def types(messages: list[dict[str, Any]]) -> list[str]:
+    return [m["type"] for m in messages]
+
+
+@database_sync_to_async
+def load_run(run_id: int) -> Run:
+    return Run.objects.get(pk=run_id)
+
+
+@database_sync_to_async
+def stored_events(run_id: int) -> list[tuple[int, str]]:
+    return [(e.seq, e.type) for e in RunEvent.objects.filter(run_id=run_id).order_by("seq")]
+
+
+@database_sync_to_async
+def stored_steps(run_id: int) -> list[Step]:
+    return list(Step.objects.filter(run_id=run_id).order_by("index"))
+
+
+async def expect_error(
+    comm: WebsocketCommunicator, payload: Any, contains: str, *, raw: bool = False
+) -> None:
+    """Send ``payload`` (as JSON, or as a raw text frame) and expect one error back."""
+    if raw:
+        await comm.send_to(text_data=payload)
+    else:
+        await comm.send_json_to(payload)
+    message = await comm.receive_json_from(timeout=5)
+    assert message["type"] == "error", message
+    assert contains in message["message"], message
+
+
+async def connected_socket(
+    open_socket: OpenSocket, run: Run, user: Any, query: str = ""
+) -> WebsocketCommunicator:
+    comm, connected, _ = await open_socket(run.pk, user, query)
+    assert connected
+    return comm
+
+
+async def start_watched(
+    runs: Runs, open_socket: OpenSocket, owner: Any, task: str, start_url: str, **kw: Any
+) -> tuple[Run, WebsocketCommunicator]:
+    """Create a run, open its socket, then start it: no live event can be missed."""
+    run = await runs.create(owner=owner, task=task, start_url=start_url, **kw)
+    comm = await connected_socket(open_socket, run, owner)
+    state = await comm.receive_json_from(timeout=5)
+    assert state == {"type": "state", "status": "pending", "reason": "", "live": False}
+    await runs.start(run)
+    return run, comm
+
+
+async def paused_on_delete(
+    runs: Runs, open_socket: OpenSocket, owner: Any, fixture_url: str
+) -> tuple[Run, WebsocketCommunicator, list[dict[str, Any]]]:
+    """A live run on list.html, paused by the ambiguous "click Delete"."""
+    run, comm = await start_watched(
+        runs, open_socket, owner, AMBIGUOUS_TASK, f"{fixture_url}/demo/list.html"
+    )
+    messages = await receive_until(comm, of_type("run.paused"))
+    return run, comm, messages
+
+
+def closed_port() -> int:
+    """A loopback port nobody listens on (bound once, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+# -- who may connect, what a page gets on connect -----------------------------------------
+
+
+@pytest.fixture
+def quiet_run(owner: Any) -> Run:
+    """A stored, paused run with three events that is not live."""
+    run = services.run_create(owner=owner, task="click OK", start_url="", planner="rules")
+    # Stored out of order: the socket must replay by seq, not by insertion.
+    for seq, kind in [(2, "llm.message"), (1, "run.started"), (3, "run.paused")]:
+        services.run_event_append(run_id=run.pk, seq=seq, type=kind, data={"type": kind, "n": seq})
+    services.run_set_status(run_id=run.pk, status=Run.Status.PAUSED, reason="need_help: which?")
+    return run
+
+
+async def test_anonymous_and_other_users_are_refused(
+    open_socket: OpenSocket, quiet_run: Run, stranger: Any
+) -> None:
+    for user in (None, AnonymousUser(), stranger):
+        comm, connected, code = await open_socket(quiet_run.pk, user)
+        assert (connected, code) == (False, CLOSE_FORBIDDEN), user
+        assert await comm.receive_nothing(timeout=0.05)
+
+
+async def test_unknown_run_is_refused_like_a_foreign_one(
+    open_socket: OpenSocket, staff: Any
+) -> None:
+    _comm, connected, code = await open_socket(999_999, staff)
+    assert (connected, code) == (False, CLOSE_FORBIDDEN)
+
+
+async def test_owner_gets_stored_events_in_seq_order_then_state(
+    open_socket: OpenSocket, quiet_run: Run, owner: Any
+) -> None:
+    comm = await connected_socket(open_socket, quiet_run, owner)
+    messages = [await comm.receive_json_from(timeout=5) for _ in range(4)]
+    assert [(m.get("seq"), m["type"]) for m in messages] == [
+        (1, "run.started"),
+        (2, "llm.message"),
+        (3, "run.paused"),
+        (None, "state"),
+    ]
+    assert messages[0]["n"] == 1
+    assert messages[3] == {
+        "type": "state",
+        "status": "paused",
+        "reason": "need_help: which?",
+        "live": False,
+    }
+    assert await comm.receive_nothing(timeout=0.05)
+
+
+@pytest.mark.parametrize(
+    ("query", "seqs"),
+    [("after=2", [3]), ("after=3", []), ("after=-5", [1, 2, 3]), ("after=x", [1, 2, 3])],
+)
+async def test_after_replays_only_later_events(
+    open_socket: OpenSocket, quiet_run: Run, owner: Any, query: str, seqs: list[int]
+) -> None:
+    comm = await connected_socket(open_socket, quiet_run, owner, query)
+    messages = await receive_until(comm, of_type("state"), timeout_s=5)
+    assert [m["seq"] for m in messages[:-1]] == seqs
+
+
+async def test_commands_to_a_run_that_is_not_live_are_refused(
+    open_socket: OpenSocket, quiet_run: Run, owner: Any
+) -> None:
+    comm = await connected_socket(open_socket, quiet_run, owner)
+    await receive_until(comm, of_type("state"), timeout_s=5)
+    await comm.send_json_to({"command": "resume"})
+    message = await comm.receive_json_from(timeout=5)
+    assert message == {"type": "error", "message": "the run is not live any more"}
+    assert (await load_run(quiet_run.pk)).status == Run.Status.PAUSED
+
+
+# -- a live run ---------------------------------------------------------------------------
+
+
+async def test_live_run_is_relayed_stored_and_screenshotted(
+    runs: Runs, open_socket: OpenSocket, owner: Any, fixture_url: str, media_root: Path
+) -> None:
+    run, comm = await start_watched(
+        runs, open_socket, owner, FORM_TASK, f"{fixture_url}/demo/form.html"
+    )
+    messages = await receive_until(comm, of_type("run.finished"))
+    await runner.wait(run.pk)
+
+    kinds = types(messages)
+    assert kinds[0] == "run.started"
+    assert messages[-1]["status"] == "succeeded", messages[-1]
+    expected_actions = ["navigate", "type", "type", "click", "wait_for"]
+    finished = [m for m in messages if m["type"] == "action.finished"]
+    assert [m["name"] for m in finished] == expected_actions
+    assert all(m["ok"] for m in finished), finished
+    recorded = [m for m in messages if m["type"] == "step.recorded"]
+    assert [m["index"] for m in recorded] == [0, 1, 2, 3, 4]
+    shots = [m for m in messages if m["type"] == "screenshot"]
+    assert [m["step_index"] for m in shots] == [0, 1, 2, 3, 4]
+    assert shots[0]["src"] == f"/runs/{run.pk}/screenshots/0.jpg"
+    assert "llm.token" in kinds  # the rule planner's answers stream as one token each
+
+    # Everything but the token deltas is stored, numbered 1..N in the order it was relayed.
+    relayed = [m for m in messages if m["type"] != "llm.token"]
+    assert all("seq" not in m for m in messages if m["type"] == "llm.token")
+    assert [m["seq"] for m in relayed] == list(range(1, len(relayed) + 1))
+    assert await stored_events(run.pk) == [(m["seq"], m["type"]) for m in relayed]
+
+    steps = await stored_steps(run.pk)
+    assert [(s.index, s.action, s.ok) for s in steps] == [
+        (i, action, True) for i, action in enumerate(expected_actions)
+    ]
+    name_step = steps[1]
+    assert (name_step.role, name_step.name, name_step.selector) == ("textbox", "Name", "#name")
+    assert name_step.args == {"ref": name_step.ref, "text": "Ada Lovelace"}
+    assert (steps[3].role, steps[3].name) == ("button", "Sign up")
+    for step in steps:
+        path = media_root / step.screenshot
+        assert path.is_file(), step.screenshot
+        assert path.read_bytes()[:3] == b"\xff\xd8\xff"  # a JPEG
+
+    stored = await load_run(run.pk)
+    assert stored.status == Run.Status.SUCCEEDED
+    assert stored.finished_at is not None
+    assert "click Sign up" in stored.summary
+    assert not runner.is_live(run.pk)
+
+
+async def test_ambiguous_click_pauses_and_a_reply_resumes_it(
+    runs: Runs, open_socket: OpenSocket, owner: Any, fixture_url: str
+) -> None:
+    run, comm, messages = await paused_on_delete(runs, open_socket, owner, fixture_url)
+    paused = messages[-1]
+    assert paused["reason"] == "need_help"
+    assert "matches 5 elements" in paused["detail"]
+    stored = await load_run(run.pk)
+    assert stored.status == Run.Status.PAUSED
+    assert stored.status_reason.startswith("need_help: ")
+    assert runner.is_live(run.pk)
+    assert [s.action for s in await stored_steps(run.pk)] == ["navigate"]
+
+    await comm.send_json_to({"command": "reply", "text": "click Delete #3"})
+    rest = await receive_until(comm, of_type("run.finished"))
+    await runner.wait(run.pk)
+
+    kinds = types(rest)
+    assert kinds[:2] == ["user.message", "run.resumed"]
+    assert rest[0]["text"] == "click Delete #3"
+    assert rest[-1]["status"] == "succeeded", rest[-1]
+    clicks = [m for m in rest if m["type"] == "action.finished" and m["name"] == "click"]
+    assert len(clicks) == 1 and clicks[0]["ok"]
+    steps = await stored_steps(run.pk)
+    assert [s.action for s in steps] == ["navigate", "click", "wait_for"]
+    # The third row's button: its selector is anchored on that row's test id, and the
+    # page then said so (the wait_for step only passes on "Order #1003 deleted").
+    assert steps[1].selector.startswith('[data-testid="order-1003"]'), steps[1].selector
+    assert steps[2].args == {"text": "Order #1003 deleted"} and steps[2].ok
+    stored = await load_run(run.pk)
+    assert stored.status == Run.Status.SUCCEEDED
+
+
+async def test_stop_ends_a_paused_run(
+    runs: Runs, open_socket: OpenSocket, owner: Any, fixture_url: str
+) -> None:
+    run, comm, _ = await paused_on_delete(runs, open_socket, owner, fixture_url)
+    await comm.send_json_to({"command": "stop"})
+    rest = await receive_until(comm, of_type("run.finished"), timeout_s=5)
+    await runner.wait(run.pk)
+    assert rest[-1]["status"] == "stopped"
+    assert "stopped by the person" in rest[-1]["reason"]
+    stored = await load_run(run.pk)
+    assert (stored.status, stored.finished_at is not None) == (Run.Status.STOPPED, True)
+    assert not runner.is_live(run.pk)
+
+    await comm.send_json_to({"command": "stop"})
+    assert await comm.receive_json_from(timeout=5) == {
+        "type": "error",
+        "message": "the run is not live any more",
+    }
+
+
+async def test_stop_ends_a_running_action_at_once(
+    runs: Runs, open_socket: OpenSocket, owner: Any, fixture_url: str
+) -> None:
+    # The wait would take the whole 5 s action budget; stop must cut it short.
+    run, comm = await start_watched(
+        runs,
+        open_socket,
+        owner,
+        "wait for Text that never appears",
+        f"{fixture_url}/demo/form.html",
+    )
+    await receive_until(comm, lambda m: m["type"] == "action.started" and m["name"] == "wait_for")
+    assert (await load_run(run.pk)).status == Run.Status.RUNNING
+    stopped_at = time.monotonic()
+    await comm.send_json_to({"command": "stop"})
+    rest = await receive_until(comm, of_type("run.finished"), timeout_s=5)
+    await runner.wait(run.pk)
+    assert time.monotonic() - stopped_at < 2.5
+    assert rest[-1]["status"] == "stopped"
+    assert (await load_run(run.pk)).status == Run.Status.STOPPED
+
+
+async def test_bad_messages_get_an_error_and_change_nothing(
+    runs: Runs, open_socket: OpenSocket, owner: Any, fixture_url: str
+) -> None:
+    run, comm, _ = await paused_on_delete(runs, open_socket, owner, fixture_url)
+    events_before = await stored_events(run.pk)
+
+    await expect_error(comm, {"command": "explode"}, "unknown command")
+    await expect_error(comm, {"text": "click Delete #3"}, "unknown command")
+    await expect_error(comm, ["reply", "click Delete #3"], "unknown command")
+    await expect_error(comm, "reply", "unknown command")  # valid JSON, not an object
+    await expect_error(
+        comm, {"command": "reply", "text": "x" * (MAX_REPLY_CHARS + 1)}, "at most 4000"
+    )
+    await expect_error(comm, {"command": "reply", "text": 3}, "at most 4000")
+    await expect_error(comm, {"command": "reply", "text": "  \n "}, "empty")
+    await expect_error(comm, {"command": "reply"}, "empty")
+    await expect_error(comm, 'not json {"command": "stop"}', "JSON text", raw=True)
+    await comm.send_to(bytes_data=b'{"command": "stop"}')
+    assert (await comm.receive_json_from(timeout=5))["message"] == "commands are JSON text messages"
+    assert await comm.receive_nothing(timeout=0.2)
+
+    assert await stored_events(run.pk) == events_before
+    stored = await load_run(run.pk)
+    assert stored.status == Run.Status.PAUSED
+    assert runner.is_live(run.pk)
+
+    # A reply of exactly the limit is accepted (and, not being a command, asks again).
+    await comm.send_json_to({"command": "reply", "text": "y" * MAX_REPLY_CHARS})
+    rest = await receive_until(comm, of_type("run.paused"))
+    assert types(rest)[:2] == ["user.message", "run.resumed"]
+
+
+async def test_staff_can_watch_but_not_command_someone_elses_run(
+    runs: Runs, open_socket: OpenSocket, owner: Any, staff: Any, fixture_url: str
+) -> None:
+    run, _owner_comm, owner_messages = await paused_on_delete(runs, open_socket, owner, fixture_url)
+    watcher = await connected_socket(open_socket, run, staff)
+    backlog = await receive_until(watcher, of_type("state"), timeout_s=5)
+    stored = [m for m in owner_messages if m["type"] != "llm.token"]
+    assert [m["seq"] for m in backlog[:-1]] == [m["seq"] for m in stored]
+    assert backlog[-1]["status"] == "paused" and backlog[-1]["live"] is True
+
+    for command in ({"command": "stop"}, {"command": "reply", "text": "click Delete #1"}):
+        await expect_error(watcher, command, "only the run's owner")
+    assert await watcher.receive_nothing(timeout=0.2)
+    assert (await load_run(run.pk)).status == Run.Status.PAUSED
+    assert runner.is_live(run.pk)
+
+
+# -- LLM-backed runs ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def llm_at(settings: Any) -> Callable[[str], None]:
+    def point(base_url: str) -> None:
+        settings.TABWRIGHT = {
+            **settings.TABWRIGHT,
+            "PLANNER": "openai",
+            "LLM_BASE_URL": base_url,
+            "LLM_MODEL": FAKE_MODEL,
+            "LLM_TIMEOUT_MS": 8_000,
+        }
+
+    return point
+
+
+async def test_llm_run_streams_tokens_and_survives_malformed_actions(
+    runs: Runs,
+    open_socket: OpenSocket,
+    owner: Any,
+    fixture_url: str,
+    llm_server: ScriptedLLMServer,
+    llm_at: Callable[[str], None],
+) -> None:
+    llm_at(llm_server.base_url)
+    first = (
+        "The form is open; I will make sure it rendered.\n"
+        '<action>{"action": "wait_for", "text": "Sign up"}</action>'
+    )
+    llm_server.script(
+        first,
+        '<action>{"action": "click", "ref": }</action>',  # not JSON
+        '<action>{"action": "done", "summary": "the sign-up form is there"}</action>',
+    )
+    run, comm = await start_watched(
+        runs,
+        open_socket,
+        owner,
+        "Check that the sign-up form is shown.",
+        f"{fixture_url}/demo/form.html",
+        planner="openai",
+    )
+    messages = await receive_until(comm, of_type("run.finished"))
+    await runner.wait(run.pk)
+
+    assert messages[-1]["status"] == "succeeded", messages[-1]
+    assert messages[-1]["summary"] == "the sign-up form is there"
+    tokens = [m for m in messages if m["type"] == "llm.token" and m["round"] == 1]
+    assert len(tokens) > 5  # streamed in pieces, not in one go
+    assert "".join(t["text"] for t in tokens) == first
+    llm_messages = [m for m in messages if m["type"] == "llm.message"]
+    assert [m["round"] for m in llm_messages] == [1, 2, 3]
+    assert llm_messages[0]["text"] == first
+    observations = [m for m in messages if m["type"] == "observation"]
+    assert len(observations) == 1
+    assert observations[0]["round"] == 2
+    assert observations[0]["error"]["code"] == "action_invalid"
+    assert "not valid JSON" in observations[0]["text"]
+    # The model is told about its mistake in the next request.
+    assert "ERROR [action_invalid]" in llm_server.requests[2]["messages"][-1]["content"]
+    assert llm_server.pending == 0
+
+    rows = await stored_events(run.pk)
+    stored_kinds = [kind for _, kind in rows]
+    assert "llm.token" not in stored_kinds
+    assert stored_kinds.count("llm.message") == 3
+    assert stored_kinds.count("observation") == 1
+    steps = await stored_steps(run.pk)
+    assert [(s.action, s.ok) for s in steps] == [("navigate", True), ("wait_for", True)]
+    assert (await load_run(run.pk)).status == Run.Status.SUCCEEDED
+
+
+async def test_unreachable_llm_pauses_quickly_and_keeps_the_steps(
+    runs: Runs,
+    open_socket: OpenSocket,
+    owner: Any,
+    fixture_url: str,
+    llm_at: Callable[[str], None],
+) -> None:
+    llm_at(f"http://127.0.0.1:{closed_port()}/v1")
+    started_at = time.monotonic()
+    run, comm = await start_watched(
+        runs,
+        open_socket,
+        owner,
+        "Sign up as Ada.",
+        f"{fixture_url}/demo/form.html",
+        planner="openai",
+    )
+    messages = await receive_until(comm, of_type("run.paused"), timeout_s=10)
+    assert time.monotonic() - started_at < 5
+    paused = messages[-1]
+    assert paused["reason"] == "llm_error"
+    assert "cannot reach the LLM" in paused["detail"]
+    stored = await load_run(run.pk)
+    assert stored.status == Run.Status.PAUSED
+    assert stored.status_reason.startswith("llm_error: ")
+    assert runner.is_live(run.pk)
+    steps = await stored_steps(run.pk)
+    assert [(s.action, s.ok) for s in steps] == [("navigate", True)]
+    assert steps[0].url.endswith("/demo/form.html")
+
+    await comm.send_json_to({"command": "stop"})
+    rest = await receive_until(comm, of_type("run.finished"), timeout_s=5)
+    assert rest[-1]["status"] == "stopped"
+    await runner.wait(run.pk)
+    assert [s.action for s in await stored_steps(run.pk)] == ["navigate"]

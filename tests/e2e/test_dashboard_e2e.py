@@ -1,0 +1,270 @@
+"""The dashboard as a person uses it: a real daphne, a real Chromium driving the UI, and the
+runner's own Chromium driving the demo pages that the same daphne serves."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from playwright.async_api import Browser, Page, async_playwright, expect
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+CHROMIUM = os.environ.get("TABWRIGHT_CHROMIUM_PATH", "/usr/bin/chromium")
+SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
+CHROMIUM_ARGS = [
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+USERNAME = "e2e-user"
+PASSWORD = "e2e-password-9f3k"
+LIVE_MS = 20_000  # a whole run, including the runner's first Chromium launch
+
+FORM_TASK = """type Ada Lovelace into Name
+type ada@example.org into Email
+click Sign up
+wait for Welcome, Ada Lovelace!"""
+
+
+@dataclass(frozen=True)
+class Server:
+    base_url: str
+    log: Path
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _log_tail(log: Path) -> str:
+    try:
+        return log.read_text(errors="replace")[-3000:]
+    except FileNotFoundError:
+        return "(no log)"
+
+
+def _manage(env: dict[str, str], *args: str) -> None:
+    done = subprocess.run(
+        [str(BIN / "python"), "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, f"manage.py {args[0]} failed:\n{done.stdout}\n{done.stderr}"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    var = tmp_path_factory.mktemp("e2e-var")
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "dashboard.settings",
+        "TABWRIGHT_DEBUG": "1",
+        "TABWRIGHT_VAR_DIR": str(var),
+        "TABWRIGHT_DB_PATH": str(var / "db.sqlite3"),
+        "TABWRIGHT_MEDIA_DIR": str(var / "media"),
+        "TABWRIGHT_PLANNER": "rules",
+        "TABWRIGHT_ACTION_TIMEOUT_MS": "5000",
+        "TABWRIGHT_CHROMIUM_PATH": CHROMIUM,
+    }
+    _manage(env, "migrate", "--noinput", "-v", "0")
+    _manage(
+        env,
+        "shell",
+        "-c",
+        "from django.contrib.auth import get_user_model; "
+        f"get_user_model().objects.create_user({USERNAME!r}, password={PASSWORD!r})",
+    )
+    port = _free_port()
+    log = var / "daphne.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [str(BIN / "daphne"), "-b", "127.0.0.1", "-p", str(port), "dashboard.asgi:application"],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            assert proc.poll() is None, f"daphne exited early:\n{_log_tail(log)}"
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, f"daphne never answered:\n{_log_tail(log)}"
+                time.sleep(0.05)
+        yield Server(f"http://127.0.0.1:{port}", log)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)  # daphne takes ~2 s to wind down
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
+async def ui_browser() -> AsyncIterator[Browser]:
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        await browser.close()
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def page(ui_browser: Browser, server: Server) -> AsyncIterator[Page]:
+    context = await ui_browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(10_000)
+    page = await context.new_page()
+    # Everything the run page hears on its socket, to tell live events from the backlog.
+    await page.add_init_script(
+        """(() => {
+          window.__socketEvents = [];
+          const Native = window.WebSocket;
+          window.WebSocket = function (...args) {
+            const ws = new Native(...args);
+            ws.addEventListener("message", (m) => window.__socketEvents.push(JSON.parse(m.data)));
+            return ws;
+          };
+          window.WebSocket.prototype = Native.prototype;
+          Object.assign(window.WebSocket, { OPEN: 1, CLOSED: 3, CONNECTING: 0, CLOSING: 2 });
+        })();"""
+    )
+    yield page
+    await context.close()
+
+
+async def log_in(page: Page, server: Server) -> None:
+    await page.goto(f"{server.base_url}/")
+    await expect(page).to_have_url(f"{server.base_url}/accounts/login/?next=/")
+    await page.get_by_label("Username").fill(USERNAME)
+    await page.get_by_label("Password").fill(PASSWORD)
+    await page.get_by_role("button", name="Log in").click()
+    await expect(page).to_have_url(f"{server.base_url}/")
+    await expect(page.get_by_role("heading", name="New run")).to_be_visible()
+
+
+async def start_run(page: Page, start_url: str, task: str) -> int:
+    await page.get_by_label("Start URL").fill(start_url)
+    await page.get_by_label("Task").fill(task)
+    await page.get_by_label("Planner").select_option("rules")
+    await page.get_by_role("button", name="Start run").click()
+    await expect(page).to_have_url(re.compile(r"/runs/\d+/$"))
+    return int(re.search(r"/runs/(\d+)/$", page.url).group(1))
+
+
+async def initial_step_count(page: Page) -> int:
+    events = json.loads(await page.locator("#initial-events").text_content())
+    return sum(1 for e in events if e["type"] == "step.recorded")
+
+
+async def socket_step_count(page: Page) -> int:
+    return await page.evaluate(
+        "() => window.__socketEvents.filter((e) => e.type === 'step.recorded').length"
+    )
+
+
+async def save(page: Page, name: str) -> None:
+    SCREENSHOTS.mkdir(exist_ok=True)
+    await page.screenshot(path=str(SCREENSHOTS / name), full_page=True)
+
+
+async def test_a_run_is_watched_live_to_success(page: Page, server: Server) -> None:
+    await log_in(page, server)
+    await save(page, "run-list-empty.png")
+    run_id = await start_run(page, f"{server.base_url}/demo/form.html", FORM_TASK)
+
+    steps = page.locator("#steps > li")
+    await expect(steps).to_have_count(5, timeout=LIVE_MS)
+    await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+    await expect(steps.locator(".step-action")).to_have_text(
+        ["navigate", "type", "type", "click", "wait_for"]
+    )
+    await expect(steps.nth(1).locator(".step-target")).to_have_text('textbox "Name"')
+    await expect(steps.nth(1).locator(".step-selector")).to_have_text("#name")
+    # The page was drawn before the run got going (daphne launches its Chromium first);
+    # the rest of the steps came over the socket.
+    assert await initial_step_count(page) + await socket_step_count(page) == 5
+    assert await socket_step_count(page) >= 1
+    await expect(page.locator("#chat")).to_contain_text("All 4 steps done")
+    await expect(page.locator("#controls")).to_be_hidden()
+
+    shot = page.locator("#shot")
+    await expect(shot).to_be_visible()
+    await expect(shot).to_have_attribute("src", f"/runs/{run_id}/screenshots/4.jpg")
+    await page.wait_for_function(
+        "() => { const i = document.getElementById('shot');"
+        " return i.complete && i.naturalWidth > 0; }"
+    )
+    thumbs = page.locator("#steps img.thumb")
+    await expect(thumbs).to_have_count(5)
+    widths = await thumbs.evaluate_all("(imgs) => imgs.map((i) => i.complete && i.naturalWidth)")
+    assert all(w and w > 0 for w in widths), widths
+    await save(page, "run-form-succeeded.png")
+
+    await page.get_by_role("link", name="Runs", exact=True).click()
+    row = (
+        page.get_by_test_id("run-table")
+        .locator("tbody tr")
+        .filter(has=page.get_by_role("link", name=str(run_id), exact=True))
+    )
+    await expect(row.locator(".badge")).to_have_text("succeeded")
+    await expect(row.locator("td").nth(3)).to_have_text("5")
+    await save(page, "run-list.png")
+
+
+async def test_a_paused_run_survives_a_reload_and_resumes_on_reply(
+    page: Page, server: Server
+) -> None:
+    await log_in(page, server)
+    await start_run(
+        page, f"{server.base_url}/demo/list.html", "click Delete\nwait for Order #1003 deleted"
+    )
+    status = page.locator("#status")
+    steps = page.locator("#steps > li")
+    await expect(status).to_have_text("paused", timeout=LIVE_MS)
+    await expect(steps).to_have_count(1)
+    await expect(page.locator("#status-reason")).to_contain_text("matches 5 elements")
+
+    await page.reload()
+    await expect(status).to_have_text("paused")
+    await expect(steps).to_have_count(1)
+    await expect(steps.locator(".step-action")).to_have_text(["navigate"])
+    await expect(page.locator("body")).to_have_attribute("data-live", "1")  # socket is open
+    reply_box = page.get_by_placeholder("Reply to the agent")
+    await expect(reply_box).to_be_visible()
+    await expect(page.locator("#chat")).to_contain_text("matches 5 elements")
+    await save(page, "run-paused-after-reload.png")
+
+    await reply_box.fill("click Delete #3")
+    await page.get_by_role("button", name="Send reply").click()
+    await expect(status).to_have_text("succeeded", timeout=LIVE_MS)
+    await expect(steps).to_have_count(3)
+    await expect(steps.locator(".step-action")).to_have_text(["navigate", "click", "wait_for"])
+    await expect(steps.nth(1).locator(".step-selector")).to_contain_text('"order-1003"')
+    await expect(page.locator("#chat .msg.person .body")).to_have_text(["click Delete #3"])
+    await expect(page.locator("#reply")).to_be_hidden()
+    assert await socket_step_count(page) == 2  # both new steps arrived live, no reload
+    await save(page, "run-resumed-succeeded.png")
