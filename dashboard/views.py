@@ -26,11 +26,12 @@ def run_list(request: HttpRequest) -> HttpResponse:
     initial = {}
     if settings.DEBUG:
         initial = {"start_url": request.build_absolute_uri("/demo/form.html"), "task": DEMO_TASK}
-    return render(
-        request,
-        "runs/list.html",
-        {"runs": selectors.run_list(user=request.user)[:200], "form": NewRunForm(initial=initial)},
-    )
+    return _run_list_page(request, NewRunForm(initial=initial))
+
+
+def _run_list_page(request: HttpRequest, form: NewRunForm, *, status: int = 200) -> HttpResponse:
+    runs = selectors.run_list(user=request.user)[:200]
+    return render(request, "runs/list.html", {"runs": runs, "form": form}, status=status)
 
 
 @require_POST
@@ -40,11 +41,8 @@ async def run_new(request: HttpRequest) -> HttpResponse:
         return redirect_to_login("/")
     form = NewRunForm(request.POST)
     if not form.is_valid():
-        runs = await sync_to_async(lambda: list(selectors.run_list(user=user)[:200]))()
-        # render() runs the context processors, which read request.user: sync-only.
-        return await sync_to_async(render)(
-            request, "runs/list.html", {"runs": runs, "form": form}, status=400
-        )
+        # Rendering reads request.user and the runs from the database: sync-only.
+        return await sync_to_async(_run_list_page)(request, form, status=400)
     run = await sync_to_async(services.run_create)(owner=user, **form.cleaned_data)
     await runner.start(run.pk)
     return redirect("run_detail", run_id=run.pk)

@@ -18,20 +18,14 @@ import pytest
 import pytest_asyncio
 from playwright.async_api import Browser, Page, async_playwright, expect
 
+from automation.browser.config import QUIET_CHROMIUM_ARGS
+
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 CHROMIUM = os.environ.get("TABWRIGHT_CHROMIUM_PATH", "/usr/bin/chromium")
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
-CHROMIUM_ARGS = [
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
 USERNAME = "e2e-user"
 PASSWORD = "e2e-password-9f3k"
 LIVE_MS = 20_000  # a whole run, including the runner's first Chromium launch
@@ -128,7 +122,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def ui_browser() -> AsyncIterator[Browser]:
     async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=list(QUIET_CHROMIUM_ARGS))
         yield browser
         await browser.close()
 
