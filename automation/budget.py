@@ -9,13 +9,14 @@ stop button or a dropped socket ends whatever is in flight.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import time
 from collections.abc import Awaitable
 from typing import TypeVar
 
 from automation.errors import BudgetExceeded, Cancelled
 
-__all__ = ["DEFAULT_HEADROOM_MS", "Budget"]
+__all__ = ["DEFAULT_HEADROOM_MS", "Budget", "close_unawaited"]
 
 T = TypeVar("T")
 
@@ -107,7 +108,11 @@ class Budget:
 
     async def run(self, awaitable: Awaitable[T]) -> T:
         """Await ``awaitable`` within the remaining time; raise BudgetExceeded or Cancelled."""
-        self.check()
+        try:
+            self.check()
+        except (BudgetExceeded, Cancelled):
+            close_unawaited(awaitable)
+            raise
         work = asyncio.ensure_future(awaitable)
         stop = asyncio.ensure_future(self._cancel_event.wait())
         try:
@@ -133,3 +138,9 @@ class Budget:
 
     def __repr__(self) -> str:
         return f"<Budget {self.label} {self.remaining_ms():.0f}/{self.timeout_ms:.0f} ms>"
+
+
+def close_unawaited(awaitable: Awaitable[object]) -> None:
+    """Close a coroutine that will never run, so it is not reported as never awaited."""
+    if inspect.iscoroutine(awaitable):
+        awaitable.close()

@@ -51,7 +51,7 @@ class RunControl:
         """Block until resume, reply or stop; not bounded by time, only by cancellation."""
         self._wake.clear()
         self.paused = True
-        stop = asyncio.ensure_future(_cancelled(budget))
+        stop = asyncio.ensure_future(budget.wait_cancelled())
         wake = asyncio.ensure_future(self._wake.wait())
         try:
             await asyncio.wait({stop, wake}, return_when=asyncio.FIRST_COMPLETED)
@@ -60,7 +60,3 @@ class RunControl:
             wake.cancel()
             self.paused = False
         budget.check_cancelled()
-
-
-async def _cancelled(budget: Budget) -> None:
-    await budget.wait_cancelled()

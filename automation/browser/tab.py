@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from playwright.async_api import BrowserContext, Frame, FrameLocator, Locator, Page
 from playwright.async_api import Error as PlaywrightError
@@ -18,7 +18,7 @@ from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from automation.browser.config import BrowserConfig
 from automation.browser.snapshot import RefEntry, Snapshot, parse_aria_snapshot
-from automation.budget import Budget
+from automation.budget import Budget, close_unawaited
 from automation.errors import (
     ActionFailed,
     ActionInvalid,
@@ -135,7 +135,11 @@ class Tab:
 
     async def _call(self, what: str, budget: Budget, work: Awaitable[T]) -> T:
         """Await one Playwright call inside the budget; turn its errors into ours."""
-        self._check_alive()
+        try:
+            self._check_alive()
+        except BrowserClosed:
+            close_unawaited(work)
+            raise
         try:
             return await budget.run(work)
         except PlaywrightTimeout as exc:
@@ -208,6 +212,7 @@ class Tab:
     async def resolve(self, ref: str, *, budget: Budget | None = None) -> tuple[Locator, RefEntry]:
         """The locator for ``ref``, proven to be one element with the ref's role and name."""
         budget = self._budget(budget, "resolve")
+        self._check_alive()  # a dead tab is BrowserClosed, not a stale ref
         entry = self._entry(ref)
         scope = self._scope(entry)
         locator = scope.locator(f"aria-ref={entry.ref}")
@@ -317,9 +322,6 @@ class Tab:
             pass  # the browser is already gone
         if self._on_close is not None:
             self._on_close(self)
-
-    def describe(self) -> dict[str, Any]:
-        return {"url": self.page.url, "epoch": self.epoch, "refs": len(self.refs)}
 
 
 def _brief(exc: BaseException) -> str:

@@ -208,3 +208,25 @@ async def test_find_puts_actionable_elements_first(tab: Tab, fixture_url: str) -
     assert [r.role for r in found] == ["button", "heading"]
     assert [r.role for r in snap.find("Sign", roles=frozenset({"heading"}))] == ["heading"]
     assert snap.find("no such thing") == [] and snap.find("   ") == []
+
+
+async def test_crashed_tab_says_so(browser, fixture_url: str) -> None:
+    from automation.errors import BrowserClosed
+
+    tab = await browser.new_tab()
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    snap = await tab.snapshot()
+    try:
+        await tab.page.goto("chrome://crash")  # the page's renderer dies
+    except Exception:
+        pass
+    await asyncio.sleep(0.5)
+    assert tab.crashed
+    with pytest.raises(BrowserClosed, match="crashed"):
+        await tab.click(ref_of(snap, "button", "Sign up"))
+    with pytest.raises(BrowserClosed):
+        await tab.snapshot()
+    await tab.close()
+    fresh = await browser.new_tab()  # the browser itself is fine
+    await fresh.navigate(f"{fixture_url}/demo/form.html")
+    await fresh.close()

@@ -105,3 +105,12 @@ def test_engine_does_not_import_django() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+async def test_refused_work_is_closed_not_leaked() -> None:
+    budget = Budget(1_000)
+    budget.cancel()
+    work = asyncio.sleep(1)
+    with pytest.raises(Cancelled):
+        await budget.run(work)
+    assert work.cr_frame is None  # closed: no "never awaited" warning later
