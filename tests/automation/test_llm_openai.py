@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import socket
 import time
 from collections.abc import AsyncIterator
 
@@ -16,6 +15,7 @@ from automation.llm.base import ChatMessage, PlannerRequest
 from automation.llm.openai import OpenAICompatPlanner
 from tests import fakellm
 from tests.fakellm import CHUNK_CHARS, Reply, ScriptedLLMServer
+from tests.net import free_port
 
 # Lets this module run on its own; tests/conftest.py provides the same fixture project-wide.
 llm_server = fakellm.llm_server
@@ -91,12 +91,6 @@ async def planner(llm_server: ScriptedLLMServer) -> AsyncIterator[OpenAICompatPl
     p = OpenAICompatPlanner(base_url=llm_server.base_url, model="test-model")
     yield p
     await p.aclose()
-
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 async def test_streamed_reply_is_assembled_and_tokens_arrive_in_order(
@@ -303,7 +297,7 @@ async def test_error_excerpt_is_short_and_never_contains_the_key(
 
 
 async def test_connection_refused_is_unavailable_and_names_the_url() -> None:
-    base_url = f"http://127.0.0.1:{closed_port()}/v1"
+    base_url = f"http://127.0.0.1:{free_port()}/v1"
     planner = OpenAICompatPlanner(base_url=base_url, model="m", api_key=SECRET_KEY)
     try:
         with pytest.raises(LLMUnavailable) as info:

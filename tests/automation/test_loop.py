@@ -25,6 +25,7 @@ from automation.events import (
 from automation.llm.openai import OpenAICompatPlanner
 from automation.llm.rules import RulePlanner
 from tests.fakellm import Reply, ScriptedLLMServer
+from tests.net import free_port
 from tests.sinks import WaitingSink
 
 
@@ -172,11 +173,7 @@ async def test_round_cap_ends_the_run(
 async def test_unreachable_llm_pauses_within_budget_and_keeps_steps(
     tab: Tab, fixture_url: str
 ) -> None:
-    import socket
-
-    with socket.socket() as s:  # a port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     run = AgentRun(
         tab=tab,
         planner=OpenAICompatPlanner(base_url=f"http://127.0.0.1:{port}/v1", model="m"),

@@ -3,7 +3,6 @@ against the fixture pages, and the scripted LLM server for LLM-backed runs."""
 
 from __future__ import annotations
 
-import socket
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +19,7 @@ from dashboard.models import Run, RunEvent, Step
 from dashboard.runner import runner
 from tests.dashboard.conftest import OpenSocket, Runs
 from tests.fakellm import FAKE_MODEL, ScriptedLLMServer
+from tests.net import free_port
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -122,13 +122,6 @@ async def paused_on_delete(
     )
     messages = await receive_until(comm, of_type("run.paused"))
     return run, comm, messages
-
-
-def closed_port() -> int:
-    """A loopback port nobody listens on (bound once, then released)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 # -- who may connect, what a page gets on connect -----------------------------------------
@@ -461,7 +454,7 @@ async def test_unreachable_llm_pauses_quickly_and_keeps_the_steps(
     fixture_url: str,
     llm_at: Callable[[str], None],
 ) -> None:
-    llm_at(f"http://127.0.0.1:{closed_port()}/v1")
+    llm_at(f"http://127.0.0.1:{free_port()}/v1")
     started_at = time.monotonic()
     run, comm = await start_watched(
         runs,

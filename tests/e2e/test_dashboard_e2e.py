@@ -19,6 +19,7 @@ import pytest_asyncio
 from playwright.async_api import Browser, Page, async_playwright, expect
 
 from automation.browser.config import QUIET_CHROMIUM_ARGS
+from tests.net import free_port
 
 pytestmark = pytest.mark.e2e
 
@@ -40,12 +41,6 @@ wait for Welcome, Ada Lovelace!"""
 class Server:
     base_url: str
     log: Path
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _log_tail(log: Path) -> str:
@@ -89,7 +84,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         "from django.contrib.auth import get_user_model; "
         f"get_user_model().objects.create_user({USERNAME!r}, password={PASSWORD!r})",
     )
-    port = _free_port()
+    port = free_port()
     log = var / "daphne.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
