@@ -35,6 +35,16 @@ class NewRunForm(forms.Form):
         if not url:
             return ""
         try:
-            return UrlPolicy().check(url)
+            return url_policy().check(url)  # no DNS here: the run's URL guard resolves
         except UrlBlocked as exc:
             raise forms.ValidationError(str(exc)) from None
+
+
+def url_policy() -> UrlPolicy:
+    """The URL policy the operator configured (settings.TABWRIGHT)."""
+    conf = settings.TABWRIGHT
+    return UrlPolicy(
+        allowed_domains=tuple(conf["ALLOWED_DOMAINS"]),
+        blocked_domains=tuple(conf["BLOCKED_DOMAINS"]),
+        block_private=bool(conf["BLOCK_PRIVATE_ADDRESSES"]),
+    )

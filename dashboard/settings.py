@@ -20,6 +20,11 @@ def _env_bool(name: str, default: bool) -> bool:
     return value.strip().lower() in {"1", "true", "yes", "on"}
 
 
+def _env_list(name: str) -> tuple[str, ...]:
+    """A comma-separated variable as a tuple, blanks dropped."""
+    return tuple(v.strip() for v in os.environ.get(name, "").split(",") if v.strip())
+
+
 def _secret_key() -> str:
     """From the environment, else generated once and kept in var/ (never in the repo)."""
     if key := os.environ.get("TABWRIGHT_SECRET_KEY"):
@@ -139,4 +144,10 @@ TABWRIGHT = {
     "ROUND_CAP": int(os.environ.get("TABWRIGHT_ROUND_CAP", "50")),
     "RUN_TIMEOUT_MS": int(os.environ.get("TABWRIGHT_RUN_TIMEOUT_MS", str(30 * 60 * 1000))),
     "ACTION_TIMEOUT_MS": int(os.environ.get("TABWRIGHT_ACTION_TIMEOUT_MS", "15000")),
+    # Where the agent may go (automation/browser/url_policy.py).  A domain covers its
+    # subdomains; an allowed host may be private.  Private and local addresses are refused
+    # unless DEBUG, where the demo pages are served from this machine.
+    "ALLOWED_DOMAINS": _env_list("TABWRIGHT_ALLOWED_DOMAINS"),
+    "BLOCKED_DOMAINS": _env_list("TABWRIGHT_BLOCKED_DOMAINS"),
+    "BLOCK_PRIVATE_ADDRESSES": _env_bool("TABWRIGHT_BLOCK_PRIVATE_ADDRESSES", not DEBUG),
 }

@@ -23,6 +23,12 @@ OpenSocket = Callable[..., Awaitable[tuple[WebsocketCommunicator, bool, Any]]]
 
 
 @pytest.fixture(autouse=True)
+def allow_loopback_pages(settings: Any) -> None:
+    """The test pages are served on 127.0.0.1, which the production policy refuses."""
+    settings.TABWRIGHT = {**settings.TABWRIGHT, "BLOCK_PRIVATE_ADDRESSES": False}
+
+
+@pytest.fixture(autouse=True)
 def fast_password_hasher(settings: Any) -> None:
     """Users are made per test; the production hasher would spend most of the test time."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

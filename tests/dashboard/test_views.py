@@ -167,6 +167,25 @@ def test_new_run_refuses_non_web_start_urls(owner: Any, url: str) -> None:
 
 
 @pytest.mark.django_db
+def test_new_run_refuses_private_and_blocked_addresses(owner: Any, settings: Any) -> None:
+    settings.TABWRIGHT = {
+        **settings.TABWRIGHT,
+        "BLOCK_PRIVATE_ADDRESSES": True,
+        "BLOCKED_DOMAINS": ("evil.example",),
+    }
+    client = logged_in(owner)
+    for url, reason in (
+        ("http://169.254.169.254/latest/meta-data", "cloud metadata"),
+        ("http://10.1.2.3/admin", "private"),
+        ("https://shop.evil.example/", "blocked list"),
+    ):
+        response = client.post("/runs/new", {"start_url": url, "task": "look", "planner": "rules"})
+        assert response.status_code == 400
+        assert reason in response.context["form"].errors["start_url"][0]
+    assert not Run.objects.exists()
+
+
+@pytest.mark.django_db
 def test_new_run_needs_a_task_and_a_known_planner(owner: Any) -> None:
     client = logged_in(owner)
     response = client.post("/runs/new", {"start_url": "", "task": "", "planner": "rules"})

@@ -1,0 +1,252 @@
+"""Hold every document navigation of a browser context to its URL policy.
+
+``Tab.navigate`` checks the URLs the agent asks for, but pages move on their own: links,
+form posts, ``location.href=``, iframes, ``window.open`` and server redirects.  The guard
+stops the ones the policy refuses before any request reaches the refused host.
+
+Why not ``context.route``, the obvious tool (measured on Chromium 156, Playwright 1.65):
+
+- Playwright hands a route handler the first request of a navigation only and continues
+  the hops of a server redirect itself, unasked ("We do not support intercepting
+  redirects"), so a public page that answers 302 to http://169.254.169.254/ gets through.
+  ``route.fetch(max_redirects=0)`` shows one hop, fetched by Node (its own DNS and TLS),
+  and the browser then follows the next hop unasked again.
+- Routing sends every image and script through Python and turns the HTTP cache off.
+
+So the guard asks Chromium itself: one browser-level CDP session per browser, with
+``Fetch`` enabled for Document requests only.  Chromium pauses every hop of every
+navigation there (main frames, iframes in and out of process, popups, redirects) and
+nothing else: subresources never wait for us.  A pause names a frame but not its context,
+so the guard places the frame: a page's or an out-of-process iframe's frame id is its
+target id (``Target.getTargetInfo`` gives the context); an in-process iframe is found in
+the frame tree of one of the guarded pages.  A frame it cannot place (an iframe inside an
+out-of-process iframe, or one of a context without a guard) is held to every guard's
+policy of that browser: when in doubt, refuse.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Coroutine
+from typing import Any
+from urllib.parse import urlsplit
+
+from playwright.async_api import Browser, BrowserContext, CDPSession, Page
+from playwright.async_api import Error as PlaywrightError
+
+from automation.browser.url_policy import SHOWN_URL_CHARS, UrlPolicy
+from automation.budget import Budget
+from automation.errors import BrowserError, BudgetExceeded, UrlBlocked
+
+__all__ = ["install_url_guard"]
+
+log = logging.getLogger("automation.browser")
+
+OnBlock = Callable[[str, str], None]
+
+# A navigation waits while we resolve its host, so resolving gets less time than a
+# caller's check would; a host that resolved to public addresses is not asked again
+# for a while, so a page's many same-host navigations stay fast.
+RESOLVE_TIMEOUT_MS = 3_000
+RESOLVED_TTL_MS = 30_000
+MAX_REMEMBERED = 4_096  # hosts per guard, frames per browser: forget all past this
+
+_DOCUMENTS = [{"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"}]
+# A tab that shows nothing yet gets an error page ("blocked by client"); one that shows a
+# page keeps it: Chromium commits an error page for BlockedByClient but not for Aborted,
+# and Playwright never reports a popup whose first navigation was Aborted.  A target's
+# url is already the pending one during a navigation; its title is still the old page's.
+_EMPTY_TITLES = ("", "about:blank")
+
+
+async def install_url_guard(
+    context: BrowserContext, policy: UrlPolicy, *, on_block: OnBlock | None = None
+) -> None:
+    """Refuse every document navigation in ``context`` that ``policy`` refuses.
+
+    Refused navigations never leave the browser; ``on_block(url, reason)`` hears of each
+    before the frame does.  The guard lasts as long as the context.
+    """
+    browser = context.browser
+    if browser is None:
+        raise BrowserError(
+            "the URL guard needs a context made by Browser.new_context",
+            hint="persistent contexts have no browser-level CDP session",
+        )
+    interceptor = _interceptors.get(browser)
+    if interceptor is None:
+        interceptor = _interceptors[browser] = _Interceptor(browser)
+        browser.once("disconnected", lambda b: _interceptors.pop(b, None))
+    await interceptor.add(_Guard(context, policy, on_block))
+
+
+class _Guard:
+    """One context's policy, its report callback and what it already knows."""
+
+    def __init__(self, context: BrowserContext, policy: UrlPolicy, on_block: OnBlock | None):
+        self.context = context
+        self.policy = policy
+        self.on_block = on_block
+        self.context_id = ""  # Chromium's browserContextId, learned from one of its pages
+        self._resolved_until: dict[str, float] = {}
+        self._page_sessions: dict[Page, CDPSession] = {}
+
+    async def learn_context_id(self) -> str:
+        if not self.context_id and self.context.pages:
+            info = await self._send(self.context.pages[0], "Target.getTargetInfo")
+            self.context_id = info["targetInfo"]["browserContextId"] if info else ""
+        return self.context_id
+
+    async def frame_ids(self) -> set[str]:
+        """Ids of every frame in this context's pages' own processes."""
+        found: set[str] = set()
+        for page in list(self.context.pages):
+            tree = await self._send(page, "Page.getFrameTree")
+            stack = [tree["frameTree"]] if tree else []
+            while stack:
+                node = stack.pop()
+                found.add(node["frame"]["id"])
+                stack.extend(node.get("childFrames", ()))
+        return found
+
+    async def _send(self, page: Page, method: str) -> dict[str, Any] | None:
+        session = self._page_sessions.get(page)
+        try:
+            if session is None:
+                session = self._page_sessions[page] = await self.context.new_cdp_session(page)
+                page.once("close", lambda p: self._page_sessions.pop(p, None))
+            return await session.send(method)
+        except PlaywrightError:  # the page closed meanwhile: nothing to find there
+            self._page_sessions.pop(page, None)
+            return None
+
+    async def refusal(self, url: str) -> str:
+        """Why the policy refuses ``url``, or '' when it may load."""
+        try:
+            self.policy.check(url)
+            host = urlsplit(url).hostname or ""
+            now = time.monotonic()
+            if self._resolved_until.get(host, 0.0) > now:
+                return ""
+            budget = Budget(RESOLVE_TIMEOUT_MS, label=f"resolve {host}")
+            await self.policy.check_resolved(url, budget=budget)
+        except UrlBlocked as exc:
+            return str(exc)
+        except BudgetExceeded:
+            shown = url[:SHOWN_URL_CHARS]
+            return f"refused URL {shown!r}: {host} did not resolve within {RESOLVE_TIMEOUT_MS} ms"
+        if len(self._resolved_until) >= MAX_REMEMBERED:
+            self._resolved_until.clear()
+        self._resolved_until[host] = now + RESOLVED_TTL_MS / 1000
+        return ""
+
+    def report(self, url: str, reason: str) -> None:
+        log.info("URL guard: %s", reason)
+        if self.on_block is not None:
+            try:
+                self.on_block(url, reason)
+            except Exception:  # a broken listener must not let the navigation through
+                log.exception("on_block failed for %s", url)
+
+
+class _Interceptor:
+    """The browser-level Fetch session shared by the guards of one browser."""
+
+    def __init__(self, browser: Browser) -> None:
+        self.browser = browser
+        self.guards: list[_Guard] = []
+        self._session: CDPSession | None = None
+        self._lock = asyncio.Lock()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._frames: dict[str, BrowserContext] = {}  # in-process iframes placed so far
+
+    async def add(self, guard: _Guard) -> None:
+        self.guards.append(guard)
+        try:
+            await self._sync()
+        except PlaywrightError as exc:
+            self.guards.remove(guard)
+            raise BrowserError(f"could not install the URL guard: {exc.message}") from None
+        guard.context.once("close", lambda _context: self._remove(guard))
+
+    def _remove(self, guard: _Guard) -> None:
+        self.guards.remove(guard)
+        self._frames = {f: c for f, c in self._frames.items() if c is not guard.context}
+        self._spawn(self._sync())
+
+    async def _sync(self) -> None:
+        """Intercept while some guard is installed, and only then."""
+        async with self._lock:
+            if self.guards and self._session is None:
+                session = await self.browser.new_browser_cdp_session()
+                session.on("Fetch.requestPaused", self._on_paused)
+                await session.send("Fetch.enable", {"patterns": _DOCUMENTS})
+                self._session = session
+            elif not self.guards and self._session is not None:
+                session, self._session = self._session, None
+                try:
+                    await session.detach()  # Chromium lets whatever was paused go on
+                except PlaywrightError:
+                    pass  # the browser is gone
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _on_paused(self, event: dict[str, Any]) -> None:
+        if self._session is not None:
+            self._spawn(self._decide(self._session, event))
+
+    async def _decide(self, session: CDPSession, event: dict[str, Any]) -> None:
+        request_id, url = event["requestId"], event["request"]["url"]
+        try:
+            guards, empty = await self._guards_for(session, event["frameId"])
+            for guard in guards:
+                reason = await guard.refusal(url)
+                if reason:
+                    guard.report(url, reason)
+                    error = "BlockedByClient" if empty else "Aborted"
+                    await session.send(
+                        "Fetch.failRequest", {"requestId": request_id, "errorReason": error}
+                    )
+                    return
+            await session.send("Fetch.continueRequest", {"requestId": request_id})
+        except PlaywrightError:
+            pass  # the navigation was superseded, or the browser is gone: nothing waits
+        except Exception:
+            log.exception("URL guard failed on %s; refusing it", url)
+            try:
+                await session.send(
+                    "Fetch.failRequest", {"requestId": request_id, "errorReason": "Aborted"}
+                )
+            except PlaywrightError:
+                pass
+
+    async def _guards_for(self, session: CDPSession, frame_id: str) -> tuple[list[_Guard], bool]:
+        """The guards that judge a navigation of this frame, and whether it shows nothing."""
+        try:
+            info = (await session.send("Target.getTargetInfo", {"targetId": frame_id}))[
+                "targetInfo"
+            ]
+        except PlaywrightError:
+            info = None  # not a target: an iframe in its parent's process
+        if info is not None:
+            context_id = info.get("browserContextId", "")
+            empty = info.get("type") == "page" and info.get("title", "") in _EMPTY_TITLES
+            mine = [g for g in list(self.guards) if await g.learn_context_id() == context_id]
+            return mine, empty
+        if frame_id not in self._frames:
+            if len(self._frames) >= MAX_REMEMBERED:
+                self._frames.clear()
+            for guard in list(self.guards):
+                self._frames.update(dict.fromkeys(await guard.frame_ids(), guard.context))
+        placed = self._frames.get(frame_id)
+        if placed is None:
+            return list(self.guards), False
+        return [g for g in self.guards if g.context is placed], False
+
+
+_interceptors: dict[Browser, _Interceptor] = {}
