@@ -10,6 +10,7 @@
     │   ├── RefNotFound         never issued for this tab (typo, invented, malformed)
     │   └── StaleRef            issued, but no longer points at an element with its role and name
     ├── ActionFailed            the browser refused the action (hidden, disabled, timed out...)
+    │   └── UnexpectedDialog    a dialog nobody armed appeared (it was dismissed)
     ├── ActionInvalid           an action request with a bad shape (unknown tool, missing args)
     └── LLMError                the language model could not give a usable reply
         ├── LLMUnavailable      connection refused, DNS, TLS, HTTP 5xx/429 ...
@@ -35,6 +36,7 @@ __all__ = [
     "RefNotFound",
     "StaleRef",
     "TabwrightError",
+    "UnexpectedDialog",
     "UrlBlocked",
 ]
 
@@ -88,6 +90,10 @@ class StaleRef(RefError):
 
 class ActionFailed(TabwrightError):
     code = "action_failed"
+
+
+class UnexpectedDialog(ActionFailed):
+    code = "unexpected_dialog"
 
 
 class ActionInvalid(TabwrightError):

@@ -1,0 +1,198 @@
+"""Every download of a page, kept in one folder under a name that cannot escape it.
+
+Playwright leaves downloads in a temporary folder that disappears with the browser context,
+so a report the agent exported would be gone by the time a person looks for it.
+:class:`DownloadKeeper` copies each finished download into the run's folder.  The page
+chooses the suggested name (``download="../../etc/passwd"``, a ``Content-Disposition``
+header), so the name is treated as hostile: :func:`safe_file_name` strips separators, ``..``
+and leading dots and limits its length, and the final path is checked to sit in the folder.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import re
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from playwright.async_api import Download, Page
+from playwright.async_api import Error as PlaywrightError
+
+from automation.budget import Budget
+from automation.errors import ActionFailed, ActionInvalid, BrowserClosed, BudgetExceeded
+
+__all__ = ["DownloadKeeper", "DownloadRecord", "safe_file_name"]
+
+log = logging.getLogger("automation.browser")
+
+# Bytes, not characters: file systems limit names to 255 bytes, and a suffix like " (12)"
+# must still fit after the name was cut.
+MAX_NAME_BYTES = 150
+_MAX_EXT_BYTES = 16
+_UNSAFE_CHARS = re.compile(r'[\x00-\x1f\x7f/\\:*?"<>|]')
+_MAX_RECORDS = 200
+
+
+@dataclass(frozen=True)
+class DownloadRecord:
+    name: str  # the file name in the folder ("" when the download failed)
+    path: Path | None  # None when the download failed
+    size_bytes: int
+    url: str
+    failure: str | None  # Playwright's failure text ("canceled", a net:: error ...)
+    suggested_name: str = ""  # what the page asked for, before sanitizing
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "path": str(self.path) if self.path else None,
+            "size_bytes": self.size_bytes,
+            "url": self.url,
+            "failure": self.failure,
+            "suggested_name": self.suggested_name,
+        }
+
+
+def safe_file_name(suggested: str, *, max_bytes: int = MAX_NAME_BYTES) -> str:
+    """A plain file name for ``suggested``: one path component, no ``..``, no leading dot."""
+    name = unicodedata.normalize("NFC", suggested or "")
+    name = _UNSAFE_CHARS.sub("_", name)
+    name = re.sub(r"\.{2,}", ".", name)
+    name = name.lstrip(" ._").rstrip(" .")
+    if not name:
+        return "download"
+    stem, dot, ext = name.rpartition(".")
+    if not dot or not stem or len(ext.encode()) > _MAX_EXT_BYTES:
+        stem, ext = name, ""
+    ext = f".{ext}" if ext else ""
+    budget = max_bytes - len(ext.encode())
+    while len(stem.encode()) > budget:
+        stem = stem[:-1]
+    return (stem.rstrip(" .") or "download") + ext
+
+
+def _size(path: Path) -> int:
+    return path.stat().st_size
+
+
+class DownloadKeeper:
+    """Saves each download of ``page`` into ``folder`` and records it, in the order they began."""
+
+    def __init__(self, page: Page, folder: Path) -> None:
+        self.page = page
+        self.folder = Path(folder).resolve()
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._started = 0
+        self._records: dict[int, DownloadRecord] = {}
+        self._waiters: dict[int, list[asyncio.Future[DownloadRecord]]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._attached = True
+        page.on("download", self._on_download)
+        page.on("close", self._on_close)
+
+    def detach(self) -> None:
+        """Stop keeping new downloads; downloads already begun are still saved."""
+        if self._attached:
+            self._attached = False
+            self.page.remove_listener("download", self._on_download)
+            self.page.remove_listener("close", self._on_close)
+
+    def records(self) -> list[DownloadRecord]:
+        """Finished downloads (saved or failed), oldest first."""
+        return [self._records[seq] for seq in sorted(self._records)]
+
+    def mark(self) -> int:
+        """How many downloads have begun; pass it to :meth:`wait_next` as ``after``."""
+        return self._started
+
+    async def wait_next(self, *, budget: Budget, after: int | None = None) -> DownloadRecord:
+        """The first download that begins after ``after`` (default: now), once it is finished.
+
+        For an action that expects a download, take ``mark()`` before the action and pass it
+        here, so a download that finishes before this call is not missed.  A failed download
+        is returned with its ``failure`` set; the caller decides whether that is an error.
+        """
+        if after is None:
+            after = self._started
+        if isinstance(after, bool) or not isinstance(after, int) or after < 0:
+            raise ActionInvalid(f"after must be a mark() value, not {after!r}")
+        if after in self._records:
+            return self._records[after]
+        if self.page.is_closed():
+            raise BrowserClosed("the tab is closed; no download can arrive")
+        waiter: asyncio.Future[DownloadRecord] = asyncio.get_running_loop().create_future()
+        self._waiters.setdefault(after, []).append(waiter)
+        try:
+            return await budget.run(waiter)
+        except BudgetExceeded:
+            raise BudgetExceeded(
+                f"no download finished within {budget.timeout_ms:.0f} ms",
+                hint="check that the action starts a download, or give it more time",
+            ) from None
+        finally:
+            waiters = self._waiters.get(after, [])
+            if waiter in waiters:
+                waiters.remove(waiter)
+            if not waiters:
+                self._waiters.pop(after, None)
+
+    # -- listeners ----------------------------------------------------------------------
+
+    def _on_download(self, download: Download) -> None:
+        seq, self._started = self._started, self._started + 1
+        task = asyncio.ensure_future(self._keep(seq, download))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _on_close(self, _page: Page) -> None:
+        for waiters in self._waiters.values():
+            for waiter in waiters:
+                if not waiter.done():
+                    waiter.set_exception(BrowserClosed("the tab closed before a download came"))
+
+    async def _keep(self, seq: int, download: Download) -> None:
+        suggested, url = download.suggested_filename, download.url
+        path: Path | None = None
+        try:
+            failure = await download.failure()  # waits until the download ends
+            if failure is None:
+                path = await asyncio.to_thread(self._reserve, safe_file_name(suggested))
+                await download.save_as(path)
+            size = await asyncio.to_thread(_size, path) if path is not None else 0
+            record = DownloadRecord(path.name if path else "", path, size, url, failure, suggested)
+        except (PlaywrightError, ActionFailed, OSError) as exc:
+            if path is not None:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            record = DownloadRecord("", None, 0, url, reason[:300], suggested)
+        self._records[seq] = record
+        while len(self._records) > _MAX_RECORDS:
+            self._records.pop(min(self._records))
+        for waiter in self._waiters.pop(seq, []):
+            if not waiter.done():
+                waiter.set_result(record)
+
+    def _reserve(self, name: str) -> Path:
+        """Create an empty file under a free name, so concurrent downloads never share one."""
+        stem, dot, ext = name.rpartition(".")
+        if not dot or not stem:
+            stem, ext = name, ""
+        ext = f".{ext}" if ext else ""
+        for attempt in range(1000):
+            candidate = self.folder / (name if attempt == 0 else f"{stem} ({attempt}){ext}")
+            # Defense in depth: safe_file_name already made one plain path component.
+            if candidate.parent != self.folder or candidate.name in ("", ".", ".."):
+                raise ActionFailed(f"refused to save a download as {candidate.name!r}")
+            try:
+                # O_EXCL also refuses an existing symlink, so nothing redirects the write.
+                os.close(os.open(candidate, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+            except FileExistsError:
+                continue
+            return candidate
+        raise ActionFailed(f"no free file name for {name!r} in {self.folder}")

@@ -1,0 +1,363 @@
+"""What a page said and did: console messages, uncaught errors and network requests.
+
+An agent that only sees the accessibility tree cannot tell why a button "did nothing"; the
+console error or the failed request behind it usually can.  :class:`PageLog` listens to the
+page's events and keeps the latest of each kind in bounded ring buffers, so a run of hours
+holds a fixed amount of memory and a query answers from memory without a browser call.
+
+Listeners run inside Playwright's event dispatch: they only copy a few properties, cut long
+texts, and swallow their own errors, because an exception there would surface in someone
+else's await and a slow listener delays every other event of the page.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter, deque
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from playwright.async_api import ConsoleMessage, Page, Request, Response
+from playwright.async_api import Error as PlaywrightError
+
+from automation.errors import ActionInvalid
+
+__all__ = [
+    "CONSOLE_LEVELS",
+    "RESOURCE_TYPES",
+    "ConsoleEntry",
+    "PageErrorEntry",
+    "PageLog",
+    "RequestEntry",
+]
+
+log = logging.getLogger("automation.browser")
+
+CONSOLE_LEVELS = frozenset(
+    """assert clear count debug dir dirxml endGroup error info log profile profileEnd
+    startGroup startGroupCollapsed table time timeEnd trace warning""".split()
+)
+RESOURCE_TYPES = frozenset(
+    """document stylesheet image media font script texttrack xhr fetch eventsource websocket
+    manifest other""".split()
+)
+_LEVEL_ALIASES = {"warn": "warning"}
+
+# Pages log whole objects and data: URLs; the log is for reading, not for replaying them.
+_MAX_TEXT_CHARS = 2_000
+_MAX_URL_CHARS = 500
+_STACK_LINES = 5
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass(frozen=True)
+class ConsoleEntry:
+    level: str  # Playwright's console type: log, info, warning, error, debug ...
+    text: str
+    url: str
+    line: int  # 1-based, like a stack trace; 0 when unknown
+    time: float  # wall clock, seconds
+
+    @property
+    def location(self) -> str:
+        return f"{self.url}:{self.line}" if self.url else ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "level": self.level,
+            "text": self.text,
+            "location": self.location,
+            "time": self.time,
+        }
+
+
+@dataclass(frozen=True)
+class PageErrorEntry:
+    message: str  # "TypeError: x is undefined"
+    stack: tuple[str, ...]  # the first frames, "at f (url:line:col)"
+    time: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"message": self.message, "stack": list(self.stack), "time": self.time}
+
+
+@dataclass(frozen=True)
+class RequestEntry:
+    method: str
+    url: str
+    resource_type: str
+    status: int | None  # None: no response (still pending, or failed before headers)
+    failure: str | None  # network error text, like net::ERR_CONNECTION_REFUSED
+    duration_ms: float | None  # None while pending
+    from_cache: bool
+    time: float  # when the request started, wall clock seconds
+
+    @property
+    def pending(self) -> bool:
+        return self.duration_ms is None
+
+    @property
+    def failed(self) -> bool:
+        """A network failure or an HTTP error status: what a person would call "it failed"."""
+        return self.failure is not None or (self.status is not None and self.status >= 400)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "pending": self.pending, "failed": self.failed}
+
+
+@dataclass
+class _Pending:
+    method: str
+    url: str
+    resource_type: str
+    time: float
+    started: float  # monotonic, for the duration when the browser gives no timing
+
+
+class PageLog:
+    """Ring buffers of one page's console, uncaught errors and requests; newest last."""
+
+    def __init__(
+        self,
+        page: Page,
+        *,
+        console_size: int = 500,
+        errors_size: int = 200,
+        requests_size: int = 500,
+    ) -> None:
+        self.page = page
+        self._console: deque[ConsoleEntry] = deque(maxlen=console_size)
+        self._errors: deque[PageErrorEntry] = deque(maxlen=errors_size)
+        self._requests: deque[RequestEntry] = deque(maxlen=requests_size)
+        # Long polls and streams never finish; the cap keeps them from growing without end.
+        self._pending: dict[Request, _Pending] = {}
+        self._pending_cap = requests_size
+        self._seen: Counter[str] = Counter()
+        self._listeners: dict[str, Callable[[Any], None]] = {
+            "console": self._on_console,
+            "pageerror": self._on_page_error,
+            "request": self._on_request,
+            "requestfinished": self._on_request_finished,
+            "requestfailed": self._on_request_failed,
+        }
+        for event, listener in self._listeners.items():
+            page.on(event, listener)  # type: ignore[call-overload]
+
+    def detach(self) -> None:
+        """Stop listening; what was recorded stays readable."""
+        for event, listener in self._listeners.items():
+            try:
+                self.page.remove_listener(event, listener)
+            except (KeyError, ValueError):
+                pass  # already removed
+        self._listeners = {}
+
+    # -- listeners (cheap, never raise) -------------------------------------------------
+
+    def _on_console(self, message: ConsoleMessage) -> None:
+        try:
+            where = message.location or {}
+            url = str(where.get("url") or "")
+            self._console.append(
+                ConsoleEntry(
+                    level=message.type,
+                    text=_cut(message.text, _MAX_TEXT_CHARS),
+                    url=_cut(url, _MAX_URL_CHARS),
+                    # Playwright counts from 0; editors and stack traces count from 1.
+                    line=int(where.get("lineNumber") or 0) + 1 if url else 0,
+                    time=time.time(),
+                )
+            )
+            self._seen["console"] += 1
+        except Exception:
+            log.debug("console message not recorded", exc_info=True)
+
+    def _on_page_error(self, error: PlaywrightError) -> None:
+        try:
+            name, text = error.name or "Error", error.message or str(error)
+            message = text if text.startswith(name) else f"{name}: {text}"
+            lines = [line.strip() for line in (error.stack or "").splitlines() if line.strip()]
+            frames = [line for line in lines if line.startswith("at ")][:_STACK_LINES]
+            self._errors.append(
+                PageErrorEntry(
+                    message=_cut(message, _MAX_TEXT_CHARS),
+                    stack=tuple(_cut(frame, _MAX_URL_CHARS) for frame in frames),
+                    time=time.time(),
+                )
+            )
+            self._seen["errors"] += 1
+        except Exception:
+            log.debug("page error not recorded", exc_info=True)
+
+    def _on_request(self, request: Request) -> None:
+        try:
+            if len(self._pending) >= self._pending_cap:
+                self._pending.pop(next(iter(self._pending)))
+            self._pending[request] = _Pending(
+                method=request.method,
+                url=_cut(request.url, _MAX_URL_CHARS),
+                resource_type=request.resource_type,
+                time=time.time(),
+                started=time.monotonic(),
+            )
+            self._seen["requests"] += 1
+        except Exception:
+            log.debug("request not recorded", exc_info=True)
+
+    def _on_request_finished(self, request: Request) -> None:
+        self._finish(request, failure=None)
+
+    def _on_request_failed(self, request: Request) -> None:
+        try:
+            failure = request.failure or "failed"
+        except Exception:
+            failure = "failed"
+        self._finish(request, failure=failure)
+
+    def _finish(self, request: Request, *, failure: str | None) -> None:
+        try:
+            pending = self._pending.pop(request, None)
+            if pending is None:  # started before we attached, or dropped by the cap
+                pending = _Pending(
+                    request.method,
+                    _cut(request.url, _MAX_URL_CHARS),
+                    request.resource_type,
+                    time.time(),
+                    time.monotonic(),
+                )
+            response = request.existing_response
+            duration_ms = (time.monotonic() - pending.started) * 1000
+            end = request.timing.get("responseEnd", -1) if failure is None else -1
+            if end is not None and end >= 0:
+                duration_ms = float(end)  # the browser's own measure, without event latency
+            self._requests.append(
+                RequestEntry(
+                    method=pending.method,
+                    url=pending.url,
+                    resource_type=pending.resource_type,
+                    status=response.status if response is not None else None,
+                    failure=failure,
+                    duration_ms=round(duration_ms, 1),
+                    from_cache=_served_from_cache(request, response),
+                    time=pending.time,
+                )
+            )
+        except Exception:
+            log.debug("request end not recorded", exc_info=True)
+
+    # -- queries ------------------------------------------------------------------------
+
+    def console(
+        self, *, level: str | None = None, contains: str | None = None, limit: int = 50
+    ) -> list[ConsoleEntry]:
+        """The latest console messages, optionally of one level or containing a text."""
+        limit = _check_limit(limit)
+        if level is not None:
+            if not isinstance(level, str) or _LEVEL_ALIASES.get(level, level) not in CONSOLE_LEVELS:
+                raise ActionInvalid(
+                    f"unknown console level {level!r}",
+                    hint="use one of: " + ", ".join(sorted(CONSOLE_LEVELS)),
+                )
+            level = _LEVEL_ALIASES.get(level, level)
+        _check_text("contains", contains)
+        found = [
+            entry
+            for entry in self._console
+            if (level is None or entry.level == level)
+            and (contains is None or contains.lower() in entry.text.lower())
+        ]
+        return found[-limit:]
+
+    def errors(self, *, limit: int = 50) -> list[PageErrorEntry]:
+        """The latest uncaught exceptions of the page."""
+        return list(self._errors)[-_check_limit(limit) :]
+
+    def requests(
+        self,
+        *,
+        failed_only: bool = False,
+        url_contains: str | None = None,
+        resource_type: str | None = None,
+        limit: int = 50,
+    ) -> list[RequestEntry]:
+        """The latest requests, finished and still pending, in the order they started."""
+        limit = _check_limit(limit)
+        _check_text("url_contains", url_contains)
+        if resource_type is not None and resource_type not in RESOURCE_TYPES:
+            raise ActionInvalid(
+                f"unknown resource type {resource_type!r}",
+                hint="use one of: " + ", ".join(sorted(RESOURCE_TYPES)),
+            )
+        if not isinstance(failed_only, bool):
+            raise ActionInvalid("failed_only must be true or false")
+        entries = list(self._requests) + [_as_entry(p) for p in self._pending.values()]
+        entries.sort(key=lambda entry: entry.time)
+        found = [
+            entry
+            for entry in entries
+            if (not failed_only or entry.failed)
+            and (url_contains is None or url_contains in entry.url)
+            and (resource_type is None or entry.resource_type == resource_type)
+        ]
+        return found[-limit:]
+
+    def summary(self) -> dict[str, Any]:
+        """Counts plus the latest errors and failed requests: a page's health at a glance."""
+        failed = [entry for entry in self._requests if entry.failed]
+        return {
+            "console": {
+                "seen": self._seen["console"],
+                "by_level": dict(Counter(entry.level for entry in self._console)),
+            },
+            "page_errors": self._seen["errors"],
+            "requests": {
+                "seen": self._seen["requests"],
+                "pending": len(self._pending),
+                "failed": len(failed),
+            },
+            "errors": [entry.to_dict() for entry in list(self._errors)[-5:]],
+            "failed_requests": [entry.to_dict() for entry in failed[-5:]],
+        }
+
+
+def _served_from_cache(request: Request, response: Response | None) -> bool:
+    """Best effort: Chromium reports no connection timing for a response it served from cache.
+
+    Playwright exposes no "from cache" flag; it blanks ``requestStart`` and ``responseStart``
+    exactly when Chromium says the request was served from the memory or disk cache.
+    """
+    if response is None or response.from_service_worker:
+        return False
+    if not request.url.startswith(("http:", "https:")):
+        return False
+    timing = request.timing
+    return timing.get("requestStart", 0) < 0 and timing.get("responseStart", 0) < 0
+
+
+def _as_entry(pending: _Pending) -> RequestEntry:
+    return RequestEntry(
+        method=pending.method,
+        url=pending.url,
+        resource_type=pending.resource_type,
+        status=None,
+        failure=None,
+        duration_ms=None,
+        from_cache=False,
+        time=pending.time,
+    )
+
+
+def _check_limit(limit: int) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ActionInvalid(f"limit must be a positive whole number, not {limit!r}")
+    return limit
+
+
+def _check_text(name: str, value: str | None) -> None:
+    if value is not None and (not isinstance(value, str) or not value):
+        raise ActionInvalid(f"{name} must be a non-empty text, not {value!r}")
