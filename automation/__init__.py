@@ -22,7 +22,9 @@ from automation.browser import (
     BrowserSession,
     RefEntry,
     Snapshot,
+    SnapshotOptions,
     Tab,
+    TabGroup,
     UrlPolicy,
 )
 from automation.budget import Budget
@@ -40,6 +42,7 @@ from automation.errors import (
     RefNotFound,
     StaleRef,
     TabwrightError,
+    UnexpectedDialog,
     UrlBlocked,
 )
 from automation.events import Event, EventSink, ListSink
@@ -73,9 +76,12 @@ __all__ = [
     "RefNotFound",
     "RunControl",
     "Snapshot",
+    "SnapshotOptions",
     "StaleRef",
     "Tab",
+    "TabGroup",
     "TabwrightError",
+    "UnexpectedDialog",
     "UrlBlocked",
     "UrlPolicy",
     "parse_reply",

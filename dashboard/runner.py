@@ -33,6 +33,7 @@ from automation.events import (
 )
 from automation.llm.base import Planner
 from dashboard import selectors, services
+from dashboard.forms import url_policy
 from dashboard.models import Run
 
 __all__ = ["RunManager", "group_name", "runner"]
@@ -210,6 +211,7 @@ def browser_config() -> BrowserConfig:
         cdp_url=conf["CDP_URL"],
         headless=conf["HEADLESS"],
         action_timeout_ms=conf["ACTION_TIMEOUT_MS"],
+        url_policy=url_policy(),
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from automation import BrowserConfig, BrowserSession, Tab
+from automation import BrowserConfig, BrowserSession, Tab, UrlPolicy
 from tests.fakellm import llm_server  # noqa: F401  (a fixture)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,6 +24,17 @@ CHROMIUM = os.environ.get("TABWRIGHT_CHROMIUM_PATH", "/usr/bin/chromium")
 class _QuietHandler(SimpleHTTPRequestHandler):
     def log_message(self, format: str, *args: object) -> None:
         pass
+
+    def do_GET(self) -> None:
+        if self.path.startswith("/hang"):  # a page that starts and never finishes loading
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            self.wfile.write(b"<!doctype html><title>Hanging</title><p>Still loading")
+            self.wfile.flush()
+            time.sleep(30)
+            return
+        super().do_GET()
 
 
 @pytest.fixture(scope="session")
@@ -39,7 +51,13 @@ def fixture_url() -> Iterator[str]:
 
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
 async def browser() -> AsyncIterator[BrowserSession]:
-    session = BrowserSession(BrowserConfig(executable_path=CHROMIUM, action_timeout_ms=5_000))
+    config = BrowserConfig(
+        executable_path=CHROMIUM,
+        action_timeout_ms=5_000,
+        url_policy=UrlPolicy(block_private=False),  # the test pages are on 127.0.0.1
+        upload_dir=str(FIXTURES / "uploads"),
+    )
+    session = BrowserSession(config)
     await session.start()
     yield session
     await session.close()

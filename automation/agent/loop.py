@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from automation.agent.control import RunControl
 from automation.agent.parser import Action, parse_reply
 from automation.agent.prompts import observation_text, system_prompt
-from automation.browser.actions import ACTIONS
+from automation.browser.actions import ACTIONS, execute
 from automation.browser.snapshot import Snapshot
 from automation.browser.tab import Tab
 from automation.budget import Budget
@@ -224,7 +224,10 @@ class AgentRun:
             if spec.targets_ref:
                 # Before the action: a navigation it causes would destroy the ref.
                 selector = await self.tab.selector_for(ref, budget=step_budget)
-            result = await spec.run(self.tab, action.args, step_budget)
+            result = await execute(self.tab, action.name, action.args, budget=step_budget)
+            group = self.tab.group
+            if group is not None and group.current is not None:
+                self.tab = group.current  # a tabs action may have switched the current tab
         except (Cancelled, BrowserClosed):
             raise
         except BudgetExceeded as exc:

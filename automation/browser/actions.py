@@ -3,6 +3,8 @@
 Each :class:`ActionSpec` names its parameters once; the same spec validates a request,
 documents the tool in the system prompt and dispatches to the :class:`Tab` method.
 Adding an action here is all it takes to offer it to the model.
+
+Every action also takes ``timeout_ms``: it narrows the caller's budget for that one call.
 """
 
 from __future__ import annotations
@@ -11,19 +13,27 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from automation.browser import storage
 from automation.browser.tab import Tab
 from automation.budget import Budget
 from automation.errors import ActionInvalid
 
 __all__ = ["ACTIONS", "ActionSpec", "Param", "execute", "validate"]
 
+MAX_TIMEOUT_MS = 600_000
+
 
 @dataclass(frozen=True)
 class Param:
     name: str
-    type: type
+    type: type | tuple[type, ...]
     description: str
     required: bool = True
+
+    @property
+    def type_name(self) -> str:
+        types = self.type if isinstance(self.type, tuple) else (self.type,)
+        return "|".join(t.__name__ for t in types)
 
 
 @dataclass(frozen=True)
@@ -36,9 +46,114 @@ class ActionSpec:
 
     def signature(self) -> str:
         fields = ", ".join(
-            f'"{p.name}": {p.type.__name__}{"" if p.required else "?"}' for p in self.params
+            f'"{p.name}": {p.type_name}{"" if p.required else "?"}' for p in self.params
         )
         return f'{{"action": "{self.name}"{", " if fields else ""}{fields}}}'
+
+
+def _ref(description: str = "ref from the latest snapshot, like e5") -> Param:
+    return Param("ref", str, description)
+
+
+def _opt(name: str, kind: type | tuple[type, ...], description: str) -> Param:
+    return Param(name, kind, description, required=False)
+
+
+async def _tabs(tab: Tab, args: dict[str, Any], budget: Budget) -> str:
+    group = tab.group
+    if group is None:
+        raise ActionInvalid("this tab is not part of a run's tab group")
+    await group.sync()
+    op = args.get("op", "list")
+    if op == "open":
+        opened = await group.open(args.get("url", ""), budget=budget)
+        return f"opened tab {group.tabs.index(opened)} at {opened.url}; it is now current"
+    if op == "select":
+        chosen = await group.select(args.get("index"))  # type: ignore[arg-type]
+        return f"tab {group.tabs.index(chosen)} is current: {chosen.url}"
+    if op == "close":
+        current = await group.close_tab(args.get("index"))  # type: ignore[arg-type]
+        return f"closed; tab {group.tabs.index(current)} is current: {current.url}"  # type: ignore[arg-type]
+    if op != "list":
+        raise ActionInvalid("tabs: op must be list, open, select or close")
+    return "\n".join(
+        f"{t['index']}: {t['url']}{' (current)' if t['current'] else ''}" for t in group.list()
+    )
+
+
+async def _dialog(tab: Tab, args: dict[str, Any], budget: Budget) -> str:
+    action = "accept" if args.get("accept", True) else "dismiss"
+    tab.dialogs.arm(action, prompt_text=args.get("prompt_text"), times=args.get("times", 1))
+    answer = f" with {args['prompt_text']!r}" if args.get("prompt_text") is not None else ""
+    return f"armed: the next dialog will be {action}ed{answer}"
+
+
+async def _page_log(tab: Tab, args: dict[str, Any], budget: Budget) -> str:
+    kind = args.get("kind", "errors")
+    limit = args.get("limit", 20)
+    contains = args.get("contains")
+    if kind == "console":
+        rows = [
+            f"{e.level}: {e.text} ({e.location})"
+            for e in tab.log.console(level=args.get("level"), contains=contains, limit=limit)
+        ]
+    elif kind == "errors":
+        rows = [e.message for e in tab.log.errors(limit=limit)]
+    elif kind == "requests":
+        rows = [
+            f"{e.method} {e.url} -> {e.failure or e.status or 'pending'}"
+            for e in tab.log.requests(
+                failed_only=args.get("failed_only", False), url_contains=contains, limit=limit
+            )
+        ]
+    else:
+        raise ActionInvalid("page_log: kind must be console, errors or requests")
+    return "\n".join(rows) if rows else f"no {kind} recorded"
+
+
+async def _cookies(tab: Tab, args: dict[str, Any], budget: Budget) -> str:
+    op = args.get("op", "get")
+    if op == "clear":
+        gone = await storage.cookies_clear(
+            tab.context, name=args.get("name"), domain=args.get("domain"), budget=budget
+        )
+        return f"cleared {gone} cookies"
+    if op != "get":
+        raise ActionInvalid("cookies: op must be get or clear")
+    found = await storage.cookies_get(tab.context, budget=budget)
+    # Values can be session secrets: the model gets names and domains only.
+    return "\n".join(f"{c['name']} ({c['domain']})" for c in found) or "no cookies"
+
+
+async def _storage(tab: Tab, args: dict[str, Any], budget: Budget) -> str:
+    kind, op = args.get("kind", "local"), args.get("op", "get")
+    if op == "get":
+        items = await storage.web_storage_get(tab.page, kind, args.get("key"), budget=budget)
+        return "\n".join(f"{k} = {v[:200]}" for k, v in items.items()) or f"{kind} storage is empty"
+    if op == "set":
+        count = await storage.web_storage_set(
+            tab.page, kind, args.get("items") or {}, budget=budget
+        )
+        return f"set {count} {kind} storage items"
+    if op == "clear":
+        count = await storage.web_storage_clear(tab.page, kind, budget=budget)
+        return f"cleared {count} {kind} storage items"
+    raise ActionInvalid("storage: op must be get, set or clear")
+
+
+async def _downloads(tab: Tab, args: dict[str, Any], budget: Budget) -> str:
+    if tab.downloads is None:
+        raise ActionInvalid("downloads are off: this tab has no workspace folder")
+    if args.get("wait"):
+        record = await tab.downloads.wait_next(budget=budget, after=args.get("after"))
+        records = [record]
+    else:
+        records = tab.downloads.records()
+    rows = [
+        f"{r.name}: {r.size_bytes} bytes" if not r.failure else f"{r.name}: failed ({r.failure})"
+        for r in records
+    ]
+    return "\n".join(rows) or "no downloads yet"
 
 
 ACTIONS: dict[str, ActionSpec] = {
@@ -50,37 +165,215 @@ ACTIONS: dict[str, ActionSpec] = {
             (Param("url", str, "absolute URL"),),
             lambda tab, a, b: tab.navigate(a["url"], budget=b),
         ),
+        ActionSpec("back", "go back in the tab's history", (), lambda t, a, b: t.back(budget=b)),
+        ActionSpec(
+            "forward", "go forward in the tab's history", (), lambda t, a, b: t.forward(budget=b)
+        ),
+        ActionSpec("reload", "reload the page", (), lambda t, a, b: t.reload(budget=b)),
         ActionSpec(
             "click",
             "click the element with this ref",
-            (Param("ref", str, "ref from the latest snapshot, like e5"),),
-            lambda tab, a, b: tab.click(a["ref"], budget=b),
+            (
+                _ref(),
+                _opt("button", str, "left (default), right or middle"),
+                _opt("modifiers", list, 'keys held while clicking, like ["Shift"]'),
+            ),
+            lambda tab, a, b: tab.click(
+                a["ref"], button=a.get("button", "left"), modifiers=a.get("modifiers", ()), budget=b
+            ),
+            targets_ref=True,
+        ),
+        ActionSpec(
+            "double_click",
+            "double-click the element",
+            (_ref(),),
+            lambda tab, a, b: tab.click(a["ref"], double=True, budget=b),
+            targets_ref=True,
+        ),
+        ActionSpec(
+            "hover",
+            "move the mouse over the element (menus, tooltips)",
+            (_ref(),),
+            lambda tab, a, b: tab.hover(a["ref"], budget=b),
             targets_ref=True,
         ),
         ActionSpec(
             "type",
-            "replace the text of a field; submit=true presses Enter after",
+            "replace the text of a field, typing key by key; submit=true presses Enter after",
             (
-                Param("ref", str, "ref of a textbox"),
+                _ref("ref of a textbox"),
                 Param("text", str, "the text to enter"),
-                Param("submit", bool, "press Enter after typing", required=False),
+                _opt("submit", bool, "press Enter after typing"),
+                _opt("delay_ms", int, "pause between keys, for fields that react to each key"),
             ),
             lambda tab, a, b: tab.type(
-                a["ref"], a["text"], submit=a.get("submit", False), budget=b
+                a["ref"],
+                a["text"],
+                submit=a.get("submit", False),
+                delay_ms=a.get("delay_ms", 0),
+                budget=b,
             ),
             targets_ref=True,
         ),
         ActionSpec(
+            "fill",
+            "set a field's value at once",
+            (
+                _ref("ref of a textbox"),
+                Param("value", str, "the new value"),
+                _opt("submit", bool, "press Enter after"),
+            ),
+            lambda tab, a, b: tab.fill(
+                a["ref"], a["value"], submit=a.get("submit", False), budget=b
+            ),
+            targets_ref=True,
+        ),
+        ActionSpec(
+            "fill_form",
+            "fill several fields in one call: text for textboxes, true/false for "
+            "checkboxes, an option label for selects",
+            (
+                Param(
+                    "fields", list, '[{"ref": "e5", "value": "Ada"}, {"ref": "e7", "value": true}]'
+                ),
+            ),
+            lambda tab, a, b: tab.fill_form(a["fields"], budget=b),
+        ),
+        ActionSpec(
+            "select_option",
+            "choose an option of a select by its label",
+            (_ref("ref of a combobox or listbox"), Param("values", (str, list), "label(s)")),
+            lambda tab, a, b: tab.select_option(a["ref"], a["values"], budget=b),
+            targets_ref=True,
+        ),
+        ActionSpec(
+            "check",
+            "check (or with checked=false uncheck) a checkbox or radio",
+            (_ref(), _opt("checked", bool, "true (default) or false")),
+            lambda tab, a, b: tab.set_checked(a["ref"], a.get("checked", True), budget=b),
+            targets_ref=True,
+        ),
+        ActionSpec(
             "press",
-            "press a key on the focused element (Enter, Tab, Escape, Control+A)",
-            (Param("key", str, "key name"),),
-            lambda tab, a, b: tab.press(a["key"], budget=b),
+            "press a key (Enter, Tab, Escape, Control+A) on the focused element or a ref",
+            (Param("key", str, "key name"), _opt("ref", str, "element to press it on")),
+            lambda tab, a, b: tab.press_key(a["key"], ref=a.get("ref", ""), budget=b),
+        ),
+        ActionSpec(
+            "drag",
+            "drag one element onto another",
+            (Param("source", str, "ref to drag"), Param("target", str, "ref to drop on")),
+            lambda tab, a, b: tab.drag(a["source"], a["target"], budget=b),
+        ),
+        ActionSpec(
+            "scroll",
+            "scroll an element into view, or the page by dy (and dx) pixels",
+            (
+                _opt("ref", str, "element to bring into view"),
+                _opt("dx", int, "px"),
+                _opt("dy", int, "px"),
+            ),
+            lambda tab, a, b: tab.scroll(
+                ref=a.get("ref", ""), dx=a.get("dx", 0), dy=a.get("dy", 0), budget=b
+            ),
+        ),
+        ActionSpec(
+            "highlight",
+            "outline an element for the person watching",
+            (_ref(),),
+            lambda tab, a, b: tab.highlight(a["ref"], budget=b),
+        ),
+        ActionSpec(
+            "upload",
+            "attach files from the upload folder to a file input",
+            (
+                _ref("ref of the file input"),
+                Param("files", list, "file names in the upload folder"),
+            ),
+            lambda tab, a, b: tab.set_input_files(a["ref"], a["files"], budget=b),
+            targets_ref=True,
         ),
         ActionSpec(
             "wait_for",
-            "wait until a text is visible on the page",
-            (Param("text", str, "text to wait for"),),
-            lambda tab, a, b: tab.wait_for_text(a["text"], budget=b),
+            "wait for one thing: text to appear, text_gone to vanish, a ref to reach a "
+            "state (visible, hidden, enabled, disabled), the url to contain a string, "
+            "a load_state, or time_ms to pass",
+            (
+                _opt("text", str, "text to wait for"),
+                _opt("text_gone", str, "text to wait to vanish"),
+                _opt("ref", str, "element to watch"),
+                _opt("state", str, "for ref: visible, hidden, enabled, disabled"),
+                _opt("url", str, "part of the URL to wait for"),
+                _opt("load_state", str, "load, domcontentloaded or networkidle"),
+                _opt("time_ms", int, "milliseconds to wait"),
+            ),
+            lambda tab, a, b: tab.wait_for(budget=b, **a),
+        ),
+        ActionSpec(
+            "resize",
+            "set the viewport size",
+            (Param("width", int, "px"), Param("height", int, "px")),
+            lambda tab, a, b: tab.resize(a["width"], a["height"], budget=b),
+        ),
+        ActionSpec(
+            "dialog",
+            "arm the answer to the next dialog (alert, confirm, prompt) before the action "
+            "that opens it; unarmed dialogs are dismissed and reported as errors",
+            (
+                _opt("accept", bool, "true (default) to accept, false to dismiss"),
+                _opt("prompt_text", str, "the answer to type into a prompt"),
+                _opt("times", int, "how many dialogs to answer this way (default 1)"),
+            ),
+            _dialog,
+        ),
+        ActionSpec(
+            "page_log",
+            "read what the page logged: console messages, uncaught errors or network requests",
+            (
+                _opt("kind", str, "console, errors (default) or requests"),
+                _opt("level", str, "console level: error, warning, info, log, debug"),
+                _opt("contains", str, "only entries containing this text (or URL part)"),
+                _opt("failed_only", bool, "requests: only failed ones"),
+                _opt("limit", int, "at most this many, newest last (default 20)"),
+            ),
+            _page_log,
+        ),
+        ActionSpec(
+            "cookies",
+            "list the run's cookie names, or clear cookies",
+            (
+                _opt("op", str, "get (default) or clear"),
+                _opt("name", str, "clear: only this cookie"),
+                _opt("domain", str, "clear: only this domain"),
+            ),
+            _cookies,
+        ),
+        ActionSpec(
+            "storage",
+            "read, set or clear the page's localStorage or sessionStorage",
+            (
+                _opt("kind", str, "local (default) or session"),
+                _opt("op", str, "get (default), set or clear"),
+                _opt("key", str, "get: one key only"),
+                _opt("items", dict, 'set: {"key": "value"}'),
+            ),
+            _storage,
+        ),
+        ActionSpec(
+            "downloads",
+            "list the files downloaded into the run's workspace, or wait for the next one",
+            (_opt("wait", bool, "wait for the next download to finish"),),
+            _downloads,
+        ),
+        ActionSpec(
+            "tabs",
+            "list the run's tabs, or open (url), select (index) or close (index) one",
+            (
+                _opt("op", str, "list (default), open, select or close"),
+                _opt("url", str, "for open"),
+                _opt("index", int, "for select and close"),
+            ),
+            _tabs,
         ),
     )
 }
@@ -103,15 +396,31 @@ def validate(name: str, args: dict[str, Any]) -> dict[str, Any]:
         value = args[param.name]
         if param.type is str and isinstance(value, int | float) and not isinstance(value, bool):
             value = str(value)  # a model writing 42 for "42" is harmless
-        if not isinstance(value, param.type):
+        wrong_bool = isinstance(value, bool) and param.type is int
+        if not isinstance(value, param.type) or wrong_bool:
             raise ActionInvalid(
-                f"{name}: {param.name!r} must be {param.type.__name__}, not {type(value).__name__}"
+                f"{name}: {param.name!r} must be {param.type_name}, not {type(value).__name__}"
             )
         clean[param.name] = value
     return clean
 
 
+def _timeout(name: str, args: dict[str, Any]) -> float | None:
+    value = args.get("timeout_ms")
+    if value is None:
+        return None
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not 0 < value <= MAX_TIMEOUT_MS
+    ):
+        raise ActionInvalid(f"{name}: timeout_ms must be between 1 and {MAX_TIMEOUT_MS}")
+    return float(value)
+
+
 async def execute(tab: Tab, name: str, args: dict[str, Any], *, budget: Budget) -> str:
     """Validate and run one action; returns the result line for the model."""
     clean = validate(name, args)
-    return await ACTIONS[name].run(tab, clean, budget)
+    timeout_ms = _timeout(name, args)
+    call_budget = budget.child(timeout_ms, label=name) if timeout_ms else budget
+    return await ACTIONS[name].run(tab, clean, call_budget)

@@ -31,3 +31,4 @@ class BrowserConfig:
     launch_timeout_ms: int = 30_000
     action_timeout_ms: int = 15_000  # the default when a caller gives no budget
     url_policy: UrlPolicy = field(default_factory=UrlPolicy)
+    upload_dir: str = ""  # files the agent may attach to file inputs; empty: uploads off

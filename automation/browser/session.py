@@ -1,20 +1,29 @@
-"""One Playwright connection per browser; each run or caller gets its own tab in its own context.
+"""One Playwright connection per browser; each run gets a group of tabs in its own context.
 
 ``BrowserSession`` launches Debian's Chromium through Playwright (path from the config) or
-connects to a running Chrome by CDP URL.  If the browser died, the next ``new_tab()``
-starts (or reconnects) a fresh one and says so in ``restarts``.
+connects to a running Chrome by CDP URL.  If the browser died, the next call that needs
+it starts (or reconnects to) a fresh one, counts it in ``restarts`` and logs it.
+
+Every context gets the snapshot registry as an init script (so it exists before a page's
+own scripts run) and the URL guard; the ``tabwright=`` selector engine that resolves refs
+is registered once per Playwright connection.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
+from pathlib import Path
 
-from playwright.async_api import Browser, Playwright, async_playwright
+from playwright.async_api import Browser, BrowserContext, Page, Playwright, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
 from automation.browser.config import BrowserConfig
-from automation.browser.tab import Tab
+from automation.browser.snapshot import SNAPSHOT_JS
+from automation.browser.tab import SELECTOR_ENGINE, RefState, Tab
+from automation.browser.tabs import TabGroup
+from automation.browser.url_guard import install_url_guard
 from automation.budget import Budget
 from automation.errors import BrowserError
 
@@ -24,13 +33,18 @@ log = logging.getLogger("automation.browser")
 
 
 class BrowserSession:
-    def __init__(self, config: BrowserConfig | None = None) -> None:
+    def __init__(
+        self, config: BrowserConfig | None = None, *, ref_states: dict[str, RefState] | None = None
+    ) -> None:
         self.config = config or BrowserConfig()
         self._playwright: Playwright | None = None
         self._browser: Browser | None = None
         self._lock = asyncio.Lock()
-        self._tabs: set[Tab] = set()
+        self._groups: set[TabGroup] = set()
+        # Per browser target: a new Page object for the same tab keeps its refs.
+        self.ref_states: dict[str, RefState] = ref_states if ref_states is not None else {}
         self.restarts = 0
+        self._taught: weakref.WeakSet[BrowserContext] = weakref.WeakSet()
 
     @property
     def connected(self) -> bool:
@@ -43,13 +57,16 @@ class BrowserSession:
                 return
             if self._browser is not None:
                 self.restarts += 1
-                log.warning("browser was gone; starting a new one (restart %d)", self.restarts)
+                how = "reconnecting to" if self.config.cdp_url else "starting"
+                log.warning("the browser was gone; %s a new one (restart %d)", how, self.restarts)
+                self._groups.clear()
                 await self._drop_browser()
             await budget.run(self._start_browser(budget))
 
     async def _start_browser(self, budget: Budget) -> None:
         if self._playwright is None:
             self._playwright = await async_playwright().start()
+            await self._playwright.selectors.register("tabwright", SELECTOR_ENGINE)
         chromium = self._playwright.chromium
         try:
             if self.config.cdp_url:
@@ -70,8 +87,14 @@ class BrowserSession:
                 hint="check TABWRIGHT_CHROMIUM_PATH or TABWRIGHT_CDP_URL",
             ) from None
 
-    async def new_tab(self, *, budget: Budget | None = None) -> Tab:
-        """A fresh page in a fresh browser context (own cookies and storage)."""
+    async def new_group(
+        self,
+        *,
+        storage_state: str | Path | dict | None = None,
+        workspace: Path | None = None,
+        budget: Budget | None = None,
+    ) -> TabGroup:
+        """A fresh browser context (own cookies and storage) with one tab open."""
         budget = budget or Budget(self.config.launch_timeout_ms, label="new tab")
         await self.start(budget=budget)
         assert self._browser is not None
@@ -81,20 +104,90 @@ class BrowserSession:
                     viewport={
                         "width": self.config.viewport_width,
                         "height": self.config.viewport_height,
-                    }
+                    },
+                    accept_downloads=True,
+                    storage_state=storage_state,  # type: ignore[arg-type]
                 )
             )
-            page = await budget.run(context.new_page())
+            await budget.run(context.add_init_script(script=SNAPSHOT_JS))
         except PlaywrightError as exc:
             raise BrowserError(f"could not open a tab: {_first_line(exc)}") from None
-        tab = Tab(page, context=context, config=self.config, on_close=self._tabs.discard)
-        self._tabs.add(tab)
+
+        async def make_tab(page: Page, group: TabGroup) -> Tab:
+            tab = Tab(page, context=context, config=self.config, workspace=workspace)
+            tab.group = group
+            await self._keep_state(tab)
+            return tab
+
+        group = TabGroup(context, make_tab=make_tab, on_close=self._groups.discard)
+        await budget.run(
+            install_url_guard(context, self.config.url_policy, on_block=_noting(group))
+        )
+        self._groups.add(group)
+        try:
+            await group.open(budget=budget)
+        except BaseException:
+            await group.close()
+            raise
+        return group
+
+    async def new_tab(
+        self,
+        *,
+        storage_state: str | Path | dict | None = None,
+        workspace: Path | None = None,
+        budget: Budget | None = None,
+    ) -> Tab:
+        """A fresh page in a fresh browser context (own cookies and storage); its group
+        (``tab.group``) holds the tabs the run opens later."""
+        group = await self.new_group(
+            storage_state=storage_state, workspace=workspace, budget=budget
+        )
+        assert group.current is not None
+        return group.current
+
+    async def adopt(self, page: Page) -> Tab:
+        """A Tab for a page of this browser made elsewhere (another connection, say); if
+        this session knew the page's target, its refs carry on."""
+        await self._teach_selector_engine(page.context)
+        tab = Tab(page, config=self.config)
+        await self._keep_state(tab)
         return tab
+
+    async def _teach_selector_engine(self, context: BrowserContext) -> None:
+        """Playwright hands registered selector engines only to contexts it creates; a
+        context found on connecting over CDP must be told about ours explicitly.  The
+        public API has no call for it, so this goes through the context's channel."""
+        if context in self._taught:
+            return
+        channel = context._impl_obj._channel  # type: ignore[attr-defined]
+        try:
+            await channel.registerSelectorEngine(
+                {"name": "tabwright", "source": SELECTOR_ENGINE}, timeout=10_000
+            )
+        except PlaywrightError as exc:
+            if "already registered" not in str(exc):
+                raise BrowserError(f"could not prepare the tab: {_first_line(exc)}") from None
+        self._taught.add(context)
+
+    async def _keep_state(self, tab: Tab) -> None:
+        try:
+            session = await tab.context.new_cdp_session(tab.page)
+            info = await session.send("Target.getTargetInfo")
+            await session.detach()
+        except PlaywrightError:
+            return  # not a CDP browser target: refs live with this Tab only
+        target = info["targetInfo"]["targetId"]
+        known = self.ref_states.get(target)
+        if known is not None:
+            tab.state = known
+        else:
+            self.ref_states[target] = tab.state
 
     async def close(self) -> None:
         async with self._lock:
-            for tab in list(self._tabs):
-                await tab.close()
+            for group in list(self._groups):
+                await group.close()
             await self._drop_browser()
             if self._playwright is not None:
                 await self._playwright.stop()
@@ -114,6 +207,14 @@ class BrowserSession:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+
+def _noting(group: TabGroup):  # type: ignore[no-untyped-def]
+    def on_block(url: str, reason: str) -> None:
+        group.blocked.append((url, reason))
+        del group.blocked[:-100]
+
+    return on_block
 
 
 def _first_line(exc: BaseException) -> str:

@@ -1,18 +1,35 @@
 """Role snapshots of a tab: an indented accessibility tree with short refs (``[e3]``).
 
-The tree comes from Playwright's ``aria_snapshot(mode="ai")`` (one in-page pass, refs it
-can resolve again with the ``aria-ref=`` locator).  We parse it once into :class:`RefEntry`
-records — role, name, nth among equal role+name pairs, frame — and render a shorter text
-for the model: ``[ref=e5]`` becomes ``[e5]``, cursor hints are dropped.
+The tree is built in the page by ``snapshot.js`` (one pass per frame over the DOM and its
+open shadow roots; installed by an init script in every document).  Each frame returns
+its own text and ref table; :func:`stitch` puts child frames under their ``<iframe>``
+line, and :func:`truncate` applies the character budget with a marker that says what was
+left out.
+
+Refs look like ``e12`` in the main frame and ``f2e7`` inside a frame (``f2`` names the
+frame).  Numbers are never reused within a tab, so a ref from a page that was left is
+recognisably stale rather than silently pointing at something new.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
-__all__ = ["RefEntry", "Snapshot", "parse_aria_snapshot"]
+from automation.errors import ActionInvalid
+
+__all__ = [
+    "INTERACTIVE_ROLES",
+    "REF_RE",
+    "SNAPSHOT_JS",
+    "FramePart",
+    "RefEntry",
+    "Snapshot",
+    "SnapshotOptions",
+    "stitch",
+    "truncate",
+]
 
 # Roles a person can act on; the rule planner and the prompt care about these first.
 INTERACTIVE_ROLES = frozenset(
@@ -20,12 +37,20 @@ INTERACTIVE_ROLES = frozenset(
         "button", "checkbox", "combobox", "link", "listbox", "menuitem", "menuitemcheckbox",
         "menuitemradio", "option", "radio", "searchbox", "slider", "spinbutton", "switch",
         "tab", "textbox", "treeitem",
+        "clickable",  # no role, but a click handler or a pointer cursor of its own
     }
 )  # fmt: skip
 
-_REF_RE = re.compile(r"\s*\[ref=((?:f\d+)?e\d+)\]")
-_CURSOR_RE = re.compile(r"\s*\[cursor=\w+\]")
-_ITEM_RE = re.compile(r"^(?P<indent>\s*)- (?P<body>.*)$")
+REF_RE = re.compile(r"^(?:f(?P<frame>\d+))?e(?P<num>\d+)$")
+
+# Installs the registry (an expression; also used as the context's init script).
+SNAPSHOT_JS = (Path(__file__).with_name("snapshot.js")).read_text(encoding="utf-8")
+# One snapshot call; the result comes back as one JSON string, which is several times
+# faster to move through Playwright than the same data as a structured value.
+CALL_JS = """(o) => {
+  if (!window.__tabwright) return null;
+  return JSON.stringify(window.__tabwright.snapshot(o));
+}"""
 
 
 @dataclass(frozen=True)
@@ -35,13 +60,49 @@ class RefEntry:
     name: str
     nth: int  # index among elements of the same frame with this role and name
     frame: str  # "" for the main frame, else the frame's ref prefix ("f1")
-    epoch: int  # the tab's navigation count when the ref was issued
     count: int = 1  # how many elements shared role+name in that frame at snapshot time
     host: str = ""  # for a ref inside a frame: the ref of the <iframe> that holds the frame
+    backend_node_id: int | None = None  # CDP's id of the element, once asked for
 
     @property
     def interactive(self) -> bool:
         return self.role in INTERACTIVE_ROLES
+
+    def describe(self) -> str:
+        return (
+            f"{self.ref} ({self.role} {self.name!r})" if self.name else f"{self.ref} ({self.role})"
+        )
+
+
+@dataclass(frozen=True)
+class SnapshotOptions:
+    """What a snapshot shows.  The ref table always covers the whole page (or scope)."""
+
+    interactive_only: bool = False  # one line per element one can act on, no structure
+    max_depth: int = 0  # 0: no limit; deeper subtrees are folded into "… (N refs below)"
+    compact: bool = True  # leave out structural elements that carry no role
+    scope: str = ""  # a ref or a CSS selector: only that element and what is inside
+    max_chars: int = 0  # 0: no limit; else cut with a marker saying how much was left out
+    delta: bool = False  # only what changed since the last snapshot of this tab
+
+    def __post_init__(self) -> None:
+        if self.max_depth < 0 or self.max_chars < 0:
+            raise ActionInvalid("max_depth and max_chars must be 0 (no limit) or positive")
+        if self.max_chars and self.max_chars < 200:
+            raise ActionInvalid("max_chars below 200 leaves no room for a useful snapshot")
+        if self.delta and self.scope:
+            raise ActionInvalid("a delta covers the whole page; leave out the scope")
+
+    def for_js(self, *, prefix: str, seed: int, scope: str) -> dict[str, object]:
+        return {
+            "prefix": prefix,
+            "seed": seed,
+            "interactive": self.interactive_only,
+            "maxDepth": self.max_depth,
+            "compact": self.compact,
+            "scope": scope,
+            "delta": self.delta,
+        }
 
 
 @dataclass
@@ -50,6 +111,8 @@ class Snapshot:
     refs: dict[str, RefEntry] = field(default_factory=dict)
     url: str = ""
     title: str = ""
+    delta: bool = False  # text holds only the changes since the previous snapshot
+    truncated_chars: int = 0  # characters left out to respect max_chars
 
     def find(self, name: str, *, roles: frozenset[str] | None = None) -> list[RefEntry]:
         """Refs whose name matches ``name``: exact (case-insensitive) matches if there are
@@ -64,73 +127,68 @@ class Snapshot:
         return sorted(found, key=lambda r: not r.interactive)  # stable: page order kept
 
 
-def _unquote_yaml(body: str) -> str:
-    """A list item may be a YAML single-quoted scalar ('...' with '' for a quote)."""
-    if body.startswith("'"):
-        end = body.rfind("'")
-        if end > 0:
-            return body[1:end].replace("''", "'") + body[end + 1 :]
-    return body
+@dataclass
+class FramePart:
+    """One frame's walk: its text, where its own <iframe> lines are, and its host."""
+
+    prefix: str  # "" for the main frame
+    lines: list[str]
+    slots: dict[str, tuple[int, int]]  # iframe ref -> (line index, depth of its children)
+    host: str = ""  # ref of the <iframe> element in the parent frame
+    removed: list[tuple[str, str]] = field(default_factory=list)
 
 
-def _split_role_name(key: str) -> tuple[str, str]:
-    """``button "Save" [x]`` -> ("button", "Save");  names are JSON strings."""
-    role, _, rest = key.partition(" ")
-    rest = rest.lstrip()
-    if rest.startswith('"'):
-        decoder = json.JSONDecoder()
-        try:
-            name, _ = decoder.raw_decode(rest)
-            return role, str(name)
-        except json.JSONDecodeError:
-            return role, ""
-    return role, ""
+def stitch(parts: list[FramePart]) -> list[str]:
+    """The main frame's lines with each child frame's lines under its <iframe> line.
+
+    A frame whose <iframe> line is not shown (folded by a delta or by max depth) but that
+    has something to show is appended at the end under its host ref, so nothing that
+    changed goes missing."""
+    by_host: dict[str, FramePart] = {p.host: p for p in parts if p.host}
+    placed: set[str] = set()
+
+    def render(part: FramePart, indent: int) -> list[str]:
+        pad = "  " * indent
+        out: list[str] = []
+        inserts = {line: (ref, depth) for ref, (line, depth) in part.slots.items()}
+        for i, line in enumerate(part.lines):
+            out.append(pad + line)
+            if i in inserts:
+                ref, depth = inserts[i]
+                child = by_host.get(ref)
+                if child is not None:
+                    placed.add(ref)
+                    out.extend(render(child, indent + depth))
+        return out
+
+    main = next((p for p in parts if not p.host), None)
+    lines = render(main, 0) if main is not None else []
+    for part in parts:
+        if part.host and part.host not in placed and part.lines:
+            placed.add(part.host)
+            lines.append(f"- iframe [{part.host}] (frame {part.prefix}):")
+            lines.extend(render(part, 1))
+    return lines
 
 
-def parse_aria_snapshot(raw: str, *, epoch: int) -> tuple[str, dict[str, RefEntry]]:
-    """Turn Playwright's AI snapshot into (text for the model, ref table)."""
-    lines: list[str] = []
-    found: list[tuple[str, str, str, str, str]] = []  # ref, role, name, frame, host
-    ancestors: list[tuple[int, str, str]] = []  # (indent, ref, frame) of open list items
-    for line in raw.splitlines():
-        m = _ITEM_RE.match(line)
-        if not m:
-            lines.append(line)
-            continue
-        indent, body = m.group("indent"), _unquote_yaml(m.group("body"))
-        ref_m = _REF_RE.search(body)
-        while ancestors and ancestors[-1][0] >= len(indent):
-            ancestors.pop()
-        if ref_m:
-            ref = ref_m.group(1)
-            role, name = _split_role_name(body[: ref_m.start()])
-            # Playwright prefixes refs by frame ("f2e7"), and after a navigation even the
-            # main frame's refs carry one: a ref is in a child frame only if an ancestor
-            # line belongs to another frame (that ancestor is the <iframe> holding it).
-            prefix = ref[: ref.index("e")]
-            host = _frame_host(ancestors, prefix)
-            found.append((ref, role, name, prefix if host else "", host))
-            ancestors.append((len(indent), ref, prefix))
-            body = body[: ref_m.start()] + f" [{ref}]" + body[ref_m.end() :]
-        body = _CURSOR_RE.sub("", body)
-        lines.append(f"{indent}- {body}")
-
-    counts: dict[tuple[str, str, str], int] = {}
-    for _, role, name, frame, _host in found:
-        counts[(frame, role, name)] = counts.get((frame, role, name), 0) + 1
-    seen: dict[tuple[str, str, str], int] = {}
-    refs: dict[str, RefEntry] = {}
-    for ref, role, name, frame, host in found:
-        key = (frame, role, name)
-        nth = seen.get(key, 0)
-        seen[key] = nth + 1
-        refs[ref] = RefEntry(ref, role, name, nth, frame, epoch, counts[key], host)
-    return "\n".join(lines), refs
-
-
-def _frame_host(ancestors: list[tuple[int, str, str]], prefix: str) -> str:
-    """The nearest enclosing ref that lives in another frame is the <iframe> holding ours."""
-    for _indent, ref, ancestor_prefix in reversed(ancestors):
-        if ancestor_prefix != prefix:
-            return ref
-    return ""
+def truncate(lines: list[str], max_chars: int) -> tuple[str, int]:
+    """Cut at a line boundary to fit ``max_chars``; the marker says what was left out."""
+    text = "\n".join(lines)
+    if not max_chars or len(text) <= max_chars:
+        return text, 0
+    room = max_chars - 160  # the marker's own length
+    kept: list[str] = []
+    used = 0
+    for line in lines:
+        if used + len(line) + 1 > room:
+            break
+        kept.append(line)
+        used += len(line) + 1
+    rest = lines[len(kept) :]
+    left_out = len(text) - used
+    hidden_refs = sum(len(re.findall(r"\[(?:f\d+)?e\d+\]", line)) for line in rest)
+    kept.append(
+        f"[… truncated: {left_out} more characters, {len(rest)} lines, {hidden_refs} refs "
+        "not shown; ask for a scope (a ref or CSS selector) or interactive_only]"
+    )
+    return "\n".join(kept), left_out

@@ -1,24 +1,47 @@
-"""A tab: its page, its refs, and every action on it.
+"""A tab: its page, its refs, and the one path every action on it takes.
 
-Refs are issued by :meth:`Tab.snapshot` and resolved fail-closed by :meth:`Tab.resolve`: a
-ref acts only on an element that still has the role and name it had when it was issued,
-and no ref survives a navigation of the tab (Playwright reuses ref numbers on a new
-document, so ``e2`` could otherwise point at another element).
+Refs are issued by :meth:`Tab.snapshot` and resolved fail-closed by :meth:`Tab.resolve`:
+a ref acts only on the very element it was issued for, and only while that element still
+has the role and name it had then.  The check runs in the page (the ``tabwright=``
+selector engine asks the document's registry), so a re-rendered, renamed or removed
+element, or a page that was left, gives ``StaleRef`` and nothing is touched.
+
+The actions themselves live in :mod:`automation.browser.interact` (elements) and
+:mod:`automation.browser.pageops` (the page as a whole); this module holds what they
+share: budgets, error translation, refs, frames.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from playwright.async_api import BrowserContext, Frame, FrameLocator, Locator, Page
+from playwright.async_api import BrowserContext, CDPSession, Frame, Locator, Page
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from automation.browser.config import BrowserConfig
-from automation.browser.snapshot import RefEntry, Snapshot, parse_aria_snapshot
-from automation.budget import Budget, close_unawaited
+from automation.browser.dialogs import DialogGuard
+from automation.browser.downloads import DownloadKeeper
+from automation.browser.interact import Interactions
+from automation.browser.pagelog import PageLog
+from automation.browser.pageops import PageOps
+from automation.browser.snapshot import (
+    CALL_JS,
+    REF_RE,
+    SNAPSHOT_JS,
+    FramePart,
+    RefEntry,
+    Snapshot,
+    SnapshotOptions,
+    stitch,
+    truncate,
+)
+from automation.budget import DEFAULT_HEADROOM_MS, Budget, close_unawaited
 from automation.errors import (
     ActionFailed,
     ActionInvalid,
@@ -26,24 +49,40 @@ from automation.errors import (
     BudgetExceeded,
     RefNotFound,
     StaleRef,
+    UrlBlocked,
 )
 
-__all__ = ["Tab"]
+if TYPE_CHECKING:
+    from automation.browser.tabs import TabGroup
+
+__all__ = ["SELECTOR_ENGINE", "RefState", "Tab"]
 
 log = logging.getLogger("automation.browser")
 T = TypeVar("T")
 
-# get_by_role only takes ARIA roles; pseudo-roles of the snapshot (iframe, text) skip that check.
-_ARIA_ROLES = frozenset(
-    """alert alertdialog application article banner blockquote button caption cell checkbox
-    code columnheader combobox complementary contentinfo definition deletion dialog directory
-    document emphasis feed figure form generic grid gridcell group heading img insertion link
-    list listbox listitem log main marquee math meter menu menubar menuitem menuitemcheckbox
-    menuitemradio navigation none note option paragraph presentation progressbar radio
-    radiogroup region row rowgroup rowheader scrollbar search searchbox separator slider
-    spinbutton status strong subscript superscript switch tab table tablist tabpanel term
-    textbox time timer toolbar tooltip tree treegrid treeitem""".split()
-)
+# Registered once per Playwright instance as "tabwright": resolves a ref through the
+# document's registry, which re-checks role and name first (fail closed).
+SELECTOR_ENGINE = """{
+  queryAll(root, ref) {
+    const reg = window.__tabwright;
+    const el = reg && reg.resolve(ref);
+    if (!el) return [];
+    return root === document || root === el || root.contains(el) ? [el] : [];
+  },
+  query(root, ref) { return this.queryAll(root, ref)[0] || null; }
+}"""
+
+# One round trip before acting: is the element still there, and can it be acted on?
+_STATE_JS = """(els) => els.map((el) => ({
+  visible: el.checkVisibility({ visibilityProperty: true }) &&
+    (el.getClientRects().length > 0),
+  disabled: Boolean(el.disabled) || el.getAttribute("aria-disabled") === "true" ||
+    Boolean(el.closest("fieldset[disabled]")),
+  editable: el.isContentEditable || ((el.tagName === "INPUT" || el.tagName === "TEXTAREA") &&
+    !el.readOnly),
+  tag: el.tagName.toLowerCase(),
+  type: (el.getAttribute("type") || "").toLowerCase(),
+}))"""
 
 # Runs inside the page on the element itself: the most stable unique CSS selector for it,
 # preferring what survives a redesign (test ids) over what does not (positions).
@@ -89,8 +128,33 @@ _SELECTOR_JS = """(el) => {
   return parts.join(" > ");
 }"""
 
+_RETIRED_CAP = 5_000
 
-class Tab:
+
+class RefState:
+    """What a tab knows about its refs; kept per browser target, so a new ``Page`` object
+    for the same tab (after reconnecting over CDP) carries on with the same refs."""
+
+    def __init__(self) -> None:
+        self.refs: dict[str, RefEntry] = {}
+        self.retired: OrderedDict[str, RefEntry] = OrderedDict()  # issued, since gone
+        self.seed = 1  # the next ref number; numbers are never reused within a tab
+        self.backend_ids: dict[str, int] = {}
+
+    def replace(self, refs: dict[str, RefEntry]) -> None:
+        for ref, entry in self.refs.items():
+            if ref not in refs:
+                self.retired[ref] = entry
+        while len(self.retired) > _RETIRED_CAP:
+            self.retired.popitem(last=False)
+        self.refs = refs
+        for entry in refs.values():
+            self.retired.pop(entry.ref, None)
+            num = int(REF_RE.match(entry.ref).group("num"))  # type: ignore[union-attr]
+            self.seed = max(self.seed, num + 1)
+
+
+class Tab(Interactions, PageOps):
     def __init__(
         self,
         page: Page,
@@ -98,29 +162,66 @@ class Tab:
         context: BrowserContext | None = None,
         config: BrowserConfig | None = None,
         on_close: Callable[[Tab], None] | None = None,
+        state: RefState | None = None,
+        workspace: Path | None = None,
     ) -> None:
         self.page = page
-        self.context = context
+        self.context = context or page.context
         self.config = config or BrowserConfig()
-        self.epoch = 0  # bumped on every main-frame navigation: older refs are stale
-        self.refs: dict[str, RefEntry] = {}
+        self.state = state or RefState()
+        self.workspace = workspace
         self.crashed = False
         self._on_close = on_close
-        page.on("framenavigated", self._on_frame_navigated)
+        self._frames: dict[str, Frame] = {"": page.main_frame}  # ref prefix -> frame
+        self._prefixes: dict[Frame, str] = {page.main_frame: ""}
+        self._next_frame = 1
+        self._cdp: CDPSession | None = None
+        self._blocked: list[tuple[str, str]] = []  # (url, reason) stopped by the URL guard
+        self.group: TabGroup | None = None
+        self.log = PageLog(page)  # console, page errors, network requests
+        self.dialogs = DialogGuard(page)  # answers dialogs as armed, dismisses the rest
+        # Downloads land in the run's workspace; without one they are refused by Chromium.
+        self.downloads = DownloadKeeper(page, workspace / "downloads") if workspace else None
         page.on("crash", self._on_crash)
+        page.on("framedetached", self._on_frame_detached)
 
     # -- state -------------------------------------------------------------------------
 
-    def _on_frame_navigated(self, frame: Frame) -> None:
-        if frame == self.page.main_frame:
-            self.epoch += 1
+    @property
+    def refs(self) -> dict[str, RefEntry]:
+        return self.state.refs
 
     def _on_crash(self, _page: Page) -> None:
         self.crashed = True
 
+    def _on_frame_detached(self, frame: Frame) -> None:
+        prefix = self._prefixes.pop(frame, None)
+        if prefix:
+            self._frames.pop(prefix, None)
+
     @property
     def url(self) -> str:
         return self.page.url
+
+    @property
+    def blocked(self) -> list[tuple[str, str]]:
+        """Navigations the URL guard stopped (shared by the tabs of a group)."""
+        return self.group.blocked if self.group is not None else self._blocked
+
+    def note_blocked(self, url: str, reason: str) -> None:
+        self.blocked.append((url, reason))
+        del self.blocked[:-100]
+
+    def raise_if_blocked(self, what: str, *, since: int = 0) -> None:
+        """A navigation that failed because the URL guard stopped it (a redirect to a
+        refused address, say) is reported as UrlBlocked, not as a network error."""
+        if len(self.blocked) > since:
+            url, reason = self.blocked[-1]
+            raise UrlBlocked(f"{what}: the browser was sent to {url[:200]!r}, refused: {reason}")
+
+    def dialogs_raise(self, what: str) -> None:
+        """After an action: a dialog nobody armed was dismissed; say so as an error."""
+        self.dialogs.raise_if_unexpected(what)
 
     def _budget(self, budget: Budget | None, label: str) -> Budget:
         if budget is None:
@@ -143,7 +244,9 @@ class Tab:
         try:
             return await budget.run(work)
         except PlaywrightTimeout as exc:
-            if budget.expired:
+            # Our Playwright timeouts are the budget less a headroom: near the end of the
+            # budget a Playwright timeout is the budget running out.
+            if budget.remaining_ms() <= 2 * DEFAULT_HEADROOM_MS:
                 raise BudgetExceeded(f"{what}: out of time ({budget.timeout_ms:.0f} ms)") from None
             raise ActionFailed(f"{what} did not complete: {_brief(exc)}") from None
         except PlaywrightError as exc:
@@ -151,12 +254,14 @@ class Tab:
                 raise BrowserClosed(f"{what}: the tab or browser is gone") from None
             raise ActionFailed(f"{what} failed: {_brief(exc)}") from None
 
-    # -- snapshot and refs -------------------------------------------------------------
+    # -- snapshot ----------------------------------------------------------------------
 
-    async def snapshot(self, *, budget: Budget | None = None) -> Snapshot:
-        """The accessibility tree with refs; the ref table of the tab is replaced by it."""
+    async def snapshot(
+        self, options: SnapshotOptions | None = None, *, budget: Budget | None = None
+    ) -> Snapshot:
+        """The accessibility tree with refs; the tab's ref table is replaced by it."""
+        options = options or SnapshotOptions()
         budget = self._budget(budget, "snapshot")
-        epoch = self.epoch
         try:
             await self._call(
                 "snapshot",
@@ -167,71 +272,181 @@ class Tab:
             )
         except ActionFailed:
             pass  # a page still loading is snapshotted as it is
-        raw = await self._call(
-            "snapshot",
-            budget,
-            self.page.aria_snapshot(mode="ai", timeout=budget.playwright_timeout()),
-        )
-        if self.epoch != epoch:  # navigated while we read it: read the new document
-            raw = await self._call(
-                "snapshot",
-                budget,
-                self.page.aria_snapshot(mode="ai", timeout=budget.playwright_timeout()),
-            )
-        text, refs = parse_aria_snapshot(raw, epoch=self.epoch)
-        self.refs = refs
+        frames = self._frames_to_walk(options.scope)
+        parts: list[FramePart] = []
+        refs: dict[str, RefEntry] = {}
+        for frame in frames:  # parents before children: a child needs its host's ref
+            part = await self._walk(frame, options, budget, refs)
+            if part is not None:
+                parts.append(part)
+        if options.scope:
+            self._merge(refs)
+        else:
+            self.state.replace(refs)
+        lines = stitch(parts)
+        if options.delta:
+            removed = [line for p in parts for _ref, line in p.removed]
+            head = "# changes since the last snapshot (the rest is unchanged)"
+            if removed:
+                shown = ", ".join(removed[:20]) + (
+                    f" +{len(removed) - 20}" if len(removed) > 20 else ""
+                )
+                head += f"\n# removed: {shown}"
+            if not lines and not removed:
+                head = "# no changes since the last snapshot"
+            lines = [head, *lines]
+        text, cut = truncate(lines, options.max_chars)
         title = await self._call("snapshot", budget, self.page.title())
-        return Snapshot(text=text, refs=refs, url=self.page.url, title=title)
+        return Snapshot(
+            text=text,
+            refs=dict(refs),
+            url=self.page.url,
+            title=title,
+            delta=options.delta,
+            truncated_chars=cut,
+        )
 
-    def _scope(self, entry: RefEntry) -> Page | FrameLocator:
-        if not entry.host:
-            return self.page
-        host = self.refs.get(entry.host)
-        if host is None:
-            raise StaleRef(f"the frame holding {entry.ref} is gone", hint="take a new snapshot")
-        outer = self._scope(host)
-        return outer.locator(f"aria-ref={host.ref}").content_frame
+    def _merge(self, refs: dict[str, RefEntry]) -> None:
+        """A scoped snapshot adds to the table without dropping refs outside the scope."""
+        merged = dict(self.state.refs)
+        merged.update(refs)
+        self.state.replace(merged)
 
-    def _entry(self, ref: str) -> RefEntry:
+    def _frames_to_walk(self, scope: str) -> list[Frame]:
+        if scope and REF_RE.match(scope):
+            entry = self._entry(scope)
+            return [self._frame_of(entry)]
+        if scope:
+            return [self.page.main_frame]
+        frames: list[Frame] = []
+
+        def add(frame: Frame) -> None:
+            if frame.is_detached():
+                return
+            frames.append(frame)
+            for child in frame.child_frames:
+                add(child)
+
+        add(self.page.main_frame)
+        return frames
+
+    def _prefix_of(self, frame: Frame) -> str:
+        prefix = self._prefixes.get(frame)
+        if prefix is None:
+            prefix = f"f{self._next_frame}"
+            self._next_frame += 1
+            self._prefixes[frame] = prefix
+            self._frames[prefix] = frame
+        return prefix
+
+    async def _walk(
+        self, frame: Frame, options: SnapshotOptions, budget: Budget, refs: dict[str, RefEntry]
+    ) -> FramePart | None:
+        prefix = self._prefix_of(frame)
+        host = ""
+        if frame is not self.page.main_frame:
+            host = await self._host_ref(frame, budget)
+            if not host:
+                return None  # its <iframe> is hidden or not walked: nothing to show
+        args = options.for_js(prefix=prefix, seed=self.state.seed, scope=options.scope)
+        raw = await self._evaluate_in(frame, args, budget)
+        if raw is None:
+            return None
+        result = json.loads(raw)
+        if "error" in result:
+            raise ActionInvalid(
+                f"snapshot scope {options.scope!r} matches no element",
+                hint="give a ref from the latest snapshot or a CSS selector that matches",
+            )
+        for ref, role, name, nth, count in result["refs"]:
+            refs[ref] = RefEntry(
+                ref, role, name, nth, prefix, count, host, self.state.backend_ids.get(ref)
+            )
+        slots = {f["ref"]: (f["line"], f["depth"]) for f in result["frames"]}
+        lines = result["text"].split("\n") if result["text"] else []
+        removed = [(str(r[0]), str(r[1])) for r in result["removed"]]
+        # A scoped walk is shown on its own, not under its frame's <iframe> line.
+        return FramePart(prefix, lines, slots, "" if options.scope else host, removed)
+
+    async def _evaluate_in(self, frame: Frame, args: dict[str, Any], budget: Budget) -> str | None:
+        what = "snapshot" if frame is self.page.main_frame else f"snapshot of frame {frame.url}"
+        try:
+            raw = await self._call(what, budget, frame.evaluate(CALL_JS, args))
+            if raw is None:  # a document that predates the init script: install now
+                await self._call(what, budget, frame.evaluate(SNAPSHOT_JS))
+                raw = await self._call(what, budget, frame.evaluate(CALL_JS, args))
+        except ActionFailed:
+            if frame is self.page.main_frame:
+                raise
+            return None  # a child frame that went away mid-walk is left out
+        return raw
+
+    async def _host_ref(self, frame: Frame, budget: Budget) -> str:
+        """The ref of the <iframe> holding ``frame``, as issued by its parent's walk."""
+        try:
+            handle = await budget.run(frame.frame_element())
+            ref = await budget.run(handle.evaluate("el => window.__tabwright?.refOf(el) || ''"))
+            await handle.dispose()
+        except PlaywrightError:
+            return ""
+        return str(ref or "")
+
+    # -- refs --------------------------------------------------------------------------
+
+    def _entry(self, ref: object) -> RefEntry:
         if not isinstance(ref, str) or not ref.strip():
             raise RefNotFound("no ref given", hint="act by a ref from the snapshot, like e5")
         ref = ref.strip().strip("[]")
-        entry = self.refs.get(ref)
-        if entry is None:
+        if not REF_RE.match(ref):
             raise RefNotFound(
-                f"unknown ref {ref!r}: it is not in the latest snapshot of this tab",
-                hint="use a ref from the latest snapshot",
+                f"{ref[:40]!r} is not a ref",
+                hint="refs look like e5 (or f1e5 inside a frame); take them from the snapshot",
             )
-        if entry.epoch != self.epoch:
+        entry = self.state.refs.get(ref)
+        if entry is not None:
+            return entry
+        old = self.state.retired.get(ref)
+        if old is not None:
             raise StaleRef(
-                f"ref {ref} ({entry.role} {entry.name!r}) is from a page that was left",
+                f"ref {old.describe()} is from an earlier snapshot and is gone now",
                 hint="take a new snapshot",
             )
-        return entry
+        raise RefNotFound(
+            f"unknown ref {ref!r}: it is not in the latest snapshot of this tab",
+            hint="use a ref from the latest snapshot",
+        )
 
-    async def resolve(self, ref: str, *, budget: Budget | None = None) -> tuple[Locator, RefEntry]:
-        """The locator for ``ref``, proven to be one element with the ref's role and name."""
+    def _frame_of(self, entry: RefEntry) -> Frame:
+        frame = self._frames.get(entry.frame)
+        if frame is None or frame.is_detached():
+            raise StaleRef(f"the frame holding {entry.ref} is gone", hint="take a new snapshot")
+        return frame
+
+    def locator(self, ref: str) -> tuple[Locator, RefEntry]:
+        """The locator for a ref, without touching the page (see :meth:`resolve`)."""
+        entry = self._entry(ref)
+        return self._frame_of(entry).locator(f"tabwright={entry.ref}"), entry
+
+    async def resolve(
+        self, ref: str, *, budget: Budget | None = None, action: str = ""
+    ) -> tuple[Locator, RefEntry]:
+        """The locator for ``ref``, proven to be its element with its role and name, and
+        able to take ``action`` (visible; enabled; editable for typing)."""
         budget = self._budget(budget, "resolve")
         self._check_alive()  # a dead tab is BrowserClosed, not a stale ref
-        entry = self._entry(ref)
-        scope = self._scope(entry)
-        locator = scope.locator(f"aria-ref={entry.ref}")
-        if entry.role in _ARIA_ROLES:
-            by_role = (
-                scope.get_by_role(entry.role, name=entry.name, exact=True)  # type: ignore[arg-type]
-                if entry.name
-                else scope.get_by_role(entry.role)  # type: ignore[arg-type]
-            )
-            locator = locator.and_(by_role)
+        locator, entry = self.locator(ref)
         try:
-            count = await budget.run(locator.count())
+            found = await budget.run(locator.evaluate_all(_STATE_JS))
         except PlaywrightError:
-            count = 0  # the frame or the element's document is gone
-        if count != 1:
+            found = []  # the frame or the element's document is gone
+        if len(found) != 1:
             raise StaleRef(
-                f"ref {entry.ref} no longer points at a {entry.role} named {entry.name!r}",
-                hint="the page changed; take a new snapshot",
+                f"ref {entry.describe()} no longer points at that element "
+                "(it was removed, renamed or the page changed)",
+                hint="take a new snapshot",
             )
+        if action:
+            _check_actionable(action, entry, found[0])
         return locator, entry
 
     async def selector_for(self, ref: str, *, budget: Budget | None = None) -> str:
@@ -244,84 +459,88 @@ class Tab:
             locator.evaluate(_SELECTOR_JS, timeout=budget.playwright_timeout()),
         )
 
-    # -- actions -----------------------------------------------------------------------
-
-    async def navigate(self, url: str, *, budget: Budget | None = None) -> str:
-        budget = self._budget(budget, "navigate")
-        url = self.config.url_policy.check(url)
-        response = await self._call(
-            f"navigate to {url}",
-            budget,
-            self.page.goto(url, wait_until="domcontentloaded", timeout=budget.playwright_timeout()),
-        )
-        status = response.status if response is not None else 0
-        suffix = f" (HTTP {status})" if status >= 400 else ""
-        return f"opened {self.page.url}{suffix}"
-
-    async def click(self, ref: str, *, budget: Budget | None = None) -> str:
-        budget = self._budget(budget, "click")
-        locator, entry = await self.resolve(ref, budget=budget)
-        await self._call(
-            f"click {entry.ref} ({entry.role} {entry.name!r})",
-            budget,
-            locator.click(timeout=budget.playwright_timeout()),
-        )
-        return f"clicked {entry.role} {entry.name!r}"
-
-    async def type(
-        self, ref: str, text: str, *, submit: bool = False, budget: Budget | None = None
-    ) -> str:
-        """Replace the field's value with ``text`` (and press Enter when ``submit``)."""
-        if not isinstance(text, str):
-            raise ActionInvalid("type needs text as a string")
-        budget = self._budget(budget, "type")
-        locator, entry = await self.resolve(ref, budget=budget)
-        what = f"type into {entry.ref} ({entry.role} {entry.name!r})"
-        await self._call(what, budget, locator.fill(text, timeout=budget.playwright_timeout()))
-        if submit:
-            await self._call(
-                what, budget, locator.press("Enter", timeout=budget.playwright_timeout())
+    async def backend_node_id(self, ref: str, *, budget: Budget | None = None) -> int:
+        """CDP's backend node id of the ref's element (asked once, then remembered)."""
+        budget = self._budget(budget, "backend node id")
+        _, entry = await self.resolve(ref, budget=budget)
+        known = self.state.backend_ids.get(entry.ref)
+        if known is not None:
+            return known
+        what = f"backend node id of {entry.ref}"
+        # Reach the element from the page's main world through the <iframe> chain; an
+        # out-of-process frame can't be reached that way and gets a session of its own.
+        chain = []
+        host = entry.host
+        while host:
+            chain.insert(0, host)
+            host = self._entry(host).host
+        path = "window"
+        for hop in chain:
+            path = f"{path}.__tabwright.resolve({json.dumps(hop)}).contentWindow"
+        attempts = [(self.page, f"{path}.__tabwright.resolve({json.dumps(entry.ref)})")]
+        if entry.frame:
+            attempts.append(
+                (self._frame_of(entry), f"window.__tabwright.resolve({json.dumps(entry.ref)})")
             )
-        return f"typed {len(text)} characters into {entry.role} {entry.name!r}"
+        for target, expression in attempts:
+            try:
+                if target is self.page:
+                    if self._cdp is None:
+                        self._cdp = await budget.run(self.context.new_cdp_session(self.page))
+                    session = self._cdp
+                else:
+                    session = await budget.run(self.context.new_cdp_session(target))
+                found = await budget.run(
+                    session.send("Runtime.evaluate", {"expression": expression})
+                )
+                object_id = found.get("result", {}).get("objectId")
+                if not object_id:
+                    continue
+                node = await budget.run(session.send("DOM.describeNode", {"objectId": object_id}))
+                await budget.run(session.send("Runtime.releaseObject", {"objectId": object_id}))
+            except PlaywrightError:
+                continue  # cross-origin hop or not an out-of-process frame: try the next way
+            backend_id = int(node["node"]["backendNodeId"])
+            self.state.backend_ids[entry.ref] = backend_id
+            return backend_id
+        raise ActionFailed(f"{what}: the element can't be reached over CDP")
 
-    async def press(self, key: str, *, budget: Budget | None = None) -> str:
-        if not isinstance(key, str) or not key.strip():
-            raise ActionInvalid("press needs a key, like Enter or Control+A")
-        budget = self._budget(budget, "press")
-        await self._call(f"press {key}", budget, self.page.keyboard.press(key.strip()))
-        return f"pressed {key.strip()}"
-
-    async def wait_for_text(self, text: str, *, budget: Budget | None = None) -> str:
-        if not isinstance(text, str) or not text.strip():
-            raise ActionInvalid("wait_for needs the text to wait for")
-        budget = self._budget(budget, "wait_for")
-        await self._call(
-            f"wait for text {text!r}",
-            budget,
-            self.page.get_by_text(text).first.wait_for(
-                state="visible", timeout=budget.playwright_timeout()
-            ),
-        )
-        return f"text {text!r} is visible"
-
-    async def screenshot_jpeg(self, *, quality: int = 60, budget: Budget | None = None) -> bytes:
-        budget = self._budget(budget, "screenshot")
-        return await self._call(
-            "screenshot",
-            budget,
-            self.page.screenshot(type="jpeg", quality=quality, timeout=budget.playwright_timeout()),
-        )
+    # -- lifetime ----------------------------------------------------------------------
 
     async def close(self) -> None:
+        """Close this tab; the run's last tab takes its browser context with it."""
         try:
-            if self.context is not None:
-                await self.context.close()
-            elif not self.page.is_closed():
-                await self.page.close()
+            if self._cdp is not None:
+                await self._cdp.detach()
         except PlaywrightError:
-            pass  # the browser is already gone
+            pass
+        if self.group is not None and len(self.group.tabs) <= 1:
+            await self.group.close()
+        else:
+            if self.group is not None and self in self.group.tabs:
+                self.group.tabs.remove(self)
+                if self.group.current is self:
+                    self.group.current = self.group.tabs[-1]
+            try:
+                if not self.page.is_closed():
+                    await self.page.close()
+            except PlaywrightError:
+                pass  # the browser is already gone
         if self._on_close is not None:
             self._on_close(self)
+
+
+def _check_actionable(action: str, entry: RefEntry, state: dict[str, Any]) -> None:
+    """Refuse at once what Playwright would wait the whole budget for."""
+    what = f"{action} {entry.describe()}"
+    if not state["visible"] and action not in {"scroll", "set_input_files", "select_option"}:
+        raise ActionFailed(
+            f"{what}: the element is hidden", hint="open the section that shows it, or scroll"
+        )
+    if state["disabled"] and action not in {"hover", "scroll", "highlight"}:
+        raise ActionFailed(f"{what}: the element is disabled", hint="fill what it depends on first")
+    if action in {"type", "fill"} and not state["editable"]:
+        raise ActionFailed(f"{what}: the element does not take text", hint="pick a textbox")
 
 
 def _brief(exc: BaseException) -> str:

@@ -17,12 +17,7 @@ from automation.errors import (
     StaleRef,
     UrlBlocked,
 )
-
-
-def ref_of(snapshot, role: str, name: str, nth: int = 0) -> str:
-    matches = [r for r in snapshot.refs.values() if r.role == role and r.name == name]
-    assert len(matches) > nth, f"no {role} {name!r} #{nth} in\n{snapshot.text}"
-    return matches[nth].ref
+from tests.refs import ref_of
 
 
 async def test_snapshot_lists_refs_with_role_name_nth(tab: Tab, fixture_url: str) -> None:
@@ -181,7 +176,7 @@ async def test_execute_validates_arguments(tab: Tab, fixture_url: str) -> None:
     await tab.navigate(f"{fixture_url}/demo/form.html")
     await tab.snapshot()
     with pytest.raises(ActionInvalid, match="unknown action"):
-        await execute(tab, "hover", {"ref": "e1"}, budget=Budget(1000))
+        await execute(tab, "teleport", {"ref": "e1"}, budget=Budget(1000))
     with pytest.raises(ActionInvalid, match="needs 'text'"):
         await execute(tab, "type", {"ref": "e1"}, budget=Budget(1000))
     with pytest.raises(ActionInvalid, match="must be str"):

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from automation import AgentRun, Tab
-from automation.browser.snapshot import Snapshot, parse_aria_snapshot
+from automation.browser.snapshot import RefEntry, Snapshot
 from automation.budget import Budget
 from automation.events import RunPaused
 from automation.llm.base import ActionOutcome, PlannerReply, PlannerRequest
@@ -19,31 +19,39 @@ from tests.sinks import WaitingSink
 
 FORM_URL = "http://127.0.0.1:8000/demo/form.html"
 
-# What page.aria_snapshot(mode="ai") prints for a small form with two same-named buttons.
+# A small form with two same-named buttons, in the shape Tab.snapshot() prints.
 FORM_SNAPSHOT = """\
-- generic [active] [ref=e1]:
-  - heading "Orders" [level=1] [ref=e2]
-  - generic [ref=e3]: Email
-  - textbox "Email" [ref=e5]
-  - textbox "Full name" [ref=e4]
-  - button "Email" [ref=e9] [cursor=pointer]
-  - button "Save" [ref=e6] [cursor=pointer]
-  - button "Save" [ref=e7] [cursor=pointer]
-  - button "Save draft" [ref=e10] [cursor=pointer]
-  - link "Next" [ref=e8] [cursor=pointer]:
-    - /url: /next
-  - link "Orders" [ref=e11] [cursor=pointer]:
-    - /url: /orders
-  - link "Order #1003" [ref=e12] [cursor=pointer]:
-    - /url: /orders/1003
+- generic [e1]:
+  - heading "Orders" [e2] [level=1]
+  - text: Email
+  - textbox "Email" [e5]
+  - textbox "Full name" [e4]
+  - button "Email" [e9]
+  - button "Save" [e6]
+  - button "Save" [e7]
+  - button "Save draft" [e10]
+  - link "Next" [e8]
+  - link "Orders" [e11]
+  - link "Order #1003" [e12]
 """
 
 _ACTION_RE = re.compile(r"<action>(.*?)</action>", re.DOTALL)
 
 
+_LINE_RE = re.compile(r'^\s*- (?P<role>\w+)(?: "(?P<name>[^"]*)")?.*?\[(?P<ref>e\d+)\]')
+
+
 def snap(raw: str = FORM_SNAPSHOT, url: str = FORM_URL) -> Snapshot:
-    text, refs = parse_aria_snapshot(raw, epoch=0)
-    return Snapshot(text=text, refs=refs, url=url)
+    """A Snapshot for planner tests: refs read back from the printed lines."""
+    found = [m for m in map(_LINE_RE.match, raw.splitlines()) if m]
+    pairs = [(m["role"], m["name"] or "") for m in found]
+    refs = {}
+    for i, m in enumerate(found):
+        pair = pairs[i]
+        refs[m["ref"]] = RefEntry(
+            m["ref"], pair[0], pair[1], pairs[:i].count(pair), "", pairs.count(pair)
+        )
+    return Snapshot(text=raw, refs=refs, url=url)
 
 
 def action_of(reply: PlannerReply | str) -> dict[str, Any] | None:
@@ -148,7 +156,7 @@ async def test_click_prefers_interactive_roles() -> None:
 
 
 async def test_click_falls_back_to_any_role() -> None:
-    link = '  - link "Orders" [ref=e11] [cursor=pointer]:\n    - /url: /orders\n'
+    link = '  - link "Orders" [e11]\n'
     no_link = FORM_SNAPSHOT.replace(link, "")
     assert no_link != FORM_SNAPSHOT
     _, action = await first_action("click Orders", snapshot=snap(no_link))
@@ -225,7 +233,7 @@ async def test_ordinal_picks_the_nth_match_in_snapshot_order(line: str) -> None:
 
 
 async def test_ordinal_on_type() -> None:
-    raw = '- textbox "Qty" [ref=e1]\n- textbox "Qty" [ref=e2]\n'
+    raw = '- textbox "Qty" [e1]\n- textbox "Qty" [e2]\n'
     _, action = await first_action("type 3 into Qty #2", snapshot=snap(raw))
     assert action == {"action": "type", "ref": "e2", "text": "3"}
     _, action = await first_action("fill Qty #1 with 3", snapshot=snap(raw))
@@ -267,14 +275,14 @@ async def test_ambiguity_asks_then_a_reply_resolves_it() -> None:
 
 
 async def test_ambiguity_lists_at_most_a_few_candidates() -> None:
-    raw = "".join(f'- button "Delete" [ref=e{i}]\n' for i in range(1, 13))
+    raw = "".join(f'- button "Delete" [e{i}]\n' for i in range(1, 13))
     reply, action = await first_action("click Delete", snapshot=snap(raw))
     assert action is None
     assert "matches 12 elements" in reply.text and "and 4 more" in reply.text
 
 
 async def test_ambiguous_type_suggests_the_ordinal_in_place() -> None:
-    raw = '- textbox "Qty" [ref=e1]\n- textbox "Qty" [ref=e2]\n'
+    raw = '- textbox "Qty" [e1]\n- textbox "Qty" [e2]\n'
     reply, _ = await first_action("fill Qty with 3", snapshot=snap(raw))
     assert '"fill Qty #2 with 3"' in reply.text
     reply, _ = await first_action('type "3" into Qty', snapshot=snap(raw))
@@ -393,7 +401,7 @@ async def test_need_help_without_reply_retries_the_same_command() -> None:
     reply = await ask(planner, task, snapshot=snap())
     assert reply.text.startswith("NEED_HELP: no element named")
     # Resumed without a reply: the page now has the button.
-    raw = FORM_SNAPSHOT + '- button "Checkout" [ref=e20]\n'
+    raw = FORM_SNAPSHOT + '- button "Checkout" [e20]\n'
     reply = await ask(planner, task, snapshot=snap(raw))
     assert action_of(reply) == {"action": "click", "ref": "e20"}
 

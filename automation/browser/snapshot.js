@@ -1,0 +1,568 @@
+// Tabwright's in-page role snapshot: one pass over one document (open shadow roots
+// included), returning the text the model reads and the table of refs.
+//
+// This script installs a registry on the document's window (non-enumerable, and
+// installed by an init script before the page's own scripts run, so the page cannot put
+// its own in its place).  Later snapshots of the same document reuse refs (same element,
+// same role, same name => same ref) and the "tabwright=" selector engine resolves refs
+// through it.  A new document starts a new registry; the caller seeds its counter so ref
+// numbers are never reused within a tab.
+(() => {
+  if (Object.prototype.hasOwnProperty.call(window, "__tabwright")) return;
+  Object.defineProperty(window, "__tabwright", { value: makeRegistry(), enumerable: false });
+
+  function makeRegistry() {
+    const INTERACTIVE = new Set([
+      "button", "checkbox", "combobox", "link", "listbox", "menuitem", "menuitemcheckbox",
+      "menuitemradio", "option", "radio", "searchbox", "slider", "spinbutton", "switch",
+      "tab", "textbox", "treeitem", "clickable",
+    ]);
+    const NAME_FROM_CONTENT = new Set([
+      "button", "cell", "checkbox", "columnheader", "gridcell", "heading", "link", "menuitem",
+      "menuitemcheckbox", "menuitemradio", "option", "radio", "row", "rowheader", "switch",
+      "tab", "tooltip", "treeitem",
+    ]);
+    const ARIA_ROLES = new Set((
+      "alert alertdialog application article banner blockquote button caption cell checkbox " +
+      "code columnheader combobox complementary contentinfo definition deletion dialog " +
+      "directory document emphasis feed figure form generic grid gridcell group heading img " +
+      "insertion link list listbox listitem log main marquee math meter menu menubar menuitem " +
+      "menuitemcheckbox menuitemradio navigation none note option paragraph presentation " +
+      "progressbar radio radiogroup region row rowgroup rowheader scrollbar search searchbox " +
+      "separator slider spinbutton status strong subscript superscript switch tab table " +
+      "tablist tabpanel term textbox time timer toolbar tooltip tree treegrid treeitem"
+    ).split(" "));
+    // Never rendered, never named: skip the whole subtree without looking.
+    const SKIP = new Set([
+      "SCRIPT", "STYLE", "NOSCRIPT", "TEMPLATE", "HEAD", "META", "LINK", "TITLE", "BASE",
+    ]);
+    // Elements whose text is separated from its neighbours when names are read from content.
+    const BLOCK = new Set([
+      "ADDRESS", "ARTICLE", "ASIDE", "BLOCKQUOTE", "BR", "DD", "DIV", "DL", "DT", "FIELDSET",
+      "FIGCAPTION", "FIGURE", "FOOTER", "FORM", "H1", "H2", "H3", "H4", "H5", "H6", "HEADER",
+      "HR", "LI", "MAIN", "NAV", "OL", "P", "PRE", "SECTION", "TABLE", "TD", "TH", "TR", "UL",
+    ]);
+    const LANDMARK_PARENTS = "article, aside, main, nav, section";
+    const MAX_NAME = 200;
+    let compact = true; // per call: structural elements without a role are left out
+
+    const reg = {
+      next: 1,
+      prefix: "",
+      byEl: new WeakMap(), // element -> {ref, role, name}
+      byRef: new Map(), // ref -> {el: WeakRef, role, name}
+      prev: null, // ref -> {hash, own, line} of the last full walk, for deltas
+      snapshot, resolve, refOf, roleOf, nameOf,
+    };
+    return reg;
+
+    // -- roles and names ------------------------------------------------------------
+
+    function explicitRole(el) {
+      const attr = el.getAttribute("role");
+      if (!attr) return null;
+      for (const token of attr.trim().toLowerCase().split(/\s+/)) {
+        if (ARIA_ROLES.has(token)) return token;
+      }
+      return null;
+    }
+
+    function implicitRole(el, tag) {
+      switch (tag) {
+        case "A": case "AREA": return el.hasAttribute("href") ? "link" : null;
+        case "BUTTON": return "button";
+        case "INPUT": {
+          const type = (el.getAttribute("type") || "text").toLowerCase();
+          switch (type) {
+            case "button": case "submit": case "reset": case "image": return "button";
+            case "checkbox": return "checkbox";
+            case "radio": return "radio";
+            case "range": return "slider";
+            case "number": return "spinbutton";
+            case "hidden": return null;
+            case "file": return "button";
+            case "color": return null;
+            case "search": return el.hasAttribute("list") ? "combobox" : "searchbox";
+            default: return el.hasAttribute("list") ? "combobox" : "textbox";
+          }
+        }
+        case "SELECT": return el.multiple || el.size > 1 ? "listbox" : "combobox";
+        case "TEXTAREA": return "textbox";
+        case "OPTION": return "option";
+        case "H1": case "H2": case "H3": case "H4": case "H5": case "H6": return "heading";
+        case "IMG": return el.getAttribute("alt") === "" ? null : "img";
+        case "UL": case "OL": case "MENU": return "list";
+        case "LI": return "listitem";
+        case "NAV": return "navigation";
+        case "MAIN": return "main";
+        case "ASIDE": return "complementary";
+        case "HEADER": return el.parentElement?.closest(LANDMARK_PARENTS) ? null : "banner";
+        case "FOOTER": return el.parentElement?.closest(LANDMARK_PARENTS) ? null : "contentinfo";
+        case "FORM": return "form";
+        case "SECTION":
+          return el.hasAttribute("aria-label") || el.hasAttribute("aria-labelledby")
+            ? "region" : null;
+        case "ARTICLE": return "article";
+        case "DIALOG": return "dialog";
+        case "P": return "paragraph";
+        case "TABLE": return "table";
+        case "CAPTION": return "caption";
+        case "THEAD": case "TBODY": case "TFOOT": return "rowgroup";
+        case "TR": return "row";
+        case "TD": {
+          const table = el.closest("table");
+          const r = table && explicitRole(table);
+          return r === "grid" || r === "treegrid" ? "gridcell" : "cell";
+        }
+        case "TH": return el.getAttribute("scope") === "row" ? "rowheader" : "columnheader";
+        case "FIELDSET": case "DETAILS": case "OPTGROUP": return "group";
+        case "HR": return "separator";
+        case "PROGRESS": return "progressbar";
+        case "METER": return "meter";
+        case "DT": return "term";
+        case "DD": return "definition";
+        case "BLOCKQUOTE": return "blockquote";
+        case "FIGURE": return "figure";
+        case "OUTPUT": return "status";
+        case "DATALIST": return "listbox";
+        case "IFRAME": case "FRAME": return "iframe";
+        case "SEARCH": return "search";
+        default: return el.isContentEditable && !el.parentElement?.isContentEditable
+          ? "textbox" : null;
+      }
+    }
+
+    function roleOf(el) {
+      const tag = el.tagName;
+      const r = explicitRole(el);
+      if (r === "none" || r === "presentation") return null;
+      return r || implicitRole(el, tag);
+    }
+
+    function norm(text) {
+      return text.replace(/\s+/g, " ").trim();
+    }
+
+    function idrefText(el, attr) {
+      const ids = el.getAttribute(attr);
+      if (!ids) return null;
+      const root = el.getRootNode();
+      const parts = [];
+      for (const id of ids.trim().split(/\s+/)) {
+        const target = root.getElementById ? root.getElementById(id) : null;
+        if (target) parts.push(target.getAttribute("aria-label") || contentText(target));
+      }
+      return parts.length ? norm(parts.join(" ")) : null;
+    }
+
+    // The text a name-from-content role reads: visible descendants, labels of embedded
+    // images and controls, blocks separated by spaces.
+    function contentText(el) {
+      const out = [];
+      collect(el.shadowRoot || el, out);
+      return norm(out.join(""));
+    }
+
+    function collect(node, out) {
+      for (let c = node.firstChild; c; c = c.nextSibling) {
+        if (c.nodeType === 3) { out.push(c.data); continue; }
+        if (c.nodeType !== 1) continue;
+        const tag = c.tagName;
+        if (SKIP.has(tag) || c.getAttribute("aria-hidden") === "true") continue;
+        if (tag === "SLOT") {
+          const assigned = c.assignedNodes({ flatten: true });
+          if (assigned.length) {
+            for (const a of assigned) {
+              if (a.nodeType === 3) out.push(a.data);
+              else if (a.nodeType === 1) collect(a, out);
+            }
+            continue;
+          }
+        }
+        if (!c.checkVisibility({ visibilityProperty: true }) && !isContents(c)) continue;
+        const label = c.getAttribute("aria-label");
+        if (label) { out.push(" ", label, " "); continue; }
+        if (tag === "IMG") { out.push(" ", c.getAttribute("alt") || "", " "); continue; }
+        if (tag === "INPUT" || tag === "TEXTAREA") { out.push(" ", c.value || "", " "); continue; }
+        if (tag === "SELECT") {
+          out.push(" ", c.selectedOptions[0]?.textContent || "", " ");
+          continue;
+        }
+        const block = BLOCK.has(tag);
+        if (block) out.push(" ");
+        collect(c.shadowRoot || c, out);
+        if (block) out.push(" ");
+      }
+    }
+
+    function isContents(el) {
+      return getComputedStyle(el).display === "contents";
+    }
+
+    function nameOf(el, role) {
+      let name = idrefText(el, "aria-labelledby");
+      if (!name) name = norm(el.getAttribute("aria-label") || "");
+      if (!name) name = nativeName(el, role);
+      if (!name && (NAME_FROM_CONTENT.has(role) || role === "clickable")) name = contentText(el);
+      if (!name) name = norm(el.getAttribute("title") || "");
+      if (!name && (el.tagName === "INPUT" || el.tagName === "TEXTAREA")) {
+        name = norm(el.getAttribute("placeholder") || "");
+      }
+      return name.length > MAX_NAME ? name.slice(0, MAX_NAME) : name;
+    }
+
+    function nativeName(el, role) {
+      const tag = el.tagName;
+      if (tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT" || tag === "METER" ||
+          tag === "PROGRESS" || tag === "OUTPUT") {
+        const type = (el.getAttribute("type") || "").toLowerCase();
+        if (tag === "INPUT" && (type === "submit" || type === "reset" || type === "button")) {
+          const value = el.getAttribute("value");
+          if (value) return norm(value);
+          return type === "submit" ? "Submit" : type === "reset" ? "Reset" : "";
+        }
+        if (tag === "INPUT" && type === "image") return norm(el.getAttribute("alt") || "");
+        const labels = el.labels;
+        if (labels && labels.length) {
+          return norm(Array.from(labels, (l) => labelText(l, el)).join(" "));
+        }
+        return "";
+      }
+      if (tag === "IMG" || tag === "AREA") return norm(el.getAttribute("alt") || "");
+      if (tag === "FIELDSET") {
+        const legend = el.querySelector(":scope > legend");
+        return legend ? contentText(legend) : "";
+      }
+      if (tag === "TABLE") {
+        const caption = el.querySelector(":scope > caption");
+        return caption ? contentText(caption) : "";
+      }
+      if (tag === "FIGURE") {
+        const caption = el.querySelector(":scope > figcaption");
+        return caption ? contentText(caption) : "";
+      }
+      if (tag === "IFRAME" || tag === "FRAME") {
+        return norm(el.getAttribute("title") || el.getAttribute("name") || "");
+      }
+      if (tag === "OPTGROUP") return norm(el.getAttribute("label") || "");
+      return "";
+    }
+
+    // A label's text without the value of the control nested inside it.
+    function labelText(label, control) {
+      if (!label.contains(control)) return contentText(label);
+      const out = [];
+      for (let c = label.firstChild; c; c = c.nextSibling) {
+        if (c === control) continue;
+        if (c.nodeType === 3) out.push(c.data);
+        else if (c.nodeType === 1 && !c.contains(control)) out.push(" ", contentText(c), " ");
+      }
+      return norm(out.join(""));
+    }
+
+    // -- refs -------------------------------------------------------------------------
+
+    function refFor(el, role, name) {
+      const known = reg.byEl.get(el);
+      if (known && known.role === role && known.name === name) return known.ref;
+      const ref = reg.prefix + "e" + reg.next++;
+      const entry = { ref, role, name, el: new WeakRef(el) };
+      reg.byEl.set(el, entry);
+      reg.byRef.set(ref, entry);
+      return ref;
+    }
+
+    function refOf(el) {
+      return reg.byEl.get(el)?.ref || null;
+    }
+
+    // The element a ref was issued for, only if it still has that ref's role and name.
+    function resolve(ref) {
+      const entry = reg.byRef.get(ref);
+      if (!entry) return null;
+      const el = entry.el.deref();
+      if (!el || !el.isConnected || reg.byEl.get(el) !== entry) return null;
+      const pseudo = entry.role === "generic" || entry.role === "clickable";
+      const role = roleOf(el) || (pseudo ? entry.role : null);
+      if (role !== entry.role || nameOf(el, role) !== entry.name) return null;
+      return el;
+    }
+
+    // -- the walk ---------------------------------------------------------------------
+
+    function snapshot(opts) {
+      if (opts.prefix !== undefined) reg.prefix = opts.prefix;
+      compact = opts.compact !== false;
+      reg.next = Math.max(reg.next, opts.seed || 1);
+      let start = document.documentElement;
+      if (opts.scope) {
+        start = /^(f\d+)?e\d+$/.test(opts.scope) ? resolve(opts.scope) : queryScope(opts.scope);
+        if (!start) return { error: "scope", scope: opts.scope };
+      }
+      const counts = new Map();
+      const root = { role: "", kids: [], depth: -1 };
+      const stats = { elements: 0, nodes: 0 };
+      if (start) walk(start, root, "auto", true, stats);
+      // nth among equal role+name pairs, in document order.
+      const refs = [];
+      const seen = new Map();
+      forEach(root, (n) => {
+        if (!n.ref) return;
+        const key = n.role + "\u0000" + n.name;
+        const nth = seen.get(key) || 0;
+        seen.set(key, nth + 1);
+        n.nth = nth;
+        refs.push(n);
+      });
+      for (const n of refs) counts.set(n.role + "\u0000" + n.name, seen.get(n.role + "\u0000" + n.name));
+      const frames = [];
+      const lines = [];
+      const table = refs.map((n) => [n.ref, n.role, n.name, n.nth, counts.get(n.role + "\u0000" + n.name)]);
+      const hashes = new Map();
+      hashTree(root, hashes);
+      const removed = [];
+      const delta = Boolean(opts.delta && reg.prev && !opts.scope);
+      if (delta) {
+        renderDelta(root, lines, frames, hashes);
+        for (const [ref, old] of reg.prev) if (!hashes.has(ref)) removed.push([ref, old.line]);
+      } else if (opts.interactive) {
+        renderInteractive(root, lines, frames);
+      } else {
+        renderTree(root, 0, lines, frames, opts.maxDepth || 0);
+      }
+      if (!opts.scope) reg.prev = hashes;
+      return { text: lines.join("\n"), refs: table, frames, removed, stats, delta };
+    }
+
+    function queryScope(selector) {
+      try { return document.querySelector(selector); } catch (e) { return null; }
+    }
+
+    function forEach(node, fn) {
+      for (const k of node.kids) {
+        if (typeof k === "string") continue;
+        fn(k);
+        forEach(k, fn);
+      }
+    }
+
+    // Adds the element's node (or, for a structural element, its children) to `parent`.
+    function walk(el, parent, parentCursor, parentVisible, stats) {
+      stats.elements++;
+      const tag = el.tagName;
+      if (SKIP.has(tag) || el.getAttribute("aria-hidden") === "true") return;
+      const inSelect = tag === "OPTION" || tag === "OPTGROUP";
+      let visible = parentVisible;
+      if (!inSelect) {
+        if (!el.checkVisibility()) {
+          if (!isContents(el)) return; // display:none here or above: nothing below renders
+        } else {
+          visible = el.checkVisibility({ visibilityProperty: true });
+        }
+      }
+      let role = visible ? roleOf(el) : null;
+      let cursor = parentCursor;
+      let clickable = false;
+      if (visible && (!role || role === "generic")) { // click handlers on plain elements
+        cursor = getComputedStyle(el).cursor;
+        clickable = el.hasAttribute("onclick") ||
+          (cursor === "pointer" && parentCursor !== "pointer") ||
+          (el.tabIndex >= 0 && el.hasAttribute("tabindex"));
+        if (clickable) role = "clickable";
+        else if (!compact && tag !== "HTML" && tag !== "BODY") role = "generic";
+      }
+      let node = parent;
+      if (role) {
+        const name = nameOf(el, role);
+        node = { role, name, ref: refFor(el, role, name), kids: [], el, clickable, tag };
+        stats.nodes++;
+        parent.kids.push(node);
+        if (tag === "IFRAME" || tag === "FRAME") { node.frame = true; return; }
+        if (tag === "SELECT" || tag === "INPUT" || tag === "TEXTAREA") node.value = valueOf(el);
+      }
+      if (tag === "SLOT") {
+        const assigned = el.assignedNodes({ flatten: true });
+        if (assigned.length) {
+          for (const a of assigned) visit(a, node, cursor, visible, stats);
+          return;
+        }
+      }
+      const holder = el.shadowRoot || el;
+      for (let c = holder.firstChild; c; c = c.nextSibling) visit(c, node, cursor, visible, stats);
+    }
+
+    function visit(c, node, cursor, visible, stats) {
+      if (c.nodeType === 1) walk(c, node, cursor, visible, stats);
+      else if (c.nodeType === 3 && visible) {
+        const text = c.data;
+        if (!/\S/.test(text)) return;
+        const kids = node.kids;
+        const last = kids.length - 1;
+        if (last >= 0 && typeof kids[last] === "string") kids[last] += " " + text;
+        else kids.push(text);
+      }
+    }
+
+    function valueOf(el) {
+      if (el.tagName === "SELECT") return Array.from(el.selectedOptions, (o) => norm(o.textContent)).join(", ");
+      const type = (el.getAttribute("type") || "").toLowerCase();
+      if (type === "password") return el.value ? "••••" : "";
+      if (type === "checkbox" || type === "radio" || type === "file") return null;
+      return el.value || "";
+    }
+
+    function states(n) {
+      const el = n.el;
+      const out = [];
+      if (n.role === "heading") {
+        const level = el.getAttribute("aria-level") || (/^H[1-6]$/.test(n.tag) ? n.tag[1] : "");
+        if (level) out.push("level=" + level);
+      }
+      if (n.role === "checkbox" || n.role === "radio" || n.role === "switch" ||
+          n.role === "menuitemcheckbox" || n.role === "menuitemradio") {
+        const aria = el.getAttribute("aria-checked");
+        if (aria === "mixed" || el.indeterminate) out.push("checked=mixed");
+        else if (aria === "true" || el.checked) out.push("checked");
+      }
+      if (el.disabled || el.getAttribute("aria-disabled") === "true") out.push("disabled");
+      const expanded = el.getAttribute("aria-expanded");
+      if (expanded === "true") out.push("expanded");
+      else if (expanded === "false") out.push("collapsed");
+      if (el.getAttribute("aria-pressed") === "true") out.push("pressed");
+      if (n.role === "option" && (el.selected || el.getAttribute("aria-selected") === "true")) {
+        out.push("selected");
+      } else if (el.getAttribute("aria-selected") === "true") out.push("selected");
+      return out;
+    }
+
+    function lineOf(n) {
+      let line = n.role;
+      if (n.name) line += " " + JSON.stringify(n.name.length > 100 ? n.name.slice(0, 99) + "…" : n.name);
+      line += " [" + n.ref + "]";
+      for (const s of states(n)) line += " [" + s + "]";
+      if (n.value) line += ": " + JSON.stringify(n.value.length > 100 ? n.value.slice(0, 99) + "…" : n.value);
+      return line;
+    }
+
+    // Children worth printing: text that only repeats the node's own name is dropped.
+    function shownKids(n) {
+      const kids = n.kids;
+      if (n.name && kids.length === 1 && typeof kids[0] === "string" && norm(kids[0]) === n.name) return [];
+      if (n.name && kids.length && NAME_FROM_CONTENT.has(n.role) &&
+          kids.every((k) => typeof k === "string")) return [];
+      return kids;
+    }
+
+    // A label's text next to the control it names says nothing new.
+    function labelsNeighbour(kids, i) {
+      const text = norm(kids[i]);
+      for (const j of [i - 1, i + 1]) {
+        const k = kids[j];
+        if (k && typeof k !== "string" && INTERACTIVE.has(k.role) && k.name === text) return true;
+      }
+      return false;
+    }
+
+    function renderTree(node, depth, lines, frames, maxDepth) {
+      const pad = "  ".repeat(depth);
+      for (let i = 0; i < node.kids.length; i++) {
+        const k = node.kids[i];
+        if (typeof k === "string") {
+          if (!labelsNeighbour(node.kids, i)) lines.push(pad + "- text: " + norm(k));
+          continue;
+        }
+        let line = pad + "- " + lineOf(k);
+        const kids = shownKids(k);
+        if (k.frame) {
+          lines.push(line + ":");
+          frames.push({ ref: k.ref, line: lines.length - 1, depth: depth + 1 });
+          continue;
+        }
+        if (!kids.length) { lines.push(line); continue; }
+        if (kids.length === 1 && typeof kids[0] === "string" && !k.value) {
+          lines.push(line + ": " + norm(kids[0]));
+          continue;
+        }
+        if (maxDepth && depth + 1 >= maxDepth) {
+          let below = 0;
+          forEach(k, (d) => { if (d.ref) below++; });
+          lines.push(line + (below ? ` … (${below} refs below)` : " …"));
+          continue;
+        }
+        lines.push(line + ":");
+        renderTree(k, depth + 1, lines, frames, maxDepth);
+      }
+    }
+
+    function renderInteractive(node, lines, frames) {
+      forEach(node, (n) => {
+        if (!n.frame && !n.clickable && !INTERACTIVE.has(n.role)) return;
+        lines.push("- " + lineOf(n) + (n.frame ? ":" : ""));
+        if (n.frame) frames.push({ ref: n.ref, line: lines.length - 1, depth: 1 });
+      });
+    }
+
+    // -- delta --------------------------------------------------------------------------
+
+    function fnv(str, h) {
+      for (let i = 0; i < str.length; i++) {
+        h ^= str.charCodeAt(i);
+        h = Math.imul(h, 16777619);
+      }
+      return h >>> 0;
+    }
+
+    // Per node: `own` covers its line and the identity of its children, `hash` the subtree.
+    function hashTree(node, out) {
+      let own = node.ref ? lineOf(node) : "";
+      let sub = 2166136261;
+      for (const k of node.kids) {
+        if (typeof k === "string") { own += "\u0001" + norm(k); continue; }
+        own += "\u0002" + k.ref;
+        sub = fnv(String(hashTree(k, out)), sub);
+      }
+      const ownHash = fnv(own, 2166136261);
+      const hash = fnv(String(sub), ownHash);
+      out.set(node.ref || "", { hash, own: ownHash, line: node.ref ? lineOf(node) : "" });
+      node.hash = hash;
+      node.ownHash = ownHash;
+      return hash;
+    }
+
+    function renderDelta(node, lines, frames, hashes, depth = 0) {
+      const pad = "  ".repeat(depth);
+      let run = [];
+      const flush = () => {
+        if (!run.length) return;
+        const shown = run.slice(0, 3).join(" ") + (run.length > 3 ? ` +${run.length - 3}` : "");
+        lines.push(pad + `- … ${run.length} unchanged (${shown})`);
+        run = [];
+      };
+      const ownChanged = reg.prev.get(node.ref || "")?.own !== node.ownHash;
+      for (const k of node.kids) {
+        if (typeof k === "string") {
+          if (ownChanged) { flush(); lines.push(pad + "- text: " + norm(k)); }
+          continue;
+        }
+        const old = reg.prev.get(k.ref);
+        if (old && old.hash === k.hash && !k.frame) {
+          if (ownChanged) run.push(k.ref);
+          continue;
+        }
+        flush();
+        if (!old) { // new since the last snapshot: the whole subtree
+          renderTree({ kids: [k] }, depth, lines, frames, 0);
+          continue;
+        }
+        const hasKids = k.frame || shownKids(k).length > 0;
+        lines.push(pad + "- " + lineOf(k) + (hasKids ? ":" : ""));
+        if (k.frame) {
+          frames.push({ ref: k.ref, line: lines.length - 1, depth: depth + 1 });
+          continue;
+        }
+        renderDelta(k, lines, frames, hashes, depth + 1);
+      }
+      flush();
+    }
+  }
+})();

@@ -1,0 +1,141 @@
+"""The browser session: relaunch after Chromium dies (no processes left behind), reaching a
+browser by CDP URL, and refs that survive a new Page object for the same tab."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from automation import BrowserConfig, BrowserSession, UrlPolicy
+from automation.browser.config import QUIET_CHROMIUM_ARGS
+from automation.errors import BrowserClosed
+from tests.conftest import CHROMIUM
+from tests.net import free_port
+
+
+def processes() -> dict[int, tuple[int, str, str]]:
+    """pid -> (parent pid, state, command line) for every process we can read."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        found[int(entry.name)] = (int(fields[1]), fields[0], cmdline)
+    return found
+
+
+def descendants(root: int, table: dict[int, tuple[int, str, str]]) -> set[int]:
+    out, todo = set(), [root]
+    while todo:
+        pid = todo.pop()
+        for child, (parent, _, _) in table.items():
+            if parent == pid and child not in out:
+                out.add(child)
+                todo.append(child)
+    return out
+
+
+def config(**kwargs: object) -> BrowserConfig:
+    return BrowserConfig(
+        executable_path=CHROMIUM,
+        action_timeout_ms=5_000,
+        url_policy=UrlPolicy(block_private=False),
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+async def test_dead_browser_is_relaunched_and_leaves_no_processes(fixture_url: str) -> None:
+    marker = f"--tabwright-test={uuid.uuid4().hex}"  # finds this session's Chromium
+    session = BrowserSession(config(args=(*QUIET_CHROMIUM_ARGS, marker)))
+    tab = await session.new_tab()
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    table = processes()
+    browser_pid = next(
+        pid for pid, (_, _, cmd) in table.items() if marker in cmd and "--type=" not in cmd
+    )
+    family = {browser_pid} | descendants(browser_pid, table)
+    assert len(family) > 1  # the browser and its helpers (renderer, utility...)
+
+    os.kill(browser_pid, signal.SIGKILL)
+    with pytest.raises(BrowserClosed):
+        for _ in range(50):
+            await tab.snapshot()
+            await asyncio.sleep(0.1)
+    fresh = await session.new_tab()  # the next call relaunches
+    assert session.restarts == 1
+    await fresh.navigate(f"{fixture_url}/demo/form.html")
+    assert (await fresh.snapshot()).find("Sign up")
+    await session.close()
+
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        table = processes()
+        left = [pid for pid in family if pid in table]
+        relaunched = [pid for pid, (_, _, cmd) in table.items() if marker in cmd]
+        if not left and not relaunched:
+            break
+        await asyncio.sleep(0.2)
+    assert not left, f"processes of the killed browser are still there: {left}"
+    assert not relaunched, f"the relaunched browser outlived session.close(): {relaunched}"
+
+
+@pytest.fixture
+def chromium_with_cdp():  # type: ignore[no-untyped-def]
+    """A Chromium started by hand with a debugging port, as an operator would run one."""
+    port = free_port()
+    profile = tempfile.mkdtemp(prefix="tabwright-cdp-")
+    proc = subprocess.Popen(
+        [CHROMIUM, "--headless", "--no-sandbox", *QUIET_CHROMIUM_ARGS,
+         f"--remote-debugging-port={port}", f"--user-data-dir={profile}", "about:blank"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    yield f"http://127.0.0.1:{port}"
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+async def test_cdp_url_and_refs_kept_per_target(chromium_with_cdp: str, fixture_url: str) -> None:
+    for _ in range(100):  # the port opens a moment after the process starts
+        try:
+            first = BrowserSession(config(cdp_url=chromium_with_cdp))
+            tab = await first.new_tab()
+            break
+        except Exception:
+            await asyncio.sleep(0.1)
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    snap = await tab.snapshot()
+    name = next(r.ref for r in snap.refs.values() if r.name == "Name")
+    await tab.fill(name, "Ada")
+
+    # A second connection sees the same tab as a new Page object; with the refs kept per
+    # browser target, the old refs still work there.
+    second = BrowserSession(config(cdp_url=chromium_with_cdp), ref_states=first.ref_states)
+    await second.start()
+    pages = [p for c in second._browser.contexts for p in c.pages if "form.html" in p.url]
+    assert len(pages) == 1 and pages[0] is not tab.page
+    adopted = await second.adopt(pages[0])
+    assert adopted.refs[name].name == "Name"
+    await adopted.fill(name, "Grace")
+    assert await tab.page.input_value("#name") == "Grace"
+    await second._drop_browser()  # disconnect only: the browser is not ours to close
+    await second.close()
+    await tab.close()
+    await first.close()
