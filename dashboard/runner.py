@@ -19,7 +19,15 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.urls import reverse
 
-from automation import AgentConfig, AgentRun, BrowserConfig, BrowserSession, RunControl
+from automation import (
+    AgentConfig,
+    AgentRun,
+    BrowserConfig,
+    BrowserSession,
+    Budget,
+    RunControl,
+)
+from automation.browser.tracing import TraceRecorder
 from automation.errors import TabwrightError
 from automation.events import (
     Event,
@@ -135,11 +143,17 @@ class RunManager:
     async def _run(self, run: Run, sink: DashboardSink, control: RunControl) -> None:
         conf = settings.TABWRIGHT
         tab = None
+        trace: TraceRecorder | None = None
+        workspace = Path(conf["WORKSPACE_DIR"]) / str(run.pk)
         planner: Planner | None = None
         try:
             planner = make_planner(run.planner)
             browser = await self.browser()
-            tab = await browser.new_tab()
+            # Downloads (and the trace) land in the run's own folder, which is never served.
+            tab = await browser.new_tab(workspace=workspace)
+            if conf["TRACE_RUNS"]:
+                trace = TraceRecorder(tab.context)
+                await trace.start(title=f"run {run.pk}", budget=Budget(10_000))
             agent = AgentRun(
                 tab=tab,
                 planner=planner,
@@ -164,8 +178,10 @@ class RunManager:
             log.exception("run %s crashed", run.pk)
             await sink.emit(RunFinished("failed", reason=f"internal error: {exc!r}"))
         finally:
-            if tab is not None:
-                await tab.close()
+            if trace is not None and trace.active:
+                await _save_trace(trace, workspace / "trace.zip")
+            if tab is not None:  # the run's context with every tab it opened
+                await (tab.group.close() if tab.group is not None else tab.close())
             closer = getattr(planner, "aclose", None)
             if closer is not None:
                 await closer()
@@ -212,7 +228,16 @@ def browser_config() -> BrowserConfig:
         headless=conf["HEADLESS"],
         action_timeout_ms=conf["ACTION_TIMEOUT_MS"],
         url_policy=url_policy(),
+        upload_dir=conf["UPLOAD_DIR"],
     )
+
+
+async def _save_trace(trace: TraceRecorder, path: Path) -> None:
+    """A trace that can't be written is logged: it must not change how the run ended."""
+    try:
+        await trace.stop(path, budget=Budget(30_000))
+    except TabwrightError as exc:
+        log.warning("the run's trace was not saved: %s", exc)
 
 
 def make_planner(kind: str) -> Planner:

@@ -144,6 +144,12 @@ TABWRIGHT = {
     "ROUND_CAP": int(os.environ.get("TABWRIGHT_ROUND_CAP", "50")),
     "RUN_TIMEOUT_MS": int(os.environ.get("TABWRIGHT_RUN_TIMEOUT_MS", str(30 * 60 * 1000))),
     "ACTION_TIMEOUT_MS": int(os.environ.get("TABWRIGHT_ACTION_TIMEOUT_MS", "15000")),
+    # Each run's own folder (downloads land there); never served by the dashboard.
+    "WORKSPACE_DIR": Path(os.environ.get("TABWRIGHT_WORKSPACE_DIR", VAR_DIR / "workspaces")),
+    # Record a Playwright trace of every run into its workspace (trace.zip).
+    "TRACE_RUNS": _env_bool("TABWRIGHT_TRACE_RUNS", False),
+    # Files the agent may attach to file inputs; empty: uploads are off.
+    "UPLOAD_DIR": os.environ.get("TABWRIGHT_UPLOAD_DIR", ""),
     # Where the agent may go (automation/browser/url_policy.py).  A domain covers its
     # subdomains; an allowed host may be private.  Private and local addresses are refused
     # unless DEBUG, where the demo pages are served from this machine.

@@ -23,9 +23,14 @@ OpenSocket = Callable[..., Awaitable[tuple[WebsocketCommunicator, bool, Any]]]
 
 
 @pytest.fixture(autouse=True)
-def allow_loopback_pages(settings: Any) -> None:
-    """The test pages are served on 127.0.0.1, which the production policy refuses."""
-    settings.TABWRIGHT = {**settings.TABWRIGHT, "BLOCK_PRIVATE_ADDRESSES": False}
+def tabwright_test_settings(settings: Any, tmp_path: Path) -> None:
+    """The test pages are served on 127.0.0.1, which the production policy refuses; run
+    workspaces go to the test's own folder."""
+    settings.TABWRIGHT = {
+        **settings.TABWRIGHT,
+        "BLOCK_PRIVATE_ADDRESSES": False,
+        "WORKSPACE_DIR": tmp_path / "workspaces",
+    }
 
 
 @pytest.fixture(autouse=True)

@@ -4,6 +4,7 @@ against the fixture pages, and the scripted LLM server for LLM-backed runs."""
 from __future__ import annotations
 
 import time
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -202,8 +203,14 @@ async def test_commands_to_a_run_that_is_not_live_are_refused(
 
 
 async def test_live_run_is_relayed_stored_and_screenshotted(
-    runs: Runs, open_socket: OpenSocket, owner: Any, fixture_url: str, media_root: Path
+    runs: Runs,
+    open_socket: OpenSocket,
+    owner: Any,
+    fixture_url: str,
+    media_root: Path,
+    settings: Any,
 ) -> None:
+    settings.TABWRIGHT = {**settings.TABWRIGHT, "TRACE_RUNS": True}
     run, comm = await start_watched(
         runs, open_socket, owner, FORM_TASK, f"{fixture_url}/demo/form.html"
     )
@@ -242,6 +249,8 @@ async def test_live_run_is_relayed_stored_and_screenshotted(
         path = media_root / step.screenshot
         assert path.is_file(), step.screenshot
         assert path.read_bytes()[:3] == b"\xff\xd8\xff"  # a JPEG
+    trace = Path(settings.TABWRIGHT["WORKSPACE_DIR"]) / str(run.pk) / "trace.zip"
+    assert any(n.endswith(".trace") for n in zipfile.ZipFile(trace).namelist())
 
     stored = await load_run(run.pk)
     assert stored.status == Run.Status.SUCCEEDED
