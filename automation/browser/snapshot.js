@@ -52,7 +52,7 @@
       byEl: new WeakMap(), // element -> {ref, role, name}
       byRef: new Map(), // ref -> {el: WeakRef, role, name}
       prev: null, // ref -> {hash, own, line} of the last full walk, for deltas
-      snapshot, resolve, refOf, roleOf, nameOf,
+      snapshot, resolve, refOf,
     };
     return reg;
 
@@ -291,47 +291,44 @@
     // -- the walk ---------------------------------------------------------------------
 
     function snapshot(opts) {
-      if (opts.prefix !== undefined) reg.prefix = opts.prefix;
-      compact = opts.compact !== false;
+      reg.prefix = opts.prefix || "";
       reg.next = Math.max(reg.next, opts.seed || 1);
+      compact = opts.compact !== false;
       let start = document.documentElement;
       if (opts.scope) {
         start = /^(f\d+)?e\d+$/.test(opts.scope) ? resolve(opts.scope) : queryScope(opts.scope);
         if (!start) return { error: "scope", scope: opts.scope };
       }
-      const counts = new Map();
-      const root = { role: "", kids: [], depth: -1 };
-      const stats = { elements: 0, nodes: 0 };
-      if (start) walk(start, root, "auto", true, stats);
-      // nth among equal role+name pairs, in document order.
+      const root = { role: "", kids: [] };
+      if (start) walk(start, root, "auto", true);
+      // nth among equal role+name pairs, in document order; count of each pair.
       const refs = [];
       const seen = new Map();
       forEach(root, (n) => {
-        if (!n.ref) return;
         const key = n.role + "\u0000" + n.name;
-        const nth = seen.get(key) || 0;
-        seen.set(key, nth + 1);
-        n.nth = nth;
+        n.nth = seen.get(key) || 0;
+        seen.set(key, n.nth + 1);
         refs.push(n);
       });
-      for (const n of refs) counts.set(n.role + "\u0000" + n.name, seen.get(n.role + "\u0000" + n.name));
+      const table = refs.map((n) => [
+        n.ref, n.role, n.name, n.nth, seen.get(n.role + "\u0000" + n.name),
+      ]);
       const frames = [];
       const lines = [];
-      const table = refs.map((n) => [n.ref, n.role, n.name, n.nth, counts.get(n.role + "\u0000" + n.name)]);
       const hashes = new Map();
       hashTree(root, hashes);
       const removed = [];
       const delta = Boolean(opts.delta && reg.prev && !opts.scope);
       if (delta) {
-        renderDelta(root, lines, frames, hashes);
-        for (const [ref, old] of reg.prev) if (!hashes.has(ref)) removed.push([ref, old.line]);
+        renderDelta(root, lines, frames);
+        for (const [ref, old] of reg.prev) if (ref && !hashes.has(ref)) removed.push([ref, old.line]);
       } else if (opts.interactive) {
         renderInteractive(root, lines, frames);
       } else {
         renderTree(root, 0, lines, frames, opts.maxDepth || 0);
       }
       if (!opts.scope) reg.prev = hashes;
-      return { text: lines.join("\n"), refs: table, frames, removed, stats, delta };
+      return { text: lines.join("\n"), refs: table, frames, removed, delta };
     }
 
     function queryScope(selector) {
@@ -347,8 +344,7 @@
     }
 
     // Adds the element's node (or, for a structural element, its children) to `parent`.
-    function walk(el, parent, parentCursor, parentVisible, stats) {
-      stats.elements++;
+    function walk(el, parent, parentCursor, parentVisible) {
       const tag = el.tagName;
       if (SKIP.has(tag) || el.getAttribute("aria-hidden") === "true") return;
       const inSelect = tag === "OPTION" || tag === "OPTGROUP";
@@ -375,7 +371,6 @@
       if (role) {
         const name = nameOf(el, role);
         node = { role, name, ref: refFor(el, role, name), kids: [], el, clickable, tag };
-        stats.nodes++;
         parent.kids.push(node);
         if (tag === "IFRAME" || tag === "FRAME") { node.frame = true; return; }
         if (tag === "SELECT" || tag === "INPUT" || tag === "TEXTAREA") node.value = valueOf(el);
@@ -383,16 +378,16 @@
       if (tag === "SLOT") {
         const assigned = el.assignedNodes({ flatten: true });
         if (assigned.length) {
-          for (const a of assigned) visit(a, node, cursor, visible, stats);
+          for (const a of assigned) visit(a, node, cursor, visible);
           return;
         }
       }
       const holder = el.shadowRoot || el;
-      for (let c = holder.firstChild; c; c = c.nextSibling) visit(c, node, cursor, visible, stats);
+      for (let c = holder.firstChild; c; c = c.nextSibling) visit(c, node, cursor, visible);
     }
 
-    function visit(c, node, cursor, visible, stats) {
-      if (c.nodeType === 1) walk(c, node, cursor, visible, stats);
+    function visit(c, node, cursor, visible) {
+      if (c.nodeType === 1) walk(c, node, cursor, visible);
       else if (c.nodeType === 3 && visible) {
         const text = c.data;
         if (!/\S/.test(text)) return;
@@ -529,7 +524,7 @@
       return hash;
     }
 
-    function renderDelta(node, lines, frames, hashes, depth = 0) {
+    function renderDelta(node, lines, frames, depth = 0) {
       const pad = "  ".repeat(depth);
       let run = [];
       const flush = () => {
@@ -560,7 +555,7 @@
           frames.push({ ref: k.ref, line: lines.length - 1, depth: depth + 1 });
           continue;
         }
-        renderDelta(k, lines, frames, hashes, depth + 1);
+        renderDelta(k, lines, frames, depth + 1);
       }
       flush();
     }
