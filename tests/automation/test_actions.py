@@ -304,3 +304,24 @@ async def test_downloads_land_in_the_workspace(browser, fixture_url: str, tmp_pa
         assert f"{record.name}: {record.size_bytes} bytes" in listed
     finally:
         await tab.close()
+
+
+async def test_a_saved_login_is_reused_by_a_later_tab(
+    browser, tab: Tab, fixture_url: str, tmp_path
+) -> None:
+    from automation.browser import storage
+
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    await tab.context.add_cookies([{"name": "session", "value": "s3cret", "url": tab.url}])
+    await run(tab, "storage", op="set", items={"user": "ada"})
+    saved = await storage.storage_state_save(
+        tab.context, tmp_path / "login.json", budget=Budget(5_000)
+    )
+    assert saved["cookies"] == 1
+    later = await browser.new_tab(storage_state=tmp_path / "login.json")
+    try:
+        await later.navigate(f"{fixture_url}/demo/form.html")
+        assert "session" in await run(later, "cookies")
+        assert "user = ada" in await run(later, "storage")
+    finally:
+        await later.close()
