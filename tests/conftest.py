@@ -9,6 +9,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 import pytest_asyncio
@@ -33,6 +34,11 @@ class _QuietHandler(SimpleHTTPRequestHandler):
             self.wfile.write(b"<!doctype html><title>Hanging</title><p>Still loading")
             self.wfile.flush()
             time.sleep(30)
+            return
+        if self.path.startswith("/redirect?to="):  # a server redirect to anywhere
+            self.send_response(302)
+            self.send_header("Location", unquote(self.path.split("=", 1)[1]))
+            self.end_headers()
             return
         super().do_GET()
 

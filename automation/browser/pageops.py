@@ -29,7 +29,7 @@ class PageOps:
     async def navigate(self: Tab, url: str, *, budget: Budget | None = None) -> str:
         budget = self._budget(budget, "navigate")
         url = await self.config.url_policy.check_resolved(url, budget=budget)
-        blocked_before = len(self.blocked)
+        blocked_before = self.blocked_total
         try:
             response = await self._call(
                 f"navigate to {url}",

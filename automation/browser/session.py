@@ -121,7 +121,7 @@ class BrowserSession:
 
         group = TabGroup(context, make_tab=make_tab, on_close=self._groups.discard)
         await budget.run(
-            install_url_guard(context, self.config.url_policy, on_block=_noting(group))
+            install_url_guard(context, self.config.url_policy, on_block=group.note_blocked)
         )
         self._groups.add(group)
         try:
@@ -207,14 +207,6 @@ class BrowserSession:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
-
-
-def _noting(group: TabGroup):  # type: ignore[no-untyped-def]
-    def on_block(url: str, reason: str) -> None:
-        group.blocked.append((url, reason))
-        del group.blocked[:-100]
-
-    return on_block
 
 
 def _first_line(exc: BaseException) -> str:

@@ -176,7 +176,6 @@ class Tab(Interactions, PageOps):
         self._prefixes: dict[Frame, str] = {page.main_frame: ""}
         self._next_frame = 1
         self._cdp: CDPSession | None = None
-        self._blocked: list[tuple[str, str]] = []  # (url, reason) stopped by the URL guard
         self.group: TabGroup | None = None
         self.log = PageLog(page)  # console, page errors, network requests
         self.dialogs = DialogGuard(page)  # answers dialogs as armed, dismisses the rest
@@ -204,19 +203,15 @@ class Tab(Interactions, PageOps):
         return self.page.url
 
     @property
-    def blocked(self) -> list[tuple[str, str]]:
-        """Navigations the URL guard stopped (shared by the tabs of a group)."""
-        return self.group.blocked if self.group is not None else self._blocked
+    def blocked_total(self) -> int:
+        """How many navigations the URL guard has stopped in this tab's group."""
+        return self.group.blocked_total if self.group is not None else 0
 
-    def note_blocked(self, url: str, reason: str) -> None:
-        self.blocked.append((url, reason))
-        del self.blocked[:-100]
-
-    def raise_if_blocked(self, what: str, *, since: int = 0) -> None:
+    def raise_if_blocked(self, what: str, *, since: int) -> None:
         """A navigation that failed because the URL guard stopped it (a redirect to a
         refused address, say) is reported as UrlBlocked, not as a network error."""
-        if len(self.blocked) > since:
-            url, reason = self.blocked[-1]
+        if self.group is not None and self.group.blocked_total > since:
+            url, reason = self.group.blocked[-1]
             raise UrlBlocked(f"{what}: the browser was sent to {url[:200]!r}, refused: {reason}")
 
     def dialogs_raise(self, what: str) -> None:

@@ -4,6 +4,7 @@ join the group, so the agent can list and select them."""
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -30,12 +31,18 @@ class TabGroup:
         self.context = context
         self.tabs: list[Tab] = []
         self.current: Tab | None = None
-        self.blocked: list[tuple[str, str]] = []  # (url, reason) stopped by the URL guard
+        self.blocked: deque[tuple[str, str]] = deque(maxlen=100)  # (url, reason), latest last
+        self.blocked_total = 0  # navigations the URL guard stopped, ever
         self._make_tab = make_tab
         self._on_close = on_close
         self._closed = False
         self._pending: set[Page] = set()
         context.on("page", self._on_page)
+
+    def note_blocked(self, url: str, reason: str) -> None:
+        """The URL guard's report of a navigation it stopped in this context."""
+        self.blocked.append((url, reason))
+        self.blocked_total += 1
 
     def _on_page(self, page: Page) -> None:
         """A page the site opened: wrap it when it is first asked for (see :meth:`sync`)."""

@@ -16,7 +16,7 @@ import pytest
 
 from automation import BrowserConfig, BrowserSession, UrlPolicy
 from automation.browser.config import QUIET_CHROMIUM_ARGS
-from automation.errors import BrowserClosed
+from automation.errors import BrowserClosed, UrlBlocked
 from tests.conftest import CHROMIUM
 from tests.net import free_port
 
@@ -49,12 +49,8 @@ def descendants(root: int, table: dict[int, tuple[int, str, str]]) -> set[int]:
 
 
 def config(**kwargs: object) -> BrowserConfig:
-    return BrowserConfig(
-        executable_path=CHROMIUM,
-        action_timeout_ms=5_000,
-        url_policy=UrlPolicy(block_private=False),
-        **kwargs,  # type: ignore[arg-type]
-    )
+    kwargs.setdefault("url_policy", UrlPolicy(block_private=False))
+    return BrowserConfig(executable_path=CHROMIUM, action_timeout_ms=5_000, **kwargs)  # type: ignore[arg-type]
 
 
 async def test_dead_browser_is_relaunched_and_leaves_no_processes(fixture_url: str) -> None:
@@ -139,3 +135,16 @@ async def test_cdp_url_and_refs_kept_per_target(chromium_with_cdp: str, fixture_
     await second.close()
     await tab.close()
     await first.close()
+
+
+async def test_a_redirect_to_a_blocked_host_is_url_blocked(fixture_url: str) -> None:
+    policy = UrlPolicy(block_private=False, blocked_domains=("localhost",))
+    async with BrowserSession(config(url_policy=policy)) as session:
+        tab = await session.new_tab()
+        await tab.navigate(f"{fixture_url}/demo/form.html")
+        target = fixture_url.replace("127.0.0.1", "localhost") + "/demo/list.html"
+        with pytest.raises(UrlBlocked, match="localhost"):
+            await tab.navigate(f"{fixture_url}/redirect?to={target}")
+        with pytest.raises(UrlBlocked):
+            await tab.navigate(target)  # refused before the browser is asked
+        await tab.navigate(f"{fixture_url}/demo/list.html")  # the tab still works
