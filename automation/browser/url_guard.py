@@ -19,9 +19,13 @@ navigation there (main frames, iframes in and out of process, popups, redirects)
 nothing else: subresources never wait for us.  A pause names a frame but not its context,
 so the guard places the frame: a page's or an out-of-process iframe's frame id is its
 target id (``Target.getTargetInfo`` gives the context); an in-process iframe is found in
-the frame tree of one of the guarded pages.  A frame it cannot place (an iframe inside an
-out-of-process iframe, or one of a context without a guard) is held to every guard's
-policy of that browser: when in doubt, refuse.
+the frame trees of the browser's pages.  A frame it cannot place (an iframe inside an
+out-of-process iframe) is held to every guard's policy of that browser: when in doubt,
+refuse.
+
+Where the policy blocks private addresses, host names are resolved too (a public answer
+is remembered for 30 s).  A name that does not resolve at all is let through, as
+``UrlPolicy.check_resolved`` explains; one that does not resolve within 3 s is refused.
 """
 
 from __future__ import annotations
@@ -83,44 +87,16 @@ async def install_url_guard(
 
 
 class _Guard:
-    """One context's policy, its report callback and what it already knows."""
+    """One context's policy, its report callback and the hosts it found public."""
 
-    def __init__(self, context: BrowserContext, policy: UrlPolicy, on_block: OnBlock | None):
+    def __init__(
+        self, context: BrowserContext, policy: UrlPolicy, on_block: OnBlock | None
+    ) -> None:
         self.context = context
         self.policy = policy
         self.on_block = on_block
         self.context_id = ""  # Chromium's browserContextId, learned from one of its pages
-        self._resolved_until: dict[str, float] = {}
-        self._page_sessions: dict[Page, CDPSession] = {}
-
-    async def learn_context_id(self) -> str:
-        if not self.context_id and self.context.pages:
-            info = await self._send(self.context.pages[0], "Target.getTargetInfo")
-            self.context_id = info["targetInfo"]["browserContextId"] if info else ""
-        return self.context_id
-
-    async def frame_ids(self) -> set[str]:
-        """Ids of every frame in this context's pages' own processes."""
-        found: set[str] = set()
-        for page in list(self.context.pages):
-            tree = await self._send(page, "Page.getFrameTree")
-            stack = [tree["frameTree"]] if tree else []
-            while stack:
-                node = stack.pop()
-                found.add(node["frame"]["id"])
-                stack.extend(node.get("childFrames", ()))
-        return found
-
-    async def _send(self, page: Page, method: str) -> dict[str, Any] | None:
-        session = self._page_sessions.get(page)
-        try:
-            if session is None:
-                session = self._page_sessions[page] = await self.context.new_cdp_session(page)
-                page.once("close", lambda p: self._page_sessions.pop(p, None))
-            return await session.send(method)
-        except PlaywrightError:  # the page closed meanwhile: nothing to find there
-            self._page_sessions.pop(page, None)
-            return None
+        self._public_until: dict[str, float] = {}
 
     async def refusal(self, url: str) -> str:
         """Why the policy refuses ``url``, or '' when it may load."""
@@ -128,18 +104,18 @@ class _Guard:
             self.policy.check(url)
             host = urlsplit(url).hostname or ""
             now = time.monotonic()
-            if self._resolved_until.get(host, 0.0) > now:
+            if self._public_until.get(host, 0.0) > now:
                 return ""
             budget = Budget(RESOLVE_TIMEOUT_MS, label=f"resolve {host}")
             await self.policy.check_resolved(url, budget=budget)
         except UrlBlocked as exc:
             return str(exc)
-        except BudgetExceeded:
+        except BudgetExceeded:  # slow DNS must not become a way around the policy
             shown = url[:SHOWN_URL_CHARS]
             return f"refused URL {shown!r}: {host} did not resolve within {RESOLVE_TIMEOUT_MS} ms"
-        if len(self._resolved_until) >= MAX_REMEMBERED:
-            self._resolved_until.clear()
-        self._resolved_until[host] = now + RESOLVED_TTL_MS / 1000
+        if len(self._public_until) >= MAX_REMEMBERED:
+            self._public_until.clear()
+        self._public_until[host] = now + RESOLVED_TTL_MS / 1000
         return ""
 
     def report(self, url: str, reason: str) -> None:
@@ -161,6 +137,7 @@ class _Interceptor:
         self._lock = asyncio.Lock()
         self._tasks: set[asyncio.Task[None]] = set()
         self._frames: dict[str, BrowserContext] = {}  # in-process iframes placed so far
+        self._page_sessions: dict[Page, CDPSession] = {}
 
     async def add(self, guard: _Guard) -> None:
         self.guards.append(guard)
@@ -228,25 +205,56 @@ class _Interceptor:
     async def _guards_for(self, session: CDPSession, frame_id: str) -> tuple[list[_Guard], bool]:
         """The guards that judge a navigation of this frame, and whether it shows nothing."""
         try:
-            info = (await session.send("Target.getTargetInfo", {"targetId": frame_id}))[
-                "targetInfo"
-            ]
+            reply = await session.send("Target.getTargetInfo", {"targetId": frame_id})
         except PlaywrightError:
-            info = None  # not a target: an iframe in its parent's process
-        if info is not None:
+            reply = None  # not a target: an iframe in its parent's process
+        if reply is not None:
+            info = reply["targetInfo"]
             context_id = info.get("browserContextId", "")
             empty = info.get("type") == "page" and info.get("title", "") in _EMPTY_TITLES
-            mine = [g for g in list(self.guards) if await g.learn_context_id() == context_id]
+            mine = [g for g in list(self.guards) if await self._context_id(g) == context_id]
             return mine, empty
-        if frame_id not in self._frames:
-            if len(self._frames) >= MAX_REMEMBERED:
-                self._frames.clear()
-            for guard in list(self.guards):
-                self._frames.update(dict.fromkeys(await guard.frame_ids(), guard.context))
-        placed = self._frames.get(frame_id)
-        if placed is None:
+        context = self._frames.get(frame_id) or await self._place(frame_id)
+        if context is None:
             return list(self.guards), False
-        return [g for g in self.guards if g.context is placed], False
+        return [g for g in self.guards if g.context is context], False
+
+    async def _context_id(self, guard: _Guard) -> str:
+        if not guard.context_id and guard.context.pages:
+            reply = await self._page_send(guard.context.pages[0], "Target.getTargetInfo")
+            guard.context_id = reply["targetInfo"]["browserContextId"] if reply else ""
+        return guard.context_id
+
+    async def _place(self, frame_id: str) -> BrowserContext | None:
+        """Find the context of an in-process iframe in its pages' frame trees, guarded
+        contexts first: also placing unguarded ones keeps their frames out of our way."""
+        if len(self._frames) >= MAX_REMEMBERED:
+            self._frames.clear()
+        guarded = [g.context for g in self.guards]
+        others = [c for c in self.browser.contexts if c not in guarded]
+        for context in guarded + others:
+            for page in list(context.pages):
+                reply = await self._page_send(page, "Page.getFrameTree")
+                stack = [reply["frameTree"]] if reply else []
+                while stack:
+                    node = stack.pop()
+                    self._frames[node["frame"]["id"]] = context
+                    stack.extend(node.get("childFrames", ()))
+            if frame_id in self._frames:
+                return context
+        return None
+
+    async def _page_send(self, page: Page, method: str) -> dict[str, Any] | None:
+        session = self._page_sessions.get(page)
+        try:
+            if session is None:
+                session = await page.context.new_cdp_session(page)
+                self._page_sessions[page] = session
+                page.once("close", lambda p: self._page_sessions.pop(p, None))
+            return await session.send(method)
+        except PlaywrightError:  # the page closed meanwhile: nothing to find there
+            self._page_sessions.pop(page, None)
+            return None
 
 
 _interceptors: dict[Browser, _Interceptor] = {}

@@ -206,21 +206,26 @@ async def test_iframes_to_a_blocked_domain_are_stopped(gtab: Tab, site: Site) ->
         f'<iframe src="{site.redirect("shop.test", site.url("x.blocked.test", "/f"))}"></iframe>'
         f'<iframe id="ok" src="{site.url("widgets.test", "/widget")}"></iframe>'
     )
+    # Inside the out-of-process frame, one more of its own site: a frame the guard cannot
+    # place, so every guard of the browser judges it.
+    nested = site.redirect("widgets.test", site.url("blocked.test", "/nested"))
     site.pages["/widget"] = (
         f'<p>widget</p><a id="out" href="{site.url("blocked.test", "/from-frame")}">out</a>'
+        f'<iframe src="{nested}"></iframe>'
     )
     await gtab.page.goto(site.url("shop.test", "/start"))
-    await blocks.wait(2)
+    await blocks.wait(3)
     assert {url for url, _ in blocks} == {
         site.url("blocked.test", "/frame"),
         site.url("x.blocked.test", "/f"),
+        site.url("blocked.test", "/nested"),
     }
     widget = gtab.page.frame_locator("#ok")
     assert await widget.locator("p").inner_text() == "widget"
 
     await widget.locator("#out").click()
-    await blocks.wait(3)
-    assert blocks[2][0] == site.url("blocked.test", "/from-frame")
+    await blocks.wait(4)
+    assert blocks[3][0] == site.url("blocked.test", "/from-frame")
     assert await widget.locator("p").inner_text() == "widget"  # the frame kept its page
     assert not site.hosts() & {"blocked.test", "x.blocked.test"}
 
@@ -343,11 +348,17 @@ async def test_the_guard_watches_only_its_own_context(
     test_names_browser: BrowserSession, gtab: Tab, site: Site
 ) -> None:
     blocks = await guarded(gtab)
-    site.pages["/page"] = "<h1>open</h1>"
+    site.pages["/page"] = (
+        "<h1>open</h1>"
+        f'<iframe id="f" src="{site.redirect("blocked.test", site.url("blocked.test", "/in"))}">'
+        "</iframe>"
+    )
+    site.pages["/in"] = "<p>inner</p>"
     other = await test_names_browser.new_tab()
     try:
         await other.page.goto(site.url("blocked.test", "/page"))
         assert await other.page.inner_text("h1") == "open"
+        assert await other.page.frame_locator("#f").locator("p").inner_text() == "inner"
     finally:
         await other.close()
     with pytest.raises(Exception, match="ERR_BLOCKED_BY_CLIENT"):
