@@ -3,8 +3,8 @@ from __future__ import annotations
 from django import forms
 from django.conf import settings
 
-from automation.browser.url_policy import UrlPolicy
 from automation.errors import UrlBlocked
+from dashboard.runner import url_policy
 
 PLANNERS = [
     ("rules", "Rule planner (offline: one explicit command per line)"),
@@ -38,13 +38,3 @@ class NewRunForm(forms.Form):
             return url_policy().check(url)  # no DNS here: the run's URL guard resolves
         except UrlBlocked as exc:
             raise forms.ValidationError(str(exc)) from None
-
-
-def url_policy() -> UrlPolicy:
-    """The URL policy the operator configured (settings.TABWRIGHT)."""
-    conf = settings.TABWRIGHT
-    return UrlPolicy(
-        allowed_domains=tuple(conf["ALLOWED_DOMAINS"]),
-        blocked_domains=tuple(conf["BLOCKED_DOMAINS"]),
-        block_private=bool(conf["BLOCK_PRIVATE_ADDRESSES"]),
-    )

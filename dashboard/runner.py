@@ -28,6 +28,7 @@ from automation import (
     RunControl,
 )
 from automation.browser.tracing import TraceRecorder
+from automation.browser.url_policy import UrlPolicy
 from automation.errors import TabwrightError
 from automation.events import (
     Event,
@@ -41,7 +42,6 @@ from automation.events import (
 )
 from automation.llm.base import Planner
 from dashboard import selectors, services
-from dashboard.forms import url_policy
 from dashboard.models import Run
 
 __all__ = ["RunManager", "group_name", "runner"]
@@ -218,6 +218,16 @@ class RunManager:
         if self._browser is not None:
             await self._browser.close()
             self._browser = None
+
+
+def url_policy() -> UrlPolicy:
+    """The URL policy the operator configured (settings.TABWRIGHT)."""
+    conf = settings.TABWRIGHT
+    return UrlPolicy(
+        allowed_domains=tuple(conf["ALLOWED_DOMAINS"]),
+        blocked_domains=tuple(conf["BLOCKED_DOMAINS"]),
+        block_private=bool(conf["BLOCK_PRIVATE_ADDRESSES"]),
+    )
 
 
 def browser_config() -> BrowserConfig:
