@@ -104,7 +104,7 @@ async def test_refs_stay_while_role_and_name_do(tab: Tab, fixture_url: str) -> N
 
 async def test_frames_after_navigation(tab: Tab, fixture_url: str) -> None:
     await tab.navigate(f"{fixture_url}/demo/form.html")
-    await tab.navigate(f"{fixture_url}/demo/list.html")  # main-frame refs now carry a prefix
+    await tab.navigate(f"{fixture_url}/demo/list.html")  # a second document in the same tab
     await tab.page.evaluate(
         """() => { const f = document.createElement('iframe');
         f.srcdoc = '<button onclick="this.textContent=`Done`">Inner</button>';
