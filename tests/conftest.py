@@ -55,15 +55,20 @@ def fixture_url() -> Iterator[str]:
     server.server_close()
 
 
+def browser_config(**overrides: object) -> BrowserConfig:
+    """The engine as the tests run it; a test changes only what it is about."""
+    settings: dict[str, object] = {
+        "executable_path": CHROMIUM,
+        "action_timeout_ms": 5_000,
+        "url_policy": UrlPolicy(block_private=False),  # the test pages are on 127.0.0.1
+        "upload_dir": str(FIXTURES / "uploads"),
+    }
+    return BrowserConfig(**{**settings, **overrides})  # type: ignore[arg-type]
+
+
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
 async def browser() -> AsyncIterator[BrowserSession]:
-    config = BrowserConfig(
-        executable_path=CHROMIUM,
-        action_timeout_ms=5_000,
-        url_policy=UrlPolicy(block_private=False),  # the test pages are on 127.0.0.1
-        upload_dir=str(FIXTURES / "uploads"),
-    )
-    session = BrowserSession(config)
+    session = BrowserSession(browser_config())
     await session.start()
     yield session
     await session.close()

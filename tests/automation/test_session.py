@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from automation import BrowserConfig, BrowserSession, UrlPolicy
+from automation import BrowserSession, UrlPolicy
 from automation.browser.config import QUIET_CHROMIUM_ARGS
 from automation.errors import BrowserClosed, UrlBlocked
-from tests.conftest import CHROMIUM
+from tests.conftest import CHROMIUM, browser_config
 from tests.net import free_port
 
 
@@ -48,14 +48,9 @@ def descendants(root: int, table: dict[int, tuple[int, str, str]]) -> set[int]:
     return out
 
 
-def config(**kwargs: object) -> BrowserConfig:
-    kwargs.setdefault("url_policy", UrlPolicy(block_private=False))
-    return BrowserConfig(executable_path=CHROMIUM, action_timeout_ms=5_000, **kwargs)  # type: ignore[arg-type]
-
-
 async def test_dead_browser_is_relaunched_and_leaves_no_processes(fixture_url: str) -> None:
     marker = f"--tabwright-test={uuid.uuid4().hex}"  # finds this session's Chromium
-    session = BrowserSession(config(args=(*QUIET_CHROMIUM_ARGS, marker)))
+    session = BrowserSession(browser_config(args=(*QUIET_CHROMIUM_ARGS, marker)))
     tab = await session.new_tab()
     await tab.navigate(f"{fixture_url}/demo/form.html")
     table = processes()
@@ -111,7 +106,7 @@ def chromium_with_cdp():  # type: ignore[no-untyped-def]
 async def test_cdp_url_and_refs_kept_per_target(chromium_with_cdp: str, fixture_url: str) -> None:
     for _ in range(100):  # the port opens a moment after the process starts
         try:
-            first = BrowserSession(config(cdp_url=chromium_with_cdp))
+            first = BrowserSession(browser_config(cdp_url=chromium_with_cdp))
             tab = await first.new_tab()
             break
         except Exception:
@@ -123,7 +118,7 @@ async def test_cdp_url_and_refs_kept_per_target(chromium_with_cdp: str, fixture_
 
     # A second connection sees the same tab as a new Page object; with the refs kept per
     # browser target, the old refs still work there.
-    second = BrowserSession(config(cdp_url=chromium_with_cdp), ref_states=first.ref_states)
+    second = BrowserSession(browser_config(cdp_url=chromium_with_cdp), ref_states=first.ref_states)
     await second.start()
     pages = [p for c in second._browser.contexts for p in c.pages if "form.html" in p.url]
     assert len(pages) == 1 and pages[0] is not tab.page
@@ -139,7 +134,7 @@ async def test_cdp_url_and_refs_kept_per_target(chromium_with_cdp: str, fixture_
 
 async def test_a_redirect_to_a_blocked_host_is_url_blocked(fixture_url: str) -> None:
     policy = UrlPolicy(block_private=False, blocked_domains=("localhost",))
-    async with BrowserSession(config(url_policy=policy)) as session:
+    async with BrowserSession(browser_config(url_policy=policy)) as session:
         tab = await session.new_tab()
         await tab.navigate(f"{fixture_url}/demo/form.html")
         target = fixture_url.replace("127.0.0.1", "localhost") + "/demo/list.html"

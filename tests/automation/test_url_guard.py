@@ -18,10 +18,10 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 import pytest_asyncio
 
-from automation import BrowserConfig, BrowserSession, Tab, UrlPolicy
+from automation import BrowserSession, Tab, UrlPolicy
 from automation.browser.config import QUIET_CHROMIUM_ARGS
 from automation.browser.url_guard import install_url_guard
-from tests.conftest import CHROMIUM
+from tests.conftest import browser_config
 
 PIXEL_GIF = bytes.fromhex(
     "47494638396101000100800000000000ffffff21f90401000000002c00000000010001000002024401003b"
@@ -103,11 +103,8 @@ def site(server: Site) -> Site:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def test_names_browser() -> AsyncIterator[BrowserSession]:
-    config = BrowserConfig(
-        executable_path=CHROMIUM,
-        args=(*QUIET_CHROMIUM_ARGS, "--host-resolver-rules=MAP *.test 127.0.0.1"),
-        action_timeout_ms=5_000,
-        url_policy=UrlPolicy(block_private=False),
+    config = browser_config(
+        args=(*QUIET_CHROMIUM_ARGS, "--host-resolver-rules=MAP *.test 127.0.0.1")
     )
     session = BrowserSession(config)
     await session.start()
