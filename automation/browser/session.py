@@ -20,6 +20,7 @@ from playwright.async_api import Browser, BrowserContext, Page, Playwright, asyn
 from playwright.async_api import Error as PlaywrightError
 
 from automation.browser.config import BrowserConfig
+from automation.browser.pwcall import brief
 from automation.browser.snapshot import SNAPSHOT_JS
 from automation.browser.tab import SELECTOR_ENGINE, RefState, Tab
 from automation.browser.tabs import TabGroup
@@ -83,7 +84,7 @@ class BrowserSession:
         except PlaywrightError as exc:
             where = self.config.cdp_url or self.config.executable_path
             raise BrowserError(
-                f"could not start or reach the browser at {where}: {_first_line(exc)}",
+                f"could not start or reach the browser at {where}: {brief(exc)}",
                 hint="check TABWRIGHT_CHROMIUM_PATH or TABWRIGHT_CDP_URL",
             ) from None
 
@@ -111,7 +112,7 @@ class BrowserSession:
             )
             await budget.run(context.add_init_script(script=SNAPSHOT_JS))
         except PlaywrightError as exc:
-            raise BrowserError(f"could not open a tab: {_first_line(exc)}") from None
+            raise BrowserError(f"could not open a tab: {brief(exc)}") from None
 
         async def make_tab(page: Page, group: TabGroup) -> Tab:
             tab = Tab(page, context=context, config=self.config, workspace=workspace)
@@ -167,16 +168,16 @@ class BrowserSession:
             )
         except PlaywrightError as exc:
             if "already registered" not in str(exc):
-                raise BrowserError(f"could not prepare the tab: {_first_line(exc)}") from None
+                raise BrowserError(f"could not prepare the tab: {brief(exc)}") from None
         self._taught.add(context)
 
     async def _keep_state(self, tab: Tab) -> None:
         try:
             session = await tab.context.new_cdp_session(tab.page)
             info = await session.send("Target.getTargetInfo")
-            await session.detach()
         except PlaywrightError:
             return  # not a CDP browser target: refs live with this Tab only
+        tab.cdp = session  # kept for the tab's own CDP calls (backend node ids)
         target = info["targetInfo"]["targetId"]
         known = self.ref_states.get(target)
         if known is not None:
@@ -207,8 +208,3 @@ class BrowserSession:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__

@@ -93,14 +93,14 @@ class SnapshotOptions:
         if self.delta and self.scope:
             raise ActionInvalid("a delta covers the whole page; leave out the scope")
 
-    def for_js(self, *, prefix: str, seed: int, scope: str) -> dict[str, object]:
+    def for_js(self, *, prefix: str, seed: int) -> dict[str, object]:
         return {
             "prefix": prefix,
             "seed": seed,
             "interactive": self.interactive_only,
             "maxDepth": self.max_depth,
             "compact": self.compact,
-            "scope": scope,
+            "scope": self.scope,
             "delta": self.delta,
         }
 

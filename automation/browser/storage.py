@@ -25,17 +25,15 @@ import json
 import os
 import secrets
 import tempfile
-from collections.abc import Awaitable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
-from playwright._impl._errors import TargetClosedError  # not re-exported by async_api
 from playwright.async_api import BrowserContext, Page
-from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import TimeoutError as PlaywrightTimeout
 
+from automation.browser.pwcall import call
 from automation.budget import Budget
-from automation.errors import ActionFailed, ActionInvalid, BrowserClosed, BudgetExceeded
+from automation.errors import ActionFailed, ActionInvalid, BrowserClosed
 
 __all__ = [
     "STATE_MARKER_KEY",
@@ -50,7 +48,6 @@ __all__ = [
     "web_storage_set",
 ]
 
-T = TypeVar("T")
 StorageKind = Literal["local", "session"]
 
 # The init script of storage_state_load lists its load id under this localStorage key once
@@ -64,25 +61,6 @@ _COOKIE_KEYS = frozenset(
 )
 _SAME_SITE = ("Strict", "Lax", "None")
 _MAX_STATE_BYTES = 20_000_000
-
-
-async def _call(what: str, budget: Budget, work: Awaitable[T]) -> T:
-    """Await one Playwright call inside the budget; turn its errors into ours."""
-    try:
-        return await budget.run(work)
-    except PlaywrightTimeout:
-        if budget.expired:
-            raise BudgetExceeded(f"{what}: out of time ({budget.timeout_ms:.0f} ms)") from None
-        raise ActionFailed(f"{what} did not complete in time") from None
-    except TargetClosedError:
-        raise BrowserClosed(f"{what}: the page, context or browser is closed") from None
-    except PlaywrightError as exc:
-        raise ActionFailed(f"{what} failed: {_brief(exc)}") from None
-
-
-def _brief(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return (text.splitlines()[0] if text else type(exc).__name__)[:300]
 
 
 # -- cookies ---------------------------------------------------------------------------
@@ -99,7 +77,7 @@ async def cookies_get(
         ):
             raise ActionInvalid("urls must be an http(s) URL or a list of them")
         urls = listed
-    cookies = await _call("read cookies", budget, context.cookies(urls))
+    cookies = await call("read cookies", budget, context.cookies(urls))
     return [dict(cookie) for cookie in cookies]
 
 
@@ -110,7 +88,7 @@ async def cookies_set(
     if not isinstance(cookies, list) or not cookies:
         raise ActionInvalid("cookies must be a non-empty list of cookie objects")
     checked = [_check_cookie(cookie, f"cookie #{n}") for n, cookie in enumerate(cookies)]
-    await _call("set cookies", budget, context.add_cookies(checked))  # type: ignore[arg-type]
+    await call("set cookies", budget, context.add_cookies(checked))  # type: ignore[arg-type]
     return len(checked)
 
 
@@ -125,9 +103,9 @@ async def cookies_clear(
     for label, value in (("name", name), ("domain", domain)):
         if value is not None and (not isinstance(value, str) or not value):
             raise ActionInvalid(f"{label} must be a non-empty text")
-    before = await _call("read cookies", budget, context.cookies())
-    await _call("clear cookies", budget, context.clear_cookies(name=name, domain=domain))
-    after = await _call("read cookies", budget, context.cookies())
+    before = await call("read cookies", budget, context.cookies())
+    await call("clear cookies", budget, context.clear_cookies(name=name, domain=domain))
+    after = await call("read cookies", budget, context.cookies())
     return len(before) - len(after)
 
 
@@ -207,7 +185,7 @@ async def _web_storage(
     if page.is_closed():
         raise BrowserClosed("the tab is closed")
     what = f"{op} {kind}Storage"
-    result = await _call(
+    result = await call(
         what,
         budget,
         page.evaluate(_WEB_STORAGE_JS, {"kind": kind, "op": op, "key": key, "items": items}),
@@ -260,7 +238,7 @@ async def storage_state_save(
 ) -> dict[str, Any]:
     """Write the context's cookies and localStorage to ``path`` (JSON, atomically)."""
     path = _check_path(path)
-    state = await _call("read the storage state", budget, context.storage_state())
+    state = await call("read the storage state", budget, context.storage_state())
     data = json.dumps(state, indent=2, ensure_ascii=False)
     try:
         await budget.run(asyncio.to_thread(_write_atomically, path, data))
@@ -282,7 +260,7 @@ async def storage_state_load(
         state = await budget.run(asyncio.to_thread(_read_state, path))
     cookies, origins = _check_state(state, where)
     if cookies:
-        await _call("add saved cookies", budget, context.add_cookies(cookies))  # type: ignore[arg-type]
+        await call("add saved cookies", budget, context.add_cookies(cookies))  # type: ignore[arg-type]
     if origins:
         fill = {
             origin: [[i["name"], i["value"]] for i in items] for origin, items in origins.items()
@@ -292,7 +270,7 @@ async def storage_state_load(
             json.dumps(STATE_MARKER_KEY),
             json.dumps(secrets.token_hex(8)),
         )
-        await _call("install the localStorage filler", budget, context.add_init_script(script))
+        await call("install the localStorage filler", budget, context.add_init_script(script))
     return _counts(
         {"cookies": cookies, "origins": [{"localStorage": v} for v in origins.values()]}, path
     )

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from playwright.async_api import BrowserContext, CDPSession, Frame, Locator, Page
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from automation.browser.config import BrowserConfig
 from automation.browser.dialogs import DialogGuard
@@ -30,6 +29,7 @@ from automation.browser.downloads import DownloadKeeper
 from automation.browser.interact import Interactions
 from automation.browser.pagelog import PageLog
 from automation.browser.pageops import PageOps
+from automation.browser.pwcall import call
 from automation.browser.snapshot import (
     CALL_JS,
     REF_RE,
@@ -41,14 +41,14 @@ from automation.browser.snapshot import (
     stitch,
     truncate,
 )
-from automation.budget import DEFAULT_HEADROOM_MS, Budget, close_unawaited
+from automation.budget import Budget, close_unawaited
 from automation.errors import (
     ActionFailed,
     ActionInvalid,
     BrowserClosed,
-    BudgetExceeded,
     RefNotFound,
     StaleRef,
+    TabwrightError,
     UrlBlocked,
 )
 
@@ -175,7 +175,7 @@ class Tab(Interactions, PageOps):
         self._frames: dict[str, Frame] = {"": page.main_frame}  # ref prefix -> frame
         self._prefixes: dict[Frame, str] = {page.main_frame: ""}
         self._next_frame = 1
-        self._cdp: CDPSession | None = None
+        self.cdp: CDPSession | None = None  # the page's CDP session, once one is made
         self.group: TabGroup | None = None
         self.log = PageLog(page)  # console, page errors, network requests
         self.dialogs = DialogGuard(page)  # answers dialogs as armed, dismisses the rest
@@ -236,18 +236,7 @@ class Tab(Interactions, PageOps):
         except BrowserClosed:
             close_unawaited(work)
             raise
-        try:
-            return await budget.run(work)
-        except PlaywrightTimeout as exc:
-            # Our Playwright timeouts are the budget less a headroom: near the end of the
-            # budget a Playwright timeout is the budget running out.
-            if budget.remaining_ms() <= 2 * DEFAULT_HEADROOM_MS:
-                raise BudgetExceeded(f"{what}: out of time ({budget.timeout_ms:.0f} ms)") from None
-            raise ActionFailed(f"{what} did not complete: {_brief(exc)}") from None
-        except PlaywrightError as exc:
-            if self.crashed or self.page.is_closed():
-                raise BrowserClosed(f"{what}: the tab or browser is gone") from None
-            raise ActionFailed(f"{what} failed: {_brief(exc)}") from None
+        return await call(what, budget, work, gone=lambda: self.crashed or self.page.is_closed())
 
     # -- snapshot ----------------------------------------------------------------------
 
@@ -343,7 +332,7 @@ class Tab(Interactions, PageOps):
             host = await self._host_ref(frame, budget)
             if not host:
                 return None  # its <iframe> is hidden or not walked: nothing to show
-        args = options.for_js(prefix=prefix, seed=self.state.seed, scope=options.scope)
+        args = options.for_js(prefix=prefix, seed=self.state.seed)
         raw = await self._evaluate_in(frame, args, budget)
         if raw is None:
             return None
@@ -478,37 +467,31 @@ class Tab(Interactions, PageOps):
                 (self._frame_of(entry), f"window.__tabwright.resolve({json.dumps(entry.ref)})")
             )
         for target, expression in attempts:
+            session: CDPSession | None = None
             try:
                 if target is self.page:
-                    if self._cdp is None:
-                        self._cdp = await budget.run(self.context.new_cdp_session(self.page))
-                    session = self._cdp
+                    if self.cdp is None:
+                        self.cdp = await budget.run(self.context.new_cdp_session(self.page))
+                    session = self.cdp
                 else:
                     session = await budget.run(self.context.new_cdp_session(target))
-                found = await budget.run(
-                    session.send("Runtime.evaluate", {"expression": expression})
-                )
-                object_id = found.get("result", {}).get("objectId")
-                if not object_id:
-                    continue
-                node = await budget.run(session.send("DOM.describeNode", {"objectId": object_id}))
-                await budget.run(session.send("Runtime.releaseObject", {"objectId": object_id}))
+                backend_id = await _backend_id_of(session, expression, budget)
             except PlaywrightError:
                 continue  # cross-origin hop or not an out-of-process frame: try the next way
-            backend_id = int(node["node"]["backendNodeId"])
-            self.state.backend_ids[entry.ref] = backend_id
-            return backend_id
+            finally:
+                if session is not None and session is not self.cdp:
+                    await _detach(session, budget)  # a frame's session is for this call only
+            if backend_id is not None:
+                self.state.backend_ids[entry.ref] = backend_id
+                return backend_id
         raise ActionFailed(f"{what}: the element can't be reached over CDP")
 
     # -- lifetime ----------------------------------------------------------------------
 
     async def close(self) -> None:
         """Close this tab; the run's last tab takes its browser context with it."""
-        try:
-            if self._cdp is not None:
-                await self._cdp.detach()
-        except PlaywrightError:
-            pass
+        # The page's CDP session ends with the page; detaching it from a crashed page would
+        # wait forever for an answer.
         if self.group is not None and len(self.group.tabs) <= 1:
             await self.group.close()
         else:
@@ -525,6 +508,24 @@ class Tab(Interactions, PageOps):
             self._on_close(self)
 
 
+async def _backend_id_of(session: CDPSession, expression: str, budget: Budget) -> int | None:
+    """The backend node id of the element ``expression`` evaluates to, if it is one."""
+    found = await budget.run(session.send("Runtime.evaluate", {"expression": expression}))
+    object_id = found.get("result", {}).get("objectId")
+    if not object_id:
+        return None
+    node = await budget.run(session.send("DOM.describeNode", {"objectId": object_id}))
+    await budget.run(session.send("Runtime.releaseObject", {"objectId": object_id}))
+    return int(node["node"]["backendNodeId"])
+
+
+async def _detach(session: CDPSession, budget: Budget) -> None:
+    try:
+        await budget.run(session.detach())
+    except (PlaywrightError, TabwrightError):
+        pass  # the frame or browser is already gone, or time is up: the session goes with it
+
+
 def _check_actionable(action: str, entry: RefEntry, state: dict[str, Any]) -> None:
     """Refuse at once what Playwright would wait the whole budget for."""
     what = f"{action} {entry.describe()}"
@@ -536,13 +537,3 @@ def _check_actionable(action: str, entry: RefEntry, state: dict[str, Any]) -> No
         raise ActionFailed(f"{what}: the element is disabled", hint="fill what it depends on first")
     if action in {"type", "fill"} and not state["editable"]:
         raise ActionFailed(f"{what}: the element does not take text", hint="pick a textbox")
-
-
-def _brief(exc: BaseException) -> str:
-    """Playwright's first message line, without the call log noise."""
-    text = str(exc).strip()
-    first = text.splitlines()[0] if text else type(exc).__name__
-    for marker in ("element is not visible", "element is not enabled", "element is not editable"):
-        if marker in text and marker not in first:
-            first += f" ({marker})"
-    return first[:300]

@@ -10,20 +10,15 @@ never started is the caller's mistake (ActionInvalid), not a browser failure.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
 from pathlib import Path
-from typing import TypeVar
 
-from playwright._impl._errors import TargetClosedError  # not re-exported by async_api
 from playwright.async_api import BrowserContext
-from playwright.async_api import Error as PlaywrightError
 
+from automation.browser.pwcall import call
 from automation.budget import Budget
-from automation.errors import ActionFailed, ActionInvalid, BrowserClosed
+from automation.errors import ActionFailed, ActionInvalid
 
 __all__ = ["TraceRecorder"]
-
-T = TypeVar("T")
 
 
 class TraceRecorder:
@@ -52,7 +47,7 @@ class TraceRecorder:
             raise ActionInvalid("title must be a text")
         if not isinstance(screenshots, bool) or not isinstance(snapshots, bool):
             raise ActionInvalid("screenshots and snapshots must be true or false")
-        await _call(
+        await call(
             "start the trace",
             budget,
             self.context.tracing.start(
@@ -71,7 +66,7 @@ class TraceRecorder:
         except OSError as exc:
             raise ActionFailed(f"cannot create the folder for {path}: {exc}") from None
         try:
-            await _call("stop the trace", budget, self.context.tracing.stop(path=path))
+            await call("stop the trace", budget, self.context.tracing.stop(path=path))
         finally:
             # Forget the trace even when stop failed or ran out of time: the context cannot be
             # asked whether it still traces, and refusing every later start would be worse
@@ -86,14 +81,3 @@ def _zip_path(path: object) -> Path:
     if not isinstance(path, Path) or path.suffix != ".zip":
         raise ActionInvalid(f"a trace is saved as a .zip file path, not {path!r}")
     return path
-
-
-async def _call(what: str, budget: Budget, work: Awaitable[T]) -> T:
-    """Await one Playwright call inside the budget; turn its errors into ours."""
-    try:
-        return await budget.run(work)
-    except TargetClosedError:
-        raise BrowserClosed(f"{what}: the context or browser is closed") from None
-    except PlaywrightError as exc:
-        text = str(exc).strip()
-        raise ActionFailed(f"{what} failed: {(text.splitlines() or [''])[0][:300]}") from None
