@@ -9,6 +9,8 @@ Usable as a library without the dashboard::
         await tab.navigate("https://example.org")
         snap = await tab.snapshot()
         await tab.click("e3", budget=Budget(5_000))
+
+``python -m automation`` runs one action from a shell (see :mod:`automation.cli`).
 """
 
 from __future__ import annotations
@@ -35,6 +37,9 @@ from automation.errors import (
     BrowserError,
     BudgetExceeded,
     Cancelled,
+    EvaluateCancelled,
+    EvaluateError,
+    EvaluateTimeout,
     LLMError,
     LLMResponseError,
     LLMUnavailable,
@@ -62,6 +67,9 @@ __all__ = [
     "Budget",
     "BudgetExceeded",
     "Cancelled",
+    "EvaluateCancelled",
+    "EvaluateError",
+    "EvaluateTimeout",
     "Event",
     "EventSink",
     "LLMError",

@@ -56,6 +56,11 @@ class Budget:
         own = self.remaining_ms() if timeout_ms is None else timeout_ms
         return Budget(own, label=label or self.label, parent=self, _clock=self._clock)
 
+    def reserve(self, ms: float, *, label: str = "") -> Budget:
+        """A child that ends ``ms`` before this budget does: the time after it is kept for
+        what must still happen inside the caller's deadline (stopping a script, answering)."""
+        return self.child(self.remaining_ms(headroom_ms=ms), label=label)
+
     def extend(self, ms: float) -> None:
         """Push the deadline back: for time spent waiting on a person, not working."""
         self.deadline += ms / 1000

@@ -2,7 +2,9 @@
 
     TabwrightError
     ├── BudgetExceeded          the call's deadline passed (carries the budget's timeout)
+    │   └── EvaluateTimeout     a script outlived its budget (it was terminated in the page)
     ├── Cancelled               the caller cancelled the budget (stop button, dropped socket)
+    │   └── EvaluateCancelled   a script was cancelled mid-run (it was terminated in the page)
     ├── BrowserError            the browser could not be launched, reached or used
     │   └── BrowserClosed       the session or tab was closed (or Chromium died)
     ├── UrlBlocked              a navigation target refused by the URL policy
@@ -10,7 +12,8 @@
     │   ├── RefNotFound         never issued for this tab (typo, invented, malformed)
     │   └── StaleRef            issued, but no longer points at an element with its role and name
     ├── ActionFailed            the browser refused the action (hidden, disabled, timed out...)
-    │   └── UnexpectedDialog    a dialog nobody armed appeared (it was dismissed)
+    │   ├── UnexpectedDialog    a dialog nobody armed appeared (it was dismissed)
+    │   └── EvaluateError       a script threw, or its result can't be returned
     ├── ActionInvalid           an action request with a bad shape (unknown tool, missing args)
     └── LLMError                the language model could not give a usable reply
         ├── LLMUnavailable      connection refused, DNS, TLS, HTTP 5xx/429 ...
@@ -29,6 +32,9 @@ __all__ = [
     "BrowserError",
     "BudgetExceeded",
     "Cancelled",
+    "EvaluateCancelled",
+    "EvaluateError",
+    "EvaluateTimeout",
     "LLMError",
     "LLMResponseError",
     "LLMUnavailable",
@@ -64,6 +70,14 @@ class Cancelled(TabwrightError):
     code = "cancelled"
 
 
+class EvaluateTimeout(BudgetExceeded):
+    code = "evaluate_timeout"
+
+
+class EvaluateCancelled(Cancelled):
+    code = "evaluate_cancelled"
+
+
 class BrowserError(TabwrightError):
     code = "browser_error"
 
@@ -94,6 +108,10 @@ class ActionFailed(TabwrightError):
 
 class UnexpectedDialog(ActionFailed):
     code = "unexpected_dialog"
+
+
+class EvaluateError(ActionFailed):
+    code = "evaluate_error"
 
 
 class ActionInvalid(TabwrightError):

@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Protocol
 __all__ = [
     "ActionFinished",
     "ActionStarted",
+    "EvaluationFinished",
     "Event",
     "EventSink",
     "LLMMessage",
@@ -92,6 +93,21 @@ class ActionFinished(Event):
     result: str = ""
     error: dict[str, str] | None = None
     duration_ms: int = 0
+
+
+@dataclass(frozen=True)
+class EvaluationFinished(Event):
+    """How a script of an evaluate action ran: the route it took (cdp, cdp_element or the
+    playwright fallback, with the reason), how it ended, and whether it had to be stopped."""
+
+    type: ClassVar[str] = "evaluate.finished"
+    step_index: int
+    route: str
+    outcome: str
+    duration_ms: int
+    terminated: bool = False
+    fallback_reason: str = ""
+    error_code: str = ""
 
 
 @dataclass(frozen=True)

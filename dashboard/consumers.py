@@ -1,28 +1,41 @@
 """The run page's WebSocket: join the run's group, replay stored events, relay, forward commands.
 
-Messages from the page: ``{"command": "pause" | "resume" | "stop" | "reply", "text": "..."}``.
+Messages from the page: ``{"command": "pause" | "resume" | "stop" | "reply", "text": "..."}``,
+and ``{"command": "act", "id": ..., "action": ..., "args": {...}, "timeout_ms": N}`` for one
+action by the person on a paused run's tab.
 Messages to the page: the engine events (``{"type": "action.finished", "seq": 12, ...}``),
+``{"type": "act.result", "id": ..., "ok": ..., "result" | "error": ...}`` per act command,
 and ``{"type": "error", "message": ...}`` for a command that could not be carried out.
+
+An act runs within its ``timeout_ms``; when the socket drops, the acts still in flight are
+cancelled (a script in the page is stopped), since nobody is left to read their answer.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
+from automation import Budget
+from automation.errors import TabwrightError
 from dashboard import selectors
 from dashboard.models import Run
-from dashboard.runner import COMMANDS, group_name, runner
+from dashboard.runner import COMMANDS, act_request, group_name, runner
 
 MAX_REPLY_CHARS = 4000
+MAX_ACTS_IN_FLIGHT = 4
 CLOSE_FORBIDDEN = 4403
 
 
 class RunConsumer(AsyncJsonWebsocketConsumer):
+    acts: dict[asyncio.Task[None], Budget]
+
     async def connect(self) -> None:
+        self.acts = {}
         user = self.scope.get("user")
         self.run_id = int(self.scope["url_route"]["kwargs"]["run_id"])
         allowed = user is not None and await database_sync_to_async(selectors.run_can_view)(
@@ -48,6 +61,10 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
         )  # fmt: skip
 
     async def disconnect(self, code: int) -> None:
+        for budget in self.acts.values():
+            budget.cancel("the page disconnected")
+        if self.acts:
+            await asyncio.gather(*self.acts, return_exceptions=True)
         if hasattr(self, "group"):
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
@@ -66,6 +83,9 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
         await self.receive_json(content, **kwargs)
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        if isinstance(content, dict) and content.get("command") == "act":
+            await self._start_act(content)
+            return
         if not isinstance(content, dict) or content.get("command") not in COMMANDS:
             await self.send_json({"type": "error", "message": "unknown command"})
             return
@@ -87,6 +107,41 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
             await runner.command(self.run_id, command, text)
         except LookupError:
             await self.send_json({"type": "error", "message": "the run is not live any more"})
+
+    async def _start_act(self, content: dict[str, Any]) -> None:
+        act_id = content.get("id")
+        run = await database_sync_to_async(Run.objects.get)(pk=self.run_id)
+        if run.owner_id != self.scope["user"].pk:
+            await self.send_json({"type": "error", "message": "only the run's owner can do that"})
+            return
+        if len(self.acts) >= MAX_ACTS_IN_FLIGHT:
+            await self.send_json({"type": "error", "message": "too many actions in flight"})
+            return
+        try:
+            action, args, timeout_ms = act_request(content)
+        except TabwrightError as exc:
+            answer = {"type": "act.result", "id": act_id, "ok": False, "error": exc.to_dict()}
+            await self.send_json(answer)
+            return
+        # The act runs beside the socket's receive loop, so a stop or a disconnect that
+        # arrives meanwhile is handled at once.
+        budget = Budget(timeout_ms, label=action)
+        task = asyncio.create_task(self._act(act_id, action, args, budget))
+        self.acts[task] = budget
+        task.add_done_callback(self.acts.pop)
+
+    async def _act(self, act_id: Any, action: str, args: dict[str, Any], budget: Budget) -> None:
+        answer: dict[str, Any] = {"type": "act.result", "id": act_id, "ok": False}
+        try:
+            result = await runner.act(self.run_id, action, args, budget=budget)
+            answer.update(ok=True, result=result)
+        except LookupError:
+            message = "the run is not live any more"
+            answer["error"] = {"code": "not_live", "message": message, "hint": ""}
+        except TabwrightError as exc:
+            answer["error"] = exc.to_dict()
+        if not budget.cancelled:  # cancelled: the socket is gone, nobody to answer
+            await self.send_json(answer)
 
     async def run_event(self, message: dict[str, Any]) -> None:
         await self.send_json(message["event"])

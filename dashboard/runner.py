@@ -9,8 +9,10 @@ being open: a page that connects later reads the stored events and then follows 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +28,14 @@ from automation import (
     BrowserSession,
     Budget,
     RunControl,
+    Tab,
 )
+from automation.browser.actions import MAX_TIMEOUT_MS, execute
 from automation.browser.tracing import TraceRecorder
 from automation.browser.url_policy import UrlPolicy
-from automation.errors import TabwrightError
+from automation.errors import ActionInvalid, TabwrightError
 from automation.events import (
+    EvaluationFinished,
     Event,
     RunFinished,
     RunPaused,
@@ -114,22 +119,42 @@ def _jsonable(data: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in data.items() if not isinstance(v, bytes)}
 
 
+@dataclass
+class LiveRun:
+    task: asyncio.Task[None]
+    control: RunControl
+    sink: DashboardSink
+    tab: Tab | None = None  # once the run has opened its tab
+
+
 class RunManager:
     """Starts runs, routes the person's commands to them, shares one browser between them."""
 
     def __init__(self) -> None:
-        self._browser: BrowserSession | None = None
+        # One browser per configuration: the settings are read when a run starts, so a run
+        # never shares a browser launched with other switches (evaluate, URL policy).
+        self._browsers: dict[BrowserConfig, BrowserSession] = {}
         self._browser_lock = asyncio.Lock()
-        self._live: dict[int, tuple[asyncio.Task[None], RunControl, DashboardSink]] = {}
+        self._live: dict[int, LiveRun] = {}
 
     def is_live(self, run_id: int) -> bool:
         return run_id in self._live
 
+    @property
+    def live_count(self) -> int:
+        return len(self._live)
+
+    @property
+    def browser_restarts(self) -> int:
+        """How often a shared browser had to be started again (0 before the first run)."""
+        return sum(b.restarts for b in self._browsers.values())
+
     async def browser(self) -> BrowserSession:
+        config = browser_config()
         async with self._browser_lock:
-            if self._browser is None:
-                self._browser = BrowserSession(browser_config())
-            return self._browser
+            if config not in self._browsers:
+                self._browsers[config] = BrowserSession(config)
+            return self._browsers[config]
 
     async def start(self, run_id: int) -> None:
         run = await database_sync_to_async(Run.objects.get)(pk=run_id)
@@ -137,7 +162,7 @@ class RunManager:
         sink = DashboardSink(run_id, next_seq)
         control = RunControl()
         task = asyncio.create_task(self._run(run, sink, control), name=f"run-{run_id}")
-        self._live[run_id] = (task, control, sink)
+        self._live[run_id] = LiveRun(task, control, sink)
         task.add_done_callback(lambda _t: self._live.pop(run_id, None))
 
     async def _run(self, run: Run, sink: DashboardSink, control: RunControl) -> None:
@@ -151,6 +176,8 @@ class RunManager:
             browser = await self.browser()
             # Downloads (and the trace) land in the run's own folder, which is never served.
             tab = await browser.new_tab(workspace=workspace)
+            if run.pk in self._live:
+                self._live[run.pk].tab = tab
             if conf["TRACE_RUNS"]:
                 trace = TraceRecorder(tab.context)
                 await trace.start(title=f"run {run.pk}", budget=Budget(10_000))
@@ -193,7 +220,7 @@ class RunManager:
         live = self._live.get(run_id)
         if live is None:
             raise LookupError("the run is not live")
-        _task, control, sink = live
+        control, sink = live.control, live.sink
         if command == "pause":
             control.request_pause()
         elif command == "resume":
@@ -204,20 +231,60 @@ class RunManager:
             await sink.emit(UserMessage(text))
             control.reply(text)
 
+    async def act(self, run_id: int, action: str, args: dict[str, Any], *, budget: Budget) -> str:
+        """One action by the person on a paused run's current tab, within the caller's
+        budget (the HTTP request's or the socket command's).  LookupError if the run is
+        not live; ActionInvalid while the agent is acting, or for a bad action."""
+        live = self._live.get(run_id)
+        if live is None:
+            raise LookupError("the run is not live")
+        if live.tab is None or not live.control.paused:
+            raise ActionInvalid("the agent is using the tab", hint="pause the run first, then act")
+        tab = live.tab.group.current if live.tab.group is not None else live.tab
+        assert tab is not None
+        try:
+            return await execute(tab, action, args, budget=budget)
+        finally:
+            for done in tab.take_evaluations():  # a person's action is not a numbered step
+                await live.sink.emit(EvaluationFinished(-1, **dataclasses.asdict(done)))
+
     async def wait(self, run_id: int) -> None:
         live = self._live.get(run_id)
         if live is not None:
-            await asyncio.shield(live[0])
+            await asyncio.shield(live.task)
 
     async def shutdown(self) -> None:
-        for task, control, _sink in list(self._live.values()):
-            control.stop("the server is stopping")
-            task.cancel()
+        for live in list(self._live.values()):
+            live.control.stop("the server is stopping")
+            live.task.cancel()
         if self._live:
-            await asyncio.gather(*(t for t, _, _ in self._live.values()), return_exceptions=True)
-        if self._browser is not None:
-            await self._browser.close()
-            self._browser = None
+            await asyncio.gather(*(r.task for r in self._live.values()), return_exceptions=True)
+        for browser in self._browsers.values():
+            await browser.close()
+        self._browsers.clear()
+
+
+def act_request(data: object) -> tuple[str, dict[str, Any], float]:
+    """``{"action": name, "args": {...}, "timeout_ms": N}`` from an HTTP body or a socket
+    command, checked: the action's name, its args, and the budget for the whole call."""
+    if not isinstance(data, dict):
+        raise ActionInvalid("an act request is a JSON object")
+    action, args = data.get("action"), data.get("args", {})
+    if not isinstance(action, str) or not action:
+        raise ActionInvalid('an act request needs "action"')
+    if not isinstance(args, dict):
+        raise ActionInvalid('"args" must be an object')
+    timeout_ms = data.get("timeout_ms", settings.TABWRIGHT["ACTION_TIMEOUT_MS"])
+    if (
+        isinstance(timeout_ms, bool)
+        or not isinstance(timeout_ms, int | float)
+        or not 0 < timeout_ms <= MAX_TIMEOUT_MS
+    ):
+        raise ActionInvalid(f'"timeout_ms" must be between 1 and {MAX_TIMEOUT_MS}')
+    # The request's timeout is the budget of the whole call; a second one in args would
+    # only narrow it, so it is dropped rather than left to confuse.
+    args = {k: v for k, v in args.items() if k != "timeout_ms"}
+    return action, args, float(timeout_ms)
 
 
 def url_policy() -> UrlPolicy:
@@ -239,6 +306,7 @@ def browser_config() -> BrowserConfig:
         action_timeout_ms=conf["ACTION_TIMEOUT_MS"],
         url_policy=url_policy(),
         upload_dir=conf["UPLOAD_DIR"],
+        evaluate_enabled=bool(conf["ALLOW_EVALUATE"]),
     )
 
 

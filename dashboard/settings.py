@@ -156,4 +156,10 @@ TABWRIGHT = {
     "ALLOWED_DOMAINS": _env_list("TABWRIGHT_ALLOWED_DOMAINS"),
     "BLOCKED_DOMAINS": _env_list("TABWRIGHT_BLOCKED_DOMAINS"),
     "BLOCK_PRIVATE_ADDRESSES": _env_bool("TABWRIGHT_BLOCK_PRIVATE_ADDRESSES", not DEBUG),
+    # Evaluate is off unless the operator turns it on: it runs arbitrary JavaScript in the
+    # pages, and turning it on also opens Chromium's debugging port (on loopback).
+    "ALLOW_EVALUATE": _env_bool("TABWRIGHT_ALLOW_EVALUATE", False),
+    # A bearer token for scrapers of /metrics, which can't log in; empty: only logged-in
+    # users can read it.
+    "METRICS_TOKEN": os.environ.get("TABWRIGHT_METRICS_TOKEN", ""),
 }

@@ -1,19 +1,26 @@
 from __future__ import annotations
 
+import hmac
+import json
 from pathlib import Path
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_POST
 from django.views.static import serve
 
+from automation import Budget
+from automation.errors import ActionInvalid, TabwrightError
+from automation.metrics import REGISTRY
 from dashboard import selectors, services
 from dashboard.forms import NewRunForm
-from dashboard.runner import runner
+from dashboard.models import Run
+from dashboard.runner import act_request, runner
 
 DEMO_TASK = """type Ada Lovelace into Name
 type ada@example.org into Email
@@ -76,8 +83,96 @@ def run_screenshot(request: HttpRequest, run_id: int, index: int) -> FileRespons
     return FileResponse(path.open("rb"), content_type="image/jpeg")
 
 
+MAX_ACT_BODY_BYTES = 256 * 1024
+
+
+@require_POST
+async def run_act(request: HttpRequest, run_id: int) -> JsonResponse:
+    """One action on a paused run's tab: ``{"action", "args", "timeout_ms"}`` in, and
+    ``{"ok": true, "result"}`` or ``{"ok": false, "error": {code, message, hint}}`` out.
+
+    ``timeout_ms`` is the budget of the whole request, down to the script in the page; a
+    client that hangs up cancels the action (Django cancels the view).
+    """
+    user = await request.auser()
+    if not user.is_authenticated:
+        return _act_error(401, "login_required", "log in first")
+    owns = await Run.objects.filter(pk=run_id, owner=user).aexists()
+    if not owns:
+        return _act_error(404, "not_found", "no such run of yours")
+    if len(request.body) > MAX_ACT_BODY_BYTES:
+        return _act_error(413, "too_large", f"the request is over {MAX_ACT_BODY_BYTES} bytes")
+    try:
+        action, args, timeout_ms = act_request(json.loads(request.body or b"null"))
+    except ValueError:
+        return _act_error(400, "bad_json", "the body is not JSON")
+    except ActionInvalid as exc:
+        return JsonResponse({"ok": False, "error": exc.to_dict()}, status=400)
+    try:
+        result = await runner.act(run_id, action, args, budget=Budget(timeout_ms, label=action))
+    except LookupError:
+        return _act_error(409, "not_live", "the run is not live")
+    except ActionInvalid as exc:
+        return JsonResponse({"ok": False, "error": exc.to_dict()}, status=400)
+    except TabwrightError as exc:
+        return JsonResponse({"ok": False, "error": exc.to_dict()})
+    return JsonResponse({"ok": True, "result": result})
+
+
+def _act_error(status: int, code: str, message: str) -> JsonResponse:
+    return JsonResponse(
+        {"ok": False, "error": {"code": code, "message": message, "hint": ""}}, status=status
+    )
+
+
 def demo(request: HttpRequest, path: str) -> HttpResponse:
     """The fixture pages, for the offline demo; only with DEBUG on."""
     if not settings.DEBUG:
         raise Http404("the demo pages are served only with DEBUG on")
     return serve(request, path or "index.html", document_root=settings.FIXTURES_DIR / "demo")
+
+
+METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+
+@require_GET
+@never_cache
+def metrics(request: HttpRequest) -> HttpResponse:
+    """The engine's counters and a few dashboard gauges, in the Prometheus text format."""
+    if not (request.user.is_authenticated or _metrics_token_ok(request)):
+        # A 401, not the login redirect the pages use: a scraper can't follow a login.
+        response = HttpResponse(
+            "log in, or send Authorization: Bearer <token>\n",
+            status=401,
+            content_type="text/plain; charset=utf-8",
+        )
+        response["WWW-Authenticate"] = 'Bearer realm="tabwright metrics"'
+        return response
+    return HttpResponse(REGISTRY.render() + _dashboard_gauges(), content_type=METRICS_CONTENT_TYPE)
+
+
+def _metrics_token_ok(request: HttpRequest) -> bool:
+    expected = settings.TABWRIGHT["METRICS_TOKEN"]
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    token = token.strip()
+    # Both must be non-empty: an unset token must never match a blank bearer.
+    if not expected or not token or scheme.lower() != "bearer":
+        return False
+    # Bytes, so a non-ASCII token is simply wrong rather than a TypeError; constant time, so
+    # the response time doesn't reveal how much of the token matched.
+    return hmac.compare_digest(token.encode(), expected.encode())
+
+
+def _dashboard_gauges() -> str:
+    evaluate_enabled = int(bool(settings.TABWRIGHT["ALLOW_EVALUATE"]))
+    return (
+        "# HELP tabwright_runs_live Runs this dashboard process is driving now.\n"
+        "# TYPE tabwright_runs_live gauge\n"
+        f"tabwright_runs_live {runner.live_count}\n"
+        "# HELP tabwright_browser_restarts_total Times the shared browser was started again.\n"
+        "# TYPE tabwright_browser_restarts_total counter\n"
+        f"tabwright_browser_restarts_total {runner.browser_restarts}\n"
+        "# HELP tabwright_evaluate_enabled Whether the operator turned evaluate on (1) or not.\n"
+        "# TYPE tabwright_evaluate_enabled gauge\n"
+        f"tabwright_evaluate_enabled {evaluate_enabled}\n"
+    )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 import os
+import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -15,7 +17,9 @@ import pytest
 import pytest_asyncio
 
 from automation import BrowserConfig, BrowserSession, Tab, UrlPolicy
+from automation.browser.config import QUIET_CHROMIUM_ARGS
 from tests.fakellm import llm_server  # noqa: F401  (a fixture)
+from tests.net import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -64,6 +68,26 @@ def browser_config(**overrides: object) -> BrowserConfig:
         "upload_dir": str(FIXTURES / "uploads"),
     }
     return BrowserConfig(**{**settings, **overrides})  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def chromium_with_cdp():  # type: ignore[no-untyped-def]
+    """A Chromium started by hand with a debugging port, as an operator would run one."""
+    port = free_port()
+    profile = tempfile.mkdtemp(prefix="tabwright-cdp-")
+    proc = subprocess.Popen(
+        [CHROMIUM, "--headless", "--no-sandbox", *QUIET_CHROMIUM_ARGS,
+         f"--remote-debugging-port={port}", f"--user-data-dir={profile}", "about:blank"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    yield f"http://127.0.0.1:{port}"
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 @pytest_asyncio.fixture(scope="session", loop_scope="session")

@@ -8,6 +8,7 @@ and when the LLM cannot be reached; a reply or resume continues it.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 from automation.agent.control import RunControl
 from automation.agent.parser import Action, parse_reply
 from automation.agent.prompts import observation_text, system_prompt
-from automation.browser.actions import ACTIONS, execute
+from automation.browser.actions import ACTIONS, available, execute
 from automation.browser.snapshot import Snapshot
 from automation.browser.tab import Tab
 from automation.budget import Budget
@@ -29,6 +30,7 @@ from automation.errors import (
 from automation.events import (
     ActionFinished,
     ActionStarted,
+    EvaluationFinished,
     EventSink,
     LLMMessage,
     LLMToken,
@@ -177,7 +179,10 @@ class AgentRun:
         observation: str,
         replies: list[str],
     ) -> str:
-        messages = [ChatMessage("system", system_prompt()), ChatMessage("user", self._task_text())]
+        messages = [
+            ChatMessage("system", system_prompt(available(self.tab.config))),
+            ChatMessage("user", self._task_text()),
+        ]
         for past in self._history[-self.config.history_rounds :]:
             if past.observation:
                 messages.append(ChatMessage("user", past.observation))
@@ -229,12 +234,14 @@ class AgentRun:
             if group is not None and group.current is not None:
                 self.tab = group.current  # a tabs action may have switched the current tab
         except (Cancelled, BrowserClosed):
+            await self._emit_evaluations(index)
             raise
         except BudgetExceeded as exc:
             budget.check()  # the whole run is out of time: that ends the run, not the step
             error = exc
         except TabwrightError as exc:
             error = exc
+        await self._emit_evaluations(index)
         duration_ms = int((time.monotonic() - started) * 1000)
         error_dict = error.to_dict() if error else None
         await self.sink.emit(
@@ -263,6 +270,10 @@ class AgentRun:
         if error is None:
             return ActionOutcome(action.name, action.args, True, result)
         return ActionOutcome(action.name, action.args, False, "", error.code, str(error))
+
+    async def _emit_evaluations(self, index: int) -> None:
+        for done in self.tab.take_evaluations():
+            await self.sink.emit(EvaluationFinished(index, **dataclasses.asdict(done)))
 
     async def _screenshot(self, index: int, budget: Budget) -> None:
         try:

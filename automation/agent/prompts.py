@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from automation.browser.actions import ACTIONS
+from automation.browser.actions import ACTIONS, ActionSpec
 from automation.browser.snapshot import Snapshot
 from automation.llm.base import ActionOutcome
 
@@ -16,6 +16,7 @@ snapshot; never invent refs or CSS selectors. Stay on the task's site.
 Write each action as a JSON object inside <action></action> tags, for example
 <action>{"action": "click", "ref": "e5"}</action>
 You may send several actions in one reply; they run in order and stop at the first error.
+Any action may also carry "timeout_ms": the most time it may take (it is stopped then).
 Actions:
 """
 
@@ -25,8 +26,10 @@ If you cannot go on without the person (a login, a choice only they can make), w
 NEED_HELP: followed by what you need."""
 
 
-def system_prompt() -> str:
-    lines = [f"- {spec.signature()}: {spec.description}" for spec in ACTIONS.values()]
+def system_prompt(actions: list[ActionSpec] | None = None) -> str:
+    """The rules and the tool list; ``actions`` defaults to every action there is."""
+    offered = list(ACTIONS.values()) if actions is None else actions
+    lines = [f"- {spec.signature()}: {spec.description}" for spec in offered]
     lines.append('- {"action": "done", "summary": str}: finish the task')
     return _RULES + "\n".join(lines) + "\n" + _END
 

@@ -9,18 +9,22 @@ Every action also takes ``timeout_ms``: it narrows the caller's budget for that 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from automation.browser import storage
+from automation.browser.config import BrowserConfig
 from automation.browser.tab import Tab
 from automation.budget import Budget
 from automation.errors import ActionInvalid
 
-__all__ = ["ACTIONS", "ActionSpec", "Param", "execute", "validate"]
+__all__ = ["ACTIONS", "ActionSpec", "Param", "available", "execute", "validate"]
 
 MAX_TIMEOUT_MS = 600_000
+MAX_EVALUATE_RESULT_CHARS = 8_000  # what the model reads of a script's value
+JSON_TYPES = (str, int, float, bool, list, dict)
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,11 @@ class ActionSpec:
     params: tuple[Param, ...]
     run: Callable[[Tab, dict[str, Any], Budget], Awaitable[str]]
     targets_ref: bool = False  # the step keeps a selector for its element
+    # Off unless the operator turns it on: ``enabled(config)`` says whether it is offered.
+    switch: str = ""
+
+    def enabled(self, config: BrowserConfig) -> bool:
+        return not self.switch or bool(getattr(config, self.switch))
 
     def signature(self) -> str:
         fields = ", ".join(
@@ -154,6 +163,17 @@ async def _downloads(tab: Tab, args: dict[str, Any], budget: Budget) -> str:
         for r in records
     ]
     return "\n".join(rows) or "no downloads yet"
+
+
+async def _evaluate(tab: Tab, args: dict[str, Any], budget: Budget) -> str:
+    value = await tab.evaluate(
+        args["expression"], args.get("arg"), ref=args.get("ref", ""), budget=budget
+    )
+    text = json.dumps(value, ensure_ascii=False)
+    if len(text) > MAX_EVALUATE_RESULT_CHARS:
+        cut = len(text) - MAX_EVALUATE_RESULT_CHARS
+        text = f"{text[:MAX_EVALUATE_RESULT_CHARS]}… ({cut} more characters; return less)"
+    return text
 
 
 ACTIONS: dict[str, ActionSpec] = {
@@ -375,12 +395,31 @@ ACTIONS: dict[str, ActionSpec] = {
             ),
             _tabs,
         ),
+        ActionSpec(
+            "evaluate",
+            "run JavaScript in the page and get its value as JSON: an expression, or a "
+            "function called with arg; with a ref, a function of that element, like "
+            "el => el.value",
+            (
+                Param("expression", str, "the script"),
+                _opt("ref", str, "element to pass to the function"),
+                _opt("arg", JSON_TYPES, "JSON data passed to the function"),
+            ),
+            _evaluate,
+            switch="evaluate_enabled",
+        ),
     )
 }
 
 
+def available(config: BrowserConfig) -> list[ActionSpec]:
+    """The actions this browser config offers (evaluate only when the operator allows it)."""
+    return [spec for spec in ACTIONS.values() if spec.enabled(config)]
+
+
 def validate(name: str, args: dict[str, Any]) -> dict[str, Any]:
-    """Check ``args`` against the action's params; return only the known ones."""
+    """Check ``args`` against the action's params; return only the known ones (and a
+    valid ``timeout_ms``)."""
     spec = ACTIONS.get(name)
     if spec is None:
         raise ActionInvalid(
@@ -402,6 +441,8 @@ def validate(name: str, args: dict[str, Any]) -> dict[str, Any]:
                 f"{name}: {param.name!r} must be {param.type_name}, not {type(value).__name__}"
             )
         clean[param.name] = value
+    if _timeout(name, args) is not None:  # kept, checked: it narrows the call's budget
+        clean["timeout_ms"] = args["timeout_ms"]
     return clean
 
 
@@ -421,6 +462,6 @@ def _timeout(name: str, args: dict[str, Any]) -> float | None:
 async def execute(tab: Tab, name: str, args: dict[str, Any], *, budget: Budget) -> str:
     """Validate and run one action; returns the result line for the model."""
     clean = validate(name, args)
-    timeout_ms = _timeout(name, args)
+    timeout_ms = clean.pop("timeout_ms", None)
     call_budget = budget.child(timeout_ms, label=name) if timeout_ms else budget
     return await ACTIONS[name].run(tab, clean, call_budget)

@@ -32,3 +32,7 @@ class BrowserConfig:
     action_timeout_ms: int = 15_000  # the default when a caller gives no budget
     url_policy: UrlPolicy = field(default_factory=UrlPolicy)
     upload_dir: str = ""  # files the agent may attach to file inputs; empty: uploads off
+    # Running page JavaScript (the evaluate action) is for operators who trust their users
+    # and models; when on, a launched Chromium also listens on a loopback debugging port.
+    evaluate_enabled: bool = False
+    evaluate_max_result_chars: int = 1_000_000

@@ -7,6 +7,10 @@ it starts (or reconnects to) a fresh one, counts it in ``restarts`` and logs it.
 Every context gets the snapshot registry as an init script (so it exists before a page's
 own scripts run) and the URL guard; the ``tabwright=`` selector engine that resolves refs
 is registered once per Playwright connection.
+
+With evaluate on, the session also keeps a CDP connection of its own to the browser
+(:mod:`automation.browser.cdp`) and attaches every page to it as the page is created: the
+session the evaluate engine runs scripts on and stops them through.
 """
 
 from __future__ import annotations
@@ -19,14 +23,16 @@ from pathlib import Path
 from playwright.async_api import Browser, BrowserContext, Page, Playwright, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
+from automation.browser.cdp import CdpConnection, endpoint_of_launched, endpoint_of_url
 from automation.browser.config import BrowserConfig
+from automation.browser.evaluate import PageRuntime
 from automation.browser.pwcall import brief
 from automation.browser.snapshot import SNAPSHOT_JS
 from automation.browser.tab import SELECTOR_ENGINE, RefState, Tab
 from automation.browser.tabs import TabGroup
 from automation.browser.url_guard import install_url_guard
 from automation.budget import Budget
-from automation.errors import BrowserError
+from automation.errors import BrowserError, TabwrightError
 
 __all__ = ["BrowserSession"]
 
@@ -46,6 +52,8 @@ class BrowserSession:
         self.ref_states: dict[str, RefState] = ref_states if ref_states is not None else {}
         self.restarts = 0
         self._taught: weakref.WeakSet[BrowserContext] = weakref.WeakSet()
+        self._cdp: CdpConnection | None = None  # the evaluate engine's connection
+        self._cdp_endpoint = ""
 
     @property
     def connected(self) -> bool:
@@ -61,6 +69,7 @@ class BrowserSession:
                 how = "reconnecting to" if self.config.cdp_url else "starting"
                 log.warning("the browser was gone; %s a new one (restart %d)", how, self.restarts)
                 self._groups.clear()
+                await self._drop_cdp()
                 await self._drop_browser()
             await budget.run(self._start_browser(budget))
 
@@ -75,10 +84,13 @@ class BrowserSession:
                     self.config.cdp_url, timeout=budget.playwright_timeout()
                 )
             else:
+                args = list(self.config.args)
+                if self.config.evaluate_enabled:
+                    args.append("--remote-debugging-port=0")  # loopback; the port is looked up
                 self._browser = await chromium.launch(
                     executable_path=self.config.executable_path or None,
                     headless=self.config.headless,
-                    args=list(self.config.args),
+                    args=args,
                     timeout=budget.playwright_timeout(),
                 )
         except PlaywrightError as exc:
@@ -87,6 +99,34 @@ class BrowserSession:
                 f"could not start or reach the browser at {where}: {brief(exc)}",
                 hint="check TABWRIGHT_CHROMIUM_PATH or TABWRIGHT_CDP_URL",
             ) from None
+        if self.config.evaluate_enabled:
+            await self._find_cdp_endpoint(budget)
+
+    async def _find_cdp_endpoint(self, budget: Budget) -> None:
+        """Without an endpoint, evaluate still works, on the bounded Playwright path."""
+        assert self._browser is not None
+        try:
+            if self.config.cdp_url:
+                self._cdp_endpoint = await endpoint_of_url(self.config.cdp_url, budget=budget)
+            else:
+                self._cdp_endpoint = await endpoint_of_launched(self._browser, budget=budget)
+        except TabwrightError as exc:
+            self._cdp_endpoint = ""
+            log.warning("no debugging endpoint for the evaluate engine: %s", exc)
+
+    async def _page_runtime(self, target_id: str) -> PageRuntime | None:
+        """A session of our own on the page, attached now, before any script of ours runs."""
+        if not self._cdp_endpoint:
+            return None
+        budget = Budget(5_000, label="attach evaluate session")
+        try:
+            if self._cdp is None or self._cdp.closed:
+                self._cdp = await CdpConnection.open(self._cdp_endpoint, budget=budget)
+            session_id = await self._cdp.attach(target_id, budget=budget)
+        except Exception as exc:  # CdpError, BrowserError, out of time: fall back, don't fail
+            log.warning("evaluate will take the Playwright path for this tab: %s", exc)
+            return None
+        return PageRuntime(self._cdp, session_id, target_id)
 
     async def new_group(
         self,
@@ -179,6 +219,8 @@ class BrowserSession:
             return  # not a CDP browser target: refs live with this Tab only
         tab.cdp = session  # kept for the tab's own CDP calls (backend node ids)
         target = info["targetInfo"]["targetId"]
+        if self.config.evaluate_enabled:
+            tab.runtime = await self._page_runtime(target)
         known = self.ref_states.get(target)
         if known is not None:
             tab.state = known
@@ -189,10 +231,16 @@ class BrowserSession:
         async with self._lock:
             for group in list(self._groups):
                 await group.close()
+            await self._drop_cdp()
             await self._drop_browser()
             if self._playwright is not None:
                 await self._playwright.stop()
                 self._playwright = None
+
+    async def _drop_cdp(self) -> None:
+        cdp, self._cdp, self._cdp_endpoint = self._cdp, None, ""
+        if cdp is not None:
+            await cdp.close()
 
     async def _drop_browser(self) -> None:
         browser, self._browser = self._browser, None

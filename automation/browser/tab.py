@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -26,6 +26,7 @@ from playwright.async_api import Error as PlaywrightError
 from automation.browser.config import BrowserConfig
 from automation.browser.dialogs import DialogGuard
 from automation.browser.downloads import DownloadKeeper
+from automation.browser.evaluate import Evaluation, PageRuntime, evaluate
 from automation.browser.interact import Interactions
 from automation.browser.pagelog import PageLog
 from automation.browser.pageops import PageOps
@@ -176,6 +177,8 @@ class Tab(Interactions, PageOps):
         self._prefixes: dict[Frame, str] = {page.main_frame: ""}
         self._next_frame = 1
         self.cdp: CDPSession | None = None  # the page's CDP session, once one is made
+        self.runtime: PageRuntime | None = None  # the evaluate engine's own session
+        self.evaluations: deque[Evaluation] = deque(maxlen=200)
         self.group: TabGroup | None = None
         self.log = PageLog(page)  # console, page errors, network requests
         self.dialogs = DialogGuard(page)  # answers dialogs as armed, dismisses the rest
@@ -444,24 +447,17 @@ class Tab(Interactions, PageOps):
         )
 
     async def backend_node_id(self, ref: str, *, budget: Budget | None = None) -> int:
-        """CDP's backend node id of the ref's element (asked once, then remembered)."""
+        """CDP's backend node id of the ref's element: in the page's target (asked once,
+        then remembered) or, for an element of an out-of-process frame, in the frame's."""
         budget = self._budget(budget, "backend node id")
         _, entry = await self.resolve(ref, budget=budget)
         known = self.state.backend_ids.get(entry.ref)
         if known is not None:
             return known
         what = f"backend node id of {entry.ref}"
-        # Reach the element from the page's main world through the <iframe> chain; an
-        # out-of-process frame can't be reached that way and gets a session of its own.
-        chain = []
-        host = entry.host
-        while host:
-            chain.insert(0, host)
-            host = self._entry(host).host
-        path = "window"
-        for hop in chain:
-            path = f"{path}.__tabwright.resolve({json.dumps(hop)}).contentWindow"
-        attempts = [(self.page, f"{path}.__tabwright.resolve({json.dumps(entry.ref)})")]
+        # An out-of-process frame can't be reached through the <iframe> chain and gets a
+        # session of its own.
+        attempts = [(self.page, self.registry_path(entry.ref))]
         if entry.frame:
             attempts.append(
                 (self._frame_of(entry), f"window.__tabwright.resolve({json.dumps(entry.ref)})")
@@ -482,16 +478,49 @@ class Tab(Interactions, PageOps):
                 if session is not None and session is not self.cdp:
                     await _detach(session, budget)  # a frame's session is for this call only
             if backend_id is not None:
-                self.state.backend_ids[entry.ref] = backend_id
+                if target is self.page:  # remembered only where the evaluate engine looks
+                    self.state.backend_ids[entry.ref] = backend_id
                 return backend_id
         raise ActionFailed(f"{what}: the element can't be reached over CDP")
+
+    def registry_path(self, ref: str) -> str:
+        """A JS expression that gives the ref's element in the page's main world, through
+        the registries of the <iframe> chain (it throws across an out-of-process hop)."""
+        chain = []
+        host = self._entry(ref).host
+        while host:
+            chain.insert(0, host)
+            host = self._entry(host).host
+        path = "window"
+        for hop in chain:
+            path = f"{path}.__tabwright.resolve({json.dumps(hop)}).contentWindow"
+        return f"{path}.__tabwright.resolve({json.dumps(ref)})"
+
+    # -- evaluate ----------------------------------------------------------------------
+
+    async def evaluate(
+        self, expression: str, arg: Any = None, *, ref: str = "", budget: Budget | None = None
+    ) -> Any:
+        """Run a script in the page (or, given a ref, a function of that element) within the
+        budget; see :mod:`automation.browser.evaluate`.  Off unless the config allows it."""
+        return await evaluate(
+            self, expression, arg, ref=ref, budget=self._budget(budget, "evaluate")
+        )
+
+    def take_evaluations(self) -> list[Evaluation]:
+        """The evaluations since the last call, for the run's events."""
+        taken = list(self.evaluations)
+        self.evaluations.clear()
+        return taken
 
     # -- lifetime ----------------------------------------------------------------------
 
     async def close(self) -> None:
         """Close this tab; the run's last tab takes its browser context with it."""
         # The page's CDP session ends with the page; detaching it from a crashed page would
-        # wait forever for an answer.
+        # wait forever for an answer.  The evaluate session is told, not waited on.
+        if self.runtime is not None:
+            await self.runtime.close()
         if self.group is not None and len(self.group.tabs) <= 1:
             await self.group.close()
         else:

@@ -42,6 +42,21 @@ def test_child_never_outlives_parent() -> None:
     assert parent.child().remaining_ms() == pytest.approx(100)
 
 
+def test_reserve_keeps_time_back_inside_the_deadline() -> None:
+    clock = Clock()
+    budget = Budget(1_000, label="evaluate", _clock=clock)
+    clock.now += 0.2
+    window = budget.reserve(100)
+    assert window.remaining_ms() == pytest.approx(700)  # 1000 - 200 spent - 100 kept back
+    assert window.label == "evaluate"
+    clock.now += 0.7
+    assert window.expired and budget.remaining_ms() == pytest.approx(100)
+    # Less left than the reserve: the window is empty, never negative or past the deadline.
+    assert budget.reserve(500).remaining_ms() == 0
+    window.cancel("stop")
+    assert budget.cancelled  # one cancellation path for the window and its parent
+
+
 def test_extend_moves_the_deadline() -> None:
     clock = Clock()
     budget = Budget(100, _clock=clock)

@@ -6,8 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import subprocess
-import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -17,8 +15,7 @@ import pytest
 from automation import BrowserSession, UrlPolicy
 from automation.browser.config import QUIET_CHROMIUM_ARGS
 from automation.errors import BrowserClosed, UrlBlocked
-from tests.conftest import CHROMIUM, browser_config
-from tests.net import free_port
+from tests.conftest import browser_config
 
 
 def processes() -> dict[int, tuple[int, str, str]]:
@@ -81,26 +78,6 @@ async def test_dead_browser_is_relaunched_and_leaves_no_processes(fixture_url: s
         await asyncio.sleep(0.2)
     assert not left, f"processes of the killed browser are still there: {left}"
     assert not relaunched, f"the relaunched browser outlived session.close(): {relaunched}"
-
-
-@pytest.fixture
-def chromium_with_cdp():  # type: ignore[no-untyped-def]
-    """A Chromium started by hand with a debugging port, as an operator would run one."""
-    port = free_port()
-    profile = tempfile.mkdtemp(prefix="tabwright-cdp-")
-    proc = subprocess.Popen(
-        [CHROMIUM, "--headless", "--no-sandbox", *QUIET_CHROMIUM_ARGS,
-         f"--remote-debugging-port={port}", f"--user-data-dir={profile}", "about:blank"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    yield f"http://127.0.0.1:{port}"
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
 
 
 async def test_cdp_url_and_refs_kept_per_target(chromium_with_cdp: str, fixture_url: str) -> None:

@@ -1,0 +1,70 @@
+"""``python -m automation``: one action in one budget from the command line, as a real
+process against the fixture server; Ctrl-C stops a script running in the page."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+import time
+
+from tests.conftest import CHROMIUM, ROOT
+
+# Interpreter start and browser shutdown happen outside the budget.
+PROCESS_SLACK_MS = 1_500
+
+
+async def cli(*argv: str) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "automation", "--chromium", CHROMIUM, *argv,
+        cwd=ROOT, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+
+
+async def answer_of(proc: asyncio.subprocess.Process) -> tuple[int, dict[str, object]]:
+    out, err = await asyncio.wait_for(proc.communicate(), 30)
+    assert proc.returncode is not None
+    lines = out.decode().strip().splitlines()
+    assert lines, err.decode()
+    return proc.returncode, json.loads(lines[-1])
+
+
+async def test_an_action_and_a_hung_script_within_the_timeout(fixture_url: str) -> None:
+    url = f"{fixture_url}/engine/evaluate.html"
+    page = ["--allow-evaluate", "--allow-private", "--url", url]
+    code, answer = await answer_of(await cli(*page, "evaluate", '{"expression": "document.title"}'))
+    assert (code, answer) == (0, {"ok": True, "result": '"Evaluate"'})
+    started = time.monotonic()
+    code, answer = await answer_of(
+        await cli(*page, "--timeout-ms", "3000", "evaluate", '{"expression": "while (true) {}"}')
+    )
+    assert (time.monotonic() - started) * 1000 < 3_000 + PROCESS_SLACK_MS
+    assert code == 1 and answer["error"]["code"] == "evaluate_timeout"  # type: ignore[index]
+
+
+async def test_ctrl_c_cancels_the_script(fixture_url: str) -> None:
+    url = f"{fixture_url}/engine/evaluate.html"
+    proc = await cli(
+        "--allow-evaluate", "--allow-private", "--url", url, "--timeout-ms", "60000",
+        "evaluate", '{"expression": "while (true) {}"}',
+    )  # fmt: skip
+    assert proc.stderr is not None
+    while b"running evaluate" not in await asyncio.wait_for(proc.stderr.readline(), 30):
+        pass
+    await asyncio.sleep(0.3)  # spinning now
+    proc.send_signal(signal.SIGINT)
+    interrupted = time.monotonic()
+    code, answer = await answer_of(proc)
+    assert time.monotonic() - interrupted < 3
+    assert code == 1 and answer["error"]["code"] == "evaluate_cancelled"  # type: ignore[index]
+
+
+async def test_bad_command_lines_exit_2() -> None:
+    for argv in (["evaluate", "[1]"], ["evaluate", "{not json"], ["fly"],
+                 ["--timeout-ms", "0", "back"]):  # fmt: skip
+        proc = await cli(*argv)
+        await asyncio.wait_for(proc.communicate(), 30)
+        assert proc.returncode == 2, argv
