@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -60,6 +61,8 @@ class CdpConnection:
         self._ws = ws
         self._next_id = 0
         self._pending: dict[int, tuple[asyncio.Future[dict[str, Any]], str]] = {}
+        # Event listeners per session id; a listener gets (method, params).
+        self._listeners: dict[str, Callable[[str, dict[str, Any]], None]] = {}
         self.closed = False
         self._reader = asyncio.create_task(self._read(), name="cdp-reader")
 
@@ -119,6 +122,10 @@ class CdpConnection:
         except BrowserClosed:
             pass
 
+    def listen(self, session_id: str, listener: Callable[[str, dict[str, Any]], None]) -> None:
+        """Hand the session's events to ``listener`` (one per session)."""
+        self._listeners[session_id] = listener
+
     async def close(self) -> None:
         self.closed = True
         await self._ws.close()
@@ -132,8 +139,14 @@ class CdpConnection:
                     waiting = self._pending.pop(message["id"], None)
                     if waiting is not None and not waiting[0].done():
                         waiting[0].set_result(message)
-                elif message.get("method") == "Target.detachedFromTarget":
-                    self._fail_session(message.get("params", {}).get("sessionId", ""))
+                    continue
+                method, params = message.get("method", ""), message.get("params", {})
+                if method == "Target.detachedFromTarget":
+                    self._fail_session(params.get("sessionId", ""))
+                    self._listeners.pop(params.get("sessionId", ""), None)
+                listener = self._listeners.get(message.get("sessionId", ""))
+                if listener is not None:
+                    listener(method, params)
         except (ConnectionClosed, OSError, ValueError) as exc:
             log.info("the debugging connection ended: %s", exc)
         finally:

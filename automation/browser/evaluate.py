@@ -27,6 +27,7 @@ import asyncio
 import json
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -164,6 +165,36 @@ class PageRuntime:
         self.session_id = session_id
         self.target_id = target_id
         self.terminations = 0
+        # Sessions on the page's out-of-process frames, attached as they appear: a script
+        # stuck in one of those (on the Playwright path) is stopped there.
+        self.frame_sessions: set[str] = set()
+        self._posting: set[asyncio.Task[object]] = set()
+
+    async def watch_frames(self, *, budget: Budget) -> None:
+        self.conn.listen(self.session_id, self._on_event)
+        await self._auto_attach(self.session_id, budget=budget)
+
+    async def _auto_attach(self, session_id: str, *, budget: Budget) -> None:
+        params = {
+            "autoAttach": True,
+            "waitForDebuggerOnStart": False,
+            "flatten": True,
+            "filter": [{"type": "iframe"}],
+        }
+        await self.conn.send("Target.setAutoAttach", params, session_id=session_id, budget=budget)
+
+    def _on_event(self, method: str, params: dict[str, Any]) -> None:
+        if method == "Target.attachedToTarget":
+            session_id = str(params.get("sessionId", ""))
+            self.frame_sessions.add(session_id)
+            self.conn.listen(session_id, self._on_event)  # its own frames, in turn
+            task = asyncio.ensure_future(
+                self._auto_attach(session_id, budget=Budget(5_000, label="watch frames"))
+            )
+            self._posting.add(task)
+            task.add_done_callback(_settle(self._posting))
+        elif method == "Target.detachedFromTarget":
+            self.frame_sessions.discard(str(params.get("sessionId", "")))
 
     @property
     def usable(self) -> bool:
@@ -196,19 +227,21 @@ class PageRuntime:
             raise
 
     async def terminate(self) -> bool:
-        """Stop the script running in the page now; True when the page confirmed it.  Sent
-        even when nothing runs any more (a promise that never settles): then it is a no-op."""
+        """Stop the script running in the page (and in its out-of-process frames) now; True
+        when the page confirmed it.  Sent even when nothing runs any more (a promise that
+        never settles): then it is a no-op, measured not to touch the next script."""
         self.terminations += 1
         try:
-            future = await self.conn.post(
-                "Runtime.terminateExecution", {}, session_id=self.session_id
+            sent = [
+                await self.conn.post("Runtime.terminateExecution", {}, session_id=session)
+                for session in (self.session_id, *self.frame_sessions)
+            ]
+            answers = await Budget(TERMINATE_WAIT_MS, label="terminate").run(
+                asyncio.gather(*sent, return_exceptions=True)
             )
-            result_of(
-                "Runtime.terminateExecution",
-                await Budget(TERMINATE_WAIT_MS, label="terminate").run(future),
-            )
-            confirmed = True
-        except (TabwrightError, CdpError):
+            first = answers[0]
+            confirmed = isinstance(first, dict) and "error" not in first
+        except TabwrightError:
             confirmed = False
         EVALUATE_TERMINATIONS.inc(result="confirmed" if confirmed else "unanswered")
         return confirmed
@@ -418,6 +451,18 @@ def _decode(out: Any, cap: int, ref: str) -> Any:
             hint="return less: select fields, slice lists, or cut long text in the script",
         )
     return json.loads(out["json"])
+
+
+def _settle(tasks: set[asyncio.Task[object]]) -> Callable[[asyncio.Task[object]], None]:
+    """A done-callback that forgets the task and swallows its error: the attach it made
+    was best effort (the frame may be gone already)."""
+
+    def done(task: asyncio.Task[object]) -> None:
+        tasks.discard(task)
+        if not task.cancelled():
+            task.exception()
+
+    return done
 
 
 def _terminations(tab: Tab) -> int:

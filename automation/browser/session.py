@@ -126,7 +126,12 @@ class BrowserSession:
         except Exception as exc:  # CdpError, BrowserError, out of time: fall back, don't fail
             log.warning("evaluate will take the Playwright path for this tab: %s", exc)
             return None
-        return PageRuntime(self._cdp, session_id, target_id)
+        runtime = PageRuntime(self._cdp, session_id, target_id)
+        try:
+            await runtime.watch_frames(budget=budget)
+        except Exception as exc:  # the page's own session still works
+            log.warning("scripts in this tab's out-of-process frames can't be stopped: %s", exc)
+        return runtime
 
     async def new_group(
         self,

@@ -148,6 +148,17 @@ async def test_a_ref_without_a_backend_node_takes_the_bounded_playwright_path(
             tab.evaluate("el => new Promise(() => {})", ref=inner.ref, budget=Budget(600))
         )
         assert isinstance(error, EvaluateTimeout) and elapsed < 600 + SLACK_MS
+        # A script spinning in that frame is stopped through the frame's own session, which
+        # was attached when the frame appeared; the frame's button works afterwards.
+        assert tab.runtime is not None and tab.runtime.frame_sessions
+        elapsed, error = await timed(
+            tab.evaluate("el => { while (true) {} }", ref=inner.ref, budget=Budget(600))
+        )
+        assert isinstance(error, EvaluateTimeout) and elapsed < 600 + SLACK_MS
+        assert tab.take_evaluations()[-1].terminated
+        await tab.click(inner.ref, budget=Budget(5_000))
+        cross_frame = next(f for f in tab.page.frames if f.url.startswith("http://localhost"))
+        assert await cross_frame.text_content("#said") == "Inner: "
         assert await click_count(tab) == 1
     finally:
         await tab.close()
