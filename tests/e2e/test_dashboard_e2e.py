@@ -75,6 +75,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         "TABWRIGHT_PLANNER": "rules",
         "TABWRIGHT_ACTION_TIMEOUT_MS": "5000",
         "TABWRIGHT_CHROMIUM_PATH": CHROMIUM,
+        "TABWRIGHT_ALLOW_EVALUATE": "1",
     }
     _manage(env, "migrate", "--noinput", "-v", "0")
     _manage(
@@ -257,3 +258,39 @@ async def test_a_paused_run_survives_a_reload_and_resumes_on_reply(
     await expect(page.locator("#reply")).to_be_hidden()
     assert await socket_step_count(page) == 2  # both new steps arrived live, no reload
     await save(page, "run-resumed-succeeded.png")
+
+
+# A fetch of the act API from the logged-in page; ``abort_after_ms`` hangs up mid-request.
+ACT_JS = """async ([runId, body, abortAfterMs]) => {
+  const csrf = document.cookie.split('; ').find((c) => c.startsWith('csrftoken='));
+  const abort = new AbortController();
+  if (abortAfterMs) setTimeout(() => abort.abort(), abortAfterMs);
+  const started = performance.now();
+  try {
+    const reply = await fetch(`/runs/${runId}/act`, {
+      method: 'POST', signal: abort.signal, body: JSON.stringify(body),
+      headers: {'Content-Type': 'application/json', 'X-CSRFToken': csrf.split('=')[1]},
+    });
+    return {status: reply.status, body: await reply.json(), ms: performance.now() - started};
+  } catch (e) {
+    return {aborted: true, ms: performance.now() - started};
+  }
+}"""
+
+
+async def test_an_http_client_that_hangs_up_stops_its_script(page: Page, server: Server) -> None:
+    await log_in(page, server)
+    run_id = await start_run(
+        page, f"{server.base_url}/demo/list.html", "click Delete\nwait for Order #1003 deleted"
+    )
+    await expect(page.locator("#status")).to_have_text("paused", timeout=LIVE_MS)
+    spin = {"action": "evaluate", "args": {"expression": "while (true) {}"}, "timeout_ms": 60_000}
+    hung_up = await page.evaluate(ACT_JS, [run_id, spin, 500])
+    assert hung_up["aborted"]
+    # Had the spin gone on, this would wait out its own budget; it answers at once.
+    title = {"action": "evaluate", "args": {"expression": "document.title"}, "timeout_ms": 3_000}
+    answer = await page.evaluate(ACT_JS, [run_id, title, 0])
+    assert answer["status"] == 200 and answer["body"] == {"ok": True, "result": '"Orders"'}
+    assert answer["ms"] < 1_500
+    metrics = await page.request.get(f"{server.base_url}/metrics")
+    assert 'tabwright_evaluations_total{route="cdp",outcome="cancelled"} 1' in await metrics.text()
