@@ -6,13 +6,15 @@ Routing, in order:
 2. a ref whose element has a backend node id: ``DOM.resolveNode`` + ``Runtime.callFunctionOn``
    on that session, the function first proving the node is still the ref's element;
 3. otherwise (no debugging endpoint, an element in an out-of-process frame): Playwright's
-   evaluate, still bounded by the budget and still stopped through the page's session.
+   evaluate, still bounded by the budget and still stopped through the engine's sessions.
 
 The script gets the budget less :data:`RESERVED_MS`; when that window closes (or the budget
 is cancelled) ``Runtime.terminateExecution`` goes to the session that was attached when the
-page was created (the only kind that gets through to a spinning page), and the caller gets
-:class:`EvaluateTimeout` or :class:`EvaluateCancelled` within its deadline.  The page stays
-usable: the next click on the tab works without restarting anything.
+page was created (the only kind that gets through to a spinning page) and to those of its
+out-of-process frames, and the caller gets :class:`EvaluateTimeout` or
+:class:`EvaluateCancelled` within its deadline.  The page stays usable: the next click on
+the tab works without restarting anything.  If the engine's connection to the browser
+dropped, the tab attaches a new session before its next script, while none of ours runs.
 
 Every route returns the same shape: the script's value as JSON (``None`` for
 ``undefined``), DOM nodes as ``{"node": tag, "ref": ref-or-absent}``, capped at
@@ -290,6 +292,10 @@ async def evaluate(
             hint="like el => el.value, or (el, arg) => ...",
         )
     tab._check_alive()
+    if tab.runtime is not None and not tab.runtime.usable and tab.reattach_runtime is not None:
+        # The debugging connection dropped since the last script: attach anew now, while
+        # no script of ours runs, so this one can be stopped again if it hangs.
+        tab.runtime = await tab.reattach_runtime()
     started = time.monotonic()
     route, reason, terminated_before = "playwright", "", _terminations(tab)
     try:

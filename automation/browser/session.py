@@ -115,7 +115,8 @@ class BrowserSession:
             log.warning("no debugging endpoint for the evaluate engine: %s", exc)
 
     async def _page_runtime(self, target_id: str) -> PageRuntime | None:
-        """A session of our own on the page, attached now, before any script of ours runs."""
+        """A session of our own on the page, attached now, before any script of ours runs;
+        also how a tab gets a new one after the connection dropped (between scripts)."""
         if not self._cdp_endpoint:
             return None
         budget = Budget(5_000, label="attach evaluate session")
@@ -226,6 +227,11 @@ class BrowserSession:
         target = info["targetInfo"]["targetId"]
         if self.config.evaluate_enabled:
             tab.runtime = await self._page_runtime(target)
+
+            async def reattach() -> PageRuntime | None:
+                return await self._page_runtime(target)
+
+            tab.reattach_runtime = reattach
         known = self.ref_states.get(target)
         if known is not None:
             tab.state = known

@@ -178,6 +178,8 @@ class Tab(Interactions, PageOps):
         self._next_frame = 1
         self.cdp: CDPSession | None = None  # the page's CDP session, once one is made
         self.runtime: PageRuntime | None = None  # the evaluate engine's own session
+        # Set by the session: a fresh evaluate session, should the connection drop.
+        self.reattach_runtime: Callable[[], Awaitable[PageRuntime | None]] | None = None
         self.evaluations: deque[Evaluation] = deque(maxlen=200)
         self.group: TabGroup | None = None
         self.log = PageLog(page)  # console, page errors, network requests

@@ -422,3 +422,18 @@ async def test_the_stop_button_ends_a_hung_step_and_stops_the_script(
         assert await click_count(tab) == 1
     finally:
         await tab.close()
+
+
+async def test_a_dropped_debugging_connection_is_replaced_before_the_next_script(
+    etab: Tab, engine: BrowserSession
+) -> None:
+    old = etab.runtime
+    assert old is not None and engine._cdp is not None
+    await engine._cdp.close()  # as if the websocket to the browser had dropped
+    assert not old.usable
+    assert await etab.evaluate("document.title") == "Evaluate"
+    assert etab.runtime is not None and etab.runtime is not old and etab.runtime.usable
+    assert etab.take_evaluations()[-1].route == "cdp"
+    elapsed, error = await timed(etab.evaluate("while (true) {}", budget=Budget(500)))
+    assert isinstance(error, EvaluateTimeout) and elapsed < 500 + SLACK_MS
+    assert await click_count(etab) == 1
