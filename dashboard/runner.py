@@ -265,10 +265,14 @@ class RunManager:
 
 
 def act_request(data: object) -> tuple[str, dict[str, Any], float]:
-    """``{"action": name, "args": {...}, "timeout_ms": N}`` from an HTTP body or a socket
-    command, checked: the action's name, its args, and the budget for the whole call."""
+    """``{"action": name, "args": {...}, "timeout_ms": N}`` (or a macro, ``{"steps": [...],
+    "fail_fast", "return_mode", "per_step_timeout_ms", "timeout_ms"}``) from an HTTP body
+    or a socket command, checked: the action's name, its args, and the whole call's budget."""
     if not isinstance(data, dict):
         raise ActionInvalid("an act request is a JSON object")
+    if "steps" in data and "action" not in data:  # a macro: {"steps": [...], options...}
+        options = ("steps", "fail_fast", "return_mode", "per_step_timeout_ms")
+        data = {**data, "action": "steps", "args": {k: data[k] for k in options if k in data}}
     action, args = data.get("action"), data.get("args", {})
     if not isinstance(action, str) or not action:
         raise ActionInvalid('an act request needs "action"')

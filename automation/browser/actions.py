@@ -16,6 +16,7 @@ from typing import Any
 
 from automation.browser import storage
 from automation.browser.config import BrowserConfig
+from automation.browser.macro import MAX_STEPS, Macro, run_macro
 from automation.browser.tab import Tab
 from automation.budget import Budget
 from automation.errors import ActionInvalid
@@ -49,6 +50,8 @@ class ActionSpec:
     targets_ref: bool = False  # the step keeps a selector for its element
     # Off unless the operator turns it on: ``enabled(config)`` says whether it is offered.
     switch: str = ""
+    # A whole-request check beyond the param types, run by ``validate`` before anything runs.
+    check: Callable[[dict[str, Any]], object] | None = None
 
     def enabled(self, config: BrowserConfig) -> bool:
         return not self.switch or bool(getattr(config, self.switch))
@@ -174,6 +177,11 @@ async def _evaluate(tab: Tab, args: dict[str, Any], budget: Budget) -> str:
         cut = len(text) - MAX_EVALUATE_RESULT_CHARS
         text = f"{text[:MAX_EVALUATE_RESULT_CHARS]}… ({cut} more characters; return less)"
     return text
+
+
+async def _steps(tab: Tab, args: dict[str, Any], budget: Budget) -> str:
+    result = await run_macro(tab, Macro.parse(args), budget=budget)
+    return result.to_text()
 
 
 ACTIONS: dict[str, ActionSpec] = {
@@ -396,6 +404,21 @@ ACTIONS: dict[str, ActionSpec] = {
             _tabs,
         ),
         ActionSpec(
+            "steps",
+            f"several steps on this tab in one call (at most {MAX_STEPS}): "
+            '{"type": "click"|"fill", "ref": "e5", "value"?: str}, {"type": "wait_for", '
+            '"text": "..."} (same keys as wait_for), {"type": "navigate", "url": "..."}, '
+            '{"type": "read_page"}; the answer is one line a step plus the pages kept',
+            (
+                Param("steps", list, "the steps, in order"),
+                _opt("fail_fast", bool, "stop at the first failing step (default true)"),
+                _opt("return_mode", str, "final (default), all, or delta: which read_page"),
+                _opt("per_step_timeout_ms", int, "budget of each step"),
+            ),
+            _steps,
+            check=Macro.parse,
+        ),
+        ActionSpec(
             "evaluate",
             "run JavaScript in the page and get its value as JSON: an expression, or a "
             "function called with arg; with a ref, a function of that element, like "
@@ -441,6 +464,8 @@ def validate(name: str, args: dict[str, Any]) -> dict[str, Any]:
                 f"{name}: {param.name!r} must be {param.type_name}, not {type(value).__name__}"
             )
         clean[param.name] = value
+    if spec.check is not None:
+        spec.check(clean)
     if _timeout(name, args) is not None:  # kept, checked: it narrows the call's budget
         clean["timeout_ms"] = args["timeout_ms"]
     return clean

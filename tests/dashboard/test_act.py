@@ -144,6 +144,11 @@ async def test_http_act_takes_its_budget_from_the_request(
         client, run, {"action": "evaluate", "args": {"expression": "document.title"}}
     )
     assert reply.status_code == 200 and reply.json() == {"ok": True, "result": '"Orders"'}
+    macro = {"steps": [{"type": "read_page"}, {"type": "wait_for", "text": "Orders"}],
+             "return_mode": "final", "timeout_ms": 5_000}  # fmt: skip
+    reply = await post(client, run, macro)
+    assert reply.status_code == 200 and reply.json()["ok"] is True
+    assert reply.json()["result"].startswith("0 read_page: ok")
     started = time.monotonic()
     reply = await post(
         client, run,

@@ -1,0 +1,218 @@
+"""Several safe steps on one tab in one call: click → wait → read without a model round trip.
+
+A macro is a list of at most :data:`MAX_STEPS` steps of five kinds only: ``wait_for``,
+``read_page``, ``click`` and ``fill`` (by ref, or by backend node id) and ``navigate`` (an
+explicit url, under the URL policy).  No scripts, no other tabs, no dialogs answered.  The
+whole macro is validated before anything runs; then each step runs through the same
+action code, refs checked fail-closed, inside the caller's budget (and, when given,
+``per_step_timeout_ms`` each).  With ``fail_fast`` (the default) the first failure skips
+the rest.  ``return_mode`` says which pages come back: the ``final`` read_page, ``all`` of
+them, or the final one as a ``delta`` since the tab's previous snapshot.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from playwright.async_api import Error as PlaywrightError
+
+from automation.browser.snapshot import SnapshotOptions
+from automation.budget import Budget
+from automation.errors import ActionInvalid, Cancelled, RefNotFound, TabwrightError
+
+if TYPE_CHECKING:
+    from automation.browser.tab import Tab
+
+__all__ = [
+    "MAX_STEPS",
+    "RETURN_MODES",
+    "STEP_KINDS",
+    "Macro",
+    "MacroResult",
+    "StepResult",
+    "run_macro",
+]
+
+MAX_STEPS = 10
+STEP_KINDS = ("wait_for", "read_page", "click", "fill", "navigate")
+RETURN_MODES = ("final", "all", "delta")
+_WAIT_KEYS = ("text", "text_gone", "ref", "state", "url", "load_state", "time_ms")
+_MAX_STEP_TIMEOUT_MS = 600_000
+
+
+@dataclass(frozen=True)
+class StepResult:
+    index: int
+    type: str
+    ok: bool
+    duration_ms: int = 0
+    url: str = ""
+    error: dict[str, str] | None = None
+    skipped: bool = False
+    page: str = ""  # a read_page's text, when the return mode keeps it
+
+
+@dataclass(frozen=True)
+class MacroResult:
+    steps: list[StepResult] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(s.ok for s in self.steps)
+
+    @property
+    def failed_index(self) -> int | None:
+        return next((s.index for s in self.steps if not s.ok and not s.skipped), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "failed_index": self.failed_index,
+            "steps": [asdict(s) for s in self.steps],
+        }
+
+    def to_text(self) -> str:
+        """The small answer the model reads: one line a step, then the pages kept."""
+        lines = []
+        for s in self.steps:
+            if s.skipped:
+                lines.append(f"{s.index} {s.type}: skipped")
+            elif s.ok:
+                lines.append(f"{s.index} {s.type}: ok ({s.duration_ms} ms) {s.url}")
+            else:
+                assert s.error is not None
+                lines.append(f"{s.index} {s.type}: ERROR [{s.error['code']}] {s.error['message']}")
+        pages = [s.page for s in self.steps if s.page]
+        return "\n".join(lines + pages)
+
+
+@dataclass(frozen=True)
+class Macro:
+    steps: tuple[dict[str, Any], ...]
+    fail_fast: bool = True
+    return_mode: str = "final"
+    per_step_timeout_ms: float | None = None
+
+    @classmethod
+    def parse(cls, args: dict[str, Any]) -> Macro:
+        """Check the whole macro before any step runs; ActionInvalid names what is wrong."""
+        steps = args.get("steps")
+        if not isinstance(steps, list) or not steps:
+            raise ActionInvalid("steps must be a non-empty list")
+        if len(steps) > MAX_STEPS:
+            raise ActionInvalid(f"at most {MAX_STEPS} steps in one call, got {len(steps)}")
+        fail_fast = args.get("fail_fast", True)
+        if not isinstance(fail_fast, bool):
+            raise ActionInvalid("fail_fast must be true or false")
+        mode = args.get("return_mode", "final")
+        if mode not in RETURN_MODES:
+            raise ActionInvalid(f"return_mode must be one of {', '.join(RETURN_MODES)}")
+        per_step = args.get("per_step_timeout_ms")
+        if per_step is not None and (
+            isinstance(per_step, bool)
+            or not isinstance(per_step, int | float)
+            or not 0 < per_step <= _MAX_STEP_TIMEOUT_MS
+        ):
+            raise ActionInvalid(f"per_step_timeout_ms must be between 1 and {_MAX_STEP_TIMEOUT_MS}")
+        checked = tuple(_check_step(i, step) for i, step in enumerate(steps))
+        return cls(checked, fail_fast, mode, float(per_step) if per_step else None)
+
+
+def _check_step(index: int, step: object) -> dict[str, Any]:
+    if not isinstance(step, dict):
+        raise ActionInvalid(f"step {index}: expected an object")
+    kind = step.get("type")
+    if kind not in STEP_KINDS:
+        raise ActionInvalid(
+            f"step {index}: {kind!r} is not a step type",
+            hint="steps may only be " + ", ".join(STEP_KINDS),
+        )
+    if kind in ("click", "fill"):
+        ref, node = step.get("ref"), step.get("backend_node_id")
+        if not (isinstance(ref, str) and ref) and not (
+            isinstance(node, int) and not isinstance(node, bool) and node > 0
+        ):
+            raise ActionInvalid(f"step {index}: {kind} needs a ref or a backend_node_id")
+    if kind == "fill" and not isinstance(step.get("value"), str):
+        raise ActionInvalid(f"step {index}: fill needs a value (text)")
+    if kind == "navigate" and not (isinstance(step.get("url"), str) and step["url"]):
+        raise ActionInvalid(f"step {index}: navigate needs an explicit url")
+    if kind == "wait_for" and not any(step.get(k) is not None for k in _WAIT_KEYS):
+        raise ActionInvalid(f"step {index}: wait_for needs one of {', '.join(_WAIT_KEYS)}")
+    return dict(step)
+
+
+async def run_macro(tab: Tab, macro: Macro, *, budget: Budget) -> MacroResult:
+    from automation.browser.actions import execute  # the registry imports this module
+
+    results: list[StepResult] = []
+    last_read = max((i for i, s in enumerate(macro.steps) if s["type"] == "read_page"), default=-1)
+    failed = False
+    for index, step in enumerate(macro.steps):
+        kind = step["type"]
+        if failed and macro.fail_fast:
+            results.append(StepResult(index, kind, False, skipped=True))
+            continue
+        step_budget = budget.child(macro.per_step_timeout_ms, label=f"step {index} {kind}")
+        started = time.monotonic()
+        page = ""
+        try:
+            if kind == "read_page":
+                delta = macro.return_mode == "delta" and index == last_read
+                snap = await tab.snapshot(SnapshotOptions(delta=delta), budget=step_budget)
+                if macro.return_mode == "all" or index == last_read:
+                    page = f"Page: {snap.title!r} {snap.url}\n{snap.text}"
+            else:
+                args = {k: v for k, v in step.items() if k not in ("type", "backend_node_id")}
+                if kind in ("click", "fill") and not args.get("ref"):
+                    args["ref"] = await _ref_of_node(tab, step["backend_node_id"], step_budget)
+                await execute(tab, kind, args, budget=step_budget)
+        except Cancelled:
+            raise
+        except TabwrightError as exc:
+            failed = True
+            results.append(
+                StepResult(index, kind, False, _ms(started), tab.url, error=exc.to_dict())
+            )
+            continue
+        results.append(StepResult(index, kind, True, _ms(started), tab.url, page=page))
+    return MacroResult(results)
+
+
+async def _ref_of_node(tab: Tab, backend_node_id: int, budget: Budget) -> str:
+    """The ref the tab's latest snapshot gave the element with this backend node id."""
+    for ref, known in tab.state.backend_ids.items():
+        if known == backend_node_id and ref in tab.refs:
+            return ref
+    session = tab.cdp
+    if session is None:
+        raise RefNotFound(f"backend node {backend_node_id} can't be looked up in this tab")
+    try:
+        node = await budget.run(session.send("DOM.resolveNode", {"backendNodeId": backend_node_id}))
+        found = await budget.run(
+            session.send(
+                "Runtime.callFunctionOn",
+                {
+                    "objectId": node["object"]["objectId"],
+                    "functionDeclaration": "function () { return window.__tabwright ? "
+                    "window.__tabwright.refOf(this) : null; }",
+                    "returnByValue": True,
+                },
+            )
+        )
+    except PlaywrightError:  # the node is gone, or was never in this page
+        found = {}
+    ref = found.get("result", {}).get("value") if found else None
+    if not ref or ref not in tab.refs:
+        raise RefNotFound(
+            f"backend node {backend_node_id} is not an element of the latest snapshot",
+            hint="take a new snapshot and use its refs",
+        )
+    tab.state.backend_ids[ref] = backend_node_id
+    return str(ref)
+
+
+def _ms(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)
