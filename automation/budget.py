@@ -14,14 +14,27 @@ import time
 from collections.abc import Awaitable
 from typing import TypeVar
 
-from automation.errors import BudgetExceeded, Cancelled
+from automation.errors import ActionInvalid, BudgetExceeded, Cancelled
 
-__all__ = ["DEFAULT_HEADROOM_MS", "Budget", "close_unawaited"]
+__all__ = ["DEFAULT_HEADROOM_MS", "MAX_TIMEOUT_MS", "Budget", "close_unawaited", "timeout_ms_of"]
 
 T = TypeVar("T")
 
 # Time kept back for serialising and delivering a result after the work itself ends.
 DEFAULT_HEADROOM_MS = 50
+# The most a caller may ask for one call (an action, a step, a request).
+MAX_TIMEOUT_MS = 600_000
+
+
+def timeout_ms_of(value: object, *, what: str) -> float:
+    """A caller's timeout in ms, checked: a number between 1 and MAX_TIMEOUT_MS."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not 0 < value <= MAX_TIMEOUT_MS
+    ):
+        raise ActionInvalid(f"{what} must be between 1 and {MAX_TIMEOUT_MS}")
+    return float(value)
 
 
 class Budget:

@@ -30,9 +30,10 @@ from automation import (
     RunControl,
     Tab,
 )
-from automation.browser.actions import MAX_TIMEOUT_MS, execute
+from automation.browser.actions import execute
 from automation.browser.tracing import TraceRecorder
 from automation.browser.url_policy import UrlPolicy
+from automation.budget import timeout_ms_of
 from automation.errors import ActionInvalid, TabwrightError
 from automation.events import (
     EvaluationFinished,
@@ -278,17 +279,13 @@ def act_request(data: object) -> tuple[str, dict[str, Any], float]:
         raise ActionInvalid('an act request needs "action"')
     if not isinstance(args, dict):
         raise ActionInvalid('"args" must be an object')
-    timeout_ms = data.get("timeout_ms", settings.TABWRIGHT["ACTION_TIMEOUT_MS"])
-    if (
-        isinstance(timeout_ms, bool)
-        or not isinstance(timeout_ms, int | float)
-        or not 0 < timeout_ms <= MAX_TIMEOUT_MS
-    ):
-        raise ActionInvalid(f'"timeout_ms" must be between 1 and {MAX_TIMEOUT_MS}')
+    timeout_ms = timeout_ms_of(
+        data.get("timeout_ms", settings.TABWRIGHT["ACTION_TIMEOUT_MS"]), what='"timeout_ms"'
+    )
     # The request's timeout is the budget of the whole call; a second one in args would
     # only narrow it, so it is dropped rather than left to confuse.
     args = {k: v for k, v in args.items() if k != "timeout_ms"}
-    return action, args, float(timeout_ms)
+    return action, args, timeout_ms
 
 
 def url_policy() -> UrlPolicy:

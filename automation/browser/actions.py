@@ -18,12 +18,11 @@ from automation.browser import storage
 from automation.browser.config import BrowserConfig
 from automation.browser.macro import MAX_STEPS, Macro, run_macro
 from automation.browser.tab import Tab
-from automation.budget import Budget
+from automation.budget import MAX_TIMEOUT_MS, Budget, timeout_ms_of
 from automation.errors import ActionInvalid
 
-__all__ = ["ACTIONS", "ActionSpec", "Param", "available", "execute", "validate"]
+__all__ = ["ACTIONS", "MAX_TIMEOUT_MS", "ActionSpec", "Param", "available", "execute", "validate"]
 
-MAX_TIMEOUT_MS = 600_000
 MAX_EVALUATE_RESULT_CHARS = 8_000  # what the model reads of a script's value
 JSON_TYPES = (str, int, float, bool, list, dict)
 
@@ -473,15 +472,7 @@ def validate(name: str, args: dict[str, Any]) -> dict[str, Any]:
 
 def _timeout(name: str, args: dict[str, Any]) -> float | None:
     value = args.get("timeout_ms")
-    if value is None:
-        return None
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not 0 < value <= MAX_TIMEOUT_MS
-    ):
-        raise ActionInvalid(f"{name}: timeout_ms must be between 1 and {MAX_TIMEOUT_MS}")
-    return float(value)
+    return None if value is None else timeout_ms_of(value, what=f"{name}: timeout_ms")
 
 
 async def execute(tab: Tab, name: str, args: dict[str, Any], *, budget: Budget) -> str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -34,7 +34,13 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 from automation.budget import Budget
 from automation.errors import BrowserClosed, BrowserError
 
-__all__ = ["CdpConnection", "CdpError", "endpoint_of_launched", "endpoint_of_url"]
+__all__ = [
+    "CdpConnection",
+    "CdpError",
+    "backend_node_id_of",
+    "endpoint_of_launched",
+    "endpoint_of_url",
+]
 
 log = logging.getLogger("automation.browser")
 
@@ -163,6 +169,22 @@ class CdpConnection:
                 del self._pending[key]
                 if not future.done():
                     future.set_exception(BrowserClosed("the tab closed during the call"))
+
+
+async def backend_node_id_of(
+    send: Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]], expression: str
+) -> int | None:
+    """The backend node id of the element ``expression`` gives, asked through ``send`` (a
+    Playwright CDP session or a session of our own), or None if it gives no object."""
+    found = await send("Runtime.evaluate", {"expression": expression})
+    object_id = found.get("result", {}).get("objectId")
+    if not object_id:
+        return None
+    try:
+        node = await send("DOM.describeNode", {"objectId": object_id})
+    finally:
+        await send("Runtime.releaseObject", {"objectId": object_id})
+    return int(node["node"]["backendNodeId"])
 
 
 def result_of(method: str, answer: dict[str, Any]) -> dict[str, Any]:

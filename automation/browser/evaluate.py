@@ -29,11 +29,11 @@ import asyncio
 import json
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from automation.browser.cdp import CdpConnection, CdpError, result_of
+from automation.browser.cdp import CdpConnection, CdpError, backend_node_id_of, result_of
 from automation.budget import DEFAULT_HEADROOM_MS, Budget
 from automation.errors import (
     ActionInvalid,
@@ -66,6 +66,8 @@ __all__ = [
     "evaluate",
     "is_function",
 ]
+
+T = TypeVar("T")
 
 MAX_EXPRESSION_CHARS = 100_000
 MAX_ARG_CHARS = 100_000
@@ -209,24 +211,7 @@ class PageRuntime:
         """A command that runs page script: bounded by the budget less RESERVED_MS; if it
         outstays that or is cancelled, the script is terminated before the error is raised."""
         future = await self.conn.post(method, params, session_id=self.session_id)
-        window = budget.reserve(RESERVED_MS, label=budget.label)
-        try:
-            return result_of(method, await window.run(future))
-        except BudgetExceeded:
-            await self.terminate()
-            raise EvaluateTimeout(
-                f"{budget.label}: the script ran past its {budget.timeout_ms:.0f} ms budget "
-                "and was stopped",
-                hint="make the script quicker, or give it a larger timeout_ms",
-            ) from None
-        except Cancelled:
-            await self.terminate()
-            raise EvaluateCancelled(
-                f"{budget.label}: the script was stopped ({budget.cancel_reason})"
-            ) from None
-        except asyncio.CancelledError:
-            await asyncio.shield(self.terminate())
-            raise
+        return result_of(method, await _stopping(budget, self, lambda window: window.run(future)))
 
     async def terminate(self) -> bool:
         """Stop the script running in the page (and in its out-of-process frames) now; True
@@ -250,17 +235,9 @@ class PageRuntime:
 
     async def backend_node_id(self, expression: str, *, budget: Budget) -> int | None:
         """The backend node id of the element ``expression`` gives in the page's main world."""
-        found = await self.send("Runtime.evaluate", {"expression": expression}, budget=budget)
-        object_id = found.get("result", {}).get("objectId")
-        if not object_id:
-            return None
-        try:
-            node = await self.send("DOM.describeNode", {"objectId": object_id}, budget=budget)
-        finally:
-            await self.conn.post(
-                "Runtime.releaseObject", {"objectId": object_id}, session_id=self.session_id
-            )
-        return int(node["node"]["backendNodeId"])
+        return await backend_node_id_of(
+            lambda method, params: self.send(method, params, budget=budget), expression
+        )
 
     async def close(self) -> None:
         await self.conn.detach(self.session_id)
@@ -403,15 +380,31 @@ async def _playwright(tab: Tab, source: str, arg: Any, ref: str, budget: Budget)
         work = locator.evaluate(_playwright_element_program(source), [arg, cap])
     else:
         work = tab.page.evaluate(_playwright_page_program(source), [arg, cap])
-    window = budget.reserve(RESERVED_MS, label=budget.label)
     runtime = tab.runtime if tab.runtime is not None and tab.runtime.usable else None
     try:
-        value = await tab._call("evaluate", window, work)
+        value = await _stopping(budget, runtime, lambda window: tab._call("evaluate", window, work))
+    except (BrowserClosed, EvaluateTimeout, EvaluateCancelled):
+        raise
+    except TabwrightError as exc:
+        raise EvaluateError(exc.message, hint=exc.hint) from None
+    return _decode(value, cap, ref)
+
+
+async def _stopping(
+    budget: Budget, runtime: PageRuntime | None, run: Callable[[Budget], Awaitable[T]]
+) -> T:
+    """``run`` within the script's window (the budget less RESERVED_MS).  If it outstays the
+    window or is cancelled, the script is stopped through ``runtime`` (when there is one)
+    before EvaluateTimeout or EvaluateCancelled is raised, inside the caller's deadline."""
+    try:
+        return await run(budget.reserve(RESERVED_MS, label=budget.label))
     except BudgetExceeded:
+        stopped = runtime is not None
         if runtime is not None:
             await runtime.terminate()
         raise EvaluateTimeout(
-            f"{budget.label}: the script ran past its {budget.timeout_ms:.0f} ms budget",
+            f"{budget.label}: the script ran past its {budget.timeout_ms:.0f} ms budget"
+            + (" and was stopped" if stopped else ""),
             hint="make the script quicker, or give it a larger timeout_ms",
         ) from None
     except Cancelled:
@@ -424,11 +417,6 @@ async def _playwright(tab: Tab, source: str, arg: Any, ref: str, budget: Budget)
         if runtime is not None:
             await asyncio.shield(runtime.terminate())
         raise
-    except BrowserClosed:
-        raise
-    except TabwrightError as exc:
-        raise EvaluateError(exc.message, hint=exc.hint) from None
-    return _decode(value, cap, ref)
 
 
 def _unpack(found: dict[str, Any], tab: Tab, *, ref: str = "") -> Any:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from playwright.async_api import Error as PlaywrightError
 
 from automation.browser.snapshot import SnapshotOptions
-from automation.budget import Budget
+from automation.budget import Budget, timeout_ms_of
 from automation.errors import ActionInvalid, Cancelled, RefNotFound, TabwrightError
 
 if TYPE_CHECKING:
@@ -39,7 +39,6 @@ MAX_STEPS = 10
 STEP_KINDS = ("wait_for", "read_page", "click", "fill", "navigate")
 RETURN_MODES = ("final", "all", "delta")
 _WAIT_KEYS = ("text", "text_gone", "ref", "state", "url", "load_state", "time_ms")
-_MAX_STEP_TIMEOUT_MS = 600_000
 
 
 @dataclass(frozen=True)
@@ -110,14 +109,10 @@ class Macro:
         if mode not in RETURN_MODES:
             raise ActionInvalid(f"return_mode must be one of {', '.join(RETURN_MODES)}")
         per_step = args.get("per_step_timeout_ms")
-        if per_step is not None and (
-            isinstance(per_step, bool)
-            or not isinstance(per_step, int | float)
-            or not 0 < per_step <= _MAX_STEP_TIMEOUT_MS
-        ):
-            raise ActionInvalid(f"per_step_timeout_ms must be between 1 and {_MAX_STEP_TIMEOUT_MS}")
+        if per_step is not None:
+            per_step = timeout_ms_of(per_step, what="per_step_timeout_ms")
         checked = tuple(_check_step(i, step) for i, step in enumerate(steps))
-        return cls(checked, fail_fast, mode, float(per_step) if per_step else None)
+        return cls(checked, fail_fast, mode, per_step)
 
 
 def _check_step(index: int, step: object) -> dict[str, Any]:

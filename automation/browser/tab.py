@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from playwright.async_api import BrowserContext, CDPSession, Frame, Locator, Page
 from playwright.async_api import Error as PlaywrightError
 
+from automation.browser.cdp import backend_node_id_of
 from automation.browser.config import BrowserConfig
 from automation.browser.dialogs import DialogGuard
 from automation.browser.downloads import DownloadKeeper
@@ -473,7 +474,10 @@ class Tab(Interactions, PageOps):
                     session = self.cdp
                 else:
                     session = await budget.run(self.context.new_cdp_session(target))
-                backend_id = await _backend_id_of(session, expression, budget)
+                backend_id = await backend_node_id_of(
+                    lambda method, params, s=session: budget.run(s.send(method, params)),
+                    expression,
+                )
             except PlaywrightError:
                 continue  # cross-origin hop or not an out-of-process frame: try the next way
             finally:
@@ -537,17 +541,6 @@ class Tab(Interactions, PageOps):
                 pass  # the browser is already gone
         if self._on_close is not None:
             self._on_close(self)
-
-
-async def _backend_id_of(session: CDPSession, expression: str, budget: Budget) -> int | None:
-    """The backend node id of the element ``expression`` evaluates to, if it is one."""
-    found = await budget.run(session.send("Runtime.evaluate", {"expression": expression}))
-    object_id = found.get("result", {}).get("objectId")
-    if not object_id:
-        return None
-    node = await budget.run(session.send("DOM.describeNode", {"objectId": object_id}))
-    await budget.run(session.send("Runtime.releaseObject", {"objectId": object_id}))
-    return int(node["node"]["backendNodeId"])
 
 
 async def _detach(session: CDPSession, budget: Budget) -> None:
