@@ -20,7 +20,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from automation.browser.actions import ACTIONS, MAX_TIMEOUT_MS, execute
+from automation.browser.actions import ACTIONS, MAX_TIMEOUT_MS, act
 from automation.browser.config import BrowserConfig
 from automation.browser.session import BrowserSession
 from automation.browser.url_policy import UrlPolicy
@@ -84,7 +84,7 @@ async def _run(
         if url:
             await tab.navigate(url, budget=budget)
         print(f"running {action}", file=sys.stderr, flush=True)  # progress, off the answer
-        return {"ok": True, "result": await execute(tab, action, args, budget=budget)}
+        return await act(tab, action, args, budget=budget)
     except TabwrightError as exc:
         return {"ok": False, "error": exc.to_dict()}
     finally:

@@ -13,6 +13,7 @@
     │   └── StaleRef            issued, but no longer points at an element with its role and name
     ├── ActionFailed            the browser refused the action (hidden, disabled, timed out...)
     │   ├── UnexpectedDialog    a dialog nobody armed appeared (it was dismissed)
+    │   ├── StepFailed          a step of a ``steps`` call failed (its index and error)
     │   └── EvaluateError       a script threw, or its result can't be returned
     ├── ActionInvalid           an action request with a bad shape (unknown tool, missing args)
     └── LLMError                the language model could not give a usable reply
@@ -41,6 +42,7 @@ __all__ = [
     "RefError",
     "RefNotFound",
     "StaleRef",
+    "StepFailed",
     "TabwrightError",
     "UnexpectedDialog",
     "UrlBlocked",
@@ -108,6 +110,14 @@ class ActionFailed(TabwrightError):
 
 class UnexpectedDialog(ActionFailed):
     code = "unexpected_dialog"
+
+
+class StepFailed(ActionFailed):
+    code = "step_failed"
+
+    def __init__(self, message: str, *, index: int, hint: str = "") -> None:
+        super().__init__(message, hint=hint)
+        self.index = index
 
 
 class EvaluateError(ActionFailed):

@@ -93,6 +93,7 @@ class ActionFinished(Event):
     result: str = ""
     error: dict[str, str] | None = None
     duration_ms: int = 0
+    steps: list[dict[str, Any]] | None = None  # a steps macro: each step's outcome
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,8 @@ Messages from the page: ``{"command": "pause" | "resume" | "stop" | "reply", "te
 and ``{"command": "act", "id": ..., "action": ..., "args": {...}, "timeout_ms": N}`` for one
 action by the person on a paused run's tab.
 Messages to the page: the engine events (``{"type": "action.finished", "seq": 12, ...}``),
-``{"type": "act.result", "id": ..., "ok": ..., "result" | "error": ...}`` per act command,
+``{"type": "act.result", "id": ..., "ok": ..., "result" | "error": ...}`` per act command
+(a ``steps`` macro's also has ``steps`` and, when one failed, ``failed_index``),
 and ``{"type": "error", "message": ...}`` for a command that could not be carried out.
 
 An act runs within its ``timeout_ms``; when the socket drops, the acts still in flight are
@@ -133,8 +134,7 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
     async def _act(self, act_id: Any, action: str, args: dict[str, Any], budget: Budget) -> None:
         answer: dict[str, Any] = {"type": "act.result", "id": act_id, "ok": False}
         try:
-            result = await runner.act(self.run_id, action, args, budget=budget)
-            answer.update(ok=True, result=result)
+            answer.update(await runner.act(self.run_id, action, args, budget=budget))
         except LookupError:
             message = "the run is not live any more"
             answer["error"] = {"code": "not_live", "message": message, "hint": ""}

@@ -30,7 +30,7 @@ from automation import (
     RunControl,
     Tab,
 )
-from automation.browser.actions import execute
+from automation.browser.actions import act
 from automation.browser.tracing import TraceRecorder
 from automation.browser.url_policy import UrlPolicy
 from automation.budget import timeout_ms_of
@@ -232,10 +232,13 @@ class RunManager:
             await sink.emit(UserMessage(text))
             control.reply(text)
 
-    async def act(self, run_id: int, action: str, args: dict[str, Any], *, budget: Budget) -> str:
+    async def act(
+        self, run_id: int, action: str, args: dict[str, Any], *, budget: Budget
+    ) -> dict[str, Any]:
         """One action by the person on a paused run's current tab, within the caller's
-        budget (the HTTP request's or the socket command's).  LookupError if the run is
-        not live; ActionInvalid while the agent is acting, or for a bad action."""
+        budget (the HTTP request's or the socket command's); the answer of
+        :func:`automation.browser.actions.act`.  LookupError if the run is not live;
+        ActionInvalid while the agent is acting, or for a bad action."""
         live = self._live.get(run_id)
         if live is None:
             raise LookupError("the run is not live")
@@ -244,7 +247,7 @@ class RunManager:
         tab = live.tab.group.current if live.tab.group is not None else live.tab
         assert tab is not None
         try:
-            return await execute(tab, action, args, budget=budget)
+            return await act(tab, action, args, budget=budget)
         finally:
             for done in tab.take_evaluations():  # a person's action is not a numbered step
                 await live.sink.emit(EvaluationFinished(-1, **dataclasses.asdict(done)))

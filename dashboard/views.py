@@ -90,6 +90,8 @@ MAX_ACT_BODY_BYTES = 256 * 1024
 async def run_act(request: HttpRequest, run_id: int) -> JsonResponse:
     """One action on a paused run's tab: ``{"action", "args", "timeout_ms"}`` in, and
     ``{"ok": true, "result"}`` or ``{"ok": false, "error": {code, message, hint}}`` out.
+    A ``{"steps": [...]}`` macro also gets each step's outcome (``steps``) and, when one
+    failed, ``"ok": false`` with ``failed_index`` and that step's error.
 
     ``timeout_ms`` is the budget of the whole request, down to the script in the page; a
     client that hangs up cancels the action (Django cancels the view).
@@ -109,14 +111,14 @@ async def run_act(request: HttpRequest, run_id: int) -> JsonResponse:
     except ActionInvalid as exc:
         return JsonResponse({"ok": False, "error": exc.to_dict()}, status=400)
     try:
-        result = await runner.act(run_id, action, args, budget=Budget(timeout_ms, label=action))
+        answer = await runner.act(run_id, action, args, budget=Budget(timeout_ms, label=action))
     except LookupError:
         return _act_error(409, "not_live", "the run is not live")
     except ActionInvalid as exc:
         return JsonResponse({"ok": False, "error": exc.to_dict()}, status=400)
     except TabwrightError as exc:
         return JsonResponse({"ok": False, "error": exc.to_dict()})
-    return JsonResponse({"ok": True, "result": result})
+    return JsonResponse(answer)
 
 
 def _act_error(status: int, code: str, message: str) -> JsonResponse:

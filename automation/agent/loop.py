@@ -12,13 +12,15 @@ import dataclasses
 import logging
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from automation.agent.control import RunControl
 from automation.agent.parser import Action, parse_reply
 from automation.agent.prompts import observation_text, system_prompt
-from automation.browser.actions import ACTIONS, available, execute
+from automation.browser.actions import ACTIONS, available, execute, execute_steps
+from automation.browser.macro import StepResult
 from automation.browser.snapshot import Snapshot
-from automation.browser.tab import Tab
+from automation.browser.tab import Tab, Target
 from automation.budget import Budget
 from automation.errors import (
     BrowserClosed,
@@ -215,21 +217,30 @@ class AgentRun:
         return f"Task: {self.task}{start}"
 
     async def _execute(self, action: Action, budget: Budget) -> ActionOutcome:
+        """Run one action and record it as a step; a ``steps`` macro is one action in the
+        conversation but records each step it ran, so the scenario keeps every one."""
         spec = ACTIONS[action.name]
         index = self.step_index
-        self.step_index += 1
         await self.sink.emit(ActionStarted(self.round, index, action.name, action.args))
         step_budget = budget.child(self.config.action_timeout_ms, label=action.name)
         started = time.monotonic()
         ref = str(action.args.get("ref", ""))
         entry = self.tab.refs.get(ref) if ref else None
-        selector = ""
-        result, error = "", None
+        target = Target(ref, entry.role, entry.name) if entry else Target(ref)
+        result, error, macro = "", None, None
         try:
-            if spec.targets_ref:
-                # Before the action: a navigation it causes would destroy the ref.
-                selector = await self.tab.selector_for(ref, budget=step_budget)
-            result = await execute(self.tab, action.name, action.args, budget=step_budget)
+            if action.name == "steps":
+                macro = await execute_steps(
+                    self.tab, action.args, budget=step_budget, on_step=self._record_step,
+                    record=True,
+                )  # fmt: skip
+                if not macro.ok:
+                    raise macro.error()
+                result = macro.to_text()
+            else:
+                if spec.targets_ref:
+                    target = await self.tab.target(ref, budget=step_budget)
+                result = await execute(self.tab, action.name, action.args, budget=step_budget)
             group = self.tab.group
             if group is not None and group.current is not None:
                 self.tab = group.current  # a tabs action may have switched the current tab
@@ -244,32 +255,54 @@ class AgentRun:
         await self._emit_evaluations(index)
         duration_ms = int((time.monotonic() - started) * 1000)
         error_dict = error.to_dict() if error else None
+        if macro is not None and error is not None:
+            result = macro.to_text()  # which steps ran, for the model to read
         await self.sink.emit(
             ActionFinished(
                 self.round, index, action.name, action.args, error is None, result, error_dict,
-                duration_ms,
+                duration_ms, [s.to_dict() for s in macro.steps] if macro else None,
             )
         )  # fmt: skip
+        if self.step_index == index:  # nothing recorded yet (a macro may have run no step)
+            await self._record(action.name, action.args, target, error_dict, duration_ms)
+        if self.config.screenshots:
+            await self._screenshot(self.step_index - 1, budget)
+        if error is None:
+            return ActionOutcome(action.name, action.args, True, result)
+        detail = f"{error}\n{result}" if macro is not None else str(error)
+        return ActionOutcome(action.name, action.args, False, "", error.code, detail)
+
+    async def _record_step(self, step: StepResult) -> None:
+        if not step.skipped:
+            await self._record(
+                step.type, step.args, step.target or Target(), step.error, step.duration_ms
+            )
+
+    async def _record(
+        self,
+        action: str,
+        args: dict[str, Any],
+        target: Target,
+        error: dict[str, str] | None,
+        duration_ms: int,
+    ) -> None:
+        """One step of the scenario, numbered in the order the steps ran."""
         await self.sink.emit(
             StepRecorded(
-                index=index,
-                action=action.name,
-                args=action.args,
-                ref=ref,
-                role=entry.role if entry else "",
-                name=entry.name if entry else "",
-                selector=selector,
+                index=self.step_index,
+                action=action,
+                args=args,
+                ref=target.ref,
+                role=target.role,
+                name=target.name,
+                selector=target.selector,
                 url=self.tab.url,
                 ok=error is None,
-                error=error_dict,
+                error=error,
                 duration_ms=duration_ms,
             )
         )
-        if self.config.screenshots:
-            await self._screenshot(index, budget)
-        if error is None:
-            return ActionOutcome(action.name, action.args, True, result)
-        return ActionOutcome(action.name, action.args, False, "", error.code, str(error))
+        self.step_index += 1
 
     async def _emit_evaluations(self, index: int) -> None:
         for done in self.tab.take_evaluations():

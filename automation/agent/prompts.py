@@ -17,6 +17,10 @@ Write each action as a JSON object inside <action></action> tags, for example
 <action>{"action": "click", "ref": "e5"}</action>
 You may send several actions in one reply; they run in order and stop at the first error.
 Any action may also carry "timeout_ms": the most time it may take (it is stopped then).
+When you already know what comes next (click, then wait for the result, then look),
+send one "steps" action instead of several rounds: it runs them on this tab in one go and
+answers with one line a step and only the page you ask for (return_mode "delta": only
+what changed).
 Actions:
 """
 

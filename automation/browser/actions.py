@@ -16,12 +16,22 @@ from typing import Any
 
 from automation.browser import storage
 from automation.browser.config import BrowserConfig
-from automation.browser.macro import MAX_STEPS, Macro, run_macro
+from automation.browser.macro import MAX_STEPS, Macro, MacroResult, OnStep, read_page, run_macro
 from automation.browser.tab import Tab
 from automation.budget import MAX_TIMEOUT_MS, Budget, timeout_ms_of
 from automation.errors import ActionInvalid
 
-__all__ = ["ACTIONS", "MAX_TIMEOUT_MS", "ActionSpec", "Param", "available", "execute", "validate"]
+__all__ = [
+    "ACTIONS",
+    "MAX_TIMEOUT_MS",
+    "ActionSpec",
+    "Param",
+    "act",
+    "available",
+    "execute",
+    "execute_steps",
+    "validate",
+]
 
 MAX_EVALUATE_RESULT_CHARS = 8_000  # what the model reads of a script's value
 JSON_TYPES = (str, int, float, bool, list, dict)
@@ -51,6 +61,8 @@ class ActionSpec:
     switch: str = ""
     # A whole-request check beyond the param types, run by ``validate`` before anything runs.
     check: Callable[[dict[str, Any]], object] | None = None
+    # Offered to the model; read_page is not (the agent gets the page every round anyway).
+    for_agent: bool = True
 
     def enabled(self, config: BrowserConfig) -> bool:
         return not self.switch or bool(getattr(config, self.switch))
@@ -180,6 +192,8 @@ async def _evaluate(tab: Tab, args: dict[str, Any], budget: Budget) -> str:
 
 async def _steps(tab: Tab, args: dict[str, Any], budget: Budget) -> str:
     result = await run_macro(tab, Macro.parse(args), budget=budget)
+    if not result.ok:
+        raise result.error()
     return result.to_text()
 
 
@@ -197,6 +211,14 @@ ACTIONS: dict[str, ActionSpec] = {
             "forward", "go forward in the tab's history", (), lambda t, a, b: t.forward(budget=b)
         ),
         ActionSpec("reload", "reload the page", (), lambda t, a, b: t.reload(budget=b)),
+        ActionSpec(
+            "read_page",
+            "the page as a snapshot with refs; delta=true: only what changed since the "
+            "previous one",
+            (_opt("delta", bool, "only the changes"),),
+            lambda tab, a, b: read_page(tab, delta=a.get("delta", False), budget=b),
+            for_agent=False,
+        ),
         ActionSpec(
             "click",
             "click the element with this ref",
@@ -435,8 +457,9 @@ ACTIONS: dict[str, ActionSpec] = {
 
 
 def available(config: BrowserConfig) -> list[ActionSpec]:
-    """The actions this browser config offers (evaluate only when the operator allows it)."""
-    return [spec for spec in ACTIONS.values() if spec.enabled(config)]
+    """The actions this browser config offers the model (evaluate only when the operator
+    allows it)."""
+    return [spec for spec in ACTIONS.values() if spec.for_agent and spec.enabled(config)]
 
 
 def validate(name: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -477,7 +500,36 @@ def _timeout(name: str, args: dict[str, Any]) -> float | None:
 
 async def execute(tab: Tab, name: str, args: dict[str, Any], *, budget: Budget) -> str:
     """Validate and run one action; returns the result line for the model."""
+    clean, call_budget = _prepare(name, args, budget)
+    return await ACTIONS[name].run(tab, clean, call_budget)
+
+
+async def execute_steps(
+    tab: Tab,
+    args: dict[str, Any],
+    *,
+    budget: Budget,
+    on_step: OnStep | None = None,
+    record: bool = False,
+) -> MacroResult:
+    """A ``steps`` call with each step's outcome (``execute`` gives only the text, and
+    raises StepFailed when a step failed)."""
+    clean, call_budget = _prepare("steps", args, budget)
+    macro = Macro.parse(clean)
+    return await run_macro(tab, macro, budget=call_budget, on_step=on_step, record=record)
+
+
+async def act(tab: Tab, name: str, args: dict[str, Any], *, budget: Budget) -> dict[str, Any]:
+    """The answer of the act entry points (HTTP, WebSocket, command line) to one call:
+    ``{"ok": true, "result": text}``; a ``steps`` call adds each step's outcome and, when
+    one failed, ``"ok": false`` with its index and error.  A failing single action raises,
+    for the entry point to answer."""
+    if name != "steps":
+        return {"ok": True, "result": await execute(tab, name, args, budget=budget)}
+    return (await execute_steps(tab, args, budget=budget)).answer()
+
+
+def _prepare(name: str, args: dict[str, Any], budget: Budget) -> tuple[dict[str, Any], Budget]:
     clean = validate(name, args)
     timeout_ms = clean.pop("timeout_ms", None)
-    call_budget = budget.child(timeout_ms, label=name) if timeout_ms else budget
-    return await ACTIONS[name].run(tab, clean, call_budget)
+    return clean, (budget.child(timeout_ms, label=name) if timeout_ms else budget)

@@ -13,17 +13,23 @@ them, or the final one as a ``delta`` since the tab's previous snapshot.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
 
 from automation.browser.snapshot import SnapshotOptions
+from automation.browser.tab import Tab, Target
 from automation.budget import Budget, timeout_ms_of
-from automation.errors import ActionInvalid, Cancelled, RefNotFound, TabwrightError
-
-if TYPE_CHECKING:
-    from automation.browser.tab import Tab
+from automation.errors import (
+    ActionInvalid,
+    BrowserClosed,
+    Cancelled,
+    RefNotFound,
+    StepFailed,
+    TabwrightError,
+)
 
 __all__ = [
     "MAX_STEPS",
@@ -32,6 +38,7 @@ __all__ = [
     "Macro",
     "MacroResult",
     "StepResult",
+    "read_page",
     "run_macro",
 ]
 
@@ -51,6 +58,21 @@ class StepResult:
     error: dict[str, str] | None = None
     skipped: bool = False
     page: str = ""  # a read_page's text, when the return mode keeps it
+    # For recording, not sent back: the step's args as it ran (a backend node id turned
+    # into its ref) and the element it acted on, taken before it ran.
+    args: dict[str, Any] = field(default_factory=dict, compare=False)
+    target: Target | None = field(default=None, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "type": self.type,
+            "ok": self.ok,
+            "skipped": self.skipped,
+            "duration_ms": self.duration_ms,
+            "url": self.url,
+            "error": self.error,
+        }
 
 
 @dataclass(frozen=True)
@@ -65,12 +87,28 @@ class MacroResult:
     def failed_index(self) -> int | None:
         return next((s.index for s in self.steps if not s.ok and not s.skipped), None)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "failed_index": self.failed_index,
-            "steps": [asdict(s) for s in self.steps],
-        }
+    def error(self) -> StepFailed:
+        """The failure of the whole call: the first failing step, by index and error."""
+        index = self.failed_index
+        assert index is not None, "the macro did not fail"
+        failed = self.steps[index]
+        assert failed.error is not None
+        return StepFailed(
+            f"step {index} ({failed.type}) failed: [{failed.error['code']}] "
+            f"{failed.error['message']}",
+            index=index,
+            hint=failed.error.get("hint", ""),
+        )
+
+    def answer(self) -> dict[str, Any]:
+        """The act entry points' answer: ok, the text the model would read, each step's
+        outcome, and on failure the failing step's index and error."""
+        answer: dict[str, Any] = {"ok": self.ok, "result": self.to_text()}
+        if not self.ok:
+            answer["error"] = self.error().to_dict()
+            answer["failed_index"] = self.failed_index
+        answer["steps"] = [s.to_dict() for s in self.steps]
+        return answer
 
     def to_text(self) -> str:
         """The small answer the model reads: one line a step, then the pages kept."""
@@ -139,7 +177,20 @@ def _check_step(index: int, step: object) -> dict[str, Any]:
     return dict(step)
 
 
-async def run_macro(tab: Tab, macro: Macro, *, budget: Budget) -> MacroResult:
+OnStep = Callable[[StepResult], Awaitable[None]]
+
+
+async def run_macro(
+    tab: Tab,
+    macro: Macro,
+    *,
+    budget: Budget,
+    on_step: OnStep | None = None,
+    record: bool = False,
+) -> MacroResult:
+    """Run the steps in order.  ``on_step`` hears each step that ran as soon as it ends;
+    with ``record`` each click and fill first takes its element's selector (a step whose
+    ref went stale fails there, before acting)."""
     from automation.browser.actions import execute  # the registry imports this module
 
     results: list[StepResult] = []
@@ -152,28 +203,44 @@ async def run_macro(tab: Tab, macro: Macro, *, budget: Budget) -> MacroResult:
             continue
         step_budget = budget.child(macro.per_step_timeout_ms, label=f"step {index} {kind}")
         started = time.monotonic()
-        page = ""
+        args = {k: v for k, v in step.items() if k not in ("type", "backend_node_id")}
+        target, page, error = None, "", None
         try:
+            if kind in ("click", "fill") and not args.get("ref"):
+                args["ref"] = await _ref_of_node(tab, step["backend_node_id"], step_budget)
+            if kind in ("click", "fill"):
+                target = await _target(tab, args["ref"], step_budget, record)
             if kind == "read_page":
                 delta = macro.return_mode == "delta" and index == last_read
-                snap = await tab.snapshot(SnapshotOptions(delta=delta), budget=step_budget)
+                text = await read_page(tab, delta=delta, budget=step_budget)
                 if macro.return_mode == "all" or index == last_read:
-                    page = f"Page: {snap.title!r} {snap.url}\n{snap.text}"
+                    page = text
             else:
-                args = {k: v for k, v in step.items() if k not in ("type", "backend_node_id")}
-                if kind in ("click", "fill") and not args.get("ref"):
-                    args["ref"] = await _ref_of_node(tab, step["backend_node_id"], step_budget)
                 await execute(tab, kind, args, budget=step_budget)
-        except Cancelled:
+        except (Cancelled, BrowserClosed):
             raise
         except TabwrightError as exc:
-            failed = True
-            results.append(
-                StepResult(index, kind, False, _ms(started), tab.url, error=exc.to_dict())
-            )
-            continue
-        results.append(StepResult(index, kind, True, _ms(started), tab.url, page=page))
+            failed, error = True, exc.to_dict()
+        done = StepResult(
+            index, kind, error is None, _ms(started), tab.url, error, False, page, args, target
+        )
+        results.append(done)
+        if on_step is not None:
+            await on_step(done)
     return MacroResult(results)
+
+
+async def read_page(tab: Tab, *, delta: bool = False, budget: Budget) -> str:
+    """The page as the model reads it: title, URL and the snapshot (or what changed)."""
+    snap = await tab.snapshot(SnapshotOptions(delta=delta), budget=budget)
+    return f"Page: {snap.title!r} {snap.url}\n{snap.text}"
+
+
+async def _target(tab: Tab, ref: str, budget: Budget, record: bool) -> Target:
+    if record:
+        return await tab.target(ref, budget=budget)
+    entry = tab.refs.get(ref)
+    return Target(ref, entry.role, entry.name) if entry else Target(ref)
 
 
 async def _ref_of_node(tab: Tab, backend_node_id: int, budget: Budget) -> str:

@@ -17,6 +17,7 @@ import json
 import logging
 from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -57,10 +58,21 @@ from automation.errors import (
 if TYPE_CHECKING:
     from automation.browser.tabs import TabGroup
 
-__all__ = ["SELECTOR_ENGINE", "RefState", "Tab"]
+__all__ = ["SELECTOR_ENGINE", "RefState", "Tab", "Target"]
 
 log = logging.getLogger("automation.browser")
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Target:
+    """The element a recorded step acted on: its ref then, role, name and a CSS selector."""
+
+    ref: str = ""
+    role: str = ""
+    name: str = ""
+    selector: str = ""
+
 
 # Registered once per Playwright instance as "tabwright": resolves a ref through the
 # document's registry, which re-checks role and name first (fail closed).
@@ -441,13 +453,19 @@ class Tab(Interactions, PageOps):
 
     async def selector_for(self, ref: str, *, budget: Budget | None = None) -> str:
         """A CSS selector for the ref's element (data-testid > id > aria-label > name > path)."""
+        return (await self.target(ref, budget=budget)).selector
+
+    async def target(self, ref: str, *, budget: Budget | None = None) -> Target:
+        """How to find the ref's element again, taken before a step acts on it (an action
+        that navigates would leave the ref behind).  StaleRef if it is no longer there."""
         budget = self._budget(budget, "selector")
         locator, entry = await self.resolve(ref, budget=budget)
-        return await self._call(
+        selector = await self._call(
             f"selector of {entry.ref}",
             budget,
             locator.evaluate(_SELECTOR_JS, timeout=budget.playwright_timeout()),
         )
+        return Target(entry.ref, entry.role, entry.name, selector)
 
     async def backend_node_id(self, ref: str, *, budget: Budget | None = None) -> int:
         """CDP's backend node id of the ref's element: in the page's target (asked once,

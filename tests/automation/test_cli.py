@@ -68,3 +68,15 @@ async def test_bad_command_lines_exit_2() -> None:
         proc = await cli(*argv)
         await asyncio.wait_for(proc.communicate(), 30)
         assert proc.returncode == 2, argv
+
+
+async def test_a_macro_from_the_command_line_reads_and_names_its_failing_step(
+    fixture_url: str,
+) -> None:
+    page = ["--allow-private", "--url", f"{fixture_url}/engine/macro.html"]
+    macro = {"steps": [{"type": "read_page"}, {"type": "click", "ref": "e999"}]}
+    code, answer = await answer_of(await cli(*page, "steps", json.dumps(macro)))
+    assert code == 1 and answer["ok"] is False and answer["failed_index"] == 1
+    assert [s["ok"] for s in answer["steps"]] == [True, False]  # type: ignore[union-attr,index]
+    code, answer = await answer_of(await cli(*page, "read_page"))
+    assert code == 0 and str(answer["result"]).startswith("Page: 'Macro'")

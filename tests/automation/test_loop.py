@@ -94,6 +94,97 @@ async def test_llm_run_over_several_rounds(
     assert sink.of_type(LLMMessage)[0].usage["total_tokens"] > 0
 
 
+async def test_a_macro_is_one_action_and_records_each_step(
+    tab: Tab, llm_server: ScriptedLLMServer, fixture_url: str, form_refs: dict[str, str]
+) -> None:
+    steps = [
+        {"type": "fill", "ref": form_refs["Name"], "value": "Ada"},
+        {"type": "fill", "ref": form_refs["Email"], "value": "ada@example.org"},
+        {"type": "click", "ref": form_refs["Sign up"]},
+        {"type": "wait_for", "text": "Welcome, Ada!"},
+        {"type": "read_page"},
+    ]
+    llm_server.script(
+        act(action="steps", steps=steps, return_mode="delta"),
+        act(action="done", summary="signed up"),
+    )
+    run = make_run(tab, llm_server, f"{fixture_url}/demo/form.html")
+    finished = await run.run()
+    sink = run.sink
+    assert isinstance(sink, WaitingSink)
+
+    assert finished.status == "succeeded"
+    actions = sink.of_type(ActionFinished)
+    assert [a.name for a in actions] == ["navigate", "steps"]
+    macro = actions[1]
+    assert macro.ok and macro.index == 1
+    assert [(s["index"], s["type"], s["ok"]) for s in macro.steps] == [
+        (0, "fill", True), (1, "fill", True), (2, "click", True), (3, "wait_for", True),
+        (4, "read_page", True),
+    ]  # fmt: skip
+    recorded = sink.of_type(StepRecorded)
+    assert [(s.index, s.action) for s in recorded] == [
+        (0, "navigate"), (1, "fill"), (2, "fill"), (3, "click"), (4, "wait_for"), (5, "read_page"),
+    ]  # fmt: skip
+    assert [s.selector for s in recorded[1:4]] == ["#name", "#email", "#signup > button"]
+    assert recorded[3].role == "button" and recorded[3].name == "Sign up"
+    assert recorded[1].args == {"ref": form_refs["Name"], "value": "Ada"}
+    assert recorded[4].args == {"text": "Welcome, Ada!"}
+    # One screenshot per action, the macro's after its last step.
+    assert [s.step_index for s in sink.of_type(ScreenshotTaken)] == [0, 5]
+    seen = llm_server.requests[1]["messages"][-1]["content"]
+    assert "OK steps: 0 fill: ok" in seen and "Welcome, Ada!" in seen
+
+
+async def test_a_failing_macro_records_the_steps_that_ran_and_tells_the_model(
+    tab: Tab, llm_server: ScriptedLLMServer, fixture_url: str, form_refs: dict[str, str]
+) -> None:
+    steps = [
+        {"type": "fill", "ref": form_refs["Name"], "value": "Ada"},
+        {"type": "click", "ref": "e999"},
+        {"type": "wait_for", "text": "Welcome"},
+    ]
+    llm_server.script(act(action="steps", steps=steps), act(action="done", summary="gave up"))
+    run = make_run(tab, llm_server, f"{fixture_url}/demo/form.html")
+    await run.run()
+    sink = run.sink
+    assert isinstance(sink, WaitingSink)
+
+    macro = sink.of_type(ActionFinished)[1]
+    assert not macro.ok and macro.error["code"] == "step_failed"
+    assert [(s["ok"], s["skipped"]) for s in macro.steps] == [
+        (True, False),
+        (False, False),
+        (False, True),
+    ]
+    recorded = sink.of_type(StepRecorded)
+    assert [(s.action, s.ok) for s in recorded] == [
+        ("navigate", True),
+        ("fill", True),
+        ("click", False),
+    ]
+    assert recorded[2].error["code"] == "ref_not_found"
+    seen = llm_server.requests[1]["messages"][-1]["content"]
+    assert "ERROR steps [step_failed]: step 1 (click) failed: [ref_not_found]" in seen
+    assert "2 wait_for: skipped" in seen
+    assert await tab.page.input_value("#name") == "Ada"  # the step before the failure ran
+
+
+async def test_an_invalid_macro_runs_nothing_and_goes_back_to_the_model(
+    tab: Tab, llm_server: ScriptedLLMServer, fixture_url: str
+) -> None:
+    llm_server.script(
+        act(action="steps", steps=[{"type": "read_page"}], return_mode="sideways"),
+        act(action="done", summary="ok"),
+    )
+    run = make_run(tab, llm_server, f"{fixture_url}/demo/form.html")
+    await run.run()
+    recorded = run.sink.of_type(StepRecorded)  # type: ignore[attr-defined]
+    # The parser already refuses it: nothing ran, the model is told why.
+    assert [s.action for s in recorded] == ["navigate"]
+    assert "return_mode must be one of" in llm_server.requests[1]["messages"][-1]["content"]
+
+
 async def test_malformed_and_unknown_actions_go_back_to_the_model(
     tab: Tab, llm_server: ScriptedLLMServer, fixture_url: str
 ) -> None:

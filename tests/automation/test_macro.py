@@ -9,10 +9,11 @@ import pytest
 
 from automation import Budget, Tab
 from automation.agent.parser import parse_reply
-from automation.browser.actions import execute
-from automation.browser.macro import Macro, run_macro
+from automation.agent.prompts import system_prompt
+from automation.browser.actions import ACTIONS, act, available, execute
+from automation.browser.macro import Macro, StepResult, run_macro
 from automation.browser.snapshot import Snapshot
-from automation.errors import ActionInvalid
+from automation.errors import ActionInvalid, StepFailed
 from tests.refs import ref_of
 
 
@@ -171,3 +172,85 @@ async def test_the_agent_can_send_steps(tab: Tab, page: Snapshot) -> None:
     assert text.startswith("0 click: ok") and "Clicked" in text
     bad = parse_reply('<action>{"action": "steps", "steps": [{"type": "evaluate"}]}</action>')
     assert not bad.actions and "not a step type" in str(bad.errors[0])
+
+
+async def test_the_act_answer_has_each_step_and_names_the_failing_one(
+    tab: Tab, page: Snapshot
+) -> None:
+    go = ref_of(page, "button", "Go")
+    good = await act(tab, "steps", {"steps": [{"type": "click", "ref": go},
+                                              {"type": "wait_for", "text": "Clicked"}]},
+                     budget=Budget(10_000))  # fmt: skip
+    assert good["ok"] is True and "error" not in good
+    assert [(s["index"], s["type"], s["ok"]) for s in good["steps"]] == [
+        (0, "click", True),
+        (1, "wait_for", True),
+    ]
+    assert all(s["url"].endswith("/engine/macro.html") for s in good["steps"])
+    assert good["result"].startswith("0 click: ok")
+
+    bad = await act(tab, "steps", {"steps": [{"type": "read_page"}, {"type": "click", "ref": "e9"},
+                                             {"type": "read_page"}]},
+                    budget=Budget(10_000))  # fmt: skip
+    assert bad["ok"] is False and bad["failed_index"] == 1
+    assert bad["error"]["code"] == "step_failed"
+    assert bad["error"]["message"].startswith("step 1 (click) failed: [ref_not_found]")
+    assert bad["steps"][1]["error"]["code"] == "ref_not_found"
+    assert [s["skipped"] for s in bad["steps"]] == [False, False, True]
+    json.dumps(bad)  # the answer goes out as JSON as it is
+
+
+async def test_execute_raises_step_failed_naming_the_step(tab: Tab, page: Snapshot) -> None:
+    with pytest.raises(StepFailed, match=r"step 0 \(click\) failed") as raised:
+        await execute(tab, "steps", {"steps": [{"type": "click", "ref": "e9"}]},
+                      budget=Budget(5_000))  # fmt: skip
+    assert raised.value.index == 0 and raised.value.code == "step_failed"
+
+
+async def test_recording_takes_each_target_before_its_step_runs(tab: Tab, page: Snapshot) -> None:
+    heard: list[StepResult] = []
+
+    async def on_step(step: StepResult) -> None:
+        heard.append(step)
+
+    name, go = ref_of(page, "textbox", "Name"), ref_of(page, "button", "Go")
+    node = await tab.backend_node_id(go)
+    result = await run_macro(
+        tab,
+        macro({"type": "fill", "ref": name, "value": "Ada"},
+              {"type": "click", "backend_node_id": node},
+              {"type": "wait_for", "text": "Clicked"}),
+        budget=Budget(10_000), on_step=on_step, record=True,
+    )  # fmt: skip
+    assert heard == result.steps  # each step as soon as it ended
+    fill, click, wait = heard
+    assert fill.target is not None and fill.target.selector == "#name"
+    assert (fill.target.role, fill.target.name) == ("textbox", "Name")
+    assert click.args == {"ref": go} and click.target is not None
+    assert click.target.name == "Go"
+    assert click.target.selector == "html > body > button:nth-of-type(1)"
+    assert wait.target is None and wait.args == {"text": "Clicked"}
+
+
+async def test_a_step_that_is_stale_when_recorded_does_not_act(tab: Tab, page: Snapshot) -> None:
+    go = ref_of(page, "button", "Go")
+    await tab.page.evaluate("document.querySelector('button').textContent = 'Renamed'")
+    result = await run_macro(
+        tab, macro({"type": "click", "ref": go}), budget=Budget(5_000), record=True
+    )
+    assert result.steps[0].error is not None and result.steps[0].error["code"] == "stale_ref"
+    assert await status(tab) == "Waiting"
+
+
+async def test_read_page_is_an_action_for_callers_but_not_offered_to_the_model(
+    tab: Tab, page: Snapshot
+) -> None:
+    assert "read_page" in ACTIONS
+    assert "read_page" not in [s.name for s in available(tab.config)]
+    assert '"action": "read_page"' not in system_prompt(available(tab.config))
+    full = await execute(tab, "read_page", {}, budget=Budget(5_000))
+    assert full.startswith("Page: 'Macro'") and 'button "Go"' in full
+    await tab.page.evaluate("document.getElementById('status').textContent = 'Changed'")
+    delta = await execute(tab, "read_page", {"delta": True}, budget=Budget(5_000))
+    assert "changes since the last snapshot" in delta and "Changed" in delta
+    assert 'button "Go"' not in delta

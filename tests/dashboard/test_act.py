@@ -158,6 +158,28 @@ async def test_http_act_takes_its_budget_from_the_request(
     assert reply.status_code == 200 and reply.json()["error"]["code"] == "evaluate_timeout"
 
 
+async def test_macro_answers_carry_each_step_over_http_and_the_socket(
+    runs: Runs, open_socket: OpenSocket, owner: Any, fixture_url: str
+) -> None:
+    run, comm, _ = await paused_on_delete(runs, open_socket, owner, fixture_url)
+    client = AsyncClient()
+    await client.aforce_login(owner)
+    page = (await post(client, run, {"action": "read_page"})).json()
+    assert page["ok"] is True and page["result"].startswith("Page: 'Orders'")
+    macro = {"steps": [{"type": "wait_for", "text": "Orders"}, {"type": "click", "ref": "e999"},
+                       {"type": "read_page"}]}  # fmt: skip
+    reply = await post(client, run, macro)
+    answer = reply.json()
+    assert reply.status_code == 200 and answer["ok"] is False and answer["failed_index"] == 1
+    assert answer["error"]["code"] == "step_failed"
+    assert [(s["type"], s["ok"], s["skipped"]) for s in answer["steps"]] == [
+        ("wait_for", True, False), ("click", False, False), ("read_page", False, True)
+    ]  # fmt: skip
+    await comm.send_json_to({"command": "act", "id": "m1", **macro})
+    over_socket = (await receive_until(comm, is_result("m1")))[-1]
+    assert over_socket["failed_index"] == 1 and len(over_socket["steps"]) == 3
+
+
 async def test_http_act_refusals(
     runs: Runs, open_socket: OpenSocket, owner: Any, stranger: Any, fixture_url: str
 ) -> None:

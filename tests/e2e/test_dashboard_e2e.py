@@ -6,10 +6,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,13 +14,14 @@ import pytest
 import pytest_asyncio
 from playwright.async_api import Browser, Page, async_playwright, expect
 
+from automation import BrowserSession
 from automation.browser.config import QUIET_CHROMIUM_ARGS
-from tests.net import free_port
+from tests.daphne import daphne
+from tests.fakellm import ScriptedLLMServer
+from tests.refs import ref_of
 
 pytestmark = pytest.mark.e2e
 
-ROOT = Path(__file__).resolve().parents[2]
-BIN = Path(sys.executable).parent
 CHROMIUM = os.environ.get("TABWRIGHT_CHROMIUM_PATH", "/usr/bin/chromium")
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
 USERNAME = "e2e-user"
@@ -41,78 +38,29 @@ wait for Welcome, Ada Lovelace!"""
 class Server:
     base_url: str
     log: Path
-
-
-def _log_tail(log: Path) -> str:
-    try:
-        return log.read_text(errors="replace")[-3000:]
-    except FileNotFoundError:
-        return "(no log)"
-
-
-def _manage(env: dict[str, str], *args: str) -> None:
-    done = subprocess.run(
-        [str(BIN / "python"), "manage.py", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, f"manage.py {args[0]} failed:\n{done.stdout}\n{done.stderr}"
+    llm: ScriptedLLMServer  # the "openai" planner's endpoint
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    var = tmp_path_factory.mktemp("e2e-var")
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "dashboard.settings",
+    llm = ScriptedLLMServer().start()
+    settings = {
         "TABWRIGHT_DEBUG": "1",
-        "TABWRIGHT_VAR_DIR": str(var),
-        "TABWRIGHT_DB_PATH": str(var / "db.sqlite3"),
-        "TABWRIGHT_MEDIA_DIR": str(var / "media"),
         "TABWRIGHT_PLANNER": "rules",
         "TABWRIGHT_ACTION_TIMEOUT_MS": "5000",
         "TABWRIGHT_CHROMIUM_PATH": CHROMIUM,
         "TABWRIGHT_ALLOW_EVALUATE": "1",
+        "TABWRIGHT_LLM_BASE_URL": llm.base_url,
+        "TABWRIGHT_LLM_MODEL": "test-model",
     }
-    _manage(env, "migrate", "--noinput", "-v", "0")
-    _manage(
-        env,
-        "shell",
-        "-c",
-        "from django.contrib.auth import get_user_model; "
-        f"get_user_model().objects.create_user({USERNAME!r}, password={PASSWORD!r})",
-    )
-    port = free_port()
-    log = var / "daphne.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [str(BIN / "daphne"), "-b", "127.0.0.1", "-p", str(port), "dashboard.asgi:application"],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            assert proc.poll() is None, f"daphne exited early:\n{_log_tail(log)}"
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, f"daphne never answered:\n{_log_tail(log)}"
-                time.sleep(0.05)
-        yield Server(f"http://127.0.0.1:{port}", log)
+        with daphne(tmp_path_factory.mktemp("e2e-var"), (USERNAME, PASSWORD), settings) as (
+            base_url,
+            log,
+        ):
+            yield Server(base_url, log, llm)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)  # daphne takes ~2 s to wind down
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+        llm.stop()
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
@@ -156,10 +104,10 @@ async def log_in(page: Page, server: Server) -> None:
     await expect(page.get_by_role("heading", name="New run")).to_be_visible()
 
 
-async def start_run(page: Page, start_url: str, task: str) -> int:
+async def start_run(page: Page, start_url: str, task: str, planner: str = "rules") -> int:
     await page.get_by_label("Start URL").fill(start_url)
     await page.get_by_label("Task").fill(task)
-    await page.get_by_label("Planner").select_option("rules")
+    await page.get_by_label("Planner").select_option(planner)
     await page.get_by_role("button", name="Start run").click()
     await expect(page).to_have_url(re.compile(r"/runs/\d+/$"))
     return int(re.search(r"/runs/(\d+)/$", page.url).group(1))
@@ -223,6 +171,48 @@ async def test_a_run_is_watched_live_to_success(page: Page, server: Server) -> N
     await expect(row.locator(".badge")).to_have_text("succeeded")
     await expect(row.locator("td").nth(3)).to_have_text("5")
     await save(page, "run-list.png")
+
+
+async def test_a_macro_shows_as_one_action_with_its_steps(
+    page: Page, server: Server, browser: BrowserSession
+) -> None:
+    form = f"{server.base_url}/demo/form.html"
+    probe = await browser.new_tab()  # refs as the run's fresh tab will number them
+    await probe.navigate(form)
+    snap = await probe.snapshot()
+    await probe.close()
+    steps = [
+        {"type": "fill", "ref": ref_of(snap, "textbox", "Name"), "value": "Ada"},
+        {"type": "fill", "ref": ref_of(snap, "textbox", "Email"), "value": "ada@example.org"},
+        {"type": "click", "ref": ref_of(snap, "button", "Sign up")},
+        {"type": "wait_for", "text": "Welcome, Ada!"},
+        {"type": "click", "ref": "e999"},
+        {"type": "read_page"},
+    ]
+    server.llm.script(
+        "<action>" + json.dumps({"action": "steps", "steps": steps}) + "</action>",
+        '<action>{"action": "done", "summary": "signed up"}</action>',
+    )
+    await log_in(page, server)
+    await start_run(page, form, "Sign up as Ada", planner="openai")
+    await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+
+    macro = page.locator("#chat .msg.action").filter(has_text="steps (6)")
+    await expect(macro).to_contain_text("step 4 (click) failed")
+    rows = macro.locator(".macro-step")
+    await expect(rows).to_have_count(6)
+    await expect(rows.nth(0)).to_contain_text('fill ref="e')
+    await expect(rows.nth(4)).to_contain_text("ref_not_found")
+    await expect(rows.nth(5)).to_have_text("read_page — skipped")
+    await expect(macro.locator(".macro-step.failed")).to_have_count(1)
+    # The scenario keeps each step that ran, not the macro.
+    await expect(page.locator("#steps > li .step-action")).to_have_text(
+        ["navigate", "fill", "fill", "click", "wait_for", "click"]
+    )
+    await expect(page.locator("#steps > li").nth(3).locator(".step-target")).to_have_text(
+        'button "Sign up"'
+    )
+    await save(page, "run-macro.png")
 
 
 async def test_a_paused_run_survives_a_reload_and_resumes_on_reply(

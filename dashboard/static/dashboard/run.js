@@ -36,8 +36,33 @@
   }
 
   function describe(name, args) {
+    if (name === "steps" && args && Array.isArray(args.steps)) {
+      return "steps (" + args.steps.length + "): " + args.steps.map((s) => s.type).join(" → ");
+    }
     const parts = Object.entries(args || {}).map(([k, v]) => k + "=" + JSON.stringify(v));
     return name + (parts.length ? " " + parts.join(" ") : "");
+  }
+
+  // A macro's steps, folded under its action: each with its own outcome.
+  function macroSteps(e) {
+    const details = el("details", "macro");
+    details.open = !e.ok;
+    details.appendChild(el("summary", "", e.steps.length + " steps"));
+    const list = el("ol", "macro-steps");
+    list.start = 0; // numbered like the step indexes in errors and answers
+    e.steps.forEach((s) => {
+      const spec = Object.assign({}, (e.args.steps || [])[s.index] || {});
+      delete spec.type;
+      const state = s.skipped ? "skipped" : s.ok ? "ok" : "failed";
+      const outcome = s.skipped
+        ? "skipped"
+        : s.ok
+          ? s.duration_ms + " ms"
+          : s.error.code + ": " + s.error.message;
+      list.appendChild(el("li", "macro-step " + state, describe(s.type, spec) + " — " + outcome));
+    });
+    details.appendChild(list);
+    return details;
   }
 
   function setStatus(status, reason) {
@@ -68,9 +93,11 @@
     "action.finished": (e) => {
       const li = actionRows[e.index] || addChat("action", "action", describe(e.name, e.args));
       li.className = "msg action " + (e.ok ? "ok" : "failed");
-      const detail = e.ok ? e.result : e.error.code + ": " + e.error.message;
+      let detail = e.ok ? e.result : e.error.code + ": " + e.error.message;
+      if (e.steps) detail = e.ok ? "ok" : e.error.message; // the steps say the rest
       li.querySelector(".body").textContent =
         describe(e.name, e.args) + " — " + detail + " (" + e.duration_ms + " ms)";
+      if (e.steps) li.appendChild(macroSteps(e));
     },
     "step.recorded": (e) => {
       const li = el("li", "step " + (e.ok ? "ok" : "failed"));

@@ -1,0 +1,91 @@
+"""The dashboard as it runs for real: a migrated database in a fresh folder, a user, and
+daphne on a free loopback port (for the end-to-end tests and the benchmarks)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from tests.net import free_port
+
+__all__ = ["ROOT", "daphne", "log_tail"]
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+
+
+def log_tail(log: Path) -> str:
+    try:
+        return log.read_text(errors="replace")[-3000:]
+    except FileNotFoundError:
+        return "(no log)"
+
+
+def _manage(env: dict[str, str], *args: str) -> None:
+    done = subprocess.run(
+        [str(BIN / "python"), "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, f"manage.py {args[0]} failed:\n{done.stdout}\n{done.stderr}"
+
+
+@contextmanager
+def daphne(
+    var: Path, user: tuple[str, str], settings: dict[str, str]
+) -> Iterator[tuple[str, Path]]:
+    """Yields the base URL and the server's log; ``settings`` are TABWRIGHT_* variables."""
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "dashboard.settings",
+        "TABWRIGHT_VAR_DIR": str(var),
+        "TABWRIGHT_DB_PATH": str(var / "db.sqlite3"),
+        "TABWRIGHT_MEDIA_DIR": str(var / "media"),
+        **settings,
+    }
+    _manage(env, "migrate", "--noinput", "-v", "0")
+    name, password = user
+    _manage(
+        env,
+        "shell",
+        "-c",
+        "from django.contrib.auth import get_user_model; "
+        f"get_user_model().objects.create_user({name!r}, password={password!r})",
+    )
+    port = free_port()
+    log = var / "daphne.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [str(BIN / "daphne"), "-b", "127.0.0.1", "-p", str(port), "dashboard.asgi:application"],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            assert proc.poll() is None, f"daphne exited early:\n{log_tail(log)}"
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, f"daphne never answered:\n{log_tail(log)}"
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}", log
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)  # daphne takes ~2 s to wind down
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
