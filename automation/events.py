@@ -123,7 +123,8 @@ class Observation(Event):
 
 @dataclass(frozen=True)
 class StepRecorded(Event):
-    """One executed action as it belongs in the scenario: with a selector taken before it ran."""
+    """One executed action as it belongs in the scenario: with its element's identity (and
+    best selector) taken before it ran."""
 
     type: ClassVar[str] = "step.recorded"
     index: int
@@ -133,6 +134,7 @@ class StepRecorded(Event):
     role: str = ""
     name: str = ""
     selector: str = ""
+    identity: dict[str, Any] | None = None  # ElementIdentity.to_dict()
     url: str = ""
     ok: bool = True
     error: dict[str, str] | None = None

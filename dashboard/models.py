@@ -42,7 +42,7 @@ class Run(models.Model):
 
 
 class Step(models.Model):
-    """One executed action, with how to find its element again (selector taken before it ran)."""
+    """One executed action, with how to find its element again (taken before it ran)."""
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="steps")
     index = models.PositiveIntegerField()
@@ -52,6 +52,8 @@ class Step(models.Model):
     role = models.CharField(max_length=40, blank=True)
     name = models.TextField(blank=True)
     selector = models.TextField(blank=True)
+    # automation.browser.identity.ElementIdentity as JSON: how replay finds the element.
+    identity = models.JSONField(null=True, blank=True)
     url = models.TextField(blank=True)
     ok = models.BooleanField(default=True)
     error = models.JSONField(null=True, blank=True)

@@ -50,5 +50,5 @@ def runs_mark_interrupted() -> int:
     )
 
 
-_STEP_FIELDS = ("action", "args", "ref", "role", "name", "selector", "url", "ok", "error",
-                "duration_ms")  # fmt: skip
+_STEP_FIELDS = ("action", "args", "ref", "role", "name", "selector", "identity", "url", "ok",
+                "error", "duration_ms")  # fmt: skip

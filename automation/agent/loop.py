@@ -296,6 +296,7 @@ class AgentRun:
                 role=target.role,
                 name=target.name,
                 selector=target.selector,
+                identity=target.identity.to_dict() if target.identity else None,
                 url=self.tab.url,
                 ok=error is None,
                 error=error,

@@ -53,6 +53,7 @@
       byRef: new Map(), // ref -> {el: WeakRef, role, name}
       prev: null, // ref -> {hash, own, line} of the last full walk, for deltas
       snapshot, resolve, refOf,
+      roleOf, nameOf, // the same roles and names for element identities (identity.js)
     };
     return reg;
 

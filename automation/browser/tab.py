@@ -17,7 +17,7 @@ import json
 import logging
 from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -29,6 +29,7 @@ from automation.browser.config import BrowserConfig
 from automation.browser.dialogs import DialogGuard
 from automation.browser.downloads import DownloadKeeper
 from automation.browser.evaluate import Evaluation, PageRuntime, evaluate
+from automation.browser.identity import ElementIdentity, capture
 from automation.browser.interact import Interactions
 from automation.browser.pagelog import PageLog
 from automation.browser.pageops import PageOps
@@ -66,12 +67,14 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Target:
-    """The element a recorded step acted on: its ref then, role, name and a CSS selector."""
+    """The element a recorded step acted on: its ref then, role, name, a CSS selector and
+    its full identity (how replay finds it again)."""
 
     ref: str = ""
     role: str = ""
     name: str = ""
     selector: str = ""
+    identity: ElementIdentity | None = None
 
 
 # Registered once per Playwright instance as "tabwright": resolves a ref through the
@@ -100,48 +103,6 @@ _STATE_JS = """(els) => els.map((el) => ({
 
 # Runs inside the page on the element itself: the most stable unique CSS selector for it,
 # preferring what survives a redesign (test ids) over what does not (positions).
-_SELECTOR_JS = """(el) => {
-  const root = el.getRootNode();
-  const unique = (sel) => {
-    try { const all = root.querySelectorAll(sel); return all.length === 1 && all[0] === el; }
-    catch (e) { return false; }
-  };
-  const quote = (v) => JSON.stringify(v);
-  const tag = el.tagName.toLowerCase();
-  for (const attr of ["data-testid", "data-test", "data-qa", "data-cy"]) {
-    const v = el.getAttribute(attr);
-    if (v && unique(`[${attr}=${quote(v)}]`)) return `[${attr}=${quote(v)}]`;
-  }
-  if (el.id && unique("#" + CSS.escape(el.id))) return "#" + CSS.escape(el.id);
-  for (const attr of ["aria-label", "name"]) {
-    const v = el.getAttribute(attr);
-    if (v && unique(`${tag}[${attr}=${quote(v)}]`)) return `${tag}[${attr}=${quote(v)}]`;
-  }
-  const parts = [];
-  for (let node = el; node && node.nodeType === 1; node = node.parentElement) {
-    if (node !== el) {
-      const tid = node.getAttribute("data-testid");
-      if (tid && root.querySelectorAll(`[data-testid=${quote(tid)}]`).length === 1) {
-        parts.unshift(`[data-testid=${quote(tid)}]`);
-        break;
-      }
-      if (node.id && root.querySelectorAll("#" + CSS.escape(node.id)).length === 1) {
-        parts.unshift("#" + CSS.escape(node.id));
-        break;
-      }
-    }
-    let part = node.tagName.toLowerCase();
-    const parent = node.parentElement;
-    if (parent) {
-      const same = Array.from(parent.children).filter((c) => c.tagName === node.tagName);
-      if (same.length > 1) part += `:nth-of-type(${same.indexOf(node) + 1})`;
-    }
-    parts.unshift(part);
-    if (part === "html") break;
-  }
-  return parts.join(" > ");
-}"""
-
 _RETIRED_CAP = 5_000
 
 
@@ -452,20 +413,25 @@ class Tab(Interactions, PageOps):
         return locator, entry
 
     async def selector_for(self, ref: str, *, budget: Budget | None = None) -> str:
-        """A CSS selector for the ref's element (data-testid > id > aria-label > name > path)."""
+        """A CSS selector for the ref's element (test id > id > aria-label > name >
+        placeholder > a path from the nearest ancestor with an id)."""
         return (await self.target(ref, budget=budget)).selector
 
     async def target(self, ref: str, *, budget: Budget | None = None) -> Target:
-        """How to find the ref's element again, taken before a step acts on it (an action
-        that navigates would leave the ref behind).  StaleRef if it is no longer there."""
-        budget = self._budget(budget, "selector")
+        """The ref's element as a recorded step keeps it: its identity and its best
+        selector.  Take it before acting (an action that navigates leaves the ref
+        behind); StaleRef if the element is gone."""
+        budget = self._budget(budget, "identity")
         locator, entry = await self.resolve(ref, budget=budget)
-        selector = await self._call(
-            f"selector of {entry.ref}",
+        handle = await self._call(
+            f"identity of {entry.ref}",
             budget,
-            locator.evaluate(_SELECTOR_JS, timeout=budget.playwright_timeout()),
+            locator.element_handle(timeout=budget.playwright_timeout()),
         )
-        return Target(entry.ref, entry.role, entry.name, selector)
+        found = await capture(handle, budget=budget)
+        identity = replace(found, backend_node_id=self.state.backend_ids.get(entry.ref))
+        selector = identity.selectors[0] if identity.selectors else ""
+        return Target(entry.ref, entry.role, entry.name, selector, identity)
 
     async def backend_node_id(self, ref: str, *, budget: Budget | None = None) -> int:
         """CDP's backend node id of the ref's element: in the page's target (asked once,

@@ -75,6 +75,8 @@ async def test_llm_run_over_several_rounds(
     assert all(s.ok for s in steps)
     assert [s.selector for s in steps[1:4]] == ["#name", "#email", "#signup > button"]
     assert steps[3].role == "button" and steps[3].name == "Sign up"
+    assert steps[3].identity is not None and steps[3].identity["name"] == "Sign up"
+    assert steps[0].identity is None and steps[4].identity is None  # no element
     assert len(sink.of_type(ScreenshotTaken)) == 5
     assert await tab.page.text_content("#result") == "Welcome, Ada!"
 

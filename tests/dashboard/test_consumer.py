@@ -243,6 +243,8 @@ async def test_live_run_is_relayed_stored_and_screenshotted(
     ]
     name_step = steps[1]
     assert (name_step.role, name_step.name, name_step.selector) == ("textbox", "Name", "#name")
+    assert name_step.identity is not None and name_step.identity["id"] == "name"
+    assert name_step.identity["role"] == "textbox" and name_step.identity["version"] == 1
     assert name_step.args == {"ref": name_step.ref, "text": "Ada Lovelace"}
     assert (steps[3].role, steps[3].name) == ("button", "Sign up")
     for step in steps:

@@ -1,0 +1,242 @@
+"""Element identities: how a recorded step finds its element again after the site changed.
+
+An :class:`ElementIdentity` is taken when a step is recorded (from its ref, before the step
+acts): role and accessible name first, then aria-label, test ids (data-testid, data-test,
+data-qa, data-cy), the name attribute, id, placeholder, type, tag, visible text, the row
+and section it sits in, alternative CSS selectors, its box, a small look fingerprint
+(colours, font, rounded size), its backend node id and when it was taken.  It is plain
+JSON with a version; :meth:`ElementIdentity.from_dict` refuses what it can't read.
+
+:func:`locate` finds it in a page, trying strategies in order, each counting only when it
+finds exactly one visible element that also fits the identity:
+
+1. ``role_name``: the same role and accessible name;
+2. ``aria_label``, 3. ``name_attr``, 4. ``test_id``: the same attribute value;
+5. ``selector``: one of the stored selectors;
+6. ``similarity``: a score over every attribute, row, section, position and look, taken
+   only when the best candidate is clearly ahead of the next;
+7. ``coordinates``: the element now at the recorded position, if it fits as well.
+
+"Fits" means: the same role and a similar name, unless a test id, id or name attribute
+proves it is the element; and when the name was shared by several elements at recording,
+the same row or section.  When nothing fits, or two candidates score alike, it abstains:
+:class:`Located` says why instead of pointing at a guess.  The page side is identity.js.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from playwright.async_api import ElementHandle, Frame, Page
+from playwright.async_api import Error as PlaywrightError
+
+from automation.budget import Budget
+from automation.errors import ActionFailed, ActionInvalid
+
+__all__ = [
+    "IDENTITY_JS",
+    "IDENTITY_VERSION",
+    "STRATEGIES",
+    "ElementIdentity",
+    "Located",
+    "capture",
+    "locate",
+]
+
+IDENTITY_JS = (Path(__file__).with_name("identity.js")).read_text(encoding="utf-8")
+IDENTITY_VERSION = 1
+STRATEGIES = (
+    "role_name",
+    "aria_label",
+    "name_attr",
+    "test_id",
+    "selector",
+    "similarity",
+    "coordinates",
+)
+_LOCATE_JS = f"(args) => ({IDENTITY_JS})(null, args)"
+_TEXT_FIELDS = ("role", "name", "aria_label", "name_attr", "id", "placeholder", "type", "tag",
+                "text", "row", "section", "look", "frame_url", "captured_at")  # fmt: skip
+FRAME_MARGIN = 0.06  # found in two frames: the better must be this far ahead
+
+
+@dataclass(frozen=True)
+class ElementIdentity:
+    role: str = ""
+    name: str = ""
+    aria_label: str = ""
+    test_ids: dict[str, str] = field(default_factory=dict)
+    name_attr: str = ""
+    id: str = ""
+    placeholder: str = ""
+    type: str = ""
+    tag: str = ""
+    text: str = ""
+    row: str = ""  # the text of its table row or list item, without its own
+    section: str = ""  # the title of the group or the heading it sits under
+    selectors: tuple[str, ...] = ()  # best first; relative to its document or shadow root
+    box: tuple[int, int, int, int] | None = None  # x, y, width, height in its document
+    look: str = ""  # colours, font and rounded size: a small visual fingerprint
+    name_count: int = 0  # elements sharing its role and name when it was taken
+    frame_url: str = ""  # the document it was in, when that was a frame
+    backend_node_id: int | None = None
+    captured_at: str = ""  # ISO 8601, UTC
+    version: int = IDENTITY_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["selectors"] = list(self.selectors)
+        data["box"] = list(self.box) if self.box else None
+        return data
+
+    @classmethod
+    def from_dict(cls, data: object) -> ElementIdentity:
+        """Read a stored identity; ActionInvalid for a future version or a bad shape."""
+        if not isinstance(data, dict):
+            raise ActionInvalid("an element identity is a JSON object")
+        version = data.get("version", 1)
+        if not isinstance(version, int) or version < 1:
+            raise ActionInvalid(f"element identity: bad version {version!r}")
+        if version > IDENTITY_VERSION:
+            raise ActionInvalid(
+                f"element identity version {version} is newer than this Tabwright reads "
+                f"({IDENTITY_VERSION})",
+                hint="upgrade Tabwright to replay this scenario",
+            )
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}  # newer minor fields: ignored
+        try:
+            tests = dict(values.get("test_ids") or {})
+            values["test_ids"] = {str(k): str(v) for k, v in tests.items()}
+            values["selectors"] = tuple(str(s) for s in values.get("selectors") or ())
+            box = values.get("box")
+            values["box"] = tuple(int(v) for v in box) if box else None
+            if values["box"] is not None and len(values["box"]) != 4:
+                raise ValueError("box needs x, y, width, height")
+            for name in _TEXT_FIELDS:
+                if not isinstance(values.get(name, ""), str):
+                    raise ValueError(f"{name} must be text")
+            values["name_count"] = int(values.get("name_count") or 0)
+        except (TypeError, ValueError) as exc:
+            raise ActionInvalid(f"element identity: {exc}") from None
+        return cls(**values)
+
+    @classmethod
+    def from_page(cls, found: dict[str, Any], **extra: Any) -> ElementIdentity:
+        data = {**found, **extra}
+        data.setdefault("captured_at", _now())
+        return cls.from_dict(data)
+
+    def changes(self, now: ElementIdentity) -> list[str]:
+        """What differs between this recorded identity and the element found now."""
+        out = []
+        for name in ("role", "name", "id", "name_attr", "aria_label", "placeholder", "tag",
+                     "type", "row", "section"):  # fmt: skip
+            before, after = getattr(self, name), getattr(now, name)
+            if before != after:
+                out.append(f"{name}: {before!r} -> {after!r}")
+        if self.test_ids != now.test_ids:
+            out.append(f"test_ids: {self.test_ids} -> {now.test_ids}")
+        if self.selectors[:1] != now.selectors[:1]:
+            out.append(f"selector: {self.selectors[:1]} -> {now.selectors[:1]}")
+        if self.box and now.box:
+            dx, dy = now.box[0] - self.box[0], now.box[1] - self.box[1]
+            if abs(dx) + abs(dy) > 8:
+                out.append(f"moved by ({dx}, {dy}) px")
+        if self.look and now.look and self.look != now.look:
+            out.append("looks different")
+        return out
+
+
+@dataclass(frozen=True)
+class Located:
+    """Where :func:`locate` found the element, or why it abstained (``element`` None)."""
+
+    element: ElementHandle | None
+    strategy: str = ""
+    score: float = 0.0
+    reason: str = ""  # why it abstained
+    found: ElementIdentity | None = None  # the element as it is now
+    changes: list[str] = field(default_factory=list)
+    candidates: list[dict[str, Any]] = field(default_factory=list)  # the best ones, when abstaining
+    frame: Frame | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.element is not None
+
+
+async def capture(element: ElementHandle, *, budget: Budget) -> ElementIdentity:
+    """The identity of ``element`` as it is now (call it before acting on it)."""
+    try:
+        found = await budget.run(element.evaluate(IDENTITY_JS, {"op": "capture"}))
+        frame = await budget.run(element.owner_frame())
+    except PlaywrightError as exc:
+        raise ActionFailed(f"could not describe the element: {exc.message}") from None
+    if not isinstance(found, dict) or "error" in found:
+        raise ActionFailed(f"could not describe the element: {found}")
+    return ElementIdentity.from_page(found, frame_url=_frame_url(frame) if frame else "")
+
+
+async def locate(page: Page, identity: ElementIdentity, *, budget: Budget) -> Located:
+    """Find ``identity`` in the page and its frames (the recorded frame first), or abstain."""
+    frames = sorted(page.frames, key=lambda f: _frame_url(f) != identity.frame_url)
+    answers: list[tuple[Frame, ElementHandle | None, dict[str, Any]]] = []
+    args = {"op": "locate", "identity": identity.to_dict()}
+    for frame in frames:
+        try:
+            handle = await budget.run(frame.evaluate_handle(_LOCATE_JS, args))
+            report = await budget.run(handle.evaluate("(o) => o.report || {error: o.error}"))
+            element = (await budget.run(handle.get_property("el"))).as_element()
+        except PlaywrightError:
+            continue  # a frame that went away, or one without the registry
+        if not isinstance(report, dict) or report.get("error"):
+            continue
+        if element is not None and _frame_url(frame) == identity.frame_url:
+            return _located(identity, element, report, frame)
+        answers.append((frame, element, report))
+    hits = sorted(
+        (a for a in answers if a[1] is not None), key=lambda a: -float(a[2].get("score", 0))
+    )
+    if len(hits) > 1 and hits[0][2]["score"] - hits[1][2]["score"] < FRAME_MARGIN:
+        return Located(None, reason=f"ambiguous: found in {len(hits)} frames")
+    if hits:
+        frame, element, report = hits[0]
+        assert element is not None
+        return _located(identity, element, report, frame)
+    best = max(answers, key=lambda a: a[2].get("score", 0), default=None)
+    if best is None:
+        return Located(None, reason="no document could be searched")
+    report = best[2]
+    return Located(
+        None,
+        score=float(report.get("score", 0)),
+        reason=str(report.get("reason", "not found")),
+        candidates=list(report.get("candidates", [])),
+    )
+
+
+def _located(
+    identity: ElementIdentity, element: ElementHandle, report: dict[str, Any], frame: Frame
+) -> Located:
+    now = ElementIdentity.from_page(report["found"], frame_url=_frame_url(frame))
+    return Located(
+        element,
+        strategy=str(report["strategy"]),
+        score=round(float(report["score"]), 3),
+        found=now,
+        changes=identity.changes(now),
+        frame=frame,
+    )
+
+
+def _frame_url(frame: Frame) -> str:
+    """The frame's address, or "" for the page's own document."""
+    return frame.url if frame.parent_frame is not None else ""
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
