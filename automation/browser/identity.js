@@ -20,9 +20,18 @@
     "menuitemradio", "option", "radio", "searchbox", "slider", "spinbutton", "switch",
     "tab", "textbox", "treeitem",
   ]);
+  // Roles of the same kind of control.
+  const KIND = {
+    button: "press", link: "press", menuitem: "press", tab: "press", treeitem: "press",
+    textbox: "text", searchbox: "text", combobox: "text", spinbutton: "text",
+    checkbox: "toggle", switch: "toggle", menuitemcheckbox: "toggle",
+    radio: "choice", menuitemradio: "choice", option: "choice",
+    listbox: "list",
+  };
   // How the decision is made (see identity.py for what each strategy means).
-  const MIN_NAME = 0.7; // below this a name does not match, unless an attribute proves it
+  const MIN_NAME = 0.75; // below this a name does not match, unless an attribute proves it
   const MIN_CONTEXT = 0.6; // a name shared at recording must keep its row or section
+  const MIN_FIT = 0.5; // no strategy takes an element that scores below this
   const MIN_SCORE = 0.6; // similarity: the best candidate's score at least this...
   const MARGIN = 0.06; // ...and this far ahead of the next one
   const W = {
@@ -187,8 +196,9 @@
     return lower(t).replace(/(\w)[-'’](\w)/g, "$1$2").split(/[^\p{L}\p{N}]+/u).filter(Boolean);
   }
 
-  // 1 for the same words; an added or dropped word costs little, a replaced one a lot
-  // ("Save changes" ~ "Save all changes", but "Export CSV" is not "Export PDF").
+  // 1 for the same words; an added word costs little, a dropped one more, a replaced one
+  // a lot ("Save changes" ~ "Save all changes"; "Save draft" is not "Save", nor
+  // "Export CSV" "Export PDF").
   function textSim(a, b) {
     const x = words(a);
     const y = words(b);
@@ -200,8 +210,8 @@
     const missing = x.filter((w) => !ys.has(w)).length;
     const extra = y.filter((w) => !xs.has(w)).length;
     const replaced = Math.min(missing, extra);
-    const cost = replaced + 0.25 * (extra - replaced) + 0.35 * (missing - replaced);
-    return Math.max(0, 1 - cost / Math.max(x.length, 1));
+    const cost = replaced + 0.25 * (extra - replaced) + 0.6 * (missing - replaced);
+    return Math.max(0, 1 - cost / Math.max(x.length, y.length));
   }
 
   // Overlap of the words (row texts, ids split at - _ and case changes).
@@ -233,7 +243,7 @@
   // The score (0..1) over what the recorded identity has, and whether the candidate may
   // be taken at all: a different role or a different name needs an attribute proving it
   // is the element; a name that was shared at recording needs its row or section.
-  function judge(id, f) {
+  function judge(id, f, anchors) {
     let got = 0;
     let total = 0;
     const add = (weight, sim) => { total += weight; got += weight * sim; };
@@ -257,9 +267,16 @@
     const proven = (tests && sameTestId(id, f)) || (id.id && f.id === id.id) ||
       (id.name_attr && f.name_attr === id.name_attr && f.tag === id.tag);
     const why = [];
-    if (id.role && f.role !== id.role && !proven) why.push(`role ${f.role || "none"}`);
+    // An attribute may prove a renamed element, or a role within its kind (a link that
+    // became a button), never a different kind of control (a checkbox that became a field).
+    const kindOk = !id.role || f.role === id.role || (proven && KIND[id.role] && KIND[id.role] === KIND[f.role]);
+    if (!kindOk) why.push(`role ${f.role || "none"}`);
     if (nameSim !== null && nameSim < MIN_NAME && !proven) why.push(`name ${JSON.stringify(f.name)}`);
-    if (id.name_count > 1 || !id.name) {
+    // An attribute value that was unique when recorded and is unique now anchors the
+    // element: then its row or section may have changed (it was moved, or regrouped).
+    const anchored = (anchors.test && sameTestId(id, f)) || (anchors.id && f.id === id.id) ||
+      (anchors.name_attr && f.name_attr === id.name_attr && f.tag === id.tag);
+    if ((id.name_count > 1 || !id.name || args.crossing) && !anchored) {
       // The finest context it had: its row, else its section.
       const context = rowSim !== null ? rowSim : sectionSim;
       if (context !== null && context < MIN_CONTEXT) {
@@ -271,6 +288,21 @@
 
   // -- locating -----------------------------------------------------------------------
 
+  // Which of the identity's attributes pick out one element, both when it was recorded
+  // (its selectors list only unique ones) and among the candidates now.
+  function anchorsOf(id, candidates) {
+    const q = (v) => JSON.stringify(v);
+    const stored = new Set(id.selectors || []);
+    const now = (match) => candidates.filter((c) => match(c.f)).length === 1;
+    const tests = Object.entries(id.test_ids || {}).filter(([k, v]) => stored.has(`[${k}=${q(v)}]`));
+    return {
+      test: tests.length > 0 && now((f) => sameTestId(id, f)),
+      id: !!id.id && stored.has("#" + CSS.escape(id.id)) && now((f) => f.id === id.id),
+      name_attr: !!id.name_attr && stored.has(`${id.tag}[name=${q(id.name_attr)}]`) &&
+        now((f) => f.name_attr === id.name_attr && f.tag === id.tag),
+    };
+  }
+
   function locate(id) {
     const rs = roots();
     const all = elements(rs).filter(visible);
@@ -278,9 +310,10 @@
     for (const e of all) {
       const role = tw.roleOf(e) || "";
       if (!INTERACTIVE.has(role) && lower(e.tagName) !== id.tag) continue;
-      const f = features(e);
-      candidates.push({ e, f, ...judge(id, f) });
+      candidates.push({ e, f: features(e) });
     }
+    const anchors = anchorsOf(id, candidates);
+    for (const c of candidates) Object.assign(c, judge(id, c.f, anchors));
     const byEl = new Map(candidates.map((c) => [c.e, c]));
     const strategies = [];
     if (id.role && id.name) {
@@ -300,10 +333,16 @@
           for (const e of r.querySelectorAll(sel)) if (visible(e)) hits.add(e);
         } catch (err) { /* a selector this document can't parse finds nothing */ }
       }
-      strategies.push(["selector", Array.from(hits, (e) => byEl.get(e) || { e, f: features(e), ...judge(id, features(e)) })]);
+      const judged = (e) => {
+        const f = features(e);
+        return { e, f, ...judge(id, f, anchors) };
+      };
+      strategies.push(["selector", Array.from(hits, (e) => byEl.get(e) || judged(e))]);
     }
     for (const [strategy, hits] of strategies) {
-      if (hits.length === 1 && hits[0].ok) return found(strategy, hits[0], all);
+      if (hits.length === 1 && hits[0].ok && hits[0].score >= MIN_FIT) {
+        return found(strategy, hits[0], all);
+      }
     }
     // Similarity: among the candidates that may be taken, one clearly ahead.
     const ranked = candidates.slice().sort((a, b) => b.score - a.score);

@@ -185,8 +185,10 @@ async def locate(page: Page, identity: ElementIdentity, *, budget: Budget) -> Lo
     """Find ``identity`` in the page and its frames (the recorded frame first), or abstain."""
     frames = sorted(page.frames, key=lambda f: _frame_url(f) != identity.frame_url)
     answers: list[tuple[Frame, ElementHandle | None, dict[str, Any]]] = []
-    args = {"op": "locate", "identity": identity.to_dict()}
     for frame in frames:
+        # An element that moved into or out of a frame must keep its row or section.
+        crossing = bool(identity.frame_url) != (frame.parent_frame is not None)
+        args = {"op": "locate", "identity": identity.to_dict(), "crossing": crossing}
         try:
             handle = await budget.run(frame.evaluate_handle(_LOCATE_JS, args))
             report = await budget.run(handle.evaluate("(o) => o.report || {error: o.error}"))

@@ -1,6 +1,7 @@
 """Element identities on real Chromium: taken from a ref, found again after the page
 changed (ids, classes, wrappers, order, wording, shadow roots, frames), and abstaining when
-the element is gone and only look-alikes remain."""
+the element is gone and only look-alikes remain; and every pair of the healing corpus
+(fixtures/healing/, measured by bench/healing.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 from automation import ActionInvalid, Budget, Tab
 from automation.browser.identity import IDENTITY_VERSION, ElementIdentity, Located, locate
 from automation.browser.snapshot import Snapshot
+from bench.healing import load_cases, run_case
 from tests.refs import ref_of
 
 
@@ -142,3 +144,15 @@ async def test_elements_in_shadow_roots_and_frames_are_found(tab: Tab, page: Sna
     assert await found.element.evaluate("(e) => e.getRootNode() instanceof ShadowRoot")
     in_frame = await find(tab, pay)
     assert in_frame.ok and in_frame.frame is not None and in_frame.frame.parent_frame is not None
+
+
+@pytest.mark.parametrize("case", load_cases(), ids=lambda c: c["id"])
+async def test_every_pair_of_the_healing_corpus(
+    tab: Tab, fixture_url: str, case: dict[str, Any]
+) -> None:
+    """Recorded on v1, found on v2 (the same element), or abstained when it is gone."""
+    result = await run_case(tab, fixture_url, case)
+    assert result["ours"].verdict == "correct", (
+        f"{result['ours'].verdict} via {result['strategy']} ({result['reason']}) "
+        f"{result['ours'].detail}"
+    )
