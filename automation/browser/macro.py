@@ -189,7 +189,7 @@ async def run_macro(
     record: bool = False,
 ) -> MacroResult:
     """Run the steps in order.  ``on_step`` hears each step that ran as soon as it ends;
-    with ``record`` each click and fill first takes its element's selector (a step whose
+    with ``record`` each click and fill first takes its element's identity (a step whose
     ref went stale fails there, before acting)."""
     from automation.browser.actions import execute  # the registry imports this module
 

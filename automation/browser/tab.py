@@ -101,8 +101,6 @@ _STATE_JS = """(els) => els.map((el) => ({
   type: (el.getAttribute("type") || "").toLowerCase(),
 }))"""
 
-# Runs inside the page on the element itself: the most stable unique CSS selector for it,
-# preferring what survives a redesign (test ids) over what does not (positions).
 _RETIRED_CAP = 5_000
 
 
