@@ -225,8 +225,7 @@ class AgentRun:
         step_budget = budget.child(self.config.action_timeout_ms, label=action.name)
         started = time.monotonic()
         ref = str(action.args.get("ref", ""))
-        entry = self.tab.refs.get(ref) if ref else None
-        target = Target(ref, entry.role, entry.name) if entry else Target(ref)
+        target = self.tab.known_target(ref)  # kept if taking the full target fails
         result, error, macro = "", None, None
         try:
             if action.name == "steps":

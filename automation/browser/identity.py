@@ -39,7 +39,6 @@ from automation.errors import ActionFailed, ActionInvalid
 __all__ = [
     "IDENTITY_JS",
     "IDENTITY_VERSION",
-    "STRATEGIES",
     "ElementIdentity",
     "Located",
     "capture",
@@ -48,15 +47,6 @@ __all__ = [
 
 IDENTITY_JS = (Path(__file__).with_name("identity.js")).read_text(encoding="utf-8")
 IDENTITY_VERSION = 1
-STRATEGIES = (
-    "role_name",
-    "aria_label",
-    "name_attr",
-    "test_id",
-    "selector",
-    "similarity",
-    "coordinates",
-)
 _LOCATE_JS = f"(args) => ({IDENTITY_JS})(null, args)"
 _TEXT_FIELDS = ("role", "name", "aria_label", "name_attr", "id", "placeholder", "type", "tag",
                 "text", "row", "section", "look", "frame_url", "captured_at")  # fmt: skip
@@ -185,10 +175,11 @@ async def locate(page: Page, identity: ElementIdentity, *, budget: Budget) -> Lo
     """Find ``identity`` in the page and its frames (the recorded frame first), or abstain."""
     frames = sorted(page.frames, key=lambda f: _frame_url(f) != identity.frame_url)
     answers: list[tuple[Frame, ElementHandle | None, dict[str, Any]]] = []
+    recorded = identity.to_dict()
     for frame in frames:
         # An element that moved into or out of a frame must keep its row or section.
         crossing = bool(identity.frame_url) != (frame.parent_frame is not None)
-        args = {"op": "locate", "identity": identity.to_dict(), "crossing": crossing}
+        args = {"op": "locate", "identity": recorded, "crossing": crossing}
         try:
             handle = await budget.run(frame.evaluate_handle(_LOCATE_JS, args))
             report = await budget.run(handle.evaluate("(o) => o.report || {error: o.error}"))

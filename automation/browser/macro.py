@@ -237,10 +237,7 @@ async def read_page(tab: Tab, *, delta: bool = False, budget: Budget) -> str:
 
 
 async def _target(tab: Tab, ref: str, budget: Budget, record: bool) -> Target:
-    if record:
-        return await tab.target(ref, budget=budget)
-    entry = tab.refs.get(ref)
-    return Target(ref, entry.role, entry.name) if entry else Target(ref)
+    return await tab.target(ref, budget=budget) if record else tab.known_target(ref)
 
 
 async def _ref_of_node(tab: Tab, backend_node_id: int, budget: Budget) -> str:

@@ -415,6 +415,11 @@ class Tab(Interactions, PageOps):
         placeholder > a path from the nearest ancestor with an id)."""
         return (await self.target(ref, budget=budget)).selector
 
+    def known_target(self, ref: str) -> Target:
+        """What the ref table says of the ref's element, without asking the page."""
+        entry = self.refs.get(ref) if ref else None
+        return Target(ref, entry.role, entry.name) if entry else Target(ref)
+
     async def target(self, ref: str, *, budget: Budget | None = None) -> Target:
         """The ref's element as a recorded step keeps it: its identity and its best
         selector.  Take it before acting (an action that navigates leaves the ref
