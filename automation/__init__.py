@@ -43,8 +43,11 @@ from automation.errors import (
     LLMError,
     LLMResponseError,
     LLMUnavailable,
+    NeedsPerson,
+    ParamMissing,
     RefError,
     RefNotFound,
+    ScenarioInvalid,
     StaleRef,
     StepFailed,
     TabwrightError,
@@ -53,6 +56,8 @@ from automation.errors import (
 )
 from automation.events import Event, EventSink, ListSink
 from automation.llm.base import Planner, PlannerReply, PlannerRequest
+from automation.recording.replay import Replay, ReplayConfig, ReplayResult
+from automation.recording.scenario import Scenario, ScenarioStep
 
 __all__ = [
     "ACTIONS",
@@ -77,13 +82,21 @@ __all__ = [
     "LLMResponseError",
     "LLMUnavailable",
     "ListSink",
+    "NeedsPerson",
+    "ParamMissing",
     "Planner",
     "PlannerReply",
     "PlannerRequest",
     "RefEntry",
     "RefError",
     "RefNotFound",
+    "Replay",
+    "ReplayConfig",
+    "ReplayResult",
     "RunControl",
+    "Scenario",
+    "ScenarioInvalid",
+    "ScenarioStep",
     "Snapshot",
     "SnapshotOptions",
     "StaleRef",

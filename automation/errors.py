@@ -14,8 +14,12 @@
     ├── ActionFailed            the browser refused the action (hidden, disabled, timed out...)
     │   ├── UnexpectedDialog    a dialog nobody armed appeared (it was dismissed)
     │   ├── StepFailed          a step of a ``steps`` call failed (its index and error)
+    │   ├── NeedsPerson         replay can't tell which element a step means (it abstained)
     │   └── EvaluateError       a script threw, or its result can't be returned
     ├── ActionInvalid           an action request with a bad shape (unknown tool, missing args)
+    │   └── ScenarioInvalid     a scenario that can't be read (bad shape, future version,
+    │       │                   unknown step type); nothing of it is used
+    │       └── ParamMissing    a ${param} or ${SECRET:NAME} with no value at replay
     └── LLMError                the language model could not give a usable reply
         ├── LLMUnavailable      connection refused, DNS, TLS, HTTP 5xx/429 ...
         └── LLMResponseError    an answer that is not a valid chat completion
@@ -39,8 +43,11 @@ __all__ = [
     "LLMError",
     "LLMResponseError",
     "LLMUnavailable",
+    "NeedsPerson",
+    "ParamMissing",
     "RefError",
     "RefNotFound",
+    "ScenarioInvalid",
     "StaleRef",
     "StepFailed",
     "TabwrightError",
@@ -120,12 +127,38 @@ class StepFailed(ActionFailed):
         self.index = index
 
 
+class NeedsPerson(ActionFailed):
+    """Replay found no element it could be sure of: ``reason`` and the best ``candidates``
+    say why, for the person who decides."""
+
+    code = "needs_person"
+
+    def __init__(
+        self, message: str, *, index: int, candidates: list[dict] | None = None, hint: str = ""
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.index = index
+        self.candidates = list(candidates or [])
+
+
 class EvaluateError(ActionFailed):
     code = "evaluate_error"
 
 
 class ActionInvalid(TabwrightError):
     code = "action_invalid"
+
+
+class ScenarioInvalid(ActionInvalid):
+    code = "scenario_invalid"
+
+    def __init__(self, message: str, *, index: int | None = None, hint: str = "") -> None:
+        super().__init__(message, hint=hint)
+        self.index = index
+
+
+class ParamMissing(ScenarioInvalid):
+    code = "param_missing"
 
 
 class LLMError(TabwrightError):

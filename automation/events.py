@@ -28,6 +28,7 @@ __all__ = [
     "RunStarted",
     "ScreenshotTaken",
     "StepRecorded",
+    "StepReplayed",
     "UserMessage",
 ]
 
@@ -139,6 +140,24 @@ class StepRecorded(Event):
     ok: bool = True
     error: dict[str, str] | None = None
     duration_ms: int = 0
+
+
+@dataclass(frozen=True)
+class StepReplayed(Event):
+    """How replay did a scenario's step: found by which strategy, with what score and
+    changes, and whether its identity was healed (see automation.recording.replay)."""
+
+    type: ClassVar[str] = "replay.step"
+    index: int
+    action: str
+    status: str  # passed | failed | needs_person | skipped
+    strategy: str = ""
+    score: float | None = None
+    changes: list[str] = field(default_factory=list)
+    heal: str = ""  # "" | confident | proposed
+    healed: dict[str, Any] | None = None
+    candidates: list[dict[str, Any]] = field(default_factory=list)
+    error: dict[str, str] | None = None
 
 
 @dataclass(frozen=True)

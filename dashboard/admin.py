@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib import admin
 from django.db import models
 
-from dashboard.models import Run, RunEvent, Step
+from dashboard.models import IdentityHeal, Run, RunEvent, Scenario, ScenarioStep, Step
 
 
 class StepInline(admin.TabularInline):
@@ -39,3 +39,25 @@ class StepAdmin(admin.ModelAdmin):
 class RunEventAdmin(admin.ModelAdmin):
     list_display = ("run", "seq", "type", "created_at")
     list_filter = ("type",)
+
+
+class ScenarioStepInline(admin.TabularInline):
+    model = ScenarioStep
+    extra = 0
+    fields = ("index", "action", "args", "role", "name", "selector", "url")
+
+
+@admin.register(Scenario)
+class ScenarioAdmin(admin.ModelAdmin):
+    list_display = ("id", "name", "owner", "base_url", "updated_at")
+    list_filter = ("owner",)
+    search_fields = ("name", "description", "base_url")
+    inlines = [ScenarioStepInline]
+
+
+@admin.register(IdentityHeal)
+class IdentityHealAdmin(admin.ModelAdmin):
+    list_display = ("id", "step", "status", "strategy", "score", "run", "created_at", "decided_by")
+    list_filter = ("status", "strategy")
+    readonly_fields = ("step", "run", "strategy", "score", "changes", "before", "after",
+                       "created_at")  # fmt: skip

@@ -1,9 +1,13 @@
 from __future__ import annotations
 
+import json
+
 from django import forms
 from django.conf import settings
 
 from automation.errors import UrlBlocked
+from automation.recording.scenario import PLACEHOLDER
+from dashboard.models import Scenario
 from dashboard.runner import url_policy
 
 PLANNERS = [
@@ -38,3 +42,65 @@ class NewRunForm(forms.Form):
             return url_policy().check(url)  # no DNS here: the run's URL guard resolves
         except UrlBlocked as exc:
             raise forms.ValidationError(str(exc)) from None
+
+
+MAX_SCENARIO_BYTES = 20 * 1024 * 1024
+
+
+class ImportScenarioForm(forms.Form):
+    file = forms.FileField(label="Scenario file (.json)")
+
+    def clean(self) -> dict[str, object]:
+        cleaned = super().clean() or {}
+        upload = cleaned.get("file")
+        if upload is None:
+            return cleaned
+        if upload.size > MAX_SCENARIO_BYTES:
+            raise forms.ValidationError(f"the file is over {MAX_SCENARIO_BYTES} bytes")
+        try:
+            cleaned["data"] = json.loads(upload.read().decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise forms.ValidationError(f"not a JSON file: {exc}") from None
+        return cleaned
+
+
+class ReplayForm(forms.Form):
+    """Where to replay a scenario, and a field for each of its parameters (secrets come
+    from the server's environment, never from a form)."""
+
+    base_url = forms.CharField(label="Base URL", max_length=2000, required=False)
+
+    def __init__(self, *args: object, scenario: Scenario, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.fields["base_url"].initial = scenario.base_url
+        self.fields["base_url"].help_text = "where it runs (recorded at " + (
+            scenario.base_url or "an unknown address") + ")"  # fmt: skip
+        names = set(scenario.params)
+        for step in scenario.steps.all():
+            names |= _param_names(step.args)
+        for name in sorted(names):
+            default = (scenario.params.get(name) or {}).get("default")
+            self.fields[f"param_{name}"] = forms.CharField(
+                label=name, required=default is None, initial=default, max_length=10_000
+            )
+
+    def clean_base_url(self) -> str:
+        url = self.cleaned_data["base_url"].strip()
+        if not url:
+            return ""
+        try:
+            return url_policy().check(url)
+        except UrlBlocked as exc:
+            raise forms.ValidationError(str(exc)) from None
+
+    def params(self) -> dict[str, str]:
+        return {
+            key.removeprefix("param_"): value
+            for key, value in self.cleaned_data.items()
+            if key.startswith("param_")
+        }
+
+
+def _param_names(args: object) -> set[str]:
+    text = json.dumps(args)
+    return {m.group(2) for m in PLACEHOLDER.finditer(text) if m.group(2) and not m.group(1)}

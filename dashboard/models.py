@@ -1,4 +1,5 @@
-"""What the dashboard keeps: runs, the steps they recorded, and every event they emitted."""
+"""What the dashboard keeps: runs, the steps they recorded, every event they emitted, and
+scenarios (steps kept to replay) with the history of their healed identities."""
 
 from __future__ import annotations
 
@@ -17,9 +18,19 @@ class Run(models.Model):
 
     FINAL = frozenset({Status.SUCCEEDED, Status.FAILED, Status.STOPPED})
 
+    class Kind(models.TextChoices):
+        AGENT = "agent"
+        REPLAY = "replay"
+
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="runs"
     )
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.AGENT)
+    # A replay: the scenario it replays and its parameter values (never secrets).
+    scenario = models.ForeignKey(
+        "Scenario", null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
+    )
+    params = models.JSONField(default=dict, blank=True)
     task = models.TextField()
     start_url = models.URLField(max_length=2000, blank=True)
     planner = models.CharField(max_length=20, default="rules")
@@ -83,3 +94,82 @@ class RunEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.run_id}:{self.seq} {self.type}"
+
+
+class Scenario(models.Model):
+    """Steps kept to replay (automation.recording.scenario.Scenario, stored row by row)."""
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="scenarios"
+    )
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    base_url = models.CharField(max_length=2000, blank=True)  # where it was recorded
+    params = models.JSONField(default=dict, blank=True)  # name -> {"default": ...}
+    source_run = models.ForeignKey(
+        Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="saved_scenarios"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at"]
+        indexes = [models.Index(fields=["owner", "-updated_at"])]
+
+    def __str__(self) -> str:
+        return f"Scenario {self.pk}: {self.name}"
+
+
+class ScenarioStep(models.Model):
+    scenario = models.ForeignKey(Scenario, on_delete=models.CASCADE, related_name="steps")
+    index = models.PositiveIntegerField()
+    action = models.CharField(max_length=40)
+    args = models.JSONField(default=dict, blank=True)  # without a ref; may hold ${placeholders}
+    identity = models.JSONField(null=True, blank=True)  # ElementIdentity as JSON
+    # Steps stored before identities are found by these.
+    role = models.CharField(max_length=40, blank=True)
+    name = models.TextField(blank=True)
+    selector = models.TextField(blank=True)
+    url = models.TextField(blank=True)
+    note = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["scenario", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["scenario", "index"], name="scenario_step_unique_index")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.scenario_id}#{self.index} {self.action}"
+
+
+class IdentityHeal(models.Model):
+    """A replay found a step's element changed: the identity before and after, and whether
+    it was written to the step (at once when confident, or when a person approved it)."""
+
+    class Status(models.TextChoices):
+        APPLIED = "applied"
+        PROPOSED = "proposed"
+        REJECTED = "rejected"
+
+    step = models.ForeignKey(ScenarioStep, on_delete=models.CASCADE, related_name="heals")
+    run = models.ForeignKey(
+        Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="heals"
+    )
+    status = models.CharField(max_length=10, choices=Status.choices)
+    strategy = models.CharField(max_length=20, blank=True)
+    score = models.FloatField(null=True, blank=True)
+    changes = models.JSONField(default=list, blank=True)
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField()
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"heal of {self.step} ({self.status})"

@@ -34,7 +34,7 @@ from automation.browser.actions import act
 from automation.browser.tracing import TraceRecorder
 from automation.browser.url_policy import UrlPolicy
 from automation.budget import timeout_ms_of
-from automation.errors import ActionInvalid, TabwrightError
+from automation.errors import ActionInvalid, ScenarioInvalid, TabwrightError
 from automation.events import (
     EvaluationFinished,
     Event,
@@ -44,11 +44,14 @@ from automation.events import (
     RunStarted,
     ScreenshotTaken,
     StepRecorded,
+    StepReplayed,
     UserMessage,
 )
 from automation.llm.base import Planner
+from automation.recording.replay import Replay, ReplayConfig
+from automation.recording.scenario import Scenario as Document
 from dashboard import selectors, services
-from dashboard.models import Run
+from dashboard.models import Run, Scenario
 
 __all__ = ["RunManager", "group_name", "runner"]
 
@@ -65,8 +68,9 @@ class DashboardSink:
     """Stores, numbers and relays one run's events.  Serialised: the loop and the person's
     replies emit from different tasks, and the sequence numbers must match the store."""
 
-    def __init__(self, run_id: int, next_seq: int) -> None:
+    def __init__(self, run_id: int, next_seq: int, *, scenario_id: int | None = None) -> None:
         self.run_id = run_id
+        self.scenario_id = scenario_id  # a replay: where its healed identities go
         self._seq = next_seq
         self._lock = asyncio.Lock()
         self._layer = get_channel_layer()
@@ -78,6 +82,10 @@ class DashboardSink:
                 data["src"] = await self._save_screenshot(event)
             if isinstance(event, StepRecorded):
                 await database_sync_to_async(services.step_record)(run_id=self.run_id, data=data)
+            if isinstance(event, StepReplayed) and event.heal and self.scenario_id is not None:
+                await database_sync_to_async(services.heal_record)(
+                    scenario_id=self.scenario_id, outcome=data, run_id=self.run_id
+                )
             status = _status_change(event)
             if status is not None:
                 await database_sync_to_async(services.run_set_status)(run_id=self.run_id, **status)
@@ -160,7 +168,7 @@ class RunManager:
     async def start(self, run_id: int) -> None:
         run = await database_sync_to_async(Run.objects.get)(pk=run_id)
         next_seq = await database_sync_to_async(selectors.run_last_seq)(run_id=run_id)
-        sink = DashboardSink(run_id, next_seq)
+        sink = DashboardSink(run_id, next_seq, scenario_id=run.scenario_id)
         control = RunControl()
         task = asyncio.create_task(self._run(run, sink, control), name=f"run-{run_id}")
         self._live[run_id] = LiveRun(task, control, sink)
@@ -173,7 +181,8 @@ class RunManager:
         workspace = Path(conf["WORKSPACE_DIR"]) / str(run.pk)
         planner: Planner | None = None
         try:
-            planner = make_planner(run.planner)
+            replay = await self._replay_of(run) if run.kind == Run.Kind.REPLAY else None
+            planner = make_planner(run.planner) if replay is None else None
             browser = await self.browser()
             # Downloads (and the trace) land in the run's own folder, which is never served.
             tab = await browser.new_tab(workspace=workspace)
@@ -182,6 +191,14 @@ class RunManager:
             if conf["TRACE_RUNS"]:
                 trace = TraceRecorder(tab.context)
                 await trace.start(title=f"run {run.pk}", budget=Budget(10_000))
+            if replay is not None:
+                await Replay(tab, replay, params=run.params, base_url=run.start_url,
+                             sink=sink, control=control, config=ReplayConfig(
+                                 step_timeout_ms=conf["ACTION_TIMEOUT_MS"],
+                                 run_timeout_ms=conf["RUN_TIMEOUT_MS"], screenshots=True,
+                             )).run()  # fmt: skip
+                return
+            assert planner is not None
             agent = AgentRun(
                 tab=tab,
                 planner=planner,
@@ -213,6 +230,13 @@ class RunManager:
             closer = getattr(planner, "aclose", None)
             if closer is not None:
                 await closer()
+
+    async def _replay_of(self, run: Run) -> Document:
+        """The scenario a replay run replays, as stored now."""
+        if run.scenario_id is None:
+            raise ScenarioInvalid("the scenario of this replay was deleted")
+        scenario = await database_sync_to_async(Scenario.objects.get)(pk=run.scenario_id)
+        return await database_sync_to_async(selectors.scenario_document)(scenario=scenario)
 
     async def command(self, run_id: int, command: str, text: str = "") -> None:
         """pause / resume / stop / reply; raises LookupError if the run is not live."""

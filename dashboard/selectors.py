@@ -6,7 +6,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, QuerySet
 from django.shortcuts import get_object_or_404
 
-from dashboard.models import Run, RunEvent
+from automation.recording import scenario as fmt
+from dashboard.models import IdentityHeal, Run, RunEvent, Scenario
 
 
 def _visible_runs(*, user: AbstractBaseUser) -> QuerySet[Run]:
@@ -35,3 +36,39 @@ def run_events(*, run_id: int, after_seq: int = 0) -> list[dict]:
 def run_last_seq(*, run_id: int) -> int:
     last = RunEvent.objects.filter(run_id=run_id).order_by("-seq").values_list("seq", flat=True)
     return last.first() or 0
+
+
+def _visible_scenarios(*, user: AbstractBaseUser) -> QuerySet[Scenario]:
+    scenarios = Scenario.objects.all()
+    return scenarios if user.is_staff else scenarios.filter(owner=user)
+
+
+def scenario_list(*, user: AbstractBaseUser) -> QuerySet[Scenario]:
+    return _visible_scenarios(user=user).annotate(step_count=Count("steps")).select_related("owner")
+
+
+def scenario_get(*, user: AbstractBaseUser, id: int) -> Scenario:
+    """The scenario if ``user`` may see it, else Http404."""
+    return get_object_or_404(_visible_scenarios(user=user), pk=id)
+
+
+def scenario_document(*, scenario: Scenario) -> fmt.Scenario:
+    """The stored scenario in its versioned format (what export writes and replay runs)."""
+    return fmt.Scenario.from_dict(
+        {
+            "format": fmt.FORMAT,
+            "version": fmt.SCENARIO_VERSION,
+            "name": scenario.name,
+            "description": scenario.description,
+            "base_url": scenario.base_url,
+            "params": scenario.params,
+            "steps": list(scenario.steps.order_by("index").values(*_SCENARIO_STEP_FIELDS)),
+        }
+    )
+
+
+_SCENARIO_STEP_FIELDS = ("action", "args", "identity", "role", "name", "selector", "url", "note")
+
+
+def scenario_heals(*, scenario_id: int) -> QuerySet[IdentityHeal]:
+    return IdentityHeal.objects.filter(step__scenario_id=scenario_id).select_related("step")

@@ -8,7 +8,11 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from dashboard.models import Run, RunEvent, Step
+from automation.errors import ScenarioInvalid
+from automation.recording import scenario as fmt
+from automation.recording.replay import StepOutcome
+from dashboard import selectors
+from dashboard.models import IdentityHeal, Run, RunEvent, Scenario, ScenarioStep, Step
 
 
 def run_create(*, owner: AbstractBaseUser, task: str, start_url: str, planner: str) -> Run:
@@ -48,6 +52,140 @@ def runs_mark_interrupted() -> int:
         status_reason="interrupted: the server stopped while the run was live",
         finished_at=timezone.now(),
     )
+
+
+# -- scenarios -------------------------------------------------------------------------
+
+
+def scenario_save(
+    *, owner: AbstractBaseUser, document: fmt.Scenario, source_run: Run | None = None
+) -> Scenario:
+    """Store a whole scenario (already read and checked), in one transaction."""
+    with transaction.atomic():
+        scenario = Scenario.objects.create(
+            owner=owner,
+            name=document.name[:200],
+            description=document.description,
+            base_url=document.base_url,
+            params=document.params,
+            source_run=source_run,
+        )
+        ScenarioStep.objects.bulk_create(
+            ScenarioStep(scenario=scenario, index=i, **_step_fields(step))
+            for i, step in enumerate(document.steps)
+        )
+    return scenario
+
+
+def scenario_import(*, owner: AbstractBaseUser, data: object) -> Scenario:
+    """A scenario from its JSON form; ScenarioInvalid (and nothing stored) if it can't be read."""
+    return scenario_save(owner=owner, document=fmt.Scenario.from_dict(data))
+
+
+def scenario_from_run(*, owner: AbstractBaseUser, run: Run, name: str = "") -> Scenario:
+    """Save a run's recorded steps as a scenario ("save as scenario")."""
+    rows = list(run.steps.order_by("index").values(*_STEP_FIELDS))
+    document = fmt.from_run_steps(rows, name=name.strip() or run.task[:200] or f"Run {run.pk}")
+    if not document.steps:
+        raise ScenarioInvalid("the run has no step that can be replayed")
+    return scenario_save(owner=owner, document=document, source_run=run)
+
+
+def scenario_step_make_param(
+    *, scenario: Scenario, index: int, name: str, secret: bool = False
+) -> None:
+    """Turn a step's typed value into ``${name}`` (its value the default) or a secret."""
+    document = selectors.scenario_document(scenario=scenario).with_param(index, name, secret=secret)
+    with transaction.atomic():
+        ScenarioStep.objects.filter(scenario=scenario, index=index).update(
+            args=document.steps[index].args
+        )
+        Scenario.objects.filter(pk=scenario.pk).update(params=document.params)
+
+
+def replay_run_create(
+    *, owner: AbstractBaseUser, scenario: Scenario, base_url: str, params: dict[str, str]
+) -> Run:
+    return Run.objects.create(
+        owner=owner,
+        kind=Run.Kind.REPLAY,
+        scenario=scenario,
+        params=params,
+        task=f"replay: {scenario.name}",
+        start_url=base_url,
+        planner="replay",
+    )
+
+
+def heal_record(
+    *, scenario_id: int, outcome: StepOutcome | dict[str, Any], run_id: int | None = None
+) -> IdentityHeal | None:
+    """Keep what a replay found changed in a step: written to the step at once when the
+    replay was confident, else proposed for a person to approve.  History either way."""
+    data = outcome.to_dict() if isinstance(outcome, StepOutcome) else outcome
+    if not data.get("healed") or data.get("heal") not in ("confident", "proposed"):
+        return None
+    with transaction.atomic():
+        step = (
+            ScenarioStep.objects.select_for_update()
+            .filter(scenario_id=scenario_id, index=data["index"])
+            .first()
+        )
+        if step is None:  # the scenario was edited since
+            return None
+        heal = IdentityHeal.objects.create(
+            step=step,
+            run_id=run_id,
+            status=IdentityHeal.Status.PROPOSED,
+            strategy=data.get("strategy", ""),
+            score=data.get("score"),
+            changes=data.get("changes", []),
+            before=step.identity,
+            after=data["healed"],
+        )
+        if data["heal"] == "confident":
+            _apply(heal, step, user=None)
+    return heal
+
+
+def heal_decide(*, heal_id: int, approve: bool, user: AbstractBaseUser) -> IdentityHeal:
+    """A person approves (the identity is written to the step) or rejects a proposed heal."""
+    with transaction.atomic():
+        heal = IdentityHeal.objects.select_for_update().select_related("step").get(pk=heal_id)
+        if heal.status != IdentityHeal.Status.PROPOSED:
+            raise ScenarioInvalid(f"this change was already {heal.status}")
+        if approve:
+            _apply(heal, heal.step, user=user)
+        else:
+            heal.status = IdentityHeal.Status.REJECTED
+            heal.decided_by = user  # type: ignore[assignment]
+            heal.decided_at = timezone.now()
+            heal.save(update_fields=["status", "decided_by", "decided_at"])
+    return heal
+
+
+def _apply(heal: IdentityHeal, step: ScenarioStep, *, user: AbstractBaseUser | None) -> None:
+    heal.before = step.identity
+    step.identity = heal.after
+    step.save(update_fields=["identity"])
+    heal.status = IdentityHeal.Status.APPLIED
+    heal.decided_by = user  # type: ignore[assignment]
+    heal.decided_at = timezone.now()
+    heal.save(update_fields=["before", "status", "decided_by", "decided_at"])
+    Scenario.objects.filter(pk=step.scenario_id).update(updated_at=timezone.now())
+
+
+def _step_fields(step: fmt.ScenarioStep) -> dict[str, Any]:
+    return {
+        "action": step.action,
+        "args": step.args,
+        "identity": step.identity.to_dict() if step.identity else None,
+        "role": step.role,
+        "name": step.name,
+        "selector": step.selector,
+        "url": step.url,
+        "note": step.note,
+    }
 
 
 _STEP_FIELDS = ("action", "args", "ref", "role", "name", "selector", "identity", "url", "ok",

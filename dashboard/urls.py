@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib import admin
 from django.urls import include, path
 
-from dashboard import views
+from dashboard import scenario_views, views
 
 urlpatterns = [
     path("", views.run_list, name="run_list"),
@@ -15,6 +15,19 @@ urlpatterns = [
         views.run_screenshot,
         name="run_screenshot",
     ),
+    path("runs/<int:run_id>/save", scenario_views.run_save_scenario, name="run_save_scenario"),
+    path("scenarios/", scenario_views.scenario_list, name="scenario_list"),
+    path("scenarios/import", scenario_views.scenario_import, name="scenario_import"),
+    path("scenarios/<int:scenario_id>/", scenario_views.scenario_detail, name="scenario_detail"),
+    path(
+        "scenarios/<int:scenario_id>/export.<str:format>",
+        scenario_views.scenario_export,
+        name="scenario_export",
+    ),
+    path(
+        "scenarios/<int:scenario_id>/replay", scenario_views.scenario_replay, name="scenario_replay"
+    ),
+    path("heals/<int:heal_id>/decide", scenario_views.heal_decide, name="heal_decide"),
     path("metrics", views.metrics, name="metrics"),
     path("demo/", views.demo, {"path": ""}, name="demo_index"),
     path("demo/<path:path>", views.demo, name="demo"),

@@ -9,7 +9,6 @@ and when the LLM cannot be reached; a reply or resume continues it.
 from __future__ import annotations
 
 import dataclasses
-import logging
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,14 +40,11 @@ from automation.events import (
     RunPaused,
     RunResumed,
     RunStarted,
-    ScreenshotTaken,
     StepRecorded,
 )
 from automation.llm.base import ActionOutcome, ChatMessage, Planner, PlannerRequest
 
 __all__ = ["AgentConfig", "AgentRun"]
-
-log = logging.getLogger("automation.agent")
 
 
 @dataclass(frozen=True)
@@ -309,14 +305,9 @@ class AgentRun:
             await self.sink.emit(EvaluationFinished(index, **dataclasses.asdict(done)))
 
     async def _screenshot(self, index: int, budget: Budget) -> None:
-        try:
-            jpeg = await self.tab.screenshot_jpeg(budget=budget.child(5_000, label="screenshot"))
-        except (Cancelled, BrowserClosed):
-            raise
-        except TabwrightError as exc:
-            log.info("no screenshot after step %d: %s", index, exc)
-            return
-        await self.sink.emit(ScreenshotTaken(index, jpeg, self.tab.url))
+        shot = await self.tab.step_screenshot(index, budget=budget)
+        if shot is not None:
+            await self.sink.emit(shot)
 
     async def _pause(self, budget: Budget, reason: str, detail: str) -> None:
         await self.sink.emit(RunPaused(reason, detail))

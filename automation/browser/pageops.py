@@ -8,16 +8,27 @@ and leave the tab usable.
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from automation.budget import Budget
-from automation.errors import ActionFailed, ActionInvalid, BudgetExceeded
+from automation.errors import (
+    ActionFailed,
+    ActionInvalid,
+    BrowserClosed,
+    BudgetExceeded,
+    Cancelled,
+    TabwrightError,
+)
+from automation.events import ScreenshotTaken
 
 if TYPE_CHECKING:
     from automation.browser.tab import Tab
 
 __all__ = ["PageOps"]
+
+log = logging.getLogger("automation.browser")
 
 LOAD_STATES = ("load", "domcontentloaded", "networkidle")
 REF_STATES = ("visible", "hidden", "attached", "detached", "enabled", "disabled")
@@ -199,6 +210,18 @@ class PageOps:
         self: Tab, *, quality: int = 60, budget: Budget | None = None
     ) -> bytes:
         return await self.screenshot(format="jpeg", quality=quality, budget=budget)
+
+    async def step_screenshot(self: Tab, index: int, *, budget: Budget) -> ScreenshotTaken | None:
+        """The JPEG shown after step ``index``, within 5 s of ``budget``; None (logged) when
+        the page can't give one: a missing picture must not fail the step."""
+        try:
+            jpeg = await self.screenshot_jpeg(budget=budget.child(5_000, label="screenshot"))
+        except (Cancelled, BrowserClosed):
+            raise
+        except TabwrightError as exc:
+            log.info("no screenshot after step %d: %s", index, exc)
+            return None
+        return ScreenshotTaken(index, jpeg, self.url)
 
     async def pdf(self: Tab, path: Path, *, budget: Budget | None = None) -> str:
         """Save the page as PDF (headless Chromium only)."""

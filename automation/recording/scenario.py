@@ -1,0 +1,422 @@
+"""The scenario format: steps to replay, each with how to find its element again.
+
+A scenario is plain JSON with a format name and a version::
+
+    {"format": "tabwright.scenario", "version": 1, "name": "Log in",
+     "base_url": "http://shop.test", "params": {"email": {"default": "ada@example.org"}},
+     "steps": [{"action": "navigate", "args": {"url": "http://shop.test/login"}},
+               {"action": "fill", "args": {"value": "${email}"}, "identity": {...}},
+               {"action": "fill", "args": {"value": "${SECRET:SHOP_PASSWORD}"}, ...},
+               {"action": "click", "args": {}, "identity": {...}}]}
+
+- A step is one action of :data:`STEP_ACTIONS` with its args (no ref: replay finds the
+  element by the step's ``identity``, an :class:`ElementIdentity`; a step stored before
+  identities existed keeps ``role``, ``name`` and ``selector`` and is found by those).
+- ``${name}`` is a parameter: its value is given at replay, else its default.
+- ``${SECRET:NAME}`` is a secret: at replay it is read from the environment variable
+  ``TABWRIGHT_SECRET_NAME`` (only that prefix, so a scenario can't ask for any other
+  variable).  Its value is never stored in a scenario, shown in an event or a result, nor
+  sent to a model: :class:`Resolved` redacts it from whatever replay reports.
+- ``$${`` writes a literal ``${``.
+- ``base_url`` is where it was recorded: replay against another base URL moves every
+  navigation on that origin to the new one.
+
+:meth:`Scenario.from_dict` reads a scenario whole or refuses it with
+:class:`~automation.errors.ScenarioInvalid` naming the step and field; nothing is partly read.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from automation.browser.actions import validate
+from automation.browser.identity import ElementIdentity
+from automation.errors import ActionInvalid, ParamMissing, ScenarioInvalid
+
+__all__ = [
+    "FORMAT",
+    "PLACEHOLDER",
+    "SCENARIO_VERSION",
+    "SECRET_ENV_PREFIX",
+    "STEP_ACTIONS",
+    "Resolved",
+    "Scenario",
+    "ScenarioStep",
+    "from_run_steps",
+    "rebase",
+]
+
+FORMAT = "tabwright.scenario"
+SCENARIO_VERSION = 1
+SECRET_ENV_PREFIX = "TABWRIGHT_SECRET_"
+MAX_STEPS = 2_000
+# What replay can do again.  Element steps find their element by identity; press, scroll
+# and wait_for may have one; the others act on the page.
+ELEMENT_ACTIONS = frozenset({"click", "double_click", "hover", "fill", "type", "select_option",
+                             "check", "upload"})  # fmt: skip
+OPTIONAL_ELEMENT_ACTIONS = frozenset({"press", "scroll", "wait_for"})
+PAGE_ACTIONS = frozenset({"navigate", "back", "forward", "reload"})
+STEP_ACTIONS = ELEMENT_ACTIONS | OPTIONAL_ELEMENT_ACTIONS | PAGE_ACTIONS
+# Recorded by a run but not part of what a scenario replays: they only read.
+READ_ONLY_ACTIONS = frozenset({"read_page", "page_log", "highlight", "downloads", "tabs",
+                               "cookies", "storage", "screenshot"})  # fmt: skip
+
+# ${name}, ${SECRET:NAME}, or $${ for a literal "${".
+PLACEHOLDER = re.compile(r"\$\$\{|\$\{(?:(SECRET):)?([A-Za-z_][A-Za-z0-9_]*)\}")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class ScenarioStep:
+    action: str
+    args: dict[str, Any] = field(default_factory=dict)  # without a ref
+    identity: ElementIdentity | None = None
+    # Kept by steps stored before identities: how they are found then.
+    role: str = ""
+    name: str = ""
+    selector: str = ""
+    url: str = ""  # the page's address when it was recorded
+    note: str = ""
+
+    @property
+    def needs_element(self) -> bool:
+        return self.action in ELEMENT_ACTIONS or (
+            self.action in OPTIONAL_ELEMENT_ACTIONS and self.target() is not None
+        )
+
+    def target(self) -> ElementIdentity | None:
+        """How replay finds the step's element: its identity, else (older steps) its role,
+        name and selector."""
+        if self.identity is not None:
+            return self.identity
+        if self.selector or self.role:
+            return ElementIdentity(
+                role=self.role,
+                name=self.name,
+                selectors=(self.selector,) if self.selector else (),
+                version=1,
+            )
+        return None
+
+    def describe(self) -> str:
+        target = self.target()
+        what = f" {target.role} {target.name!r}" if target and target.role else ""
+        return f"{self.action}{what}"
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"action": self.action, "args": dict(self.args)}
+        if self.identity is not None:
+            data["identity"] = self.identity.to_dict()
+        for key in ("role", "name", "selector", "url", "note"):
+            if getattr(self, key):
+                data[key] = getattr(self, key)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: object, *, index: int = 0) -> ScenarioStep:
+        where = f"step {index}"
+        if not isinstance(data, dict):
+            raise ScenarioInvalid(f"{where}: a step is a JSON object", index=index)
+        action = data.get("action")
+        if action not in STEP_ACTIONS:
+            raise ScenarioInvalid(
+                f"{where}: unknown step type {action!r}",
+                index=index,
+                hint="steps can be: " + ", ".join(sorted(STEP_ACTIONS)),
+            )
+        args = data.get("args", {})
+        if not isinstance(args, dict):
+            raise ScenarioInvalid(f"{where}: args must be an object", index=index)
+        identity = None
+        if data.get("identity") is not None:
+            try:
+                identity = ElementIdentity.from_dict(data["identity"])
+            except ActionInvalid as exc:
+                raise ScenarioInvalid(
+                    f"{where}: {exc.message}", index=index, hint=exc.hint
+                ) from None
+        texts = {}
+        for key in ("role", "name", "selector", "url", "note"):
+            value = data.get(key, "")
+            if not isinstance(value, str):
+                raise ScenarioInvalid(f"{where}: {key} must be text", index=index)
+            texts[key] = value
+        step = cls(action, {k: v for k, v in args.items() if k != "ref"}, identity, **texts)
+        if action in ELEMENT_ACTIONS and step.target() is None:
+            raise ScenarioInvalid(
+                f"{where}: {action} needs the element's identity (or at least its selector)",
+                index=index,
+            )
+        step.check()
+        return step
+
+    def check(self, index: int = 0) -> None:
+        """The args fit the action (types and required values), placeholders included."""
+        probe = dict(self.args)
+        if self.action in ELEMENT_ACTIONS or (
+            self.action in OPTIONAL_ELEMENT_ACTIONS and self.target() is not None
+        ):
+            probe["ref"] = "e1"  # found at replay; only its presence is checked here
+        try:
+            validate(self.action, probe)
+        except ActionInvalid as exc:
+            raise ScenarioInvalid(f"step {index}: {exc.message}", index=index) from None
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    steps: tuple[ScenarioStep, ...]
+    description: str = ""
+    base_url: str = ""
+    params: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> {default?}
+    version: int = SCENARIO_VERSION
+
+    # -- reading and writing -----------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "version": SCENARIO_VERSION,
+            "name": self.name,
+            "description": self.description,
+            "base_url": self.base_url,
+            "params": {k: dict(v) for k, v in self.params.items()},
+            "steps": [s.to_dict() for s in self.steps],
+        }
+
+    @classmethod
+    def from_dict(cls, data: object) -> Scenario:
+        """Read a whole scenario or refuse it: ScenarioInvalid says where and why."""
+        if not isinstance(data, dict):
+            raise ScenarioInvalid("a scenario is a JSON object")
+        if data.get("format", FORMAT) != FORMAT:
+            raise ScenarioInvalid(f"not a Tabwright scenario (format {data.get('format')!r})")
+        version = data.get("version")
+        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+            raise ScenarioInvalid(f"bad scenario version {version!r}")
+        if version > SCENARIO_VERSION:
+            raise ScenarioInvalid(
+                f"scenario version {version} is newer than this Tabwright reads "
+                f"({SCENARIO_VERSION})",
+                hint="upgrade Tabwright to use this scenario",
+            )
+        name = data.get("name", "")
+        if not isinstance(name, str) or not name.strip():
+            raise ScenarioInvalid("a scenario needs a name")
+        for key in ("description", "base_url"):
+            if not isinstance(data.get(key, ""), str):
+                raise ScenarioInvalid(f"{key} must be text")
+        steps = data.get("steps")
+        if not isinstance(steps, list):
+            raise ScenarioInvalid("steps must be a list")
+        if len(steps) > MAX_STEPS:
+            raise ScenarioInvalid(f"too many steps ({len(steps)}; at most {MAX_STEPS})")
+        params = _params(data.get("params", {}))
+        scenario = cls(
+            name=name.strip(),
+            steps=tuple(ScenarioStep.from_dict(s, index=i) for i, s in enumerate(steps)),
+            description=data.get("description", ""),
+            base_url=data.get("base_url", ""),
+            params=params,
+        )
+        for index, step in enumerate(scenario.steps):
+            step.check(index)
+        return scenario
+
+    # -- parameters and secrets --------------------------------------------------------
+
+    def placeholders(self) -> tuple[set[str], set[str]]:
+        """The parameter names and the secret names its steps use."""
+        params: set[str] = set()
+        secrets: set[str] = set()
+        for step in self.steps:
+            for text in _strings(step.args):
+                for match in PLACEHOLDER.finditer(text):
+                    if match.group(2):
+                        (secrets if match.group(1) else params).add(match.group(2))
+        return params, secrets
+
+    def resolve(
+        self, values: Mapping[str, str] | None = None, *, env: Mapping[str, str] | None = None
+    ) -> Resolved:
+        """Every placeholder's value, checked before the first step runs: ParamMissing
+        names each parameter without a value and each secret without its variable."""
+        values = dict(values or {})
+        env = os.environ if env is None else env
+        params, secrets = self.placeholders()
+        unknown = sorted(set(values) - params - set(self.params))
+        if unknown:
+            raise ScenarioInvalid(
+                f"no such parameter: {', '.join(unknown)}",
+                hint="parameters of this scenario: " + (", ".join(sorted(params)) or "none"),
+            )
+        resolved: dict[str, str] = {}
+        missing: list[str] = []
+        for name in sorted(params):
+            if name in values:
+                resolved[name] = str(values[name])
+            elif self.params.get(name, {}).get("default") is not None:
+                resolved[name] = str(self.params[name]["default"])
+            else:
+                missing.append(f"parameter {name!r}")
+        secret_values: dict[str, str] = {}
+        for name in sorted(secrets):
+            value = env.get(SECRET_ENV_PREFIX + name)
+            if value is None:
+                missing.append(f"secret {name!r} (environment variable {SECRET_ENV_PREFIX}{name})")
+            else:
+                secret_values[name] = value
+        if missing:
+            raise ParamMissing("no value for " + "; ".join(missing))
+        return Resolved(resolved, secret_values)
+
+    def with_param(self, index: int, name: str, *, secret: bool = False) -> Scenario:
+        """The scenario with step ``index``'s typed value made a parameter (its value the
+        default) or a secret (its value dropped)."""
+        if not _NAME.match(name):
+            raise ScenarioInvalid(f"{name!r} is not a parameter name (letters, digits, _)")
+        if not 0 <= index < len(self.steps):
+            raise ScenarioInvalid(f"no step {index}", index=index)
+        step = self.steps[index]
+        key = _VALUE_ARG.get(step.action)
+        if key is None or not isinstance(step.args.get(key), str):
+            raise ScenarioInvalid(f"step {index} ({step.action}) has no value to replace")
+        old = step.args[key]
+        if PLACEHOLDER.search(old):
+            raise ScenarioInvalid(f"step {index} already takes its value from {old!r}")
+        new_step = replace(
+            step, args={**step.args, key: f"${{SECRET:{name}}}" if secret else f"${{{name}}}"}
+        )
+        steps = (*self.steps[:index], new_step, *self.steps[index + 1 :])
+        params = dict(self.params)
+        if not secret:
+            params[name] = {"default": old}
+        return replace(self, steps=steps, params=params)
+
+
+_VALUE_ARG = {"fill": "value", "type": "text", "navigate": "url"}
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """Placeholder values for one replay.  ``fill`` gives the args a step runs with;
+    ``redact`` takes secret values out of any text that is reported."""
+
+    params: dict[str, str] = field(default_factory=dict)
+    secrets: dict[str, str] = field(default_factory=dict, repr=False)
+
+    def fill(self, args: dict[str, Any]) -> dict[str, Any]:
+        return {k: self._value(v) for k, v in args.items()}
+
+    def _value(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return PLACEHOLDER.sub(self._one, value)
+        if isinstance(value, list):
+            return [self._value(v) for v in value]
+        return value
+
+    def _one(self, match: re.Match[str]) -> str:
+        if match.group(0) == "$${":
+            return "${"
+        if match.group(1):
+            return self.secrets[match.group(2)]
+        return self.params[match.group(2)]
+
+    def redact(self, text: str) -> str:
+        for value in sorted(self.secrets.values(), key=len, reverse=True):
+            if value:
+                text = text.replace(value, "•••")
+        return text
+
+
+def rebase(url: str, recorded_base: str, base_url: str) -> str:
+    """``url`` moved from the origin it was recorded on to ``base_url`` (other origins, and
+    everything when either base is missing, stay as they are)."""
+    if not recorded_base or not base_url:
+        return url
+    old, new, now = urlsplit(recorded_base), urlsplit(base_url), urlsplit(url)
+    if (now.scheme, now.netloc) != (old.scheme, old.netloc):
+        return url
+    prefix = old.path.rstrip("/")
+    path = now.path[len(prefix) :] if prefix and now.path.startswith(prefix) else now.path
+    joined = new.path.rstrip("/") + (path if path.startswith("/") else "/" + path)
+    return urlunsplit((new.scheme, new.netloc, joined, now.query, now.fragment))
+
+
+def _params(data: object) -> dict[str, dict[str, Any]]:
+    if not isinstance(data, dict):
+        raise ScenarioInvalid("params must be an object of name -> {default}")
+    out = {}
+    for name, spec in data.items():
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise ScenarioInvalid(f"{name!r} is not a parameter name (letters, digits, _)")
+        if spec is None:
+            spec = {}
+        if not isinstance(spec, dict):
+            raise ScenarioInvalid(f"parameter {name!r}: expected an object with a default")
+        default = spec.get("default")
+        if default is not None and not isinstance(default, str | int | float):
+            raise ScenarioInvalid(f"parameter {name!r}: the default must be text")
+        out[name] = {k: v for k, v in spec.items() if k in ("default", "description")}
+    return out
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    return []
+
+
+def from_run_steps(rows: list[Mapping[str, Any]], *, name: str, base_url: str = "") -> Scenario:
+    """A scenario from a run's recorded steps (``StepRecorded`` as stored): the steps that
+    ran and can be replayed, in order; the description says how many were left out.  A
+    value typed into a password field becomes a secret named after the field."""
+    steps: list[ScenarioStep] = []
+    left_out = 0
+    for row in rows:
+        args = dict(row.get("args") or {})
+        identity = row.get("identity")
+        # A step that failed, only read, or watched an element nobody identified.
+        if (
+            not row.get("ok", True)
+            or row.get("action") not in STEP_ACTIONS
+            or ("ref" in args and not identity and not row.get("selector"))
+        ):
+            left_out += 1
+            continue
+        data = {
+            "action": row["action"],
+            "args": {k: v for k, v in args.items() if k not in ("ref", "timeout_ms")},
+            "identity": identity,
+            "url": row.get("url", ""),
+        }
+        if not identity:
+            data.update(role=row.get("role", ""), name=row.get("name", ""),
+                        selector=row.get("selector", ""))  # fmt: skip
+        steps.append(_secret_if_password(ScenarioStep.from_dict(data, index=len(steps))))
+    if not base_url:
+        first = next((s.args.get("url", "") for s in steps if s.action == "navigate"), "")
+        parts = urlsplit(str(first))
+        base_url = f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else ""
+    note = f"{left_out} steps of the run were left out (failed or read-only)" if left_out else ""
+    return Scenario(name=name, steps=tuple(steps), base_url=base_url, description=note)
+
+
+def _secret_if_password(step: ScenarioStep) -> ScenarioStep:
+    identity = step.identity
+    key = _VALUE_ARG.get(step.action)
+    if identity is None or identity.type != "password" or key not in ("value", "text"):
+        return step
+    label = identity.name_attr or identity.id or identity.name or "password"
+    name = re.sub(r"[^A-Za-z0-9]+", "_", label).strip("_").upper() or "PASSWORD"
+    return replace(step, args={**step.args, key: f"${{SECRET:{name}}}"})

@@ -1,0 +1,64 @@
+"""Read a scenario file (the versioned JSON of scenario_export) into the database, whole."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+
+from automation.errors import ScenarioInvalid
+from dashboard import services
+
+MAX_FILE_BYTES = 20 * 1024 * 1024
+
+
+class Command(BaseCommand):
+    help = "Import a scenario from a JSON file; nothing is stored unless all of it can be read."
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("file", help="a scenario .json file")
+        parser.add_argument("--owner", default="", help="username (default: the only admin)")
+
+    def handle(self, *args: Any, file: str, owner: str, **options: Any) -> None:
+        data = read_scenario_file(file)
+        user = _owner(owner)
+        try:
+            scenario = services.scenario_import(owner=user, data=data)
+        except ScenarioInvalid as exc:
+            raise CommandError(f"{file}: {exc}", returncode=3) from None
+        self.stdout.write(
+            f"imported scenario {scenario.pk}: {scenario.name} ({scenario.steps.count()} steps)"
+        )
+
+
+def read_scenario_file(file: str) -> object:
+    """The JSON in ``file``, or CommandError (exit status 3) saying what is wrong with it."""
+    path = Path(file)
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise CommandError(f"{file}: larger than {MAX_FILE_BYTES} bytes", returncode=3)
+        return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise CommandError(f"{file}: {exc.strerror or exc}", returncode=3) from None
+    except UnicodeDecodeError:
+        raise CommandError(f"{file}: not UTF-8 text", returncode=3) from None
+    except json.JSONDecodeError as exc:
+        raise CommandError(
+            f"{file}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})", returncode=3
+        ) from None
+
+
+def _owner(username: str) -> Any:
+    users = get_user_model()
+    if username:
+        user = users.objects.filter(username=username).first()
+        if user is None:
+            raise CommandError(f"no user {username!r}")
+        return user
+    admins = list(users.objects.filter(is_superuser=True)[:2])
+    if len(admins) != 1:
+        raise CommandError("say whose scenario it is: --owner USERNAME")
+    return admins[0]

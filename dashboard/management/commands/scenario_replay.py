@@ -1,0 +1,135 @@
+"""Replay a scenario (stored, or a JSON file) against a base URL, for use in CI.
+
+    python manage.py scenario_replay 12 --base-url http://127.0.0.1:8080 --json
+
+Prints each step's outcome (how its element was found, with what score and what changed)
+and ends with a RESULT line, or prints one JSON object with ``--json``.  Exit status:
+0 every step passed, 1 a step failed (or the browser could not run), 2 a step needs a person
+(replay could not tell which element it means and did not guess), 3 the scenario can't be
+used (a bad file, a missing parameter or secret).  Secrets come from the environment
+(``TABWRIGHT_SECRET_<NAME>``) and are never printed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from automation import BrowserSession
+from automation.budget import MAX_TIMEOUT_MS
+from automation.errors import ScenarioInvalid, TabwrightError
+from automation.recording.replay import Replay, ReplayConfig, ReplayResult, StepOutcome
+from automation.recording.scenario import Scenario as Document
+from dashboard import selectors, services
+from dashboard.management.commands.scenario_import import read_scenario_file
+from dashboard.models import Scenario
+from dashboard.runner import browser_config
+
+EXIT = {"passed": 0, "failed": 1, "stopped": 1, "needs_person": 2}
+
+
+class Command(BaseCommand):
+    help = "Replay a scenario; exits non-zero when a step fails (1) or needs a person (2)."
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("scenario", help="a stored scenario's id, or a scenario .json file")
+        parser.add_argument("--base-url", required=True, help="where to replay it")
+        add = parser.add_argument
+        add("--timeout-ms", type=int, default=600_000, help="the whole replay's budget")
+        add("--step-timeout-ms", type=int, default=15_000, help="each step's budget")
+        add("--param", action="append", default=[], metavar="NAME=VALUE",
+            help="a parameter's value (repeat for more)")  # fmt: skip
+        add("--json", action="store_true", help="print one JSON object")
+        add("--save-heals", action="store_true",
+            help="write confident heals to the stored scenario, propose the others")  # fmt: skip
+        add("--allow-private", action="store_true",
+            help="allow loopback and private addresses (a local test server)")  # fmt: skip
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        for key in ("timeout_ms", "step_timeout_ms"):
+            if not 0 < options[key] <= MAX_TIMEOUT_MS:
+                flag = "--" + key.replace("_", "-")
+                raise CommandError(f"{flag} must be between 1 and {MAX_TIMEOUT_MS}", returncode=3)
+        stored, document = self._scenario(options["scenario"])
+        params = _params(options["param"])
+        config = browser_config()
+        if options["allow_private"]:
+            policy = dataclasses.replace(config.url_policy, block_private=False)
+            config = dataclasses.replace(config, url_policy=policy)
+        replay_config = ReplayConfig(
+            step_timeout_ms=options["step_timeout_ms"], run_timeout_ms=options["timeout_ms"]
+        )
+        try:
+            result = asyncio.run(
+                _replay(config, document, params, options["base_url"], replay_config)
+            )
+        except ScenarioInvalid as exc:  # a missing parameter or secret: before any step
+            raise CommandError(str(exc), returncode=3) from None
+        except TabwrightError as exc:
+            raise CommandError(f"replay could not run: {exc}", returncode=1) from None
+        if stored is not None and options["save_heals"]:
+            for outcome in result.steps:
+                services.heal_record(scenario_id=stored.pk, outcome=outcome)
+        self._report(result, as_json=options["json"])
+        if not result.ok:
+            message = f"replay {result.status}: {result.reason}"
+            raise CommandError(message, returncode=EXIT[result.status])
+
+    def _scenario(self, which: str) -> tuple[Scenario | None, Document]:
+        try:
+            if which.isdigit():
+                stored = Scenario.objects.filter(pk=int(which)).first()
+                if stored is None:
+                    raise CommandError(f"no scenario {which}", returncode=3)
+                return stored, selectors.scenario_document(scenario=stored)
+            return None, Document.from_dict(read_scenario_file(which))
+        except ScenarioInvalid as exc:
+            raise CommandError(f"{which}: {exc}", returncode=3) from None
+
+    def _report(self, result: ReplayResult, *, as_json: bool) -> None:
+        if as_json:
+            self.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False))
+            return
+        for step in result.steps:
+            self.stdout.write(_line(step))
+        passed = sum(s.status == "passed" for s in result.steps)
+        self.stdout.write(
+            f"RESULT {result.status} {passed}/{len(result.steps)} steps in {result.duration_ms} ms"
+        )
+
+
+async def _replay(
+    config: Any, document: Document, params: dict[str, str], base_url: str, replay: ReplayConfig
+) -> ReplayResult:
+    async with BrowserSession(config) as browser:
+        tab = await browser.new_tab()
+        return await Replay(tab, document, params=params, base_url=base_url, config=replay).run()
+
+
+def _params(pairs: list[str]) -> dict[str, str]:
+    params = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise CommandError(f"--param {pair!r}: write NAME=VALUE", returncode=3)
+        params[name] = value
+    return params
+
+
+def _line(step: StepOutcome) -> str:
+    line = f"step {step.index:>3} {step.action:<14} {step.status:<12}"
+    if step.strategy:
+        line += f" {step.strategy}" + (f" {step.score:.3f}" if step.score is not None else "")
+    if step.duration_ms:
+        line += f" ({step.duration_ms} ms)"
+    if step.heal:
+        line += f" healed ({step.heal}): " + "; ".join(step.changes)
+    if step.error:
+        line += f"\n         [{step.error['code']}] {step.error['message']}"
+    for c in step.candidates:
+        line += f"\n         candidate: {c.get('role')} {c.get('name')!r} score {c.get('score')}"
+    return line

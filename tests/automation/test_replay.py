@@ -1,0 +1,240 @@
+"""Replay on real Chromium: a scenario recorded on the shop's v1 (fixtures/replay/) replays on
+v1, heals on v2 (ids, classes, wrappers, wording and row order changed) and pauses for a person
+on v3, where the order it edits is gone.  Secrets never reach an event; bad input fails early
+with a clear error."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from automation import Budget, Tab
+from automation.agent.control import RunControl
+from automation.browser.actions import execute
+from automation.errors import ParamMissing
+from automation.events import RunPaused, StepRecorded, StepReplayed
+from automation.recording.export import to_pytest
+from automation.recording.replay import Replay, ReplayConfig
+from automation.recording.scenario import Scenario, ScenarioStep, from_run_steps
+from tests.conftest import CHROMIUM
+from tests.refs import ref_of
+from tests.sinks import WaitingSink
+
+PASSWORD = "correct horse battery"
+ENV = {"TABWRIGHT_SECRET_PASSWORD": PASSWORD}
+
+
+async def record_on_v1(tab: Tab, base: str) -> Scenario:
+    """Sign in and edit Grace Hopper's order on v1, kept as an agent run keeps its steps."""
+    rows: list[dict[str, Any]] = []
+
+    async def do(action: str, ref: str = "", **args: Any) -> None:
+        target = await tab.target(ref) if ref else None
+        call = {"ref": ref, **args} if ref else args
+        await execute(tab, action, call, budget=Budget(5_000))
+        identity = target.identity.to_dict() if target and target.identity else None
+        rows.append({"action": action, "args": call, "url": tab.url, "identity": identity})
+
+    await do("navigate", url=f"{base}/replay/v1/login.html")
+    login = await tab.snapshot()
+    await do("fill", ref_of(login, "textbox", "Email"), value="ada@example.org")
+    await do("fill", ref_of(login, "textbox", "Password"), value=PASSWORD)
+    await do("check", ref_of(login, "checkbox", "Remember me"), checked=True)
+    await do("select_option", ref_of(login, "combobox", "Region"), values=["Asia"])
+    await do("click", ref_of(login, "button", "Sign in"))
+    await tab.wait_for(text="Signed in as", budget=Budget(5_000))
+    orders = await tab.snapshot()
+    await do("click", ref_of(orders, "button", "Edit", 1))  # Grace Hopper's row
+    scenario = from_run_steps(rows, name="Edit Grace's order", base_url=f"{base}/replay/v1")
+    return scenario.with_param(1, "email")
+
+
+@pytest.fixture
+async def scenario(tab: Tab, fixture_url: str) -> Scenario:
+    recorded = await record_on_v1(tab, fixture_url)
+    await tab.page.goto("about:blank")
+    return recorded
+
+
+def status_text(tab: Tab) -> Any:
+    return tab.page.locator("[role=status]").text_content()
+
+
+async def test_a_recorded_scenario_replays_where_it_was_recorded(
+    tab: Tab, scenario: Scenario
+) -> None:
+    assert scenario.steps[2].args == {"value": "${SECRET:PASSWORD}"}  # a password field
+    sink = WaitingSink()
+    result = await Replay(tab, scenario, sink=sink, env=ENV).run()
+    assert result.ok, result.to_dict()
+    assert [s.status for s in result.steps] == ["passed"] * 7
+    strategies = [s.strategy for s in result.steps]
+    assert strategies[:6] == ["", "role_name", "role_name", "role_name", "role_name", "role_name"]
+    assert strategies[6] in ("role_name", "selector")  # one of three "Edit" buttons
+    assert not any(s.heal for s in result.steps)
+    assert await status_text(tab) == "Editing order #1002"
+    who = await tab.page.locator("#who").text_content()
+    remembered = f"(Asia, remembered, password of {len(PASSWORD)} characters)"
+    assert who == f"Signed in as ada@example.org {remembered}"
+    assert len(sink.of_type(StepReplayed)) == 7 and len(sink.of_type(StepRecorded)) == 7
+
+
+async def test_a_changed_release_is_replayed_and_its_identities_healed(
+    tab: Tab, scenario: Scenario, fixture_url: str
+) -> None:
+    replay = Replay(tab, scenario, base_url=f"{fixture_url}/replay/v2", env=ENV,
+                    params={"email": "grace@example.org"})  # fmt: skip
+    result = await replay.run()
+    assert result.ok, result.to_dict()
+    assert tab.url.startswith(f"{fixture_url}/replay/v2/")
+    # The row moved from second to last: the right one was edited, not the second.
+    assert await status_text(tab) == "Editing order #1002"
+    assert (await tab.page.locator("#who").text_content() or "").startswith(
+        "Signed in as grace@example.org"
+    )
+    by_index = {s.index: s for s in result.steps}
+    email, sign_in = by_index[1], by_index[5]
+    assert email.heal == "confident" and any(
+        "id: 'email' -> 'login-email'" in c for c in email.changes
+    )
+    assert sign_in.healed is not None and sign_in.healed["name"] == "Sign in now"
+    assert sign_in.heal in ("confident", "proposed") and sign_in.score is not None
+    healed = Scenario.from_dict(scenario.to_dict())  # the healed identity replays as recorded
+    steps = list(healed.steps)
+    steps[5] = replace(steps[5], identity=type(steps[5].identity).from_dict(sign_in.healed))  # type: ignore[union-attr]
+    await tab.page.goto("about:blank")
+    again = await Replay(tab, replace(healed, steps=tuple(steps)),
+                         base_url=f"{fixture_url}/replay/v2", env=ENV).run()  # fmt: skip
+    assert again.ok and again.steps[5].strategy == "role_name" and not again.steps[5].changes
+
+
+async def test_a_gone_element_needs_a_person_and_nothing_is_clicked(
+    tab: Tab, scenario: Scenario, fixture_url: str
+) -> None:
+    result = await Replay(tab, scenario, base_url=f"{fixture_url}/replay/v3", env=ENV).run()
+    assert result.status == "needs_person" and not result.ok
+    last = result.steps[6]
+    assert last.status == "needs_person" and last.error is not None
+    assert (
+        last.error["code"] == "needs_person" and "can't tell which element" in last.error["message"]
+    )
+    assert await status_text(tab) == ""  # no other order was edited instead
+
+
+async def test_with_a_person_the_replay_pauses_and_carries_on_when_told(
+    tab: Tab, scenario: Scenario, fixture_url: str
+) -> None:
+    control = RunControl()
+    sink = WaitingSink()
+    extra = ScenarioStep("navigate", {"url": f"{fixture_url}/replay/v1/login.html"})
+    longer = replace(scenario, steps=(*scenario.steps, extra))
+    replay = Replay(tab, longer, base_url=f"{fixture_url}/replay/v3", env=ENV,
+                    sink=sink, control=control)  # fmt: skip
+    task = asyncio.create_task(replay.run())
+    paused = await sink.wait_for(RunPaused)
+    assert paused.reason == "needs_person" and 'reply "skip"' in paused.detail
+    control.resume()  # try again: still gone, so it pauses again
+    await sink.wait_for(RunPaused, 2)
+    control.reply("skip")
+    result = await asyncio.wait_for(task, 20)
+    assert result.ok, result.to_dict()
+    assert [s.status for s in result.steps][-2:] == ["skipped", "passed"]
+    assert tab.url.endswith("/replay/v3/login.html")
+
+
+async def test_secrets_never_reach_an_event_or_a_result(tab: Tab, scenario: Scenario) -> None:
+    sink = WaitingSink()
+    result = await Replay(tab, scenario, sink=sink, env=ENV).run()
+    assert result.ok
+    everything = json.dumps([e.to_dict() for e in sink.events]) + json.dumps(result.to_dict())
+    assert PASSWORD not in everything and "${SECRET:PASSWORD}" in everything
+
+
+async def test_missing_secrets_and_parameters_fail_before_anything_runs(
+    tab: Tab, scenario: Scenario
+) -> None:
+    with pytest.raises(ParamMissing, match="TABWRIGHT_SECRET_PASSWORD"):
+        Replay(tab, scenario, env={})
+    bare = Scenario.from_dict({**scenario.to_dict(), "params": {}})
+    with pytest.raises(ParamMissing, match="parameter 'email'"):
+        Replay(tab, bare, env=ENV)
+    assert tab.url == "about:blank"
+
+
+async def test_a_base_url_that_does_not_answer_fails_at_the_first_step(
+    tab: Tab, scenario: Scenario
+) -> None:
+    from tests.net import free_port
+
+    dead = f"http://127.0.0.1:{free_port()}"
+    result = await Replay(tab, scenario, base_url=dead, env=ENV).run()
+    assert result.status == "failed" and result.steps[0].status == "failed"
+    assert (
+        result.steps[0].error is not None
+        and "ERR_CONNECTION_REFUSED" in result.steps[0].error["message"]
+    )
+    assert {s.status for s in result.steps[1:]} == {"not_run"}
+
+
+async def test_a_step_stored_before_identities_replays_by_its_selector_and_is_healed(
+    tab: Tab, fixture_url: str
+) -> None:
+    old = Scenario.from_dict({
+        "version": 1, "name": "old", "steps": [
+            {"action": "navigate", "args": {"url": f"{fixture_url}/replay/v1/orders.html"}},
+            {"action": "click", "args": {}, "role": "button", "name": "Edit",
+             "selector": "tr:nth-child(4) > td > button"},
+        ],
+    })  # fmt: skip
+    result = await Replay(tab, old).run()
+    assert result.ok, result.to_dict()
+    assert result.steps[1].strategy == "selector"
+    assert (
+        result.steps[1].healed is not None and result.steps[1].healed["row"] == "#1003 Alan Turing"
+    )
+    assert await status_text(tab) == "Editing order #1003"
+
+
+async def test_a_step_out_of_time_fails_the_replay_and_the_rest_does_not_run(
+    tab: Tab, fixture_url: str
+) -> None:
+    waits = Scenario.from_dict({
+        "version": 1, "name": "waits", "steps": [
+            {"action": "navigate", "args": {"url": f"{fixture_url}/replay/v1/orders.html"}},
+            {"action": "wait_for", "args": {"text": "never shown"}},
+            {"action": "reload", "args": {}},
+        ],
+    })  # fmt: skip
+    result = await Replay(tab, waits, config=ReplayConfig(step_timeout_ms=400)).run()
+    assert result.status == "failed"
+    assert [s.status for s in result.steps] == ["passed", "failed", "not_run"]
+    assert result.steps[1].error is not None
+
+
+async def test_the_exported_pytest_file_runs_the_scenario_with_role_first_locators(
+    tab: Tab, scenario: Scenario, fixture_url: str, tmp_path: Path
+) -> None:
+    code = to_pytest(scenario)
+    assert "get_by_role('button', name='Sign in', exact=True).click()" in code
+    assert "filter(has_text=re.compile('\\\\#1002\\\\s*Grace\\\\s*Hopper'))" in code  # its row
+    assert PASSWORD not in code and "os.environ['TABWRIGHT_SECRET_PASSWORD']" in code
+    (tmp_path / "test_exported.py").write_text(code)
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    env = {**os.environ, **ENV, "BASE_URL": f"{fixture_url}/replay/v1",
+           "TABWRIGHT_CHROMIUM_PATH": CHROMIUM, "EMAIL": "grace@example.org"}  # fmt: skip
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "pytest", "-q", "-p", "no:django", "-p", "no:cacheprovider",
+        "test_exported.py", cwd=tmp_path, env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    out, _ = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode == 0, out.decode()
+    assert "1 passed" in out.decode()

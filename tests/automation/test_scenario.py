@@ -1,0 +1,155 @@
+"""The scenario format without a browser: reading and refusing files, parameters and secrets,
+rebasing URLs, and scenarios made from a run's recorded steps."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from automation.errors import ParamMissing, ScenarioInvalid
+from automation.recording.scenario import (
+    FORMAT,
+    SCENARIO_VERSION,
+    Scenario,
+    ScenarioStep,
+    from_run_steps,
+    rebase,
+)
+
+IDENTITY = {"role": "button", "name": "Sign in", "tag": "button", "selectors": ["#signin"]}
+
+
+def scenario_dict(*steps: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"format": FORMAT, "version": 1, "name": "Sign in", "steps": list(steps), **extra}
+
+
+def test_a_scenario_survives_json() -> None:
+    data = scenario_dict(
+        {"action": "navigate", "args": {"url": "http://shop.test/login"}},
+        {
+            "action": "fill",
+            "args": {"value": "${email}"},
+            "identity": {**IDENTITY, "role": "textbox"},
+        },
+        {"action": "click", "args": {}, "identity": IDENTITY, "url": "http://shop.test/login"},
+        base_url="http://shop.test",
+        params={"email": {"default": "ada@example.org"}},
+    )
+    scenario = Scenario.from_dict(json.loads(json.dumps(data)))
+    assert [s.action for s in scenario.steps] == ["navigate", "fill", "click"]
+    assert scenario.steps[2].identity is not None and scenario.steps[2].identity.name == "Sign in"
+    again = Scenario.from_dict(json.loads(json.dumps(scenario.to_dict())))
+    assert again == scenario and again.to_dict()["version"] == SCENARIO_VERSION
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ([], "a scenario is a JSON object"),
+        ({"format": "other", "version": 1, "name": "x", "steps": []}, "not a Tabwright scenario"),
+        (scenario_dict(version=SCENARIO_VERSION + 1), "newer than this Tabwright reads"),
+        (scenario_dict(version="1"), "bad scenario version"),
+        (scenario_dict(name=" "), "needs a name"),
+        (scenario_dict(steps="click"), "steps must be a list"),
+        (scenario_dict({"action": "teleport", "args": {}}), "step 0: unknown step type 'teleport'"),
+        (scenario_dict({"action": "evaluate", "args": {"script": "1"}}), "unknown step type"),
+        (scenario_dict({"action": "click", "args": {}}), "step 0: click needs the element's"),
+        (scenario_dict({"action": "fill", "args": {}, "identity": IDENTITY}), "needs 'value'"),
+        (scenario_dict({"action": "check", "args": {"checked": "yes"}, "identity": IDENTITY}),
+         "'checked' must be bool"),
+        (scenario_dict({"action": "click", "identity": {**IDENTITY, "version": 99}}),
+         "step 0: element identity version 99 is newer"),
+        (scenario_dict({"action": "click", "identity": {"box": [1, 2]}}),
+         "step 0: element identity"),
+        (scenario_dict({"action": "navigate", "args": {"url": "/x"}}, "oops"),
+         "step 1: a step is a JSON object"),
+        (scenario_dict(params={"bad name": {}}), "is not a parameter name"),
+    ],
+)  # fmt: skip
+def test_a_scenario_that_cannot_be_read_is_refused_whole(data: object, message: str) -> None:
+    with pytest.raises(ScenarioInvalid, match=message.replace("(", r"\(")):
+        Scenario.from_dict(data)
+
+
+def test_parameters_and_secrets_are_filled_in_and_secrets_come_only_from_their_variables() -> None:
+    scenario = Scenario.from_dict(
+        scenario_dict(
+            {"action": "fill", "args": {"value": "${email}"}, "identity": IDENTITY},
+            {"action": "fill", "args": {"value": "${SECRET:SHOP_PW}"}, "identity": IDENTITY},
+            {"action": "fill", "args": {"value": "costs $${price}"}, "identity": IDENTITY},
+            params={"email": {"default": "ada@example.org"}},
+        )
+    )
+    assert scenario.placeholders() == ({"email"}, {"SHOP_PW"})
+    env = {"TABWRIGHT_SECRET_SHOP_PW": "hunter2", "SHOP_PW": "not this one"}
+    values = scenario.resolve({}, env=env)
+    assert values.fill(scenario.steps[0].args) == {"value": "ada@example.org"}
+    assert values.fill(scenario.steps[1].args) == {"value": "hunter2"}
+    assert values.fill(scenario.steps[2].args) == {"value": "costs ${price}"}
+    assert scenario.resolve({"email": "grace@example.org"}, env=env).params["email"] == (
+        "grace@example.org"
+    )
+    assert "hunter2" not in repr(values) and values.redact("sent hunter2!") == "sent •••!"
+    with pytest.raises(ParamMissing, match="TABWRIGHT_SECRET_SHOP_PW"):
+        scenario.resolve({}, env={"SHOP_PW": "not this one"})
+    with pytest.raises(ScenarioInvalid, match="no such parameter: nope"):
+        scenario.resolve({"nope": "1"}, env=env)
+    without_default = Scenario.from_dict(scenario_dict(*scenario.to_dict()["steps"][:1]))
+    with pytest.raises(ParamMissing, match="parameter 'email'"):
+        without_default.resolve({}, env=env)
+
+
+def test_a_typed_value_can_become_a_parameter_or_a_secret() -> None:
+    scenario = Scenario.from_dict(
+        scenario_dict(
+            {"action": "fill", "args": {"value": "ada@example.org"}, "identity": IDENTITY},
+            {"action": "fill", "args": {"value": "hunter2"}, "identity": IDENTITY},
+            {"action": "click", "identity": IDENTITY},
+        )
+    )
+    made = scenario.with_param(0, "email").with_param(1, "PW", secret=True)
+    assert made.steps[0].args == {"value": "${email}"}
+    assert made.params == {"email": {"default": "ada@example.org"}}
+    assert "hunter2" not in json.dumps(made.to_dict())
+    with pytest.raises(ScenarioInvalid, match="has no value"):
+        made.with_param(2, "x")
+    with pytest.raises(ScenarioInvalid, match="not a parameter name"):
+        made.with_param(0, "e-mail")
+
+
+def test_urls_move_from_the_recorded_base_to_the_replay_base() -> None:
+    assert rebase(
+        "http://shop.test/v1/login?next=/a", "http://shop.test/v1", "http://127.0.0.1:9/v2"
+    ) == ("http://127.0.0.1:9/v2/login?next=/a")
+    assert rebase("https://other.test/x", "http://shop.test", "http://127.0.0.1:9") == (
+        "https://other.test/x"
+    )
+    assert rebase("http://shop.test/x", "", "http://127.0.0.1:9") == "http://shop.test/x"
+
+
+def test_a_run_s_steps_become_a_scenario_with_passwords_as_secrets() -> None:
+    password = {**IDENTITY, "role": "textbox", "name": "Password", "type": "password",
+                "name_attr": "password", "tag": "input"}  # fmt: skip
+    rows = [
+        {"action": "navigate", "args": {"url": "http://shop.test/login"}, "ok": True},
+        {"action": "read_page", "args": {}, "ok": True},
+        {"action": "fill", "args": {"ref": "e3", "value": "hunter2"}, "identity": password},
+        {"action": "click", "args": {"ref": "e9"}, "ok": False, "identity": IDENTITY},
+        {"action": "click", "args": {"ref": "e4", "timeout_ms": 500}, "identity": IDENTITY},
+        # stored before identities: kept with its selector
+        {"action": "click", "args": {"ref": "e5"}, "role": "link", "name": "Orders",
+         "selector": "#orders"},
+    ]  # fmt: skip
+    scenario = from_run_steps(rows, name="From run 7")
+    assert [s.action for s in scenario.steps] == ["navigate", "fill", "click", "click"]
+    assert scenario.steps[1].args == {"value": "${SECRET:PASSWORD}"}
+    assert scenario.steps[2].args == {}
+    old = scenario.steps[3]
+    assert old.identity is None and old.target() is not None
+    assert old.target().selectors == ("#orders",) and old.target().role == "link"  # type: ignore[union-attr]
+    assert scenario.base_url == "http://shop.test"
+    assert "2 steps of the run were left out" in scenario.description
+    assert "hunter2" not in json.dumps(scenario.to_dict())
+    assert ScenarioStep.from_dict(old.to_dict()) == old

@@ -1,0 +1,147 @@
+"""scenario_export, scenario_import and scenario_replay as CI uses them: files in and out,
+per-step results, and an exit status for every way a replay can end."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from dashboard import services
+from dashboard.models import IdentityHeal, Scenario, ScenarioStep
+from tests.net import free_port
+
+pytestmark = pytest.mark.django_db
+
+EMAIL = {"role": "textbox", "name": "Email", "tag": "input", "type": "email", "id": "email",
+         "selectors": ["#email"]}  # fmt: skip
+SIGN_IN = {"role": "button", "name": "Sign in", "tag": "button", "id": "signin",
+           "selectors": ["#signin"]}  # fmt: skip
+
+
+def sign_in(base: str) -> dict[str, Any]:
+    return {
+        "format": "tabwright.scenario", "version": 1, "name": "Sign in",
+        "base_url": f"{base}/replay/v1",
+        "params": {"email": {"default": "ada@example.org"}},
+        "steps": [
+            {"action": "navigate", "args": {"url": f"{base}/replay/v1/login.html"}},
+            {"action": "fill", "args": {"value": "${email}"}, "identity": EMAIL},
+            {"action": "fill", "args": {"value": "${SECRET:SHOP_PW}"},
+             "identity": {"role": "textbox", "name": "Password", "tag": "input",
+                          "type": "password", "name_attr": "password"}},
+            {"action": "click", "args": {}, "identity": SIGN_IN},
+            {"action": "wait_for", "args": {"text": "Signed in as"}},
+        ],
+    }  # fmt: skip
+
+
+def run(*args: str) -> tuple[str, int]:
+    out = StringIO()
+    try:
+        call_command(*args, stdout=out, stderr=StringIO())
+    except CommandError as exc:
+        return out.getvalue() + f"\nERROR {exc}", exc.returncode
+    return out.getvalue(), 0
+
+
+def test_export_and_import_carry_a_scenario_whole(
+    owner: Any, tmp_path: Path, fixture_url: str
+) -> None:
+    scenario = services.scenario_import(owner=owner, data=sign_in(fixture_url))
+    path = tmp_path / "sign-in.json"
+    out, code = run("scenario_export", str(scenario.pk), "--output", str(path))
+    assert code == 0 and json.loads(path.read_text())["steps"][1]["args"] == {"value": "${email}"}
+    out, code = run("scenario_import", str(path), "--owner", owner.username)
+    assert code == 0 and "imported scenario" in out and "(5 steps)" in out
+    copy = Scenario.objects.exclude(pk=scenario.pk).get()
+    assert list(copy.steps.values_list("action", flat=True)) == [
+        "navigate",
+        "fill",
+        "fill",
+        "click",
+        "wait_for",
+    ]
+    code_text, code = run("scenario_export", str(scenario.pk), "--format", "pytest")
+    assert code == 0 and "def test_sign_in(page: Page) -> None:" in code_text
+    compile(code_text, "exported.py", "exec")  # valid Python
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{", "not JSON (line 1"),
+        (json.dumps({"format": "tabwright.scenario", "version": 7, "name": "x", "steps": []}),
+         "newer than this Tabwright reads"),
+        (json.dumps({"version": 1, "name": "x", "steps": [{"action": "navigate", "args": {}},
+                     {"action": "warp"}]}), "step 0: navigate needs 'url'"),
+    ],
+)  # fmt: skip
+def test_import_refuses_corrupt_and_future_files_and_stores_nothing(
+    owner: Any, tmp_path: Path, content: str, message: str
+) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    out, code = run("scenario_import", str(path), "--owner", owner.username)
+    assert code == 3 and message in out
+    assert not Scenario.objects.exists() and not ScenarioStep.objects.exists()
+    out, code = run("scenario_import", str(tmp_path / "missing.json"), "--owner", owner.username)
+    assert code == 3 and "No such file" in out
+
+
+def test_replay_from_a_file_prints_each_step_and_passes(
+    tmp_path: Path, fixture_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TABWRIGHT_SECRET_SHOP_PW", "s3cret-value")
+    path = tmp_path / "sign-in.json"
+    path.write_text(json.dumps(sign_in(fixture_url)))
+    out, code = run("scenario_replay", str(path), "--base-url", f"{fixture_url}/replay/v1",
+                    "--allow-private", "--json", "--param", "email=grace@example.org")  # fmt: skip
+    assert code == 0, out
+    result = json.loads(out)
+    assert result["status"] == "passed" and [s["status"] for s in result["steps"]] == ["passed"] * 5
+    assert result["steps"][3]["strategy"] == "role_name"
+    assert "s3cret-value" not in out
+
+
+def test_replay_exit_status_says_how_it_ended(
+    owner: Any, tmp_path: Path, fixture_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scenario = services.scenario_import(owner=owner, data=sign_in(fixture_url))
+    base = ["scenario_replay", str(scenario.pk), "--allow-private", "--step-timeout-ms", "3000"]
+    # A secret that is not in the environment: nothing runs.
+    out, code = run(*base, "--base-url", f"{fixture_url}/replay/v1")
+    assert code == 3 and "TABWRIGHT_SECRET_SHOP_PW" in out
+    monkeypatch.setenv("TABWRIGHT_SECRET_SHOP_PW", "s3cret-value")
+    # v2 renamed and reworded: it passes and says what it healed; --save-heals keeps them.
+    out, code = run(*base, "--base-url", f"{fixture_url}/replay/v2", "--save-heals")
+    assert code == 0, out
+    assert "healed (confident)" in out and "RESULT passed 5/5 steps" in out
+    email = ScenarioStep.objects.get(scenario=scenario, index=1)
+    assert email.identity["id"] == "login-email"
+    assert IdentityHeal.objects.filter(step__scenario=scenario, status="applied").exists()
+    # A page where the button is gone: the step needs a person, exit status 2.
+    gone = tmp_path / "gone.json"
+    data = sign_in(fixture_url)
+    data["steps"][3]["identity"] = {
+        **SIGN_IN,
+        "name": "Pay now",
+        "id": "pay",
+        "selectors": ["#pay"],
+    }
+    gone.write_text(json.dumps(data))
+    out, code = run(
+        "scenario_replay", str(gone), "--allow-private", "--base-url", f"{fixture_url}/replay/v1"
+    )
+    assert code == 2 and "needs_person" in out and "can't tell which element" in out
+    # A base URL nobody answers: the first step fails, exit status 1.
+    dead = f"http://127.0.0.1:{free_port()}"
+    out, code = run(*base, "--base-url", dead)
+    assert code == 1 and "ERR_CONNECTION_REFUSED" in out
+    out, code = run("scenario_replay", "999", "--base-url", dead)
+    assert code == 3 and "no scenario 999" in out

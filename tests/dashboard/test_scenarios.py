@@ -1,0 +1,215 @@
+"""Scenarios in the dashboard: a run saved as a scenario, replayed on a changed release with
+its identities healed (and a history), a replay that pauses for a person, import and export,
+approving or rejecting a proposed change, and who may see what."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import AsyncClient, Client
+
+from automation.events import RunPaused
+from automation.recording.scenario import Scenario as Document
+from dashboard import services
+from dashboard.models import IdentityHeal, Run, Scenario, ScenarioStep
+from tests.dashboard.conftest import Runs
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+PASSWORD = "correct horse 42"
+SIGN_IN = """type ada@example.org into Email
+type "correct horse 42" into Password
+click Sign in
+wait for Signed in as"""
+
+BUTTON = {"role": "button", "name": "Delete account", "tag": "button",
+          "selectors": ["#delete-account"]}  # fmt: skip
+
+
+def scenario_json(base: str, **extra: Any) -> dict[str, Any]:
+    """A scenario whose second step's button does not exist on the page."""
+    return {
+        "format": "tabwright.scenario", "version": 1, "name": "Close the account",
+        "base_url": base,
+        "steps": [
+            {"action": "navigate", "args": {"url": f"{base}/replay/v1/login.html"}},
+            {"action": "click", "args": {}, "identity": BUTTON},
+            {"action": "fill", "args": {"value": "${email}"},
+             "identity": {"role": "textbox", "name": "Email", "tag": "input", "type": "email"}},
+        ],
+        "params": {"email": {"default": "ada@example.org"}},
+        **extra,
+    }  # fmt: skip
+
+
+async def finished(runs: Runs, run_id: int) -> Run:
+    await runs.manager.wait(run_id)
+    return await sync_to_async(Run.objects.get)(pk=run_id)
+
+
+async def test_a_run_saved_as_a_scenario_replays_on_a_new_release_and_heals(
+    runs: Runs, owner: Any, fixture_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TABWRIGHT_SECRET_PASSWORD", PASSWORD)
+    run = await runs.start(
+        await runs.create(
+            owner=owner, task=SIGN_IN, start_url=f"{fixture_url}/replay/v1/login.html"
+        )
+    )
+    run = await finished(runs, run.pk)
+    assert run.status == Run.Status.SUCCEEDED, run.status_reason
+    client = AsyncClient()
+    await client.aforce_login(owner)
+    response = await client.post(f"/runs/{run.pk}/save", {"name": "Sign in"})
+    scenario = await sync_to_async(Scenario.objects.get)(owner=owner)
+    assert response.status_code == 302 and response["Location"] == f"/scenarios/{scenario.pk}/"
+    steps = await sync_to_async(list)(scenario.steps.order_by("index"))
+    assert [s.action for s in steps][:1] == ["navigate"] and scenario.name == "Sign in"
+    password = next(s for s in steps if s.identity and s.identity["type"] == "password")
+    assert PASSWORD not in json.dumps(password.args) and "${SECRET:PASSWORD}" in json.dumps(
+        password.args
+    )
+    # Recorded on v1; replayed on v2, where ids, wrappers and the button's words changed.
+    await sync_to_async(Scenario.objects.filter(pk=scenario.pk).update)(
+        base_url=f"{fixture_url}/replay/v1"
+    )
+    page = await client.get(f"/scenarios/{scenario.pk}/")
+    assert page.status_code == 200 and "TABWRIGHT_SECRET_PASSWORD" in page.content.decode()
+    response = await client.post(
+        f"/scenarios/{scenario.pk}/replay", {"base_url": f"{fixture_url}/replay/v2"}
+    )
+    replay = await sync_to_async(Run.objects.get)(kind=Run.Kind.REPLAY)
+    assert response["Location"] == f"/runs/{replay.pk}/"
+    runs.started.append(replay.pk)
+    replay = await finished(runs, replay.pk)
+    assert replay.status == Run.Status.SUCCEEDED, replay.status_reason
+    assert replay.scenario_id == scenario.pk
+    heals = await sync_to_async(list)(
+        IdentityHeal.objects.filter(run=replay).select_related("step")
+    )
+    assert heals, "v2 renamed ids: some identity must have been healed"
+    applied = [h for h in heals if h.status == IdentityHeal.Status.APPLIED]
+    for heal in applied:
+        step = await sync_to_async(ScenarioStep.objects.get)(pk=heal.step_id)
+        assert step.identity == heal.after and heal.before != heal.after
+    email = next(h for h in applied if h.after["name"] == "Email")
+    assert email.after["id"] == "login-email" and email.before["id"] == "email"
+    stored = await sync_to_async(list)(replay.steps.order_by("index").values_list("ok", flat=True))
+    assert stored and all(stored)
+    events = await sync_to_async(list)(replay.events.values_list("type", flat=True))
+    assert "replay.step" in events and PASSWORD not in json.dumps(
+        await sync_to_async(list)(replay.events.values_list("data", flat=True))
+    )
+
+
+async def test_a_replay_that_needs_a_person_pauses_until_told_to_skip(
+    runs: Runs, owner: Any, fixture_url: str
+) -> None:
+    scenario = await sync_to_async(services.scenario_import)(
+        owner=owner, data=scenario_json(fixture_url)
+    )
+    run = await sync_to_async(services.replay_run_create)(
+        owner=owner, scenario=scenario, base_url="", params={"email": "grace@example.org"}
+    )
+    await runs.start(run)
+    for _ in range(100):
+        run = await sync_to_async(Run.objects.get)(pk=run.pk)
+        if run.status == Run.Status.PAUSED:
+            break
+        await asyncio.sleep(0.1)
+    assert run.status == Run.Status.PAUSED and run.status_reason.startswith("needs_person")
+    assert "Delete account" in run.status_reason
+    await runs.manager.command(run.pk, "reply", "skip")
+    run = await finished(runs, run.pk)
+    assert run.status == Run.Status.SUCCEEDED, run.status_reason
+    types = await sync_to_async(list)(run.events.values_list("type", flat=True))
+    assert RunPaused.type in types
+    replayed = await sync_to_async(list)(
+        run.events.filter(type="replay.step").values_list("data", flat=True)
+    )
+    assert [e["status"] for e in replayed] == ["passed", "needs_person", "skipped", "passed"]
+
+
+@pytest.mark.django_db
+def test_import_refuses_a_bad_file_whole_and_export_gives_it_back(
+    owner: Any, stranger: Any, fixture_url: str
+) -> None:
+    client = Client()
+    client.force_login(owner)
+    for content, message in [
+        (b"{not json", "not a JSON file"),
+        (json.dumps(scenario_json(fixture_url, version=2)).encode(), "newer than this Tabwright"),
+        (json.dumps({**scenario_json(fixture_url), "steps": [{"action": "fly"}]}).encode(),
+         "unknown step type"),
+    ]:  # fmt: skip
+        upload = SimpleUploadedFile("s.json", content, content_type="application/json")
+        response = client.post("/scenarios/import", {"file": upload})
+        assert response.status_code == 400 and message in response.content.decode()
+    assert not Scenario.objects.exists() and not ScenarioStep.objects.exists()
+    upload = SimpleUploadedFile("s.json", json.dumps(scenario_json(fixture_url)).encode())
+    response = client.post("/scenarios/import", {"file": upload})
+    scenario = Scenario.objects.get()
+    assert response["Location"] == f"/scenarios/{scenario.pk}/" and scenario.steps.count() == 3
+    exported = client.get(f"/scenarios/{scenario.pk}/export.json")
+    assert Document.from_dict(json.loads(exported.content)) == Document.from_dict(
+        scenario_json(fixture_url)
+    )
+    code = client.get(f"/scenarios/{scenario.pk}/export.py").content.decode()
+    assert "get_by_role('button', name='Delete account', exact=True).click()" in code
+    assert "os.environ.get('EMAIL', 'ada@example.org')" in code
+    assert client.get(f"/scenarios/{scenario.pk}/export.exe").status_code == 404
+    other = Client()
+    other.force_login(stranger)
+    assert other.get(f"/scenarios/{scenario.pk}/").status_code == 404
+    assert other.get(f"/scenarios/{scenario.pk}/export.json").status_code == 404
+    assert "Close the account" not in other.get("/scenarios/").content.decode()
+
+
+@pytest.mark.django_db
+def test_a_proposed_change_is_written_only_when_approved(owner: Any, fixture_url: str) -> None:
+    scenario = services.scenario_import(owner=owner, data=scenario_json(fixture_url))
+    renamed = {**BUTTON, "name": "Close account"}
+    outcome = {"index": 1, "heal": "proposed", "healed": renamed, "strategy": "similarity",
+               "score": 0.71, "changes": ["name: 'Delete account' -> 'Close account'"]}  # fmt: skip
+    proposed = services.heal_record(scenario_id=scenario.pk, outcome=outcome)
+    assert proposed is not None and proposed.status == IdentityHeal.Status.PROPOSED
+    step = ScenarioStep.objects.get(scenario=scenario, index=1)
+    assert step.identity["name"] == "Delete account"  # not written yet
+    client = Client()
+    client.force_login(owner)
+    assert "Changes to approve" in client.get(f"/scenarios/{scenario.pk}/").content.decode()
+    client.post(f"/heals/{proposed.pk}/decide", {"approve": "1"})
+    step.refresh_from_db()
+    proposed.refresh_from_db()
+    assert step.identity["name"] == "Close account" and proposed.status == "applied"
+    assert proposed.before["name"] == "Delete account" and proposed.decided_by == owner
+    response = client.post(f"/heals/{proposed.pk}/decide", {"reject": "1"}, follow=True)
+    assert "already applied" in response.content.decode()
+    rejected = services.heal_record(scenario_id=scenario.pk, outcome={**outcome, "healed": BUTTON})
+    assert rejected is not None
+    client.post(f"/heals/{rejected.pk}/decide", {"reject": "1"})
+    step.refresh_from_db()
+    rejected.refresh_from_db()
+    assert rejected.status == "rejected" and step.identity["name"] == "Close account"
+    confident = services.heal_record(
+        scenario_id=scenario.pk, outcome={**outcome, "heal": "confident", "healed": BUTTON}
+    )
+    step.refresh_from_db()
+    assert confident is not None and confident.status == "applied"
+    assert step.identity == BUTTON and confident.decided_by is None
+
+
+@pytest.mark.django_db
+def test_a_run_without_replayable_steps_is_not_saved(owner: Any) -> None:
+    run = services.run_create(owner=owner, task="look around", start_url="", planner="rules")
+    services.step_record(run_id=run.pk, data={"index": 0, "action": "read_page", "args": {}})
+    client = Client()
+    client.force_login(owner)
+    response = client.post(f"/runs/{run.pk}/save", {"name": "x"}, follow=True)
+    assert "no step that can be replayed" in response.content.decode()
+    assert not Scenario.objects.exists()
