@@ -13,7 +13,10 @@ A locator *acts* when it points at exactly one visible element.  correct: it act
 right element, or (target gone) it did not act; wrong: it acted on another element;
 abstain: it did not act although the target is there.
 
-    .venv/bin/python -m bench.healing [--verbose]
+    .venv/bin/python -m bench.healing [--verbose] [--corpus heldout]
+
+``--corpus heldout`` runs fixtures/healing-heldout/ instead: pairs written apart from the
+matcher's tuning, so its score there measures how the matcher generalises.
 
 Targets: correct >= 0.97, wrong <= 0.01.
 
@@ -29,6 +32,7 @@ import json
 import time
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from playwright.async_api import ElementHandle, Frame, Page
@@ -39,6 +43,7 @@ from automation.browser.identity import locate
 from bench.common import FIXTURES, browser_config, median, serve
 
 CASES = FIXTURES / "healing" / "cases.json"
+CORPORA = {"healing": "healing", "heldout": "healing-heldout"}  # --corpus -> folder
 
 
 @dataclass
@@ -47,8 +52,8 @@ class Outcome:
     detail: str = ""
 
 
-def load_cases() -> list[dict[str, Any]]:
-    return list(json.loads(CASES.read_text(encoding="utf-8"))["cases"])
+def load_cases(path: Path = CASES) -> list[dict[str, Any]]:
+    return list(json.loads(path.read_text(encoding="utf-8"))["cases"])
 
 
 async def frame_of(page: Page, where: dict[str, Any]) -> Frame:
@@ -120,8 +125,10 @@ async def record(tab: Tab, url: str, where: dict[str, Any]) -> tuple[Any, str, s
     return target.identity, target.selector, target.role, target.name
 
 
-async def run_case(tab: Tab, base: str, case: dict[str, Any]) -> dict[str, Any]:
-    folder = f"{base}/healing/"
+async def run_case(
+    tab: Tab, base: str, case: dict[str, Any], folder: str = "healing"
+) -> dict[str, Any]:
+    folder = f"{base}/{folder}/"
     identity, selector, role, name = await record(tab, folder + case["v1"], case["target_v1"])
     await tab.navigate(folder + case["v2"])
     await tab.snapshot()
@@ -147,14 +154,15 @@ async def run_case(tab: Tab, base: str, case: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-async def main(verbose: bool) -> None:
-    cases = load_cases()
+async def main(verbose: bool, corpus: str = "healing") -> None:
+    folder = CORPORA[corpus]
+    cases = load_cases(FIXTURES / folder / "cases.json")
     results = []
     with serve() as base:
         async with BrowserSession(browser_config()) as browser:
             tab = await browser.new_tab()
             for case in cases:
-                results.append(await run_case(tab, base, case))
+                results.append(await run_case(tab, base, case, folder))
     n = len(results)
     share = lambda key, verdict: sum(r[key].verdict == verdict for r in results) / n  # noqa: E731
     for r in results:
@@ -182,4 +190,11 @@ async def main(verbose: bool) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--verbose", action="store_true", help="a line for every pair")
-    asyncio.run(main(parser.parse_args().verbose))
+    parser.add_argument(
+        "--corpus",
+        choices=sorted(CORPORA),
+        default="healing",
+        help="healing: the tuning corpus (default); heldout: fixtures/healing-heldout/",
+    )
+    args = parser.parse_args()
+    asyncio.run(main(args.verbose, args.corpus))
