@@ -51,6 +51,7 @@ from automation.events import (
     ActionFinished,
     ActionStarted,
     Event,
+    EventSink,
     RunFinished,
     RunPaused,
     RunResumed,
@@ -149,7 +150,7 @@ class Replay:
     params: dict[str, str] = field(default_factory=dict)
     base_url: str = ""
     config: ReplayConfig = field(default_factory=ReplayConfig)
-    sink: Any = field(default_factory=_NullSink)  # an EventSink
+    sink: EventSink = field(default_factory=_NullSink)
     control: RunControl | None = None
     env: dict[str, str] | None = None  # where secrets come from (default: os.environ)
 

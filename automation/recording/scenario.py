@@ -404,10 +404,11 @@ def from_run_steps(rows: list[Mapping[str, Any]], *, name: str, base_url: str = 
             data.update(role=row.get("role", ""), name=row.get("name", ""),
                         selector=row.get("selector", ""))  # fmt: skip
         steps.append(_secret_if_password(ScenarioStep.from_dict(data, index=len(steps))))
-    if not base_url:
+    if not base_url:  # the folder of the first page: an app may live under a path
         first = next((s.args.get("url", "") for s in steps if s.action == "navigate"), "")
         parts = urlsplit(str(first))
-        base_url = f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else ""
+        if parts.scheme and parts.netloc:
+            base_url = f"{parts.scheme}://{parts.netloc}{parts.path.rsplit('/', 1)[0]}"
     note = f"{left_out} steps of the run were left out (failed or read-only)" if left_out else ""
     return Scenario(name=name, steps=tuple(steps), base_url=base_url, description=note)
 

@@ -133,7 +133,7 @@ def test_a_run_s_steps_become_a_scenario_with_passwords_as_secrets() -> None:
     password = {**IDENTITY, "role": "textbox", "name": "Password", "type": "password",
                 "name_attr": "password", "tag": "input"}  # fmt: skip
     rows = [
-        {"action": "navigate", "args": {"url": "http://shop.test/login"}, "ok": True},
+        {"action": "navigate", "args": {"url": "http://shop.test/app/login?next=/"}, "ok": True},
         {"action": "read_page", "args": {}, "ok": True},
         {"action": "fill", "args": {"ref": "e3", "value": "hunter2"}, "identity": password},
         {"action": "click", "args": {"ref": "e9"}, "ok": False, "identity": IDENTITY},
@@ -149,7 +149,7 @@ def test_a_run_s_steps_become_a_scenario_with_passwords_as_secrets() -> None:
     old = scenario.steps[3]
     assert old.identity is None and old.target() is not None
     assert old.target().selectors == ("#orders",) and old.target().role == "link"  # type: ignore[union-attr]
-    assert scenario.base_url == "http://shop.test"
+    assert scenario.base_url == "http://shop.test/app"
     assert "2 steps of the run were left out" in scenario.description
     assert "hunter2" not in json.dumps(scenario.to_dict())
     assert ScenarioStep.from_dict(old.to_dict()) == old

@@ -26,6 +26,7 @@ CHROMIUM = os.environ.get("TABWRIGHT_CHROMIUM_PATH", "/usr/bin/chromium")
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
 USERNAME = "e2e-user"
 PASSWORD = "e2e-password-9f3k"
+SHOP_PASSWORD = "shop-password-77"
 LIVE_MS = 20_000  # a whole run, including the runner's first Chromium launch
 
 FORM_TASK = """type Ada Lovelace into Name
@@ -52,6 +53,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         "TABWRIGHT_ALLOW_EVALUATE": "1",
         "TABWRIGHT_LLM_BASE_URL": llm.base_url,
         "TABWRIGHT_LLM_MODEL": "test-model",
+        "TABWRIGHT_SECRET_PASSWORD": SHOP_PASSWORD,  # what scenario replays fill in
     }
     try:
         with daphne(tmp_path_factory.mktemp("e2e-var"), (USERNAME, PASSWORD), settings) as (
@@ -213,6 +215,39 @@ async def test_a_macro_shows_as_one_action_with_its_steps(
         'button "Sign up"'
     )
     await save(page, "run-macro.png")
+
+
+async def test_a_run_saved_as_a_scenario_replays_on_the_next_release(
+    page: Page, server: Server, fixture_url: str
+) -> None:
+    await log_in(page, server)
+    task = f"type ada@example.org into Email\ntype {SHOP_PASSWORD} into Password\nclick Sign in"
+    await start_run(page, f"{fixture_url}/replay/v1/login.html", task + "\nwait for Signed in")
+    await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+    await page.get_by_label("Scenario name").fill("Sign in to the shop")
+    await page.get_by_role("button", name="Save as scenario").click()
+    await expect(page.get_by_role("heading", name="Sign in to the shop")).to_be_visible()
+    scenario_steps = page.get_by_test_id("scenario-steps").locator("li")
+    await expect(scenario_steps).to_have_count(5)
+    await expect(scenario_steps.nth(2)).to_contain_text("${SECRET:PASSWORD}")
+    await expect(page.locator("body")).not_to_contain_text(SHOP_PASSWORD)
+    base = page.get_by_label("Base URL")
+    await expect(base).to_have_value(f"{fixture_url}/replay/v1")
+    await base.fill(f"{fixture_url}/replay/v2")  # ids, wrappers and words changed there
+    await page.get_by_role("button", name="Replay").click()
+    await expect(page).to_have_url(re.compile(r"/runs/\d+/$"))
+    await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+    rows = page.locator("#steps > li")
+    await expect(rows).to_have_count(5)
+    await expect(rows.nth(1).locator(".replay-note")).to_contain_text(
+        "healed: id: 'email' -> 'login-email'"
+    )
+    await expect(rows.nth(3).locator(".replay-note")).to_contain_text("Sign in now")
+    await expect(page.locator("body")).not_to_contain_text(SHOP_PASSWORD)
+    await save(page, "scenario-replay.png")
+    await page.get_by_role("link", name="Scenario", exact=True).click()
+    await expect(page.get_by_role("heading", name="Healed")).to_be_visible()
+    await save(page, "scenario-detail.png")
 
 
 async def test_a_paused_run_survives_a_reload_and_resumes_on_reply(

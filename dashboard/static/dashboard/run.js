@@ -11,6 +11,7 @@
   const connEl = document.getElementById("conn");
   const replyForm = document.getElementById("reply");
   const controls = document.getElementById("controls");
+  const saveForm = document.getElementById("save-scenario");
   const FINAL = new Set(["succeeded", "failed", "stopped"]);
   let lastSeq = 0;
   let socket = null;
@@ -71,6 +72,7 @@
     reasonEl.textContent = reason || "";
     if (replyForm) replyForm.hidden = status !== "paused";
     if (controls) controls.hidden = FINAL.has(status);
+    if (saveForm) saveForm.hidden = !FINAL.has(status); // a run is saved once it ended
   }
 
   const handlers = {
@@ -107,8 +109,24 @@
       li.appendChild(el("span", "step-target", target));
       if (e.selector) li.appendChild(el("code", "step-selector", e.selector));
       if (!e.ok && e.error) li.appendChild(el("span", "error", e.error.message));
-      steps.appendChild(li);
+      const before = stepRows[e.index]; // a replayed step tried again after a pause
+      if (before) steps.replaceChild(li, before);
+      else steps.appendChild(li);
       stepRows[e.index] = li;
+    },
+    // How replay found the step's element, and what it healed or why it needs a person.
+    "replay.step": (e) => {
+      const li = stepRows[e.index];
+      if (!li) return;
+      if (e.status === "skipped") li.className = "step skipped";
+      let text = e.status === "skipped" ? "done by the person" : "";
+      if (e.strategy) text = "found by " + e.strategy + " (" + e.score.toFixed(3) + ")";
+      if (e.heal) text += "; " + (e.heal === "confident" ? "healed" : "change proposed") +
+        ": " + e.changes.join("; ");
+      (e.candidates || []).forEach((c) => {
+        text += "; candidate " + c.role + ' "' + c.name + '" ' + c.score;
+      });
+      if (text) li.appendChild(el("span", "replay-note hint", text));
     },
     screenshot: (e) => {
       shot.src = e.src;
