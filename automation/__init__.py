@@ -56,6 +56,7 @@ from automation.errors import (
 )
 from automation.events import Event, EventSink, ListSink
 from automation.llm.base import Planner, PlannerReply, PlannerRequest
+from automation.recording.recorder import Recorder
 from automation.recording.replay import Replay, ReplayConfig, ReplayResult
 from automation.recording.scenario import Scenario, ScenarioStep
 
@@ -87,6 +88,7 @@ __all__ = [
     "Planner",
     "PlannerReply",
     "PlannerRequest",
+    "Recorder",
     "RefEntry",
     "RefError",
     "RefNotFound",

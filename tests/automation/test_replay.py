@@ -21,6 +21,7 @@ from automation.browser.actions import execute
 from automation.errors import ParamMissing
 from automation.events import RunPaused, StepRecorded, StepReplayed
 from automation.recording.export import to_pytest
+from automation.recording.recorder import Recorder
 from automation.recording.replay import Replay, ReplayConfig
 from automation.recording.scenario import Scenario, ScenarioStep, from_run_steps
 from tests.conftest import CHROMIUM
@@ -238,3 +239,34 @@ async def test_the_exported_pytest_file_runs_the_scenario_with_role_first_locato
     out, _ = await asyncio.wait_for(proc.communicate(), 120)
     assert proc.returncode == 0, out.decode()
     assert "1 passed" in out.decode()
+
+
+async def test_what_a_person_recorded_replays_on_the_next_release(
+    tab: Tab, fixture_url: str
+) -> None:
+    await tab.navigate(f"{fixture_url}/replay/v1/login.html")
+    recorder = Recorder(tab)
+    await recorder.start()
+    page = tab.page
+    await page.locator("#email").click()
+    await page.keyboard.type("ada@example.org")
+    await page.locator("#pw").click()
+    await page.keyboard.type(PASSWORD)
+    await page.get_by_text("Remember me").click()
+    await page.get_by_role("button", name="Sign in").click()
+    await page.wait_for_url("**/orders.html")
+    await page.locator("tr", has_text="#1002").get_by_role("button", name="Edit").click()
+    await expect_text(tab, "Editing order #1002")
+    steps = await recorder.stop()
+    assert [s.action for s in steps] == ["navigate", "fill", "fill", "check", "click", "click"]
+    assert steps[2].args == {"value": "${SECRET:PASSWORD}"}
+    recorded = Scenario("Edit Grace's order", tuple(steps), base_url=f"{fixture_url}/replay/v1")
+    recorded = Scenario.from_dict(json.loads(json.dumps(recorded.to_dict())))
+    await tab.page.goto("about:blank")
+    result = await Replay(tab, recorded, base_url=f"{fixture_url}/replay/v2", env=ENV).run()
+    assert result.ok, result.to_dict()
+    assert await status_text(tab) == "Editing order #1002"  # its row moved; still the right one
+
+
+async def expect_text(tab: Tab, text: str) -> None:
+    await tab.wait_for(text=text, budget=Budget(5_000))

@@ -1,0 +1,243 @@
+// The recorder's listener, in the page: what a person does in this document, sent to Python
+// as it happens through one binding (see recorder.py).
+//
+// Called as (binding, identify, fresh) => ...: ``binding`` is the name of the exposed
+// function, ``identify`` is identity.js (the same capture replay compares against), and
+// ``fresh`` says the call is the init script of a new document (then the top document
+// reports that it was loaded, for navigations no step caused).
+//
+// Identities are taken here, synchronously, while the event is handled: a click may leave
+// the page right after, and then there is nothing left to ask.  Listeners are on window,
+// in the capture phase, so a page that stops propagation still gets recorded.
+(binding, identify, fresh) => {
+  const KEY = "__tabwright_recorder_" + binding;
+  if (Object.prototype.hasOwnProperty.call(window, KEY)) return;
+  const tw = window.__tabwright;
+  if (!tw || !tw.roleOf) return;
+  const INTERACTIVE = new Set([
+    "button", "checkbox", "combobox", "link", "listbox", "menuitem", "menuitemcheckbox",
+    "menuitemradio", "option", "radio", "searchbox", "slider", "spinbutton", "switch",
+    "tab", "textbox", "treeitem",
+  ]);
+  // Input types whose value is typed: recorded as one fill per field.
+  const TEXT_TYPES = new Set(["text", "email", "password", "search", "tel", "url", "number",
+    "date", "time", "datetime-local", "month", "week"]);
+  const KEYS = new Set(["Enter", "Escape", "Tab", "ArrowUp", "ArrowDown", "ArrowLeft",
+    "ArrowRight", "PageUp", "PageDown", "Home", "End"]);
+  // Keys that only move the caret inside a text field: the fill that follows says it all.
+  const CARET_KEYS = new Set(["ArrowLeft", "ArrowRight", "Home", "End"]);
+  const MODIFIERS = new Set(["Control", "Shift", "Alt", "Meta", "AltGraph", "CapsLock",
+    "Dead", "Unidentified", "Process", "Fn", "OS"]);
+  const BUTTONS = ["left", "middle", "right"];
+
+  const doc = Math.random().toString(36).slice(2); // element keys are unique per document
+  const ids = new WeakMap();
+  let nextId = 1;
+  const secrets = new WeakSet(); // fields that were password fields at some point
+  let on = true;
+  let field = null; // { el, sent }: the field being typed into, described once per streak
+  let lastClick = null; // { t, x, y, detail, button }
+  let lastEnter = -Infinity;
+  const pending = []; // sent before the binding existed (an init script may run first)
+
+  const parentOf = (e) => {
+    if (e.parentElement) return e.parentElement;
+    const root = e.getRootNode();
+    return root instanceof ShadowRoot ? root.host : null;
+  };
+  const keyOf = (el) => {
+    if (!ids.has(el)) ids.set(el, nextId++);
+    return doc + ":" + ids.get(el);
+  };
+  const isPage = (el) => !el || el === document.body || el === document.documentElement;
+  const isToggle = (el) =>
+    el && el.tagName === "INPUT" && (el.type === "checkbox" || el.type === "radio");
+  const isTextField = (el) =>
+    !!el && el.nodeType === 1 && (el.isContentEditable || el.tagName === "TEXTAREA" ||
+      (el.tagName === "INPUT" && TEXT_TYPES.has(el.type)));
+
+  function topUrl() {
+    try {
+      return window.top.location.href;
+    } catch (err) {
+      return ""; // a cross-origin frame: Python knows the page's address
+    }
+  }
+
+  function drain() {
+    const fn = window[binding];
+    if (typeof fn !== "function") return false;
+    while (pending.length) {
+      try {
+        Promise.resolve(fn(pending.shift())).catch(() => {});
+      } catch (err) { /* the binding was removed: recording is over */ }
+    }
+    return true;
+  }
+
+  function send(ev) {
+    if (!on) return;
+    if (ev.kind !== "fill") field = null;
+    ev.t = Date.now();
+    ev.url = topUrl();
+    ev.frame_url = window === window.top ? "" : document.URL;
+    if (pending.length < 1000) pending.push(ev);
+    if (!drain()) setTimeout(drain, 0);
+  }
+
+  // The element and its identity; the identity is null when it can't be described.
+  function described(el) {
+    let identity = null;
+    try {
+      identity = identify(el, { op: "capture" });
+      if (identity && identity.error) identity = null;
+    } catch (err) {
+      identity = null;
+    }
+    return { el: keyOf(el), identity };
+  }
+
+  // The element under the pointer, through open shadow roots (e.target is retargeted).
+  function deepAt(x, y) {
+    let el = document.elementFromPoint(x, y);
+    while (el && el.shadowRoot) {
+      const inner = el.shadowRoot.elementFromPoint(x, y);
+      if (!inner || inner === el) break;
+      el = inner;
+    }
+    return el;
+  }
+
+  // The nearest element (itself included, out of shadow roots to their hosts) that a
+  // person acts on: the button around a <span>, the link around an <img>.
+  function actionable(el) {
+    for (let n = el; n; n = parentOf(n)) {
+      if (INTERACTIVE.has(tw.roleOf(n) || "")) return n;
+    }
+    return el;
+  }
+
+  // Clicks that change nothing a replay needs: a checkbox or radio (its change is the step),
+  // a label of a control, a click that only puts the caret in a field or opens a select
+  // (the fill or select_option that follows carries it), the page's background.
+  function skipped(hit, el) {
+    if (isPage(el) || isToggle(el)) return true;
+    if (el.closest("select") || (isTextField(el) && !el.readOnly)) return true;
+    const label = hit.closest ? hit.closest("label") : null;
+    return !!(label && label.control && !INTERACTIVE.has(tw.roleOf(el) || "") &&
+      (isToggle(label.control) || isTextField(label.control) || label.control.tagName === "SELECT"));
+  }
+
+  function onClick(e) {
+    if (!e.isTrusted) return; // the page's own scripts clicking are not the person
+    // A click copied from another (a label forwarding to its control) comes at once and at
+    // the same place; the second click of a double click has a higher detail.
+    const copy = lastClick && e.timeStamp - lastClick.t < 50 && e.button === lastClick.button &&
+      e.clientX === lastClick.x && e.clientY === lastClick.y &&
+      (e.detail === lastClick.detail || e.detail === 0);
+    lastClick = { t: e.timeStamp, x: e.clientX, y: e.clientY, detail: e.detail, button: e.button };
+    if (copy) return;
+    let hit;
+    if (e.detail === 0) {
+      // Not from a pointer: a key activated it.  After Enter the press is the step (and a
+      // form's implicit submission clicks its default button); Space on a button is a click.
+      if (performance.now() - lastEnter < 1000) return;
+      hit = e.composedPath()[0];
+    } else {
+      hit = deepAt(e.clientX, e.clientY) || e.composedPath()[0];
+    }
+    if (!hit || hit.nodeType !== 1) return;
+    const el = actionable(hit);
+    if (skipped(hit, el)) return;
+    const button = BUTTONS[e.button] || "left";
+    send({ kind: "click", button, detail: e.detail, ...described(el) });
+  }
+
+  function onInput(e) {
+    if (!e.isTrusted) return;
+    const el = e.composedPath()[0];
+    if (!isTextField(el)) return;
+    const secret = el.type === "password" || secrets.has(el) ||
+      /password/i.test(el.getAttribute("autocomplete") || "");
+    if (secret) secrets.add(el);
+    // One description per streak of typing in the same field: its identity does not
+    // depend on what is typed, and describing costs a walk of the document.
+    if (!field || field.el !== el) field = { el, sent: described(el) };
+    const ev = { kind: "fill", ...field.sent };
+    if (secret) {
+      // The typed value never leaves the page: the step names a secret instead.
+      const name = el.getAttribute("name") || el.id || (ev.identity && ev.identity.name) || "";
+      const slug = name.replace(/[^A-Za-z0-9]+/g, "_").replace(/^_+|_+$/g, "").toUpperCase();
+      ev.value = "${SECRET:" + (slug || "PASSWORD") + "}";
+      ev.secret = true;
+    } else {
+      ev.value = el.isContentEditable ? el.innerText : el.value;
+    }
+    send(ev);
+  }
+
+  function onChange(e) {
+    const el = e.composedPath()[0];
+    if (!e.isTrusted || !el || el.nodeType !== 1) return;
+    if (el.tagName === "SELECT") {
+      const values = Array.from(el.selectedOptions, (o) => o.label);
+      send({ kind: "select", values, ...described(el) });
+    } else if (isToggle(el)) {
+      send({ kind: "check", checked: el.checked, ...described(el) });
+    }
+  }
+
+  function onKeydown(e) {
+    if (!e.isTrusted || e.isComposing || MODIFIERS.has(e.key)) return;
+    const mods = [];
+    if (e.ctrlKey) mods.push("Control");
+    if (e.altKey) mods.push("Alt");
+    if (e.metaKey) mods.push("Meta");
+    const special = KEYS.has(e.key);
+    if (!mods.length && !special) return; // typing: the fill records it
+    const plain = !mods.length; // Shift aside: it only extends a selection or a line
+    if (e.shiftKey) mods.push("Shift");
+    let el = e.composedPath()[0];
+    if (!el || el.nodeType !== 1) el = null;
+    const multiline = el && (el.tagName === "TEXTAREA" || el.isContentEditable);
+    if (plain && ((e.key === "Enter" && multiline) ||
+        (CARET_KEYS.has(e.key) && isTextField(el)))) return;
+    if (e.key === "Enter") lastEnter = performance.now();
+    const key = [...mods, e.key === " " ? "Space" : e.key].join("+");
+    const target = isPage(el) ? { el: "", identity: null } : described(el);
+    send({ kind: "press", key, ...target });
+  }
+
+  // A page restored from the back-forward cache is a navigation without a new document.
+  function onPageshow(e) {
+    if (e.persisted && window === window.top) {
+      send({ kind: "load", started: Date.now(), location: location.href });
+    }
+  }
+
+  const listeners = [["click", onClick], ["auxclick", onClick], ["input", onInput],
+    ["change", onChange], ["keydown", onKeydown], ["pageshow", onPageshow]];
+  for (const [type, fn] of listeners) window.addEventListener(type, fn, true);
+
+  Object.defineProperty(window, KEY, {
+    enumerable: false,
+    value: {
+      stop() {
+        on = false;
+        for (const [type, fn] of listeners) window.removeEventListener(type, fn, true);
+      },
+      // Resolves once Python has handled this call, and so every call sent before it.
+      flush() {
+        drain();
+        const fn = window[binding];
+        return on && typeof fn === "function" ? fn({ kind: "flush" }) : null;
+      },
+    },
+  });
+
+  if (fresh && window === window.top) {
+    // When the navigation that made this document started (before the previous page
+    // unloaded): Python compares it with the last step to tell who caused it.
+    send({ kind: "load", started: performance.timeOrigin, location: location.href });
+  }
+}

@@ -1,0 +1,485 @@
+"""Record what a person does in a tab as scenario steps.
+
+Two paths lead to a step, and both describe the element with identity.js, the very capture
+replay compares against (:mod:`automation.browser.identity`):
+
+- **The page's own events** (a person at a visible browser, or anything that makes real
+  input events).  recorder.js is an init script of the tab's page, so it runs in every
+  document and frame before the page's scripts, after every navigation; it is also run in
+  the documents already loaded.  It listens on window in the capture phase (a page that
+  stops propagation is still recorded), finds the element under the pointer through open
+  shadow roots, climbs to the element a person acts on (the button around a ``<span>``,
+  the link around an ``<img>``), takes its identity synchronously (the page may leave right
+  after a click) and sends one event through one binding.  A password field's typed value
+  never leaves the page: its fill names a secret (``${SECRET:PASSWORD}``) instead.
+- **The dashboard's live view**, :meth:`Recorder.click_at`: the element at a point of the
+  viewport is found over CDP (``DOM.getNodeForLocation``, which takes the point in the
+  document, so the scroll is added -> ``Accessibility.getPartialAXTree`` to climb to the
+  nearest interactive node -> ``DOM.describeNode`` -> ``DOM.getBoxModel``), its identity
+  taken with ``DOM.resolveNode`` + ``Runtime.callFunctionOn``, the step recorded, and only
+  then the click made.  Hit testing enters frames of the page's process by itself; an
+  out-of-process frame (another site's) is entered through its own session, the point moved
+  by the frame's offset.  The page reports that click too; for a moment after it, its
+  clicks and checks are not recorded a second time.
+
+What becomes a step: a click (``double_click`` when the second click of a double click
+lands on the same element), one ``fill`` per streak of typing in a field (each input event
+replaces the streak's step), ``select_option`` with option labels, ``check`` for a checkbox
+or radio that changed (not the click on it or its label as well), ``press`` for Enter,
+Escape, Tab, arrows, PageUp/PageDown/Home/End and keys with Control/Alt/Meta, and
+``navigate`` for a new top document no step caused: one that started within
+:data:`CAUSE_WINDOW_MS` of a click, press, fill, select or check is that step's doing.
+Left out: clicks that only put the caret in a text field or open a select (the fill or
+select_option after them is the intent), a third click (it selects text), arrows that move
+a field's caret, Enter in a multi-line field, events the page's own scripts make, and
+same-document route changes (the step that caused them is recorded).
+
+``start`` on a recording recorder does nothing; ``start`` after ``stop`` raises
+ActionInvalid (make a new recorder).  ``stop`` may be called again, and never fails because
+the tab is gone: it returns what was recorded.  ``on_step`` is called from one task, in
+order, and ``stop`` returns after it has seen every step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, TypeVar
+
+from playwright.async_api import CDPSession, Frame
+from playwright.async_api import Error as PlaywrightError
+
+from automation.browser.identity import IDENTITY_JS, ElementIdentity
+from automation.browser.pwcall import call
+from automation.browser.snapshot import SNAPSHOT_JS
+from automation.browser.tab import Tab
+from automation.budget import Budget
+from automation.errors import (
+    ActionFailed,
+    ActionInvalid,
+    BrowserClosed,
+    BudgetExceeded,
+    TabwrightError,
+)
+from automation.recording.scenario import ScenarioStep
+
+__all__ = ["CAUSE_WINDOW_MS", "RECORDER_JS", "OnRecorded", "Recorder"]
+
+T = TypeVar("T")
+
+log = logging.getLogger("automation.recording")
+
+OnRecorded = Callable[[int, ScenarioStep], Awaitable[None]]  # index, step (added or replaced)
+
+RECORDER_JS = Path(__file__).with_name("recorder.js").read_text(encoding="utf-8")
+CAUSE_WINDOW_MS = 1_500  # a navigation starting this soon after a step is that step's doing
+_CAUSES = frozenset({"click", "double_click", "press", "fill", "select_option", "check"})
+_QUIET_S = 0.3  # after click_at's own click, the page's report of it is not a second step
+_STOP_MS = 2_000  # for stop: flushing the documents, removing the scripts, the last notices
+# Roles of the accessibility tree (Chromium's names, lowercased) that a person acts on.
+_AX_INTERACTIVE = frozenset({
+    "button", "link", "checkbox", "radio", "textbox", "combobox", "menuitem", "menuitemcheckbox",
+    "menuitemradio", "tab", "option", "switch", "searchbox", "slider", "spinbutton", "treeitem",
+    "listbox", "togglebutton", "popupbutton", "menulistoption", "listboxoption",
+    "disclosuretriangle",
+})  # fmt: skip
+_HIT_OPTIONS = {"includeUserAgentShadowDOM": False, "ignorePointerEventsNone": True}
+_PAGE_NODES = frozenset({"HTML", "BODY", "#document"})
+_FRAME_NODES = frozenset({"IFRAME", "FRAME"})
+
+# Runs on the chosen node (``this``) over CDP.  The registry is installed first if the
+# document predates the session's init script; a label acts through its control.
+_CAPTURE_FN = f"""function (climbed) {{
+  ;{SNAPSHOT_JS};
+  let el = this.nodeType === 1 ? this : this.parentElement;
+  const label = climbed ? null : el.closest("label");
+  if (label && label.control) el = label.control;
+  const toggle = el.tagName === "INPUT" && (el.type === "checkbox" || el.type === "radio");
+  return {{
+    found: ({IDENTITY_JS})(el, {{ op: "capture" }}),
+    top: window === window.top, url: document.URL, scroll: [scrollX, scrollY],
+    moved: el !== this, checked: toggle ? (el.type === "radio" || !el.checked) : null,
+  }};
+}}"""
+
+
+def _install_js(binding: str, *, fresh: bool) -> str:
+    """The registry (idempotent, for documents without it), then the listener."""
+    args = f"{binding!r}, {IDENTITY_JS}, {'true' if fresh else 'false'}"
+    return f"{SNAPSHOT_JS};\n({RECORDER_JS})({args});"
+
+
+@dataclass
+class _Mark:
+    """What merging and navigation attribution need to know of a recorded step."""
+
+    key: str  # the element's key in its document ("" when none)
+    t_ms: float  # when it happened, epoch ms (the page's clock is the same machine's)
+
+
+class Recorder:
+    def __init__(self, tab: Tab, *, on_step: OnRecorded | None = None) -> None:
+        self.tab = tab
+        self.on_step = on_step
+        self._steps: list[ScenarioStep] = []
+        self._marks: list[_Mark] = []
+        # Its own binding name: two recorders (one after another) never share one.
+        self._binding = f"__tabwright_rec_{secrets.token_hex(4)}"
+        self._disposables: list[Any] = []  # the binding and the init script, removed at stop
+        self._started = False
+        self._stopped = False
+        self._quiet_until = 0.0  # monotonic; see click_at
+        self._notices: asyncio.Queue[tuple[int, ScenarioStep] | None] = asyncio.Queue()
+        self._notifier: asyncio.Task[None] | None = None
+
+    @property
+    def steps(self) -> list[ScenarioStep]:
+        return list(self._steps)
+
+    @property
+    def recording(self) -> bool:
+        return self._started and not self._stopped
+
+    # -- lifetime ----------------------------------------------------------------------
+
+    async def start(self, *, budget: Budget | None = None) -> None:
+        """Listen in every frame of the tab's page, now and after every navigation."""
+        if self._stopped:
+            raise ActionInvalid("this recorder was stopped", hint="make a new Recorder")
+        if self._started:
+            return
+        what = "start recording"
+        budget = (budget or Budget(self.tab.config.action_timeout_ms)).child(label=what)
+        self._check_alive()
+        page = self.tab.page
+        self._started = True
+        if self.on_step is not None:
+            self._notifier = asyncio.create_task(self._notify_loop(self.on_step))
+        if _is_web(page.url):
+            self._add(
+                ScenarioStep("navigate", {"url": page.url}, url=page.url), _Mark("", _now_ms())
+            )
+        try:
+            binding = page.expose_binding(self._binding, self._on_event)
+            self._disposables.append(await self._call(what, budget, binding))
+            script = page.add_init_script(_install_js(self._binding, fresh=True))
+            self._disposables.append(await self._call(what, budget, script))
+            # Documents loaded before the init script existed.  One that goes away meanwhile
+            # (a navigation under way) is replaced by a document the init script runs in.
+            for frame in page.frames:
+                await _quietly(budget, frame.evaluate(_install_js(self._binding, fresh=False)))
+            self._check_alive()
+        except BaseException:
+            await self.stop()
+            raise
+
+    async def stop(self) -> list[ScenarioStep]:
+        """Stop listening (later events are ignored), deliver what is under way, and
+        return the steps."""
+        if not self._started or self._stopped:
+            self._stopped = True
+            return self.steps
+        budget = Budget(_STOP_MS, label="stop recording")
+        # A document's flush is answered once the events it sent before are handled.
+        await self._in_documents("flush", budget)
+        self._stopped = True
+        await self._in_documents("stop", budget)
+        for disposable in self._disposables:
+            await _quietly(budget, disposable.close())
+        self._disposables.clear()
+        await self._notices.put(None)
+        if self._notifier is not None:
+            try:
+                await budget.run(asyncio.shield(self._notifier))
+            except TabwrightError:
+                self._notifier.cancel()  # a callback that hangs does not hold stop up
+        return self.steps
+
+    # -- the live view ------------------------------------------------------------------
+
+    async def identity_at(self, x: float, y: float, *, budget: Budget) -> ElementIdentity:
+        """The identity of the element a person acts on at (x, y), viewport CSS px of the
+        top page; ActionFailed when nothing but the page's background is there."""
+        identity, _ = await self._probe(x, y, budget)
+        return identity
+
+    async def click_at(
+        self, x: float, y: float, *, button: str = "left", budget: Budget
+    ) -> ScenarioStep:
+        """Record a click on the element at (x, y), then click there.  A checkbox or radio
+        (or its label) is recorded as the ``check`` the click makes.  Outside a recording
+        it clicks all the same, and returns the step without keeping it."""
+        if button not in ("left", "right", "middle"):
+            raise ActionInvalid(f"click_at: button must be left, right or middle, not {button!r}")
+        identity, checked = await self._probe(x, y, budget)
+        url = self.tab.page.url
+        if checked is not None and button == "left":
+            step = ScenarioStep("check", {"checked": checked}, identity, url=url)
+        else:
+            args = {} if button == "left" else {"button": button}
+            step = ScenarioStep("click", args, identity, url=url)
+        if self.recording:
+            self._add(step, _Mark("", _now_ms()))
+        # The page reports this click (and the change it makes) too: not a second step.
+        self._quiet_until = math.inf
+        try:
+            click = self.tab.page.mouse.click(x, y, button=button)  # type: ignore[arg-type]
+            await self._call("click", budget, click)
+        finally:
+            self._quiet_until = time.monotonic() + _QUIET_S
+        return step
+
+    async def _probe(
+        self, x: float, y: float, budget: Budget
+    ) -> tuple[ElementIdentity, bool | None]:
+        """The identity at (x, y) and, for a checkbox or radio, its state after a click."""
+        self._check_alive()
+        if self.tab.cdp is None:
+            session = self.tab.context.new_cdp_session(self.tab.page)
+            self.tab.cdp = await self._call("identity", budget, session)
+        cdp, left, top = _Cdp(self, self.tab.cdp, budget), x, y
+        where, opened = f"({x:g}, {y:g})", []  # sessions of out-of-process frames, this call
+        try:
+            while True:
+                # The point is in the viewport; hit testing takes it in the document.
+                view = (await cdp("Page.getLayoutMetrics"))["cssVisualViewport"]
+                at = {"x": round(left + view["pageX"]), "y": round(top + view["pageY"])}
+                try:
+                    hit = await cdp("DOM.getNodeForLocation", **at, **_HIT_OPTIONS)
+                except ActionFailed:
+                    raise ActionFailed(f"no element at {where}: outside the page") from None
+                node_id, climbed = await _actionable(cdp, hit["backendNodeId"])
+                node = (await cdp("DOM.describeNode", backendNodeId=node_id))["node"]
+                if node.get("nodeName") in _PAGE_NODES:
+                    raise ActionFailed(f"no element at {where}: only the page's background")
+                # Hit testing enters frames of the page's process by itself, not the others.
+                inner = None
+                if node.get("nodeName") in _FRAME_NODES:
+                    inner = await self._frame_session(str(node.get("frameId", "")), budget)
+                if inner is None:
+                    break
+                opened.append(inner)
+                box = (await cdp("DOM.getBoxModel", backendNodeId=node_id))["model"]
+                content = box["content"]  # x, y of four corners, clockwise from top left
+                dx, dy = left - content[0], top - content[1]
+                if not (0 <= dx < content[2] - content[0] and 0 <= dy < content[5] - content[1]):
+                    break  # on the frame's border: the <iframe> itself
+                # The frame's own target hit-tests in its own viewport.
+                cdp, left, top = _Cdp(self, inner, budget), dx, dy
+            return await self._capture(cdp, node_id, climbed, where)
+        finally:
+            for session in opened:
+                await _quietly(budget, session.detach())
+
+    async def _capture(
+        self, cdp: _Cdp, node_id: int, climbed: bool, where: str
+    ) -> tuple[ElementIdentity, bool | None]:
+        """The node's identity by identity.js, its box by CDP."""
+        try:
+            model = (await cdp("DOM.getBoxModel", backendNodeId=node_id))["model"]
+        except ActionFailed:
+            model = None  # no box of its own (display: contents): the page's box is kept
+        group = "tabwright-recorder"
+        try:
+            obj = await cdp("DOM.resolveNode", backendNodeId=node_id, objectGroup=group)
+            answer = await cdp("Runtime.callFunctionOn", objectId=obj["object"]["objectId"],
+                               functionDeclaration=_CAPTURE_FN, arguments=[{"value": climbed}],
+                               returnByValue=True)  # fmt: skip
+        finally:
+            if self._alive():
+                await cdp("Runtime.releaseObjectGroup", objectGroup=group)
+        result = answer.get("result", {}).get("value")
+        if not isinstance(result, dict) or "error" in result.get("found", {"error": 1}):
+            raise ActionFailed(f"could not describe the element at {where}", hint=str(answer)[:300])
+        found, own = dict(result["found"]), cdp.session is self.tab.cdp
+        if model is not None and not result["moved"]:
+            # CDP's box is the rendered one (transforms included), in the viewport of its
+            # target; identities keep boxes in their own document, so scroll is added.
+            xs, ys = model["border"][0::2], model["border"][1::2]
+            x0, y0 = found["box"][:2]
+            if own and result["top"]:
+                x0, y0 = min(xs) + result["scroll"][0], min(ys) + result["scroll"][1]
+            found["box"] = [round(v) for v in (x0, y0, max(xs) - min(xs), max(ys) - min(ys))]
+        identity = ElementIdentity.from_page(
+            found,
+            frame_url="" if result["top"] else str(result["url"]),
+            # A backend node id means something only in the page's own target.
+            backend_node_id=node_id if own and not result["moved"] else None,
+        )
+        return identity, result["checked"]
+
+    async def _frame_session(self, frame_id: str, budget: Budget) -> CDPSession | None:
+        """The session of the out-of-process frame ``frame_id`` (its target id), if it is
+        one: only those can have a session of their own."""
+        for frame in self.tab.page.frames:
+            if frame.parent_frame is None or frame.is_detached():
+                continue
+            try:
+                inner = await budget.run(self.tab.context.new_cdp_session(frame))
+            except PlaywrightError:
+                continue  # a frame of the page's own process
+            info = await _quietly(budget, inner.send("Target.getTargetInfo"))
+            if info and info["targetInfo"]["targetId"] == frame_id:
+                return inner
+            await _quietly(budget, inner.detach())
+        return None
+
+    # -- events from the page ----------------------------------------------------------
+
+    def _on_event(self, source: dict[str, Any], event: Any) -> None:
+        """One event from recorder.js; handled at once, in the order the page sent them."""
+        if self._stopped or not isinstance(event, dict):
+            return
+        if event.get("kind") == "load":
+            self._on_load(source.get("frame"), event)
+            return
+        found = _action_of(event)
+        if found is None or (
+            found[0] in ("click", "check") and time.monotonic() < self._quiet_until
+        ):
+            return
+        action, args = found
+        identity = None
+        if isinstance(event.get("identity"), dict):
+            # frame_url comes from the page: the frame may be gone by now (a click that left).
+            with contextlib.suppress(ActionInvalid):
+                identity = ElementIdentity.from_page(
+                    event["identity"], frame_url=str(event.get("frame_url", ""))
+                )
+        if identity is None and action != "press":
+            return  # an element step without an identity could never be replayed
+        step = ScenarioStep(action, args, identity, url=str(event.get("url") or self.tab.page.url))
+        mark = _Mark(str(event.get("el", "")), float(event.get("t") or _now_ms()))
+        detail = int(event.get("detail") or 0)
+        if action == "click" and detail > 2:
+            return  # a third click selects text; the first two are recorded
+        last = self._steps[-1] if self._steps else None
+        same = last is not None and self._marks[-1].key == mark.key != ""
+        if (
+            action == "click"
+            and detail == 2
+            and same
+            and last.action == "click"
+            and not last.args
+            and not args
+        ):
+            merge, step = True, replace(step, action="double_click")
+        else:  # consecutive changes of one field are one step: its final value
+            merge = same and action in ("fill", "select_option") and last.action == action
+        self._add(step, mark, replace_last=merge)
+
+    def _on_load(self, frame: Frame | None, event: dict[str, Any]) -> None:
+        """A new top document: a navigate step, unless the last step caused it."""
+        url = str(event.get("location", ""))
+        if (frame is not None and frame.parent_frame is not None) or not _is_web(url):
+            return
+        started = float(event.get("started") or _now_ms())
+        if self._steps and self._steps[-1].action in _CAUSES:
+            # A little slack below zero: the page's clock and ours are read apart.
+            if -100 <= started - self._marks[-1].t_ms <= CAUSE_WINDOW_MS:
+                return
+        self._add(ScenarioStep("navigate", {"url": url}, url=url), _Mark("", started))
+
+    def _add(self, step: ScenarioStep, mark: _Mark, *, replace_last: bool = False) -> None:
+        if replace_last and self._steps:
+            self._steps[-1], self._marks[-1] = step, mark
+        else:
+            self._steps.append(step)
+            self._marks.append(mark)
+        if self._notifier is not None:
+            self._notices.put_nowait((len(self._steps) - 1, step))
+
+    async def _notify_loop(self, on_step: OnRecorded) -> None:
+        """One task calls on_step, so the callback sees the steps in order."""
+        while (notice := await self._notices.get()) is not None:
+            try:
+                await on_step(*notice)
+            except Exception:  # the caller's callback: its failure must not end recording
+                log.exception("on_step failed for step %d", notice[0])
+
+    # -- helpers -----------------------------------------------------------------------
+
+    async def _in_documents(self, op: str, budget: Budget) -> None:
+        """Call the listener's ``op`` in every document that has one."""
+        key = f"__tabwright_recorder_{self._binding}"
+        for frame in self.tab.page.frames if self._alive() else ():
+            await _quietly(budget, frame.evaluate(f"window[{key!r}]?.{op}()"))
+
+    def _alive(self) -> bool:
+        return not self.tab.crashed and not self.tab.page.is_closed()
+
+    def _check_alive(self) -> None:
+        if self.tab.crashed:
+            raise BrowserClosed("the tab crashed", hint="start a new run or open a new tab")
+        if self.tab.page.is_closed():
+            raise BrowserClosed("the tab is closed")
+
+    async def _call(self, what: str, budget: Budget, work: Awaitable[T]) -> T:
+        return await call(what, budget, work, gone=lambda: not self._alive())
+
+
+class _Cdp:
+    """One CDP session within one budget: ``await cdp("DOM.describeNode", backendNodeId=1)``."""
+
+    def __init__(self, recorder: Recorder, session: CDPSession, budget: Budget) -> None:
+        self.recorder, self.session, self.budget = recorder, session, budget
+
+    async def __call__(self, method: str, **params: Any) -> Any:
+        return await self.recorder._call(method, self.budget, self.session.send(method, params))
+
+
+async def _actionable(cdp: _Cdp, backend_id: int) -> tuple[int, bool]:
+    """The nearest node at or above ``backend_id`` in the accessibility tree whose role is
+    interactive, and whether there was one (else the hit node itself)."""
+    try:
+        tree = await cdp(
+            "Accessibility.getPartialAXTree", backendNodeId=backend_id, fetchRelatives=True
+        )
+    except ActionFailed:
+        return backend_id, False  # not in the accessibility tree: act on what was hit
+    nodes = {n["nodeId"]: n for n in tree.get("nodes", [])}
+    node = next((n for n in nodes.values() if n.get("backendDOMNodeId") == backend_id), None)
+    while node is not None:  # ancestors come with fetchRelatives
+        role = str(node.get("role", {}).get("value", "")).lower()
+        if not node.get("ignored") and role in _AX_INTERACTIVE and node.get("backendDOMNodeId"):
+            return int(node["backendDOMNodeId"]), True
+        node = nodes.get(node.get("parentId", ""))
+    return backend_id, False
+
+
+def _action_of(event: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """The step's action and args for one event of recorder.js (None: not a step)."""
+    kind, button = event.get("kind"), str(event.get("button", "left"))
+    if kind == "press" and not event.get("key"):
+        return None
+    return {
+        "click": ("click", {} if button == "left" else {"button": button}),
+        "fill": ("fill", {"value": str(event.get("value", ""))}),
+        "select": ("select_option", {"values": [str(v) for v in event.get("values") or []]}),
+        "check": ("check", {"checked": bool(event.get("checked"))}),
+        "press": ("press", {"key": str(event.get("key", ""))}),
+    }.get(str(kind))
+
+
+async def _quietly(budget: Budget, work: Awaitable[T]) -> T | None:
+    """``work`` within the budget, or None: for what may fail because its frame or page
+    went away (or time ran out) without that mattering.  A cancelled budget still raises."""
+    try:
+        return await budget.run(work)
+    except (PlaywrightError, BudgetExceeded):
+        return None
+
+
+def _is_web(url: str) -> bool:
+    return url.startswith(("http://", "https://"))
+
+
+def _now_ms() -> float:
+    return time.time() * 1000
