@@ -15,7 +15,8 @@ from django.views.decorators.http import require_POST
 
 from automation.errors import ScenarioInvalid
 from automation.recording.export import to_pytest
-from automation.recording.scenario import SECRET_ENV_PREFIX
+from automation.recording.scenario import PLACEHOLDER, SECRET_ENV_PREFIX
+from automation.recording.scenario import Scenario as Document
 from dashboard import selectors, services
 from dashboard.forms import ImportScenarioForm, ReplayForm
 from dashboard.models import IdentityHeal, Scenario
@@ -76,6 +77,7 @@ def _detail_page(
     _params, secrets = document.placeholders()
     heals = selectors.scenario_heals(scenario_id=scenario.pk)
     context = {
+        "param_steps": _param_steps(document),
         "scenario": scenario,
         "steps": scenario.steps.all(),
         "form": form,
@@ -86,6 +88,16 @@ def _detail_page(
         "is_owner": scenario.owner_id == request.user.pk,
     }
     return render(request, "scenarios/detail.html", context, status=status)
+
+
+def _param_steps(document: Document) -> set[int]:
+    """Steps with a typed value of their own: it can become a parameter or a secret."""
+    out = set()
+    for index, step in enumerate(document.steps):
+        value = step.args.get("value", step.args.get("text"))
+        if isinstance(value, str) and not PLACEHOLDER.search(value):
+            out.add(index)
+    return out
 
 
 @login_required
@@ -120,6 +132,25 @@ async def scenario_replay(request: HttpRequest, scenario_id: int) -> HttpRespons
     )  # fmt: skip
     await runner.start(run.pk)
     return redirect("run_detail", run_id=run.pk)
+
+
+@login_required
+@require_POST
+def scenario_step_param(request: HttpRequest, scenario_id: int, index: int) -> HttpResponse:
+    """Make a step's typed value a parameter (its value the default) or a secret."""
+    scenario = selectors.scenario_get(user=request.user, id=scenario_id)
+    if scenario.owner_id != request.user.pk:
+        raise Http404("no such scenario of yours")
+    try:
+        services.scenario_step_make_param(
+            scenario=scenario,
+            index=index,
+            name=request.POST.get("name", "").strip(),
+            secret=bool(request.POST.get("secret")),
+        )
+    except ScenarioInvalid as exc:
+        messages.error(request, str(exc))
+    return redirect("scenario_detail", scenario_id=scenario.pk)
 
 
 @login_required

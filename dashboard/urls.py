@@ -27,6 +27,11 @@ urlpatterns = [
     path(
         "scenarios/<int:scenario_id>/replay", scenario_views.scenario_replay, name="scenario_replay"
     ),
+    path(
+        "scenarios/<int:scenario_id>/steps/<int:index>/param",
+        scenario_views.scenario_step_param,
+        name="scenario_step_param",
+    ),
     path("heals/<int:heal_id>/decide", scenario_views.heal_decide, name="heal_decide"),
     path("metrics", views.metrics, name="metrics"),
     path("demo/", views.demo, {"path": ""}, name="demo_index"),

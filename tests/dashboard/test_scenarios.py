@@ -211,3 +211,36 @@ def test_a_run_without_replayable_steps_is_not_saved(owner: Any) -> None:
     response = client.post(f"/runs/{run.pk}/save", {"name": "x"}, follow=True)
     assert "no step that can be replayed" in response.content.decode()
     assert not Scenario.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_typed_value_becomes_a_parameter_or_a_secret_from_the_scenario_page(
+    owner: Any, stranger: Any, fixture_url: str
+) -> None:
+    data = scenario_json(fixture_url)
+    data["steps"][2]["args"] = {"value": "ada@example.org"}
+    data["steps"].append({**data["steps"][2], "args": {"value": "hunter2"}})
+    data["params"] = {}
+    scenario = services.scenario_import(owner=owner, data=data)
+    client = Client()
+    client.force_login(owner)
+    page = client.get(f"/scenarios/{scenario.pk}/").content.decode()
+    assert page.count("Make parameter") == 2
+    client.post(f"/scenarios/{scenario.pk}/steps/2/param", {"name": "email"})
+    client.post(f"/scenarios/{scenario.pk}/steps/3/param", {"name": "SHOP_PW", "secret": "1"})
+    scenario.refresh_from_db()
+    steps = {s.index: s for s in scenario.steps.all()}
+    assert steps[2].args == {"value": "${email}"} and steps[3].args == {
+        "value": "${SECRET:SHOP_PW}"
+    }
+    assert scenario.params == {"email": {"default": "ada@example.org"}}
+    assert "hunter2" not in json.dumps([s.args for s in steps.values()]) + json.dumps(
+        scenario.params
+    )
+    response = client.post(f"/scenarios/{scenario.pk}/steps/2/param", {"name": "x"}, follow=True)
+    assert "already takes its value from" in response.content.decode()
+    response = client.post(f"/scenarios/{scenario.pk}/steps/1/param", {"name": "x"}, follow=True)
+    assert "has no value to replace" in response.content.decode()
+    other = Client()
+    other.force_login(stranger)
+    assert other.post(f"/scenarios/{scenario.pk}/steps/2/param", {"name": "y"}).status_code == 404
