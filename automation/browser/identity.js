@@ -6,6 +6,8 @@
 //   args.op "locate":  find args.identity in this document (el is null), or abstain.
 // Roles and names come from the snapshot registry (snapshot.js), so they are the ones the
 // agent saw.  Open shadow roots are searched; each frame is searched by its own call.
+// Whatever goes wrong comes back as {error: message}, never as an exception: the caller
+// must be able to tell "this page broke the matcher" from "nothing here fits".
 (el, args) => {
   const tw = window.__tabwright;
   if (!tw || !tw.roleOf) return { error: "no registry in this document" };
@@ -15,6 +17,9 @@
     "[role=region], [role=group], [role=dialog], [role=toolbar], [role=navigation], " +
     "[role=form], [role=search], [role=tabpanel]";
   const HEADING = "h1, h2, h3, h4, h5, h6, legend, [role=heading]";
+  // Never a container's title: controls, labels, and table cells (rows have their text).
+  const NOT_TITLE = "label, legend, button, a, input, select, textarea, td, th, tr, li";
+  const CONTROL = "a[href], button, input, select, textarea, [tabindex], [role=button]";
   const INTERACTIVE = new Set([
     "button", "checkbox", "combobox", "link", "listbox", "menuitem", "menuitemcheckbox",
     "menuitemradio", "option", "radio", "searchbox", "slider", "spinbutton", "switch",
@@ -28,12 +33,34 @@
     radio: "choice", menuitemradio: "choice", option: "choice",
     listbox: "list",
   };
+  // Words UI writers put in one another's place on the same control ("Sign in" became
+  // "Log in", "Next" became "Continue").  Only pairs that mean the same on a control:
+  // "Save" / "Apply" or "Cancel" / "Close" often sit side by side doing different things.
+  const SYNONYMS = [
+    ["submit", "send"], ["next", "continue"], ["back", "previous"],
+    ["sign in", "log in", "login", "signin", "logon"],
+    ["sign out", "log out", "logout", "signout"], ["sign up", "register"],
+    ["delete", "remove"], ["search", "find"], ["close", "dismiss"], ["ok", "okay", "confirm"],
+    ["cart", "bag", "basket"], ["zip", "zip code", "postcode", "postal code"],
+    ["phone", "telephone"], ["surname", "last name", "family name"],
+    ["first name", "given name", "forename"],
+  ];
+  const SENSE = new Map();
+  SYNONYMS.forEach((group, i) => group.forEach((phrase) => SENSE.set(phrase, `~${i}`)));
+  // Words too common to make two names look alike.
+  const STOP = new Set(["a", "an", "the", "to", "of", "for", "in", "on", "at", "by", "and",
+    "or", "with", "all", "my", "your", "this"]);
   // How the decision is made (see identity.py for what each strategy means).
   const MIN_NAME = 0.75; // below this a name does not match, unless an attribute proves it
-  const MIN_CONTEXT = 0.6; // a name shared at recording must keep its row or section
+  const MIN_CONTEXT = 0.6; // a name shared at recording must keep its row, card or section
   const MIN_FIT = 0.5; // no strategy takes an element that scores below this
   const MIN_SCORE = 0.6; // similarity: the best candidate's score at least this...
   const MARGIN = 0.06; // ...and this far ahead of the next one
+  const SWAP = 0.15; // a synonym in place of a word costs this much of a word
+  const MAX_ALIKE = 8; // look-alikes kept, the most similar first
+  const CARD_TEXT = 300; // more text than this around it: a page region, not a card
+  const TITLE_TEXT = 60; // a container's title is short
+  const MAX_TITLES = 6;
   const W = {
     name: 0.3, role: 0.1, tag: 0.04, type: 0.04, test: 0.1, id: 0.06, name_attr: 0.08,
     placeholder: 0.03, text: 0.05, row: 0.12, section: 0.08, position: 0.05, look: 0.04,
@@ -49,6 +76,36 @@
     const root = e.getRootNode();
     return root instanceof ShadowRoot ? root.host : null;
   };
+  // Whether o is n or inside it, across shadow roots.
+  const within = (n, o) => {
+    for (let x = o; x; x = parentOf(x)) if (x === n) return true;
+    return false;
+  };
+  // The attribute, not the property: a form's .id is its control named "id", if it has one.
+  const idOf = (e) => e.getAttribute("id") || "";
+
+  // Roles and names, each asked of the registry once per call.
+  const roles = new Map();
+  const names = new Map();
+  const roleOf = (e) => {
+    if (!roles.has(e)) roles.set(e, tw.roleOf(e) || "");
+    return roles.get(e);
+  };
+  const nameOf = (e) => {
+    if (!names.has(e)) names.set(e, norm(tw.nameOf(e, roleOf(e))));
+    return names.get(e);
+  };
+
+  // Runs fn; on an exception notes its message in errors and gives null, so that one odd
+  // element (or one odd selector) costs that element, not the whole search.
+  function attempt(errors, fn) {
+    try {
+      return fn();
+    } catch (err) {
+      errors.push(String(err && err.message ? err.message : err));
+      return null;
+    }
+  }
 
   // -- describing an element ----------------------------------------------------------
 
@@ -76,27 +133,90 @@
     return "";
   }
 
-  // The title of the nearest labelled group (legend, aria-label, first heading), else the
-  // nearest heading before the element.
-  function sectionOf(e) {
-    for (let n = parentOf(e); n; n = parentOf(n)) {
-      if (!n.matches(GROUP)) continue;
-      const role = tw.roleOf(n) || "";
-      const named = norm(tw.nameOf(n, role));
-      if (named) return cut(named, 120);
-      const heading = n.querySelector(HEADING);
-      if (heading) return cut(norm(heading.textContent), 120);
+  // Out of table rows and list items, controls repeat per card, tile or column (a kanban
+  // card's "Card actions", a saved card's "Remove") in plain divs.  Their context is the
+  // text of the nearest ancestor with text besides their own and their label, unless that
+  // ancestor is already the list (it holds another control of the same role and name:
+  // we went past the card) or a region (too much text to be one card).
+  function cardOf(e, name, peers) {
+    const own = [textOf(e), name].filter(Boolean);
+    let steps = 0;
+    for (let n = parentOf(e); n && steps < 12; n = parentOf(n), steps++) {
+      if (peers.some((p) => within(n, p))) return "";
+      if ((n.textContent || "").length > 4 * CARD_TEXT) return ""; // cheap, before layout
+      let text = norm(n.innerText || "");
+      for (const t of own) text = norm(text.replace(t, " "));
+      if (text.length > CARD_TEXT) return "";
+      if (words(text).length) return cut(text, 200);
     }
+    return "";
+  }
+
+  // The titles it sits under, nearest first: each labelled group's (its name, else its
+  // first heading), each container's whose first child is a heading or reads as one (a
+  // kanban lane's "Review" div, a card's title), then the nearest heading before it.
+  function titlesOf(e, name) {
+    const out = [];
+    const push = (t) => {
+      const title = cut(norm(t), 120);
+      if (title && !out.includes(title)) out.push(title);
+    };
+    for (let n = parentOf(e); n && out.length < MAX_TITLES; n = parentOf(n)) {
+      push(groupTitle(n) || firstChildTitle(n, e, name));
+    }
+    push(headingBefore(e));
+    return out;
+  }
+
+  function groupTitle(n) {
+    if (!n.matches(GROUP)) return "";
+    const named = nameOf(n);
+    if (named) return named;
+    const heading = n.querySelector(HEADING);
+    return heading ? heading.textContent : "";
+  }
+
+  // A container's first child, as its title: a heading, or short text set bold or larger
+  // than the container's, without controls, and not the element's own label.
+  function firstChildTitle(n, e, name) {
+    const first = n.firstElementChild;
+    if (!first || within(first, e) || first.matches(NOT_TITLE)) return "";
+    const text = norm(first.textContent);
+    if (!text || text.length > TITLE_TEXT || !words(text).length) return "";
+    const label = words(name);
+    if (words(text).every((w) => label.includes(w))) return "";
+    if (first.querySelector(CONTROL) || !visible(first)) return "";
+    if (first.matches(HEADING)) return text;
+    // <div class="title"><strong>Review</strong></div>: the style is the inner element's.
+    const inner = first.children.length === 1 ? first.firstElementChild : null;
+    const styled = inner && norm(inner.textContent) === text ? [first, inner] : [first];
+    return styled.some((t) => looksLikeTitle(t, n)) ? text : "";
+  }
+
+  function looksLikeTitle(t, container) {
+    const s = getComputedStyle(t);
+    const bold = (parseInt(s.fontWeight, 10) || 400) >= 600;
+    return bold || parseFloat(s.fontSize) > 1.1 * parseFloat(getComputedStyle(container).fontSize);
+  }
+
+  function headingBefore(e) {
     let steps = 0;
     for (let n = e; n && steps < 200; n = parentOf(n)) {
       for (let s = n.previousElementSibling; s && steps < 200; s = s.previousElementSibling) {
         steps++;
-        if (s.matches(HEADING)) return cut(norm(s.textContent), 120);
+        if (s.matches(HEADING)) return s.textContent;
         const inner = s.querySelectorAll(HEADING);
-        if (inner.length) return cut(norm(inner[inner.length - 1].textContent), 120);
+        if (inner.length) return inner[inner.length - 1].textContent;
       }
     }
     return "";
+  }
+
+  // Its section: the first of its titles that none of the controls sharing its role and
+  // name has (what tells it from them), else its nearest title.
+  function sectionOf(titles, peerTitles) {
+    const theirs = new Set(peerTitles.flat().map(lower));
+    return titles.find((t) => !theirs.has(lower(t))) || titles[0] || "";
   }
 
   function look(e) {
@@ -108,25 +228,24 @@
 
   function selectorsOf(e) {
     const root = e.getRootNode();
-    const unique = (sel) => {
+    const count = (sel) => {
       try {
-        const all = root.querySelectorAll(sel);
-        return all.length === 1 && all[0] === e;
+        return root.querySelectorAll(sel).length;
       } catch (err) {
-        return false;
+        return 0; // a value this document can't put in a selector
       }
     };
+    const unique = (sel) => count(sel) === 1 && root.querySelector(sel) === e;
     const q = (v) => JSON.stringify(v);
     const tag = lower(e.tagName);
     const out = [];
     const add = (sel) => { if (!out.includes(sel) && unique(sel)) out.push(sel); };
     for (const attr of TEST_ATTRS) if (e.getAttribute(attr)) add(`[${attr}=${q(e.getAttribute(attr))}]`);
-    if (e.id) add("#" + CSS.escape(e.id));
+    if (idOf(e)) add("#" + CSS.escape(idOf(e)));
     for (const attr of ["aria-label", "name", "placeholder"]) {
       if (e.getAttribute(attr)) add(`${tag}[${attr}=${q(e.getAttribute(attr))}]`);
     }
     // A path, anchored at the nearest ancestor with a unique test id or id.
-    const count = (sel) => root.querySelectorAll(sel).length;
     const parts = [];
     for (let n = e; n && n.nodeType === 1; n = n.parentElement) {
       if (n !== e) {
@@ -135,8 +254,8 @@
           parts.unshift(`[data-testid=${q(tid)}]`);
           break;
         }
-        if (n.id && count("#" + CSS.escape(n.id)) === 1) {
-          parts.unshift("#" + CSS.escape(n.id));
+        if (idOf(n) && count("#" + CSS.escape(idOf(n))) === 1) {
+          parts.unshift("#" + CSS.escape(idOf(n)));
           break;
         }
       }
@@ -152,39 +271,68 @@
     return out;
   }
 
-  function features(e) {
-    const role = tw.roleOf(e) || "";
+  // What locate compares; peers are the other visible elements with its role and name.
+  function features(e, peers) {
+    const role = roleOf(e);
+    const name = nameOf(e);
     const r = e.getBoundingClientRect();
     const tests = {};
     for (const attr of TEST_ATTRS) if (e.hasAttribute(attr)) tests[attr] = e.getAttribute(attr);
+    const row = rowOf(e);
     return {
       role,
-      name: norm(tw.nameOf(e, role)),
+      name,
       aria_label: norm(e.getAttribute("aria-label") || ""),
       test_ids: tests,
       name_attr: e.getAttribute("name") || "",
-      id: e.id || "",
+      id: idOf(e),
       placeholder: norm(e.getAttribute("placeholder") || ""),
       type: lower(e.getAttribute("type")),
       tag: lower(e.tagName),
       text: textOf(e),
-      row: rowOf(e),
-      section: sectionOf(e),
+      row,
+      card: row ? "" : cardOf(e, name, peers),
+      titles: titlesOf(e, name), // not kept: the section is chosen from them
       box: [r.left + scrollX, r.top + scrollY, r.width, r.height].map((v) => Math.round(v)),
       look: look(e),
     };
   }
 
   function describe(e, all) {
-    const f = features(e);
+    const peers = peersOf(e, all);
+    const f = features(e, peers);
+    f.section = sectionOf(f.titles, peers.map((p) => titlesOf(p, nameOf(p))));
+    delete f.titles;
     f.selectors = selectorsOf(e);
-    f.name_count = f.name ? all.filter((o) => sameRoleName(o, f)).length : 0;
+    f.name_count = f.name ? peers.length + (visible(e) ? 1 : 0) : 0;
+    f.alike = alikeOf(e, f, all);
     return f;
   }
 
-  function sameRoleName(o, f) {
-    const role = tw.roleOf(o) || "";
-    return role === f.role && norm(tw.nameOf(o, role)) === f.name && visible(o);
+  function peersOf(e, all) {
+    const role = roleOf(e);
+    const name = nameOf(e);
+    return all.filter((o) => o !== e && roleOf(o) === role && nameOf(o) === name && visible(o));
+  }
+
+  // Controls of its kind whose names share a word with its name ("Archive all read" beside
+  // "Archive"), the most similar first: if it goes, replay must not take one for it.
+  // (A shared word, not a textSim floor: textSim gives 0.5 to "Bold" / "Hiring plan 2025".)
+  function alikeOf(e, f, all) {
+    const kind = KIND[f.role] || f.role;
+    if (!f.name || !kind) return [];
+    const mine = key(f.name);
+    const found = new Map();
+    for (const o of all) {
+      const role = roleOf(o);
+      if (o === e || !role || (KIND[role] || role) !== kind) continue;
+      const name = nameOf(o);
+      const k = key(name);
+      if (!k || k === mine || found.has(k)) continue;
+      if (sharesWord(f.name, name) && visible(o)) found.set(k, { name, sim: textSim(f.name, name) });
+    }
+    return Array.from(found.values()).sort((a, b) => b.sim - a.sim)
+      .slice(0, MAX_ALIKE).map((a) => a.name);
   }
 
   const elements = (rs) => rs.flatMap((r) => Array.from(r.querySelectorAll("*")));
@@ -196,22 +344,49 @@
     return lower(t).replace(/(\w)[-'’](\w)/g, "$1$2").split(/[^\p{L}\p{N}]+/u).filter(Boolean);
   }
 
-  // 1 for the same words; an added word costs little, a dropped one more, a replaced one
-  // a lot ("Save changes" ~ "Save all changes"; "Save draft" is not "Save", nor
-  // "Export CSV" "Export PDF").
+  // A name as compared: its words, case and punctuation ignored.
+  const key = (t) => words(t).join(" ");
+
+  // Words with their sense: synonyms (and two-word phrases such as "log in") share one.
+  function tokens(t) {
+    const w = words(t);
+    const out = [];
+    for (let i = 0; i < w.length; i++) {
+      const pair = i + 1 < w.length ? `${w[i]} ${w[i + 1]}` : "";
+      if (pair && SENSE.has(pair)) {
+        out.push({ word: pair, sense: SENSE.get(pair) });
+        i++;
+      } else {
+        out.push({ word: w[i], sense: SENSE.get(w[i]) || w[i] });
+      }
+    }
+    return out;
+  }
+
+  // 1 for the same words; a synonym costs a little, an added word little, a dropped one
+  // more, a replaced one a lot ("Save changes" ~ "Save all changes", "Send for approval"
+  // ~ "Submit for approval"; "Save draft" is not "Save", nor "Export CSV" "Export PDF").
   function textSim(a, b) {
-    const x = words(a);
-    const y = words(b);
-    if (!x.length && !y.length) return 1;
+    if (words(a).join("") === words(b).join("")) return 1; // also: both without words
+    const x = tokens(a);
+    const y = tokens(b);
     if (!x.length || !y.length) return 0;
-    if (x.join("") === y.join("")) return 1;
-    const ys = new Set(y);
-    const xs = new Set(x);
-    const missing = x.filter((w) => !ys.has(w)).length;
-    const extra = y.filter((w) => !xs.has(w)).length;
+    const ys = new Set(y.map((t) => t.sense));
+    const xs = new Set(x.map((t) => t.sense));
+    const yWords = new Set(y.map((t) => t.word));
+    const missing = x.filter((t) => !ys.has(t.sense)).length;
+    const extra = y.filter((t) => !xs.has(t.sense)).length;
+    const swapped = x.filter((t) => ys.has(t.sense) && !yWords.has(t.word)).length;
     const replaced = Math.min(missing, extra);
-    const cost = replaced + 0.25 * (extra - replaced) + 0.6 * (missing - replaced);
+    const cost = replaced + 0.25 * (extra - replaced) + 0.6 * (missing - replaced) +
+      SWAP * swapped;
     return Math.max(0, 1 - cost / Math.max(x.length, y.length));
+  }
+
+  // Whether two names share a word (or a synonym of one) other than a common little word.
+  function sharesWord(a, b) {
+    const mine = new Set(tokens(a).map((t) => t.sense).filter((s) => !STOP.has(s)));
+    return tokens(b).some((t) => mine.has(t.sense));
   }
 
   // Overlap of the words (row texts, ids split at - _ and case changes).
@@ -242,8 +417,9 @@
 
   // The score (0..1) over what the recorded identity has, and whether the candidate may
   // be taken at all: a different role or a different name needs an attribute proving it
-  // is the element; a name that was shared at recording needs its row or section.
-  function judge(id, f, anchors) {
+  // is the element; a name that was shared at recording needs its row, card or section;
+  // a look-alike that stood beside it at recording is another element.
+  function judge(id, f, anchors, alike) {
     let got = 0;
     let total = 0;
     const add = (weight, sim) => { total += weight; got += weight * sim; };
@@ -258,9 +434,12 @@
     if (id.name_attr) add(W.name_attr, f.name_attr === id.name_attr ? 1 : overlap(id.name_attr, f.name_attr) * 0.8);
     if (id.placeholder) add(W.placeholder, textSim(id.placeholder, f.placeholder));
     if (id.text) add(W.text, textSim(id.text, f.text));
-    const rowSim = id.row ? overlap(id.row, f.row) : null;
-    const sectionSim = id.section ? textSim(id.section, f.section) : null;
-    if (rowSim !== null) add(W.row, rowSim);
+    // A row may have become a card and back: compare the text around it either way.
+    const rowSim = id.row ? overlap(id.row, f.row || f.card) : null;
+    const cardSim = !id.row && id.card ? overlap(id.card, f.card || f.row) : null;
+    // The recorded section may be any of the titles it sits under now.
+    const sectionSim = id.section ? Math.max(0, ...f.titles.map((t) => textSim(id.section, t))) : null;
+    if (rowSim !== null || cardSim !== null) add(W.row, rowSim !== null ? rowSim : cardSim);
     if (sectionSim !== null) add(W.section, sectionSim);
     if (id.box) add(W.position, Math.exp(-distance(id.box, f.box) / 400));
     if (id.look) add(W.look, lookSim(id.look, f.look));
@@ -276,14 +455,22 @@
     // element: then its row or section may have changed (it was moved, or regrouped).
     const anchored = (anchors.test && sameTestId(id, f)) || (anchors.id && f.id === id.id) ||
       (anchors.name_attr && f.name_attr === id.name_attr && f.tag === id.tag);
+    if (!anchored && alike.has(key(f.name))) why.push(`look-alike ${JSON.stringify(f.name)}`);
     if ((id.name_count > 1 || !id.name || args.crossing) && !anchored) {
-      // The finest context it had: its row, else its section.
-      const context = rowSim !== null ? rowSim : sectionSim;
-      if (context !== null && context < MIN_CONTEXT) {
-        why.push(rowSim !== null ? "another row" : "another section");
-      }
+      why.push(...contextMisfits(rowSim, cardSim, sectionSim));
     }
     return { score: total ? got / total : 0, ok: why.length === 0, why };
+  }
+
+  // A name shared at recording must keep its table row or list item; out of rows, its
+  // card and its section (a card's text alone can be the same in two sections: the same
+  // "Phone" field beside "Email" in the billing and the shipping address).
+  function contextMisfits(rowSim, cardSim, sectionSim) {
+    if (rowSim !== null) return rowSim < MIN_CONTEXT ? ["another row"] : [];
+    const out = [];
+    if (cardSim !== null && cardSim < MIN_CONTEXT) out.push("another card");
+    if (sectionSim !== null && sectionSim < MIN_CONTEXT) out.push("another section");
+    return out;
   }
 
   // -- locating -----------------------------------------------------------------------
@@ -303,45 +490,32 @@
     };
   }
 
+  // The other candidates with the same role and name as each candidate.
+  function peerIndex(pool) {
+    const groups = new Map();
+    for (const e of pool) {
+      const k = `${roleOf(e)}\n${nameOf(e)}`;
+      if (!groups.has(k)) groups.set(k, []);
+      groups.get(k).push(e);
+    }
+    return (e) => groups.get(`${roleOf(e)}\n${nameOf(e)}`).filter((o) => o !== e);
+  }
+
   function locate(id) {
+    const errors = [];
     const rs = roots();
     const all = elements(rs).filter(visible);
-    const candidates = [];
-    for (const e of all) {
-      const role = tw.roleOf(e) || "";
-      if (!INTERACTIVE.has(role) && lower(e.tagName) !== id.tag) continue;
-      candidates.push({ e, f: features(e) });
-    }
-    const anchors = anchorsOf(id, candidates);
-    for (const c of candidates) Object.assign(c, judge(id, c.f, anchors));
+    const pool = all.filter((e) => INTERACTIVE.has(roleOf(e)) || lower(e.tagName) === id.tag);
+    const peers = peerIndex(pool);
+    const read = pool.map((e) => attempt(errors, () => ({ e, f: features(e, peers(e)) })));
+    const anchors = anchorsOf(id, read.filter(Boolean));
+    const alike = new Set((id.alike || []).map(key).filter(Boolean));
+    const judged = (c) => c && attempt(errors, () => Object.assign(c, judge(id, c.f, anchors, alike)));
+    const candidates = read.filter(judged);
     const byEl = new Map(candidates.map((c) => [c.e, c]));
-    const strategies = [];
-    if (id.role && id.name) {
-      strategies.push(["role_name", candidates.filter((c) => c.f.role === id.role && c.f.name === id.name)]);
-    }
-    if (id.aria_label) strategies.push(["aria_label", candidates.filter((c) => c.f.aria_label === id.aria_label)]);
-    if (id.name_attr) {
-      strategies.push(["name_attr", candidates.filter((c) => c.f.name_attr === id.name_attr && c.f.tag === id.tag)]);
-    }
-    if (Object.keys(id.test_ids || {}).length) {
-      strategies.push(["test_id", candidates.filter((c) => sameTestId(id, c.f))]);
-    }
-    for (const sel of id.selectors || []) {
-      const hits = new Set();
-      for (const r of rs) {
-        try {
-          for (const e of r.querySelectorAll(sel)) if (visible(e)) hits.add(e);
-        } catch (err) { /* a selector this document can't parse finds nothing */ }
-      }
-      const judged = (e) => {
-        const f = features(e);
-        return { e, f, ...judge(id, f, anchors) };
-      };
-      strategies.push(["selector", Array.from(hits, (e) => byEl.get(e) || judged(e))]);
-    }
-    for (const [strategy, hits] of strategies) {
+    for (const [strategy, hits] of strategiesOf(id, candidates, rs, byEl, judged, errors)) {
       if (hits.length === 1 && hits[0].ok && hits[0].score >= MIN_FIT) {
-        return found(strategy, hits[0], all);
+        return found(strategy, hits[0], all, errors);
       }
     }
     // Similarity: among the candidates that may be taken, one clearly ahead.
@@ -350,35 +524,81 @@
     const best = fitting[0];
     const next = fitting[1];
     if (best && best.score >= MIN_SCORE && (!next || best.score - next.score >= MARGIN)) {
-      return found("similarity", best, all);
+      return found("similarity", best, all, errors);
     }
-    if (id.box) {
-      const [x, y, w, h] = id.box;
-      let e = document.elementFromPoint(x + w / 2 - scrollX, y + h / 2 - scrollY);
-      while (e && !byEl.has(e)) e = parentOf(e);
-      const hit = e && byEl.get(e);
-      const clear = !best || hit === best || hit.score >= best.score - MARGIN;
-      if (hit && hit.ok && hit.score >= MIN_SCORE && clear) {
-        return found("coordinates", hit, all);
-      }
-    }
-    let reason = "no candidate element";
-    if (!best && ranked.length) reason = "no candidate fits: " + ranked[0].why.join(", ");
-    else if (best && best.score < MIN_SCORE) reason = `best score ${best.score.toFixed(2)} is too low`;
-    else if (best) {
-      const alike = fitting.filter((c) => best.score - c.score < MARGIN).length;
-      reason = `ambiguous: ${alike} candidates score alike`;
-    }
+    const hit = atPoint(id, byEl, best);
+    if (hit) return found("coordinates", hit, all, errors);
     return {
       el: null,
-      report: { strategy: "", score: best ? best.score : 0, reason, candidates: top(ranked) },
+      report: {
+        strategy: "", score: best ? best.score : 0, reason: whyNot(ranked, fitting, best, errors),
+        candidates: top(ranked),
+      },
     };
   }
 
-  function found(strategy, hit, all) {
+  // The strategies before similarity, in order, each with the candidates it finds.
+  function strategiesOf(id, candidates, rs, byEl, judged, errors) {
+    const out = [];
+    if (id.role && id.name) {
+      out.push(["role_name", candidates.filter((c) => c.f.role === id.role && c.f.name === id.name)]);
+    }
+    if (id.aria_label) out.push(["aria_label", candidates.filter((c) => c.f.aria_label === id.aria_label)]);
+    if (id.name_attr) {
+      out.push(["name_attr", candidates.filter((c) => c.f.name_attr === id.name_attr && c.f.tag === id.tag)]);
+    }
+    if (Object.keys(id.test_ids || {}).length) {
+      out.push(["test_id", candidates.filter((c) => sameTestId(id, c.f))]);
+    }
+    // A stored selector is judged like any candidate: a structural path (nth-of-type)
+    // that now lands on another card's button does not fit where the name was shared.
+    for (const sel of id.selectors || []) {
+      const hits = new Set();
+      for (const r of rs) {
+        try {
+          for (const e of r.querySelectorAll(sel)) if (visible(e)) hits.add(e);
+        } catch (err) { /* a selector this document can't parse finds nothing */ }
+      }
+      const fresh = (e) => judged(attempt(errors, () => ({ e, f: features(e, []) })));
+      out.push(["selector", Array.from(hits, (e) => byEl.get(e) || fresh(e)).filter(Boolean)]);
+    }
+    return out;
+  }
+
+  // The candidate now at the recorded position, if it fits and scores near the best.
+  function atPoint(id, byEl, best) {
+    if (!id.box) return null;
+    const [x, y, w, h] = id.box;
+    let e = document.elementFromPoint(x + w / 2 - scrollX, y + h / 2 - scrollY);
+    while (e && !byEl.has(e)) e = parentOf(e);
+    const hit = e ? byEl.get(e) : null; // the point may be on text, or off the screen
+    if (!hit || !hit.ok || hit.score < MIN_SCORE) return null;
+    return !best || hit === best || hit.score >= best.score - MARGIN ? hit : null;
+  }
+
+  function whyNot(ranked, fitting, best, errors) {
+    if (!ranked.length && errors.length) {
+      return `could not read the page's elements (${errors.length} failed): ${errors[0]}`;
+    }
+    if (!best && ranked.length) return "no candidate fits: " + ranked[0].why.join(", ");
+    if (best && best.score < MIN_SCORE) return `best score ${best.score.toFixed(2)} is too low`;
+    if (best) {
+      const alike = fitting.filter((c) => best.score - c.score < MARGIN).length;
+      return `ambiguous: ${alike} candidates score alike`;
+    }
+    return "no candidate element";
+  }
+
+  function found(strategy, hit, all, errors) {
+    // Should describing it fail, what was compared still says what it is now.
+    const plain = () => {
+      const { titles, ...f } = hit.f;
+      return { ...f, section: titles[0] || "", selectors: [], name_count: 0, alike: [] };
+    };
+    const now = attempt(errors, () => describe(hit.e, all)) || plain();
     return {
       el: hit.e,
-      report: { strategy, score: hit.score, reason: "", found: describe(hit.e, all), candidates: [] },
+      report: { strategy, score: hit.score, reason: "", found: now, candidates: [] },
     };
   }
 
@@ -388,7 +608,11 @@
     }));
   }
 
-  if (args.op === "capture") return describe(el, elements(roots()));
-  if (args.op === "locate") return locate(args.identity);
-  return { error: "unknown op " + args.op };
+  try {
+    if (args.op === "capture") return describe(el, elements(roots()));
+    if (args.op === "locate") return locate(args.identity);
+    return { error: "unknown op " + args.op };
+  } catch (err) {
+    return { error: `${args.op} failed: ${err && err.message ? err.message : err}` };
+  }
 }

@@ -3,9 +3,10 @@
 An :class:`ElementIdentity` is taken when a step is recorded (from its ref, before the step
 acts): role and accessible name first, then aria-label, test ids (data-testid, data-test,
 data-qa, data-cy), the name attribute, id, placeholder, type, tag, visible text, the row
-and section it sits in, alternative CSS selectors, its box, a small look fingerprint
-(colours, font, rounded size), its backend node id and when it was taken.  It is plain
-JSON with a version; :meth:`ElementIdentity.from_dict` refuses what it can't read.
+(or, out of rows, the card) and section it sits in, the names of look-alike controls beside
+it, alternative CSS selectors, its box, a small look fingerprint (colours, font, rounded
+size), its backend node id and when it was taken.  It is plain JSON with a version;
+:meth:`ElementIdentity.from_dict` refuses what it can't read.
 
 :func:`locate` finds it in a page, trying strategies in order, each counting only when it
 finds exactly one visible element that also fits the identity:
@@ -17,10 +18,14 @@ finds exactly one visible element that also fits the identity:
    only when the best candidate is clearly ahead of the next;
 7. ``coordinates``: the element now at the recorded position, if it fits as well.
 
-"Fits" means: the same role and a similar name, unless a test id, id or name attribute
-proves it is the element; and when the name was shared by several elements at recording,
-the same row or section.  When nothing fits, or two candidates score alike, it abstains:
-:class:`Located` says why instead of pointing at a guess.  The page side is identity.js.
+"Fits" means: the same role and a similar name (UI synonyms such as "Sign in" / "Log in"
+count as the same word), unless a test id, id or name attribute proves it is the element;
+not one of the look-alikes that stood beside it at recording ("Archive all read" is not
+"Archive"), unless a unique attribute anchors it; and when the name was shared by several
+elements at recording, the same row, or out of rows the same card and section.  When
+nothing fits, or two candidates score alike, it abstains: :class:`Located` says why instead
+of pointing at a guess.  When the page breaks the matcher, ``reason`` says how.  The page
+side is identity.js.
 """
 
 from __future__ import annotations
@@ -49,7 +54,7 @@ IDENTITY_JS = (Path(__file__).with_name("identity.js")).read_text(encoding="utf-
 IDENTITY_VERSION = 1
 _LOCATE_JS = f"(args) => ({IDENTITY_JS})(null, args)"
 _TEXT_FIELDS = ("role", "name", "aria_label", "name_attr", "id", "placeholder", "type", "tag",
-                "text", "row", "section", "look", "frame_url", "captured_at")  # fmt: skip
+                "text", "row", "card", "section", "look", "frame_url", "captured_at")  # fmt: skip
 FRAME_MARGIN = 0.06  # found in two frames: the better must be this far ahead
 
 
@@ -66,11 +71,18 @@ class ElementIdentity:
     tag: str = ""
     text: str = ""
     row: str = ""  # the text of its table row or list item, without its own
+    # Out of rows: the text of the card, tile or column it repeats in (kept apart from row,
+    # which exports read as a table row or list item).
+    card: str = ""
     section: str = ""  # the title of the group or the heading it sits under
     selectors: tuple[str, ...] = ()  # best first; relative to its document or shadow root
     box: tuple[int, int, int, int] | None = None  # x, y, width, height in its document
     look: str = ""  # colours, font and rounded size: a small visual fingerprint
     name_count: int = 0  # elements sharing its role and name when it was taken
+    # Names of controls of its kind sharing a word with its name when it was taken
+    # ("Archive all read" beside "Archive"): never taken for it.  Optional: older readers
+    # ignore it, and identities without it read as having none.
+    alike: tuple[str, ...] = ()
     frame_url: str = ""  # the document it was in, when that was a frame
     backend_node_id: int | None = None
     captured_at: str = ""  # ISO 8601, UTC
@@ -79,6 +91,7 @@ class ElementIdentity:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["selectors"] = list(self.selectors)
+        data["alike"] = list(self.alike)
         data["box"] = list(self.box) if self.box else None
         return data
 
@@ -102,6 +115,7 @@ class ElementIdentity:
             tests = dict(values.get("test_ids") or {})
             values["test_ids"] = {str(k): str(v) for k, v in tests.items()}
             values["selectors"] = tuple(str(s) for s in values.get("selectors") or ())
+            values["alike"] = tuple(str(s) for s in values.get("alike") or ())
             box = values.get("box")
             values["box"] = tuple(int(v) for v in box) if box else None
             if values["box"] is not None and len(values["box"]) != 4:
@@ -124,14 +138,15 @@ class ElementIdentity:
         """What differs between this recorded identity and the element found now."""
         out = []
         for name in ("role", "name", "id", "name_attr", "aria_label", "placeholder", "tag",
-                     "type", "row", "section"):  # fmt: skip
+                     "type", "row", "card", "section"):  # fmt: skip
             before, after = getattr(self, name), getattr(now, name)
             if before != after:
                 out.append(f"{name}: {before!r} -> {after!r}")
         if self.test_ids != now.test_ids:
             out.append(f"test_ids: {self.test_ids} -> {now.test_ids}")
         if self.selectors[:1] != now.selectors[:1]:
-            out.append(f"selector: {self.selectors[:1]} -> {now.selectors[:1]}")
+            before = self.selectors[0] if self.selectors else ""
+            out.append(f"selector: {before!r} -> {(now.selectors or ('',))[0]!r}")
         if self.box and now.box:
             dx, dy = now.box[0] - self.box[0], now.box[1] - self.box[1]
             if abs(dx) + abs(dy) > 8:
@@ -175,18 +190,21 @@ async def locate(page: Page, identity: ElementIdentity, *, budget: Budget) -> Lo
     """Find ``identity`` in the page and its frames (the recorded frame first), or abstain."""
     frames = sorted(page.frames, key=lambda f: _frame_url(f) != identity.frame_url)
     answers: list[tuple[Frame, ElementHandle | None, dict[str, Any]]] = []
+    errors: list[str] = []  # why frames could not be searched
     recorded = identity.to_dict()
     for frame in frames:
-        # An element that moved into or out of a frame must keep its row or section.
+        # An element that moved into or out of a frame must keep its row, card or section.
         crossing = bool(identity.frame_url) != (frame.parent_frame is not None)
         args = {"op": "locate", "identity": recorded, "crossing": crossing}
         try:
             handle = await budget.run(frame.evaluate_handle(_LOCATE_JS, args))
             report = await budget.run(handle.evaluate("(o) => o.report || {error: o.error}"))
             element = (await budget.run(handle.get_property("el"))).as_element()
-        except PlaywrightError:
-            continue  # a frame that went away, or one without the registry
+        except PlaywrightError as exc:
+            errors.append(exc.message)  # a frame that went away, or a page that broke it
+            continue
         if not isinstance(report, dict) or report.get("error"):
+            errors.append(str(report.get("error") if isinstance(report, dict) else report))
             continue
         if element is not None and _frame_url(frame) == identity.frame_url:
             return _located(identity, element, report, frame)
@@ -202,7 +220,7 @@ async def locate(page: Page, identity: ElementIdentity, *, budget: Budget) -> Lo
         return _located(identity, element, report, frame)
     best = max(answers, key=lambda a: a[2].get("score", 0), default=None)
     if best is None:
-        return Located(None, reason="no document could be searched")
+        return Located(None, reason=_unsearched(errors))
     report = best[2]
     return Located(
         None,
@@ -224,6 +242,14 @@ def _located(
         changes=identity.changes(now),
         frame=frame,
     )
+
+
+def _unsearched(errors: list[str]) -> str:
+    """Why no frame answered, in the page's own words when it said something."""
+    seen = list(dict.fromkeys(e.strip().splitlines()[0] for e in errors if e.strip()))
+    if not seen:
+        return "no document could be searched"
+    return "could not search the page: " + "; ".join(e[:300] for e in seen[:3])
 
 
 def _frame_url(frame: Frame) -> str:

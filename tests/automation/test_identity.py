@@ -1,10 +1,12 @@
 """Element identities on real Chromium: taken from a ref, found again after the page
-changed (ids, classes, wrappers, order, wording, shadow roots, frames), and abstaining when
-the element is gone and only look-alikes remain; and every pair of the healing corpus
-(fixtures/healing/, measured by bench/healing.py)."""
+changed (ids, classes, wrappers, order, wording, synonyms, shadow roots, frames, cards),
+abstaining when the element is gone and only look-alikes remain, and saying why when a page
+breaks the matcher; and every pair of the healing corpus (fixtures/healing/, measured by
+bench/healing.py)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -55,7 +57,11 @@ async def test_an_identity_survives_json_and_refuses_what_it_cannot_read(
 ) -> None:
     csv = await identity_of(tab, page, "button", "Export CSV")
     assert ElementIdentity.from_dict(csv.to_dict()) == csv
-    assert ElementIdentity.from_dict({"role": "button", "name": "Go"}).version == 1  # old shape
+    old = ElementIdentity.from_dict({"role": "button", "name": "Go"})  # before card and alike
+    assert old.version == 1 and old.card == "" and old.alike == ()
+    alike = replace(csv, alike=("Export PDF",), card="Orders")
+    assert alike.to_dict()["alike"] == ["Export PDF"]
+    assert ElementIdentity.from_dict(alike.to_dict()) == alike
     with pytest.raises(ActionInvalid, match="newer than this Tabwright reads"):
         ElementIdentity.from_dict({**csv.to_dict(), "version": IDENTITY_VERSION + 1})
     with pytest.raises(ActionInvalid, match="box"):
@@ -156,3 +162,205 @@ async def test_every_pair_of_the_healing_corpus(
         f"{result['ours'].verdict} via {result['strategy']} ({result['reason']}) "
         f"{result['ours'].detail}"
     )
+
+
+# -- controls repeated per card, out of tables and lists ---------------------------------
+
+CARD_TITLE = "(e) => e.closest('.task').querySelector('.task-title').textContent"
+
+
+@pytest.fixture
+async def cards(tab: Tab, fixture_url: str) -> Snapshot:
+    await tab.navigate(f"{fixture_url}/engine/identity-cards.html")
+    return await tab.snapshot()
+
+
+async def test_a_card_menu_is_told_apart_by_its_card(tab: Tab, cards: Snapshot) -> None:
+    menu = await identity_of(tab, cards, "button", "Card actions", 3)
+    assert menu.row == "" and menu.card == "Fix flaky login test QA-19"
+    # The lane title and the card title are divs, not headings: the card's tells it apart.
+    assert menu.section == "Fix flaky login test" and menu.name_count == 6
+    (path,) = menu.selectors  # only a structural path: no attribute tells the menus apart
+    assert ":nth-of-type(" in path
+    await tab.page.evaluate(
+        """() => { const [, review, done] = document.querySelectorAll('.lane');
+        done.insertBefore(review.querySelectorAll('.task')[1], done.children[1]); }"""
+    )
+    # The path now leads to the next card's menu: refused, the moved card's is found.
+    on_path = await tab.page.evaluate(f"(s) => ({CARD_TITLE})(document.querySelector(s))", path)
+    assert on_path == "Dark mode tokens"
+    found = await find(tab, menu)
+    assert found.ok and found.strategy == "similarity", found.reason
+    assert await found.element.evaluate(CARD_TITLE) == "Fix flaky login test"  # type: ignore[union-attr]
+
+
+async def test_a_removed_cards_menu_is_not_replaced_by_the_next_one(
+    tab: Tab, cards: Snapshot
+) -> None:
+    menu = await identity_of(tab, cards, "button", "Card actions", 3)
+    await tab.page.evaluate(
+        """() => [...document.querySelectorAll('.task')]
+        .find((t) => t.textContent.includes('Fix flaky')).remove()"""
+    )
+    gone = await find(tab, menu)  # the stored path finds "Dark mode tokens"' menu at 1.0
+    assert not gone.ok and "another card" in gone.reason
+
+
+async def test_a_lane_button_follows_its_lane(tab: Tab, cards: Snapshot) -> None:
+    add = await identity_of(tab, cards, "button", "+ Add a card", 1)
+    assert add.section == "Review" and add.card.startswith("Review Checkout redesign")
+    await tab.page.evaluate(
+        """() => { const board = document.querySelector('.board');
+        board.prepend(board.children[1]); }"""
+    )
+    found = await find(tab, add)
+    assert found.ok, found.reason
+    lane = "(e) => e.closest('.lane').querySelector('.lane-title').textContent"
+    assert await found.element.evaluate(lane) == "Review"  # type: ignore[union-attr]
+
+
+async def test_a_removed_saved_card_is_not_replaced_by_another(tab: Tab, cards: Snapshot) -> None:
+    remove = await identity_of(tab, cards, "button", "Remove", 1)
+    assert remove.card == "Mastercard ending 5454 Expires 11/26"
+    await tab.page.evaluate("() => document.querySelectorAll('.saved')[1].remove()")
+    gone = await find(tab, remove)
+    assert not gone.ok and "another card" in gone.reason
+
+
+# -- reworded names and look-alikes ------------------------------------------------------
+
+
+@pytest.fixture
+async def buttons(tab: Tab, fixture_url: str) -> Snapshot:
+    await tab.navigate(f"{fixture_url}/engine/identity-words.html")
+    return await tab.snapshot()
+
+
+async def reword(tab: Tab, before: str, after: str) -> None:
+    """Rename the button and wrap it, so that neither its words nor its path still fit."""
+    await tab.page.evaluate(
+        """([before, after]) => {
+        const b = [...document.querySelectorAll('button')].find((b) => b.textContent === before);
+        b.textContent = after;
+        const wrap = document.createElement('span'); b.replaceWith(wrap); wrap.append(b); }""",
+        [before, after],
+    )
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("Send for approval", "Submit for approval"),
+        ("Next", "Continue"),
+        ("Sign out", "Log out"),
+        ("Sign in", "Log in"),
+        ("Delete", "Remove"),
+        ("Search", "Find"),
+        ("Close", "Dismiss"),
+        ("OK", "Confirm"),
+    ],
+)
+async def test_a_button_reworded_with_a_synonym_is_found(
+    tab: Tab, buttons: Snapshot, before: str, after: str
+) -> None:
+    button = await identity_of(tab, buttons, "button", before)
+    await reword(tab, before, after)
+    found = await find(tab, button)
+    assert found.ok and found.strategy == "similarity", found.reason
+    assert await found.element.evaluate("(e) => e.textContent") == after  # type: ignore[union-attr]
+
+
+async def test_other_words_are_not_synonyms(tab: Tab, buttons: Snapshot) -> None:
+    save = await identity_of(tab, buttons, "button", "Save")
+    await reword(tab, "Save", "Apply")  # they often sit side by side doing different things
+    await tab.page.evaluate(
+        """() => [...document.querySelectorAll('button')]
+        .find((b) => b.textContent === 'Save draft').remove()"""
+    )  # (a look-alike: refused anyway, see below)
+    gone = await find(tab, save)
+    assert not gone.ok and gone.reason.startswith("no candidate fits: name")
+
+
+async def test_a_removed_button_is_not_replaced_by_a_look_alike_from_its_time(
+    tab: Tab, buttons: Snapshot
+) -> None:
+    archive = await identity_of(tab, buttons, "button", "Archive")
+    save = await identity_of(tab, buttons, "button", "Save")
+    assert archive.alike == ("Archive all read",) and save.alike == ("Save draft",)
+    await tab.page.evaluate(
+        """() => { for (const b of document.querySelectorAll('button'))
+        if (b.textContent === 'Archive' || b.textContent === 'Save') b.remove(); }"""
+    )
+    for identity, other in ((archive, "Archive all read"), (save, "Save draft")):
+        gone = await find(tab, identity)
+        assert not gone.ok and f'look-alike "{other}"' in gone.reason
+        assert gone.candidates[0]["name"] == other
+    # Without what it saw beside it (an identity from before look-alikes were kept), the
+    # name alone would take the look-alike: "Archive all read" adds words to "Archive".
+    older = await find(tab, replace(archive, alike=()))
+    assert older.ok and await html_of(older) == "<button>Archive all read</button>"
+
+
+# -- pages that used to break the matcher -----------------------------------------------
+
+
+@pytest.fixture
+async def payment(tab: Tab, fixture_url: str) -> Snapshot:
+    await tab.navigate(f"{fixture_url}/engine/identity-redesign.html")
+    return await tab.snapshot()
+
+
+async def test_odd_names_ids_and_labels_are_captured_and_found(tab: Tab, payment: Snapshot) -> None:
+    """Dots, brackets and quotes in ids, names and test ids; apostrophes in labels."""
+    controls = [
+        ("textbox", "Beneficiary's name"),
+        ("textbox", "IBAN"),
+        ("textbox", "Reference"),
+        ("combobox", "When's it sent?"),
+        ("checkbox", "Tell them by e-mail"),
+        ("button", "Send payment"),
+    ]
+    for role, name in controls:
+        identity = await identity_of(tab, payment, role, name)
+        for selector in identity.selectors:
+            count = "(s) => document.querySelectorAll(s).length"
+            assert await tab.page.evaluate(count, selector) == 1, selector
+        found = await find(tab, identity)
+        assert found.strategy == "role_name", f"{name}: {found.reason}"
+    iban = await identity_of(tab, payment, "textbox", "IBAN")
+    assert iban.selectors[:3] == (
+        '[data-testid="iban \\"main\\""]',
+        "#beneficiary\\[iban\\]",
+        'input[name="beneficiary[iban]"]',
+    )
+    # A form with a control named "id": its .id is that control, not a string.
+    form = await identity_of(tab, payment, "form", "")
+    assert form.id == "payment-form" and (await find(tab, form)).ok
+
+
+async def test_abstaining_where_the_recorded_point_is_on_text_does_not_throw(
+    tab: Tab, payment: Snapshot
+) -> None:
+    reference = await identity_of(tab, payment, "textbox", "Reference")
+    await tab.page.evaluate(
+        """() => { const notice = document.createElement('p');
+        notice.style.height = '1500px'; notice.textContent = 'Payments are paused tonight';
+        document.body.prepend(notice);  // the recorded point now falls on this text
+        const field = document.getElementById('payment.reference').closest('.floating');
+        field.after(field.cloneNode(true));  // and the field is there twice
+        for (const input of document.querySelectorAll('[name="payment.reference"]')) {
+          input.removeAttribute('id'); input.setAttribute('aria-label', 'Reference'); } }"""
+    )
+    gone = await find(tab, reference)  # used to throw: no element at the point to score
+    assert not gone.ok and gone.reason == "ambiguous: 2 candidates score alike"
+
+
+async def test_a_page_that_breaks_the_matcher_says_how(tab: Tab, payment: Snapshot) -> None:
+    reference = await identity_of(tab, payment, "textbox", "Reference")
+    await tab.page.evaluate(
+        """() => { Element.prototype.checkVisibility = () => {
+        throw new Error('patched by the page'); }; }"""
+    )
+    broken = await find(tab, reference)
+    assert not broken.ok
+    assert broken.reason == "could not search the page: locate failed: patched by the page"
