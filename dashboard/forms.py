@@ -6,8 +6,7 @@ from django import forms
 from django.conf import settings
 
 from automation.errors import UrlBlocked
-from automation.recording.scenario import PLACEHOLDER
-from dashboard.models import Scenario
+from automation.recording.scenario import Scenario as Document
 from dashboard.runner import url_policy
 
 PLANNERS = [
@@ -70,16 +69,13 @@ class ReplayForm(forms.Form):
 
     base_url = forms.CharField(label="Base URL", max_length=2000, required=False)
 
-    def __init__(self, *args: object, scenario: Scenario, **kwargs: object) -> None:
+    def __init__(self, *args: object, document: Document, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self.fields["base_url"].initial = scenario.base_url
+        self.fields["base_url"].initial = document.base_url
         self.fields["base_url"].help_text = "where it runs (recorded at " + (
-            scenario.base_url or "an unknown address") + ")"  # fmt: skip
-        names = set(scenario.params)
-        for step in scenario.steps.all():
-            names |= _param_names(step.args)
-        for name in sorted(names):
-            default = (scenario.params.get(name) or {}).get("default")
+            document.base_url or "an unknown address") + ")"  # fmt: skip
+        for name in sorted(document.placeholders()[0] | set(document.params)):
+            default = (document.params.get(name) or {}).get("default")
             self.fields[f"param_{name}"] = forms.CharField(
                 label=name, required=default is None, initial=default, max_length=10_000
             )
@@ -99,8 +95,3 @@ class ReplayForm(forms.Form):
             for key, value in self.cleaned_data.items()
             if key.startswith("param_")
         }
-
-
-def _param_names(args: object) -> set[str]:
-    text = json.dumps(args)
-    return {m.group(2) for m in PLACEHOLDER.finditer(text) if m.group(2) and not m.group(1)}

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 
 from automation.errors import ScenarioInvalid
 from automation.recording.export import to_pytest
-from automation.recording.scenario import PLACEHOLDER, SECRET_ENV_PREFIX
+from automation.recording.scenario import SECRET_ENV_PREFIX
 from automation.recording.scenario import Scenario as Document
 from dashboard import selectors, services
 from dashboard.forms import ImportScenarioForm, ReplayForm
@@ -67,17 +67,23 @@ def run_save_scenario(request: HttpRequest, run_id: int) -> HttpResponse:
 @login_required
 def scenario_detail(request: HttpRequest, scenario_id: int) -> HttpResponse:
     scenario = selectors.scenario_get(user=request.user, id=scenario_id)
-    return _detail_page(request, scenario, ReplayForm(scenario=scenario))
+    document = selectors.scenario_document(scenario=scenario)
+    return _detail_page(request, scenario, document, ReplayForm(document=document))
 
 
 def _detail_page(
-    request: HttpRequest, scenario: Scenario, form: ReplayForm, *, status: int = 200
+    request: HttpRequest,
+    scenario: Scenario,
+    document: Document,
+    form: ReplayForm,
+    *,
+    status: int = 200,
 ) -> HttpResponse:
-    document = selectors.scenario_document(scenario=scenario)
     _params, secrets = document.placeholders()
     heals = selectors.scenario_heals(scenario_id=scenario.pk)
     context = {
-        "param_steps": _param_steps(document),
+        # Steps whose typed value can become a parameter or a secret.
+        "param_steps": {i for i, s in enumerate(document.steps) if s.typed_value() is not None},
         "scenario": scenario,
         "steps": scenario.steps.all(),
         "form": form,
@@ -88,16 +94,6 @@ def _detail_page(
         "is_owner": scenario.owner_id == request.user.pk,
     }
     return render(request, "scenarios/detail.html", context, status=status)
-
-
-def _param_steps(document: Document) -> set[int]:
-    """Steps with a typed value of their own: it can become a parameter or a secret."""
-    out = set()
-    for index, step in enumerate(document.steps):
-        value = step.args.get("value", step.args.get("text"))
-        if isinstance(value, str) and not PLACEHOLDER.search(value):
-            out.add(index)
-    return out
 
 
 @login_required
@@ -123,9 +119,10 @@ async def scenario_replay(request: HttpRequest, scenario_id: int) -> HttpRespons
     if not user.is_authenticated:
         return redirect_to_login(request.path)
     scenario = await sync_to_async(selectors.scenario_get)(user=user, id=scenario_id)
-    form = await sync_to_async(ReplayForm)(request.POST, scenario=scenario)
-    if not await sync_to_async(form.is_valid)():
-        return await sync_to_async(_detail_page)(request, scenario, form, status=400)
+    document = await sync_to_async(selectors.scenario_document)(scenario=scenario)
+    form = ReplayForm(request.POST, document=document)
+    if not form.is_valid():
+        return await sync_to_async(_detail_page)(request, scenario, document, form, status=400)
     run = await sync_to_async(services.replay_run_create)(
         owner=user, scenario=scenario, base_url=form.cleaned_data["base_url"],
         params=form.params(),

@@ -103,6 +103,12 @@ class ScenarioStep:
             )
         return None
 
+    def typed_value(self) -> str | None:
+        """What was typed in a fill or type step, when it is a value of its own (not a
+        placeholder): it can become a parameter or a secret."""
+        value = self.args.get(_TYPED_ARG.get(self.action, ""))
+        return value if isinstance(value, str) and not PLACEHOLDER.search(value) else None
+
     def describe(self) -> str:
         target = self.target()
         what = f" {target.role} {target.name!r}" if target and target.role else ""
@@ -152,15 +158,13 @@ class ScenarioStep:
                 f"{where}: {action} needs the element's identity (or at least its selector)",
                 index=index,
             )
-        step.check()
+        step.check(index)
         return step
 
     def check(self, index: int = 0) -> None:
         """The args fit the action (types and required values), placeholders included."""
         probe = dict(self.args)
-        if self.action in ELEMENT_ACTIONS or (
-            self.action in OPTIONAL_ELEMENT_ACTIONS and self.target() is not None
-        ):
+        if self.needs_element:
             probe["ref"] = "e1"  # found at replay; only its presence is checked here
         try:
             validate(self.action, probe)
@@ -225,8 +229,6 @@ class Scenario:
             base_url=data.get("base_url", ""),
             params=params,
         )
-        for index, step in enumerate(scenario.steps):
-            step.check(index)
         return scenario
 
     # -- parameters and secrets --------------------------------------------------------
@@ -300,7 +302,8 @@ class Scenario:
         return replace(self, steps=steps, params=params)
 
 
-_VALUE_ARG = {"fill": "value", "type": "text", "navigate": "url"}
+_TYPED_ARG = {"fill": "value", "type": "text"}
+_VALUE_ARG = {**_TYPED_ARG, "navigate": "url"}
 
 
 @dataclass(frozen=True)
@@ -415,8 +418,8 @@ def from_run_steps(rows: list[Mapping[str, Any]], *, name: str, base_url: str = 
 
 def _secret_if_password(step: ScenarioStep) -> ScenarioStep:
     identity = step.identity
-    key = _VALUE_ARG.get(step.action)
-    if identity is None or identity.type != "password" or key not in ("value", "text"):
+    key = _TYPED_ARG.get(step.action)
+    if identity is None or identity.type != "password" or key is None:
         return step
     label = identity.name_attr or identity.id or identity.name or "password"
     name = re.sub(r"[^A-Za-z0-9]+", "_", label).strip("_").upper() or "PASSWORD"

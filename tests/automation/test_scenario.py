@@ -63,6 +63,8 @@ def test_a_scenario_survives_json() -> None:
          "step 0: element identity version 99 is newer"),
         (scenario_dict({"action": "click", "identity": {"box": [1, 2]}}),
          "step 0: element identity"),
+        (scenario_dict({"action": "reload"}, {"action": "navigate", "args": {}}),
+         "step 1: navigate needs 'url'"),
         (scenario_dict({"action": "navigate", "args": {"url": "/x"}}, "oops"),
          "step 1: a step is a JSON object"),
         (scenario_dict(params={"bad name": {}}), "is not a parameter name"),

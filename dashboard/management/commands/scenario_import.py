@@ -11,8 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from automation.errors import ScenarioInvalid
 from dashboard import services
-
-MAX_FILE_BYTES = 20 * 1024 * 1024
+from dashboard.forms import MAX_SCENARIO_BYTES
 
 
 class Command(BaseCommand):
@@ -38,8 +37,8 @@ def read_scenario_file(file: str) -> object:
     """The JSON in ``file``, or CommandError (exit status 3) saying what is wrong with it."""
     path = Path(file)
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise CommandError(f"{file}: larger than {MAX_FILE_BYTES} bytes", returncode=3)
+        if path.stat().st_size > MAX_SCENARIO_BYTES:
+            raise CommandError(f"{file}: larger than {MAX_SCENARIO_BYTES} bytes", returncode=3)
         return json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise CommandError(f"{file}: {exc.strerror or exc}", returncode=3) from None
