@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -47,6 +47,7 @@ __all__ = [
     "Resolved",
     "Scenario",
     "ScenarioStep",
+    "first_folder",
     "from_run_steps",
     "rebase",
 ]
@@ -407,13 +408,20 @@ def from_run_steps(rows: list[Mapping[str, Any]], *, name: str, base_url: str = 
             data.update(role=row.get("role", ""), name=row.get("name", ""),
                         selector=row.get("selector", ""))  # fmt: skip
         steps.append(_secret_if_password(ScenarioStep.from_dict(data, index=len(steps))))
-    if not base_url:  # the folder of the first page: an app may live under a path
-        first = next((s.args.get("url", "") for s in steps if s.action == "navigate"), "")
-        parts = urlsplit(str(first))
-        if parts.scheme and parts.netloc:
-            base_url = f"{parts.scheme}://{parts.netloc}{parts.path.rsplit('/', 1)[0]}"
     note = f"{left_out} steps of the run were left out (failed or read-only)" if left_out else ""
-    return Scenario(name=name, steps=tuple(steps), base_url=base_url, description=note)
+    return Scenario(
+        name=name, steps=tuple(steps), base_url=base_url or first_folder(steps), description=note
+    )
+
+
+def first_folder(steps: Sequence[ScenarioStep]) -> str:
+    """The folder of the first page navigated to ("" when none): a scenario's base URL,
+    since an app may live under a path."""
+    first = next((s.args.get("url", "") for s in steps if s.action == "navigate"), "")
+    parts = urlsplit(str(first))
+    if not (parts.scheme and parts.netloc):
+        return ""
+    return f"{parts.scheme}://{parts.netloc}{parts.path.rsplit('/', 1)[0]}"
 
 
 def _secret_if_password(step: ScenarioStep) -> ScenarioStep:

@@ -23,7 +23,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, file: str, owner: str, **options: Any) -> None:
         data = read_scenario_file(file)
-        user = _owner(owner)
+        user = owner_named(owner)
         try:
             scenario = services.scenario_import(owner=user, data=data)
         except ScenarioInvalid as exc:
@@ -50,14 +50,16 @@ def read_scenario_file(file: str) -> object:
         ) from None
 
 
-def _owner(username: str) -> Any:
+def owner_named(username: str) -> Any:
+    """The user ``username``, or the only admin when no name is given (CommandError, exit
+    status 3, otherwise)."""
     users = get_user_model()
     if username:
         user = users.objects.filter(username=username).first()
         if user is None:
-            raise CommandError(f"no user {username!r}")
+            raise CommandError(f"no user {username!r}", returncode=3)
         return user
     admins = list(users.objects.filter(is_superuser=True)[:2])
     if len(admins) != 1:
-        raise CommandError("say whose scenario it is: --owner USERNAME")
+        raise CommandError("say whose scenario it is: --owner USERNAME", returncode=3)
     return admins[0]
