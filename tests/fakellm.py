@@ -1,12 +1,21 @@
-"""A scripted OpenAI-compatible server on 127.0.0.1: the one fake the project allows.
+"""A scripted LLM server on 127.0.0.1: the one fake the project allows.
 
-Tests run the real HTTP client against it over loopback.  Each POST to
-``/v1/chat/completions`` takes the next scripted reply from a FIFO queue: a ``str`` is
-streamed the way OpenAI streams (``chat.completion.chunk`` events of about 8 characters,
-a ``finish_reason`` chunk, a usage chunk when asked for, ``data: [DONE]``); a
-:class:`Reply` scripts errors, stalls, delays, plain JSON answers and raw SSE bodies.  An
-empty queue answers HTTP 500 "no scripted reply left", so a test that runs out of script
-fails loudly instead of hanging.
+Tests run the real HTTP client against it over loopback.  It speaks two protocols from
+one FIFO queue of scripted replies:
+
+- OpenAI's: ``POST /v1/chat/completions`` (``base_url`` ends in ``/v1``).  A ``str`` is
+  streamed the way OpenAI streams (``chat.completion.chunk`` events of about 8
+  characters, a ``finish_reason`` chunk, a usage chunk when asked for, ``data: [DONE]``).
+- Anthropic's: ``POST /v1/messages`` (use ``root_url``).  A ``str`` is streamed as
+  ``message_start``, one text block of ``text_delta`` pieces, ``message_delta`` with the
+  usage and ``message_stop``.
+
+A :class:`Reply` scripts tool calls (argument JSON streamed in several fragments), errors
+(with ``Retry-After``), stalls, dropped connections, error events mid-stream, delays,
+plain JSON answers and raw SSE bodies.  With ``reject_tools`` set the server answers
+HTTP 400 to any request that carries ``tools``, without using the script.  An empty queue
+answers HTTP 500 "no scripted reply left", so a test that runs out of script fails loudly
+instead of hanging.
 
 Standard library only: a ``ThreadingHTTPServer`` in a daemon thread speaking HTTP/1.1 with
 ``Connection: close``; streams carry no Content-Length and end when the socket closes.
@@ -20,7 +29,7 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -35,6 +44,13 @@ CHUNK_CHARS = 8
 # How often a stalled or delayed reply looks for stop() or a client hang-up.
 _POLL_S = 0.02
 
+OPENAI_PATH = "/v1/chat/completions"
+ANTHROPIC_PATH = "/v1/messages"
+
+# A tool call: the tool's name and its arguments, as a dict (sent as JSON) or as raw
+# argument text (to script arguments that are not valid JSON).
+ToolCall = tuple[str, dict[str, Any] | str]
+
 
 @dataclass(frozen=True)
 class Reply:
@@ -44,18 +60,26 @@ class Reply:
     status: int = 200  # non-200: a JSON error body whose message is ``text``
     stall_after_chars: int | None = None  # stream this much, then hold the socket open
     delay_s: float = 0  # before the first byte of the response
-    json_body: bool = False  # a non-streaming application/json chat.completion
+    json_body: bool = False  # a non-streaming JSON answer
     raw_sse: str | None = None  # sent verbatim as the text/event-stream body
+    tool_calls: Sequence[ToolCall] = ()  # after the text, in order
+    retry_after: float | str | None = None  # a Retry-After header on an error reply
+    drop_after_chars: int | None = None  # stream this much, then close mid-body
+    stream_error: str | None = None  # after the text: an error event of this type, then close
 
 
 class ScriptedLLMServer:
-    """Answers ``/v1/chat/completions`` from a script; records every request it receives."""
+    """Answers both LLM protocols from one script; records every request it receives."""
 
     def __init__(self) -> None:
-        self.base_url = ""
+        self.base_url = ""  # the OpenAI-style base URL, ending in /v1
+        self.root_url = ""  # the server's root, the Anthropic-style base URL
         self.requests: list[dict[str, Any]] = []
-        # Request headers with lower-cased names, one dict per chat completion request.
+        # Request headers with lower-cased names, one dict per request.
         self.headers: list[dict[str, str]] = []
+        self.paths: list[str] = []  # the path each request was posted to
+        # A server without tool support: requests with "tools" get HTTP 400.
+        self.reject_tools = False
         self._lock = threading.Lock()
         self._queue: deque[str | Reply] = deque()
         # Set by stop(): ends stalls and delays at once instead of leaving threads asleep.
@@ -69,7 +93,8 @@ class ScriptedLLMServer:
         httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         httpd.daemon_threads = True
         self._httpd = httpd
-        self.base_url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+        self.root_url = f"http://127.0.0.1:{httpd.server_address[1]}"
+        self.base_url = f"{self.root_url}/v1"
         self._thread = threading.Thread(
             target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
@@ -96,16 +121,19 @@ class ScriptedLLMServer:
         with self._lock:
             return len(self._queue)
 
-    def _record(self, body: dict[str, Any], headers: dict[str, str]) -> str | Reply | None:
+    def _record(self, body: Any, headers: dict[str, str], path: str) -> str | Reply | None:
         with self._lock:
             self.requests.append(body)
             self.headers.append(headers)
+            self.paths.append(path)
             self._counter += 1
+            if self.reject_tools and isinstance(body, dict) and "tools" in body:
+                return Reply(status=400, text=f"{FAKE_MODEL} does not support tools")
             return self._queue.popleft() if self._queue else None
 
     def _next_id(self) -> str:
         with self._lock:
-            return f"chatcmpl-fake-{self._counter}"
+            return f"fake-{self._counter}"
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -133,75 +161,223 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
-        if self.path.rstrip("/") != "/v1/chat/completions":
+        path = self.path.rstrip("/")
+        if path not in (OPENAI_PATH, ANTHROPIC_PATH):
             self._send_error(404, f"no route for POST {self.path}")
             return
+        anthropic = path == ANTHROPIC_PATH
         try:
             body = json.loads(raw or b"null")
         except ValueError:
             body = {"_unparsed": raw.decode("utf-8", errors="replace")}
         headers = {name.lower(): value for name, value in self.headers.items()}
-        reply = self.llm._record(body, headers)
+        reply = self.llm._record(body, headers, path)
         if reply is None:
-            self._send_error(500, "no scripted reply left")
+            self._send_error(500, "no scripted reply left", anthropic=anthropic)
             return
         if isinstance(reply, str):
             reply = Reply(text=reply)
         try:
-            self._answer(reply, body, len(raw))
+            self._answer(reply, body, len(raw), anthropic=anthropic)
         except (BrokenPipeError, ConnectionResetError):
             # The client gave up (budget, cancel); nothing left to answer.
             pass
 
-    def _answer(self, reply: Reply, body: Any, request_bytes: int) -> None:
+    def _answer(self, reply: Reply, body: Any, request_bytes: int, *, anthropic: bool) -> None:
         if reply.delay_s and self.llm._stopped.wait(reply.delay_s):
             return
         if reply.status != 200:
-            self._send_error(reply.status, reply.text or f"scripted HTTP {reply.status}")
+            self._send_error(
+                reply.status,
+                reply.text or f"scripted HTTP {reply.status}",
+                anthropic=anthropic,
+                retry_after=reply.retry_after,
+            )
             return
         model = body.get("model", FAKE_MODEL) if isinstance(body, dict) else FAKE_MODEL
         prompt_tokens = max(1, request_bytes // 4)
         if reply.json_body:
-            self._send_json(200, self._completion(reply.text, model, prompt_tokens))
+            build = self._message if anthropic else self._completion
+            self._send_json(200, build(reply, model, prompt_tokens))
             return
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Connection", "close")
-        self.end_headers()
         if reply.raw_sse is not None:
+            self._start_stream()
             self._write(reply.raw_sse)
             return
-        self._stream(reply, model, prompt_tokens, body)
-
-    def _stream(self, reply: Reply, model: str, prompt_tokens: int, body: Any) -> None:
-        cid = self.llm._next_id()
-        text = reply.text
-        if reply.stall_after_chars is not None:
-            text = text[: reply.stall_after_chars]
-        # OpenAI opens with the role and empty content; clients must not emit that as a token.
-        self._event(self._chunk(cid, model, {"role": "assistant", "content": ""}, None))
-        pieces = [text[i : i + CHUNK_CHARS] for i in range(0, len(text), CHUNK_CHARS)]
-        for piece in pieces:
-            self._event(self._chunk(cid, model, {"content": piece}, None))
+        cut = reply.stall_after_chars
+        if reply.drop_after_chars is not None:
+            cut = reply.drop_after_chars
+        text = reply.text if cut is None else reply.text[:cut]
+        calls = reply.tool_calls if cut is None else ()
+        events = self._anthropic_events if anthropic else self._openai_events
+        head, middle, tail = events(text, calls, model, prompt_tokens, body)
+        if reply.drop_after_chars is not None:
+            # Promise more body than is sent, then close: the client sees a broken stream.
+            payload = "".join(head).encode("utf-8")
+            self._start_stream(content_length=len(payload) + 1024)
+            self.wfile.write(payload)
+            self.wfile.flush()
+            return
+        self._start_stream()
+        for event in head:
+            self._write(event)
         if reply.stall_after_chars is not None:
             self._hold_open()
             return
-        self._event(self._chunk(cid, model, {}, "stop"))
+        for event in middle:
+            self._write(event)
+        if reply.stream_error is not None:
+            self._write(_error_event(reply.stream_error, anthropic=anthropic))
+            return
+        for event in tail:
+            self._write(event)
+
+    def _openai_events(
+        self,
+        text: str,
+        calls: Sequence[ToolCall],
+        model: str,
+        prompt_tokens: int,
+        body: Any,
+    ) -> tuple[list[str], list[str], list[str]]:
+        """The stream as (opening and text, tool calls, finish) event lists."""
+        cid = f"chatcmpl-{self.llm._next_id()}"
+        # OpenAI opens with the role and empty content; clients must not emit that as a token.
+        head = [_sse(_chunk(cid, model, {"role": "assistant", "content": ""}, None))]
+        pieces = _pieces(text)
+        head += [_sse(_chunk(cid, model, {"content": piece}, None)) for piece in pieces]
+        middle: list[str] = []
+        fragments = 0
+        for index, (name, args) in enumerate(calls):
+            opening = {
+                "index": index,
+                "id": f"call_{cid}_{index}",
+                "type": "function",
+                "function": {"name": name, "arguments": ""},
+            }
+            middle.append(_sse(_chunk(cid, model, {"tool_calls": [opening]}, None)))
+            for fragment in _pieces(_arguments_text(args)):
+                fragments += 1
+                part = {"index": index, "function": {"arguments": fragment}}
+                middle.append(_sse(_chunk(cid, model, {"tool_calls": [part]}, None)))
+        tail = [_sse(_chunk(cid, model, {}, "tool_calls" if calls else "stop"))]
         options = body.get("stream_options") if isinstance(body, dict) else None
         if isinstance(options, dict) and options.get("include_usage"):
-            usage = _usage(prompt_tokens, len(pieces))
-            self._event(
-                {
-                    "id": cid,
-                    "object": "chat.completion.chunk",
-                    "created": int(time.time()),
-                    "model": model,
-                    "choices": [],
-                    "usage": usage,
-                }
+            usage = _usage(prompt_tokens, len(pieces) + fragments)
+            tail.append(
+                _sse(
+                    {
+                        "id": cid,
+                        "object": "chat.completion.chunk",
+                        "created": int(time.time()),
+                        "model": model,
+                        "choices": [],
+                        "usage": usage,
+                    }
+                )
             )
-        self._write("data: [DONE]\n\n")
+        tail.append("data: [DONE]\n\n")
+        return head, middle, tail
+
+    def _anthropic_events(
+        self,
+        text: str,
+        calls: Sequence[ToolCall],
+        model: str,
+        prompt_tokens: int,
+        body: Any,
+    ) -> tuple[list[str], list[str], list[str]]:
+        """The stream as (start and text, rest of the blocks, finish) event lists."""
+        mid = f"msg_{self.llm._next_id()}"
+        start = {
+            "type": "message_start",
+            "message": {
+                "id": mid,
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": {"input_tokens": prompt_tokens, "output_tokens": 1},
+            },
+        }
+        head = [_named_sse("message_start", start)]
+        middle: list[str] = []
+        pieces = _pieces(text)
+        index = 0
+        if text:
+            head.append(
+                _named_sse(
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": 0,
+                        "content_block": {"type": "text", "text": ""},
+                    },
+                )
+            )
+            head.append(_named_sse("ping", {"type": "ping"}))
+            head += [
+                _named_sse(
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": 0,
+                        "delta": {"type": "text_delta", "text": piece},
+                    },
+                )
+                for piece in pieces
+            ]
+            middle.append(_block_stop(0))
+            index = 1
+        fragments = 0
+        for n, (name, args) in enumerate(calls, start=index):
+            block = {"type": "tool_use", "id": f"toolu_{mid}_{n}", "name": name, "input": {}}
+            middle.append(
+                _named_sse(
+                    "content_block_start",
+                    {"type": "content_block_start", "index": n, "content_block": block},
+                )
+            )
+            # Anthropic opens each tool input with an empty fragment.
+            for fragment in ["", *_pieces(_arguments_text(args))]:
+                fragments += 1 if fragment else 0
+                middle.append(
+                    _named_sse(
+                        "content_block_delta",
+                        {
+                            "type": "content_block_delta",
+                            "index": n,
+                            "delta": {"type": "input_json_delta", "partial_json": fragment},
+                        },
+                    )
+                )
+            middle.append(_block_stop(n))
+        tail = [
+            _named_sse(
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {
+                        "stop_reason": "tool_use" if calls else "end_turn",
+                        "stop_sequence": None,
+                    },
+                    "usage": {"output_tokens": len(pieces) + fragments},
+                },
+            ),
+            _named_sse("message_stop", {"type": "message_stop"}),
+        ]
+        return head, middle, tail
+
+    def _start_stream(self, *, content_length: int | None = None) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        if content_length is not None:
+            self.send_header("Content-Length", str(content_length))
+        self.send_header("Connection", "close")
+        self.end_headers()
 
     def _hold_open(self) -> None:
         """Send nothing until stop() or until the client hangs up (its socket reads EOF)."""
@@ -215,54 +391,140 @@ class _Handler(BaseHTTPRequestHandler):
                 except OSError:
                     return
 
-    def _completion(self, text: str, model: str, prompt_tokens: int) -> dict[str, Any]:
+    def _completion(self, reply: Reply, model: str, prompt_tokens: int) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": reply.text}
+        if reply.tool_calls:
+            message["content"] = reply.text or None
+            message["tool_calls"] = [
+                {
+                    "id": f"call_{n}",
+                    "type": "function",
+                    "function": {"name": name, "arguments": _arguments_text(args)},
+                }
+                for n, (name, args) in enumerate(reply.tool_calls)
+            ]
         return {
-            "id": self.llm._next_id(),
+            "id": f"chatcmpl-{self.llm._next_id()}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": model,
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": text},
-                    "finish_reason": "stop",
+                    "message": message,
+                    "finish_reason": "tool_calls" if reply.tool_calls else "stop",
                 }
             ],
-            "usage": _usage(prompt_tokens, max(1, len(text) // CHUNK_CHARS)),
+            "usage": _usage(prompt_tokens, max(1, len(reply.text) // CHUNK_CHARS)),
         }
 
-    @staticmethod
-    def _chunk(cid: str, model: str, delta: dict[str, str], finish: str | None) -> dict[str, Any]:
+    def _message(self, reply: Reply, model: str, prompt_tokens: int) -> dict[str, Any]:
+        content: list[dict[str, Any]] = []
+        if reply.text:
+            content.append({"type": "text", "text": reply.text})
+        for n, (name, args) in enumerate(reply.tool_calls):
+            # The API only ever sends an object here; raw text is kept under "raw".
+            given = args if isinstance(args, dict) else {"raw": args}
+            content.append({"type": "tool_use", "id": f"toolu_{n}", "name": name, "input": given})
         return {
-            "id": cid,
-            "object": "chat.completion.chunk",
-            "created": int(time.time()),
+            "id": f"msg_{self.llm._next_id()}",
+            "type": "message",
+            "role": "assistant",
             "model": model,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            "content": content,
+            "stop_reason": "tool_use" if reply.tool_calls else "end_turn",
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": prompt_tokens,
+                "output_tokens": max(1, len(reply.text) // CHUNK_CHARS),
+            },
         }
-
-    def _event(self, data: dict[str, Any]) -> None:
-        self._write(f"data: {json.dumps(data)}\n\n")
 
     def _write(self, text: str) -> None:
         self.wfile.write(text.encode("utf-8"))
         self.wfile.flush()
 
-    def _send_json(self, status: int, data: dict[str, Any]) -> None:
+    def _send_json(
+        self, status: int, data: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> None:
         payload = json.dumps(data).encode("utf-8")
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(payload)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(payload)
         self.wfile.flush()
 
-    def _send_error(self, status: int, message: str) -> None:
-        kind = "rate_limit_error" if status == 429 else "server_error" if status >= 500 else ""
-        self._send_json(
-            status, {"error": {"message": message, "type": kind or "invalid_request_error"}}
-        )
+    def _send_error(
+        self,
+        status: int,
+        message: str,
+        *,
+        anthropic: bool = False,
+        retry_after: float | str | None = None,
+    ) -> None:
+        headers = {} if retry_after is None else {"Retry-After": str(retry_after)}
+        if anthropic:
+            kind = _ANTHROPIC_ERROR_TYPES.get(status) or (
+                "api_error" if status >= 500 else "invalid_request_error"
+            )
+            body = {"type": "error", "error": {"type": kind, "message": message}}
+        else:
+            kind = "rate_limit_error" if status == 429 else "server_error" if status >= 500 else ""
+            body = {"error": {"message": message, "type": kind or "invalid_request_error"}}
+        self._send_json(status, body, headers)
+
+
+_ANTHROPIC_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+
+
+def _pieces(text: str) -> list[str]:
+    return [text[i : i + CHUNK_CHARS] for i in range(0, len(text), CHUNK_CHARS)]
+
+
+def _arguments_text(args: dict[str, Any] | str) -> str:
+    return args if isinstance(args, str) else json.dumps(args)
+
+
+def _chunk(cid: str, model: str, delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
+    return {
+        "id": cid,
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+
+
+def _sse(data: dict[str, Any]) -> str:
+    return f"data: {json.dumps(data)}\n\n"
+
+
+def _named_sse(event: str, data: dict[str, Any]) -> str:
+    return f"event: {event}\ndata: {json.dumps(data)}\n\n"
+
+
+def _block_stop(index: int) -> str:
+    return _named_sse("content_block_stop", {"type": "content_block_stop", "index": index})
+
+
+def _error_event(kind: str, *, anthropic: bool) -> str:
+    error = {"type": kind, "message": f"scripted {kind}"}
+    if anthropic:
+        return _named_sse("error", {"type": "error", "error": error})
+    return _sse({"error": error})
 
 
 def _usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:

@@ -3,6 +3,8 @@
 A planner gets the whole round context and answers with text in which actions are written
 as ``<action>{"action": "click", "ref": "e5"}</action>`` tags.  LLM planners send
 ``request.messages`` to a model; the rule planner reads ``request.task`` and the snapshot.
+``request.actions`` are the actions offered this round, for planners that send them to
+the model as native tools (the calls come back as the same tags).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from automation.browser.actions import ActionSpec
 from automation.browser.snapshot import Snapshot
 from automation.budget import Budget
 
@@ -49,6 +52,7 @@ class PlannerRequest:
     snapshot: Snapshot | None = None
     last_outcomes: list[ActionOutcome] = field(default_factory=list)
     replies: list[str] = field(default_factory=list)  # the person's replies since last round
+    actions: list[ActionSpec] = field(default_factory=list)  # the actions offered this round
 
 
 @dataclass(frozen=True)

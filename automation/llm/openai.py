@@ -5,14 +5,20 @@ streaming protocol: a POST with ``"stream": true`` answered by server-sent event
 ``data: {chunk}`` per event and ``data: [DONE]`` at the end.  Servers that ignore
 ``stream`` and answer one ``application/json`` completion are accepted too.
 
+When the round offers actions, they are sent as native ``tools`` (``native_tools``: True
+always, False never, None to try and stop after a server rejects them with HTTP 400).
+Tool calls come back as ``<action>`` tags appended to the reply text.
+
 Time comes only from the caller's :class:`~automation.budget.Budget`: the whole exchange
-(connect, headers, every streamed chunk, every ``on_token`` call) runs inside
-``budget.run()``, so a stalled stream ends when the budget does and the stop button ends it
-at once.  The httpx timeout is set from the same budget only as a backstop.
+(connect, headers, every streamed chunk, every ``on_token`` call, every wait between
+retries) runs inside ``budget.run()``, so a stalled stream ends when the budget does and
+the stop button ends it at once.  The httpx timeout is set from the same budget only as a
+backstop.
 
 Errors, all from :mod:`automation.errors`::
 
     LLMUnavailable      cannot connect, connection dropped, HTTP 429, HTTP 5xx
+                        (retried first, see automation.llm.retry)
     LLMResponseError    other HTTP 4xx, malformed stream or body, empty reply
     BudgetExceeded      the budget ran out (including an httpx timeout derived from it)
     Cancelled           the budget was cancelled
@@ -24,26 +30,32 @@ message (some servers echo the key they rejected).
 from __future__ import annotations
 
 import json
-import re
+import logging
+from contextlib import aclosing
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
 from automation.budget import Budget
-from automation.errors import BudgetExceeded, LLMResponseError, LLMUnavailable
+from automation.errors import LLMResponseError
 from automation.llm.base import OnToken, PlannerReply, PlannerRequest
+from automation.llm.http import Endpoint, display_url, sse_events
+from automation.llm.retry import DEFAULT_RETRIES, Attempt, Backoff, backoff_s, with_retries
+from automation.llm.tools import append_tags, call_tag, tool_definitions
 
 __all__ = ["OpenAICompatPlanner"]
 
-# Longest server text quoted in an error: enough to show the server's reason, short
-# enough to fit in a chat bubble and a log line.
-_EXCERPT_CHARS = 300
-# An error body can be a whole HTML page from a proxy; reading this much is enough to
-# build the excerpt and bounds the time spent on a response we are going to reject.
-_ERROR_BODY_READ_BYTES = 8192
+log = logging.getLogger("automation.llm")
 
 _USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
-_USERINFO_RE = re.compile(r"//[^/@]*@")
+
+
+@dataclass
+class _ToolCall:
+    id: str = ""
+    name: str = ""
+    arguments: str = ""  # JSON text, assembled from the streamed fragments
 
 
 class OpenAICompatPlanner:
@@ -59,18 +71,26 @@ class OpenAICompatPlanner:
         api_key: str = "",
         temperature: float = 0.0,
         max_tokens: int | None = None,
+        native_tools: bool | None = None,
+        retries: int = DEFAULT_RETRIES,
+        backoff: Backoff = backoff_s,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.temperature = temperature
         self.max_tokens = max_tokens
+        self.native_tools = native_tools
+        self.retries = retries
+        self._backoff = backoff
         # Kept private and out of __repr__ so it cannot leak into logs or tracebacks.
         self._api_key = api_key
-        self._transport = transport
-        self._client: httpx.AsyncClient | None = None
-        self._url = f"{self.base_url}/chat/completions"
-        self._display_url = _display_url(self.base_url)
+        # Auto mode only: False once this server has rejected a request with tools.
+        self._server_takes_tools = True
+        self._endpoint = Endpoint(
+            url=f"{self.base_url}/chat/completions", api_key=api_key, transport=transport
+        )
+        self._display_url = display_url(self.base_url)
 
     def __repr__(self) -> str:
         return f"<OpenAICompatPlanner {self.model} at {self._display_url}>"
@@ -78,6 +98,27 @@ class OpenAICompatPlanner:
     async def plan(
         self, request: PlannerRequest, *, budget: Budget, on_token: OnToken | None = None
     ) -> PlannerReply:
+        async def attempt(state: Attempt) -> PlannerReply:
+            return await self._attempt(request, state, budget, state.watch(on_token))
+
+        return await budget.run(
+            with_retries(attempt, budget=budget, retries=self.retries, backoff=self._backoff)
+        )
+
+    async def aclose(self) -> None:
+        await self._endpoint.aclose()
+
+    def _tools(self, request: PlannerRequest) -> list[dict[str, Any]]:
+        if not request.actions or self.native_tools is False:
+            return []
+        if self.native_tools is None and not self._server_takes_tools:
+            return []
+        return [
+            {"type": "function", "function": definition}
+            for definition in tool_definitions(request.actions)
+        ]
+
+    def _payload(self, request: PlannerRequest, tools: list[dict[str, Any]]) -> dict[str, Any]:
         payload: dict[str, Any] = {
             "model": self.model,
             "messages": [m.to_dict() for m in request.messages],
@@ -87,18 +128,10 @@ class OpenAICompatPlanner:
         }
         if self.max_tokens is not None:
             payload["max_tokens"] = self.max_tokens
-        return await budget.run(self._complete(payload, budget, on_token))
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            client, self._client = self._client, None
-            await client.aclose()
-
-    def _get_client(self) -> httpx.AsyncClient:
-        if self._client is None:
-            # timeout=None: every request passes its own timeout, taken from its budget.
-            self._client = httpx.AsyncClient(transport=self._transport, timeout=None)
-        return self._client
+        if tools:
+            payload["tools"] = tools
+            payload["tool_choice"] = "auto"
+        return payload
 
     def _headers(self) -> dict[str, str]:
         headers = {"Accept": "text/event-stream, application/json"}
@@ -106,178 +139,135 @@ class OpenAICompatPlanner:
             headers["Authorization"] = f"Bearer {self._api_key}"
         return headers
 
-    async def _complete(
-        self, payload: dict[str, Any], budget: Budget, on_token: OnToken | None
+    async def _attempt(
+        self, request: PlannerRequest, attempt: Attempt, budget: Budget, on_token: OnToken | None
     ) -> PlannerReply:
-        # budget.run() is the real deadline; this timeout only makes sure no socket
-        # operation can outlive the budget even if the task is never cancelled.
-        timeout = httpx.Timeout(budget.remaining_ms() / 1000)
-        try:
-            async with self._get_client().stream(
-                "POST", self._url, json=payload, headers=self._headers(), timeout=timeout
+        tools = self._tools(request)
+        refused = False
+        while True:
+            async with self._endpoint.post(
+                self._payload(request, tools), headers=self._headers(), budget=budget
             ) as response:
-                await self._check_status(response)
-                content_type = response.headers.get("content-type", "").lower()
-                if "json" in content_type:
+                status = response.status_code
+                if tools and self.native_tools is None and status == 400:
+                    # Servers without tool support reject the whole request; ask again
+                    # without tools, the actions are in the system prompt anyway.
+                    excerpt = await self._endpoint.excerpt(response)
+                    log.info("%s refused tools (%s); asking without", self._display_url, excerpt)
+                    tools, refused = [], True
+                    continue
+                if refused and status != 400:
+                    self._server_takes_tools = False
+                await self._endpoint.check_status(response, attempt)
+                if await self._endpoint.check_content_type(response):
                     return await self._read_json(response, on_token)
-                if content_type and "event-stream" not in content_type:
-                    excerpt = await self._excerpt(response)
-                    raise LLMResponseError(
-                        self._scrub(
-                            f"{self._display_url} answered with content type "
-                            f"{content_type!r}, not a chat completion: {excerpt}"
-                        )
-                    )
                 return await self._read_stream(response, on_token)
-        except httpx.TimeoutException as exc:
-            # The timeout was derived from the budget, so hitting it means the budget is
-            # spent, even if asyncio's clock has not quite caught up yet.
-            raise BudgetExceeded(
-                f"{budget.label} ran out of its {budget.timeout_ms:.0f} ms budget "
-                f"waiting for the LLM at {self._display_url}"
-            ) from exc
-        except httpx.DecodingError as exc:
-            raise LLMResponseError(
-                self._scrub(f"{self._display_url} sent a body that could not be decoded: {exc}")
-            ) from exc
-        except (httpx.TransportError, httpx.InvalidURL) as exc:
-            detail = str(exc) or type(exc).__name__
-            raise LLMUnavailable(
-                self._scrub(f"cannot reach the LLM at {self._display_url}: {detail}"),
-                hint="is the model server running and the base URL right?",
-            ) from exc
-
-    async def _check_status(self, response: httpx.Response) -> None:
-        status = response.status_code
-        if 200 <= status < 300:
-            return
-        excerpt = await self._excerpt(response)
-        message = self._scrub(f"{self._display_url} answered HTTP {status}: {excerpt}")
-        if status == 429 or status >= 500:
-            raise LLMUnavailable(message)
-        raise LLMResponseError(message)
-
-    async def _excerpt(self, response: httpx.Response) -> str:
-        """A short, one-line version of an error body, preferring the server's own message."""
-        body = bytearray()
-        async for chunk in response.aiter_bytes():
-            body.extend(chunk)
-            if len(body) >= _ERROR_BODY_READ_BYTES:
-                break
-        text = body.decode("utf-8", errors="replace")
-        try:
-            data = json.loads(text)
-        except ValueError:
-            data = None
-        if isinstance(data, dict):
-            error = data.get("error")
-            if isinstance(error, dict) and isinstance(error.get("message"), str):
-                text = error["message"]
-            elif isinstance(error, str):
-                text = error
-        text = " ".join(self._scrub(text).split())
-        if len(text) > _EXCERPT_CHARS:
-            text = text[: _EXCERPT_CHARS - 1] + "…"
-        return text or "(empty body)"
 
     async def _read_json(self, response: httpx.Response, on_token: OnToken | None) -> PlannerReply:
         raw = await response.aread()
-        data = self._parse_json(raw.decode("utf-8", errors="replace"), where="body")
+        data = self._endpoint.parse_json(raw.decode("utf-8", errors="replace"), where="body")
         choices = data.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise LLMResponseError(
-                self._scrub(f"{self._display_url} answered JSON without choices: {raw[:200]!r}")
+                self._endpoint.scrub(
+                    f"{self._display_url} answered JSON without choices: {raw[:200]!r}"
+                )
             )
         message = choices[0].get("message")
-        text = message.get("content") if isinstance(message, dict) else None
-        if not isinstance(text, str) or not text:
-            raise LLMResponseError("empty reply")
-        if on_token is not None:
+        message = message if isinstance(message, dict) else {}
+        text = message.get("content")
+        text = text if isinstance(text, str) else ""
+        calls: dict[int, _ToolCall] = {}
+        _merge_tool_calls(calls, message.get("tool_calls"))
+        if text and on_token is not None:
             # One piece for the whole reply, so the UI shows it the same way as a stream.
             await on_token(text)
-        return PlannerReply(text=text, usage=_usage(data.get("usage")))
+        return await _finish(text, calls, _usage(data.get("usage")), on_token)
 
     async def _read_stream(
         self, response: httpx.Response, on_token: OnToken | None
     ) -> PlannerReply:
         pieces: list[str] = []
+        calls: dict[int, _ToolCall] = {}
         usage: dict[str, int] = {}
-        # aiter_lines() reassembles lines split across network chunks; events follow the
-        # SSE rules: ``data:`` lines accumulate until a blank line dispatches them.
-        data_lines: list[str] = []
-        done = False
-        async for line in response.aiter_lines():
-            if line:
-                field, _, value = line.partition(":")
-                if field == "data":
-                    data_lines.append(value.removeprefix(" "))
-                # Comments (": keep-alive"), event:, id:, retry: carry nothing we need.
-                continue
-            if not data_lines:
-                continue
-            event, data_lines = "\n".join(data_lines), []
-            done = await self._handle_event(event, pieces, usage, on_token)
-            if done:
-                break
-        if data_lines and not done:
-            # A server that closes without the final blank line still sent a whole event.
-            await self._handle_event("\n".join(data_lines), pieces, usage, on_token)
-        text = "".join(pieces)
-        if not text:
-            raise LLMResponseError("empty reply")
-        return PlannerReply(text=text, usage=usage)
+        async with aclosing(sse_events(response)) as events:
+            async for event in events:
+                if event.data.strip() == "[DONE]":
+                    break
+                chunk = self._endpoint.parse_json(event.data, where="stream")
+                await self._apply_chunk(chunk, pieces, calls, usage, on_token)
+        return await _finish("".join(pieces), calls, usage, on_token)
 
-    async def _handle_event(
+    async def _apply_chunk(
         self,
-        event: str,
+        chunk: dict[str, Any],
         pieces: list[str],
+        calls: dict[int, _ToolCall],
         usage: dict[str, int],
         on_token: OnToken | None,
-    ) -> bool:
-        """Apply one SSE event; return True at ``[DONE]``."""
-        if event.strip() == "[DONE]":
-            return True
-        chunk = self._parse_json(event, where="stream")
+    ) -> None:
         if "error" in chunk:
             # vLLM and OpenAI report failures that happen after the headers this way.
             error = chunk["error"]
             detail = error.get("message") if isinstance(error, dict) else error
             raise LLMResponseError(
-                self._scrub(f"{self._display_url} reported an error mid-stream: {detail}")
+                self._endpoint.scrub(f"{self._display_url} reported an error mid-stream: {detail}")
             )
         chunk_usage = chunk.get("usage")
         if isinstance(chunk_usage, dict):
             usage.clear()
             usage.update(_usage(chunk_usage))
         choices = chunk.get("choices")
-        if isinstance(choices, list) and choices and isinstance(choices[0], dict):
-            delta = choices[0].get("delta")
-            piece = delta.get("content") if isinstance(delta, dict) else None
-            if isinstance(piece, str) and piece:
-                pieces.append(piece)
-                if on_token is not None:
-                    await on_token(piece)
-        return False
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            return
+        delta = choices[0].get("delta")
+        if not isinstance(delta, dict):
+            return
+        piece = delta.get("content")
+        if isinstance(piece, str) and piece:
+            pieces.append(piece)
+            if on_token is not None:
+                await on_token(piece)
+        # Tool-call fragments are not tokens: the whole call is shown once it is complete.
+        _merge_tool_calls(calls, delta.get("tool_calls"))
 
-    def _parse_json(self, text: str, *, where: str) -> dict[str, Any]:
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            raise LLMResponseError(
-                self._scrub(
-                    f"{self._display_url} sent malformed JSON in its {where}: {text[:200]!r}"
-                )
-            ) from exc
-        if not isinstance(data, dict):
-            raise LLMResponseError(
-                self._scrub(f"{self._display_url} sent a non-object in its {where}: {text[:200]!r}")
-            )
-        return data
 
-    def _scrub(self, text: str) -> str:
-        if self._api_key:
-            text = text.replace(self._api_key, "[api key]")
-        return text
+def _merge_tool_calls(calls: dict[int, _ToolCall], raw: object) -> None:
+    """Fold ``tool_calls`` items (whole, or streamed fragments keyed by index) into calls."""
+    if not isinstance(raw, list):
+        return
+    for item in raw:
+        if not isinstance(item, dict):
+            continue
+        ident = item.get("id") if isinstance(item.get("id"), str) else ""
+        index = item.get("index")
+        if not isinstance(index, int) or isinstance(index, bool):
+            # Without an index a call comes whole, or continues the one with its id.
+            same = [i for i, call in calls.items() if ident and call.id == ident]
+            index = same[0] if same else max(calls, default=-1) + 1
+        call = calls.setdefault(index, _ToolCall())
+        if ident:
+            call.id = ident
+        function = item.get("function")
+        if not isinstance(function, dict):
+            continue
+        name = function.get("name")
+        if isinstance(name, str) and name:
+            call.name = name
+        arguments = function.get("arguments")
+        if isinstance(arguments, str):
+            call.arguments += arguments
+        elif isinstance(arguments, dict):
+            call.arguments = json.dumps(arguments, ensure_ascii=False)
+
+
+async def _finish(
+    text: str, calls: dict[int, _ToolCall], usage: dict[str, int], on_token: OnToken | None
+) -> PlannerReply:
+    tags = [call_tag(calls[i].name, calls[i].arguments) for i in sorted(calls)]
+    if not text and not tags:
+        raise LLMResponseError("empty reply")
+    return PlannerReply(text=await append_tags(text, tags, on_token), usage=usage)
 
 
 def _usage(raw: object) -> dict[str, int]:
@@ -288,8 +278,3 @@ def _usage(raw: object) -> dict[str, int]:
     if "total_tokens" not in usage and {"prompt_tokens", "completion_tokens"} <= usage.keys():
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
     return usage
-
-
-def _display_url(url: str) -> str:
-    """The base URL without credentials or query, safe to show in messages."""
-    return _USERINFO_RE.sub("//", url.split("?", 1)[0], count=1)

@@ -9,10 +9,13 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
+from automation.agent.parser import parse_reply
+from automation.browser.actions import ACTIONS
 from automation.budget import Budget
 from automation.errors import BudgetExceeded, Cancelled, LLMResponseError, LLMUnavailable
 from automation.llm.base import ChatMessage, PlannerRequest
 from automation.llm.openai import OpenAICompatPlanner
+from automation.llm.tools import action_tag, call_tag, tool_definitions
 from tests import fakellm
 from tests.fakellm import CHUNK_CHARS, Reply, ScriptedLLMServer
 from tests.net import free_port
@@ -88,7 +91,9 @@ class _Sliced(httpx.AsyncByteStream):
 
 @pytest.fixture
 async def planner(llm_server: ScriptedLLMServer) -> AsyncIterator[OpenAICompatPlanner]:
-    p = OpenAICompatPlanner(base_url=llm_server.base_url, model="test-model")
+    # No retries: these tests are about one exchange; tests/automation/test_llm_retry.py
+    # covers retrying.
+    p = OpenAICompatPlanner(base_url=llm_server.base_url, model="test-model", retries=0)
     yield p
     await p.aclose()
 
@@ -279,7 +284,9 @@ async def test_error_excerpt_is_short_and_never_contains_the_key(
         Reply(status=401, text=f"Incorrect API key provided: {SECRET_KEY}"),
         Reply(status=503, text="overloaded " * 500),
     )
-    planner = OpenAICompatPlanner(base_url=llm_server.base_url, model="m", api_key=SECRET_KEY)
+    planner = OpenAICompatPlanner(
+        base_url=llm_server.base_url, model="m", api_key=SECRET_KEY, retries=0
+    )
     try:
         with pytest.raises(LLMResponseError) as rejected:
             await planner.plan(make_request(), budget=Budget(5000))
@@ -298,7 +305,7 @@ async def test_error_excerpt_is_short_and_never_contains_the_key(
 
 async def test_connection_refused_is_unavailable_and_names_the_url() -> None:
     base_url = f"http://127.0.0.1:{free_port()}/v1"
-    planner = OpenAICompatPlanner(base_url=base_url, model="m", api_key=SECRET_KEY)
+    planner = OpenAICompatPlanner(base_url=base_url, model="m", api_key=SECRET_KEY, retries=0)
     try:
         with pytest.raises(LLMUnavailable) as info:
             await planner.plan(make_request(), budget=Budget(5000))
@@ -413,3 +420,237 @@ async def test_planner_is_usable_again_after_aclose(
 
     assert (first.text, second.text) == ("first", "second")
     assert llm_server.pending == 0
+
+
+# Native tool calls
+
+
+def tool_request() -> PlannerRequest:
+    request = make_request()
+    request.actions = [ACTIONS["click"], ACTIONS["type"], ACTIONS["select_option"]]
+    return request
+
+
+def test_tool_definitions_describe_each_action_and_done() -> None:
+    tools = tool_definitions([ACTIONS["click"], ACTIONS["select_option"], ACTIONS["evaluate"]])
+
+    assert [t["name"] for t in tools] == ["click", "select_option", "evaluate", "done"]
+    click = tools[0]
+    assert click["description"] == ACTIONS["click"].description
+    assert click["parameters"]["type"] == "object"
+    assert click["parameters"]["required"] == ["ref"]
+    props = click["parameters"]["properties"]
+    assert props["ref"]["type"] == "string" and props["ref"]["description"]
+    assert props["button"]["type"] == "string"
+    assert props["modifiers"]["type"] == "array"
+    # Every action accepts timeout_ms, so extra properties must stay allowed.
+    assert props["timeout_ms"]["type"] == "integer"
+    assert "additionalProperties" not in click["parameters"]
+    assert tools[1]["parameters"]["properties"]["values"]["type"] == ["string", "array"]
+    assert "type" not in tools[2]["parameters"]["properties"]["arg"]  # any JSON value
+    done = tools[-1]
+    assert done["parameters"]["required"] == ["summary"]
+    assert done["parameters"]["properties"]["summary"]["type"] == "string"
+    assert "required" not in tool_definitions([ACTIONS["back"]])[0]["parameters"]
+
+
+def test_action_tag_puts_the_name_first_and_keeps_unicode() -> None:
+    tag = action_tag("type", {"text": "Grüße", "action": "ignored", "ref": "e5"})
+
+    assert tag == '<action>{"action": "type", "text": "Grüße", "ref": "e5"}</action>'
+    assert call_tag("click", '{"ref": "e5"') == '<action>{"ref": "e5"</action>'
+    assert call_tag("back", "") == '<action>{"action": "back"}</action>'
+
+
+async def test_streamed_tool_calls_become_tags_the_parser_accepts(
+    planner: OpenAICompatPlanner,
+    llm_server: ScriptedLLMServer,
+) -> None:
+    calls = [
+        ("type", {"ref": "e5", "text": "Ada Lovelace, Grüße", "submit": True}),
+        ("click", {"ref": "e7"}),
+        ("done", {"summary": "signed up"}),
+    ]
+    llm_server.script(Reply(text="Filling in the form.", tool_calls=calls))
+    sink = TokenSink()
+
+    reply = await planner.plan(tool_request(), budget=Budget(5000), on_token=sink)
+
+    sent = llm_server.requests[0]
+    assert [t["function"]["name"] for t in sent["tools"]] == [
+        "click",
+        "type",
+        "select_option",
+        "done",
+    ]
+    assert all(t["type"] == "function" for t in sent["tools"])
+    assert sent["tool_choice"] == "auto"
+    parsed = parse_reply(reply.text)
+    assert not parsed.errors
+    assert [(a.name, a.args) for a in parsed.actions] == [
+        ("type", {"ref": "e5", "text": "Ada Lovelace, Grüße", "submit": True}),
+        ("click", {"ref": "e7"}),
+        ("done", {"summary": "signed up"}),
+    ]
+    assert parsed.prose == "Filling in the form."
+    # Text streams in pieces; each call is shown once, whole, never as fragments.
+    text_pieces = [p for p in sink.pieces if "<action>" not in p]
+    assert "".join(text_pieces) == "Filling in the form."
+    assert [p.strip() for p in sink.pieces if "<action>" in p] == [
+        action_tag(name, args) for name, args in calls
+    ]
+    assert "".join(sink.pieces) == reply.text
+    # The server counted the argument fragments as completion tokens.
+    assert reply.usage["completion_tokens"] > -(-len("Filling in the form.") // CHUNK_CHARS)
+
+
+async def test_tool_calls_without_text_are_a_reply(
+    planner: OpenAICompatPlanner,
+    llm_server: ScriptedLLMServer,
+) -> None:
+    llm_server.script(Reply(tool_calls=[("click", {"ref": "e5"})]))
+
+    reply = await planner.plan(tool_request(), budget=Budget(5000))
+
+    assert reply.text == '<action>{"action": "click", "ref": "e5"}</action>'
+
+
+async def test_invalid_tool_arguments_become_a_parse_error_not_a_crash(
+    planner: OpenAICompatPlanner,
+    llm_server: ScriptedLLMServer,
+) -> None:
+    llm_server.script(
+        Reply(
+            tool_calls=[("click", '{"ref": "e5", '), ("click", "[1, 2]"), ("click", {"ref": "e6"})]
+        )
+    )
+
+    reply = await planner.plan(tool_request(), budget=Budget(5000))
+
+    parsed = parse_reply(reply.text)
+    assert [(a.name, a.args) for a in parsed.actions] == [("click", {"ref": "e6"})]
+    assert [e.code for e in parsed.errors] == ["action_invalid", "action_invalid"]
+    assert "not valid JSON" in parsed.errors[0].message
+    assert "expected a JSON object" in parsed.errors[1].message
+
+
+async def test_non_streamed_tool_calls_become_tags(
+    planner: OpenAICompatPlanner,
+    llm_server: ScriptedLLMServer,
+) -> None:
+    llm_server.script(
+        Reply(
+            text="Two steps.",
+            json_body=True,
+            tool_calls=[("fill", {"ref": "e3", "value": "Ada"}), ("click", {"ref": "e4"})],
+        )
+    )
+    sink = TokenSink()
+
+    reply = await planner.plan(tool_request(), budget=Budget(5000), on_token=sink)
+
+    parsed = parse_reply(reply.text)
+    assert [(a.name, a.args) for a in parsed.actions] == [
+        ("fill", {"ref": "e3", "value": "Ada"}),
+        ("click", {"ref": "e4"}),
+    ]
+    assert parsed.prose == "Two steps."
+    assert "".join(sink.pieces) == reply.text
+
+
+async def test_auto_mode_asks_again_without_tools_after_a_400_and_remembers(
+    planner: OpenAICompatPlanner,
+    llm_server: ScriptedLLMServer,
+) -> None:
+    llm_server.reject_tools = True
+    llm_server.script(REPLY_TEXT, "second round")
+
+    first = await planner.plan(tool_request(), budget=Budget(5000))
+    second = await planner.plan(tool_request(), budget=Budget(5000))
+
+    assert (first.text, second.text) == (REPLY_TEXT, "second round")
+    with_tools, without, later = llm_server.requests
+    assert "tools" in with_tools and "tool_choice" in with_tools
+    assert "tools" not in without and "tool_choice" not in without
+    assert without["messages"] == with_tools["messages"]
+    assert "tools" not in later
+
+
+async def test_a_400_that_is_not_about_tools_is_not_remembered(
+    planner: OpenAICompatPlanner,
+    llm_server: ScriptedLLMServer,
+) -> None:
+    llm_server.script(
+        Reply(status=400, text="context too long"),
+        Reply(status=400, text="context too long"),
+        "fine now",
+    )
+
+    with pytest.raises(LLMResponseError) as info:
+        await planner.plan(tool_request(), budget=Budget(5000))
+    reply = await planner.plan(tool_request(), budget=Budget(5000))
+
+    assert "context too long" in info.value.message
+    assert reply.text == "fine now"
+    assert ["tools" in r for r in llm_server.requests] == [True, False, True]
+
+
+async def test_native_tools_true_never_falls_back(
+    llm_server: ScriptedLLMServer,
+) -> None:
+    llm_server.reject_tools = True
+    llm_server.script("unused")
+    planner = OpenAICompatPlanner(
+        base_url=llm_server.base_url, model="m", native_tools=True, retries=0
+    )
+    try:
+        with pytest.raises(LLMResponseError) as info:
+            await planner.plan(tool_request(), budget=Budget(5000))
+    finally:
+        await planner.aclose()
+
+    assert "400" in info.value.message and "does not support tools" in info.value.message
+    assert len(llm_server.requests) == 1
+    assert llm_server.pending == 1
+
+
+async def test_native_tools_false_sends_no_tools(
+    llm_server: ScriptedLLMServer,
+) -> None:
+    llm_server.script(REPLY_TEXT)
+    planner = OpenAICompatPlanner(base_url=llm_server.base_url, model="m", native_tools=False)
+    try:
+        reply = await planner.plan(tool_request(), budget=Budget(5000))
+    finally:
+        await planner.aclose()
+
+    assert reply.text == REPLY_TEXT
+    assert "tools" not in llm_server.requests[0]
+    assert "tool_choice" not in llm_server.requests[0]
+
+
+async def test_a_round_without_actions_sends_no_tools(
+    planner: OpenAICompatPlanner,
+    llm_server: ScriptedLLMServer,
+) -> None:
+    llm_server.script("ok")
+
+    await planner.plan(make_request(), budget=Budget(5000))
+
+    assert "tools" not in llm_server.requests[0]
+
+
+async def test_tool_call_fragments_split_across_network_chunks(
+    llm_server: ScriptedLLMServer,
+) -> None:
+    llm_server.script(Reply(tool_calls=[("type", {"ref": "e5", "text": "Größe ✓ " * 4})]))
+    planner = OpenAICompatPlanner(
+        base_url=llm_server.base_url, model="m", transport=RechunkingTransport(slice_bytes=5)
+    )
+    try:
+        reply = await planner.plan(tool_request(), budget=Budget(5000))
+    finally:
+        await planner.aclose()
+
+    (action,) = parse_reply(reply.text).actions
+    assert action.args == {"ref": "e5", "text": "Größe ✓ " * 4}

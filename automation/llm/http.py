@@ -1,0 +1,207 @@
+"""HTTP plumbing the LLM providers share: one endpoint, its error mapping, its SSE stream.
+
+An :class:`Endpoint` posts JSON with a timeout taken from the caller's budget and turns
+every failure into the engine's errors::
+
+    LLMUnavailable      cannot connect, connection dropped, HTTP 429, HTTP 5xx (529 too)
+    LLMResponseError    other HTTP 4xx, a body that can't be decoded or parsed
+    BudgetExceeded      an httpx timeout (it was derived from the budget)
+
+The API key is scrubbed from every message it builds (some servers echo the key they
+rejected), and URLs are shown without credentials or query.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from automation.budget import Budget
+from automation.errors import BudgetExceeded, LLMResponseError, LLMUnavailable
+from automation.llm.retry import Attempt, retry_after_s
+
+__all__ = ["Endpoint", "SSEvent", "display_url", "sse_events"]
+
+# Longest server text quoted in an error: enough to show the server's reason, short
+# enough to fit in a chat bubble and a log line.
+EXCERPT_CHARS = 300
+# An error body can be a whole HTML page from a proxy; reading this much is enough to
+# build the excerpt and bounds the time spent on a response we are going to reject.
+ERROR_BODY_READ_BYTES = 8192
+
+_USERINFO_RE = re.compile(r"//[^/@]*@")
+
+
+@dataclass(frozen=True)
+class SSEvent:
+    event: str  # the ``event:`` field, "message" when the server sent none
+    data: str
+
+
+async def sse_events(response: httpx.Response) -> AsyncIterator[SSEvent]:
+    """The server-sent events of a response body.
+
+    ``aiter_lines()`` reassembles lines split across network chunks; ``data:`` lines
+    accumulate until a blank line dispatches them.  Comments (``: keep-alive``), ``id:``
+    and ``retry:`` carry nothing we need.
+    """
+    name = ""
+    data_lines: list[str] = []
+    async for line in response.aiter_lines():
+        if line:
+            field, _, value = line.partition(":")
+            value = value.removeprefix(" ")
+            if field == "data":
+                data_lines.append(value)
+            elif field == "event":
+                name = value
+            continue
+        if data_lines:
+            yield SSEvent(name or "message", "\n".join(data_lines))
+        name, data_lines = "", []
+    if data_lines:
+        # A server that closes without the final blank line still sent a whole event.
+        yield SSEvent(name or "message", "\n".join(data_lines))
+
+
+class Endpoint:
+    """One provider URL: a lazily made client, budget-bound requests, scrubbed errors."""
+
+    def __init__(
+        self,
+        *,
+        url: str,
+        api_key: str = "",
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.url = url
+        self.display_url = display_url(url)
+        # Kept private so it cannot leak into reprs, logs or tracebacks.
+        self._api_key = api_key
+        self._transport = transport
+        self._client: httpx.AsyncClient | None = None
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.aclose()
+
+    def _get_client(self) -> httpx.AsyncClient:
+        if self._client is None:
+            # timeout=None: every request passes its own timeout, taken from its budget.
+            self._client = httpx.AsyncClient(transport=self._transport, timeout=None)
+        return self._client
+
+    @asynccontextmanager
+    async def post(
+        self, payload: dict[str, Any], *, headers: Mapping[str, str], budget: Budget
+    ) -> AsyncIterator[httpx.Response]:
+        """POST ``payload`` and yield the streaming response; httpx errors raised while
+        the caller reads it are mapped too."""
+        # budget.run() around the caller is the real deadline; this timeout only makes
+        # sure no socket operation can outlive the budget even if the task is never
+        # cancelled.
+        timeout = httpx.Timeout(budget.remaining_ms() / 1000)
+        try:
+            async with self._get_client().stream(
+                "POST", self.url, json=payload, headers=dict(headers), timeout=timeout
+            ) as response:
+                yield response
+        except httpx.TimeoutException as exc:
+            # The timeout was derived from the budget, so hitting it means the budget is
+            # spent, even if asyncio's clock has not quite caught up yet.
+            raise BudgetExceeded(
+                f"{budget.label} ran out of its {budget.timeout_ms:.0f} ms budget "
+                f"waiting for the LLM at {self.display_url}"
+            ) from exc
+        except httpx.DecodingError as exc:
+            raise LLMResponseError(
+                self.scrub(f"{self.display_url} sent a body that could not be decoded: {exc}")
+            ) from exc
+        except (httpx.TransportError, httpx.InvalidURL) as exc:
+            detail = str(exc) or type(exc).__name__
+            raise LLMUnavailable(
+                self.scrub(f"cannot reach the LLM at {self.display_url}: {detail}"),
+                hint="is the model server running and the base URL right?",
+            ) from exc
+
+    async def check_status(self, response: httpx.Response, attempt: Attempt) -> None:
+        """Raise for a non-2xx answer; note the server's ``Retry-After`` on the attempt."""
+        status = response.status_code
+        if 200 <= status < 300:
+            return
+        excerpt = await self.excerpt(response)
+        message = self.scrub(f"{self.display_url} answered HTTP {status}: {excerpt}")
+        if status == 429 or status >= 500:
+            attempt.retry_after_s = retry_after_s(response.headers.get("retry-after"))
+            raise LLMUnavailable(message)
+        raise LLMResponseError(message)
+
+    async def check_content_type(self, response: httpx.Response) -> bool:
+        """True for a JSON body, False for an event stream; raise for anything else."""
+        content_type = response.headers.get("content-type", "").lower()
+        if "json" in content_type:
+            return True
+        if content_type and "event-stream" not in content_type:
+            excerpt = await self.excerpt(response)
+            raise LLMResponseError(
+                self.scrub(
+                    f"{self.display_url} answered with content type {content_type!r}, "
+                    f"not a model reply: {excerpt}"
+                )
+            )
+        return False
+
+    async def excerpt(self, response: httpx.Response) -> str:
+        """A short, one-line version of an error body, preferring the server's own message."""
+        body = bytearray()
+        async for chunk in response.aiter_bytes():
+            body.extend(chunk)
+            if len(body) >= ERROR_BODY_READ_BYTES:
+                break
+        text = body.decode("utf-8", errors="replace")
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        if isinstance(data, dict):
+            # OpenAI: {"error": {"message"}}; Anthropic: {"type": "error", "error": {...}}.
+            error = data.get("error")
+            if isinstance(error, dict) and isinstance(error.get("message"), str):
+                text = error["message"]
+            elif isinstance(error, str):
+                text = error
+        text = " ".join(self.scrub(text).split())
+        if len(text) > EXCERPT_CHARS:
+            text = text[: EXCERPT_CHARS - 1] + "…"
+        return text or "(empty body)"
+
+    def parse_json(self, text: str, *, where: str) -> dict[str, Any]:
+        """A JSON object from the server, or LLMResponseError naming ``where`` it was."""
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise LLMResponseError(
+                self.scrub(f"{self.display_url} sent malformed JSON in its {where}: {text[:200]!r}")
+            ) from exc
+        if not isinstance(data, dict):
+            raise LLMResponseError(
+                self.scrub(f"{self.display_url} sent a non-object in its {where}: {text[:200]!r}")
+            )
+        return data
+
+    def scrub(self, text: str) -> str:
+        if self._api_key:
+            text = text.replace(self._api_key, "[api key]")
+        return text
+
+
+def display_url(url: str) -> str:
+    """A URL without credentials or query, safe to show in messages."""
+    return _USERINFO_RE.sub("//", url.split("?", 1)[0], count=1)

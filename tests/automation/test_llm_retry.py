@@ -1,0 +1,299 @@
+"""Retries of both planners against the scripted server, and the backoff they wait."""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import random
+import time
+
+import pytest
+
+from automation.budget import Budget
+from automation.errors import BudgetExceeded, Cancelled, LLMResponseError, LLMUnavailable
+from automation.llm.anthropic import AnthropicPlanner
+from automation.llm.base import ChatMessage, PlannerRequest
+from automation.llm.openai import OpenAICompatPlanner
+from automation.llm.retry import (
+    BACKOFF_BASE_S,
+    BACKOFF_CAP_S,
+    BACKOFF_FACTOR,
+    backoff_s,
+    retry_after_s,
+)
+from tests import fakellm
+from tests.fakellm import Reply, ScriptedLLMServer
+from tests.net import free_port
+
+# Lets this module run on its own; tests/conftest.py provides the same fixture project-wide.
+llm_server = fakellm.llm_server
+
+TEXT = "Opening the search box now, then typing the query."
+
+
+def no_wait(retry: int) -> float:
+    return 0.0
+
+
+def make_request() -> PlannerRequest:
+    return PlannerRequest(
+        task="find the docs",
+        start_url="http://127.0.0.1/",
+        round=1,
+        messages=[ChatMessage("system", "You drive a browser."), ChatMessage("user", "Go.")],
+    )
+
+
+class TokenSink:
+    def __init__(self) -> None:
+        self.pieces: list[str] = []
+
+    async def __call__(self, piece: str) -> None:
+        self.pieces.append(piece)
+
+
+def openai(server: ScriptedLLMServer, **options: object) -> OpenAICompatPlanner:
+    return OpenAICompatPlanner(base_url=server.base_url, model="m", **options)  # type: ignore[arg-type]
+
+
+def anthropic(server: ScriptedLLMServer, **options: object) -> AnthropicPlanner:
+    return AnthropicPlanner(base_url=server.root_url, model="m", **options)  # type: ignore[arg-type]
+
+
+# The backoff itself
+
+
+def test_backoff_is_full_jitter_under_an_exponential_cap() -> None:
+    rng = random.Random(7)
+    for retry in range(1, 10):
+        ceiling = min(BACKOFF_CAP_S, BACKOFF_BASE_S * BACKOFF_FACTOR ** (retry - 1))
+        draws = [backoff_s(retry, rng=rng) for _ in range(400)]
+        assert all(0 <= d <= ceiling for d in draws)
+        # Full jitter: draws spread over the whole range, not bunched near the ceiling.
+        assert min(draws) < ceiling * 0.1 and max(draws) > ceiling * 0.9
+    assert (BACKOFF_BASE_S, BACKOFF_FACTOR, BACKOFF_CAP_S) == (0.5, 2.0, 8.0)
+    assert max(backoff_s(30, rng=rng) for _ in range(200)) <= BACKOFF_CAP_S
+
+
+def test_backoff_takes_its_own_schedule() -> None:
+    draws = [backoff_s(3, base_s=0.1, factor=3, cap_s=10) for _ in range(200)]
+    assert all(0 <= d <= 0.9 for d in draws)
+
+
+def test_retry_after_reads_seconds_and_http_dates() -> None:
+    assert retry_after_s("2") == 2.0
+    assert retry_after_s(" 0.3 ") == 0.3
+    assert retry_after_s("-4") == 0.0
+    assert retry_after_s(None) is None
+    assert retry_after_s("soon") is None
+    assert retry_after_s("nan") is None
+    now = time.time()
+    date = email.utils.formatdate(now + 30, usegmt=True)
+    assert 28 <= retry_after_s(date, now=now) <= 31  # type: ignore[operator]
+
+
+# Retrying over HTTP
+
+
+async def test_429_then_success_gives_one_reply(llm_server: ScriptedLLMServer) -> None:
+    llm_server.script(Reply(status=429, text="slow down"), TEXT)
+    planner = openai(llm_server, backoff=no_wait)
+    sink = TokenSink()
+    try:
+        reply = await planner.plan(make_request(), budget=Budget(5000), on_token=sink)
+    finally:
+        await planner.aclose()
+
+    assert reply.text == TEXT
+    assert "".join(sink.pieces) == TEXT
+    assert len(llm_server.requests) == 2
+
+
+async def test_retry_after_is_honoured(llm_server: ScriptedLLMServer) -> None:
+    llm_server.script(Reply(status=503, text="busy", retry_after=0.3), TEXT)
+    planner = openai(llm_server, backoff=no_wait)
+    try:
+        started = time.monotonic()
+        reply = await planner.plan(make_request(), budget=Budget(5000))
+        elapsed_s = time.monotonic() - started
+    finally:
+        await planner.aclose()
+
+    assert reply.text == TEXT
+    assert 0.3 <= elapsed_s < 2.0
+    assert len(llm_server.requests) == 2
+
+
+async def test_exhausted_retries_name_the_attempts(llm_server: ScriptedLLMServer) -> None:
+    llm_server.script(*[Reply(status=503, text="still busy")] * 3, "never reached")
+    planner = openai(llm_server, retries=2, backoff=no_wait)
+    try:
+        with pytest.raises(LLMUnavailable) as info:
+            await planner.plan(make_request(), budget=Budget(5000))
+    finally:
+        await planner.aclose()
+
+    assert "503" in info.value.message and "still busy" in info.value.message
+    assert "gave up after 3 attempts" in info.value.message
+    assert len(llm_server.requests) == 3 and llm_server.pending == 1
+
+
+async def test_no_retry_once_tokens_were_streamed(llm_server: ScriptedLLMServer) -> None:
+    llm_server.script(Reply(text=TEXT, drop_after_chars=16), "must not be asked for")
+    planner = openai(llm_server, backoff=no_wait)
+    sink = TokenSink()
+    try:
+        with pytest.raises(LLMUnavailable) as info:
+            await planner.plan(make_request(), budget=Budget(5000), on_token=sink)
+    finally:
+        await planner.aclose()
+
+    assert "not retried" in info.value.message
+    assert "".join(sink.pieces) == TEXT[:16]
+    assert len(llm_server.requests) == 1 and llm_server.pending == 1
+
+
+async def test_a_drop_nobody_saw_is_retried(llm_server: ScriptedLLMServer) -> None:
+    llm_server.script(Reply(text=TEXT, drop_after_chars=16), TEXT)
+    planner = openai(llm_server, backoff=no_wait)
+    try:
+        reply = await planner.plan(make_request(), budget=Budget(5000))
+    finally:
+        await planner.aclose()
+
+    assert reply.text == TEXT
+    assert len(llm_server.requests) == 2
+
+
+async def test_refused_connections_are_retried(llm_server: ScriptedLLMServer) -> None:
+    base_url = f"http://127.0.0.1:{free_port()}/v1"
+    planner = OpenAICompatPlanner(base_url=base_url, model="m", retries=2, backoff=no_wait)
+    try:
+        with pytest.raises(LLMUnavailable) as info:
+            await planner.plan(make_request(), budget=Budget(5000))
+    finally:
+        await planner.aclose()
+
+    assert "cannot reach the LLM" in info.value.message
+    assert "gave up after 3 attempts" in info.value.message
+
+
+async def test_a_wait_the_budget_cannot_cover_fails_at_once(
+    llm_server: ScriptedLLMServer,
+) -> None:
+    llm_server.script(Reply(status=503, text="busy", retry_after=5), "too late")
+    planner = openai(llm_server, backoff=no_wait)
+    try:
+        started = time.monotonic()
+        with pytest.raises(LLMUnavailable) as info:
+            await planner.plan(make_request(), budget=Budget(1000))
+        elapsed_s = time.monotonic() - started
+    finally:
+        await planner.aclose()
+
+    assert elapsed_s < 0.5
+    assert "not retried after 1 attempt" in info.value.message
+    assert len(llm_server.requests) == 1
+
+
+async def test_a_backoff_longer_than_the_budget_fails_at_once(
+    llm_server: ScriptedLLMServer,
+) -> None:
+    llm_server.script(Reply(status=500, text="oops"), "too late")
+    planner = openai(llm_server, backoff=lambda retry: 2.0)
+    try:
+        started = time.monotonic()
+        with pytest.raises(LLMUnavailable):
+            await planner.plan(make_request(), budget=Budget(600))
+        assert time.monotonic() - started < 0.4
+    finally:
+        await planner.aclose()
+
+    assert len(llm_server.requests) == 1
+
+
+async def test_cancel_during_the_backoff_ends_promptly(llm_server: ScriptedLLMServer) -> None:
+    llm_server.script(Reply(status=503, text="busy"), TEXT)
+    backing_off = asyncio.Event()
+
+    def long_wait(retry: int) -> float:
+        backing_off.set()
+        return 5.0
+
+    planner = openai(llm_server, backoff=long_wait)
+    budget = Budget(20_000)
+    try:
+        task = asyncio.create_task(planner.plan(make_request(), budget=budget))
+        await asyncio.wait_for(backing_off.wait(), timeout=5)
+        await asyncio.sleep(0.05)  # well into the wait
+
+        cancelled_at = time.monotonic()
+        budget.cancel("stop button")
+        with pytest.raises(Cancelled) as info:
+            await task
+        assert time.monotonic() - cancelled_at < 0.3
+    finally:
+        await planner.aclose()
+
+    assert "stop button" in info.value.message
+    assert len(llm_server.requests) == 1
+
+
+async def test_response_errors_are_not_retried(llm_server: ScriptedLLMServer) -> None:
+    llm_server.script(Reply(status=400, text="bad request"), "unused")
+    planner = openai(llm_server, backoff=no_wait)
+    try:
+        with pytest.raises(LLMResponseError):
+            await planner.plan(make_request(), budget=Budget(5000))
+    finally:
+        await planner.aclose()
+
+    assert len(llm_server.requests) == 1
+
+
+async def test_running_out_of_budget_is_not_retried(llm_server: ScriptedLLMServer) -> None:
+    llm_server.script(Reply(text="slow", delay_s=5), "unused")
+    planner = openai(llm_server, backoff=no_wait)
+    try:
+        with pytest.raises(BudgetExceeded):
+            await planner.plan(make_request(), budget=Budget(300))
+    finally:
+        await planner.aclose()
+
+    assert len(llm_server.requests) == 1
+
+
+async def test_anthropic_retries_529_and_overloaded_events(
+    llm_server: ScriptedLLMServer,
+) -> None:
+    llm_server.script(
+        Reply(status=529, text="Overloaded"),
+        Reply(stream_error="overloaded_error"),  # before any text: nothing was shown
+        TEXT,
+    )
+    planner = anthropic(llm_server, backoff=no_wait)
+    sink = TokenSink()
+    try:
+        reply = await planner.plan(make_request(), budget=Budget(5000), on_token=sink)
+    finally:
+        await planner.aclose()
+
+    assert reply.text == TEXT and "".join(sink.pieces) == TEXT
+    assert len(llm_server.requests) == 3
+
+
+async def test_anthropic_does_not_retry_after_streamed_text(
+    llm_server: ScriptedLLMServer,
+) -> None:
+    llm_server.script(Reply(text=TEXT, stream_error="overloaded_error"), "unused")
+    planner = anthropic(llm_server, backoff=no_wait)
+    sink = TokenSink()
+    try:
+        with pytest.raises(LLMUnavailable) as info:
+            await planner.plan(make_request(), budget=Budget(5000), on_token=sink)
+    finally:
+        await planner.aclose()
+
+    assert "overloaded_error" in info.value.message and "not retried" in info.value.message
+    assert "".join(sink.pieces) == TEXT
+    assert len(llm_server.requests) == 1
