@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from automation.browser import storage
+from automation.browser import storage, workspace
 from automation.browser.config import BrowserConfig
 from automation.browser.macro import MAX_STEPS, Macro, MacroResult, OnStep, read_page, run_macro
 from automation.browser.tab import Tab
@@ -415,6 +415,91 @@ ACTIONS: dict[str, ActionSpec] = {
             _downloads,
         ),
         ActionSpec(
+            "file_list",
+            "list a folder of the run's workspace (where downloads land): folders end "
+            "with /, files show their size; paths are relative to the workspace",
+            (_opt("path", str, "folder, like downloads (default: the workspace itself)"),),
+            lambda tab, a, b: workspace.file_list(tab.workspace, a.get("path", ""), budget=b),
+            check=workspace.path_check,
+        ),
+        ActionSpec(
+            "file_read",
+            "read a text file of the workspace from a byte offset; a long file comes in "
+            "parts, each ending with the offset to continue from",
+            (
+                Param("path", str, "file, like downloads/report.csv"),
+                _opt("offset", int, "byte to start at (default 0)"),
+                _opt(
+                    "max_chars", int, f"characters at most (default {workspace.DEFAULT_READ_CHARS})"
+                ),
+            ),
+            lambda tab, a, b: workspace.file_read(
+                tab.workspace,
+                a["path"],
+                offset=a.get("offset", 0),
+                max_chars=a.get("max_chars", workspace.DEFAULT_READ_CHARS),
+                budget=b,
+            ),
+            check=workspace.read_check,
+        ),
+        ActionSpec(
+            "file_write",
+            "write text to a file of the workspace (missing folders are made), replacing it "
+            f"or with append=true adding to its end; at most {workspace.MAX_WRITE_BYTES} "
+            "bytes a call",
+            (
+                Param("path", str, "file, like notes/summary.txt"),
+                Param("content", str, "the text"),
+                _opt("append", bool, "add to the end instead of replacing"),
+            ),
+            lambda tab, a, b: workspace.file_write(
+                tab.workspace, a["path"], a["content"], append=a.get("append", False), budget=b
+            ),
+            check=workspace.path_check,
+        ),
+        ActionSpec(
+            "file_check",
+            "whether a path of the workspace exists: its type, size, modification time and sha256",
+            (Param("path", str, "file or folder"),),
+            lambda tab, a, b: workspace.file_check(tab.workspace, a["path"], budget=b),
+            check=workspace.path_check,
+        ),
+        ActionSpec(
+            "file_mkdir",
+            "make a folder in the workspace (with the missing ones above it unless parents=false)",
+            (Param("path", str, "folder"), _opt("parents", bool, "make missing parents too")),
+            lambda tab, a, b: workspace.file_mkdir(
+                tab.workspace, a["path"], parents=a.get("parents", True), budget=b
+            ),
+            check=workspace.path_check,
+        ),
+        ActionSpec(
+            "file_delete",
+            "delete a file, a link or an empty folder of the workspace; recursive=true "
+            "deletes a folder with all it holds",
+            (Param("path", str, "what to delete"), _opt("recursive", bool, "a whole folder")),
+            lambda tab, a, b: workspace.file_delete(
+                tab.workspace, a["path"], recursive=a.get("recursive", False), budget=b
+            ),
+            check=workspace.path_check,
+        ),
+        ActionSpec(
+            "shell",
+            "run one program the operator allowed, in the workspace folder, with plain "
+            "arguments (no pipes, redirections, variables or wildcards); answers its exit "
+            "status and output",
+            (Param("command", str, "like: wc -l downloads/report.csv"),),
+            lambda tab, a, b: workspace.shell_run(
+                tab.workspace,
+                a["command"],
+                allowed=tab.config.shell_commands,
+                timeout_ms=tab.config.shell_timeout_ms,
+                budget=b,
+            ),
+            switch="shell_commands",
+            check=workspace.command_check,
+        ),
+        ActionSpec(
             "tabs",
             "list the run's tabs, or open (url), select (index) or close (index) one",
             (
@@ -501,7 +586,13 @@ def _timeout(name: str, args: dict[str, Any]) -> float | None:
 async def execute(tab: Tab, name: str, args: dict[str, Any], *, budget: Budget) -> str:
     """Validate and run one action; returns the result line for the model."""
     clean, call_budget = _prepare(name, args, budget)
-    return await ACTIONS[name].run(tab, clean, call_budget)
+    spec = ACTIONS[name]
+    if not spec.enabled(tab.config):
+        raise ActionInvalid(
+            f"{name} is turned off",
+            hint=f"the operator can turn it on (BrowserConfig.{spec.switch})",
+        )
+    return await spec.run(tab, clean, call_budget)
 
 
 async def execute_steps(

@@ -36,3 +36,7 @@ class BrowserConfig:
     # and models; when on, a launched Chromium also listens on a loopback debugging port.
     evaluate_enabled: bool = False
     evaluate_max_result_chars: int = 1_000_000
+    # Programs the shell action may run in the run's workspace, by bare name ("wc", "python3");
+    # empty: no shell.  An allowed program can read and write whatever the server's user can.
+    shell_commands: tuple[str, ...] = ()
+    shell_timeout_ms: int = 30_000  # one command's limit (the call's budget may be shorter)
