@@ -1,9 +1,23 @@
 from __future__ import annotations
 
+from typing import Any
+
+from django import forms
 from django.contrib import admin
 from django.db import models
+from django.http import HttpRequest
 
-from dashboard.models import IdentityHeal, Run, RunEvent, Scenario, ScenarioStep, Step
+from dashboard import services
+from dashboard.models import (
+    ENV_NAME_RE,
+    IdentityHeal,
+    LLMProfile,
+    Run,
+    RunEvent,
+    Scenario,
+    ScenarioStep,
+    Step,
+)
 
 
 class StepInline(admin.TabularInline):
@@ -14,10 +28,45 @@ class StepInline(admin.TabularInline):
     can_delete = False
 
 
+class EnvNameInput(forms.TextInput):
+    """Shows a value only if it is a variable name: a key pasted by mistake and refused is
+    not sent back to the browser."""
+
+    def format_value(self, value: Any) -> str | None:
+        if isinstance(value, str) and value and not ENV_NAME_RE.match(value):
+            return None
+        return super().format_value(value)
+
+
+class LLMProfileForm(forms.ModelForm):
+    class Meta:
+        model = LLMProfile
+        fields = "__all__"
+        widgets = {"api_key_env": EnvNameInput(attrs={"autocomplete": "off"})}
+
+
+@admin.register(LLMProfile)
+class LLMProfileAdmin(admin.ModelAdmin):
+    form = LLMProfileForm
+    list_display = ("name", "provider", "model", "base_url", "api_key_env", "key_set",
+                    "is_default")  # fmt: skip
+    list_filter = ("provider", "is_default")
+    search_fields = ("name", "model", "base_url")
+    readonly_fields = ("created_at", "updated_at")
+
+    @admin.display(description="key set on server", boolean=True)
+    def key_set(self, obj: LLMProfile) -> bool | None:
+        return obj.key_is_set
+
+    def save_model(self, request: HttpRequest, obj: LLMProfile, form: Any, change: bool) -> None:
+        services.llm_profile_save(profile=obj)
+
+
 @admin.register(Run)
 class RunAdmin(admin.ModelAdmin):
-    list_display = ("id", "task_short", "owner", "planner", "status", "created_at", "finished_at")
-    list_filter = ("status", "planner", "owner")
+    list_display = ("id", "task_short", "owner", "planner", "llm_profile", "status",
+                    "prompt_tokens", "completion_tokens", "created_at", "finished_at")  # fmt: skip
+    list_filter = ("status", "planner", "llm_profile", "owner")
     search_fields = ("task", "start_url", "status_reason")
     date_hierarchy = "created_at"
     inlines = [StepInline]

@@ -7,15 +7,23 @@ from django.conf import settings
 
 from automation.errors import UrlBlocked
 from automation.recording.scenario import Scenario as Document
+from dashboard import selectors
+from dashboard.models import LLMProfile
 from dashboard.runner import url_policy
 
 PLANNERS = [
     ("rules", "Rule planner (offline: one explicit command per line)"),
     ("openai", "LLM (OpenAI-compatible endpoint)"),
+    ("anthropic", "LLM (Anthropic)"),
 ]
+RULES_CHOICE = ("rules", "Rule planner (offline)")
+PROFILE_PREFIX = "profile:"
 
 
 class NewRunForm(forms.Form):
+    """With LLM profiles: a choice of profile (the default preselected) or the rule
+    planner; without: the planners of the server settings."""
+
     start_url = forms.CharField(
         label="Start URL",
         required=False,
@@ -31,7 +39,26 @@ class NewRunForm(forms.Form):
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self.fields["planner"].initial = settings.TABWRIGHT["PLANNER"]
+        self.profiles = {f"{PROFILE_PREFIX}{p.pk}": p for p in selectors.llm_profile_list()}
+        field = self.fields["planner"]
+        if not self.profiles:
+            field.initial = settings.TABWRIGHT["PLANNER"]
+            return
+        choices = [
+            (value, f"{p.name} ({p.get_provider_display()} · {p.model})")
+            for value, p in self.profiles.items()
+        ]
+        field.choices = [*choices, RULES_CHOICE]
+        default = next((v for v, p in self.profiles.items() if p.is_default), None)
+        field.initial = default or RULES_CHOICE[0]
+
+    def clean(self) -> dict[str, object]:
+        cleaned = super().clean() or {}
+        profile: LLMProfile | None = self.profiles.get(cleaned.get("planner", ""))
+        cleaned["llm_profile"] = profile
+        if profile is not None:
+            cleaned["planner"] = profile.provider
+        return cleaned
 
     def clean_start_url(self) -> str:
         url = self.cleaned_data["start_url"].strip()

@@ -1,10 +1,140 @@
-"""What the dashboard keeps: runs, the steps they recorded, every event they emitted, and
-scenarios (steps kept to replay) with the history of their healed identities."""
+"""What the dashboard keeps: runs, the steps they recorded, every event they emitted,
+scenarios (steps kept to replay) with the history of their healed identities, and the LLM
+profiles runs can choose from."""
 
 from __future__ import annotations
 
+import os
+import re
+from typing import Any
+
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
+
+ENV_NAME_RE = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+# Prefixes of well-known API keys (compared case-insensitively).
+_KEY_PREFIXES = ("sk-", "sk_", "xai-", "gsk_", "ghp_", "github_pat_", "aiza", "akia")
+
+
+def validate_env_name(value: str) -> None:
+    """An environment variable's name (``OPENAI_API_KEY``), never a key.  The messages
+    never repeat the value: it may be a key pasted by mistake."""
+    if looks_like_key(value):
+        raise ValidationError(
+            "This looks like an API key. Enter the name of the environment variable that "
+            "holds the key (e.g. OPENAI_API_KEY), never the key itself.",
+            code="looks_like_key",
+        )
+    if not ENV_NAME_RE.match(value):
+        raise ValidationError(
+            "Enter an environment variable name: capital letters, digits and underscores, "
+            "not starting with a digit (e.g. ANTHROPIC_API_KEY).",
+            code="invalid_env_name",
+        )
+
+
+def looks_like_key(value: str) -> bool:
+    """A known key prefix, a dash (names have none, keys often do), mixed case with digits,
+    or a long run of letters and digits with no underscore."""
+    if value.lower().startswith(_KEY_PREFIXES) or "-" in value:
+        return True
+    has_digit = any(c.isdigit() for c in value)
+    if has_digit and value != value.upper() and value != value.lower():
+        return True
+    return len(value) >= 24 and "_" not in value and has_digit
+
+
+class LLMProfile(models.Model):
+    """A model runs can choose: provider, endpoint, model, and the NAME of the environment
+    variable that holds its key (the key itself stays in the server's environment)."""
+
+    class Provider(models.TextChoices):
+        OPENAI = "openai", "OpenAI-compatible"
+        ANTHROPIC = "anthropic", "Anthropic"
+
+    class NativeTools(models.TextChoices):
+        AUTO = "auto", "Auto"
+        ON = "on", "On"
+        OFF = "off", "Off"
+
+    DEFAULT_BASE_URLS = {
+        Provider.OPENAI: "https://api.openai.com/v1",
+        Provider.ANTHROPIC: "https://api.anthropic.com",
+    }
+
+    name = models.CharField(max_length=100, unique=True)
+    provider = models.CharField(max_length=20, choices=Provider.choices, default=Provider.OPENAI)
+    base_url = models.CharField(
+        max_length=2000,
+        blank=True,
+        help_text="Empty: the provider's own API (https://api.openai.com/v1, "
+        "https://api.anthropic.com). Ollama: http://127.0.0.1:11434/v1",
+    )
+    model = models.CharField(max_length=200)
+    api_key_env = models.CharField(
+        "API key variable",
+        max_length=100,
+        blank=True,
+        validators=[validate_env_name],
+        help_text="The NAME of the server's environment variable that holds the key "
+        "(e.g. ANTHROPIC_API_KEY), never the key. Empty: no key is sent.",
+    )
+    temperature = models.FloatField(default=0.0)
+    max_tokens = models.PositiveIntegerField(null=True, blank=True)
+    native_tools = models.CharField(
+        max_length=4,
+        choices=NativeTools.choices,
+        default=NativeTools.AUTO,
+        help_text="Native tool calls instead of <action> tags; auto: when the model offers them.",
+    )
+    is_default = models.BooleanField(
+        "default", default=False, help_text="Preselected for new runs; one profile at most."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = "LLM profile"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["is_default"],
+                condition=models.Q(is_default=True),
+                name="llm_profile_one_default",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self) -> None:
+        url = self.base_url.strip()
+        if url and not re.fullmatch(r"https?://[^/\s]+(/\S*)?", url):
+            raise ValidationError({"base_url": "Enter an http:// or https:// URL."})
+        self.base_url = url
+        if not 0 <= self.temperature <= 2:
+            raise ValidationError({"temperature": "Enter a value from 0 to 2."})
+
+    def validate_constraints(self, exclude: Any = None) -> None:
+        # Saving a profile as the default clears the others (services.llm_profile_save),
+        # so a second default is not a form error.
+        super().validate_constraints(exclude={*(exclude or ()), "is_default"})
+
+    @property
+    def endpoint(self) -> str:
+        return self.base_url or self.DEFAULT_BASE_URLS[self.Provider(self.provider)]
+
+    @property
+    def key_is_set(self) -> bool | None:
+        """Whether the key's variable is set (non-empty) on this server; None: no key used."""
+        if not self.api_key_env:
+            return None
+        return bool(os.environ.get(self.api_key_env))
+
+    @property
+    def native_tools_option(self) -> bool | None:
+        return {self.NativeTools.ON: True, self.NativeTools.OFF: False}.get(self.native_tools)
 
 
 class Run(models.Model):
@@ -33,7 +163,15 @@ class Run(models.Model):
     params = models.JSONField(default=dict, blank=True)
     task = models.TextField()
     start_url = models.URLField(max_length=2000, blank=True)
-    planner = models.CharField(max_length=20, default="rules")
+    # rules / openai / anthropic / replay: what the run uses; empty until the runner picks
+    # for a run that chose nothing (the default profile, else the settings).
+    planner = models.CharField(max_length=20, blank=True, default="")
+    llm_profile = models.ForeignKey(
+        LLMProfile, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
+    )
+    # Totals over the run's LLM rounds (each round's own usage is in its llm.message event).
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.PENDING)
     status_reason = models.TextField(blank=True)
     summary = models.TextField(blank=True)
@@ -50,6 +188,22 @@ class Run(models.Model):
     @property
     def is_final(self) -> bool:
         return self.status in self.FINAL
+
+    @property
+    def planner_label(self) -> str:
+        """The profile's name, else the planner's."""
+        if self.llm_profile_id is not None:
+            return self.llm_profile.name  # type: ignore[union-attr]
+        return PLANNER_LABELS.get(self.planner, self.planner)
+
+
+PLANNER_LABELS = {
+    "": "server default",
+    "rules": "Rule planner",
+    "openai": "OpenAI-compatible (server settings)",
+    "anthropic": "Anthropic (server settings)",
+    "replay": "Replay",
+}
 
 
 class Step(models.Model):
@@ -70,6 +224,8 @@ class Step(models.Model):
     error = models.JSONField(null=True, blank=True)
     duration_ms = models.PositiveIntegerField(default=0)
     screenshot = models.CharField(max_length=300, blank=True)  # path under MEDIA_ROOT
+    # "person": done by the person in the tab while the run was paused.
+    by = models.CharField(max_length=10, default="agent")
 
     class Meta:
         ordering = ["run", "index"]

@@ -34,10 +34,11 @@ from automation.browser.actions import act
 from automation.browser.tracing import TraceRecorder
 from automation.browser.url_policy import UrlPolicy
 from automation.budget import timeout_ms_of
-from automation.errors import ActionInvalid, ScenarioInvalid, TabwrightError
+from automation.errors import ActionInvalid, LLMError, ScenarioInvalid, TabwrightError
 from automation.events import (
     EvaluationFinished,
     Event,
+    LLMMessage,
     RunFinished,
     RunPaused,
     RunResumed,
@@ -51,9 +52,9 @@ from automation.llm.base import Planner
 from automation.recording.replay import Replay, ReplayConfig
 from automation.recording.scenario import Scenario as Document
 from dashboard import selectors, services
-from dashboard.models import Run, Scenario
+from dashboard.models import LLMProfile, Run, Scenario
 
-__all__ = ["RunManager", "group_name", "runner"]
+__all__ = ["RunManager", "group_name", "make_planner", "planner_choice", "runner"]
 
 log = logging.getLogger("tabwright.runner")
 
@@ -82,6 +83,10 @@ class DashboardSink:
                 data["src"] = await self._save_screenshot(event)
             if isinstance(event, StepRecorded):
                 await database_sync_to_async(services.step_record)(run_id=self.run_id, data=data)
+            if isinstance(event, LLMMessage) and event.usage:
+                await database_sync_to_async(services.run_usage_add)(
+                    run_id=self.run_id, usage=event.usage
+                )
             if isinstance(event, StepReplayed) and event.heal and self.scenario_id is not None:
                 await database_sync_to_async(services.heal_record)(
                     scenario_id=self.scenario_id, outcome=data, run_id=self.run_id
@@ -182,7 +187,8 @@ class RunManager:
         planner: Planner | None = None
         try:
             replay = await self._replay_of(run) if run.kind == Run.Kind.REPLAY else None
-            planner = make_planner(run.planner) if replay is None else None
+            if replay is None:
+                planner = await database_sync_to_async(_planner_for_run)(run)
             browser = await self.browser()
             # Downloads (and the trace) land in the run's own folder, which is never served.
             tab = await browser.new_tab(workspace=workspace)
@@ -335,6 +341,7 @@ def browser_config() -> BrowserConfig:
         url_policy=url_policy(),
         upload_dir=conf["UPLOAD_DIR"],
         evaluate_enabled=bool(conf["ALLOW_EVALUATE"]),
+        shell_commands=tuple(conf["SHELL_COMMANDS"]),
     )
 
 
@@ -346,21 +353,103 @@ async def _save_trace(trace: TraceRecorder, path: Path) -> None:
         log.warning("the run's trace was not saved: %s", exc)
 
 
-def make_planner(kind: str) -> Planner:
+PLANNER_KINDS = ("rules", "openai", "anthropic")
+
+
+def planner_choice(
+    *, kind: str = "", profile: LLMProfile | None = None
+) -> tuple[str, LLMProfile | None]:
+    """What a run uses: its profile; else the planner it chose (``rules`` from the form is
+    a choice); else the default profile; else the settings' PLANNER.  Reads the database."""
+    if profile is not None:
+        return profile.provider, profile
+    if kind:
+        return kind, None
+    default = selectors.llm_profile_default()
+    if default is not None:
+        return default.provider, default
+    return settings.TABWRIGHT["PLANNER"], None
+
+
+def make_planner(kind: str = "", *, profile: LLMProfile | None = None) -> Planner:
+    """The planner :func:`planner_choice` picks.  LLMError when it can't be made: an
+    unknown kind, a provider this version lacks, or a profile's key variable not set."""
+    kind, profile = planner_choice(kind=kind, profile=profile)
+    if profile is not None:
+        return _profile_planner(profile)
     conf = settings.TABWRIGHT
     if kind == "rules":
         from automation.llm.rules import RulePlanner
 
         return RulePlanner()
-    if kind == "openai":
-        from automation.llm.openai import OpenAICompatPlanner
-
-        return OpenAICompatPlanner(
+    if kind in ("openai", "anthropic"):
+        return _llm_planner(
+            kind,
             base_url=conf["LLM_BASE_URL"],
             model=conf["LLM_MODEL"],
             api_key=os.environ.get(conf["LLM_API_KEY_ENV"], ""),
         )
-    raise ValueError(f"unknown planner {kind!r}")
+    raise LLMError(f"unknown planner {kind!r}", hint="use " + ", ".join(PLANNER_KINDS))
+
+
+def _planner_for_run(run: Run) -> Planner:
+    """Record what the run uses (so its page says so, even if it fails to start), then
+    make it."""
+    kind, profile = planner_choice(kind=run.planner, profile=run.llm_profile)
+    if (kind, profile) != (run.planner, run.llm_profile):
+        services.run_set_planner(run_id=run.pk, planner=kind, llm_profile=profile)
+    return make_planner(kind, profile=profile)
+
+
+def _profile_planner(profile: LLMProfile) -> Planner:
+    api_key = ""
+    if profile.api_key_env:
+        api_key = os.environ.get(profile.api_key_env, "")
+        if not api_key:
+            raise LLMError(
+                f"the LLM profile {profile.name!r} reads its API key from the environment "
+                f"variable {profile.api_key_env}, which is not set on the server",
+                hint=f"set {profile.api_key_env} where the dashboard runs, or choose "
+                "another profile",
+            )
+    options: dict[str, Any] = {"temperature": profile.temperature}
+    if profile.max_tokens is not None:
+        options["max_tokens"] = profile.max_tokens
+    return _llm_planner(
+        profile.provider,
+        base_url=profile.endpoint,
+        model=profile.model,
+        api_key=api_key,
+        native_tools=profile.native_tools_option,
+        **options,
+    )
+
+
+def _llm_planner(
+    provider: str,
+    *,
+    base_url: str,
+    model: str,
+    api_key: str,
+    native_tools: bool | None = None,
+    **options: Any,
+) -> Planner:
+    cls: type[Any]
+    if provider == "openai":
+        from automation.llm.openai import OpenAICompatPlanner
+
+        cls = OpenAICompatPlanner
+    elif provider == "anthropic":
+        from automation.llm.anthropic import AnthropicPlanner
+
+        cls = AnthropicPlanner
+    else:
+        raise LLMError(f"unknown LLM provider {provider!r}", hint="use openai or anthropic")
+    retries = settings.TABWRIGHT["LLM_RETRIES"]
+    return cls(
+        base_url=base_url, model=model, api_key=api_key, native_tools=native_tools,
+        retries=retries, **options,
+    )  # fmt: skip
 
 
 runner = RunManager()

@@ -7,7 +7,7 @@ from django.db.models import Count, QuerySet
 from django.shortcuts import get_object_or_404
 
 from automation.recording import scenario as fmt
-from dashboard.models import IdentityHeal, Run, RunEvent, Scenario
+from dashboard.models import IdentityHeal, LLMProfile, Run, RunEvent, Scenario
 
 
 def _visible_runs(*, user: AbstractBaseUser) -> QuerySet[Run]:
@@ -21,7 +21,7 @@ def run_list(*, user: AbstractBaseUser) -> QuerySet[Run]:
 
 def run_get(*, user: AbstractBaseUser, id: int) -> Run:
     """The run if ``user`` may see it, else Http404 (never reveal that it exists)."""
-    return get_object_or_404(_visible_runs(user=user), pk=id)
+    return get_object_or_404(_visible_runs(user=user).select_related("llm_profile"), pk=id)
 
 
 def run_can_view(*, user: AbstractBaseUser, id: int) -> bool:
@@ -72,3 +72,11 @@ _SCENARIO_STEP_FIELDS = ("action", "args", "identity", "role", "name", "selector
 
 def scenario_heals(*, scenario_id: int) -> QuerySet[IdentityHeal]:
     return IdentityHeal.objects.filter(step__scenario_id=scenario_id).select_related("step")
+
+
+def llm_profile_list() -> QuerySet[LLMProfile]:
+    return LLMProfile.objects.order_by("-is_default", "name")
+
+
+def llm_profile_default() -> LLMProfile | None:
+    return LLMProfile.objects.filter(is_default=True).first()

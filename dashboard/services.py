@@ -2,21 +2,65 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from automation.errors import ScenarioInvalid
 from automation.recording import scenario as fmt
 from automation.recording.replay import StepOutcome
 from dashboard import selectors
-from dashboard.models import IdentityHeal, Run, RunEvent, Scenario, ScenarioStep, Step
+from dashboard.models import (
+    IdentityHeal,
+    LLMProfile,
+    Run,
+    RunEvent,
+    Scenario,
+    ScenarioStep,
+    Step,
+)
 
 
-def run_create(*, owner: AbstractBaseUser, task: str, start_url: str, planner: str) -> Run:
-    return Run.objects.create(owner=owner, task=task, start_url=start_url, planner=planner)
+def run_create(
+    *,
+    owner: AbstractBaseUser,
+    task: str,
+    start_url: str,
+    planner: str = "",
+    llm_profile: LLMProfile | None = None,
+) -> Run:
+    """``planner`` empty and no profile: the runner picks (the default profile, else the
+    settings)."""
+    return Run.objects.create(
+        owner=owner, task=task, start_url=start_url, planner=planner, llm_profile=llm_profile
+    )
+
+
+def run_set_planner(*, run_id: int, planner: str, llm_profile: LLMProfile | None) -> None:
+    """What the run uses, once the runner has picked it."""
+    Run.objects.filter(pk=run_id).update(planner=planner, llm_profile=llm_profile)
+
+
+def run_usage_add(*, run_id: int, usage: Mapping[str, object]) -> None:
+    """Add one LLM round's token counts to the run's totals, in the database (F()), so
+    concurrent writers can't lose a round."""
+    prompt = _token_count(usage.get("prompt_tokens"))
+    completion = _token_count(usage.get("completion_tokens"))
+    if prompt or completion:
+        Run.objects.filter(pk=run_id).update(
+            prompt_tokens=F("prompt_tokens") + prompt,
+            completion_tokens=F("completion_tokens") + completion,
+        )
+
+
+def _token_count(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    return max(0, int(value))
 
 
 def run_set_status(*, run_id: int, status: str, reason: str = "", summary: str = "") -> None:
@@ -41,6 +85,17 @@ def step_record(*, run_id: int, data: dict[str, Any]) -> Step:
 
 def step_attach_screenshot(*, run_id: int, index: int, path: str) -> None:
     Step.objects.filter(run_id=run_id, index=index).update(screenshot=path)
+
+
+def llm_profile_save(*, profile: LLMProfile) -> LLMProfile:
+    """Save a (validated) profile; saved as the default, it clears the others."""
+    with transaction.atomic():
+        if profile.is_default:
+            LLMProfile.objects.filter(is_default=True).exclude(pk=profile.pk).update(
+                is_default=False
+            )
+        profile.save()
+    return profile
 
 
 def runs_mark_interrupted() -> int:
@@ -189,4 +244,4 @@ def _step_fields(step: fmt.ScenarioStep) -> dict[str, Any]:
 
 
 _STEP_FIELDS = ("action", "args", "ref", "role", "name", "selector", "identity", "url", "ok",
-                "error", "duration_ms")  # fmt: skip
+                "error", "duration_ms", "by")  # fmt: skip

@@ -129,18 +129,25 @@ LOGGING = {
 }
 
 # --- Tabwright: browser, LLM, runs -------------------------------------------------------
+_PLANNER = os.environ.get("TABWRIGHT_PLANNER", "rules")
 TABWRIGHT = {
     # Chromium launched by Playwright, unless a CDP URL of a running Chrome is given.
     "CHROMIUM_PATH": os.environ.get("TABWRIGHT_CHROMIUM_PATH", "/usr/bin/chromium"),
     "CDP_URL": os.environ.get("TABWRIGHT_CDP_URL", ""),
     "HEADLESS": _env_bool("TABWRIGHT_HEADLESS", True),
-    # "rules" (offline, no LLM) or "openai" (any OpenAI-compatible endpoint).
-    "PLANNER": os.environ.get("TABWRIGHT_PLANNER", "rules"),
-    "LLM_BASE_URL": os.environ.get("TABWRIGHT_LLM_BASE_URL", "http://127.0.0.1:11434/v1"),
+    # When no LLM profile (dashboard admin) is the default: "rules" (offline, no LLM),
+    # "openai" (any OpenAI-compatible endpoint) or "anthropic".
+    "PLANNER": _PLANNER,
+    "LLM_BASE_URL": os.environ.get(
+        "TABWRIGHT_LLM_BASE_URL",
+        "https://api.anthropic.com" if _PLANNER == "anthropic" else "http://127.0.0.1:11434/v1",
+    ),
     "LLM_MODEL": os.environ.get("TABWRIGHT_LLM_MODEL", "llama3.1"),
     # The key itself is read from this environment variable and never stored.
     "LLM_API_KEY_ENV": os.environ.get("TABWRIGHT_LLM_API_KEY_ENV", "TABWRIGHT_LLM_API_KEY"),
     "LLM_TIMEOUT_MS": int(os.environ.get("TABWRIGHT_LLM_TIMEOUT_MS", "120000")),
+    # Retries of a failed LLM call (cannot connect, HTTP 429, 5xx).
+    "LLM_RETRIES": int(os.environ.get("TABWRIGHT_LLM_RETRIES", "3")),
     "ROUND_CAP": int(os.environ.get("TABWRIGHT_ROUND_CAP", "50")),
     "RUN_TIMEOUT_MS": int(os.environ.get("TABWRIGHT_RUN_TIMEOUT_MS", str(30 * 60 * 1000))),
     "ACTION_TIMEOUT_MS": int(os.environ.get("TABWRIGHT_ACTION_TIMEOUT_MS", "15000")),
@@ -159,6 +166,8 @@ TABWRIGHT = {
     # Evaluate is off unless the operator turns it on: it runs arbitrary JavaScript in the
     # pages, and turning it on also opens Chromium's debugging port (on loopback).
     "ALLOW_EVALUATE": _env_bool("TABWRIGHT_ALLOW_EVALUATE", False),
+    # Programs (bare names) the agent's shell tool may run; empty: the shell tool is off.
+    "SHELL_COMMANDS": _env_list("TABWRIGHT_SHELL_COMMANDS"),
     # A bearer token for scrapers of /metrics, which can't log in; empty: only logged-in
     # users can read it.
     "METRICS_TOKEN": os.environ.get("TABWRIGHT_METRICS_TOKEN", ""),

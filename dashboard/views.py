@@ -7,8 +7,16 @@ from pathlib import Path
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import AbstractBaseUser
 from django.contrib.auth.views import redirect_to_login
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import (
+    FileResponse,
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    JsonResponse,
+    QueryDict,
+)
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
@@ -46,13 +54,19 @@ async def run_new(request: HttpRequest) -> HttpResponse:
     user = await request.auser()
     if not user.is_authenticated:
         return redirect_to_login("/")
-    form = NewRunForm(request.POST)
-    if not form.is_valid():
-        # Rendering reads request.user and the runs from the database: sync-only.
+    # The form reads the LLM profiles, and rendering reads the runs: sync-only.
+    form, run = await sync_to_async(_run_from_form)(request.POST, user)
+    if run is None:
         return await sync_to_async(_run_list_page)(request, form, status=400)
-    run = await sync_to_async(services.run_create)(owner=user, **form.cleaned_data)
     await runner.start(run.pk)
     return redirect("run_detail", run_id=run.pk)
+
+
+def _run_from_form(data: QueryDict, user: AbstractBaseUser) -> tuple[NewRunForm, Run | None]:
+    form = NewRunForm(data)
+    if not form.is_valid():
+        return form, None
+    return form, services.run_create(owner=user, **form.cleaned_data)
 
 
 @login_required

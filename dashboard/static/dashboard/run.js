@@ -108,6 +108,7 @@
       const target = e.role ? e.role + ' "' + e.name + '"' : describe("", e.args).trim();
       li.appendChild(el("span", "step-target", target));
       if (e.selector) li.appendChild(el("code", "step-selector", e.selector));
+      if (e.by === "person") li.appendChild(el("span", "step-by", "by the person"));
       if (!e.ok && e.error) li.appendChild(el("span", "error", e.error.message));
       const before = stepRows[e.index]; // a replayed step tried again after a pause
       if (before) steps.replaceChild(li, before);
