@@ -140,6 +140,7 @@ class StepRecorded(Event):
     ok: bool = True
     error: dict[str, str] | None = None
     duration_ms: int = 0
+    by: str = "agent"  # "person": done by the person in the tab while the run was paused
 
 
 @dataclass(frozen=True)

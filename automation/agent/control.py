@@ -1,4 +1,4 @@
-"""What the person can do to a live run: pause, resume, reply, stop."""
+"""What the person can do to a live run: pause, resume, reply, extend, stop."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ class RunControl:
         self.paused = False
         self.stopped = False
         self._replies: list[str] = []
+        self._extension = 0  # rounds granted past the round cap
         self._wake = asyncio.Event()
 
     def request_pause(self) -> None:
@@ -37,6 +38,14 @@ class RunControl:
             self._replies.append(text.strip())
         self.resume()
 
+    def extend(self, rounds: int) -> None:
+        """Allow ``rounds`` more rounds past the round cap (resume continues with them)."""
+        self._extension += max(0, int(rounds))
+
+    def take_extension(self) -> int:
+        rounds, self._extension = self._extension, 0
+        return rounds
+
     def stop(self, reason: str = "stopped by the person") -> None:
         self.stopped = True
         if self.budget is not None:
@@ -47,10 +56,16 @@ class RunControl:
         replies, self._replies = self._replies, []
         return replies
 
-    async def wait_for_person(self, budget: Budget) -> None:
-        """Block until resume, reply or stop; not bounded by time, only by cancellation."""
+    def begin_pause(self) -> None:
+        """The run is paused from now on (before it is ready to wait)."""
         self._wake.clear()
         self.paused = True
+
+    async def wait_for_person(self, budget: Budget) -> None:
+        """Block until resume, reply or stop; not bounded by time, only by cancellation.
+        A resume or reply since :meth:`begin_pause` counts."""
+        if not self.paused:
+            self.begin_pause()
         stop = asyncio.ensure_future(budget.wait_cancelled())
         wake = asyncio.ensure_future(self._wake.wait())
         try:

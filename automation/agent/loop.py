@@ -1,24 +1,34 @@
 """The agent loop: snapshot → planner → parse actions → execute → record step → emit events.
 
-A run ends on an explicit ``done`` action, on the round cap, on too many failing rounds in
-a row, when it is stopped, or when its budget runs out.  It pauses for the person when the
-same action repeats (stuck), when the planner writes ``NEED_HELP``, when the person asks,
-and when the LLM cannot be reached; a reply or resume continues it.
+A run ends on an explicit ``done`` action (a reply that only claims success gets a
+reminder), when it is stopped, when its budget runs out, or after too many failing rounds
+in a row.  It pauses for the person when the same action repeats, when the page has not
+changed for ``unchanged_rounds`` rounds even after a nudge, when the planner writes
+``NEED_HELP``, at the round cap (resume grants more rounds), when the person asks, and when
+the LLM cannot be reached.  While it is paused, what the person does in the tab is recorded
+as steps (``by="person"``) and told to the model on resume.
+
+The prompt stays bounded (:mod:`automation.agent.context`); ``${SECRET:NAME}`` placeholders
+are filled only when an action runs (:mod:`automation.secrets`), and a password typed into a
+password field is masked in every event.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import logging
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from automation.agent.context import Context, ContextLimits
 from automation.agent.control import RunControl
-from automation.agent.parser import Action, parse_reply
-from automation.agent.prompts import observation_text, system_prompt
+from automation.agent.parser import Action
+from automation.agent.prompts import system_prompt
+from automation.agent.turn import read_reply
 from automation.browser.actions import ACTIONS, available, execute, execute_steps
 from automation.browser.macro import StepResult
-from automation.browser.snapshot import Snapshot
+from automation.browser.snapshot import Snapshot, SnapshotOptions
 from automation.browser.tab import Tab, Target
 from automation.budget import Budget
 from automation.errors import (
@@ -43,26 +53,31 @@ from automation.events import (
     StepRecorded,
 )
 from automation.llm.base import ActionOutcome, ChatMessage, Planner, PlannerRequest
+from automation.recording.recorder import Recorder
+from automation.secrets import MASK, SECRET_RE, Secrets
 
 __all__ = ["AgentConfig", "AgentRun"]
+
+log = logging.getLogger("automation.agent")
+
+# Actions after which the page is another one: the next snapshot is a full one.
+_NAVIGATING = frozenset({"navigate", "back", "forward", "reload", "tabs"})
+_TYPED = {"fill": "value", "type": "text"}
+_NO_CHANGE = "# no changes since the last snapshot"
 
 
 @dataclass(frozen=True)
 class AgentConfig:
-    round_cap: int = 50
+    round_cap: int = 50  # rounds before the run pauses; resume grants as many again
     max_failed_rounds: int = 3  # rounds in a row with no successful action end the run
+    unchanged_rounds: int = 3  # rounds with an unchanged page before a nudge (then a pause)
     run_timeout_ms: int = 30 * 60 * 1000
     llm_timeout_ms: int = 120_000
     action_timeout_ms: int = 15_000
     snapshot_timeout_ms: int = 10_000
     screenshots: bool = True
-    history_rounds: int = 20  # older rounds are dropped from the prompt
-
-
-@dataclass
-class _Round:
-    observation: str  # what the model was told, without the snapshot (not resent)
-    reply: str
+    record_person: bool = True  # while paused, the person's acts in the tab become steps
+    context: ContextLimits = field(default_factory=ContextLimits)
 
 
 @dataclass
@@ -74,13 +89,18 @@ class AgentRun:
     start_url: str = ""
     config: AgentConfig = field(default_factory=AgentConfig)
     control: RunControl = field(default_factory=RunControl)
+    secrets: Secrets = field(default_factory=Secrets)
 
     def __post_init__(self) -> None:
         self.round = 0
         self.step_index = 0
-        self._history: list[_Round] = []
+        self._cap = self.config.round_cap
         self._last_signature = ""
         self._failed_rounds = 0
+        self._still = 0  # rounds in a row whose page showed no change
+        self._notes: list[str] = []  # told to the model next round
+        self._navigated = True  # the next snapshot is a full one
+        self._last_url = ""
 
     async def run(self) -> RunFinished:
         budget = Budget(self.config.run_timeout_ms, label="run")
@@ -100,6 +120,9 @@ class AgentRun:
         return finished
 
     async def _run(self, budget: Budget) -> RunFinished:
+        config = self.tab.config
+        prompt = system_prompt(available(config), shell_programs=config.shell_commands)
+        context = Context(prompt, self._task_text(), self.config.context)
         outcomes: list[ActionOutcome] = []
         if self.start_url:
             outcome = await self._execute(Action("navigate", {"url": self.start_url}), budget)
@@ -107,23 +130,38 @@ class AgentRun:
                 return RunFinished(
                     "failed", reason=f"could not open {self.start_url}: {outcome.error}"
                 )
-        notes: list[str] = []
         while True:
             if self.control.pause_requested:
                 await self._pause(budget, "requested", "paused by the person")
-            if self.round >= self.config.round_cap:
-                return RunFinished(
-                    "failed", reason=f"reached the round cap ({self.config.round_cap} rounds)"
-                )
+            if self.round >= self._cap:
+                more = self.config.round_cap
+                await self._pause(
+                    budget, "round_cap",
+                    f"reached the round cap ({self._cap} rounds); resume for {more} more",
+                )  # fmt: skip
+                self._cap += self.control.take_extension() or more
+                continue
             self.round += 1
             replies = self.control.take_replies()
-            notes.extend(f"The person says: {text}" for text in replies)
-            snapshot = await self.tab.snapshot(
-                budget=budget.child(self.config.snapshot_timeout_ms, label="snapshot")
-            )
-            observation = observation_text(outcomes=outcomes, notes=notes, snapshot=snapshot)
+            self._notes.extend(f"The person says: {text}" for text in replies)
+            snapshot = await self._snapshot(context, outcomes, budget)
+            if self._still > self.config.unchanged_rounds:
+                self.round -= 1  # the round did not happen; the person looks first
+                detail = (
+                    f"the page has not changed for {self._still - 1} rounds, even after a nudge"
+                )
+                await self._pause(budget, "stuck", detail)
+                continue
+            if self._still == self.config.unchanged_rounds:
+                self._notes.append(
+                    f"The page has not changed for {self._still} rounds. Try another way, "
+                    "or write NEED_HELP: and what you need."
+                )
+            notes = self._secrets_out(context.notes_text(outcomes, self._notes))
+            page = self._secrets_out(f"Page: {snapshot.title!r} {snapshot.url}\n{snapshot.text}")
+            observation = context.observation(notes, page)
             try:
-                reply = await self._plan(budget, snapshot, outcomes, observation, replies)
+                reply = await self._plan(budget, snapshot, outcomes, context, observation, replies)
             except (LLMError, BudgetExceeded) as exc:
                 budget.check()  # the run itself out of time ends the run
                 detail = str(exc)
@@ -132,33 +170,34 @@ class AgentRun:
                 await self._pause(budget, "llm_error", detail)
                 self.round -= 1  # the round did not happen; try it again
                 continue
-            brief = observation_text(outcomes=outcomes, notes=notes, snapshot=None)
-            self._history.append(_Round(brief, reply))
-            outcomes, notes = [], []
-            parsed = parse_reply(reply)
-            for error in parsed.errors:
-                notes.append(f"ERROR [{error.code}]: {error}")
+            context.add(self.round, notes=notes, page=page, full=not snapshot.delta, reply=reply)
+            outcomes, self._notes = [], []
+            turn = read_reply(reply, last_signature=self._last_signature)
+            for error in turn.errors:
                 await self.sink.emit(Observation(self.round, str(error), error.to_dict()))
-            if not parsed.actions:
-                if parsed.need_help is not None:
-                    await self._pause(budget, "need_help", parsed.need_help)
-                    continue
-                if not parsed.errors:
-                    notes.append("No action found in your reply. Send <action>{...}</action> tags.")
-                    await self.sink.emit(Observation(self.round, notes[-1]))
-            for action in parsed.actions:
-                if action.name == "done":
-                    return RunFinished("succeeded", summary=action.args.get("summary", ""))
-                if action.signature == self._last_signature:
-                    await self._pause(budget, "stuck", f"the same action again: {action.signature}")
-                    self._last_signature = ""
-                    notes.append("The person reviewed the repeated action; take a fresh look.")
-                    break
-                self._last_signature = action.signature
+            if not turn.actions and not turn.errors and turn.pause is None and turn.done is None:
+                await self.sink.emit(Observation(self.round, turn.notes[-1]))
+            self._notes.extend(turn.notes)
+            for action in turn.actions:
                 outcome = await self._execute(action, budget)
                 outcomes.append(outcome)
+                self._last_signature = action.signature
+                if action.name in _NAVIGATING:
+                    self._navigated = True
                 if not outcome.ok:
                     break  # later actions were planned on a page that did not change as expected
+            context.settle(turn.actions, outcomes)
+            if turn.done is not None:
+                if len(outcomes) == len(turn.actions) and all(o.ok for o in outcomes):
+                    return RunFinished("succeeded", summary=self.secrets.redact(turn.done))
+                self._notes.append("The done action was not taken: an action before it failed.")
+            if turn.pause is not None:
+                reason, detail = turn.pause
+                await self._pause(budget, reason, detail)
+                if reason == "stuck":
+                    self._last_signature = ""
+                    self._notes.append("The person saw the repeated action; take a fresh look.")
+                continue
             if any(o.ok for o in outcomes):
                 self._failed_rounds = 0
             else:
@@ -169,28 +208,45 @@ class AgentRun:
                         reason=f"{self._failed_rounds} rounds in a row without a successful action",
                     )
 
+    async def _snapshot(
+        self, context: Context, outcomes: list[ActionOutcome], budget: Budget
+    ) -> Snapshot:
+        """This round's page: full or only the changes (see Context.wants_full), cut to
+        the room the round's notes leave; counts the rounds the page stayed the same."""
+        url = self.tab.url
+        full = context.wants_full(navigated=self._navigated or url != self._last_url)
+        room = context.snapshot_room(context.notes_text(outcomes, self._notes))
+        snapshot = await self.tab.snapshot(
+            SnapshotOptions(delta=not full, max_chars=room),
+            budget=budget.child(self.config.snapshot_timeout_ms, label="snapshot"),
+        )
+        self._navigated = False
+        self._last_url = snapshot.url
+        self._still = self._still + 1 if snapshot.text.startswith(_NO_CHANGE) else 0
+        return snapshot
+
+    def _secrets_out(self, text: str) -> str:
+        return self.secrets.redact(text)
+
     async def _plan(
         self,
         budget: Budget,
         snapshot: Snapshot,
         outcomes: list[ActionOutcome],
+        context: Context,
         observation: str,
         replies: list[str],
     ) -> str:
-        messages = [
-            ChatMessage("system", system_prompt(available(self.tab.config))),
-            ChatMessage("user", self._task_text()),
+        messages = [  # a password the model typed literally is masked in its past replies
+            ChatMessage(m.role, self.secrets.redact(m.content))
+            for m in context.messages(observation)
         ]
-        for past in self._history[-self.config.history_rounds :]:
-            if past.observation:
-                messages.append(ChatMessage("user", past.observation))
-            messages.append(ChatMessage("assistant", past.reply))
-        messages.append(ChatMessage("user", observation))
         request = PlannerRequest(
             task=self.task,
             start_url=self.start_url,
             round=self.round,
             messages=messages,
+            actions=available(self.tab.config),
             snapshot=snapshot,
             last_outcomes=outcomes,
             replies=replies,
@@ -214,28 +270,37 @@ class AgentRun:
 
     async def _execute(self, action: Action, budget: Budget) -> ActionOutcome:
         """Run one action and record it as a step; a ``steps`` macro is one action in the
-        conversation but records each step it ran, so the scenario keeps every one."""
+        conversation but records each step it ran, so the scenario keeps every one.  The
+        browser gets the args with their secrets filled in; everything else, the args as
+        the model wrote them, a password typed into a password field masked."""
         spec = ACTIONS[action.name]
         index = self.step_index
-        await self.sink.emit(ActionStarted(self.round, index, action.name, action.args))
         step_budget = budget.child(self.config.action_timeout_ms, label=action.name)
         started = time.monotonic()
         ref = str(action.args.get("ref", ""))
         target = self.tab.known_target(ref)  # kept if taking the full target fails
         result, error, macro = "", None, None
+        shown = action.args
         try:
+            if spec.targets_ref and action.name != "steps":
+                try:
+                    target = await self.tab.target(ref, budget=step_budget)
+                finally:
+                    shown = self._masked(action.name, action.args, target)
+                    await self.sink.emit(ActionStarted(self.round, index, action.name, shown))
+            else:
+                shown = await self._masked_steps(action, step_budget)
+                await self.sink.emit(ActionStarted(self.round, index, action.name, shown))
+            args = self.secrets.fill(action.args)
             if action.name == "steps":
                 macro = await execute_steps(
-                    self.tab, action.args, budget=step_budget, on_step=self._record_step,
-                    record=True,
-                )  # fmt: skip
+                    self.tab, args, budget=step_budget, on_step=self._record_step, record=True
+                )
                 if not macro.ok:
                     raise macro.error()
                 result = macro.to_text()
             else:
-                if spec.targets_ref:
-                    target = await self.tab.target(ref, budget=step_budget)
-                result = await execute(self.tab, action.name, action.args, budget=step_budget)
+                result = await execute(self.tab, action.name, args, budget=step_budget)
             group = self.tab.group
             if group is not None and group.current is not None:
                 self.tab = group.current  # a tabs action may have switched the current tab
@@ -249,29 +314,63 @@ class AgentRun:
             error = exc
         await self._emit_evaluations(index)
         duration_ms = int((time.monotonic() - started) * 1000)
-        error_dict = error.to_dict() if error else None
-        if macro is not None and error is not None:
+        error_dict = self.secrets.redact_any(error.to_dict()) if error else None
+        if macro is not None:
             result = macro.to_text()  # which steps ran, for the model to read
+        result = self.secrets.redact(result)
         await self.sink.emit(
             ActionFinished(
-                self.round, index, action.name, action.args, error is None, result, error_dict,
-                duration_ms, [s.to_dict() for s in macro.steps] if macro else None,
+                self.round, index, action.name, shown, error is None, result, error_dict,
+                duration_ms,
+                [self.secrets.redact_any(s.to_dict()) for s in macro.steps] if macro else None,
             )
         )  # fmt: skip
         if self.step_index == index:  # nothing recorded yet (a macro may have run no step)
-            await self._record(action.name, action.args, target, error_dict, duration_ms)
+            await self._record(action.name, shown, target, error_dict, duration_ms)
         if self.config.screenshots:
             await self._screenshot(self.step_index - 1, budget)
         if error is None:
             return ActionOutcome(action.name, action.args, True, result)
-        detail = f"{error}\n{result}" if macro is not None else str(error)
+        detail = f"{error_dict['message'] if error_dict else error}"
+        if macro is not None:
+            detail += f"\n{result}"
         return ActionOutcome(action.name, action.args, False, "", error.code, detail)
 
+    def _masked(self, name: str, args: dict[str, Any], target: Target) -> dict[str, Any]:
+        """``args`` with a value typed literally into a password field masked (and hidden
+        from everything shown later)."""
+        key = _TYPED.get(name)
+        value = args.get(key) if key else None
+        if not isinstance(value, str) or not value or not _is_password(target):
+            return args
+        if SECRET_RE.fullmatch(value):
+            return args
+        self.secrets.hide(value)
+        return {**args, key: MASK}  # type: ignore[dict-item]
+
+    async def _masked_steps(self, action: Action, budget: Budget) -> dict[str, Any]:
+        """A macro's args with the fills into password fields masked."""
+        steps = action.args.get("steps")
+        if action.name != "steps" or not isinstance(steps, list):
+            return action.args
+        shown = []
+        for step in steps:
+            if isinstance(step, dict) and step.get("type") == "fill" and step.get("ref"):
+                target = self.tab.known_target(str(step["ref"]))
+                try:
+                    target = await self.tab.target(str(step["ref"]), budget=budget.child(2_000))
+                except TabwrightError:
+                    pass  # the macro reports it when it gets there
+                step = self._masked("fill", step, target)
+            shown.append(step)
+        return {**action.args, "steps": shown}
+
     async def _record_step(self, step: StepResult) -> None:
-        if not step.skipped:
-            await self._record(
-                step.type, step.args, step.target or Target(), step.error, step.duration_ms
-            )
+        if step.skipped:
+            return
+        target = step.target or Target()
+        args = self.secrets.redact_any(self._masked(step.type, step.args, target))
+        await self._record(step.type, args, target, step.error, step.duration_ms)
 
     async def _record(
         self,
@@ -280,6 +379,8 @@ class AgentRun:
         target: Target,
         error: dict[str, str] | None,
         duration_ms: int,
+        *,
+        by: str = "agent",
     ) -> None:
         """One step of the scenario, numbered in the order the steps ran."""
         await self.sink.emit(
@@ -294,8 +395,9 @@ class AgentRun:
                 identity=target.identity.to_dict() if target.identity else None,
                 url=self.tab.url,
                 ok=error is None,
-                error=error,
+                error=self.secrets.redact_any(error) if error else None,
                 duration_ms=duration_ms,
+                by=by,
             )
         )
         self.step_index += 1
@@ -310,10 +412,55 @@ class AgentRun:
             await self.sink.emit(shot)
 
     async def _pause(self, budget: Budget, reason: str, detail: str) -> None:
-        await self.sink.emit(RunPaused(reason, detail))
+        """Wait for the person; what they do in the tab meanwhile becomes steps."""
         self.control.pause_requested = False
+        self.control.begin_pause()
         waited_from = time.monotonic()
-        await self.control.wait_for_person(budget)
+        recorder = await self._start_recorder(budget)  # ready before the person is told
+        await self.sink.emit(RunPaused(reason, self.secrets.redact(detail)))
+        try:
+            await self.control.wait_for_person(budget)
+        finally:
+            done = await recorder.stop() if recorder is not None else []
         budget.extend((time.monotonic() - waited_from) * 1000)
+        acts = done[1:] if done and done[0].action == "navigate" else done  # where it was
+        for step in acts:
+            target = step.target()
+            await self._record(
+                step.action, step.args,
+                Target("", target.role, target.name, step.selector, target) if target else Target(),
+                None, 0, by="person",
+            )  # fmt: skip
+        if acts:
+            self._notes.append(
+                "While the run was paused, the person did: "
+                + "; ".join(self.secrets.redact(_said(step)) for step in acts)
+            )
         self._failed_rounds = 0
+        self._still = 0
+        self._navigated = True  # the person may have changed anything: a fresh full page
         await self.sink.emit(RunResumed())
+
+    async def _start_recorder(self, budget: Budget) -> Recorder | None:
+        if not self.config.record_person or self.tab.page.is_closed():
+            return None
+        recorder = Recorder(self.tab)
+        try:
+            await recorder.start(budget=budget.child(5_000, label="record the person"))
+        except TabwrightError as exc:
+            if isinstance(exc, Cancelled | BrowserClosed):
+                raise
+            log.warning("could not record the person's actions: %s", exc)
+            return None
+        return recorder
+
+
+def _is_password(target: Target) -> bool:
+    if target.identity is not None and target.identity.type:
+        return target.identity.type == "password"
+    return "password" in target.name.casefold()
+
+
+def _said(step: Any) -> str:
+    value = step.typed_value()
+    return step.describe() + (f" = {value!r}" if value is not None else "")

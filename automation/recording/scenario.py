@@ -37,6 +37,7 @@ from urllib.parse import urlsplit, urlunsplit
 from automation.browser.actions import validate
 from automation.browser.identity import ElementIdentity
 from automation.errors import ActionInvalid, ParamMissing, ScenarioInvalid
+from automation.secrets import SECRET_ENV_PREFIX
 
 __all__ = [
     "FORMAT",
@@ -54,7 +55,6 @@ __all__ = [
 
 FORMAT = "tabwright.scenario"
 SCENARIO_VERSION = 1
-SECRET_ENV_PREFIX = "TABWRIGHT_SECRET_"
 MAX_STEPS = 2_000
 # What replay can do again.  Element steps find their element by identity; press, scroll
 # and wait_for may have one; the others act on the page.

@@ -253,14 +253,23 @@ async def test_need_help_pauses_and_reply_resumes(
     assert "The person says: Pro" in llm_server.requests[1]["messages"][-1]["content"]
 
 
-async def test_round_cap_ends_the_run(
+async def test_the_round_cap_pauses_and_the_person_grants_more_rounds(
     tab: Tab, llm_server: ScriptedLLMServer, fixture_url: str
 ) -> None:
     llm_server.script(act(action="press", key="Tab"), act(action="press", key="Shift+Tab"))
     run = make_run(tab, llm_server, f"{fixture_url}/demo/form.html", round_cap=2)
-    finished = await run.run()
-    assert finished.status == "failed" and "round cap (2 rounds)" in finished.reason
-    assert len(llm_server.requests) == 2
+    task = asyncio.create_task(run.run())
+    paused = await run.sink.wait_for(RunPaused)  # type: ignore[attr-defined]
+    assert paused.reason == "round_cap" and "round cap (2 rounds)" in paused.detail
+    assert len(llm_server.requests) == 2 and not task.done()
+    llm_server.script(act(action="press", key="Tab"), act(action="done", summary="ok"))
+    run.control.extend(1)
+    run.control.resume()
+    again = await run.sink.wait_for(RunPaused, count=2)  # type: ignore[attr-defined]
+    assert again.reason == "round_cap" and "(3 rounds)" in again.detail  # one more, as granted
+    run.control.resume()  # a plain resume grants the configured cap again
+    assert (await asyncio.wait_for(task, 10)).status == "succeeded"
+    assert len(llm_server.requests) == 4
 
 
 async def test_unreachable_llm_pauses_within_budget_and_keeps_steps(

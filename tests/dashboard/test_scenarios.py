@@ -214,6 +214,21 @@ def test_a_run_without_replayable_steps_is_not_saved(owner: Any) -> None:
 
 
 @pytest.mark.django_db
+def test_a_step_the_person_did_while_paused_is_kept_and_saved_with_the_run(owner: Any) -> None:
+    run = services.run_create(owner=owner, task="sign in", start_url="", planner="rules")
+    nav = {"index": 0, "action": "navigate", "args": {"url": "http://shop.test/login.html"}}
+    services.step_record(run_id=run.pk, data=nav)
+    identity = {"role": "button", "name": "Sign in", "tag": "button", "selectors": ["#go"]}
+    services.step_record(
+        run_id=run.pk,
+        data={"index": 1, "action": "click", "args": {}, "identity": identity, "by": "person"},
+    )
+    assert [s.by for s in run.steps.order_by("index")] == ["agent", "person"]
+    scenario = services.scenario_from_run(owner=owner, run=run, name="Sign in")
+    assert [s.action for s in scenario.steps.order_by("index")] == ["navigate", "click"]
+
+
+@pytest.mark.django_db
 def test_a_typed_value_becomes_a_parameter_or_a_secret_from_the_scenario_page(
     owner: Any, stranger: Any, fixture_url: str
 ) -> None:
