@@ -23,7 +23,7 @@ from typing import Any
 
 from automation.agent.context import Context, ContextLimits
 from automation.agent.control import RunControl
-from automation.agent.parser import Action
+from automation.agent.parser import Action, parse_reply
 from automation.agent.prompts import system_prompt
 from automation.agent.turn import read_reply
 from automation.browser.actions import ACTIONS, available, execute, execute_steps
@@ -261,8 +261,28 @@ class AgentRun:
             budget=budget.child(self.config.llm_timeout_ms, label="llm"),
             on_token=on_token,
         )
-        await self.sink.emit(LLMMessage(self.round, reply.text, dict(reply.usage)))
+        await self._hide_typed_passwords(reply.text, budget)
+        text = self.secrets.redact(reply.text)
+        await self.sink.emit(LLMMessage(self.round, text, dict(reply.usage)))
         return reply.text
+
+    async def _hide_typed_passwords(self, reply: str, budget: Budget) -> None:
+        """A password the model typed literally into a password field is masked in the
+        stored reply too (its streamed tokens were already shown, and are not stored)."""
+        for action in parse_reply(reply).actions:
+            key = _TYPED.get(action.name)
+            value = action.args.get(key) if key else None
+            if not isinstance(value, str) or not value or SECRET_RE.fullmatch(value):
+                continue
+            ref = str(action.args.get("ref", ""))
+            target = self.tab.known_target(ref)
+            try:
+                target = await self.tab.target(ref, budget=budget.child(2_000, label="identity"))
+            except TabwrightError as exc:
+                if isinstance(exc, Cancelled | BrowserClosed):
+                    raise
+            if _is_password(target):
+                self.secrets.hide(value)
 
     def _task_text(self) -> str:
         start = f"\nStart page: {self.start_url}" if self.start_url else ""

@@ -16,6 +16,7 @@ from automation.browser.actions import available
 from automation.events import (
     ActionFinished,
     ActionStarted,
+    LLMMessage,
     Observation,
     RunPaused,
     StepRecorded,
@@ -178,6 +179,8 @@ async def test_secrets_are_filled_only_in_the_browser(
         and "typed-literally-9" in json.dumps(e.to_dict())
     ]  # fmt: skip
     assert not literal
+    stored = [m.text for m in run.sink.of_type(LLMMessage)]  # type: ignore[attr-defined]
+    assert MASK in stored[1] and "typed-literally-9" not in json.dumps(stored)
 
 
 async def test_a_missing_secret_is_an_error_for_the_model_not_a_crash(
