@@ -9,11 +9,17 @@ every failure into the engine's errors::
 
 The API key is scrubbed from every message it builds (some servers echo the key they
 rejected), and URLs are shown without credentials or query.
+
+:class:`HttpPlanner` is what the planners share on top of it: their options, retries
+around each exchange, and native tools with the auto fallback (a server that answers a
+request with tools with HTTP 400 is asked again without them, and not sent them again
+once that worked).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -24,9 +30,20 @@ import httpx
 
 from automation.budget import Budget
 from automation.errors import BudgetExceeded, LLMResponseError, LLMUnavailable
-from automation.llm.retry import Attempt, retry_after_s
+from automation.llm.base import OnToken, PlannerReply, PlannerRequest
+from automation.llm.retry import (
+    DEFAULT_RETRIES,
+    Attempt,
+    Backoff,
+    backoff_s,
+    retry_after_s,
+    with_retries,
+)
+from automation.llm.tools import tool_definitions
 
-__all__ = ["Endpoint", "SSEvent", "display_url", "sse_events"]
+__all__ = ["Endpoint", "HttpPlanner", "SSEvent", "display_url", "sse_events"]
+
+log = logging.getLogger("automation.llm")
 
 # Longest server text quoted in an error: enough to show the server's reason, short
 # enough to fit in a chat bubble and a log line.
@@ -205,3 +222,115 @@ class Endpoint:
 def display_url(url: str) -> str:
     """A URL without credentials or query, safe to show in messages."""
     return _USERINFO_RE.sub("//", url.split("?", 1)[0], count=1)
+
+
+class HttpPlanner:
+    """A planner that streams replies from one HTTP endpoint (``base_url`` + ``path``).
+
+    ``native_tools``: True always sends the round's actions as tools, False never, None
+    tries and stops once the server rejected them.  A subclass gives ``name``, ``path``,
+    ``_tool`` (a neutral tool definition in its
+    protocol's shape), ``_payload``, ``_headers``, ``_read_json`` and ``_read_stream``."""
+
+    name = ""
+    path = ""
+    default_base_url = ""  # where the provider's own API is, if it has one
+    default_max_tokens: int | None = None
+
+    def __init__(
+        self,
+        *,
+        base_url: str = "",
+        model: str,
+        api_key: str = "",
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        native_tools: bool | None = None,
+        retries: int = DEFAULT_RETRIES,
+        backoff: Backoff = backoff_s,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        base_url = base_url or self.default_base_url
+        if not base_url:
+            raise ValueError(f"{type(self).__name__} needs a base_url")
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.temperature = temperature
+        self.max_tokens = self.default_max_tokens if max_tokens is None else max_tokens
+        self.native_tools = native_tools
+        self.retries = retries
+        self._backoff = backoff
+        # Kept private and out of __repr__ so it cannot leak into logs or tracebacks.
+        self._api_key = api_key
+        # Auto mode only: False once this server has rejected a request with tools.
+        self._server_takes_tools = True
+        self._endpoint = Endpoint(
+            url=f"{self.base_url}{self.path}", api_key=api_key, transport=transport
+        )
+        self._display_url = display_url(self.base_url)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.model} at {self._display_url}>"
+
+    async def plan(
+        self, request: PlannerRequest, *, budget: Budget, on_token: OnToken | None = None
+    ) -> PlannerReply:
+        async def attempt(state: Attempt) -> PlannerReply:
+            return await self._attempt(request, state, budget, state.watch(on_token))
+
+        return await budget.run(
+            with_retries(attempt, budget=budget, retries=self.retries, backoff=self._backoff)
+        )
+
+    async def aclose(self) -> None:
+        await self._endpoint.aclose()
+
+    def _tools(self, request: PlannerRequest) -> list[dict[str, Any]]:
+        if not request.actions or self.native_tools is False:
+            return []
+        if self.native_tools is None and not self._server_takes_tools:
+            return []
+        return [self._tool(definition) for definition in tool_definitions(request.actions)]
+
+    async def _attempt(
+        self, request: PlannerRequest, attempt: Attempt, budget: Budget, on_token: OnToken | None
+    ) -> PlannerReply:
+        tools = self._tools(request)
+        refused = False
+        while True:
+            async with self._endpoint.post(
+                self._payload(request, tools), headers=self._headers(), budget=budget
+            ) as response:
+                status = response.status_code
+                if tools and self.native_tools is None and status == 400:
+                    # A server (or proxy) without tool support rejects the whole request;
+                    # ask again without tools, the actions are in the system prompt anyway.
+                    excerpt = await self._endpoint.excerpt(response)
+                    log.info("%s refused tools (%s); asking without", self._display_url, excerpt)
+                    tools, refused = [], True
+                    continue
+                if refused and status != 400:
+                    self._server_takes_tools = False
+                await self._endpoint.check_status(response, attempt)
+                if await self._endpoint.check_content_type(response):
+                    return await self._read_json(response, on_token)
+                return await self._read_stream(response, on_token)
+
+    # -- the protocol ----------------------------------------------------------------------
+
+    def _tool(self, definition: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _payload(self, request: PlannerRequest, tools: list[dict[str, Any]]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _headers(self) -> dict[str, str]:
+        raise NotImplementedError
+
+    async def _read_json(self, response: httpx.Response, on_token: OnToken | None) -> PlannerReply:
+        raise NotImplementedError
+
+    async def _read_stream(
+        self, response: httpx.Response, on_token: OnToken | None
+    ) -> PlannerReply:
+        raise NotImplementedError

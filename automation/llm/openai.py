@@ -30,23 +30,18 @@ message (some servers echo the key they rejected).
 from __future__ import annotations
 
 import json
-import logging
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
-from automation.budget import Budget
 from automation.errors import LLMResponseError
 from automation.llm.base import OnToken, PlannerReply, PlannerRequest
-from automation.llm.http import Endpoint, display_url, sse_events
-from automation.llm.retry import DEFAULT_RETRIES, Attempt, Backoff, backoff_s, with_retries
-from automation.llm.tools import append_tags, call_tag, tool_definitions
+from automation.llm.http import HttpPlanner, sse_events
+from automation.llm.tools import append_tags, call_tag
 
 __all__ = ["OpenAICompatPlanner"]
-
-log = logging.getLogger("automation.llm")
 
 _USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
 
@@ -58,65 +53,14 @@ class _ToolCall:
     arguments: str = ""  # JSON text, assembled from the streamed fragments
 
 
-class OpenAICompatPlanner:
+class OpenAICompatPlanner(HttpPlanner):
     """Streams chat completions from an OpenAI-compatible server."""
 
     name = "openai"
+    path = "/chat/completions"
 
-    def __init__(
-        self,
-        *,
-        base_url: str,
-        model: str,
-        api_key: str = "",
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        native_tools: bool | None = None,
-        retries: int = DEFAULT_RETRIES,
-        backoff: Backoff = backoff_s,
-        transport: httpx.AsyncBaseTransport | None = None,
-    ) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.model = model
-        self.temperature = temperature
-        self.max_tokens = max_tokens
-        self.native_tools = native_tools
-        self.retries = retries
-        self._backoff = backoff
-        # Kept private and out of __repr__ so it cannot leak into logs or tracebacks.
-        self._api_key = api_key
-        # Auto mode only: False once this server has rejected a request with tools.
-        self._server_takes_tools = True
-        self._endpoint = Endpoint(
-            url=f"{self.base_url}/chat/completions", api_key=api_key, transport=transport
-        )
-        self._display_url = display_url(self.base_url)
-
-    def __repr__(self) -> str:
-        return f"<OpenAICompatPlanner {self.model} at {self._display_url}>"
-
-    async def plan(
-        self, request: PlannerRequest, *, budget: Budget, on_token: OnToken | None = None
-    ) -> PlannerReply:
-        async def attempt(state: Attempt) -> PlannerReply:
-            return await self._attempt(request, state, budget, state.watch(on_token))
-
-        return await budget.run(
-            with_retries(attempt, budget=budget, retries=self.retries, backoff=self._backoff)
-        )
-
-    async def aclose(self) -> None:
-        await self._endpoint.aclose()
-
-    def _tools(self, request: PlannerRequest) -> list[dict[str, Any]]:
-        if not request.actions or self.native_tools is False:
-            return []
-        if self.native_tools is None and not self._server_takes_tools:
-            return []
-        return [
-            {"type": "function", "function": definition}
-            for definition in tool_definitions(request.actions)
-        ]
+    def _tool(self, definition: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "function", "function": definition}
 
     def _payload(self, request: PlannerRequest, tools: list[dict[str, Any]]) -> dict[str, Any]:
         payload: dict[str, Any] = {
@@ -138,30 +82,6 @@ class OpenAICompatPlanner:
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         return headers
-
-    async def _attempt(
-        self, request: PlannerRequest, attempt: Attempt, budget: Budget, on_token: OnToken | None
-    ) -> PlannerReply:
-        tools = self._tools(request)
-        refused = False
-        while True:
-            async with self._endpoint.post(
-                self._payload(request, tools), headers=self._headers(), budget=budget
-            ) as response:
-                status = response.status_code
-                if tools and self.native_tools is None and status == 400:
-                    # Servers without tool support reject the whole request; ask again
-                    # without tools, the actions are in the system prompt anyway.
-                    excerpt = await self._endpoint.excerpt(response)
-                    log.info("%s refused tools (%s); asking without", self._display_url, excerpt)
-                    tools, refused = [], True
-                    continue
-                if refused and status != 400:
-                    self._server_takes_tools = False
-                await self._endpoint.check_status(response, attempt)
-                if await self._endpoint.check_content_type(response):
-                    return await self._read_json(response, on_token)
-                return await self._read_stream(response, on_token)
 
     async def _read_json(self, response: httpx.Response, on_token: OnToken | None) -> PlannerReply:
         raw = await response.aread()
