@@ -54,6 +54,7 @@ from automation.events import (
 )
 from automation.llm.base import ActionOutcome, ChatMessage, Planner, PlannerRequest
 from automation.recording.recorder import Recorder
+from automation.recording.scenario import TYPED_ARG
 from automation.secrets import MASK, SECRET_RE, Secrets
 
 __all__ = ["AgentConfig", "AgentRun"]
@@ -62,7 +63,6 @@ log = logging.getLogger("automation.agent")
 
 # Actions after which the page is another one: the next snapshot is a full one.
 _NAVIGATING = frozenset({"navigate", "back", "forward", "reload", "tabs"})
-_TYPED = {"fill": "value", "type": "text"}
 _NO_CHANGE = "# no changes since the last snapshot"
 
 
@@ -157,8 +157,8 @@ class AgentRun:
                     f"The page has not changed for {self._still} rounds. Try another way, "
                     "or write NEED_HELP: and what you need."
                 )
-            notes = self._secrets_out(context.notes_text(outcomes, self._notes))
-            page = self._secrets_out(f"Page: {snapshot.title!r} {snapshot.url}\n{snapshot.text}")
+            notes = self.secrets.redact(context.notes_text(outcomes, self._notes))
+            page = self.secrets.redact(f"Page: {snapshot.title!r} {snapshot.url}\n{snapshot.text}")
             observation = context.observation(notes, page)
             try:
                 reply = await self._plan(budget, snapshot, outcomes, context, observation, replies)
@@ -225,9 +225,6 @@ class AgentRun:
         self._still = self._still + 1 if snapshot.text.startswith(_NO_CHANGE) else 0
         return snapshot
 
-    def _secrets_out(self, text: str) -> str:
-        return self.secrets.redact(text)
-
     async def _plan(
         self,
         budget: Budget,
@@ -270,7 +267,7 @@ class AgentRun:
         """A password the model typed literally into a password field is masked in the
         stored reply too (its streamed tokens were already shown, and are not stored)."""
         for action in parse_reply(reply).actions:
-            key = _TYPED.get(action.name)
+            key = TYPED_ARG.get(action.name)
             value = action.args.get(key) if key else None
             if not isinstance(value, str) or not value or SECRET_RE.fullmatch(value):
                 continue
@@ -359,7 +356,7 @@ class AgentRun:
     def _masked(self, name: str, args: dict[str, Any], target: Target) -> dict[str, Any]:
         """``args`` with a value typed literally into a password field masked (and hidden
         from everything shown later)."""
-        key = _TYPED.get(name)
+        key = TYPED_ARG.get(name)
         value = args.get(key) if key else None
         if not isinstance(value, str) or not value or not _is_password(target):
             return args
@@ -454,7 +451,7 @@ class AgentRun:
         if acts:
             self._notes.append(
                 "While the run was paused, the person did: "
-                + "; ".join(self.secrets.redact(_said(step)) for step in acts)
+                + "; ".join(self.secrets.redact(step.summary()) for step in acts)
             )
         self._failed_rounds = 0
         self._still = 0
@@ -479,8 +476,3 @@ def _is_password(target: Target) -> bool:
     if target.identity is not None and target.identity.type:
         return target.identity.type == "password"
     return "password" in target.name.casefold()
-
-
-def _said(step: Any) -> str:
-    value = step.typed_value()
-    return step.describe() + (f" = {value!r}" if value is not None else "")

@@ -45,6 +45,7 @@ __all__ = [
     "SCENARIO_VERSION",
     "SECRET_ENV_PREFIX",
     "STEP_ACTIONS",
+    "TYPED_ARG",
     "Resolved",
     "Scenario",
     "ScenarioStep",
@@ -107,13 +108,20 @@ class ScenarioStep:
     def typed_value(self) -> str | None:
         """What was typed in a fill or type step, when it is a value of its own (not a
         placeholder): it can become a parameter or a secret."""
-        value = self.args.get(_TYPED_ARG.get(self.action, ""))
+        value = self.args.get(TYPED_ARG.get(self.action, ""))
         return value if isinstance(value, str) and not PLACEHOLDER.search(value) else None
 
     def describe(self) -> str:
         target = self.target()
         what = f" {target.role} {target.name!r}" if target and target.role else ""
         return f"{self.action}{what}"
+
+    def summary(self) -> str:
+        """:meth:`describe` with where a navigate went or what a fill typed."""
+        if self.action == "navigate":
+            return f"{self.describe()} {self.args.get('url', '')}"
+        value = self.typed_value()
+        return self.describe() + (f" = {value!r}" if value is not None else "")
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"action": self.action, "args": dict(self.args)}
@@ -303,8 +311,9 @@ class Scenario:
         return replace(self, steps=steps, params=params)
 
 
-_TYPED_ARG = {"fill": "value", "type": "text"}
-_VALUE_ARG = {**_TYPED_ARG, "navigate": "url"}
+# The arg that holds what a step types.
+TYPED_ARG = {"fill": "value", "type": "text"}
+_VALUE_ARG = {**TYPED_ARG, "navigate": "url"}
 
 
 @dataclass(frozen=True)
@@ -426,7 +435,7 @@ def first_folder(steps: Sequence[ScenarioStep]) -> str:
 
 def _secret_if_password(step: ScenarioStep) -> ScenarioStep:
     identity = step.identity
-    key = _TYPED_ARG.get(step.action)
+    key = TYPED_ARG.get(step.action)
     if identity is None or identity.type != "password" or key is None:
         return step
     label = identity.name_attr or identity.id or identity.name or "password"

@@ -162,13 +162,7 @@ class _StepPrinter:
             self.held = None
 
     def _print(self, index: int, step: ScenarioStep) -> None:
-        value = step.typed_value()
-        line = f"step {index:>3} {step.describe()}"
-        if step.action == "navigate":
-            line += f" {step.args.get('url', '')}"
-        elif value is not None:
-            line += f" = {value!r}"
-        self.write(line)
+        self.write(f"step {index:>3} {step.summary()}")
 
 
 @contextlib.contextmanager
