@@ -288,6 +288,15 @@ class ScenarioStep(models.Model):
     selector = models.TextField(blank=True)
     url = models.TextField(blank=True)
     note = models.TextField(blank=True)
+    # How the latest replay that reached this step did: its status (passed, failed,
+    # needs_person, skipped), the strategy that found the element and its score.
+    last_status = models.CharField(max_length=20, blank=True)
+    last_strategy = models.CharField(max_length=20, blank=True)
+    last_score = models.FloatField(null=True, blank=True)
+    last_run = models.ForeignKey(
+        Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    last_replayed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["scenario", "index"]
@@ -329,3 +338,39 @@ class IdentityHeal(models.Model):
 
     def __str__(self) -> str:
         return f"heal of {self.step} ({self.status})"
+
+
+class UrlRule(models.Model):
+    """A domain runs may (allow) or may not (block) open, on top of the server's settings.
+    Any allow rule (here or in TABWRIGHT_ALLOWED_DOMAINS) limits runs to the allowed
+    domains; a block always wins.  A domain covers its subdomains."""
+
+    class Kind(models.TextChoices):
+        ALLOW = "allow", "Allow"
+        BLOCK = "block", "Block"
+
+    domain = models.CharField(
+        max_length=253, help_text="A host name such as example.com (covers its subdomains)."
+    )
+    kind = models.CharField(max_length=5, choices=Kind.choices, default=Kind.BLOCK)
+    enabled = models.BooleanField(default=True)
+    note = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["kind", "domain"]
+        verbose_name = "URL rule"
+        constraints = [
+            models.UniqueConstraint(fields=["domain", "kind"], name="url_rule_unique_domain")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.domain}"
+
+    def clean(self) -> None:
+        domain = self.domain.strip().lower().rstrip(".")
+        if domain.startswith("*."):
+            domain = domain[2:]
+        if not re.fullmatch(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*", domain):
+            raise ValidationError({"domain": "Enter a host name such as example.com."})
+        self.domain = domain

@@ -87,10 +87,14 @@ class DashboardSink:
                 await database_sync_to_async(services.run_usage_add)(
                     run_id=self.run_id, usage=event.usage
                 )
-            if isinstance(event, StepReplayed) and event.heal and self.scenario_id is not None:
-                await database_sync_to_async(services.heal_record)(
+            if isinstance(event, StepReplayed) and self.scenario_id is not None:
+                await database_sync_to_async(services.scenario_step_replayed)(
                     scenario_id=self.scenario_id, outcome=data, run_id=self.run_id
                 )
+                if event.heal:
+                    await database_sync_to_async(services.heal_record)(
+                        scenario_id=self.scenario_id, outcome=data, run_id=self.run_id
+                    )
             status = _status_change(event)
             if status is not None:
                 await database_sync_to_async(services.run_set_status)(run_id=self.run_id, **status)
@@ -164,7 +168,7 @@ class RunManager:
         return sum(b.restarts for b in self._browsers.values())
 
     async def browser(self) -> BrowserSession:
-        config = browser_config()
+        config = await database_sync_to_async(browser_config)()
         async with self._browser_lock:
             if config not in self._browsers:
                 self._browsers[config] = BrowserSession(config)
@@ -322,11 +326,13 @@ def act_request(data: object) -> tuple[str, dict[str, Any], float]:
 
 
 def url_policy() -> UrlPolicy:
-    """The URL policy the operator configured (settings.TABWRIGHT)."""
+    """The URL policy the operator configured: the settings (TABWRIGHT_*_DOMAINS) and the
+    enabled URL rules of the admin.  Reads the database."""
     conf = settings.TABWRIGHT
+    allowed, blocked = selectors.url_rule_domains()
     return UrlPolicy(
-        allowed_domains=tuple(conf["ALLOWED_DOMAINS"]),
-        blocked_domains=tuple(conf["BLOCKED_DOMAINS"]),
+        allowed_domains=(*conf["ALLOWED_DOMAINS"], *allowed),
+        blocked_domains=(*conf["BLOCKED_DOMAINS"], *blocked),
         block_private=bool(conf["BLOCK_PRIVATE_ADDRESSES"]),
     )
 

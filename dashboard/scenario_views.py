@@ -121,7 +121,8 @@ async def scenario_replay(request: HttpRequest, scenario_id: int) -> HttpRespons
     scenario = await sync_to_async(selectors.scenario_get)(user=user, id=scenario_id)
     document = await sync_to_async(selectors.scenario_document)(scenario=scenario)
     form = ReplayForm(request.POST, document=document)
-    if not form.is_valid():
+    # Checking the base URL reads the URL rules: sync-only.
+    if not await sync_to_async(form.is_valid)():
         return await sync_to_async(_detail_page)(request, scenario, document, form, status=400)
     run = await sync_to_async(services.replay_run_create)(
         owner=user, scenario=scenario, base_url=form.cleaned_data["base_url"],

@@ -7,7 +7,7 @@ from django.db.models import Count, QuerySet
 from django.shortcuts import get_object_or_404
 
 from automation.recording import scenario as fmt
-from dashboard.models import IdentityHeal, LLMProfile, Run, RunEvent, Scenario
+from dashboard.models import IdentityHeal, LLMProfile, Run, RunEvent, Scenario, UrlRule
 
 
 def _visible_runs(*, user: AbstractBaseUser) -> QuerySet[Run]:
@@ -80,3 +80,10 @@ def llm_profile_list() -> QuerySet[LLMProfile]:
 
 def llm_profile_default() -> LLMProfile | None:
     return LLMProfile.objects.filter(is_default=True).first()
+
+
+def url_rule_domains() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The enabled URL rules' domains: (allowed, blocked)."""
+    rules = UrlRule.objects.filter(enabled=True).values_list("kind", "domain")
+    allowed = tuple(d for kind, d in rules if kind == UrlRule.Kind.ALLOW)
+    return allowed, tuple(d for kind, d in rules if kind == UrlRule.Kind.BLOCK)

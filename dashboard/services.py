@@ -172,6 +172,21 @@ def replay_run_create(
     )
 
 
+def scenario_step_replayed(
+    *, scenario_id: int, outcome: StepOutcome | dict[str, Any], run_id: int | None = None
+) -> None:
+    """Keep on the step how the latest replay did: status, strategy, score."""
+    data = outcome.to_dict() if isinstance(outcome, StepOutcome) else outcome
+    score = data.get("score")
+    ScenarioStep.objects.filter(scenario_id=scenario_id, index=data["index"]).update(
+        last_status=str(data.get("status", ""))[:20],
+        last_strategy=str(data.get("strategy") or "")[:20],
+        last_score=float(score) if isinstance(score, int | float) else None,
+        last_run_id=run_id,
+        last_replayed_at=timezone.now(),
+    )
+
+
 def heal_record(
     *, scenario_id: int, outcome: StepOutcome | dict[str, Any], run_id: int | None = None
 ) -> IdentityHeal | None:

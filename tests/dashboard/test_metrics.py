@@ -122,6 +122,7 @@ def test_runs_live_counts_only_runs_this_process_drives(owner: Any, settings: An
 # -- the evaluate switch ------------------------------------------------------------------
 
 
+@pytest.mark.django_db
 def test_evaluate_is_off_unless_the_operator_turns_it_on(settings: Any) -> None:
     assert settings.TABWRIGHT["ALLOW_EVALUATE"] is False
     assert browser_config().evaluate_enabled is False

@@ -4,131 +4,26 @@ runner's own Chromium driving the demo pages that the same daphne serves."""
 from __future__ import annotations
 
 import json
-import os
 import re
-from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
-import pytest_asyncio
-from playwright.async_api import Browser, Page, async_playwright, expect
+from playwright.async_api import Page, expect
 
 from automation import BrowserSession
-from automation.browser.config import QUIET_CHROMIUM_ARGS
-from tests.daphne import daphne
-from tests.fakellm import ScriptedLLMServer
+from tests.e2e.ui import (
+    FORM_TASK,
+    LIVE_MS,
+    SHOP_PASSWORD,
+    Server,
+    initial_step_count,
+    log_in,
+    save,
+    socket_step_count,
+    start_run,
+)
 from tests.refs import ref_of
 
 pytestmark = pytest.mark.e2e
-
-CHROMIUM = os.environ.get("TABWRIGHT_CHROMIUM_PATH", "/usr/bin/chromium")
-SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
-USERNAME = "e2e-user"
-PASSWORD = "e2e-password-9f3k"
-SHOP_PASSWORD = "shop-password-77"
-LIVE_MS = 20_000  # a whole run, including the runner's first Chromium launch
-
-FORM_TASK = """type Ada Lovelace into Name
-type ada@example.org into Email
-click Sign up
-wait for Welcome, Ada Lovelace!"""
-
-
-@dataclass(frozen=True)
-class Server:
-    base_url: str
-    log: Path
-    llm: ScriptedLLMServer  # the "openai" planner's endpoint
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    llm = ScriptedLLMServer().start()
-    settings = {
-        "TABWRIGHT_DEBUG": "1",
-        "TABWRIGHT_PLANNER": "rules",
-        "TABWRIGHT_ACTION_TIMEOUT_MS": "5000",
-        "TABWRIGHT_CHROMIUM_PATH": CHROMIUM,
-        "TABWRIGHT_ALLOW_EVALUATE": "1",
-        "TABWRIGHT_LLM_BASE_URL": llm.base_url,
-        "TABWRIGHT_LLM_MODEL": "test-model",
-        "TABWRIGHT_SECRET_PASSWORD": SHOP_PASSWORD,  # what scenario replays fill in
-    }
-    try:
-        with daphne(tmp_path_factory.mktemp("e2e-var"), (USERNAME, PASSWORD), settings) as (
-            base_url,
-            log,
-        ):
-            yield Server(base_url, log, llm)
-    finally:
-        llm.stop()
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="session")
-async def ui_browser() -> AsyncIterator[Browser]:
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=list(QUIET_CHROMIUM_ARGS))
-        yield browser
-        await browser.close()
-
-
-@pytest_asyncio.fixture(loop_scope="session")
-async def page(ui_browser: Browser, server: Server) -> AsyncIterator[Page]:
-    context = await ui_browser.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(10_000)
-    page = await context.new_page()
-    # Everything the run page hears on its socket, to tell live events from the backlog.
-    await page.add_init_script(
-        """(() => {
-          window.__socketEvents = [];
-          const Native = window.WebSocket;
-          window.WebSocket = function (...args) {
-            const ws = new Native(...args);
-            ws.addEventListener("message", (m) => window.__socketEvents.push(JSON.parse(m.data)));
-            return ws;
-          };
-          window.WebSocket.prototype = Native.prototype;
-          Object.assign(window.WebSocket, { OPEN: 1, CLOSED: 3, CONNECTING: 0, CLOSING: 2 });
-        })();"""
-    )
-    yield page
-    await context.close()
-
-
-async def log_in(page: Page, server: Server) -> None:
-    await page.goto(f"{server.base_url}/")
-    await expect(page).to_have_url(f"{server.base_url}/accounts/login/?next=/")
-    await page.get_by_label("Username").fill(USERNAME)
-    await page.get_by_label("Password").fill(PASSWORD)
-    await page.get_by_role("button", name="Log in").click()
-    await expect(page).to_have_url(f"{server.base_url}/")
-    await expect(page.get_by_role("heading", name="New run")).to_be_visible()
-
-
-async def start_run(page: Page, start_url: str, task: str, planner: str = "rules") -> int:
-    await page.get_by_label("Start URL").fill(start_url)
-    await page.get_by_label("Task").fill(task)
-    await page.get_by_label("Planner").select_option(planner)
-    await page.get_by_role("button", name="Start run").click()
-    await expect(page).to_have_url(re.compile(r"/runs/\d+/$"))
-    return int(re.search(r"/runs/(\d+)/$", page.url).group(1))
-
-
-async def initial_step_count(page: Page) -> int:
-    events = json.loads(await page.locator("#initial-events").text_content())
-    return sum(1 for e in events if e["type"] == "step.recorded")
-
-
-async def socket_step_count(page: Page) -> int:
-    return await page.evaluate(
-        "() => window.__socketEvents.filter((e) => e.type === 'step.recorded').length"
-    )
-
-
-async def save(page: Page, name: str) -> None:
-    SCREENSHOTS.mkdir(exist_ok=True)
-    await page.screenshot(path=str(SCREENSHOTS / name), full_page=True)
 
 
 async def test_a_run_is_watched_live_to_success(page: Page, server: Server) -> None:

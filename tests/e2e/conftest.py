@@ -1,0 +1,69 @@
+"""The end-to-end tests' server and browser: a real daphne per test module (with its own
+database, user and scripted LLM), and a real Chromium that drives the dashboard's pages."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+import pytest_asyncio
+from playwright.async_api import Browser, Page, async_playwright
+
+from automation.browser.config import QUIET_CHROMIUM_ARGS
+from tests.daphne import daphne
+from tests.e2e.ui import CHROMIUM, PASSWORD, SHOP_PASSWORD, USERNAME, Server
+from tests.fakellm import ScriptedLLMServer
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    llm = ScriptedLLMServer().start()
+    settings = {
+        "TABWRIGHT_DEBUG": "1",
+        "TABWRIGHT_PLANNER": "rules",
+        "TABWRIGHT_ACTION_TIMEOUT_MS": "5000",
+        "TABWRIGHT_CHROMIUM_PATH": CHROMIUM,
+        "TABWRIGHT_ALLOW_EVALUATE": "1",
+        "TABWRIGHT_LLM_BASE_URL": llm.base_url,
+        "TABWRIGHT_LLM_MODEL": "test-model",
+        "TABWRIGHT_SECRET_PASSWORD": SHOP_PASSWORD,  # what scenario replays fill in
+    }
+    try:
+        with daphne(tmp_path_factory.mktemp("e2e-var"), (USERNAME, PASSWORD), settings) as (
+            base_url,
+            log,
+        ):
+            yield Server(base_url, log, llm)
+    finally:
+        llm.stop()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
+async def ui_browser() -> AsyncIterator[Browser]:
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=list(QUIET_CHROMIUM_ARGS))
+        yield browser
+        await browser.close()
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def page(ui_browser: Browser, server: Server) -> AsyncIterator[Page]:
+    context = await ui_browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(10_000)
+    page = await context.new_page()
+    # Everything the run page hears on its socket, to tell live events from the backlog.
+    await page.add_init_script(
+        """(() => {
+          window.__socketEvents = [];
+          const Native = window.WebSocket;
+          window.WebSocket = function (...args) {
+            const ws = new Native(...args);
+            ws.addEventListener("message", (m) => window.__socketEvents.push(JSON.parse(m.data)));
+            return ws;
+          };
+          window.WebSocket.prototype = Native.prototype;
+          Object.assign(window.WebSocket, { OPEN: 1, CLOSED: 3, CONNECTING: 0, CLOSING: 2 });
+        })();"""
+    )
+    yield page
+    await context.close()
