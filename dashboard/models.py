@@ -13,6 +13,8 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 ENV_NAME_RE = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+_LABEL = r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?"
+DOMAIN_RE = re.compile(rf"{_LABEL}(\.{_LABEL})*")
 # Prefixes of well-known API keys (compared case-insensitively).
 _KEY_PREFIXES = ("sk-", "sk_", "xai-", "gsk_", "ghp_", "github_pat_", "aiza", "akia")
 
@@ -371,6 +373,6 @@ class UrlRule(models.Model):
         domain = self.domain.strip().lower().rstrip(".")
         if domain.startswith("*."):
             domain = domain[2:]
-        if not re.fullmatch(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*", domain):
+        if not DOMAIN_RE.fullmatch(domain):
             raise ValidationError({"domain": "Enter a host name such as example.com."})
         self.domain = domain
