@@ -22,6 +22,7 @@ __all__ = [
     "LLMToken",
     "ListSink",
     "Observation",
+    "PageProblem",
     "RunFinished",
     "RunPaused",
     "RunResumed",
@@ -172,6 +173,27 @@ class ScreenshotTaken(Event):
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": self.type, "step_index": self.step_index, "url": self.url}
+
+
+@dataclass(frozen=True)
+class PageProblem(Event):
+    """Something went wrong in one of the run's pages while it ran: a console error, an
+    uncaught exception or a failed request (see automation.browser.problems).
+
+    ``kind`` is "console", "pageerror" or "request"; a watcher that hit its limit ends
+    with one of kind "summary" whose ``dropped`` says how many it did not report.
+    """
+
+    type: ClassVar[str] = "page.problem"
+    kind: str
+    text: str  # the console text, the error message, or "GET <url> → 404"
+    url: str = ""  # the request's URL, or where the message or error came from
+    page_url: str = ""  # the tab's address when it happened
+    level: str = ""  # console only: "error"
+    status: int | None = None  # request only: the HTTP status, None when none came
+    method: str = ""  # request only
+    resource_type: str = ""  # request only: document, script, fetch, xhr, image ...
+    dropped: int = 0  # summary only: problems seen past the limit and not reported
 
 
 @dataclass(frozen=True)

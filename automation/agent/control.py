@@ -1,4 +1,5 @@
-"""What the person can do to a live run: pause, resume, reply, extend, stop."""
+"""What the person can do to a live run: pause, resume, reply, extend, stop; and how the
+host ends it when the run can't go on (``fail``)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ class RunControl:
         self.pause_requested = False
         self.paused = False
         self.stopped = False
+        self.failure = ""  # why the run can't go on (its browser crashed), if it can't
         self._replies: list[str] = []
         self._extension = 0  # rounds granted past the round cap
         self._wake = asyncio.Event()
@@ -51,6 +53,13 @@ class RunControl:
         if self.budget is not None:
             self.budget.cancel(reason)
         self._wake.set()
+
+    def fail(self, reason: str) -> None:
+        """End the run as failed, at once, even while it waits for the person: for what
+        the run can't survive, like its browser crashing."""
+        if not self.failure:
+            self.failure = reason
+        self.stop(reason)
 
     def take_replies(self) -> list[str]:
         replies, self._replies = self._replies, []

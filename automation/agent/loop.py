@@ -110,6 +110,8 @@ class AgentRun:
             finished = await self._run(budget)
         except Cancelled as exc:
             finished = RunFinished("stopped", reason=budget.cancel_reason or str(exc))
+            if self.control.failure:
+                finished = RunFinished("failed", reason=self.control.failure)
         except BudgetExceeded:
             finished = RunFinished(
                 "failed", reason=f"the run ran out of its {self.config.run_timeout_ms} ms budget"

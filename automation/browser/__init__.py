@@ -1,9 +1,11 @@
-"""The browser layer: sessions, tab groups, role snapshots with refs, actions, URL policy."""
+"""The browser layer: sessions, tab groups, role snapshots with refs, actions, URL policy,
+page problems."""
 
 from __future__ import annotations
 
 from automation.browser.actions import ACTIONS, ActionSpec, execute, validate
 from automation.browser.config import BrowserConfig
+from automation.browser.problems import ProblemWatcher
 from automation.browser.session import BrowserSession
 from automation.browser.snapshot import RefEntry, Snapshot, SnapshotOptions
 from automation.browser.tab import Tab
@@ -15,6 +17,7 @@ __all__ = [
     "ActionSpec",
     "BrowserConfig",
     "BrowserSession",
+    "ProblemWatcher",
     "RefEntry",
     "Snapshot",
     "SnapshotOptions",

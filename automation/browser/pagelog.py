@@ -8,6 +8,10 @@ holds a fixed amount of memory and a query answers from memory without a browser
 Listeners run inside Playwright's event dispatch: they only copy a few properties, cut long
 texts, and swallow their own errors, because an exception there would surface in someone
 else's await and a slow listener delays every other event of the page.
+
+Code that wants to hear of entries as they come (the run's problem watcher, say) calls
+:meth:`PageLog.subscribe`: its function is called with each new entry inside that same
+dispatch, so it must be as cheap as the listeners, and it is shielded the same way.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ __all__ = [
     "CONSOLE_LEVELS",
     "RESOURCE_TYPES",
     "ConsoleEntry",
+    "LogEntry",
+    "LogSubscriber",
     "PageErrorEntry",
     "PageLog",
     "RequestEntry",
@@ -110,6 +116,12 @@ class RequestEntry:
         return {**asdict(self), "pending": self.pending, "failed": self.failed}
 
 
+LogEntry = ConsoleEntry | PageErrorEntry | RequestEntry
+# Called with each entry as it is recorded: a console message, an uncaught error, or a
+# request when it ends (finished or failed), never when it starts.
+LogSubscriber = Callable[[LogEntry], None]
+
+
 @dataclass
 class _Pending:
     method: str
@@ -138,6 +150,7 @@ class PageLog:
         self._pending: dict[Request, _Pending] = {}
         self._pending_cap = requests_size
         self._seen: Counter[str] = Counter()
+        self._subscribers: list[LogSubscriber] = []
         self._listeners: dict[str, Callable[[Any], None]] = {
             "console": self._on_console,
             "pageerror": self._on_page_error,
@@ -157,13 +170,35 @@ class PageLog:
                 pass  # already removed
         self._listeners = {}
 
+    def subscribe(self, subscriber: LogSubscriber) -> None:
+        """Call ``subscriber`` with each new entry from now on, inside Playwright's event
+        dispatch: it must return at once (enqueue, don't await) and its errors are logged
+        and swallowed.  Subscribing the same function twice calls it once."""
+        if subscriber not in self._subscribers:
+            self._subscribers.append(subscriber)
+
+    def unsubscribe(self, subscriber: LogSubscriber) -> None:
+        """Stop calling ``subscriber``; unknown ones are ignored, so twice is harmless."""
+        if subscriber in self._subscribers:
+            self._subscribers.remove(subscriber)
+
+    def _record(self, buffer: deque[Any], entry: LogEntry) -> None:
+        buffer.append(entry)
+        # A copy: a subscriber may unsubscribe itself while it is being called.
+        for subscriber in tuple(self._subscribers):
+            try:
+                subscriber(entry)
+            except Exception:
+                log.exception("a page log subscriber failed")
+
     # -- listeners (cheap, never raise) -------------------------------------------------
 
     def _on_console(self, message: ConsoleMessage) -> None:
         try:
             where = message.location or {}
             url = str(where.get("url") or "")
-            self._console.append(
+            self._record(
+                self._console,
                 ConsoleEntry(
                     level=message.type,
                     text=_cut(message.text, _MAX_TEXT_CHARS),
@@ -171,7 +206,7 @@ class PageLog:
                     # Playwright counts from 0; editors and stack traces count from 1.
                     line=int(where.get("lineNumber") or 0) + 1 if url else 0,
                     time=time.time(),
-                )
+                ),
             )
             self._seen["console"] += 1
         except Exception:
@@ -183,12 +218,13 @@ class PageLog:
             message = text if text.startswith(name) else f"{name}: {text}"
             lines = [line.strip() for line in (error.stack or "").splitlines() if line.strip()]
             frames = [line for line in lines if line.startswith("at ")][:_STACK_LINES]
-            self._errors.append(
+            self._record(
+                self._errors,
                 PageErrorEntry(
                     message=_cut(message, _MAX_TEXT_CHARS),
                     stack=tuple(_cut(frame, _MAX_URL_CHARS) for frame in frames),
                     time=time.time(),
-                )
+                ),
             )
             self._seen["errors"] += 1
         except Exception:
@@ -235,7 +271,8 @@ class PageLog:
             end = request.timing.get("responseEnd", -1) if failure is None else -1
             if end is not None and end >= 0:
                 duration_ms = float(end)  # the browser's own measure, without event latency
-            self._requests.append(
+            self._record(
+                self._requests,
                 RequestEntry(
                     method=pending.method,
                     url=pending.url,
@@ -245,7 +282,7 @@ class PageLog:
                     duration_ms=round(duration_ms, 1),
                     from_cache=_served_from_cache(request, response),
                     time=pending.time,
-                )
+                ),
             )
         except Exception:
             log.debug("request end not recorded", exc_info=True)

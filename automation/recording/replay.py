@@ -180,6 +180,8 @@ class Replay:
                     break
         except Cancelled as exc:
             status, reason = "stopped", budget.cancel_reason or str(exc)
+            if self.control is not None and self.control.failure:
+                status, reason = "failed", self.control.failure
         except BudgetExceeded:
             status = "failed"
             reason = f"the replay ran out of its {self.config.run_timeout_ms} ms budget"

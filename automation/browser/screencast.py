@@ -1,0 +1,275 @@
+"""The live view: pictures of a run's current tab as it changes, and a person's input to it.
+
+**Frames.**  ``Page.startScreencast`` makes Chromium send a JPEG whenever the page's picture
+changes, and wait for that frame's ack before it sends the next.  :class:`Screencast` acks
+every frame at once (so Chromium keeps up with the page) and keeps only the newest; one
+task hands the newest to ``on_frame`` at most ``max_fps`` times a second.  A page that
+animates at 60 fps thus costs ``max_fps`` sends, and the last picture of a page that then
+stands still is never lost.  ``on_frame`` is awaited, so a slow receiver slows the sends
+down instead of queueing them.  The screencast follows the run: whichever tab is current
+(the ``current`` callable) is the one shown, and a tab that closes or crashes is left
+quietly until another is current.
+
+**Input.**  :func:`person_input` carries one click, scroll, key or piece of text to the
+current tab as real input (CDP ``Input.dispatch*`` through Playwright), so the page cannot
+tell it from a person at the machine, and the recorder (recorder.js listens to trusted
+events) records it exactly as it records a person at a visible browser.  Coordinates are
+CSS pixels of the viewport, which is what the frames' ``width`` and ``height`` measure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import logging
+import math
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from playwright.async_api import CDPSession
+from playwright.async_api import Error as PlaywrightError
+
+from automation.browser.tab import Tab
+from automation.budget import Budget
+from automation.errors import ActionInvalid, TabwrightError
+
+__all__ = ["KEYS", "MAX_TYPE_CHARS", "Frame", "Screencast", "person_input"]
+
+log = logging.getLogger("automation.browser")
+
+_CDP_MS = 5_000  # one screencast call (start, stop, attach) before it is given up
+_FOLLOW_S = 0.5  # how often the current tab is looked at when no frame comes
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One picture of the tab: a JPEG of the viewport, which is ``width`` x ``height`` CSS
+    pixels (the JPEG itself may be scaled down)."""
+
+    jpeg: bytes
+    width: int
+    height: int
+    url: str
+
+
+OnFrame = Callable[[Frame], Awaitable[None]]
+
+
+class Screencast:
+    def __init__(
+        self,
+        current: Callable[[], Tab | None],
+        on_frame: OnFrame,
+        *,
+        max_fps: float = 4.0,
+        quality: int = 60,
+        max_width: int = 1280,
+        max_height: int = 960,
+    ) -> None:
+        if not 0 < max_fps <= 30:
+            raise ActionInvalid("max_fps must be above 0 and at most 30")
+        if not 1 <= quality <= 100:
+            raise ActionInvalid("quality must be between 1 and 100")
+        self._current = current
+        self._on_frame = on_frame
+        self._interval_s = 1 / max_fps
+        self._params = {"format": "jpeg", "quality": quality, "maxWidth": max_width,
+                        "maxHeight": max_height, "everyNthFrame": 1}  # fmt: skip
+        self._tab: Tab | None = None
+        self._session: CDPSession | None = None
+        self._newest: Frame | None = None
+        self._fresh = asyncio.Event()
+        self._acks: set[asyncio.Task[Any]] = set()
+        self._task: asyncio.Task[None] | None = None
+        self.frames_sent = 0
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    def start(self) -> None:
+        """Start following the current tab; again while running does nothing."""
+        if not self.running:
+            self._task = asyncio.create_task(self._run(), name="screencast")
+
+    async def stop(self) -> None:
+        """Stop sending frames and stop Chromium's screencast; never raises."""
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        await self._leave()
+        for ack in list(self._acks):
+            ack.cancel()
+
+    async def _run(self) -> None:
+        while True:
+            tab = self._current()
+            if tab is not self._tab or (tab is not None and self._session is None):
+                await self._follow(tab)
+            try:
+                await asyncio.wait_for(self._fresh.wait(), _FOLLOW_S)
+            except TimeoutError:
+                continue
+            self._fresh.clear()
+            frame = self._newest
+            if frame is None:
+                continue
+            try:
+                await self._on_frame(frame)
+                self.frames_sent += 1
+            except Exception:  # the receiver's failure must not end the live view
+                log.exception("a live-view frame could not be delivered")
+            await asyncio.sleep(self._interval_s)
+
+    async def _follow(self, tab: Tab | None) -> None:
+        await self._leave()
+        self._tab = tab
+        if tab is None or tab.crashed or tab.page.is_closed():
+            return
+        budget = Budget(_CDP_MS, label="start the live view")
+        try:
+            session = await budget.run(tab.context.new_cdp_session(tab.page))
+            session.on("Page.screencastFrame", self._on_cdp_frame)
+            self._session = session
+            await budget.run(session.send("Page.startScreencast", self._params))
+        except (PlaywrightError, TabwrightError) as exc:
+            # A tab closing as we start: the next current tab is tried on the next turn.
+            log.info("the live view could not start on %s: %s", tab.page.url, exc)
+            await self._leave()
+
+    async def _leave(self) -> None:
+        session, self._session = self._session, None
+        if session is None:
+            return
+        budget = Budget(_CDP_MS, label="stop the live view")
+        with contextlib.suppress(PlaywrightError, TabwrightError):
+            await budget.run(session.send("Page.stopScreencast"))
+        with contextlib.suppress(PlaywrightError, TabwrightError):
+            await budget.run(session.detach())
+
+    def _on_cdp_frame(self, params: dict[str, Any]) -> None:
+        # Called in Playwright's event dispatch: copy, ack, wake the sender; nothing slow.
+        session, tab = self._session, self._tab
+        if session is None or tab is None:
+            return
+        ack = asyncio.ensure_future(
+            session.send("Page.screencastFrameAck", {"sessionId": params.get("sessionId")})
+        )
+        self._acks.add(ack)
+        ack.add_done_callback(_forget(self._acks))
+        meta = params.get("metadata", {})
+        try:
+            jpeg = _b64decode(params["data"])
+        except (KeyError, ValueError):
+            return
+        self._newest = Frame(jpeg, round(meta.get("deviceWidth", 0)),
+                             round(meta.get("deviceHeight", 0)), tab.page.url)  # fmt: skip
+        self._fresh.set()
+
+
+def _forget(acks: set[asyncio.Task[Any]]) -> Callable[[asyncio.Task[Any]], None]:
+    def done(task: asyncio.Task[Any]) -> None:
+        acks.discard(task)
+        if not task.cancelled():
+            task.exception()  # an ack to a page that just went away is not worth a warning
+
+    return done
+
+
+def _b64decode(data: str) -> bytes:
+    return base64.b64decode(data, validate=True)
+
+
+# -- the person's input ---------------------------------------------------------------
+
+MAX_TYPE_CHARS = 2_000  # one "type" message; the live view sends typing in small pieces
+KEYS = frozenset(
+    """Enter Tab Escape Backspace Delete ArrowUp ArrowDown ArrowLeft ArrowRight Home End
+    PageUp PageDown Space""".split()
+)
+_MODIFIERS = ("Alt", "Control", "Meta", "Shift")
+_BUTTONS = ("left", "right", "middle")
+_MAX_SCROLL_PX = 10_000
+
+
+async def person_input(tab: Tab, event: Mapping[str, Any], *, budget: Budget) -> str:
+    """Carry one input of the live view to ``tab``; returns what was done, for the log.
+
+    ``{"kind": "click", "x", "y", "button"?, "clicks"?: 1|2}``,
+    ``{"kind": "scroll", "x", "y", "dx", "dy"}``, ``{"kind": "type", "text"}`` and
+    ``{"kind": "key", "key", "modifiers"?: [...]}`` (a key of :data:`KEYS`, or one
+    character with Control, Alt or Meta).  ActionInvalid for anything else."""
+    kind = event.get("kind")
+    mouse, keyboard = tab.page.mouse, tab.page.keyboard
+    if kind in ("click", "scroll"):
+        x, y = _point(tab, event)
+        if kind == "click":
+            button = event.get("button", "left")
+            clicks = event.get("clicks", 1)
+            if button not in _BUTTONS:
+                raise ActionInvalid(f"button must be one of {', '.join(_BUTTONS)}")
+            if clicks not in (1, 2):
+                raise ActionInvalid("clicks must be 1 or 2")
+            # The second click of a double click is one press with clickCount 2, as a
+            # person's is (click_count=2 on Playwright's click would press twice more).
+            await tab._call("live-view click", budget, mouse.move(x, y))
+            await tab._call(
+                "live-view click", budget, mouse.down(button=button, click_count=clicks)
+            )
+            await tab._call("live-view click", budget, mouse.up(button=button, click_count=clicks))
+            return f"{'double ' if clicks == 2 else ''}{button} click at ({x:g}, {y:g})"
+        dx, dy = _number(event, "dx", _MAX_SCROLL_PX), _number(event, "dy", _MAX_SCROLL_PX)
+        await tab._call("live-view scroll", budget, mouse.move(x, y))
+        await tab._call("live-view scroll", budget, mouse.wheel(dx, dy))
+        return f"scroll by ({dx:g}, {dy:g})"
+    if kind == "type":
+        text = event.get("text")
+        if not isinstance(text, str) or not text or len(text) > MAX_TYPE_CHARS:
+            raise ActionInvalid(f"text must be 1 to {MAX_TYPE_CHARS} characters")
+        await tab._call("live-view typing", budget, keyboard.type(text))
+        return f"typed {len(text)} characters"
+    if kind == "key":
+        combo = _key_combo(event)
+        await tab._call("live-view key", budget, keyboard.press(combo))
+        return f"pressed {combo}"
+    raise ActionInvalid("kind must be click, scroll, type or key")
+
+
+def _point(tab: Tab, event: Mapping[str, Any]) -> tuple[float, float]:
+    size = tab.page.viewport_size or {"width": 10_000, "height": 10_000}
+    x, y = _number(event, "x", None), _number(event, "y", None)
+    if not (0 <= x < size["width"] and 0 <= y < size["height"]):
+        raise ActionInvalid(
+            f"({x:g}, {y:g}) is outside the viewport ({size['width']}x{size['height']})"
+        )
+    return x, y
+
+
+def _number(event: Mapping[str, Any], name: str, limit: float | None) -> float:
+    value = event.get(name)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ActionInvalid(f"{name} must be a number")
+    if limit is not None and abs(value) > limit:
+        raise ActionInvalid(f"{name} must be at most {limit:g} in size")
+    return float(value)
+
+
+def _key_combo(event: Mapping[str, Any]) -> str:
+    key, modifiers = event.get("key"), event.get("modifiers", [])
+    if not isinstance(modifiers, list) or any(m not in _MODIFIERS for m in modifiers):
+        raise ActionInvalid(f"modifiers are a list of {', '.join(_MODIFIERS)}")
+    if not isinstance(key, str):
+        raise ActionInvalid("key must be text")
+    chord = {m for m in modifiers if m != "Shift"}
+    if key not in KEYS and not (len(key) == 1 and key.isprintable() and chord):
+        raise ActionInvalid(
+            f"key {key[:20]!r} is not one the live view sends",
+            hint="named keys: " + ", ".join(sorted(KEYS)) + "; or one character with "
+            "Control, Alt or Meta (type text with kind=type)",
+        )
+    ordered = [m for m in _MODIFIERS if m in modifiers]
+    return "+".join([*ordered, key])

@@ -1,0 +1,188 @@
+"""The live view on a real Chromium: frames of the current tab, bounded in rate, following
+the run's tabs; and a person's clicks, keys and typing reaching the page, and recorded."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from automation import Budget, Tab
+from automation.browser.screencast import Frame, Screencast, person_input
+from automation.errors import ActionInvalid, BrowserClosed
+from automation.recording.recorder import Recorder
+
+ANIMATED = """data:text/html,<body><p id=n>0</p><script>
+let n = 0; (function tick() { document.getElementById('n').textContent = ++n;
+requestAnimationFrame(tick); })();</script></body>"""
+
+
+class Frames:
+    def __init__(self, delay_s: float = 0.0) -> None:
+        self.got: list[Frame] = []
+        self.delay_s = delay_s
+        self.arrived = asyncio.Event()
+
+    async def __call__(self, frame: Frame) -> None:
+        self.got.append(frame)
+        self.arrived.set()
+        await asyncio.sleep(self.delay_s)
+
+    async def next(self, timeout_s: float = 5.0) -> Frame:
+        self.arrived.clear()
+        await asyncio.wait_for(self.arrived.wait(), timeout_s)
+        return self.got[-1]
+
+
+async def test_frames_show_the_page_at_most_max_fps(tab: Tab, fixture_url: str) -> None:
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    frames = Frames()
+    cast = Screencast(lambda: tab, frames, max_fps=5)
+    cast.start()
+    try:
+        first = await frames.next()
+        size = tab.page.viewport_size
+        assert first.jpeg[:2] == b"\xff\xd8" and len(first.jpeg) > 1000
+        assert (first.width, first.height) == (size["width"], size["height"])
+        assert first.url.endswith("/demo/form.html")
+        # A page redrawing at 60 fps: the sends stay near max_fps.
+        await tab.page.goto(ANIMATED)
+        await frames.next()
+        before, started = len(frames.got), time.monotonic()
+        await asyncio.sleep(2.0)
+        rate = (len(frames.got) - before) / (time.monotonic() - started)
+        assert 2 <= rate <= 6, rate
+    finally:
+        await cast.stop()
+    assert not cast.running
+    after = len(frames.got)
+    await asyncio.sleep(0.5)
+    assert len(frames.got) == after  # stopped means no more frames
+
+
+async def test_a_slow_receiver_gets_the_newest_frame_not_a_queue(tab: Tab) -> None:
+    frames = Frames(delay_s=0.6)
+    cast = Screencast(lambda: tab, frames, max_fps=30)
+    cast.start()
+    try:
+        await tab.page.goto(ANIMATED)
+        await asyncio.sleep(2.0)
+        assert 2 <= len(frames.got) <= 5  # one send per 0.6 s, however fast the page draws
+    finally:
+        await cast.stop()
+
+
+async def test_the_live_view_follows_the_current_tab_and_survives_its_close(
+    tab: Tab, fixture_url: str
+) -> None:
+    assert tab.group is not None
+    group = tab.group
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    frames = Frames()
+    cast = Screencast(lambda: group.current, frames)
+    cast.start()
+    try:
+        await frames.next()
+        second = await group.open(f"{fixture_url}/replay/v1/login.html")
+        deadline = time.monotonic() + 5
+        while not frames.got[-1].url.endswith("/replay/v1/login.html"):
+            assert time.monotonic() < deadline, [f.url for f in frames.got]
+            await frames.next()
+        await group.close_tab(group.tabs.index(second))
+        while not frames.got[-1].url.endswith("/demo/form.html"):
+            assert time.monotonic() < deadline, [f.url for f in frames.got]
+            await frames.next()
+        assert cast.running
+    finally:
+        await cast.stop()
+
+
+async def test_stop_after_the_page_closed_is_quiet_and_quick(browser) -> None:  # type: ignore[no-untyped-def]
+    tab = await browser.new_tab()
+    frames = Frames()
+    cast = Screencast(lambda: tab, frames)
+    cast.start()
+    await frames.next()
+    await tab.close()
+    await asyncio.sleep(0.7)  # the sender looks at a closed tab meanwhile
+    started = time.monotonic()
+    await cast.stop()
+    assert time.monotonic() - started < 2
+
+
+async def test_clicks_keys_and_typing_reach_the_page(tab: Tab, fixture_url: str) -> None:
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    budget = Budget(5_000)
+    box = await tab.page.locator("#name").bounding_box()
+    assert box is not None
+    await person_input(tab, {"kind": "click", "x": box["x"] + 5, "y": box["y"] + 5},
+                       budget=budget)  # fmt: skip
+    await person_input(tab, {"kind": "type", "text": "Ada Lovelace"}, budget=budget)
+    assert await tab.page.input_value("#name") == "Ada Lovelace"
+    await person_input(tab, {"kind": "key", "key": "a", "modifiers": ["Control"]}, budget=budget)
+    await person_input(tab, {"kind": "key", "key": "Backspace"}, budget=budget)
+    assert await tab.page.input_value("#name") == ""
+    await person_input(tab, {"kind": "key", "key": "Tab"}, budget=budget)
+    assert await tab.page.evaluate("document.activeElement.id") == "email"
+    await tab.page.set_content("<div style='height:5000px'>tall</div>")
+    await person_input(tab, {"kind": "scroll", "x": 10, "y": 10, "dx": 0, "dy": 800},
+                       budget=budget)  # fmt: skip
+    await tab.page.wait_for_function("scrollY > 0")
+
+
+@pytest.mark.parametrize(
+    ("event", "says"),
+    [
+        ({"kind": "click", "x": -1, "y": 5}, "outside the viewport"),
+        ({"kind": "click", "x": 5, "y": 99_999}, "outside the viewport"),
+        ({"kind": "click", "x": float("nan"), "y": 5}, "x must be a number"),
+        ({"kind": "click", "x": True, "y": 5}, "x must be a number"),
+        ({"kind": "click", "x": 5, "y": 5, "button": "fourth"}, "button must be"),
+        ({"kind": "click", "x": 5, "y": 5, "clicks": 3}, "clicks must be"),
+        ({"kind": "scroll", "x": 5, "y": 5, "dx": 0, "dy": 1e9}, "dy must be at most"),
+        ({"kind": "type", "text": ""}, "text must be"),
+        ({"kind": "type", "text": "x" * 2001}, "text must be"),
+        ({"kind": "key", "key": "F13"}, "is not one the live view sends"),
+        ({"kind": "key", "key": "a"}, "is not one the live view sends"),
+        ({"kind": "key", "key": "Enter", "modifiers": ["Hyper"]}, "modifiers are"),
+        ({"kind": "drag"}, "kind must be"),
+        ({}, "kind must be"),
+    ],
+)
+async def test_bad_input_is_refused_before_it_reaches_the_page(
+    tab: Tab, event: dict, says: str
+) -> None:
+    with pytest.raises(ActionInvalid, match=says):
+        await person_input(tab, event, budget=Budget(2_000))
+
+
+async def test_input_to_a_closed_tab_is_browser_closed(browser) -> None:  # type: ignore[no-untyped-def]
+    tab = await browser.new_tab()
+    await tab.close()
+    with pytest.raises(BrowserClosed):
+        await person_input(tab, {"kind": "type", "text": "x"}, budget=Budget(2_000))
+
+
+async def test_the_recorder_records_live_view_input_as_steps(tab: Tab, fixture_url: str) -> None:
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    recorder = Recorder(tab)
+    await recorder.start()
+    budget = Budget(5_000)
+    for selector, text in (("#name", "Ada"), ("#email", "ada@example.org")):
+        box = await tab.page.locator(selector).bounding_box()
+        assert box is not None
+        await person_input(tab, {"kind": "click", "x": box["x"] + 4, "y": box["y"] + 4},
+                           budget=budget)  # fmt: skip
+        await person_input(tab, {"kind": "type", "text": text}, budget=budget)
+    button = await tab.page.get_by_role("button", name="Sign up").bounding_box()
+    assert button is not None
+    await person_input(tab, {"kind": "click", "x": button["x"] + 4, "y": button["y"] + 4},
+                       budget=budget)  # fmt: skip
+    steps = await recorder.stop()
+    acts = [(s.action, s.args, s.identity.name if s.identity else "") for s in steps[1:]]
+    assert acts == [
+        ("fill", {"value": "Ada"}, "Name"),
+        ("fill", {"value": "ada@example.org"}, "Email"),
+        ("click", {}, "Sign up"),
+    ], acts
