@@ -1,20 +1,30 @@
 """The run page's WebSocket: join the run's group, replay stored events, relay, forward commands.
 
 Messages from the page: ``{"command": "pause" | "resume" | "stop" | "reply", "text": "..."}``,
-and ``{"command": "act", "id": ..., "action": ..., "args": {...}, "timeout_ms": N}`` for one
-action by the person on a paused run's tab.
+``{"command": "extend", "rounds": N}`` (N more rounds past the round cap, and resume),
+``{"command": "act", "id": ..., "action": ..., "args": {...}, "timeout_ms": N}`` for one
+action by the person on a paused run's tab, ``{"command": "input", "kind": ...}`` for a
+click, scroll, key or text on the live view of a paused run (see
+automation.browser.screencast.person_input), and ``{"command": "frame.ack"}`` once the page
+has drawn a frame.
 Messages to the page: the engine events (``{"type": "action.finished", "seq": 12, ...}``),
-``{"type": "act.result", "id": ..., "ok": ..., "result" | "error": ...}`` per act command
-(a ``steps`` macro's also has ``steps`` and, when one failed, ``failed_index``),
+``{"type": "frame", "jpeg": base64, "width", "height", "url"}`` (the live view, never
+stored), ``{"type": "act.result", "id": ..., "ok": ..., "result" | "error": ...}`` per act
+command (a ``steps`` macro's also has ``steps`` and, when one failed, ``failed_index``),
+``{"type": "input.result", "id": ..., "ok": ..., "done" | "error": ...}`` per input,
 and ``{"type": "error", "message": ...}`` for a command that could not be carried out.
 
 An act runs within its ``timeout_ms``; when the socket drops, the acts still in flight are
 cancelled (a script in the page is stopped), since nobody is left to read their answer.
+Inputs run one after another, in the order they came (typing must not be reordered).
+A page gets the next frame only after it acked the last, and then only the newest: a slow
+connection sees fewer frames, never a growing backlog.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -27,9 +37,14 @@ from dashboard import selectors
 from dashboard.models import Run
 from dashboard.runner import COMMANDS, act_request, group_name, runner
 
+log = logging.getLogger("tabwright.consumers")
+
 MAX_REPLY_CHARS = 4000
 MAX_ACTS_IN_FLIGHT = 4
+MAX_INPUTS_QUEUED = 64
+INPUT_TIMEOUT_MS = 5_000
 CLOSE_FORBIDDEN = 4403
+NOT_LIVE = {"code": "not_live", "message": "the run is not live any more", "hint": ""}
 
 
 class RunConsumer(AsyncJsonWebsocketConsumer):
@@ -37,6 +52,11 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
 
     async def connect(self) -> None:
         self.acts = {}
+        self.watching = False
+        self.frame_in_flight = False
+        self.frame_waiting: dict[str, Any] | None = None
+        self.inputs: asyncio.Queue[dict[str, Any]] = asyncio.Queue(MAX_INPUTS_QUEUED)
+        self.input_worker: asyncio.Task[None] | None = None
         user = self.scope.get("user")
         self.run_id = int(self.scope["url_route"]["kwargs"]["run_id"])
         allowed = user is not None and await database_sync_to_async(selectors.run_can_view)(
@@ -50,6 +70,8 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
         # page drops what it has seen by seq, rather than never.
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
+        frame = runner.watch(self.run_id)
+        self.watching = True
         after = _int(parse_qs(self.scope.get("query_string", b"").decode()).get("after", ["0"])[0])
         for event in await database_sync_to_async(selectors.run_events)(
             run_id=self.run_id, after_seq=after
@@ -60,8 +82,15 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
             {"type": "state", "status": run.status, "reason": run.status_reason,
              "live": runner.is_live(self.run_id)}
         )  # fmt: skip
+        if frame is not None:
+            await self.run_frame({"frame": frame})
 
     async def disconnect(self, code: int) -> None:
+        if self.watching:
+            runner.unwatch(self.run_id)
+            self.watching = False
+        if self.input_worker is not None:
+            self.input_worker.cancel()
         for budget in self.acts.values():
             budget.cancel("the page disconnected")
         if self.acts:
@@ -84,35 +113,93 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
         await self.receive_json(content, **kwargs)
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
-        if isinstance(content, dict) and content.get("command") == "act":
+        command = content.get("command") if isinstance(content, dict) else None
+        if command == "frame.ack":
+            await self._frame_drawn()
+            return
+        if command == "act":
             await self._start_act(content)
             return
-        if not isinstance(content, dict) or content.get("command") not in COMMANDS:
+        if command == "input":
+            await self._queue_input(content)
+            return
+        if command not in COMMANDS:
             await self.send_json({"type": "error", "message": "unknown command"})
             return
-        command = content["command"]
         text = content.get("text", "")
         if not isinstance(text, str) or len(text) > MAX_REPLY_CHARS:
             await self.send_json(
                 {"type": "error", "message": f"a reply is text of at most {MAX_REPLY_CHARS} chars"}
             )
             return
-        run = await database_sync_to_async(Run.objects.get)(pk=self.run_id)
-        if run.owner_id != self.scope["user"].pk:
+        if not await self._is_owner():
             await self.send_json({"type": "error", "message": "only the run's owner can do that"})
             return
         if command == "reply" and not text.strip():
             await self.send_json({"type": "error", "message": "the reply is empty"})
             return
+        rounds = content.get("rounds", 0)
+        if command == "extend" and (isinstance(rounds, bool) or not isinstance(rounds, int)):
+            await self.send_json({"type": "error", "message": "rounds must be a whole number"})
+            return
         try:
-            await runner.command(self.run_id, command, text)
+            await runner.command(self.run_id, command, text, rounds=rounds)
         except LookupError:
             await self.send_json({"type": "error", "message": "the run is not live any more"})
+        except ValueError as exc:
+            await self.send_json({"type": "error", "message": str(exc)})
+
+    # -- the live view -------------------------------------------------------------------
+
+    async def run_frame(self, message: dict[str, Any]) -> None:
+        if self.frame_in_flight:
+            self.frame_waiting = message["frame"]  # only the newest is worth sending
+            return
+        self.frame_in_flight = True
+        await self.send_json(message["frame"])
+
+    async def _frame_drawn(self) -> None:
+        self.frame_in_flight = False
+        frame, self.frame_waiting = self.frame_waiting, None
+        if frame is not None:
+            await self.run_frame({"frame": frame})
+
+    async def _queue_input(self, content: dict[str, Any]) -> None:
+        if not await self._is_owner():
+            await self.send_json({"type": "error", "message": "only the run's owner can do that"})
+            return
+        try:
+            self.inputs.put_nowait(content)
+        except asyncio.QueueFull:
+            await self.send_json({"type": "error", "message": "too many inputs queued"})
+            return
+        if self.input_worker is None:
+            self.input_worker = asyncio.create_task(self._input_loop())
+
+    async def _input_loop(self) -> None:
+        while True:
+            content = await self.inputs.get()
+            answer: dict[str, Any] = {"type": "input.result", "id": content.get("id"), "ok": True}
+            try:
+                budget = Budget(INPUT_TIMEOUT_MS, label="live-view input")
+                answer["done"] = await runner.person_input(self.run_id, content, budget=budget)
+            except LookupError:
+                answer.update(ok=False, error=NOT_LIVE)
+            except TabwrightError as exc:
+                answer.update(ok=False, error=exc.to_dict())
+            except Exception as exc:  # a bug must not end the worker: later inputs would hang
+                log.exception("live-view input of run %s failed", self.run_id)
+                error = {"code": "internal", "message": f"internal error: {exc!r}", "hint": ""}
+                answer.update(ok=False, error=error)
+            await self.send_json(answer)
+
+    async def _is_owner(self) -> bool:
+        run = await database_sync_to_async(Run.objects.get)(pk=self.run_id)
+        return run.owner_id == self.scope["user"].pk
 
     async def _start_act(self, content: dict[str, Any]) -> None:
         act_id = content.get("id")
-        run = await database_sync_to_async(Run.objects.get)(pk=self.run_id)
-        if run.owner_id != self.scope["user"].pk:
+        if not await self._is_owner():
             await self.send_json({"type": "error", "message": "only the run's owner can do that"})
             return
         if len(self.acts) >= MAX_ACTS_IN_FLIGHT:
@@ -136,8 +223,7 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
         try:
             answer.update(await runner.act(self.run_id, action, args, budget=budget))
         except LookupError:
-            message = "the run is not live any more"
-            answer["error"] = {"code": "not_live", "message": message, "hint": ""}
+            answer["error"] = NOT_LIVE
         except TabwrightError as exc:
             answer["error"] = exc.to_dict()
         if not budget.cancelled:  # cancelled: the socket is gone, nobody to answer

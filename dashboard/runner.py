@@ -12,6 +12,8 @@ import asyncio
 import dataclasses
 import logging
 import os
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +33,8 @@ from automation import (
     Tab,
 )
 from automation.browser.actions import act
+from automation.browser.problems import ProblemWatcher
+from automation.browser.screencast import person_input
 from automation.browser.tracing import TraceRecorder
 from automation.browser.url_policy import UrlPolicy
 from automation.budget import timeout_ms_of
@@ -52,13 +56,15 @@ from automation.llm.base import Planner
 from automation.recording.replay import Replay, ReplayConfig
 from automation.recording.scenario import Scenario as Document
 from dashboard import selectors, services
+from dashboard.liveview import LiveView
 from dashboard.models import LLMProfile, Run, Scenario
 
 __all__ = ["RunManager", "group_name", "make_planner", "planner_choice", "runner"]
 
 log = logging.getLogger("tabwright.runner")
 
-COMMANDS = frozenset({"pause", "resume", "stop", "reply"})
+COMMANDS = frozenset({"pause", "resume", "stop", "reply", "extend"})
+MAX_EXTEND_ROUNDS = 1_000
 
 
 def group_name(run_id: int) -> str:
@@ -142,7 +148,14 @@ class LiveRun:
     task: asyncio.Task[None]
     control: RunControl
     sink: DashboardSink
+    view: LiveView
     tab: Tab | None = None  # once the run has opened its tab
+
+    def current_tab(self) -> Tab | None:
+        """The tab the run works in now (it may have opened others since its first)."""
+        if self.tab is None or self.tab.group is None:
+            return self.tab
+        return self.tab.group.current
 
 
 class RunManager:
@@ -154,6 +167,7 @@ class RunManager:
         self._browsers: dict[BrowserConfig, BrowserSession] = {}
         self._browser_lock = asyncio.Lock()
         self._live: dict[int, LiveRun] = {}
+        self._viewers: Counter[int] = Counter()  # open pages per run
 
     def is_live(self, run_id: int) -> bool:
         return run_id in self._live
@@ -180,12 +194,37 @@ class RunManager:
         sink = DashboardSink(run_id, next_seq, scenario_id=run.scenario_id)
         control = RunControl()
         task = asyncio.create_task(self._run(run, sink, control), name=f"run-{run_id}")
-        self._live[run_id] = LiveRun(task, control, sink)
+        live = LiveRun(
+            task, control, sink, LiveView(group_name(run_id), lambda: live.current_tab())
+        )
+        live.view.set_viewers(self._viewers[run_id])
+        self._live[run_id] = live
         task.add_done_callback(lambda _t: self._live.pop(run_id, None))
+
+    def watch(self, run_id: int) -> dict[str, Any] | None:
+        """A page of the run opened: the live view runs while any page is open.  Returns
+        the latest frame, if any, for the page to show before the picture next changes."""
+        self._viewers[run_id] += 1
+        self._update_view(run_id)
+        live = self._live.get(run_id)
+        return live.view.last_frame if live is not None else None
+
+    def unwatch(self, run_id: int) -> None:
+        self._viewers[run_id] -= 1
+        if self._viewers[run_id] <= 0:
+            del self._viewers[run_id]
+        self._update_view(run_id)
+
+    def _update_view(self, run_id: int) -> None:
+        live = self._live.get(run_id)
+        if live is not None:
+            live.view.set_viewers(self._viewers[run_id])
 
     async def _run(self, run: Run, sink: DashboardSink, control: RunControl) -> None:
         conf = settings.TABWRIGHT
         tab = None
+        forget_crashes: Callable[[], None] | None = None
+        problems: ProblemWatcher | None = None
         trace: TraceRecorder | None = None
         workspace = Path(conf["WORKSPACE_DIR"]) / str(run.pk)
         planner: Planner | None = None
@@ -196,8 +235,13 @@ class RunManager:
             browser = await self.browser()
             # Downloads (and the trace) land in the run's own folder, which is never served.
             tab = await browser.new_tab(workspace=workspace)
-            if run.pk in self._live:
-                self._live[run.pk].tab = tab
+            # Console errors and failed requests of every tab of the run, as they happen.
+            problems = ProblemWatcher(tab, sink.emit)
+            forget_crashes = _fail_on_crash(tab, control)
+            live = self._live.get(run.pk)
+            if live is not None:
+                live.tab = tab
+                live.view.update()
             if conf["TRACE_RUNS"]:
                 trace = TraceRecorder(tab.context)
                 await trace.start(title=f"run {run.pk}", budget=Budget(10_000))
@@ -233,6 +277,12 @@ class RunManager:
             log.exception("run %s crashed", run.pk)
             await sink.emit(RunFinished("failed", reason=f"internal error: {exc!r}"))
         finally:
+            if run.pk in self._live:
+                await self._live[run.pk].view.close()
+            if problems is not None:
+                await problems.stop()
+            if forget_crashes is not None:
+                forget_crashes()
             if trace is not None and trace.active:
                 await _save_trace(trace, workspace / "trace.zip")
             if tab is not None:  # the run's context with every tab it opened
@@ -248,15 +298,21 @@ class RunManager:
         scenario = await database_sync_to_async(Scenario.objects.get)(pk=run.scenario_id)
         return await database_sync_to_async(selectors.scenario_document)(scenario=scenario)
 
-    async def command(self, run_id: int, command: str, text: str = "") -> None:
-        """pause / resume / stop / reply; raises LookupError if the run is not live."""
+    async def command(self, run_id: int, command: str, text: str = "", rounds: int = 0) -> None:
+        """pause / resume / stop / reply / extend (``rounds`` more past the round cap, then
+        resume); raises LookupError if the run is not live."""
         if command not in COMMANDS:
             raise ValueError(f"unknown command {command!r}")
         live = self._live.get(run_id)
         if live is None:
             raise LookupError("the run is not live")
         control, sink = live.control, live.sink
-        if command == "pause":
+        if command == "extend":
+            if not 1 <= rounds <= MAX_EXTEND_ROUNDS:
+                raise ValueError(f"extend by 1 to {MAX_EXTEND_ROUNDS} rounds")
+            control.extend(rounds)
+            control.resume()
+        elif command == "pause":
             control.request_pause()
         elif command == "resume":
             control.resume()
@@ -278,13 +334,25 @@ class RunManager:
             raise LookupError("the run is not live")
         if live.tab is None or not live.control.paused:
             raise ActionInvalid("the agent is using the tab", hint="pause the run first, then act")
-        tab = live.tab.group.current if live.tab.group is not None else live.tab
+        tab = live.current_tab()
         assert tab is not None
         try:
             return await act(tab, action, args, budget=budget)
         finally:
             for done in tab.take_evaluations():  # a person's action is not a numbered step
                 await live.sink.emit(EvaluationFinished(-1, **dataclasses.asdict(done)))
+
+    async def person_input(self, run_id: int, event: dict[str, Any], *, budget: Budget) -> str:
+        """A click, scroll, key or text of the live view, to a paused run's current tab
+        (:func:`automation.browser.screencast.person_input`).  LookupError if the run is
+        not live; ActionInvalid while the agent has the tab, or for a bad input."""
+        live = self._live.get(run_id)
+        if live is None:
+            raise LookupError("the run is not live")
+        tab = live.current_tab()
+        if tab is None or not live.control.paused:
+            raise ActionInvalid("the agent is using the tab", hint="take over (pause) first")
+        return await person_input(tab, event, budget=budget)
 
     async def wait(self, run_id: int) -> None:
         live = self._live.get(run_id)
@@ -300,6 +368,30 @@ class RunManager:
         for browser in self._browsers.values():
             await browser.close()
         self._browsers.clear()
+
+
+def _fail_on_crash(tab: Tab, control: RunControl) -> Callable[[], None]:
+    """End the run as failed the moment its tab or browser crashes, even while it waits
+    for the person (nothing else would notice then).  Returns the undo: the browser is
+    shared and outlives the run."""
+
+    def tab_crashed(_page: object) -> None:
+        control.fail("the browser went away: the tab crashed")
+
+    def browser_gone(_browser: object) -> None:
+        control.fail("the browser went away: it closed or crashed")
+
+    tab.page.on("crash", tab_crashed)
+    browser = tab.context.browser
+    if browser is not None:
+        browser.on("disconnected", browser_gone)
+
+    def forget() -> None:
+        tab.page.remove_listener("crash", tab_crashed)
+        if browser is not None:
+            browser.remove_listener("disconnected", browser_gone)
+
+    return forget
 
 
 def act_request(data: object) -> tuple[str, dict[str, Any], float]:

@@ -168,6 +168,9 @@ TABWRIGHT = {
     "ALLOW_EVALUATE": _env_bool("TABWRIGHT_ALLOW_EVALUATE", False),
     # Programs (bare names) the agent's shell tool may run; empty: the shell tool is off.
     "SHELL_COMMANDS": _env_list("TABWRIGHT_SHELL_COMMANDS"),
+    # The live view: screencast frames a second at most, and their JPEG quality (1-100).
+    "LIVE_VIEW_FPS": float(os.environ.get("TABWRIGHT_LIVE_VIEW_FPS", "4")),
+    "LIVE_VIEW_QUALITY": int(os.environ.get("TABWRIGHT_LIVE_VIEW_QUALITY", "60")),
     # A bearer token for scrapers of /metrics, which can't log in; empty: only logged-in
     # users can read it.
     "METRICS_TOKEN": os.environ.get("TABWRIGHT_METRICS_TOKEN", ""),

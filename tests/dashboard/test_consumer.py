@@ -34,6 +34,9 @@ AMBIGUOUS_TASK = """click Delete
 wait for Order #1003 deleted"""
 
 
+UNSTORED = frozenset({"llm.token", "frame"})  # relayed live, never stored
+
+
 # -- helpers ------------------------------------------------------------------------------
 
 
@@ -217,7 +220,7 @@ async def test_live_run_is_relayed_stored_and_screenshotted(
     messages = await receive_until(comm, of_type("run.finished"))
     await runner.wait(run.pk)
 
-    kinds = types(messages)
+    kinds = [kind for kind in types(messages) if kind != "frame"]  # frames come any time
     assert kinds[0] == "run.started"
     assert messages[-1]["status"] == "succeeded", messages[-1]
     expected_actions = ["navigate", "type", "type", "click", "wait_for"]
@@ -231,9 +234,10 @@ async def test_live_run_is_relayed_stored_and_screenshotted(
     assert shots[0]["src"] == f"/runs/{run.pk}/screenshots/0.jpg"
     assert "llm.token" in kinds  # the rule planner's answers stream as one token each
 
-    # Everything but the token deltas is stored, numbered 1..N in the order it was relayed.
-    relayed = [m for m in messages if m["type"] != "llm.token"]
-    assert all("seq" not in m for m in messages if m["type"] == "llm.token")
+    # Everything but the token deltas and the live view's frames is stored, numbered 1..N
+    # in the order it was relayed.
+    relayed = [m for m in messages if m["type"] not in UNSTORED]
+    assert all("seq" not in m for m in messages if m["type"] in UNSTORED)
     assert [m["seq"] for m in relayed] == list(range(1, len(relayed) + 1))
     assert await stored_events(run.pk) == [(m["seq"], m["type"]) for m in relayed]
 
@@ -374,7 +378,9 @@ async def test_staff_can_watch_but_not_command_someone_elses_run(
     run, _owner_comm, owner_messages = await paused_on_delete(runs, open_socket, owner, fixture_url)
     watcher = await connected_socket(open_socket, run, staff)
     backlog = await receive_until(watcher, of_type("state"), timeout_s=5)
-    stored = [m for m in owner_messages if m["type"] != "llm.token"]
+    # Then the live view's latest picture, sent to every page at once when it opens.
+    assert (await watcher.receive_json_from(timeout=5))["type"] == "frame"
+    stored = [m for m in owner_messages if m["type"] not in UNSTORED]
     assert [m["seq"] for m in backlog[:-1]] == [m["seq"] for m in stored]
     assert backlog[-1]["status"] == "paused" and backlog[-1]["live"] is True
 

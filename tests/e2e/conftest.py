@@ -11,7 +11,15 @@ from playwright.async_api import Browser, Page, async_playwright
 
 from automation.browser.config import QUIET_CHROMIUM_ARGS
 from tests.daphne import daphne
-from tests.e2e.ui import CHROMIUM, PASSWORD, SHOP_PASSWORD, USERNAME, Server
+from tests.e2e.ui import (
+    CHROMIUM,
+    OTHER_PASSWORD,
+    OTHER_USERNAME,
+    PASSWORD,
+    SHOP_PASSWORD,
+    USERNAME,
+    Server,
+)
 from tests.fakellm import ScriptedLLMServer
 
 
@@ -29,10 +37,12 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         "TABWRIGHT_SECRET_PASSWORD": SHOP_PASSWORD,  # what scenario replays fill in
     }
     try:
-        with daphne(tmp_path_factory.mktemp("e2e-var"), (USERNAME, PASSWORD), settings) as (
-            base_url,
-            log,
-        ):
+        with daphne(
+            tmp_path_factory.mktemp("e2e-var"),
+            (USERNAME, PASSWORD),
+            settings,
+            more_users=[(OTHER_USERNAME, OTHER_PASSWORD)],
+        ) as (base_url, log):
             yield Server(base_url, log, llm)
     finally:
         llm.stop()
@@ -51,14 +61,20 @@ async def page(ui_browser: Browser, server: Server) -> AsyncIterator[Page]:
     context = await ui_browser.new_context(viewport={"width": 1280, "height": 900})
     context.set_default_timeout(10_000)
     page = await context.new_page()
-    # Everything the run page hears on its socket, to tell live events from the backlog.
+    # Everything the run page hears on its socket, to tell live events from the backlog;
+    # the sockets themselves (a test drops one), and __holdSockets, which makes the page's
+    # reconnects fail until it is cleared (a network that is down for a while).
     await page.add_init_script(
         """(() => {
           window.__socketEvents = [];
+          window.__sockets = [];
+          window.__holdSockets = false;
           const Native = window.WebSocket;
-          window.WebSocket = function (...args) {
-            const ws = new Native(...args);
+          window.WebSocket = function (url, ...rest) {
+            const target = window.__holdSockets ? url.replace("/ws/runs/", "/ws/held/") : url;
+            const ws = new Native(target, ...rest);
             ws.addEventListener("message", (m) => window.__socketEvents.push(JSON.parse(m.data)));
+            window.__sockets.push(ws);
             return ws;
           };
           window.WebSocket.prototype = Native.prototype;

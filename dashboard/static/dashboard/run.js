@@ -12,7 +12,18 @@
   const replyForm = document.getElementById("reply");
   const controls = document.getElementById("controls");
   const saveForm = document.getElementById("save-scenario");
+  const extendForm = document.getElementById("extend");
+  const live = document.getElementById("live");
+  const liveFrame = document.getElementById("live-frame");
+  const liveUrl = document.getElementById("live-url");
+  const liveHint = document.getElementById("live-hint");
+  const isOwner = !!controls;
   const FINAL = new Set(["succeeded", "failed", "stopped"]);
+  const NAMED_KEYS = new Set(["Enter", "Tab", "Escape", "Backspace", "Delete", "ArrowUp",
+    "ArrowDown", "ArrowLeft", "ArrowRight", "Home", "End", "PageUp", "PageDown"]);
+  let status = "";
+  let frameSize = null; // CSS px of the run's viewport, from the latest frame
+  let wantTakeover = false;
   let lastSeq = 0;
   let socket = null;
   let retryMs = 500;
@@ -66,13 +77,27 @@
     return details;
   }
 
-  function setStatus(status, reason) {
+  function setStatus(next, reason) {
+    status = next;
     statusEl.textContent = status;
     statusEl.className = "badge " + status;
     reasonEl.textContent = reason || "";
+    document.body.dataset.status = status; // the CSS shows the buttons that apply
     if (replyForm) replyForm.hidden = status !== "paused";
     if (controls) controls.hidden = FINAL.has(status);
     if (saveForm) saveForm.hidden = !FINAL.has(status); // a run is saved once it ended
+    if (extendForm) extendForm.hidden = !(status === "paused" && /^round_cap/.test(reason || ""));
+    const takeover = isOwner && status === "paused";
+    live.classList.toggle("takeover", takeover);
+    live.tabIndex = takeover ? 0 : -1;
+    liveHint.hidden = !takeover;
+    if (takeover && wantTakeover) live.focus();
+    if (status !== "paused" && status !== "running") wantTakeover = false;
+    if (FINAL.has(status) && shot.getAttribute("src")) {
+      // Ended: the last step's screenshot (it links from the steps too) replaces the stream.
+      liveFrame.hidden = true;
+      shot.hidden = false;
+    }
   }
 
   const handlers = {
@@ -107,6 +132,7 @@
       li.appendChild(el("span", "step-action", e.action));
       const target = e.role ? e.role + ' "' + e.name + '"' : describe("", e.args).trim();
       li.appendChild(el("span", "step-target", target));
+      if (e.duration_ms) li.appendChild(el("span", "step-ms hint", e.duration_ms + " ms"));
       if (e.selector) li.appendChild(el("code", "step-selector", e.selector));
       if (e.by === "person") li.appendChild(el("span", "step-by", "by the person"));
       if (!e.ok && e.error) li.appendChild(el("span", "error", e.error.message));
@@ -129,9 +155,36 @@
       });
       if (text) li.appendChild(el("span", "replay-note hint", text));
     },
+    frame: (e) => {
+      if (FINAL.has(status)) return;
+      frameSize = { width: e.width, height: e.height };
+      liveFrame.src = "data:image/jpeg;base64," + e.jpeg;
+      liveFrame.hidden = false;
+      shot.hidden = true;
+      liveUrl.textContent = e.url;
+    },
+    "page.problem": (e) => {
+      const box = document.getElementById("problems");
+      const list = document.getElementById("problem-list");
+      box.hidden = false;
+      const li = el("li", "problem " + e.kind);
+      li.appendChild(el("span", "problem-kind", e.kind === "request" ? "request" :
+        e.kind === "pageerror" ? "uncaught" : e.kind));
+      li.appendChild(el("span", "problem-text", e.text));
+      if (e.page_url) li.title = "on " + e.page_url + (e.url ? "\nat " + e.url : "");
+      list.appendChild(li);
+      if (e.kind !== "summary") {
+        const count = document.getElementById("problem-count");
+        count.textContent = String(Number(count.textContent) + 1);
+      }
+    },
+    "input.result": (e) => {
+      if (!e.ok) addChat("note failed", "error", e.error.code + ": " + e.error.message);
+    },
     screenshot: (e) => {
       shot.src = e.src;
-      shot.hidden = false;
+      shot.hidden = !liveFrame.hidden && !FINAL.has(status);
+      if (!shot.hidden) liveFrame.hidden = true;
       const li = stepRows[e.step_index];
       if (li && !li.querySelector("img")) {
         const a = el("a");
@@ -187,20 +240,111 @@
     };
   }
 
-  function send(command, text) {
+  function sendJson(message) {
     if (socket && socket.readyState === WebSocket.OPEN) {
-      socket.send(JSON.stringify({ command: command, text: text || "" }));
-    } else {
-      addChat("note failed", "error", "not connected; try again in a moment");
+      socket.send(JSON.stringify(message));
+      return true;
     }
+    addChat("note failed", "error", "not connected; try again in a moment");
+    return false;
+  }
+
+  function send(command, text) {
+    return sendJson({ command: command, text: text || "" });
   }
 
   if (controls) {
     controls.addEventListener("click", (ev) => {
       const cmd = ev.target.dataset && ev.target.dataset.command;
-      if (cmd) send(cmd);
+      if (cmd === "takeover") {
+        wantTakeover = true;
+        if (status === "paused") live.focus();
+        else send("pause");
+      } else if (cmd) {
+        send(cmd);
+      }
     });
   }
+  if (extendForm) {
+    extendForm.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      const rounds = parseInt(document.getElementById("extend-rounds").value, 10);
+      sendJson({ command: "extend", rounds: rounds });
+    });
+  }
+
+  // -- the live view: frames in, and while paused the person's input out ----------------
+  liveFrame.addEventListener("load", () => {
+    if (socket && socket.readyState === WebSocket.OPEN) {
+      socket.send(JSON.stringify({ command: "frame.ack" }));
+    }
+  });
+
+  function takingOver() {
+    return live.classList.contains("takeover") && frameSize !== null && !liveFrame.hidden;
+  }
+
+  // Where on the tab a point of the picture is: the picture may be drawn smaller.
+  function pagePoint(ev) {
+    const box = liveFrame.getBoundingClientRect();
+    return {
+      x: Math.round(((ev.clientX - box.left) * frameSize.width) / box.width),
+      y: Math.round(((ev.clientY - box.top) * frameSize.height) / box.height),
+    };
+  }
+
+  let typed = "";
+  let typedTimer = null;
+  function flushTyping() {
+    clearTimeout(typedTimer);
+    typedTimer = null;
+    if (typed) sendJson({ command: "input", kind: "type", text: typed });
+    typed = "";
+  }
+
+  liveFrame.addEventListener("click", (ev) => {
+    if (!takingOver()) return;
+    live.focus();
+    flushTyping();
+    sendJson(Object.assign({ command: "input", kind: "click", clicks: ev.detail === 2 ? 2 : 1 },
+      pagePoint(ev)));
+  });
+  liveFrame.addEventListener("contextmenu", (ev) => {
+    if (!takingOver()) return;
+    ev.preventDefault();
+    sendJson(Object.assign({ command: "input", kind: "click", button: "right" }, pagePoint(ev)));
+  });
+  let wheel = null;
+  liveFrame.addEventListener("wheel", (ev) => {
+    if (!takingOver()) return;
+    ev.preventDefault();
+    if (wheel) {
+      wheel.dx += ev.deltaX;
+      wheel.dy += ev.deltaY;
+      return;
+    }
+    wheel = Object.assign({ command: "input", kind: "scroll", dx: ev.deltaX, dy: ev.deltaY },
+      pagePoint(ev));
+    setTimeout(() => {
+      sendJson(wheel);
+      wheel = null;
+    }, 120);
+  }, { passive: false });
+  live.addEventListener("keydown", (ev) => {
+    if (!takingOver()) return;
+    const chord = ev.ctrlKey || ev.altKey || ev.metaKey;
+    if (ev.key.length === 1 && !chord) {
+      typed += ev.key;
+      if (!typedTimer) typedTimer = setTimeout(flushTyping, 80);
+    } else if (NAMED_KEYS.has(ev.key) || (ev.key.length === 1 && chord)) {
+      flushTyping();
+      const modifiers = ["Alt", "Control", "Meta", "Shift"].filter((m) => ev.getModifierState(m));
+      sendJson({ command: "input", kind: "key", key: ev.key, modifiers: modifiers });
+    } else {
+      return;
+    }
+    ev.preventDefault();
+  });
   if (replyForm) {
     replyForm.addEventListener("submit", (ev) => {
       ev.preventDefault();

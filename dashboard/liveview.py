@@ -1,0 +1,79 @@
+"""A live run's picture on its pages: a screencast of the run's current tab while at least
+one page watches, sent to the run's group as ``run.frame`` messages.
+
+Frames are not stored and carry no sequence number: a page that missed one simply waits
+for the next.  Each page's socket takes a new frame only after the page has drawn the last
+one (see consumers.RunConsumer.run_frame), so a slow connection gets fewer frames, never a
+backlog.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+from channels.layers import get_channel_layer
+from django.conf import settings
+
+from automation import Tab
+from automation.browser.screencast import Frame, Screencast
+
+__all__ = ["LiveView"]
+
+
+class LiveView:
+    def __init__(self, group: str, current: Callable[[], Tab | None]) -> None:
+        self._group = group
+        self._current = current
+        self._layer = get_channel_layer()
+        self._viewers = 0
+        self._cast: Screencast | None = None
+        self._stopping: set[asyncio.Task[None]] = set()
+        self._closed = False
+        # For a page that opens now: Chromium sends frames only when the picture changes.
+        self.last_frame: dict[str, Any] | None = None
+
+    @property
+    def streaming(self) -> bool:
+        return self._cast is not None and self._cast.running
+
+    def set_viewers(self, count: int) -> None:
+        """How many pages watch now: the screencast runs while it is above 0."""
+        self._viewers = max(0, count)
+        self.update()
+
+    def update(self) -> None:
+        """Start or stop to match the viewers and whether the run has a tab yet."""
+        want = self._viewers > 0 and not self._closed and self._current() is not None
+        if want and self._cast is None:
+            conf = settings.TABWRIGHT
+            self._cast = Screencast(self._current, self._send, max_fps=conf["LIVE_VIEW_FPS"],
+                                    quality=conf["LIVE_VIEW_QUALITY"])  # fmt: skip
+            self._cast.start()
+        elif not want and self._cast is not None:
+            cast, self._cast = self._cast, None
+            task = asyncio.ensure_future(cast.stop())
+            self._stopping.add(task)
+            task.add_done_callback(self._stopping.discard)
+
+    async def close(self) -> None:
+        """The run ended: no more frames."""
+        self._closed = True
+        self.update()
+        if self._stopping:
+            with contextlib.suppress(Exception):
+                await asyncio.gather(*self._stopping)
+
+    async def _send(self, frame: Frame) -> None:
+        message = {
+            "type": "frame",
+            "jpeg": base64.b64encode(frame.jpeg).decode("ascii"),
+            "width": frame.width,
+            "height": frame.height,
+            "url": frame.url,
+        }
+        self.last_frame = message
+        await self._layer.group_send(self._group, {"type": "run.frame", "frame": message})

@@ -1,0 +1,184 @@
+"""The live view through the run socket: frames of the run's tab with per-page flow
+control, the owner's takeover input recorded as the person's steps, and the round cap's
+"continue for N more rounds"."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+from channels.testing import WebsocketCommunicator
+
+from automation.browser.tab import Tab
+from dashboard.runner import runner
+from tests.dashboard.conftest import OpenSocket, Runs
+from tests.dashboard.test_consumer import (
+    FORM_TASK,
+    connected_socket,
+    of_type,
+    paused_on_delete,
+    receive_until,
+    start_watched,
+    stored_steps,
+    types,
+)
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def run_tab(run_id: int) -> Tab:
+    live = runner._live[run_id]
+    tab = live.current_tab()
+    assert tab is not None
+    return tab
+
+
+async def centre_of(tab: Tab, selector: str) -> dict[str, float]:
+    box = await tab.page.locator(selector).bounding_box()
+    assert box is not None
+    return {"x": box["x"] + box["width"] / 2, "y": box["y"] + box["height"] / 2}
+
+
+async def frame_showing(
+    comm: WebsocketCommunicator, messages: list[dict[str, Any]], url_end: str
+) -> dict[str, Any]:
+    """Ack frames, as a page does once it drew them, until one shows ``url_end``."""
+    seen = [m for m in messages if m["type"] == "frame"]
+    while not (seen and seen[-1]["url"].endswith(url_end)):
+        if seen:
+            await comm.send_json_to({"command": "frame.ack"})
+        seen = [(await receive_until(comm, of_type("frame"), timeout_s=5))[-1]]
+    return seen[-1]
+
+
+async def no_message(comm: WebsocketCommunicator, kind: str, wait_s: float) -> None:
+    """Nothing of ``kind`` arrives within ``wait_s`` (other messages may).  Waits with
+    receive_nothing: a receive that times out would cancel the consumer."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + wait_s
+    while (left := deadline - loop.time()) > 0:
+        if await comm.receive_nothing(timeout=left, interval=0.02):
+            return
+        message = await comm.receive_json_from(timeout=1)
+        assert message["type"] != kind, message
+
+
+async def test_takeover_click_is_recorded_as_the_persons_step(
+    runs: Runs, open_socket: OpenSocket, owner: Any, fixture_url: str
+) -> None:
+    run, comm, messages = await paused_on_delete(runs, open_socket, owner, fixture_url)
+    frame = await frame_showing(comm, messages, "/demo/list.html")
+    tab = run_tab(run.pk)
+    size = tab.page.viewport_size
+    assert size is not None and (frame["width"], frame["height"]) == (size["width"], size["height"])
+    assert frame["jpeg"].startswith("/9j/")  # base64 of a JPEG's FF D8 FF
+
+    point = await centre_of(tab, '[data-testid="order-1003"] button.delete')
+    await comm.send_json_to({"command": "input", "id": 1, "kind": "click", **point})
+    done = await receive_until(comm, of_type("input.result"))
+    assert done[-1]["ok"] and done[-1]["id"] == 1, done[-1]
+    assert "Order #1003 deleted" in await tab.page.content()
+
+    await comm.send_json_to({"command": "reply", "text": "skip"})  # done by hand
+    rest = await receive_until(comm, of_type("run.finished"))
+    assert rest[-1]["status"] == "succeeded", rest[-1]
+    recorded = [m for m in rest if m["type"] == "step.recorded"]
+    assert [(m["action"], m["by"]) for m in recorded][:1] == [("click", "person")]
+    steps = await stored_steps(run.pk)
+    assert [(s.action, s.by) for s in steps] == [
+        ("navigate", "agent"), ("click", "person"), ("wait_for", "agent")
+    ]  # fmt: skip
+    assert steps[1].identity["name"] == "Delete"
+    assert "order-1003" in json.dumps(steps[1].identity), steps[1].identity
+
+
+async def test_a_page_gets_the_next_frame_only_after_drawing_the_last(
+    runs: Runs, open_socket: OpenSocket, owner: Any, fixture_url: str
+) -> None:
+    run, comm, messages = await paused_on_delete(runs, open_socket, owner, fixture_url)
+    await frame_showing(comm, messages, "/demo/list.html")
+    tab = run_tab(run.pk)
+    # The page changes, but the last frame was not acked: no frame comes.
+    await tab.page.evaluate("document.querySelector('h1').textContent = 'Changed once'")
+    await no_message(comm, "frame", 1.5)
+    await tab.page.evaluate("document.querySelector('h1').textContent = 'Changed twice'")
+    await asyncio.sleep(0.5)
+    await comm.send_json_to({"command": "frame.ack"})
+    newest = await receive_until(comm, of_type("frame"), timeout_s=5)
+    assert newest[-1]["type"] == "frame"
+    # Exactly one frame waited: the newest; nothing more until the next ack.
+    await no_message(comm, "frame", 1.0)
+    # A second page opening now sees the picture at once, without a change of the page.
+    other = await connected_socket(open_socket, run, owner)
+    got = await receive_until(other, of_type("frame"), timeout_s=5)
+    assert types(got)[-2:] == ["state", "frame"]
+
+
+async def test_the_live_view_runs_only_while_a_page_watches(
+    runs: Runs, open_socket: OpenSocket, owner: Any, fixture_url: str
+) -> None:
+    run, comm, _ = await paused_on_delete(runs, open_socket, owner, fixture_url)
+    view = runner._live[run.pk].view
+    assert view.streaming
+    await comm.disconnect()
+    await asyncio.sleep(0.1)
+    assert not view.streaming
+    again = await connected_socket(open_socket, run, owner)
+    assert view.streaming
+    await receive_until(again, of_type("frame"))
+
+
+async def test_input_is_refused_while_the_agent_has_the_tab_and_for_others(
+    runs: Runs, open_socket: OpenSocket, owner: Any, staff: Any, fixture_url: str
+) -> None:
+    run, comm, _ = await paused_on_delete(runs, open_socket, owner, fixture_url)
+    watcher = await connected_socket(open_socket, run, staff)
+    await watcher.send_json_to({"command": "input", "kind": "click", "x": 5, "y": 5})
+    got = await receive_until(watcher, of_type("error"))
+    assert got[-1]["message"] == "only the run's owner can do that"
+
+    for bad, says in [
+        ({"kind": "click", "x": -5, "y": 5}, "outside the viewport"),
+        ({"kind": "key", "key": "F13"}, "not one the live view sends"),
+        ({"kind": "paint"}, "kind must be"),
+    ]:
+        await comm.send_json_to({"command": "input", **bad})
+        answer = (await receive_until(comm, of_type("input.result")))[-1]
+        assert not answer["ok"] and answer["error"]["code"] == "action_invalid", answer
+        assert says in answer["error"]["message"], answer
+
+    await comm.send_json_to({"command": "resume"})
+    await receive_until(comm, of_type("run.resumed"))
+    # Resumed: the agent has the tab again (it pauses again on the same ambiguity, but
+    # an input racing the resume must be refused, not applied).
+    runner._live[run.pk].control.paused = False
+    await comm.send_json_to({"command": "input", "kind": "type", "text": "x"})
+    answer = (await receive_until(comm, of_type("input.result")))[-1]
+    assert not answer["ok"] and "the agent is using the tab" in answer["error"]["message"]
+
+
+async def test_the_round_cap_pauses_and_continue_grants_exactly_n_rounds(
+    runs: Runs, open_socket: OpenSocket, owner: Any, fixture_url: str, settings: Any
+) -> None:
+    settings.TABWRIGHT = {**settings.TABWRIGHT, "ROUND_CAP": 1}
+    run, comm = await start_watched(
+        runs, open_socket, owner, FORM_TASK, f"{fixture_url}/demo/form.html"
+    )
+    paused = (await receive_until(comm, of_type("run.paused")))[-1]
+    assert paused["reason"] == "round_cap"
+    for rounds, says in [(0, "extend by 1 to 1000"), (5000, "extend by 1 to 1000"),
+                         ("2", "whole number"), (True, "whole number")]:  # fmt: skip
+        await comm.send_json_to({"command": "extend", "rounds": rounds})
+        error = (await receive_until(comm, of_type("error")))[-1]
+        assert says in error["message"], (rounds, error)
+    before = len(await stored_steps(run.pk))
+    await comm.send_json_to({"command": "extend", "rounds": 2})
+    got = await receive_until(comm, of_type("run.paused"))
+    assert "run.resumed" in types(got) and got[-1]["reason"] == "round_cap"
+    rounds = sum(1 for m in got if m["type"] == "llm.message")
+    assert rounds == 2, types(got)
+    assert len(await stored_steps(run.pk)) > before
+    await comm.send_json_to({"command": "stop"})
+    await receive_until(comm, of_type("run.finished"))

@@ -1,0 +1,109 @@
+"""The live view as a person uses it: watching the run's tab, taking over a paused run with
+a click on the picture (recorded as the person's step), and a dropped socket that loses
+nothing."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.async_api import Page, expect
+
+from automation import BrowserSession
+from tests.e2e.ui import LIVE_MS, Server, log_in, save, start_run
+
+pytestmark = pytest.mark.e2e
+
+AMBIGUOUS_TASK = """click Delete
+wait for Order #1003 deleted"""
+
+
+async def live_picture(page: Page) -> None:
+    """The live view shows a drawn picture of the run's tab."""
+    frame = page.locator("#live-frame")
+    await expect(frame).to_be_visible(timeout=LIVE_MS)
+    await page.wait_for_function(
+        "() => { const i = document.getElementById('live-frame');"
+        " return i.complete && i.naturalWidth > 0; }"
+    )
+
+
+async def test_a_person_takes_over_with_a_click_on_the_live_view(
+    page: Page, server: Server, browser: BrowserSession
+) -> None:
+    orders = f"{server.base_url}/demo/list.html"
+    # Where the third "Delete" is in the run's tab: the same page at the same viewport.
+    probe = await browser.new_tab()
+    await probe.page.goto(orders)
+    target = await probe.page.locator('[data-testid="order-1003"] button.delete').bounding_box()
+    viewport = probe.page.viewport_size
+    await probe.close()
+    assert target is not None and viewport is not None
+
+    await log_in(page, server)
+    await start_run(page, orders, AMBIGUOUS_TASK)
+    await expect(page.locator("#status")).to_have_text("paused", timeout=LIVE_MS)
+    await expect(page.locator("#status-reason")).to_contain_text("need_help")
+    await live_picture(page)
+    live = page.get_by_test_id("live-view")
+    await expect(live).to_have_class(re.compile(r"\btakeover\b"))
+    await expect(page.locator("#live-hint")).to_be_visible()
+    await expect(page.locator("#live-url")).to_have_text(orders)
+    await save(page, "run-takeover.png")
+
+    # The picture may be drawn smaller than the tab: scale the button's centre to it.
+    picture = await page.locator("#live-frame").bounding_box()
+    assert picture is not None
+    scale = picture["width"] / viewport["width"]
+    await page.mouse.click(
+        picture["x"] + (target["x"] + target["width"] / 2) * scale,
+        picture["y"] + (target["y"] + target["height"] / 2) * scale,
+    )
+    # The run's tab changed: the next frames say so (the page text is in the picture only,
+    # so wait for the click's answer on the socket).
+    await page.wait_for_function(
+        "() => window.__socketEvents.some((e) => e.type === 'input.result' && e.ok)"
+    )
+    await page.get_by_placeholder(re.compile("Reply to the agent")).fill("skip")
+    await page.get_by_role("button", name="Send reply").click()
+    await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+
+    steps = page.locator("#steps > li")
+    await expect(steps.locator(".step-action")).to_have_text(["navigate", "click", "wait_for"])
+    await expect(steps.nth(1).locator(".step-by")).to_have_text("by the person")
+    await expect(steps.nth(1).locator(".step-target")).to_have_text('button "Delete"')
+    await expect(page.locator("#chat")).to_contain_text("Order #1003 deleted")
+    await save(page, "run-after-takeover.png")
+
+
+async def test_a_dropped_socket_reconnects_and_misses_nothing(page: Page, server: Server) -> None:
+    await log_in(page, server)
+    run_id = await start_run(page, f"{server.base_url}/demo/list.html", AMBIGUOUS_TASK)
+    await expect(page.locator("#status")).to_have_text("paused", timeout=LIVE_MS)
+    await expect(page.locator("#steps > li")).to_have_count(1)
+
+    # The reply goes out, then the network drops and stays down while the run finishes.
+    await page.get_by_placeholder(re.compile("Reply to the agent")).fill("click Delete #3")
+    await page.get_by_role("button", name="Send reply").click()
+    await page.evaluate("() => { window.__holdSockets = true; window.__sockets.at(-1).close(); }")
+    await expect(page.locator("#conn")).to_have_text("reconnecting…")
+    status = re.compile(r'data-testid="status">(\w+)<')
+    for _ in range(100):
+        html = await (await page.request.get(f"{server.base_url}/runs/{run_id}/")).text()
+        if status.search(html).group(1) == "succeeded":
+            break
+        await page.wait_for_timeout(100)
+    else:
+        raise AssertionError("the run did not finish while the page was away")
+    assert await page.locator("#status").text_content() == "paused"  # it heard nothing yet
+
+    await page.evaluate("() => { window.__holdSockets = false; }")
+    await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+    await expect(page.locator("#conn")).to_have_text("")
+    steps = page.locator("#steps > li")
+    await expect(steps.locator(".step-action")).to_have_text(["navigate", "click", "wait_for"])
+    await expect(page.locator("#chat .msg.succeeded")).to_have_count(1)  # once, not twice
+    urls = await page.evaluate("() => window.__sockets.map((s) => s.url)")
+    resumed = [u for u in urls if "/ws/runs/" in u][-1]
+    assert re.search(r"after=[1-9]\d*$", resumed), urls  # asked only for what it missed
+    await save(page, "run-reconnected.png")
