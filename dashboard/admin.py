@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django import forms
 from django.contrib import admin
 from django.db import models
+from django.db.models import Count, QuerySet
 from django.http import HttpRequest
+from django.utils.html import format_html
 
 from dashboard import services
 from dashboard.models import (
@@ -17,15 +20,27 @@ from dashboard.models import (
     Scenario,
     ScenarioStep,
     Step,
+    UrlRule,
 )
+
+
+def pretty_json(value: Any) -> str:
+    """JSON indented in a <pre>, for reading a stored document rather than editing it."""
+    if value in (None, "", {}, []):
+        return "—"
+    text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+    return format_html('<pre class="json">{}</pre>', text)
 
 
 class StepInline(admin.TabularInline):
     model = Step
     extra = 0
-    fields = ("index", "action", "role", "name", "selector", "ok", "duration_ms")
+    fields = ("index", "action", "role", "name", "selector", "ok", "by", "duration_ms")
     readonly_fields = fields
     can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # steps are what a run did: recorded, never typed in
 
 
 class EnvNameInput(forms.TextInput):
@@ -64,11 +79,14 @@ class LLMProfileAdmin(admin.ModelAdmin):
 
 @admin.register(Run)
 class RunAdmin(admin.ModelAdmin):
-    list_display = ("id", "task_short", "owner", "planner", "llm_profile", "status",
-                    "prompt_tokens", "completion_tokens", "created_at", "finished_at")  # fmt: skip
-    list_filter = ("status", "planner", "llm_profile", "owner")
-    search_fields = ("task", "start_url", "status_reason")
+    list_display = ("id", "task_short", "kind", "owner", "status", "planner", "llm_profile",
+                    "tokens", "created_at", "finished_at")  # fmt: skip
+    list_filter = ("status", "kind", "planner", "llm_profile", "owner", "created_at")
+    search_fields = ("=id", "task", "start_url", "status_reason", "owner__username")
     date_hierarchy = "created_at"
+    list_select_related = ("owner", "llm_profile")
+    raw_id_fields = ("scenario",)
+    readonly_fields = ("created_at",)
     inlines = [StepInline]
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
 
@@ -76,37 +94,113 @@ class RunAdmin(admin.ModelAdmin):
     def task_short(self, obj: Run) -> str:
         return obj.task[:80]
 
+    @admin.display(description="LLM tokens")
+    def tokens(self, obj: Run) -> int:
+        return obj.prompt_tokens + obj.completion_tokens
+
 
 @admin.register(Step)
 class StepAdmin(admin.ModelAdmin):
-    list_display = ("run", "index", "action", "role", "name", "selector", "ok", "duration_ms")
-    list_filter = ("action", "ok")
-    search_fields = ("name", "selector", "url")
+    list_display = ("run", "index", "action", "role", "name", "selector", "ok", "by",
+                    "duration_ms")  # fmt: skip
+    list_filter = ("action", "ok", "by")
+    search_fields = ("=run__id", "name", "selector", "url")
+    list_select_related = ("run",)
+    raw_id_fields = ("run",)
 
 
 @admin.register(RunEvent)
 class RunEventAdmin(admin.ModelAdmin):
+    """The event log, to read: events are what a run emitted and are never edited."""
+
     list_display = ("run", "seq", "type", "created_at")
-    list_filter = ("type",)
+    list_filter = ("type", "created_at")
+    search_fields = ("=run__id", "type")
+    date_hierarchy = "created_at"
+    list_select_related = ("run",)
+    fields = ("run", "seq", "type", "created_at", "data_pretty")
+    readonly_fields = fields
+
+    @admin.display(description="data")
+    def data_pretty(self, obj: RunEvent) -> str:
+        return pretty_json(obj.data)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
 
 
 class ScenarioStepInline(admin.TabularInline):
     model = ScenarioStep
     extra = 0
-    fields = ("index", "action", "args", "role", "name", "selector", "url")
+    fields = ("index", "action", "args", "role", "name", "selector", "url", "last_status",
+              "last_strategy", "last_score")  # fmt: skip
+    readonly_fields = ("last_status", "last_strategy", "last_score")
 
 
 @admin.register(Scenario)
 class ScenarioAdmin(admin.ModelAdmin):
-    list_display = ("id", "name", "owner", "base_url", "updated_at")
-    list_filter = ("owner",)
-    search_fields = ("name", "description", "base_url")
+    list_display = ("id", "name", "owner", "base_url", "step_count", "updated_at")
+    list_filter = ("owner", "updated_at")
+    search_fields = ("=id", "name", "description", "base_url", "owner__username")
+    date_hierarchy = "updated_at"
+    list_select_related = ("owner",)
+    raw_id_fields = ("source_run",)
     inlines = [ScenarioStepInline]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Scenario]:
+        return super().get_queryset(request).annotate(step_count=Count("steps"))
+
+    @admin.display(description="steps", ordering="step_count")
+    def step_count(self, obj: Scenario) -> int:
+        return obj.step_count
+
+
+@admin.register(ScenarioStep)
+class ScenarioStepAdmin(admin.ModelAdmin):
+    list_display = ("scenario", "index", "action", "role", "name", "last_status",
+                    "last_strategy", "last_score", "last_replayed_at")  # fmt: skip
+    list_filter = ("action", "last_status", "last_strategy")
+    search_fields = ("=scenario__id", "scenario__name", "name", "selector", "url")
+    list_select_related = ("scenario",)
+    raw_id_fields = ("scenario", "last_run")
+    readonly_fields = ("identity_pretty", "last_status", "last_strategy", "last_score",
+                       "last_run", "last_replayed_at")  # fmt: skip
+
+    @admin.display(description="identity (as recorded or healed)")
+    def identity_pretty(self, obj: ScenarioStep) -> str:
+        return pretty_json(obj.identity)
 
 
 @admin.register(IdentityHeal)
 class IdentityHealAdmin(admin.ModelAdmin):
     list_display = ("id", "step", "status", "strategy", "score", "run", "created_at", "decided_by")
-    list_filter = ("status", "strategy")
-    readonly_fields = ("step", "run", "strategy", "score", "changes", "before", "after",
-                       "created_at")  # fmt: skip
+    list_filter = ("status", "strategy", "created_at")
+    search_fields = ("=id", "=run__id", "step__scenario__name", "strategy")
+    date_hierarchy = "created_at"
+    list_select_related = ("step", "run", "decided_by")
+    readonly_fields = ("step", "run", "strategy", "score", "changes", "before_pretty",
+                       "after_pretty", "created_at")  # fmt: skip
+    exclude = ("before", "after")
+
+    @admin.display(description="before")
+    def before_pretty(self, obj: IdentityHeal) -> str:
+        return pretty_json(obj.before)
+
+    @admin.display(description="after")
+    def after_pretty(self, obj: IdentityHeal) -> str:
+        return pretty_json(obj.after)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # a heal is what a replay found; people approve or reject it
+
+
+@admin.register(UrlRule)
+class UrlRuleAdmin(admin.ModelAdmin):
+    list_display = ("domain", "kind", "enabled", "note", "created_at")
+    list_editable = ("enabled",)
+    list_filter = ("kind", "enabled")
+    search_fields = ("domain", "note")
+    readonly_fields = ("created_at",)

@@ -1,14 +1,19 @@
 from __future__ import annotations
 
 import json
+import re
+from typing import Any
 
 from django import forms
 from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
 
+from automation.browser.actions import ACTIONS, Param
 from automation.errors import UrlBlocked
+from automation.recording.scenario import TYPED_ARG
 from automation.recording.scenario import Scenario as Document
 from dashboard import selectors
-from dashboard.models import LLMProfile
+from dashboard.models import LLMProfile, Run, ScenarioStep
 from dashboard.runner import url_policy
 
 PLANNERS = [
@@ -122,3 +127,147 @@ class ReplayForm(forms.Form):
             for key, value in self.cleaned_data.items()
             if key.startswith("param_")
         }
+
+
+class RunFilterForm(forms.Form):
+    """The run history's filters, read from the query string; every field may be empty.
+    Only staff get the owner field (the others see only their own runs anyway)."""
+
+    owner = forms.ModelChoiceField(queryset=None, required=False, empty_label="Anyone")
+    scenario = forms.ModelChoiceField(queryset=None, required=False, empty_label="Any")
+    status = forms.ChoiceField(choices=[("", "Any"), *Run.Status.choices], required=False)
+    kind = forms.ChoiceField(choices=[("", "Any"), *Run.Kind.choices], required=False)
+    created_from = forms.DateField(
+        label="From", required=False, widget=forms.DateInput(attrs={"type": "date"})
+    )
+    created_to = forms.DateField(
+        label="To", required=False, widget=forms.DateInput(attrs={"type": "date"})
+    )
+
+    def __init__(self, *args: object, user: AbstractBaseUser, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        # Only scenarios the person may see: another's id is "not a valid choice".
+        scenario = self.fields["scenario"]
+        scenario.queryset = selectors.scenario_choices(user=user)
+        scenario.label_from_instance = lambda s: s.name
+        if user.is_staff:
+            self.fields["owner"].queryset = selectors.run_owner_choices()
+        else:
+            del self.fields["owner"]
+
+    def clean(self) -> dict[str, object]:
+        cleaned = super().clean() or {}
+        start, end = cleaned.get("created_from"), cleaned.get("created_to")
+        if start and end and start > end:
+            self.add_error("created_to", "The end date is before the start date.")
+        return cleaned
+
+    def filters(self) -> dict[str, object]:
+        """The valid filters (an invalid field is left out, and shown as an error)."""
+        cleaned = getattr(self, "cleaned_data", {})
+        return {name: cleaned[name] for name in self.fields if cleaned.get(name)}
+
+
+# -- scenario edits ----------------------------------------------------------------------
+
+
+class ScenarioEditForm(forms.Form):
+    name = forms.CharField(label="Name", max_length=200)
+    description = forms.CharField(
+        label="Description",
+        required=False,
+        max_length=20_000,
+        widget=forms.Textarea(attrs={"rows": 3}),
+    )
+
+
+class StepValuesForm(forms.Form):
+    """A scenario step's values: a field for each arg its action takes (never a ref: replay
+    finds the element by the step's identity).  Lists are written one item per line."""
+
+    def __init__(self, *args: object, step: ScenarioStep, **kwargs: object) -> None:
+        kwargs.setdefault("prefix", f"step{step.index}")
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.action = step.action
+        self.stored = dict(step.args)
+        self.types: dict[str, Any] = {}
+        spec = ACTIONS.get(step.action)
+        for param in spec.params if spec else ():
+            field = _value_field(step.action, param, step.args.get(param.name))
+            if field is not None:
+                self.fields[param.name] = field
+                self.types[param.name] = param.type
+
+    def clean(self) -> dict[str, object]:
+        cleaned = super().clean() or {}
+        url = cleaned.get("url")
+        if self.action == "navigate" and url and not _URL_OR_PLACEHOLDER.match(str(url)):
+            self.add_error("url", "Enter an http:// or https:// address (or a ${parameter}).")
+        return cleaned
+
+    def args(self) -> dict[str, Any]:
+        """The step's args with this form's values (args it has no field for are kept)."""
+        values = {k: v for k, v in self.stored.items() if k not in self.fields}
+        for name, value in self.cleaned_data.items():
+            typed = self._typed(name, value)
+            if typed is not None:
+                values[name] = typed
+        return values
+
+    def _typed(self, name: str, value: object) -> Any:
+        if TYPED_ARG.get(self.action) == name:
+            return value or ""  # typing nothing is a value: it clears the field
+        if not isinstance(value, str):
+            return value
+        lines = [line.strip() for line in value.splitlines() if line.strip()]
+        if self.types[name] is list:
+            return lines or None
+        if self.types[name] == (str, list):  # one line: a text, more: a list
+            return (lines[0] if len(lines) == 1 else lines) or None
+        return value or None
+
+
+_URL_OR_PLACEHOLDER = re.compile(r"^(https?://\S+|\S*\$\{.*)$")
+
+
+def _value_field(action: str, param: Param, value: object) -> forms.Field | None:
+    """The form field for one arg of an action, holding its stored ``value``."""
+    if param.name == "ref":
+        return None
+    label = param.name.replace("_", " ")
+    help_text = param.description
+    if TYPED_ARG.get(action) == param.name:
+        return forms.CharField(label=label, required=False, strip=False, max_length=10_000,
+                               initial=value, help_text=help_text)  # fmt: skip
+    if param.type is bool:  # yes, no, or not set (the action's default)
+        initial = "true" if value is True else "false" if value is False else ""
+        return forms.TypedChoiceField(
+            label=label, required=False, initial=initial, help_text=help_text,
+            choices=[("", "not set"), ("true", "yes"), ("false", "no")],
+            coerce=lambda choice: choice == "true", empty_value=None,
+        )  # fmt: skip
+    if param.type is int:
+        return forms.IntegerField(label=label, required=param.required, initial=value,
+                                  help_text=help_text)  # fmt: skip
+    if param.type is list or param.type == (str, list):
+        initial = "\n".join(map(str, value)) if isinstance(value, list) else value
+        widget = forms.Textarea(attrs={"rows": 2})
+        return forms.CharField(label=label, required=param.required, initial=initial,
+                               widget=widget, help_text=f"{help_text} (one per line)")  # fmt: skip
+    if param.type is str:
+        return forms.CharField(
+            label=label, required=param.required, initial=value, max_length=10_000,
+            help_text=help_text,
+            error_messages={"required": f"{action} needs its {label} ({help_text})."},
+        )  # fmt: skip
+    return None
+
+
+class ParamDefaultForm(forms.Form):
+    default = forms.CharField(
+        label="Default",
+        required=False,
+        strip=False,
+        max_length=10_000,
+        help_text="Empty: no default, replay asks for a value.",
+    )

@@ -1,16 +1,21 @@
-"""Scenario pages: save a run as a scenario, import and export it, review healed identities,
-and start a replay (which then runs like any run, on its run page)."""
+"""Scenario pages: save a run as a scenario, import and export it, search them, edit one
+(rename, reorder, delete and change steps, parameters), review how its latest replay did
+and the identities it healed, and start a replay (which then runs like any run, on its run
+page).  Anyone who may see a scenario sees these pages; only its owner changes it."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from automation.errors import ScenarioInvalid
@@ -18,8 +23,14 @@ from automation.recording.export import to_pytest
 from automation.recording.scenario import SECRET_ENV_PREFIX
 from automation.recording.scenario import Scenario as Document
 from dashboard import selectors, services
-from dashboard.forms import ImportScenarioForm, ReplayForm
-from dashboard.models import IdentityHeal, Scenario
+from dashboard.forms import (
+    ImportScenarioForm,
+    ParamDefaultForm,
+    ReplayForm,
+    ScenarioEditForm,
+    StepValuesForm,
+)
+from dashboard.models import IdentityHeal, Run, Scenario, ScenarioStep
 from dashboard.runner import runner
 
 
@@ -31,9 +42,10 @@ def scenario_list(request: HttpRequest) -> HttpResponse:
 def _list_page(
     request: HttpRequest, form: ImportScenarioForm, *, status: int = 200
 ) -> HttpResponse:
-    scenarios = selectors.scenario_list(user=request.user)[:200]
-    return render(request, "scenarios/list.html", {"scenarios": scenarios, "form": form},
-                  status=status)  # fmt: skip
+    query = request.GET.get("q", "").strip()[:200]
+    scenarios = selectors.scenario_list(user=request.user, q=query)[:200]
+    context = {"scenarios": scenarios, "form": form, "q": query}
+    return render(request, "scenarios/list.html", context, status=status)
 
 
 @login_required
@@ -67,33 +79,162 @@ def run_save_scenario(request: HttpRequest, run_id: int) -> HttpResponse:
 @login_required
 def scenario_detail(request: HttpRequest, scenario_id: int) -> HttpResponse:
     scenario = selectors.scenario_get(user=request.user, id=scenario_id)
-    document = selectors.scenario_document(scenario=scenario)
-    return _detail_page(request, scenario, document, ReplayForm(document=document))
+    return _detail_page(request, scenario)
 
 
 def _detail_page(
     request: HttpRequest,
     scenario: Scenario,
-    document: Document,
-    form: ReplayForm,
     *,
+    bound: dict[str, Any] | None = None,
     status: int = 200,
 ) -> HttpResponse:
-    _params, secrets = document.placeholders()
+    """The scenario page; ``bound`` holds the forms of a refused POST (keyed "replay",
+    "edit", "step:<index>", "param:<name>") so they show what was typed and why not."""
+    bound = bound or {}
+    document = selectors.scenario_document(scenario=scenario)
+    is_owner = scenario.owner_id == request.user.pk
+    params, secrets = document.placeholders()
     heals = selectors.scenario_heals(scenario_id=scenario.pk)
+    last_replay = selectors.scenario_last_replay(scenario_id=scenario.pk)
+    steps = list(scenario.steps.order_by("index"))
+    report = _report(scenario, last_replay)
+    outcomes = {step.pk: key for key, _label, rows in report for step in rows}
     context = {
-        # Steps whose typed value can become a parameter or a secret.
-        "param_steps": {i for i, s in enumerate(document.steps) if s.typed_value() is not None},
         "scenario": scenario,
-        "steps": scenario.steps.all(),
-        "form": form,
+        "is_owner": is_owner,
+        "form": bound.get("replay") or ReplayForm(document=document),
+        "edit_form": bound.get("edit")
+        or ScenarioEditForm(initial={"name": scenario.name, "description": scenario.description}),
+        "rows": [_step_row(step, document, bound, outcomes, is_owner=is_owner) for step in steps],
+        "params": _param_rows(document, params, bound),
         "secrets": [(name, SECRET_ENV_PREFIX + name) for name in sorted(secrets)],
+        "last_replay": last_replay,
+        "report": report,
         "proposed": heals.filter(status=IdentityHeal.Status.PROPOSED),
         "history": heals.exclude(status=IdentityHeal.Status.PROPOSED)[:50],
         "runs": scenario.runs.order_by("-created_at")[:20],
-        "is_owner": scenario.owner_id == request.user.pk,
     }
     return render(request, "scenarios/detail.html", context, status=status)
+
+
+@dataclass(frozen=True)
+class StepRow:
+    """One step as the page shows it: what it acts on, told readably, and its forms."""
+
+    step: ScenarioStep
+    target: str
+    args: list[tuple[str, str]]
+    facts: list[tuple[str, str]]
+    identity_json: str
+    typed_value: bool  # its typed value can become a parameter or a secret
+    values: StepValuesForm | None  # for the owner
+    is_first: bool
+    is_last: bool
+    # How the latest replay did (healed and proposed told apart from passed); for a step
+    # that replay did not reach, how the replay that last reached it did.
+    outcome: str
+
+
+def _step_row(
+    step: ScenarioStep,
+    document: Document,
+    bound: dict[str, Any],
+    outcomes: dict[int, str],
+    *,
+    is_owner: bool,
+) -> StepRow:
+    identity = step.identity or {}
+    form = bound.get(f"step:{step.index}")
+    if form is None and is_owner:
+        form = StepValuesForm(step=step)
+    return StepRow(
+        step=step,
+        target=_target(step, identity),
+        args=[(k, v if isinstance(v, str) else json.dumps(v)) for k, v in step.args.items()],
+        facts=_facts(step, identity),
+        identity_json=json.dumps(identity, indent=2, ensure_ascii=False) if identity else "",
+        typed_value=document.steps[step.index].typed_value() is not None,
+        values=form,
+        is_first=step.index == 0,
+        is_last=step.index == len(document.steps) - 1,
+        outcome=_outcome(outcomes.get(step.pk, ""), step.last_status),
+    )
+
+
+def _outcome(latest: str, last_status: str) -> str:
+    return last_status if latest in ("", "not_reached") else latest
+
+
+def _target(step: ScenarioStep, identity: dict[str, Any]) -> str:
+    """What the step acts on, the way a person names it: role and accessible name."""
+    role, name = identity.get("role") or step.role, identity.get("name") or step.name
+    if role and name:
+        return f"{role} “{name}”"
+    return role or (f"<{identity['tag']}>" if identity.get("tag") else "")
+
+
+def _facts(step: ScenarioStep, identity: dict[str, Any]) -> list[tuple[str, str]]:
+    """The other ways replay can find the element, the most telling first."""
+    test_ids = identity.get("test_ids") or {}
+    tag = identity.get("tag", "")
+    if tag and identity.get("type"):
+        tag = f"{tag} type={identity['type']}"
+    selectors_ = list(identity.get("selectors") or ([step.selector] if step.selector else []))
+    facts = [
+        ("test id", ", ".join(f"{k}={v}" for k, v in test_ids.items())),
+        ("label", identity.get("aria_label", "")),
+        ("placeholder", identity.get("placeholder", "")),
+        ("name", identity.get("name_attr", "")),
+        ("id", identity.get("id", "")),
+        ("tag", tag),
+        ("in row", identity.get("row", "")),
+        ("under", identity.get("section", "")),
+        ("selectors", "  ·  ".join(selectors_)),
+    ]
+    return [(label, str(value)) for label, value in facts if value]
+
+
+def _param_rows(
+    document: Document, used: set[str], bound: dict[str, Any]
+) -> list[tuple[str, ParamDefaultForm, list[int]]]:
+    """Each parameter with its default's form and the steps that use it."""
+    rows = []
+    for name in sorted(used | set(document.params)):
+        default = (document.params.get(name) or {}).get("default")
+        form = bound.get(f"param:{name}") or ParamDefaultForm(
+            initial={"default": default}, prefix=f"param-{name}"
+        )
+        token = "${" + name + "}"
+        steps = [i for i, s in enumerate(document.steps) if token in json.dumps(s.args)]
+        rows.append((name, form, steps))
+    return rows
+
+
+# The outcomes of a replay step, in the order the report lists them.
+OUTCOMES = (
+    ("passed", "passed"),
+    ("healed", "healed"),
+    ("proposed", "change proposed"),
+    ("failed", "failed"),
+    ("needs_person", "needed a person"),
+    ("skipped", "skipped"),
+    ("not_run", "not run"),
+    ("not_reached", "not reached"),
+)
+
+
+def _report(scenario: Scenario, run: Run | None) -> list[tuple[str, str, list[ScenarioStep]]]:
+    """The latest replay's count of steps by outcome (the five main ones always shown)."""
+    if run is None:
+        return []
+    by_outcome = selectors.scenario_replay_report(scenario=scenario, run=run)
+    main = {"passed", "healed", "proposed", "failed", "needs_person"}
+    return [
+        (key, label, by_outcome.get(key, []))
+        for key, label in OUTCOMES
+        if key in main or by_outcome.get(key)
+    ]
 
 
 @login_required
@@ -123,7 +264,9 @@ async def scenario_replay(request: HttpRequest, scenario_id: int) -> HttpRespons
     form = ReplayForm(request.POST, document=document)
     # Checking the base URL reads the URL rules: sync-only.
     if not await sync_to_async(form.is_valid)():
-        return await sync_to_async(_detail_page)(request, scenario, document, form, status=400)
+        return await sync_to_async(_detail_page)(
+            request, scenario, bound={"replay": form}, status=400
+        )
     run = await sync_to_async(services.replay_run_create)(
         owner=user, scenario=scenario, base_url=form.cleaned_data["base_url"],
         params=form.params(),
@@ -136,9 +279,9 @@ async def scenario_replay(request: HttpRequest, scenario_id: int) -> HttpRespons
 @require_POST
 def scenario_step_param(request: HttpRequest, scenario_id: int, index: int) -> HttpResponse:
     """Make a step's typed value a parameter (its value the default) or a secret."""
-    scenario = selectors.scenario_get(user=request.user, id=scenario_id)
-    if scenario.owner_id != request.user.pk:
-        raise Http404("no such scenario of yours")
+    scenario = _owned(request, scenario_id)
+    if _step_at(request, scenario, index) is None:
+        return _back(scenario)
     try:
         services.scenario_step_make_param(
             scenario=scenario,
@@ -148,7 +291,138 @@ def scenario_step_param(request: HttpRequest, scenario_id: int, index: int) -> H
         )
     except ScenarioInvalid as exc:
         messages.error(request, str(exc))
-    return redirect("scenario_detail", scenario_id=scenario.pk)
+    return _back(scenario, index)
+
+
+@login_required
+@require_POST
+def scenario_edit(request: HttpRequest, scenario_id: int) -> HttpResponse:
+    """Rename the scenario and change its description."""
+    scenario = _owned(request, scenario_id)
+    form = ScenarioEditForm(request.POST)
+    if form.is_valid():
+        try:
+            services.scenario_rename(
+                scenario=scenario,
+                name=form.cleaned_data["name"],
+                description=form.cleaned_data["description"],
+            )
+        except ScenarioInvalid as exc:
+            form.add_error("name", str(exc))
+        else:
+            messages.success(request, "Name and description saved.")
+            return _back(scenario)
+    return _detail_page(request, scenario, bound={"edit": form}, status=400)
+
+
+@login_required
+@require_POST
+def scenario_step_values(request: HttpRequest, scenario_id: int, index: int) -> HttpResponse:
+    """Change a step's values (its args); refused whole when the step can't be read."""
+    scenario = _owned(request, scenario_id)
+    step = _step_at(request, scenario, index)
+    if step is None:
+        return _back(scenario)
+    form = StepValuesForm(request.POST, step=step)
+    if form.is_valid():
+        try:
+            services.scenario_step_update(scenario=scenario, index=index, args=form.args())
+        except ScenarioInvalid as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Step {index} changed.")
+            return _back(scenario, index)
+    return _detail_page(request, scenario, bound={f"step:{index}": form}, status=400)
+
+
+@login_required
+@require_POST
+def scenario_step_move(request: HttpRequest, scenario_id: int, index: int) -> HttpResponse:
+    scenario = _owned(request, scenario_id)
+    step = _step_at(request, scenario, index)
+    direction = request.POST.get("direction")
+    if step is None:
+        return _back(scenario)
+    if direction not in ("up", "down"):
+        messages.error(request, "Move a step up or down.")
+        return _back(scenario, index)
+    to = index - 1 if direction == "up" else index + 1
+    if not 0 <= to < scenario.steps.count():
+        messages.error(request, f"Step {index} is already the {'first' if to < 0 else 'last'}.")
+        return _back(scenario, index)
+    try:
+        services.scenario_step_move(scenario=scenario, index=index, to=to)
+    except ScenarioInvalid as exc:
+        messages.error(request, str(exc))
+        return _back(scenario, index)
+    messages.success(request, f"Step {index} moved {direction}: it is step {to} now.")
+    return _back(scenario, to)
+
+
+@login_required
+@require_POST
+def scenario_step_delete(request: HttpRequest, scenario_id: int, index: int) -> HttpResponse:
+    scenario = _owned(request, scenario_id)
+    step = _step_at(request, scenario, index)
+    if step is None:
+        return _back(scenario)
+    try:
+        services.scenario_step_delete(scenario=scenario, index=index)
+    except ScenarioInvalid as exc:
+        messages.error(request, str(exc))
+        return _back(scenario, index)
+    messages.success(request, f"Step {index} ({step.action}) deleted.")
+    return _back(scenario, max(index - 1, 0))
+
+
+@login_required
+@require_POST
+def scenario_param_default(request: HttpRequest, scenario_id: int, name: str) -> HttpResponse:
+    scenario = _owned(request, scenario_id)
+    form = ParamDefaultForm(request.POST, prefix=f"param-{name}")
+    if form.is_valid():
+        default = form.cleaned_data["default"]
+        try:
+            services.scenario_param_set_default(
+                scenario=scenario, name=name, default=default if default != "" else None
+            )
+        except ScenarioInvalid as exc:
+            messages.error(request, str(exc))
+            return _back(scenario)
+        messages.success(request, f"Parameter {name} saved.")
+        return _back(scenario)
+    return _detail_page(request, scenario, bound={f"param:{name}": form}, status=400)
+
+
+def _owned(request: HttpRequest, scenario_id: int) -> Scenario:
+    """The scenario if it is the user's: staff may see others' scenarios, not change them."""
+    scenario = selectors.scenario_get(user=request.user, id=scenario_id)
+    if scenario.owner_id != request.user.pk:
+        raise Http404("no such scenario of yours")
+    return scenario
+
+
+def _step_at(request: HttpRequest, scenario: Scenario, index: int) -> ScenarioStep | None:
+    """Step ``index``, if it is still the step the page showed (the form's ``step_id``):
+    else a message says why nothing was changed."""
+    step = scenario.steps.filter(index=index).first()
+    shown = request.POST.get("step_id", "")
+    if step is None:
+        count = scenario.steps.count()
+        messages.error(request, f"No step {index} in this scenario (it has {count} steps).")
+    elif shown and shown != str(step.pk):
+        messages.error(
+            request,
+            f"The scenario changed since this page was shown: step {index} is another step "
+            "now. Nothing was changed; look again and retry.",
+        )
+        return None
+    return step
+
+
+def _back(scenario: Scenario, index: int | None = None) -> HttpResponseRedirect:
+    url = reverse("scenario_detail", args=[scenario.pk])
+    return HttpResponseRedirect(url + (f"#step-{index}" if index is not None else ""))
 
 
 @login_required

@@ -2,12 +2,33 @@
 
 from __future__ import annotations
 
+from datetime import date
+from typing import Any
+
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, QuerySet
+from django.db.models import (
+    Count,
+    DurationField,
+    ExpressionWrapper,
+    F,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+)
 from django.shortcuts import get_object_or_404
 
 from automation.recording import scenario as fmt
-from dashboard.models import IdentityHeal, LLMProfile, Run, RunEvent, Scenario, UrlRule
+from dashboard.models import (
+    IdentityHeal,
+    LLMProfile,
+    Run,
+    RunEvent,
+    Scenario,
+    ScenarioStep,
+    UrlRule,
+)
 
 
 def _visible_runs(*, user: AbstractBaseUser) -> QuerySet[Run]:
@@ -15,8 +36,48 @@ def _visible_runs(*, user: AbstractBaseUser) -> QuerySet[Run]:
     return runs if user.is_staff else runs.filter(owner=user)
 
 
-def run_list(*, user: AbstractBaseUser) -> QuerySet[Run]:
-    return _visible_runs(user=user).annotate(step_count=Count("steps")).select_related("owner")
+def run_list(
+    *,
+    user: AbstractBaseUser,
+    owner: AbstractBaseUser | None = None,
+    scenario: Scenario | None = None,
+    status: str = "",
+    kind: str = "",
+    created_from: date | None = None,
+    created_to: date | None = None,
+) -> QuerySet[Run]:
+    """The runs ``user`` may see, newest first, narrowed by the filters given (dates are
+    whole days, both ends included); each with its step count, duration and token total."""
+    runs = _visible_runs(user=user)
+    filters = {
+        "owner": owner,
+        "scenario": scenario,
+        "status": status,
+        "kind": kind,
+        "created_at__date__gte": created_from,
+        "created_at__date__lte": created_to,
+    }
+    runs = runs.filter(**{key: value for key, value in filters.items() if value})
+    duration = ExpressionWrapper(F("finished_at") - F("created_at"), output_field=DurationField())
+    return (
+        runs.annotate(
+            step_count=Count("steps"),
+            duration=duration,
+            total_tokens=F("prompt_tokens") + F("completion_tokens"),
+        )
+        .select_related("owner", "scenario")
+        .order_by("-created_at", "-pk")
+    )
+
+
+def scenario_choices(*, user: AbstractBaseUser) -> QuerySet[Scenario]:
+    """The scenarios ``user`` may see, by name: what the run history can filter by."""
+    return _visible_scenarios(user=user).order_by("name", "pk")
+
+
+def run_owner_choices() -> QuerySet[AbstractBaseUser]:
+    """The people who have runs: what a staff member can filter the history by."""
+    return get_user_model().objects.filter(runs__isnull=False).distinct().order_by("username")
 
 
 def run_get(*, user: AbstractBaseUser, id: int) -> Run:
@@ -43,8 +104,23 @@ def _visible_scenarios(*, user: AbstractBaseUser) -> QuerySet[Scenario]:
     return scenarios if user.is_staff else scenarios.filter(owner=user)
 
 
-def scenario_list(*, user: AbstractBaseUser) -> QuerySet[Scenario]:
-    return _visible_scenarios(user=user).annotate(step_count=Count("steps")).select_related("owner")
+def scenario_list(*, user: AbstractBaseUser, q: str = "") -> QuerySet[Scenario]:
+    """The scenarios ``user`` may see, those whose name, description or base URL contain
+    ``q`` (any case) when it is given; each with its step count and its latest replay."""
+    scenarios = _visible_scenarios(user=user)
+    q = q.strip()
+    if q:
+        scenarios = scenarios.filter(
+            Q(name__icontains=q) | Q(description__icontains=q) | Q(base_url__icontains=q)
+        )
+    latest = Run.objects.filter(scenario=OuterRef("pk"), kind=Run.Kind.REPLAY).order_by(
+        "-created_at", "-pk"
+    )
+    return scenarios.annotate(
+        step_count=Count("steps"),
+        last_replay_id=Subquery(latest.values("pk")[:1]),
+        last_replay_status=Subquery(latest.values("status")[:1]),
+    ).select_related("owner")
 
 
 def scenario_get(*, user: AbstractBaseUser, id: int) -> Scenario:
@@ -54,17 +130,21 @@ def scenario_get(*, user: AbstractBaseUser, id: int) -> Scenario:
 
 def scenario_document(*, scenario: Scenario) -> fmt.Scenario:
     """The stored scenario in its versioned format (what export writes and replay runs)."""
-    return fmt.Scenario.from_dict(
-        {
-            "format": fmt.FORMAT,
-            "version": fmt.SCENARIO_VERSION,
-            "name": scenario.name,
-            "description": scenario.description,
-            "base_url": scenario.base_url,
-            "params": scenario.params,
-            "steps": list(scenario.steps.order_by("index").values(*_SCENARIO_STEP_FIELDS)),
-        }
-    )
+    return fmt.Scenario.from_dict(scenario_data(scenario=scenario))
+
+
+def scenario_data(*, scenario: Scenario) -> dict[str, Any]:
+    """The stored scenario as the JSON its format reads, not yet checked: edits change
+    this and check the result by reading it (``fmt.Scenario.from_dict``)."""
+    return {
+        "format": fmt.FORMAT,
+        "version": fmt.SCENARIO_VERSION,
+        "name": scenario.name,
+        "description": scenario.description,
+        "base_url": scenario.base_url,
+        "params": scenario.params,
+        "steps": list(scenario.steps.order_by("index").values(*_SCENARIO_STEP_FIELDS)),
+    }
 
 
 _SCENARIO_STEP_FIELDS = ("action", "args", "identity", "role", "name", "selector", "url", "note")
@@ -72,6 +152,35 @@ _SCENARIO_STEP_FIELDS = ("action", "args", "identity", "role", "name", "selector
 
 def scenario_heals(*, scenario_id: int) -> QuerySet[IdentityHeal]:
     return IdentityHeal.objects.filter(step__scenario_id=scenario_id).select_related("step")
+
+
+def scenario_last_replay(*, scenario_id: int) -> Run | None:
+    """The scenario's latest replay run (whoever may see the scenario sees its replays)."""
+    runs = Run.objects.filter(scenario_id=scenario_id, kind=Run.Kind.REPLAY)
+    return runs.order_by("-created_at", "-pk").first()
+
+
+def scenario_replay_report(*, scenario: Scenario, run: Run) -> dict[str, list[ScenarioStep]]:
+    """How each step did in ``run``, by outcome: passed, healed (its identity was changed
+    at once or on approval), proposed (a change waits or was rejected), failed,
+    needs_person, skipped, not_run; steps the run never reached are "not_reached"."""
+    heals = dict(
+        IdentityHeal.objects.filter(run=run, step__scenario=scenario).values_list(
+            "step_id", "status"
+        )
+    )
+    report: dict[str, list[ScenarioStep]] = {}
+    for step in scenario.steps.order_by("index"):
+        report.setdefault(_replay_outcome(step, run.pk, heals.get(step.pk)), []).append(step)
+    return report
+
+
+def _replay_outcome(step: ScenarioStep, run_id: int, heal: str | None) -> str:
+    if step.last_run_id != run_id or not step.last_status:
+        return "not_reached"
+    if step.last_status != "passed" or heal is None:
+        return step.last_status
+    return "healed" if heal == IdentityHeal.Status.APPLIED else "proposed"
 
 
 def llm_profile_list() -> QuerySet[LLMProfile]:

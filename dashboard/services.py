@@ -155,7 +155,143 @@ def scenario_step_make_param(
         ScenarioStep.objects.filter(scenario=scenario, index=index).update(
             args=document.steps[index].args
         )
-        Scenario.objects.filter(pk=scenario.pk).update(params=document.params)
+        Scenario.objects.filter(pk=scenario.pk).update(
+            params=document.params, updated_at=timezone.now()
+        )
+
+
+# Edits of a stored scenario.  Each reads the scenario again under a lock, checks the edited
+# whole by reading it in the scenario format (ScenarioInvalid, and nothing is written, when
+# it can't be read), writes it, and drops the parameters no step uses any more.
+
+# Steps move out of the way to indexes past this while a reorder renumbers them: the unique
+# (scenario, index) constraint is checked row by row, so no two may ever share an index.
+_REORDER_OFFSET = 1_000_000
+
+
+def scenario_rename(*, scenario: Scenario, name: str, description: str = "") -> None:
+    name = name.strip()
+    if not name:
+        raise ScenarioInvalid("a scenario needs a name")
+    if len(name) > 200:
+        raise ScenarioInvalid(f"the name is {len(name)} characters long (at most 200)")
+    with transaction.atomic():
+        locked = _locked(scenario)
+        fmt.Scenario.from_dict({**selectors.scenario_data(scenario=locked), "name": name,
+                                "description": description})  # fmt: skip
+        locked.name, locked.description = name, description
+        locked.save(update_fields=["name", "description", "updated_at"])
+
+
+def scenario_step_update(
+    *, scenario: Scenario, index: int, args: Mapping[str, Any]
+) -> fmt.ScenarioStep:
+    """Give step ``index`` new args (its values: a fill's value, a navigate's url...)."""
+    with transaction.atomic():
+        data = selectors.scenario_data(scenario=_locked(scenario))
+        _check_index(data, index)
+        data["steps"][index] = {**data["steps"][index], "args": dict(args)}
+        document = fmt.Scenario.from_dict(data)
+        step = document.steps[index]
+        ScenarioStep.objects.filter(scenario=scenario, index=index).update(args=step.args)
+        _keep_used_params(scenario, document)
+    return step
+
+
+def scenario_step_move(*, scenario: Scenario, index: int, to: int) -> None:
+    """Move step ``index`` to position ``to``; the steps between shift by one.  A step
+    keeps its own row, so its heal history and latest replay go with it."""
+    with transaction.atomic():
+        data = selectors.scenario_data(scenario=_locked(scenario))
+        _check_index(data, index)
+        _check_no_live_replay(scenario)
+        if not 0 <= to < len(data["steps"]):
+            raise ScenarioInvalid(f"step {index} can't move to position {to}", index=index)
+        order = list(scenario.steps.order_by("index").values_list("pk", flat=True))
+        order.insert(to, order.pop(index))
+        _renumber(scenario, order)
+        _touch(scenario)
+
+
+def scenario_step_delete(*, scenario: Scenario, index: int) -> None:
+    """Delete step ``index`` (and its heal history); the steps after it move up."""
+    with transaction.atomic():
+        data = selectors.scenario_data(scenario=_locked(scenario))
+        _check_index(data, index)
+        _check_no_live_replay(scenario)
+        if len(data["steps"]) == 1:
+            raise ScenarioInvalid("a scenario keeps at least one step", index=index)
+        del data["steps"][index]
+        document = fmt.Scenario.from_dict(data)
+        order = list(scenario.steps.order_by("index").values_list("pk", flat=True))
+        ScenarioStep.objects.filter(pk=order.pop(index)).delete()
+        _renumber(scenario, order)
+        _keep_used_params(scenario, document)
+
+
+def scenario_param_set_default(*, scenario: Scenario, name: str, default: str | None) -> None:
+    """Set (None: remove, so replay asks for it) the default value of parameter ``name``."""
+    with transaction.atomic():
+        data = selectors.scenario_data(scenario=_locked(scenario))
+        used = fmt.Scenario.from_dict(data).placeholders()[0]
+        params = dict(data["params"])
+        if name not in used and name not in params:
+            raise ScenarioInvalid(f"no parameter {name!r} in this scenario")
+        spec = {k: v for k, v in (params.get(name) or {}).items() if k != "default"}
+        params[name] = spec if default is None else {**spec, "default": default}
+        document = fmt.Scenario.from_dict({**data, "params": params})
+        Scenario.objects.filter(pk=scenario.pk).update(
+            params=document.params, updated_at=timezone.now()
+        )
+
+
+def _locked(scenario: Scenario) -> Scenario:
+    """The scenario as stored now; concurrent edits of it wait for this transaction."""
+    return Scenario.objects.select_for_update().get(pk=scenario.pk)
+
+
+def _check_index(data: Mapping[str, Any], index: int) -> None:
+    count = len(data["steps"])
+    if not 0 <= index < count:
+        raise ScenarioInvalid(
+            f"no step {index} in this scenario (it has {count} steps, 0 to {count - 1})",
+            index=index,
+        )
+
+
+def _check_no_live_replay(scenario: Scenario) -> None:
+    """A live replay reports its steps by index: renumbering them under it would put its
+    outcomes and heals on other steps."""
+    live = Run.objects.filter(
+        scenario=scenario,
+        kind=Run.Kind.REPLAY,
+        status__in=[Run.Status.PENDING, Run.Status.RUNNING, Run.Status.PAUSED],
+    ).first()
+    if live is not None:
+        raise ScenarioInvalid(
+            f"run {live.pk} is replaying this scenario: stop it or let it finish before "
+            "moving or deleting steps"
+        )
+
+
+def _renumber(scenario: Scenario, order: list[int]) -> None:
+    """Give the steps (by pk, in ``order``) the indexes 0, 1, ...: the steps that move go
+    past the offset first, so no index is ever held twice."""
+    current = dict(scenario.steps.values_list("pk", "index"))
+    moving = {pk: i for i, pk in enumerate(order) if current[pk] != i}
+    ScenarioStep.objects.filter(pk__in=moving).update(index=F("index") + _REORDER_OFFSET)
+    for pk, index in moving.items():
+        ScenarioStep.objects.filter(pk=pk).update(index=index)
+
+
+def _keep_used_params(scenario: Scenario, document: fmt.Scenario) -> None:
+    used = document.placeholders()[0]
+    params = {name: spec for name, spec in document.params.items() if name in used}
+    Scenario.objects.filter(pk=scenario.pk).update(params=params, updated_at=timezone.now())
+
+
+def _touch(scenario: Scenario) -> None:
+    Scenario.objects.filter(pk=scenario.pk).update(updated_at=timezone.now())
 
 
 def replay_run_create(

@@ -32,6 +32,27 @@ urlpatterns = [
         scenario_views.scenario_step_param,
         name="scenario_step_param",
     ),
+    path("scenarios/<int:scenario_id>/edit", scenario_views.scenario_edit, name="scenario_edit"),
+    path(
+        "scenarios/<int:scenario_id>/steps/<int:index>/values",
+        scenario_views.scenario_step_values,
+        name="scenario_step_values",
+    ),
+    path(
+        "scenarios/<int:scenario_id>/steps/<int:index>/move",
+        scenario_views.scenario_step_move,
+        name="scenario_step_move",
+    ),
+    path(
+        "scenarios/<int:scenario_id>/steps/<int:index>/delete",
+        scenario_views.scenario_step_delete,
+        name="scenario_step_delete",
+    ),
+    path(
+        "scenarios/<int:scenario_id>/params/<str:name>/default",
+        scenario_views.scenario_param_default,
+        name="scenario_param_default",
+    ),
     path("heals/<int:heal_id>/decide", scenario_views.heal_decide, name="heal_decide"),
     path("metrics", views.metrics, name="metrics"),
     path("demo/", views.demo, {"path": ""}, name="demo_index"),

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import hmac
 import json
+from datetime import timedelta
 from pathlib import Path
 
 from asgiref.sync import sync_to_async
@@ -9,6 +10,7 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import AbstractBaseUser
 from django.contrib.auth.views import redirect_to_login
+from django.core.paginator import Paginator
 from django.http import (
     FileResponse,
     Http404,
@@ -19,14 +21,14 @@ from django.http import (
 )
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_POST, require_safe
 from django.views.static import serve
 
 from automation import Budget
 from automation.errors import ActionInvalid, TabwrightError
 from automation.metrics import REGISTRY
 from dashboard import selectors, services
-from dashboard.forms import NewRunForm
+from dashboard.forms import NewRunForm, RunFilterForm
 from dashboard.models import Run
 from dashboard.runner import act_request, runner
 
@@ -37,6 +39,7 @@ wait for Welcome, Ada Lovelace!"""
 
 
 @login_required
+@require_safe
 def run_list(request: HttpRequest) -> HttpResponse:
     initial = {}
     if settings.DEBUG:
@@ -44,9 +47,42 @@ def run_list(request: HttpRequest) -> HttpResponse:
     return _run_list_page(request, NewRunForm(initial=initial))
 
 
+RUNS_PER_PAGE = 50
+
+
 def _run_list_page(request: HttpRequest, form: NewRunForm, *, status: int = 200) -> HttpResponse:
-    runs = selectors.run_list(user=request.user)[:200]
-    return render(request, "runs/list.html", {"runs": runs, "form": form}, status=status)
+    """The new-run form and the run history.  The history's filters come from the query
+    string: a bad value is shown as a form error and left out, never a failed page."""
+    filters = RunFilterForm(request.GET, user=request.user)
+    filters.is_valid()
+    runs = selectors.run_list(user=request.user, **filters.filters())
+    page = Paginator(runs, RUNS_PER_PAGE).get_page(request.GET.get("page"))
+    for run in page:
+        run.duration_label = duration_label(run.duration)
+    context = {
+        "form": form,
+        "filters": filters,
+        "page": page,
+        "runs": page.object_list,
+        "show_owner": request.user.is_staff,
+    }
+    return render(request, "runs/list.html", context, status=status)
+
+
+def duration_label(duration: timedelta | None) -> str:
+    """``850 ms``, ``42 s``, ``3 min 05 s``, ``2 h 07 min``; empty while a run goes on."""
+    if duration is None:
+        return ""
+    total_s = int(duration.total_seconds())
+    if total_s < 1:
+        return f"{max(0, int(duration.total_seconds() * 1000))} ms"
+    if total_s < 60:
+        return f"{total_s} s"
+    minutes, seconds = divmod(total_s, 60)
+    if minutes < 60:
+        return f"{minutes} min {seconds:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
 
 
 @require_POST

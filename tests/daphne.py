@@ -8,7 +8,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -41,9 +41,14 @@ def _manage(env: dict[str, str], *args: str) -> None:
 
 @contextmanager
 def daphne(
-    var: Path, user: tuple[str, str], settings: dict[str, str]
+    var: Path,
+    user: tuple[str, str],
+    settings: dict[str, str],
+    *,
+    more_users: Sequence[tuple[str, str]] = (),
 ) -> Iterator[tuple[str, Path]]:
-    """Yields the base URL and the server's log; ``settings`` are TABWRIGHT_* variables."""
+    """Yields the base URL and the server's log; ``settings`` are TABWRIGHT_* variables.
+    ``user`` and each of ``more_users`` is a (name, password) of a person (not staff)."""
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "dashboard.settings",
@@ -53,13 +58,14 @@ def daphne(
         **settings,
     }
     _manage(env, "migrate", "--noinput", "-v", "0")
-    name, password = user
+    people = [user, *more_users]
     _manage(
         env,
         "shell",
         "-c",
-        "from django.contrib.auth import get_user_model; "
-        f"get_user_model().objects.create_user({name!r}, password={password!r})",
+        "from django.contrib.auth import get_user_model\n"
+        f"for name, password in {people!r}:\n"
+        "    get_user_model().objects.create_user(name, password=password)",
     )
     port = free_port()
     log = var / "daphne.log"

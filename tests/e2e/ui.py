@@ -17,6 +17,9 @@ CHROMIUM = os.environ.get("TABWRIGHT_CHROMIUM_PATH", "/usr/bin/chromium")
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
 USERNAME = "e2e-user"
 PASSWORD = "e2e-password-9f3k"
+# A second person on the same server, for what one person must not see of another's.
+OTHER_USERNAME = "e2e-other-user"
+OTHER_PASSWORD = "e2e-other-password-5m2q"
 SHOP_PASSWORD = "shop-password-77"
 LIVE_MS = 20_000  # a whole run, including the runner's first Chromium launch
 
@@ -33,11 +36,13 @@ class Server:
     llm: ScriptedLLMServer  # the "openai" planner's endpoint
 
 
-async def log_in(page: Page, server: Server) -> None:
+async def log_in(
+    page: Page, server: Server, username: str = USERNAME, password: str = PASSWORD
+) -> None:
     await page.goto(f"{server.base_url}/")
     await expect(page).to_have_url(f"{server.base_url}/accounts/login/?next=/")
-    await page.get_by_label("Username").fill(USERNAME)
-    await page.get_by_label("Password").fill(PASSWORD)
+    await page.get_by_label("Username").fill(username)
+    await page.get_by_label("Password").fill(password)
     await page.get_by_role("button", name="Log in").click()
     await expect(page).to_have_url(f"{server.base_url}/")
     await expect(page.get_by_role("heading", name="New run")).to_be_visible()

@@ -1,0 +1,219 @@
+"""The admin: every model's list (searched and filtered) and change page, the event log
+kept read-only, and URL rules that the new-run form obeys as soon as they are saved."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import Permission
+from django.test import Client
+from django.utils import timezone
+
+from dashboard import services
+from dashboard.models import IdentityHeal, LLMProfile, Run, Scenario, ScenarioStep, UrlRule
+from dashboard.runner import runner
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def staff_client(staff: Any) -> Client:
+    """A staff member (not a superuser) with every permission of the dashboard's models."""
+    staff.user_permissions.set(Permission.objects.filter(content_type__app_label="dashboard"))
+    client = Client()
+    client.force_login(staff)
+    return client
+
+
+@pytest.fixture
+def world(owner: Any) -> dict[str, Any]:
+    """One row of every model, each findable by a word of its own."""
+    run = services.run_create(owner=owner, task="findme order export", start_url="",
+                              planner="rules")  # fmt: skip
+    services.run_set_status(run_id=run.pk, status="succeeded", reason="all steps done")
+    step = services.step_record(
+        run_id=run.pk, data={"index": 0, "action": "click", "role": "button", "name": "Export"}
+    )
+    event = services.run_event_append(
+        run_id=run.pk, seq=1, type="run.started", data={"type": "run.started", "task": "findme"}
+    )
+    scenario = Scenario.objects.create(
+        owner=owner, name="findme scenario", base_url="https://x.test"
+    )
+    scenario_step = ScenarioStep.objects.create(
+        scenario=scenario, index=0, action="click", role="button", name="Export",
+        last_status="passed", last_strategy="role_name", last_score=1.0,
+    )  # fmt: skip
+    heal = IdentityHeal.objects.create(
+        step=scenario_step, run=run, status=IdentityHeal.Status.PROPOSED, strategy="aria_label",
+        score=0.8, before={"role": "button", "name": "Export"}, after={"name": "Export all"},
+    )  # fmt: skip
+    profile = LLMProfile.objects.create(name="findme profile", model="m-1")
+    rule = UrlRule.objects.create(domain="findme.example", kind=UrlRule.Kind.BLOCK)
+    return {
+        "run": run, "step": step, "runevent": event, "scenario": scenario,
+        "scenariostep": scenario_step, "identityheal": heal, "llmprofile": profile,
+        "urlrule": rule,
+    }  # fmt: skip
+
+
+# model name -> (a search, a filter parameter that keeps the fixture's row)
+CHANGELISTS = {
+    "run": ("q=findme", "status__exact=succeeded&kind__exact=agent"),
+    "step": ("q=Export", "ok__exact=1&action=click"),
+    "runevent": ("q=run.started", "type=run.started"),
+    "scenario": ("q=findme", f"updated_at__year={timezone.now().year}"),
+    "scenariostep": ("q=findme", "last_status=passed"),
+    "identityheal": ("q=findme", "status__exact=proposed"),
+    "llmprofile": ("q=findme", "provider__exact=openai"),
+    "urlrule": ("q=findme", "kind__exact=block&enabled__exact=1"),
+}
+
+
+def test_every_changelist_searches_and_filters(staff_client: Client, world: dict[str, Any]) -> None:
+    for model, (search, filters) in CHANGELISTS.items():
+        for query in ("", search, filters, f"{search}&{filters}"):
+            url = f"/admin/dashboard/{model}/?{query}"
+            response = staff_client.get(url)
+            # An unknown filter parameter would redirect to ?e=1 instead.
+            assert response.status_code == 200, url
+            assert response.context["cl"].result_count == 1, url
+
+
+def test_a_search_by_run_id_finds_its_events_and_steps(
+    staff_client: Client, world: dict[str, Any], owner: Any
+) -> None:
+    other = services.run_create(owner=owner, task="other", start_url="", planner="rules")
+    services.run_event_append(run_id=other.pk, seq=1, type="run.started", data={})
+    run_id = world["run"].pk
+    for model in ("runevent", "step", "run"):
+        response = staff_client.get(f"/admin/dashboard/{model}/?q={run_id}")
+        assert response.status_code == 200
+        assert response.context["cl"].result_count == 1, model
+
+
+def test_every_change_page_opens(staff_client: Client, world: dict[str, Any]) -> None:
+    for model, obj in world.items():
+        url = f"/admin/dashboard/{model}/{obj.pk}/change/"
+        assert staff_client.get(url).status_code == 200, url
+
+
+def test_events_are_shown_pretty_and_cannot_be_edited(
+    staff_client: Client, world: dict[str, Any]
+) -> None:
+    event = world["runevent"]
+    page = staff_client.get(f"/admin/dashboard/runevent/{event.pk}/change/").content.decode()
+    assert '<pre class="json">{\n  &quot;task&quot;: &quot;findme&quot;' in page
+    assert 'name="_save"' not in page  # view only
+    assert staff_client.get("/admin/dashboard/runevent/add/").status_code == 403
+    response = staff_client.post(
+        f"/admin/dashboard/runevent/{event.pk}/change/",
+        {"run": event.run_id, "seq": 9, "type": "forged", "data": "{}"},
+    )
+    assert response.status_code == 403
+    event.refresh_from_db()
+    assert (event.seq, event.type) == (1, "run.started")
+
+
+def test_the_admin_is_closed_to_people_who_are_not_staff(owner: Any) -> None:
+    client = Client()
+    client.force_login(owner)
+    for model in CHANGELISTS:
+        response = client.get(f"/admin/dashboard/{model}/")
+        assert response.status_code == 302, model
+        assert response["Location"].startswith("/admin/login/")
+
+
+# -- URL rules ----------------------------------------------------------------------------
+
+
+def add_rule(client: Client, domain: str, kind: str) -> Any:
+    return client.post(
+        "/admin/dashboard/urlrule/add/",
+        {"domain": domain, "kind": kind, "enabled": "on", "note": ""},
+    )
+
+
+def new_run(client: Client, url: str) -> Any:
+    return client.post("/runs/new", {"start_url": url, "task": "look", "planner": "rules"})
+
+
+@pytest.mark.parametrize("domain", ["not a domain", "http://evil.example/", "evil..example", ""])
+def test_the_admin_refuses_a_rule_with_a_bad_domain(staff_client: Client, domain: str) -> None:
+    response = add_rule(staff_client, domain, "block")
+    assert response.status_code == 200
+    assert response.context["adminform"].form.errors["domain"]
+    assert not UrlRule.objects.exists()
+
+
+def test_the_admin_stores_a_rule_normalized(staff_client: Client) -> None:
+    response = add_rule(staff_client, " *.Evil.Example. ", "block")
+    assert response.status_code == 302
+    assert UrlRule.objects.get().domain == "evil.example"
+    again = add_rule(staff_client, "EVIL.example", "block")
+    assert again.status_code == 200  # the same rule twice
+    assert UrlRule.objects.count() == 1
+
+
+def test_a_block_rule_from_the_admin_refuses_new_runs_on_that_domain(
+    staff_client: Client, owner: Any
+) -> None:
+    person = Client()
+    person.force_login(owner)
+    assert add_rule(staff_client, "evil.example", "block").status_code == 302
+    response = new_run(person, "https://shop.evil.example/cart")
+    assert response.status_code == 400
+    assert "shop.evil.example is on the blocked list" in response.content.decode()
+    assert not Run.objects.exists()
+
+    rule = UrlRule.objects.get()
+    staff_client.post(
+        f"/admin/dashboard/urlrule/{rule.pk}/change/",
+        {"domain": "evil.example", "kind": "block", "note": "off for now"},  # enabled unticked
+    )
+    assert not UrlRule.objects.get().enabled
+    assert new_run(person, "https://shop.evil.example/cart").status_code == 302
+
+
+def test_an_allow_rule_from_the_admin_limits_runs_to_its_domain(
+    staff_client: Client, owner: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[int] = []
+
+    async def start(run_id: int) -> None:  # the form is under test, not the browser
+        started.append(run_id)
+
+    monkeypatch.setattr(runner, "start", start)
+    person = Client()
+    person.force_login(owner)
+    assert add_rule(staff_client, "good.example", "allow").status_code == 302
+
+    response = new_run(person, "https://other.example/")
+    assert response.status_code == 400
+    assert "other.example is not on the allowed list" in response.content.decode()
+    assert new_run(person, "https://app.good.example/start").status_code == 302
+    assert [r.start_url for r in Run.objects.all()] == ["https://app.good.example/start"]
+    assert started == [Run.objects.get().pk]
+
+
+def test_a_block_rule_wins_over_an_allow_rule(staff_client: Client, owner: Any) -> None:
+    person = Client()
+    person.force_login(owner)
+    add_rule(staff_client, "good.example", "allow")
+    add_rule(staff_client, "admin.good.example", "block")
+    response = new_run(person, "https://admin.good.example/")
+    assert response.status_code == 400
+    assert "is on the blocked list" in response.content.decode()
+
+
+def test_changelist_queries_do_not_grow_with_rows(
+    staff_client: Client, world: dict[str, Any], owner: Any, django_assert_max_num_queries: Any
+) -> None:
+    for i in range(1, 6):
+        run = services.run_create(owner=owner, task=f"more {i}", start_url="", planner="rules")
+        services.step_record(run_id=run.pk, data={"index": 0, "action": "click"})
+        services.run_event_append(run_id=run.pk, seq=1, type="run.started", data={})
+    for model in ("run", "step", "runevent", "scenariostep", "identityheal", "scenario"):
+        with django_assert_max_num_queries(12):
+            assert staff_client.get(f"/admin/dashboard/{model}/").status_code == 200

@@ -1,0 +1,441 @@
+"""Keeping a scenario: search the list, rename it, reorder, delete and change its steps,
+edit parameter defaults, and read how its latest replay did.  Only the owner changes a
+scenario; a refused edit says why and leaves the stored scenario as it was."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from automation.errors import ScenarioInvalid
+from automation.recording.scenario import Scenario as Document
+from dashboard import selectors, services
+from dashboard.models import IdentityHeal, Run, Scenario, ScenarioStep
+
+pytestmark = pytest.mark.django_db
+
+BASE = "http://shop.test/app"
+EMAIL = {"role": "textbox", "name": "Email", "tag": "input", "type": "email",
+         "test_ids": {"data-testid": "login-email"}, "selectors": ["#email", "input[name=email]"],
+         "placeholder": "you@example.org"}  # fmt: skip
+REGION = {"role": "combobox", "name": "Region", "tag": "select", "selectors": ["#region"]}
+REMEMBER = {"role": "checkbox", "name": "Remember me", "tag": "input", "type": "checkbox"}
+SIGN_IN = {"role": "button", "name": "Sign in", "tag": "button", "selectors": ["#signin"]}
+
+
+def shop(**extra: Any) -> dict[str, Any]:
+    return {
+        "format": "tabwright.scenario", "version": 1, "name": "Sign in to the shop",
+        "description": "The weekly check of the login page", "base_url": BASE,
+        "params": {"email": {"default": "ada@example.org"}},
+        "steps": [
+            {"action": "navigate", "args": {"url": f"{BASE}/login.html"}},
+            {"action": "fill", "args": {"value": "${email}"}, "identity": EMAIL},
+            {"action": "select_option", "args": {"values": "Europe"}, "identity": REGION},
+            {"action": "check", "args": {}, "identity": REMEMBER},
+            {"action": "click", "args": {}, "identity": SIGN_IN},
+            {"action": "press", "args": {"key": "Enter"}},
+            {"action": "wait_for", "args": {"text": "Signed in"}},
+        ],
+        **extra,
+    }  # fmt: skip
+
+
+@pytest.fixture
+def scenario(owner: Any) -> Scenario:
+    return services.scenario_import(owner=owner, data=shop())
+
+
+@pytest.fixture
+def client(owner: Any) -> Client:
+    client = Client()
+    client.force_login(owner)
+    return client
+
+
+def url(scenario: Scenario, tail: str = "") -> str:
+    return f"/scenarios/{scenario.pk}/{tail}"
+
+
+def actions(scenario: Scenario) -> list[str]:
+    return list(scenario.steps.order_by("index").values_list("action", flat=True))
+
+
+def stored(scenario: Scenario) -> dict[str, Any]:
+    """Everything an edit could change, to show a refused one changed nothing."""
+    scenario.refresh_from_db()
+    return {**selectors.scenario_data(scenario=scenario), "updated_at": scenario.updated_at}
+
+
+def page_of(response: Any) -> str:
+    return response.content.decode()
+
+
+def test_search_matches_name_description_or_address_in_what_the_user_may_see(
+    owner: Any, stranger: Any, staff: Any, client: Client
+) -> None:
+    services.scenario_import(owner=owner, data=shop(name="Close the account"))
+    services.scenario_import(
+        owner=owner, data=shop(name="Billing run", description="Monthly INVOICES")
+    )
+    services.scenario_import(owner=owner, data=shop(name="Stock count", base_url="http://erp.test"))
+    services.scenario_import(owner=stranger, data=shop(name="Invoices of Sam"))
+
+    page = page_of(client.get("/scenarios/", {"q": "invoices"}))
+    assert "Billing run" in page and "Invoices of Sam" not in page
+    assert "Close the account" not in page
+    assert 'value="invoices"' in page  # the query stays in the box
+    page = page_of(client.get("/scenarios/", {"q": "  ERP.test "}))
+    assert "Stock count" in page and "Billing run" not in page and 'value="ERP.test"' in page
+    page = page_of(client.get("/scenarios/", {"q": "nothing like it"}))
+    assert "No scenario matches “nothing like it”" in page
+    page = page_of(client.get("/scenarios/"))
+    assert all(name in page for name in ("Close the account", "Billing run", "Stock count"))
+    assert "Invoices of Sam" not in page
+    staff_client = Client()
+    staff_client.force_login(staff)
+    page = page_of(staff_client.get("/scenarios/", {"q": "invoices"}))
+    assert "Invoices of Sam" in page and "Billing run" in page
+
+
+def test_rename_and_describe_shows_in_both_exports(scenario: Scenario, client: Client) -> None:
+    before = scenario.updated_at
+    response = client.post(
+        url(scenario, "edit"), {"name": "  Log in, then out ", "description": "Nightly."}
+    )
+    assert response.status_code == 302 and response["Location"] == url(scenario)
+    scenario.refresh_from_db()
+    assert (scenario.name, scenario.description) == ("Log in, then out", "Nightly.")
+    assert scenario.updated_at > before
+    exported = json.loads(client.get(url(scenario, "export.json")).content)
+    assert exported["name"] == "Log in, then out" and exported["description"] == "Nightly."
+    assert "Log in, then out: replayed" in page_of(client.get(url(scenario, "export.py")))
+    assert "Name and description saved." in page_of(client.get(url(scenario)))
+
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        ({"name": "   ", "description": "x"}, "This field is required."),
+        ({"description": "no name at all"}, "This field is required."),
+        ({"name": "x" * 201}, "at most 200 characters"),
+    ],
+)
+def test_a_bad_name_is_refused_and_kept_in_the_form(
+    scenario: Scenario, client: Client, data: dict[str, str], message: str
+) -> None:
+    before = stored(scenario)
+    response = client.post(url(scenario, "edit"), data)
+    assert response.status_code == 400 and message in page_of(response)
+    assert '<details class="edit-meta" open>' in page_of(response)
+    assert stored(scenario) == before
+
+
+def test_the_rename_service_refuses_an_empty_name(scenario: Scenario) -> None:
+    with pytest.raises(ScenarioInvalid, match="needs a name"):
+        services.scenario_rename(scenario=scenario, name="  ")
+    with pytest.raises(ScenarioInvalid, match="at most 200"):
+        services.scenario_rename(scenario=scenario, name="n" * 201)
+
+
+def test_steps_move_up_and_down_with_their_heals_and_exports_follow(
+    scenario: Scenario, client: Client
+) -> None:
+    click = ScenarioStep.objects.get(scenario=scenario, index=4)
+    renamed = {**SIGN_IN, "name": "Log in"}
+    outcome = {"index": 4, "heal": "proposed", "healed": renamed, "changes": ["name"]}
+    heal = services.heal_record(scenario_id=scenario.pk, outcome=outcome)
+    assert heal is not None
+    before = scenario.updated_at
+    response = client.post(url(scenario, "steps/4/move"), {"direction": "up", "step_id": click.pk})
+    assert response["Location"] == url(scenario) + "#step-3"
+    assert actions(scenario) == ["navigate", "fill", "select_option", "click", "check", "press",
+                                 "wait_for"]  # fmt: skip
+    click.refresh_from_db()
+    heal.refresh_from_db()
+    assert click.index == 3 and heal.step_id == click.pk
+    scenario.refresh_from_db()
+    assert scenario.updated_at > before
+    client.post(url(scenario, "steps/0/move"), {"direction": "down"})
+    assert actions(scenario)[:2] == ["fill", "navigate"]
+    exported = json.loads(client.get(url(scenario, "export.json")).content)
+    assert [s["action"] for s in exported["steps"]][:5] == [
+        "fill", "navigate", "select_option", "click", "check"]  # fmt: skip
+    code = page_of(client.get(url(scenario, "export.py")))
+    assert code.index("get_by_role('button', name='Sign in'") < code.index("Remember me")
+    assert list(scenario.steps.order_by("index").values_list("index", flat=True)) == list(range(7))
+
+
+@pytest.mark.parametrize(
+    "tail, data, message",
+    [
+        ("steps/0/move", {"direction": "up"}, "Step 0 is already the first."),
+        ("steps/6/move", {"direction": "down"}, "Step 6 is already the last."),
+        ("steps/2/move", {"direction": "sideways"}, "Move a step up or down."),
+        ("steps/2/move", {}, "Move a step up or down."),
+        ("steps/9/move", {"direction": "up"}, "No step 9 in this scenario (it has 7 steps)."),
+        ("steps/9/delete", {}, "No step 9 in this scenario"),
+        ("steps/9/values", {"step9-value": "x"}, "No step 9 in this scenario"),
+        ("steps/9/param", {"name": "x"}, "No step 9 in this scenario"),
+        ("steps/2/delete", {"step_id": "0"}, "The scenario changed since this page was shown"),
+        ("steps/2/move", {"direction": "up", "step_id": "abc"}, "step 2 is another step now"),
+        ("params/nope/default", {"param-nope-default": "1"}, "no parameter &#x27;nope&#x27;"),
+    ],
+)
+def test_a_bad_step_edit_says_why_and_changes_nothing(
+    scenario: Scenario, client: Client, tail: str, data: dict[str, str], message: str
+) -> None:
+    before = stored(scenario)
+    response = client.post(url(scenario, tail), data, follow=True)
+    assert response.status_code == 200 and message in page_of(response)
+    assert stored(scenario) == before
+
+
+def test_steps_keep_their_places_while_a_replay_of_them_is_live(
+    owner: Any, scenario: Scenario, client: Client
+) -> None:
+    run = services.replay_run_create(owner=owner, scenario=scenario, base_url="", params={})
+    before = stored(scenario)
+    for tail, data in [("steps/3/move", {"direction": "up"}), ("steps/3/delete", {})]:
+        response = client.post(url(scenario, tail), data, follow=True)
+        assert f"run {run.pk} is replaying this scenario" in page_of(response)
+    assert stored(scenario) == before
+    services.run_set_status(run_id=run.pk, status=Run.Status.STOPPED)
+    client.post(url(scenario, "steps/3/move"), {"direction": "up"})
+    assert actions(scenario)[2:4] == ["check", "select_option"]
+
+
+def test_deleting_a_step_closes_the_gap_and_drops_its_unused_parameter(
+    scenario: Scenario, client: Client
+) -> None:
+    fill = ScenarioStep.objects.get(scenario=scenario, index=1)
+    services.heal_record(
+        scenario_id=scenario.pk,
+        outcome={"index": 1, "heal": "confident", "healed": EMAIL, "changes": ["id"]},
+    )
+    assert IdentityHeal.objects.filter(step=fill).exists()
+    response = client.post(url(scenario, "steps/1/delete"), {"step_id": fill.pk})
+    assert response["Location"] == url(scenario) + "#step-0"
+    assert actions(scenario) == ["navigate", "select_option", "check", "click", "press",
+                                 "wait_for"]  # fmt: skip
+    assert list(scenario.steps.values_list("index", flat=True)) == list(range(6))
+    scenario.refresh_from_db()
+    assert scenario.params == {} and not IdentityHeal.objects.exists()
+    exported = json.loads(client.get(url(scenario, "export.json")).content)
+    assert exported["params"] == {} and len(exported["steps"]) == 6
+    assert "EMAIL" not in page_of(client.get(url(scenario, "export.py")))
+    page = page_of(client.get(url(scenario)))
+    assert "Step 1 (fill) deleted." in page and "Default of" not in page
+
+
+def test_the_last_step_is_not_deleted(owner: Any, client: Client) -> None:
+    one = services.scenario_import(owner=owner, data=shop(steps=shop()["steps"][:1]))
+    response = client.post(url(one, "steps/0/delete"), follow=True)
+    assert "a scenario keeps at least one step" in page_of(response)
+    assert one.steps.count() == 1
+
+
+@pytest.mark.parametrize(
+    "index, data, args",
+    [
+        (0, {"step0-url": "http://shop.test/app/start.html"},
+         {"url": "http://shop.test/app/start.html"}),
+        (1, {"step1-value": "  grace@example.org ", "step1-submit": "true"},
+         {"value": "  grace@example.org ", "submit": True}),
+        (1, {"step1-value": "", "step1-submit": ""}, {"value": ""}),
+        (2, {"step2-values": "Asia\nAmericas\n"}, {"values": ["Asia", "Americas"]}),
+        (2, {"step2-values": "Asia"}, {"values": "Asia"}),
+        (3, {"step3-checked": "false"}, {"checked": False}),
+        (5, {"step5-key": "Control+A"}, {"key": "Control+A"}),
+        (6, {"step6-text": "", "step6-time_ms": "500"}, {"time_ms": 500}),
+        (6, {"step6-text": "Welcome back", "step6-load_state": "load"},
+         {"text": "Welcome back", "load_state": "load"}),
+    ],
+)  # fmt: skip
+def test_a_step_gets_new_values(
+    scenario: Scenario, client: Client, index: int, data: dict[str, str], args: dict[str, Any]
+) -> None:
+    before = scenario.updated_at
+    response = client.post(url(scenario, f"steps/{index}/values"), data)
+    assert response.status_code == 302 and response["Location"].endswith(f"#step-{index}")
+    step = ScenarioStep.objects.get(scenario=scenario, index=index)
+    assert step.args == args
+    scenario.refresh_from_db()
+    assert scenario.updated_at > before
+    exported = Document.from_dict(json.loads(client.get(url(scenario, "export.json")).content))
+    assert exported.steps[index].args == args
+
+
+def test_a_changed_value_shows_in_the_pytest_export_and_unused_params_go(
+    scenario: Scenario, client: Client
+) -> None:
+    client.post(url(scenario, "steps/1/values"), {"step1-value": "grace@example.org"})
+    client.post(url(scenario, "steps/0/values"), {"step0-url": f"{BASE}/${{page}}.html"})
+    scenario.refresh_from_db()
+    assert scenario.params == {}  # email is no longer used; page has no default yet
+    code = page_of(client.get(url(scenario, "export.py")))
+    assert "grace@example.org" in code and "'EMAIL'" not in code
+    page = page_of(client.get(url(scenario)))
+    assert "Default of <code>page</code>" in page
+    response = client.post(url(scenario, "params/page/default"), {"param-page-default": "login"})
+    assert response.status_code == 302
+    scenario.refresh_from_db()
+    assert scenario.params == {"page": {"default": "login"}}
+    assert "os.environ.get('PAGE', 'login')" in page_of(client.get(url(scenario, "export.py")))
+
+
+@pytest.mark.parametrize(
+    "index, data, message",
+    [
+        (0, {"step0-url": "not a url"}, "Enter an http:// or https:// address"),
+        (0, {"step0-url": ""}, "navigate needs its url (absolute URL)."),
+        (0, {}, "navigate needs its url"),
+        (5, {"step5-key": ""}, "press needs its key"),
+        (6, {"step6-time_ms": "soon"}, "Enter a whole number."),
+        (2, {"step2-values": "\n \n"}, "This field is required."),
+        (3, {"step3-checked": "perhaps"}, "Select a valid choice"),
+    ],
+)
+def test_a_bad_value_is_refused_with_the_typed_values_kept(
+    scenario: Scenario, client: Client, index: int, data: dict[str, str], message: str
+) -> None:
+    before = stored(scenario)
+    response = client.post(url(scenario, f"steps/{index}/values"), data)
+    page = page_of(response)
+    assert response.status_code == 400 and message in page
+    assert '<details class="sstep-edit" open>' in page
+    if data.get("step0-url"):
+        assert f'value="{data["step0-url"]}"' in page
+    assert stored(scenario) == before
+
+
+def test_the_step_service_checks_the_whole_scenario_before_writing(scenario: Scenario) -> None:
+    before = stored(scenario)
+    with pytest.raises(ScenarioInvalid, match="'values' must be"):
+        services.scenario_step_update(scenario=scenario, index=2, args={"values": 5})
+    with pytest.raises(ScenarioInvalid, match="press needs 'key'"):
+        services.scenario_step_update(scenario=scenario, index=5, args={})
+    with pytest.raises(ScenarioInvalid, match="no step 7"):
+        services.scenario_step_update(scenario=scenario, index=7, args={})
+    with pytest.raises(ScenarioInvalid, match="can't move to position 7"):
+        services.scenario_step_move(scenario=scenario, index=6, to=7)
+    assert stored(scenario) == before
+
+
+def test_parameter_defaults_are_set_and_cleared(scenario: Scenario, client: Client) -> None:
+    before = scenario.updated_at
+    client.post(url(scenario, "params/email/default"), {"param-email-default": "grace@example.org"})
+    scenario.refresh_from_db()
+    assert scenario.params == {"email": {"default": "grace@example.org"}}
+    assert scenario.updated_at > before
+    assert "os.environ.get('EMAIL', 'grace@example.org')" in page_of(
+        client.get(url(scenario, "export.py"))
+    )
+    client.post(url(scenario, "params/email/default"), {"param-email-default": ""})
+    scenario.refresh_from_db()
+    assert scenario.params == {"email": {}}
+    # With no default, replay asks for the value.
+    response = client.post(url(scenario, "replay"), {"base_url": ""})
+    assert response.status_code == 400 and "This field is required." in page_of(response)
+
+
+def test_only_the_owner_changes_a_scenario(scenario: Scenario, stranger: Any, staff: Any) -> None:
+    edits = [
+        ("edit", {"name": "Mine now"}),
+        ("steps/1/values", {"step1-value": "x"}),
+        ("steps/1/move", {"direction": "up"}),
+        ("steps/1/delete", {}),
+        ("steps/1/param", {"name": "x"}),
+        ("params/email/default", {"param-email-default": "x"}),
+    ]
+    before = stored(scenario)
+    for user in (stranger, staff):
+        other = Client()
+        other.force_login(user)
+        for tail, data in edits:
+            assert other.post(url(scenario, tail), data).status_code == 404, (user, tail)
+    assert stored(scenario) == before
+    staff_client = Client()
+    staff_client.force_login(staff)
+    page = page_of(staff_client.get(url(scenario)))
+    assert "Sign in to the shop" in page and "only they can change it" in page
+    assert "Save name and description" not in page and "Move step" not in page
+    assert "Change values" not in page
+    anonymous = Client().post(url(scenario, "edit"), {"name": "x"})
+    assert anonymous.status_code == 302 and "/accounts/login/" in anonymous["Location"]
+
+
+def test_every_edit_needs_the_csrf_token(scenario: Scenario, owner: Any) -> None:
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(owner)
+    before = stored(scenario)
+    for tail, data in [
+        ("edit", {"name": "x"}),
+        ("steps/1/values", {"step1-value": "x"}),
+        ("steps/1/move", {"direction": "up"}),
+        ("steps/1/delete", {}),
+        ("params/email/default", {"param-email-default": "x"}),
+    ]:
+        assert strict.post(url(scenario, tail), data).status_code == 403, tail
+    assert stored(scenario) == before
+    # The page's own forms carry the token: a post with it goes through.
+    page = page_of(strict.get(url(scenario)))
+    token = page.split('name="csrfmiddlewaretoken" value="', 1)[1].split('"', 1)[0]
+    response = strict.post(url(scenario, "edit"), {"name": "x", "csrfmiddlewaretoken": token})
+    assert response.status_code == 302
+
+
+def test_edits_are_only_posted(scenario: Scenario, client: Client) -> None:
+    for tail in ("edit", "steps/1/values", "steps/1/move", "steps/1/delete",
+                 "params/email/default"):  # fmt: skip
+        assert client.get(url(scenario, tail)).status_code == 405
+
+
+def test_the_page_tells_each_step_identity_and_how_the_latest_replay_did(
+    owner: Any, scenario: Scenario, client: Client
+) -> None:
+    older = services.replay_run_create(owner=owner, scenario=scenario, base_url="", params={})
+    services.scenario_step_replayed(
+        scenario_id=scenario.pk, outcome={"index": 6, "status": "passed"}, run_id=older.pk
+    )
+    run = services.replay_run_create(owner=owner, scenario=scenario, base_url="", params={})
+    services.run_set_status(run_id=run.pk, status=Run.Status.PAUSED, reason="needs_person: x")
+    outcomes = [
+        {"index": 0, "status": "passed"},
+        {"index": 1, "status": "passed", "strategy": "test_id", "score": 0.93, "heal": "confident",
+         "healed": {**EMAIL, "id": "login-email"}, "changes": ["id: 'email' -> 'login-email'"]},
+        {"index": 2, "status": "passed", "strategy": "similarity", "score": 0.71,
+         "heal": "proposed", "healed": {**REGION, "name": "Area"}, "changes": ["name"]},
+        {"index": 3, "status": "passed", "strategy": "role_name", "score": 1.0},
+        {"index": 4, "status": "needs_person", "strategy": "", "score": None},
+    ]  # fmt: skip
+    for outcome in outcomes:
+        services.scenario_step_replayed(scenario_id=scenario.pk, outcome=outcome, run_id=run.pk)
+        services.heal_record(scenario_id=scenario.pk, outcome=outcome, run_id=run.pk)
+    page = page_of(client.get(url(scenario)))
+    report = page.split('data-testid="healing-report"', 1)[1].split("</dl>", 1)[0]
+
+    def count(outcome: str) -> str:
+        row = report.split(f'data-outcome="{outcome}"', 1)[1].split("</div>", 1)[0]
+        return row.split('class="count">', 1)[1].split("<", 1)[0]
+
+    assert [count(o) for o in ("passed", "healed", "proposed", "failed", "needs_person")] == [
+        "2", "1", "1", "0", "1"]  # fmt: skip
+    assert count("not_reached") == "2"  # press, and wait_for (reached only by the older run)
+    assert '<a href="#step-2">step 2</a>' in report
+    assert f'<a href="/runs/{run.pk}/">Run {run.pk}</a>' in page and "paused" in page
+    step1 = page.split('id="step-1"', 1)[1].split("</li>", 1)[0]
+    assert "textbox “Email”" in step1 and "data-testid=login-email" in step1
+    assert "you@example.org" in step1 and "#email  ·  input[name=email]" in step1
+    assert "input type=email" in step1 and "Full identity" in step1
+    assert "found by <strong>test_id</strong> (score 0.93)" in step1
+    assert f'<a href="/runs/{run.pk}/">run {run.pk}</a>' in step1
+    assert '<span class="badge healed"' in step1
+    step6 = page.split('id="step-6"', 1)[1].split("</li>", 1)[0]
+    assert f"run {older.pk}</a>" in step6 and '<span class="badge passed"' in step6
+    assert "Changes to approve" in page
+    listing = page_of(client.get("/scenarios/"))
+    assert f'<a href="/runs/{run.pk}/" class="badge paused">paused</a>' in listing

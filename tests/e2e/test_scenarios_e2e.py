@@ -1,0 +1,132 @@
+"""Keeping a scenario, as a person does it in the dashboard: save a run as a scenario, find
+it, rename it, reorder, delete and change its steps, replay it on the next release and read
+the healing report, then export it and import it again."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from playwright.async_api import Page, expect
+
+from tests.e2e.ui import LIVE_MS, SHOP_PASSWORD, Server, log_in, save, start_run
+
+pytestmark = pytest.mark.e2e
+
+# Recorded on v1.  The person then puts Email first, drops the check of v1's heading (v2
+# greets with "Welcome back"), and signs in as someone else.
+TASK = f"""type {SHOP_PASSWORD} into Password
+type ada@example.org into Email
+wait for Sign in to the shop
+click Sign in
+wait for Signed in as ada@example.org"""
+
+
+async def test_a_scenario_is_edited_replayed_and_exported_again(
+    page: Page, server: Server, fixture_url: str, tmp_path: Path
+) -> None:
+    await log_in(page, server)
+    await start_run(page, f"{fixture_url}/replay/v1/login.html", TASK)
+    await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+    await page.get_by_label("Scenario name").fill("Shop sign-in draft")
+    await page.get_by_role("button", name="Save as scenario").click()
+    await expect(page.get_by_role("heading", name="Shop sign-in draft")).to_be_visible()
+    scenario_url = page.url
+
+    await page.get_by_role("link", name="Scenarios", exact=True).click()
+    await page.get_by_label("Search scenarios").fill("SIGN-IN")
+    await page.get_by_role("button", name="Search").click()
+    await expect(page.get_by_label("Search scenarios")).to_have_value("SIGN-IN")
+    table = page.get_by_test_id("scenario-table")
+    await expect(table.locator("tbody tr")).to_have_count(1)
+    await expect(table).to_contain_text("never")
+    await save(page, "scenario-list.png")
+    await table.get_by_role("link", name="Shop sign-in draft").click()
+    await expect(page).to_have_url(scenario_url)
+
+    await page.get_by_text("Rename or describe").click()
+    await page.get_by_label("Name", exact=True).fill("Shop sign-in")
+    await page.get_by_label("Description").fill("Grace signs in; checks the orders page.")
+    await page.get_by_role("button", name="Save name and description").click()
+    await expect(page.get_by_role("heading", name="Shop sign-in", exact=True)).to_be_visible()
+    await expect(page.get_by_role("status")).to_contain_text("Name and description saved.")
+
+    steps = page.get_by_test_id("scenario-steps").locator("li.sstep")
+    actions = steps.locator(".step-action")
+    await expect(actions).to_have_text(
+        ["navigate", "type", "type", "wait_for", "click", "wait_for"]
+    )
+    await expect(steps.nth(1)).to_contain_text("${SECRET:PASSWORD}")
+    await expect(steps.nth(2).locator(".sstep-target")).to_have_text("textbox “Email”")
+    await page.get_by_role("button", name="Move step 2 up").click()
+    await expect(page.get_by_role("status")).to_contain_text("it is step 1 now")
+    await expect(steps.nth(1)).to_contain_text("ada@example.org")
+    await expect(steps.nth(2)).to_contain_text("${SECRET:PASSWORD}")
+
+    page.once("dialog", lambda dialog: dialog.accept())
+    await page.get_by_role("button", name="Delete step 3").click()
+    await expect(page.get_by_role("status")).to_contain_text("Step 3 (wait_for) deleted.")
+    await expect(actions).to_have_text(["navigate", "type", "type", "click", "wait_for"])
+
+    email = steps.nth(1)
+    await email.get_by_text("Change values").click()
+    await email.get_by_label("text", exact=True).fill("grace@example.org")
+    await email.get_by_role("button", name="Save step 1").click()
+    await expect(steps.nth(1).locator(".sstep-args")).to_contain_text("grace@example.org")
+    check = steps.nth(4)
+    await check.get_by_text("Change values").click()
+    await check.get_by_label("text", exact=True).fill("Signed in as grace@example.org")
+    await check.get_by_role("button", name="Save step 4").click()
+    await expect(steps.nth(4)).to_contain_text("Signed in as grace@example.org")
+    # A bad value is refused, and the form keeps what was typed.
+    first = steps.nth(0)
+    await first.get_by_text("Change values").click()
+    await first.get_by_label("url").fill("shop.test/login")
+    await first.get_by_role("button", name="Save step 0").click()
+    await expect(page.locator("#step-0 .errorlist")).to_contain_text("Enter an http://")
+    await expect(page.locator("#step-0").get_by_label("url")).to_have_value("shop.test/login")
+    await expect(page.locator("body")).not_to_contain_text(SHOP_PASSWORD)
+    await save(page, "scenario-edit.png")
+
+    await page.goto(scenario_url)
+    await expect(page.locator("#step-0 .sstep-args")).to_contain_text("/replay/v1/login.html")
+    await page.get_by_label("Base URL").fill(f"{fixture_url}/replay/v2")
+    await page.get_by_role("button", name="Replay").click()
+    await expect(page).to_have_url(re.compile(r"/runs/\d+/$"))
+    await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+    await page.get_by_role("link", name="Scenario", exact=True).click()
+    await expect(page).to_have_url(scenario_url)
+    await expect(page.get_by_test_id("last-replay-status")).to_have_text("succeeded")
+    report = page.get_by_test_id("healing-report")
+    healed = report.locator('[data-outcome="healed"] .count')
+    assert int(await healed.text_content() or 0) >= 1, "v2 renamed ids: something healed"
+    for outcome in ("failed", "needs_person"):
+        await expect(report.locator(f'[data-outcome="{outcome}"] .count')).to_have_text("0")
+    await expect(steps.locator('[data-testid="step-outcome"]')).to_have_count(5)
+    await expect(steps.nth(1)).to_contain_text("found by")
+    await expect(steps.nth(1).locator(".sstep-last a")).to_have_text(re.compile(r"run \d+"))
+    await save(page, "scenario-replay-report.png")
+
+    async with page.expect_download() as download_info:
+        await page.get_by_role("link", name="Export JSON").click()
+    exported = tmp_path / "shop.json"
+    await (await download_info.value).save_as(exported)
+    document = json.loads(exported.read_text())
+    assert document["name"] == "Shop sign-in"
+    assert [s["args"] for s in document["steps"]][1:3] == [
+        {"text": "grace@example.org"}, {"text": "${SECRET:PASSWORD}"}]  # fmt: skip
+    assert SHOP_PASSWORD not in exported.read_text()
+
+    await page.get_by_role("link", name="Scenarios", exact=True).click()
+    await page.get_by_label("Scenario file (.json)").set_input_files(exported)
+    await page.get_by_role("button", name="Import").click()
+    await expect(page).not_to_have_url(scenario_url)
+    await expect(page.get_by_role("heading", name="Shop sign-in", exact=True)).to_be_visible()
+    await expect(actions).to_have_text(["navigate", "type", "type", "click", "wait_for"])
+    async with page.expect_download() as download_info:
+        await page.get_by_role("link", name="Export JSON").click()
+    again = tmp_path / "again.json"
+    await (await download_info.value).save_as(again)
+    assert json.loads(again.read_text())["steps"] == document["steps"]
