@@ -203,28 +203,49 @@ class Replay:
         self, index: int, step: ScenarioStep, budget: Budget
     ) -> StepOutcome:
         """A step that needs a person pauses the replay (when someone can answer) until they
-        resume (try again), reply "skip" (they did it) or stop."""
+        resume (try again), reply "skip" (they did it) or stop.  A pause the person asked
+        for is taken before the step, and ends the same way."""
+        if self.control is not None and self.control.pause_requested:
+            self.control.pause_requested = False
+            skipped = await self._wait_for_person(
+                index, step, budget, "requested", f"paused by the person before step {index}"
+            )
+            if skipped is not None:
+                return skipped
         while True:
             outcome = await self._step(index, step, budget)
             if outcome.status != "needs_person" or self.control is None:
                 return outcome
             assert outcome.error is not None
-            await self.sink.emit(
-                RunPaused(
-                    "needs_person",
-                    f"{outcome.error['message']}. Resume to try the step again, reply "
-                    '"skip" if you did it yourself, or stop.',
-                )
+            skipped = await self._wait_for_person(
+                index, step, budget, "needs_person", outcome.error["message"]
             )
-            waited_from = time.monotonic()
-            await self.control.wait_for_person(budget)
-            budget.extend((time.monotonic() - waited_from) * 1000)
-            await self.sink.emit(RunResumed())
-            replies = {r.lower().strip(" .!") for r in self.control.take_replies()}
-            if replies & SKIP_REPLIES:
-                skipped = StepOutcome(index, step.action, "skipped", url=self.tab.url)
-                await self.sink.emit(StepReplayed(**_event_fields(skipped)))
+            if skipped is not None:
                 return skipped
+
+    async def _wait_for_person(
+        self, index: int, step: ScenarioStep, budget: Budget, reason: str, detail: str
+    ) -> StepOutcome | None:
+        """Pause until the person resumes (None: do the step) or replies "skip" (the step
+        is done: its outcome)."""
+        assert self.control is not None
+        await self.sink.emit(
+            RunPaused(
+                reason,
+                f"{detail}. Resume to try the step again, reply "
+                '"skip" if you did it yourself, or stop.',
+            )
+        )
+        waited_from = time.monotonic()
+        await self.control.wait_for_person(budget)
+        budget.extend((time.monotonic() - waited_from) * 1000)
+        await self.sink.emit(RunResumed())
+        replies = {r.lower().strip(" .!") for r in self.control.take_replies()}
+        if not replies & SKIP_REPLIES:
+            return None
+        skipped = StepOutcome(index, step.action, "skipped", url=self.tab.url)
+        await self.sink.emit(StepReplayed(**_event_fields(skipped)))
+        return skipped
 
     async def _step(self, index: int, step: ScenarioStep, budget: Budget) -> StepOutcome:
         shown = dict(step.args)  # placeholders, not values

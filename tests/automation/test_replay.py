@@ -150,6 +150,25 @@ async def test_with_a_person_the_replay_pauses_and_carries_on_when_told(
     assert tab.url.endswith("/replay/v3/login.html")
 
 
+async def test_a_pause_the_person_asks_for_is_taken_before_the_next_step(
+    tab: Tab, scenario: Scenario, fixture_url: str
+) -> None:
+    control = RunControl()
+    control.request_pause()  # before the first step
+    sink = WaitingSink()
+    replay = Replay(tab, scenario, base_url=f"{fixture_url}/replay/v1", env=ENV,
+                    sink=sink, control=control)  # fmt: skip
+    task = asyncio.create_task(replay.run())
+    paused = await sink.wait_for(RunPaused)
+    assert paused.reason == "requested" and "before step 0" in paused.detail
+    assert not any(isinstance(e, StepRecorded) for e in sink.events)  # nothing ran yet
+    assert tab.url == "about:blank"
+    control.resume()
+    result = await asyncio.wait_for(task, 20)
+    assert result.ok and result.steps[0].status == "passed", result.to_dict()
+    assert sum(isinstance(e, RunPaused) for e in sink.events) == 1  # asked once, paused once
+
+
 async def test_secrets_never_reach_an_event_or_a_result(tab: Tab, scenario: Scenario) -> None:
     sink = WaitingSink()
     result = await Replay(tab, scenario, sink=sink, env=ENV).run()
