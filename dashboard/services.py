@@ -155,9 +155,7 @@ def scenario_step_make_param(
         ScenarioStep.objects.filter(scenario=scenario, index=index).update(
             args=document.steps[index].args
         )
-        Scenario.objects.filter(pk=scenario.pk).update(
-            params=document.params, updated_at=timezone.now()
-        )
+        _touch(scenario.pk, params=document.params)
 
 
 # Edits of a stored scenario.  Each reads the scenario again under a lock, checks the edited
@@ -210,7 +208,7 @@ def scenario_step_move(*, scenario: Scenario, index: int, to: int) -> None:
         order = list(scenario.steps.order_by("index").values_list("pk", flat=True))
         order.insert(to, order.pop(index))
         _renumber(scenario, order)
-        _touch(scenario)
+        _touch(scenario.pk)
 
 
 def scenario_step_delete(*, scenario: Scenario, index: int) -> None:
@@ -240,9 +238,7 @@ def scenario_param_set_default(*, scenario: Scenario, name: str, default: str | 
         spec = {k: v for k, v in (params.get(name) or {}).items() if k != "default"}
         params[name] = spec if default is None else {**spec, "default": default}
         document = fmt.Scenario.from_dict({**data, "params": params})
-        Scenario.objects.filter(pk=scenario.pk).update(
-            params=document.params, updated_at=timezone.now()
-        )
+        _touch(scenario.pk, params=document.params)
 
 
 def _locked(scenario: Scenario) -> Scenario:
@@ -287,11 +283,12 @@ def _renumber(scenario: Scenario, order: list[int]) -> None:
 def _keep_used_params(scenario: Scenario, document: fmt.Scenario) -> None:
     used = document.placeholders()[0]
     params = {name: spec for name, spec in document.params.items() if name in used}
-    Scenario.objects.filter(pk=scenario.pk).update(params=params, updated_at=timezone.now())
+    _touch(scenario.pk, params=params)
 
 
-def _touch(scenario: Scenario) -> None:
-    Scenario.objects.filter(pk=scenario.pk).update(updated_at=timezone.now())
+def _touch(scenario_id: int, **fields: Any) -> None:
+    """Write ``fields`` of the scenario (if any) and mark it changed now."""
+    Scenario.objects.filter(pk=scenario_id).update(**fields, updated_at=timezone.now())
 
 
 def replay_run_create(
@@ -378,7 +375,7 @@ def _apply(heal: IdentityHeal, step: ScenarioStep, *, user: AbstractBaseUser | N
     heal.decided_by = user  # type: ignore[assignment]
     heal.decided_at = timezone.now()
     heal.save(update_fields=["before", "status", "decided_by", "decided_at"])
-    Scenario.objects.filter(pk=step.scenario_id).update(updated_at=timezone.now())
+    _touch(step.scenario_id)
 
 
 def _step_fields(step: fmt.ScenarioStep) -> dict[str, Any]:

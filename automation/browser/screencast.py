@@ -163,7 +163,7 @@ class Screencast:
         ack.add_done_callback(_forget(self._acks))
         meta = params.get("metadata", {})
         try:
-            jpeg = _b64decode(params["data"])
+            jpeg = base64.b64decode(params["data"], validate=True)
         except (KeyError, ValueError):
             return
         self._newest = Frame(jpeg, round(meta.get("deviceWidth", 0)),
@@ -178,10 +178,6 @@ def _forget(acks: set[asyncio.Task[Any]]) -> Callable[[asyncio.Task[Any]], None]
             task.exception()  # an ack to a page that just went away is not worth a warning
 
     return done
-
-
-def _b64decode(data: str) -> bytes:
-    return base64.b64decode(data, validate=True)
 
 
 # -- the person's input ---------------------------------------------------------------
