@@ -26,7 +26,7 @@ from automation.agent.control import RunControl
 from automation.agent.parser import Action, parse_reply
 from automation.agent.prompts import system_prompt
 from automation.agent.turn import read_reply
-from automation.browser.actions import ACTIONS, available, execute, execute_steps
+from automation.browser.actions import ACTIONS, available, execute, execute_form, execute_steps
 from automation.browser.macro import StepResult
 from automation.browser.snapshot import Snapshot, SnapshotOptions
 from automation.browser.tab import Tab, Target
@@ -268,12 +268,18 @@ class AgentRun:
     async def _hide_typed_passwords(self, reply: str, budget: Budget) -> None:
         """A password the model typed literally into a password field is masked in the
         stored reply too (its streamed tokens were already shown, and are not stored)."""
+        typed: list[tuple[str, Any]] = []  # (ref, value typed into it)
         for action in parse_reply(reply).actions:
             key = TYPED_ARG.get(action.name)
-            value = action.args.get(key) if key else None
+            if key:
+                typed.append((str(action.args.get("ref", "")), action.args.get(key)))
+            fields = action.args.get("fields") if action.name == "fill_form" else None
+            for one in fields if isinstance(fields, list) else ():
+                if isinstance(one, dict):
+                    typed.append((str(one.get("ref", "")), one.get("value")))
+        for ref, value in typed:
             if not isinstance(value, str) or not value or SECRET_RE.fullmatch(value):
                 continue
-            ref = str(action.args.get("ref", ""))
             target = self.tab.known_target(ref)
             try:
                 target = await self.tab.target(ref, budget=budget.child(2_000, label="identity"))
@@ -307,11 +313,31 @@ class AgentRun:
                 finally:
                     shown = self._masked(action.name, action.args, target)
                     await self.sink.emit(ActionStarted(self.round, index, action.name, shown))
+            elif action.name == "fill_form":
+                shown, fields = await self._form_targets(action, step_budget)
+                await self.sink.emit(ActionStarted(self.round, index, action.name, shown))
             else:
                 shown = await self._masked_steps(action, step_budget)
                 await self.sink.emit(ActionStarted(self.round, index, action.name, shown))
             args = self.secrets.fill(action.args)
-            if action.name == "steps":
+            if action.name == "fill_form":
+
+                async def record_field(
+                    i: int, name: str, field_args: dict[str, Any], failed: Any, ms: int
+                ) -> None:
+                    target = fields[i] if i < len(fields) else Target()
+                    step_args = {k: v for k, v in field_args.items() if k != "ref"}
+                    if name == "fill":  # the model's own value: a placeholder, not a secret
+                        step_args["value"] = action.args["fields"][i]["value"]
+                    step_args = self.secrets.redact_any(self._masked(name, step_args, target))
+                    await self._record(
+                        name, step_args, target, failed.to_dict() if failed else None, ms
+                    )
+
+                result = await execute_form(
+                    self.tab, args, budget=step_budget, on_field=record_field
+                )
+            elif action.name == "steps":
                 macro = await execute_steps(
                     self.tab, args, budget=step_budget, on_step=self._record_step, record=True
                 )
@@ -383,6 +409,33 @@ class AgentRun:
                 step = self._masked("fill", step, target)
             shown.append(step)
         return {**action.args, "steps": shown}
+
+    async def _form_targets(
+        self, action: Action, budget: Budget
+    ) -> tuple[dict[str, Any], list[Target]]:
+        """A fill_form's fields: each field's element (its identity, taken before anything
+        changes; fill_form finds a field the page re-rendered by it, and each field is
+        recorded as a step of its own), and the args with passwords masked."""
+        fields = action.args.get("fields")
+        if not isinstance(fields, list):
+            return action.args, []
+        targets: list[Target] = []
+        shown = []
+        for one in fields:
+            ref = str(one.get("ref", "")) if isinstance(one, dict) else ""
+            target = self.tab.known_target(ref)
+            if ref:
+                try:
+                    target = await self.tab.target(ref, budget=budget.child(2_000))
+                except TabwrightError as exc:
+                    if isinstance(exc, Cancelled | BrowserClosed):
+                        raise
+            targets.append(target)
+            if isinstance(one, dict) and isinstance(one.get("value"), str):
+                masked = self._masked("fill", {"value": one["value"]}, target)
+                one = {**one, "value": masked["value"]}
+            shown.append(one)
+        return {**action.args, "fields": shown}, targets
 
     async def _record_step(self, step: StepResult) -> None:
         if step.skipped:

@@ -16,6 +16,7 @@ from typing import Any
 
 from automation.browser import storage, workspace
 from automation.browser.config import BrowserConfig
+from automation.browser.interact import OnField
 from automation.browser.macro import MAX_STEPS, Macro, MacroResult, OnStep, read_page, run_macro
 from automation.browser.tab import Tab
 from automation.budget import MAX_TIMEOUT_MS, Budget, timeout_ms_of
@@ -29,6 +30,7 @@ __all__ = [
     "act",
     "available",
     "execute",
+    "execute_form",
     "execute_steps",
     "validate",
 ]
@@ -608,6 +610,14 @@ async def execute_steps(
     clean, call_budget = _prepare("steps", args, budget)
     macro = Macro.parse(clean)
     return await run_macro(tab, macro, budget=call_budget, on_step=on_step, record=record)
+
+
+async def execute_form(
+    tab: Tab, args: dict[str, Any], *, budget: Budget, on_field: OnField | None = None
+) -> str:
+    """A ``fill_form`` call that tells ``on_field`` of each field as the step it is."""
+    clean, call_budget = _prepare("fill_form", args, budget)
+    return await tab.fill_form(clean["fields"], budget=call_budget, on_field=on_field)
 
 
 async def act(tab: Tab, name: str, args: dict[str, Any], *, budget: Budget) -> dict[str, Any]:

@@ -20,6 +20,8 @@
   // Never a container's title: controls, labels, and table cells (rows have their text).
   const NOT_TITLE = "label, legend, button, a, input, select, textarea, td, th, tr, li";
   const CONTROL = "a[href], button, input, select, textarea, [tabindex], [role=button]";
+  const UNSEEN_TAGS = new Set(["SCRIPT", "STYLE", "TEMPLATE", "NOSCRIPT", "INPUT", "SELECT",
+    "TEXTAREA"]);
   const INTERACTIVE = new Set([
     "button", "checkbox", "combobox", "link", "listbox", "menuitem", "menuitemcheckbox",
     "menuitemradio", "option", "radio", "searchbox", "slider", "spinbutton", "switch",
@@ -53,6 +55,7 @@
   // How the decision is made (see identity.py for what each strategy means).
   const MIN_NAME = 0.75; // below this a name does not match, unless an attribute proves it
   const MIN_CONTEXT = 0.6; // a name shared at recording must keep its row, card or section
+  const ROW_PROOF = 0.8; // a row this like the recorded one proves the row's only checkbox
   const MIN_FIT = 0.5; // no strategy takes an element that scores below this
   const MIN_SCORE = 0.6; // similarity: the best candidate's score at least this...
   const MARGIN = 0.06; // ...and this far ahead of the next one
@@ -63,7 +66,8 @@
   const MAX_TITLES = 6;
   const W = {
     name: 0.3, role: 0.1, tag: 0.04, type: 0.04, test: 0.1, id: 0.06, name_attr: 0.08,
-    placeholder: 0.03, text: 0.05, row: 0.12, section: 0.08, position: 0.05, look: 0.04,
+    placeholder: 0.03, label: 0.04, autocomplete: 0.03, text: 0.05, row: 0.12, section: 0.08,
+    position: 0.05, look: 0.04,
   };
 
   const norm = (t) => (t || "").replace(/\s+/g, " ").trim();
@@ -83,6 +87,8 @@
   };
   // The attribute, not the property: a form's .id is its control named "id", if it has one.
   const idOf = (e) => e.getAttribute("id") || "";
+
+  const described = new Map(); // element -> its description, made once per call
 
   // Roles and names, each asked of the registry once per call.
   const roles = new Map();
@@ -122,15 +128,90 @@
     return cut(norm(e.innerText || e.textContent || ""), 200);
   }
 
+  // The row (table row or list item, through shadow roots) an element sits in.
+  function rowElOf(e) {
+    for (let n = parentOf(e); n; n = parentOf(n)) if (n.matches(ROW)) return n;
+    return null;
+  }
+
+  // Its row's text as a person reads it: through open shadow roots and slots, without the
+  // element itself, the row's buttons (their words name actions, not the row) and text
+  // that is hidden or only there for screen readers (a checkbox's clipped "Toggle Todo
+  // Buy milk" beside the visible "Buy milk").
   function rowOf(e) {
-    for (let n = parentOf(e); n; n = parentOf(n)) {
-      if (!n.matches(ROW)) continue;
-      let text = norm(n.innerText || "");
-      const own = textOf(e);
-      if (own) text = norm(text.replace(own, " "));
-      return cut(text, 200);
-    }
-    return "";
+    const row = rowElOf(e);
+    return row ? cut(seenText(row, e), 200) : "";
+  }
+
+  function seenText(root, skip) {
+    const parts = [];
+    let left = 2000;
+    const walk = (n) => {
+      if (left <= 0 || n === skip) return;
+      if (n.nodeType === 3) {
+        if (n.data.trim()) {
+          parts.push(n.data);
+          left -= n.data.length;
+        }
+        return;
+      }
+      if (n.nodeType === 1) {
+        if (UNSEEN_TAGS.has(n.tagName) || !shown(n) || srOnly(n)) return;
+        if (n !== root && (n.tagName === "BUTTON" || roleOf(n) === "button")) return;
+        parts.push(" ");
+        if (n.shadowRoot) {
+          for (const c of n.shadowRoot.childNodes) walk(c);
+          return;
+        }
+        if (n.tagName === "SLOT") {
+          const assigned = n.assignedNodes({ flatten: true });
+          for (const c of assigned.length ? assigned : n.childNodes) walk(c);
+          return;
+        }
+      }
+      for (const c of n.childNodes) walk(c);
+    };
+    walk(root);
+    return norm(parts.join(""));
+  }
+
+  // Clipped to a pixel or so: text for screen readers only.
+  function srOnly(n) {
+    const r = n.getBoundingClientRect();
+    if (r.width > 2 || r.height > 2) return false;
+    const s = getComputedStyle(n);
+    return s.overflow === "hidden" || s.clip !== "auto" || s.clipPath !== "none";
+  }
+
+  // How many controls of its kind its row holds, itself included (0: not in a row).
+  function rowKindCount(e) {
+    const row = rowElOf(e);
+    if (!row) return 0;
+    const kind = KIND[roleOf(e)] || roleOf(e);
+    let count = 0;
+    const walk = (n) => {
+      for (const c of n.children) {
+        if (!shown(c)) continue;
+        const role = roleOf(c);
+        if (role && (KIND[role] || role) === kind && visible(c)) count++;
+        if (c.shadowRoot) walk(c.shadowRoot);
+        walk(c);
+      }
+    };
+    walk(row.shadowRoot || row);
+    return count;
+  }
+
+  // Rendered, or a box-less wrapper (display: contents) whose children may be.
+  function shown(n) {
+    return visible(n) || getComputedStyle(n).display === "contents";
+  }
+
+  // The words of a name that its row does not already say ("Toggle Todo" of "Toggle Todo
+  // Buy milk" in the row "Buy milk"): what the name adds to the row.
+  function nameCore(name, row) {
+    const inRow = new Set(words(row));
+    return words(name).filter((w) => !inRow.has(w)).join(" ");
   }
 
   // Out of table rows and list items, controls repeat per card, tile or column (a kanban
@@ -287,6 +368,8 @@
       name_attr: e.getAttribute("name") || "",
       id: idOf(e),
       placeholder: norm(e.getAttribute("placeholder") || ""),
+      label: labelOf(e),
+      autocomplete: autocompleteOf(e),
       type: lower(e.getAttribute("type")),
       tag: lower(e.tagName),
       text: textOf(e),
@@ -306,7 +389,38 @@
     f.selectors = selectorsOf(e);
     f.name_count = f.name ? peers.length + (visible(e) ? 1 : 0) : 0;
     f.alike = alikeOf(e, f, all);
+    f.row_peers = rowKindCount(e);
+    f.unique = uniqueOf(e, f, all);
     return f;
+  }
+
+  // The text of the <label>s of a form control.
+  function labelOf(e) {
+    const labels = e.labels ? Array.from(e.labels) : [];
+    return cut(norm(labels.map((l) => l.innerText || l.textContent || "").join(" ")), 120);
+  }
+
+  // An autocomplete token says what a field is for ("email", "new-password"); on/off don't.
+  function autocompleteOf(e) {
+    const value = lower(norm(e.getAttribute("autocomplete") || ""));
+    return value === "on" || value === "off" ? "" : value;
+  }
+
+  // Which of its placeholder, label and autocomplete no other visible element has: each
+  // such one picks it out (and, if it still does at replay, anchors it).
+  function uniqueOf(e, f, all) {
+    const out = [];
+    const shown = all.filter((o) => o !== e && visible(o));
+    if (f.placeholder && !shown.some((o) => norm(o.getAttribute("placeholder") || "") === f.placeholder)) {
+      out.push("placeholder");
+    }
+    if (f.label && !shown.some((o) => o.labels && o.labels.length && labelOf(o) === f.label)) {
+      out.push("label");
+    }
+    if (f.autocomplete && !shown.some((o) => autocompleteOf(o) === f.autocomplete)) {
+      out.push("autocomplete");
+    }
+    return out;
   }
 
   function peersOf(e, all) {
@@ -416,23 +530,37 @@
   }
 
   // The score (0..1) over what the recorded identity has, and whether the candidate may
-  // be taken at all: a different role or a different name needs an attribute proving it
-  // is the element; a name that was shared at recording needs its row, card or section;
-  // a look-alike that stood beside it at recording is another element.
-  function judge(id, f, anchors, alike) {
+  // be taken at all: a different role or a different name needs an attribute (or, for a
+  // row's checkbox, its row) proving it is the element; a name that was shared at
+  // recording needs its row, card or section; a look-alike that stood beside it at
+  // recording is another element.
+  function judge(id, f, anchors, alike, e) {
     let got = 0;
     let total = 0;
     const add = (weight, sim) => { total += weight; got += weight * sim; };
-    const nameSim = id.name ? textSim(id.name, f.name) : null;
-    if (nameSim !== null) add(W.name, nameSim);
+    const tests = Object.keys(id.test_ids || {}).length > 0;
+    // Proven by an attribute that was unique at recording and is unique now: a test id,
+    // id or name anchors it outright; a placeholder, label or autocomplete token proves a
+    // renamed element but still yields to a look-alike from its time.
+    const anchored = (anchors.test && sameTestId(id, f)) || (anchors.id && f.id === id.id) ||
+      (anchors.name_attr && f.name_attr === id.name_attr && f.tag === id.tag);
+    const attested = (anchors.placeholder && f.placeholder === id.placeholder) ||
+      (anchors.label && f.label === id.label) ||
+      (anchors.autocomplete && f.autocomplete === id.autocomplete);
+    const proven = (tests && sameTestId(id, f)) || (id.id && f.id === id.id) ||
+      (id.name_attr && f.name_attr === id.name_attr && f.tag === id.tag) || attested;
+    const name = compareNames(id, f);
+    // A renamed element an attribute proves: its old name says nothing against it.
+    if (name.sim !== null && !(proven && name.sim < MIN_NAME)) add(W.name, name.sim);
     if (id.role) add(W.role, f.role === id.role ? 1 : 0);
     add(W.tag, f.tag === id.tag ? 1 : 0);
     if (id.type || f.type) add(W.type, f.type === id.type ? 1 : 0);
-    const tests = Object.keys(id.test_ids || {}).length > 0;
     if (tests) add(W.test, sameTestId(id, f) ? 1 : 0);
     if (id.id) add(W.id, f.id === id.id ? 1 : overlap(id.id, f.id) * 0.8);
     if (id.name_attr) add(W.name_attr, f.name_attr === id.name_attr ? 1 : overlap(id.name_attr, f.name_attr) * 0.8);
     if (id.placeholder) add(W.placeholder, textSim(id.placeholder, f.placeholder));
+    if (id.label) add(W.label, textSim(id.label, f.label || ""));
+    if (id.autocomplete) add(W.autocomplete, f.autocomplete === id.autocomplete ? 1 : 0);
     if (id.text) add(W.text, textSim(id.text, f.text));
     // A row may have become a card and back: compare the text around it either way.
     const rowSim = id.row ? overlap(id.row, f.row || f.card) : null;
@@ -443,23 +571,42 @@
     if (sectionSim !== null) add(W.section, sectionSim);
     if (id.box) add(W.position, Math.exp(-distance(id.box, f.box) / 400));
     if (id.look) add(W.look, lookSim(id.look, f.look));
-    const proven = (tests && sameTestId(id, f)) || (id.id && f.id === id.id) ||
-      (id.name_attr && f.name_attr === id.name_attr && f.tag === id.tag);
     const why = [];
     // An attribute may prove a renamed element, or a role within its kind (a link that
     // became a button), never a different kind of control (a checkbox that became a field).
     const kindOk = !id.role || f.role === id.role || (proven && KIND[id.role] && KIND[id.role] === KIND[f.role]);
     if (!kindOk) why.push(`role ${f.role || "none"}`);
-    if (nameSim !== null && nameSim < MIN_NAME && !proven) why.push(`name ${JSON.stringify(f.name)}`);
-    // An attribute value that was unique when recorded and is unique now anchors the
-    // element: then its row or section may have changed (it was moved, or regrouped).
-    const anchored = (anchors.test && sameTestId(id, f)) || (anchors.id && f.id === id.id) ||
-      (anchors.name_attr && f.name_attr === id.name_attr && f.tag === id.tag);
-    if (!anchored && alike.has(key(f.name))) why.push(`look-alike ${JSON.stringify(f.name)}`);
-    if ((id.name_count > 1 || !id.name || args.crossing) && !anchored) {
-      why.push(...contextMisfits(rowSim, cardSim, sectionSim));
+    // Its row proves a row's checkbox: a row that reads the same, holding one control of
+    // its kind now, as it did at recording.
+    const rowProves = () => rowSim !== null && rowSim >= ROW_PROOF && f.row &&
+      (!id.row_peers || id.row_peers === 1) && rowKindCount(e) === 1;
+    let needsContext = id.name_count > 1 || !id.name || args.crossing || name.core;
+    if (!proven && id.name && (name.gap || name.sim < MIN_NAME)) {
+      // A name on one side only (or only repeating its row) is no mismatch where the row
+      // proves the element; nor is another wording of a row's checkbox.
+      const toggle = KIND[id.role] === "toggle" && KIND[f.role] === "toggle";
+      if ((name.gap || toggle) && rowProves()) needsContext = true;
+      else why.push(`name ${JSON.stringify(f.name)}`);
     }
+    if (!anchored && alike.has(key(f.name))) why.push(`look-alike ${JSON.stringify(f.name)}`);
+    if (needsContext && !anchored && !attested) why.push(...contextMisfits(rowSim, cardSim, sectionSim));
     return { score: total ? got / total : 0, ok: why.length === 0, why };
+  }
+
+  // How the names compare: sim (null: nothing to compare), gap (one side has no name of its
+  // own: none, or only its row's words) and core (equal only once the row's words are left
+  // out, as "Toggle Todo Buy milk" in the row "Buy milk" is "Toggle Todo": then the row
+  // must match).
+  function compareNames(id, f) {
+    if (!id.name && !f.name) return { sim: null, gap: false, core: false };
+    if (!id.name || !f.name) return { sim: null, gap: true, core: false };
+    const plain = textSim(id.name, f.name);
+    if (plain >= MIN_NAME) return { sim: plain, gap: false, core: false };
+    const a = nameCore(id.name, id.row);
+    const b = nameCore(f.name, f.row);
+    if (!a || !b) return { sim: null, gap: true, core: false };
+    const core = textSim(a, b);
+    return core >= MIN_NAME ? { sim: core, gap: false, core: true } : { sim: plain, gap: false, core: false };
   }
 
   // A name shared at recording must keep its table row or list item; out of rows, its
@@ -480,6 +627,7 @@
   function anchorsOf(id, candidates) {
     const q = (v) => JSON.stringify(v);
     const stored = new Set(id.selectors || []);
+    const unique = new Set(id.unique || []);
     const now = (match) => candidates.filter((c) => match(c.f)).length === 1;
     const tests = Object.entries(id.test_ids || {}).filter(([k, v]) => stored.has(`[${k}=${q(v)}]`));
     return {
@@ -487,6 +635,12 @@
       id: !!id.id && stored.has("#" + CSS.escape(id.id)) && now((f) => f.id === id.id),
       name_attr: !!id.name_attr && stored.has(`${id.tag}[name=${q(id.name_attr)}]`) &&
         now((f) => f.name_attr === id.name_attr && f.tag === id.tag),
+      placeholder: !!id.placeholder &&
+        (unique.has("placeholder") || stored.has(`${id.tag}[placeholder=${q(id.placeholder)}]`)) &&
+        now((f) => f.placeholder === id.placeholder),
+      label: !!id.label && unique.has("label") && now((f) => f.label === id.label),
+      autocomplete: !!id.autocomplete && unique.has("autocomplete") &&
+        now((f) => f.autocomplete === id.autocomplete),
     };
   }
 
@@ -501,19 +655,40 @@
     return (e) => groups.get(`${roleOf(e)}\n${nameOf(e)}`).filter((o) => o !== e);
   }
 
-  function locate(id) {
+  // Find the element of any of the identities (the recorded one and the variants it was
+  // confirmed in since), reading the page once.  They must not point at different elements.
+  function locate(ids) {
     const errors = [];
     const rs = roots();
     const all = elements(rs).filter(visible);
-    const pool = all.filter((e) => INTERACTIVE.has(roleOf(e)) || lower(e.tagName) === id.tag);
+    const tags = new Set(ids.map((id) => id.tag));
+    const pool = all.filter((e) => INTERACTIVE.has(roleOf(e)) || tags.has(lower(e.tagName)));
     const peers = peerIndex(pool);
-    const read = pool.map((e) => attempt(errors, () => ({ e, f: features(e, peers(e)) })));
-    const anchors = anchorsOf(id, read.filter(Boolean));
+    const read = pool.map((e) => attempt(errors, () => ({ e, f: features(e, peers(e)) })))
+      .filter(Boolean);
+    const results = ids.map((id) => locateOne(id, read, rs, all, errors));
+    const hits = results.map((r, i) => ({ ...r, variant: i })).filter((r) => r.el);
+    if (!hits.length) return results[0];
+    if (hits.some((h) => h.el !== hits[0].el)) {
+      return {
+        el: null,
+        report: {
+          strategy: "", score: hits[0].report.score, candidates: [],
+          reason: "ambiguous: its recorded variants point at different elements",
+        },
+      };
+    }
+    hits[0].report.variant = hits[0].variant;
+    return { el: hits[0].el, report: hits[0].report };
+  }
+
+  function locateOne(id, read, rs, all, errors) {
+    const anchors = anchorsOf(id, read);
     const alike = new Set((id.alike || []).map(key).filter(Boolean));
-    const judged = (c) => c && attempt(errors, () => Object.assign(c, judge(id, c.f, anchors, alike)));
-    const candidates = read.filter(judged);
+    const judged = (c) => c && attempt(errors, () => ({ e: c.e, f: c.f, ...judge(id, c.f, anchors, alike, c.e) }));
+    const candidates = read.map(judged).filter(Boolean);
     const byEl = new Map(candidates.map((c) => [c.e, c]));
-    for (const [strategy, hits] of strategiesOf(id, candidates, rs, byEl, judged, errors)) {
+    for (const [strategy, hits] of strategiesOf(id, candidates, rs, byEl, judged, errors, anchors)) {
       if (hits.length === 1 && hits[0].ok && hits[0].score >= MIN_FIT) {
         return found(strategy, hits[0], all, errors);
       }
@@ -538,7 +713,7 @@
   }
 
   // The strategies before similarity, in order, each with the candidates it finds.
-  function strategiesOf(id, candidates, rs, byEl, judged, errors) {
+  function strategiesOf(id, candidates, rs, byEl, judged, errors, anchors) {
     const out = [];
     if (id.role && id.name) {
       out.push(["role_name", candidates.filter((c) => c.f.role === id.role && c.f.name === id.name)]);
@@ -549,6 +724,12 @@
     }
     if (Object.keys(id.test_ids || {}).length) {
       out.push(["test_id", candidates.filter((c) => sameTestId(id, c.f))]);
+    }
+    if (anchors.placeholder || anchors.label || anchors.autocomplete) {
+      const attests = (f) => (anchors.placeholder && f.placeholder === id.placeholder) ||
+        (anchors.label && f.label === id.label) ||
+        (anchors.autocomplete && f.autocomplete === id.autocomplete);
+      out.push(["attribute", candidates.filter((c) => attests(c.f))]);
     }
     // A stored selector is judged like any candidate: a structural path (nth-of-type)
     // that now lands on another card's button does not fit where the name was shared.
@@ -595,7 +776,8 @@
       const { titles, ...f } = hit.f;
       return { ...f, section: titles[0] || "", selectors: [], name_count: 0, alike: [] };
     };
-    const now = attempt(errors, () => describe(hit.e, all)) || plain();
+    if (!described.has(hit.e)) described.set(hit.e, attempt(errors, () => describe(hit.e, all)));
+    const now = described.get(hit.e) || plain();
     return {
       el: hit.e,
       report: { strategy, score: hit.score, reason: "", found: now, candidates: [] },
@@ -610,7 +792,7 @@
 
   try {
     if (args.op === "capture") return describe(el, elements(roots()));
-    if (args.op === "locate") return locate(args.identity);
+    if (args.op === "locate") return locate(args.identities || [args.identity]);
     return { error: "unknown op " + args.op };
   } catch (err) {
     return { error: `${args.op} failed: ${err && err.message ? err.message : err}` };

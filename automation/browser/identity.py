@@ -31,7 +31,7 @@ side is identity.js.
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -53,9 +53,12 @@ __all__ = [
 IDENTITY_JS = (Path(__file__).with_name("identity.js")).read_text(encoding="utf-8")
 IDENTITY_VERSION = 1
 _LOCATE_JS = f"(args) => ({IDENTITY_JS})(null, args)"
-_TEXT_FIELDS = ("role", "name", "aria_label", "name_attr", "id", "placeholder", "type", "tag",
-                "text", "row", "card", "section", "look", "frame_url", "captured_at")  # fmt: skip
+_TEXT_FIELDS = ("role", "name", "aria_label", "name_attr", "id", "placeholder", "label",
+                "autocomplete", "type", "tag", "text", "row", "card", "section", "look",
+                "frame_url", "captured_at")  # fmt: skip
 FRAME_MARGIN = 0.06  # found in two frames: the better must be this far ahead
+MAX_VARIANTS = 5  # earlier confirmed identities an identity keeps
+_UNIQUE_KINDS = frozenset({"placeholder", "label", "autocomplete"})
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,8 @@ class ElementIdentity:
     name_attr: str = ""
     id: str = ""
     placeholder: str = ""
+    label: str = ""  # the text of its <label>s
+    autocomplete: str = ""  # its autocomplete token ("email"), not on/off
     type: str = ""
     tag: str = ""
     text: str = ""
@@ -83,6 +88,12 @@ class ElementIdentity:
     # ("Archive all read" beside "Archive"): never taken for it.  Optional: older readers
     # ignore it, and identities without it read as having none.
     alike: tuple[str, ...] = ()
+    # Which of placeholder, label and autocomplete no other element had when it was taken.
+    unique: tuple[str, ...] = ()
+    row_peers: int = 0  # controls of its kind in its row, itself included (0: no row)
+    # The identities it was confirmed in before (an earlier release), newest first: replay
+    # finds the element by any of them.  Each without variants of its own.
+    variants: tuple[ElementIdentity, ...] = ()
     frame_url: str = ""  # the document it was in, when that was a frame
     backend_node_id: int | None = None
     captured_at: str = ""  # ISO 8601, UTC
@@ -92,7 +103,9 @@ class ElementIdentity:
         data = asdict(self)
         data["selectors"] = list(self.selectors)
         data["alike"] = list(self.alike)
+        data["unique"] = list(self.unique)
         data["box"] = list(self.box) if self.box else None
+        data["variants"] = [v.to_dict() for v in self.variants]
         return data
 
     @classmethod
@@ -116,6 +129,17 @@ class ElementIdentity:
             values["test_ids"] = {str(k): str(v) for k, v in tests.items()}
             values["selectors"] = tuple(str(s) for s in values.get("selectors") or ())
             values["alike"] = tuple(str(s) for s in values.get("alike") or ())
+            values["unique"] = tuple(
+                str(s) for s in values.get("unique") or () if s in _UNIQUE_KINDS
+            )
+            values["row_peers"] = int(values.get("row_peers") or 0)
+            variants = values.get("variants") or ()
+            if not isinstance(variants, list | tuple):
+                raise ValueError("variants must be a list")
+            values["variants"] = tuple(
+                cls.from_dict({**v, "variants": ()} if isinstance(v, dict) else v)
+                for v in variants[:MAX_VARIANTS]
+            )
             box = values.get("box")
             values["box"] = tuple(int(v) for v in box) if box else None
             if values["box"] is not None and len(values["box"]) != 4:
@@ -127,6 +151,35 @@ class ElementIdentity:
         except (TypeError, ValueError) as exc:
             raise ActionInvalid(f"element identity: {exc}") from None
         return cls(**values)
+
+    def plain(self) -> ElementIdentity:
+        """This identity without its variants."""
+        return replace(self, variants=()) if self.variants else self
+
+    def every(self) -> list[ElementIdentity]:
+        """This identity and each variant, as locate tries them (this one first)."""
+        return [self.plain(), *self.variants]
+
+    def confirmed_as(self, now: ElementIdentity) -> ElementIdentity:
+        """The identity after replay confirmed the element as ``now``: ``now`` first, and
+        what it was known as before kept as variants (newest first, without repeats), so
+        a scenario replayed on one release, then another, then the first again, finds it
+        on each."""
+        kept: list[ElementIdentity] = []
+        seen = {now.sameness()}
+        for old in (*self.every(), *now.variants):
+            if old.sameness() not in seen:
+                seen.add(old.sameness())
+                kept.append(old.plain())
+        return replace(now.plain(), variants=tuple(kept[:MAX_VARIANTS]))
+
+    def sameness(self) -> tuple[Any, ...]:
+        """What makes two identities the same variant of an element (not when or where
+        on the page it was seen)."""
+        return (self.role, self.name, self.id, self.name_attr, self.aria_label,
+                self.placeholder, self.label, tuple(sorted(self.test_ids.items())),
+                self.selectors[:1], self.tag, self.type, self.row, self.card, self.section,
+                self.frame_url)  # fmt: skip
 
     @classmethod
     def from_page(cls, found: dict[str, Any], **extra: Any) -> ElementIdentity:
@@ -168,6 +221,7 @@ class Located:
     changes: list[str] = field(default_factory=list)
     candidates: list[dict[str, Any]] = field(default_factory=list)  # the best ones, when abstaining
     frame: Frame | None = None
+    variant: int = 0  # which identity found it: 0 the recorded one, n its n-th variant
 
     @property
     def ok(self) -> bool:
@@ -191,11 +245,11 @@ async def locate(page: Page, identity: ElementIdentity, *, budget: Budget) -> Lo
     frames = sorted(page.frames, key=lambda f: _frame_url(f) != identity.frame_url)
     answers: list[tuple[Frame, ElementHandle | None, dict[str, Any]]] = []
     errors: list[str] = []  # why frames could not be searched
-    recorded = identity.to_dict()
+    recorded = [i.to_dict() for i in identity.every()]
     for frame in frames:
         # An element that moved into or out of a frame must keep its row, card or section.
         crossing = bool(identity.frame_url) != (frame.parent_frame is not None)
-        args = {"op": "locate", "identity": recorded, "crossing": crossing}
+        args = {"op": "locate", "identities": recorded, "crossing": crossing}
         try:
             handle = await budget.run(frame.evaluate_handle(_LOCATE_JS, args))
             report = await budget.run(handle.evaluate("(o) => o.report || {error: o.error}"))
@@ -234,13 +288,16 @@ def _located(
     identity: ElementIdentity, element: ElementHandle, report: dict[str, Any], frame: Frame
 ) -> Located:
     now = ElementIdentity.from_page(report["found"], frame_url=_frame_url(frame))
+    variant = int(report.get("variant") or 0)
+    matched = identity.every()[variant] if variant < len(identity.every()) else identity
     return Located(
         element,
         strategy=str(report["strategy"]),
         score=round(float(report["score"]), 3),
         found=now,
-        changes=identity.changes(now),
+        changes=matched.changes(now),
         frame=frame,
+        variant=variant,
     )
 
 

@@ -8,17 +8,33 @@ one it gets the tab's default action timeout.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from automation.browser.effect import TOGGLE_STATE_JS, Subject
 from automation.budget import Budget
-from automation.errors import ActionFailed, ActionInvalid
+from automation.errors import (
+    ActionFailed,
+    ActionInvalid,
+    BrowserClosed,
+    BudgetExceeded,
+    Cancelled,
+    RefError,
+    TabwrightError,
+)
 
 if TYPE_CHECKING:
     from automation.browser.tab import Tab
 
-__all__ = ["Interactions"]
+__all__ = ["Interactions", "OnField"]
+
+# A field of fill_form, done or failed, as the step it is: index, action (fill, check or
+# select_option), its args (with the ref), the error if it failed, its duration in ms.
+OnField = Callable[[int, str, dict[str, Any], "TabwrightError | None", int], Awaitable[None]]
+_SELECT_ROLES = ("combobox", "listbox")
+_FORM_ARG = {"fill": "value", "check": "checked", "select_option": "values"}
 
 MOUSE_BUTTONS = ("left", "right", "middle")
 MODIFIERS = ("Alt", "Control", "ControlOrMeta", "Meta", "Shift")
@@ -35,6 +51,17 @@ _HIGHLIGHT_JS = """(el, ms) => {
     "border-radius:4px;pointer-events:none;z-index:2147483647";
   document.documentElement.appendChild(mark);
   setTimeout(() => mark.remove(), ms);
+}"""
+
+_OPTIONS_JS = """(el) => el.tagName === "SELECT" ?
+  Array.from(el.options, (o) => [o.label.trim(), o.value]) : null"""
+_SELECTED_JS = """(el) => el.tagName === "SELECT" ?
+  Array.from(el.selectedOptions, (o) => o.value) : null"""
+_VALUE_JS = "(el) => el.isContentEditable ? el.innerText : (el.value ?? null)"
+_CARET_TO_END_JS = """(el) => {
+  if (typeof el.setSelectionRange === "function" && typeof el.value === "string") {
+    try { el.setSelectionRange(el.value.length, el.value.length); } catch (err) {}
+  }
 }"""
 
 
@@ -80,20 +107,15 @@ class Interactions:
     async def fill(
         self: Tab, ref: str, value: str, *, submit: bool = False, budget: Budget | None = None
     ) -> str:
-        """Replace the field's value at once (``input`` and ``change`` events fire)."""
+        """Replace the field's value at once (``input`` and ``change`` events fire), then
+        read it back from the field now (an app may have replaced the field meanwhile)."""
         _check_text(value, "fill")
         budget = self._budget(budget, "fill")
-        locator, entry = await self.resolve(ref, budget=budget, action="fill")
-        what = f"fill {entry.describe()}"
-        await self._call(what, budget, locator.fill(value, timeout=budget.playwright_timeout()))
-        if submit:
-            await self._call(
-                what, budget, locator.press("Enter", timeout=budget.playwright_timeout())
-            )
-            self.dialogs_raise(what)
-        return f"filled {entry.role} {entry.name!r} with {len(value)} characters" + (
-            " and pressed Enter" if submit else ""
-        )
+        subject = await Subject.hold(self, ref, budget=budget, action="fill", identify=submit)
+        try:
+            return await _fill(self, subject, value, submit, budget)
+        finally:
+            await subject.release()
 
     async def type(
         self: Tab,
@@ -106,83 +128,80 @@ class Interactions:
         budget: Budget | None = None,
     ) -> str:
         """Type key by key, as a person would (for fields that react to each key); the
-        field is cleared first unless ``clear`` is false."""
+        field is cleared first unless ``clear`` is false.  Keys go to the field now: a
+        field the app replaced while it was cleared keeps them coming, and one the app
+        replaces between keys does too when the app moves the focus to the new one, as
+        apps do for a person typing."""
         _check_text(text, "type")
         if not isinstance(delay_ms, int) or not 0 <= delay_ms <= 1_000:
             raise ActionInvalid("type: delay_ms must be between 0 and 1000")
         budget = self._budget(budget, "type")
-        locator, entry = await self.resolve(ref, budget=budget, action="type")
+        subject = await Subject.hold(self, ref, budget=budget, action="type", identify=True)
+        entry = subject.entry
         what = f"type into {entry.describe()}"
-        timeout = budget.playwright_timeout()
-        if clear:
-            await self._call(what, budget, locator.fill("", timeout=timeout))
-        if delay_ms:
-            await self._call(
-                what, budget, locator.press_sequentially(text, delay=delay_ms, timeout=timeout)
-            )
-        elif clear:
-            await self._call(what, budget, locator.fill(text, timeout=timeout))
-        else:
-            await self._call(what, budget, locator.press_sequentially(text, timeout=timeout))
-        if submit:
-            await self._call(what, budget, locator.press("Enter", timeout=timeout))
-            self.dialogs_raise(what)
-        return f"typed {len(text)} characters into {entry.role} {entry.name!r}" + (
-            " and pressed Enter" if submit else ""
+        timeout = _ms(budget)
+        try:
+            if clear and not delay_ms:
+                await self._call(what, budget, subject.handle.fill(text, timeout=timeout))
+            else:
+                if clear:
+                    await self._call(what, budget, subject.handle.fill("", timeout=timeout))
+                field = await _field_now(subject, what, budget)
+                await self._call(what, budget, field.focus())
+                if not clear:  # add at the end, as a person clicking after the text would
+                    await self._call(what, budget, field.evaluate(_CARET_TO_END_JS))
+                await self._call(what, budget, self.page.keyboard.type(text, delay=delay_ms))
+            shown = await _typed_value(subject, text, what, budget, whole=clear)
+            if submit:
+                await _press_enter(self, subject, what, budget)
+        finally:
+            await subject.release()
+        return (
+            f"typed {len(text)} characters into {entry.role} {entry.name!r}"
+            + (" and pressed Enter" if submit else "")
+            + shown
         )
 
     async def set_checked(
         self: Tab, ref: str, checked: bool = True, *, budget: Budget | None = None
     ) -> str:
+        """Click a checkbox, radio or switch until it has the state asked for, judged on
+        the element now: the app may replace it (its whole row) as it changes."""
         budget = self._budget(budget, "check")
-        locator, entry = await self.resolve(ref, budget=budget, action="check")
-        await self._call(
-            f"{'check' if checked else 'uncheck'} {entry.describe()}",
-            budget,
-            locator.set_checked(checked, timeout=budget.playwright_timeout()),
-        )
-        return f"{'checked' if checked else 'unchecked'} {entry.role} {entry.name!r}"
+        subject = await Subject.hold(self, ref, budget=budget, action="check", identify=True)
+        try:
+            return await _set_checked(self, subject, checked, budget)
+        finally:
+            await subject.release()
 
     async def select_option(
         self: Tab, ref: str, values: str | Sequence[str], *, budget: Budget | None = None
     ) -> str:
-        """Choose options of a <select> by their label (or, failing that, their value)."""
-        wanted = [values] if isinstance(values, str) else list(values)
-        if not wanted or not all(isinstance(v, str) for v in wanted):
-            raise ActionInvalid("select_option needs one option label or a list of labels")
+        """Choose options of a <select> by their label (or, failing that, their value),
+        then read the choice back from the select now."""
+        wanted = _labels(values)
         budget = self._budget(budget, "select_option")
-        locator, entry = await self.resolve(ref, budget=budget, action="select_option")
-        what = f"select {wanted} in {entry.describe()}"
-        options = await self._call(
-            what,
-            budget,
-            locator.evaluate(
-                "(el) => el.tagName === 'SELECT' ? Array.from(el.options, "
-                "(o) => [o.label.trim(), o.value]) : null"
-            ),
+        subject = await Subject.hold(
+            self, ref, budget=budget, action="select_option", identify=True
         )
-        if options is None:
-            raise ActionFailed(f"{what}: the element is not a <select>", hint="click it instead")
-        picked = []
-        for value in wanted:
-            match = next((v for label, v in options if label == value.strip()), None)
-            if match is None:
-                match = next((v for _, v in options if v == value), None)
-            if match is None:
-                labels = ", ".join(repr(label) for label, _ in options[:20])
-                raise ActionFailed(f"{what}: no option {value!r}", hint=f"options: {labels}")
-            picked.append(match)
-        await self._call(
-            what, budget, locator.select_option(picked, timeout=budget.playwright_timeout())
-        )
-        return f"selected {', '.join(repr(v) for v in wanted)} in {entry.role} {entry.name!r}"
+        try:
+            return await _select(self, subject, wanted, budget)
+        finally:
+            await subject.release()
 
     async def fill_form(
-        self: Tab, fields: Sequence[dict[str, Any]], *, budget: Budget | None = None
+        self: Tab,
+        fields: Sequence[dict[str, Any]],
+        *,
+        budget: Budget | None = None,
+        on_field: OnField | None = None,
     ) -> str:
         """Several fields in one call: text is filled, a bool checks or unchecks, a
         <select> takes a label or a list of labels.  Stops at the first field that fails,
-        saying which one."""
+        saying which one.  Every field's identity is taken first: when filling one field
+        re-renders the form, the next fields are found again by their identities (their
+        refs then point at nodes that are gone).  ``on_field`` hears of each field done or
+        failed as the step it is (fill, check or select_option, with its args)."""
         if not isinstance(fields, list | tuple) or not fields:
             raise ActionInvalid('fill_form needs "fields": [{"ref": "e5", "value": "..."}]')
         if len(fields) > MAX_FORM_FIELDS:
@@ -194,34 +213,62 @@ class Interactions:
                 raise ActionInvalid(
                     f"fill_form: field {i} value must be text, true/false or a list"
                 )
+            if isinstance(field["value"], list):
+                _labels(field["value"])
+            elif isinstance(field["value"], str):
+                _check_text(field["value"], "fill_form")
         budget = self._budget(budget, "fill_form")
+        if len(fields) > 1:
+            for i, field in enumerate(fields):
+                try:
+                    if self._entry(field["ref"]).ref not in self.state.identities:
+                        await self.target(field["ref"], budget=budget)
+                except (ActionFailed, RefError) as exc:
+                    raise type(exc)(
+                        f"fill_form: field {i} ({field['ref']}): {exc.message}; nothing was filled",
+                        hint=exc.hint,
+                    ) from None
         done: list[str] = []
         for i, field in enumerate(fields):
             ref, value = field["ref"], field["value"]
+            action = {bool: "check", list: "select_option"}.get(type(value), "fill")
+            started = time.monotonic()
+            error: TabwrightError | None = None
             try:
-                if isinstance(value, bool):
-                    await self.set_checked(ref, value, budget=budget)
-                elif isinstance(value, list):
-                    await self.select_option(ref, value, budget=budget)
-                else:
-                    _, entry = await self.resolve(ref, budget=budget)
-                    if entry.role in {"combobox", "listbox"} and await self._is_select(ref, budget):
-                        await self.select_option(ref, value, budget=budget)
+                # A combobox may be a <select>, which takes the text as an option's label.
+                maybe_select = action == "fill" and self._entry(ref).role in _SELECT_ROLES
+                subject = await Subject.hold(
+                    self, ref, budget=budget, action="select_option" if maybe_select else action,
+                    identify=True, follow=True,
+                )  # fmt: skip
+                try:
+                    if maybe_select and await _is_select(self, subject, budget):
+                        action, value = "select_option", [value]
+                    if action == "check":
+                        await _set_checked(self, subject, value, budget)
+                    elif action == "select_option":
+                        await _select(self, subject, value, budget)
                     else:
-                        await self.fill(ref, value, budget=budget)
-            except ActionFailed as exc:
-                raise type(exc)(
-                    f"fill_form stopped at field {i} ({ref}) after {len(done)} done: {exc.message}",
-                    hint=exc.hint,
-                ) from None
+                        await _fill(self, subject, value, False, budget)
+                finally:
+                    await subject.release()
+            except (Cancelled, BrowserClosed):
+                raise
+            except (ActionFailed, RefError, BudgetExceeded) as exc:
+                error = exc
+                if isinstance(exc, ActionFailed | RefError):  # say which field, keep the kind
+                    error = type(exc)(
+                        f"fill_form stopped at field {i} ({ref}) after {len(done)} done: "
+                        f"{exc.message}",
+                        hint=exc.hint,
+                    )
+            if on_field is not None:
+                args = {"ref": ref, _FORM_ARG[action]: value}
+                await on_field(i, action, args, error, int((time.monotonic() - started) * 1000))
+            if error is not None:
+                raise error
             done.append(str(ref))
         return f"filled {len(done)} fields: {', '.join(done)}"
-
-    async def _is_select(self: Tab, ref: str, budget: Budget) -> bool:
-        locator, _ = self.locator(ref)
-        return bool(
-            await self._call("inspect", budget, locator.evaluate("el => el.tagName === 'SELECT'"))
-        )
 
     async def press_key(self: Tab, key: str, *, ref: str = "", budget: Budget | None = None) -> str:
         """Press a key (``Enter``, ``Control+A``) on the ref's element, or on whatever has
@@ -312,6 +359,146 @@ class Interactions:
         )
         names = ", ".join(p.name for p in paths) or "nothing (cleared)"
         return f"attached {names} to {entry.role} {entry.name!r}"
+
+
+async def _fill(tab: Tab, subject: Subject, value: str, submit: bool, budget: Budget) -> str:
+    entry = subject.entry
+    what = f"fill {entry.describe()}"
+    await tab._call(what, budget, subject.handle.fill(value, timeout=_ms(budget)))
+    shown = await _typed_value(subject, value, what, budget)
+    if submit:
+        await _press_enter(tab, subject, what, budget)
+    return (
+        f"filled {entry.role} {entry.name!r} with {len(value)} characters"
+        + (" and pressed Enter" if submit else "")
+        + shown
+    )
+
+
+async def _set_checked(tab: Tab, subject: Subject, checked: bool, budget: Budget) -> str:
+    entry = subject.entry
+    word = "check" if checked else "uncheck"
+    what = f"{word} {entry.describe()}"
+    state, _ = await subject.read(TOGGLE_STATE_JS, budget)
+    if state is None:
+        raise ActionFailed(
+            f"{what}: it is not a checkbox, radio or switch", hint="click it instead"
+        )
+    if state == checked:
+        return f"{entry.role} {entry.name!r} was already {word}ed"
+    if not checked and entry.role in ("radio", "menuitemradio"):
+        raise ActionFailed(f"{what}: a radio button can't be unchecked", hint="check another one")
+    await tab._call(what, budget, subject.handle.click(timeout=_ms(budget)))
+    tab.dialogs_raise(what)
+    state, where = await subject.settle(TOGGLE_STATE_JS, lambda s: s == checked, budget)
+    if where is not None and state != checked and where is not subject.handle:
+        # The page replaced the box while it was clicked (leaving a field redraws the
+        # form on mousedown): the click landed on no box.  A person clicks again.
+        await tab._call(what, budget, where.click(timeout=_ms(budget)))
+        tab.dialogs_raise(what)
+        state, where = await subject.settle(TOGGLE_STATE_JS, lambda s: s == checked, budget)
+    if where is None:
+        return (
+            f"clicked {entry.role} {entry.name!r} to {word} it; the page then removed it, "
+            "so its state could not be read"
+        )
+    if state != checked:
+        raise ActionFailed(
+            f"{what}: clicking it did not {word} it (it is still "
+            f"{'checked' if state else 'unchecked'})",
+            hint="the page may need something else first; look at it again",
+        )
+    return f"{word}ed {entry.role} {entry.name!r}" + (
+        " (the page re-rendered it)" if subject.replaced else ""
+    )
+
+
+def _labels(values: object) -> list[str]:
+    wanted = [values] if isinstance(values, str) else values
+    if not isinstance(wanted, list | tuple) or not wanted:
+        raise ActionInvalid("select_option needs one option label or a list of labels")
+    if not all(isinstance(v, str) for v in wanted):
+        raise ActionInvalid("select_option needs one option label or a list of labels")
+    return list(wanted)
+
+
+async def _select(tab: Tab, subject: Subject, wanted: list[str], budget: Budget) -> str:
+    entry = subject.entry
+    what = f"select {wanted} in {entry.describe()}"
+    options = await tab._call(what, budget, subject.handle.evaluate(_OPTIONS_JS))
+    if options is None:
+        raise ActionFailed(f"{what}: the element is not a <select>", hint="click it instead")
+    picked = []
+    for value in wanted:
+        match = next((v for label, v in options if label == value.strip()), None)
+        if match is None:
+            match = next((v for _, v in options if v == value), None)
+        if match is None:
+            labels = ", ".join(repr(label) for label, _ in options[:20])
+            raise ActionFailed(f"{what}: no option {value!r}", hint=f"options: {labels}")
+        picked.append(match)
+    await tab._call(what, budget, subject.handle.select_option(picked, timeout=_ms(budget)))
+    chosen, where = await subject.settle(
+        _SELECTED_JS, lambda now: sorted(now or []) == sorted(picked), budget
+    )
+    if where is not None and sorted(chosen or []) != sorted(picked):
+        raise ActionFailed(
+            f"{what}: the page changed the choice to {chosen}",
+            hint="the option may not be allowed now; look at the page again",
+        )
+    return f"selected {', '.join(repr(v) for v in wanted)} in {entry.role} {entry.name!r}"
+
+
+async def _is_select(tab: Tab, subject: Subject, budget: Budget) -> bool:
+    return bool(
+        await tab._call("inspect", budget, subject.handle.evaluate("el => el.tagName === 'SELECT'"))
+    )
+
+
+def _ms(budget: Budget) -> float:
+    return budget.playwright_timeout()
+
+
+async def _field_now(subject: Subject, what: str, budget: Budget) -> Any:
+    field = await subject.now(budget)
+    if field is None:
+        raise ActionFailed(
+            f"{what}: the page replaced the field and it could not be found again",
+            hint="take a new snapshot and act on the field there",
+        )
+    return field
+
+
+async def _press_enter(tab: Tab, subject: Subject, what: str, budget: Budget) -> None:
+    field = await _field_now(subject, what, budget)
+    await tab._call(what, budget, field.press("Enter", timeout=_ms(budget)))
+    tab.dialogs_raise(what)
+
+
+def _plain(text: str) -> str:
+    """Letters and digits only: what a mask or a formatter keeps of what was typed."""
+    return "".join(c for c in text.casefold() if c.isalnum())
+
+
+async def _typed_value(
+    subject: Subject, text: str, what: str, budget: Budget, *, whole: bool = True
+) -> str:
+    """Judge typing by the field now: an empty field after typing something failed; a
+    field showing other text (a mask, a formatter, a length limit) is said in the result."""
+    shown, field = await subject.settle(
+        _VALUE_JS, lambda v: isinstance(v, str) and (v == text if whole else text in v), budget,
+        window_ms=300,
+    )  # fmt: skip
+    if field is None or not isinstance(shown, str):
+        return ""  # gone, or a field without a value to read: nothing to judge it by
+    if text and not shown and _plain(text):
+        raise ActionFailed(
+            f"{what}: the field is empty after typing",
+            hint="the page may have moved the focus or refused the text; look at it again",
+        )
+    if (shown == text if whole else text in shown) or _plain(text) in _plain(shown):
+        return ""
+    return f" (the field shows {shown[:80]!r})"
 
 
 def _modifiers(modifiers: Sequence[str], action: str) -> list[str]:

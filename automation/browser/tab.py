@@ -21,7 +21,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from playwright.async_api import BrowserContext, CDPSession, Frame, Locator, Page
+from playwright.async_api import (
+    BrowserContext,
+    CDPSession,
+    ElementHandle,
+    Frame,
+    Locator,
+    Page,
+)
 from playwright.async_api import Error as PlaywrightError
 
 from automation.browser.cdp import backend_node_id_of
@@ -29,7 +36,7 @@ from automation.browser.config import BrowserConfig
 from automation.browser.dialogs import DialogGuard
 from automation.browser.downloads import DownloadKeeper
 from automation.browser.evaluate import Evaluation, PageRuntime, evaluate
-from automation.browser.identity import ElementIdentity, capture
+from automation.browser.identity import ElementIdentity, capture, locate
 from automation.browser.interact import Interactions
 from automation.browser.pagelog import PageLog
 from automation.browser.pageops import PageOps
@@ -113,11 +120,15 @@ class RefState:
         self.retired: OrderedDict[str, RefEntry] = OrderedDict()  # issued, since gone
         self.seed = 1  # the next ref number; numbers are never reused within a tab
         self.backend_ids: dict[str, int] = {}
+        # Identities taken of refs' elements (by Tab.target, or given by replay): how an
+        # action finds its element again when the page replaced it (effect.Subject).
+        self.identities: dict[str, ElementIdentity] = {}
 
     def replace(self, refs: dict[str, RefEntry]) -> None:
         for ref, entry in self.refs.items():
             if ref not in refs:
                 self.retired[ref] = entry
+                self.identities.pop(ref, None)
         while len(self.retired) > _RETIRED_CAP:
             self.retired.popitem(last=False)
         self.refs = refs
@@ -410,6 +421,33 @@ class Tab(Interactions, PageOps):
             _check_actionable(action, entry, found[0])
         return locator, entry
 
+    async def follow(self, ref: str, *, budget: Budget, action: str = "") -> ElementHandle:
+        """The element of a ref whose node the page replaced, found again by the identity
+        taken of it (:meth:`target`) and able to take ``action``; StaleRef when there is
+        no identity or it finds nothing.  For an action that re-rendered the page itself
+        (fill_form's next field), never for a ref the model kept from an older page."""
+        entry = self._entry(ref)
+        identity = self.state.identities.get(entry.ref)
+        if identity is None:
+            raise StaleRef(
+                f"ref {entry.describe()} no longer points at that element",
+                hint="take a new snapshot",
+            )
+        located = await locate(self.page, identity, budget=budget)
+        if located.element is None:
+            raise StaleRef(
+                f"ref {entry.describe()} no longer points at that element, and it could not be "
+                f"found again: {located.reason}",
+                hint="take a new snapshot",
+            )
+        try:
+            state = await budget.run(located.element.evaluate(f"(el) => ({_STATE_JS})([el])[0]"))
+        except PlaywrightError:
+            raise StaleRef(f"ref {entry.describe()}: the element found again went away") from None
+        if action:
+            _check_actionable(action, entry, state)
+        return located.element
+
     async def selector_for(self, ref: str, *, budget: Budget | None = None) -> str:
         """A CSS selector for the ref's element (test id > id > aria-label > name >
         placeholder > a path from the nearest ancestor with an id)."""
@@ -433,8 +471,14 @@ class Tab(Interactions, PageOps):
         )
         found = await capture(handle, budget=budget)
         identity = replace(found, backend_node_id=self.state.backend_ids.get(entry.ref))
+        self.state.identities[entry.ref] = identity
         selector = identity.selectors[0] if identity.selectors else ""
         return Target(entry.ref, entry.role, entry.name, selector, identity)
+
+    def remember_identity(self, ref: str, identity: ElementIdentity) -> None:
+        """The identity of the ref's element, as the caller already knows it (replay's
+        located element): an action uses it to find the element again after a re-render."""
+        self.state.identities[self._entry(ref).ref] = identity
 
     async def backend_node_id(self, ref: str, *, budget: Budget | None = None) -> int:
         """CDP's backend node id of the ref's element: in the page's target (asked once,

@@ -138,6 +138,42 @@ async def test_a_macro_is_one_action_and_records_each_step(
     assert "OK steps: 0 fill: ok" in seen and "Welcome, Ada!" in seen
 
 
+async def test_fill_form_records_each_field_as_a_step_of_its_own(
+    tab: Tab, llm_server: ScriptedLLMServer, fixture_url: str, form_refs: dict[str, str]
+) -> None:
+    fields = [
+        {"ref": form_refs["Name"], "value": "Ada"},
+        {"ref": form_refs["Password"], "value": "hunter2-secret"},
+        {"ref": form_refs["Plan"], "value": "Pro"},
+        {"ref": form_refs["I accept the terms"], "value": True},
+    ]
+    bad = [*fields, {"ref": "e999", "value": "never"}]
+    llm_server.script(
+        act(action="fill_form", fields=bad),  # refused whole: nothing is filled
+        act(action="fill_form", fields=fields),
+        act(action="done", summary="ok"),
+    )
+    run = make_run(tab, llm_server, f"{fixture_url}/demo/form.html")
+    await run.run()
+    sink = run.sink
+    assert isinstance(sink, WaitingSink)
+
+    recorded = sink.of_type(StepRecorded)
+    assert [(s.action, s.ok) for s in recorded] == [
+        ("navigate", True), ("fill_form", False), ("fill", True), ("fill", True),
+        ("select_option", True), ("check", True),
+    ]  # fmt: skip
+    assert recorded[1].error["code"] == "ref_not_found"
+    assert "field 4 (e999)" in recorded[1].error["message"]
+    assert [s.args for s in recorded[2:]] == [
+        {"value": "Ada"}, {"value": "••••••••"}, {"values": ["Pro"]}, {"checked": True},
+    ]  # fmt: skip
+    assert [s.identity["id"] for s in recorded[2:]] == ["name", "password", "plan", "terms"]
+    # The password never shows, in the action as started, finished or stored.
+    assert "hunter2-secret" not in json.dumps([e.to_dict() for e in sink.events])
+    assert await tab.page.input_value("#password") == "hunter2-secret"
+
+
 async def test_a_failing_macro_records_the_steps_that_ran_and_tells_the_model(
     tab: Tab, llm_server: ScriptedLLMServer, fixture_url: str, form_refs: dict[str, str]
 ) -> None:
