@@ -12,9 +12,11 @@
     │   ├── RefNotFound         never issued for this tab (typo, invented, malformed)
     │   └── StaleRef            issued, but no longer points at an element with its role and name
     ├── ActionFailed            the browser refused the action (hidden, disabled, timed out...)
+    │   ├── HttpStatus          a navigation answered with HTTP 4xx/5xx (its status)
     │   ├── UnexpectedDialog    a dialog nobody armed appeared (it was dismissed)
     │   ├── StepFailed          a step of a ``steps`` call failed (its index and error)
     │   ├── NeedsPerson         replay can't tell which element a step means (it abstained)
+    │   ├── CheckFailed         a scenario's expect check does not hold on the page
     │   └── EvaluateError       a script threw, or its result can't be returned
     ├── ActionInvalid           an action request with a bad shape (unknown tool, missing args)
     │   └── ScenarioInvalid     a scenario that can't be read (bad shape, future version,
@@ -37,9 +39,11 @@ __all__ = [
     "BrowserError",
     "BudgetExceeded",
     "Cancelled",
+    "CheckFailed",
     "EvaluateCancelled",
     "EvaluateError",
     "EvaluateTimeout",
+    "HttpStatus",
     "LLMError",
     "LLMResponseError",
     "LLMUnavailable",
@@ -113,6 +117,18 @@ class StaleRef(RefError):
 
 class ActionFailed(TabwrightError):
     code = "action_failed"
+
+
+class HttpStatus(ActionFailed):
+    code = "http_status"
+
+    def __init__(self, message: str, *, status: int, hint: str = "") -> None:
+        super().__init__(message, hint=hint)
+        self.status = status
+
+
+class CheckFailed(ActionFailed):
+    code = "check_failed"
 
 
 class UnexpectedDialog(ActionFailed):

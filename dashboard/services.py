@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from automation.errors import ScenarioInvalid
 from automation.recording import scenario as fmt
+from automation.recording.fromrun import from_run_steps
 from automation.recording.replay import StepOutcome
 from dashboard import selectors
 from dashboard.models import (
@@ -140,7 +141,7 @@ def scenario_import(*, owner: AbstractBaseUser, data: object) -> Scenario:
 def scenario_from_run(*, owner: AbstractBaseUser, run: Run, name: str = "") -> Scenario:
     """Save a run's recorded steps as a scenario ("save as scenario")."""
     rows = list(run.steps.order_by("index").values(*_STEP_FIELDS))
-    document = fmt.from_run_steps(rows, name=name.strip() or run.task[:200] or f"Run {run.pk}")
+    document = from_run_steps(rows, name=name.strip() or run.task[:200] or f"Run {run.pk}")
     if not document.steps:
         raise ScenarioInvalid("the run has no step that can be replayed")
     return scenario_save(owner=owner, document=document, source_run=run)

@@ -4,6 +4,7 @@ host ends it when the run can't go on (``fail``)."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from automation.budget import Budget
 
@@ -23,6 +24,9 @@ class RunControl:
         self.paused = False
         self.stopped = False
         self.failure = ""  # why the run can't go on (its browser crashed), if it can't
+        # The Recorder listening to the person while the run is paused (the live view's
+        # "check this" asks it to record a check), else None.
+        self.recorder: Any = None
         self._replies: list[str] = []
         self._extension = 0  # rounds granted past the round cap
         self._wake = asyncio.Event()

@@ -54,6 +54,7 @@ from automation.events import (
 )
 from automation.llm.base import ActionOutcome, ChatMessage, Planner, PlannerRequest
 from automation.recording.recorder import Recorder
+from automation.recording.rescue import start_recorder
 from automation.recording.scenario import TYPED_ARG
 from automation.secrets import MASK, SECRET_RE, Secrets
 
@@ -489,10 +490,12 @@ class AgentRun:
         self.control.begin_pause()
         waited_from = time.monotonic()
         recorder = await self._start_recorder(budget)  # ready before the person is told
+        self.control.recorder = recorder
         await self.sink.emit(RunPaused(reason, self.secrets.redact(detail)))
         try:
             await self.control.wait_for_person(budget)
         finally:
+            self.control.recorder = None
             done = await recorder.stop() if recorder is not None else []
         budget.extend((time.monotonic() - waited_from) * 1000)
         acts = done[1:] if done and done[0].action == "navigate" else done  # where it was
@@ -514,17 +517,9 @@ class AgentRun:
         await self.sink.emit(RunResumed())
 
     async def _start_recorder(self, budget: Budget) -> Recorder | None:
-        if not self.config.record_person or self.tab.page.is_closed():
+        if not self.config.record_person:
             return None
-        recorder = Recorder(self.tab)
-        try:
-            await recorder.start(budget=budget.child(5_000, label="record the person"))
-        except TabwrightError as exc:
-            if isinstance(exc, Cancelled | BrowserClosed):
-                raise
-            log.warning("could not record the person's actions: %s", exc)
-            return None
-        return recorder
+        return await start_recorder(self.tab, budget)
 
 
 def _is_password(target: Target) -> bool:

@@ -678,8 +678,10 @@
         },
       };
     }
-    hits[0].report.variant = hits[0].variant;
-    return { el: hits[0].el, report: hits[0].report };
+    // The identity it fits best says what changed (none, when it is a known variant).
+    const best = hits.reduce((a, b) => (b.report.score > a.report.score ? b : a));
+    best.report.variant = best.variant;
+    return { el: best.el, report: best.report };
   }
 
   function locateOne(id, read, rs, all, errors) {

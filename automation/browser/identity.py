@@ -30,7 +30,9 @@ side is identity.js.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
+import time
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -240,8 +242,25 @@ async def capture(element: ElementHandle, *, budget: Budget) -> ElementIdentity:
     return ElementIdentity.from_page(found, frame_url=_frame_url(frame) if frame else "")
 
 
-async def locate(page: Page, identity: ElementIdentity, *, budget: Budget) -> Located:
-    """Find ``identity`` in the page and its frames (the recorded frame first), or abstain."""
+async def locate(
+    page: Page, identity: ElementIdentity, *, budget: Budget, wait_ms: float = 0
+) -> Located:
+    """Find ``identity`` in the page and its frames (the recorded frame first), or abstain.
+    With ``wait_ms``, keep looking that long (within the budget) while it abstains: a
+    client-side app may draw the element a moment after the page loaded, or after the
+    last action."""
+    deadline = time.monotonic() + wait_ms / 1000
+    delay_s = 0.05
+    while True:
+        located = await _locate_once(page, identity, budget=budget)
+        left_s = min(deadline - time.monotonic(), budget.remaining_ms() / 1000 - delay_s)
+        if located.ok or left_s < delay_s:
+            return located
+        await budget.run(asyncio.sleep(delay_s))
+        delay_s = min(delay_s * 1.6, 0.4)
+
+
+async def _locate_once(page: Page, identity: ElementIdentity, *, budget: Budget) -> Located:
     frames = sorted(page.frames, key=lambda f: _frame_url(f) != identity.frame_url)
     answers: list[tuple[Frame, ElementHandle | None, dict[str, Any]]] = []
     errors: list[str] = []  # why frames could not be searched

@@ -12,13 +12,16 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from automation.budget import Budget
+from playwright.async_api import Frame, Page, Request, Response
+
+from automation.budget import DEFAULT_HEADROOM_MS, Budget
 from automation.errors import (
     ActionFailed,
     ActionInvalid,
     BrowserClosed,
     BudgetExceeded,
     Cancelled,
+    HttpStatus,
     TabwrightError,
 )
 from automation.events import ScreenshotTaken
@@ -26,7 +29,7 @@ from automation.events import ScreenshotTaken
 if TYPE_CHECKING:
     from automation.browser.tab import Tab
 
-__all__ = ["PageOps"]
+__all__ = ["LOAD_WAIT_MS", "Navigations", "PageOps"]
 
 log = logging.getLogger("automation.browser")
 
@@ -34,10 +37,43 @@ LOAD_STATES = ("load", "domcontentloaded", "networkidle")
 REF_STATES = ("visible", "hidden", "attached", "detached", "enabled", "disabled")
 MAX_WAIT_MS = 60_000
 MIN_SIZE, MAX_SIZE = 200, 4_000
+# After DOMContentLoaded a navigation waits this long for "load" (images, scripts that
+# draw the page); a page whose last resource never comes is used as it is.
+LOAD_WAIT_MS = 10_000
+# A navigation an action sets off (a form submitted, a link followed) starts this soon.
+NAVIGATION_START_MS = 60
+
+
+class Navigations:
+    """Whether the page's main frame has a navigation under way: requested, not yet
+    committed (or failed, or turned into a download)."""
+
+    def __init__(self, page: Page) -> None:
+        self.page = page
+        self.pending: Request | None = None
+        page.on("request", self._on_request)
+        page.on("requestfinished", self._on_done)
+        page.on("requestfailed", self._on_done)
+        page.on("framenavigated", self._on_committed)
+
+    def _on_request(self, request: Request) -> None:
+        if request.is_navigation_request() and request.frame == self.page.main_frame:
+            self.pending = request
+
+    def _on_done(self, request: Request) -> None:
+        if request is self.pending:
+            self.pending = None
+
+    def _on_committed(self, frame: Frame) -> None:
+        if frame == self.page.main_frame:
+            self.pending = None
 
 
 class PageOps:
     async def navigate(self: Tab, url: str, *, budget: Budget | None = None) -> str:
+        """Open ``url`` and wait for it to load (DOMContentLoaded, then ``load`` for at
+        most :data:`LOAD_WAIT_MS`).  An answer of HTTP 4xx/5xx is an error (HttpStatus):
+        the page shown is the server's error page, not the one asked for."""
         budget = self._budget(budget, "navigate")
         url = await self.config.url_policy.check_resolved(url, budget=budget)
         blocked_before = self.blocked_total
@@ -52,9 +88,35 @@ class PageOps:
         except ActionFailed:
             self.raise_if_blocked(f"navigate to {url}", since=blocked_before)
             raise
-        status = response.status if response is not None else 0
-        suffix = f" (HTTP {status})" if status >= 400 else ""
-        return f"opened {self.page.url}{suffix}"
+        _raise_for_status(f"navigate to {url}", response)
+        await self._loaded(budget)
+        return f"opened {self.page.url}"
+
+    async def settle(self: Tab, *, budget: Budget) -> None:
+        """Wait for what the last action set off: a navigation it started (until the new
+        page is committed and loaded).  A step that submits a form and reloads the page
+        is not over until the next page is there."""
+        try:
+            await budget.run(asyncio.sleep(NAVIGATION_START_MS / 1000))
+            while self.navigations.pending is not None and budget.remaining_ms() > 100:
+                await budget.run(asyncio.sleep(0.025))
+        except BudgetExceeded:
+            return  # the step is over all the same; what it set off goes on
+        await self._loaded(budget)
+
+    async def _loaded(self: Tab, budget: Budget) -> None:
+        """Wait for the page's ``load`` within :data:`LOAD_WAIT_MS` (and the budget)."""
+        wait_ms = min(LOAD_WAIT_MS, budget.remaining_ms() - 2 * DEFAULT_HEADROOM_MS)
+        if wait_ms <= 0:
+            return
+        try:
+            await self._call(
+                "wait for the page to load",
+                budget,
+                self.page.wait_for_load_state("load", timeout=wait_ms),
+            )
+        except (ActionFailed, BudgetExceeded):
+            pass  # a resource that never comes (or no time left): the page is used as it is
 
     async def back(self: Tab, *, budget: Budget | None = None) -> str:
         return await self._history("back", budget)
@@ -78,6 +140,8 @@ class PageOps:
         response = await self._call(f"go {move}", budget, step())
         if response is None and move != "reload" and page.url == before:
             return f"nothing to go {move} to; still at {page.url}"
+        _raise_for_status(f"go {move} to {page.url}", response)
+        await self._loaded(budget)
         return f"went {move} to {page.url}" if move != "reload" else f"reloaded {page.url}"
 
     async def wait_for(
@@ -249,3 +313,14 @@ class PageOps:
         if not isinstance(text, str):
             raise ActionFailed("read the page: no text")
         return text
+
+
+def _raise_for_status(what: str, response: Response | None) -> None:
+    status = response.status if response is not None else 0
+    if status >= 400:
+        reason = f" {response.status_text}" if response is not None and response.status_text else ""
+        raise HttpStatus(
+            f"{what}: the server answered HTTP {status}{reason}",
+            status=status,
+            hint="the page shown is the server's error page; check the address",
+        )

@@ -39,7 +39,7 @@ from automation.browser.evaluate import Evaluation, PageRuntime, evaluate
 from automation.browser.identity import ElementIdentity, capture, locate
 from automation.browser.interact import Interactions
 from automation.browser.pagelog import PageLog
-from automation.browser.pageops import PageOps
+from automation.browser.pageops import Navigations, PageOps
 from automation.browser.pwcall import call
 from automation.browser.snapshot import (
     CALL_JS,
@@ -167,6 +167,7 @@ class Tab(Interactions, PageOps):
         self.group: TabGroup | None = None
         self.log = PageLog(page)  # console, page errors, network requests
         self.dialogs = DialogGuard(page)  # answers dialogs as armed, dismisses the rest
+        self.navigations = Navigations(page)  # whether a navigation is under way
         # Downloads land in the run's workspace; without one they are refused by Chromium.
         self.downloads = DownloadKeeper(page, workspace / "downloads") if workspace else None
         page.on("crash", self._on_crash)

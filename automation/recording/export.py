@@ -2,8 +2,10 @@
 
 Each element step becomes the most readable locator its identity supports, in this order:
 ``get_by_role(role, name=..., exact=True)`` (narrowed to its row when the name was shared
-by several elements), ``get_by_test_id``, ``get_by_label``/``get_by_placeholder``, then its
-stored CSS selector.  Elements of a frame are looked up in the frame with the same path.
+by several elements, or when the element has no name and its row tells it apart),
+``get_by_test_id``, its stored CSS selector, ``get_by_placeholder``.  Elements of a frame
+are looked up in the frame with the same path.  The scenario's ``expect`` checks become
+Playwright's ``expect(...)`` assertions, so the exported test fails where replay would.
 
 The file stands alone: it launches Chromium itself (``TABWRIGHT_CHROMIUM_PATH`` or the
 ``CHROMIUM`` environment variable, else Playwright's own), reads ``BASE_URL`` for where to
@@ -92,6 +94,14 @@ def to_pytest(scenario: Scenario) -> str:
 def _step(step: ScenarioStep, params: dict[str, dict[str, Any]]) -> list[str]:
     args = step.args
     value = lambda key: _value(args[key], params)  # noqa: E731
+    if step.action == "expect":
+        return [_expect(step, params)]
+    if step.action == "dialog":  # armed before the step that opens the dialog
+        how = "dialog.dismiss()"
+        if args.get("accept", True):
+            how = f"dialog.accept({value('prompt_text') if 'prompt_text' in args else ''})"
+        on = "once" if int(args.get("times", 1)) == 1 else "on"
+        return [f"page.{on}('dialog', lambda dialog: {how})"]
     if step.action == "navigate":
         return [f"page.goto(url({value('url')}))"]
     if step.action in ("back", "forward", "reload"):
@@ -130,18 +140,55 @@ def _step(step: ScenarioStep, params: dict[str, dict[str, Any]]) -> list[str]:
     return [f"# {step.action}: not exported"]
 
 
+def _expect(step: ScenarioStep, params: dict[str, dict[str, Any]]) -> str:
+    """An expect step as Playwright's web-first assertion (it waits, as replay does)."""
+    args = step.args
+    kind = args["kind"]
+    value = lambda key: _value(args[key], params)  # noqa: E731
+    if kind in ("text_visible", "text_hidden"):
+        shown = (
+            f"page.get_by_text(re.compile(re.escape({value('text')}), re.I)).filter(visible=True)"
+        )
+        if kind == "text_visible":
+            return f"expect({shown}.first).to_be_visible()"
+        return f"expect({shown}).to_have_count(0)"
+    if kind == "rows":
+        text = f"re.compile(re.escape({value('text')}), re.I)"
+        rows = (
+            f"page.locator({_ROWS!r}).filter(has_text={text}, visible=True)"
+            f".filter(has_not=page.locator({_ROWS!r}))"
+        )
+        return f"expect({rows}).to_have_count({int(args['count'])})"
+    if kind == "url":
+        return f"expect(page).to_have_url(re.compile(re.escape(url({value('url')}))))"
+    target = step.target()
+    assert target is not None
+    el = _locator(target)
+    if kind == "visible":
+        return f"expect({el}).to_be_visible()"
+    if kind in ("checked", "unchecked"):
+        return f"expect({el}).{'' if kind == 'checked' else 'not_'}to_be_checked()"
+    if target.tag == "select":
+        return f"expect({el}.locator('option:checked')).to_have_text({value('value')})"
+    return f"expect({el}).to_have_value({value('value')})"
+
+
 def _locator(identity: ElementIdentity) -> str:
     scope = "page"
     if identity.frame_url:
         scope = f"frame_of(page, {urlsplit(identity.frame_url).path!r})"
-    if identity.role and identity.name:
-        by_role = f"get_by_role({identity.role!r}, name={identity.name!r}, exact=True)"
-        if identity.name_count > 1 and identity.row:
+    if identity.role and (identity.name or identity.row):
+        by_role = (
+            f"get_by_role({identity.role!r}, name={identity.name!r}, exact=True)"
+            if identity.name
+            else f"get_by_role({identity.role!r})"
+        )
+        if identity.row and (identity.name_count != 1 or not identity.name):
             # Cells' texts may touch ("#1002Grace Hopper"): words apart by any space.
             row = r"\s*".join(re.escape(w) for w in identity.row.split()[:8])
             rows = f"{scope}.locator({_ROWS!r}).filter(has_text=re.compile({row!r}))"
             return f"{rows}.{by_role}"
-        if identity.name_count <= 1:
+        if identity.name and identity.name_count <= 1:
             return f"{scope}.{by_role}"
     if "data-testid" in identity.test_ids:
         return f"{scope}.get_by_test_id({identity.test_ids['data-testid']!r})"

@@ -29,6 +29,10 @@
   const MODIFIERS = new Set(["Control", "Shift", "Alt", "Meta", "AltGraph", "CapsLock",
     "Dead", "Unidentified", "Process", "Fn", "OS"]);
   const BUTTONS = ["left", "middle", "right"];
+  const TOGGLE_ROLES = new Set(["checkbox", "switch", "radio", "menuitemcheckbox",
+    "menuitemradio"]);
+  const TOGGLE_SETTLE_MS = 120; // after a checkbox's click, when its state is read
+  const TOGGLE_PATIENCE_MS = 1000; // how long an unchanged box is given to change
 
   const doc = Math.random().toString(36).slice(2); // element keys are unique per document
   const ids = new WeakMap();
@@ -39,6 +43,7 @@
   let lastClick = null; // { t, x, y, detail, button }
   let lastEnter = -Infinity;
   const pending = []; // sent before the binding existed (an init script may run first)
+  const toggles = []; // checkboxes clicked, waiting for the app to settle (watchToggle)
 
   const parentOf = (e) => {
     if (e.parentElement) return e.parentElement;
@@ -75,10 +80,10 @@
     return true;
   }
 
-  function send(ev) {
+  function send(ev, at) {
     if (!on) return;
     if (ev.kind !== "fill") field = null;
-    ev.t = Date.now();
+    ev.t = at || Date.now();
     ev.url = topUrl();
     ev.frame_url = window === window.top ? "" : document.URL;
     if (pending.length < 1000) pending.push(ev);
@@ -117,9 +122,71 @@
     return el;
   }
 
-  // Clicks that change nothing a replay needs: a checkbox or radio (its change is the step),
-  // a label of a control, a click that only puts the caret in a field or opens a select
-  // (the fill or select_option that follows carries it), the page's background.
+  // The checkbox, radio or switch a click changes: the element clicked, or the control of
+  // the label clicked.
+  function toggleOf(hit, el) {
+    if (isToggle(el) || TOGGLE_ROLES.has(tw.roleOf(el) || "")) return el;
+    const label = hit.closest ? hit.closest("label") : null;
+    return label && label.control && isToggle(label.control) ? label.control : null;
+  }
+
+  function toggleState(el) {
+    if (isToggle(el)) return el.checked;
+    const value = el.getAttribute("aria-checked");
+    return value === null ? null : value === "true";
+  }
+
+  // A click on a checkbox is recorded from what the person did and what the page became,
+  // not from a change event that may never come (the app re-renders the row in its click
+  // handler, or the box is in a shadow root and the event does not leave it): its identity
+  // now, then, once the app has settled, its state read on the box, or on the box found
+  // again by its identity when the app replaced it.  The click's own state is kept when
+  // the box can't be read, with a warning.
+  function watchToggle(el) {
+    // A label forwards its click to its box in the same task: that is not a second click.
+    if (toggles.some((t) => t.el === el && t.fresh)) return;
+    const sent = described(el);
+    // In the click, a native box already shows its new state; an ARIA one does not yet.
+    const now = toggleState(el);
+    const expected = isToggle(el) ? (el.type === "radio" ? true : now) : !now;
+    const watch = { el, sent, expected, before: isToggle(el) ? !now : now, since: Date.now() };
+    watch.fresh = true;
+    setTimeout(() => { watch.fresh = false; }, 0);
+    toggles.push(watch);
+    watch.timer = setTimeout(() => settleToggle(watch), TOGGLE_SETTLE_MS);
+  }
+
+  function settleToggle(watch, final) {
+    clearTimeout(watch.timer);
+    let box = watch.el.isConnected ? watch.el : null;
+    if (!box && watch.sent.identity) {
+      try {
+        const found = identify(null, { op: "locate", identities: [watch.sent.identity] });
+        box = found && found.el ? found.el : null;
+      } catch (err) {
+        box = null;
+      }
+    }
+    const state = box ? toggleState(box) : null;
+    if (!final && state !== null && state === watch.before &&
+        Date.now() - watch.since < TOGGLE_PATIENCE_MS) {
+      watch.timer = setTimeout(() => settleToggle(watch), TOGGLE_SETTLE_MS);
+      return; // not changed yet: an app may answer the click late
+    }
+    toggles.splice(toggles.indexOf(watch), 1);
+    const ev = { kind: "check", ...watch.sent, checked: state === null ? watch.expected : state };
+    if (state === null) {
+      ev.warning = "the box could not be read after the click (the page replaced it and it " +
+        "was not found again); recorded with the state the click should have made";
+    } else if (state !== watch.expected) {
+      ev.warning = "the box did not take the state the click should have made";
+    }
+    send(ev, watch.since);
+  }
+
+  // Clicks that change nothing a replay needs: a label of a control, a click that only
+  // puts the caret in a field or opens a select (the fill or select_option that follows
+  // carries it), the page's background.  (A checkbox's click is its check: watchToggle.)
   function skipped(hit, el) {
     if (isPage(el) || isToggle(el)) return true;
     if (el.closest("select") || (isTextField(el) && !el.readOnly)) return true;
@@ -148,6 +215,12 @@
     }
     if (!hit || hit.nodeType !== 1) return;
     const el = actionable(hit);
+    const toggle = e.button === 0 ? toggleOf(hit, el) : null;
+    if (toggle) {
+      if (field) field = null;
+      watchToggle(toggle);
+      return;
+    }
     if (skipped(hit, el)) return;
     const button = BUTTONS[e.button] || "left";
     send({ kind: "click", button, detail: e.detail, ...described(el) });
@@ -155,6 +228,7 @@
 
   function onInput(e) {
     if (!e.isTrusted) return;
+    settleAll();
     const el = e.composedPath()[0];
     if (!isTextField(el)) return;
     const secret = el.type === "password" || secrets.has(el) ||
@@ -182,13 +256,12 @@
     if (el.tagName === "SELECT") {
       const values = Array.from(el.selectedOptions, (o) => o.label);
       send({ kind: "select", values, ...described(el) });
-    } else if (isToggle(el)) {
-      send({ kind: "check", checked: el.checked, ...described(el) });
     }
   }
 
   function onKeydown(e) {
     if (!e.isTrusted || e.isComposing || MODIFIERS.has(e.key)) return;
+    settleAll();
     const mods = [];
     if (e.ctrlKey) mods.push("Control");
     if (e.altKey) mods.push("Alt");
@@ -215,8 +288,24 @@
     }
   }
 
+  // The person acts again, or leaves the page: a checkbox clicked before is recorded as it
+  // is now (the next act may change it again, or take the page away).
+  function settleAll() {
+    for (const watch of toggles.slice()) if (!watch.fresh) settleToggle(watch, true);
+  }
+
+  // Before a click changes anything (a box's own click flips it before its listeners run).
+  function onPointerdown(e) {
+    if (e.isTrusted) settleAll();
+  }
+
+  function onPagehide() {
+    for (const watch of toggles.slice()) settleToggle(watch, true);
+  }
+
   const listeners = [["click", onClick], ["auxclick", onClick], ["input", onInput],
-    ["change", onChange], ["keydown", onKeydown], ["pageshow", onPageshow]];
+    ["change", onChange], ["keydown", onKeydown], ["pageshow", onPageshow],
+    ["pagehide", onPagehide], ["pointerdown", onPointerdown]];
   for (const [type, fn] of listeners) window.addEventListener(type, fn, true);
 
   Object.defineProperty(window, KEY, {
@@ -228,6 +317,7 @@
       },
       // Resolves once Python has handled this call, and so every call sent before it.
       flush() {
+        for (const watch of toggles.slice()) settleToggle(watch, true);
         drain();
         const fn = window[binding];
         return on && typeof fn === "function" ? fn({ kind: "flush" }) : null;

@@ -24,8 +24,10 @@ replay compares against (:mod:`automation.browser.identity`):
 
 What becomes a step: a click (``double_click`` when the second click of a double click
 lands on the same element), one ``fill`` per streak of typing in a field (each input event
-replaces the streak's step), ``select_option`` with option labels, ``check`` for a checkbox
-or radio that changed (not the click on it or its label as well), ``press`` for Enter,
+replaces the streak's step), ``select_option`` with option labels, ``check`` for a click on
+a checkbox, radio or switch (or its label), with the state the box shows once the app has
+settled, read on the box or on the box found again by its identity when the app replaced
+it (a step the recorder could not confirm keeps a ``note`` saying so), ``press`` for Enter,
 Escape, Tab, arrows, PageUp/PageDown/Home/End and keys with Control/Alt/Meta, and
 ``navigate`` for a new top document no step caused: one that started within
 :data:`CAUSE_WINDOW_MS` of a click, press, fill, select or check is that step's doing.
@@ -56,7 +58,8 @@ from typing import Any, TypeVar
 from playwright.async_api import CDPSession, Frame
 from playwright.async_api import Error as PlaywrightError
 
-from automation.browser.identity import IDENTITY_JS, ElementIdentity
+from automation.browser.effect import TOGGLE_STATE_JS
+from automation.browser.identity import IDENTITY_JS, ElementIdentity, locate
 from automation.browser.pwcall import call
 from automation.browser.snapshot import SNAPSHOT_JS
 from automation.browser.tab import Tab
@@ -82,6 +85,10 @@ RECORDER_JS = Path(__file__).with_name("recorder.js").read_text(encoding="utf-8"
 CAUSE_WINDOW_MS = 1_500  # a navigation starting this soon after a step is that step's doing
 _CAUSES = frozenset({"click", "double_click", "press", "fill", "select_option", "check"})
 _QUIET_S = 0.3  # after click_at's own click, the page's report of it is not a second step
+_SETTLE_S = 0.15  # after click_at's click on a checkbox, when its state is read
+_UNREAD_BOX = (
+    "the box could not be read after the click; recorded with the state the click should have made"
+)
 _STOP_MS = 2_000  # for stop: flushing the documents, removing the scripts, the last notices
 # Roles of the accessibility tree (Chromium's names, lowercased) that a person acts on.
 _AX_INTERACTIVE = frozenset({
@@ -135,7 +142,8 @@ class Recorder:
         self._disposables: list[Any] = []  # the binding and the init script, removed at stop
         self._started = False
         self._stopped = False
-        self._quiet_until = 0.0  # monotonic; see click_at
+        # Epoch ms from, to: the page's reports of click_at's own click (see click_at).
+        self._quiet = (math.inf, math.inf)
         self._notices: asyncio.Queue[tuple[int, ScenarioStep] | None] = asyncio.Queue()
         self._notifier: asyncio.Task[None] | None = None
 
@@ -228,13 +236,35 @@ class Recorder:
         if self.recording:
             self._add(step, _Mark("", _now_ms()))
         # The page reports this click (and the change it makes) too: not a second step.
-        self._quiet_until = math.inf
+        self._quiet = (_now_ms(), math.inf)
         try:
             click = self.tab.page.mouse.click(x, y, button=button)  # type: ignore[arg-type]
             await self._call("click", budget, click)
         finally:
-            self._quiet_until = time.monotonic() + _QUIET_S
+            self._quiet = (self._quiet[0], _now_ms() + _QUIET_S * 1000)
+        if step.action == "check":
+            step = await self._settled_check(step, budget)
         return step
+
+    async def _settled_check(self, step: ScenarioStep, budget: Budget) -> ScenarioStep:
+        """A check made by click_at, with the state the box shows once the app settled
+        (found again by its identity if the app replaced it)."""
+        assert step.identity is not None
+        await budget.run(asyncio.sleep(_SETTLE_S))
+        found = await locate(self.tab.page, step.identity, budget=budget.child(3_000))
+        state = None
+        if found.element is not None:
+            with contextlib.suppress(PlaywrightError):
+                state = await budget.run(found.element.evaluate(TOGGLE_STATE_JS))
+        if state is None:
+            settled = replace(step, note=_UNREAD_BOX)
+        else:
+            settled = replace(step, args={"checked": bool(state)})
+        if self.recording and self._steps and self._steps[-1] is step:
+            self._steps[-1] = settled
+            if self._notifier is not None:
+                self._notices.put_nowait((len(self._steps) - 1, settled))
+        return settled
 
     async def _probe(
         self, x: float, y: float, budget: Budget
@@ -341,8 +371,9 @@ class Recorder:
             self._on_load(source.get("frame"), event)
             return
         found = _action_of(event)
+        at_ms = float(event.get("t") or _now_ms())
         if found is None or (
-            found[0] in ("click", "check") and time.monotonic() < self._quiet_until
+            found[0] in ("click", "check") and self._quiet[0] <= at_ms <= self._quiet[1]
         ):
             return
         action, args = found
@@ -355,8 +386,10 @@ class Recorder:
                 )
         if identity is None and action != "press":
             return  # an element step without an identity could never be replayed
-        step = ScenarioStep(action, args, identity, url=str(event.get("url") or self.tab.page.url))
-        mark = _Mark(str(event.get("el", "")), float(event.get("t") or _now_ms()))
+        url = str(event.get("url") or self.tab.page.url)
+        # A step the recorder is not sure of says why (a box it could not read again).
+        step = ScenarioStep(action, args, identity, url=url, note=str(event.get("warning") or ""))
+        mark = _Mark(str(event.get("el", "")), at_ms)
         detail = int(event.get("detail") or 0)
         if action == "click" and detail > 2:
             return  # a third click selects text; the first two are recorded

@@ -35,7 +35,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from automation.agent.control import RunControl
 from automation.browser.actions import execute
-from automation.browser.identity import Located, locate
+from automation.browser.identity import ElementIdentity, Located, locate
 from automation.browser.tab import Tab
 from automation.budget import Budget
 from automation.errors import (
@@ -59,7 +59,15 @@ from automation.events import (
     StepRecorded,
     StepReplayed,
 )
-from automation.recording.scenario import Resolved, Scenario, ScenarioStep, rebase
+from automation.recording import expect
+from automation.recording.rescue import Rescue, rescue_of, start_recorder
+from automation.recording.scenario import (
+    Resolved,
+    Scenario,
+    ScenarioStep,
+    normalize_base,
+    rebase,
+)
 
 __all__ = ["Replay", "ReplayConfig", "ReplayResult", "StepOutcome"]
 
@@ -74,6 +82,11 @@ class ReplayConfig:
     run_timeout_ms: int = 10 * 60 * 1000
     heal_min_score: float = 0.8  # a similarity match this good is healed without asking
     screenshots: bool = False
+    # How long a step keeps looking for its element while locate abstains (a client-side
+    # app draws it a moment after the page loaded); within the step's budget, less a
+    # reserve for acting.
+    locate_wait_ms: int = 10_000
+    check_timeout_ms: int = 5_000  # how long an expect check may take to hold
 
 
 @dataclass(frozen=True)
@@ -156,6 +169,8 @@ class Replay:
 
     def __post_init__(self) -> None:
         self.values: Resolved = self.scenario.resolve(self.params, env=self.env)
+        # A base URL naming a file (…/app/index.html) means its folder.
+        self.base_url = normalize_base(self.base_url)
 
     async def run(self) -> ReplayResult:
         started = time.monotonic()
@@ -168,16 +183,23 @@ class Replay:
         )  # fmt: skip
         outcomes: list[StepOutcome] = []
         status, reason = "passed", ""
+        failed_checks = 0
         try:
             for index, step in enumerate(self.scenario.steps):
+                if status != "passed" and not step.is_check:
+                    break  # after a failure, only the checks right after it are read
                 outcome = await self._step_with_person(index, step, budget)
                 outcomes.append(outcome)
-                if not outcome.ok:
+                if outcome.ok:
+                    continue
+                failed_checks += step.is_check
+                if status == "passed":
                     status = outcome.status
                     reason = f"step {index} ({step.describe()}): " + (
                         outcome.error["message"] if outcome.error else outcome.status
                     )
-                    break
+            if failed_checks > 1:
+                reason += f" (and {failed_checks - 1} more checks failed)"
         except Cancelled as exc:
             status, reason = "stopped", budget.cancel_reason or str(exc)
             if self.control is not None and self.control.failure:
@@ -207,62 +229,99 @@ class Replay:
         for is taken before the step, and ends the same way."""
         if self.control is not None and self.control.pause_requested:
             self.control.pause_requested = False
-            skipped = await self._wait_for_person(
+            done = await self._wait_for_person(
                 index, step, budget, "requested", f"paused by the person before step {index}"
             )
-            if skipped is not None:
-                return skipped
+            if done.skipped:
+                return await self._done_by_person(index, step, done.rescue)
         while True:
             outcome = await self._step(index, step, budget)
             if outcome.status != "needs_person" or self.control is None:
                 return outcome
             assert outcome.error is not None
-            skipped = await self._wait_for_person(
-                index, step, budget, "needs_person", outcome.error["message"]
-            )
-            if skipped is not None:
-                return skipped
+            done = await self._wait_for_person(
+                index, step, budget, "needs_person",
+                f"step {index} ({step.describe()}): {outcome.error['message']}",
+            )  # fmt: skip
+            if done.skipped:
+                return await self._done_by_person(index, step, done.rescue)
+            if done.rescue is not None and not await self._findable(step, budget):
+                # They did the step on its element (replay still can't find it): done.
+                return await self._done_by_person(index, step, done.rescue)
 
     async def _wait_for_person(
         self, index: int, step: ScenarioStep, budget: Budget, reason: str, detail: str
-    ) -> StepOutcome | None:
-        """Pause until the person resumes (None: do the step) or replies "skip" (the step
-        is done: its outcome)."""
+    ) -> Rescue:
+        """Pause until the person resumes or replies "skip" (they did the step).  What
+        they do in the tab meanwhile is recorded: the last act of theirs that does what
+        the step does is the step's rescue."""
         assert self.control is not None
+        self.control.begin_pause()
+        recorder = await start_recorder(self.tab, budget)
+        self.control.recorder = recorder
         await self.sink.emit(
             RunPaused(
                 reason,
-                f"{detail}. Resume to try the step again, reply "
-                '"skip" if you did it yourself, or stop.',
+                f"{detail}. Do the step yourself in the live view, then resume: its element "
+                "is proposed for the step. Or resume to try it again, reply "
+                '"skip" if you did it some other way, or stop.',
             )
         )
         waited_from = time.monotonic()
-        await self.control.wait_for_person(budget)
+        try:
+            await self.control.wait_for_person(budget)
+        finally:
+            self.control.recorder = None
+            acts = await recorder.stop() if recorder is not None else []
         budget.extend((time.monotonic() - waited_from) * 1000)
         await self.sink.emit(RunResumed())
         replies = {r.lower().strip(" .!") for r in self.control.take_replies()}
-        if not replies & SKIP_REPLIES:
-            return None
-        skipped = StepOutcome(index, step.action, "skipped", url=self.tab.url)
+        return Rescue(bool(replies & SKIP_REPLIES), rescue_of(step, acts))
+
+    async def _findable(self, step: ScenarioStep, budget: Budget) -> bool:
+        """Whether replay finds the step's element now, at once."""
+        target = step.target()
+        if target is None:
+            return True
+        located = await locate(self.tab.page, target, budget=budget.child(5_000))
+        return located.ok
+
+    async def _done_by_person(
+        self, index: int, step: ScenarioStep, rescue: ElementIdentity | None
+    ) -> StepOutcome:
+        """The step counts as done by the person; the element they did it on (if any) is
+        proposed as its identity, so the next replay finds it."""
+        fields: dict[str, Any] = {"url": self.tab.url}
+        target = step.target()
+        if rescue is not None and target is not None and step.needs_element:
+            changes = ["done by the person", *target.changes(rescue)]
+            fields.update(strategy="person", changes=changes, heal="proposed",
+                          healed=rescue.to_dict())  # fmt: skip
+        skipped = StepOutcome(index, step.action, "skipped", **fields)
         await self.sink.emit(StepReplayed(**_event_fields(skipped)))
         return skipped
 
     async def _step(self, index: int, step: ScenarioStep, budget: Budget) -> StepOutcome:
         shown = dict(step.args)  # placeholders, not values
         await self.sink.emit(ActionStarted(0, index, step.action, shown))
-        step_budget = budget.child(self.config.step_timeout_ms, label=f"step {index}")
+        timeout_ms = self.config.check_timeout_ms if step.is_check else self.config.step_timeout_ms
+        step_budget = budget.child(timeout_ms, label=f"step {index}")
         started = time.monotonic()
         located: Located | None = None
         result, error, status = "", None, "passed"
         try:
-            if step.needs_element:
-                located = await self._locate(index, step, step_budget)
+            if step.is_check:
+                result = await self._check(step, step_budget)
+            elif step.needs_element:
+                located = await self._locate(step, step_budget)
                 result = await self._act_on(located, step, step_budget)
+                await self.tab.settle(budget=step_budget)
             else:
                 args = self.values.fill(step.args)
                 if step.action == "navigate":
                     args["url"] = rebase(args["url"], self.scenario.base_url, self.base_url)
                 result = await execute(self.tab, step.action, args, budget=step_budget)
+                await self.tab.settle(budget=step_budget)
         except (Cancelled, BrowserClosed):
             raise
         except BudgetExceeded as exc:
@@ -302,19 +361,29 @@ class Replay:
             await self._screenshot(index, budget)
         return outcome
 
-    async def _locate(self, index: int, step: ScenarioStep, budget: Budget) -> Located:
+    async def _locate(self, step: ScenarioStep, budget: Budget) -> Located:
+        """The step's element, looked for until it appears (within the step's budget, less
+        a reserve for acting), or NeedsPerson saying why none could be taken."""
         target = step.target()
         assert target is not None
-        located = await locate(self.tab.page, target, budget=budget)
+        reserve_ms = min(5_000, self.config.step_timeout_ms / 3)
+        wait_ms = max(0, min(self.config.locate_wait_ms, budget.remaining_ms() - reserve_ms))
+        located = await locate(self.tab.page, target, budget=budget, wait_ms=wait_ms)
         if not located.ok:
             raise NeedsPerson(
-                f"step {index} ({step.describe()}): can't tell which element it means: "
-                f"{located.reason or 'not found'}",
-                index=index,
+                f"can't tell which element it means: {located.reason or 'not found'}",
+                index=-1,
                 candidates=located.candidates,
                 hint="the page changed more than replay can be sure of",
             )
         return located
+
+    async def _check(self, step: ScenarioStep, budget: Budget) -> str:
+        """An expect step: read the page until it holds (CheckFailed if it does not)."""
+        args = self.values.fill(step.args)
+        if args["kind"] == "url":
+            args["url"] = rebase(args["url"], self.scenario.base_url, self.base_url)
+        return await expect.check(self.tab, args, step.target(), budget=budget)
 
     async def _act_on(self, located: Located, step: ScenarioStep, budget: Budget) -> str:
         """Run the step on the element found, through its ref: from the registry if the
@@ -323,6 +392,8 @@ class Replay:
         args = self.values.fill(step.args)
         for attempt in range(2):
             ref = await self._ref_of(located.element, budget, fresh=attempt > 0)
+            if located.found is not None:  # how the action finds it again after a re-render
+                self.tab.remember_identity(ref, located.found)
             try:
                 return await execute(self.tab, step.action, {**args, "ref": ref}, budget=budget)
             except RefError:
@@ -367,10 +438,13 @@ class Replay:
         if located is None or not located.ok or located.found is None:
             return StepOutcome(index, step.action, status, **common)
         changes = list(located.changes)
+        if located.variant:
+            changes.insert(0, f"found as its variant {located.variant} (an earlier release)")
         if step.identity is None:
             changes.insert(0, "stored before identities: found by its selector")
         heal = ""
-        if changes and status == "passed":  # a step that failed may have found the wrong one
+        changed = bool(located.changes) or step.identity is None
+        if changed and status == "passed":  # a failed step may have found another element
             confident = located.strategy not in ("similarity", "coordinates") or (
                 located.strategy == "similarity" and located.score >= self.config.heal_min_score
             )

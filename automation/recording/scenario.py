@@ -37,9 +37,11 @@ from urllib.parse import urlsplit, urlunsplit
 from automation.browser.actions import validate
 from automation.browser.identity import ElementIdentity
 from automation.errors import ActionInvalid, ParamMissing, ScenarioInvalid
+from automation.recording import expect
 from automation.secrets import SECRET_ENV_PREFIX
 
 __all__ = [
+    "EXPECT",
     "FORMAT",
     "PLACEHOLDER",
     "SCENARIO_VERSION",
@@ -50,7 +52,7 @@ __all__ = [
     "Scenario",
     "ScenarioStep",
     "first_folder",
-    "from_run_steps",
+    "normalize_base",
     "rebase",
 ]
 
@@ -62,8 +64,11 @@ MAX_STEPS = 2_000
 ELEMENT_ACTIONS = frozenset({"click", "double_click", "hover", "fill", "type", "select_option",
                              "check", "upload"})  # fmt: skip
 OPTIONAL_ELEMENT_ACTIONS = frozenset({"press", "scroll", "wait_for"})
-PAGE_ACTIONS = frozenset({"navigate", "back", "forward", "reload"})
-STEP_ACTIONS = ELEMENT_ACTIONS | OPTIONAL_ELEMENT_ACTIONS | PAGE_ACTIONS
+# Steps on the page as a whole ("dialog" arms the answer to the next dialog).
+PAGE_ACTIONS = frozenset({"navigate", "back", "forward", "reload", "dialog"})
+# An outcome check (automation.recording.expect): of the page, or of an element.
+EXPECT = "expect"
+STEP_ACTIONS = ELEMENT_ACTIONS | OPTIONAL_ELEMENT_ACTIONS | PAGE_ACTIONS | {EXPECT}
 # Recorded by a run but not part of what a scenario replays: they only read.
 READ_ONLY_ACTIONS = frozenset({"read_page", "page_log", "highlight", "downloads", "tabs",
                                "cookies", "storage", "screenshot"})  # fmt: skip
@@ -87,9 +92,15 @@ class ScenarioStep:
 
     @property
     def needs_element(self) -> bool:
+        if self.action == EXPECT:
+            return self.args.get("kind") in expect.ELEMENT_KINDS
         return self.action in ELEMENT_ACTIONS or (
             self.action in OPTIONAL_ELEMENT_ACTIONS and self.target() is not None
         )
+
+    @property
+    def is_check(self) -> bool:
+        return self.action == EXPECT
 
     def target(self) -> ElementIdentity | None:
         """How replay finds the step's element: its identity, else (older steps) its role,
@@ -112,6 +123,8 @@ class ScenarioStep:
         return value if isinstance(value, str) and not PLACEHOLDER.search(value) else None
 
     def describe(self) -> str:
+        if self.action == EXPECT:
+            return f"expect {expect.describe(self.args, self.target())}"
         target = self.target()
         what = f" {target.role} {target.name!r}" if target and target.role else ""
         return f"{self.action}{what}"
@@ -162,6 +175,10 @@ class ScenarioStep:
                 raise ScenarioInvalid(f"{where}: {key} must be text", index=index)
             texts[key] = value
         step = cls(action, {k: v for k, v in args.items() if k != "ref"}, identity, **texts)
+        if action == EXPECT:
+            checked = expect.validate(step.args, has_element=step.target() is not None,
+                                      index=index)  # fmt: skip
+            return replace(step, args=checked)
         if action in ELEMENT_ACTIONS and step.target() is None:
             raise ScenarioInvalid(
                 f"{where}: {action} needs the element's identity (or at least its selector)",
@@ -172,6 +189,9 @@ class ScenarioStep:
 
     def check(self, index: int = 0) -> None:
         """The args fit the action (types and required values), placeholders included."""
+        if self.action == EXPECT:
+            expect.validate(self.args, has_element=self.target() is not None, index=index)
+            return
         probe = dict(self.args)
         if self.needs_element:
             probe["ref"] = "e1"  # found at replay; only its presence is checked here
@@ -348,11 +368,29 @@ class Resolved:
         return text
 
 
+# A last path segment with one of these endings names a file, not a folder.
+_FILE_ENDINGS = (".html", ".htm", ".xhtml", ".shtml", ".php", ".asp", ".aspx", ".jsp", ".cgi")
+
+
+def normalize_base(url: str) -> str:
+    """A base URL as the folder it means: without a file name at its end (``index.html``),
+    its query and fragment, and a trailing slash."""
+    parts = urlsplit(url.strip())
+    if not (parts.scheme and parts.netloc):
+        return url.strip()
+    path = parts.path
+    if path.rsplit("/", 1)[-1].lower().endswith(_FILE_ENDINGS):
+        path = path.rsplit("/", 1)[0]
+    return urlunsplit((parts.scheme, parts.netloc, path.rstrip("/"), "", ""))
+
+
 def rebase(url: str, recorded_base: str, base_url: str) -> str:
     """``url`` moved from the origin it was recorded on to ``base_url`` (other origins, and
-    everything when either base is missing, stay as they are)."""
+    everything when either base is missing, stay as they are).  Both bases are read as
+    folders (:func:`normalize_base`)."""
     if not recorded_base or not base_url:
         return url
+    recorded_base, base_url = normalize_base(recorded_base), normalize_base(base_url)
     old, new, now = urlsplit(recorded_base), urlsplit(base_url), urlsplit(url)
     if (now.scheme, now.netloc) != (old.scheme, old.netloc):
         return url
@@ -390,39 +428,6 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
-def from_run_steps(rows: list[Mapping[str, Any]], *, name: str, base_url: str = "") -> Scenario:
-    """A scenario from a run's recorded steps (``StepRecorded`` as stored): the steps that
-    ran and can be replayed, in order; the description says how many were left out.  A
-    value typed into a password field becomes a secret named after the field."""
-    steps: list[ScenarioStep] = []
-    left_out = 0
-    for row in rows:
-        args = dict(row.get("args") or {})
-        identity = row.get("identity")
-        # A step that failed, only read, or watched an element nobody identified.
-        if (
-            not row.get("ok", True)
-            or row.get("action") not in STEP_ACTIONS
-            or ("ref" in args and not identity and not row.get("selector"))
-        ):
-            left_out += 1
-            continue
-        data = {
-            "action": row["action"],
-            "args": {k: v for k, v in args.items() if k not in ("ref", "timeout_ms")},
-            "identity": identity,
-            "url": row.get("url", ""),
-        }
-        if not identity:
-            data.update(role=row.get("role", ""), name=row.get("name", ""),
-                        selector=row.get("selector", ""))  # fmt: skip
-        steps.append(_secret_if_password(ScenarioStep.from_dict(data, index=len(steps))))
-    note = f"{left_out} steps of the run were left out (failed or read-only)" if left_out else ""
-    return Scenario(
-        name=name, steps=tuple(steps), base_url=base_url or first_folder(steps), description=note
-    )
-
-
 def first_folder(steps: Sequence[ScenarioStep]) -> str:
     """The folder of the first page navigated to ("" when none): a scenario's base URL,
     since an app may live under a path."""
@@ -431,13 +436,3 @@ def first_folder(steps: Sequence[ScenarioStep]) -> str:
     if not (parts.scheme and parts.netloc):
         return ""
     return f"{parts.scheme}://{parts.netloc}{parts.path.rsplit('/', 1)[0]}"
-
-
-def _secret_if_password(step: ScenarioStep) -> ScenarioStep:
-    identity = step.identity
-    key = TYPED_ARG.get(step.action)
-    if identity is None or identity.type != "password" or key is None:
-        return step
-    label = identity.name_attr or identity.id or identity.name or "password"
-    name = re.sub(r"[^A-Za-z0-9]+", "_", label).strip("_").upper() or "PASSWORD"
-    return replace(step, args={**step.args, key: f"${{SECRET:{name}}}"})

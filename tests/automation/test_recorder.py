@@ -444,3 +444,77 @@ async def test_a_page_without_the_registry_is_recorded_all_the_same(
         assert summary(steps)[1:] == [("fill", {"value": "ada"}, "Username")]
     finally:
         await context.close()
+
+
+# -- checkboxes on pages that redraw them (fixtures/rerender/) ------------------------------
+
+
+async def click_center(page: Page, selector: str) -> None:
+    """A person's click: the real mouse at the element's centre (shadow roots pierced)."""
+    box = await page.locator(selector).first.bounding_box()
+    assert box is not None, selector
+    await page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+
+
+async def recorded_checks(tab: Tab, fixture_url: str, *selectors: str) -> list[ScenarioStep]:
+    await tab.navigate(f"{fixture_url}/rerender/index.html")
+    recorder = Recorder(tab)
+    await recorder.start()
+    for selector in selectors:
+        await click_center(tab.page, selector)
+        await asyncio.sleep(0.3)
+    steps = await recorder.stop()
+    replayable(steps)
+    return [s for s in steps if s.action != "navigate"]
+
+
+async def test_a_box_redrawn_in_its_click_handler_is_recorded_with_its_new_state(
+    tab: Tab, fixture_url: str
+) -> None:
+    # The app redraws the list in its click handler: the change event never reaches the
+    # window, and the box clicked is gone before anyone reads it.
+    steps = await recorded_checks(tab, fixture_url, "[data-c='1']", "[data-c='1']")
+    assert [(s.action, s.args, s.note) for s in steps] == [
+        ("check", {"checked": True}, ""),
+        ("check", {"checked": False}, ""),
+    ]
+    assert steps[0].identity is not None and "Take out the bins" in steps[0].identity.name
+    located = await locate(tab.page, steps[0].identity, budget=Budget(5_000))
+    assert await located.element.evaluate("(e) => e.dataset.c") == "1"  # type: ignore[union-attr]
+
+
+async def test_boxes_in_shadow_roots_controlled_and_aria_boxes_are_recorded(
+    tab: Tab, fixture_url: str
+) -> None:
+    steps = await recorded_checks(
+        tab, fixture_url, "todo-list #t1", "#controlled", "#notify", "[data-i='0']"
+    )
+    assert [(s.action, s.args) for s in steps] == [("check", {"checked": True})] * 4
+    assert [s.note for s in steps] == [""] * 4
+    names = [s.identity.name if s.identity else None for s in steps]
+    assert names == ["Toggle Todo Water plants", "Controlled", "Notify me", ""]
+    assert steps[3].identity is not None and steps[3].identity.row == "Buy milk"
+    shadow = await tab.page.evaluate("() => document.getElementById('shadow').state()")
+    assert [i["done"] for i in shadow] == [False, True]
+
+
+async def test_a_box_the_recorder_cannot_confirm_is_kept_with_a_warning(
+    tab: Tab, fixture_url: str
+) -> None:
+    steps = await recorded_checks(tab, fixture_url, "#stuck", "#archive")
+    assert [s.action for s in steps] == ["check", "check"]
+    assert steps[0].args == {"checked": False} and "did not take the state" in steps[0].note
+    assert steps[1].args == {"checked": True} and "could not be read" in steps[1].note
+
+
+async def test_click_at_a_box_the_app_redraws_records_the_state_it_shows(
+    tab: Tab, recorder: Recorder, fixture_url: str
+) -> None:
+    await tab.navigate(f"{fixture_url}/rerender/index.html")
+    await recorder.start()
+    x, y = await center(tab.page, "document.querySelector('#controlled')")
+    step = await recorder.click_at(x, y, budget=Budget(5_000))
+    assert step.action == "check" and step.args == {"checked": True} and not step.note
+    assert await tab.page.evaluate("() => model.controlled") is True
+    steps = await recorder.stop()
+    assert steps[1:] == [step]  # the page's own report of the click is not a second step

@@ -21,15 +21,18 @@ from automation.browser.actions import execute
 from automation.errors import ParamMissing
 from automation.events import RunPaused, StepRecorded, StepReplayed
 from automation.recording.export import to_pytest
+from automation.recording.fromrun import from_run_steps
 from automation.recording.recorder import Recorder
 from automation.recording.replay import Replay, ReplayConfig
-from automation.recording.scenario import Scenario, ScenarioStep, from_run_steps
+from automation.recording.scenario import Scenario, ScenarioStep
 from tests.conftest import CHROMIUM
 from tests.refs import ref_of
 from tests.sinks import WaitingSink
 
 PASSWORD = "correct horse battery"
 ENV = {"TABWRIGHT_SECRET_PASSWORD": PASSWORD}
+# Where the element is gone for good, replay need not look for it long.
+GONE_SOON = ReplayConfig(locate_wait_ms=300)
 
 
 async def record_on_v1(tab: Tab, base: str) -> Scenario:
@@ -119,7 +122,9 @@ async def test_a_changed_release_is_replayed_and_its_identities_healed(
 async def test_a_gone_element_needs_a_person_and_nothing_is_clicked(
     tab: Tab, scenario: Scenario, fixture_url: str
 ) -> None:
-    result = await Replay(tab, scenario, base_url=f"{fixture_url}/replay/v3", env=ENV).run()
+    result = await Replay(
+        tab, scenario, base_url=f"{fixture_url}/replay/v3", env=ENV, config=GONE_SOON
+    ).run()
     assert result.status == "needs_person" and not result.ok
     last = result.steps[6]
     assert last.status == "needs_person" and last.error is not None
@@ -137,7 +142,7 @@ async def test_with_a_person_the_replay_pauses_and_carries_on_when_told(
     extra = ScenarioStep("navigate", {"url": f"{fixture_url}/replay/v1/login.html"})
     longer = replace(scenario, steps=(*scenario.steps, extra))
     replay = Replay(tab, longer, base_url=f"{fixture_url}/replay/v3", env=ENV,
-                    sink=sink, control=control)  # fmt: skip
+                    sink=sink, control=control, config=GONE_SOON)  # fmt: skip
     task = asyncio.create_task(replay.run())
     paused = await sink.wait_for(RunPaused)
     assert paused.reason == "needs_person" and 'reply "skip"' in paused.detail

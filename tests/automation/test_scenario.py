@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 
 from automation.errors import ParamMissing, ScenarioInvalid
+from automation.recording.fromrun import from_run_steps, plan
 from automation.recording.scenario import (
     FORMAT,
     SCENARIO_VERSION,
     Scenario,
     ScenarioStep,
-    from_run_steps,
     rebase,
 )
 
@@ -152,6 +152,40 @@ def test_a_run_s_steps_become_a_scenario_with_passwords_as_secrets() -> None:
     assert old.identity is None and old.target() is not None
     assert old.target().selectors == ("#orders",) and old.target().role == "link"  # type: ignore[union-attr]
     assert scenario.base_url == "http://shop.test/app"
-    assert "2 steps of the run were left out" in scenario.description
+    assert scenario.description.startswith("Left out of the run's 6 steps: ")
+    assert "step 1 (read_page): it only read the page" in scenario.description
+    assert "step 3 (click button 'Sign in'): it failed: no reason given" in scenario.description
     assert "hunter2" not in json.dumps(scenario.to_dict())
     assert ScenarioStep.from_dict(old.to_dict()) == old
+
+
+def test_saving_a_run_lists_every_step_it_leaves_out_and_keeps_what_the_person_keeps() -> None:
+    rows = [
+        {"index": 0, "action": "navigate", "args": {"url": "http://shop.test/a/"}},
+        {"index": 1, "action": "check", "args": {"ref": "e4", "checked": True}, "ok": False,
+         "error": {"code": "budget_exceeded", "message": "check e4: out of time"},
+         "identity": IDENTITY},
+        {"index": 2, "action": "evaluate", "args": {"expression": "1"}},
+        {"index": 3, "action": "click", "args": {"ref": "e7"}},  # never identified
+        {"index": 4, "action": "click", "args": {"ref": "e9"}, "ok": False, "error": {}},
+        {"index": 5, "action": "dialog", "args": {"accept": True}},
+        {"index": 6, "action": "fill", "args": {"ref": "e3", "value": [5]}, "identity": IDENTITY},
+    ]  # fmt: skip
+    planned = plan(rows)
+    assert [(p.index, p.kept, p.keepable) for p in planned] == [
+        (0, True, False), (1, False, True), (2, False, False), (3, False, False),
+        (4, False, False), (5, True, False), (6, False, False),
+    ]  # fmt: skip
+    reasons = [p.reason for p in planned]
+    assert reasons[1] == "it failed: check e4: out of time"
+    assert reasons[2] == "replay can't do 'evaluate' steps"
+    assert reasons[3] == reasons[4] == "its element was not identified"
+    assert reasons[6] == "it can't be replayed: step 6: fill: 'value' must be str, not list"
+    check = ScenarioStep("expect", {"kind": "text_visible", "text": "Saved"})
+    scenario = from_run_steps(rows, name="Saved", keep=[1, 2], checks=[check])
+    assert [s.action for s in scenario.steps] == ["navigate", "check", "dialog", "expect"]
+    assert "step 1" not in scenario.description  # kept by the person
+    for index in (2, 3, 4, 6):
+        assert f"step {index} (" in scenario.description
+    with pytest.raises(ScenarioInvalid, match="not a check"):
+        from_run_steps(rows, name="x", checks=[ScenarioStep("click", {})])

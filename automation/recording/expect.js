@@ -1,0 +1,83 @@
+// What an outcome check reads of one document: its text as a person sees it, and how many
+// rows show a text.  Open shadow roots and slots are read as they are drawn; what is not
+// drawn (display: none, visibility: hidden, a filtered-out row) is not seen.
+//
+// Evaluated as (args) => ...:
+//   args.op "text": the document's visible text, spaces squeezed (at most max characters);
+//   args.op "rows": how many visible rows (table rows, list items) show args.text, only the
+//                   innermost row counting when rows hold rows.
+(args) => {
+  const ROW = "tr, li, [role=row], [role=listitem], article";
+  const UNSEEN = new Set(["SCRIPT", "STYLE", "TEMPLATE", "NOSCRIPT", "HEAD"]);
+  const norm = (t) => (t || "").replace(/\s+/g, " ").trim();
+  const fold = (t) => norm(t).toLowerCase();
+
+  function shown(e) {
+    if (e.checkVisibility({ visibilityProperty: true }) && e.getClientRects().length > 0) {
+      return true;
+    }
+    return getComputedStyle(e).display === "contents";
+  }
+
+  // Text of n as drawn: through shadow roots (a host shows its shadow tree, slots show
+  // what is assigned to them), without what is not drawn.  A field shows its value.
+  function seen(root, max) {
+    const parts = [];
+    let left = max;
+    const walk = (n) => {
+      if (left <= 0) return;
+      if (n.nodeType === 3) {
+        parts.push(n.data);
+        left -= n.data.length;
+        return;
+      }
+      if (n.nodeType !== 1 && n.nodeType !== 11) return;
+      if (n.nodeType === 1) {
+        if (UNSEEN.has(n.tagName) || !shown(n)) return;
+        parts.push(" ");
+        if (n.tagName === "INPUT" || n.tagName === "TEXTAREA") {
+          const type = (n.getAttribute("type") || "").toLowerCase();
+          if (type !== "password" && type !== "hidden") parts.push(n.value || "");
+          return;
+        }
+        if (n.tagName === "SELECT") {
+          parts.push(Array.from(n.selectedOptions, (o) => o.label).join(" "));
+          return;
+        }
+        if (n.shadowRoot) {
+          for (const c of n.shadowRoot.childNodes) walk(c);
+          return;
+        }
+        if (n.tagName === "SLOT") {
+          const assigned = n.assignedNodes({ flatten: true });
+          for (const c of assigned.length ? assigned : n.childNodes) walk(c);
+          return;
+        }
+      }
+      for (const c of n.childNodes) walk(c);
+    };
+    walk(root);
+    return norm(parts.join(""));
+  }
+
+  function rows() {
+    const out = [];
+    const roots = [document];
+    for (let i = 0; i < roots.length; i++) {
+      for (const e of roots[i].querySelectorAll("*")) {
+        if (e.shadowRoot) roots.push(e.shadowRoot);
+        if (e.matches(ROW)) out.push(e);
+      }
+    }
+    return out;
+  }
+
+  if (args.op === "text") return seen(document.documentElement, args.max || 200000);
+  if (args.op === "rows") {
+    const want = fold(args.text);
+    const showing = rows().filter((r) => shown(r) && fold(seen(r, 4000)).includes(want));
+    const inner = showing.filter((r) => !showing.some((o) => o !== r && r.contains(o)));
+    return inner.length;
+  }
+  return null;
+}

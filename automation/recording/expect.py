@@ -1,0 +1,210 @@
+"""Outcome checks: what the page must show once a scenario's steps are done.
+
+A scenario says what it reaches with ``expect`` steps, each one check::
+
+    {"action": "expect", "args": {"kind": "text_visible", "text": "Welcome, Ada"}}
+    {"action": "expect", "args": {"kind": "rows", "text": "Buy milk", "count": 0}}
+    {"action": "expect", "args": {"kind": "checked"}, "identity": {...}}
+
+Page checks: ``text_visible`` / ``text_hidden`` (a text is, or is not, shown anywhere on
+the page; case and spaces ignored), ``rows`` (how many visible table rows or list items
+show a text: 0 says it is gone, or filtered out), ``url`` (the address contains it, moved
+to the replay's base URL as navigations are).  Element checks find their element by its
+identity, as any step does: ``visible``, ``checked``, ``unchecked`` and ``value`` (a
+field's value, a select's chosen label).
+
+:func:`check` evaluates one within its budget and keeps reading until it holds (the app
+may still be drawing), so a check fails only when the page really does not show it: it
+raises :class:`~automation.errors.CheckFailed` saying what was expected and what the page
+shows.  A replay whose checks fail is failed (see :mod:`automation.recording.replay`).
+Values may hold ``${params}``; secrets are refused (a check would show its value).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from playwright.async_api import Error as PlaywrightError
+
+from automation.browser.effect import TOGGLE_STATE_JS
+from automation.browser.identity import ElementIdentity, locate
+from automation.budget import Budget
+from automation.errors import CheckFailed, ScenarioInvalid
+
+if TYPE_CHECKING:
+    from automation.browser.tab import Tab
+
+__all__ = ["ELEMENT_KINDS", "KINDS", "check", "describe", "validate"]
+
+EXPECT_JS = f"(args) => ({Path(__file__).with_name('expect.js').read_text(encoding='utf-8')})(args)"
+
+# kind -> the args it needs (besides "kind")
+KINDS: dict[str, tuple[str, ...]] = {
+    "text_visible": ("text",),
+    "text_hidden": ("text",),
+    "rows": ("text", "count"),
+    "url": ("url",),
+    "visible": (),
+    "checked": (),
+    "unchecked": (),
+    "value": ("value",),
+}
+ELEMENT_KINDS = frozenset({"visible", "checked", "unchecked", "value"})
+MAX_TEXT = 1_000
+MAX_COUNT = 10_000
+_SECRET = re.compile(r"\$\{SECRET:", re.IGNORECASE)
+_POLL_S = (0.0, 0.1, 0.2, 0.3, 0.5)  # then every 0.5 s
+_LAST_READ_MS = 800  # a read and its answer fit in this much of the budget
+_VALUE_JS = """(e) => {
+  if (e.tagName === "SELECT") return Array.from(e.selectedOptions, (o) => o.label).join(", ");
+  if (e.isContentEditable) return e.innerText;
+  return typeof e.value === "string" ? e.value : (e.textContent || "");
+}"""
+
+
+def validate(args: object, *, has_element: bool, index: int = 0) -> dict[str, Any]:
+    """The check's args, checked: ScenarioInvalid names the step and what is wrong."""
+    where = f"step {index}"
+    if not isinstance(args, dict):
+        raise ScenarioInvalid(f"{where}: expect args must be an object", index=index)
+    kind = args.get("kind")
+    if kind not in KINDS:
+        raise ScenarioInvalid(
+            f"{where}: unknown check {kind!r}", index=index, hint="checks: " + ", ".join(KINDS)
+        )
+    clean: dict[str, Any] = {"kind": kind}
+    for name in KINDS[kind]:
+        value = args.get(name)
+        if name == "count":
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise ScenarioInvalid(f"{where}: {kind} needs a whole number count", index=index)
+            if not 0 <= value <= MAX_COUNT:
+                raise ScenarioInvalid(f"{where}: count must be 0 to {MAX_COUNT}", index=index)
+        else:
+            if not isinstance(value, str) or (name != "value" and not value.strip()):
+                raise ScenarioInvalid(f"{where}: {kind} needs {name} as text", index=index)
+            if len(value) > MAX_TEXT:
+                raise ScenarioInvalid(f"{where}: {name} is longer than {MAX_TEXT}", index=index)
+            if _SECRET.search(value):
+                raise ScenarioInvalid(
+                    f"{where}: a check can't hold a secret (it would show its value)", index=index
+                )
+        clean[name] = value
+    unknown = set(args) - {"kind", *KINDS[kind]}
+    if unknown:
+        raise ScenarioInvalid(f"{where}: {kind} takes no {', '.join(sorted(unknown))}", index=index)
+    if (kind in ELEMENT_KINDS) != has_element:
+        need = "needs the element's identity" if kind in ELEMENT_KINDS else "is about the page"
+        raise ScenarioInvalid(f"{where}: the check {kind} {need}", index=index)
+    return clean
+
+
+def describe(args: dict[str, Any], identity: ElementIdentity | None = None) -> str:
+    """The check in words: ``text "Saved" is visible``."""
+    kind = args.get("kind", "")
+    what = f"{identity.role} {identity.name!r}" if identity and identity.name else (
+        f"the {identity.role}" if identity and identity.role else "the element"
+    )  # fmt: skip
+    return {
+        "text_visible": f"text {args.get('text')!r} is visible",
+        "text_hidden": f"text {args.get('text')!r} is not visible",
+        "rows": f"{args.get('count')} row(s) show {args.get('text')!r}",
+        "url": f"the address contains {args.get('url')!r}",
+        "visible": f"{what} is on the page",
+        "checked": f"{what} is checked",
+        "unchecked": f"{what} is not checked",
+        "value": f"{what} shows {args.get('value')!r}",
+    }.get(kind, f"check {kind}")
+
+
+async def check(
+    tab: Tab, args: dict[str, Any], identity: ElementIdentity | None, *, budget: Budget
+) -> str:
+    """Read the page until the check holds (within ``budget``): what was seen, or
+    CheckFailed with what the page shows instead."""
+    polls = iter(_POLL_S)
+    while True:
+        await budget.run(asyncio.sleep(next(polls, _POLL_S[-1])))
+        ok, seen = await _once(tab, args, identity, budget)
+        if ok:
+            return f"{describe(args, identity)}: yes"
+        if budget.remaining_ms() < _LAST_READ_MS:
+            raise CheckFailed(
+                f"expected {describe(args, identity)}, but {seen}",
+                hint="the replay did not reach what the scenario expects",
+            )
+
+
+async def _once(
+    tab: Tab, args: dict[str, Any], identity: ElementIdentity | None, budget: Budget
+) -> tuple[bool, str]:
+    kind = args["kind"]
+    if kind == "url":
+        url = tab.page.url
+        return args["url"] in url, f"the address is {url!r}"
+    if kind in ("text_visible", "text_hidden"):
+        text = await _page_text(tab, budget)
+        shown = _fold(args["text"]) in text
+        if kind == "text_visible":
+            return shown, "it is not shown"
+        return not shown, "it is shown"
+    if kind == "rows":
+        count = await _rows(tab, args["text"], budget)
+        return count == args["count"], f"{count} row(s) show it"
+    assert identity is not None
+    located = await locate(tab.page, identity, budget=budget)
+    if located.element is None:
+        return False, f"the element is not found ({located.reason or 'not on the page'})"
+    try:
+        if kind == "visible":
+            return True, ""
+        if kind in ("checked", "unchecked"):
+            state = await budget.run(located.element.evaluate(TOGGLE_STATE_JS))
+            if state is None:
+                return False, "it has no checked state"
+            return state == (kind == "checked"), "it is " + ("checked" if state else "not checked")
+        value = await budget.run(located.element.evaluate(_VALUE_JS))
+        return _norm(str(value)) == _norm(args["value"]), f"it shows {str(value)[:200]!r}"
+    except PlaywrightError:
+        return False, "the element went away while it was read"
+    finally:
+        await _dispose(located.element)
+
+
+async def _page_text(tab: Tab, budget: Budget) -> str:
+    """The visible text of the page and its frames, case and spaces folded."""
+    parts = []
+    for frame in tab.page.frames:
+        try:
+            parts.append(str(await budget.run(frame.evaluate(EXPECT_JS, {"op": "text"}))))
+        except PlaywrightError:
+            continue  # a frame that went away shows nothing
+    return _fold(" ".join(parts))
+
+
+async def _rows(tab: Tab, text: str, budget: Budget) -> int:
+    total = 0
+    for frame in tab.page.frames:
+        try:
+            total += int(await budget.run(frame.evaluate(EXPECT_JS, {"op": "rows", "text": text})))
+        except PlaywrightError:
+            continue
+    return total
+
+
+async def _dispose(element: Any) -> None:
+    try:
+        await element.dispose()
+    except PlaywrightError:
+        pass
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _fold(text: str) -> str:
+    return _norm(text).casefold()

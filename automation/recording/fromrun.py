@@ -1,0 +1,140 @@
+"""A run's recorded steps as a scenario: what is kept, what is left out and why.
+
+Saving a run must never drop a step silently: a replay of a scenario that lost a step may
+pass while the page ends up wrong.  :func:`plan` reads every recorded step
+(``StepRecorded`` as stored) and says for each whether it becomes a scenario step or why
+it is left out:
+
+- it failed (its error is the reason): left out, unless the person keeps it because its
+  effect is visible on the page (a tick reported failed that did tick), which is only
+  possible when its element was identified;
+- it only read the page (read_page, page_log, screenshot...), or it is an action replay
+  can't do (tabs, evaluate, files, shell);
+- its element was never identified, or the step can't be read back as a scenario step.
+
+:func:`from_run_steps` builds the scenario from the plan, the steps the person keeps, and
+the outcome checks they tick (``expect`` steps, appended at the end).  A value typed into a
+password field becomes a secret named after the field.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from automation.errors import ScenarioInvalid
+from automation.recording.scenario import (
+    READ_ONLY_ACTIONS,
+    STEP_ACTIONS,
+    TYPED_ARG,
+    Scenario,
+    ScenarioStep,
+    first_folder,
+)
+
+__all__ = ["Planned", "from_run_steps", "plan"]
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One recorded step of the run and what saving does with it."""
+
+    index: int  # the run's step index
+    action: str
+    step: ScenarioStep | None  # what it becomes (also for a failed step that could be kept)
+    reason: str = ""  # why it is left out ("" when it is kept)
+    keepable: bool = False  # left out, but the person may keep it
+
+    @property
+    def kept(self) -> bool:
+        return not self.reason
+
+    def describe(self) -> str:
+        return self.step.summary() if self.step is not None else self.action
+
+
+def plan(rows: Sequence[Mapping[str, Any]]) -> list[Planned]:
+    """Every recorded step, in order, with what saving does with it."""
+    out = []
+    for position, row in enumerate(rows):
+        index = int(row.get("index", position))
+        action = str(row.get("action", ""))
+        if action not in STEP_ACTIONS:
+            why = (
+                "it only read the page"
+                if action in READ_ONLY_ACTIONS
+                else f"replay can't do {action!r} steps"
+            )
+            out.append(Planned(index, action, None, why))
+            continue
+        args = dict(row.get("args") or {})
+        identity = row.get("identity")
+        if "ref" in args and not identity and not row.get("selector"):
+            out.append(Planned(index, action, None, "its element was not identified"))
+            continue
+        data = {
+            "action": action,
+            "args": {k: v for k, v in args.items() if k not in ("ref", "timeout_ms")},
+            "identity": identity,
+            "url": row.get("url", ""),
+        }
+        if not identity:
+            data.update(role=row.get("role", ""), name=row.get("name", ""),
+                        selector=row.get("selector", ""))  # fmt: skip
+        try:
+            step = _secret_if_password(ScenarioStep.from_dict(data, index=index))
+        except ScenarioInvalid as exc:
+            out.append(Planned(index, action, None, f"it can't be replayed: {exc.message}"))
+            continue
+        if not row.get("ok", True):
+            error = row.get("error") or {}
+            message = error.get("message", "") if isinstance(error, dict) else str(error)
+            out.append(Planned(index, action, step, f"it failed: {message or 'no reason given'}",
+                               keepable=True))  # fmt: skip
+            continue
+        out.append(Planned(index, action, step))
+    return out
+
+
+def from_run_steps(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    name: str,
+    base_url: str = "",
+    keep: Sequence[int] = (),
+    checks: Sequence[ScenarioStep] = (),
+) -> Scenario:
+    """A scenario from a run's recorded steps: those :func:`plan` keeps, the failed ones
+    whose run index is in ``keep``, then ``checks``.  Its description lists every step
+    left out, with why."""
+    kept: list[ScenarioStep] = []
+    left_out: list[str] = []
+    for planned in plan(rows):
+        if planned.kept or (planned.keepable and planned.index in keep):
+            assert planned.step is not None
+            kept.append(planned.step)
+        else:
+            left_out.append(f"step {planned.index} ({planned.describe()}): {planned.reason}")
+    for check in checks:
+        if not check.is_check:
+            raise ScenarioInvalid(f"{check.action} is not a check")
+        kept.append(check)
+    note = ""
+    if left_out:
+        note = f"Left out of the run's {len(rows)} steps: " + "; ".join(left_out)
+    steps = tuple(kept)
+    return Scenario(
+        name=name, steps=steps, base_url=base_url or first_folder(steps), description=note[:4000]
+    )
+
+
+def _secret_if_password(step: ScenarioStep) -> ScenarioStep:
+    identity = step.identity
+    key = TYPED_ARG.get(step.action)
+    if identity is None or identity.type != "password" or key is None:
+        return step
+    label = identity.name_attr or identity.id or identity.name or "password"
+    name = re.sub(r"[^A-Za-z0-9]+", "_", label).strip("_").upper() or "PASSWORD"
+    return replace(step, args={**step.args, key: f"${{SECRET:{name}}}"})

@@ -1,0 +1,211 @@
+"""Replays whose verdict can be trusted (fixtures/outcomes/): a person's recording on one
+release replays on another written apart (drawn late, a form that reloads the page, rows
+redrawn in a click handler, other names), is judged by its expect checks, and fails when
+they do not hold; a base URL naming a file, an HTTP error, a person's rescue and heals
+that accumulate variants."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+
+import pytest
+from playwright.async_api import Page
+
+from automation import Budget, Tab
+from automation.agent.control import RunControl
+from automation.browser.identity import ElementIdentity, locate
+from automation.events import RunPaused
+from automation.recording.export import to_pytest
+from automation.recording.recorder import Recorder
+from automation.recording.replay import Replay, ReplayConfig
+from automation.recording.scenario import Scenario, ScenarioStep
+from tests.sinks import WaitingSink
+
+STATE = "() => JSON.parse(sessionStorage.getItem('todos') || '[]')"
+
+
+async def person_click(page: Page, selector: str) -> None:
+    box = await page.locator(selector).first.bounding_box()
+    assert box is not None, selector
+    await page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+
+
+async def record_on_v1(tab: Tab, fixture_url: str) -> Scenario:
+    """A person adds two todos on release 1 and ticks the first, with real input."""
+    await tab.navigate(f"{fixture_url}/outcomes/v1/index.html")
+    recorder = Recorder(tab)
+    await recorder.start()
+    for title in ("Buy milk", "Walk the dog"):
+        await person_click(tab.page, "#new")
+        await tab.page.keyboard.type(title)
+        await tab.page.keyboard.press("Enter")
+        await asyncio.sleep(0.2)
+    await person_click(tab.page, "li:first-child input")
+    await asyncio.sleep(0.3)
+    steps = await recorder.stop()
+    return Scenario(
+        name="Two todos, the first done", steps=tuple(steps),
+        base_url=f"{fixture_url}/outcomes/v1",
+    )  # fmt: skip
+
+
+def checks(*extra: ScenarioStep) -> tuple[ScenarioStep, ...]:
+    return (
+        ScenarioStep("expect", {"kind": "rows", "text": "Buy milk", "count": 1}),
+        ScenarioStep("expect", {"kind": "text_visible", "text": "1 item left"}),
+        *extra,
+    )
+
+
+@pytest.fixture
+async def recorded(tab: Tab, fixture_url: str) -> Scenario:
+    scenario = await record_on_v1(tab, fixture_url)
+    await tab.page.goto("about:blank")
+    return scenario
+
+
+async def test_the_recording_replays_on_a_release_written_apart(
+    browser, recorded: Scenario, fixture_url: str
+) -> None:
+    assert [s.action for s in recorded.steps] == [
+        "navigate", "fill", "press", "fill", "press", "check",
+    ]  # fmt: skip
+    tab = await browser.new_tab()  # a fresh context: its own sessionStorage
+    try:
+        box = recorded.steps[5].target()
+        assert box is not None
+        tick = ScenarioStep("expect", {"kind": "checked"}, box)
+        scenario = replace(recorded, steps=(*recorded.steps, *checks(tick)))
+        # The base URL names a file: it means its folder.
+        result = await Replay(tab, scenario, base_url=f"{fixture_url}/outcomes/v2/index.html").run()
+        assert result.ok, result.to_dict()
+        assert tab.url == f"{fixture_url}/outcomes/v2/index.html"
+        assert await tab.page.evaluate(STATE) == [
+            {"title": "Buy milk", "done": True}, {"title": "Walk the dog", "done": False},
+        ]  # fmt: skip
+        by_index = {s.index: s for s in result.steps}
+        assert by_index[1].strategy == "attribute"  # renamed; its placeholder proves it
+        assert by_index[5].status == "passed" and by_index[5].heal  # unnamed now
+        assert [s.status for s in result.steps[6:]] == ["passed"] * 3
+        assert result.steps[8].result == "checkbox 'Toggle' is checked: yes"
+    finally:
+        await tab.close()
+
+
+async def test_a_replay_whose_checks_fail_is_failed_and_reports_each(
+    browser, recorded: Scenario, fixture_url: str
+) -> None:
+    tab = await browser.new_tab()
+    try:
+        wrong = (
+            ScenarioStep("expect", {"kind": "text_visible", "text": "2 items left"}),
+            ScenarioStep("expect", {"kind": "rows", "text": "Walk the dog", "count": 0}),
+            ScenarioStep("expect", {"kind": "url", "url": f"{fixture_url}/outcomes/v1/index"}),
+        )
+        scenario = replace(recorded, steps=(*recorded.steps, *wrong))
+        config = ReplayConfig(check_timeout_ms=1_500)
+        result = await Replay(tab, scenario, config=config).run()
+        assert result.status == "failed" and not result.ok
+        statuses = [s.status for s in result.steps]
+        assert statuses[:6] == ["passed"] * 6 and statuses[6:] == ["failed", "failed", "passed"]
+        assert result.reason.startswith(
+            "step 6 (expect text '2 items left' is visible): expected text '2 items left' "
+            "is visible, but it is not shown"
+        )
+        assert result.reason.endswith("(and 1 more checks failed)")
+        assert result.steps[7].error["message"].endswith("but 1 row(s) show it")  # type: ignore[index]
+        assert result.steps[6].error["code"] == "check_failed"  # type: ignore[index]
+    finally:
+        await tab.close()
+
+
+async def test_a_navigate_answered_with_an_http_error_fails_naming_the_status(
+    tab: Tab, recorded: Scenario, fixture_url: str
+) -> None:
+    result = await Replay(tab, recorded, base_url=f"{fixture_url}/outcomes/v9/").run()
+    assert result.status == "failed"
+    assert "the server answered HTTP 404" in result.reason
+    assert result.steps[0].error["code"] == "http_status"  # type: ignore[index]
+    assert [s.status for s in result.steps[1:]] == ["not_run"] * 5
+
+
+async def test_the_pytest_export_asserts_the_checks(recorded: Scenario) -> None:
+    box = recorded.steps[5].target()
+    scenario = replace(
+        recorded, steps=(*recorded.steps, *checks(ScenarioStep("expect", {"kind": "checked"}, box)))
+    )
+    text = to_pytest(scenario)
+    compile(text, "exported.py", "exec")
+    assert (
+        "expect(page.locator('tr, li, [role=row], [role=listitem], article').filter("
+        "has_text=re.compile(re.escape('Buy milk'), re.I), visible=True)" in text
+    )
+    assert ".to_have_count(1)" in text
+    assert "expect(page.get_by_text(re.compile(re.escape('1 item left'), re.I))" in text
+    assert "filter(has_text=re.compile('Buy\\\\s*milk')).get_by_role('checkbox', " in text
+    assert text.rstrip().endswith(".to_be_checked()")
+
+
+async def test_a_person_s_rescue_is_proposed_as_the_step_s_identity(
+    browser, recorded: Scenario, fixture_url: str
+) -> None:
+    """The box's row is renamed on this release, so replay can't be sure which box the
+    tick means and pauses; the person ticks it on the page and resumes."""
+    tab = await browser.new_tab()
+    try:
+        await tab.navigate(f"{fixture_url}/outcomes/v1/index.html")
+        # The same release, but the first row now reads otherwise.
+        steps = list(recorded.steps)
+        box = steps[5].identity
+        assert box is not None
+        steps[5] = replace(steps[5], identity=replace(box, row="Buy oat milk", name="Tick"))
+        control, sink = RunControl(), WaitingSink()
+        replay = Replay(tab, replace(recorded, steps=tuple(steps)), sink=sink, control=control,
+                        config=ReplayConfig(locate_wait_ms=300))  # fmt: skip
+        task = asyncio.create_task(replay.run())
+        paused = await sink.wait_for(RunPaused)
+        assert paused.reason == "needs_person" and "Do the step yourself" in paused.detail
+        await person_click(tab.page, "li:first-child input")  # the person does it
+        await asyncio.sleep(0.3)
+        control.resume()
+        result = await asyncio.wait_for(task, 20)
+        assert result.ok, result.to_dict()
+        rescued = result.steps[5]
+        assert rescued.status == "skipped" and rescued.strategy == "person"
+        assert rescued.heal == "proposed" and rescued.healed is not None
+        assert rescued.changes[0] == "done by the person"
+        healed = ElementIdentity.from_dict(rescued.healed)
+        assert healed.row == "Buy milk" and healed.name == "Toggle"
+        # The next replay finds the box by the proposed identity, at once.
+        await tab.page.goto("about:blank")
+        steps[5] = replace(steps[5], identity=healed)
+        again = await Replay(tab, replace(recorded, steps=tuple(steps))).run()
+        assert again.ok and again.steps[5].status == "passed", again.to_dict()
+        assert not again.steps[5].changes
+    finally:
+        await tab.close()
+
+
+async def test_heals_accumulate_variants_and_each_release_is_found(
+    browser, recorded: Scenario, fixture_url: str
+) -> None:
+    """Replayed on release 1, then 2, then 1 again: the field keeps both identities and
+    is found on each without anything being rewritten the third time."""
+    field = recorded.steps[1].identity
+    assert field is not None and field.id == "new"
+    tab = await browser.new_tab()
+    try:
+        await tab.navigate(f"{fixture_url}/outcomes/v2/index.html")
+        on_v2 = await locate(tab.page, field, budget=Budget(5_000), wait_ms=3_000)
+        assert on_v2.found is not None and on_v2.changes
+        healed = field.confirmed_as(on_v2.found)
+        assert healed.aria_label == "New Todo Input" and healed.variants[0].id == "new"
+        assert ElementIdentity.from_dict(healed.to_dict()) == healed  # kept through JSON
+        await tab.navigate(f"{fixture_url}/outcomes/v1/index.html")
+        on_v1 = await locate(tab.page, healed, budget=Budget(5_000))
+        assert on_v1.ok and on_v1.variant == 1 and not on_v1.changes
+        again = healed.confirmed_as(on_v2.found)  # confirmed on release 2 once more
+        assert len(again.variants) == 1 and again.variants[0].id == "new"
+    finally:
+        await tab.close()
