@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Protocol
 __all__ = [
     "ActionFinished",
     "ActionStarted",
+    "ChecksProposed",
     "EvaluationFinished",
     "Event",
     "EventSink",
@@ -160,6 +161,16 @@ class StepReplayed(Event):
     healed: dict[str, Any] | None = None
     candidates: list[dict[str, Any]] = field(default_factory=list)
     error: dict[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class ChecksProposed(Event):
+    """Outcome checks read from a run's final page, for the person saving it as a
+    scenario to tick (see automation.recording.propose): each ``{"check": <expect step>,
+    "why": text, "picked": bool}``."""
+
+    type: ClassVar[str] = "checks.proposed"
+    checks: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

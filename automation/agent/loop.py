@@ -41,6 +41,7 @@ from automation.errors import (
 from automation.events import (
     ActionFinished,
     ActionStarted,
+    ChecksProposed,
     EvaluationFinished,
     EventSink,
     LLMMessage,
@@ -53,6 +54,7 @@ from automation.events import (
     StepRecorded,
 )
 from automation.llm.base import ActionOutcome, ChatMessage, Planner, PlannerRequest
+from automation.recording.propose import propose_checks
 from automation.recording.recorder import Recorder
 from automation.recording.rescue import start_recorder
 from automation.recording.scenario import TYPED_ARG
@@ -78,6 +80,7 @@ class AgentConfig:
     snapshot_timeout_ms: int = 10_000
     screenshots: bool = True
     record_person: bool = True  # while paused, the person's acts in the tab become steps
+    propose_timeout_ms: int = 5_000  # reading the final page for checks to propose
     context: ContextLimits = field(default_factory=ContextLimits)
 
 
@@ -102,6 +105,7 @@ class AgentRun:
         self._notes: list[str] = []  # told to the model next round
         self._navigated = True  # the next snapshot is a full one
         self._last_url = ""
+        self._recorded: list[dict[str, Any]] = []  # the steps so far, to propose checks from
 
     async def run(self) -> RunFinished:
         budget = Budget(self.config.run_timeout_ms, label="run")
@@ -192,7 +196,9 @@ class AgentRun:
             context.settle(turn.actions, outcomes)
             if turn.done is not None:
                 if len(outcomes) == len(turn.actions) and all(o.ok for o in outcomes):
-                    return RunFinished("succeeded", summary=self.secrets.redact(turn.done))
+                    summary = self.secrets.redact(turn.done)
+                    await self._propose_checks(summary, budget)
+                    return RunFinished("succeeded", summary=summary)
                 self._notes.append("The done action was not taken: an action before it failed.")
             if turn.pause is not None:
                 reason, detail = turn.pause
@@ -456,6 +462,10 @@ class AgentRun:
         by: str = "agent",
     ) -> None:
         """One step of the scenario, numbered in the order the steps ran."""
+        self._recorded.append({
+            "action": action, "args": args, "ok": error is None,
+            "identity": target.identity.to_dict() if target.identity else None,
+        })  # fmt: skip
         await self.sink.emit(
             StepRecorded(
                 index=self.step_index,
@@ -474,6 +484,23 @@ class AgentRun:
             )
         )
         self.step_index += 1
+
+    async def _propose_checks(self, summary: str, budget: Budget) -> None:
+        """Checks of what the run reached, read from its final page before the tab goes,
+        for whoever saves it as a scenario."""
+        try:
+            proposals = await propose_checks(
+                self.tab, self._recorded, summary=summary,
+                budget=budget.child(self.config.propose_timeout_ms, label="propose checks"),
+            )  # fmt: skip
+        except TabwrightError as exc:
+            if isinstance(exc, Cancelled | BrowserClosed):
+                raise
+            log.warning("no checks proposed: %s", exc)
+            return
+        if proposals:
+            checks = [self.secrets.redact_any(p.to_dict()) for p in proposals]
+            await self.sink.emit(ChecksProposed(checks))
 
     async def _emit_evaluations(self, index: int) -> None:
         for done in self.tab.take_evaluations():

@@ -37,7 +37,17 @@ from automation.errors import CheckFailed, ScenarioInvalid
 if TYPE_CHECKING:
     from automation.browser.tab import Tab
 
-__all__ = ["ELEMENT_KINDS", "KINDS", "check", "describe", "validate"]
+__all__ = [
+    "ELEMENT_KINDS",
+    "KINDS",
+    "VALUE_JS",
+    "check",
+    "count_rows",
+    "describe",
+    "fold",
+    "page_text",
+    "validate",
+]
 
 EXPECT_JS = f"(args) => ({Path(__file__).with_name('expect.js').read_text(encoding='utf-8')})(args)"
 
@@ -58,7 +68,7 @@ MAX_COUNT = 10_000
 _SECRET = re.compile(r"\$\{SECRET:", re.IGNORECASE)
 _POLL_S = (0.0, 0.1, 0.2, 0.3, 0.5)  # then every 0.5 s
 _LAST_READ_MS = 800  # a read and its answer fit in this much of the budget
-_VALUE_JS = """(e) => {
+VALUE_JS = """(e) => {
   if (e.tagName === "SELECT") return Array.from(e.selectedOptions, (o) => o.label).join(", ");
   if (e.isContentEditable) return e.innerText;
   return typeof e.value === "string" ? e.value : (e.textContent || "");
@@ -146,13 +156,13 @@ async def _once(
         url = tab.page.url
         return args["url"] in url, f"the address is {url!r}"
     if kind in ("text_visible", "text_hidden"):
-        text = await _page_text(tab, budget)
-        shown = _fold(args["text"]) in text
+        text = await page_text(tab, budget)
+        shown = fold(args["text"]) in text
         if kind == "text_visible":
             return shown, "it is not shown"
         return not shown, "it is shown"
     if kind == "rows":
-        count = await _rows(tab, args["text"], budget)
+        count = await count_rows(tab, args["text"], budget)
         return count == args["count"], f"{count} row(s) show it"
     assert identity is not None
     located = await locate(tab.page, identity, budget=budget)
@@ -166,7 +176,7 @@ async def _once(
             if state is None:
                 return False, "it has no checked state"
             return state == (kind == "checked"), "it is " + ("checked" if state else "not checked")
-        value = await budget.run(located.element.evaluate(_VALUE_JS))
+        value = await budget.run(located.element.evaluate(VALUE_JS))
         return _norm(str(value)) == _norm(args["value"]), f"it shows {str(value)[:200]!r}"
     except PlaywrightError:
         return False, "the element went away while it was read"
@@ -174,7 +184,7 @@ async def _once(
         await _dispose(located.element)
 
 
-async def _page_text(tab: Tab, budget: Budget) -> str:
+async def page_text(tab: Tab, budget: Budget) -> str:
     """The visible text of the page and its frames, case and spaces folded."""
     parts = []
     for frame in tab.page.frames:
@@ -182,10 +192,11 @@ async def _page_text(tab: Tab, budget: Budget) -> str:
             parts.append(str(await budget.run(frame.evaluate(EXPECT_JS, {"op": "text"}))))
         except PlaywrightError:
             continue  # a frame that went away shows nothing
-    return _fold(" ".join(parts))
+    return fold(" ".join(parts))
 
 
-async def _rows(tab: Tab, text: str, budget: Budget) -> int:
+async def count_rows(tab: Tab, text: str, budget: Budget) -> int:
+    """How many visible rows (innermost table rows or list items) show ``text``."""
     total = 0
     for frame in tab.page.frames:
         try:
@@ -206,5 +217,6 @@ def _norm(text: str) -> str:
     return " ".join(text.split())
 
 
-def _fold(text: str) -> str:
+def fold(text: str) -> str:
+    """Text as checks compare it: spaces squeezed, case folded."""
     return _norm(text).casefold()

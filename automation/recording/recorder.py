@@ -61,7 +61,7 @@ from playwright.async_api import Error as PlaywrightError
 from automation.browser.effect import TOGGLE_STATE_JS
 from automation.browser.identity import IDENTITY_JS, ElementIdentity, locate
 from automation.browser.pwcall import call
-from automation.browser.snapshot import SNAPSHOT_JS
+from automation.browser.snapshot import INTERACTIVE_ROLES, SNAPSHOT_JS
 from automation.browser.tab import Tab
 from automation.budget import Budget
 from automation.errors import (
@@ -71,6 +71,7 @@ from automation.errors import (
     BudgetExceeded,
     TabwrightError,
 )
+from automation.recording.expect import VALUE_JS
 from automation.recording.scenario import ScenarioStep
 
 __all__ = ["CAUSE_WINDOW_MS", "RECORDER_JS", "OnRecorded", "Recorder"]
@@ -86,6 +87,7 @@ CAUSE_WINDOW_MS = 1_500  # a navigation starting this soon after a step is that 
 _CAUSES = frozenset({"click", "double_click", "press", "fill", "select_option", "check"})
 _QUIET_S = 0.3  # after click_at's own click, the page's report of it is not a second step
 _SETTLE_S = 0.15  # after click_at's click on a checkbox, when its state is read
+MAX_CHECK_TEXT = 200  # a longer text is not a check of its own (the element's presence is)
 _UNREAD_BOX = (
     "the box could not be read after the click; recorded with the state the click should have made"
 )
@@ -244,6 +246,27 @@ class Recorder:
             self._quiet = (self._quiet[0], _now_ms() + _QUIET_S * 1000)
         if step.action == "check":
             step = await self._settled_check(step, budget)
+        return step
+
+    async def check_at(self, x: float, y: float, *, budget: Budget) -> ScenarioStep:
+        """Record a check of the element at (x, y) as it is now, clicking nothing (the live
+        view's "check this"): a checkbox's state, a field's value, a short text being
+        shown, else the element being there.  Kept like any step while recording."""
+        identity, _ = await self._probe(x, y, budget)
+        found = await locate(self.tab.page, identity, budget=budget.child(3_000))
+        if found.element is None:
+            raise ActionFailed(f"the element at ({x:g}, {y:g}) can't be found again to check")
+        try:
+            seen = await self._call("check", budget, found.element.evaluate(_SEEN_JS))
+        finally:
+            with contextlib.suppress(PlaywrightError):
+                await found.element.dispose()
+        args = _check_of(seen, interactive=identity.role in INTERACTIVE_ROLES)
+        step = ScenarioStep("expect", args, identity, url=self.tab.page.url)
+        if not step.needs_element:
+            step = replace(step, identity=None)
+        if self.recording:
+            self._add(step, _Mark("", _now_ms()))
         return step
 
     async def _settled_check(self, step: ScenarioStep, budget: Budget) -> ScenarioStep:
@@ -485,6 +508,29 @@ async def _actionable(cdp: _Cdp, backend_id: int) -> tuple[int, bool]:
             return int(node["backendDOMNodeId"]), True
         node = nodes.get(node.get("parentId", ""))
     return backend_id, False
+
+
+# What a check of an element reads: its toggle state, a field's value, its text.
+_SEEN_JS = f"""(e) => ({{
+  toggle: ({TOGGLE_STATE_JS})(e),
+  field: ["INPUT", "TEXTAREA", "SELECT"].includes(e.tagName) || e.isContentEditable,
+  secret: e.tagName === "INPUT" && e.type === "password",
+  value: ({VALUE_JS})(e),
+  text: (e.innerText || "").replace(/\\s+/g, " ").trim(),
+}})"""
+
+
+def _check_of(seen: dict[str, Any], *, interactive: bool) -> dict[str, Any]:
+    """The expect args that say what the element shows now: a control's state or its
+    being there, a text's being shown."""
+    if seen.get("toggle") is not None:
+        return {"kind": "checked" if seen["toggle"] else "unchecked"}
+    if seen.get("field") and not seen.get("secret") and isinstance(seen.get("value"), str):
+        return {"kind": "value", "value": seen["value"][:MAX_CHECK_TEXT]}
+    text = str(seen.get("text") or "")
+    if text and len(text) <= MAX_CHECK_TEXT and not interactive:
+        return {"kind": "text_visible", "text": text}
+    return {"kind": "visible"}
 
 
 def _action_of(event: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:

@@ -1,0 +1,195 @@
+"""Checks proposed for a run's outcome, read from its final page.
+
+When a run ends with ``done``, the page shows what it reached.  Before the tab goes, the
+run proposes ``expect`` checks a person can tick when saving it as a scenario (see
+:mod:`automation.recording.expect`), most telling first:
+
+- the state each box, select and field the run changed shows now (found again by its
+  identity): ticked;
+- each text the run typed: how many rows show it now (0 says it is gone or filtered
+  out), or that it is shown: ticked;
+- phrases the ``done`` summary quotes that the page shows: ticked;
+- the page's status and alert messages, its main heading and its address: offered.
+
+Passwords, secrets and placeholders are never proposed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from playwright.async_api import Error as PlaywrightError
+
+from automation.browser.effect import TOGGLE_STATE_JS
+from automation.browser.identity import ElementIdentity, locate
+from automation.browser.tab import Tab
+from automation.budget import Budget
+from automation.errors import BudgetExceeded, TabwrightError
+from automation.recording import expect
+from automation.recording.scenario import PLACEHOLDER, TYPED_ARG, ScenarioStep
+from automation.secrets import MASK
+
+__all__ = ["Proposal", "propose_checks"]
+
+MAX_PROPOSALS = 12
+# A phrase in quotes: straight or typographic, double or single.
+_QUOTED = re.compile("[\"\u201c'\u2018]([^\"\u201d'\u2019]{3,80})[\"\u201d'\u2019]")
+_MESSAGES_JS = """() => {
+  const seen = (e) => e.checkVisibility({ visibilityProperty: true }) &&
+    e.getClientRects().length > 0;
+  const text = (e) => (e.innerText || "").replace(/\\s+/g, " ").trim();
+  const messages = Array.from(document.querySelectorAll(
+    "[role=status], [role=alert], [aria-live=polite], [aria-live=assertive], output"))
+    .filter(seen).map(text).filter((t) => t && t.length <= 120);
+  const heading = Array.from(document.querySelectorAll("h1")).filter(seen).map(text)[0] || "";
+  return { messages, heading: heading.length <= 120 ? heading : "" };
+}"""
+
+
+@dataclass(frozen=True)
+class Proposal:
+    check: ScenarioStep  # an expect step
+    why: str  # where it comes from, for the person
+    picked: bool  # ticked unless the person says otherwise
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"check": self.check.to_dict(), "why": self.why, "picked": self.picked}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Proposal:
+        return cls(ScenarioStep.from_dict(data["check"]), str(data["why"]), bool(data["picked"]))
+
+
+async def propose_checks(
+    tab: Tab, steps: Sequence[Mapping[str, Any]], *, summary: str = "", budget: Budget
+) -> list[Proposal]:
+    """Checks for the page as it is now, after ``steps`` (StepRecorded as dicts)."""
+    out: list[Proposal] = []
+    try:
+        out += await _element_states(tab, steps, budget)
+        text = await expect.page_text(tab, budget)
+        out += await _typed_texts(tab, steps, text, budget)
+        out += _quoted(summary, text)
+        out += await _page_messages(tab, text, budget)
+    except BudgetExceeded:
+        pass  # what was found in time is proposed
+    unique: dict[str, Proposal] = {}
+    texts: set[str] = set()  # one check a text: the first (most telling) one
+    for proposal in out:
+        text = proposal.check.args.get("text")
+        if isinstance(text, str):
+            if expect.fold(text) in texts:
+                continue
+            texts.add(expect.fold(text))
+        unique.setdefault(proposal.check.describe(), proposal)
+    return list(unique.values())[:MAX_PROPOSALS]
+
+
+async def _element_states(
+    tab: Tab, steps: Sequence[Mapping[str, Any]], budget: Budget
+) -> list[Proposal]:
+    """The state each changed element shows now: the last step on each counts."""
+    last: dict[tuple[Any, ...], tuple[int, Mapping[str, Any], ElementIdentity]] = {}
+    for index, row in enumerate(steps):
+        if not row.get("ok", True) or row.get("action") not in ("check", "select_option", "fill"):
+            continue
+        try:
+            identity = ElementIdentity.from_dict(row.get("identity"))
+        except TabwrightError:
+            continue
+        if identity.type == "password":
+            continue
+        last[identity.sameness()] = (index, row, identity)
+    out = []
+    for index, row, identity in last.values():
+        located = await locate(tab.page, identity, budget=budget.child(2_000))
+        if located.element is None or located.found is None:
+            continue
+        try:
+            if row["action"] == "check":
+                state = await budget.run(located.element.evaluate(TOGGLE_STATE_JS))
+                kind = "checked" if state else "unchecked"
+                args: dict[str, Any] = {"kind": kind}
+            else:
+                value = await budget.run(located.element.evaluate(expect.VALUE_JS))
+                if not isinstance(value, str) or not value.strip() or _private(value):
+                    continue  # a field the app emptied (it took the value) says nothing
+                args = {"kind": "value", "value": value}
+        except PlaywrightError:
+            continue
+        check = ScenarioStep("expect", args, located.found)
+        out.append(Proposal(check, f"what step {index} left on the page", True))
+    return out
+
+
+async def _typed_texts(
+    tab: Tab, steps: Sequence[Mapping[str, Any]], text: str, budget: Budget
+) -> list[Proposal]:
+    typed: list[str] = []
+    for row in steps:
+        key = TYPED_ARG.get(str(row.get("action")))
+        value = (row.get("args") or {}).get(key) if key else None
+        identity = row.get("identity") or {}
+        if row.get("ok", True) and isinstance(value, str) and identity.get("type") != "password":
+            value = value.strip()
+            if 3 <= len(value) <= 200 and not _private(value) and value not in typed:
+                typed.append(value)
+    out = []
+    for value in typed:
+        rows = await expect.count_rows(tab, value, budget)
+        if rows:
+            check = ScenarioStep("expect", {"kind": "rows", "text": value, "count": rows})
+            out.append(Proposal(check, "a text the run typed, as rows now show it", True))
+        elif expect.fold(value) in text:
+            check = ScenarioStep("expect", {"kind": "text_visible", "text": value})
+            out.append(Proposal(check, "a text the run typed, shown on the page", True))
+        else:
+            check = ScenarioStep("expect", {"kind": "rows", "text": value, "count": 0})
+            out.append(Proposal(check, "a text the run typed: no row shows it now", False))
+    return out
+
+
+def _quoted(summary: str, text: str) -> list[Proposal]:
+    out = []
+    for match in _QUOTED.finditer(summary or ""):
+        phrase = match.group(1).strip()
+        if not _private(phrase) and expect.fold(phrase) in text:
+            check = ScenarioStep("expect", {"kind": "text_visible", "text": phrase})
+            out.append(Proposal(check, "quoted in the run's summary", True))
+    return out
+
+
+async def _page_messages(tab: Tab, text: str, budget: Budget) -> list[Proposal]:
+    try:
+        found = await budget.run(tab.page.evaluate(_MESSAGES_JS))
+    except PlaywrightError:
+        return []
+    out = []
+    for message in found.get("messages", [])[:3]:
+        if message and not _private(message):
+            check = ScenarioStep("expect", {"kind": "text_visible", "text": message})
+            out.append(Proposal(check, "a message the page shows", False))
+    heading = found.get("heading", "")
+    if heading and not _private(heading):
+        check = ScenarioStep("expect", {"kind": "text_visible", "text": heading})
+        out.append(Proposal(check, "the page's heading", False))
+    parts = urlsplit(tab.page.url)
+    if parts.scheme in ("http", "https"):
+        where = (
+            parts.path
+            + (f"?{parts.query}" if parts.query else "")
+            + (f"#{parts.fragment}" if parts.fragment else "")
+        )
+        if where not in ("", "/"):
+            check = ScenarioStep("expect", {"kind": "url", "url": tab.page.url})
+            out.append(Proposal(check, "the page's address", False))
+    return out
+
+
+def _private(text: str) -> bool:
+    """A secret, a placeholder or a masked password: never proposed."""
+    return MASK in text or bool(PLACEHOLDER.search(text))

@@ -1,0 +1,117 @@
+"""Checks proposed from a run's final page (fixtures/outcomes/): the states it left, the
+texts it typed as rows show them, what its summary quotes; they hold where the run ended,
+and the agent loop proposes them when it is done.  The live view's "check this" records a
+check of what is under the pointer."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from automation import AgentConfig, AgentRun, Budget, Tab
+from automation.browser.actions import execute
+from automation.events import ChecksProposed, StepRecorded
+from automation.llm.openai import OpenAICompatPlanner
+from automation.recording import expect
+from automation.recording.propose import Proposal, propose_checks
+from automation.recording.recorder import Recorder
+from tests.fakellm import ScriptedLLMServer
+from tests.refs import ref_of
+from tests.sinks import WaitingSink
+
+
+async def run_steps(tab: Tab, fixture_url: str) -> list[dict[str, Any]]:
+    """Two todos added, the first ticked, as a run records its steps."""
+    rows: list[dict[str, Any]] = []
+
+    async def do(action: str, ref: str = "", **args: Any) -> None:
+        target = await tab.target(ref) if ref else None
+        await execute(tab, action, {"ref": ref, **args} if ref else args, budget=Budget(5_000))
+        identity = target.identity.to_dict() if target and target.identity else None
+        rows.append({"action": action, "args": args, "identity": identity, "ok": True})
+
+    await do("navigate", url=f"{fixture_url}/outcomes/v1/index.html")
+    for title in ("Buy milk", "Walk the dog"):
+        await do("fill", ref_of(await tab.snapshot(), "textbox", "New todo"), value=title,
+                 submit=True)  # fmt: skip
+    await do("check", ref_of(await tab.snapshot(), "checkbox", "Toggle"))
+    return rows
+
+
+async def test_proposals_read_the_final_page_and_hold_there(tab: Tab, fixture_url: str) -> None:
+    rows = await run_steps(tab, fixture_url)
+    proposals = await propose_checks(
+        tab, rows, summary='Added "Buy milk" and "Walk the dog", ticked the first',
+        budget=Budget(10_000),
+    )  # fmt: skip
+    shown = [(p.check.describe(), p.picked) for p in proposals]
+    assert ("expect checkbox 'Toggle' is checked", True) in shown
+    assert ("expect 1 row(s) show 'Buy milk'", True) in shown
+    assert ("expect 1 row(s) show 'Walk the dog'", True) in shown
+    assert ("expect text '1 item left' is visible", False) in shown  # the page's status
+    assert ("expect text 'Todos' is visible", False) in shown  # its heading
+    # The field was emptied by Enter: its value says nothing and is not proposed.
+    assert not any(p.check.args.get("kind") == "value" for p in proposals)
+    for proposal in proposals:  # each holds where the run ended
+        assert await expect.check(
+            tab, proposal.check.args, proposal.check.target(), budget=Budget(3_000)
+        )
+        again = Proposal.from_dict(json.loads(json.dumps(proposal.to_dict())))
+        assert again == proposal
+
+
+async def test_the_loop_proposes_checks_when_it_is_done(
+    tab: Tab, llm_server: ScriptedLLMServer, fixture_url: str
+) -> None:
+    await tab.navigate(f"{fixture_url}/outcomes/v1/index.html")
+    probe_snapshot = await tab.snapshot()
+    field = ref_of(probe_snapshot, "textbox", "New todo")
+    llm_server.script(
+        f'<action>{{"action": "fill", "ref": "{field}", "value": "Buy milk", "submit": true}}'
+        "</action>",
+        '<action>{"action": "done", "summary": "Added \\"Buy milk\\""}</action>',
+    )
+    planner = OpenAICompatPlanner(base_url=llm_server.base_url, model="test-model")
+    sink = WaitingSink()
+    run = AgentRun(tab=tab, planner=planner, sink=sink, task="Add a todo",
+                   config=AgentConfig(llm_timeout_ms=5_000))  # fmt: skip
+    finished = await run.run()
+    assert finished.status == "succeeded"
+    proposed = sink.of_type(ChecksProposed)
+    assert len(proposed) == 1
+    described = [Proposal.from_dict(c).check.describe() for c in proposed[0].checks]
+    assert "expect 1 row(s) show 'Buy milk'" in described
+    assert "expect text 'Buy milk' is visible" not in described  # one check a text
+    assert sink.events.index(proposed[0]) < len(sink.events) - 1  # before the run ends
+    assert len(sink.of_type(StepRecorded)) == 1
+
+
+async def test_check_this_records_what_is_under_the_pointer(tab: Tab, fixture_url: str) -> None:
+    await tab.navigate(f"{fixture_url}/rerender/index.html")
+    recorder = Recorder(tab)
+    await recorder.start()
+    page = tab.page
+
+    async def at(selector: str) -> tuple[float, float]:
+        box = await page.locator(selector).first.bounding_box()
+        assert box is not None
+        return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+
+    await page.evaluate("() => { document.querySelector('#city').value = 'Oslo'; }")
+    checks = [
+        await recorder.check_at(*await at("#controlled"), budget=Budget(5_000)),
+        await recorder.check_at(*await at("#city"), budget=Budget(5_000)),
+        await recorder.check_at(*await at("h1"), budget=Budget(5_000)),
+        await recorder.check_at(*await at("#star"), budget=Budget(5_000)),  # aria-pressed
+        await recorder.check_at(*await at("#reset"), budget=Budget(5_000)),
+    ]
+    assert [(c.args, c.identity is not None) for c in checks] == [
+        ({"kind": "unchecked"}, True),
+        ({"kind": "value", "value": "Oslo"}, True),
+        ({"kind": "text_visible", "text": "Settings"}, False),
+        ({"kind": "unchecked"}, True),
+        ({"kind": "visible"}, True),
+    ]
+    assert await page.evaluate("() => model.controlled") is False  # nothing was clicked
+    steps = await recorder.stop()
+    assert steps[1:] == checks
