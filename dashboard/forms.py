@@ -10,7 +10,10 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from automation.browser.actions import ACTIONS, Param
 from automation.errors import UrlBlocked
-from automation.recording.scenario import TYPED_ARG
+from automation.recording import expect
+from automation.recording.fromrun import Planned
+from automation.recording.propose import Proposal
+from automation.recording.scenario import EXPECT, TYPED_ARG
 from automation.recording.scenario import Scenario as Document
 from dashboard import selectors
 from dashboard.models import LLMProfile, Run, ScenarioStep
@@ -168,6 +171,34 @@ class RunFilterForm(forms.Form):
         return {name: cleaned[name] for name in self.fields if cleaned.get(name)}
 
 
+# -- saving a run as a scenario ------------------------------------------------------------
+
+
+class SaveScenarioForm(forms.Form):
+    """Save a run: its name, which failed steps to keep (those whose element is known),
+    and which proposed checks to add (the picked ones ticked to begin with)."""
+
+    name = forms.CharField(label="Name", max_length=200)
+    keep = forms.TypedMultipleChoiceField(
+        label="Keep these steps", required=False, coerce=int, widget=forms.CheckboxSelectMultiple
+    )
+    checks = forms.TypedMultipleChoiceField(
+        label="Check the outcome", required=False, coerce=int,
+        widget=forms.CheckboxSelectMultiple,
+    )  # fmt: skip
+
+    def __init__(
+        self, *args: Any, plan: list[Planned], proposals: list[Proposal], **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        keep = self.fields["keep"]
+        keep.choices = [(p.index, p.describe()) for p in plan if p.keepable]  # type: ignore[attr-defined]
+        checks = self.fields["checks"]
+        checks.choices = [(i, p.check.describe()) for i, p in enumerate(proposals)]  # type: ignore[attr-defined]
+        if not self.is_bound:
+            checks.initial = [i for i, p in enumerate(proposals) if p.picked]
+
+
 # -- scenario edits ----------------------------------------------------------------------
 
 
@@ -181,6 +212,60 @@ class ScenarioEditForm(forms.Form):
     )
 
 
+class CheckForm(forms.Form):
+    """A new check of a scenario's outcome: of the page, or of the element of a step."""
+
+    KINDS = (
+        ("text_visible", "text is shown"),
+        ("text_hidden", "text is not shown"),
+        ("rows", "rows showing a text"),
+        ("url", "the address contains"),
+        ("visible", "the step's element is on the page"),
+        ("checked", "the step's element is checked"),
+        ("unchecked", "the step's element is not checked"),
+        ("value", "the step's element shows a value"),
+    )
+    kind = forms.ChoiceField(label="Check", choices=KINDS)
+    text = forms.CharField(label="Text", required=False, max_length=1_000)
+    count = forms.IntegerField(label="Rows", required=False, min_value=0, max_value=10_000)
+    url = forms.CharField(label="Address part", required=False, max_length=2_000)
+    value = forms.CharField(label="Value", required=False, max_length=1_000, strip=False)
+    step = forms.TypedChoiceField(label="Element of step", required=False, coerce=int,
+                                  empty_value=None)  # fmt: skip
+
+    def __init__(self, *args: Any, element_steps: list[tuple[int, str]], **kwargs: Any) -> None:
+        kwargs.setdefault("prefix", "check")
+        super().__init__(*args, **kwargs)
+        self.fields["step"].choices = [("", "—"), *element_steps]  # type: ignore[attr-defined]
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        kind = cleaned.get("kind")
+        if kind is None:
+            return cleaned
+        needs = {name for name in expect.KINDS[kind] if name != "kind"}
+        for name in needs:
+            if cleaned.get(name) in (None, "") and not (name == "value"):
+                self.add_error(name, f"This check needs its {self.fields[name].label.lower()}.")
+        element = kind in expect.ELEMENT_KINDS
+        if element and cleaned.get("step") is None:
+            self.add_error("step", "Choose the step whose element is checked.")
+        return cleaned
+
+    def args(self) -> dict[str, Any]:
+        kind = self.cleaned_data["kind"]
+        args: dict[str, Any] = {"kind": kind}
+        for name in expect.KINDS[kind]:
+            value = self.cleaned_data.get(name)
+            args[name] = value if value is not None else ""
+        return args
+
+    def like_step(self) -> int | None:
+        if self.cleaned_data["kind"] not in expect.ELEMENT_KINDS:
+            return None
+        return self.cleaned_data.get("step")
+
+
 class StepValuesForm(forms.Form):
     """A scenario step's values: a field for each arg its action takes (never a ref: replay
     finds the element by the step's identity).  Lists are written one item per line."""
@@ -192,7 +277,11 @@ class StepValuesForm(forms.Form):
         self.stored = dict(step.args)
         self.types: dict[str, Any] = {}
         spec = ACTIONS.get(step.action)
-        for param in spec.params if spec else ():
+        params = list(spec.params) if spec else []
+        if step.action == EXPECT:  # a check's values: its text, count, URL or value
+            kind = str(step.args.get("kind", ""))
+            params = [_CHECK_PARAMS[name] for name in expect.KINDS.get(kind, ())]
+        for param in params:
             field = _value_field(step.action, param, step.args.get(param.name))
             if field is not None:
                 self.fields[param.name] = field
@@ -215,7 +304,7 @@ class StepValuesForm(forms.Form):
         return values
 
     def _typed(self, name: str, value: object) -> Any:
-        if TYPED_ARG.get(self.action) == name:
+        if TYPED_ARG.get(self.action) == name or (self.action == EXPECT and name == "value"):
             return value or ""  # typing nothing is a value: it clears the field
         if not isinstance(value, str):
             return value
@@ -228,6 +317,12 @@ class StepValuesForm(forms.Form):
 
 
 _URL_OR_PLACEHOLDER = re.compile(r"^(https?://\S+|\S*\$\{.*)$")
+_CHECK_PARAMS = {
+    "text": Param("text", str, "the text (case and spaces are ignored)"),
+    "count": Param("count", int, "how many rows show the text"),
+    "url": Param("url", str, "what the address contains"),
+    "value": Param("value", str, "what the field shows (empty: an empty field)", required=False),
+}
 
 
 def _value_field(action: str, param: Param, value: object) -> forms.Field | None:

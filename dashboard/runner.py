@@ -34,7 +34,7 @@ from automation import (
 )
 from automation.browser.actions import act
 from automation.browser.problems import ProblemWatcher
-from automation.browser.screencast import person_input
+from automation.browser.screencast import person_input, viewport_point
 from automation.browser.tracing import TraceRecorder
 from automation.browser.url_policy import UrlPolicy
 from automation.budget import timeout_ms_of
@@ -53,6 +53,7 @@ from automation.events import (
     UserMessage,
 )
 from automation.llm.base import Planner
+from automation.recording.recorder import Recorder
 from automation.recording.replay import Replay, ReplayConfig
 from automation.recording.scenario import Scenario as Document
 from dashboard import selectors, services
@@ -352,6 +353,8 @@ class RunManager:
         tab = live.current_tab()
         if tab is None or not live.control.paused:
             raise ActionInvalid("the agent is using the tab", hint="take over (pause) first")
+        if event.get("kind") == "check":
+            return await _check_at(live.control.recorder, tab, event, budget)
         return await person_input(tab, event, budget=budget)
 
     async def wait(self, run_id: int) -> None:
@@ -368,6 +371,21 @@ class RunManager:
         for browser in self._browsers.values():
             await browser.close()
         self._browsers.clear()
+
+
+async def _check_at(
+    recorder: Recorder | None, tab: Tab, event: dict[str, Any], budget: Budget
+) -> str:
+    """The live view's "check this": a check of the element at the point, recorded with
+    the person's steps (nothing is clicked)."""
+    if recorder is None or not recorder.recording or recorder.tab is not tab:
+        raise ActionInvalid(
+            "checks are recorded only while the run is paused on the tab it recorded",
+            hint="take over, then use Check this",
+        )
+    x, y = viewport_point(tab, event)
+    step = await recorder.check_at(x, y, budget=budget)
+    return f"check: {step.describe().removeprefix('expect ')}"
 
 
 def _fail_on_crash(tab: Tab, control: RunControl) -> Callable[[], None]:

@@ -16,17 +16,20 @@ from django.contrib.auth.views import redirect_to_login
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 
 from automation.errors import ScenarioInvalid
+from automation.recording import fromrun
 from automation.recording.export import to_pytest
 from automation.recording.scenario import SECRET_ENV_PREFIX
 from automation.recording.scenario import Scenario as Document
 from dashboard import selectors, services
 from dashboard.forms import (
+    CheckForm,
     ImportScenarioForm,
     ParamDefaultForm,
     ReplayForm,
+    SaveScenarioForm,
     ScenarioEditForm,
     StepValuesForm,
 )
@@ -63,17 +66,38 @@ def scenario_import(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-@require_POST
+@require_http_methods(["GET", "HEAD", "POST"])
 def run_save_scenario(request: HttpRequest, run_id: int) -> HttpResponse:
+    """Save a run as a scenario: the page lists every step it keeps and every step it
+    leaves out with why (a failed step whose element is known can be kept), and the
+    checks its final page proposed, the telling ones ticked."""
     run = selectors.run_get(user=request.user, id=run_id)
-    try:
-        scenario = services.scenario_from_run(
-            owner=request.user, run=run, name=request.POST.get("name", "")
-        )
-    except ScenarioInvalid as exc:
-        messages.error(request, str(exc))
-        return redirect("run_detail", run_id=run.pk)
-    return redirect("scenario_detail", scenario_id=scenario.pk)
+    if run.owner_id != request.user.pk:
+        raise Http404("no such run of yours")
+    plan = fromrun.plan(selectors.run_step_rows(run=run))
+    proposals = selectors.run_proposed_checks(run=run)
+    data = request.POST if request.method == "POST" else None
+    initial = {"name": run.task[:200]}
+    form = SaveScenarioForm(data, initial=initial, plan=plan, proposals=proposals)
+    if data is not None and form.is_valid():
+        try:
+            scenario = services.scenario_from_run(
+                owner=request.user, run=run, name=form.cleaned_data["name"],
+                keep=form.cleaned_data["keep"], checks=form.cleaned_data["checks"],
+            )  # fmt: skip
+        except ScenarioInvalid as exc:
+            form.add_error(None, str(exc))
+        else:
+            return redirect("scenario_detail", scenario_id=scenario.pk)
+    boxes = {int(box.data["value"]): box for box in form["keep"]}
+    context = {
+        "run": run,
+        "form": form,
+        "kept": [p for p in plan if p.kept],
+        "left_out": [(p, boxes.get(p.index)) for p in plan if not p.kept],
+        "proposals": list(zip(form["checks"], proposals, strict=True)),
+    }
+    return render(request, "runs/save.html", context, status=400 if data is not None else 200)
 
 
 @login_required
@@ -100,13 +124,21 @@ def _detail_page(
     steps = list(scenario.steps.order_by("index"))
     report = _report(scenario, last_replay)
     outcomes = {step.pk: key for key, _label, rows in report for step in rows}
+    rows = [_step_row(step, document, bound, outcomes, is_owner=is_owner) for step in steps]
+    element_steps = [
+        (i, f"step {i}: {s.describe()}")
+        for i, s in enumerate(document.steps)
+        if s.identity is not None and not s.is_check
+    ]
     context = {
         "scenario": scenario,
         "is_owner": is_owner,
+        "check_form": bound.get("check") or CheckForm(element_steps=element_steps),
+        "checks": [row for row in rows if row.step.action == "expect"],
         "form": bound.get("replay") or ReplayForm(document=document),
         "edit_form": bound.get("edit")
         or ScenarioEditForm(initial={"name": scenario.name, "description": scenario.description}),
-        "rows": [_step_row(step, document, bound, outcomes, is_owner=is_owner) for step in steps],
+        "rows": rows,
         "params": _param_rows(document, params, bound),
         "secrets": [(name, SECRET_ENV_PREFIX + name) for name in sorted(secrets)],
         "last_replay": last_replay,
@@ -150,7 +182,7 @@ def _step_row(
         form = StepValuesForm(step=step)
     return StepRow(
         step=step,
-        target=_target(step, identity),
+        target=_target(step, identity, document.steps[step.index]),
         args=[(k, v if isinstance(v, str) else json.dumps(v)) for k, v in step.args.items()],
         facts=_facts(step, identity),
         identity_json=json.dumps(identity, indent=2, ensure_ascii=False) if identity else "",
@@ -166,8 +198,11 @@ def _outcome(latest: str, last_status: str) -> str:
     return last_status if latest in ("", "not_reached") else latest
 
 
-def _target(step: ScenarioStep, identity: dict[str, Any]) -> str:
-    """What the step acts on, the way a person names it: role and accessible name."""
+def _target(step: ScenarioStep, identity: dict[str, Any], document_step: Any = None) -> str:
+    """What the step acts on, the way a person names it: role and accessible name; for a
+    check, what it expects."""
+    if document_step is not None and document_step.is_check:
+        return document_step.describe().removeprefix("expect ")
     role, name = identity.get("role") or step.role, identity.get("name") or step.name
     if role and name:
         return f"{role} “{name}”"
@@ -191,8 +226,19 @@ def _facts(step: ScenarioStep, identity: dict[str, Any]) -> list[tuple[str, str]
         ("in row", identity.get("row", "")),
         ("under", identity.get("section", "")),
         ("selectors", "  ·  ".join(selectors_)),
+        ("also known as", _variants(identity)),
     ]
     return [(label, str(value)) for label, value in facts if value]
+
+
+def _variants(identity: dict[str, Any]) -> str:
+    """The identities the element was confirmed in before (earlier releases), briefly."""
+    told = []
+    for variant in identity.get("variants") or ():
+        role, name = variant.get("role", ""), variant.get("name", "")
+        where = variant.get("id") or (variant.get("selectors") or [""])[0]
+        told.append(f"{role} “{name}”" + (f" ({where})" if where else ""))
+    return "; ".join(told)
 
 
 def _param_rows(
@@ -313,6 +359,30 @@ def scenario_edit(request: HttpRequest, scenario_id: int) -> HttpResponse:
             messages.success(request, "Name and description saved.")
             return _back(scenario)
     return _detail_page(request, scenario, bound={"edit": form}, status=400)
+
+
+@login_required
+@require_POST
+def scenario_check_add(request: HttpRequest, scenario_id: int) -> HttpResponse:
+    """Add a check of the scenario's outcome (of the page, or of a step's element)."""
+    scenario = _owned(request, scenario_id)
+    document = selectors.scenario_document(scenario=scenario)
+    element_steps = [
+        (i, s.describe()) for i, s in enumerate(document.steps)
+        if s.identity is not None and not s.is_check
+    ]  # fmt: skip
+    form = CheckForm(request.POST, element_steps=element_steps)
+    if form.is_valid():
+        try:
+            services.scenario_check_add(
+                scenario=scenario, args=form.args(), like_step=form.like_step()
+            )
+        except ScenarioInvalid as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, "Check added: a replay now passes only if it holds.")
+            return _back(scenario, len(document.steps))
+    return _detail_page(request, scenario, bound={"check": form}, status=400)
 
 
 @login_required

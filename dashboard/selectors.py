@@ -7,6 +7,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
+from django.db import connection
 from django.db.models import (
     Count,
     DurationField,
@@ -19,7 +20,9 @@ from django.db.models import (
 )
 from django.shortcuts import get_object_or_404
 
+from automation.errors import ScenarioInvalid
 from automation.recording import scenario as fmt
+from automation.recording.propose import Proposal
 from dashboard.models import (
     IdentityHeal,
     LLMProfile,
@@ -92,6 +95,26 @@ def run_can_view(*, user: AbstractBaseUser, id: int) -> bool:
 def run_events(*, run_id: int, after_seq: int = 0) -> list[dict]:
     rows = RunEvent.objects.filter(run_id=run_id, seq__gt=after_seq).order_by("seq")
     return [{**row.data, "seq": row.seq} for row in rows]
+
+
+def run_step_rows(*, run: Run) -> list[dict[str, Any]]:
+    """The run's recorded steps as the scenario format's plan reads them."""
+    fields = ("index", "action", "args", "ref", "role", "name", "selector", "identity", "url",
+              "ok", "error", "duration_ms", "by")  # fmt: skip
+    return list(run.steps.order_by("index").values(*fields))
+
+
+def run_proposed_checks(*, run: Run) -> list[Proposal]:
+    """The checks the run proposed from its final page (its latest ``checks.proposed``
+    event); a stored proposal that can no longer be read is left out."""
+    event = run.events.filter(type="checks.proposed").order_by("-seq").first()
+    proposals = []
+    for data in event.data.get("checks", []) if event else []:
+        try:
+            proposals.append(Proposal.from_dict(data))
+        except (ScenarioInvalid, KeyError, TypeError):
+            continue
+    return proposals
 
 
 def run_last_seq(*, run_id: int) -> int:
@@ -192,7 +215,10 @@ def llm_profile_default() -> LLMProfile | None:
 
 
 def url_rule_domains() -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The enabled URL rules' domains: (allowed, blocked)."""
+    """The enabled URL rules' domains: (allowed, blocked).  A database not migrated yet
+    has no rules (a scenario file replayed on a fresh checkout)."""
+    if UrlRule._meta.db_table not in connection.introspection.table_names():
+        return (), ()
     rules = UrlRule.objects.filter(enabled=True).values_list("kind", "domain")
     allowed = tuple(d for kind, d in rules if kind == UrlRule.Kind.ALLOW)
     return allowed, tuple(d for kind, d in rules if kind == UrlRule.Kind.BLOCK)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -10,7 +10,8 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from automation.errors import ScenarioInvalid
+from automation.browser.identity import ElementIdentity
+from automation.errors import ActionInvalid, ScenarioInvalid
 from automation.recording import scenario as fmt
 from automation.recording.fromrun import from_run_steps
 from automation.recording.replay import StepOutcome
@@ -138,13 +139,56 @@ def scenario_import(*, owner: AbstractBaseUser, data: object) -> Scenario:
     return scenario_save(owner=owner, document=fmt.Scenario.from_dict(data))
 
 
-def scenario_from_run(*, owner: AbstractBaseUser, run: Run, name: str = "") -> Scenario:
-    """Save a run's recorded steps as a scenario ("save as scenario")."""
-    rows = list(run.steps.order_by("index").values(*_STEP_FIELDS))
-    document = from_run_steps(rows, name=name.strip() or run.task[:200] or f"Run {run.pk}")
-    if not document.steps:
+def scenario_from_run(
+    *,
+    owner: AbstractBaseUser,
+    run: Run,
+    name: str = "",
+    keep: Sequence[int] = (),
+    checks: Sequence[int] = (),
+) -> Scenario:
+    """Save a run's recorded steps as a scenario ("save as scenario"): the steps that ran
+    and can be replayed, the failed ones in ``keep`` (the person saw their effect), and
+    the proposed checks in ``checks`` (their positions in the run's proposals).  Every
+    step left out is listed, with why, in the scenario's description."""
+    rows = selectors.run_step_rows(run=run)
+    proposals = selectors.run_proposed_checks(run=run)
+    unknown = [i for i in checks if not 0 <= i < len(proposals)]
+    if unknown:
+        raise ScenarioInvalid(f"no proposed check {unknown[0]} for this run")
+    document = from_run_steps(
+        rows,
+        name=name.strip() or run.task[:200] or f"Run {run.pk}",
+        keep=keep,
+        checks=[proposals[i].check for i in checks],
+    )
+    if not any(not s.is_check for s in document.steps):
         raise ScenarioInvalid("the run has no step that can be replayed")
     return scenario_save(owner=owner, document=document, source_run=run)
+
+
+def scenario_check_add(
+    *, scenario: Scenario, args: Mapping[str, Any], like_step: int | None = None
+) -> None:
+    """Add an expect check at the end: of the page, or (``like_step``) of the element of
+    that step, found by its identity.  Refused whole (ScenarioInvalid) if it can't be read."""
+    with transaction.atomic():
+        data = selectors.scenario_data(scenario=_locked(scenario))
+        _check_no_live_replay(scenario)
+        check: dict[str, Any] = {"action": fmt.EXPECT, "args": dict(args)}
+        if like_step is not None:
+            _check_index(data, like_step)
+            source = data["steps"][like_step]
+            if not source.get("identity"):
+                raise ScenarioInvalid(f"step {like_step} has no element to check")
+            check["identity"] = source["identity"]
+        data["steps"].append(check)
+        document = fmt.Scenario.from_dict(data)
+        ScenarioStep.objects.create(
+            scenario=scenario, index=len(document.steps) - 1,
+            **_step_fields(document.steps[-1]),
+        )  # fmt: skip
+        _keep_used_params(scenario, document)
 
 
 def scenario_step_make_param(
@@ -369,14 +413,26 @@ def heal_decide(*, heal_id: int, approve: bool, user: AbstractBaseUser) -> Ident
 
 
 def _apply(heal: IdentityHeal, step: ScenarioStep, *, user: AbstractBaseUser | None) -> None:
+    """Write the heal to the step: the element as found now, the identities it was known
+    by before kept as its variants (replay finds it by any of them)."""
     heal.before = step.identity
-    step.identity = heal.after
+    step.identity = _confirmed(step.identity, heal.after)
     step.save(update_fields=["identity"])
     heal.status = IdentityHeal.Status.APPLIED
     heal.decided_by = user  # type: ignore[assignment]
     heal.decided_at = timezone.now()
     heal.save(update_fields=["before", "status", "decided_by", "decided_at"])
     _touch(step.scenario_id)
+
+
+def _confirmed(before: Any, after: dict[str, Any]) -> dict[str, Any]:
+    now = ElementIdentity.from_dict(after)
+    if not before:
+        return now.to_dict()
+    try:
+        return ElementIdentity.from_dict(before).confirmed_as(now).to_dict()
+    except ActionInvalid:
+        return now.to_dict()  # an identity that can't be read any more is not kept
 
 
 def _step_fields(step: fmt.ScenarioStep) -> dict[str, Any]:

@@ -34,6 +34,11 @@ urlpatterns = [
     ),
     path("scenarios/<int:scenario_id>/edit", scenario_views.scenario_edit, name="scenario_edit"),
     path(
+        "scenarios/<int:scenario_id>/checks",
+        scenario_views.scenario_check_add,
+        name="scenario_check_add",
+    ),
+    path(
         "scenarios/<int:scenario_id>/steps/<int:index>/values",
         scenario_views.scenario_step_values,
         name="scenario_step_values",

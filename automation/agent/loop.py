@@ -522,17 +522,19 @@ class AgentRun:
         try:
             await self.control.wait_for_person(budget)
         finally:
+            # What the person did is kept, also when they stop the run.
             self.control.recorder = None
             done = await recorder.stop() if recorder is not None else []
+            acts = done[1:] if done and done[0].action == "navigate" else done  # where it was
+            for step in acts:
+                target = step.target()
+                await self._record(
+                    step.action, step.args,
+                    Target("", target.role, target.name, step.selector, target)
+                    if target else Target(),
+                    None, 0, by="person",
+                )  # fmt: skip
         budget.extend((time.monotonic() - waited_from) * 1000)
-        acts = done[1:] if done and done[0].action == "navigate" else done  # where it was
-        for step in acts:
-            target = step.target()
-            await self._record(
-                step.action, step.args,
-                Target("", target.role, target.name, step.selector, target) if target else Target(),
-                None, 0, by="person",
-            )  # fmt: skip
         if acts:
             self._notes.append(
                 "While the run was paused, the person did: "

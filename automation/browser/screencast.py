@@ -35,7 +35,7 @@ from automation.browser.tab import Tab
 from automation.budget import Budget
 from automation.errors import ActionInvalid, TabwrightError
 
-__all__ = ["KEYS", "MAX_TYPE_CHARS", "Frame", "Screencast", "person_input"]
+__all__ = ["KEYS", "MAX_TYPE_CHARS", "Frame", "Screencast", "person_input", "viewport_point"]
 
 log = logging.getLogger("automation.browser")
 
@@ -202,7 +202,7 @@ async def person_input(tab: Tab, event: Mapping[str, Any], *, budget: Budget) ->
     kind = event.get("kind")
     mouse, keyboard = tab.page.mouse, tab.page.keyboard
     if kind in ("click", "scroll"):
-        x, y = _point(tab, event)
+        x, y = viewport_point(tab, event)
         if kind == "click":
             button = event.get("button", "left")
             clicks = event.get("clicks", 1)
@@ -235,7 +235,8 @@ async def person_input(tab: Tab, event: Mapping[str, Any], *, budget: Budget) ->
     raise ActionInvalid("kind must be click, scroll, type or key")
 
 
-def _point(tab: Tab, event: Mapping[str, Any]) -> tuple[float, float]:
+def viewport_point(tab: Tab, event: Mapping[str, Any]) -> tuple[float, float]:
+    """The event's ``x``, ``y``: finite numbers inside the tab's viewport (ActionInvalid)."""
     size = tab.page.viewport_size or {"width": 10_000, "height": 10_000}
     x, y = _number(event, "x", None), _number(event, "y", None)
     if not (0 <= x < size["width"] and 0 <= y < size["height"]):

@@ -94,6 +94,27 @@ async def test_takeover_click_is_recorded_as_the_persons_step(
     assert "order-1003" in json.dumps(steps[1].identity), steps[1].identity
 
 
+async def test_check_this_records_a_check_of_what_is_under_the_pointer(
+    runs: Runs, open_socket: OpenSocket, owner: Any, fixture_url: str
+) -> None:
+    run, comm, _ = await paused_on_delete(runs, open_socket, owner, fixture_url)
+    tab = run_tab(run.pk)
+    point = await centre_of(tab, '[data-testid="order-1003"] button.delete')
+    await comm.send_json_to({"command": "input", "id": 7, "kind": "check", **point})
+    done = await receive_until(comm, of_type("input.result"))
+    assert done[-1]["ok"] and done[-1]["done"] == "check: button 'Delete' is on the page"
+    assert "Order #1003 deleted" not in await tab.page.content()  # nothing was clicked
+    await comm.send_json_to({"command": "input", "id": 8, "kind": "check", "x": -5, "y": 3})
+    refused = await receive_until(comm, of_type("input.result"))
+    assert not refused[-1]["ok"] and "outside the viewport" in refused[-1]["error"]["message"]
+    await comm.send_json_to({"command": "stop"})
+    await receive_until(comm, of_type("run.finished"))
+    steps = await stored_steps(run.pk)
+    checks = [s for s in steps if s.action == "expect"]
+    assert [(s.args, s.by) for s in checks] == [({"kind": "visible"}, "person")]
+    assert "order-1003" in json.dumps(checks[0].identity)
+
+
 async def test_a_page_gets_the_next_frame_only_after_drawing_the_last(
     runs: Runs, open_socket: OpenSocket, owner: Any, fixture_url: str
 ) -> None:

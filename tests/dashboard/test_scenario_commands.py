@@ -4,6 +4,9 @@ per-step results, and an exit status for every way a replay can end."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -14,6 +17,7 @@ from django.core.management.base import CommandError
 
 from dashboard import services
 from dashboard.models import IdentityHeal, Scenario, ScenarioStep
+from tests.daphne import ROOT
 from tests.net import free_port
 
 pytestmark = pytest.mark.django_db
@@ -145,3 +149,60 @@ def test_replay_exit_status_says_how_it_ended(
     assert code == 1 and "ERR_CONNECTION_REFUSED" in out
     out, code = run("scenario_replay", "999", "--base-url", dead)
     assert code == 3 and "no scenario 999" in out
+
+
+def with_checks(base: str, *checks: dict[str, Any]) -> dict[str, Any]:
+    data = sign_in(base)
+    data["steps"] += [{"action": "expect", "args": check} for check in checks]
+    return data
+
+
+def test_one_call_replays_on_several_base_urls_and_a_failing_check_fails_it(
+    tmp_path: Path, fixture_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TABWRIGHT_SECRET_SHOP_PW", "s3cret-value")
+    path = tmp_path / "checked.json"
+    # Both releases say who signed in, each in its own markup.
+    path.write_text(json.dumps(with_checks(
+        fixture_url, {"kind": "text_visible", "text": "Signed in as ada@example.org"},
+    )))  # fmt: skip
+    bases = ["--base-url", f"{fixture_url}/replay/v1/login.html",
+             "--base-url", f"{fixture_url}/replay/v2"]  # fmt: skip
+    out, code = run("scenario_replay", str(path), *bases, "--allow-private")
+    assert code == 0, out
+    assert out.count("RESULT passed 6/6 steps, 1/1 checks") == 2
+    assert f"== {fixture_url}/replay/v2" in out
+    assert "expect         passed       text 'Signed in as ada@example.org' is visible: yes" in out
+    out, code = run("scenario_replay", str(path), *bases, "--allow-private", "--json")
+    lines = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    assert [(r["base_url"], r["status"]) for r in lines] == [
+        (f"{fixture_url}/replay/v1/login.html", "passed"), (f"{fixture_url}/replay/v2", "passed"),
+    ]  # fmt: skip
+    # A check that does not hold: the replay is failed, exit status 1, the check says why.
+    path.write_text(json.dumps(with_checks(
+        fixture_url, {"kind": "rows", "text": "Grace Hopper", "count": 0},
+    )))  # fmt: skip
+    out, code = run("scenario_replay", str(path), *bases[:2], "--allow-private",
+                    "--timeout-ms", "60000")  # fmt: skip
+    assert code == 1, out
+    assert "RESULT failed 5/6 steps, 0/1 checks" in out
+    assert "expected 0 row(s) show 'Grace Hopper', but 1 row(s) show it" in out
+
+
+def test_a_file_replay_needs_no_database(tmp_path: Path, fixture_url: str) -> None:
+    """On a checkout that was installed but never migrated."""
+    path = tmp_path / "sign-in.json"
+    data = sign_in(fixture_url)
+    data["steps"][2]["args"] = {"value": "not a secret here"}
+    path.write_text(json.dumps(data))
+    var = tmp_path / "fresh"
+    env = {**os.environ, "TABWRIGHT_VAR_DIR": str(var),
+           "TABWRIGHT_DB_PATH": str(var / "db.sqlite3"),
+           "DJANGO_SETTINGS_MODULE": "dashboard.settings"}  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "manage.py", "scenario_replay", str(path), "--allow-private",
+         "--base-url", f"{fixture_url}/replay/v1"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "RESULT passed 5/5 steps" in done.stdout

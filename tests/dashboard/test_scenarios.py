@@ -94,7 +94,9 @@ async def test_a_run_saved_as_a_scenario_replays_on_a_new_release_and_heals(
     applied = [h for h in heals if h.status == IdentityHeal.Status.APPLIED]
     for heal in applied:
         step = await sync_to_async(ScenarioStep.objects.get)(pk=heal.step_id)
-        assert step.identity == heal.after and heal.before != heal.after
+        assert {**step.identity, "variants": []} == heal.after != heal.before
+        # The identity it had before is kept as a variant (an older release).
+        assert step.identity["variants"][0]["id"] == heal.before["id"]
     email = next(h for h in applied if h.after["name"] == "Email")
     assert email.after["id"] == "login-email" and email.before["id"] == "email"
     stored = await sync_to_async(list)(replay.steps.order_by("index").values_list("ok", flat=True))
@@ -186,6 +188,8 @@ def test_a_proposed_change_is_written_only_when_approved(owner: Any, fixture_url
     proposed.refresh_from_db()
     assert step.identity["name"] == "Close account" and proposed.status == "applied"
     assert proposed.before["name"] == "Delete account" and proposed.decided_by == owner
+    # What it was known as is kept: replay finds it on the older release too.
+    assert [v["name"] for v in step.identity["variants"]] == ["Delete account"]
     response = client.post(f"/heals/{proposed.pk}/decide", {"reject": "1"}, follow=True)
     assert "already applied" in response.content.decode()
     rejected = services.heal_record(scenario_id=scenario.pk, outcome={**outcome, "healed": BUTTON})
@@ -199,7 +203,8 @@ def test_a_proposed_change_is_written_only_when_approved(owner: Any, fixture_url
     )
     step.refresh_from_db()
     assert confident is not None and confident.status == "applied"
-    assert step.identity == BUTTON and confident.decided_by is None
+    assert step.identity["name"] == "Delete account" and confident.decided_by is None
+    assert [v["name"] for v in step.identity["variants"]] == ["Close account"]  # no repeats
 
 
 @pytest.mark.django_db

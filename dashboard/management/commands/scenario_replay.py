@@ -1,13 +1,17 @@
-"""Replay a scenario (stored, or a JSON file) against a base URL, for use in CI.
+"""Replay a scenario (stored, or a JSON file) against one or more base URLs, for use in CI.
 
     python manage.py scenario_replay 12 --base-url http://127.0.0.1:8080 --json
+    python manage.py scenario_replay login.json --base-url http://a.test --base-url http://b.test
 
-Prints each step's outcome (how its element was found, with what score and what changed)
-and ends with a RESULT line, or prints one JSON object with ``--json``.  Exit status:
-0 every step passed, 1 a step failed (or the browser could not run), 2 a step needs a person
+Prints each step's outcome (how its element was found, with what score and what changed;
+for a check, what it expected and what the page showed) and ends with a RESULT line per
+base URL, or prints one JSON object per base URL (one per line) with ``--json``.  Several
+base URLs share one browser, each replay in a fresh context.  Exit status: 0 every replay
+passed, 1 a step or a check failed (or the browser could not run), 2 a step needs a person
 (replay could not tell which element it means and did not guess), 3 the scenario can't be
-used (a bad file, a missing parameter or secret).  Secrets come from the environment
-(``TABWRIGHT_SECRET_<NAME>``) and are never printed.
+used (a bad file, a missing parameter or secret).  A file replay needs no database: on a
+checkout never migrated only the settings' URL policy applies.  Secrets come from the
+environment (``TABWRIGHT_SECRET_<NAME>``) and are never printed.
 """
 
 from __future__ import annotations
@@ -37,7 +41,10 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("scenario", help="a stored scenario's id, or a scenario .json file")
-        parser.add_argument("--base-url", required=True, help="where to replay it")
+        parser.add_argument(
+            "--base-url", required=True, action="append", dest="base_urls", metavar="URL",
+            help="where to replay it (repeat to replay it on several, one browser for all)",
+        )  # fmt: skip
         add = parser.add_argument
         add("--timeout-ms", type=int, default=600_000, help="the whole replay's budget")
         add("--step-timeout-ms", type=int, default=15_000, help="each step's budget")
@@ -63,21 +70,25 @@ class Command(BaseCommand):
         replay_config = ReplayConfig(
             step_timeout_ms=options["step_timeout_ms"], run_timeout_ms=options["timeout_ms"]
         )
+        bases = options["base_urls"]
         try:
-            result = asyncio.run(
-                _replay(config, document, params, options["base_url"], replay_config)
-            )
-        except ScenarioInvalid as exc:  # a missing parameter or secret: before any step
+            document.resolve(params)  # a missing parameter or secret: before the browser
+            results = asyncio.run(_replay(config, document, params, bases, replay_config))
+        except ScenarioInvalid as exc:
             raise CommandError(str(exc), returncode=3) from None
         except TabwrightError as exc:
             raise CommandError(f"replay could not run: {exc}", returncode=1) from None
-        if stored is not None and options["save_heals"]:
-            for outcome in result.steps:
-                services.heal_record(scenario_id=stored.pk, outcome=outcome)
-        self._report(result, as_json=options["json"])
-        if not result.ok:
-            message = f"replay {result.status}: {result.reason}"
-            raise CommandError(message, returncode=EXIT[result.status])
+        for base, result in zip(bases, results, strict=True):
+            if stored is not None and options["save_heals"]:
+                for outcome in result.steps:
+                    services.heal_record(scenario_id=stored.pk, outcome=outcome)
+            self._report(result, base, as_json=options["json"], several=len(bases) > 1)
+        failed = [(b, r) for b, r in zip(bases, results, strict=True) if not r.ok]
+        if failed:
+            # A failure says more than a pause for a person: it wins the exit status.
+            worst = min(failed, key=lambda pair: EXIT[pair[1].status] == 2)
+            message = "; ".join(f"replay {r.status} on {b}: {r.reason}" for b, r in failed)
+            raise CommandError(message, returncode=EXIT[worst[1].status])
 
     def _scenario(self, which: str) -> tuple[Scenario | None, Document]:
         try:
@@ -90,24 +101,44 @@ class Command(BaseCommand):
         except ScenarioInvalid as exc:
             raise CommandError(f"{which}: {exc}", returncode=3) from None
 
-    def _report(self, result: ReplayResult, *, as_json: bool) -> None:
+    def _report(self, result: ReplayResult, base: str, *, as_json: bool, several: bool) -> None:
         if as_json:
-            self.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False))
+            data = {"base_url": base, **result.to_dict()}
+            self.stdout.write(json.dumps(data, ensure_ascii=False))
             return
+        if several:
+            self.stdout.write(f"== {base}")
         for step in result.steps:
             self.stdout.write(_line(step))
         passed = sum(s.status == "passed" for s in result.steps)
+        checks = [s for s in result.steps if s.action == "expect"]
+        held = sum(s.status == "passed" for s in checks)
         self.stdout.write(
-            f"RESULT {result.status} {passed}/{len(result.steps)} steps in {result.duration_ms} ms"
+            f"RESULT {result.status} {passed}/{len(result.steps)} steps, "
+            f"{held}/{len(checks)} checks in {result.duration_ms} ms"
+            + (f" on {base}" if several else "")
         )
 
 
 async def _replay(
-    config: Any, document: Document, params: dict[str, str], base_url: str, replay: ReplayConfig
-) -> ReplayResult:
+    config: Any,
+    document: Document,
+    params: dict[str, str],
+    bases: list[str],
+    replay: ReplayConfig,
+) -> list[ReplayResult]:
+    """One replay per base URL, in one browser, each in a context of its own."""
+    results = []
     async with BrowserSession(config) as browser:
-        tab = await browser.new_tab()
-        return await Replay(tab, document, params=params, base_url=base_url, config=replay).run()
+        for base in bases:
+            tab = await browser.new_tab()
+            try:
+                results.append(
+                    await Replay(tab, document, params=params, base_url=base, config=replay).run()
+                )
+            finally:
+                await tab.close()
+    return results
 
 
 def _params(pairs: list[str]) -> dict[str, str]:
@@ -122,6 +153,8 @@ def _params(pairs: list[str]) -> dict[str, str]:
 
 def _line(step: StepOutcome) -> str:
     line = f"step {step.index:>3} {step.action:<14} {step.status:<12}"
+    if step.action == "expect" and step.status == "passed":
+        line += f" {step.result}"
     if step.strategy:
         line += f" {step.strategy}" + (f" {step.score:.3f}" if step.score is not None else "")
     if step.duration_ms:

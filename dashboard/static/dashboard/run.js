@@ -17,6 +17,7 @@
   const liveFrame = document.getElementById("live-frame");
   const liveUrl = document.getElementById("live-url");
   const liveHint = document.getElementById("live-hint");
+  const checkThis = document.getElementById("check-this");
   const isOwner = !!controls;
   const FINAL = new Set(["succeeded", "failed", "stopped"]);
   const NAMED_KEYS = new Set(["Enter", "Tab", "Escape", "Backspace", "Delete", "ArrowUp",
@@ -24,6 +25,7 @@
   let status = "";
   let frameSize = null; // CSS px of the run's viewport, from the latest frame
   let wantTakeover = false;
+  let checking = false; // the next click on the picture records a check instead
   let lastSeq = 0;
   let socket = null;
   let retryMs = 500;
@@ -77,6 +79,27 @@
     return details;
   }
 
+  // An expect step in words, as the scenario page says it.
+  function checkWords(args, role, name) {
+    const what = role ? role + (name ? ' "' + name + '"' : "") : "the element";
+    switch (args.kind) {
+      case "text_visible": return 'text "' + args.text + '" is shown';
+      case "text_hidden": return 'text "' + args.text + '" is not shown';
+      case "rows": return args.count + ' row(s) show "' + args.text + '"';
+      case "url": return 'the address contains "' + args.url + '"';
+      case "checked": return what + " is checked";
+      case "unchecked": return what + " is not checked";
+      case "value": return what + ' shows "' + args.value + '"';
+      default: return what + " is on the page";
+    }
+  }
+
+  function setChecking(on) {
+    checking = on;
+    if (checkThis) checkThis.setAttribute("aria-pressed", on ? "true" : "false");
+    live.classList.toggle("checking", on);
+  }
+
   function setStatus(next, reason) {
     status = next;
     statusEl.textContent = status;
@@ -91,6 +114,7 @@
     live.classList.toggle("takeover", takeover);
     live.tabIndex = takeover ? 0 : -1;
     liveHint.hidden = !takeover;
+    if (!takeover) setChecking(false);
     if (takeover && wantTakeover) live.focus();
     if (status !== "paused" && status !== "running") wantTakeover = false;
     if (FINAL.has(status) && shot.getAttribute("src")) {
@@ -127,10 +151,11 @@
       if (e.steps) li.appendChild(macroSteps(e));
     },
     "step.recorded": (e) => {
-      const li = el("li", "step " + (e.ok ? "ok" : "failed"));
+      const li = el("li", "step " + (e.ok ? "ok" : "failed") + (e.action === "expect" ? " check" : ""));
       li.dataset.index = e.index;
-      li.appendChild(el("span", "step-action", e.action));
-      const target = e.role ? e.role + ' "' + e.name + '"' : describe("", e.args).trim();
+      li.appendChild(el("span", "step-action", e.action === "expect" ? "check" : e.action));
+      let target = e.role ? e.role + ' "' + e.name + '"' : describe("", e.args).trim();
+      if (e.action === "expect") target = checkWords(e.args, e.role, e.name);
       li.appendChild(el("span", "step-target", target));
       if (e.duration_ms) li.appendChild(el("span", "step-ms hint", e.duration_ms + " ms"));
       if (e.selector) li.appendChild(el("code", "step-selector", e.selector));
@@ -154,6 +179,10 @@
         text += "; candidate " + c.role + ' "' + c.name + '" ' + c.score;
       });
       if (text) li.appendChild(el("span", "replay-note hint", text));
+    },
+    "checks.proposed": (e) => {
+      addChat("note", "checks", e.checks.length + " checks of the final page proposed: " +
+        "tick them when you save the run as a scenario.");
     },
     frame: (e) => {
       if (FINAL.has(status)) return;
@@ -180,6 +209,7 @@
     },
     "input.result": (e) => {
       if (!e.ok) addChat("note failed", "error", e.error.code + ": " + e.error.message);
+      else if (/^check: /.test(e.done || "")) addChat("note", "check", e.done);
     },
     screenshot: (e) => {
       shot.src = e.src;
@@ -302,10 +332,16 @@
     typed = "";
   }
 
+  if (checkThis) checkThis.addEventListener("click", () => setChecking(!checking));
   liveFrame.addEventListener("click", (ev) => {
     if (!takingOver()) return;
     live.focus();
     flushTyping();
+    if (checking) { // record a check of what is there; nothing is clicked
+      setChecking(false);
+      sendJson(Object.assign({ command: "input", kind: "check" }, pagePoint(ev)));
+      return;
+    }
     sendJson(Object.assign({ command: "input", kind: "click", clicks: ev.detail === 2 ? 2 : 1 },
       pagePoint(ev)));
   });

@@ -1,0 +1,171 @@
+"""Saving a run lists every step it leaves out (and keeps the ones the person keeps) and
+the checks its final page proposed; checks are added and edited on the scenario page;
+a replay whose check fails is failed, in the dashboard and in its report."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.test import Client
+
+from dashboard import services
+from dashboard.models import Run, Scenario, ScenarioStep
+from tests.dashboard.conftest import Runs
+
+BOX = {"role": "checkbox", "name": "", "tag": "input", "type": "checkbox", "row": "Buy milk",
+       "selectors": ["li:nth-of-type(1) > input"]}  # fmt: skip
+FIELD = {"role": "textbox", "name": "New todo", "tag": "input", "id": "new",
+         "selectors": ["#new"]}  # fmt: skip
+
+
+def saved_run(owner: Any) -> Run:
+    """A finished run: a failed tick whose effect the page shows, a read, an evaluate,
+    and the checks its final page proposed."""
+    run = services.run_create(owner=owner, task="add milk", start_url="", planner="rules")
+    rows = [
+        {"index": 0, "action": "navigate", "args": {"url": "http://todo.test/app/"}},
+        {"index": 1, "action": "fill", "args": {"ref": "e3", "value": "Buy milk",
+         "submit": True}, "identity": FIELD},
+        {"index": 2, "action": "check", "args": {"ref": "e9", "checked": True}, "ok": False,
+         "error": {"code": "budget_exceeded", "message": "check e9: out of time"},
+         "identity": BOX},
+        {"index": 3, "action": "read_page", "args": {}},
+        {"index": 4, "action": "evaluate", "args": {"expression": "1 + 1"}},
+    ]  # fmt: skip
+    for row in rows:
+        services.step_record(run_id=run.pk, data=row)
+    checks = [
+        {"check": {"action": "expect", "args": {"kind": "checked"}, "identity": BOX},
+         "why": "what step 2 left on the page", "picked": True},
+        {"check": {"action": "expect", "args": {"kind": "rows", "text": "Buy milk",
+                                                "count": 1}},
+         "why": "a text the run typed", "picked": True},
+        {"check": {"action": "expect", "args": {"kind": "url", "url": "http://todo.test/app/"}},
+         "why": "the page's address", "picked": False},
+    ]  # fmt: skip
+    services.run_event_append(run_id=run.pk, seq=1, type="checks.proposed",
+                              data={"type": "checks.proposed", "checks": checks})  # fmt: skip
+    services.run_set_status(run_id=run.pk, status=Run.Status.SUCCEEDED, summary="added")
+    return run
+
+
+@pytest.mark.django_db
+def test_the_save_page_lists_what_it_leaves_out_and_what_the_run_proposes(
+    owner: Any, stranger: Any
+) -> None:
+    run = saved_run(owner)
+    client = Client()
+    client.force_login(owner)
+    page = client.get(f"/runs/{run.pk}/save").content.decode()
+    assert 'Steps it leaves out <span class="hint">(3)</span>' in page
+    assert "it failed: check e9: out of time" in page
+    assert "it only read the page" in page and "replay can&#x27;t do &#x27;evaluate&#x27;" in page
+    assert page.count('name="keep"') == 1  # only the failed tick can be kept
+    assert page.count('name="checks"') == 3
+    assert page.count("checked>") >= 2  # the picked checks start ticked
+    assert "checkbox is checked" in page and "1 row(s) show &#x27;Buy milk&#x27;" in page
+
+    response = client.post(
+        f"/runs/{run.pk}/save", {"name": "Milk", "keep": ["2"], "checks": ["0", "1"]}
+    )
+    scenario = Scenario.objects.get()
+    assert response.status_code == 302 and scenario.name == "Milk"
+    steps = list(scenario.steps.order_by("index"))
+    assert [s.action for s in steps] == ["navigate", "fill", "check", "expect", "expect"]
+    assert steps[3].args == {"kind": "checked"} and steps[3].identity["row"] == "Buy milk"
+    assert "step 3 (read_page): it only read the page" in scenario.description
+    assert "step 2" not in scenario.description  # kept by the person
+
+    bad = client.post(f"/runs/{run.pk}/save", {"name": "x", "checks": ["7"], "keep": ["3"]})
+    assert bad.status_code == 400 and Scenario.objects.count() == 1
+    assert "Select a valid choice" in bad.content.decode()
+    other = Client()
+    other.force_login(stranger)
+    assert other.get(f"/runs/{run.pk}/save").status_code == 404
+    assert other.post(f"/runs/{run.pk}/save", {"name": "mine"}).status_code == 404
+
+
+@pytest.mark.django_db
+def test_a_run_that_proposed_nothing_says_so_and_saves_without_checks(owner: Any) -> None:
+    run = services.run_create(owner=owner, task="open", start_url="", planner="rules")
+    services.step_record(
+        run_id=run.pk, data={"index": 0, "action": "navigate", "args": {"url": "http://a.test/"}}
+    )
+    client = Client()
+    client.force_login(owner)
+    page = client.get(f"/runs/{run.pk}/save").content.decode()
+    assert 'data-testid="no-checks"' in page and 'data-testid="nothing-left-out"' in page
+    client.post(f"/runs/{run.pk}/save", {"name": "Open"})
+    assert [s.action for s in Scenario.objects.get().steps.all()] == ["navigate"]
+
+
+@pytest.mark.django_db
+def test_checks_are_added_and_edited_on_the_scenario_page(owner: Any, stranger: Any) -> None:
+    run = saved_run(owner)
+    scenario = services.scenario_from_run(owner=owner, run=run, name="Milk", keep=[2])
+    client = Client()
+    client.force_login(owner)
+    page = client.get(f"/scenarios/{scenario.pk}/").content.decode()
+    assert 'data-testid="no-checks"' in page
+    url = f"/scenarios/{scenario.pk}/checks"
+    ok = client.post(url, {"check-kind": "text_visible", "check-text": "1 item left"})
+    assert ok.status_code == 302
+    ok = client.post(url, {"check-kind": "checked", "check-step": "2"})
+    assert ok.status_code == 302
+    for bad, error in [
+        ({"check-kind": "rows", "check-text": "Buy milk"}, "needs its rows"),
+        ({"check-kind": "checked"}, "Choose the step"),
+        ({"check-kind": "value", "check-step": "0", "check-value": "x"}, "Select a valid choice"),
+        ({"check-kind": "text_visible", "check-text": "${SECRET:PW}"}, "can&#x27;t hold a secret"),
+    ]:
+        response = client.post(url, bad)
+        assert response.status_code == 400 and error in response.content.decode(), bad
+    steps = list(scenario.steps.order_by("index"))
+    assert [(s.action, s.args) for s in steps[3:]] == [
+        ("expect", {"kind": "text_visible", "text": "1 item left"}),
+        ("expect", {"kind": "checked"}),
+    ]
+    assert steps[4].identity == steps[2].identity
+    page = client.get(f"/scenarios/{scenario.pk}/").content.decode()
+    assert "text &#x27;1 item left&#x27; is visible" in page
+    edited = client.post(
+        f"/scenarios/{scenario.pk}/steps/3/values",
+        {"step3-text": "2 items left", "step_id": steps[3].pk},
+    )
+    assert edited.status_code == 302
+    assert ScenarioStep.objects.get(pk=steps[3].pk).args["text"] == "2 items left"
+    other = Client()
+    other.force_login(stranger)
+    assert other.post(url, {"check-kind": "url", "check-url": "/x"}).status_code == 404
+    export = client.get(f"/scenarios/{scenario.pk}/export.py").content.decode()
+    assert "expect(page.get_by_text(re.compile(re.escape('2 items left'), re.I))" in export
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_replay_whose_check_fails_is_failed(
+    runs: Runs, owner: Any, fixture_url: str
+) -> None:
+    data = {
+        "format": "tabwright.scenario", "version": 1, "name": "Sign-in page",
+        "base_url": f"{fixture_url}/replay/v1",
+        "steps": [
+            {"action": "navigate", "args": {"url": f"{fixture_url}/replay/v1/login.html"}},
+            {"action": "expect", "args": {"kind": "text_visible", "text": "Sign in"}},
+            {"action": "expect", "args": {"kind": "text_hidden", "text": "Email"}},
+        ],
+    }  # fmt: skip
+    scenario = await sync_to_async(services.scenario_import)(owner=owner, data=data)
+    run = await sync_to_async(services.replay_run_create)(
+        owner=owner, scenario=scenario, base_url="", params={}
+    )
+    await runs.start(run)
+    await runs.manager.wait(run.pk)
+    run = await sync_to_async(Run.objects.get)(pk=run.pk)
+    assert run.status == Run.Status.FAILED
+    assert "expected text 'Email' is not visible, but it is shown" in run.status_reason
+    statuses = await sync_to_async(list)(
+        scenario.steps.order_by("index").values_list("last_status", flat=True)
+    )
+    assert statuses == ["passed", "passed", "failed"]
