@@ -55,6 +55,7 @@
   // How the decision is made (see identity.py for what each strategy means).
   const MIN_NAME = 0.75; // below this a name does not match, unless an attribute proves it
   const MIN_CONTEXT = 0.6; // a name shared at recording must keep its row, card or section
+  const STATEFUL = new Set(["toggle", "text", "choice"]); // kinds whose row may prove them
   const ROW_PROOF = 0.8; // a row this like the recorded one proves the row's only checkbox
   const MIN_FIT = 0.5; // no strategy takes an element that scores below this
   const MIN_SCORE = 0.6; // similarity: the best candidate's score at least this...
@@ -583,9 +584,12 @@
     let needsContext = id.name_count > 1 || !id.name || args.crossing || name.core;
     if (!proven && id.name && (name.gap || name.sim < MIN_NAME)) {
       // A name on one side only (or only repeating its row) is no mismatch where the row
-      // proves the element; nor is another wording of a row's checkbox.
-      const toggle = KIND[id.role] === "toggle" && KIND[f.role] === "toggle";
-      if ((name.gap || toggle) && rowProves()) needsContext = true;
+      // proves the element; nor is another wording of a row's checkbox.  Only for
+      // controls that hold a state (a box, a field): a button's name says what it does,
+      // and the row's one button may do something else now.
+      const kind = KIND[id.role];
+      const holds = STATEFUL.has(kind) && kind === KIND[f.role];
+      if (holds && (name.gap || kind === "toggle") && rowProves()) needsContext = true;
       else why.push(`name ${JSON.stringify(f.name)}`);
     }
     if (!anchored && alike.has(key(f.name))) why.push(`look-alike ${JSON.stringify(f.name)}`);

@@ -364,3 +364,138 @@ async def test_a_page_that_breaks_the_matcher_says_how(tab: Tab, payment: Snapsh
     broken = await find(tab, reference)
     assert not broken.ok
     assert broken.reason == "could not search the page: locate failed: patched by the page"
+
+
+# -- evidence across implementations: rows, names on one side, unique attributes ----------
+
+ROWS_V1 = """<ul>
+  <li><input type="checkbox" aria-label="Toggle Todo"> <span>Buy milk</span>
+      <button>Delete</button></li>
+  <li><input type="checkbox" aria-label="Toggle Todo"> <span>Walk the dog</span>
+      <button>Delete</button></li>
+</ul>"""
+SR_ONLY = "position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)"
+
+
+async def row_box(tab: Tab, html: str, row: int = 0) -> ElementIdentity:
+    await tab.page.set_content(html)
+    snap = await tab.snapshot()
+    boxes = [r.ref for r in snap.refs.values() if r.role == "checkbox"]
+    target = await tab.target(boxes[row])
+    assert target.identity is not None
+    return target.identity
+
+
+async def found_row(tab: Tab, identity: ElementIdentity, html: str) -> str | None:
+    """The text of the row of the element found on ``html`` (None: it abstained)."""
+    await tab.page.set_content(html)
+    await tab.snapshot()
+    located = await find(tab, identity)
+    if located.element is None:
+        return None
+    return str(await located.element.evaluate("(e) => e.closest('li, tr').textContent.trim()"))
+
+
+@pytest.mark.parametrize(
+    "v2",
+    [
+        # no name at all: known by its row only
+        """<ul><li><input type="checkbox"> Walk the dog <button>&times;</button></li>
+           <li><input type="checkbox"> Buy milk <button>&times;</button></li></ul>""",
+        # a visually hidden label repeating the title, in another order
+        f"""<table><tr><td><input type="checkbox" id="a"><label for="a" style="{SR_ONLY}">
+           Toggle Todo Walk the dog</label> Walk the dog</td></tr>
+           <tr><td><input type="checkbox" id="b"><label for="b" style="{SR_ONLY}">
+           Toggle Todo Buy milk</label> Buy milk</td></tr></table>""",
+        # labelled by its own title
+        """<ul><li><input type="checkbox" id="a"><label for="a">Walk the dog</label></li>
+           <li><input type="checkbox" id="b"><label for="b">Buy milk</label></li></ul>""",
+        # another wording of a row's checkbox
+        """<ul><li><input type="checkbox" aria-label="Toggle the completion state of this todo">
+           Walk the dog</li><li><input type="checkbox"
+           aria-label="Toggle the completion state of this todo"> Buy milk</li></ul>""",
+    ],
+    ids=["unnamed", "sr-only-label", "own-title", "reworded"],
+)
+async def test_a_row_s_checkbox_is_found_by_its_row_whatever_it_is_called(
+    tab: Tab, v2: str
+) -> None:
+    box = await row_box(tab, ROWS_V1)
+    assert (box.name, box.row, box.row_peers) == ("Toggle Todo", "Buy milk", 1)
+    row = await found_row(tab, box, v2)
+    assert row is not None and "Buy milk" in row and "Walk" not in row
+
+
+async def test_rows_in_open_shadow_roots_are_read_through(tab: Tab) -> None:
+    shadow = """<todo-list></todo-list><script>
+    customElements.define("todo-list", class extends HTMLElement { connectedCallback() {
+      this.attachShadow({ mode: "open" }).innerHTML = ["Walk the dog", "Buy milk"].map((t) =>
+        `<li><x-row><span>${t}</span></x-row></li>`).join(""); } });
+    customElements.define("x-row", class extends HTMLElement { connectedCallback() {
+      this.attachShadow({ mode: "open" }).innerHTML =
+        '<input type="checkbox" aria-label="Toggle"> <slot></slot>'; } });
+    </script>"""
+    box = await row_box(tab, ROWS_V1)
+    await tab.page.set_content(shadow)
+    await tab.snapshot()
+    located = await find(tab, box)
+    assert located.found is not None and located.found.row == "Buy milk", located.reason
+
+
+async def test_a_row_proves_only_its_one_checkbox(tab: Tab) -> None:
+    """Where the row holds two boxes, or reads otherwise, an unnamed box is not taken."""
+    box = await row_box(tab, ROWS_V1)
+    two = """<ul><li><input type="checkbox"><input type="checkbox"> Buy milk</li>
+             <li><input type="checkbox"><input type="checkbox"> Walk the dog</li></ul>"""
+    assert await found_row(tab, box, two) is None
+    other = """<ul><li><input type="checkbox"> Buy oat milk</li>
+               <li><input type="checkbox"> Walk the dog</li></ul>"""
+    assert await found_row(tab, box, other) is None
+    # A button of the row is never taken for another whose name it lacks.
+    await tab.page.set_content(ROWS_V1)
+    delete = await tab.target(ref_of(await tab.snapshot(), "button", "Delete"))
+    assert delete.identity is not None
+    unnamed = """<ul><li><input type="checkbox"> Buy milk <button>✎</button></li>
+                 <li><input type="checkbox"> Walk the dog <button>✎</button></li></ul>"""
+    await tab.page.set_content(unnamed)
+    assert not (await find(tab, delete.identity)).ok
+
+
+async def test_a_renamed_field_is_proven_by_its_unique_placeholder_label_or_autocomplete(
+    tab: Tab,
+) -> None:
+    await tab.page.set_content(
+        '<input placeholder="What needs to be done?"> <input placeholder="Search">'
+        '<label>Email <input autocomplete="email"></label>'
+    )
+    snap = await tab.snapshot()
+    new = (await tab.target(ref_of(snap, "textbox", "What needs to be done?"))).identity
+    email = (await tab.target(ref_of(snap, "textbox", "Email"))).identity
+    assert new is not None and email is not None
+    assert new.unique == ("placeholder",) and email.unique == ("label", "autocomplete")
+    await tab.page.set_content(
+        '<input placeholder="Search" aria-label="Search"><div><input aria-label="New Todo Input"'
+        ' placeholder="What needs to be done?"></div><input aria-label="Your address"'
+        ' autocomplete="email">'
+    )
+    for identity, attr in ((new, "placeholder"), (email, "autocomplete")):
+        located = await find(tab, identity)
+        assert located.strategy == "attribute", located.reason
+        assert await located.element.evaluate(f"(e) => e.hasAttribute('{attr}')")  # type: ignore[union-attr]
+    # Not unique now (two fields share it): no proof, and the renamed field is not taken.
+    await tab.page.set_content(
+        '<input aria-label="New Todo Input" placeholder="What needs to be done?">'
+        '<input aria-label="Edit" placeholder="What needs to be done?">'
+    )
+    assert not (await find(tab, new)).ok
+
+
+async def test_variants_that_point_at_different_elements_abstain(tab: Tab) -> None:
+    await tab.page.set_content('<button id="a">Save</button><button id="b">Send</button>')
+    snap = await tab.snapshot()
+    save = (await tab.target(ref_of(snap, "button", "Save"))).identity
+    send = (await tab.target(ref_of(snap, "button", "Send"))).identity
+    assert save is not None and send is not None
+    both = replace(save, variants=(send.plain(),))
+    located = await find(tab, both)
+    assert not located.ok and "variants point at different elements" in located.reason
