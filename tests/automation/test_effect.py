@@ -135,3 +135,10 @@ async def test_check_a_box_in_an_open_shadow_root_that_is_redrawn(tab: Tab, page
     assert "re-rendered" in await run(tab, "check", ref=ref)
     items = await tab.page.evaluate("() => document.getElementById('shadow').state()")
     assert [i["done"] for i in items] == [False, True]
+
+
+async def test_click_a_toggle_button_the_page_redraws(tab: Tab, page: Snapshot) -> None:
+    out = await run(tab, "click", ref=ref_of(page, "button", "Star"))
+    assert out == "clicked button 'Star'"
+    assert (await model(tab))["starred"] is True
+    assert await tab.page.get_attribute("#star", "aria-pressed") == "true"  # a new node

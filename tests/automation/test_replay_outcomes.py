@@ -7,7 +7,10 @@ that accumulate variants."""
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from playwright.async_api import Page
@@ -20,6 +23,7 @@ from automation.recording.export import to_pytest
 from automation.recording.recorder import Recorder
 from automation.recording.replay import Replay, ReplayConfig
 from automation.recording.scenario import Scenario, ScenarioStep
+from tests.conftest import CHROMIUM
 from tests.sinks import WaitingSink
 
 STATE = "() => JSON.parse(sessionStorage.getItem('todos') || '[]')"
@@ -209,3 +213,33 @@ async def test_heals_accumulate_variants_and_each_release_is_found(
         assert len(again.variants) == 1 and again.variants[0].id == "new"
     finally:
         await tab.close()
+
+
+async def run_exported(code: str, tmp_path: Path, base: str) -> tuple[int, str]:
+    (tmp_path / "test_exported.py").write_text(code)
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    env = {**os.environ, "BASE_URL": base, "TABWRIGHT_CHROMIUM_PATH": CHROMIUM,
+           "TIMEOUT_MS": "3000"}  # fmt: skip
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "pytest", "-q", "-p", "no:django", "-p", "no:cacheprovider",
+        "test_exported.py", cwd=tmp_path, env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    out, _ = await asyncio.wait_for(proc.communicate(), 120)
+    return proc.returncode or 0, out.decode()
+
+
+async def test_the_exported_test_passes_and_fails_with_the_checks(
+    recorded: Scenario, fixture_url: str, tmp_path: Path
+) -> None:
+    box = recorded.steps[5].target()
+    good = replace(recorded, steps=(
+        *recorded.steps, *checks(ScenarioStep("expect", {"kind": "checked"}, box))
+    ))  # fmt: skip
+    code, out = await run_exported(to_pytest(good), tmp_path, f"{fixture_url}/outcomes/v1")
+    assert code == 0 and "1 passed" in out, out
+    wrong = ScenarioStep("expect", {"kind": "text_visible", "text": "2 items left"})
+    bad = replace(recorded, steps=(*recorded.steps, wrong))
+    code, out = await run_exported(to_pytest(bad), tmp_path, f"{fixture_url}/outcomes/v1")
+    assert code == 1 and "1 failed" in out and "2 items left" in out, out
