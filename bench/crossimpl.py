@@ -224,19 +224,25 @@ def _part_locator(page: Page, app: dict[str, Any], part: str, task: dict[str, An
     return page.locator(app[part])
 
 
+async def _detached_part(element: ElementHandle, app: dict[str, Any], task: dict[str, Any]) -> str:
+    args = {k: app[k] for k in ("new_todo", "row", "toggle", "filter_active")}
+    part = await element.evaluate(_DETACHED_PART_JS, {**args, "title": task["toggle"]})
+    return f"{part} (detached)" if part else "other: (detached)"
+
+
 async def part_of(
     page: Page, app: dict[str, Any], element: ElementHandle, task: dict[str, Any]
 ) -> str:
     """Which manifest part of ``app`` the element is, or "other: <its html>".  An element
     the page removed meanwhile is judged by the markup it was in (its part + " (detached)")."""
     if not await element.evaluate("(e) => e.isConnected"):
-        args = {k: app[k] for k in ("new_todo", "row", "toggle", "filter_active")}
-        part = await element.evaluate(_DETACHED_PART_JS, {**args, "title": task["toggle"]})
-        return f"{part} (detached)" if part else "other: (detached)"
+        return await _detached_part(element, app, task)
     for part in PARTS:
         targets = await _part_locator(page, app, part, task).element_handles()
         if targets and await element.evaluate(_SAME_PART_JS, targets):
             return part
+    if not await element.evaluate("(e) => e.isConnected"):  # redrawn while it was judged
+        return await _detached_part(element, app, task)
     try:
         html = await element.evaluate("(e) => e.outerHTML.replace(/\\s+/g, ' ').slice(0, 90)")
     except PlaywrightError:

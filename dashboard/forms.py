@@ -194,7 +194,9 @@ class SaveScenarioForm(forms.Form):
         keep = self.fields["keep"]
         keep.choices = [(p.index, p.describe()) for p in plan if p.keepable]  # type: ignore[attr-defined]
         checks = self.fields["checks"]
-        checks.choices = [(i, p.check.describe()) for i, p in enumerate(proposals)]  # type: ignore[attr-defined]
+        checks.choices = [  # type: ignore[attr-defined]
+            (i, p.check.describe().removeprefix("expect ")) for i, p in enumerate(proposals)
+        ]
         if not self.is_bound:
             checks.initial = [i for i, p in enumerate(proposals) if p.picked]
 

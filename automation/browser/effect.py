@@ -28,12 +28,12 @@ from playwright.async_api import Error as PlaywrightError
 from automation.browser.identity import ElementIdentity, capture, locate
 from automation.browser.snapshot import RefEntry
 from automation.budget import Budget
-from automation.errors import StaleRef
+from automation.errors import ActionFailed, StaleRef
 
 if TYPE_CHECKING:
     from automation.browser.tab import Tab
 
-__all__ = ["SETTLE_MS", "TOGGLE_STATE_JS", "Subject"]
+__all__ = ["SETTLE_MS", "TOGGLE_STATE_JS", "Subject", "click_target", "dispose"]
 
 SETTLE_MS = 1_500  # how long an app may take to show the state an action asked for
 _POLL_MS = (0, 30, 60, 100, 150, 250)  # then every 250 ms
@@ -91,10 +91,7 @@ class Subject:
             entry = tab._entry(ref)
             handle = await tab.follow(ref, budget=budget, action=action)
             return cls(tab, entry, handle, tab.state.identities.get(entry.ref), replaced=True)
-        what = f"{action} {entry.describe()}"
-        handle = await tab._call(
-            what, budget, locator.element_handle(timeout=budget.playwright_timeout())
-        )
+        handle = await tab.handle_of(locator, entry, budget=budget)
         identity = tab.state.identities.get(entry.ref)
         if identity is None and identify:
             identity = await capture(handle, budget=budget)
@@ -146,9 +143,61 @@ class Subject:
         except PlaywrightError:
             return _GONE  # its document went away (a navigation): as good as gone
 
+    async def click(self, what: str, budget: Budget) -> None:
+        """Click the element as a person would: on its label when the box itself takes no
+        click (a hidden or clipped input behind a styled label), and once more on the
+        element found again when the page replaced it just before the click."""
+        for attempt in range(2):
+            element = self.handle if attempt == 0 else await self.now(budget)
+            if element is None:
+                raise ActionFailed(f"{what}: the page replaced it and it was not found again")
+            target = await click_target(element, budget)
+            try:
+                click = target.click(timeout=budget.playwright_timeout())
+                await self.tab._call(what, budget, click)
+                return
+            except ActionFailed as exc:
+                if attempt or "not attached" not in exc.message:
+                    raise
+            finally:
+                if target is not element:
+                    await dispose(target)
+
     async def release(self) -> None:
         for handle in (self.handle, *self._others):
-            try:
-                await handle.dispose()
-            except PlaywrightError:
-                pass  # its page or context is gone: so is the handle
+            await dispose(handle)
+
+
+# A checkbox or radio that can't take a click itself (zero-sized, clipped, invisible or
+# without pointer events, as styled controls hide the real input): its first visible label.
+_LABEL_INSTEAD_JS = """(e) => {
+  if (e.tagName !== "INPUT" || (e.type !== "checkbox" && e.type !== "radio")) return null;
+  const r = e.getBoundingClientRect();
+  const s = getComputedStyle(e);
+  const clickable = r.width >= 4 && r.height >= 4 && s.pointerEvents !== "none" &&
+    s.visibility === "visible" && Number(s.opacity) > 0.05;
+  if (clickable) return null;
+  for (const label of e.labels || []) {
+    const b = label.getBoundingClientRect();
+    if (b.width >= 4 && b.height >= 4 && label.checkVisibility()) return label;
+  }
+  return null;
+}"""
+
+
+async def click_target(element: ElementHandle, budget: Budget) -> ElementHandle:
+    """What a person clicks to click ``element``: itself, or the label of a box hidden
+    behind a styled one."""
+    try:
+        label = (await budget.run(element.evaluate_handle(_LABEL_INSTEAD_JS))).as_element()
+    except PlaywrightError:
+        return element  # gone: the click says so
+    return label if label is not None else element
+
+
+async def dispose(handle: ElementHandle) -> None:
+    """Let the page forget a handle (a page or context that is gone forgot it already)."""
+    try:
+        await handle.dispose()
+    except PlaywrightError:
+        pass  # its page or context is gone: so is the handle

@@ -35,6 +35,22 @@
     radio: "choice", menuitemradio: "choice", option: "choice",
     listbox: "list",
   };
+  // What a control does, whatever its markup: a button with aria-pressed is a toggle.
+  const kindOfEl = (e) => {
+    const role = roleOf(e);
+    if (role === "button" && e.hasAttribute("aria-pressed")) return "toggle";
+    return KIND[role] || role;
+  };
+  // The kind recorded with an identity (older identities: from their role).
+  const kindOfId = (id) => id.kind || KIND[id.role] || id.role;
+  // Kinds that stand for one another when the name says the same: a filter may be a link,
+  // a button, a tab or a radio button ("Active").
+  const FAMILY = { press: "act", choice: "act" };
+  const familyOf = (kind) => FAMILY[kind] || kind;
+  // A toggle button (aria-pressed) is a toggle, and in a toolbar of filters a choice too.
+  const familiesOf = (kind, role) =>
+    kind === "toggle" && role === "button" ? ["toggle", "act"] : [familyOf(kind)];
+
   // Words UI writers put in one another's place on the same control ("Sign in" became
   // "Log in", "Next" became "Continue").  Only pairs that mean the same on a control:
   // "Save" / "Apply" or "Cancel" / "Close" often sit side by side doing different things.
@@ -56,8 +72,12 @@
   const MIN_NAME = 0.75; // below this a name does not match, unless an attribute proves it
   const MIN_CONTEXT = 0.6; // a name shared at recording must keep its row, card or section
   const STATEFUL = new Set(["toggle", "text", "choice"]); // kinds whose row may prove them
+  const STRONG_NAME = 0.9; // a name this alike lets a control change its role in its family
   const ROW_PROOF = 0.8; // a row this like the recorded one proves the row's only checkbox
-  const MIN_FIT = 0.5; // no strategy takes an element that scores below this
+  const MIN_FIT = 0.5; // no strategy takes an element that scores below this...
+  // ...unless what it found proves it (a unique attribute, its name alone in its family,
+  // its row): then only an element that has almost nothing else of it is refused.
+  const MIN_PROVEN = 0.15;
   const MIN_SCORE = 0.6; // similarity: the best candidate's score at least this...
   const MARGIN = 0.06; // ...and this far ahead of the next one
   const SWAP = 0.15; // a synonym in place of a word costs this much of a word
@@ -129,10 +149,21 @@
     return cut(norm(e.innerText || e.textContent || ""), 200);
   }
 
-  // The row (table row or list item, through shadow roots) an element sits in.
+  // The row (table row or list item, through shadow roots) an element sits in.  A custom
+  // element with a shadow root of its own, repeated beside others of its tag, is a row
+  // too (a <todo-item> drawing its checkbox and title inside).
   function rowElOf(e) {
-    for (let n = parentOf(e); n; n = parentOf(n)) if (n.matches(ROW)) return n;
+    for (let n = parentOf(e); n; n = parentOf(n)) {
+      if (n.matches(ROW) || repeatedComponent(n)) return n;
+    }
     return null;
+  }
+
+  function repeatedComponent(n) {
+    if (!n.shadowRoot || !n.tagName.includes("-") || !n.parentElement) return false;
+    let same = 0;
+    for (const sibling of n.parentElement.children) if (sibling.tagName === n.tagName) same++;
+    return same > 1;
   }
 
   // Its row's text as a person reads it: through open shadow roots and slots, without the
@@ -141,7 +172,11 @@
   // Buy milk" beside the visible "Buy milk").
   function rowOf(e) {
     const row = rowElOf(e);
-    return row ? cut(seenText(row, e), 200) : "";
+    if (!row) return "";
+    const rest = seenText(row, e);
+    // A row that is all the element's own text (a role=checkbox div holding the title):
+    // that text is the row.
+    return cut(words(rest).length ? rest : seenText(row, null), 200);
   }
 
   function seenText(root, skip) {
@@ -188,13 +223,12 @@
   function rowKindCount(e) {
     const row = rowElOf(e);
     if (!row) return 0;
-    const kind = KIND[roleOf(e)] || roleOf(e);
+    const kind = kindOfEl(e);
     let count = 0;
     const walk = (n) => {
       for (const c of n.children) {
         if (!shown(c)) continue;
-        const role = roleOf(c);
-        if (role && (KIND[role] || role) === kind && visible(c)) count++;
+        if (roleOf(c) && kindOfEl(c) === kind && visible(c)) count++;
         if (c.shadowRoot) walk(c.shadowRoot);
         walk(c);
       }
@@ -226,7 +260,8 @@
     for (let n = parentOf(e); n && steps < 12; n = parentOf(n), steps++) {
       if (peers.some((p) => within(n, p))) return "";
       if ((n.textContent || "").length > 4 * CARD_TEXT) return ""; // cheap, before layout
-      let text = norm(n.innerText || "");
+      // Through shadow roots: a card may be a custom element drawing its text inside.
+      let text = n.shadowRoot ? seenText(n, null) : norm(n.innerText || "");
       for (const t of own) text = norm(text.replace(t, " "));
       if (text.length > CARD_TEXT) return "";
       if (words(text).length) return cut(text, 200);
@@ -363,6 +398,7 @@
     const row = rowOf(e);
     return {
       role,
+      kind: kindOfEl(e),
       name,
       aria_label: norm(e.getAttribute("aria-label") || ""),
       test_ids: tests,
@@ -421,6 +457,10 @@
     if (f.autocomplete && !shown.some((o) => autocompleteOf(o) === f.autocomplete)) {
       out.push("autocomplete");
     }
+    // The page's only field: the todo app's one text box, whatever it is called.
+    if (f.kind === "text" && !shown.some((o) => roleOf(o) && kindOfEl(o) === "text")) {
+      out.push("sole");
+    }
     return out;
   }
 
@@ -434,13 +474,13 @@
   // "Archive"), the most similar first: if it goes, replay must not take one for it.
   // (A shared word, not a textSim floor: textSim gives 0.5 to "Bold" / "Hiring plan 2025".)
   function alikeOf(e, f, all) {
-    const kind = KIND[f.role] || f.role;
+    const kind = f.kind;
     if (!f.name || !kind) return [];
     const mine = key(f.name);
     const found = new Map();
     for (const o of all) {
       const role = roleOf(o);
-      if (o === e || !role || (KIND[role] || role) !== kind) continue;
+      if (o === e || !role || kindOfEl(o) !== kind) continue;
       const name = nameOf(o);
       const k = key(name);
       if (!k || k === mine || found.has(k)) continue;
@@ -547,7 +587,8 @@
       (anchors.name_attr && f.name_attr === id.name_attr && f.tag === id.tag);
     const attested = (anchors.placeholder && f.placeholder === id.placeholder) ||
       (anchors.label && f.label === id.label) ||
-      (anchors.autocomplete && f.autocomplete === id.autocomplete);
+      (anchors.autocomplete && f.autocomplete === id.autocomplete) ||
+      (anchors.sole && f.kind === "text" && !contradicts(id, f));
     const proven = (tests && sameTestId(id, f)) || (id.id && f.id === id.id) ||
       (id.name_attr && f.name_attr === id.name_attr && f.tag === id.tag) || attested;
     const name = compareNames(id, f);
@@ -575,26 +616,43 @@
     const why = [];
     // An attribute may prove a renamed element, or a role within its kind (a link that
     // became a button), never a different kind of control (a checkbox that became a field).
-    const kindOk = !id.role || f.role === id.role || (proven && KIND[id.role] && KIND[id.role] === KIND[f.role]);
+    // Its row proves a row's box or field: a row that reads the same, holding one control
+    // of its kind now, as it did at recording.  Only for controls that hold a state: a
+    // button's name says what it does, and the row's one button may do something else now.
+    const kind = kindOfId(id);
+    const rowProof = STATEFUL.has(kind) && kind === f.kind && rowSim !== null &&
+      rowSim >= ROW_PROOF && !!f.row && (!id.row_peers || id.row_peers === 1) &&
+      rowKindCount(e) === 1;
+    // ... or, where the name says the same (or the row proves it), another control of its
+    // kind or family: a filter link that became a button, a tab or a radio button; a
+    // checkbox that became a toggle button.
+    const sameName = name.sim !== null && !name.core && name.sim >= STRONG_NAME;
+    const kindOk = !id.role || f.role === id.role ||
+      (kind === f.kind && (proven || sameName || rowProof)) ||
+      (sameName && familiesOf(kind, id.role).some((x) => familiesOf(f.kind, f.role).includes(x)));
     if (!kindOk) why.push(`role ${f.role || "none"}`);
-    // Its row proves a row's checkbox: a row that reads the same, holding one control of
-    // its kind now, as it did at recording.
-    const rowProves = () => rowSim !== null && rowSim >= ROW_PROOF && f.row &&
-      (!id.row_peers || id.row_peers === 1) && rowKindCount(e) === 1;
     let needsContext = id.name_count > 1 || !id.name || args.crossing || name.core;
     if (!proven && id.name && (name.gap || name.sim < MIN_NAME)) {
       // A name on one side only (or only repeating its row) is no mismatch where the row
-      // proves the element; nor is another wording of a row's checkbox.  Only for
-      // controls that hold a state (a box, a field): a button's name says what it does,
-      // and the row's one button may do something else now.
-      const kind = KIND[id.role];
-      const holds = STATEFUL.has(kind) && kind === KIND[f.role];
-      if (holds && (name.gap || kind === "toggle") && rowProves()) needsContext = true;
+      // proves the element; nor is another wording of a row's checkbox.
+      if (rowProof && (name.gap || kind === "toggle")) needsContext = true;
       else why.push(`name ${JSON.stringify(f.name)}`);
     }
     if (!anchored && alike.has(key(f.name))) why.push(`look-alike ${JSON.stringify(f.name)}`);
     if (needsContext && !anchored && !attested) why.push(...contextMisfits(rowSim, cardSim, sectionSim));
-    return { score: total ? got / total : 0, ok: why.length === 0, why };
+    const ok = why.length === 0;
+    return {
+      score: total ? got / total : 0, ok, why,
+      attested: !!(anchored || attested), rowProof: ok && rowProof,
+    };
+  }
+
+  // What rules out the page's only field being the recorded one: another input type
+  // (email, password, number...), or another autocomplete token.
+  function contradicts(id, f) {
+    const textual = (t) => !t || t === "text" || t === "search";
+    if (!(textual(id.type) && textual(f.type)) && id.type !== f.type) return true;
+    return !!(id.autocomplete && f.autocomplete && id.autocomplete !== f.autocomplete);
   }
 
   // How the names compare: sim (null: nothing to compare), gap (one side has no name of its
@@ -645,6 +703,8 @@
       label: !!id.label && unique.has("label") && now((f) => f.label === id.label),
       autocomplete: !!id.autocomplete && unique.has("autocomplete") &&
         now((f) => f.autocomplete === id.autocomplete),
+      sole: unique.has("sole") && kindOfId(id) === "text" &&
+        candidates.filter((c) => c.f.kind === "text").length === 1,
     };
   }
 
@@ -695,7 +755,12 @@
     const candidates = read.map(judged).filter(Boolean);
     const byEl = new Map(candidates.map((c) => [c.e, c]));
     for (const [strategy, hits] of strategiesOf(id, candidates, rs, byEl, judged, errors, anchors)) {
-      if (hits.length === 1 && hits[0].ok && hits[0].score >= MIN_FIT) {
+      // An attribute unique then and now says which it is, however else it changed; so
+      // does its very name, alone in its family.
+      const sure = strategy === "name" || strategy === "row" ||
+        (hits.length === 1 && hits[0].attested);
+      const floor = sure ? MIN_PROVEN : MIN_FIT;
+      if (hits.length === 1 && hits[0].ok && hits[0].score >= floor) {
         return found(strategy, hits[0], all, errors);
       }
     }
@@ -723,6 +788,12 @@
     const out = [];
     if (id.role && id.name) {
       out.push(["role_name", candidates.filter((c) => c.f.role === id.role && c.f.name === id.name)]);
+      // The same name on another control of its family: the "Active" filter as a link,
+      // a button, a tab or a radio button.
+      const mine = familiesOf(kindOfId(id), id.role);
+      const named = candidates.filter((c) => key(c.f.name) === key(id.name) &&
+        familiesOf(c.f.kind, c.f.role).some((x) => mine.includes(x)));
+      out.push(["name", named]);
     }
     if (id.aria_label) out.push(["aria_label", candidates.filter((c) => c.f.aria_label === id.aria_label)]);
     if (id.name_attr) {
@@ -737,6 +808,9 @@
         (anchors.autocomplete && f.autocomplete === id.autocomplete);
       out.push(["attribute", candidates.filter((c) => attests(c.f))]);
     }
+    if (anchors.sole) out.push(["sole_field", candidates.filter((c) => c.f.kind === "text")]);
+    // The one box or field of its row, the row reading as it did.
+    out.push(["row", candidates.filter((c) => c.rowProof)]);
     // A stored selector is judged like any candidate: a structural path (nth-of-type)
     // that now lands on another card's button does not fit where the name was shared.
     for (const sel of id.selectors || []) {

@@ -55,17 +55,20 @@ __all__ = [
 IDENTITY_JS = (Path(__file__).with_name("identity.js")).read_text(encoding="utf-8")
 IDENTITY_VERSION = 1
 _LOCATE_JS = f"(args) => ({IDENTITY_JS})(null, args)"
-_TEXT_FIELDS = ("role", "name", "aria_label", "name_attr", "id", "placeholder", "label",
+_TEXT_FIELDS = ("role", "kind", "name", "aria_label", "name_attr", "id", "placeholder", "label",
                 "autocomplete", "type", "tag", "text", "row", "card", "section", "look",
                 "frame_url", "captured_at")  # fmt: skip
 FRAME_MARGIN = 0.06  # found in two frames: the better must be this far ahead
 MAX_VARIANTS = 5  # earlier confirmed identities an identity keeps
-_UNIQUE_KINDS = frozenset({"placeholder", "label", "autocomplete"})
+_UNIQUE_KINDS = frozenset({"placeholder", "label", "autocomplete", "sole"})
 
 
 @dataclass(frozen=True)
 class ElementIdentity:
     role: str = ""
+    # What it does, whatever its markup: press, text, toggle (a button with aria-pressed
+    # too), choice, list.  Empty in identities taken before it was kept: read from role.
+    kind: str = ""
     name: str = ""
     aria_label: str = ""
     test_ids: dict[str, str] = field(default_factory=dict)
@@ -90,7 +93,8 @@ class ElementIdentity:
     # ("Archive all read" beside "Archive"): never taken for it.  Optional: older readers
     # ignore it, and identities without it read as having none.
     alike: tuple[str, ...] = ()
-    # Which of placeholder, label and autocomplete no other element had when it was taken.
+    # Which of placeholder, label and autocomplete no other element had when it was taken
+    # ("sole": it was the page's only text field).
     unique: tuple[str, ...] = ()
     row_peers: int = 0  # controls of its kind in its row, itself included (0: no row)
     # The identities it was confirmed in before (an earlier release), newest first: replay

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from automation.browser.effect import TOGGLE_STATE_JS, Subject
+from automation.browser.effect import TOGGLE_STATE_JS, Subject, click_target, dispose
 from automation.budget import Budget
 from automation.errors import (
     ActionFailed,
@@ -82,12 +82,24 @@ class Interactions:
         name = "double-click" if double else "click"
         locator, entry = await self.resolve(ref, budget=budget, action="click")
         timeout = budget.playwright_timeout()
-        work = (
-            locator.dblclick(button=button, modifiers=keys, timeout=timeout)  # type: ignore[arg-type]
-            if double
-            else locator.click(button=button, modifiers=keys, timeout=timeout)  # type: ignore[arg-type]
-        )
-        await self._call(f"{name} {entry.describe()}", budget, work)
+        label = None
+        if entry.role in ("checkbox", "radio") and not double and button == "left":
+            # A box hidden behind a styled label is clicked through its label.
+            handle = await self.handle_of(locator, entry, budget=budget)
+            target = await click_target(handle, budget)
+            label = target if target is not handle else None
+            await dispose(handle)
+        if label is not None:
+            work = label.click(modifiers=keys, timeout=timeout)  # type: ignore[arg-type]
+        elif double:
+            work = locator.dblclick(button=button, modifiers=keys, timeout=timeout)  # type: ignore[arg-type]
+        else:
+            work = locator.click(button=button, modifiers=keys, timeout=timeout)  # type: ignore[arg-type]
+        try:
+            await self._call(f"{name} {entry.describe()}", budget, work)
+        finally:
+            if label is not None:
+                await dispose(label)
         self.dialogs_raise(f"{name} {entry.describe()}")
         extra = f" with {'+'.join(keys)}" if keys else ""
         how = f" ({button} button)" if button != "left" else ""
@@ -388,13 +400,14 @@ async def _set_checked(tab: Tab, subject: Subject, checked: bool, budget: Budget
         return f"{entry.role} {entry.name!r} was already {word}ed"
     if not checked and entry.role in ("radio", "menuitemradio"):
         raise ActionFailed(f"{what}: a radio button can't be unchecked", hint="check another one")
-    await tab._call(what, budget, subject.handle.click(timeout=_ms(budget)))
+    await subject.click(what, budget)
     tab.dialogs_raise(what)
     state, where = await subject.settle(TOGGLE_STATE_JS, lambda s: s == checked, budget)
     if where is not None and state != checked and where is not subject.handle:
         # The page replaced the box while it was clicked (leaving a field redraws the
         # form on mousedown): the click landed on no box.  A person clicks again.
-        await tab._call(what, budget, where.click(timeout=_ms(budget)))
+        target = await click_target(where, budget)
+        await tab._call(what, budget, target.click(timeout=_ms(budget)))
         tab.dialogs_raise(what)
         state, where = await subject.settle(TOGGLE_STATE_JS, lambda s: s == checked, budget)
     if where is None:

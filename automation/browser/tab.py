@@ -109,6 +109,7 @@ _STATE_JS = """(els) => els.map((el) => ({
 }))"""
 
 _RETIRED_CAP = 5_000
+_HANDLE_WAIT_MS = 500  # a resolved ref's element, taken at once (see Tab.handle_of)
 
 
 class RefState:
@@ -465,16 +466,26 @@ class Tab(Interactions, PageOps):
         behind); StaleRef if the element is gone."""
         budget = self._budget(budget, "identity")
         locator, entry = await self.resolve(ref, budget=budget)
-        handle = await self._call(
-            f"identity of {entry.ref}",
-            budget,
-            locator.element_handle(timeout=budget.playwright_timeout()),
-        )
+        handle = await self.handle_of(locator, entry, budget=budget)
         found = await capture(handle, budget=budget)
         identity = replace(found, backend_node_id=self.state.backend_ids.get(entry.ref))
         self.state.identities[entry.ref] = identity
         selector = identity.selectors[0] if identity.selectors else ""
         return Target(entry.ref, entry.role, entry.name, selector, identity)
+
+    async def handle_of(
+        self, locator: Locator, entry: RefEntry, *, budget: Budget
+    ) -> ElementHandle:
+        """The element of a ref just resolved (:meth:`resolve`).  An app may replace it
+        the next moment: then the ref is stale at once, instead of Playwright waiting the
+        whole budget for an element that will never come back."""
+        try:
+            return await budget.run(locator.element_handle(timeout=_HANDLE_WAIT_MS))
+        except PlaywrightError:
+            raise StaleRef(
+                f"ref {entry.describe()}: the page replaced the element as it was taken",
+                hint="take a new snapshot",
+            ) from None
 
     def remember_identity(self, ref: str, identity: ElementIdentity) -> None:
         """The identity of the ref's element, as the caller already knows it (replay's

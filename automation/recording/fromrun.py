@@ -26,6 +26,7 @@ from typing import Any
 
 from automation.errors import ScenarioInvalid
 from automation.recording.scenario import (
+    EXPECT,
     READ_ONLY_ACTIONS,
     STEP_ACTIONS,
     TYPED_ARG,
@@ -52,7 +53,12 @@ class Planned:
         return not self.reason
 
     def describe(self) -> str:
-        return self.step.summary() if self.step is not None else self.action
+        if self.step is None:
+            return self.action
+        told = self.step.summary()
+        if self.step.target() is None and self.step.action not in ("navigate", EXPECT):
+            told += "".join(f" {k}={v!r}" for k, v in self.step.args.items())
+        return told
 
 
 def plan(rows: Sequence[Mapping[str, Any]]) -> list[Planned]:

@@ -124,15 +124,18 @@
 
   // The checkbox, radio or switch a click changes: the element clicked, or the control of
   // the label clicked.
+  // (A button with aria-pressed is a toggle too.)
   function toggleOf(hit, el) {
-    if (isToggle(el) || TOGGLE_ROLES.has(tw.roleOf(el) || "")) return el;
+    const role = tw.roleOf(el) || "";
+    if (isToggle(el) || TOGGLE_ROLES.has(role)) return el;
+    if (role === "button" && el.hasAttribute("aria-pressed")) return el;
     const label = hit.closest ? hit.closest("label") : null;
     return label && label.control && isToggle(label.control) ? label.control : null;
   }
 
   function toggleState(el) {
     if (isToggle(el)) return el.checked;
-    const value = el.getAttribute("aria-checked");
+    const value = el.getAttribute("aria-checked") ?? el.getAttribute("aria-pressed");
     return value === null ? null : value === "true";
   }
 
@@ -142,14 +145,18 @@
   // now, then, once the app has settled, its state read on the box, or on the box found
   // again by its identity when the app replaced it.  The click's own state is kept when
   // the box can't be read, with a warning.
-  function watchToggle(el) {
+  function watchToggle(el, clicked) {
     // A label forwards its click to its box in the same task: that is not a second click.
     if (toggles.some((t) => t.el === el && t.fresh)) return;
     const sent = described(el);
-    // In the click, a native box already shows its new state; an ARIA one does not yet.
+    // In its own click a native box already shows its new state; clicked through its
+    // label, or an ARIA one, it does not yet.
     const now = toggleState(el);
-    const expected = isToggle(el) ? (el.type === "radio" ? true : now) : !now;
-    const watch = { el, sent, expected, before: isToggle(el) ? !now : now, since: Date.now() };
+    const flipped = isToggle(el) && clicked === el;
+    const before = flipped ? !now : now;
+    const radio = el.type === "radio" || /radio/.test(tw.roleOf(el) || "");
+    const expected = radio ? true : !before;
+    const watch = { el, sent, expected, before, since: Date.now() };
     watch.fresh = true;
     setTimeout(() => { watch.fresh = false; }, 0);
     toggles.push(watch);
@@ -218,7 +225,7 @@
     const toggle = e.button === 0 ? toggleOf(hit, el) : null;
     if (toggle) {
       if (field) field = null;
-      watchToggle(toggle);
+      watchToggle(toggle, el);
       return;
     }
     if (skipped(hit, el)) return;

@@ -45,7 +45,9 @@ from automation.errors import (
     Cancelled,
     NeedsPerson,
     RefError,
+    StaleRef,
     TabwrightError,
+    UnexpectedDialog,
 )
 from automation.events import (
     ActionFinished,
@@ -73,6 +75,9 @@ __all__ = ["Replay", "ReplayConfig", "ReplayResult", "StepOutcome"]
 
 
 SKIP_REPLIES = frozenset({"skip", "skipped", "done", "did it"})
+# An element found may leave the page before it is acted on (an app that draws its rows
+# again after an async save): found again, this many times in all.
+_ACT_ATTEMPTS = 3
 _REF_OF_JS = "(el) => (window.__tabwright && window.__tabwright.refOf(el)) || ''"
 
 
@@ -389,15 +394,28 @@ class Replay:
         """Run the step on the element found, through its ref: from the registry if the
         latest snapshot has it, else after a new snapshot (once more if it went stale)."""
         assert located.element is not None
-        args = self.values.fill(step.args)
-        for attempt in range(2):
-            ref = await self._ref_of(located.element, budget, fresh=attempt > 0)
-            if located.found is not None:  # how the action finds it again after a re-render
-                self.tab.remember_identity(ref, located.found)
+        action, args = _as_found(step.action, self.values.fill(step.args), located)
+        for attempt in range(_ACT_ATTEMPTS):
+            if attempt and not await _connected(located.element):
+                # The app drew the page again (an async save) since it was found.
+                located = await self._locate(step, budget)
+                assert located.element is not None
             try:
-                return await execute(self.tab, step.action, {**args, "ref": ref}, budget=budget)
+                ref = await self._ref_of(located.element, budget, fresh=attempt > 0)
+                if located.found is not None:  # how the action finds it after a re-render
+                    self.tab.remember_identity(ref, located.found)
+                return await execute(self.tab, action, {**args, "ref": ref}, budget=budget)
             except RefError:
-                if attempt:
+                if attempt == _ACT_ATTEMPTS - 1:
+                    raise
+            except ActionFailed as exc:
+                # Refused on an element the page has replaced since: no verdict on the step
+                # (tried again only where doing it twice does no harm).
+                if (
+                    attempt == _ACT_ATTEMPTS - 1
+                    or not _again_is_harmless(action, exc)
+                    or await _connected(located.element)
+                ):
                     raise
         raise AssertionError("unreachable")
 
@@ -406,6 +424,8 @@ class Replay:
         if not ref or ref not in self.tab.refs:
             await self.tab.snapshot(budget=budget)
             ref = await self._registry_ref(element, budget)
+        if (not ref or ref not in self.tab.refs) and not await _connected(element):
+            raise StaleRef("the element found left the page before it was acted on")
         if not ref or ref not in self.tab.refs:
             raise ActionFailed(
                 "the element found is not in the page's snapshot (hidden, or not something "
@@ -417,7 +437,7 @@ class Replay:
         try:
             return str(await budget.run(element.evaluate(_REF_OF_JS)) or "")
         except PlaywrightError as exc:
-            raise ActionFailed(f"the element found went away: {exc.message}") from None
+            raise StaleRef(f"the element found went away: {exc.message}") from None
 
     def _outcome(
         self,
@@ -463,6 +483,34 @@ class Replay:
         shot = await self.tab.step_screenshot(index, budget=budget)
         if shot is not None:
             await self.sink.emit(shot)
+
+
+# Steps that reach the same state when done twice; other steps are tried again only when
+# they were refused before acting.
+_IDEMPOTENT = frozenset({"check", "fill", "type", "select_option", "hover", "scroll"})
+_REFUSED_BEFORE = ("the element is hidden", "the element is disabled", "not attached")
+
+
+def _again_is_harmless(action: str, exc: ActionFailed) -> bool:
+    if isinstance(exc, UnexpectedDialog):
+        return False  # the action was done; a dialog answered it
+    return action in _IDEMPOTENT or any(m in exc.message for m in _REFUSED_BEFORE)
+
+
+async def _connected(element: ElementHandle) -> bool:
+    try:
+        return bool(await element.evaluate("(e) => e.isConnected"))
+    except PlaywrightError:
+        return False
+
+
+def _as_found(action: str, args: dict[str, Any], located: Located) -> tuple[str, dict[str, Any]]:
+    """The step's action for the element found: choosing an option recorded as checking a
+    radio button ("Active") is a click on the link, button or tab that stands for it now."""
+    kind = located.found.kind if located.found is not None else ""
+    if action == "check" and kind == "press" and args.get("checked", True) is True:
+        return "click", {}
+    return action, args
 
 
 def _event_fields(outcome: StepOutcome) -> dict[str, Any]:

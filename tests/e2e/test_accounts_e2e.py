@@ -16,6 +16,7 @@ from tests.e2e.ui import (
     Server,
     log_in,
     save,
+    save_as_scenario,
     start_run,
 )
 
@@ -41,8 +42,7 @@ async def test_one_persons_runs_and_scenarios_are_theirs_alone(
     run_id = await start_run(page, f"{server.base_url}/demo/form.html", FORM_TASK)
     await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
     run_url = page.url
-    await page.get_by_label("Scenario name").fill("Ada signs up")
-    await page.get_by_role("button", name="Save as scenario").click()
+    await save_as_scenario(page, "Ada signs up")
     await expect(page.get_by_role("heading", name="Ada signs up")).to_be_visible()
     scenario_url = page.url
 

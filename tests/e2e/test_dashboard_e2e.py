@@ -18,6 +18,7 @@ from tests.e2e.ui import (
     initial_step_count,
     log_in,
     save,
+    save_as_scenario,
     socket_step_count,
     start_run,
 )
@@ -119,11 +120,11 @@ async def test_a_run_saved_as_a_scenario_replays_on_the_next_release(
     task = f"type ada@example.org into Email\ntype {SHOP_PASSWORD} into Password\nclick Sign in"
     await start_run(page, f"{fixture_url}/replay/v1/login.html", task + "\nwait for Signed in")
     await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
-    await page.get_by_label("Scenario name").fill("Sign in to the shop")
-    await page.get_by_role("button", name="Save as scenario").click()
+    await save_as_scenario(page, "Sign in to the shop", screenshot="run-save.png")
     await expect(page.get_by_role("heading", name="Sign in to the shop")).to_be_visible()
     scenario_steps = page.get_by_test_id("scenario-steps").locator("li")
-    await expect(scenario_steps).to_have_count(5)
+    await expect(scenario_steps).to_have_count(6)  # and the check the save page ticked
+    await expect(page.get_by_test_id("checks")).to_contain_text("text 'ada@example.org' is visible")
     await expect(scenario_steps.nth(2)).to_contain_text("${SECRET:PASSWORD}")
     await expect(page.locator("body")).not_to_contain_text(SHOP_PASSWORD)
     base = page.get_by_label("Base URL")
@@ -133,7 +134,8 @@ async def test_a_run_saved_as_a_scenario_replays_on_the_next_release(
     await expect(page).to_have_url(re.compile(r"/runs/\d+/$"))
     await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
     rows = page.locator("#steps > li")
-    await expect(rows).to_have_count(5)
+    await expect(rows).to_have_count(6)
+    await expect(rows.nth(5)).to_contain_text('text "ada@example.org" is shown')
     await expect(rows.nth(1).locator(".replay-note")).to_contain_text(
         "healed: id: 'email' -> 'login-email'"
     )

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Page, expect
 
-from tests.e2e.ui import LIVE_MS, SHOP_PASSWORD, Server, log_in, save, start_run
+from tests.e2e.ui import LIVE_MS, SHOP_PASSWORD, Server, log_in, save, save_as_scenario, start_run
 
 pytestmark = pytest.mark.e2e
 
@@ -30,8 +30,7 @@ async def test_a_scenario_is_edited_replayed_and_exported_again(
     await log_in(page, server)
     await start_run(page, f"{fixture_url}/replay/v1/login.html", TASK)
     await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
-    await page.get_by_label("Scenario name").fill("Shop sign-in draft")
-    await page.get_by_role("button", name="Save as scenario").click()
+    await save_as_scenario(page, "Shop sign-in draft")
     await expect(page.get_by_role("heading", name="Shop sign-in draft")).to_be_visible()
     scenario_url = page.url
 
@@ -55,9 +54,11 @@ async def test_a_scenario_is_edited_replayed_and_exported_again(
 
     steps = page.get_by_test_id("scenario-steps").locator("li.sstep")
     actions = steps.locator(".step-action")
+    # The save page ticked a check of the final page: the email the run typed is shown.
     await expect(actions).to_have_text(
-        ["navigate", "type", "type", "wait_for", "click", "wait_for"]
+        ["navigate", "type", "type", "wait_for", "click", "wait_for", "check"]
     )
+    await expect(page.get_by_test_id("checks")).to_contain_text("'ada@example.org' is visible")
     await expect(steps.nth(1)).to_contain_text("${SECRET:PASSWORD}")
     await expect(steps.nth(2).locator(".sstep-target")).to_have_text("textbox “Email”")
     await page.get_by_role("button", name="Move step 2 up").click()
@@ -68,7 +69,7 @@ async def test_a_scenario_is_edited_replayed_and_exported_again(
     page.once("dialog", lambda dialog: dialog.accept())
     await page.get_by_role("button", name="Delete step 3").click()
     await expect(page.get_by_role("status")).to_contain_text("Step 3 (wait_for) deleted.")
-    await expect(actions).to_have_text(["navigate", "type", "type", "click", "wait_for"])
+    await expect(actions).to_have_text(["navigate", "type", "type", "click", "wait_for", "check"])
 
     email = steps.nth(1)
     await email.get_by_text("Change values").click()
@@ -80,6 +81,11 @@ async def test_a_scenario_is_edited_replayed_and_exported_again(
     await check.get_by_label("text", exact=True).fill("Signed in as grace@example.org")
     await check.get_by_role("button", name="Save step 4").click()
     await expect(steps.nth(4)).to_contain_text("Signed in as grace@example.org")
+    outcome = steps.nth(5)  # the check follows the new email
+    await outcome.get_by_text("Change values").click()
+    await outcome.get_by_label("text", exact=True).fill("grace@example.org")
+    await outcome.get_by_role("button", name="Save step 5").click()
+    await expect(page.get_by_test_id("checks")).to_contain_text("'grace@example.org' is visible")
     # A bad value is refused, and the form keeps what was typed.
     first = steps.nth(0)
     await first.get_by_text("Change values").click()
@@ -104,7 +110,8 @@ async def test_a_scenario_is_edited_replayed_and_exported_again(
     assert int(await healed.text_content() or 0) >= 1, "v2 renamed ids: something healed"
     for outcome in ("failed", "needs_person"):
         await expect(report.locator(f'[data-outcome="{outcome}"] .count')).to_have_text("0")
-    await expect(steps.locator('[data-testid="step-outcome"]')).to_have_count(5)
+    await expect(steps.locator('[data-testid="step-outcome"]')).to_have_count(6)
+    await expect(page.get_by_test_id("checks").locator(".badge")).to_have_text("passed")
     await expect(steps.nth(1)).to_contain_text("found by")
     await expect(steps.nth(1).locator(".sstep-last a")).to_have_text(re.compile(r"run \d+"))
     await save(page, "scenario-replay-report.png")
@@ -124,7 +131,7 @@ async def test_a_scenario_is_edited_replayed_and_exported_again(
     await page.get_by_role("button", name="Import").click()
     await expect(page).not_to_have_url(scenario_url)
     await expect(page.get_by_role("heading", name="Shop sign-in", exact=True)).to_be_visible()
-    await expect(actions).to_have_text(["navigate", "type", "type", "click", "wait_for"])
+    await expect(actions).to_have_text(["navigate", "type", "type", "click", "wait_for", "check"])
     async with page.expect_download() as download_info:
         await page.get_by_role("link", name="Export JSON").click()
     again = tmp_path / "again.json"

@@ -71,3 +71,14 @@ async def socket_step_count(page: Page) -> int:
 async def save(page: Page, name: str) -> None:
     SCREENSHOTS.mkdir(exist_ok=True)
     await page.screenshot(path=str(SCREENSHOTS / name), full_page=True)
+
+
+async def save_as_scenario(page: Page, name: str, *, screenshot: str = "") -> None:
+    """From a finished run's page: open Save as scenario, name it, save it."""
+    await page.get_by_role("link", name="Save as scenario…").click()
+    await expect(page.get_by_role("heading", name=re.compile(r"^Save run \d+"))).to_be_visible()
+    await page.get_by_label("Name").fill(name)
+    if screenshot:
+        await save(page, screenshot)
+    await page.get_by_role("button", name="Save as scenario").click()
+    await expect(page.get_by_role("heading", name=name, exact=True)).to_be_visible()
