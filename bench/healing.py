@@ -16,7 +16,9 @@ abstain: it did not act although the target is there.
     .venv/bin/python -m bench.healing [--verbose] [--corpus heldout]
 
 ``--corpus heldout`` runs fixtures/healing-heldout/ instead: pairs written apart from the
-matcher's tuning, so its score there measures how the matcher generalises.
+matcher's tuning, so its score there measures how the matcher generalises.  ``--corpus
+crossimpl`` runs bench/crossimpl.py: whole scenarios recorded on one implementation of an
+app and replayed on the others.
 
 Targets: correct >= 0.97, wrong <= 0.01.
 
@@ -40,6 +42,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from automation import BrowserSession, Budget, Tab
 from automation.browser.identity import locate
+from bench import crossimpl
 from bench.common import FIXTURES, browser_config, median, serve
 
 CASES = FIXTURES / "healing" / "cases.json"
@@ -192,9 +195,14 @@ if __name__ == "__main__":
     parser.add_argument("--verbose", action="store_true", help="a line for every pair")
     parser.add_argument(
         "--corpus",
-        choices=sorted(CORPORA),
+        choices=[*sorted(CORPORA), "crossimpl"],
         default="healing",
-        help="healing: the tuning corpus (default); heldout: fixtures/healing-heldout/",
+        help="healing: the tuning corpus (default); heldout: fixtures/healing-heldout/; "
+        "crossimpl: whole replays across implementations (bench/crossimpl.py)",
     )
     args = parser.parse_args()
-    asyncio.run(main(args.verbose, args.corpus))
+    if args.corpus == "crossimpl":
+        manifest = crossimpl.load_manifest()
+        asyncio.run(crossimpl.run(manifest["apps"], manifest["task"], verbose=args.verbose))
+    else:
+        asyncio.run(main(args.verbose, args.corpus))

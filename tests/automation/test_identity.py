@@ -499,3 +499,73 @@ async def test_variants_that_point_at_different_elements_abstain(tab: Tab) -> No
     both = replace(save, variants=(send.plain(),))
     located = await find(tab, both)
     assert not located.ok and "variants point at different elements" in located.reason
+
+
+async def identity_on(tab: Tab, html: str, role: str, name: str) -> ElementIdentity:
+    await tab.page.set_content(html)
+    target = await tab.target(ref_of(await tab.snapshot(), role, name))
+    assert target.identity is not None
+    return target.identity
+
+
+async def found_on(tab: Tab, identity: ElementIdentity, html: str) -> Located:
+    await tab.page.set_content(html)
+    return await find(tab, identity)
+
+
+async def test_the_page_s_only_field_is_proven_by_being_the_only_one(tab: Tab) -> None:
+    field = await identity_on(
+        tab, '<h1>todos</h1><input placeholder="What needs to be done?">',
+        "textbox", "What needs to be done?",
+    )  # fmt: skip
+    assert "sole" in field.unique
+    other = '<h2>Tasks</h2><input placeholder="Add a new todo" aria-label="Add todo">'
+    located = await found_on(tab, field, other)
+    assert located.ok and located.strategy == "sole_field", located.reason
+    # Two fields now, or one that says it is something else: not taken.
+    two = other + '<input aria-label="Search">'
+    assert not (await found_on(tab, field, two)).ok
+    assert not (await found_on(tab, field, '<input type="email" aria-label="Email">')).ok
+
+
+FILTERS = ["All", "Active", "Completed"]
+
+
+@pytest.mark.parametrize(
+    "markup",
+    [
+        "".join(f"<button>{f}</button>" for f in FILTERS),
+        "".join(f'<button role="tab">{f}</button>' for f in FILTERS),
+        "".join(f'<label><input type="radio" name="f"> {f}</label>' for f in FILTERS),
+        "".join(f'<button aria-pressed="false">{f}</button>' for f in FILTERS),
+    ],
+    ids=["buttons", "tabs", "radios", "pressed-buttons"],
+)
+async def test_a_filter_link_is_found_as_another_control_of_the_same_name(
+    tab: Tab, markup: str
+) -> None:
+    links = "".join(f'<a href="#/{f.lower()}">{f}</a> ' for f in FILTERS)
+    active = await identity_on(tab, f"<nav>{links}</nav>", "link", "Active")
+    located = await found_on(tab, active, f"<nav>{markup}</nav>")
+    assert located.ok and located.strategy in ("name", "similarity"), located.reason
+    assert "Active" in await located.element.evaluate(
+        "(e) => e.closest('label, button').textContent"
+    )  # type: ignore[union-attr]
+    # Another role is taken only where the name says the same.
+    other = markup.replace("Active", "Archived")
+    gone = await found_on(tab, active, f"<nav>{other}</nav>")
+    assert not gone.ok, await html_of(gone)
+
+
+async def test_a_toggle_button_and_a_checkbox_stand_for_each_other_in_their_row(
+    tab: Tab,
+) -> None:
+    pressed = """<table><tr><td>Buy milk</td><td><button aria-pressed="false">Done</button>
+      <button>Delete</button></td></tr><tr><td>Walk the dog</td><td>
+      <button aria-pressed="false">Done</button><button>Delete</button></td></tr></table>"""
+    done = await identity_on(tab, pressed, "button", "Done")
+    assert done.kind == "toggle" and done.row == "Buy milk"
+    located = await found_on(tab, done, ROWS_V1)
+    assert located.ok and located.strategy == "row", located.reason
+    row = await located.element.evaluate("(e) => e.closest('li').textContent")  # type: ignore[union-attr]
+    assert "Buy milk" in row and "Walk" not in row

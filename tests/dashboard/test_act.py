@@ -75,13 +75,27 @@ async def test_a_hung_act_returns_within_its_timeout_and_the_tab_still_works(
     assert (await evaluate_over(comm, "next", "1 + 1"))["result"] == "2"
 
 
+async def spinning(run_id: int, within_s: float = 10) -> None:
+    """Until the run's page is busy with a script (it stops answering)."""
+    tab = runner._live[run_id].current_tab()
+    assert tab is not None
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            await asyncio.wait_for(tab.page.evaluate("1"), 0.2)
+        except TimeoutError:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("the script never started")
+
+
 async def test_a_dropped_socket_cancels_the_act_and_stops_the_script(
     evaluate_on: None, runs: Runs, open_socket: OpenSocket, owner: Any, fixture_url: str
 ) -> None:
     run, comm, _ = await paused_on_delete(runs, open_socket, owner, fixture_url)
     confirmed = EVALUATE_TERMINATIONS.value(result="confirmed")
     await send_evaluate(comm, "long", "while (true) {}", timeout_ms=60_000)
-    await asyncio.sleep(0.3)  # the script is spinning now
+    await spinning(run.pk)
     time_sent = time.monotonic()
     await comm.disconnect()
     assert time.monotonic() - time_sent < 2
