@@ -91,6 +91,9 @@ __all__ = [
 ]
 
 MANIFEST = FIXTURES / "crossimpl" / "manifest.json"
+# Apps written apart from the engine's tuning: how replays generalise.
+HELDOUT = FIXTURES / "crossimpl-heldout" / "manifest.json"
+CORPORA = {"crossimpl": (MANIFEST,), "heldout": (HELDOUT,), "all": (MANIFEST, HELDOUT)}
 PARTS = ("new_todo", "toggle", "filter_active")
 SETTLE_S = 0.3  # after each of the person's actions
 QUIET_S = 1.3  # then no new step for this long (the recorder may hold one ~1.1 s)
@@ -184,21 +187,23 @@ class PairResult:
 
 
 def load_manifest(path: Path = MANIFEST) -> dict[str, Any]:
+    """A corpus's manifest; each app also gets ``root``, the corpus folder under fixtures/."""
     data = json.loads(path.read_text(encoding="utf-8"))
     assert data.get("version") == 1, f"{path}: unknown manifest version"
     for app in data["apps"]:
         missing = {"id", "path", "kinds", "new_todo", "row", "toggle", "filter_active"} - set(app)
         assert not missing, f"{path}: app {app.get('id')} lacks {sorted(missing)}"
+        app["root"] = path.parent.name
     return data
 
 
 def folder_url(base: str, app: dict[str, Any]) -> str:
     """Where the app lives: the scenario's base URL (navigations move between folders)."""
-    return f"{base}/crossimpl/{app['id']}"
+    return f"{base}/{app.get('root', 'crossimpl')}/{app['id']}"
 
 
 def app_url(base: str, app: dict[str, Any]) -> str:
-    return f"{base}/crossimpl/{app['path']}"
+    return f"{base}/{app.get('root', 'crossimpl')}/{app['path']}"
 
 
 def goal_state(task: dict[str, Any]) -> dict[str, Any]:
@@ -666,9 +671,15 @@ def main() -> None:
     parser.add_argument(
         "--step-timeout-ms", type=int, default=10_000, help="each replayed step's budget"
     )
+    parser.add_argument(
+        "--corpus", choices=sorted(CORPORA), default="crossimpl",
+        help="crossimpl: the 12 apps (default); heldout: 8 apps written apart from the "
+        "engine's tuning; all: both, every app replayed on every other",
+    )  # fmt: skip
     args = parser.parse_args()
-    manifest = load_manifest()
-    apps = manifest["apps"]
+    manifests = [load_manifest(path) for path in CORPORA[args.corpus]]
+    manifest = manifests[0]
+    apps = [app for m in manifests for app in m["apps"]]
     if args.only:
         wanted = [a.strip() for a in args.only.split(",") if a.strip()]
         unknown = set(wanted) - {a["id"] for a in apps}

@@ -170,20 +170,39 @@
   // element itself, the row's buttons (their words name actions, not the row) and text
   // that is hidden or only there for screen readers (a checkbox's clipped "Toggle Todo
   // Buy milk" beside the visible "Buy milk").
+  // The row's text leaves out the element's own label ("Done" beside each box), unless
+  // that label is all the row says (a box labelled by the item's title); and a row that is
+  // all the element's own text (a role=checkbox div holding the title) is that text.
   function rowOf(e) {
     const row = rowElOf(e);
     if (!row) return "";
-    const rest = seenText(row, e);
-    // A row that is all the element's own text (a role=checkbox div holding the title):
-    // that text is the row.
-    return cut(words(rest).length ? rest : seenText(row, null), 200);
+    const labels = ownLabels(e);
+    for (const skip of [new Set([e, ...labels]), new Set([e]), new Set()]) {
+      const text = seenText(row, skip);
+      if (words(text).length) return cut(text, 200);
+    }
+    return "";
   }
 
+  // The elements that label e: its <label>s and what aria-labelledby points at.
+  function ownLabels(e) {
+    const out = e.labels ? Array.from(e.labels) : [];
+    const ids = (e.getAttribute("aria-labelledby") || "").split(/\s+/).filter(Boolean);
+    const root = e.getRootNode();
+    for (const id of ids) {
+      const label = root.getElementById ? root.getElementById(id) : null;
+      if (label && !label.contains(e)) out.push(label);
+    }
+    return out;
+  }
+
+  // skip: a node, or a Set of nodes, left out with what they hold.
   function seenText(root, skip) {
+    const skipped = skip instanceof Set ? skip : new Set(skip ? [skip] : []);
     const parts = [];
     let left = 2000;
     const walk = (n) => {
-      if (left <= 0 || n === skip) return;
+      if (left <= 0 || skipped.has(n)) return;
       if (n.nodeType === 3) {
         if (n.data.trim()) {
           parts.push(n.data);
@@ -400,6 +419,7 @@
       role,
       kind: kindOfEl(e),
       name,
+      name_base: badgeFree(e, name),
       aria_label: norm(e.getAttribute("aria-label") || ""),
       test_ids: tests,
       name_attr: e.getAttribute("name") || "",
@@ -647,6 +667,25 @@
     };
   }
 
+  // A name without the count a badge inside the control shows ("Active 1" is "Active"):
+  // counts change with the data, the control stays.
+  const baseName = (x) => x.name_base || x.name;
+
+  function badgeFree(e, name) {
+    if (!name || !e.children.length) return "";
+    let text = ` ${name} `;
+    let found = false;
+    for (const c of e.querySelectorAll("*")) {
+      const t = norm(c.textContent);
+      if (c.children.length || !/^[([]?\d+[)\]]?$/.test(t)) continue;
+      const at = text.lastIndexOf(` ${t} `);
+      if (at < 0) continue;
+      text = text.slice(0, at) + text.slice(at + t.length + 1);
+      found = true;
+    }
+    return found ? norm(text) : "";
+  }
+
   // What rules out the page's only field being the recorded one: another input type
   // (email, password, number...), or another autocomplete token.
   function contradicts(id, f) {
@@ -662,10 +701,10 @@
   function compareNames(id, f) {
     if (!id.name && !f.name) return { sim: null, gap: false, core: false };
     if (!id.name || !f.name) return { sim: null, gap: true, core: false };
-    const plain = textSim(id.name, f.name);
+    const plain = textSim(baseName(id), baseName(f));
     if (plain >= MIN_NAME) return { sim: plain, gap: false, core: false };
-    const a = nameCore(id.name, id.row);
-    const b = nameCore(f.name, f.row);
+    const a = nameCore(baseName(id), id.row);
+    const b = nameCore(baseName(f), f.row);
     if (!a || !b) return { sim: null, gap: true, core: false };
     const core = textSim(a, b);
     return core >= MIN_NAME ? { sim: core, gap: false, core: true } : { sim: plain, gap: false, core: false };
@@ -791,7 +830,7 @@
       // The same name on another control of its family: the "Active" filter as a link,
       // a button, a tab or a radio button.
       const mine = familiesOf(kindOfId(id), id.role);
-      const named = candidates.filter((c) => key(c.f.name) === key(id.name) &&
+      const named = candidates.filter((c) => key(baseName(c.f)) === key(baseName(id)) &&
         familiesOf(c.f.kind, c.f.role).some((x) => mine.includes(x)));
       out.push(["name", named]);
     }

@@ -55,9 +55,9 @@ __all__ = [
 IDENTITY_JS = (Path(__file__).with_name("identity.js")).read_text(encoding="utf-8")
 IDENTITY_VERSION = 1
 _LOCATE_JS = f"(args) => ({IDENTITY_JS})(null, args)"
-_TEXT_FIELDS = ("role", "kind", "name", "aria_label", "name_attr", "id", "placeholder", "label",
-                "autocomplete", "type", "tag", "text", "row", "card", "section", "look",
-                "frame_url", "captured_at")  # fmt: skip
+_TEXT_FIELDS = ("role", "kind", "name", "name_base", "aria_label", "name_attr", "id",
+                "placeholder", "label", "autocomplete", "type", "tag", "text", "row", "card",
+                "section", "look", "frame_url", "captured_at")  # fmt: skip
 FRAME_MARGIN = 0.06  # found in two frames: the better must be this far ahead
 MAX_VARIANTS = 5  # earlier confirmed identities an identity keeps
 _UNIQUE_KINDS = frozenset({"placeholder", "label", "autocomplete", "sole"})
@@ -70,6 +70,7 @@ class ElementIdentity:
     # too), choice, list.  Empty in identities taken before it was kept: read from role.
     kind: str = ""
     name: str = ""
+    name_base: str = ""  # its name without a count badge inside it ("Active 1": "Active")
     aria_label: str = ""
     test_ids: dict[str, str] = field(default_factory=dict)
     name_attr: str = ""

@@ -233,6 +233,12 @@
     send({ kind: "click", button, detail: e.detail, ...described(el) });
   }
 
+  function sameField(a, b) {
+    return a.tagName === b.tagName &&
+      ["type", "name", "id", "placeholder", "aria-label"].every(
+        (attr) => a.getAttribute(attr) === b.getAttribute(attr));
+  }
+
   function onInput(e) {
     if (!e.isTrusted) return;
     settleAll();
@@ -242,7 +248,11 @@
       /password/i.test(el.getAttribute("autocomplete") || "");
     if (secret) secrets.add(el);
     // One description per streak of typing in the same field: its identity does not
-    // depend on what is typed, and describing costs a walk of the document.
+    // depend on what is typed, and describing costs a walk of the document.  An app that
+    // draws the field anew on every key (focus kept) is still typing in the same field.
+    if (field && field.el !== el && !field.el.isConnected && sameField(field.el, el)) {
+      field.el = el;
+    }
     if (!field || field.el !== el) field = { el, sent: described(el) };
     const ev = { kind: "fill", ...field.sent };
     if (secret) {

@@ -518,3 +518,19 @@ async def test_click_at_a_box_the_app_redraws_records_the_state_it_shows(
     assert await tab.page.evaluate("() => model.controlled") is True
     steps = await recorder.stop()
     assert steps[1:] == [step]  # the page's own report of the click is not a second step
+
+
+async def test_typing_in_a_field_the_app_draws_anew_on_every_key_is_one_fill(
+    tab: Tab, fixture_url: str
+) -> None:
+    await tab.navigate(f"{fixture_url}/rerender/index.html")
+    recorder = Recorder(tab)
+    await recorder.start()
+    await click_center(tab.page, "#note")
+    await tab.page.keyboard.type("hello")
+    await tab.page.keyboard.press("Enter")
+    steps = await recorder.stop()
+    assert [(s.action, s.args) for s in steps[1:]] == [
+        ("fill", {"value": "hello"}), ("press", {"key": "Enter"}),
+    ]  # fmt: skip
+    assert steps[1].identity is not None and steps[1].identity.id == "note"

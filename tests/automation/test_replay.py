@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -25,7 +23,7 @@ from automation.recording.fromrun import from_run_steps
 from automation.recording.recorder import Recorder
 from automation.recording.replay import Replay, ReplayConfig
 from automation.recording.scenario import Scenario, ScenarioStep
-from tests.conftest import CHROMIUM
+from tests.exported import run_exported
 from tests.refs import ref_of
 from tests.sinks import WaitingSink
 
@@ -250,19 +248,10 @@ async def test_the_exported_pytest_file_runs_the_scenario_with_role_first_locato
     assert "get_by_role('button', name='Sign in', exact=True).click()" in code
     assert "filter(has_text=re.compile('\\\\#1002\\\\s*Grace\\\\s*Hopper'))" in code  # its row
     assert PASSWORD not in code and "os.environ['TABWRIGHT_SECRET_PASSWORD']" in code
-    (tmp_path / "test_exported.py").write_text(code)
-    (tmp_path / "pytest.ini").write_text("[pytest]\n")
-    env = {**os.environ, **ENV, "BASE_URL": f"{fixture_url}/replay/v1",
-           "TABWRIGHT_CHROMIUM_PATH": CHROMIUM, "EMAIL": "grace@example.org"}  # fmt: skip
-    env.pop("DJANGO_SETTINGS_MODULE", None)
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "pytest", "-q", "-p", "no:django", "-p", "no:cacheprovider",
-        "test_exported.py", cwd=tmp_path, env=env,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-    )  # fmt: skip
-    out, _ = await asyncio.wait_for(proc.communicate(), 120)
-    assert proc.returncode == 0, out.decode()
-    assert "1 passed" in out.decode()
+    status, out = await run_exported(
+        code, tmp_path, f"{fixture_url}/replay/v1", {**ENV, "EMAIL": "grace@example.org"}
+    )
+    assert status == 0 and "1 passed" in out, out
 
 
 async def test_what_a_person_recorded_replays_on_the_next_release(

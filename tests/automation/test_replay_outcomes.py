@@ -7,8 +7,6 @@ that accumulate variants."""
 from __future__ import annotations
 
 import asyncio
-import os
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,7 +21,7 @@ from automation.recording.export import to_pytest
 from automation.recording.recorder import Recorder
 from automation.recording.replay import Replay, ReplayConfig
 from automation.recording.scenario import Scenario, ScenarioStep
-from tests.conftest import CHROMIUM
+from tests.exported import run_exported
 from tests.sinks import WaitingSink
 
 STATE = "() => JSON.parse(sessionStorage.getItem('todos') || '[]')"
@@ -213,21 +211,6 @@ async def test_heals_accumulate_variants_and_each_release_is_found(
         assert len(again.variants) == 1 and again.variants[0].id == "new"
     finally:
         await tab.close()
-
-
-async def run_exported(code: str, tmp_path: Path, base: str) -> tuple[int, str]:
-    (tmp_path / "test_exported.py").write_text(code)
-    (tmp_path / "pytest.ini").write_text("[pytest]\n")
-    env = {**os.environ, "BASE_URL": base, "TABWRIGHT_CHROMIUM_PATH": CHROMIUM,
-           "TIMEOUT_MS": "3000"}  # fmt: skip
-    env.pop("DJANGO_SETTINGS_MODULE", None)
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "pytest", "-q", "-p", "no:django", "-p", "no:cacheprovider",
-        "test_exported.py", cwd=tmp_path, env=env,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-    )  # fmt: skip
-    out, _ = await asyncio.wait_for(proc.communicate(), 120)
-    return proc.returncode or 0, out.decode()
 
 
 async def test_the_exported_test_passes_and_fails_with_the_checks(

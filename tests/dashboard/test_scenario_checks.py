@@ -169,3 +169,25 @@ async def test_a_replay_whose_check_fails_is_failed(
         scenario.steps.order_by("index").values_list("last_status", flat=True)
     )
     assert statuses == ["passed", "passed", "failed"]
+
+
+@pytest.mark.django_db
+def test_a_person_s_rescue_waits_as_a_proposed_change_to_approve(owner: Any) -> None:
+    scenario = services.scenario_from_run(owner=owner, run=saved_run(owner), name="Milk")
+    now = {**FIELD, "name": "Add a task", "id": "task"}
+    outcome = {"index": 1, "status": "skipped", "strategy": "person", "score": None,
+               "heal": "proposed", "healed": now,
+               "changes": ["done by the person", "name: 'New todo' -> 'Add a task'"]}  # fmt: skip
+    services.scenario_step_replayed(scenario_id=scenario.pk, outcome=outcome)
+    heal = services.heal_record(scenario_id=scenario.pk, outcome=outcome)
+    assert heal is not None and heal.status == "proposed"
+    step = ScenarioStep.objects.get(scenario=scenario, index=1)
+    assert step.identity["name"] == "New todo" and step.last_status == "skipped"
+    client = Client()
+    client.force_login(owner)
+    page = client.get(f"/scenarios/{scenario.pk}/").content.decode()
+    assert "the element the person did it on" in page
+    client.post(f"/heals/{heal.pk}/decide", {"approve": "1"})
+    step.refresh_from_db()
+    assert step.identity["name"] == "Add a task"
+    assert [v["name"] for v in step.identity["variants"]] == ["New todo"]

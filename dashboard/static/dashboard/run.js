@@ -172,7 +172,10 @@
       if (!li) return;
       if (e.status === "skipped") li.className = "step skipped";
       let text = e.status === "skipped" ? "done by the person" : "";
-      if (e.strategy) text = "found by " + e.strategy + " (" + e.score.toFixed(3) + ")";
+      if (e.strategy === "person") text = "done by the person";
+      else if (e.strategy) {
+        text = "found by " + e.strategy + (e.score !== null ? " (" + e.score.toFixed(3) + ")" : "");
+      }
       if (e.heal) text += "; " + (e.heal === "confident" ? "healed" : "change proposed") +
         ": " + e.changes.join("; ");
       (e.candidates || []).forEach((c) => {

@@ -1,0 +1,28 @@
+"""Running a scenario's pytest export as a user would: its own pytest, in its own folder."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+from tests.conftest import CHROMIUM
+
+
+async def run_exported(
+    code: str, folder: Path, base_url: str, env: dict[str, str] | None = None
+) -> tuple[int, str]:
+    """The exit status and output of pytest on the exported ``code`` against ``base_url``."""
+    (folder / "test_exported.py").write_text(code)
+    (folder / "pytest.ini").write_text("[pytest]\n")
+    environ = {**os.environ, **(env or {}), "BASE_URL": base_url,
+               "TABWRIGHT_CHROMIUM_PATH": CHROMIUM, "TIMEOUT_MS": "3000"}  # fmt: skip
+    environ.pop("DJANGO_SETTINGS_MODULE", None)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "pytest", "-q", "-p", "no:django", "-p", "no:cacheprovider",
+        "test_exported.py", cwd=folder, env=environ,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    out, _ = await asyncio.wait_for(proc.communicate(), 120)
+    return proc.returncode or 0, out.decode()
