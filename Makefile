@@ -14,10 +14,12 @@ DEBUG ?= 1
 
 .PHONY: run test install chromium migrate lint format bench
 
+# DEBUG=1 serves /demo/; runs may open that origin's /demo/ pages and no other private page.
 run: install chromium migrate
 	@$(BIN)/python manage.py tabwright_init
 	@echo "Dashboard: http://$(HOST):$(PORT)/  (demo pages at /demo/ with DEBUG=1)"
-	TABWRIGHT_DEBUG=$(DEBUG) $(BIN)/daphne -b $(HOST) -p $(PORT) dashboard.asgi:application
+	TABWRIGHT_DEBUG=$(DEBUG) TABWRIGHT_DEMO_ORIGIN=$${TABWRIGHT_DEMO_ORIGIN:-http://$(HOST):$(PORT)} \
+	  $(BIN)/daphne -b $(HOST) -p $(PORT) dashboard.asgi:application
 
 test: install chromium
 	$(BIN)/python -m pytest

@@ -110,14 +110,31 @@ class Budget:
         if self.cancelled:
             raise Cancelled(f"{self.label} cancelled: {self.cancel_reason}")
 
+    def binding(self) -> Budget:
+        """The budget whose deadline this one ends at: itself, or the outermost ancestor
+        that cut it short (a 10 s snapshot with 2 s of the run left ends with the run)."""
+        found: Budget = self
+        node = self.parent
+        while node is not None:
+            if node.deadline <= found.deadline + 1e-9:  # float noise of min() in child()
+                found = node
+            node = node.parent
+        return found
+
+    def exceeded(self, detail: str = "") -> BudgetExceeded:
+        """The error for this budget running out, naming the budget that did: its label and
+        its own timeout, not the caller's or the run's."""
+        spent = self.binding()
+        return BudgetExceeded(
+            f"the {spent.label} ran out of its {spent.timeout_ms:.0f} ms budget{detail}",
+            hint="give it more time or split the task",
+        )
+
     def check(self) -> None:
         """Raise if cancelled or out of time; call between steps of a longer job."""
         self.check_cancelled()
         if self.expired:
-            raise BudgetExceeded(
-                f"{self.label} ran out of its {self.timeout_ms:.0f} ms budget",
-                hint="give it more time or split the task",
-            )
+            raise self.exceeded()
 
     def playwright_timeout(self, *, headroom_ms: float = DEFAULT_HEADROOM_MS) -> float:
         """The ``timeout=`` to hand Playwright: what is left, less headroom, at least 1 ms."""
@@ -152,7 +169,7 @@ class Budget:
         except (asyncio.CancelledError, Exception):
             pass
         self.check()
-        raise BudgetExceeded(f"{self.label} ran out of its {self.timeout_ms:.0f} ms budget")
+        raise self.exceeded()
 
     def __repr__(self) -> str:
         return f"<Budget {self.label} {self.remaining_ms():.0f}/{self.timeout_ms:.0f} ms>"

@@ -19,6 +19,7 @@
     │   ├── CheckFailed         a scenario's expect check does not hold on the page
     │   └── EvaluateError       a script threw, or its result can't be returned
     ├── ActionInvalid           an action request with a bad shape (unknown tool, missing args)
+    │   ├── SecretNotGranted    a ${SECRET:NAME} the run's owner was not granted (names it only)
     │   └── ScenarioInvalid     a scenario that can't be read (bad shape, future version,
     │       │                   unknown step type); nothing of it is used
     │       └── ParamMissing    a ${param} or ${SECRET:NAME} with no value at replay
@@ -52,6 +53,7 @@ __all__ = [
     "RefError",
     "RefNotFound",
     "ScenarioInvalid",
+    "SecretNotGranted",
     "StaleRef",
     "StepFailed",
     "TabwrightError",
@@ -163,6 +165,10 @@ class EvaluateError(ActionFailed):
 
 class ActionInvalid(TabwrightError):
     code = "action_invalid"
+
+
+class SecretNotGranted(ActionInvalid):
+    code = "secret_not_granted"
 
 
 class ScenarioInvalid(ActionInvalid):

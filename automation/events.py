@@ -192,7 +192,9 @@ class PageProblem(Event):
     uncaught exception or a failed request (see automation.browser.problems).
 
     ``kind`` is "console", "pageerror" or "request"; a watcher that hit its limit ends
-    with one of kind "summary" whose ``dropped`` says how many it did not report.
+    with one of kind "summary" whose ``dropped`` says how many it did not report.  Kind
+    "tabs" says the site opened more tabs than the run may hold (automation.browser.tabs):
+    ``dropped`` is how many were closed so far.
     """
 
     type: ClassVar[str] = "page.problem"
@@ -204,7 +206,7 @@ class PageProblem(Event):
     status: int | None = None  # request only: the HTTP status, None when none came
     method: str = ""  # request only
     resource_type: str = ""  # request only: document, script, fetch, xhr, image ...
-    dropped: int = 0  # summary only: problems seen past the limit and not reported
+    dropped: int = 0  # summary: problems seen past the limit, not reported; tabs: closed
 
 
 @dataclass(frozen=True)

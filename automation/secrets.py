@@ -1,47 +1,188 @@
-"""Secrets in an agent run: ``${SECRET:NAME}`` placeholders, filled only when an action runs.
+"""Secrets in a run: ``${SECRET:NAME}`` placeholders, filled only when an action runs, and
+redacted at the one exit every event passes.
 
 The task and the person's replies may name a secret as ``${SECRET:NAME}``; its value is the
 environment variable ``TABWRIGHT_SECRET_NAME`` (a placeholder can't reach any other
-variable).  The model writes the placeholder into its action; :meth:`Secrets.fill` puts the
-value in just before the browser gets the args, and everything else (the model's prompt,
-events, stored steps) keeps the placeholder.  :meth:`Secrets.redact` takes every value that
-was filled, and every password typed literally, back out of any text shown or sent on
-(results, errors, snapshots, where a page echoes what was typed).
+variable).  One :class:`Secrets` lives per run:
+
+- ``allowed`` is the set of names the run's owner was granted (None: every name, for the
+  operator's own command-line runs); naming any other fails with :class:`SecretNotGranted`,
+  which names the secret, never its value.
+- :meth:`Secrets.fill_action` puts values in just before the browser gets an action's args,
+  and only where a value is typed (:func:`misplaced_secret`): a secret in a URL, a key, a
+  selector or a check would leave the page's own records (history, logs, server) holding it.
+- :class:`RedactingSink` wraps the run's event sink: every event (steps, actions, problems,
+  screenshots' URLs, pauses, the end) has each value used so far, and each password typed
+  literally, replaced, also where a URL or a form body carries it percent-encoded.
+- :meth:`Secrets.is_secret` tells the browser layer which typed values to hide from
+  screenshots and the live view (:mod:`automation.browser.masking`).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 import os
 import re
-from collections.abc import Mapping
+import threading
+import weakref
+from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
-from automation.errors import ActionInvalid
+from automation.errors import ActionInvalid, SecretNotGranted
+from automation.events import Event, EventSink
 
-__all__ = ["MASK", "SECRET_ENV_PREFIX", "SECRET_RE", "Secrets"]
+__all__ = [
+    "MASK",
+    "SECRET_ENV_PREFIX",
+    "SECRET_RE",
+    "TYPED_ARGS",
+    "RedactingSink",
+    "SecretNotGranted",
+    "Secrets",
+    "SecretsLogFilter",
+    "misplaced_secret",
+    "redacting",
+    "secret_names",
+]
 
 SECRET_ENV_PREFIX = "TABWRIGHT_SECRET_"
 SECRET_RE = re.compile(r"\$\{SECRET:([A-Za-z_][A-Za-z0-9_]*)\}")
 MASK = "••••••••"
 
+# Where a secret may stand: the arg an action types (fill_form's field values and a steps
+# macro's fill values too).  A select's option, a URL, a key, a ref or a script is not typed
+# into a field, and would carry the value into the page's history, the server's logs or the
+# DOM as text.
+TYPED_ARGS = {"fill": "value", "type": "text"}
+
+
+def secret_names(value: Any) -> set[str]:
+    """The secret names a value (text, or args: dicts and lists of text) mentions."""
+    return {match.group(1) for text in _texts(value) for match in SECRET_RE.finditer(text)}
+
+
+def misplaced_secret(action: str, args: Mapping[str, Any]) -> str | None:
+    """The path (``url``, ``fields[1].ref``, ``steps[0].url``) of the first arg of
+    ``action`` that holds a ``${SECRET:…}`` anywhere but in a typed value; None if none."""
+    for path, text in _paths(args):
+        if SECRET_RE.search(text) and not _is_typed(action, args, path):
+            return _path_text(path)
+    return None
+
+
+def _is_typed(action: str, args: Mapping[str, Any], path: tuple[str | int, ...]) -> bool:
+    if action in TYPED_ARGS:
+        return path == (TYPED_ARGS[action],)
+    if action == "fill_form":
+        return len(path) == 3 and path[0] == "fields" and path[2] == "value"
+    if action == "steps" and len(path) == 3 and path[0] == "steps" and path[2] == "value":
+        steps = args.get("steps")
+        step = steps[path[1]] if isinstance(steps, list) else None  # type: ignore[index]
+        return isinstance(step, dict) and step.get("type") == "fill"
+    return False
+
+
+def _paths(value: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[Any, str]]:
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            yield from _paths(item, (*path, i))
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from _paths(item, (*path, str(key)))
+
+
+def _path_text(path: tuple[str | int, ...]) -> str:
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text or "the value"
+
+
+def _texts(value: Any) -> Iterator[str]:
+    return (text for _path, text in _paths(value))
+
+
+def _encoded_pattern(value: str) -> re.Pattern[str]:
+    """``value`` as it appears in text, a URL or a form body: each character as itself or
+    percent-encoded (either case of hex, ``%25``-encoded once more), a space also as
+    ``+``.  A GET form submit puts ``pw=s%40cret`` in the page's address."""
+    parts = []
+    for char in value:
+        hexes = [f"{byte:02X}" for byte in char.encode("utf-8")]
+        options = [re.escape(char)]
+        for prefix in ("%", "%25"):
+            options.append(
+                "".join(prefix + "".join(f"[{h}{h.lower()}]" for h in hx) for hx in hexes)
+            )
+        if char == " ":
+            options.append(r"\+")
+        parts.append("(?:" + "|".join(options) + ")")
+    return re.compile("".join(parts))
+
+
+# Every Secrets alive in this process, for the log filter (which may run in any thread).
+_live: weakref.WeakSet[Secrets] = weakref.WeakSet()
+_live_lock = threading.Lock()
+
 
 class Secrets:
-    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+    """The secrets of one run: what may be filled, what was, and taking it back out."""
+
+    def __init__(
+        self, env: Mapping[str, str] | None = None, *, allowed: Collection[str] | None = None
+    ) -> None:
         self._env = os.environ if env is None else env
+        self.allowed = None if allowed is None else frozenset(allowed)
         self._shown: dict[str, str] = {}  # value -> what stands in for it in text
+        self._patterns: list[tuple[re.Pattern[str], str]] = []  # longest value first
+        with _live_lock:
+            _live.add(self)
 
     def __repr__(self) -> str:
         return f"<Secrets {len(self._shown)} in use>"
 
+    # -- filling -----------------------------------------------------------------------
+
+    def require(self, names: Collection[str]) -> None:
+        """SecretNotGranted for the first of ``names`` the run may not use (sorted)."""
+        if self.allowed is None:
+            return
+        refused = sorted(set(names) - self.allowed)
+        if refused:
+            raise SecretNotGranted(
+                f"the secret {refused[0]} is not granted to this run's owner"
+                + (f" (nor {', '.join(refused[1:])})" if refused[1:] else ""),
+                hint="an admin grants secrets to users and groups (Secret grants)",
+            )
+
+    def fill_action(self, action: str, args: dict[str, Any]) -> dict[str, Any]:
+        """``args`` of ``action`` with each placeholder replaced by its secret: refused
+        (ActionInvalid naming the arg) outside a typed value, SecretNotGranted for a name
+        not granted, ActionInvalid for a variable that is not set."""
+        where = misplaced_secret(action, args)
+        if where is not None:
+            raise ActionInvalid(
+                f"{action}: ${{SECRET:…}} is allowed only in a typed value, not in {where}",
+                hint="type the secret into a field with fill or type",
+            )
+        return self.fill(args)
+
     def fill(self, value: Any) -> Any:
         """``value`` (args: a dict, list or string) with each placeholder replaced by its
         secret; ActionInvalid names a placeholder whose variable is not set."""
+        self.require(secret_names(value))
+        return self._fill(value)
+
+    def _fill(self, value: Any) -> Any:
         if isinstance(value, str):
             return SECRET_RE.sub(self._one, value)
         if isinstance(value, list):
-            return [self.fill(v) for v in value]
+            return [self._fill(v) for v in value]
         if isinstance(value, dict):
-            return {k: self.fill(v) for k, v in value.items()}
+            return {k: self._fill(v) for k, v in value.items()}
         return value
 
     def _one(self, match: re.Match[str]) -> str:
@@ -52,27 +193,113 @@ class Secrets:
                 f"no secret {name}: the environment variable {SECRET_ENV_PREFIX}{name} is not set",
                 hint="ask the person to set it, or write NEED_HELP",
             )
-        if secret:
-            self._shown[secret] = match.group(0)
+        self.remember(name, secret)
         return secret
+
+    def remember(self, name: str, value: str) -> None:
+        """``value`` is the secret ``name`` (filled elsewhere, e.g. by a replay): shown as
+        its placeholder from now on."""
+        self._add(value, f"${{SECRET:{name}}}")
 
     def hide(self, value: str) -> None:
         """Mask ``value`` (a password the model typed literally) wherever it shows later."""
-        if value and value not in self._shown:
-            self._shown[value] = MASK
+        if value not in self._shown:
+            self._add(value, MASK)
+
+    def _add(self, value: str, shown: str) -> None:
+        if not value or self._shown.get(value) == shown:
+            return
+        self._shown[value] = shown
+        ordered = sorted(self._shown, key=len, reverse=True)
+        self._patterns = [(_encoded_pattern(v), self._shown[v]) for v in ordered]
+
+    # -- what the browser hides --------------------------------------------------------
+
+    def values(self) -> list[str]:
+        return list(self._shown)
+
+    def is_secret(self, text: str) -> bool:
+        """Whether ``text`` (a value about to be typed) holds a secret or hidden password."""
+        return any(value in text for value in self._shown)
+
+    # -- redacting ---------------------------------------------------------------------
 
     def redact(self, text: str) -> str:
-        """``text`` with every secret value used so far replaced by its placeholder."""
-        for value in sorted(self._shown, key=len, reverse=True):
-            text = text.replace(value, self._shown[value])
+        """``text`` with every secret value used so far replaced by its placeholder (and
+        every hidden password by a mask), plain or percent-encoded."""
+        for pattern, shown in self._patterns:
+            text = pattern.sub(lambda _match, shown=shown: shown, text)
         return text
 
     def redact_any(self, value: Any) -> Any:
-        """:meth:`redact` through dicts, lists and strings."""
+        """:meth:`redact` through dicts, lists, tuples and strings (keys included)."""
+        if not self._patterns:
+            return value
         if isinstance(value, str):
-            return self.redact(value) if self._shown else value
-        if isinstance(value, list):
-            return [self.redact_any(v) for v in value]
+            return self.redact(value)
+        if isinstance(value, list | tuple):
+            return type(value)(self.redact_any(v) for v in value)
         if isinstance(value, dict):
-            return {k: self.redact_any(v) for k, v in value.items()}
+            return {self.redact_any(k): self.redact_any(v) for k, v in value.items()}
         return value
+
+    def redact_event(self, event: Event) -> Event:
+        """``event`` with every text field redacted (bytes, e.g. a screenshot's pixels, are
+        masked in the page itself)."""
+        if not self._patterns:
+            return event
+        changes = {}
+        for f in dataclasses.fields(event):
+            value = getattr(event, f.name)
+            if isinstance(value, str | list | tuple | dict):
+                redacted = self.redact_any(value)
+                if redacted != value:
+                    changes[f.name] = redacted
+        return dataclasses.replace(event, **changes) if changes else event
+
+
+class RedactingSink:
+    """The one exit of a run's events: each is redacted by the run's Secrets, then passed
+    on.  The agent loop and replay wrap their sink in one (unless given one already), and
+    the dashboard hands the same one to whatever else emits for the run (page problems,
+    the person's messages)."""
+
+    def __init__(self, sink: EventSink, secrets: Secrets) -> None:
+        self.sink = sink
+        self.secrets = secrets
+
+    async def emit(self, event: Event) -> None:
+        await self.sink.emit(self.secrets.redact_event(event))
+
+
+def redacting(sink: EventSink, secrets: Secrets) -> RedactingSink:
+    """``sink`` behind ``secrets``' redaction, without wrapping a redacting sink twice."""
+    if isinstance(sink, RedactingSink) and sink.secrets is secrets:
+        return sink
+    return RedactingSink(sink, secrets)
+
+
+class SecretsLogFilter(logging.Filter):
+    """Redacts every log record with the secrets of every live run: a record may carry a
+    page's address (a GET form submit) or its console text.  Installed on the handlers in
+    the dashboard's LOGGING (a filter on a logger would miss its children's records)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        with _live_lock:
+            live = [s for s in _live if s._patterns]
+        if not live:
+            return True
+        message = record.getMessage()
+        redacted = message
+        for secrets in live:
+            redacted = secrets.redact(redacted)
+        if redacted != message:
+            record.msg, record.args = redacted, None
+        if record.exc_info and record.exc_info[1] is not None:
+            text = logging.Formatter().formatException(record.exc_info)
+            redacted_exc = text
+            for secrets in live:
+                redacted_exc = secrets.redact(redacted_exc)
+            if redacted_exc != text:
+                record.exc_text, record.exc_info = redacted_exc, None
+        return True

@@ -13,12 +13,14 @@ from django.utils.html import format_html
 from dashboard import services
 from dashboard.models import (
     ENV_NAME_RE,
+    SECRET_NAME_RE,
     IdentityHeal,
     LLMProfile,
     Run,
     RunEvent,
     Scenario,
     ScenarioStep,
+    SecretGrant,
     Step,
     UrlRule,
 )
@@ -204,3 +206,39 @@ class UrlRuleAdmin(admin.ModelAdmin):
     list_filter = ("kind", "enabled")
     search_fields = ("domain", "note")
     readonly_fields = ("created_at",)
+
+
+class SecretNameInput(forms.TextInput):
+    """Shows a value only if it is a secret's name: a value pasted by mistake and refused
+    is not sent back to the browser."""
+
+    def format_value(self, value: Any) -> str | None:
+        if isinstance(value, str) and value and not SECRET_NAME_RE.match(value):
+            return None
+        return super().format_value(value)
+
+
+class SecretGrantForm(forms.ModelForm):
+    class Meta:
+        model = SecretGrant
+        fields = "__all__"
+        widgets = {"name": SecretNameInput(attrs={"autocomplete": "off"})}
+
+
+@admin.register(SecretGrant)
+class SecretGrantAdmin(admin.ModelAdmin):
+    """Who may use which ``${SECRET:NAME}``; the values stay in the server's environment."""
+
+    form = SecretGrantForm
+    list_display = ("name", "env_name", "is_set", "note", "created_at")
+    search_fields = ("name", "note")
+    filter_horizontal = ("users", "groups")
+    readonly_fields = ("created_at",)
+
+    @admin.display(boolean=True, description="set on the server")
+    def is_set(self, obj: SecretGrant) -> bool:
+        return obj.is_set
+
+    @admin.display(description="environment variable")
+    def env_name(self, obj: SecretGrant) -> str:
+        return obj.env_name

@@ -6,3 +6,6 @@ from django.apps import AppConfig
 class DashboardConfig(AppConfig):
     name = "dashboard"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from dashboard import checks  # noqa: F401  (registers the deploy checks)

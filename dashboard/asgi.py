@@ -8,20 +8,28 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.settings")
 
 from channels.auth import AuthMiddlewareStack
 from channels.routing import ProtocolTypeRouter, URLRouter
-from channels.security.websocket import AllowedHostsOriginValidator
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 from django.core.asgi import get_asgi_application
 
 django_asgi_app = get_asgi_application()
 
+from dashboard.origin import SameOriginValidator  # noqa: E402
 from dashboard.routing import websocket_urlpatterns  # noqa: E402
+from dashboard.startup import on_server_start  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         # One self-hosted process: it serves its own few static files.
         "http": ASGIStaticFilesHandler(django_asgi_app),
-        "websocket": AllowedHostsOriginValidator(
-            AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
-        ),
+        # Scheme, host and port of the Origin must be the dashboard's own (or trusted):
+        # AllowedHostsOriginValidator would let any port of an allowed host in.
+        "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )
+
+# When daphne's reactor starts, before it serves anything: runs a dead server left live
+# are closed (dashboard/startup.py).  Not at import: tests and commands import this too,
+# and the reactor runs only in the server.  django.setup() installed daphne's reactor.
+from twisted.internet import reactor  # noqa: E402
+
+reactor.addSystemEventTrigger("before", "startup", on_server_start)

@@ -33,7 +33,9 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from automation import Budget
 from automation.errors import TabwrightError
-from dashboard import selectors
+from automation.limits import MAX_MESSAGE_BYTES, TRANSPORT_LIMIT_BYTES, fit
+from dashboard import jsonin, selectors
+from dashboard.jsonin import JsonRefused
 from dashboard.models import Run
 from dashboard.runner import COMMANDS, act_request, group_name, runner
 
@@ -44,6 +46,9 @@ MAX_ACTS_IN_FLIGHT = 4
 MAX_INPUTS_QUEUED = 64
 INPUT_TIMEOUT_MS = 5_000
 CLOSE_FORBIDDEN = 4403
+# A live-view frame is a picture: never cut, sent up to the transport's limit (less room
+# for the framing), dropped beyond.
+MAX_FRAME_BYTES = TRANSPORT_LIMIT_BYTES - 64 * 1024
 NOT_LIVE = {"code": "not_live", "message": "the run is not live any more", "hint": ""}
 
 
@@ -103,12 +108,15 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
     ) -> None:
         # A frame that is not JSON text is a bad command like any other, not a crash that
         # drops the socket (the base class raises on binary frames and invalid JSON).
+        # Bounded (size, then nesting, before the recursive parse): 100,000 nested brackets
+        # would otherwise end in a RecursionError and close the socket with 1011.
         try:
             if text_data is None:
-                raise ValueError("binary frame")
-            content = await self.decode_json(text_data)
-        except ValueError:
-            await self.send_json({"type": "error", "message": "commands are JSON text messages"})
+                raise JsonRefused("bad_json", "binary frame")
+            content = jsonin.loads(text_data, max_bytes=jsonin.MAX_COMMAND_BYTES, what="a command")
+        except JsonRefused as exc:
+            message = "commands are JSON text messages" if exc.code == "bad_json" else exc.message
+            await self.send_json({"type": "error", "code": exc.code, "message": message})
             return
         await self.receive_json(content, **kwargs)
 
@@ -155,8 +163,8 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
         if self.frame_in_flight:
             self.frame_waiting = message["frame"]  # only the newest is worth sending
             return
-        self.frame_in_flight = True
-        await self.send_json(message["frame"])
+        # A frame too big to send is dropped: the page is not waiting to ack it.
+        self.frame_in_flight = await self._send_capped(message["frame"])
 
     async def _frame_drawn(self) -> None:
         self.frame_in_flight = False
@@ -231,6 +239,28 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
 
     async def run_event(self, message: dict[str, Any]) -> None:
         await self.send_json(message["event"])
+
+    async def send_json(self, content: Any, close: bool = False) -> None:
+        """Every message to the page leaves through here, within the message limit
+        (automation.limits): over it, daphne drops the socket and the page loops."""
+        await self._send_capped(content, close=close)
+
+    async def _send_capped(self, content: Any, *, close: bool = False) -> bool:
+        """Send ``content`` fitted to MAX_MESSAGE_BYTES (an event or answer is cut with
+        markers); False when it could not be sent whole (a live-view frame is not cut,
+        only dropped)."""
+        text = await self.encode_json(content)
+        sent = True
+        if len(text) > MAX_MESSAGE_BYTES:  # ASCII-escaped JSON: chars are bytes
+            if isinstance(content, dict) and content.get("type") == "frame":
+                if len(text) > MAX_FRAME_BYTES:
+                    log.warning("run %s: a %d-byte frame was not sent", self.run_id, len(text))
+                    return False
+            elif isinstance(content, dict):
+                text = await self.encode_json(fit(content))
+                sent = False
+        await self.send(text_data=text, close=close)
+        return sent
 
 
 def _int(value: str) -> int:

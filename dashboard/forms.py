@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -15,9 +14,10 @@ from automation.recording.fromrun import Planned
 from automation.recording.propose import Proposal
 from automation.recording.scenario import EXPECT, TYPED_ARG
 from automation.recording.scenario import Scenario as Document
-from dashboard import selectors
+from dashboard import jsonin, selectors
+from dashboard.engineconf import url_policy
+from dashboard.jsonin import JsonRefused
 from dashboard.models import LLMProfile, Run, ScenarioStep
-from dashboard.runner import url_policy
 
 PLANNERS = [
     ("rules", "Rule planner (offline: one explicit command per line)"),
@@ -92,9 +92,12 @@ class ImportScenarioForm(forms.Form):
         if upload.size > MAX_SCENARIO_BYTES:
             raise forms.ValidationError(f"the file is over {MAX_SCENARIO_BYTES} bytes")
         try:
-            cleaned["data"] = json.loads(upload.read().decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as exc:
-            raise forms.ValidationError(f"not a JSON file: {exc}") from None
+            cleaned["data"] = jsonin.loads(
+                upload.read(), max_bytes=MAX_SCENARIO_BYTES, what="the file"
+            )
+        except JsonRefused as exc:
+            message = f"not a JSON file: {exc}" if exc.code == "bad_json" else str(exc)
+            raise forms.ValidationError(message) from None
         return cleaned
 
 

@@ -24,10 +24,23 @@ from automation.browser.screencast import Frame, Screencast
 __all__ = ["LiveView"]
 
 
+def _as_is(text: str) -> str:
+    return text
+
+
 class LiveView:
-    def __init__(self, group: str, current: Callable[[], Tab | None]) -> None:
+    def __init__(
+        self,
+        group: str,
+        current: Callable[[], Tab | None],
+        *,
+        redact: Callable[[str], str] = _as_is,
+    ) -> None:
         self._group = group
         self._current = current
+        # The run's secrets: a frame carries the tab's address, which a GET form submit
+        # filled with a secret (the pixels are masked in the page: automation.browser.masking).
+        self._redact = redact
         self._layer = get_channel_layer()
         self._viewers = 0
         self._cast: Screencast | None = None
@@ -73,7 +86,7 @@ class LiveView:
             "jpeg": base64.b64encode(frame.jpeg).decode("ascii"),
             "width": frame.width,
             "height": frame.height,
-            "url": frame.url,
+            "url": self._redact(frame.url),
         }
         self.last_frame = message
         await self._layer.group_send(self._group, {"type": "run.frame", "frame": message})

@@ -4,6 +4,7 @@ profiles runs can choose from."""
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 from typing import Any
@@ -11,6 +12,8 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
+
+from automation.llm.keys import key_env_refusal
 
 ENV_NAME_RE = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 _LABEL = r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?"
@@ -34,6 +37,11 @@ def validate_env_name(value: str) -> None:
             "not starting with a digit (e.g. ANTHROPIC_API_KEY).",
             code="invalid_env_name",
         )
+    # Only a variable meant to hold an LLM key: never Tabwright's own or another secret
+    # (automation/llm/keys.py; the runner checks again when it reads the key).
+    refusal = key_env_refusal(value, allowed=settings.TABWRIGHT["LLM_KEY_VARIABLES"])
+    if refusal:
+        raise ValidationError(refusal[0].upper() + refusal[1:] + ".", code="key_env_refused")
 
 
 def looks_like_key(value: str) -> bool:
@@ -132,6 +140,8 @@ class LLMProfile(models.Model):
         """Whether the key's variable is set (non-empty) on this server; None: no key used."""
         if not self.api_key_env:
             return None
+        if key_env_refusal(self.api_key_env, allowed=settings.TABWRIGHT["LLM_KEY_VARIABLES"]):
+            return False  # a refused name (a row from before the rule) says nothing of it
         return bool(os.environ.get(self.api_key_env))
 
     @property
@@ -370,9 +380,90 @@ class UrlRule(models.Model):
         return f"{self.kind} {self.domain}"
 
     def clean(self) -> None:
-        domain = self.domain.strip().lower().rstrip(".")
+        # A host name or an address, and optionally a port: "intranet.example:8443" or
+        # "127.0.0.1:8000" holds for that port only (automation/browser/url_policy.py).
+        domain = self.domain.strip().lower()
         if domain.startswith("*."):
             domain = domain[2:]
-        if not DOMAIN_RE.fullmatch(domain):
-            raise ValidationError({"domain": "Enter a host name such as example.com."})
-        self.domain = domain
+        if "/" in domain:
+            raise ValidationError({"domain": "Enter a host name such as example.com, not a URL."})
+        host, port = domain, ""
+        if domain.startswith("["):  # [IPv6] or [IPv6]:port
+            host, _, port = domain[1:].partition("]")
+            if port and not port.startswith(":"):
+                raise ValidationError({"domain": "Write an IPv6 address as [address]:port."})
+            port = port[1:]
+        elif domain.count(":") == 1:  # more than one: a bare IPv6 address, no port
+            host, _, port = domain.partition(":")
+        if port:
+            if not (port.isascii() and port.isdigit() and 0 < int(port) < 65536):
+                raise ValidationError({"domain": f"{port!r} is not a port (1-65535)."})
+            port = f":{int(port)}"
+        host = host.rstrip(".")
+        try:
+            address = ipaddress.ip_address(host)
+        except ValueError:
+            if domain.startswith("[") or not DOMAIN_RE.fullmatch(host):
+                raise ValidationError(
+                    {"domain": "Enter a host name such as example.com, or host:port."}
+                ) from None
+        else:
+            host = f"[{address}]" if address.version == 6 and port else str(address)
+        self.domain = host + port
+
+
+SECRET_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class SecretGrantQuerySet(models.QuerySet["SecretGrant"]):
+    def names_for(self, user: Any) -> frozenset[str] | None:
+        """The secret names ``user`` may use in a run (None: all of them, a superuser)."""
+        if user.is_superuser:
+            return None
+        granted = self.filter(
+            models.Q(users=user) | models.Q(groups__in=user.groups.all())
+        ).values_list("name", flat=True)
+        return frozenset(granted)
+
+
+class SecretGrant(models.Model):
+    """Who may use the secret ``${SECRET:NAME}`` in their runs: the users and groups an
+    admin granted it to (superusers may use every secret).  The value stays in the
+    server's environment (``TABWRIGHT_SECRET_NAME``); it is never stored here."""
+
+    name = models.CharField(
+        max_length=100,
+        unique=True,
+        help_text="NAME of ${SECRET:NAME}: letters, digits and _ (the value is the "
+        "environment variable TABWRIGHT_SECRET_NAME, never entered here).",
+    )
+    users = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, blank=True, related_name="secret_grants"
+    )
+    groups = models.ManyToManyField("auth.Group", blank=True, related_name="secret_grants")
+    note = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = SecretGrantQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = "secret grant"
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def env_name(self) -> str:
+        return f"TABWRIGHT_SECRET_{self.name}"
+
+    @property
+    def is_set(self) -> bool:
+        return self.env_name in os.environ
+
+    def clean(self) -> None:
+        # The message never repeats the value: it may be the secret pasted by mistake.
+        if not SECRET_NAME_RE.match(self.name):
+            raise ValidationError(
+                {"name": "Enter the secret's name (letters, digits and _, e.g. SHOP_PW)."}
+            )

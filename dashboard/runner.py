@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-import os
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,9 +35,8 @@ from automation.browser.actions import act
 from automation.browser.problems import ProblemWatcher
 from automation.browser.screencast import person_input, viewport_point
 from automation.browser.tracing import TraceRecorder
-from automation.browser.url_policy import UrlPolicy
 from automation.budget import timeout_ms_of
-from automation.errors import ActionInvalid, LLMError, ScenarioInvalid, TabwrightError
+from automation.errors import ActionInvalid, ScenarioInvalid, TabwrightError
 from automation.events import (
     EvaluationFinished,
     Event,
@@ -52,15 +50,18 @@ from automation.events import (
     StepReplayed,
     UserMessage,
 )
+from automation.limits import fit
 from automation.llm.base import Planner
 from automation.recording.recorder import Recorder
 from automation.recording.replay import Replay, ReplayConfig
 from automation.recording.scenario import Scenario as Document
+from automation.secrets import RedactingSink, Secrets, secret_names
 from dashboard import selectors, services
+from dashboard.engineconf import browser_config, planner_for_run
 from dashboard.liveview import LiveView
-from dashboard.models import LLMProfile, Run, Scenario
+from dashboard.models import Run, Scenario, SecretGrant
 
-__all__ = ["RunManager", "group_name", "make_planner", "planner_choice", "runner"]
+__all__ = ["RunManager", "group_name", "runner"]
 
 log = logging.getLogger("tabwright.runner")
 
@@ -105,14 +106,16 @@ class DashboardSink:
             status = _status_change(event)
             if status is not None:
                 await database_sync_to_async(services.run_set_status)(run_id=self.run_id, **status)
+            # One event is one message to the page, stored and relayed within its limit.
+            data = fit(_jsonable(data))
             if event.persist:
                 self._seq += 1
                 data["seq"] = self._seq
                 await database_sync_to_async(services.run_event_append)(
-                    run_id=self.run_id, seq=self._seq, type=event.type, data=_jsonable(data)
+                    run_id=self.run_id, seq=self._seq, type=event.type, data=data
                 )
             await self._layer.group_send(
-                group_name(self.run_id), {"type": "run.event", "event": _jsonable(data)}
+                group_name(self.run_id), {"type": "run.event", "event": data}
             )
 
     async def _save_screenshot(self, event: ScreenshotTaken) -> str:
@@ -148,8 +151,9 @@ def _jsonable(data: dict[str, Any]) -> dict[str, Any]:
 class LiveRun:
     task: asyncio.Task[None]
     control: RunControl
-    sink: DashboardSink
+    sink: RedactingSink  # the run's one exit: its secrets, then the DashboardSink
     view: LiveView
+    secrets: Secrets  # the owner's grants, and every value the run filled
     tab: Tab | None = None  # once the run has opened its tab
 
     def current_tab(self) -> Tab | None:
@@ -192,12 +196,12 @@ class RunManager:
     async def start(self, run_id: int) -> None:
         run = await database_sync_to_async(Run.objects.get)(pk=run_id)
         next_seq = await database_sync_to_async(selectors.run_last_seq)(run_id=run_id)
-        sink = DashboardSink(run_id, next_seq, scenario_id=run.scenario_id)
+        secrets = Secrets(allowed=await database_sync_to_async(_granted_secrets)(run))
+        sink = RedactingSink(DashboardSink(run_id, next_seq, scenario_id=run.scenario_id), secrets)
         control = RunControl()
         task = asyncio.create_task(self._run(run, sink, control), name=f"run-{run_id}")
-        live = LiveRun(
-            task, control, sink, LiveView(group_name(run_id), lambda: live.current_tab())
-        )
+        view = LiveView(group_name(run_id), lambda: live.current_tab(), redact=secrets.redact)
+        live = LiveRun(task, control, sink, view, secrets)
         live.view.set_viewers(self._viewers[run_id])
         self._live[run_id] = live
         task.add_done_callback(lambda _t: self._live.pop(run_id, None))
@@ -221,7 +225,7 @@ class RunManager:
         if live is not None:
             live.view.set_viewers(self._viewers[run_id])
 
-    async def _run(self, run: Run, sink: DashboardSink, control: RunControl) -> None:
+    async def _run(self, run: Run, sink: RedactingSink, control: RunControl) -> None:
         conf = settings.TABWRIGHT
         tab = None
         forget_crashes: Callable[[], None] | None = None
@@ -231,13 +235,17 @@ class RunManager:
         planner: Planner | None = None
         try:
             replay = await self._replay_of(run) if run.kind == Run.Kind.REPLAY else None
+            # A secret the owner was not granted fails the run before any page opens.
+            sink.secrets.require(replay.placeholders()[1] if replay else secret_names(run.task))
             if replay is None:
-                planner = await database_sync_to_async(_planner_for_run)(run)
+                planner = await database_sync_to_async(planner_for_run)(run)
             browser = await self.browser()
             # Downloads (and the trace) land in the run's own folder, which is never served.
             tab = await browser.new_tab(workspace=workspace)
             # Console errors and failed requests of every tab of the run, as they happen.
             problems = ProblemWatcher(tab, sink.emit)
+            if tab.group is not None:  # tabs a site opens past MAX_TABS: closed, reported
+                tab.group.report_to(sink.emit)
             forget_crashes = _fail_on_crash(tab, control)
             live = self._live.get(run.pk)
             if live is not None:
@@ -248,7 +256,8 @@ class RunManager:
                 await trace.start(title=f"run {run.pk}", budget=Budget(10_000))
             if replay is not None:
                 await Replay(tab, replay, params=run.params, base_url=run.start_url,
-                             sink=sink, control=control, config=ReplayConfig(
+                             sink=sink, control=control, secrets=sink.secrets,
+                             config=ReplayConfig(
                                  step_timeout_ms=conf["ACTION_TIMEOUT_MS"],
                                  run_timeout_ms=conf["RUN_TIMEOUT_MS"], screenshots=True,
                              )).run()  # fmt: skip
@@ -267,6 +276,7 @@ class RunManager:
                     action_timeout_ms=conf["ACTION_TIMEOUT_MS"],
                 ),
                 control=control,
+                secrets=sink.secrets,
             )
             await agent.run()
         except TabwrightError as exc:
@@ -337,8 +347,10 @@ class RunManager:
             raise ActionInvalid("the agent is using the tab", hint="pause the run first, then act")
         tab = live.current_tab()
         assert tab is not None
-        try:
-            return await act(tab, action, args, budget=budget)
+        try:  # the answer (a page read, a result, an error) leaves through the run's secrets
+            return live.secrets.redact_any(await act(tab, action, args, budget=budget))
+        except TabwrightError as exc:
+            raise _redacted(exc, live.secrets) from None
         finally:
             for done in tab.take_evaluations():  # a person's action is not a numbered step
                 await live.sink.emit(EvaluationFinished(-1, **dataclasses.asdict(done)))
@@ -354,8 +366,8 @@ class RunManager:
         if tab is None or not live.control.paused:
             raise ActionInvalid("the agent is using the tab", hint="take over (pause) first")
         if event.get("kind") == "check":
-            return await _check_at(live.control.recorder, tab, event, budget)
-        return await person_input(tab, event, budget=budget)
+            return live.secrets.redact(await _check_at(live.control.recorder, tab, event, budget))
+        return live.secrets.redact(await person_input(tab, event, budget=budget))
 
     async def wait(self, run_id: int) -> None:
         live = self._live.get(run_id)
@@ -386,6 +398,19 @@ async def _check_at(
     x, y = viewport_point(tab, event)
     step = await recorder.check_at(x, y, budget=budget)
     return f"check: {step.describe().removeprefix('expect ')}"
+
+
+def _granted_secrets(run: Run) -> frozenset[str] | None:
+    """The secret names the run's owner may use (None: all, a superuser).  Reads the
+    database."""
+    return SecretGrant.objects.names_for(run.owner)
+
+
+def _redacted(exc: TabwrightError, secrets: Secrets) -> TabwrightError:
+    """``exc`` with its message and hint redacted (its class and fields kept)."""
+    exc.message, exc.hint = secrets.redact(exc.message), secrets.redact(exc.hint)
+    exc.args = (exc.message,)
+    return exc
 
 
 def _fail_on_crash(tab: Tab, control: RunControl) -> Callable[[], None]:
@@ -435,137 +460,12 @@ def act_request(data: object) -> tuple[str, dict[str, Any], float]:
     return action, args, timeout_ms
 
 
-def url_policy() -> UrlPolicy:
-    """The URL policy the operator configured: the settings (TABWRIGHT_*_DOMAINS) and the
-    enabled URL rules of the admin.  Reads the database."""
-    conf = settings.TABWRIGHT
-    allowed, blocked = selectors.url_rule_domains()
-    return UrlPolicy(
-        allowed_domains=(*conf["ALLOWED_DOMAINS"], *allowed),
-        blocked_domains=(*conf["BLOCKED_DOMAINS"], *blocked),
-        block_private=bool(conf["BLOCK_PRIVATE_ADDRESSES"]),
-    )
-
-
-def browser_config() -> BrowserConfig:
-    conf = settings.TABWRIGHT
-    return BrowserConfig(
-        executable_path=conf["CHROMIUM_PATH"],
-        cdp_url=conf["CDP_URL"],
-        headless=conf["HEADLESS"],
-        action_timeout_ms=conf["ACTION_TIMEOUT_MS"],
-        url_policy=url_policy(),
-        upload_dir=conf["UPLOAD_DIR"],
-        evaluate_enabled=bool(conf["ALLOW_EVALUATE"]),
-        shell_commands=tuple(conf["SHELL_COMMANDS"]),
-    )
-
-
 async def _save_trace(trace: TraceRecorder, path: Path) -> None:
     """A trace that can't be written is logged: it must not change how the run ended."""
     try:
         await trace.stop(path, budget=Budget(30_000))
     except TabwrightError as exc:
         log.warning("the run's trace was not saved: %s", exc)
-
-
-PLANNER_KINDS = ("rules", "openai", "anthropic")
-
-
-def planner_choice(
-    *, kind: str = "", profile: LLMProfile | None = None
-) -> tuple[str, LLMProfile | None]:
-    """What a run uses: its profile; else the planner it chose (``rules`` from the form is
-    a choice); else the default profile; else the settings' PLANNER.  Reads the database."""
-    if profile is not None:
-        return profile.provider, profile
-    if kind:
-        return kind, None
-    default = selectors.llm_profile_default()
-    if default is not None:
-        return default.provider, default
-    return settings.TABWRIGHT["PLANNER"], None
-
-
-def make_planner(kind: str = "", *, profile: LLMProfile | None = None) -> Planner:
-    """The planner :func:`planner_choice` picks.  LLMError when it can't be made: an
-    unknown kind, a provider this version lacks, or a profile's key variable not set."""
-    kind, profile = planner_choice(kind=kind, profile=profile)
-    if profile is not None:
-        return _profile_planner(profile)
-    conf = settings.TABWRIGHT
-    if kind == "rules":
-        from automation.llm.rules import RulePlanner
-
-        return RulePlanner()
-    if kind in ("openai", "anthropic"):
-        return _llm_planner(
-            kind,
-            base_url=conf["LLM_BASE_URL"],
-            model=conf["LLM_MODEL"],
-            api_key=os.environ.get(conf["LLM_API_KEY_ENV"], ""),
-        )
-    raise LLMError(f"unknown planner {kind!r}", hint="use " + ", ".join(PLANNER_KINDS))
-
-
-def _planner_for_run(run: Run) -> Planner:
-    """Record what the run uses (so its page says so, even if it fails to start), then
-    make it."""
-    kind, profile = planner_choice(kind=run.planner, profile=run.llm_profile)
-    if (kind, profile) != (run.planner, run.llm_profile):
-        services.run_set_planner(run_id=run.pk, planner=kind, llm_profile=profile)
-    return make_planner(kind, profile=profile)
-
-
-def _profile_planner(profile: LLMProfile) -> Planner:
-    api_key = ""
-    if profile.api_key_env:
-        api_key = os.environ.get(profile.api_key_env, "")
-        if not api_key:
-            raise LLMError(
-                f"the LLM profile {profile.name!r} reads its API key from the environment "
-                f"variable {profile.api_key_env}, which is not set on the server",
-                hint=f"set {profile.api_key_env} where the dashboard runs, or choose "
-                "another profile",
-            )
-    options: dict[str, Any] = {"temperature": profile.temperature}
-    if profile.max_tokens is not None:
-        options["max_tokens"] = profile.max_tokens
-    return _llm_planner(
-        profile.provider,
-        base_url=profile.endpoint,
-        model=profile.model,
-        api_key=api_key,
-        native_tools=profile.native_tools_option,
-        **options,
-    )
-
-
-def _llm_planner(
-    provider: str,
-    *,
-    base_url: str,
-    model: str,
-    api_key: str,
-    native_tools: bool | None = None,
-    **options: Any,
-) -> Planner:
-    cls: type[Any]
-    if provider == "openai":
-        from automation.llm.openai import OpenAICompatPlanner
-
-        cls = OpenAICompatPlanner
-    elif provider == "anthropic":
-        from automation.llm.anthropic import AnthropicPlanner
-
-        cls = AnthropicPlanner
-    else:
-        raise LLMError(f"unknown LLM provider {provider!r}", hint="use openai or anthropic")
-    retries = settings.TABWRIGHT["LLM_RETRIES"]
-    return cls(
-        base_url=base_url, model=model, api_key=api_key, native_tools=native_tools,
-        retries=retries, **options,
-    )  # fmt: skip
 
 
 runner = RunManager()

@@ -294,7 +294,12 @@ def scenario_export(request: HttpRequest, scenario_id: int, format: str) -> Http
         response = HttpResponse(body, content_type="application/json")
         name = f"scenario-{scenario.pk}.json"
     else:
-        response = HttpResponse(to_pytest(document), content_type="text/x-python")
+        try:
+            code = to_pytest(document)
+        except ScenarioInvalid as exc:  # a step no safe code can be written for
+            messages.error(request, f"The pytest export was refused: {exc}")
+            return _back(scenario, exc.index)
+        response = HttpResponse(code, content_type="text/x-python")
         name = f"test_scenario_{scenario.pk}.py"
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from automation.browser.identity import ElementIdentity
 from automation.errors import ActionInvalid, ScenarioInvalid
+from automation.limits import MAX_FIELD_CHARS, cut_text, fit
 from automation.recording import scenario as fmt
 from automation.recording.fromrun import from_run_steps
 from automation.recording.replay import StepOutcome
@@ -66,20 +67,25 @@ def _token_count(value: object) -> int:
 
 
 def run_set_status(*, run_id: int, status: str, reason: str = "", summary: str = "") -> None:
-    fields: dict[str, Any] = {"status": status, "status_reason": reason}
+    fields: dict[str, Any] = {"status": status, "status_reason": cut_text(reason, MAX_FIELD_CHARS)}
     if summary:
-        fields["summary"] = summary
+        fields["summary"] = cut_text(summary, MAX_FIELD_CHARS)
     if status in Run.FINAL:
         fields["finished_at"] = timezone.now()
     Run.objects.filter(pk=run_id).update(**fields)
 
 
 def run_event_append(*, run_id: int, seq: int, type: str, data: dict[str, Any]) -> RunEvent:
-    return RunEvent.objects.create(run_id=run_id, seq=seq, type=type, data=data)
+    """A stored event is sent to the run page as one message: it is kept within its limit."""
+    return RunEvent.objects.create(run_id=run_id, seq=seq, type=type, data=fit(data))
 
 
 def step_record(*, run_id: int, data: dict[str, Any]) -> Step:
     fields = {k: data[k] for k in _STEP_FIELDS if k in data and data[k] is not None}
+    fields = fit(fields)  # the step list and the scenario made from it read these whole
+    for name in ("name", "selector", "url"):
+        if isinstance(fields.get(name), str):
+            fields[name] = cut_text(fields[name], MAX_FIELD_CHARS)
     with transaction.atomic():
         step, _ = Step.objects.update_or_create(run_id=run_id, index=data["index"], defaults=fields)
     return step

@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import os
 import secrets
+from datetime import timedelta
 from pathlib import Path
+
+from csp.constants import NONE, SELF
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("TABWRIGHT_VAR_DIR", BASE_DIR / "var"))
@@ -23,6 +27,52 @@ def _env_bool(name: str, default: bool) -> bool:
 def _env_list(name: str) -> tuple[str, ...]:
     """A comma-separated variable as a tuple, blanks dropped."""
     return tuple(v.strip() for v in os.environ.get(name, "").split(",") if v.strip())
+
+
+def _env_int(name: str, default: int) -> int:
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a whole number, not {value!r}") from None
+
+
+def _proxy_ssl_header() -> tuple[str, str] | None:
+    """TABWRIGHT_SECURE_PROXY_SSL_HEADER, "HTTP_X_FORWARDED_PROTO,https" (or the header's own
+    name, "X-Forwarded-Proto,https"): the header and value by which the TLS proxy in front
+    says a request came over HTTPS.  Set it only behind a proxy that always sets it."""
+    raw = os.environ.get("TABWRIGHT_SECURE_PROXY_SSL_HEADER", "").strip()
+    if not raw:
+        return None
+    header, _, value = (part.strip() for part in raw.partition(","))
+    if not header or not value or "," in value:
+        raise ImproperlyConfigured(
+            "TABWRIGHT_SECURE_PROXY_SSL_HEADER is a header and its value, "
+            f'e.g. "HTTP_X_FORWARDED_PROTO,https", not {raw!r}'
+        )
+    header = header.upper().replace("-", "_")
+    return (header if header.startswith("HTTP_") else f"HTTP_{header}", value)
+
+
+def _private_var() -> None:
+    """var/ (the database, the secret key, screenshots) is created readable by the server's
+    user only, and so is the SQLite file (sessions, password hashes), before SQLite makes
+    it with the umask's mode.  An existing folder keeps its mode: it may be the operator's;
+    the deploy check (dashboard/checks.py) says when it is open to others."""
+    if not VAR_DIR.exists():
+        VAR_DIR.mkdir(mode=0o700, parents=True)
+        VAR_DIR.chmod(0o700)  # mkdir's mode is cut by the umask
+    db = os.environ.get("TABWRIGHT_DB_PATH", str(VAR_DIR / "db.sqlite3"))
+    if db == ":memory:" or db.startswith("file:"):
+        return
+    path = Path(db)
+    if not path.parent.exists():
+        path.parent.mkdir(mode=0o700, parents=True)
+    os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o600))
+    if path.stat().st_uid == os.geteuid():
+        path.chmod(0o600)
 
 
 def _secret_key() -> str:
@@ -41,6 +91,7 @@ def _secret_key() -> str:
 
 
 DEBUG = _env_bool("TABWRIGHT_DEBUG", False)
+_private_var()
 SECRET_KEY = _secret_key()
 ALLOWED_HOSTS = [
     h.strip() for h in os.environ.get("TABWRIGHT_ALLOWED_HOSTS", "127.0.0.1,localhost").split(",")
@@ -58,6 +109,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "channels",
+    "axes",
+    "csp",
     "dashboard",
 ]
 
@@ -69,6 +122,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "dashboard.urls"
@@ -107,6 +163,49 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "run_list"
 LOGOUT_REDIRECT_URL = "login"
 
+# --- Deployment: HTTPS behind a TLS proxy, login throttling, a Content-Security-Policy ---
+# All off by default: `make run` serves plain HTTP on loopback.  README "Deploying" lists
+# the values with which `manage.py check --deploy` is clean.
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = _env_bool("TABWRIGHT_SECURE_COOKIES", False)
+SECURE_HSTS_SECONDS = _env_int("TABWRIGHT_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = _env_bool("TABWRIGHT_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = _env_bool("TABWRIGHT_HSTS_PRELOAD", False)
+SECURE_SSL_REDIRECT = _env_bool("TABWRIGHT_SSL_REDIRECT", False)
+SECURE_PROXY_SSL_HEADER = _proxy_ssl_header()
+
+# django-axes: after LOGIN_FAILURE_LIMIT failed logins for one username from one address,
+# that pair is refused (even with the right password) until LOGIN_LOCKOUT_MINUTES pass
+# since the last failure; a successful login clears the count.  Behind a proxy every client
+# has the proxy's address, so the lock is then, in effect, per username.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = _env_int("TABWRIGHT_LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=_env_int("TABWRIGHT_LOGIN_LOCKOUT_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "dashboard.views.login_locked_out"
+
+# django-csp: the pages load scripts, styles and images from this origin only (no inline
+# script: the run page's data is in data- attributes and json_script blocks), the live view
+# draws its JPEG frames from data: URLs, and the run socket is same-origin ('self' covers
+# ws:/wss: to this host).  The /demo/ fixture pages are exempt (views.demo).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF, "data:"],
+        "connect-src": [SELF],
+        "font-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
+}
+
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = False
@@ -121,7 +220,10 @@ FIXTURES_DIR = BASE_DIR / "fixtures"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # Every record is redacted with the secrets of the runs live in this process (a page's
+    # address after a GET form submit, console text): automation.secrets.SecretsLogFilter.
+    "filters": {"secrets": {"()": "automation.secrets.SecretsLogFilter"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["secrets"]}},
     "loggers": {
         "tabwright": {"handlers": ["console"], "level": os.environ.get("TABWRIGHT_LOG", "INFO")},
         "automation": {"handlers": ["console"], "level": os.environ.get("TABWRIGHT_LOG", "INFO")},
@@ -145,6 +247,9 @@ TABWRIGHT = {
     "LLM_MODEL": os.environ.get("TABWRIGHT_LLM_MODEL", "llama3.1"),
     # The key itself is read from this environment variable and never stored.
     "LLM_API_KEY_ENV": os.environ.get("TABWRIGHT_LLM_API_KEY_ENV", "TABWRIGHT_LLM_API_KEY"),
+    # The variables LLM profiles may name for their key; empty: any *_API_KEY, and
+    # TABWRIGHT_LLM_API_KEY (never another TABWRIGHT_*: automation/llm/keys.py).
+    "LLM_KEY_VARIABLES": _env_list("TABWRIGHT_LLM_KEY_VARIABLES"),
     "LLM_TIMEOUT_MS": int(os.environ.get("TABWRIGHT_LLM_TIMEOUT_MS", "120000")),
     # Retries of a failed LLM call (cannot connect, HTTP 429, 5xx).
     "LLM_RETRIES": int(os.environ.get("TABWRIGHT_LLM_RETRIES", "3")),
@@ -157,12 +262,18 @@ TABWRIGHT = {
     "TRACE_RUNS": _env_bool("TABWRIGHT_TRACE_RUNS", False),
     # Files the agent may attach to file inputs; empty: uploads are off.
     "UPLOAD_DIR": os.environ.get("TABWRIGHT_UPLOAD_DIR", ""),
-    # Where the agent may go (automation/browser/url_policy.py).  A domain covers its
-    # subdomains; an allowed host may be private.  Private and local addresses are refused
-    # unless DEBUG, where the demo pages are served from this machine.
+    # Where the agent may go (automation/browser/url_policy.py), held for every request
+    # of a launched Chromium by its egress proxy.  A rule is host or host:port (allow
+    # rules may add a path: host:port/path/); a domain covers its subdomains; an allowed
+    # host may be private.  Private and local addresses are refused, in DEBUG too.
     "ALLOWED_DOMAINS": _env_list("TABWRIGHT_ALLOWED_DOMAINS"),
     "BLOCKED_DOMAINS": _env_list("TABWRIGHT_BLOCKED_DOMAINS"),
-    "BLOCK_PRIVATE_ADDRESSES": _env_bool("TABWRIGHT_BLOCK_PRIVATE_ADDRESSES", not DEBUG),
+    "BLOCK_PRIVATE_ADDRESSES": _env_bool("TABWRIGHT_BLOCK_PRIVATE_ADDRESSES", True),
+    # With DEBUG, the origin(s) this dashboard serves its /demo/ pages on (make run sets
+    # http://HOST:PORT): runs may open those pages, and nothing else of that origin.
+    "DEMO_ORIGINS": _env_list("TABWRIGHT_DEMO_ORIGIN"),
+    # Chromium's sandbox: "auto" (on unless the server runs as root), "1" or "0".
+    "CHROMIUM_SANDBOX": os.environ.get("TABWRIGHT_CHROMIUM_SANDBOX", "auto").strip().lower(),
     # Evaluate is off unless the operator turns it on: it runs arbitrary JavaScript in the
     # pages, and turning it on also opens Chromium's debugging port (on loopback).
     "ALLOW_EVALUATE": _env_bool("TABWRIGHT_ALLOW_EVALUATE", False),
@@ -174,4 +285,6 @@ TABWRIGHT = {
     # A bearer token for scrapers of /metrics, which can't log in; empty: only logged-in
     # users can read it.
     "METRICS_TOKEN": os.environ.get("TABWRIGHT_METRICS_TOKEN", ""),
+    # Tabs one run may hold; pages a site opens past it (popup floods) are closed at once.
+    "MAX_TABS": _env_int("TABWRIGHT_MAX_TABS", 20),
 }

@@ -1,11 +1,11 @@
 from __future__ import annotations
 
 import hmac
-import json
 from datetime import timedelta
 from pathlib import Path
 
 from asgiref.sync import sync_to_async
+from csp.decorators import csp_exempt
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import AbstractBaseUser
@@ -27,8 +27,9 @@ from django.views.static import serve
 from automation import Budget
 from automation.errors import ActionInvalid, TabwrightError
 from automation.metrics import REGISTRY
-from dashboard import selectors, services
+from dashboard import jsonin, selectors, services
 from dashboard.forms import NewRunForm, RunFilterForm
+from dashboard.jsonin import JsonRefused
 from dashboard.models import Run
 from dashboard.runner import act_request, runner
 
@@ -133,7 +134,7 @@ def run_screenshot(request: HttpRequest, run_id: int, index: int) -> FileRespons
     return FileResponse(path.open("rb"), content_type="image/jpeg")
 
 
-MAX_ACT_BODY_BYTES = 256 * 1024
+MAX_ACT_BODY_BYTES = jsonin.MAX_COMMAND_BYTES
 
 
 @require_POST
@@ -152,12 +153,11 @@ async def run_act(request: HttpRequest, run_id: int) -> JsonResponse:
     owns = await Run.objects.filter(pk=run_id, owner=user).aexists()
     if not owns:
         return _act_error(404, "not_found", "no such run of yours")
-    if len(request.body) > MAX_ACT_BODY_BYTES:
-        return _act_error(413, "too_large", f"the request is over {MAX_ACT_BODY_BYTES} bytes")
     try:
-        action, args, timeout_ms = act_request(json.loads(request.body or b"null"))
-    except ValueError:
-        return _act_error(400, "bad_json", "the body is not JSON")
+        body = jsonin.loads(request.body or b"null", max_bytes=MAX_ACT_BODY_BYTES)
+        action, args, timeout_ms = act_request(body)
+    except JsonRefused as exc:
+        return _act_error(413 if exc.code == "too_large" else 400, exc.code, exc.message)
     except ActionInvalid as exc:
         return JsonResponse({"ok": False, "error": exc.to_dict()}, status=400)
     try:
@@ -171,12 +171,27 @@ async def run_act(request: HttpRequest, run_id: int) -> JsonResponse:
     return JsonResponse(answer)
 
 
+def login_locked_out(
+    request: HttpRequest, original_response: HttpResponse | None, credentials: dict | None
+) -> HttpResponse:
+    """django-axes' answer to a login for a username and address locked after too many
+    failed attempts (settings AXES_*): a page that says so and for how long, status 429."""
+    minutes = max(1, round(settings.AXES_COOLOFF_TIME.total_seconds() / 60))
+    context = {
+        "username": (credentials or {}).get("username") or request.POST.get("username", ""),
+        "failure_limit": settings.AXES_FAILURE_LIMIT,
+        "minutes": minutes,
+    }
+    return render(request, "registration/locked.html", context, status=429)
+
+
 def _act_error(status: int, code: str, message: str) -> JsonResponse:
     return JsonResponse(
         {"ok": False, "error": {"code": code, "message": message, "hint": ""}}, status=status
     )
 
 
+@csp_exempt()  # test pages for the agent, with inline scripts: not the dashboard's own
 def demo(request: HttpRequest, path: str) -> HttpResponse:
     """The fixture pages, for the offline demo; only with DEBUG on."""
     if not settings.DEBUG:

@@ -46,6 +46,7 @@ def daphne(
     settings: dict[str, str],
     *,
     more_users: Sequence[tuple[str, str]] = (),
+    grants: Sequence[tuple[str, str]] = (),
 ) -> Iterator[tuple[str, Path]]:
     """Yields the base URL and the server's log; ``settings`` are TABWRIGHT_* variables.
     ``user`` and each of ``more_users`` is a (name, password) of a person (not staff)."""
@@ -65,7 +66,12 @@ def daphne(
         "-c",
         "from django.contrib.auth import get_user_model\n"
         f"for name, password in {people!r}:\n"
-        "    get_user_model().objects.create_user(name, password=password)",
+        "    get_user_model().objects.create_user(name, password=password)\n"
+        # Secrets belong to someone: (secret name, user name) granted as an admin would.
+        "from dashboard.models import SecretGrant\n"
+        f"for secret, name in {list(grants)!r}:\n"
+        "    SecretGrant.objects.get_or_create(name=secret)[0].users.add(\n"
+        "        get_user_model().objects.get(username=name))",
     )
     port = free_port()
     log = var / "daphne.log"

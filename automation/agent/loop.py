@@ -53,12 +53,13 @@ from automation.events import (
     RunStarted,
     StepRecorded,
 )
+from automation.limits import MAX_REPLY_CHARS, cut_text
 from automation.llm.base import ActionOutcome, ChatMessage, Planner, PlannerRequest
 from automation.recording.propose import propose_checks
 from automation.recording.recorder import Recorder
 from automation.recording.rescue import start_recorder
 from automation.recording.scenario import TYPED_ARG
-from automation.secrets import MASK, SECRET_RE, Secrets
+from automation.secrets import MASK, SECRET_RE, SecretNotGranted, Secrets, redacting, secret_names
 
 __all__ = ["AgentConfig", "AgentRun"]
 
@@ -67,6 +68,8 @@ log = logging.getLogger("automation.agent")
 # Actions after which the page is another one: the next snapshot is a full one.
 _NAVIGATING = frozenset({"navigate", "back", "forward", "reload", "tabs"})
 _NO_CHANGE = "# no changes since the last snapshot"
+# A cut reply keeps its end too: the actions and NEED_HELP come last.
+_REPLY_TAIL_CHARS = 4_000
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,8 @@ class AgentRun:
     secrets: Secrets = field(default_factory=Secrets)
 
     def __post_init__(self) -> None:
+        # The one exit of the run's events: through its secrets (automation.secrets).
+        self.out = redacting(self.sink, self.secrets)
         self.round = 0
         self.step_index = 0
         self._cap = self.config.round_cap
@@ -110,20 +115,20 @@ class AgentRun:
     async def run(self) -> RunFinished:
         budget = Budget(self.config.run_timeout_ms, label="run")
         self.control.budget = budget
-        await self.sink.emit(RunStarted(self.task, self.start_url, self.planner.name))
+        await self.out.emit(RunStarted(self.task, self.start_url, self.planner.name))
         try:
             finished = await self._run(budget)
         except Cancelled as exc:
             finished = RunFinished("stopped", reason=budget.cancel_reason or str(exc))
             if self.control.failure:
                 finished = RunFinished("failed", reason=self.control.failure)
-        except BudgetExceeded:
-            finished = RunFinished(
-                "failed", reason=f"the run ran out of its {self.config.run_timeout_ms} ms budget"
-            )
+        except BudgetExceeded as exc:  # it names the budget that ran out (run, snapshot...)
+            finished = RunFinished("failed", reason=exc.message)
         except BrowserClosed as exc:
             finished = RunFinished("failed", reason=f"the browser went away: {exc}")
-        await self.sink.emit(finished)
+        except SecretNotGranted as exc:  # names the secret, never its value
+            finished = RunFinished("failed", reason=str(exc))
+        await self.out.emit(finished)
         return finished
 
     async def _run(self, budget: Budget) -> RunFinished:
@@ -131,6 +136,7 @@ class AgentRun:
         prompt = system_prompt(available(config), shell_programs=config.shell_commands)
         context = Context(prompt, self._task_text(), self.config.context)
         outcomes: list[ActionOutcome] = []
+        self.secrets.require(secret_names(self.task))  # before anything reaches a page
         if self.start_url:
             outcome = await self._execute(Action("navigate", {"url": self.start_url}), budget)
             if not outcome.ok:
@@ -150,6 +156,7 @@ class AgentRun:
                 continue
             self.round += 1
             replies = self.control.take_replies()
+            self.secrets.require(secret_names(replies))
             self._notes.extend(f"The person says: {text}" for text in replies)
             snapshot = await self._snapshot(context, outcomes, budget)
             if self._still > self.config.unchanged_rounds:
@@ -181,9 +188,9 @@ class AgentRun:
             outcomes, self._notes = [], []
             turn = read_reply(reply, last_signature=self._last_signature)
             for error in turn.errors:
-                await self.sink.emit(Observation(self.round, str(error), error.to_dict()))
+                await self.out.emit(Observation(self.round, str(error), error.to_dict()))
             if not turn.actions and not turn.errors and turn.pause is None and turn.done is None:
-                await self.sink.emit(Observation(self.round, turn.notes[-1]))
+                await self.out.emit(Observation(self.round, turn.notes[-1]))
             self._notes.extend(turn.notes)
             for action in turn.actions:
                 outcome = await self._execute(action, budget)
@@ -258,9 +265,17 @@ class AgentRun:
             replies=replies,
         )
         round_no = self.round
+        streamed = 0  # chars relayed so far: the stream stops where the kept reply is cut
 
         async def on_token(piece: str) -> None:
-            await self.sink.emit(LLMToken(round_no, piece))
+            nonlocal streamed
+            room = MAX_REPLY_CHARS - streamed
+            if room <= 0:
+                return
+            streamed += len(piece)
+            if len(piece) > room:
+                piece = piece[:room] + "…[cut: the rest is not streamed]"
+            await self.out.emit(LLMToken(round_no, piece))
 
         reply = await self.planner.plan(
             request,
@@ -268,8 +283,13 @@ class AgentRun:
             on_token=on_token,
         )
         await self._hide_typed_passwords(reply.text, budget)
-        text = self.secrets.redact(reply.text)
-        await self.sink.emit(LLMMessage(self.round, text, dict(reply.usage)))
+        # The whole reply is acted on; what the events keep of it is cut, so one huge answer
+        # can't break the run page's socket (automation.limits).  The model's context keeps
+        # past replies much shorter on its own (ContextLimits.reply_chars).
+        text = cut_text(
+            self.secrets.redact(reply.text), MAX_REPLY_CHARS, tail_chars=_REPLY_TAIL_CHARS
+        )
+        await self.out.emit(LLMMessage(self.round, text, dict(reply.usage)))
         return reply.text
 
     async def _hide_typed_passwords(self, reply: str, budget: Budget) -> None:
@@ -319,14 +339,15 @@ class AgentRun:
                     target = await self.tab.target(ref, budget=step_budget)
                 finally:
                     shown = self._masked(action.name, action.args, target)
-                    await self.sink.emit(ActionStarted(self.round, index, action.name, shown))
+                    await self.out.emit(ActionStarted(self.round, index, action.name, shown))
             elif action.name == "fill_form":
                 shown, fields = await self._form_targets(action, step_budget)
-                await self.sink.emit(ActionStarted(self.round, index, action.name, shown))
+                await self.out.emit(ActionStarted(self.round, index, action.name, shown))
             else:
                 shown = await self._masked_steps(action, step_budget)
-                await self.sink.emit(ActionStarted(self.round, index, action.name, shown))
-            args = self.secrets.fill(action.args)
+                await self.out.emit(ActionStarted(self.round, index, action.name, shown))
+            args = self.secrets.fill_action(action.name, action.args)
+            self.tab.is_secret = self.secrets.is_secret  # its field is masked before typing
             if action.name == "fill_form":
 
                 async def record_field(
@@ -356,11 +377,14 @@ class AgentRun:
             group = self.tab.group
             if group is not None and group.current is not None:
                 self.tab = group.current  # a tabs action may have switched the current tab
-        except (Cancelled, BrowserClosed):
+        except (Cancelled, BrowserClosed, SecretNotGranted):
             await self._emit_evaluations(index)
             raise
         except BudgetExceeded as exc:
-            budget.check()  # the whole run is out of time: that ends the run, not the step
+            # The whole run out of time (or all but its headroom) ends the run, not the step.
+            budget.check()
+            if step_budget.binding() is budget:
+                raise budget.exceeded() from None
             error = exc
         except TabwrightError as exc:
             error = exc
@@ -370,7 +394,7 @@ class AgentRun:
         if macro is not None:
             result = macro.to_text()  # which steps ran, for the model to read
         result = self.secrets.redact(result)
-        await self.sink.emit(
+        await self.out.emit(
             ActionFinished(
                 self.round, index, action.name, shown, error is None, result, error_dict,
                 duration_ms,
@@ -466,7 +490,7 @@ class AgentRun:
             "action": action, "args": args, "ok": error is None,
             "identity": target.identity.to_dict() if target.identity else None,
         })  # fmt: skip
-        await self.sink.emit(
+        await self.out.emit(
             StepRecorded(
                 index=self.step_index,
                 action=action,
@@ -500,16 +524,16 @@ class AgentRun:
             return
         if proposals:
             checks = [self.secrets.redact_any(p.to_dict()) for p in proposals]
-            await self.sink.emit(ChecksProposed(checks))
+            await self.out.emit(ChecksProposed(checks))
 
     async def _emit_evaluations(self, index: int) -> None:
         for done in self.tab.take_evaluations():
-            await self.sink.emit(EvaluationFinished(index, **dataclasses.asdict(done)))
+            await self.out.emit(EvaluationFinished(index, **dataclasses.asdict(done)))
 
     async def _screenshot(self, index: int, budget: Budget) -> None:
         shot = await self.tab.step_screenshot(index, budget=budget)
         if shot is not None:
-            await self.sink.emit(shot)
+            await self.out.emit(shot)
 
     async def _pause(self, budget: Budget, reason: str, detail: str) -> None:
         """Wait for the person; what they do in the tab meanwhile becomes steps."""
@@ -518,7 +542,7 @@ class AgentRun:
         waited_from = time.monotonic()
         recorder = await self._start_recorder(budget)  # ready before the person is told
         self.control.recorder = recorder
-        await self.sink.emit(RunPaused(reason, self.secrets.redact(detail)))
+        await self.out.emit(RunPaused(reason, self.secrets.redact(detail)))
         try:
             await self.control.wait_for_person(budget)
         finally:
@@ -543,7 +567,7 @@ class AgentRun:
         self._failed_rounds = 0
         self._still = 0
         self._navigated = True  # the person may have changed anything: a fresh full page
-        await self.sink.emit(RunResumed())
+        await self.out.emit(RunResumed())
 
     async def _start_recorder(self, budget: Budget) -> Recorder | None:
         if not self.config.record_person:

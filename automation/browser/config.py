@@ -31,6 +31,9 @@ class BrowserConfig:
     launch_timeout_ms: int = 30_000
     action_timeout_ms: int = 15_000  # the default when a caller gives no budget
     url_policy: UrlPolicy = field(default_factory=UrlPolicy)
+    # Chromium's own sandbox: None decides (on unless this process is root, where Chromium
+    # refuses to start with it); True or False forces it (TABWRIGHT_CHROMIUM_SANDBOX=1|0).
+    chromium_sandbox: bool | None = None
     upload_dir: str = ""  # files the agent may attach to file inputs; empty: uploads off
     # Running page JavaScript (the evaluate action) is for operators who trust their users
     # and models; when on, a launched Chromium also listens on a loopback debugging port.
@@ -40,3 +43,8 @@ class BrowserConfig:
     # empty: no shell.  An allowed program can read and write whatever the server's user can.
     shell_commands: tuple[str, ...] = ()
     shell_timeout_ms: int = 30_000  # one command's limit (the call's budget may be shorter)
+    # Tabs one run may hold; a page the site opens past it is closed at once, and reported.
+    max_tabs: int = 20
+    # How long a snapshot's full walk may take in the page before the snapshot is reduced
+    # to the elements one can act on (0: half of the snapshot's budget).
+    snapshot_full_pass_ms: int = 0

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import re
 import time
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
@@ -42,8 +43,10 @@ from playwright.async_api import Error as PlaywrightError
 
 from automation.budget import Budget
 from automation.errors import ActionFailed, ActionInvalid
+from automation.recording.roles import ROLES, check_role
 
 __all__ = [
+    "CONTROL_CHARS",
     "IDENTITY_JS",
     "IDENTITY_VERSION",
     "ElementIdentity",
@@ -61,6 +64,21 @@ _TEXT_FIELDS = ("role", "kind", "name", "name_base", "aria_label", "name_attr", 
 FRAME_MARGIN = 0.06  # found in two frames: the better must be this far ahead
 MAX_VARIANTS = 5  # earlier confirmed identities an identity keeps
 _UNIQUE_KINDS = frozenset({"placeholder", "label", "autocomplete", "sole"})
+# What identity.js says a control does (else its role): see kindOfEl there.
+KINDS = frozenset({"press", "text", "toggle", "choice", "list"})
+TEST_ATTRS = ("data-testid", "data-test", "data-qa", "data-cy")
+# Everything an identity holds was read from a page, so it is untrusted input.  A page's
+# description is made safe before it is kept (``from_page``: control characters become
+# spaces, a text is cut at MAX_TEXT_CHARS, what can't be kept is dropped); a stored one
+# that breaks these rules is refused (``from_dict``), as only a hand-made file can.
+MAX_TEXT_CHARS = 1_000  # one text of a page's description (identity.js keeps 200 or less)
+MAX_URL_CHARS = 8_000  # a frame's address in a page's description
+MAX_STORED_CHARS = 10_000  # one text of a stored identity
+MAX_SELECTORS = 12  # identity.js makes at most 9
+MAX_ALIKE = 16  # identity.js keeps 8
+# Control characters and line or paragraph separators: never in a name a person reads;
+# in a kept value they would break the line of a log, a listing or a terminal.
+CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 @dataclass(frozen=True)
@@ -157,6 +175,7 @@ class ElementIdentity:
             values["name_count"] = int(values.get("name_count") or 0)
         except (TypeError, ValueError) as exc:
             raise ActionInvalid(f"element identity: {exc}") from None
+        _check_texts(values)
         return cls(**values)
 
     def plain(self) -> ElementIdentity:
@@ -190,9 +209,20 @@ class ElementIdentity:
 
     @classmethod
     def from_page(cls, found: dict[str, Any], **extra: Any) -> ElementIdentity:
-        data = {**found, **extra}
+        """An identity as a page described it: untrusted.  Its texts are made safe
+        (control characters and line breaks become spaces, long texts are cut, selectors
+        and test ids that can't be kept are dropped); a role or kind outside the list, or
+        a shape that can't be read, refuses it with ActionFailed (a page that tampers with
+        the registry, or a broken one), so nothing of it is kept."""
+        data = _safe_page_data({**found, **extra})
         data.setdefault("captured_at", _now())
-        return cls.from_dict(data)
+        try:
+            return cls.from_dict(data)
+        except ActionInvalid as exc:
+            raise ActionFailed(
+                f"the page described the element in a way that can't be kept: {exc.message}",
+                hint="the page may have changed Tabwright's in-page registry",
+            ) from None
 
     def changes(self, now: ElementIdentity) -> list[str]:
         """What differs between this recorded identity and the element found now."""
@@ -323,6 +353,63 @@ def _located(
         frame=frame,
         variant=variant,
     )
+
+
+def _check_texts(values: dict[str, Any]) -> None:
+    """A stored identity's role, kind and texts, checked (ActionInvalid names the field)."""
+    check_role(values.get("role", ""), what="element identity: role")
+    kind = values.get("kind", "")
+    if kind and kind not in KINDS and kind not in ROLES:
+        raise ActionInvalid(f"element identity: kind {kind[:40]!r} is not a kind of control")
+    texts: list[tuple[str, str]] = [(n, values.get(n, "")) for n in _TEXT_FIELDS]
+    texts += [(f"test_ids[{k[:40]!r}]", f"{k}{v}") for k, v in values["test_ids"].items()]
+    texts += [("selectors", s) for s in values["selectors"]]
+    texts += [("alike", s) for s in values["alike"]]
+    for name, text in texts:
+        if len(text) > MAX_STORED_CHARS:
+            raise ActionInvalid(f"element identity: {name} is longer than {MAX_STORED_CHARS}")
+        if CONTROL_CHARS.search(text):
+            raise ActionInvalid(
+                f"element identity: {name} holds a control character or a line break"
+            )
+    if len(values["selectors"]) > MAX_SELECTORS or len(values["alike"]) > MAX_ALIKE:
+        raise ActionInvalid(
+            f"element identity: at most {MAX_SELECTORS} selectors and {MAX_ALIKE} look-alikes"
+        )
+
+
+def _safe_page_data(data: dict[str, Any]) -> dict[str, Any]:
+    """A page's description of an element with its texts made safe to keep; what is not
+    text is left for ``from_dict`` to check.  The role and kind are not touched: they are
+    checked against the list as they are."""
+    out = dict(data)
+    for name in _TEXT_FIELDS:
+        if name not in ("role", "kind") and isinstance(out.get(name), str):
+            # A frame's address is not cut where a name would be: its path finds the frame.
+            most = MAX_URL_CHARS if name == "frame_url" else MAX_TEXT_CHARS
+            out[name] = _safe_text(out[name], most)
+    tests = out.get("test_ids")
+    if isinstance(tests, dict):
+        out["test_ids"] = {
+            k: _safe_text(v) for k, v in tests.items() if k in TEST_ATTRS and isinstance(v, str)
+        }
+    selectors = out.get("selectors")
+    if isinstance(selectors, list | tuple):
+        # A selector with a line break, or past the cap, can't be cut without changing
+        # what it finds: it is dropped (the others, and the rest of the identity, remain).
+        out["selectors"] = [
+            s for s in selectors
+            if isinstance(s, str) and len(s) <= MAX_TEXT_CHARS and not CONTROL_CHARS.search(s)
+        ][:MAX_SELECTORS]  # fmt: skip
+    alike = out.get("alike")
+    if isinstance(alike, list | tuple):
+        out["alike"] = [_safe_text(s) for s in alike if isinstance(s, str)][:MAX_ALIKE]
+    out.pop("variants", None)  # earlier releases' identities are ours, never the page's
+    return out
+
+
+def _safe_text(text: str, most: int = MAX_TEXT_CHARS) -> str:
+    return CONTROL_CHARS.sub(" ", text)[:most]
 
 
 def _unsearched(errors: list[str]) -> str:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from automation.browser.effect import TOGGLE_STATE_JS, Subject, click_target, dispose
+from automation.browser.masking import mask_field
 from automation.budget import Budget
 from automation.errors import (
     ActionFailed,
@@ -153,6 +154,7 @@ class Interactions:
         what = f"type into {entry.describe()}"
         timeout = _ms(budget)
         try:
+            await mask_field(self, subject.handle, text, budget)  # before a key is drawn
             if clear and not delay_ms:
                 await self._call(what, budget, subject.handle.fill(text, timeout=timeout))
             else:
@@ -376,6 +378,7 @@ class Interactions:
 async def _fill(tab: Tab, subject: Subject, value: str, submit: bool, budget: Budget) -> str:
     entry = subject.entry
     what = f"fill {entry.describe()}"
+    await mask_field(tab, subject.handle, value, budget)  # before the value is drawn
     await tab._call(what, budget, subject.handle.fill(value, timeout=_ms(budget)))
     shown = await _typed_value(subject, value, what, budget)
     if submit:

@@ -10,10 +10,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from playwright.async_api import Frame, Page, Request, Response
 
+from automation.browser.masking import mask_locators
 from automation.budget import DEFAULT_HEADROOM_MS, Budget
 from automation.errors import (
     ActionFailed,
@@ -85,8 +86,10 @@ class PageOps:
                     url, wait_until="domcontentloaded", timeout=budget.playwright_timeout()
                 ),
             )
-        except ActionFailed:
+        except ActionFailed as exc:
             self.raise_if_blocked(f"navigate to {url}", since=blocked_before)
+            if why := self.why_unreachable(url):
+                raise ActionFailed(f"navigate to {url} failed: {why}", hint=exc.hint) from None
             raise
         _raise_for_status(f"navigate to {url}", response)
         await self._loaded(budget)
@@ -252,7 +255,10 @@ class PageOps:
             raise ActionInvalid("screenshot format must be png or jpeg")
         budget = self._budget(budget, "screenshot")
         timeout = budget.playwright_timeout()
-        extra = {"quality": max(1, min(int(quality), 100))} if format == "jpeg" else {}
+        # Fields holding a secret or a password are covered in every picture taken.
+        extra: dict[str, Any] = {"mask": mask_locators(self)}
+        if format == "jpeg":
+            extra["quality"] = max(1, min(int(quality), 100))
         if ref:
             locator, entry = await self.resolve(ref, budget=budget, action="screenshot")
             data = await self._call(

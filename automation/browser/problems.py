@@ -114,6 +114,8 @@ class ProblemWatcher:
         self._stop_task: asyncio.Task[None] | None = None
         group = tabs if isinstance(tabs, TabGroup) else tabs.group
         self._group = group
+        first = tabs if isinstance(tabs, Tab) else next(iter(tabs.tabs), None)
+        self._why_unreachable = first.why_unreachable if first is not None else None
         self._context = group.context if group is not None else tabs.context
         for event in _CONTEXT_SUBSCRIPTIONS:
             self._context.on(event, self._keep_subscribed)  # type: ignore[call-overload]
@@ -185,7 +187,7 @@ class ProblemWatcher:
     def _on_entry(self, page: Page, entry: LogEntry) -> None:
         if self._closed:
             return
-        problem = _problem_of(entry, page_url=page.url)
+        problem = _problem_of(entry, page_url=page.url, why_unreachable=self._why_unreachable)
         if problem is None:
             return
         if self._reported >= self.max_problems:
@@ -271,7 +273,12 @@ class ProblemWatcher:
         await self.stop()
 
 
-def _problem_of(entry: LogEntry, *, page_url: str) -> PageProblem | None:
+def _problem_of(
+    entry: LogEntry,
+    *,
+    page_url: str,
+    why_unreachable: Callable[[str], str | None] | None = None,
+) -> PageProblem | None:
     """The problem a log entry shows, or None when it is not one (see the module's doc)."""
     if isinstance(entry, ConsoleEntry):
         if entry.level != "error" or entry.text.startswith(_NETWORK_ECHO):
@@ -288,6 +295,8 @@ def _problem_of(entry: LogEntry, *, page_url: str) -> PageProblem | None:
         if urlsplit(entry.url).path == "/favicon.ico":
             return None
         outcome = entry.failure or str(entry.status)
+        if entry.failure and why_unreachable is not None:
+            outcome = why_unreachable(entry.url) or outcome  # behind the proxy's closed door
         return PageProblem(
             kind="request",
             text=f"{entry.method} {entry.url} → {outcome}",

@@ -32,7 +32,8 @@ async def call(
         # Our Playwright timeouts are the budget less a headroom: near the end of the
         # budget a Playwright timeout is the budget running out.
         if budget.remaining_ms() <= 2 * DEFAULT_HEADROOM_MS:
-            raise BudgetExceeded(f"{what}: out of time ({budget.timeout_ms:.0f} ms)") from None
+            spent = budget.exceeded()  # names the budget that ran out: the step's or the run's
+            raise BudgetExceeded(f"{what}: {spent.message}", hint=spent.hint) from None
         raise ActionFailed(f"{what} did not complete: {brief(exc)}") from None
     except TargetClosedError:
         raise BrowserClosed(f"{what}: the page, context or browser is closed") from None

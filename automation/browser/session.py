@@ -8,6 +8,13 @@ Every context gets the snapshot registry as an init script (so it exists before 
 own scripts run) and the URL guard; the ``tabwright=`` selector engine that resolves refs
 is registered once per Playwright connection.
 
+A Chromium the session launches reaches the network only through the session's egress
+proxy (:mod:`automation.browser.egress`), which holds every connection of every page,
+frame and worker to the URL policy; WebRTC may not send UDP around it.  A browser reached
+by CDP URL was launched by someone else: its connections are not ours to route (it may
+not even be on this machine), so there only the URL guard holds, for documents.
+Chromium's sandbox is on unless this process is root (see :func:`chromium_sandbox`).
+
 With evaluate on, the session also keeps a CDP connection of its own to the browser
 (:mod:`automation.browser.cdp`) and attaches every page to it as the page is created: the
 session the evaluate engine runs scripts on and stops them through.
@@ -17,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import weakref
 from pathlib import Path
 
@@ -25,6 +33,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from automation.browser.cdp import CdpConnection, endpoint_of_launched, endpoint_of_url
 from automation.browser.config import BrowserConfig
+from automation.browser.egress import EgressProxy
 from automation.browser.evaluate import PageRuntime
 from automation.browser.pwcall import brief
 from automation.browser.snapshot import SNAPSHOT_JS
@@ -34,9 +43,38 @@ from automation.browser.url_guard import install_url_guard
 from automation.budget import Budget
 from automation.errors import BrowserError, TabwrightError
 
-__all__ = ["BrowserSession"]
+__all__ = ["BrowserSession", "chromium_sandbox", "proxy_args"]
 
 log = logging.getLogger("automation.browser")
+
+_SANDBOX_HINT = (
+    "Chromium's sandbox could not start: run the server as a user other than root with "
+    "unprivileged user namespaces allowed (sysctl kernel.unprivileged_userns_clone=1; on "
+    "Ubuntu also kernel.apparmor_restrict_unprivileged_userns=0), or turn the sandbox off "
+    "with TABWRIGHT_CHROMIUM_SANDBOX=0"
+)
+
+
+def chromium_sandbox(forced: bool | None, *, euid: int | None = None) -> bool:
+    """Whether Chromium runs sandboxed: as forced, else whenever we are not root, where
+    Chromium refuses to start sandboxed (it wants an unprivileged user to drop to)."""
+    if forced is not None:
+        return forced
+    return (os.geteuid() if euid is None else euid) != 0
+
+
+def proxy_args(proxy_url: str) -> list[str]:
+    """Chromium's switches that send every connection through the egress proxy."""
+    return [
+        f"--proxy-server={proxy_url}",
+        # Chromium sends loopback hosts around any proxy unless told not to: <-loopback>
+        # takes that implicit exception away, so 127.0.0.1 and localhost are judged too.
+        "--proxy-bypass-list=<-loopback>",
+        # WebRTC would otherwise send UDP (STUN, media) straight to any address a page
+        # names.  Measured on Chromium 156: this switch stops it; the documented
+        # --force-webrtc-ip-handling-policy is ignored.
+        "--webrtc-ip-handling-policy=disable_non_proxied_udp",
+    ]
 
 
 class BrowserSession:
@@ -54,6 +92,7 @@ class BrowserSession:
         self._taught: weakref.WeakSet[BrowserContext] = weakref.WeakSet()
         self._cdp: CdpConnection | None = None  # the evaluate engine's connection
         self._cdp_endpoint = ""
+        self.egress: EgressProxy | None = None  # for a browser we launch
 
     @property
     def connected(self) -> bool:
@@ -84,20 +123,26 @@ class BrowserSession:
                     self.config.cdp_url, timeout=budget.playwright_timeout()
                 )
             else:
-                args = list(self.config.args)
+                if self.egress is None:
+                    self.egress = EgressProxy(self.config.url_policy)
+                await self.egress.start()  # kept across browser restarts, closed with us
+                args = [*self.config.args, *proxy_args(self.egress.url)]
                 if self.config.evaluate_enabled:
                     args.append("--remote-debugging-port=0")  # loopback; the port is looked up
                 self._browser = await chromium.launch(
                     executable_path=self.config.executable_path or None,
                     headless=self.config.headless,
                     args=args,
+                    chromium_sandbox=chromium_sandbox(self.config.chromium_sandbox),
                     timeout=budget.playwright_timeout(),
                 )
         except PlaywrightError as exc:
             where = self.config.cdp_url or self.config.executable_path
+            hint = "check TABWRIGHT_CHROMIUM_PATH or TABWRIGHT_CDP_URL"
+            if not self.config.cdp_url and "sandbox" in str(exc).lower():
+                hint = _SANDBOX_HINT
             raise BrowserError(
-                f"could not start or reach the browser at {where}: {brief(exc)}",
-                hint="check TABWRIGHT_CHROMIUM_PATH or TABWRIGHT_CDP_URL",
+                f"could not start or reach the browser at {where}: {brief(exc)}", hint=hint
             ) from None
         if self.config.evaluate_enabled:
             await self._find_cdp_endpoint(budget)
@@ -163,10 +208,14 @@ class BrowserSession:
         async def make_tab(page: Page, group: TabGroup) -> Tab:
             tab = Tab(page, context=context, config=self.config, workspace=workspace)
             tab.group = group
+            if self.egress is not None:
+                tab.why_unreachable = self.egress.why_unreachable
             await self._keep_state(tab)
             return tab
 
-        group = TabGroup(context, make_tab=make_tab, on_close=self._groups.discard)
+        group = TabGroup(
+            context, make_tab=make_tab, on_close=self._groups.discard, max_tabs=self.config.max_tabs
+        )
         await budget.run(
             install_url_guard(context, self.config.url_policy, on_block=group.note_blocked)
         )
@@ -247,6 +296,8 @@ class BrowserSession:
             if self._playwright is not None:
                 await self._playwright.stop()
                 self._playwright = None
+            if self.egress is not None:
+                await self.egress.close()
 
     async def _drop_cdp(self) -> None:
         cdp, self._cdp, self._cdp_endpoint = self._cdp, None, ""

@@ -3,13 +3,21 @@
 //
 // This script installs a registry on the document's window (non-enumerable, and
 // installed by an init script before the page's own scripts run, so the page cannot put
-// its own in its place).  Later snapshots of the same document reuse refs (same element,
+// its own in its place).  The page's scripts can reach it, so it is frozen all the way
+// down: the window property can't be redefined, the registry is a frozen object without a
+// prototype whose functions are frozen too, and its state lives in this closure, out of
+// reach.  The roles it gives are checked against a frozen table that has no prototype, so
+// a page that rewrites String.prototype or Set.prototype can't make it hand back another
+// role.  What it says is still read as untrusted input on the Python side (identity.py).
+// Later snapshots of the same document reuse refs (same element,
 // same role, same name => same ref) and the "tabwright=" selector engine resolves refs
 // through it.  A new document starts a new registry; the caller seeds its counter so ref
 // numbers are never reused within a tab.
 (() => {
   if (Object.prototype.hasOwnProperty.call(window, "__tabwright")) return;
-  Object.defineProperty(window, "__tabwright", { value: makeRegistry(), enumerable: false });
+  Object.defineProperty(window, "__tabwright", {
+    value: makeRegistry(), enumerable: false, writable: false, configurable: false,
+  });
 
   function makeRegistry() {
     const INTERACTIVE = new Set([
@@ -45,17 +53,37 @@
     const LANDMARK_PARENTS = "article, aside, main, nav, section";
     const MAX_NAME = 200;
     let compact = true; // per call: structural elements without a role are left out
+    // Per call: when the walk must give up (opts.timeMs), and how many elements it visited.
+    // A page too big to walk in time gets a reduced snapshot instead of a lost budget.
+    let deadline = Infinity;
+    let visited = 0;
+    const OUT_OF_TIME = Object.freeze({ outOfTime: true });
+    // What one can act on, found by selector instead of by walking every element.
+    const ACTIONABLE = "a[href], area[href], button, input, select, textarea, summary, " +
+      "[role], [onclick], [tabindex], [contenteditable], iframe, frame";
+    // Every role roleOf may give, as own properties of an object without a prototype:
+    // looking one up calls nothing a page can replace.
+    const ROLE_TABLE = Object.create(null);
+    for (const role of ARIA_ROLES) ROLE_TABLE[role] = true;
+    ROLE_TABLE.iframe = true;
+    Object.freeze(ROLE_TABLE);
 
-    const reg = {
-      next: 1,
-      prefix: "",
-      byEl: new WeakMap(), // element -> {ref, role, name}
-      byRef: new Map(), // ref -> {el: WeakRef, role, name}
-      prev: null, // ref -> {hash, own, line} of the last full walk, for deltas
-      snapshot, resolve, refOf,
-      roleOf, nameOf, // the same roles and names for element identities (identity.js)
-    };
-    return reg;
+    // The registry's state: in this closure, where the page's scripts can't reach it.
+    let nextRef = 1;
+    let refPrefix = "";
+    const byEl = new WeakMap(); // element -> {ref, role, name}
+    const byRef = new Map(); // ref -> {el: WeakRef, role, name}
+    let prevWalk = null; // ref -> {hash, own, line} of the last full walk, for deltas
+
+    const reg = Object.create(null);
+    // roleOf and nameOf: the same roles and names for element identities (identity.js).
+    for (const [key, fn] of [["snapshot", snapshot], ["resolve", resolve], ["refOf", refOf],
+      ["roleOf", roleOf], ["nameOf", nameOf]]) {
+      Object.defineProperty(reg, key, {
+        value: Object.freeze(fn), enumerable: true, writable: false, configurable: false,
+      });
+    }
+    return Object.freeze(reg);
 
     // -- roles and names ------------------------------------------------------------
 
@@ -133,7 +161,13 @@
       }
     }
 
+    // Only a role of the table, whatever the page did to the built-ins used to find it.
     function roleOf(el) {
+      const role = roleFrom(el);
+      return typeof role === "string" && ROLE_TABLE[role] === true ? role : null;
+    }
+
+    function roleFrom(el) {
       const tag = el.tagName;
       const r = explicitRole(el);
       if (r === "none" || r === "presentation") return null;
@@ -209,6 +243,7 @@
       if (!name && (el.tagName === "INPUT" || el.tagName === "TEXTAREA")) {
         name = norm(el.getAttribute("placeholder") || "");
       }
+      if (typeof name !== "string") return ""; // a page that rewrote String.prototype
       return name.length > MAX_NAME ? name.slice(0, MAX_NAME) : name;
     }
 
@@ -264,25 +299,25 @@
     // -- refs -------------------------------------------------------------------------
 
     function refFor(el, role, name) {
-      const known = reg.byEl.get(el);
+      const known = byEl.get(el);
       if (known && known.role === role && known.name === name) return known.ref;
-      const ref = reg.prefix + "e" + reg.next++;
+      const ref = refPrefix + "e" + nextRef++;
       const entry = { ref, role, name, el: new WeakRef(el) };
-      reg.byEl.set(el, entry);
-      reg.byRef.set(ref, entry);
+      byEl.set(el, entry);
+      byRef.set(ref, entry);
       return ref;
     }
 
     function refOf(el) {
-      return reg.byEl.get(el)?.ref || null;
+      return byEl.get(el)?.ref || null;
     }
 
     // The element a ref was issued for, only if it still has that ref's role and name.
     function resolve(ref) {
-      const entry = reg.byRef.get(ref);
+      const entry = byRef.get(ref);
       if (!entry) return null;
       const el = entry.el.deref();
-      if (!el || !el.isConnected || reg.byEl.get(el) !== entry) return null;
+      if (!el || !el.isConnected || byEl.get(el) !== entry) return null;
       const pseudo = entry.role === "generic" || entry.role === "clickable";
       const role = roleOf(el) || (pseudo ? entry.role : null);
       if (role !== entry.role || nameOf(el, role) !== entry.name) return null;
@@ -292,16 +327,25 @@
     // -- the walk ---------------------------------------------------------------------
 
     function snapshot(opts) {
-      reg.prefix = opts.prefix || "";
-      reg.next = Math.max(reg.next, opts.seed || 1);
+      refPrefix = opts.prefix || "";
+      nextRef = Math.max(nextRef, opts.seed || 1);
       compact = opts.compact !== false;
+      deadline = opts.timeMs > 0 ? performance.now() + opts.timeMs : Infinity;
+      visited = 0;
       let start = document.documentElement;
       if (opts.scope) {
         start = /^(f\d+)?e\d+$/.test(opts.scope) ? resolve(opts.scope) : queryScope(opts.scope);
         if (!start) return { error: "scope", scope: opts.scope };
       }
+      if (opts.reduced) return reduced(start, opts.maxChars || Infinity);
       const root = { role: "", kids: [] };
-      if (start) walk(start, root, "auto", true);
+      try {
+        if (start) walk(start, root, "auto", true);
+      } catch (e) {
+        if (e !== OUT_OF_TIME) throw e;
+        return { outOfTime: true, visited };
+      }
+      if (performance.now() > deadline) return { outOfTime: true, visited };
       // nth among equal role+name pairs, in document order; count of each pair.
       const refs = [];
       const seen = new Map();
@@ -319,16 +363,16 @@
       const hashes = new Map();
       hashTree(root, hashes);
       const removed = [];
-      const delta = Boolean(opts.delta && reg.prev && !opts.scope);
+      const delta = Boolean(opts.delta && prevWalk && !opts.scope);
       if (delta) {
         renderDelta(root, lines, frames);
-        for (const [ref, old] of reg.prev) if (ref && !hashes.has(ref)) removed.push([ref, old.line]);
+        for (const [ref, old] of prevWalk) if (ref && !hashes.has(ref)) removed.push([ref, old.line]);
       } else if (opts.interactive) {
         renderInteractive(root, lines, frames);
       } else {
         renderTree(root, 0, lines, frames, opts.maxDepth || 0);
       }
-      if (!opts.scope) reg.prev = hashes;
+      if (!opts.scope) prevWalk = hashes;
       return { text: lines.join("\n"), refs: table, frames, removed, delta };
     }
 
@@ -346,6 +390,7 @@
 
     // Adds the element's node (or, for a structural element, its children) to `parent`.
     function walk(el, parent, parentCursor, parentVisible) {
+      if ((++visited & 255) === 0 && performance.now() > deadline) throw OUT_OF_TIME;
       const tag = el.tagName;
       if (SKIP.has(tag) || el.getAttribute("aria-hidden") === "true") return;
       const inSelect = tag === "OPTION" || tag === "OPTGROUP";
@@ -490,6 +535,78 @@
       }
     }
 
+    // The reduced snapshot: elements one can act on (and frames), one line each, found by
+    // ACTIONABLE in the document and its open shadow roots.  What the deadline leaves out
+    // (late) and what would not fit in maxChars (over) is counted, not looked at: that keeps
+    // the answer small and quick to move out of the page.  No structure, no text, no
+    // clickables found only by their pointer cursor.
+    function reduced(start, maxChars) {
+      const roots = [start];
+      for (let i = 0; i < roots.length; i++) {
+        for (const el of roots[i].querySelectorAll("*")) if (el.shadowRoot) roots.push(el.shadowRoot);
+      }
+      const nodes = [];
+      const lines = [];
+      let late = 0;
+      let over = 0;
+      let chars = 0;
+      for (const root of roots) {
+        for (const el of root.querySelectorAll(ACTIONABLE)) {
+          if (late || ((++visited & 63) === 0 && performance.now() > deadline)) {
+            late++;
+            continue;
+          }
+          if (over || chars > maxChars) {
+            over++;
+            continue;
+          }
+          const node = actionable(el);
+          if (!node) continue;
+          nodes.push(node);
+          lines.push("- " + lineOf(node) + (node.frame ? ":" : ""));
+          chars += lines[lines.length - 1].length + 1;
+        }
+      }
+      const seen = new Map();
+      for (const n of nodes) {
+        const key = n.role + "\u0000" + n.name;
+        n.nth = seen.get(key) || 0;
+        seen.set(key, n.nth + 1);
+      }
+      const table = nodes.map((n) => [
+        n.ref, n.role, n.name, n.nth, seen.get(n.role + "\u0000" + n.name),
+      ]);
+      const frames = [];
+      nodes.forEach((n, i) => { if (n.frame) frames.push({ ref: n.ref, line: i, depth: 1 }); });
+      const elements = document.getElementsByTagName("*").length;
+      return {
+        text: lines.join("\n"), refs: table, frames, removed: [], delta: false,
+        reduced: { elements, shown: nodes.length, late, over },
+      };
+    }
+
+    // The reduced snapshot's node for `el`, if it is shown and one can act on it.
+    function actionable(el) {
+      const tag = el.tagName;
+      if (SKIP.has(tag) || el.closest("[aria-hidden='true']")) return null;
+      const inSelect = tag === "OPTION" || tag === "OPTGROUP";
+      if (!inSelect && !el.checkVisibility({ visibilityProperty: true })) return null;
+      let role = roleOf(el);
+      const frame = tag === "IFRAME" || tag === "FRAME";
+      if (!frame && !INTERACTIVE.has(role)) {
+        if (role && role !== "generic") return null;
+        if (!el.hasAttribute("onclick") && !(el.tabIndex >= 0 && el.hasAttribute("tabindex"))) {
+          return null;
+        }
+        role = "clickable";
+      }
+      const name = nameOf(el, role);
+      const node = { role, name, ref: refFor(el, role, name), kids: [], el, tag, frame,
+        clickable: role === "clickable" };
+      if (tag === "SELECT" || tag === "INPUT" || tag === "TEXTAREA") node.value = valueOf(el);
+      return node;
+    }
+
     function renderInteractive(node, lines, frames) {
       forEach(node, (n) => {
         if (!n.frame && !n.clickable && !INTERACTIVE.has(n.role)) return;
@@ -534,13 +651,13 @@
         lines.push(pad + `- … ${run.length} unchanged (${shown})`);
         run = [];
       };
-      const ownChanged = reg.prev.get(node.ref || "")?.own !== node.ownHash;
+      const ownChanged = prevWalk.get(node.ref || "")?.own !== node.ownHash;
       for (const k of node.kids) {
         if (typeof k === "string") {
           if (ownChanged) { flush(); lines.push(pad + "- text: " + norm(k)); }
           continue;
         }
-        const old = reg.prev.get(k.ref);
+        const old = prevWalk.get(k.ref);
         if (old && old.hash === k.hash && !k.frame) {
           if (ownChanged) run.push(k.ref);
           continue;

@@ -14,9 +14,13 @@ recognisably stale rather than silently pointing at something new.
 from __future__ import annotations
 
 import re
+import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
+from automation.budget import Budget
 from automation.errors import ActionInvalid
 
 __all__ = [
@@ -27,9 +31,16 @@ __all__ = [
     "RefEntry",
     "Snapshot",
     "SnapshotOptions",
+    "WalkOutOfTime",
+    "full_pass_ms",
+    "reduced_note",
+    "reduced_pass_ms",
     "stitch",
     "truncate",
+    "walk_frames",
 ]
+
+F = TypeVar("F")
 
 # Roles a person can act on; the rule planner and the prompt care about these first.
 INTERACTIVE_ROLES = frozenset(
@@ -42,6 +53,15 @@ INTERACTIVE_ROLES = frozenset(
 )  # fmt: skip
 
 REF_RE = re.compile(r"^(?:f(?P<frame>\d+))?e(?P<num>\d+)$")
+
+# A page too big to walk within the snapshot's budget (200,000 elements took 9.4 s here)
+# gets a reduced snapshot rather than failing the run: the full walk may use this share
+# of the time left (BrowserConfig.snapshot_full_pass_ms sets it in ms instead), stops
+# itself in the page when it is over, and the reduced pass, which only looks at elements
+# one can act on (found by selector: 40,000 of them in about a second), gets the rest but
+# a margin for moving its text out of the page.
+FULL_PASS_SHARE = 0.4
+REDUCED_PASS_SHARE = 0.5
 
 # Installs the registry (an expression; also used as the context's init script).
 SNAPSHOT_JS = (Path(__file__).with_name("snapshot.js")).read_text(encoding="utf-8")
@@ -93,7 +113,11 @@ class SnapshotOptions:
         if self.delta and self.scope:
             raise ActionInvalid("a delta covers the whole page; leave out the scope")
 
-    def for_js(self, *, prefix: str, seed: int) -> dict[str, object]:
+    def for_js(
+        self, *, prefix: str, seed: int, time_ms: float = 0, reduced: bool = False
+    ) -> dict[str, object]:
+        """The walk's options; ``time_ms`` is how long it may take in the page (0: no
+        limit), ``reduced`` asks for the reduced snapshot (see :func:`reduced_note`)."""
         return {
             "prefix": prefix,
             "seed": seed,
@@ -102,6 +126,9 @@ class SnapshotOptions:
             "compact": self.compact,
             "scope": self.scope,
             "delta": self.delta,
+            "timeMs": max(0.0, time_ms),
+            "reduced": reduced,
+            "maxChars": self.max_chars,
         }
 
 
@@ -113,6 +140,7 @@ class Snapshot:
     title: str = ""
     delta: bool = False  # text holds only the changes since the previous snapshot
     truncated_chars: int = 0  # characters left out to respect max_chars
+    reduced: bool = False  # the page was too big to walk in time: interactive elements only
 
     def find(self, name: str, *, roles: frozenset[str] | None = None) -> list[RefEntry]:
         """Refs whose name matches ``name``: exact (case-insensitive) matches if there are
@@ -136,6 +164,9 @@ class FramePart:
     slots: dict[str, tuple[int, int]]  # iframe ref -> (line index, depth of its children)
     host: str = ""  # ref of the <iframe> element in the parent frame
     removed: list[tuple[str, str]] = field(default_factory=list)
+    elements: int = 0  # a reduced walk: the frame's elements
+    late: int = 0  # a reduced walk: elements one can act on it had no time left to show
+    over: int = 0  # a reduced walk: elements one can act on past max_chars, not shown
 
 
 def stitch(parts: list[FramePart]) -> list[str]:
@@ -169,6 +200,73 @@ def stitch(parts: list[FramePart]) -> list[str]:
             lines.append(f"- iframe [{part.host}] (frame {part.prefix}):")
             lines.extend(render(part, 1))
     return lines
+
+
+def full_pass_ms(remaining_ms: float, configured_ms: int = 0) -> float:
+    """How long the full walk may take in the page, of the snapshot's ``remaining_ms``."""
+    share = remaining_ms * FULL_PASS_SHARE
+    return max(1.0, min(share, configured_ms) if configured_ms > 0 else share)
+
+
+def reduced_pass_ms(remaining_ms: float) -> float:
+    """How long the reduced walk may take in the page, of what the full walk left."""
+    return max(1.0, remaining_ms * REDUCED_PASS_SHARE)
+
+
+def reduced_note(parts: list[FramePart], *, budget_label: str, budget_ms: float) -> str:
+    """The head of a reduced snapshot: what it is, why, and what it had to leave out."""
+    elements = sum(p.elements for p in parts)
+    late, over = sum(p.late for p in parts), sum(p.over for p in parts)
+    note = (
+        f"# reduced snapshot: the page ({elements} elements) is too big to show whole within "
+        f"the {budget_label}'s {budget_ms:.0f} ms budget; only the elements one can act on "
+        "are listed, without the page's structure and text"
+    )
+    if late or over:
+        why = [f"{late} for lack of time"] if late else []
+        why += [f"{over} past the {budget_label}'s character budget"] if over else []
+        note += (
+            f"\n# … cut: {late + over} more elements one can act on are not shown ("
+            + ", ".join(why)
+            + "); ask for a scope (a ref or CSS selector) to see them"
+        )
+    return note
+
+
+class WalkOutOfTime(Exception):
+    """A frame's full walk gave up in the page at its deadline (see :func:`walk_frames`)."""
+
+
+async def walk_frames(
+    frames: list[F],
+    walk: Callable[[F, dict[str, RefEntry], float, bool], Awaitable[FramePart | None]],
+    *,
+    budget: Budget,
+    full_pass_ms_setting: int = 0,
+) -> tuple[list[FramePart], dict[str, RefEntry], bool]:
+    """Walk every frame, parents first, within the snapshot's ``budget``: the full walk
+    in its share of the time, and if a frame's walk gives up (``WalkOutOfTime``), the
+    reduced walk of every frame with what is left.  ``walk(frame, refs, time_ms,
+    reduced)`` fills ``refs``.  Returns the parts, the refs and whether it was reduced."""
+    for reduced in (False, True):
+        left_ms = budget.remaining_ms()
+        pass_ms = (
+            reduced_pass_ms(left_ms) if reduced else full_pass_ms(left_ms, full_pass_ms_setting)
+        )
+        ends = time.monotonic() + pass_ms / 1000
+        parts: list[FramePart] = []
+        refs: dict[str, RefEntry] = {}
+        try:
+            for frame in frames:
+                part = await walk(frame, refs, max(1.0, (ends - time.monotonic()) * 1000), reduced)
+                if part is not None:
+                    parts.append(part)
+        except WalkOutOfTime:
+            if reduced:
+                raise
+            continue
+        return parts, refs, reduced
+    raise AssertionError("unreachable: the reduced walk cuts instead of giving up")
 
 
 def truncate(lines: list[str], max_chars: int) -> tuple[str, int]:

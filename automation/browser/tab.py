@@ -49,8 +49,11 @@ from automation.browser.snapshot import (
     RefEntry,
     Snapshot,
     SnapshotOptions,
+    WalkOutOfTime,
+    reduced_note,
     stitch,
     truncate,
+    walk_frames,
 )
 from automation.budget import Budget, close_unawaited
 from automation.errors import (
@@ -166,6 +169,11 @@ class Tab(Interactions, PageOps):
         self.reattach_runtime: Callable[[], Awaitable[PageRuntime | None]] | None = None
         self.evaluations: deque[Evaluation] = deque(maxlen=200)
         self.group: TabGroup | None = None
+        # Why a host could not be reached, from the egress proxy the browser goes through.
+        self.why_unreachable: Callable[[str], str | None] = lambda _url: None
+        # Set by the run (automation.secrets.Secrets.is_secret): a value it says is secret
+        # is typed only into a field masked first (automation.browser.masking).
+        self.is_secret: Callable[[str], bool] | None = None
         self.log = PageLog(page)  # console, page errors, network requests
         self.dialogs = DialogGuard(page)  # answers dialogs as armed, dismisses the rest
         self.navigations = Navigations(page)  # whether a navigation is under way
@@ -246,19 +254,24 @@ class Tab(Interactions, PageOps):
             )
         except ActionFailed:
             pass  # a page still loading is snapshotted as it is
-        frames = self._frames_to_walk(options.scope)
-        parts: list[FramePart] = []
-        refs: dict[str, RefEntry] = {}
-        for frame in frames:  # parents before children: a child needs its host's ref
-            part = await self._walk(frame, options, budget, refs)
-            if part is not None:
-                parts.append(part)
+        frames = self._frames_to_walk(options.scope)  # parents first: a child needs its host
+
+        async def walk(frame: Frame, refs: dict[str, RefEntry], ms: float, cut: bool) -> Any:
+            return await self._walk(frame, options, budget, refs, time_ms=ms, reduced=cut)
+
+        # A page too big to walk in time gets the reduced snapshot, not a failed run.
+        parts, refs, reduced = await walk_frames(
+            frames, walk, budget=budget, full_pass_ms_setting=self.config.snapshot_full_pass_ms
+        )
         if options.scope:
             self._merge(refs)
         else:
             self.state.replace(refs)
         lines = stitch(parts)
-        if options.delta:
+        if reduced:
+            note = reduced_note(parts, budget_label=budget.label, budget_ms=budget.timeout_ms)
+            lines = [note, *lines]
+        elif options.delta:
             removed = [line for p in parts for _ref, line in p.removed]
             head = "# changes since the last snapshot (the rest is unchanged)"
             if removed:
@@ -276,8 +289,9 @@ class Tab(Interactions, PageOps):
             refs=dict(refs),
             url=self.page.url,
             title=title,
-            delta=options.delta,
+            delta=options.delta and not reduced,
             truncated_chars=cut,
+            reduced=reduced,
         )
 
     def _merge(self, refs: dict[str, RefEntry]) -> None:
@@ -314,7 +328,14 @@ class Tab(Interactions, PageOps):
         return prefix
 
     async def _walk(
-        self, frame: Frame, options: SnapshotOptions, budget: Budget, refs: dict[str, RefEntry]
+        self,
+        frame: Frame,
+        options: SnapshotOptions,
+        budget: Budget,
+        refs: dict[str, RefEntry],
+        *,
+        time_ms: float = 0,
+        reduced: bool = False,
     ) -> FramePart | None:
         prefix = self._prefix_of(frame)
         host = ""
@@ -322,11 +343,13 @@ class Tab(Interactions, PageOps):
             host = await self._host_ref(frame, budget)
             if not host:
                 return None  # its <iframe> is hidden or not walked: nothing to show
-        args = options.for_js(prefix=prefix, seed=self.state.seed)
+        args = options.for_js(prefix=prefix, seed=self.state.seed, time_ms=time_ms, reduced=reduced)
         raw = await self._evaluate_in(frame, args, budget)
         if raw is None:
             return None
         result = json.loads(raw)
+        if result.get("outOfTime"):
+            raise WalkOutOfTime(f"the walk of {frame.url} gave up after {time_ms:.0f} ms")
         if "error" in result:
             raise ActionInvalid(
                 f"snapshot scope {options.scope!r} matches no element",
@@ -340,7 +363,11 @@ class Tab(Interactions, PageOps):
         lines = result["text"].split("\n") if result["text"] else []
         removed = [(str(r[0]), str(r[1])) for r in result["removed"]]
         # A scoped walk is shown on its own, not under its frame's <iframe> line.
-        return FramePart(prefix, lines, slots, "" if options.scope else host, removed)
+        counts = result.get("reduced") or {}
+        return FramePart(
+            prefix, lines, slots, "" if options.scope else host, removed,
+            int(counts.get("elements", 0)), int(counts.get("late", 0)), int(counts.get("over", 0)),
+        )  # fmt: skip
 
     async def _evaluate_in(self, frame: Frame, args: dict[str, Any], budget: Budget) -> str | None:
         what = "snapshot" if frame is self.page.main_frame else f"snapshot of frame {frame.url}"

@@ -1,9 +1,16 @@
 """The tabs of one run: one browser context (its own cookies and storage), several pages,
 one of them current.  Pages the site opens itself (``target=_blank``, ``window.open``)
-join the group, so the agent can list and select them."""
+join the group, so the agent can list and select them.
+
+A group holds at most ``max_tabs`` pages (``BrowserConfig.max_tabs``): a page the site
+opens past that is closed as it opens, and counted.  The first one closed is reported at
+once as a :class:`PageProblem` of kind ``tabs``, and the total once more when the group
+closes, so a site that opens popups in a loop costs two reports, not one per popup."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -14,10 +21,16 @@ from playwright.async_api import Error as PlaywrightError
 from automation.browser.tab import Tab
 from automation.budget import Budget
 from automation.errors import ActionInvalid, BrowserError
+from automation.events import Event, PageProblem
 
-__all__ = ["TabGroup"]
+__all__ = ["MAX_TABS", "TabGroup"]
 
-MAX_TABS = 20
+log = logging.getLogger("automation.browser")
+
+MAX_TABS = 20  # the default of BrowserConfig.max_tabs
+_CLOSE_TIMEOUT_MS = 5_000
+
+Report = Callable[[Event], Awaitable[None]]
 
 
 class TabGroup:
@@ -27,8 +40,16 @@ class TabGroup:
         *,
         make_tab: Callable[[Page, TabGroup], Awaitable[Tab]],
         on_close: Callable[[TabGroup], None] | None = None,
+        max_tabs: int = MAX_TABS,
     ) -> None:
+        if isinstance(max_tabs, bool) or not isinstance(max_tabs, int) or max_tabs < 1:
+            raise ActionInvalid(f"max_tabs must be a whole number >= 1, not {max_tabs!r}")
         self.context = context
+        self.max_tabs = max_tabs
+        self.closed_extra = 0  # pages the site opened past max_tabs, closed as they opened
+        self._closing: set[asyncio.Task[None]] = set()
+        self._report: Report | None = None
+        self._reported_extra = 0
         self.tabs: list[Tab] = []
         self.current: Tab | None = None
         self.blocked: deque[tuple[str, str]] = deque(maxlen=100)  # (url, reason), latest last
@@ -44,10 +65,52 @@ class TabGroup:
         self.blocked.append((url, reason))
         self.blocked_total += 1
 
+    def report_to(self, report: Report) -> None:
+        """Where the group says it closed pages past ``max_tabs`` (a run's event sink)."""
+        self._report = report
+
+    def _open_pages(self) -> int:
+        pending = sum(1 for p in self._pending if not p.is_closed())
+        return pending + sum(1 for t in self.tabs if not t.page.is_closed())
+
     def _on_page(self, page: Page) -> None:
-        """A page the site opened: wrap it when it is first asked for (see :meth:`sync`)."""
-        if not any(t.page is page for t in self.tabs):
+        """A page the site opened: wrap it when it is first asked for (see :meth:`sync`),
+        or close it at once when the group is full."""
+        if any(t.page is page for t in self.tabs):
+            return
+        if self._open_pages() < self.max_tabs:
             self._pending.add(page)
+            return
+        # Runs inside Playwright's event dispatch: the close and the report are tasks.
+        self.closed_extra += 1
+        task = asyncio.get_running_loop().create_task(self._close_extra(page))
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    async def _close_extra(self, page: Page) -> None:
+        opener: Page | None = None
+        budget = Budget(_CLOSE_TIMEOUT_MS, label="close a tab")
+        try:
+            opener = await budget.run(page.opener())
+            await budget.run(page.close())
+        except Exception as exc:  # the browser may be gone; a page left open is counted
+            log.warning("a tab past the limit of %d was not closed: %s", self.max_tabs, exc)
+        if self._reported_extra == 0:  # checked and set with no await between: once
+            await self._say(
+                f"the site opened more tabs than the run's limit of {self.max_tabs}: "
+                f"{self.closed_extra} closed as it opened; later ones are closed too",
+                page_url=opener.url if opener is not None else "",
+            )
+
+    async def _say(self, text: str, *, page_url: str = "") -> None:
+        self._reported_extra = self.closed_extra
+        if self._report is None:
+            return
+        problem = PageProblem(kind="tabs", text=text, page_url=page_url, dropped=self.closed_extra)
+        try:
+            await self._report(problem)
+        except Exception:  # a report that fails must not leave the page's event unhandled
+            log.exception("tabs: the report of closed tabs failed")
 
     async def sync(self) -> None:
         """Wrap pages opened by the site since the last call; drop closed ones."""
@@ -70,8 +133,8 @@ class TabGroup:
     async def open(self, url: str = "", *, budget: Budget | None = None) -> Tab:
         """A new page in this context; it becomes the current tab."""
         await self.sync()
-        if len(self.tabs) >= MAX_TABS:
-            raise ActionInvalid(f"at most {MAX_TABS} tabs per run; close one first")
+        if len(self.tabs) >= self.max_tabs:
+            raise ActionInvalid(f"at most {self.max_tabs} tabs per run; close one first")
         budget = budget or Budget(15_000, label="open tab")
         if url and self.current is not None:
             url = await self.current.config.url_policy.check_resolved(url, budget=budget)
@@ -129,6 +192,13 @@ class TabGroup:
         if self._closed:
             return
         self._closed = True
+        if self._closing:
+            await asyncio.wait(set(self._closing), timeout=_CLOSE_TIMEOUT_MS / 1000)
+        if self.closed_extra > self._reported_extra:
+            await self._say(
+                f"{self.closed_extra} tabs the site opened past the run's limit of "
+                f"{self.max_tabs} were closed in all"
+            )
         try:
             await self.context.close()
         except PlaywrightError:

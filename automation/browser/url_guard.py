@@ -26,6 +26,12 @@ refuse.
 Where the policy blocks private addresses, host names are resolved too (a public answer
 is remembered for 30 s).  A name that does not resolve at all is let through, as
 ``UrlPolicy.check_resolved`` explains; one that does not resolve within 3 s is refused.
+
+The guard is what gives a refused navigation its clear error and the run its note; it is
+not the floor.  Under it, for a browser the session launched, the egress proxy
+(:mod:`automation.browser.egress`) holds every connection (documents included) to the
+session's policy, resolving names once and connecting to the address it checked.  A
+browser reached by CDP URL has the guard alone: its subresources are not held.
 """
 
 from __future__ import annotations

@@ -13,6 +13,16 @@ model into opening ``http://169.254.169.254/`` or the office router must not get
 A host named in ``allowed_domains`` is trusted to be private: that is how an operator
 lets the agent into one intranet application and nowhere else.
 
+A rule is ``host``, ``host:port`` or, for allow rules only, ``host:port/path``.  A host
+covers its subdomains (``example.com`` covers ``www.example.com``); an address matches
+only itself.  With a port the rule holds for that port only (``127.0.0.1:8000`` allows
+that address on that port and no other); without one, for every port.  An allow rule
+with a path (``127.0.0.1:8000/demo/``) allows only URLs under that path, and only over
+plain ``http``: an https or WebSocket tunnel hides its path from the egress proxy, so a
+path rule never opens one.  A block rule with a path would be a promise the proxy can't
+keep for https, so it is refused as malformed (as is any rule that can't be read: a
+policy that can't be read must not quietly let things through).
+
 Hosts are read the way Chromium reads them (the WHATWG URL host parser): to the browser
 ``http://2130706433/``, ``http://0x7f.1/``, ``http://017700000001/`` and ``http://127.1/``
 are all 127.0.0.1, so they are to the check as well.
@@ -21,8 +31,11 @@ are all 127.0.0.1, so they are to the check as well.
 also resolves a host name and refuses it when any of its addresses is private.  A name
 that does not resolve is let through: the browser cannot reach it either and says so
 itself, while refusing it would dress a DNS failure up as a policy decision.  DNS answers
-can change between our lookup and the browser's (DNS rebinding); only an egress firewall
-or a resolving proxy closes that gap, this check narrows it.
+can change between this lookup and a later one (DNS rebinding): the egress proxy
+(:mod:`automation.browser.egress`) closes that gap for a browser we launch, with
+:meth:`UrlPolicy.connect_addresses`: it resolves once, checks every address and connects
+to a checked one.  ``host_map`` gives fixed answers for names (as /etc/hosts would), for
+tests and closed networks.
 """
 
 from __future__ import annotations
@@ -32,6 +45,7 @@ import ipaddress
 import socket
 import string
 from dataclasses import dataclass, field
+from typing import NamedTuple
 from urllib.parse import unquote_to_bytes
 
 from automation.budget import Budget
@@ -44,6 +58,12 @@ DEFAULT_RESOLVE_TIMEOUT_MS = 5_000
 SHOWN_URL_CHARS = 200
 _SCHEME_CHARS = frozenset(string.ascii_lowercase + string.digits + "+-.")
 _SCHEME_HINT = "only http:// and https:// URLs can be opened"
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_RULE_HINT = (
+    "a rule is host, host:port or (to allow only) host:port/path, e.g. example.com, "
+    "intranet.example:8443, 127.0.0.1:8000/demo/"
+)
+_DOUBLE_DOTS = frozenset({"..", ".%2e", "%2e.", "%2e%2e"})
 # Chromium refuses a URL whose (decoded) host holds one of these.
 _FORBIDDEN_IN_HOST = frozenset(map(chr, range(0x21))) | set("#%/:<>?@[\\]^|\x7f")
 
@@ -95,23 +115,69 @@ _V6_RANGES = tuple(
 _NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
 
 
+class _Target(NamedTuple):
+    """A URL as Chromium reads it: scheme, host (an address or a domain), port, path."""
+
+    url: str
+    scheme: str
+    host: str | IPAddress
+    port: int
+    path: str
+
+
+class _Rule(NamedTuple):
+    host: str | IPAddress
+    port: int | None  # None: any port
+    path: str  # "": any path (and scheme); else a prefix, http only
+
+    def matches(self, target: _Target) -> bool:
+        if self.port is not None and self.port != target.port:
+            return False
+        if self.path and (target.scheme != "http" or not _under(target.path, self.path)):
+            return False
+        if isinstance(self.host, str) != isinstance(target.host, str):
+            return False  # a domain never matches an address by suffix, nor the reverse
+        if isinstance(target.host, str):
+            assert isinstance(self.host, str)
+            return target.host == self.host or target.host.endswith("." + self.host)
+        return target.host == self.host
+
+
 @dataclass(frozen=True)
 class UrlPolicy:
     allowed_domains: tuple[str, ...] = ()  # empty: any domain not blocked
     blocked_domains: tuple[str, ...] = field(default_factory=tuple)
     block_private: bool = True
+    # (name, address) pairs answered without DNS; "*.test" covers every name under test.
+    host_map: tuple[tuple[str, str], ...] = ()
+    # Allow rules that do not make an allow list: what they match is allowed (and may be
+    # private) while everything else is judged as without them.  The dashboard's own demo
+    # pages (127.0.0.1:8000/demo/) are let in this way, and nothing else of its origin.
+    extra_allowed: tuple[str, ...] = ()
+    _allow: tuple[_Rule, ...] = field(init=False, repr=False, compare=False, default=())
+    _extra: tuple[_Rule, ...] = field(init=False, repr=False, compare=False, default=())
+    _block: tuple[_Rule, ...] = field(init=False, repr=False, compare=False, default=())
+
+    def __post_init__(self) -> None:
+        # Read once, refused at once: a rule that can't be read must not match nothing.
+        allow = tuple(_rule(r, path_ok=True) for r in self.allowed_domains)
+        block = tuple(_rule(r, path_ok=False) for r in self.blocked_domains)
+        object.__setattr__(self, "_allow", allow)
+        object.__setattr__(
+            self, "_extra", tuple(_rule(r, path_ok=True) for r in self.extra_allowed)
+        )
+        object.__setattr__(self, "_block", block)
+        for name, address in self.host_map:
+            try:
+                ipaddress.ip_address(address)
+            except ValueError:
+                raise UrlBlocked(
+                    f"host_map gives {name!r} the address {address!r}, which is not one"
+                ) from None
 
     def check(self, url: str) -> str:
         """Return the URL if it may be opened, else raise UrlBlocked saying why (no DNS)."""
-        url, host = self._checked(url)
-        if self.block_private and not self._trusted(host):
-            if isinstance(host, str):
-                what = "a loopback name" if _is_localhost(host) else ""
-            else:
-                what = _private_kind(host)
-            if what:
-                raise _refused(url, f"{host} is {what}", hint=_PRIVATE_HINT)
-        return url
+        return self._checked(url).url
 
     async def check_resolved(self, url: str, *, budget: Budget | None = None) -> str:
         """Like :meth:`check`, and a host name must not resolve to a private address.
@@ -119,46 +185,98 @@ class UrlPolicy:
         Resolution runs within ``budget`` (default 5 s) and raises BudgetExceeded when it
         runs out; a name that does not resolve at all is allowed (see the module doc).
         """
-        url = self.check(url)
-        host = _parse(url)[1]
-        if not self.block_private or not isinstance(host, str) or self._trusted(host):
-            return url
+        target = self._checked(url)
+        host = target.host
+        if not self.block_private or not isinstance(host, str) or self._trusted(target):
+            return target.url
         budget = budget or Budget(DEFAULT_RESOLVE_TIMEOUT_MS, label=f"resolve {host}")
-        loop = asyncio.get_running_loop()
         try:
-            infos = await budget.run(loop.getaddrinfo(host, None, type=socket.SOCK_STREAM))
+            addresses = await self._resolve(host, target.port, budget)
         except (OSError, UnicodeError):
-            return url  # unresolvable: the browser will fail on its own
+            return target.url  # unresolvable: the browser will fail on its own
+        for address in addresses:
+            self._check_address(target, address)
+        return target.url
+
+    async def connect_addresses(self, url: str, *, budget: Budget) -> tuple[list[IPAddress], int]:
+        """The addresses a connection for ``url`` may go to, each one checked, and the port.
+
+        For the egress proxy: it connects to one of these and resolves nothing itself, so
+        a name can't resolve to one address here and to another at connect time.  Raises
+        UrlBlocked when the URL or any address of its host is refused, OSError when the
+        name does not resolve, BudgetExceeded when resolving takes too long.
+        """
+        target = self._checked(url)
+        if isinstance(target.host, str):
+            addresses = await self._resolve(target.host, target.port, budget)
+        else:
+            addresses = [target.host]
+        for address in addresses:
+            self._check_address(target, address)
+        return addresses, target.port
+
+    def _check_address(self, target: _Target, address: IPAddress) -> None:
+        if not self.block_private or self._trusted(target):
+            return
+        what = _private_kind(address)
+        if what:
+            said = f"{address} is" if target.host == address else f"resolves to {address},"
+            if target.host != address:
+                said = f"{target.host} {said}"
+            raise _refused(target.url, f"{said} {what}", hint=_PRIVATE_HINT)
+
+    async def _resolve(self, host: str, port: int, budget: Budget) -> list[IPAddress]:
+        for name, address in self.host_map:
+            name = name.lower()
+            if host == name or (name.startswith("*.") and host.endswith(name[1:])):
+                return [ipaddress.ip_address(address)]
+        loop = asyncio.get_running_loop()
+        infos = await budget.run(loop.getaddrinfo(host, port, type=socket.SOCK_STREAM))
+        found: list[IPAddress] = []
         for *_, sockaddr in infos:
             address = ipaddress.ip_address(str(sockaddr[0]).split("%", 1)[0])
-            what = _private_kind(address)
-            if what:
-                raise _refused(url, f"{host} resolves to {address}, {what}", hint=_PRIVATE_HINT)
-        return url
+            if address not in found:
+                found.append(address)
+        if not found:
+            raise OSError(f"{host} has no address")
+        return found
 
-    def _checked(self, url: str) -> tuple[str, str | IPAddress]:
-        url, host = _parse(url)
-        shown = str(host)
-        if any(_matches(host, d) for d in self.blocked_domains):
+    def _checked(self, url: str) -> _Target:
+        target = _parse(url)
+        shown = str(target.host)
+        if any(rule.matches(target) for rule in self._block):
             raise _refused(
-                url,
+                target.url,
                 f"{shown} is on the blocked list",
                 hint="blocked: " + ", ".join(self.blocked_domains),
             )
-        if self.allowed_domains and not self._trusted(host):
+        if self.allowed_domains and not self._trusted(target):
             raise _refused(
-                url,
-                f"{shown} is not on the allowed list",
+                target.url,
+                f"{shown}{_port_shown(target)} is not on the allowed list",
                 hint="allowed: " + ", ".join(self.allowed_domains),
             )
-        return url, host
+        if self.block_private and not self._trusted(target):
+            host = target.host
+            if isinstance(host, str):
+                what = "a loopback name" if _is_localhost(host) else ""
+            else:
+                what = _private_kind(host)
+            if what:
+                raise _refused(target.url, f"{host} is {what}", hint=_PRIVATE_HINT)
+        return target
 
-    def _trusted(self, host: str | IPAddress) -> bool:
-        return any(_matches(host, d) for d in self.allowed_domains)
+    def _trusted(self, target: _Target) -> bool:
+        return any(rule.matches(target) for rule in (*self._allow, *self._extra))
 
 
-def _parse(url: object) -> tuple[str, str | IPAddress]:
-    """The URL (trimmed) and its host as Chromium will see it: an address or a domain."""
+def _port_shown(target: _Target) -> str:
+    """The URL's port when it is not its scheme's own (rules may name ports)."""
+    return "" if target.port == _DEFAULT_PORTS[target.scheme] else f":{target.port}"
+
+
+def _parse(url: object) -> _Target:
+    """The URL (trimmed) and its parts as Chromium will see them."""
     if not isinstance(url, str) or not url.strip():
         raise UrlBlocked("empty URL", hint="give an absolute http(s) URL")
     # The URL standard drops surrounding controls and spaces and every tab and newline.
@@ -173,29 +291,126 @@ def _parse(url: object) -> tuple[str, str | IPAddress]:
         raise _refused(url, f"{shown} is not allowed", hint=_SCHEME_HINT)
     # http(s) is a "special" scheme: any run of slashes and backslashes opens the
     # authority, and a backslash ends it like a slash (http://127.0.0.1\@example.com/).
-    authority = rest.lstrip("/\\")
-    for end in "/\\?#":
-        authority = authority.partition(end)[0]
+    rest = rest.lstrip("/\\")
+    end = min((i for i in map(rest.find, "/\\?#") if i >= 0), default=len(rest))
+    authority, after = rest[:end], rest[end:]
+    path = _normal_path(after)
     raw = authority.rpartition("@")[2]
+    host: str | IPAddress
     if raw.startswith("["):
-        inner, bracket, _port = raw[1:].partition("]")
+        inner, bracket, port_text = raw[1:].partition("]")
         try:
-            if not bracket:
+            if not bracket or (port_text and not port_text.startswith(":")):
                 raise ValueError("no closing bracket")
-            return url, ipaddress.IPv6Address(inner)
+            host = ipaddress.IPv6Address(inner)
         except ValueError:
             raise _refused(url, f"malformed IPv6 host {raw[:60]!r}") from None
-    raw = raw.partition(":")[0]
-    if not raw:
-        raise _refused(url, "no host", hint="give an absolute http(s) URL")
-    try:
-        host = _domain_to_ascii(raw)
-        address = _ipv4(host)
-        if address is None and not host.rstrip("."):
-            raise ValueError("no name")
-    except ValueError:
-        raise _refused(url, f"malformed host {raw[:60]!r}") from None
-    return url, address if address is not None else host.rstrip(".")
+        port_text = port_text[1:]
+    else:
+        raw, _colon, port_text = raw.partition(":")
+        if not raw:
+            raise _refused(url, "no host", hint="give an absolute http(s) URL")
+        try:
+            name = _domain_to_ascii(raw)
+            address = _ipv4(name)
+            if address is None and not name.rstrip("."):
+                raise ValueError("no name")
+        except ValueError:
+            raise _refused(url, f"malformed host {raw[:60]!r}") from None
+        host = address if address is not None else name.rstrip(".")
+    port = _port(port_text, default=_DEFAULT_PORTS[scheme])
+    if port is None:
+        raise _refused(url, f"malformed port {port_text[:20]!r}")
+    return _Target(url, scheme, host, port, path)
+
+
+def _port(text: str, *, default: int) -> int | None:
+    """The WHATWG port: ASCII digits up to 65535; empty is the scheme's default."""
+    if not text:
+        return default
+    if not (text.isascii() and text.isdigit()) or int(text) > 65535:
+        return None
+    return int(text)
+
+
+def _normal_path(after: str) -> str:
+    """The path of the URL with dot segments (also %2e ones) resolved, as Chromium sends it."""
+    path = after
+    for end in "?#":
+        path = path.partition(end)[0]
+    segments: list[str] = []
+    parts = path.replace("\\", "/").split("/")[1:] if path else [""]
+    for i, part in enumerate(parts):
+        lowered = part.lower()
+        last = i == len(parts) - 1
+        if lowered in _DOUBLE_DOTS:
+            if segments:
+                segments.pop()
+            if last:
+                segments.append("")
+        elif lowered in {".", "%2e"}:
+            if last:
+                segments.append("")
+        else:
+            segments.append(part)
+    return "/" + "/".join(segments)
+
+
+def _under(path: str, prefix: str) -> bool:
+    """Whether ``path`` is ``prefix`` or below it, segment-wise (/demo covers /demo/x)."""
+    prefix = prefix.rstrip("/")
+    return path == prefix or path.startswith(prefix + "/")
+
+
+def _rule(text: str, *, path_ok: bool) -> _Rule:
+    """A rule of the allow or block list; UrlBlocked when it can't be read."""
+
+    def malformed(why: str) -> UrlBlocked:
+        return UrlBlocked(f"malformed URL rule {text[:60]!r}: {why}", hint=_RULE_HINT)
+
+    spec = text.strip().lower()
+    if "://" in spec:
+        raise malformed("a rule names a host, not a URL")
+    spec, slash, path = spec.partition("/")
+    spec = spec.removeprefix("*.").lstrip(".")
+    if slash and not path_ok:
+        raise malformed("a block rule can't name a path")
+    if "\\" in path or "?" in path or "#" in path:
+        raise malformed("a rule's path is a plain path")
+    port_text = ""
+    host: str | IPAddress
+    if spec.startswith("["):
+        inner, bracket, port_text = spec[1:].partition("]")
+        if not bracket or (port_text and not port_text.startswith(":")):
+            raise malformed("no closing bracket")
+        port_text = port_text[1:]
+        try:
+            host = ipaddress.IPv6Address(inner)
+        except ValueError:
+            raise malformed("not an IPv6 address") from None
+    elif spec.count(":") > 1:  # a bare IPv6 address takes no port
+        try:
+            host = ipaddress.IPv6Address(spec)
+        except ValueError:
+            raise malformed("not an IPv6 address (write [address]:port)") from None
+    else:
+        name, colon, port_text = spec.partition(":")
+        if colon and not port_text:
+            raise malformed("an empty port")
+        try:
+            name = _domain_to_ascii(name).rstrip(".")
+            address = _ipv4(name)
+        except (ValueError, UnicodeError):
+            raise malformed("not a host name or address") from None
+        if not name:
+            raise malformed("no host")
+        host = address if address is not None else name
+    port: int | None = None
+    if port_text:
+        port = _port(port_text, default=0)
+        if not port:
+            raise malformed(f"{port_text[:20]!r} is not a port")
+    return _Rule(host, port, _normal_path("/" + path) if slash else "")
 
 
 def _is_localhost(host: str) -> bool:
@@ -266,23 +481,6 @@ def _private_kind(address: IPAddress) -> str:
         if address in network:
             return what
     return ""
-
-
-def _matches(host: str | IPAddress, domain: str) -> bool:
-    """Suffix match for names (example.com covers www.example.com); exact for addresses."""
-    domain = domain.strip().lower().strip(".").removeprefix("[").removesuffix("]")
-    if not domain:
-        return False
-    if not isinstance(host, str):
-        try:
-            return host == ipaddress.ip_address(domain)
-        except ValueError:
-            return False
-    try:
-        domain = _domain_to_ascii(domain).rstrip(".")
-    except ValueError:
-        return False
-    return host == domain or host.endswith("." + domain)
 
 
 def _refused(url: str, reason: str, *, hint: str = "") -> UrlBlocked:

@@ -1,4 +1,4 @@
-"""Files and one allowed program at a time, inside a run's workspace folder.
+"""Files inside a run's workspace folder (the shell tool is in shell.py beside this).
 
 The agent names files by paths relative to the workspace (``downloads/report.csv``).
 Nothing here reaches outside it: absolute paths, ``~``, ``..`` and NUL bytes are refused,
@@ -7,35 +7,33 @@ each folder opened with ``O_NOFOLLOW`` and the file itself too.  So a symbolic l
 a page's download or by a shell command, is never followed, not even one swapped in after a
 check; a link itself may be listed, checked and deleted.  A file with more than one hard
 link is neither read nor written: its other name may be outside.
-
-The shell runs one program from the operator's allow-list with plain arguments, no shell in
-between, in the workspace with a minimal environment and its own process group, which is
-killed when the program ends or its time is up.  Arguments that are paths are not checked:
-an allowed program may read and write whatever the server's user can, so the operator
-allows only programs they trust with that.
 """
 
 from __future__ import annotations
 
 import asyncio
 import codecs
-import contextlib
 import errno
 import hashlib
 import os
-import shlex
 import shutil
-import signal
 import stat
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+# The shell tool is a module of its own; its names stay importable from here.
+from automation.browser.shell import (
+    MAX_OUTPUT_BYTES,
+    SHELL_PATH,
+    command_argv,
+    command_check,
+    shell_run,
+)
 from automation.budget import Budget
-from automation.errors import ActionFailed, ActionInvalid, BudgetExceeded, TabwrightError
+from automation.errors import ActionFailed, ActionInvalid, TabwrightError
 
 __all__ = [
     "DEFAULT_READ_CHARS",
@@ -68,18 +66,10 @@ MAX_READ_CHARS = 100_000
 _MIN_READ_CHARS = 16  # room for at least one whole UTF-8 character
 MAX_WRITE_BYTES = 1_000_000  # one file_write call
 MAX_HASH_BYTES = 64 * 1024 * 1024  # file_check hashes files up to this size
-SHELL_PATH = "/usr/local/bin:/usr/bin:/bin"
-MAX_OUTPUT_BYTES = 20_000  # of a command's output: its start and its end
-_OUTPUT_TAIL_BYTES = 5_000
-_COLLECT_MS = 500  # kept back from the budget to stop the command and read the rest
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # O_NONBLOCK: opening a FIFO a command left behind must not hang the call.
 _FILE_FLAGS = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-_NO_SHELL_HINT = (
-    "there is no shell: run one program with plain arguments, and quote text that "
-    "holds such characters, like python3 -c 'print(1 | 2)'"
-)
 
 
 # -- paths ---------------------------------------------------------------------------------
@@ -512,177 +502,3 @@ async def file_delete(
     """Delete a file, a link or an empty folder (any folder with ``recursive``); never the
     workspace itself."""
     return await _in_thread(budget, _delete, _root(workspace), parse_path(path), recursive)
-
-
-# -- the shell -----------------------------------------------------------------------------
-
-
-def _refuse_shell_syntax(command: str) -> None:
-    """Refuse what a shell would have read as syntax: without one it would reach the
-    program as plain text and do something else than the model meant."""
-    quote = ""
-    at_word_start = True
-    i = 0
-    while i < len(command):
-        c, after = command[i], command[i + 1 : i + 2]
-        what = ""
-        if quote == "'":
-            quote = "" if c == "'" else quote
-        elif c == "\\":
-            i += 2
-            at_word_start = False
-            continue
-        elif c == "`" or (c == "$" and after in ("(", "{")):
-            what = "`...`, $(...) or ${...}"
-        elif c == "$" and after and (after.isalnum() or after in "_@*#?$!-"):
-            what = "a $variable"
-        elif quote == '"':
-            quote = "" if c == '"' else quote
-        elif c in "|&;<>()":
-            what = f"{c!r} (pipes, redirections, command lists)"
-        elif c in "\n\r":
-            what = "a line break outside quotes"
-        elif c in "*?[":
-            what = f"the wildcard {c!r}"
-        elif c == "~" and at_word_start:
-            what = "~"
-        elif c in "'\"":
-            quote = c
-        if what:
-            raise ActionInvalid(f"shell: {what} is shell syntax", hint=_NO_SHELL_HINT)
-        at_word_start = not quote and c in " \t"
-        i += 1
-
-
-def command_argv(command: str) -> list[str]:
-    """The program and arguments of ``command``, split like a shell would split plain words."""
-    if "\x00" in command:
-        raise ActionInvalid("shell: the command can't contain NUL bytes")
-    _refuse_shell_syntax(command)
-    try:
-        argv = shlex.split(command)
-    except ValueError as exc:
-        raise ActionInvalid(f"shell: {exc}", hint="close every quote") from None
-    if not argv:
-        raise ActionInvalid("shell: the command is empty")
-    if "/" in argv[0]:
-        raise ActionInvalid(
-            f"shell: {argv[0]!r} is a path", hint="give the program's bare name, like wc"
-        )
-    return argv
-
-
-def command_check(args: dict[str, Any]) -> None:
-    command_argv(args["command"])
-
-
-class _Command(asyncio.SubprocessProtocol):
-    """One running command: its output, kept within MAX_OUTPUT_BYTES (its start and its
-    end), and two moments: the program ended, and its output pipe closed (later, when a
-    child left in the background still holds it)."""
-
-    def __init__(self) -> None:
-        self.head = bytearray()
-        self.tail = bytearray()
-        self.total = 0
-        self.ended = asyncio.Event()
-        self.closed = asyncio.Event()
-
-    def pipe_data_received(self, fd: int, data: bytes | bytearray) -> None:
-        self.total += len(data)
-        room = MAX_OUTPUT_BYTES - _OUTPUT_TAIL_BYTES - len(self.head)
-        if room > 0:
-            self.head += data[:room]
-            data = data[room:]
-        self.tail += data
-        if len(self.tail) > _OUTPUT_TAIL_BYTES:
-            del self.tail[: len(self.tail) - _OUTPUT_TAIL_BYTES]
-
-    def process_exited(self) -> None:
-        self.ended.set()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.closed.set()
-
-    def text(self) -> str:
-        cut = self.total - len(self.head) - len(self.tail)
-        middle = f"\n[… {cut} bytes cut …]\n".encode() if cut else b""
-        return bytes(self.head + middle + self.tail).decode("utf-8", "replace")
-
-
-def _kill_group(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass  # nothing of it is left
-
-
-async def shell_run(
-    workspace: Path | None,
-    command: str,
-    *,
-    allowed: tuple[str, ...],
-    timeout_ms: float,
-    budget: Budget,
-) -> str:
-    """Run ``command`` (one program from ``allowed``, by its bare name) in the workspace,
-    for at most ``timeout_ms`` and the budget; answer its exit status and output.
-
-    The program gets PATH, LANG and HOME (the workspace) and nothing else of the server's
-    environment, no stdin, and its own process group: everything it started is killed when
-    it ends or runs out of time.  Its path arguments are not checked.
-    """
-    if not allowed:
-        raise ActionInvalid(
-            "the shell is turned off",
-            hint="the operator can allow programs (BrowserConfig.shell_commands)",
-        )
-    root = _root(workspace)
-    argv = command_argv(command)
-    if argv[0] not in allowed:
-        raise ActionInvalid(
-            f"shell: {argv[0]!r} is not allowed", hint="allowed: " + ", ".join(allowed)
-        )
-    program = shutil.which(argv[0], path=SHELL_PATH)
-    if program is None:
-        raise ActionFailed(f"shell: {argv[0]!r} is not installed")
-    limit = budget.reserve(_COLLECT_MS, label="shell").child(timeout_ms, label="shell")
-    limit.check()
-    await asyncio.to_thread(root.mkdir, parents=True, exist_ok=True)
-    started = time.monotonic()
-    transport, command_run = await asyncio.get_running_loop().subprocess_exec(
-        _Command,
-        program,
-        *argv[1:],
-        cwd=root,
-        env={"PATH": SHELL_PATH, "HOME": str(root), "LANG": "C.UTF-8"},
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,
-    )
-    timed_out = False
-    try:
-        try:
-            await limit.run(command_run.ended.wait())
-        except BudgetExceeded:
-            timed_out = True
-        finally:
-            _kill_group(transport.get_pid())  # whatever it left running in the background too
-            await command_run.ended.wait()
-        # Once the group is gone the pipe closes, unless a process left the group.
-        collect = budget.child(min(_COLLECT_MS, budget.remaining_ms()), label="shell")
-        with contextlib.suppress(BudgetExceeded):
-            await collect.run(command_run.closed.wait())
-    finally:
-        transport.close()
-    elapsed_ms = (time.monotonic() - started) * 1000
-    code = transport.get_returncode()
-    if timed_out:
-        status = f"timed out after {elapsed_ms:.0f} ms; stopped with all it had started"
-    elif code is not None and code < 0:
-        status = f"killed by signal {-code}"
-    else:
-        status = f"exit status {code}"
-    text = command_run.text()
-    return f"{status}\n{text}" if text else f"{status} (no output)"

@@ -29,7 +29,7 @@ from typing import Any
 import httpx
 
 from automation.budget import Budget
-from automation.errors import BudgetExceeded, LLMResponseError, LLMUnavailable
+from automation.errors import LLMResponseError, LLMUnavailable
 from automation.llm.base import OnToken, PlannerReply, PlannerRequest
 from automation.llm.retry import (
     DEFAULT_RETRIES,
@@ -133,10 +133,7 @@ class Endpoint:
         except httpx.TimeoutException as exc:
             # The timeout was derived from the budget, so hitting it means the budget is
             # spent, even if asyncio's clock has not quite caught up yet.
-            raise BudgetExceeded(
-                f"{budget.label} ran out of its {budget.timeout_ms:.0f} ms budget "
-                f"waiting for the LLM at {self.display_url}"
-            ) from exc
+            raise budget.exceeded(f" waiting for the LLM at {self.display_url}") from exc
         except httpx.DecodingError as exc:
             raise LLMResponseError(
                 self.scrub(f"{self.display_url} sent a body that could not be decoded: {exc}")

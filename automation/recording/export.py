@@ -11,24 +11,48 @@ The file stands alone: it launches Chromium itself (``TABWRIGHT_CHROMIUM_PATH`` 
 ``CHROMIUM`` environment variable, else Playwright's own), reads ``BASE_URL`` for where to
 run (default: where it was recorded), parameters from environment variables named after
 them (default: their recorded default), and secrets from ``TABWRIGHT_SECRET_<NAME>``.
+
+A scenario may come from anywhere (an imported file, a page that lied about its elements),
+so the module is generated safe by construction: every value of the scenario reaches it
+through ``repr()`` (a Python literal on one line), or as a number made by ``int()``, or as
+an identifier this module checked; nothing of the scenario is written into the docstring,
+and a step's comment holds only its action, a role from the ARIA list and ``repr``'d text.
+A role outside the list, a number that is not one, or a value no literal can hold refuses
+the export with :class:`~automation.errors.ScenarioInvalid` naming the step.
 """
 
 from __future__ import annotations
 
+import keyword
+import math
 import re
 from typing import Any
 from urllib.parse import urlsplit
 
 from automation.browser.identity import ElementIdentity
-from automation.recording.scenario import PLACEHOLDER, SECRET_ENV_PREFIX, Scenario, ScenarioStep
+from automation.browser.interact import MODIFIERS, MOUSE_BUTTONS
+from automation.errors import ActionInvalid, ScenarioInvalid
+from automation.recording.expect import KINDS
+from automation.recording.roles import check_role, is_aria_role
+from automation.recording.scenario import (
+    PLACEHOLDER,
+    SECRET_ENV_PREFIX,
+    STEP_ACTIONS,
+    Scenario,
+    ScenarioStep,
+)
 
 __all__ = ["to_pytest"]
 
-_HEADER = '''"""{title}
+# Nothing of the scenario goes into the docstring: its name and base URL are the
+# constants below, written by repr().
+_HEADER = '''"""A Tabwright scenario replayed with Playwright.
 
 Exported from a Tabwright scenario (format version {version}).  Run it with:
 
-    BASE_URL={base_url} python -m pytest {{this file}}
+    BASE_URL=<where the app runs> python -m pytest <this file>
+
+SCENARIO below is the scenario's name, RECORDED_BASE where it was recorded.
 """
 
 from __future__ import annotations
@@ -40,8 +64,9 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Page, expect, sync_playwright
 
-BASE_URL = os.environ.get("BASE_URL", {base_url!r}).rstrip("/")
-RECORDED_BASE = {base_url!r}
+SCENARIO = {name}
+BASE_URL = os.environ.get("BASE_URL", {base_url}).rstrip("/")
+RECORDED_BASE = {base_url}
 
 
 def url(recorded: str) -> str:
@@ -74,33 +99,57 @@ def test_{func}(page: Page) -> None:
 
 
 def to_pytest(scenario: Scenario) -> str:
-    """The scenario as the text of a pytest module."""
+    """The scenario as the text of a pytest module; ScenarioInvalid (naming the step) for
+    what can't be written safely."""
     lines = [
         _HEADER.format(
-            title=f"{scenario.name}: replayed with Playwright.".replace('"""', "'''"),
-            version=scenario.version,
-            base_url=scenario.base_url,
+            version=_int(scenario.version, "the format version"),
+            name=_text(scenario.name, "the name"),
+            base_url=_text(scenario.base_url, "base_url"),
             func=_identifier(scenario.name),
         ).rstrip("\n")
     ]
     for index, step in enumerate(scenario.steps):
-        lines.append(f"    # step {index}: {step.describe()}")
-        lines.extend(f"    {line}" for line in _step(step, scenario.params))
+        try:
+            if step.action not in STEP_ACTIONS:
+                raise ScenarioInvalid(f"unknown step type {step.action!r}")
+            body = [_comment(index, step), *_step(step, scenario.params)]
+        except ScenarioInvalid as exc:
+            raise ScenarioInvalid(
+                f"step {index} can't be exported: {exc.message}", index=index, hint=exc.hint
+            ) from None
+        lines.extend(f"    {line}" for line in body)
     if not scenario.steps:
         lines.append("    pass")
     return "\n".join(lines) + "\n"
 
 
+def _comment(index: int, step: ScenarioStep) -> str:
+    """``# step 3: click button 'Save'``: the action (one of the known), the role (one of
+    the list) and the name as repr() writes it (one line, whatever it holds)."""
+    target = step.target()
+    what = ""
+    if target is not None and target.role:
+        role, name = _role(target.role), _text(target.name, "name")
+        what = f" {role}" + (f" {name}" if target.name else "")
+    if step.action == "expect":
+        what = f" {_kind(step.args)}{what}"
+    line = f"# step {index}: {step.action}{what}"
+    if len(line.splitlines()) != 1:  # repr() escapes every line break: never true
+        raise ScenarioInvalid("its comment would not stay on one line")
+    return line
+
+
 def _step(step: ScenarioStep, params: dict[str, dict[str, Any]]) -> list[str]:
     args = step.args
-    value = lambda key: _value(args[key], params)  # noqa: E731
+    value = lambda key: _value(_arg(args, key), params)  # noqa: E731
     if step.action == "expect":
         return [_expect(step, params)]
     if step.action == "dialog":  # armed before the step that opens the dialog
         how = "dialog.dismiss()"
         if args.get("accept", True):
             how = f"dialog.accept({value('prompt_text') if 'prompt_text' in args else ''})"
-        on = "once" if int(args.get("times", 1)) == 1 else "on"
+        on = "once" if _int(args.get("times", 1), "times") == "1" else "on"
         return [f"page.{on}('dialog', lambda dialog: {how})"]
     if step.action == "navigate":
         return [f"page.goto(url({value('url')}))"]
@@ -112,19 +161,22 @@ def _step(step: ScenarioStep, params: dict[str, dict[str, Any]]) -> list[str]:
     if target is None:  # press or scroll on the page
         if step.action == "press":
             return [f"page.keyboard.press({value('key')})"]
-        return [f"page.mouse.wheel({int(args.get('dx', 0))}, {int(args.get('dy', 0))})"]
+        dx, dy = _int(args.get("dx", 0), "dx"), _int(args.get("dy", 0), "dy")
+        return [f"page.mouse.wheel({dx}, {dy})"]
     el = _locator(target)
     calls = {
-        "click": f"{el}.click({_click_options(args)})",
-        "double_click": f"{el}.dblclick()",
-        "hover": f"{el}.hover()",
-        "check": f"{el}.set_checked({bool(args.get('checked', True))})",
-        "press": f"{el}.press({value('key')})" if "key" in args else "",
-        "scroll": f"{el}.scroll_into_view_if_needed()",
-        "wait_for": f"expect({el}).to_be_visible()",
+        "click": lambda: f"{el}.click({_click_options(args)})",
+        "double_click": lambda: f"{el}.dblclick()",
+        "hover": lambda: f"{el}.hover()",
+        "check": lambda: f"{el}.set_checked({bool(args.get('checked', True))})",
+        "press": lambda: f"{el}.press({value('key')})",
+        "scroll": lambda: f"{el}.scroll_into_view_if_needed()",
+        "wait_for": lambda: f"expect({el}).to_be_visible()",
     }
     if step.action in calls:
-        return [calls[step.action]]
+        if step.action == "press" and "key" not in args:
+            raise ScenarioInvalid("press needs its key")
+        return [calls[step.action]()]
     if step.action == "fill":
         out = [f"{el}.fill({value('value')})"]
         return out + ([f"{el}.press('Enter')"] if args.get("submit") else [])
@@ -132,19 +184,22 @@ def _step(step: ScenarioStep, params: dict[str, dict[str, Any]]) -> list[str]:
         out = [f"{el}.press_sequentially({value('text')})"]
         return out + ([f"{el}.press('Enter')"] if args.get("submit") else [])
     if step.action == "select_option":
-        labels = args["values"] if isinstance(args["values"], list) else [args["values"]]
+        labels = _arg(args, "values")
+        labels = labels if isinstance(labels, list) else [labels]
         return [f"{el}.select_option(label=[{', '.join(_value(v, params) for v in labels)}])"]
     if step.action == "upload":
-        files = ", ".join(repr(f) for f in args.get("files", []))
+        if not isinstance(args.get("files", []), list):
+            raise ScenarioInvalid("files must be a list of file names")
+        files = ", ".join(_text(f, "a file name") for f in args.get("files", []))
         return [f"{el}.set_input_files([{files}])  # from the upload folder"]
-    return [f"# {step.action}: not exported"]
+    raise ScenarioInvalid(f"{step.action} steps are not exported")
 
 
 def _expect(step: ScenarioStep, params: dict[str, dict[str, Any]]) -> str:
     """An expect step as Playwright's web-first assertion (it waits, as replay does)."""
     args = step.args
-    kind = args["kind"]
-    value = lambda key: _value(args[key], params)  # noqa: E731
+    kind = _kind(args)
+    value = lambda key: _value(_arg(args, key), params)  # noqa: E731
     if kind in ("text_visible", "text_hidden"):
         shown = (
             f"page.get_by_text(re.compile(re.escape({value('text')}), re.I)).filter(visible=True)"
@@ -158,11 +213,12 @@ def _expect(step: ScenarioStep, params: dict[str, dict[str, Any]]) -> str:
             f"page.locator({_ROWS!r}).filter(has_text={text}, visible=True)"
             f".filter(has_not=page.locator({_ROWS!r}))"
         )
-        return f"expect({rows}).to_have_count({int(args['count'])})"
+        return f"expect({rows}).to_have_count({_int(args.get('count'), 'count')})"
     if kind == "url":
         return f"expect(page).to_have_url(re.compile(re.escape(url({value('url')}))))"
     target = step.target()
-    assert target is not None
+    if target is None:
+        raise ScenarioInvalid(f"the check {kind} needs the element's identity")
     el = _locator(target)
     if kind == "visible":
         return f"expect({el}).to_be_visible()"
@@ -176,38 +232,59 @@ def _expect(step: ScenarioStep, params: dict[str, dict[str, Any]]) -> str:
 def _locator(identity: ElementIdentity) -> str:
     scope = "page"
     if identity.frame_url:
-        scope = f"frame_of(page, {urlsplit(identity.frame_url).path!r})"
-    if identity.role and (identity.name or identity.row):
+        try:
+            path = urlsplit(identity.frame_url).path
+        except ValueError:
+            raise ScenarioInvalid(f"frame_url {identity.frame_url[:80]!r} is no address") from None
+        scope = f"frame_of(page, {_text(path, 'frame_url')})"
+    role = _role(identity.role)
+    name = _text(identity.name, "name")
+    # Playwright finds only ARIA roles; a clickable <div> or a frame goes by what else it has.
+    if is_aria_role(role) and (identity.name or identity.row):
         by_role = (
-            f"get_by_role({identity.role!r}, name={identity.name!r}, exact=True)"
+            f"get_by_role({_text(role, 'role')}, name={name}, exact=True)"
             if identity.name
-            else f"get_by_role({identity.role!r})"
+            else f"get_by_role({_text(role, 'role')})"
         )
         if identity.row and (identity.name_count != 1 or not identity.name):
             # Cells' texts may touch ("#1002Grace Hopper"): words apart by any space.
             row = r"\s*".join(re.escape(w) for w in identity.row.split()[:8])
-            rows = f"{scope}.locator({_ROWS!r}).filter(has_text=re.compile({row!r}))"
+            rows = f"{scope}.locator({_ROWS!r}).filter(has_text=re.compile({_text(row, 'row')}))"
             return f"{rows}.{by_role}"
         if identity.name and identity.name_count <= 1:
             return f"{scope}.{by_role}"
     if "data-testid" in identity.test_ids:
-        return f"{scope}.get_by_test_id({identity.test_ids['data-testid']!r})"
+        test_id = _text(identity.test_ids["data-testid"], "test id")
+        return f"{scope}.get_by_test_id({test_id})"
     if identity.selectors:
-        return f"{scope}.locator({identity.selectors[0]!r})"
+        return f"{scope}.locator({_text(identity.selectors[0], 'selector')})"
     if identity.placeholder:
-        return f"{scope}.get_by_placeholder({identity.placeholder!r}, exact=True)"
-    return f"{scope}.get_by_role({identity.role!r}, name={identity.name!r}, exact=True).first"
+        return (
+            f"{scope}.get_by_placeholder({_text(identity.placeholder, 'placeholder')}, exact=True)"
+        )
+    if is_aria_role(role):
+        return f"{scope}.get_by_role({_text(role, 'role')}, name={name}, exact=True).first"
+    if identity.name:
+        return f"{scope}.get_by_text({name}, exact=True).first"
+    raise ScenarioInvalid("its element has nothing a Playwright locator can find it by")
 
 
 _ROWS = "tr, li, [role=row], [role=listitem], article"
+_LOAD_STATES = frozenset({"load", "domcontentloaded", "networkidle"})
 
 
 def _click_options(args: dict[str, Any]) -> str:
     options = []
-    if args.get("button", "left") != "left":
-        options.append(f"button={args['button']!r}")
-    if args.get("modifiers"):
-        options.append(f"modifiers={list(args['modifiers'])!r}")
+    button = args.get("button", "left")
+    if button not in MOUSE_BUTTONS:
+        raise ScenarioInvalid(f"button {button!r} is not left, right or middle")
+    if button != "left":
+        options.append(f"button={_text(button, 'button')}")
+    modifiers = args.get("modifiers") or []
+    if not isinstance(modifiers, list) or not all(m in MODIFIERS for m in modifiers):
+        raise ScenarioInvalid(f"modifiers {modifiers!r} are not of {', '.join(MODIFIERS)}")
+    if modifiers:
+        options.append(f"modifiers=[{', '.join(_text(m, 'a modifier') for m in modifiers)}]")
     return ", ".join(options)
 
 
@@ -220,15 +297,17 @@ def _wait(args: dict[str, Any], params: dict[str, dict[str, Any]]) -> list[str]:
     if "url" in args:
         return [f"expect(page).to_have_url(re.compile(re.escape({_value(args['url'], params)})))"]
     if "load_state" in args:
-        return [f"page.wait_for_load_state({args['load_state']!r})"]
-    return [f"page.wait_for_timeout({int(args.get('time_ms', 0))})"]
+        if args["load_state"] not in _LOAD_STATES:
+            raise ScenarioInvalid(f"load_state {args['load_state']!r} is not a load state")
+        return [f"page.wait_for_load_state({_text(args['load_state'], 'load_state')})"]
+    return [f"page.wait_for_timeout({_int(args.get('time_ms', 0), 'time_ms')})"]
 
 
 def _value(text: Any, params: dict[str, dict[str, Any]]) -> str:
     """A Python expression for a recorded value: a literal, or its placeholders read from
     the environment at run time."""
     if not isinstance(text, str):
-        return repr(text)
+        return _literal(text)
     parts: list[str] = []
     last = 0
     for match in PLACEHOLDER.finditer(text):
@@ -242,7 +321,7 @@ def _value(text: Any, params: dict[str, dict[str, Any]]) -> str:
             name = match.group(2)
             default = params.get(name, {}).get("default")
             parts.append(
-                f"os.environ.get({name.upper()!r}, {str(default)!r})"
+                f"os.environ.get({name.upper()!r}, {_text(str(default), 'a default')})"
                 if default is not None
                 else f"os.environ[{name.upper()!r}]"
             )
@@ -252,6 +331,63 @@ def _value(text: Any, params: dict[str, dict[str, Any]]) -> str:
     return " + ".join(parts)
 
 
+def _arg(args: dict[str, Any], key: str) -> Any:
+    if key not in args:
+        raise ScenarioInvalid(f"{key} is missing")
+    return args[key]
+
+
+def _literal(value: Any) -> str:
+    """A value that is not text as a Python literal: a bool, None, a finite number, or a
+    list of those (what JSON can hold, less NaN and infinities, whose repr is no literal)."""
+    # Converted first: a subclass's own __repr__ is not trusted to write a literal.
+    if value is None or isinstance(value, bool):
+        return repr(None if value is None else bool(value))
+    if isinstance(value, int):
+        return repr(int(value))
+    if isinstance(value, float) and math.isfinite(value):
+        return repr(float(value))
+    if isinstance(value, list):
+        return "[" + ", ".join(_literal(v) for v in value) + "]"
+    raise ScenarioInvalid(f"a value of type {type(value).__name__} can't be exported")
+
+
+def _text(value: Any, what: str) -> str:
+    """A text as a Python literal: quoted, every line break and control character escaped
+    (str's own repr, whatever a subclass would say)."""
+    if not isinstance(value, str):
+        raise ScenarioInvalid(f"{what} must be text, not {type(value).__name__}")
+    return str.__repr__(value)
+
+
+def _int(value: Any, what: str) -> str:
+    """A whole number as Python source: ints, and floats that are whole; nothing else."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ScenarioInvalid(f"{what} must be a whole number, not {type(value).__name__}")
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        raise ScenarioInvalid(f"{what} must be a whole number, not {value!r}")
+    return str(int(value))
+
+
+def _role(role: str) -> str:
+    """A role from the list (ScenarioInvalid for anything else: it would be code)."""
+    try:
+        return check_role(role)
+    except ActionInvalid as exc:
+        raise ScenarioInvalid(exc.message, hint=exc.hint) from None
+
+
+def _kind(args: dict[str, Any]) -> str:
+    kind = args.get("kind")
+    if kind not in KINDS:
+        raise ScenarioInvalid(f"unknown check {kind!r}")
+    return str(kind)
+
+
 def _identifier(name: str) -> str:
-    ident = re.sub(r"\W+", "_", name.lower()).strip("_")
-    return ident if ident and not ident[0].isdigit() else f"scenario_{ident}"
+    """The test function's name: ASCII letters, digits and _ only (a Unicode letter may
+    not be one Python takes in a name), never a keyword."""
+    ident = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")[:60].strip("_")
+    if not ident or ident[0].isdigit() or keyword.iskeyword(ident):
+        ident = f"scenario_{ident}".rstrip("_")
+    return ident

@@ -325,9 +325,14 @@
     ["pagehide", onPagehide], ["pointerdown", onPointerdown]];
   for (const [type, fn] of listeners) window.addEventListener(type, fn, true);
 
+  // Frozen, like the registry: a page script can't swap stop() for one that keeps
+  // listening.  What this listener sends is still checked in Python (recorder.py).
   Object.defineProperty(window, KEY, {
     enumerable: false,
-    value: {
+    writable: false,
+    configurable: false,
+    value: Object.freeze({
+      __proto__: null,
       stop() {
         on = false;
         for (const [type, fn] of listeners) window.removeEventListener(type, fn, true);
@@ -339,7 +344,7 @@
         const fn = window[binding];
         return on && typeof fn === "function" ? fn({ kind: "flush" }) : null;
       },
-    },
+    }),
   });
 
   if (fresh && window === window.top) {

@@ -59,7 +59,7 @@ from playwright.async_api import CDPSession, Frame
 from playwright.async_api import Error as PlaywrightError
 
 from automation.browser.effect import TOGGLE_STATE_JS
-from automation.browser.identity import IDENTITY_JS, ElementIdentity, locate
+from automation.browser.identity import CONTROL_CHARS, IDENTITY_JS, ElementIdentity, locate
 from automation.browser.pwcall import call
 from automation.browser.snapshot import INTERACTIVE_ROLES, SNAPSHOT_JS
 from automation.browser.tab import Tab
@@ -403,15 +403,20 @@ class Recorder:
         identity = None
         if isinstance(event.get("identity"), dict):
             # frame_url comes from the page: the frame may be gone by now (a click that left).
-            with contextlib.suppress(ActionInvalid):
+            try:
                 identity = ElementIdentity.from_page(
                     event["identity"], frame_url=str(event.get("frame_url", ""))
                 )
+            except (ActionInvalid, ActionFailed) as exc:
+                # Everything here came from the page: what can't be trusted is not kept.
+                log.warning("a %s the page reported was not recorded: %s", found[0], exc)
         if identity is None and action != "press":
             return  # an element step without an identity could never be replayed
-        url = str(event.get("url") or self.tab.page.url)
+        # The page sends the url and the warning: kept only as one line of sane length.
+        url = _page_line(event.get("url"), 8_000)
+        url = url if _is_web(url) else self.tab.page.url
         # A step the recorder is not sure of says why (a box it could not read again).
-        step = ScenarioStep(action, args, identity, url=url, note=str(event.get("warning") or ""))
+        step = ScenarioStep(action, args, identity, url=url, note=_page_line(event.get("warning")))
         mark = _Mark(str(event.get("el", "")), at_ms)
         detail = int(event.get("detail") or 0)
         if action == "click" and detail > 2:
@@ -554,6 +559,11 @@ async def _quietly(budget: Budget, work: Awaitable[T]) -> T | None:
         return await budget.run(work)
     except (PlaywrightError, BudgetExceeded):
         return None
+
+
+def _page_line(value: object, most: int = 500) -> str:
+    """A text the page sent, as one line of at most ``most`` characters."""
+    return CONTROL_CHARS.sub(" ", str(value or ""))[:most]
 
 
 def _is_web(url: str) -> bool:

@@ -70,6 +70,7 @@ from automation.recording.scenario import (
     normalize_base,
     rebase,
 )
+from automation.secrets import Secrets, redacting
 
 __all__ = ["Replay", "ReplayConfig", "ReplayResult", "StepOutcome"]
 
@@ -171,9 +172,19 @@ class Replay:
     sink: EventSink = field(default_factory=_NullSink)
     control: RunControl | None = None
     env: dict[str, str] | None = None  # where secrets come from (default: os.environ)
+    secrets: Secrets | None = None  # the run's (its owner's grants); default: all of env
 
     def __post_init__(self) -> None:
+        self.run_secrets = self.secrets if self.secrets is not None else Secrets(self.env)
+        for index, step in enumerate(self.scenario.steps):
+            step.check_secrets(index)  # also when the scenario was built in code
+        self.run_secrets.require(self.scenario.placeholders()[1])
         self.values: Resolved = self.scenario.resolve(self.params, env=self.env)
+        for name, value in self.values.secrets.items():
+            self.run_secrets.remember(name, value)
+        # The one exit of the replay's events: through its secrets (automation.secrets).
+        self.out = redacting(self.sink, self.run_secrets)
+        self.tab.is_secret = self.run_secrets.is_secret  # masked before a secret is typed
         # A base URL naming a file (…/app/index.html) means its folder.
         self.base_url = normalize_base(self.base_url)
 
@@ -182,7 +193,7 @@ class Replay:
         budget = Budget(self.config.run_timeout_ms, label="replay")
         if self.control is not None:
             self.control.budget = budget
-        await self.sink.emit(
+        await self.out.emit(
             RunStarted(f"replay: {self.scenario.name}", self.base_url or self.scenario.base_url,
                        "replay")
         )  # fmt: skip
@@ -209,9 +220,8 @@ class Replay:
             status, reason = "stopped", budget.cancel_reason or str(exc)
             if self.control is not None and self.control.failure:
                 status, reason = "failed", self.control.failure
-        except BudgetExceeded:
-            status = "failed"
-            reason = f"the replay ran out of its {self.config.run_timeout_ms} ms budget"
+        except BudgetExceeded as exc:  # names the budget that ran out, the replay's or less
+            status, reason = "failed", exc.message
         except BrowserClosed as exc:
             status, reason = "failed", f"the browser went away: {exc}"
         done = {o.index for o in outcomes}
@@ -221,7 +231,7 @@ class Replay:
             if i not in done
         ]
         finished = {"passed": "succeeded", "stopped": "stopped"}.get(status, "failed")
-        await self.sink.emit(RunFinished(finished, reason=self.values.redact(reason)))
+        await self.out.emit(RunFinished(finished, reason=self.values.redact(reason)))
         return ReplayResult(
             status, outcomes, self.values.redact(reason), int((time.monotonic() - started) * 1000)
         )
@@ -264,7 +274,7 @@ class Replay:
         self.control.begin_pause()
         recorder = await start_recorder(self.tab, budget)
         self.control.recorder = recorder
-        await self.sink.emit(
+        await self.out.emit(
             RunPaused(
                 reason,
                 f"{detail}. Do the step yourself in the live view, then resume: its element "
@@ -279,7 +289,7 @@ class Replay:
             self.control.recorder = None
             acts = await recorder.stop() if recorder is not None else []
         budget.extend((time.monotonic() - waited_from) * 1000)
-        await self.sink.emit(RunResumed())
+        await self.out.emit(RunResumed())
         replies = {r.lower().strip(" .!") for r in self.control.take_replies()}
         return Rescue(bool(replies & SKIP_REPLIES), rescue_of(step, acts))
 
@@ -303,12 +313,12 @@ class Replay:
             fields.update(strategy="person", changes=changes, heal="proposed",
                           healed=rescue.to_dict())  # fmt: skip
         skipped = StepOutcome(index, step.action, "skipped", **fields)
-        await self.sink.emit(StepReplayed(**_event_fields(skipped)))
+        await self.out.emit(StepReplayed(**_event_fields(skipped)))
         return skipped
 
     async def _step(self, index: int, step: ScenarioStep, budget: Budget) -> StepOutcome:
         shown = dict(step.args)  # placeholders, not values
-        await self.sink.emit(ActionStarted(0, index, step.action, shown))
+        await self.out.emit(ActionStarted(0, index, step.action, shown))
         timeout_ms = self.config.check_timeout_ms if step.is_check else self.config.step_timeout_ms
         step_budget = budget.child(timeout_ms, label=f"step {index}")
         started = time.monotonic()
@@ -330,7 +340,10 @@ class Replay:
         except (Cancelled, BrowserClosed):
             raise
         except BudgetExceeded as exc:
-            budget.check()  # the whole replay is out of time: that ends it, not the step
+            # The whole replay out of time (or all but its headroom) ends it, not the step.
+            budget.check()
+            if step_budget.binding() is budget:
+                raise budget.exceeded() from None
             error, status = exc, "failed"
         except NeedsPerson as exc:
             error, status = exc, "needs_person"
@@ -339,14 +352,14 @@ class Replay:
         duration_ms = int((time.monotonic() - started) * 1000)
         error_dict = self._redacted(error)
         result = self.values.redact(result)
-        await self.sink.emit(
+        await self.out.emit(
             ActionFinished(0, index, step.action, shown, error is None, result, error_dict,
                            duration_ms)
         )  # fmt: skip
         outcome = self._outcome(index, step, status, located, error, error_dict, result,
                                 duration_ms)  # fmt: skip
         found = located.found if located is not None and located.ok else None
-        await self.sink.emit(
+        await self.out.emit(
             StepRecorded(
                 index=index,
                 action=step.action,
@@ -361,7 +374,7 @@ class Replay:
                 duration_ms=duration_ms,
             )
         )
-        await self.sink.emit(StepReplayed(**_event_fields(outcome)))
+        await self.out.emit(StepReplayed(**_event_fields(outcome)))
         if self.config.screenshots and status != "needs_person":
             await self._screenshot(index, budget)
         return outcome
@@ -482,7 +495,7 @@ class Replay:
     async def _screenshot(self, index: int, budget: Budget) -> None:
         shot = await self.tab.step_screenshot(index, budget=budget)
         if shot is not None:
-            await self.sink.emit(shot)
+            await self.out.emit(shot)
 
 
 # Steps that reach the same state when done twice; other steps are tried again only when

@@ -35,10 +35,12 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from automation.browser.actions import validate
-from automation.browser.identity import ElementIdentity
+from automation.browser.identity import CONTROL_CHARS, ElementIdentity
+from automation.browser.interact import MODIFIERS, MOUSE_BUTTONS
 from automation.errors import ActionInvalid, ParamMissing, ScenarioInvalid
 from automation.recording import expect
-from automation.secrets import SECRET_ENV_PREFIX
+from automation.recording.roles import check_role
+from automation.secrets import SECRET_ENV_PREFIX, misplaced_secret
 
 __all__ = [
     "EXPECT",
@@ -76,6 +78,10 @@ READ_ONLY_ACTIONS = frozenset({"read_page", "page_log", "highlight", "downloads"
 # ${name}, ${SECRET:NAME}, or $${ for a literal "${".
 PLACEHOLDER = re.compile(r"\$\$\{|\$\{(?:(SECRET):)?([A-Za-z_][A-Za-z0-9_]*)\}")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# A name, an address, a selector: one line of text.  Control characters and line breaks
+# (CONTROL_CHARS) in them would break the line of a log, a listing or a terminal
+# (``scenario_replay`` prints one line a step), so a scenario that has them is refused.
+MAX_TEXT_CHARS = 10_000  # a step's name, selector, url or note; the scenario's base URL
 
 
 @dataclass(frozen=True)
@@ -173,7 +179,12 @@ class ScenarioStep:
             value = data.get(key, "")
             if not isinstance(value, str):
                 raise ScenarioInvalid(f"{where}: {key} must be text", index=index)
+            _check_line(value, f"{where}: {key}", index=index)
             texts[key] = value
+        try:
+            check_role(texts["role"], what=f"{where}: role")
+        except ActionInvalid as exc:
+            raise ScenarioInvalid(exc.message, index=index, hint=exc.hint) from None
         step = cls(action, {k: v for k, v in args.items() if k != "ref"}, identity, **texts)
         if action == EXPECT:
             checked = expect.validate(step.args, has_element=step.target() is not None,
@@ -189,6 +200,7 @@ class ScenarioStep:
 
     def check(self, index: int = 0) -> None:
         """The args fit the action (types and required values), placeholders included."""
+        self.check_secrets(index)
         if self.action == EXPECT:
             expect.validate(self.args, has_element=self.target() is not None, index=index)
             return
@@ -199,6 +211,30 @@ class ScenarioStep:
             validate(self.action, probe)
         except ActionInvalid as exc:
             raise ScenarioInvalid(f"step {index}: {exc.message}", index=index) from None
+        # What the click runs with is checked only when it runs; a scenario says it now
+        # (the pytest export writes these values into code).
+        button, keys = self.args.get("button", "left"), self.args.get("modifiers", [])
+        if button not in MOUSE_BUTTONS or not all(k in MODIFIERS for k in keys):
+            raise ScenarioInvalid(
+                f"step {index}: button must be one of {', '.join(MOUSE_BUTTONS)} and "
+                f"modifiers of {', '.join(MODIFIERS)}",
+                index=index,
+            )
+
+    def check_secrets(self, index: int = 0) -> None:
+        """ScenarioInvalid, naming the step and the arg, for a ``${SECRET:…}`` anywhere but
+        in what a fill or type step types: in a URL, a key or a check it would be stored
+        by the page, the server or the report."""
+        if self.action == EXPECT:
+            return  # expect.validate refuses a secret in a check, in its own words
+        where = misplaced_secret(self.action, self.args)
+        if where is not None:
+            raise ScenarioInvalid(
+                f"step {index} ({self.action}): ${{SECRET:…}} is allowed only in a typed "
+                f"value (fill's value, type's text), not in {where}",
+                index=index,
+                hint="use a ${parameter} there, or type the secret into a field",
+            )
 
 
 @dataclass(frozen=True)
@@ -245,6 +281,8 @@ class Scenario:
         for key in ("description", "base_url"):
             if not isinstance(data.get(key, ""), str):
                 raise ScenarioInvalid(f"{key} must be text")
+        _check_line(name, "the name")
+        _check_line(data.get("base_url", ""), "base_url")
         steps = data.get("steps")
         if not isinstance(steps, list):
             raise ScenarioInvalid("steps must be a list")
@@ -319,6 +357,11 @@ class Scenario:
         if key is None or not isinstance(step.args.get(key), str):
             raise ScenarioInvalid(f"step {index} ({step.action}) has no value to replace")
         old = step.args[key]
+        if secret and key not in TYPED_ARG.values():
+            raise ScenarioInvalid(
+                f"step {index} ({step.action}): only a typed value can be a secret",
+                hint="make it a parameter instead",
+            )
         if PLACEHOLDER.search(old):
             raise ScenarioInvalid(f"step {index} already takes its value from {old!r}")
         new_step = replace(
@@ -398,6 +441,14 @@ def rebase(url: str, recorded_base: str, base_url: str) -> str:
     path = now.path[len(prefix) :] if prefix and now.path.startswith(prefix) else now.path
     joined = new.path.rstrip("/") + (path if path.startswith("/") else "/" + path)
     return urlunsplit((new.scheme, new.netloc, joined, now.query, now.fragment))
+
+
+def _check_line(text: str, what: str, *, index: int | None = None) -> None:
+    """ScenarioInvalid unless ``text`` is one line of sane length."""
+    if len(text) > MAX_TEXT_CHARS:
+        raise ScenarioInvalid(f"{what} is longer than {MAX_TEXT_CHARS}", index=index)
+    if CONTROL_CHARS.search(text):
+        raise ScenarioInvalid(f"{what} holds a control character or a line break", index=index)
 
 
 def _params(data: object) -> dict[str, dict[str, Any]]:

@@ -129,3 +129,33 @@ async def test_refused_work_is_closed_not_leaked() -> None:
     with pytest.raises(Cancelled):
         await budget.run(work)
     assert work.cr_frame is None  # closed: no "never awaited" warning later
+
+
+def test_the_error_names_the_budget_that_ran_out() -> None:
+    """A snapshot's own 10 s running out is reported as the snapshot's, not as the run's
+    30 minutes; a child the run's deadline cut short reports the run."""
+    clock = Clock()
+    run = Budget(1_800_000, label="run", _clock=clock)
+    snapshot = run.child(10_000, label="snapshot")
+    clock.now += 10.5
+    with pytest.raises(BudgetExceeded) as caught:
+        snapshot.check()
+    assert caught.value.message == "the snapshot ran out of its 10000 ms budget"
+    late = Budget(5_000, label="run", _clock=clock)
+    cut_short = late.child(10_000, label="snapshot").child(label="snapshot")
+    clock.now += 6
+    with pytest.raises(BudgetExceeded, match="the run ran out of its 5000 ms budget"):
+        cut_short.check()
+    # A run extended while it waited for a person no longer binds the child made before.
+    paused = Budget(1_000, label="run", _clock=clock)
+    step = paused.child(1_000, label="click")
+    paused.extend(60_000)
+    clock.now += 2
+    assert step.binding() is step
+    assert "the click ran out of its 1000 ms budget" in str(step.exceeded())
+
+
+async def test_run_reports_the_budget_that_ran_out() -> None:
+    run = Budget(60_000, label="run")
+    with pytest.raises(BudgetExceeded, match=r"^the llm ran out of its 20 ms budget"):
+        await run.child(20, label="llm").run(asyncio.sleep(5))

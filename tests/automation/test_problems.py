@@ -71,7 +71,7 @@ async def test_four_problems_in_order_with_their_fields(tab: Tab, fixture_url: s
     assert (missing.url, missing.status, missing.method) == (missing_url, 404, "GET")
     assert missing.resource_type == "fetch" and missing.level == ""
     refused_url = f"http://127.0.0.1:{port}/nothing"
-    assert refused.text == f"GET {refused_url} → net::ERR_CONNECTION_REFUSED"
+    assert refused.text == f"GET {refused_url} → could not connect: connection refused"
     assert (refused.url, refused.status, refused.resource_type) == (refused_url, None, "fetch")
     assert missing.to_dict() == {
         "type": "page.problem",

@@ -1,9 +1,10 @@
 """The URL guard in a real Chromium: navigations the page starts on its own obey the policy.
 
-Chromium maps every ``*.test`` name to 127.0.0.1 (``--host-resolver-rules``), so one
-loopback server plays many sites, and it remembers each request by the name it was sent
-to: a refused host must never see a single request.  Python's resolver does not know the
-``.test`` names, so to the policy they are unresolvable public names, let through.
+The session's egress proxy, which resolves names for Chromium, maps every ``*.test`` name
+to 127.0.0.1 (the session policy's ``host_map``), so one loopback server plays many sites,
+and it remembers each request by the name it was sent to: a refused host must never see
+a single request.  The guards' own policies have no such map: to them the ``.test``
+names are unresolvable public names, let through, so what is judged here is the guard.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ import pytest
 import pytest_asyncio
 
 from automation import BrowserSession, Tab, UrlPolicy
-from automation.browser.config import QUIET_CHROMIUM_ARGS
 from automation.browser.url_guard import install_url_guard
 from tests.conftest import browser_config
 
@@ -103,9 +103,8 @@ def site(server: Site) -> Site:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def test_names_browser() -> AsyncIterator[BrowserSession]:
-    config = browser_config(
-        args=(*QUIET_CHROMIUM_ARGS, "--host-resolver-rules=MAP *.test 127.0.0.1")
-    )
+    policy = UrlPolicy(block_private=False, host_map=(("*.test", "127.0.0.1"),))
+    config = browser_config(url_policy=policy)
     session = BrowserSession(config)
     await session.start()
     yield session

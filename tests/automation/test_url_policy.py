@@ -316,3 +316,145 @@ async def test_check_resolved_runs_the_sync_check_first() -> None:
         await UrlPolicy().check_resolved("file:///etc/passwd")
     with pytest.raises(UrlBlocked, match=r"127\.0\.0\.1 is a loopback address"):
         await UrlPolicy().check_resolved("http://0x7f.1/", budget=Budget(0))
+
+
+# -- rules with a port or a path ------------------------------------------------------
+
+
+def test_an_allow_rule_with_a_port_allows_that_port_only() -> None:
+    policy = UrlPolicy(allowed_domains=("127.0.0.1:8000", "intranet.example:8443", "[::1]:9000"))
+    for url in [
+        "http://127.0.0.1:8000/admin",
+        "https://intranet.example:8443/",
+        "http://app.intranet.example:8443/x",
+        "http://[::1]:9000/",
+        "http://0x7f.1:8000/",  # the same address, written otherwise
+    ]:
+        assert policy.check(url) == url
+    for url, shown in [
+        ("http://127.0.0.1:8001/", "127.0.0.1:8001"),
+        ("http://127.0.0.1/", "127.0.0.1"),  # port 80
+        ("https://intranet.example/", "intranet.example"),  # port 443
+        ("http://[::1]:9001/", "::1:9001"),
+    ]:
+        assert f"{shown} is not on the allowed list" in refusal(policy, url).message
+
+
+def test_a_rule_without_a_port_keeps_every_port() -> None:
+    policy = UrlPolicy(allowed_domains=("127.0.0.1", "example.com"))
+    for url in ["http://127.0.0.1:1/", "http://127.0.0.1:65535/", "https://www.example.com:8443/"]:
+        assert policy.check(url) == url
+
+
+def test_default_ports_match_a_rule_that_names_them() -> None:
+    policy = UrlPolicy(allowed_domains=("example.com:443", "example.org:80"))
+    assert policy.check("https://example.com/") == "https://example.com/"
+    assert policy.check("http://example.org/") == "http://example.org/"
+    assert "not on the allowed list" in refusal(policy, "http://example.com/").message
+
+
+def test_a_block_rule_with_a_port_blocks_that_port_only() -> None:
+    policy = UrlPolicy(blocked_domains=("evil.example:8080",))
+    assert (
+        "evil.example is on the blocked list"
+        in refusal(policy, "http://evil.example:8080/").message
+    )
+    assert policy.check("http://evil.example/") == "http://evil.example/"
+
+
+def test_an_allow_rule_with_a_path_allows_plain_http_under_it_only() -> None:
+    policy = UrlPolicy(allowed_domains=("127.0.0.1:8000/demo/",))
+    for url in [
+        "http://127.0.0.1:8000/demo/",
+        "http://127.0.0.1:8000/demo",
+        "http://127.0.0.1:8000/demo/form.html?x=1",
+        "http://127.0.0.1:8000/demo/flow/step1.html",
+    ]:
+        assert policy.check(url) == url
+    for url in [
+        "http://127.0.0.1:8000/admin/",
+        "http://127.0.0.1:8000/demox/",
+        "http://127.0.0.1:8000/demo/../admin/",
+        "http://127.0.0.1:8000/demo/%2e%2E/admin/",
+        "http://127.0.0.1:8000/demo\\..\\admin/",
+        "http://127.0.0.1:8000/",
+        "https://127.0.0.1:8000/demo/",  # a tunnel hides its path: never opened by a path
+        "http://127.0.0.1:8001/demo/",
+    ]:
+        assert "is not on the allowed list" in refusal(policy, url).message, url
+
+
+@pytest.mark.parametrize(
+    ("rule", "why"),
+    [
+        ("http://evil.example/", "a rule names a host, not a URL"),
+        ("evil.example:", "an empty port"),
+        ("evil.example:99999", "is not a port"),
+        ("evil.example:80x", "is not a port"),
+        ("[::1", "no closing bracket"),
+        ("fe80::zz", "not an IPv6 address"),
+        ("bad host", "not a host name or address"),
+        ("", "no host"),
+    ],
+)
+def test_a_rule_that_cannot_be_read_is_refused_at_once(rule: str, why: str) -> None:
+    for lists in ({"allowed_domains": (rule,)}, {"blocked_domains": (rule,)}):
+        with pytest.raises(UrlBlocked, match="malformed URL rule") as caught:
+            UrlPolicy(**lists)  # type: ignore[arg-type]
+        assert why in caught.value.message
+        assert "host:port" in caught.value.hint
+
+
+def test_a_block_rule_cannot_name_a_path() -> None:
+    with pytest.raises(UrlBlocked, match="a block rule can't name a path"):
+        UrlPolicy(blocked_domains=("evil.example/admin",))
+
+
+def test_a_malformed_port_in_a_url_is_refused() -> None:
+    assert "malformed port" in refusal(UrlPolicy(), "http://example.com:99999/").message
+    assert "malformed port" in refusal(UrlPolicy(), "http://example.com:8o/").message
+
+
+# -- connect_addresses: what the egress proxy may connect to --------------------------
+
+
+async def test_connect_addresses_checks_every_address_it_returns() -> None:
+    budget = Budget(1_000)
+    mapped = UrlPolicy(host_map=(("*.corp.example", "10.0.0.7"), ("pub.example", "8.8.8.8")))
+    addresses, port = await mapped.connect_addresses("https://pub.example/", budget=budget)
+    assert ([str(a) for a in addresses], port) == (["8.8.8.8"], 443)
+    with pytest.raises(UrlBlocked, match=r"app\.corp\.example resolves to 10\.0\.0\.7, a private"):
+        await mapped.connect_addresses("http://app.corp.example:81/", budget=budget)
+    allowed = UrlPolicy(
+        allowed_domains=("corp.example:81",), host_map=(("*.corp.example", "10.0.0.7"),)
+    )
+    addresses, port = await allowed.connect_addresses("http://app.corp.example:81/", budget=budget)
+    assert ([str(a) for a in addresses], port) == (["10.0.0.7"], 81)
+    with pytest.raises(UrlBlocked, match=r"127\.0\.0\.1 is a loopback address"):
+        await UrlPolicy().connect_addresses("http://127.0.0.1:8000/", budget=budget)
+    with pytest.raises(OSError):
+        await UrlPolicy().connect_addresses("http://no-such-host.invalid/", budget=budget)
+
+
+async def test_check_resolved_uses_the_host_map() -> None:
+    policy = UrlPolicy(host_map=(("sneaky.example", "127.0.0.1"),))
+    with pytest.raises(UrlBlocked, match=r"sneaky\.example resolves to 127\.0\.0\.1"):
+        await policy.check_resolved("http://sneaky.example/")
+
+
+def test_a_host_map_entry_must_be_an_address() -> None:
+    with pytest.raises(UrlBlocked, match="not one"):
+        UrlPolicy(host_map=(("a.example", "b.example"),))
+
+
+def test_extra_allowed_rules_let_in_what_they_match_and_nothing_else() -> None:
+    # The dashboard's demo pages: allowed, though private, without an allow list.
+    policy = UrlPolicy(extra_allowed=("127.0.0.1:8000/demo/",))
+    assert policy.check("http://127.0.0.1:8000/demo/form.html")
+    assert policy.check("https://example.com/")  # no allow list was made
+    for url in ["http://127.0.0.1:8000/admin/", "http://127.0.0.1:8001/demo/"]:
+        assert "127.0.0.1 is a loopback address" in refusal(policy, url).message
+    # Under an allow list, they are allowed too.
+    listed = UrlPolicy(allowed_domains=("example.com",), extra_allowed=("127.0.0.1:8000/demo/",))
+    assert listed.check("http://127.0.0.1:8000/demo/")
+    assert "not on the allowed list" in refusal(listed, "http://127.0.0.1:8000/admin/").message

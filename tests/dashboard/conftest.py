@@ -133,3 +133,20 @@ async def open_socket() -> AsyncIterator[OpenSocket]:
     yield open_
     for comm in opened:
         await comm.disconnect()
+
+
+@pytest.fixture
+def llm_at(settings: Any) -> Callable[..., None]:
+    """Point runs at an OpenAI-compatible server (the fake LLM) by default."""
+    from tests.fakellm import FAKE_MODEL
+
+    def point(base_url: str, *, timeout_ms: int = 8_000) -> None:
+        settings.TABWRIGHT = {
+            **settings.TABWRIGHT,
+            "PLANNER": "openai",
+            "LLM_BASE_URL": base_url,
+            "LLM_MODEL": FAKE_MODEL,
+            "LLM_TIMEOUT_MS": timeout_ms,
+        }
+
+    return point

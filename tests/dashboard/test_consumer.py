@@ -19,7 +19,7 @@ from dashboard.consumers import CLOSE_FORBIDDEN, MAX_REPLY_CHARS
 from dashboard.models import Run, RunEvent, Step
 from dashboard.runner import runner
 from tests.dashboard.conftest import OpenSocket, Runs
-from tests.fakellm import FAKE_MODEL, ScriptedLLMServer
+from tests.fakellm import ScriptedLLMServer
 from tests.net import free_port
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -394,20 +394,6 @@ async def test_staff_can_watch_but_not_command_someone_elses_run(
 # -- LLM-backed runs ----------------------------------------------------------------------
 
 
-@pytest.fixture
-def llm_at(settings: Any) -> Callable[[str], None]:
-    def point(base_url: str) -> None:
-        settings.TABWRIGHT = {
-            **settings.TABWRIGHT,
-            "PLANNER": "openai",
-            "LLM_BASE_URL": base_url,
-            "LLM_MODEL": FAKE_MODEL,
-            "LLM_TIMEOUT_MS": 8_000,
-        }
-
-    return point
-
-
 async def test_llm_run_streams_tokens_and_survives_malformed_actions(
     runs: Runs,
     open_socket: OpenSocket,
@@ -472,7 +458,6 @@ async def test_unreachable_llm_pauses_quickly_and_keeps_the_steps(
     llm_at: Callable[[str], None],
 ) -> None:
     llm_at(f"http://127.0.0.1:{free_port()}/v1")
-    started_at = time.monotonic()
     run, comm = await start_watched(
         runs,
         open_socket,
@@ -481,8 +466,8 @@ async def test_unreachable_llm_pauses_quickly_and_keeps_the_steps(
         f"{fixture_url}/demo/form.html",
         planner="openai",
     )
+    # Long before the LLM's own 120 s timeout: a refused connection is not waited out.
     messages = await receive_until(comm, of_type("run.paused"), timeout_s=10)
-    assert time.monotonic() - started_at < 5
     paused = messages[-1]
     assert paused["reason"] == "llm_error"
     assert "cannot reach the LLM" in paused["detail"]

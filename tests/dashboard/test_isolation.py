@@ -291,7 +291,7 @@ class Sockets:
     async def open(
         self, run_id: int, *, session: str | None = None, origin: str | None = GOOD_ORIGIN
     ) -> tuple[WebsocketCommunicator, bool, Any]:
-        headers = []
+        headers = [(b"host", b"127.0.0.1:8000")]  # the dashboard as the browser reached it
         if origin is not None:
             headers.append((b"origin", origin.encode()))
         if session is not None:

@@ -18,14 +18,15 @@ from automation.llm.anthropic import AnthropicPlanner
 from automation.llm.openai import OpenAICompatPlanner
 from automation.llm.rules import RulePlanner
 from dashboard import selectors, services
+from dashboard.engineconf import browser_config, make_planner, planner_choice
 from dashboard.models import LLMProfile, Run, RunEvent
-from dashboard.runner import DashboardSink, browser_config, make_planner, planner_choice
+from dashboard.runner import DashboardSink
 from tests.dashboard.conftest import PASSWORD, Runs
 from tests.fakellm import FAKE_MODEL, ScriptedLLMServer
 
 # What a key looks like: it must never reach a page, an event or an error message.
 SECRET = "sk-test-Zq8rT2uV9wX4yB7c-not-for-browsers"
-KEY_ENV = "TABWRIGHT_TEST_PROFILE_KEY"
+KEY_ENV = "TEST_PROFILE_API_KEY"
 
 
 def profile(name: str = "local", **fields: Any) -> LLMProfile:
@@ -52,7 +53,9 @@ def staff_client(django_user_model: Any) -> Client:
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("name", ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "_KEY", "KEY2", ""])
+@pytest.mark.parametrize(
+    "name", ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "A_API_KEY", "TABWRIGHT_LLM_API_KEY", ""]
+)
 def test_variable_names_are_accepted(name: str) -> None:
     LLMProfile(name="p", model="m", api_key_env=name).full_clean()
 
@@ -121,9 +124,9 @@ def test_admin_changelist_shows_whether_the_key_is_set_never_the_key(
     django_user_model: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(KEY_ENV, SECRET)
-    monkeypatch.delenv("TABWRIGHT_TEST_UNSET_KEY", raising=False)
+    monkeypatch.delenv("TEST_UNSET_API_KEY", raising=False)
     profile("with key", api_key_env=KEY_ENV, model="claude-x", provider="anthropic")
-    profile("without key", api_key_env="TABWRIGHT_TEST_UNSET_KEY")
+    profile("without key", api_key_env="TEST_UNSET_API_KEY")
     client = staff_client(django_user_model)
 
     html = client.get("/admin/dashboard/llmprofile/").content.decode()

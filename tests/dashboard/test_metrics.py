@@ -10,7 +10,7 @@ from django.test import Client
 
 from automation.metrics import EVALUATIONS
 from dashboard import services
-from dashboard.runner import browser_config
+from dashboard.engineconf import browser_config
 from tests.dashboard.test_views import logged_in
 
 TOKEN = "s3cret-scraper-token"

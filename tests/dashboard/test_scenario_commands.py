@@ -146,7 +146,7 @@ def test_replay_exit_status_says_how_it_ended(
     # A base URL nobody answers: the first step fails, exit status 1.
     dead = f"http://127.0.0.1:{free_port()}"
     out, code = run(*base, "--base-url", dead)
-    assert code == 1 and "ERR_CONNECTION_REFUSED" in out
+    assert code == 1 and "could not connect: connection refused" in out
     out, code = run("scenario_replay", "999", "--base-url", dead)
     assert code == 3 and "no scenario 999" in out
 

@@ -112,7 +112,8 @@ def test_rename_and_describe_shows_in_both_exports(scenario: Scenario, client: C
     assert scenario.updated_at > before
     exported = json.loads(client.get(url(scenario, "export.json")).content)
     assert exported["name"] == "Log in, then out" and exported["description"] == "Nightly."
-    assert "Log in, then out: replayed" in page_of(client.get(url(scenario, "export.py")))
+    # The name is a constant written by repr(), never text in the module's docstring.
+    assert "SCENARIO = 'Log in, then out'" in page_of(client.get(url(scenario, "export.py")))
     assert "Name and description saved." in page_of(client.get(url(scenario)))
 
 

@@ -16,7 +16,7 @@ from django.test import AsyncClient, Client
 from automation.events import RunPaused
 from automation.recording.scenario import Scenario as Document
 from dashboard import services
-from dashboard.models import IdentityHeal, Run, Scenario, ScenarioStep
+from dashboard.models import IdentityHeal, Run, Scenario, ScenarioStep, SecretGrant
 from tests.dashboard.conftest import Runs
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -56,6 +56,8 @@ async def test_a_run_saved_as_a_scenario_replays_on_a_new_release_and_heals(
     runs: Runs, owner: Any, fixture_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TABWRIGHT_SECRET_PASSWORD", PASSWORD)
+    # Secrets belong to someone: an admin granted this one to the owner.
+    await sync_to_async(lambda: SecretGrant.objects.create(name="PASSWORD").users.add(owner))()
     run = await runs.start(
         await runs.create(
             owner=owner, task=SIGN_IN, start_url=f"{fixture_url}/replay/v1/login.html"

@@ -12,6 +12,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.contrib.auth import authenticate, get_user_model
 from django.core.management import call_command
+from django.http import HttpRequest
 from django.test import AsyncClient, Client
 
 from dashboard import services
@@ -240,7 +241,7 @@ def test_run_page_embeds_the_stored_events(owner: Any) -> None:
     html = response.content.decode()
     assert initial_events(html) == [{**data, "seq": seq} for seq, _, data in events]
     assert "</script><b>" not in html  # escaped inside the JSON
-    assert f"window.TABWRIGHT_RUN = {run.pk};" in html
+    assert f'id="run" data-run-id="{run.pk}"' in html and "<script>" not in html
     assert 'id="status"' in html and ">paused<" in html
 
 
@@ -286,14 +287,14 @@ def test_tabwright_init_creates_the_admin_once(owner: Any) -> None:
     match = re.search(r"password: (\S+)", text)
     assert match, text
     assert "username: admin" in text
-    admin = authenticate(username="admin", password=match.group(1))
+    admin = authenticate(HttpRequest(), username="admin", password=match.group(1))
     assert admin is not None and admin.is_superuser and admin.is_staff
 
     again = StringIO()
     call_command("tabwright_init", stdout=again)
     assert "password" not in again.getvalue()
     assert get_user_model().objects.filter(is_superuser=True).count() == 1
-    assert authenticate(username="admin", password=match.group(1)) is not None
+    assert authenticate(HttpRequest(), username="admin", password=match.group(1)) is not None
 
 
 @pytest.mark.django_db

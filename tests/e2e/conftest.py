@@ -28,6 +28,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     llm = ScriptedLLMServer().start()
     settings = {
         "TABWRIGHT_DEBUG": "1",
+        # DEBUG no longer opens private addresses, and the test pages are on 127.0.0.1.
+        "TABWRIGHT_BLOCK_PRIVATE_ADDRESSES": "0",
         "TABWRIGHT_PLANNER": "rules",
         "TABWRIGHT_ACTION_TIMEOUT_MS": "5000",
         "TABWRIGHT_CHROMIUM_PATH": CHROMIUM,
@@ -42,6 +44,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
             (USERNAME, PASSWORD),
             settings,
             more_users=[(OTHER_USERNAME, OTHER_PASSWORD)],
+            grants=[("PASSWORD", USERNAME)],  # the secret its scenarios replay with
         ) as (base_url, log):
             yield Server(base_url, log, llm)
     finally:

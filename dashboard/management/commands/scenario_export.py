@@ -8,6 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from automation.errors import ScenarioInvalid
 from automation.recording.export import to_pytest
 from dashboard import selectors
 from dashboard.models import Scenario
@@ -29,7 +30,10 @@ class Command(BaseCommand):
         if format == "json":
             text = json.dumps(document.to_dict(), indent=2, ensure_ascii=False) + "\n"
         else:
-            text = to_pytest(document)
+            try:
+                text = to_pytest(document)
+            except ScenarioInvalid as exc:  # a step no safe code can be written for
+                raise CommandError(f"the pytest export was refused: {exc}") from None
         if output:
             Path(output).write_text(text, encoding="utf-8")
             self.stderr.write(f"wrote scenario {id} ({len(document.steps)} steps) to {output}")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -10,8 +9,9 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from automation.errors import ScenarioInvalid
-from dashboard import services
+from dashboard import jsonin, services
 from dashboard.forms import MAX_SCENARIO_BYTES
+from dashboard.jsonin import JsonRefused
 
 
 class Command(BaseCommand):
@@ -39,15 +39,11 @@ def read_scenario_file(file: str) -> object:
     try:
         if path.stat().st_size > MAX_SCENARIO_BYTES:
             raise CommandError(f"{file}: larger than {MAX_SCENARIO_BYTES} bytes", returncode=3)
-        return json.loads(path.read_text(encoding="utf-8"))
+        return jsonin.loads(path.read_bytes(), max_bytes=MAX_SCENARIO_BYTES, what="it")
     except OSError as exc:
         raise CommandError(f"{file}: {exc.strerror or exc}", returncode=3) from None
-    except UnicodeDecodeError:
-        raise CommandError(f"{file}: not UTF-8 text", returncode=3) from None
-    except json.JSONDecodeError as exc:
-        raise CommandError(
-            f"{file}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})", returncode=3
-        ) from None
+    except JsonRefused as exc:
+        raise CommandError(f"{file}: {exc.message.removeprefix('it ')}", returncode=3) from None
 
 
 def owner_named(username: str) -> Any:

@@ -29,9 +29,9 @@ from automation.errors import ScenarioInvalid, TabwrightError
 from automation.recording.replay import Replay, ReplayConfig, ReplayResult, StepOutcome
 from automation.recording.scenario import Scenario as Document
 from dashboard import selectors, services
+from dashboard.engineconf import browser_config
 from dashboard.management.commands.scenario_import import read_scenario_file
 from dashboard.models import Scenario
-from dashboard.runner import browser_config
 
 EXIT = {"passed": 0, "failed": 1, "stopped": 1, "needs_person": 2}
 

@@ -8,7 +8,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
-from dashboard import services
+from dashboard import startup
 
 
 class Command(BaseCommand):
@@ -27,6 +27,9 @@ class Command(BaseCommand):
                 f"{bar}\nFirst run: created the admin login (shown only this once)\n"
                 f"  username: {username}\n  password: {password}\n{bar}"
             )
-        closed = services.runs_mark_interrupted()
-        if closed:
+        # The same guarded close as the server's start: never the runs of a live server.
+        closed = startup.close_interrupted_runs(keep=False)
+        if closed is None:
+            self.stdout.write("A server is running on this database: its live runs are kept.")
+        elif closed:
             self.stdout.write(f"Closed {closed} run(s) interrupted by the last shutdown.")

@@ -2,7 +2,8 @@
 // Every stored event has a seq; on (re)connect we ask for what came after the last one seen.
 (function () {
   "use strict";
-  const runId = window.TABWRIGHT_RUN;
+  // From a data attribute, not an inline script: the Content-Security-Policy allows none.
+  const runId = Number(document.getElementById("run").dataset.runId);
   const chat = document.getElementById("chat");
   const steps = document.getElementById("steps");
   const shot = document.getElementById("shot");

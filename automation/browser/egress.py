@@ -1,0 +1,365 @@
+"""The egress proxy: every connection a launched Chromium makes passes the URL policy.
+
+The URL guard (:mod:`automation.browser.url_guard`) judges document navigations only;
+fetch, XHR, WebSocket, EventSource, beacons, images, scripts, styles, workers and
+whatever else a page thinks of go straight out.  So Chromium is launched with this proxy
+as its only way out (``--proxy-server``, with ``<-loopback>`` so that loopback is no
+exception), and the proxy judges each connection:
+
+- ``CONNECT host:port`` (https, wss, and ws, which Chromium also tunnels) is judged as
+  ``https://host:port/``: a tunnel hides its path, so an allow rule with a path never
+  opens one;
+- a plain-HTTP request (``GET http://host:port/path``) is judged by its whole URL and
+  goes upstream alone, with ``Connection: close`` both ways: one client connection never
+  carries a second request, to the same upstream or another.
+
+For either, the proxy resolves the name itself, refuses when the policy refuses any of its
+addresses, and connects to a checked address: Chromium never resolves a name of a page
+(it hands names to the proxy), so a name can't resolve to a public address for the check
+and to a private one for the connection (DNS rebinding).  A refusal is a 403 with a line
+of text, logged at INFO.  Where the network fails (a name that does not resolve, a
+refused connection) the browser is shown the network failing, as it would be without us:
+the connection closes without an answer, so a fetch rejects and a navigation errors
+(``net::ERR_EMPTY_RESPONSE``), and :meth:`EgressProxy.why_unreachable` tells whoever
+reports that error what lay behind it.
+
+Why our own code: proxy.py runs its own acceptor threads or processes with plugins loaded
+by dotted name from global flags, and mitmproxy is a TLS-intercepting application with a
+large dependency tree; neither lives in a BrowserSession's own event loop with its
+policy.  HTTP/1.1 parsing, the part where a proxy gets things subtly wrong, is h11's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import OrderedDict
+from urllib.parse import urlsplit
+
+import h11
+
+from automation.browser.url_policy import SHOWN_URL_CHARS, UrlPolicy
+from automation.budget import Budget
+from automation.errors import BudgetExceeded, UrlBlocked
+
+__all__ = ["EgressProxy"]
+
+log = logging.getLogger("automation.browser")
+
+RESOLVE_TIMEOUT_MS = 5_000
+CONNECT_TIMEOUT_MS = 10_000
+HEAD_TIMEOUT_MS = 30_000  # a client that opens a connection and never asks for anything
+READ_CHUNK_BYTES = 65_536
+MAX_REMEMBERED = 256  # unreachable hosts kept to explain the browser's errors
+# Hop-by-hop headers (RFC 9110 7.6.1) and the proxy's own: they are about the connection
+# to the proxy and never travel on; Host is set from the URL that was checked.
+_HOP_HEADERS = frozenset(
+    {
+        b"connection",
+        b"proxy-connection",
+        b"keep-alive",
+        b"proxy-authorization",
+        b"proxy-authenticate",
+        b"te",
+        b"trailer",
+        b"upgrade",
+        b"expect",  # the body follows the head unasked: nobody waits for a 100 Continue
+        b"host",
+    }
+)
+
+
+class _Refused(Exception):
+    """Answer the client with ``status`` and ``reason`` instead of going upstream."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+class EgressProxy:
+    """An HTTP forward proxy on 127.0.0.1 that lets through only what ``policy`` allows."""
+
+    def __init__(self, policy: UrlPolicy) -> None:
+        self.policy = policy
+        self.refused = 0  # connections and requests refused so far
+        self._server: asyncio.Server | None = None
+        self._port = 0
+        self._handlers: set[asyncio.Task[None]] = set()
+        # host:port -> why it could not be reached, newest last: the browser only sees the
+        # connection close, so whoever reports its error asks here what lay behind it.
+        self._unreachable: OrderedDict[str, str] = OrderedDict()
+
+    @property
+    def url(self) -> str:
+        """The proxy's address for ``--proxy-server``."""
+        return f"http://127.0.0.1:{self._port}"
+
+    def why_unreachable(self, url: str) -> str | None:
+        """Why the proxy last failed to reach ``url``'s host and port, if it did."""
+        return self._unreachable.get(_authority(url))
+
+    def _remember_unreachable(self, url: str, reason: str) -> None:
+        key = _authority(url)
+        self._unreachable.pop(key, None)
+        self._unreachable[key] = reason
+        while len(self._unreachable) > MAX_REMEMBERED:
+            self._unreachable.popitem(last=False)
+
+    @property
+    def running(self) -> bool:
+        return self._server is not None
+
+    async def start(self) -> None:
+        if self._server is None:
+            self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+            self._port = self._server.sockets[0].getsockname()[1]
+
+    async def close(self) -> None:
+        server, self._server = self._server, None
+        if server is None:
+            return
+        server.close()
+        for task in list(self._handlers):
+            task.cancel()
+        await asyncio.gather(*self._handlers, return_exceptions=True)
+        await server.wait_closed()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._handlers.add(task)
+        client = h11.Connection(h11.SERVER)
+        try:
+            request = await Budget(HEAD_TIMEOUT_MS, label="proxy request head").run(
+                _next_event(client, reader)
+            )
+            if not isinstance(request, h11.Request):
+                return  # the client went away without asking anything
+            if request.method == b"CONNECT":
+                await self._tunnel(client, request, reader, writer)
+            else:
+                await self._forward(client, request, reader, writer)
+        except _Refused as refusal:
+            if refusal.status == 403:
+                self.refused += 1
+            log.info("egress proxy: %s", refusal.reason)
+            if refusal.status == 502:
+                # Where the network failed, the browser should see the network fail (a
+                # fetch rejects, a navigation errors) rather than a page of ours.
+                writer.transport.abort()
+                return
+            await _answer(client, writer, refusal.status, refusal.reason)
+        except h11.ProtocolError as exc:
+            await _answer(client, writer, 400, f"bad request: {exc}")
+        except (BudgetExceeded, ConnectionError, asyncio.IncompleteReadError):
+            pass  # a slow or vanished peer: nothing to tell anyone
+        except asyncio.CancelledError:
+            pass  # close() ends the connections it finds open; the handler ends with them
+        except Exception:
+            log.exception("egress proxy failed on a connection")
+        finally:
+            self._handlers.discard(task)
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+    async def _tunnel(
+        self,
+        client: h11.Connection,
+        request: h11.Request,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> None:
+        target = request.target.decode("ascii", "replace")
+        if target.startswith("[") or target.count(":") == 1:
+            url = f"https://{target}/"
+        else:
+            raise _Refused(400, f"refused CONNECT {target[:SHOWN_URL_CHARS]!r}: no port")
+        if not isinstance(await _next_event(client, reader), h11.EndOfMessage):
+            return  # h11 switches protocols only after the whole CONNECT request
+        up_reader, up_writer = await self._connect(url, f"CONNECT {target}")
+        try:
+            writer.write(client.send(h11.Response(status_code=200, headers=[])) or b"")
+            early, _closed = client.trailing_data
+            if early:
+                up_writer.write(early)
+            await _splice(reader, writer, up_reader, up_writer)
+        finally:
+            up_writer.close()
+
+    async def _forward(
+        self,
+        client: h11.Connection,
+        request: h11.Request,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> None:
+        url = request.target.decode("ascii", "replace")
+        scheme, sep, rest = url.partition("://")
+        if not sep or scheme.lower() != "http":
+            raise _Refused(400, f"refused {url[:SHOWN_URL_CHARS]!r}: not an absolute http URL")
+        cut = min((i for i in (rest.find("/"), rest.find("?")) if i >= 0), default=len(rest))
+        authority, origin_form = rest[:cut], rest[cut:]
+        if not origin_form.startswith("/"):
+            origin_form = "/" + origin_form
+        authority = authority.rpartition("@")[2]  # credentials are not for the server
+        what = f"{request.method.decode('ascii', 'replace')} {url[:SHOWN_URL_CHARS]}"
+        up_reader, up_writer = await self._connect(url, what)
+        try:
+            upstream = h11.Connection(h11.CLIENT)
+            headers = [(n, v) for n, v in request.headers if n.lower() not in _HOP_HEADERS]
+            sent = h11.Request(
+                method=request.method,
+                target=origin_form.encode("ascii"),
+                headers=[(b"host", authority.encode("ascii")), *headers,
+                         (b"connection", b"close")],
+            )  # fmt: skip
+            up_writer.write(upstream.send(sent) or b"")
+            if not await _relay_body(client, reader, upstream, up_writer):
+                return  # the client went away mid-request
+            while True:  # informational answers, then the answer's head
+                try:
+                    event = await _next_event(upstream, up_reader)
+                except h11.RemoteProtocolError as exc:
+                    raise _Refused(502, f"{what}: the answer is not HTTP/1.1: {exc}") from None
+                if not isinstance(event, h11.InformationalResponse | h11.Response):
+                    return  # the server closed without an answer: so does the client
+                headers = [(n, v) for n, v in event.headers if n.lower() not in _HOP_HEADERS]
+                if isinstance(event, h11.Response):
+                    headers.append((b"connection", b"close"))
+                kind = type(event)
+                answer = kind(status_code=event.status_code, headers=headers,
+                              reason=event.reason)  # fmt: skip
+                writer.write(client.send(answer) or b"")
+                if isinstance(event, h11.Response):
+                    break
+            try:
+                await _relay_body(upstream, up_reader, client, writer)
+            except h11.RemoteProtocolError:
+                return  # a broken body: the client's connection closes mid-answer
+        finally:
+            up_writer.close()
+
+    async def _connect(
+        self, url: str, what: str
+    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """A connection to a checked address of ``url``'s host; _Refused when there is none."""
+        budget = Budget(RESOLVE_TIMEOUT_MS, label="proxy resolve")
+        try:
+            addresses, port = await self.policy.connect_addresses(url, budget=budget)
+        except UrlBlocked as exc:
+            raise _Refused(403, f"{what}: {exc}") from None
+        except BudgetExceeded:
+            raise _Refused(
+                403, f"{what}: the name did not resolve within {RESOLVE_TIMEOUT_MS} ms"
+            ) from None
+        except (OSError, UnicodeError) as exc:
+            self._remember_unreachable(url, "the name does not resolve")
+            raise _Refused(502, f"{what}: the name does not resolve ({exc})") from None
+        failure: Exception | None = None
+        for address in addresses:  # each one checked above: never a fresh lookup
+            try:
+                connecting = asyncio.open_connection(str(address), port)
+                connection = await Budget(CONNECT_TIMEOUT_MS, label="proxy connect").run(connecting)
+                self._unreachable.pop(_authority(url), None)
+                return connection
+            except (OSError, BudgetExceeded) as exc:
+                failure = exc
+        reason = _connect_failure(failure)
+        self._remember_unreachable(url, reason)
+        raise _Refused(502, f"{what}: {reason}")
+
+
+def _authority(url: str) -> str:
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme in ("https", "wss") else 80)
+    return f"{parts.hostname}:{port}"
+
+
+def _connect_failure(exc: Exception | None) -> str:
+    if isinstance(exc, ConnectionRefusedError):
+        return "could not connect: connection refused"
+    if isinstance(exc, BudgetExceeded):
+        return f"could not connect within {CONNECT_TIMEOUT_MS} ms"
+    return f"could not connect ({exc})"
+
+
+async def _next_event(conn: h11.Connection, reader: asyncio.StreamReader) -> object:
+    """The next h11 event of ``conn``, reading from ``reader`` as it needs."""
+    while True:
+        event = conn.next_event()
+        if event is not h11.NEED_DATA:
+            return event
+        conn.receive_data(await reader.read(READ_CHUNK_BYTES))
+
+
+async def _relay_body(
+    source: h11.Connection,
+    reader: asyncio.StreamReader,
+    sink: h11.Connection,
+    writer: asyncio.StreamWriter,
+) -> bool:
+    """Copy one message's body from ``source`` to ``sink``; False when ``source`` ended
+    before the whole message (the caller then closes the other side too)."""
+    while True:
+        event = await _next_event(source, reader)
+        if isinstance(event, h11.Data):
+            writer.write(sink.send(h11.Data(data=event.data)) or b"")
+        elif isinstance(event, h11.EndOfMessage):
+            writer.write(sink.send(h11.EndOfMessage()) or b"")
+            await writer.drain()
+            return True
+        else:
+            return False
+        await writer.drain()
+
+
+async def _answer(
+    client: h11.Connection, writer: asyncio.StreamWriter, status: int, text: str
+) -> None:
+    """A short text answer, if the client is still in a state to get one."""
+    if client.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
+        return
+    body = f"Tabwright egress proxy: {text}\n".encode()
+    headers = [
+        (b"content-type", b"text/plain; charset=utf-8"),
+        (b"content-length", str(len(body)).encode()),
+        (b"connection", b"close"),
+    ]
+    with contextlib.suppress(h11.LocalProtocolError, ConnectionError):
+        writer.write(client.send(h11.Response(status_code=status, headers=headers)) or b"")
+        writer.write(client.send(h11.Data(data=body)) or b"")
+        writer.write(client.send(h11.EndOfMessage()) or b"")
+        await writer.drain()
+
+
+async def _splice(
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    up_reader: asyncio.StreamReader,
+    up_writer: asyncio.StreamWriter,
+) -> None:
+    """Copy bytes both ways until both sides are done, or either fails."""
+
+    async def pump(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
+        while data := await source.read(READ_CHUNK_BYTES):
+            sink.write(data)
+            await sink.drain()
+        if sink.can_write_eof():
+            sink.write_eof()
+
+    pumps = [
+        asyncio.create_task(pump(reader, up_writer)),
+        asyncio.create_task(pump(up_reader, writer)),
+    ]
+    try:
+        await asyncio.gather(*pumps)
+    except (ConnectionError, OSError):
+        pass
+    finally:
+        for task in pumps:
+            task.cancel()
+        await asyncio.gather(*pumps, return_exceptions=True)

@@ -1,0 +1,131 @@
+"""How much of a big thing is kept: a model's reply, an event, a message to the run page.
+
+The run page follows a run over one WebSocket.  Daphne refuses a WebSocket message over
+1 MiB (its ``websocket_max_message_size``, which autobahn applies to the messages the
+server *sends* as well as to those it receives) and drops the connection; the page then
+reconnects, is sent the same stored event again, and loops without ever showing what came
+after.  channels_redis, for a layer across machines, moves each message as one msgpack
+blob in Redis and is no place for megabytes either.  So there is one limit,
+:data:`MAX_MESSAGE_BYTES`, half of that 1 MiB (room for the channel layer's envelope and
+the WebSocket framing), and everything that becomes one message is fitted to it where it
+is made:
+
+- the model's reply is cut to :data:`MAX_REPLY_CHARS` in its event (the streamed tokens
+  stop there too; the model's context keeps past replies far shorter on its own).  Even
+  written entirely in characters JSON escapes (``\\uXXXX``, 6 bytes each) it stays under
+  the message limit;
+- every event is fitted by :func:`fit` before it is stored or relayed;
+- the dashboard's socket fits every message it sends, so an event stored before these
+  limits (or anything else) can't break the page either.
+
+What is cut says so where it was cut: ``…[cut: N more chars]``.  Sizes are measured as
+the message is sent: ``json.dumps`` with its default ASCII escaping.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = [
+    "MAX_FIELD_CHARS",
+    "MAX_MESSAGE_BYTES",
+    "MAX_REPLY_CHARS",
+    "TRANSPORT_LIMIT_BYTES",
+    "cut_text",
+    "fit",
+    "json_size",
+]
+
+# Daphne's websocket_max_message_size (and max frame size): its default, which we run with.
+TRANSPORT_LIMIT_BYTES = 1024 * 1024
+# The most one message to the page (one event, one answer) may be, as sent.
+MAX_MESSAGE_BYTES = TRANSPORT_LIMIT_BYTES // 2
+# What is kept of one model reply: 64 Ki chars, at most 6 bytes each as JSON, is 384 KiB.
+MAX_REPLY_CHARS = 64 * 1024
+# One text column of a stored row (a step's name, selector or URL, a run's reason).
+MAX_FIELD_CHARS = 64 * 1024
+
+_MARKER_ROOM = 48  # "…[cut: 1234567 more chars]" and its JSON escaping
+_STUB_CHARS = 200  # what is left of a string that could not absorb the whole excess
+_MAX_PASSES = 64
+
+
+def json_size(value: Any) -> int:
+    """Bytes of ``value`` as the socket sends it (ASCII-escaped JSON, so chars = bytes)."""
+    return len(json.dumps(value, default=str))
+
+
+def cut_text(text: str, max_chars: int, *, tail_chars: int = 0) -> str:
+    """``text`` at most ``max_chars`` long, marker included.  With ``tail_chars``, the end
+    is kept too and the cut is in the middle (a reply's actions come last)."""
+    if len(text) <= max_chars:
+        return text
+    room = max(0, max_chars - _MARKER_ROOM)
+    tail = min(tail_chars, room // 2)
+    head = room - tail
+    left_out = len(text) - head - tail
+    marker = f"…[cut: {left_out} more chars]"
+    return text[:head] + marker + (("…" + text[len(text) - tail :]) if tail else "")
+
+
+def fit(data: dict[str, Any], max_bytes: int = MAX_MESSAGE_BYTES) -> dict[str, Any]:
+    """``data`` if it fits in ``max_bytes`` as sent; else a copy in which the biggest string
+    or list is cut, again and again, until it fits: a string keeps its start and a marker,
+    a list its first items and a marker item saying how many more there were.  ``type``
+    and ``seq`` are never cut; what can't be made to fit becomes a marker of its own."""
+    size = json_size(data)
+    if size <= max_bytes:
+        return data
+    out: dict[str, Any] = json.loads(json.dumps(data, default=str))
+    for _ in range(_MAX_PASSES):
+        excess = size - max_bytes
+        if excess <= 0:
+            return out
+        if not _cut_biggest(out, excess):
+            break
+        size = json_size(out)
+    if size <= max_bytes:
+        return out
+    keep = {k: out[k] for k in ("type", "seq") if k in out}
+    return {**keep, "cut": f"…[cut: the whole message, {size} bytes]"}
+
+
+def _leaves(value: Any) -> list[tuple[Any, Any, int]]:
+    """Every (container, key, size as JSON) of a string or list below ``value``."""
+    found: list[tuple[Any, Any, int]] = []
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        for key, child in items:
+            if isinstance(node, dict) and key in ("type", "seq"):
+                continue
+            if isinstance(child, str | list):
+                found.append((node, key, json_size(child)))
+            if isinstance(child, dict | list):
+                stack.append(child)
+    return found
+
+
+def _cut_biggest(data: dict[str, Any], excess: int) -> bool:
+    """Cut the biggest string or list that can still be cut; False when none can."""
+    cuttable = [
+        (node, key, size)
+        for node, key, size in _leaves(data)
+        if (isinstance(node[key], str) and len(node[key]) > _STUB_CHARS + _MARKER_ROOM)
+        or (isinstance(node[key], list) and len(node[key]) > 1)
+    ]
+    if not cuttable:
+        return False
+    node, key, size = max(cuttable, key=lambda leaf: leaf[2])
+    value = node[key]
+    if isinstance(value, str):
+        bytes_per_char = max(1.0, size / max(1, len(value)))
+        drop_chars = int((excess + 2 * _MARKER_ROOM) / bytes_per_char) + 1
+        keep = max(_STUB_CHARS, len(value) - drop_chars)
+        node[key] = cut_text(value, keep + _MARKER_ROOM)
+    else:
+        drop = min(len(value) - 1, int(excess / (size / len(value))) + 1)
+        node[key] = [*value[: len(value) - drop], f"…[cut: {drop} more items]"]
+    return True

@@ -1,0 +1,191 @@
+"""What the engine runs with, from the settings and the database: the browser (URL policy,
+sandbox, tabs, tools) and the planner (LLM profiles and their keys, or the rule planner)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+from automation import BrowserConfig
+from automation.browser.url_policy import UrlPolicy
+from automation.errors import LLMError
+from automation.llm.base import Planner
+from automation.llm.keys import api_key_from_env
+from dashboard import selectors, services
+from dashboard.models import LLMProfile, Run
+
+__all__ = [
+    "PLANNER_KINDS",
+    "browser_config",
+    "chromium_sandbox_setting",
+    "demo_rules",
+    "make_planner",
+    "planner_choice",
+    "planner_for_run",
+    "url_policy",
+]
+
+
+def url_policy() -> UrlPolicy:
+    """The URL policy the operator configured: the settings (TABWRIGHT_*_DOMAINS) and the
+    enabled URL rules of the admin.  Reads the database."""
+    conf = settings.TABWRIGHT
+    allowed, blocked = selectors.url_rule_domains()
+    return UrlPolicy(
+        allowed_domains=(*conf["ALLOWED_DOMAINS"], *allowed),
+        blocked_domains=(*conf["BLOCKED_DOMAINS"], *blocked),
+        block_private=bool(conf["BLOCK_PRIVATE_ADDRESSES"]),
+        extra_allowed=demo_rules(),
+    )
+
+
+def demo_rules() -> tuple[str, ...]:
+    """With DEBUG, the dashboard's own /demo/ pages: an allow rule for each demo origin's
+    host, port and /demo/ path, so the demo works while private addresses stay blocked
+    and the dashboard's other pages (the admin) stay out of the agent's reach."""
+    if not settings.DEBUG:
+        return ()
+    rules = []
+    for origin in settings.TABWRIGHT.get("DEMO_ORIGINS", ()):
+        scheme, sep, host_port = origin.strip().rstrip("/").partition("://")
+        if not sep:
+            host_port, scheme = scheme, "http"
+        if scheme.lower() != "http":
+            raise ImproperlyConfigured(
+                f"TABWRIGHT_DEMO_ORIGIN {origin!r}: the demo pages are served over http://"
+            )
+        rules.append(f"{host_port}/demo/")
+    return tuple(rules)
+
+
+def chromium_sandbox_setting() -> bool | None:
+    """TABWRIGHT_CHROMIUM_SANDBOX: None for auto (the engine decides), else forced."""
+    value = settings.TABWRIGHT.get("CHROMIUM_SANDBOX", "auto")
+    choices: dict[str, bool | None] = {"auto": None, "1": True, "0": False}
+    if value not in choices:
+        raise ImproperlyConfigured(f"TABWRIGHT_CHROMIUM_SANDBOX={value!r}: give auto, 1 or 0")
+    return choices[value]
+
+
+def browser_config() -> BrowserConfig:
+    conf = settings.TABWRIGHT
+    return BrowserConfig(
+        executable_path=conf["CHROMIUM_PATH"],
+        cdp_url=conf["CDP_URL"],
+        headless=conf["HEADLESS"],
+        action_timeout_ms=conf["ACTION_TIMEOUT_MS"],
+        url_policy=url_policy(),
+        chromium_sandbox=chromium_sandbox_setting(),
+        upload_dir=conf["UPLOAD_DIR"],
+        evaluate_enabled=bool(conf["ALLOW_EVALUATE"]),
+        shell_commands=tuple(conf["SHELL_COMMANDS"]),
+        max_tabs=conf["MAX_TABS"],
+    )
+
+
+PLANNER_KINDS = ("rules", "openai", "anthropic")
+
+
+def planner_choice(
+    *, kind: str = "", profile: LLMProfile | None = None
+) -> tuple[str, LLMProfile | None]:
+    """What a run uses: its profile; else the planner it chose (``rules`` from the form is
+    a choice); else the default profile; else the settings' PLANNER.  Reads the database."""
+    if profile is not None:
+        return profile.provider, profile
+    if kind:
+        return kind, None
+    default = selectors.llm_profile_default()
+    if default is not None:
+        return default.provider, default
+    return settings.TABWRIGHT["PLANNER"], None
+
+
+def make_planner(kind: str = "", *, profile: LLMProfile | None = None) -> Planner:
+    """The planner :func:`planner_choice` picks.  LLMError when it can't be made: an
+    unknown kind, a provider this version lacks, or a profile's key variable not set."""
+    kind, profile = planner_choice(kind=kind, profile=profile)
+    if profile is not None:
+        return _profile_planner(profile)
+    conf = settings.TABWRIGHT
+    if kind == "rules":
+        from automation.llm.rules import RulePlanner
+
+        return RulePlanner()
+    if kind in ("openai", "anthropic"):
+        return _llm_planner(
+            kind,
+            base_url=conf["LLM_BASE_URL"],
+            model=conf["LLM_MODEL"],
+            api_key=os.environ.get(conf["LLM_API_KEY_ENV"], ""),
+        )
+    raise LLMError(f"unknown planner {kind!r}", hint="use " + ", ".join(PLANNER_KINDS))
+
+
+def planner_for_run(run: Run) -> Planner:
+    """Record what the run uses (so its page says so, even if it fails to start), then
+    make it."""
+    kind, profile = planner_choice(kind=run.planner, profile=run.llm_profile)
+    if (kind, profile) != (run.planner, run.llm_profile):
+        services.run_set_planner(run_id=run.pk, planner=kind, llm_profile=profile)
+    return make_planner(kind, profile=profile)
+
+
+def _profile_planner(profile: LLMProfile) -> Planner:
+    api_key = ""
+    if profile.api_key_env:
+        # Checked again here, not only when the profile was saved: a row from before the
+        # rule must not send TABWRIGHT_SECRET_* (or any non-key variable) anywhere.
+        api_key = api_key_from_env(
+            profile.api_key_env,
+            allowed=settings.TABWRIGHT["LLM_KEY_VARIABLES"],
+            what=f"the LLM profile {profile.name!r}",
+        )
+        if not api_key:
+            raise LLMError(
+                f"the LLM profile {profile.name!r} reads its API key from the environment "
+                f"variable {profile.api_key_env}, which is not set on the server",
+                hint=f"set {profile.api_key_env} where the dashboard runs, or choose "
+                "another profile",
+            )
+    options: dict[str, Any] = {"temperature": profile.temperature}
+    if profile.max_tokens is not None:
+        options["max_tokens"] = profile.max_tokens
+    return _llm_planner(
+        profile.provider,
+        base_url=profile.endpoint,
+        model=profile.model,
+        api_key=api_key,
+        native_tools=profile.native_tools_option,
+        **options,
+    )
+
+
+def _llm_planner(
+    provider: str,
+    *,
+    base_url: str,
+    model: str,
+    api_key: str,
+    native_tools: bool | None = None,
+    **options: Any,
+) -> Planner:
+    cls: type[Any]
+    if provider == "openai":
+        from automation.llm.openai import OpenAICompatPlanner
+
+        cls = OpenAICompatPlanner
+    elif provider == "anthropic":
+        from automation.llm.anthropic import AnthropicPlanner
+
+        cls = AnthropicPlanner
+    else:
+        raise LLMError(f"unknown LLM provider {provider!r}", hint="use openai or anthropic")
+    retries = settings.TABWRIGHT["LLM_RETRIES"]
+    return cls(
+        base_url=base_url, model=model, api_key=api_key, native_tools=native_tools,
+        retries=retries, **options,
+    )  # fmt: skip

@@ -1,0 +1,61 @@
+"""A person logged in to a real daphne (tests/daphne.py) with a run of their own, and the
+run's socket opened as a browser would, for the tests of what the transport allows."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from typing import Any
+
+import httpx
+from websockets.asyncio.client import connect
+from websockets.exceptions import InvalidStatus
+
+__all__ = ["USER", "logged_in_run", "socket_messages"]
+
+USER = ("olive", "pw-olive-1234")
+
+
+def logged_in_run(base_url: str) -> tuple[int, str]:
+    """Log in as USER and start a run of the rule planner; its id and the session key."""
+    with httpx.Client(base_url=base_url, timeout=10) as client:
+        client.get("/accounts/login/")
+        login = {"username": USER[0], "password": USER[1]}
+        client.post(
+            "/accounts/login/", data={**login, "csrfmiddlewaretoken": client.cookies["csrftoken"]}
+        )
+        made = client.post(
+            "/runs/new",
+            data={
+                "task": "press Enter",
+                "planner": "rules",
+                "csrfmiddlewaretoken": client.cookies["csrftoken"],  # a new one with the session
+            },
+        )
+        found = re.search(r"/runs/(\d+)/", str(made.headers.get("location")))
+        assert found is not None, made.text[:500]
+        return int(found.group(1)), client.cookies["sessionid"]
+
+
+async def socket_messages(
+    base_url: str, run_id: int, session: str, origin: str, *, until: str = "state"
+) -> list[dict[str, Any]] | int:
+    """Every message up to the first of type ``until``, or the HTTP status of a refused
+    handshake.  No size limit on our side: what daphne sends is what a browser gets."""
+    uri = base_url.replace("http://", "ws://") + f"/ws/runs/{run_id}/"
+    got: list[dict[str, Any]] = []
+    try:
+        async with connect(
+            uri,
+            origin=origin,  # type: ignore[arg-type]
+            additional_headers={"Cookie": f"sessionid={session}"},
+            open_timeout=10,
+            max_size=None,
+        ) as socket:
+            while True:
+                got.append(json.loads(await asyncio.wait_for(socket.recv(), 20)))
+                if got[-1]["type"] == until:
+                    return got
+    except InvalidStatus as exc:
+        return exc.response.status_code

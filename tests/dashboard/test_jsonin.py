@@ -1,0 +1,114 @@
+"""JSON nested 100,000 deep (or too large) gets a clear answer at every entry point (the
+act API, the scenario import page and command, the run socket), never a RecursionError."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.test import AsyncClient, Client
+
+from dashboard import jsonin, services
+from dashboard.jsonin import MAX_DEPTH, JsonRefused
+from dashboard.models import Scenario
+from tests.dashboard.conftest import OpenSocket
+
+DEEP = "[" * 100_000 + "]" * 100_000
+DEEP_OBJECT = '{"a":' * 100_000 + "1" + "}" * 100_000
+
+
+@pytest.mark.parametrize("text", [DEEP, DEEP_OBJECT, "[" * 100_000])
+def test_deep_json_is_refused_before_the_parser_recurses(text: str) -> None:
+    with pytest.raises(JsonRefused) as caught:
+        jsonin.loads(text, max_bytes=10_000_000)
+    assert caught.value.code == "too_deep"
+    assert f"at most {MAX_DEPTH}" in caught.value.message
+    assert isinstance(caught.value, ValueError)
+
+
+def test_brackets_inside_strings_are_text_and_the_limit_is_exact() -> None:
+    tricky = json.dumps({"a": "[[[[{{{{" * 1000, "b": ['\\"]]]]', "x\\\\"], "c": "\\u005b"})
+    assert jsonin.loads(tricky, max_bytes=100_000)["a"].startswith("[[[[")
+    assert jsonin.nesting_depth(tricky) == 2
+    at_limit = "[" * MAX_DEPTH + "]" * MAX_DEPTH
+    assert jsonin.loads(at_limit, max_bytes=1_000) == json.loads(at_limit)
+    with pytest.raises(JsonRefused, match=f"{MAX_DEPTH + 1} deep"):
+        jsonin.loads("[" + at_limit + "]", max_bytes=1_000)
+
+
+def test_size_utf8_and_syntax_are_typed_errors() -> None:
+    with pytest.raises(JsonRefused) as caught:
+        jsonin.loads(b"[1]" * 10, max_bytes=20)
+    assert caught.value.code == "too_large" and "over 20 bytes" in caught.value.message
+    with pytest.raises(JsonRefused, match="not UTF-8") as caught:
+        jsonin.loads(b'"\xff"', max_bytes=20)
+    assert caught.value.code == "bad_json"
+    with pytest.raises(JsonRefused, match=r"not JSON \(line 1, column 2") as caught:
+        jsonin.loads("{x", max_bytes=20)
+    assert caught.value.to_dict() == {"code": "bad_json", "message": str(caught.value), "hint": ""}
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_the_act_api_answers_400_to_deep_json(owner: Any) -> None:
+    run = await sync_to_async(services.run_create)(owner=owner, task="x", start_url="")
+    client = AsyncClient()
+    await sync_to_async(client.force_login)(owner)
+    for body in (DEEP, '{"action": "read_page", "args": ' + DEEP + "}"):
+        response = await client.post(f"/runs/{run.pk}/act", body, content_type="application/json")
+        assert response.status_code == 400
+        error = response.json()["error"]
+        assert error["code"] == "too_deep" and f"at most {MAX_DEPTH}" in error["message"]
+    response = await client.post(f"/runs/{run.pk}/act", "{x", content_type="application/json")
+    assert response.status_code == 400 and response.json()["error"]["code"] == "bad_json"
+    big = json.dumps({"action": "read_page", "args": {"x": "y" * jsonin.MAX_COMMAND_BYTES}})
+    response = await client.post(f"/runs/{run.pk}/act", big, content_type="application/json")
+    assert response.status_code == 413 and response.json()["error"]["code"] == "too_large"
+
+
+@pytest.mark.django_db
+def test_the_import_page_refuses_deep_json_with_a_message(owner: Any) -> None:
+    client = Client()
+    client.force_login(owner)
+    upload = SimpleUploadedFile("deep.json", DEEP.encode(), content_type="application/json")
+    response = client.post("/scenarios/import", {"file": upload})
+    assert response.status_code == 400
+    assert f"100000 deep; at most {MAX_DEPTH}" in response.content.decode()
+    assert not Scenario.objects.exists()
+
+
+@pytest.mark.django_db
+def test_the_import_command_refuses_deep_json(owner: Any, tmp_path: Path) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text(DEEP)
+    with pytest.raises(CommandError, match=r"deep\.json: nests .* 100000 deep") as caught:
+        call_command("scenario_import", str(path), "--owner", owner.username, stdout=StringIO())
+    assert caught.value.returncode == 3
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_the_run_socket_answers_deep_json_with_an_error_and_stays_open(
+    open_socket: OpenSocket, owner: Any
+) -> None:
+    run = await sync_to_async(services.run_create)(owner=owner, task="x", start_url="")
+    comm, connected, _ = await open_socket(run.pk, owner)
+    assert connected
+    assert (await comm.receive_json_from(timeout=5))["type"] == "state"
+    for text in (DEEP, '{"command": "act", "id": 1, "args": ' + DEEP + "}"):
+        await comm.send_to(text_data=text)
+        message = await comm.receive_json_from(timeout=5)
+        assert message["type"] == "error" and message["code"] == "too_deep", message
+        assert message["message"].startswith("a command nests arrays and objects 1000")
+        assert message["message"].endswith(f" deep; at most {MAX_DEPTH}")
+    await comm.send_to(text_data="x" * (jsonin.MAX_COMMAND_BYTES + 1))
+    message = await comm.receive_json_from(timeout=5)
+    assert message["code"] == "too_large" and "over" in message["message"]
+    # Still open and reading commands: the next one gets its ordinary answer.
+    await comm.send_json_to({"command": "pause"})
+    assert (await comm.receive_json_from(timeout=5))["message"] == "the run is not live any more"

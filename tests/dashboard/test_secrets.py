@@ -1,0 +1,210 @@
+"""Secrets in dashboard runs: granted per person, and never back in clear at any exit
+(steps, events, page problems, screenshots' links, act answers, the JSON export)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.test import AsyncClient
+
+from automation.budget import Budget
+from dashboard import services
+from dashboard.models import Run, SecretGrant
+from dashboard.runner import runner
+from tests.dashboard.conftest import Runs
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+VALUE = "s3cr@t pw+1"  # a GET submit sends it as pw=s3cr%40t+pw%2B1
+NEEDLE = "s3cr"  # in the value, however it is encoded
+
+FORM = b"""<!doctype html><title>Login</title>
+<form method="get" action="/done">
+  <label>Password <input name="pw"></label> <button>Send</button>
+</form>"""
+DONE = b"""<!doctype html><title>Done</title><p id="out"></p>
+<script>
+  const pw = new URLSearchParams(location.search).get("pw");
+  document.getElementById("out").textContent = "got " + pw;
+  console.error("submitted " + location.search + " " + pw);
+  fetch("/missing" + location.search);
+</script>"""
+
+
+class Site(BaseHTTPRequestHandler):
+    hits: Counter[str] = Counter()
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        path = self.path.split("?", 1)[0]
+        Site.hits[path] += 1
+        body = {"/form": FORM, "/done": DONE}.get(path)
+        self.send_response(200 if body else 404)
+        self.send_header("Content-Type", "text/html")
+        self.end_headers()
+        self.wfile.write(body or b"no")
+
+
+@pytest.fixture
+def site() -> Iterator[str]:
+    Site.hits = Counter()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Site)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def secret_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TABWRIGHT_SECRET_PW", VALUE)
+
+
+def grant(name: str, *users: Any) -> None:
+    SecretGrant.objects.create(name=name).users.set(users)
+
+
+def task(site: str) -> str:
+    # The last line matches nothing: the run pauses there, with the submitted page open.
+    return f"go to {site}/form\ntype ${{SECRET:PW}} into Password\nclick Send\nclick Nowhere"
+
+
+async def status_of(run_id: int, wanted: set[str]) -> Run:
+    while True:
+        run = await sync_to_async(Run.objects.get)(pk=run_id)
+        if run.status in wanted:
+            return run
+        await asyncio.sleep(0.1)
+
+
+async def test_a_granted_secret_never_comes_back_in_clear(
+    runs: Runs, owner: Any, site: str, secret_env: None
+) -> None:
+    await sync_to_async(grant)("PW", owner)
+    run = await runs.start(await runs.create(owner=owner, task=task(site)))
+    await asyncio.wait_for(status_of(run.pk, {Run.Status.PAUSED}), 60)
+    assert Site.hits["/done"] == 1  # the secret was submitted
+    answer = await runner.act(run.pk, "read_page", {}, budget=Budget(10_000))
+    text = json.dumps(answer)
+    assert answer["ok"] and "got ${SECRET:PW}" in text and NEEDLE not in text
+    await runner.command(run.pk, "stop")
+    await runner.wait(run.pk)
+
+    steps = await sync_to_async(list)(run.steps.order_by("index").values())
+    assert NEEDLE not in json.dumps(steps, default=str)
+    sent = next(s for s in steps if s["action"] == "click")
+    assert "/done?pw=${SECRET:PW}" in sent["url"]
+    events = await sync_to_async(list)(run.events.values_list("data", flat=True))
+    assert NEEDLE not in json.dumps(events)
+    problems = [e for e in events if e["type"] == "page.problem"]
+    assert {"console", "request"} <= {p["kind"] for p in problems}
+    shots = [e for e in events if e["type"] == "screenshot"]
+    assert any("${SECRET:PW}" in s["url"] for s in shots)
+
+    scenario = await sync_to_async(services.scenario_from_run)(owner=owner, run=run, name="Login")
+    client = AsyncClient()
+    await client.aforce_login(owner)
+    exported = await client.get(f"/scenarios/{scenario.pk}/export.json")
+    assert exported.status_code == 200
+    body = exported.content.decode()
+    assert "${SECRET:PW}" in body and NEEDLE not in body
+
+
+async def test_a_run_naming_a_secret_not_granted_fails_before_any_page(
+    runs: Runs, owner: Any, stranger: Any, site: str, secret_env: None
+) -> None:
+    await sync_to_async(grant)("PW", owner)
+    run = await runs.start(await runs.create(owner=stranger, task=task(site)))
+    await runner.wait(run.pk)
+    run = await sync_to_async(Run.objects.get)(pk=run.pk)
+    assert run.status == Run.Status.FAILED
+    assert "PW" in run.status_reason and "not granted" in run.status_reason
+    assert NEEDLE not in run.status_reason
+    assert sum(Site.hits.values()) == 0  # nothing reached the page, not even the form
+
+
+async def test_a_superuser_may_use_every_secret_and_groups_grant_too(
+    django_user_model: Any, owner: Any
+) -> None:
+    from django.contrib.auth.models import Group
+
+    root = await sync_to_async(django_user_model.objects.create_superuser)("root", password="x")
+    assert await sync_to_async(SecretGrant.objects.names_for)(root) is None
+    assert await sync_to_async(SecretGrant.objects.names_for)(owner) == frozenset()
+
+    def by_group() -> frozenset[str] | None:
+        team = Group.objects.create(name="shop")
+        owner.groups.add(team)
+        SecretGrant.objects.create(name="SHOP").groups.add(team)
+        return SecretGrant.objects.names_for(owner)
+
+    assert await sync_to_async(by_group)() == {"SHOP"}
+
+
+async def test_a_persons_key_appended_to_a_secret_field_is_stored_as_the_secret(
+    runs: Runs, owner: Any, site: str, secret_env: None
+) -> None:
+    await sync_to_async(grant)("PW", owner)
+    typed = f"go to {site}/form\ntype ${{SECRET:PW}} into Password\nclick Nowhere"
+    run = await runs.start(await runs.create(owner=owner, task=typed))
+    await asyncio.wait_for(status_of(run.pk, {Run.Status.PAUSED}), 60)
+    tab = runner._live[run.pk].current_tab()
+    assert tab is not None
+    box = await tab.page.locator("input[name=pw]").bounding_box()
+    assert box is not None
+    budget = Budget(10_000)
+    end = {"kind": "click", "x": box["x"] + box["width"] - 4, "y": box["y"] + box["height"] / 2}
+    await runner.person_input(run.pk, end, budget=budget)
+    await runner.person_input(run.pk, {"kind": "key", "key": "End"}, budget=budget)
+    await runner.person_input(run.pk, {"kind": "type", "text": "k"}, budget=budget)
+    assert await tab.page.input_value("input[name=pw]") == VALUE + "k"
+    await runner.command(run.pk, "stop")
+    await runner.wait(run.pk)
+    steps = await sync_to_async(list)(run.steps.order_by("index").values())
+    assert NEEDLE not in json.dumps(steps, default=str)
+    by_person = [s for s in steps if s["by"] == "person"]
+    assert any("${SECRET:PW}k" in json.dumps(s["args"]) for s in by_person), by_person
+
+
+async def test_a_live_view_frame_carries_the_address_redacted(secret_env: None) -> None:
+    from automation.browser.screencast import Frame
+    from automation.secrets import Secrets
+    from dashboard.liveview import LiveView
+
+    secrets = Secrets()
+    secrets.fill("${SECRET:PW}")
+    view = LiveView("run_0", lambda: None, redact=secrets.redact)
+    await view._send(Frame(b"\xff\xd8", 10, 10, "http://x/done?pw=s3cr%40t+pw%2B1"))
+    assert view.last_frame is not None and view.last_frame["url"] == "http://x/done?pw=${SECRET:PW}"
+
+
+def test_an_admin_grants_a_secret_without_ever_entering_its_value(
+    staff: Any, owner: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django.contrib.auth.models import Permission
+    from django.test import Client
+
+    monkeypatch.setenv("TABWRIGHT_SECRET_PW", VALUE)
+    staff.user_permissions.set(Permission.objects.filter(content_type__app_label="dashboard"))
+    client = Client()
+    client.force_login(staff)
+    added = client.post(
+        "/admin/dashboard/secretgrant/add/", {"name": "PW", "users": [owner.pk], "note": "shop"}
+    )
+    assert added.status_code == 302
+    assert SecretGrant.objects.names_for(owner) == {"PW"}
+    listing = client.get("/admin/dashboard/secretgrant/").content.decode()
+    assert "TABWRIGHT_SECRET_PW" in listing and 'alt="True"' in listing and NEEDLE not in listing
+    refused = client.post("/admin/dashboard/secretgrant/add/", {"name": "s3cr@t pw"})
+    assert refused.status_code == 200 and "secret&#x27;s name" in refused.content.decode()
+    assert NEEDLE not in refused.content.decode()  # a value typed by mistake is not echoed

@@ -1,0 +1,132 @@
+"""Runs a dead server left running or paused are closed when a server starts, never those a
+live server holds (its lock on the database)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dashboard import startup
+from dashboard.models import Run
+from tests.daphne import ROOT, daphne
+
+LIVE = ("pending", "running", "paused")
+
+
+def make_runs(owner: Any) -> dict[str, int]:
+    ids = {}
+    for status in (*LIVE, "succeeded"):
+        run = Run.objects.create(owner=owner, task=status, start_url="", status=status)
+        ids[status] = run.pk
+    return ids
+
+
+def statuses() -> dict[str, tuple[str, str]]:
+    return {r.task: (r.status, r.status_reason) for r in Run.objects.all()}
+
+
+def hold_lock(path: Path) -> subprocess.Popen[str]:
+    """Another live server: a process that holds the lock until it is killed."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import fcntl, os, sys, time\n"
+         f"fd = os.open({str(path)!r}, os.O_RDWR | os.O_CREAT, 0o600)\n"
+         "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+         "print('locked', flush=True)\n"
+         "time.sleep(300)"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+    return holder
+
+
+@pytest.mark.django_db
+def test_a_starting_server_closes_the_runs_left_live(owner: Any, tmp_path: Path) -> None:
+    make_runs(owner)
+    lock = tmp_path / "db.sqlite3.server-lock"
+    try:
+        assert startup.close_interrupted_runs(path=lock) == 3
+        after = statuses()
+        for status in LIVE:
+            assert after[status][0] == "failed"
+            assert after[status][1].startswith("interrupted: ")
+        assert after["succeeded"] == ("succeeded", "")
+        assert Run.objects.filter(finished_at__isnull=False).count() == 3
+        # The server keeps the lock: a second server on the same database stays off them.
+        assert lock.stat().st_mode & 0o777 == 0o600
+        assert subprocess.run(
+            [sys.executable, "-c", "import fcntl, os\n"
+             f"fcntl.flock(os.open({str(lock)!r}, os.O_RDWR), fcntl.LOCK_EX | fcntl.LOCK_NB)"],
+            capture_output=True, text=True,
+        ).returncode != 0  # fmt: skip
+    finally:
+        startup.release(lock)
+
+
+@pytest.mark.django_db
+def test_the_runs_of_a_live_server_are_left_alone(owner: Any, tmp_path: Path) -> None:
+    make_runs(owner)
+    before = statuses()
+    lock = tmp_path / "db.sqlite3.server-lock"
+    holder = hold_lock(lock)
+    try:
+        assert startup.close_interrupted_runs(path=lock) is None
+        assert statuses() == before
+    finally:
+        holder.kill()
+        holder.wait()
+    # That server died (the kernel dropped its lock): the next start closes its runs.
+    assert startup.close_interrupted_runs(path=lock, keep=False) == 3
+    assert {s for s, _ in statuses().values()} == {"failed", "succeeded"}
+
+
+def manage_shell(env: dict[str, str], code: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", code],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
+
+
+def test_daphne_closes_them_at_start_unless_a_live_daphne_holds_them(tmp_path: Path) -> None:
+    var = tmp_path / "var"
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "dashboard.settings",
+        "TABWRIGHT_VAR_DIR": str(var),
+        "TABWRIGHT_DB_PATH": str(var / "db.sqlite3"),
+        "TABWRIGHT_MEDIA_DIR": str(var / "media"),
+    }
+    read = (
+        "import json\nfrom dashboard.models import Run\n"
+        "print(json.dumps({r.task: [r.status, r.status_reason] for r in Run.objects.all()}))"
+    )
+    with daphne(var, ("first", "pw-first-1"), {}) as (_url, _log):
+        # Runs this live server drives (as far as the database can tell).
+        manage_shell(env, (
+            "from django.contrib.auth import get_user_model\nfrom dashboard.models import Run\n"
+            "owner = get_user_model().objects.get(username='first')\n"
+            "for status in ('running', 'paused', 'succeeded'):\n"
+            "    Run.objects.create(owner=owner, task=status, start_url='', status=status)"
+        ))  # fmt: skip
+        with daphne(var, ("second", "pw-second-2"), {}) as (url, log):
+            # The second server answers (so it has started) and left the first's runs alone.
+            urllib.request.urlopen(f"{url}/accounts/login/", timeout=10).read()
+            runs = json.loads(manage_shell(env, read))
+            assert runs["running"] == ["running", ""] and runs["paused"] == ["paused", ""]
+            assert "another server process holds" in log.read_text()
+    with daphne(var, ("third", "pw-third-3"), {}) as (url, _log):
+        urllib.request.urlopen(f"{url}/accounts/login/", timeout=10).read()
+        runs = json.loads(manage_shell(env, read))
+    assert runs["running"][0] == runs["paused"][0] == "failed"
+    assert runs["running"][1].startswith("interrupted: ")
+    assert runs["succeeded"] == ["succeeded", ""]

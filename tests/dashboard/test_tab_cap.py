@@ -1,0 +1,32 @@
+"""A run whose site floods it with popups keeps TABWRIGHT_MAX_TABS tabs, and its page
+says so: one problem when the first extra tab is closed, the total when the run ends."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from dashboard.runner import runner
+from tests.dashboard.conftest import OpenSocket, Runs
+from tests.dashboard.test_consumer import of_type, receive_until, start_watched
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+async def test_a_popup_flood_is_capped_and_reported_on_the_run_page(
+    runs: Runs, open_socket: OpenSocket, owner: Any, fixture_url: str, settings: Any
+) -> None:
+    settings.TABWRIGHT = {**settings.TABWRIGHT, "MAX_TABS": 3}
+    run, comm = await start_watched(
+        runs, open_socket, owner, "click Open 50 popups\nwait for asked for 50",
+        f"{fixture_url}/engine/popup-flood.html",
+    )  # fmt: skip
+    got = await receive_until(comm, of_type("run.finished"), timeout_s=60)
+    await runner.wait(run.pk)
+    assert got[-1]["status"] == "succeeded", got[-1]
+    rest = await receive_until(comm, lambda m: m.get("kind") == "tabs" and "in all" in m["text"])
+    tabs = [m for m in got + rest if m["type"] == "page.problem" and m["kind"] == "tabs"]
+    assert len(tabs) == 2
+    assert "limit of 3" in tabs[0]["text"]
+    assert tabs[1]["text"] == "48 tabs the site opened past the run's limit of 3 were closed in all"
