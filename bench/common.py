@@ -4,6 +4,7 @@ and a browser session configured like the tests'."""
 from __future__ import annotations
 
 import functools
+import mimetypes
 import os
 import statistics
 import threading
@@ -27,13 +28,15 @@ class _Handler(SimpleHTTPRequestHandler):
         pass
 
     def do_GET(self) -> None:
-        page = self.pages.get(self.path)
+        path = self.path.split("?", 1)[0]  # a query only keeps the browser from caching
+        page = self.pages.get(path)
         if page is None:
             super().do_GET()
             return
         body = page.encode()
+        kind = mimetypes.guess_type(path)[0] or "text/html"
         self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Type", f"{kind}; charset=utf-8")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)

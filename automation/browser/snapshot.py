@@ -22,6 +22,7 @@ from typing import TypeVar
 
 from automation.budget import Budget
 from automation.errors import ActionInvalid
+from automation.recording.roles import ROLES
 
 __all__ = [
     "INTERACTIVE_ROLES",
@@ -35,6 +36,7 @@ __all__ = [
     "full_pass_ms",
     "reduced_note",
     "reduced_pass_ms",
+    "ref_entries",
     "stitch",
     "truncate",
     "walk_frames",
@@ -235,6 +237,29 @@ def reduced_note(parts: list[FramePart], *, budget_label: str, budget_ms: float)
 
 class WalkOutOfTime(Exception):
     """A frame's full walk gave up in the page at its deadline (see :func:`walk_frames`)."""
+
+
+def ref_entries(
+    reported: object, *, frame: str, host: str, backend_ids: dict[str, int]
+) -> list[RefEntry]:
+    """The refs a walk reported, each as ``[ref, role, name, nth, count]``.  The walk runs
+    in the page's own JavaScript world, where a page may have changed what it calls, so
+    its answer is page data: a ref whose role is off the ARIA list, or whose fields are
+    not what they should be, is not issued (acting on it then fails as an unknown ref)."""
+    entries = []
+    for item in reported if isinstance(reported, list) else []:
+        if not isinstance(item, list) or len(item) != 5:
+            continue
+        ref, role, name, nth, count = item
+        match = REF_RE.fullmatch(ref) if isinstance(ref, str) else None
+        if match is None or (f"f{match['frame']}" if match["frame"] else "") != frame:
+            continue  # not a ref of this frame
+        if not (isinstance(role, str) and role in ROLES and isinstance(name, str)):
+            continue
+        if type(nth) is not int or type(count) is not int or nth < 0 or count < 1:
+            continue
+        entries.append(RefEntry(ref, role, name, nth, frame, count, host, backend_ids.get(ref)))
+    return entries
 
 
 async def walk_frames(

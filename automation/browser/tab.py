@@ -51,6 +51,7 @@ from automation.browser.snapshot import (
     SnapshotOptions,
     WalkOutOfTime,
     reduced_note,
+    ref_entries,
     stitch,
     truncate,
     walk_frames,
@@ -355,10 +356,10 @@ class Tab(Interactions, PageOps):
                 f"snapshot scope {options.scope!r} matches no element",
                 hint="give a ref from the latest snapshot or a CSS selector that matches",
             )
-        for ref, role, name, nth, count in result["refs"]:
-            refs[ref] = RefEntry(
-                ref, role, name, nth, prefix, count, host, self.state.backend_ids.get(ref)
-            )
+        for entry in ref_entries(
+            result["refs"], frame=prefix, host=host, backend_ids=self.state.backend_ids
+        ):
+            refs[entry.ref] = entry
         slots = {f["ref"]: (f["line"], f["depth"]) for f in result["frames"]}
         lines = result["text"].split("\n") if result["text"] else []
         removed = [(str(r[0]), str(r[1])) for r in result["removed"]]

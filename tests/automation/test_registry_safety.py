@@ -133,3 +133,29 @@ async def test_a_person_recording_on_a_tampering_page_keeps_no_role_off_the_list
     saved = Scenario.from_dict(json.loads(json.dumps(
         Scenario("Hostile page", tuple(steps), base_url=fixture_url).to_dict())))  # fmt: skip
     assert_safe_module(to_pytest(saved))
+
+
+def test_refs_a_walk_reports_are_issued_only_when_well_formed() -> None:
+    from automation.browser.snapshot import ref_entries
+
+    reported = [
+        ["e1", "button", "Save", 0, 1],
+        ["e2", "button\nimport os", "Save", 0, 1],  # a role off the list
+        ["e3", "made-up", "x", 0, 1],
+        ["f2e4", "link", "Home", 0, 1],  # another frame's ref
+        ["e5", "link", ["not", "text"], 0, 1],
+        ["e6", "link", "Next", True, 1],  # a bool is not a count
+        ["e7", "link", "Next", 0, 0],
+        ["e8", "textbox"],
+        "e9",
+        ["e10", "checkbox", "Done", 1, 2],
+    ]
+    entries = ref_entries(reported, frame="", host="", backend_ids={"e10": 42})
+    assert [(e.ref, e.role, e.name, e.nth, e.count) for e in entries] == [
+        ("e1", "button", "Save", 0, 1),
+        ("e10", "checkbox", "Done", 1, 2),
+    ]
+    assert entries[1].backend_node_id == 42
+    framed = ref_entries([["f2e4", "link", "Home", 0, 1]], frame="f2", host="e7", backend_ids={})
+    assert [(e.ref, e.frame, e.host) for e in framed] == [("f2e4", "f2", "e7")]
+    assert ref_entries({"not": "a list"}, frame="", host="", backend_ids={}) == []

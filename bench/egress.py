@@ -1,0 +1,95 @@
+"""What the egress proxy costs: page loads and fetches through it against a Chromium
+launched the plain Playwright way (no proxy), in the same run.
+
+The page pulls 20 images, 5 scripts and 5 style sheets, each with a fresh query so the
+browser cache never answers; then 50 fetches one after another, each timed in the page.
+Loads and fetch series alternate between the two browsers.
+
+    .venv/bin/python -m bench.egress
+
+Last line:
+    RESULT egress load_ratio=<p50 ours / p50 raw> fetch_ratio=<p50 ours / p50 raw>
+                  load_p50_ms=… fetch_p50_ms=…   (ours; one line)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from playwright.async_api import Page, async_playwright
+
+from automation import BrowserSession
+from automation.browser.config import QUIET_CHROMIUM_ARGS
+from bench.common import browser_config, median, serve
+
+LOADS = 30
+FETCHES = 50
+SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8"/></svg>'
+PAGE = """<!doctype html><title>Assets</title><script>
+const v = new URLSearchParams(location.search).get("v");
+for (let i = 0; i < 20; i++) document.write(`<img src="/dot.svg?v=${v}-${i}">`);
+for (let i = 0; i < 5; i++) document.write(`<script src="/noop.js?v=${v}-${i}"><\\/script>`);
+for (let i = 0; i < 5; i++) document.write(`<link rel=stylesheet href="/plain.css?v=${v}-${i}">`);
+</script><h1>Assets</h1>"""
+FETCH_SERIES = """async (n) => {
+  const took = [];
+  for (let i = 0; i < n; i++) {
+    const started = performance.now();
+    await (await fetch(`/data.json?i=${i}-${Math.random()}`)).json();
+    took.push(performance.now() - started);
+  }
+  return took;
+}"""
+PAGES = {
+    "/assets.html": PAGE,
+    "/dot.svg": SVG,
+    "/noop.js": "window.noop = (window.noop || 0) + 1;",
+    "/plain.css": "h1 { color: #222; }",
+    "/data.json": '{"ok": true}',
+}
+
+
+async def load_ms(page: Page, url: str) -> float:
+    started = time.perf_counter()
+    await page.goto(url, wait_until="load")
+    return (time.perf_counter() - started) * 1000
+
+
+async def main() -> None:
+    with serve(PAGES) as base:
+        config = browser_config()
+        async with BrowserSession(config) as session, async_playwright() as pw:
+            assert session.egress is not None, "the session launched no egress proxy"
+            ours = (await session.new_tab()).page
+            plain = await pw.chromium.launch(
+                executable_path=config.executable_path, args=list(QUIET_CHROMIUM_ARGS)
+            )
+            raw = await (await plain.new_context()).new_page()
+            ours_load, raw_load, ours_fetch, raw_fetch = [], [], [], []
+            for i in range(-3, LOADS):  # three rounds to warm up, not counted
+                took = (
+                    await load_ms(ours, f"{base}/assets.html?v=o{i}"),
+                    await load_ms(raw, f"{base}/assets.html?v=r{i}"),
+                )
+                if i >= 0:
+                    ours_load.append(took[0])
+                    raw_load.append(took[1])
+            for _ in range(3):
+                ours_fetch += await ours.evaluate(FETCH_SERIES, FETCHES)
+                raw_fetch += await raw.evaluate(FETCH_SERIES, FETCHES)
+            await plain.close()
+    print(
+        f"loads={LOADS} (20 images, 5 scripts, 5 style sheets each) fetches={3 * FETCHES}\n"
+        f"load p50: ours {median(ours_load):.1f} ms, raw {median(raw_load):.1f} ms\n"
+        f"fetch p50: ours {median(ours_fetch):.2f} ms, raw {median(raw_fetch):.2f} ms"
+    )
+    print(
+        f"RESULT egress load_ratio={median(ours_load) / median(raw_load):.2f} "
+        f"fetch_ratio={median(ours_fetch) / median(raw_fetch):.2f} "
+        f"load_p50_ms={median(ours_load):.1f} fetch_p50_ms={median(ours_fetch):.2f}"
+    )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
