@@ -10,8 +10,9 @@ exception), and the proxy judges each connection:
   ``https://host:port/``: a tunnel hides its path, so an allow rule with a path never
   opens one;
 - a plain-HTTP request (``GET http://host:port/path``) is judged by its whole URL and
-  goes upstream alone, with ``Connection: close`` both ways: one client connection never
-  carries a second request, to the same upstream or another.
+  goes upstream alone, on a connection of its own (``Connection: close``).  The browser's
+  connection to the proxy is kept alive, as it would be to a server, and carries request
+  after request: each one judged and sent upstream on its own.
 
 For either, the proxy resolves the name itself, refuses when the policy refuses any of its
 addresses, and connects to a checked address: Chromium never resolves a name of a page
@@ -133,15 +134,19 @@ class EgressProxy:
         self._handlers.add(task)
         client = h11.Connection(h11.SERVER)
         try:
-            request = await Budget(HEAD_TIMEOUT_MS, label="proxy request head").run(
-                _next_event(client, reader)
-            )
-            if not isinstance(request, h11.Request):
-                return  # the client went away without asking anything
-            if request.method == b"CONNECT":
-                await self._tunnel(client, request, reader, writer)
-            else:
+            while True:  # plain-HTTP requests, each judged on its own, while the client keeps on
+                request = await Budget(HEAD_TIMEOUT_MS, label="proxy request head").run(
+                    _next_event(client, reader)
+                )
+                if not isinstance(request, h11.Request):
+                    return  # the client went away without asking (more)
+                if request.method == b"CONNECT":
+                    await self._tunnel(client, request, reader, writer)
+                    return
                 await self._forward(client, request, reader, writer)
+                if client.our_state is not h11.DONE or client.their_state is not h11.DONE:
+                    return  # an exchange cut short, or one that asked to close
+                client.start_next_cycle()
         except _Refused as refusal:
             if refusal.status == 403:
                 self.refused += 1
@@ -228,8 +233,6 @@ class EgressProxy:
                 if not isinstance(event, h11.InformationalResponse | h11.Response):
                     return  # the server closed without an answer: so does the client
                 headers = [(n, v) for n, v in event.headers if n.lower() not in _HOP_HEADERS]
-                if isinstance(event, h11.Response):
-                    headers.append((b"connection", b"close"))
                 kind = type(event)
                 answer = kind(status_code=event.status_code, headers=headers,
                               reason=event.reason)  # fmt: skip

@@ -492,21 +492,25 @@ async def exchange(proxy: EgressProxy, data: bytes) -> bytes:
     return answer
 
 
-async def test_one_client_connection_carries_one_request(
+async def test_each_request_on_a_kept_connection_is_judged_on_its_own(
     proxy: EgressProxy, allowed: Counting, other: Counting
 ) -> None:
-    # Two requests on one connection, the second to a host the policy refuses: the
-    # first is answered and the connection closed; the second never leaves.
+    # Three requests on one connection, the last to a host the policy refuses: the first
+    # two are answered on the same connection, the third is refused and never leaves.
+    request = "GET {}/data HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n\r\n"
     answer = await exchange(
         proxy,
-        f"GET {allowed.origin()}/data HTTP/1.1\r\nHost: 127.0.0.1:{allowed.port}\r\n\r\n"
-        f"GET {other.origin()}/data HTTP/1.1\r\nHost: 127.0.0.1:{other.port}\r\n\r\n".encode(),
+        (
+            request.format(allowed.origin(), allowed.port)
+            + request.format(allowed.origin(), allowed.port)
+            + request.format(other.origin(), other.port)
+        ).encode(),
     )
     assert answer.startswith(b"HTTP/1.1 200 ")
-    assert b"connection: close" in answer.lower()
-    assert answer.count(b"HTTP/1.1") == 1
+    assert answer.count(b"HTTP/1.1 200 ") == 2 and answer.count(b"HTTP/1.1 403 ") == 1
+    assert answer.index(b"HTTP/1.1 403 ") > answer.rindex(b"HTTP/1.1 200 ")
     assert other.connections == 0
-    assert allowed.requests == [("GET", "/data")]
+    assert allowed.requests == [("GET", "/data"), ("GET", "/data")]
 
 
 async def test_the_host_header_is_the_checked_url_s(proxy: EgressProxy, allowed: Counting) -> None:
