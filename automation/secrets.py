@@ -35,6 +35,7 @@ from automation.events import Event, EventSink
 __all__ = [
     "MASK",
     "SECRET_ENV_PREFIX",
+    "SECRET_NAME_RE",
     "SECRET_RE",
     "TYPED_ARGS",
     "RedactingSink",
@@ -47,7 +48,8 @@ __all__ = [
 ]
 
 SECRET_ENV_PREFIX = "TABWRIGHT_SECRET_"
-SECRET_RE = re.compile(r"\$\{SECRET:([A-Za-z_][A-Za-z0-9_]*)\}")
+SECRET_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # NAME of ${SECRET:NAME}
+SECRET_RE = re.compile(r"\$\{SECRET:(" + SECRET_NAME_RE.pattern + r")\}")
 MASK = "••••••••"
 
 # Where a secret may stand: the arg an action types (fill_form's field values and a steps
@@ -290,16 +292,18 @@ class SecretsLogFilter(logging.Filter):
         if not live:
             return True
         message = record.getMessage()
-        redacted = message
-        for secrets in live:
-            redacted = secrets.redact(redacted)
+        redacted = _redact_with(live, message)
         if redacted != message:
             record.msg, record.args = redacted, None
         if record.exc_info and record.exc_info[1] is not None:
             text = logging.Formatter().formatException(record.exc_info)
-            redacted_exc = text
-            for secrets in live:
-                redacted_exc = secrets.redact(redacted_exc)
-            if redacted_exc != text:
-                record.exc_text, record.exc_info = redacted_exc, None
+            redacted = _redact_with(live, text)
+            if redacted != text:
+                record.exc_text, record.exc_info = redacted, None
         return True
+
+
+def _redact_with(all_secrets: list[Secrets], text: str) -> str:
+    for secrets in all_secrets:
+        text = secrets.redact(text)
+    return text

@@ -10,10 +10,10 @@ from django.db.models import Count, QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html
 
+from automation.secrets import SECRET_NAME_RE
 from dashboard import services
 from dashboard.models import (
     ENV_NAME_RE,
-    SECRET_NAME_RE,
     IdentityHeal,
     LLMProfile,
     Run,
@@ -213,7 +213,7 @@ class SecretNameInput(forms.TextInput):
     is not sent back to the browser."""
 
     def format_value(self, value: Any) -> str | None:
-        if isinstance(value, str) and value and not SECRET_NAME_RE.match(value):
+        if isinstance(value, str) and value and not SECRET_NAME_RE.fullmatch(value):
             return None
         return super().format_value(value)
 

@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 from automation.llm.keys import key_env_refusal
+from automation.secrets import SECRET_ENV_PREFIX, SECRET_NAME_RE
 
 ENV_NAME_RE = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 _LABEL = r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?"
@@ -412,9 +413,6 @@ class UrlRule(models.Model):
         self.domain = host + port
 
 
-SECRET_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
 class SecretGrantQuerySet(models.QuerySet["SecretGrant"]):
     def names_for(self, user: Any) -> frozenset[str] | None:
         """The secret names ``user`` may use in a run (None: all of them, a superuser)."""
@@ -455,7 +453,7 @@ class SecretGrant(models.Model):
 
     @property
     def env_name(self) -> str:
-        return f"TABWRIGHT_SECRET_{self.name}"
+        return SECRET_ENV_PREFIX + self.name
 
     @property
     def is_set(self) -> bool:
@@ -463,7 +461,7 @@ class SecretGrant(models.Model):
 
     def clean(self) -> None:
         # The message never repeats the value: it may be the secret pasted by mistake.
-        if not SECRET_NAME_RE.match(self.name):
+        if not SECRET_NAME_RE.fullmatch(self.name):
             raise ValidationError(
                 {"name": "Enter the secret's name (letters, digits and _, e.g. SHOP_PW)."}
             )

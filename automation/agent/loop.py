@@ -398,7 +398,7 @@ class AgentRun:
             ActionFinished(
                 self.round, index, action.name, shown, error is None, result, error_dict,
                 duration_ms,
-                [self.secrets.redact_any(s.to_dict()) for s in macro.steps] if macro else None,
+                [s.to_dict() for s in macro.steps] if macro else None,
             )
         )  # fmt: skip
         if self.step_index == index:  # nothing recorded yet (a macro may have run no step)
@@ -523,8 +523,7 @@ class AgentRun:
             log.warning("no checks proposed: %s", exc)
             return
         if proposals:
-            checks = [self.secrets.redact_any(p.to_dict()) for p in proposals]
-            await self.out.emit(ChecksProposed(checks))
+            await self.out.emit(ChecksProposed([p.to_dict() for p in proposals]))
 
     async def _emit_evaluations(self, index: int) -> None:
         for done in self.tab.take_evaluations():
