@@ -15,11 +15,11 @@ Usable as a library without the dashboard::
 
 from __future__ import annotations
 
+from automation.actions import ACTIONS
 from automation.agent.control import RunControl
 from automation.agent.loop import AgentConfig, AgentRun
 from automation.agent.parser import Action, parse_reply
 from automation.browser import (
-    ACTIONS,
     BrowserConfig,
     BrowserSession,
     ProblemWatcher,

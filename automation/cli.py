@@ -20,7 +20,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from automation.browser.actions import ACTIONS, MAX_TIMEOUT_MS, act
+from automation.actions import ACTIONS, MAX_TIMEOUT_MS, act
 from automation.browser.config import BrowserConfig
 from automation.browser.session import BrowserSession
 from automation.browser.url_policy import UrlPolicy

@@ -7,7 +7,7 @@ from django import forms
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 
-from automation.browser.actions import ACTIONS, Param
+from automation.actions import ACTIONS, Param
 from automation.errors import UrlBlocked
 from automation.recording import expect
 from automation.recording.fromrun import Planned

@@ -31,7 +31,7 @@ from automation import (
     RunControl,
     Tab,
 )
-from automation.browser.actions import act
+from automation.actions import act
 from automation.browser.problems import ProblemWatcher
 from automation.browser.screencast import person_input, viewport_point
 from automation.browser.tracing import TraceRecorder
@@ -338,7 +338,7 @@ class RunManager:
     ) -> dict[str, Any]:
         """One action by the person on a paused run's current tab, within the caller's
         budget (the HTTP request's or the socket command's); the answer of
-        :func:`automation.browser.actions.act`.  LookupError if the run is not live;
+        :func:`automation.actions.act`.  LookupError if the run is not live;
         ActionInvalid while the agent is acting, or for a bad action."""
         live = self._live.get(run_id)
         if live is None:

@@ -21,12 +21,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from automation.actions import ACTIONS, available, execute, execute_form, execute_steps
 from automation.agent.context import Context, ContextLimits
 from automation.agent.control import RunControl
 from automation.agent.parser import Action, parse_reply
 from automation.agent.prompts import system_prompt
 from automation.agent.turn import read_reply
-from automation.browser.actions import ACTIONS, available, execute, execute_form, execute_steps
 from automation.browser.macro import StepResult
 from automation.browser.snapshot import Snapshot, SnapshotOptions
 from automation.browser.tab import Tab, Target

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from automation.browser.actions import ACTIONS, validate
+from automation.actions import ACTIONS, validate
 from automation.errors import ActionInvalid, TabwrightError
 
 __all__ = ["AGENT_ACTIONS", "MAX_ACTIONS_PER_REPLY", "Action", "ParseResult", "parse_reply"]

@@ -3,7 +3,7 @@ action added there is offered here, unless the operator has it switched off)."""
 
 from __future__ import annotations
 
-from automation.browser.actions import ACTIONS, ActionSpec
+from automation.actions import ACTIONS, ActionSpec
 
 __all__ = ["system_prompt"]
 

@@ -1,9 +1,8 @@
-"""The browser layer: sessions, tab groups, role snapshots with refs, actions, URL policy,
-page problems."""
+"""The browser layer: sessions, tab groups, role snapshots with refs, the browser's actions
+(assembled with the other tools in :mod:`automation.actions`), URL policy, page problems."""
 
 from __future__ import annotations
 
-from automation.browser.actions import ACTIONS, ActionSpec, execute, validate
 from automation.browser.config import BrowserConfig
 from automation.browser.problems import ProblemWatcher
 from automation.browser.session import BrowserSession
@@ -13,8 +12,6 @@ from automation.browser.tabs import TabGroup
 from automation.browser.url_policy import UrlPolicy
 
 __all__ = [
-    "ACTIONS",
-    "ActionSpec",
     "BrowserConfig",
     "BrowserSession",
     "ProblemWatcher",
@@ -24,6 +21,4 @@ __all__ = [
     "Tab",
     "TabGroup",
     "UrlPolicy",
-    "execute",
-    "validate",
 ]

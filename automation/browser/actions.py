@@ -1,87 +1,31 @@
-"""The browser actions an agent may ask for, as one registry.
-
-Each :class:`ActionSpec` names its parameters once; the same spec validates a request,
-documents the tool in the system prompt and dispatches to the :class:`Tab` method.
-Adding an action here is all it takes to offer it to the model.
-
-Every action also takes ``timeout_ms``: it narrows the caller's budget for that one call.
+"""The browser's actions, as specs (:mod:`automation.actionspec`): each names its parameters
+once and dispatches to the :class:`Tab` method.  :mod:`automation.actions` assembles them with
+the agent's other tools into the one registry.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
-from automation.browser import storage, workspace
-from automation.browser.config import BrowserConfig
-from automation.browser.interact import OnField
-from automation.browser.macro import MAX_STEPS, Macro, MacroResult, OnStep, read_page, run_macro
+from automation.actionspec import ActionSpec, Param, optional
+from automation.browser import storage
+from automation.browser.macro import MAX_STEPS, Macro, read_page, run_macro
 from automation.browser.tab import Tab
-from automation.budget import MAX_TIMEOUT_MS, Budget, timeout_ms_of
+from automation.budget import Budget
 from automation.errors import ActionInvalid
 
-__all__ = [
-    "ACTIONS",
-    "MAX_TIMEOUT_MS",
-    "ActionSpec",
-    "Param",
-    "act",
-    "available",
-    "execute",
-    "execute_form",
-    "execute_steps",
-    "validate",
-]
+__all__ = ["BROWSER_ACTIONS", "JSON_TYPES"]
 
 MAX_EVALUATE_RESULT_CHARS = 8_000  # what the model reads of a script's value
 JSON_TYPES = (str, int, float, bool, list, dict)
-
-
-@dataclass(frozen=True)
-class Param:
-    name: str
-    type: type | tuple[type, ...]
-    description: str
-    required: bool = True
-
-    @property
-    def type_name(self) -> str:
-        types = self.type if isinstance(self.type, tuple) else (self.type,)
-        return "|".join(t.__name__ for t in types)
-
-
-@dataclass(frozen=True)
-class ActionSpec:
-    name: str
-    description: str
-    params: tuple[Param, ...]
-    run: Callable[[Tab, dict[str, Any], Budget], Awaitable[str]]
-    targets_ref: bool = False  # the step keeps a selector for its element
-    # Off unless the operator turns it on: ``enabled(config)`` says whether it is offered.
-    switch: str = ""
-    # A whole-request check beyond the param types, run by ``validate`` before anything runs.
-    check: Callable[[dict[str, Any]], object] | None = None
-    # Offered to the model; read_page is not (the agent gets the page every round anyway).
-    for_agent: bool = True
-
-    def enabled(self, config: BrowserConfig) -> bool:
-        return not self.switch or bool(getattr(config, self.switch))
-
-    def signature(self) -> str:
-        fields = ", ".join(
-            f'"{p.name}": {p.type_name}{"" if p.required else "?"}' for p in self.params
-        )
-        return f'{{"action": "{self.name}"{", " if fields else ""}{fields}}}'
 
 
 def _ref(description: str = "ref from the latest snapshot, like e5") -> Param:
     return Param("ref", str, description)
 
 
-def _opt(name: str, kind: type | tuple[type, ...], description: str) -> Param:
-    return Param(name, kind, description, required=False)
+_opt = optional
 
 
 async def _tabs(tab: Tab, args: dict[str, Any], budget: Budget) -> str:
@@ -199,438 +143,250 @@ async def _steps(tab: Tab, args: dict[str, Any], budget: Budget) -> str:
     return result.to_text()
 
 
-ACTIONS: dict[str, ActionSpec] = {
-    spec.name: spec
-    for spec in (
-        ActionSpec(
-            "navigate",
-            "open a URL (http or https) in the tab",
-            (Param("url", str, "absolute URL"),),
-            lambda tab, a, b: tab.navigate(a["url"], budget=b),
+BROWSER_ACTIONS: tuple[ActionSpec, ...] = (
+    ActionSpec(
+        "navigate",
+        "open a URL (http or https) in the tab",
+        (Param("url", str, "absolute URL"),),
+        lambda tab, a, b: tab.navigate(a["url"], budget=b),
+    ),
+    ActionSpec("back", "go back in the tab's history", (), lambda t, a, b: t.back(budget=b)),
+    ActionSpec(
+        "forward", "go forward in the tab's history", (), lambda t, a, b: t.forward(budget=b)
+    ),
+    ActionSpec("reload", "reload the page", (), lambda t, a, b: t.reload(budget=b)),
+    ActionSpec(
+        "read_page",
+        "the page as a snapshot with refs; delta=true: only what changed since the previous one",
+        (_opt("delta", bool, "only the changes"),),
+        lambda tab, a, b: read_page(tab, delta=a.get("delta", False), budget=b),
+        for_agent=False,
+    ),
+    ActionSpec(
+        "click",
+        "click the element with this ref",
+        (
+            _ref(),
+            _opt("button", str, "left (default), right or middle"),
+            _opt("modifiers", list, 'keys held while clicking, like ["Shift"]'),
         ),
-        ActionSpec("back", "go back in the tab's history", (), lambda t, a, b: t.back(budget=b)),
-        ActionSpec(
-            "forward", "go forward in the tab's history", (), lambda t, a, b: t.forward(budget=b)
+        lambda tab, a, b: tab.click(
+            a["ref"], button=a.get("button", "left"), modifiers=a.get("modifiers", ()), budget=b
         ),
-        ActionSpec("reload", "reload the page", (), lambda t, a, b: t.reload(budget=b)),
-        ActionSpec(
-            "read_page",
-            "the page as a snapshot with refs; delta=true: only what changed since the "
-            "previous one",
-            (_opt("delta", bool, "only the changes"),),
-            lambda tab, a, b: read_page(tab, delta=a.get("delta", False), budget=b),
-            for_agent=False,
+        targets_ref=True,
+    ),
+    ActionSpec(
+        "double_click",
+        "double-click the element",
+        (_ref(),),
+        lambda tab, a, b: tab.click(a["ref"], double=True, budget=b),
+        targets_ref=True,
+    ),
+    ActionSpec(
+        "hover",
+        "move the mouse over the element (menus, tooltips)",
+        (_ref(),),
+        lambda tab, a, b: tab.hover(a["ref"], budget=b),
+        targets_ref=True,
+    ),
+    ActionSpec(
+        "type",
+        "replace the text of a field, typing key by key; submit=true presses Enter after",
+        (
+            _ref("ref of a textbox"),
+            Param("text", str, "the text to enter"),
+            _opt("submit", bool, "press Enter after typing"),
+            _opt("delay_ms", int, "pause between keys, for fields that react to each key"),
         ),
-        ActionSpec(
-            "click",
-            "click the element with this ref",
-            (
-                _ref(),
-                _opt("button", str, "left (default), right or middle"),
-                _opt("modifiers", list, 'keys held while clicking, like ["Shift"]'),
-            ),
-            lambda tab, a, b: tab.click(
-                a["ref"], button=a.get("button", "left"), modifiers=a.get("modifiers", ()), budget=b
-            ),
-            targets_ref=True,
+        lambda tab, a, b: tab.type(
+            a["ref"],
+            a["text"],
+            submit=a.get("submit", False),
+            delay_ms=a.get("delay_ms", 0),
+            budget=b,
         ),
-        ActionSpec(
-            "double_click",
-            "double-click the element",
-            (_ref(),),
-            lambda tab, a, b: tab.click(a["ref"], double=True, budget=b),
-            targets_ref=True,
+        targets_ref=True,
+    ),
+    ActionSpec(
+        "fill",
+        "set a field's value at once",
+        (
+            _ref("ref of a textbox"),
+            Param("value", str, "the new value"),
+            _opt("submit", bool, "press Enter after"),
         ),
-        ActionSpec(
-            "hover",
-            "move the mouse over the element (menus, tooltips)",
-            (_ref(),),
-            lambda tab, a, b: tab.hover(a["ref"], budget=b),
-            targets_ref=True,
+        lambda tab, a, b: tab.fill(a["ref"], a["value"], submit=a.get("submit", False), budget=b),
+        targets_ref=True,
+    ),
+    ActionSpec(
+        "fill_form",
+        "fill several fields in one call: text for textboxes, true/false for "
+        "checkboxes, an option label for selects",
+        (Param("fields", list, '[{"ref": "e5", "value": "Ada"}, {"ref": "e7", "value": true}]'),),
+        lambda tab, a, b: tab.fill_form(a["fields"], budget=b),
+    ),
+    ActionSpec(
+        "select_option",
+        "choose an option of a select by its label",
+        (_ref("ref of a combobox or listbox"), Param("values", (str, list), "label(s)")),
+        lambda tab, a, b: tab.select_option(a["ref"], a["values"], budget=b),
+        targets_ref=True,
+    ),
+    ActionSpec(
+        "check",
+        "check (or with checked=false uncheck) a checkbox or radio",
+        (_ref(), _opt("checked", bool, "true (default) or false")),
+        lambda tab, a, b: tab.set_checked(a["ref"], a.get("checked", True), budget=b),
+        targets_ref=True,
+    ),
+    ActionSpec(
+        "press",
+        "press a key (Enter, Tab, Escape, Control+A) on the focused element or a ref",
+        (Param("key", str, "key name"), _opt("ref", str, "element to press it on")),
+        lambda tab, a, b: tab.press_key(a["key"], ref=a.get("ref", ""), budget=b),
+    ),
+    ActionSpec(
+        "drag",
+        "drag one element onto another",
+        (Param("source", str, "ref to drag"), Param("target", str, "ref to drop on")),
+        lambda tab, a, b: tab.drag(a["source"], a["target"], budget=b),
+    ),
+    ActionSpec(
+        "scroll",
+        "scroll an element into view, or the page by dy (and dx) pixels",
+        (
+            _opt("ref", str, "element to bring into view"),
+            _opt("dx", int, "px"),
+            _opt("dy", int, "px"),
         ),
-        ActionSpec(
-            "type",
-            "replace the text of a field, typing key by key; submit=true presses Enter after",
-            (
-                _ref("ref of a textbox"),
-                Param("text", str, "the text to enter"),
-                _opt("submit", bool, "press Enter after typing"),
-                _opt("delay_ms", int, "pause between keys, for fields that react to each key"),
-            ),
-            lambda tab, a, b: tab.type(
-                a["ref"],
-                a["text"],
-                submit=a.get("submit", False),
-                delay_ms=a.get("delay_ms", 0),
-                budget=b,
-            ),
-            targets_ref=True,
+        lambda tab, a, b: tab.scroll(
+            ref=a.get("ref", ""), dx=a.get("dx", 0), dy=a.get("dy", 0), budget=b
         ),
-        ActionSpec(
-            "fill",
-            "set a field's value at once",
-            (
-                _ref("ref of a textbox"),
-                Param("value", str, "the new value"),
-                _opt("submit", bool, "press Enter after"),
-            ),
-            lambda tab, a, b: tab.fill(
-                a["ref"], a["value"], submit=a.get("submit", False), budget=b
-            ),
-            targets_ref=True,
+    ),
+    ActionSpec(
+        "highlight",
+        "outline an element for the person watching",
+        (_ref(),),
+        lambda tab, a, b: tab.highlight(a["ref"], budget=b),
+    ),
+    ActionSpec(
+        "upload",
+        "attach files from the upload folder to a file input",
+        (
+            _ref("ref of the file input"),
+            Param("files", list, "file names in the upload folder"),
         ),
-        ActionSpec(
-            "fill_form",
-            "fill several fields in one call: text for textboxes, true/false for "
-            "checkboxes, an option label for selects",
-            (
-                Param(
-                    "fields", list, '[{"ref": "e5", "value": "Ada"}, {"ref": "e7", "value": true}]'
-                ),
-            ),
-            lambda tab, a, b: tab.fill_form(a["fields"], budget=b),
+        lambda tab, a, b: tab.set_input_files(a["ref"], a["files"], budget=b),
+        targets_ref=True,
+    ),
+    ActionSpec(
+        "wait_for",
+        "wait for one thing: text to appear, text_gone to vanish, a ref to reach a "
+        "state (visible, hidden, enabled, disabled), the url to contain a string, "
+        "a load_state, or time_ms to pass",
+        (
+            _opt("text", str, "text to wait for"),
+            _opt("text_gone", str, "text to wait to vanish"),
+            _opt("ref", str, "element to watch"),
+            _opt("state", str, "for ref: visible, hidden, enabled, disabled"),
+            _opt("url", str, "part of the URL to wait for"),
+            _opt("load_state", str, "load, domcontentloaded or networkidle"),
+            _opt("time_ms", int, "milliseconds to wait"),
         ),
-        ActionSpec(
-            "select_option",
-            "choose an option of a select by its label",
-            (_ref("ref of a combobox or listbox"), Param("values", (str, list), "label(s)")),
-            lambda tab, a, b: tab.select_option(a["ref"], a["values"], budget=b),
-            targets_ref=True,
+        lambda tab, a, b: tab.wait_for(budget=b, **a),
+    ),
+    ActionSpec(
+        "resize",
+        "set the viewport size",
+        (Param("width", int, "px"), Param("height", int, "px")),
+        lambda tab, a, b: tab.resize(a["width"], a["height"], budget=b),
+    ),
+    ActionSpec(
+        "dialog",
+        "arm the answer to the next dialog (alert, confirm, prompt) before the action "
+        "that opens it; unarmed dialogs are dismissed and reported as errors",
+        (
+            _opt("accept", bool, "true (default) to accept, false to dismiss"),
+            _opt("prompt_text", str, "the answer to type into a prompt"),
+            _opt("times", int, "how many dialogs to answer this way (default 1)"),
         ),
-        ActionSpec(
-            "check",
-            "check (or with checked=false uncheck) a checkbox or radio",
-            (_ref(), _opt("checked", bool, "true (default) or false")),
-            lambda tab, a, b: tab.set_checked(a["ref"], a.get("checked", True), budget=b),
-            targets_ref=True,
+        _dialog,
+    ),
+    ActionSpec(
+        "page_log",
+        "read what the page logged: console messages, uncaught errors or network requests",
+        (
+            _opt("kind", str, "console, errors (default) or requests"),
+            _opt("level", str, "console level: error, warning, info, log, debug"),
+            _opt("contains", str, "only entries containing this text (or URL part)"),
+            _opt("failed_only", bool, "requests: only failed ones"),
+            _opt("limit", int, "at most this many, newest last (default 20)"),
         ),
-        ActionSpec(
-            "press",
-            "press a key (Enter, Tab, Escape, Control+A) on the focused element or a ref",
-            (Param("key", str, "key name"), _opt("ref", str, "element to press it on")),
-            lambda tab, a, b: tab.press_key(a["key"], ref=a.get("ref", ""), budget=b),
+        _page_log,
+    ),
+    ActionSpec(
+        "cookies",
+        "list the run's cookie names, or clear cookies",
+        (
+            _opt("op", str, "get (default) or clear"),
+            _opt("name", str, "clear: only this cookie"),
+            _opt("domain", str, "clear: only this domain"),
         ),
-        ActionSpec(
-            "drag",
-            "drag one element onto another",
-            (Param("source", str, "ref to drag"), Param("target", str, "ref to drop on")),
-            lambda tab, a, b: tab.drag(a["source"], a["target"], budget=b),
+        _cookies,
+    ),
+    ActionSpec(
+        "storage",
+        "read, set or clear the page's localStorage or sessionStorage",
+        (
+            _opt("kind", str, "local (default) or session"),
+            _opt("op", str, "get (default), set or clear"),
+            _opt("key", str, "get: one key only"),
+            _opt("items", dict, 'set: {"key": "value"}'),
         ),
-        ActionSpec(
-            "scroll",
-            "scroll an element into view, or the page by dy (and dx) pixels",
-            (
-                _opt("ref", str, "element to bring into view"),
-                _opt("dx", int, "px"),
-                _opt("dy", int, "px"),
-            ),
-            lambda tab, a, b: tab.scroll(
-                ref=a.get("ref", ""), dx=a.get("dx", 0), dy=a.get("dy", 0), budget=b
-            ),
+        _storage,
+    ),
+    ActionSpec(
+        "downloads",
+        "list the files downloaded into the run's workspace, or wait for the next one",
+        (_opt("wait", bool, "wait for the next download to finish"),),
+        _downloads,
+    ),
+    ActionSpec(
+        "tabs",
+        "list the run's tabs, or open (url), select (index) or close (index) one",
+        (
+            _opt("op", str, "list (default), open, select or close"),
+            _opt("url", str, "for open"),
+            _opt("index", int, "for select and close"),
         ),
-        ActionSpec(
-            "highlight",
-            "outline an element for the person watching",
-            (_ref(),),
-            lambda tab, a, b: tab.highlight(a["ref"], budget=b),
+        _tabs,
+    ),
+    ActionSpec(
+        "steps",
+        f"several steps on this tab in one call (at most {MAX_STEPS}): "
+        '{"type": "click"|"fill", "ref": "e5", "value"?: str}, {"type": "wait_for", '
+        '"text": "..."} (same keys as wait_for), {"type": "navigate", "url": "..."}, '
+        '{"type": "read_page"}; the answer is one line a step plus the pages kept',
+        (
+            Param("steps", list, "the steps, in order"),
+            _opt("fail_fast", bool, "stop at the first failing step (default true)"),
+            _opt("return_mode", str, "final (default), all, or delta: which read_page"),
+            _opt("per_step_timeout_ms", int, "budget of each step"),
         ),
-        ActionSpec(
-            "upload",
-            "attach files from the upload folder to a file input",
-            (
-                _ref("ref of the file input"),
-                Param("files", list, "file names in the upload folder"),
-            ),
-            lambda tab, a, b: tab.set_input_files(a["ref"], a["files"], budget=b),
-            targets_ref=True,
+        _steps,
+        check=Macro.parse,
+    ),
+    ActionSpec(
+        "evaluate",
+        "run JavaScript in the page and get its value as JSON: an expression, or a "
+        "function called with arg; with a ref, a function of that element, like "
+        "el => el.value",
+        (
+            Param("expression", str, "the script"),
+            _opt("ref", str, "element to pass to the function"),
+            _opt("arg", JSON_TYPES, "JSON data passed to the function"),
         ),
-        ActionSpec(
-            "wait_for",
-            "wait for one thing: text to appear, text_gone to vanish, a ref to reach a "
-            "state (visible, hidden, enabled, disabled), the url to contain a string, "
-            "a load_state, or time_ms to pass",
-            (
-                _opt("text", str, "text to wait for"),
-                _opt("text_gone", str, "text to wait to vanish"),
-                _opt("ref", str, "element to watch"),
-                _opt("state", str, "for ref: visible, hidden, enabled, disabled"),
-                _opt("url", str, "part of the URL to wait for"),
-                _opt("load_state", str, "load, domcontentloaded or networkidle"),
-                _opt("time_ms", int, "milliseconds to wait"),
-            ),
-            lambda tab, a, b: tab.wait_for(budget=b, **a),
-        ),
-        ActionSpec(
-            "resize",
-            "set the viewport size",
-            (Param("width", int, "px"), Param("height", int, "px")),
-            lambda tab, a, b: tab.resize(a["width"], a["height"], budget=b),
-        ),
-        ActionSpec(
-            "dialog",
-            "arm the answer to the next dialog (alert, confirm, prompt) before the action "
-            "that opens it; unarmed dialogs are dismissed and reported as errors",
-            (
-                _opt("accept", bool, "true (default) to accept, false to dismiss"),
-                _opt("prompt_text", str, "the answer to type into a prompt"),
-                _opt("times", int, "how many dialogs to answer this way (default 1)"),
-            ),
-            _dialog,
-        ),
-        ActionSpec(
-            "page_log",
-            "read what the page logged: console messages, uncaught errors or network requests",
-            (
-                _opt("kind", str, "console, errors (default) or requests"),
-                _opt("level", str, "console level: error, warning, info, log, debug"),
-                _opt("contains", str, "only entries containing this text (or URL part)"),
-                _opt("failed_only", bool, "requests: only failed ones"),
-                _opt("limit", int, "at most this many, newest last (default 20)"),
-            ),
-            _page_log,
-        ),
-        ActionSpec(
-            "cookies",
-            "list the run's cookie names, or clear cookies",
-            (
-                _opt("op", str, "get (default) or clear"),
-                _opt("name", str, "clear: only this cookie"),
-                _opt("domain", str, "clear: only this domain"),
-            ),
-            _cookies,
-        ),
-        ActionSpec(
-            "storage",
-            "read, set or clear the page's localStorage or sessionStorage",
-            (
-                _opt("kind", str, "local (default) or session"),
-                _opt("op", str, "get (default), set or clear"),
-                _opt("key", str, "get: one key only"),
-                _opt("items", dict, 'set: {"key": "value"}'),
-            ),
-            _storage,
-        ),
-        ActionSpec(
-            "downloads",
-            "list the files downloaded into the run's workspace, or wait for the next one",
-            (_opt("wait", bool, "wait for the next download to finish"),),
-            _downloads,
-        ),
-        ActionSpec(
-            "file_list",
-            "list a folder of the run's workspace (where downloads land): folders end "
-            "with /, files show their size; paths are relative to the workspace",
-            (_opt("path", str, "folder, like downloads (default: the workspace itself)"),),
-            lambda tab, a, b: workspace.file_list(tab.workspace, a.get("path", ""), budget=b),
-            check=workspace.path_check,
-        ),
-        ActionSpec(
-            "file_read",
-            "read a text file of the workspace from a byte offset; a long file comes in "
-            "parts, each ending with the offset to continue from",
-            (
-                Param("path", str, "file, like downloads/report.csv"),
-                _opt("offset", int, "byte to start at (default 0)"),
-                _opt(
-                    "max_chars", int, f"characters at most (default {workspace.DEFAULT_READ_CHARS})"
-                ),
-            ),
-            lambda tab, a, b: workspace.file_read(
-                tab.workspace,
-                a["path"],
-                offset=a.get("offset", 0),
-                max_chars=a.get("max_chars", workspace.DEFAULT_READ_CHARS),
-                budget=b,
-            ),
-            check=workspace.read_check,
-        ),
-        ActionSpec(
-            "file_write",
-            "write text to a file of the workspace (missing folders are made), replacing it "
-            f"or with append=true adding to its end; at most {workspace.MAX_WRITE_BYTES} "
-            "bytes a call",
-            (
-                Param("path", str, "file, like notes/summary.txt"),
-                Param("content", str, "the text"),
-                _opt("append", bool, "add to the end instead of replacing"),
-            ),
-            lambda tab, a, b: workspace.file_write(
-                tab.workspace, a["path"], a["content"], append=a.get("append", False), budget=b
-            ),
-            check=workspace.path_check,
-        ),
-        ActionSpec(
-            "file_check",
-            "whether a path of the workspace exists: its type, size, modification time and sha256",
-            (Param("path", str, "file or folder"),),
-            lambda tab, a, b: workspace.file_check(tab.workspace, a["path"], budget=b),
-            check=workspace.path_check,
-        ),
-        ActionSpec(
-            "file_mkdir",
-            "make a folder in the workspace (with the missing ones above it unless parents=false)",
-            (Param("path", str, "folder"), _opt("parents", bool, "make missing parents too")),
-            lambda tab, a, b: workspace.file_mkdir(
-                tab.workspace, a["path"], parents=a.get("parents", True), budget=b
-            ),
-            check=workspace.path_check,
-        ),
-        ActionSpec(
-            "file_delete",
-            "delete a file, a link or an empty folder of the workspace; recursive=true "
-            "deletes a folder with all it holds",
-            (Param("path", str, "what to delete"), _opt("recursive", bool, "a whole folder")),
-            lambda tab, a, b: workspace.file_delete(
-                tab.workspace, a["path"], recursive=a.get("recursive", False), budget=b
-            ),
-            check=workspace.path_check,
-        ),
-        ActionSpec(
-            "shell",
-            "run one program the operator allowed, in the workspace folder, with plain "
-            "arguments (no pipes, redirections, variables or wildcards); answers its exit "
-            "status and output",
-            (Param("command", str, "like: wc -l downloads/report.csv"),),
-            lambda tab, a, b: workspace.shell_run(
-                tab.workspace,
-                a["command"],
-                allowed=tab.config.shell_commands,
-                timeout_ms=tab.config.shell_timeout_ms,
-                budget=b,
-            ),
-            switch="shell_commands",
-            check=workspace.command_check,
-        ),
-        ActionSpec(
-            "tabs",
-            "list the run's tabs, or open (url), select (index) or close (index) one",
-            (
-                _opt("op", str, "list (default), open, select or close"),
-                _opt("url", str, "for open"),
-                _opt("index", int, "for select and close"),
-            ),
-            _tabs,
-        ),
-        ActionSpec(
-            "steps",
-            f"several steps on this tab in one call (at most {MAX_STEPS}): "
-            '{"type": "click"|"fill", "ref": "e5", "value"?: str}, {"type": "wait_for", '
-            '"text": "..."} (same keys as wait_for), {"type": "navigate", "url": "..."}, '
-            '{"type": "read_page"}; the answer is one line a step plus the pages kept',
-            (
-                Param("steps", list, "the steps, in order"),
-                _opt("fail_fast", bool, "stop at the first failing step (default true)"),
-                _opt("return_mode", str, "final (default), all, or delta: which read_page"),
-                _opt("per_step_timeout_ms", int, "budget of each step"),
-            ),
-            _steps,
-            check=Macro.parse,
-        ),
-        ActionSpec(
-            "evaluate",
-            "run JavaScript in the page and get its value as JSON: an expression, or a "
-            "function called with arg; with a ref, a function of that element, like "
-            "el => el.value",
-            (
-                Param("expression", str, "the script"),
-                _opt("ref", str, "element to pass to the function"),
-                _opt("arg", JSON_TYPES, "JSON data passed to the function"),
-            ),
-            _evaluate,
-            switch="evaluate_enabled",
-        ),
-    )
-}
-
-
-def available(config: BrowserConfig) -> list[ActionSpec]:
-    """The actions this browser config offers the model (evaluate only when the operator
-    allows it)."""
-    return [spec for spec in ACTIONS.values() if spec.for_agent and spec.enabled(config)]
-
-
-def validate(name: str, args: dict[str, Any]) -> dict[str, Any]:
-    """Check ``args`` against the action's params; return only the known ones (and a
-    valid ``timeout_ms``)."""
-    spec = ACTIONS.get(name)
-    if spec is None:
-        raise ActionInvalid(
-            f"unknown action {name!r}",
-            hint="known actions: " + ", ".join(sorted(ACTIONS)),
-        )
-    clean: dict[str, Any] = {}
-    for param in spec.params:
-        if param.name not in args or args[param.name] is None:
-            if param.required:
-                raise ActionInvalid(f"{name} needs {param.name!r} ({param.description})")
-            continue
-        value = args[param.name]
-        if param.type is str and isinstance(value, int | float) and not isinstance(value, bool):
-            value = str(value)  # a model writing 42 for "42" is harmless
-        wrong_bool = isinstance(value, bool) and param.type is int
-        if not isinstance(value, param.type) or wrong_bool:
-            raise ActionInvalid(
-                f"{name}: {param.name!r} must be {param.type_name}, not {type(value).__name__}"
-            )
-        clean[param.name] = value
-    if spec.check is not None:
-        spec.check(clean)
-    if _timeout(name, args) is not None:  # kept, checked: it narrows the call's budget
-        clean["timeout_ms"] = args["timeout_ms"]
-    return clean
-
-
-def _timeout(name: str, args: dict[str, Any]) -> float | None:
-    value = args.get("timeout_ms")
-    return None if value is None else timeout_ms_of(value, what=f"{name}: timeout_ms")
-
-
-async def execute(tab: Tab, name: str, args: dict[str, Any], *, budget: Budget) -> str:
-    """Validate and run one action; returns the result line for the model."""
-    clean, call_budget = _prepare(name, args, budget)
-    spec = ACTIONS[name]
-    if not spec.enabled(tab.config):
-        raise ActionInvalid(
-            f"{name} is turned off",
-            hint=f"the operator can turn it on (BrowserConfig.{spec.switch})",
-        )
-    return await spec.run(tab, clean, call_budget)
-
-
-async def execute_steps(
-    tab: Tab,
-    args: dict[str, Any],
-    *,
-    budget: Budget,
-    on_step: OnStep | None = None,
-    record: bool = False,
-) -> MacroResult:
-    """A ``steps`` call with each step's outcome (``execute`` gives only the text, and
-    raises StepFailed when a step failed)."""
-    clean, call_budget = _prepare("steps", args, budget)
-    macro = Macro.parse(clean)
-    return await run_macro(tab, macro, budget=call_budget, on_step=on_step, record=record)
-
-
-async def execute_form(
-    tab: Tab, args: dict[str, Any], *, budget: Budget, on_field: OnField | None = None
-) -> str:
-    """A ``fill_form`` call that tells ``on_field`` of each field as the step it is."""
-    clean, call_budget = _prepare("fill_form", args, budget)
-    return await tab.fill_form(clean["fields"], budget=call_budget, on_field=on_field)
-
-
-async def act(tab: Tab, name: str, args: dict[str, Any], *, budget: Budget) -> dict[str, Any]:
-    """The answer of the act entry points (HTTP, WebSocket, command line) to one call:
-    ``{"ok": true, "result": text}``; a ``steps`` call adds each step's outcome and, when
-    one failed, ``"ok": false`` with its index and error.  A failing single action raises,
-    for the entry point to answer."""
-    if name != "steps":
-        return {"ok": True, "result": await execute(tab, name, args, budget=budget)}
-    return (await execute_steps(tab, args, budget=budget)).answer()
-
-
-def _prepare(name: str, args: dict[str, Any], budget: Budget) -> tuple[dict[str, Any], Budget]:
-    clean = validate(name, args)
-    timeout_ms = clean.pop("timeout_ms", None)
-    return clean, (budget.child(timeout_ms, label=name) if timeout_ms else budget)
+        _evaluate,
+        switch="evaluate_enabled",
+    ),
+)

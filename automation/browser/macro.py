@@ -191,7 +191,7 @@ async def run_macro(
     """Run the steps in order.  ``on_step`` hears each step that ran as soon as it ends;
     with ``record`` each click and fill first takes its element's identity (a step whose
     ref went stale fails there, before acting)."""
-    from automation.browser.actions import execute  # the registry imports this module
+    from automation.actions import execute  # the registry imports this module
 
     results: list[StepResult] = []
     last_read = max((i for i, s in enumerate(macro.steps) if s["type"] == "read_page"), default=-1)

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from automation.browser.actions import ActionSpec
+from automation.actionspec import ActionSpec
 from automation.browser.snapshot import Snapshot
 from automation.budget import Budget
 

@@ -12,7 +12,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from automation.browser.actions import ActionSpec
+from automation.actionspec import ActionSpec
 from automation.budget import MAX_TIMEOUT_MS
 from automation.llm.base import OnToken
 

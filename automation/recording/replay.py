@@ -9,7 +9,7 @@ For every step, in order, inside its own budget (and the whole replay's):
    pauses (resume tries the step again; a reply "skip" says the person did it), without one
    the replay ends there with status ``needs_person``.  Replay never acts on a guess;
 3. the element found gets its ref from the snapshot registry (``refOf``), and the step runs
-   through the same action code an agent uses (:func:`automation.browser.actions.execute`),
+   through the same action code an agent uses (:func:`automation.actions.execute`),
    with its ``${param}`` and ``${SECRET:NAME}`` values filled in only at that moment.
 
 Each step's :class:`StepOutcome` keeps which strategy found the element, its score and what
@@ -33,8 +33,8 @@ from typing import Any
 from playwright.async_api import ElementHandle
 from playwright.async_api import Error as PlaywrightError
 
+from automation.actions import execute
 from automation.agent.control import RunControl
-from automation.browser.actions import execute
 from automation.browser.identity import ElementIdentity, Located, locate
 from automation.browser.tab import Tab
 from automation.budget import Budget

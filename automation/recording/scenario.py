@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from automation.browser.actions import validate
+from automation.actions import validate
 from automation.browser.identity import CONTROL_CHARS, ElementIdentity
 from automation.browser.interact import MODIFIERS, MOUSE_BUTTONS
 from automation.errors import ActionInvalid, ParamMissing, ScenarioInvalid

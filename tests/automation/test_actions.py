@@ -8,7 +8,7 @@ import time
 import pytest
 
 from automation import Budget, Tab
-from automation.browser.actions import ACTIONS, execute
+from automation.actions import ACTIONS, execute
 from automation.browser.snapshot import Snapshot
 from automation.errors import (
     ActionFailed,

@@ -9,10 +9,10 @@ import json
 from typing import Any
 
 from automation import AgentConfig, AgentRun, Tab
+from automation.actions import available
 from automation.agent.context import Context, ContextLimits
 from automation.agent.prompts import system_prompt
 from automation.agent.turn import CLAIM_REMINDER
-from automation.browser.actions import available
 from automation.events import (
     ActionFinished,
     ActionStarted,

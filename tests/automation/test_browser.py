@@ -8,7 +8,7 @@ import time
 import pytest
 
 from automation import Budget, Tab
-from automation.browser.actions import execute
+from automation.actions import execute
 from automation.errors import (
     ActionFailed,
     ActionInvalid,

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from automation import Budget, Tab
-from automation.browser.actions import execute, execute_form
+from automation.actions import execute, execute_form
 from automation.browser.snapshot import Snapshot
 from automation.errors import ActionFailed
 from tests.refs import ref_of

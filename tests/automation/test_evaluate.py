@@ -13,8 +13,8 @@ import pytest
 import pytest_asyncio
 
 from automation import AgentConfig, AgentRun, BrowserSession, Budget, Tab
+from automation.actions import available, execute
 from automation.agent.prompts import system_prompt
-from automation.browser.actions import available, execute
 from automation.browser.evaluate import RESERVED_MS
 from automation.errors import (
     ActionInvalid,

@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from automation import AgentConfig, AgentRun, BrowserSession
+from automation.actions import ACTIONS, validate
 from automation.agent.parser import MAX_ACTIONS_PER_REPLY, parse_reply
 from automation.agent.turn import read_reply
-from automation.browser.actions import ACTIONS, validate
 from automation.browser.url_policy import UrlPolicy
 from automation.errors import TabwrightError
 from automation.events import RunFinished, RunPaused

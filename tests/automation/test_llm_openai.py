@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
+from automation.actions import ACTIONS
 from automation.agent.parser import parse_reply
-from automation.browser.actions import ACTIONS
 from automation.budget import Budget
 from automation.errors import BudgetExceeded, Cancelled, LLMResponseError, LLMUnavailable
 from automation.llm.base import ChatMessage, PlannerRequest

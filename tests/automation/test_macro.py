@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from automation import Budget, Tab
+from automation.actions import ACTIONS, act, available, execute
 from automation.agent.parser import parse_reply
 from automation.agent.prompts import system_prompt
-from automation.browser.actions import ACTIONS, act, available, execute
 from automation.browser.macro import Macro, StepResult, run_macro
 from automation.browser.snapshot import Snapshot
 from automation.errors import ActionInvalid, StepFailed

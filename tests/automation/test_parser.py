@@ -1,8 +1,8 @@
 from __future__ import annotations
 
+from automation.actions import ACTIONS
 from automation.agent.parser import MAX_ACTIONS_PER_REPLY, parse_reply
 from automation.agent.prompts import system_prompt
-from automation.browser.actions import ACTIONS
 
 
 def test_several_actions_and_prose() -> None:

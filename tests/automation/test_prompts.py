@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
+from automation.actions import ACTIONS, available
 from automation.agent.prompts import system_prompt
-from automation.browser.actions import ACTIONS, available
 from automation.browser.config import BrowserConfig
 
 

@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from automation import AgentConfig, AgentRun, Budget, Tab
-from automation.browser.actions import execute
+from automation.actions import execute
 from automation.events import ChecksProposed, StepRecorded
 from automation.llm.openai import OpenAICompatPlanner
 from automation.recording import expect

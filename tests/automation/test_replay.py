@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from automation import Budget, Tab
+from automation.actions import execute
 from automation.agent.control import RunControl
-from automation.browser.actions import execute
 from automation.errors import ParamMissing
 from automation.events import RunPaused, StepRecorded, StepReplayed
 from automation.recording.export import to_pytest

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from automation import Budget
-from automation.browser import subreaper, workspace
 from automation.errors import Cancelled
+from automation.tools import subreaper
+from automation.tools.shell import shell_run
 
 # setsid.pid: a child in a session of its own; daemon.pid: forked by a shell that exits at
 # once (orphaned) and in a session of its own too, as a daemon does.
@@ -74,9 +75,7 @@ def no_strays(ws: Path):  # type: ignore[no-untyped-def]
 
 
 async def shell(ws: Path, command: str, *, timeout_ms: float, budget: Budget) -> str:
-    return await workspace.shell_run(
-        ws, command, allowed=("sh",), timeout_ms=timeout_ms, budget=budget
-    )
+    return await shell_run(ws, command, allowed=("sh",), timeout_ms=timeout_ms, budget=budget)
 
 
 async def test_a_command_that_ends_takes_its_setsid_child_and_its_daemon_along(ws: Path) -> None:

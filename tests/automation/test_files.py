@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 
 from automation import BrowserSession, Budget, Tab
+from automation.actions import available, execute, validate
 from automation.agent.prompts import system_prompt
-from automation.browser import workspace
-from automation.browser.actions import available, execute, validate
 from automation.errors import ActionInvalid, Cancelled
+from automation.tools import files as workspace
+from automation.tools import shell
 from tests.conftest import browser_config
 
 FILE_TOOLS = ("file_list", "file_read", "file_write", "file_check", "file_mkdir", "file_delete")
@@ -394,7 +395,7 @@ async def test_shell_syntax_is_refused(wtab: Tab, ws: Path, command: str) -> Non
     ],
 )
 def test_quoted_text_is_plain_arguments(command: str, argv: list[str]) -> None:
-    assert workspace.command_argv(command) == argv
+    assert shell.command_argv(command) == argv
 
 
 async def test_a_command_past_its_time_is_killed_with_its_children(wtab: Tab, ws: Path) -> None:
@@ -451,6 +452,6 @@ async def test_output_is_capped_keeping_start_and_end(wtab: Tab) -> None:
     shell_on(wtab, "seq")
     answer = await run(wtab, "shell", command="seq 1 100000")
     assert answer.startswith("exit status 0\n1\n2\n3\n") and answer.endswith("99999\n100000\n")
-    cut = 588_895 - workspace.MAX_OUTPUT_BYTES
+    cut = 588_895 - shell.MAX_OUTPUT_BYTES
     assert f"[… {cut} bytes cut …]" in answer
-    assert len(answer) < workspace.MAX_OUTPUT_BYTES + 100
+    assert len(answer) < shell.MAX_OUTPUT_BYTES + 100

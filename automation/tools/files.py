@@ -1,4 +1,4 @@
-"""Files inside a run's workspace folder (the shell tool is in shell.py beside this).
+"""The agent's file tools: files inside a run's workspace folder.
 
 The agent names files by paths relative to the workspace (``downloads/report.csv``).
 Nothing here reaches outside it: absolute paths, ``~``, ``..`` and NUL bytes are refused,
@@ -24,26 +24,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-# The shell tool is a module of its own; its names stay importable from here.
-from automation.browser.shell import (
-    MAX_OUTPUT_BYTES,
-    SHELL_PATH,
-    command_argv,
-    command_check,
-    shell_run,
-)
+from automation.actionspec import ActionSpec, Param, optional
 from automation.budget import Budget
 from automation.errors import ActionFailed, ActionInvalid, TabwrightError
 
 __all__ = [
     "DEFAULT_READ_CHARS",
+    "FILE_ACTIONS",
     "MAX_LIST_ENTRIES",
-    "MAX_OUTPUT_BYTES",
     "MAX_READ_CHARS",
     "MAX_WRITE_BYTES",
-    "SHELL_PATH",
-    "command_argv",
-    "command_check",
     "file_check",
     "file_delete",
     "file_list",
@@ -53,7 +43,6 @@ __all__ = [
     "parse_path",
     "path_check",
     "read_check",
-    "shell_run",
 ]
 
 T = TypeVar("T")
@@ -502,3 +491,74 @@ async def file_delete(
     """Delete a file, a link or an empty folder (any folder with ``recursive``); never the
     workspace itself."""
     return await _in_thread(budget, _delete, _root(workspace), parse_path(path), recursive)
+
+
+FILE_ACTIONS: tuple[ActionSpec, ...] = (
+    ActionSpec(
+        "file_list",
+        "list a folder of the run's workspace (where downloads land): folders end "
+        "with /, files show their size; paths are relative to the workspace",
+        (optional("path", str, "folder, like downloads (default: the workspace itself)"),),
+        lambda tab, a, b: file_list(tab.workspace, a.get("path", ""), budget=b),
+        check=path_check,
+    ),
+    ActionSpec(
+        "file_read",
+        "read a text file of the workspace from a byte offset; a long file comes in "
+        "parts, each ending with the offset to continue from",
+        (
+            Param("path", str, "file, like downloads/report.csv"),
+            optional("offset", int, "byte to start at (default 0)"),
+            optional("max_chars", int, f"characters at most (default {DEFAULT_READ_CHARS})"),
+        ),
+        lambda tab, a, b: file_read(
+            tab.workspace,
+            a["path"],
+            offset=a.get("offset", 0),
+            max_chars=a.get("max_chars", DEFAULT_READ_CHARS),
+            budget=b,
+        ),
+        check=read_check,
+    ),
+    ActionSpec(
+        "file_write",
+        "write text to a file of the workspace (missing folders are made), replacing it "
+        f"or with append=true adding to its end; at most {MAX_WRITE_BYTES} "
+        "bytes a call",
+        (
+            Param("path", str, "file, like notes/summary.txt"),
+            Param("content", str, "the text"),
+            optional("append", bool, "add to the end instead of replacing"),
+        ),
+        lambda tab, a, b: file_write(
+            tab.workspace, a["path"], a["content"], append=a.get("append", False), budget=b
+        ),
+        check=path_check,
+    ),
+    ActionSpec(
+        "file_check",
+        "whether a path of the workspace exists: its type, size, modification time and sha256",
+        (Param("path", str, "file or folder"),),
+        lambda tab, a, b: file_check(tab.workspace, a["path"], budget=b),
+        check=path_check,
+    ),
+    ActionSpec(
+        "file_mkdir",
+        "make a folder in the workspace (with the missing ones above it unless parents=false)",
+        (Param("path", str, "folder"), optional("parents", bool, "make missing parents too")),
+        lambda tab, a, b: file_mkdir(
+            tab.workspace, a["path"], parents=a.get("parents", True), budget=b
+        ),
+        check=path_check,
+    ),
+    ActionSpec(
+        "file_delete",
+        "delete a file, a link or an empty folder of the workspace; recursive=true "
+        "deletes a folder with all it holds",
+        (Param("path", str, "what to delete"), optional("recursive", bool, "a whole folder")),
+        lambda tab, a, b: file_delete(
+            tab.workspace, a["path"], recursive=a.get("recursive", False), budget=b
+        ),
+        check=path_check,
+    ),
+)

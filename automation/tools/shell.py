@@ -20,10 +20,18 @@ import time
 from pathlib import Path
 from typing import Any
 
+from automation.actionspec import ActionSpec, Param
 from automation.budget import Budget
 from automation.errors import ActionFailed, ActionInvalid, BudgetExceeded
 
-__all__ = ["MAX_OUTPUT_BYTES", "SHELL_PATH", "command_argv", "command_check", "shell_run"]
+__all__ = [
+    "MAX_OUTPUT_BYTES",
+    "SHELL_ACTIONS",
+    "SHELL_PATH",
+    "command_argv",
+    "command_check",
+    "shell_run",
+]
 
 SHELL_PATH = "/usr/local/bin:/usr/bin:/bin"
 MAX_OUTPUT_BYTES = 20_000  # of a command's output: its start and its end
@@ -230,3 +238,23 @@ async def shell_run(
         status = f"exit status {code}"
     text = command_run.text()
     return f"{status}\n{text}" if text else f"{status} (no output)"
+
+
+SHELL_ACTIONS: tuple[ActionSpec, ...] = (
+    ActionSpec(
+        "shell",
+        "run one program the operator allowed, in the workspace folder, with plain "
+        "arguments (no pipes, redirections, variables or wildcards); answers its exit "
+        "status and output",
+        (Param("command", str, "like: wc -l downloads/report.csv"),),
+        lambda tab, a, b: shell_run(
+            tab.workspace,
+            a["command"],
+            allowed=tab.config.shell_commands,
+            timeout_ms=tab.config.shell_timeout_ms,
+            budget=b,
+        ),
+        switch="shell_commands",
+        check=command_check,
+    ),
+)

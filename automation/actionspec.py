@@ -1,0 +1,61 @@
+"""What an action is: its name, its parameters, and the function that runs it.
+
+One :class:`ActionSpec` names an action's parameters once; the same spec validates a request,
+documents the action to the model (system prompt or native tool) and runs it.  The specs are
+written beside what they drive (:mod:`automation.browser.actions`, :mod:`automation.tools`)
+and assembled into one registry in :mod:`automation.actions`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from automation.browser.config import BrowserConfig
+    from automation.browser.tab import Tab
+    from automation.budget import Budget
+
+__all__ = ["ActionSpec", "Param", "optional"]
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: type | tuple[type, ...]
+    description: str
+    required: bool = True
+
+    @property
+    def type_name(self) -> str:
+        types = self.type if isinstance(self.type, tuple) else (self.type,)
+        return "|".join(t.__name__ for t in types)
+
+
+@dataclass(frozen=True)
+class ActionSpec:
+    name: str
+    description: str
+    params: tuple[Param, ...]
+    run: Callable[[Tab, dict[str, Any], Budget], Awaitable[str]]
+    targets_ref: bool = False  # the step keeps a selector for its element
+    # Off unless the operator turns it on: ``enabled(config)`` says whether it is offered.
+    switch: str = ""
+    # A whole-request check beyond the param types, run by ``validate`` before anything runs.
+    check: Callable[[dict[str, Any]], object] | None = None
+    # Offered to the model; read_page is not (the agent gets the page every round anyway).
+    for_agent: bool = True
+
+    def enabled(self, config: BrowserConfig) -> bool:
+        return not self.switch or bool(getattr(config, self.switch))
+
+    def signature(self) -> str:
+        fields = ", ".join(
+            f'"{p.name}": {p.type_name}{"" if p.required else "?"}' for p in self.params
+        )
+        return f'{{"action": "{self.name}"{", " if fields else ""}{fields}}}'
+
+
+def optional(name: str, kind: type | tuple[type, ...], description: str) -> Param:
+    return Param(name, kind, description, required=False)
