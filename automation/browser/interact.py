@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from automation.browser.effect import TOGGLE_STATE_JS, Subject, click_target, dispose
 from automation.browser.masking import mask_field
+from automation.browser.settle import settles
 from automation.budget import Budget
 from automation.errors import (
     ActionFailed,
@@ -67,6 +68,7 @@ _CARET_TO_END_JS = """(el) => {
 
 
 class Interactions:
+    @settles
     async def click(
         self: Tab,
         ref: str,
@@ -109,6 +111,7 @@ class Interactions:
     async def double_click(self: Tab, ref: str, *, budget: Budget | None = None) -> str:
         return await self.click(ref, double=True, budget=budget)
 
+    @settles
     async def hover(self: Tab, ref: str, *, budget: Budget | None = None) -> str:
         budget = self._budget(budget, "hover")
         locator, entry = await self.resolve(ref, budget=budget, action="hover")
@@ -117,6 +120,7 @@ class Interactions:
         )
         return f"hovering over {entry.role} {entry.name!r}"
 
+    @settles
     async def fill(
         self: Tab, ref: str, value: str, *, submit: bool = False, budget: Budget | None = None
     ) -> str:
@@ -130,6 +134,7 @@ class Interactions:
         finally:
             await subject.release()
 
+    @settles
     async def type(
         self: Tab,
         ref: str,
@@ -176,6 +181,7 @@ class Interactions:
             + shown
         )
 
+    @settles
     async def set_checked(
         self: Tab, ref: str, checked: bool = True, *, budget: Budget | None = None
     ) -> str:
@@ -188,6 +194,7 @@ class Interactions:
         finally:
             await subject.release()
 
+    @settles
     async def select_option(
         self: Tab, ref: str, values: str | Sequence[str], *, budget: Budget | None = None
     ) -> str:
@@ -203,6 +210,7 @@ class Interactions:
         finally:
             await subject.release()
 
+    @settles
     async def fill_form(
         self: Tab,
         fields: Sequence[dict[str, Any]],
@@ -284,6 +292,7 @@ class Interactions:
             done.append(str(ref))
         return f"filled {len(done)} fields: {', '.join(done)}"
 
+    @settles
     async def press_key(self: Tab, key: str, *, ref: str = "", budget: Budget | None = None) -> str:
         """Press a key (``Enter``, ``Control+A``) on the ref's element, or on whatever has
         the focus when no ref is given."""
@@ -304,6 +313,7 @@ class Interactions:
     async def press(self: Tab, key: str, *, budget: Budget | None = None) -> str:
         return await self.press_key(key, budget=budget)
 
+    @settles
     async def drag(self: Tab, source: str, target: str, *, budget: Budget | None = None) -> str:
         budget = self._budget(budget, "drag")
         src, src_entry = await self.resolve(source, budget=budget, action="drag")
@@ -317,6 +327,7 @@ class Interactions:
             f"dragged {src_entry.role} {src_entry.name!r} onto {dst_entry.role} {dst_entry.name!r}"
         )
 
+    @settles
     async def scroll(
         self: Tab,
         *,
@@ -359,6 +370,7 @@ class Interactions:
         )
         return f"highlighted {entry.role} {entry.name!r}"
 
+    @settles
     async def set_input_files(
         self: Tab, ref: str, files: Sequence[str], *, budget: Budget | None = None
     ) -> str:

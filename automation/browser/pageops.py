@@ -12,9 +12,10 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from playwright.async_api import Frame, Page, Request, Response
+from playwright.async_api import Response
 
 from automation.browser.masking import mask_locators
+from automation.browser.settle import SettleReport, settles
 from automation.budget import DEFAULT_HEADROOM_MS, Budget
 from automation.errors import (
     ActionFailed,
@@ -30,7 +31,7 @@ from automation.events import ScreenshotTaken
 if TYPE_CHECKING:
     from automation.browser.tab import Tab
 
-__all__ = ["LOAD_WAIT_MS", "Navigations", "PageOps"]
+__all__ = ["LOAD_WAIT_MS", "PageOps"]
 
 log = logging.getLogger("automation.browser")
 
@@ -41,36 +42,10 @@ MIN_SIZE, MAX_SIZE = 200, 4_000
 # After DOMContentLoaded a navigation waits this long for "load" (images, scripts that
 # draw the page); a page whose last resource never comes is used as it is.
 LOAD_WAIT_MS = 10_000
-# A navigation an action sets off (a form submitted, a link followed) starts this soon.
-NAVIGATION_START_MS = 60
-
-
-class Navigations:
-    """Whether the page's main frame has a navigation under way: requested, not yet
-    committed (or failed, or turned into a download)."""
-
-    def __init__(self, page: Page) -> None:
-        self.page = page
-        self.pending: Request | None = None
-        page.on("request", self._on_request)
-        page.on("requestfinished", self._on_done)
-        page.on("requestfailed", self._on_done)
-        page.on("framenavigated", self._on_committed)
-
-    def _on_request(self, request: Request) -> None:
-        if request.is_navigation_request() and request.frame == self.page.main_frame:
-            self.pending = request
-
-    def _on_done(self, request: Request) -> None:
-        if request is self.pending:
-            self.pending = None
-
-    def _on_committed(self, frame: Frame) -> None:
-        if frame == self.page.main_frame:
-            self.pending = None
 
 
 class PageOps:
+    @settles
     async def navigate(self: Tab, url: str, *, budget: Budget | None = None) -> str:
         """Open ``url`` and wait for it to load (DOMContentLoaded, then ``load`` for at
         most :data:`LOAD_WAIT_MS`).  An answer of HTTP 4xx/5xx is an error (HttpStatus):
@@ -95,17 +70,11 @@ class PageOps:
         await self._loaded(budget)
         return f"opened {self.page.url}"
 
-    async def settle(self: Tab, *, budget: Budget) -> None:
-        """Wait for what the last action set off: a navigation it started (until the new
-        page is committed and loaded).  A step that submits a form and reloads the page
-        is not over until the next page is there."""
-        try:
-            await budget.run(asyncio.sleep(NAVIGATION_START_MS / 1000))
-            while self.navigations.pending is not None and budget.remaining_ms() > 100:
-                await budget.run(asyncio.sleep(0.025))
-        except BudgetExceeded:
-            return  # the step is over all the same; what it set off goes on
-        await self._loaded(budget)
+    async def settle(self: Tab, *, budget: Budget) -> SettleReport:
+        """Wait for what the page started since the last action settled: a navigation
+        still on its way, requests still unanswered (see :mod:`automation.browser.settle`).
+        Actions settle before they return; this is for what came after them."""
+        return await self.settler.settle(budget=budget)
 
     async def _loaded(self: Tab, budget: Budget) -> None:
         """Wait for the page's ``load`` within :data:`LOAD_WAIT_MS` (and the budget)."""
@@ -121,12 +90,15 @@ class PageOps:
         except (ActionFailed, BudgetExceeded):
             pass  # a resource that never comes (or no time left): the page is used as it is
 
+    @settles
     async def back(self: Tab, *, budget: Budget | None = None) -> str:
         return await self._history("back", budget)
 
+    @settles
     async def forward(self: Tab, *, budget: Budget | None = None) -> str:
         return await self._history("forward", budget)
 
+    @settles
     async def reload(self: Tab, *, budget: Budget | None = None) -> str:
         return await self._history("reload", budget)
 

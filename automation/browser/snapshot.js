@@ -11,8 +11,14 @@
 // role.  What it says is still read as untrusted input on the Python side (identity.py).
 // Later snapshots of the same document reuse refs (same element,
 // same role, same name => same ref) and the "tabwright=" selector engine resolves refs
-// through it.  A new document starts a new registry; the caller seeds its counter so ref
-// numbers are never reused within a tab.
+// through it.  An element the page re-created (a list drawn again with innerHTML) takes
+// over the ref of the one it replaced when nothing else could be that element (see
+// settleRefs in snapshot_changes.js, which snapshot.py puts in this closure where the
+// "@include" line is); a ref moves to the new node only in a snapshot, which shows the
+// model the page again, so between snapshots a ref to a replaced node still resolves to
+// nothing.
+// A new document starts a new registry; the caller seeds its counter so ref numbers are
+// never reused within a tab.
 (() => {
   if (Object.prototype.hasOwnProperty.call(window, "__tabwright")) return;
   Object.defineProperty(window, "__tabwright", {
@@ -74,6 +80,11 @@
     const byEl = new WeakMap(); // element -> {ref, role, name}
     const byRef = new Map(); // ref -> {el: WeakRef, role, name}
     let prevWalk = null; // ref -> {hash, own, line} of the last full walk, for deltas
+    // The last whole-page walk's tree: where a re-created element's old self is looked
+    // for.  Its keys are worked out only when a walk meets an element it has not seen, so
+    // a page that did not re-create anything costs nothing; the price is that the
+    // elements of that walk stay in memory until the next one.
+    let prevRoot = null;
 
     const reg = Object.create(null);
     // roleOf and nameOf: the same roles and names for element identities (identity.js).
@@ -299,9 +310,21 @@
     // -- refs -------------------------------------------------------------------------
 
     function refFor(el, role, name) {
+      return knownRef(el, role, name) || issue(el, role, name);
+    }
+
+    // The ref the element already holds with this role and name, or "".
+    function knownRef(el, role, name) {
       const known = byEl.get(el);
-      if (known && known.role === role && known.name === name) return known.ref;
-      const ref = refPrefix + "e" + nextRef++;
+      if (!known || known.role !== role || known.name !== name) return "";
+      return byRef.get(known.ref) === known ? known.ref : "";
+    }
+
+    function issue(el, role, name) {
+      return bindRef(refPrefix + "e" + nextRef++, el, role, name);
+    }
+
+    function bindRef(ref, el, role, name) {
       const entry = { ref, role, name, el: new WeakRef(el) };
       byEl.set(el, entry);
       byRef.set(ref, entry);
@@ -346,6 +369,7 @@
         return { outOfTime: true, visited };
       }
       if (performance.now() > deadline) return { outOfTime: true, visited };
+      const rebound = settleRefs(root, !opts.scope);
       // nth among equal role+name pairs, in document order; count of each pair.
       const refs = [];
       const seen = new Map();
@@ -364,16 +388,21 @@
       hashTree(root, hashes);
       const removed = [];
       const delta = Boolean(opts.delta && prevWalk && !opts.scope);
+      let paths = [];
       if (delta) {
         renderDelta(root, lines, frames);
         for (const [ref, old] of prevWalk) if (ref && !hashes.has(ref)) removed.push([ref, old.line]);
+        if (refs.some((n) => n.frame)) paths = framePaths(root);
       } else if (opts.interactive) {
         renderInteractive(root, lines, frames);
       } else {
         renderTree(root, 0, lines, frames, opts.maxDepth || 0);
       }
-      if (!opts.scope) prevWalk = hashes;
-      return { text: lines.join("\n"), refs: table, frames, removed, delta };
+      if (!opts.scope) {
+        prevWalk = hashes;
+        prevRoot = root;
+      }
+      return { text: lines.join("\n"), refs: table, frames, removed, delta, rebound, paths };
     }
 
     function queryScope(selector) {
@@ -416,7 +445,10 @@
       let node = parent;
       if (role) {
         const name = nameOf(el, role);
-        node = { role, name, ref: refFor(el, role, name), kids: [], el, clickable, tag };
+        // Refs are settled after the walk (settleRefs): whether a re-created element may
+        // take over a known ref depends on all of its siblings.
+        node = { role, name, ref: knownRef(el, role, name), fresh: !byEl.has(el), kids: [], el,
+          clickable, tag };
         parent.kids.push(node);
         if (tag === "IFRAME" || tag === "FRAME") { node.frame = true; return; }
         if (tag === "SELECT" || tag === "INPUT" || tag === "TEXTAREA") node.value = valueOf(el);
@@ -452,6 +484,12 @@
       return el.value || "";
     }
 
+    // A node's states, read once per walk: its line, its hash and its place key share them.
+    function stateList(n) {
+      if (!n.states) n.states = states(n);
+      return n.states;
+    }
+
     function states(n) {
       const el = n.el;
       const out = [];
@@ -480,18 +518,39 @@
       let line = n.role;
       if (n.name) line += " " + JSON.stringify(n.name.length > 100 ? n.name.slice(0, 99) + "…" : n.name);
       line += " [" + n.ref + "]";
-      for (const s of states(n)) line += " [" + s + "]";
+      for (const s of stateList(n)) line += " [" + s + "]";
       if (n.value) line += ": " + JSON.stringify(n.value.length > 100 ? n.value.slice(0, 99) + "…" : n.value);
       return line;
     }
 
-    // Children worth printing: text that only repeats the node's own name is dropped.
+    // The one rule for what is shown under a node, which the full snapshot, the delta and
+    // the delta's hashes all follow: its children, without text that only repeats the
+    // node's own name or labels the control beside it.
     function shownKids(n) {
+      if (!n.shown) n.shown = shownOf(n);
+      return n.shown;
+    }
+
+    function shownOf(n) {
       const kids = n.kids;
       if (n.name && kids.length === 1 && typeof kids[0] === "string" && norm(kids[0]) === n.name) return [];
       if (n.name && kids.length && NAME_FROM_CONTENT.has(n.role) &&
           kids.every((k) => typeof k === "string")) return [];
-      return kids;
+      if (kids.every((k) => typeof k !== "string")) return kids;
+      return kids.filter((k, i) => typeof k !== "string" || !labelsNeighbour(kids, i));
+    }
+
+    // A node's line as the snapshot shows it (a single text child joins it), and whether
+    // its shown children follow as lines of their own.
+    function head(n) {
+      const line = "- " + lineOf(n);
+      if (n.frame) return [line + ":", false]; // the frame's own lines are stitched in
+      const kids = shownKids(n);
+      if (!kids.length) return [line, false];
+      if (kids.length === 1 && typeof kids[0] === "string" && !n.value) {
+        return [line + ": " + norm(kids[0]), false];
+      }
+      return [line + ":", true];
     }
 
     // A label's text next to the control it names says nothing new.
@@ -506,32 +565,21 @@
 
     function renderTree(node, depth, lines, frames, maxDepth) {
       const pad = "  ".repeat(depth);
-      for (let i = 0; i < node.kids.length; i++) {
-        const k = node.kids[i];
+      for (const k of shownKids(node)) {
         if (typeof k === "string") {
-          if (!labelsNeighbour(node.kids, i)) lines.push(pad + "- text: " + norm(k));
+          lines.push(pad + "- text: " + norm(k));
           continue;
         }
-        let line = pad + "- " + lineOf(k);
-        const kids = shownKids(k);
-        if (k.frame) {
-          lines.push(line + ":");
-          frames.push({ ref: k.ref, line: lines.length - 1, depth: depth + 1 });
-          continue;
-        }
-        if (!kids.length) { lines.push(line); continue; }
-        if (kids.length === 1 && typeof kids[0] === "string" && !k.value) {
-          lines.push(line + ": " + norm(kids[0]));
-          continue;
-        }
-        if (maxDepth && depth + 1 >= maxDepth) {
+        const [line, open] = head(k);
+        if (k.frame) frames.push({ ref: k.ref, line: lines.length, depth: depth + 1 });
+        if (open && maxDepth && depth + 1 >= maxDepth) {
           let below = 0;
           forEach(k, (d) => { if (d.ref) below++; });
-          lines.push(line + (below ? ` … (${below} refs below)` : " …"));
+          lines.push(pad + line.slice(0, -1) + (below ? ` … (${below} refs below)` : " …"));
           continue;
         }
-        lines.push(line + ":");
-        renderTree(k, depth + 1, lines, frames, maxDepth);
+        lines.push(pad + line);
+        if (open) renderTree(k, depth + 1, lines, frames, maxDepth);
       }
     }
 
@@ -615,67 +663,6 @@
       });
     }
 
-    // -- delta --------------------------------------------------------------------------
-
-    function fnv(str, h) {
-      for (let i = 0; i < str.length; i++) {
-        h ^= str.charCodeAt(i);
-        h = Math.imul(h, 16777619);
-      }
-      return h >>> 0;
-    }
-
-    // Per node: `own` covers its line and the identity of its children, `hash` the subtree.
-    function hashTree(node, out) {
-      let own = node.ref ? lineOf(node) : "";
-      let sub = 2166136261;
-      for (const k of node.kids) {
-        if (typeof k === "string") { own += "\u0001" + norm(k); continue; }
-        own += "\u0002" + k.ref;
-        sub = fnv(String(hashTree(k, out)), sub);
-      }
-      const ownHash = fnv(own, 2166136261);
-      const hash = fnv(String(sub), ownHash);
-      out.set(node.ref || "", { hash, own: ownHash, line: node.ref ? lineOf(node) : "" });
-      node.hash = hash;
-      node.ownHash = ownHash;
-      return hash;
-    }
-
-    function renderDelta(node, lines, frames, depth = 0) {
-      const pad = "  ".repeat(depth);
-      let run = [];
-      const flush = () => {
-        if (!run.length) return;
-        const shown = run.slice(0, 3).join(" ") + (run.length > 3 ? ` +${run.length - 3}` : "");
-        lines.push(pad + `- … ${run.length} unchanged (${shown})`);
-        run = [];
-      };
-      const ownChanged = prevWalk.get(node.ref || "")?.own !== node.ownHash;
-      for (const k of node.kids) {
-        if (typeof k === "string") {
-          if (ownChanged) { flush(); lines.push(pad + "- text: " + norm(k)); }
-          continue;
-        }
-        const old = prevWalk.get(k.ref);
-        if (old && old.hash === k.hash && !k.frame) {
-          if (ownChanged) run.push(k.ref);
-          continue;
-        }
-        flush();
-        if (!old) { // new since the last snapshot: the whole subtree
-          renderTree({ kids: [k] }, depth, lines, frames, 0);
-          continue;
-        }
-        const hasKids = k.frame || shownKids(k).length > 0;
-        lines.push(pad + "- " + lineOf(k) + (hasKids ? ":" : ""));
-        if (k.frame) {
-          frames.push({ ref: k.ref, line: lines.length - 1, depth: depth + 1 });
-          continue;
-        }
-        renderDelta(k, lines, frames, depth + 1);
-      }
-      flush();
-    }
+    // @include snapshot_changes.js
   }
 })();

@@ -8,7 +8,11 @@ left out.
 
 Refs look like ``e12`` in the main frame and ``f2e7`` inside a frame (``f2`` names the
 frame).  Numbers are never reused within a tab, so a ref from a page that was left is
-recognisably stale rather than silently pointing at something new.
+recognisably stale rather than silently pointing at something new.  An element the page
+drew again in the same place, with the same role, name, state and row, keeps its ref
+from the next snapshot on (never between snapshots: until then the ref is stale); what
+could be another element gets a new ref.  A delta shows what changed in the very lines
+the full snapshot would show.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ __all__ = [
     "Snapshot",
     "SnapshotOptions",
     "WalkOutOfTime",
+    "frame_paths",
     "full_pass_ms",
     "reduced_note",
     "reduced_pass_ms",
@@ -65,8 +70,20 @@ REF_RE = re.compile(r"^(?:f(?P<frame>\d+))?e(?P<num>\d+)$")
 FULL_PASS_SHARE = 0.4
 REDUCED_PASS_SHARE = 0.5
 
+
+def _registry_js() -> str:
+    """snapshot.js with snapshot_changes.js in its place: one closure, two files of one
+    concept each."""
+    here = Path(__file__).parent
+    main = (here / "snapshot.js").read_text(encoding="utf-8")
+    marker = "    // @include snapshot_changes.js\n"
+    if main.count(marker) != 1:
+        raise RuntimeError("snapshot.js must hold the snapshot_changes.js include line once")
+    return main.replace(marker, (here / "snapshot_changes.js").read_text(encoding="utf-8"))
+
+
 # Installs the registry (an expression; also used as the context's init script).
-SNAPSHOT_JS = (Path(__file__).with_name("snapshot.js")).read_text(encoding="utf-8")
+SNAPSHOT_JS = _registry_js()
 # One snapshot call; the result comes back as one JSON string, which is several times
 # faster to move through Playwright than the same data as a structured value.
 CALL_JS = """(o) => {
@@ -169,18 +186,39 @@ class FramePart:
     elements: int = 0  # a reduced walk: the frame's elements
     late: int = 0  # a reduced walk: elements one can act on it had no time left to show
     over: int = 0  # a reduced walk: elements one can act on past max_chars, not shown
+    # A delta: per <iframe> ref, its line under the lines of its ancestors, as the full
+    # snapshot shows them, and the depth of the frame's own lines (see frame_paths).
+    paths: dict[str, tuple[list[str], int]] = field(default_factory=dict)
+
+
+def frame_paths(reported: object) -> dict[str, tuple[list[str], int]]:
+    """The walk's ``[ref, lines, depth]`` for each <iframe>, those well formed (page data)."""
+    paths: dict[str, tuple[list[str], int]] = {}
+    for item in reported if isinstance(reported, list) else []:
+        if not isinstance(item, list) or len(item) != 3:
+            continue
+        ref, lines, depth = item
+        if not (isinstance(ref, str) and REF_RE.fullmatch(ref) and isinstance(lines, list)):
+            continue
+        if type(depth) is int and depth > 0 and all(isinstance(line, str) for line in lines):
+            paths[ref] = (lines, depth)
+    return paths
 
 
 def stitch(parts: list[FramePart]) -> list[str]:
     """The main frame's lines with each child frame's lines under its <iframe> line.
 
     A frame whose <iframe> line is not shown (folded by a delta or by max depth) but that
-    has something to show is appended at the end under its host ref, so nothing that
-    changed goes missing."""
+    has something to show is appended at the end, so nothing that changed goes missing:
+    in a delta under the lines that lead to its <iframe> line, as the full snapshot shows
+    them (FramePart.paths), else under a line that names its host ref."""
     by_host: dict[str, FramePart] = {p.host: p for p in parts if p.host}
+    owner_of: dict[str, FramePart] = {ref: p for p in parts for ref in p.paths}
     placed: set[str] = set()
+    indent_of: dict[str, int] = {}  # frame prefix -> the indent its lines were given
 
     def render(part: FramePart, indent: int) -> list[str]:
+        indent_of[part.prefix] = indent
         pad = "  " * indent
         out: list[str] = []
         inserts = {line: (ref, depth) for ref, (line, depth) in part.slots.items()}
@@ -194,13 +232,32 @@ def stitch(parts: list[FramePart]) -> list[str]:
                     out.extend(render(child, indent + depth))
         return out
 
+    def anchor(part: FramePart, out: list[str]) -> int | None:
+        """Adds the lines that lead to the part's <iframe> line (and to those of the frames
+        around it that show nothing themselves); the indent of the part's own lines."""
+        owner = owner_of.get(part.host)
+        if owner is None:
+            return None
+        if owner.prefix not in indent_of:
+            base = anchor(owner, out) if owner.host else None
+            if base is None:
+                return None
+            indent_of[owner.prefix] = base
+        path, depth = owner.paths[part.host]
+        base = indent_of[owner.prefix]
+        out.extend("  " * base + line for line in path)
+        return base + depth
+
     main = next((p for p in parts if not p.host), None)
     lines = render(main, 0) if main is not None else []
-    for part in parts:
+    for part in parts:  # parents first
         if part.host and part.host not in placed and part.lines:
             placed.add(part.host)
-            lines.append(f"- iframe [{part.host}] (frame {part.prefix}):")
-            lines.extend(render(part, 1))
+            indent = anchor(part, lines)
+            if indent is None:
+                lines.append(f"- iframe [{part.host}] (frame {part.prefix}):")
+                indent = 1
+            lines.extend(render(part, indent))
     return lines
 
 

@@ -39,8 +39,9 @@ from automation.browser.evaluate import Evaluation, PageRuntime, evaluate
 from automation.browser.identity import ElementIdentity, capture, locate
 from automation.browser.interact import Interactions
 from automation.browser.pagelog import PageLog
-from automation.browser.pageops import Navigations, PageOps
+from automation.browser.pageops import PageOps
 from automation.browser.pwcall import call
+from automation.browser.settle import Settler
 from automation.browser.snapshot import (
     CALL_JS,
     REF_RE,
@@ -50,6 +51,7 @@ from automation.browser.snapshot import (
     Snapshot,
     SnapshotOptions,
     WalkOutOfTime,
+    frame_paths,
     reduced_note,
     ref_entries,
     stitch,
@@ -129,6 +131,14 @@ class RefState:
         # action finds its element again when the page replaced it (effect.Subject).
         self.identities: dict[str, ElementIdentity] = {}
 
+    def moved(self, reported: object) -> None:
+        """Refs a walk moved to an element the page re-created in the place of theirs
+        (snapshot_changes.js, adopt): the CDP id of the old element no longer names them.
+        Page data, so only ever used to forget an id, which is asked for again when needed."""
+        for ref in reported if isinstance(reported, list) else []:
+            if isinstance(ref, str):
+                self.backend_ids.pop(ref, None)
+
     def replace(self, refs: dict[str, RefEntry]) -> None:
         for ref, entry in self.refs.items():
             if ref not in refs:
@@ -177,7 +187,9 @@ class Tab(Interactions, PageOps):
         self.is_secret: Callable[[str], bool] | None = None
         self.log = PageLog(page)  # console, page errors, network requests
         self.dialogs = DialogGuard(page)  # answers dialogs as armed, dismisses the rest
-        self.navigations = Navigations(page)  # whether a navigation is under way
+        # What each action set off (requests, navigations, DOM changes), waited for
+        # before the action returns.
+        self.settler = Settler(page)
         # Downloads land in the run's workspace; without one they are refused by Chromium.
         self.downloads = DownloadKeeper(page, workspace / "downloads") if workspace else None
         page.on("crash", self._on_crash)
@@ -356,6 +368,7 @@ class Tab(Interactions, PageOps):
                 f"snapshot scope {options.scope!r} matches no element",
                 hint="give a ref from the latest snapshot or a CSS selector that matches",
             )
+        self.state.moved(result.get("rebound"))
         for entry in ref_entries(
             result["refs"], frame=prefix, host=host, backend_ids=self.state.backend_ids
         ):
@@ -368,6 +381,7 @@ class Tab(Interactions, PageOps):
         return FramePart(
             prefix, lines, slots, "" if options.scope else host, removed,
             int(counts.get("elements", 0)), int(counts.get("late", 0)), int(counts.get("over", 0)),
+            frame_paths(result.get("paths")),
         )  # fmt: skip
 
     async def _evaluate_in(self, frame: Frame, args: dict[str, Any], budget: Budget) -> str | None:

@@ -1,0 +1,69 @@
+// The page's side of automation/browser/settle.py: one function for every step, called
+// as ([op, quietMs, maxMs, fresh]) with op arm | probe | quiet | stop.  It installs the
+// watcher into a document the first time it is called there: a MutationObserver on the
+// document (our own marks on masked secret fields are not changes) and listeners that
+// hear the page ask for a navigation of its own (the Navigation API's navigate event for
+// another document, a form submitted to this frame), unless a handler prevented it.
+([op, quietMs, maxMs, fresh]) => {
+  let s = window.__tabwrightSettle;
+  if (!s) {
+    s = { n: 0, last: 0, nav: 0, on: false, wake: null };
+    const ours = (r) => r.type === "attributes" && (r.attributeName.startsWith("data-tabwright")
+      || (r.attributeName === "style" && r.target.hasAttribute("data-tabwright-secret")));
+    s.observer = new MutationObserver((records) => {
+      if (records.some((r) => !ours(r))) { s.n += 1; s.last = performance.now(); }
+    });
+    const leaving = (e) => queueMicrotask(() => {
+      if (e.defaultPrevented) return;
+      s.nav += 1;
+      if (s.wake) s.wake();
+    });
+    if (window.navigation) {
+      window.navigation.addEventListener("navigate", (e) => {
+        if (!e.destination.sameDocument) leaving(e);
+      });
+    }
+    window.addEventListener("submit", (e) => {
+      const target = (e.submitter && e.submitter.getAttribute("formtarget")) ||
+        (e.target && e.target.getAttribute && e.target.getAttribute("target")) || "_self";
+      if (target === "_self" || target === "") leaving(e);
+    });
+    s.start = () => {
+      s.observer.disconnect();
+      s.observer.observe(document, { subtree: true, childList: true, attributes: true,
+        characterData: true });
+      s.on = true; s.n = 0; s.last = 0;
+    };
+    Object.defineProperty(window, "__tabwrightSettle", { value: s, configurable: true });
+  }
+  const state = (quiet) => ({ armed: s.on, n: s.n, nav: s.nav, quiet });
+  if (op === "arm") { s.start(); s.nav = 0; return state(true); }
+  if (op === "stop") { s.observer.disconnect(); s.on = false; return state(true); }
+  if (op === "probe") {
+    // One task later: what the action queued with a zero delay has run by then.
+    return new Promise((done) => setTimeout(() => {
+      const found = state(true);
+      if (s.n === 0 && s.nav === 0) { s.observer.disconnect(); s.on = false; }
+      done(found);
+    }, 0));
+  }
+  return new Promise((done) => {
+    const begun = performance.now();
+    let from = fresh ? begun : 0;
+    if (!s.on) { s.start(); from = begun; }
+    const nav0 = s.nav;
+    let over = false;
+    const finish = (quiet) => { over = true; s.wake = null; done(state(quiet)); };
+    const tick = () => {
+      if (over) return;
+      if (s.nav !== nav0) return finish(false);
+      const now = performance.now();
+      const quietFor = now - Math.max(s.last, from);
+      if (quietFor >= quietMs) return finish(true);
+      if (now - begun >= maxMs) return finish(false);
+      setTimeout(tick, Math.max(1, Math.min(quietMs - quietFor, maxMs - (now - begun))) + 1);
+    };
+    s.wake = tick;
+    tick();
+  });
+}

@@ -1,0 +1,551 @@
+"""After an action, wait for what it set off, and only for that.
+
+The next snapshot must show the action's effect: the page a link led to, the rows a
+"Load" button fetched, the dialog a click opened.  A fixed pause after every action is
+wrong both ways: too long when the action set nothing off (most clicks and fills), too
+short when a request takes longer than the pause.  So each action is watched:
+
+- Before it runs, :meth:`Settler.arm` notes which requests the page has started so far
+  and arms a MutationObserver in the page's main document, which also hears the page ask
+  for a navigation (the Navigation API's ``navigate`` event, a form submitted).
+- After it returns, :meth:`Settler.settle` asks the page (one round trip) whether the DOM
+  changed or a navigation was asked for, and looks at the requests started meanwhile.
+  The round trip also orders things: the browser reports a request a handler started
+  before it answers a later evaluation on the same page.  Nothing started and nothing
+  changed: it returns at once (``nothing pending``), no sleep.
+- Otherwise it waits, in this order and bounded: a navigation to commit and its document
+  to be parsed (:data:`NAVIGATION_WAIT_MS`), then ``load``; the requests the action
+  started (and those started after them, until the page is quiet) to be answered; then
+  the DOM to be quiet for :data:`QUIET_MS` (measured in the page, one round trip, capped
+  at :data:`QUIET_MAX_MS`: a page that animates forever costs no more than a fixed pause).
+  Requests, load and quiet together get :data:`SETTLE_BOUND_MS`, taken from the caller's
+  budget; a navigation commit starts a new bound for the page it brought.
+
+Only requests that change what a snapshot shows are waited for: documents, scripts,
+stylesheets, fetch and XHR.  Images, fonts and media are not (the accessibility tree has
+their alt text already), nor event streams, web sockets and beacons, nor a fetch whose
+answer turns out to be an event stream: those never end.  A long poll started by the
+action looks like a slow fetch and is waited for until the bound.  Requests started
+before the action (the page's own polling) are never waited for.
+
+What was waited for comes back as a :class:`SettleReport` (and is logged at debug):
+why it returned, how long it waited, how many requests were answered or left pending,
+whether the page navigated.  Every action of a tab that can set something off settles
+before it returns (:func:`settles`); :attr:`Settler.last` keeps the latest report.
+
+Not seen: a request started from a timer that fires after the action and its settling
+(a search box's debounce, say) while the DOM stays still; ``wait_for`` waits for those.
+Mutations inside iframes are not observed (their requests are).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+from urllib.parse import urlsplit
+
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Frame, Page, Request, Response
+
+from automation.budget import DEFAULT_HEADROOM_MS, Budget
+from automation.errors import (
+    ActionInvalid,
+    BrowserClosed,
+    BudgetExceeded,
+    Cancelled,
+    TabwrightError,
+)
+
+if TYPE_CHECKING:
+    from automation.browser.tab import Tab
+
+__all__ = [
+    "BOUND",
+    "BUSY",
+    "GONE",
+    "IDLE",
+    "NAVIGATION_WAIT_MS",
+    "QUIET_MAX_MS",
+    "QUIET_MS",
+    "SETTLED",
+    "SETTLE_BOUND_MS",
+    "WAITED_TYPES",
+    "Mark",
+    "SettleReport",
+    "Settler",
+    "settles",
+]
+
+log = logging.getLogger("automation.browser")
+
+# Requests, load and DOM quiet together, after the action (and after each navigation).
+SETTLE_BOUND_MS = 2_500
+# The DOM counts as settled after this long without a mutation in the main document.
+QUIET_MS = 100
+# One quiet wait gives up after this long: a page that never stops changing (a ticker,
+# a JS animation) costs this, no more than a fixed pause after every action would.
+QUIET_MAX_MS = 500
+# A navigation the action set off has this long to commit and parse its document.
+NAVIGATION_WAIT_MS = 10_000
+# A navigation the page asked for (a link, a form, location=) reaches the network within
+# a moment; one that does not was cancelled or stayed in the page.
+NAVIGATION_START_MS = 100
+# Arming is one evaluation; a page too busy to answer it is acted on unwatched.
+ARM_WAIT_MS = 500
+# Navigations followed in one settle, each with its own bound (a login that redirects
+# through a JS page to the dashboard is two).
+MAX_NAVIGATIONS = 3
+
+# What changes the accessibility tree when it arrives.
+WAITED_TYPES = frozenset({"document", "script", "stylesheet", "fetch", "xhr"})
+# Answers that never end: the request is not waited for once its headers say so.
+_STREAM_TYPES = ("text/event-stream", "multipart/x-mixed-replace", "application/x-ndjson")
+_INFLIGHT_CAP = 500
+# Endpoints that kept a request unanswered for a whole bound: long polls, from then on
+# not waited for (until one of them answers quickly).
+_LONG_LIVED_CAP = 64
+_LEARNT_TYPES = ("fetch", "xhr")
+
+IDLE = "nothing pending"  # the action set nothing off: returned at once
+SETTLED = "settled"  # what it set off finished and the DOM went quiet
+BOUND = "bound reached"  # something was still going when the bound (or budget) ran out
+BUSY = "still changing"  # requests done, but the DOM did not go quiet within QUIET_MAX_MS
+GONE = "page closed"  # the page closed or crashed meanwhile
+
+# The page's side: arms, probes, waits for quiet, stops (see settle.js).
+_PAGE_JS = Path(__file__).with_name("settle.js").read_text(encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class SettleReport:
+    """What a settle waited for, and why it returned (one of the reason constants)."""
+
+    reason: str
+    waited_ms: int = 0
+    requests: int = 0  # requests the action set off that were answered (or failed)
+    pending: int = 0  # ... still unanswered when it returned
+    ignored: int = 0  # long-lived requests it set off (streams, long polls): not waited for
+    navigated: bool = False  # the main frame committed a new document or URL
+    mutations: int = 0  # batches of DOM changes seen in the main document
+
+    def __str__(self) -> str:
+        parts = [f"{self.reason} after {self.waited_ms} ms"]
+        if self.requests:
+            parts.append(f"{self.requests} request{'s' if self.requests != 1 else ''} answered")
+        if self.pending:
+            parts.append(f"{self.pending} still pending")
+        if self.ignored:
+            parts.append(f"{self.ignored} long-lived ignored")
+        if self.navigated:
+            parts.append("navigated")
+        if self.mutations:
+            parts.append(f"{self.mutations} DOM change batches")
+        return ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class Mark:
+    """The page's activity counters when an action began."""
+
+    seq: int  # requests numbered above this were started after the mark
+    commits: int  # main-frame commits seen before it
+    tracked: int  # waited-for requests started before it
+    dropped: int  # ... of which turned out to be streams
+    streams: int  # long-lived requests started before it
+    armed: bool  # the page's watcher was armed (its DOM changes since are known)
+
+
+@dataclass
+class _Watch:
+    """What one settle learnt from the page so far."""
+
+    mark: Mark
+    fresh: bool = False  # quiet counts from now (an answer or a new page may still render)
+    asked: bool = False  # the page asked for a navigation not yet followed
+    observing: bool = False  # the page's DOM watcher is connected
+    mutations: int = 0  # in the current document
+    earlier_mutations: int = 0  # in documents navigated away from
+    _nav_seen: int = 0
+
+    def saw(self, state: dict[str, Any]) -> None:
+        self.observing = bool(state["armed"])
+        self.mutations = int(state["n"])
+        if state["nav"] > self._nav_seen:
+            self.asked, self._nav_seen = True, int(state["nav"])
+
+    def new_document(self) -> None:
+        self.fresh, self.observing, self._nav_seen = True, False, 0
+        self.earlier_mutations += self.mutations
+        self.mutations = 0
+
+
+class Settler:
+    """One tab's watcher: its page's requests and navigations, and the settle after
+    each action."""
+
+    def __init__(self, page: Page) -> None:
+        self.page = page
+        self.enabled = True  # off: actions return as soon as they are done
+        self.bound_ms = SETTLE_BOUND_MS
+        self.quiet_ms = QUIET_MS
+        self.last: SettleReport | None = None
+        self.depth = 0  # actions running inside an action: only the outermost settles
+        self._seq = 0
+        self._tracked = 0
+        self._dropped = 0
+        self._streams = 0
+        self._commits = 0
+        self._inflight: dict[Request, int] = {}
+        self._long_lived: OrderedDict[str, None] = OrderedDict()
+        self._background: dict[Request, float] = {}  # to a long-lived endpoint: start time
+        self._nav: Request | None = None  # the main frame's navigation not yet committed
+        self._nav_redirected = False
+        self._changed = asyncio.Event()
+        self._since = self._mark(armed=False)
+        page.on("request", self._on_request)
+        page.on("response", self._on_response)
+        page.on("requestfinished", self._on_done)
+        page.on("requestfailed", self._on_failed)
+        page.on("framenavigated", self._on_committed)
+        page.on("close", self._on_gone)
+        page.on("crash", self._on_gone)
+
+    def configure(self, *, bound_ms: int | None = None, quiet_ms: int | None = None) -> None:
+        """Change the bound of a settle or the quiet window (in ms)."""
+        for name, value, top in (("bound_ms", bound_ms, 60_000), ("quiet_ms", quiet_ms, 5_000)):
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= top:
+                raise ActionInvalid(f"settle {name} must be a whole number from 1 to {top}")
+            setattr(self, name, value)
+
+    # -- listeners: inside Playwright's event dispatch, cheap, never raise --------------
+
+    def _on_request(self, request: Request) -> None:
+        try:
+            self._seq += 1
+            if self._is_main_navigation(request):
+                self._nav, self._nav_redirected = request, False
+            elif request.resource_type in _LEARNT_TYPES and _endpoint(request) in self._long_lived:
+                self._streams += 1
+                if len(self._background) >= _INFLIGHT_CAP:
+                    self._background.pop(next(iter(self._background)))
+                self._background[request] = time.monotonic()
+            elif request.resource_type in WAITED_TYPES:
+                self._tracked += 1
+                if len(self._inflight) >= _INFLIGHT_CAP:
+                    self._inflight.pop(next(iter(self._inflight)))
+                self._inflight[request] = self._seq
+            elif request.resource_type == "eventsource":
+                self._streams += 1
+        except Exception:
+            log.debug("request not watched", exc_info=True)
+        self._changed.set()
+
+    def _on_response(self, response: Response) -> None:
+        try:
+            request = response.request
+            if request is self._nav:
+                self._nav_redirected = 300 <= response.status < 400
+            elif request in self._inflight:
+                kind = (response.headers.get("content-type") or "").lower()
+                if kind.startswith(_STREAM_TYPES):
+                    self._inflight.pop(request, None)
+                    self._dropped += 1
+                    self._streams += 1
+        except Exception:
+            log.debug("response not watched", exc_info=True)
+        self._changed.set()
+
+    def _on_done(self, request: Request) -> None:
+        self._inflight.pop(request, None)
+        started = self._background.pop(request, None)
+        if started is not None and (time.monotonic() - started) * 1000 < self.bound_ms / 2:
+            self._long_lived.pop(_endpoint(request), None)  # it answers: not a long poll
+        # A redirect's hop finishes before the next hop is reported: still on its way.
+        if request is self._nav and not self._nav_redirected:
+            self._nav = None
+        self._changed.set()
+
+    def _on_failed(self, request: Request) -> None:
+        self._inflight.pop(request, None)
+        self._background.pop(request, None)
+        if request is self._nav:
+            self._nav = None
+        self._changed.set()
+
+    def _on_committed(self, frame: Frame) -> None:
+        if frame == self.page.main_frame:
+            self._commits += 1
+            self._nav = None
+        self._changed.set()
+
+    def _on_gone(self, _page: Page) -> None:
+        self._changed.set()
+
+    def _is_main_navigation(self, request: Request) -> bool:
+        try:
+            return request.is_navigation_request() and request.frame == self.page.main_frame
+        except PlaywrightError:
+            return False  # a service worker's request has no frame
+
+    # -- state --------------------------------------------------------------------------
+
+    def _mark(self, *, armed: bool) -> Mark:
+        return Mark(
+            self._seq,
+            self._commits,
+            self._tracked,
+            self._dropped,
+            self._streams,
+            armed,
+        )
+
+    def _pending(self, mark: Mark) -> int:
+        return sum(1 for seq in self._inflight.values() if seq > mark.seq)
+
+    def _learn(self, mark: Mark) -> None:
+        """The requests a bound ran out on are long polls: not waited for again."""
+        for request, seq in self._inflight.items():
+            if seq > mark.seq and request.resource_type in _LEARNT_TYPES:
+                self._long_lived[_endpoint(request)] = None
+                while len(self._long_lived) > _LONG_LIVED_CAP:
+                    self._long_lived.popitem(last=False)
+
+    def _gone(self) -> bool:
+        return self.page.is_closed()
+
+    async def _until(self, ready: Callable[[], bool], budget: Budget) -> None:
+        """Wait for the page's events to make ``ready`` true (BudgetExceeded at the end)."""
+        while not ready() and not self._gone():
+            self._changed.clear()
+            await budget.run(self._changed.wait())
+
+    async def _in_page(self, budget: Budget, *args: object) -> dict[str, Any]:
+        return cast(dict[str, Any], await budget.run(self.page.evaluate(_PAGE_JS, list(args))))
+
+    # -- the two halves around an action -------------------------------------------------
+
+    async def arm(self, budget: Budget | None = None) -> Mark:
+        """Note the page's activity so far and arm its DOM watcher, before an action."""
+        if not self.enabled or self._gone():
+            return self._mark(armed=False)
+        mark = self._mark(armed=False)
+        wait_ms = ARM_WAIT_MS if budget is None else min(ARM_WAIT_MS, budget.remaining_ms())
+        try:
+            await self._in_page(Budget(wait_ms, label="settle arm", parent=budget), "arm")
+        except (PlaywrightError, BudgetExceeded):
+            return mark  # no document to watch right now (one is loading): unarmed
+        return replace(mark, armed=True)
+
+    async def settle(
+        self, mark: Mark | None = None, *, budget: Budget, what: str = "settle"
+    ) -> SettleReport:
+        """Wait, within the bound and ``budget``, for what the page set off since ``mark``
+        (by default: since the last settle ended).  Never raises but Cancelled."""
+        mark = self._since if mark is None else mark
+        begun = time.monotonic()
+        watch = _Watch(mark)
+        if not self.enabled:
+            reason = IDLE
+        elif self._gone():
+            reason = GONE
+        else:
+            try:
+                reason = await self._settle(watch, budget)
+            except BudgetExceeded:
+                budget.check_cancelled()
+                reason = BOUND
+            except Cancelled:
+                raise
+            except (PlaywrightError, TabwrightError) as exc:
+                reason = GONE if self._gone() else BOUND
+                log.debug("%s: gave up: %s", what, exc)
+        if self._gone():
+            reason = GONE
+        elif watch.observing:
+            await self._stop(budget)
+        pending = self._pending(mark)
+        if reason == BOUND and pending:
+            self._learn(mark)
+        dropped = self._dropped - mark.dropped
+        report = SettleReport(
+            reason=reason,
+            waited_ms=int((time.monotonic() - begun) * 1000),
+            requests=max(0, self._tracked - mark.tracked - pending - dropped),
+            pending=pending,
+            ignored=self._streams - mark.streams,
+            navigated=self._commits > mark.commits,
+            mutations=watch.mutations + watch.earlier_mutations,
+        )
+        self.last = report
+        self._since = self._mark(armed=False)
+        log.debug("%s: %s", what, report)
+        return report
+
+    async def _settle(self, watch: _Watch, budget: Budget) -> str:
+        mark = watch.mark
+        room_ms = budget.remaining_ms(headroom_ms=2 * DEFAULT_HEADROOM_MS)
+        if room_ms <= 0:
+            return BOUND
+        bound = budget.child(min(self.bound_ms, room_ms), label="settle")
+        if mark.armed:
+            try:
+                watch.saw(await self._in_page(bound, "probe"))
+            except PlaywrightError:
+                watch.fresh = True  # the document went away: a navigation, seen below
+            if not watch.fresh and not watch.asked and watch.mutations == 0:
+                if self._tracked == mark.tracked and not self._navigating(mark.commits):
+                    return IDLE
+        elif self._tracked == mark.tracked and not self._navigating(mark.commits):
+            return IDLE  # nothing was started, and no DOM watcher to ask
+        if self._tracked > mark.tracked or not mark.armed:
+            watch.fresh = True  # an answer may still be rendering
+        return await self._follow(watch, budget, bound)
+
+    def _navigating(self, commits: int) -> bool:
+        return self._nav is not None or self._commits > commits
+
+    async def _follow(self, watch: _Watch, budget: Budget, bound: Budget) -> str:
+        """The loop: navigation, then requests, then DOM quiet, until all three hold."""
+        mark = watch.mark
+        commits = mark.commits
+        navigations = 0
+        while True:
+            if self._gone():
+                return GONE
+            if watch.asked or self._navigating(commits):
+                if navigations >= MAX_NAVIGATIONS:
+                    return BOUND
+                navigations += 1
+                asked, watch.asked = watch.asked, False
+                if await self._navigation(budget, commits, asked):
+                    commits = self._commits
+                    watch.new_document()
+                    room_ms = budget.remaining_ms(headroom_ms=2 * DEFAULT_HEADROOM_MS)
+                    bound = budget.child(min(self.bound_ms, max(room_ms, 0)), label="settle")
+                    await self._loaded(bound)
+                if self._navigating(commits):
+                    continue
+            if self._pending(mark):
+                watch.fresh = True
+                await self._until(lambda: not self._pending(mark) or self._nav is not None, bound)
+                if self._nav is not None:
+                    continue
+            max_ms = min(QUIET_MAX_MS, bound.remaining_ms(headroom_ms=DEFAULT_HEADROOM_MS))
+            if max_ms <= 0:
+                return BOUND
+            try:
+                state = await self._in_page(bound, "quiet", self.quiet_ms, max_ms, watch.fresh)
+            except PlaywrightError:
+                # The document went away under the wait: a navigation is committing.
+                await bound.run(asyncio.sleep(0.02))
+                watch.fresh = True
+                continue
+            watch.saw(state)
+            if watch.asked or self._pending(mark) or self._navigating(commits):
+                watch.fresh = True
+                continue
+            if state["quiet"]:
+                return SETTLED
+            return BOUND if bound.remaining_ms() <= DEFAULT_HEADROOM_MS else BUSY
+
+    async def _navigation(self, budget: Budget, commits: int, asked: bool) -> bool:
+        """Wait for the navigation under way to commit and its document to be parsed;
+        True when the main frame committed one since ``commits``."""
+        room_ms = budget.remaining_ms(headroom_ms=2 * DEFAULT_HEADROOM_MS)
+        if room_ms <= 0:
+            raise budget.exceeded()
+        wait = budget.child(min(NAVIGATION_WAIT_MS, room_ms), label="settle navigation")
+        if asked and self._nav is None and self._commits == commits:
+            start = wait.child(NAVIGATION_START_MS, label="navigation start")
+            try:
+                await self._until(lambda: self._nav is not None or self._commits > commits, start)
+            except BudgetExceeded:
+                wait.check()
+                return False  # cancelled or kept in the page: no navigation after all
+        await self._until(lambda: self._nav is None, wait)
+        if self._commits == commits:
+            return False  # it ended without a new page: a download, a 204, a refusal
+        try:
+            await wait.run(
+                self.page.wait_for_load_state("domcontentloaded", timeout=wait.playwright_timeout())
+            )
+        except PlaywrightError:
+            pass  # replaced by a newer navigation, or gone: the loop looks again
+        return True
+
+    async def _loaded(self, bound: Budget) -> None:
+        """The new document's ``load``, within the bound (a resource that never comes
+        leaves the page as it is)."""
+        try:
+            await bound.run(
+                self.page.wait_for_load_state(
+                    "load", timeout=bound.playwright_timeout(headroom_ms=DEFAULT_HEADROOM_MS)
+                )
+            )
+        except PlaywrightError:
+            pass  # timed out or replaced by a newer navigation: the loop looks again
+
+    async def _stop(self, budget: Budget) -> None:
+        """Disconnect the page's observer: a page is not watched between actions."""
+        try:
+            await self._in_page(Budget(ARM_WAIT_MS, label="settle stop", parent=budget), "stop")
+        except (PlaywrightError, BudgetExceeded):
+            pass  # gone or busy: the next arm restarts it
+
+
+def _endpoint(request: Request) -> str:
+    """A request's URL without its query: what a long poll asks again and again."""
+    try:
+        parts = urlsplit(request.url)
+    except ValueError:  # a malformed host: the whole URL stands for itself
+        return request.url
+    return f"{parts.scheme}://{parts.netloc}{parts.path}"
+
+
+F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+
+
+def settles(method: F) -> F:
+    """Make a :class:`Tab` action settle before it returns (see the module's docstring):
+    armed before it runs, settled after it returns or fails (unless it was cancelled, its
+    budget ran out or the tab closed), within the caller's ``budget`` keyword argument.
+    An action called by another settling action leaves the settling to the outer one."""
+
+    @functools.wraps(method)
+    async def acting(self: Tab, *args: Any, **kwargs: Any) -> Any:
+        settler: Settler = self.settler
+        if settler.depth or not settler.enabled:
+            return await method(self, *args, **kwargs)
+        given: Budget | None = kwargs.get("budget")
+        what = f"settle after {method.__name__}"
+        settler.depth += 1
+        try:
+            mark = await settler.arm(given)
+            try:
+                result = await method(self, *args, **kwargs)
+            except (Cancelled, BrowserClosed, BudgetExceeded):
+                raise
+            except TabwrightError:
+                await settler.settle(mark, budget=_settle_budget(self, given), what=what)
+                raise
+        finally:
+            settler.depth -= 1
+        await settler.settle(mark, budget=_settle_budget(self, given), what=what)
+        return result
+
+    return cast(F, acting)
+
+
+def _settle_budget(tab: Tab, given: Budget | None) -> Budget:
+    if given is None:
+        return Budget(tab.config.action_timeout_ms, label="settle")
+    return given.child(label="settle")

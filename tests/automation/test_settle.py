@@ -1,0 +1,273 @@
+"""Actions settle before they return, on real Chromium against a loopback server whose
+answers take their time: the next snapshot shows what the action set off, and the report
+says what was waited for and why the wait ended."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import threading
+import time
+from collections.abc import Iterator
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from automation import Budget, Tab
+from automation.browser.macro import Macro, run_macro
+from automation.browser.settle import BOUND, BUSY, IDLE, SETTLED
+from automation.errors import ActionInvalid, Cancelled
+from tests.conftest import FIXTURES
+
+
+class _SlowHandler(SimpleHTTPRequestHandler):
+    """fixtures/, plus answers that take a while: ``/api/slow?ms=&text=`` (JSON),
+    ``/slow-page?ms=&title=`` (HTML), ``/redirect?to=`` (302), ``/api/never`` (no answer)
+    and ``/events`` (an event stream that sends one message and stays open)."""
+
+    stop: threading.Event
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        url = urlsplit(self.path)
+        query = {key: values[0] for key, values in parse_qs(url.query).items()}
+        delay_s = int(query.get("ms", "0")) / 1000
+        if url.path == "/api/slow":
+            time.sleep(delay_s)
+            self._answer("application/json", json.dumps({"text": query.get("text", "")}))
+        elif url.path == "/slow-page":
+            time.sleep(delay_s)
+            title = query.get("title", "Arrived")
+            self._answer("text/html", f"<!doctype html><title>{title}</title><h1>{title}</h1>")
+        elif url.path == "/redirect":
+            self.send_response(302)
+            self.send_header("Location", query["to"])
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        elif url.path == "/api/never":
+            self.stop.wait(60)
+        elif url.path == "/events":
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.end_headers()
+            self.wfile.write(b"data: hello\n\n")
+            self.wfile.flush()
+            self.stop.wait(60)
+        else:
+            super().do_GET()
+
+    def _answer(self, kind: str, text: str) -> None:
+        body = text.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture(scope="module")
+def slow_url() -> Iterator[str]:
+    stop = threading.Event()
+    handler = type("Handler", (_SlowHandler,), {"stop": stop})
+    server = ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(handler, directory=str(FIXTURES))
+    )
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    stop.set()  # the requests held open end, then the server
+    server.shutdown()
+    server.server_close()
+
+
+async def open_page(tab: Tab, url: str) -> dict[str, str]:
+    """Navigate, snapshot, and name -> ref of the page's buttons, links and textboxes."""
+    await tab.navigate(url)
+    snap = await tab.snapshot()
+    return {entry.name: entry.ref for entry in snap.refs.values()}
+
+
+async def status(tab: Tab) -> str:
+    return await tab.page.text_content("#status") or ""
+
+
+async def test_a_click_that_fetches_returns_once_the_answer_is_drawn(
+    tab: Tab, slow_url: str
+) -> None:
+    refs = await open_page(tab, f"{slow_url}/settle/actions.html")
+    await tab.click(refs["Load orders"])  # the server answers after 400 ms
+    snap = await tab.snapshot()
+    assert "3 orders loaded" in snap.text
+    report = tab.settler.last
+    assert report is not None
+    assert (report.reason, report.requests, report.pending) == (SETTLED, 1, 0)
+    assert not report.navigated
+
+
+async def test_without_settling_the_same_click_shows_the_page_before_the_answer(
+    tab: Tab, slow_url: str
+) -> None:
+    refs = await open_page(tab, f"{slow_url}/settle/actions.html")
+    tab.settler.enabled = False
+    await tab.click(refs["Load orders"])
+    assert "Loading" in (await tab.snapshot()).text
+    await tab.wait_for(text="3 orders loaded")
+
+
+async def test_requests_started_by_an_answer_are_waited_for_too(tab: Tab, slow_url: str) -> None:
+    refs = await open_page(tab, f"{slow_url}/settle/actions.html")
+    await tab.click(refs["Load totals"])  # a second request once the first is answered
+    assert await status(tab) == "first then second"
+    assert tab.settler.last is not None and tab.settler.last.requests == 2
+
+
+async def test_typing_that_fetches_returns_with_the_results(tab: Tab, slow_url: str) -> None:
+    refs = await open_page(tab, f"{slow_url}/settle/actions.html")
+    await tab.type(refs["Search"], "abc")
+    assert "found abc" in (await tab.snapshot()).text
+    assert tab.settler.last is not None and tab.settler.last.reason == SETTLED
+
+
+@pytest.mark.parametrize(
+    ("name", "title"),
+    [
+        ("Slow page", "Arrived"),
+        ("Go by script", "Arrived"),
+        ("Send form", "Submitted"),
+        ("Redirected page", "Redirected"),
+        ("Go soon", "Soon"),  # from a timer the click set
+        ("Save and go", "Saved"),  # once a request is answered, long after the click
+    ],
+)
+async def test_a_click_that_navigates_to_a_slow_page_returns_on_the_new_page(
+    tab: Tab, slow_url: str, name: str, title: str
+) -> None:
+    refs = await open_page(tab, f"{slow_url}/settle/actions.html")
+    await tab.click(refs[name])  # a link, location=, a form, a redirect: 500-700 ms each
+    snap = await tab.snapshot()
+    assert snap.title == title and "/slow-page" in snap.url
+    report = tab.settler.last
+    assert report is not None and report.navigated and report.reason == SETTLED
+
+
+async def test_without_settling_a_navigation_after_a_request_is_missed(
+    tab: Tab, slow_url: str
+) -> None:
+    refs = await open_page(tab, f"{slow_url}/settle/actions.html")
+    tab.settler.enabled = False
+    await tab.click(refs["Save and go"])
+    assert (await tab.snapshot()).title == "Settle"
+    await tab.page.wait_for_url("**/slow-page*")
+
+
+async def test_a_click_that_sets_nothing_off_waits_for_nothing(tab: Tab, slow_url: str) -> None:
+    refs = await open_page(tab, f"{slow_url}/settle/actions.html")
+    result = await tab.click(refs["Do nothing"])
+    assert result == "clicked button 'Do nothing'"
+    report = tab.settler.last
+    assert report is not None
+    assert report.reason == IDLE
+    assert (report.requests, report.pending, report.mutations) == (0, 0, 0)
+    assert not report.navigated
+    assert await tab.page.evaluate("window.clicks") == 1
+
+
+async def test_a_change_drawn_by_the_click_itself_needs_no_request(tab: Tab, slow_url: str) -> None:
+    refs = await open_page(tab, f"{slow_url}/settle/actions.html")
+    await tab.click(refs["Show note"])
+    report = tab.settler.last
+    assert report is not None and report.reason == SETTLED
+    assert report.mutations >= 1 and report.requests == 0
+    assert "A note" in (await tab.snapshot()).text
+
+
+async def test_a_page_that_never_stops_changing_is_waited_for_one_capped_while(
+    tab: Tab, slow_url: str
+) -> None:
+    refs = await open_page(tab, f"{slow_url}/settle/ticker.html")
+    assert await tab.click(refs["Do nothing"]) == "clicked button 'Do nothing'"
+    report = tab.settler.last
+    assert report is not None and report.reason == BUSY
+    assert report.mutations > 1 and report.requests == 0
+
+
+async def test_a_fetch_that_never_answers_ends_at_the_bound_and_the_click_succeeds(
+    tab: Tab, slow_url: str
+) -> None:
+    refs = await open_page(tab, f"{slow_url}/settle/actions.html")
+    tab.settler.configure(bound_ms=1_000)
+    result = await tab.click(refs["Ask forever"])
+    assert result == "clicked button 'Ask forever'"
+    report = tab.settler.last
+    assert report is not None
+    assert (report.reason, report.pending, report.requests) == (BOUND, 1, 0)
+    assert await status(tab) == "Asked"
+    # What the page still waits for is not waited for again by the next settle.
+    again = await tab.settle(budget=Budget(5_000))
+    assert again.reason == IDLE and again.pending == 0
+    # The endpoint that kept the bound busy is a long poll now: not waited for again.
+    await tab.click(refs["Ask forever"])
+    report = tab.settler.last
+    assert report is not None
+    assert report.reason == SETTLED and (report.pending, report.ignored) == (0, 1)
+
+
+async def test_the_bound_is_taken_from_the_callers_budget(tab: Tab, slow_url: str) -> None:
+    refs = await open_page(tab, f"{slow_url}/settle/actions.html")
+    # Less than the settle bound: the settle ends with the caller's time, and no error.
+    budget = Budget(1_500, label="step")
+    await tab.click(refs["Ask forever"], budget=budget)
+    report = tab.settler.last
+    assert report is not None and report.reason == BOUND and report.pending == 1
+    assert report.waited_ms <= budget.timeout_ms < tab.settler.bound_ms
+
+
+async def test_a_stop_during_the_settle_cancels_the_action(tab: Tab, slow_url: str) -> None:
+    refs = await open_page(tab, f"{slow_url}/settle/actions.html")
+    budget = Budget(10_000, label="run")
+    asyncio.get_running_loop().call_later(0.3, budget.cancel, "stopped by the person")
+    with pytest.raises(Cancelled):
+        await tab.click(refs["Ask forever"], budget=budget)
+
+
+async def test_event_streams_and_long_polls_are_not_waited_for(tab: Tab, slow_url: str) -> None:
+    # The page holds an event stream and a long poll open all along.
+    refs = await open_page(tab, f"{slow_url}/settle/streams.html")
+    await tab.wait_for(text="hello")
+    await tab.click(refs["Do nothing"])
+    report = tab.settler.last
+    assert report is not None and report.reason == IDLE and report.pending == 0
+    await tab.click(refs["Subscribe"])  # opens one more event stream
+    report = tab.settler.last
+    assert report is not None and report.ignored == 1 and report.pending == 0
+    assert report.reason != BOUND
+    await tab.click(refs["Stream by fetch"])  # a fetch answered with an event stream
+    report = tab.settler.last
+    assert report is not None and report.ignored == 1 and report.pending == 0
+    assert report.reason == SETTLED
+
+
+async def test_a_macro_reads_the_page_after_its_click_settled(tab: Tab, slow_url: str) -> None:
+    refs = await open_page(tab, f"{slow_url}/settle/actions.html")
+    macro = Macro.parse(
+        {"steps": [{"type": "click", "ref": refs["Load orders"]}, {"type": "read_page"}]}
+    )
+    result = await run_macro(tab, macro, budget=Budget(10_000))
+    assert result.ok and "3 orders loaded" in result.steps[-1].page
+
+
+async def test_navigate_reports_the_new_page(tab: Tab, slow_url: str) -> None:
+    await tab.navigate(f"{slow_url}/settle/actions.html")
+    report = tab.settler.last
+    assert report is not None and report.navigated and report.reason == SETTLED
+
+
+@pytest.mark.parametrize("setting", [{"bound_ms": 0}, {"quiet_ms": -5}, {"bound_ms": True}])
+async def test_settle_settings_are_checked(tab: Tab, setting: dict[str, int]) -> None:
+    with pytest.raises(ActionInvalid):
+        tab.settler.configure(**setting)
