@@ -17,7 +17,10 @@ if TYPE_CHECKING:
     from automation.browser.tab import Tab
     from automation.budget import Budget
 
-__all__ = ["ActionSpec", "Param", "optional"]
+__all__ = ["REF_DESCRIPTION", "ActionSpec", "Param", "optional"]
+
+# The usual ref parameter; said once to the model (system prompt), not in every tool.
+REF_DESCRIPTION = "ref from the latest snapshot, like e5"
 
 
 @dataclass(frozen=True)
@@ -51,10 +54,13 @@ class ActionSpec:
         return not self.switch or bool(getattr(config, self.switch))
 
     def signature(self) -> str:
-        fields = ", ".join(
-            f'"{p.name}": {p.type_name}{"" if p.required else "?"}' for p in self.params
+        """``click(ref, button?, modifiers?: list)``: the action as the model reads it (a
+        parameter is a string unless its type is given)."""
+        params = ", ".join(
+            f"{p.name}{'' if p.required else '?'}{'' if p.type is str else ': ' + p.type_name}"
+            for p in self.params
         )
-        return f'{{"action": "{self.name}"{", " if fields else ""}{fields}}}'
+        return f"{self.name}({params})"
 
 
 def optional(name: str, kind: type | tuple[type, ...], description: str) -> Param:

@@ -65,14 +65,18 @@ class Budget:
         return self._clock()  # type: ignore[operator]
 
     def child(self, timeout_ms: float | None = None, *, label: str = "") -> Budget:
-        """A budget that ends no later than this one and is cancelled with it."""
+        """A budget that ends no later than this one and is cancelled with it.  One with a
+        timeout of its own is named for what it bounds (``label``): running out, it names
+        itself, and a 2 s lookup must not read as the run's budget running out."""
         own = self.remaining_ms() if timeout_ms is None else timeout_ms
-        return Budget(own, label=label or self.label, parent=self, _clock=self._clock)
+        if not label:
+            label = self.label if timeout_ms is None else f"part of the {self.label}"
+        return Budget(own, label=label, parent=self, _clock=self._clock)
 
     def reserve(self, ms: float, *, label: str = "") -> Budget:
         """A child that ends ``ms`` before this budget does: the time after it is kept for
         what must still happen inside the caller's deadline (stopping a script, answering)."""
-        return self.child(self.remaining_ms(headroom_ms=ms), label=label)
+        return self.child(self.remaining_ms(headroom_ms=ms), label=label or self.label)
 
     def extend(self, ms: float) -> None:
         """Push the deadline back: for time spent waiting on a person, not working."""

@@ -20,9 +20,11 @@
     │   └── EvaluateError       a script threw, or its result can't be returned
     ├── ActionInvalid           an action request with a bad shape (unknown tool, missing args)
     │   ├── SecretNotGranted    a ${SECRET:NAME} the run's owner was not granted (names it only)
-    │   └── ScenarioInvalid     a scenario that can't be read (bad shape, future version,
-    │       │                   unknown step type); nothing of it is used
-    │       └── ParamMissing    a ${param} or ${SECRET:NAME} with no value at replay
+    │   ├── ScenarioInvalid     a scenario that can't be read (bad shape, future version,
+    │   │   │                   unknown step type); nothing of it is used
+    │   │   └── ParamMissing    a ${param} or ${SECRET:NAME} with no value at replay
+    │   └── OutputInvalid       a run's output schema that is no JSON Schema, or an output
+    │                           that does not match it (each problem listed)
     └── LLMError                the language model could not give a usable reply
         ├── LLMUnavailable      connection refused, DNS, TLS, HTTP 5xx/429 ...
         └── LLMResponseError    an answer that is not a valid chat completion
@@ -49,6 +51,7 @@ __all__ = [
     "LLMResponseError",
     "LLMUnavailable",
     "NeedsPerson",
+    "OutputInvalid",
     "ParamMissing",
     "RefError",
     "RefNotFound",
@@ -183,12 +186,29 @@ class ParamMissing(ScenarioInvalid):
     code = "param_missing"
 
 
+class OutputInvalid(ActionInvalid):
+    """``problems``: one line each, "$.total: 'abc' is not of type 'number'"."""
+
+    code = "output_invalid"
+
+    def __init__(self, message: str, *, problems: list[str] | None = None, hint: str = "") -> None:
+        super().__init__(message, hint=hint)
+        self.problems = problems or []
+
+
 class LLMError(TabwrightError):
     code = "llm_error"
 
 
 class LLMUnavailable(LLMError):
+    """``reason`` says in a few words what went wrong ("HTTP 503", "connection refused",
+    "connection dropped mid-reply"), for the notice of a retry."""
+
     code = "llm_unavailable"
+
+    def __init__(self, message: str, *, reason: str = "", hint: str = "") -> None:
+        super().__init__(message, hint=hint)
+        self.reason = reason
 
 
 class LLMResponseError(LLMError):

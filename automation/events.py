@@ -20,7 +20,9 @@ __all__ = [
     "Event",
     "EventSink",
     "LLMMessage",
+    "LLMRetry",
     "LLMToken",
+    "LLMWaiting",
     "ListSink",
     "Observation",
     "PageProblem",
@@ -52,6 +54,32 @@ class RunStarted(Event):
     task: str
     start_url: str
     planner: str
+
+
+@dataclass(frozen=True)
+class LLMWaiting(Event):
+    """A request went to the model; its answer is awaited (the run page counts the seconds
+    from here until the round's ``llm.message`` or an ``llm.retry``)."""
+
+    type: ClassVar[str] = "llm.waiting"
+    round: int
+    attempt: int = 1  # 1 for the first try of the round, 2 for the first retry ...
+
+
+@dataclass(frozen=True)
+class LLMRetry(Event):
+    """A try failed for a passing reason and is made again after ``wait_ms``:
+    "HTTP 500, retry 2 of 4 in 1.3 s".  ``discarded_chars``: the part of a reply that was
+    already streamed live when its connection dropped; it is thrown away, and the page
+    marks it so."""
+
+    type: ClassVar[str] = "llm.retry"
+    round: int
+    retry: int  # 1 for the first retry
+    retries: int  # how many there may be at most
+    wait_ms: int
+    reason: str  # "HTTP 500", "connection dropped mid-reply", ...
+    discarded_chars: int = 0
 
 
 @dataclass(frozen=True)
@@ -227,6 +255,7 @@ class RunFinished(Event):
     status: str  # "succeeded" | "failed" | "stopped"
     reason: str = ""
     summary: str = ""
+    output: Any = None  # the data the task ended in, matching the run's output schema
 
 
 class EventSink(Protocol):

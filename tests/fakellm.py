@@ -12,10 +12,17 @@ one FIFO queue of scripted replies:
 
 A :class:`Reply` scripts tool calls (argument JSON streamed in several fragments), errors
 (with ``Retry-After``), stalls, dropped connections, error events mid-stream, delays,
-plain JSON answers and raw SSE bodies.  With ``reject_tools`` set the server answers
-HTTP 400 to any request that carries ``tools``, without using the script.  An empty queue
-answers HTTP 500 "no scripted reply left", so a test that runs out of script fails loudly
-instead of hanging.
+plain JSON answers, raw SSE bodies, reported cache tokens and a connection closed without
+any answer (``hang_up``).  Two ways a stream breaks:
+``drop_after_chars`` promises a longer body than it sends (the client's HTTP layer sees
+the connection break), ``cut_after_chars`` closes the socket cleanly mid-stream (only the
+protocol tells it from a whole reply); either optionally after the finish reason
+(``cut_finish``: OpenAI's ``finish_reason`` chunk and usage, Anthropic's ``message_delta``
+with its ``stop_reason``) and the end marker (``cut_done``: ``[DONE]``, ``message_stop``).
+
+With ``reject_tools`` set the server answers HTTP 400 to any request that carries
+``tools``, without using the script.  An empty queue answers HTTP 500 "no scripted reply
+left", so a test that runs out of script fails loudly instead of hanging.
 
 Standard library only: a ``ThreadingHTTPServer`` in a daemon thread speaking HTTP/1.1 with
 ``Connection: close``; streams carry no Content-Length and end when the socket closes.
@@ -66,6 +73,12 @@ class Reply:
     retry_after: float | str | None = None  # a Retry-After header on an error reply
     drop_after_chars: int | None = None  # stream this much, then close mid-body
     stream_error: str | None = None  # after the text: an error event of this type, then close
+    cut_after_chars: int | None = None  # stream this much, then close the socket cleanly
+    cut_finish: bool = False  # a cut or dropped stream still sends its finish / stop reason
+    cut_done: bool = False  # a cut or dropped stream still sends [DONE] / message_stop
+    cached_tokens: int | None = None  # reported as prompt tokens read from the cache
+    cache_creation_tokens: int | None = None  # Anthropic only: prompt tokens written to it
+    hang_up: bool = False  # close the connection without answering at all
 
 
 class ScriptedLLMServer:
@@ -186,6 +199,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _answer(self, reply: Reply, body: Any, request_bytes: int, *, anthropic: bool) -> None:
         if reply.delay_s and self.llm._stopped.wait(reply.delay_s):
             return
+        if reply.hang_up:
+            self.close_connection = True  # no status line, no headers: the socket just closes
+            return
         if reply.status != 200:
             self._send_error(
                 reply.status,
@@ -207,13 +223,22 @@ class _Handler(BaseHTTPRequestHandler):
         cut = reply.stall_after_chars
         if reply.drop_after_chars is not None:
             cut = reply.drop_after_chars
+        if reply.cut_after_chars is not None:
+            cut = reply.cut_after_chars
         text = reply.text if cut is None else reply.text[:cut]
         calls = reply.tool_calls if cut is None else ()
         events = self._anthropic_events if anthropic else self._openai_events
-        head, middle, tail = events(text, calls, model, prompt_tokens, body)
+        head, middle, tail = events(text, calls, model, prompt_tokens, body, reply)
+        # The tail is (finish, [usage,] end marker); a broken stream sends what it is told.
+        ending = (tail[:-1] if reply.cut_finish else []) + (tail[-1:] if reply.cut_done else [])
+        if reply.cut_after_chars is not None:
+            self._start_stream()
+            for event in head + ending:
+                self._write(event)
+            return  # Connection: close, no Content-Length: the body ends cleanly here
         if reply.drop_after_chars is not None:
             # Promise more body than is sent, then close: the client sees a broken stream.
-            payload = "".join(head).encode("utf-8")
+            payload = "".join(head + ending).encode("utf-8")
             self._start_stream(content_length=len(payload) + 1024)
             self.wfile.write(payload)
             self.wfile.flush()
@@ -239,6 +264,7 @@ class _Handler(BaseHTTPRequestHandler):
         model: str,
         prompt_tokens: int,
         body: Any,
+        reply: Reply,
     ) -> tuple[list[str], list[str], list[str]]:
         """The stream as (opening and text, tool calls, finish) event lists."""
         cid = f"chatcmpl-{self.llm._next_id()}"
@@ -263,7 +289,7 @@ class _Handler(BaseHTTPRequestHandler):
         tail = [_sse(_chunk(cid, model, {}, "tool_calls" if calls else "stop"))]
         options = body.get("stream_options") if isinstance(body, dict) else None
         if isinstance(options, dict) and options.get("include_usage"):
-            usage = _usage(prompt_tokens, len(pieces) + fragments)
+            usage = _usage(prompt_tokens, len(pieces) + fragments, reply.cached_tokens)
             tail.append(
                 _sse(
                     {
@@ -286,6 +312,7 @@ class _Handler(BaseHTTPRequestHandler):
         model: str,
         prompt_tokens: int,
         body: Any,
+        reply: Reply,
     ) -> tuple[list[str], list[str], list[str]]:
         """The stream as (start and text, rest of the blocks, finish) event lists."""
         mid = f"msg_{self.llm._next_id()}"
@@ -299,7 +326,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "content": [],
                 "stop_reason": None,
                 "stop_sequence": None,
-                "usage": {"input_tokens": prompt_tokens, "output_tokens": 1},
+                "usage": {**_anthropic_input(prompt_tokens, reply), "output_tokens": 1},
             },
         }
         head = [_named_sse("message_start", start)]
@@ -415,7 +442,9 @@ class _Handler(BaseHTTPRequestHandler):
                     "finish_reason": "tool_calls" if reply.tool_calls else "stop",
                 }
             ],
-            "usage": _usage(prompt_tokens, max(1, len(reply.text) // CHUNK_CHARS)),
+            "usage": _usage(
+                prompt_tokens, max(1, len(reply.text) // CHUNK_CHARS), reply.cached_tokens
+            ),
         }
 
     def _message(self, reply: Reply, model: str, prompt_tokens: int) -> dict[str, Any]:
@@ -435,7 +464,7 @@ class _Handler(BaseHTTPRequestHandler):
             "stop_reason": "tool_use" if reply.tool_calls else "end_turn",
             "stop_sequence": None,
             "usage": {
-                "input_tokens": prompt_tokens,
+                **_anthropic_input(prompt_tokens, reply),
                 "output_tokens": max(1, len(reply.text) // CHUNK_CHARS),
             },
         }
@@ -527,12 +556,28 @@ def _error_event(kind: str, *, anthropic: bool) -> str:
     return _sse({"error": error})
 
 
-def _usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
-    return {
+def _usage(
+    prompt_tokens: int, completion_tokens: int, cached_tokens: int | None = None
+) -> dict[str, Any]:
+    """OpenAI's usage: ``prompt_tokens`` counts the cached ones too."""
+    usage: dict[str, Any] = {
         "prompt_tokens": prompt_tokens,
         "completion_tokens": completion_tokens,
         "total_tokens": prompt_tokens + completion_tokens,
     }
+    if cached_tokens is not None:
+        usage["prompt_tokens_details"] = {"cached_tokens": cached_tokens}
+    return usage
+
+
+def _anthropic_input(prompt_tokens: int, reply: Reply) -> dict[str, int]:
+    """Anthropic's input counts: ``input_tokens`` is only the part the cache did not cover."""
+    counts = {"input_tokens": prompt_tokens}
+    if reply.cached_tokens is not None:
+        counts["cache_read_input_tokens"] = reply.cached_tokens
+    if reply.cache_creation_tokens is not None:
+        counts["cache_creation_input_tokens"] = reply.cache_creation_tokens
+    return counts
 
 
 @pytest.fixture

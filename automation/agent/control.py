@@ -65,6 +65,9 @@ class RunControl:
             self.failure = reason
         self.stop(reason)
 
+    def replies_pending(self) -> bool:
+        return bool(self._replies)
+
     def take_replies(self) -> list[str]:
         replies, self._replies = self._replies, []
         return replies

@@ -24,7 +24,9 @@ from typing import Any
 from automation.actions import ACTIONS, available, execute, execute_form, execute_steps
 from automation.agent.context import Context, ContextLimits
 from automation.agent.control import RunControl
-from automation.agent.parser import Action, parse_reply
+from automation.agent.masks import form_targets, hide_typed_passwords, masked, masked_steps
+from automation.agent.output import check_output, check_schema, schema_note
+from automation.agent.parser import Action
 from automation.agent.prompts import system_prompt
 from automation.agent.turn import read_reply
 from automation.browser.macro import StepResult
@@ -36,6 +38,7 @@ from automation.errors import (
     BudgetExceeded,
     Cancelled,
     LLMError,
+    OutputInvalid,
     TabwrightError,
 )
 from automation.events import (
@@ -45,7 +48,9 @@ from automation.events import (
     EvaluationFinished,
     EventSink,
     LLMMessage,
+    LLMRetry,
     LLMToken,
+    LLMWaiting,
     Observation,
     RunFinished,
     RunPaused,
@@ -54,12 +59,17 @@ from automation.events import (
     StepRecorded,
 )
 from automation.limits import MAX_REPLY_CHARS, cut_text
-from automation.llm.base import ActionOutcome, ChatMessage, Planner, PlannerRequest
+from automation.llm.base import (
+    ActionOutcome,
+    ChatMessage,
+    Planner,
+    PlannerRequest,
+    RetryNotice,
+)
 from automation.recording.propose import propose_checks
 from automation.recording.recorder import Recorder
 from automation.recording.rescue import start_recorder
-from automation.recording.scenario import TYPED_ARG
-from automation.secrets import MASK, SECRET_RE, SecretNotGranted, Secrets, redacting, secret_names
+from automation.secrets import SecretNotGranted, Secrets, redacting, secret_names
 
 __all__ = ["AgentConfig", "AgentRun"]
 
@@ -97,8 +107,12 @@ class AgentRun:
     config: AgentConfig = field(default_factory=AgentConfig)
     control: RunControl = field(default_factory=RunControl)
     secrets: Secrets = field(default_factory=Secrets)
+    # The task ends in data of this JSON Schema: done must carry a matching "output".
+    output_schema: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
+        if self.output_schema is not None:
+            self.output_schema = check_schema(self.output_schema)  # OutputInvalid if not
         # The one exit of the run's events: through its secrets (automation.secrets).
         self.out = redacting(self.sink, self.secrets)
         self.round = 0
@@ -111,6 +125,11 @@ class AgentRun:
         self._navigated = True  # the next snapshot is a full one
         self._last_url = ""
         self._recorded: list[dict[str, Any]] = []  # the steps so far, to propose checks from
+        self._native_system = ""  # the system prompt when the actions go as native tools
+        self._offered: frozenset[str] = frozenset()  # the names of the actions offered
+        self._output_misses = 0  # done actions in a row whose output did not match
+        self._changed = True  # whether this round's page differs from the last round's
+        self._last_full_text = ""
 
     async def run(self) -> RunFinished:
         budget = Budget(self.config.run_timeout_ms, label="run")
@@ -133,7 +152,13 @@ class AgentRun:
 
     async def _run(self, budget: Budget) -> RunFinished:
         config = self.tab.config
-        prompt = system_prompt(available(config), shell_programs=config.shell_commands)
+        offered = available(config)
+        self._offered = frozenset(spec.name for spec in offered)
+        # Both forms are fixed for the run: the request's prefix is the same bytes each round.
+        prompt = system_prompt(offered, shell_programs=config.shell_commands)
+        self._native_system = system_prompt(
+            offered, shell_programs=config.shell_commands, native=True
+        )
         context = Context(prompt, self._task_text(), self.config.context)
         outcomes: list[ActionOutcome] = []
         self.secrets.require(secret_names(self.task))  # before anything reaches a page
@@ -178,15 +203,26 @@ class AgentRun:
                 reply = await self._plan(budget, snapshot, outcomes, context, observation, replies)
             except (LLMError, BudgetExceeded) as exc:
                 budget.check()  # the run itself out of time ends the run
-                detail = str(exc)
+                detail = str(exc)  # what happened, after how many tries
+                partial = self._partial_chars
                 if isinstance(exc, BudgetExceeded):
-                    detail = f"the model did not answer within {self.config.llm_timeout_ms} ms"
+                    ms = self.config.llm_timeout_ms
+                    detail = f"the model did not answer within {ms} ms"
+                    if partial:
+                        detail = f"the model's reply did not finish within {ms} ms"
+                if partial:  # the round is asked again on resume: what it showed is not kept
+                    detail += f"; the {partial} characters it streamed are discarded"
                 await self._pause(budget, "llm_error", detail)
                 self.round -= 1  # the round did not happen; try it again
                 continue
             context.add(self.round, notes=notes, page=page, full=not snapshot.delta, reply=reply)
             outcomes, self._notes = [], []
-            turn = read_reply(reply, last_signature=self._last_signature)
+            turn = read_reply(
+                reply,
+                last_signature=self._last_signature,
+                page_changed=self._changed,
+                offered=self._offered,
+            )
             for error in turn.errors:
                 await self.out.emit(Observation(self.round, str(error), error.to_dict()))
             if not turn.actions and not turn.errors and turn.pause is None and turn.done is None:
@@ -203,16 +239,24 @@ class AgentRun:
             context.settle(turn.actions, outcomes)
             if turn.done is not None:
                 if len(outcomes) == len(turn.actions) and all(o.ok for o in outcomes):
-                    summary = self.secrets.redact(turn.done)
-                    await self._propose_checks(summary, budget)
-                    return RunFinished("succeeded", summary=summary)
-                self._notes.append("The done action was not taken: an action before it failed.")
+                    finished = await self._finish(turn.done, turn.output, budget)
+                    if finished is not None:
+                        return finished
+                else:
+                    self._notes.append("The done action was not taken: an action before it failed.")
             if turn.pause is not None:
                 reason, detail = turn.pause
                 await self._pause(budget, reason, detail)
                 if reason == "stuck":
-                    self._last_signature = ""
-                    self._notes.append("The person saw the repeated action; take a fresh look.")
+                    # Not run, and not replayed on resume: the model is asked again.  The
+                    # same action once more on an unchanged page is stuck again, unless the
+                    # person answered the pause (they may have asked for just that).
+                    if self.control.replies_pending():
+                        self._last_signature = ""
+                    self._notes.append(
+                        "Your repeated action was not run. The person has looked; take a "
+                        "fresh look at the page."
+                    )
                 continue
             if any(o.ok for o in outcomes):
                 self._failed_rounds = 0
@@ -223,6 +267,31 @@ class AgentRun:
                         "failed",
                         reason=f"{self._failed_rounds} rounds in a row without a successful action",
                     )
+
+    async def _finish(self, summary: str, output: Any, budget: Budget) -> RunFinished | None:
+        """The run's success, or None when its output does not match the schema: the model
+        is told what is wrong, and on a second miss in a row the person is asked."""
+        if self.output_schema is None:
+            output = None  # only a run given a schema has an output, and it is checked
+        else:
+            try:
+                check_output(self.output_schema, output)
+            except OutputInvalid as exc:
+                self._output_misses += 1
+                detail = f"{exc.message}: " + "; ".join(exc.problems)
+                await self.out.emit(Observation(self.round, detail, exc.to_dict()))
+                if self._output_misses >= 2:
+                    self._output_misses = 0
+                    await self._pause(budget, "output_invalid", detail)
+                    return None
+                self._notes.append(
+                    f"ERROR [{exc.code}]: the done action was not taken, {detail}. Send done "
+                    "again with an output that matches the schema."
+                )
+                return None
+        summary = self.secrets.redact(summary)
+        await self._propose_checks(summary, budget)
+        return RunFinished("succeeded", summary=summary, output=output)
 
     async def _snapshot(
         self, context: Context, outcomes: list[ActionOutcome], budget: Budget
@@ -238,7 +307,12 @@ class AgentRun:
         )
         self._navigated = False
         self._last_url = snapshot.url
-        self._still = self._still + 1 if snapshot.text.startswith(_NO_CHANGE) else 0
+        if snapshot.delta:
+            self._changed = not snapshot.text.startswith(_NO_CHANGE)
+        else:  # a full page: changed unless it is the very page the last full one showed
+            self._changed = snapshot.text != self._last_full_text
+            self._last_full_text = snapshot.text
+        self._still = 0 if self._changed else self._still + 1
         return snapshot
 
     async def _plan(
@@ -260,15 +334,20 @@ class AgentRun:
             round=self.round,
             messages=messages,
             actions=available(self.tab.config),
+            native_system=self._native_system,
+            output_schema=self.output_schema,
             snapshot=snapshot,
             last_outcomes=outcomes,
             replies=replies,
         )
         round_no = self.round
         streamed = 0  # chars relayed so far: the stream stops where the kept reply is cut
+        # What the current try streamed, for the pause detail if the round fails.
+        self._partial_chars = 0
 
         async def on_token(piece: str) -> None:
             nonlocal streamed
+            self._partial_chars += len(piece)
             room = MAX_REPLY_CHARS - streamed
             if room <= 0:
                 return
@@ -277,12 +356,28 @@ class AgentRun:
                 piece = piece[:room] + "…[cut: the rest is not streamed]"
             await self.out.emit(LLMToken(round_no, piece))
 
+        async def on_attempt(number: int) -> None:
+            await self.out.emit(LLMWaiting(round_no, number))
+
+        async def on_retry(notice: RetryNotice) -> None:
+            # The abandoned try's tokens were shown; the page marks them discarded, and the
+            # next try streams the reply afresh.
+            nonlocal streamed
+            streamed = self._partial_chars = 0
+            await self.out.emit(
+                LLMRetry(
+                    round_no, notice.retry, notice.retries, notice.wait_ms, notice.reason,
+                    notice.discarded_chars,
+                )
+            )  # fmt: skip
+
+        request.on_attempt, request.on_retry = on_attempt, on_retry
         reply = await self.planner.plan(
             request,
             budget=budget.child(self.config.llm_timeout_ms, label="llm"),
             on_token=on_token,
         )
-        await self._hide_typed_passwords(reply.text, budget)
+        await hide_typed_passwords(self.tab, self.secrets, reply.text, budget)
         # The whole reply is acted on; what the events keep of it is cut, so one huge answer
         # can't break the run page's socket (automation.limits).  The model's context keeps
         # past replies much shorter on its own (ContextLimits.reply_chars).
@@ -292,33 +387,10 @@ class AgentRun:
         await self.out.emit(LLMMessage(self.round, text, dict(reply.usage)))
         return reply.text
 
-    async def _hide_typed_passwords(self, reply: str, budget: Budget) -> None:
-        """A password the model typed literally into a password field is masked in the
-        stored reply too (its streamed tokens were already shown, and are not stored)."""
-        typed: list[tuple[str, Any]] = []  # (ref, value typed into it)
-        for action in parse_reply(reply).actions:
-            key = TYPED_ARG.get(action.name)
-            if key:
-                typed.append((str(action.args.get("ref", "")), action.args.get(key)))
-            fields = action.args.get("fields") if action.name == "fill_form" else None
-            for one in fields if isinstance(fields, list) else ():
-                if isinstance(one, dict):
-                    typed.append((str(one.get("ref", "")), one.get("value")))
-        for ref, value in typed:
-            if not isinstance(value, str) or not value or SECRET_RE.fullmatch(value):
-                continue
-            target = self.tab.known_target(ref)
-            try:
-                target = await self.tab.target(ref, budget=budget.child(2_000, label="identity"))
-            except TabwrightError as exc:
-                if isinstance(exc, Cancelled | BrowserClosed):
-                    raise
-            if _is_password(target):
-                self.secrets.hide(value)
-
     def _task_text(self) -> str:
         start = f"\nStart page: {self.start_url}" if self.start_url else ""
-        return f"Task: {self.task}{start}"
+        output = f"\n{schema_note(self.output_schema)}" if self.output_schema else ""
+        return f"Task: {self.task}{start}{output}"
 
     async def _execute(self, action: Action, budget: Budget) -> ActionOutcome:
         """Run one action and record it as a step; a ``steps`` macro is one action in the
@@ -338,13 +410,13 @@ class AgentRun:
                 try:
                     target = await self.tab.target(ref, budget=step_budget)
                 finally:
-                    shown = self._masked(action.name, action.args, target)
+                    shown = masked(self.secrets, action.name, action.args, target)
                     await self.out.emit(ActionStarted(self.round, index, action.name, shown))
             elif action.name == "fill_form":
-                shown, fields = await self._form_targets(action, step_budget)
+                shown, fields = await form_targets(self.tab, self.secrets, action, step_budget)
                 await self.out.emit(ActionStarted(self.round, index, action.name, shown))
             else:
-                shown = await self._masked_steps(action, step_budget)
+                shown = await masked_steps(self.tab, self.secrets, action, step_budget)
                 await self.out.emit(ActionStarted(self.round, index, action.name, shown))
             args = self.secrets.fill_action(action.name, action.args)
             self.tab.is_secret = self.secrets.is_secret  # its field is masked before typing
@@ -357,7 +429,8 @@ class AgentRun:
                     step_args = {k: v for k, v in field_args.items() if k != "ref"}
                     if name == "fill":  # the model's own value: a placeholder, not a secret
                         step_args["value"] = action.args["fields"][i]["value"]
-                    step_args = self.secrets.redact_any(self._masked(name, step_args, target))
+                    step_args = masked(self.secrets, name, step_args, target)
+                    step_args = self.secrets.redact_any(step_args)
                     await self._record(
                         name, step_args, target, failed.to_dict() if failed else None, ms
                     )
@@ -412,67 +485,11 @@ class AgentRun:
             detail += f"\n{result}"
         return ActionOutcome(action.name, action.args, False, "", error.code, detail)
 
-    def _masked(self, name: str, args: dict[str, Any], target: Target) -> dict[str, Any]:
-        """``args`` with a value typed literally into a password field masked (and hidden
-        from everything shown later)."""
-        key = TYPED_ARG.get(name)
-        value = args.get(key) if key else None
-        if not isinstance(value, str) or not value or not _is_password(target):
-            return args
-        if SECRET_RE.fullmatch(value):
-            return args
-        self.secrets.hide(value)
-        return {**args, key: MASK}  # type: ignore[dict-item]
-
-    async def _masked_steps(self, action: Action, budget: Budget) -> dict[str, Any]:
-        """A macro's args with the fills into password fields masked."""
-        steps = action.args.get("steps")
-        if action.name != "steps" or not isinstance(steps, list):
-            return action.args
-        shown = []
-        for step in steps:
-            if isinstance(step, dict) and step.get("type") == "fill" and step.get("ref"):
-                target = self.tab.known_target(str(step["ref"]))
-                try:
-                    target = await self.tab.target(str(step["ref"]), budget=budget.child(2_000))
-                except TabwrightError:
-                    pass  # the macro reports it when it gets there
-                step = self._masked("fill", step, target)
-            shown.append(step)
-        return {**action.args, "steps": shown}
-
-    async def _form_targets(
-        self, action: Action, budget: Budget
-    ) -> tuple[dict[str, Any], list[Target]]:
-        """A fill_form's fields: each field's element (its identity, taken before anything
-        changes; fill_form finds a field the page re-rendered by it, and each field is
-        recorded as a step of its own), and the args with passwords masked."""
-        fields = action.args.get("fields")
-        if not isinstance(fields, list):
-            return action.args, []
-        targets: list[Target] = []
-        shown = []
-        for one in fields:
-            ref = str(one.get("ref", "")) if isinstance(one, dict) else ""
-            target = self.tab.known_target(ref)
-            if ref:
-                try:
-                    target = await self.tab.target(ref, budget=budget.child(2_000))
-                except TabwrightError as exc:
-                    if isinstance(exc, Cancelled | BrowserClosed):
-                        raise
-            targets.append(target)
-            if isinstance(one, dict) and isinstance(one.get("value"), str):
-                masked = self._masked("fill", {"value": one["value"]}, target)
-                one = {**one, "value": masked["value"]}
-            shown.append(one)
-        return {**action.args, "fields": shown}, targets
-
     async def _record_step(self, step: StepResult) -> None:
         if step.skipped:
             return
         target = step.target or Target()
-        args = self.secrets.redact_any(self._masked(step.type, step.args, target))
+        args = self.secrets.redact_any(masked(self.secrets, step.type, step.args, target))
         await self._record(step.type, args, target, step.error, step.duration_ms)
 
     async def _record(
@@ -572,9 +589,3 @@ class AgentRun:
         if not self.config.record_person:
             return None
         return await start_recorder(self.tab, budget)
-
-
-def _is_password(target: Target) -> bool:
-    if target.identity is not None and target.identity.type:
-        return target.identity.type == "password"
-    return "password" in target.name.casefold()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +43,9 @@ class ParseResult:
     prose: str = ""  # the text outside the tags
 
 
-def parse_reply(text: str) -> ParseResult:
+def parse_reply(text: str, *, offered: Collection[str] | None = None) -> ParseResult:
+    """The actions and errors of ``text``; with ``offered`` (the actions this run offers),
+    any other action is an error that lists those."""
     result = ParseResult()
     if not isinstance(text, str):
         result.errors.append(ActionInvalid("the reply was not text"))
@@ -60,13 +63,13 @@ def parse_reply(text: str) -> ParseResult:
             )
             break
         try:
-            result.actions.append(_parse_one(match.group(1), n))
+            result.actions.append(_parse_one(match.group(1), n, offered))
         except ActionInvalid as exc:
             result.errors.append(exc)
     return result
 
 
-def _parse_one(body: str, n: int) -> Action:
+def _parse_one(body: str, n: int, offered: Collection[str] | None) -> Action:
     body = body.strip()
     if body.startswith("```"):  # models like to fence JSON even inside tags
         body = body.strip("`").removeprefix("json").strip()
@@ -85,10 +88,15 @@ def _parse_one(body: str, n: int) -> Action:
     args = {k: v for k, v in data.items() if k != "action"}
     if name in AGENT_ACTIONS:
         summary = args.get("summary", "")
-        return Action(name, {"summary": summary if isinstance(summary, str) else str(summary)})
-    if name not in ACTIONS:
+        done = {"summary": summary if isinstance(summary, str) else str(summary)}
+        if "output" in args:  # checked against the run's output schema, if it has one
+            done["output"] = args["output"]
+        return Action(name, done)
+    known = ACTIONS if offered is None else offered
+    if name not in known:
+        what = "unknown action" if name not in ACTIONS else "an action this run does not offer:"
         raise ActionInvalid(
-            f"action {n}: unknown action {name!r}",
-            hint="known actions: " + ", ".join(sorted([*ACTIONS, *AGENT_ACTIONS])),
+            f"action {n}: {what} {name!r}",
+            hint="the actions you have: " + ", ".join(sorted([*known, *AGENT_ACTIONS])),
         )
     return Action(name, validate(name, args))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from automation.actionspec import ActionSpec, Param, optional
+from automation.actionspec import REF_DESCRIPTION, ActionSpec, Param, optional
 from automation.browser import storage
 from automation.browser.macro import MAX_STEPS, Macro, read_page, run_macro
 from automation.browser.tab import Tab
@@ -21,7 +21,7 @@ MAX_EVALUATE_RESULT_CHARS = 8_000  # what the model reads of a script's value
 JSON_TYPES = (str, int, float, bool, list, dict)
 
 
-def _ref(description: str = "ref from the latest snapshot, like e5") -> Param:
+def _ref(description: str = REF_DESCRIPTION) -> Param:
     return Param("ref", str, description)
 
 
@@ -164,7 +164,7 @@ BROWSER_ACTIONS: tuple[ActionSpec, ...] = (
     ),
     ActionSpec(
         "click",
-        "click the element with this ref",
+        "click an element",
         (
             _ref(),
             _opt("button", str, "left (default), right or middle"),
@@ -184,14 +184,14 @@ BROWSER_ACTIONS: tuple[ActionSpec, ...] = (
     ),
     ActionSpec(
         "hover",
-        "move the mouse over the element (menus, tooltips)",
+        "move the mouse over an element (menus, tooltips)",
         (_ref(),),
         lambda tab, a, b: tab.hover(a["ref"], budget=b),
         targets_ref=True,
     ),
     ActionSpec(
         "type",
-        "replace the text of a field, typing key by key; submit=true presses Enter after",
+        "replace a field's text key by key; submit: press Enter after",
         (
             _ref("ref of a textbox"),
             Param("text", str, "the text to enter"),
@@ -220,8 +220,8 @@ BROWSER_ACTIONS: tuple[ActionSpec, ...] = (
     ),
     ActionSpec(
         "fill_form",
-        "fill several fields in one call: text for textboxes, true/false for "
-        "checkboxes, an option label for selects",
+        'fill several fields in one call, fields like [{"ref": "e5", "value": "Ada"}]: '
+        "text for textboxes, true/false for checkboxes, an option label for selects",
         (Param("fields", list, '[{"ref": "e5", "value": "Ada"}, {"ref": "e7", "value": true}]'),),
         lambda tab, a, b: tab.fill_form(a["fields"], budget=b),
     ),
@@ -234,7 +234,7 @@ BROWSER_ACTIONS: tuple[ActionSpec, ...] = (
     ),
     ActionSpec(
         "check",
-        "check (or with checked=false uncheck) a checkbox or radio",
+        "check (checked=false: uncheck) a checkbox or radio",
         (_ref(), _opt("checked", bool, "true (default) or false")),
         lambda tab, a, b: tab.set_checked(a["ref"], a.get("checked", True), budget=b),
         targets_ref=True,
@@ -253,7 +253,7 @@ BROWSER_ACTIONS: tuple[ActionSpec, ...] = (
     ),
     ActionSpec(
         "scroll",
-        "scroll an element into view, or the page by dy (and dx) pixels",
+        "bring an element into view, or scroll the page by dx/dy px",
         (
             _opt("ref", str, "element to bring into view"),
             _opt("dx", int, "px"),
@@ -271,7 +271,7 @@ BROWSER_ACTIONS: tuple[ActionSpec, ...] = (
     ),
     ActionSpec(
         "upload",
-        "attach files from the upload folder to a file input",
+        "attach files of the upload folder to a file input",
         (
             _ref("ref of the file input"),
             Param("files", list, "file names in the upload folder"),
@@ -281,9 +281,8 @@ BROWSER_ACTIONS: tuple[ActionSpec, ...] = (
     ),
     ActionSpec(
         "wait_for",
-        "wait for one thing: text to appear, text_gone to vanish, a ref to reach a "
-        "state (visible, hidden, enabled, disabled), the url to contain a string, "
-        "a load_state, or time_ms to pass",
+        "wait for one: text to appear, text_gone to vanish, ref to reach state "
+        "(visible|hidden|enabled|disabled), url to contain, load_state, time_ms to pass",
         (
             _opt("text", str, "text to wait for"),
             _opt("text_gone", str, "text to wait to vanish"),
@@ -303,8 +302,8 @@ BROWSER_ACTIONS: tuple[ActionSpec, ...] = (
     ),
     ActionSpec(
         "dialog",
-        "arm the answer to the next dialog (alert, confirm, prompt) before the action "
-        "that opens it; unarmed dialogs are dismissed and reported as errors",
+        "before the action that opens a dialog (alert, confirm, prompt): how to answer "
+        "it; an unarmed one is dismissed as an error",
         (
             _opt("accept", bool, "true (default) to accept, false to dismiss"),
             _opt("prompt_text", str, "the answer to type into a prompt"),
@@ -314,7 +313,7 @@ BROWSER_ACTIONS: tuple[ActionSpec, ...] = (
     ),
     ActionSpec(
         "page_log",
-        "read what the page logged: console messages, uncaught errors or network requests",
+        "what the page logged: kind console|errors|requests",
         (
             _opt("kind", str, "console, errors (default) or requests"),
             _opt("level", str, "console level: error, warning, info, log, debug"),
@@ -326,7 +325,7 @@ BROWSER_ACTIONS: tuple[ActionSpec, ...] = (
     ),
     ActionSpec(
         "cookies",
-        "list the run's cookie names, or clear cookies",
+        "op get: cookie names; op clear",
         (
             _opt("op", str, "get (default) or clear"),
             _opt("name", str, "clear: only this cookie"),
@@ -336,7 +335,7 @@ BROWSER_ACTIONS: tuple[ActionSpec, ...] = (
     ),
     ActionSpec(
         "storage",
-        "read, set or clear the page's localStorage or sessionStorage",
+        "get, set or clear localStorage (kind local) or sessionStorage",
         (
             _opt("kind", str, "local (default) or session"),
             _opt("op", str, "get (default), set or clear"),
@@ -347,13 +346,13 @@ BROWSER_ACTIONS: tuple[ActionSpec, ...] = (
     ),
     ActionSpec(
         "downloads",
-        "list the files downloaded into the run's workspace, or wait for the next one",
+        "files downloaded into the workspace, or wait for the next",
         (_opt("wait", bool, "wait for the next download to finish"),),
         _downloads,
     ),
     ActionSpec(
         "tabs",
-        "list the run's tabs, or open (url), select (index) or close (index) one",
+        "op list|open (url)|select (index)|close (index) the run's tabs",
         (
             _opt("op", str, "list (default), open, select or close"),
             _opt("url", str, "for open"),
@@ -363,10 +362,9 @@ BROWSER_ACTIONS: tuple[ActionSpec, ...] = (
     ),
     ActionSpec(
         "steps",
-        f"several steps on this tab in one call (at most {MAX_STEPS}): "
-        '{"type": "click"|"fill", "ref": "e5", "value"?: str}, {"type": "wait_for", '
-        '"text": "..."} (same keys as wait_for), {"type": "navigate", "url": "..."}, '
-        '{"type": "read_page"}; the answer is one line a step plus the pages kept',
+        f"up to {MAX_STEPS} steps in one call: "
+        '{"type": "click"|"fill", "ref", "value"?}, {"type": "wait_for", ...wait_for keys}, '
+        '{"type": "navigate", "url"}, {"type": "read_page"}; one line a step back',
         (
             Param("steps", list, "the steps, in order"),
             _opt("fail_fast", bool, "stop at the first failing step (default true)"),

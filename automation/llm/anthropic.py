@@ -6,15 +6,22 @@ The reply is streamed as server-sent events: ``message_start`` (input tokens),
 ``ping`` keeps the connection alive and ``error`` reports a failure after the headers.
 Text deltas go to ``on_token``; ``tool_use`` blocks become ``<action>`` tags appended to
 the reply text, as with :mod:`automation.llm.openai`.  Usage is reported with the same
-keys as OpenAI's: ``prompt_tokens``, ``completion_tokens``, ``total_tokens``.
+keys as OpenAI's: ``prompt_tokens`` (cached and cache-writing input included),
+``completion_tokens``, ``total_tokens``, and when the API reports them ``cached_tokens``
+(read from the cache) and ``cache_creation_tokens`` (written to it).
+
+A stream is a whole reply once ``message_stop`` or a ``message_delta`` with a
+``stop_reason`` arrived; one that ends before either was cut: a dropped connection
+(LLMUnavailable, retried), never taken as the whole answer.
 
 The system messages become the ``system`` field; the rest become alternating user and
 assistant turns (consecutive messages of one role merged, a user turn first).
 
 Budgets, retries and errors work as in :mod:`automation.llm.openai`::
 
-    LLMUnavailable      cannot connect, connection dropped, HTTP 429, HTTP 5xx and 529,
-                        an overloaded_error, api_error or rate_limit_error event mid-stream
+    LLMUnavailable      cannot connect, connection dropped, a stream cut before its end,
+                        HTTP 429, HTTP 5xx and 529, an overloaded_error, api_error or
+                        rate_limit_error event mid-stream
     LLMResponseError    other HTTP 4xx, other error events, malformed stream or body,
                         empty reply
     BudgetExceeded      the budget ran out
@@ -35,7 +42,7 @@ import httpx
 
 from automation.errors import LLMResponseError, LLMUnavailable
 from automation.llm.base import ChatMessage, OnToken, PlannerReply, PlannerRequest
-from automation.llm.http import HttpPlanner, sse_events
+from automation.llm.http import DROPPED_MID_REPLY, HttpPlanner, sse_events
 from automation.llm.tools import append_tags, call_tag
 
 __all__ = ["ANTHROPIC_VERSION", "AnthropicPlanner", "shape_messages"]
@@ -67,19 +74,30 @@ class _Message:
 
     pieces: list[str] = field(default_factory=list)
     blocks: dict[int, _Block] = field(default_factory=dict)
-    input_tokens: int | None = None
+    input_tokens: int | None = None  # the uncached part of the prompt
+    cache_read_tokens: int | None = None
+    cache_creation_tokens: int | None = None
     output_tokens: int | None = None
     stop_reason: str = ""
     stopped: bool = False  # message_stop arrived
 
+    @property
+    def complete(self) -> bool:
+        return self.stopped or bool(self.stop_reason)
+
     def usage(self) -> dict[str, int]:
         usage: dict[str, int] = {}
         if self.input_tokens is not None:
-            usage["prompt_tokens"] = self.input_tokens
+            cached = (self.cache_read_tokens or 0) + (self.cache_creation_tokens or 0)
+            usage["prompt_tokens"] = self.input_tokens + cached
         if self.output_tokens is not None:
             usage["completion_tokens"] = self.output_tokens
         if len(usage) == 2:
             usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        if self.cache_read_tokens is not None:
+            usage["cached_tokens"] = self.cache_read_tokens
+        if self.cache_creation_tokens is not None:
+            usage["cache_creation_tokens"] = self.cache_creation_tokens
         return usage
 
     def tags(self) -> list[str]:
@@ -104,7 +122,7 @@ class AnthropicPlanner(HttpPlanner):
         }
 
     def _payload(self, request: PlannerRequest, tools: list[dict[str, Any]]) -> dict[str, Any]:
-        system, messages = shape_messages(request.messages)
+        system, messages = shape_messages(self._messages(request, tools))
         payload: dict[str, Any] = {
             "model": self.model,
             "max_tokens": self.max_tokens,
@@ -113,7 +131,11 @@ class AnthropicPlanner(HttpPlanner):
             "stream": True,
         }
         if system:
-            payload["system"] = system
+            # The system prompt and the tools (sent before it) are the same bytes every
+            # round of a run: marked, the provider caches them instead of reading them anew.
+            payload["system"] = [
+                {"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}
+            ]
         if tools:
             payload["tools"] = tools
         return payload
@@ -159,17 +181,27 @@ class AnthropicPlanner(HttpPlanner):
         self, response: httpx.Response, on_token: OnToken | None
     ) -> PlannerReply:
         message = _Message()
-        async with aclosing(sse_events(response)) as events:
-            async for event in events:
-                data = self._endpoint.parse_json(event.data, where="stream")
-                await self._apply_event(data.get("type") or event.event, data, message, on_token)
-                if message.stopped:
-                    break
-        if not message.stopped:
+        try:
+            async with aclosing(sse_events(response)) as events:
+                async for event in events:
+                    data = self._endpoint.parse_json(event.data, where="stream")
+                    kind = data.get("type") or event.event
+                    await self._apply_event(kind, data, message, on_token)
+                    if message.stopped:
+                        break
+        except httpx.TransportError as exc:
+            # After the stop_reason the reply is whole: a connection that breaks then
+            # loses only the message_stop.
+            if not message.complete or isinstance(exc, httpx.TimeoutException):
+                raise
+        if not message.complete:
             raise LLMUnavailable(
                 self._endpoint.scrub(
-                    f"{self._display_url} closed the stream before the reply was complete"
-                )
+                    f"{self._display_url} closed the stream before the reply was complete "
+                    f"(no stop_reason and no message_stop after "
+                    f"{len(''.join(message.pieces))} characters)"
+                ),
+                reason=DROPPED_MID_REPLY,
             )
         return await self._finish(message, on_token)
 
@@ -222,7 +254,7 @@ class AnthropicPlanner(HttpPlanner):
             f"{self._display_url} reported {kind}: {error.get('message') or '(no message)'}"
         )
         if kind in _PASSING_ERRORS:
-            raise LLMUnavailable(detail)
+            raise LLMUnavailable(detail, reason=kind)
         raise LLMResponseError(detail)
 
     async def _finish(self, message: _Message, on_token: OnToken | None) -> PlannerReply:
@@ -268,13 +300,16 @@ def _tool_block(block: dict[str, Any]) -> _Block:
 
 
 def _read_usage(message: _Message, raw: object) -> None:
-    """Fold an Anthropic usage object in; cached prompt tokens count as prompt tokens."""
+    """Fold an Anthropic usage object in (message_start's, then message_delta's, whose
+    counts are cumulative: a later one replaces an earlier one)."""
     if not isinstance(raw, dict):
         return
     counts = {k: v for k, v in raw.items() if isinstance(v, int) and not isinstance(v, bool)}
-    prompt_keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
     if "input_tokens" in counts:
-        message.input_tokens = sum(counts.get(k, 0) for k in prompt_keys)
+        message.input_tokens = counts["input_tokens"]
+    if "cache_read_input_tokens" in counts:
+        message.cache_read_tokens = counts["cache_read_input_tokens"]
+    if "cache_creation_input_tokens" in counts:
+        message.cache_creation_tokens = counts["cache_creation_input_tokens"]
     if "output_tokens" in counts:
-        # Cumulative: message_delta repeats the total so far.
         message.output_tokens = counts["output_tokens"]

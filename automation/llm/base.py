@@ -5,6 +5,13 @@ as ``<action>{"action": "click", "ref": "e5"}</action>`` tags.  LLM planners sen
 ``request.messages`` to a model; the rule planner reads ``request.task`` and the snapshot.
 ``request.actions`` are the actions offered this round, for planners that send them to
 the model as native tools (the calls come back as the same tags).
+
+A planner that talks to a server tells how the exchange goes through the request's
+optional callbacks: ``on_attempt(n)`` right before try ``n`` is sent (1 first), and
+``on_retry(notice)`` when a try failed for a passing reason and another one follows after
+``notice.wait_ms``.  Only the last try's text is the reply: what an abandoned try already
+passed to ``on_token`` is counted in ``notice.discarded_chars``.  A planner without a server
+(the rule planner) ignores both.
 """
 
 from __future__ import annotations
@@ -17,9 +24,33 @@ from automation.actionspec import ActionSpec
 from automation.browser.snapshot import Snapshot
 from automation.budget import Budget
 
-__all__ = ["ActionOutcome", "ChatMessage", "OnToken", "Planner", "PlannerReply", "PlannerRequest"]
+__all__ = [
+    "ActionOutcome",
+    "ChatMessage",
+    "OnAttempt",
+    "OnRetry",
+    "OnToken",
+    "Planner",
+    "PlannerReply",
+    "PlannerRequest",
+    "RetryNotice",
+]
+
+
+@dataclass(frozen=True)
+class RetryNotice:
+    """A try failed for a passing reason; try ``retry + 1`` follows after ``wait_ms``."""
+
+    retry: int  # 1 for the first retry
+    retries: int  # how many retries there may be at most
+    wait_ms: int
+    reason: str  # "HTTP 500", "HTTP 429", "connection dropped mid-reply", ...
+    discarded_chars: int = 0  # what the failed try had already passed to on_token
+
 
 OnToken = Callable[[str], Awaitable[None]]
+OnAttempt = Callable[[int], Awaitable[None]]
+OnRetry = Callable[[RetryNotice], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -53,6 +84,12 @@ class PlannerRequest:
     last_outcomes: list[ActionOutcome] = field(default_factory=list)
     replies: list[str] = field(default_factory=list)  # the person's replies since last round
     actions: list[ActionSpec] = field(default_factory=list)  # the actions offered this round
+    on_attempt: OnAttempt | None = None  # called with the try's number as each try is sent
+    on_retry: OnRetry | None = None  # called before the wait for each retry
+    # The system prompt to send instead of messages[0] when the actions go as native tools
+    # (it does not list them again); empty: messages[0] either way.
+    native_system: str = ""
+    output_schema: dict[str, Any] | None = None  # the done tool's output, if the run has one
 
 
 @dataclass(frozen=True)

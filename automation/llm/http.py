@@ -3,9 +3,15 @@
 An :class:`Endpoint` posts JSON with a timeout taken from the caller's budget and turns
 every failure into the engine's errors::
 
-    LLMUnavailable      cannot connect, connection dropped, HTTP 429, HTTP 5xx (529 too)
+    LLMUnavailable      cannot connect (also: no connection within connect_timeout_ms),
+                        connection dropped, HTTP 429, HTTP 5xx (529 too)
     LLMResponseError    other HTTP 4xx, a body that can't be decoded or parsed
-    BudgetExceeded      an httpx timeout (it was derived from the budget)
+    BudgetExceeded      any other httpx timeout (it was derived from the budget)
+
+Each LLMUnavailable says what happened, with a short ``reason`` for the notice of a retry.
+Only a connection that never got an answer (refused, unknown host, TLS, no connection in
+time) asks whether the server runs and the base URL is right; a connection closed before
+the answer, one dropped mid-reply and an HTTP 5xx say what happened instead.
 
 The API key is scrubbed from every message it builds (some servers echo the key they
 rejected), and URLs are shown without credentials or query.
@@ -21,6 +27,8 @@ from __future__ import annotations
 import json
 import logging
 import re
+import socket
+import ssl
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -30,7 +38,7 @@ import httpx
 
 from automation.budget import Budget
 from automation.errors import LLMResponseError, LLMUnavailable
-from automation.llm.base import OnToken, PlannerReply, PlannerRequest
+from automation.llm.base import ChatMessage, OnToken, PlannerReply, PlannerRequest
 from automation.llm.retry import (
     DEFAULT_RETRIES,
     Attempt,
@@ -41,7 +49,15 @@ from automation.llm.retry import (
 )
 from automation.llm.tools import tool_definitions
 
-__all__ = ["Endpoint", "HttpPlanner", "SSEvent", "display_url", "sse_events"]
+__all__ = [
+    "CONNECT_TIMEOUT_MS",
+    "DROPPED_MID_REPLY",
+    "Endpoint",
+    "HttpPlanner",
+    "SSEvent",
+    "display_url",
+    "sse_events",
+]
 
 log = logging.getLogger("automation.llm")
 
@@ -53,6 +69,15 @@ EXCERPT_CHARS = 300
 ERROR_BODY_READ_BYTES = 8192
 
 _USERINFO_RE = re.compile(r"//[^/@]*@")
+
+DROPPED_MID_REPLY = "connection dropped mid-reply"
+_CONNECT_HINT = "is the model server running and the base URL right?"
+# A server that has not accepted the connection by then is not there (a host that drops
+# packets, a firewall): the try ends as unavailable and is retried, instead of waiting out
+# the whole budget.  Within one network this takes milliseconds.
+CONNECT_TIMEOUT_MS = 10_000
+# Failures that mean no connection to the model server was ever made.
+_NO_CONNECTION = (httpx.ConnectError, httpx.ProxyError, httpx.UnsupportedProtocol, httpx.InvalidURL)
 
 
 @dataclass(frozen=True)
@@ -96,9 +121,11 @@ class Endpoint:
         url: str,
         api_key: str = "",
         transport: httpx.AsyncBaseTransport | None = None,
+        connect_timeout_ms: float = CONNECT_TIMEOUT_MS,
     ) -> None:
         self.url = url
         self.display_url = display_url(url)
+        self.connect_timeout_ms = connect_timeout_ms
         # Kept private so it cannot leak into reprs, logs or tracebacks.
         self._api_key = api_key
         self._transport = transport
@@ -124,12 +151,27 @@ class Endpoint:
         # budget.run() around the caller is the real deadline; this timeout only makes
         # sure no socket operation can outlive the budget even if the task is never
         # cancelled.
-        timeout = httpx.Timeout(budget.remaining_ms() / 1000)
+        remaining_ms = budget.remaining_ms()
+        connect_ms = min(remaining_ms, self.connect_timeout_ms)
+        timeout = httpx.Timeout(remaining_ms / 1000, connect=connect_ms / 1000)
+        answered = False  # the status line and headers arrived
         try:
             async with self._get_client().stream(
                 "POST", self.url, json=payload, headers=dict(headers), timeout=timeout
             ) as response:
+                answered = True
                 yield response
+        except httpx.ConnectTimeout as exc:
+            if connect_ms >= remaining_ms:  # the budget's own end, not the connect limit
+                raise budget.exceeded(f" connecting to the LLM at {self.display_url}") from exc
+            raise LLMUnavailable(
+                self.scrub(
+                    f"cannot reach the LLM at {self.display_url}: no connection within "
+                    f"{connect_ms:.0f} ms"
+                ),
+                reason="connect timeout",
+                hint=_CONNECT_HINT,
+            ) from exc
         except httpx.TimeoutException as exc:
             # The timeout was derived from the budget, so hitting it means the budget is
             # spent, even if asyncio's clock has not quite caught up yet.
@@ -139,11 +181,30 @@ class Endpoint:
                 self.scrub(f"{self.display_url} sent a body that could not be decoded: {exc}")
             ) from exc
         except (httpx.TransportError, httpx.InvalidURL) as exc:
-            detail = str(exc) or type(exc).__name__
-            raise LLMUnavailable(
-                self.scrub(f"cannot reach the LLM at {self.display_url}: {detail}"),
-                hint="is the model server running and the base URL right?",
-            ) from exc
+            raise self._transport_error(exc, answered=answered) from exc
+
+    def _transport_error(self, exc: Exception, *, answered: bool) -> LLMUnavailable:
+        """What a failed connection means: only one that never reached the server gets the
+        hint to check the server and the URL."""
+        detail = str(exc) or type(exc).__name__
+        if answered:
+            return LLMUnavailable(
+                self.scrub(f"the connection to {self.display_url} dropped mid-reply: {detail}"),
+                reason=DROPPED_MID_REPLY,
+            )
+        if isinstance(exc, _NO_CONNECTION):
+            reason = _connect_failure(exc)
+            return LLMUnavailable(
+                self.scrub(f"cannot reach the LLM at {self.display_url}: {reason or detail}"),
+                reason=reason or "cannot connect",
+                hint=_CONNECT_HINT,
+            )
+        # Connected, then closed before any answer: a restarting server, or a proxy that
+        # closed an idle pooled connection.  The server is there; another try may work.
+        return LLMUnavailable(
+            self.scrub(f"{self.display_url} closed the connection without answering: {detail}"),
+            reason="connection closed before an answer",
+        )
 
     async def check_status(self, response: httpx.Response, attempt: Attempt) -> None:
         """Raise for a non-2xx answer; note the server's ``Retry-After`` on the attempt."""
@@ -154,7 +215,7 @@ class Endpoint:
         message = self.scrub(f"{self.display_url} answered HTTP {status}: {excerpt}")
         if status == 429 or status >= 500:
             attempt.retry_after_s = retry_after_s(response.headers.get("retry-after"))
-            raise LLMUnavailable(message)
+            raise LLMUnavailable(message, reason=f"HTTP {status}")
         raise LLMResponseError(message)
 
     async def check_content_type(self, response: httpx.Response) -> bool:
@@ -221,6 +282,26 @@ def display_url(url: str) -> str:
     return _USERINFO_RE.sub("//", url.split("?", 1)[0], count=1)
 
 
+def _connect_failure(exc: Exception) -> str:
+    """Why a connection could not be made, read from the OS error under httpx's ("All
+    connection attempts failed" says nothing); "" when there is none."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    os_reason = ""
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(cause, socket.gaierror):
+            return "host not found"
+        if isinstance(cause, ssl.SSLError):
+            return "TLS handshake failed"
+        if isinstance(cause, OSError) and cause.strerror:
+            os_reason = cause.strerror[:1].lower() + cause.strerror[1:]  # "network is ..."
+        cause = cause.__cause__ or cause.__context__
+    return os_reason
+
+
 class HttpPlanner:
     """A planner that streams replies from one HTTP endpoint (``base_url`` + ``path``).
 
@@ -246,6 +327,7 @@ class HttpPlanner:
         retries: int = DEFAULT_RETRIES,
         backoff: Backoff = backoff_s,
         transport: httpx.AsyncBaseTransport | None = None,
+        connect_timeout_ms: float = CONNECT_TIMEOUT_MS,
     ) -> None:
         base_url = base_url or self.default_base_url
         if not base_url:
@@ -262,7 +344,10 @@ class HttpPlanner:
         # Auto mode only: False once this server has rejected a request with tools.
         self._server_takes_tools = True
         self._endpoint = Endpoint(
-            url=f"{self.base_url}{self.path}", api_key=api_key, transport=transport
+            url=f"{self.base_url}{self.path}",
+            api_key=api_key,
+            transport=transport,
+            connect_timeout_ms=connect_timeout_ms,
         )
         self._display_url = display_url(self.base_url)
 
@@ -276,7 +361,14 @@ class HttpPlanner:
             return await self._attempt(request, state, budget, state.watch(on_token))
 
         return await budget.run(
-            with_retries(attempt, budget=budget, retries=self.retries, backoff=self._backoff)
+            with_retries(
+                attempt,
+                budget=budget,
+                retries=self.retries,
+                backoff=self._backoff,
+                on_attempt=request.on_attempt,
+                on_retry=request.on_retry,
+            )
         )
 
     async def aclose(self) -> None:
@@ -287,7 +379,8 @@ class HttpPlanner:
             return []
         if self.native_tools is None and not self._server_takes_tools:
             return []
-        return [self._tool(definition) for definition in tool_definitions(request.actions)]
+        definitions = tool_definitions(request.actions, output_schema=request.output_schema)
+        return [self._tool(definition) for definition in definitions]
 
     async def _attempt(
         self, request: PlannerRequest, attempt: Attempt, budget: Budget, on_token: OnToken | None
@@ -312,6 +405,14 @@ class HttpPlanner:
                 if await self._endpoint.check_content_type(response):
                     return await self._read_json(response, on_token)
                 return await self._read_stream(response, on_token)
+
+    @staticmethod
+    def _messages(request: PlannerRequest, tools: list[dict[str, Any]]) -> list[ChatMessage]:
+        """The request's messages; with tools, its system prompt for native tools."""
+        messages = request.messages
+        if tools and request.native_system and messages and messages[0].role == "system":
+            return [ChatMessage("system", request.native_system), *messages[1:]]
+        return messages
 
     # -- the protocol ----------------------------------------------------------------------
 

@@ -5,6 +5,13 @@ streaming protocol: a POST with ``"stream": true`` answered by server-sent event
 ``data: {chunk}`` per event and ``data: [DONE]`` at the end.  Servers that ignore
 ``stream`` and answer one ``application/json`` completion are accepted too.
 
+A stream is a whole reply when it ends with ``[DONE]`` or after a chunk with a
+``finish_reason`` (some servers leave ``[DONE]`` out).  One that ends with neither was cut:
+it is a dropped connection (LLMUnavailable, retried), never taken as the whole answer.
+
+Usage keeps ``prompt_tokens``, ``completion_tokens`` and ``total_tokens``, and
+``cached_tokens`` (the part of the prompt the server had cached) when it reports it.
+
 When the round offers actions, they are sent as native ``tools`` (``native_tools``: True
 always, False never, None to try and stop after a server rejects them with HTTP 400).
 Tool calls come back as ``<action>`` tags appended to the reply text.
@@ -17,8 +24,8 @@ backstop.
 
 Errors, all from :mod:`automation.errors`::
 
-    LLMUnavailable      cannot connect, connection dropped, HTTP 429, HTTP 5xx
-                        (retried first, see automation.llm.retry)
+    LLMUnavailable      cannot connect, connection dropped, a stream cut before its end,
+                        HTTP 429, HTTP 5xx (retried first, see automation.llm.retry)
     LLMResponseError    other HTTP 4xx, malformed stream or body, empty reply
     BudgetExceeded      the budget ran out (including an httpx timeout derived from it)
     Cancelled           the budget was cancelled
@@ -30,15 +37,16 @@ message (some servers echo the key they rejected).
 from __future__ import annotations
 
 import json
+import math
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
-from automation.errors import LLMResponseError
+from automation.errors import LLMResponseError, LLMUnavailable
 from automation.llm.base import OnToken, PlannerReply, PlannerRequest
-from automation.llm.http import HttpPlanner, sse_events
+from automation.llm.http import DROPPED_MID_REPLY, HttpPlanner, sse_events
 from automation.llm.tools import append_tags, call_tag
 
 __all__ = ["OpenAICompatPlanner"]
@@ -65,7 +73,7 @@ class OpenAICompatPlanner(HttpPlanner):
     def _payload(self, request: PlannerRequest, tools: list[dict[str, Any]]) -> dict[str, Any]:
         payload: dict[str, Any] = {
             "model": self.model,
-            "messages": [m.to_dict() for m in request.messages],
+            "messages": [m.to_dict() for m in self._messages(request, tools)],
             "temperature": self.temperature,
             "stream": True,
             "stream_options": {"include_usage": True},
@@ -110,12 +118,29 @@ class OpenAICompatPlanner(HttpPlanner):
         pieces: list[str] = []
         calls: dict[int, _ToolCall] = {}
         usage: dict[str, int] = {}
-        async with aclosing(sse_events(response)) as events:
-            async for event in events:
-                if event.data.strip() == "[DONE]":
-                    break
-                chunk = self._endpoint.parse_json(event.data, where="stream")
-                await self._apply_chunk(chunk, pieces, calls, usage, on_token)
+        done, finish_reason = False, ""
+        try:
+            async with aclosing(sse_events(response)) as events:
+                async for event in events:
+                    if event.data.strip() == "[DONE]":
+                        done = True
+                        break
+                    chunk = self._endpoint.parse_json(event.data, where="stream")
+                    await self._apply_chunk(chunk, pieces, calls, usage, on_token)
+                    finish_reason = finish_reason or _finish_reason(chunk)
+        except httpx.TransportError as exc:
+            # After a finish_reason the reply is whole: a connection that breaks then
+            # loses at most the usage chunk.
+            if not finish_reason or isinstance(exc, httpx.TimeoutException):
+                raise
+        if not done and not finish_reason:
+            raise LLMUnavailable(
+                self._endpoint.scrub(
+                    f"{self._display_url} closed the stream before the reply was complete "
+                    f"(no finish_reason and no [DONE] after {len(''.join(pieces))} characters)"
+                ),
+                reason=DROPPED_MID_REPLY,
+            )
         return await _finish("".join(pieces), calls, usage, on_token)
 
     async def _apply_chunk(
@@ -150,6 +175,15 @@ class OpenAICompatPlanner(HttpPlanner):
                 await on_token(piece)
         # Tool-call fragments are not tokens: the whole call is shown once it is complete.
         _merge_tool_calls(calls, delta.get("tool_calls"))
+
+
+def _finish_reason(chunk: dict[str, Any]) -> str:
+    """The chunk's ``finish_reason`` ("stop", "length", "tool_calls" ...), or ""."""
+    choices = chunk.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        return ""
+    reason = choices[0].get("finish_reason")
+    return reason if isinstance(reason, str) else ""
 
 
 def _merge_tool_calls(calls: dict[int, _ToolCall], raw: object) -> None:
@@ -194,7 +228,16 @@ def _usage(raw: object) -> dict[str, int]:
     """Token counts as plain ints; servers differ in which keys they fill in."""
     if not isinstance(raw, dict):
         return {}
-    usage = {key: int(raw[key]) for key in _USAGE_KEYS if isinstance(raw.get(key), int | float)}
+    usage = {key: int(raw[key]) for key in _USAGE_KEYS if _is_count(raw.get(key))}
     if "total_tokens" not in usage and {"prompt_tokens", "completion_tokens"} <= usage.keys():
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+    details = raw.get("prompt_tokens_details")
+    if isinstance(details, dict) and _is_count(details.get("cached_tokens")):
+        usage["cached_tokens"] = int(details["cached_tokens"])
     return usage
+
+
+def _is_count(value: object) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, int) and not isinstance(value, bool)

@@ -4,11 +4,15 @@ Only :class:`~automation.errors.LLMUnavailable` is retried (refused or dropped c
 HTTP 429, 5xx, an overloaded provider).  The wait is exponential backoff with full jitter,
 or the server's ``Retry-After`` when it sends one.  No retry happens when:
 
-- part of the reply already went to ``on_token`` (the person would see it twice);
 - the wait would not end with enough budget left for another try;
 - the retries are used up.
 
-The wait runs through the budget, so the stop button ends it at once.
+A connection that drops mid-reply is retried too: the part of the reply that already went
+to ``on_token`` is abandoned, and ``on_retry`` says how many characters of it were shown,
+so whoever showed them can mark them as discarded.  Only the last try's text is the reply.
+
+``on_attempt`` hears of each try right before it is sent; ``on_retry`` of each retry
+before its wait.  The wait runs through the budget, so the stop button ends it at once.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from typing import TypeVar
 
 from automation.budget import Budget
 from automation.errors import LLMUnavailable
-from automation.llm.base import OnToken
+from automation.llm.base import OnAttempt, OnRetry, OnToken, RetryNotice
 
 __all__ = [
     "BACKOFF_BASE_S",
@@ -89,16 +93,16 @@ class Attempt:
     """One try of a call: what the retry loop needs to know about how it went."""
 
     number: int  # 1 for the first try
-    streamed: bool = False  # some of the reply already went to on_token
+    streamed_chars: int = 0  # how much of the reply already went to on_token
     retry_after_s: float | None = None  # the server said when to come back
 
     def watch(self, on_token: OnToken | None) -> OnToken | None:
-        """``on_token`` that marks this attempt as streamed before passing each piece on."""
+        """``on_token`` that counts what this attempt streamed before passing it on."""
         if on_token is None:
             return None
 
         async def watched(piece: str) -> None:
-            self.streamed = True
+            self.streamed_chars += len(piece)
             await on_token(piece)
 
         return watched
@@ -110,16 +114,18 @@ async def with_retries(
     budget: Budget,
     retries: int = DEFAULT_RETRIES,
     backoff: Backoff = backoff_s,
+    on_attempt: OnAttempt | None = None,
+    on_retry: OnRetry | None = None,
 ) -> T:
     """Run ``call`` and retry it on :class:`LLMUnavailable` up to ``retries`` more times."""
     number = 1
     while True:
         attempt = Attempt(number)
+        if on_attempt is not None:
+            await on_attempt(number)
         try:
             return await call(attempt)
         except LLMUnavailable as exc:
-            if attempt.streamed:
-                raise _gave_up(exc, "not retried: part of the reply was already shown") from exc
             if number > retries:
                 if number == 1:
                     raise
@@ -135,6 +141,15 @@ async def with_retries(
                     f"{wait_s * 1000:.0f} ms, the budget has {left_ms:.0f} ms left",
                 ) from exc
             log.info("LLM call failed (%s); try %d in %.2f s", exc.message, number + 1, wait_s)
+            notice = RetryNotice(
+                retry=number,
+                retries=retries,
+                wait_ms=round(wait_s * 1000),
+                reason=exc.reason or "model server unavailable",
+                discarded_chars=attempt.streamed_chars,
+            )
+        if on_retry is not None:
+            await on_retry(notice)
         await budget.run(asyncio.sleep(wait_s))
         number += 1
 
@@ -144,4 +159,4 @@ def _attempts(n: int) -> str:
 
 
 def _gave_up(exc: LLMUnavailable, why: str) -> LLMUnavailable:
-    return LLMUnavailable(f"{exc.message}; {why}", hint=exc.hint)
+    return LLMUnavailable(f"{exc.message}; {why}", reason=exc.reason, hint=exc.hint)

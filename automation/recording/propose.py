@@ -106,7 +106,7 @@ async def _element_states(
         last[identity.sameness()] = (index, row, identity)
     out = []
     for index, row, identity in last.values():
-        located = await locate(tab.page, identity, budget=budget.child(2_000))
+        located = await locate(tab.page, identity, budget=budget.child(2_000, label="locate"))
         if located.element is None or located.found is None:
             continue
         try:

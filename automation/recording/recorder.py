@@ -253,7 +253,7 @@ class Recorder:
         view's "check this"): a checkbox's state, a field's value, a short text being
         shown, else the element being there.  Kept like any step while recording."""
         identity, _ = await self._probe(x, y, budget)
-        found = await locate(self.tab.page, identity, budget=budget.child(3_000))
+        found = await locate(self.tab.page, identity, budget=budget.child(3_000, label="locate"))
         if found.element is None:
             raise ActionFailed(f"the element at ({x:g}, {y:g}) can't be found again to check")
         try:
@@ -274,7 +274,9 @@ class Recorder:
         (found again by its identity if the app replaced it)."""
         assert step.identity is not None
         await budget.run(asyncio.sleep(_SETTLE_S))
-        found = await locate(self.tab.page, step.identity, budget=budget.child(3_000))
+        found = await locate(
+            self.tab.page, step.identity, budget=budget.child(3_000, label="locate")
+        )
         state = None
         if found.element is not None:
             with contextlib.suppress(PlaywrightError):

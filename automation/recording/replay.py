@@ -298,7 +298,7 @@ class Replay:
         target = step.target()
         if target is None:
             return True
-        located = await locate(self.tab.page, target, budget=budget.child(5_000))
+        located = await locate(self.tab.page, target, budget=budget.child(5_000, label="locate"))
         return located.ok
 
     async def _done_by_person(

@@ -496,16 +496,15 @@ async def file_delete(
 FILE_ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec(
         "file_list",
-        "list a folder of the run's workspace (where downloads land): folders end "
-        "with /, files show their size; paths are relative to the workspace",
+        "list a workspace folder (downloads land in downloads/); paths are relative to "
+        "the workspace",
         (optional("path", str, "folder, like downloads (default: the workspace itself)"),),
         lambda tab, a, b: file_list(tab.workspace, a.get("path", ""), budget=b),
         check=path_check,
     ),
     ActionSpec(
         "file_read",
-        "read a text file of the workspace from a byte offset; a long file comes in "
-        "parts, each ending with the offset to continue from",
+        "read a workspace text file from a byte offset; a long one comes in parts",
         (
             Param("path", str, "file, like downloads/report.csv"),
             optional("offset", int, "byte to start at (default 0)"),
@@ -522,9 +521,8 @@ FILE_ACTIONS: tuple[ActionSpec, ...] = (
     ),
     ActionSpec(
         "file_write",
-        "write text to a file of the workspace (missing folders are made), replacing it "
-        f"or with append=true adding to its end; at most {MAX_WRITE_BYTES} "
-        "bytes a call",
+        f"write a workspace file (at most {MAX_WRITE_BYTES} bytes a call), or add to its "
+        "end (append)",
         (
             Param("path", str, "file, like notes/summary.txt"),
             Param("content", str, "the text"),
@@ -537,14 +535,14 @@ FILE_ACTIONS: tuple[ActionSpec, ...] = (
     ),
     ActionSpec(
         "file_check",
-        "whether a path of the workspace exists: its type, size, modification time and sha256",
+        "whether a workspace path exists: type, size, time, sha256",
         (Param("path", str, "file or folder"),),
         lambda tab, a, b: file_check(tab.workspace, a["path"], budget=b),
         check=path_check,
     ),
     ActionSpec(
         "file_mkdir",
-        "make a folder in the workspace (with the missing ones above it unless parents=false)",
+        "make a workspace folder (and missing parents unless parents=false)",
         (Param("path", str, "folder"), optional("parents", bool, "make missing parents too")),
         lambda tab, a, b: file_mkdir(
             tab.workspace, a["path"], parents=a.get("parents", True), budget=b
@@ -553,8 +551,7 @@ FILE_ACTIONS: tuple[ActionSpec, ...] = (
     ),
     ActionSpec(
         "file_delete",
-        "delete a file, a link or an empty folder of the workspace; recursive=true "
-        "deletes a folder with all it holds",
+        "delete a workspace file, link or empty folder (recursive: a whole folder)",
         (Param("path", str, "what to delete"), optional("recursive", bool, "a whole folder")),
         lambda tab, a, b: file_delete(
             tab.workspace, a["path"], recursive=a.get("recursive", False), budget=b

@@ -252,7 +252,7 @@ async def test_timeout_ms_narrows_the_budget(tab: Tab, fixture_url: str) -> None
 
 def test_every_action_is_documented() -> None:
     for spec in ACTIONS.values():
-        assert spec.description and spec.signature().startswith(f'{{"action": "{spec.name}"')
+        assert spec.description and spec.signature().startswith(f"{spec.name}(")
         for param in spec.params:
             assert param.description
 

@@ -239,5 +239,11 @@ async def test_native_tool_calls_drive_a_run_with_either_provider(
         assert await tab.page.input_value("#name") == value
         request = llm_server.requests[-1]
         names = {t.get("name") or t["function"]["name"] for t in request["tools"]}
-        assert {"fill", "file_read", "done"} <= names and "shell" not in names
+        assert {"fill", "act", "done"} <= names and "file_read" not in names
+        shared = next(
+            t for t in request["tools"] if (t.get("name") or t["function"]["name"]) == "act"
+        )
+        shared_schema = shared.get("input_schema") or shared["function"]["parameters"]
+        offered = shared_schema["properties"]["action"]["enum"]
+        assert "file_read" in offered and "shell" not in offered
     assert llm_server.paths[-4:] == ["/v1/chat/completions"] * 2 + ["/v1/messages"] * 2

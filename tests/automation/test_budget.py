@@ -153,6 +153,10 @@ def test_the_error_names_the_budget_that_ran_out() -> None:
     clock.now += 2
     assert step.binding() is step
     assert "the click ran out of its 1000 ms budget" in str(step.exceeded())
+    # A child with a timeout of its own and no name does not pass for its parent.
+    lookup = Budget(1_800_000, label="run", _clock=clock).child(2_000)
+    clock.now += 3
+    assert str(lookup.exceeded()).startswith("the part of the run ran out of its 2000 ms")
 
 
 async def test_run_reports_the_budget_that_ran_out() -> None:

@@ -291,9 +291,9 @@ async def test_evaluate_is_off_unless_the_operator_turns_it_on(tab: Tab) -> None
     with pytest.raises(ActionInvalid, match="turned off"):
         await execute(tab, "evaluate", {"expression": "1"}, budget=Budget(2_000))
     assert "evaluate" not in [s.name for s in available(tab.config)]
-    assert '"action": "evaluate"' not in system_prompt(available(tab.config))
+    assert "\n- evaluate(" not in system_prompt(available(tab.config))
     on = browser_config(evaluate_enabled=True)
-    assert '"action": "evaluate"' in system_prompt(available(on))
+    assert "\n- evaluate(" in system_prompt(available(on))
 
 
 async def test_the_action_returns_json_and_takes_its_timeout(etab: Tab) -> None:
@@ -390,7 +390,7 @@ async def test_an_agent_step_hangs_the_page_and_the_next_round_clicks(
         )
         # The model was told the script was stopped, with the error code.
         assert "evaluate_timeout" in json.dumps(llm_server.requests[1]["messages"])
-        assert '"action": "evaluate"' in llm_server.requests[0]["messages"][0]["content"]
+        assert "evaluate(" in json.dumps(llm_server.requests[0]["tools"])  # offered
     finally:
         await tab.close()
 

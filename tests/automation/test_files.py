@@ -329,12 +329,12 @@ async def no_sleepers_left(folder: Path) -> bool:
 async def test_the_shell_is_off_unless_the_operator_allows_programs(wtab: Tab) -> None:
     assert wtab.config.shell_commands == ()
     assert "shell" not in [s.name for s in available(wtab.config)]
-    assert '"action": "shell"' not in system_prompt(available(wtab.config))
+    assert "\n- shell(" not in system_prompt(available(wtab.config))
     with pytest.raises(ActionInvalid, match="turned off"):
         await run(wtab, "shell", command="ls")
     on = browser_config(shell_commands=("ls",))
-    assert '"action": "shell"' in system_prompt(available(on))
-    assert all(f'"action": "{n}"' in system_prompt(available(wtab.config)) for n in FILE_TOOLS)
+    assert "\n- shell(" in system_prompt(available(on))
+    assert all(f"\n- {n}(" in system_prompt(available(wtab.config)) for n in FILE_TOOLS)
 
 
 async def test_an_allowed_program_runs_in_the_workspace_without_secrets(

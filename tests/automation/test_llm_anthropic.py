@@ -110,7 +110,14 @@ async def test_request_shape_and_headers(
     assert sent["max_tokens"] == 512
     assert sent["temperature"] == 0.2
     assert sent["stream"] is True
-    assert sent["system"] == "You drive a browser.\n\nBe brief."
+    # One block, marked for the provider's prompt cache (the same bytes every round).
+    assert sent["system"] == [
+        {
+            "type": "text",
+            "text": "You drive a browser.\n\nBe brief.",
+            "cache_control": {"type": "ephemeral"},
+        }
+    ]
     assert sent["messages"] == [
         {"role": "user", "content": "Task: find the docs\n\nPage: home"},
         {"role": "assistant", "content": "Clicking."},
@@ -246,7 +253,9 @@ async def test_pings_unknown_blocks_and_cache_usage(
     reply = await planner.plan(make_request(), budget=Budget(5000), on_token=sink)
 
     assert reply.text == "Hi" and sink.pieces == ["Hi"]
-    assert reply.usage == {"prompt_tokens": 15, "completion_tokens": 7, "total_tokens": 22}
+    assert reply.usage == {
+        "prompt_tokens": 15, "completion_tokens": 7, "total_tokens": 22, "cached_tokens": 5,
+    }  # fmt: skip
 
 
 async def test_key_is_only_in_its_header_and_scrubbed_from_errors(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import AsyncIterator
 
@@ -15,7 +16,7 @@ from automation.budget import Budget
 from automation.errors import BudgetExceeded, Cancelled, LLMResponseError, LLMUnavailable
 from automation.llm.base import ChatMessage, PlannerRequest
 from automation.llm.openai import OpenAICompatPlanner
-from automation.llm.tools import action_tag, call_tag, tool_definitions
+from automation.llm.tools import SHARED_TOOL, action_tag, call_tag, tool_definitions
 from tests import fakellm
 from tests.fakellm import CHUNK_CHARS, Reply, ScriptedLLMServer
 from tests.net import free_port
@@ -425,33 +426,52 @@ async def test_planner_is_usable_again_after_aclose(
 # Native tool calls
 
 
+NATIVE_SYSTEM = "You drive a browser with your tools."
+
+
 def tool_request() -> PlannerRequest:
     request = make_request()
     request.actions = [ACTIONS["click"], ACTIONS["type"], ACTIONS["select_option"]]
+    request.native_system = NATIVE_SYSTEM
     return request
 
 
-def test_tool_definitions_describe_each_action_and_done() -> None:
-    tools = tool_definitions([ACTIONS["click"], ACTIONS["select_option"], ACTIONS["evaluate"]])
+def test_tool_definitions_give_common_actions_a_tool_and_share_one_for_the_rest() -> None:
+    specs = [ACTIONS["click"], ACTIONS["fill"], ACTIONS["select_option"], ACTIONS["evaluate"]]
+    tools = tool_definitions(specs)
 
-    assert [t["name"] for t in tools] == ["click", "select_option", "evaluate", "done"]
+    assert [t["name"] for t in tools] == ["click", "fill", SHARED_TOOL, "done"]
     click = tools[0]
     assert click["description"] == ACTIONS["click"].description
     assert click["parameters"]["type"] == "object"
     assert click["parameters"]["required"] == ["ref"]
     props = click["parameters"]["properties"]
-    assert props["ref"]["type"] == "string" and props["ref"]["description"]
-    assert props["button"]["type"] == "string"
-    assert props["modifiers"]["type"] == "array"
-    # Every action accepts timeout_ms, so extra properties must stay allowed.
-    assert props["timeout_ms"]["type"] == "integer"
+    assert props == {"ref": {"type": "string"}, "button": {"type": "string"},
+                     "modifiers": {"type": "array"}}  # fmt: skip
+    # Every action accepts timeout_ms (the system prompt says so once): extra properties
+    # must stay allowed.
     assert "additionalProperties" not in click["parameters"]
-    assert tools[1]["parameters"]["properties"]["values"]["type"] == ["string", "array"]
-    assert "type" not in tools[2]["parameters"]["properties"]["arg"]  # any JSON value
+    assert tools[1]["parameters"]["required"] == ["ref", "value"]
+    shared = tools[2]
+    assert shared["parameters"]["properties"]["action"]["enum"] == ["select_option", "evaluate"]
+    assert shared["parameters"]["required"] == ["action"]
+    for spec in specs[2:]:  # listed as the text-mode prompt lists them
+        assert f"{spec.signature()}: {spec.description}" in shared["description"]
     done = tools[-1]
     assert done["parameters"]["required"] == ["summary"]
     assert done["parameters"]["properties"]["summary"]["type"] == "string"
-    assert "required" not in tool_definitions([ACTIONS["back"]])[0]["parameters"]
+    # The same specs give the same bytes: the request's prefix can be cached.
+    assert json.dumps(tool_definitions(specs)) == json.dumps(tools)
+
+
+def test_a_call_of_the_shared_tool_is_the_action_it_names() -> None:
+    assert call_tag(SHARED_TOOL, '{"action": "scroll", "dy": 300}') == (
+        '<action>{"action": "scroll", "dy": 300}</action>'
+    )
+    # Without a name, the parser is left to say what is missing.
+    tag = call_tag(SHARED_TOOL, {"ref": "e1"})
+    parsed = parse_reply(tag)
+    assert not parsed.actions and parsed.errors
 
 
 def test_action_tag_puts_the_name_first_and_keeps_unicode() -> None:
@@ -477,12 +497,7 @@ async def test_streamed_tool_calls_become_tags_the_parser_accepts(
     reply = await planner.plan(tool_request(), budget=Budget(5000), on_token=sink)
 
     sent = llm_server.requests[0]
-    assert [t["function"]["name"] for t in sent["tools"]] == [
-        "click",
-        "type",
-        "select_option",
-        "done",
-    ]
+    assert [t["function"]["name"] for t in sent["tools"]] == ["click", "type", "act", "done"]
     assert all(t["type"] == "function" for t in sent["tools"])
     assert sent["tool_choice"] == "auto"
     parsed = parse_reply(reply.text)
@@ -572,7 +587,12 @@ async def test_auto_mode_asks_again_without_tools_after_a_400_and_remembers(
     with_tools, without, later = llm_server.requests
     assert "tools" in with_tools and "tool_choice" in with_tools
     assert "tools" not in without and "tool_choice" not in without
-    assert without["messages"] == with_tools["messages"]
+    # With tools the system prompt is the one that does not list the actions again;
+    # asked without them, the one that does.  The rest of the conversation is the same.
+    system = make_request().messages[0].content
+    assert with_tools["messages"][0] == {"role": "system", "content": NATIVE_SYSTEM}
+    assert without["messages"][0] == later["messages"][0] == {"role": "system", "content": system}
+    assert without["messages"][1:] == with_tools["messages"][1:]
     assert "tools" not in later
 
 

@@ -6,13 +6,15 @@ import asyncio
 import email.utils
 import random
 import time
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 import pytest
 
 from automation.budget import Budget
 from automation.errors import BudgetExceeded, Cancelled, LLMResponseError, LLMUnavailable
 from automation.llm.anthropic import AnthropicPlanner
-from automation.llm.base import ChatMessage, PlannerRequest
+from automation.llm.base import ChatMessage, PlannerRequest, RetryNotice
 from automation.llm.openai import OpenAICompatPlanner
 from automation.llm.retry import (
     BACKOFF_BASE_S,
@@ -29,6 +31,7 @@ from tests.net import free_port
 llm_server = fakellm.llm_server
 
 TEXT = "Opening the search box now, then typing the query."
+T = TypeVar("T")
 
 
 def no_wait(retry: int) -> float:
@@ -50,6 +53,15 @@ class TokenSink:
 
     async def __call__(self, piece: str) -> None:
         self.pieces.append(piece)
+
+
+def collect(into: list[T]) -> Callable[[T], Awaitable[None]]:
+    """A planner callback that keeps what it is called with."""
+
+    async def keep(item: T) -> None:
+        into.append(item)
+
+    return keep
 
 
 def openai(server: ScriptedLLMServer, **options: object) -> OpenAICompatPlanner:
@@ -138,19 +150,27 @@ async def test_exhausted_retries_name_the_attempts(llm_server: ScriptedLLMServer
     assert len(llm_server.requests) == 3 and llm_server.pending == 1
 
 
-async def test_no_retry_once_tokens_were_streamed(llm_server: ScriptedLLMServer) -> None:
-    llm_server.script(Reply(text=TEXT, drop_after_chars=16), "must not be asked for")
+async def test_a_drop_after_streamed_tokens_is_retried_and_counts_what_it_discards(
+    llm_server: ScriptedLLMServer,
+) -> None:
+    llm_server.script(Reply(text=TEXT, drop_after_chars=16), TEXT)
     planner = openai(llm_server, backoff=no_wait)
     sink = TokenSink()
+    tries: list[int] = []
+    notices: list[RetryNotice] = []
+    request = make_request()
+    request.on_attempt = collect(tries)
+    request.on_retry = collect(notices)
     try:
-        with pytest.raises(LLMUnavailable) as info:
-            await planner.plan(make_request(), budget=Budget(5000), on_token=sink)
+        reply = await planner.plan(request, budget=Budget(5000), on_token=sink)
     finally:
         await planner.aclose()
 
-    assert "not retried" in info.value.message
-    assert "".join(sink.pieces) == TEXT[:16]
-    assert len(llm_server.requests) == 1 and llm_server.pending == 1
+    assert reply.text == TEXT  # the retried try's text only
+    assert "".join(sink.pieces) == TEXT[:16] + TEXT  # both tries were shown as they came
+    assert tries == [1, 2]
+    assert notices == [RetryNotice(1, 3, 0, "connection dropped mid-reply", 16)]
+    assert len(llm_server.requests) == 2
 
 
 async def test_a_drop_nobody_saw_is_retried(llm_server: ScriptedLLMServer) -> None:
@@ -282,18 +302,21 @@ async def test_anthropic_retries_529_and_overloaded_events(
     assert len(llm_server.requests) == 3
 
 
-async def test_anthropic_does_not_retry_after_streamed_text(
+async def test_anthropic_retries_an_overload_after_streamed_text(
     llm_server: ScriptedLLMServer,
 ) -> None:
-    llm_server.script(Reply(text=TEXT, stream_error="overloaded_error"), "unused")
+    llm_server.script(Reply(text=TEXT, stream_error="overloaded_error"), "second try")
     planner = anthropic(llm_server, backoff=no_wait)
     sink = TokenSink()
+    notices: list[RetryNotice] = []
+    request = make_request()
+    request.on_retry = collect(notices)
     try:
-        with pytest.raises(LLMUnavailable) as info:
-            await planner.plan(make_request(), budget=Budget(5000), on_token=sink)
+        reply = await planner.plan(request, budget=Budget(5000), on_token=sink)
     finally:
         await planner.aclose()
 
-    assert "overloaded_error" in info.value.message and "not retried" in info.value.message
-    assert "".join(sink.pieces) == TEXT
-    assert len(llm_server.requests) == 1
+    assert reply.text == "second try"
+    assert "".join(sink.pieces) == TEXT + "second try"
+    assert [(n.reason, n.discarded_chars) for n in notices] == [("overloaded_error", len(TEXT))]
+    assert len(llm_server.requests) == 2

@@ -84,7 +84,11 @@ async def test_llm_run_over_several_rounds(
     first = llm_server.requests[0]
     assert first["model"] == "test-model" and first["stream"] is True
     system = first["messages"][0]
-    assert system["role"] == "system" and "<action>" in system["content"]
+    # The actions went as native tools, so the system prompt does not list them again.
+    assert system["role"] == "system" and "call done" in system["content"]
+    assert "<action>" not in system["content"] and first["tools"]
+    assert llm_server.requests[1]["messages"][0] == system  # the same bytes every round
+    assert llm_server.requests[1]["tools"] == first["tools"]
     assert f'textbox "Name" [{form_refs["Name"]}]' in first["messages"][-1]["content"]
     second = llm_server.requests[1]["messages"]
     assert second[-1]["content"].startswith("OK type: typed 3 characters")
@@ -256,24 +260,65 @@ async def test_too_many_failing_rounds_end_the_run(
     assert steps[-1].ok is False and steps[-1].error["code"] == "ref_not_found"
 
 
-async def test_repeated_action_pauses_until_the_person_replies(
+async def test_a_repeat_with_an_effect_runs_and_one_without_pauses_unrun(
     tab: Tab, llm_server: ScriptedLLMServer, fixture_url: str, form_refs: dict[str, str]
 ) -> None:
+    # The first click shows "Email is required" (the page changed): the same click again
+    # is work and runs.  The second changes nothing: a third is stuck, and is not run.
     click = act(action="click", ref=form_refs["Sign up"])
-    llm_server.script(click, click, act(action="done", summary="ok"))
+    llm_server.script(click, click, click, act(action="done", summary="ok"))
     run = make_run(tab, llm_server, f"{fixture_url}/demo/form.html")
     task = asyncio.create_task(run.run())
     paused = await run.sink.wait_for(RunPaused)  # type: ignore[attr-defined]
     assert paused.reason == "stuck" and "click" in paused.detail
+    assert "the page did not change" in paused.detail
     assert run.control.paused
     clicks = [a for a in run.sink.of_type(ActionFinished) if a.name == "click"]  # type: ignore[attr-defined]
-    assert len(clicks) == 1  # the repeat was not executed
+    assert len(clicks) == 2  # the repeat without effect was not executed
     run.control.reply("The form shows an error; just finish.")
     finished = await asyncio.wait_for(task, 10)
     assert finished.status == "succeeded"
     assert run.sink.of_type(RunResumed)  # type: ignore[attr-defined]
     last = llm_server.requests[-1]["messages"][-1]["content"]
     assert "The person says: The form shows an error; just finish." in last
+    assert "was not run" in last
+    clicks = [a for a in run.sink.of_type(ActionFinished) if a.name == "click"]  # type: ignore[attr-defined]
+    assert len(clicks) == 2  # resuming asked the model; nothing was replayed
+
+
+async def test_resuming_a_stuck_run_does_not_run_the_repeat(
+    tab: Tab, llm_server: ScriptedLLMServer, fixture_url: str, form_refs: dict[str, str]
+) -> None:
+    press = act(action="press", key="Escape")  # changes nothing on this page
+    llm_server.script(press, press, press, act(action="done", summary="ok"))
+    run = make_run(tab, llm_server, f"{fixture_url}/demo/form.html")
+    task = asyncio.create_task(run.run())
+    await run.sink.wait_for(RunPaused)  # type: ignore[attr-defined]
+    run.control.resume()  # no word from the person, no change to the page
+    sink = run.sink
+    assert isinstance(sink, WaitingSink)
+    await sink.wait_for(RunPaused, count=2)
+    presses = [a for a in sink.of_type(ActionFinished) if a.name == "press"]
+    assert len(presses) == 1  # the model sent it twice more; neither ran
+    run.control.resume()
+    assert (await asyncio.wait_for(task, 10)).status == "succeeded"
+
+
+async def test_the_same_action_twice_in_one_reply_runs_once(
+    tab: Tab, llm_server: ScriptedLLMServer, fixture_url: str, form_refs: dict[str, str]
+) -> None:
+    name = form_refs["Name"]
+    twice = act(action="type", ref=name, text="Ada") + act(action="type", ref=name, text="Ada")
+    llm_server.script(twice + act(action="done", summary="typed"), act(action="done", summary="ok"))
+    run = make_run(tab, llm_server, f"{fixture_url}/demo/form.html")
+    finished = await run.run()
+
+    assert finished.status == "succeeded" and finished.summary == "ok"  # not the first done
+    typed = [a for a in run.sink.of_type(ActionFinished) if a.name == "type"]  # type: ignore[attr-defined]
+    assert len(typed) == 1
+    told = llm_server.requests[1]["messages"][-1]["content"]
+    assert "twice in a row: it ran once" in told
+    assert not run.sink.of_type(RunPaused)  # type: ignore[attr-defined]
 
 
 async def test_need_help_pauses_and_reply_resumes(

@@ -247,7 +247,7 @@ async def test_read_page_is_an_action_for_callers_but_not_offered_to_the_model(
 ) -> None:
     assert "read_page" in ACTIONS
     assert "read_page" not in [s.name for s in available(tab.config)]
-    assert '"action": "read_page"' not in system_prompt(available(tab.config))
+    assert "\n- read_page(" not in system_prompt(available(tab.config))
     full = await execute(tab, "read_page", {}, budget=Budget(5_000))
     assert full.startswith("Page: 'Macro'") and 'button "Go"' in full
     await tab.page.evaluate("document.getElementById('status').textContent = 'Changed'")

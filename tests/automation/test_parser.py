@@ -62,4 +62,20 @@ def test_signature_ignores_key_order() -> None:
 def test_prompt_lists_every_registered_action() -> None:
     prompt = system_prompt()
     for name in [*ACTIONS, "done"]:
-        assert f'"action": "{name}"' in prompt
+        assert f"\n- {name}(" in prompt
+
+
+def test_the_hint_lists_only_the_actions_this_run_offers() -> None:
+    offered = {"click", "fill", "navigate"}
+    result = parse_reply(
+        '<action>{"action": "teleport"}</action><action>{"action": "evaluate", '
+        '"expression": "1"}</action><action>{"action": "click", "ref": "e1"}</action>',
+        offered=offered,
+    )
+
+    assert [a.name for a in result.actions] == ["click"]
+    unknown, not_offered = result.errors
+    assert "unknown action 'teleport'" in str(unknown)
+    assert "does not offer: 'evaluate'" in str(not_offered)
+    for error in (unknown, not_offered):
+        assert error.hint == "the actions you have: click, done, fill, navigate"
