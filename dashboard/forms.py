@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -8,7 +9,9 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 
 from automation.actions import ACTIONS, Param
-from automation.errors import UrlBlocked
+from automation.agent.output import MAX_SCHEMA_CHARS, check_schema
+from automation.errors import OutputInvalid, UrlBlocked
+from automation.llm.keys import key_env_refusal
 from automation.recording import expect
 from automation.recording.fromrun import Planned
 from automation.recording.propose import Proposal
@@ -26,11 +29,48 @@ PLANNERS = [
 ]
 RULES_CHOICE = ("rules", "Rule planner (offline)")
 PROFILE_PREFIX = "profile:"
+# What the task field asks for follows the planner: the rule planner reads one command per
+# line, a model reads the task in plain words (static/dashboard/newrun.js swaps them).
+TASK_PLACEHOLDERS = {
+    "rules": "One command per line, e.g.\ngo to https://shop.example/login\n"
+    "type ada@example.org into Email\nclick Sign in\nwait for Welcome",
+    "llm": "What should the agent do? In plain words, e.g. Sign in as ada@example.org and "
+    "download last month's invoice.",
+}
+
+
+def planner_kind(value: str) -> str:
+    """``rules`` for the rule planner, ``llm`` for any model (a profile or a provider)."""
+    return "rules" if value == RULES_CHOICE[0] else "llm"
+
+
+def profile_key_problem(profile: LLMProfile) -> str:
+    """Why a run with ``profile`` can't get its API key ("" when it can, or sends none)."""
+    name = profile.api_key_env
+    if not name:
+        return ""
+    if key_env_refusal(name, allowed=settings.TABWRIGHT["LLM_KEY_VARIABLES"]):
+        return f"key variable {name} may not be used"
+    if not profile.key_is_set:
+        return f"key variable {name} is not set"
+    return ""
+
+
+def _profile_label(profile: LLMProfile) -> str:
+    label = f"{profile.name} ({profile.get_provider_display()} · {profile.model})"
+    problem = profile_key_problem(profile)
+    return f"{label} — {problem}" if problem else label
+
+
+SCHEMA_PLACEHOLDER = (
+    '{"type": "object", "properties": {"total": {"type": "number"}}, "required": ["total"]}'
+)
 
 
 class NewRunForm(forms.Form):
     """With LLM profiles: a choice of profile (the default preselected) or the rule
-    planner; without: the planners of the server settings."""
+    planner; without: the planners of the server settings.  A profile whose key can't be
+    read says so in its choice, and is refused: its run could not start."""
 
     start_url = forms.CharField(
         label="Start URL",
@@ -44,6 +84,13 @@ class NewRunForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 6, "placeholder": "What should the agent do?"}),
     )
     planner = forms.ChoiceField(choices=PLANNERS)
+    output_schema = forms.CharField(
+        label="Output schema",
+        required=False,
+        max_length=MAX_SCHEMA_CHARS,
+        strip=True,
+        widget=forms.Textarea(attrs={"rows": 4, "placeholder": SCHEMA_PLACEHOLDER}),
+    )
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
@@ -52,21 +99,62 @@ class NewRunForm(forms.Form):
         if not self.profiles:
             field.initial = settings.TABWRIGHT["PLANNER"]
             return
-        choices = [
-            (value, f"{p.name} ({p.get_provider_display()} · {p.model})")
-            for value, p in self.profiles.items()
-        ]
+        choices = [(value, _profile_label(p)) for value, p in self.profiles.items()]
         field.choices = [*choices, RULES_CHOICE]
         default = next((v for v, p in self.profiles.items() if p.is_default), None)
         field.initial = default or RULES_CHOICE[0]
+
+    @property
+    def planner_kind(self) -> str:
+        """The kind of the planner chosen (when bound) or preselected: ``rules`` or ``llm``."""
+        value = self.data.get("planner") if self.is_bound else None
+        return planner_kind(str(value or self["planner"].initial or ""))
+
+    def follow_planner(self, *, demo: dict[str, str] | None = None) -> None:
+        """The task's placeholder (and the demo task, when given per kind) for the planner
+        chosen; the page swaps them as the choice changes (static/dashboard/newrun.js)."""
+        kind = self.planner_kind
+        attrs = self.fields["task"].widget.attrs
+        attrs["placeholder"] = TASK_PLACEHOLDERS[kind]
+        attrs["aria-describedby"] = f"task-hint-{kind}"
+        for each, text in TASK_PLACEHOLDERS.items():
+            attrs[f"data-placeholder-{each}"] = text
+        if demo:
+            self.initial["task"] = demo[kind]
+            for each, text in demo.items():
+                attrs[f"data-demo-{each}"] = text
 
     def clean(self) -> dict[str, object]:
         cleaned = super().clean() or {}
         profile: LLMProfile | None = self.profiles.get(cleaned.get("planner", ""))
         cleaned["llm_profile"] = profile
         if profile is not None:
+            problem = profile_key_problem(profile)
+            if problem:
+                self.add_error(
+                    "planner",
+                    f"{profile.name} can't start a run: its {problem} on this server. "
+                    "Choose another planner, or ask an admin to fix the profile.",
+                )
             cleaned["planner"] = profile.provider
+        if cleaned.get("output_schema") is not None and self.planner_kind == "rules":
+            self.add_error(
+                "output_schema", "the rule planner ends in no data: choose a model for an output"
+            )
         return cleaned
+
+    def clean_output_schema(self) -> dict[str, Any] | None:
+        text = self.cleaned_data["output_schema"]
+        if not text:
+            return None
+        try:
+            schema = json.loads(text)
+        except ValueError as exc:
+            raise forms.ValidationError(f"not JSON: {exc}") from None
+        try:
+            return check_schema(schema)
+        except OutputInvalid as exc:
+            raise forms.ValidationError(exc.message) from None
 
     def clean_start_url(self) -> str:
         url = self.cleaned_data["start_url"].strip()

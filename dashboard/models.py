@@ -188,6 +188,9 @@ class Run(models.Model):
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.PENDING)
     status_reason = models.TextField(blank=True)
     summary = models.TextField(blank=True)
+    # An agent run may end in data: its done's output, checked against this JSON Schema.
+    output_schema = models.JSONField(null=True, blank=True)
+    output = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

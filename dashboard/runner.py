@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -66,6 +67,9 @@ __all__ = ["RunManager", "group_name", "runner"]
 log = logging.getLogger("tabwright.runner")
 
 COMMANDS = frozenset({"pause", "resume", "stop", "reply", "extend"})
+# Events stamped with the server's time (``at_ms``, epoch ms): a model call's wait, retry
+# and answer.
+TIMED_EVENTS = frozenset({"llm.waiting", "llm.retry", "llm.message"})
 MAX_EXTEND_ROUNDS = 1_000
 
 
@@ -87,6 +91,10 @@ class DashboardSink:
     async def emit(self, event: Event) -> None:
         async with self._lock:
             data = event.to_dict()
+            if event.type in TIMED_EVENTS:
+                # The server's clock: the run page counts a wait from here, also after a
+                # reload, and tells a finished round how long the model took.
+                data["at_ms"] = int(time.time() * 1000)
             if isinstance(event, ScreenshotTaken):
                 data["src"] = await self._save_screenshot(event)
             if isinstance(event, StepRecorded):
@@ -133,13 +141,18 @@ def _write_file(path: Path, data: bytes) -> None:
     path.write_bytes(data)
 
 
-def _status_change(event: Event) -> dict[str, str] | None:
+def _status_change(event: Event) -> dict[str, Any] | None:
     if isinstance(event, RunStarted | RunResumed):
         return {"status": Run.Status.RUNNING}
     if isinstance(event, RunPaused):
         return {"status": Run.Status.PAUSED, "reason": f"{event.reason}: {event.detail}"}
     if isinstance(event, RunFinished):
-        return {"status": event.status, "reason": event.reason, "summary": event.summary}
+        return {
+            "status": event.status,
+            "reason": event.reason,
+            "summary": event.summary,
+            "output": event.output,
+        }
     return None
 
 
@@ -277,6 +290,7 @@ class RunManager:
                 ),
                 control=control,
                 secrets=sink.secrets,
+                output_schema=run.output_schema,
             )
             await agent.run()
         except TabwrightError as exc:

@@ -144,7 +144,7 @@ def _detail_page(
         "last_replay": last_replay,
         "report": report,
         "proposed": heals.filter(status=IdentityHeal.Status.PROPOSED),
-        "history": heals.exclude(status=IdentityHeal.Status.PROPOSED)[:50],
+        "history": selectors.scenario_heal_history(scenario_id=scenario.pk),
         "runs": scenario.runs.order_by("-created_at")[:20],
     }
     return render(request, "scenarios/detail.html", context, status=status)

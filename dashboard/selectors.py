@@ -174,7 +174,18 @@ _SCENARIO_STEP_FIELDS = ("action", "args", "identity", "role", "name", "selector
 
 
 def scenario_heals(*, scenario_id: int) -> QuerySet[IdentityHeal]:
-    return IdentityHeal.objects.filter(step__scenario_id=scenario_id).select_related("step")
+    """The scenario's heals in the order they happened (oldest first)."""
+    heals = IdentityHeal.objects.filter(step__scenario_id=scenario_id).select_related("step")
+    return heals.order_by("created_at", "pk")
+
+
+def scenario_heal_history(*, scenario_id: int, limit: int = 50) -> list[IdentityHeal]:
+    """The latest ``limit`` decided heals (applied or rejected), oldest first, in the order
+    of the time the page shows for each: when it was decided (a proposal approved later
+    than a confident heal was applied comes after it)."""
+    decided = scenario_heals(scenario_id=scenario_id).exclude(status=IdentityHeal.Status.PROPOSED)
+    latest = decided.order_by(F("decided_at").desc(nulls_last=True), "-created_at", "-pk")
+    return list(reversed(latest[:limit]))
 
 
 def scenario_last_replay(*, scenario_id: int) -> Run | None:

@@ -10,6 +10,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from automation.agent.output import check_schema
 from automation.browser.identity import ElementIdentity
 from automation.errors import ActionInvalid, ScenarioInvalid
 from automation.limits import MAX_FIELD_CHARS, cut_text, fit
@@ -35,11 +36,19 @@ def run_create(
     start_url: str,
     planner: str = "",
     llm_profile: LLMProfile | None = None,
+    output_schema: dict[str, Any] | None = None,
 ) -> Run:
     """``planner`` empty and no profile: the runner picks (the default profile, else the
-    settings)."""
+    settings).  ``output_schema``: checked here too (OutputInvalid), whoever calls."""
+    if output_schema is not None:
+        output_schema = check_schema(output_schema)
     return Run.objects.create(
-        owner=owner, task=task, start_url=start_url, planner=planner, llm_profile=llm_profile
+        owner=owner,
+        task=task,
+        start_url=start_url,
+        planner=planner,
+        llm_profile=llm_profile,
+        output_schema=output_schema,
     )
 
 
@@ -66,10 +75,16 @@ def _token_count(value: object) -> int:
     return max(0, int(value))
 
 
-def run_set_status(*, run_id: int, status: str, reason: str = "", summary: str = "") -> None:
+def run_set_status(
+    *, run_id: int, status: str, reason: str = "", summary: str = "", output: Any = None
+) -> None:
+    """``output``: the data a run ended in (the engine checked it against the run's schema
+    and its size)."""
     fields: dict[str, Any] = {"status": status, "status_reason": cut_text(reason, MAX_FIELD_CHARS)}
     if summary:
         fields["summary"] = cut_text(summary, MAX_FIELD_CHARS)
+    if output is not None:
+        fields["output"] = output
     if status in Run.FINAL:
         fields["finished_at"] = timezone.now()
     Run.objects.filter(pk=run_id).update(**fields)

@@ -10,6 +10,7 @@ urlpatterns = [
     path("runs/new", views.run_new, name="run_new"),
     path("runs/<int:run_id>/", views.run_detail, name="run_detail"),
     path("runs/<int:run_id>/act", views.run_act, name="run_act"),
+    path("runs/<int:run_id>/output.json", views.run_output, name="run_output"),
     path(
         "runs/<int:run_id>/screenshots/<int:index>.jpg",
         views.run_screenshot,

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import hmac
+import json
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -37,15 +39,23 @@ DEMO_TASK = """type Ada Lovelace into Name
 type ada@example.org into Email
 click Sign up
 wait for Welcome, Ada Lovelace!"""
+# The same demo for a model: in plain words, not the rule planner's commands.
+DEMO_TASK_LLM = (
+    "Sign up as Ada Lovelace with the email ada@example.org, "
+    "then check that the page welcomes her by name."
+)
 
 
 @login_required
 @require_safe
 def run_list(request: HttpRequest) -> HttpResponse:
-    initial = {}
+    form = NewRunForm(initial={})
     if settings.DEBUG:
-        initial = {"start_url": request.build_absolute_uri("/demo/form.html"), "task": DEMO_TASK}
-    return _run_list_page(request, NewRunForm(initial=initial))
+        form.initial["start_url"] = request.build_absolute_uri("/demo/form.html")
+        form.follow_planner(demo={"rules": DEMO_TASK, "llm": DEMO_TASK_LLM})
+    else:
+        form.follow_planner()
+    return _run_list_page(request, form)
 
 
 RUNS_PER_PAGE = 50
@@ -102,6 +112,7 @@ async def run_new(request: HttpRequest) -> HttpResponse:
 def _run_from_form(data: QueryDict, user: AbstractBaseUser) -> tuple[NewRunForm, Run | None]:
     form = NewRunForm(data)
     if not form.is_valid():
+        form.follow_planner()
         return form, None
     return form, services.run_create(owner=user, **form.cleaned_data)
 
@@ -118,6 +129,9 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
             "steps": run.steps.all(),
             "events": events,
             "is_owner": run.owner_id == request.user.pk,
+            "output_json": json.dumps(run.output, ensure_ascii=False, indent=2),
+            # The page counts a wait on the model from the server's clock, not its own.
+            "server_now_ms": int(time.time() * 1000),
         },
     )
 
@@ -132,6 +146,19 @@ def run_screenshot(request: HttpRequest, run_id: int, index: int) -> FileRespons
     if not path.is_relative_to(Path(settings.MEDIA_ROOT).resolve()) or not path.is_file():
         raise Http404("no screenshot")
     return FileResponse(path.open("rb"), content_type="image/jpeg")
+
+
+@require_safe
+@login_required
+def run_output(request: HttpRequest, run_id: int) -> HttpResponse:
+    """The data the run ended in, as a JSON file to download."""
+    run = selectors.run_get(user=request.user, id=run_id)
+    if run.output is None:
+        raise Http404("this run has no output")
+    body = json.dumps(run.output, ensure_ascii=False, indent=2) + "\n"
+    response = HttpResponse(body, content_type="application/json; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-output.json"'
+    return response
 
 
 MAX_ACT_BODY_BYTES = jsonin.MAX_COMMAND_BYTES

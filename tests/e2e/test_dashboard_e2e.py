@@ -15,6 +15,7 @@ from tests.e2e.ui import (
     LIVE_MS,
     SHOP_PASSWORD,
     Server,
+    fresh_snapshot,
     initial_step_count,
     log_in,
     save,
@@ -75,10 +76,7 @@ async def test_a_macro_shows_as_one_action_with_its_steps(
     page: Page, server: Server, browser: BrowserSession
 ) -> None:
     form = f"{server.base_url}/demo/form.html"
-    probe = await browser.new_tab()  # refs as the run's fresh tab will number them
-    await probe.navigate(form)
-    snap = await probe.snapshot()
-    await probe.close()
+    snap = await fresh_snapshot(browser, form)  # refs as the run's tab will number them
     steps = [
         {"type": "fill", "ref": ref_of(snap, "textbox", "Name"), "value": "Ada"},
         {"type": "fill", "ref": ref_of(snap, "textbox", "Email"), "value": "ada@example.org"},

@@ -31,6 +31,16 @@
   let socket = null;
   let retryMs = 500;
   const streaming = {}; // round -> <li> holding streamed LLM text
+  const streamed = new Map(); // <li> of an agent reply -> the raw text it shows
+  const waits = {}; // round -> the open wait on the model: {li, startMs, attempt, answering}
+  let waitTimer = null;
+  const promptTokens = document.getElementById("prompt-tokens");
+  const completionTokens = document.getElementById("completion-tokens");
+  const usage = { prompt: 0, completion: 0 };
+  // The server's clock, as the page sees it: waits are counted from the server's stamps
+  // (at_ms), so a page opened mid-wait counts from when the wait began, not from now.
+  const clockOffsetMs = Number(document.getElementById("run").dataset.nowMs || Date.now()) -
+    Date.now();
   const actionRows = {}; // step index -> <li> in the chat
   const stepRows = {}; // step index -> <li> in the step list
 
@@ -50,6 +60,97 @@
     return li;
   }
 
+  function count(n, word) {
+    return n + " " + word + (n === 1 ? "" : "s");
+  }
+
+  function serverNow() {
+    return Date.now() + clockOffsetMs;
+  }
+
+  function seconds(ms) {
+    const s = Math.max(0, Math.floor(ms / 1000));
+    if (s < 60) return s + " s";
+    return Math.floor(s / 60) + " min " + String(s % 60).padStart(2, "0") + " s";
+  }
+
+  // How long a finished wait took: tenths of a second while that still tells something.
+  function took(ms) {
+    return ms < 10000 ? (Math.max(0, ms) / 1000).toFixed(1) + " s" : seconds(ms);
+  }
+
+  // -- the model's turn: waiting, retries, and the reply with its actions as chips --------
+
+  function waitLabel(wait) {
+    const what = wait.answering ? "the model is answering" : "waiting for the model";
+    const attempt = wait.attempt > 1 ? " (try " + wait.attempt + ")" : "";
+    return what + attempt + " · " + seconds(serverNow() - wait.startMs);
+  }
+
+  function tickWaits() {
+    const open = Object.values(waits);
+    open.forEach((wait) => {
+      wait.li.querySelector(".body").textContent = waitLabel(wait);
+    });
+    if (!open.length && waitTimer !== null) {
+      clearInterval(waitTimer);
+      waitTimer = null;
+    }
+  }
+
+  // The wait of ``round`` is over: its line says how it ended (``text``), and stops counting.
+  function endWait(round, cls, text) {
+    const wait = waits[round];
+    if (!wait) return null;
+    delete waits[round];
+    wait.li.className = "msg model " + cls;
+    wait.li.querySelector(".body").textContent = text;
+    tickWaits();
+    return wait;
+  }
+
+  function endAllWaits() {
+    Object.keys(waits).forEach((round) => {
+      endWait(round, "ended", "stopped waiting after " + seconds(serverNow() - waits[round].startMs));
+    });
+  }
+
+  // A reply that was abandoned (its try failed): struck through, labelled, never reused.
+  function discard(round, why) {
+    const li = streaming[round];
+    if (!li || li.dataset.final) return;
+    delete streaming[round];
+    li.classList.add("discarded");
+    li.querySelector(".who").textContent = "agent · discarded";
+    li.appendChild(el("span", "discarded-why", why));
+  }
+
+  function tokenCount(value) {
+    return typeof value === "number" && isFinite(value) ? Math.max(0, Math.trunc(value)) : 0;
+  }
+
+  // Totals from the events themselves (the backlog, then live): the same sum the server
+  // keeps, so a reload shows the numbers the page had.
+  function addUsage(counts) {
+    if (!promptTokens || !completionTokens) return;
+    usage.prompt += tokenCount(counts && counts.prompt_tokens);
+    usage.completion += tokenCount(counts && counts.completion_tokens);
+    promptTokens.textContent = String(usage.prompt);
+    completionTokens.textContent = String(usage.completion);
+  }
+
+  // The model's text with each <action> tag drawn as a chip (static/dashboard/chips.js).
+  function drawReply(li, text, final) {
+    streamed.set(li, text);
+    li.querySelector(".body").replaceChildren(...window.tabwrightChips.reply(text, final));
+  }
+
+  function agentLi(round) {
+    let li = streaming[round];
+    if (!li) li = streaming[round] = addChat("agent", "agent", "");
+    return li;
+  }
+
   function describe(name, args) {
     if (name === "steps" && args && Array.isArray(args.steps)) {
       return "steps (" + args.steps.length + "): " + args.steps.map((s) => s.type).join(" → ");
@@ -62,7 +163,7 @@
   function macroSteps(e) {
     const details = el("details", "macro");
     details.open = !e.ok;
-    details.appendChild(el("summary", "", e.steps.length + " steps"));
+    details.appendChild(el("summary", "", count(e.steps.length, "step")));
     const list = el("ol", "macro-steps");
     list.start = 0; // numbered like the step indexes in errors and answers
     e.steps.forEach((s) => {
@@ -101,6 +202,16 @@
     live.classList.toggle("checking", on);
   }
 
+  // The data the run ended in (a run given an output schema): as text, never as HTML.
+  function showOutput(output) {
+    const pre = document.getElementById("output");
+    if (!pre || output === undefined || output === null) return;
+    pre.textContent = JSON.stringify(output, null, 2);
+    pre.hidden = false;
+    document.getElementById("output-none").hidden = true;
+    document.getElementById("output-download").hidden = false;
+  }
+
   function setStatus(next, reason) {
     status = next;
     statusEl.textContent = status;
@@ -118,6 +229,7 @@
     if (!takeover) setChecking(false);
     if (takeover && wantTakeover) live.focus();
     if (status !== "paused" && status !== "running") wantTakeover = false;
+    if (status !== "running") endAllWaits(); // no answer is coming while paused or ended
     if (FINAL.has(status) && shot.getAttribute("src")) {
       // Ended: the last step's screenshot (it links from the steps too) replaces the stream.
       liveFrame.hidden = true;
@@ -127,15 +239,46 @@
 
   const handlers = {
     "run.started": (e) => setStatus("running", ""),
+    "llm.waiting": (e) => {
+      // A round asked again (after a pause for a failed call): its unfinished text is not
+      // the answer.
+      discard(e.round, "the try it came from failed; the model was asked again");
+      endWait(e.round, "ended", "asked again");
+      const li = addChat("model waiting", "model", "");
+      waits[e.round] = { li: li, startMs: e.at_ms || serverNow(), attempt: e.attempt || 1,
+        answering: false };
+      tickWaits();
+      if (waitTimer === null) waitTimer = setInterval(tickWaits, 1000);
+    },
+    "llm.retry": (e) => {
+      let text = e.reason + ", retry " + e.retry + " of " + e.retries + " in " +
+        (e.wait_ms / 1000).toFixed(1) + " s";
+      if (e.discarded_chars > 0) {
+        text += " (" + e.discarded_chars + " characters already shown are discarded)";
+        discard(e.round, "discarded: the connection dropped mid-reply; the retry starts over");
+      }
+      if (!endWait(e.round, "retry", text)) addChat("model retry", "model", text);
+    },
     "llm.token": (e) => {
-      let li = streaming[e.round];
-      if (!li) li = streaming[e.round] = addChat("agent", "agent", "");
-      li.querySelector(".body").textContent += e.text;
+      const wait = waits[e.round];
+      if (wait && !wait.answering) {
+        wait.answering = true;
+        tickWaits();
+      }
+      const li = agentLi(e.round);
+      drawReply(li, (streamed.get(li) || "") + e.text, false);
     },
     "llm.message": (e) => {
-      const li = streaming[e.round] || addChat("agent", "agent", "");
-      streaming[e.round] = li;
-      li.querySelector(".body").textContent = e.text;
+      const wait = waits[e.round];
+      if (wait) {
+        const after = e.at_ms ? " in " + took(e.at_ms - wait.startMs) : "";
+        endWait(e.round, "answered", "the model answered" + after +
+          (wait.attempt > 1 ? " (try " + wait.attempt + ")" : ""));
+      }
+      const li = agentLi(e.round);
+      li.dataset.final = "1";
+      drawReply(li, e.text, true);
+      addUsage(e.usage);
     },
     "user.message": (e) => addChat("person", "you", e.text),
     observation: (e) => addChat("note", "note", e.text),
@@ -185,8 +328,9 @@
       if (text) li.appendChild(el("span", "replay-note hint", text));
     },
     "checks.proposed": (e) => {
-      addChat("note", "checks", e.checks.length + " checks of the final page proposed: " +
-        "tick them when you save the run as a scenario.");
+      const n = e.checks.length;
+      addChat("note", "checks", count(n, "check") + " of the final page proposed: tick " +
+        (n === 1 ? "it" : "them") + " when you save the run as a scenario.");
     },
     frame: (e) => {
       if (FINAL.has(status)) return;
@@ -238,6 +382,7 @@
     "run.resumed": (e) => setStatus("running", ""),
     "run.finished": (e) => {
       setStatus(e.status, e.reason || e.summary);
+      showOutput(e.output);
       addChat("note " + e.status, e.status, e.summary || e.reason || "");
     },
     state: (e) => setStatus(e.status, e.reason),

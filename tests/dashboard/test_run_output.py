@@ -1,0 +1,131 @@
+"""A run given an output schema ends in data: stored with the run, downloadable as JSON,
+visible only to whoever may see the run."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from channels.db import database_sync_to_async
+from django.test import Client
+
+from dashboard import services
+from dashboard.forms import NewRunForm
+from dashboard.models import Run, RunEvent
+from dashboard.runner import runner
+from tests.dashboard.conftest import Runs
+from tests.fakellm import ScriptedLLMServer
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"button": {"type": "string"}},
+    "required": ["button"],
+}
+
+
+@database_sync_to_async
+def create_run(owner: Any, url: str) -> Run:
+    return services.run_create(
+        owner=owner, task="Read the button's label", start_url=url, planner="openai",
+        output_schema=SCHEMA,
+    )  # fmt: skip
+
+
+@database_sync_to_async
+def stored(run_id: int) -> tuple[Run, dict[str, Any]]:
+    finished = RunEvent.objects.get(run_id=run_id, type="run.finished")
+    return Run.objects.get(pk=run_id), finished.data
+
+
+async def test_the_output_is_stored_with_the_run(
+    runs: Runs,
+    owner: Any,
+    fixture_url: str,
+    llm_server: ScriptedLLMServer,
+    llm_at: Callable[[str], None],
+) -> None:
+    llm_at(llm_server.base_url)
+    output = {"button": "Sign up — Grüße"}
+    llm_server.script(
+        f"<action>{json.dumps({'action': 'done', 'summary': 'read', 'output': output})}</action>"
+    )
+    run = await runs.start(await create_run(owner, f"{fixture_url}/demo/form.html"))
+    await runner.wait(run.pk)
+
+    saved, event = await stored(run.pk)
+    assert saved.status == Run.Status.SUCCEEDED
+    assert saved.output_schema == SCHEMA and saved.output == output
+    assert event["output"] == output
+    # The model was told the schema.
+    assert json.dumps(SCHEMA, sort_keys=True) in llm_server.requests[0]["messages"][1]["content"]
+
+
+def test_a_bad_schema_is_refused_and_nothing_is_created(owner: Any) -> None:
+    from automation.errors import OutputInvalid
+
+    with pytest.raises(OutputInvalid):
+        services.run_create(owner=owner, task="t", start_url="", output_schema={"type": 5})
+    assert not Run.objects.exists()
+
+
+def test_the_output_downloads_as_json_for_its_owner_only(owner: Any, stranger: Any) -> None:
+    run = Run.objects.create(owner=owner, task="t", output={"total": 12.5, "name": "Grüße"})
+    empty = Run.objects.create(owner=owner, task="t")
+    client = Client()
+    client.force_login(owner)
+
+    answer = client.get(f"/runs/{run.pk}/output.json")
+    assert answer.status_code == 200
+    assert answer["Content-Type"] == "application/json; charset=utf-8"
+    assert answer["Content-Disposition"] == f'attachment; filename="run-{run.pk}-output.json"'
+    assert json.loads(answer.content) == {"total": 12.5, "name": "Grüße"}
+    assert client.get(f"/runs/{empty.pk}/output.json").status_code == 404
+    assert client.post(f"/runs/{run.pk}/output.json").status_code in (403, 405)
+
+    other = Client()
+    other.force_login(stranger)
+    assert other.get(f"/runs/{run.pk}/output.json").status_code == 404
+    assert Client().get(f"/runs/{run.pk}/output.json").status_code == 302  # to the login
+
+
+def form(**data: str) -> NewRunForm:
+    return NewRunForm({"task": "Read the total", "planner": "openai", **data})
+
+
+def test_the_new_run_form_takes_an_output_schema() -> None:
+    given = form(output_schema=json.dumps(SCHEMA))
+    assert given.is_valid(), given.errors
+    assert given.cleaned_data["output_schema"] == SCHEMA
+    empty = form()
+    assert empty.is_valid() and empty.cleaned_data["output_schema"] is None
+
+    for text, problem in [
+        ("{not json", "not JSON"),
+        ('{"type": 5}', "not a valid JSON Schema"),
+        ("[1, 2]", "must be a JSON object"),
+    ]:
+        refused = form(output_schema=text)
+        assert not refused.is_valid()
+        assert problem in " ".join(refused.errors["output_schema"])
+    rules = NewRunForm({"task": "click Go", "planner": "rules", "output_schema": "{}"})
+    assert not rules.is_valid() and "rule planner" in " ".join(rules.errors["output_schema"])
+
+
+def test_the_run_page_shows_the_output_as_text(owner: Any) -> None:
+    run = Run.objects.create(owner=owner, task="t", output_schema={}, output={"name": "<b>Ada</b>"})
+    waiting = Run.objects.create(owner=owner, task="t", output_schema={})
+    plain = Run.objects.create(owner=owner, task="t")
+    client = Client()
+    client.force_login(owner)
+
+    html = client.get(f"/runs/{run.pk}/").content.decode()
+    assert "&quot;name&quot;: &quot;&lt;b&gt;Ada&lt;/b&gt;&quot;" in html  # text, never markup
+    assert "<b>Ada</b>" not in html
+    assert f'href="/runs/{run.pk}/output.json"' in html
+    html = client.get(f"/runs/{waiting.pk}/").content.decode()
+    assert 'id="output-card"' in html and "shows here when it ends" in html
+    assert 'id="output-card"' not in client.get(f"/runs/{plain.pk}/").content.decode()
