@@ -34,6 +34,7 @@ __all__ = [
     "StepRecorded",
     "StepReplayed",
     "UserMessage",
+    "UserMessagesSeen",
 ]
 
 
@@ -102,6 +103,16 @@ class LLMMessage(Event):
 class UserMessage(Event):
     type: ClassVar[str] = "user.message"
     text: str
+
+
+@dataclass(frozen=True)
+class UserMessagesSeen(Event):
+    """The person's messages sent while the agent worked reached the model: the ``count``
+    oldest ones still marked as waiting are now part of this round's prompt."""
+
+    type: ClassVar[str] = "user.seen"
+    round: int
+    count: int
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,9 @@ class ContextLimits:
     recent_rounds: int = 6  # rounds kept whole
     summary_rounds: int = 40  # older rounds kept as one line
     line_chars: int = 200  # one such line
+    requests_kept: int = 5  # the person's latest requests after a done, kept whole
+    request_chars: int = 2_000  # one of them
+    max_requests: int = 40  # requests in all shown (older ones: only counted)
 
 
 @dataclass
@@ -51,6 +54,7 @@ class Context:
         self.task = task
         self.limits = limits or ContextLimits()
         self._rounds: list[_Round] = []
+        self._requests: list[str] = []  # what the person asked after each done, in order
         self._since_full: int | None = None  # rounds since the last full snapshot
         self._overflow = False  # the last delta did not fit: the next one is full
 
@@ -85,9 +89,32 @@ class Context:
 
     # -- the conversation ------------------------------------------------------------------
 
+    def add_request(self, text: str) -> None:
+        """What the person asks after the work so far ended: it follows the task in every
+        prompt from now on (the last ``requests_kept`` whole, older ones cut to a line)."""
+        self._requests.append(text)
+
+    def task_text(self) -> str:
+        """The task, and what the person asked since, the newest last."""
+        if not self._requests:
+            return self.task
+        lim = self.limits
+        shown = self._requests[-lim.max_requests :]
+        older, recent = shown[: -lim.requests_kept], shown[-lim.requests_kept :]
+        lines = [_cut(r, lim.line_chars, marker="…") for r in older]
+        lines += [_cut(r, lim.request_chars) for r in recent]
+        gone = len(self._requests) - len(shown)
+        asked = (f"({gone} earlier requests left out)\n" if gone else "") + "\n".join(
+            f"- {line}" for line in lines
+        )
+        return (
+            f"{self.task}\n\nThat task was done. Then the person asked, in order (the "
+            f"last is what to do now):\n{asked}"
+        )
+
     def messages(self, current: str) -> list[ChatMessage]:
         """The whole prompt of this round, ``current`` (its observation) last."""
-        messages = [ChatMessage("system", self.system), ChatMessage("user", self.task)]
+        messages = [ChatMessage("system", self.system), ChatMessage("user", self.task_text())]
         recent_from = max(0, len(self._rounds) - self.limits.recent_rounds)
         older = self._rounds[:recent_from]
         if older:
@@ -140,7 +167,15 @@ class Context:
         page = max(lim.round_chars, lim.delta_chars) + marker
         past = (lim.notes_chars + marker + 1 + page) + (lim.reply_chars + marker)
         summary = 40 + lim.summary_rounds * (lim.line_chars + 1) + 40
-        return len(self.system) + len(self.task) + summary + lim.recent_rounds * past + page
+        marker_line = 40
+        asked = (
+            120
+            + marker_line
+            + (lim.max_requests - lim.requests_kept) * (lim.line_chars + 3)
+            + lim.requests_kept * (lim.request_chars + marker + 3)
+        )
+        task = len(self.task) + asked
+        return len(self.system) + task + summary + lim.recent_rounds * past + page
 
 
 def _cut(text: str, limit: int, *, marker: str = "") -> str:

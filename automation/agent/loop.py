@@ -34,6 +34,7 @@ from automation.browser.snapshot import Snapshot, SnapshotOptions
 from automation.browser.tab import Tab, Target
 from automation.budget import Budget
 from automation.errors import (
+    ActionInvalid,
     BrowserClosed,
     BudgetExceeded,
     Cancelled,
@@ -57,6 +58,7 @@ from automation.events import (
     RunResumed,
     RunStarted,
     StepRecorded,
+    UserMessagesSeen,
 )
 from automation.limits import MAX_REPLY_CHARS, cut_text
 from automation.llm.base import (
@@ -130,13 +132,39 @@ class AgentRun:
         self._output_misses = 0  # done actions in a row whose output did not match
         self._changed = True  # whether this round's page differs from the last round's
         self._last_full_text = ""
+        self._context: Context | None = None  # the conversation so far, once it started
+        self._stretches = 0
+        self._asked = self.task
 
     async def run(self) -> RunFinished:
+        """The task's work, up to its done (or a stop, a failure)."""
+        return await self._stretch(self.task, self.start_url)
+
+    async def continue_with(self, message: str, *, start_url: str = "") -> RunFinished:
+        """More work in the same conversation, after the run ended: the same tab in the
+        state it was left in, the rounds so far in the model's context (bounded as ever),
+        ``message`` as what the person asks now.  Its own budget, round cap and done."""
+        if self._context is None:
+            raise ActionInvalid("nothing to continue: the run has not started")
+        if not message.strip():
+            raise ActionInvalid("the message is empty")
+        self._context.add_request(message.strip())
+        return await self._stretch(message.strip(), start_url)
+
+    async def _stretch(self, message: str, start_url: str) -> RunFinished:
         budget = Budget(self.config.run_timeout_ms, label="run")
         self.control.budget = budget
-        await self.out.emit(RunStarted(self.task, self.start_url, self.planner.name))
+        self.control.stopped = False
+        self._stretches += 1
+        self._asked = message  # what this stretch is for (the rule planner runs its commands)
+        if self._stretches > 1:  # what the last stretch left is gone; a fresh look first
+            self._cap = self.round + self.config.round_cap
+            self._failed_rounds = self._still = self._output_misses = 0
+            self._last_signature = ""
+            self._navigated = True
+        await self.out.emit(RunStarted(message, start_url, self.planner.name))
         try:
-            finished = await self._run(budget)
+            finished = await self._run(budget, message, start_url)
         except Cancelled as exc:
             finished = RunFinished("stopped", reason=budget.cancel_reason or str(exc))
             if self.control.failure:
@@ -150,24 +178,14 @@ class AgentRun:
         await self.out.emit(finished)
         return finished
 
-    async def _run(self, budget: Budget) -> RunFinished:
-        config = self.tab.config
-        offered = available(config)
-        self._offered = frozenset(spec.name for spec in offered)
-        # Both forms are fixed for the run: the request's prefix is the same bytes each round.
-        prompt = system_prompt(offered, shell_programs=config.shell_commands)
-        self._native_system = system_prompt(
-            offered, shell_programs=config.shell_commands, native=True
-        )
-        context = Context(prompt, self._task_text(), self.config.context)
+    async def _run(self, budget: Budget, message: str, start_url: str) -> RunFinished:
+        context = self._context or self._start_context()
         outcomes: list[ActionOutcome] = []
-        self.secrets.require(secret_names(self.task))  # before anything reaches a page
-        if self.start_url:
-            outcome = await self._execute(Action("navigate", {"url": self.start_url}), budget)
+        self.secrets.require(secret_names(message))  # before anything reaches a page
+        if start_url:
+            outcome = await self._execute(Action("navigate", {"url": start_url}), budget)
             if not outcome.ok:
-                return RunFinished(
-                    "failed", reason=f"could not open {self.start_url}: {outcome.error}"
-                )
+                return RunFinished("failed", reason=f"could not open {start_url}: {outcome.error}")
         while True:
             if self.control.pause_requested:
                 await self._pause(budget, "requested", "paused by the person")
@@ -183,6 +201,8 @@ class AgentRun:
             replies = self.control.take_replies()
             self.secrets.require(secret_names(replies))
             self._notes.extend(f"The person says: {text}" for text in replies)
+            if replies:
+                await self.out.emit(UserMessagesSeen(self.round, len(replies)))
             snapshot = await self._snapshot(context, outcomes, budget)
             if self._still > self.config.unchanged_rounds:
                 self.round -= 1  # the round did not happen; the person looks first
@@ -268,11 +288,25 @@ class AgentRun:
                         reason=f"{self._failed_rounds} rounds in a row without a successful action",
                     )
 
+    def _start_context(self) -> Context:
+        config = self.tab.config
+        offered = available(config)
+        self._offered = frozenset(spec.name for spec in offered)
+        # Both forms are fixed for the run: the request's prefix is the same bytes each round.
+        prompt = system_prompt(offered, shell_programs=config.shell_commands)
+        self._native_system = system_prompt(
+            offered, shell_programs=config.shell_commands, native=True
+        )
+        self._context = Context(prompt, self._task_text(), self.config.context)
+        return self._context
+
     async def _finish(self, summary: str, output: Any, budget: Budget) -> RunFinished | None:
         """The run's success, or None when its output does not match the schema: the model
         is told what is wrong, and on a second miss in a row the person is asked."""
-        if self.output_schema is None:
-            output = None  # only a run given a schema has an output, and it is checked
+        if self.output_schema is None or self._stretches > 1:
+            # Only a run given a schema has an output, checked; it is the task's own, so a
+            # later request of the conversation ends without one.
+            output = None
         else:
             try:
                 check_output(self.output_schema, output)
@@ -329,7 +363,7 @@ class AgentRun:
             for m in context.messages(observation)
         ]
         request = PlannerRequest(
-            task=self.task,
+            task=self._asked,
             start_url=self.start_url,
             round=self.round,
             messages=messages,

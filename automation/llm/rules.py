@@ -213,7 +213,8 @@ class _NeedHelp(Exception):
 
 
 class RulePlanner:
-    """Runs the explicit commands of ``request.task``, one per round.  One instance per run.
+    """Runs the explicit commands of ``request.task``, one per round.  One instance per run
+    (a conversation's next message brings its own commands, run the same way).
 
     State between rounds: a queue of pending command lines (the head is the current one),
     whether the head's action is out (its outcome arrives next round) and whether the head
@@ -224,6 +225,7 @@ class RulePlanner:
 
     def __init__(self) -> None:
         self._parsed = False  # the task is read on the first round, not at construction
+        self._task = ""  # the commands' text: a new one (a conversation's next) starts anew
         self._queue: list[str] = []
         self._awaiting = False
         self._blocked = False
@@ -257,9 +259,13 @@ class RulePlanner:
         return _defang(f"NEED_HELP: {message}")
 
     def _answer(self, request: PlannerRequest) -> str:
-        if not self._parsed:
+        if not self._parsed or request.task != self._task:
+            # The first round, or the person's next message in the same conversation: its
+            # commands, from the top.
             self._queue = _command_lines(request.task)
-            self._parsed = True
+            self._task, self._parsed = request.task, True
+            self._finished, self._skipped = [], 0
+            self._awaiting = self._blocked = False
         replies = [str(r) for r in (request.replies or [])]
 
         if self._awaiting:

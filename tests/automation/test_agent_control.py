@@ -134,6 +134,7 @@ async def test_the_prompt_stays_bounded_over_fifty_rounds(
     limits = ContextLimits(
         round_chars=3_000, notes_chars=500, delta_chars=600, reply_chars=400,
         recent_rounds=3, summary_rounds=10, line_chars=120,
+        requests_kept=2, request_chars=300, max_requests=6,
     )  # fmt: skip
     run = make_run(
         tab, llm_server, "", task="Add rows", context=limits, round_cap=60, unchanged_rounds=100
