@@ -134,6 +134,7 @@ class AgentRun:
         self._last_full_text = ""
         self._context: Context | None = None  # the conversation so far, once it started
         self._stretches = 0
+        self._working = False  # a stretch is under way
         self._asked = self.task
 
     async def run(self) -> RunFinished:
@@ -146,6 +147,8 @@ class AgentRun:
         ``message`` as what the person asks now.  Its own budget, round cap and done."""
         if self._context is None:
             raise ActionInvalid("nothing to continue: the run has not started")
+        if self._working:
+            raise ActionInvalid("the run is still working: send the message as a reply")
         if not message.strip():
             raise ActionInvalid("the message is empty")
         self._context.add_request(message.strip())
@@ -155,6 +158,7 @@ class AgentRun:
         budget = Budget(self.config.run_timeout_ms, label="run")
         self.control.budget = budget
         self.control.stopped = False
+        self._working = True
         self._stretches += 1
         self._asked = message  # what this stretch is for (the rule planner runs its commands)
         if self._stretches > 1:  # what the last stretch left is gone; a fresh look first
@@ -175,6 +179,8 @@ class AgentRun:
             finished = RunFinished("failed", reason=f"the browser went away: {exc}")
         except SecretNotGranted as exc:  # names the secret, never its value
             finished = RunFinished("failed", reason=str(exc))
+        finally:
+            self._working = False
         await self.out.emit(finished)
         return finished
 

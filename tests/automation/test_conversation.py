@@ -138,8 +138,13 @@ async def test_continuing_needs_a_started_run_and_a_message(
     run = llm_run(tab, llm_server, "Look", f"{fixture_url}/demo/form.html")
     with pytest.raises(ActionInvalid, match="has not started"):
         await run.continue_with("more")
-    llm_server.script(act(action="done", summary="ok"))
-    await run.run()
+    llm_server.script("NEED_HELP: wait", act(action="done", summary="ok"))
+    task = asyncio.create_task(run.run())
+    await run.sink.wait_for(RunPaused)  # type: ignore[attr-defined]
+    with pytest.raises(ActionInvalid, match="still working"):
+        await run.continue_with("more")
+    run.control.resume()
+    assert (await asyncio.wait_for(task, 10)).status == "succeeded"
     with pytest.raises(ActionInvalid, match="empty"):
         await run.continue_with("   ")
 
