@@ -20,6 +20,7 @@ from automation import BrowserConfig, BrowserSession, Tab, UrlPolicy
 from automation.browser.config import QUIET_CHROMIUM_ARGS
 from tests.fakellm import llm_server  # noqa: F401  (a fixture)
 from tests.net import free_port
+from tests.refs import fresh_snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -103,3 +104,10 @@ async def tab(browser: BrowserSession) -> AsyncIterator[Tab]:
     tab = await browser.new_tab()
     yield tab
     await tab.close()
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def form_refs(browser: BrowserSession, fixture_url: str) -> dict[str, str]:
+    """Refs of the sign-up form as a fresh tab numbers them (a run's tab is fresh too)."""
+    snap = await fresh_snapshot(browser, f"{fixture_url}/demo/form.html")
+    return {r.name: r.ref for r in snap.refs.values() if r.interactive and r.name}

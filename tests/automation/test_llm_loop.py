@@ -6,11 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 
-import pytest_asyncio
-
-from automation import AgentConfig, AgentRun, BrowserSession, Tab
+from automation import AgentConfig, AgentRun, Tab
 from automation.events import (
     Event,
     LLMMessage,
@@ -46,16 +43,6 @@ class RequestCountingSink(WaitingSink):
         if isinstance(event, LLMWaiting):
             self.requests_at_waiting.append(len(self.server.requests))
         await super().emit(event)
-
-
-@pytest_asyncio.fixture(loop_scope="session")
-async def form_refs(browser: BrowserSession, fixture_url: str) -> AsyncIterator[dict[str, str]]:
-    """Refs of the sign-up form as a fresh tab numbers them (the run's tab is fresh too)."""
-    probe = await browser.new_tab()
-    await probe.navigate(f"{fixture_url}/demo/form.html")
-    snap = await probe.snapshot()
-    await probe.close()
-    yield {r.name: r.ref for r in snap.refs.values() if r.interactive and r.name}
 
 
 def make_run(tab: Tab, server: ScriptedLLMServer, url: str, planner: HttpPlanner) -> AgentRun:

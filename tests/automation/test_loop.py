@@ -6,11 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator
 
-import pytest_asyncio
-
-from automation import AgentConfig, AgentRun, BrowserSession, ListSink, Tab
+from automation import AgentConfig, AgentRun, ListSink, Tab
 from automation.events import (
     ActionFinished,
     LLMMessage,
@@ -31,16 +28,6 @@ from tests.sinks import WaitingSink
 
 def act(**fields: object) -> str:
     return f"<action>{json.dumps(fields)}</action>"
-
-
-@pytest_asyncio.fixture(loop_scope="session")
-async def form_refs(browser: BrowserSession, fixture_url: str) -> AsyncIterator[dict[str, str]]:
-    """Refs of the sign-up form as a fresh tab numbers them (the run's tab is fresh too)."""
-    probe = await browser.new_tab()
-    await probe.navigate(f"{fixture_url}/demo/form.html")
-    snap = await probe.snapshot()
-    await probe.close()
-    yield {r.name: r.ref for r in snap.refs.values() if r.interactive and r.name}
 
 
 def make_run(tab: Tab, server: ScriptedLLMServer, url: str, **config: object) -> AgentRun:

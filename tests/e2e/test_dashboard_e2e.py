@@ -15,7 +15,6 @@ from tests.e2e.ui import (
     LIVE_MS,
     SHOP_PASSWORD,
     Server,
-    fresh_snapshot,
     initial_step_count,
     log_in,
     save,
@@ -23,7 +22,7 @@ from tests.e2e.ui import (
     socket_step_count,
     start_run,
 )
-from tests.refs import ref_of
+from tests.refs import fresh_snapshot, ref_of
 
 pytestmark = pytest.mark.e2e
 

@@ -11,9 +11,9 @@ import pytest
 from playwright.async_api import Page, expect
 
 from automation import BrowserSession
-from tests.e2e.ui import LIVE_MS, Server, fresh_snapshot, log_in, save, start_run
+from tests.e2e.ui import LIVE_MS, Server, log_in, save, start_run
 from tests.fakellm import Reply
-from tests.refs import ref_of
+from tests.refs import fresh_snapshot, ref_of
 
 pytestmark = pytest.mark.e2e
 

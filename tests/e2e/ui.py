@@ -11,7 +11,6 @@ from pathlib import Path
 
 from playwright.async_api import Page, expect
 
-from automation import BrowserSession, Snapshot
 from tests.fakellm import ScriptedLLMServer
 
 CHROMIUM = os.environ.get("TABWRIGHT_CHROMIUM_PATH", "/usr/bin/chromium")
@@ -83,13 +82,3 @@ async def save_as_scenario(page: Page, name: str, *, screenshot: str = "") -> No
         await save(page, screenshot)
     await page.get_by_role("button", name="Save as scenario").click()
     await expect(page.get_by_role("heading", name=name, exact=True)).to_be_visible()
-
-
-async def fresh_snapshot(browser: BrowserSession, url: str) -> Snapshot:
-    """``url`` as a fresh tab snapshots it: the refs a run's new tab will give its elements."""
-    probe = await browser.new_tab()
-    try:
-        await probe.navigate(url)
-        return await probe.snapshot()
-    finally:
-        await probe.close()
