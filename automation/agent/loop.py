@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from automation.actions import ACTIONS, available, execute, execute_form, execute_steps
+from automation.actionspec import ActionSpec
 from automation.agent.context import Context, ContextLimits
 from automation.agent.control import RunControl
 from automation.agent.masks import form_targets, hide_typed_passwords, masked, masked_steps
@@ -128,7 +129,9 @@ class AgentRun:
         self._last_url = ""
         self._recorded: list[dict[str, Any]] = []  # the steps so far, to propose checks from
         self._native_system = ""  # the system prompt when the actions go as native tools
-        self._offered: frozenset[str] = frozenset()  # the names of the actions offered
+        # The actions offered (fixed for the run, like the prompts that list them).
+        self._offered_specs: list[ActionSpec] = []
+        self._offered: frozenset[str] = frozenset()  # their names
         self._output_misses = 0  # done actions in a row whose output did not match
         self._changed = True  # whether this round's page differs from the last round's
         self._last_full_text = ""
@@ -296,7 +299,7 @@ class AgentRun:
 
     def _start_context(self) -> Context:
         config = self.tab.config
-        offered = available(config)
+        offered = self._offered_specs = available(config)
         self._offered = frozenset(spec.name for spec in offered)
         # Both forms are fixed for the run: the request's prefix is the same bytes each round.
         prompt = system_prompt(offered, shell_programs=config.shell_commands)
@@ -373,7 +376,7 @@ class AgentRun:
             start_url=self.start_url,
             round=self.round,
             messages=messages,
-            actions=available(self.tab.config),
+            actions=self._offered_specs,
             native_system=self._native_system,
             output_schema=self.output_schema,
             snapshot=snapshot,
