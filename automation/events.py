@@ -26,11 +26,16 @@ __all__ = [
     "ListSink",
     "Observation",
     "PageProblem",
+    "RestoreStep",
     "RunFinished",
     "RunPaused",
     "RunResumed",
     "RunStarted",
     "ScreenshotTaken",
+    "SessionClosed",
+    "SessionIdle",
+    "SessionRestored",
+    "SessionRestoring",
     "StepRecorded",
     "StepReplayed",
     "UserMessage",
@@ -51,10 +56,15 @@ class Event:
 
 @dataclass(frozen=True)
 class RunStarted(Event):
+    """Work begins: the task, or in a conversation what the person asked next (a new
+    stretch of rounds).  ``said_before``: that message was already emitted as a
+    ``user.message`` (sent while the agent was still working, or to a closed session)."""
+
     type: ClassVar[str] = "run.started"
     task: str
     start_url: str
     planner: str
+    said_before: bool = False
 
 
 @dataclass(frozen=True)
@@ -267,6 +277,59 @@ class RunFinished(Event):
     reason: str = ""
     summary: str = ""
     output: Any = None  # the data the task ended in, matching the run's output schema
+
+
+@dataclass(frozen=True)
+class SessionIdle(Event):
+    """The work asked for is over and the tab stays open for the next message, for
+    ``idle_s`` seconds (until ``closes_at_ms``, epoch ms)."""
+
+    type: ClassVar[str] = "session.idle"
+    idle_s: int
+    closes_at_ms: int
+
+
+@dataclass(frozen=True)
+class SessionClosed(Event):
+    """The conversation's browser context is closed (idle too long, closed by the person,
+    over the open-session limit, the browser gone); a later message restores the page."""
+
+    type: ClassVar[str] = "session.closed"
+    reason: str
+
+
+@dataclass(frozen=True)
+class SessionRestoring(Event):
+    """A closed session comes back: ``steps`` recorded steps are replayed to restore the
+    page before the work goes on."""
+
+    type: ClassVar[str] = "session.restoring"
+    steps: int
+
+
+@dataclass(frozen=True)
+class RestoreStep(Event):
+    """One step of a restore, as replayed (its ``index`` in the restore, not a run step)."""
+
+    type: ClassVar[str] = "restore.step"
+    index: int
+    action: str
+    what: str  # the step in words
+    status: str  # passed | failed | needs_person | skipped
+    strategy: str = ""
+    error: dict[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class SessionRestored(Event):
+    """How the restore ended: all ``total`` steps replayed (``ok``), or where it stopped."""
+
+    type: ClassVar[str] = "session.restored"
+    ok: bool
+    done: int
+    total: int
+    reason: str = ""
+    stopped: bool = False  # the person stopped it (else, when not ok, it failed)
 
 
 class EventSink(Protocol):

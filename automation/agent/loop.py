@@ -112,15 +112,23 @@ class AgentRun:
     secrets: Secrets = field(default_factory=Secrets)
     # The task ends in data of this JSON Schema: done must carry a matching "output".
     output_schema: dict[str, Any] | None = None
+    # Going on with a conversation begun in another AgentRun whose tab was closed (the page
+    # restored since): ``task`` is what was asked first, ``requests`` what was asked after,
+    # and the rounds and steps are numbered on from ``first_round`` and ``first_step``.
+    # Its first call is continue_with.
+    resumed: bool = False
+    requests: list[str] = field(default_factory=list)
+    first_round: int = 0
+    first_step: int = 0
 
     def __post_init__(self) -> None:
         if self.output_schema is not None:
             self.output_schema = check_schema(self.output_schema)  # OutputInvalid if not
         # The one exit of the run's events: through its secrets (automation.secrets).
         self.out = redacting(self.sink, self.secrets)
-        self.round = 0
-        self.step_index = 0
-        self._cap = self.config.round_cap
+        self.round = self.first_round
+        self.step_index = self.first_step
+        self._cap = self.round + self.config.round_cap
         self._last_signature = ""
         self._failed_rounds = 0
         self._still = 0  # rounds in a row whose page showed no change
@@ -144,20 +152,33 @@ class AgentRun:
         """The task's work, up to its done (or a stop, a failure)."""
         return await self._stretch(self.task, self.start_url)
 
-    async def continue_with(self, message: str, *, start_url: str = "") -> RunFinished:
+    async def continue_with(
+        self, message: str, *, start_url: str = "", note: str = "", said_before: bool = False
+    ) -> RunFinished:
         """More work in the same conversation, after the run ended: the same tab in the
         state it was left in, the rounds so far in the model's context (bounded as ever),
-        ``message`` as what the person asks now.  Its own budget, round cap and done."""
-        if self._context is None:
+        ``message`` as what the person asks now.  Its own budget, round cap and done.
+        ``note`` is told to the model in the first round (how the page was restored);
+        ``said_before``: the message was already emitted as a ``user.message``."""
+        if self._context is None and not self.resumed:
             raise ActionInvalid("nothing to continue: the run has not started")
         if self._working:
             raise ActionInvalid("the run is still working: send the message as a reply")
         if not message.strip():
             raise ActionInvalid("the message is empty")
+        if self._context is None:  # resumed: the conversation so far, in the prompt
+            self._start_context()
+            for earlier in self.requests:
+                self._context.add_request(earlier)  # type: ignore[union-attr]
+        assert self._context is not None
         self._context.add_request(message.strip())
-        return await self._stretch(message.strip(), start_url)
+        if note:
+            self._notes.append(note)
+        return await self._stretch(message.strip(), start_url, said_before=said_before)
 
-    async def _stretch(self, message: str, start_url: str) -> RunFinished:
+    async def _stretch(
+        self, message: str, start_url: str, *, said_before: bool = False
+    ) -> RunFinished:
         budget = Budget(self.config.run_timeout_ms, label="run")
         self.control.budget = budget
         self.control.stopped = False
@@ -169,7 +190,7 @@ class AgentRun:
             self._failed_rounds = self._still = self._output_misses = 0
             self._last_signature = ""
             self._navigated = True
-        await self.out.emit(RunStarted(message, start_url, self.planner.name))
+        await self.out.emit(RunStarted(message, start_url, self.planner.name, said_before))
         try:
             finished = await self._run(budget, message, start_url)
         except Cancelled as exc:

@@ -111,26 +111,31 @@ def from_run_steps(
     base_url: str = "",
     keep: Sequence[int] = (),
     checks: Sequence[ScenarioStep] = (),
+    placed_checks: Sequence[tuple[int, ScenarioStep]] = (),
 ) -> Scenario:
     """A scenario from a run's recorded steps: those :func:`plan` keeps, the failed ones
-    whose run index is in ``keep``, then ``checks``.  Its description lists every step
-    left out, with why."""
-    kept: list[ScenarioStep] = []
+    whose run index is in ``keep``, then ``checks``.  ``placed_checks`` go where they were
+    proposed: ``(index, check)`` right after the run's step ``index`` (a conversation's
+    earlier stretch ended there).  Its description lists every step left out, with why."""
+    kept: list[tuple[int, ScenarioStep]] = []  # (run index, step)
     left_out: list[str] = []
     for planned in plan(rows):
         if planned.kept or (planned.keepable and planned.index in keep):
             assert planned.step is not None
-            kept.append(planned.step)
+            kept.append((planned.index, planned.step))
         else:
             left_out.append(f"step {planned.index} ({planned.describe()}): {planned.reason}")
-    for check in checks:
+    last = max((index for index, _ in kept), default=-1)
+    for after, check in [*placed_checks, *((last, check) for check in checks)]:
         if not check.is_check:
             raise ScenarioInvalid(f"{check.action} is not a check")
-        kept.append(check)
+        # After every kept step up to ``after`` and the checks placed there before it.
+        at = sum(1 for index, _ in kept if index <= after)
+        kept.insert(at, (after, check))
     note = ""
     if left_out:
         note = f"Left out of the run's {len(rows)} steps: " + "; ".join(left_out)
-    steps = tuple(kept)
+    steps = tuple(step for _, step in kept)
     return Scenario(
         name=name, steps=steps, base_url=base_url or first_folder(steps), description=note[:4000]
     )

@@ -158,3 +158,49 @@ def test_the_requests_stay_within_the_bound() -> None:
     assert "(6 earlier requests left out)" in text
     assert text.count("\n- ") == 4 and "request 9" in text and "request 5" not in text
     assert len(context.messages("now")[1].content) <= context.bound()
+
+
+async def test_a_resumed_agent_goes_on_with_the_conversation_so_far_and_numbers_on(
+    tab: Tab, llm_server: ScriptedLLMServer, fixture_url: str
+) -> None:
+    """Another AgentRun goes on with a conversation whose tab was closed (the dashboard
+    restores the page first): the requests so far in the prompt, the note told once,
+    rounds and steps numbered on from where the first left them."""
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    snap = await tab.snapshot()
+    email = next(r.ref for r in snap.refs.values() if r.name == "Email")
+    run = AgentRun(
+        tab=tab,
+        planner=OpenAICompatPlanner(base_url=llm_server.base_url, model="m", native_tools=False),
+        sink=WaitingSink(),
+        task="Type Ada into Name",
+        config=AgentConfig(llm_timeout_ms=5_000, screenshots=False),
+        resumed=True,
+        requests=["Now the email"],
+        first_round=7,
+        first_step=4,
+    )
+    llm_server.script(
+        act(action="fill", ref=email, value="a@b.c"), act(action="done", summary="ok")
+    )
+    finished = await run.continue_with(
+        "And sign up", note="The page was restored.", said_before=True
+    )
+    assert finished.status == "succeeded"
+    first, second = llm_server.requests[-2]["messages"], llm_server.requests[-1]["messages"]
+    task = first[1]["content"]
+    assert task.startswith("Task: Type Ada into Name")
+    assert "- Now the email\n- And sign up" in task
+    assert "The page was restored." in first[-1]["content"]
+    assert "The page was restored." not in second[-1]["content"]  # told once
+    sink = run.sink
+    assert isinstance(sink, WaitingSink)
+    assert [(s.task, s.said_before) for s in sink.of_type(RunStarted)] == [("And sign up", True)]
+    assert [s.index for s in sink.of_type(StepRecorded)] == [4]
+    assert [w.round for w in sink.of_type(LLMWaiting)] == [8, 9]
+
+
+async def test_a_fresh_agent_that_is_not_resumed_can_not_be_continued(tab: Tab) -> None:
+    run = AgentRun(tab=tab, planner=RulePlanner(), sink=WaitingSink(), task="click Go")
+    with pytest.raises(ActionInvalid, match="nothing to continue"):
+        await run.continue_with("and then")

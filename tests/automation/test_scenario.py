@@ -189,3 +189,27 @@ def test_saving_a_run_lists_every_step_it_leaves_out_and_keeps_what_the_person_k
         assert f"step {index} (" in scenario.description
     with pytest.raises(ScenarioInvalid, match="not a check"):
         from_run_steps(rows, name="x", checks=[ScenarioStep("click", {})])
+
+
+def test_checks_proposed_mid_conversation_stand_where_their_request_ended() -> None:
+    rows = [
+        {"index": 0, "action": "navigate", "args": {"url": "http://shop.test/"}},
+        {"index": 1, "action": "fill", "args": {"value": "Ada"}, "selector": "#name"},
+        {"index": 2, "action": "read_page", "args": {}},  # left out: only read
+        {"index": 3, "action": "click", "args": {}, "selector": "#save"},
+    ]
+    first = ScenarioStep("expect", {"kind": "text_visible", "text": "Ada"})
+    second = ScenarioStep("expect", {"kind": "text_visible", "text": "Saved"})
+    at_end = ScenarioStep("expect", {"kind": "url", "url": "/done"})
+    scenario = from_run_steps(
+        rows, name="x", checks=[at_end], placed_checks=[(3, second), (2, first), (-1, first)]
+    )
+    texts = [
+        (s.args.get("text") or s.args.get("url")) if s.is_check else s.action
+        for s in scenario.steps
+    ]
+    # Before any step; after step 2's place (step 2 itself left out); after the last step,
+    # then the plain checks at the end.
+    assert texts == ["Ada", "navigate", "fill", "Ada", "click", "Saved", "/done"]
+    with pytest.raises(ScenarioInvalid, match="not a check"):
+        from_run_steps(rows, name="x", placed_checks=[(0, ScenarioStep("click", {}))])
