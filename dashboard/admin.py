@@ -37,7 +37,7 @@ def pretty_json(value: Any) -> str:
 class StepInline(admin.TabularInline):
     model = Step
     extra = 0
-    fields = ("index", "action", "role", "name", "selector", "ok", "by", "duration_ms")
+    fields = ("index", "stretch", "action", "role", "name", "selector", "ok", "by", "duration_ms")
     readonly_fields = fields
     can_delete = False
 
@@ -81,9 +81,9 @@ class LLMProfileAdmin(admin.ModelAdmin):
 
 @admin.register(Run)
 class RunAdmin(admin.ModelAdmin):
-    list_display = ("id", "task_short", "kind", "owner", "status", "planner", "llm_profile",
-                    "tokens", "created_at", "finished_at")  # fmt: skip
-    list_filter = ("status", "kind", "planner", "llm_profile", "owner", "created_at")
+    list_display = ("id", "task_short", "kind", "owner", "status", "session", "planner",
+                    "llm_profile", "tokens", "created_at", "finished_at")  # fmt: skip
+    list_filter = ("status", "kind", "session", "planner", "llm_profile", "owner", "created_at")
     search_fields = ("=id", "task", "start_url", "status_reason", "owner__username")
     date_hierarchy = "created_at"
     list_select_related = ("owner", "llm_profile")
@@ -103,7 +103,7 @@ class RunAdmin(admin.ModelAdmin):
 
 @admin.register(Step)
 class StepAdmin(admin.ModelAdmin):
-    list_display = ("run", "index", "action", "role", "name", "selector", "ok", "by",
+    list_display = ("run", "index", "stretch", "action", "role", "name", "selector", "ok", "by",
                     "duration_ms")  # fmt: skip
     list_filter = ("action", "ok", "by")
     search_fields = ("=run__id", "name", "selector", "url")

@@ -1,6 +1,10 @@
 """The run page's WebSocket: join the run's group, replay stored events, relay, forward commands.
 
-Messages from the page: ``{"command": "pause" | "resume" | "stop" | "reply", "text": "..."}``,
+Messages from the page: ``{"command": "message", "text": "..."}`` (to the agent at any time:
+read at its next round while it works, the answer to a pause, the next stretch of work of
+a conversation waiting for one, or a closed conversation restored and continued),
+``{"command": "close"}`` (end a conversation's session: its tab is closed),
+``{"command": "pause" | "resume" | "stop" | "reply", "text": "..."}``,
 ``{"command": "extend", "rounds": N}`` (N more rounds past the round cap, and resume),
 ``{"command": "act", "id": ..., "action": ..., "args": {...}, "timeout_ms": N}`` for one
 action by the person on a paused run's tab, ``{"command": "input", "kind": ...}`` for a
@@ -42,6 +46,7 @@ from dashboard.runner import COMMANDS, act_request, group_name, runner
 log = logging.getLogger("tabwright.consumers")
 
 MAX_REPLY_CHARS = 4000
+MAX_MESSAGE_CHARS = 20_000  # as long as a new conversation's first message
 MAX_ACTS_IN_FLIGHT = 4
 MAX_INPUTS_QUEUED = 64
 INPUT_TIMEOUT_MS = 5_000
@@ -85,7 +90,8 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
         run = await database_sync_to_async(Run.objects.get)(pk=self.run_id)
         await self.send_json(
             {"type": "state", "status": run.status, "reason": run.status_reason,
-             "live": runner.is_live(self.run_id)}
+             "live": runner.is_live(self.run_id), "working": runner.is_working(self.run_id),
+             "session": run.session, "session_reason": run.session_reason}
         )  # fmt: skip
         if frame is not None:
             await self.run_frame({"frame": frame})
@@ -135,16 +141,17 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json({"type": "error", "message": "unknown command"})
             return
         text = content.get("text", "")
-        if not isinstance(text, str) or len(text) > MAX_REPLY_CHARS:
+        limit = MAX_MESSAGE_CHARS if command == "message" else MAX_REPLY_CHARS
+        if not isinstance(text, str) or len(text) > limit:
             await self.send_json(
-                {"type": "error", "message": f"a reply is text of at most {MAX_REPLY_CHARS} chars"}
+                {"type": "error", "message": f"a {command} is text of at most {limit} chars"}
             )
             return
         if not await self._is_owner():
             await self.send_json({"type": "error", "message": "only the run's owner can do that"})
             return
-        if command == "reply" and not text.strip():
-            await self.send_json({"type": "error", "message": "the reply is empty"})
+        if command in ("reply", "message") and not text.strip():
+            await self.send_json({"type": "error", "message": f"the {command} is empty"})
             return
         rounds = content.get("rounds", 0)
         if command == "extend" and (isinstance(rounds, bool) or not isinstance(rounds, int)):
@@ -156,6 +163,8 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json({"type": "error", "message": "the run is not live any more"})
         except ValueError as exc:
             await self.send_json({"type": "error", "message": str(exc)})
+        except TabwrightError as exc:  # a message the run can't take
+            await self.send_json({"type": "error", "code": exc.code, "message": exc.message})
 
     # -- the live view -------------------------------------------------------------------
 

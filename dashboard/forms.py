@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from django import forms
@@ -73,13 +74,13 @@ class NewRunForm(forms.Form):
     read says so in its choice, and is refused: its run could not start."""
 
     start_url = forms.CharField(
-        label="Start URL",
+        label="Start URL (optional)",
         required=False,
         max_length=2000,
         widget=forms.URLInput(attrs={"placeholder": "https://…"}),
     )
     task = forms.CharField(
-        label="Task",
+        label="Message",
         max_length=20_000,
         widget=forms.Textarea(attrs={"rows": 6, "placeholder": "What should the agent do?"}),
     )
@@ -278,10 +279,30 @@ class SaveScenarioForm(forms.Form):
         widget=forms.CheckboxSelectMultiple,
     )  # fmt: skip
 
+    stretches = forms.TypedMultipleChoiceField(
+        label="Requests to save", required=False, coerce=int,
+        widget=forms.CheckboxSelectMultiple,
+    )  # fmt: skip
+
     def __init__(
-        self, *args: Any, plan: list[Planned], proposals: list[Proposal], **kwargs: Any
+        self,
+        *args: Any,
+        plan: list[Planned],
+        proposals: list[Proposal],
+        requests: Sequence[str] = (),
+        **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
+        # A conversation: the work of each message (its stretch) can be left out.
+        if len(requests) > 1:
+            self.fields["stretches"].choices = [  # type: ignore[attr-defined]
+                (n, f"{n}. {' '.join(text.split())[:120]}")
+                for n, text in enumerate(requests, start=1)
+            ]
+            if not self.is_bound:
+                self.fields["stretches"].initial = list(range(1, len(requests) + 1))
+        else:
+            del self.fields["stretches"]
         keep = self.fields["keep"]
         keep.choices = [(p.index, p.describe()) for p in plan if p.keepable]  # type: ignore[attr-defined]
         checks = self.fields["checks"]

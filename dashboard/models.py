@@ -162,8 +162,8 @@ class Run(models.Model):
     FINAL = frozenset({Status.SUCCEEDED, Status.FAILED, Status.STOPPED})
 
     class Kind(models.TextChoices):
-        AGENT = "agent"
-        REPLAY = "replay"
+        AGENT = "agent", "conversation"  # with the agent, one stretch of work per message
+        REPLAY = "replay", "replay"
 
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="runs"
@@ -192,7 +192,19 @@ class Run(models.Model):
     output_schema = models.JSONField(null=True, blank=True)
     output = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # When the latest stretch of work ended (None while one goes on).
     finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Session(models.TextChoices):
+        """An agent run is a conversation: its browser tab stays open between messages for
+        a while (open), then is closed (closed) until the next message restores it."""
+
+        NONE = "", "none"
+        OPEN = "open"
+        CLOSED = "closed"
+
+    session = models.CharField(max_length=10, choices=Session.choices, blank=True, default="")
+    session_reason = models.TextField(blank=True)  # why the session closed
 
     class Meta:
         ordering = ["-created_at"]
@@ -200,6 +212,12 @@ class Run(models.Model):
 
     def __str__(self) -> str:
         return f"Run {self.pk}: {self.task[:60]}"
+
+    @property
+    def title(self) -> str:
+        """A conversation's title: the first line of its first message."""
+        first = next((line.strip() for line in self.task.splitlines() if line.strip()), "")
+        return first[:80] + ("…" if len(first) > 80 else "") or f"Run {self.pk}"
 
     @property
     def is_final(self) -> bool:
@@ -242,6 +260,8 @@ class Step(models.Model):
     screenshot = models.CharField(max_length=300, blank=True)  # path under MEDIA_ROOT
     # "person": done by the person in the tab while the run was paused.
     by = models.CharField(max_length=10, default="agent")
+    # Which stretch of the conversation recorded it (1: the first message's work).
+    stretch = models.PositiveIntegerField(default=1)
 
     class Meta:
         ordering = ["run", "index"]

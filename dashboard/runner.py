@@ -14,14 +14,12 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from channels.db import database_sync_to_async
-from channels.layers import get_channel_layer
 from django.conf import settings
-from django.urls import reverse
 
 from automation import (
     AgentConfig,
@@ -40,134 +38,47 @@ from automation.budget import timeout_ms_of
 from automation.errors import ActionInvalid, ScenarioInvalid, TabwrightError
 from automation.events import (
     EvaluationFinished,
-    Event,
-    LLMMessage,
     RunFinished,
-    RunPaused,
-    RunResumed,
-    RunStarted,
-    ScreenshotTaken,
-    StepRecorded,
-    StepReplayed,
+    SessionClosed,
+    SessionIdle,
     UserMessage,
 )
-from automation.limits import fit
 from automation.llm.base import Planner
 from automation.recording.recorder import Recorder
 from automation.recording.replay import Replay, ReplayConfig
+from automation.recording.restore import restore_page
 from automation.recording.scenario import Scenario as Document
 from automation.secrets import RedactingSink, Secrets, secret_names
 from dashboard import selectors, services
 from dashboard.engineconf import browser_config, planner_for_run
 from dashboard.liveview import LiveView
 from dashboard.models import Run, Scenario, SecretGrant
+from dashboard.runsink import DashboardSink, group_name
 
 __all__ = ["RunManager", "group_name", "runner"]
 
 log = logging.getLogger("tabwright.runner")
 
-COMMANDS = frozenset({"pause", "resume", "stop", "reply", "extend"})
-# Events stamped with the server's time (``at_ms``, epoch ms): a model call's wait, retry
-# and answer.
-TIMED_EVENTS = frozenset({"llm.waiting", "llm.retry", "llm.message"})
+COMMANDS = frozenset({"pause", "resume", "stop", "reply", "extend", "message", "close"})
 MAX_EXTEND_ROUNDS = 1_000
-
-
-def group_name(run_id: int) -> str:
-    return f"run_{run_id}"
-
-
-class DashboardSink:
-    """Stores, numbers and relays one run's events.  Serialised: the loop and the person's
-    replies emit from different tasks, and the sequence numbers must match the store."""
-
-    def __init__(self, run_id: int, next_seq: int, *, scenario_id: int | None = None) -> None:
-        self.run_id = run_id
-        self.scenario_id = scenario_id  # a replay: where its healed identities go
-        self._seq = next_seq
-        self._lock = asyncio.Lock()
-        self._layer = get_channel_layer()
-
-    async def emit(self, event: Event) -> None:
-        async with self._lock:
-            data = event.to_dict()
-            if event.type in TIMED_EVENTS:
-                # The server's clock: the run page counts a wait from here, also after a
-                # reload, and tells a finished round how long the model took.
-                data["at_ms"] = int(time.time() * 1000)
-            if isinstance(event, ScreenshotTaken):
-                data["src"] = await self._save_screenshot(event)
-            if isinstance(event, StepRecorded):
-                await database_sync_to_async(services.step_record)(run_id=self.run_id, data=data)
-            if isinstance(event, LLMMessage) and event.usage:
-                await database_sync_to_async(services.run_usage_add)(
-                    run_id=self.run_id, usage=event.usage
-                )
-            if isinstance(event, StepReplayed) and self.scenario_id is not None:
-                await database_sync_to_async(services.scenario_step_replayed)(
-                    scenario_id=self.scenario_id, outcome=data, run_id=self.run_id
-                )
-                if event.heal:
-                    await database_sync_to_async(services.heal_record)(
-                        scenario_id=self.scenario_id, outcome=data, run_id=self.run_id
-                    )
-            status = _status_change(event)
-            if status is not None:
-                await database_sync_to_async(services.run_set_status)(run_id=self.run_id, **status)
-            # One event is one message to the page, stored and relayed within its limit.
-            data = fit(_jsonable(data))
-            if event.persist:
-                self._seq += 1
-                data["seq"] = self._seq
-                await database_sync_to_async(services.run_event_append)(
-                    run_id=self.run_id, seq=self._seq, type=event.type, data=data
-                )
-            await self._layer.group_send(
-                group_name(self.run_id), {"type": "run.event", "event": data}
-            )
-
-    async def _save_screenshot(self, event: ScreenshotTaken) -> str:
-        folder = Path(settings.MEDIA_ROOT) / "runs" / str(self.run_id)
-        name = f"step-{event.step_index}.jpg"
-        await asyncio.to_thread(_write_file, folder / name, event.jpeg)
-        await database_sync_to_async(services.step_attach_screenshot)(
-            run_id=self.run_id, index=event.step_index, path=f"runs/{self.run_id}/{name}"
-        )
-        return reverse("run_screenshot", args=[self.run_id, event.step_index])
-
-
-def _write_file(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
-
-
-def _status_change(event: Event) -> dict[str, Any] | None:
-    if isinstance(event, RunStarted | RunResumed):
-        return {"status": Run.Status.RUNNING}
-    if isinstance(event, RunPaused):
-        return {"status": Run.Status.PAUSED, "reason": f"{event.reason}: {event.detail}"}
-    if isinstance(event, RunFinished):
-        return {
-            "status": event.status,
-            "reason": event.reason,
-            "summary": event.summary,
-            "output": event.output,
-        }
-    return None
-
-
-def _jsonable(data: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in data.items() if not isinstance(v, bytes)}
 
 
 @dataclass
 class LiveRun:
-    task: asyncio.Task[None]
     control: RunControl
     sink: RedactingSink  # the run's one exit: its secrets, then the DashboardSink
     view: LiveView
     secrets: Secrets  # the owner's grants, and every value the run filled
+    owner_id: int
+    conversation: bool  # an agent run: its tab is kept between messages for a while
+    task: asyncio.Task[None] | None = None
     tab: Tab | None = None  # once the run has opened its tab
+    working: bool = True  # a stretch of work (or a restore) is under way
+    idle_since: float = 0.0  # time.monotonic() when the last stretch ended
+    closing: str = ""  # why the session ends, once it must
+    # Messages for the agent while the session waits for one; None: close.
+    inbox: asyncio.Queue[str | None] = field(default_factory=asyncio.Queue)
+    settled: asyncio.Event = field(default_factory=asyncio.Event)  # set while not working
 
     def current_tab(self) -> Tab | None:
         """The tab the run works in now (it may have opened others since its first)."""
@@ -175,24 +86,48 @@ class LiveRun:
             return self.tab
         return self.tab.group.current
 
+    def close(self, reason: str) -> None:
+        """End the session: at once when it waits for a message, else when the work in
+        progress has stopped."""
+        if self.closing:
+            return
+        self.closing = reason
+        if self.working:
+            self.control.stop(reason)
+        else:
+            self.inbox.put_nowait(None)
+
 
 class RunManager:
-    """Starts runs, routes the person's commands to them, shares one browser between them."""
+    """Starts runs, routes the person's commands and messages to them, keeps a
+    conversation's tab open between messages (within limits), shares one browser."""
 
     def __init__(self) -> None:
         # One browser per configuration: the settings are read when a run starts, so a run
         # never shares a browser launched with other switches (evaluate, URL policy).
         self._browsers: dict[BrowserConfig, BrowserSession] = {}
         self._browser_lock = asyncio.Lock()
+        self._start_lock = asyncio.Lock()  # a closed conversation is restored once
         self._live: dict[int, LiveRun] = {}
         self._viewers: Counter[int] = Counter()  # open pages per run
 
     def is_live(self, run_id: int) -> bool:
         return run_id in self._live
 
+    def is_working(self, run_id: int) -> bool:
+        """Live and at work (not waiting for a message between stretches)."""
+        live = self._live.get(run_id)
+        return live is not None and live.working
+
     @property
     def live_count(self) -> int:
+        """Runs with a tab in this process, conversations waiting for a message included."""
         return len(self._live)
+
+    @property
+    def idle_count(self) -> int:
+        """Conversations whose tab is kept open for the next message."""
+        return sum(1 for live in self._live.values() if not live.working and not live.closing)
 
     @property
     def browser_restarts(self) -> int:
@@ -206,18 +141,32 @@ class RunManager:
                 self._browsers[config] = BrowserSession(config)
             return self._browsers[config]
 
-    async def start(self, run_id: int) -> None:
+    async def start(self, run_id: int, *, message: str = "") -> None:
+        """Start a run; with ``message``, a conversation whose session was closed: its
+        page is restored by replaying its steps, then the agent goes on with ``message``."""
         run = await database_sync_to_async(Run.objects.get)(pk=run_id)
+        if run_id in self._live:
+            raise ActionInvalid("the run is live already")
         next_seq = await database_sync_to_async(selectors.run_last_seq)(run_id=run_id)
+        stretch = await database_sync_to_async(selectors.run_stretch_count)(run_id=run_id)
         secrets = Secrets(allowed=await database_sync_to_async(_granted_secrets)(run))
-        sink = RedactingSink(DashboardSink(run_id, next_seq, scenario_id=run.scenario_id), secrets)
-        control = RunControl()
-        task = asyncio.create_task(self._run(run, sink, control), name=f"run-{run_id}")
+        sink = RedactingSink(
+            DashboardSink(run_id, next_seq, scenario_id=run.scenario_id, stretch=stretch), secrets
+        )
+        conversation = run.kind == Run.Kind.AGENT
+        if conversation:  # its tab is one of the person's open sessions from now on
+            self._close_over_limit(run.owner_id, starting=True)
         view = LiveView(group_name(run_id), lambda: live.current_tab(), redact=secrets.redact)
-        live = LiveRun(task, control, sink, view, secrets)
+        live = LiveRun(RunControl(), sink, view, secrets, run.owner_id, conversation)
         live.view.set_viewers(self._viewers[run_id])
         self._live[run_id] = live
-        task.add_done_callback(lambda _t: self._live.pop(run_id, None))
+        live.task = asyncio.create_task(self._session(run, live, message), name=f"run-{run_id}")
+        live.task.add_done_callback(lambda _t: self._forget(run_id, live))
+
+    def _forget(self, run_id: int, live: LiveRun) -> None:
+        live.settled.set()
+        if self._live.get(run_id) is live:  # not a later session of the same conversation
+            del self._live[run_id]
 
     def watch(self, run_id: int) -> dict[str, Any] | None:
         """A page of the run opened: the live view runs while any page is open.  Returns
@@ -238,18 +187,26 @@ class RunManager:
         if live is not None:
             live.view.set_viewers(self._viewers[run_id])
 
-    async def _run(self, run: Run, sink: RedactingSink, control: RunControl) -> None:
+    async def _session(self, run: Run, live: LiveRun, message: str) -> None:
+        """The run's life: its tab opened, its work done; for a conversation, then each
+        message's work on the same tab, until the session is closed."""
         conf = settings.TABWRIGHT
+        sink, control = live.sink, live.control
         tab = None
         forget_crashes: Callable[[], None] | None = None
         problems: ProblemWatcher | None = None
         trace: TraceRecorder | None = None
         workspace = Path(conf["WORKSPACE_DIR"]) / str(run.pk)
         planner: Planner | None = None
+        opened = False
         try:
+            if message:  # shown at once, before the page is restored
+                await sink.emit(UserMessage(message))
             replay = await self._replay_of(run) if run.kind == Run.Kind.REPLAY else None
             # A secret the owner was not granted fails the run before any page opens.
-            sink.secrets.require(replay.placeholders()[1] if replay else secret_names(run.task))
+            sink.secrets.require(
+                replay.placeholders()[1] if replay else secret_names(run.task + "\n" + message)
+            )
             if replay is None:
                 planner = await database_sync_to_async(planner_for_run)(run)
             browser = await self.browser()
@@ -259,11 +216,14 @@ class RunManager:
             problems = ProblemWatcher(tab, sink.emit)
             if tab.group is not None:  # tabs a site opens past MAX_TABS: closed, reported
                 tab.group.report_to(sink.emit)
-            forget_crashes = _fail_on_crash(tab, control)
-            live = self._live.get(run.pk)
-            if live is not None:
-                live.tab = tab
-                live.view.update()
+            forget_crashes = _fail_on_crash(tab, live)
+            live.tab = tab
+            live.view.update()
+            if live.conversation:
+                opened = True
+                await database_sync_to_async(services.run_set_session)(
+                    run_id=run.pk, session=Run.Session.OPEN
+                )
             if conf["TRACE_RUNS"]:
                 trace = TraceRecorder(tab.context)
                 await trace.start(title=f"run {run.pk}", budget=Budget(10_000))
@@ -276,34 +236,25 @@ class RunManager:
                              )).run()  # fmt: skip
                 return
             assert planner is not None
-            agent = AgentRun(
-                tab=tab,
-                planner=planner,
-                sink=sink,
-                task=run.task,
-                start_url=run.start_url,
-                config=AgentConfig(
-                    round_cap=conf["ROUND_CAP"],
-                    run_timeout_ms=conf["RUN_TIMEOUT_MS"],
-                    llm_timeout_ms=conf["LLM_TIMEOUT_MS"],
-                    action_timeout_ms=conf["ACTION_TIMEOUT_MS"],
-                ),
-                control=control,
-                secrets=sink.secrets,
-                output_schema=run.output_schema,
-            )
-            await agent.run()
+            if message:
+                agent, note = await self._restored(run, live, planner, message)
+            else:
+                agent, note = self._agent(run, live, planner), ""
+                await agent.run()
+            await self._converse(agent, live, note)
         except TabwrightError as exc:
             await sink.emit(RunFinished("failed", reason=str(exc)))
         except asyncio.CancelledError:
-            await asyncio.shield(sink.emit(RunFinished("stopped", reason="the server stopped")))
+            if live.working:
+                await asyncio.shield(sink.emit(RunFinished("stopped", reason="the server stopped")))
+            live.closing = live.closing or "the server stopped"
             raise
         except Exception as exc:  # a bug must still end the run visibly, not leave it "running"
             log.exception("run %s crashed", run.pk)
             await sink.emit(RunFinished("failed", reason=f"internal error: {exc!r}"))
         finally:
-            if run.pk in self._live:
-                await self._live[run.pk].view.close()
+            live.working = False
+            await live.view.close()
             if problems is not None:
                 await problems.stop()
             if forget_crashes is not None:
@@ -315,6 +266,123 @@ class RunManager:
             closer = getattr(planner, "aclose", None)
             if closer is not None:
                 await closer()
+            if opened:  # says so, also when the server stops
+                reason = live.closing or control.failure or "the run ended"
+                await asyncio.shield(sink.emit(SessionClosed(reason)))
+
+    def _agent(self, run: Run, live: LiveRun, planner: Planner, **resumed: Any) -> AgentRun:
+        conf = settings.TABWRIGHT
+        assert live.tab is not None
+        return AgentRun(
+            tab=live.tab,
+            planner=planner,
+            sink=live.sink,
+            task=run.task,
+            start_url=run.start_url,
+            config=AgentConfig(
+                round_cap=conf["ROUND_CAP"],
+                run_timeout_ms=conf["RUN_TIMEOUT_MS"],
+                llm_timeout_ms=conf["LLM_TIMEOUT_MS"],
+                action_timeout_ms=conf["ACTION_TIMEOUT_MS"],
+            ),
+            control=live.control,
+            secrets=live.secrets,
+            output_schema=run.output_schema,
+            **resumed,
+        )
+
+    async def _restored(
+        self, run: Run, live: LiveRun, planner: Planner, message: str
+    ) -> tuple[AgentRun, str]:
+        """A closed conversation's page, restored by replaying its recorded steps; then its
+        agent goes on with ``message``.  When the replay stops short, the conversation says
+        where and waits: the person's next message goes on from that page.  Returns the
+        agent and what to tell the model with the next message (if one is awaited)."""
+        conf = settings.TABWRIGHT
+        history = await database_sync_to_async(selectors.run_conversation)(run_id=run.pk)
+        rows = await database_sync_to_async(selectors.run_step_rows)(run=run)
+        assert live.tab is not None
+        restored = await restore_page(
+            live.tab, rows, base_url=run.start_url, sink=live.sink, control=live.control,
+            secrets=live.secrets,
+            config=ReplayConfig(step_timeout_ms=conf["ACTION_TIMEOUT_MS"],
+                                run_timeout_ms=conf["RUN_TIMEOUT_MS"]),
+        )  # fmt: skip
+        agent = self._agent(
+            run, live, planner, resumed=True, requests=history.requests[1:],
+            first_round=history.last_round, first_step=history.next_step,
+        )  # fmt: skip
+        earlier = "\n".join(
+            f"- asked: {_line(asked)} -> {_line(ended)}"
+            for asked, ended in list(zip(history.requests, history.endings, strict=False))[-10:]
+        )
+        note = (
+            "The browser was closed after the work above and opened again. "
+            + (f"The page was restored by replaying the {restored.done} steps recorded so far"
+               if restored.ok else
+               f"Restoring the page by replaying the {restored.total} steps recorded so far "
+               f"stopped after {restored.done}: {restored.reason}; the page is as those steps "
+               "left it")
+            + ". Earlier rounds are not shown; how each request ended:\n" + earlier
+        )  # fmt: skip
+        if not restored.ok or live.closing:
+            live.control.stopped = False
+            return agent, f"{note}\nBefore that, the person had asked: {message}"
+        # Nothing was recorded to restore (the first work failed at once): start where the
+        # conversation did.
+        start_url = run.start_url if not restored.total else ""
+        await agent.continue_with(message, start_url=start_url, note=note, said_before=True)
+        return agent, ""
+
+    async def _converse(self, agent: AgentRun, live: LiveRun, note: str) -> None:
+        """Each message's work in turn, on the same tab, while the session is kept."""
+        while not (live.closing or live.control.failure):
+            # Messages that came as the last stretch ended were not seen: they go on.
+            carried = live.control.take_replies()
+            text = "\n".join(carried) if carried else await self._idle(live)
+            if text is None:
+                break
+            await agent.continue_with(text, note=note, said_before=True)
+            note = ""
+        live.closing = live.closing or live.control.failure
+
+    async def _idle(self, live: LiveRun) -> str | None:
+        """Wait for the person's next message with the tab open, within the idle time and
+        the per-person limit; None when the session is to close."""
+        idle_s = int(settings.TABWRIGHT["SESSION_IDLE_S"])
+        live.working = False
+        live.idle_since = time.monotonic()
+        live.settled.set()
+        if idle_s <= 0:
+            live.closing = "this server keeps no tab between messages (TABWRIGHT_SESSION_IDLE_S=0)"
+            return None
+        await live.sink.emit(SessionIdle(idle_s, int(time.time() * 1000) + idle_s * 1000))
+        self._close_over_limit(live.owner_id)
+        try:
+            text = await asyncio.wait_for(live.inbox.get(), idle_s)
+        except TimeoutError:
+            text = None if live.inbox.empty() else live.inbox.get_nowait()
+            if text is None:
+                live.closing = live.closing or f"no message for {_span(idle_s)}"
+        if text is None:
+            return None
+        live.working = True
+        live.settled.clear()
+        return text
+
+    def _close_over_limit(self, owner_id: int, *, starting: bool = False) -> None:
+        """Keep the person's open conversations within SESSIONS_PER_USER (``starting``:
+        one more is about to open): the longest idle ones close; working ones are left."""
+        limit = max(1, int(settings.TABWRIGHT["SESSIONS_PER_USER"]))
+        held = [
+            live for live in self._live.values()
+            if live.conversation and live.owner_id == owner_id and not live.closing
+        ]  # fmt: skip
+        over = len(held) + starting - limit
+        idle = sorted((live for live in held if not live.working), key=lambda each: each.idle_since)
+        plural = "" if limit == 1 else "s"
+        for live in idle[: max(0, over)]:
+            live.close(f"closed to keep within {limit} open conversation{plural} per person")
 
     async def _replay_of(self, run: Run) -> Document:
         """The scenario a replay run replays, as stored now."""
@@ -325,13 +393,28 @@ class RunManager:
 
     async def command(self, run_id: int, command: str, text: str = "", rounds: int = 0) -> None:
         """pause / resume / stop / reply / extend (``rounds`` more past the round cap, then
-        resume); raises LookupError if the run is not live."""
+        resume) / message / close; raises LookupError if the run is not live (a message
+        to a closed conversation restores it: :meth:`message`), ValueError for a command
+        that does not apply now."""
         if command not in COMMANDS:
             raise ValueError(f"unknown command {command!r}")
+        if command == "message":
+            await self.message(run_id, text)
+            return
         live = self._live.get(run_id)
         if live is None:
             raise LookupError("the run is not live")
-        control, sink = live.control, live.sink
+        if command == "close":
+            if not live.conversation:
+                raise ValueError("only a conversation has a session to close; stop the run")
+            live.close("closed by the person")
+            return
+        if command == "reply":
+            await self.message(run_id, text)
+            return
+        if not live.working:
+            raise ValueError("nothing is working now: the agent waits for your message")
+        control = live.control
         if command == "extend":
             if not 1 <= rounds <= MAX_EXTEND_ROUNDS:
                 raise ValueError(f"extend by 1 to {MAX_EXTEND_ROUNDS} rounds")
@@ -341,11 +424,37 @@ class RunManager:
             control.request_pause()
         elif command == "resume":
             control.resume()
-        elif command == "stop":
-            control.stop()
         else:
-            await sink.emit(UserMessage(text))
-            control.reply(text)
+            control.stop()
+
+    async def message(self, run_id: int, text: str) -> None:
+        """The person writes to the run: while it works, the model reads it next round
+        (while paused, it answers the pause); while a conversation waits, its work goes on
+        with it; to a closed conversation, the page is restored first (a new session).
+        ActionInvalid for an empty message or a run that takes none."""
+        text = text.strip()
+        if not text:
+            raise ActionInvalid("the message is empty")
+        async with self._start_lock:
+            live = self._live.get(run_id)
+            if live is not None and live.closing and not live.working and live.task is not None:
+                await asyncio.shield(live.task)  # closing now: restored once it has closed
+                live = self._live.get(run_id)
+            if live is None:
+                run = await database_sync_to_async(Run.objects.get)(pk=run_id)
+                if run.kind != Run.Kind.AGENT:
+                    raise ActionInvalid("this run is over and a replay takes no messages",
+                                        hint="replay the scenario again")  # fmt: skip
+                await self.start(run_id, message=text)
+                return
+        if live.working:
+            await live.sink.emit(UserMessage(text))
+            live.control.reply(text)
+            return
+        live.working = True  # from now: a wait for the run waits for this message's work
+        live.settled.clear()
+        await live.sink.emit(UserMessage(text))
+        live.inbox.put_nowait(text)
 
     async def act(
         self, run_id: int, action: str, args: dict[str, Any], *, budget: Budget
@@ -355,7 +464,7 @@ class RunManager:
         :func:`automation.actions.act`.  LookupError if the run is not live;
         ActionInvalid while the agent is acting, or for a bad action."""
         live = self._live.get(run_id)
-        if live is None:
+        if live is None or live.closing:
             raise LookupError("the run is not live")
         if live.tab is None or not live.control.paused:
             raise ActionInvalid("the agent is using the tab", hint="pause the run first, then act")
@@ -374,7 +483,7 @@ class RunManager:
         (:func:`automation.browser.screencast.person_input`).  LookupError if the run is
         not live; ActionInvalid while the agent has the tab, or for a bad input."""
         live = self._live.get(run_id)
-        if live is None:
+        if live is None or live.closing:
             raise LookupError("the run is not live")
         tab = live.current_tab()
         if tab is None or not live.control.paused:
@@ -384,16 +493,43 @@ class RunManager:
         return live.secrets.redact(await person_input(tab, event, budget=budget))
 
     async def wait(self, run_id: int) -> None:
+        """Until the run's work ends: its task, or a conversation's stretch (the session
+        may stay open for the next message)."""
         live = self._live.get(run_id)
-        if live is not None:
+        if live is None or live.task is None:
+            return
+        settled = asyncio.ensure_future(live.settled.wait())
+        try:
+            await asyncio.wait({live.task, settled}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            settled.cancel()
+        if live.closing:  # the session ends with the work: wait until it has
             await asyncio.shield(live.task)
 
+    async def wait_closed(self, run_id: int) -> None:
+        """Until the run's session is over (its tab closed)."""
+        live = self._live.get(run_id)
+        if live is not None and live.task is not None:
+            await asyncio.shield(live.task)
+
+    async def end(self, run_id: int, reason: str) -> None:
+        """Stop whatever the run does and close its session; returns once it has."""
+        live = self._live.get(run_id)
+        if live is None:
+            return
+        live.close(reason)
+        live.control.stop(reason)
+        await self.wait_closed(run_id)
+
     async def shutdown(self) -> None:
+        tasks = [live.task for live in self._live.values() if live.task is not None]
         for live in list(self._live.values()):
+            live.close("the server is stopping")
             live.control.stop("the server is stopping")
-            live.task.cancel()
-        if self._live:
-            await asyncio.gather(*(r.task for r in self._live.values()), return_exceptions=True)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
         for browser in self._browsers.values():
             await browser.close()
         self._browsers.clear()
@@ -414,6 +550,19 @@ async def _check_at(
     return f"check: {step.describe().removeprefix('expect ')}"
 
 
+def _line(text: str, limit: int = 200) -> str:
+    """``text`` on one line, cut to ``limit`` characters."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _span(seconds: int) -> str:
+    """``45 s``, ``15 min``, ``2 h``: an idle time in words."""
+    if seconds < 120:
+        return f"{seconds} s"
+    return f"{seconds // 60} min" if seconds < 7200 else f"{seconds // 3600} h"
+
+
 def _granted_secrets(run: Run) -> frozenset[str] | None:
     """The secret names the run's owner may use (None: all, a superuser).  Reads the
     database."""
@@ -427,16 +576,21 @@ def _redacted(exc: TabwrightError, secrets: Secrets) -> TabwrightError:
     return exc
 
 
-def _fail_on_crash(tab: Tab, control: RunControl) -> Callable[[], None]:
+def _fail_on_crash(tab: Tab, live: LiveRun) -> Callable[[], None]:
     """End the run as failed the moment its tab or browser crashes, even while it waits
-    for the person (nothing else would notice then).  Returns the undo: the browser is
-    shared and outlives the run."""
+    for the person (nothing else would notice then); a conversation waiting for a message
+    closes its session.  Returns the undo: the browser is shared and outlives the run."""
+
+    def gone(reason: str) -> None:
+        live.control.fail(reason)
+        if not live.working:
+            live.close(reason)
 
     def tab_crashed(_page: object) -> None:
-        control.fail("the browser went away: the tab crashed")
+        gone("the browser went away: the tab crashed")
 
     def browser_gone(_browser: object) -> None:
-        control.fail("the browser went away: it closed or crashed")
+        gone("the browser went away: it closed or crashed")
 
     tab.page.on("crash", tab_crashed)
     browser = tab.context.browser

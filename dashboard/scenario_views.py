@@ -70,32 +70,48 @@ def scenario_import(request: HttpRequest) -> HttpResponse:
 def run_save_scenario(request: HttpRequest, run_id: int) -> HttpResponse:
     """Save a run as a scenario: the page lists every step it keeps and every step it
     leaves out with why (a failed step whose element is known can be kept), and the
-    checks its final page proposed, the telling ones ticked."""
+    checks proposed when each stretch of its work ended, the telling ones ticked.  A
+    conversation can leave out the work of some of its messages."""
     run = selectors.run_get(user=request.user, id=run_id)
     if run.owner_id != request.user.pk:
         raise Http404("no such run of yours")
-    plan = fromrun.plan(selectors.run_step_rows(run=run))
-    proposals = selectors.run_proposed_checks(run=run)
+    rows = selectors.run_step_rows(run=run)
+    plan = fromrun.plan(rows)
+    pairs = selectors.run_proposed_checks(run=run)
+    requests = selectors.run_requests(run=run)
     data = request.POST if request.method == "POST" else None
-    initial = {"name": run.task[:200]}
-    form = SaveScenarioForm(data, initial=initial, plan=plan, proposals=proposals)
+    form = SaveScenarioForm(data, initial={"name": run.title}, plan=plan,
+                            proposals=[p for _, p in pairs], requests=requests)  # fmt: skip
     if data is not None and form.is_valid():
-        try:
-            scenario = services.scenario_from_run(
-                owner=request.user, run=run, name=form.cleaned_data["name"],
-                keep=form.cleaned_data["keep"], checks=form.cleaned_data["checks"],
-            )  # fmt: skip
-        except ScenarioInvalid as exc:
-            form.add_error(None, str(exc))
+        stretches = form.cleaned_data.get("stretches")
+        if stretches is not None and not stretches:
+            form.add_error("stretches", "Pick the work of at least one request.")
         else:
-            return redirect("scenario_detail", scenario_id=scenario.pk)
+            try:
+                scenario = services.scenario_from_run(
+                    owner=request.user, run=run, name=form.cleaned_data["name"],
+                    keep=form.cleaned_data["keep"], checks=form.cleaned_data["checks"],
+                    stretches=stretches or (),
+                )  # fmt: skip
+            except ScenarioInvalid as exc:
+                form.add_error(None, str(exc))
+            else:
+                return redirect("scenario_detail", scenario_id=scenario.pk)
     boxes = {int(box.data["value"]): box for box in form["keep"]}
+    stretch_of = {row["index"]: row["stretch"] for row in rows}
+    conversation = len(requests) > 1
     context = {
         "run": run,
         "form": form,
-        "kept": [p for p in plan if p.kept],
-        "left_out": [(p, boxes.get(p.index)) for p in plan if not p.kept],
-        "proposals": list(zip(form["checks"], proposals, strict=True)),
+        "conversation": conversation,
+        "kept": [(p, stretch_of.get(p.index, 1)) for p in plan if p.kept],
+        "left_out": [
+            (p, boxes.get(p.index), stretch_of.get(p.index, 1)) for p in plan if not p.kept
+        ],
+        "proposals": [
+            (box, proposal, stretch)
+            for box, (stretch, proposal) in zip(form["checks"], pairs, strict=True)
+        ],
     }
     return render(request, "runs/save.html", context, status=400 if data is not None else 200)
 

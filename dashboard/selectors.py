@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
@@ -30,6 +32,7 @@ from dashboard.models import (
     RunEvent,
     Scenario,
     ScenarioStep,
+    Step,
     UrlRule,
 )
 
@@ -97,24 +100,72 @@ def run_events(*, run_id: int, after_seq: int = 0) -> list[dict]:
     return [{**row.data, "seq": row.seq} for row in rows]
 
 
-def run_step_rows(*, run: Run) -> list[dict[str, Any]]:
-    """The run's recorded steps as the scenario format's plan reads them."""
+def run_step_rows(*, run: Run, stretches: Collection[int] = ()) -> list[dict[str, Any]]:
+    """The run's recorded steps as the scenario format's plan reads them (with the
+    conversation's stretch each belongs to); ``stretches``: only those, else all."""
     fields = ("index", "action", "args", "ref", "role", "name", "selector", "identity", "url",
-              "ok", "error", "duration_ms", "by")  # fmt: skip
-    return list(run.steps.order_by("index").values(*fields))
+              "ok", "error", "duration_ms", "by", "stretch")  # fmt: skip
+    steps = run.steps.order_by("index")
+    if stretches:
+        steps = steps.filter(stretch__in=stretches)
+    return list(steps.values(*fields))
 
 
-def run_proposed_checks(*, run: Run) -> list[Proposal]:
-    """The checks the run proposed from its final page (its latest ``checks.proposed``
-    event); a stored proposal that can no longer be read is left out."""
-    event = run.events.filter(type="checks.proposed").order_by("-seq").first()
+def run_proposed_checks(*, run: Run) -> list[tuple[int, Proposal]]:
+    """The checks the run proposed when each stretch of its work ended (its
+    ``checks.proposed`` events, in order), each with its stretch; a stored proposal that
+    can no longer be read is left out."""
     proposals = []
-    for data in event.data.get("checks", []) if event else []:
-        try:
-            proposals.append(Proposal.from_dict(data))
-        except (ScenarioInvalid, KeyError, TypeError):
-            continue
+    events = run.events.filter(type="checks.proposed").order_by("seq")
+    for data in events.values_list("data", flat=True):
+        stretch = data.get("stretch", 1)
+        for check in data.get("checks", []):
+            try:
+                proposals.append((stretch if isinstance(stretch, int) else 1,
+                                  Proposal.from_dict(check)))  # fmt: skip
+            except (ScenarioInvalid, KeyError, TypeError):
+                continue
     return proposals
+
+
+def run_requests(*, run: Run) -> list[str]:
+    """What the person asked for each stretch of the conversation, in order."""
+    events = run.events.filter(type="run.started").order_by("seq")
+    return [str(data.get("task", "")) for data in events.values_list("data", flat=True)]
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """What a conversation's stored events say of it so far: each stretch's request and
+    how it ended, the last round's number and the next step's index."""
+
+    requests: list[str]  # the first message, then each later one, in order
+    endings: list[str]  # per finished stretch: "succeeded: <summary>", "failed: <reason>"
+    last_round: int
+    next_step: int
+
+
+def run_conversation(*, run_id: int) -> Conversation:
+    requests: list[str] = []
+    endings: list[str] = []
+    events = RunEvent.objects.filter(run_id=run_id, type__in=["run.started", "run.finished"])
+    for type_, data in events.order_by("seq").values_list("type", "data"):
+        if type_ == "run.started":
+            requests.append(str(data.get("task", "")))
+        else:
+            status, why = data.get("status", ""), data.get("summary") or data.get("reason") or ""
+            endings.append(f"{status}: {why}" if why else str(status))
+    rounds = RunEvent.objects.filter(run_id=run_id, type__in=["llm.waiting", "llm.message"])
+    last = rounds.order_by("-seq").values_list("data", flat=True).first() or {}
+    round_ = last.get("round") if isinstance(last.get("round"), int) else 0
+    top = Step.objects.filter(run_id=run_id).order_by("-index").values_list("index", flat=True)
+    last_step = top.first()
+    next_step = 0 if last_step is None else last_step + 1
+    return Conversation(requests, endings, round_, next_step)
+
+
+def run_stretch_count(*, run_id: int) -> int:
+    return RunEvent.objects.filter(run_id=run_id, type="run.started").count()
 
 
 def run_last_seq(*, run_id: int) -> int:

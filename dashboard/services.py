@@ -85,9 +85,16 @@ def run_set_status(
         fields["summary"] = cut_text(summary, MAX_FIELD_CHARS)
     if output is not None:
         fields["output"] = output
-    if status in Run.FINAL:
-        fields["finished_at"] = timezone.now()
+    # A conversation's next stretch starts the clock again.
+    fields["finished_at"] = timezone.now() if status in Run.FINAL else None
     Run.objects.filter(pk=run_id).update(**fields)
+
+
+def run_set_session(*, run_id: int, session: str, reason: str = "") -> None:
+    """A conversation's browser session opened, or closed (and why)."""
+    Run.objects.filter(pk=run_id).update(
+        session=session, session_reason=cut_text(reason, MAX_FIELD_CHARS)
+    )
 
 
 def run_event_append(*, run_id: int, seq: int, type: str, data: dict[str, Any]) -> RunEvent:
@@ -122,7 +129,11 @@ def llm_profile_save(*, profile: LLMProfile) -> LLMProfile:
 
 
 def runs_mark_interrupted() -> int:
-    """At start-up: runs that were live when the server stopped can't continue; say so."""
+    """At start-up: runs that were live when the server stopped can't continue; say so.
+    The sessions they held are gone too (a message restores a conversation's page)."""
+    Run.objects.filter(session=Run.Session.OPEN).update(
+        session=Run.Session.CLOSED, session_reason="the server stopped"
+    )
     return Run.objects.filter(
         status__in=[Run.Status.PENDING, Run.Status.RUNNING, Run.Status.PAUSED]
     ).update(
@@ -167,22 +178,31 @@ def scenario_from_run(
     name: str = "",
     keep: Sequence[int] = (),
     checks: Sequence[int] = (),
+    stretches: Sequence[int] = (),
 ) -> Scenario:
     """Save a run's recorded steps as a scenario ("save as scenario"): the steps that ran
     and can be replayed, the failed ones in ``keep`` (the person saw their effect), and
-    the proposed checks in ``checks`` (their positions in the run's proposals).  Every
-    step left out is listed, with why, in the scenario's description."""
-    rows = selectors.run_step_rows(run=run)
+    the proposed checks in ``checks`` (their positions in the run's proposals), each
+    placed where its stretch of the conversation ended.  ``stretches``: only the steps and
+    checks of these stretches (empty: all).  Every step left out is listed, with why, in
+    the scenario's description."""
+    rows = selectors.run_step_rows(run=run, stretches=stretches)
     proposals = selectors.run_proposed_checks(run=run)
     unknown = [i for i in checks if not 0 <= i < len(proposals)]
     if unknown:
         raise ScenarioInvalid(f"no proposed check {unknown[0]} for this run")
-    document = from_run_steps(
-        rows,
-        name=name.strip() or run.task[:200] or f"Run {run.pk}",
-        keep=keep,
-        checks=[proposals[i].check for i in checks],
-    )
+    placed = []
+    for i in checks:
+        stretch, proposal = proposals[i]
+        if stretches and stretch not in stretches:
+            raise ScenarioInvalid(
+                f"proposed check {i} ({proposal.check.describe()}) is of request {stretch}, "
+                "which is not saved"
+            )
+        # Right after the last step of its stretch (or of the stretches before it).
+        after = max((row["index"] for row in rows if row["stretch"] <= stretch), default=-1)
+        placed.append((after, proposal.check))
+    document = from_run_steps(rows, name=name.strip() or run.title, keep=keep, placed_checks=placed)
     if not any(not s.is_check for s in document.steps):
         raise ScenarioInvalid("the run has no step that can be replayed")
     return scenario_save(owner=owner, document=document, source_run=run)
@@ -470,4 +490,4 @@ def _step_fields(step: fmt.ScenarioStep) -> dict[str, Any]:
 
 
 _STEP_FIELDS = ("action", "args", "ref", "role", "name", "selector", "identity", "url", "ok",
-                "error", "duration_ms", "by")  # fmt: skip
+                "error", "duration_ms", "by", "stretch")  # fmt: skip

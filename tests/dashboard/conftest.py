@@ -25,11 +25,14 @@ OpenSocket = Callable[..., Awaitable[tuple[WebsocketCommunicator, bool, Any]]]
 @pytest.fixture(autouse=True)
 def tabwright_test_settings(settings: Any, tmp_path: Path) -> None:
     """The test pages are served on 127.0.0.1, which the production policy refuses; run
-    workspaces go to the test's own folder."""
+    workspaces go to the test's own folder; sessions are not kept (tests of conversations
+    set SESSION_IDLE_S)."""
     settings.TABWRIGHT = {
         **settings.TABWRIGHT,
         "BLOCK_PRIVATE_ADDRESSES": False,
         "WORKSPACE_DIR": tmp_path / "workspaces",
+        # A conversation's tab is closed when its work ends, unless a test keeps it.
+        "SESSION_IDLE_S": 0,
     }
 
 
@@ -94,9 +97,7 @@ class Runs:
 
     async def stop_all(self) -> None:
         for run_id in self.started:
-            if self.manager.is_live(run_id):
-                await self.manager.command(run_id, "stop")
-                await self.manager.wait(run_id)
+            await self.manager.end(run_id, "the test ended")
 
 
 @pytest_asyncio.fixture(loop_scope="session")

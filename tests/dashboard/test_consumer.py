@@ -16,9 +16,17 @@ from django.contrib.auth.models import AnonymousUser
 
 from dashboard import services
 from dashboard.consumers import CLOSE_FORBIDDEN, MAX_REPLY_CHARS
-from dashboard.models import Run, RunEvent, Step
+from dashboard.models import Run, Step
 from dashboard.runner import runner
 from tests.dashboard.conftest import OpenSocket, Runs
+from tests.dashboard.sockets import (
+    connected_socket,
+    load_run,
+    of_type,
+    receive_until,
+    stored_events,
+    types,
+)
 from tests.fakellm import ScriptedLLMServer
 from tests.net import free_port
 
@@ -40,45 +48,6 @@ UNSTORED = frozenset({"llm.token", "frame"})  # relayed live, never stored
 # -- helpers ------------------------------------------------------------------------------
 
 
-async def receive_until(
-    comm: WebsocketCommunicator, done: Callable[[dict[str, Any]], bool], timeout_s: float = 20
-) -> list[dict[str, Any]]:
-    """Every message up to and including the first one ``done`` accepts."""
-    deadline = time.monotonic() + timeout_s
-    got: list[dict[str, Any]] = []
-    while True:
-        remaining = deadline - time.monotonic()
-        try:
-            if remaining <= 0:
-                raise TimeoutError
-            message = await comm.receive_json_from(timeout=remaining)
-        except TimeoutError:
-            raise AssertionError(
-                f"no matching message within {timeout_s} s; got {types(got)}"
-            ) from None
-        got.append(message)
-        if done(message):
-            return got
-
-
-def of_type(kind: str) -> Callable[[dict[str, Any]], bool]:
-    return lambda m: m["type"] == kind
-
-
-def types(messages: list[dict[str, Any]]) -> list[str]:
-    return [m["type"] for m in messages]
-
-
-@database_sync_to_async
-def load_run(run_id: int) -> Run:
-    return Run.objects.get(pk=run_id)
-
-
-@database_sync_to_async
-def stored_events(run_id: int) -> list[tuple[int, str]]:
-    return [(e.seq, e.type) for e in RunEvent.objects.filter(run_id=run_id).order_by("seq")]
-
-
 @database_sync_to_async
 def stored_steps(run_id: int) -> list[Step]:
     return list(Step.objects.filter(run_id=run_id).order_by("index"))
@@ -97,14 +66,6 @@ async def expect_error(
     assert contains in message["message"], message
 
 
-async def connected_socket(
-    open_socket: OpenSocket, run: Run, user: Any, query: str = ""
-) -> WebsocketCommunicator:
-    comm, connected, _ = await open_socket(run.pk, user, query)
-    assert connected
-    return comm
-
-
 async def start_watched(
     runs: Runs, open_socket: OpenSocket, owner: Any, task: str, start_url: str, **kw: Any
 ) -> tuple[Run, WebsocketCommunicator]:
@@ -112,7 +73,8 @@ async def start_watched(
     run = await runs.create(owner=owner, task=task, start_url=start_url, **kw)
     comm = await connected_socket(open_socket, run, owner)
     state = await comm.receive_json_from(timeout=5)
-    assert state == {"type": "state", "status": "pending", "reason": "", "live": False}
+    assert state == {"type": "state", "status": "pending", "reason": "", "live": False,
+                     "working": False, "session": "", "session_reason": ""}  # fmt: skip
     await runs.start(run)
     return run, comm
 
@@ -171,6 +133,9 @@ async def test_owner_gets_stored_events_in_seq_order_then_state(
     ]
     assert messages[0]["n"] == 1
     assert messages[3] == {
+        "working": False,
+        "session": "",
+        "session_reason": "",
         "type": "state",
         "status": "paused",
         "reason": "need_help: which?",
@@ -217,12 +182,14 @@ async def test_live_run_is_relayed_stored_and_screenshotted(
     run, comm = await start_watched(
         runs, open_socket, owner, FORM_TASK, f"{fixture_url}/demo/form.html"
     )
-    messages = await receive_until(comm, of_type("run.finished"))
+    # The work ends, then its session (not kept here: SESSION_IDLE_S is 0).
+    messages = await receive_until(comm, of_type("session.closed"))
     await runner.wait(run.pk)
 
     kinds = [kind for kind in types(messages) if kind != "frame"]  # frames come any time
     assert kinds[0] == "run.started"
-    assert messages[-1]["status"] == "succeeded", messages[-1]
+    assert kinds[-2:] == ["run.finished", "session.closed"]
+    assert messages[-2]["status"] == "succeeded", messages[-2]
     expected_actions = ["navigate", "type", "type", "click", "wait_for"]
     finished = [m for m in messages if m["type"] == "action.finished"]
     assert [m["name"] for m in finished] == expected_actions
@@ -303,10 +270,10 @@ async def test_stop_ends_a_paused_run(
 ) -> None:
     run, comm, _ = await paused_on_delete(runs, open_socket, owner, fixture_url)
     await comm.send_json_to({"command": "stop"})
-    rest = await receive_until(comm, of_type("run.finished"), timeout_s=5)
+    rest = await receive_until(comm, of_type("session.closed"), timeout_s=5)
     await runner.wait(run.pk)
-    assert rest[-1]["status"] == "stopped"
-    assert "stopped by the person" in rest[-1]["reason"]
+    assert rest[-2]["status"] == "stopped"
+    assert "stopped by the person" in rest[-2]["reason"]
     stored = await load_run(run.pk)
     assert (stored.status, stored.finished_at is not None) == (Run.Status.STOPPED, True)
     assert not runner.is_live(run.pk)

@@ -232,7 +232,7 @@ def test_the_columns_show_kind_reason_duration_and_tokens(
     row = row[: row.index("</tr>")]
     assert 'title="the element Pay was not found"' in row
     assert '<span class="reason">the element Pay was not found</span>' in row
-    assert "<td>agent</td>" in row
+    assert "<td>conversation</td>" in row
     assert "<td>3 min 05 s</td>" in row
     assert "<td>1234</td>" in row
 
@@ -267,7 +267,7 @@ def test_duration_labels(seconds: float | None, label: str) -> None:
 
 def test_an_empty_filtered_list_says_so(owner: Any, history: dict[str, Any]) -> None:
     html = logged_in(owner).get("/?status=paused").content.decode()
-    assert "No runs match these filters." in html
+    assert "Nothing matches these filters." in html
     fresh = logged_in(Run.objects.get(task="sam's run").owner)
     Run.objects.filter(owner__username="sam").delete()
-    assert "No runs yet." in fresh.get("/").content.decode()
+    assert "No conversations yet" in fresh.get("/").content.decode()

@@ -20,7 +20,7 @@ from automation.llm.rules import RulePlanner
 from dashboard import selectors, services
 from dashboard.engineconf import browser_config, make_planner, planner_choice
 from dashboard.models import LLMProfile, Run, RunEvent
-from dashboard.runner import DashboardSink
+from dashboard.runsink import DashboardSink
 from tests.dashboard.conftest import PASSWORD, Runs
 from tests.fakellm import FAKE_MODEL, ScriptedLLMServer
 

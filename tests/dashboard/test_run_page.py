@@ -18,7 +18,7 @@ from automation.secrets import RedactingSink, Secrets
 from dashboard import services
 from dashboard.forms import TASK_PLACEHOLDERS
 from dashboard.models import IdentityHeal, LLMProfile, Run, Scenario
-from dashboard.runner import DashboardSink
+from dashboard.runsink import DashboardSink
 from dashboard.views import DEMO_TASK, DEMO_TASK_LLM
 from tests.dashboard.conftest import OpenSocket
 from tests.dashboard.test_views import initial_events, logged_in
@@ -183,7 +183,7 @@ async def test_waits_retries_and_answers_are_stamped_and_stored_through_the_runs
     assert retry == {
         "type": "llm.retry", "round": 1, "retry": 1, "retries": 3, "wait_ms": 1300,
         "reason": "HTTP 500 ${SECRET:PASSWORD}", "discarded_chars": 6,
-        "at_ms": retry["at_ms"], "seq": 3,
+        "at_ms": retry["at_ms"], "seq": 3, "stretch": 1,
     }  # fmt: skip
     stamps = [e["at_ms"] for e in events[1:]]
     assert before_ms <= stamps[0] <= stamps[1] <= stamps[2] <= stamps[3] <= after_ms

@@ -25,6 +25,8 @@ def make_runs(owner: Any) -> dict[str, int]:
     for status in (*LIVE, "succeeded"):
         run = Run.objects.create(owner=owner, task=status, start_url="", status=status)
         ids[status] = run.pk
+    # A conversation waiting for its next message, its tab open in the server that died.
+    Run.objects.filter(pk=ids["succeeded"]).update(session=Run.Session.OPEN)
     return ids
 
 
@@ -60,6 +62,9 @@ def test_a_starting_server_closes_the_runs_left_live(owner: Any, tmp_path: Path)
             assert after[status][1].startswith("interrupted: ")
         assert after["succeeded"] == ("succeeded", "")
         assert Run.objects.filter(finished_at__isnull=False).count() == 3
+        # Its tab is gone with the server: a message restores the page by replay.
+        idle = Run.objects.get(task="succeeded")
+        assert (idle.session, idle.session_reason) == ("closed", "the server stopped")
         # The server keeps the lock: a second server on the same database stays off them.
         assert lock.stat().st_mode & 0o777 == 0o600
         assert subprocess.run(
@@ -80,6 +85,7 @@ def test_the_runs_of_a_live_server_are_left_alone(owner: Any, tmp_path: Path) ->
     try:
         assert startup.close_interrupted_runs(path=lock) is None
         assert statuses() == before
+        assert Run.objects.get(task="succeeded").session == "open"  # the other server's tab
     finally:
         holder.kill()
         holder.wait()

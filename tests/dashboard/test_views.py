@@ -79,7 +79,7 @@ def test_login_form_logs_in_and_lands_on_the_run_list(client: Client, owner: Any
         "/accounts/login/", {"username": "olive", "password": PASSWORD}, follow=True
     )
     assert response.redirect_chain[-1] == ("/", 302)
-    assert b"New run" in response.content
+    assert b"New conversation" in response.content
     bad = Client().post("/accounts/login/", {"username": "olive", "password": "wrong"})
     assert bad.status_code == 200 and b"didn't match" in bad.content
 

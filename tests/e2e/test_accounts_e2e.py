@@ -47,7 +47,7 @@ async def test_one_persons_runs_and_scenarios_are_theirs_alone(
     scenario_url = page.url
 
     # The history, filtered: the run is found by its status and day, and not outside them.
-    await page.get_by_role("link", name="Runs", exact=True).click()
+    await page.get_by_role("link", name="Conversations", exact=True).click()
     table = page.get_by_test_id("run-table")
     run_link = table.get_by_role("link", name=str(run_id), exact=True)
     await filter_runs(page, Status="succeeded", Kind="agent")
@@ -57,11 +57,11 @@ async def test_one_persons_runs_and_scenarios_are_theirs_alone(
         has=page.get_by_role("link", name=str(run_id), exact=True)
     )
     await expect(row.locator(".badge")).to_have_text("succeeded")
-    await expect(row).to_contain_text("agent")
+    await expect(row).to_contain_text("conversation")
     await save(page, "runs-history-filtered.png")
 
     await filter_runs(page, Status="failed")
-    await expect(page.get_by_test_id("no-runs")).to_have_text("No runs match these filters.")
+    await expect(page.get_by_test_id("no-runs")).to_have_text("Nothing matches these filters.")
     await filter_runs(page, Status="succeeded", From="2001-01-01", To="2001-12-31")
     await expect(page.get_by_test_id("no-runs")).to_be_visible()
     await expect(table).to_have_count(0)
@@ -77,7 +77,9 @@ async def test_one_persons_runs_and_scenarios_are_theirs_alone(
     try:
         other = await context.new_page()
         await log_in(other, server, OTHER_USERNAME, OTHER_PASSWORD)
-        await expect(other.get_by_test_id("no-runs")).to_have_text("No runs yet.")
+        await expect(other.get_by_test_id("no-runs")).to_have_text(
+            "No conversations yet: write the first message above."
+        )
         await expect(other.get_by_test_id("run-table")).to_have_count(0)
         await expect(other.locator("#run-filters").get_by_label("Owner")).to_have_count(0)
         await save(other, "second-user-empty.png")

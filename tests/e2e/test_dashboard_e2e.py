@@ -60,7 +60,7 @@ async def test_a_run_is_watched_live_to_success(page: Page, server: Server) -> N
     assert all(w and w > 0 for w in widths), widths
     await save(page, "run-form-succeeded.png")
 
-    await page.get_by_role("link", name="Runs", exact=True).click()
+    await page.get_by_role("link", name="Conversations", exact=True).click()
     row = (
         page.get_by_test_id("run-table")
         .locator("tbody tr")
@@ -162,19 +162,22 @@ async def test_a_paused_run_survives_a_reload_and_resumes_on_reply(
     await expect(steps).to_have_count(1)
     await expect(steps.locator(".step-action")).to_have_text(["navigate"])
     await expect(page.locator("body")).to_have_attribute("data-live", "1")  # socket is open
-    reply_box = page.get_by_placeholder("Reply to the agent")
+    reply_box = page.locator("#reply-text")
     await expect(reply_box).to_be_visible()
     await expect(page.locator("#chat")).to_contain_text("matches 5 elements")
     await save(page, "run-paused-after-reload.png")
 
     await reply_box.fill("click Delete #3")
-    await page.get_by_role("button", name="Send reply").click()
+    await page.get_by_role("button", name="Send", exact=True).click()
     await expect(status).to_have_text("succeeded", timeout=LIVE_MS)
     await expect(steps).to_have_count(3)
     await expect(steps.locator(".step-action")).to_have_text(["navigate", "click", "wait_for"])
     await expect(steps.nth(1).locator(".step-selector")).to_contain_text('"order-1003"')
-    await expect(page.locator("#chat .msg.person .body")).to_have_text(["click Delete #3"])
-    await expect(page.locator("#reply")).to_be_hidden()
+    # The first message, then the reply.
+    await expect(page.locator("#chat .msg.person .body")).to_have_text(
+        [re.compile(r"^click Delete\s+wait for"), "click Delete #3"]
+    )
+    await expect(page.locator("#reply-label")).to_have_text("Continue the conversation")
     assert await socket_step_count(page) == 2  # both new steps arrived live, no reload
     await save(page, "run-resumed-succeeded.png")
 

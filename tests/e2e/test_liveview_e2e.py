@@ -64,8 +64,8 @@ async def test_a_person_takes_over_with_a_click_on_the_live_view(
     await page.wait_for_function(
         "() => window.__socketEvents.some((e) => e.type === 'input.result' && e.ok)"
     )
-    await page.get_by_placeholder(re.compile("Reply to the agent")).fill("skip")
-    await page.get_by_role("button", name="Send reply").click()
+    await page.locator("#reply-text").fill("skip")
+    await page.get_by_role("button", name="Send", exact=True).click()
     await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
 
     steps = page.locator("#steps > li")
@@ -83,8 +83,8 @@ async def test_a_dropped_socket_reconnects_and_misses_nothing(page: Page, server
     await expect(page.locator("#steps > li")).to_have_count(1)
 
     # The reply goes out, then the network drops and stays down while the run finishes.
-    await page.get_by_placeholder(re.compile("Reply to the agent")).fill("click Delete #3")
-    await page.get_by_role("button", name="Send reply").click()
+    await page.locator("#reply-text").fill("click Delete #3")
+    await page.get_by_role("button", name="Send", exact=True).click()
     await page.evaluate("() => { window.__holdSockets = true; window.__sockets.at(-1).close(); }")
     await expect(page.locator("#conn")).to_have_text("reconnecting…")
     status = re.compile(r'data-testid="status">(\w+)<')

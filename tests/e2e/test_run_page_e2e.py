@@ -125,7 +125,7 @@ async def test_the_page_shows_the_wait_the_retries_and_the_reply_as_it_happens(
     await save(page, "run-page-reloaded.png")
 
     # The run list shows the same total the page added up.
-    await page.get_by_role("link", name="Runs", exact=True).click()
+    await page.get_by_role("link", name="Conversations", exact=True).click()
     row = (
         page.get_by_test_id("run-table")
         .locator("tbody tr")
@@ -156,7 +156,7 @@ async def test_a_page_opened_mid_wait_counts_from_when_the_wait_began(
 
 async def test_the_new_run_form_follows_the_planner(page: Page, server: Server) -> None:
     await log_in(page, server)
-    task = page.get_by_label("Task")
+    task = page.get_by_label("Message")
     rules_hint = page.locator("#task-hint-rules")
     llm_hint = page.locator("#task-hint-llm")
     await expect(task).to_have_attribute("placeholder", re.compile("^One command per line"))
@@ -164,7 +164,7 @@ async def test_the_new_run_form_follows_the_planner(page: Page, server: Server) 
     await expect(rules_hint).to_be_visible()
     await expect(llm_hint).to_be_hidden()
 
-    await page.get_by_label("Planner").select_option("openai")
+    await page.get_by_label("Model").select_option("openai")
     await expect(task).to_have_attribute("placeholder", re.compile("In plain words"))
     await expect(task).to_have_attribute("aria-describedby", "task-hint-llm")
     await expect(task).to_have_value(re.compile("^Sign up as Ada Lovelace"))  # untouched demo
@@ -173,7 +173,7 @@ async def test_the_new_run_form_follows_the_planner(page: Page, server: Server) 
     await save(page, "new-run-llm.png")
 
     await task.fill("my own words")
-    await page.get_by_label("Planner").select_option("rules")
+    await page.get_by_label("Model").select_option("rules")
     await expect(task).to_have_attribute("placeholder", re.compile("^One command per line"))
     await expect(task).to_have_value("my own words")  # what the person wrote is kept
     await expect(rules_hint).to_be_visible()

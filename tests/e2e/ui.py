@@ -45,14 +45,14 @@ async def log_in(
     await page.get_by_label("Password").fill(password)
     await page.get_by_role("button", name="Log in").click()
     await expect(page).to_have_url(f"{server.base_url}/")
-    await expect(page.get_by_role("heading", name="New run")).to_be_visible()
+    await expect(page.get_by_role("heading", name="New conversation")).to_be_visible()
 
 
 async def start_run(page: Page, start_url: str, task: str, planner: str = "rules") -> int:
     await page.get_by_label("Start URL").fill(start_url)
-    await page.get_by_label("Task").fill(task)
-    await page.get_by_label("Planner").select_option(planner)
-    await page.get_by_role("button", name="Start run").click()
+    await page.get_by_label("Message").fill(task)
+    await page.get_by_label("Model").select_option(planner)
+    await page.get_by_role("button", name="Start").click()
     await expect(page).to_have_url(re.compile(r"/runs/\d+/$"))
     return int(re.search(r"/runs/(\d+)/$", page.url).group(1))
 
@@ -76,8 +76,9 @@ async def save(page: Page, name: str) -> None:
 async def save_as_scenario(page: Page, name: str, *, screenshot: str = "") -> None:
     """From a finished run's page: open Save as scenario, name it, save it."""
     await page.get_by_role("link", name="Save as scenario…").click()
-    await expect(page.get_by_role("heading", name=re.compile(r"^Save run \d+"))).to_be_visible()
-    await page.get_by_label("Name").fill(name)
+    heading = page.get_by_role("heading", name=re.compile(r"^Save “.+” as a scenario"))
+    await expect(heading).to_be_visible()
+    await page.get_by_label("Name", exact=True).fill(name)
     if screenshot:
         await save(page, screenshot)
     await page.get_by_role("button", name="Save as scenario").click()

@@ -20,6 +20,16 @@
   const liveHint = document.getElementById("live-hint");
   const checkThis = document.getElementById("check-this");
   const isOwner = !!controls;
+  // An agent run is a conversation: the person may write at any time, and after the work
+  // of a message is done its tab stays open for a while (then closed; a message restores it).
+  const isConversation = document.getElementById("run").dataset.kind === "agent";
+  const sessionEl = document.getElementById("session");
+  const closeButton = document.getElementById("close-session");
+  const replyLabel = document.getElementById("reply-label");
+  let session = sessionEl ? sessionEl.dataset.session : "";
+  const unread = []; // the person's messages the model has not read yet, oldest first
+  let stretchUsage = 0; // tokens of the current message's work
+  let stepStretch = 1; // the stretch of the last step drawn
   const FINAL = new Set(["succeeded", "failed", "stopped"]);
   const NAMED_KEYS = new Set(["Enter", "Tab", "Escape", "Backspace", "Delete", "ArrowUp",
     "ArrowDown", "ArrowLeft", "ArrowRight", "Home", "End", "PageUp", "PageDown"]);
@@ -218,7 +228,12 @@
     statusEl.className = "badge " + status;
     reasonEl.textContent = reason || "";
     document.body.dataset.status = status; // the CSS shows the buttons that apply
-    if (replyForm) replyForm.hidden = status !== "paused";
+    if (replyForm) replyForm.hidden = isConversation ? false : status !== "paused";
+    if (replyLabel && isConversation) {
+      replyLabel.textContent = status === "paused" ? "The agent is waiting for you" :
+        status === "running" ? "Message the agent (it reads it at its next step)" :
+        session === "closed" ? "Continue (the page is restored first)" : "Continue the conversation";
+    }
     if (controls) controls.hidden = FINAL.has(status);
     if (saveForm) saveForm.hidden = !FINAL.has(status); // a run is saved once it ended
     if (extendForm) extendForm.hidden = !(status === "paused" && /^round_cap/.test(reason || ""));
@@ -237,8 +252,41 @@
     }
   }
 
+  function setSession(next, reason) {
+    if (!sessionEl) return;
+    session = next || "";
+    sessionEl.dataset.session = session;
+    sessionEl.className = "session " + session;
+    sessionEl.textContent = session === "open" ? "tab open" : session === "closed" ? "tab closed" : "";
+    sessionEl.title = reason || "";
+    if (closeButton) closeButton.hidden = session !== "open";
+    setStatus(status, reasonEl.textContent); // the composer's words follow the session
+  }
+
+  // The oldest ``n`` unread messages (all: -1) are now read by the model.
+  function markRead(n) {
+    const read = n < 0 ? unread.splice(0) : unread.splice(0, n);
+    read.forEach((li) => {
+      li.classList.remove("waiting");
+      const mark = li.querySelector(".unread");
+      if (mark) mark.remove();
+    });
+  }
+
+  function stretchDivider(n) {
+    const li = el("li", "stretch-divider", "request " + n);
+    chat.appendChild(li);
+  }
+
   const handlers = {
-    "run.started": (e) => setStatus("running", ""),
+    "run.started": (e) => {
+      const n = e.stretch || 1;
+      if (isConversation && n > 1) stretchDivider(n);
+      if (e.said_before) markRead(-1);
+      else if (isConversation) addChat("person", "you", e.task);
+      stretchUsage = 0;
+      setStatus("running", "");
+    },
     "llm.waiting": (e) => {
       // A round asked again (after a pause for a failed call): its unfinished text is not
       // the answer.
@@ -279,8 +327,45 @@
       li.dataset.final = "1";
       drawReply(li, e.text, true);
       addUsage(e.usage);
+      if (e.usage) stretchUsage += tokenCount(e.usage.prompt_tokens) + tokenCount(e.usage.completion_tokens);
     },
-    "user.message": (e) => addChat("person", "you", e.text),
+    "user.message": (e) => {
+      const li = addChat("person", "you", e.text);
+      if (!isConversation) return;
+      li.classList.add("waiting"); // until the model reads it (user.seen, or its own stretch)
+      li.appendChild(el("span", "unread hint", "not read yet: the agent reads it at its next step"));
+      unread.push(li);
+    },
+    "user.seen": (e) => markRead(e.count),
+    "session.idle": (e) => {
+      setSession("open", "");
+      addChat("note session", "tab", "The tab stays open for " + seconds(e.idle_s * 1000) +
+        ": write to go on with it.");
+    },
+    "session.closed": (e) => {
+      setSession("closed", e.reason);
+      addChat("note session", "tab", "The tab was closed: " + e.reason + "." +
+        (isConversation ? " A message restores the page (its steps are replayed), then the agent goes on." : ""));
+    },
+    "session.restoring": (e) => {
+      addChat("note session", "restore", e.steps ? "Restoring the page: replaying " +
+        count(e.steps, "recorded step") + "…" : "Nothing to restore: the agent starts on a new tab.");
+    },
+    "restore.step": (e) => {
+      const ok = e.status === "passed" || e.status === "skipped";
+      addChat("restore " + (ok ? "ok" : "failed"), "replay", e.what + " — " + e.status +
+        (e.error ? ": " + e.error.message : ""));
+    },
+    "session.restored": (e) => {
+      if (e.ok) {
+        addChat("note session", "restore", "Page restored (" + count(e.total, "step") + " replayed).");
+      } else {
+        setStatus(e.stopped ? "stopped" : "failed", "the page was not restored: " + e.reason);
+        addChat("note failed", "restore", "The page could not be restored: " + e.reason +
+          ". The page is as the first " + count(e.done, "step") + " left it. Write what to " +
+          "do: the agent goes on from this page.");
+      }
+    },
     observation: (e) => addChat("note", "note", e.text),
     "action.started": (e) => {
       actionRows[e.index] = addChat("action running", "action", describe(e.name, e.args));
@@ -295,6 +380,10 @@
       if (e.steps) li.appendChild(macroSteps(e));
     },
     "step.recorded": (e) => {
+      if (isConversation && (e.stretch || 1) !== stepStretch && !stepRows[e.index]) {
+        stepStretch = e.stretch || 1;
+        steps.appendChild(el("li", "stretch-divider", "request " + stepStretch));
+      }
       const li = el("li", "step " + (e.ok ? "ok" : "failed") + (e.action === "expect" ? " check" : ""));
       li.dataset.index = e.index;
       li.appendChild(el("span", "step-action", e.action === "expect" ? "check" : e.action));
@@ -383,9 +472,14 @@
     "run.finished": (e) => {
       setStatus(e.status, e.reason || e.summary);
       showOutput(e.output);
-      addChat("note " + e.status, e.status, e.summary || e.reason || "");
+      const li = addChat("note " + e.status, e.status, e.summary || e.reason || "");
+      if (stretchUsage) li.appendChild(el("span", "hint stretch-tokens", stretchUsage + " tokens"));
+      stretchUsage = 0;
     },
-    state: (e) => setStatus(e.status, e.reason),
+    state: (e) => {
+      if (e.session !== undefined) setSession(e.session, e.session_reason);
+      setStatus(e.status, e.reason);
+    },
     error: (e) => addChat("note failed", "error", e.message),
   };
 
@@ -535,8 +629,7 @@
       ev.preventDefault();
       const box = document.getElementById("reply-text");
       if (!box.value.trim()) return;
-      send("reply", box.value);
-      box.value = "";
+      if (send(isConversation ? "message" : "reply", box.value)) box.value = "";
     });
   }
 

@@ -1,0 +1,142 @@
+"""The run's one writer: each engine event becomes rows (RunEvent, Step, the run's
+status and session), files (screenshots under MEDIA_ROOT) and a channel-layer message to
+the group ``run_<id>`` that the run's open pages have joined, in that order."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
+from django.conf import settings
+from django.urls import reverse
+
+from automation.events import (
+    Event,
+    LLMMessage,
+    RunFinished,
+    RunPaused,
+    RunResumed,
+    RunStarted,
+    ScreenshotTaken,
+    SessionClosed,
+    SessionRestored,
+    StepRecorded,
+    StepReplayed,
+)
+from automation.limits import fit
+from dashboard import services
+from dashboard.models import Run
+
+__all__ = ["DashboardSink", "group_name"]
+
+# Events stamped with the server's time (``at_ms``, epoch ms): a model call's wait, retry
+# and answer.
+TIMED_EVENTS = frozenset({"llm.waiting", "llm.retry", "llm.message"})
+
+
+def group_name(run_id: int) -> str:
+    return f"run_{run_id}"
+
+
+class DashboardSink:
+    """Stores, numbers and relays one run's events.  Serialised: the loop and the person's
+    replies emit from different tasks, and the sequence numbers must match the store."""
+
+    def __init__(
+        self, run_id: int, next_seq: int, *, scenario_id: int | None = None, stretch: int = 0
+    ) -> None:
+        self.run_id = run_id
+        self.scenario_id = scenario_id  # a replay: where its healed identities go
+        self._seq = next_seq
+        # The conversation's stretch of work (1: the first message's): each stored event
+        # and step says which it belongs to.
+        self.stretch = stretch
+        self._lock = asyncio.Lock()
+        self._layer = get_channel_layer()
+
+    async def emit(self, event: Event) -> None:
+        async with self._lock:
+            if isinstance(event, RunStarted):
+                self.stretch += 1
+            data = event.to_dict()
+            data["stretch"] = max(1, self.stretch)
+            if event.type in TIMED_EVENTS:
+                # The server's clock: the run page counts a wait from here, also after a
+                # reload, and tells a finished round how long the model took.
+                data["at_ms"] = int(time.time() * 1000)
+            if isinstance(event, ScreenshotTaken):
+                data["src"] = await self._save_screenshot(event)
+            if isinstance(event, StepRecorded):
+                await database_sync_to_async(services.step_record)(run_id=self.run_id, data=data)
+            if isinstance(event, LLMMessage) and event.usage:
+                await database_sync_to_async(services.run_usage_add)(
+                    run_id=self.run_id, usage=event.usage
+                )
+            if isinstance(event, StepReplayed) and self.scenario_id is not None:
+                await database_sync_to_async(services.scenario_step_replayed)(
+                    scenario_id=self.scenario_id, outcome=data, run_id=self.run_id
+                )
+                if event.heal:
+                    await database_sync_to_async(services.heal_record)(
+                        scenario_id=self.scenario_id, outcome=data, run_id=self.run_id
+                    )
+            if isinstance(event, SessionClosed):
+                await database_sync_to_async(services.run_set_session)(
+                    run_id=self.run_id, session=Run.Session.CLOSED, reason=event.reason
+                )
+            status = _status_change(event)
+            if status is not None:
+                await database_sync_to_async(services.run_set_status)(run_id=self.run_id, **status)
+            # One event is one message to the page, stored and relayed within its limit.
+            data = fit(_jsonable(data))
+            if event.persist:
+                self._seq += 1
+                data["seq"] = self._seq
+                await database_sync_to_async(services.run_event_append)(
+                    run_id=self.run_id, seq=self._seq, type=event.type, data=data
+                )
+            await self._layer.group_send(
+                group_name(self.run_id), {"type": "run.event", "event": data}
+            )
+
+    async def _save_screenshot(self, event: ScreenshotTaken) -> str:
+        folder = Path(settings.MEDIA_ROOT) / "runs" / str(self.run_id)
+        name = f"step-{event.step_index}.jpg"
+        await asyncio.to_thread(_write_file, folder / name, event.jpeg)
+        await database_sync_to_async(services.step_attach_screenshot)(
+            run_id=self.run_id, index=event.step_index, path=f"runs/{self.run_id}/{name}"
+        )
+        return reverse("run_screenshot", args=[self.run_id, event.step_index])
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+
+
+def _status_change(event: Event) -> dict[str, Any] | None:
+    if isinstance(event, RunStarted | RunResumed):
+        return {"status": Run.Status.RUNNING}
+    if isinstance(event, RunPaused):
+        return {"status": Run.Status.PAUSED, "reason": f"{event.reason}: {event.detail}"}
+    if isinstance(event, SessionRestored) and not event.ok:
+        # The message's work never started: the status says how the restore ended, not
+        # "paused" by a pause of the restore's that nobody can answer any more.
+        status = Run.Status.STOPPED if event.stopped else Run.Status.FAILED
+        return {"status": status, "reason": f"the page was not restored: {event.reason}"}
+    if isinstance(event, RunFinished):
+        return {
+            "status": event.status,
+            "reason": event.reason,
+            "summary": event.summary,
+            "output": event.output,
+        }
+    return None
+
+
+def _jsonable(data: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in data.items() if not isinstance(v, bytes)}

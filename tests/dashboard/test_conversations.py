@@ -1,0 +1,634 @@
+"""Conversations on the run socket: after the agent's done its tab stays open for the next
+message; the session closes when idle too long, on the person's close, or past the
+per-person limit; a message to a closed conversation restores its page by replaying the
+recorded steps, then the agent goes on.  A real Chromium against pages on 127.0.0.1, the
+real runner and database; the scripted LLM server where a model is needed."""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
+
+from automation.errors import ActionInvalid
+from dashboard import services
+from dashboard.models import Run, Step
+from dashboard.runner import runner
+from tests.dashboard.conftest import OpenSocket, Runs
+from tests.dashboard.sockets import connected_socket, load_run, of_type, one, stored_events, types
+from tests.dashboard.sockets import receive_until as receive_any
+from tests.fakellm import Reply, ScriptedLLMServer
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+NAME_TASK = "type Ada Lovelace into Name"
+# Succeeds only on a page where "Ada Lovelace" is still typed into Name: with the name
+# empty the form greets "Welcome, friend!".
+FINISH_SIGN_UP = """type ada@example.org into Email
+click Sign up
+wait for Welcome, Ada Lovelace!"""
+NEVER = "wait for Text that never appears"
+
+UNSEEN = frozenset({"frame", "llm.token"})  # relayed live, never stored
+
+
+# -- helpers ------------------------------------------------------------------------------
+
+
+# The stored events (no frames, no tokens) up to and including the first one that matters.
+receive_until = functools.partial(receive_any, skip=UNSEEN)
+
+
+@database_sync_to_async
+def stored_steps(run_id: int) -> list[tuple[int, str, int, bool]]:
+    """(index, action, stretch, ok) of every stored step, by index."""
+    rows = Step.objects.filter(run_id=run_id).order_by("index")
+    return [(s.index, s.action, s.stretch, s.ok) for s in rows]
+
+
+async def start_watched(
+    runs: Runs, open_socket: OpenSocket, owner: Any, task: str, start_url: str, **kw: Any
+) -> tuple[Run, WebsocketCommunicator]:
+    """Create a run, open its socket, then start it: no live event can be missed."""
+    run = await runs.create(owner=owner, task=task, start_url=start_url, **kw)
+    comm = await connected_socket(open_socket, run, owner)
+    assert (await comm.receive_json_from(timeout=5))["type"] == "state"
+    await runs.start(run)
+    return run, comm
+
+
+async def start_replay(
+    runs: Runs, open_socket: OpenSocket, owner: Any, scenario: Any
+) -> tuple[Run, WebsocketCommunicator]:
+    """A replay of ``scenario``, watched from before it starts."""
+    replay = await sync_to_async(services.replay_run_create)(
+        owner=owner, scenario=scenario, base_url="", params={}
+    )
+    comm = await connected_socket(open_socket, replay, owner)
+    await receive_until(comm, of_type("state"), timeout_s=5)
+    await runs.start(replay)
+    return replay, comm
+
+
+async def say(comm: WebsocketCommunicator, text: str) -> None:
+    await comm.send_json_to({"command": "message", "text": text})
+
+
+async def expect_error(comm: WebsocketCommunicator, payload: Any, contains: str) -> None:
+    await comm.send_json_to(payload)
+    message = await receive_until(comm, lambda m: m["type"] not in UNSEEN, timeout_s=5)
+    assert message[-1]["type"] == "error", message
+    assert contains in message[-1]["message"], message
+
+
+@pytest.fixture
+def keep_tabs(settings: Any) -> Callable[..., None]:
+    """Keep a conversation's tab between messages (conftest keeps none by default)."""
+
+    def keep(idle_s: int = 60, per_user: int = 3) -> None:
+        settings.TABWRIGHT = {
+            **settings.TABWRIGHT, "SESSION_IDLE_S": idle_s, "SESSIONS_PER_USER": per_user,
+        }  # fmt: skip
+
+    keep()
+    return keep
+
+
+@pytest.fixture
+def form_url(fixture_url: str) -> str:
+    return f"{fixture_url}/demo/form.html"
+
+
+async def idle_after_name(
+    runs: Runs, open_socket: OpenSocket, owner: Any, form_url: str
+) -> tuple[Run, WebsocketCommunicator, list[dict[str, Any]]]:
+    """A conversation whose first stretch typed the name and that now waits, tab open."""
+    run, comm = await start_watched(runs, open_socket, owner, NAME_TASK, form_url)
+    messages = await receive_until(comm, of_type("session.idle"))
+    assert types(messages)[-2:] == ["run.finished", "session.idle"], types(messages)
+    assert messages[-2]["status"] == "succeeded", messages[-2]
+    return run, comm, messages
+
+
+# -- talking after done -------------------------------------------------------------------
+
+
+async def test_a_message_after_done_goes_on_in_the_same_tab(
+    runs: Runs, open_socket: OpenSocket, owner: Any, form_url: str, keep_tabs: Any
+) -> None:
+    run, comm, first = await idle_after_name(runs, open_socket, owner, form_url)
+    assert first[0]["type"] == "run.started" and first[0]["said_before"] is False
+    assert {m["stretch"] for m in first} == {1}
+    assert first[-1]["idle_s"] == 60
+    stored = await load_run(run.pk)
+    assert (stored.status, stored.session) == (Run.Status.SUCCEEDED, Run.Session.OPEN)
+    first_finished_at = stored.finished_at
+    assert first_finished_at is not None
+    assert runner.is_live(run.pk) and not runner.is_working(run.pk)
+    assert await stored_steps(run.pk) == [(0, "navigate", 1, True), (1, "type", 1, True)]
+
+    await say(comm, FINISH_SIGN_UP)
+    # The message is shown at once, then its work starts as a new stretch.
+    said = await receive_until(comm, of_type("run.started"))
+    assert types(said) == ["user.message", "run.started"]
+    assert said[0]["text"] == FINISH_SIGN_UP
+    assert said[1]["task"] == FINISH_SIGN_UP
+    assert (said[1]["said_before"], said[1]["stretch"], said[1]["start_url"]) == (True, 2, "")
+    second = await receive_until(comm, of_type("session.idle"))
+    kinds = types(second)
+    # The same tab: nothing was closed, restored or opened again.
+    assert not {"session.closed", "session.restoring", "session.restored"} & set(kinds)
+    assert kinds[-2:] == ["run.finished", "session.idle"]
+    assert second[-2]["status"] == "succeeded", second[-2]
+    assert {m["stretch"] for m in second} == {2}
+    recorded = [m for m in second if m["type"] == "step.recorded"]
+    assert [(m["index"], m["action"], m["ok"]) for m in recorded] == [
+        (2, "type", True), (3, "click", True), (4, "wait_for", True),
+    ]  # fmt: skip
+    assert recorded[-1]["args"] == {"text": "Welcome, Ada Lovelace!"}
+
+    assert await stored_steps(run.pk) == [
+        (0, "navigate", 1, True), (1, "type", 1, True),
+        (2, "type", 2, True), (3, "click", 2, True), (4, "wait_for", 2, True),
+    ]  # fmt: skip
+    stored = await load_run(run.pk)
+    assert (stored.status, stored.session) == (Run.Status.SUCCEEDED, Run.Session.OPEN)
+    assert stored.finished_at is not None and stored.finished_at > first_finished_at
+    assert "click Sign up" in stored.summary  # the latest stretch's
+    assert runner.is_live(run.pk) and not runner.is_working(run.pk)
+    assert runner.idle_count == 1  # /metrics: tabwright_sessions_idle
+
+
+async def test_stop_ends_the_stretch_not_the_conversation(
+    runs: Runs, open_socket: OpenSocket, owner: Any, form_url: str, keep_tabs: Any
+) -> None:
+    run, comm = await start_watched(runs, open_socket, owner, f"{NAME_TASK}\n{NEVER}", form_url)
+    await receive_until(comm, lambda m: m["type"] == "action.started" and m["name"] == "wait_for")
+    await comm.send_json_to({"command": "stop"})
+    rest = await receive_until(comm, of_type("session.idle"))
+    assert types(rest)[-2:] == ["run.finished", "session.idle"], types(rest)
+    assert rest[-2]["status"] == "stopped" and "stopped by the person" in rest[-2]["reason"]
+    stored = await load_run(run.pk)
+    assert (stored.status, stored.session) == (Run.Status.STOPPED, Run.Session.OPEN)
+    assert runner.is_live(run.pk) and not runner.is_working(run.pk)
+    # Nothing works now: a stop has nothing to stop (and closes nothing).
+    await expect_error(comm, {"command": "stop"}, "nothing is working now")
+    assert runner.is_live(run.pk)
+
+    await say(comm, FINISH_SIGN_UP)
+    second = await receive_until(comm, of_type("session.idle"))
+    assert types(second)[:2] == ["user.message", "run.started"]
+    assert second[-2]["type"] == "run.finished" and second[-2]["status"] == "succeeded"
+    stored = await load_run(run.pk)
+    assert (stored.status, stored.status_reason) == (Run.Status.SUCCEEDED, "")
+    assert stored.session == Run.Session.OPEN
+    # The stopped wait never finished: it is no step; the indexes go on without a gap.
+    assert await stored_steps(run.pk) == [
+        (0, "navigate", 1, True), (1, "type", 1, True),
+        (2, "type", 2, True), (3, "click", 2, True), (4, "wait_for", 2, True),
+    ]  # fmt: skip
+
+
+# -- idle time, restore, reload -----------------------------------------------------------
+
+
+async def test_an_idle_session_closes_and_a_message_restores_the_page(
+    runs: Runs, open_socket: OpenSocket, owner: Any, form_url: str, keep_tabs: Any
+) -> None:
+    keep_tabs(idle_s=1)
+    run, comm, first = await idle_after_name(runs, open_socket, owner, form_url)
+    assert first[-1]["idle_s"] == 1
+    closed = await receive_until(comm, of_type("session.closed"))
+    assert types(closed) == ["session.closed"]
+    assert closed[0]["reason"] == "no message for 1 s"
+    await runner.wait_closed(run.pk)
+    assert not runner.is_live(run.pk) and not runner.is_working(run.pk)
+    stored = await load_run(run.pk)
+    assert (stored.status, stored.session) == (Run.Status.SUCCEEDED, Run.Session.CLOSED)
+    assert stored.session_reason == "no message for 1 s"
+
+    await say(comm, FINISH_SIGN_UP)
+    restore = await receive_until(comm, of_type("session.restored"))
+    assert types(restore) == [
+        "user.message", "session.restoring", "restore.step", "restore.step", "session.restored",
+    ]  # fmt: skip
+    assert restore[0]["text"] == FINISH_SIGN_UP
+    assert restore[1]["steps"] == 2
+    assert [(m["index"], m["action"], m["status"]) for m in restore[2:4]] == [
+        (0, "navigate", "passed"), (1, "type", "passed"),
+    ]  # fmt: skip
+    assert "Name" in restore[3]["what"]
+    assert {k: restore[4][k] for k in ("ok", "done", "total", "reason")} == {
+        "ok": True, "done": 2, "total": 2, "reason": "",
+    }  # fmt: skip
+    second = await receive_until(comm, of_type("session.idle"))
+    assert second[0]["type"] == "run.started", types(second)
+    assert (second[0]["said_before"], second[0]["stretch"]) == (True, 2)
+    assert second[0]["task"] == FINISH_SIGN_UP
+    # It greets the name typed in stretch 1: the restore typed it again.
+    assert second[-2]["type"] == "run.finished" and second[-2]["status"] == "succeeded"
+    recorded = [m for m in second if m["type"] == "step.recorded"]
+    assert [(m["index"], m["action"]) for m in recorded] == [
+        (2, "type"), (3, "click"), (4, "wait_for"),
+    ]  # fmt: skip
+    # The restore's steps are not the run's: only the two stretches' own are stored.
+    assert await stored_steps(run.pk) == [
+        (0, "navigate", 1, True), (1, "type", 1, True),
+        (2, "type", 2, True), (3, "click", 2, True), (4, "wait_for", 2, True),
+    ]  # fmt: skip
+    stored = await load_run(run.pk)
+    assert (stored.status, stored.session) == (Run.Status.SUCCEEDED, Run.Session.OPEN)
+    await runner.wait_closed(run.pk)  # idle again for 1 s, then closed
+
+    # A page opened now (a reload) reads every stored event, in order, stretches and all.
+    rows = await stored_events(run.pk)
+    reloaded = await connected_socket(open_socket, run, owner, "after=0")
+    backlog = await receive_until(reloaded, of_type("state"), timeout_s=5)
+    state, backlog = backlog[-1], backlog[:-1]
+    assert [(m["seq"], m["type"]) for m in backlog] == rows
+    assert [m["seq"] for m in backlog] == list(range(1, len(rows) + 1))
+    assert types(backlog).count("run.started") == 2
+    assert types(backlog).count("session.closed") == 2
+    stretch = 0
+    for m in backlog:  # each event belongs to the stretch begun last before it
+        stretch += m["type"] == "run.started"
+        assert m["stretch"] == max(1, stretch), m
+    assert [m["stretch"] for m in backlog if m["type"] == "step.recorded"] == [1, 1, 2, 2, 2]
+    assert backlog[-1]["type"] == "session.closed"
+    assert {k: state[k] for k in ("status", "live", "working", "session")} == {
+        "status": "succeeded", "live": False, "working": False, "session": "closed",
+    }  # fmt: skip
+
+
+# -- closing ------------------------------------------------------------------------------
+
+
+async def test_close_while_idle_closes_the_session(
+    runs: Runs, open_socket: OpenSocket, owner: Any, form_url: str, keep_tabs: Any
+) -> None:
+    run, comm, _ = await idle_after_name(runs, open_socket, owner, form_url)
+    await comm.send_json_to({"command": "close"})
+    closed = await receive_until(comm, of_type("session.closed"), timeout_s=10)
+    assert types(closed) == ["session.closed"]
+    assert closed[0]["reason"] == "closed by the person"
+    await runner.wait_closed(run.pk)
+    assert not runner.is_live(run.pk)
+    stored = await load_run(run.pk)
+    assert (stored.status, stored.session) == (Run.Status.SUCCEEDED, Run.Session.CLOSED)
+    assert stored.session_reason == "closed by the person"
+    # Closed: there is no session left to close.
+    await expect_error(comm, {"command": "close"}, "not live any more")
+
+
+async def test_close_while_working_stops_the_work_and_closes(
+    runs: Runs, open_socket: OpenSocket, owner: Any, form_url: str, keep_tabs: Any
+) -> None:
+    run, comm = await start_watched(runs, open_socket, owner, NEVER, form_url)
+    await receive_until(comm, lambda m: m["type"] == "action.started" and m["name"] == "wait_for")
+    await comm.send_json_to({"command": "close"})
+    rest = await receive_until(comm, of_type("session.closed"), timeout_s=10)
+    assert types(rest)[-2:] == ["run.finished", "session.closed"], types(rest)
+    assert "session.idle" not in types(rest)
+    assert rest[-2]["status"] == "stopped" and rest[-2]["reason"] == "closed by the person"
+    assert rest[-1]["reason"] == "closed by the person"
+    await runner.wait_closed(run.pk)
+    assert not runner.is_live(run.pk)
+    stored = await load_run(run.pk)
+    assert (stored.status, stored.session) == (Run.Status.STOPPED, Run.Session.CLOSED)
+
+
+async def test_a_persons_open_conversations_stay_within_the_limit(
+    runs: Runs,
+    open_socket: OpenSocket,
+    owner: Any,
+    stranger: Any,
+    form_url: str,
+    keep_tabs: Any,
+) -> None:
+    keep_tabs(per_user=1)
+    first, first_comm, _ = await idle_after_name(runs, open_socket, owner, form_url)
+    theirs, theirs_comm, _ = await idle_after_name(runs, open_socket, stranger, form_url)
+    second, second_comm = await start_watched(runs, open_socket, owner, NAME_TASK, form_url)
+
+    # The owner's second conversation closes the first one, idle; the stranger's stays.
+    closed = await receive_until(first_comm, of_type("session.closed"))
+    assert "within 1 open conversation" in closed[-1]["reason"], closed[-1]
+    second_messages = await receive_until(second_comm, of_type("session.idle"))
+    assert second_messages[-2]["status"] == "succeeded"
+    await runner.wait_closed(first.pk)
+    assert not runner.is_live(first.pk)
+    assert runner.is_live(second.pk) and runner.is_live(theirs.pk)
+    sessions = [(await load_run(r.pk)).session for r in (first, second, theirs)]
+    assert sessions == [Run.Session.CLOSED, Run.Session.OPEN, Run.Session.OPEN]
+    assert (await load_run(first.pk)).session_reason == closed[-1]["reason"]
+    assert "session.closed" not in [kind for _, kind in await stored_events(theirs.pk)]
+
+    # The stranger's conversation still takes a message in its open tab.
+    await say(theirs_comm, FINISH_SIGN_UP)
+    rest = await receive_until(theirs_comm, of_type("session.idle"))
+    assert "session.restoring" not in types(rest)
+    assert rest[-2]["type"] == "run.finished" and rest[-2]["status"] == "succeeded"
+
+
+# -- a restore that can't -----------------------------------------------------------------
+
+
+@dataclass
+class Site:
+    folder: Path
+    url: str
+
+    def page(self, body: str) -> None:
+        (self.folder / "orders.html").write_text(
+            f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
+            f'<link rel="icon" href="data:,"><title>Shop</title></head>'
+            f"<body><main>{body}</main></body></html>"
+        )
+
+
+class _FreshHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def end_headers(self) -> None:
+        self.send_header("Cache-Control", "no-store")  # the page changes under the test
+        super().end_headers()
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Iterator[Site]:
+    """A page in a folder of the test's own, served on 127.0.0.1, that the test changes."""
+    folder = tmp_path / "site"
+    folder.mkdir()
+    server = ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(_FreshHandler, directory=str(folder))
+    )
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield Site(folder, f"http://127.0.0.1:{server.server_address[1]}/orders.html")
+    server.shutdown()
+    server.server_close()
+
+
+SEND_ORDER = (
+    "<h1>Orders</h1><button onclick=\"document.getElementById('out').textContent='Order sent'\">"
+    'Send order</button><p role="status" id="out"></p>'
+)
+
+
+async def test_a_restore_that_cant_says_where_and_the_conversation_waits(
+    runs: Runs, open_socket: OpenSocket, owner: Any, site: Site, keep_tabs: Any
+) -> None:
+    site.page(SEND_ORDER)
+    run, comm = await start_watched(
+        runs, open_socket, owner, "click Send order\nwait for Order sent", site.url
+    )
+    first = await receive_until(comm, of_type("session.idle"))
+    assert first[-2]["status"] == "succeeded", first[-2]
+    await comm.send_json_to({"command": "close"})
+    await receive_until(comm, of_type("session.closed"))
+    await runner.wait_closed(run.pk)
+    site.page("<h1>Orders</h1><p>Orders are sent from the new desk now.</p>")  # no button
+
+    await say(comm, "click Send order")
+    paused = await receive_until(comm, of_type("run.paused"))
+    assert types(paused) == [
+        "user.message", "session.restoring", "restore.step", "restore.step", "run.paused",
+    ]  # fmt: skip
+    assert paused[1]["steps"] == 3
+    assert [(m["action"], m["status"]) for m in paused[2:4]] == [
+        ("navigate", "passed"), ("click", "needs_person"),
+    ]  # fmt: skip
+    assert paused[4]["reason"] == "needs_person"
+    assert "step 1 (click button 'Send order')" in paused[4]["detail"]
+    # The restore asks the person (do the step, skip it, or stop), as any replay does.
+    assert (await load_run(run.pk)).status == Run.Status.PAUSED
+    # The person gives up on the restore: it ends there, short of the message's work.
+    await comm.send_json_to({"command": "stop"})
+    ended = await receive_until(comm, of_type("session.idle"))
+    assert "run.started" not in types(ended)
+    restored = one(ended, "session.restored")
+    assert (restored["ok"], restored["done"], restored["total"]) == (False, 1, 3)
+    assert "step 1 (click button 'Send order')" in restored["reason"], restored
+    assert runner.is_live(run.pk) and not runner.is_working(run.pk)
+    stored = await load_run(run.pk)
+    assert stored.session == Run.Session.OPEN
+    # Not "paused" any more: nobody is asked now; the message's work was stopped short.
+    assert stored.status == Run.Status.STOPPED, (stored.status, stored.status_reason)
+    assert stored.status_reason == f"the page was not restored: {restored['reason']}"
+    assert await stored_steps(run.pk) == [
+        (0, "navigate", 1, True), (1, "click", 1, True), (2, "wait_for", 1, True),
+    ]  # fmt: skip
+
+    # The next message goes on from the page the restore left: the new one.
+    await say(comm, "wait for sent from the new desk")
+    second = await receive_until(comm, of_type("session.idle"))
+    assert types(second)[:2] == ["user.message", "run.started"]
+    assert (second[1]["said_before"], second[1]["stretch"]) == (True, 2)
+    assert second[-2]["type"] == "run.finished" and second[-2]["status"] == "succeeded"
+    assert (await stored_steps(run.pk))[3:] == [(3, "wait_for", 2, True)]
+    assert (await load_run(run.pk)).status == Run.Status.SUCCEEDED
+
+
+async def test_a_restore_that_fails_tells_the_model_with_the_next_message(
+    runs: Runs,
+    open_socket: OpenSocket,
+    owner: Any,
+    site: Site,
+    keep_tabs: Any,
+    settings: Any,
+    llm_server: ScriptedLLMServer,
+    llm_at: Callable[[str], None],
+) -> None:
+    llm_at(llm_server.base_url)
+    # The restore's wait for the heading that is gone fails after this long.
+    settings.TABWRIGHT = {**settings.TABWRIGHT, "ACTION_TIMEOUT_MS": 2_000}
+    llm_server.script(
+        action('{"action": "wait_for", "text": "Orders"}'),
+        action('{"action": "done", "summary": "the orders page is open"}'),
+        action('{"action": "done", "summary": "the orders moved to the desk"}'),
+    )
+    site.page(SEND_ORDER)
+    run, comm = await start_watched(
+        runs, open_socket, owner, "Open the orders.", site.url, planner="openai"
+    )
+    first = await receive_until(comm, of_type("session.idle"))
+    assert first[-2]["status"] == "succeeded", first[-2]
+    await comm.send_json_to({"command": "close"})
+    await receive_until(comm, of_type("session.closed"))
+    await runner.wait_closed(run.pk)
+    site.page("<h1>Desk</h1><p>Everything is sent from the new desk now.</p>")
+
+    await say(comm, "Send the order.")
+    # The recorded wait fails on its own: no person is asked, the restore ends there.
+    ended = await receive_until(comm, of_type("session.idle"))
+    assert types(ended) == [
+        "user.message", "session.restoring", "restore.step", "restore.step",
+        "session.restored", "session.idle",
+    ]  # fmt: skip
+    assert [(m["action"], m["status"]) for m in ended[2:4]] == [
+        ("navigate", "passed"), ("wait_for", "failed"),
+    ]  # fmt: skip
+    restored = ended[4]
+    assert (restored["ok"], restored["done"], restored["total"]) == (False, 1, 2)
+    assert restored["reason"].startswith("step 1 (wait_for): "), restored
+    assert len(llm_server.requests) == 2  # the model was not asked: the message waits
+    stored = await load_run(run.pk)
+    assert (stored.status, stored.session) == (Run.Status.FAILED, Run.Session.OPEN)
+    assert stored.status_reason == f"the page was not restored: {restored['reason']}"
+    assert runner.is_live(run.pk) and not runner.is_working(run.pk)
+
+    await say(comm, "Where do orders go now?")
+    second = await receive_until(comm, of_type("session.idle"))
+    assert types(second)[:2] == ["user.message", "run.started"]
+    assert (second[1]["task"], second[1]["said_before"], second[1]["stretch"]) == (
+        "Where do orders go now?", True, 2,
+    )  # fmt: skip
+    assert second[-2]["status"] == "succeeded" and "desk" in second[-2]["summary"]
+    # The model learns how the page was left and what was asked before.
+    asked = str(llm_server.requests[2]["messages"])
+    assert "stopped after 1: step 1 (wait_for)" in asked
+    assert "Before that, the person had asked: Send the order." in asked
+    assert "Where do orders go now?" in asked
+    assert "Open the orders." in asked and "the orders page is open" in asked
+    assert llm_server.pending == 0
+    assert (await load_run(run.pk)).status == Run.Status.SUCCEEDED
+
+
+# -- messages while the agent works -------------------------------------------------------
+
+
+def action(payload: str) -> str:
+    return f"<action>{payload}</action>"
+
+
+async def test_messages_while_the_model_works_are_seen_or_carried_on(
+    runs: Runs,
+    open_socket: OpenSocket,
+    owner: Any,
+    form_url: str,
+    keep_tabs: Any,
+    llm_server: ScriptedLLMServer,
+    llm_at: Callable[[str], None],
+) -> None:
+    llm_at(llm_server.base_url)
+    llm_server.script(
+        Reply(delay_s=2, text=action('{"action": "wait_for", "text": "Sign up"}')),
+        Reply(delay_s=2, text=action('{"action": "done", "summary": "the form is there"}')),
+        Reply(delay_s=1, text=action('{"action": "done", "summary": "noted the plan"}')),
+    )
+    run, comm = await start_watched(
+        runs, open_socket, owner, "Check the sign-up form.", form_url, planner="openai"
+    )
+    await receive_until(comm, lambda m: m["type"] == "llm.waiting" and m["round"] == 1)
+    await say(comm, "Mind the email field.")
+    # Stored and shown at once, while the model is still answering round 1.
+    first = await receive_until(comm, of_type("user.message"), timeout_s=5)
+    assert "llm.message" not in types(first)
+    assert first[-1]["text"] == "Mind the email field."
+    assert "user.message" in [kind for _, kind in await stored_events(run.pk)]
+
+    # The next request carries it, and the page is told it was seen.
+    seen = await receive_until(comm, lambda m: m["type"] == "llm.waiting" and m["round"] == 2)
+    assert types(seen)[-2:] == ["user.seen", "llm.waiting"]
+    assert (seen[-2]["round"], seen[-2]["count"]) == (2, 1)
+
+    # A message while the model's done is on its way starts the next stretch.
+    await say(comm, "Which plan is picked?")
+    carried = await receive_until(comm, of_type("run.started"))
+    kinds = types(carried)
+    assert kinds[0] == "user.message" and carried[0]["text"] == "Which plan is picked?"
+    assert kinds.index("user.message") < kinds.index("llm.message")
+    assert kinds[-2:] == ["run.finished", "run.started"], kinds
+    assert carried[-2]["status"] == "succeeded"
+    assert "user.seen" not in kinds  # not a reply to the first stretch: its own request
+    started = carried[-1]
+    assert (started["task"], started["said_before"], started["stretch"]) == (
+        "Which plan is picked?", True, 2,
+    )  # fmt: skip
+    # The run is at work again (the model's answer is delayed): its status says so.
+    stored = await load_run(run.pk)
+    assert (stored.status, stored.finished_at) == (Run.Status.RUNNING, None)
+    assert runner.is_working(run.pk)
+
+    rest = await receive_until(comm, of_type("session.idle"))
+    assert rest[-2]["type"] == "run.finished" and rest[-2]["summary"] == "noted the plan"
+    assert len(llm_server.requests) == 3 and llm_server.pending == 0
+    assert "Which plan is picked?" in str(llm_server.requests[2]["messages"])
+    assert "Which plan is picked?" not in str(llm_server.requests[1]["messages"])
+    assert (await load_run(run.pk)).status == Run.Status.SUCCEEDED
+    asked = [str(request["messages"]) for request in llm_server.requests]
+    assert "The person says: Mind the email field." in asked[1]
+    assert "Mind the email field." not in asked[0]
+
+
+# -- refusals -----------------------------------------------------------------------------
+
+
+async def test_messages_and_closes_that_cant_be_taken_are_refused(
+    runs: Runs,
+    open_socket: OpenSocket,
+    owner: Any,
+    staff: Any,
+    form_url: str,
+    keep_tabs: Any,
+) -> None:
+    run, comm, _ = await idle_after_name(runs, open_socket, owner, form_url)
+    before = await stored_events(run.pk)
+    await expect_error(comm, {"command": "message", "text": "  \n "}, "the message is empty")
+    await expect_error(comm, {"command": "message"}, "the message is empty")
+    with pytest.raises(ActionInvalid, match="the message is empty"):
+        await runner.message(run.pk, " \t")
+    watcher = await connected_socket(open_socket, run, staff)
+    await receive_until(watcher, of_type("state"), timeout_s=5)
+    await expect_error(watcher, {"command": "message", "text": "click Sign up"}, "run's owner")
+    await expect_error(watcher, {"command": "close"}, "only the run's owner")
+    assert await stored_events(run.pk) == before
+    assert runner.is_live(run.pk) and not runner.is_working(run.pk)
+
+    # A replay is no conversation: it takes no message once over, and has no session.
+    scenario = await sync_to_async(services.scenario_from_run)(owner=owner, run=run)
+    replay, replay_comm = await start_replay(runs, open_socket, owner, scenario)
+    await receive_until(replay_comm, of_type("run.finished"))
+    await runner.wait_closed(replay.pk)
+    assert (await load_run(replay.pk)).status == Run.Status.SUCCEEDED
+    await expect_error(
+        replay_comm, {"command": "message", "text": "type Grace into Name"},
+        "a replay takes no messages",
+    )  # fmt: skip
+    await expect_error(replay_comm, {"command": "close"}, "not live any more")
+    assert not runner.is_live(replay.pk)
+    assert "user.message" not in [kind for _, kind in await stored_events(replay.pk)]
+    replayed = await load_run(replay.pk)
+    assert (replayed.status, replayed.session) == (Run.Status.SUCCEEDED, Run.Session.NONE)
+
+
+async def test_a_live_replay_has_no_session_to_close(
+    runs: Runs, open_socket: OpenSocket, owner: Any, form_url: str, keep_tabs: Any
+) -> None:
+    document = {
+        "format": "tabwright.scenario", "version": 1, "name": "Press a button that isn't there",
+        "steps": [
+            {"action": "navigate", "args": {"url": form_url}},
+            {"action": "click", "args": {},
+             "identity": {"role": "button", "name": "Delete account", "tag": "button"}},
+        ],
+    }  # fmt: skip
+    scenario = await sync_to_async(services.scenario_import)(owner=owner, data=document)
+    replay, comm = await start_replay(runs, open_socket, owner, scenario)
+    await receive_until(comm, of_type("run.paused"))  # the button is not there: it asks
+    await expect_error(comm, {"command": "close"}, "only a conversation has a session to close")
+    assert runner.is_live(replay.pk)
+    await comm.send_json_to({"command": "stop"})
+    rest = await receive_until(comm, of_type("run.finished"))
+    assert rest[-1]["status"] == "stopped"
+    assert "session.closed" not in [kind for _, kind in await stored_events(replay.pk)]
