@@ -45,7 +45,7 @@ from automation.events import (
 )
 from automation.llm.base import Planner
 from automation.recording.recorder import Recorder
-from automation.recording.replay import Replay, ReplayConfig
+from automation.recording.replay import SKIP_REPLIES, Replay, ReplayConfig
 from automation.recording.restore import restore_page
 from automation.recording.scenario import Scenario as Document
 from automation.secrets import RedactingSink, Secrets, secret_names
@@ -76,6 +76,8 @@ class LiveRun:
     working: bool = True  # a stretch of work (or a restore) is under way
     idle_since: float = 0.0  # time.monotonic() when the last stretch ended
     closing: str = ""  # why the session ends, once it must
+    restoring: bool = False  # a closed conversation's page is being restored
+    redirect: str = ""  # a message that ended a paused restore: the agent goes on with it
     # Messages for the agent while the session waits for one; None: close.
     inbox: asyncio.Queue[str | None] = field(default_factory=asyncio.Queue)
     settled: asyncio.Event = field(default_factory=asyncio.Event)  # set while not working
@@ -302,12 +304,16 @@ class RunManager:
         history = await database_sync_to_async(selectors.run_conversation)(run_id=run.pk)
         rows = await database_sync_to_async(selectors.run_step_rows)(run=run)
         assert live.tab is not None
-        restored = await restore_page(
-            live.tab, rows, base_url=run.start_url, sink=live.sink, control=live.control,
-            secrets=live.secrets,
-            config=ReplayConfig(step_timeout_ms=conf["ACTION_TIMEOUT_MS"],
-                                run_timeout_ms=conf["RUN_TIMEOUT_MS"]),
-        )  # fmt: skip
+        live.restoring = True
+        try:
+            restored = await restore_page(
+                live.tab, rows, base_url=run.start_url, sink=live.sink, control=live.control,
+                secrets=live.secrets,
+                config=ReplayConfig(step_timeout_ms=conf["ACTION_TIMEOUT_MS"],
+                                    run_timeout_ms=conf["RUN_TIMEOUT_MS"]),
+            )  # fmt: skip
+        finally:
+            live.restoring = False
         agent = self._agent(
             run, live, planner, resumed=True, requests=history.requests[1:],
             first_round=history.last_round, first_step=history.next_step,
@@ -325,6 +331,12 @@ class RunManager:
                "left it")
             + ". Earlier rounds are not shown; how each request ended:\n" + earlier
         )  # fmt: skip
+        if not restored.ok and live.redirect and not live.closing:
+            # The person answered the restore's pause with what to do instead: from here.
+            text, live.redirect = live.redirect, ""
+            note = f"{note}\nBefore that, the person had asked: {message}"
+            await agent.continue_with(text, note=note, said_before=True)
+            return agent, ""
         if not restored.ok or live.closing:
             live.control.stopped = False
             return agent, f"{note}\nBefore that, the person had asked: {message}"
@@ -449,6 +461,12 @@ class RunManager:
                 return
         if live.working:
             await live.sink.emit(UserMessage(text))
+            if live.restoring and live.control.paused and not _answers_replay(text):
+                # Not "skip" or "retry": the person goes on without the rest of the
+                # restore, from the page as it is, with this message.
+                live.redirect = text
+                live.control.stop("the person went on from this page")
+                return
             live.control.reply(text)
             return
         live.working = True  # from now: a wait for the run waits for this message's work
@@ -548,6 +566,11 @@ async def _check_at(
     x, y = viewport_point(tab, event)
     step = await recorder.check_at(x, y, budget=budget)
     return f"check: {step.describe().removeprefix('expect ')}"
+
+
+def _answers_replay(text: str) -> bool:
+    """Whether a reply is one a paused replay acts on (skip the step, or try it again)."""
+    return text.lower().strip(" .!") in SKIP_REPLIES | {"retry", "try again"}
 
 
 def _line(text: str, limit: int = 200) -> str:

@@ -439,6 +439,35 @@ async def test_a_restore_that_cant_says_where_and_the_conversation_waits(
     assert (await load_run(run.pk)).status == Run.Status.SUCCEEDED
 
 
+async def test_a_message_to_a_paused_restore_goes_on_from_that_page(
+    runs: Runs, open_socket: OpenSocket, owner: Any, site: Site, keep_tabs: Any
+) -> None:
+    """A restore that waits for the person, answered with something other than skip or
+    retry: the restore ends there and the agent goes on with that message."""
+    site.page(SEND_ORDER)
+    run, comm = await start_watched(
+        runs, open_socket, owner, "click Send order\nwait for Order sent", site.url
+    )
+    await receive_until(comm, of_type("session.idle"))
+    await comm.send_json_to({"command": "close"})
+    await receive_until(comm, of_type("session.closed"))
+    await runner.wait_closed(run.pk)
+    site.page("<h1>Orders</h1><p>Orders are sent from the new desk now.</p>")
+
+    await say(comm, "click Send order")
+    await receive_until(comm, of_type("run.paused"))
+    await say(comm, "wait for sent from the new desk")
+    went_on = await receive_until(comm, of_type("session.idle"))
+    assert types(went_on)[:3] == ["user.message", "session.restored", "run.started"], went_on
+    restored = went_on[1]
+    assert (restored["ok"], restored["stopped"], restored["done"]) == (False, True, 1)
+    assert "step 1 (click button 'Send order'): the person went on" in restored["reason"]
+    started = one(went_on, "run.started")
+    assert (started["task"], started["said_before"]) == ("wait for sent from the new desk", True)
+    assert went_on[-2]["type"] == "run.finished" and went_on[-2]["status"] == "succeeded"
+    assert (await stored_steps(run.pk))[-1] == (3, "wait_for", 2, True)
+
+
 async def test_a_restore_that_fails_tells_the_model_with_the_next_message(
     runs: Runs,
     open_socket: OpenSocket,
