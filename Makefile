@@ -12,7 +12,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 DEBUG ?= 1
 
-.PHONY: run test install chromium migrate lint format bench
+.PHONY: run test install chromium servers migrate lint format bench
 
 # DEBUG=1 serves /demo/; runs may open that origin's /demo/ pages and no other private page.
 run: install chromium migrate
@@ -21,7 +21,7 @@ run: install chromium migrate
 	TABWRIGHT_DEBUG=$(DEBUG) TABWRIGHT_DEMO_ORIGIN=$${TABWRIGHT_DEMO_ORIGIN:-http://$(HOST):$(PORT)} \
 	  $(BIN)/daphne -b $(HOST) -p $(PORT) dashboard.asgi:application
 
-test: install chromium
+test: install chromium servers
 	$(BIN)/python -m pytest
 
 install: $(STAMP)
@@ -37,6 +37,18 @@ chromium:
 	  echo "Installing Chromium from Debian's packages…"; \
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null; \
+	fi
+
+# Debian's Redis and PostgreSQL, which the tests start on loopback ports of their own (and a
+# scaled-out deployment uses: README "Scaling out").
+servers:
+	@missing=""; \
+	[ -x /usr/bin/redis-server ] || missing="$$missing redis-server"; \
+	ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || missing="$$missing postgresql"; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing$$missing from Debian's packages…"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
 migrate: install

@@ -16,7 +16,6 @@ Usable as a library without the dashboard::
 from __future__ import annotations
 
 from automation.actions import ACTIONS
-from automation.agent.control import RunControl
 from automation.agent.loop import AgentConfig, AgentRun
 from automation.agent.parser import Action, parse_reply
 from automation.browser import (
@@ -31,6 +30,7 @@ from automation.browser import (
     UrlPolicy,
 )
 from automation.budget import Budget
+from automation.control import RunControl
 from automation.errors import (
     ActionFailed,
     ActionInvalid,

@@ -10,6 +10,7 @@ import secrets
 from datetime import timedelta
 from pathlib import Path
 
+import dj_database_url
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
@@ -145,16 +146,33 @@ TEMPLATES = [
     },
 ]
 
-DATABASES = {
-    "default": {
-        "ENGINE": "django.db.backends.sqlite3",
-        "NAME": os.environ.get("TABWRIGHT_DB_PATH", str(VAR_DIR / "db.sqlite3")),
-        "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE"},
+# SQLite in var/ unless DATABASE_URL names another database (postgres://user@host/name,
+# through psycopg 3).  Connections are not kept between requests: the async views and
+# consumers reach the database from threads that come and go.
+DATABASE_URL = os.environ.get("DATABASE_URL", "").strip()
+if DATABASE_URL:
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=0)}
+else:
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": os.environ.get("TABWRIGHT_DB_PATH", str(VAR_DIR / "db.sqlite3")),
+            "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE"},
+        }
     }
-}
 
-# One daphne process owns the live runs, so the in-memory layer is enough.
-CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+# The in-memory layer within one process; Redis (channels_redis) when TABWRIGHT_REDIS_URL
+# is set, so that pages on any web process get the events and frames of every run.
+REDIS_URL = os.environ.get("TABWRIGHT_REDIS_URL", "").strip()
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL], "prefix": "tabwright:"},
+        }
+    }
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

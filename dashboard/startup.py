@@ -19,6 +19,8 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+import re
+import tempfile
 from pathlib import Path
 
 from django.conf import settings
@@ -34,8 +36,16 @@ _held: dict[Path, int] = {}  # lock file -> the descriptor this process holds it
 
 
 def lock_path() -> Path:
-    """The lock file of the configured database: beside it when it is a file, else in var/."""
+    """The lock file of the configured database: beside it when it is a file, in the temp
+    folder for a database server, else in var/."""
     name = str(connection.settings_dict["NAME"])
+    if connection.vendor != "sqlite":
+        # A database server: one lock per database it names, shared by every server process
+        # of this machine whatever its var/ (other machines are not seen: README).
+        where = connection.settings_dict
+        key = f"{where.get('HOST') or 'local'}-{where.get('PORT') or 'default'}-{name}"
+        safe = re.sub(r"[^A-Za-z0-9.-]+", "_", key)
+        return Path(tempfile.gettempdir()) / f"tabwright-server-lock-{safe}"
     if name and name != ":memory:" and not name.startswith("file:"):
         return Path(f"{name}.server-lock")
     return Path(settings.VAR_DIR) / "server-lock"

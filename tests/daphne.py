@@ -39,27 +39,11 @@ def _manage(env: dict[str, str], *args: str) -> None:
     assert done.returncode == 0, f"manage.py {args[0]} failed:\n{done.stdout}\n{done.stderr}"
 
 
-@contextmanager
-def daphne(
-    var: Path,
-    user: tuple[str, str],
-    settings: dict[str, str],
-    *,
-    more_users: Sequence[tuple[str, str]] = (),
-    grants: Sequence[tuple[str, str]] = (),
-) -> Iterator[tuple[str, Path]]:
-    """Yields the base URL and the server's log; ``settings`` are TABWRIGHT_* variables.
-    ``user`` and each of ``more_users`` is a (name, password) of a person (not staff)."""
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "dashboard.settings",
-        "TABWRIGHT_VAR_DIR": str(var),
-        "TABWRIGHT_DB_PATH": str(var / "db.sqlite3"),
-        "TABWRIGHT_MEDIA_DIR": str(var / "media"),
-        **settings,
-    }
+def _setup(
+    env: dict[str, str], people: list[tuple[str, str]], grants: Sequence[tuple[str, str]]
+) -> None:
+    """The database's tables, the people and their secret grants."""
     _manage(env, "migrate", "--noinput", "-v", "0")
-    people = [user, *more_users]
     _manage(
         env,
         "shell",
@@ -73,6 +57,32 @@ def daphne(
         "    SecretGrant.objects.get_or_create(name=secret)[0].users.add(\n"
         "        get_user_model().objects.get(username=name))",
     )
+
+
+@contextmanager
+def daphne(
+    var: Path,
+    user: tuple[str, str],
+    settings: dict[str, str],
+    *,
+    more_users: Sequence[tuple[str, str]] = (),
+    grants: Sequence[tuple[str, str]] = (),
+    setup: bool = True,
+) -> Iterator[tuple[str, Path]]:
+    """Yields the base URL and the server's log; ``settings`` are TABWRIGHT_* variables
+    (and DATABASE_URL).  ``user`` and each of ``more_users`` is a (name, password) of a
+    person (not staff).  ``setup=False``: the database is ready (another server of the
+    same database made it): no migration, no users."""
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "dashboard.settings",
+        "TABWRIGHT_VAR_DIR": str(var),
+        "TABWRIGHT_DB_PATH": str(var / "db.sqlite3"),
+        "TABWRIGHT_MEDIA_DIR": str(var / "media"),
+        **settings,
+    }
+    if setup:
+        _setup(env, [user, *more_users], grants)
     port = free_port()
     log = var / "daphne.log"
     with log.open("wb") as out:

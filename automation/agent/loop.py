@@ -24,7 +24,6 @@ from typing import Any
 from automation.actions import ACTIONS, available, execute, execute_form, execute_steps
 from automation.actionspec import ActionSpec
 from automation.agent.context import Context, ContextLimits
-from automation.agent.control import RunControl
 from automation.agent.masks import form_targets, hide_typed_passwords, masked, masked_steps
 from automation.agent.output import check_output, check_schema, schema_note
 from automation.agent.parser import Action
@@ -34,6 +33,7 @@ from automation.browser.macro import StepResult
 from automation.browser.snapshot import Snapshot, SnapshotOptions
 from automation.browser.tab import Tab, Target
 from automation.budget import Budget
+from automation.control import RunControl
 from automation.errors import (
     ActionInvalid,
     BrowserClosed,

@@ -34,10 +34,10 @@ from playwright.async_api import ElementHandle
 from playwright.async_api import Error as PlaywrightError
 
 from automation.actions import execute
-from automation.agent.control import RunControl
 from automation.browser.identity import ElementIdentity, Located, locate
 from automation.browser.tab import Tab
 from automation.budget import Budget
+from automation.control import RunControl
 from automation.errors import (
     ActionFailed,
     BrowserClosed,

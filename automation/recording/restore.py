@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from automation.agent.control import RunControl
 from automation.browser.tab import Tab
+from automation.control import RunControl
 from automation.errors import TabwrightError
 from automation.events import (
     Event,

@@ -15,7 +15,7 @@ import pytest
 
 from automation import Budget, Tab
 from automation.actions import execute
-from automation.agent.control import RunControl
+from automation.control import RunControl
 from automation.errors import ParamMissing
 from automation.events import RunPaused, StepRecorded, StepReplayed
 from automation.recording.export import to_pytest

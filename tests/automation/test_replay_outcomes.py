@@ -14,8 +14,8 @@ import pytest
 from playwright.async_api import Page
 
 from automation import Budget, Tab
-from automation.agent.control import RunControl
 from automation.browser.identity import ElementIdentity, locate
+from automation.control import RunControl
 from automation.events import RunPaused
 from automation.recording.export import to_pytest
 from automation.recording.recorder import Recorder

@@ -1,5 +1,5 @@
-"""What the person can do to a live run: pause, resume, reply, extend, stop; and how the
-host ends it when the run can't go on (``fail``)."""
+"""What the person can do to a live run (an agent's or a replay's): pause, resume, reply,
+extend, stop; and how the host ends it when the run can't go on (``fail``)."""
 
 from __future__ import annotations
 

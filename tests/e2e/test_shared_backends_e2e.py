@@ -1,0 +1,115 @@
+"""Two dashboard processes on one real PostgreSQL and one real Redis (Debian's servers on
+loopback ports of their own): a run started through one process is watched live from a
+page of the other — its stored events from the shared database, then its live events over
+the Redis channel layer — and everything it did is in PostgreSQL."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Iterator
+
+import pytest
+from playwright.async_api import Browser, Page, expect
+
+from tests.daphne import daphne
+from tests.e2e.ui import CHROMIUM, LIVE_MS, PASSWORD, USERNAME, save
+from tests.servers import postgres_server, redis_server
+
+pytestmark = [pytest.mark.e2e, pytest.mark.multiprocess]
+
+# Five "Delete" buttons: the rule planner refuses to guess and asks the person.
+AMBIGUOUS_TASK = """click Delete
+wait for Order #1003 deleted"""
+
+
+@pytest.fixture(scope="module")
+def backends() -> Iterator[tuple[str, str]]:
+    with postgres_server() as database_url, redis_server() as redis_url:
+        yield database_url, redis_url
+
+
+@pytest.fixture(scope="module")
+def two_servers(
+    tmp_path_factory: pytest.TempPathFactory, backends: tuple[str, str]
+) -> Iterator[tuple[str, str, str]]:
+    """Two daphne processes of one dashboard: the same database, layer and secret key."""
+    database_url, redis_url = backends
+    settings = {
+        "DATABASE_URL": database_url,
+        "TABWRIGHT_REDIS_URL": redis_url,
+        "TABWRIGHT_SECRET_KEY": "a-key-both-processes-share-" + "x" * 24,
+        "TABWRIGHT_DEBUG": "1",
+        "TABWRIGHT_BLOCK_PRIVATE_ADDRESSES": "0",
+        "TABWRIGHT_PLANNER": "rules",
+        "TABWRIGHT_ACTION_TIMEOUT_MS": "5000",
+        "TABWRIGHT_CHROMIUM_PATH": CHROMIUM,
+        "TABWRIGHT_SESSION_IDLE_S": "0",
+    }
+    user = (USERNAME, PASSWORD)
+    with (
+        daphne(tmp_path_factory.mktemp("web-a"), user, settings) as (a, _),
+        daphne(tmp_path_factory.mktemp("web-b"), user, settings, setup=False) as (b, _),
+    ):
+        yield a, b, database_url
+
+
+async def log_in(page: Page, base_url: str) -> None:
+    await page.goto(f"{base_url}/accounts/login/")
+    await page.get_by_label("Username").fill(USERNAME)
+    await page.get_by_label("Password").fill(PASSWORD)
+    await page.get_by_role("button", name="Log in").click()
+    await expect(page.get_by_role("heading", name="New conversation")).to_be_visible()
+
+
+def psql(database_url: str, query: str) -> str:
+    done = subprocess.run(
+        ["psql", database_url, "-At", "-c", query], capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+async def test_a_page_on_one_process_follows_a_run_of_the_other_live(
+    ui_browser: Browser, two_servers: tuple[str, str, str]
+) -> None:
+    a, b, database_url = two_servers
+    context = await ui_browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(10_000)
+    try:
+        # The session lives in the shared database: logged in on A is logged in on B.
+        on_a = await context.new_page()
+        await log_in(on_a, a)
+        await on_a.get_by_label("Message").fill(AMBIGUOUS_TASK)
+        await on_a.get_by_label("Start URL").fill(f"{a}/demo/list.html")
+        await on_a.get_by_label("Model").select_option("rules")
+        await on_a.get_by_role("button", name="Start").click()
+        await expect(on_a).to_have_url(re.compile(r"/runs/\d+/$"))
+        run_id = int(re.search(r"/runs/(\d+)/$", on_a.url).group(1))  # type: ignore[union-attr]
+        await expect(on_a.locator("#status")).to_have_text("paused", timeout=LIVE_MS)
+
+        # B never ran it: what it shows comes from PostgreSQL, then live over Redis.
+        on_b = await context.new_page()
+        await on_b.goto(f"{b}/runs/{run_id}/")
+        await expect(on_b.locator("#status")).to_have_text("paused")
+        await expect(on_b.locator("body")).to_have_attribute("data-live", "1")
+        await expect(on_b.locator("#steps > li.step")).to_have_count(1)
+
+        await on_a.locator("#reply-text").fill("click Delete #3")
+        await on_a.get_by_role("button", name="Send", exact=True).click()
+        await expect(on_a.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+        # The page on B was not reloaded: the events reached it through the Redis layer.
+        await expect(on_b.locator("#status")).to_have_text("succeeded")
+        await expect(on_b.locator("#steps > li.step .step-action")).to_have_text(
+            ["navigate", "click", "wait_for"]
+        )
+        await expect(on_b.locator("#chat")).to_contain_text("click Delete #3")
+        await save(on_b, "shared-backends-other-process.png")
+
+        assert psql(database_url, f"select status from dashboard_run where id = {run_id}") == (
+            "succeeded"
+        )
+        steps = psql(database_url, f"select count(*) from dashboard_step where run_id = {run_id}")
+        assert steps == "3"
+    finally:
+        await context.close()

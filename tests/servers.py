@@ -1,0 +1,109 @@
+"""Real Redis and PostgreSQL for tests: Debian's servers (installed by ``make test`` like
+Chromium), each on a free loopback port with its data in a temporary folder, stopped and
+removed when the test is done.  Nothing is mocked: the dashboard talks to them as it would
+in production."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from tests.net import free_port
+
+__all__ = ["POSTGRES_BIN", "REDIS_SERVER", "postgres_server", "redis_server"]
+
+REDIS_SERVER = os.environ.get("TABWRIGHT_REDIS_SERVER", "/usr/bin/redis-server")
+
+
+def _postgres_bin() -> Path:
+    """Debian's newest installed PostgreSQL (15 on Debian 12), unless set."""
+    if os.environ.get("TABWRIGHT_POSTGRES_BIN"):
+        return Path(os.environ["TABWRIGHT_POSTGRES_BIN"])
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/postgres"),
+                   key=lambda p: int(p.parts[-3]) if p.parts[-3].isdigit() else 0)  # fmt: skip
+    return found[-1].parent if found else Path("/usr/lib/postgresql/15/bin")
+
+
+POSTGRES_BIN = _postgres_bin()
+START_TIMEOUT_S = 30
+
+
+def _wait_for_port(port: int, proc: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the server exited ({proc.returncode}):\n{_tail(log)}")
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise RuntimeError(f"the server did not listen on {port} in {START_TIMEOUT_S} s:\n{_tail(log)}")
+
+
+def _tail(log: Path) -> str:
+    try:
+        return log.read_text(errors="replace")[-2000:]
+    except FileNotFoundError:
+        return "(no log)"
+
+
+@contextmanager
+def redis_server() -> Iterator[str]:
+    """A Redis on 127.0.0.1 that keeps nothing on disk; yields its URL."""
+    folder = Path(tempfile.mkdtemp(prefix="tabwright-redis-"))
+    port = free_port()
+    log = folder / "redis.log"
+    args = [REDIS_SERVER, "--bind", "127.0.0.1", "--port", str(port), "--save", "",
+            "--appendonly", "no", "--dir", str(folder), "--logfile", str(log)]  # fmt: skip
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    try:
+        _wait_for_port(port, proc, log)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextmanager
+def postgres_server() -> Iterator[str]:
+    """A PostgreSQL cluster of its own on 127.0.0.1 with a database ``tabwright`` owned by
+    the user ``tabwright`` (trusted on loopback: a throwaway cluster); yields its URL.
+
+    PostgreSQL refuses to run as root, so as root the cluster belongs to Debian's
+    ``postgres`` user."""
+    folder = Path(tempfile.mkdtemp(prefix="tabwright-pg-"))
+    as_user: list[str] = []
+    if os.getuid() == 0:
+        shutil.chown(folder, "postgres", "postgres")
+        as_user = ["runuser", "-u", "postgres", "--"]
+    data, log, port = folder / "data", folder / "postgres.log", free_port()
+
+    def run(*args: str) -> None:
+        done = subprocess.run([*as_user, *args], capture_output=True, text=True, timeout=60)
+        if done.returncode != 0:
+            raise RuntimeError(f"{args[0]} failed:\n{done.stdout}\n{done.stderr}\n{_tail(log)}")
+
+    run(str(POSTGRES_BIN / "initdb"), "-D", str(data), "-U", "tabwright", "--auth=trust",
+        "-E", "UTF8", "--locale=C.UTF-8")  # fmt: skip
+    options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off"
+    run(str(POSTGRES_BIN / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(log),
+        "-w", "-t", str(START_TIMEOUT_S), "start")  # fmt: skip
+    try:
+        run(str(POSTGRES_BIN / "createdb"), "-h", "127.0.0.1", "-p", str(port),
+            "-U", "tabwright", "tabwright")  # fmt: skip
+        yield f"postgres://tabwright@127.0.0.1:{port}/tabwright"
+    finally:
+        run(str(POSTGRES_BIN / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop")
+        shutil.rmtree(folder, ignore_errors=True)
