@@ -205,6 +205,11 @@ class Run(models.Model):
 
     session = models.CharField(max_length=10, choices=Session.choices, blank=True, default="")
     session_reason = models.TextField(blank=True)  # why the session closed
+    # The process that drives the run (host:pid:boot), and until when it vouches for it: it
+    # renews the lease while the run (or its conversation's tab) lives.  A lease that runs
+    # out means that process is gone: any other marks the run lost (runner.sweep_lost).
+    holder = models.CharField(max_length=200, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True, db_index=True)
 
     class Meta:
         ordering = ["-created_at"]

@@ -51,6 +51,7 @@ from automation.recording.scenario import Scenario as Document
 from automation.secrets import RedactingSink, Secrets, secret_names
 from dashboard import selectors, services
 from dashboard.engineconf import browser_config, planner_for_run
+from dashboard.leases import Leases
 from dashboard.liveview import LiveView
 from dashboard.models import Run, Scenario, SecretGrant
 from dashboard.runsink import DashboardSink, group_name
@@ -112,6 +113,7 @@ class RunManager:
         self._start_lock = asyncio.Lock()  # a closed conversation is restored once
         self._live: dict[int, LiveRun] = {}
         self._viewers: Counter[int] = Counter()  # open pages per run
+        self.leases = Leases(lambda: list(self._live), self._lost)
 
     def is_live(self, run_id: int) -> bool:
         return run_id in self._live
@@ -161,6 +163,7 @@ class RunManager:
         view = LiveView(group_name(run_id), lambda: live.current_tab(), redact=secrets.redact)
         live = LiveRun(RunControl(), sink, view, secrets, run.owner_id, conversation)
         live.view.set_viewers(self._viewers[run_id])
+        await self.leases.hold(run_id)
         self._live[run_id] = live
         live.task = asyncio.create_task(self._session(run, live, message), name=f"run-{run_id}")
         live.task.add_done_callback(lambda _t: self._forget(run_id, live))
@@ -170,9 +173,19 @@ class RunManager:
         if self._live.get(run_id) is live:  # not a later session of the same conversation
             del self._live[run_id]
 
+    def _lost(self, run_id: int) -> None:
+        """Another process declared the run lost (this one could not renew its lease in
+        time): it must not go on here."""
+        live = self._live.get(run_id)
+        if live is not None:
+            live.close("another server process declared it lost")
+            live.control.fail("lost: this server process could not vouch for it in time")
+
     def watch(self, run_id: int) -> dict[str, Any] | None:
         """A page of the run opened: the live view runs while any page is open.  Returns
-        the latest frame, if any, for the page to show before the picture next changes."""
+        the latest frame, if any, for the page to show before the picture next changes.
+        (Each process with pages open also sweeps runs whose process is gone.)"""
+        self.leases.keep()
         self._viewers[run_id] += 1
         self._update_view(run_id)
         live = self._live.get(run_id)
@@ -271,6 +284,10 @@ class RunManager:
             if opened:  # says so, also when the server stops
                 reason = live.closing or control.failure or "the run ended"
                 await asyncio.shield(sink.emit(SessionClosed(reason)))
+            await asyncio.shield(self.leases.let_go(run.pk))
+            # Gone from the live runs before the task ends: whoever awaits it sees it gone
+            # (the done callback, which does the same, runs a moment later).
+            self._forget(run.pk, live)
 
     def _agent(self, run: Run, live: LiveRun, planner: Planner, **resumed: Any) -> AgentRun:
         conf = settings.TABWRIGHT
@@ -548,6 +565,7 @@ class RunManager:
             task.cancel()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
+        await self.leases.stop()
         for browser in self._browsers.values():
             await browser.close()
         self._browsers.clear()

@@ -12,6 +12,7 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
+from django.db import IntegrityError
 from django.urls import reverse
 
 from automation.events import (
@@ -28,7 +29,7 @@ from automation.events import (
     StepReplayed,
 )
 from automation.limits import fit
-from dashboard import services
+from dashboard import selectors, services
 from dashboard.models import Run
 
 __all__ = ["DashboardSink", "group_name"]
@@ -94,14 +95,25 @@ class DashboardSink:
             # One event is one message to the page, stored and relayed within its limit.
             data = fit(_jsonable(data))
             if event.persist:
-                self._seq += 1
-                data["seq"] = self._seq
-                await database_sync_to_async(services.run_event_append)(
-                    run_id=self.run_id, seq=self._seq, type=event.type, data=data
-                )
+                await self._store(event.type, data)
             await self._layer.group_send(
                 group_name(self.run_id), {"type": "run.event", "event": data}
             )
+
+    async def _store(self, kind: str, data: dict[str, Any]) -> None:
+        """Store the event as the run's next one.  Another process may have appended one
+        meanwhile (it declared the run lost): then this one goes after it."""
+        for _ in range(2):
+            self._seq += 1
+            data["seq"] = self._seq
+            try:
+                await database_sync_to_async(services.run_event_append)(
+                    run_id=self.run_id, seq=self._seq, type=kind, data=data
+                )
+                return
+            except IntegrityError:
+                self._seq = await database_sync_to_async(selectors.run_last_seq)(run_id=self.run_id)
+        raise RuntimeError(f"run {self.run_id}: no free event number after {self._seq}")
 
     async def _save_screenshot(self, event: ScreenshotTaken) -> str:
         folder = Path(settings.MEDIA_ROOT) / "runs" / str(self.run_id)

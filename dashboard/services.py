@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -126,6 +127,84 @@ def llm_profile_save(*, profile: LLMProfile) -> LLMProfile:
             )
         profile.save()
     return profile
+
+
+# -- leases: which process drives a run, and whether it still does --------------------
+
+LIVE_STATUSES = (Run.Status.PENDING, Run.Status.RUNNING, Run.Status.PAUSED)
+LOST_RUN = "lost: the server process that drove it stopped answering"
+LOST_SESSION = "the server process that held its tab stopped answering"
+
+
+def run_hold(*, run_id: int, holder: str, lease_s: int) -> None:
+    """``holder`` drives the run from now, vouching for it ``lease_s`` seconds."""
+    Run.objects.filter(pk=run_id).update(
+        holder=holder, lease_until=timezone.now() + timedelta(seconds=lease_s)
+    )
+
+
+def runs_renew(*, run_ids: Sequence[int], holder: str, lease_s: int) -> set[int]:
+    """Renew ``holder``'s leases on ``run_ids``; returns those renewed.  A run missing from
+    the answer was declared lost meanwhile (its lease ran out): its holder must stop it."""
+    held = Run.objects.filter(pk__in=run_ids, holder=holder, lease_until__isnull=False)
+    renewed = set(held.values_list("pk", flat=True))
+    Run.objects.filter(pk__in=renewed).update(
+        lease_until=timezone.now() + timedelta(seconds=lease_s)
+    )
+    return renewed
+
+
+def run_let_go(*, run_id: int, holder: str) -> None:
+    """The run's session is over: nobody vouches for it any more, and nobody needs to."""
+    Run.objects.filter(pk=run_id, holder=holder).update(lease_until=None)
+
+
+def runs_sweep_lost() -> list[tuple[int, list[dict[str, Any]]]]:
+    """Runs whose lease ran out: their process is gone.  A live run ends failed (lost), a
+    conversation's open tab is closed; each says so in an event appended to its own (its
+    steps and events kept).  Returns the events per run, to relay to open pages.  Two
+    processes sweeping at once: the rows are locked, the second finds them done."""
+    swept: list[tuple[int, list[dict[str, Any]]]] = []
+    if not Run.objects.filter(lease_until__lt=timezone.now()).exists():
+        return swept  # the usual case, without taking the write lock
+    with transaction.atomic():
+        expired = Run.objects.select_for_update().filter(lease_until__lt=timezone.now())
+        for run in expired:
+            events: list[dict[str, Any]] = []
+            if run.status in LIVE_STATUSES:
+                run.status, run.status_reason = Run.Status.FAILED, LOST_RUN
+                run.finished_at = timezone.now()
+                events.append({"type": "run.finished", "status": "failed", "reason": LOST_RUN,
+                               "summary": "", "output": None})  # fmt: skip
+            if run.session == Run.Session.OPEN:
+                run.session, run.session_reason = Run.Session.CLOSED, LOST_SESSION
+                events.append({"type": "session.closed", "reason": LOST_SESSION})
+            run.lease_until = None
+            run.save(update_fields=["status", "status_reason", "finished_at", "session",
+                                    "session_reason", "lease_until"])  # fmt: skip
+            seq = selectors.run_last_seq(run_id=run.pk)
+            stretch = selectors.run_stretch_count(run_id=run.pk) or 1
+            for event in events:
+                seq += 1
+                event.update(seq=seq, stretch=stretch)
+                run_event_append(run_id=run.pk, seq=seq, type=event["type"], data=event)
+            swept.append((run.pk, events))
+    return swept
+
+
+def runs_mark_unheld(*, older_than_s: int) -> int:
+    """Live runs (and open tabs) that no process holds a lease on and that are older than
+    ``older_than_s``: interrupted (see dashboard.startup.close_lost_runs)."""
+    before = timezone.now() - timedelta(seconds=older_than_s)
+    unheld = Run.objects.filter(lease_until__isnull=True, created_at__lt=before)
+    unheld.filter(session=Run.Session.OPEN).update(
+        session=Run.Session.CLOSED, session_reason="the server stopped"
+    )
+    return unheld.filter(status__in=LIVE_STATUSES).update(
+        status=Run.Status.FAILED,
+        status_reason="interrupted: the server stopped while the run was live",
+        finished_at=timezone.now(),
+    )
 
 
 def runs_mark_interrupted() -> int:

@@ -1,13 +1,16 @@
-"""The server's start: it owns the live runs of its database, and closes those a dead server
-left running or paused.
+"""The server's start: it closes the runs a dead server left running or paused.
 
 Runs live inside the server process (dashboard/runner.py), so a run shown as live whose
-process is gone will never move again.  Which process is alive is told by a lock, not by a
-guess: each server holds an exclusive ``flock`` on a file beside the database for as long as
-it lives (the kernel drops it when the process dies, however it dies).  At start, a server
-that gets the lock knows no other live server drives runs of this database, and marks every
-pending, running or paused run as failed ("interrupted: ...").  A server that can't get it
-(another one still serves the same database) touches no run: those runs are the other's.
+process is gone will never move again.  Which process is alive is told, not guessed:
+
+- With SQLite (one machine): each server holds an exclusive ``flock`` on a file beside the
+  database for as long as it lives (the kernel drops it when the process dies, however it
+  dies).  At start, a server that gets the lock knows no other live server drives runs of
+  this database, and marks every pending, running or paused run as failed ("interrupted:
+  ...").  A server that can't get it (another one still serves the same database) touches
+  no run: those runs are the other's.
+- With a database server (processes on several machines, which no file lock sees): by the
+  runs' leases (dashboard/leases.py): only runs whose process stopped renewing are closed.
 
 Called once from dashboard/asgi.py when daphne's reactor starts (not when the module is
 imported, so tests and other commands that import the application never close runs), and
@@ -19,8 +22,6 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
-import re
-import tempfile
 from pathlib import Path
 
 from django.conf import settings
@@ -28,7 +29,8 @@ from django.db import connection
 
 from dashboard import services
 
-__all__ = ["close_interrupted_runs", "lock_path", "release"]
+__all__ = ["close_interrupted_runs", "close_lost_runs", "close_stale_runs", "lock_path",
+           "release"]  # fmt: skip
 
 log = logging.getLogger("tabwright.startup")
 
@@ -36,16 +38,9 @@ _held: dict[Path, int] = {}  # lock file -> the descriptor this process holds it
 
 
 def lock_path() -> Path:
-    """The lock file of the configured database: beside it when it is a file, in the temp
-    folder for a database server, else in var/."""
+    """The lock file of the configured SQLite database: beside it when it is a file, else
+    in var/."""
     name = str(connection.settings_dict["NAME"])
-    if connection.vendor != "sqlite":
-        # A database server: one lock per database it names, shared by every server process
-        # of this machine whatever its var/ (other machines are not seen: README).
-        where = connection.settings_dict
-        key = f"{where.get('HOST') or 'local'}-{where.get('PORT') or 'default'}-{name}"
-        safe = re.sub(r"[^A-Za-z0-9.-]+", "_", key)
-        return Path(tempfile.gettempdir()) / f"tabwright-server-lock-{safe}"
     if name and name != ":memory:" and not name.startswith("file:"):
         return Path(f"{name}.server-lock")
     return Path(settings.VAR_DIR) / "server-lock"
@@ -95,11 +90,31 @@ def close_interrupted_runs(*, path: Path | None = None, keep: bool = True) -> in
     return closed
 
 
+def close_lost_runs() -> int:
+    """With a database server (shared by processes on several machines, which no file lock
+    sees), runs are closed by their leases instead (dashboard.leases): those whose lease
+    ran out, and live ones nobody ever held (their process died before its first lease, or
+    ran with leases off) once they are older than a lease.  Returns how many."""
+    lost = len(services.runs_sweep_lost())
+    lost += services.runs_mark_unheld(older_than_s=max(60, int(settings.TABWRIGHT["LEASE_S"])))
+    if lost:
+        log.info("closed %d run(s) whose server process is gone", lost)
+    return lost
+
+
+def close_stale_runs(*, keep: bool = True) -> int | None:
+    """Close the runs a dead server left live: by the file lock with SQLite, by the leases
+    with a database server.  None: another live server holds the SQLite lock."""
+    if connection.vendor == "sqlite":
+        return close_interrupted_runs(keep=keep)
+    return close_lost_runs()
+
+
 def on_server_start() -> None:
     """Run when daphne's reactor starts, before it serves anything (no event loop runs yet,
     so the database is used synchronously).  A failure is logged, never fatal: the
     dashboard is still worth serving."""
     try:
-        close_interrupted_runs()
+        close_stale_runs()
     except Exception:
         log.exception("could not close the runs interrupted by the last shutdown")

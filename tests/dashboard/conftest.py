@@ -33,6 +33,8 @@ def tabwright_test_settings(settings: Any, tmp_path: Path) -> None:
         "WORKSPACE_DIR": tmp_path / "workspaces",
         # A conversation's tab is closed when its work ends, unless a test keeps it.
         "SESSION_IDLE_S": 0,
+        # One process: no leases to renew or sweep, unless a test of leases turns them on.
+        "LEASE_S": 0,
     }
 
 

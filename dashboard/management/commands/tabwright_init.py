@@ -28,7 +28,7 @@ class Command(BaseCommand):
                 f"  username: {username}\n  password: {password}\n{bar}"
             )
         # The same guarded close as the server's start: never the runs of a live server.
-        closed = startup.close_interrupted_runs(keep=False)
+        closed = startup.close_stale_runs(keep=False)
         if closed is None:
             self.stdout.write("A server is running on this database: its live runs are kept.")
         elif closed:
