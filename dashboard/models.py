@@ -262,7 +262,7 @@ class Step(models.Model):
     ok = models.BooleanField(default=True)
     error = models.JSONField(null=True, blank=True)
     duration_ms = models.PositiveIntegerField(default=0)
-    screenshot = models.CharField(max_length=300, blank=True)  # path under MEDIA_ROOT
+    screenshot = models.CharField(max_length=300, blank=True)  # its name in the default storage
     # "person": done by the person in the tab while the run was paused.
     by = models.CharField(max_length=10, default="agent")
     # Which stretch of the conversation recorded it (1: the first message's work).

@@ -1,7 +1,7 @@
 """Live runs: each one an asyncio task in the server's event loop, with its own browser context.
 
 The runner turns engine events into three things, in order: rows (RunEvent, Step, the
-run's status), files (screenshots under MEDIA_ROOT) and channel-layer messages to the
+run's status), files (screenshots, through the storage API) and channel-layer messages to the
 group ``run_<id>`` that the run's open pages have joined.  The run never depends on a page
 being open: a page that connects later reads the stored events and then follows live.
 """

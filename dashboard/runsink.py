@@ -1,17 +1,17 @@
 """The run's one writer: each engine event becomes rows (RunEvent, Step, the run's
-status and session), files (screenshots under MEDIA_ROOT) and a channel-layer message to
+status and session), files (screenshots, through the storage API) and a channel-layer message to
 the group ``run_<id>`` that the run's open pages have joined, in that order."""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from pathlib import Path
 from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
-from django.conf import settings
+from django.core.files.base import ContentFile
+from django.core.files.storage import storages
 from django.db import IntegrityError
 from django.urls import reverse
 
@@ -116,18 +116,22 @@ class DashboardSink:
         raise RuntimeError(f"run {self.run_id}: no free event number after {self._seq}")
 
     async def _save_screenshot(self, event: ScreenshotTaken) -> str:
-        folder = Path(settings.MEDIA_ROOT) / "runs" / str(self.run_id)
-        name = f"step-{event.step_index}.jpg"
-        await asyncio.to_thread(_write_file, folder / name, event.jpeg)
+        name = f"runs/{self.run_id}/step-{event.step_index}.jpg"
+        stored = await asyncio.to_thread(_store_file, name, event.jpeg)
         await database_sync_to_async(services.step_attach_screenshot)(
-            run_id=self.run_id, index=event.step_index, path=f"runs/{self.run_id}/{name}"
+            run_id=self.run_id, index=event.step_index, path=stored
         )
         return reverse("run_screenshot", args=[self.run_id, event.step_index])
 
 
-def _write_file(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
+def _store_file(name: str, data: bytes) -> str:
+    """Through Django's storage API (STORAGES["default"]: MEDIA_ROOT unless configured),
+    so every process of the dashboard sees the file; a step tried again replaces its
+    picture.  Returns the name it was stored under."""
+    storage = storages["default"]
+    if storage.exists(name):
+        storage.delete(name)
+    return storage.save(name, ContentFile(data))
 
 
 def _status_change(event: Event) -> dict[str, Any] | None:

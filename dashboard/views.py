@@ -4,7 +4,6 @@ import hmac
 import json
 import time
 from datetime import timedelta
-from pathlib import Path
 
 from asgiref.sync import sync_to_async
 from csp.decorators import csp_exempt
@@ -12,6 +11,8 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import AbstractBaseUser
 from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import SuspiciousFileOperation
+from django.core.files.storage import storages
 from django.core.paginator import Paginator
 from django.http import (
     FileResponse,
@@ -142,10 +143,11 @@ def run_screenshot(request: HttpRequest, run_id: int, index: int) -> FileRespons
     step = run.steps.filter(index=index).first()
     if step is None or not step.screenshot:
         raise Http404("no screenshot")
-    path = (Path(settings.MEDIA_ROOT) / step.screenshot).resolve()
-    if not path.is_relative_to(Path(settings.MEDIA_ROOT).resolve()) or not path.is_file():
-        raise Http404("no screenshot")
-    return FileResponse(path.open("rb"), content_type="image/jpeg")
+    try:  # wherever the storage keeps it (MEDIA_ROOT unless configured)
+        handle = storages["default"].open(step.screenshot, "rb")
+    except (OSError, SuspiciousFileOperation):
+        raise Http404("no screenshot") from None
+    return FileResponse(handle, content_type="image/jpeg")
 
 
 @require_safe

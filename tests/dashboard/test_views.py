@@ -9,14 +9,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from asgiref.sync import sync_to_async
+from asgiref.sync import async_to_sync, sync_to_async
 from django.contrib.auth import authenticate, get_user_model
 from django.core.management import call_command
 from django.http import HttpRequest
 from django.test import AsyncClient, Client
 
+from automation.events import ScreenshotTaken
 from dashboard import services
 from dashboard.models import Run, RunEvent, Step
+from dashboard.runsink import DashboardSink
 from tests.dashboard.conftest import PASSWORD, Runs
 
 JPEG = b"\xff\xd8\xff\xe0fake-but-served-as-is"
@@ -359,3 +361,29 @@ def test_new_run_form_defaults_to_the_configured_planner(client, owner, settings
     settings.TABWRIGHT = {**settings.TABWRIGHT, "PLANNER": "rules"}
     page = client.get("/").content.decode()
     assert '<option value="rules" selected>' in page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_screenshots_go_to_and_come_from_the_configured_storage(
+    owner: Any, media_root: Path, settings: Any, tmp_path: Path
+) -> None:
+    """STORAGES["default"] decides where pictures live (a folder every process shares, or
+    any other backend); the run's writer and the screenshot view both go through it."""
+    shared = tmp_path / "shared-files"
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(shared)},
+        },
+    }
+    run = make_run(owner)
+    services.step_record(run_id=run.pk, data={"index": 0, "action": "click"})
+    sink = DashboardSink(run.pk, 0)
+    for picture in (b"first try", JPEG):  # the step tried again: its picture replaced
+        async_to_sync(sink.emit)(ScreenshotTaken(0, picture))
+    stored = Step.objects.get(run=run, index=0).screenshot
+    assert stored == f"runs/{run.pk}/step-0.jpg"
+    assert (shared / stored).read_bytes() == JPEG and not (media_root / stored).exists()
+    shot = logged_in(owner).get(f"/runs/{run.pk}/screenshots/0.jpg")
+    assert shot.status_code == 200 and b"".join(shot.streaming_content) == JPEG
