@@ -8,7 +8,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from automation.agent.output import check_schema
@@ -196,26 +196,22 @@ def runs_mark_unheld(*, older_than_s: int) -> int:
     """Live runs (and open tabs) that no process holds a lease on and that are older than
     ``older_than_s``: interrupted (see dashboard.startup.close_lost_runs)."""
     before = timezone.now() - timedelta(seconds=older_than_s)
-    unheld = Run.objects.filter(lease_until__isnull=True, created_at__lt=before)
-    unheld.filter(session=Run.Session.OPEN).update(
-        session=Run.Session.CLOSED, session_reason="the server stopped"
-    )
-    return unheld.filter(status__in=LIVE_STATUSES).update(
-        status=Run.Status.FAILED,
-        status_reason="interrupted: the server stopped while the run was live",
-        finished_at=timezone.now(),
-    )
+    return _mark_interrupted(Run.objects.filter(lease_until__isnull=True, created_at__lt=before))
 
 
 def runs_mark_interrupted() -> int:
     """At start-up: runs that were live when the server stopped can't continue; say so.
     The sessions they held are gone too (a message restores a conversation's page)."""
-    Run.objects.filter(session=Run.Session.OPEN).update(
+    return _mark_interrupted(Run.objects.all())
+
+
+def _mark_interrupted(runs: QuerySet[Run]) -> int:
+    """Of ``runs``, the live ones end failed (interrupted) and the open tabs are marked
+    closed; returns how many runs were live."""
+    runs.filter(session=Run.Session.OPEN).update(
         session=Run.Session.CLOSED, session_reason="the server stopped"
     )
-    return Run.objects.filter(
-        status__in=[Run.Status.PENDING, Run.Status.RUNNING, Run.Status.PAUSED]
-    ).update(
+    return runs.filter(status__in=LIVE_STATUSES).update(
         status=Run.Status.FAILED,
         status_reason="interrupted: the server stopped while the run was live",
         finished_at=timezone.now(),
