@@ -29,17 +29,9 @@ from tests.dashboard.sockets import (
 )
 from tests.fakellm import ScriptedLLMServer
 from tests.net import free_port
+from tests.tasks import AMBIGUOUS_TASK, FORM_TASK
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-FORM_TASK = """type Ada Lovelace into Name
-type ada@example.org into Email
-click Sign up
-wait for Welcome, Ada Lovelace!"""
-
-# Five "Delete" buttons: the rule planner refuses to guess and asks the person.
-AMBIGUOUS_TASK = """click Delete
-wait for Order #1003 deleted"""
 
 
 UNSTORED = frozenset({"llm.token", "frame"})  # relayed live, never stored

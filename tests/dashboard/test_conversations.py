@@ -37,6 +37,12 @@ FINISH_SIGN_UP = """type ada@example.org into Email
 click Sign up
 wait for Welcome, Ada Lovelace!"""
 NEVER = "wait for Text that never appears"
+# The steps of NAME_TASK, then of FINISH_SIGN_UP in a second stretch: (index, action,
+# stretch, ok), numbered on across the two.
+SIGNED_UP_IN_TWO = [
+    (0, "navigate", 1, True), (1, "type", 1, True),
+    (2, "type", 2, True), (3, "click", 2, True), (4, "wait_for", 2, True),
+]  # fmt: skip
 
 UNSEEN = frozenset({"frame", "llm.token"})  # relayed live, never stored
 
@@ -156,10 +162,7 @@ async def test_a_message_after_done_goes_on_in_the_same_tab(
     ]  # fmt: skip
     assert recorded[-1]["args"] == {"text": "Welcome, Ada Lovelace!"}
 
-    assert await stored_steps(run.pk) == [
-        (0, "navigate", 1, True), (1, "type", 1, True),
-        (2, "type", 2, True), (3, "click", 2, True), (4, "wait_for", 2, True),
-    ]  # fmt: skip
+    assert await stored_steps(run.pk) == SIGNED_UP_IN_TWO
     stored = await load_run(run.pk)
     assert (stored.status, stored.session) == (Run.Status.SUCCEEDED, Run.Session.OPEN)
     assert stored.finished_at is not None and stored.finished_at > first_finished_at
@@ -192,10 +195,7 @@ async def test_stop_ends_the_stretch_not_the_conversation(
     assert (stored.status, stored.status_reason) == (Run.Status.SUCCEEDED, "")
     assert stored.session == Run.Session.OPEN
     # The stopped wait never finished: it is no step; the indexes go on without a gap.
-    assert await stored_steps(run.pk) == [
-        (0, "navigate", 1, True), (1, "type", 1, True),
-        (2, "type", 2, True), (3, "click", 2, True), (4, "wait_for", 2, True),
-    ]  # fmt: skip
+    assert await stored_steps(run.pk) == SIGNED_UP_IN_TWO
 
 
 # -- idle time, restore, reload -----------------------------------------------------------
@@ -241,10 +241,7 @@ async def test_an_idle_session_closes_and_a_message_restores_the_page(
         (2, "type"), (3, "click"), (4, "wait_for"),
     ]  # fmt: skip
     # The restore's steps are not the run's: only the two stretches' own are stored.
-    assert await stored_steps(run.pk) == [
-        (0, "navigate", 1, True), (1, "type", 1, True),
-        (2, "type", 2, True), (3, "click", 2, True), (4, "wait_for", 2, True),
-    ]  # fmt: skip
+    assert await stored_steps(run.pk) == SIGNED_UP_IN_TWO
     stored = await load_run(run.pk)
     assert (stored.status, stored.session) == (Run.Status.SUCCEEDED, Run.Session.OPEN)
     await runner.wait_closed(run.pk)  # idle again for 1 s, then closed

@@ -19,11 +19,9 @@ from dashboard.models import Run, RunEvent, Step
 from dashboard.runner import runner
 from tests.dashboard.conftest import OpenSocket, Runs
 from tests.dashboard.sockets import connected_socket, load_run, of_type, receive_until
+from tests.tasks import AMBIGUOUS_TASK
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-AMBIGUOUS_TASK = """click Delete
-wait for Order #1003 deleted"""
 
 
 def a_run(owner: Any, task: str, **fields: Any) -> Run:

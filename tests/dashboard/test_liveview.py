@@ -14,16 +14,9 @@ from channels.testing import WebsocketCommunicator
 from automation.browser.tab import Tab
 from dashboard.runner import runner
 from tests.dashboard.conftest import OpenSocket, Runs
-from tests.dashboard.test_consumer import (
-    FORM_TASK,
-    connected_socket,
-    of_type,
-    paused_on_delete,
-    receive_until,
-    start_watched,
-    stored_steps,
-    types,
-)
+from tests.dashboard.sockets import connected_socket, of_type, receive_until, types
+from tests.dashboard.test_consumer import paused_on_delete, start_watched, stored_steps
+from tests.tasks import FORM_TASK
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

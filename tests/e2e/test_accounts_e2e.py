@@ -9,7 +9,6 @@ import pytest
 from playwright.async_api import Browser, Page, expect
 
 from tests.e2e.ui import (
-    FORM_TASK,
     LIVE_MS,
     OTHER_PASSWORD,
     OTHER_USERNAME,
@@ -19,6 +18,7 @@ from tests.e2e.ui import (
     save_as_scenario,
     start_run,
 )
+from tests.tasks import FORM_TASK
 
 pytestmark = pytest.mark.e2e
 

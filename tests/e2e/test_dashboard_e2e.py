@@ -11,7 +11,6 @@ from playwright.async_api import Page, expect
 
 from automation import BrowserSession
 from tests.e2e.ui import (
-    FORM_TASK,
     LIVE_MS,
     SHOP_PASSWORD,
     Server,
@@ -23,6 +22,7 @@ from tests.e2e.ui import (
     start_run,
 )
 from tests.refs import fresh_snapshot, ref_of
+from tests.tasks import FORM_TASK
 
 pytestmark = pytest.mark.e2e
 

@@ -11,11 +11,9 @@ from playwright.async_api import Page, expect
 
 from automation import BrowserSession
 from tests.e2e.ui import LIVE_MS, Server, log_in, save, start_run
+from tests.tasks import AMBIGUOUS_TASK
 
 pytestmark = pytest.mark.e2e
-
-AMBIGUOUS_TASK = """click Delete
-wait for Order #1003 deleted"""
 
 
 async def live_picture(page: Page) -> None:

@@ -6,7 +6,6 @@ the Redis channel layer — and everything it did is in PostgreSQL."""
 from __future__ import annotations
 
 import os
-import re
 import signal
 import subprocess
 from collections.abc import Iterator
@@ -16,14 +15,11 @@ import pytest
 from playwright.async_api import Browser, Page, expect
 
 from tests.daphne import daphne
-from tests.e2e.ui import CHROMIUM, LIVE_MS, PASSWORD, USERNAME, save
+from tests.e2e.ui import CHROMIUM, LIVE_MS, PASSWORD, USERNAME, log_in, save, start_run
 from tests.servers import postgres_server, redis_server
+from tests.tasks import AMBIGUOUS_TASK
 
 pytestmark = [pytest.mark.e2e, pytest.mark.multiprocess]
-
-# Five "Delete" buttons: the rule planner refuses to guess and asks the person.
-AMBIGUOUS_TASK = """click Delete
-wait for Order #1003 deleted"""
 
 
 @pytest.fixture(scope="module")
@@ -62,20 +58,20 @@ def shared_settings(backends: tuple[str, str]) -> dict[str, str]:
     }
 
 
-async def log_in(page: Page, base_url: str) -> None:
-    await page.goto(f"{base_url}/accounts/login/")
-    await page.get_by_label("Username").fill(USERNAME)
-    await page.get_by_label("Password").fill(PASSWORD)
-    await page.get_by_role("button", name="Log in").click()
-    await expect(page.get_by_role("heading", name="New conversation")).to_be_visible()
-
-
 def psql(database_url: str, query: str) -> str:
     done = subprocess.run(
         ["psql", database_url, "-At", "-c", query], capture_output=True, text=True, timeout=30
     )
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
+
+
+async def start_paused_run(page: Page, base_url: str) -> int:
+    """From the home page of the dashboard at ``base_url``: a run that pauses to ask."""
+    await page.goto(f"{base_url}/")
+    run_id = await start_run(page, f"{base_url}/demo/list.html", AMBIGUOUS_TASK)
+    await expect(page.locator("#status")).to_have_text("paused", timeout=LIVE_MS)
+    return run_id
 
 
 async def test_a_page_on_one_process_follows_a_run_of_the_other_live(
@@ -88,13 +84,7 @@ async def test_a_page_on_one_process_follows_a_run_of_the_other_live(
         # The session lives in the shared database: logged in on A is logged in on B.
         on_a = await context.new_page()
         await log_in(on_a, a)
-        await on_a.get_by_label("Message").fill(AMBIGUOUS_TASK)
-        await on_a.get_by_label("Start URL").fill(f"{a}/demo/list.html")
-        await on_a.get_by_label("Model").select_option("rules")
-        await on_a.get_by_role("button", name="Start").click()
-        await expect(on_a).to_have_url(re.compile(r"/runs/\d+/$"))
-        run_id = int(re.search(r"/runs/(\d+)/$", on_a.url).group(1))  # type: ignore[union-attr]
-        await expect(on_a.locator("#status")).to_have_text("paused", timeout=LIVE_MS)
+        run_id = await start_paused_run(on_a, a)
 
         # B never ran it: what it shows comes from PostgreSQL, then live over Redis.
         on_b = await context.new_page()
@@ -134,17 +124,6 @@ def daphne_pid(base_url: str) -> int:
         if any(a.endswith(b"daphne") for a in args[:2]) and port.encode() in args:
             return int(proc.name)
     raise AssertionError(f"no daphne on port {port}")
-
-
-async def start_paused_run(page: Page, base_url: str) -> int:
-    await page.goto(f"{base_url}/")
-    await page.get_by_label("Message").fill(AMBIGUOUS_TASK)
-    await page.get_by_label("Start URL").fill(f"{base_url}/demo/list.html")
-    await page.get_by_label("Model").select_option("rules")
-    await page.get_by_role("button", name="Start").click()
-    await expect(page).to_have_url(re.compile(r"/runs/\d+/$"))
-    await expect(page.locator("#status")).to_have_text("paused", timeout=LIVE_MS)
-    return int(re.search(r"/runs/(\d+)/$", page.url).group(1))  # type: ignore[union-attr]
 
 
 async def test_a_killed_process_s_runs_are_marked_lost_by_another_within_the_lease(

@@ -23,11 +23,6 @@ OTHER_PASSWORD = "e2e-other-password-5m2q"
 SHOP_PASSWORD = "shop-password-77"
 LIVE_MS = 20_000  # a whole run, including the runner's first Chromium launch
 
-FORM_TASK = """type Ada Lovelace into Name
-type ada@example.org into Email
-click Sign up
-wait for Welcome, Ada Lovelace!"""
-
 
 @dataclass(frozen=True)
 class Server:
@@ -37,14 +32,16 @@ class Server:
 
 
 async def log_in(
-    page: Page, server: Server, username: str = USERNAME, password: str = PASSWORD
+    page: Page, server: Server | str, username: str = USERNAME, password: str = PASSWORD
 ) -> None:
-    await page.goto(f"{server.base_url}/")
-    await expect(page).to_have_url(f"{server.base_url}/accounts/login/?next=/")
+    """Log in on ``server`` (or the dashboard at that base URL) from its home page."""
+    base_url = server if isinstance(server, str) else server.base_url
+    await page.goto(f"{base_url}/")
+    await expect(page).to_have_url(f"{base_url}/accounts/login/?next=/")
     await page.get_by_label("Username").fill(username)
     await page.get_by_label("Password").fill(password)
     await page.get_by_role("button", name="Log in").click()
-    await expect(page).to_have_url(f"{server.base_url}/")
+    await expect(page).to_have_url(f"{base_url}/")
     await expect(page.get_by_role("heading", name="New conversation")).to_be_visible()
 
 
