@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -46,6 +48,43 @@ class _QuietHandler(SimpleHTTPRequestHandler):
             self.end_headers()
             return
         super().do_GET()
+
+
+# A hung test ends the suite (pytest-timeout, ``timeout`` in pyproject.toml, prints every
+# thread's stack); shortly before, the stacks of the session loop's asyncio tasks are
+# printed too, since a hang in a coroutine shows in no thread's stack.
+_session_loop: list[asyncio.AbstractEventLoop] = []
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session", autouse=True)
+async def _remember_session_loop() -> None:
+    _session_loop[:] = [asyncio.get_running_loop()]
+
+
+def _print_tasks_soon() -> None:
+    if _session_loop:  # the tasks are read in the loop's own thread
+        _session_loop[0].call_soon_threadsafe(_print_tasks)
+
+
+def _print_tasks() -> None:
+    print("\n--- asyncio tasks of the hung test ---", file=sys.stderr)
+    for task in asyncio.all_tasks():
+        print(f"{task!r}", file=sys.stderr)
+        task.print_stack(limit=12, file=sys.stderr)
+    sys.stderr.flush()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    timeout = float(item.config.getini("timeout") or 0)
+    timer = None
+    if timeout > 30:
+        timer = threading.Timer(timeout - 15, _print_tasks_soon)
+        timer.daemon = True
+        timer.start()
+    yield
+    if timer is not None:
+        timer.cancel()
 
 
 @pytest.fixture(scope="session")

@@ -111,7 +111,10 @@ class Screencast:
             if tab is not self._tab or (tab is not None and self._session is None):
                 await self._follow(tab)
             try:
-                await asyncio.wait_for(self._fresh.wait(), _FOLLOW_S)
+                # Not asyncio.wait_for: on Python 3.11 a stop() that lands as its timeout
+                # fires comes out as TimeoutError, and this loop would never end.
+                async with asyncio.timeout(_FOLLOW_S):
+                    await self._fresh.wait()
             except TimeoutError:
                 continue
             self._fresh.clear()

@@ -186,3 +186,20 @@ async def test_the_recorder_records_live_view_input_as_steps(tab: Tab, fixture_u
         ("fill", {"value": "ada@example.org"}, "Email"),
         ("click", {}, "Sign up"),
     ], acts
+
+
+async def test_a_stop_that_lands_as_a_frame_arrives_still_ends_the_screencast() -> None:
+    # The frame's wake-up and the stop's cancel in the same turn of the loop: a wait that
+    # swallowed the cancel (asyncio.wait_for on Python 3.11) kept the screencast running,
+    # and whatever awaited its stop (a run's end) waited forever.
+    cast = Screencast(lambda: None, Frames())
+    cast.start()
+    await asyncio.sleep(0.05)  # waiting for a frame
+    task = cast._task
+    assert task is not None and not task.done()
+    cast._fresh.set()
+    task.cancel()
+    done, _ = await asyncio.wait({task}, timeout=3)
+    assert task in done and task.cancelled()
+    await cast.stop()
+    assert not cast.running

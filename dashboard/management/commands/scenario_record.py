@@ -112,7 +112,8 @@ class Command(BaseCommand):
                     f"recording {tab.page.url}: close the tab or press Ctrl-C to finish"
                 )
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(ended.wait(), seconds)
+                    async with asyncio.timeout(seconds):
+                        await ended.wait()
                 steps = await recorder.stop()
         printer.flush()
         return steps
