@@ -16,6 +16,7 @@ django_asgi_app = get_asgi_application()
 from dashboard.origin import SameOriginValidator  # noqa: E402
 from dashboard.routing import websocket_urlpatterns  # noqa: E402
 from dashboard.startup import on_server_start  # noqa: E402
+from dashboard.worker import channel_application, start_embedded  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
@@ -24,6 +25,8 @@ application = ProtocolTypeRouter(
         # Scheme, host and port of the Origin must be the dashboard's own (or trusted):
         # AllowedHostsOriginValidator would let any port of an allowed host in.
         "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        # The runs' worker (dashboard/worker.py): in this process, or in runworker ones.
+        "channel": channel_application,
     }
 )
 
@@ -33,3 +36,5 @@ application = ProtocolTypeRouter(
 from twisted.internet import reactor  # noqa: E402
 
 reactor.addSystemEventTrigger("before", "startup", on_server_start)
+# Then, inside the running loop, the runs' worker (unless TABWRIGHT_EMBEDDED_WORKER=0).
+reactor.callLater(0, start_embedded)

@@ -23,12 +23,18 @@ cancelled (a script in the page is stopped), since nobody is left to read their 
 Inputs run one after another, in the order they came (typing must not be reordered).
 A page gets the next frame only after it acked the last, and then only the newest: a slow
 connection sees fewer frames, never a growing backlog.
+
+A command for a run that a worker in another process holds (its lease names the worker's
+channel: dashboard.worker) is sent to that channel and its answer comes back to this
+consumer as a ``run.answer`` message; a queued run's page gets ``{"type": "queue",
+"position": N}`` as the queue moves, and the ``state`` message says its place (``queue``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -50,6 +56,7 @@ MAX_MESSAGE_CHARS = 20_000  # as long as a new conversation's first message
 MAX_ACTS_IN_FLIGHT = 4
 MAX_INPUTS_QUEUED = 64
 INPUT_TIMEOUT_MS = 5_000
+REMOTE_ANSWER_S = 15  # a command to a run held by another process: its answer within this
 CLOSE_FORBIDDEN = 4403
 # A live-view frame is a picture: never cut, sent up to the transport's limit (less room
 # for the framing), dropped beyond.
@@ -62,6 +69,8 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
 
     async def connect(self) -> None:
         self.acts = {}
+        self.calls: set[asyncio.Task[None]] = set()  # commands sent to another process
+        self.answers: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self.watching = False
         self.frame_in_flight = False
         self.frame_waiting: dict[str, Any] | None = None
@@ -88,10 +97,11 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
         ):
             await self.send_json(event)
         run = await database_sync_to_async(Run.objects.get)(pk=self.run_id)
+        queue = await database_sync_to_async(selectors.run_queue_position)(run=run)
         await self.send_json(
             {"type": "state", "status": run.status, "reason": run.status_reason,
              "live": runner.is_live(self.run_id), "working": runner.is_working(self.run_id),
-             "session": run.session, "session_reason": run.session_reason}
+             "session": run.session, "session_reason": run.session_reason, "queue": queue}
         )  # fmt: skip
         if frame is not None:
             await self.run_frame({"frame": frame})
@@ -102,6 +112,8 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
             self.watching = False
         if self.input_worker is not None:
             self.input_worker.cancel()
+        for call in self.calls:
+            call.cancel()
         for budget in self.acts.values():
             budget.cancel("the page disconnected")
         if self.acts:
@@ -157,14 +169,64 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
         if command == "extend" and (isinstance(rounds, bool) or not isinstance(rounds, int)):
             await self.send_json({"type": "error", "message": "rounds must be a whole number"})
             return
+        holder = ""
+        if not runner.is_live(self.run_id):  # held by a worker in another process?
+            holder = await database_sync_to_async(selectors.run_holder)(
+                run_id=self.run_id, other_than=runner.leases.holder
+            )
+        if holder:  # answered in a task: the answer comes to this consumer as a message
+            call = asyncio.create_task(self._remote_command(holder, command, text, rounds))
+            self.calls.add(call)
+            call.add_done_callback(self.calls.discard)
+            return
         try:
             await runner.command(self.run_id, command, text, rounds=rounds)
-        except LookupError:
-            await self.send_json({"type": "error", "message": "the run is not live any more"})
+        except LookupError as exc:
+            await self._refused({"ok": False, "error": "lookup", "message": str(exc)})
         except ValueError as exc:
-            await self.send_json({"type": "error", "message": str(exc)})
+            await self._refused({"ok": False, "error": "value", "message": str(exc)})
         except TabwrightError as exc:  # a message the run can't take
-            await self.send_json({"type": "error", "code": exc.code, "message": exc.message})
+            await self._refused(
+                {"ok": False, "error": "refused", "code": exc.code, "message": exc.message}
+            )
+
+    async def _remote_command(self, holder: str, command: str, text: str, rounds: int) -> None:
+        """A command for a run that a worker in another process holds: sent to its channel,
+        the answer awaited (within REMOTE_ANSWER_S)."""
+        call_id = secrets.token_hex(8)
+        answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.answers[call_id] = answer
+        try:
+            await self.channel_layer.send(holder, {
+                "type": "run.command", "id": call_id, "reply_to": self.channel_name,
+                "run_id": self.run_id, "command": command, "text": text, "rounds": rounds,
+            })  # fmt: skip
+            async with asyncio.timeout(REMOTE_ANSWER_S):
+                got = await answer
+        except TimeoutError:
+            got = {"ok": False, "error": "refused", "code": "no_answer",
+                   "message": "the worker holding the run did not answer; try again"}  # fmt: skip
+        finally:
+            self.answers.pop(call_id, None)
+        await self._refused(got)
+
+    async def run_answer(self, message: dict[str, Any]) -> None:
+        """A worker's answer to a command sent to it (dashboard.worker)."""
+        answer = self.answers.get(str(message.get("id")))
+        if answer is not None and not answer.done():
+            answer.set_result(message)
+
+    async def _refused(self, answer: dict[str, Any]) -> None:
+        """Tell the page why a command was not carried out (nothing when it was)."""
+        if answer.get("ok"):
+            return
+        if answer.get("error") == "lookup":
+            await self.send_json({"type": "error", "message": "the run is not live any more"})
+        elif answer.get("error") == "value":
+            await self.send_json({"type": "error", "message": answer.get("message", "")})
+        else:
+            await self.send_json({"type": "error", "code": answer.get("code", ""),
+                                  "message": answer.get("message", "")})  # fmt: skip
 
     # -- the live view -------------------------------------------------------------------
 
@@ -248,6 +310,10 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
 
     async def run_event(self, message: dict[str, Any]) -> None:
         await self.send_json(message["event"])
+
+    async def run_queue(self, message: dict[str, Any]) -> None:
+        """The queued run's place in the queue moved (1: next)."""
+        await self.send_json({"type": "queue", "position": message["position"]})
 
     async def send_json(self, content: Any, close: bool = False) -> None:
         """Every message to the page leaves through here, within the message limit

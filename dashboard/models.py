@@ -152,7 +152,8 @@ class LLMProfile(models.Model):
 
 class Run(models.Model):
     class Status(models.TextChoices):
-        PENDING = "pending"
+        QUEUED = "queued"  # waits for a worker with room to claim it (dashboard.worker)
+        PENDING = "pending"  # claimed by a worker, starting
         RUNNING = "running"
         PAUSED = "paused"
         SUCCEEDED = "succeeded"
@@ -185,7 +186,7 @@ class Run(models.Model):
     # Totals over the run's LLM rounds (each round's own usage is in its llm.message event).
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
-    status = models.CharField(max_length=12, choices=Status.choices, default=Status.PENDING)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
     status_reason = models.TextField(blank=True)
     summary = models.TextField(blank=True)
     # An agent run may end in data: its done's output, checked against this JSON Schema.
@@ -210,10 +211,16 @@ class Run(models.Model):
     # out means that process is gone: any other marks the run lost (runner.sweep_lost).
     holder = models.CharField(max_length=200, blank=True)
     lease_until = models.DateTimeField(null=True, blank=True, db_index=True)
+    # A closed conversation queued again by a message (sent through a process that is not
+    # a worker): the worker that claims it restores the page, then goes on with this.
+    queued_message = models.TextField(blank=True)
 
     class Meta:
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["owner", "-created_at"])]
+        indexes = [
+            models.Index(fields=["owner", "-created_at"]),
+            models.Index(fields=["status", "created_at"]),  # the queue, oldest first
+        ]
 
     def __str__(self) -> str:
         return f"Run {self.pk}: {self.task[:60]}"

@@ -13,12 +13,13 @@ import dataclasses
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
 from django.conf import settings
 
 from automation import (
@@ -51,10 +52,10 @@ from automation.recording.scenario import Scenario as Document
 from automation.secrets import RedactingSink, Secrets, secret_names
 from dashboard import selectors, services
 from dashboard.engineconf import browser_config, planner_for_run
-from dashboard.leases import Leases
+from dashboard.leases import Leases, lease_seconds
 from dashboard.liveview import LiveView
 from dashboard.models import Run, Scenario, SecretGrant
-from dashboard.runsink import DashboardSink, group_name
+from dashboard.runsink import DashboardSink, announce_queue, group_name
 
 __all__ = ["RunManager", "group_name", "runner"]
 
@@ -114,6 +115,10 @@ class RunManager:
         self._live: dict[int, LiveRun] = {}
         self._viewers: Counter[int] = Counter()  # open pages per run
         self.leases = Leases(lambda: list(self._live), self._lost)
+        # A worker (dashboard.worker) claims queued runs while it has room; a process that
+        # is not one (a web process beside separate workers) never does.
+        self.serving = False
+        self._claim_lock = asyncio.Lock()
 
     def is_live(self, run_id: int) -> bool:
         return run_id in self._live
@@ -145,12 +150,56 @@ class RunManager:
                 self._browsers[config] = BrowserSession(config)
             return self._browsers[config]
 
-    async def start(self, run_id: int, *, message: str = "") -> None:
-        """Start a run; with ``message``, a conversation whose session was closed: its
-        page is restored by replaying its steps, then the agent goes on with ``message``."""
-        run = await database_sync_to_async(Run.objects.get)(pk=run_id)
+    @property
+    def capacity(self) -> int:
+        """Runs this worker drives at once (WORKER_RUNS), open conversation tabs included."""
+        return max(1, int(settings.TABWRIGHT["WORKER_RUNS"]))
+
+    async def claim(self) -> list[int]:
+        """Start queued runs, oldest first, while this worker has room; returns their ids.
+        Called on a wake-up, every poll, and whenever a run of this worker ends.  When
+        full while runs wait, the longest-idle conversation's tab is closed to make room
+        (its next message restores it)."""
+        started: list[int] = []
+        async with self._claim_lock:
+            while len(self._live) < self.capacity:
+                run_id = await database_sync_to_async(services.run_claim)(
+                    holder=self.leases.holder, lease_s=lease_seconds()
+                )
+                if run_id is None:
+                    break
+                await self.start(run_id, claimed=True)
+                started.append(run_id)
+            else:
+                if await database_sync_to_async(selectors.run_queue_positions)(limit=1):
+                    self._close_idle_for_queue()
+        if started:
+            await announce_queue()
+        return started
+
+    def _close_idle_for_queue(self) -> None:
+        idle = [live for live in self._live.values() if not live.working and not live.closing]
+        if idle:
+            longest = min(idle, key=lambda each: each.idle_since)
+            longest.close("closed to make room for a run that waited")
+
+    async def start(self, run_id: int, *, message: str = "", claimed: bool = False) -> None:
+        """Start a run: queued (claimed here, unless ``claimed`` already); with
+        ``message``, a conversation whose session was closed: its page is restored by
+        replaying its steps, then the agent goes on with ``message``."""
         if run_id in self._live:
             raise ActionInvalid("the run is live already")
+        if not (message or claimed):
+            got = await database_sync_to_async(services.run_claim)(
+                holder=self.leases.holder, lease_s=lease_seconds(), run_id=run_id
+            )
+            if got is None:
+                raise ActionInvalid("the run is not queued: it started elsewhere or ended")
+        run = await database_sync_to_async(Run.objects.get)(pk=run_id)
+        announced = False
+        if claimed and run.queued_message:  # a closed conversation, queued by a message
+            message, announced = run.queued_message, True
+            await database_sync_to_async(services.run_take_queued_message)(run_id=run_id)
         next_seq = await database_sync_to_async(selectors.run_last_seq)(run_id=run_id)
         stretch = await database_sync_to_async(selectors.run_stretch_count)(run_id=run_id)
         secrets = Secrets(allowed=await database_sync_to_async(_granted_secrets)(run))
@@ -165,13 +214,17 @@ class RunManager:
         live.view.set_viewers(self._viewers[run_id])
         await self.leases.hold(run_id)
         self._live[run_id] = live
-        live.task = asyncio.create_task(self._session(run, live, message), name=f"run-{run_id}")
+        live.task = asyncio.create_task(
+            self._session(run, live, message, announced=announced), name=f"run-{run_id}"
+        )
         live.task.add_done_callback(lambda _t: self._forget(run_id, live))
 
     def _forget(self, run_id: int, live: LiveRun) -> None:
         live.settled.set()
         if self._live.get(run_id) is live:  # not a later session of the same conversation
             del self._live[run_id]
+            if self.serving:  # room for the next queued run
+                asyncio.get_running_loop().create_task(self.claim(), name="claim runs")
 
     def _lost(self, run_id: int) -> None:
         """Another process declared the run lost (this one could not renew its lease in
@@ -202,9 +255,12 @@ class RunManager:
         if live is not None:
             live.view.set_viewers(self._viewers[run_id])
 
-    async def _session(self, run: Run, live: LiveRun, message: str) -> None:
+    async def _session(
+        self, run: Run, live: LiveRun, message: str, *, announced: bool = False
+    ) -> None:
         """The run's life: its tab opened, its work done; for a conversation, then each
-        message's work on the same tab, until the session is closed."""
+        message's work on the same tab, until the session is closed.  ``message``: the
+        one that reopened a closed conversation (``announced``: already in its thread)."""
         conf = settings.TABWRIGHT
         sink, control = live.sink, live.control
         tab = None
@@ -215,7 +271,7 @@ class RunManager:
         planner: Planner | None = None
         opened = False
         try:
-            if message:  # shown at once, before the page is restored
+            if message and not announced:  # shown at once, before the page is restored
                 await sink.emit(UserMessage(message))
             replay = await self._replay_of(run) if run.kind == Run.Kind.REPLAY else None
             # A secret the owner was not granted fails the run before any page opens.
@@ -268,23 +324,28 @@ class RunManager:
             log.exception("run %s crashed", run.pk)
             await sink.emit(RunFinished("failed", reason=f"internal error: {exc!r}"))
         finally:
+            # Each step of the end is bounded: a browser or connection that stopped
+            # answering must not keep the run (and whoever waits for it) from ending.
             live.working = False
-            await live.view.close()
+            await _bounded(run.pk, "stop the live view", live.view.close())
             if problems is not None:
-                await problems.stop()
+                await problems.stop()  # bounded by its own budget
             if forget_crashes is not None:
                 forget_crashes()
             if trace is not None and trace.active:
-                await _save_trace(trace, workspace / "trace.zip")
+                await _save_trace(trace, workspace / "trace.zip")  # bounded
             if tab is not None:  # the run's context with every tab it opened
-                await (tab.group.close() if tab.group is not None else tab.close())
+                closing = tab.group.close() if tab.group is not None else tab.close()
+                await _bounded(run.pk, "close the run's tabs", closing)
             closer = getattr(planner, "aclose", None)
             if closer is not None:
-                await closer()
+                await _bounded(run.pk, "close the model's connection", closer())
             if opened:  # says so, also when the server stops
                 reason = live.closing or control.failure or "the run ended"
-                await asyncio.shield(sink.emit(SessionClosed(reason)))
-            await asyncio.shield(self.leases.let_go(run.pk))
+                await _bounded(run.pk, "record the session closed",
+                               asyncio.shield(sink.emit(SessionClosed(reason))))  # fmt: skip
+            await _bounded(run.pk, "let go of the lease",
+                           asyncio.shield(self.leases.let_go(run.pk)))  # fmt: skip
             # Gone from the live runs before the task ends: whoever awaits it sees it gone
             # (the done callback, which does the same, runs a moment later).
             self._forget(run.pk, live)
@@ -369,7 +430,7 @@ class RunManager:
             # Messages that came as the last stretch ended were not seen: they go on.
             carried = live.control.take_replies()
             text = "\n".join(carried) if carried else await self._idle(live)
-            if text is None:
+            if text is None or live.closing:  # closed as the message came: no more work
                 break
             await agent.continue_with(text, note=note, said_before=True)
             note = ""
@@ -388,7 +449,8 @@ class RunManager:
         await live.sink.emit(SessionIdle(idle_s, int(time.time() * 1000) + idle_s * 1000))
         self._close_over_limit(live.owner_id)
         try:
-            text = await asyncio.wait_for(live.inbox.get(), idle_s)
+            async with asyncio.timeout(idle_s):  # a stop is never taken for the timeout
+                text = await live.inbox.get()
         except TimeoutError:
             text = None if live.inbox.empty() else live.inbox.get_nowait()
             if text is None:
@@ -432,6 +494,8 @@ class RunManager:
             return
         live = self._live.get(run_id)
         if live is None:
+            if command == "stop" and await self._stop_queued(run_id):
+                return
             raise LookupError("the run is not live")
         if command == "close":
             if not live.conversation:
@@ -456,6 +520,30 @@ class RunManager:
         else:
             control.stop()
 
+    async def _requeue(self, run_id: int, text: str) -> None:
+        event = await database_sync_to_async(services.run_requeue)(run_id=run_id, text=text)
+        if event is None:
+            raise ActionInvalid("the conversation can't take a message now",
+                                hint="wait until its work ends, then write again")  # fmt: skip
+        await get_channel_layer().group_send(
+            group_name(run_id), {"type": "run.event", "event": event}
+        )
+        from dashboard.worker import wake  # the worker imports this module
+
+        await wake()
+
+    async def _stop_queued(self, run_id: int) -> bool:
+        """Stop a run no worker has claimed yet (from any process); False if it is not
+        queued."""
+        event = await database_sync_to_async(services.run_stop_queued)(run_id=run_id)
+        if event is None:
+            return False
+        await get_channel_layer().group_send(
+            group_name(run_id), {"type": "run.event", "event": event}
+        )
+        await announce_queue()
+        return True
+
     async def message(self, run_id: int, text: str) -> None:
         """The person writes to the run: while it works, the model reads it next round
         (while paused, it answers the pause); while a conversation waits, its work goes on
@@ -474,6 +562,9 @@ class RunManager:
                 if run.kind != Run.Kind.AGENT:
                     raise ActionInvalid("this run is over and a replay takes no messages",
                                         hint="replay the scenario again")  # fmt: skip
+                if not (self.serving or settings.TABWRIGHT["EMBEDDED_WORKER"]):
+                    await self._requeue(run_id, text)  # a web process: a worker restores it
+                    return
                 await self.start(run_id, message=text)
                 return
         if live.working:
@@ -667,6 +758,18 @@ def act_request(data: object) -> tuple[str, dict[str, Any], float]:
     # only narrow it, so it is dropped rather than left to confuse.
     args = {k: v for k, v in args.items() if k != "timeout_ms"}
     return action, args, timeout_ms
+
+
+END_STEP_S = 20  # the longest one step of a run's end may take (closing its tabs, ...)
+
+
+async def _bounded(run_id: int, what: str, step: Awaitable[object]) -> None:
+    """One step of a run's end, given END_STEP_S; one that overruns is logged and left."""
+    try:
+        async with asyncio.timeout(END_STEP_S):
+            await step
+    except TimeoutError:
+        log.error("run %s: %s took longer than %s s; it was left", run_id, what, END_STEP_S)
 
 
 async def _save_trace(trace: TraceRecorder, path: Path) -> None:

@@ -32,7 +32,7 @@ from automation.limits import fit
 from dashboard import selectors, services
 from dashboard.models import Run
 
-__all__ = ["DashboardSink", "group_name"]
+__all__ = ["DashboardSink", "announce_queue", "group_name"]
 
 # Events stamped with the server's time (``at_ms``, epoch ms): a model call's wait, retry
 # and answer.
@@ -41,6 +41,13 @@ TIMED_EVENTS = frozenset({"llm.waiting", "llm.retry", "llm.message"})
 
 def group_name(run_id: int) -> str:
     return f"run_{run_id}"
+
+
+async def announce_queue() -> None:
+    """Tell the open pages of every queued run its place in the queue (it moved)."""
+    layer = get_channel_layer()
+    for run_id, place in await database_sync_to_async(selectors.run_queue_positions)():
+        await layer.group_send(group_name(run_id), {"type": "run.queue", "position": place})
 
 
 class DashboardSink:

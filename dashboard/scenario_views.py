@@ -34,7 +34,7 @@ from dashboard.forms import (
     StepValuesForm,
 )
 from dashboard.models import IdentityHeal, Run, Scenario, ScenarioStep
-from dashboard.runner import runner
+from dashboard.worker import wake
 
 
 @login_required
@@ -338,7 +338,7 @@ async def scenario_replay(request: HttpRequest, scenario_id: int) -> HttpRespons
         owner=user, scenario=scenario, base_url=form.cleaned_data["base_url"],
         params=form.params(),
     )  # fmt: skip
-    await runner.start(run.pk)
+    await wake()  # a worker claims it (dashboard/worker.py)
     return redirect("run_detail", run_id=run.pk)
 
 

@@ -168,6 +168,33 @@ def run_stretch_count(*, run_id: int) -> int:
     return RunEvent.objects.filter(run_id=run_id, type="run.started").count()
 
 
+def run_queue_positions(*, limit: int = 500) -> list[tuple[int, int]]:
+    """The queued runs, oldest first, with their place in the queue (1: next)."""
+    queued = Run.objects.filter(status=Run.Status.QUEUED).order_by("created_at", "pk")
+    return [(pk, place) for place, pk in enumerate(queued.values_list("pk", flat=True)[:limit], 1)]
+
+
+def run_queue_position(*, run: Run) -> int:
+    """``run``'s place in the queue (1: next), 0 when it is not queued."""
+    if run.status != Run.Status.QUEUED:
+        return 0
+    ahead = Run.objects.filter(status=Run.Status.QUEUED).filter(
+        Q(created_at__lt=run.created_at) | Q(created_at=run.created_at, pk__lt=run.pk)
+    )
+    return ahead.count() + 1
+
+
+def run_holder(*, run_id: int, other_than: str) -> str:
+    """The channel of the worker that holds the run now (dashboard.worker), when that is
+    another than ``other_than``; "" when no worker vouches for it (or it is ours)."""
+    holder = (
+        Run.objects.filter(pk=run_id, lease_until__isnull=False)
+        .values_list("holder", flat=True)
+        .first()
+    )
+    return holder if holder and "!" in holder and holder != other_than else ""
+
+
 def run_last_seq(*, run_id: int) -> int:
     last = RunEvent.objects.filter(run_id=run_id).order_by("-seq").values_list("seq", flat=True)
     return last.first() or 0

@@ -182,14 +182,82 @@ def runs_sweep_lost() -> list[tuple[int, list[dict[str, Any]]]]:
             run.lease_until = None
             run.save(update_fields=["status", "status_reason", "finished_at", "session",
                                     "session_reason", "lease_until"])  # fmt: skip
-            seq = selectors.run_last_seq(run_id=run.pk)
-            stretch = selectors.run_stretch_count(run_id=run.pk) or 1
-            for event in events:
-                seq += 1
-                event.update(seq=seq, stretch=stretch)
-                run_event_append(run_id=run.pk, seq=seq, type=event["type"], data=event)
-            swept.append((run.pk, events))
+            swept.append((run.pk, run_events_add(run_id=run.pk, events=events)))
     return swept
+
+
+def run_events_add(*, run_id: int, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Events said of a run by no runner of it (a sweep, a stop or a message while it has
+    none): numbered after its last, in its latest stretch, stored; returned to relay.
+    Call it inside the transaction that changed the run."""
+    seq = selectors.run_last_seq(run_id=run_id)
+    stretch = selectors.run_stretch_count(run_id=run_id) or 1
+    for event in events:
+        seq += 1
+        event.update(seq=seq, stretch=stretch)
+        run_event_append(run_id=run_id, seq=seq, type=event["type"], data=event)
+    return events
+
+
+# -- the queue: runs wait queued until a worker with room claims one -------------------
+
+STOPPED_QUEUED = "stopped before it started"
+
+
+def run_claim(*, holder: str, lease_s: int, run_id: int | None = None) -> int | None:
+    """Claim a queued run for ``holder`` (the oldest, or ``run_id``): it is ``pending``
+    from now, held by ``holder``.  One conditional UPDATE per try, so of two workers
+    claiming at once exactly one gets each run.  None: nothing (left) to claim."""
+    queued = Run.objects.filter(status=Run.Status.QUEUED)
+    if run_id is not None:
+        queued = queued.filter(pk=run_id)
+    lease_until = timezone.now() + timedelta(seconds=lease_s) if lease_s else None
+    for pk in queued.order_by("created_at", "pk").values_list("pk", flat=True)[:20]:
+        taken = Run.objects.filter(pk=pk, status=Run.Status.QUEUED).update(
+            status=Run.Status.PENDING, holder=holder, lease_until=lease_until
+        )
+        if taken:
+            return pk
+    return None
+
+
+def run_stop_queued(*, run_id: int) -> dict[str, Any] | None:
+    """Stop a run that no worker has claimed yet; its run.finished event (to relay), or
+    None when it is not queued (any more)."""
+    with transaction.atomic():
+        stopped = Run.objects.filter(pk=run_id, status=Run.Status.QUEUED).update(
+            status=Run.Status.STOPPED, status_reason=STOPPED_QUEUED, finished_at=timezone.now()
+        )
+        if not stopped:
+            return None
+        event = {"type": "run.finished", "status": "stopped", "reason": STOPPED_QUEUED,
+                 "summary": "", "output": None}  # fmt: skip
+        return run_events_add(run_id=run_id, events=[event])[0]
+
+
+def run_take_queued_message(*, run_id: int) -> None:
+    """The worker that claimed a requeued conversation has its message."""
+    Run.objects.filter(pk=run_id).update(queued_message="")
+
+
+def run_requeue(*, run_id: int, text: str) -> dict[str, Any] | None:
+    """A message to a closed conversation through a process that is not a worker: the
+    conversation waits queued, and the worker that claims it restores the page and goes on
+    with ``text`` (a message sent before then joins it).  Returns the ``user.message``
+    event (stored; to relay), or None when the run is not such a conversation now (a
+    worker holds it, or it is no conversation)."""
+    with transaction.atomic():
+        run = Run.objects.select_for_update().get(pk=run_id)
+        if run.kind != Run.Kind.AGENT:
+            return None
+        if run.status == Run.Status.QUEUED and run.queued_message:
+            run.queued_message = f"{run.queued_message}\n{text}"
+        elif run.is_final and run.lease_until is None:
+            run.status, run.status_reason, run.queued_message = Run.Status.QUEUED, "", text
+        else:
+            return None
+        run.save(update_fields=["status", "status_reason", "queued_message"])
+        return run_events_add(run_id=run_id, events=[{"type": "user.message", "text": text}])[0]
 
 
 def runs_mark_unheld(*, older_than_s: int) -> int:
@@ -419,10 +487,9 @@ def _check_index(data: Mapping[str, Any], index: int) -> None:
 def _check_no_live_replay(scenario: Scenario) -> None:
     """A live replay reports its steps by index: renumbering them under it would put its
     outcomes and heals on other steps."""
+    # A queued replay reads the scenario when it starts: edits before then are its own.
     live = Run.objects.filter(
-        scenario=scenario,
-        kind=Run.Kind.REPLAY,
-        status__in=[Run.Status.PENDING, Run.Status.RUNNING, Run.Status.PAUSED],
+        scenario=scenario, kind=Run.Kind.REPLAY, status__in=LIVE_STATUSES
     ).first()
     if live is not None:
         raise ScenarioInvalid(

@@ -109,10 +109,10 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "dashboard",  # before channels: its runworker command is Channels' with the queue poll
     "channels",
     "axes",
     "csp",
-    "dashboard",
 ]
 
 MIDDLEWARE = [
@@ -313,4 +313,10 @@ TABWRIGHT = {
     # A process vouches for the runs it drives this many seconds at a time (renewed every
     # third of it); a run whose process stopped renewing is marked lost by another.
     "LEASE_S": _env_int("TABWRIGHT_LEASE_S", 30),
+    # Runs one worker drives at once (a browser context each; an idle conversation's open
+    # tab counts); the rest wait queued.
+    "WORKER_RUNS": _env_int("TABWRIGHT_WORKER_RUNS", 4),
+    # The web process is a worker too (one process, one code path); 0 when separate
+    # workers (manage.py runworker tabwright.runs) drive the runs.
+    "EMBEDDED_WORKER": _env_bool("TABWRIGHT_EMBEDDED_WORKER", True),
 }

@@ -35,6 +35,7 @@ from dashboard.forms import NewRunForm, RunFilterForm
 from dashboard.jsonin import JsonRefused
 from dashboard.models import Run
 from dashboard.runner import act_request, runner
+from dashboard.worker import wake
 
 DEMO_TASK = """type Ada Lovelace into Name
 type ada@example.org into Email
@@ -106,7 +107,7 @@ async def run_new(request: HttpRequest) -> HttpResponse:
     form, run = await sync_to_async(_run_from_form)(request.POST, user)
     if run is None:
         return await sync_to_async(_run_list_page)(request, form, status=400)
-    await runner.start(run.pk)
+    await wake()  # a worker claims it (dashboard/worker.py)
     return redirect("run_detail", run_id=run.pk)
 
 
@@ -265,6 +266,9 @@ def _dashboard_gauges() -> str:
         "# HELP tabwright_runs_live Runs this dashboard process is driving now.\n"
         "# TYPE tabwright_runs_live gauge\n"
         f"tabwright_runs_live {runner.live_count}\n"
+        "# HELP tabwright_runs_queued Runs waiting for a worker with room (all workers).\n"
+        "# TYPE tabwright_runs_queued gauge\n"
+        f"tabwright_runs_queued {Run.objects.filter(status=Run.Status.QUEUED).count()}\n"
         "# HELP tabwright_sessions_idle Conversations whose tab is kept open for the next "
         "message.\n"
         "# TYPE tabwright_sessions_idle gauge\n"

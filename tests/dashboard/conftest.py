@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from dashboard import services
 from dashboard.models import Run
 from dashboard.routing import websocket_urlpatterns
 from dashboard.runner import RunManager, runner
+from dashboard.worker import start_embedded, wake
 
 PASSWORD = "correct horse battery staple"
 
@@ -78,6 +80,19 @@ async def dashboard_runner() -> AsyncIterator[RunManager]:
     await runner.shutdown()
 
 
+@pytest_asyncio.fixture(loop_scope="session")
+async def worker(dashboard_runner: RunManager, media_root: Path) -> AsyncIterator[RunManager]:
+    """The runs' worker in this process, as daphne starts it: queued runs are claimed (on
+    a wake-up, or at its poll) up to WORKER_RUNS.  Stopped, its runs ended, at teardown."""
+    task = start_embedded()
+    assert task is not None
+    yield dashboard_runner
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    for run_id in list(dashboard_runner._live):
+        await dashboard_runner.end(run_id, "the test ended")
+
+
 class Runs:
     """Creates runs and starts them in the test's loop; remembers them for teardown."""
 
@@ -93,9 +108,24 @@ class Runs:
         )
 
     async def start(self, run: Run) -> Run:
+        """Start the queued run: by the worker when one runs here, else by hand (as the
+        worker would, claim included)."""
         self.started.append(run.pk)
-        await self.manager.start(run.pk)
+        if self.manager.serving:
+            await wake()
+            await self.claimed(run.pk)
+        else:
+            await self.manager.start(run.pk)
         return run
+
+    async def claimed(self, run_id: int, timeout_s: float = 15) -> None:
+        """Until a worker has claimed the queued run (it is live, or already over)."""
+        self.started.append(run_id)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        while (await sync_to_async(Run.objects.get)(pk=run_id)).status == Run.Status.QUEUED:
+            assert loop.time() < deadline, f"run {run_id} still queued after {timeout_s} s"
+            await asyncio.sleep(0.05)
 
     async def stop_all(self) -> None:
         for run_id in self.started:

@@ -10,9 +10,8 @@ from django.contrib.auth.models import Permission
 from django.test import Client
 from django.utils import timezone
 
-from dashboard import services
+from dashboard import services, views
 from dashboard.models import IdentityHeal, LLMProfile, Run, Scenario, ScenarioStep, UrlRule
-from dashboard.runner import runner
 
 pytestmark = pytest.mark.django_db
 
@@ -179,12 +178,12 @@ def test_a_block_rule_from_the_admin_refuses_new_runs_on_that_domain(
 def test_an_allow_rule_from_the_admin_limits_runs_to_its_domain(
     staff_client: Client, owner: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    started: list[int] = []
+    woken: list[str] = []
 
-    async def start(run_id: int) -> None:  # the form is under test, not the browser
-        started.append(run_id)
+    async def wake() -> None:  # the form is under test, not the worker
+        woken.append("wake")
 
-    monkeypatch.setattr(runner, "start", start)
+    monkeypatch.setattr(views, "wake", wake)
     person = Client()
     person.force_login(owner)
     assert add_rule(staff_client, "good.example", "allow").status_code == 302
@@ -194,7 +193,7 @@ def test_an_allow_rule_from_the_admin_limits_runs_to_its_domain(
     assert "other.example is not on the allowed list" in response.content.decode()
     assert new_run(person, "https://app.good.example/start").status_code == 302
     assert [r.start_url for r in Run.objects.all()] == ["https://app.good.example/start"]
-    assert started == [Run.objects.get().pk]
+    assert Run.objects.get().status == Run.Status.QUEUED and woken == ["wake"]  # once
 
 
 def test_a_block_rule_wins_over_an_allow_rule(staff_client: Client, owner: Any) -> None:

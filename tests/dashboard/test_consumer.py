@@ -65,8 +65,9 @@ async def start_watched(
     run = await runs.create(owner=owner, task=task, start_url=start_url, **kw)
     comm = await connected_socket(open_socket, run, owner)
     state = await comm.receive_json_from(timeout=5)
-    assert state == {"type": "state", "status": "pending", "reason": "", "live": False,
-                     "working": False, "session": "", "session_reason": ""}  # fmt: skip
+    assert state == {"type": "state", "status": "queued", "reason": "", "live": False,
+                     "working": False, "session": "", "session_reason": "",
+                     "queue": 1}  # fmt: skip
     await runs.start(run)
     return run, comm
 
@@ -128,6 +129,7 @@ async def test_owner_gets_stored_events_in_seq_order_then_state(
         "working": False,
         "session": "",
         "session_reason": "",
+        "queue": 0,  # not queued
         "type": "state",
         "status": "paused",
         "reason": "need_help: which?",

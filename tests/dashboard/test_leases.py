@@ -65,10 +65,11 @@ def test_at_start_a_shared_database_closes_only_runs_nobody_holds(owner: Any) ->
     stale = a_run(owner, "stale", status="running")
     fresh = a_run(owner, "fresh", status="pending")  # its process may be about to hold it
     held = a_run(owner, "held", status="running", lease_until=timezone.now() + timedelta(60))
-    Run.objects.filter(pk__in=[stale.pk, held.pk]).update(created_at=old)
+    queued = a_run(owner, "queued", status="queued")  # waits for any worker, however long
+    Run.objects.filter(pk__in=[stale.pk, held.pk, queued.pk]).update(created_at=old)
     assert services.runs_mark_unheld(older_than_s=60) == 1
-    assert [Run.objects.get(pk=r.pk).status for r in (stale, fresh, held)] == [
-        "failed", "pending", "running",
+    assert [Run.objects.get(pk=r.pk).status for r in (stale, fresh, held, queued)] == [
+        "failed", "pending", "running", "queued",
     ]  # fmt: skip
 
 

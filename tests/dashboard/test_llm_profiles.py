@@ -371,6 +371,7 @@ def test_the_rule_planner_choice_stores_no_profile(owner: Any) -> None:
 @pytest.mark.django_db(transaction=True)
 async def test_a_run_started_from_the_form_uses_the_chosen_profile_and_counts_tokens(
     runs: Runs,
+    worker: Any,
     owner: Any,
     fixture_url: str,
     llm_server: ScriptedLLMServer,
@@ -397,7 +398,7 @@ async def test_a_run_started_from_the_form_uses_the_chosen_profile_and_counts_to
     )
     run = await sync_to_async(Run.objects.get)(owner=owner)
     assert response.status_code == 302
-    runs.started.append(run.pk)
+    await runs.claimed(run.pk)  # by the worker the form's wake-up rang
     await runs.manager.wait(run.pk)
 
     run = await sync_to_async(Run.objects.get)(pk=run.pk)

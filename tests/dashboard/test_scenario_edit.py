@@ -199,6 +199,7 @@ def test_steps_keep_their_places_while_a_replay_of_them_is_live(
     owner: Any, scenario: Scenario, client: Client
 ) -> None:
     run = services.replay_run_create(owner=owner, scenario=scenario, base_url="", params={})
+    Run.objects.filter(pk=run.pk).update(status=Run.Status.RUNNING)  # claimed: live
     before = stored(scenario)
     for tail, data in [("steps/3/move", {"direction": "up"}), ("steps/3/delete", {})]:
         response = client.post(url(scenario, tail), data, follow=True)

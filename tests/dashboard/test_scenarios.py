@@ -53,7 +53,7 @@ async def finished(runs: Runs, run_id: int) -> Run:
 
 
 async def test_a_run_saved_as_a_scenario_replays_on_a_new_release_and_heals(
-    runs: Runs, owner: Any, fixture_url: str, monkeypatch: pytest.MonkeyPatch
+    runs: Runs, worker: Any, owner: Any, fixture_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TABWRIGHT_SECRET_PASSWORD", PASSWORD)
     # Secrets belong to someone: an admin granted this one to the owner.
@@ -85,7 +85,7 @@ async def test_a_run_saved_as_a_scenario_replays_on_a_new_release_and_heals(
     )
     replay = await sync_to_async(Run.objects.get)(kind=Run.Kind.REPLAY)
     assert response["Location"] == f"/runs/{replay.pk}/"
-    runs.started.append(replay.pk)
+    await runs.claimed(replay.pk)  # by the worker
     replay = await finished(runs, replay.pk)
     assert replay.status == Run.Status.SUCCEEDED, replay.status_reason
     assert replay.scenario_id == scenario.pk

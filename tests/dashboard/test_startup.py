@@ -22,7 +22,7 @@ LIVE = ("pending", "running", "paused")
 
 def make_runs(owner: Any) -> dict[str, int]:
     ids = {}
-    for status in (*LIVE, "succeeded"):
+    for status in (*LIVE, "succeeded", "queued"):
         run = Run.objects.create(owner=owner, task=status, start_url="", status=status)
         ids[status] = run.pk
     # A conversation waiting for its next message, its tab open in the server that died.
@@ -61,6 +61,7 @@ def test_a_starting_server_closes_the_runs_left_live(owner: Any, tmp_path: Path)
             assert after[status][0] == "failed"
             assert after[status][1].startswith("interrupted: ")
         assert after["succeeded"] == ("succeeded", "")
+        assert after["queued"] == ("queued", "")  # no process had it: a worker will
         assert Run.objects.filter(finished_at__isnull=False).count() == 3
         # Its tab is gone with the server: a message restores the page by replay.
         idle = Run.objects.get(task="succeeded")
@@ -91,7 +92,7 @@ def test_the_runs_of_a_live_server_are_left_alone(owner: Any, tmp_path: Path) ->
         holder.wait()
     # That server died (the kernel dropped its lock): the next start closes its runs.
     assert startup.close_interrupted_runs(path=lock, keep=False) == 3
-    assert {s for s, _ in statuses().values()} == {"failed", "succeeded"}
+    assert {s for s, _ in statuses().values()} == {"failed", "succeeded", "queued"}
 
 
 def manage_shell(env: dict[str, str], code: str) -> str:

@@ -200,7 +200,7 @@ def test_new_run_needs_a_task_and_a_known_planner(owner: Any) -> None:
 
 @pytest.mark.django_db(transaction=True)
 async def test_new_run_form_creates_and_starts_a_run(
-    runs: Runs, owner: Any, fixture_url: str
+    runs: Runs, worker: Any, owner: Any, fixture_url: str
 ) -> None:
     client = AsyncClient()
     await client.aforce_login(owner)
@@ -217,8 +217,7 @@ async def test_new_run_form_creates_and_starts_a_run(
     assert response["Location"] == f"/runs/{run.pk}/"
     assert run.start_url == f"{fixture_url}/demo/form.html"
     assert (run.task, run.planner) == ("wait for Sign up", "rules")
-    runs.started.append(run.pk)  # stopped at teardown if the test fails before it ends
-    assert runs.manager.is_live(run.pk)
+    await runs.claimed(run.pk)  # queued, then claimed by the worker the form woke
     await runs.manager.wait(run.pk)
     run = await sync_to_async(Run.objects.get)(pk=run.pk)
     assert run.status == Run.Status.SUCCEEDED, run.status_reason

@@ -1,13 +1,18 @@
-"""Two dashboard processes on one real PostgreSQL and one real Redis (Debian's servers on
-loopback ports of their own): a run started through one process is watched live from a
-page of the other — its stored events from the shared database, then its live events over
-the Redis channel layer — and everything it did is in PostgreSQL."""
+"""Dashboard processes on one real PostgreSQL and one real Redis (Debian's servers on
+loopback ports of their own).  A web process without a worker (A) and one with a worker
+(B): a run started through A waits queued, is claimed by B's worker, is watched live from
+pages on both, and is answered from A's page — the command crosses the Redis layer to the
+worker that holds it.  Then a second worker (C): each worker takes one run (capacity 1);
+``kill -9`` of the one holding a run marks that run lost within the lease, the other's run
+goes on, and new runs go to the survivor."""
 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,11 +37,13 @@ def backends() -> Iterator[tuple[str, str]]:
 def two_servers(
     tmp_path_factory: pytest.TempPathFactory, backends: tuple[str, str]
 ) -> Iterator[tuple[str, str, str]]:
-    """Two daphne processes of one dashboard: the same database, layer and secret key."""
+    """Two daphne processes of one dashboard (the same database, layer and secret key): A
+    serves pages only, B serves pages and runs them."""
     settings = shared_settings(backends)
     user = (USERNAME, PASSWORD)
+    web_only = {**settings, "TABWRIGHT_EMBEDDED_WORKER": "0"}
     with (
-        daphne(tmp_path_factory.mktemp("web-a"), user, settings) as (a, _),
+        daphne(tmp_path_factory.mktemp("web-a"), user, web_only) as (a, _),
         daphne(tmp_path_factory.mktemp("web-b"), user, settings, setup=False) as (b, _),
     ):
         yield a, b, backends[0]
@@ -55,6 +62,7 @@ def shared_settings(backends: tuple[str, str]) -> dict[str, str]:
         "TABWRIGHT_CHROMIUM_PATH": CHROMIUM,
         "TABWRIGHT_SESSION_IDLE_S": "0",
         "TABWRIGHT_LEASE_S": "3",  # a lost process is noticed within seconds
+        "TABWRIGHT_WORKER_RUNS": "1",  # two runs, two workers: one each
     }
 
 
@@ -85,6 +93,7 @@ async def test_a_page_on_one_process_follows_a_run_of_the_other_live(
         on_a = await context.new_page()
         await log_in(on_a, a)
         run_id = await start_paused_run(on_a, a)
+        assert holder_pid(database_url, run_id) == daphne_pid(b)  # A has no worker
 
         # B never ran it: what it shows comes from PostgreSQL, then live over Redis.
         on_b = await context.new_page()
@@ -93,6 +102,7 @@ async def test_a_page_on_one_process_follows_a_run_of_the_other_live(
         await expect(on_b.locator("body")).to_have_attribute("data-live", "1")
         await expect(on_b.locator("#steps > li.step")).to_have_count(1)
 
+        # Answered on A: the reply goes over Redis to B's worker, which holds the run.
         await on_a.locator("#reply-text").fill("click Delete #3")
         await on_a.get_by_role("button", name="Send", exact=True).click()
         await expect(on_a.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
@@ -113,6 +123,19 @@ async def test_a_page_on_one_process_follows_a_run_of_the_other_live(
         await context.close()
 
 
+def holder_pid(database_url: str, run_id: int, timeout_s: float = 15) -> int:
+    """The pid of the worker that claimed the run (its channel is named with it)."""
+    deadline = time.monotonic() + timeout_s
+    while not (
+        holder := psql(database_url, f"select holder from dashboard_run where id = {run_id}")
+    ):
+        assert time.monotonic() < deadline, f"run {run_id} was never claimed"
+        time.sleep(0.1)
+    found = re.search(r"!\w+\.worker(\d+)$", holder)
+    assert found, holder
+    return int(found.group(1))
+
+
 def daphne_pid(base_url: str) -> int:
     """The pid of the daphne serving ``base_url`` (found by its port)."""
     port = base_url.rsplit(":", 1)[1]
@@ -126,7 +149,7 @@ def daphne_pid(base_url: str) -> int:
     raise AssertionError(f"no daphne on port {port}")
 
 
-async def test_a_killed_process_s_runs_are_marked_lost_by_another_within_the_lease(
+async def test_a_killed_worker_s_run_is_lost_the_other_s_goes_on_and_new_runs_go_to_it(
     ui_browser: Browser,
     two_servers: tuple[str, str, str],
     backends: tuple[str, str],
@@ -139,32 +162,42 @@ async def test_a_killed_process_s_runs_are_marked_lost_by_another_within_the_lea
     user = (USERNAME, PASSWORD)
     try:
         with daphne(tmp_path_factory.mktemp("web-c"), user, settings, setup=False) as (c, _):
-            on_c = await context.new_page()
-            await log_in(on_c, c)
-            run_id = await start_paused_run(on_c, c)
             on_a = await context.new_page()
-            a_run = await start_paused_run(on_a, a)  # the survivor's own: untouched
-            on_b = await context.new_page()
-            await on_b.goto(f"{b}/runs/{run_id}/")
-            await expect(on_b.locator("#status")).to_have_text("paused")
+            await log_in(on_a, a)
+            first = await start_paused_run(on_a, a)
+            on_other = await context.new_page()
+            await on_other.goto(f"{a}/")
+            second = await start_paused_run(on_other, a)
+            # Capacity 1 each: the two runs are on the two workers.
+            holders = {holder_pid(database_url, first), holder_pid(database_url, second)}
+            assert holders == {daphne_pid(b), daphne_pid(c)}
+            lost, kept = (first, second) if holder_pid(database_url, first) == daphne_pid(c) \
+                else (second, first)  # fmt: skip
+            on_lost = on_a if lost == first else on_other
+            on_kept = on_other if lost == first else on_a
 
             os.kill(daphne_pid(c), signal.SIGKILL)
-            # B's page, not reloaded: another process noticed the lease run out.
-            await expect(on_b.locator("#status")).to_have_text("failed", timeout=15_000)
-            await expect(on_b.locator("#status-reason")).to_contain_text("lost")
-            await save(on_b, "shared-backends-lost-process.png")
+            # A's page, not reloaded: another process noticed the lease run out.
+            await expect(on_lost.locator("#status")).to_have_text("failed", timeout=15_000)
+            await expect(on_lost.locator("#status-reason")).to_contain_text("lost")
+            await save(on_lost, "shared-backends-lost-worker.png")
         row = psql(
-            database_url, f"select status, status_reason from dashboard_run where id = {run_id}"
+            database_url, f"select status, status_reason from dashboard_run where id = {lost}"
         )
         assert row.startswith("failed|lost")
-        kept = psql(database_url, f"select count(*) from dashboard_step where run_id = {run_id}")
-        assert kept == "1"  # its navigate step, kept
-        # A's run goes on: A is alive and renews its lease.
-        assert psql(database_url, f"select status from dashboard_run where id = {a_run}") == (
+        steps = psql(database_url, f"select count(*) from dashboard_step where run_id = {lost}")
+        assert steps == "1"  # its navigate step, kept
+        # The survivor's run goes on: B is alive and renews its lease.
+        assert psql(database_url, f"select status from dashboard_run where id = {kept}") == (
             "paused"
         )
-        await on_a.locator("#reply-text").fill("click Delete #3")
-        await on_a.get_by_role("button", name="Send", exact=True).click()
-        await expect(on_a.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+        await on_kept.locator("#reply-text").fill("click Delete #3")
+        await on_kept.get_by_role("button", name="Send", exact=True).click()
+        await expect(on_kept.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+        # A new run goes to the survivor.
+        after = await start_paused_run(on_kept, a)
+        assert holder_pid(database_url, after) == daphne_pid(b)
+        await on_kept.locator("[data-command=stop]").click()
+        await expect(on_kept.locator("#status")).to_have_text("stopped", timeout=LIVE_MS)
     finally:
         await context.close()

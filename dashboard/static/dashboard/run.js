@@ -252,6 +252,13 @@
     }
   }
 
+  // A queued run waits for a worker with room: its place in the queue (1: next).
+  function setQueue(position) {
+    if (status !== "queued" || !position) return;
+    reasonEl.textContent = position === 1 ? "waiting for a worker: next in the queue" :
+      "waiting for a worker: " + (position - 1) + " run" + (position === 2 ? "" : "s") + " ahead in the queue";
+  }
+
   function setSession(next, reason) {
     if (!sessionEl) return;
     session = next || "";
@@ -479,7 +486,9 @@
     state: (e) => {
       if (e.session !== undefined) setSession(e.session, e.session_reason);
       setStatus(e.status, e.reason);
+      setQueue(e.queue);
     },
+    queue: (e) => setQueue(e.position),
     error: (e) => addChat("note failed", "error", e.message),
   };
 

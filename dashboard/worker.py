@@ -1,0 +1,143 @@
+"""The worker: where runs are claimed and driven, a Channels consumer on a fixed channel.
+
+The web side never drives a run: it creates the run *queued* and rings the doorbell
+(:func:`wake`, a message to RUNS_CHANNEL).  Channels delivers such a message at most once,
+so the database decides who runs what: a worker with room claims the oldest queued run
+with one conditional UPDATE (``services.run_claim``: of two workers, exactly one gets
+it), holds a lease on it while it lives (dashboard.leases) and claims the next when one
+ends.  Every worker also looks at the queue every QUEUE_POLL_S, so a lost wake-up only
+delays a run, never strands it.
+
+One code path, two ways to run it:
+
+- ``manage.py runworker tabwright.runs``: the worker in a process of its own (this
+  project's ``runworker`` is Channels' with the queue poll beside it); the web processes
+  then run with ``TABWRIGHT_EMBEDDED_WORKER=0``.
+- By default, daphne starts the same worker inside itself (dashboard/asgi.py), so one
+  process with SQLite and the in-memory layer needs nothing else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from typing import Any
+
+from channels.consumer import AsyncConsumer
+from channels.exceptions import ChannelFull
+from channels.layers import get_channel_layer
+from channels.worker import Worker
+from django.conf import settings
+
+from automation.errors import TabwrightError
+from dashboard.runner import runner
+
+__all__ = ["RUNS_CHANNEL", "RunsConsumer", "RunsWorker", "channel_application",
+           "start_embedded", "wake"]  # fmt: skip
+
+log = logging.getLogger("tabwright.worker")
+
+RUNS_CHANNEL = "tabwright.runs"
+QUEUE_POLL_S = 5.0
+
+
+class RunsConsumer(AsyncConsumer):
+    """A wake-up on RUNS_CHANNEL: claim what this worker has room for.  On the worker's
+    own channel (its runs' ``holder``): the commands of pages on other processes."""
+
+    async def runs_wake(self, message: dict[str, Any]) -> None:
+        await runner.claim()
+
+    async def run_command(self, message: dict[str, Any]) -> None:
+        # Not awaited here: one slow command must not hold up the others.
+        task = asyncio.get_running_loop().create_task(_answer(self.channel_layer, message))
+        _answering.add(task)
+        task.add_done_callback(_answering.discard)
+
+
+_answering: set[asyncio.Task[None]] = set()
+
+
+async def _answer(layer: Any, message: dict[str, Any]) -> None:
+    """Carry out a page's command for a run this worker holds; answer its socket."""
+    answer: dict[str, Any] = {"type": "run.answer", "id": message.get("id"), "ok": True}
+    try:
+        run_id, command = int(message["run_id"]), str(message["command"])
+        text, rounds = str(message.get("text", "")), message.get("rounds", 0)
+        await runner.command(run_id, command, text, rounds=rounds)
+    except LookupError as exc:
+        answer.update(ok=False, error="lookup", message=str(exc))
+    except ValueError as exc:
+        answer.update(ok=False, error="value", message=str(exc))
+    except TabwrightError as exc:
+        answer.update(ok=False, error="refused", code=exc.code, message=exc.message)
+    except Exception as exc:  # a bug: the page hears of it rather than waiting in vain
+        log.exception("a command for run %s failed", message.get("run_id"))
+        answer.update(ok=False, error="refused", code="internal", message=repr(exc))
+    await layer.send(message["reply_to"], answer)
+
+
+# The worker hands this only what arrives on its channels: RUNS_CHANNEL and its own.
+channel_application = RunsConsumer.as_asgi()
+
+
+class RunsWorker(Worker):
+    """Channels' worker on RUNS_CHANNEL and a channel of its own, with the queue polled
+    beside them.  Its own channel names it as the holder of the runs it claims, so pages
+    on any process reach them (dashboard.consumers)."""
+
+    async def handle(self) -> None:
+        # A channel of this process's own, like its sockets' (channels_redis reads all of a
+        # process's channels through one list: a second kind would wait its turn), named
+        # with the process id so an operator (or a test) can tell which holds what.
+        own = f"{await self.channel_layer.new_channel()}.worker{os.getpid()}"
+        runner.leases.holder = own  # claims and leases name this channel from now
+        self.channels = [*self.channels, own]
+        runner.serving = True
+        poll = asyncio.ensure_future(_poll())
+        try:
+            await asyncio.gather(*(self._listen(channel) for channel in self.channels))
+        finally:
+            runner.serving = False
+            poll.cancel()
+            for instance in self.application_instances.values():
+                instance["future"].cancel()
+
+    async def _listen(self, channel: str) -> None:
+        """Channels' listener on ``channel``, started again after a channel-layer error
+        (Redis restarting, a dropped connection): that must not end the worker."""
+        while True:
+            try:
+                await self.listener(channel)
+            except Exception:
+                log.exception("the runs worker lost %s; listening again", channel)
+                await asyncio.sleep(1)
+
+
+async def _poll() -> None:
+    while True:
+        try:
+            await runner.claim()
+        except Exception:  # a database hiccup: the next poll tries again
+            log.exception("claiming queued runs failed")
+        await asyncio.sleep(QUEUE_POLL_S)
+
+
+async def wake() -> None:
+    """Ring the workers' doorbell: a run was queued (or room was made)."""
+    try:
+        await get_channel_layer().send(RUNS_CHANNEL, {"type": "runs.wake"})
+    except ChannelFull:  # nobody has read the earlier ones yet: the next poll finds it
+        log.info("the runs channel is full; the workers' next poll will claim the run")
+
+
+def start_embedded() -> asyncio.Task[None] | None:
+    """The worker inside this (web) process, unless TABWRIGHT_EMBEDDED_WORKER=0.  Call it
+    in the running event loop."""
+    if not settings.TABWRIGHT["EMBEDDED_WORKER"]:
+        return None
+    worker = RunsWorker(
+        application=channel_application, channels=[RUNS_CHANNEL], channel_layer=get_channel_layer()
+    )
+    return asyncio.get_running_loop().create_task(worker.arun(), name="runs worker")
