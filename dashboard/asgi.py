@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.settings")
@@ -15,8 +16,8 @@ django_asgi_app = get_asgi_application()
 
 from dashboard.origin import SameOriginValidator  # noqa: E402
 from dashboard.routing import websocket_urlpatterns  # noqa: E402
-from dashboard.startup import on_server_start  # noqa: E402
-from dashboard.worker import channel_application, start_embedded  # noqa: E402
+from dashboard.startup import on_server_start, serves_runs  # noqa: E402
+from dashboard.worker import channel_application, drain, start_embedded  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
@@ -34,7 +35,24 @@ application = ProtocolTypeRouter(
 # are closed (dashboard/startup.py).  Not at import: tests and commands import this too,
 # and the reactor runs only in the server.  django.setup() installed daphne's reactor.
 from twisted.internet import reactor  # noqa: E402
+from twisted.internet.defer import Deferred  # noqa: E402
 
 reactor.addSystemEventTrigger("before", "startup", on_server_start)
-# Then, inside the running loop, the runs' worker (unless TABWRIGHT_EMBEDDED_WORKER=0).
-reactor.callLater(0, start_embedded)
+
+# Then, inside the running loop, the runs' worker (unless TABWRIGHT_EMBEDDED_WORKER=0, or
+# another live server drives the runs of this SQLite database); drained when daphne stops
+# (SIGTERM): no new claims, its runs get TABWRIGHT_WORKER_GRACE_S to end.
+_worker: list[asyncio.Task[None]] = []
+
+
+def _start_worker() -> None:
+    if serves_runs():
+        _worker.extend(task for task in [start_embedded()] if task is not None)
+
+
+def _drain_worker() -> Deferred[None]:
+    return Deferred.fromFuture(asyncio.ensure_future(drain(_worker[0] if _worker else None)))
+
+
+reactor.callLater(0, _start_worker)
+reactor.addSystemEventTrigger("before", "shutdown", _drain_worker)

@@ -61,6 +61,7 @@ __all__ = ["RunManager", "group_name", "runner"]
 
 log = logging.getLogger("tabwright.runner")
 
+INTERRUPTED = "interrupted: its worker was stopped before the run ended"
 COMMANDS = frozenset({"pause", "resume", "stop", "reply", "extend", "message", "close"})
 MAX_EXTEND_ROUNDS = 1_000
 
@@ -646,6 +647,24 @@ class RunManager:
         live.close(reason)
         live.control.stop(reason)
         await self.wait_closed(run_id)
+
+    async def drain(self, grace_s: float) -> None:
+        """This worker stops: idle conversation tabs close now; runs at work go on for
+        ``grace_s``, then those still live end failed (interrupted); then the browsers
+        close.  Claim nothing meanwhile (the caller stopped the worker)."""
+        for live in list(self._live.values()):
+            if not live.working:
+                live.close("the worker stopped")
+        tasks = {live.task for live in self._live.values() if live.task is not None}
+        if tasks:
+            await asyncio.wait(tasks, timeout=grace_s)
+        for live in list(self._live.values()):
+            live.close(INTERRUPTED)
+            live.control.fail(INTERRUPTED)
+        tasks = {live.task for live in self._live.values() if live.task is not None}
+        if tasks:
+            await asyncio.wait(tasks, timeout=3 * END_STEP_S)
+        await self.shutdown()
 
     async def shutdown(self) -> None:
         tasks = [live.task for live in self._live.values() if live.task is not None]

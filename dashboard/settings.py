@@ -319,4 +319,7 @@ TABWRIGHT = {
     # The web process is a worker too (one process, one code path); 0 when separate
     # workers (manage.py runworker tabwright.runs) drive the runs.
     "EMBEDDED_WORKER": _env_bool("TABWRIGHT_EMBEDDED_WORKER", True),
+    # A worker told to stop (SIGTERM) lets its runs go on this many seconds, then ends
+    # those still live as interrupted.
+    "WORKER_GRACE_S": _env_int("TABWRIGHT_WORKER_GRACE_S", 30),
 }

@@ -30,7 +30,7 @@ from django.db import connection
 from dashboard import services
 
 __all__ = ["close_interrupted_runs", "close_lost_runs", "close_stale_runs", "lock_path",
-           "release"]  # fmt: skip
+           "release", "serves_runs"]  # fmt: skip
 
 log = logging.getLogger("tabwright.startup")
 
@@ -108,6 +108,17 @@ def close_stale_runs(*, keep: bool = True) -> int | None:
     if connection.vendor == "sqlite":
         return close_interrupted_runs(keep=keep)
     return close_lost_runs()
+
+
+def serves_runs() -> bool:
+    """Whether this server may drive runs: with SQLite, only the one holding the lock (a
+    second server on the same file only serves pages); with a database server, any."""
+    if connection.vendor != "sqlite":
+        return True
+    if lock_path() in _held:
+        return True
+    log.warning("another server drives the runs of this database: this one only serves pages")
+    return False
 
 
 def on_server_start() -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import signal
 from typing import Any
 
 from channels.consumer import AsyncConsumer
@@ -33,7 +34,7 @@ from django.conf import settings
 from automation.errors import TabwrightError
 from dashboard.runner import runner
 
-__all__ = ["RUNS_CHANNEL", "RunsConsumer", "RunsWorker", "channel_application",
+__all__ = ["RUNS_CHANNEL", "RunsConsumer", "RunsWorker", "channel_application", "drain",
            "start_embedded", "wake"]  # fmt: skip
 
 log = logging.getLogger("tabwright.worker")
@@ -85,7 +86,22 @@ channel_application = RunsConsumer.as_asgi()
 class RunsWorker(Worker):
     """Channels' worker on RUNS_CHANNEL and a channel of its own, with the queue polled
     beside them.  Its own channel names it as the holder of the runs it claims, so pages
-    on any process reach them (dashboard.consumers)."""
+    on any process reach them (dashboard.consumers).  As a process of its own
+    (``runworker``), SIGTERM or Ctrl-C drains it (:func:`drain`)."""
+
+    def run(self) -> None:
+        asyncio.run(self._serve_until_stopped())
+
+    async def _serve_until_stopped(self) -> None:
+        loop = asyncio.get_running_loop()
+        stop = asyncio.Event()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, stop.set)
+        serving = loop.create_task(self.arun(), name="runs worker")
+        stopped = loop.create_task(stop.wait())
+        await asyncio.wait({serving, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        stopped.cancel()
+        await drain(serving)
 
     async def handle(self) -> None:
         # A channel of this process's own, like its sockets' (channels_redis reads all of a
@@ -113,6 +129,18 @@ class RunsWorker(Worker):
             except Exception:
                 log.exception("the runs worker lost %s; listening again", channel)
                 await asyncio.sleep(1)
+
+
+async def drain(worker: asyncio.Task[None] | None) -> None:
+    """Stop a worker: it claims nothing more; its runs at work go on for the grace period
+    (TABWRIGHT_WORKER_GRACE_S), then those still live end failed (interrupted), their
+    steps kept; idle conversation tabs close at once (a message restores them)."""
+    if worker is not None:
+        worker.cancel()
+        await asyncio.gather(worker, return_exceptions=True)
+    grace_s = max(0.0, float(settings.TABWRIGHT["WORKER_GRACE_S"]))
+    log.info("the runs worker stops: its runs get %s s to end", grace_s)
+    await runner.drain(grace_s)
 
 
 async def _poll() -> None:

@@ -4,6 +4,7 @@ daphne on a free loopback port (for the end-to-end tests and the benchmarks)."""
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -12,9 +13,11 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+import httpx
+
 from tests.net import free_port
 
-__all__ = ["ROOT", "daphne", "log_tail"]
+__all__ = ["ROOT", "daphne", "log_in", "log_tail", "new_run", "runworker"]
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -79,6 +82,7 @@ def daphne(
         "TABWRIGHT_VAR_DIR": str(var),
         "TABWRIGHT_DB_PATH": str(var / "db.sqlite3"),
         "TABWRIGHT_MEDIA_DIR": str(var / "media"),
+        "TABWRIGHT_WORKER_GRACE_S": "1",  # a stopped server's live runs: not worth waiting
         **settings,
     }
     if setup:
@@ -111,3 +115,61 @@ def daphne(
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=5)
+
+
+@contextmanager
+def runworker(
+    var: Path, settings: dict[str, str]
+) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
+    """A worker process of the dashboard (``manage.py runworker tabwright.runs``) on the
+    database and layer that ``settings`` name; yields the process and its log.  Stopped
+    with SIGTERM (and waited for: it drains) at the end, unless it ended already."""
+    var.mkdir(parents=True, exist_ok=True)
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "dashboard.settings",
+        "TABWRIGHT_VAR_DIR": str(var),
+        "TABWRIGHT_MEDIA_DIR": str(var / "media"),
+        **settings,
+    }
+    log = var / "worker.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [str(BIN / "python"), "manage.py", "runworker", "tabwright.runs"],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        yield proc, log
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=5)
+
+
+def log_in(base_url: str, user: tuple[str, str]) -> httpx.Client:
+    """An HTTP client logged in to the dashboard at ``base_url`` as ``user``."""
+    client = httpx.Client(base_url=base_url, timeout=20)
+    client.get("/accounts/login/")
+    client.post("/accounts/login/", data={
+        "username": user[0], "password": user[1],
+        "csrfmiddlewaretoken": client.cookies["csrftoken"],
+    })  # fmt: skip
+    return client
+
+
+def new_run(client: httpx.Client, task: str, start_url: str = "", planner: str = "rules") -> int:
+    """Start a run through the home page's form; its id."""
+    made = client.post("/runs/new", data={
+        "start_url": start_url, "task": task, "planner": planner,
+        "csrfmiddlewaretoken": client.cookies["csrftoken"],  # a new one with the session
+    })  # fmt: skip
+    found = re.search(r"/runs/(\d+)/", str(made.headers.get("location")))
+    assert made.status_code == 302 and found is not None, made.text[:500]
+    return int(found.group(1))

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from tests.net import free_port
 
-__all__ = ["POSTGRES_BIN", "REDIS_SERVER", "postgres_server", "redis_server"]
+__all__ = ["POSTGRES_BIN", "REDIS_SERVER", "postgres_server", "psql", "redis_server",
+           "shared_settings"]  # fmt: skip
 
 REDIS_SERVER = os.environ.get("TABWRIGHT_REDIS_SERVER", "/usr/bin/redis-server")
 
@@ -107,3 +108,31 @@ def postgres_server() -> Iterator[str]:
     finally:
         run(str(POSTGRES_BIN / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop")
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def psql(database_url: str, query: str) -> str:
+    """``query``'s rows as psql prints them unaligned (``a|b`` per row)."""
+    done = subprocess.run(
+        ["psql", database_url, "-At", "-c", query], capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def shared_settings(database_url: str, redis_url: str, **more: str) -> dict[str, str]:
+    """What every process of one dashboard on these servers is started with (the tests'
+    rule planner, loopback pages allowed, leases of 3 s so a lost process shows quickly);
+    ``more``: TABWRIGHT_* settings on top."""
+    return {
+        "DATABASE_URL": database_url,
+        "TABWRIGHT_REDIS_URL": redis_url,
+        "TABWRIGHT_SECRET_KEY": "a-key-every-process-shares-" + "x" * 24,
+        "TABWRIGHT_DEBUG": "1",
+        "TABWRIGHT_BLOCK_PRIVATE_ADDRESSES": "0",
+        "TABWRIGHT_PLANNER": "rules",
+        "TABWRIGHT_ACTION_TIMEOUT_MS": "5000",
+        "TABWRIGHT_CHROMIUM_PATH": os.environ.get("TABWRIGHT_CHROMIUM_PATH", "/usr/bin/chromium"),
+        "TABWRIGHT_SESSION_IDLE_S": "0",
+        "TABWRIGHT_LEASE_S": "3",
+        **{f"TABWRIGHT_{name}": value for name, value in more.items()},
+    }

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
+from contextlib import closing
 from typing import Any
 
-import httpx
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
+
+from tests.daphne import log_in, new_run
 
 __all__ = ["USER", "logged_in_run", "socket_messages"]
 
@@ -19,23 +20,8 @@ USER = ("olive", "pw-olive-1234")
 
 def logged_in_run(base_url: str) -> tuple[int, str]:
     """Log in as USER and start a run of the rule planner; its id and the session key."""
-    with httpx.Client(base_url=base_url, timeout=10) as client:
-        client.get("/accounts/login/")
-        login = {"username": USER[0], "password": USER[1]}
-        client.post(
-            "/accounts/login/", data={**login, "csrfmiddlewaretoken": client.cookies["csrftoken"]}
-        )
-        made = client.post(
-            "/runs/new",
-            data={
-                "task": "press Enter",
-                "planner": "rules",
-                "csrfmiddlewaretoken": client.cookies["csrftoken"],  # a new one with the session
-            },
-        )
-        found = re.search(r"/runs/(\d+)/", str(made.headers.get("location")))
-        assert found is not None, made.text[:500]
-        return int(found.group(1)), client.cookies["sessionid"]
+    with closing(log_in(base_url, USER)) as client:
+        return new_run(client, "press Enter"), client.cookies["sessionid"]
 
 
 async def socket_messages(

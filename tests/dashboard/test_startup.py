@@ -7,7 +7,9 @@ import json
 import os
 import subprocess
 import sys
+import time
 import urllib.request
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +17,9 @@ import pytest
 
 from dashboard import startup
 from dashboard.models import Run
-from tests.daphne import ROOT, daphne
+from dashboard.runner import INTERRUPTED
+from tests.daphne import ROOT, daphne, log_in, log_tail, new_run
+from tests.tasks import AMBIGUOUS_TASK
 
 LIVE = ("pending", "running", "paused")
 
@@ -137,3 +141,27 @@ def test_daphne_closes_them_at_start_unless_a_live_daphne_holds_them(tmp_path: P
     assert runs["running"][0] == runs["paused"][0] == "failed"
     assert runs["running"][1].startswith("interrupted: ")
     assert runs["succeeded"] == ["succeeded", ""]
+
+
+def test_a_stopped_daphne_drains_its_worker_then_ends_its_runs_interrupted(
+    tmp_path: Path,
+) -> None:
+    var = tmp_path / "var"
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "dashboard.settings",
+           "TABWRIGHT_VAR_DIR": str(var), "TABWRIGHT_DB_PATH": str(var / "db.sqlite3")}  # fmt: skip
+    settings = {"TABWRIGHT_DEBUG": "1", "TABWRIGHT_BLOCK_PRIVATE_ADDRESSES": "0",
+                "TABWRIGHT_WORKER_GRACE_S": "2"}  # fmt: skip
+    user = ("olive", "pw-olive-1234")
+    read = (
+        "from dashboard.models import Run\nr = Run.objects.get()\nprint(r.status, r.status_reason)"
+    )
+    with daphne(var, user, settings) as (url, log), closing(log_in(url, user)) as client:
+        new_run(client, AMBIGUOUS_TASK, f"{url}/demo/list.html")
+        deadline = time.monotonic() + 30
+        while not manage_shell(env, read).startswith("paused"):  # asks which Delete
+            assert time.monotonic() < deadline, log_tail(log)
+            time.sleep(0.2)
+    # The with-block sent SIGTERM and waited: the drain ended the run, not a later start.
+    status, reason = manage_shell(env, read).split(" ", 1)
+    assert (status, reason) == ("failed", INTERRUPTED)
+    assert "its runs get 2.0 s to end" in log.read_text()

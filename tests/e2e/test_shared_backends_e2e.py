@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,8 +19,8 @@ import pytest
 from playwright.async_api import Browser, Page, expect
 
 from tests.daphne import daphne
-from tests.e2e.ui import CHROMIUM, LIVE_MS, PASSWORD, USERNAME, log_in, save, start_run
-from tests.servers import postgres_server, redis_server
+from tests.e2e.ui import LIVE_MS, PASSWORD, USERNAME, log_in, save, start_run
+from tests.servers import postgres_server, psql, redis_server, shared_settings
 from tests.tasks import AMBIGUOUS_TASK
 
 pytestmark = [pytest.mark.e2e, pytest.mark.multiprocess]
@@ -39,7 +38,7 @@ def two_servers(
 ) -> Iterator[tuple[str, str, str]]:
     """Two daphne processes of one dashboard (the same database, layer and secret key): A
     serves pages only, B serves pages and runs them."""
-    settings = shared_settings(backends)
+    settings = shared_settings(*backends, WORKER_RUNS="1")  # two runs, two workers: one each
     user = (USERNAME, PASSWORD)
     web_only = {**settings, "TABWRIGHT_EMBEDDED_WORKER": "0"}
     with (
@@ -47,31 +46,6 @@ def two_servers(
         daphne(tmp_path_factory.mktemp("web-b"), user, settings, setup=False) as (b, _),
     ):
         yield a, b, backends[0]
-
-
-def shared_settings(backends: tuple[str, str]) -> dict[str, str]:
-    database_url, redis_url = backends
-    return {
-        "DATABASE_URL": database_url,
-        "TABWRIGHT_REDIS_URL": redis_url,
-        "TABWRIGHT_SECRET_KEY": "a-key-both-processes-share-" + "x" * 24,
-        "TABWRIGHT_DEBUG": "1",
-        "TABWRIGHT_BLOCK_PRIVATE_ADDRESSES": "0",
-        "TABWRIGHT_PLANNER": "rules",
-        "TABWRIGHT_ACTION_TIMEOUT_MS": "5000",
-        "TABWRIGHT_CHROMIUM_PATH": CHROMIUM,
-        "TABWRIGHT_SESSION_IDLE_S": "0",
-        "TABWRIGHT_LEASE_S": "3",  # a lost process is noticed within seconds
-        "TABWRIGHT_WORKER_RUNS": "1",  # two runs, two workers: one each
-    }
-
-
-def psql(database_url: str, query: str) -> str:
-    done = subprocess.run(
-        ["psql", database_url, "-At", "-c", query], capture_output=True, text=True, timeout=30
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
 
 
 async def start_paused_run(page: Page, base_url: str) -> int:
@@ -156,7 +130,7 @@ async def test_a_killed_worker_s_run_is_lost_the_other_s_goes_on_and_new_runs_go
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     a, b, database_url = two_servers
-    settings = shared_settings(backends)
+    settings = shared_settings(*backends, WORKER_RUNS="1")  # two runs, two workers: one each
     context = await ui_browser.new_context(viewport={"width": 1280, "height": 900})
     context.set_default_timeout(10_000)
     user = (USERNAME, PASSWORD)
