@@ -524,8 +524,10 @@ class RunManager:
     async def _requeue(self, run_id: int, text: str) -> None:
         event = await database_sync_to_async(services.run_requeue)(run_id=run_id, text=text)
         if event is None:
-            raise ActionInvalid("the conversation can't take a message now",
-                                hint="wait until its work ends, then write again")  # fmt: skip
+            raise ActionInvalid(
+                "the conversation can't take a message now: it waits for a worker to start it",
+                hint="write again once it has started",
+            )
         await get_channel_layer().group_send(
             group_name(run_id), {"type": "run.event", "event": event}
         )
@@ -563,8 +565,11 @@ class RunManager:
                 if run.kind != Run.Kind.AGENT:
                     raise ActionInvalid("this run is over and a replay takes no messages",
                                         hint="replay the scenario again")  # fmt: skip
-                if not (self.serving or settings.TABWRIGHT["EMBEDDED_WORKER"]):
-                    await self._requeue(run_id, text)  # a web process: a worker restores it
+                web_only = not (self.serving or settings.TABWRIGHT["EMBEDDED_WORKER"])
+                if web_only or run.status == Run.Status.QUEUED:
+                    # A worker restores it (a message joins one waiting already); a run
+                    # that has not started yet takes none.
+                    await self._requeue(run_id, text)
                     return
                 await self.start(run_id, message=text)
                 return

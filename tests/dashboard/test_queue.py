@@ -232,3 +232,20 @@ async def test_a_message_to_a_closed_conversation_through_a_web_process_queues_i
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
         await runner.end(talk.pk, "the test ended")
+
+
+async def test_a_conversation_not_started_yet_takes_no_message_and_runs_as_asked(
+    runs: Runs, open_socket: OpenSocket, owner: Any, fixture_url: str
+) -> None:
+    from tests.dashboard.test_conversations import say
+
+    (run,) = await queued(runs, owner, f"{fixture_url}/demo/form.html", 1)
+    comm = await connected_socket(open_socket, run, owner)
+    await comm.receive_json_from(timeout=5)
+    await say(comm, "type Grace into Name")
+    refused = await receive_until(comm, of_type("error"), timeout_s=5)
+    assert "waits for a worker" in refused[-1]["message"], refused[-1]
+    assert (await load_run(run.pk)).status == Run.Status.QUEUED  # untouched, nothing said
+    await runs.start(run)  # as a worker would claim it
+    done = await receive_until(comm, of_type("run.finished"), timeout_s=30)
+    assert done[-1]["status"] == "succeeded" and "user.message" not in types(done)
