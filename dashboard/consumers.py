@@ -24,9 +24,9 @@ Inputs run one after another, in the order they came (typing must not be reorder
 A page gets the next frame only after it acked the last, and then only the newest: a slow
 connection sees fewer frames, never a growing backlog.
 
-A command for a run that a worker in another process holds (its lease names the worker's
-channel: dashboard.worker) is sent to that channel and its answer comes back to this
-consumer as a ``run.answer`` message; a queued run's page gets ``{"type": "queue",
+A command or an act for a run that a worker in another process holds (its lease names the
+worker's channel: dashboard.worker) is sent to that channel and its answer comes back (a
+command's to this consumer as a ``run.answer`` message, an act's on a reply channel); a queued run's page gets ``{"type": "queue",
 "position": N}`` as the queue moves, and the ``state`` message says its place (``queue``).
 """
 
@@ -48,6 +48,7 @@ from dashboard import jsonin, selectors
 from dashboard.jsonin import JsonRefused
 from dashboard.models import Run
 from dashboard.runner import COMMANDS, act_request, group_name, runner
+from dashboard.worker import remote_act
 
 log = logging.getLogger("tabwright.consumers")
 
@@ -169,11 +170,7 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
         if command == "extend" and (isinstance(rounds, bool) or not isinstance(rounds, int)):
             await self.send_json({"type": "error", "message": "rounds must be a whole number"})
             return
-        holder = ""
-        if not runner.is_live(self.run_id):  # held by a worker in another process?
-            holder = await database_sync_to_async(selectors.run_holder)(
-                run_id=self.run_id, other_than=runner.leases.holder
-            )
+        holder = await self._holder_elsewhere()
         if holder:  # answered in a task: the answer comes to this consumer as a message
             call = asyncio.create_task(self._remote_command(holder, command, text, rounds))
             self.calls.add(call)
@@ -189,6 +186,14 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
             await self._refused(
                 {"ok": False, "error": "refused", "code": exc.code, "message": exc.message}
             )
+
+    async def _holder_elsewhere(self) -> str:
+        """The channel of the worker in another process that holds this run, or ""."""
+        if runner.is_live(self.run_id):
+            return ""
+        return await database_sync_to_async(selectors.run_holder)(
+            run_id=self.run_id, other_than=runner.leases.holder
+        )
 
     async def _remote_command(self, holder: str, command: str, text: str, rounds: int) -> None:
         """A command for a run that a worker in another process holds: sent to its channel,
@@ -300,7 +305,15 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
     async def _act(self, act_id: Any, action: str, args: dict[str, Any], budget: Budget) -> None:
         answer: dict[str, Any] = {"type": "act.result", "id": act_id, "ok": False}
         try:
-            answer.update(await runner.act(self.run_id, action, args, budget=budget))
+            holder = await self._holder_elsewhere()
+            if holder:  # the worker that holds the run acts, within this budget
+                got = await remote_act(holder, self.run_id, action, args, budget)
+                if "error" in got:
+                    answer["error"] = NOT_LIVE if got["error"] == "lookup" else got["error"]
+                else:
+                    answer.update(got["answer"])
+            else:
+                answer.update(await runner.act(self.run_id, action, args, budget=budget))
         except LookupError:
             answer["error"] = NOT_LIVE
         except TabwrightError as exc:

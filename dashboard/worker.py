@@ -22,7 +22,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import secrets
 import signal
+from collections.abc import Coroutine
 from typing import Any
 
 from channels.consumer import AsyncConsumer
@@ -31,11 +33,12 @@ from channels.layers import get_channel_layer
 from channels.worker import Worker
 from django.conf import settings
 
+from automation import Budget
 from automation.errors import TabwrightError
 from dashboard.runner import runner
 
 __all__ = ["RUNS_CHANNEL", "RunsConsumer", "RunsWorker", "channel_application", "drain",
-           "start_embedded", "wake"]  # fmt: skip
+           "remote_act", "start_embedded", "wake"]  # fmt: skip
 
 log = logging.getLogger("tabwright.worker")
 
@@ -51,13 +54,69 @@ class RunsConsumer(AsyncConsumer):
         await runner.claim()
 
     async def run_command(self, message: dict[str, Any]) -> None:
-        # Not awaited here: one slow command must not hold up the others.
-        task = asyncio.get_running_loop().create_task(_answer(self.channel_layer, message))
-        _answering.add(task)
-        task.add_done_callback(_answering.discard)
+        _beside(_answer(self.channel_layer, message))
+
+    async def run_act(self, message: dict[str, Any]) -> None:
+        _beside(_act_answer(self.channel_layer, message))
+
+    async def run_cancel(self, message: dict[str, Any]) -> None:
+        """The page that asked for an act is gone: nobody will read its answer."""
+        budget = _acting.get(str(message.get("id")))
+        if budget is not None:
+            budget.cancel("the page disconnected")
 
 
 _answering: set[asyncio.Task[None]] = set()
+_acting: dict[str, Budget] = {}  # acts for pages on other processes, by call id
+
+
+def _beside(work: Coroutine[Any, Any, None]) -> None:
+    """Not awaited by the consumer: one slow command must not hold up the others."""
+    task = asyncio.get_running_loop().create_task(work)
+    _answering.add(task)
+    task.add_done_callback(_answering.discard)
+
+
+async def _act_answer(layer: Any, message: dict[str, Any]) -> None:
+    """An act by the person on a paused run this worker holds, within the budget the page's
+    process gave it; answered as ``{"answer": ...}`` or ``{"error": ...}``."""
+    call_id = str(message["id"])
+    budget = Budget(float(message["timeout_ms"]), label=str(message["action"]))
+    _acting[call_id] = budget
+    answer: dict[str, Any] = {"type": "run.answer", "id": call_id}
+    try:
+        answer["answer"] = await runner.act(
+            int(message["run_id"]), str(message["action"]), dict(message["args"]), budget=budget
+        )
+    except LookupError:
+        answer["error"] = "lookup"
+    except TabwrightError as exc:
+        answer["error"] = exc.to_dict()
+    finally:
+        _acting.pop(call_id, None)
+    if not budget.cancelled:
+        await layer.send(message["reply_to"], answer)
+
+
+async def remote_act(
+    holder: str, run_id: int, action: str, args: dict[str, Any], budget: Budget
+) -> dict[str, Any]:
+    """An act for a run that a worker in another process holds: sent to it with what is
+    left of ``budget``, its answer awaited on a reply channel of its own within that; a
+    cancelled ``budget`` (the asking socket dropped) cancels it there too.  Returns
+    ``{"answer": ...}`` or ``{"error": "lookup" | {code, message, hint}}``."""
+    layer = get_channel_layer()
+    reply = await layer.new_channel()
+    call_id = secrets.token_hex(8)
+    await layer.send(holder, {
+        "type": "run.act", "id": call_id, "reply_to": reply, "run_id": run_id,
+        "action": action, "args": args, "timeout_ms": budget.remaining_ms(),
+    })  # fmt: skip
+    try:
+        return await budget.run(layer.receive(reply))
+    except TabwrightError:  # cancelled, or out of time: the worker stops too
+        await layer.send(holder, {"type": "run.cancel", "id": call_id})
+        raise
 
 
 async def _answer(layer: Any, message: dict[str, Any]) -> None:

@@ -8,15 +8,19 @@ goes on, and new runs go to the survivor."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import re
 import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.async_api import Browser, Page, expect
+from websockets.asyncio.client import connect
 
 from tests.daphne import daphne
 from tests.e2e.ui import LIVE_MS, PASSWORD, USERNAME, log_in, save, start_run
@@ -76,6 +80,11 @@ async def test_a_page_on_one_process_follows_a_run_of_the_other_live(
         await expect(on_b.locator("body")).to_have_attribute("data-live", "1")
         await expect(on_b.locator("#steps > li.step")).to_have_count(1)
 
+        # An act from A's socket: B's worker reads its page and the answer comes back.
+        cookie = next(c["value"] for c in await context.cookies() if c["name"] == "sessionid")
+        answer = await act_over_socket(a, run_id, cookie, {"action": "read_page", "args": {}})
+        assert answer["ok"] is True and answer["result"].startswith("Page: 'Orders'"), answer
+
         # Answered on A: the reply goes over Redis to B's worker, which holds the run.
         await on_a.locator("#reply-text").fill("click Delete #3")
         await on_a.get_by_role("button", name="Send", exact=True).click()
@@ -95,6 +104,22 @@ async def test_a_page_on_one_process_follows_a_run_of_the_other_live(
         assert steps == "3"
     finally:
         await context.close()
+
+
+async def act_over_socket(
+    base_url: str, run_id: int, session: str, act: dict[str, Any]
+) -> dict[str, Any]:
+    """One act on the run's socket of the process at ``base_url``, as the act panel sends
+    it; its act.result."""
+    uri = base_url.replace("http://", "ws://") + f"/ws/runs/{run_id}/"
+    cookie = {"Cookie": f"sessionid={session}"}
+    async with connect(uri, origin=base_url, additional_headers=cookie) as socket:  # type: ignore[arg-type]
+        await socket.send(json.dumps({"command": "act", "id": "a1", "timeout_ms": 10_000, **act}))
+        async with asyncio.timeout(20):
+            while True:
+                message = json.loads(await socket.recv())
+                if message["type"] == "act.result" and message["id"] == "a1":
+                    return message
 
 
 def holder_pid(database_url: str, run_id: int, timeout_s: float = 15) -> int:
