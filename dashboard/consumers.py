@@ -26,8 +26,9 @@ connection sees fewer frames, never a growing backlog.
 
 A command or an act for a run that a worker in another process holds (its lease names the
 worker's channel: dashboard.worker) is sent to that channel and its answer comes back (a
-command's to this consumer as a ``run.answer`` message, an act's on a reply channel); a queued run's page gets ``{"type": "queue",
-"position": N}`` as the queue moves, and the ``state`` message says its place (``queue``).
+command's to this consumer as a ``run.answer`` message, an act's on a reply channel); a
+queued run's page gets ``{"type": "queue", "position": N}`` as the queue moves, and the
+``state`` message says its place (``queue``).
 """
 
 from __future__ import annotations

@@ -225,7 +225,14 @@ class RunManager:
         if self._live.get(run_id) is live:  # not a later session of the same conversation
             del self._live[run_id]
             if self.serving:  # room for the next queued run
-                asyncio.get_running_loop().create_task(self.claim(), name="claim runs")
+                asyncio.get_running_loop().create_task(self.claim_logged(), name="claim runs")
+
+    async def claim_logged(self) -> None:
+        """:meth:`claim`, its failure logged (a database hiccup: the next poll tries again)."""
+        try:
+            await self.claim()
+        except Exception:
+            log.exception("claiming queued runs failed")
 
     def _lost(self, run_id: int) -> None:
         """Another process declared the run lost (this one could not renew its lease in

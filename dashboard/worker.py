@@ -51,7 +51,7 @@ class RunsConsumer(AsyncConsumer):
     own channel (its runs' ``holder``): the commands of pages on other processes."""
 
     async def runs_wake(self, message: dict[str, Any]) -> None:
-        await runner.claim()
+        await runner.claim_logged()
 
     async def run_command(self, message: dict[str, Any]) -> None:
         _beside(_answer(self.channel_layer, message))
@@ -204,10 +204,7 @@ async def drain(worker: asyncio.Task[None] | None) -> None:
 
 async def _poll() -> None:
     while True:
-        try:
-            await runner.claim()
-        except Exception:  # a database hiccup: the next poll tries again
-            log.exception("claiming queued runs failed")
+        await runner.claim_logged()
         await asyncio.sleep(QUEUE_POLL_S)
 
 
