@@ -25,17 +25,15 @@ A page gets the next frame only after it acked the last, and then only the newes
 connection sees fewer frames, never a growing backlog.
 
 A command or an act for a run that a worker in another process holds (its lease names the
-worker's channel: dashboard.worker) is sent to that channel and its answer comes back (a
-command's to this consumer as a ``run.answer`` message, an act's on a reply channel); a
-queued run's page gets ``{"type": "queue", "position": N}`` as the queue moves, and the
-``state`` message says its place (``queue``).
+worker's channel) is sent to that channel and its answer comes back on a reply channel of
+its own (dashboard.worker.call_holder); a queued run's page gets ``{"type": "queue",
+"position": N}`` as the queue moves, and the ``state`` message says its place (``queue``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import secrets
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -49,7 +47,7 @@ from dashboard import jsonin, selectors
 from dashboard.jsonin import JsonRefused
 from dashboard.models import Run
 from dashboard.runner import COMMANDS, act_request, group_name, runner
-from dashboard.worker import remote_act
+from dashboard.worker import answer_of, call_holder
 
 log = logging.getLogger("tabwright.consumers")
 
@@ -72,7 +70,6 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
     async def connect(self) -> None:
         self.acts = {}
         self.calls: set[asyncio.Task[None]] = set()  # commands sent to another process
-        self.answers: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self.watching = False
         self.frame_in_flight = False
         self.frame_waiting: dict[str, Any] | None = None
@@ -172,21 +169,13 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json({"type": "error", "message": "rounds must be a whole number"})
             return
         holder = await self._holder_elsewhere()
-        if holder:  # answered in a task: the answer comes to this consumer as a message
+        if holder:  # answered in a task: events and frames keep coming meanwhile
             call = asyncio.create_task(self._remote_command(holder, command, text, rounds))
             self.calls.add(call)
             call.add_done_callback(self.calls.discard)
             return
-        try:
-            await runner.command(self.run_id, command, text, rounds=rounds)
-        except LookupError as exc:
-            await self._refused({"ok": False, "error": "lookup", "message": str(exc)})
-        except ValueError as exc:
-            await self._refused({"ok": False, "error": "value", "message": str(exc)})
-        except TabwrightError as exc:  # a message the run can't take
-            await self._refused(
-                {"ok": False, "error": "refused", "code": exc.code, "message": exc.message}
-            )
+        got = await answer_of(runner.command(self.run_id, command, text, rounds=rounds))
+        await self._refused(got.get("error"))
 
     async def _holder_elsewhere(self) -> str:
         """The channel of the worker in another process that holds this run, or ""."""
@@ -197,42 +186,29 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
         )
 
     async def _remote_command(self, holder: str, command: str, text: str, rounds: int) -> None:
-        """A command for a run that a worker in another process holds: sent to its channel,
-        the answer awaited (within REMOTE_ANSWER_S)."""
-        call_id = secrets.token_hex(8)
-        answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self.answers[call_id] = answer
+        """A command for a run that a worker in another process holds, answered within
+        REMOTE_ANSWER_S."""
+        message = {"type": "run.command", "run_id": self.run_id, "command": command,
+                   "text": text, "rounds": rounds}  # fmt: skip
         try:
-            await self.channel_layer.send(holder, {
-                "type": "run.command", "id": call_id, "reply_to": self.channel_name,
-                "run_id": self.run_id, "command": command, "text": text, "rounds": rounds,
-            })  # fmt: skip
-            async with asyncio.timeout(REMOTE_ANSWER_S):
-                got = await answer
-        except TimeoutError:
-            got = {"ok": False, "error": "refused", "code": "no_answer",
-                   "message": "the worker holding the run did not answer; try again"}  # fmt: skip
-        finally:
-            self.answers.pop(call_id, None)
-        await self._refused(got)
+            got = await call_holder(holder, message, Budget(REMOTE_ANSWER_S * 1000))
+        except TabwrightError:
+            silence = "the worker holding the run did not answer; try again"
+            got = {"error": {"kind": "refused", "code": "no_answer", "message": silence}}
+        await self._refused(got.get("error"))
 
-    async def run_answer(self, message: dict[str, Any]) -> None:
-        """A worker's answer to a command sent to it (dashboard.worker)."""
-        answer = self.answers.get(str(message.get("id")))
-        if answer is not None and not answer.done():
-            answer.set_result(message)
-
-    async def _refused(self, answer: dict[str, Any]) -> None:
+    async def _refused(self, error: dict[str, Any] | None) -> None:
         """Tell the page why a command was not carried out (nothing when it was)."""
-        if answer.get("ok"):
+        if error is None:
             return
-        if answer.get("error") == "lookup":
+        if error["kind"] == "lookup":
             await self.send_json({"type": "error", "message": "the run is not live any more"})
-        elif answer.get("error") == "value":
-            await self.send_json({"type": "error", "message": answer.get("message", "")})
+        elif error["kind"] == "value":
+            await self.send_json({"type": "error", "message": error["message"]})
         else:
-            await self.send_json({"type": "error", "code": answer.get("code", ""),
-                                  "message": answer.get("message", "")})  # fmt: skip
+            await self.send_json(
+                {"type": "error", "code": error["code"], "message": error["message"]}
+            )
 
     # -- the live view -------------------------------------------------------------------
 
@@ -308,17 +284,21 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
         try:
             holder = await self._holder_elsewhere()
             if holder:  # the worker that holds the run acts, within this budget
-                got = await remote_act(holder, self.run_id, action, args, budget)
-                if "error" in got:
-                    answer["error"] = NOT_LIVE if got["error"] == "lookup" else got["error"]
-                else:
-                    answer.update(got["answer"])
+                got = await call_holder(holder, {
+                    "type": "run.act", "run_id": self.run_id, "action": action, "args": args,
+                    "timeout_ms": budget.remaining_ms(),
+                }, budget)  # fmt: skip
             else:
-                answer.update(await runner.act(self.run_id, action, args, budget=budget))
-        except LookupError:
+                got = await answer_of(runner.act(self.run_id, action, args, budget=budget))
+        except TabwrightError as exc:  # out of time, or cancelled, waiting for the answer
+            got = {"error": {"kind": "refused", **exc.to_dict()}}
+        error = got.get("error")
+        if error is None:
+            answer.update(got["answer"])
+        elif error["kind"] == "lookup":
             answer["error"] = NOT_LIVE
-        except TabwrightError as exc:
-            answer["error"] = exc.to_dict()
+        else:
+            answer["error"] = {key: error.get(key, "") for key in ("code", "message", "hint")}
         if not budget.cancelled:  # cancelled: the socket is gone, nobody to answer
             await self.send_json(answer)
 

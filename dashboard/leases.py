@@ -24,11 +24,10 @@ import socket
 from collections.abc import Callable, Collection
 
 from channels.db import database_sync_to_async
-from channels.layers import get_channel_layer
 from django.conf import settings
 
 from dashboard import services
-from dashboard.runsink import group_name
+from dashboard.runsink import relay_event
 
 __all__ = ["Leases", "lease_seconds"]
 
@@ -99,8 +98,7 @@ class Leases:
                 log.warning("run %s was declared lost by another process: stopping it", run_id)
                 self._lost(run_id)
         swept = await database_sync_to_async(services.runs_sweep_lost)()
-        layer = get_channel_layer()
         for run_id, events in swept:
             log.warning("run %s lost its process (its lease ran out): marked lost", run_id)
             for event in events:
-                await layer.group_send(group_name(run_id), {"type": "run.event", "event": event})
+                await relay_event(run_id, event)

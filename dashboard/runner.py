@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from channels.db import database_sync_to_async
-from channels.layers import get_channel_layer
 from django.conf import settings
 
 from automation import (
@@ -55,7 +54,7 @@ from dashboard.engineconf import browser_config, planner_for_run
 from dashboard.leases import Leases, lease_seconds
 from dashboard.liveview import LiveView
 from dashboard.models import Run, Scenario, SecretGrant
-from dashboard.runsink import DashboardSink, announce_queue, group_name
+from dashboard.runsink import DashboardSink, announce_queue, group_name, relay_event
 
 __all__ = ["RunManager", "group_name", "runner"]
 
@@ -535,9 +534,7 @@ class RunManager:
                 "the conversation can't take a message now: it waits for a worker to start it",
                 hint="write again once it has started",
             )
-        await get_channel_layer().group_send(
-            group_name(run_id), {"type": "run.event", "event": event}
-        )
+        await relay_event(run_id, event)
         from dashboard.worker import wake  # the worker imports this module
 
         await wake()
@@ -548,9 +545,7 @@ class RunManager:
         event = await database_sync_to_async(services.run_stop_queued)(run_id=run_id)
         if event is None:
             return False
-        await get_channel_layer().group_send(
-            group_name(run_id), {"type": "run.event", "event": event}
-        )
+        await relay_event(run_id, event)
         await announce_queue()
         return True
 

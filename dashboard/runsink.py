@@ -32,7 +32,7 @@ from automation.limits import fit
 from dashboard import selectors, services
 from dashboard.models import Run
 
-__all__ = ["DashboardSink", "announce_queue", "group_name"]
+__all__ = ["DashboardSink", "announce_queue", "group_name", "relay_event"]
 
 # Events stamped with the server's time (``at_ms``, epoch ms): a model call's wait, retry
 # and answer.
@@ -41,6 +41,12 @@ TIMED_EVENTS = frozenset({"llm.waiting", "llm.retry", "llm.message"})
 
 def group_name(run_id: int) -> str:
     return f"run_{run_id}"
+
+
+async def relay_event(run_id: int, event: dict[str, Any]) -> None:
+    """A stored event of the run said by no sink of its (a sweep, a stop or a message while
+    no worker drives it), to the run's open pages."""
+    await get_channel_layer().group_send(group_name(run_id), {"type": "run.event", "event": event})
 
 
 async def announce_queue() -> None:

@@ -24,7 +24,7 @@ import logging
 import os
 import secrets
 import signal
-from collections.abc import Coroutine
+from collections.abc import Awaitable
 from typing import Any
 
 from channels.consumer import AsyncConsumer
@@ -37,8 +37,8 @@ from automation import Budget
 from automation.errors import TabwrightError
 from dashboard.runner import runner
 
-__all__ = ["RUNS_CHANNEL", "RunsConsumer", "RunsWorker", "channel_application", "drain",
-           "remote_act", "start_embedded", "wake"]  # fmt: skip
+__all__ = ["RUNS_CHANNEL", "RunsConsumer", "RunsWorker", "answer_of", "call_holder",
+           "channel_application", "drain", "start_embedded", "wake"]  # fmt: skip
 
 log = logging.getLogger("tabwright.worker")
 
@@ -48,16 +48,25 @@ QUEUE_POLL_S = 5.0
 
 class RunsConsumer(AsyncConsumer):
     """A wake-up on RUNS_CHANNEL: claim what this worker has room for.  On the worker's
-    own channel (its runs' ``holder``): the commands of pages on other processes."""
+    own channel (its runs' ``holder``): the commands and acts of pages on other processes,
+    each answered on the reply channel it names (:func:`call_holder`)."""
 
     async def runs_wake(self, message: dict[str, Any]) -> None:
         await runner.claim_logged()
 
     async def run_command(self, message: dict[str, Any]) -> None:
-        _beside(_answer(self.channel_layer, message))
+        run_id, command = int(message["run_id"]), str(message["command"])
+        text, rounds = str(message.get("text", "")), message.get("rounds", 0)
+        work = runner.command(run_id, command, text, rounds=rounds)
+        _beside(self.channel_layer, message, work)
 
     async def run_act(self, message: dict[str, Any]) -> None:
-        _beside(_act_answer(self.channel_layer, message))
+        # Within the budget the page's process gave it; cancelled by a run.cancel.
+        budget = Budget(float(message["timeout_ms"]), label=str(message["action"]))
+        _acting[str(message["id"])] = budget
+        work = runner.act(int(message["run_id"]), str(message["action"]),
+                          dict(message["args"]), budget=budget)  # fmt: skip
+        _beside(self.channel_layer, message, work)
 
     async def run_cancel(self, message: dict[str, Any]) -> None:
         """The page that asked for an act is gone: nobody will read its answer."""
@@ -70,72 +79,53 @@ _answering: set[asyncio.Task[None]] = set()
 _acting: dict[str, Budget] = {}  # acts for pages on other processes, by call id
 
 
-def _beside(work: Coroutine[Any, Any, None]) -> None:
-    """Not awaited by the consumer: one slow command must not hold up the others."""
-    task = asyncio.get_running_loop().create_task(work)
+def _beside(layer: Any, message: dict[str, Any], work: Awaitable[Any]) -> None:
+    """Carry out ``work`` and send its answer back, not awaited by the consumer: one slow
+    command or act must not hold up the others."""
+
+    async def answer() -> None:
+        call_id = str(message["id"])
+        try:
+            got = await answer_of(work)
+        except Exception as exc:  # a bug: the page hears of it rather than waiting in vain
+            log.exception("a call for run %s failed", message.get("run_id"))
+            got = {"error": {"kind": "refused", "code": "internal", "message": repr(exc)}}
+        finally:
+            _acting.pop(call_id, None)
+        await layer.send(message["reply_to"], {"type": "run.answer", "id": call_id, **got})
+
+    task = asyncio.get_running_loop().create_task(answer())
     _answering.add(task)
     task.add_done_callback(_answering.discard)
 
 
-async def _act_answer(layer: Any, message: dict[str, Any]) -> None:
-    """An act by the person on a paused run this worker holds, within the budget the page's
-    process gave it; answered as ``{"answer": ...}`` or ``{"error": ...}``."""
-    call_id = str(message["id"])
-    budget = Budget(float(message["timeout_ms"]), label=str(message["action"]))
-    _acting[call_id] = budget
-    answer: dict[str, Any] = {"type": "run.answer", "id": call_id}
+async def answer_of(work: Awaitable[Any]) -> dict[str, Any]:
+    """What a command or an act ended in, as a page's process is told it, here or from a
+    worker elsewhere: ``{"answer": ...}``, or ``{"error": {"kind": "lookup" (the run is not
+    live) | "value" (not now) | "refused" (code, message, hint)}}``."""
     try:
-        answer["answer"] = await runner.act(
-            int(message["run_id"]), str(message["action"]), dict(message["args"]), budget=budget
-        )
-    except LookupError:
-        answer["error"] = "lookup"
+        return {"answer": await work}
+    except LookupError as exc:
+        return {"error": {"kind": "lookup", "message": str(exc)}}
+    except ValueError as exc:
+        return {"error": {"kind": "value", "message": str(exc)}}
     except TabwrightError as exc:
-        answer["error"] = exc.to_dict()
-    finally:
-        _acting.pop(call_id, None)
-    if not budget.cancelled:
-        await layer.send(message["reply_to"], answer)
+        return {"error": {"kind": "refused", **exc.to_dict()}}
 
 
-async def remote_act(
-    holder: str, run_id: int, action: str, args: dict[str, Any], budget: Budget
-) -> dict[str, Any]:
-    """An act for a run that a worker in another process holds: sent to it with what is
-    left of ``budget``, its answer awaited on a reply channel of its own within that; a
-    cancelled ``budget`` (the asking socket dropped) cancels it there too.  Returns
-    ``{"answer": ...}`` or ``{"error": "lookup" | {code, message, hint}}``."""
+async def call_holder(holder: str, message: dict[str, Any], wait: Budget) -> dict[str, Any]:
+    """Send ``message`` (a ``run.command`` or ``run.act``) to the worker ``holder`` and await
+    its answer (:func:`answer_of`'s shape) on a reply channel of its own, within ``wait``;
+    when ``wait`` is cancelled or runs out, the worker is told to stop (``run.cancel``)."""
     layer = get_channel_layer()
     reply = await layer.new_channel()
     call_id = secrets.token_hex(8)
-    await layer.send(holder, {
-        "type": "run.act", "id": call_id, "reply_to": reply, "run_id": run_id,
-        "action": action, "args": args, "timeout_ms": budget.remaining_ms(),
-    })  # fmt: skip
+    await layer.send(holder, {**message, "id": call_id, "reply_to": reply})
     try:
-        return await budget.run(layer.receive(reply))
+        return await wait.run(layer.receive(reply))
     except TabwrightError:  # cancelled, or out of time: the worker stops too
         await layer.send(holder, {"type": "run.cancel", "id": call_id})
         raise
-
-
-async def _answer(layer: Any, message: dict[str, Any]) -> None:
-    """Carry out a page's command for a run this worker holds; answer its socket."""
-    answer: dict[str, Any] = {"type": "run.answer", "id": message.get("id"), "ok": True}
-    try:
-        run_id, command = int(message["run_id"]), str(message["command"])
-        text, rounds = str(message.get("text", "")), message.get("rounds", 0)
-        await runner.command(run_id, command, text, rounds=rounds)
-    except LookupError as exc:
-        answer.update(ok=False, error="lookup", message=str(exc))
-    except ValueError as exc:
-        answer.update(ok=False, error="value", message=str(exc))
-    except TabwrightError as exc:
-        answer.update(ok=False, error="refused", code=exc.code, message=exc.message)
-    except Exception as exc:  # a bug: the page hears of it rather than waiting in vain
-        log.exception("a command for run %s failed", message.get("run_id"))
-        answer.update(ok=False, error="refused", code="internal", message=repr(exc))
-    await layer.send(message["reply_to"], answer)
 
 
 # The worker hands this only what arrives on its channels: RUNS_CHANNEL and its own.
