@@ -119,13 +119,15 @@ def psql(database_url: str, query: str) -> str:
     return done.stdout.strip()
 
 
-def shared_settings(database_url: str, redis_url: str, **more: str) -> dict[str, str]:
-    """What every process of one dashboard on these servers is started with (the tests'
-    rule planner, loopback pages allowed, leases of 3 s so a lost process shows quickly);
+def shared_settings(database_url: str, redis_url: str, media: Path, **more: str) -> dict[str, str]:
+    """What every process of one dashboard on these servers is started with (one media
+    folder for the step screenshots, as README "Scaling out" says; the tests' rule
+    planner, loopback pages allowed, leases of 3 s so a lost process shows quickly);
     ``more``: TABWRIGHT_* settings on top."""
     return {
         "DATABASE_URL": database_url,
         "TABWRIGHT_REDIS_URL": redis_url,
+        "TABWRIGHT_MEDIA_DIR": str(media),
         "TABWRIGHT_SECRET_KEY": "a-key-every-process-shares-" + "x" * 24,
         "TABWRIGHT_DEBUG": "1",
         "TABWRIGHT_BLOCK_PRIVATE_ADDRESSES": "0",

@@ -31,14 +31,15 @@ pytestmark = [pytest.mark.e2e, pytest.mark.multiprocess]
 
 
 @pytest.fixture(scope="module")
-def backends() -> Iterator[tuple[str, str]]:
+def backends(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, Path]]:
+    """The database, the layer and the media folder every process shares."""
     with postgres_server() as database_url, redis_server() as redis_url:
-        yield database_url, redis_url
+        yield database_url, redis_url, tmp_path_factory.mktemp("media")
 
 
 @pytest.fixture(scope="module")
 def two_servers(
-    tmp_path_factory: pytest.TempPathFactory, backends: tuple[str, str]
+    tmp_path_factory: pytest.TempPathFactory, backends: tuple[str, str, Path]
 ) -> Iterator[tuple[str, str, str]]:
     """Two daphne processes of one dashboard (the same database, layer and secret key): A
     serves pages only, B serves pages and runs them."""
@@ -151,7 +152,7 @@ def daphne_pid(base_url: str) -> int:
 async def test_a_killed_worker_s_run_is_lost_the_other_s_goes_on_and_new_runs_go_to_it(
     ui_browser: Browser,
     two_servers: tuple[str, str, str],
-    backends: tuple[str, str],
+    backends: tuple[str, str, Path],
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     a, b, database_url = two_servers

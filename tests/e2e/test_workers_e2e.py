@@ -50,7 +50,8 @@ class Cluster:
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     with postgres_server() as database_url, redis_server() as redis_url:
         settings = shared_settings(
-            database_url, redis_url, WORKER_RUNS="2", WORKER_GRACE_S=str(GRACE_S),
+            database_url, redis_url, tmp_path_factory.mktemp("media"),
+            WORKER_RUNS="2", WORKER_GRACE_S=str(GRACE_S),
             EMBEDDED_WORKER="0",  # the web process drives nothing
         )  # fmt: skip
         user = (USERNAME, PASSWORD)
