@@ -24,15 +24,19 @@ Inputs run one after another, in the order they came (typing must not be reorder
 A page gets the next frame only after it acked the last, and then only the newest: a slow
 connection sees fewer frames, never a growing backlog.
 
-A command or an act for a run that a worker in another process holds (its lease names the
-worker's channel) is sent to that channel and its answer comes back on a reply channel of
-its own (dashboard.worker.call_holder); a queued run's page gets ``{"type": "queue",
-"position": N}`` as the queue moves, and the ``state`` message says its place (``queue``).
+A command, act or live-view input for a run that a worker in another process holds (its
+lease names the worker's channel) is sent to that channel and its answer comes back on a
+reply channel of its own (dashboard.worker.call_holder); the page tells that worker every
+VIEWER_RENEW_S that it watches, so the live view streams for it too (frames reach every
+process through the run's group; each socket acks its own).  A queued run's page gets
+``{"type": "queue", "position": N}`` as the queue moves, and the ``state`` message says
+its place (``queue``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from typing import Any
 from urllib.parse import parse_qs
@@ -47,7 +51,8 @@ from dashboard import jsonin, selectors
 from dashboard.jsonin import JsonRefused
 from dashboard.models import Run
 from dashboard.runner import COMMANDS, act_request, group_name, runner
-from dashboard.worker import answer_of, call_holder
+from dashboard.services import LIVE_STATUSES
+from dashboard.worker import VIEWER_RENEW_S, answer_of, call_holder, carry_out
 
 log = logging.getLogger("tabwright.consumers")
 
@@ -75,6 +80,9 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
         self.frame_waiting: dict[str, Any] | None = None
         self.inputs: asyncio.Queue[dict[str, Any]] = asyncio.Queue(MAX_INPUTS_QUEUED)
         self.input_worker: asyncio.Task[None] | None = None
+        self.watcher: asyncio.Task[None] | None = None
+        self.watched = ""  # the worker elsewhere told that this page watches
+        self.look = asyncio.Event()  # the run may have moved: look for its worker again
         user = self.scope.get("user")
         self.run_id = int(self.scope["url_route"]["kwargs"]["run_id"])
         allowed = user is not None and await database_sync_to_async(selectors.run_can_view)(
@@ -90,6 +98,7 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
         await self.accept()
         frame = runner.watch(self.run_id)
         self.watching = True
+        self.watcher = asyncio.create_task(self._watch_elsewhere())
         after = _int(parse_qs(self.scope.get("query_string", b"").decode()).get("after", ["0"])[0])
         for event in await database_sync_to_async(selectors.run_events)(
             run_id=self.run_id, after_seq=after
@@ -97,9 +106,11 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json(event)
         run = await database_sync_to_async(Run.objects.get)(pk=self.run_id)
         queue = await database_sync_to_async(selectors.run_queue_position)(run=run)
+        elsewhere = bool(await self._holder_elsewhere())
+        working = runner.is_working(self.run_id) or (elsewhere and run.status in LIVE_STATUSES)
         await self.send_json(
             {"type": "state", "status": run.status, "reason": run.status_reason,
-             "live": runner.is_live(self.run_id), "working": runner.is_working(self.run_id),
+             "live": runner.is_live(self.run_id) or elsewhere, "working": working,
              "session": run.session, "session_reason": run.session_reason, "queue": queue}
         )  # fmt: skip
         if frame is not None:
@@ -109,6 +120,11 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
         if self.watching:
             runner.unwatch(self.run_id)
             self.watching = False
+        if self.watcher is not None:
+            self.watcher.cancel()
+            await asyncio.gather(self.watcher, return_exceptions=True)
+        if self.watched:
+            await self._tell_watched("run.unwatch")
         if self.input_worker is not None:
             self.input_worker.cancel()
         for call in self.calls:
@@ -185,6 +201,33 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
             run_id=self.run_id, other_than=runner.leases.holder
         )
 
+    async def _watch_elsewhere(self) -> None:
+        """While a worker in another process holds the run, tell it every VIEWER_RENEW_S
+        that this page watches; look for the holder again when an event says the run
+        started (a claim, a conversation restored on another worker)."""
+        while True:
+            try:
+                holder = await self._holder_elsewhere()
+                if holder != self.watched and self.watched:
+                    await self._tell_watched("run.unwatch")
+                self.watched = holder
+                if holder:
+                    await self._tell_watched("run.watch")
+            except Exception:  # the layer or the database hiccuped: the next turn tries again
+                log.warning("run %s: telling its worker of a viewer failed", self.run_id,
+                            exc_info=True)  # fmt: skip
+            self.look.clear()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(VIEWER_RENEW_S if self.watched else None):
+                    await self.look.wait()
+
+    async def _tell_watched(self, kind: str) -> None:
+        message = {"type": kind, "run_id": self.run_id, "viewer": self.channel_name}
+        try:
+            await self.channel_layer.send(self.watched, message)
+        except Exception:
+            log.warning("run %s: %s to its worker failed", self.run_id, kind, exc_info=True)
+
     async def _remote_command(self, holder: str, command: str, text: str, rounds: int) -> None:
         """A command for a run that a worker in another process holds, answered within
         REMOTE_ANSWER_S."""
@@ -240,19 +283,28 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
     async def _input_loop(self) -> None:
         while True:
             content = await self.inputs.get()
-            answer: dict[str, Any] = {"type": "input.result", "id": content.get("id"), "ok": True}
             try:
-                budget = Budget(INPUT_TIMEOUT_MS, label="live-view input")
-                answer["done"] = await runner.person_input(self.run_id, content, budget=budget)
-            except LookupError:
-                answer.update(ok=False, error=NOT_LIVE)
-            except TabwrightError as exc:
-                answer.update(ok=False, error=exc.to_dict())
+                got = await self._input(content)
             except Exception as exc:  # a bug must not end the worker: later inputs would hang
                 log.exception("live-view input of run %s failed", self.run_id)
-                error = {"code": "internal", "message": f"internal error: {exc!r}", "hint": ""}
-                answer.update(ok=False, error=error)
+                got = {"error": {"kind": "refused", "code": "internal",
+                                 "message": f"internal error: {exc!r}"}}  # fmt: skip
+            answer: dict[str, Any] = {"type": "input.result", "id": content.get("id"), "ok": True}
+            if "error" in got:
+                answer.update(ok=False, error=_page_error(got["error"]))
+            else:
+                answer["done"] = got["answer"]
             await self.send_json(answer)
+
+    async def _input(self, content: dict[str, Any]) -> dict[str, Any]:
+        """One live-view input, where the run lives."""
+        budget = Budget(INPUT_TIMEOUT_MS, label="live-view input")
+        return await carry_out(
+            self.run_id,
+            {"type": "run.input", "event": content, "timeout_ms": INPUT_TIMEOUT_MS},
+            budget,
+            lambda: runner.person_input(self.run_id, content, budget=budget),
+        )
 
     async def _is_owner(self) -> bool:
         run = await database_sync_to_async(Run.objects.get)(pk=self.run_id)
@@ -281,28 +333,23 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
 
     async def _act(self, act_id: Any, action: str, args: dict[str, Any], budget: Budget) -> None:
         answer: dict[str, Any] = {"type": "act.result", "id": act_id, "ok": False}
-        try:
-            holder = await self._holder_elsewhere()
-            if holder:  # the worker that holds the run acts, within this budget
-                got = await call_holder(holder, {
-                    "type": "run.act", "run_id": self.run_id, "action": action, "args": args,
-                    "timeout_ms": budget.remaining_ms(),
-                }, budget)  # fmt: skip
-            else:
-                got = await answer_of(runner.act(self.run_id, action, args, budget=budget))
-        except TabwrightError as exc:  # out of time, or cancelled, waiting for the answer
-            got = {"error": {"kind": "refused", **exc.to_dict()}}
-        error = got.get("error")
-        if error is None:
-            answer.update(got["answer"])
-        elif error["kind"] == "lookup":
-            answer["error"] = NOT_LIVE
+        got = await carry_out(
+            self.run_id,  # where the run lives, within this budget
+            {"type": "run.act", "action": action, "args": args,
+             "timeout_ms": budget.remaining_ms()},
+            budget,
+            lambda: runner.act(self.run_id, action, args, budget=budget),
+        )  # fmt: skip
+        if "error" in got:
+            answer["error"] = _page_error(got["error"])
         else:
-            answer["error"] = {key: error.get(key, "") for key in ("code", "message", "hint")}
+            answer.update(got["answer"])
         if not budget.cancelled:  # cancelled: the socket is gone, nobody to answer
             await self.send_json(answer)
 
     async def run_event(self, message: dict[str, Any]) -> None:
+        if message["event"].get("type") == "run.started" or not self.watched:
+            self.look.set()  # the run may be held elsewhere now
         await self.send_json(message["event"])
 
     async def run_queue(self, message: dict[str, Any]) -> None:
@@ -330,6 +377,13 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
                 sent = False
         await self.send(text_data=text, close=close)
         return sent
+
+
+def _page_error(error: dict[str, Any]) -> dict[str, str]:
+    """An act's or input's error (dashboard.worker.answer_of's) as the page is told it."""
+    if error["kind"] == "lookup":
+        return NOT_LIVE
+    return {key: str(error.get(key, "")) for key in ("code", "message", "hint")}
 
 
 def _int(value: str) -> int:

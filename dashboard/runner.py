@@ -113,7 +113,10 @@ class RunManager:
         self._browser_lock = asyncio.Lock()
         self._start_lock = asyncio.Lock()  # a closed conversation is restored once
         self._live: dict[int, LiveRun] = {}
-        self._viewers: Counter[int] = Counter()  # open pages per run
+        self._viewers: Counter[int] = Counter()  # open pages per run, on this process
+        # Pages on other processes that watch a run of this worker: their channel and until
+        # when (time.monotonic()) they count, renewed by them (watch_remote).
+        self._remote_viewers: dict[int, dict[str, float]] = {}
         self.leases = Leases(lambda: list(self._live), self._lost)
         # A worker (dashboard.worker) claims queued runs while it has room; a process that
         # is not one (a web process beside separate workers) never does.
@@ -211,7 +214,7 @@ class RunManager:
             self._close_over_limit(run.owner_id, starting=True)
         view = LiveView(group_name(run_id), lambda: live.current_tab(), redact=secrets.redact)
         live = LiveRun(RunControl(), sink, view, secrets, run.owner_id, conversation)
-        live.view.set_viewers(self._viewers[run_id])
+        live.view.set_viewers(self._viewer_count(run_id))
         await self.leases.hold(run_id)
         self._live[run_id] = live
         live.task = asyncio.create_task(
@@ -257,10 +260,38 @@ class RunManager:
             del self._viewers[run_id]
         self._update_view(run_id)
 
+    def watch_remote(self, run_id: int, viewer: str, ttl_s: float) -> dict[str, Any] | None:
+        """A page on another process (its socket's channel ``viewer``) watches the run for
+        the next ``ttl_s`` seconds, unless it says so again: the live view runs for it as for
+        a page here, and a page whose process died stops counting by itself.  Returns the
+        latest frame when the page is new here."""
+        viewers = self._remote_viewers.setdefault(run_id, {})
+        new = viewer not in viewers
+        viewers[viewer] = time.monotonic() + ttl_s
+        asyncio.get_running_loop().call_later(ttl_s + 0.05, self._update_view, run_id)
+        self._update_view(run_id)
+        live = self._live.get(run_id)
+        return live.view.last_frame if new and live is not None else None
+
+    def unwatch_remote(self, run_id: int, viewer: str) -> None:
+        self._remote_viewers.get(run_id, {}).pop(viewer, None)
+        self._update_view(run_id)
+
+    def _viewer_count(self, run_id: int) -> int:
+        """Pages watching the run: here, and on other processes until their time is up."""
+        now = time.monotonic()
+        remote = self._remote_viewers.get(run_id, {})
+        for viewer in [viewer for viewer, until in remote.items() if until <= now]:
+            del remote[viewer]
+        if not remote:
+            self._remote_viewers.pop(run_id, None)
+        return self._viewers[run_id] + len(remote)
+
     def _update_view(self, run_id: int) -> None:
+        count = self._viewer_count(run_id)
         live = self._live.get(run_id)
         if live is not None:
-            live.view.set_viewers(self._viewers[run_id])
+            live.view.set_viewers(count)
 
     async def _session(
         self, run: Run, live: LiveRun, message: str, *, announced: bool = False

@@ -28,14 +28,14 @@ from django.views.decorators.http import require_GET, require_POST, require_safe
 from django.views.static import serve
 
 from automation import Budget
-from automation.errors import ActionInvalid, TabwrightError
+from automation.errors import ActionInvalid
 from automation.metrics import REGISTRY
 from dashboard import jsonin, selectors, services
 from dashboard.forms import NewRunForm, RunFilterForm
 from dashboard.jsonin import JsonRefused
 from dashboard.models import Run
 from dashboard.runner import act_request, runner
-from dashboard.worker import wake
+from dashboard.worker import carry_out, wake
 
 DEMO_TASK = """type Ada Lovelace into Name
 type ada@example.org into Email
@@ -190,15 +190,22 @@ async def run_act(request: HttpRequest, run_id: int) -> JsonResponse:
         return _act_error(413 if exc.code == "too_large" else 400, exc.code, exc.message)
     except ActionInvalid as exc:
         return JsonResponse({"ok": False, "error": exc.to_dict()}, status=400)
-    try:
-        answer = await runner.act(run_id, action, args, budget=Budget(timeout_ms, label=action))
-    except LookupError:
+    budget = Budget(timeout_ms, label=action)
+    got = await carry_out(  # here, or at the worker in another process that holds the run
+        run_id,
+        {"type": "run.act", "action": action, "args": args, "timeout_ms": timeout_ms},
+        budget,
+        lambda: runner.act(run_id, action, args, budget=budget),
+    )
+    error = got.get("error")
+    if error is None:
+        return JsonResponse(got["answer"])
+    if error["kind"] == "lookup":
         return _act_error(409, "not_live", "the run is not live")
-    except ActionInvalid as exc:
-        return JsonResponse({"ok": False, "error": exc.to_dict()}, status=400)
-    except TabwrightError as exc:
-        return JsonResponse({"ok": False, "error": exc.to_dict()})
-    return JsonResponse(answer)
+    # A bad action, or not now (the agent has the tab): the request's fault, 400.
+    status = 400 if error["kind"] in ("invalid", "value") else 200
+    body = {key: error.get(key, "") for key in ("code", "message", "hint")}
+    return JsonResponse({"ok": False, "error": body}, status=status)
 
 
 def login_locked_out(

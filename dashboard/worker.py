@@ -24,26 +24,32 @@ import logging
 import os
 import secrets
 import signal
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from channels.consumer import AsyncConsumer
+from channels.db import database_sync_to_async
 from channels.exceptions import ChannelFull
 from channels.layers import get_channel_layer
 from channels.worker import Worker
 from django.conf import settings
 
 from automation import Budget
-from automation.errors import TabwrightError
+from automation.errors import ActionInvalid, TabwrightError
+from dashboard import selectors
 from dashboard.runner import runner
 
 __all__ = ["RUNS_CHANNEL", "RunsConsumer", "RunsWorker", "answer_of", "call_holder",
-           "channel_application", "drain", "start_embedded", "wake"]  # fmt: skip
+           "carry_out", "channel_application", "drain", "start_embedded", "wake"]  # fmt: skip
 
 log = logging.getLogger("tabwright.worker")
 
 RUNS_CHANNEL = "tabwright.runs"
 QUEUE_POLL_S = 5.0
+# A page on one process watching a run held on another says so every VIEWER_RENEW_S; the
+# worker counts it for VIEWER_TTL_S after each (a page whose process died stops counting).
+VIEWER_RENEW_S = 5.0
+VIEWER_TTL_S = 3 * VIEWER_RENEW_S
 
 
 class RunsConsumer(AsyncConsumer):
@@ -67,6 +73,25 @@ class RunsConsumer(AsyncConsumer):
         work = runner.act(int(message["run_id"]), str(message["action"]),
                           dict(message["args"]), budget=budget)  # fmt: skip
         _beside(self.channel_layer, message, work)
+
+    async def run_input(self, message: dict[str, Any]) -> None:
+        """A live-view click, key or text from a page on another process."""
+        budget = Budget(float(message["timeout_ms"]), label="live-view input")
+        _acting[str(message["id"])] = budget
+        work = runner.person_input(int(message["run_id"]), dict(message["event"]), budget=budget)
+        _beside(self.channel_layer, message, work)
+
+    async def run_watch(self, message: dict[str, Any]) -> None:
+        """A page on another process watches (and renews its watch every VIEWER_RENEW_S):
+        the run's live view streams to the run's group while it does; a page new here gets
+        the latest frame at once."""
+        run_id, viewer = int(message["run_id"]), str(message["viewer"])
+        frame = runner.watch_remote(run_id, viewer, VIEWER_TTL_S)
+        if frame is not None:
+            await self.channel_layer.send(viewer, {"type": "run.frame", "frame": frame})
+
+    async def run_unwatch(self, message: dict[str, Any]) -> None:
+        runner.unwatch_remote(int(message["run_id"]), str(message["viewer"]))
 
     async def run_cancel(self, message: dict[str, Any]) -> None:
         """The page that asked for an act is gone: nobody will read its answer."""
@@ -102,29 +127,52 @@ def _beside(layer: Any, message: dict[str, Any], work: Awaitable[Any]) -> None:
 async def answer_of(work: Awaitable[Any]) -> dict[str, Any]:
     """What a command or an act ended in, as a page's process is told it, here or from a
     worker elsewhere: ``{"answer": ...}``, or ``{"error": {"kind": "lookup" (the run is not
-    live) | "value" (not now) | "refused" (code, message, hint)}}``."""
+    live) | "value" (not now) | "invalid" (a bad request: ActionInvalid's code, message,
+    hint) | "refused" (any other engine error: code, message, hint)}}``."""
     try:
         return {"answer": await work}
     except LookupError as exc:
         return {"error": {"kind": "lookup", "message": str(exc)}}
     except ValueError as exc:
         return {"error": {"kind": "value", "message": str(exc)}}
+    except ActionInvalid as exc:
+        return {"error": {"kind": "invalid", **exc.to_dict()}}
     except TabwrightError as exc:
         return {"error": {"kind": "refused", **exc.to_dict()}}
 
 
+async def carry_out(
+    run_id: int, message: dict[str, Any], wait: Budget, here: Callable[[], Awaitable[Any]]
+) -> dict[str, Any]:
+    """Whatever a page asks of a live run, carried out where the run lives: ``here()`` when
+    this process drives it (or nobody does: then ``here()`` finds it not live), else
+    ``message`` (a ``run.command``, ``run.act`` or ``run.input``) at the worker that holds
+    it, within ``wait``.  :func:`answer_of`'s shape either way; a worker that does not
+    answer in time is ``{"kind": "refused", "code": "budget_exceeded"}``."""
+    if not runner.is_live(run_id):
+        holder = await database_sync_to_async(selectors.run_holder)(
+            run_id=run_id, other_than=runner.leases.holder
+        )
+        if holder:
+            try:
+                return await call_holder(holder, {**message, "run_id": run_id}, wait)
+            except TabwrightError as exc:  # out of time, or cancelled, waiting for it
+                return {"error": {"kind": "refused", **exc.to_dict()}}
+    return await answer_of(here())
+
+
 async def call_holder(holder: str, message: dict[str, Any], wait: Budget) -> dict[str, Any]:
-    """Send ``message`` (a ``run.command`` or ``run.act``) to the worker ``holder`` and await
-    its answer (:func:`answer_of`'s shape) on a reply channel of its own, within ``wait``;
-    when ``wait`` is cancelled or runs out, the worker is told to stop (``run.cancel``)."""
+    """Send ``message`` to the worker ``holder`` and await its answer (:func:`answer_of`'s
+    shape) on a reply channel of its own, within ``wait``; when ``wait`` is cancelled or
+    runs out, or the caller is cancelled, the worker is told to stop (``run.cancel``)."""
     layer = get_channel_layer()
     reply = await layer.new_channel()
     call_id = secrets.token_hex(8)
     await layer.send(holder, {**message, "id": call_id, "reply_to": reply})
     try:
         return await wait.run(layer.receive(reply))
-    except TabwrightError:  # cancelled, or out of time: the worker stops too
-        await layer.send(holder, {"type": "run.cancel", "id": call_id})
+    except (TabwrightError, asyncio.CancelledError):  # nobody waits: the worker stops too
+        await asyncio.shield(layer.send(holder, {"type": "run.cancel", "id": call_id}))
         raise
 
 

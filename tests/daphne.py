@@ -71,11 +71,13 @@ def daphne(
     more_users: Sequence[tuple[str, str]] = (),
     grants: Sequence[tuple[str, str]] = (),
     setup: bool = True,
+    port: int = 0,
 ) -> Iterator[tuple[str, Path]]:
     """Yields the base URL and the server's log; ``settings`` are TABWRIGHT_* variables
     (and DATABASE_URL).  ``user`` and each of ``more_users`` is a (name, password) of a
     person (not staff).  ``setup=False``: the database is ready (another server of the
-    same database made it): no migration, no users."""
+    same database made it): no migration, no users.  ``port``: this one (a server started
+    again where pages expect it), else a free one."""
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "dashboard.settings",
@@ -87,9 +89,9 @@ def daphne(
     }
     if setup:
         _setup(env, [user, *more_users], grants)
-    port = free_port()
+    port = port or free_port()
     log = var / "daphne.log"
-    with log.open("wb") as out:
+    with log.open("ab") as out:
         proc = subprocess.Popen(
             [str(BIN / "daphne"), "-b", "127.0.0.1", "-p", str(port), "dashboard.asgi:application"],
             cwd=ROOT,

@@ -9,8 +9,10 @@ import json
 from typing import Any
 
 import pytest
+from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 
+import dashboard.worker
 from automation.browser.tab import Tab
 from dashboard.runner import runner
 from tests.dashboard.conftest import OpenSocket, Runs
@@ -196,3 +198,40 @@ async def test_the_round_cap_pauses_and_continue_grants_exactly_n_rounds(
     assert len(await stored_steps(run.pk)) > before
     await comm.send_json_to({"command": "stop"})
     await receive_until(comm, of_type("run.finished"))
+
+
+async def test_a_page_on_another_process_keeps_the_live_view_running_while_it_renews(
+    worker: Any, runs: Runs, open_socket: OpenSocket, owner: Any, fixture_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    monkeypatch.setattr(dashboard.worker, "VIEWER_TTL_S", 1.0)
+    run, comm, _ = await paused_on_delete(runs, open_socket, owner, fixture_url)
+    view = runner._live[run.pk].view
+    await comm.disconnect()  # no page here any more
+    await asyncio.sleep(0.1)
+    assert not view.streaming
+
+    # What a page's socket on another process sends to the worker's own channel.
+    layer = get_channel_layer()
+    viewer = await layer.new_channel()
+    watch = {"type": "run.watch", "run_id": run.pk, "viewer": viewer}
+    await layer.send(runner.leases.holder, watch)
+    async with asyncio.timeout(5):  # a page new to the worker gets the latest frame at once
+        first = await layer.receive(viewer)
+    assert first["type"] == "run.frame" and first["frame"]["url"].endswith("/demo/list.html")
+    assert view.streaming
+    await asyncio.sleep(0.5)
+    await layer.send(runner.leases.holder, watch)  # renewed in time: counted on
+    await asyncio.sleep(0.7)  # past the first watch's time, within the renewal's
+    assert view.streaming
+    await asyncio.sleep(0.8)  # not renewed (its process died): it stops counting by itself
+    assert not view.streaming
+
+    await layer.send(runner.leases.holder, watch)
+    async with asyncio.timeout(5):
+        again = await layer.receive(viewer)  # new again: the latest frame
+    assert again["type"] == "run.frame" and view.streaming
+    await layer.send(runner.leases.holder, {"type": "run.unwatch", "run_id": run.pk,
+                                            "viewer": viewer})  # fmt: skip
+    await asyncio.sleep(0.1)
+    assert not view.streaming  # a page that closed says so

@@ -17,6 +17,7 @@ from tests.e2e.ui import (
     OTHER_USERNAME,
     PASSWORD,
     SHOP_PASSWORD,
+    SOCKET_SPY,
     USERNAME,
     Server,
 )
@@ -67,25 +68,6 @@ async def page(ui_browser: Browser, server: Server) -> AsyncIterator[Page]:
     context = await ui_browser.new_context(viewport={"width": 1280, "height": 900})
     context.set_default_timeout(10_000)
     page = await context.new_page()
-    # Everything the run page hears on its socket, to tell live events from the backlog;
-    # the sockets themselves (a test drops one), and __holdSockets, which makes the page's
-    # reconnects fail until it is cleared (a network that is down for a while).
-    await page.add_init_script(
-        """(() => {
-          window.__socketEvents = [];
-          window.__sockets = [];
-          window.__holdSockets = false;
-          const Native = window.WebSocket;
-          window.WebSocket = function (url, ...rest) {
-            const target = window.__holdSockets ? url.replace("/ws/runs/", "/ws/held/") : url;
-            const ws = new Native(target, ...rest);
-            ws.addEventListener("message", (m) => window.__socketEvents.push(JSON.parse(m.data)));
-            window.__sockets.push(ws);
-            return ws;
-          };
-          window.WebSocket.prototype = Native.prototype;
-          Object.assign(window.WebSocket, { OPEN: 1, CLOSED: 3, CONNECTING: 0, CLOSING: 2 });
-        })();"""
-    )
+    await page.add_init_script(SOCKET_SPY)
     yield page
     await context.close()

@@ -11,6 +11,7 @@ from playwright.async_api import Page, expect
 
 from automation import BrowserSession
 from tests.e2e.ui import (
+    ACT_JS,
     LIVE_MS,
     SHOP_PASSWORD,
     Server,
@@ -180,24 +181,6 @@ async def test_a_paused_run_survives_a_reload_and_resumes_on_reply(
     await expect(page.locator("#reply-label")).to_have_text("Continue the conversation")
     assert await socket_step_count(page) == 2  # both new steps arrived live, no reload
     await save(page, "run-resumed-succeeded.png")
-
-
-# A fetch of the act API from the logged-in page; ``abort_after_ms`` hangs up mid-request.
-ACT_JS = """async ([runId, body, abortAfterMs]) => {
-  const csrf = document.cookie.split('; ').find((c) => c.startsWith('csrftoken='));
-  const abort = new AbortController();
-  if (abortAfterMs) setTimeout(() => abort.abort(), abortAfterMs);
-  const started = performance.now();
-  try {
-    const reply = await fetch(`/runs/${runId}/act`, {
-      method: 'POST', signal: abort.signal, body: JSON.stringify(body),
-      headers: {'Content-Type': 'application/json', 'X-CSRFToken': csrf.split('=')[1]},
-    });
-    return {status: reply.status, body: await reply.json(), ms: performance.now() - started};
-  } catch (e) {
-    return {aborted: true, ms: performance.now() - started};
-  }
-}"""
 
 
 async def test_an_http_client_that_hangs_up_stops_its_script(page: Page, server: Server) -> None:

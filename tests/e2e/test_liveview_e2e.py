@@ -10,20 +10,10 @@ import pytest
 from playwright.async_api import Page, expect
 
 from automation import BrowserSession
-from tests.e2e.ui import LIVE_MS, Server, log_in, save, start_run
+from tests.e2e.ui import LIVE_MS, Server, live_picture, log_in, save, start_run
 from tests.tasks import AMBIGUOUS_TASK
 
 pytestmark = pytest.mark.e2e
-
-
-async def live_picture(page: Page) -> None:
-    """The live view shows a drawn picture of the run's tab."""
-    frame = page.locator("#live-frame")
-    await expect(frame).to_be_visible(timeout=LIVE_MS)
-    await page.wait_for_function(
-        "() => { const i = document.getElementById('live-frame');"
-        " return i.complete && i.naturalWidth > 0; }"
-    )
 
 
 async def test_a_person_takes_over_with_a_click_on_the_live_view(

@@ -1,10 +1,12 @@
 """Dashboard processes on one real PostgreSQL and one real Redis (Debian's servers on
 loopback ports of their own).  A web process without a worker (A) and one with a worker
-(B): a run started through A waits queued, is claimed by B's worker, is watched live from
-pages on both, and is answered from A's page — the command crosses the Redis layer to the
-worker that holds it.  Then a second worker (C): each worker takes one run (capacity 1);
-``kill -9`` of the one holding a run marks that run lost within the lease, the other's run
-goes on, and new runs go to the survivor."""
+(B): a run started through A waits queued, is claimed by B's worker, and is watched live
+(the picture too), acted on (over its socket and over HTTP, a hung-up request's script
+stopped), taken over on the live view and answered from A's page — each crossing the Redis
+layer to the worker that holds it.  A second worker (C): each worker takes one run
+(capacity 1); ``kill -9`` of the one holding a run marks that run lost within the lease, the
+other's run goes on, and new runs go to the survivor.  A web process (D) stopped and started
+again mid-run: the run goes on, and D's page, reconnected, misses nothing."""
 
 from __future__ import annotations
 
@@ -23,7 +25,18 @@ from playwright.async_api import Browser, Page, expect
 from websockets.asyncio.client import connect
 
 from tests.daphne import daphne
-from tests.e2e.ui import LIVE_MS, PASSWORD, USERNAME, log_in, save, start_run
+from tests.e2e.ui import (
+    ACT_JS,
+    LIVE_MS,
+    PASSWORD,
+    SOCKET_SPY,
+    USERNAME,
+    live_picture,
+    log_in,
+    save,
+    start_run,
+)
+from tests.net import free_port
 from tests.servers import postgres_server, psql, redis_server, shared_settings
 from tests.tasks import AMBIGUOUS_TASK
 
@@ -43,7 +56,8 @@ def two_servers(
 ) -> Iterator[tuple[str, str, str]]:
     """Two daphne processes of one dashboard (the same database, layer and secret key): A
     serves pages only, B serves pages and runs them."""
-    settings = shared_settings(*backends, WORKER_RUNS="1")  # two runs, two workers: one each
+    # Two runs, two workers: one each.  Scripts in the page, for the acts that run one.
+    settings = shared_settings(*backends, WORKER_RUNS="1", ALLOW_EVALUATE="1")
     user = (USERNAME, PASSWORD)
     web_only = {**settings, "TABWRIGHT_EMBEDDED_WORKER": "0"}
     with (
@@ -67,6 +81,7 @@ async def test_a_page_on_one_process_follows_a_run_of_the_other_live(
     a, b, database_url = two_servers
     context = await ui_browser.new_context(viewport={"width": 1280, "height": 900})
     context.set_default_timeout(10_000)
+    await context.add_init_script(SOCKET_SPY)
     try:
         # The session lives in the shared database: logged in on A is logged in on B.
         on_a = await context.new_page()
@@ -74,28 +89,54 @@ async def test_a_page_on_one_process_follows_a_run_of_the_other_live(
         run_id = await start_paused_run(on_a, a)
         assert holder_pid(database_url, run_id) == daphne_pid(b)  # A has no worker
 
-        # B never ran it: what it shows comes from PostgreSQL, then live over Redis.
-        on_b = await context.new_page()
-        await on_b.goto(f"{b}/runs/{run_id}/")
-        await expect(on_b.locator("#status")).to_have_text("paused")
-        await expect(on_b.locator("body")).to_have_attribute("data-live", "1")
-        await expect(on_b.locator("#steps > li.step")).to_have_count(1)
+        # The live view on A: no page watches on B, so B's worker streams because A's
+        # page told it that it watches; the frames come over Redis.
+        await live_picture(on_a)
+        await expect(on_a.locator("#live-url")).to_have_text(f"{a}/demo/list.html")
 
         # An act from A's socket: B's worker reads its page and the answer comes back.
         cookie = next(c["value"] for c in await context.cookies() if c["name"] == "sessionid")
         answer = await act_over_socket(a, run_id, cookie, {"action": "read_page", "args": {}})
         assert answer["ok"] is True and answer["result"].startswith("Page: 'Orders'"), answer
 
+        # An HTTP act through A that hangs up: its script on B's tab is stopped (had it
+        # spun on, the next act would wait out its 60 s budget; it answers at once).
+        spin = {"action": "evaluate", "args": {"expression": "while (true) {}"},
+                "timeout_ms": 60_000}  # fmt: skip
+        assert (await on_a.evaluate(ACT_JS, [run_id, spin, 500]))["aborted"]
+        where = {"action": "evaluate", "timeout_ms": 5_000, "args": {"expression": DELETE_3_BOX}}
+        answer = await on_a.evaluate(ACT_JS, [run_id, where, 0])
+        assert answer["status"] == 200 and answer["body"]["ok"], answer
+        target = json.loads(answer["body"]["result"])
+
+        # The person takes over on A's live view: the click goes to B's worker.
+        picture = await on_a.locator("#live-frame").bounding_box()
+        assert picture is not None
+        scale = picture["width"] / target["viewport"]
+        await on_a.mouse.click(picture["x"] + target["x"] * scale,
+                               picture["y"] + target["y"] * scale)  # fmt: skip
+        await on_a.wait_for_function(
+            "() => window.__socketEvents.some((e) => e.type === 'input.result' && e.ok)"
+        )
+
+        # B never ran a page of it: what it shows comes from PostgreSQL, then live.
+        on_b = await context.new_page()
+        await on_b.goto(f"{b}/runs/{run_id}/")
+        await expect(on_b.locator("#status")).to_have_text("paused")
+        await expect(on_b.locator("body")).to_have_attribute("data-live", "1")
+        # (The person's click becomes a step when the pause ends.)
+        await expect(on_b.locator("#steps > li.step")).to_have_count(1)
+
         # Answered on A: the reply goes over Redis to B's worker, which holds the run.
-        await on_a.locator("#reply-text").fill("click Delete #3")
+        await on_a.locator("#reply-text").fill("skip")
         await on_a.get_by_role("button", name="Send", exact=True).click()
         await expect(on_a.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
         # The page on B was not reloaded: the events reached it through the Redis layer.
         await expect(on_b.locator("#status")).to_have_text("succeeded")
-        await expect(on_b.locator("#steps > li.step .step-action")).to_have_text(
-            ["navigate", "click", "wait_for"]
-        )
-        await expect(on_b.locator("#chat")).to_contain_text("click Delete #3")
+        steps = on_b.locator("#steps > li.step")
+        await expect(steps.locator(".step-action")).to_have_text(["navigate", "click", "wait_for"])
+        await expect(steps.nth(1).locator(".step-by")).to_have_text("by the person")
+        await expect(on_b.locator("#chat")).to_contain_text("Order #1003 deleted")
         await save(on_b, "shared-backends-other-process.png")
 
         assert psql(database_url, f"select status from dashboard_run where id = {run_id}") == (
@@ -105,6 +146,14 @@ async def test_a_page_on_one_process_follows_a_run_of_the_other_live(
         assert steps == "3"
     finally:
         await context.close()
+
+
+# The centre of order #1003's Delete button in the run's tab, and the tab's width.
+DELETE_3_BOX = """(() => {
+  const box = document.querySelector('[data-testid="order-1003"] button.delete')
+    .getBoundingClientRect();
+  return {x: box.x + box.width / 2, y: box.y + box.height / 2, viewport: innerWidth};
+})()"""
 
 
 async def act_over_socket(
@@ -156,7 +205,7 @@ async def test_a_killed_worker_s_run_is_lost_the_other_s_goes_on_and_new_runs_go
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     a, b, database_url = two_servers
-    settings = shared_settings(*backends, WORKER_RUNS="1")  # two runs, two workers: one each
+    settings = shared_settings(*backends, WORKER_RUNS="1", ALLOW_EVALUATE="1")
     context = await ui_browser.new_context(viewport={"width": 1280, "height": 900})
     context.set_default_timeout(10_000)
     user = (USERNAME, PASSWORD)
@@ -199,5 +248,52 @@ async def test_a_killed_worker_s_run_is_lost_the_other_s_goes_on_and_new_runs_go
         assert holder_pid(database_url, after) == daphne_pid(b)
         await on_kept.locator("[data-command=stop]").click()
         await expect(on_kept.locator("#status")).to_have_text("stopped", timeout=LIVE_MS)
+    finally:
+        await context.close()
+
+
+async def test_a_web_process_restarted_mid_run_touches_no_run_and_its_page_misses_nothing(
+    ui_browser: Browser,
+    two_servers: tuple[str, str, str],
+    backends: tuple[str, str, Path],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    _, b, database_url = two_servers
+    web_only = shared_settings(*backends, EMBEDDED_WORKER="0")
+    var, port, user = tmp_path_factory.mktemp("web-d"), free_port(), (USERNAME, PASSWORD)
+    context = await ui_browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(10_000)
+    await context.add_init_script(SOCKET_SPY)
+    try:
+        on_d = await context.new_page()
+        with daphne(var, user, web_only, setup=False, port=port) as (d, _):
+            await log_in(on_d, d)
+            run_id = await start_paused_run(on_d, d)
+            assert holder_pid(database_url, run_id) == daphne_pid(b)
+            await expect(on_d.locator("#steps > li.step")).to_have_count(1)
+        # D is down and its page tries in vain to reconnect; the run, held by B's worker,
+        # goes on: answered from a page on B, it finishes meanwhile.
+        await expect(on_d.locator("#conn")).to_have_text("reconnecting…")
+        on_b = await context.new_page()
+        await on_b.goto(f"{b}/runs/{run_id}/")
+        await on_b.locator("#reply-text").fill("click Delete #3")
+        await on_b.get_by_role("button", name="Send", exact=True).click()
+        await expect(on_b.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+        assert await on_d.locator("#status").text_content() == "paused"  # it heard nothing
+
+        # D again, where the page looks for it: it reconnects and catches up, once.
+        with daphne(var, user, web_only, setup=False, port=port):
+            await expect(on_d.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+            await expect(on_d.locator("#conn")).to_have_text("")
+            steps = on_d.locator("#steps > li.step .step-action")
+            await expect(steps).to_have_text(["navigate", "click", "wait_for"])
+            await expect(on_d.locator("#chat .msg.succeeded")).to_have_count(1)
+            await expect(on_d.locator("#chat")).to_contain_text("click Delete #3")
+            urls = await on_d.evaluate("() => window.__sockets.map((s) => s.url)")
+            assert re.search(r"after=[1-9]\d*$", urls[-1]), urls  # only what it missed
+            await save(on_d, "shared-backends-web-restarted.png")
+        assert psql(database_url, f"select status from dashboard_run where id = {run_id}") == (
+            "succeeded"
+        )
     finally:
         await context.close()

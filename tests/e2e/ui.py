@@ -80,3 +80,52 @@ async def save_as_scenario(page: Page, name: str, *, screenshot: str = "") -> No
         await save(page, screenshot)
     await page.get_by_role("button", name="Save as scenario").click()
     await expect(page.get_by_role("heading", name=name, exact=True)).to_be_visible()
+
+
+async def live_picture(page: Page) -> None:
+    """The live view shows a drawn picture of the run's tab."""
+    frame = page.locator("#live-frame")
+    await expect(frame).to_be_visible(timeout=LIVE_MS)
+    await page.wait_for_function(
+        "() => { const i = document.getElementById('live-frame');"
+        " return i.complete && i.naturalWidth > 0; }"
+    )
+
+
+# A fetch of the act API from the logged-in page; ``abort_after_ms`` hangs up mid-request.
+ACT_JS = """async ([runId, body, abortAfterMs]) => {
+  const csrf = document.cookie.split('; ').find((c) => c.startsWith('csrftoken='));
+  const abort = new AbortController();
+  if (abortAfterMs) setTimeout(() => abort.abort(), abortAfterMs);
+  const started = performance.now();
+  try {
+    const reply = await fetch(`/runs/${runId}/act`, {
+      method: 'POST', signal: abort.signal, body: JSON.stringify(body),
+      headers: {'Content-Type': 'application/json', 'X-CSRFToken': csrf.split('=')[1]},
+    });
+    return {status: reply.status, body: await reply.json(), ms: performance.now() - started};
+  } catch (e) {
+    return {aborted: true, ms: performance.now() - started};
+  }
+}"""
+
+
+# Everything a page hears on its sockets (window.__socketEvents), to tell live events from
+# the backlog; the sockets themselves (window.__sockets: a test drops one); and
+# window.__holdSockets, which makes the page's reconnects fail until it is cleared (a
+# network that is down for a while).  For a page's or a context's add_init_script.
+SOCKET_SPY = """(() => {
+  window.__socketEvents = [];
+  window.__sockets = [];
+  window.__holdSockets = false;
+  const Native = window.WebSocket;
+  window.WebSocket = function (url, ...rest) {
+    const target = window.__holdSockets ? url.replace("/ws/runs/", "/ws/held/") : url;
+    const ws = new Native(target, ...rest);
+    ws.addEventListener("message", (m) => window.__socketEvents.push(JSON.parse(m.data)));
+    window.__sockets.push(ws);
+    return ws;
+  };
+  window.WebSocket.prototype = Native.prototype;
+  Object.assign(window.WebSocket, { OPEN: 1, CLOSED: 3, CONNECTING: 0, CLOSING: 2 });
+})();"""
