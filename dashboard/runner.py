@@ -171,7 +171,11 @@ class RunManager:
                 )
                 if run_id is None:
                     break
-                await self.start(run_id, claimed=True)
+                try:
+                    await self.start(run_id, claimed=True)
+                except Exception as exc:  # claimed, not started: it ends now, and says why
+                    await self._fail_unstarted(run_id, exc)
+                    continue
                 started.append(run_id)
             else:
                 if await database_sync_to_async(selectors.run_queue_positions)(limit=1):
@@ -179,6 +183,15 @@ class RunManager:
         if started:
             await announce_queue()
         return started
+
+    async def _fail_unstarted(self, run_id: int, exc: Exception) -> None:
+        log.exception("run %s was claimed but could not start", run_id)
+        reason = f"the worker could not start it: {_line(str(exc) or repr(exc))}"
+        event = await database_sync_to_async(services.run_fail_unstarted)(
+            run_id=run_id, holder=self.leases.holder, reason=reason
+        )
+        if event is not None:
+            await relay_event(run_id, event)
 
     def _close_idle_for_queue(self) -> None:
         idle = [live for live in self._live.values() if not live.working and not live.closing]

@@ -221,6 +221,22 @@ def run_claim(*, holder: str, lease_s: int, run_id: int | None = None) -> int | 
     return None
 
 
+def run_fail_unstarted(*, run_id: int, holder: str, reason: str) -> dict[str, Any] | None:
+    """``holder`` claimed the run but could not start it: it ends failed with ``reason``
+    now (not later as lost, when its lease would run out).  Its run.finished event (to
+    relay), or None when the run is not ``holder``'s pending run."""
+    with transaction.atomic():
+        failed = Run.objects.filter(pk=run_id, holder=holder, status=Run.Status.PENDING).update(
+            status=Run.Status.FAILED, status_reason=reason, finished_at=timezone.now(),
+            lease_until=None,
+        )  # fmt: skip
+        if not failed:
+            return None
+        event = {"type": "run.finished", "status": "failed", "reason": reason,
+                 "summary": "", "output": None}  # fmt: skip
+        return run_events_add(run_id=run_id, events=[event])[0]
+
+
 def run_stop_queued(*, run_id: int) -> dict[str, Any] | None:
     """Stop a run that no worker has claimed yet; its run.finished event (to relay), or
     None when it is not queued (any more)."""

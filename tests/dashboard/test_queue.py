@@ -1,7 +1,8 @@
 """The queue: a run waits queued until a worker with room claims it (dashboard/worker.py):
 past the worker's capacity runs wait, their pages told their place; two workers never run
 one run twice; a queued run can be stopped; a wake-up that was lost only delays a run; an
-idle conversation's tab gives way to a run that waits."""
+idle conversation's tab gives way to a run that waits; a claimed run that cannot start ends
+failed at once."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 from channels.db import database_sync_to_async
 
-from dashboard import services
+from dashboard import selectors, services
 from dashboard import worker as worker_module
 from dashboard.models import Run, RunEvent
 from dashboard.runner import RunManager, runner
@@ -249,3 +250,35 @@ async def test_a_conversation_not_started_yet_takes_no_message_and_runs_as_asked
     await runs.start(run)  # as a worker would claim it
     done = await receive_until(comm, of_type("run.finished"), timeout_s=30)
     assert done[-1]["status"] == "succeeded" and "user.message" not in types(done)
+
+
+async def test_a_claimed_run_that_cannot_start_ends_failed_at_once_and_the_next_runs(
+    runs: Runs,
+    worker: RunManager,
+    open_socket: OpenSocket,
+    owner: Any,
+    fixture_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real = selectors.run_stretch_count
+    calls = Counter[str]()
+
+    def database_gone_once(*, run_id: int) -> int:  # the first start's read fails
+        calls["read"] += 1
+        if calls["read"] == 1:
+            raise OSError("the database went away")
+        return real(run_id=run_id)
+
+    monkeypatch.setattr(selectors, "run_stretch_count", database_gone_once)
+    broken, fine = await queued(runs, owner, f"{fixture_url}/demo/form.html", 2)
+    comm = await connected_socket(open_socket, broken, owner)
+    await wake()
+    finished = await receive_until(comm, of_type("run.finished"))
+    assert finished[-1]["status"] == "failed", finished[-1]
+    assert finished[-1]["reason"] == "the worker could not start it: the database went away"
+    run = await load_run(broken.pk)
+    # Not "lost" a lease later: failed now, held by nobody, its event stored.
+    assert (run.status, run.lease_until) == (Run.Status.FAILED, None)
+    assert await starts_per_run([broken.pk]) == Counter()
+    await all_final([fine.pk], timeout_s=30)
+    assert (await load_run(fine.pk)).status == Run.Status.SUCCEEDED
