@@ -579,6 +579,7 @@ class RunManager:
                 hint="write again once it has started",
             )
         await relay_event(run_id, event)
+        await announce_queue()  # its page is told its place, as a new run's is
         from dashboard.worker import wake  # the worker imports this module
 
         await wake()
@@ -612,9 +613,10 @@ class RunManager:
                     raise ActionInvalid("this run is over and a replay takes no messages",
                                         hint="replay the scenario again")  # fmt: skip
                 web_only = not (self.serving or settings.TABWRIGHT["EMBEDDED_WORKER"])
-                if web_only or run.status == Run.Status.QUEUED:
-                    # A worker restores it (a message joins one waiting already); a run
-                    # that has not started yet takes none.
+                full = self.serving and len(self._live) >= self.capacity
+                if web_only or full or run.status == Run.Status.QUEUED:
+                    # A worker with room restores it, in its turn (a message joins one
+                    # waiting already); a run that has not started yet takes none.
                     await self._requeue(run_id, text)
                     return
                 await self.start(run_id, message=text)

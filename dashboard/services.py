@@ -257,11 +257,11 @@ def run_take_queued_message(*, run_id: int) -> None:
 
 
 def run_requeue(*, run_id: int, text: str) -> dict[str, Any] | None:
-    """A message to a closed conversation through a process that is not a worker: the
-    conversation waits queued, and the worker that claims it restores the page and goes on
-    with ``text`` (a message sent before then joins it).  Returns the ``user.message``
-    event (stored; to relay), or None when the run is not such a conversation now (a
-    worker holds it, or it is no conversation)."""
+    """A message to a closed conversation through a process that is not a worker, or is a
+    full one: the conversation waits queued, and the worker that claims it restores the
+    page and goes on with ``text`` (a message sent before then joins it).  Returns the
+    ``user.message`` event (stored; to relay), or None when the run is not such a
+    conversation now (a worker holds it, or it is no conversation)."""
     with transaction.atomic():
         run = Run.objects.select_for_update().get(pk=run_id)
         if run.kind != Run.Kind.AGENT:

@@ -20,7 +20,7 @@ from dashboard.runner import RunManager, runner
 from dashboard.worker import wake
 from tests.dashboard.conftest import OpenSocket, Runs
 from tests.dashboard.sockets import connected_socket, load_run, of_type, receive_until, types
-from tests.tasks import FORM_TASK
+from tests.tasks import AMBIGUOUS_TASK, FORM_TASK
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -282,3 +282,38 @@ async def test_a_claimed_run_that_cannot_start_ends_failed_at_once_and_the_next_
     assert await starts_per_run([broken.pk]) == Counter()
     await all_final([fine.pk], timeout_s=30)
     assert (await load_run(fine.pk)).status == Run.Status.SUCCEEDED
+
+
+async def test_a_message_to_a_closed_conversation_on_a_full_worker_waits_its_turn(
+    runs: Runs,
+    worker: RunManager,
+    capacity: Any,
+    open_socket: OpenSocket,
+    owner: Any,
+    fixture_url: str,
+) -> None:
+    from tests.dashboard.test_conversations import FINISH_SIGN_UP, say
+
+    capacity(1)
+    (talk,) = await queued(runs, owner, f"{fixture_url}/demo/form.html", 1, task=NAME_TASK)
+    comm = await connected_socket(open_socket, talk, owner)
+    await receive_until(comm, of_type("session.closed"))  # SESSION_IDLE_S=0: closed at once
+    await runs.manager.wait_closed(talk.pk)
+    (busy,) = await queued(runs, owner, f"{fixture_url}/demo/list.html", 1, task=AMBIGUOUS_TASK)
+    other = await connected_socket(open_socket, busy, owner)
+    await wake()
+    await receive_until(other, of_type("run.paused"))  # the worker's one place is taken
+
+    # Not restored past the worker's capacity: queued, in the thread at once, told its place.
+    await say(comm, FINISH_SIGN_UP)
+    said = await receive_until(comm, of_type("user.message"))
+    assert said[-1]["text"] == FINISH_SIGN_UP
+    assert not runner.is_live(talk.pk) and runner.live_count == 1
+    assert (await load_run(talk.pk)).status == Run.Status.QUEUED
+    place = await receive_until(comm, of_type("queue"))
+    assert place[-1]["position"] == 1
+
+    await other.send_json_to({"command": "stop"})  # room: the conversation is restored
+    rest = await receive_until(comm, of_type("run.finished"), timeout_s=60)
+    assert "session.restored" in types(rest), types(rest)
+    assert rest[-1]["status"] == "succeeded", rest[-1]
