@@ -8,9 +8,25 @@ from typing import Any
 
 from django.conf import settings
 from django.core import checks
+from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 
-__all__ = ["private_files"]
+__all__ = ["engine_settings", "private_files"]
+
+
+@checks.register()
+def engine_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """Browser settings read when a run starts, checked when any command starts (migrate,
+    runworker, check) so a typo is found before the first run fails on it."""
+    from dashboard.engineconf import cdp_urls, chromium_sandbox_setting
+
+    found: list[checks.CheckMessage] = []
+    for read in (cdp_urls, chromium_sandbox_setting):
+        try:
+            read()
+        except ImproperlyConfigured as exc:
+            found.append(checks.Error(str(exc), id="tabwright.E001"))
+    return found
 
 
 def _open_to_others(path: Path) -> bool:

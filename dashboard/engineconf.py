@@ -4,7 +4,9 @@ sandbox, tabs, tools) and the planner (LLM profiles and their keys, or the rule 
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
@@ -70,11 +72,29 @@ def chromium_sandbox_setting() -> bool | None:
     return choices[value]
 
 
-def browser_config() -> BrowserConfig:
+def cdp_urls() -> tuple[str, ...]:
+    """TABWRIGHT_CDP_URL: the running Chromes to reach instead of launching one, separated
+    by spaces or commas (a worker spreads its runs over them); () when unset."""
+    urls = tuple(part for part in re.split(r"[\s,]+", settings.TABWRIGHT["CDP_URL"]) if part)
+    for url in urls:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https", "ws", "wss") or not parts.hostname:
+            raise ImproperlyConfigured(
+                f"TABWRIGHT_CDP_URL {url!r}: give http://host:port (a Chrome started with "
+                "--remote-debugging-port) or its ws:// address; several separated by spaces"
+            )
+    return urls
+
+
+def browser_config(*, cdp_url: str | None = None) -> BrowserConfig:
+    """The engine's browser settings; ``cdp_url``: which of :func:`cdp_urls` (the first
+    unless given)."""
     conf = settings.TABWRIGHT
+    if cdp_url is None:
+        cdp_url = next(iter(cdp_urls()), "")
     return BrowserConfig(
         executable_path=conf["CHROMIUM_PATH"],
-        cdp_url=conf["CDP_URL"],
+        cdp_url=cdp_url,
         headless=conf["HEADLESS"],
         action_timeout_ms=conf["ACTION_TIMEOUT_MS"],
         url_policy=url_policy(),

@@ -35,7 +35,7 @@ from automation.browser.problems import ProblemWatcher
 from automation.browser.screencast import person_input, viewport_point
 from automation.browser.tracing import TraceRecorder
 from automation.budget import timeout_ms_of
-from automation.errors import ActionInvalid, ScenarioInvalid, TabwrightError
+from automation.errors import ActionInvalid, BrowserError, ScenarioInvalid, TabwrightError
 from automation.events import (
     EvaluationFinished,
     RunFinished,
@@ -49,8 +49,8 @@ from automation.recording.replay import SKIP_REPLIES, Replay, ReplayConfig
 from automation.recording.restore import restore_page
 from automation.recording.scenario import Scenario as Document
 from automation.secrets import RedactingSink, Secrets, secret_names
-from dashboard import selectors, services
-from dashboard.engineconf import browser_config, planner_for_run
+from dashboard import runfiles, selectors, services
+from dashboard.engineconf import browser_config, cdp_urls, planner_for_run
 from dashboard.leases import Leases, lease_seconds
 from dashboard.liveview import LiveView
 from dashboard.models import Run, Scenario, SecretGrant
@@ -83,6 +83,9 @@ class LiveRun:
     # Messages for the agent while the session waits for one; None: close.
     inbox: asyncio.Queue[str | None] = field(default_factory=asyncio.Queue)
     settled: asyncio.Event = field(default_factory=asyncio.Event)  # set while not working
+    run_id: int = 0
+    workspace: Path | None = None  # the run's folder: downloads, trace, the agent's files
+    cdp_url: str = ""  # the running Chrome its tab is in, when the worker reaches several
 
     def current_tab(self) -> Tab | None:
         """The tab the run works in now (it may have opened others since its first)."""
@@ -146,12 +149,37 @@ class RunManager:
         """How often a shared browser had to be started again (0 before the first run)."""
         return sum(b.restarts for b in self._browsers.values())
 
-    async def browser(self) -> BrowserSession:
-        config = await database_sync_to_async(browser_config)()
+    async def browser(self, config: BrowserConfig | None = None) -> BrowserSession:
+        """The shared browser of ``config`` (default: the settings' now)."""
+        if config is None:
+            config = await database_sync_to_async(browser_config)()
         async with self._browser_lock:
             if config not in self._browsers:
                 self._browsers[config] = BrowserSession(config)
             return self._browsers[config]
+
+    async def _new_tab(self, live: LiveRun) -> Tab:
+        """The run's first tab: in the launched Chromium, or in one of the running Chromes
+        of TABWRIGHT_CDP_URL — the one with the fewest of this worker's runs, the next when
+        it can't be reached."""
+        urls = cdp_urls()
+        if len(urls) <= 1:
+            return await (await self.browser()).new_tab(workspace=live.workspace)
+        config = await database_sync_to_async(browser_config)()
+        in_use = Counter(other.cdp_url for other in self._live.values() if other.tab)
+        failure: BrowserError | None = None
+        for url in sorted(urls, key=lambda url: (in_use[url], urls.index(url))):
+            browser = await self.browser(dataclasses.replace(config, cdp_url=url))
+            try:
+                tab = await browser.new_tab(workspace=live.workspace)
+            except BrowserError as exc:
+                log.warning("run %s: the Chrome at %s: %s", live.run_id, url, exc)
+                failure = exc
+                continue
+            live.cdp_url = url
+            return tab
+        assert failure is not None
+        raise failure
 
     @property
     def capacity(self) -> int:
@@ -226,7 +254,9 @@ class RunManager:
         if conversation:  # its tab is one of the person's open sessions from now on
             self._close_over_limit(run.owner_id, starting=True)
         view = LiveView(group_name(run_id), lambda: live.current_tab(), redact=secrets.redact)
-        live = LiveRun(RunControl(), sink, view, secrets, run.owner_id, conversation)
+        workspace = Path(settings.TABWRIGHT["WORKSPACE_DIR"]) / str(run_id)
+        live = LiveRun(RunControl(), sink, view, secrets, run.owner_id, conversation,
+                       run_id=run_id, workspace=workspace)  # fmt: skip
         live.view.set_viewers(self._viewer_count(run_id))
         await self.leases.hold(run_id)
         self._live[run_id] = live
@@ -318,7 +348,8 @@ class RunManager:
         forget_crashes: Callable[[], None] | None = None
         problems: ProblemWatcher | None = None
         trace: TraceRecorder | None = None
-        workspace = Path(conf["WORKSPACE_DIR"]) / str(run.pk)
+        workspace = live.workspace
+        assert workspace is not None
         planner: Planner | None = None
         opened = False
         try:
@@ -331,9 +362,8 @@ class RunManager:
             )
             if replay is None:
                 planner = await database_sync_to_async(planner_for_run)(run)
-            browser = await self.browser()
-            # Downloads (and the trace) land in the run's own folder, which is never served.
-            tab = await browser.new_tab(workspace=workspace)
+            # Downloads (and the trace) land in the run's own folder (dashboard.runfiles).
+            tab = await self._new_tab(live)
             # Console errors and failed requests of every tab of the run, as they happen.
             problems = ProblemWatcher(tab, sink.emit)
             if tab.group is not None:  # tabs a site opens past MAX_TABS: closed, reported
@@ -384,10 +414,11 @@ class RunManager:
             if forget_crashes is not None:
                 forget_crashes()
             if trace is not None and trace.active:
-                await _save_trace(trace, workspace / "trace.zip")  # bounded
+                await _end_trace(trace, workspace / runfiles.TRACE_NAME, live.secrets)  # bounded
             if tab is not None:  # the run's context with every tab it opened
                 closing = tab.group.close() if tab.group is not None else tab.close()
                 await _bounded(run.pk, "close the run's tabs", closing)
+            await _bounded(run.pk, "keep the run's files", _keep_files(live))
             closer = getattr(planner, "aclose", None)
             if closer is not None:
                 await _bounded(run.pk, "close the model's connection", closer())
@@ -494,6 +525,7 @@ class RunManager:
         live.working = False
         live.idle_since = time.monotonic()
         live.settled.set()
+        await _bounded(live.run_id, "keep the run's files", _keep_files(live))
         if idle_s <= 0:
             live.closing = "this server keeps no tab between messages (TABWRIGHT_SESSION_IDLE_S=0)"
             return None
@@ -844,12 +876,35 @@ async def _bounded(run_id: int, what: str, step: Awaitable[object]) -> None:
         log.error("run %s: %s took longer than %s s; it was left", run_id, what, END_STEP_S)
 
 
-async def _save_trace(trace: TraceRecorder, path: Path) -> None:
-    """A trace that can't be written is logged: it must not change how the run ended."""
+async def _end_trace(trace: TraceRecorder, path: Path, secrets: Secrets) -> None:
+    """Write the run's trace, unless the run typed a secret or a password: a trace records
+    the values typed, so it is then discarded.  A trace that can't be written is logged:
+    it must not change how the run ended."""
     try:
-        await trace.stop(path, budget=Budget(30_000))
-    except TabwrightError as exc:
+        if secrets.values():
+            await trace.discard(budget=Budget(30_000))
+            await asyncio.to_thread(path.unlink, missing_ok=True)  # an earlier session's
+            log.info("%s not kept: the run typed a secret or a password", path)
+        else:
+            await trace.stop(path, budget=Budget(30_000))
+    except (TabwrightError, OSError) as exc:
         log.warning("the run's trace was not saved: %s", exc)
+
+
+async def _keep_files(live: LiveRun) -> None:
+    """The run's new downloads (and trace) into storage (dashboard.runfiles), and the
+    list to its open pages; a failure is logged: it must not change how the run went."""
+    if live.workspace is None:
+        return
+    try:
+        if not await asyncio.to_thread(runfiles.keep, live.run_id, live.workspace):
+            return
+        files = await asyncio.to_thread(runfiles.files_of, live.run_id)
+    except Exception:
+        log.exception("run %s: its files were not kept", live.run_id)
+        return
+    listing = [file.to_dict(live.run_id) for file in files]
+    await relay_event(live.run_id, {"type": "files", "files": listing})
 
 
 runner = RunManager()

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib import admin
 from django.urls import include, path
 
-from dashboard import scenario_views, views
+from dashboard import runfiles, scenario_views, views
 
 urlpatterns = [
     path("", views.run_list, name="run_list"),
@@ -11,6 +11,13 @@ urlpatterns = [
     path("runs/<int:run_id>/", views.run_detail, name="run_detail"),
     path("runs/<int:run_id>/act", views.run_act, name="run_act"),
     path("runs/<int:run_id>/output.json", views.run_output, name="run_output"),
+    path(
+        "runs/<int:run_id>/downloads/<str:name>",
+        views.run_file,
+        {"kind": runfiles.DOWNLOADS},
+        name="run_download",
+    ),
+    path("runs/<int:run_id>/trace.zip", views.run_file, {"kind": runfiles.TRACE}, name="run_trace"),
     path(
         "runs/<int:run_id>/screenshots/<int:index>.jpg",
         views.run_screenshot,

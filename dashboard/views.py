@@ -30,7 +30,7 @@ from django.views.static import serve
 from automation import Budget
 from automation.errors import ActionInvalid
 from automation.metrics import REGISTRY
-from dashboard import jsonin, selectors, services
+from dashboard import jsonin, runfiles, selectors, services
 from dashboard.forms import NewRunForm, RunFilterForm
 from dashboard.jsonin import JsonRefused
 from dashboard.models import Run
@@ -132,6 +132,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
             "events": events,
             "is_owner": run.owner_id == request.user.pk,
             "output_json": json.dumps(run.output, ensure_ascii=False, indent=2),
+            "files": [file.to_dict(run.pk) for file in runfiles.files_of(run.pk)],
             # The page counts a wait on the model from the server's clock, not its own.
             "server_now_ms": int(time.time() * 1000),
         },
@@ -149,6 +150,22 @@ def run_screenshot(request: HttpRequest, run_id: int, index: int) -> FileRespons
     except (OSError, SuspiciousFileOperation):
         raise Http404("no screenshot") from None
     return FileResponse(handle, content_type="image/jpeg")
+
+
+@require_safe
+@login_required
+def run_file(request: HttpRequest, run_id: int, kind: str, name: str = "") -> FileResponse:
+    """A download of the run's tabs, or its trace: always as an attachment of an opaque
+    type (a page chose the name and the bytes), from storage wherever a worker kept it."""
+    run = selectors.run_get(user=request.user, id=run_id)
+    name = name or runfiles.TRACE_NAME
+    try:
+        handle = runfiles.open_file(run.pk, kind, name)
+    except OSError:
+        raise Http404("no such file of this run") from None
+    return FileResponse(
+        handle, as_attachment=True, filename=name, content_type="application/octet-stream"
+    )
 
 
 @require_safe

@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote
@@ -110,9 +112,10 @@ def browser_config(**overrides: object) -> BrowserConfig:
     return BrowserConfig(**{**settings, **overrides})  # type: ignore[arg-type]
 
 
-@pytest.fixture
-def chromium_with_cdp():  # type: ignore[no-untyped-def]
-    """A Chromium started by hand with a debugging port, as an operator would run one."""
+@contextmanager
+def chromium_cdp() -> Iterator[str]:
+    """A Chromium started by hand with a debugging port, as an operator would run one;
+    yields its http:// debugging address."""
     port = free_port()
     profile = tempfile.mkdtemp(prefix="tabwright-cdp-")
     proc = subprocess.Popen(
@@ -121,13 +124,22 @@ def chromium_with_cdp():  # type: ignore[no-untyped-def]
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )  # fmt: skip
-    yield f"http://127.0.0.1:{port}"
-    proc.terminate()
     try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture
+def chromium_with_cdp() -> Iterator[str]:
+    with chromium_cdp() as url:
+        yield url
 
 
 @pytest_asyncio.fixture(scope="session", loop_scope="session")

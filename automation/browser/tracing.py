@@ -74,6 +74,16 @@ class TraceRecorder:
             self._active = False
         return path
 
+    async def discard(self, *, budget: Budget) -> None:
+        """End recording and write nothing (a trace records the values typed: a run that
+        typed a secret must not leave one)."""
+        if not self._active:
+            raise ActionInvalid("no trace is being recorded", hint="start one first")
+        try:
+            await call("discard the trace", budget, self.context.tracing.stop())
+        finally:
+            self._active = False
+
 
 def _zip_path(path: object) -> Path:
     if isinstance(path, str) and path.strip():

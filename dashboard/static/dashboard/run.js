@@ -61,6 +61,12 @@
     return node;
   }
 
+  function sizeText(bytes) {
+    if (bytes < 1024) return bytes + " bytes";
+    if (bytes < 1024 * 1024) return (bytes / 1024).toFixed(1) + " KB";
+    return (bytes / 1024 / 1024).toFixed(1) + " MB";
+  }
+
   function addChat(cls, label, text) {
     const li = el("li", "msg " + cls);
     li.appendChild(el("span", "who", label));
@@ -450,6 +456,25 @@
         const count = document.getElementById("problem-count");
         count.textContent = String(Number(count.textContent) + 1);
       }
+    },
+    files: (e) => {
+      // Kept when a stretch of work or the session ends (not stored as an event).
+      const list = document.getElementById("file-list");
+      list.replaceChildren();
+      for (const file of e.files) {
+        const li = el("li");
+        const link = el("a", "", file.name);
+        link.href = file.url;
+        link.download = "";
+        li.appendChild(link);
+        const about = sizeText(file.size_bytes) +
+          (file.kind === "trace" ? " · open with playwright show-trace" : "");
+        li.appendChild(document.createTextNode(" "));
+        li.appendChild(el("span", "hint", about));
+        list.appendChild(li);
+      }
+      document.getElementById("file-count").textContent = String(e.files.length);
+      document.getElementById("files").hidden = e.files.length === 0;
     },
     "input.result": (e) => {
       if (!e.ok) addChat("note failed", "error", e.error.code + ": " + e.error.message);
