@@ -34,7 +34,7 @@ from tests.tasks import AMBIGUOUS_TASK, FORM_TASK
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-UNSTORED = frozenset({"llm.token", "frame"})  # relayed live, never stored
+UNSTORED = frozenset({"llm.token", "frame", "files"})  # relayed live, never stored
 
 
 # -- helpers ------------------------------------------------------------------------------
@@ -182,8 +182,12 @@ async def test_live_run_is_relayed_stored_and_screenshotted(
 
     kinds = [kind for kind in types(messages) if kind != "frame"]  # frames come any time
     assert kinds[0] == "run.started"
-    assert kinds[-2:] == ["run.finished", "session.closed"]
-    assert messages[-2]["status"] == "succeeded", messages[-2]
+    # The run's files (its trace) are kept once the work ended, before the tab closes.
+    assert kinds[-3:] == ["run.finished", "files", "session.closed"]
+    (files,) = [m for m in messages if m["type"] == "files"]
+    assert [f["name"] for f in files["files"]] == ["trace.zip"]
+    ended = [m for m in messages if m["type"] == "run.finished"]
+    assert ended[-1]["status"] == "succeeded", ended[-1]
     expected_actions = ["navigate", "type", "type", "click", "wait_for"]
     finished = [m for m in messages if m["type"] == "action.finished"]
     assert [m["name"] for m in finished] == expected_actions

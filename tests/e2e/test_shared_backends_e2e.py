@@ -1,11 +1,11 @@
-"""Dashboard processes on one real PostgreSQL and one real Redis (Debian's servers on
-loopback ports of their own).  A web process without a worker (A) and one with a worker
-(B): a run started through A waits queued, is claimed by B's worker, and is watched live
-(the picture too), acted on (over its socket and over HTTP, a hung-up request's script
-stopped), taken over on the live view and answered from A's page — each crossing the Redis
-layer to the worker that holds it.  A second worker (C): each worker takes one run
+"""Dashboard processes on one real PostgreSQL and one real Redis (Debian's servers on loopback
+ports of their own). A web process without a worker (A) and one with a worker (B): a run
+started through A waits queued, is claimed by B's worker, and is watched live (the picture
+too), acted on (over its socket and over HTTP, a hung-up request's script stopped), taken
+over on the live view, answered, paused at work and resumed from A's page — each crossing
+the Redis layer to the worker that holds it. A second worker (C): each worker takes one run
 (capacity 1); ``kill -9`` of the one holding a run marks that run lost within the lease, the
-other's run goes on, and new runs go to the survivor.  A web process (D) stopped and started
+other's run goes on, and new runs go to the survivor. A web process (D) stopped and started
 again mid-run: the run goes on, and D's page, reconnected, misses nothing."""
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from tests.e2e.ui import (
     save,
     start_run,
 )
+from tests.fakellm import Reply, ScriptedLLMServer
 from tests.net import free_port
 from tests.servers import postgres_server, psql, redis_server, shared_settings
 from tests.tasks import AMBIGUOUS_TASK
@@ -51,13 +52,24 @@ def backends(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, st
 
 
 @pytest.fixture(scope="module")
+def llm() -> Iterator[ScriptedLLMServer]:
+    """The "openai" planner's endpoint, for a run that works a while."""
+    server = ScriptedLLMServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
 def two_servers(
-    tmp_path_factory: pytest.TempPathFactory, backends: tuple[str, str, Path]
+    tmp_path_factory: pytest.TempPathFactory,
+    backends: tuple[str, str, Path],
+    llm: ScriptedLLMServer,
 ) -> Iterator[tuple[str, str, str]]:
     """Two daphne processes of one dashboard (the same database, layer and secret key): A
     serves pages only, B serves pages and runs them."""
     # Two runs, two workers: one each.  Scripts in the page, for the acts that run one.
-    settings = shared_settings(*backends, WORKER_RUNS="1", ALLOW_EVALUATE="1")
+    settings = shared_settings(*backends, WORKER_RUNS="1", ALLOW_EVALUATE="1",
+                               LLM_BASE_URL=llm.base_url, LLM_MODEL="test-model")  # fmt: skip
     user = (USERNAME, PASSWORD)
     web_only = {**settings, "TABWRIGHT_EMBEDDED_WORKER": "0"}
     with (
@@ -154,6 +166,49 @@ DELETE_3_BOX = """(() => {
     .getBoundingClientRect();
   return {x: box.x + box.width / 2, y: box.y + box.height / 2, viewport: innerWidth};
 })()"""
+
+
+async def test_a_page_on_one_process_pauses_and_resumes_a_run_working_on_the_other(
+    ui_browser: Browser, two_servers: tuple[str, str, str], llm: ScriptedLLMServer
+) -> None:
+    a, b, database_url = two_servers
+    # The model thinks a while over its first answer: the run is at work when Pause comes.
+    llm.script(
+        Reply(text=tag({"action": "navigate", "url": f"{a}/demo/form.html"}), delay_s=3),
+        Reply(text=tag({"action": "done", "summary": "looked at the form"})),
+    )
+    context = await ui_browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(10_000)
+    try:
+        on_a = await context.new_page()
+        await log_in(on_a, a)
+        await on_a.goto(f"{a}/")
+        run_id = await start_run(on_a, f"{a}/demo/list.html", "Look at the form", "openai")
+        assert holder_pid(database_url, run_id) == daphne_pid(b)
+        asked = len(llm.requests)
+        async with asyncio.timeout(LIVE_MS / 1000):  # B's worker asked the model: at work
+            while True:
+                if len(llm.requests) > asked:
+                    break
+                await asyncio.sleep(0.05)
+        await expect(on_a.locator("#status")).to_have_text("running")
+        await on_a.locator("[data-command=pause]").click()  # over Redis to B's worker
+        # At the end of the round under way: its action done, the model not asked again.
+        await expect(on_a.locator("#status")).to_have_text("paused", timeout=LIVE_MS)
+        await expect(on_a.locator("#status-reason")).to_contain_text("paused by the person")
+        assert llm.pending == 1
+        await on_a.locator("[data-command=resume]").click()
+        await expect(on_a.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+        steps = on_a.locator("#steps > li.step .step-action")
+        await expect(steps).to_have_text(["navigate", "navigate"])
+        assert llm.pending == 0
+    finally:
+        await context.close()
+
+
+def tag(action: dict[str, object]) -> str:
+    """An action as the model writes it."""
+    return "<action>" + json.dumps(action) + "</action>"
 
 
 async def act_over_socket(
