@@ -14,6 +14,7 @@ from automation.secrets import SECRET_NAME_RE
 from dashboard import services
 from dashboard.models import (
     ENV_NAME_RE,
+    ApiToken,
     IdentityHeal,
     LLMProfile,
     Run,
@@ -242,3 +243,18 @@ class SecretGrantAdmin(admin.ModelAdmin):
     @admin.display(description="environment variable")
     def env_name(self, obj: SecretGrant) -> str:
         return obj.env_name
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """Tokens by name, owner, when made and last used; never the token (only a hash is
+    kept) and never made here: a person makes their own on the API tokens page."""
+
+    list_display = ("name", "owner", "prefix", "created_at", "last_used_at")
+    list_filter = ("owner",)
+    search_fields = ("name", "owner__username", "prefix")
+    fields = ("name", "owner", "prefix", "created_at", "last_used_at")
+    readonly_fields = ("owner", "prefix", "created_at", "last_used_at")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False

@@ -500,3 +500,25 @@ class SecretGrant(models.Model):
             raise ValidationError(
                 {"name": "Enter the secret's name (letters, digits and _, e.g. SHOP_PW)."}
             )
+
+
+class ApiToken(models.Model):
+    """A person's key to the JSON API (dashboard/api.py): it acts as its owner, seeing
+    only what the owner sees.  Only a hash is kept; the token is shown once, when made."""
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    name = models.CharField(max_length=100, help_text="What the token is for (a script, a CI job).")
+    # The token's first characters, to tell tokens apart in lists; not enough to use it.
+    prefix = models.CharField(max_length=16, editable=False)
+    digest = models.CharField(max_length=64, unique=True, editable=False)  # SHA-256, hex
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = "API token"
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"

@@ -113,6 +113,7 @@ INSTALLED_APPS = [
     "channels",
     "axes",
     "csp",
+    "ninja",  # the API docs page's scripts, served from here (not a CDN)
 ]
 
 MIDDLEWARE = [

@@ -3,7 +3,8 @@ from __future__ import annotations
 from django.contrib import admin
 from django.urls import include, path
 
-from dashboard import runfiles, scenario_views, views
+from dashboard import runfiles, scenario_views, token_views, views
+from dashboard.api import api
 
 urlpatterns = [
     path("", views.run_list, name="run_list"),
@@ -67,6 +68,13 @@ urlpatterns = [
         name="scenario_param_default",
     ),
     path("heals/<int:heal_id>/decide", scenario_views.heal_decide, name="heal_decide"),
+    path("account/tokens", token_views.api_tokens, name="api_tokens"),
+    path(
+        "account/tokens/<int:token_id>/revoke",
+        token_views.api_token_revoke,
+        name="api_token_revoke",
+    ),
+    path("api/", api.urls),
     path("metrics", views.metrics, name="metrics"),
     path("demo/", views.demo, {"path": ""}, name="demo_index"),
     path("demo/<path:path>", views.demo, name="demo"),

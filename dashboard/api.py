@@ -1,0 +1,443 @@
+"""The JSON API under /api/: what a script does with the dashboard, with a person's token.
+
+Built on Django Ninja: async views like the rest of the run paths, request and answer
+schemas (pydantic) that are also the OpenAPI schema (``/api/openapi.json``) and the
+interactive docs (``/api/docs``).  Every call sends ``Authorization: Bearer tw_…``, a token
+its owner made on the tokens page (dashboard/token_views.py); the token acts as its owner
+and sees exactly what the owner sees on the pages (the same selectors), no more.
+
+Every error has one shape, whatever went wrong::
+
+    {"error": {"code": "not_found", "message": "no such run", "hint": "", "fields": {}}}
+
+``code`` is one of API_CODES or an engine error's code (automation.errors); ``fields``
+names the request's fields at fault, when it is about them.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.contrib.auth.models import AbstractBaseUser
+from django.http import Http404, HttpRequest, HttpResponse
+from ninja import NinjaAPI, Schema, Status
+from ninja.errors import AuthenticationError, HttpError
+from ninja.errors import ValidationError as NinjaValidationError
+from ninja.parser import Parser
+from ninja.security import HttpBearer
+from pydantic import BaseModel, ConfigDict, Field
+
+from automation import Budget
+from automation.errors import ScenarioInvalid, TabwrightError
+from dashboard import jsonin, selectors, services
+from dashboard.forms import MAX_SCENARIO_BYTES, PROFILE_PREFIX, NewRunForm, ReplayForm
+from dashboard.jsonin import JsonRefused
+from dashboard.models import LLMProfile, Run, Step
+from dashboard.runner import runner
+from dashboard.worker import carry_out, wake
+
+__all__ = ["api"]
+
+API_CODES = ("unauthorized", "not_found", "forbidden", "invalid", "not_live", "http_error")
+STOP_ANSWER_MS = 15_000
+MAX_EVENTS = 1_000  # per call; ask again with ``after`` for more
+MAX_LIST = 500
+MAX_BODY_BYTES = MAX_SCENARIO_BYTES  # the largest body: a scenario file, as on the page
+
+
+class ApiError(Exception):
+    """An answer in the one error shape; ``fields``: the request's fields at fault."""
+
+    def __init__(
+        self, status: int, code: str, message: str, hint: str = "",
+        fields: dict[str, str] | None = None,
+    ) -> None:  # fmt: skip
+        super().__init__(message)
+        self.status, self.code, self.message, self.hint, self.fields = (
+            status, code, message, hint, fields or {},
+        )  # fmt: skip
+
+
+class TokenAuth(HttpBearer):
+    """``Authorization: Bearer <token>``: the token's owner, if the token is known."""
+
+    def authenticate(self, request: HttpRequest, token: str) -> AbstractBaseUser | None:
+        user = services.api_token_user(secret=token)
+        if user is not None:
+            request.user = user  # type: ignore[assignment]  # what the selectors are given
+        return user
+
+
+class BoundedParser(Parser):
+    """Request bodies through dashboard.jsonin: bounded in size and nesting, so no body
+    can exhaust the parser (the page's commands and the act API are read the same way)."""
+
+    def parse_body(self, request: HttpRequest) -> dict[str, Any]:
+        return jsonin.loads(request.body, max_bytes=MAX_BODY_BYTES)  # type: ignore[no-any-return]
+
+
+api = NinjaAPI(
+    title="Tabwright",
+    parser=BoundedParser(),
+    version="1",
+    description="Runs, replays and scenarios of a Tabwright dashboard. Authenticate with "
+    "`Authorization: Bearer <token>` (make a token on the dashboard's API tokens page).",
+    auth=TokenAuth(),
+    urls_namespace="api",
+)
+
+
+# -- one error shape --------------------------------------------------------------------
+
+
+def _error(
+    request: HttpRequest, status: int, code: str, message: str, hint: str = "",
+    fields: dict[str, str] | None = None,
+) -> HttpResponse:  # fmt: skip
+    body = {"error": {"code": code, "message": message, "hint": hint, "fields": fields or {}}}
+    return api.create_response(request, body, status=status)
+
+
+@api.exception_handler(ApiError)
+def _api_error(request: HttpRequest, exc: ApiError) -> HttpResponse:
+    return _error(request, exc.status, exc.code, exc.message, exc.hint, exc.fields)
+
+
+@api.exception_handler(AuthenticationError)
+def _unauthorized(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
+    hint = "send Authorization: Bearer <token>; make one on the API tokens page"
+    return _error(request, 401, "unauthorized", "a valid API token is needed", hint)
+
+
+@api.exception_handler(NinjaValidationError)
+def _invalid(request: HttpRequest, exc: NinjaValidationError) -> HttpResponse:
+    fields = {}
+    for error in exc.errors:
+        loc = [str(part) for part in error.get("loc", ())]
+        # ("query", "limit"), or ("body", <the body parameter>, "task"): name the field.
+        parts = loc[2:] if loc[:1] == ["body"] and len(loc) > 2 else loc[1:]
+        fields[".".join(parts) or "body"] = str(error.get("msg", "invalid"))
+    return _error(request, 400, "invalid", "the request is not valid", fields=fields)
+
+
+@api.exception_handler(Http404)
+def _not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
+    return _error(request, 404, "not_found", str(exc) or "not found")
+
+
+@api.exception_handler(HttpError)
+def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    cause = exc.__cause__
+    if isinstance(cause, JsonRefused):  # the body, read by BoundedParser
+        status = 413 if cause.code == "too_large" else 400
+        return _error(request, status, "invalid", cause.message, fields={"body": cause.message})
+    return _error(request, exc.status_code, "http_error", str(exc))
+
+
+@api.exception_handler(TabwrightError)
+def _engine_error(request: HttpRequest, exc: TabwrightError) -> HttpResponse:
+    return _error(request, 400, exc.code, exc.message, exc.hint)
+
+
+# -- schemas ----------------------------------------------------------------------------
+
+
+class ErrorBody(Schema):
+    code: str
+    message: str
+    hint: str = ""
+    fields: dict[str, str] = {}
+
+
+class ErrorOut(Schema):
+    error: ErrorBody
+
+
+class StepOut(Schema):
+    index: int
+    action: str
+    args: dict[str, Any]
+    role: str
+    name: str
+    url: str
+    ok: bool
+    error: dict[str, Any] | None
+    duration_ms: int
+    by: str
+    screenshot_url: str | None
+
+
+class RunOut(Schema):
+    id: int
+    kind: str
+    status: str
+    status_reason: str
+    task: str
+    start_url: str
+    planner: str
+    scenario_id: int | None
+    params: dict[str, Any]
+    summary: str
+    output: Any
+    prompt_tokens: int
+    completion_tokens: int
+    created_at: datetime
+    finished_at: datetime | None
+    url: str  # the run's page
+    steps: list[StepOut] | None = None  # in GET /runs/{id} only
+
+
+class RunIn(Schema):
+    task: str = Field(min_length=1, max_length=20_000, description="what the agent does")
+    start_url: str = Field("", max_length=2000)
+    planner: str = Field(
+        "", description="rules, openai or anthropic; empty: the default LLM profile, else "
+        "the server's planner"
+    )  # fmt: skip
+    llm_profile: str = Field("", description="an LLM profile's name (instead of planner)")
+    output_schema: dict[str, Any] | None = Field(
+        None, description="a JSON Schema the run's output must match"
+    )
+
+
+class EventsOut(Schema):
+    events: list[dict[str, Any]]
+    last_seq: int  # ask again with after=last_seq for what came since
+
+
+class ScenarioOut(Schema):
+    id: int
+    name: str
+    description: str
+    base_url: str
+    step_count: int
+    created_at: datetime
+    updated_at: datetime
+
+
+class ScenarioFileIn(BaseModel):
+    """A scenario in its file format (``{"format": "tabwright.scenario", "version": 1,
+    "name", "steps": [...]}``), as exported; checked whole when imported."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class ReplayIn(Schema):
+    base_url: str = Field("", max_length=2000, description="where it runs (default: recorded)")
+    params: dict[str, str] = {}
+
+
+def _run_out(run: Run, steps: list[Step] | None = None) -> dict[str, Any]:
+    return {
+        "id": run.pk, "kind": run.kind, "status": run.status,
+        "status_reason": run.status_reason, "task": run.task, "start_url": run.start_url,
+        "planner": run.planner, "scenario_id": run.scenario_id, "params": run.params,
+        "summary": run.summary, "output": run.output, "prompt_tokens": run.prompt_tokens,
+        "completion_tokens": run.completion_tokens, "created_at": run.created_at,
+        "finished_at": run.finished_at, "url": f"/runs/{run.pk}/",
+        "steps": None if steps is None else [_step_out(run, step) for step in steps],
+    }  # fmt: skip
+
+
+def _step_out(run: Run, step: Step) -> dict[str, Any]:
+    return {
+        "index": step.index, "action": step.action, "args": step.args, "role": step.role,
+        "name": step.name, "url": step.url, "ok": step.ok, "error": step.error,
+        "duration_ms": step.duration_ms, "by": step.by,
+        "screenshot_url": f"/runs/{run.pk}/screenshots/{step.index}.jpg"
+        if step.screenshot else None,
+    }  # fmt: skip
+
+
+ERRORS: dict[int, type[Schema]] = {400: ErrorOut, 401: ErrorOut, 404: ErrorOut}
+
+
+# -- runs -------------------------------------------------------------------------------
+
+
+@api.get("/runs", response={200: list[RunOut], **ERRORS}, tags=["runs"])
+async def list_runs(
+    request: HttpRequest, status: str = "", kind: str = "", limit: int = 50
+) -> list[dict[str, Any]]:
+    """The runs the token's owner may see, newest first (``limit``: 1 to 500)."""
+    if not 1 <= limit <= MAX_LIST:
+        bounds = f"1 to {MAX_LIST}"
+        raise ApiError(400, "invalid", f"limit is {bounds}", fields={"limit": bounds})
+    if status and status not in Run.Status.values:
+        choices = {"status": f"one of {', '.join(Run.Status.values)}"}
+        raise ApiError(400, "invalid", f"no status {status!r}", fields=choices)
+    if kind and kind not in Run.Kind.values:
+        choices = {"kind": f"one of {', '.join(Run.Kind.values)}"}
+        raise ApiError(400, "invalid", f"no kind {kind!r}", fields=choices)
+
+    def read() -> list[dict[str, Any]]:
+        runs = selectors.run_list(user=request.user, status=status, kind=kind)[:limit]
+        return [_run_out(run) for run in runs]
+
+    return await sync_to_async(read)()
+
+
+@api.post("/runs", response={201: RunOut, **ERRORS}, tags=["runs"])
+async def start_run(request: HttpRequest, body: RunIn) -> Status[dict[str, Any]]:
+    """Start a run (queued until a worker claims it), as the new-run form does."""
+    run = await sync_to_async(_run_from_body)(request.user, body)
+    await wake()
+    return Status(201, _run_out(run))
+
+
+def _run_from_body(user: AbstractBaseUser, body: RunIn) -> Run:
+    """The same checks as the page's form (dashboard.forms.NewRunForm), field by field."""
+    planner = body.planner
+    if body.llm_profile:
+        profile = LLMProfile.objects.filter(name=body.llm_profile).first()
+        if profile is None:
+            raise ApiError(400, "invalid", f"no LLM profile {body.llm_profile!r}",
+                           fields={"llm_profile": "no such profile"})  # fmt: skip
+        planner = f"{PROFILE_PREFIX}{profile.pk}"
+    form = NewRunForm({
+        "task": body.task, "start_url": body.start_url, "planner": planner,
+        "output_schema": json.dumps(body.output_schema) if body.output_schema else "",
+    })  # fmt: skip
+    if not planner:  # as the page preselects: the default profile, else the first choice
+        form.data = {**form.data, "planner": form.fields["planner"].initial or
+                     form.fields["planner"].choices[0][0]}  # fmt: skip
+    if not form.is_valid():
+        fields = {name: " ".join(errors) for name, errors in form.errors.items()}
+        raise ApiError(400, "invalid", "the run can't start as asked", fields=fields)
+    return services.run_create(owner=user, **form.cleaned_data)
+
+
+@api.get("/runs/{run_id}", response={200: RunOut, **ERRORS}, tags=["runs"])
+async def read_run(request: HttpRequest, run_id: int) -> dict[str, Any]:
+    """The run, with its recorded steps."""
+
+    def read() -> dict[str, Any]:
+        run = selectors.run_get(user=request.user, id=run_id)
+        return _run_out(run, list(run.steps.all()))
+
+    return await sync_to_async(read)()
+
+
+@api.get("/runs/{run_id}/events", response={200: EventsOut, **ERRORS}, tags=["runs"])
+async def run_events(request: HttpRequest, run_id: int, after: int = 0) -> Any:
+    """The run's stored events after the sequence number ``after`` (at most 1,000 a call),
+    as its page gets them."""
+    if after < 0:
+        raise ApiError(400, "invalid", "after is a sequence number, 0 or more",
+                       fields={"after": "negative"})  # fmt: skip
+
+    def read() -> dict[str, Any]:
+        run = selectors.run_get(user=request.user, id=run_id)
+        events = selectors.run_events(run_id=run.pk, after_seq=after)[:MAX_EVENTS]
+        return {"events": events, "last_seq": events[-1]["seq"] if events else after}
+
+    return await sync_to_async(read)()
+
+
+@api.post("/runs/{run_id}/stop", response={200: RunOut, **ERRORS, 409: ErrorOut}, tags=["runs"])
+async def stop_run(request: HttpRequest, run_id: int) -> dict[str, Any]:
+    """Stop the run (queued or live) and answer it as it is then; 409 when it is not live."""
+    run = await sync_to_async(selectors.run_get)(user=request.user, id=run_id)
+    if run.owner_id != request.user.pk:
+        raise ApiError(403, "forbidden", "only the run's owner can stop it")
+    got = await carry_out(
+        run_id,
+        {"type": "run.command", "command": "stop", "text": "", "rounds": 0},
+        Budget(STOP_ANSWER_MS),
+        lambda: runner.command(run_id, "stop"),
+    )
+    error = got.get("error")
+    if error is not None:
+        if error["kind"] == "lookup":
+            raise ApiError(409, "not_live", "the run is not live any more")
+        raise ApiError(409, str(error.get("code", "refused")), str(error.get("message", "")))
+    await runner.wait(run_id)  # here; elsewhere the answer came once the stop was asked
+    return _run_out(await sync_to_async(Run.objects.get)(pk=run_id))
+
+
+# -- scenarios --------------------------------------------------------------------------
+
+
+def _scenario_out(scenario: Any) -> dict[str, Any]:
+    return {
+        "id": scenario.pk, "name": scenario.name, "description": scenario.description,
+        "base_url": scenario.base_url, "step_count": getattr(scenario, "step_count", 0),
+        "created_at": scenario.created_at, "updated_at": scenario.updated_at,
+    }  # fmt: skip
+
+
+@api.get("/scenarios", response={200: list[ScenarioOut], **ERRORS}, tags=["scenarios"])
+async def list_scenarios(request: HttpRequest, q: str = "") -> list[dict[str, Any]]:
+    """The scenarios the token's owner may see (``q``: in the name, description or URL)."""
+
+    def read() -> list[dict[str, Any]]:
+        return [_scenario_out(s) for s in selectors.scenario_list(user=request.user, q=q)]
+
+    return await sync_to_async(read)()
+
+
+@api.get("/scenarios/{scenario_id}", response={200: dict[str, Any], **ERRORS}, tags=["scenarios"])
+async def export_scenario(request: HttpRequest, scenario_id: int) -> dict[str, Any]:
+    """The scenario in its file format (what the page's JSON export writes)."""
+
+    def read() -> dict[str, Any]:
+        scenario = selectors.scenario_get(user=request.user, id=scenario_id)
+        return selectors.scenario_document(scenario=scenario).to_dict()
+
+    return await sync_to_async(read)()
+
+
+@api.post("/scenarios", response={201: ScenarioOut, **ERRORS}, tags=["scenarios"])
+async def import_scenario(request: HttpRequest, body: ScenarioFileIn) -> Status[Any]:
+    """A scenario from its file format (as exported); nothing is stored if it can't be read."""
+
+    def save() -> dict[str, Any]:
+        try:
+            scenario = services.scenario_import(owner=request.user, data=body.model_extra)
+        except ScenarioInvalid as exc:
+            raise ApiError(400, exc.code, exc.message, exc.hint) from None
+        return _scenario_out(selectors.scenario_list(user=request.user).get(pk=scenario.pk))
+
+    return Status(201, await sync_to_async(save)())
+
+
+@api.post("/scenarios/{scenario_id}/replays", response={201: RunOut, **ERRORS}, tags=["scenarios"])
+async def replay_scenario(
+    request: HttpRequest, scenario_id: int, body: ReplayIn
+) -> Status[dict[str, Any]]:
+    """Replay the scenario (a run of kind ``replay``, queued until a worker claims it) with
+    its parameters; a parameter it does not have, or one without a default left out, is
+    refused before anything runs."""
+    run = await sync_to_async(_replay_from_body)(request.user, scenario_id, body)
+    await wake()
+    return Status(201, _run_out(run))
+
+
+def _replay_from_body(user: AbstractBaseUser, scenario_id: int, body: ReplayIn) -> Run:
+    scenario = selectors.scenario_get(user=user, id=scenario_id)
+    document = selectors.scenario_document(scenario=scenario)
+    form = ReplayForm(document=document)
+    known = {key.removeprefix("param_") for key in form.fields if key.startswith("param_")}
+    unknown = sorted(set(body.params) - known)
+    if unknown:
+        raise ApiError(400, "invalid", f"the scenario has no parameter {unknown[0]}",
+                       f"its parameters: {', '.join(sorted(known)) or 'none'}",
+                       {f"params.{name}": "unknown parameter" for name in unknown})  # fmt: skip
+    data = {"base_url": body.base_url or document.base_url}
+    for name in known:
+        default = (document.params.get(name) or {}).get("default")
+        value = body.params.get(name, default)
+        if value is not None:
+            data[f"param_{name}"] = value
+    form = ReplayForm(data, document=document)
+    if not form.is_valid():
+        fields = {("params." + n.removeprefix("param_") if n.startswith("param_") else n):
+                  " ".join(errors) for n, errors in form.errors.items()}  # fmt: skip
+        raise ApiError(400, "invalid", "the replay can't start as asked", fields=fields)
+    return services.replay_run_create(
+        owner=user, scenario=scenario, base_url=form.cleaned_data["base_url"],
+        params=form.params(),
+    )  # fmt: skip

@@ -1,0 +1,39 @@
+"""The API tokens page: a person makes tokens for the JSON API (dashboard/api.py), sees
+each one once, lists them (name, its first characters, made, last used) and revokes them."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from automation.errors import ActionInvalid
+from dashboard import services
+from dashboard.models import ApiToken
+
+
+@login_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def api_tokens(request: HttpRequest) -> HttpResponse:
+    """GET: the person's tokens; POST (``name``): a new one, shown on this answer only."""
+    made, error, status = "", "", 200
+    if request.method == "POST":
+        try:
+            _, made = services.api_token_create(
+                owner=request.user, name=request.POST.get("name", "")
+            )
+        except ActionInvalid as exc:
+            error, status = exc.message, 400
+    tokens = ApiToken.objects.filter(owner=request.user)
+    response = render(request, "account/tokens.html",
+                      {"tokens": tokens, "made": made, "error": error}, status=status)  # fmt: skip
+    response["Cache-Control"] = "no-store"  # the token shown once must not be kept anywhere
+    return response
+
+
+@login_required
+@require_POST
+def api_token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
+    services.api_token_revoke(owner=request.user, token_id=token_id)
+    return redirect("api_tokens")

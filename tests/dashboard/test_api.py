@@ -1,0 +1,273 @@
+"""The JSON API with tokens (dashboard/api.py): a token made on the person's page, shown
+once and kept only as a hash, acts as its owner — starts a run that a worker drives,
+reads it, its steps and events, stops one; imports, exports and replays scenarios — and
+sees nothing of anyone else's; a revoked or unknown token gets 401; every refusal has one
+error shape naming the fields at fault."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+from typing import Any
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.test import AsyncClient, Client
+
+from dashboard import services
+from dashboard.models import ApiToken, Run
+from dashboard.runner import RunManager
+from tests.dashboard.conftest import Runs
+from tests.tasks import FORM_TASK
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def page_client(user: Any) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def token_of(user: Any, name: str = "a script") -> str:
+    return services.api_token_create(owner=user, name=name)[1]
+
+
+class Api:
+    """A script's calls with its token (Django's AsyncClient takes headers per call)."""
+
+    def __init__(self, token: str) -> None:
+        self.client, self.headers = AsyncClient(), {"Authorization": f"Bearer {token}"}
+
+    async def get(self, path: str, query: dict[str, Any] | None = None) -> Any:
+        return await self.client.get(path, query, headers=self.headers)
+
+    async def post(self, path: str, body: Any = None) -> Any:
+        if body is None:
+            return await self.client.post(path, headers=self.headers)
+        return await self.client.post(path, body, content_type="application/json",
+                                      headers=self.headers)  # fmt: skip
+
+
+def api(token: str) -> Api:
+    return Api(token)
+
+
+def refused(answer: Any, status: int, code: str) -> dict[str, Any]:
+    """The one error shape, with this status and code; its body."""
+    assert answer.status_code == status, (answer.status_code, answer.content[:500])
+    error = answer.json()["error"]
+    assert error["code"] == code, error
+    assert set(error) == {"code", "message", "hint", "fields"} and error["message"], error
+    return error
+
+
+async def finished(client: Api, run_id: int, timeout_s: float = 60) -> dict[str, Any]:
+    async with asyncio.timeout(timeout_s):
+        while True:
+            run = (await client.get(f"/api/runs/{run_id}")).json()
+            if run["status"] in Run.FINAL:
+                return run
+            await asyncio.sleep(0.1)
+
+
+# -- tokens ------------------------------------------------------------------------------
+
+
+def test_a_token_is_shown_once_kept_as_a_hash_and_revoked_from_the_page(owner: Any) -> None:
+    page = page_client(owner)
+    made = page.post("/account/tokens", {"name": "nightly export"})
+    assert made.status_code == 200 and made["Cache-Control"] == "no-store"
+    secret = re.search(r'<pre id="new-token">(tw_[\w-]+)</pre>', made.content.decode()).group(1)
+    token = ApiToken.objects.get()
+    assert (token.name, token.owner, token.last_used_at) == ("nightly export", owner, None)
+    assert token.digest == hashlib.sha256(secret.encode()).hexdigest()
+    assert secret not in str(list(ApiToken.objects.values()))  # only its hash is kept
+    listed = page.get("/account/tokens").content.decode()
+    assert "nightly export" in listed and token.prefix in listed and secret not in listed
+
+    used = Client(headers={"Authorization": f"Bearer {secret}"}).get("/api/runs")
+    assert used.status_code == 200 and used.json() == []
+    token.refresh_from_db()
+    assert token.last_used_at is not None
+
+    assert page.post(f"/account/tokens/{token.pk}/revoke").status_code == 302
+    again = Client(headers={"Authorization": f"Bearer {secret}"}).get("/api/runs")
+    refused(again, 401, "unauthorized")
+    assert page.post("/account/tokens", {"name": "  "}).status_code == 400  # named, always
+
+
+def test_no_unknown_or_another_persons_token_gets_in(owner: Any, stranger: Any) -> None:
+    theirs = token_of(stranger)
+    page = page_client(stranger)
+    mine = ApiToken.objects.create(owner=owner, name="x", prefix="tw_x", digest="0" * 64)
+    page.post(f"/account/tokens/{mine.pk}/revoke")  # not theirs to revoke
+    assert ApiToken.objects.filter(pk=mine.pk).exists()
+    for header in [None, "Bearer ", "Bearer tw_nope", f"Basic {theirs}", f"Bearer {theirs}x",
+                   "Bearer " + "tw_" + "a" * 5000]:  # fmt: skip
+        client = Client(headers={"Authorization": header} if header else {})
+        refused(client.get("/api/runs"), 401, "unauthorized")
+    owner.is_active = False
+    owner.save()
+    refused(Client(headers={"Authorization": f"Bearer {token_of(owner)}"}).get("/api/runs"),
+            401, "unauthorized")  # fmt: skip
+
+
+# -- runs --------------------------------------------------------------------------------
+
+
+async def test_a_script_starts_a_run_reads_it_and_its_events(
+    worker: RunManager, runs: Runs, owner: Any, stranger: Any, fixture_url: str
+) -> None:
+    client = api(await sync_to_async(token_of)(owner))
+    made = await client.post("/api/runs", {
+        "task": FORM_TASK, "start_url": f"{fixture_url}/demo/form.html", "planner": "rules",
+    })  # fmt: skip
+    assert made.status_code == 201, made.content
+    run = made.json()
+    runs.started.append(run["id"])
+    assert (run["status"], run["kind"], run["url"]) == ("queued", "agent", f"/runs/{run['id']}/")
+
+    done = await finished(client, run["id"])
+    assert done["status"] == "succeeded", done
+    assert [s["action"] for s in done["steps"]] == ["navigate", "type", "type", "click", "wait_for"]
+    assert all(s["ok"] for s in done["steps"])
+    assert done["steps"][1]["screenshot_url"] == f"/runs/{run['id']}/screenshots/1.jpg"
+
+    events = (await client.get(f"/api/runs/{run['id']}/events")).json()
+    kinds = [e["type"] for e in events["events"]]
+    assert kinds[0] == "run.started" and "run.finished" in kinds
+    assert events["last_seq"] == events["events"][-1]["seq"]
+    after = await client.get(f"/api/runs/{run['id']}/events", {"after": events["last_seq"]})
+    assert after.json() == {"events": [], "last_seq": events["last_seq"]}
+    listed = (await client.get("/api/runs", {"status": "succeeded"})).json()
+    assert [r["id"] for r in listed] == [run["id"]] and listed[0]["steps"] is None
+
+    # Another person's token sees none of it, and can't stop it.
+    other = api(await sync_to_async(token_of)(stranger))
+    assert (await other.get("/api/runs")).json() == []
+    for path in [f"/api/runs/{run['id']}", f"/api/runs/{run['id']}/events"]:
+        refused(await other.get(path), 404, "not_found")
+    refused(await other.post(f"/api/runs/{run['id']}/stop"), 404, "not_found")
+
+
+async def test_a_queued_run_is_stopped_and_a_stopped_one_is_not_live(
+    runs: Runs, owner: Any
+) -> None:
+    client = api(await sync_to_async(token_of)(owner))  # no worker: it stays queued
+    made = (await client.post("/api/runs", {"task": "click OK", "planner": "rules"})).json()
+    stopped = await client.post(f"/api/runs/{made['id']}/stop")
+    assert stopped.status_code == 200 and stopped.json()["status"] == "stopped"
+    refused(await client.post(f"/api/runs/{made['id']}/stop"), 409, "not_live")
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({}, "task"),
+        ({"task": ""}, "task"),
+        ({"task": 5}, "task"),
+        ({"task": "t", "start_url": "javascript:alert(1)"}, "start_url"),
+        ({"task": "t", "planner": "psychic"}, "planner"),
+        ({"task": "t", "llm_profile": "nobody's"}, "llm_profile"),
+        ({"task": "t", "planner": "rules", "output_schema": {"type": "object"}}, "output_schema"),
+        ({"task": "t", "planner": "openai", "output_schema": {"type": 5}}, "output_schema"),
+        ({"task": "t", "output_schema": [1]}, "output_schema"),
+    ],
+)
+def test_a_run_asked_badly_is_refused_naming_the_field_and_nothing_is_made(
+    owner: Any, body: dict[str, Any], field: str
+) -> None:
+    client = Client(headers={"Authorization": f"Bearer {token_of(owner)}"})
+    answer = client.post("/api/runs", body, content_type="application/json")
+    error = refused(answer, 400, "invalid")
+    assert field in error["fields"], error
+    assert not Run.objects.exists()
+
+
+def test_a_body_that_is_not_json_and_bad_queries_are_refused(owner: Any) -> None:
+    client = Client(headers={"Authorization": f"Bearer {token_of(owner)}"})
+    error = refused(client.post("/api/runs", "{not json", content_type="application/json"),
+                    400, "invalid")  # fmt: skip
+    assert "body" in error["fields"]
+    deep = "[" * 100_000 + "]" * 100_000  # no RecursionError, no 500
+    refused(client.post("/api/runs", deep, content_type="application/json"), 400, "invalid")
+    assert (
+        "status" in refused(client.get("/api/runs", {"status": "done"}), 400, "invalid")["fields"]
+    )
+    assert "limit" in refused(client.get("/api/runs", {"limit": 0}), 400, "invalid")["fields"]
+    refused(client.get("/api/runs", {"limit": "many"}), 400, "invalid")
+    refused(client.get("/api/runs/999999"), 404, "not_found")
+    refused(client.get("/api/runs/1/events", {"after": -1}), 400, "invalid")
+
+
+# -- scenarios ---------------------------------------------------------------------------
+
+
+def sign_up(base: str) -> dict[str, Any]:
+    """A scenario of the demo form, its name a parameter."""
+    return {
+        "format": "tabwright.scenario", "version": 1, "name": "Sign up a person",
+        "base_url": base, "params": {"name": {"default": None}},
+        "steps": [
+            {"action": "navigate", "args": {"url": f"{base}/demo/form.html"}},
+            {"action": "fill", "args": {"value": "${name}"},
+             "identity": {"role": "textbox", "name": "Name", "tag": "input"}},
+            {"action": "fill", "args": {"value": "ada@example.org"},
+             "identity": {"role": "textbox", "name": "Email", "tag": "input"}},
+            {"action": "click", "args": {},
+             "identity": {"role": "button", "name": "Sign up", "tag": "button"}},
+            {"action": "wait_for", "args": {"text": "Welcome, ${name}!"}},
+        ],
+    }  # fmt: skip
+
+
+async def test_a_script_imports_exports_and_replays_a_scenario(
+    worker: RunManager, runs: Runs, owner: Any, stranger: Any, fixture_url: str
+) -> None:
+    client = api(await sync_to_async(token_of)(owner))
+    made = await client.post("/api/scenarios", sign_up(fixture_url))
+    assert made.status_code == 201, made.content
+    scenario = made.json()
+    assert (scenario["name"], scenario["step_count"]) == ("Sign up a person", 5)
+    exported = (await client.get(f"/api/scenarios/{scenario['id']}")).json()
+    assert exported["steps"][1]["args"] == {"value": "${name}"}
+    assert [s["id"] for s in (await client.get("/api/scenarios")).json()] == [scenario["id"]]
+
+    replays = f"/api/scenarios/{scenario['id']}/replays"
+    asked = await client.post(replays, {"params": {"name": "Ada", "colour": "red"}})
+    error = refused(asked, 400, "invalid")
+    assert "params.colour" in error["fields"] and "name" in error["hint"]
+    error = refused(await client.post(replays, {}), 400, "invalid")
+    assert "params.name" in error["fields"]  # no default: it must be given
+    asked = await client.post(replays, {"params": {"name": "Ada"}, "base_url": "ftp://x"})
+    error = refused(asked, 400, "invalid")
+    assert "base_url" in error["fields"]
+    assert not await Run.objects.aexists()  # nothing ran
+
+    replay = await client.post(replays, {"params": {"name": "Ada Lovelace"}})
+    assert replay.status_code == 201, replay.content
+    run = replay.json()
+    runs.started.append(run["id"])
+    assert (run["kind"], run["params"]) == ("replay", {"name": "Ada Lovelace"})
+    done = await finished(client, run["id"])
+    assert done["status"] == "succeeded", done
+
+    other = api(await sync_to_async(token_of)(stranger))
+    assert (await other.get("/api/scenarios")).json() == []
+    refused(await other.get(f"/api/scenarios/{scenario['id']}"), 404, "not_found")
+    refused(await other.post(replays, {"params": {"name": "x"}}), 404, "not_found")
+    bad = await client.post("/api/scenarios", {"format": "tabwright.scenario", "version": 99})
+    assert bad.status_code == 400 and bad.json()["error"]["code"] == "scenario_invalid"
+
+
+def test_the_schema_and_its_docs_page_are_served(owner: Any) -> None:
+    schema = Client().get("/api/openapi.json").json()
+    assert {"/api/runs", "/api/runs/{run_id}", "/api/runs/{run_id}/stop",
+            "/api/scenarios/{scenario_id}/replays"} <= set(schema["paths"])  # fmt: skip
+    assert schema["components"]["securitySchemes"]["TokenAuth"]["scheme"] == "bearer"
+    docs = Client().get("/api/docs")
+    assert docs.status_code == 200
+    body = docs.content.decode()
+    assert "/static/ninja/swagger-ui-bundle.js" in body and "cdn" not in body.lower()
