@@ -15,6 +15,8 @@ from dashboard import services
 from dashboard.models import (
     ENV_NAME_RE,
     ApiToken,
+    Batch,
+    BatchRow,
     IdentityHeal,
     LLMProfile,
     Run,
@@ -255,6 +257,29 @@ class ApiTokenAdmin(admin.ModelAdmin):
     search_fields = ("name", "owner__username", "prefix")
     fields = ("name", "owner", "prefix", "created_at", "last_used_at")
     readonly_fields = ("owner", "prefix", "created_at", "last_used_at")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+
+class BatchRowInline(admin.TabularInline):
+    model = BatchRow
+    fields = ("index", "params", "run", "attempts")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = False
+
+
+@admin.register(Batch)
+class BatchAdmin(admin.ModelAdmin):
+    """Batches with their rows (made on a scenario's page or through the API)."""
+
+    list_display = ("id", "scenario", "owner", "status", "concurrency", "created_at", "finished_at")
+    list_filter = ("status",)
+    search_fields = ("scenario__name", "owner__username", "source")
+    readonly_fields = ("owner", "scenario", "source", "created_at", "finished_at")
+    inlines = [BatchRowInline]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

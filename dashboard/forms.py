@@ -19,6 +19,7 @@ from automation.recording.propose import Proposal
 from automation.recording.scenario import EXPECT, TYPED_ARG
 from automation.recording.scenario import Scenario as Document
 from dashboard import jsonin, selectors
+from dashboard.batchfile import MAX_BATCH_BYTES, BatchFileInvalid, read_rows
 from dashboard.engineconf import url_policy
 from dashboard.jsonin import JsonRefused
 from dashboard.models import LLMProfile, Run, ScenarioStep
@@ -480,3 +481,45 @@ class ParamDefaultForm(forms.Form):
         max_length=10_000,
         help_text="Empty: no default, replay asks for a value.",
     )
+
+
+class BatchForm(forms.Form):
+    """A batch of replays: a file of parameter values (CSV with a header row, or a JSON
+    list of objects), where they run, and how many rows at once."""
+
+    file = forms.FileField(label="Rows (.csv or .json)")
+    base_url = forms.CharField(label="Base URL", max_length=2000, required=False)
+    concurrency = forms.IntegerField(label="Rows at once", min_value=1, max_value=20, initial=2)
+
+    def __init__(self, *args: object, document: Document, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.document = document
+        self.fields["base_url"].initial = document.base_url
+        names = selectors.scenario_param_defaults(document=document)
+        self.fields["file"].help_text = "a header row naming a column per parameter (" + (
+            ", ".join(names) or "none yet") + "), then a row of values per replay"  # fmt: skip
+
+    def clean_base_url(self) -> str:
+        url = self.cleaned_data["base_url"].strip()
+        if not url:
+            return self.document.base_url
+        try:
+            return url_policy().check(url)
+        except UrlBlocked as exc:
+            raise forms.ValidationError(str(exc)) from None
+
+    def clean_file(self) -> list[dict[str, str]]:
+        upload = self.cleaned_data["file"]
+        if upload.size > MAX_BATCH_BYTES:
+            raise forms.ValidationError(f"the file is over {MAX_BATCH_BYTES // 1024 // 1024} MiB")
+        defaults = selectors.scenario_param_defaults(document=self.document)
+        if not defaults:
+            raise forms.ValidationError(
+                "the scenario has no parameters to vary: make a typed value a parameter first"
+            )
+        try:
+            return read_rows(upload.read(), name=upload.name or "", defaults=defaults)
+        except BatchFileInvalid as exc:
+            raise forms.ValidationError(
+                exc.message + (f" ({exc.hint})" if exc.hint else "")
+            ) from None

@@ -214,6 +214,10 @@ class Run(models.Model):
     # A closed conversation queued again by a message (sent through a process that is not
     # a worker): the worker that claims it restores the page, then goes on with this.
     queued_message = models.TextField(blank=True)
+    # A batch's replay of one of its rows (dashboard.batches); every attempt of the row.
+    batch_row = models.ForeignKey(
+        "BatchRow", null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
+    )
 
     class Meta:
         ordering = ["-created_at"]
@@ -522,3 +526,52 @@ class ApiToken(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}…)"
+
+
+class Batch(models.Model):
+    """One scenario replayed once per row of parameter values (a CSV or JSON list), a few
+    rows at a time (``concurrency``); each row's replay is an ordinary run."""
+
+    class Status(models.TextChoices):
+        RUNNING = "running"
+        STOPPED = "stopped"
+        DONE = "done"
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="batches"
+    )
+    scenario = models.ForeignKey(Scenario, on_delete=models.CASCADE, related_name="batches")
+    base_url = models.CharField(max_length=2000, blank=True)
+    concurrency = models.PositiveSmallIntegerField(default=2)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.RUNNING)
+    source = models.CharField(max_length=200, blank=True)  # the file's name, or "api"
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [models.Index(fields=["status"])]
+        verbose_name_plural = "batches"
+
+    def __str__(self) -> str:
+        return f"Batch {self.pk} of scenario {self.scenario_id}"
+
+
+class BatchRow(models.Model):
+    """A row of a batch: its parameter values and its latest replay (earlier attempts of
+    a retried row keep pointing at it through Run.batch_row)."""
+
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="rows")
+    index = models.PositiveIntegerField()  # 1 = the file's first row of values
+    params = models.JSONField(default=dict)
+    run = models.ForeignKey(Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    attempts = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["batch", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["batch", "index"], name="batch_row_unique_index")
+        ]
+
+    def __str__(self) -> str:
+        return f"Row {self.index} of batch {self.batch_id}"

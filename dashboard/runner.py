@@ -428,6 +428,11 @@ class RunManager:
                                asyncio.shield(sink.emit(SessionClosed(reason))))  # fmt: skip
             await _bounded(run.pk, "let go of the lease",
                            asyncio.shield(self.leases.let_go(run.pk)))  # fmt: skip
+            if run.batch_row_id is not None:  # the batch's next rows may start
+                from dashboard import batches  # (it imports this module)
+
+                await _bounded(run.pk, "start the batch's next rows",
+                               batches.advance_row(run.batch_row_id))  # fmt: skip
             # Gone from the live runs before the task ends: whoever awaits it sees it gone
             # (the done callback, which does the same, runs a moment later).
             self._forget(run.pk, live)

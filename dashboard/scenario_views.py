@@ -25,6 +25,7 @@ from automation.recording.scenario import SECRET_ENV_PREFIX
 from automation.recording.scenario import Scenario as Document
 from dashboard import selectors, services
 from dashboard.forms import (
+    BatchForm,
     CheckForm,
     ImportScenarioForm,
     ParamDefaultForm,
@@ -162,6 +163,8 @@ def _detail_page(
         "proposed": heals.filter(status=IdentityHeal.Status.PROPOSED),
         "history": selectors.scenario_heal_history(scenario_id=scenario.pk),
         "runs": scenario.runs.order_by("-created_at")[:20],
+        "batch_form": bound.get("batch") or BatchForm(document=document),
+        "batches": selectors.batch_list(user=request.user, scenario=scenario)[:10],
     }
     return render(request, "scenarios/detail.html", context, status=status)
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib import admin
 from django.urls import include, path
 
-from dashboard import runfiles, scenario_views, token_views, views
+from dashboard import batch_views, runfiles, scenario_views, token_views, views
 from dashboard.api import api
 
 urlpatterns = [
@@ -67,6 +67,12 @@ urlpatterns = [
         scenario_views.scenario_param_default,
         name="scenario_param_default",
     ),
+    path("scenarios/<int:scenario_id>/batches", batch_views.batch_new, name="batch_new"),
+    path("batches/<int:batch_id>/", batch_views.batch_detail, name="batch_detail"),
+    path("batches/<int:batch_id>/state.json", batch_views.batch_state_json, name="batch_state"),
+    path("batches/<int:batch_id>/stop", batch_views.batch_stop, name="batch_stop"),
+    path("batches/<int:batch_id>/retry", batch_views.batch_retry, name="batch_retry"),
+    path("batches/<int:batch_id>/results.csv", batch_views.batch_results, name="batch_results"),
     path("heals/<int:heal_id>/decide", scenario_views.heal_decide, name="heal_decide"),
     path("account/tokens", token_views.api_tokens, name="api_tokens"),
     path(

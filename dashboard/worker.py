@@ -241,7 +241,10 @@ async def drain(worker: asyncio.Task[None] | None) -> None:
 
 
 async def _poll() -> None:
+    from dashboard import batches  # (it imports this module)
+
     while True:
+        await batches.advance_all()  # rows whose replay ended unseen (a worker died)
         await runner.claim_logged()
         await asyncio.sleep(QUEUE_POLL_S)
 

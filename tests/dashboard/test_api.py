@@ -19,6 +19,7 @@ from dashboard import services
 from dashboard.models import ApiToken, Run
 from dashboard.runner import RunManager
 from tests.dashboard.conftest import Runs
+from tests.dashboard.signup import sign_up
 from tests.tasks import FORM_TASK
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -205,24 +206,6 @@ def test_a_body_that_is_not_json_and_bad_queries_are_refused(owner: Any) -> None
 # -- scenarios ---------------------------------------------------------------------------
 
 
-def sign_up(base: str) -> dict[str, Any]:
-    """A scenario of the demo form, its name a parameter."""
-    return {
-        "format": "tabwright.scenario", "version": 1, "name": "Sign up a person",
-        "base_url": base, "params": {"name": {"default": None}},
-        "steps": [
-            {"action": "navigate", "args": {"url": f"{base}/demo/form.html"}},
-            {"action": "fill", "args": {"value": "${name}"},
-             "identity": {"role": "textbox", "name": "Name", "tag": "input"}},
-            {"action": "fill", "args": {"value": "ada@example.org"},
-             "identity": {"role": "textbox", "name": "Email", "tag": "input"}},
-            {"action": "click", "args": {},
-             "identity": {"role": "button", "name": "Sign up", "tag": "button"}},
-            {"action": "wait_for", "args": {"text": "Welcome, ${name}!"}},
-        ],
-    }  # fmt: skip
-
-
 async def test_a_script_imports_exports_and_replays_a_scenario(
     worker: RunManager, runs: Runs, owner: Any, stranger: Any, fixture_url: str
 ) -> None:
@@ -230,27 +213,32 @@ async def test_a_script_imports_exports_and_replays_a_scenario(
     made = await client.post("/api/scenarios", sign_up(fixture_url))
     assert made.status_code == 201, made.content
     scenario = made.json()
-    assert (scenario["name"], scenario["step_count"]) == ("Sign up a person", 5)
+    assert (scenario["name"], scenario["step_count"]) == ("Sign up people", 5)
     exported = (await client.get(f"/api/scenarios/{scenario['id']}")).json()
     assert exported["steps"][1]["args"] == {"value": "${name}"}
     assert [s["id"] for s in (await client.get("/api/scenarios")).json()] == [scenario["id"]]
 
     replays = f"/api/scenarios/{scenario['id']}/replays"
-    asked = await client.post(replays, {"params": {"name": "Ada", "colour": "red"}})
+    asked = await client.post(replays, {"params": {"name": "Ada", "greet": "Ada", "colour": "red"}})
     error = refused(asked, 400, "invalid")
     assert "params.colour" in error["fields"] and "name" in error["hint"]
     error = refused(await client.post(replays, {}), 400, "invalid")
-    assert "params.name" in error["fields"]  # no default: it must be given
-    asked = await client.post(replays, {"params": {"name": "Ada"}, "base_url": "ftp://x"})
+    assert {"params.name", "params.greet"} <= set(error["fields"])  # no default: needed
+    asked = await client.post(
+        replays, {"params": {"name": "A", "greet": "A"}, "base_url": "ftp://x"}
+    )
     error = refused(asked, 400, "invalid")
     assert "base_url" in error["fields"]
     assert not await Run.objects.aexists()  # nothing ran
 
-    replay = await client.post(replays, {"params": {"name": "Ada Lovelace"}})
+    replay = await client.post(replays, {"params": {"name": "Ada L", "greet": "Ada L"}})
     assert replay.status_code == 201, replay.content
     run = replay.json()
     runs.started.append(run["id"])
-    assert (run["kind"], run["params"]) == ("replay", {"name": "Ada Lovelace"})
+    assert (run["kind"], run["params"]) == (
+        "replay",
+        {"name": "Ada L", "greet": "Ada L", "page": "form.html"},
+    )
     done = await finished(client, run["id"])
     assert done["status"] == "succeeded", done
 

@@ -1,0 +1,125 @@
+"""Batch pages: start a batch from a scenario's page, follow it (the page polls its state),
+stop it, retry its failed rows, download its results as CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST, require_safe
+
+from dashboard import batches, selectors, services
+from dashboard.forms import BatchForm
+from dashboard.models import Batch
+
+
+@require_POST
+async def batch_new(request: HttpRequest, scenario_id: int) -> HttpResponse:
+    user = await request.auser()
+    if not user.is_authenticated:
+        return redirect_to_login(request.path)
+    batch = await sync_to_async(_batch_from_form)(request, user, scenario_id)
+    if isinstance(batch, HttpResponse):  # refused: the scenario page says why
+        return batch
+    await batches.advance(batch.pk)
+    return redirect("batch_detail", batch_id=batch.pk)
+
+
+def _batch_from_form(request: HttpRequest, user: Any, scenario_id: int) -> Batch | HttpResponse:
+    from dashboard.scenario_views import _detail_page  # the page the form is on
+
+    scenario = selectors.scenario_get(user=user, id=scenario_id)
+    if scenario.owner_id != user.pk:
+        raise Http404("no such scenario of yours")
+    document = selectors.scenario_document(scenario=scenario)
+    form = BatchForm(request.POST, request.FILES, document=document)
+    if not form.is_valid():
+        request.user = user
+        return _detail_page(request, scenario, bound={"batch": form}, status=400)
+    upload = request.FILES["file"]
+    return services.batch_create(
+        owner=user, scenario=scenario, rows=form.cleaned_data["file"],
+        base_url=form.cleaned_data["base_url"], concurrency=form.cleaned_data["concurrency"],
+        source=upload.name or "",
+    )  # fmt: skip
+
+
+@login_required
+@require_safe
+def batch_detail(request: HttpRequest, batch_id: int) -> HttpResponse:
+    batch = selectors.batch_get(user=request.user, id=batch_id)
+    state = selectors.batch_state(batch=batch)
+    params = sorted({name for row in state["rows"] for name in row["params"]})
+    is_owner = batch.owner_id == request.user.pk
+    context = {"batch": batch, "state": state, "is_owner": is_owner, "params": params}
+    return render(request, "batches/detail.html", context)
+
+
+@login_required
+@require_safe
+def batch_state_json(request: HttpRequest, batch_id: int) -> JsonResponse:
+    batch = selectors.batch_get(user=request.user, id=batch_id)
+    return JsonResponse(selectors.batch_state(batch=batch))
+
+
+@require_POST
+async def batch_stop(request: HttpRequest, batch_id: int) -> HttpResponse:
+    batch = await _owned(request, batch_id)
+    await batches.stop(batch)
+    return redirect("batch_detail", batch_id=batch.pk)
+
+
+@require_POST
+async def batch_retry(request: HttpRequest, batch_id: int) -> HttpResponse:
+    batch = await _owned(request, batch_id)
+    await sync_to_async(services.batch_retry_failed)(batch=batch)
+    await batches.advance(batch.pk)
+    return redirect("batch_detail", batch_id=batch.pk)
+
+
+async def _owned(request: HttpRequest, batch_id: int) -> Batch:
+    user = await request.auser()
+    if not user.is_authenticated:
+        raise Http404("log in first")
+    batch = await sync_to_async(selectors.batch_get)(user=user, id=batch_id)
+    if batch.owner_id != user.pk:
+        raise Http404("no such batch of yours")
+    return batch
+
+
+@login_required
+@require_safe
+def batch_results(request: HttpRequest, batch_id: int) -> HttpResponse:
+    """One line per row: its values, status, attempts, run, reason and output (JSON)."""
+    batch = selectors.batch_get(user=request.user, id=batch_id)
+    response = HttpResponse(results_csv(batch), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="batch-{batch.pk}-results.csv"'
+    return response
+
+
+def results_csv(batch: Batch) -> str:
+    rows = selectors.batch_rows(batch=batch)
+    params = sorted({name for row in rows for name in row["params"]})
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["row", *params, "status", "attempts", "run", "seconds", "reason", "output"])
+    for row in rows:
+        output = "" if row["output"] is None else json.dumps(row["output"], ensure_ascii=False)
+        writer.writerow([
+            row["index"], *(_cell(row["params"].get(name, "")) for name in params),
+            row["status"], row["attempts"], row["run_id"] or "", row["seconds"] or "",
+            _cell(row["reason"]), _cell(output),
+        ])  # fmt: skip
+    return out.getvalue()
+
+
+def _cell(value: str) -> str:
+    """A value a spreadsheet will not run as a formula (CSV injection: =, +, -, @)."""
+    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value

@@ -1,0 +1,62 @@
+"""Batches at work: the database says which rows have a replay (services.batch_advance);
+this starts the next ones when a row's replay ends, when a batch is made, and at every
+worker's queue poll (so a row whose worker died, or a lost wake-up, only waits a poll),
+and stops a batch's replays wherever they run."""
+
+from __future__ import annotations
+
+import logging
+
+from channels.db import database_sync_to_async
+
+from automation import Budget
+from dashboard import services
+from dashboard.models import Batch, BatchRow
+from dashboard.runner import runner
+from dashboard.worker import carry_out, wake
+
+__all__ = ["advance", "advance_all", "advance_row", "stop"]
+
+log = logging.getLogger("tabwright.batches")
+
+STOP_ANSWER_MS = 15_000
+
+
+async def advance(batch_id: int) -> list[int]:
+    """Start what the batch has room for; the runs made (queued for the workers)."""
+    made = await database_sync_to_async(services.batch_advance)(batch_id=batch_id)
+    if made:
+        await wake()
+    return made
+
+
+async def advance_row(row_id: int) -> None:
+    """A replay of the row ended: its batch's next rows may start."""
+    batch_id = await database_sync_to_async(
+        lambda: BatchRow.objects.filter(pk=row_id).values_list("batch_id", flat=True).first()
+    )()
+    if batch_id is not None:
+        await advance(batch_id)
+
+
+async def advance_all() -> None:
+    """Every running batch (the workers' poll); a failure is logged, the next poll retries."""
+    try:
+        for batch_id in await database_sync_to_async(services.batches_running)():
+            await advance(batch_id)
+    except Exception:
+        log.exception("advancing the running batches failed")
+
+
+async def stop(batch: Batch) -> None:
+    """No more rows start, and the replays still queued, at work or waiting for a person
+    are stopped, on whichever worker holds each."""
+    for run_id in await database_sync_to_async(services.batch_stop)(batch=batch):
+        got = await carry_out(
+            run_id,
+            {"type": "run.command", "command": "stop", "text": "", "rounds": 0},
+            Budget(STOP_ANSWER_MS),
+            lambda run_id=run_id: runner.command(run_id, "stop"),  # type: ignore[misc]
+        )
+        if "error" in got and got["error"]["kind"] != "lookup":  # lookup: it ended anyway
+            log.warning("batch %s: run %s was not stopped: %s", batch.pk, run_id, got["error"])

@@ -1,0 +1,142 @@
+"""A batch's rows of parameter values, read from a CSV file (a header row naming the
+scenario's parameters, then a row of values per replay) or a JSON list of objects.
+
+Everything is checked before anything runs, and a refusal names what is wrong: a column
+the scenario has no parameter for, a parameter without a default that no column gives, a
+row whose value for such a parameter is empty, a file that is not UTF-8, too big, or
+holds no row.  A value left empty (or out of a JSON object) takes the parameter's default.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Mapping
+
+from automation.errors import ActionInvalid
+
+__all__ = ["MAX_BATCH_BYTES", "MAX_ROWS", "BatchFileInvalid", "read_rows"]
+
+MAX_BATCH_BYTES = 5 * 1024 * 1024
+MAX_ROWS = 10_000
+MAX_VALUE_CHARS = 10_000
+
+
+class BatchFileInvalid(ActionInvalid):
+    code = "batch_file_invalid"
+
+
+def read_rows(
+    data: bytes, *, name: str, defaults: Mapping[str, str | None]
+) -> list[dict[str, str]]:
+    """The rows of ``data`` (a .json file, or CSV), each the full set of values for the
+    scenario whose parameters and defaults (None: none) are ``defaults``."""
+    if len(data) > MAX_BATCH_BYTES:
+        raise BatchFileInvalid(f"the file is over {MAX_BATCH_BYTES // (1024 * 1024)} MiB")
+    try:
+        text = data.decode("utf-8-sig")  # a spreadsheet's byte-order mark is not a column
+    except UnicodeDecodeError as exc:
+        raise BatchFileInvalid(
+            f"the file is not UTF-8 text (byte {exc.start})",
+            hint="save the spreadsheet as CSV UTF-8",
+        ) from None
+    if name.lower().endswith(".json") or text.lstrip().startswith("["):
+        given = _json_rows(text)
+    else:
+        given = _csv_rows(text)
+    if not given:
+        raise BatchFileInvalid("the file has no row of values")
+    if len(given) > MAX_ROWS:
+        raise BatchFileInvalid(f"the file has {len(given)} rows; a batch takes at most {MAX_ROWS}")
+    columns = {column for row in given for column in row}
+    unknown = sorted(columns - set(defaults))
+    if unknown:
+        raise BatchFileInvalid(
+            f"the scenario has no parameter {unknown[0]!r}"
+            + (f" (nor {', '.join(map(repr, unknown[1:]))})" if unknown[1:] else ""),
+            hint=f"its parameters: {', '.join(sorted(defaults)) or 'none'}",
+        )
+    missing = sorted(p for p, default in defaults.items() if default is None and p not in columns)
+    if missing:
+        raise BatchFileInvalid(
+            f"no column gives the parameter {missing[0]!r}, which has no default"
+            + (f" (nor {', '.join(map(repr, missing[1:]))})" if missing[1:] else ""),
+            hint="add a column named after it",
+        )
+    rows = []
+    for number, row in enumerate(given, start=1):
+        values: dict[str, str] = {}
+        for param, default in defaults.items():
+            value = row.get(param, "")
+            if len(value) > MAX_VALUE_CHARS:
+                raise BatchFileInvalid(
+                    f"row {number}: {param} is over {MAX_VALUE_CHARS} characters"
+                )
+            if value == "":
+                if default is None:
+                    raise BatchFileInvalid(f"row {number}: {param} is empty and has no default")
+                value = default
+            values[param] = value
+        rows.append(values)
+    return rows
+
+
+def _csv_rows(text: str) -> list[dict[str, str]]:
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        lines = [line for line in reader if any(cell.strip() for cell in line)]
+    except csv.Error as exc:
+        raise BatchFileInvalid(f"the CSV can't be read: {exc}") from None
+    if not lines:
+        return []
+    header = [cell.strip() for cell in lines[0]]
+    if any(not cell for cell in header):
+        raise BatchFileInvalid(
+            f"column {header.index('') + 1} of the header row has no name",
+            hint="the first row names a parameter in each column",
+        )
+    doubled = sorted({cell for cell in header if header.count(cell) > 1})
+    if doubled:
+        raise BatchFileInvalid(f"the column {doubled[0]!r} is there twice")
+    rows = []
+    for number, line in enumerate(lines[1:], start=1):
+        if len(line) > len(header):
+            raise BatchFileInvalid(
+                f"row {number} has {len(line)} values for {len(header)} columns",
+                hint="a value with a comma in it goes in double quotes",
+            )
+        rows.append({column: value.strip() for column, value in zip(header, line, strict=False)})
+    return rows
+
+
+def _json_rows(text: str) -> list[dict[str, str]]:
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise BatchFileInvalid(f"the JSON can't be read: {exc}") from None
+    return json_rows(data)
+
+
+def json_rows(data: object) -> list[dict[str, str]]:
+    """Rows from a JSON list of objects whose values are texts (numbers and true/false are
+    taken as their text)."""
+    if not isinstance(data, list):
+        raise BatchFileInvalid("a JSON batch is a list of objects, one per replay")
+    rows = []
+    for number, item in enumerate(data, start=1):
+        if not isinstance(item, dict):
+            raise BatchFileInvalid(f"row {number} is not an object of parameter values")
+        row = {}
+        for key, value in item.items():
+            if isinstance(value, bool):
+                value = "true" if value else "false"
+            elif isinstance(value, int | float):
+                value = str(value)
+            elif value is None:
+                value = ""
+            if not isinstance(value, str):
+                raise BatchFileInvalid(f"row {number}: {key} is not a text")
+            row[str(key)] = value
+        rows.append(row)
+    return rows

@@ -1,0 +1,244 @@
+"""Batches: a scenario replayed once per row of a CSV or JSON list, a few rows at once, each
+row an ordinary replay; a bad file is refused naming what is wrong before anything runs; a
+row that waits for a person holds up no other; a batch stops, retries its failed rows
+(earlier attempts kept) and gives its results as CSV — from the pages and the API."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import io
+from typing import Any
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+
+from dashboard import batches, selectors, services
+from dashboard.batchfile import BatchFileInvalid, read_rows
+from dashboard.models import Batch, Run, Scenario
+from dashboard.runner import RunManager, runner
+from tests.dashboard.conftest import Runs
+from tests.dashboard.signup import sign_up
+from tests.dashboard.test_api import api, refused, token_of
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+DEFAULTS = {"name": None, "greet": None, "page": "form.html"}
+
+
+# -- the file ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("data", "name", "says"),
+    [
+        (b"name,greet,colour\nAda,Ada,red\n", "r.csv", "no parameter 'colour'"),
+        (b"name\nAda\n", "r.csv", "no column gives the parameter 'greet'"),
+        (b"name,greet\nAda,\n", "r.csv", "row 1: greet is empty and has no default"),
+        (b"name,greet\n\xff\xfe,x\n", "r.csv", "not UTF-8"),
+        (b"", "r.csv", "no row of values"),
+        (b"name,greet\n", "r.csv", "no row of values"),
+        (b"name,name\nAda,Ada\n", "r.csv", "the column 'name' is there twice"),
+        (b"name,,greet\nAda,x,Ada\n", "r.csv", "column 2 of the header row has no name"),
+        (b"name,greet\nAda,Ada,extra\n", "r.csv", "row 1 has 3 values for 2 columns"),
+        (b'{"name": "Ada"}', "r.json", "a list of objects"),
+        (b'["Ada"]', "r.json", "row 1 is not an object"),
+        (b'[{"name": "Ada", "greet": ["x"]}]', "r.json", "row 1: greet is not a text"),
+        (b"[{", "r.json", "the JSON can't be read"),
+        (b"name,greet\n" + b"a,b\n" * 10_001, "r.csv", "at most 10000"),
+    ],
+)
+def test_a_bad_file_is_refused_naming_what_is_wrong(data: bytes, name: str, says: str) -> None:
+    with pytest.raises(BatchFileInvalid) as refused_:
+        read_rows(data, name=name, defaults=DEFAULTS)
+    assert says in refused_.value.message, refused_.value.message
+
+
+def test_good_files_read_with_defaults_quotes_and_a_byte_order_mark() -> None:
+    text = '\ufeffname,greet\n"Lovelace, Ada","Lovelace, Ada"\n\nGrace,  Grace \n'
+    assert read_rows(text.encode(), name="people.csv", defaults=DEFAULTS) == [
+        {"name": "Lovelace, Ada", "greet": "Lovelace, Ada", "page": "form.html"},
+        {"name": "Grace", "greet": "Grace", "page": "form.html"},
+    ]
+    json_rows = b'[{"name": "Ada", "greet": 7, "page": ""}, {"name": "x", "greet": true}]'
+    assert read_rows(json_rows, name="r.json", defaults=DEFAULTS) == [
+        {"name": "Ada", "greet": "7", "page": "form.html"},
+        {"name": "x", "greet": "true", "page": "form.html"},
+    ]
+
+
+# -- batches at work ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def scenario(owner: Any, fixture_url: str) -> Scenario:
+    return services.scenario_import(owner=owner, data=sign_up(fixture_url))
+
+
+def upload(text: str, name: str = "people.csv") -> SimpleUploadedFile:
+    return SimpleUploadedFile(name, text.encode(), content_type="text/csv")
+
+
+async def until_batch(batch_id: int, wanted: set[str], timeout_s: float = 90) -> dict[str, Any]:
+    """The batch's state once its status is one of ``wanted``; also the most rows seen
+    queued or at work at once (``peak``)."""
+    peak = 0
+    async with asyncio.timeout(timeout_s):
+        while True:
+            state = await sync_to_async(
+                lambda: selectors.batch_state(batch=Batch.objects.get(pk=batch_id))
+            )()
+            counts = state["progress"]["counts"]
+            peak = max(peak, counts["running"] + counts["queued"] - _not_started(state))
+            if state["status"] in wanted:
+                return {**state, "peak": peak}
+            await asyncio.sleep(0.05)
+
+
+def _not_started(state: dict[str, Any]) -> int:
+    return sum(1 for row in state["rows"] if row["run_id"] is None)
+
+
+async def test_a_csv_batch_runs_every_row_once_a_few_at_a_time_and_gives_its_results(
+    worker: RunManager, runs: Runs, owner: Any, scenario: Scenario
+) -> None:
+    people = ["Ada", "Grace", "Katherine", "=HYPERLINK(1)", "Dorothy"]
+    rows = "name,greet\n" + "".join(f"{p},{p}\n" for p in people)
+    page = Client()
+    await sync_to_async(page.force_login)(owner)
+    made = await sync_to_async(page.post)(
+        f"/scenarios/{scenario.pk}/batches",
+        {"file": upload(rows), "base_url": "", "concurrency": 2},
+    )
+    assert made.status_code == 302, made.content[:2000]
+    batch = await Batch.objects.aget()
+    assert made["Location"] == f"/batches/{batch.pk}/"
+
+    state = await until_batch(batch.pk, {"done"})
+    assert state["peak"] <= 2  # never more than its concurrency at once
+    assert [row["status"] for row in state["rows"]] == ["passed"] * 5, state["rows"]
+    assert [row["params"]["name"] for row in state["rows"]] == people
+    assert all(row["attempts"] == 1 for row in state["rows"])
+    replayed = Run.objects.filter(batch_row__batch=batch).values_list("batch_row__index", flat=True)
+    per_row = sorted([index async for index in replayed])
+    assert per_row == [1, 2, 3, 4, 5]  # each row replayed exactly once
+    assert state["progress"]["done"] == 5 and state["progress"]["seconds_left"] is None
+
+    shown = await sync_to_async(page.get)(f"/batches/{batch.pk}/")
+    assert shown.status_code == 200 and b'id="batch-state"' in shown.content
+    results = await sync_to_async(page.get)(f"/batches/{batch.pk}/results.csv")
+    assert results["Content-Disposition"] == f'attachment; filename="batch-{batch.pk}-results.csv"'
+    lines = list(csv.reader(io.StringIO(results.content.decode())))
+    assert lines[0] == ["row", "greet", "name", "page", "status", "attempts", "run", "seconds",
+                        "reason", "output"]  # fmt: skip
+    assert [line[4] for line in lines[1:]] == ["passed"] * 5
+    assert lines[4][2] == "'=HYPERLINK(1)"  # never a formula in a spreadsheet
+
+
+async def test_a_row_waiting_for_a_person_holds_up_no_other_and_a_stop_ends_it(
+    worker: RunManager, runs: Runs, owner: Any, scenario: Scenario
+) -> None:
+    # Row 1's page has no Name field: its replay pauses for a person.  One row at a time,
+    # yet the others go on.
+    rows = [{"name": "Ada", "greet": "Ada", "page": "list.html"},
+            *({"name": n, "greet": n} for n in ("Grace", "Alan", "Edsger"))]  # fmt: skip
+    client = api(await sync_to_async(token_of)(owner))
+    made = await client.post(f"/api/scenarios/{scenario.pk}/batches",
+                             {"rows": rows, "concurrency": 1})  # fmt: skip
+    assert made.status_code == 201, made.content
+    batch_id = made.json()["id"]
+    async with asyncio.timeout(90):
+        while True:
+            state = (await client.get(f"/api/batches/{batch_id}")).json()
+            if [r["status"] for r in state["rows"]] == ["needs_person", *["passed"] * 3]:
+                break
+            await asyncio.sleep(0.1)
+    assert state["status"] == "running"  # row 1 still waits for a person
+
+    stopped = await client.post(f"/api/batches/{batch_id}/stop")
+    assert stopped.status_code == 200
+    state = await until_batch(batch_id, {"stopped"})
+    async with asyncio.timeout(30):
+        while state["rows"][0]["status"] != "stopped":
+            await asyncio.sleep(0.1)
+            state = (await client.get(f"/api/batches/{batch_id}")).json()
+    assert not runner.is_live(state["rows"][0]["run_id"])
+
+
+async def test_failed_rows_are_retried_with_their_earlier_attempt_kept(
+    worker: RunManager, runs: Runs, owner: Any, scenario: Scenario, stranger: Any
+) -> None:
+    rows = "name,greet\nAda,Ada\nGrace,Someone else\n"  # row 2 never sees its greeting
+    client = api(await sync_to_async(token_of)(owner))
+    made = await client.post(f"/api/scenarios/{scenario.pk}/batches", {"csv": rows})
+    batch_id = made.json()["id"]
+    state = await until_batch(batch_id, {"done"})
+    assert [r["status"] for r in state["rows"]] == ["passed", "failed"]
+    assert "Welcome, Someone else!" in state["rows"][1]["reason"]
+    first_try = state["rows"][1]["run_id"]
+
+    retried = await client.post(f"/api/batches/{batch_id}/retry")
+    assert retried.status_code == 200 and retried.json()["status"] == "running"
+    state = await until_batch(batch_id, {"done"})
+    assert [(r["status"], r["attempts"]) for r in state["rows"]] == [("passed", 1), ("failed", 2)]
+    assert state["rows"][1]["run_id"] != first_try
+    tries = Run.objects.filter(batch_row__index=2).order_by("pk").values_list("pk", flat=True)
+    attempts = [pk async for pk in tries]
+    assert attempts == [first_try, state["rows"][1]["run_id"]]  # the first one kept
+
+    results = await client.get(f"/api/batches/{batch_id}/results.csv")
+    assert results.status_code == 200 and "failed,2," in results.content.decode()
+    other = api(await sync_to_async(token_of)(stranger))
+    refused(await other.get(f"/api/batches/{batch_id}"), 404, "not_found")
+    refused(await other.post(f"/api/batches/{batch_id}/stop"), 404, "not_found")
+    refused(await other.post(f"/api/scenarios/{scenario.pk}/batches", {"csv": rows}),
+            404, "not_found")  # fmt: skip
+
+
+def test_a_bad_batch_is_refused_on_the_page_and_over_the_api_and_nothing_runs(
+    owner: Any, scenario: Scenario
+) -> None:
+    page = Client()
+    page.force_login(owner)
+    answer = page.post(f"/scenarios/{scenario.pk}/batches",
+                       {"file": upload("name,colour\nAda,red\n"), "concurrency": 2})  # fmt: skip
+    assert answer.status_code == 400
+    assert "the scenario has no parameter &#x27;colour&#x27;" in answer.content.decode()
+    answer = page.post(f"/scenarios/{scenario.pk}/batches",
+                       {"file": upload("name,greet\nAda,Ada\n"), "concurrency": 50})  # fmt: skip
+    assert answer.status_code == 400
+
+    client = Client(headers={"Authorization": f"Bearer {token_of(owner)}"})
+    url = f"/api/scenarios/{scenario.pk}/batches"
+    for body, field, code in [
+        ({"csv": "name\nAda\n"}, "csv", "batch_file_invalid"),
+        ({"rows": [{"name": "Ada", "greet": "Ada", "colour": "red"}]}, "rows",
+         "batch_file_invalid"),
+        ({"rows": [], "csv": "name,greet\nAda,Ada\n"}, "rows", "invalid"),
+        ({}, "rows", "invalid"),
+        ({"csv": "name,greet\nAda,Ada\n", "concurrency": 0}, "concurrency", "invalid"),
+        ({"csv": "name,greet\nAda,Ada\n", "base_url": "file:///etc"}, "base_url", "invalid"),
+    ]:  # fmt: skip
+        answer = client.post(url, body, content_type="application/json")
+        error = refused(answer, 400, code)
+        assert field in error["fields"], (body, error)
+    assert not Batch.objects.exists() and not Run.objects.exists()
+
+
+async def test_the_poll_starts_rows_whose_replay_ended_unseen(
+    runs: Runs, owner: Any, scenario: Scenario
+) -> None:
+    # No worker: the first row's replay waits queued; it is stopped behind the batch's
+    # back (as a lost worker's run is swept), and the next poll starts row 2.
+    batch = await sync_to_async(services.batch_create)(
+        owner=owner, scenario=scenario, rows=[{"name": "A", "greet": "A"}] * 2,
+        base_url="", concurrency=1,
+    )  # fmt: skip
+    assert len(await batches.advance(batch.pk)) == 1
+    assert await batches.advance(batch.pk) == []  # its one place is taken
+    first = await Run.objects.aget(batch_row__index=1)
+    await sync_to_async(services.run_stop_queued)(run_id=first.pk)
+    await batches.advance_all()
+    assert await Run.objects.filter(batch_row__index=2).aexists()
