@@ -23,9 +23,12 @@ from dashboard.models import (
     RunEvent,
     Scenario,
     ScenarioStep,
+    Schedule,
+    ScheduleFiring,
     SecretGrant,
     Step,
     UrlRule,
+    WebhookDelivery,
 )
 
 
@@ -280,6 +283,43 @@ class BatchAdmin(admin.ModelAdmin):
     search_fields = ("scenario__name", "owner__username", "source")
     readonly_fields = ("owner", "scenario", "source", "created_at", "finished_at")
     inlines = [BatchRowInline]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+
+class ScheduleFiringInline(admin.TabularInline):
+    model = ScheduleFiring
+    fields = ("due_at", "fired_at", "run", "batch", "missed", "outcome", "error", "alerted_at")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    ordering = ("-due_at",)
+
+
+@admin.register(Schedule)
+class ScheduleAdmin(admin.ModelAdmin):
+    """Schedules with their firings; made on a scenario's page or through the API."""
+
+    list_display = ("id", "scenario", "owner", "cron", "timezone", "enabled", "next_fire_at")
+    list_filter = ("enabled", "timezone")
+    search_fields = ("scenario__name", "owner__username", "cron")
+    readonly_fields = ("owner", "scenario", "next_fire_at", "webhook_secret", "created_at")
+    inlines = [ScheduleFiringInline]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(admin.ModelAdmin):
+    """Every alert sent to a webhook, with the log of each try."""
+
+    list_display = ("id", "url", "status", "attempts", "created_at", "delivered_at")
+    list_filter = ("status",)
+    search_fields = ("url",)
+    readonly_fields = ("firing", "url", "payload", "status", "attempts", "next_attempt_at",
+                       "log", "created_at", "delivered_at")  # fmt: skip
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

@@ -16,15 +16,42 @@ from collections.abc import Mapping
 
 from automation.errors import ActionInvalid
 
-__all__ = ["MAX_BATCH_BYTES", "MAX_ROWS", "BatchFileInvalid", "read_rows"]
+__all__ = ["MAX_BATCH_BYTES", "MAX_ROWS", "BatchFileInvalid", "ParamsInvalid", "check_params",
+           "json_rows", "read_rows"]  # fmt: skip
 
 MAX_BATCH_BYTES = 5 * 1024 * 1024
 MAX_ROWS = 10_000
 MAX_VALUE_CHARS = 10_000
 
 
-class BatchFileInvalid(ActionInvalid):
+class ParamsInvalid(ActionInvalid):
+    code = "params_invalid"
+
+
+class BatchFileInvalid(ParamsInvalid):
     code = "batch_file_invalid"
+
+
+def check_params(
+    params: Mapping[str, str], *, defaults: Mapping[str, str | None]
+) -> dict[str, str]:
+    """One replay's values: every parameter of the scenario (``defaults``), a missing or
+    empty one taking its default; ParamsInvalid naming a parameter the scenario does not
+    have or one without a default that is not given."""
+    unknown = sorted(set(params) - set(defaults))
+    if unknown:
+        known = ", ".join(sorted(defaults)) or "none"
+        raise ParamsInvalid(f"the scenario has no parameter {unknown[0]!r}",
+                            hint=f"its parameters: {known}")  # fmt: skip
+    values = {}
+    for name, default in defaults.items():
+        value = str(params.get(name, "") or "")
+        if not value:
+            if default is None:
+                raise ParamsInvalid(f"the parameter {name!r} has no default and no value")
+            value = default
+        values[name] = value
+    return values
 
 
 def read_rows(

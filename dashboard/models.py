@@ -575,3 +575,87 @@ class BatchRow(models.Model):
 
     def __str__(self) -> str:
         return f"Row {self.index} of batch {self.batch_id}"
+
+
+class Schedule(models.Model):
+    """A scenario replayed (with fixed parameter values) or run as a batch (rows kept with
+    the schedule) at the times of a cron expression in a time zone; who to tell when a
+    firing ends badly (dashboard/schedules.py, dashboard/alerts.py)."""
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="schedules"
+    )
+    scenario = models.ForeignKey(Scenario, on_delete=models.CASCADE, related_name="schedules")
+    cron = models.CharField(max_length=100, help_text="minute hour day month weekday")
+    timezone = models.CharField(max_length=64, default="UTC")
+    params = models.JSONField(default=dict, blank=True)  # a replay's values
+    rows = models.JSONField(null=True, blank=True)  # a batch's rows instead
+    concurrency = models.PositiveSmallIntegerField(default=2)
+    base_url = models.CharField(max_length=2000, blank=True)
+    enabled = models.BooleanField(default=True)
+    next_fire_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    # Alerts when a firing ends badly: a signed webhook and/or e-mail.
+    webhook_url = models.URLField(max_length=2000, blank=True)
+    webhook_secret = models.CharField(max_length=64, blank=True, editable=False)
+    emails = models.CharField(max_length=500, blank=True, help_text="comma-separated")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["scenario", "pk"]
+
+    def __str__(self) -> str:
+        return f"Schedule {self.pk} of scenario {self.scenario_id}: {self.cron} ({self.timezone})"
+
+
+class ScheduleFiring(models.Model):
+    """A time a schedule was due: the replay or batch it started, or a report of times
+    missed while no worker was up.  One row per schedule and time, so of several workers
+    exactly one starts it."""
+
+    schedule = models.ForeignKey(Schedule, on_delete=models.CASCADE, related_name="firings")
+    due_at = models.DateTimeField()
+    fired_at = models.DateTimeField(auto_now_add=True)
+    run = models.ForeignKey(Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    batch = models.ForeignKey(
+        Batch, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    missed = models.PositiveIntegerField(default=0)  # times skipped: due while all was down
+    outcome = models.CharField(max_length=20, blank=True)  # "", ok, failed, needs_person
+    error = models.TextField(blank=True)  # why it could not start (the scenario changed)
+    alerted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-due_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["schedule", "due_at"], name="firing_once_per_time")
+        ]
+
+    def __str__(self) -> str:
+        return f"Firing of schedule {self.schedule_id} due {self.due_at:%Y-%m-%d %H:%M}"
+
+
+class WebhookDelivery(models.Model):
+    """One alert to a webhook, tried until delivered (with backoff) or given up; every
+    try is logged here."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        DELIVERED = "delivered"
+        FAILED = "failed"  # given up
+
+    firing = models.ForeignKey(ScheduleFiring, on_delete=models.CASCADE, related_name="deliveries")
+    url = models.URLField(max_length=2000)
+    payload = models.JSONField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(db_index=True)
+    log = models.JSONField(default=list)  # [{"at", "status_code" | "error"}] per try
+    created_at = models.DateTimeField(auto_now_add=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "webhook deliveries"
+
+    def __str__(self) -> str:
+        return f"Delivery {self.pk} to {self.url} ({self.status})"

@@ -23,7 +23,7 @@ from automation.recording import fromrun
 from automation.recording.export import to_pytest
 from automation.recording.scenario import SECRET_ENV_PREFIX
 from automation.recording.scenario import Scenario as Document
-from dashboard import selectors, services
+from dashboard import schedules, selectors, services
 from dashboard.forms import (
     BatchForm,
     CheckForm,
@@ -32,9 +32,10 @@ from dashboard.forms import (
     ReplayForm,
     SaveScenarioForm,
     ScenarioEditForm,
+    ScheduleForm,
     StepValuesForm,
 )
-from dashboard.models import IdentityHeal, Run, Scenario, ScenarioStep
+from dashboard.models import IdentityHeal, Run, Scenario, ScenarioStep, Schedule
 from dashboard.worker import wake
 
 
@@ -165,8 +166,24 @@ def _detail_page(
         "runs": scenario.runs.order_by("-created_at")[:20],
         "batch_form": bound.get("batch") or BatchForm(document=document),
         "batches": selectors.batch_list(user=request.user, scenario=scenario)[:10],
+        "schedule_form": bound.get("schedule")
+        or ScheduleForm(scenario=scenario, document=document),
+        "schedules": [_schedule_row(s) for s in scenario.schedules.order_by("pk")],
+        "timezones": schedules.timezone_choices(),
+        "health": selectors.scenario_health(scenario=scenario),
     }
     return render(request, "scenarios/detail.html", context, status=status)
+
+
+def _schedule_row(schedule: Schedule) -> dict[str, Any]:
+    """A schedule as its scenario's page shows it: when in words, its next times, its
+    latest firings."""
+    return {
+        "schedule": schedule,
+        "words": schedules.describe(schedule.cron),
+        "upcoming": schedules.upcoming(schedule),
+        "firings": list(schedule.firings.select_related("run", "batch")[:5]),
+    }
 
 
 @dataclass(frozen=True)

@@ -395,3 +395,25 @@ def batch_state(*, batch: Batch) -> dict[str, Any]:
         "finished_at": batch.finished_at.isoformat() if batch.finished_at else None,
         "progress": batch_progress(batch=batch, rows=rows), "rows": rows,
     }  # fmt: skip
+
+
+def scenario_health(*, scenario: Scenario, count: int = 20) -> list[dict[str, Any]]:
+    """The scenario's last ``count`` replays, oldest first, each as the health strip shows
+    it: passed, healed (passed with an element found again another way), failed,
+    needs_person, stopped, or still queued / running."""
+    runs = (
+        Run.objects.filter(scenario=scenario, kind=Run.Kind.REPLAY)
+        .annotate(heal_count=Count("heals"))
+        .order_by("-created_at", "-pk")[:count]
+    )
+    strip = []
+    for run in reversed(list(runs)):
+        if run.status == Run.Status.SUCCEEDED:
+            state = "healed" if run.heal_count else "passed"
+        elif run.status == Run.Status.PAUSED:
+            state = "needs_person"
+        else:
+            state = run.status
+        strip.append({"run_id": run.pk, "state": state, "at": run.created_at,
+                      "reason": run.status_reason})  # fmt: skip
+    return strip

@@ -40,6 +40,20 @@ def _env_int(name: str, default: int) -> int:
         raise ImproperlyConfigured(f"{name} must be a whole number, not {value!r}") from None
 
 
+def _env_seconds_list(name: str, default: tuple[float, ...]) -> tuple[float, ...]:
+    values = _env_list(name)
+    if not values:
+        return default
+    try:
+        seconds = tuple(float(v) for v in values)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} is seconds separated by commas, not "
+                                   f"{os.environ.get(name)!r}") from None  # fmt: skip
+    if any(s < 0 for s in seconds):
+        raise ImproperlyConfigured(f"{name}: no negative waits")
+    return seconds
+
+
 def _proxy_ssl_header() -> tuple[str, str] | None:
     """TABWRIGHT_SECURE_PROXY_SSL_HEADER, "HTTP_X_FORWARDED_PROTO,https" (or the header's own
     name, "X-Forwarded-Proto,https"): the header and value by which the TLS proxy in front
@@ -232,6 +246,15 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
+# Mail (the alerts of scheduled replays): an SMTP server, when one is set.
+EMAIL_HOST = os.environ.get("TABWRIGHT_EMAIL_HOST", "localhost")
+EMAIL_PORT = _env_int("TABWRIGHT_EMAIL_PORT", 25)
+EMAIL_HOST_USER = os.environ.get("TABWRIGHT_EMAIL_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("TABWRIGHT_EMAIL_PASSWORD", "")
+EMAIL_USE_TLS = _env_bool("TABWRIGHT_EMAIL_TLS", False)
+EMAIL_TIMEOUT = 10
+DEFAULT_FROM_EMAIL = os.environ.get("TABWRIGHT_EMAIL_FROM", "tabwright@localhost")
+
 MEDIA_ROOT = Path(os.environ.get("TABWRIGHT_MEDIA_DIR", VAR_DIR / "media"))
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 FIXTURES_DIR = BASE_DIR / "fixtures"
@@ -323,4 +346,8 @@ TABWRIGHT = {
     # A worker told to stop (SIGTERM) lets its runs go on this many seconds, then ends
     # those still live as interrupted.
     "WORKER_GRACE_S": _env_int("TABWRIGHT_WORKER_GRACE_S", 30),
+    # Seconds before each webhook try after the first (an alert of a schedule's firing).
+    "WEBHOOK_RETRY_S": _env_seconds_list("TABWRIGHT_WEBHOOK_RETRY_S", (10, 60, 300, 1800, 7200)),
+    # This dashboard's address as people reach it, for links in alerts (webhooks, e-mail).
+    "PUBLIC_URL": os.environ.get("TABWRIGHT_PUBLIC_URL", "http://127.0.0.1:8000"),
 }

@@ -3,7 +3,14 @@ from __future__ import annotations
 from django.contrib import admin
 from django.urls import include, path
 
-from dashboard import batch_views, runfiles, scenario_views, token_views, views
+from dashboard import (
+    batch_views,
+    runfiles,
+    scenario_views,
+    schedule_views,
+    token_views,
+    views,
+)
 from dashboard.api import api
 
 urlpatterns = [
@@ -73,6 +80,13 @@ urlpatterns = [
     path("batches/<int:batch_id>/stop", batch_views.batch_stop, name="batch_stop"),
     path("batches/<int:batch_id>/retry", batch_views.batch_retry, name="batch_retry"),
     path("batches/<int:batch_id>/results.csv", batch_views.batch_results, name="batch_results"),
+    path("scenarios/<int:scenario_id>/schedules", schedule_views.schedule_new, name="schedule_new"),
+    path(
+        "schedules/<int:schedule_id>/toggle", schedule_views.schedule_toggle, name="schedule_toggle"
+    ),
+    path(
+        "schedules/<int:schedule_id>/delete", schedule_views.schedule_delete, name="schedule_delete"
+    ),
     path("heals/<int:heal_id>/decide", scenario_views.heal_decide, name="heal_decide"),
     path("account/tokens", token_views.api_tokens, name="api_tokens"),
     path(

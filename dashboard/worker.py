@@ -241,11 +241,13 @@ async def drain(worker: asyncio.Task[None] | None) -> None:
 
 
 async def _poll() -> None:
-    from dashboard import batches  # (it imports this module)
+    from dashboard import batches, schedules  # (they import this module)
 
     while True:
-        await batches.advance_all()  # rows whose replay ended unseen (a worker died)
         await runner.claim_logged()
+        await schedules.fire_due()  # a time of a schedule that is due starts its replay
+        await batches.advance_all()  # rows whose replay ended unseen (a worker died)
+        await schedules.judge_outcomes()  # firings that ended badly are told
         await asyncio.sleep(QUEUE_POLL_S)
 
 

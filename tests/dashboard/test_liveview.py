@@ -201,37 +201,57 @@ async def test_the_round_cap_pauses_and_continue_grants_exactly_n_rounds(
 
 
 async def test_a_page_on_another_process_keeps_the_live_view_running_while_it_renews(
-    worker: Any, runs: Runs, open_socket: OpenSocket, owner: Any, fixture_url: str,
+    runs: Runs, open_socket: OpenSocket, owner: Any, fixture_url: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
-    monkeypatch.setattr(dashboard.worker, "VIEWER_TTL_S", 1.0)
+    monkeypatch.setattr(dashboard.worker, "VIEWER_TTL_S", 0.5)
     run, comm, _ = await paused_on_delete(runs, open_socket, owner, fixture_url)
     view = runner._live[run.pk].view
     await comm.disconnect()  # no page here any more
-    await asyncio.sleep(0.1)
-    assert not view.streaming
+    await until(lambda: not view.streaming)
+    # The worker's consumer on its own channel (started now: its queue poll must not
+    # claim the run before the page above saw it queued).
+    worker = dashboard.worker.start_embedded()
+    assert worker is not None
+    try:
+        await until(lambda: runner.serving)
+        await _watched_from_elsewhere(run, view)
+    finally:
+        worker.cancel()
+        await asyncio.gather(worker, return_exceptions=True)
+
+
+async def _watched_from_elsewhere(run: Any, view: Any) -> None:
 
     # What a page's socket on another process sends to the worker's own channel.
     layer = get_channel_layer()
     viewer = await layer.new_channel()
     watch = {"type": "run.watch", "run_id": run.pk, "viewer": viewer}
     await layer.send(runner.leases.holder, watch)
-    async with asyncio.timeout(5):  # a page new to the worker gets the latest frame at once
+    async with asyncio.timeout(10):  # a page new to the worker gets the latest frame at once
         first = await layer.receive(viewer)
     assert first["type"] == "run.frame" and first["frame"]["url"].endswith("/demo/list.html")
     assert view.streaming
-    await asyncio.sleep(0.5)
-    await layer.send(runner.leases.holder, watch)  # renewed in time: counted on
-    await asyncio.sleep(0.7)  # past the first watch's time, within the renewal's
-    assert view.streaming
-    await asyncio.sleep(0.8)  # not renewed (its process died): it stops counting by itself
-    assert not view.streaming
+    # Each renewal moves the page's time on.
+    counted_until = runner._remote_viewers[run.pk][viewer]
+    await layer.send(runner.leases.holder, watch)
+    await until(lambda: runner._remote_viewers.get(run.pk, {}).get(viewer, 0) > counted_until)
+    # Not renewed any more (its process died): it stops counting by itself.
+    await until(lambda: not view.streaming)
+    assert viewer not in runner._remote_viewers.get(run.pk, {})
 
     await layer.send(runner.leases.holder, watch)
-    async with asyncio.timeout(5):
+    async with asyncio.timeout(10):
         again = await layer.receive(viewer)  # new again: the latest frame
     assert again["type"] == "run.frame" and view.streaming
     await layer.send(runner.leases.holder, {"type": "run.unwatch", "run_id": run.pk,
                                             "viewer": viewer})  # fmt: skip
-    await asyncio.sleep(0.1)
-    assert not view.streaming  # a page that closed says so
+    await until(lambda: not view.streaming)  # a page that closed says so
+
+
+async def until(condition: Any, timeout_s: float = 10) -> None:
+    async with asyncio.timeout(timeout_s):
+        while True:
+            if condition():
+                return
+            await asyncio.sleep(0.02)

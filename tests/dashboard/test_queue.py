@@ -81,7 +81,7 @@ async def starts_per_run(run_ids: list[int]) -> Counter[int]:
 
 async def test_past_capacity_runs_wait_queued_told_their_place_and_each_runs_once(
     runs: Runs,
-    worker: RunManager,
+    dashboard_runner: RunManager,
     open_socket: OpenSocket,
     owner: Any,
     fixture_url: str,
@@ -94,6 +94,16 @@ async def test_past_capacity_runs_wait_queued_told_their_place_and_each_runs_onc
     state = await comm.receive_json_from(timeout=5)
     assert (state["status"], state["queue"]) == ("queued", 6)
 
+    worker = worker_module.start_embedded()  # a worker comes up: it claims at once
+    assert worker is not None
+    try:
+        await _all_run_once(made, comm)
+    finally:
+        worker.cancel()
+        await asyncio.gather(worker, return_exceptions=True)
+
+
+async def _all_run_once(made: list[Run], comm: Any) -> None:
     await wake()
     peak = await all_final([run.pk for run in made])
     assert peak == 2  # never more than the capacity, and the capacity used

@@ -1,0 +1,52 @@
+"""Schedules on a scenario's page: make one, turn it off and on, delete it."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect
+from django.views.decorators.http import require_POST
+
+from dashboard import schedules, selectors
+from dashboard.forms import ScheduleForm
+from dashboard.models import Schedule
+
+
+@login_required
+@require_POST
+def schedule_new(request: HttpRequest, scenario_id: int) -> HttpResponse:
+    from dashboard.scenario_views import _detail_page  # the page the form is on
+
+    scenario = selectors.scenario_get(user=request.user, id=scenario_id)
+    if scenario.owner_id != request.user.pk:
+        raise Http404("no such scenario of yours")
+    document = selectors.scenario_document(scenario=scenario)
+    form = ScheduleForm(request.POST, request.FILES, scenario=scenario, document=document)
+    if not form.is_valid():
+        return _detail_page(request, scenario, bound={"schedule": form}, status=400)
+    schedule = schedules.save(Schedule(owner=request.user, scenario=scenario), **form.checked)
+    messages.success(
+        request, f"Scheduled: {schedules.describe(schedule.cron)} ({schedule.timezone})."
+    )
+    return redirect(f"/scenarios/{scenario.pk}/#schedules")
+
+
+def _own(request: HttpRequest, schedule_id: int) -> Schedule:
+    return get_object_or_404(Schedule, pk=schedule_id, owner=request.user)
+
+
+@login_required
+@require_POST
+def schedule_toggle(request: HttpRequest, schedule_id: int) -> HttpResponse:
+    schedule = _own(request, schedule_id)
+    schedules.save(schedule, enabled=not schedule.enabled)  # its next time from now
+    return redirect(f"/scenarios/{schedule.scenario_id}/#schedules")
+
+
+@login_required
+@require_POST
+def schedule_delete(request: HttpRequest, schedule_id: int) -> HttpResponse:
+    schedule = _own(request, schedule_id)
+    schedule.delete()
+    return redirect(f"/scenarios/{schedule.scenario_id}/#schedules")

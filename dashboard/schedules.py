@@ -1,0 +1,335 @@
+"""Schedules at work: cron expressions read by croniter (times) and cron-descriptor (words),
+in IANA time zones (zoneinfo).
+
+Every worker's queue poll fires what is due (:func:`fire_due`): each due time of a
+schedule becomes one ScheduleFiring row — unique per schedule and time, and made in the
+transaction that moves the schedule's next time on — so however many workers poll, a time
+starts its replay (or batch) exactly once.  A time found more than MISSED_AFTER_S late (no
+worker was up) is reported as missed, with how many times were, and not run late.  The
+same poll judges the firings whose work ended (:func:`judge_outcomes`): one that failed or
+waits for a person is told to the schedule's webhook and e-mail (dashboard.alerts).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from datetime import datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
+
+from channels.db import database_sync_to_async
+from cron_descriptor import CasingTypeEnum, ExpressionDescriptor, Options
+from croniter import croniter
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
+from django.db import IntegrityError, transaction
+from django.utils import timezone as dj_timezone
+
+from automation.errors import ActionInvalid, UrlBlocked
+from dashboard import selectors, services
+from dashboard.batchfile import check_params, json_rows
+from dashboard.engineconf import url_policy
+from dashboard.models import Batch, Run, Schedule, ScheduleFiring
+
+__all__ = ["MISSED_AFTER_S", "ScheduleInvalid", "check_cron", "check_schedule",
+           "check_timezone", "describe", "fire_due", "judge_outcomes", "next_times", "save",
+           "upcoming"]  # fmt: skip
+
+log = logging.getLogger("tabwright.schedules")
+
+MISSED_AFTER_S = 300
+MAX_CATCH_UP = 10_000  # due times counted when reporting a long outage
+
+
+class CronInvalid(ActionInvalid):
+    code = "cron_invalid"
+
+
+def check_cron(expression: str) -> str:
+    """``expression`` as stored (fields separated by one space); CronInvalid saying why."""
+    fields = expression.split()
+    if len(fields) != 5:
+        raise CronInvalid(
+            f"a cron expression has 5 fields, not {len(fields)}: minute hour day month weekday",
+            hint="e.g. 0 7 * * 1-5 for 7:00 on weekdays",
+        )
+    normal = " ".join(fields)
+    if not croniter.is_valid(normal):
+        raise CronInvalid(f"{normal!r} is not a valid cron expression",
+                          hint="e.g. 0 7 * * 1-5 for 7:00 on weekdays")  # fmt: skip
+    return normal
+
+
+def check_timezone(name: str) -> ZoneInfo:
+    name = name.strip()
+    if not name or name not in available_timezones():
+        raise ActionInvalid(f"{name!r} is not a time zone",
+                            hint="an IANA name, e.g. Europe/Paris or America/New_York")  # fmt: skip
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ActionInvalid(f"{name!r} is not a time zone") from None
+
+
+def next_times(cron: str, zone: str, after: datetime, count: int = 1) -> list[datetime]:
+    """The next ``count`` times of ``cron`` in ``zone`` after ``after`` (aware, in the zone)."""
+    it = croniter(cron, after.astimezone(ZoneInfo(zone)))
+    return [it.get_next(datetime) for _ in range(count)]
+
+
+def describe(cron: str) -> str:
+    """``cron`` in words: "At 07:00, Monday through Friday"."""
+    options = Options()
+    options.use_24hour_time_format = True
+    options.casing_type = CasingTypeEnum.Sentence
+    return str(ExpressionDescriptor(cron, options).get_description())
+
+
+def timezone_choices() -> list[str]:
+    return sorted(available_timezones())
+
+
+# -- firing ---------------------------------------------------------------------------------
+
+
+def fire(schedule_id: int, now: datetime) -> ScheduleFiring | None:
+    """Fire the schedule if a time of it is due at ``now``; the firing, or None when
+    nothing was due (or another worker fired it first)."""
+    try:
+        with transaction.atomic():
+            schedule = (
+                Schedule.objects.select_for_update()
+                .filter(pk=schedule_id, enabled=True, next_fire_at__lte=now)
+                .select_related("scenario", "owner")
+                .first()
+            )
+            if schedule is None or schedule.next_fire_at is None:
+                return None
+            due = [schedule.next_fire_at]
+            it = croniter(
+                schedule.cron, schedule.next_fire_at.astimezone(ZoneInfo(schedule.timezone))
+            )
+            while len(due) < MAX_CATCH_UP:
+                later = it.get_next(datetime)
+                if later > now:
+                    break
+                due.append(later)
+            latest = due[-1]
+            late = (now - latest).total_seconds() > MISSED_AFTER_S
+            firing = ScheduleFiring.objects.create(
+                schedule=schedule, due_at=latest, missed=len(due) if late else len(due) - 1
+            )
+            schedule.next_fire_at = next_times(schedule.cron, schedule.timezone, now)[0]
+            schedule.save(update_fields=["next_fire_at"])
+            if late:
+                firing.outcome = "missed"
+                firing.error = f"missed {len(due)} time(s) while no worker was up; not run late"
+                firing.save(update_fields=["outcome", "error"])
+                return firing
+            _start(schedule, firing)
+            return firing
+    except IntegrityError:  # that time was fired already (another worker, a stale read)
+        schedule = Schedule.objects.filter(pk=schedule_id, next_fire_at__lte=now).first()
+        if schedule is not None:  # on to the next time, or every poll would stop here
+            later = next_times(schedule.cron, schedule.timezone, now)[0]
+            Schedule.objects.filter(pk=schedule_id, next_fire_at__lte=now).update(
+                next_fire_at=later
+            )
+        return None
+
+
+def _start(schedule: Schedule, firing: ScheduleFiring) -> None:
+    """The firing's replay or batch, checked against the scenario as it is now (it may have
+    changed since the schedule was made); a firing that can't start fails, saying why."""
+    document = selectors.scenario_document(scenario=schedule.scenario)
+    defaults = selectors.scenario_param_defaults(document=document)
+    base_url = schedule.base_url or document.base_url
+    try:
+        if schedule.rows is not None:
+            rows = [check_params(row, defaults=defaults) for row in json_rows(schedule.rows)]
+            firing.batch = services.batch_create(
+                owner=schedule.owner, scenario=schedule.scenario, rows=rows, base_url=base_url,
+                concurrency=schedule.concurrency, source=f"schedule {schedule.pk}",
+            )  # fmt: skip
+        else:
+            params = check_params(schedule.params, defaults=defaults)
+            firing.run = services.replay_run_create(owner=schedule.owner,
+                                                    scenario=schedule.scenario,
+                                                    base_url=base_url, params=params)  # fmt: skip
+    except ActionInvalid as exc:
+        firing.outcome, firing.error = "failed", f"could not start: {exc.message}"
+    firing.save(update_fields=["run", "batch", "outcome", "error"])
+
+
+async def fire_due() -> list[ScheduleFiring]:
+    """Every schedule due now, fired (the workers' poll); a failure is logged."""
+    fired: list[ScheduleFiring] = []
+    try:
+        now = dj_timezone.now()
+        due = await database_sync_to_async(
+            lambda: list(Schedule.objects.filter(enabled=True, next_fire_at__lte=now)
+                         .values_list("pk", flat=True))
+        )()  # fmt: skip
+        for schedule_id in due:
+            firing = await database_sync_to_async(fire)(schedule_id, now)
+            if firing is not None:
+                fired.append(firing)
+        if any(f.run_id or f.batch_id for f in fired):
+            from dashboard import batches
+            from dashboard.worker import wake
+
+            for firing in fired:
+                if firing.batch_id:
+                    await batches.advance(firing.batch_id)
+            await wake()
+    except Exception:
+        log.exception("firing the due schedules failed")
+    return fired
+
+
+# -- outcomes -------------------------------------------------------------------------------
+
+RUN_OUTCOME = {Run.Status.SUCCEEDED: "ok", Run.Status.FAILED: "failed",
+               Run.Status.STOPPED: "failed", Run.Status.PAUSED: "needs_person"}  # fmt: skip
+BAD = ("failed", "needs_person", "missed")
+
+
+def outcome_of(firing: ScheduleFiring) -> str:
+    """ok, failed or needs_person once the firing's work says so; "" while it runs."""
+    if firing.run is not None:
+        return RUN_OUTCOME.get(Run.Status(firing.run.status), "")
+    if firing.batch is not None:
+        rows = selectors.batch_rows(batch=firing.batch)
+        statuses = {row["status"] for row in rows}
+        if "needs_person" in statuses:
+            return "needs_person"
+        if firing.batch.status == Batch.Status.RUNNING:
+            return ""
+        return "failed" if statuses & {"failed", "stopped", "skipped"} else "ok"
+    return ""
+
+
+def judge(firing_id: int) -> ScheduleFiring | None:
+    """Record the firing's outcome once its work says it; the firing when it is bad and
+    nobody was told yet (a conditional update: of two workers judging it, one tells)."""
+    firing = ScheduleFiring.objects.select_related("run", "batch", "schedule").get(pk=firing_id)
+    outcome = firing.outcome or outcome_of(firing)
+    if not outcome:
+        return None
+    mine = ScheduleFiring.objects.filter(pk=firing.pk)
+    if outcome not in BAD:
+        mine.filter(outcome="").update(outcome=outcome)
+        return None
+    if not mine.filter(alerted_at__isnull=True).update(outcome=outcome,
+                                                       alerted_at=dj_timezone.now()):  # fmt: skip
+        return None
+    firing.outcome = outcome
+    return firing
+
+
+def judge_all() -> list[ScheduleFiring]:
+    """Firings not judged yet (or judged bad and not told yet), judged; the bad ones."""
+    pending = ScheduleFiring.objects.filter(alerted_at__isnull=True).exclude(outcome="ok")
+    recent = pending.filter(fired_at__gte=dj_timezone.now() - timedelta(days=7))
+    told = []
+    for firing_id in recent.values_list("pk", flat=True):
+        bad = judge(firing_id)
+        if bad is not None:
+            told.append(bad)
+    return told
+
+
+async def judge_outcomes() -> None:
+    """The workers' poll: firings that ended badly are told (dashboard.alerts)."""
+    from dashboard import alerts
+
+    try:
+        for firing in await database_sync_to_async(judge_all)():
+            await database_sync_to_async(alerts.alert)(firing)
+        await alerts.deliver_due()
+    except Exception:
+        log.exception("judging the schedules' firings failed")
+
+
+# -- making and changing schedules ------------------------------------------------------------
+
+
+class ScheduleInvalid(ActionInvalid):
+    """A schedule that can't be kept as asked; ``field`` names what is wrong."""
+
+    code = "schedule_invalid"
+
+    def __init__(self, message: str, *, field: str, hint: str = "") -> None:
+        super().__init__(message, hint=hint)
+        self.field = field
+
+
+def check_schedule(
+    *, scenario: Any, cron: str, timezone: str, params: dict[str, str] | None = None,
+    rows: list[dict[str, str]] | None = None, concurrency: int = 2, base_url: str = "",
+    webhook_url: str = "", emails: str = "",
+) -> dict[str, Any]:  # fmt: skip
+    """The schedule's fields, checked (the scenario's parameters as they are now, the cron
+    expression, the time zone, the URLs, the addresses); ScheduleInvalid naming the field."""
+    try:
+        cron = check_cron(cron)
+    except ActionInvalid as exc:
+        raise ScheduleInvalid(exc.message, field="cron", hint=exc.hint) from None
+    try:
+        zone = check_timezone(timezone).key
+    except ActionInvalid as exc:
+        raise ScheduleInvalid(exc.message, field="timezone", hint=exc.hint) from None
+    document = selectors.scenario_document(scenario=scenario)
+    defaults = selectors.scenario_param_defaults(document=document)
+    try:
+        if rows is not None:
+            rows = [check_params(row, defaults=defaults) for row in json_rows(rows)]
+            if not rows:
+                raise ActionInvalid("a scheduled batch has at least one row")
+        else:
+            params = check_params(params or {}, defaults=defaults)
+    except ActionInvalid as exc:
+        field = "rows" if rows is not None else "params"
+        raise ScheduleInvalid(exc.message, field=field, hint=exc.hint) from None
+    if isinstance(concurrency, bool) or not 1 <= concurrency <= services.MAX_BATCH_CONCURRENCY:
+        raise ScheduleInvalid(f"concurrency is 1 to {services.MAX_BATCH_CONCURRENCY}",
+                              field="concurrency")  # fmt: skip
+    urls = {"base_url": base_url.strip(), "webhook_url": webhook_url.strip()}
+    for field, url in urls.items():
+        if url:
+            try:
+                urls[field] = url_policy().check(url)
+            except UrlBlocked as exc:
+                raise ScheduleInvalid(str(exc), field=field) from None
+    addresses = [e.strip() for e in emails.split(",") if e.strip()]
+    for address in addresses:
+        try:
+            validate_email(address)
+        except ValidationError:
+            raise ScheduleInvalid(f"{address!r} is not an e-mail address", field="emails") from None
+    return {"cron": cron, "timezone": zone, "params": {} if rows is not None else params,
+            "rows": rows, "concurrency": concurrency, **urls,
+            "emails": ", ".join(addresses)}  # fmt: skip
+
+
+def save(schedule: Schedule, **fields: Any) -> Schedule:
+    """Store ``fields`` (from :func:`check_schedule`) on ``schedule`` and set its next time
+    from now; a webhook secret is made the first time it has a webhook."""
+    for name, value in fields.items():
+        setattr(schedule, name, value)
+    if schedule.webhook_url and not schedule.webhook_secret:
+        schedule.webhook_secret = secrets.token_hex(32)
+    schedule.next_fire_at = (
+        next_times(schedule.cron, schedule.timezone, dj_timezone.now())[0]
+        if schedule.enabled else None
+    )  # fmt: skip
+    schedule.save()
+    return schedule
+
+
+def upcoming(schedule: Schedule, count: int = 3) -> list[datetime]:
+    """The schedule's next times, in its zone (none while it is off)."""
+    if not schedule.enabled:
+        return []
+    return next_times(schedule.cron, schedule.timezone, dj_timezone.now(), count)

@@ -1,0 +1,332 @@
+"""Schedules: a scenario replayed (or run as a batch) at the times of a cron expression in
+a time zone, each time fired exactly once, a time missed while nothing ran reported and
+not run late; a firing that fails or waits for a person is told to a signed webhook
+(retried with backoff, every try logged) and by e-mail (a real SMTP server on loopback);
+the scenario page shows the next times in words and the health of its last replays."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import json
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+from aiosmtpd.controller import Controller
+from asgiref.sync import async_to_sync, sync_to_async
+from django.test import Client
+from django.utils import timezone
+
+from automation.errors import ActionInvalid
+from dashboard import alerts, schedules, services
+from dashboard.models import Run, Scenario, Schedule, ScheduleFiring, WebhookDelivery
+from dashboard.runner import RunManager
+from tests.dashboard.conftest import Runs
+from tests.dashboard.signup import sign_up
+from tests.dashboard.test_api import refused, token_of
+from tests.net import free_port
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+# -- when -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("cron", "says"),
+    [
+        ("", "5 fields"),
+        ("* * *", "5 fields, not 3"),
+        ("0 7 * * 1-5 2026", "5 fields, not 6"),
+        ("61 * * * *", "not a valid cron expression"),
+        ("0 25 * * *", "not a valid cron expression"),
+        ("0 7 32 * *", "not a valid cron expression"),
+        ("0 7 * * funday", "not a valid cron expression"),
+        ("@daily", "5 fields, not 1"),
+    ],
+)
+def test_a_bad_cron_expression_is_refused_saying_why(cron: str, says: str) -> None:
+    with pytest.raises(schedules.CronInvalid) as refused_:
+        schedules.check_cron(cron)
+    assert says in refused_.value.message, refused_.value.message
+
+
+def test_times_follow_the_time_zone_through_summer_time_and_read_as_words() -> None:
+    assert schedules.check_cron("  0  7 * * 1-5 ") == "0 7 * * 1-5"
+    assert schedules.describe("0 7 * * 1-5") == "At 07:00, Monday through Friday"
+    for zone in ["", "Mars/Olympus", "../etc/passwd", "UTC+2"]:
+        with pytest.raises(ActionInvalid):
+            schedules.check_timezone(zone)
+    # Paris moves its clocks at 2:00 on 29 March 2026: 7:00 stays 7:00 there, an hour
+    # sooner in UTC from that day.
+    before = datetime(2026, 3, 27, 12, tzinfo=UTC)
+    times = schedules.next_times("0 7 * * *", "Europe/Paris", before, count=3)
+    assert [t.astimezone(ZoneInfo("Europe/Paris")).hour for t in times] == [7, 7, 7]
+    assert [(t.day, t.astimezone(UTC).hour) for t in times] == [(28, 6), (29, 5), (30, 5)]
+
+
+# -- firing -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def scenario(owner: Any, fixture_url: str) -> Scenario:
+    return services.scenario_import(owner=owner, data=sign_up(fixture_url))
+
+
+def make(scenario: Scenario, **fields: Any) -> Schedule:
+    defaults = {"cron": "*/10 * * * *", "timezone": "Europe/Paris",
+                "params": {"name": "Ada", "greet": "Ada"}}  # fmt: skip
+    checked = schedules.check_schedule(scenario=scenario, **{**defaults, **fields})
+    return schedules.save(Schedule(owner=scenario.owner, scenario=scenario), **checked)
+
+
+def test_each_time_fires_exactly_once(scenario: Scenario) -> None:
+    schedule = make(scenario)
+    now = schedule.next_fire_at + timedelta(seconds=1)
+    firing = schedules.fire(schedule.pk, now)
+    assert firing is not None and firing.run is not None and firing.missed == 0
+    assert firing.run.params == {"name": "Ada", "greet": "Ada", "page": "form.html"}
+    assert schedules.fire(schedule.pk, now) is None  # a second worker polling: nothing due
+    # Even with the schedule's next time put back (a stale read), the time is not fired
+    # twice: one firing per schedule and time.
+    Schedule.objects.filter(pk=schedule.pk).update(next_fire_at=firing.due_at)
+    assert schedules.fire(schedule.pk, now) is None
+    assert ScheduleFiring.objects.count() == 1 and Run.objects.count() == 1
+    schedule.refresh_from_db()
+    assert schedule.next_fire_at > now
+
+
+def test_times_missed_while_nothing_ran_are_reported_not_run_late(scenario: Scenario) -> None:
+    schedule = make(scenario)
+    due = schedule.next_fire_at
+    now = due + timedelta(hours=1, minutes=6)  # every 10 minutes: 7 times went by
+    firing = schedules.fire(schedule.pk, now)
+    assert firing is not None
+    assert (firing.outcome, firing.missed, firing.run) == ("missed", 7, None)
+    assert "missed 7 time(s)" in firing.error
+    assert not Run.objects.exists()
+    schedule.refresh_from_db()
+    assert now < schedule.next_fire_at <= now + timedelta(minutes=10)
+    # A time a little late (a slow poll) still runs, the one before it counted as missed.
+    other = make(scenario)
+    late = schedules.fire(other.pk, other.next_fire_at + timedelta(minutes=10, seconds=30))
+    assert late is not None and late.run is not None and late.missed == 1
+
+
+def test_a_firing_that_can_t_start_any_more_fails_saying_why(scenario: Scenario) -> None:
+    schedule = make(scenario)
+    Schedule.objects.filter(pk=schedule.pk).update(params={"name": "Ada", "nickname": "A"})
+    firing = schedules.fire(schedule.pk, schedule.next_fire_at + timedelta(seconds=1))
+    assert firing is not None and firing.run is None
+    assert (firing.outcome, firing.error) == (
+        "failed",
+        "could not start: the scenario has no parameter 'nickname'",
+    )
+
+
+# -- alerts -------------------------------------------------------------------------------
+
+
+class Receiver(BaseHTTPRequestHandler):
+    """A webhook receiver that answers with the statuses it is given, in turn."""
+
+    statuses: list[int] = []
+    got: list[tuple[dict[str, str], bytes]] = []
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        Receiver.got.append(({k.lower(): v for k, v in self.headers.items()}, body))
+        status = Receiver.statuses.pop(0) if Receiver.statuses else 200
+        self.send_response(status)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def receiver() -> Iterator[str]:
+    Receiver.statuses, Receiver.got = [], []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/hook"
+    server.shutdown()
+    server.server_close()
+
+
+class Mailbox:
+    def __init__(self) -> None:
+        self.messages: list[Any] = []
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        self.messages.append(envelope)
+        return "250 OK"
+
+
+@pytest.fixture
+def smtp(settings: Any) -> Iterator[Mailbox]:
+    """A real SMTP server on loopback, and the dashboard's mail pointed at it."""
+    box = Mailbox()
+    port = free_port()
+    controller = Controller(box, hostname="127.0.0.1", port=port)
+    controller.start()
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", port
+    yield box
+    controller.stop()
+
+
+async def test_a_failed_firing_is_told_to_a_signed_retried_webhook_and_by_mail(
+    worker: RunManager, runs: Runs, scenario: Scenario, receiver: str, smtp: Mailbox,
+    settings: Any,
+) -> None:  # fmt: skip
+    settings.TABWRIGHT = {**settings.TABWRIGHT, "WEBHOOK_RETRY_S": (0, 0, 0)}
+    Receiver.statuses = [500, 503]  # down twice, then it takes it
+    # Ada is greeted as Ada, never as "Someone else": the replay fails at its last step.
+    schedule = await sync_to_async(make)(
+        scenario, params={"name": "Ada", "greet": "Someone else"}, webhook_url=receiver,
+        emails="ops@example.org, lead@example.org",
+    )  # fmt: skip
+    await Schedule.objects.filter(pk=schedule.pk).aupdate(next_fire_at=timezone.now())
+    fired = await schedules.fire_due()
+    assert len(fired) == 1 and fired[0].run_id is not None
+    await _until_final(fired[0].run_id)
+
+    await schedules.judge_outcomes()  # judged, told: a delivery made, tried once (500)
+    firing = await ScheduleFiring.objects.aget(pk=fired[0].pk)
+    assert firing.outcome == "failed" and firing.alerted_at is not None
+    for _ in range(2):
+        await alerts.deliver_due()
+    delivery = await WebhookDelivery.objects.aget()
+    assert (delivery.status, delivery.attempts) == ("delivered", 3)
+    assert [entry.get("status_code") for entry in delivery.log] == [500, 503, 200]
+    assert await alerts.deliver_due() == 0  # delivered: never sent again
+
+    headers, body = Receiver.got[-1]
+    assert len(Receiver.got) == 3 and all(b == body for _, b in Receiver.got)
+    payload = json.loads(body)
+    assert payload["event"] == "firing.failed" and payload["run"]["status"] == "failed"
+    assert payload["schedule"]["scenario"] == "Sign up people"
+    expected = hmac.new(schedule.webhook_secret.encode(),
+                        headers["x-tabwright-timestamp"].encode() + b"." + body,
+                        hashlib.sha256).hexdigest()  # fmt: skip
+    assert headers["x-tabwright-signature"] == f"sha256={expected}"
+    assert headers["x-tabwright-delivery"] == str(delivery.pk)
+
+    assert len(smtp.messages) == 1
+    mail = smtp.messages[0]
+    assert sorted(mail.rcpt_tos) == ["lead@example.org", "ops@example.org"]
+    assert b"Subject: Tabwright: Sign up people failed" in mail.content
+
+    await schedules.judge_outcomes()  # told once
+    assert await WebhookDelivery.objects.acount() == 1 and len(smtp.messages) == 1
+
+
+async def _until_final(run_id: int, timeout_s: float = 60) -> None:
+    async with asyncio.timeout(timeout_s):
+        while True:
+            if (await Run.objects.aget(pk=run_id)).status in Run.FINAL:
+                return
+            await asyncio.sleep(0.05)
+
+
+def test_a_webhook_that_never_answers_is_given_up_after_its_tries(
+    scenario: Scenario, settings: Any
+) -> None:
+    settings.TABWRIGHT = {**settings.TABWRIGHT, "WEBHOOK_RETRY_S": (0, 0)}
+    nobody = f"http://127.0.0.1:{free_port()}/hook"
+    schedule = make(scenario, webhook_url=nobody)
+    firing = ScheduleFiring.objects.create(schedule=schedule, due_at=timezone.now(),
+                                           outcome="failed", error="x")  # fmt: skip
+    told = schedules.judge_all()
+    assert [f.pk for f in told] == [firing.pk]
+    alerts.alert(told[0])
+    for _ in range(4):
+        async_to_sync(alerts.deliver_due)()
+    delivery = WebhookDelivery.objects.get()
+    assert (delivery.status, delivery.attempts) == ("failed", 3)
+    assert all("ConnectError" in entry["error"] for entry in delivery.log)
+
+
+# -- the page and the API -------------------------------------------------------------------
+
+
+def test_the_scenario_page_schedules_it_and_shows_when_and_how_it_went(
+    owner: Any, scenario: Scenario
+) -> None:
+    page = Client()
+    page.force_login(owner)
+    bad = page.post(f"/scenarios/{scenario.pk}/schedules",
+                    {"cron": "0 7 * *", "timezone": "Europe/Paris", "concurrency": 2,
+                     "param_name": "Ada", "param_greet": "Ada"})  # fmt: skip
+    assert bad.status_code == 400 and "5 fields, not 4" in bad.content.decode()
+    made = page.post(f"/scenarios/{scenario.pk}/schedules",
+                     {"cron": "0 7 * * 1-5", "timezone": "Europe/Paris", "concurrency": 2,
+                      "param_name": "Ada", "param_greet": "Ada"})  # fmt: skip
+    assert made.status_code == 302
+    schedule = Schedule.objects.get()
+    assert schedule.next_fire_at.astimezone(ZoneInfo("Europe/Paris")).hour == 7
+    for status in ("succeeded", "failed", "paused"):
+        Run.objects.create(owner=owner, scenario=scenario, kind=Run.Kind.REPLAY, task="r",
+                           status=status)  # fmt: skip
+    shown = page.get(f"/scenarios/{scenario.pk}/").content.decode()
+    assert "At 07:00, Monday through Friday" in shown and "Next: " in shown
+    assert (
+        shown.index("health-cell passed")
+        < shown.index("health-cell failed")
+        < shown.index("health-cell needs_person")
+    )  # oldest first
+    page.post(f"/schedules/{schedule.pk}/toggle")
+    schedule.refresh_from_db()
+    assert not schedule.enabled and schedule.next_fire_at is None
+
+
+def test_schedules_over_the_api_refuse_bad_values_and_others_see_none(
+    owner: Any, stranger: Any, scenario: Scenario
+) -> None:
+    client = Client(headers={"Authorization": f"Bearer {token_of(owner)}"})
+    url = f"/api/scenarios/{scenario.pk}/schedules"
+    for body, field in [
+        ({"cron": "0 7 * * 8", "params": {"name": "A", "greet": "A"}}, "cron"),
+        ({"cron": "0 7 * * 1", "timezone": "Nowhere", "params": {"name": "A", "greet": "A"}},
+         "timezone"),
+        ({"cron": "0 7 * * 1", "params": {"name": "A"}}, "params"),
+        ({"cron": "0 7 * * 1", "params": {"name": "A", "greet": "A", "x": "1"}}, "params"),
+        ({"cron": "0 7 * * 1", "rows": [{"name": "A", "colour": "red"}]}, "rows"),
+        ({"cron": "0 7 * * 1", "params": {"name": "A", "greet": "A"}, "emails": "nobody"},
+         "emails"),
+        ({"cron": "0 7 * * 1", "params": {"name": "A", "greet": "A"},
+          "webhook_url": "ftp://x"}, "webhook_url"),
+    ]:  # fmt: skip
+        answer = client.post(url, body, content_type="application/json")
+        error = refused(answer, 400, "schedule_invalid")
+        assert field in error["fields"], (body, error)
+    assert not Schedule.objects.exists()
+
+    made = client.post(url, {"cron": "30 6 * * 1-5", "timezone": "America/New_York",
+                             "rows": [{"name": "A", "greet": "A"}, {"name": "B", "greet": "B"}],
+                             "webhook_url": "http://127.0.0.1:9/hook"},
+                       content_type="application/json")  # fmt: skip
+    assert made.status_code == 201, made.content
+    schedule = made.json()
+    assert schedule["description"] == "At 06:30, Monday through Friday"
+    assert len(schedule["rows"]) == 2 and len(schedule["next"]) == 3
+    assert len(schedule["webhook_secret"]) == 64
+    patched = client.patch(f"/api/schedules/{schedule['id']}", {"enabled": False},
+                           content_type="application/json")  # fmt: skip
+    assert patched.status_code == 200 and patched.json()["next"] == []
+    assert patched.json()["rows"] == schedule["rows"]  # the rest stays
+
+    other = Client(headers={"Authorization": f"Bearer {token_of(stranger)}"})
+    assert other.get("/api/schedules").json() == []
+    refused(other.get(f"/api/schedules/{schedule['id']}"), 404, "not_found")
+    refused(other.delete(f"/api/schedules/{schedule['id']}"), 404, "not_found")
+    assert client.delete(f"/api/schedules/{schedule['id']}").status_code == 204
+    assert not Schedule.objects.exists()
