@@ -492,6 +492,7 @@ class BatchForm(forms.Form):
     concurrency = forms.IntegerField(label="Rows at once", min_value=1, max_value=20, initial=2)
 
     def __init__(self, *args: object, document: Document, **kwargs: object) -> None:
+        kwargs.setdefault("auto_id", "id_batch_%s")  # beside the replay form on one page
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.document = document
         self.fields["base_url"].initial = document.base_url
@@ -545,6 +546,7 @@ class ScheduleForm(forms.Form):
                              help_text="addresses told the same, separated by commas")  # fmt: skip
 
     def __init__(self, *args: object, scenario: Any, document: Document, **kwargs: object) -> None:
+        kwargs.setdefault("auto_id", "id_schedule_%s")  # beside the replay form on one page
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.scenario = scenario
         for name, default in selectors.scenario_param_defaults(document=document).items():

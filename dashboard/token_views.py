@@ -4,7 +4,7 @@ each one once, lists them (name, its first characters, made, last used) and revo
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -35,5 +35,6 @@ def api_tokens(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def api_token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
-    services.api_token_revoke(owner=request.user, token_id=token_id)
+    if not services.api_token_revoke(owner=request.user, token_id=token_id):
+        raise Http404("no such token of yours")
     return redirect("api_tokens")

@@ -208,6 +208,7 @@ class RunsWorker(Worker):
         runner.leases.holder = own  # claims and leases name this channel from now
         self.channels = [*self.channels, own]
         runner.serving = True
+        runner.leases.keep()  # sweeps runs of lost workers, even before it drives one
         poll = asyncio.ensure_future(_poll())
         try:
             await asyncio.gather(*(self._listen(channel) for channel in self.channels))

@@ -17,7 +17,7 @@ import httpx
 
 from tests.net import free_port
 
-__all__ = ["ROOT", "daphne", "log_in", "log_tail", "new_run", "runworker"]
+__all__ = ["ROOT", "api_token", "daphne", "log_in", "log_tail", "new_run", "runworker"]
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -175,3 +175,15 @@ def new_run(client: httpx.Client, task: str, start_url: str = "", planner: str =
     found = re.search(r"/runs/(\d+)/", str(made.headers.get("location")))
     assert made.status_code == 302 and found is not None, made.text[:500]
     return int(found.group(1))
+
+
+def api_token(page: httpx.Client, name: str) -> str:
+    """What a person does on the API tokens page (``page``: logged in): the new token, as
+    shown that once."""
+    made = page.post("/account/tokens", data={
+        "name": name, "csrfmiddlewaretoken": page.cookies["csrftoken"],
+    })  # fmt: skip
+    assert made.status_code == 200, made.text[:500]
+    found = re.search(r'<pre id="new-token">(tw_[\w-]+)</pre>', made.text)
+    assert found is not None, made.text[:2000]
+    return found.group(1)

@@ -15,11 +15,20 @@ from channels.testing import WebsocketCommunicator
 from django.test import Client
 from django.urls import URLPattern, reverse
 
-from dashboard import services
+from dashboard import schedules, services
 from dashboard import urls as dashboard_urls
 from dashboard.asgi import application
 from dashboard.consumers import CLOSE_FORBIDDEN
-from dashboard.models import IdentityHeal, Run, Scenario, ScenarioStep, Step
+from dashboard.models import (
+    ApiToken,
+    Batch,
+    IdentityHeal,
+    Run,
+    Scenario,
+    ScenarioStep,
+    Schedule,
+    Step,
+)
 from dashboard.runner import runner
 
 SECRET_TASK = "type olive-secret-4711 into Notes"
@@ -29,14 +38,18 @@ GOOD_ORIGIN = "http://127.0.0.1:8000"
 # Pages that hold no one's data: the demo fixture pages (only with DEBUG on).
 PUBLIC = {"demo", "demo_index"}
 # Each URL parameter, and the value that points it at the owner's objects.
-OBJECT_PARAMS = {"run_id", "scenario_id", "heal_id"}
+OBJECT_PARAMS = {"run_id", "scenario_id", "heal_id", "batch_id", "schedule_id", "token_id"}
 # The object URLs this file must find in urls.py (a renamed one must be looked at again).
 EXPECTED = {
     "run_detail", "run_screenshot", "run_act", "run_save_scenario", "scenario_detail",
     "scenario_export", "scenario_replay", "scenario_step_param", "heal_decide",
+    "run_download", "run_trace", "batch_new", "batch_detail", "batch_state", "batch_stop",
+    "batch_retry", "batch_results", "schedule_new", "schedule_toggle", "schedule_delete",
+    "api_token_revoke",
 }  # fmt: skip
 # The URLs that change a scenario (any edit URL urls.py has now is one of these).
-CHANGES = ("scenario_edit", "scenario_step_", "scenario_param_", "heal_decide")
+CHANGES = ("scenario_edit", "scenario_step_", "scenario_param_", "heal_decide", "batch_new",
+           "batch_stop", "batch_retry", "schedule_")  # fmt: skip
 # What a form of the owner's pages would send: enough for each view to act, were it allowed.
 FORM = {
     "name": "stolen",
@@ -78,12 +91,24 @@ class World:
             status=IdentityHeal.Status.PROPOSED, strategy="aria_label", score=0.7,
             before={"role": "button", "name": "Send"}, after={"role": "button", "name": "Submit"},
         )  # fmt: skip
+        self.batch = services.batch_create(owner=owner, scenario=self.scenario,
+                                           rows=[{"email": "olive-secret@example.org"}],
+                                           base_url="", concurrency=1)  # fmt: skip
+        checked = schedules.check_schedule(
+            scenario=self.scenario, cron="0 7 * * 1-5", timezone="Europe/Paris",
+            params={"email": "olive-secret@example.org"},
+        )  # fmt: skip
+        self.schedule = schedules.save(Schedule(owner=owner, scenario=self.scenario), **checked)
+        self.token, _ = services.api_token_create(owner=owner, name="olive-secret script")
 
     def values(self) -> dict[str, Any]:
         return {
             "run_id": self.run.pk,
             "scenario_id": self.scenario.pk,
             "heal_id": self.heal.pk,
+            "batch_id": self.batch.pk,
+            "schedule_id": self.schedule.pk,
+            "token_id": self.token.pk,
             "index": 0,
             "format": "json",
             "name": "email",
@@ -96,9 +121,13 @@ class World:
             ScenarioStep.objects.filter(scenario=scenario).values_list("index", "action", "args")
         )
         heal = IdentityHeal.objects.get(pk=self.heal.pk)
+        batch = Batch.objects.get(pk=self.batch.pk)
+        schedule = Schedule.objects.filter(pk=self.schedule.pk).values().first()
         return (
             scenario.name, scenario.description, scenario.params, steps, heal.status,
             Run.objects.count(), Scenario.objects.count(), Step.objects.count(),
+            batch.status, list(batch.rows.values_list("run_id", "attempts")), schedule,
+            list(ApiToken.objects.values_list("pk", flat=True)),
         )  # fmt: skip
 
 

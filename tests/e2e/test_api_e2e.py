@@ -10,22 +10,11 @@ import time
 import httpx
 import pytest
 
-from tests.daphne import log_in
+from tests.daphne import api_token, log_in
 from tests.e2e.ui import OTHER_PASSWORD, OTHER_USERNAME, PASSWORD, USERNAME, Server
 from tests.tasks import FORM_TASK
 
 pytestmark = pytest.mark.e2e
-
-
-def make_token(page: httpx.Client, name: str) -> str:
-    """What a person does on the API tokens page: the token, as shown that once."""
-    made = page.post("/account/tokens", data={
-        "name": name, "csrfmiddlewaretoken": page.cookies["csrftoken"],
-    })  # fmt: skip
-    assert made.status_code == 200, made.text[:500]
-    found = re.search(r'<pre id="new-token">(tw_[\w-]+)</pre>', made.text)
-    assert found is not None, made.text[:2000]
-    return found.group(1)
 
 
 def script(base_url: str, token: str) -> httpx.Client:
@@ -36,7 +25,7 @@ def test_a_script_with_a_token_runs_the_dashboard_and_nobody_else_s_token_sees_i
     server: Server,
 ) -> None:
     page = log_in(server.base_url, (USERNAME, PASSWORD))
-    token = make_token(page, "nightly sign-up check")
+    token = api_token(page, "nightly sign-up check")
     mine = script(server.base_url, token)
 
     made = mine.post("/api/runs", json={
@@ -60,7 +49,7 @@ def test_a_script_with_a_token_runs_the_dashboard_and_nobody_else_s_token_sees_i
     assert page.get(f"/runs/{run_id}/").status_code == 200  # the same run on the pages
 
     other_page = log_in(server.base_url, (OTHER_USERNAME, OTHER_PASSWORD))
-    theirs = script(server.base_url, make_token(other_page, "theirs"))
+    theirs = script(server.base_url, api_token(other_page, "theirs"))
     assert all(r["id"] != run_id for r in theirs.get("/api/runs").json())
     for path in (f"/api/runs/{run_id}", f"/api/runs/{run_id}/events"):
         answer = theirs.get(path)

@@ -125,7 +125,7 @@ async def test_a_run_saved_as_a_scenario_replays_on_the_next_release(
     await expect(page.get_by_test_id("checks")).to_contain_text("text 'ada@example.org' is visible")
     await expect(scenario_steps.nth(2)).to_contain_text("${SECRET:PASSWORD}")
     await expect(page.locator("body")).not_to_contain_text(SHOP_PASSWORD)
-    base = page.get_by_label("Base URL")
+    base = page.locator("#replay").get_by_label("Base URL")
     await expect(base).to_have_value(f"{fixture_url}/replay/v1")
     await base.fill(f"{fixture_url}/replay/v2")  # ids, wrappers and words changed there
     await page.get_by_role("button", name="Replay").click()

@@ -98,7 +98,7 @@ async def test_a_scenario_is_edited_replayed_and_exported_again(
 
     await page.goto(scenario_url)
     await expect(page.locator("#step-0 .sstep-args")).to_contain_text("/replay/v1/login.html")
-    await page.get_by_label("Base URL").fill(f"{fixture_url}/replay/v2")
+    await page.locator("#replay").get_by_label("Base URL").fill(f"{fixture_url}/replay/v2")
     await page.get_by_role("button", name="Replay").click()
     await expect(page).to_have_url(re.compile(r"/runs/\d+/$"))
     await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)

@@ -2,10 +2,13 @@
 PostgreSQL and Redis, beside a web process that drives none: twenty runs queued at once,
 two workers of capacity 2, every run completes exactly once and both workers work; a
 SIGTERM to a worker lets its run go on for the grace period, then ends it interrupted
-with its steps kept, and the worker exits, while the other goes on taking runs."""
+with its steps kept, and the worker exits, while the other goes on taking runs; a worker
+killed mid-batch: the rows it held are reported lost, the rest pass on the other, and no
+row's replay starts twice."""
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import time
@@ -14,9 +17,11 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
-from tests.daphne import daphne, log_in, log_tail, new_run, runworker
+from tests.daphne import api_token, daphne, log_in, log_tail, new_run, runworker
+from tests.dashboard.signup import sign_up
 from tests.e2e.ui import PASSWORD, USERNAME
 from tests.servers import postgres_server, psql, redis_server, shared_settings
 from tests.tasks import AMBIGUOUS_TASK, FORM_TASK
@@ -27,8 +32,12 @@ GRACE_S = 3
 
 
 class Cluster:
-    def __init__(self, web: str, database_url: str, workers: list[tuple[Any, Path]]) -> None:
+    def __init__(
+        self, web: str, database_url: str, workers: list[tuple[Any, Path]], redis_url: str,
+        media: Path,
+    ) -> None:  # fmt: skip
         self.web, self.database_url, self.workers = web, database_url, workers
+        self.redis_url, self.media = redis_url, media
 
     def sql(self, query: str) -> str:
         return psql(self.database_url, query)
@@ -49,8 +58,9 @@ class Cluster:
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     with postgres_server() as database_url, redis_server() as redis_url:
+        media = tmp_path_factory.mktemp("media")
         settings = shared_settings(
-            database_url, redis_url, tmp_path_factory.mktemp("media"),
+            database_url, redis_url, media,
             WORKER_RUNS="2", WORKER_GRACE_S=str(GRACE_S),
             EMBEDDED_WORKER="0",  # the web process drives nothing
         )  # fmt: skip
@@ -60,7 +70,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
             runworker(tmp_path_factory.mktemp("worker-1"), settings) as one,
             runworker(tmp_path_factory.mktemp("worker-2"), settings) as two,
         ):
-            yield Cluster(web, database_url, [one, two])
+            yield Cluster(web, database_url, [one, two], redis_url, media)
 
 
 def wait_until(cluster: Cluster, what: str, done: Any, timeout_s: float = 120) -> None:
@@ -128,3 +138,62 @@ def test_sigterm_drains_a_worker_its_run_ends_interrupted_and_the_other_goes_on(
         after = new_run(client, FORM_TASK, f"{cluster.web}/demo/form.html")
         wait_until(cluster, "a run after the drain", lambda: cluster.status(after) == "succeeded")
         assert cluster.holder_pid(after) == other.pid
+
+
+def test_a_worker_killed_mid_batch_its_rows_are_reported_lost_and_none_runs_twice(
+    cluster: Cluster, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    # Another worker beside whichever is still up: the batch's rows spread over them.
+    settings = shared_settings(cluster.database_url, cluster.redis_url, cluster.media,
+                               WORKER_RUNS="2", EMBEDDED_WORKER="0")  # fmt: skip
+    with runworker(tmp_path_factory.mktemp("worker-3"), settings):
+        with closing(log_in(cluster.web, (USERNAME, PASSWORD))) as page:
+            token = api_token(page, "batch script")
+        api = httpx.Client(base_url=cluster.web, timeout=20,
+                           headers={"Authorization": f"Bearer {token}"})  # fmt: skip
+        scenario = api.post("/api/scenarios", json=sign_up(cluster.web)).json()["id"]
+        # Rows 1-2 wait for a person (list.html has no Name field), rows 3-6 pass.
+        rows = [{"name": f"P{n}", "greet": f"P{n}", "page": "list.html"} for n in range(2)]
+        rows += [{"name": f"Q{n}", "greet": f"Q{n}"} for n in range(4)]
+        made = api.post(f"/api/scenarios/{scenario}/batches",
+                        json={"rows": rows, "concurrency": 4})  # fmt: skip
+        assert made.status_code == 201, made.text
+        batch = made.json()["id"]
+
+        def rows_now() -> list[dict[str, Any]]:
+            return list(api.get(f"/api/batches/{batch}").json()["rows"])
+
+        def statuses() -> list[str]:
+            return [row["status"] for row in rows_now()]
+
+        waiting = ["needs_person"] * 2 + ["passed"] * 4
+        wait_until(cluster, "two rows waiting, four passed", lambda: statuses() == waiting)
+        victim = cluster.holder_pid(rows_now()[0]["run_id"])
+        on_victim = [row["index"] for row in rows_now()[:2]
+                     if cluster.holder_pid(row["run_id"]) == victim]  # fmt: skip
+        os.kill(victim, signal.SIGKILL)
+
+        # The rows it held are reported lost within the lease, not left waiting for ever.
+        def lost_reported() -> bool:
+            return [r["index"] for r in rows_now() if r["status"] == "failed"] == on_victim
+
+        wait_until(cluster, "the killed worker's rows reported", lost_reported, timeout_s=60)
+        for row in rows_now():
+            assert row["attempts"] == 1, row
+            if row["index"] in on_victim:
+                assert row["reason"].startswith("lost"), row
+        ids = ",".join(str(row["run_id"]) for row in rows_now())
+        starts = cluster.sql(
+            "select count(*), count(distinct run_id) from dashboard_runevent "
+            f"where type = 'run.started' and run_id in ({ids})"
+        )
+        assert starts == "6|6"  # every row's replay started, and only once
+
+        # Retried, the lost rows run again on a worker that is up.
+        assert api.post(f"/api/batches/{batch}/retry").status_code == 200
+        wait_until(cluster, "the retried rows waiting again",
+                   lambda: statuses() == waiting)  # fmt: skip
+        for row in rows_now():
+            if row["index"] in on_victim:
+                assert row["attempts"] == 2 and cluster.holder_pid(row["run_id"]) != victim
+        assert api.post(f"/api/batches/{batch}/stop").json()["status"] == "stopped"

@@ -1,0 +1,72 @@
+"""A person puts a scenario to work on its page: a batch from a CSV file, followed live
+to the end with its rows' results and downloaded; then a schedule for weekday mornings in
+their time zone, told in words with its next times."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+from playwright.async_api import Page, expect
+
+from tests.dashboard.signup import sign_up
+from tests.e2e.ui import LIVE_MS, Server, log_in, save
+
+pytestmark = pytest.mark.e2e
+
+PEOPLE = ["Ada Lovelace", "Grace Hopper", "Alan Turing", "Edsger Dijkstra", "Barbara Liskov"]
+
+
+async def test_a_csv_batch_runs_to_the_end_and_a_schedule_reads_in_words(
+    page: Page, server: Server, tmp_path: Path
+) -> None:
+    await log_in(page, server)
+    scenario_file = tmp_path / "sign-up.json"
+    scenario_file.write_text(json.dumps(sign_up(server.base_url)))
+    await page.goto(f"{server.base_url}/scenarios/")
+    await page.get_by_label("Scenario file (.json)").set_input_files(scenario_file)
+    await page.get_by_role("button", name="Import").click()
+    await expect(page.get_by_role("heading", name="Sign up people", exact=True)).to_be_visible()
+    scenario_url = page.url
+
+    rows = tmp_path / "people.csv"
+    rows.write_text("name,greet\n" + "".join(f'"{p}","{p}"\n' for p in PEOPLE))
+    form = page.get_by_test_id("batch-form")
+    await form.get_by_label("Rows (.csv or .json)").set_input_files(rows)
+    await form.get_by_label("Rows at once").fill("2")
+    await form.get_by_role("button", name="Run the batch").click()
+    await expect(page.get_by_test_id("batch-status")).to_have_text("done", timeout=4 * LIVE_MS)
+    counts = page.get_by_test_id("batch-counts")
+    await expect(counts).to_contain_text("5 of 5 done")
+    await expect(counts).to_contain_text("5 passed")
+    table = page.locator("#batch-rows tr")
+    await expect(table).to_have_count(5)
+    await expect(table.locator(".badge")).to_have_text(["passed"] * 5)
+    await expect(table.nth(1)).to_contain_text("Grace Hopper")
+    await save(page, "batch-done.png")
+
+    async with page.expect_download() as download_info:
+        await page.get_by_role("link", name="Download results (CSV)").click()
+    saved = tmp_path / "results.csv"
+    await (await download_info.value).save_as(saved)
+    lines = list(csv.reader(io.StringIO(saved.read_text())))
+    assert [line[2] for line in lines[1:]] == PEOPLE  # the name column, in row order
+    assert [line[4] for line in lines[1:]] == ["passed"] * 5
+
+    await page.goto(scenario_url)
+    await expect(page.get_by_test_id("health").locator(".health-cell.passed")).to_have_count(5)
+    await page.get_by_text("Schedule it").click()
+    form = page.get_by_test_id("schedule-form")
+    await form.get_by_label("When (cron)").fill("0 7 * * 1-5")
+    await form.locator("input[name=timezone]").fill("Europe/Paris")
+    await form.get_by_label("name", exact=True).fill("Ada Lovelace")
+    await form.get_by_label("greet", exact=True).fill("Ada Lovelace")
+    await form.get_by_role("button", name="Schedule").click()
+    schedule = page.get_by_test_id("schedule")
+    await expect(schedule).to_contain_text("At 07:00, Monday through Friday")
+    await expect(schedule).to_contain_text("Europe/Paris")
+    await expect(schedule.get_by_test_id("upcoming")).to_contain_text("07:00")
+    await save(page, "scenario-schedule.png")
