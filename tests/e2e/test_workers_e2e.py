@@ -4,7 +4,7 @@ two workers of capacity 2, every run completes exactly once and both workers wor
 SIGTERM to a worker lets its run go on for the grace period, then ends it interrupted
 with its steps kept, and the worker exits, while the other goes on taking runs; a worker
 killed mid-batch: the rows it held are reported lost, the rest pass on the other, and no
-row's replay starts twice."""
+row's replay starts twice; a schedule due while two workers poll fires once."""
 
 from __future__ import annotations
 
@@ -113,6 +113,39 @@ def test_twenty_queued_runs_on_two_workers_of_two_each_run_exactly_once(cluster:
     pids = {cluster.holder_pid(run_id) for run_id in ids}
     assert pids == {proc.pid for proc, _ in cluster.workers}  # both worked
     assert peak and max(peak.values()) <= 2, peak  # never past a worker's capacity
+
+
+def test_a_due_schedule_fires_once_however_many_workers_poll(cluster: Cluster) -> None:
+    with closing(log_in(cluster.web, (USERNAME, PASSWORD))) as page:
+        token = api_token(page, "schedule script")
+    api = httpx.Client(base_url=cluster.web, timeout=20,
+                       headers={"Authorization": f"Bearer {token}"})  # fmt: skip
+    scenario = api.post("/api/scenarios", json=sign_up(cluster.web)).json()["id"]
+    made = api.post(f"/api/scenarios/{scenario}/schedules", json={
+        "cron": "0 7 * * 1-5", "timezone": "Europe/Paris",
+        "params": {"name": "Ada", "greet": "Ada"},
+    })  # fmt: skip
+    assert made.status_code == 201, made.text
+    schedule = made.json()["id"]
+    # Due now: both workers find it at their next poll (every 5 s).
+    cluster.sql(f"update dashboard_schedule set next_fire_at = now() where id = {schedule}")
+
+    def fired() -> bool:
+        firings = api.get(f"/api/schedules/{schedule}").json()["firings"]
+        return bool(firings) and firings[0]["outcome"] == "ok"
+
+    wait_until(cluster, "the schedule fired and its replay passed", fired, timeout_s=60)
+    time.sleep(6)  # another poll of each worker: nothing more fires
+    firings = api.get(f"/api/schedules/{schedule}").json()["firings"]
+    assert len(firings) == 1, firings
+    replays = cluster.sql(
+        f"select count(*) from dashboard_run where kind = 'replay' and scenario_id = {scenario}"
+    )
+    assert replays == "1"
+    assert (
+        cluster.sql(f"select next_fire_at > now() from dashboard_schedule where id = {schedule}")
+        == "t"
+    )
 
 
 def test_sigterm_drains_a_worker_its_run_ends_interrupted_and_the_other_goes_on(
