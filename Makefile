@@ -21,11 +21,11 @@ run: install chromium migrate
 	TABWRIGHT_DEBUG=$(DEBUG) TABWRIGHT_DEMO_ORIGIN=$${TABWRIGHT_DEMO_ORIGIN:-http://$(HOST):$(PORT)} \
 	  $(BIN)/daphne -b $(HOST) -p $(PORT) dashboard.asgi:application
 
-# The suite in TEST_JOBS processes (pytest-xdist), each test file whole in one of them
-# (its servers are per file); TEST_JOBS=0 runs it in this one.
-TEST_JOBS ?= 2
+# TEST_JOBS=2 runs the suite in two processes (pytest-xdist, each test file whole in one
+# of them: its servers are per file); by default it runs in one.
+TEST_JOBS ?= 0
 test: install chromium servers
-	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadfile
+	$(BIN)/python -m pytest $(if $(filter-out 0,$(TEST_JOBS)),-n $(TEST_JOBS) --dist loadfile)
 
 install: $(STAMP)
 

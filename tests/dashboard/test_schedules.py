@@ -10,6 +10,7 @@ import asyncio
 import hashlib
 import hmac
 import json
+import re
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -278,6 +279,7 @@ def test_the_scenario_page_schedules_it_and_shows_when_and_how_it_went(
                            status=status)  # fmt: skip
     shown = page.get(f"/scenarios/{scenario.pk}/").content.decode()
     assert "At 07:00, Monday through Friday" in shown and "Next: " in shown
+    assert re.search(r"Next: \w{3} \d+ \w{3} \d{4}, 07:00", shown)  # in the schedule's zone
     assert (
         shown.index("health-cell passed")
         < shown.index("health-cell failed")
