@@ -31,7 +31,6 @@ from ninja.parser import Parser
 from ninja.security import HttpBearer
 from pydantic import BaseModel, ConfigDict, Field
 
-from automation import Budget
 from automation.errors import ActionInvalid, ScenarioInvalid, TabwrightError, UrlBlocked
 from dashboard import batches, jsonin, schedules, selectors, services
 from dashboard.batch_views import results_csv
@@ -42,12 +41,11 @@ from dashboard.jsonin import JsonRefused
 from dashboard.models import Batch, LLMProfile, Run, Schedule, Step
 from dashboard.runner import runner
 from dashboard.services import MAX_BATCH_CONCURRENCY
-from dashboard.worker import carry_out, wake
+from dashboard.worker import command_where_it_runs, wake
 
 __all__ = ["api"]
 
 API_CODES = ("unauthorized", "not_found", "forbidden", "invalid", "not_live", "http_error")
-STOP_ANSWER_MS = 15_000
 MAX_EVENTS = 1_000  # per call; ask again with ``after`` for more
 MAX_LIST = 500
 MAX_BODY_BYTES = MAX_SCENARIO_BYTES  # the largest body: a scenario file, as on the page
@@ -348,12 +346,7 @@ async def stop_run(request: HttpRequest, run_id: int) -> dict[str, Any]:
     run = await sync_to_async(selectors.run_get)(user=request.user, id=run_id)
     if run.owner_id != request.user.pk:
         raise ApiError(403, "forbidden", "only the run's owner can stop it")
-    got = await carry_out(
-        run_id,
-        {"type": "run.command", "command": "stop", "text": "", "rounds": 0},
-        Budget(STOP_ANSWER_MS),
-        lambda: runner.command(run_id, "stop"),
-    )
+    got = await command_where_it_runs(run_id, "stop")
     error = got.get("error")
     if error is not None:
         if error["kind"] == "lookup":

@@ -9,17 +9,13 @@ import logging
 
 from channels.db import database_sync_to_async
 
-from automation import Budget
 from dashboard import services
 from dashboard.models import Batch, BatchRow
-from dashboard.runner import runner
-from dashboard.worker import carry_out, wake
+from dashboard.worker import command_where_it_runs, wake
 
 __all__ = ["advance", "advance_all", "advance_row", "stop"]
 
 log = logging.getLogger("tabwright.batches")
-
-STOP_ANSWER_MS = 15_000
 
 
 async def advance(batch_id: int) -> list[int]:
@@ -52,11 +48,6 @@ async def stop(batch: Batch) -> None:
     """No more rows start, and the replays still queued, at work or waiting for a person
     are stopped, on whichever worker holds each."""
     for run_id in await database_sync_to_async(services.batch_stop)(batch=batch):
-        got = await carry_out(
-            run_id,
-            {"type": "run.command", "command": "stop", "text": "", "rounds": 0},
-            Budget(STOP_ANSWER_MS),
-            lambda run_id=run_id: runner.command(run_id, "stop"),  # type: ignore[misc]
-        )
+        got = await command_where_it_runs(run_id, "stop")
         if "error" in got and got["error"]["kind"] != "lookup":  # lookup: it ended anyway
             log.warning("batch %s: run %s was not stopped: %s", batch.pk, run_id, got["error"])

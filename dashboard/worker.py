@@ -40,7 +40,8 @@ from dashboard import selectors
 from dashboard.runner import runner
 
 __all__ = ["RUNS_CHANNEL", "RunsConsumer", "RunsWorker", "answer_of", "call_holder",
-           "carry_out", "channel_application", "drain", "start_embedded", "wake"]  # fmt: skip
+           "carry_out", "channel_application", "command_where_it_runs", "drain",
+           "start_embedded", "wake"]  # fmt: skip
 
 log = logging.getLogger("tabwright.worker")
 
@@ -49,6 +50,7 @@ QUEUE_POLL_S = 5.0
 # A page on one process watching a run held on another says so every VIEWER_RENEW_S; the
 # worker counts it for VIEWER_TTL_S after each (a page whose process died stops counting).
 VIEWER_RENEW_S = 5.0
+COMMAND_ANSWER_MS = 15_000  # a command for a run held elsewhere: its answer within this
 VIEWER_TTL_S = 3 * VIEWER_RENEW_S
 
 
@@ -159,6 +161,17 @@ async def carry_out(
             except TabwrightError as exc:  # out of time, or cancelled, waiting for it
                 return {"error": {"kind": "refused", **exc.to_dict()}}
     return await answer_of(here())
+
+
+async def command_where_it_runs(run_id: int, command: str) -> dict[str, Any]:
+    """:meth:`RunManager.command` on the run, here or at the worker that holds it
+    (:func:`carry_out`), answered within COMMAND_ANSWER_MS."""
+    return await carry_out(
+        run_id,
+        {"type": "run.command", "command": command, "text": "", "rounds": 0},
+        Budget(COMMAND_ANSWER_MS),
+        lambda: runner.command(run_id, command),
+    )
 
 
 async def call_holder(holder: str, message: dict[str, Any], wait: Budget) -> dict[str, Any]:
