@@ -206,6 +206,7 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
         that this page watches; look for the holder again when an event says the run
         started (a claim, a conversation restored on another worker)."""
         while True:
+            self.look.clear()  # before looking: an event that comes meanwhile is not lost
             try:
                 holder = await self._holder_elsewhere()
                 if holder != self.watched and self.watched:
@@ -216,7 +217,6 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
             except Exception:  # the layer or the database hiccuped: the next turn tries again
                 log.warning("run %s: telling its worker of a viewer failed", self.run_id,
                             exc_info=True)  # fmt: skip
-            self.look.clear()
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(VIEWER_RENEW_S if self.watched else None):
                     await self.look.wait()
