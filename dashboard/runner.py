@@ -527,10 +527,12 @@ class RunManager:
         """Wait for the person's next message with the tab open, within the idle time and
         the per-person limit; None when the session is to close."""
         idle_s = int(settings.TABWRIGHT["SESSION_IDLE_S"])
+        # Its files first: once settled, a waiter may act, and the session must already
+        # know whether it closes.
+        await _bounded(live.run_id, "keep the run's files", _keep_files(live))
         live.working = False
         live.idle_since = time.monotonic()
         live.settled.set()
-        await _bounded(live.run_id, "keep the run's files", _keep_files(live))
         if idle_s <= 0:
             live.closing = "this server keeps no tab between messages (TABWRIGHT_SESSION_IDLE_S=0)"
             return None
