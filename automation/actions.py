@@ -14,11 +14,14 @@ from typing import Any
 from automation.actionspec import ActionSpec, Param
 from automation.browser.actions import BROWSER_ACTIONS
 from automation.browser.config import BrowserConfig
+from automation.browser.emulation import EMULATION_ACTIONS
 from automation.browser.interact import OnField
+from automation.browser.lookup import LOOKUP_ACTIONS
 from automation.browser.macro import Macro, MacroResult, OnStep, run_macro
 from automation.browser.tab import Tab
 from automation.budget import MAX_TIMEOUT_MS, Budget, timeout_ms_of
 from automation.errors import ActionInvalid
+from automation.recording.verify import VERIFY_ACTIONS
 from automation.tools.files import FILE_ACTIONS
 from automation.tools.shell import SHELL_ACTIONS
 
@@ -36,8 +39,12 @@ __all__ = [
 ]
 
 ACTIONS: dict[str, ActionSpec] = {
-    spec.name: spec for spec in (*BROWSER_ACTIONS, *FILE_ACTIONS, *SHELL_ACTIONS)
-}
+    spec.name: spec
+    for spec in (
+        *BROWSER_ACTIONS, *LOOKUP_ACTIONS, *EMULATION_ACTIONS, *VERIFY_ACTIONS,
+        *FILE_ACTIONS, *SHELL_ACTIONS,
+    )
+}  # fmt: skip
 
 
 def available(config: BrowserConfig) -> list[ActionSpec]:

@@ -23,12 +23,30 @@ __all__ = ["REF_DESCRIPTION", "ActionSpec", "Param", "optional"]
 REF_DESCRIPTION = "ref from the latest snapshot, like e5"
 
 
+_JSON_TYPE_NAMES: dict[type, str] = {
+    str: "string",
+    int: "integer",
+    float: "number",
+    bool: "boolean",
+    list: "array",
+    dict: "object",
+}
+
+
 @dataclass(frozen=True)
 class Param:
     name: str
     type: type | tuple[type, ...]
     description: str
     required: bool = True
+
+    def json_schema(self) -> dict[str, Any]:
+        """The JSON Schema of the param's type: ``{}`` when it takes any JSON value."""
+        kinds = self.type if isinstance(self.type, tuple) else (self.type,)
+        names = list(dict.fromkeys(_JSON_TYPE_NAMES[k] for k in kinds if k in _JSON_TYPE_NAMES))
+        if not names or set(_JSON_TYPE_NAMES.values()) <= set(names):
+            return {}
+        return {"type": names[0] if len(names) == 1 else names}
 
     @property
     def type_name(self) -> str:
@@ -49,6 +67,8 @@ class ActionSpec:
     check: Callable[[dict[str, Any]], object] | None = None
     # Offered to the model; read_page is not (the agent gets the page every round anyway).
     for_agent: bool = True
+    # The step it is recorded as, when not its own name (verify is recorded as an expect).
+    records_as: str = ""
 
     def enabled(self, config: BrowserConfig) -> bool:
         return not self.switch or bool(getattr(config, self.switch))

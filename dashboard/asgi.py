@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from typing import Any
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.settings")
 
@@ -14,15 +15,28 @@ from django.core.asgi import get_asgi_application
 
 django_asgi_app = get_asgi_application()
 
+from dashboard.mcp import PATH as MCP_PATH  # noqa: E402
+from dashboard.mcp import McpApp  # noqa: E402
 from dashboard.origin import SameOriginValidator  # noqa: E402
 from dashboard.routing import websocket_urlpatterns  # noqa: E402
 from dashboard.startup import on_server_start, serves_runs  # noqa: E402
 from dashboard.worker import channel_application, drain, start_embedded  # noqa: E402
 
+_pages = ASGIStaticFilesHandler(django_asgi_app)  # it serves its own few static files
+_mcp = McpApp()
+
+
+async def http_application(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """/mcp to the MCP server (dashboard.mcp), everything else to Django."""
+    if scope["path"].rstrip("/") == MCP_PATH:
+        await _mcp(scope, receive, send)
+    else:
+        await _pages(scope, receive, send)
+
+
 application = ProtocolTypeRouter(
     {
-        # One self-hosted process: it serves its own few static files.
-        "http": ASGIStaticFilesHandler(django_asgi_app),
+        "http": http_application,
         # Scheme, host and port of the Origin must be the dashboard's own (or trusted):
         # AllowedHostsOriginValidator would let any port of an allowed host in.
         "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),

@@ -165,6 +165,7 @@ class Run(models.Model):
     class Kind(models.TextChoices):
         AGENT = "agent", "conversation"  # with the agent, one stretch of work per message
         REPLAY = "replay", "replay"
+        MCP = "mcp", "MCP session"  # an MCP client's calls, on a tab a person can watch
 
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="runs"

@@ -9,6 +9,7 @@ being open: a page that connects later reads the stored events and then follows 
 from __future__ import annotations
 
 import asyncio
+import base64
 import dataclasses
 import logging
 import time
@@ -44,12 +45,13 @@ from automation.events import (
     UserMessage,
 )
 from automation.llm.base import Planner
+from automation.mcp.session import McpSession
 from automation.recording.recorder import Recorder
 from automation.recording.replay import SKIP_REPLIES, Replay, ReplayConfig
 from automation.recording.restore import restore_page
 from automation.recording.scenario import Scenario as Document
 from automation.secrets import RedactingSink, Secrets, secret_names
-from dashboard import runfiles, selectors, services
+from dashboard import mcprun, runfiles, selectors, services
 from dashboard.engineconf import browser_config, cdp_urls, planner_for_run
 from dashboard.leases import Leases, lease_seconds
 from dashboard.liveview import LiveView
@@ -86,6 +88,9 @@ class LiveRun:
     run_id: int = 0
     workspace: Path | None = None  # the run's folder: downloads, trace, the agent's files
     cdp_url: str = ""  # the running Chrome its tab is in, when the worker reaches several
+    # An MCP session's run (dashboard.mcprun): the client's session, once its tab is open.
+    mcp: McpSession | None = None
+    mcp_ready: asyncio.Event = field(default_factory=asyncio.Event)
 
     def current_tab(self) -> Tab | None:
         """The tab the run works in now (it may have opened others since its first)."""
@@ -360,7 +365,7 @@ class RunManager:
             sink.secrets.require(
                 replay.placeholders()[1] if replay else secret_names(run.task + "\n" + message)
             )
-            if replay is None:
+            if replay is None and run.kind != Run.Kind.MCP:  # an MCP client plans itself
                 planner = await database_sync_to_async(planner_for_run)(run)
             # Downloads (and the trace) land in the run's own folder (dashboard.runfiles).
             tab = await self._new_tab(live)
@@ -379,6 +384,9 @@ class RunManager:
             if conf["TRACE_RUNS"]:
                 trace = TraceRecorder(tab.context)
                 await trace.start(title=f"run {run.pk}", budget=Budget(10_000))
+            if run.kind == Run.Kind.MCP:
+                await mcprun.serve(run, live)
+                return
             if replay is not None:
                 await Replay(tab, replay, params=run.params, base_url=run.start_url,
                              sink=sink, control=control, secrets=sink.secrets,
@@ -408,6 +416,7 @@ class RunManager:
             # Each step of the end is bounded: a browser or connection that stopped
             # answering must not keep the run (and whoever waits for it) from ending.
             live.working = False
+            live.mcp_ready.set()  # an MCP call waiting for the tab finds the run ended
             await _bounded(run.pk, "stop the live view", live.view.close())
             if problems is not None:
                 await problems.stop()  # bounded by its own budget
@@ -587,7 +596,12 @@ class RunManager:
             if command == "stop" and await self._stop_queued(run_id):
                 return
             raise LookupError("the run is not live")
+        if live.mcp is not None:  # its session's loop looks at the control again
+            live.inbox.put_nowait("")
         if command == "close":
+            if live.mcp is not None:
+                live.close("the MCP client ended the session")
+                return
             if not live.conversation:
                 raise ValueError("only a conversation has a session to close; stop the run")
             live.close("closed by the person")
@@ -696,6 +710,22 @@ class RunManager:
         finally:
             for done in tab.take_evaluations():  # a person's action is not a numbered step
                 await live.sink.emit(EvaluationFinished(-1, **dataclasses.asdict(done)))
+
+    async def mcp_call(
+        self, run_id: int, name: str, args: dict[str, Any], *, budget: Budget
+    ) -> dict[str, Any]:
+        """One tool call of the MCP session that is this run (dashboard.mcp), within the
+        caller's ``budget`` (its cancellation stops the call): ``{"ok", "text", "image"}``
+        (the image as base64).  LookupError if the run is not live."""
+        live = self._live.get(run_id)
+        if live is None or live.closing:
+            raise LookupError("the run is not live")
+        await budget.run(live.mcp_ready.wait())  # its tab is being opened
+        if live.mcp is None:  # the run ended before its tab opened
+            raise LookupError("the run is not live")
+        answer = await live.mcp.call(name, args, within=budget)
+        image = base64.b64encode(answer.image).decode("ascii") if answer.image else None
+        return {"ok": answer.ok, "text": answer.text, "image": image}
 
     async def person_input(self, run_id: int, event: dict[str, Any], *, budget: Budget) -> str:
         """A click, scroll, key or text of the live view, to a paused run's current tab

@@ -58,6 +58,14 @@ def run_create(
     )
 
 
+def run_create_mcp(*, owner: AbstractBaseUser, client: str) -> Run:
+    """The run an MCP session over HTTP is (dashboard.mcp), queued for a worker to open
+    its tab; ``client`` names the MCP client (from its initialize), for the run's title."""
+    return Run.objects.create(
+        owner=owner, kind=Run.Kind.MCP, task=f"MCP session: {client}"[:200], planner="mcp"
+    )
+
+
 def run_set_planner(*, run_id: int, planner: str, llm_profile: LLMProfile | None) -> None:
     """What the run uses, once the runner has picked it."""
     Run.objects.filter(pk=run_id).update(planner=planner, llm_profile=llm_profile)

@@ -76,6 +76,14 @@ class RunsConsumer(AsyncConsumer):
                           dict(message["args"]), budget=budget)  # fmt: skip
         _beside(self.channel_layer, message, work)
 
+    async def run_mcp(self, message: dict[str, Any]) -> None:
+        """A tool call of an MCP session (dashboard.mcp) served on another process."""
+        budget = Budget(float(message["timeout_ms"]), label=str(message["name"]))
+        _acting[str(message["id"])] = budget
+        work = runner.mcp_call(int(message["run_id"]), str(message["name"]),
+                               dict(message["args"]), budget=budget)  # fmt: skip
+        _beside(self.channel_layer, message, work)
+
     async def run_input(self, message: dict[str, Any]) -> None:
         """A live-view click, key or text from a page on another process."""
         budget = Budget(float(message["timeout_ms"]), label="live-view input")

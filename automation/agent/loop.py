@@ -15,23 +15,22 @@ password field is masked in every event.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from automation.actions import ACTIONS, available, execute, execute_form, execute_steps
+from automation.actions import available
 from automation.actionspec import ActionSpec
 from automation.agent.context import Context, ContextLimits
-from automation.agent.masks import form_targets, hide_typed_passwords, masked, masked_steps
+from automation.agent.masks import hide_typed_passwords
 from automation.agent.output import check_output, check_schema, schema_note
 from automation.agent.parser import Action
 from automation.agent.prompts import system_prompt
+from automation.agent.steps import ActionSteps
 from automation.agent.turn import read_reply
-from automation.browser.macro import StepResult
 from automation.browser.snapshot import Snapshot, SnapshotOptions
-from automation.browser.tab import Tab, Target
+from automation.browser.tab import Tab
 from automation.budget import Budget
 from automation.control import RunControl
 from automation.errors import (
@@ -44,10 +43,7 @@ from automation.errors import (
     TabwrightError,
 )
 from automation.events import (
-    ActionFinished,
-    ActionStarted,
     ChecksProposed,
-    EvaluationFinished,
     EventSink,
     LLMMessage,
     LLMRetry,
@@ -58,7 +54,6 @@ from automation.events import (
     RunPaused,
     RunResumed,
     RunStarted,
-    StepRecorded,
     UserMessagesSeen,
 )
 from automation.limits import MAX_REPLY_CHARS, cut_text
@@ -127,7 +122,11 @@ class AgentRun:
         # The one exit of the run's events: through its secrets (automation.secrets).
         self.out = redacting(self.sink, self.secrets)
         self.round = self.first_round
-        self.step_index = self.first_step
+        self.steps = ActionSteps(
+            self.tab, self.out, self.secrets,
+            action_timeout_ms=self.config.action_timeout_ms,
+            screenshots=self.config.screenshots, step_index=self.first_step,
+        )  # fmt: skip
         self._cap = self.round + self.config.round_cap
         self._last_signature = ""
         self._failed_rounds = 0
@@ -135,7 +134,6 @@ class AgentRun:
         self._notes: list[str] = []  # told to the model next round
         self._navigated = True  # the next snapshot is a full one
         self._last_url = ""
-        self._recorded: list[dict[str, Any]] = []  # the steps so far, to propose checks from
         self._native_system = ""  # the system prompt when the actions go as native tools
         # The actions offered (fixed for the run, like the prompts that list them).
         self._offered_specs: list[ActionSpec] = []
@@ -457,145 +455,19 @@ class AgentRun:
         return f"Task: {self.task}{start}{output}"
 
     async def _execute(self, action: Action, budget: Budget) -> ActionOutcome:
-        """Run one action and record it as a step; a ``steps`` macro is one action in the
-        conversation but records each step it ran, so the scenario keeps every one.  The
-        browser gets the args with their secrets filled in; everything else, the args as
-        the model wrote them, a password typed into a password field masked."""
-        spec = ACTIONS[action.name]
-        index = self.step_index
-        step_budget = budget.child(self.config.action_timeout_ms, label=action.name)
-        started = time.monotonic()
-        ref = str(action.args.get("ref", ""))
-        target = self.tab.known_target(ref)  # kept if taking the full target fails
-        result, error, macro = "", None, None
-        shown = action.args
+        """Run one action and record it as a step (:class:`ActionSteps`)."""
+        self.steps.tab, self.steps.round = self.tab, self.round
         try:
-            if spec.targets_ref and action.name != "steps":
-                try:
-                    target = await self.tab.target(ref, budget=step_budget)
-                finally:
-                    shown = masked(self.secrets, action.name, action.args, target)
-                    await self.out.emit(ActionStarted(self.round, index, action.name, shown))
-            elif action.name == "fill_form":
-                shown, fields = await form_targets(self.tab, self.secrets, action, step_budget)
-                await self.out.emit(ActionStarted(self.round, index, action.name, shown))
-            else:
-                shown = await masked_steps(self.tab, self.secrets, action, step_budget)
-                await self.out.emit(ActionStarted(self.round, index, action.name, shown))
-            args = self.secrets.fill_action(action.name, action.args)
-            self.tab.is_secret = self.secrets.is_secret  # its field is masked before typing
-            if action.name == "fill_form":
-
-                async def record_field(
-                    i: int, name: str, field_args: dict[str, Any], failed: Any, ms: int
-                ) -> None:
-                    target = fields[i] if i < len(fields) else Target()
-                    step_args = {k: v for k, v in field_args.items() if k != "ref"}
-                    if name == "fill":  # the model's own value: a placeholder, not a secret
-                        step_args["value"] = action.args["fields"][i]["value"]
-                    step_args = masked(self.secrets, name, step_args, target)
-                    step_args = self.secrets.redact_any(step_args)
-                    await self._record(
-                        name, step_args, target, failed.to_dict() if failed else None, ms
-                    )
-
-                result = await execute_form(
-                    self.tab, args, budget=step_budget, on_field=record_field
-                )
-            elif action.name == "steps":
-                macro = await execute_steps(
-                    self.tab, args, budget=step_budget, on_step=self._record_step, record=True
-                )
-                if not macro.ok:
-                    raise macro.error()
-                result = macro.to_text()
-            else:
-                result = await execute(self.tab, action.name, args, budget=step_budget)
-            group = self.tab.group
-            if group is not None and group.current is not None:
-                self.tab = group.current  # a tabs action may have switched the current tab
-        except (Cancelled, BrowserClosed, SecretNotGranted):
-            await self._emit_evaluations(index)
-            raise
-        except BudgetExceeded as exc:
-            # The whole run out of time (or all but its headroom) ends the run, not the step.
-            budget.check()
-            if step_budget.binding() is budget:
-                raise budget.exceeded() from None
-            error = exc
-        except TabwrightError as exc:
-            error = exc
-        await self._emit_evaluations(index)
-        duration_ms = int((time.monotonic() - started) * 1000)
-        error_dict = self.secrets.redact_any(error.to_dict()) if error else None
-        if macro is not None:
-            result = macro.to_text()  # which steps ran, for the model to read
-        result = self.secrets.redact(result)
-        await self.out.emit(
-            ActionFinished(
-                self.round, index, action.name, shown, error is None, result, error_dict,
-                duration_ms,
-                [s.to_dict() for s in macro.steps] if macro else None,
-            )
-        )  # fmt: skip
-        if self.step_index == index:  # nothing recorded yet (a macro may have run no step)
-            await self._record(action.name, shown, target, error_dict, duration_ms)
-        if self.config.screenshots:
-            await self._screenshot(self.step_index - 1, budget)
-        if error is None:
-            return ActionOutcome(action.name, action.args, True, result)
-        detail = f"{error_dict['message'] if error_dict else error}"
-        if macro is not None:
-            detail += f"\n{result}"
-        return ActionOutcome(action.name, action.args, False, "", error.code, detail)
-
-    async def _record_step(self, step: StepResult) -> None:
-        if step.skipped:
-            return
-        target = step.target or Target()
-        args = self.secrets.redact_any(masked(self.secrets, step.type, step.args, target))
-        await self._record(step.type, args, target, step.error, step.duration_ms)
-
-    async def _record(
-        self,
-        action: str,
-        args: dict[str, Any],
-        target: Target,
-        error: dict[str, str] | None,
-        duration_ms: int,
-        *,
-        by: str = "agent",
-    ) -> None:
-        """One step of the scenario, numbered in the order the steps ran."""
-        self._recorded.append({
-            "action": action, "args": args, "ok": error is None,
-            "identity": target.identity.to_dict() if target.identity else None,
-        })  # fmt: skip
-        await self.out.emit(
-            StepRecorded(
-                index=self.step_index,
-                action=action,
-                args=args,
-                ref=target.ref,
-                role=target.role,
-                name=target.name,
-                selector=target.selector,
-                identity=target.identity.to_dict() if target.identity else None,
-                url=self.tab.url,
-                ok=error is None,
-                error=self.secrets.redact_any(error) if error else None,
-                duration_ms=duration_ms,
-                by=by,
-            )
-        )
-        self.step_index += 1
+            return await self.steps.run(action, budget)
+        finally:
+            self.tab = self.steps.tab  # a tabs action may have switched the current tab
 
     async def _propose_checks(self, summary: str, budget: Budget) -> None:
         """Checks of what the run reached, read from its final page before the tab goes,
         for whoever saves it as a scenario."""
         try:
             proposals = await propose_checks(
-                self.tab, self._recorded, summary=summary,
+                self.tab, self.steps.recorded, summary=summary,
                 budget=budget.child(self.config.propose_timeout_ms, label="propose checks"),
             )  # fmt: skip
         except TabwrightError as exc:
@@ -605,15 +477,6 @@ class AgentRun:
             return
         if proposals:
             await self.out.emit(ChecksProposed([p.to_dict() for p in proposals]))
-
-    async def _emit_evaluations(self, index: int) -> None:
-        for done in self.tab.take_evaluations():
-            await self.out.emit(EvaluationFinished(index, **dataclasses.asdict(done)))
-
-    async def _screenshot(self, index: int, budget: Budget) -> None:
-        shot = await self.tab.step_screenshot(index, budget=budget)
-        if shot is not None:
-            await self.out.emit(shot)
 
     async def _pause(self, budget: Budget, reason: str, detail: str) -> None:
         """Wait for the person; what they do in the tab meanwhile becomes steps."""
@@ -630,14 +493,8 @@ class AgentRun:
             self.control.recorder = None
             done = await recorder.stop() if recorder is not None else []
             acts = done[1:] if done and done[0].action == "navigate" else done  # where it was
-            for step in acts:
-                target = step.target()
-                await self._record(
-                    step.action, step.args,
-                    Target("", target.role, target.name, step.selector, target)
-                    if target else Target(),
-                    None, 0, by="person",
-                )  # fmt: skip
+            self.steps.tab = self.tab
+            await self.steps.record_person(acts)
         budget.extend((time.monotonic() - waited_from) * 1000)
         if acts:
             self._notes.append(

@@ -70,7 +70,7 @@ async def _page_log(tab: Tab, args: dict[str, Any], budget: Budget) -> str:
         rows = [e.message for e in tab.log.errors(limit=limit)]
     elif kind == "requests":
         rows = [
-            f"{e.method} {e.url} -> {e.failure or e.status or 'pending'}"
+            f"#{e.number} {e.method} {e.url} -> {e.failure or e.status or 'pending'}"
             for e in tab.log.requests(
                 failed_only=args.get("failed_only", False), url_contains=contains, limit=limit
             )

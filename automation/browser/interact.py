@@ -375,7 +375,7 @@ class Interactions:
         self: Tab, ref: str, files: Sequence[str], *, budget: Budget | None = None
     ) -> str:
         """Attach files to a file input; only files inside the configured upload folder."""
-        paths = _upload_paths(self.config.upload_dir, files)
+        paths = upload_paths(self.config.upload_dir, files)
         budget = self._budget(budget, "set_input_files")
         locator, entry = await self.resolve(ref, budget=budget, action="set_input_files")
         await self._call(
@@ -546,7 +546,7 @@ def _check_text(text: object, action: str) -> None:
         raise ActionInvalid(f"{action}: {len(text)} characters is more than {MAX_TEXT_CHARS}")
 
 
-def _upload_paths(folder: str, files: Sequence[str]) -> list[Path]:
+def upload_paths(folder: str, files: Sequence[str]) -> list[Path]:
     if not folder:
         raise ActionInvalid(
             "uploads are off: no upload folder is configured",

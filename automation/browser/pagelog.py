@@ -55,6 +55,7 @@ _LEVEL_ALIASES = {"warn": "warning"}
 _MAX_TEXT_CHARS = 2_000
 _MAX_URL_CHARS = 500
 _STACK_LINES = 5
+KEPT_REQUESTS = 200  # requests whose headers and bodies can still be read
 
 
 def _cut(text: str, limit: int) -> str:
@@ -102,6 +103,7 @@ class RequestEntry:
     duration_ms: float | None  # None while pending
     from_cache: bool
     time: float  # when the request started, wall clock seconds
+    number: int = 0  # the page's own count of its requests: details by number
 
     @property
     def pending(self) -> bool:
@@ -129,6 +131,7 @@ class _Pending:
     resource_type: str
     time: float
     started: float  # monotonic, for the duration when the browser gives no timing
+    number: int = 0
 
 
 class PageLog:
@@ -149,6 +152,9 @@ class PageLog:
         # Long polls and streams never finish; the cap keeps them from growing without end.
         self._pending: dict[Request, _Pending] = {}
         self._pending_cap = requests_size
+        # The latest requests themselves, by number, for their headers and bodies.
+        self._kept: dict[int, Request] = {}
+        self._kept_size = KEPT_REQUESTS
         self._seen: Counter[str] = Counter()
         self._subscribers: list[LogSubscriber] = []
         self._listeners: dict[str, Callable[[Any], None]] = {
@@ -240,8 +246,10 @@ class PageLog:
                 resource_type=request.resource_type,
                 time=time.time(),
                 started=time.monotonic(),
+                number=self._seen["requests"] + 1,
             )
             self._seen["requests"] += 1
+            self._keep(self._seen["requests"], request)
         except Exception:
             log.debug("request not recorded", exc_info=True)
 
@@ -282,12 +290,31 @@ class PageLog:
                     duration_ms=round(duration_ms, 1),
                     from_cache=_served_from_cache(request, response),
                     time=pending.time,
+                    number=pending.number,
                 ),
             )
         except Exception:
             log.debug("request end not recorded", exc_info=True)
 
+    def _keep(self, number: int, request: Request) -> None:
+        self._kept[number] = request
+        if len(self._kept) > self._kept_size:
+            self._kept.pop(next(iter(self._kept)))
+
     # -- queries ------------------------------------------------------------------------
+
+    def request(self, number: int) -> Request:
+        """The request the log numbered ``number`` (one of the latest KEPT_REQUESTS)."""
+        if isinstance(number, bool) or not isinstance(number, int) or number < 1:
+            raise ActionInvalid(f"a request number is a positive whole number, not {number!r}")
+        found = self._kept.get(number)
+        if found is None:
+            raise ActionInvalid(
+                f"no request #{number} is kept",
+                hint=f"the latest {self._kept_size} are; list them with page_log kind=requests",
+            )
+        return found
+
 
     def console(
         self, *, level: str | None = None, contains: str | None = None, limit: int = 50
@@ -386,6 +413,7 @@ def _as_entry(pending: _Pending) -> RequestEntry:
         duration_ms=None,
         from_cache=False,
         time=pending.time,
+        number=pending.number,
     )
 
 

@@ -31,15 +31,6 @@ __all__ = [
     "tool_definitions",
 ]
 
-_JSON_TYPE_NAMES: dict[type, str] = {
-    str: "string",
-    int: "integer",
-    float: "number",
-    bool: "boolean",
-    list: "array",
-    dict: "object",
-}
-
 DONE_TOOL: dict[str, Any] = {
     "name": "done",
     "description": "finish the task and say what was achieved",
@@ -95,20 +86,12 @@ def _definition(spec: ActionSpec) -> dict[str, Any]:
         # Names and types only, as the text-mode prompt shows them: the action's description
         # says what the model needs (a per-parameter description doubled the tools' size).
         # timeout_ms is said once in the system prompt; extra properties stay allowed for it.
-        properties[param.name] = _schema_of(param.type)
+        properties[param.name] = param.json_schema()
     parameters: dict[str, Any] = {"type": "object", "properties": properties}
     required = [p.name for p in spec.params if p.required]
     if required:
         parameters["required"] = required
     return {"name": spec.name, "description": spec.description, "parameters": parameters}
-
-
-def _schema_of(kind: type | tuple[type, ...]) -> dict[str, Any]:
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    names = list(dict.fromkeys(_JSON_TYPE_NAMES[k] for k in kinds if k in _JSON_TYPE_NAMES))
-    if not names or set(_JSON_TYPE_NAMES.values()) <= set(names):
-        return {}  # any JSON value
-    return {"type": names[0] if len(names) == 1 else names}
 
 
 def action_tag(name: str, args: dict[str, Any]) -> str:

@@ -10,8 +10,9 @@ Page checks: ``text_visible`` / ``text_hidden`` (a text is, or is not, shown any
 the page; case and spaces ignored), ``rows`` (how many visible table rows or list items
 show a text: 0 says it is gone, or filtered out), ``url`` (the address contains it, moved
 to the replay's base URL as navigations are).  Element checks find their element by its
-identity, as any step does: ``visible``, ``checked``, ``unchecked`` and ``value`` (a
-field's value, a select's chosen label).
+identity, as any step does: ``visible``, ``checked``, ``unchecked``, ``value`` (a
+field's value, a select's chosen label) and ``items`` (texts the element shows, in order:
+a list's entries).
 
 :func:`check` evaluates one within its budget and keeps reading until it holds (the app
 may still be drawing), so a check fails only when the page really does not show it: it
@@ -61,13 +62,16 @@ KINDS: dict[str, tuple[str, ...]] = {
     "checked": (),
     "unchecked": (),
     "value": ("value",),
+    "items": ("items",),
 }
-ELEMENT_KINDS = frozenset({"visible", "checked", "unchecked", "value"})
+ELEMENT_KINDS = frozenset({"visible", "checked", "unchecked", "value", "items"})
+MAX_ITEMS = 50
 MAX_TEXT = 1_000
 MAX_COUNT = 10_000
 _SECRET = re.compile(r"\$\{SECRET:", re.IGNORECASE)
 _POLL_S = (0.0, 0.1, 0.2, 0.3, 0.5)  # then every 0.5 s
 _LAST_READ_MS = 800  # a read and its answer fit in this much of the budget
+_TEXT_JS = "(e) => e.innerText || e.textContent || ''"
 VALUE_JS = """(e) => {
   if (e.tagName === "SELECT") return Array.from(e.selectedOptions, (o) => o.label).join(", ");
   if (e.isContentEditable) return e.innerText;
@@ -88,7 +92,19 @@ def validate(args: object, *, has_element: bool, index: int = 0) -> dict[str, An
     clean: dict[str, Any] = {"kind": kind}
     for name in KINDS[kind]:
         value = args.get(name)
-        if name == "count":
+        if name == "items":
+            if (
+                not isinstance(value, list) or not 1 <= len(value) <= MAX_ITEMS
+                or not all(isinstance(v, str) and v.strip() for v in value)
+            ):  # fmt: skip
+                raise ScenarioInvalid(
+                    f"{where}: items needs a list of 1 to {MAX_ITEMS} texts", index=index
+                )
+            if any(_SECRET.search(v) or len(v) > MAX_TEXT for v in value):
+                raise ScenarioInvalid(
+                    f"{where}: an item is too long or holds a secret", index=index
+                )
+        elif name == "count":
             if not isinstance(value, int) or isinstance(value, bool):
                 raise ScenarioInvalid(f"{where}: {kind} needs a whole number count", index=index)
             if not 0 <= value <= MAX_COUNT:
@@ -127,6 +143,7 @@ def describe(args: dict[str, Any], identity: ElementIdentity | None = None) -> s
         "checked": f"{what} is checked",
         "unchecked": f"{what} is not checked",
         "value": f"{what} shows {args.get('value')!r}",
+        "items": f"{what} lists {', '.join(map(repr, args.get('items') or []))} in order",
     }.get(kind, f"check {kind}")
 
 
@@ -176,6 +193,9 @@ async def _once(
             if state is None:
                 return False, "it has no checked state"
             return state == (kind == "checked"), "it is " + ("checked" if state else "not checked")
+        if kind == "items":
+            shown = fold(str(await budget.run(located.element.evaluate(_TEXT_JS))))
+            return _in_order(shown, args["items"]), f"it reads {shown[:200]!r}"
         value = await budget.run(located.element.evaluate(VALUE_JS))
         return _norm(str(value)) == _norm(args["value"]), f"it shows {str(value)[:200]!r}"
     except PlaywrightError:
@@ -211,6 +231,17 @@ async def _dispose(element: Any) -> None:
         await element.dispose()
     except PlaywrightError:
         pass
+
+
+def _in_order(text: str, items: list[str]) -> bool:
+    """Whether each item is in ``text`` (folded), each after the one before."""
+    at = 0
+    for item in items:
+        found = text.find(fold(item), at)
+        if found < 0:
+            return False
+        at = found + len(fold(item))
+    return True
 
 
 def _norm(text: str) -> str:

@@ -73,7 +73,8 @@ EXPECT = "expect"
 STEP_ACTIONS = ELEMENT_ACTIONS | OPTIONAL_ELEMENT_ACTIONS | PAGE_ACTIONS | {EXPECT}
 # Recorded by a run but not part of what a scenario replays: they only read.
 READ_ONLY_ACTIONS = frozenset({"read_page", "page_log", "highlight", "downloads", "tabs",
-                               "cookies", "storage", "screenshot"})  # fmt: skip
+                               "cookies", "storage", "screenshot", "snapshot", "find",
+                               "network_request"})  # fmt: skip
 
 # ${name}, ${SECRET:NAME}, or $${ for a literal "${".
 PLACEHOLDER = re.compile(r"\$\$\{|\$\{(?:(SECRET):)?([A-Za-z_][A-Za-z0-9_]*)\}")

@@ -23,6 +23,7 @@
   // An agent run is a conversation: the person may write at any time, and after the work
   // of a message is done its tab stays open for a while (then closed; a message restores it).
   const isConversation = document.getElementById("run").dataset.kind === "agent";
+  const isMcp = document.getElementById("run").dataset.kind === "mcp";
   const sessionEl = document.getElementById("session");
   const closeButton = document.getElementById("close-session");
   const replyLabel = document.getElementById("reply-label");
@@ -234,7 +235,8 @@
     statusEl.className = "badge " + status;
     reasonEl.textContent = reason || "";
     document.body.dataset.status = status; // the CSS shows the buttons that apply
-    if (replyForm) replyForm.hidden = isConversation ? false : status !== "paused";
+    // An MCP session's client plans its own work: the person pauses, acts and resumes.
+    if (replyForm) replyForm.hidden = isConversation ? false : isMcp || status !== "paused";
     if (replyLabel && isConversation) {
       replyLabel.textContent = status === "paused" ? "The agent is waiting for you" :
         status === "running" ? "Message the agent (it reads it at its next step)" :
@@ -406,6 +408,7 @@
       if (e.duration_ms) li.appendChild(el("span", "step-ms hint", e.duration_ms + " ms"));
       if (e.selector) li.appendChild(el("code", "step-selector", e.selector));
       if (e.by === "person") li.appendChild(el("span", "step-by", "by the person"));
+      if (e.by === "mcp") li.appendChild(el("span", "step-by", "by the MCP client"));
       if (!e.ok && e.error) li.appendChild(el("span", "error", e.error.message));
       const before = stepRows[e.index]; // a replayed step tried again after a pause
       if (before) steps.replaceChild(li, before);

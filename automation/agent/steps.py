@@ -1,0 +1,218 @@
+"""One action run on a tab and recorded as the steps of a scenario.
+
+The agent loop (:mod:`automation.agent.loop`) and an MCP session (:mod:`automation.mcp`)
+act the same way: the element's identity is taken before the action (navigation destroys
+refs), secrets are filled in only for the browser and masked everywhere else, the action's
+events go out through the run's sink, and each step it ran is recorded with its identity,
+so the run can be saved as a scenario and replayed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from automation.actions import ACTIONS, execute, execute_form, execute_steps
+from automation.agent.masks import form_targets, masked, masked_steps
+from automation.agent.parser import Action
+from automation.browser.macro import MacroResult, StepResult
+from automation.browser.tab import Tab, Target
+from automation.budget import Budget
+from automation.errors import BrowserClosed, BudgetExceeded, Cancelled, TabwrightError
+from automation.events import (
+    ActionFinished,
+    ActionStarted,
+    EvaluationFinished,
+    EventSink,
+    StepRecorded,
+)
+from automation.llm.base import ActionOutcome
+from automation.recording.scenario import ScenarioStep
+from automation.secrets import SecretNotGranted, Secrets
+
+__all__ = ["ActionSteps"]
+
+
+@dataclass
+class ActionSteps:
+    """Runs actions on ``tab`` and records them; ``out`` is the run's one exit (already
+    through its secrets).  ``tab`` follows the current tab when an action switches it."""
+
+    tab: Tab
+    out: EventSink
+    secrets: Secrets
+    action_timeout_ms: int = 15_000
+    screenshots: bool = True
+    step_index: int = 0  # the next step's number
+    round: int = 0  # the round the actions belong to (0 outside an agent's rounds)
+    # The steps so far (action, args, ok, identity), to propose checks from.
+    recorded: list[dict[str, Any]] = field(default_factory=list)
+    last_macro: MacroResult | None = None  # the latest ``steps`` call's outcome
+    last_error: dict[str, str] | None = None  # the latest action's error (code, message, hint)
+
+    async def run(self, action: Action, budget: Budget, *, by: str = "agent") -> ActionOutcome:
+        """Run one action and record it as a step; a ``steps`` macro is one action but
+        records each step it ran, so the scenario keeps every one.  The browser gets the
+        args with their secrets filled in; everything else, the args as written, a password
+        typed into a password field masked.  Cancelled, a closed browser, an ungranted
+        secret and the caller's whole budget running out raise; any other failure is the
+        outcome's error."""
+        spec = ACTIONS[action.name]
+        index = self.step_index
+        step_budget = budget.child(self.action_timeout_ms, label=action.name)
+        started = time.monotonic()
+        ref = str(action.args.get("ref", ""))
+        target = self.tab.known_target(ref)  # kept if taking the full target fails
+        result, error, macro = "", None, None
+        self.last_macro = None
+        shown = action.args
+        try:
+            if spec.targets_ref and ref:
+                try:
+                    target = await self.tab.target(ref, budget=step_budget)
+                finally:
+                    shown = masked(self.secrets, action.name, action.args, target)
+                    await self.out.emit(ActionStarted(self.round, index, action.name, shown))
+            elif action.name == "fill_form":
+                shown, fields = await form_targets(self.tab, self.secrets, action, step_budget)
+                await self.out.emit(ActionStarted(self.round, index, action.name, shown))
+            else:
+                shown = await masked_steps(self.tab, self.secrets, action, step_budget)
+                await self.out.emit(ActionStarted(self.round, index, action.name, shown))
+            args = self.secrets.fill_action(action.name, action.args)
+            self.tab.is_secret = self.secrets.is_secret  # its field is masked before typing
+            if action.name == "fill_form":
+
+                async def record_field(
+                    i: int, name: str, field_args: dict[str, Any], failed: Any, ms: int
+                ) -> None:
+                    target = fields[i] if i < len(fields) else Target()
+                    step_args = {k: v for k, v in field_args.items() if k != "ref"}
+                    if name == "fill":  # the caller's own value: a placeholder, not a secret
+                        step_args["value"] = action.args["fields"][i]["value"]
+                    step_args = masked(self.secrets, name, step_args, target)
+                    step_args = self.secrets.redact_any(step_args)
+                    await self.record(
+                        name, step_args, target, failed.to_dict() if failed else None, ms, by=by
+                    )
+
+                result = await execute_form(
+                    self.tab, args, budget=step_budget, on_field=record_field
+                )
+            elif action.name == "steps":
+
+                async def record_step(step: StepResult) -> None:
+                    await self._record_step(step, by)
+
+                macro = await execute_steps(
+                    self.tab, args, budget=step_budget, on_step=record_step, record=True
+                )
+                self.last_macro = macro
+                if not macro.ok:
+                    raise macro.error()
+                result = macro.to_text()
+            else:
+                result = await execute(self.tab, action.name, args, budget=step_budget)
+            group = self.tab.group
+            if group is not None and group.current is not None:
+                self.tab = group.current  # a tabs action may have switched the current tab
+        except (Cancelled, BrowserClosed, SecretNotGranted):
+            await self.emit_evaluations(index)
+            raise
+        except BudgetExceeded as exc:
+            # The caller's whole budget out of time (or all but its headroom) ends the
+            # work, not the step.
+            budget.check()
+            if step_budget.binding() is budget:
+                raise budget.exceeded() from None
+            error = exc
+        except TabwrightError as exc:
+            error = exc
+        await self.emit_evaluations(index)
+        duration_ms = int((time.monotonic() - started) * 1000)
+        error_dict = self.secrets.redact_any(error.to_dict()) if error else None
+        self.last_error = error_dict
+        if macro is not None:
+            result = macro.to_text()  # which steps ran, for the caller to read
+        result = self.secrets.redact(result)
+        await self.out.emit(
+            ActionFinished(
+                self.round, index, action.name, shown, error is None, result, error_dict,
+                duration_ms,
+                [s.to_dict() for s in macro.steps] if macro else None,
+            )
+        )  # fmt: skip
+        if self.step_index == index:  # nothing recorded yet (a macro may have run no step)
+            step = spec.records_as or action.name
+            await self.record(step, shown, target, error_dict, duration_ms, by=by)
+        if self.screenshots:
+            await self.screenshot(self.step_index - 1, budget)
+        if error is None:
+            return ActionOutcome(action.name, action.args, True, result)
+        detail = f"{error_dict['message'] if error_dict else error}"
+        if macro is not None:
+            detail += f"\n{result}"
+        return ActionOutcome(action.name, action.args, False, "", error.code, detail)
+
+    async def _record_step(self, step: StepResult, by: str) -> None:
+        if step.skipped:
+            return
+        target = step.target or Target()
+        args = self.secrets.redact_any(masked(self.secrets, step.type, step.args, target))
+        await self.record(step.type, args, target, step.error, step.duration_ms, by=by)
+
+    async def record(
+        self,
+        action: str,
+        args: dict[str, Any],
+        target: Target,
+        error: dict[str, str] | None,
+        duration_ms: int,
+        *,
+        by: str = "agent",
+    ) -> None:
+        """One step of the scenario, numbered in the order the steps ran."""
+        self.recorded.append({
+            "action": action, "args": args, "ok": error is None,
+            "identity": target.identity.to_dict() if target.identity else None,
+        })  # fmt: skip
+        await self.out.emit(
+            StepRecorded(
+                index=self.step_index,
+                action=action,
+                args=args,
+                ref=target.ref,
+                role=target.role,
+                name=target.name,
+                selector=target.selector,
+                identity=target.identity.to_dict() if target.identity else None,
+                url=self.tab.url,
+                ok=error is None,
+                error=self.secrets.redact_any(error) if error else None,
+                duration_ms=duration_ms,
+                by=by,
+            )
+        )
+        self.step_index += 1
+
+    async def record_person(self, acts: list[ScenarioStep]) -> None:
+        """What a person did in the tab (the live view's recorder) as steps of theirs."""
+        for step in acts:
+            target = step.target()
+            await self.record(
+                step.action, step.args,
+                Target("", target.role, target.name, step.selector, target)
+                if target else Target(),
+                None, 0, by="person",
+            )  # fmt: skip
+
+    async def emit_evaluations(self, index: int) -> None:
+        for done in self.tab.take_evaluations():
+            await self.out.emit(EvaluationFinished(index, **dataclasses.asdict(done)))
+
+    async def screenshot(self, index: int, budget: Budget) -> None:
+        shot = await self.tab.step_screenshot(index, budget=budget)
+        if shot is not None:
+            await self.out.emit(shot)

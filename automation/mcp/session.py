@@ -1,0 +1,161 @@
+"""One MCP client's browser work: its calls run one at a time on its tab, each recorded as
+the steps of a scenario exactly as an agent's actions are (:class:`ActionSteps`), so the
+session can be saved and replayed.
+
+Each call gets the budget it asks for (``timeout_ms``, else :data:`DEFAULT_CALL_MS`) for
+the whole call, the delta included.  A call while a person has paused the session (or
+taken it over) is refused with :class:`PausedByPerson` until they resume; the answer,
+like every event, leaves through the session's secrets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+
+from automation.actions import validate
+from automation.agent.parser import Action
+from automation.agent.steps import ActionSteps
+from automation.browser.snapshot import SnapshotOptions
+from automation.browser.tab import Tab
+from automation.budget import Budget, timeout_ms_of
+from automation.control import RunControl
+from automation.errors import ActionInvalid, TabwrightError
+from automation.events import EventSink, RunPaused, RunResumed
+from automation.mcp.tools import READ_ONLY, SCREENSHOT, offered
+from automation.recording.rescue import start_recorder
+from automation.secrets import SecretNotGranted, Secrets, redacting
+
+__all__ = ["DEFAULT_CALL_MS", "Answer", "McpSession", "PausedByPerson"]
+
+DEFAULT_CALL_MS = 30_000
+
+
+class PausedByPerson(TabwrightError):
+    code = "paused_by_person"
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a tool call answers: text (an error's code, message and hint when not ok), and
+    a JPEG for a screenshot."""
+
+    ok: bool
+    text: str
+    image: bytes | None = None
+
+
+class McpSession:
+    def __init__(
+        self,
+        tab: Tab,
+        *,
+        sink: EventSink,
+        secrets: Secrets | None = None,
+        control: RunControl | None = None,
+        screenshots: bool = False,
+    ) -> None:
+        self.secrets = secrets or Secrets()
+        self.control = control or RunControl()
+        self.steps = ActionSteps(
+            tab, redacting(sink, self.secrets), self.secrets,
+            action_timeout_ms=DEFAULT_CALL_MS, screenshots=screenshots,
+        )  # fmt: skip
+        self._names = frozenset(spec.name for spec in offered(tab.config))
+        self._lock = asyncio.Lock()  # one tab: the client's calls run in turn
+        self.last_call = time.monotonic()  # when the latest call came (idle sessions end)
+
+    @property
+    def tab(self) -> Tab:
+        return self.steps.tab
+
+    async def call(
+        self, name: str, args: dict[str, object], *, within: Budget | None = None
+    ) -> Answer:
+        """Run one tool call (``within``: the host's budget, whose cancellation stops it);
+        a failure is an answer (``ok`` false) saying why, for the client's model to read.
+        Cancelled (the client gave up) propagates."""
+        self.last_call = time.monotonic()
+        try:
+            async with self._lock:
+                return await self._call(name, dict(args), within)
+        except (TabwrightError, SecretNotGranted) as exc:
+            return _failed(self.secrets, exc.to_dict())
+
+    async def _call(self, name: str, args: dict[str, object], within: Budget | None) -> Answer:
+        if self.control.stopped:
+            raise PausedByPerson("a person stopped this session", hint="start a new session")
+        if self.control.paused or self.control.pause_requested:
+            raise PausedByPerson(
+                "paused by a person: they are looking at or working in the browser",
+                hint="wait, then call again; the page may have changed, take a new snapshot",
+            )
+        if name != SCREENSHOT and name not in self._names:
+            raise ActionInvalid(
+                f"unknown tool {name!r}", hint="tools: " + ", ".join(sorted(self._names))
+            )
+        raw_timeout = args.pop("timeout_ms", None)
+        timeout_ms = DEFAULT_CALL_MS
+        if raw_timeout is not None:
+            timeout_ms = timeout_ms_of(raw_timeout, what=f"{name}: timeout_ms")
+        delta = args.pop("delta", False)
+        if not isinstance(delta, bool):
+            raise ActionInvalid(f"{name}: delta must be true or false")
+        budget = within.child(timeout_ms, label=name) if within else Budget(timeout_ms, label=name)
+        self.control.budget = budget  # a person's stop cancels the call in flight
+        if name == SCREENSHOT:
+            return await self._screenshot(args, budget)
+        validate(name, args)  # a bad call is refused before anything is recorded
+        # The action gets all but a margin of the call: one that runs out of time is a
+        # failed step of the session (recorded, its end shown), not a vanished call.
+        self.steps.action_timeout_ms = max(1, int(timeout_ms - min(1_000, timeout_ms / 10)))
+        outcome = await self.steps.run(Action(name, args), budget, by="mcp")
+        if not outcome.ok:
+            error = self.steps.last_error or {"code": outcome.error_code, "message": outcome.error}
+            if self.steps.last_macro is not None:  # which steps ran, and the failing one
+                error = {**error, "message": outcome.error}
+            return _failed(self.secrets, error)
+        text = outcome.result
+        if delta and name not in READ_ONLY:
+            snap = await self.tab.snapshot(SnapshotOptions(delta=True), budget=budget)
+            text = f"{text}\n{snap.text}"
+        return Answer(True, self.secrets.redact(text))
+
+    async def hold_for_person(self, budget: Budget, detail: str = "paused by the person") -> None:
+        """A person paused the session: the call in flight ends first, later calls are
+        refused (PausedByPerson) until they resume, and what they do in the tab meanwhile
+        (the live view) becomes steps of theirs.  Cancelled when they stop it."""
+        control = self.control
+        async with self._lock:  # the call in flight ends first; the next sees the pause
+            control.begin_pause()
+            control.pause_requested = False
+        recorder = await start_recorder(self.tab, budget)  # ready before they are told
+        control.recorder = recorder
+        try:
+            await self.steps.out.emit(RunPaused("requested", detail))
+            await control.wait_for_person(budget)
+        finally:
+            control.recorder = None
+            done = await recorder.stop() if recorder is not None else []
+            # The recording opens with where the page was: not a step of theirs.
+            acts = done[1:] if done and done[0].action == "navigate" else done
+            await self.steps.record_person(acts)
+        await self.steps.out.emit(RunResumed())
+
+    async def _screenshot(self, args: dict[str, object], budget: Budget) -> Answer:
+        ref, full_page = args.get("ref", ""), args.get("full_page", False)
+        if not isinstance(ref, str) or not isinstance(full_page, bool):
+            raise ActionInvalid("screenshot: ref is a text and full_page true or false")
+        # Fields holding a secret or a password are covered (Tab.screenshot masks them).
+        image = await self.tab.screenshot(
+            ref=ref, full_page=full_page, format="jpeg", quality=70, budget=budget
+        )
+        return Answer(True, f"screenshot of {self.tab.url}", image)
+
+
+def _failed(secrets: Secrets, error: dict[str, str]) -> Answer:
+    text = f"error {error.get('code', 'error')}: {error.get('message', '')}"
+    if error.get("hint"):
+        text += f"\nhint: {error['hint']}"
+    return Answer(False, secrets.redact(text))

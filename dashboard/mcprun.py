@@ -1,0 +1,67 @@
+"""An MCP session's run, on the worker that holds it: the runner opens its tab, then
+:func:`serve` keeps the session (:class:`automation.mcp.McpSession`) for the client's
+calls (dashboard.mcp sends them here, :meth:`RunManager.mcp_call`) and serves a person's
+pause (calls are refused meanwhile; what the person does becomes steps), until the client
+ends the session, a person stops it, or no call comes for TABWRIGHT_SESSION_IDLE_S.
+
+The run never ends "succeeded": only the client knows whether its task worked.  A session
+the client ended is "stopped" with that reason; one that lost its browser is "failed".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING
+
+from django.conf import settings
+
+from automation import Budget
+from automation.errors import Cancelled
+from automation.events import RunFinished, RunStarted
+from automation.mcp.session import McpSession
+
+if TYPE_CHECKING:
+    from dashboard.models import Run
+    from dashboard.runner import LiveRun
+
+__all__ = ["DEFAULT_IDLE_S", "serve"]
+
+DEFAULT_IDLE_S = 30 * 60  # when the server keeps no conversation tabs (SESSION_IDLE_S=0)
+_PAUSE_MS = 24 * 3600 * 1000  # a pause lasts until the person resumes or stops
+
+
+async def serve(run: Run, live: LiveRun) -> None:
+    assert live.tab is not None
+    session = McpSession(
+        live.tab, sink=live.sink, secrets=live.secrets, control=live.control, screenshots=True
+    )
+    live.mcp = session
+    live.mcp_ready.set()
+    await live.sink.emit(RunStarted(run.task, "", "mcp"))
+    idle_s = int(settings.TABWRIGHT["SESSION_IDLE_S"]) or DEFAULT_IDLE_S
+    control = live.control
+    while True:
+        if control.failure:
+            await live.sink.emit(RunFinished("failed", reason=control.failure))
+            return
+        if control.stopped or live.closing:
+            reason = live.closing or "stopped by the person"
+            await live.sink.emit(RunFinished("stopped", reason=reason))
+            return
+        if control.pause_requested:
+            control.budget = Budget(_PAUSE_MS, label="pause")
+            try:
+                await session.hold_for_person(control.budget)
+            except Cancelled:
+                pass  # stopped while paused: the loop ends it
+            continue
+        left_s = idle_s - (time.monotonic() - session.last_call)
+        if left_s <= 0:
+            live.closing = f"no MCP call for {idle_s} s"
+            continue
+        try:  # a command (pause, stop, close) pokes the inbox
+            async with asyncio.timeout(left_s):
+                await live.inbox.get()
+        except TimeoutError:
+            pass

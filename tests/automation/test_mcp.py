@@ -1,0 +1,129 @@
+"""Tabwright's MCP server over stdio, driven by the MCP SDK's own client: the tools come
+from the action registry, answers are compact and typed errors, secrets never come back,
+a hung script is stopped within the call's budget, and the session's steps are written as
+a scenario file that loads."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from automation.actions import ACTIONS
+from automation.recording.scenario import Scenario
+from tests.conftest import CHROMIUM, FIXTURES
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTE = "n0te-s3cret-value"
+
+
+@asynccontextmanager
+async def server(*flags: str) -> AsyncIterator[Client]:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "automation.mcp", "--chromium", CHROMIUM, "--allow-private",
+              "--upload-dir", str(FIXTURES / "uploads"), *flags],
+        env={"TABWRIGHT_SECRET_NOTE": NOTE, "PATH": os.environ.get("PATH", "")},
+        cwd=str(ROOT),
+    )  # fmt: skip
+    async with Client(params) as client:
+        yield client
+
+
+async def call(client: Client, name: str, **args: object) -> tuple[bool, str]:
+    result = await client.call_tool(name, args)
+    return not result.is_error, result.content[0].text
+
+
+def ref_of(snapshot: str, needle: str) -> str:
+    line = next(line for line in snapshot.splitlines() if needle in line)
+    return line.rsplit("[", 1)[1].split("]")[0]
+
+
+async def test_the_tools_are_the_registry_s_actions_with_a_budget_each() -> None:
+    async with server() as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert {"navigate", "snapshot", "click", "fill", "fill_form", "select_option", "check",
+            "press", "hover", "drag", "upload", "dialog", "tabs", "wait_for", "steps",
+            "page_log", "network_request", "find", "verify", "emulate_media", "drop_files",
+            "screenshot"} <= set(tools)  # fmt: skip
+    assert not set(tools) & {"read_page", "file_read", "file_write", "shell", "evaluate"}
+    for name, tool in tools.items():
+        properties = tool.input_schema["properties"]
+        assert properties["timeout_ms"]["type"] == "integer", name
+        if name in ACTIONS:  # the registry's params, required as there
+            spec = ACTIONS[name]
+            assert {p.name for p in spec.params} <= set(properties), name
+            assert set(tool.input_schema.get("required", [])) == {
+                p.name for p in spec.params if p.required
+            }, name
+        assert len(tool.description or "") <= 300, name
+    assert "delta" in tools["click"].input_schema["properties"]
+    assert "delta" not in tools["find"].input_schema["properties"]  # it only reads
+
+
+async def test_a_session_acts_by_ref_answers_briefly_and_writes_its_scenario(
+    fixture_url: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "session.json"
+    async with server("--scenario-out", str(out), "--scenario-name", "Sign up") as client:
+        ok, said = await call(client, "navigate", url=f"{fixture_url}/demo/form.html")
+        assert ok and said.startswith("opened"), said
+        ok, snap = await call(client, "snapshot", interactive=True)
+        assert ok and snap.startswith("Page: 'Sign up'"), snap
+        name, email = ref_of(snap, 'textbox "Name"'), ref_of(snap, 'textbox "Email"')
+        ok, said = await call(client, "fill", ref=name, value="${SECRET:NOTE}")
+        assert ok and NOTE not in said, said
+        ok, said = await call(client, "fill", ref=email, value="ada@example.org", delta=True)
+        assert ok and "# changes since the last snapshot" in said, said
+        assert len(said) < 600  # what changed, not the page
+        ok, said = await call(client, "verify", kind="value", ref=email, value="ada@example.org")
+        assert ok, said
+
+        # Typed errors, each saying what to do.
+        ok, said = await call(client, "click")
+        assert not ok and said.startswith("error action_invalid: click needs 'ref'"), said
+        ok, said = await call(client, "click", ref="e99999")
+        assert not ok and said.startswith("error ref_not_found"), said
+        ok, said = await call(client, "nonsense")
+        assert not ok and "unknown tool" in said, said
+        ok, said = await call(client, "wait_for", text="never there", timeout_ms=300)
+        assert not ok and "error" in said, said
+        await call(client, "navigate", url=f"{fixture_url}/demo/form.html")
+        ok, said = await call(client, "fill", ref=email, value="x")  # from the page left
+        assert not ok and said.startswith("error stale_ref") and "snapshot" in said, said
+
+        result = await client.call_tool("screenshot", {})
+        assert not result.is_error
+        image = next(c for c in result.content if c.type == "image")
+        assert image.mime_type == "image/jpeg"
+        assert base64.b64decode(image.data)[:3] == b"\xff\xd8\xff"
+    written = json.loads(out.read_text(encoding="utf-8"))
+    scenario = Scenario.from_dict(written)
+    assert scenario.name == "Sign up"
+    assert [s.action for s in scenario.steps] == ["navigate", "fill", "fill", "expect", "navigate"]
+    assert scenario.steps[1].args["value"] == "${SECRET:NOTE}"
+    assert NOTE not in out.read_text(encoding="utf-8")
+    left_out = scenario.description
+    assert "(snapshot): it only read the page" in left_out
+    assert "(wait_for text='never there'): it failed: " in left_out
+    assert "(fill): its element was not identified" in left_out  # the stale ref's
+
+
+async def test_a_hung_script_is_stopped_within_the_call_s_budget(fixture_url: str) -> None:
+    async with server("--allow-evaluate") as client:
+        await call(client, "navigate", url=f"{fixture_url}/demo/form.html")
+        ok, said = await call(client, "evaluate", expression="while (true) {}", timeout_ms=1_000)
+        assert not ok and "error" in said, said
+        ok, said = await call(client, "evaluate", expression="document.title")
+        assert ok and said == '"Sign up"', said  # the tab still answers

@@ -1,0 +1,165 @@
+"""An MCP client drives Tabwright over streamable HTTP with a person's API token, against a
+real daphne: the session is a run on the person's dashboard, shown live; the person
+pauses it (the client's calls answer paused_by_person) and resumes; the client ends the
+session; the person saves it as a scenario, which replays to success.  Without a token,
+or with another person's, the endpoint refuses."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import httpx
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from playwright.async_api import Browser, expect
+
+from tests.daphne import api_token
+from tests.daphne import log_in as http_log_in
+from tests.e2e.ui import (
+    LIVE_MS,
+    OTHER_PASSWORD,
+    OTHER_USERNAME,
+    PASSWORD,
+    USERNAME,
+    Server,
+    live_picture,
+    log_in,
+    save,
+    save_as_scenario,
+)
+
+pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="session")]
+
+
+@asynccontextmanager
+async def mcp_client(base_url: str, token: str) -> AsyncIterator[Client]:
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+    async with Client(streamable_http_client(f"{base_url}/mcp", http_client=http)) as client:
+        yield client
+
+
+async def text_of(client: Client, name: str, args: dict[str, object]) -> tuple[bool, str]:
+    result = await client.call_tool(name, args)
+    return not result.is_error, result.content[0].text
+
+
+def mcp_runs(page: httpx.Client) -> list[dict[str, object]]:
+    return [r for r in page.get("/api/runs").json() if r["kind"] == "mcp"]
+
+
+def api(base_url: str, token: str) -> httpx.Client:
+    headers = {"Authorization": f"Bearer {token}"}
+    return httpx.Client(base_url=base_url, timeout=20, headers=headers)
+
+
+async def test_an_mcp_session_is_a_run_a_person_pauses_and_saves_as_a_scenario(
+    server: Server, ui_browser: Browser
+) -> None:
+    base = server.base_url
+    token = api_token(http_log_in(base, (USERNAME, PASSWORD)), "my editor")
+    mine = api(base, token)
+    context = await ui_browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(10_000)
+    try:
+        async with mcp_client(base, token) as client:
+            names = {tool.name for tool in (await client.list_tools()).tools}
+            assert {"navigate", "snapshot", "click", "fill", "steps", "verify"} <= names
+            assert not names & {"file_read", "shell", "read_page"}
+            ok, said = await text_of(client, "navigate", {"url": f"{base}/demo/form.html"})
+            assert ok, said
+            [run] = mcp_runs(mine)
+            assert run["status"] == "running"
+            ok, snap = await text_of(client, "find", {"text": "Name"})
+            assert ok and 'textbox "Name"' in snap, snap
+            name_ref = snap.split("[")[1].split("]")[0]
+            ok, said = await text_of(client, "fill", {"ref": name_ref, "value": "Ada"})
+            assert ok, said
+
+            # The person watches it live and pauses it.
+            page = await context.new_page()
+            await log_in(page, base)
+            await page.goto(f"{base}/runs/{run['id']}/")
+            await live_picture(page)
+            await page.locator("[data-command=pause]").click()
+            await expect(page.locator("#status")).to_have_text("paused", timeout=LIVE_MS)
+            ok, said = await text_of(client, "snapshot", {"interactive": True})
+            assert not ok and said.startswith("error paused_by_person"), said
+            await save(page, "mcp-session-paused.png")
+            await page.locator("[data-command=resume]").click()
+            await expect(page.locator("#status")).to_have_text("running", timeout=LIVE_MS)
+
+            ok, snap = await text_of(client, "snapshot", {"interactive": True})
+            assert ok, snap
+            email = next(line for line in snap.splitlines() if 'textbox "Email"' in line)
+            email_ref = email.split("[")[1].split("]")[0]
+            ok, said = await text_of(
+                client, "fill", {"ref": email_ref, "value": "ada@example.org", "delta": True}
+            )
+            assert ok and "ada@example.org" not in said.split("\n")[0], said
+            ok, said = await text_of(
+                client, "verify", {"kind": "value", "ref": email_ref, "value": "ada@example.org"}
+            )
+            assert ok, said
+        # The client ended the session (DELETE): the run ends, stopped with that reason.
+        deadline = time.monotonic() + 20
+        while (run := mine.get(f"/api/runs/{run['id']}").json())["status"] == "running":
+            assert time.monotonic() < deadline, run
+            await asyncio.sleep(0.1)
+        assert run["status"] == "stopped", run
+        steps = [(s["action"], s["by"]) for s in run["steps"]]
+        assert steps == [
+            ("navigate", "mcp"), ("find", "mcp"), ("fill", "mcp"), ("snapshot", "mcp"),
+            ("fill", "mcp"), ("expect", "mcp"),
+        ], steps  # fmt: skip
+
+        await page.goto(f"{base}/runs/{run['id']}/")
+        await save_as_scenario(page, "Sign up from MCP", screenshot="mcp-save.png")
+        scenario_id = int(page.url.rstrip("/").rsplit("/", 1)[1])
+        replay = mine.post(f"/api/scenarios/{scenario_id}/replays", json={})
+        assert replay.status_code == 201, replay.text
+        deadline = time.monotonic() + 60
+        while (done := mine.get(f"/api/runs/{replay.json()['id']}").json())["status"] in (
+            "queued", "pending", "running",
+        ):  # fmt: skip
+            assert time.monotonic() < deadline, done
+            await asyncio.sleep(0.2)
+        assert done["status"] == "succeeded", done
+    finally:
+        await context.close()
+
+
+async def test_the_mcp_endpoint_wants_a_token_and_keeps_sessions_apart(server: Server) -> None:
+    base = server.base_url
+    token = api_token(http_log_in(base, (USERNAME, PASSWORD)), "mine")
+    theirs = api_token(http_log_in(base, (OTHER_USERNAME, OTHER_PASSWORD)), "theirs")
+    accept = {"accept": "application/json, text/event-stream"}
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"},
+    }}  # fmt: skip
+    async with httpx.AsyncClient(base_url=base, timeout=10, headers=accept) as http:
+        refused = await http.post("/mcp", json=hello)
+        assert refused.status_code == 401
+        assert refused.headers["www-authenticate"].startswith("Bearer")
+        wrong = await http.post("/mcp", json=hello, headers={"Authorization": "Bearer tw_nope"})
+        assert wrong.status_code == 401
+        mine = await http.post("/mcp", json=hello, headers={"Authorization": f"Bearer {token}"})
+        assert mine.status_code == 200, mine.text
+        session = mine.headers["mcp-session-id"]
+    async with mcp_client(base, token) as client:  # a session of mine, with a run
+        ok, said = await text_of(client, "navigate", {"url": f"{base}/demo/form.html"})
+        assert ok, said
+        assert len(mcp_runs(api(base, token))) == 1 and mcp_runs(api(base, theirs)) == []
+    # Their token with my session's id: as if there were no such session.
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    async with httpx.AsyncClient(base_url=base, timeout=10, headers=accept) as http:
+        stolen = await http.post("/mcp", json=call, headers={
+            "Authorization": f"Bearer {theirs}", "mcp-session-id": session,
+            "mcp-protocol-version": "2025-06-18",
+        })  # fmt: skip
+        assert stolen.status_code == 404, stolen.text
