@@ -154,7 +154,18 @@ async def test_the_mcp_endpoint_wants_a_token_and_keeps_sessions_apart(server: S
     async with mcp_client(base, token) as client:  # a session of mine, with a run
         ok, said = await text_of(client, "navigate", {"url": f"{base}/demo/form.html"})
         assert ok, said
-        assert len(mcp_runs(api(base, token))) == 1 and mcp_runs(api(base, theirs)) == []
+        [run] = mcp_runs(api(base, token))
+        assert mcp_runs(api(base, theirs)) == []
+        ok, snap = await text_of(client, "find", {"text": "Name"})
+        name_ref = snap.split("[")[1].split("]")[0]
+        # A secret its owner was not granted is refused, named, never filled.
+        ok, said = await text_of(client, "fill", {"ref": name_ref, "value": "${SECRET:NOPE}"})
+        assert not ok and said.startswith("error secret_not_granted") and "NOPE" in said, said
+        # The person stops the run: the session's next call says it has ended.
+        assert api(base, token).post(f"/api/runs/{run['id']}/stop").status_code == 200
+        ok, said = await text_of(client, "snapshot", {})
+        assert not ok and said.startswith("error session_ended"), said
+        assert api(base, token).get(f"/api/runs/{run['id']}").json()["status"] == "stopped"
     # Their token with my session's id: as if there were no such session.
     call = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
     async with httpx.AsyncClient(base_url=base, timeout=10, headers=accept) as http:
