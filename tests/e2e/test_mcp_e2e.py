@@ -90,6 +90,19 @@ async def test_an_mcp_session_is_a_run_a_person_pauses_and_saves_as_a_scenario(
             ok, said = await text_of(client, "snapshot", {"interactive": True})
             assert not ok and said.startswith("error paused_by_person"), said
             await save(page, "mcp-session-paused.png")
+            # The person takes over: a click on the picture ticks the terms box.
+            probe = await context.new_page()
+            await probe.set_viewport_size({"width": 1280, "height": 800})  # the run's tab's
+            await probe.goto(f"{base}/demo/form.html")
+            box = await probe.get_by_label("I accept the terms").bounding_box()
+            await probe.close()
+            picture = await page.locator("#live-frame").bounding_box()
+            assert box is not None and picture is not None
+            scale = picture["width"] / 1280
+            await page.mouse.click(
+                picture["x"] + (box["x"] + box["width"] / 2) * scale,
+                picture["y"] + (box["y"] + box["height"] / 2) * scale,
+            )
             await page.locator("[data-command=resume]").click()
             await expect(page.locator("#status")).to_have_text("running", timeout=LIVE_MS)
 
@@ -113,8 +126,8 @@ async def test_an_mcp_session_is_a_run_a_person_pauses_and_saves_as_a_scenario(
         assert run["status"] == "stopped", run
         steps = [(s["action"], s["by"]) for s in run["steps"]]
         assert steps == [
-            ("navigate", "mcp"), ("find", "mcp"), ("fill", "mcp"), ("snapshot", "mcp"),
-            ("fill", "mcp"), ("expect", "mcp"),
+            ("navigate", "mcp"), ("find", "mcp"), ("fill", "mcp"), ("check", "person"),
+            ("snapshot", "mcp"), ("fill", "mcp"), ("expect", "mcp"),
         ], steps  # fmt: skip
 
         await page.goto(f"{base}/runs/{run['id']}/")
