@@ -10,7 +10,7 @@
     ├── UrlBlocked              a navigation target refused by the URL policy
     ├── RefError                a ref could not be turned into an element
     │   ├── RefNotFound         never issued for this tab (typo, invented, malformed)
-    │   └── StaleRef            issued, but no longer points at an element with its role and name
+    │   └── StaleRef            issued, but its element is gone, renamed or in another row
     ├── ActionFailed            the browser refused the action (hidden, disabled, timed out...)
     │   ├── HttpStatus          a navigation answered with HTTP 4xx/5xx (its status)
     │   ├── UnexpectedDialog    a dialog nobody armed appeared (it was dismissed)

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from automation.browser.cdp import CdpConnection, CdpError, backend_node_id_of, result_of
+from automation.browser.refcheck import stale_ref
 from automation.budget import DEFAULT_HEADROOM_MS, Budget
 from automation.errors import (
     ActionInvalid,
@@ -122,12 +123,14 @@ def _page_program(source: str, arg: Any, cap: int) -> str:
 
 
 def _element_program(source: str) -> str:
-    """For ``Runtime.callFunctionOn`` with ``this`` the element: refuses (``stale``) unless
-    the registry still resolves the ref to this very node, with its role and name."""
+    """For ``Runtime.callFunctionOn`` with ``this`` the element: refuses (``stale``, with
+    the registry's reason) unless the registry still resolves the ref to this very node,
+    with its role and name, in its row."""
     return (
         "async function (ref, arg, cap) {\n"
         "  const reg = window.__tabwright;\n"
-        "  if (ref && (!reg || reg.resolve(ref) !== this)) return { stale: true };\n  "
+        "  if (ref && (!reg || reg.resolve(ref) !== this))\n"
+        '    return { stale: (reg && reg.staleness(ref)) || ["gone"] };\n  '
         + _value_of(source, "this, arg")
         + f"\n  return {_OUT_JS}(await value, cap);\n}}"
     )
@@ -425,18 +428,16 @@ def _unpack(found: dict[str, Any], tab: Tab, *, ref: str = "") -> Any:
         exception = details.get("exception", {})
         text = exception.get("description") or details.get("text") or "the script threw"
         raise EvaluateError(f"the script threw: {text.splitlines()[0][:500]}")
-    return _decode(found.get("result", {}).get("value"), tab.config.evaluate_max_result_chars, ref)
+    what = tab.refs[ref].describe() if ref in tab.refs else ref
+    return _decode(found.get("result", {}).get("value"), tab.config.evaluate_max_result_chars, what)
 
 
-def _decode(out: Any, cap: int, ref: str) -> Any:
+def _decode(out: Any, cap: int, what: str) -> Any:
+    """The script's value; ``what`` names the ref it ran on (for a stale one's error)."""
     if not isinstance(out, dict):
         raise EvaluateError("the script's result came back malformed")
     if out.get("stale"):
-        raise StaleRef(
-            f"ref {ref} no longer points at that element (it was removed, renamed or the "
-            "page changed)",
-            hint="take a new snapshot",
-        )
+        raise stale_ref(what, out["stale"])
     if "error" in out:
         raise EvaluateError(str(out["error"]).splitlines()[0][:500])
     if "size" in out:

@@ -315,7 +315,6 @@ class PageLog:
             )
         return found
 
-
     def console(
         self, *, level: str | None = None, contains: str | None = None, limit: int = 50
     ) -> list[ConsoleEntry]:

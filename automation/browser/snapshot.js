@@ -50,12 +50,6 @@
     const SKIP = new Set([
       "SCRIPT", "STYLE", "NOSCRIPT", "TEMPLATE", "HEAD", "META", "LINK", "TITLE", "BASE",
     ]);
-    // Elements whose text is separated from its neighbours when names are read from content.
-    const BLOCK = new Set([
-      "ADDRESS", "ARTICLE", "ASIDE", "BLOCKQUOTE", "BR", "DD", "DIV", "DL", "DT", "FIELDSET",
-      "FIGCAPTION", "FIGURE", "FOOTER", "FORM", "H1", "H2", "H3", "H4", "H5", "H6", "HEADER",
-      "HR", "LI", "MAIN", "NAV", "OL", "P", "PRE", "SECTION", "TABLE", "TD", "TH", "TR", "UL",
-    ]);
     const LANDMARK_PARENTS = "article, aside, main, nav, section";
     const MAX_NAME = 200;
     let compact = true; // per call: structural elements without a role are left out
@@ -73,23 +67,45 @@
     for (const role of ARIA_ROLES) ROLE_TABLE[role] = true;
     ROLE_TABLE.iframe = true;
     Object.freeze(ROLE_TABLE);
+    // What a ref's context is read from (see contextOf).
+    const CONTEXT_CHARS = 100;
+    const ROW_CHARS = 1000; // of a row's text read (whitespace too), before it is cut
+    const ROW_ROLES = new Set(["row", "listitem", "option", "treeitem"]);
+    const ROWS = "tr, li, option, [role~=row], [role~=listitem], [role~=option], " +
+      "[role~=treeitem]";
+    const NAMED_ROLES = new Set(["dialog", "alertdialog", "region", "group", "article", "form"]);
+    const NAMED = "[aria-label], [aria-labelledby], fieldset, dialog, form, article, " +
+      "[role~=dialog], [role~=alertdialog], [role~=region], [role~=group], [role~=article], " +
+      "[role~=form]";
+    const UNREAD = new Set([...SKIP, "SELECT", "TEXTAREA", "DATALIST", "OUTPUT", "PROGRESS",
+      "METER"]);
+    const LIVE_ROLES = new Set(["status", "timer", "log", "marquee", "progressbar", "meter"]);
 
     // The registry's state: in this closure, where the page's scripts can't reach it.
     let nextRef = 1;
     let refPrefix = "";
-    const byEl = new WeakMap(); // element -> {ref, role, name}
-    const byRef = new Map(); // ref -> {el: WeakRef, role, name}
+    const byEl = new WeakMap(); // element -> {ref, role, name, ctx}
+    const byRef = new Map(); // ref -> {el: WeakRef, role, name, ctx} (ctx: see contextOf)
     let prevWalk = null; // ref -> {hash, own, line} of the last full walk, for deltas
     // The last whole-page walk's tree: where a re-created element's old self is looked
     // for.  Its keys are worked out only when a walk meets an element it has not seen, so
     // a page that did not re-create anything costs nothing; the price is that the
     // elements of that walk stay in memory until the next one.
     let prevRoot = null;
+    // Per walk, for contextOf: the row read last and what was read of it, the last climb's
+    // start and the row it found, and the named container's context at or above each
+    // element climbed through.
+    let walkMemo = null;
+
+    // Names (nameOf, contentText…) and what lines show besides them; here, so that their
+    // tables are set before use.
+    // @include snapshot_names.js
+    // @include snapshot_lines.js
 
     const reg = Object.create(null);
     // roleOf and nameOf: the same roles and names for element identities (identity.js).
-    for (const [key, fn] of [["snapshot", snapshot], ["resolve", resolve], ["refOf", refOf],
-      ["roleOf", roleOf], ["nameOf", nameOf]]) {
+    for (const [key, fn] of [["snapshot", snapshotCall], ["resolve", resolve], ["refOf", refOf],
+      ["roleOf", roleOf], ["nameOf", nameOf], ["staleness", staleness]]) {
       Object.defineProperty(reg, key, {
         value: Object.freeze(fn), enumerable: true, writable: false, configurable: false,
       });
@@ -189,143 +205,30 @@
       return text.replace(/\s+/g, " ").trim();
     }
 
-    function idrefText(el, attr) {
-      const ids = el.getAttribute(attr);
-      if (!ids) return null;
-      const root = el.getRootNode();
-      const parts = [];
-      for (const id of ids.trim().split(/\s+/)) {
-        const target = root.getElementById ? root.getElementById(id) : null;
-        if (target) parts.push(target.getAttribute("aria-label") || contentText(target));
-      }
-      return parts.length ? norm(parts.join(" ")) : null;
-    }
-
-    // The text a name-from-content role reads: visible descendants, labels of embedded
-    // images and controls, blocks separated by spaces.
-    function contentText(el) {
-      const out = [];
-      collect(el.shadowRoot || el, out);
-      return norm(out.join(""));
-    }
-
-    function collect(node, out) {
-      for (let c = node.firstChild; c; c = c.nextSibling) {
-        if (c.nodeType === 3) { out.push(c.data); continue; }
-        if (c.nodeType !== 1) continue;
-        const tag = c.tagName;
-        if (SKIP.has(tag) || c.getAttribute("aria-hidden") === "true") continue;
-        if (tag === "SLOT") {
-          const assigned = c.assignedNodes({ flatten: true });
-          if (assigned.length) {
-            for (const a of assigned) {
-              if (a.nodeType === 3) out.push(a.data);
-              else if (a.nodeType === 1) collect(a, out);
-            }
-            continue;
-          }
-        }
-        if (!c.checkVisibility({ visibilityProperty: true }) && !isContents(c)) continue;
-        const label = c.getAttribute("aria-label");
-        if (label) { out.push(" ", label, " "); continue; }
-        if (tag === "IMG") { out.push(" ", c.getAttribute("alt") || "", " "); continue; }
-        if (tag === "INPUT" || tag === "TEXTAREA") { out.push(" ", c.value || "", " "); continue; }
-        if (tag === "SELECT") {
-          out.push(" ", c.selectedOptions[0]?.textContent || "", " ");
-          continue;
-        }
-        const block = BLOCK.has(tag);
-        if (block) out.push(" ");
-        collect(c.shadowRoot || c, out);
-        if (block) out.push(" ");
-      }
-    }
-
     function isContents(el) {
-      return getComputedStyle(el).display === "contents";
-    }
-
-    function nameOf(el, role) {
-      let name = idrefText(el, "aria-labelledby");
-      if (!name) name = norm(el.getAttribute("aria-label") || "");
-      if (!name) name = nativeName(el, role);
-      if (!name && (NAME_FROM_CONTENT.has(role) || role === "clickable")) name = contentText(el);
-      if (!name) name = norm(el.getAttribute("title") || "");
-      if (!name && (el.tagName === "INPUT" || el.tagName === "TEXTAREA")) {
-        name = norm(el.getAttribute("placeholder") || "");
-      }
-      if (typeof name !== "string") return ""; // a page that rewrote String.prototype
-      return name.length > MAX_NAME ? name.slice(0, MAX_NAME) : name;
-    }
-
-    function nativeName(el, role) {
-      const tag = el.tagName;
-      if (tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT" || tag === "METER" ||
-          tag === "PROGRESS" || tag === "OUTPUT") {
-        const type = (el.getAttribute("type") || "").toLowerCase();
-        if (tag === "INPUT" && (type === "submit" || type === "reset" || type === "button")) {
-          const value = el.getAttribute("value");
-          if (value) return norm(value);
-          return type === "submit" ? "Submit" : type === "reset" ? "Reset" : "";
-        }
-        if (tag === "INPUT" && type === "image") return norm(el.getAttribute("alt") || "");
-        const labels = el.labels;
-        if (labels && labels.length) {
-          return norm(Array.from(labels, (l) => labelText(l, el)).join(" "));
-        }
-        return "";
-      }
-      if (tag === "IMG" || tag === "AREA") return norm(el.getAttribute("alt") || "");
-      if (tag === "FIELDSET") {
-        const legend = el.querySelector(":scope > legend");
-        return legend ? contentText(legend) : "";
-      }
-      if (tag === "TABLE") {
-        const caption = el.querySelector(":scope > caption");
-        return caption ? contentText(caption) : "";
-      }
-      if (tag === "FIGURE") {
-        const caption = el.querySelector(":scope > figcaption");
-        return caption ? contentText(caption) : "";
-      }
-      if (tag === "IFRAME" || tag === "FRAME") {
-        return norm(el.getAttribute("title") || el.getAttribute("name") || "");
-      }
-      if (tag === "OPTGROUP") return norm(el.getAttribute("label") || "");
-      return "";
-    }
-
-    // A label's text without the value of the control nested inside it.
-    function labelText(label, control) {
-      if (!label.contains(control)) return contentText(label);
-      const out = [];
-      for (let c = label.firstChild; c; c = c.nextSibling) {
-        if (c === control) continue;
-        if (c.nodeType === 3) out.push(c.data);
-        else if (c.nodeType === 1 && !c.contains(control)) out.push(" ", contentText(c), " ");
-      }
-      return norm(out.join(""));
+      return styleOf(el).display === "contents";
     }
 
     // -- refs -------------------------------------------------------------------------
 
-    function refFor(el, role, name) {
-      return knownRef(el, role, name) || issue(el, role, name);
+    function refFor(el, role, name, ctx) {
+      return knownRef(el, role, name, ctx) || issue(el, role, name, ctx);
     }
 
-    // The ref the element already holds with this role and name, or "".
-    function knownRef(el, role, name) {
+    // The ref the element already holds with this role, name and context, or "".  An
+    // element now in another row is another element to the model: it gets a new ref.
+    function knownRef(el, role, name, ctx) {
       const known = byEl.get(el);
-      if (!known || known.role !== role || known.name !== name) return "";
+      if (!known || known.role !== role || known.name !== name || known.ctx !== ctx) return "";
       return byRef.get(known.ref) === known ? known.ref : "";
     }
 
-    function issue(el, role, name) {
-      return bindRef(refPrefix + "e" + nextRef++, el, role, name);
+    function issue(el, role, name, ctx) {
+      return bindRef(refPrefix + "e" + nextRef++, el, role, name, ctx);
     }
 
-    function bindRef(ref, el, role, name) {
-      const entry = { ref, role, name, el: new WeakRef(el) };
+    function bindRef(ref, el, role, name, ctx) {
+      const entry = { ref, role, name, ctx, el: new WeakRef(el) };
       byEl.set(el, entry);
       byRef.set(ref, entry);
       return ref;
@@ -335,17 +238,30 @@
       return byEl.get(el)?.ref || null;
     }
 
-    // The element a ref was issued for, only if it still has that ref's role and name.
+    // The element a ref was issued for, only if it still has that ref's role and name and
+    // sits in a row (or named container) that reads as it did (see contextOf).
     function resolve(ref) {
+      return staleness(ref) ? null : byRef.get(ref).el.deref();
+    }
+
+    // Why a ref does not resolve, for the error the model reads: null when it does;
+    // ["unknown"] (not issued in this document), ["gone"] (removed, or given a new ref),
+    // ["role", now], ["name", now], or ["context", then, now].
+    function staleness(ref) {
       const entry = byRef.get(ref);
-      if (!entry) return null;
+      if (!entry) return ["unknown"];
       const el = entry.el.deref();
-      if (!el || !el.isConnected || byEl.get(el) !== entry) return null;
+      if (!el || !el.isConnected || byEl.get(el) !== entry) return ["gone"];
       const pseudo = entry.role === "generic" || entry.role === "clickable";
       const role = roleOf(el) || (pseudo ? entry.role : null);
-      if (role !== entry.role || nameOf(el, role) !== entry.name) return null;
-      return el;
+      if (role !== entry.role) return ["role", role || ""];
+      const name = nameOf(el, role);
+      if (name !== entry.name) return ["name", name];
+      const ctx = contextOf(el, role, false);
+      return ctx === entry.ctx ? null : ["context", entry.ctx, ctx];
     }
+
+    // @include snapshot_context.js
 
     // -- the walk ---------------------------------------------------------------------
 
@@ -355,6 +271,8 @@
       compact = opts.compact !== false;
       deadline = opts.timeMs > 0 ? performance.now() + opts.timeMs : Infinity;
       visited = 0;
+      // What an earlier walk found is not this walk's: the page may have changed since.
+      walkMemo = { row: null, read: null, start: null, found: null, boxes: new Map() };
       let start = document.documentElement;
       if (opts.scope) {
         start = /^(f\d+)?e\d+$/.test(opts.scope) ? resolve(opts.scope) : queryScope(opts.scope);
@@ -428,27 +346,36 @@
         if (!el.checkVisibility()) {
           if (!isContents(el)) return; // display:none here or above: nothing below renders
         } else {
-          visible = el.checkVisibility({ visibilityProperty: true });
+          // What checkVisibility's visibilityProperty reads, from the style the cursor
+          // is read from too: one style lookup instead of a second visibility check.
+          visible = styleOf(el).visibility === "visible";
         }
       }
       let role = visible ? roleOf(el) : null;
       let cursor = parentCursor;
       let clickable = false;
-      if (visible && (!role || role === "generic")) { // click handlers on plain elements
-        cursor = getComputedStyle(el).cursor;
-        clickable = el.hasAttribute("onclick") ||
-          (cursor === "pointer" && parentCursor !== "pointer") ||
-          (el.tabIndex >= 0 && el.hasAttribute("tabindex"));
-        if (clickable) role = "clickable";
-        else if (!compact && tag !== "HTML" && tag !== "BODY") role = "generic";
+      if (visible) {
+        // A click handler, or a pointer cursor of its own: one its parent has too is
+        // inherited (what is inside a link, or a clickable row, is no target of its own).
+        cursor = styleOf(el).cursor;
+        if (!INTERACTIVE.has(role)) {
+          clickable = el.hasAttribute("onclick") ||
+            (cursor === "pointer" && parentCursor !== "pointer");
+        }
+        if (!role || role === "generic") { // plain elements one can click get a role
+          clickable = clickable || (el.tabIndex >= 0 && el.hasAttribute("tabindex"));
+          if (clickable) role = "clickable";
+          else if (!compact && tag !== "HTML" && tag !== "BODY") role = "generic";
+        }
       }
       let node = parent;
       if (role) {
         const name = nameOf(el, role);
+        const ctx = contextOf(el, role, true);
         // Refs are settled after the walk (settleRefs): whether a re-created element may
         // take over a known ref depends on all of its siblings.
-        node = { role, name, ref: knownRef(el, role, name), fresh: !byEl.has(el), kids: [], el,
-          clickable, tag };
+        node = { role, name, ctx, ref: knownRef(el, role, name, ctx), fresh: !byEl.has(el),
+          kids: [], el, clickable, tag };
         parent.kids.push(node);
         if (tag === "IFRAME" || tag === "FRAME") { node.frame = true; return; }
         if (tag === "SELECT" || tag === "INPUT" || tag === "TEXTAREA") node.value = valueOf(el);
@@ -464,16 +391,36 @@
       for (let c = holder.firstChild; c; c = c.nextSibling) visit(c, node, cursor, visible);
     }
 
+    // Text joins the text before it as the page lays it out: with a space where there
+    // was one, or where a block (a <div>, a table cell, an inline-block button) stood
+    // between them; without one across inline elements ("<b>Bold</b>er" reads "Bolder").
     function visit(c, node, cursor, visible) {
-      if (c.nodeType === 1) walk(c, node, cursor, visible);
-      else if (c.nodeType === 3 && visible) {
+      const kids = node.kids;
+      if (c.nodeType === 1) {
+        if (endsInText(kids) && breaksText(c)) node.gap = true;
+        walk(c, node, cursor, visible);
+        if (endsInText(kids) && breaksText(c)) node.gap = true;
+      } else if (c.nodeType === 3 && visible) {
         const text = c.data;
-        if (!/\S/.test(text)) return;
-        const kids = node.kids;
+        if (!/\S/.test(text)) {
+          node.gap = true;
+          return;
+        }
         const last = kids.length - 1;
-        if (last >= 0 && typeof kids[last] === "string") kids[last] += " " + text;
+        if (last >= 0 && typeof kids[last] === "string") kids[last] += (node.gap ? " " : "") + text;
         else kids.push(text);
+        node.gap = false;
       }
+    }
+
+    function endsInText(kids) {
+      return kids.length > 0 && typeof kids[kids.length - 1] === "string";
+    }
+
+    function breaksText(el) {
+      if (el.tagName === "BR") return true;
+      const display = styleOf(el).display;
+      return display !== "inline" && display !== "contents" && display !== "none";
     }
 
     function valueOf(el) {
@@ -514,11 +461,18 @@
       return out;
     }
 
+    // A node's line, built once per walk (the delta's hashes and the text both read it).
     function lineOf(n) {
+      if (n.line === undefined) n.line = lineText(n);
+      return n.line;
+    }
+
+    function lineText(n) {
       let line = n.role;
       if (n.name) line += " " + JSON.stringify(n.name.length > 100 ? n.name.slice(0, 99) + "…" : n.name);
       line += " [" + n.ref + "]";
       for (const s of stateList(n)) line += " [" + s + "]";
+      line += lineExtras(n);
       if (n.value) line += ": " + JSON.stringify(n.value.length > 100 ? n.value.slice(0, 99) + "…" : n.value);
       return line;
     }
@@ -649,7 +603,8 @@
         role = "clickable";
       }
       const name = nameOf(el, role);
-      const node = { role, name, ref: refFor(el, role, name), kids: [], el, tag, frame,
+      const ctx = contextOf(el, role, true);
+      const node = { role, name, ctx, ref: refFor(el, role, name, ctx), kids: [], el, tag, frame,
         clickable: role === "clickable" };
       if (tag === "SELECT" || tag === "INPUT" || tag === "TEXTAREA") node.value = valueOf(el);
       return node;

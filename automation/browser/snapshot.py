@@ -6,6 +6,14 @@ its own text and ref table; :func:`stitch` puts child frames under their ``<ifra
 line, and :func:`truncate` applies the character budget with a marker that says what was
 left out.
 
+A line reads ``- role "name" [ref] [states] [focused] [clickable] placeholder="…" -> url:
+value``, each part only where it applies: ``[focused]`` on the one element with the
+keyboard focus (a delta shows the focus moving), ``[clickable]`` on an element with a role
+that is clicked as a whole (a row with a click handler), a field's placeholder when it
+says more than the name, a link's URL with :attr:`SnapshotOptions.link_urls`
+(snapshot_lines.js).  A name read from content is the name Playwright's ``get_by_role``
+reads, parts laid out apart kept apart ("#1001 Delete Archive"; snapshot_names.js).
+
 Refs look like ``e12`` in the main frame and ``f2e7`` inside a frame (``f2`` names the
 frame).  Numbers are never reused within a tab, so a ref from a page that was left is
 recognisably stale rather than silently pointing at something new.  An element the page
@@ -13,6 +21,12 @@ drew again in the same place, with the same role, name, state and row, keeps its
 from the next snapshot on (never between snapshots: until then the ref is stale); what
 could be another element gets a new ref.  A delta shows what changed in the very lines
 the full snapshot would show.
+
+The page's registry also keeps each ref's context: the text of the row its element is or
+sits in, or out of rows the name of the nearest named container (snapshot.js, contextOf).
+A list drawn again by index puts another row's data into the same nodes; the element,
+its role and its name stay, its row does not, so the ref no longer resolves (StaleRef,
+saying what changed: refcheck.py) and the next snapshot gives that element a new ref.
 """
 
 from __future__ import annotations
@@ -71,15 +85,23 @@ FULL_PASS_SHARE = 0.4
 REDUCED_PASS_SHARE = 0.5
 
 
+# Put into snapshot.js where its "// @include <file>" line stands.
+_INCLUDES = (
+    "snapshot_names.js", "snapshot_lines.js", "snapshot_context.js", "snapshot_changes.js",
+)  # fmt: skip
+
+
 def _registry_js() -> str:
-    """snapshot.js with snapshot_changes.js in its place: one closure, two files of one
-    concept each."""
+    """snapshot.js with each of _INCLUDES in its place: one closure, files of one concept
+    each."""
     here = Path(__file__).parent
     main = (here / "snapshot.js").read_text(encoding="utf-8")
-    marker = "    // @include snapshot_changes.js\n"
-    if main.count(marker) != 1:
-        raise RuntimeError("snapshot.js must hold the snapshot_changes.js include line once")
-    return main.replace(marker, (here / "snapshot_changes.js").read_text(encoding="utf-8"))
+    for name in _INCLUDES:
+        marker = f"    // @include {name}\n"
+        if main.count(marker) != 1:
+            raise RuntimeError(f"snapshot.js must hold the {name} include line once")
+        main = main.replace(marker, (here / name).read_text(encoding="utf-8"))
+    return main
 
 
 # Installs the registry (an expression; also used as the context's init script).
@@ -123,6 +145,9 @@ class SnapshotOptions:
     scope: str = ""  # a ref or a CSS selector: only that element and what is inside
     max_chars: int = 0  # 0: no limit; else cut with a marker saying how much was left out
     delta: bool = False  # only what changed since the last snapshot of this tab
+    # Each link's URL on its line ("-> /docs"): a model that must tell links apart by
+    # where they go asks for it; off by default, as it costs characters on every link.
+    link_urls: bool = False
 
     def __post_init__(self) -> None:
         if self.max_depth < 0 or self.max_chars < 0:
@@ -148,6 +173,7 @@ class SnapshotOptions:
             "timeMs": max(0.0, time_ms),
             "reduced": reduced,
             "maxChars": self.max_chars,
+            "linkUrls": self.link_urls,
         }
 
 

@@ -18,7 +18,7 @@ function settleRefs(root, whole) {
     forEach(root, (n) => { if (n.ref) held.add(n.ref); });
     adopt(root, places(prevRoot), held, rebound);
   }
-  forEach(root, (n) => { if (!n.ref) n.ref = issue(n.el, n.role, n.name); });
+  forEach(root, (n) => { if (!n.ref) n.ref = issue(n.el, n.role, n.name, n.ctx); });
   return rebound;
 }
 
@@ -62,12 +62,14 @@ function adopt(parent, known, held, rebound) {
 }
 
 // Binds `ref` to the node's element, if the node is new and the ref is free: held by
-// no element of this walk, and its old element gone from the page.
+// no element of this walk, and its old element gone from the page; and if the element
+// sits in a row (or named container) that reads as the ref's did (contextOf).
 function claim(k, ref, held, rebound) {
   if (!ref || k.ref || !k.fresh || held.has(ref) || alive(ref)) return;
+  if (byRef.get(ref)?.ctx !== k.ctx) return;
   const old = byRef.get(ref)?.el.deref();
   if (old) byEl.delete(old);
-  k.ref = bindRef(ref, k.el, k.role, k.name);
+  k.ref = bindRef(ref, k.el, k.role, k.name, k.ctx);
   held.add(ref);
   rebound.push(ref);
 }

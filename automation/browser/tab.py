@@ -2,9 +2,11 @@
 
 Refs are issued by :meth:`Tab.snapshot` and resolved fail-closed by :meth:`Tab.resolve`:
 a ref acts only on the very element it was issued for, and only while that element still
-has the role and name it had then.  The check runs in the page (the ``tabwright=``
-selector engine asks the document's registry), so a re-rendered, renamed or removed
-element, or a page that was left, gives ``StaleRef`` and nothing is touched.
+has the role and name it had then and sits in a row (or named container) that reads as
+it did.  The check runs in the page (the ``tabwright=`` selector engine asks the
+document's registry), so a re-rendered, renamed or removed element, one a list drawn
+again by index now shows in another row, or a page that was left, gives ``StaleRef``
+(saying what changed: :mod:`automation.browser.refcheck`) and nothing is touched.
 
 The actions themselves live in :mod:`automation.browser.interact` (elements) and
 :mod:`automation.browser.pageops` (the page as a whole); this module holds what they
@@ -41,6 +43,7 @@ from automation.browser.interact import Interactions
 from automation.browser.pagelog import PageLog
 from automation.browser.pageops import PageOps
 from automation.browser.pwcall import call
+from automation.browser.refcheck import RESOLVE_JS, STATE_JS, check_actionable, stale_ref
 from automation.browser.settle import Settler
 from automation.browser.snapshot import (
     CALL_JS,
@@ -91,7 +94,7 @@ class Target:
 
 
 # Registered once per Playwright instance as "tabwright": resolves a ref through the
-# document's registry, which re-checks role and name first (fail closed).
+# document's registry, which re-checks role, name and row first (fail closed).
 SELECTOR_ENGINE = """{
   queryAll(root, ref) {
     const reg = window.__tabwright;
@@ -101,18 +104,6 @@ SELECTOR_ENGINE = """{
   },
   query(root, ref) { return this.queryAll(root, ref)[0] || null; }
 }"""
-
-# One round trip before acting: is the element still there, and can it be acted on?
-_STATE_JS = """(els) => els.map((el) => ({
-  visible: el.checkVisibility({ visibilityProperty: true }) &&
-    (el.getClientRects().length > 0),
-  disabled: Boolean(el.disabled) || el.getAttribute("aria-disabled") === "true" ||
-    Boolean(el.closest("fieldset[disabled]")),
-  editable: el.isContentEditable || ((el.tagName === "INPUT" || el.tagName === "TEXTAREA") &&
-    !el.readOnly),
-  tag: el.tagName.toLowerCase(),
-  type: (el.getAttribute("type") || "").toLowerCase(),
-}))"""
 
 _RETIRED_CAP = 5_000
 _HANDLE_WAIT_MS = 500  # a resolved ref's element, taken at once (see Tab.handle_of)
@@ -446,23 +437,21 @@ class Tab(Interactions, PageOps):
     async def resolve(
         self, ref: str, *, budget: Budget | None = None, action: str = ""
     ) -> tuple[Locator, RefEntry]:
-        """The locator for ``ref``, proven to be its element with its role and name, and
-        able to take ``action`` (visible; enabled; editable for typing)."""
+        """The locator for ``ref``, proven to be its element with its role and name, in its
+        row, and able to take ``action`` (visible; enabled; editable for typing)."""
         budget = self._budget(budget, "resolve")
         self._check_alive()  # a dead tab is BrowserClosed, not a stale ref
         locator, entry = self.locator(ref)
         try:
-            found = await budget.run(locator.evaluate_all(_STATE_JS))
+            found = await budget.run(self._frame_of(entry).evaluate(RESOLVE_JS, entry.ref))
         except PlaywrightError:
-            found = []  # the frame or the element's document is gone
-        if len(found) != 1:
-            raise StaleRef(
-                f"ref {entry.describe()} no longer points at that element "
-                "(it was removed, renamed or the page changed)",
-                hint="take a new snapshot",
-            )
+            found = None  # the frame or the element's document is gone
+        state = found.get("state") if isinstance(found, dict) else None
+        if not isinstance(state, dict):
+            why = found.get("stale") if isinstance(found, dict) else ["gone"]
+            raise stale_ref(entry.describe(), why)
         if action:
-            _check_actionable(action, entry, found[0])
+            check_actionable(action, entry, state)
         return locator, entry
 
     async def follow(self, ref: str, *, budget: Budget, action: str = "") -> ElementHandle:
@@ -485,11 +474,11 @@ class Tab(Interactions, PageOps):
                 hint="take a new snapshot",
             )
         try:
-            state = await budget.run(located.element.evaluate(f"(el) => ({_STATE_JS})([el])[0]"))
+            state = await budget.run(located.element.evaluate(f"(el) => ({STATE_JS})([el])[0]"))
         except PlaywrightError:
             raise StaleRef(f"ref {entry.describe()}: the element found again went away") from None
         if action:
-            _check_actionable(action, entry, state)
+            check_actionable(action, entry, state)
         return located.element
 
     async def selector_for(self, ref: str, *, budget: Budget | None = None) -> str:
@@ -633,16 +622,3 @@ async def _detach(session: CDPSession, budget: Budget) -> None:
         await budget.run(session.detach())
     except (PlaywrightError, TabwrightError):
         pass  # the frame or browser is already gone, or time is up: the session goes with it
-
-
-def _check_actionable(action: str, entry: RefEntry, state: dict[str, Any]) -> None:
-    """Refuse at once what Playwright would wait the whole budget for."""
-    what = f"{action} {entry.describe()}"
-    if not state["visible"] and action not in {"scroll", "set_input_files", "select_option"}:
-        raise ActionFailed(
-            f"{what}: the element is hidden", hint="open the section that shows it, or scroll"
-        )
-    if state["disabled"] and action not in {"hover", "scroll", "highlight"}:
-        raise ActionFailed(f"{what}: the element is disabled", hint="fill what it depends on first")
-    if action in {"type", "fill"} and not state["editable"]:
-        raise ActionFailed(f"{what}: the element does not take text", hint="pick a textbox")
