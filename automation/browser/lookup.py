@@ -142,6 +142,7 @@ async def _snapshot(tab: Tab, args: dict[str, Any], budget: Budget) -> str:
         scope=args.get("scope", ""),
         max_chars=args.get("max_chars", 0),
         delta=args.get("delta", False),
+        link_urls=args.get("link_urls", False),
     )
     snap = await tab.snapshot(options, budget=budget)
     return f"Page: {snap.title!r} {snap.url}\n{snap.text}"
@@ -156,6 +157,7 @@ LOOKUP_ACTIONS: tuple[ActionSpec, ...] = (
             optional("scope", str, "a ref or CSS selector: only that part"),
             optional("max_chars", int, "cut the answer at this many characters (200+)"),
             optional("delta", bool, "only what changed since the last snapshot"),
+            optional("link_urls", bool, "each link's URL on its line (-> /path)"),
         ),
         _snapshot,
         for_agent=False,  # the agent gets the page every round

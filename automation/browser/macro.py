@@ -170,6 +170,8 @@ def _check_step(index: int, step: object) -> dict[str, Any]:
             raise ActionInvalid(f"step {index}: {kind} needs a ref or a backend_node_id")
     if kind == "fill" and not isinstance(step.get("value"), str):
         raise ActionInvalid(f"step {index}: fill needs a value (text)")
+    if kind == "read_page" and not isinstance(step.get("link_urls", False), bool):
+        raise ActionInvalid(f"step {index}: read_page's link_urls must be true or false")
     if kind == "navigate" and not (isinstance(step.get("url"), str) and step["url"]):
         raise ActionInvalid(f"step {index}: navigate needs an explicit url")
     if kind == "wait_for" and not any(step.get(k) is not None for k in _WAIT_KEYS):
@@ -212,7 +214,8 @@ async def run_macro(
                 target = await _target(tab, args["ref"], step_budget, record)
             if kind == "read_page":
                 delta = macro.return_mode == "delta" and index == last_read
-                text = await read_page(tab, delta=delta, budget=step_budget)
+                links = step.get("link_urls", False)
+                text = await read_page(tab, delta=delta, link_urls=links, budget=step_budget)
                 if macro.return_mode == "all" or index == last_read:
                     page = text
             else:
@@ -230,9 +233,12 @@ async def run_macro(
     return MacroResult(results)
 
 
-async def read_page(tab: Tab, *, delta: bool = False, budget: Budget) -> str:
-    """The page as the model reads it: title, URL and the snapshot (or what changed)."""
-    snap = await tab.snapshot(SnapshotOptions(delta=delta), budget=budget)
+async def read_page(
+    tab: Tab, *, delta: bool = False, link_urls: bool = False, budget: Budget
+) -> str:
+    """The page as the model reads it: title, URL and the snapshot (or what changed);
+    ``link_urls`` shows each link's URL on its line."""
+    snap = await tab.snapshot(SnapshotOptions(delta=delta, link_urls=link_urls), budget=budget)
     return f"Page: {snap.title!r} {snap.url}\n{snap.text}"
 
 
