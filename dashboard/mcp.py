@@ -24,6 +24,8 @@ from mcp.server import ServerRequestContext
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp_types import UNSUPPORTED_PROTOCOL_VERSION
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from automation import Budget
 from automation.budget import MAX_TIMEOUT_MS
@@ -43,6 +45,7 @@ PATH = "/mcp"
 START_WAIT_MS = 60_000  # a new session's run: claimed and its tab open within this
 _ANSWER_MARGIN_MS = 5_000  # past the call's own budget, for the worker's answer to travel
 _SESSION_HEADER = "mcp-session-id"
+_MAX_PROBE_BYTES = 1 << 20  # a refused stateless request is read this far for its id
 
 
 class McpApp:
@@ -60,6 +63,10 @@ class McpApp:
         user = await _user_of(headers)
         if user is None:
             await _refuse(send)
+            return
+        version = headers.get("mcp-protocol-version")
+        if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            await _refuse_stateless(version, receive, send)
             return
         session_id = headers.get(_SESSION_HEADER, "")
         known = self._runs.get(session_id)
@@ -129,6 +136,8 @@ class McpApp:
 
     async def _run_of(self, session_id: str, user: Any, client: str) -> int | None:
         """The run of the session (made at its first call), once it is live somewhere."""
+        if not session_id:  # only a session-based request gets here (see __call__)
+            return None
         async with self._opening:
             known = self._runs.get(session_id)
             if known is None:
@@ -147,6 +156,28 @@ class McpApp:
                 return None
             await asyncio.sleep(0.05)
         return run_id
+
+
+async def _refuse_stateless(version: str, receive: Any, send: Any) -> None:
+    """A request of the stateless protocol era (2026-07-28: no session, each request on
+    its own) is answered -32022 naming the session-based versions: a client falls back to
+    them (the SDK's client does), and its session keeps its browser tab."""
+    body, more = b"", True
+    while more and len(body) <= _MAX_PROBE_BYTES:
+        message = await receive()
+        body += message.get("body", b"")
+        more = message.get("more_body", False)
+    try:
+        request_id = json.loads(body).get("id")
+    except (ValueError, AttributeError):
+        request_id = None
+    answer = {"jsonrpc": "2.0", "id": request_id, "error": {
+        "code": UNSUPPORTED_PROTOCOL_VERSION,
+        "message": "Tabwright keeps a browser per MCP session: use a session-based protocol "
+                   "version (initialize)",
+        "data": {"supported": list(HANDSHAKE_PROTOCOL_VERSIONS), "requested": version},
+    }}  # fmt: skip
+    await _send_json(send, 400, answer)
 
 
 def _state(run_id: int) -> tuple[str, str]:
@@ -168,11 +199,18 @@ async def _user_of(headers: dict[str, str]) -> Any:
     return await database_sync_to_async(services.api_token_user)(secret=token.strip())
 
 
-async def _refuse(send: Any, *, status: int = 401, message: str = "") -> None:
-    message = message or "an API token is needed: Authorization: Bearer <token>"
-    body = json.dumps({"error": {"code": "unauthorized", "message": message}}).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    if status == 401:
-        headers.append((b"www-authenticate", b'Bearer realm="tabwright"'))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
+async def _refuse(send: Any) -> None:
+    message = "an API token is needed: Authorization: Bearer <token>"
+    extra = [(b"www-authenticate", b'Bearer realm="tabwright"')]
+    await _send_json(send, 401, {"error": {"code": "unauthorized", "message": message}}, extra)
+
+
+async def _send_json(
+    send: Any, status: int, answer: object, extra: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    body = json.dumps(answer).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
+    await send(
+        {"type": "http.response.start", "status": status, "headers": [*headers, *(extra or [])]}
+    )
     await send({"type": "http.response.body", "body": body})

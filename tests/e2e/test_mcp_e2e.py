@@ -164,11 +164,20 @@ async def test_the_mcp_endpoint_wants_a_token_and_keeps_sessions_apart(server: S
         mine = await http.post("/mcp", json=hello, headers={"Authorization": f"Bearer {token}"})
         assert mine.status_code == 200, mine.text
         session = mine.headers["mcp-session-id"]
+        # The stateless era has no session to keep a tab in: refused, naming the versions
+        # that have one (the SDK's client falls back to them by itself).
+        discover = {"jsonrpc": "2.0", "id": 7, "method": "server/discover", "params": {}}
+        stateless = await http.post("/mcp", json=discover, headers={
+            "Authorization": f"Bearer {token}", "mcp-protocol-version": "2026-07-28",
+        })  # fmt: skip
+        error = stateless.json()["error"]
+        assert stateless.status_code == 400 and stateless.json()["id"] == 7
+        assert error["code"] == -32022 and "2025-06-18" in error["data"]["supported"]
     async with mcp_client(base, token) as client:  # a session of mine, with a run
         ok, said = await text_of(client, "navigate", {"url": f"{base}/demo/form.html"})
         assert ok, said
-        [run] = mcp_runs(api(base, token))
-        assert mcp_runs(api(base, theirs)) == []
+        run = mcp_runs(api(base, token))[0]  # the newest: this session's
+        assert run["status"] == "running" and mcp_runs(api(base, theirs)) == []
         ok, snap = await text_of(client, "find", {"text": "Name"})
         name_ref = snap.split("[")[1].split("]")[0]
         # A secret its owner was not granted is refused, named, never filled.
