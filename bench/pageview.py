@@ -149,7 +149,8 @@ class PageView:
         headers = [h.name for h in self.find("columnheader")]
         cells = [c for c in self.walk(row.ref) if c.role in ("cell", "gridcell")]
         cells = [c for c in cells if self.nodes[c.parent].role in ROW_ROLES]
-        return {h: (c.name or " ".join(c.texts)) for h, c in zip(headers, cells, strict=False)}
+        # A cell whose line leaves out its name (its children say it) reads as its text.
+        return {h: (c.name or self.text(c.ref)) for h, c in zip(headers, cells, strict=False)}
 
     # -- building -------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ script; a model on a large page asks for what it needs.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -32,37 +33,60 @@ _SECRET_HEADERS = frozenset(
 # Containers a match is told apart by: the row (or item) it sits in.
 _CONTEXT_ROLES = ("row", "listitem", "option", "treeitem", "article", "dialog", "group", "region")
 _LINE_RE = re.compile(r"^(?P<indent> *)- (?P<role>[a-z]+)")
+# A line's words: its quoted name, or the text after "text:".
+_WORDS_RE = re.compile(r'"((?:[^"\\]|\\.)*)"|- text: (.*)$')
+_ROW_LABEL_CHARS = 80
 _TEXTUAL = ("text/", "json", "xml", "javascript", "x-www-form-urlencoded")
 
 
 def find_lines(text: str, match: re.Pattern[str], limit: int) -> tuple[list[str], int]:
     """The snapshot lines ``match`` finds, each after the row or item it sits in
-    (``row "Alpha 3" > button "Delete" [e12]``), and how many more there were.  A line
-    that matches only through a match inside it (a row named after its cells) is left
-    out: the innermost element is the one to act on."""
-    found: dict[int, str] = {}  # line number -> what is shown
-    parents: list[tuple[int, int, str, str]] = []  # (indent, number, role, line) open above
-    for number, line in enumerate(text.splitlines()):
+    (``row "Alpha 3 Delete" > button "Delete" [e12]``), and how many more there were.  A
+    line that matches only through a match inside it (a row named after its cells) is
+    left out: the innermost element is the one to act on."""
+    lines = text.splitlines()
+    found: dict[int, tuple[int, int]] = {}  # line number -> that of its row (-1: none)
+    parents: list[tuple[int, int, str]] = []  # (indent, number, role) of the open lines above
+    for number, line in enumerate(lines):
         head = _LINE_RE.match(line)
         indent = len(head.group("indent")) if head else len(line) - len(line.lstrip())
         while parents and parents[-1][0] >= indent:
             parents.pop()
         if match.search(line):
-            for _indent, above, _role, _line in parents:
+            for _indent, above, _role in parents:
                 found.pop(above, None)
-            context = next(
-                (p for _i, _n, role, p in reversed(parents) if role in _CONTEXT_ROLES), ""
-            )
-            shown = _bare(line)
-            found[number] = f"{_bare(context)} > {shown}" if context else shown
+            rows = [n for _i, n, role in parents if role in _CONTEXT_ROLES]
+            found[number] = (number, rows[-1] if rows else -1)
         if head:
-            parents.append((indent, number, head.group("role"), line))
-    lines = list(found.values())
-    return lines[:limit], max(0, len(lines) - limit)
+            parents.append((indent, number, head.group("role")))
+    shown = [
+        f"{_row_label(lines, row)} > {_bare(lines[at])}" if row >= 0 else _bare(lines[at])
+        for at, row in found.values()
+    ]
+    return shown[:limit], max(0, len(shown) - limit)
 
 
 def _bare(line: str) -> str:
     return line.strip().removeprefix("- ").rstrip(":")
+
+
+def _row_label(lines: list[str], at: int) -> str:
+    """The row's line; a row whose line leaves out its name (its cells say it) is told by
+    the words of the lines under it."""
+    line = _bare(lines[at])
+    if '"' in line.split("[", 1)[0]:
+        return line
+    indent = len(lines[at]) - len(lines[at].lstrip())
+    words: list[str] = []
+    for below in lines[at + 1 :]:
+        if len(below) - len(below.lstrip()) <= indent:
+            break
+        words += _WORDS_RE.findall(below)
+    said = " ".join(w[0] or w[1] for w in words)
+    if len(said) > _ROW_LABEL_CHARS:
+        said = said[: _ROW_LABEL_CHARS - 1] + "…"
+    role, _, rest = line.partition(" ")
+    return f"{role} {json.dumps(said, ensure_ascii=False)} {rest}" if said else line
 
 
 def _pattern(args: dict[str, Any]) -> re.Pattern[str]:

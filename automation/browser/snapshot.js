@@ -36,6 +36,7 @@
       "menuitemcheckbox", "menuitemradio", "option", "radio", "row", "rowheader", "switch",
       "tab", "tooltip", "treeitem",
     ]);
+    const CONTENT_NAMED_BOXES = new Set(["row", "cell", "gridcell", "rowheader", "columnheader"]);
     const ARIA_ROLES = new Set((
       "alert alertdialog application article banner blockquote button caption cell checkbox " +
       "code columnheader combobox complementary contentinfo definition deletion dialog " +
@@ -469,12 +470,22 @@
 
     function lineText(n) {
       let line = n.role;
-      if (n.name) line += " " + JSON.stringify(n.name.length > 100 ? n.name.slice(0, 99) + "…" : n.name);
+      if (n.name && !nameRepeatsKids(n)) line += " " + JSON.stringify(n.name.length > 100 ? n.name.slice(0, 99) + "…" : n.name);
       line += " [" + n.ref + "]";
       for (const s of stateList(n)) line += " [" + s + "]";
       line += lineExtras(n);
       if (n.value) line += ": " + JSON.stringify(n.value.length > 100 ? n.value.slice(0, 99) + "…" : n.value);
       return line;
+    }
+
+    // A row or cell named by its content whose children are shown as lines of their own
+    // would say its words twice: its line leaves the name out (its ref keeps it, for
+    // finding it again).  Playwright's snapshot does the same.
+    function nameRepeatsKids(n) {
+      if (!CONTENT_NAMED_BOXES.has(n.role) || n.clickable) return false; // a target: named
+      const el = n.el;
+      if (el && (el.hasAttribute("aria-label") || el.hasAttribute("aria-labelledby"))) return false;
+      return shownKids(n).some((k) => typeof k !== "string");
     }
 
     // The one rule for what is shown under a node, which the full snapshot, the delta and
