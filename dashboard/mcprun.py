@@ -55,6 +55,7 @@ async def serve(run: Run, live: LiveRun) -> None:
                 await session.hold_for_person(control.budget)
             except Cancelled:
                 pass  # stopped while paused: the loop ends it
+            session.last_call = time.monotonic()  # the person's time is not the client's idle
             continue
         left_s = idle_s - (time.monotonic() - session.last_call)
         if left_s <= 0:

@@ -106,6 +106,7 @@ EMULATION_ACTIONS: tuple[ActionSpec, ...] = (
         ),
         _emulate_media,
         check=_check_media,
+        for_agent=False,  # a test of how a page looks, not a step of a task: MCP clients'
     ),
     ActionSpec(
         "drop_files",

@@ -205,5 +205,6 @@ LOOKUP_ACTIONS: tuple[ActionSpec, ...] = (
         "one request of page_log kind=requests by its #number: headers, bodies, status",
         (Param("number", int, "the request's #number"),),
         _network_request,
+        for_agent=False,  # debugging a page, not a step of a task: MCP clients'
     ),
 )
