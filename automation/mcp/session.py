@@ -21,19 +21,23 @@ from automation.browser.snapshot import SnapshotOptions
 from automation.browser.tab import Tab
 from automation.budget import Budget, timeout_ms_of
 from automation.control import RunControl
-from automation.errors import ActionInvalid, TabwrightError
+from automation.errors import ActionFailed, ActionInvalid, BudgetExceeded, TabwrightError
 from automation.events import EventSink, RunPaused, RunResumed
 from automation.mcp.tools import READ_ONLY, SCREENSHOT, offered
 from automation.recording.rescue import start_recorder
 from automation.secrets import SecretNotGranted, Secrets, redacting
 
-__all__ = ["DEFAULT_CALL_MS", "Answer", "McpSession", "PausedByPerson"]
+__all__ = ["DEFAULT_CALL_MS", "Answer", "McpSession", "PausedByPerson", "SessionEnded"]
 
 DEFAULT_CALL_MS = 30_000
 
 
 class PausedByPerson(TabwrightError):
     code = "paused_by_person"
+
+
+class SessionEnded(TabwrightError):
+    code = "session_ended"
 
 
 @dataclass(frozen=True)
@@ -85,7 +89,7 @@ class McpSession:
 
     async def _call(self, name: str, args: dict[str, object], within: Budget | None) -> Answer:
         if self.control.stopped:
-            raise PausedByPerson("a person stopped this session", hint="start a new session")
+            raise SessionEnded("a person stopped this session", hint="start a new session")
         if self.control.paused or self.control.pause_requested:
             raise PausedByPerson(
                 "paused by a person: they are looking at or working in the browser",
@@ -118,8 +122,11 @@ class McpSession:
             return _failed(self.secrets, error)
         text = outcome.result
         if delta and name not in READ_ONLY:
-            snap = await self.tab.snapshot(SnapshotOptions(delta=True), budget=budget)
-            text = f"{text}\n{snap.text}"
+            try:
+                snap = await self.tab.snapshot(SnapshotOptions(delta=True), budget=budget)
+                text = f"{text}\n{snap.text}"
+            except (BudgetExceeded, ActionFailed) as exc:  # the action was done all the same
+                text = f"{text}\n(no delta: {exc.message}; take a snapshot)"
         return Answer(True, self.secrets.redact(text))
 
     async def hold_for_person(self, budget: Budget, detail: str = "paused by the person") -> None:

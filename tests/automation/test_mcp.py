@@ -18,6 +18,9 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from automation.actions import ACTIONS
+from automation.browser.tab import Tab
+from automation.events import ListSink
+from automation.mcp import McpSession
 from automation.recording.scenario import Scenario
 from tests.conftest import CHROMIUM, FIXTURES
 
@@ -127,3 +130,19 @@ async def test_a_hung_script_is_stopped_within_the_call_s_budget(fixture_url: st
         assert not ok and "error" in said, said
         ok, said = await call(client, "evaluate", expression="document.title")
         assert ok and said == '"Sign up"', said  # the tab still answers
+
+
+async def test_a_paused_or_stopped_session_refuses_calls_saying_which(
+    tab: Tab, fixture_url: str
+) -> None:
+    session = McpSession(tab, sink=ListSink())
+    answer = await session.call("navigate", {"url": f"{fixture_url}/demo/form.html"})
+    assert answer.ok, answer
+    session.control.request_pause()
+    answer = await session.call("snapshot", {})
+    assert not answer.ok and answer.text.startswith("error paused_by_person"), answer
+    session.control.resume()
+    assert (await session.call("snapshot", {"interactive": True})).ok
+    session.control.stop()
+    answer = await session.call("snapshot", {})
+    assert not answer.ok and answer.text.startswith("error session_ended"), answer
