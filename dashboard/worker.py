@@ -69,25 +69,21 @@ class RunsConsumer(AsyncConsumer):
         _beside(self.channel_layer, message, work)
 
     async def run_act(self, message: dict[str, Any]) -> None:
-        # Within the budget the page's process gave it; cancelled by a run.cancel.
-        budget = Budget(float(message["timeout_ms"]), label=str(message["action"]))
-        _acting[str(message["id"])] = budget
+        budget = _call_budget(message, str(message["action"]))
         work = runner.act(int(message["run_id"]), str(message["action"]),
                           dict(message["args"]), budget=budget)  # fmt: skip
         _beside(self.channel_layer, message, work)
 
     async def run_mcp(self, message: dict[str, Any]) -> None:
         """A tool call of an MCP session (dashboard.mcp) served on another process."""
-        budget = Budget(float(message["timeout_ms"]), label=str(message["name"]))
-        _acting[str(message["id"])] = budget
+        budget = _call_budget(message, str(message["name"]))
         work = runner.mcp_call(int(message["run_id"]), str(message["name"]),
                                dict(message["args"]), budget=budget)  # fmt: skip
         _beside(self.channel_layer, message, work)
 
     async def run_input(self, message: dict[str, Any]) -> None:
         """A live-view click, key or text from a page on another process."""
-        budget = Budget(float(message["timeout_ms"]), label="live-view input")
-        _acting[str(message["id"])] = budget
+        budget = _call_budget(message, "live-view input")
         work = runner.person_input(int(message["run_id"]), dict(message["event"]), budget=budget)
         _beside(self.channel_layer, message, work)
 
@@ -112,6 +108,13 @@ class RunsConsumer(AsyncConsumer):
 
 _answering: set[asyncio.Task[None]] = set()
 _acting: dict[str, Budget] = {}  # acts for pages on other processes, by call id
+
+
+def _call_budget(message: dict[str, Any], label: str) -> Budget:
+    """A call's budget: what the page's process gave it, cancelled by a run.cancel."""
+    budget = Budget(float(message["timeout_ms"]), label=label)
+    _acting[str(message["id"])] = budget
+    return budget
 
 
 def _beside(layer: Any, message: dict[str, Any], work: Awaitable[Any]) -> None:

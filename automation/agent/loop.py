@@ -51,7 +51,6 @@ from automation.events import (
     LLMWaiting,
     Observation,
     RunFinished,
-    RunPaused,
     RunResumed,
     RunStarted,
     UserMessagesSeen,
@@ -65,8 +64,6 @@ from automation.llm.base import (
     RetryNotice,
 )
 from automation.recording.propose import propose_checks
-from automation.recording.recorder import Recorder
-from automation.recording.rescue import start_recorder
 from automation.secrets import SecretNotGranted, Secrets, redacting, secret_names
 
 __all__ = ["AgentConfig", "AgentRun"]
@@ -483,18 +480,10 @@ class AgentRun:
         self.control.pause_requested = False
         self.control.begin_pause()
         waited_from = time.monotonic()
-        recorder = await self._start_recorder(budget)  # ready before the person is told
-        self.control.recorder = recorder
-        await self.out.emit(RunPaused(reason, self.secrets.redact(detail)))
-        try:
-            await self.control.wait_for_person(budget)
-        finally:
-            # What the person did is kept, also when they stop the run.
-            self.control.recorder = None
-            done = await recorder.stop() if recorder is not None else []
-            acts = done[1:] if done and done[0].action == "navigate" else done  # where it was
-            self.steps.tab = self.tab
-            await self.steps.record_person(acts)
+        self.steps.tab = self.tab
+        acts = await self.steps.wait_for_person(
+            self.control, budget, reason, detail, record=self.config.record_person
+        )
         budget.extend((time.monotonic() - waited_from) * 1000)
         if acts:
             self._notes.append(
@@ -505,8 +494,3 @@ class AgentRun:
         self._still = 0
         self._navigated = True  # the person may have changed anything: a fresh full page
         await self.out.emit(RunResumed())
-
-    async def _start_recorder(self, budget: Budget) -> Recorder | None:
-        if not self.config.record_person:
-            return None
-        return await start_recorder(self.tab, budget)

@@ -20,15 +20,18 @@ from automation.agent.parser import Action
 from automation.browser.macro import MacroResult, StepResult
 from automation.browser.tab import Tab, Target
 from automation.budget import Budget
+from automation.control import RunControl
 from automation.errors import BrowserClosed, BudgetExceeded, Cancelled, TabwrightError
 from automation.events import (
     ActionFinished,
     ActionStarted,
     EvaluationFinished,
     EventSink,
+    RunPaused,
     StepRecorded,
 )
 from automation.llm.base import ActionOutcome
+from automation.recording.rescue import start_recorder
 from automation.recording.scenario import ScenarioStep
 from automation.secrets import SecretNotGranted, Secrets
 
@@ -196,6 +199,26 @@ class ActionSteps:
             )
         )
         self.step_index += 1
+
+    async def wait_for_person(
+        self, control: RunControl, budget: Budget, reason: str, detail: str, *, record: bool
+    ) -> list[ScenarioStep]:
+        """The run is paused (``control.begin_pause`` done): tell the person why, wait for
+        them, and keep what they did in the tab meanwhile (``record``) as steps of theirs,
+        also when they stop the run.  Their acts, for whoever goes on to hear of them."""
+        # The recorder is ready before the person is told.
+        recorder = await start_recorder(self.tab, budget) if record else None
+        control.recorder = recorder
+        await self.out.emit(RunPaused(reason, self.secrets.redact(detail)))
+        try:
+            await control.wait_for_person(budget)
+        finally:
+            control.recorder = None
+            done = await recorder.stop() if recorder is not None else []
+            # The recording opens with where the page was: not a step of theirs.
+            acts = done[1:] if done and done[0].action == "navigate" else done
+            await self.record_person(acts)
+        return acts
 
     async def record_person(self, acts: list[ScenarioStep]) -> None:
         """What a person did in the tab (the live view's recorder) as steps of theirs."""

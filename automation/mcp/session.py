@@ -22,9 +22,8 @@ from automation.browser.tab import Tab
 from automation.budget import Budget, timeout_ms_of
 from automation.control import RunControl
 from automation.errors import ActionFailed, ActionInvalid, BudgetExceeded, TabwrightError
-from automation.events import EventSink, RunPaused, RunResumed
+from automation.events import EventSink, RunResumed
 from automation.mcp.tools import READ_ONLY, SCREENSHOT, offered
-from automation.recording.rescue import start_recorder
 from automation.secrets import SecretNotGranted, Secrets, redacting
 
 __all__ = ["DEFAULT_CALL_MS", "Answer", "McpSession", "PausedByPerson", "SessionEnded"]
@@ -137,17 +136,7 @@ class McpSession:
         async with self._lock:  # the call in flight ends first; the next sees the pause
             control.begin_pause()
             control.pause_requested = False
-        recorder = await start_recorder(self.tab, budget)  # ready before they are told
-        control.recorder = recorder
-        try:
-            await self.steps.out.emit(RunPaused("requested", detail))
-            await control.wait_for_person(budget)
-        finally:
-            control.recorder = None
-            done = await recorder.stop() if recorder is not None else []
-            # The recording opens with where the page was: not a step of theirs.
-            acts = done[1:] if done and done[0].action == "navigate" else done
-            await self.steps.record_person(acts)
+        await self.steps.wait_for_person(control, budget, "requested", detail, record=True)
         await self.steps.out.emit(RunResumed())
 
     async def _screenshot(self, args: dict[str, object], budget: Budget) -> Answer:
