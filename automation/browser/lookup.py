@@ -1,4 +1,5 @@
-"""Reading the page: ``snapshot`` with its options; and looking things up without reading
+"""Reading the page: ``snapshot`` with its options (a table row of plain cells on one
+line: ``SnapshotOptions.row_lines``); and looking things up without reading
 the whole page: ``find`` searches a fresh snapshot for
 a text or a pattern and answers only the matching lines (with the row they sit in), and
 ``network_request`` gives one logged request's headers and bodies.
@@ -41,7 +42,8 @@ _TEXTUAL = ("text/", "json", "xml", "javascript", "x-www-form-urlencoded")
 
 def find_lines(text: str, match: re.Pattern[str], limit: int) -> tuple[list[str], int]:
     """The snapshot lines ``match`` finds, each after the row or item it sits in
-    (``row "Alpha 3 Delete" > button "Delete" [e12]``), and how many more there were.  A
+    (``listitem "Alpha 3 Delete" > button "Delete" [e12]``; a table row on one line is
+    its own context), and how many more there were.  A
     line that matches only through a match inside it (a row named after its cells) is
     left out: the innermost element is the one to act on."""
     lines = text.splitlines()
@@ -114,7 +116,7 @@ def _check_find(args: dict[str, Any]) -> None:
 
 async def _find(tab: Tab, args: dict[str, Any], budget: Budget) -> str:
     match = _pattern(args)
-    options = SnapshotOptions(interactive_only=bool(args.get("interactive", False)))
+    options = SnapshotOptions(interactive_only=bool(args.get("interactive", False)), row_lines=True)
     snap = await tab.snapshot(options, budget=budget)
     found, more = find_lines(snap.text, match, args.get("limit", 20))
     if not found:
@@ -167,6 +169,7 @@ async def _snapshot(tab: Tab, args: dict[str, Any], budget: Budget) -> str:
         max_chars=args.get("max_chars", 0),
         delta=args.get("delta", False),
         link_urls=args.get("link_urls", False),
+        row_lines=True,
     )
     snap = await tab.snapshot(options, budget=budget)
     return f"Page: {snap.title!r} {snap.url}\n{snap.text}"

@@ -37,6 +37,8 @@
       "tab", "tooltip", "treeitem",
     ]);
     const CONTENT_NAMED_BOXES = new Set(["row", "cell", "gridcell", "rowheader", "columnheader"]);
+    // The cells a table row may show on its own line (a grid's cells are targets: not these).
+    const LINE_CELLS = new Set(["cell", "columnheader", "rowheader"]);
     const ARIA_ROLES = new Set((
       "alert alertdialog application article banner blockquote button caption cell checkbox " +
       "code columnheader combobox complementary contentinfo definition deletion dialog " +
@@ -54,6 +56,7 @@
     const LANDMARK_PARENTS = "article, aside, main, nav, section";
     const MAX_NAME = 200;
     let compact = true; // per call: structural elements without a role are left out
+    let rowLines = false; // per call: a table row of plain cells is one line (cellsOf)
     // Per call: when the walk must give up (opts.timeMs), and how many elements it visited.
     // A page too big to walk in time gets a reduced snapshot instead of a lost budget.
     let deadline = Infinity;
@@ -270,6 +273,7 @@
       refPrefix = opts.prefix || "";
       nextRef = Math.max(nextRef, opts.seed || 1);
       compact = opts.compact !== false;
+      rowLines = opts.rowLines === true;
       deadline = opts.timeMs > 0 ? performance.now() + opts.timeMs : Infinity;
       visited = 0;
       // What an earlier walk found is not this walk's: the page may have changed since.
@@ -310,7 +314,9 @@
       let paths = [];
       if (delta) {
         renderDelta(root, lines, frames);
-        for (const [ref, old] of prevWalk) if (ref && !hashes.has(ref)) removed.push([ref, old.line]);
+        for (const [ref, old] of prevWalk) {
+          if (ref && !old.unseen && !hashes.has(ref)) removed.push([ref, old.line]);
+        }
         if (refs.some((n) => n.frame)) paths = framePaths(root);
       } else if (opts.interactive) {
         renderInteractive(root, lines, frames);
@@ -482,10 +488,54 @@
     // would say its words twice: its line leaves the name out (its ref keeps it, for
     // finding it again).  Playwright's snapshot does the same.
     function nameRepeatsKids(n) {
-      if (!CONTENT_NAMED_BOXES.has(n.role) || n.clickable) return false; // a target: named
-      const el = n.el;
-      if (el && (el.hasAttribute("aria-label") || el.hasAttribute("aria-labelledby"))) return false;
+      if (!CONTENT_NAMED_BOXES.has(n.role) || labelled(n)) return false;
+      if (n.clickable) return cellsOf(n) !== null; // a target: named, unless its cells say it
       return shownKids(n).some((k) => typeof k !== "string");
+    }
+
+    function labelled(n) {
+      const el = n.el;
+      return Boolean(el && (el.hasAttribute("aria-label") || el.hasAttribute("aria-labelledby")));
+    }
+
+    // Asked for (rowLines), a table row is one line when its cells are plain (no target
+    // of their own) and hold only text and elements without children: its cells' words
+    // between " | ", each element with its ref ("- row [e9]: 1003 | link "Alan Turing"
+    // [e10] | button "Edit" [e11]").  The cells' refs are not shown; the row's stands for
+    // them.  null: the row's lines are its cells', as for any element.
+    function cellsOf(n) {
+      if (n.cells === undefined) {
+        n.cells = rowLines && n.role === "row" && !n.frame ? lineCells(n) : null;
+      }
+      return n.cells;
+    }
+
+    function lineCells(n) {
+      const kids = shownKids(n);
+      if (!kids.length) return null;
+      const out = [];
+      for (const c of kids) {
+        if (typeof c === "string" || !LINE_CELLS.has(c.role) || c.clickable || c.frame ||
+            labelled(c) || stateList(c).length || lineExtras(c)) return null;
+        const words = [];
+        for (const k of shownKids(c)) {
+          if (typeof k === "string") {
+            words.push(cellWords(norm(k)));
+            continue;
+          }
+          if (k.frame) return null;
+          const [line, open] = head(k);
+          if (open) return null;
+          words.push(line.slice(2));
+        }
+        out.push(words.length ? words.join(" ") : cellWords(c.name));
+      }
+      return out;
+    }
+
+    // A cell's text as its part of a row's line: quoted when it holds the separator.
+    function cellWords(text) {
+      return text.includes("|") ? JSON.stringify(text) : text;
     }
 
     // The one rule for what is shown under a node, which the full snapshot, the delta and
@@ -515,6 +565,8 @@
       if (kids.length === 1 && typeof kids[0] === "string" && !n.value) {
         return [line + ": " + norm(kids[0]), false];
       }
+      const cells = cellsOf(n);
+      if (cells) return [(line + ": " + cells.join(" | ")).trimEnd(), false];
       return [line + ":", true];
     }
 
@@ -624,7 +676,8 @@
     function renderInteractive(node, lines, frames) {
       forEach(node, (n) => {
         if (!n.frame && !n.clickable && !INTERACTIVE.has(n.role)) return;
-        lines.push("- " + lineOf(n) + (n.frame ? ":" : ""));
+        // A clickable row shown on one line is told by its cells, as in the full snapshot.
+        lines.push(cellsOf(n) ? head(n)[0] : "- " + lineOf(n) + (n.frame ? ":" : ""));
         if (n.frame) frames.push({ ref: n.ref, line: lines.length - 1, depth: 1 });
       });
     }

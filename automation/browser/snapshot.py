@@ -148,6 +148,11 @@ class SnapshotOptions:
     # Each link's URL on its line ("-> /docs"): a model that must tell links apart by
     # where they go asks for it; off by default, as it costs characters on every link.
     link_urls: bool = False
+    # A table row of plain cells on one line, its cells between " | " ("- row [e9]: 1003 |
+    # link "Ada" [e10] | button "Edit" [e11]"): a third fewer characters on a table, for
+    # a model that reads the page as a client of its own (MCP, the act API's snapshot).
+    # The agent's pages keep a line per cell, the grammar its prompt describes.
+    row_lines: bool = False
 
     def __post_init__(self) -> None:
         if self.max_depth < 0 or self.max_chars < 0:
@@ -174,6 +179,7 @@ class SnapshotOptions:
             "reduced": reduced,
             "maxChars": self.max_chars,
             "linkUrls": self.link_urls,
+            "rowLines": self.row_lines,
         }
 
 

@@ -153,19 +153,20 @@ function fnv(str, h) {
 }
 
 // Per node: `own` covers its line, the text shown under it and the identity of its
-// children, `hash` the subtree: what does not show can't make a change.
-function hashTree(node, out) {
+// children, `hash` the subtree: what does not show can't make a change.  `unseen`: the
+// node has no line of its own (a cell of a row shown on one line).
+function hashTree(node, out, unseen = false) {
   const line = node.ref ? lineOf(node) : "";
   let own = line;
   let sub = 2166136261;
   for (const k of shownKids(node)) {
     if (typeof k === "string") { own += "\u0001" + norm(k); continue; }
     own += "\u0002" + k.ref;
-    sub = fnv(String(hashTree(k, out)), sub);
+    sub = fnv(String(hashTree(k, out, cellsOf(node) !== null)), sub);
   }
   const ownHash = fnv(own, 2166136261);
   const hash = fnv(String(sub), ownHash);
-  out.set(node.ref || "", { hash, own: ownHash, line });
+  out.set(node.ref || "", { hash, own: ownHash, line, unseen });
   node.hash = hash;
   node.ownHash = ownHash;
   return hash;

@@ -122,7 +122,8 @@ class McpSession:
         text = outcome.result
         if delta and name not in READ_ONLY:
             try:
-                snap = await self.tab.snapshot(SnapshotOptions(delta=True), budget=budget)
+                options = SnapshotOptions(delta=True, row_lines=True)
+                snap = await self.tab.snapshot(options, budget=budget)
                 text = f"{text}\n{snap.text}"
             except (BudgetExceeded, ActionFailed) as exc:  # the action was done all the same
                 text = f"{text}\n(no delta: {exc.message}; take a snapshot)"

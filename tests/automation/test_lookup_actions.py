@@ -3,6 +3,8 @@ expect step), emulate_media, drop_files, network_request."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from automation.actions import execute
@@ -30,12 +32,13 @@ async def test_find_answers_the_matching_lines_after_their_row(tab: Tab, fixture
     await opened(tab, fixture_url)
     found = await run(tab, "find", text="delete")
     lines = found.splitlines()
+    # A table row is one line, its own context; an item's match comes after its item.
     assert len(lines) == 2
-    assert lines[0].startswith('row "Alpha 3 items Delete"') or lines[0].startswith('row "Alpha')
-    assert lines[0].endswith("]") and 'button "Delete" [e' in lines[0]
+    assert re.fullmatch(r'row \[e\d+\]: Alpha \| 3 items \| button "Delete" \[e\d+\]', lines[0])
     assert "Beta" in lines[1] and "Alpha" not in lines[1]
     ref = lines[1].rsplit("[", 1)[1].rstrip("]")
     assert tab.refs[ref].name == "Delete"  # a ref of the snapshot find took
+    assert re.fullmatch(r"listitem \[e\d+\]: Banana", await run(tab, "find", text="banana"))
     assert await run(tab, "find", pattern=r"^\s*- button") != ""
     assert (await run(tab, "find", text="nowhere")).startswith("nothing on the page matches")
     assert "1 more" in await run(tab, "find", text="delete", limit=1)
