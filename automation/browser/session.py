@@ -36,6 +36,7 @@ from automation.browser.config import BrowserConfig
 from automation.browser.egress import EgressProxy
 from automation.browser.evaluate import PageRuntime
 from automation.browser.pwcall import brief
+from automation.browser.settle import PENDING_JS
 from automation.browser.snapshot import SNAPSHOT_JS
 from automation.browser.tab import SELECTOR_ENGINE, RefState, Tab
 from automation.browser.tabs import TabGroup
@@ -202,6 +203,7 @@ class BrowserSession:
                 )
             )
             await budget.run(context.add_init_script(script=SNAPSHOT_JS))
+            await budget.run(context.add_init_script(script=PENDING_JS))
         except PlaywrightError as exc:
             raise BrowserError(f"could not open a tab: {brief(exc)}") from None
 

@@ -1,10 +1,14 @@
 // The page's side of automation/browser/settle.py: one function for every step, called
-// as ([op, quietMs, maxMs, fresh]) with op arm | probe | quiet | stop.  It installs the
+// as ([op, quietMs, maxMs, fresh, shortMs]) with op arm | probe | quiet | stop.  It installs the
 // watcher into a document the first time it is called there: a MutationObserver on the
 // document (our own marks on masked secret fields are not changes) and listeners that
 // hear the page ask for a navigation of its own (the Navigation API's navigate event for
 // another document, a form submitted to this frame), unless a handler prevented it.
-([op, quietMs, maxMs, fresh]) => {
+([op, quietMs, maxMs, fresh, shortMs]) => {
+  // The page's short timers and frames since arm (pending.js); absent in a document
+  // that predates the init script, where only quietMs tells the DOM settled.
+  const pending = window.__tabwrightPending;
+  const later = pending ? pending.later : (fn, ms) => setTimeout(fn, ms);
   let s = window.__tabwrightSettle;
   if (!s) {
     s = { n: 0, last: 0, nav: 0, on: false, wake: null };
@@ -32,36 +36,59 @@
       s.observer.disconnect();
       s.observer.observe(document, { subtree: true, childList: true, attributes: true,
         characterData: true });
-      s.on = true; s.n = 0; s.last = 0;
+      s.on = true; s.n = 0; s.last = 0; s.since = performance.now();
     };
     Object.defineProperty(window, "__tabwrightSettle", { value: s, configurable: true });
   }
-  const state = (quiet) => ({ armed: s.on, n: s.n, nav: s.nav, quiet });
-  if (op === "arm") { s.start(); s.nav = 0; return state(true); }
-  if (op === "stop") { s.observer.disconnect(); s.on = false; return state(true); }
+  const SHORT_POLL_MS = 5; // how often a short quiet looks again for timers that ran
+  const state = (quiet) => ({ armed: s.on, n: s.n, nav: s.nav, quiet,
+    due: pending ? pending.due() : 0 });
+  const disarm = () => {
+    s.observer.disconnect();
+    s.on = false;
+    if (pending) pending.disarm();
+  };
+  if (op === "arm") {
+    s.start();
+    s.nav = 0;
+    if (pending) pending.arm(quietMs);
+    return state(true);
+  }
+  if (op === "stop") { disarm(); return state(true); }
   if (op === "probe") {
     // One task later: what the action queued with a zero delay has run by then.
-    return new Promise((done) => setTimeout(() => {
+    return new Promise((done) => later(() => {
       const found = state(true);
-      if (s.n === 0 && s.nav === 0) { s.observer.disconnect(); s.on = false; }
+      if (s.n === 0 && s.nav === 0 && found.due === 0) disarm();
       done(found);
     }, 0));
   }
   return new Promise((done) => {
     const begun = performance.now();
-    let from = fresh ? begun : 0;
+    // Quiet since the last change, or since arm: a timer the action set may change it.
+    let from = fresh ? begun : s.since || 0;
     if (!s.on) { s.start(); from = begun; }
     const nav0 = s.nav;
     let over = false;
     const finish = (quiet) => { over = true; s.wake = null; done(state(quiet)); };
+    // Quiet for quietMs once the page's short timers and frames due now have run; or,
+    // when asked (shortMs: the action started no request), quiet for shortMs with none of
+    // the page's short timers or frames since arm still to run.
+    const held = pending ? pending.held() : null;
+    const short = shortMs > 0 && pending !== undefined;
     const tick = () => {
       if (over) return;
       if (s.nav !== nav0) return finish(false);
       const now = performance.now();
       const quietFor = now - Math.max(s.last, from);
-      if (quietFor >= quietMs) return finish(true);
+      const waiting = held !== null && pending.stillDue(held);
+      if ((quietFor >= quietMs && !waiting) || (short && quietFor >= shortMs && pending.idle())) {
+        return finish(true);
+      }
       if (now - begun >= maxMs) return finish(false);
-      setTimeout(tick, Math.max(1, Math.min(quietMs - quietFor, maxMs - (now - begun))) + 1);
+      let wait = quietFor < quietMs ? quietMs - quietFor : SHORT_POLL_MS;
+      if (short) wait = Math.min(wait, quietFor < shortMs ? shortMs - quietFor : SHORT_POLL_MS);
+      later(tick, Math.max(1, Math.min(wait, maxMs - (now - begun))) + 1);
     };
     s.wake = tick;
     tick();

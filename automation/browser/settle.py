@@ -9,7 +9,8 @@ short when a request takes longer than the pause.  So each action is watched:
   and arms a MutationObserver in the page's main document, which also hears the page ask
   for a navigation (the Navigation API's ``navigate`` event, a form submitted).
 - After it returns, :meth:`Settler.settle` asks the page (one round trip) whether the DOM
-  changed or a navigation was asked for, and looks at the requests started meanwhile.
+  changed, a navigation was asked for or a short timer is still due, and looks at the
+  requests started meanwhile.
   The round trip also orders things: the browser reports a request a handler started
   before it answers a later evaluation on the same page.  Nothing started and nothing
   changed: it returns at once (``nothing pending``), no sleep.
@@ -18,6 +19,10 @@ short when a request takes longer than the pause.  So each action is watched:
   started (and those started after them, until the page is quiet) to be answered; then
   the DOM to be quiet for :data:`QUIET_MS` (measured in the page, one round trip, capped
   at :data:`QUIET_MAX_MS`: a page that animates forever costs no more than a fixed pause).
+  When the action started no request, :data:`SHORT_QUIET_MS` of quiet is enough once
+  every short timer and animation frame the page scheduled since the action began has
+  run: pending.js, an init script, counts them (a click whose handler changes the DOM
+  at once is answered in a few tens of milliseconds, not a hundred).
   Requests, load and quiet together get :data:`SETTLE_BOUND_MS`, taken from the caller's
   budget; a navigation commit starts a new bound for the page it brought.
 
@@ -33,8 +38,9 @@ why it returned, how long it waited, how many requests were answered or left pen
 whether the page navigated.  Every action of a tab that can set something off settles
 before it returns (:func:`settles`); :attr:`Settler.last` keeps the latest report.
 
-Not seen: a request started from a timer that fires after the action and its settling
-(a search box's debounce, say) while the DOM stays still; ``wait_for`` waits for those.
+Not seen: a timer longer than :data:`QUIET_MS` that fires after the action and its
+settling (a search box's debounce, say) while the DOM stays still; ``wait_for`` waits
+for those.
 Mutations inside iframes are not observed (their requests are).
 """
 
@@ -72,10 +78,12 @@ __all__ = [
     "GONE",
     "IDLE",
     "NAVIGATION_WAIT_MS",
+    "PENDING_JS",
     "QUIET_MAX_MS",
     "QUIET_MS",
     "SETTLED",
     "SETTLE_BOUND_MS",
+    "SHORT_QUIET_MS",
     "WAITED_TYPES",
     "Mark",
     "SettleReport",
@@ -89,6 +97,9 @@ log = logging.getLogger("automation.browser")
 SETTLE_BOUND_MS = 2_500
 # The DOM counts as settled after this long without a mutation in the main document.
 QUIET_MS = 100
+# ... or after this long, when the action started no request and every timer (of at most
+# QUIET_MS) and animation frame the page scheduled since it began has run (pending.js).
+SHORT_QUIET_MS = 30
 # One quiet wait gives up after this long: a page that never stops changing (a ticker,
 # a JS animation) costs this, no more than a fixed pause after every action would.
 QUIET_MAX_MS = 500
@@ -121,6 +132,8 @@ GONE = "page closed"  # the page closed or crashed meanwhile
 
 # The page's side: arms, probes, waits for quiet, stops (see settle.js).
 _PAGE_JS = Path(__file__).with_name("settle.js").read_text(encoding="utf-8")
+# The context's init script that counts a page's short timers and frames (pending.js).
+PENDING_JS = Path(__file__).with_name("pending.js").read_text(encoding="utf-8")
 
 
 @dataclass(frozen=True)
@@ -170,6 +183,7 @@ class _Watch:
     fresh: bool = False  # quiet counts from now (an answer or a new page may still render)
     asked: bool = False  # the page asked for a navigation not yet followed
     observing: bool = False  # the page's DOM watcher is connected
+    due: int = 0  # the page's short timers and frames scheduled since arm, still to run
     mutations: int = 0  # in the current document
     earlier_mutations: int = 0  # in documents navigated away from
     _nav_seen: int = 0
@@ -177,6 +191,7 @@ class _Watch:
     def saw(self, state: dict[str, Any]) -> None:
         self.observing = bool(state["armed"])
         self.mutations = int(state["n"])
+        self.due = int(state.get("due") or 0)
         if state["nav"] > self._nav_seen:
             self.asked, self._nav_seen = True, int(state["nav"])
 
@@ -195,6 +210,7 @@ class Settler:
         self.enabled = True  # off: actions return as soon as they are done
         self.bound_ms = SETTLE_BOUND_MS
         self.quiet_ms = QUIET_MS
+        self.short_quiet_ms = SHORT_QUIET_MS
         self.last: SettleReport | None = None
         self.depth = 0  # actions running inside an action: only the outermost settles
         self._seq = 0
@@ -340,7 +356,8 @@ class Settler:
         mark = self._mark(armed=False)
         wait_ms = ARM_WAIT_MS if budget is None else min(ARM_WAIT_MS, budget.remaining_ms())
         try:
-            await self._in_page(Budget(wait_ms, label="settle arm", parent=budget), "arm")
+            arm_budget = Budget(wait_ms, label="settle arm", parent=budget)
+            await self._in_page(arm_budget, "arm", self.quiet_ms)
         except (PlaywrightError, BudgetExceeded):
             return mark  # no document to watch right now (one is loading): unarmed
         return replace(mark, armed=True)
@@ -401,7 +418,7 @@ class Settler:
                 watch.saw(await self._in_page(bound, "probe"))
             except PlaywrightError:
                 watch.fresh = True  # the document went away: a navigation, seen below
-            if not watch.fresh and not watch.asked and watch.mutations == 0:
+            if not (watch.fresh or watch.asked or watch.mutations or watch.due):
                 if self._tracked == mark.tracked and not self._navigating(mark.commits):
                     return IDLE
         elif self._tracked == mark.tracked and not self._navigating(mark.commits):
@@ -443,7 +460,11 @@ class Settler:
             if max_ms <= 0:
                 return BOUND
             try:
-                state = await self._in_page(bound, "quiet", self.quiet_ms, max_ms, watch.fresh)
+                # Nothing requested: the short quiet may do, when no page timer is due.
+                short_ms = 0 if watch.fresh else self.short_quiet_ms
+                state = await self._in_page(
+                    bound, "quiet", self.quiet_ms, max_ms, watch.fresh, short_ms
+                )
             except PlaywrightError:
                 # The document went away under the wait: a navigation is committing.
                 await bound.run(asyncio.sleep(0.02))

@@ -271,3 +271,52 @@ async def test_navigate_reports_the_new_page(tab: Tab, slow_url: str) -> None:
 async def test_settle_settings_are_checked(tab: Tab, setting: dict[str, int]) -> None:
     with pytest.raises(ActionInvalid):
         tab.settler.configure(**setting)
+
+
+# -- short timers and frames (pending.js) ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "drawn"),
+    [
+        ("Draw later", "Drawn later"),  # nothing changes at the click: a 60 ms timer does
+        ("Draw twice", "Drawn twice"),  # at once, then again from an 80 ms timer
+        ("Draw by held timer", "Drawn by a held timer"),  # setTimeout kept since load
+        ("Draw after a frame", "Drawn after a frame"),  # a frame, then a timer
+    ],
+)
+async def test_what_a_short_timer_set_by_the_action_draws_is_waited_for(
+    tab: Tab, slow_url: str, name: str, drawn: str
+) -> None:
+    refs = await open_page(tab, f"{slow_url}/settle/actions.html")
+    await tab.click(refs[name])
+    assert await status(tab) == drawn
+    report = tab.settler.last
+    assert report is not None and report.reason == SETTLED and report.mutations >= 1
+
+
+async def test_a_cancelled_timer_is_not_waited_for(tab: Tab, slow_url: str) -> None:
+    refs = await open_page(tab, f"{slow_url}/settle/actions.html")
+    await tab.click(refs["Cancel a timer"])
+    report = tab.settler.last
+    assert report is not None and report.reason == IDLE
+
+
+async def test_timers_that_never_end_still_let_the_action_settle(tab: Tab, slow_url: str) -> None:
+    refs = await open_page(tab, f"{slow_url}/settle/actions.html")
+    await tab.click(refs["Poll quietly"])  # a 20 ms timer after each, changing nothing
+    report = tab.settler.last
+    assert report is not None and report.reason == SETTLED and report.mutations == 0
+    assert await tab.page.evaluate("window.polls") > 1
+
+
+async def test_outside_a_settle_the_pages_timers_are_its_own(tab: Tab, slow_url: str) -> None:
+    await open_page(tab, f"{slow_url}/settle/actions.html")
+    # Nothing is counted between actions, and the page's timers still work.
+    assert (
+        await tab.page.evaluate(
+            "new Promise((done) => setTimeout(() => done(window.__tabwrightPending.due()), 10))"
+        )
+        == 0
+    )
+    assert await tab.page.evaluate("new Promise((done) => requestAnimationFrame(() => done(1)))")
