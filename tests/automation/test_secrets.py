@@ -130,8 +130,11 @@ def test_a_navigate_url_with_a_secret_is_refused_at_import() -> None:
         document.with_param(0, "PW", secret=True)
 
 
+# The caret blinks on the browser's own clock: two pictures of one field may catch it on
+# and off.  It is drawn in no colour here, so the pictures differ only by what is typed.
 FORM = """<!doctype html><title>Login</title>
-<label>Password <input id="pw" name="pw" style="font: 20px monospace; width: 300px"></label>
+<label>Password <input id="pw" name="pw"
+  style="font: 20px monospace; width: 300px; caret-color: transparent"></label>
 <p>after</p>"""
 
 
