@@ -109,7 +109,12 @@ class McpApp:
         session_id = headers.get(_SESSION_HEADER, "")
         run_id = await self._run_of(session_id, user, _client_name(ctx))
         if run_id is None:
-            return Answer(False, "error not_started: the session's browser did not open in time")
+            return Answer(
+                False,
+                f"error not_started: no worker opened the session's browser within "
+                f"{START_WAIT_MS // 1000} s (all are busy); its run was stopped\n"
+                "hint: call again later: the next call starts it anew",
+            )
         raw = args.get("timeout_ms", DEFAULT_CALL_MS)
         call_ms = raw if isinstance(raw, int) and 0 < raw <= MAX_TIMEOUT_MS else DEFAULT_CALL_MS
         wait = Budget(call_ms + _ANSWER_MARGIN_MS, label=name)
@@ -141,6 +146,7 @@ class McpApp:
         async with self._opening:
             known = self._runs.get(session_id)
             if known is None:
+                await self._forget_ended()
                 run = await database_sync_to_async(services.run_create_mcp)(
                     owner=user, client=client
                 )
@@ -153,9 +159,25 @@ class McpApp:
             if holder or status in Run.FINAL:
                 break
             if budget.remaining_ms() <= 0:
-                return None
+                # No worker took it: stopped while still queued (a later claim would
+                # open a browser nobody calls); the session's next call makes a new run.
+                if await runner.stop_queued(run_id):
+                    self._runs.pop(session_id, None)
+                    return None
+                continue  # claimed just now
             await asyncio.sleep(0.05)
         return run_id
+
+    async def _forget_ended(self) -> None:
+        """Drop the sessions whose runs have ended (stopped by a person, idle, or left by
+        the SDK without a DELETE), so the map holds live sessions only."""
+        ids = {run_id for run_id, _owner in self._runs.values()}
+        if not ids:
+            return
+        ended = await database_sync_to_async(_ended)(ids)
+        for session_id, (run_id, _owner) in list(self._runs.items()):
+            if run_id in ended:
+                del self._runs[session_id]
 
 
 async def _refuse_stateless(version: str, receive: Any, send: Any) -> None:
@@ -178,6 +200,12 @@ async def _refuse_stateless(version: str, receive: Any, send: Any) -> None:
         "data": {"supported": list(HANDSHAKE_PROTOCOL_VERSIONS), "requested": version},
     }}  # fmt: skip
     await _send_json(send, 400, answer)
+
+
+def _ended(run_ids: set[int]) -> set[int]:
+    return set(
+        Run.objects.filter(pk__in=run_ids, status__in=Run.FINAL).values_list("pk", flat=True)
+    )
 
 
 def _state(run_id: int) -> tuple[str, str]:

@@ -593,7 +593,7 @@ class RunManager:
             return
         live = self._live.get(run_id)
         if live is None:
-            if command == "stop" and await self._stop_queued(run_id):
+            if command == "stop" and await self.stop_queued(run_id):
                 return
             raise LookupError("the run is not live")
         if live.mcp is not None:  # its session's loop looks at the control again
@@ -637,7 +637,7 @@ class RunManager:
 
         await wake()
 
-    async def _stop_queued(self, run_id: int) -> bool:
+    async def stop_queued(self, run_id: int) -> bool:
         """Stop a run no worker has claimed yet (from any process); False if it is not
         queued."""
         event = await database_sync_to_async(services.run_stop_queued)(run_id=run_id)
