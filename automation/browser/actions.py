@@ -158,8 +158,13 @@ BROWSER_ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec(
         "read_page",
         "the page as a snapshot with refs; delta=true: only what changed since the previous one",
-        (_opt("delta", bool, "only the changes"),),
-        lambda tab, a, b: read_page(tab, delta=a.get("delta", False), budget=b),
+        (
+            _opt("delta", bool, "only the changes"),
+            _opt("link_urls", bool, "each link's URL on its line (-> /path)"),
+        ),
+        lambda tab, a, b: read_page(
+            tab, delta=a.get("delta", False), link_urls=a.get("link_urls", False), budget=b
+        ),
         for_agent=False,
     ),
     ActionSpec(

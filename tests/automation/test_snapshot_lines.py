@@ -51,6 +51,11 @@ async def test_link_urls_are_shown_only_when_asked(tab: Tab, fixture_url: str) -
     assert url["Profile Ada Lovelace"].startswith(
         line_of(plain, ref_of(plain, "link", "Profile Ada Lovelace"))
     )
+    # read_page (the act API's, a macro's) asks for them the same way.
+    page = await execute(tab, "read_page", {"link_urls": True}, budget=Budget(5_000))
+    lines = [line.strip() for line in page.splitlines()]
+    assert f'- link "Controls" [{controls}] -> /snapshot/controls.html' in lines
+    assert "->" not in await execute(tab, "read_page", {}, budget=Budget(5_000))
 
 
 async def test_a_placeholder_shows_when_it_says_more_than_the_name(
