@@ -96,7 +96,8 @@ HELDOUT = FIXTURES / "crossimpl-heldout" / "manifest.json"
 CORPORA = {"crossimpl": (MANIFEST,), "heldout": (HELDOUT,), "all": (MANIFEST, HELDOUT)}
 PARTS = ("new_todo", "toggle", "filter_active")
 SETTLE_S = 0.3  # after each of the person's actions
-QUIET_S = 1.3  # then no new step for this long (the recorder may hold one ~1.1 s)
+QUIET_S = 1.3  # then no new step for this long (the recorder may hold a box's ~1.1 s)
+TYPED_QUIET_S = 0.3  # ... after typing, which no box's click is part of
 QUIET_MAX_S = 5.0
 VISIBLE_MS = 10_000  # the person waits this long for the next element (some apps are late)
 LOCATE_MS = 5_000
@@ -292,13 +293,15 @@ def _person_actions(
     ]
 
 
-async def _quiet(recorder: Recorder) -> None:
+async def _quiet(recorder: Recorder, part: str) -> None:
     """Let the page settle, then wait until the recorder has had nothing new for a while:
-    it may hold a checkbox's step until the app has answered the click."""
+    it may hold a checkbox's (or a radio filter's) step until the app has answered the
+    click; typing a title has no such step."""
     await asyncio.sleep(SETTLE_S)
     count, since = len(recorder.steps), time.monotonic()
     deadline = since + QUIET_MAX_S
-    while time.monotonic() < deadline and time.monotonic() - since < QUIET_S:
+    quiet_s = TYPED_QUIET_S if part == "new_todo" else QUIET_S
+    while time.monotonic() < deadline and time.monotonic() - since < quiet_s:
         await asyncio.sleep(0.1)
         if len(recorder.steps) != count:
             count, since = len(recorder.steps), time.monotonic()
@@ -339,7 +342,7 @@ async def record_app(
             except (PlaywrightError, AssertionError) as exc:
                 error = f"{part}: {str(exc).splitlines()[0]}"
                 break
-            await _quiet(recorder)
+            await _quiet(recorder, part)
             steps = recorder.steps
             for step in steps[before:]:
                 parts.append(part if step.needs_element else "")
