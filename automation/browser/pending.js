@@ -3,21 +3,21 @@
 // on to setTimeout (lodash's debounce does) calls these.  Only while armed, and only
 // timers of at most `limitMs` (longer ones a settle would not wait for anyway) are
 // counted; outside a settle they pass straight through.  Intervals are never counted:
-// they do not end.
+// they do not end.  Each function is a Proxy of the browser's own, so that it reads as
+// native code to the page (Function.prototype.toString), with its name and length.
 (() => {
   if (window.__tabwrightPending) return;
-  const native = {
-    setTimeout: window.setTimeout, clearTimeout: window.clearTimeout,
-    requestAnimationFrame: window.requestAnimationFrame,
-    cancelAnimationFrame: window.cancelAnimationFrame,
-  };
   const timers = new Set();
   const frames = new Set();
+  const native = {
+    setTimeout: window.setTimeout,
+    requestAnimationFrame: window.requestAnimationFrame,
+  };
   const p = {
     armed: false,
     limitMs: 0,
     // settle.js's own waits, which must not count as the page's.
-    later: (fn, ms) => native.setTimeout.call(window, fn, ms),
+    later: (fn, ms) => Reflect.apply(native.setTimeout, window, [fn, ms]),
     arm(limitMs) { timers.clear(); frames.clear(); p.limitMs = limitMs; p.armed = true; },
     disarm() { p.armed = false; timers.clear(); frames.clear(); },
     due: () => (p.armed ? timers.size + frames.size : 0),
@@ -27,36 +27,43 @@
     stillDue: (h) => h.timers.some((id) => timers.has(id)) || h.frames.some((id) => frames.has(id)),
     idle: () => p.armed && timers.size === 0 && frames.size === 0,
   };
-  window.setTimeout = function setTimeout(fn, delay, ...args) {
+  const wrap = (name, apply) => {
+    window[name] = new Proxy(window[name], { apply });
+  };
+  // fn run once, after its id has left `set`.
+  const counted = (set, fn, idOf) => function () {
+    set.delete(idOf());
+    return fn.apply(this, arguments);
+  };
+  wrap("setTimeout", (target, self, args) => {
+    const [fn, delay] = args;
     if (!p.armed || typeof fn !== "function" || (Number(delay) || 0) > p.limitMs) {
-      return native.setTimeout.call(window, fn, delay, ...args);
+      return Reflect.apply(target, window, args);
     }
-    const id = native.setTimeout.call(window, function () {
-      timers.delete(id);
-      return fn.apply(this, arguments);
-    }, delay, ...args);
+    const id = Reflect.apply(target, window, [counted(timers, fn, () => id), ...args.slice(1)]);
     timers.add(id);
     return id;
-  };
-  window.clearTimeout = function clearTimeout(id) {
-    timers.delete(id);
-    return native.clearTimeout.call(window, id);
-  };
-  window.requestAnimationFrame = function requestAnimationFrame(fn) {
+  });
+  wrap("requestAnimationFrame", (target, self, args) => {
+    const [fn] = args;
     // A hidden page draws no frames: one asked for there would be waited for in vain.
     if (!p.armed || typeof fn !== "function" || document.hidden) {
-      return native.requestAnimationFrame.call(window, fn);
+      return Reflect.apply(target, window, args);
     }
-    const id = native.requestAnimationFrame.call(window, function () {
-      frames.delete(id);
-      return fn.apply(this, arguments);
-    });
+    const id = Reflect.apply(target, window, [counted(frames, fn, () => id)]);
     frames.add(id);
     return id;
-  };
-  window.cancelAnimationFrame = function cancelAnimationFrame(id) {
-    frames.delete(id);
-    return native.cancelAnimationFrame.call(window, id);
-  };
+  });
+  // Timeouts and intervals share their ids: either clear may end a timeout.
+  for (const name of ["clearTimeout", "clearInterval"]) {
+    wrap(name, (target, self, args) => {
+      timers.delete(args[0]);
+      return Reflect.apply(target, window, args);
+    });
+  }
+  wrap("cancelAnimationFrame", (target, self, args) => {
+    frames.delete(args[0]);
+    return Reflect.apply(target, window, args);
+  });
   Object.defineProperty(window, "__tabwrightPending", { value: p, configurable: true });
 })();

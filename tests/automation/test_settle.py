@@ -295,9 +295,10 @@ async def test_what_a_short_timer_set_by_the_action_draws_is_waited_for(
     assert report is not None and report.reason == SETTLED and report.mutations >= 1
 
 
-async def test_a_cancelled_timer_is_not_waited_for(tab: Tab, slow_url: str) -> None:
+@pytest.mark.parametrize("name", ["Cancel a timer", "Cancel a timer as an interval"])
+async def test_a_cancelled_timer_is_not_waited_for(tab: Tab, slow_url: str, name: str) -> None:
     refs = await open_page(tab, f"{slow_url}/settle/actions.html")
-    await tab.click(refs["Cancel a timer"])
+    await tab.click(refs[name])
     report = tab.settler.last
     assert report is not None and report.reason == IDLE
 
@@ -320,3 +321,12 @@ async def test_outside_a_settle_the_pages_timers_are_its_own(tab: Tab, slow_url:
         == 0
     )
     assert await tab.page.evaluate("new Promise((done) => requestAnimationFrame(() => done(1)))")
+    # They read as the browser's own to a page that looks.
+    names = ["setTimeout", "clearTimeout", "clearInterval", "requestAnimationFrame"]
+    shown = await tab.page.evaluate(
+        "(names) => names.map((n) => [window[n].name, Function.prototype.toString.call("
+        "window[n])])",
+        names,
+    )
+    assert [name for name, _text in shown] == names
+    assert all(text.endswith("{ [native code] }") for _name, text in shown), shown
