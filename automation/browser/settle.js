@@ -1,9 +1,10 @@
 // The page's side of automation/browser/settle.py: one function for every step, called
-// as ([op, quietMs, maxMs, fresh, shortMs]) with op arm | probe | quiet | stop.  It installs the
-// watcher into a document the first time it is called there: a MutationObserver on the
-// document (our own marks on masked secret fields are not changes) and listeners that
-// hear the page ask for a navigation of its own (the Navigation API's navigate event for
-// another document, a form submitted to this frame), unless a handler prevented it.
+// as ([op, quietMs, maxMs, fresh, shortMs]) with op arm | probe | quiet | stop.  It
+// installs the watcher into a document the first time it is called there: a
+// MutationObserver on the document (our own marks on masked secret fields are not
+// changes) and listeners that hear the page ask for a navigation of its own (the
+// Navigation API's navigate event for another document, a form submitted to this
+// frame), unless a handler prevented it.
 ([op, quietMs, maxMs, fresh, shortMs]) => {
   // The page's short timers and frames since arm (pending.js); absent in a document
   // that predates the init script, where only quietMs tells the DOM settled.
