@@ -583,7 +583,10 @@ def heal_record(
     *, scenario_id: int, outcome: StepOutcome | dict[str, Any], run_id: int | None = None
 ) -> IdentityHeal | None:
     """Keep what a replay found changed in a step: written to the step at once when the
-    replay was confident, else proposed for a person to approve.  History either way."""
+    replay was confident, else proposed for a person to approve.  History either way.
+    Replays running side by side (a batch) find the same change: the first one's record
+    stands for all (None when the step knows the element so already, else the proposal
+    waiting with the same element, written now if this replay was confident)."""
     data = outcome.to_dict() if isinstance(outcome, StepOutcome) else outcome
     if not data.get("healed") or data.get("heal") not in ("confident", "proposed"):
         return None
@@ -595,6 +598,13 @@ def heal_record(
         )
         if step is None:  # the scenario was edited since
             return None
+        if _same_element(step.identity, data["healed"]):
+            return None
+        for waiting in step.heals.filter(status=IdentityHeal.Status.PROPOSED):
+            if _same_element(waiting.after, data["healed"]):
+                if data["heal"] == "confident":  # sure now: what waited is written
+                    _apply(waiting, step, user=None)
+                return waiting
         heal = IdentityHeal.objects.create(
             step=step,
             run_id=run_id,
@@ -637,6 +647,17 @@ def _apply(heal: IdentityHeal, step: ScenarioStep, *, user: AbstractBaseUser | N
     heal.decided_at = timezone.now()
     heal.save(update_fields=["before", "status", "decided_by", "decided_at"])
     _touch(step.scenario_id)
+
+
+def _same_element(known: Any, found: Any) -> bool:
+    """Whether a stored identity already says all a replay found (replay's own measure of
+    a change: ElementIdentity.changes, its place and look included)."""
+    if not known or not found:
+        return False
+    try:
+        return not ElementIdentity.from_dict(known).changes(ElementIdentity.from_dict(found))
+    except ActionInvalid:
+        return False
 
 
 def _confirmed(before: Any, after: dict[str, Any]) -> dict[str, Any]:

@@ -216,7 +216,12 @@ def test_deleting_a_step_closes_the_gap_and_drops_its_unused_parameter(
     fill = ScenarioStep.objects.get(scenario=scenario, index=1)
     services.heal_record(
         scenario_id=scenario.pk,
-        outcome={"index": 1, "heal": "confident", "healed": EMAIL, "changes": ["id"]},
+        outcome={
+            "index": 1,
+            "heal": "confident",
+            "healed": {**EMAIL, "id": "mail"},
+            "changes": ["id"],
+        },
     )
     assert IdentityHeal.objects.filter(step=fill).exists()
     response = client.post(url(scenario, "steps/1/delete"), {"step_id": fill.pk})

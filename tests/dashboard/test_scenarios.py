@@ -210,6 +210,45 @@ def test_a_proposed_change_is_written_only_when_approved(owner: Any, fixture_url
 
 
 @pytest.mark.django_db
+def test_replays_side_by_side_record_one_heal_for_the_same_change(
+    owner: Any, fixture_url: str
+) -> None:
+    """Two replays of a batch find the same renamed button: one proposal to approve, and
+    when confident, one applied change (the second replay finds the step knows it)."""
+    scenario = services.scenario_import(owner=owner, data=scenario_json(fixture_url))
+    renamed = {**BUTTON, "name": "Close account", "captured_at": "2026-11-26T10:00:00Z"}
+    outcome = {"index": 1, "heal": "proposed", "healed": renamed, "strategy": "similarity",
+               "score": 0.71, "changes": ["name: 'Delete account' -> 'Close account'"]}  # fmt: skip
+    first = services.heal_record(scenario_id=scenario.pk, outcome=outcome)
+    seen_later = {**renamed, "captured_at": "2026-11-26T10:00:02Z", "box": [10, 20, 80, 30]}
+    second = services.heal_record(
+        scenario_id=scenario.pk, outcome={**outcome, "healed": seen_later}
+    )
+    assert first is not None and second == first
+    # Another change: a proposal of its own.
+    other = {**renamed, "name": "Remove account", "box": [10, 20, 80, 30]}
+    assert services.heal_record(
+        scenario_id=scenario.pk, outcome={**outcome, "healed": other}
+    ) not in (None, first)
+    assert IdentityHeal.objects.filter(status="proposed").count() == 2
+    confident = {**outcome, "heal": "confident"}
+    applied = services.heal_record(scenario_id=scenario.pk, outcome={**confident, "healed": other})
+    assert applied is not None and applied.status == "applied"  # what waited, written now
+    assert applied.pk != first.pk and IdentityHeal.objects.filter(status="applied").count() == 1
+    again = services.heal_record(scenario_id=scenario.pk, outcome={**confident, "healed": other})
+    assert again is None  # the step knows the element so already
+    # Only moved on the page: still a change to keep (replay finds it by its place too).
+    moved = {**other, "box": [300, 400, 80, 30]}
+    placed = services.heal_record(scenario_id=scenario.pk, outcome={**confident, "healed": moved})
+    assert placed is not None and placed.status == "applied"
+    assert (
+        services.heal_record(scenario_id=scenario.pk, outcome={**confident, "healed": moved})
+        is None
+    )
+    assert IdentityHeal.objects.filter(status="applied").count() == 2
+
+
+@pytest.mark.django_db
 def test_a_run_without_replayable_steps_is_not_saved(owner: Any) -> None:
     run = services.run_create(owner=owner, task="look around", start_url="", planner="rules")
     services.step_record(run_id=run.pk, data={"index": 0, "action": "read_page", "args": {}})
