@@ -158,13 +158,12 @@ class McpApp:
             status, holder = await database_sync_to_async(_state)(run_id)
             if holder or status in Run.FINAL:
                 break
-            if budget.remaining_ms() <= 0:
-                # No worker took it: stopped while still queued (a later claim would
-                # open a browser nobody calls); the session's next call makes a new run.
-                if await runner.stop_queued(run_id):
-                    self._runs.pop(session_id, None)
-                    return None
-                continue  # claimed just now
+            # No worker took it in time: stopped while still queued (a later claim would
+            # open a browser nobody calls); the session's next call makes a new run.  Not
+            # queued any more: claimed just now, seen on the next look.
+            if budget.remaining_ms() <= 0 and await runner.stop_queued(run_id):
+                self._runs.pop(session_id, None)
+                return None
             await asyncio.sleep(0.05)
         return run_id
 
