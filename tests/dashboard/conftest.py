@@ -164,8 +164,18 @@ async def open_socket() -> AsyncIterator[OpenSocket]:
         return comm, connected, detail
 
     yield open_
+    failed = []
     for comm in opened:
-        await comm.disconnect()
+        if not comm.future.done():
+            await comm.disconnect()
+        elif comm.future.cancelled():
+            # The consumer's task was cancelled under it: disconnecting would raise that
+            # cancellation into the tests' shared event loop, and every later test would
+            # inherit this one's database and folders.  Said, not raised.
+            failed.append("a socket's consumer was cancelled before the test's end")
+        elif comm.future.exception() is not None:
+            failed.append(f"a socket's consumer failed: {comm.future.exception()!r}")
+    assert not failed, failed
 
 
 @pytest.fixture
