@@ -9,15 +9,12 @@
   if (window.__tabwrightPending) return;
   const timers = new Set();
   const frames = new Set();
-  const native = {
-    setTimeout: window.setTimeout,
-    requestAnimationFrame: window.requestAnimationFrame,
-  };
+  const nativeSetTimeout = window.setTimeout; // for settle.js's own waits
   const p = {
     armed: false,
     limitMs: 0,
     // settle.js's own waits, which must not count as the page's.
-    later: (fn, ms) => Reflect.apply(native.setTimeout, window, [fn, ms]),
+    later: (fn, ms) => Reflect.apply(nativeSetTimeout, window, [fn, ms]),
     arm(limitMs) { timers.clear(); frames.clear(); p.limitMs = limitMs; p.armed = true; },
     disarm() { p.armed = false; timers.clear(); frames.clear(); },
     due: () => (p.armed ? timers.size + frames.size : 0),
