@@ -3,13 +3,32 @@
 
 from __future__ import annotations
 
-from automation.browser.config import BrowserConfig
-from automation.browser.problems import ProblemWatcher
-from automation.browser.session import BrowserSession
-from automation.browser.snapshot import RefEntry, Snapshot, SnapshotOptions
-from automation.browser.tab import Tab
-from automation.browser.tabs import TabGroup
-from automation.browser.url_policy import UrlPolicy
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what type checkers and editors see; at run time each name loads on first use
+    from automation.browser.config import BrowserConfig
+    from automation.browser.problems import ProblemWatcher
+    from automation.browser.session import BrowserSession
+    from automation.browser.snapshot import RefEntry, Snapshot, SnapshotOptions
+    from automation.browser.tab import Tab
+    from automation.browser.tabs import TabGroup
+    from automation.browser.url_policy import UrlPolicy
+
+# Each public name and the module that defines it, imported when the name is first asked for
+# (PEP 562): a module of this package that needs no Playwright (config, url_policy) loads
+# without it.
+_MODULE_OF: dict[str, str] = {
+    "BrowserConfig": "automation.browser.config",
+    "BrowserSession": "automation.browser.session",
+    "ProblemWatcher": "automation.browser.problems",
+    "RefEntry": "automation.browser.snapshot",
+    "Snapshot": "automation.browser.snapshot",
+    "SnapshotOptions": "automation.browser.snapshot",
+    "Tab": "automation.browser.tab",
+    "TabGroup": "automation.browser.tabs",
+    "UrlPolicy": "automation.browser.url_policy",
+}
 
 __all__ = [
     "BrowserConfig",
@@ -22,3 +41,16 @@ __all__ = [
     "TabGroup",
     "UrlPolicy",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # found once; later lookups don't come back here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
