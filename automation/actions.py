@@ -1,8 +1,10 @@
 """The one registry of the actions an agent may call: the browser's
-(:mod:`automation.browser.actions`), the workspace files' (:mod:`automation.tools.files`) and
-the shell (:mod:`automation.tools.shell`).  Adding a spec to one of those tuples is all it
-takes to offer it: the system prompt, the native tool definitions, validation and the act
-entry points (HTTP, WebSocket, command line) all read :data:`ACTIONS`.
+(:mod:`automation.browser.actions`) and their macro (:mod:`automation.browser.macro`), the
+workspace files' (:mod:`automation.tools.files`) and the shell (:mod:`automation.tools.shell`).
+Adding a spec to one of those tuples is all it takes to offer it: the system prompt, the
+native tool definitions, validation and the act entry points (HTTP, WebSocket, command line)
+all read :data:`ACTIONS`.  Each spec validates and runs itself (:mod:`automation.actionspec`);
+this module finds it by name.
 
 Every action also takes ``timeout_ms``: it narrows the caller's budget for that one call.
 """
@@ -12,14 +14,14 @@ from __future__ import annotations
 from typing import Any
 
 from automation.actionspec import ActionSpec, Param
-from automation.browser.actions import BROWSER_ACTIONS
+from automation.browser.actions import BROWSER_ACTIONS, EVALUATE_ACTIONS
 from automation.browser.config import BrowserConfig
 from automation.browser.emulation import EMULATION_ACTIONS
 from automation.browser.interact import OnField
 from automation.browser.lookup import LOOKUP_ACTIONS
-from automation.browser.macro import Macro, MacroResult, OnStep, run_macro
+from automation.browser.macro import MACRO_ACTIONS, Macro, MacroResult, OnStep, run_macro
 from automation.browser.tab import Tab
-from automation.budget import MAX_TIMEOUT_MS, Budget, timeout_ms_of
+from automation.budget import MAX_TIMEOUT_MS, Budget
 from automation.errors import ActionInvalid
 from automation.recording.verify import VERIFY_ACTIONS
 from automation.tools.files import FILE_ACTIONS
@@ -41,8 +43,8 @@ __all__ = [
 ACTIONS: dict[str, ActionSpec] = {
     spec.name: spec
     for spec in (
-        *BROWSER_ACTIONS, *LOOKUP_ACTIONS, *EMULATION_ACTIONS, *VERIFY_ACTIONS,
-        *FILE_ACTIONS, *SHELL_ACTIONS,
+        *BROWSER_ACTIONS, *MACRO_ACTIONS, *EVALUATE_ACTIONS, *LOOKUP_ACTIONS,
+        *EMULATION_ACTIONS, *VERIFY_ACTIONS, *FILE_ACTIONS, *SHELL_ACTIONS,
     )
 }  # fmt: skip
 
@@ -56,49 +58,22 @@ def available(config: BrowserConfig) -> list[ActionSpec]:
 def validate(name: str, args: dict[str, Any]) -> dict[str, Any]:
     """Check ``args`` against the action's params; return only the known ones (and a
     valid ``timeout_ms``)."""
+    return _spec(name).validate(args)
+
+
+def _spec(name: str) -> ActionSpec:
     spec = ACTIONS.get(name)
     if spec is None:
         raise ActionInvalid(
             f"unknown action {name!r}",
             hint="known actions: " + ", ".join(sorted(ACTIONS)),
         )
-    clean: dict[str, Any] = {}
-    for param in spec.params:
-        if param.name not in args or args[param.name] is None:
-            if param.required:
-                raise ActionInvalid(f"{name} needs {param.name!r} ({param.description})")
-            continue
-        value = args[param.name]
-        if param.type is str and isinstance(value, int | float) and not isinstance(value, bool):
-            value = str(value)  # a model writing 42 for "42" is harmless
-        wrong_bool = isinstance(value, bool) and param.type is int
-        if not isinstance(value, param.type) or wrong_bool:
-            raise ActionInvalid(
-                f"{name}: {param.name!r} must be {param.type_name}, not {type(value).__name__}"
-            )
-        clean[param.name] = value
-    if spec.check is not None:
-        spec.check(clean)
-    if _timeout(name, args) is not None:  # kept, checked: it narrows the call's budget
-        clean["timeout_ms"] = args["timeout_ms"]
-    return clean
-
-
-def _timeout(name: str, args: dict[str, Any]) -> float | None:
-    value = args.get("timeout_ms")
-    return None if value is None else timeout_ms_of(value, what=f"{name}: timeout_ms")
+    return spec
 
 
 async def execute(tab: Tab, name: str, args: dict[str, Any], *, budget: Budget) -> str:
     """Validate and run one action; returns the result line for the model."""
-    clean, call_budget = _prepare(name, args, budget)
-    spec = ACTIONS[name]
-    if not spec.enabled(tab.config):
-        raise ActionInvalid(
-            f"{name} is turned off",
-            hint=f"the operator can turn it on (BrowserConfig.{spec.switch})",
-        )
-    return await spec.run(tab, clean, call_budget)
+    return await _spec(name).execute(tab, args, budget=budget)
 
 
 async def execute_steps(
@@ -111,7 +86,7 @@ async def execute_steps(
 ) -> MacroResult:
     """A ``steps`` call with each step's outcome (``execute`` gives only the text, and
     raises StepFailed when a step failed)."""
-    clean, call_budget = _prepare("steps", args, budget)
+    clean, call_budget = _spec("steps").prepare(args, budget)
     macro = Macro.parse(clean)
     return await run_macro(tab, macro, budget=call_budget, on_step=on_step, record=record)
 
@@ -120,7 +95,7 @@ async def execute_form(
     tab: Tab, args: dict[str, Any], *, budget: Budget, on_field: OnField | None = None
 ) -> str:
     """A ``fill_form`` call that tells ``on_field`` of each field as the step it is."""
-    clean, call_budget = _prepare("fill_form", args, budget)
+    clean, call_budget = _spec("fill_form").prepare(args, budget)
     return await tab.fill_form(clean["fields"], budget=call_budget, on_field=on_field)
 
 
@@ -132,9 +107,3 @@ async def act(tab: Tab, name: str, args: dict[str, Any], *, budget: Budget) -> d
     if name != "steps":
         return {"ok": True, "result": await execute(tab, name, args, budget=budget)}
     return (await execute_steps(tab, args, budget=budget)).answer()
-
-
-def _prepare(name: str, args: dict[str, Any], budget: Budget) -> tuple[dict[str, Any], Budget]:
-    clean = validate(name, args)
-    timeout_ms = clean.pop("timeout_ms", None)
-    return clean, (budget.child(timeout_ms, label=name) if timeout_ms else budget)

@@ -12,6 +12,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from automation.budget import timeout_ms_of
+from automation.errors import ActionInvalid
+
 if TYPE_CHECKING:
     from automation.browser.config import BrowserConfig
     from automation.browser.tab import Tab
@@ -73,6 +76,48 @@ class ActionSpec:
     def enabled(self, config: BrowserConfig) -> bool:
         return not self.switch or bool(getattr(config, self.switch))
 
+    def validate(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Check ``args`` against the params; return only the known ones (and a valid
+        ``timeout_ms``)."""
+        name = self.name
+        clean: dict[str, Any] = {}
+        for param in self.params:
+            if param.name not in args or args[param.name] is None:
+                if param.required:
+                    raise ActionInvalid(f"{name} needs {param.name!r} ({param.description})")
+                continue
+            value = args[param.name]
+            if param.type is str and isinstance(value, int | float) and not isinstance(value, bool):
+                value = str(value)  # a model writing 42 for "42" is harmless
+            wrong_bool = isinstance(value, bool) and param.type is int
+            if not isinstance(value, param.type) or wrong_bool:
+                raise ActionInvalid(
+                    f"{name}: {param.name!r} must be {param.type_name}, not {type(value).__name__}"
+                )
+            clean[param.name] = value
+        if self.check is not None:
+            self.check(clean)
+        if _timeout(name, args) is not None:  # kept, checked: it narrows the call's budget
+            clean["timeout_ms"] = args["timeout_ms"]
+        return clean
+
+    def prepare(self, args: dict[str, Any], budget: Budget) -> tuple[dict[str, Any], Budget]:
+        """The validated args, and the budget of the call: the caller's, narrowed by the
+        call's own ``timeout_ms`` when it gives one."""
+        clean = self.validate(args)
+        timeout_ms = clean.pop("timeout_ms", None)
+        return clean, (budget.child(timeout_ms, label=self.name) if timeout_ms else budget)
+
+    async def execute(self, tab: Tab, args: dict[str, Any], *, budget: Budget) -> str:
+        """Validate and run the action; returns the result line for the model."""
+        clean, call_budget = self.prepare(args, budget)
+        if not self.enabled(tab.config):
+            raise ActionInvalid(
+                f"{self.name} is turned off",
+                hint=f"the operator can turn it on (BrowserConfig.{self.switch})",
+            )
+        return await self.run(tab, clean, call_budget)
+
     def signature(self) -> str:
         """``click(ref, button?, modifiers?: list)``: the action as the model reads it (a
         parameter is a string unless its type is given)."""
@@ -81,6 +126,11 @@ class ActionSpec:
             for p in self.params
         )
         return f"{self.name}({params})"
+
+
+def _timeout(name: str, args: dict[str, Any]) -> float | None:
+    value = args.get("timeout_ms")
+    return None if value is None else timeout_ms_of(value, what=f"{name}: timeout_ms")
 
 
 def optional(name: str, kind: type | tuple[type, ...], description: str) -> Param:

@@ -1,6 +1,7 @@
 """The browser's actions, as specs (:mod:`automation.actionspec`): each names its parameters
 once and dispatches to the :class:`Tab` method.  :mod:`automation.actions` assembles them with
-the agent's other tools into the one registry.
+the macro of them (:mod:`automation.browser.macro`) and the agent's other tools into the one
+registry.
 """
 
 from __future__ import annotations
@@ -10,12 +11,12 @@ from typing import Any
 
 from automation.actionspec import REF_DESCRIPTION, ActionSpec, Param, optional
 from automation.browser import storage
-from automation.browser.macro import MAX_STEPS, Macro, read_page, run_macro
+from automation.browser.snapshot import SnapshotOptions
 from automation.browser.tab import Tab
 from automation.budget import Budget
 from automation.errors import ActionInvalid
 
-__all__ = ["BROWSER_ACTIONS", "JSON_TYPES"]
+__all__ = ["BROWSER_ACTIONS", "EVALUATE_ACTIONS", "JSON_TYPES", "read_page"]
 
 MAX_EVALUATE_RESULT_CHARS = 8_000  # what the model reads of a script's value
 JSON_TYPES = (str, int, float, bool, list, dict)
@@ -26,6 +27,15 @@ def _ref(description: str = REF_DESCRIPTION) -> Param:
 
 
 _opt = optional
+
+
+async def read_page(
+    tab: Tab, *, delta: bool = False, link_urls: bool = False, budget: Budget
+) -> str:
+    """The page as the model reads it: title, URL and the snapshot (or what changed);
+    ``link_urls`` shows each link's URL on its line."""
+    snap = await tab.snapshot(SnapshotOptions(delta=delta, link_urls=link_urls), budget=budget)
+    return f"Page: {snap.title!r} {snap.url}\n{snap.text}"
 
 
 async def _tabs(tab: Tab, args: dict[str, Any], budget: Budget) -> str:
@@ -134,13 +144,6 @@ async def _evaluate(tab: Tab, args: dict[str, Any], budget: Budget) -> str:
         cut = len(text) - MAX_EVALUATE_RESULT_CHARS
         text = f"{text[:MAX_EVALUATE_RESULT_CHARS]}… ({cut} more characters; return less)"
     return text
-
-
-async def _steps(tab: Tab, args: dict[str, Any], budget: Budget) -> str:
-    result = await run_macro(tab, Macro.parse(args), budget=budget)
-    if not result.ok:
-        raise result.error()
-    return result.to_text()
 
 
 BROWSER_ACTIONS: tuple[ActionSpec, ...] = (
@@ -365,20 +368,11 @@ BROWSER_ACTIONS: tuple[ActionSpec, ...] = (
         ),
         _tabs,
     ),
-    ActionSpec(
-        "steps",
-        f"up to {MAX_STEPS} steps in one call: "
-        '{"type": "click"|"fill", "ref", "value"?}, {"type": "wait_for", ...wait_for keys}, '
-        '{"type": "navigate", "url"}, {"type": "read_page"}; one line a step back',
-        (
-            Param("steps", list, "the steps, in order"),
-            _opt("fail_fast", bool, "stop at the first failing step (default true)"),
-            _opt("return_mode", str, "final (default), all, or delta: which read_page"),
-            _opt("per_step_timeout_ms", int, "budget of each step"),
-        ),
-        _steps,
-        check=Macro.parse,
-    ),
+)
+
+# Off unless the operator turns it on; listed after the macro (automation.browser.macro), where
+# the model has always read it.
+EVALUATE_ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec(
         "evaluate",
         "run JavaScript in the page and get its value as JSON: an expression, or a "

@@ -8,6 +8,10 @@ action code, refs checked fail-closed, inside the caller's budget (and, when giv
 ``per_step_timeout_ms`` each).  With ``fail_fast`` (the default) the first failure skips
 the rest.  ``return_mode`` says which pages come back: the ``final`` read_page, ``all`` of
 them, or the final one as a ``delta`` since the tab's previous snapshot.
+
+Each step runs as its single action (:data:`automation.browser.actions.BROWSER_ACTIONS`),
+validated by that action's own spec; the macro is offered as the ``steps`` action
+(:data:`MACRO_ACTIONS`), which the registry (:mod:`automation.actions`) lists with the others.
 """
 
 from __future__ import annotations
@@ -19,7 +23,8 @@ from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
 
-from automation.browser.snapshot import SnapshotOptions
+from automation.actionspec import ActionSpec, Param, optional
+from automation.browser.actions import BROWSER_ACTIONS, read_page
 from automation.browser.tab import Tab, Target
 from automation.budget import Budget, timeout_ms_of
 from automation.errors import (
@@ -32,6 +37,7 @@ from automation.errors import (
 )
 
 __all__ = [
+    "MACRO_ACTIONS",
     "MAX_STEPS",
     "RETURN_MODES",
     "STEP_KINDS",
@@ -181,6 +187,9 @@ def _check_step(index: int, step: object) -> dict[str, Any]:
 
 OnStep = Callable[[StepResult], Awaitable[None]]
 
+# The single actions a step runs as (read_page aside: the macro keeps its text).
+_STEP_ACTIONS: dict[str, ActionSpec] = {s.name: s for s in BROWSER_ACTIONS if s.name in STEP_KINDS}
+
 
 async def run_macro(
     tab: Tab,
@@ -193,8 +202,6 @@ async def run_macro(
     """Run the steps in order.  ``on_step`` hears each step that ran as soon as it ends;
     with ``record`` each click and fill first takes its element's identity (a step whose
     ref went stale fails there, before acting)."""
-    from automation.actions import execute  # the registry imports this module
-
     results: list[StepResult] = []
     last_read = max((i for i, s in enumerate(macro.steps) if s["type"] == "read_page"), default=-1)
     failed = False
@@ -219,7 +226,7 @@ async def run_macro(
                 if macro.return_mode == "all" or index == last_read:
                     page = text
             else:
-                await execute(tab, kind, args, budget=step_budget)
+                await _STEP_ACTIONS[kind].execute(tab, args, budget=step_budget)
         except (Cancelled, BrowserClosed):
             raise
         except TabwrightError as exc:
@@ -231,15 +238,6 @@ async def run_macro(
         if on_step is not None:
             await on_step(done)
     return MacroResult(results)
-
-
-async def read_page(
-    tab: Tab, *, delta: bool = False, link_urls: bool = False, budget: Budget
-) -> str:
-    """The page as the model reads it: title, URL and the snapshot (or what changed);
-    ``link_urls`` shows each link's URL on its line."""
-    snap = await tab.snapshot(SnapshotOptions(delta=delta, link_urls=link_urls), budget=budget)
-    return f"Page: {snap.title!r} {snap.url}\n{snap.text}"
 
 
 async def _target(tab: Tab, ref: str, budget: Budget, record: bool) -> Target:
@@ -281,3 +279,28 @@ async def _ref_of_node(tab: Tab, backend_node_id: int, budget: Budget) -> str:
 
 def _ms(started: float) -> int:
     return int((time.monotonic() - started) * 1000)
+
+
+async def _steps(tab: Tab, args: dict[str, Any], budget: Budget) -> str:
+    result = await run_macro(tab, Macro.parse(args), budget=budget)
+    if not result.ok:
+        raise result.error()
+    return result.to_text()
+
+
+MACRO_ACTIONS: tuple[ActionSpec, ...] = (
+    ActionSpec(
+        "steps",
+        f"up to {MAX_STEPS} steps in one call: "
+        '{"type": "click"|"fill", "ref", "value"?}, {"type": "wait_for", ...wait_for keys}, '
+        '{"type": "navigate", "url"}, {"type": "read_page"}; one line a step back',
+        (
+            Param("steps", list, "the steps, in order"),
+            optional("fail_fast", bool, "stop at the first failing step (default true)"),
+            optional("return_mode", str, "final (default), all, or delta: which read_page"),
+            optional("per_step_timeout_ms", int, "budget of each step"),
+        ),
+        _steps,
+        check=Macro.parse,
+    ),
+)
