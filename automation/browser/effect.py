@@ -88,7 +88,7 @@ class Subject:
         except StaleRef:
             if not follow:
                 raise
-            entry = tab._entry(ref)
+            entry = tab.core.entry(ref)
             handle = await tab.follow(ref, budget=budget, action=action)
             return cls(tab, entry, handle, tab.state.identities.get(entry.ref), replaced=True)
         handle = await tab.handle_of(locator, entry, budget=budget)
@@ -154,7 +154,7 @@ class Subject:
             target = await click_target(element, budget)
             try:
                 click = target.click(timeout=budget.playwright_timeout())
-                await self.tab._call(what, budget, click)
+                await self.tab.core.call(what, budget, click)
                 return
             except ActionFailed as exc:
                 if attempt or "not attached" not in exc.message:

@@ -58,7 +58,7 @@ async def _emulate_media(tab: Tab, args: dict[str, Any], budget: Budget) -> str:
     _check_media(args)
     given = {k: v for k, v in args.items() if k in _MEDIA}
     # "reset" is Playwright's "null": the browser's own value again.
-    await tab._call(
+    await tab.core.call(
         "emulate_media",
         budget,
         tab.page.emulate_media(**{k: ("null" if v == "reset" else v) for k, v in given.items()}),  # type: ignore[arg-type]
@@ -81,7 +81,7 @@ async def _drop_files(tab: Tab, args: dict[str, Any], budget: Budget) -> str:
         for p in paths
     ]
     locator, entry = await tab.resolve(args["ref"], budget=budget, action="drop files on")
-    taken = await tab._call(
+    taken = await tab.core.call(
         f"drop files on {entry.describe()}", budget, locator.evaluate(_DROP_JS, files)
     )
     names = ", ".join(p.name for p in paths)

@@ -271,7 +271,7 @@ async def evaluate(
             "with a ref, the script must be a function of the element",
             hint="like el => el.value, or (el, arg) => ...",
         )
-    tab._check_alive()
+    tab.core.check_alive()
     if tab.runtime is not None and not tab.runtime.usable and tab.reattach_runtime is not None:
         # The debugging connection dropped since the last script: attach anew now, while
         # no script of ours runs, so this one can be stopped again if it hangs.
@@ -280,7 +280,7 @@ async def evaluate(
     route, reason, terminated_before = "playwright", "", _terminations(tab)
     try:
         if ref:
-            entry = tab._entry(ref)
+            entry = tab.core.entry(ref)
             backend_id, reason = await _backend_id(tab, entry.ref, budget)
             if backend_id is not None:
                 route = "cdp_element"
@@ -385,7 +385,9 @@ async def _playwright(tab: Tab, source: str, arg: Any, ref: str, budget: Budget)
         work = tab.page.evaluate(_playwright_page_program(source), [arg, cap])
     runtime = tab.runtime if tab.runtime is not None and tab.runtime.usable else None
     try:
-        value = await _stopping(budget, runtime, lambda window: tab._call("evaluate", window, work))
+        value = await _stopping(
+            budget, runtime, lambda window: tab.core.call("evaluate", window, work)
+        )
     except (BrowserClosed, EvaluateTimeout, EvaluateCancelled):
         raise
     except TabwrightError as exc:

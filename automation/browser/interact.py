@@ -4,6 +4,10 @@ Every action resolves its ref first (fail closed: see :meth:`Tab.resolve`), refu
 once what can't work (hidden, disabled, not editable) instead of waiting out its budget,
 and names the action and the ref in every error.  Each takes a parent ``budget``; without
 one it gets the tab's default action timeout.
+
+Each function takes the tab it acts in and uses only its public methods and its core
+(:class:`~automation.browser.core.TabCore`); :class:`~automation.browser.tab.Tab` offers
+them as its methods, and settles after those that can set something off.
 """
 
 from __future__ import annotations
@@ -15,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 from automation.browser.effect import TOGGLE_STATE_JS, Subject, click_target, dispose
 from automation.browser.masking import mask_field
-from automation.browser.settle import settles
 from automation.budget import Budget
 from automation.errors import (
     ActionFailed,
@@ -30,7 +33,22 @@ from automation.errors import (
 if TYPE_CHECKING:
     from automation.browser.tab import Tab
 
-__all__ = ["Interactions", "OnField"]
+__all__ = [
+    "OnField",
+    "click",
+    "drag",
+    "fill",
+    "fill_form",
+    "highlight",
+    "hover",
+    "press_key",
+    "scroll",
+    "select_option",
+    "set_checked",
+    "set_input_files",
+    "type_text",
+    "upload_paths",
+]
 
 # A field of fill_form, done or failed, as the step it is: index, action (fill, check or
 # select_option), its args (with the ref), the error if it failed, its duration in ms.
@@ -67,331 +85,317 @@ _CARET_TO_END_JS = """(el) => {
 }"""
 
 
-class Interactions:
-    @settles
-    async def click(
-        self: Tab,
-        ref: str,
-        *,
-        button: str = "left",
-        modifiers: Sequence[str] = (),
-        double: bool = False,
-        budget: Budget | None = None,
-    ) -> str:
-        if button not in MOUSE_BUTTONS:
-            raise ActionInvalid(f"click: button must be one of {', '.join(MOUSE_BUTTONS)}")
-        keys = _modifiers(modifiers, "click")
-        budget = self._budget(budget, "click")
-        name = "double-click" if double else "click"
-        locator, entry = await self.resolve(ref, budget=budget, action="click")
-        timeout = budget.playwright_timeout()
-        label = None
-        if entry.role in ("checkbox", "radio") and not double and button == "left":
-            # A box hidden behind a styled label is clicked through its label.
-            handle = await self.handle_of(locator, entry, budget=budget)
-            target = await click_target(handle, budget)
-            label = target if target is not handle else None
-            await dispose(handle)
+async def click(
+    tab: Tab,
+    ref: str,
+    *,
+    button: str = "left",
+    modifiers: Sequence[str] = (),
+    double: bool = False,
+    budget: Budget | None = None,
+) -> str:
+    if button not in MOUSE_BUTTONS:
+        raise ActionInvalid(f"click: button must be one of {', '.join(MOUSE_BUTTONS)}")
+    keys = _modifiers(modifiers, "click")
+    budget = tab.core.budget(budget, "click")
+    name = "double-click" if double else "click"
+    locator, entry = await tab.resolve(ref, budget=budget, action="click")
+    timeout = budget.playwright_timeout()
+    label = None
+    if entry.role in ("checkbox", "radio") and not double and button == "left":
+        # A box hidden behind a styled label is clicked through its label.
+        handle = await tab.handle_of(locator, entry, budget=budget)
+        target = await click_target(handle, budget)
+        label = target if target is not handle else None
+        await dispose(handle)
+    if label is not None:
+        work = label.click(modifiers=keys, timeout=timeout)  # type: ignore[arg-type]
+    elif double:
+        work = locator.dblclick(button=button, modifiers=keys, timeout=timeout)  # type: ignore[arg-type]
+    else:
+        work = locator.click(button=button, modifiers=keys, timeout=timeout)  # type: ignore[arg-type]
+    try:
+        await tab.core.call(f"{name} {entry.describe()}", budget, work)
+    finally:
         if label is not None:
-            work = label.click(modifiers=keys, timeout=timeout)  # type: ignore[arg-type]
-        elif double:
-            work = locator.dblclick(button=button, modifiers=keys, timeout=timeout)  # type: ignore[arg-type]
+            await dispose(label)
+    tab.dialogs_raise(f"{name} {entry.describe()}")
+    extra = f" with {'+'.join(keys)}" if keys else ""
+    how = f" ({button} button)" if button != "left" else ""
+    return f"{name}ed {entry.role} {entry.name!r}{how}{extra}"
+
+
+async def hover(tab: Tab, ref: str, *, budget: Budget | None = None) -> str:
+    budget = tab.core.budget(budget, "hover")
+    locator, entry = await tab.resolve(ref, budget=budget, action="hover")
+    await tab.core.call(
+        f"hover {entry.describe()}", budget, locator.hover(timeout=budget.playwright_timeout())
+    )
+    return f"hovering over {entry.role} {entry.name!r}"
+
+
+async def fill(
+    tab: Tab, ref: str, value: str, *, submit: bool = False, budget: Budget | None = None
+) -> str:
+    """Replace the field's value at once (``input`` and ``change`` events fire), then
+    read it back from the field now (an app may have replaced the field meanwhile)."""
+    _check_text(value, "fill")
+    budget = tab.core.budget(budget, "fill")
+    subject = await Subject.hold(tab, ref, budget=budget, action="fill", identify=submit)
+    try:
+        return await _fill(tab, subject, value, submit, budget)
+    finally:
+        await subject.release()
+
+
+async def type_text(
+    tab: Tab,
+    ref: str,
+    text: str,
+    *,
+    submit: bool = False,
+    delay_ms: int = 0,
+    clear: bool = True,
+    budget: Budget | None = None,
+) -> str:
+    """Type key by key, as a person would (for fields that react to each key); the
+    field is cleared first unless ``clear`` is false.  Keys go to the field now: a
+    field the app replaced while it was cleared keeps them coming, and one the app
+    replaces between keys does too when the app moves the focus to the new one, as
+    apps do for a person typing."""
+    _check_text(text, "type")
+    if not isinstance(delay_ms, int) or not 0 <= delay_ms <= 1_000:
+        raise ActionInvalid("type: delay_ms must be between 0 and 1000")
+    budget = tab.core.budget(budget, "type")
+    subject = await Subject.hold(tab, ref, budget=budget, action="type", identify=True)
+    entry = subject.entry
+    what = f"type into {entry.describe()}"
+    timeout = _ms(budget)
+    try:
+        await mask_field(tab, subject.handle, text, budget)  # before a key is drawn
+        if clear and not delay_ms:
+            await tab.core.call(what, budget, subject.handle.fill(text, timeout=timeout))
         else:
-            work = locator.click(button=button, modifiers=keys, timeout=timeout)  # type: ignore[arg-type]
-        try:
-            await self._call(f"{name} {entry.describe()}", budget, work)
-        finally:
-            if label is not None:
-                await dispose(label)
-        self.dialogs_raise(f"{name} {entry.describe()}")
-        extra = f" with {'+'.join(keys)}" if keys else ""
-        how = f" ({button} button)" if button != "left" else ""
-        return f"{name}ed {entry.role} {entry.name!r}{how}{extra}"
+            if clear:
+                await tab.core.call(what, budget, subject.handle.fill("", timeout=timeout))
+            field = await _field_now(subject, what, budget)
+            await tab.core.call(what, budget, field.focus())
+            if not clear:  # add at the end, as a person clicking after the text would
+                await tab.core.call(what, budget, field.evaluate(_CARET_TO_END_JS))
+            await tab.core.call(what, budget, tab.page.keyboard.type(text, delay=delay_ms))
+        shown = await _typed_value(subject, text, what, budget, whole=clear)
+        if submit:
+            await _press_enter(tab, subject, what, budget)
+    finally:
+        await subject.release()
+    return (
+        f"typed {len(text)} characters into {entry.role} {entry.name!r}"
+        + (" and pressed Enter" if submit else "")
+        + shown
+    )
 
-    async def double_click(self: Tab, ref: str, *, budget: Budget | None = None) -> str:
-        return await self.click(ref, double=True, budget=budget)
 
-    @settles
-    async def hover(self: Tab, ref: str, *, budget: Budget | None = None) -> str:
-        budget = self._budget(budget, "hover")
-        locator, entry = await self.resolve(ref, budget=budget, action="hover")
-        await self._call(
-            f"hover {entry.describe()}", budget, locator.hover(timeout=budget.playwright_timeout())
-        )
-        return f"hovering over {entry.role} {entry.name!r}"
+async def set_checked(
+    tab: Tab, ref: str, checked: bool = True, *, budget: Budget | None = None
+) -> str:
+    """Click a checkbox, radio or switch until it has the state asked for, judged on
+    the element now: the app may replace it (its whole row) as it changes."""
+    budget = tab.core.budget(budget, "check")
+    subject = await Subject.hold(tab, ref, budget=budget, action="check", identify=True)
+    try:
+        return await _set_checked(tab, subject, checked, budget)
+    finally:
+        await subject.release()
 
-    @settles
-    async def fill(
-        self: Tab, ref: str, value: str, *, submit: bool = False, budget: Budget | None = None
-    ) -> str:
-        """Replace the field's value at once (``input`` and ``change`` events fire), then
-        read it back from the field now (an app may have replaced the field meanwhile)."""
-        _check_text(value, "fill")
-        budget = self._budget(budget, "fill")
-        subject = await Subject.hold(self, ref, budget=budget, action="fill", identify=submit)
-        try:
-            return await _fill(self, subject, value, submit, budget)
-        finally:
-            await subject.release()
 
-    @settles
-    async def type(
-        self: Tab,
-        ref: str,
-        text: str,
-        *,
-        submit: bool = False,
-        delay_ms: int = 0,
-        clear: bool = True,
-        budget: Budget | None = None,
-    ) -> str:
-        """Type key by key, as a person would (for fields that react to each key); the
-        field is cleared first unless ``clear`` is false.  Keys go to the field now: a
-        field the app replaced while it was cleared keeps them coming, and one the app
-        replaces between keys does too when the app moves the focus to the new one, as
-        apps do for a person typing."""
-        _check_text(text, "type")
-        if not isinstance(delay_ms, int) or not 0 <= delay_ms <= 1_000:
-            raise ActionInvalid("type: delay_ms must be between 0 and 1000")
-        budget = self._budget(budget, "type")
-        subject = await Subject.hold(self, ref, budget=budget, action="type", identify=True)
-        entry = subject.entry
-        what = f"type into {entry.describe()}"
-        timeout = _ms(budget)
-        try:
-            await mask_field(self, subject.handle, text, budget)  # before a key is drawn
-            if clear and not delay_ms:
-                await self._call(what, budget, subject.handle.fill(text, timeout=timeout))
-            else:
-                if clear:
-                    await self._call(what, budget, subject.handle.fill("", timeout=timeout))
-                field = await _field_now(subject, what, budget)
-                await self._call(what, budget, field.focus())
-                if not clear:  # add at the end, as a person clicking after the text would
-                    await self._call(what, budget, field.evaluate(_CARET_TO_END_JS))
-                await self._call(what, budget, self.page.keyboard.type(text, delay=delay_ms))
-            shown = await _typed_value(subject, text, what, budget, whole=clear)
-            if submit:
-                await _press_enter(self, subject, what, budget)
-        finally:
-            await subject.release()
-        return (
-            f"typed {len(text)} characters into {entry.role} {entry.name!r}"
-            + (" and pressed Enter" if submit else "")
-            + shown
-        )
+async def select_option(
+    tab: Tab, ref: str, values: str | Sequence[str], *, budget: Budget | None = None
+) -> str:
+    """Choose options of a <select> by their label (or, failing that, their value),
+    then read the choice back from the select now."""
+    wanted = _labels(values)
+    budget = tab.core.budget(budget, "select_option")
+    subject = await Subject.hold(tab, ref, budget=budget, action="select_option", identify=True)
+    try:
+        return await _select(tab, subject, wanted, budget)
+    finally:
+        await subject.release()
 
-    @settles
-    async def set_checked(
-        self: Tab, ref: str, checked: bool = True, *, budget: Budget | None = None
-    ) -> str:
-        """Click a checkbox, radio or switch until it has the state asked for, judged on
-        the element now: the app may replace it (its whole row) as it changes."""
-        budget = self._budget(budget, "check")
-        subject = await Subject.hold(self, ref, budget=budget, action="check", identify=True)
-        try:
-            return await _set_checked(self, subject, checked, budget)
-        finally:
-            await subject.release()
 
-    @settles
-    async def select_option(
-        self: Tab, ref: str, values: str | Sequence[str], *, budget: Budget | None = None
-    ) -> str:
-        """Choose options of a <select> by their label (or, failing that, their value),
-        then read the choice back from the select now."""
-        wanted = _labels(values)
-        budget = self._budget(budget, "select_option")
-        subject = await Subject.hold(
-            self, ref, budget=budget, action="select_option", identify=True
-        )
-        try:
-            return await _select(self, subject, wanted, budget)
-        finally:
-            await subject.release()
-
-    @settles
-    async def fill_form(
-        self: Tab,
-        fields: Sequence[dict[str, Any]],
-        *,
-        budget: Budget | None = None,
-        on_field: OnField | None = None,
-    ) -> str:
-        """Several fields in one call: text is filled, a bool checks or unchecks, a
-        <select> takes a label or a list of labels.  Stops at the first field that fails,
-        saying which one.  Every field's identity is taken first: when filling one field
-        re-renders the form, the next fields are found again by their identities (their
-        refs then point at nodes that are gone).  ``on_field`` hears of each field done or
-        failed as the step it is (fill, check or select_option, with its args)."""
-        if not isinstance(fields, list | tuple) or not fields:
-            raise ActionInvalid('fill_form needs "fields": [{"ref": "e5", "value": "..."}]')
-        if len(fields) > MAX_FORM_FIELDS:
-            raise ActionInvalid(f"fill_form takes at most {MAX_FORM_FIELDS} fields")
+async def fill_form(
+    tab: Tab,
+    fields: Sequence[dict[str, Any]],
+    *,
+    budget: Budget | None = None,
+    on_field: OnField | None = None,
+) -> str:
+    """Several fields in one call: text is filled, a bool checks or unchecks, a
+    <select> takes a label or a list of labels.  Stops at the first field that fails,
+    saying which one.  Every field's identity is taken first: when filling one field
+    re-renders the form, the next fields are found again by their identities (their
+    refs then point at nodes that are gone).  ``on_field`` hears of each field done or
+    failed as the step it is (fill, check or select_option, with its args)."""
+    if not isinstance(fields, list | tuple) or not fields:
+        raise ActionInvalid('fill_form needs "fields": [{"ref": "e5", "value": "..."}]')
+    if len(fields) > MAX_FORM_FIELDS:
+        raise ActionInvalid(f"fill_form takes at most {MAX_FORM_FIELDS} fields")
+    for i, field in enumerate(fields):
+        if not isinstance(field, dict) or "ref" not in field or "value" not in field:
+            raise ActionInvalid(f"fill_form: field {i} needs a ref and a value")
+        if not isinstance(field["value"], str | bool | list):
+            raise ActionInvalid(f"fill_form: field {i} value must be text, true/false or a list")
+        if isinstance(field["value"], list):
+            _labels(field["value"])
+        elif isinstance(field["value"], str):
+            _check_text(field["value"], "fill_form")
+    budget = tab.core.budget(budget, "fill_form")
+    if len(fields) > 1:
         for i, field in enumerate(fields):
-            if not isinstance(field, dict) or "ref" not in field or "value" not in field:
-                raise ActionInvalid(f"fill_form: field {i} needs a ref and a value")
-            if not isinstance(field["value"], str | bool | list):
-                raise ActionInvalid(
-                    f"fill_form: field {i} value must be text, true/false or a list"
-                )
-            if isinstance(field["value"], list):
-                _labels(field["value"])
-            elif isinstance(field["value"], str):
-                _check_text(field["value"], "fill_form")
-        budget = self._budget(budget, "fill_form")
-        if len(fields) > 1:
-            for i, field in enumerate(fields):
-                try:
-                    if self._entry(field["ref"]).ref not in self.state.identities:
-                        await self.target(field["ref"], budget=budget)
-                except (ActionFailed, RefError) as exc:
-                    raise type(exc)(
-                        f"fill_form: field {i} ({field['ref']}): {exc.message}; nothing was filled",
-                        hint=exc.hint,
-                    ) from None
-        done: list[str] = []
-        for i, field in enumerate(fields):
-            ref, value = field["ref"], field["value"]
-            action = {bool: "check", list: "select_option"}.get(type(value), "fill")
-            started = time.monotonic()
-            error: TabwrightError | None = None
             try:
-                # A combobox may be a <select>, which takes the text as an option's label.
-                maybe_select = action == "fill" and self._entry(ref).role in _SELECT_ROLES
-                subject = await Subject.hold(
-                    self, ref, budget=budget, action="select_option" if maybe_select else action,
-                    identify=True, follow=True,
-                )  # fmt: skip
-                try:
-                    if maybe_select and await _is_select(self, subject, budget):
-                        action, value = "select_option", [value]
-                    if action == "check":
-                        await _set_checked(self, subject, value, budget)
-                    elif action == "select_option":
-                        await _select(self, subject, value, budget)
-                    else:
-                        await _fill(self, subject, value, False, budget)
-                finally:
-                    await subject.release()
-            except (Cancelled, BrowserClosed):
-                raise
-            except (ActionFailed, RefError, BudgetExceeded) as exc:
-                error = exc
-                if isinstance(exc, ActionFailed | RefError):  # say which field, keep the kind
-                    error = type(exc)(
-                        f"fill_form stopped at field {i} ({ref}) after {len(done)} done: "
-                        f"{exc.message}",
-                        hint=exc.hint,
-                    )
-            if on_field is not None:
-                args = {"ref": ref, _FORM_ARG[action]: value}
-                await on_field(i, action, args, error, int((time.monotonic() - started) * 1000))
-            if error is not None:
-                raise error
-            done.append(str(ref))
-        return f"filled {len(done)} fields: {', '.join(done)}"
+                if tab.core.entry(field["ref"]).ref not in tab.state.identities:
+                    await tab.target(field["ref"], budget=budget)
+            except (ActionFailed, RefError) as exc:
+                raise type(exc)(
+                    f"fill_form: field {i} ({field['ref']}): {exc.message}; nothing was filled",
+                    hint=exc.hint,
+                ) from None
+    done: list[str] = []
+    for i, field in enumerate(fields):
+        ref, value = field["ref"], field["value"]
+        action = {bool: "check", list: "select_option"}.get(type(value), "fill")
+        started = time.monotonic()
+        error: TabwrightError | None = None
+        try:
+            # A combobox may be a <select>, which takes the text as an option's label.
+            maybe_select = action == "fill" and tab.core.entry(ref).role in _SELECT_ROLES
+            subject = await Subject.hold(
+                tab, ref, budget=budget, action="select_option" if maybe_select else action,
+                identify=True, follow=True,
+            )  # fmt: skip
+            try:
+                if maybe_select and await _is_select(tab, subject, budget):
+                    action, value = "select_option", [value]
+                if action == "check":
+                    await _set_checked(tab, subject, value, budget)
+                elif action == "select_option":
+                    await _select(tab, subject, value, budget)
+                else:
+                    await _fill(tab, subject, value, False, budget)
+            finally:
+                await subject.release()
+        except (Cancelled, BrowserClosed):
+            raise
+        except (ActionFailed, RefError, BudgetExceeded) as exc:
+            error = exc
+            if isinstance(exc, ActionFailed | RefError):  # say which field, keep the kind
+                error = type(exc)(
+                    f"fill_form stopped at field {i} ({ref}) after {len(done)} done: {exc.message}",
+                    hint=exc.hint,
+                )
+        if on_field is not None:
+            args = {"ref": ref, _FORM_ARG[action]: value}
+            await on_field(i, action, args, error, int((time.monotonic() - started) * 1000))
+        if error is not None:
+            raise error
+        done.append(str(ref))
+    return f"filled {len(done)} fields: {', '.join(done)}"
 
-    @settles
-    async def press_key(self: Tab, key: str, *, ref: str = "", budget: Budget | None = None) -> str:
-        """Press a key (``Enter``, ``Control+A``) on the ref's element, or on whatever has
-        the focus when no ref is given."""
-        if not isinstance(key, str) or not key.strip() or len(key) > 60:
-            raise ActionInvalid("press needs a key, like Enter or Control+A")
-        key = key.strip()
-        budget = self._budget(budget, "press")
-        if ref:
-            locator, entry = await self.resolve(ref, budget=budget, action="press")
-            what = f"press {key} on {entry.describe()}"
-            await self._call(what, budget, locator.press(key, timeout=budget.playwright_timeout()))
-        else:
-            what = f"press {key}"
-            await self._call(what, budget, self.page.keyboard.press(key))
-        self.dialogs_raise(what)
-        return f"pressed {key}"
 
-    async def press(self: Tab, key: str, *, budget: Budget | None = None) -> str:
-        return await self.press_key(key, budget=budget)
+async def press_key(tab: Tab, key: str, *, ref: str = "", budget: Budget | None = None) -> str:
+    """Press a key (``Enter``, ``Control+A``) on the ref's element, or on whatever has
+    the focus when no ref is given."""
+    if not isinstance(key, str) or not key.strip() or len(key) > 60:
+        raise ActionInvalid("press needs a key, like Enter or Control+A")
+    key = key.strip()
+    budget = tab.core.budget(budget, "press")
+    if ref:
+        locator, entry = await tab.resolve(ref, budget=budget, action="press")
+        what = f"press {key} on {entry.describe()}"
+        await tab.core.call(what, budget, locator.press(key, timeout=budget.playwright_timeout()))
+    else:
+        what = f"press {key}"
+        await tab.core.call(what, budget, tab.page.keyboard.press(key))
+    tab.dialogs_raise(what)
+    return f"pressed {key}"
 
-    @settles
-    async def drag(self: Tab, source: str, target: str, *, budget: Budget | None = None) -> str:
-        budget = self._budget(budget, "drag")
-        src, src_entry = await self.resolve(source, budget=budget, action="drag")
-        dst, dst_entry = await self.resolve(target, budget=budget, action="drag")
-        await self._call(
-            f"drag {src_entry.describe()} to {dst_entry.describe()}",
+
+async def drag(tab: Tab, source: str, target: str, *, budget: Budget | None = None) -> str:
+    budget = tab.core.budget(budget, "drag")
+    src, src_entry = await tab.resolve(source, budget=budget, action="drag")
+    dst, dst_entry = await tab.resolve(target, budget=budget, action="drag")
+    await tab.core.call(
+        f"drag {src_entry.describe()} to {dst_entry.describe()}",
+        budget,
+        src.drag_to(dst, timeout=budget.playwright_timeout()),
+    )
+    return f"dragged {src_entry.role} {src_entry.name!r} onto {dst_entry.role} {dst_entry.name!r}"
+
+
+async def scroll(
+    tab: Tab,
+    *,
+    ref: str = "",
+    dx: int = 0,
+    dy: int = 0,
+    budget: Budget | None = None,
+) -> str:
+    """Scroll the ref's element into view, or the page by ``dx``/``dy`` pixels."""
+    budget = tab.core.budget(budget, "scroll")
+    if ref:
+        locator, entry = await tab.resolve(ref, budget=budget, action="scroll")
+        await tab.core.call(
+            f"scroll to {entry.describe()}",
             budget,
-            src.drag_to(dst, timeout=budget.playwright_timeout()),
+            locator.scroll_into_view_if_needed(timeout=budget.playwright_timeout()),
         )
-        return (
-            f"dragged {src_entry.role} {src_entry.name!r} onto {dst_entry.role} {dst_entry.name!r}"
-        )
+        return f"scrolled {entry.role} {entry.name!r} into view"
+    if not isinstance(dx, int) or not isinstance(dy, int) or (dx == 0 and dy == 0):
+        raise ActionInvalid("scroll needs a ref, or dx/dy in pixels (like dy=600)")
+    await tab.core.call(
+        "scroll the page",
+        budget,
+        tab.page.evaluate("([x, y]) => window.scrollBy(x, y)", [dx, dy]),
+    )
+    position = await tab.core.call(
+        "scroll the page", budget, tab.page.evaluate("() => [scrollX, scrollY]")
+    )
+    return f"scrolled the page to x={position[0]:.0f}, y={position[1]:.0f}"
 
-    @settles
-    async def scroll(
-        self: Tab,
-        *,
-        ref: str = "",
-        dx: int = 0,
-        dy: int = 0,
-        budget: Budget | None = None,
-    ) -> str:
-        """Scroll the ref's element into view, or the page by ``dx``/``dy`` pixels."""
-        budget = self._budget(budget, "scroll")
-        if ref:
-            locator, entry = await self.resolve(ref, budget=budget, action="scroll")
-            await self._call(
-                f"scroll to {entry.describe()}",
-                budget,
-                locator.scroll_into_view_if_needed(timeout=budget.playwright_timeout()),
-            )
-            return f"scrolled {entry.role} {entry.name!r} into view"
-        if not isinstance(dx, int) or not isinstance(dy, int) or (dx == 0 and dy == 0):
-            raise ActionInvalid("scroll needs a ref, or dx/dy in pixels (like dy=600)")
-        await self._call(
-            "scroll the page",
-            budget,
-            self.page.evaluate("([x, y]) => window.scrollBy(x, y)", [dx, dy]),
-        )
-        position = await self._call(
-            "scroll the page", budget, self.page.evaluate("() => [scrollX, scrollY]")
-        )
-        return f"scrolled the page to x={position[0]:.0f}, y={position[1]:.0f}"
 
-    async def highlight(
-        self: Tab, ref: str, *, duration_ms: int = 1_500, budget: Budget | None = None
-    ) -> str:
-        budget = self._budget(budget, "highlight")
-        locator, entry = await self.resolve(ref, budget=budget, action="highlight")
-        await self._call(
-            f"highlight {entry.describe()}",
-            budget,
-            locator.evaluate(_HIGHLIGHT_JS, max(100, min(int(duration_ms), 10_000))),
-        )
-        return f"highlighted {entry.role} {entry.name!r}"
+async def highlight(
+    tab: Tab, ref: str, *, duration_ms: int = 1_500, budget: Budget | None = None
+) -> str:
+    budget = tab.core.budget(budget, "highlight")
+    locator, entry = await tab.resolve(ref, budget=budget, action="highlight")
+    await tab.core.call(
+        f"highlight {entry.describe()}",
+        budget,
+        locator.evaluate(_HIGHLIGHT_JS, max(100, min(int(duration_ms), 10_000))),
+    )
+    return f"highlighted {entry.role} {entry.name!r}"
 
-    @settles
-    async def set_input_files(
-        self: Tab, ref: str, files: Sequence[str], *, budget: Budget | None = None
-    ) -> str:
-        """Attach files to a file input; only files inside the configured upload folder."""
-        paths = upload_paths(self.config.upload_dir, files)
-        budget = self._budget(budget, "set_input_files")
-        locator, entry = await self.resolve(ref, budget=budget, action="set_input_files")
-        await self._call(
-            f"attach files to {entry.describe()}",
-            budget,
-            locator.set_input_files(paths, timeout=budget.playwright_timeout()),
-        )
-        names = ", ".join(p.name for p in paths) or "nothing (cleared)"
-        return f"attached {names} to {entry.role} {entry.name!r}"
+
+async def set_input_files(
+    tab: Tab, ref: str, files: Sequence[str], *, budget: Budget | None = None
+) -> str:
+    """Attach files to a file input; only files inside the configured upload folder."""
+    paths = upload_paths(tab.config.upload_dir, files)
+    budget = tab.core.budget(budget, "set_input_files")
+    locator, entry = await tab.resolve(ref, budget=budget, action="set_input_files")
+    await tab.core.call(
+        f"attach files to {entry.describe()}",
+        budget,
+        locator.set_input_files(paths, timeout=budget.playwright_timeout()),
+    )
+    names = ", ".join(p.name for p in paths) or "nothing (cleared)"
+    return f"attached {names} to {entry.role} {entry.name!r}"
 
 
 async def _fill(tab: Tab, subject: Subject, value: str, submit: bool, budget: Budget) -> str:
     entry = subject.entry
     what = f"fill {entry.describe()}"
     await mask_field(tab, subject.handle, value, budget)  # before the value is drawn
-    await tab._call(what, budget, subject.handle.fill(value, timeout=_ms(budget)))
+    await tab.core.call(what, budget, subject.handle.fill(value, timeout=_ms(budget)))
     shown = await _typed_value(subject, value, what, budget)
     if submit:
         await _press_enter(tab, subject, what, budget)
@@ -422,7 +426,7 @@ async def _set_checked(tab: Tab, subject: Subject, checked: bool, budget: Budget
         # The page replaced the box while it was clicked (leaving a field redraws the
         # form on mousedown): the click landed on no box.  A person clicks again.
         target = await click_target(where, budget)
-        await tab._call(what, budget, target.click(timeout=_ms(budget)))
+        await tab.core.call(what, budget, target.click(timeout=_ms(budget)))
         tab.dialogs_raise(what)
         state, where = await subject.settle(TOGGLE_STATE_JS, lambda s: s == checked, budget)
     if where is None:
@@ -453,7 +457,7 @@ def _labels(values: object) -> list[str]:
 async def _select(tab: Tab, subject: Subject, wanted: list[str], budget: Budget) -> str:
     entry = subject.entry
     what = f"select {wanted} in {entry.describe()}"
-    options = await tab._call(what, budget, subject.handle.evaluate(_OPTIONS_JS))
+    options = await tab.core.call(what, budget, subject.handle.evaluate(_OPTIONS_JS))
     if options is None:
         raise ActionFailed(f"{what}: the element is not a <select>", hint="click it instead")
     picked = []
@@ -465,7 +469,7 @@ async def _select(tab: Tab, subject: Subject, wanted: list[str], budget: Budget)
             labels = ", ".join(repr(label) for label, _ in options[:20])
             raise ActionFailed(f"{what}: no option {value!r}", hint=f"options: {labels}")
         picked.append(match)
-    await tab._call(what, budget, subject.handle.select_option(picked, timeout=_ms(budget)))
+    await tab.core.call(what, budget, subject.handle.select_option(picked, timeout=_ms(budget)))
     chosen, where = await subject.settle(
         _SELECTED_JS, lambda now: sorted(now or []) == sorted(picked), budget
     )
@@ -479,7 +483,9 @@ async def _select(tab: Tab, subject: Subject, wanted: list[str], budget: Budget)
 
 async def _is_select(tab: Tab, subject: Subject, budget: Budget) -> bool:
     return bool(
-        await tab._call("inspect", budget, subject.handle.evaluate("el => el.tagName === 'SELECT'"))
+        await tab.core.call(
+            "inspect", budget, subject.handle.evaluate("el => el.tagName === 'SELECT'")
+        )
     )
 
 
@@ -499,7 +505,7 @@ async def _field_now(subject: Subject, what: str, budget: Budget) -> Any:
 
 async def _press_enter(tab: Tab, subject: Subject, what: str, budget: Budget) -> None:
     field = await _field_now(subject, what, budget)
-    await tab._call(what, budget, field.press("Enter", timeout=_ms(budget)))
+    await tab.core.call(what, budget, field.press("Enter", timeout=_ms(budget)))
     tab.dialogs_raise(what)
 
 

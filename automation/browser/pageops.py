@@ -3,6 +3,10 @@
 Navigation goes through the URL policy first (the context's URL guard also stops
 navigations the page starts itself).  Waits end within their budget with a typed error
 and leave the tab usable.
+
+Each function takes the tab it acts in and uses only its public methods and its core
+(:class:`~automation.browser.core.TabCore`); :class:`~automation.browser.tab.Tab` offers
+them as its methods, and settles after navigations.
 """
 
 from __future__ import annotations
@@ -15,7 +19,6 @@ from typing import TYPE_CHECKING, Any, Literal
 from playwright.async_api import Response
 
 from automation.browser.masking import mask_locators
-from automation.browser.settle import SettleReport, settles
 from automation.budget import DEFAULT_HEADROOM_MS, Budget
 from automation.errors import (
     ActionFailed,
@@ -31,7 +34,18 @@ from automation.events import ScreenshotTaken
 if TYPE_CHECKING:
     from automation.browser.tab import Tab
 
-__all__ = ["LOAD_WAIT_MS", "PageOps"]
+__all__ = [
+    "LOAD_WAIT_MS",
+    "history",
+    "navigate",
+    "pdf",
+    "read_text",
+    "resize",
+    "screenshot",
+    "step_screenshot",
+    "wait_for",
+    "wait_for_text",
+]
 
 log = logging.getLogger("automation.browser")
 
@@ -44,253 +58,235 @@ MIN_SIZE, MAX_SIZE = 200, 4_000
 LOAD_WAIT_MS = 10_000
 
 
-class PageOps:
-    @settles
-    async def navigate(self: Tab, url: str, *, budget: Budget | None = None) -> str:
-        """Open ``url`` and wait for it to load (DOMContentLoaded, then ``load`` for at
-        most :data:`LOAD_WAIT_MS`).  An answer of HTTP 4xx/5xx is an error (HttpStatus):
-        the page shown is the server's error page, not the one asked for."""
-        budget = self._budget(budget, "navigate")
-        url = await self.config.url_policy.check_resolved(url, budget=budget)
-        blocked_before = self.blocked_total
-        try:
-            response = await self._call(
-                f"navigate to {url}",
-                budget,
-                self.page.goto(
-                    url, wait_until="domcontentloaded", timeout=budget.playwright_timeout()
-                ),
-            )
-        except ActionFailed as exc:
-            self.raise_if_blocked(f"navigate to {url}", since=blocked_before)
-            if why := self.why_unreachable(url):
-                raise ActionFailed(f"navigate to {url} failed: {why}", hint=exc.hint) from None
-            raise
-        _raise_for_status(f"navigate to {url}", response)
-        await self._loaded(budget)
-        return f"opened {self.page.url}"
-
-    async def settle(self: Tab, *, budget: Budget) -> SettleReport:
-        """Wait for what the page started since the last action settled: a navigation
-        still on its way, requests still unanswered (see :mod:`automation.browser.settle`).
-        Actions settle before they return; this is for what came after them."""
-        return await self.settler.settle(budget=budget)
-
-    async def _loaded(self: Tab, budget: Budget) -> None:
-        """Wait for the page's ``load`` within :data:`LOAD_WAIT_MS` (and the budget)."""
-        wait_ms = min(LOAD_WAIT_MS, budget.remaining_ms() - 2 * DEFAULT_HEADROOM_MS)
-        if wait_ms <= 0:
-            return
-        try:
-            await self._call(
-                "wait for the page to load",
-                budget,
-                self.page.wait_for_load_state("load", timeout=wait_ms),
-            )
-        except (ActionFailed, BudgetExceeded):
-            pass  # a resource that never comes (or no time left): the page is used as it is
-
-    @settles
-    async def back(self: Tab, *, budget: Budget | None = None) -> str:
-        return await self._history("back", budget)
-
-    @settles
-    async def forward(self: Tab, *, budget: Budget | None = None) -> str:
-        return await self._history("forward", budget)
-
-    @settles
-    async def reload(self: Tab, *, budget: Budget | None = None) -> str:
-        return await self._history("reload", budget)
-
-    async def _history(self: Tab, move: str, budget: Budget | None) -> str:
-        budget = self._budget(budget, move)
-        timeout = budget.playwright_timeout()
-        page = self.page
-        step = {
-            "back": lambda: page.go_back(wait_until="domcontentloaded", timeout=timeout),
-            "forward": lambda: page.go_forward(wait_until="domcontentloaded", timeout=timeout),
-            "reload": lambda: page.reload(wait_until="domcontentloaded", timeout=timeout),
-        }[move]
-        before = page.url
-        response = await self._call(f"go {move}", budget, step())
-        if response is None and move != "reload" and page.url == before:
-            return f"nothing to go {move} to; still at {page.url}"
-        _raise_for_status(f"go {move} to {page.url}", response)
-        await self._loaded(budget)
-        return f"went {move} to {page.url}" if move != "reload" else f"reloaded {page.url}"
-
-    async def wait_for(
-        self: Tab,
-        *,
-        text: str = "",
-        text_gone: str = "",
-        ref: str = "",
-        state: str = "visible",
-        url: str = "",
-        load_state: str = "",
-        time_ms: int = 0,
-        budget: Budget | None = None,
-    ) -> str:
-        """Wait for exactly one condition: a text to appear or go, a ref to reach a state,
-        the URL to contain a string, a load state, or a fixed time."""
-        given = [bool(text), bool(text_gone), bool(ref), bool(url), bool(load_state), bool(time_ms)]
-        if sum(given) != 1:
-            raise ActionInvalid(
-                "wait_for needs exactly one of: text, text_gone, ref (+state), url, "
-                "load_state, time_ms"
-            )
-        budget = self._budget(budget, "wait_for")
-        timeout = budget.playwright_timeout()
-        if time_ms:
-            if not isinstance(time_ms, int) or not 0 < time_ms <= MAX_WAIT_MS:
-                raise ActionInvalid(f"wait_for: time_ms must be between 1 and {MAX_WAIT_MS}")
-            if time_ms > budget.remaining_ms():
-                raise BudgetExceeded(
-                    f"wait_for {time_ms} ms: only {budget.remaining_ms():.0f} ms left"
-                )
-            await budget.run(asyncio.sleep(time_ms / 1000))
-            return f"waited {time_ms} ms"
-        if text or text_gone:
-            wanted = text or text_gone
-            if not isinstance(wanted, str) or not wanted.strip():
-                raise ActionInvalid("wait_for needs the text to wait for")
-            how = "visible" if text else "hidden"
-            await self._call(
-                f"wait for text {wanted!r} to be {how}",
-                budget,
-                self.page.get_by_text(wanted).first.wait_for(state=how, timeout=timeout),
-            )
-            return f"text {wanted!r} is {'visible' if text else 'gone'}"
-        if ref:
-            return await self._wait_for_ref(ref, state, budget)
-        if url:
-            await self._call(
-                f"wait for the URL to contain {url!r}",
-                budget,
-                self.page.wait_for_url(lambda u: url in u, timeout=timeout),
-            )
-            return f"the URL is {self.page.url}"
-        if load_state not in LOAD_STATES:
-            raise ActionInvalid(f"wait_for: load_state must be one of {', '.join(LOAD_STATES)}")
-        await self._call(
-            f"wait for {load_state}",
+async def navigate(tab: Tab, url: str, *, budget: Budget | None = None) -> str:
+    """Open ``url`` and wait for it to load (DOMContentLoaded, then ``load`` for at
+    most :data:`LOAD_WAIT_MS`).  An answer of HTTP 4xx/5xx is an error (HttpStatus):
+    the page shown is the server's error page, not the one asked for."""
+    budget = tab.core.budget(budget, "navigate")
+    url = await tab.config.url_policy.check_resolved(url, budget=budget)
+    blocked_before = tab.blocked_total
+    try:
+        response = await tab.core.call(
+            f"navigate to {url}",
             budget,
-            self.page.wait_for_load_state(load_state, timeout=timeout),  # type: ignore[arg-type]
+            tab.page.goto(url, wait_until="domcontentloaded", timeout=budget.playwright_timeout()),
         )
-        return f"the page reached {load_state}"
+    except ActionFailed as exc:
+        tab.raise_if_blocked(f"navigate to {url}", since=blocked_before)
+        if why := tab.why_unreachable(url):
+            raise ActionFailed(f"navigate to {url} failed: {why}", hint=exc.hint) from None
+        raise
+    _raise_for_status(f"navigate to {url}", response)
+    await _loaded(tab, budget)
+    return f"opened {tab.page.url}"
 
-    async def wait_for_text(self: Tab, text: str, *, budget: Budget | None = None) -> str:
-        if not isinstance(text, str) or not text.strip():
+
+async def _loaded(tab: Tab, budget: Budget) -> None:
+    """Wait for the page's ``load`` within :data:`LOAD_WAIT_MS` (and the budget)."""
+    wait_ms = min(LOAD_WAIT_MS, budget.remaining_ms() - 2 * DEFAULT_HEADROOM_MS)
+    if wait_ms <= 0:
+        return
+    try:
+        await tab.core.call(
+            "wait for the page to load",
+            budget,
+            tab.page.wait_for_load_state("load", timeout=wait_ms),
+        )
+    except (ActionFailed, BudgetExceeded):
+        pass  # a resource that never comes (or no time left): the page is used as it is
+
+
+async def history(tab: Tab, move: str, *, budget: Budget | None = None) -> str:
+    """Go ``back``, ``forward`` or ``reload``, then wait for the page as :func:`navigate`
+    does."""
+    budget = tab.core.budget(budget, move)
+    timeout = budget.playwright_timeout()
+    page = tab.page
+    step = {
+        "back": lambda: page.go_back(wait_until="domcontentloaded", timeout=timeout),
+        "forward": lambda: page.go_forward(wait_until="domcontentloaded", timeout=timeout),
+        "reload": lambda: page.reload(wait_until="domcontentloaded", timeout=timeout),
+    }[move]
+    before = page.url
+    response = await tab.core.call(f"go {move}", budget, step())
+    if response is None and move != "reload" and page.url == before:
+        return f"nothing to go {move} to; still at {page.url}"
+    _raise_for_status(f"go {move} to {page.url}", response)
+    await _loaded(tab, budget)
+    return f"went {move} to {page.url}" if move != "reload" else f"reloaded {page.url}"
+
+
+async def wait_for(
+    tab: Tab,
+    *,
+    text: str = "",
+    text_gone: str = "",
+    ref: str = "",
+    state: str = "visible",
+    url: str = "",
+    load_state: str = "",
+    time_ms: int = 0,
+    budget: Budget | None = None,
+) -> str:
+    """Wait for exactly one condition: a text to appear or go, a ref to reach a state,
+    the URL to contain a string, a load state, or a fixed time."""
+    given = [bool(text), bool(text_gone), bool(ref), bool(url), bool(load_state), bool(time_ms)]
+    if sum(given) != 1:
+        raise ActionInvalid(
+            "wait_for needs exactly one of: text, text_gone, ref (+state), url, load_state, time_ms"
+        )
+    budget = tab.core.budget(budget, "wait_for")
+    timeout = budget.playwright_timeout()
+    if time_ms:
+        if not isinstance(time_ms, int) or not 0 < time_ms <= MAX_WAIT_MS:
+            raise ActionInvalid(f"wait_for: time_ms must be between 1 and {MAX_WAIT_MS}")
+        if time_ms > budget.remaining_ms():
+            raise BudgetExceeded(f"wait_for {time_ms} ms: only {budget.remaining_ms():.0f} ms left")
+        await budget.run(asyncio.sleep(time_ms / 1000))
+        return f"waited {time_ms} ms"
+    if text or text_gone:
+        wanted = text or text_gone
+        if not isinstance(wanted, str) or not wanted.strip():
             raise ActionInvalid("wait_for needs the text to wait for")
-        return await self.wait_for(text=text, budget=budget)
-
-    async def _wait_for_ref(self: Tab, ref: str, state: str, budget: Budget) -> str:
-        if state not in REF_STATES:
-            raise ActionInvalid(f"wait_for: state must be one of {', '.join(REF_STATES)}")
-        locator, entry = self.locator(ref)
-        what = f"wait for {entry.describe()} to be {state}"
-        timeout = budget.playwright_timeout()
-        if state in ("enabled", "disabled"):
-            wanted = state == "disabled"
-            await self._call(
-                what,
-                budget,
-                locator.evaluate(
-                    """(el, wanted) => new Promise((done) => {
-                      const check = () => {
-                        const off = Boolean(el.disabled) ||
-                          el.getAttribute("aria-disabled") === "true";
-                        if (off === wanted) done(true); else requestAnimationFrame(check);
-                      };
-                      check();
-                    })""",
-                    wanted,
-                    timeout=timeout,
-                ),
-            )
-        else:
-            await self._call(what, budget, locator.wait_for(state=state, timeout=timeout))  # type: ignore[arg-type]
-        return f"{entry.role} {entry.name!r} is {state}"
-
-    async def screenshot(
-        self: Tab,
-        *,
-        ref: str = "",
-        full_page: bool = False,
-        format: Literal["png", "jpeg"] = "png",
-        quality: int = 80,
-        path: Path | None = None,
-        budget: Budget | None = None,
-    ) -> bytes:
-        """The page (or one element) as PNG or JPEG bytes; also written to ``path``."""
-        if format not in ("png", "jpeg"):
-            raise ActionInvalid("screenshot format must be png or jpeg")
-        budget = self._budget(budget, "screenshot")
-        timeout = budget.playwright_timeout()
-        # Fields holding a secret or a password are covered in every picture taken.
-        extra: dict[str, Any] = {"mask": mask_locators(self)}
-        if format == "jpeg":
-            extra["quality"] = max(1, min(int(quality), 100))
-        if ref:
-            locator, entry = await self.resolve(ref, budget=budget, action="screenshot")
-            data = await self._call(
-                f"screenshot of {entry.describe()}",
-                budget,
-                locator.screenshot(type=format, timeout=timeout, **extra),
-            )
-        else:
-            data = await self._call(
-                "screenshot",
-                budget,
-                self.page.screenshot(type=format, full_page=full_page, timeout=timeout, **extra),
-            )
-        if path is not None:
-            await asyncio.to_thread(Path(path).write_bytes, data)
-        return data
-
-    async def screenshot_jpeg(
-        self: Tab, *, quality: int = 60, budget: Budget | None = None
-    ) -> bytes:
-        return await self.screenshot(format="jpeg", quality=quality, budget=budget)
-
-    async def step_screenshot(self: Tab, index: int, *, budget: Budget) -> ScreenshotTaken | None:
-        """The JPEG shown after step ``index``, within 5 s of ``budget``; None (logged) when
-        the page can't give one: a missing picture must not fail the step."""
-        try:
-            jpeg = await self.screenshot_jpeg(budget=budget.child(5_000, label="screenshot"))
-        except (Cancelled, BrowserClosed):
-            raise
-        except TabwrightError as exc:
-            log.info("no screenshot after step %d: %s", index, exc)
-            return None
-        return ScreenshotTaken(index, jpeg, self.url)
-
-    async def pdf(self: Tab, path: Path, *, budget: Budget | None = None) -> str:
-        """Save the page as PDF (headless Chromium only)."""
-        budget = self._budget(budget, "pdf")
-        path = Path(path)
-        if not path.parent.is_dir():
-            raise ActionInvalid(f"save as PDF: no folder {str(path.parent)!r}")
-        await self._call("save as PDF", budget, self.page.pdf(path=path))
-        return f"saved the page as {path.name} ({path.stat().st_size} bytes)"
-
-    async def resize(self: Tab, width: int, height: int, *, budget: Budget | None = None) -> str:
-        for value in (width, height):
-            if not isinstance(value, int) or not MIN_SIZE <= value <= MAX_SIZE:
-                raise ActionInvalid(f"resize: width and height must be {MIN_SIZE} to {MAX_SIZE} px")
-        budget = self._budget(budget, "resize")
-        await self._call(
-            "resize", budget, self.page.set_viewport_size({"width": width, "height": height})
+        how = "visible" if text else "hidden"
+        await tab.core.call(
+            f"wait for text {wanted!r} to be {how}",
+            budget,
+            tab.page.get_by_text(wanted).first.wait_for(state=how, timeout=timeout),
         )
-        return f"the viewport is {width}x{height}"
+        return f"text {wanted!r} is {'visible' if text else 'gone'}"
+    if ref:
+        return await _wait_for_ref(tab, ref, state, budget)
+    if url:
+        await tab.core.call(
+            f"wait for the URL to contain {url!r}",
+            budget,
+            tab.page.wait_for_url(lambda u: url in u, timeout=timeout),
+        )
+        return f"the URL is {tab.page.url}"
+    if load_state not in LOAD_STATES:
+        raise ActionInvalid(f"wait_for: load_state must be one of {', '.join(LOAD_STATES)}")
+    await tab.core.call(
+        f"wait for {load_state}",
+        budget,
+        tab.page.wait_for_load_state(load_state, timeout=timeout),  # type: ignore[arg-type]
+    )
+    return f"the page reached {load_state}"
 
-    async def read_text(self: Tab, *, budget: Budget | None = None) -> str:
-        """The visible text of the page, for a person reading a result."""
-        budget = self._budget(budget, "read")
-        text = await self._call("read the page", budget, self.page.inner_text("body"))
-        if not isinstance(text, str):
-            raise ActionFailed("read the page: no text")
-        return text
+
+async def wait_for_text(tab: Tab, text: str, *, budget: Budget | None = None) -> str:
+    if not isinstance(text, str) or not text.strip():
+        raise ActionInvalid("wait_for needs the text to wait for")
+    return await tab.wait_for(text=text, budget=budget)
+
+
+async def _wait_for_ref(tab: Tab, ref: str, state: str, budget: Budget) -> str:
+    if state not in REF_STATES:
+        raise ActionInvalid(f"wait_for: state must be one of {', '.join(REF_STATES)}")
+    locator, entry = tab.locator(ref)
+    what = f"wait for {entry.describe()} to be {state}"
+    timeout = budget.playwright_timeout()
+    if state in ("enabled", "disabled"):
+        wanted = state == "disabled"
+        await tab.core.call(
+            what,
+            budget,
+            locator.evaluate(
+                """(el, wanted) => new Promise((done) => {
+                  const check = () => {
+                    const off = Boolean(el.disabled) ||
+                      el.getAttribute("aria-disabled") === "true";
+                    if (off === wanted) done(true); else requestAnimationFrame(check);
+                  };
+                  check();
+                })""",
+                wanted,
+                timeout=timeout,
+            ),
+        )
+    else:
+        await tab.core.call(what, budget, locator.wait_for(state=state, timeout=timeout))  # type: ignore[arg-type]
+    return f"{entry.role} {entry.name!r} is {state}"
+
+
+async def screenshot(
+    tab: Tab,
+    *,
+    ref: str = "",
+    full_page: bool = False,
+    format: Literal["png", "jpeg"] = "png",
+    quality: int = 80,
+    path: Path | None = None,
+    budget: Budget | None = None,
+) -> bytes:
+    """The page (or one element) as PNG or JPEG bytes; also written to ``path``."""
+    if format not in ("png", "jpeg"):
+        raise ActionInvalid("screenshot format must be png or jpeg")
+    budget = tab.core.budget(budget, "screenshot")
+    timeout = budget.playwright_timeout()
+    # Fields holding a secret or a password are covered in every picture taken.
+    extra: dict[str, Any] = {"mask": mask_locators(tab)}
+    if format == "jpeg":
+        extra["quality"] = max(1, min(int(quality), 100))
+    if ref:
+        locator, entry = await tab.resolve(ref, budget=budget, action="screenshot")
+        data = await tab.core.call(
+            f"screenshot of {entry.describe()}",
+            budget,
+            locator.screenshot(type=format, timeout=timeout, **extra),
+        )
+    else:
+        data = await tab.core.call(
+            "screenshot",
+            budget,
+            tab.page.screenshot(type=format, full_page=full_page, timeout=timeout, **extra),
+        )
+    if path is not None:
+        await asyncio.to_thread(Path(path).write_bytes, data)
+    return data
+
+
+async def step_screenshot(tab: Tab, index: int, *, budget: Budget) -> ScreenshotTaken | None:
+    """The JPEG shown after step ``index``, within 5 s of ``budget``; None (logged) when
+    the page can't give one: a missing picture must not fail the step."""
+    try:
+        jpeg = await tab.screenshot_jpeg(budget=budget.child(5_000, label="screenshot"))
+    except (Cancelled, BrowserClosed):
+        raise
+    except TabwrightError as exc:
+        log.info("no screenshot after step %d: %s", index, exc)
+        return None
+    return ScreenshotTaken(index, jpeg, tab.url)
+
+
+async def pdf(tab: Tab, path: Path, *, budget: Budget | None = None) -> str:
+    """Save the page as PDF (headless Chromium only)."""
+    budget = tab.core.budget(budget, "pdf")
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise ActionInvalid(f"save as PDF: no folder {str(path.parent)!r}")
+    await tab.core.call("save as PDF", budget, tab.page.pdf(path=path))
+    return f"saved the page as {path.name} ({path.stat().st_size} bytes)"
+
+
+async def resize(tab: Tab, width: int, height: int, *, budget: Budget | None = None) -> str:
+    for value in (width, height):
+        if not isinstance(value, int) or not MIN_SIZE <= value <= MAX_SIZE:
+            raise ActionInvalid(f"resize: width and height must be {MIN_SIZE} to {MAX_SIZE} px")
+    budget = tab.core.budget(budget, "resize")
+    await tab.core.call(
+        "resize", budget, tab.page.set_viewport_size({"width": width, "height": height})
+    )
+    return f"the viewport is {width}x{height}"
+
+
+async def read_text(tab: Tab, *, budget: Budget | None = None) -> str:
+    """The visible text of the page, for a person reading a result."""
+    budget = tab.core.budget(budget, "read")
+    text = await tab.core.call("read the page", budget, tab.page.inner_text("body"))
+    if not isinstance(text, str):
+        raise ActionFailed("read the page: no text")
+    return text
 
 
 def _raise_for_status(what: str, response: Response | None) -> None:

@@ -215,25 +215,27 @@ async def person_input(tab: Tab, event: Mapping[str, Any], *, budget: Budget) ->
                 raise ActionInvalid("clicks must be 1 or 2")
             # The second click of a double click is one press with clickCount 2, as a
             # person's is (click_count=2 on Playwright's click would press twice more).
-            await tab._call("live-view click", budget, mouse.move(x, y))
-            await tab._call(
+            await tab.core.call("live-view click", budget, mouse.move(x, y))
+            await tab.core.call(
                 "live-view click", budget, mouse.down(button=button, click_count=clicks)
             )
-            await tab._call("live-view click", budget, mouse.up(button=button, click_count=clicks))
+            await tab.core.call(
+                "live-view click", budget, mouse.up(button=button, click_count=clicks)
+            )
             return f"{'double ' if clicks == 2 else ''}{button} click at ({x:g}, {y:g})"
         dx, dy = _number(event, "dx", _MAX_SCROLL_PX), _number(event, "dy", _MAX_SCROLL_PX)
-        await tab._call("live-view scroll", budget, mouse.move(x, y))
-        await tab._call("live-view scroll", budget, mouse.wheel(dx, dy))
+        await tab.core.call("live-view scroll", budget, mouse.move(x, y))
+        await tab.core.call("live-view scroll", budget, mouse.wheel(dx, dy))
         return f"scroll by ({dx:g}, {dy:g})"
     if kind == "type":
         text = event.get("text")
         if not isinstance(text, str) or not text or len(text) > MAX_TYPE_CHARS:
             raise ActionInvalid(f"text must be 1 to {MAX_TYPE_CHARS} characters")
-        await tab._call("live-view typing", budget, keyboard.type(text))
+        await tab.core.call("live-view typing", budget, keyboard.type(text))
         return f"typed {len(text)} characters"
     if kind == "key":
         combo = _key_combo(event)
-        await tab._call("live-view key", budget, keyboard.press(combo))
+        await tab.core.call("live-view key", budget, keyboard.press(combo))
         return f"pressed {combo}"
     raise ActionInvalid("kind must be click, scroll, type or key")
 

@@ -270,11 +270,11 @@ class BrowserSession:
 
     async def _keep_state(self, tab: Tab) -> None:
         try:
-            session = await tab.context.new_cdp_session(tab.page)
+            # The tab's own session, made now and kept for its CDP calls (backend node ids).
+            session = await tab.core.cdp_session()
             info = await session.send("Target.getTargetInfo")
         except PlaywrightError:
             return  # not a CDP browser target: refs live with this Tab only
-        tab.cdp = session  # kept for the tab's own CDP calls (backend node ids)
         target = info["targetInfo"]["targetId"]
         if self.config.evaluate_enabled:
             tab.runtime = await self._page_runtime(target)

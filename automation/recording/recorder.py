@@ -67,7 +67,6 @@ from automation.budget import Budget
 from automation.errors import (
     ActionFailed,
     ActionInvalid,
-    BrowserClosed,
     BudgetExceeded,
     TabwrightError,
 )
@@ -296,10 +295,8 @@ class Recorder:
     ) -> tuple[ElementIdentity, bool | None]:
         """The identity at (x, y) and, for a checkbox or radio, its state after a click."""
         self._check_alive()
-        if self.tab.cdp is None:
-            session = self.tab.context.new_cdp_session(self.tab.page)
-            self.tab.cdp = await self._call("identity", budget, session)
-        cdp, left, top = _Cdp(self, self.tab.cdp, budget), x, y
+        session = self.tab.cdp or await self._call("identity", budget, self.tab.core.cdp_session())
+        cdp, left, top = _Cdp(self, session, budget), x, y
         where, opened = f"({x:g}, {y:g})", []  # sessions of out-of-process frames, this call
         try:
             while True:
@@ -476,13 +473,10 @@ class Recorder:
             await _quietly(budget, frame.evaluate(f"window[{key!r}]?.{op}()"))
 
     def _alive(self) -> bool:
-        return not self.tab.crashed and not self.tab.page.is_closed()
+        return self.tab.core.alive
 
     def _check_alive(self) -> None:
-        if self.tab.crashed:
-            raise BrowserClosed("the tab crashed", hint="start a new run or open a new tab")
-        if self.tab.page.is_closed():
-            raise BrowserClosed("the tab is closed")
+        self.tab.core.check_alive()
 
     async def _call(self, what: str, budget: Budget, work: Awaitable[T]) -> T:
         return await call(what, budget, work, gone=lambda: not self._alive())

@@ -1,0 +1,190 @@
+"""A tab's snapshot: its frames walked in the page, stitched into one tree with refs.
+
+Each frame is walked by the snapshot script (:mod:`automation.browser.snapshot` holds the
+format and the script); a child frame's lines go under its ``<iframe>``'s line, its refs
+carry the frame's prefix (``f1e5``).  The tab's ref table is replaced by the refs issued
+(a scoped snapshot adds to it).  A page too big to walk in time gets the reduced snapshot.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Frame
+
+from automation.browser.snapshot import (
+    CALL_JS,
+    REF_RE,
+    SNAPSHOT_JS,
+    FramePart,
+    RefEntry,
+    Snapshot,
+    SnapshotOptions,
+    WalkOutOfTime,
+    frame_paths,
+    reduced_note,
+    ref_entries,
+    stitch,
+    truncate,
+    walk_frames,
+)
+from automation.budget import Budget
+from automation.errors import ActionFailed, ActionInvalid
+
+if TYPE_CHECKING:
+    from automation.browser.core import TabCore
+
+__all__ = ["take_snapshot"]
+
+
+async def take_snapshot(core: TabCore, options: SnapshotOptions, budget: Budget) -> Snapshot:
+    """The accessibility tree with refs; the tab's ref table is replaced by it."""
+    page = core.page
+    try:
+        await core.call(
+            "snapshot",
+            budget,
+            page.wait_for_load_state("domcontentloaded", timeout=budget.playwright_timeout()),
+        )
+    except ActionFailed:
+        pass  # a page still loading is snapshotted as it is
+    frames = _frames_to_walk(core, options.scope)  # parents first: a child needs its host
+
+    async def walk(frame: Frame, refs: dict[str, RefEntry], ms: float, cut: bool) -> Any:
+        return await _walk(core, frame, options, budget, refs, time_ms=ms, reduced=cut)
+
+    # A page too big to walk in time gets the reduced snapshot, not a failed run.
+    parts, refs, reduced = await walk_frames(
+        frames, walk, budget=budget, full_pass_ms_setting=core.config.snapshot_full_pass_ms
+    )
+    if options.scope:
+        _merge(core, refs)
+    else:
+        core.state.replace(refs)
+    lines = stitch(parts)
+    if reduced:
+        note = reduced_note(parts, budget_label=budget.label, budget_ms=budget.timeout_ms)
+        lines = [note, *lines]
+    elif options.delta:
+        removed = [line for p in parts for _ref, line in p.removed]
+        head = "# changes since the last snapshot (the rest is unchanged)"
+        if removed:
+            shown = ", ".join(removed[:20]) + (
+                f" +{len(removed) - 20}" if len(removed) > 20 else ""
+            )
+            head += f"\n# removed: {shown}"
+        if not lines and not removed:
+            head = "# no changes since the last snapshot"
+        lines = [head, *lines]
+    text, cut = truncate(lines, options.max_chars)
+    title = await core.call("snapshot", budget, page.title())
+    return Snapshot(
+        text=text,
+        refs=dict(refs),
+        url=page.url,
+        title=title,
+        delta=options.delta and not reduced,
+        truncated_chars=cut,
+        reduced=reduced,
+    )
+
+
+def _merge(core: TabCore, refs: dict[str, RefEntry]) -> None:
+    """A scoped snapshot adds to the table without dropping refs outside the scope."""
+    merged = dict(core.state.refs)
+    merged.update(refs)
+    core.state.replace(merged)
+
+
+def _frames_to_walk(core: TabCore, scope: str) -> list[Frame]:
+    if scope and REF_RE.match(scope):
+        entry = core.entry(scope)
+        return [core.frame_of(entry)]
+    if scope:
+        return [core.page.main_frame]
+    frames: list[Frame] = []
+
+    def add(frame: Frame) -> None:
+        if frame.is_detached():
+            return
+        frames.append(frame)
+        for child in frame.child_frames:
+            add(child)
+
+    add(core.page.main_frame)
+    return frames
+
+
+async def _walk(
+    core: TabCore,
+    frame: Frame,
+    options: SnapshotOptions,
+    budget: Budget,
+    refs: dict[str, RefEntry],
+    *,
+    time_ms: float = 0,
+    reduced: bool = False,
+) -> FramePart | None:
+    prefix = core.prefix_of(frame)
+    host = ""
+    if frame is not core.page.main_frame:
+        host = await _host_ref(frame, budget)
+        if not host:
+            return None  # its <iframe> is hidden or not walked: nothing to show
+    args = options.for_js(prefix=prefix, seed=core.state.seed, time_ms=time_ms, reduced=reduced)
+    raw = await _evaluate_in(core, frame, args, budget)
+    if raw is None:
+        return None
+    result = json.loads(raw)
+    if result.get("outOfTime"):
+        raise WalkOutOfTime(f"the walk of {frame.url} gave up after {time_ms:.0f} ms")
+    if "error" in result:
+        raise ActionInvalid(
+            f"snapshot scope {options.scope!r} matches no element",
+            hint="give a ref from the latest snapshot or a CSS selector that matches",
+        )
+    core.state.moved(result.get("rebound"))
+    for entry in ref_entries(
+        result["refs"], frame=prefix, host=host, backend_ids=core.state.backend_ids
+    ):
+        refs[entry.ref] = entry
+    slots = {f["ref"]: (f["line"], f["depth"]) for f in result["frames"]}
+    lines = result["text"].split("\n") if result["text"] else []
+    removed = [(str(r[0]), str(r[1])) for r in result["removed"]]
+    # A scoped walk is shown on its own, not under its frame's <iframe> line.
+    counts = result.get("reduced") or {}
+    return FramePart(
+        prefix, lines, slots, "" if options.scope else host, removed,
+        int(counts.get("elements", 0)), int(counts.get("late", 0)), int(counts.get("over", 0)),
+        frame_paths(result.get("paths")),
+    )  # fmt: skip
+
+
+async def _evaluate_in(
+    core: TabCore, frame: Frame, args: dict[str, Any], budget: Budget
+) -> str | None:
+    main = frame is core.page.main_frame
+    what = "snapshot" if main else f"snapshot of frame {frame.url}"
+    try:
+        raw = await core.call(what, budget, frame.evaluate(CALL_JS, args))
+        if raw is None:  # a document that predates the init script: install now
+            await core.call(what, budget, frame.evaluate(SNAPSHOT_JS))
+            raw = await core.call(what, budget, frame.evaluate(CALL_JS, args))
+    except ActionFailed:
+        if main:
+            raise
+        return None  # a child frame that went away mid-walk is left out
+    return raw
+
+
+async def _host_ref(frame: Frame, budget: Budget) -> str:
+    """The ref of the <iframe> holding ``frame``, as issued by its parent's walk."""
+    try:
+        handle = await budget.run(frame.frame_element())
+        ref = await budget.run(handle.evaluate("el => window.__tabwright?.refOf(el) || ''"))
+        await handle.dispose()
+    except PlaywrightError:
+        return ""
+    return str(ref or "")

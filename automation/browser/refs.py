@@ -1,0 +1,190 @@
+"""A tab's refs resolved to their elements, fail closed.
+
+Refs are issued by the snapshot (:mod:`automation.browser.pagewalk`) and resolved here: a
+ref acts only on the very element it was issued for, and only while that element still has
+the role and name it had then and sits in a row (or named container) that reads as it did.
+The check runs in the page (the ``tabwright=`` selector engine asks the document's
+registry), so a re-rendered, renamed or removed element, one a list drawn again by index now
+shows in another row, or a page that was left, gives ``StaleRef`` (saying what changed:
+:mod:`automation.browser.refcheck`) and nothing is touched.
+
+Each function takes the tab's :class:`~automation.browser.core.TabCore`;
+:class:`~automation.browser.tab.Tab` offers them as its methods.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from playwright.async_api import CDPSession, ElementHandle, Frame, Locator, Page
+from playwright.async_api import Error as PlaywrightError
+
+from automation.browser.cdp import backend_node_id_of
+from automation.browser.identity import ElementIdentity, capture, locate
+from automation.browser.refcheck import RESOLVE_JS, STATE_JS, check_actionable, stale_ref
+from automation.browser.snapshot import RefEntry
+from automation.budget import Budget
+from automation.errors import ActionFailed, StaleRef, TabwrightError
+
+if TYPE_CHECKING:
+    from automation.browser.core import TabCore
+
+__all__ = [
+    "SELECTOR_ENGINE",
+    "Target",
+    "backend_node_id",
+    "follow",
+    "handle_of",
+    "resolve",
+    "target",
+]
+
+_HANDLE_WAIT_MS = 500  # a resolved ref's element, taken at once (see handle_of)
+
+# Registered once per Playwright instance as "tabwright": resolves a ref through the
+# document's registry, which re-checks role, name and row first (fail closed).
+SELECTOR_ENGINE = """{
+  queryAll(root, ref) {
+    const reg = window.__tabwright;
+    const el = reg && reg.resolve(ref);
+    if (!el) return [];
+    return root === document || root === el || root.contains(el) ? [el] : [];
+  },
+  query(root, ref) { return this.queryAll(root, ref)[0] || null; }
+}"""
+
+
+@dataclass(frozen=True)
+class Target:
+    """The element a recorded step acted on: its ref then, role, name, a CSS selector and
+    its full identity (how replay finds it again)."""
+
+    ref: str = ""
+    role: str = ""
+    name: str = ""
+    selector: str = ""
+    identity: ElementIdentity | None = None
+
+
+async def resolve(
+    core: TabCore, ref: str, *, budget: Budget | None = None, action: str = ""
+) -> tuple[Locator, RefEntry]:
+    """The locator for ``ref``, proven to be its element with its role and name, in its
+    row, and able to take ``action`` (visible; enabled; editable for typing)."""
+    budget = core.budget(budget, "resolve")
+    core.check_alive()  # a dead tab is BrowserClosed, not a stale ref
+    locator, entry = core.locator(ref)
+    try:
+        found = await budget.run(core.frame_of(entry).evaluate(RESOLVE_JS, entry.ref))
+    except PlaywrightError:
+        found = None  # the frame or the element's document is gone
+    state = found.get("state") if isinstance(found, dict) else None
+    if not isinstance(state, dict):
+        why = found.get("stale") if isinstance(found, dict) else ["gone"]
+        raise stale_ref(entry.describe(), why)
+    if action:
+        check_actionable(action, entry, state)
+    return locator, entry
+
+
+async def follow(core: TabCore, ref: str, *, budget: Budget, action: str = "") -> ElementHandle:
+    """The element of a ref whose node the page replaced, found again by the identity
+    taken of it (:func:`target`) and able to take ``action``; StaleRef when there is no
+    identity or it finds nothing.  For an action that re-rendered the page itself
+    (fill_form's next field), never for a ref the model kept from an older page."""
+    entry = core.entry(ref)
+    identity = core.state.identities.get(entry.ref)
+    if identity is None:
+        raise StaleRef(
+            f"ref {entry.describe()} no longer points at that element",
+            hint="take a new snapshot",
+        )
+    located = await locate(core.page, identity, budget=budget)
+    if located.element is None:
+        raise StaleRef(
+            f"ref {entry.describe()} no longer points at that element, and it could not be "
+            f"found again: {located.reason}",
+            hint="take a new snapshot",
+        )
+    try:
+        state = await budget.run(located.element.evaluate(f"(el) => ({STATE_JS})([el])[0]"))
+    except PlaywrightError:
+        raise StaleRef(f"ref {entry.describe()}: the element found again went away") from None
+    if action:
+        check_actionable(action, entry, state)
+    return located.element
+
+
+async def target(core: TabCore, ref: str, *, budget: Budget | None = None) -> Target:
+    """The ref's element as a recorded step keeps it: its identity and its best selector.
+    Take it before acting (an action that navigates leaves the ref behind); StaleRef if
+    the element is gone."""
+    budget = core.budget(budget, "identity")
+    locator, entry = await resolve(core, ref, budget=budget)
+    handle = await handle_of(locator, entry, budget=budget)
+    found = await capture(handle, budget=budget)
+    identity = replace(found, backend_node_id=core.state.backend_ids.get(entry.ref))
+    core.state.identities[entry.ref] = identity
+    selector = identity.selectors[0] if identity.selectors else ""
+    return Target(entry.ref, entry.role, entry.name, selector, identity)
+
+
+async def handle_of(locator: Locator, entry: RefEntry, *, budget: Budget) -> ElementHandle:
+    """The element of a ref just resolved (:func:`resolve`).  An app may replace it the
+    next moment: then the ref is stale at once, instead of Playwright waiting the whole
+    budget for an element that will never come back."""
+    try:
+        return await budget.run(locator.element_handle(timeout=_HANDLE_WAIT_MS))
+    except PlaywrightError:
+        raise StaleRef(
+            f"ref {entry.describe()}: the page replaced the element as it was taken",
+            hint="take a new snapshot",
+        ) from None
+
+
+async def backend_node_id(core: TabCore, ref: str, *, budget: Budget | None = None) -> int:
+    """CDP's backend node id of the ref's element: in the page's target (asked once, then
+    remembered) or, for an element of an out-of-process frame, in the frame's."""
+    budget = core.budget(budget, "backend node id")
+    _, entry = await resolve(core, ref, budget=budget)
+    known = core.state.backend_ids.get(entry.ref)
+    if known is not None:
+        return known
+    what = f"backend node id of {entry.ref}"
+    # An out-of-process frame can't be reached through the <iframe> chain and gets a
+    # session of its own.
+    attempts: list[tuple[Page | Frame, str]] = [(core.page, core.registry_path(entry.ref))]
+    if entry.frame:
+        attempts.append(
+            (core.frame_of(entry), f"window.__tabwright.resolve({json.dumps(entry.ref)})")
+        )
+    for where, expression in attempts:
+        session: CDPSession | None = None
+        try:
+            if where is core.page:
+                session = await core.cdp_session(budget)
+            else:
+                session = await budget.run(core.context.new_cdp_session(where))
+            backend_id = await backend_node_id_of(
+                lambda method, params, s=session: budget.run(s.send(method, params)),
+                expression,
+            )
+        except PlaywrightError:
+            continue  # cross-origin hop or not an out-of-process frame: try the next way
+        finally:
+            if session is not None and session is not core.cdp:
+                await _detach(session, budget)  # a frame's session is for this call only
+        if backend_id is not None:
+            if where is core.page:  # remembered only where the evaluate engine looks
+                core.state.backend_ids[entry.ref] = backend_id
+            return backend_id
+    raise ActionFailed(f"{what}: the element can't be reached over CDP")
+
+
+async def _detach(session: CDPSession, budget: Budget) -> None:
+    try:
+        await budget.run(session.detach())
+    except (PlaywrightError, TabwrightError):
+        pass  # the frame or browser is already gone, or time is up: the session goes with it
