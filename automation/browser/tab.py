@@ -17,7 +17,6 @@ The actions that can set something off (a request, a navigation) settle before t
 
 from __future__ import annotations
 
-import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -47,8 +46,6 @@ if TYPE_CHECKING:
     from automation.browser.tabs import TabGroup
 
 __all__ = ["SELECTOR_ENGINE", "RefState", "Tab", "Target"]
-
-log = logging.getLogger("automation.browser")
 
 
 class Tab:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 
 import automation
 
+ROOT = Path(__file__).resolve().parents[2]
 LAZY_PACKAGES = ("automation", "automation.browser", "automation.mcp")
 
 
@@ -76,6 +78,19 @@ def test_from_import_still_works() -> None:
     assert "click" in ACTIONS
     assert Budget(1_000).remaining_ms() > 0
     assert automation.Tab is Tab
+
+
+def test_no_module_reaches_into_a_tabs_private_members() -> None:
+    """A tab is built on its public core (automation.browser.core): the modules that act on
+    a tab call its public methods, never ``tab._something``."""
+    reach = re.compile(r"\b(?:tab|self\.tab|core)\._[a-z]\w*")
+    found = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for path in sorted((ROOT / "automation").rglob("*.py"))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if reach.search(line)
+    ]
+    assert found == []
 
 
 def test_importing_errors_loads_neither_playwright_nor_the_agent() -> None:
