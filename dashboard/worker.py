@@ -4,7 +4,7 @@ The web side never drives a run: it creates the run *queued* and rings the doorb
 (:func:`wake`, a message to RUNS_CHANNEL).  Channels delivers such a message at most once,
 so the database decides who runs what: a worker with room claims the oldest queued run
 with one conditional UPDATE (``services.run_claim``: of two workers, exactly one gets
-it), holds a lease on it while it lives (dashboard.leases) and claims the next when one
+it), holds a lease on it while it lives (dashboard.runs.leases) and claims the next when one
 ends.  Every worker also looks at the queue every QUEUE_POLL_S, so a lost wake-up only
 delays a run, never strands it.
 
@@ -36,8 +36,8 @@ from django.conf import settings
 
 from automation import Budget
 from automation.errors import ActionInvalid, TabwrightError
-from dashboard import selectors
-from dashboard.runner import runner
+from dashboard.runs import selectors
+from dashboard.runs.runner import runner
 
 __all__ = ["RUNS_CHANNEL", "RunsConsumer", "RunsWorker", "answer_of", "call_holder",
            "carry_out", "channel_application", "command_where_it_runs", "drain",
@@ -75,7 +75,7 @@ class RunsConsumer(AsyncConsumer):
         _beside(self.channel_layer, message, work)
 
     async def run_mcp(self, message: dict[str, Any]) -> None:
-        """A tool call of an MCP session (dashboard.mcp) served on another process."""
+        """A tool call of an MCP session (dashboard.api.mcp) served on another process."""
         budget = _call_budget(message, str(message["name"]))
         work = runner.mcp_call(int(message["run_id"]), str(message["name"]),
                                dict(message["args"]), budget=budget)  # fmt: skip
@@ -207,7 +207,7 @@ channel_application = RunsConsumer.as_asgi()
 class RunsWorker(Worker):
     """Channels' worker on RUNS_CHANNEL and a channel of its own, with the queue polled
     beside them.  Its own channel names it as the holder of the runs it claims, so pages
-    on any process reach them (dashboard.consumers).  As a process of its own
+    on any process reach them (dashboard.runs.consumers).  As a process of its own
     (``runworker``), SIGTERM or Ctrl-C drains it (:func:`drain`)."""
 
     def run(self) -> None:
@@ -266,7 +266,10 @@ async def drain(worker: asyncio.Task[None] | None) -> None:
 
 
 async def _poll() -> None:
-    from dashboard import batches, schedules  # (they import this module)
+    from dashboard.jobs import (
+        batches,  # (they import this module)
+        schedules,
+    )
 
     while True:
         await runner.claim_logged()

@@ -13,10 +13,10 @@ from asgiref.sync import sync_to_async
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 
-from dashboard import services
 from dashboard.models import Run
 from dashboard.routing import websocket_urlpatterns
-from dashboard.runner import RunManager, runner
+from dashboard.runs import services
+from dashboard.runs.runner import RunManager, runner
 from dashboard.worker import start_embedded, wake
 
 PASSWORD = "correct horse battery staple"

@@ -29,8 +29,10 @@ from automation.events import (
     StepReplayed,
 )
 from automation.limits import fit
-from dashboard import selectors, services
 from dashboard.models import Run
+from dashboard.runs import selectors
+from dashboard.runs import services as run_services
+from dashboard.scenarios import services as scenario_services
 
 __all__ = ["DashboardSink", "announce_queue", "group_name", "relay_event"]
 
@@ -85,26 +87,30 @@ class DashboardSink:
             if isinstance(event, ScreenshotTaken):
                 data["src"] = await self._save_screenshot(event)
             if isinstance(event, StepRecorded):
-                await database_sync_to_async(services.step_record)(run_id=self.run_id, data=data)
+                await database_sync_to_async(run_services.step_record)(
+                    run_id=self.run_id, data=data
+                )
             if isinstance(event, LLMMessage) and event.usage:
-                await database_sync_to_async(services.run_usage_add)(
+                await database_sync_to_async(run_services.run_usage_add)(
                     run_id=self.run_id, usage=event.usage
                 )
             if isinstance(event, StepReplayed) and self.scenario_id is not None:
-                await database_sync_to_async(services.scenario_step_replayed)(
+                await database_sync_to_async(scenario_services.scenario_step_replayed)(
                     scenario_id=self.scenario_id, outcome=data, run_id=self.run_id
                 )
                 if event.heal:
-                    await database_sync_to_async(services.heal_record)(
+                    await database_sync_to_async(scenario_services.heal_record)(
                         scenario_id=self.scenario_id, outcome=data, run_id=self.run_id
                     )
             if isinstance(event, SessionClosed):
-                await database_sync_to_async(services.run_set_session)(
+                await database_sync_to_async(run_services.run_set_session)(
                     run_id=self.run_id, session=Run.Session.CLOSED, reason=event.reason
                 )
             status = _status_change(event)
             if status is not None:
-                await database_sync_to_async(services.run_set_status)(run_id=self.run_id, **status)
+                await database_sync_to_async(run_services.run_set_status)(
+                    run_id=self.run_id, **status
+                )
             # One event is one message to the page, stored and relayed within its limit.
             data = fit(_jsonable(data))
             if event.persist:
@@ -120,7 +126,7 @@ class DashboardSink:
             self._seq += 1
             data["seq"] = self._seq
             try:
-                await database_sync_to_async(services.run_event_append)(
+                await database_sync_to_async(run_services.run_event_append)(
                     run_id=self.run_id, seq=self._seq, type=kind, data=data
                 )
                 return
@@ -131,7 +137,7 @@ class DashboardSink:
     async def _save_screenshot(self, event: ScreenshotTaken) -> str:
         name = f"runs/{self.run_id}/step-{event.step_index}.jpg"
         stored = await asyncio.to_thread(_store_file, name, event.jpeg)
-        await database_sync_to_async(services.step_attach_screenshot)(
+        await database_sync_to_async(run_services.step_attach_screenshot)(
             run_id=self.run_id, index=event.step_index, path=stored
         )
         return reverse("run_screenshot", args=[self.run_id, event.step_index])

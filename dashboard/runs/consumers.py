@@ -47,11 +47,12 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from automation import Budget
 from automation.errors import TabwrightError
 from automation.limits import MAX_MESSAGE_BYTES, TRANSPORT_LIMIT_BYTES, fit
-from dashboard import jsonin, selectors
-from dashboard.jsonin import JsonRefused
+from dashboard.lib import jsonin
+from dashboard.lib.jsonin import JsonRefused
 from dashboard.models import Run
-from dashboard.runner import COMMANDS, act_request, group_name, runner
-from dashboard.services import LIVE_STATUSES
+from dashboard.runs import selectors
+from dashboard.runs.runner import COMMANDS, act_request, group_name, runner
+from dashboard.runs.services import LIVE_STATUSES
 from dashboard.worker import VIEWER_RENEW_S, answer_of, call_holder, carry_out
 
 log = logging.getLogger("tabwright.consumers")

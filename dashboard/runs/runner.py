@@ -51,12 +51,15 @@ from automation.recording.replay import SKIP_REPLIES, Replay, ReplayConfig
 from automation.recording.restore import restore_page
 from automation.recording.scenario import Scenario as Document
 from automation.secrets import RedactingSink, Secrets, secret_names
-from dashboard import mcprun, runfiles, selectors, services
 from dashboard.engineconf import browser_config, cdp_urls, planner_for_run
-from dashboard.leases import Leases, lease_seconds
-from dashboard.liveview import LiveView
 from dashboard.models import Run, Scenario, SecretGrant
-from dashboard.runsink import DashboardSink, announce_queue, group_name, relay_event
+from dashboard.runs import files as runfiles
+from dashboard.runs import mcprun, services
+from dashboard.runs import selectors as run_selectors
+from dashboard.runs.leases import Leases, lease_seconds
+from dashboard.runs.liveview import LiveView
+from dashboard.runs.sink import DashboardSink, announce_queue, group_name, relay_event
+from dashboard.scenarios import selectors as scenario_selectors
 
 __all__ = ["RunManager", "group_name", "runner"]
 
@@ -88,7 +91,7 @@ class LiveRun:
     run_id: int = 0
     workspace: Path | None = None  # the run's folder: downloads, trace, the agent's files
     cdp_url: str = ""  # the running Chrome its tab is in, when the worker reaches several
-    # An MCP session's run (dashboard.mcprun): the client's session, once its tab is open.
+    # An MCP session's run (dashboard.runs.mcprun): the client's session, once its tab is open.
     mcp: McpSession | None = None
     mcp_ready: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -211,7 +214,7 @@ class RunManager:
                     continue
                 started.append(run_id)
             else:
-                if await database_sync_to_async(selectors.run_queue_positions)(limit=1):
+                if await database_sync_to_async(run_selectors.run_queue_positions)(limit=1):
                     self._close_idle_for_queue()
         if started:
             await announce_queue()
@@ -249,8 +252,8 @@ class RunManager:
         if claimed and run.queued_message:  # a closed conversation, queued by a message
             message, announced = run.queued_message, True
             await database_sync_to_async(services.run_take_queued_message)(run_id=run_id)
-        next_seq = await database_sync_to_async(selectors.run_last_seq)(run_id=run_id)
-        stretch = await database_sync_to_async(selectors.run_stretch_count)(run_id=run_id)
+        next_seq = await database_sync_to_async(run_selectors.run_last_seq)(run_id=run_id)
+        stretch = await database_sync_to_async(run_selectors.run_stretch_count)(run_id=run_id)
         secrets = Secrets(allowed=await database_sync_to_async(_granted_secrets)(run))
         sink = RedactingSink(
             DashboardSink(run_id, next_seq, scenario_id=run.scenario_id, stretch=stretch), secrets
@@ -367,7 +370,7 @@ class RunManager:
             )
             if replay is None and run.kind != Run.Kind.MCP:  # an MCP client plans itself
                 planner = await database_sync_to_async(planner_for_run)(run)
-            # Downloads (and the trace) land in the run's own folder (dashboard.runfiles).
+            # Downloads (and the trace) land in the run's own folder (dashboard.runs.files).
             tab = await self._new_tab(live)
             # Console errors and failed requests of every tab of the run, as they happen.
             problems = ProblemWatcher(tab, sink.emit)
@@ -438,7 +441,7 @@ class RunManager:
             await _bounded(run.pk, "let go of the lease",
                            asyncio.shield(self.leases.let_go(run.pk)))  # fmt: skip
             if run.batch_row_id is not None:  # the batch's next rows may start
-                from dashboard import batches  # (it imports this module)
+                from dashboard.jobs import batches  # (it imports this module)
 
                 await _bounded(run.pk, "start the batch's next rows",
                                batches.advance_row(run.batch_row_id))  # fmt: skip
@@ -475,8 +478,8 @@ class RunManager:
         where and waits: the person's next message goes on from that page.  Returns the
         agent and what to tell the model with the next message (if one is awaited)."""
         conf = settings.TABWRIGHT
-        history = await database_sync_to_async(selectors.run_conversation)(run_id=run.pk)
-        rows = await database_sync_to_async(selectors.run_step_rows)(run=run)
+        history = await database_sync_to_async(run_selectors.run_conversation)(run_id=run.pk)
+        rows = await database_sync_to_async(run_selectors.run_step_rows)(run=run)
         assert live.tab is not None
         live.restoring = True
         try:
@@ -579,7 +582,7 @@ class RunManager:
         if run.scenario_id is None:
             raise ScenarioInvalid("the scenario of this replay was deleted")
         scenario = await database_sync_to_async(Scenario.objects.get)(pk=run.scenario_id)
-        return await database_sync_to_async(selectors.scenario_document)(scenario=scenario)
+        return await database_sync_to_async(scenario_selectors.scenario_document)(scenario=scenario)
 
     async def command(self, run_id: int, command: str, text: str = "", rounds: int = 0) -> None:
         """pause / resume / stop / reply / extend (``rounds`` more past the round cap, then
@@ -714,7 +717,7 @@ class RunManager:
     async def mcp_call(
         self, run_id: int, name: str, args: dict[str, Any], *, budget: Budget
     ) -> dict[str, Any]:
-        """One tool call of the MCP session that is this run (dashboard.mcp), within the
+        """One tool call of the MCP session that is this run (dashboard.api.mcp), within the
         caller's ``budget`` (its cancellation stops the call): ``{"ok", "text", "image"}``
         (the image as base64).  LookupError if the run is not live."""
         live = self._live.get(run_id)
@@ -929,7 +932,7 @@ async def _end_trace(trace: TraceRecorder, path: Path, secrets: Secrets) -> None
 
 
 async def _keep_files(live: LiveRun) -> None:
-    """The run's new downloads (and trace) into storage (dashboard.runfiles), and the
+    """The run's new downloads (and trace) into storage (dashboard.runs.files), and the
     list to its open pages; a failure is logged: it must not change how the run went."""
     if live.workspace is None:
         return

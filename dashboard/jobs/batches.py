@@ -9,7 +9,7 @@ import logging
 
 from channels.db import database_sync_to_async
 
-from dashboard import services
+from dashboard.jobs import services
 from dashboard.models import Batch, BatchRow
 from dashboard.worker import command_where_it_runs, wake
 

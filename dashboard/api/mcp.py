@@ -31,10 +31,11 @@ from automation import Budget
 from automation.budget import MAX_TIMEOUT_MS
 from automation.mcp.server import build_server
 from automation.mcp.session import DEFAULT_CALL_MS, Answer
-from dashboard import services
+from dashboard.accounts import services as token_services
 from dashboard.engineconf import browser_config
 from dashboard.models import Run
-from dashboard.runner import runner
+from dashboard.runs import services as run_services
+from dashboard.runs.runner import runner
 from dashboard.worker import carry_out, command_where_it_runs, wake
 
 __all__ = ["PATH", "McpApp"]
@@ -147,7 +148,7 @@ class McpApp:
             known = self._runs.get(session_id)
             if known is None:
                 await self._forget_ended()
-                run = await database_sync_to_async(services.run_create_mcp)(
+                run = await database_sync_to_async(run_services.run_create_mcp)(
                     owner=user, client=client
                 )
                 known = self._runs[session_id] = (run.pk, user.pk)
@@ -223,7 +224,7 @@ async def _user_of(headers: dict[str, str]) -> Any:
     scheme, _, token = headers.get("authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         return None
-    return await database_sync_to_async(services.api_token_user)(secret=token.strip())
+    return await database_sync_to_async(token_services.api_token_user)(secret=token.strip())
 
 
 async def _refuse(send: Any) -> None:
