@@ -23,7 +23,7 @@ from automation.mcp.session import McpSession
 
 if TYPE_CHECKING:
     from dashboard.models import Run
-    from dashboard.runs.runner import LiveRun
+    from dashboard.runs.live import LiveRun
 
 __all__ = ["DEFAULT_IDLE_S", "serve"]
 
