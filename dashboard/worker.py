@@ -1,12 +1,14 @@
 """The worker: where runs are claimed and driven, a Channels consumer on a fixed channel.
+The one module that imports runs/ and jobs/ together: it registers what jobs do when a
+run ends (dashboard.runs.live.on_ended) and polls the queue, schedules and batches.
 
 The web side never drives a run: it creates the run *queued* and rings the doorbell
-(:func:`wake`, a message to RUNS_CHANNEL).  Channels delivers such a message at most once,
-so the database decides who runs what: a worker with room claims the oldest queued run
-with one conditional UPDATE (``services.run_claim``: of two workers, exactly one gets
-it), holds a lease on it while it lives (dashboard.runs.leases) and claims the next when one
-ends.  Every worker also looks at the queue every QUEUE_POLL_S, so a lost wake-up only
-delays a run, never strands it.
+(dashboard.runs.doorbell.wake, a message to RUNS_CHANNEL).  Channels delivers such a
+message at most once, so the database decides who runs what: a worker with room claims
+the oldest queued run with one conditional UPDATE (``services.run_claim``: of two
+workers, exactly one gets it), holds a lease on it while it lives (dashboard.runs.leases)
+and claims the next when one ends.  Every worker also looks at the queue every
+QUEUE_POLL_S, so a lost wake-up only delays a run, never strands it.
 
 One code path, two ways to run it:
 
@@ -22,42 +24,40 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import secrets
 import signal
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from typing import Any
 
 from channels.consumer import AsyncConsumer
-from channels.db import database_sync_to_async
-from channels.exceptions import ChannelFull
 from channels.layers import get_channel_layer
 from channels.worker import Worker
 from django.conf import settings
 
 from automation import Budget
-from automation.errors import ActionInvalid, TabwrightError
-from dashboard.runs import selectors
+from dashboard.jobs import batches, schedules
+from dashboard.runs.carry import VIEWER_RENEW_S, answer_of
+from dashboard.runs.doorbell import RUNS_CHANNEL
+from dashboard.runs.live import on_ended
 from dashboard.runs.runner import runner
 
-__all__ = ["RUNS_CHANNEL", "RunsConsumer", "RunsWorker", "answer_of", "call_holder",
-           "carry_out", "channel_application", "command_where_it_runs", "drain",
-           "start_embedded", "wake"]  # fmt: skip
+__all__ = ["RunsConsumer", "RunsWorker", "channel_application", "drain", "start_embedded"]
 
 log = logging.getLogger("tabwright.worker")
 
-RUNS_CHANNEL = "tabwright.runs"
+# A run's end: a batch's next rows may start (runs know nothing of batches).
+on_ended("start the batch's next rows", batches.run_ended)
+
 QUEUE_POLL_S = 5.0
-# A page on one process watching a run held on another says so every VIEWER_RENEW_S; the
-# worker counts it for VIEWER_TTL_S after each (a page whose process died stops counting).
-VIEWER_RENEW_S = 5.0
-COMMAND_ANSWER_MS = 15_000  # a command for a run held elsewhere: its answer within this
+# A page on another process watching a run of this worker renews its watch every
+# VIEWER_RENEW_S: it counts for VIEWER_TTL_S after each (a page whose process died stops
+# counting).
 VIEWER_TTL_S = 3 * VIEWER_RENEW_S
 
 
 class RunsConsumer(AsyncConsumer):
     """A wake-up on RUNS_CHANNEL: claim what this worker has room for.  On the worker's
     own channel (its runs' ``holder``): the commands and acts of pages on other processes,
-    each answered on the reply channel it names (:func:`call_holder`)."""
+    each answered on the reply channel it names (dashboard.runs.carry.call_holder)."""
 
     async def runs_wake(self, message: dict[str, Any]) -> None:
         await runner.claim_logged()
@@ -137,69 +137,6 @@ def _beside(layer: Any, message: dict[str, Any], work: Awaitable[Any]) -> None:
     task.add_done_callback(_answering.discard)
 
 
-async def answer_of(work: Awaitable[Any]) -> dict[str, Any]:
-    """What a command or an act ended in, as a page's process is told it, here or from a
-    worker elsewhere: ``{"answer": ...}``, or ``{"error": {"kind": "lookup" (the run is not
-    live) | "value" (not now) | "invalid" (a bad request: ActionInvalid's code, message,
-    hint) | "refused" (any other engine error: code, message, hint)}}``."""
-    try:
-        return {"answer": await work}
-    except LookupError as exc:
-        return {"error": {"kind": "lookup", "message": str(exc)}}
-    except ValueError as exc:
-        return {"error": {"kind": "value", "message": str(exc)}}
-    except ActionInvalid as exc:
-        return {"error": {"kind": "invalid", **exc.to_dict()}}
-    except TabwrightError as exc:
-        return {"error": {"kind": "refused", **exc.to_dict()}}
-
-
-async def carry_out(
-    run_id: int, message: dict[str, Any], wait: Budget, here: Callable[[], Awaitable[Any]]
-) -> dict[str, Any]:
-    """Whatever a page asks of a live run, carried out where the run lives: ``here()`` when
-    this process drives it (or nobody does: then ``here()`` finds it not live), else
-    ``message`` (a ``run.command``, ``run.act`` or ``run.input``) at the worker that holds
-    it, within ``wait``.  :func:`answer_of`'s shape either way; a worker that does not
-    answer in time is ``{"kind": "refused", "code": "budget_exceeded"}``."""
-    if not runner.is_live(run_id):
-        holder = await database_sync_to_async(selectors.run_holder)(
-            run_id=run_id, other_than=runner.leases.holder
-        )
-        if holder:
-            try:
-                return await call_holder(holder, {**message, "run_id": run_id}, wait)
-            except TabwrightError as exc:  # out of time, or cancelled, waiting for it
-                return {"error": {"kind": "refused", **exc.to_dict()}}
-    return await answer_of(here())
-
-
-async def command_where_it_runs(run_id: int, command: str) -> dict[str, Any]:
-    """:meth:`RunManager.command` on the run, here or at the worker that holds it
-    (:func:`carry_out`), answered within COMMAND_ANSWER_MS."""
-    return await carry_out(
-        run_id,
-        {"type": "run.command", "command": command, "text": "", "rounds": 0},
-        Budget(COMMAND_ANSWER_MS),
-        lambda: runner.command(run_id, command),
-    )
-
-
-async def call_holder(holder: str, message: dict[str, Any], wait: Budget) -> dict[str, Any]:
-    """Send ``message`` to the worker ``holder`` and await its answer (:func:`answer_of`'s
-    shape) on a reply channel of its own, within ``wait``; when ``wait`` is cancelled or
-    runs out, or the caller is cancelled, the worker is told to stop (``run.cancel``)."""
-    layer = get_channel_layer()
-    reply = await layer.new_channel()
-    call_id = secrets.token_hex(8)
-    await layer.send(holder, {**message, "id": call_id, "reply_to": reply})
-    try:
-        return await wait.run(layer.receive(reply))
-    except (TabwrightError, asyncio.CancelledError):  # nobody waits: the worker stops too
-        await asyncio.shield(layer.send(holder, {"type": "run.cancel", "id": call_id}))
-        raise
-
-
 # The worker hands this only what arrives on its channels: RUNS_CHANNEL and its own.
 channel_application = RunsConsumer.as_asgi()
 
@@ -268,7 +205,6 @@ async def drain(worker: asyncio.Task[None] | None) -> None:
 async def _poll() -> None:
     from dashboard.jobs import (
         batches,  # (they import this module)
-        schedules,
     )
 
     while True:
@@ -277,14 +213,6 @@ async def _poll() -> None:
         await batches.advance_all()  # rows whose replay ended unseen (a worker died)
         await schedules.judge_outcomes()  # firings that ended badly are told
         await asyncio.sleep(QUEUE_POLL_S)
-
-
-async def wake() -> None:
-    """Ring the workers' doorbell: a run was queued (or room was made)."""
-    try:
-        await get_channel_layer().send(RUNS_CHANNEL, {"type": "runs.wake"})
-    except ChannelFull:  # nobody has read the earlier ones yet: the next poll finds it
-        log.info("the runs channel is full; the workers' next poll will claim the run")
 
 
 def start_embedded() -> asyncio.Task[None] | None:

@@ -5,7 +5,7 @@ working at once).
 
 Each MCP session is a run of its owner's (kind ``mcp``), created at the session's first
 tool call and queued like any run: a worker claims it and opens its tab, and every call
-is carried out there (dashboard.worker.carry_out → RunManager.mcp_call).  So the owner
+is carried out there (dashboard.runs.carry.carry_out → RunManager.mcp_call).  So the owner
 watches it live, pauses it (the client's calls then answer ``paused_by_person``), takes
 over on the live view, and saves it as a scenario, as with an agent's run.  The client
 ending the session (HTTP DELETE) ends the run.
@@ -35,8 +35,9 @@ from dashboard.accounts import services as token_services
 from dashboard.engineconf import browser_config
 from dashboard.models import Run
 from dashboard.runs import services as run_services
+from dashboard.runs.carry import carry_out, command_where_it_runs
+from dashboard.runs.doorbell import wake
 from dashboard.runs.runner import runner
-from dashboard.worker import carry_out, command_where_it_runs, wake
 
 __all__ = ["PATH", "McpApp"]
 

@@ -15,9 +15,10 @@ from pydantic import Field
 from dashboard.api.common import ERRORS, MAX_EVENTS, MAX_LIST, ApiError, ErrorOut
 from dashboard.models import LLMProfile, Run, Step
 from dashboard.runs import selectors, services
+from dashboard.runs.carry import command_where_it_runs
+from dashboard.runs.doorbell import wake
 from dashboard.runs.forms import PROFILE_PREFIX, NewRunForm
 from dashboard.runs.runner import runner
-from dashboard.worker import command_where_it_runs, wake
 
 router = Router()
 

@@ -15,9 +15,9 @@ from automation.errors import ScenarioInvalid
 from dashboard.api.common import ERRORS, ApiError
 from dashboard.api.runs import RunOut, run_out
 from dashboard.models import Run
+from dashboard.runs.doorbell import wake
 from dashboard.scenarios import selectors, services
 from dashboard.scenarios.forms import ReplayForm
-from dashboard.worker import wake
 
 router = Router()
 

@@ -20,6 +20,7 @@ from dashboard.jobs import selectors as job_selectors
 from dashboard.jobs.forms import BatchForm
 from dashboard.models import Batch
 from dashboard.scenarios import selectors as scenario_selectors
+from dashboard.scenarios.views import _detail_page  # the page the form is on
 
 
 @require_POST
@@ -35,8 +36,6 @@ async def batch_new(request: HttpRequest, scenario_id: int) -> HttpResponse:
 
 
 def _batch_from_form(request: HttpRequest, user: Any, scenario_id: int) -> Batch | HttpResponse:
-    from dashboard.scenarios.views import _detail_page  # the page the form is on
-
     scenario = scenario_selectors.scenario_get(user=user, id=scenario_id)
     if scenario.owner_id != user.pk:
         raise Http404("no such scenario of yours")

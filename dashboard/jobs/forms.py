@@ -9,7 +9,7 @@ from django import forms
 from automation.errors import UrlBlocked
 from automation.recording.scenario import Scenario as Document
 from dashboard.engineconf import url_policy
-from dashboard.jobs import selectors
+from dashboard.jobs import schedules, selectors
 from dashboard.jobs.batchfile import MAX_BATCH_BYTES, BatchFileInvalid, read_rows
 
 
@@ -85,8 +85,6 @@ class ScheduleForm(forms.Form):
             )
 
     def clean(self) -> dict[str, Any]:
-        from dashboard.jobs import schedules
-
         cleaned = super().clean() or {}
         if self.errors:
             return cleaned

@@ -28,10 +28,12 @@ from django.utils import timezone as dj_timezone
 
 from automation.errors import ActionInvalid, UrlBlocked
 from dashboard.engineconf import url_policy
+from dashboard.jobs import alerts, batches
 from dashboard.jobs import selectors as job_selectors
 from dashboard.jobs import services as job_services
 from dashboard.jobs.batchfile import check_params, json_rows
 from dashboard.models import Batch, Run, Schedule, ScheduleFiring
+from dashboard.runs.doorbell import wake
 from dashboard.scenarios import selectors as scenario_selectors
 from dashboard.scenarios import services as scenario_services
 
@@ -179,9 +181,6 @@ async def fire_due() -> list[ScheduleFiring]:
             if firing is not None:
                 fired.append(firing)
         if any(f.run_id or f.batch_id for f in fired):
-            from dashboard.jobs import batches
-            from dashboard.worker import wake
-
             for firing in fired:
                 if firing.batch_id:
                     await batches.advance(firing.batch_id)
@@ -245,8 +244,6 @@ def judge_all() -> list[ScheduleFiring]:
 
 async def judge_outcomes() -> None:
     """The workers' poll: firings that ended badly are told (dashboard.jobs.alerts)."""
-    from dashboard.jobs import alerts
-
     try:
         for firing in await database_sync_to_async(judge_all)():
             await database_sync_to_async(alerts.alert)(firing)

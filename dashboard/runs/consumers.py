@@ -26,7 +26,7 @@ connection sees fewer frames, never a growing backlog.
 
 A command, act or live-view input for a run that a worker in another process holds (its
 lease names the worker's channel) is sent to that channel and its answer comes back on a
-reply channel of its own (dashboard.worker.call_holder); the page tells that worker every
+reply channel of its own (dashboard.runs.carry.call_holder); the page tells that worker every
 VIEWER_RENEW_S that it watches, so the live view streams for it too (frames reach every
 process through the run's group; each socket acks its own).  A queued run's page gets
 ``{"type": "queue", "position": N}`` as the queue moves, and the ``state`` message says
@@ -51,9 +51,9 @@ from dashboard.lib import jsonin
 from dashboard.lib.jsonin import JsonRefused
 from dashboard.models import Run
 from dashboard.runs import selectors
+from dashboard.runs.carry import VIEWER_RENEW_S, answer_of, call_holder, carry_out
 from dashboard.runs.runner import COMMANDS, act_request, group_name, runner
 from dashboard.runs.services import LIVE_STATUSES
-from dashboard.worker import VIEWER_RENEW_S, answer_of, call_holder, carry_out
 
 log = logging.getLogger("tabwright.consumers")
 
@@ -381,7 +381,7 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
 
 
 def _page_error(error: dict[str, Any]) -> dict[str, str]:
-    """An act's or input's error (dashboard.worker.answer_of's) as the page is told it."""
+    """An act's or input's error (dashboard.runs.carry.answer_of's) as the page is told it."""
     if error["kind"] == "lookup":
         return NOT_LIVE
     return {key: str(error.get(key, "")) for key in ("code", "message", "hint")}

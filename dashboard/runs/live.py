@@ -52,9 +52,21 @@ from dashboard.scenarios import selectors as scenario_selectors
 if TYPE_CHECKING:
     from dashboard.runs.runner import RunManager
 
-__all__ = ["END_STEP_S", "LiveRun", "live_session", "one_line"]
+__all__ = ["END_STEP_S", "LiveRun", "RunEndedHook", "live_session", "on_ended", "one_line"]
 
 log = logging.getLogger("tabwright.runner")
+
+RunEndedHook = Callable[[Run], Awaitable[object]]
+_ended_hooks: list[tuple[str, RunEndedHook]] = []
+
+
+def on_ended(what: str, hook: RunEndedHook) -> None:
+    """Have every run of this process call ``hook(run)`` once it has ended (its lease let
+    go), bounded like each step of the end; ``what`` names it in the log.  The worker
+    registers what other packages do then (a batch's next rows start), so runs import
+    none of them.  Registering a hook twice keeps one."""
+    if all(known is not hook for _what, known in _ended_hooks):
+        _ended_hooks.append((what, hook))
 
 
 @dataclass
@@ -196,11 +208,8 @@ async def live_session(
                            asyncio.shield(sink.emit(SessionClosed(reason))))  # fmt: skip
         await _bounded(run.pk, "let go of the lease",
                        asyncio.shield(manager.leases.let_go(run.pk)))  # fmt: skip
-        if run.batch_row_id is not None:  # the batch's next rows may start
-            from dashboard.jobs import batches  # (it imports this module)
-
-            await _bounded(run.pk, "start the batch's next rows",
-                           batches.advance_row(run.batch_row_id))  # fmt: skip
+        for what, hook in _ended_hooks:  # what others do when a run ends (on_ended)
+            await _bounded(run.pk, what, hook(run))
         # Gone from the live runs before the task ends: whoever awaits it sees it gone
         # (the done callback, which does the same, runs a moment later).
         manager.forget(run.pk, live)

@@ -45,6 +45,7 @@ from dashboard.engineconf import browser_config, cdp_urls
 from dashboard.models import Run, SecretGrant
 from dashboard.runs import selectors as run_selectors
 from dashboard.runs import services
+from dashboard.runs.doorbell import wake
 from dashboard.runs.leases import Leases, lease_seconds
 from dashboard.runs.live import END_STEP_S, LiveRun, live_session, one_line
 from dashboard.runs.liveview import LiveView
@@ -356,8 +357,6 @@ class RunManager:
             )
         await relay_event(run_id, event)
         await announce_queue()  # its page is told its place, as a new run's is
-        from dashboard.worker import wake  # the worker imports this module
-
         await wake()
 
     async def stop_queued(self, run_id: int) -> bool:

@@ -35,9 +35,10 @@ from dashboard.lib.jsonin import JsonRefused
 from dashboard.models import Run
 from dashboard.runs import files as runfiles
 from dashboard.runs import selectors, services
+from dashboard.runs.carry import carry_out
+from dashboard.runs.doorbell import wake
 from dashboard.runs.forms import NewRunForm, RunFilterForm
 from dashboard.runs.runner import act_request, runner
-from dashboard.worker import carry_out, wake
 
 DEMO_TASK = """type Ada Lovelace into Name
 type ada@example.org into Email

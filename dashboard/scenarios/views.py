@@ -28,6 +28,7 @@ from dashboard.jobs import selectors as job_selectors
 from dashboard.jobs.forms import BatchForm, ScheduleForm
 from dashboard.models import IdentityHeal, Run, Scenario, ScenarioStep, Schedule
 from dashboard.runs import selectors as run_selectors
+from dashboard.runs.doorbell import wake
 from dashboard.scenarios import selectors as scenario_selectors
 from dashboard.scenarios import services
 from dashboard.scenarios.forms import (
@@ -39,7 +40,6 @@ from dashboard.scenarios.forms import (
     ScenarioEditForm,
     StepValuesForm,
 )
-from dashboard.worker import wake
 
 
 @login_required

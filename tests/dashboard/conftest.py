@@ -16,8 +16,9 @@ from channels.testing import WebsocketCommunicator
 from dashboard.models import Run
 from dashboard.routing import websocket_urlpatterns
 from dashboard.runs import services
+from dashboard.runs.doorbell import wake
 from dashboard.runs.runner import RunManager, runner
-from dashboard.worker import start_embedded, wake
+from dashboard.worker import start_embedded
 
 PASSWORD = "correct horse battery staple"
 
