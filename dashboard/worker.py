@@ -25,22 +25,31 @@ import asyncio
 import logging
 import os
 import signal
-from collections.abc import Awaitable
-from typing import Any
 
 from channels.consumer import AsyncConsumer
 from channels.layers import get_channel_layer
 from channels.worker import Worker
 from django.conf import settings
 
-from automation import Budget
 from dashboard.jobs import batches, schedules
-from dashboard.runs.carry import VIEWER_RENEW_S, answer_of
+from dashboard.runs import carry
+from dashboard.runs.carry import VIEWER_RENEW_S
 from dashboard.runs.doorbell import RUNS_CHANNEL
 from dashboard.runs.live import on_ended
+from dashboard.runs.messages import (
+    ActMessage,
+    CancelMessage,
+    CommandMessage,
+    InputMessage,
+    McpMessage,
+    UnwatchMessage,
+    WakeMessage,
+    WatchMessage,
+    frame_message,
+)
 from dashboard.runs.runner import runner
 
-__all__ = ["RunsConsumer", "RunsWorker", "channel_application", "drain", "start_embedded"]
+__all__ = ["RunWorkerConsumer", "RunsWorker", "channel_application", "drain", "start_embedded"]
 
 log = logging.getLogger("tabwright.worker")
 
@@ -54,91 +63,48 @@ QUEUE_POLL_S = 5.0
 VIEWER_TTL_S = 3 * VIEWER_RENEW_S
 
 
-class RunsConsumer(AsyncConsumer):
-    """A wake-up on RUNS_CHANNEL: claim what this worker has room for.  On the worker's
-    own channel (its runs' ``holder``): the commands and acts of pages on other processes,
-    each answered on the reply channel it names (dashboard.runs.carry.call_holder)."""
+class RunWorkerConsumer(AsyncConsumer):
+    """The worker's consumer.  A wake-up on RUNS_CHANNEL: claim what this worker has room
+    for.  On the worker's own channel (its runs' ``holder``): the calls of other processes
+    for its runs (commands, acts, live-view inputs, MCP tool calls), each carried out and
+    answered by dashboard.runs.carry.serve, and the watches of their pages."""
 
-    async def runs_wake(self, message: dict[str, Any]) -> None:
+    async def runs_wake(self, message: WakeMessage) -> None:
         await runner.claim_logged()
 
-    async def run_command(self, message: dict[str, Any]) -> None:
-        run_id, command = int(message["run_id"]), str(message["command"])
-        text, rounds = str(message.get("text", "")), message.get("rounds", 0)
-        work = runner.command(run_id, command, text, rounds=rounds)
-        _beside(self.channel_layer, message, work)
+    async def run_command(self, message: CommandMessage) -> None:
+        carry.serve(message, self.channel_layer)
 
-    async def run_act(self, message: dict[str, Any]) -> None:
-        budget = _call_budget(message, str(message["action"]))
-        work = runner.act(int(message["run_id"]), str(message["action"]),
-                          dict(message["args"]), budget=budget)  # fmt: skip
-        _beside(self.channel_layer, message, work)
+    async def run_act(self, message: ActMessage) -> None:
+        carry.serve(message, self.channel_layer)
 
-    async def run_mcp(self, message: dict[str, Any]) -> None:
+    async def run_mcp(self, message: McpMessage) -> None:
         """A tool call of an MCP session (dashboard.api.mcp) served on another process."""
-        budget = _call_budget(message, str(message["name"]))
-        work = runner.mcp_call(int(message["run_id"]), str(message["name"]),
-                               dict(message["args"]), budget=budget)  # fmt: skip
-        _beside(self.channel_layer, message, work)
+        carry.serve(message, self.channel_layer)
 
-    async def run_input(self, message: dict[str, Any]) -> None:
+    async def run_input(self, message: InputMessage) -> None:
         """A live-view click, key or text from a page on another process."""
-        budget = _call_budget(message, "live-view input")
-        work = runner.person_input(int(message["run_id"]), dict(message["event"]), budget=budget)
-        _beside(self.channel_layer, message, work)
+        carry.serve(message, self.channel_layer)
 
-    async def run_watch(self, message: dict[str, Any]) -> None:
+    async def run_cancel(self, message: CancelMessage) -> None:
+        """The page that asked for a call is gone: nobody will read its answer."""
+        carry.serve_cancel(str(message.get("id")))
+
+    async def run_watch(self, message: WatchMessage) -> None:
         """A page on another process watches (and renews its watch every VIEWER_RENEW_S):
         the run's live view streams to the run's group while it does; a page new here gets
         the latest frame at once."""
         run_id, viewer = int(message["run_id"]), str(message["viewer"])
         frame = runner.watch_remote(run_id, viewer, VIEWER_TTL_S)
         if frame is not None:
-            await self.channel_layer.send(viewer, {"type": "run.frame", "frame": frame})
+            await self.channel_layer.send(viewer, frame_message(frame))
 
-    async def run_unwatch(self, message: dict[str, Any]) -> None:
+    async def run_unwatch(self, message: UnwatchMessage) -> None:
         runner.unwatch_remote(int(message["run_id"]), str(message["viewer"]))
-
-    async def run_cancel(self, message: dict[str, Any]) -> None:
-        """The page that asked for an act is gone: nobody will read its answer."""
-        budget = _acting.get(str(message.get("id")))
-        if budget is not None:
-            budget.cancel("the page disconnected")
-
-
-_answering: set[asyncio.Task[None]] = set()
-_acting: dict[str, Budget] = {}  # acts for pages on other processes, by call id
-
-
-def _call_budget(message: dict[str, Any], label: str) -> Budget:
-    """A call's budget: what the page's process gave it, cancelled by a run.cancel."""
-    budget = Budget(float(message["timeout_ms"]), label=label)
-    _acting[str(message["id"])] = budget
-    return budget
-
-
-def _beside(layer: Any, message: dict[str, Any], work: Awaitable[Any]) -> None:
-    """Carry out ``work`` and send its answer back, not awaited by the consumer: one slow
-    command or act must not hold up the others."""
-
-    async def answer() -> None:
-        call_id = str(message["id"])
-        try:
-            got = await answer_of(work)
-        except Exception as exc:  # a bug: the page hears of it rather than waiting in vain
-            log.exception("a call for run %s failed", message.get("run_id"))
-            got = {"error": {"kind": "refused", "code": "internal", "message": repr(exc)}}
-        finally:
-            _acting.pop(call_id, None)
-        await layer.send(message["reply_to"], {"type": "run.answer", "id": call_id, **got})
-
-    task = asyncio.get_running_loop().create_task(answer())
-    _answering.add(task)
-    task.add_done_callback(_answering.discard)
 
 
 # The worker hands this only what arrives on its channels: RUNS_CHANNEL and its own.
-channel_application = RunsConsumer.as_asgi()
+channel_application = RunWorkerConsumer.as_asgi()
 
 
 class RunsWorker(Worker):

@@ -1,14 +1,29 @@
-"""Where a run lives, and a call carried there: a command, an act, a live-view input or an
-MCP tool call for a live run is carried out by this process when it drives the run, else
-sent to the worker that holds it (its lease names the worker's channel) and answered on
-a reply channel of the caller's own.
+"""Where a run lives, and every call for it carried there: the one place that knows.
+
+A call for a live run is a command (pause, resume, stop, reply, extend, message, close),
+an act by the person, a live-view input or an MCP client's tool call
+(dashboard.runs.messages).  :func:`carry` carries it out where the run lives
+(:func:`where`): on this process's runner when this process drives the run (or nobody
+does: the runner then finds it not live), else at the worker in another process that
+holds it, whose lease names the worker's channel (:func:`call_holder`).  The worker's
+consumer hands such calls to :func:`serve`, which answers each on the caller's reply
+channel.
+
+One budget rule, here or elsewhere: a call is carried within its caller's ``wait`` (an
+act's or an MCP call's own budget; COMMAND_ANSWER_MS for a command; the page's consumer gives a
+live-view input its own).  Sent elsewhere, the call carries what is left of it (``timeout_ms``), the
+worker works within that, and the caller waits as long; when the wait runs out or is
+cancelled, or the caller is cancelled, the worker is told to stop (``run.cancel``) and the
+answer is the budget's error.  Every answer has :func:`answer_of`'s shape.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from dataclasses import dataclass
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -16,23 +31,76 @@ from channels.layers import get_channel_layer
 
 from automation import Budget
 from automation.errors import ActionInvalid, TabwrightError
-from dashboard.runs import selectors
+from dashboard.runs import messages, selectors
+from dashboard.runs.messages import Answer, CallMessage
 from dashboard.runs.runner import runner
 
-__all__ = ["COMMAND_ANSWER_MS", "VIEWER_RENEW_S", "answer_of", "call_holder", "carry_out",
-           "command_where_it_runs"]  # fmt: skip
+__all__ = ["COMMAND_ANSWER_MS", "VIEWER_RENEW_S", "Place", "answer_of",
+           "call_holder", "carry", "command_where_it_runs", "serve", "serve_cancel",
+           "tell_watching", "where"]  # fmt: skip
 
-COMMAND_ANSWER_MS = 15_000  # a command for a run held elsewhere: its answer within this
+log = logging.getLogger("tabwright.worker")
+
+COMMAND_ANSWER_MS = 15_000  # a command: carried out, here or elsewhere, within this
 # A page on one process watching a run held on another says so every VIEWER_RENEW_S (the
 # worker counts it for a while after each: dashboard.worker).
 VIEWER_RENEW_S = 5.0
 
 
-async def answer_of(work: Awaitable[Any]) -> dict[str, Any]:
-    """What a command or an act ended in, as a page's process is told it, here or from a
-    worker elsewhere: ``{"answer": ...}``, or ``{"error": {"kind": "lookup" (the run is not
-    live) | "value" (not now) | "invalid" (a bad request: ActionInvalid's code, message,
-    hint) | "refused" (any other engine error: code, message, hint)}}``."""
+@dataclass(frozen=True)
+class Place:
+    """Where a run lives now: on this process (``here``; ``working``: at work, not
+    waiting for a message), at the worker whose channel is ``holder``, or nowhere."""
+
+    here: bool
+    holder: str = ""
+    working: bool = False
+
+    @property
+    def elsewhere(self) -> bool:
+        return bool(self.holder)
+
+    @property
+    def live(self) -> bool:
+        return self.here or self.elsewhere
+
+
+async def where(run_id: int) -> Place:
+    """Where the run lives now (its lease says which worker holds it elsewhere)."""
+    if runner.is_live(run_id):
+        return Place(here=True, working=runner.is_working(run_id))
+    holder = await database_sync_to_async(selectors.run_holder)(
+        run_id=run_id, other_than=runner.leases.holder
+    )
+    return Place(here=False, holder=holder)
+
+
+async def carry(call: CallMessage, wait: Budget, *, place: Place | None = None) -> Answer:
+    """``call`` carried out where its run lives (``place``, when the caller has just
+    looked), within ``wait``: :func:`answer_of`'s shape either way."""
+    if place is None:
+        place = await where(call["run_id"])
+    if place.elsewhere:
+        try:
+            return await call_holder(place.holder, call, wait)
+        except TabwrightError as exc:  # out of time, or cancelled, waiting for it
+            return {"error": {"kind": "refused", **exc.to_dict()}}  # type: ignore[typeddict-item]
+    return await answer_of(_work(call, wait))
+
+
+async def command_where_it_runs(
+    run_id: int, command: str, text: str = "", rounds: int = 0, *, place: Place | None = None
+) -> Answer:
+    """:meth:`RunManager.command` on the run, wherever it runs, within COMMAND_ANSWER_MS."""
+    wait = Budget(COMMAND_ANSWER_MS, label="answer of the worker holding the run")
+    return await carry(messages.command_message(run_id, command, text, rounds), wait, place=place)
+
+
+async def answer_of(work: Awaitable[Any]) -> Answer:
+    """What a call ended in, as its caller is told it, here or from a worker elsewhere:
+    ``{"answer": ...}``, or ``{"error": {"kind": "lookup" (the run is not live) | "value"
+    (not now) | "invalid" (a bad request: ActionInvalid's code, message, hint) | "refused"
+    (any other engine error: code, message, hint)}}``."""
     try:
         return {"answer": await work}
     except LookupError as exc:
@@ -40,52 +108,82 @@ async def answer_of(work: Awaitable[Any]) -> dict[str, Any]:
     except ValueError as exc:
         return {"error": {"kind": "value", "message": str(exc)}}
     except ActionInvalid as exc:
-        return {"error": {"kind": "invalid", **exc.to_dict()}}
+        return {"error": {"kind": "invalid", **exc.to_dict()}}  # type: ignore[typeddict-item]
     except TabwrightError as exc:
-        return {"error": {"kind": "refused", **exc.to_dict()}}
+        return {"error": {"kind": "refused", **exc.to_dict()}}  # type: ignore[typeddict-item]
 
 
-async def carry_out(
-    run_id: int, message: dict[str, Any], wait: Budget, here: Callable[[], Awaitable[Any]]
-) -> dict[str, Any]:
-    """Whatever a page asks of a live run, carried out where the run lives: ``here()`` when
-    this process drives it (or nobody does: then ``here()`` finds it not live), else
-    ``message`` (a ``run.command``, ``run.act`` or ``run.input``) at the worker that holds
-    it, within ``wait``.  :func:`answer_of`'s shape either way; a worker that does not
-    answer in time is ``{"kind": "refused", "code": "budget_exceeded"}``."""
-    if not runner.is_live(run_id):
-        holder = await database_sync_to_async(selectors.run_holder)(
-            run_id=run_id, other_than=runner.leases.holder
-        )
-        if holder:
-            try:
-                return await call_holder(holder, {**message, "run_id": run_id}, wait)
-            except TabwrightError as exc:  # out of time, or cancelled, waiting for it
-                return {"error": {"kind": "refused", **exc.to_dict()}}
-    return await answer_of(here())
+def _work(call: CallMessage, budget: Budget) -> Awaitable[Any]:
+    """The call, on this process's runner, within ``budget``."""
+    run_id = call["run_id"]
+    if call["type"] == "run.command":
+        return runner.command(run_id, call["command"], call["text"], rounds=call["rounds"])
+    if call["type"] == "run.act":
+        return runner.act(run_id, call["action"], call["args"], budget=budget)
+    if call["type"] == "run.input":
+        return runner.person_input(run_id, call["event"], budget=budget)
+    return runner.mcp_call(run_id, call["name"], call["args"], budget=budget)
 
 
-async def command_where_it_runs(run_id: int, command: str) -> dict[str, Any]:
-    """:meth:`RunManager.command` on the run, here or at the worker that holds it
-    (:func:`carry_out`), answered within COMMAND_ANSWER_MS."""
-    return await carry_out(
-        run_id,
-        {"type": "run.command", "command": command, "text": "", "rounds": 0},
-        Budget(COMMAND_ANSWER_MS),
-        lambda: runner.command(run_id, command),
-    )
-
-
-async def call_holder(holder: str, message: dict[str, Any], wait: Budget) -> dict[str, Any]:
-    """Send ``message`` to the worker ``holder`` and await its answer (:func:`answer_of`'s
-    shape) on a reply channel of its own, within ``wait``; when ``wait`` is cancelled or
+async def call_holder(holder: str, call: CallMessage, wait: Budget) -> Answer:
+    """Send ``call`` to the worker ``holder`` with what is left of ``wait`` and await its
+    answer on a reply channel of its own, within ``wait``; when ``wait`` is cancelled or
     runs out, or the caller is cancelled, the worker is told to stop (``run.cancel``)."""
     layer = get_channel_layer()
     reply = await layer.new_channel()
     call_id = secrets.token_hex(8)
-    await layer.send(holder, {**message, "id": call_id, "reply_to": reply})
+    sent = {**call, "id": call_id, "reply_to": reply, "timeout_ms": wait.remaining_ms()}
+    await layer.send(holder, sent)
     try:
-        return await wait.run(layer.receive(reply))
+        got = await wait.run(layer.receive(reply))
     except (TabwrightError, asyncio.CancelledError):  # nobody waits: the worker stops too
-        await asyncio.shield(layer.send(holder, {"type": "run.cancel", "id": call_id}))
+        await asyncio.shield(layer.send(holder, messages.cancel_message(call_id)))
         raise
+    return {key: got[key] for key in ("answer", "error") if key in got}  # type: ignore[return-value]
+
+
+async def tell_watching(holder: str, run_id: int, viewer: str, *, watching: bool) -> None:
+    """Tell the worker ``holder`` that the page whose channel is ``viewer`` watches the
+    run (renewed every VIEWER_RENEW_S), or has stopped watching it."""
+    message = (messages.watch_message if watching else messages.unwatch_message)(run_id, viewer)
+    await get_channel_layer().send(holder, message)
+
+
+# -- the holder's side: calls from other processes ---------------------------------------
+
+_answering: set[asyncio.Task[None]] = set()
+_serving: dict[str, Budget] = {}  # calls for callers on other processes, by call id
+_LABELS = {"run.command": "command", "run.input": "live-view input"}
+
+
+def serve(call: CallMessage, layer: Any) -> None:
+    """Carry out a call sent by another process (:func:`call_holder`) on this process's
+        runner, within the budget it was given, and send the answer to its reply channel on
+    ``layer``;
+        not awaited: one slow call must not hold up the others."""
+    label = {"run.act": call.get("action"), "run.mcp": call.get("name")}.get(call["type"])
+    budget = Budget(float(call["timeout_ms"]), label=str(label or _LABELS[call["type"]]))
+    call_id = str(call["id"])
+    _serving[call_id] = budget  # a run.cancel stops it
+
+    async def answer() -> None:
+        try:
+            got = await answer_of(_work(call, budget))
+        except Exception as exc:  # a bug: the caller hears of it rather than waiting in vain
+            log.exception("a call for run %s failed", call.get("run_id"))
+            got = {"error": {"kind": "refused", "code": "internal", "message": repr(exc)}}
+        finally:
+            _serving.pop(call_id, None)
+        await layer.send(call["reply_to"], messages.answer_message(call_id, got))
+
+    task = asyncio.get_running_loop().create_task(answer())
+    _answering.add(task)
+    task.add_done_callback(_answering.discard)
+
+
+def serve_cancel(call_id: str) -> None:
+    """The caller of a call being served here stopped waiting: nobody will read its
+    answer."""
+    budget = _serving.get(call_id)
+    if budget is not None:
+        budget.cancel("the page disconnected")

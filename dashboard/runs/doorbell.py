@@ -12,6 +12,8 @@ import logging
 from channels.exceptions import ChannelFull
 from channels.layers import get_channel_layer
 
+from dashboard.runs.messages import wake_message
+
 __all__ = ["RUNS_CHANNEL", "wake"]
 
 log = logging.getLogger("tabwright.worker")
@@ -22,6 +24,6 @@ RUNS_CHANNEL = "tabwright.runs"
 async def wake() -> None:
     """Ring the workers' doorbell: a run was queued (or room was made)."""
     try:
-        await get_channel_layer().send(RUNS_CHANNEL, {"type": "runs.wake"})
+        await get_channel_layer().send(RUNS_CHANNEL, wake_message())
     except ChannelFull:  # nobody has read the earlier ones yet: the next poll finds it
         log.info("the runs channel is full; the workers' next poll will claim the run")

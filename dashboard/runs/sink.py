@@ -32,6 +32,7 @@ from automation.limits import fit
 from dashboard.models import Run
 from dashboard.runs import selectors
 from dashboard.runs import services as run_services
+from dashboard.runs.messages import event_message, queue_message
 from dashboard.scenarios import services as scenario_services
 
 __all__ = ["DashboardSink", "announce_queue", "group_name", "relay_event"]
@@ -48,14 +49,14 @@ def group_name(run_id: int) -> str:
 async def relay_event(run_id: int, event: dict[str, Any]) -> None:
     """A stored event of the run said by no sink of its (a sweep, a stop or a message while
     no worker drives it), to the run's open pages."""
-    await get_channel_layer().group_send(group_name(run_id), {"type": "run.event", "event": event})
+    await get_channel_layer().group_send(group_name(run_id), event_message(event))
 
 
 async def announce_queue() -> None:
     """Tell the open pages of every queued run its place in the queue (it moved)."""
     layer = get_channel_layer()
     for run_id, place in await database_sync_to_async(selectors.run_queue_positions)():
-        await layer.group_send(group_name(run_id), {"type": "run.queue", "position": place})
+        await layer.group_send(group_name(run_id), queue_message(place))
 
 
 class DashboardSink:
@@ -115,9 +116,7 @@ class DashboardSink:
             data = fit(_jsonable(data))
             if event.persist:
                 await self._store(event.type, data)
-            await self._layer.group_send(
-                group_name(self.run_id), {"type": "run.event", "event": data}
-            )
+            await self._layer.group_send(group_name(self.run_id), event_message(data))
 
     async def _store(self, kind: str, data: dict[str, Any]) -> None:
         """Store the event as the run's next one.  Another process may have appended one

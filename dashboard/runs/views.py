@@ -35,9 +35,10 @@ from dashboard.lib.jsonin import JsonRefused
 from dashboard.models import Run
 from dashboard.runs import files as runfiles
 from dashboard.runs import selectors, services
-from dashboard.runs.carry import carry_out
+from dashboard.runs.carry import carry
 from dashboard.runs.doorbell import wake
 from dashboard.runs.forms import NewRunForm, RunFilterForm
+from dashboard.runs.messages import act_message
 from dashboard.runs.runner import act_request, runner
 
 DEMO_TASK = """type Ada Lovelace into Name
@@ -211,12 +212,8 @@ async def run_act(request: HttpRequest, run_id: int) -> JsonResponse:
     except ActionInvalid as exc:
         return JsonResponse({"ok": False, "error": exc.to_dict()}, status=400)
     budget = Budget(timeout_ms, label=action)
-    got = await carry_out(  # here, or at the worker in another process that holds the run
-        run_id,
-        {"type": "run.act", "action": action, "args": args, "timeout_ms": timeout_ms},
-        budget,
-        lambda: runner.act(run_id, action, args, budget=budget),
-    )
+    # Here, or at the worker in another process that holds the run.
+    got = await carry(act_message(run_id, action, args), budget)
     error = got.get("error")
     if error is None:
         return JsonResponse(got["answer"])
