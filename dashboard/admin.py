@@ -11,7 +11,6 @@ from django.http import HttpRequest
 from django.utils.html import format_html
 
 from automation.secrets import SECRET_NAME_RE
-from dashboard import services
 from dashboard.models import (
     ENV_NAME_RE,
     ApiToken,
@@ -30,6 +29,7 @@ from dashboard.models import (
     UrlRule,
     WebhookDelivery,
 )
+from dashboard.runs import services
 
 
 def pretty_json(value: Any) -> str:

@@ -15,9 +15,9 @@ from django.core.asgi import get_asgi_application
 
 django_asgi_app = get_asgi_application()
 
-from dashboard.mcp import PATH as MCP_PATH  # noqa: E402
-from dashboard.mcp import McpApp  # noqa: E402
-from dashboard.origin import SameOriginValidator  # noqa: E402
+from dashboard.api.mcp import PATH as MCP_PATH  # noqa: E402
+from dashboard.api.mcp import McpApp  # noqa: E402
+from dashboard.lib.origin import SameOriginValidator  # noqa: E402
 from dashboard.routing import websocket_urlpatterns  # noqa: E402
 from dashboard.startup import on_server_start, serves_runs  # noqa: E402
 from dashboard.worker import channel_application, drain, start_embedded  # noqa: E402
@@ -27,7 +27,7 @@ _mcp = McpApp()
 
 
 async def http_application(scope: dict[str, Any], receive: Any, send: Any) -> None:
-    """/mcp to the MCP server (dashboard.mcp), everything else to Django."""
+    """/mcp to the MCP server (dashboard.api.mcp), everything else to Django."""
     if scope["path"].rstrip("/") == MCP_PATH:
         await _mcp(scope, receive, send)
     else:

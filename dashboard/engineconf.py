@@ -16,8 +16,8 @@ from automation.browser.url_policy import UrlPolicy
 from automation.errors import LLMError
 from automation.llm.base import Planner
 from automation.llm.keys import api_key_from_env
-from dashboard import selectors, services
 from dashboard.models import LLMProfile, Run
+from dashboard.runs import selectors, services
 
 __all__ = [
     "PLANNER_KINDS",

@@ -215,7 +215,7 @@ class Run(models.Model):
     # A closed conversation queued again by a message (sent through a process that is not
     # a worker): the worker that claims it restores the page, then goes on with this.
     queued_message = models.TextField(blank=True)
-    # A batch's replay of one of its rows (dashboard.batches); every attempt of the row.
+    # A batch's replay of one of its rows (dashboard.jobs.batches); every attempt of the row.
     batch_row = models.ForeignKey(
         "BatchRow", null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
     )
@@ -508,7 +508,7 @@ class SecretGrant(models.Model):
 
 
 class ApiToken(models.Model):
-    """A person's key to the JSON API (dashboard/api.py): it acts as its owner, seeing
+    """A person's key to the JSON API (dashboard/api/): it acts as its owner, seeing
     only what the owner sees.  Only a hash is kept; the token is shown once, when made."""
 
     owner = models.ForeignKey(
@@ -581,7 +581,7 @@ class BatchRow(models.Model):
 class Schedule(models.Model):
     """A scenario replayed (with fixed parameter values) or run as a batch (rows kept with
     the schedule) at the times of a cron expression in a time zone; who to tell when a
-    firing ends badly (dashboard/schedules.py, dashboard/alerts.py)."""
+    firing ends badly (dashboard/jobs/schedules.py, dashboard/jobs/alerts.py)."""
 
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="schedules"

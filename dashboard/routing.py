@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from django.urls import path
 
-from dashboard.consumers import RunConsumer
+from dashboard.runs.consumers import RunPageConsumer
 
 websocket_urlpatterns = [
-    path("ws/runs/<int:run_id>/", RunConsumer.as_asgi()),
+    path("ws/runs/<int:run_id>/", RunPageConsumer.as_asgi()),
 ]

@@ -218,7 +218,7 @@ AXES_FAILURE_LIMIT = _env_int("TABWRIGHT_LOGIN_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = timedelta(minutes=_env_int("TABWRIGHT_LOGIN_LOCKOUT_MINUTES", 15))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
-AXES_LOCKOUT_CALLABLE = "dashboard.views.login_locked_out"
+AXES_LOCKOUT_CALLABLE = "dashboard.accounts.views.login_locked_out"
 
 # django-csp: the pages load scripts, styles and images from this origin only (no inline
 # script: the run page's data is in data- attributes and json_script blocks), the live view

@@ -1,6 +1,6 @@
 """The server's start: it closes the runs a dead server left running or paused.
 
-Runs live inside the server process (dashboard/runner.py), so a run shown as live whose
+Runs live inside the server process (dashboard/runs/runner.py), so a run shown as live whose
 process is gone will never move again.  Which process is alive is told, not guessed:
 
 - With SQLite (one machine): each server holds an exclusive ``flock`` on a file beside the
@@ -10,7 +10,7 @@ process is gone will never move again.  Which process is alive is told, not gues
   ...").  A server that can't get it (another one still serves the same database) touches
   no run: those runs are the other's.
 - With a database server (processes on several machines, which no file lock sees): by the
-  runs' leases (dashboard/leases.py): only runs whose process stopped renewing are closed.
+  runs' leases (dashboard/runs/leases.py): only runs whose process stopped renewing are closed.
 
 Called once from dashboard/asgi.py when daphne's reactor starts (not when the module is
 imported, so tests and other commands that import the application never close runs), and
@@ -27,7 +27,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import connection
 
-from dashboard import services
+from dashboard.runs import services
 
 __all__ = ["close_interrupted_runs", "close_lost_runs", "close_stale_runs", "lock_path",
            "release", "serves_runs"]  # fmt: skip
@@ -92,7 +92,7 @@ def close_interrupted_runs(*, path: Path | None = None, keep: bool = True) -> in
 
 def close_lost_runs() -> int:
     """With a database server (shared by processes on several machines, which no file lock
-    sees), runs are closed by their leases instead (dashboard.leases): those whose lease
+    sees), runs are closed by their leases instead (dashboard.runs.leases): those whose lease
     ran out, and live ones nobody ever held (their process died before its first lease, or
     ran with leases off) once they are older than a lease.  Returns how many."""
     lost = len(services.runs_sweep_lost())

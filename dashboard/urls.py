@@ -3,32 +3,34 @@ from __future__ import annotations
 from django.contrib import admin
 from django.urls import include, path
 
-from dashboard import (
-    batch_views,
-    runfiles,
-    scenario_views,
-    schedule_views,
-    token_views,
-    views,
-)
-from dashboard.api import api
+from dashboard.accounts import views as account_views
+from dashboard.api.app import api
+from dashboard.jobs import batch_views, schedule_views
+from dashboard.runs import files as runfiles
+from dashboard.runs import views as run_views
+from dashboard.scenarios import views as scenario_views
 
 urlpatterns = [
-    path("", views.run_list, name="run_list"),
-    path("runs/new", views.run_new, name="run_new"),
-    path("runs/<int:run_id>/", views.run_detail, name="run_detail"),
-    path("runs/<int:run_id>/act", views.run_act, name="run_act"),
-    path("runs/<int:run_id>/output.json", views.run_output, name="run_output"),
+    path("", run_views.run_list, name="run_list"),
+    path("runs/new", run_views.run_new, name="run_new"),
+    path("runs/<int:run_id>/", run_views.run_detail, name="run_detail"),
+    path("runs/<int:run_id>/act", run_views.run_act, name="run_act"),
+    path("runs/<int:run_id>/output.json", run_views.run_output, name="run_output"),
     path(
         "runs/<int:run_id>/downloads/<str:name>",
-        views.run_file,
+        run_views.run_file,
         {"kind": runfiles.DOWNLOADS},
         name="run_download",
     ),
-    path("runs/<int:run_id>/trace.zip", views.run_file, {"kind": runfiles.TRACE}, name="run_trace"),
+    path(
+        "runs/<int:run_id>/trace.zip",
+        run_views.run_file,
+        {"kind": runfiles.TRACE},
+        name="run_trace",
+    ),
     path(
         "runs/<int:run_id>/screenshots/<int:index>.jpg",
-        views.run_screenshot,
+        run_views.run_screenshot,
         name="run_screenshot",
     ),
     path("runs/<int:run_id>/save", scenario_views.run_save_scenario, name="run_save_scenario"),
@@ -88,16 +90,16 @@ urlpatterns = [
         "schedules/<int:schedule_id>/delete", schedule_views.schedule_delete, name="schedule_delete"
     ),
     path("heals/<int:heal_id>/decide", scenario_views.heal_decide, name="heal_decide"),
-    path("account/tokens", token_views.api_tokens, name="api_tokens"),
+    path("account/tokens", account_views.api_tokens, name="api_tokens"),
     path(
         "account/tokens/<int:token_id>/revoke",
-        token_views.api_token_revoke,
+        account_views.api_token_revoke,
         name="api_token_revoke",
     ),
     path("api/", api.urls),
-    path("metrics", views.metrics, name="metrics"),
-    path("demo/", views.demo, {"path": ""}, name="demo_index"),
-    path("demo/<path:path>", views.demo, name="demo"),
+    path("metrics", run_views.metrics, name="metrics"),
+    path("demo/", run_views.demo, {"path": ""}, name="demo_index"),
+    path("demo/<path:path>", run_views.demo, name="demo"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("admin/", admin.site.urls),
 ]

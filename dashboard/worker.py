@@ -1,12 +1,14 @@
 """The worker: where runs are claimed and driven, a Channels consumer on a fixed channel.
+The one module that imports runs/ and jobs/ together: it registers what jobs do when a
+run ends (dashboard.runs.live.on_ended) and polls the queue, schedules and batches.
 
 The web side never drives a run: it creates the run *queued* and rings the doorbell
-(:func:`wake`, a message to RUNS_CHANNEL).  Channels delivers such a message at most once,
-so the database decides who runs what: a worker with room claims the oldest queued run
-with one conditional UPDATE (``services.run_claim``: of two workers, exactly one gets
-it), holds a lease on it while it lives (dashboard.leases) and claims the next when one
-ends.  Every worker also looks at the queue every QUEUE_POLL_S, so a lost wake-up only
-delays a run, never strands it.
+(dashboard.runs.doorbell.wake, a message to RUNS_CHANNEL).  Channels delivers such a
+message at most once, so the database decides who runs what: a worker with room claims
+the oldest queued run with one conditional UPDATE (``services.run_claim``: of two
+workers, exactly one gets it), holds a lease on it while it lives (dashboard.runs.leases)
+and claims the next when one ends.  Every worker also looks at the queue every
+QUEUE_POLL_S, so a lost wake-up only delays a run, never strands it.
 
 One code path, two ways to run it:
 
@@ -22,192 +24,93 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import secrets
 import signal
-from collections.abc import Awaitable, Callable
-from typing import Any
 
 from channels.consumer import AsyncConsumer
-from channels.db import database_sync_to_async
-from channels.exceptions import ChannelFull
 from channels.layers import get_channel_layer
 from channels.worker import Worker
 from django.conf import settings
 
-from automation import Budget
-from automation.errors import ActionInvalid, TabwrightError
-from dashboard import selectors
-from dashboard.runner import runner
+from dashboard.jobs import batches, schedules
+from dashboard.runs import carry
+from dashboard.runs.carry import VIEWER_RENEW_S
+from dashboard.runs.doorbell import RUNS_CHANNEL
+from dashboard.runs.live import on_ended
+from dashboard.runs.messages import (
+    ActMessage,
+    CancelMessage,
+    CommandMessage,
+    InputMessage,
+    McpMessage,
+    UnwatchMessage,
+    WakeMessage,
+    WatchMessage,
+    frame_message,
+)
+from dashboard.runs.runner import runner
 
-__all__ = ["RUNS_CHANNEL", "RunsConsumer", "RunsWorker", "answer_of", "call_holder",
-           "carry_out", "channel_application", "command_where_it_runs", "drain",
-           "start_embedded", "wake"]  # fmt: skip
+__all__ = ["RunWorkerConsumer", "RunsWorker", "channel_application", "drain", "start_embedded"]
 
 log = logging.getLogger("tabwright.worker")
 
-RUNS_CHANNEL = "tabwright.runs"
+# A run's end: a batch's next rows may start (runs know nothing of batches).
+on_ended("start the batch's next rows", batches.run_ended)
+
 QUEUE_POLL_S = 5.0
-# A page on one process watching a run held on another says so every VIEWER_RENEW_S; the
-# worker counts it for VIEWER_TTL_S after each (a page whose process died stops counting).
-VIEWER_RENEW_S = 5.0
-COMMAND_ANSWER_MS = 15_000  # a command for a run held elsewhere: its answer within this
+# A page on another process watching a run of this worker renews its watch every
+# VIEWER_RENEW_S: it counts for VIEWER_TTL_S after each (a page whose process died stops
+# counting).
 VIEWER_TTL_S = 3 * VIEWER_RENEW_S
 
 
-class RunsConsumer(AsyncConsumer):
-    """A wake-up on RUNS_CHANNEL: claim what this worker has room for.  On the worker's
-    own channel (its runs' ``holder``): the commands and acts of pages on other processes,
-    each answered on the reply channel it names (:func:`call_holder`)."""
+class RunWorkerConsumer(AsyncConsumer):
+    """The worker's consumer.  A wake-up on RUNS_CHANNEL: claim what this worker has room
+    for.  On the worker's own channel (its runs' ``holder``): the calls of other processes
+    for its runs (commands, acts, live-view inputs, MCP tool calls), each carried out and
+    answered by dashboard.runs.carry.serve, and the watches of their pages."""
 
-    async def runs_wake(self, message: dict[str, Any]) -> None:
+    async def runs_wake(self, message: WakeMessage) -> None:
         await runner.claim_logged()
 
-    async def run_command(self, message: dict[str, Any]) -> None:
-        run_id, command = int(message["run_id"]), str(message["command"])
-        text, rounds = str(message.get("text", "")), message.get("rounds", 0)
-        work = runner.command(run_id, command, text, rounds=rounds)
-        _beside(self.channel_layer, message, work)
+    async def run_command(self, message: CommandMessage) -> None:
+        carry.serve(message, self.channel_layer)
 
-    async def run_act(self, message: dict[str, Any]) -> None:
-        budget = _call_budget(message, str(message["action"]))
-        work = runner.act(int(message["run_id"]), str(message["action"]),
-                          dict(message["args"]), budget=budget)  # fmt: skip
-        _beside(self.channel_layer, message, work)
+    async def run_act(self, message: ActMessage) -> None:
+        carry.serve(message, self.channel_layer)
 
-    async def run_mcp(self, message: dict[str, Any]) -> None:
-        """A tool call of an MCP session (dashboard.mcp) served on another process."""
-        budget = _call_budget(message, str(message["name"]))
-        work = runner.mcp_call(int(message["run_id"]), str(message["name"]),
-                               dict(message["args"]), budget=budget)  # fmt: skip
-        _beside(self.channel_layer, message, work)
+    async def run_mcp(self, message: McpMessage) -> None:
+        """A tool call of an MCP session (dashboard.api.mcp) served on another process."""
+        carry.serve(message, self.channel_layer)
 
-    async def run_input(self, message: dict[str, Any]) -> None:
+    async def run_input(self, message: InputMessage) -> None:
         """A live-view click, key or text from a page on another process."""
-        budget = _call_budget(message, "live-view input")
-        work = runner.person_input(int(message["run_id"]), dict(message["event"]), budget=budget)
-        _beside(self.channel_layer, message, work)
+        carry.serve(message, self.channel_layer)
 
-    async def run_watch(self, message: dict[str, Any]) -> None:
+    async def run_cancel(self, message: CancelMessage) -> None:
+        """The page that asked for a call is gone: nobody will read its answer."""
+        carry.serve_cancel(str(message.get("id")))
+
+    async def run_watch(self, message: WatchMessage) -> None:
         """A page on another process watches (and renews its watch every VIEWER_RENEW_S):
         the run's live view streams to the run's group while it does; a page new here gets
         the latest frame at once."""
         run_id, viewer = int(message["run_id"]), str(message["viewer"])
         frame = runner.watch_remote(run_id, viewer, VIEWER_TTL_S)
         if frame is not None:
-            await self.channel_layer.send(viewer, {"type": "run.frame", "frame": frame})
+            await self.channel_layer.send(viewer, frame_message(frame))
 
-    async def run_unwatch(self, message: dict[str, Any]) -> None:
+    async def run_unwatch(self, message: UnwatchMessage) -> None:
         runner.unwatch_remote(int(message["run_id"]), str(message["viewer"]))
-
-    async def run_cancel(self, message: dict[str, Any]) -> None:
-        """The page that asked for an act is gone: nobody will read its answer."""
-        budget = _acting.get(str(message.get("id")))
-        if budget is not None:
-            budget.cancel("the page disconnected")
-
-
-_answering: set[asyncio.Task[None]] = set()
-_acting: dict[str, Budget] = {}  # acts for pages on other processes, by call id
-
-
-def _call_budget(message: dict[str, Any], label: str) -> Budget:
-    """A call's budget: what the page's process gave it, cancelled by a run.cancel."""
-    budget = Budget(float(message["timeout_ms"]), label=label)
-    _acting[str(message["id"])] = budget
-    return budget
-
-
-def _beside(layer: Any, message: dict[str, Any], work: Awaitable[Any]) -> None:
-    """Carry out ``work`` and send its answer back, not awaited by the consumer: one slow
-    command or act must not hold up the others."""
-
-    async def answer() -> None:
-        call_id = str(message["id"])
-        try:
-            got = await answer_of(work)
-        except Exception as exc:  # a bug: the page hears of it rather than waiting in vain
-            log.exception("a call for run %s failed", message.get("run_id"))
-            got = {"error": {"kind": "refused", "code": "internal", "message": repr(exc)}}
-        finally:
-            _acting.pop(call_id, None)
-        await layer.send(message["reply_to"], {"type": "run.answer", "id": call_id, **got})
-
-    task = asyncio.get_running_loop().create_task(answer())
-    _answering.add(task)
-    task.add_done_callback(_answering.discard)
-
-
-async def answer_of(work: Awaitable[Any]) -> dict[str, Any]:
-    """What a command or an act ended in, as a page's process is told it, here or from a
-    worker elsewhere: ``{"answer": ...}``, or ``{"error": {"kind": "lookup" (the run is not
-    live) | "value" (not now) | "invalid" (a bad request: ActionInvalid's code, message,
-    hint) | "refused" (any other engine error: code, message, hint)}}``."""
-    try:
-        return {"answer": await work}
-    except LookupError as exc:
-        return {"error": {"kind": "lookup", "message": str(exc)}}
-    except ValueError as exc:
-        return {"error": {"kind": "value", "message": str(exc)}}
-    except ActionInvalid as exc:
-        return {"error": {"kind": "invalid", **exc.to_dict()}}
-    except TabwrightError as exc:
-        return {"error": {"kind": "refused", **exc.to_dict()}}
-
-
-async def carry_out(
-    run_id: int, message: dict[str, Any], wait: Budget, here: Callable[[], Awaitable[Any]]
-) -> dict[str, Any]:
-    """Whatever a page asks of a live run, carried out where the run lives: ``here()`` when
-    this process drives it (or nobody does: then ``here()`` finds it not live), else
-    ``message`` (a ``run.command``, ``run.act`` or ``run.input``) at the worker that holds
-    it, within ``wait``.  :func:`answer_of`'s shape either way; a worker that does not
-    answer in time is ``{"kind": "refused", "code": "budget_exceeded"}``."""
-    if not runner.is_live(run_id):
-        holder = await database_sync_to_async(selectors.run_holder)(
-            run_id=run_id, other_than=runner.leases.holder
-        )
-        if holder:
-            try:
-                return await call_holder(holder, {**message, "run_id": run_id}, wait)
-            except TabwrightError as exc:  # out of time, or cancelled, waiting for it
-                return {"error": {"kind": "refused", **exc.to_dict()}}
-    return await answer_of(here())
-
-
-async def command_where_it_runs(run_id: int, command: str) -> dict[str, Any]:
-    """:meth:`RunManager.command` on the run, here or at the worker that holds it
-    (:func:`carry_out`), answered within COMMAND_ANSWER_MS."""
-    return await carry_out(
-        run_id,
-        {"type": "run.command", "command": command, "text": "", "rounds": 0},
-        Budget(COMMAND_ANSWER_MS),
-        lambda: runner.command(run_id, command),
-    )
-
-
-async def call_holder(holder: str, message: dict[str, Any], wait: Budget) -> dict[str, Any]:
-    """Send ``message`` to the worker ``holder`` and await its answer (:func:`answer_of`'s
-    shape) on a reply channel of its own, within ``wait``; when ``wait`` is cancelled or
-    runs out, or the caller is cancelled, the worker is told to stop (``run.cancel``)."""
-    layer = get_channel_layer()
-    reply = await layer.new_channel()
-    call_id = secrets.token_hex(8)
-    await layer.send(holder, {**message, "id": call_id, "reply_to": reply})
-    try:
-        return await wait.run(layer.receive(reply))
-    except (TabwrightError, asyncio.CancelledError):  # nobody waits: the worker stops too
-        await asyncio.shield(layer.send(holder, {"type": "run.cancel", "id": call_id}))
-        raise
 
 
 # The worker hands this only what arrives on its channels: RUNS_CHANNEL and its own.
-channel_application = RunsConsumer.as_asgi()
+channel_application = RunWorkerConsumer.as_asgi()
 
 
 class RunsWorker(Worker):
     """Channels' worker on RUNS_CHANNEL and a channel of its own, with the queue polled
     beside them.  Its own channel names it as the holder of the runs it claims, so pages
-    on any process reach them (dashboard.consumers).  As a process of its own
+    on any process reach them (dashboard.runs.consumers).  As a process of its own
     (``runworker``), SIGTERM or Ctrl-C drains it (:func:`drain`)."""
 
     def run(self) -> None:
@@ -266,7 +169,9 @@ async def drain(worker: asyncio.Task[None] | None) -> None:
 
 
 async def _poll() -> None:
-    from dashboard import batches, schedules  # (they import this module)
+    from dashboard.jobs import (
+        batches,  # (they import this module)
+    )
 
     while True:
         await runner.claim_logged()
@@ -274,14 +179,6 @@ async def _poll() -> None:
         await batches.advance_all()  # rows whose replay ended unseen (a worker died)
         await schedules.judge_outcomes()  # firings that ended badly are told
         await asyncio.sleep(QUEUE_POLL_S)
-
-
-async def wake() -> None:
-    """Ring the workers' doorbell: a run was queued (or room was made)."""
-    try:
-        await get_channel_layer().send(RUNS_CHANNEL, {"type": "runs.wake"})
-    except ChannelFull:  # nobody has read the earlier ones yet: the next poll finds it
-        log.info("the runs channel is full; the workers' next poll will claim the run")
 
 
 def start_embedded() -> asyncio.Task[None] | None:

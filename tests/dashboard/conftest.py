@@ -13,11 +13,12 @@ from asgiref.sync import sync_to_async
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 
-from dashboard import services
 from dashboard.models import Run
 from dashboard.routing import websocket_urlpatterns
-from dashboard.runner import RunManager, runner
-from dashboard.worker import start_embedded, wake
+from dashboard.runs import services
+from dashboard.runs.doorbell import wake
+from dashboard.runs.runner import RunManager, runner
+from dashboard.worker import start_embedded
 
 PASSWORD = "correct horse battery staple"
 

@@ -14,7 +14,7 @@ from django.test import AsyncClient
 
 from automation.metrics import EVALUATE_TERMINATIONS
 from dashboard.models import Run
-from dashboard.runner import runner
+from dashboard.runs.runner import runner
 from tests.dashboard.conftest import OpenSocket, Runs
 from tests.dashboard.test_consumer import (
     connected_socket,

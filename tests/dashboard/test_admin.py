@@ -10,8 +10,8 @@ from django.contrib.auth.models import Permission
 from django.test import Client
 from django.utils import timezone
 
-from dashboard import services, views
 from dashboard.models import IdentityHeal, LLMProfile, Run, Scenario, ScenarioStep, UrlRule
+from dashboard.runs import services, views
 
 pytestmark = pytest.mark.django_db
 

@@ -15,9 +15,9 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.test import AsyncClient, Client
 
-from dashboard import services
+from dashboard.accounts import services
 from dashboard.models import ApiToken, Run
-from dashboard.runner import RunManager
+from dashboard.runs.runner import RunManager
 from tests.dashboard.conftest import Runs
 from tests.dashboard.signup import sign_up
 from tests.tasks import FORM_TASK

@@ -15,10 +15,13 @@ from asgiref.sync import sync_to_async
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from dashboard import batches, selectors, services
-from dashboard.batchfile import BatchFileInvalid, read_rows
+from dashboard.jobs import batches, selectors
+from dashboard.jobs import services as job_services
+from dashboard.jobs.batchfile import BatchFileInvalid, read_rows
 from dashboard.models import Batch, Run, Scenario
-from dashboard.runner import RunManager, runner
+from dashboard.runs import services as run_services
+from dashboard.runs.runner import RunManager, runner
+from dashboard.scenarios import services as scenario_services
 from tests.dashboard.conftest import Runs
 from tests.dashboard.signup import sign_up
 from tests.dashboard.test_api import api, refused, token_of
@@ -74,7 +77,7 @@ def test_good_files_read_with_defaults_quotes_and_a_byte_order_mark() -> None:
 
 @pytest.fixture
 def scenario(owner: Any, fixture_url: str) -> Scenario:
-    return services.scenario_import(owner=owner, data=sign_up(fixture_url))
+    return scenario_services.scenario_import(owner=owner, data=sign_up(fixture_url))
 
 
 def upload(text: str, name: str = "people.csv") -> SimpleUploadedFile:
@@ -232,13 +235,13 @@ async def test_the_poll_starts_rows_whose_replay_ended_unseen(
 ) -> None:
     # No worker: the first row's replay waits queued; it is stopped behind the batch's
     # back (as a lost worker's run is swept), and the next poll starts row 2.
-    batch = await sync_to_async(services.batch_create)(
+    batch = await sync_to_async(job_services.batch_create)(
         owner=owner, scenario=scenario, rows=[{"name": "A", "greet": "A"}] * 2,
         base_url="", concurrency=1,
     )  # fmt: skip
     assert len(await batches.advance(batch.pk)) == 1
     assert await batches.advance(batch.pk) == []  # its one place is taken
     first = await Run.objects.aget(batch_row__index=1)
-    await sync_to_async(services.run_stop_queued)(run_id=first.pk)
+    await sync_to_async(run_services.run_stop_queued)(run_id=first.pk)
     await batches.advance_all()
     assert await Run.objects.filter(batch_row__index=2).aexists()

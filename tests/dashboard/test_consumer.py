@@ -14,10 +14,10 @@ from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
 
-from dashboard import services
-from dashboard.consumers import CLOSE_FORBIDDEN, MAX_REPLY_CHARS
 from dashboard.models import Run, Step
-from dashboard.runner import runner
+from dashboard.runs import services
+from dashboard.runs.consumers import CLOSE_FORBIDDEN, MAX_REPLY_CHARS
+from dashboard.runs.runner import runner
 from tests.dashboard.conftest import OpenSocket, Runs
 from tests.dashboard.sockets import (
     connected_socket,

@@ -20,9 +20,9 @@ from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 
 from automation.errors import ActionInvalid
-from dashboard import services
 from dashboard.models import Run, Step
-from dashboard.runner import runner
+from dashboard.runs.runner import runner
+from dashboard.scenarios import services
 from tests.dashboard.conftest import OpenSocket, Runs
 from tests.dashboard.sockets import connected_socket, load_run, of_type, one, stored_events, types
 from tests.dashboard.sockets import receive_until as receive_any

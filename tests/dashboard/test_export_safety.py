@@ -15,8 +15,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
 
-from dashboard import services
 from dashboard.models import Scenario, ScenarioStep
+from dashboard.scenarios import services
 from tests.automation.test_export_safety import BREAK, EVIL_ROLE, INJECT, assert_safe_module
 
 pytestmark = pytest.mark.django_db

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from dashboard import selectors, services
 from dashboard.models import Run, Scenario
-from dashboard.views import RUNS_PER_PAGE, duration_label
+from dashboard.runs import selectors, services
+from dashboard.runs.views import RUNS_PER_PAGE, duration_label
 
 pytestmark = pytest.mark.django_db
 

@@ -15,10 +15,11 @@ from channels.testing import WebsocketCommunicator
 from django.test import Client
 from django.urls import URLPattern, reverse
 
-from dashboard import schedules, services
 from dashboard import urls as dashboard_urls
+from dashboard.accounts import services as token_services
 from dashboard.asgi import application
-from dashboard.consumers import CLOSE_FORBIDDEN
+from dashboard.jobs import schedules
+from dashboard.jobs import services as job_services
 from dashboard.models import (
     ApiToken,
     Batch,
@@ -29,7 +30,10 @@ from dashboard.models import (
     Schedule,
     Step,
 )
-from dashboard.runner import runner
+from dashboard.runs import services as run_services
+from dashboard.runs.consumers import CLOSE_FORBIDDEN
+from dashboard.runs.runner import runner
+from dashboard.scenarios import services as scenario_services
 
 SECRET_TASK = "type olive-secret-4711 into Notes"
 SECRET_SCENARIO = "olive's private checkout"
@@ -67,13 +71,13 @@ class World:
 
     def __init__(self, owner: Any, media_root: Path) -> None:
         self.owner = owner
-        self.run = services.run_create(owner=owner, task=SECRET_TASK, start_url="",
+        self.run = run_services.run_create(owner=owner, task=SECRET_TASK, start_url="",
                                        planner="rules")  # fmt: skip
-        services.run_set_status(run_id=self.run.pk, status="succeeded")
+        run_services.run_set_status(run_id=self.run.pk, status="succeeded")
         for index, (action, args) in enumerate(
             [("type", {"text": "olive@example.org"}), ("click", {})]
         ):
-            services.step_record(
+            run_services.step_record(
                 run_id=self.run.pk,
                 data={"index": index, "action": action, "args": args, "role": "textbox",
                       "name": "Email"},
@@ -81,17 +85,19 @@ class World:
         shot = media_root / f"runs/{self.run.pk}/step-0.jpg"
         shot.parent.mkdir(parents=True, exist_ok=True)
         shot.write_bytes(b"\xff\xd8\xff\xe0jpeg")
-        services.step_attach_screenshot(
+        run_services.step_attach_screenshot(
             run_id=self.run.pk, index=0, path=f"runs/{self.run.pk}/step-0.jpg"
         )
-        self.scenario = services.scenario_from_run(owner=owner, run=self.run, name=SECRET_SCENARIO)
-        services.scenario_step_make_param(scenario=self.scenario, index=0, name="email")
+        self.scenario = scenario_services.scenario_from_run(
+            owner=owner, run=self.run, name=SECRET_SCENARIO
+        )
+        scenario_services.scenario_step_make_param(scenario=self.scenario, index=0, name="email")
         self.heal = IdentityHeal.objects.create(
             step=self.scenario.steps.get(index=1), run=self.run,
             status=IdentityHeal.Status.PROPOSED, strategy="aria_label", score=0.7,
             before={"role": "button", "name": "Send"}, after={"role": "button", "name": "Submit"},
         )  # fmt: skip
-        self.batch = services.batch_create(owner=owner, scenario=self.scenario,
+        self.batch = job_services.batch_create(owner=owner, scenario=self.scenario,
                                            rows=[{"email": "olive-secret@example.org"}],
                                            base_url="", concurrency=1)  # fmt: skip
         checked = schedules.check_schedule(
@@ -99,7 +105,7 @@ class World:
             params={"email": "olive-secret@example.org"},
         )  # fmt: skip
         self.schedule = schedules.save(Schedule(owner=owner, scenario=self.scenario), **checked)
-        self.token, _ = services.api_token_create(owner=owner, name="olive-secret script")
+        self.token, _ = token_services.api_token_create(owner=owner, name="olive-secret script")
 
     def values(self) -> dict[str, Any]:
         return {
@@ -371,7 +377,7 @@ async def session_of(user: Any) -> str:
 
 
 async def make_run(owner: Any) -> Run:
-    return await sync_to_async(services.run_create)(
+    return await sync_to_async(run_services.run_create)(
         owner=owner, task=SECRET_TASK, start_url="", planner="rules"
     )
 

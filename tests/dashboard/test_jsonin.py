@@ -15,9 +15,10 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import AsyncClient, Client
 
-from dashboard import jsonin, services
-from dashboard.jsonin import MAX_DEPTH, JsonRefused
+from dashboard.lib import jsonin
+from dashboard.lib.jsonin import MAX_DEPTH, JsonRefused
 from dashboard.models import Scenario
+from dashboard.runs import services
 from tests.dashboard.conftest import OpenSocket
 
 DEEP = "[" * 100_000 + "]" * 100_000

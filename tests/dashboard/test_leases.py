@@ -14,9 +14,9 @@ from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.utils import timezone
 
-from dashboard import services
 from dashboard.models import Run, RunEvent, Step
-from dashboard.runner import runner
+from dashboard.runs import services
+from dashboard.runs.runner import runner
 from tests.dashboard.conftest import OpenSocket, Runs
 from tests.dashboard.sockets import connected_socket, load_run, of_type, receive_until
 from tests.tasks import AMBIGUOUS_TASK

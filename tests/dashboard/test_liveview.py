@@ -14,7 +14,7 @@ from channels.testing import WebsocketCommunicator
 
 import dashboard.worker
 from automation.browser.tab import Tab
-from dashboard.runner import runner
+from dashboard.runs.runner import runner
 from tests.dashboard.conftest import OpenSocket, Runs
 from tests.dashboard.sockets import connected_socket, of_type, receive_until, types
 from tests.dashboard.test_consumer import paused_on_delete, start_watched, stored_steps

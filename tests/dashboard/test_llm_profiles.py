@@ -17,10 +17,10 @@ from automation.events import LLMMessage, RunStarted
 from automation.llm.anthropic import AnthropicPlanner
 from automation.llm.openai import OpenAICompatPlanner
 from automation.llm.rules import RulePlanner
-from dashboard import selectors, services
 from dashboard.engineconf import browser_config, make_planner, planner_choice
 from dashboard.models import LLMProfile, Run, RunEvent
-from dashboard.runsink import DashboardSink
+from dashboard.runs import selectors, services
+from dashboard.runs.sink import DashboardSink
 from tests.dashboard.conftest import PASSWORD, Runs
 from tests.fakellm import FAKE_MODEL, ScriptedLLMServer
 
@@ -358,7 +358,7 @@ def test_the_form_offers_the_profiles_with_the_default_selected(owner: Any) -> N
 
 @pytest.mark.django_db
 def test_the_rule_planner_choice_stores_no_profile(owner: Any) -> None:
-    from dashboard.views import _run_from_form
+    from dashboard.runs.views import _run_from_form
 
     profile("default", is_default=True)
     form, run = _run_from_form({"task": "click OK", "planner": "rules"}, owner)

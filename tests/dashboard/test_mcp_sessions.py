@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 from channels.db import database_sync_to_async
 
-from dashboard import mcp, services
+from dashboard.api import mcp
 from dashboard.models import Run
-from dashboard.services import STOPPED_QUEUED
+from dashboard.runs import services
+from dashboard.runs.services import STOPPED_QUEUED
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio(loop_scope="session")]
 

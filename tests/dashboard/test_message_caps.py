@@ -13,9 +13,9 @@ import pytest
 from channels.db import database_sync_to_async
 
 from automation.limits import MAX_MESSAGE_BYTES, MAX_REPLY_CHARS, fit
-from dashboard import services
 from dashboard.models import Run, RunEvent
-from dashboard.runner import runner
+from dashboard.runs import services
+from dashboard.runs.runner import runner
 from tests.dashboard.conftest import OpenSocket, Runs
 from tests.dashboard.test_consumer import connected_socket, of_type, receive_until, start_watched
 from tests.fakellm import FAKE_MODEL, Reply, ScriptedLLMServer

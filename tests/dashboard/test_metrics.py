@@ -9,8 +9,8 @@ import pytest
 from django.test import Client
 
 from automation.metrics import EVALUATIONS
-from dashboard import services
 from dashboard.engineconf import browser_config
+from dashboard.runs import services
 from tests.dashboard.test_views import logged_in
 
 TOKEN = "s3cret-scraper-token"

@@ -13,9 +13,9 @@ import pytest_asyncio
 from channels.testing import WebsocketCommunicator
 from django.test import Client
 
-from dashboard import services
 from dashboard.asgi import application
-from dashboard.origin import origin_allowed
+from dashboard.lib.origin import origin_allowed
+from dashboard.runs import services
 from tests.daphne import daphne
 from tests.dashboard.daphne_session import USER, logged_in_run, socket_messages
 

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 from channels.db import database_sync_to_async
 
-from dashboard import selectors, services
 from dashboard import worker as worker_module
 from dashboard.models import Run, RunEvent
-from dashboard.runner import RunManager, runner
-from dashboard.worker import wake
+from dashboard.runs import selectors, services
+from dashboard.runs.doorbell import wake
+from dashboard.runs.runner import RunManager, runner
 from tests.dashboard.conftest import OpenSocket, Runs
 from tests.dashboard.sockets import connected_socket, load_run, of_type, receive_until, types
 from tests.tasks import AMBIGUOUS_TASK, FORM_TASK

@@ -20,7 +20,7 @@ from channels.db import database_sync_to_async
 from automation import BrowserSession
 from dashboard.engineconf import browser_config
 from dashboard.models import Run, RunEvent
-from dashboard.runner import RunManager, runner
+from dashboard.runs.runner import RunManager, runner
 from tests.automation.test_session import processes
 from tests.dashboard.conftest import OpenSocket, Runs
 from tests.dashboard.test_consumer import (

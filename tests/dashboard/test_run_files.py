@@ -16,7 +16,7 @@ from django.core.files.storage import storages
 from django.test import Client
 
 from dashboard.models import Run, SecretGrant
-from dashboard.runner import runner
+from dashboard.runs.runner import runner
 from tests.dashboard.conftest import OpenSocket, Runs
 from tests.dashboard.sockets import of_type, receive_until
 from tests.dashboard.test_consumer import start_watched

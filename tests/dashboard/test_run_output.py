@@ -11,10 +11,10 @@ import pytest
 from channels.db import database_sync_to_async
 from django.test import Client
 
-from dashboard import services
-from dashboard.forms import NewRunForm
 from dashboard.models import Run, RunEvent
-from dashboard.runner import runner
+from dashboard.runs import services
+from dashboard.runs.forms import NewRunForm
+from dashboard.runs.runner import runner
 from tests.dashboard.conftest import Runs
 from tests.fakellm import ScriptedLLMServer
 

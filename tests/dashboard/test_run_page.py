@@ -15,11 +15,12 @@ from django.utils import timezone
 
 from automation.events import LLMMessage, LLMRetry, LLMToken, LLMWaiting, RunStarted
 from automation.secrets import RedactingSink, Secrets
-from dashboard import services
-from dashboard.forms import TASK_PLACEHOLDERS
 from dashboard.models import IdentityHeal, LLMProfile, Run, Scenario
-from dashboard.runsink import DashboardSink
-from dashboard.views import DEMO_TASK, DEMO_TASK_LLM
+from dashboard.runs import services as run_services
+from dashboard.runs.forms import TASK_PLACEHOLDERS
+from dashboard.runs.sink import DashboardSink
+from dashboard.runs.views import DEMO_TASK, DEMO_TASK_LLM
+from dashboard.scenarios import services as scenario_services
 from tests.dashboard.conftest import OpenSocket
 from tests.dashboard.test_views import initial_events, logged_in
 
@@ -29,7 +30,7 @@ SET_KEY = "TEST_RUN_PAGE_SET_API_KEY"
 
 def profile(name: str, **fields: Any) -> LLMProfile:
     values: dict[str, Any] = {"base_url": "http://127.0.0.1:11434/v1", "model": "m", **fields}
-    return services.llm_profile_save(profile=LLMProfile(name=name, **values))
+    return run_services.llm_profile_save(profile=LLMProfile(name=name, **values))
 
 
 def task_area(html: str) -> str:
@@ -160,7 +161,7 @@ def test_a_run_is_not_started_with_a_profile_whose_key_is_unset(
 async def test_waits_retries_and_answers_are_stamped_and_stored_through_the_runs_exit(
     owner: Any,
 ) -> None:
-    run = await sync_to_async(services.run_create)(owner=owner, task="t", start_url="")
+    run = await sync_to_async(run_services.run_create)(owner=owner, task="t", start_url="")
     # The runner's own exit: the run's secrets, then the DashboardSink.
     secrets = Secrets(allowed=None)
     secrets.remember("PASSWORD", "hunter2-secret")
@@ -199,7 +200,7 @@ def run_page(owner: Any, run_id: int) -> str:
 
 @pytest.mark.django_db
 def test_the_run_page_carries_the_servers_clock(owner: Any) -> None:
-    run = services.run_create(owner=owner, task="t", start_url="", planner="rules")
+    run = run_services.run_create(owner=owner, task="t", start_url="", planner="rules")
     before_ms = int(time.time() * 1000)
     html = run_page(owner, run.pk)
     now_ms = int(re.search(r'data-now-ms="(\d+)"', html).group(1))
@@ -210,7 +211,7 @@ def test_the_run_page_carries_the_servers_clock(owner: Any) -> None:
 async def test_a_page_hears_the_wait_and_the_retry_live_with_their_stamps(
     owner: Any, open_socket: OpenSocket
 ) -> None:
-    run = await sync_to_async(services.run_create)(owner=owner, task="t", start_url="")
+    run = await sync_to_async(run_services.run_create)(owner=owner, task="t", start_url="")
     comm, connected, _ = await open_socket(run.pk, owner)
     assert connected
     assert (await comm.receive_json_from(timeout=5))["type"] == "state"
@@ -229,7 +230,7 @@ async def test_a_page_hears_the_wait_and_the_retry_live_with_their_stamps(
 
 @pytest.mark.django_db
 def test_healed_steps_are_listed_in_the_order_they_were_decided(owner: Any) -> None:
-    scenario = services.scenario_import(
+    scenario = scenario_services.scenario_import(
         owner=owner,
         data={
             "format": "tabwright.scenario", "version": 1, "name": "Heals",

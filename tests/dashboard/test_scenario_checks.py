@@ -10,8 +10,9 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.test import Client
 
-from dashboard import services
 from dashboard.models import Run, Scenario, ScenarioStep
+from dashboard.runs import services as run_services
+from dashboard.scenarios import services as scenario_services
 from tests.dashboard.conftest import Runs
 
 BOX = {"role": "checkbox", "name": "", "tag": "input", "type": "checkbox", "row": "Buy milk",
@@ -23,7 +24,7 @@ FIELD = {"role": "textbox", "name": "New todo", "tag": "input", "id": "new",
 def saved_run(owner: Any) -> Run:
     """A finished run: a failed tick whose effect the page shows, a read, an evaluate,
     and the checks its final page proposed."""
-    run = services.run_create(owner=owner, task="add milk", start_url="", planner="rules")
+    run = run_services.run_create(owner=owner, task="add milk", start_url="", planner="rules")
     rows = [
         {"index": 0, "action": "navigate", "args": {"url": "http://todo.test/app/"}},
         {"index": 1, "action": "fill", "args": {"ref": "e3", "value": "Buy milk",
@@ -35,7 +36,7 @@ def saved_run(owner: Any) -> Run:
         {"index": 4, "action": "evaluate", "args": {"expression": "1 + 1"}},
     ]  # fmt: skip
     for row in rows:
-        services.step_record(run_id=run.pk, data=row)
+        run_services.step_record(run_id=run.pk, data=row)
     checks = [
         {"check": {"action": "expect", "args": {"kind": "checked"}, "identity": BOX},
          "why": "what step 2 left on the page", "picked": True},
@@ -45,9 +46,9 @@ def saved_run(owner: Any) -> Run:
         {"check": {"action": "expect", "args": {"kind": "url", "url": "http://todo.test/app/"}},
          "why": "the page's address", "picked": False},
     ]  # fmt: skip
-    services.run_event_append(run_id=run.pk, seq=1, type="checks.proposed",
+    run_services.run_event_append(run_id=run.pk, seq=1, type="checks.proposed",
                               data={"type": "checks.proposed", "checks": checks})  # fmt: skip
-    services.run_set_status(run_id=run.pk, status=Run.Status.SUCCEEDED, summary="added")
+    run_services.run_set_status(run_id=run.pk, status=Run.Status.SUCCEEDED, summary="added")
     return run
 
 
@@ -89,8 +90,8 @@ def test_the_save_page_lists_what_it_leaves_out_and_what_the_run_proposes(
 
 @pytest.mark.django_db
 def test_a_run_that_proposed_nothing_says_so_and_saves_without_checks(owner: Any) -> None:
-    run = services.run_create(owner=owner, task="open", start_url="", planner="rules")
-    services.step_record(
+    run = run_services.run_create(owner=owner, task="open", start_url="", planner="rules")
+    run_services.step_record(
         run_id=run.pk, data={"index": 0, "action": "navigate", "args": {"url": "http://a.test/"}}
     )
     client = Client()
@@ -104,7 +105,7 @@ def test_a_run_that_proposed_nothing_says_so_and_saves_without_checks(owner: Any
 @pytest.mark.django_db
 def test_checks_are_added_and_edited_on_the_scenario_page(owner: Any, stranger: Any) -> None:
     run = saved_run(owner)
-    scenario = services.scenario_from_run(owner=owner, run=run, name="Milk", keep=[2])
+    scenario = scenario_services.scenario_from_run(owner=owner, run=run, name="Milk", keep=[2])
     client = Client()
     client.force_login(owner)
     page = client.get(f"/scenarios/{scenario.pk}/").content.decode()
@@ -156,8 +157,8 @@ async def test_a_replay_whose_check_fails_is_failed(
             {"action": "expect", "args": {"kind": "text_hidden", "text": "Email"}},
         ],
     }  # fmt: skip
-    scenario = await sync_to_async(services.scenario_import)(owner=owner, data=data)
-    run = await sync_to_async(services.replay_run_create)(
+    scenario = await sync_to_async(scenario_services.scenario_import)(owner=owner, data=data)
+    run = await sync_to_async(scenario_services.replay_run_create)(
         owner=owner, scenario=scenario, base_url="", params={}
     )
     await runs.start(run)
@@ -173,13 +174,13 @@ async def test_a_replay_whose_check_fails_is_failed(
 
 @pytest.mark.django_db
 def test_a_person_s_rescue_waits_as_a_proposed_change_to_approve(owner: Any) -> None:
-    scenario = services.scenario_from_run(owner=owner, run=saved_run(owner), name="Milk")
+    scenario = scenario_services.scenario_from_run(owner=owner, run=saved_run(owner), name="Milk")
     now = {**FIELD, "name": "Add a task", "id": "task"}
     outcome = {"index": 1, "status": "skipped", "strategy": "person", "score": None,
                "heal": "proposed", "healed": now,
                "changes": ["done by the person", "name: 'New todo' -> 'Add a task'"]}  # fmt: skip
-    services.scenario_step_replayed(scenario_id=scenario.pk, outcome=outcome)
-    heal = services.heal_record(scenario_id=scenario.pk, outcome=outcome)
+    scenario_services.scenario_step_replayed(scenario_id=scenario.pk, outcome=outcome)
+    heal = scenario_services.heal_record(scenario_id=scenario.pk, outcome=outcome)
     assert heal is not None and heal.status == "proposed"
     step = ScenarioStep.objects.get(scenario=scenario, index=1)
     assert step.identity["name"] == "New todo" and step.last_status == "skipped"

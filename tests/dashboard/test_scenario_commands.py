@@ -15,8 +15,8 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from dashboard import services
 from dashboard.models import IdentityHeal, Scenario, ScenarioStep
+from dashboard.scenarios import services
 from tests.daphne import ROOT
 from tests.net import free_port
 

@@ -12,8 +12,10 @@ from django.test import Client
 
 from automation.errors import ScenarioInvalid
 from automation.recording.scenario import Scenario as Document
-from dashboard import selectors, services
 from dashboard.models import IdentityHeal, Run, Scenario, ScenarioStep
+from dashboard.runs import services as run_services
+from dashboard.scenarios import selectors
+from dashboard.scenarios import services as scenario_services
 
 pytestmark = pytest.mark.django_db
 
@@ -46,7 +48,7 @@ def shop(**extra: Any) -> dict[str, Any]:
 
 @pytest.fixture
 def scenario(owner: Any) -> Scenario:
-    return services.scenario_import(owner=owner, data=shop())
+    return scenario_services.scenario_import(owner=owner, data=shop())
 
 
 @pytest.fixture
@@ -77,12 +79,14 @@ def page_of(response: Any) -> str:
 def test_search_matches_name_description_or_address_in_what_the_user_may_see(
     owner: Any, stranger: Any, staff: Any, client: Client
 ) -> None:
-    services.scenario_import(owner=owner, data=shop(name="Close the account"))
-    services.scenario_import(
+    scenario_services.scenario_import(owner=owner, data=shop(name="Close the account"))
+    scenario_services.scenario_import(
         owner=owner, data=shop(name="Billing run", description="Monthly INVOICES")
     )
-    services.scenario_import(owner=owner, data=shop(name="Stock count", base_url="http://erp.test"))
-    services.scenario_import(owner=stranger, data=shop(name="Invoices of Sam"))
+    scenario_services.scenario_import(
+        owner=owner, data=shop(name="Stock count", base_url="http://erp.test")
+    )
+    scenario_services.scenario_import(owner=stranger, data=shop(name="Invoices of Sam"))
 
     page = page_of(client.get("/scenarios/", {"q": "invoices"}))
     assert "Billing run" in page and "Invoices of Sam" not in page
@@ -137,9 +141,9 @@ def test_a_bad_name_is_refused_and_kept_in_the_form(
 
 def test_the_rename_service_refuses_an_empty_name(scenario: Scenario) -> None:
     with pytest.raises(ScenarioInvalid, match="needs a name"):
-        services.scenario_rename(scenario=scenario, name="  ")
+        scenario_services.scenario_rename(scenario=scenario, name="  ")
     with pytest.raises(ScenarioInvalid, match="at most 200"):
-        services.scenario_rename(scenario=scenario, name="n" * 201)
+        scenario_services.scenario_rename(scenario=scenario, name="n" * 201)
 
 
 def test_steps_move_up_and_down_with_their_heals_and_exports_follow(
@@ -148,7 +152,7 @@ def test_steps_move_up_and_down_with_their_heals_and_exports_follow(
     click = ScenarioStep.objects.get(scenario=scenario, index=4)
     renamed = {**SIGN_IN, "name": "Log in"}
     outcome = {"index": 4, "heal": "proposed", "healed": renamed, "changes": ["name"]}
-    heal = services.heal_record(scenario_id=scenario.pk, outcome=outcome)
+    heal = scenario_services.heal_record(scenario_id=scenario.pk, outcome=outcome)
     assert heal is not None
     before = scenario.updated_at
     response = client.post(url(scenario, "steps/4/move"), {"direction": "up", "step_id": click.pk})
@@ -198,14 +202,16 @@ def test_a_bad_step_edit_says_why_and_changes_nothing(
 def test_steps_keep_their_places_while_a_replay_of_them_is_live(
     owner: Any, scenario: Scenario, client: Client
 ) -> None:
-    run = services.replay_run_create(owner=owner, scenario=scenario, base_url="", params={})
+    run = scenario_services.replay_run_create(
+        owner=owner, scenario=scenario, base_url="", params={}
+    )
     Run.objects.filter(pk=run.pk).update(status=Run.Status.RUNNING)  # claimed: live
     before = stored(scenario)
     for tail, data in [("steps/3/move", {"direction": "up"}), ("steps/3/delete", {})]:
         response = client.post(url(scenario, tail), data, follow=True)
         assert f"run {run.pk} is replaying this scenario" in page_of(response)
     assert stored(scenario) == before
-    services.run_set_status(run_id=run.pk, status=Run.Status.STOPPED)
+    run_services.run_set_status(run_id=run.pk, status=Run.Status.STOPPED)
     client.post(url(scenario, "steps/3/move"), {"direction": "up"})
     assert actions(scenario)[2:4] == ["check", "select_option"]
 
@@ -214,7 +220,7 @@ def test_deleting_a_step_closes_the_gap_and_drops_its_unused_parameter(
     scenario: Scenario, client: Client
 ) -> None:
     fill = ScenarioStep.objects.get(scenario=scenario, index=1)
-    services.heal_record(
+    scenario_services.heal_record(
         scenario_id=scenario.pk,
         outcome={
             "index": 1,
@@ -239,7 +245,7 @@ def test_deleting_a_step_closes_the_gap_and_drops_its_unused_parameter(
 
 
 def test_the_last_step_is_not_deleted(owner: Any, client: Client) -> None:
-    one = services.scenario_import(owner=owner, data=shop(steps=shop()["steps"][:1]))
+    one = scenario_services.scenario_import(owner=owner, data=shop(steps=shop()["steps"][:1]))
     response = client.post(url(one, "steps/0/delete"), follow=True)
     assert "a scenario keeps at least one step" in page_of(response)
     assert one.steps.count() == 1
@@ -322,13 +328,13 @@ def test_a_bad_value_is_refused_with_the_typed_values_kept(
 def test_the_step_service_checks_the_whole_scenario_before_writing(scenario: Scenario) -> None:
     before = stored(scenario)
     with pytest.raises(ScenarioInvalid, match="'values' must be"):
-        services.scenario_step_update(scenario=scenario, index=2, args={"values": 5})
+        scenario_services.scenario_step_update(scenario=scenario, index=2, args={"values": 5})
     with pytest.raises(ScenarioInvalid, match="press needs 'key'"):
-        services.scenario_step_update(scenario=scenario, index=5, args={})
+        scenario_services.scenario_step_update(scenario=scenario, index=5, args={})
     with pytest.raises(ScenarioInvalid, match="no step 7"):
-        services.scenario_step_update(scenario=scenario, index=7, args={})
+        scenario_services.scenario_step_update(scenario=scenario, index=7, args={})
     with pytest.raises(ScenarioInvalid, match="can't move to position 7"):
-        services.scenario_step_move(scenario=scenario, index=6, to=7)
+        scenario_services.scenario_step_move(scenario=scenario, index=6, to=7)
     assert stored(scenario) == before
 
 
@@ -404,12 +410,16 @@ def test_edits_are_only_posted(scenario: Scenario, client: Client) -> None:
 def test_the_page_tells_each_step_identity_and_how_the_latest_replay_did(
     owner: Any, scenario: Scenario, client: Client
 ) -> None:
-    older = services.replay_run_create(owner=owner, scenario=scenario, base_url="", params={})
-    services.scenario_step_replayed(
+    older = scenario_services.replay_run_create(
+        owner=owner, scenario=scenario, base_url="", params={}
+    )
+    scenario_services.scenario_step_replayed(
         scenario_id=scenario.pk, outcome={"index": 6, "status": "passed"}, run_id=older.pk
     )
-    run = services.replay_run_create(owner=owner, scenario=scenario, base_url="", params={})
-    services.run_set_status(run_id=run.pk, status=Run.Status.PAUSED, reason="needs_person: x")
+    run = scenario_services.replay_run_create(
+        owner=owner, scenario=scenario, base_url="", params={}
+    )
+    run_services.run_set_status(run_id=run.pk, status=Run.Status.PAUSED, reason="needs_person: x")
     outcomes = [
         {"index": 0, "status": "passed"},
         {"index": 1, "status": "passed", "strategy": "test_id", "score": 0.93, "heal": "confident",
@@ -420,8 +430,10 @@ def test_the_page_tells_each_step_identity_and_how_the_latest_replay_did(
         {"index": 4, "status": "needs_person", "strategy": "", "score": None},
     ]  # fmt: skip
     for outcome in outcomes:
-        services.scenario_step_replayed(scenario_id=scenario.pk, outcome=outcome, run_id=run.pk)
-        services.heal_record(scenario_id=scenario.pk, outcome=outcome, run_id=run.pk)
+        scenario_services.scenario_step_replayed(
+            scenario_id=scenario.pk, outcome=outcome, run_id=run.pk
+        )
+        scenario_services.heal_record(scenario_id=scenario.pk, outcome=outcome, run_id=run.pk)
     page = page_of(client.get(url(scenario)))
     report = page.split('data-testid="healing-report"', 1)[1].split("</dl>", 1)[0]
 

@@ -15,8 +15,9 @@ from django.test import AsyncClient, Client
 
 from automation.events import RunPaused
 from automation.recording.scenario import Scenario as Document
-from dashboard import services
 from dashboard.models import IdentityHeal, Run, Scenario, ScenarioStep, SecretGrant
+from dashboard.runs import services as run_services
+from dashboard.scenarios import services as scenario_services
 from tests.dashboard.conftest import Runs
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -112,10 +113,10 @@ async def test_a_run_saved_as_a_scenario_replays_on_a_new_release_and_heals(
 async def test_a_replay_that_needs_a_person_pauses_until_told_to_skip(
     runs: Runs, owner: Any, fixture_url: str
 ) -> None:
-    scenario = await sync_to_async(services.scenario_import)(
+    scenario = await sync_to_async(scenario_services.scenario_import)(
         owner=owner, data=scenario_json(fixture_url)
     )
-    run = await sync_to_async(services.replay_run_create)(
+    run = await sync_to_async(scenario_services.replay_run_create)(
         owner=owner, scenario=scenario, base_url="", params={"email": "grace@example.org"}
     )
     await runs.start(run)
@@ -174,11 +175,11 @@ def test_import_refuses_a_bad_file_whole_and_export_gives_it_back(
 
 @pytest.mark.django_db
 def test_a_proposed_change_is_written_only_when_approved(owner: Any, fixture_url: str) -> None:
-    scenario = services.scenario_import(owner=owner, data=scenario_json(fixture_url))
+    scenario = scenario_services.scenario_import(owner=owner, data=scenario_json(fixture_url))
     renamed = {**BUTTON, "name": "Close account"}
     outcome = {"index": 1, "heal": "proposed", "healed": renamed, "strategy": "similarity",
                "score": 0.71, "changes": ["name: 'Delete account' -> 'Close account'"]}  # fmt: skip
-    proposed = services.heal_record(scenario_id=scenario.pk, outcome=outcome)
+    proposed = scenario_services.heal_record(scenario_id=scenario.pk, outcome=outcome)
     assert proposed is not None and proposed.status == IdentityHeal.Status.PROPOSED
     step = ScenarioStep.objects.get(scenario=scenario, index=1)
     assert step.identity["name"] == "Delete account"  # not written yet
@@ -194,13 +195,15 @@ def test_a_proposed_change_is_written_only_when_approved(owner: Any, fixture_url
     assert [v["name"] for v in step.identity["variants"]] == ["Delete account"]
     response = client.post(f"/heals/{proposed.pk}/decide", {"reject": "1"}, follow=True)
     assert "already applied" in response.content.decode()
-    rejected = services.heal_record(scenario_id=scenario.pk, outcome={**outcome, "healed": BUTTON})
+    rejected = scenario_services.heal_record(
+        scenario_id=scenario.pk, outcome={**outcome, "healed": BUTTON}
+    )
     assert rejected is not None
     client.post(f"/heals/{rejected.pk}/decide", {"reject": "1"})
     step.refresh_from_db()
     rejected.refresh_from_db()
     assert rejected.status == "rejected" and step.identity["name"] == "Close account"
-    confident = services.heal_record(
+    confident = scenario_services.heal_record(
         scenario_id=scenario.pk, outcome={**outcome, "heal": "confident", "healed": BUTTON}
     )
     step.refresh_from_db()
@@ -215,34 +218,42 @@ def test_replays_side_by_side_record_one_heal_for_the_same_change(
 ) -> None:
     """Two replays of a batch find the same renamed button: one proposal to approve, and
     when confident, one applied change (the second replay finds the step knows it)."""
-    scenario = services.scenario_import(owner=owner, data=scenario_json(fixture_url))
+    scenario = scenario_services.scenario_import(owner=owner, data=scenario_json(fixture_url))
     renamed = {**BUTTON, "name": "Close account", "captured_at": "2026-11-26T10:00:00Z"}
     outcome = {"index": 1, "heal": "proposed", "healed": renamed, "strategy": "similarity",
                "score": 0.71, "changes": ["name: 'Delete account' -> 'Close account'"]}  # fmt: skip
-    first = services.heal_record(scenario_id=scenario.pk, outcome=outcome)
+    first = scenario_services.heal_record(scenario_id=scenario.pk, outcome=outcome)
     seen_later = {**renamed, "captured_at": "2026-11-26T10:00:02Z", "box": [10, 20, 80, 30]}
-    second = services.heal_record(
+    second = scenario_services.heal_record(
         scenario_id=scenario.pk, outcome={**outcome, "healed": seen_later}
     )
     assert first is not None and second == first
     # Another change: a proposal of its own.
     other = {**renamed, "name": "Remove account", "box": [10, 20, 80, 30]}
-    assert services.heal_record(
+    assert scenario_services.heal_record(
         scenario_id=scenario.pk, outcome={**outcome, "healed": other}
     ) not in (None, first)
     assert IdentityHeal.objects.filter(status="proposed").count() == 2
     confident = {**outcome, "heal": "confident"}
-    applied = services.heal_record(scenario_id=scenario.pk, outcome={**confident, "healed": other})
+    applied = scenario_services.heal_record(
+        scenario_id=scenario.pk, outcome={**confident, "healed": other}
+    )
     assert applied is not None and applied.status == "applied"  # what waited, written now
     assert applied.pk != first.pk and IdentityHeal.objects.filter(status="applied").count() == 1
-    again = services.heal_record(scenario_id=scenario.pk, outcome={**confident, "healed": other})
+    again = scenario_services.heal_record(
+        scenario_id=scenario.pk, outcome={**confident, "healed": other}
+    )
     assert again is None  # the step knows the element so already
     # Only moved on the page: still a change to keep (replay finds it by its place too).
     moved = {**other, "box": [300, 400, 80, 30]}
-    placed = services.heal_record(scenario_id=scenario.pk, outcome={**confident, "healed": moved})
+    placed = scenario_services.heal_record(
+        scenario_id=scenario.pk, outcome={**confident, "healed": moved}
+    )
     assert placed is not None and placed.status == "applied"
     assert (
-        services.heal_record(scenario_id=scenario.pk, outcome={**confident, "healed": moved})
+        scenario_services.heal_record(
+            scenario_id=scenario.pk, outcome={**confident, "healed": moved}
+        )
         is None
     )
     assert IdentityHeal.objects.filter(status="applied").count() == 2
@@ -250,8 +261,8 @@ def test_replays_side_by_side_record_one_heal_for_the_same_change(
 
 @pytest.mark.django_db
 def test_a_run_without_replayable_steps_is_not_saved(owner: Any) -> None:
-    run = services.run_create(owner=owner, task="look around", start_url="", planner="rules")
-    services.step_record(run_id=run.pk, data={"index": 0, "action": "read_page", "args": {}})
+    run = run_services.run_create(owner=owner, task="look around", start_url="", planner="rules")
+    run_services.step_record(run_id=run.pk, data={"index": 0, "action": "read_page", "args": {}})
     client = Client()
     client.force_login(owner)
     response = client.post(f"/runs/{run.pk}/save", {"name": "x"}, follow=True)
@@ -261,16 +272,16 @@ def test_a_run_without_replayable_steps_is_not_saved(owner: Any) -> None:
 
 @pytest.mark.django_db
 def test_a_step_the_person_did_while_paused_is_kept_and_saved_with_the_run(owner: Any) -> None:
-    run = services.run_create(owner=owner, task="sign in", start_url="", planner="rules")
+    run = run_services.run_create(owner=owner, task="sign in", start_url="", planner="rules")
     nav = {"index": 0, "action": "navigate", "args": {"url": "http://shop.test/login.html"}}
-    services.step_record(run_id=run.pk, data=nav)
+    run_services.step_record(run_id=run.pk, data=nav)
     identity = {"role": "button", "name": "Sign in", "tag": "button", "selectors": ["#go"]}
-    services.step_record(
+    run_services.step_record(
         run_id=run.pk,
         data={"index": 1, "action": "click", "args": {}, "identity": identity, "by": "person"},
     )
     assert [s.by for s in run.steps.order_by("index")] == ["agent", "person"]
-    scenario = services.scenario_from_run(owner=owner, run=run, name="Sign in")
+    scenario = scenario_services.scenario_from_run(owner=owner, run=run, name="Sign in")
     assert [s.action for s in scenario.steps.order_by("index")] == ["navigate", "click"]
 
 
@@ -282,7 +293,7 @@ def test_a_typed_value_becomes_a_parameter_or_a_secret_from_the_scenario_page(
     data["steps"][2]["args"] = {"value": "ada@example.org"}
     data["steps"].append({**data["steps"][2], "args": {"value": "hunter2"}})
     data["params"] = {}
-    scenario = services.scenario_import(owner=owner, data=data)
+    scenario = scenario_services.scenario_import(owner=owner, data=data)
     client = Client()
     client.force_login(owner)
     page = client.get(f"/scenarios/{scenario.pk}/").content.decode()

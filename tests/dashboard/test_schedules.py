@@ -25,9 +25,10 @@ from django.test import Client
 from django.utils import timezone
 
 from automation.errors import ActionInvalid
-from dashboard import alerts, schedules, services
+from dashboard.jobs import alerts, schedules
 from dashboard.models import Run, Scenario, Schedule, ScheduleFiring, WebhookDelivery
-from dashboard.runner import RunManager
+from dashboard.runs.runner import RunManager
+from dashboard.scenarios import services
 from tests.dashboard.conftest import Runs
 from tests.dashboard.signup import sign_up
 from tests.dashboard.test_api import refused, token_of

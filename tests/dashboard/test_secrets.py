@@ -16,9 +16,9 @@ from asgiref.sync import sync_to_async
 from django.test import AsyncClient
 
 from automation.budget import Budget
-from dashboard import services
 from dashboard.models import Run, SecretGrant
-from dashboard.runner import runner
+from dashboard.runs.runner import runner
+from dashboard.scenarios import services
 from tests.dashboard.conftest import Runs
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -179,7 +179,7 @@ async def test_a_persons_key_appended_to_a_secret_field_is_stored_as_the_secret(
 async def test_a_live_view_frame_carries_the_address_redacted(secret_env: None) -> None:
     from automation.browser.screencast import Frame
     from automation.secrets import Secrets
-    from dashboard.liveview import LiveView
+    from dashboard.runs.liveview import LiveView
 
     secrets = Secrets()
     secrets.fill("${SECRET:PW}")

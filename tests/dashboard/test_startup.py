@@ -17,7 +17,7 @@ import pytest
 
 from dashboard import startup
 from dashboard.models import Run
-from dashboard.runner import INTERRUPTED
+from dashboard.runs.runner import INTERRUPTED
 from tests.daphne import ROOT, daphne, log_in, log_tail, new_run
 from tests.tasks import AMBIGUOUS_TASK
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from dashboard.runner import runner
+from dashboard.runs.runner import runner
 from tests.dashboard.conftest import OpenSocket, Runs
 from tests.dashboard.test_consumer import of_type, receive_until, start_watched
 

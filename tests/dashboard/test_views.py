@@ -16,9 +16,9 @@ from django.http import HttpRequest
 from django.test import AsyncClient, Client
 
 from automation.events import ScreenshotTaken
-from dashboard import services
 from dashboard.models import Run, RunEvent, Step
-from dashboard.runsink import DashboardSink
+from dashboard.runs import services
+from dashboard.runs.sink import DashboardSink
 from tests.dashboard.conftest import PASSWORD, Runs
 
 JPEG = b"\xff\xd8\xff\xe0fake-but-served-as-is"

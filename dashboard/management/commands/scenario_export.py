@@ -10,8 +10,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from automation.errors import ScenarioInvalid
 from automation.recording.export import to_pytest
-from dashboard import selectors
 from dashboard.models import Scenario
+from dashboard.scenarios import selectors
 
 
 class Command(BaseCommand):

@@ -9,9 +9,10 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from automation.errors import ScenarioInvalid
-from dashboard import jsonin, services
-from dashboard.forms import MAX_SCENARIO_BYTES
-from dashboard.jsonin import JsonRefused
+from dashboard.lib import jsonin
+from dashboard.lib.jsonin import JsonRefused
+from dashboard.scenarios import services
+from dashboard.scenarios.forms import MAX_SCENARIO_BYTES
 
 
 class Command(BaseCommand):

@@ -35,9 +35,9 @@ from automation.errors import ScenarioInvalid, TabwrightError, UrlBlocked
 from automation.recording.recorder import Recorder
 from automation.recording.scenario import Scenario as Document
 from automation.recording.scenario import ScenarioStep, first_folder
-from dashboard import services
 from dashboard.engineconf import browser_config
 from dashboard.management.commands.scenario_import import owner_named
+from dashboard.scenarios import services
 
 MAX_RECORDING_MS = 24 * 3_600_000
 

@@ -28,10 +28,10 @@ from automation.budget import MAX_TIMEOUT_MS
 from automation.errors import ScenarioInvalid, TabwrightError
 from automation.recording.replay import Replay, ReplayConfig, ReplayResult, StepOutcome
 from automation.recording.scenario import Scenario as Document
-from dashboard import selectors, services
 from dashboard.engineconf import browser_config
 from dashboard.management.commands.scenario_import import read_scenario_file
 from dashboard.models import Scenario
+from dashboard.scenarios import selectors, services
 
 EXIT = {"passed": 0, "failed": 1, "stopped": 1, "needs_person": 2}
 

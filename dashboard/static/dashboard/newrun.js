@@ -8,7 +8,7 @@
   const task = form.querySelector("textarea[name=task]");
   if (!planner || !task) return;
 
-  // Mirrors dashboard.forms.planner_kind: every choice but the rule planner is a model.
+  // Mirrors dashboard.runs.forms.planner_kind: every choice but the rule planner is a model.
   function kindOf(value) {
     return value === "rules" ? "rules" : "llm";
   }

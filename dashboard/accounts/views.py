@@ -1,15 +1,17 @@
-"""The API tokens page: a person makes tokens for the JSON API (dashboard/api.py), sees
-each one once, lists them (name, its first characters, made, last used) and revokes them."""
+"""The API tokens page: a person makes tokens for the JSON API (dashboard/api/), sees
+each one once, lists them (name, its first characters, made, last used) and revokes them;
+and the page of a sign-in locked after too many failed attempts."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from automation.errors import ActionInvalid
-from dashboard import services
+from dashboard.accounts import services
 from dashboard.models import ApiToken
 
 
@@ -38,3 +40,17 @@ def api_token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
     if not services.api_token_revoke(owner=request.user, token_id=token_id):
         raise Http404("no such token of yours")
     return redirect("api_tokens")
+
+
+def login_locked_out(
+    request: HttpRequest, original_response: HttpResponse | None, credentials: dict | None
+) -> HttpResponse:
+    """django-axes' answer to a login for a username and address locked after too many
+    failed attempts (settings AXES_*): a page that says so and for how long, status 429."""
+    minutes = max(1, round(settings.AXES_COOLOFF_TIME.total_seconds() / 60))
+    context = {
+        "username": (credentials or {}).get("username") or request.POST.get("username", ""),
+        "failure_limit": settings.AXES_FAILURE_LIMIT,
+        "minutes": minutes,
+    }
+    return render(request, "registration/locked.html", context, status=429)

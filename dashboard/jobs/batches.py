@@ -9,11 +9,12 @@ import logging
 
 from channels.db import database_sync_to_async
 
-from dashboard import services
-from dashboard.models import Batch, BatchRow
-from dashboard.worker import command_where_it_runs, wake
+from dashboard.jobs import services
+from dashboard.models import Batch, BatchRow, Run
+from dashboard.runs.carry import command_where_it_runs
+from dashboard.runs.doorbell import wake
 
-__all__ = ["advance", "advance_all", "advance_row", "stop"]
+__all__ = ["advance", "advance_all", "advance_row", "run_ended", "stop"]
 
 log = logging.getLogger("tabwright.batches")
 
@@ -33,6 +34,13 @@ async def advance_row(row_id: int) -> None:
     )()
     if batch_id is not None:
         await advance(batch_id)
+
+
+async def run_ended(run: Run) -> None:
+    """A run ended (dashboard.runs.live.on_ended): when it replayed a batch's row, the
+    batch's next rows may start."""
+    if run.batch_row_id is not None:
+        await advance_row(run.batch_row_id)
 
 
 async def advance_all() -> None:

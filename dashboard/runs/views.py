@@ -30,12 +30,16 @@ from django.views.static import serve
 from automation import Budget
 from automation.errors import ActionInvalid
 from automation.metrics import REGISTRY
-from dashboard import jsonin, runfiles, selectors, services
-from dashboard.forms import NewRunForm, RunFilterForm
-from dashboard.jsonin import JsonRefused
+from dashboard.lib import jsonin
+from dashboard.lib.jsonin import JsonRefused
 from dashboard.models import Run
-from dashboard.runner import act_request, runner
-from dashboard.worker import carry_out, wake
+from dashboard.runs import files as runfiles
+from dashboard.runs import selectors, services
+from dashboard.runs.carry import carry
+from dashboard.runs.doorbell import wake
+from dashboard.runs.forms import NewRunForm, RunFilterForm
+from dashboard.runs.messages import act_message
+from dashboard.runs.runner import act_request, runner
 
 DEMO_TASK = """type Ada Lovelace into Name
 type ada@example.org into Email
@@ -208,12 +212,8 @@ async def run_act(request: HttpRequest, run_id: int) -> JsonResponse:
     except ActionInvalid as exc:
         return JsonResponse({"ok": False, "error": exc.to_dict()}, status=400)
     budget = Budget(timeout_ms, label=action)
-    got = await carry_out(  # here, or at the worker in another process that holds the run
-        run_id,
-        {"type": "run.act", "action": action, "args": args, "timeout_ms": timeout_ms},
-        budget,
-        lambda: runner.act(run_id, action, args, budget=budget),
-    )
+    # Here, or at the worker in another process that holds the run.
+    got = await carry(act_message(run_id, action, args), budget)
     error = got.get("error")
     if error is None:
         return JsonResponse(got["answer"])
@@ -223,20 +223,6 @@ async def run_act(request: HttpRequest, run_id: int) -> JsonResponse:
     status = 400 if error["kind"] in ("invalid", "value") else 200
     body = {key: error.get(key, "") for key in ("code", "message", "hint")}
     return JsonResponse({"ok": False, "error": body}, status=status)
-
-
-def login_locked_out(
-    request: HttpRequest, original_response: HttpResponse | None, credentials: dict | None
-) -> HttpResponse:
-    """django-axes' answer to a login for a username and address locked after too many
-    failed attempts (settings AXES_*): a page that says so and for how long, status 429."""
-    minutes = max(1, round(settings.AXES_COOLOFF_TIME.total_seconds() / 60))
-    context = {
-        "username": (credentials or {}).get("username") or request.POST.get("username", ""),
-        "failure_limit": settings.AXES_FAILURE_LIMIT,
-        "minutes": minutes,
-    }
-    return render(request, "registration/locked.html", context, status=429)
 
 
 def _act_error(status: int, code: str, message: str) -> JsonResponse:

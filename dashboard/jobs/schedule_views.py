@@ -8,16 +8,16 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_POST
 
-from dashboard import schedules, selectors
-from dashboard.forms import ScheduleForm
+from dashboard.jobs import schedules
+from dashboard.jobs.forms import ScheduleForm
 from dashboard.models import Schedule
+from dashboard.scenarios import selectors
+from dashboard.scenarios.views import _detail_page  # the page the form is on
 
 
 @login_required
 @require_POST
 def schedule_new(request: HttpRequest, scenario_id: int) -> HttpResponse:
-    from dashboard.scenario_views import _detail_page  # the page the form is on
-
     scenario = selectors.scenario_get(user=request.user, id=scenario_id)
     if scenario.owner_id != request.user.pk:
         raise Http404("no such scenario of yours")

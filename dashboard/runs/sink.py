@@ -29,8 +29,11 @@ from automation.events import (
     StepReplayed,
 )
 from automation.limits import fit
-from dashboard import selectors, services
 from dashboard.models import Run
+from dashboard.runs import selectors
+from dashboard.runs import services as run_services
+from dashboard.runs.messages import event_message, queue_message
+from dashboard.scenarios import services as scenario_services
 
 __all__ = ["DashboardSink", "announce_queue", "group_name", "relay_event"]
 
@@ -46,14 +49,14 @@ def group_name(run_id: int) -> str:
 async def relay_event(run_id: int, event: dict[str, Any]) -> None:
     """A stored event of the run said by no sink of its (a sweep, a stop or a message while
     no worker drives it), to the run's open pages."""
-    await get_channel_layer().group_send(group_name(run_id), {"type": "run.event", "event": event})
+    await get_channel_layer().group_send(group_name(run_id), event_message(event))
 
 
 async def announce_queue() -> None:
     """Tell the open pages of every queued run its place in the queue (it moved)."""
     layer = get_channel_layer()
     for run_id, place in await database_sync_to_async(selectors.run_queue_positions)():
-        await layer.group_send(group_name(run_id), {"type": "run.queue", "position": place})
+        await layer.group_send(group_name(run_id), queue_message(place))
 
 
 class DashboardSink:
@@ -85,33 +88,35 @@ class DashboardSink:
             if isinstance(event, ScreenshotTaken):
                 data["src"] = await self._save_screenshot(event)
             if isinstance(event, StepRecorded):
-                await database_sync_to_async(services.step_record)(run_id=self.run_id, data=data)
+                await database_sync_to_async(run_services.step_record)(
+                    run_id=self.run_id, data=data
+                )
             if isinstance(event, LLMMessage) and event.usage:
-                await database_sync_to_async(services.run_usage_add)(
+                await database_sync_to_async(run_services.run_usage_add)(
                     run_id=self.run_id, usage=event.usage
                 )
             if isinstance(event, StepReplayed) and self.scenario_id is not None:
-                await database_sync_to_async(services.scenario_step_replayed)(
+                await database_sync_to_async(scenario_services.scenario_step_replayed)(
                     scenario_id=self.scenario_id, outcome=data, run_id=self.run_id
                 )
                 if event.heal:
-                    await database_sync_to_async(services.heal_record)(
+                    await database_sync_to_async(scenario_services.heal_record)(
                         scenario_id=self.scenario_id, outcome=data, run_id=self.run_id
                     )
             if isinstance(event, SessionClosed):
-                await database_sync_to_async(services.run_set_session)(
+                await database_sync_to_async(run_services.run_set_session)(
                     run_id=self.run_id, session=Run.Session.CLOSED, reason=event.reason
                 )
             status = _status_change(event)
             if status is not None:
-                await database_sync_to_async(services.run_set_status)(run_id=self.run_id, **status)
+                await database_sync_to_async(run_services.run_set_status)(
+                    run_id=self.run_id, **status
+                )
             # One event is one message to the page, stored and relayed within its limit.
             data = fit(_jsonable(data))
             if event.persist:
                 await self._store(event.type, data)
-            await self._layer.group_send(
-                group_name(self.run_id), {"type": "run.event", "event": data}
-            )
+            await self._layer.group_send(group_name(self.run_id), event_message(data))
 
     async def _store(self, kind: str, data: dict[str, Any]) -> None:
         """Store the event as the run's next one.  Another process may have appended one
@@ -120,7 +125,7 @@ class DashboardSink:
             self._seq += 1
             data["seq"] = self._seq
             try:
-                await database_sync_to_async(services.run_event_append)(
+                await database_sync_to_async(run_services.run_event_append)(
                     run_id=self.run_id, seq=self._seq, type=kind, data=data
                 )
                 return
@@ -131,7 +136,7 @@ class DashboardSink:
     async def _save_screenshot(self, event: ScreenshotTaken) -> str:
         name = f"runs/{self.run_id}/step-{event.step_index}.jpg"
         stored = await asyncio.to_thread(_store_file, name, event.jpeg)
-        await database_sync_to_async(services.step_attach_screenshot)(
+        await database_sync_to_async(run_services.step_attach_screenshot)(
             run_id=self.run_id, index=event.step_index, path=stored
         )
         return reverse("run_screenshot", args=[self.run_id, event.step_index])

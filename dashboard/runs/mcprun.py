@@ -1,6 +1,6 @@
 """An MCP session's run, on the worker that holds it: the runner opens its tab, then
 :func:`serve` keeps the session (:class:`automation.mcp.McpSession`) for the client's
-calls (dashboard.mcp sends them here, :meth:`RunManager.mcp_call`) and serves a person's
+calls (dashboard.api.mcp sends them here, :meth:`RunManager.mcp_call`) and serves a person's
 pause (calls are refused meanwhile; what the person does becomes steps), until the client
 ends the session, a person stops it, or no call comes for TABWRIGHT_SESSION_IDLE_S.
 
@@ -23,7 +23,7 @@ from automation.mcp.session import McpSession
 
 if TYPE_CHECKING:
     from dashboard.models import Run
-    from dashboard.runner import LiveRun
+    from dashboard.runs.live import LiveRun
 
 __all__ = ["DEFAULT_IDLE_S", "serve"]
 

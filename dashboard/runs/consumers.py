@@ -24,9 +24,10 @@ Inputs run one after another, in the order they came (typing must not be reorder
 A page gets the next frame only after it acked the last, and then only the newest: a slow
 connection sees fewer frames, never a growing backlog.
 
-A command, act or live-view input for a run that a worker in another process holds (its
-lease names the worker's channel) is sent to that channel and its answer comes back on a
-reply channel of its own (dashboard.worker.call_holder); the page tells that worker every
+This consumer only checks and relays: a command, act or live-view input is carried where
+the run lives, here or at the worker in another process that holds it, within one budget
+(dashboard.runs.carry; a command to a worker elsewhere is answered in a task of its own,
+so events and frames keep coming meanwhile); the page tells that worker every
 VIEWER_RENEW_S that it watches, so the live view streams for it too (frames reach every
 process through the run's group; each socket acks its own).  A queued run's page gets
 ``{"type": "queue", "position": N}`` as the queue moves, and the ``state`` message says
@@ -47,12 +48,14 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from automation import Budget
 from automation.errors import TabwrightError
 from automation.limits import MAX_MESSAGE_BYTES, TRANSPORT_LIMIT_BYTES, fit
-from dashboard import jsonin, selectors
-from dashboard.jsonin import JsonRefused
+from dashboard.lib import jsonin
+from dashboard.lib.jsonin import JsonRefused
 from dashboard.models import Run
-from dashboard.runner import COMMANDS, act_request, group_name, runner
-from dashboard.services import LIVE_STATUSES
-from dashboard.worker import VIEWER_RENEW_S, answer_of, call_holder, carry_out
+from dashboard.runs import carry, messages, selectors
+from dashboard.runs.carry import VIEWER_RENEW_S
+from dashboard.runs.messages import Answer, AnswerError, EventMessage, FrameMessage, QueueMessage
+from dashboard.runs.runner import COMMANDS, act_request, group_name, runner
+from dashboard.runs.services import LIVE_STATUSES
 
 log = logging.getLogger("tabwright.consumers")
 
@@ -61,7 +64,6 @@ MAX_MESSAGE_CHARS = 20_000  # as long as a new conversation's first message
 MAX_ACTS_IN_FLIGHT = 4
 MAX_INPUTS_QUEUED = 64
 INPUT_TIMEOUT_MS = 5_000
-REMOTE_ANSWER_S = 15  # a command to a run held by another process: its answer within this
 CLOSE_FORBIDDEN = 4403
 # A live-view frame is a picture: never cut, sent up to the transport's limit (less room
 # for the framing), dropped beyond.
@@ -69,7 +71,11 @@ MAX_FRAME_BYTES = TRANSPORT_LIMIT_BYTES - 64 * 1024
 NOT_LIVE = {"code": "not_live", "message": "the run is not live any more", "hint": ""}
 
 
-class RunConsumer(AsyncJsonWebsocketConsumer):
+class RunPageConsumer(AsyncJsonWebsocketConsumer):
+    """The run page's socket: it checks what the page sends and relays it (a call for the
+    run goes wherever the run lives: dashboard.runs.carry), and relays the run's events,
+    frames and queue place to the page."""
+
     acts: dict[asyncio.Task[None], Budget]
 
     async def connect(self) -> None:
@@ -106,15 +112,15 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json(event)
         run = await database_sync_to_async(Run.objects.get)(pk=self.run_id)
         queue = await database_sync_to_async(selectors.run_queue_position)(run=run)
-        elsewhere = bool(await self._holder_elsewhere())
-        working = runner.is_working(self.run_id) or (elsewhere and run.status in LIVE_STATUSES)
+        place = await carry.where(self.run_id)
+        working = place.working or (place.elsewhere and run.status in LIVE_STATUSES)
         await self.send_json(
             {"type": "state", "status": run.status, "reason": run.status_reason,
-             "live": runner.is_live(self.run_id) or elsewhere, "working": working,
+             "live": place.live, "working": working,
              "session": run.session, "session_reason": run.session_reason, "queue": queue}
         )  # fmt: skip
         if frame is not None:
-            await self.run_frame({"frame": frame})
+            await self.run_frame(messages.frame_message(frame))
 
     async def disconnect(self, code: int) -> None:
         if self.watching:
@@ -124,7 +130,7 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
             self.watcher.cancel()
             await asyncio.gather(self.watcher, return_exceptions=True)
         if self.watched:
-            await self._tell_watched("run.unwatch")
+            await self._tell_watched(watching=False)
         if self.input_worker is not None:
             self.input_worker.cancel()
         for call in self.calls:
@@ -184,22 +190,17 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
         if command == "extend" and (isinstance(rounds, bool) or not isinstance(rounds, int)):
             await self.send_json({"type": "error", "message": "rounds must be a whole number"})
             return
-        holder = await self._holder_elsewhere()
-        if holder:  # answered in a task: events and frames keep coming meanwhile
-            call = asyncio.create_task(self._remote_command(holder, command, text, rounds))
+        place = await carry.where(self.run_id)
+        if place.elsewhere:  # answered in a task: events and frames keep coming meanwhile
+            call = asyncio.create_task(self._command(command, text, rounds, place))
             self.calls.add(call)
             call.add_done_callback(self.calls.discard)
             return
-        got = await answer_of(runner.command(self.run_id, command, text, rounds=rounds))
-        await self._refused(got.get("error"))
+        await self._command(command, text, rounds, place)
 
-    async def _holder_elsewhere(self) -> str:
-        """The channel of the worker in another process that holds this run, or ""."""
-        if runner.is_live(self.run_id):
-            return ""
-        return await database_sync_to_async(selectors.run_holder)(
-            run_id=self.run_id, other_than=runner.leases.holder
-        )
+    async def _command(self, command: str, text: str, rounds: int, place: carry.Place) -> None:
+        got = await carry.command_where_it_runs(self.run_id, command, text, rounds, place=place)
+        await self._refused(got.get("error"))
 
     async def _watch_elsewhere(self) -> None:
         """While a worker in another process holds the run, tell it every VIEWER_RENEW_S
@@ -208,12 +209,12 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
         while True:
             self.look.clear()  # before looking: an event that comes meanwhile is not lost
             try:
-                holder = await self._holder_elsewhere()
+                holder = (await carry.where(self.run_id)).holder
                 if holder != self.watched and self.watched:
-                    await self._tell_watched("run.unwatch")
+                    await self._tell_watched(watching=False)
                 self.watched = holder
                 if holder:
-                    await self._tell_watched("run.watch")
+                    await self._tell_watched(watching=True)
             except Exception:  # the layer or the database hiccuped: the next turn tries again
                 log.warning("run %s: telling its worker of a viewer failed", self.run_id,
                             exc_info=True)  # fmt: skip
@@ -221,26 +222,15 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
                 async with asyncio.timeout(VIEWER_RENEW_S if self.watched else None):
                     await self.look.wait()
 
-    async def _tell_watched(self, kind: str) -> None:
-        message = {"type": kind, "run_id": self.run_id, "viewer": self.channel_name}
+    async def _tell_watched(self, *, watching: bool) -> None:
         try:
-            await self.channel_layer.send(self.watched, message)
+            await carry.tell_watching(self.watched, self.run_id, self.channel_name,
+                                      watching=watching)  # fmt: skip
         except Exception:
+            kind = "run.watch" if watching else "run.unwatch"
             log.warning("run %s: %s to its worker failed", self.run_id, kind, exc_info=True)
 
-    async def _remote_command(self, holder: str, command: str, text: str, rounds: int) -> None:
-        """A command for a run that a worker in another process holds, answered within
-        REMOTE_ANSWER_S."""
-        message = {"type": "run.command", "run_id": self.run_id, "command": command,
-                   "text": text, "rounds": rounds}  # fmt: skip
-        try:
-            got = await call_holder(holder, message, Budget(REMOTE_ANSWER_S * 1000))
-        except TabwrightError:
-            silence = "the worker holding the run did not answer; try again"
-            got = {"error": {"kind": "refused", "code": "no_answer", "message": silence}}
-        await self._refused(got.get("error"))
-
-    async def _refused(self, error: dict[str, Any] | None) -> None:
+    async def _refused(self, error: AnswerError | None) -> None:
         """Tell the page why a command was not carried out (nothing when it was)."""
         if error is None:
             return
@@ -255,7 +245,7 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
 
     # -- the live view -------------------------------------------------------------------
 
-    async def run_frame(self, message: dict[str, Any]) -> None:
+    async def run_frame(self, message: FrameMessage) -> None:
         if self.frame_in_flight:
             self.frame_waiting = message["frame"]  # only the newest is worth sending
             return
@@ -266,7 +256,7 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
         self.frame_in_flight = False
         frame, self.frame_waiting = self.frame_waiting, None
         if frame is not None:
-            await self.run_frame({"frame": frame})
+            await self.run_frame(messages.frame_message(frame))
 
     async def _queue_input(self, content: dict[str, Any]) -> None:
         if not await self._is_owner():
@@ -296,15 +286,10 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
                 answer["done"] = got["answer"]
             await self.send_json(answer)
 
-    async def _input(self, content: dict[str, Any]) -> dict[str, Any]:
+    async def _input(self, content: dict[str, Any]) -> Answer:
         """One live-view input, where the run lives."""
         budget = Budget(INPUT_TIMEOUT_MS, label="live-view input")
-        return await carry_out(
-            self.run_id,
-            {"type": "run.input", "event": content, "timeout_ms": INPUT_TIMEOUT_MS},
-            budget,
-            lambda: runner.person_input(self.run_id, content, budget=budget),
-        )
+        return await carry.carry(messages.input_message(self.run_id, content), budget)
 
     async def _is_owner(self) -> bool:
         run = await database_sync_to_async(Run.objects.get)(pk=self.run_id)
@@ -333,13 +318,8 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
 
     async def _act(self, act_id: Any, action: str, args: dict[str, Any], budget: Budget) -> None:
         answer: dict[str, Any] = {"type": "act.result", "id": act_id, "ok": False}
-        got = await carry_out(
-            self.run_id,  # where the run lives, within this budget
-            {"type": "run.act", "action": action, "args": args,
-             "timeout_ms": budget.remaining_ms()},
-            budget,
-            lambda: runner.act(self.run_id, action, args, budget=budget),
-        )  # fmt: skip
+        # Where the run lives, within this budget.
+        got = await carry.carry(messages.act_message(self.run_id, action, args), budget)
         if "error" in got:
             answer["error"] = _page_error(got["error"])
         else:
@@ -347,12 +327,12 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
         if not budget.cancelled:  # cancelled: the socket is gone, nobody to answer
             await self.send_json(answer)
 
-    async def run_event(self, message: dict[str, Any]) -> None:
+    async def run_event(self, message: EventMessage) -> None:
         if message["event"].get("type") == "run.started" or not self.watched:
             self.look.set()  # the run may be held elsewhere now
         await self.send_json(message["event"])
 
-    async def run_queue(self, message: dict[str, Any]) -> None:
+    async def run_queue(self, message: QueueMessage) -> None:
         """The queued run's place in the queue moved (1: next)."""
         await self.send_json({"type": "queue", "position": message["position"]})
 
@@ -379,8 +359,8 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
         return sent
 
 
-def _page_error(error: dict[str, Any]) -> dict[str, str]:
-    """An act's or input's error (dashboard.worker.answer_of's) as the page is told it."""
+def _page_error(error: AnswerError) -> dict[str, str]:
+    """An act's or input's error (dashboard.runs.carry.answer_of's) as the page is told it."""
     if error["kind"] == "lookup":
         return NOT_LIVE
     return {key: str(error.get(key, "")) for key in ("code", "message", "hint")}

@@ -5,7 +5,7 @@ working at once).
 
 Each MCP session is a run of its owner's (kind ``mcp``), created at the session's first
 tool call and queued like any run: a worker claims it and opens its tab, and every call
-is carried out there (dashboard.worker.carry_out → RunManager.mcp_call).  So the owner
+is carried out there (dashboard.runs.carry.carry → RunManager.mcp_call).  So the owner
 watches it live, pauses it (the client's calls then answer ``paused_by_person``), takes
 over on the live view, and saves it as a scenario, as with an agent's run.  The client
 ending the session (HTTP DELETE) ends the run.
@@ -31,11 +31,14 @@ from automation import Budget
 from automation.budget import MAX_TIMEOUT_MS
 from automation.mcp.server import build_server
 from automation.mcp.session import DEFAULT_CALL_MS, Answer
-from dashboard import services
+from dashboard.accounts import services as token_services
 from dashboard.engineconf import browser_config
 from dashboard.models import Run
-from dashboard.runner import runner
-from dashboard.worker import carry_out, command_where_it_runs, wake
+from dashboard.runs import services as run_services
+from dashboard.runs.carry import carry, command_where_it_runs
+from dashboard.runs.doorbell import wake
+from dashboard.runs.messages import mcp_message
+from dashboard.runs.runner import runner
 
 __all__ = ["PATH", "McpApp"]
 
@@ -118,12 +121,7 @@ class McpApp:
         raw = args.get("timeout_ms", DEFAULT_CALL_MS)
         call_ms = raw if isinstance(raw, int) and 0 < raw <= MAX_TIMEOUT_MS else DEFAULT_CALL_MS
         wait = Budget(call_ms + _ANSWER_MARGIN_MS, label=name)
-        got = await carry_out(
-            run_id,
-            {"type": "run.mcp", "name": name, "args": args, "timeout_ms": wait.timeout_ms},
-            wait,
-            lambda: runner.mcp_call(run_id, name, args, budget=wait),
-        )
+        got = await carry(mcp_message(run_id, name, args), wait)
         if "answer" in got:
             answer = got["answer"]
             image = base64.b64decode(answer["image"]) if answer.get("image") else None
@@ -147,7 +145,7 @@ class McpApp:
             known = self._runs.get(session_id)
             if known is None:
                 await self._forget_ended()
-                run = await database_sync_to_async(services.run_create_mcp)(
+                run = await database_sync_to_async(run_services.run_create_mcp)(
                     owner=user, client=client
                 )
                 known = self._runs[session_id] = (run.pk, user.pk)
@@ -223,7 +221,7 @@ async def _user_of(headers: dict[str, str]) -> Any:
     scheme, _, token = headers.get("authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         return None
-    return await database_sync_to_async(services.api_token_user)(secret=token.strip())
+    return await database_sync_to_async(token_services.api_token_user)(secret=token.strip())
 
 
 async def _refuse(send: Any) -> None:

@@ -15,9 +15,12 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST, require_safe
 
-from dashboard import batches, selectors, services
-from dashboard.forms import BatchForm
+from dashboard.jobs import batches, services
+from dashboard.jobs import selectors as job_selectors
+from dashboard.jobs.forms import BatchForm
 from dashboard.models import Batch
+from dashboard.scenarios import selectors as scenario_selectors
+from dashboard.scenarios.views import _detail_page  # the page the form is on
 
 
 @require_POST
@@ -33,12 +36,10 @@ async def batch_new(request: HttpRequest, scenario_id: int) -> HttpResponse:
 
 
 def _batch_from_form(request: HttpRequest, user: Any, scenario_id: int) -> Batch | HttpResponse:
-    from dashboard.scenario_views import _detail_page  # the page the form is on
-
-    scenario = selectors.scenario_get(user=user, id=scenario_id)
+    scenario = scenario_selectors.scenario_get(user=user, id=scenario_id)
     if scenario.owner_id != user.pk:
         raise Http404("no such scenario of yours")
-    document = selectors.scenario_document(scenario=scenario)
+    document = scenario_selectors.scenario_document(scenario=scenario)
     form = BatchForm(request.POST, request.FILES, document=document)
     if not form.is_valid():
         request.user = user
@@ -54,8 +55,8 @@ def _batch_from_form(request: HttpRequest, user: Any, scenario_id: int) -> Batch
 @login_required
 @require_safe
 def batch_detail(request: HttpRequest, batch_id: int) -> HttpResponse:
-    batch = selectors.batch_get(user=request.user, id=batch_id)
-    state = selectors.batch_state(batch=batch)
+    batch = job_selectors.batch_get(user=request.user, id=batch_id)
+    state = job_selectors.batch_state(batch=batch)
     params = sorted({name for row in state["rows"] for name in row["params"]})
     is_owner = batch.owner_id == request.user.pk
     context = {"batch": batch, "state": state, "is_owner": is_owner, "params": params}
@@ -65,8 +66,8 @@ def batch_detail(request: HttpRequest, batch_id: int) -> HttpResponse:
 @login_required
 @require_safe
 def batch_state_json(request: HttpRequest, batch_id: int) -> JsonResponse:
-    batch = selectors.batch_get(user=request.user, id=batch_id)
-    return JsonResponse(selectors.batch_state(batch=batch))
+    batch = job_selectors.batch_get(user=request.user, id=batch_id)
+    return JsonResponse(job_selectors.batch_state(batch=batch))
 
 
 @require_POST
@@ -88,7 +89,7 @@ async def _owned(request: HttpRequest, batch_id: int) -> Batch:
     user = await request.auser()
     if not user.is_authenticated:
         raise Http404("log in first")
-    batch = await sync_to_async(selectors.batch_get)(user=user, id=batch_id)
+    batch = await sync_to_async(job_selectors.batch_get)(user=user, id=batch_id)
     if batch.owner_id != user.pk:
         raise Http404("no such batch of yours")
     return batch
@@ -98,14 +99,14 @@ async def _owned(request: HttpRequest, batch_id: int) -> Batch:
 @require_safe
 def batch_results(request: HttpRequest, batch_id: int) -> HttpResponse:
     """One line per row: its values, status, attempts, run, reason and output (JSON)."""
-    batch = selectors.batch_get(user=request.user, id=batch_id)
+    batch = job_selectors.batch_get(user=request.user, id=batch_id)
     response = HttpResponse(results_csv(batch), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="batch-{batch.pk}-results.csv"'
     return response
 
 
 def results_csv(batch: Batch) -> str:
-    rows = selectors.batch_rows(batch=batch)
+    rows = job_selectors.batch_rows(batch=batch)
     params = sorted({name for row in rows for name in row["params"]})
     out = io.StringIO()
     writer = csv.writer(out)

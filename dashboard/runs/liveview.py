@@ -3,7 +3,7 @@ one page watches, sent to the run's group as ``run.frame`` messages.
 
 Frames are not stored and carry no sequence number: a page that missed one simply waits
 for the next.  Each page's socket takes a new frame only after the page has drawn the last
-one (see consumers.RunConsumer.run_frame), so a slow connection gets fewer frames, never a
+one (see consumers.RunPageConsumer.run_frame), so a slow connection gets fewer frames, never a
 backlog.
 """
 
@@ -20,6 +20,7 @@ from django.conf import settings
 
 from automation import Tab
 from automation.browser.screencast import Frame, Screencast
+from dashboard.runs.messages import frame_message
 
 __all__ = ["LiveView"]
 
@@ -89,4 +90,4 @@ class LiveView:
             "url": self._redact(frame.url),
         }
         self.last_frame = message
-        await self._layer.group_send(self._group, {"type": "run.frame", "frame": message})
+        await self._layer.group_send(self._group, frame_message(message))

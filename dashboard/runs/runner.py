@@ -1,8 +1,11 @@
-"""Live runs: each one an asyncio task in the server's event loop, with its own browser context.
+"""The runner: this process's live runs, each an asyncio task in the server's event loop with
+its own browser context (dashboard.runs.live).  It claims queued runs while the worker has
+room, shares one browser per configuration, routes the person's commands, acts, live-view
+inputs and an MCP client's calls to the run, keeps conversations within their limits, and
+drains on stop.
 
-The runner turns engine events into three things, in order: rows (RunEvent, Step, the
-run's status), files (screenshots, through the storage API) and channel-layer messages to the
-group ``run_<id>`` that the run's open pages have joined.  The run never depends on a page
+Each run's events become rows, files and channel-layer messages to the group ``run_<id>``
+that its open pages have joined (dashboard.runs.sink).  The run never depends on a page
 being open: a page that connects later reads the stored events and then follows live.
 """
 
@@ -14,8 +17,6 @@ import dataclasses
 import logging
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +24,6 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 
 from automation import (
-    AgentConfig,
-    AgentRun,
     BrowserConfig,
     BrowserSession,
     Budget,
@@ -32,31 +31,25 @@ from automation import (
     Tab,
 )
 from automation.actions import act
-from automation.browser.problems import ProblemWatcher
 from automation.browser.screencast import person_input, viewport_point
-from automation.browser.tracing import TraceRecorder
 from automation.budget import timeout_ms_of
-from automation.errors import ActionInvalid, BrowserError, ScenarioInvalid, TabwrightError
+from automation.errors import ActionInvalid, BrowserError, TabwrightError
 from automation.events import (
     EvaluationFinished,
-    RunFinished,
-    SessionClosed,
-    SessionIdle,
     UserMessage,
 )
-from automation.llm.base import Planner
-from automation.mcp.session import McpSession
 from automation.recording.recorder import Recorder
-from automation.recording.replay import SKIP_REPLIES, Replay, ReplayConfig
-from automation.recording.restore import restore_page
-from automation.recording.scenario import Scenario as Document
-from automation.secrets import RedactingSink, Secrets, secret_names
-from dashboard import mcprun, runfiles, selectors, services
-from dashboard.engineconf import browser_config, cdp_urls, planner_for_run
-from dashboard.leases import Leases, lease_seconds
-from dashboard.liveview import LiveView
-from dashboard.models import Run, Scenario, SecretGrant
-from dashboard.runsink import DashboardSink, announce_queue, group_name, relay_event
+from automation.recording.replay import SKIP_REPLIES
+from automation.secrets import RedactingSink, Secrets
+from dashboard.engineconf import browser_config, cdp_urls
+from dashboard.models import Run, SecretGrant
+from dashboard.runs import selectors as run_selectors
+from dashboard.runs import services
+from dashboard.runs.doorbell import wake
+from dashboard.runs.leases import Leases, lease_seconds
+from dashboard.runs.live import END_STEP_S, LiveRun, live_session, one_line
+from dashboard.runs.liveview import LiveView
+from dashboard.runs.sink import DashboardSink, announce_queue, group_name, relay_event
 
 __all__ = ["RunManager", "group_name", "runner"]
 
@@ -65,49 +58,6 @@ log = logging.getLogger("tabwright.runner")
 INTERRUPTED = "interrupted: its worker was stopped before the run ended"
 COMMANDS = frozenset({"pause", "resume", "stop", "reply", "extend", "message", "close"})
 MAX_EXTEND_ROUNDS = 1_000
-
-
-@dataclass
-class LiveRun:
-    control: RunControl
-    sink: RedactingSink  # the run's one exit: its secrets, then the DashboardSink
-    view: LiveView
-    secrets: Secrets  # the owner's grants, and every value the run filled
-    owner_id: int
-    conversation: bool  # an agent run: its tab is kept between messages for a while
-    task: asyncio.Task[None] | None = None
-    tab: Tab | None = None  # once the run has opened its tab
-    working: bool = True  # a stretch of work (or a restore) is under way
-    idle_since: float = 0.0  # time.monotonic() when the last stretch ended
-    closing: str = ""  # why the session ends, once it must
-    restoring: bool = False  # a closed conversation's page is being restored
-    redirect: str = ""  # a message that ended a paused restore: the agent goes on with it
-    # Messages for the agent while the session waits for one; None: close.
-    inbox: asyncio.Queue[str | None] = field(default_factory=asyncio.Queue)
-    settled: asyncio.Event = field(default_factory=asyncio.Event)  # set while not working
-    run_id: int = 0
-    workspace: Path | None = None  # the run's folder: downloads, trace, the agent's files
-    cdp_url: str = ""  # the running Chrome its tab is in, when the worker reaches several
-    # An MCP session's run (dashboard.mcprun): the client's session, once its tab is open.
-    mcp: McpSession | None = None
-    mcp_ready: asyncio.Event = field(default_factory=asyncio.Event)
-
-    def current_tab(self) -> Tab | None:
-        """The tab the run works in now (it may have opened others since its first)."""
-        if self.tab is None or self.tab.group is None:
-            return self.tab
-        return self.tab.group.current
-
-    def close(self, reason: str) -> None:
-        """End the session: at once when it waits for a message, else when the work in
-        progress has stopped."""
-        if self.closing:
-            return
-        self.closing = reason
-        if self.working:
-            self.control.stop(reason)
-        else:
-            self.inbox.put_nowait(None)
 
 
 class RunManager:
@@ -163,7 +113,7 @@ class RunManager:
                 self._browsers[config] = BrowserSession(config)
             return self._browsers[config]
 
-    async def _new_tab(self, live: LiveRun) -> Tab:
+    async def new_tab(self, live: LiveRun) -> Tab:
         """The run's first tab: in the launched Chromium, or in one of the running Chromes
         of TABWRIGHT_CDP_URL — the one with the fewest of this worker's runs, the next when
         it can't be reached."""
@@ -211,7 +161,7 @@ class RunManager:
                     continue
                 started.append(run_id)
             else:
-                if await database_sync_to_async(selectors.run_queue_positions)(limit=1):
+                if await database_sync_to_async(run_selectors.run_queue_positions)(limit=1):
                     self._close_idle_for_queue()
         if started:
             await announce_queue()
@@ -219,7 +169,7 @@ class RunManager:
 
     async def _fail_unstarted(self, run_id: int, exc: Exception) -> None:
         log.exception("run %s was claimed but could not start", run_id)
-        reason = f"the worker could not start it: {_line(str(exc) or repr(exc))}"
+        reason = f"the worker could not start it: {one_line(str(exc) or repr(exc))}"
         event = await database_sync_to_async(services.run_fail_unstarted)(
             run_id=run_id, holder=self.leases.holder, reason=reason
         )
@@ -249,15 +199,15 @@ class RunManager:
         if claimed and run.queued_message:  # a closed conversation, queued by a message
             message, announced = run.queued_message, True
             await database_sync_to_async(services.run_take_queued_message)(run_id=run_id)
-        next_seq = await database_sync_to_async(selectors.run_last_seq)(run_id=run_id)
-        stretch = await database_sync_to_async(selectors.run_stretch_count)(run_id=run_id)
+        next_seq = await database_sync_to_async(run_selectors.run_last_seq)(run_id=run_id)
+        stretch = await database_sync_to_async(run_selectors.run_stretch_count)(run_id=run_id)
         secrets = Secrets(allowed=await database_sync_to_async(_granted_secrets)(run))
         sink = RedactingSink(
             DashboardSink(run_id, next_seq, scenario_id=run.scenario_id, stretch=stretch), secrets
         )
         conversation = run.kind == Run.Kind.AGENT
         if conversation:  # its tab is one of the person's open sessions from now on
-            self._close_over_limit(run.owner_id, starting=True)
+            self.close_over_limit(run.owner_id, starting=True)
         view = LiveView(group_name(run_id), lambda: live.current_tab(), redact=secrets.redact)
         workspace = Path(settings.TABWRIGHT["WORKSPACE_DIR"]) / str(run_id)
         live = LiveRun(RunControl(), sink, view, secrets, run.owner_id, conversation,
@@ -266,11 +216,11 @@ class RunManager:
         await self.leases.hold(run_id)
         self._live[run_id] = live
         live.task = asyncio.create_task(
-            self._session(run, live, message, announced=announced), name=f"run-{run_id}"
+            live_session(self, run, live, message, announced=announced), name=f"run-{run_id}"
         )
-        live.task.add_done_callback(lambda _t: self._forget(run_id, live))
+        live.task.add_done_callback(lambda _t: self.forget(run_id, live))
 
-    def _forget(self, run_id: int, live: LiveRun) -> None:
+    def forget(self, run_id: int, live: LiveRun) -> None:
         live.settled.set()
         if self._live.get(run_id) is live:  # not a later session of the same conversation
             del self._live[run_id]
@@ -341,226 +291,7 @@ class RunManager:
         if live is not None:
             live.view.set_viewers(count)
 
-    async def _session(
-        self, run: Run, live: LiveRun, message: str, *, announced: bool = False
-    ) -> None:
-        """The run's life: its tab opened, its work done; for a conversation, then each
-        message's work on the same tab, until the session is closed.  ``message``: the
-        one that reopened a closed conversation (``announced``: already in its thread)."""
-        conf = settings.TABWRIGHT
-        sink, control = live.sink, live.control
-        tab = None
-        forget_crashes: Callable[[], None] | None = None
-        problems: ProblemWatcher | None = None
-        trace: TraceRecorder | None = None
-        workspace = live.workspace
-        assert workspace is not None
-        planner: Planner | None = None
-        opened = False
-        try:
-            if message and not announced:  # shown at once, before the page is restored
-                await sink.emit(UserMessage(message))
-            replay = await self._replay_of(run) if run.kind == Run.Kind.REPLAY else None
-            # A secret the owner was not granted fails the run before any page opens.
-            sink.secrets.require(
-                replay.placeholders()[1] if replay else secret_names(run.task + "\n" + message)
-            )
-            if replay is None and run.kind != Run.Kind.MCP:  # an MCP client plans itself
-                planner = await database_sync_to_async(planner_for_run)(run)
-            # Downloads (and the trace) land in the run's own folder (dashboard.runfiles).
-            tab = await self._new_tab(live)
-            # Console errors and failed requests of every tab of the run, as they happen.
-            problems = ProblemWatcher(tab, sink.emit)
-            if tab.group is not None:  # tabs a site opens past MAX_TABS: closed, reported
-                tab.group.report_to(sink.emit)
-            forget_crashes = _fail_on_crash(tab, live)
-            live.tab = tab
-            live.view.update()
-            if live.conversation:
-                opened = True
-                await database_sync_to_async(services.run_set_session)(
-                    run_id=run.pk, session=Run.Session.OPEN
-                )
-            if conf["TRACE_RUNS"]:
-                trace = TraceRecorder(tab.context)
-                await trace.start(title=f"run {run.pk}", budget=Budget(10_000))
-            if run.kind == Run.Kind.MCP:
-                await mcprun.serve(run, live)
-                return
-            if replay is not None:
-                await Replay(tab, replay, params=run.params, base_url=run.start_url,
-                             sink=sink, control=control, secrets=sink.secrets,
-                             config=ReplayConfig(
-                                 step_timeout_ms=conf["ACTION_TIMEOUT_MS"],
-                                 run_timeout_ms=conf["RUN_TIMEOUT_MS"], screenshots=True,
-                             )).run()  # fmt: skip
-                return
-            assert planner is not None
-            if message:
-                agent, note = await self._restored(run, live, planner, message)
-            else:
-                agent, note = self._agent(run, live, planner), ""
-                await agent.run()
-            await self._converse(agent, live, note)
-        except TabwrightError as exc:
-            await sink.emit(RunFinished("failed", reason=str(exc)))
-        except asyncio.CancelledError:
-            if live.working:
-                await asyncio.shield(sink.emit(RunFinished("stopped", reason="the server stopped")))
-            live.closing = live.closing or "the server stopped"
-            raise
-        except Exception as exc:  # a bug must still end the run visibly, not leave it "running"
-            log.exception("run %s crashed", run.pk)
-            await sink.emit(RunFinished("failed", reason=f"internal error: {exc!r}"))
-        finally:
-            # Each step of the end is bounded: a browser or connection that stopped
-            # answering must not keep the run (and whoever waits for it) from ending.
-            live.working = False
-            live.mcp_ready.set()  # an MCP call waiting for the tab finds the run ended
-            await _bounded(run.pk, "stop the live view", live.view.close())
-            if problems is not None:
-                await problems.stop()  # bounded by its own budget
-            if forget_crashes is not None:
-                forget_crashes()
-            if trace is not None and trace.active:
-                await _end_trace(trace, workspace / runfiles.TRACE_NAME, live.secrets)  # bounded
-            if tab is not None:  # the run's context with every tab it opened
-                closing = tab.group.close() if tab.group is not None else tab.close()
-                await _bounded(run.pk, "close the run's tabs", closing)
-            await _bounded(run.pk, "keep the run's files", _keep_files(live))
-            closer = getattr(planner, "aclose", None)
-            if closer is not None:
-                await _bounded(run.pk, "close the model's connection", closer())
-            if opened:  # says so, also when the server stops
-                reason = live.closing or control.failure or "the run ended"
-                await _bounded(run.pk, "record the session closed",
-                               asyncio.shield(sink.emit(SessionClosed(reason))))  # fmt: skip
-            await _bounded(run.pk, "let go of the lease",
-                           asyncio.shield(self.leases.let_go(run.pk)))  # fmt: skip
-            if run.batch_row_id is not None:  # the batch's next rows may start
-                from dashboard import batches  # (it imports this module)
-
-                await _bounded(run.pk, "start the batch's next rows",
-                               batches.advance_row(run.batch_row_id))  # fmt: skip
-            # Gone from the live runs before the task ends: whoever awaits it sees it gone
-            # (the done callback, which does the same, runs a moment later).
-            self._forget(run.pk, live)
-
-    def _agent(self, run: Run, live: LiveRun, planner: Planner, **resumed: Any) -> AgentRun:
-        conf = settings.TABWRIGHT
-        assert live.tab is not None
-        return AgentRun(
-            tab=live.tab,
-            planner=planner,
-            sink=live.sink,
-            task=run.task,
-            start_url=run.start_url,
-            config=AgentConfig(
-                round_cap=conf["ROUND_CAP"],
-                run_timeout_ms=conf["RUN_TIMEOUT_MS"],
-                llm_timeout_ms=conf["LLM_TIMEOUT_MS"],
-                action_timeout_ms=conf["ACTION_TIMEOUT_MS"],
-            ),
-            control=live.control,
-            secrets=live.secrets,
-            output_schema=run.output_schema,
-            **resumed,
-        )
-
-    async def _restored(
-        self, run: Run, live: LiveRun, planner: Planner, message: str
-    ) -> tuple[AgentRun, str]:
-        """A closed conversation's page, restored by replaying its recorded steps; then its
-        agent goes on with ``message``.  When the replay stops short, the conversation says
-        where and waits: the person's next message goes on from that page.  Returns the
-        agent and what to tell the model with the next message (if one is awaited)."""
-        conf = settings.TABWRIGHT
-        history = await database_sync_to_async(selectors.run_conversation)(run_id=run.pk)
-        rows = await database_sync_to_async(selectors.run_step_rows)(run=run)
-        assert live.tab is not None
-        live.restoring = True
-        try:
-            restored = await restore_page(
-                live.tab, rows, base_url=run.start_url, sink=live.sink, control=live.control,
-                secrets=live.secrets,
-                config=ReplayConfig(step_timeout_ms=conf["ACTION_TIMEOUT_MS"],
-                                    run_timeout_ms=conf["RUN_TIMEOUT_MS"]),
-            )  # fmt: skip
-        finally:
-            live.restoring = False
-        agent = self._agent(
-            run, live, planner, resumed=True, requests=history.requests[1:],
-            first_round=history.last_round, first_step=history.next_step,
-        )  # fmt: skip
-        earlier = "\n".join(
-            f"- asked: {_line(asked)} -> {_line(ended)}"
-            for asked, ended in list(zip(history.requests, history.endings, strict=False))[-10:]
-        )
-        note = (
-            "The browser was closed after the work above and opened again. "
-            + (f"The page was restored by replaying the {restored.done} steps recorded so far"
-               if restored.ok else
-               f"Restoring the page by replaying the {restored.total} steps recorded so far "
-               f"stopped after {restored.done}: {restored.reason}; the page is as those steps "
-               "left it")
-            + ". Earlier rounds are not shown; how each request ended:\n" + earlier
-        )  # fmt: skip
-        if not restored.ok and live.redirect and not live.closing:
-            # The person answered the restore's pause with what to do instead: from here.
-            text, live.redirect = live.redirect, ""
-            note = f"{note}\nBefore that, the person had asked: {message}"
-            await agent.continue_with(text, note=note, said_before=True)
-            return agent, ""
-        if not restored.ok or live.closing:
-            live.control.stopped = False
-            return agent, f"{note}\nBefore that, the person had asked: {message}"
-        # Nothing was recorded to restore (the first work failed at once): start where the
-        # conversation did.
-        start_url = run.start_url if not restored.total else ""
-        await agent.continue_with(message, start_url=start_url, note=note, said_before=True)
-        return agent, ""
-
-    async def _converse(self, agent: AgentRun, live: LiveRun, note: str) -> None:
-        """Each message's work in turn, on the same tab, while the session is kept."""
-        while not (live.closing or live.control.failure):
-            # Messages that came as the last stretch ended were not seen: they go on.
-            carried = live.control.take_replies()
-            text = "\n".join(carried) if carried else await self._idle(live)
-            if text is None or live.closing:  # closed as the message came: no more work
-                break
-            await agent.continue_with(text, note=note, said_before=True)
-            note = ""
-        live.closing = live.closing or live.control.failure
-
-    async def _idle(self, live: LiveRun) -> str | None:
-        """Wait for the person's next message with the tab open, within the idle time and
-        the per-person limit; None when the session is to close."""
-        idle_s = int(settings.TABWRIGHT["SESSION_IDLE_S"])
-        # Its files first: once settled, a waiter may act, and the session must already
-        # know whether it closes.
-        await _bounded(live.run_id, "keep the run's files", _keep_files(live))
-        live.working = False
-        live.idle_since = time.monotonic()
-        live.settled.set()
-        if idle_s <= 0:
-            live.closing = "this server keeps no tab between messages (TABWRIGHT_SESSION_IDLE_S=0)"
-            return None
-        await live.sink.emit(SessionIdle(idle_s, int(time.time() * 1000) + idle_s * 1000))
-        self._close_over_limit(live.owner_id)
-        try:
-            async with asyncio.timeout(idle_s):  # a stop is never taken for the timeout
-                text = await live.inbox.get()
-        except TimeoutError:
-            text = None if live.inbox.empty() else live.inbox.get_nowait()
-            if text is None:
-                live.closing = live.closing or f"no message for {_span(idle_s)}"
-        if text is None:
-            return None
-        live.working = True
-        live.settled.clear()
-        return text
-
-    def _close_over_limit(self, owner_id: int, *, starting: bool = False) -> None:
+    def close_over_limit(self, owner_id: int, *, starting: bool = False) -> None:
         """Keep the person's open conversations within SESSIONS_PER_USER (``starting``:
         one more is about to open): the longest idle ones close; working ones are left."""
         limit = max(1, int(settings.TABWRIGHT["SESSIONS_PER_USER"]))
@@ -573,13 +304,6 @@ class RunManager:
         plural = "" if limit == 1 else "s"
         for live in idle[: max(0, over)]:
             live.close(f"closed to keep within {limit} open conversation{plural} per person")
-
-    async def _replay_of(self, run: Run) -> Document:
-        """The scenario a replay run replays, as stored now."""
-        if run.scenario_id is None:
-            raise ScenarioInvalid("the scenario of this replay was deleted")
-        scenario = await database_sync_to_async(Scenario.objects.get)(pk=run.scenario_id)
-        return await database_sync_to_async(selectors.scenario_document)(scenario=scenario)
 
     async def command(self, run_id: int, command: str, text: str = "", rounds: int = 0) -> None:
         """pause / resume / stop / reply / extend (``rounds`` more past the round cap, then
@@ -633,8 +357,6 @@ class RunManager:
             )
         await relay_event(run_id, event)
         await announce_queue()  # its page is told its place, as a new run's is
-        from dashboard.worker import wake  # the worker imports this module
-
         await wake()
 
     async def stop_queued(self, run_id: int) -> bool:
@@ -714,7 +436,7 @@ class RunManager:
     async def mcp_call(
         self, run_id: int, name: str, args: dict[str, Any], *, budget: Budget
     ) -> dict[str, Any]:
-        """One tool call of the MCP session that is this run (dashboard.mcp), within the
+        """One tool call of the MCP session that is this run (dashboard.api.mcp), within the
         caller's ``budget`` (its cancellation stops the call): ``{"ok", "text", "image"}``
         (the image as base64).  LookupError if the run is not live."""
         live = self._live.get(run_id)
@@ -823,19 +545,6 @@ def _answers_replay(text: str) -> bool:
     return text.lower().strip(" .!") in SKIP_REPLIES | {"retry", "try again"}
 
 
-def _line(text: str, limit: int = 200) -> str:
-    """``text`` on one line, cut to ``limit`` characters."""
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _span(seconds: int) -> str:
-    """``45 s``, ``15 min``, ``2 h``: an idle time in words."""
-    if seconds < 120:
-        return f"{seconds} s"
-    return f"{seconds // 60} min" if seconds < 7200 else f"{seconds // 3600} h"
-
-
 def _granted_secrets(run: Run) -> frozenset[str] | None:
     """The secret names the run's owner may use (None: all, a superuser).  Reads the
     database."""
@@ -847,35 +556,6 @@ def _redacted(exc: TabwrightError, secrets: Secrets) -> TabwrightError:
     exc.message, exc.hint = secrets.redact(exc.message), secrets.redact(exc.hint)
     exc.args = (exc.message,)
     return exc
-
-
-def _fail_on_crash(tab: Tab, live: LiveRun) -> Callable[[], None]:
-    """End the run as failed the moment its tab or browser crashes, even while it waits
-    for the person (nothing else would notice then); a conversation waiting for a message
-    closes its session.  Returns the undo: the browser is shared and outlives the run."""
-
-    def gone(reason: str) -> None:
-        live.control.fail(reason)
-        if not live.working:
-            live.close(reason)
-
-    def tab_crashed(_page: object) -> None:
-        gone("the browser went away: the tab crashed")
-
-    def browser_gone(_browser: object) -> None:
-        gone("the browser went away: it closed or crashed")
-
-    tab.page.on("crash", tab_crashed)
-    browser = tab.context.browser
-    if browser is not None:
-        browser.on("disconnected", browser_gone)
-
-    def forget() -> None:
-        tab.page.remove_listener("crash", tab_crashed)
-        if browser is not None:
-            browser.remove_listener("disconnected", browser_gone)
-
-    return forget
 
 
 def act_request(data: object) -> tuple[str, dict[str, Any], float]:
@@ -899,49 +579,6 @@ def act_request(data: object) -> tuple[str, dict[str, Any], float]:
     # only narrow it, so it is dropped rather than left to confuse.
     args = {k: v for k, v in args.items() if k != "timeout_ms"}
     return action, args, timeout_ms
-
-
-END_STEP_S = 20  # the longest one step of a run's end may take (closing its tabs, ...)
-
-
-async def _bounded(run_id: int, what: str, step: Awaitable[object]) -> None:
-    """One step of a run's end, given END_STEP_S; one that overruns is logged and left."""
-    try:
-        async with asyncio.timeout(END_STEP_S):
-            await step
-    except TimeoutError:
-        log.error("run %s: %s took longer than %s s; it was left", run_id, what, END_STEP_S)
-
-
-async def _end_trace(trace: TraceRecorder, path: Path, secrets: Secrets) -> None:
-    """Write the run's trace, unless the run typed a secret or a password: a trace records
-    the values typed, so it is then discarded.  A trace that can't be written is logged:
-    it must not change how the run ended."""
-    try:
-        if secrets.values():
-            await trace.discard(budget=Budget(30_000))
-            await asyncio.to_thread(path.unlink, missing_ok=True)  # an earlier session's
-            log.info("%s not kept: the run typed a secret or a password", path)
-        else:
-            await trace.stop(path, budget=Budget(30_000))
-    except (TabwrightError, OSError) as exc:
-        log.warning("the run's trace was not saved: %s", exc)
-
-
-async def _keep_files(live: LiveRun) -> None:
-    """The run's new downloads (and trace) into storage (dashboard.runfiles), and the
-    list to its open pages; a failure is logged: it must not change how the run went."""
-    if live.workspace is None:
-        return
-    try:
-        if not await asyncio.to_thread(runfiles.keep, live.run_id, live.workspace):
-            return
-        files = await asyncio.to_thread(runfiles.files_of, live.run_id)
-    except Exception:
-        log.exception("run %s: its files were not kept", live.run_id)
-        return
-    listing = [file.to_dict(live.run_id) for file in files]
-    await relay_event(live.run_id, {"type": "files", "files": listing})
 
 
 runner = RunManager()

@@ -32,7 +32,7 @@ from django.conf import settings
 from django.core.mail import send_mail
 from django.utils import timezone
 
-from dashboard import selectors
+from dashboard.jobs import selectors
 from dashboard.models import ScheduleFiring, WebhookDelivery
 
 __all__ = ["alert", "deliver_due", "payload_of", "sign"]

@@ -7,7 +7,7 @@ transaction that moves the schedule's next time on — so however many workers p
 starts its replay (or batch) exactly once.  A time found more than MISSED_AFTER_S late (no
 worker was up) is reported as missed, with how many times were, and not run late.  The
 same poll judges the firings whose work ended (:func:`judge_outcomes`): one that failed or
-waits for a person is told to the schedule's webhook and e-mail (dashboard.alerts).
+waits for a person is told to the schedule's webhook and e-mail (dashboard.jobs.alerts).
 """
 
 from __future__ import annotations
@@ -27,10 +27,15 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone as dj_timezone
 
 from automation.errors import ActionInvalid, UrlBlocked
-from dashboard import selectors, services
-from dashboard.batchfile import check_params, json_rows
 from dashboard.engineconf import url_policy
+from dashboard.jobs import alerts, batches
+from dashboard.jobs import selectors as job_selectors
+from dashboard.jobs import services as job_services
+from dashboard.jobs.batchfile import check_params, json_rows
 from dashboard.models import Batch, Run, Schedule, ScheduleFiring
+from dashboard.runs.doorbell import wake
+from dashboard.scenarios import selectors as scenario_selectors
+from dashboard.scenarios import services as scenario_services
 
 __all__ = ["MISSED_AFTER_S", "ScheduleInvalid", "check_cron", "check_schedule",
            "check_timezone", "describe", "fire_due", "judge_outcomes", "next_times", "save",
@@ -142,19 +147,19 @@ def fire(schedule_id: int, now: datetime) -> ScheduleFiring | None:
 def _start(schedule: Schedule, firing: ScheduleFiring) -> None:
     """The firing's replay or batch, checked against the scenario as it is now (it may have
     changed since the schedule was made); a firing that can't start fails, saying why."""
-    document = selectors.scenario_document(scenario=schedule.scenario)
-    defaults = selectors.scenario_param_defaults(document=document)
+    document = scenario_selectors.scenario_document(scenario=schedule.scenario)
+    defaults = job_selectors.scenario_param_defaults(document=document)
     base_url = schedule.base_url or document.base_url
     try:
         if schedule.rows is not None:
             rows = [check_params(row, defaults=defaults) for row in json_rows(schedule.rows)]
-            firing.batch = services.batch_create(
+            firing.batch = job_services.batch_create(
                 owner=schedule.owner, scenario=schedule.scenario, rows=rows, base_url=base_url,
                 concurrency=schedule.concurrency, source=f"schedule {schedule.pk}",
             )  # fmt: skip
         else:
             params = check_params(schedule.params, defaults=defaults)
-            firing.run = services.replay_run_create(owner=schedule.owner,
+            firing.run = scenario_services.replay_run_create(owner=schedule.owner,
                                                     scenario=schedule.scenario,
                                                     base_url=base_url, params=params)  # fmt: skip
     except ActionInvalid as exc:
@@ -176,9 +181,6 @@ async def fire_due() -> list[ScheduleFiring]:
             if firing is not None:
                 fired.append(firing)
         if any(f.run_id or f.batch_id for f in fired):
-            from dashboard import batches
-            from dashboard.worker import wake
-
             for firing in fired:
                 if firing.batch_id:
                     await batches.advance(firing.batch_id)
@@ -200,7 +202,7 @@ def outcome_of(firing: ScheduleFiring) -> str:
     if firing.run is not None:
         return RUN_OUTCOME.get(Run.Status(firing.run.status), "")
     if firing.batch is not None:
-        rows = selectors.batch_rows(batch=firing.batch)
+        rows = job_selectors.batch_rows(batch=firing.batch)
         statuses = {row["status"] for row in rows}
         if "needs_person" in statuses:
             return "needs_person"
@@ -241,9 +243,7 @@ def judge_all() -> list[ScheduleFiring]:
 
 
 async def judge_outcomes() -> None:
-    """The workers' poll: firings that ended badly are told (dashboard.alerts)."""
-    from dashboard import alerts
-
+    """The workers' poll: firings that ended badly are told (dashboard.jobs.alerts)."""
     try:
         for firing in await database_sync_to_async(judge_all)():
             await database_sync_to_async(alerts.alert)(firing)
@@ -280,8 +280,8 @@ def check_schedule(
         zone = check_timezone(timezone).key
     except ActionInvalid as exc:
         raise ScheduleInvalid(exc.message, field="timezone", hint=exc.hint) from None
-    document = selectors.scenario_document(scenario=scenario)
-    defaults = selectors.scenario_param_defaults(document=document)
+    document = scenario_selectors.scenario_document(scenario=scenario)
+    defaults = job_selectors.scenario_param_defaults(document=document)
     try:
         if rows is not None:
             rows = [check_params(row, defaults=defaults) for row in json_rows(rows)]
@@ -292,8 +292,8 @@ def check_schedule(
     except ActionInvalid as exc:
         field = "rows" if rows is not None else "params"
         raise ScheduleInvalid(exc.message, field=field, hint=exc.hint) from None
-    if isinstance(concurrency, bool) or not 1 <= concurrency <= services.MAX_BATCH_CONCURRENCY:
-        raise ScheduleInvalid(f"concurrency is 1 to {services.MAX_BATCH_CONCURRENCY}",
+    if isinstance(concurrency, bool) or not 1 <= concurrency <= job_services.MAX_BATCH_CONCURRENCY:
+        raise ScheduleInvalid(f"concurrency is 1 to {job_services.MAX_BATCH_CONCURRENCY}",
                               field="concurrency")  # fmt: skip
     urls = {"base_url": base_url.strip(), "webhook_url": webhook_url.strip()}
     for field, url in urls.items():

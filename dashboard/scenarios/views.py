@@ -23,20 +23,23 @@ from automation.recording import fromrun
 from automation.recording.export import to_pytest
 from automation.recording.scenario import SECRET_ENV_PREFIX
 from automation.recording.scenario import Scenario as Document
-from dashboard import schedules, selectors, services
-from dashboard.forms import (
-    BatchForm,
+from dashboard.jobs import schedules
+from dashboard.jobs import selectors as job_selectors
+from dashboard.jobs.forms import BatchForm, ScheduleForm
+from dashboard.models import IdentityHeal, Run, Scenario, ScenarioStep, Schedule
+from dashboard.runs import selectors as run_selectors
+from dashboard.runs.doorbell import wake
+from dashboard.scenarios import selectors as scenario_selectors
+from dashboard.scenarios import services
+from dashboard.scenarios.forms import (
     CheckForm,
     ImportScenarioForm,
     ParamDefaultForm,
     ReplayForm,
     SaveScenarioForm,
     ScenarioEditForm,
-    ScheduleForm,
     StepValuesForm,
 )
-from dashboard.models import IdentityHeal, Run, Scenario, ScenarioStep, Schedule
-from dashboard.worker import wake
 
 
 @login_required
@@ -48,7 +51,7 @@ def _list_page(
     request: HttpRequest, form: ImportScenarioForm, *, status: int = 200
 ) -> HttpResponse:
     query = request.GET.get("q", "").strip()[:200]
-    scenarios = selectors.scenario_list(user=request.user, q=query)[:200]
+    scenarios = scenario_selectors.scenario_list(user=request.user, q=query)[:200]
     context = {"scenarios": scenarios, "form": form, "q": query}
     return render(request, "scenarios/list.html", context, status=status)
 
@@ -74,13 +77,13 @@ def run_save_scenario(request: HttpRequest, run_id: int) -> HttpResponse:
     leaves out with why (a failed step whose element is known can be kept), and the
     checks proposed when each stretch of its work ended, the telling ones ticked.  A
     conversation can leave out the work of some of its messages."""
-    run = selectors.run_get(user=request.user, id=run_id)
+    run = run_selectors.run_get(user=request.user, id=run_id)
     if run.owner_id != request.user.pk:
         raise Http404("no such run of yours")
-    rows = selectors.run_step_rows(run=run)
+    rows = run_selectors.run_step_rows(run=run)
     plan = fromrun.plan(rows)
-    pairs = selectors.run_proposed_checks(run=run)
-    requests = selectors.run_requests(run=run)
+    pairs = run_selectors.run_proposed_checks(run=run)
+    requests = run_selectors.run_requests(run=run)
     data = request.POST if request.method == "POST" else None
     form = SaveScenarioForm(data, initial={"name": run.title}, plan=plan,
                             proposals=[p for _, p in pairs], requests=requests)  # fmt: skip
@@ -120,7 +123,7 @@ def run_save_scenario(request: HttpRequest, run_id: int) -> HttpResponse:
 
 @login_required
 def scenario_detail(request: HttpRequest, scenario_id: int) -> HttpResponse:
-    scenario = selectors.scenario_get(user=request.user, id=scenario_id)
+    scenario = scenario_selectors.scenario_get(user=request.user, id=scenario_id)
     return _detail_page(request, scenario)
 
 
@@ -134,11 +137,11 @@ def _detail_page(
     """The scenario page; ``bound`` holds the forms of a refused POST (keyed "replay",
     "edit", "step:<index>", "param:<name>") so they show what was typed and why not."""
     bound = bound or {}
-    document = selectors.scenario_document(scenario=scenario)
+    document = scenario_selectors.scenario_document(scenario=scenario)
     is_owner = scenario.owner_id == request.user.pk
     params, secrets = document.placeholders()
-    heals = selectors.scenario_heals(scenario_id=scenario.pk)
-    last_replay = selectors.scenario_last_replay(scenario_id=scenario.pk)
+    heals = scenario_selectors.scenario_heals(scenario_id=scenario.pk)
+    last_replay = scenario_selectors.scenario_last_replay(scenario_id=scenario.pk)
     steps = list(scenario.steps.order_by("index"))
     report = _report(scenario, last_replay)
     outcomes = {step.pk: key for key, _label, rows in report for step in rows}
@@ -162,15 +165,15 @@ def _detail_page(
         "last_replay": last_replay,
         "report": report,
         "proposed": heals.filter(status=IdentityHeal.Status.PROPOSED),
-        "history": selectors.scenario_heal_history(scenario_id=scenario.pk),
+        "history": scenario_selectors.scenario_heal_history(scenario_id=scenario.pk),
         "runs": scenario.runs.order_by("-created_at")[:20],
         "batch_form": bound.get("batch") or BatchForm(document=document),
-        "batches": selectors.batch_list(user=request.user, scenario=scenario)[:10],
+        "batches": job_selectors.batch_list(user=request.user, scenario=scenario)[:10],
         "schedule_form": bound.get("schedule")
         or ScheduleForm(scenario=scenario, document=document),
         "schedules": [_schedule_row(s) for s in scenario.schedules.order_by("pk")],
         "timezones": schedules.timezone_choices(),
-        "health": selectors.scenario_health(scenario=scenario),
+        "health": scenario_selectors.scenario_health(scenario=scenario),
     }
     return render(request, "scenarios/detail.html", context, status=status)
 
@@ -310,7 +313,7 @@ def _report(scenario: Scenario, run: Run | None) -> list[tuple[str, str, list[Sc
     """The latest replay's count of steps by outcome (the five main ones always shown)."""
     if run is None:
         return []
-    by_outcome = selectors.scenario_replay_report(scenario=scenario, run=run)
+    by_outcome = scenario_selectors.scenario_replay_report(scenario=scenario, run=run)
     main = {"passed", "healed", "proposed", "failed", "needs_person"}
     return [
         (key, label, by_outcome.get(key, []))
@@ -323,8 +326,8 @@ def _report(scenario: Scenario, run: Run | None) -> list[tuple[str, str, list[Sc
 def scenario_export(request: HttpRequest, scenario_id: int, format: str) -> HttpResponse:
     if format not in ("json", "py"):
         raise Http404("export as .json or .py")
-    scenario = selectors.scenario_get(user=request.user, id=scenario_id)
-    document = selectors.scenario_document(scenario=scenario)
+    scenario = scenario_selectors.scenario_get(user=request.user, id=scenario_id)
+    document = scenario_selectors.scenario_document(scenario=scenario)
     if format == "json":
         body = json.dumps(document.to_dict(), indent=2, ensure_ascii=False) + "\n"
         response = HttpResponse(body, content_type="application/json")
@@ -346,8 +349,8 @@ async def scenario_replay(request: HttpRequest, scenario_id: int) -> HttpRespons
     user = await request.auser()
     if not user.is_authenticated:
         return redirect_to_login(request.path)
-    scenario = await sync_to_async(selectors.scenario_get)(user=user, id=scenario_id)
-    document = await sync_to_async(selectors.scenario_document)(scenario=scenario)
+    scenario = await sync_to_async(scenario_selectors.scenario_get)(user=user, id=scenario_id)
+    document = await sync_to_async(scenario_selectors.scenario_document)(scenario=scenario)
     form = ReplayForm(request.POST, document=document)
     # Checking the base URL reads the URL rules: sync-only.
     if not await sync_to_async(form.is_valid)():
@@ -407,7 +410,7 @@ def scenario_edit(request: HttpRequest, scenario_id: int) -> HttpResponse:
 def scenario_check_add(request: HttpRequest, scenario_id: int) -> HttpResponse:
     """Add a check of the scenario's outcome (of the page, or of a step's element)."""
     scenario = _owned(request, scenario_id)
-    document = selectors.scenario_document(scenario=scenario)
+    document = scenario_selectors.scenario_document(scenario=scenario)
     element_steps = [
         (i, s.describe()) for i, s in enumerate(document.steps)
         if s.identity is not None and not s.is_check
@@ -507,7 +510,7 @@ def scenario_param_default(request: HttpRequest, scenario_id: int, name: str) ->
 
 def _owned(request: HttpRequest, scenario_id: int) -> Scenario:
     """The scenario if it is the user's: staff may see others' scenarios, not change them."""
-    scenario = selectors.scenario_get(user=request.user, id=scenario_id)
+    scenario = scenario_selectors.scenario_get(user=request.user, id=scenario_id)
     if scenario.owner_id != request.user.pk:
         raise Http404("no such scenario of yours")
     return scenario

@@ -1,6 +1,6 @@
 """Which server process drives a run, told by the database: a lease the process renews.
 
-Each process that runs runs (dashboard.runner) holds a lease on every run it drives — the
+Each process that runs runs (dashboard.runs.runner) holds a lease on every run it drives — the
 run's row names the process (``holder``) and how long it vouches for it (``lease_until``,
 ``TABWRIGHT_LEASE_S``) — and renews them every third of that while they live, a
 conversation's idle tab included.  Every such process also sweeps: a run whose lease ran
@@ -26,8 +26,8 @@ from collections.abc import Callable, Collection
 from channels.db import database_sync_to_async
 from django.conf import settings
 
-from dashboard import services
-from dashboard.runsink import relay_event
+from dashboard.runs import services
+from dashboard.runs.sink import relay_event
 
 __all__ = ["Leases", "lease_seconds"]
 

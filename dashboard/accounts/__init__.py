@@ -1,0 +1,1 @@
+"""API tokens and sign-in pages."""

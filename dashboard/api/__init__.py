@@ -1,0 +1,1 @@
+"""The JSON API (one Ninja router per resource) and the MCP endpoint."""

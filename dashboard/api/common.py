@@ -1,0 +1,66 @@
+"""What every router of the JSON API shares: the token check, the bounded body parser,
+the one error shape."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.http import HttpRequest
+from ninja import Schema
+from ninja.parser import Parser
+from ninja.security import HttpBearer
+
+from dashboard.accounts import services
+from dashboard.lib import jsonin
+from dashboard.scenarios.forms import MAX_SCENARIO_BYTES
+
+API_CODES = ("unauthorized", "not_found", "forbidden", "invalid", "not_live", "http_error")
+MAX_EVENTS = 1_000  # per call; ask again with ``after`` for more
+MAX_LIST = 500
+MAX_BODY_BYTES = MAX_SCENARIO_BYTES  # the largest body: a scenario file, as on the page
+
+
+class ApiError(Exception):
+    """An answer in the one error shape; ``fields``: the request's fields at fault."""
+
+    def __init__(
+        self, status: int, code: str, message: str, hint: str = "",
+        fields: dict[str, str] | None = None,
+    ) -> None:  # fmt: skip
+        super().__init__(message)
+        self.status, self.code, self.message, self.hint, self.fields = (
+            status, code, message, hint, fields or {},
+        )  # fmt: skip
+
+
+class TokenAuth(HttpBearer):
+    """``Authorization: Bearer <token>``: the token's owner, if the token is known."""
+
+    def authenticate(self, request: HttpRequest, token: str) -> AbstractBaseUser | None:
+        user = services.api_token_user(secret=token)
+        if user is not None:
+            request.user = user  # type: ignore[assignment]  # what the selectors are given
+        return user
+
+
+class BoundedParser(Parser):
+    """Request bodies through dashboard.lib.jsonin: bounded in size and nesting, so no body
+    can exhaust the parser (the page's commands and the act API are read the same way)."""
+
+    def parse_body(self, request: HttpRequest) -> dict[str, Any]:
+        return jsonin.loads(request.body, max_bytes=MAX_BODY_BYTES)  # type: ignore[no-any-return]
+
+
+class ErrorBody(Schema):
+    code: str
+    message: str
+    hint: str = ""
+    fields: dict[str, str] = {}
+
+
+class ErrorOut(Schema):
+    error: ErrorBody
+
+
+ERRORS: dict[int, type[Schema]] = {400: ErrorOut, 401: ErrorOut, 404: ErrorOut}

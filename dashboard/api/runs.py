@@ -1,0 +1,195 @@
+"""The JSON API's runs: list, start, read, follow the events, stop."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.contrib.auth.models import AbstractBaseUser
+from django.http import HttpRequest
+from ninja import Router, Schema, Status
+from pydantic import Field
+
+from dashboard.api.common import ERRORS, MAX_EVENTS, MAX_LIST, ApiError, ErrorOut
+from dashboard.models import LLMProfile, Run, Step
+from dashboard.runs import selectors, services
+from dashboard.runs.carry import command_where_it_runs
+from dashboard.runs.doorbell import wake
+from dashboard.runs.forms import PROFILE_PREFIX, NewRunForm
+from dashboard.runs.runner import runner
+
+router = Router()
+
+
+class StepOut(Schema):
+    index: int
+    action: str
+    args: dict[str, Any]
+    role: str
+    name: str
+    url: str
+    ok: bool
+    error: dict[str, Any] | None
+    duration_ms: int
+    by: str
+    screenshot_url: str | None
+
+
+class RunOut(Schema):
+    id: int
+    kind: str
+    status: str
+    status_reason: str
+    task: str
+    start_url: str
+    planner: str
+    scenario_id: int | None
+    params: dict[str, Any]
+    summary: str
+    output: Any
+    prompt_tokens: int
+    completion_tokens: int
+    created_at: datetime
+    finished_at: datetime | None
+    url: str  # the run's page
+    steps: list[StepOut] | None = None  # in GET /runs/{id} only
+
+
+class RunIn(Schema):
+    task: str = Field(min_length=1, max_length=20_000, description="what the agent does")
+    start_url: str = Field("", max_length=2000)
+    planner: str = Field(
+        "", description="rules, openai or anthropic; empty: the default LLM profile, else "
+        "the server's planner"
+    )  # fmt: skip
+    llm_profile: str = Field("", description="an LLM profile's name (instead of planner)")
+    output_schema: dict[str, Any] | None = Field(
+        None, description="a JSON Schema the run's output must match"
+    )
+
+
+class EventsOut(Schema):
+    events: list[dict[str, Any]]
+    last_seq: int  # ask again with after=last_seq for what came since
+
+
+def run_out(run: Run, steps: list[Step] | None = None) -> dict[str, Any]:
+    return {
+        "id": run.pk, "kind": run.kind, "status": run.status,
+        "status_reason": run.status_reason, "task": run.task, "start_url": run.start_url,
+        "planner": run.planner, "scenario_id": run.scenario_id, "params": run.params,
+        "summary": run.summary, "output": run.output, "prompt_tokens": run.prompt_tokens,
+        "completion_tokens": run.completion_tokens, "created_at": run.created_at,
+        "finished_at": run.finished_at, "url": f"/runs/{run.pk}/",
+        "steps": None if steps is None else [_step_out(run, step) for step in steps],
+    }  # fmt: skip
+
+
+def _step_out(run: Run, step: Step) -> dict[str, Any]:
+    return {
+        "index": step.index, "action": step.action, "args": step.args, "role": step.role,
+        "name": step.name, "url": step.url, "ok": step.ok, "error": step.error,
+        "duration_ms": step.duration_ms, "by": step.by,
+        "screenshot_url": f"/runs/{run.pk}/screenshots/{step.index}.jpg"
+        if step.screenshot else None,
+    }  # fmt: skip
+
+
+# -- runs -------------------------------------------------------------------------------
+
+
+@router.get("/runs", response={200: list[RunOut], **ERRORS}, tags=["runs"])
+async def list_runs(
+    request: HttpRequest, status: str = "", kind: str = "", limit: int = 50
+) -> list[dict[str, Any]]:
+    """The runs the token's owner may see, newest first (``limit``: 1 to 500)."""
+    if not 1 <= limit <= MAX_LIST:
+        bounds = f"1 to {MAX_LIST}"
+        raise ApiError(400, "invalid", f"limit is {bounds}", fields={"limit": bounds})
+    if status and status not in Run.Status.values:
+        choices = {"status": f"one of {', '.join(Run.Status.values)}"}
+        raise ApiError(400, "invalid", f"no status {status!r}", fields=choices)
+    if kind and kind not in Run.Kind.values:
+        choices = {"kind": f"one of {', '.join(Run.Kind.values)}"}
+        raise ApiError(400, "invalid", f"no kind {kind!r}", fields=choices)
+
+    def read() -> list[dict[str, Any]]:
+        runs = selectors.run_list(user=request.user, status=status, kind=kind)[:limit]
+        return [run_out(run) for run in runs]
+
+    return await sync_to_async(read)()
+
+
+@router.post("/runs", response={201: RunOut, **ERRORS}, tags=["runs"])
+async def start_run(request: HttpRequest, body: RunIn) -> Status[dict[str, Any]]:
+    """Start a run (queued until a worker claims it), as the new-run form does."""
+    run = await sync_to_async(_run_from_body)(request.user, body)
+    await wake()
+    return Status(201, run_out(run))
+
+
+def _run_from_body(user: AbstractBaseUser, body: RunIn) -> Run:
+    """The same checks as the page's form (dashboard.runs.forms.NewRunForm), field by field."""
+    planner = body.planner
+    if body.llm_profile:
+        profile = LLMProfile.objects.filter(name=body.llm_profile).first()
+        if profile is None:
+            raise ApiError(400, "invalid", f"no LLM profile {body.llm_profile!r}",
+                           fields={"llm_profile": "no such profile"})  # fmt: skip
+        planner = f"{PROFILE_PREFIX}{profile.pk}"
+    form = NewRunForm({
+        "task": body.task, "start_url": body.start_url, "planner": planner,
+        "output_schema": json.dumps(body.output_schema) if body.output_schema else "",
+    })  # fmt: skip
+    if not planner:  # as the page preselects: the default profile, else the first choice
+        form.data = {**form.data, "planner": form.fields["planner"].initial or
+                     form.fields["planner"].choices[0][0]}  # fmt: skip
+    if not form.is_valid():
+        fields = {name: " ".join(errors) for name, errors in form.errors.items()}
+        raise ApiError(400, "invalid", "the run can't start as asked", fields=fields)
+    return services.run_create(owner=user, **form.cleaned_data)
+
+
+@router.get("/runs/{run_id}", response={200: RunOut, **ERRORS}, tags=["runs"])
+async def read_run(request: HttpRequest, run_id: int) -> dict[str, Any]:
+    """The run, with its recorded steps."""
+
+    def read() -> dict[str, Any]:
+        run = selectors.run_get(user=request.user, id=run_id)
+        return run_out(run, list(run.steps.all()))
+
+    return await sync_to_async(read)()
+
+
+@router.get("/runs/{run_id}/events", response={200: EventsOut, **ERRORS}, tags=["runs"])
+async def run_events(request: HttpRequest, run_id: int, after: int = 0) -> Any:
+    """The run's stored events after the sequence number ``after`` (at most 1,000 a call),
+    as its page gets them."""
+    if after < 0:
+        raise ApiError(400, "invalid", "after is a sequence number, 0 or more",
+                       fields={"after": "negative"})  # fmt: skip
+
+    def read() -> dict[str, Any]:
+        run = selectors.run_get(user=request.user, id=run_id)
+        events = selectors.run_events(run_id=run.pk, after_seq=after)[:MAX_EVENTS]
+        return {"events": events, "last_seq": events[-1]["seq"] if events else after}
+
+    return await sync_to_async(read)()
+
+
+@router.post("/runs/{run_id}/stop", response={200: RunOut, **ERRORS, 409: ErrorOut}, tags=["runs"])
+async def stop_run(request: HttpRequest, run_id: int) -> dict[str, Any]:
+    """Stop the run (queued or live) and answer it as it is then; 409 when it is not live."""
+    run = await sync_to_async(selectors.run_get)(user=request.user, id=run_id)
+    if run.owner_id != request.user.pk:
+        raise ApiError(403, "forbidden", "only the run's owner can stop it")
+    got = await command_where_it_runs(run_id, "stop")
+    error = got.get("error")
+    if error is not None:
+        if error["kind"] == "lookup":
+            raise ApiError(409, "not_live", "the run is not live any more")
+        raise ApiError(409, str(error.get("code", "refused")), str(error.get("message", "")))
+    await runner.wait(run_id)  # here; elsewhere the answer came once the stop was asked
+    return run_out(await sync_to_async(Run.objects.get)(pk=run_id))

@@ -1,0 +1,133 @@
+"""The JSON API's scenarios: list, export, import, replay."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.contrib.auth.models import AbstractBaseUser
+from django.http import HttpRequest
+from ninja import Router, Schema, Status
+from pydantic import BaseModel, ConfigDict, Field
+
+from automation.errors import ScenarioInvalid
+from dashboard.api.common import ERRORS, ApiError
+from dashboard.api.runs import RunOut, run_out
+from dashboard.models import Run
+from dashboard.runs.doorbell import wake
+from dashboard.scenarios import selectors, services
+from dashboard.scenarios.forms import ReplayForm
+
+router = Router()
+
+
+class ScenarioOut(Schema):
+    id: int
+    name: str
+    description: str
+    base_url: str
+    step_count: int
+    created_at: datetime
+    updated_at: datetime
+
+
+class ScenarioFileIn(BaseModel):
+    """A scenario in its file format (``{"format": "tabwright.scenario", "version": 1,
+    "name", "steps": [...]}``), as exported; checked whole when imported."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class ReplayIn(Schema):
+    base_url: str = Field("", max_length=2000, description="where it runs (default: recorded)")
+    params: dict[str, str] = {}
+
+
+# -- scenarios --------------------------------------------------------------------------
+
+
+def _scenario_out(scenario: Any) -> dict[str, Any]:
+    return {
+        "id": scenario.pk, "name": scenario.name, "description": scenario.description,
+        "base_url": scenario.base_url, "step_count": getattr(scenario, "step_count", 0),
+        "created_at": scenario.created_at, "updated_at": scenario.updated_at,
+    }  # fmt: skip
+
+
+@router.get("/scenarios", response={200: list[ScenarioOut], **ERRORS}, tags=["scenarios"])
+async def list_scenarios(request: HttpRequest, q: str = "") -> list[dict[str, Any]]:
+    """The scenarios the token's owner may see (``q``: in the name, description or URL)."""
+
+    def read() -> list[dict[str, Any]]:
+        return [_scenario_out(s) for s in selectors.scenario_list(user=request.user, q=q)]
+
+    return await sync_to_async(read)()
+
+
+@router.get(
+    "/scenarios/{scenario_id}", response={200: dict[str, Any], **ERRORS}, tags=["scenarios"]
+)
+async def export_scenario(request: HttpRequest, scenario_id: int) -> dict[str, Any]:
+    """The scenario in its file format (what the page's JSON export writes)."""
+
+    def read() -> dict[str, Any]:
+        scenario = selectors.scenario_get(user=request.user, id=scenario_id)
+        return selectors.scenario_document(scenario=scenario).to_dict()
+
+    return await sync_to_async(read)()
+
+
+@router.post("/scenarios", response={201: ScenarioOut, **ERRORS}, tags=["scenarios"])
+async def import_scenario(request: HttpRequest, body: ScenarioFileIn) -> Status[Any]:
+    """A scenario from its file format (as exported); nothing is stored if it can't be read."""
+
+    def save() -> dict[str, Any]:
+        try:
+            scenario = services.scenario_import(owner=request.user, data=body.model_extra)
+        except ScenarioInvalid as exc:
+            raise ApiError(400, exc.code, exc.message, exc.hint) from None
+        return _scenario_out(selectors.scenario_list(user=request.user).get(pk=scenario.pk))
+
+    return Status(201, await sync_to_async(save)())
+
+
+@router.post(
+    "/scenarios/{scenario_id}/replays", response={201: RunOut, **ERRORS}, tags=["scenarios"]
+)
+async def replay_scenario(
+    request: HttpRequest, scenario_id: int, body: ReplayIn
+) -> Status[dict[str, Any]]:
+    """Replay the scenario (a run of kind ``replay``, queued until a worker claims it) with
+    its parameters; a parameter it does not have, or one without a default left out, is
+    refused before anything runs."""
+    run = await sync_to_async(_replay_from_body)(request.user, scenario_id, body)
+    await wake()
+    return Status(201, run_out(run))
+
+
+def _replay_from_body(user: AbstractBaseUser, scenario_id: int, body: ReplayIn) -> Run:
+    scenario = selectors.scenario_get(user=user, id=scenario_id)
+    document = selectors.scenario_document(scenario=scenario)
+    form = ReplayForm(document=document)
+    known = {key.removeprefix("param_") for key in form.fields if key.startswith("param_")}
+    unknown = sorted(set(body.params) - known)
+    if unknown:
+        raise ApiError(400, "invalid", f"the scenario has no parameter {unknown[0]}",
+                       f"its parameters: {', '.join(sorted(known)) or 'none'}",
+                       {f"params.{name}": "unknown parameter" for name in unknown})  # fmt: skip
+    data = {"base_url": body.base_url or document.base_url}
+    for name in known:
+        default = (document.params.get(name) or {}).get("default")
+        value = body.params.get(name, default)
+        if value is not None:
+            data[f"param_{name}"] = value
+    form = ReplayForm(data, document=document)
+    if not form.is_valid():
+        fields = {("params." + n.removeprefix("param_") if n.startswith("param_") else n):
+                  " ".join(errors) for n, errors in form.errors.items()}  # fmt: skip
+        raise ApiError(400, "invalid", "the replay can't start as asked", fields=fields)
+    return services.replay_run_create(
+        owner=user, scenario=scenario, base_url=form.cleaned_data["base_url"],
+        params=form.params(),
+    )  # fmt: skip

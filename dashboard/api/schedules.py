@@ -1,0 +1,180 @@
+"""The JSON API's schedules: list, make, read, change, delete."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.http import Http404, HttpRequest
+from ninja import Router, Schema, Status
+from pydantic import Field
+
+from dashboard.api.common import ERRORS, ApiError
+from dashboard.jobs import schedules
+from dashboard.models import Schedule
+from dashboard.scenarios import selectors
+
+router = Router()
+
+
+# -- schedules ---------------------------------------------------------------------------
+
+
+class ScheduleIn(Schema):
+    cron: str = Field(description="minute hour day month weekday, e.g. 0 7 * * 1-5")
+    timezone: str = Field("UTC", description="an IANA time zone, e.g. Europe/Paris")
+    params: dict[str, str] | None = Field(None, description="a replay's parameter values")
+    rows: list[dict[str, Any]] | None = Field(None, description="or a batch's rows")
+    concurrency: int = 2
+    base_url: str = ""
+    webhook_url: str = ""
+    emails: str = Field("", description="addresses told when a firing ends badly, comma-separated")
+    enabled: bool = True
+
+
+class SchedulePatch(Schema):
+    cron: str | None = None
+    timezone: str | None = None
+    params: dict[str, str] | None = None
+    rows: list[dict[str, Any]] | None = None
+    concurrency: int | None = None
+    base_url: str | None = None
+    webhook_url: str | None = None
+    emails: str | None = None
+    enabled: bool | None = None
+
+
+class FiringOut(Schema):
+    id: int
+    due_at: datetime
+    outcome: str  # "" while it runs; ok, failed, needs_person, missed
+    error: str
+    missed: int
+    run_id: int | None
+    batch_id: int | None
+    deliveries: list[dict[str, Any]]
+
+
+class ScheduleOut(Schema):
+    id: int
+    scenario_id: int
+    cron: str
+    description: str
+    timezone: str
+    enabled: bool
+    params: dict[str, str]
+    rows: list[dict[str, str]] | None
+    concurrency: int
+    base_url: str
+    webhook_url: str
+    webhook_secret: str  # verifies the X-Tabwright-Signature of its webhooks
+    emails: str
+    next: list[datetime]
+    firings: list[FiringOut]
+
+
+def _schedule_out(schedule: Schedule) -> dict[str, Any]:
+    firings = schedule.firings.select_related("run", "batch").prefetch_related("deliveries")[:20]
+    return {
+        "id": schedule.pk, "scenario_id": schedule.scenario_id, "cron": schedule.cron,
+        "description": schedules.describe(schedule.cron), "timezone": schedule.timezone,
+        "enabled": schedule.enabled, "params": schedule.params, "rows": schedule.rows,
+        "concurrency": schedule.concurrency, "base_url": schedule.base_url,
+        "webhook_url": schedule.webhook_url, "webhook_secret": schedule.webhook_secret,
+        "emails": schedule.emails, "next": schedules.upcoming(schedule),
+        "firings": [{
+            "id": f.pk, "due_at": f.due_at, "outcome": f.outcome, "error": f.error,
+            "missed": f.missed, "run_id": f.run_id, "batch_id": f.batch_id,
+            "deliveries": [{"id": d.pk, "url": d.url, "status": d.status,
+                            "attempts": d.attempts, "log": d.log}
+                           for d in f.deliveries.all()],
+        } for f in firings],
+    }  # fmt: skip
+
+
+def _checked_schedule(scenario: Any, fields: dict[str, Any]) -> dict[str, Any]:
+    enabled = fields.pop("enabled", True)
+    try:
+        checked = schedules.check_schedule(scenario=scenario, **fields)
+    except schedules.ScheduleInvalid as exc:
+        raise ApiError(400, exc.code, exc.message, exc.hint,
+                       fields={exc.field: exc.message}) from None  # fmt: skip
+    return {**checked, "enabled": enabled}
+
+
+@router.get("/schedules", response={200: list[ScheduleOut], **ERRORS}, tags=["schedules"])
+async def list_schedules(request: HttpRequest) -> list[dict[str, Any]]:
+    """The token's owner's schedules."""
+
+    def read() -> list[dict[str, Any]]:
+        return [_schedule_out(s) for s in Schedule.objects.filter(owner=request.user)]
+
+    return await sync_to_async(read)()
+
+
+@router.post("/scenarios/{scenario_id}/schedules", response={201: ScheduleOut, **ERRORS},
+          tags=["schedules"])  # fmt: skip
+async def create_schedule(request: HttpRequest, scenario_id: int, body: ScheduleIn) -> Any:
+    """Replay the scenario (``params``) or run a batch of it (``rows``) at the times of
+    ``cron`` in ``timezone``; ``webhook_url`` and ``emails`` are told when one ends badly."""
+
+    def make() -> dict[str, Any]:
+        scenario = selectors.scenario_get(user=request.user, id=scenario_id)
+        if scenario.owner_id != request.user.pk:
+            raise ApiError(403, "forbidden", "only the scenario's owner can schedule it")
+        fields = _checked_schedule(scenario, body.model_dump())
+        schedule = schedules.save(Schedule(owner=request.user, scenario=scenario), **fields)
+        return _schedule_out(schedule)
+
+    return Status(201, await sync_to_async(make)())
+
+
+@router.get("/schedules/{schedule_id}", response={200: ScheduleOut, **ERRORS}, tags=["schedules"])
+async def read_schedule(request: HttpRequest, schedule_id: int) -> Any:
+    """The schedule, its next times and its latest firings with their webhook deliveries."""
+    return await sync_to_async(lambda: _schedule_out(_own_schedule(request, schedule_id)))()
+
+
+@router.patch("/schedules/{schedule_id}", response={200: ScheduleOut, **ERRORS}, tags=["schedules"])
+async def edit_schedule(request: HttpRequest, schedule_id: int, body: SchedulePatch) -> Any:
+    """Change what is given; the rest stays. Giving ``params`` makes it a replay again,
+    ``rows`` a batch."""
+
+    def edit() -> dict[str, Any]:
+        schedule = _own_schedule(request, schedule_id)
+        given = body.model_dump(exclude_unset=True)
+        fields = {
+            "cron": schedule.cron, "timezone": schedule.timezone,
+            "params": schedule.params if schedule.rows is None else None,
+            "rows": schedule.rows, "concurrency": schedule.concurrency,
+            "base_url": schedule.base_url, "webhook_url": schedule.webhook_url,
+            "emails": schedule.emails, "enabled": schedule.enabled,
+        }  # fmt: skip
+        fields.update({key: value for key, value in given.items() if value is not None})
+        if given.get("params") is not None:  # a replay again
+            fields["rows"] = None
+        if given.get("rows") is not None:  # a batch
+            fields["params"] = None
+        return _schedule_out(schedules.save(schedule, **_checked_schedule(schedule.scenario,
+                                                                            fields)))  # fmt: skip
+
+    return await sync_to_async(edit)()
+
+
+@router.delete("/schedules/{schedule_id}", response={204: None, **ERRORS}, tags=["schedules"])
+async def delete_schedule(request: HttpRequest, schedule_id: int) -> Any:
+    """The schedule and its firings' history are deleted (the runs it started are kept)."""
+    await sync_to_async(lambda: _own_schedule(request, schedule_id).delete())()
+    return Status(204, None)
+
+
+def _own_schedule(request: HttpRequest, schedule_id: int) -> Schedule:
+    schedule = (
+        Schedule.objects.select_related("scenario")
+        .filter(pk=schedule_id, owner=request.user)
+        .first()
+    )
+    if schedule is None:
+        raise Http404("no such schedule of yours")
+    return schedule

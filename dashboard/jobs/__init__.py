@@ -1,0 +1,1 @@
+"""Batches, batch files, schedules and alerts, and their pages."""

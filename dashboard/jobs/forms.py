@@ -1,0 +1,116 @@
+"""Forms of batches and schedules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from automation.errors import UrlBlocked
+from automation.recording.scenario import Scenario as Document
+from dashboard.engineconf import url_policy
+from dashboard.jobs import schedules, selectors
+from dashboard.jobs.batchfile import MAX_BATCH_BYTES, BatchFileInvalid, read_rows
+
+
+class BatchForm(forms.Form):
+    """A batch of replays: a file of parameter values (CSV with a header row, or a JSON
+    list of objects), where they run, and how many rows at once."""
+
+    file = forms.FileField(label="Rows (.csv or .json)")
+    base_url = forms.CharField(label="Base URL", max_length=2000, required=False)
+    concurrency = forms.IntegerField(label="Rows at once", min_value=1, max_value=20, initial=2)
+
+    def __init__(self, *args: object, document: Document, **kwargs: object) -> None:
+        kwargs.setdefault("auto_id", "id_batch_%s")  # beside the replay form on one page
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.document = document
+        self.fields["base_url"].initial = document.base_url
+        names = selectors.scenario_param_defaults(document=document)
+        self.fields["file"].help_text = "a header row naming a column per parameter (" + (
+            ", ".join(names) or "none yet") + "), then a row of values per replay"  # fmt: skip
+
+    def clean_base_url(self) -> str:
+        url = self.cleaned_data["base_url"].strip()
+        if not url:
+            return self.document.base_url
+        try:
+            return url_policy().check(url)
+        except UrlBlocked as exc:
+            raise forms.ValidationError(str(exc)) from None
+
+    def clean_file(self) -> list[dict[str, str]]:
+        upload = self.cleaned_data["file"]
+        if upload.size > MAX_BATCH_BYTES:
+            raise forms.ValidationError(f"the file is over {MAX_BATCH_BYTES // 1024 // 1024} MiB")
+        defaults = selectors.scenario_param_defaults(document=self.document)
+        if not defaults:
+            raise forms.ValidationError(
+                "the scenario has no parameters to vary: make a typed value a parameter first"
+            )
+        try:
+            return read_rows(upload.read(), name=upload.name or "", defaults=defaults)
+        except BatchFileInvalid as exc:
+            raise forms.ValidationError(
+                exc.message + (f" ({exc.hint})" if exc.hint else "")
+            ) from None
+
+
+class ScheduleForm(forms.Form):
+    """A schedule of a scenario: when (cron, time zone), with what (the parameters, or a
+    batch file), and who to tell when a firing ends badly."""
+
+    cron = forms.CharField(label="When (cron)", max_length=100, initial="0 7 * * 1-5",
+                           help_text="minute hour day month weekday: 0 7 * * 1-5 is 7:00 on "
+                           "weekdays")  # fmt: skip
+    timezone = forms.CharField(label="Time zone", max_length=64, initial="UTC")
+    base_url = forms.CharField(label="Base URL", max_length=2000, required=False)
+    file = forms.FileField(label="Batch rows (.csv or .json)", required=False,
+                           help_text="optional: a batch of these rows at each time, instead "
+                           "of one replay with the values below")  # fmt: skip
+    concurrency = forms.IntegerField(label="Rows at once", min_value=1, max_value=20, initial=2)
+    webhook_url = forms.CharField(label="Webhook URL", max_length=2000, required=False,
+                                  help_text="told (signed JSON) when a firing fails or waits "
+                                  "for a person")  # fmt: skip
+    emails = forms.CharField(label="E-mail", max_length=500, required=False,
+                             help_text="addresses told the same, separated by commas")  # fmt: skip
+
+    def __init__(self, *args: object, scenario: Any, document: Document, **kwargs: object) -> None:
+        kwargs.setdefault("auto_id", "id_schedule_%s")  # beside the replay form on one page
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.scenario = scenario
+        for name, default in selectors.scenario_param_defaults(document=document).items():
+            self.fields[f"param_{name}"] = forms.CharField(
+                label=name, required=False, initial=default, max_length=10_000
+            )
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        if self.errors:
+            return cleaned
+        rows = None
+        upload = cleaned.get("file")
+        if upload:
+            try:
+                data = upload.read()
+                defaults = {name: "" for name in self._param_names()}  # checked again below
+                rows = read_rows(data, name=upload.name or "", defaults=defaults)
+            except BatchFileInvalid as exc:
+                self.add_error("file", exc.message)
+                return cleaned
+        params = {name: cleaned.get(f"param_{name}", "") for name in self._param_names()}
+        try:
+            self.checked = schedules.check_schedule(
+                scenario=self.scenario, cron=cleaned["cron"], timezone=cleaned["timezone"],
+                params={k: v for k, v in params.items() if v}, rows=rows,
+                concurrency=cleaned["concurrency"], base_url=cleaned.get("base_url", ""),
+                webhook_url=cleaned.get("webhook_url", ""), emails=cleaned.get("emails", ""),
+            )  # fmt: skip
+        except schedules.ScheduleInvalid as exc:
+            field = {"rows": "file"}.get(exc.field, exc.field)
+            field = field if field in self.fields else None
+            self.add_error(field, exc.message + (f" ({exc.hint})" if exc.hint else ""))
+        return cleaned
+
+    def _param_names(self) -> list[str]:
+        return [key.removeprefix("param_") for key in self.fields if key.startswith("param_")]

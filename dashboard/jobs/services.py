@@ -1,0 +1,102 @@
+"""Writes of batches.  Small keyword-only functions named <entity>_<verb>."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from automation.errors import ActionInvalid
+from dashboard.models import (
+    Batch,
+    BatchRow,
+    Run,
+    Scenario,
+)
+from dashboard.scenarios.services import replay_run_create
+
+# -- batches: a scenario replayed once per row of values --------------------------------
+
+MAX_BATCH_CONCURRENCY = 20
+ACTIVE_RUN = (Run.Status.QUEUED, Run.Status.PENDING, Run.Status.RUNNING)
+
+
+def batch_create(
+    *, owner: AbstractBaseUser, scenario: Scenario, rows: Sequence[Mapping[str, str]],
+    base_url: str, concurrency: int, source: str = "",
+) -> Batch:  # fmt: skip
+    """A running batch of ``rows`` (already read and checked: dashboard.jobs.batchfile); its
+    first rows start with :func:`batch_advance`."""
+    if isinstance(concurrency, bool) or not 1 <= concurrency <= MAX_BATCH_CONCURRENCY:
+        raise ActionInvalid(f"concurrency is 1 to {MAX_BATCH_CONCURRENCY} rows at once")
+    if not rows:
+        raise ActionInvalid("a batch has at least one row")
+    with transaction.atomic():
+        batch = Batch.objects.create(owner=owner, scenario=scenario, base_url=base_url,
+                                     concurrency=concurrency, source=source[:200])  # fmt: skip
+        BatchRow.objects.bulk_create(
+            BatchRow(batch=batch, index=number, params=dict(values))
+            for number, values in enumerate(rows, start=1)
+        )
+    return batch
+
+
+def batch_advance(*, batch_id: int) -> list[int]:
+    """Start the batch's next rows (a queued replay each) while fewer than its concurrency
+    are queued or at work — a row waiting for a person does not count, so it holds up no
+    other — and mark the batch done once every row's replay has ended.  Returns the runs
+    made.  Safe to call from any process at any time (the batch row is locked)."""
+    made: list[int] = []
+    with transaction.atomic():
+        batch = Batch.objects.select_for_update().filter(pk=batch_id).first()
+        if batch is None or batch.status != Batch.Status.RUNNING:
+            return made
+        active = batch.rows.filter(run__status__in=ACTIVE_RUN).count()
+        waiting = batch.rows.filter(run__isnull=True).order_by("index")
+        for row in waiting[: max(0, batch.concurrency - active)]:
+            run = replay_run_create(owner=batch.owner, scenario=batch.scenario,
+                                    base_url=batch.base_url, params=row.params,
+                                    batch_row=row)  # fmt: skip
+            row.run, row.attempts = run, row.attempts + 1
+            row.save(update_fields=["run", "attempts"])
+            made.append(run.pk)
+        unfinished = batch.rows.filter(Q(run__isnull=True) | ~Q(run__status__in=Run.FINAL)).exists()
+        if not unfinished:
+            batch.status, batch.finished_at = Batch.Status.DONE, timezone.now()
+            batch.save(update_fields=["status", "finished_at"])
+    return made
+
+
+def batches_running() -> list[int]:
+    return list(Batch.objects.filter(status=Batch.Status.RUNNING).values_list("pk", flat=True))
+
+
+def batch_stop(*, batch: Batch) -> list[int]:
+    """No more rows start; returns the batch's replays still queued or live, for the
+    caller to stop (rows never started are reported skipped)."""
+    with transaction.atomic():
+        Batch.objects.filter(pk=batch.pk, status=Batch.Status.RUNNING).update(
+            status=Batch.Status.STOPPED, finished_at=timezone.now()
+        )
+        return list(
+            batch.rows.filter(run__status__in=(*ACTIVE_RUN, Run.Status.PAUSED)).values_list(
+                "run_id", flat=True
+            )
+        )
+
+
+def batch_retry_failed(*, batch: Batch) -> int:
+    """The rows whose replay failed or was stopped, and those never started, wait for a
+    new replay (their earlier ones are kept); the batch runs again.  Returns how many
+    rows wait now."""
+    with transaction.atomic():
+        locked = Batch.objects.select_for_update().get(pk=batch.pk)
+        locked.rows.filter(run__status__in=(Run.Status.FAILED, Run.Status.STOPPED)).update(run=None)
+        waiting = locked.rows.filter(run__isnull=True).count()
+        if waiting:
+            locked.status, locked.finished_at = Batch.Status.RUNNING, None
+            locked.save(update_fields=["status", "finished_at"])
+    return waiting

@@ -1,0 +1,1 @@
+"""Leaf helpers: they import nothing of dashboard."""

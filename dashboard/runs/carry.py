@@ -1,0 +1,189 @@
+"""Where a run lives, and every call for it carried there: the one place that knows.
+
+A call for a live run is a command (pause, resume, stop, reply, extend, message, close),
+an act by the person, a live-view input or an MCP client's tool call
+(dashboard.runs.messages).  :func:`carry` carries it out where the run lives
+(:func:`where`): on this process's runner when this process drives the run (or nobody
+does: the runner then finds it not live), else at the worker in another process that
+holds it, whose lease names the worker's channel (:func:`call_holder`).  The worker's
+consumer hands such calls to :func:`serve`, which answers each on the caller's reply
+channel.
+
+One budget rule, here or elsewhere: a call is carried within its caller's ``wait`` (an
+act's or an MCP call's own budget; COMMAND_ANSWER_MS for a command; the page's consumer gives a
+live-view input its own).  Sent elsewhere, the call carries what is left of it (``timeout_ms``), the
+worker works within that, and the caller waits as long; when the wait runs out or is
+cancelled, or the caller is cancelled, the worker is told to stop (``run.cancel``) and the
+answer is the budget's error.  Every answer has :func:`answer_of`'s shape.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from collections.abc import Awaitable
+from dataclasses import dataclass
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
+
+from automation import Budget
+from automation.errors import ActionInvalid, TabwrightError
+from dashboard.runs import messages, selectors
+from dashboard.runs.messages import Answer, CallMessage
+from dashboard.runs.runner import runner
+
+__all__ = ["COMMAND_ANSWER_MS", "VIEWER_RENEW_S", "Place", "answer_of",
+           "call_holder", "carry", "command_where_it_runs", "serve", "serve_cancel",
+           "tell_watching", "where"]  # fmt: skip
+
+log = logging.getLogger("tabwright.worker")
+
+COMMAND_ANSWER_MS = 15_000  # a command: carried out, here or elsewhere, within this
+# A page on one process watching a run held on another says so every VIEWER_RENEW_S (the
+# worker counts it for a while after each: dashboard.worker).
+VIEWER_RENEW_S = 5.0
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a run lives now: on this process (``here``; ``working``: at work, not
+    waiting for a message), at the worker whose channel is ``holder``, or nowhere."""
+
+    here: bool
+    holder: str = ""
+    working: bool = False
+
+    @property
+    def elsewhere(self) -> bool:
+        return bool(self.holder)
+
+    @property
+    def live(self) -> bool:
+        return self.here or self.elsewhere
+
+
+async def where(run_id: int) -> Place:
+    """Where the run lives now (its lease says which worker holds it elsewhere)."""
+    if runner.is_live(run_id):
+        return Place(here=True, working=runner.is_working(run_id))
+    holder = await database_sync_to_async(selectors.run_holder)(
+        run_id=run_id, other_than=runner.leases.holder
+    )
+    return Place(here=False, holder=holder)
+
+
+async def carry(call: CallMessage, wait: Budget, *, place: Place | None = None) -> Answer:
+    """``call`` carried out where its run lives (``place``, when the caller has just
+    looked), within ``wait``: :func:`answer_of`'s shape either way."""
+    if place is None:
+        place = await where(call["run_id"])
+    if place.elsewhere:
+        try:
+            return await call_holder(place.holder, call, wait)
+        except TabwrightError as exc:  # out of time, or cancelled, waiting for it
+            return {"error": {"kind": "refused", **exc.to_dict()}}  # type: ignore[typeddict-item]
+    return await answer_of(_work(call, wait))
+
+
+async def command_where_it_runs(
+    run_id: int, command: str, text: str = "", rounds: int = 0, *, place: Place | None = None
+) -> Answer:
+    """:meth:`RunManager.command` on the run, wherever it runs, within COMMAND_ANSWER_MS."""
+    wait = Budget(COMMAND_ANSWER_MS, label="answer of the worker holding the run")
+    return await carry(messages.command_message(run_id, command, text, rounds), wait, place=place)
+
+
+async def answer_of(work: Awaitable[Any]) -> Answer:
+    """What a call ended in, as its caller is told it, here or from a worker elsewhere:
+    ``{"answer": ...}``, or ``{"error": {"kind": "lookup" (the run is not live) | "value"
+    (not now) | "invalid" (a bad request: ActionInvalid's code, message, hint) | "refused"
+    (any other engine error: code, message, hint)}}``."""
+    try:
+        return {"answer": await work}
+    except LookupError as exc:
+        return {"error": {"kind": "lookup", "message": str(exc)}}
+    except ValueError as exc:
+        return {"error": {"kind": "value", "message": str(exc)}}
+    except ActionInvalid as exc:
+        return {"error": {"kind": "invalid", **exc.to_dict()}}  # type: ignore[typeddict-item]
+    except TabwrightError as exc:
+        return {"error": {"kind": "refused", **exc.to_dict()}}  # type: ignore[typeddict-item]
+
+
+def _work(call: CallMessage, budget: Budget) -> Awaitable[Any]:
+    """The call, on this process's runner, within ``budget``."""
+    run_id = call["run_id"]
+    if call["type"] == "run.command":
+        return runner.command(run_id, call["command"], call["text"], rounds=call["rounds"])
+    if call["type"] == "run.act":
+        return runner.act(run_id, call["action"], call["args"], budget=budget)
+    if call["type"] == "run.input":
+        return runner.person_input(run_id, call["event"], budget=budget)
+    return runner.mcp_call(run_id, call["name"], call["args"], budget=budget)
+
+
+async def call_holder(holder: str, call: CallMessage, wait: Budget) -> Answer:
+    """Send ``call`` to the worker ``holder`` with what is left of ``wait`` and await its
+    answer on a reply channel of its own, within ``wait``; when ``wait`` is cancelled or
+    runs out, or the caller is cancelled, the worker is told to stop (``run.cancel``)."""
+    layer = get_channel_layer()
+    reply = await layer.new_channel()
+    call_id = secrets.token_hex(8)
+    sent = {**call, "id": call_id, "reply_to": reply, "timeout_ms": wait.remaining_ms()}
+    await layer.send(holder, sent)
+    try:
+        got = await wait.run(layer.receive(reply))
+    except (TabwrightError, asyncio.CancelledError):  # nobody waits: the worker stops too
+        await asyncio.shield(layer.send(holder, messages.cancel_message(call_id)))
+        raise
+    return {key: got[key] for key in ("answer", "error") if key in got}  # type: ignore[return-value]
+
+
+async def tell_watching(holder: str, run_id: int, viewer: str, *, watching: bool) -> None:
+    """Tell the worker ``holder`` that the page whose channel is ``viewer`` watches the
+    run (renewed every VIEWER_RENEW_S), or has stopped watching it."""
+    message = (messages.watch_message if watching else messages.unwatch_message)(run_id, viewer)
+    await get_channel_layer().send(holder, message)
+
+
+# -- the holder's side: calls from other processes ---------------------------------------
+
+_answering: set[asyncio.Task[None]] = set()
+_serving: dict[str, Budget] = {}  # calls for callers on other processes, by call id
+_LABELS = {"run.command": "command", "run.input": "live-view input"}
+
+
+def serve(call: CallMessage, layer: Any) -> None:
+    """Carry out a call sent by another process (:func:`call_holder`) on this process's
+        runner, within the budget it was given, and send the answer to its reply channel on
+    ``layer``;
+        not awaited: one slow call must not hold up the others."""
+    label = {"run.act": call.get("action"), "run.mcp": call.get("name")}.get(call["type"])
+    budget = Budget(float(call["timeout_ms"]), label=str(label or _LABELS[call["type"]]))
+    call_id = str(call["id"])
+    _serving[call_id] = budget  # a run.cancel stops it
+
+    async def answer() -> None:
+        try:
+            got = await answer_of(_work(call, budget))
+        except Exception as exc:  # a bug: the caller hears of it rather than waiting in vain
+            log.exception("a call for run %s failed", call.get("run_id"))
+            got = {"error": {"kind": "refused", "code": "internal", "message": repr(exc)}}
+        finally:
+            _serving.pop(call_id, None)
+        await layer.send(call["reply_to"], messages.answer_message(call_id, got))
+
+    task = asyncio.get_running_loop().create_task(answer())
+    _answering.add(task)
+    task.add_done_callback(_answering.discard)
+
+
+def serve_cancel(call_id: str) -> None:
+    """The caller of a call being served here stopped waiting: nobody will read its
+    answer."""
+    budget = _serving.get(call_id)
+    if budget is not None:
+        budget.cancel("the page disconnected")

@@ -1,0 +1,200 @@
+"""Forms of runs: a new run, the run list's filters."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import forms
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+
+from automation.agent.output import MAX_SCHEMA_CHARS, check_schema
+from automation.errors import OutputInvalid, UrlBlocked
+from automation.llm.keys import key_env_refusal
+from dashboard.engineconf import url_policy
+from dashboard.models import LLMProfile, Run
+from dashboard.runs import selectors
+from dashboard.scenarios import selectors as scenario_selectors
+
+PLANNERS = [
+    ("rules", "Rule planner (offline: one explicit command per line)"),
+    ("openai", "LLM (OpenAI-compatible endpoint)"),
+    ("anthropic", "LLM (Anthropic)"),
+]
+RULES_CHOICE = ("rules", "Rule planner (offline)")
+PROFILE_PREFIX = "profile:"
+# What the task field asks for follows the planner: the rule planner reads one command per
+# line, a model reads the task in plain words (static/dashboard/newrun.js swaps them).
+TASK_PLACEHOLDERS = {
+    "rules": "One command per line, e.g.\ngo to https://shop.example/login\n"
+    "type ada@example.org into Email\nclick Sign in\nwait for Welcome",
+    "llm": "What should the agent do? In plain words, e.g. Sign in as ada@example.org and "
+    "download last month's invoice.",
+}
+
+
+def planner_kind(value: str) -> str:
+    """``rules`` for the rule planner, ``llm`` for any model (a profile or a provider)."""
+    return "rules" if value == RULES_CHOICE[0] else "llm"
+
+
+def profile_key_problem(profile: LLMProfile) -> str:
+    """Why a run with ``profile`` can't get its API key ("" when it can, or sends none)."""
+    name = profile.api_key_env
+    if not name:
+        return ""
+    if key_env_refusal(name, allowed=settings.TABWRIGHT["LLM_KEY_VARIABLES"]):
+        return f"key variable {name} may not be used"
+    if not profile.key_is_set:
+        return f"key variable {name} is not set"
+    return ""
+
+
+def _profile_label(profile: LLMProfile) -> str:
+    label = f"{profile.name} ({profile.get_provider_display()} · {profile.model})"
+    problem = profile_key_problem(profile)
+    return f"{label} — {problem}" if problem else label
+
+
+SCHEMA_PLACEHOLDER = (
+    '{"type": "object", "properties": {"total": {"type": "number"}}, "required": ["total"]}'
+)
+
+
+class NewRunForm(forms.Form):
+    """With LLM profiles: a choice of profile (the default preselected) or the rule
+    planner; without: the planners of the server settings.  A profile whose key can't be
+    read says so in its choice, and is refused: its run could not start."""
+
+    start_url = forms.CharField(
+        label="Start URL (optional)",
+        required=False,
+        max_length=2000,
+        widget=forms.URLInput(attrs={"placeholder": "https://…"}),
+    )
+    task = forms.CharField(
+        label="Message",
+        max_length=20_000,
+        widget=forms.Textarea(attrs={"rows": 6, "placeholder": "What should the agent do?"}),
+    )
+    planner = forms.ChoiceField(choices=PLANNERS)
+    output_schema = forms.CharField(
+        label="Output schema",
+        required=False,
+        max_length=MAX_SCHEMA_CHARS,
+        strip=True,
+        widget=forms.Textarea(attrs={"rows": 4, "placeholder": SCHEMA_PLACEHOLDER}),
+    )
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.profiles = {f"{PROFILE_PREFIX}{p.pk}": p for p in selectors.llm_profile_list()}
+        field = self.fields["planner"]
+        if not self.profiles:
+            field.initial = settings.TABWRIGHT["PLANNER"]
+            return
+        choices = [(value, _profile_label(p)) for value, p in self.profiles.items()]
+        field.choices = [*choices, RULES_CHOICE]
+        default = next((v for v, p in self.profiles.items() if p.is_default), None)
+        field.initial = default or RULES_CHOICE[0]
+
+    @property
+    def planner_kind(self) -> str:
+        """The kind of the planner chosen (when bound) or preselected: ``rules`` or ``llm``."""
+        value = self.data.get("planner") if self.is_bound else None
+        return planner_kind(str(value or self["planner"].initial or ""))
+
+    def follow_planner(self, *, demo: dict[str, str] | None = None) -> None:
+        """The task's placeholder (and the demo task, when given per kind) for the planner
+        chosen; the page swaps them as the choice changes (static/dashboard/newrun.js)."""
+        kind = self.planner_kind
+        attrs = self.fields["task"].widget.attrs
+        attrs["placeholder"] = TASK_PLACEHOLDERS[kind]
+        attrs["aria-describedby"] = f"task-hint-{kind}"
+        for each, text in TASK_PLACEHOLDERS.items():
+            attrs[f"data-placeholder-{each}"] = text
+        if demo:
+            self.initial["task"] = demo[kind]
+            for each, text in demo.items():
+                attrs[f"data-demo-{each}"] = text
+
+    def clean(self) -> dict[str, object]:
+        cleaned = super().clean() or {}
+        profile: LLMProfile | None = self.profiles.get(cleaned.get("planner", ""))
+        cleaned["llm_profile"] = profile
+        if profile is not None:
+            problem = profile_key_problem(profile)
+            if problem:
+                self.add_error(
+                    "planner",
+                    f"{profile.name} can't start a run: its {problem} on this server. "
+                    "Choose another planner, or ask an admin to fix the profile.",
+                )
+            cleaned["planner"] = profile.provider
+        if cleaned.get("output_schema") is not None and self.planner_kind == "rules":
+            self.add_error(
+                "output_schema", "the rule planner ends in no data: choose a model for an output"
+            )
+        return cleaned
+
+    def clean_output_schema(self) -> dict[str, Any] | None:
+        text = self.cleaned_data["output_schema"]
+        if not text:
+            return None
+        try:
+            schema = json.loads(text)
+        except ValueError as exc:
+            raise forms.ValidationError(f"not JSON: {exc}") from None
+        try:
+            return check_schema(schema)
+        except OutputInvalid as exc:
+            raise forms.ValidationError(exc.message) from None
+
+    def clean_start_url(self) -> str:
+        url = self.cleaned_data["start_url"].strip()
+        if not url:
+            return ""
+        try:
+            return url_policy().check(url)  # no DNS here: the run's URL guard resolves
+        except UrlBlocked as exc:
+            raise forms.ValidationError(str(exc)) from None
+
+
+class RunFilterForm(forms.Form):
+    """The run history's filters, read from the query string; every field may be empty.
+    Only staff get the owner field (the others see only their own runs anyway)."""
+
+    owner = forms.ModelChoiceField(queryset=None, required=False, empty_label="Anyone")
+    scenario = forms.ModelChoiceField(queryset=None, required=False, empty_label="Any")
+    status = forms.ChoiceField(choices=[("", "Any"), *Run.Status.choices], required=False)
+    kind = forms.ChoiceField(choices=[("", "Any"), *Run.Kind.choices], required=False)
+    created_from = forms.DateField(
+        label="From", required=False, widget=forms.DateInput(attrs={"type": "date"})
+    )
+    created_to = forms.DateField(
+        label="To", required=False, widget=forms.DateInput(attrs={"type": "date"})
+    )
+
+    def __init__(self, *args: object, user: AbstractBaseUser, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        # Only scenarios the person may see: another's id is "not a valid choice".
+        scenario = self.fields["scenario"]
+        scenario.queryset = scenario_selectors.scenario_choices(user=user)
+        scenario.label_from_instance = lambda s: s.name
+        if user.is_staff:
+            self.fields["owner"].queryset = selectors.run_owner_choices()
+        else:
+            del self.fields["owner"]
+
+    def clean(self) -> dict[str, object]:
+        cleaned = super().clean() or {}
+        start, end = cleaned.get("created_from"), cleaned.get("created_to")
+        if start and end and start > end:
+            self.add_error("created_to", "The end date is before the start date.")
+        return cleaned
+
+    def filters(self) -> dict[str, object]:
+        """The valid filters (an invalid field is left out, and shown as an error)."""
+        cleaned = getattr(self, "cleaned_data", {})
+        return {name: cleaned[name] for name in self.fields if cleaned.get(name)}

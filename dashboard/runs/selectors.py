@@ -1,0 +1,209 @@
+"""Reads of runs (and of the LLM profiles and URL rules they run with).  Every query
+that depends on who is asking goes through here."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import connection
+from django.db.models import (
+    Count,
+    DurationField,
+    ExpressionWrapper,
+    F,
+    Q,
+    QuerySet,
+)
+from django.shortcuts import get_object_or_404
+
+from automation.errors import ScenarioInvalid
+from automation.recording.propose import Proposal
+from dashboard.models import (
+    LLMProfile,
+    Run,
+    RunEvent,
+    Scenario,
+    Step,
+    UrlRule,
+)
+
+
+def _visible_runs(*, user: AbstractBaseUser) -> QuerySet[Run]:
+    runs = Run.objects.all()
+    return runs if user.is_staff else runs.filter(owner=user)
+
+
+def run_list(
+    *,
+    user: AbstractBaseUser,
+    owner: AbstractBaseUser | None = None,
+    scenario: Scenario | None = None,
+    status: str = "",
+    kind: str = "",
+    created_from: date | None = None,
+    created_to: date | None = None,
+) -> QuerySet[Run]:
+    """The runs ``user`` may see, newest first, narrowed by the filters given (dates are
+    whole days, both ends included); each with its step count, duration and token total."""
+    runs = _visible_runs(user=user)
+    filters = {
+        "owner": owner,
+        "scenario": scenario,
+        "status": status,
+        "kind": kind,
+        "created_at__date__gte": created_from,
+        "created_at__date__lte": created_to,
+    }
+    runs = runs.filter(**{key: value for key, value in filters.items() if value})
+    duration = ExpressionWrapper(F("finished_at") - F("created_at"), output_field=DurationField())
+    return (
+        runs.annotate(
+            step_count=Count("steps"),
+            duration=duration,
+            total_tokens=F("prompt_tokens") + F("completion_tokens"),
+        )
+        .select_related("owner", "scenario")
+        .order_by("-created_at", "-pk")
+    )
+
+
+def run_owner_choices() -> QuerySet[AbstractBaseUser]:
+    """The people who have runs: what a staff member can filter the history by."""
+    return get_user_model().objects.filter(runs__isnull=False).distinct().order_by("username")
+
+
+def run_get(*, user: AbstractBaseUser, id: int) -> Run:
+    """The run if ``user`` may see it, else Http404 (never reveal that it exists)."""
+    return get_object_or_404(_visible_runs(user=user).select_related("llm_profile"), pk=id)
+
+
+def run_can_view(*, user: AbstractBaseUser, id: int) -> bool:
+    return user.is_authenticated and _visible_runs(user=user).filter(pk=id).exists()
+
+
+def run_events(*, run_id: int, after_seq: int = 0) -> list[dict]:
+    rows = RunEvent.objects.filter(run_id=run_id, seq__gt=after_seq).order_by("seq")
+    return [{**row.data, "seq": row.seq} for row in rows]
+
+
+def run_step_rows(*, run: Run, stretches: Collection[int] = ()) -> list[dict[str, Any]]:
+    """The run's recorded steps as the scenario format's plan reads them (with the
+    conversation's stretch each belongs to); ``stretches``: only those, else all."""
+    fields = ("index", "action", "args", "ref", "role", "name", "selector", "identity", "url",
+              "ok", "error", "duration_ms", "by", "stretch")  # fmt: skip
+    steps = run.steps.order_by("index")
+    if stretches:
+        steps = steps.filter(stretch__in=stretches)
+    return list(steps.values(*fields))
+
+
+def run_proposed_checks(*, run: Run) -> list[tuple[int, Proposal]]:
+    """The checks the run proposed when each stretch of its work ended (its
+    ``checks.proposed`` events, in order), each with its stretch; a stored proposal that
+    can no longer be read is left out."""
+    proposals = []
+    events = run.events.filter(type="checks.proposed").order_by("seq")
+    for data in events.values_list("data", flat=True):
+        stretch = data.get("stretch", 1)
+        for check in data.get("checks", []):
+            try:
+                proposals.append((stretch if isinstance(stretch, int) else 1,
+                                  Proposal.from_dict(check)))  # fmt: skip
+            except (ScenarioInvalid, KeyError, TypeError):
+                continue
+    return proposals
+
+
+def run_requests(*, run: Run) -> list[str]:
+    """What the person asked for each stretch of the conversation, in order."""
+    events = run.events.filter(type="run.started").order_by("seq")
+    return [str(data.get("task", "")) for data in events.values_list("data", flat=True)]
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """What a conversation's stored events say of it so far: each stretch's request and
+    how it ended, the last round's number and the next step's index."""
+
+    requests: list[str]  # the first message, then each later one, in order
+    endings: list[str]  # per finished stretch: "succeeded: <summary>", "failed: <reason>"
+    last_round: int
+    next_step: int
+
+
+def run_conversation(*, run_id: int) -> Conversation:
+    requests: list[str] = []
+    endings: list[str] = []
+    events = RunEvent.objects.filter(run_id=run_id, type__in=["run.started", "run.finished"])
+    for type_, data in events.order_by("seq").values_list("type", "data"):
+        if type_ == "run.started":
+            requests.append(str(data.get("task", "")))
+        else:
+            status, why = data.get("status", ""), data.get("summary") or data.get("reason") or ""
+            endings.append(f"{status}: {why}" if why else str(status))
+    rounds = RunEvent.objects.filter(run_id=run_id, type__in=["llm.waiting", "llm.message"])
+    last = rounds.order_by("-seq").values_list("data", flat=True).first() or {}
+    round_ = last.get("round") if isinstance(last.get("round"), int) else 0
+    top = Step.objects.filter(run_id=run_id).order_by("-index").values_list("index", flat=True)
+    last_step = top.first()
+    next_step = 0 if last_step is None else last_step + 1
+    return Conversation(requests, endings, round_, next_step)
+
+
+def run_stretch_count(*, run_id: int) -> int:
+    return RunEvent.objects.filter(run_id=run_id, type="run.started").count()
+
+
+def run_queue_positions(*, limit: int = 500) -> list[tuple[int, int]]:
+    """The queued runs, oldest first, with their place in the queue (1: next)."""
+    queued = Run.objects.filter(status=Run.Status.QUEUED).order_by("created_at", "pk")
+    return [(pk, place) for place, pk in enumerate(queued.values_list("pk", flat=True)[:limit], 1)]
+
+
+def run_queue_position(*, run: Run) -> int:
+    """``run``'s place in the queue (1: next), 0 when it is not queued."""
+    if run.status != Run.Status.QUEUED:
+        return 0
+    ahead = Run.objects.filter(status=Run.Status.QUEUED).filter(
+        Q(created_at__lt=run.created_at) | Q(created_at=run.created_at, pk__lt=run.pk)
+    )
+    return ahead.count() + 1
+
+
+def run_holder(*, run_id: int, other_than: str) -> str:
+    """The channel of the worker that holds the run now (dashboard.worker), when that is
+    another than ``other_than``; "" when no worker vouches for it (or it is ours)."""
+    holder = (
+        Run.objects.filter(pk=run_id, lease_until__isnull=False)
+        .values_list("holder", flat=True)
+        .first()
+    )
+    return holder if holder and "!" in holder and holder != other_than else ""
+
+
+def run_last_seq(*, run_id: int) -> int:
+    last = RunEvent.objects.filter(run_id=run_id).order_by("-seq").values_list("seq", flat=True)
+    return last.first() or 0
+
+
+def llm_profile_list() -> QuerySet[LLMProfile]:
+    return LLMProfile.objects.order_by("-is_default", "name")
+
+
+def llm_profile_default() -> LLMProfile | None:
+    return LLMProfile.objects.filter(is_default=True).first()
+
+
+def url_rule_domains() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The enabled URL rules' domains: (allowed, blocked).  A database not migrated yet
+    has no rules (a scenario file replayed on a fresh checkout)."""
+    if UrlRule._meta.db_table not in connection.introspection.table_names():
+        return (), ()
+    rules = UrlRule.objects.filter(enabled=True).values_list("kind", "domain")
+    allowed = tuple(d for kind, d in rules if kind == UrlRule.Kind.ALLOW)
+    return allowed, tuple(d for kind, d in rules if kind == UrlRule.Kind.BLOCK)

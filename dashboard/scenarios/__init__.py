@@ -1,0 +1,1 @@
+"""Scenarios: their pages and forms, reads and writes, healed identities."""

@@ -1,0 +1,296 @@
+"""Forms of scenarios: import, replay, save a run as one, edit."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from django import forms
+
+from automation.actions import ACTIONS, Param
+from automation.errors import UrlBlocked
+from automation.recording import expect
+from automation.recording.fromrun import Planned
+from automation.recording.propose import Proposal
+from automation.recording.scenario import EXPECT, TYPED_ARG
+from automation.recording.scenario import Scenario as Document
+from dashboard.engineconf import url_policy
+from dashboard.lib import jsonin
+from dashboard.lib.jsonin import JsonRefused
+from dashboard.models import ScenarioStep
+
+MAX_SCENARIO_BYTES = 20 * 1024 * 1024
+
+
+class ImportScenarioForm(forms.Form):
+    file = forms.FileField(label="Scenario file (.json)")
+
+    def clean(self) -> dict[str, object]:
+        cleaned = super().clean() or {}
+        upload = cleaned.get("file")
+        if upload is None:
+            return cleaned
+        if upload.size > MAX_SCENARIO_BYTES:
+            raise forms.ValidationError(f"the file is over {MAX_SCENARIO_BYTES} bytes")
+        try:
+            cleaned["data"] = jsonin.loads(
+                upload.read(), max_bytes=MAX_SCENARIO_BYTES, what="the file"
+            )
+        except JsonRefused as exc:
+            message = f"not a JSON file: {exc}" if exc.code == "bad_json" else str(exc)
+            raise forms.ValidationError(message) from None
+        return cleaned
+
+
+class ReplayForm(forms.Form):
+    """Where to replay a scenario, and a field for each of its parameters (secrets come
+    from the server's environment, never from a form)."""
+
+    base_url = forms.CharField(label="Base URL", max_length=2000, required=False)
+
+    def __init__(self, *args: object, document: Document, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.fields["base_url"].initial = document.base_url
+        self.fields["base_url"].help_text = "where it runs (recorded at " + (
+            document.base_url or "an unknown address") + ")"  # fmt: skip
+        for name in sorted(document.placeholders()[0] | set(document.params)):
+            default = (document.params.get(name) or {}).get("default")
+            self.fields[f"param_{name}"] = forms.CharField(
+                label=name, required=default is None, initial=default, max_length=10_000
+            )
+
+    def clean_base_url(self) -> str:
+        url = self.cleaned_data["base_url"].strip()
+        if not url:
+            return ""
+        try:
+            return url_policy().check(url)
+        except UrlBlocked as exc:
+            raise forms.ValidationError(str(exc)) from None
+
+    def params(self) -> dict[str, str]:
+        return {
+            key.removeprefix("param_"): value
+            for key, value in self.cleaned_data.items()
+            if key.startswith("param_")
+        }
+
+
+# -- saving a run as a scenario ------------------------------------------------------------
+
+
+class SaveScenarioForm(forms.Form):
+    """Save a run: its name, which failed steps to keep (those whose element is known),
+    and which proposed checks to add (the picked ones ticked to begin with)."""
+
+    name = forms.CharField(label="Name", max_length=200)
+    keep = forms.TypedMultipleChoiceField(
+        label="Keep these steps", required=False, coerce=int, widget=forms.CheckboxSelectMultiple
+    )
+    checks = forms.TypedMultipleChoiceField(
+        label="Check the outcome", required=False, coerce=int,
+        widget=forms.CheckboxSelectMultiple,
+    )  # fmt: skip
+
+    stretches = forms.TypedMultipleChoiceField(
+        label="Requests to save", required=False, coerce=int,
+        widget=forms.CheckboxSelectMultiple,
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        *args: Any,
+        plan: list[Planned],
+        proposals: list[Proposal],
+        requests: Sequence[str] = (),
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        # A conversation: the work of each message (its stretch) can be left out.
+        if len(requests) > 1:
+            self.fields["stretches"].choices = [  # type: ignore[attr-defined]
+                (n, f"{n}. {' '.join(text.split())[:120]}")
+                for n, text in enumerate(requests, start=1)
+            ]
+            if not self.is_bound:
+                self.fields["stretches"].initial = list(range(1, len(requests) + 1))
+        else:
+            del self.fields["stretches"]
+        keep = self.fields["keep"]
+        keep.choices = [(p.index, p.describe()) for p in plan if p.keepable]  # type: ignore[attr-defined]
+        checks = self.fields["checks"]
+        checks.choices = [  # type: ignore[attr-defined]
+            (i, p.check.describe().removeprefix("expect ")) for i, p in enumerate(proposals)
+        ]
+        if not self.is_bound:
+            checks.initial = [i for i, p in enumerate(proposals) if p.picked]
+
+
+# -- scenario edits ----------------------------------------------------------------------
+
+
+class ScenarioEditForm(forms.Form):
+    name = forms.CharField(label="Name", max_length=200)
+    description = forms.CharField(
+        label="Description",
+        required=False,
+        max_length=20_000,
+        widget=forms.Textarea(attrs={"rows": 3}),
+    )
+
+
+class CheckForm(forms.Form):
+    """A new check of a scenario's outcome: of the page, or of the element of a step."""
+
+    KINDS = (
+        ("text_visible", "text is shown"),
+        ("text_hidden", "text is not shown"),
+        ("rows", "rows showing a text"),
+        ("url", "the address contains"),
+        ("visible", "the step's element is on the page"),
+        ("checked", "the step's element is checked"),
+        ("unchecked", "the step's element is not checked"),
+        ("value", "the step's element shows a value"),
+    )
+    kind = forms.ChoiceField(label="Check", choices=KINDS)
+    text = forms.CharField(label="Text", required=False, max_length=1_000)
+    count = forms.IntegerField(label="Rows", required=False, min_value=0, max_value=10_000)
+    url = forms.CharField(label="Address part", required=False, max_length=2_000)
+    value = forms.CharField(label="Value", required=False, max_length=1_000, strip=False)
+    step = forms.TypedChoiceField(label="Element of step", required=False, coerce=int,
+                                  empty_value=None)  # fmt: skip
+
+    def __init__(self, *args: Any, element_steps: list[tuple[int, str]], **kwargs: Any) -> None:
+        kwargs.setdefault("prefix", "check")
+        super().__init__(*args, **kwargs)
+        self.fields["step"].choices = [("", "—"), *element_steps]  # type: ignore[attr-defined]
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        kind = cleaned.get("kind")
+        if kind is None:
+            return cleaned
+        needs = {name for name in expect.KINDS[kind] if name != "kind"}
+        for name in needs:
+            if cleaned.get(name) in (None, "") and not (name == "value"):
+                self.add_error(name, f"This check needs its {self.fields[name].label.lower()}.")
+        element = kind in expect.ELEMENT_KINDS
+        if element and cleaned.get("step") is None:
+            self.add_error("step", "Choose the step whose element is checked.")
+        return cleaned
+
+    def args(self) -> dict[str, Any]:
+        kind = self.cleaned_data["kind"]
+        args: dict[str, Any] = {"kind": kind}
+        for name in expect.KINDS[kind]:
+            value = self.cleaned_data.get(name)
+            args[name] = value if value is not None else ""
+        return args
+
+    def like_step(self) -> int | None:
+        if self.cleaned_data["kind"] not in expect.ELEMENT_KINDS:
+            return None
+        return self.cleaned_data.get("step")
+
+
+class StepValuesForm(forms.Form):
+    """A scenario step's values: a field for each arg its action takes (never a ref: replay
+    finds the element by the step's identity).  Lists are written one item per line."""
+
+    def __init__(self, *args: object, step: ScenarioStep, **kwargs: object) -> None:
+        kwargs.setdefault("prefix", f"step{step.index}")
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.action = step.action
+        self.stored = dict(step.args)
+        self.types: dict[str, Any] = {}
+        spec = ACTIONS.get(step.action)
+        params = list(spec.params) if spec else []
+        if step.action == EXPECT:  # a check's values: its text, count, URL or value
+            kind = str(step.args.get("kind", ""))
+            params = [_CHECK_PARAMS[name] for name in expect.KINDS.get(kind, ())]
+        for param in params:
+            field = _value_field(step.action, param, step.args.get(param.name))
+            if field is not None:
+                self.fields[param.name] = field
+                self.types[param.name] = param.type
+
+    def clean(self) -> dict[str, object]:
+        cleaned = super().clean() or {}
+        url = cleaned.get("url")
+        if self.action == "navigate" and url and not _URL_OR_PLACEHOLDER.match(str(url)):
+            self.add_error("url", "Enter an http:// or https:// address (or a ${parameter}).")
+        return cleaned
+
+    def args(self) -> dict[str, Any]:
+        """The step's args with this form's values (args it has no field for are kept)."""
+        values = {k: v for k, v in self.stored.items() if k not in self.fields}
+        for name, value in self.cleaned_data.items():
+            typed = self._typed(name, value)
+            if typed is not None:
+                values[name] = typed
+        return values
+
+    def _typed(self, name: str, value: object) -> Any:
+        if TYPED_ARG.get(self.action) == name or (self.action == EXPECT and name == "value"):
+            return value or ""  # typing nothing is a value: it clears the field
+        if not isinstance(value, str):
+            return value
+        lines = [line.strip() for line in value.splitlines() if line.strip()]
+        if self.types[name] is list:
+            return lines or None
+        if self.types[name] == (str, list):  # one line: a text, more: a list
+            return (lines[0] if len(lines) == 1 else lines) or None
+        return value or None
+
+
+_URL_OR_PLACEHOLDER = re.compile(r"^(https?://\S+|\S*\$\{.*)$")
+_CHECK_PARAMS = {
+    "text": Param("text", str, "the text (case and spaces are ignored)"),
+    "count": Param("count", int, "how many rows show the text"),
+    "url": Param("url", str, "what the address contains"),
+    "value": Param("value", str, "what the field shows (empty: an empty field)", required=False),
+}
+
+
+def _value_field(action: str, param: Param, value: object) -> forms.Field | None:
+    """The form field for one arg of an action, holding its stored ``value``."""
+    if param.name == "ref":
+        return None
+    label = param.name.replace("_", " ")
+    help_text = param.description
+    if TYPED_ARG.get(action) == param.name:
+        return forms.CharField(label=label, required=False, strip=False, max_length=10_000,
+                               initial=value, help_text=help_text)  # fmt: skip
+    if param.type is bool:  # yes, no, or not set (the action's default)
+        initial = "true" if value is True else "false" if value is False else ""
+        return forms.TypedChoiceField(
+            label=label, required=False, initial=initial, help_text=help_text,
+            choices=[("", "not set"), ("true", "yes"), ("false", "no")],
+            coerce=lambda choice: choice == "true", empty_value=None,
+        )  # fmt: skip
+    if param.type is int:
+        return forms.IntegerField(label=label, required=param.required, initial=value,
+                                  help_text=help_text)  # fmt: skip
+    if param.type is list or param.type == (str, list):
+        initial = "\n".join(map(str, value)) if isinstance(value, list) else value
+        widget = forms.Textarea(attrs={"rows": 2})
+        return forms.CharField(label=label, required=param.required, initial=initial,
+                               widget=widget, help_text=f"{help_text} (one per line)")  # fmt: skip
+    if param.type is str:
+        return forms.CharField(
+            label=label, required=param.required, initial=value, max_length=10_000,
+            help_text=help_text,
+            error_messages={"required": f"{action} needs its {label} ({help_text})."},
+        )  # fmt: skip
+    return None
+
+
+class ParamDefaultForm(forms.Form):
+    default = forms.CharField(
+        label="Default",
+        required=False,
+        strip=False,
+        max_length=10_000,
+        help_text="Empty: no default, replay asks for a value.",
+    )

@@ -1,0 +1,146 @@
+"""Reads of scenarios.  Every query that depends on who is asking goes through here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import (
+    Count,
+    F,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+)
+from django.shortcuts import get_object_or_404
+
+from automation.recording import scenario as fmt
+from dashboard.models import (
+    IdentityHeal,
+    Run,
+    Scenario,
+    ScenarioStep,
+)
+
+
+def _visible_scenarios(*, user: AbstractBaseUser) -> QuerySet[Scenario]:
+    scenarios = Scenario.objects.all()
+    return scenarios if user.is_staff else scenarios.filter(owner=user)
+
+
+def scenario_list(*, user: AbstractBaseUser, q: str = "") -> QuerySet[Scenario]:
+    """The scenarios ``user`` may see, those whose name, description or base URL contain
+    ``q`` (any case) when it is given; each with its step count and its latest replay."""
+    scenarios = _visible_scenarios(user=user)
+    q = q.strip()
+    if q:
+        scenarios = scenarios.filter(
+            Q(name__icontains=q) | Q(description__icontains=q) | Q(base_url__icontains=q)
+        )
+    latest = Run.objects.filter(scenario=OuterRef("pk"), kind=Run.Kind.REPLAY).order_by(
+        "-created_at", "-pk"
+    )
+    return scenarios.annotate(
+        step_count=Count("steps"),
+        last_replay_id=Subquery(latest.values("pk")[:1]),
+        last_replay_status=Subquery(latest.values("status")[:1]),
+    ).select_related("owner")
+
+
+def scenario_get(*, user: AbstractBaseUser, id: int) -> Scenario:
+    """The scenario if ``user`` may see it, else Http404."""
+    return get_object_or_404(_visible_scenarios(user=user), pk=id)
+
+
+def scenario_document(*, scenario: Scenario) -> fmt.Scenario:
+    """The stored scenario in its versioned format (what export writes and replay runs)."""
+    return fmt.Scenario.from_dict(scenario_data(scenario=scenario))
+
+
+def scenario_data(*, scenario: Scenario) -> dict[str, Any]:
+    """The stored scenario as the JSON its format reads, not yet checked: edits change
+    this and check the result by reading it (``fmt.Scenario.from_dict``)."""
+    return {
+        "format": fmt.FORMAT,
+        "version": fmt.SCENARIO_VERSION,
+        "name": scenario.name,
+        "description": scenario.description,
+        "base_url": scenario.base_url,
+        "params": scenario.params,
+        "steps": list(scenario.steps.order_by("index").values(*_SCENARIO_STEP_FIELDS)),
+    }
+
+
+_SCENARIO_STEP_FIELDS = ("action", "args", "identity", "role", "name", "selector", "url", "note")
+
+
+def scenario_heals(*, scenario_id: int) -> QuerySet[IdentityHeal]:
+    """The scenario's heals in the order they happened (oldest first)."""
+    heals = IdentityHeal.objects.filter(step__scenario_id=scenario_id).select_related("step")
+    return heals.order_by("created_at", "pk")
+
+
+def scenario_heal_history(*, scenario_id: int, limit: int = 50) -> list[IdentityHeal]:
+    """The latest ``limit`` decided heals (applied or rejected), oldest first, in the order
+    of the time the page shows for each: when it was decided (a proposal approved later
+    than a confident heal was applied comes after it)."""
+    decided = scenario_heals(scenario_id=scenario_id).exclude(status=IdentityHeal.Status.PROPOSED)
+    latest = decided.order_by(F("decided_at").desc(nulls_last=True), "-created_at", "-pk")
+    return list(reversed(latest[:limit]))
+
+
+def scenario_last_replay(*, scenario_id: int) -> Run | None:
+    """The scenario's latest replay run (whoever may see the scenario sees its replays)."""
+    runs = Run.objects.filter(scenario_id=scenario_id, kind=Run.Kind.REPLAY)
+    return runs.order_by("-created_at", "-pk").first()
+
+
+def scenario_replay_report(*, scenario: Scenario, run: Run) -> dict[str, list[ScenarioStep]]:
+    """How each step did in ``run``, by outcome: passed, healed (its identity was changed
+    at once or on approval), proposed (a change waits or was rejected), failed,
+    needs_person, skipped, not_run; steps the run never reached are "not_reached"."""
+    heals = dict(
+        IdentityHeal.objects.filter(run=run, step__scenario=scenario).values_list(
+            "step_id", "status"
+        )
+    )
+    report: dict[str, list[ScenarioStep]] = {}
+    for step in scenario.steps.order_by("index"):
+        report.setdefault(_replay_outcome(step, run.pk, heals.get(step.pk)), []).append(step)
+    return report
+
+
+def _replay_outcome(step: ScenarioStep, run_id: int, heal: str | None) -> str:
+    if step.last_run_id != run_id or not step.last_status:
+        return "not_reached"
+    if step.last_status != "passed" or heal is None:
+        return step.last_status
+    return "healed" if heal == IdentityHeal.Status.APPLIED else "proposed"
+
+
+def scenario_health(*, scenario: Scenario, count: int = 20) -> list[dict[str, Any]]:
+    """The scenario's last ``count`` replays, oldest first, each as the health strip shows
+    it: passed, healed (passed with an element found again another way), failed,
+    needs_person, stopped, or still queued / running."""
+    runs = (
+        Run.objects.filter(scenario=scenario, kind=Run.Kind.REPLAY)
+        .annotate(heal_count=Count("heals"))
+        .order_by("-created_at", "-pk")[:count]
+    )
+    strip = []
+    for run in reversed(list(runs)):
+        if run.status == Run.Status.SUCCEEDED:
+            state = "healed" if run.heal_count else "passed"
+        elif run.status == Run.Status.PAUSED:
+            state = "needs_person"
+        else:
+            state = run.status
+        strip.append({"run_id": run.pk, "state": state, "at": run.created_at,
+                      "reason": run.status_reason})  # fmt: skip
+    return strip
+
+
+def scenario_choices(*, user: AbstractBaseUser) -> QuerySet[Scenario]:
+    """The scenarios ``user`` may see, by name: what the run history can filter by."""
+    return _visible_scenarios(user=user).order_by("name", "pk")

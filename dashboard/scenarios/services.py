@@ -1,0 +1,397 @@
+"""Writes of scenarios: saving, importing, editing, replays made, identities healed.
+Small keyword-only functions named <entity>_<verb>."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from automation.browser.identity import ElementIdentity
+from automation.errors import ActionInvalid, ScenarioInvalid
+from automation.recording import scenario as fmt
+from automation.recording.fromrun import from_run_steps
+from automation.recording.replay import StepOutcome
+from dashboard.models import (
+    BatchRow,
+    IdentityHeal,
+    Run,
+    Scenario,
+    ScenarioStep,
+)
+from dashboard.runs import selectors as run_selectors
+from dashboard.runs.services import LIVE_STATUSES
+from dashboard.scenarios import selectors as scenario_selectors
+
+# -- scenarios -------------------------------------------------------------------------
+
+
+def scenario_save(
+    *, owner: AbstractBaseUser, document: fmt.Scenario, source_run: Run | None = None
+) -> Scenario:
+    """Store a whole scenario (already read and checked), in one transaction."""
+    with transaction.atomic():
+        scenario = Scenario.objects.create(
+            owner=owner,
+            name=document.name[:200],
+            description=document.description,
+            base_url=document.base_url,
+            params=document.params,
+            source_run=source_run,
+        )
+        ScenarioStep.objects.bulk_create(
+            ScenarioStep(scenario=scenario, index=i, **_step_fields(step))
+            for i, step in enumerate(document.steps)
+        )
+    return scenario
+
+
+def scenario_import(*, owner: AbstractBaseUser, data: object) -> Scenario:
+    """A scenario from its JSON form; ScenarioInvalid (and nothing stored) if it can't be read."""
+    return scenario_save(owner=owner, document=fmt.Scenario.from_dict(data))
+
+
+def scenario_from_run(
+    *,
+    owner: AbstractBaseUser,
+    run: Run,
+    name: str = "",
+    keep: Sequence[int] = (),
+    checks: Sequence[int] = (),
+    stretches: Sequence[int] = (),
+) -> Scenario:
+    """Save a run's recorded steps as a scenario ("save as scenario"): the steps that ran
+    and can be replayed, the failed ones in ``keep`` (the person saw their effect), and
+    the proposed checks in ``checks`` (their positions in the run's proposals), each
+    placed where its stretch of the conversation ended.  ``stretches``: only the steps and
+    checks of these stretches (empty: all).  Every step left out is listed, with why, in
+    the scenario's description."""
+    rows = run_selectors.run_step_rows(run=run, stretches=stretches)
+    proposals = run_selectors.run_proposed_checks(run=run)
+    unknown = [i for i in checks if not 0 <= i < len(proposals)]
+    if unknown:
+        raise ScenarioInvalid(f"no proposed check {unknown[0]} for this run")
+    placed = []
+    for i in checks:
+        stretch, proposal = proposals[i]
+        if stretches and stretch not in stretches:
+            raise ScenarioInvalid(
+                f"proposed check {i} ({proposal.check.describe()}) is of request {stretch}, "
+                "which is not saved"
+            )
+        # Right after the last step of its stretch (or of the stretches before it).
+        after = max((row["index"] for row in rows if row["stretch"] <= stretch), default=-1)
+        placed.append((after, proposal.check))
+    document = from_run_steps(rows, name=name.strip() or run.title, keep=keep, placed_checks=placed)
+    if not any(not s.is_check for s in document.steps):
+        raise ScenarioInvalid("the run has no step that can be replayed")
+    return scenario_save(owner=owner, document=document, source_run=run)
+
+
+def scenario_check_add(
+    *, scenario: Scenario, args: Mapping[str, Any], like_step: int | None = None
+) -> None:
+    """Add an expect check at the end: of the page, or (``like_step``) of the element of
+    that step, found by its identity.  Refused whole (ScenarioInvalid) if it can't be read."""
+    with transaction.atomic():
+        data = scenario_selectors.scenario_data(scenario=_locked(scenario))
+        _check_no_live_replay(scenario)
+        check: dict[str, Any] = {"action": fmt.EXPECT, "args": dict(args)}
+        if like_step is not None:
+            _check_index(data, like_step)
+            source = data["steps"][like_step]
+            if not source.get("identity"):
+                raise ScenarioInvalid(f"step {like_step} has no element to check")
+            check["identity"] = source["identity"]
+        data["steps"].append(check)
+        document = fmt.Scenario.from_dict(data)
+        ScenarioStep.objects.create(
+            scenario=scenario, index=len(document.steps) - 1,
+            **_step_fields(document.steps[-1]),
+        )  # fmt: skip
+        _keep_used_params(scenario, document)
+
+
+def scenario_step_make_param(
+    *, scenario: Scenario, index: int, name: str, secret: bool = False
+) -> None:
+    """Turn a step's typed value into ``${name}`` (its value the default) or a secret."""
+    document = scenario_selectors.scenario_document(scenario=scenario).with_param(
+        index, name, secret=secret
+    )
+    with transaction.atomic():
+        ScenarioStep.objects.filter(scenario=scenario, index=index).update(
+            args=document.steps[index].args
+        )
+        _touch(scenario.pk, params=document.params)
+
+
+# Edits of a stored scenario.  Each reads the scenario again under a lock, checks the edited
+# whole by reading it in the scenario format (ScenarioInvalid, and nothing is written, when
+# it can't be read), writes it, and drops the parameters no step uses any more.
+
+# Steps move out of the way to indexes past this while a reorder renumbers them: the unique
+# (scenario, index) constraint is checked row by row, so no two may ever share an index.
+_REORDER_OFFSET = 1_000_000
+
+
+def scenario_rename(*, scenario: Scenario, name: str, description: str = "") -> None:
+    name = name.strip()
+    if not name:
+        raise ScenarioInvalid("a scenario needs a name")
+    if len(name) > 200:
+        raise ScenarioInvalid(f"the name is {len(name)} characters long (at most 200)")
+    with transaction.atomic():
+        locked = _locked(scenario)
+        fmt.Scenario.from_dict({**scenario_selectors.scenario_data(scenario=locked), "name": name,
+                                "description": description})  # fmt: skip
+        locked.name, locked.description = name, description
+        locked.save(update_fields=["name", "description", "updated_at"])
+
+
+def scenario_step_update(
+    *, scenario: Scenario, index: int, args: Mapping[str, Any]
+) -> fmt.ScenarioStep:
+    """Give step ``index`` new args (its values: a fill's value, a navigate's url...)."""
+    with transaction.atomic():
+        data = scenario_selectors.scenario_data(scenario=_locked(scenario))
+        _check_index(data, index)
+        data["steps"][index] = {**data["steps"][index], "args": dict(args)}
+        document = fmt.Scenario.from_dict(data)
+        step = document.steps[index]
+        ScenarioStep.objects.filter(scenario=scenario, index=index).update(args=step.args)
+        _keep_used_params(scenario, document)
+    return step
+
+
+def scenario_step_move(*, scenario: Scenario, index: int, to: int) -> None:
+    """Move step ``index`` to position ``to``; the steps between shift by one.  A step
+    keeps its own row, so its heal history and latest replay go with it."""
+    with transaction.atomic():
+        data = scenario_selectors.scenario_data(scenario=_locked(scenario))
+        _check_index(data, index)
+        _check_no_live_replay(scenario)
+        if not 0 <= to < len(data["steps"]):
+            raise ScenarioInvalid(f"step {index} can't move to position {to}", index=index)
+        order = list(scenario.steps.order_by("index").values_list("pk", flat=True))
+        order.insert(to, order.pop(index))
+        _renumber(scenario, order)
+        _touch(scenario.pk)
+
+
+def scenario_step_delete(*, scenario: Scenario, index: int) -> None:
+    """Delete step ``index`` (and its heal history); the steps after it move up."""
+    with transaction.atomic():
+        data = scenario_selectors.scenario_data(scenario=_locked(scenario))
+        _check_index(data, index)
+        _check_no_live_replay(scenario)
+        if len(data["steps"]) == 1:
+            raise ScenarioInvalid("a scenario keeps at least one step", index=index)
+        del data["steps"][index]
+        document = fmt.Scenario.from_dict(data)
+        order = list(scenario.steps.order_by("index").values_list("pk", flat=True))
+        ScenarioStep.objects.filter(pk=order.pop(index)).delete()
+        _renumber(scenario, order)
+        _keep_used_params(scenario, document)
+
+
+def scenario_param_set_default(*, scenario: Scenario, name: str, default: str | None) -> None:
+    """Set (None: remove, so replay asks for it) the default value of parameter ``name``."""
+    with transaction.atomic():
+        data = scenario_selectors.scenario_data(scenario=_locked(scenario))
+        used = fmt.Scenario.from_dict(data).placeholders()[0]
+        params = dict(data["params"])
+        if name not in used and name not in params:
+            raise ScenarioInvalid(f"no parameter {name!r} in this scenario")
+        spec = {k: v for k, v in (params.get(name) or {}).items() if k != "default"}
+        params[name] = spec if default is None else {**spec, "default": default}
+        document = fmt.Scenario.from_dict({**data, "params": params})
+        _touch(scenario.pk, params=document.params)
+
+
+def _locked(scenario: Scenario) -> Scenario:
+    """The scenario as stored now; concurrent edits of it wait for this transaction."""
+    return Scenario.objects.select_for_update().get(pk=scenario.pk)
+
+
+def _check_index(data: Mapping[str, Any], index: int) -> None:
+    count = len(data["steps"])
+    if not 0 <= index < count:
+        raise ScenarioInvalid(
+            f"no step {index} in this scenario (it has {count} steps, 0 to {count - 1})",
+            index=index,
+        )
+
+
+def _check_no_live_replay(scenario: Scenario) -> None:
+    """A live replay reports its steps by index: renumbering them under it would put its
+    outcomes and heals on other steps."""
+    # A queued replay reads the scenario when it starts: edits before then are its own.
+    live = Run.objects.filter(
+        scenario=scenario, kind=Run.Kind.REPLAY, status__in=LIVE_STATUSES
+    ).first()
+    if live is not None:
+        raise ScenarioInvalid(
+            f"run {live.pk} is replaying this scenario: stop it or let it finish before "
+            "moving or deleting steps"
+        )
+
+
+def _renumber(scenario: Scenario, order: list[int]) -> None:
+    """Give the steps (by pk, in ``order``) the indexes 0, 1, ...: the steps that move go
+    past the offset first, so no index is ever held twice."""
+    current = dict(scenario.steps.values_list("pk", "index"))
+    moving = {pk: i for i, pk in enumerate(order) if current[pk] != i}
+    ScenarioStep.objects.filter(pk__in=moving).update(index=F("index") + _REORDER_OFFSET)
+    for pk, index in moving.items():
+        ScenarioStep.objects.filter(pk=pk).update(index=index)
+
+
+def _keep_used_params(scenario: Scenario, document: fmt.Scenario) -> None:
+    used = document.placeholders()[0]
+    params = {name: spec for name, spec in document.params.items() if name in used}
+    _touch(scenario.pk, params=params)
+
+
+def _touch(scenario_id: int, **fields: Any) -> None:
+    """Write ``fields`` of the scenario (if any) and mark it changed now."""
+    Scenario.objects.filter(pk=scenario_id).update(**fields, updated_at=timezone.now())
+
+
+def replay_run_create(
+    *, owner: AbstractBaseUser, scenario: Scenario, base_url: str, params: dict[str, str],
+    batch_row: BatchRow | None = None,
+) -> Run:  # fmt: skip
+    return Run.objects.create(
+        owner=owner,
+        kind=Run.Kind.REPLAY,
+        scenario=scenario,
+        params=params,
+        task=f"replay: {scenario.name}",
+        start_url=base_url,
+        planner="replay",
+        batch_row=batch_row,
+    )
+
+
+def scenario_step_replayed(
+    *, scenario_id: int, outcome: StepOutcome | dict[str, Any], run_id: int | None = None
+) -> None:
+    """Keep on the step how the latest replay did: status, strategy, score."""
+    data = outcome.to_dict() if isinstance(outcome, StepOutcome) else outcome
+    score = data.get("score")
+    ScenarioStep.objects.filter(scenario_id=scenario_id, index=data["index"]).update(
+        last_status=str(data.get("status", ""))[:20],
+        last_strategy=str(data.get("strategy") or "")[:20],
+        last_score=float(score) if isinstance(score, int | float) else None,
+        last_run_id=run_id,
+        last_replayed_at=timezone.now(),
+    )
+
+
+def heal_record(
+    *, scenario_id: int, outcome: StepOutcome | dict[str, Any], run_id: int | None = None
+) -> IdentityHeal | None:
+    """Keep what a replay found changed in a step: written to the step at once when the
+    replay was confident, else proposed for a person to approve.  History either way.
+    Replays running side by side (a batch) find the same change: the first one's record
+    stands for all (None when the step knows the element so already, else the proposal
+    waiting with the same element, written now if this replay was confident)."""
+    data = outcome.to_dict() if isinstance(outcome, StepOutcome) else outcome
+    if not data.get("healed") or data.get("heal") not in ("confident", "proposed"):
+        return None
+    with transaction.atomic():
+        step = (
+            ScenarioStep.objects.select_for_update()
+            .filter(scenario_id=scenario_id, index=data["index"])
+            .first()
+        )
+        if step is None:  # the scenario was edited since
+            return None
+        if _same_element(step.identity, data["healed"]):
+            return None
+        for waiting in step.heals.filter(status=IdentityHeal.Status.PROPOSED):
+            if _same_element(waiting.after, data["healed"]):
+                if data["heal"] == "confident":  # sure now: what waited is written
+                    _apply(waiting, step, user=None)
+                return waiting
+        heal = IdentityHeal.objects.create(
+            step=step,
+            run_id=run_id,
+            status=IdentityHeal.Status.PROPOSED,
+            strategy=data.get("strategy", ""),
+            score=data.get("score"),
+            changes=data.get("changes", []),
+            before=step.identity,
+            after=data["healed"],
+        )
+        if data["heal"] == "confident":
+            _apply(heal, step, user=None)
+    return heal
+
+
+def heal_decide(*, heal_id: int, approve: bool, user: AbstractBaseUser) -> IdentityHeal:
+    """A person approves (the identity is written to the step) or rejects a proposed heal."""
+    with transaction.atomic():
+        heal = IdentityHeal.objects.select_for_update().select_related("step").get(pk=heal_id)
+        if heal.status != IdentityHeal.Status.PROPOSED:
+            raise ScenarioInvalid(f"this change was already {heal.status}")
+        if approve:
+            _apply(heal, heal.step, user=user)
+        else:
+            heal.status = IdentityHeal.Status.REJECTED
+            heal.decided_by = user  # type: ignore[assignment]
+            heal.decided_at = timezone.now()
+            heal.save(update_fields=["status", "decided_by", "decided_at"])
+    return heal
+
+
+def _apply(heal: IdentityHeal, step: ScenarioStep, *, user: AbstractBaseUser | None) -> None:
+    """Write the heal to the step: the element as found now, the identities it was known
+    by before kept as its variants (replay finds it by any of them)."""
+    heal.before = step.identity
+    step.identity = _confirmed(step.identity, heal.after)
+    step.save(update_fields=["identity"])
+    heal.status = IdentityHeal.Status.APPLIED
+    heal.decided_by = user  # type: ignore[assignment]
+    heal.decided_at = timezone.now()
+    heal.save(update_fields=["before", "status", "decided_by", "decided_at"])
+    _touch(step.scenario_id)
+
+
+def _same_element(known: Any, found: Any) -> bool:
+    """Whether a stored identity already says all a replay found (replay's own measure of
+    a change: ElementIdentity.changes, its place and look included)."""
+    if not known or not found:
+        return False
+    try:
+        return not ElementIdentity.from_dict(known).changes(ElementIdentity.from_dict(found))
+    except ActionInvalid:
+        return False
+
+
+def _confirmed(before: Any, after: dict[str, Any]) -> dict[str, Any]:
+    now = ElementIdentity.from_dict(after)
+    if not before:
+        return now.to_dict()
+    try:
+        return ElementIdentity.from_dict(before).confirmed_as(now).to_dict()
+    except ActionInvalid:
+        return now.to_dict()  # an identity that can't be read any more is not kept
+
+
+def _step_fields(step: fmt.ScenarioStep) -> dict[str, Any]:
+    return {
+        "action": step.action,
+        "args": step.args,
+        "identity": step.identity.to_dict() if step.identity else None,
+        "role": step.role,
+        "name": step.name,
+        "selector": step.selector,
+        "url": step.url,
+        "note": step.note,
+    }
