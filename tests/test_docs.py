@@ -5,9 +5,9 @@ A fenced block says what it is in its info string, after the language (GitHub sh
 the language):
 
 - ```` ```sh runnable ```` / ```` ```python runnable ```` / ```` ```json runnable ````: run
-  here for real.  Shell blocks with bash (``-e -o pipefail``), Python blocks with the
-  project's interpreter, both in the repository's root, each within its deadline
-  (``timeout=S``, else BLOCK_TIMEOUT_S); a JSON block must parse.
+  here for real, a few at a time.  Shell blocks with bash (``-e -o pipefail``), Python
+  blocks with the project's interpreter, both in the repository's root, each within its
+  deadline (``timeout=S``, else BLOCK_TIMEOUT_S); a JSON block must parse.
 - ```` ```sh runnable=server ````: a block that starts the dashboard and keeps serving
   (README's ``make run``).  It is started once, on a free ``PORT``, and is the dashboard
   the other blocks use: they get ``TW_URL`` (its address) and ``TOKEN`` (an API token of
@@ -18,7 +18,8 @@ the language):
 
 Any other block fails: no example is left unchecked.  Every block shares one ``var/``
 (``TABWRIGHT_VAR_DIR``, a temporary folder): the dashboard's database, so a scenario
-imported by one block is the dashboard's.
+imported by one block is the dashboard's.  Files an example writes (``var/…``) land in the
+repository's own ``var/``, which git ignores.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,6 +47,7 @@ from tests.net import free_port
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", ROOT / "SECURITY.md", *sorted((ROOT / "docs").glob("*.md"))]
 BLOCK_TIMEOUT_S = 30
+PARALLEL_BLOCKS = 3
 SERVER_START_S = 90  # make run: installs (nothing, here), migrates a new database, serves
 FENCE = re.compile(r"^( *)(`{3,})(.*)$")  # a fence may be indented (in a list item)
 # A text block is output or a drawing: a line that reads as a command belongs in a block
@@ -116,6 +119,16 @@ def test_each_block_is_run_or_names_its_test(block: Block) -> None:
         assert block.lang in RUNNERS or block.attrs["runnable"] == "server", (
             f"{block.where}: no runner for {block.lang!r} blocks"
         )
+
+
+LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+
+
+@pytest.mark.parametrize("path", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_links_between_the_pages_lead_somewhere(path: Path) -> None:
+    for target in LINK.findall(path.read_text()):
+        if "://" not in target:
+            assert (path.parent / target).exists(), f"{path.name}: no {target}"
 
 
 def _defined_tests() -> set[str]:
@@ -233,10 +246,29 @@ def _run_json(
 RUNNERS = {"sh": _run_sh, "bash": _run_sh, "python": _run_python, "json": _run_json}
 
 
-@pytest.mark.parametrize("block", RUNNABLE, ids=lambda b: b.where)
-def test_a_runnable_block_runs(block: Block, dashboard: Dashboard) -> None:
+def _run(block: Block, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     timeout_s = float(block.attrs.get("timeout") or BLOCK_TIMEOUT_S)
-    done = RUNNERS[block.lang](block, dashboard.env, timeout_s)
+    try:
+        return RUNNERS[block.lang](block, env, timeout_s)
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else exc.stdout or ""
+        err = exc.stderr.decode() if isinstance(exc.stderr, bytes) else exc.stderr or ""
+        return subprocess.CompletedProcess([], f"not done within {timeout_s} s", out, err)
+
+
+@pytest.fixture(scope="module")
+def outcomes(dashboard: Dashboard) -> Iterator[dict[str, Future[subprocess.CompletedProcess[str]]]]:
+    """Every runnable block started at once, PARALLEL_BLOCKS at a time (they wait on
+    browsers and servers more than on the processor); each test reads its own."""
+    with ThreadPoolExecutor(PARALLEL_BLOCKS) as pool:
+        yield {block.where: pool.submit(_run, block, dashboard.env) for block in RUNNABLE}
+
+
+@pytest.mark.parametrize("block", RUNNABLE, ids=lambda b: b.where)
+def test_a_runnable_block_runs(
+    block: Block, outcomes: dict[str, Future[subprocess.CompletedProcess[str]]]
+) -> None:
+    done = outcomes[block.where].result()
     assert done.returncode == 0, (
         f"{block.where} ended {done.returncode}:\n{block.text}\n"
         f"--- stdout\n{done.stdout[-3000:]}\n--- stderr\n{done.stderr[-3000:]}"
