@@ -175,6 +175,9 @@ def dashboard() -> Iterator[Dashboard]:
         "TABWRIGHT_VAR_DIR": str(var),
         "PORT": str(port),
         "TABWRIGHT_WORKER_GRACE_S": "1",
+        # The examples run a few at a time on this one dashboard, and each conversation
+        # they start keeps its tab (a run's place) open: room for all of them at once.
+        "TABWRIGHT_WORKER_RUNS": "10",
     }
     env.pop("DJANGO_SETTINGS_MODULE", None)
     log = var / "make-run.log"
