@@ -43,7 +43,7 @@ chromium:
 	fi
 
 # Debian's Redis and PostgreSQL, which the tests start on loopback ports of their own (and a
-# scaled-out deployment uses: README "Scaling out").
+# scaled-out deployment uses: docs/deploying.md "Scaling out").
 servers:
 	@missing=""; \
 	[ -x /usr/bin/redis-server ] || missing="$$missing redis-server"; \

@@ -1,6 +1,6 @@
 """Django settings for the Tabwright dashboard.
 
-Everything an operator sets comes from the environment (see README "Configuration").
+Everything an operator sets comes from the environment (see docs/configuration.md).
 """
 
 from __future__ import annotations
@@ -197,7 +197,7 @@ LOGIN_REDIRECT_URL = "run_list"
 LOGOUT_REDIRECT_URL = "login"
 
 # --- Deployment: HTTPS behind a TLS proxy, login throttling, a Content-Security-Policy ---
-# All off by default: `make run` serves plain HTTP on loopback.  README "Deploying" lists
+# All off by default: `make run` serves plain HTTP on loopback.  docs/deploying.md lists
 # the values with which `manage.py check --deploy` is clean.
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = _env_bool("TABWRIGHT_SECURE_COOKIES", False)
 SECURE_HSTS_SECONDS = _env_int("TABWRIGHT_HSTS_SECONDS", 0)

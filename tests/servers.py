@@ -121,7 +121,7 @@ def psql(database_url: str, query: str) -> str:
 
 def shared_settings(database_url: str, redis_url: str, media: Path, **more: str) -> dict[str, str]:
     """What every process of one dashboard on these servers is started with (one media
-    folder for the step screenshots, as README "Scaling out" says; the tests' rule
+    folder for the step screenshots, as docs/deploying.md "Scaling out" says; the tests' rule
     planner, loopback pages allowed, leases of 3 s so a lost process shows quickly);
     ``more``: TABWRIGHT_* settings on top."""
     return {

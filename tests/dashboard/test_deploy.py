@@ -20,7 +20,7 @@ from dashboard.models import Run
 from tests.daphne import ROOT
 from tests.dashboard.conftest import PASSWORD
 
-# What README "Deploying" documents (the host and key are the operator's own).
+# What docs/deploying.md documents (the host and key are the operator's own).
 PRODUCTION = {
     "TABWRIGHT_DEBUG": "0",
     "TABWRIGHT_SECRET_KEY": "k7Yv2-Qp9rLx4Tm8Wn3Bc6Hs1Jd5Fg0Za7Ue2Ri9Oy4Pt6Mw3Nq8Lb1Xc5Vh0Ks",
