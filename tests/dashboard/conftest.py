@@ -18,8 +18,12 @@ from dashboard.models import Run
 from dashboard.routing import websocket_urlpatterns
 from dashboard.runner import RunManager, runner
 from dashboard.worker import start_embedded, wake
+from tests import tiers
 
 PASSWORD = "correct horse battery staple"
+
+# The runs' manager and worker start Chromium for the runs they start.
+tiers.BROWSER.extend([RunManager, runner, start_embedded])
 
 OpenSocket = Callable[..., Awaitable[tuple[WebsocketCommunicator, bool, Any]]]
 
