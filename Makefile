@@ -1,6 +1,6 @@
 # Two commands set up everything on a fresh Debian machine:
 #   make run    install what is missing, migrate, serve the dashboard on 127.0.0.1:8000
-#   make test   the same installs, then the whole test suite
+#   make test   the same installs, then the whole test suite (make test-fast: the fast tier)
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -12,7 +12,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 DEBUG ?= 1
 
-.PHONY: run test install chromium servers migrate lint format bench
+.PHONY: run test test-fast install chromium servers migrate lint format bench
 
 # DEBUG=1 serves /demo/; runs may open that origin's /demo/ pages and no other private page.
 run: install chromium migrate
@@ -21,11 +21,25 @@ run: install chromium migrate
 	TABWRIGHT_DEBUG=$(DEBUG) TABWRIGHT_DEMO_ORIGIN=$${TABWRIGHT_DEMO_ORIGIN:-http://$(HOST):$(PORT)} \
 	  $(BIN)/daphne -b $(HOST) -p $(PORT) dashboard.asgi:application
 
-# TEST_JOBS=2 runs the suite in two processes (pytest-xdist, each test file whole in one
-# of them: its servers are per file); by default it runs in one.
-TEST_JOBS ?= 0
+# make test runs the whole suite in two pytest runs, each with its summary: first the fast
+# tier (tests that reach no browser and no server, tests/tiers.py decides from what each
+# test uses, and fails a test of it that starts one), then the rest.  TEST_JOBS processes
+# each (pytest-xdist; a test file stays whole in one process: its servers are per file);
+# TEST_JOBS=0 runs in this process.  It fails when either run fails.
+# make test-fast: the fast tier alone, the inner loop (under a minute).
+TEST_JOBS ?= 2
+PYTEST := $(BIN)/python -m pytest
+XDIST = $(if $(filter-out 0,$(TEST_JOBS)),-n $(TEST_JOBS) --dist loadfile)
+# The fast tier has no per-file servers: its tests are dealt out one by one.
+XDIST_FAST = $(if $(filter-out 0,$(TEST_JOBS)),-n $(TEST_JOBS) --dist load)
+
 test: install chromium servers
-	$(BIN)/python -m pytest $(if $(filter-out 0,$(TEST_JOBS)),-n $(TEST_JOBS) --dist loadfile)
+	@$(PYTEST) --tier fast $(XDIST_FAST); fast=$$?; \
+	$(PYTEST) --tier slow $(XDIST); slow=$$?; \
+	[ $$fast -eq 0 ] && [ $$slow -eq 0 ]
+
+test-fast: install
+	$(PYTEST) --tier fast $(XDIST_FAST)
 
 install: $(STAMP)
 

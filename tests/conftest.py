@@ -19,10 +19,14 @@ from urllib.parse import unquote
 
 import pytest
 import pytest_asyncio
+from mcp.client.stdio import StdioServerParameters
+from playwright.async_api import async_playwright
 
 from automation import BrowserConfig, BrowserSession, Tab, UrlPolicy
 from automation.browser.config import QUIET_CHROMIUM_ARGS
-from tests.fakellm import llm_server  # noqa: F401  (a fixture)
+from automation.tools.shell import shell_run
+from tests import tiers
+from tests.fakellm import ScriptedLLMServer, llm_server  # noqa: F401  (a fixture)
 from tests.net import free_port
 from tests.refs import fresh_snapshot
 
@@ -76,6 +80,34 @@ def _print_tasks() -> None:
     sys.stderr.flush()
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--tier",
+        choices=("all", "fast", "slow"),
+        default="all",
+        help="fast: only the tests that reach no browser and no server (tests/tiers.py), "
+        "each guarded against starting one; slow: only the others",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Each test is marked with the tiers it reaches (tests/tiers.py); --tier selects."""
+    tier = config.getoption("--tier")
+    selected, deselected = [], []
+    for item in items:
+        found = tiers.tiers_of(item)
+        for name in found:
+            item.add_marker(name)
+        fast = not found
+        if tier == "all" or (tier == "fast") == fast:
+            selected.append(item)
+        else:
+            deselected.append(item)
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = selected
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
     timeout = float(item.config.getini("timeout") or 0)
@@ -84,7 +116,11 @@ def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
         timer = threading.Timer(timeout - 15, _print_tasks_soon)
         timer.daemon = True
         timer.start()
-    yield
+    if item.config.getoption("--tier") == "fast":
+        with tiers.guard_fast_tier(item.nodeid):
+            yield
+    else:
+        yield
     if timer is not None:
         timer.cancel()
 
@@ -134,6 +170,12 @@ def chromium_cdp() -> Iterator[str]:
             proc.kill()
             proc.wait()
         shutil.rmtree(profile, ignore_errors=True)
+
+
+tiers.BROWSER.extend([BrowserSession, browser_config, chromium_cdp, async_playwright])
+# The engine's shell tool and an MCP server over stdio start processes.
+tiers.SERVERS.extend([shell_run, StdioServerParameters])
+tiers.FAST.append(ScriptedLLMServer)
 
 
 @pytest.fixture

@@ -24,6 +24,11 @@ __all__ = ["ROOT", "api_token", "daphne", "log_in", "log_tail", "new_run", "runw
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
+# How long a manage.py command or a daphne's start may take before the test says so: the
+# wait ends as soon as it is done (or the process exits); this only bounds a hang.  A
+# Python process importing Django, Channels and Playwright takes ~2 s on a quiet machine
+# and a minute or more on a busy one (tests beside other test runs).
+START_TIMEOUT_S = 180
 
 
 def log_tail(log: Path) -> str:
@@ -40,7 +45,7 @@ def _manage(env: dict[str, str], *args: str) -> None:
         env=env,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=START_TIMEOUT_S,
     )
     assert done.returncode == 0, f"manage.py {args[0]} failed:\n{done.stdout}\n{done.stderr}"
 
@@ -127,7 +132,7 @@ def daphne(
             stderr=subprocess.STDOUT,
         )
     try:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + START_TIMEOUT_S
         while True:
             assert proc.poll() is None, f"daphne exited early:\n{log_tail(log)}"
             try:

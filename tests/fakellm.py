@@ -30,6 +30,7 @@ Standard library only: a ``ThreadingHTTPServer`` in a daemon thread speaking HTT
 
 from __future__ import annotations
 
+import asyncio
 import json
 import select
 import socket
@@ -41,6 +42,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import httpx
 import pytest
 
 __all__ = ["FAKE_MODEL", "Reply", "ScriptedLLMServer", "llm_server"]
@@ -112,6 +114,7 @@ class ScriptedLLMServer:
             target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
         self._thread.start()
+        _warm_http_client(self.base_url)
         return self
 
     def stop(self) -> None:
@@ -578,6 +581,30 @@ def _anthropic_input(prompt_tokens: int, reply: Reply) -> dict[str, int]:
     if reply.cache_creation_tokens is not None:
         counts["cache_creation_input_tokens"] = reply.cache_creation_tokens
     return counts
+
+
+_warmed = threading.Event()
+
+
+def _warm_http_client(base_url: str) -> None:
+    """Once per process, one request of httpx's async client to the server.
+
+    httpx loads its transport (httpcore, anyio's asyncio backend, h11) when a process makes
+    its first client and request: a planner's first call would pay that, a second or more
+    on a busy machine, inside its own budget.  The tests of tight budgets then passed only
+    after some other test had warmed the process (not run alone, nor first in a worker)."""
+    if _warmed.is_set():
+        return
+
+    async def get() -> None:
+        async with httpx.AsyncClient(timeout=30) as client:
+            await client.get(f"{base_url}/models")
+
+    # Its own loop in its own thread: start() is also called from inside a running loop.
+    thread = threading.Thread(target=asyncio.run, args=(get(),), daemon=True)
+    thread.start()
+    thread.join(60)
+    _warmed.set()
 
 
 @pytest.fixture

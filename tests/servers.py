@@ -33,7 +33,9 @@ def _postgres_bin() -> Path:
 
 
 POSTGRES_BIN = _postgres_bin()
-START_TIMEOUT_S = 30
+# Bounds a hang only: the waits end when the server listens (or exits); a busy machine
+# (tests beside other test runs) starts a cluster in a minute or more.
+START_TIMEOUT_S = 180
 
 
 def _wait_for_port(port: int, proc: subprocess.Popen[bytes], log: Path) -> None:
@@ -92,7 +94,9 @@ def postgres_server() -> Iterator[str]:
     data, log, port = folder / "data", folder / "postgres.log", free_port()
 
     def run(*args: str) -> None:
-        done = subprocess.run([*as_user, *args], capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            [*as_user, *args], capture_output=True, text=True, timeout=START_TIMEOUT_S
+        )
         if done.returncode != 0:
             raise RuntimeError(f"{args[0]} failed:\n{done.stdout}\n{done.stderr}\n{_tail(log)}")
 

@@ -19,8 +19,12 @@ from dashboard.runs import services
 from dashboard.runs.doorbell import wake
 from dashboard.runs.runner import RunManager, runner
 from dashboard.worker import start_embedded
+from tests import tiers
 
 PASSWORD = "correct horse battery staple"
+
+# The runs' manager and worker start Chromium for the runs they start.
+tiers.BROWSER.extend([RunManager, runner, start_embedded])
 
 OpenSocket = Callable[..., Awaitable[tuple[WebsocketCommunicator, bool, Any]]]
 

@@ -22,7 +22,9 @@ from tests.dashboard.conftest import Runs
 from tests.dashboard.signup import sign_up
 from tests.tasks import FORM_TASK
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# Rollback transactions, but for the async tests: their database work runs in another
+# thread (sync_to_async), which must see the rows.
+pytestmark = pytest.mark.django_db
 
 
 def page_client(user: Any) -> Client:
@@ -118,6 +120,7 @@ def test_no_unknown_or_another_persons_token_gets_in(owner: Any, stranger: Any) 
 # -- runs --------------------------------------------------------------------------------
 
 
+@pytest.mark.django_db(transaction=True)
 async def test_a_script_starts_a_run_reads_it_and_its_events(
     worker: RunManager, runs: Runs, owner: Any, stranger: Any, fixture_url: str
 ) -> None:
@@ -153,6 +156,7 @@ async def test_a_script_starts_a_run_reads_it_and_its_events(
     refused(await other.post(f"/api/runs/{run['id']}/stop"), 404, "not_found")
 
 
+@pytest.mark.django_db(transaction=True)
 async def test_a_queued_run_is_stopped_and_a_stopped_one_is_not_live(
     runs: Runs, owner: Any
 ) -> None:
@@ -206,6 +210,7 @@ def test_a_body_that_is_not_json_and_bad_queries_are_refused(owner: Any) -> None
 # -- scenarios ---------------------------------------------------------------------------
 
 
+@pytest.mark.django_db(transaction=True)
 async def test_a_script_imports_exports_and_replays_a_scenario(
     worker: RunManager, runs: Runs, owner: Any, stranger: Any, fixture_url: str
 ) -> None:

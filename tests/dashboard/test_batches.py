@@ -26,7 +26,9 @@ from tests.dashboard.conftest import Runs
 from tests.dashboard.signup import sign_up
 from tests.dashboard.test_api import api, refused, token_of
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# Rollback transactions, but for the async tests: their database work runs in another
+# thread (sync_to_async), which must see the rows.
+pytestmark = pytest.mark.django_db
 
 DEFAULTS = {"name": None, "greet": None, "page": "form.html"}
 
@@ -104,6 +106,7 @@ def _not_started(state: dict[str, Any]) -> int:
     return sum(1 for row in state["rows"] if row["run_id"] is None)
 
 
+@pytest.mark.django_db(transaction=True)
 async def test_a_csv_batch_runs_every_row_once_a_few_at_a_time_and_gives_its_results(
     worker: RunManager, runs: Runs, owner: Any, scenario: Scenario
 ) -> None:
@@ -140,6 +143,7 @@ async def test_a_csv_batch_runs_every_row_once_a_few_at_a_time_and_gives_its_res
     assert lines[4][2] == "'=HYPERLINK(1)"  # never a formula in a spreadsheet
 
 
+@pytest.mark.django_db(transaction=True)
 async def test_a_row_waiting_for_a_person_holds_up_no_other_and_a_stop_ends_it(
     worker: RunManager, runs: Runs, owner: Any, scenario: Scenario
 ) -> None:
@@ -170,6 +174,7 @@ async def test_a_row_waiting_for_a_person_holds_up_no_other_and_a_stop_ends_it(
     await runner.wait_closed(state["rows"][0]["run_id"])  # its tab closes as it ends
 
 
+@pytest.mark.django_db(transaction=True)
 async def test_failed_rows_are_retried_with_their_earlier_attempt_kept(
     worker: RunManager, runs: Runs, owner: Any, scenario: Scenario, stranger: Any
 ) -> None:
@@ -230,6 +235,7 @@ def test_a_bad_batch_is_refused_on_the_page_and_over_the_api_and_nothing_runs(
     assert not Batch.objects.exists() and not Run.objects.exists()
 
 
+@pytest.mark.django_db(transaction=True)
 async def test_the_poll_starts_rows_whose_replay_ended_unseen(
     runs: Runs, owner: Any, scenario: Scenario
 ) -> None:

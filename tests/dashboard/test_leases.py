@@ -21,7 +21,9 @@ from tests.dashboard.conftest import OpenSocket, Runs
 from tests.dashboard.sockets import connected_socket, load_run, of_type, receive_until
 from tests.tasks import AMBIGUOUS_TASK
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# Rollback transactions, but for the async tests: their database work runs in another
+# thread (sync_to_async), which must see the rows.
+pytestmark = pytest.mark.django_db
 
 
 def a_run(owner: Any, task: str, **fields: Any) -> Run:
@@ -87,6 +89,7 @@ async def paused_with_leases(
     return run, comm
 
 
+@pytest.mark.django_db(transaction=True)
 async def test_a_live_run_holds_its_lease_renews_it_and_lets_it_go(
     runs: Runs, open_socket: OpenSocket, owner: Any, fixture_url: str, settings: Any
 ) -> None:
@@ -100,6 +103,7 @@ async def test_a_live_run_holds_its_lease_renews_it_and_lets_it_go(
     assert (await load_run(run.pk)).lease_until is None  # nobody needs to vouch for it
 
 
+@pytest.mark.django_db(transaction=True)
 async def test_a_run_declared_lost_elsewhere_is_stopped_by_its_process(
     runs: Runs, open_socket: OpenSocket, owner: Any, fixture_url: str, settings: Any
 ) -> None:

@@ -20,7 +20,9 @@ from tests.dashboard.conftest import OpenSocket, Runs
 from tests.dashboard.test_consumer import connected_socket, of_type, receive_until, start_watched
 from tests.fakellm import FAKE_MODEL, Reply, ScriptedLLMServer
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# Rollback transactions, but for the async tests: their database work runs in another
+# thread (sync_to_async), which must see the rows.
+pytestmark = pytest.mark.django_db
 
 QUESTION = "NEED_HELP: which of the two exports do you mean?"
 
@@ -44,6 +46,7 @@ def sent_size(message: dict[str, Any]) -> int:
     return len(json.dumps(message))  # as the consumer encodes it (ASCII-escaped)
 
 
+@pytest.mark.django_db(transaction=True)
 async def test_a_reply_over_a_mebibyte_is_cut_and_the_pause_after_it_arrives(
     runs: Runs,
     open_socket: OpenSocket,
@@ -94,6 +97,7 @@ async def test_a_reply_over_a_mebibyte_is_cut_and_the_pause_after_it_arrives(
     assert all(sent_size(m) <= MAX_MESSAGE_BYTES for m in finished)
 
 
+@pytest.mark.django_db(transaction=True)
 async def test_an_event_stored_before_the_limits_is_cut_on_the_way_out(
     open_socket: OpenSocket, owner: Any
 ) -> None:

@@ -19,7 +19,9 @@ from dashboard.runs import services
 from tests.daphne import daphne
 from tests.dashboard.daphne_session import USER, logged_in_run, socket_messages
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# Rollback transactions, but for the async tests: their database work runs in another
+# thread (sync_to_async), which must see the rows.
+pytestmark = pytest.mark.django_db
 
 HOST = "127.0.0.1:8000"
 
@@ -66,6 +68,7 @@ def run_and_session(owner: Any) -> tuple[int, str]:
     return run.pk, client.cookies["sessionid"].value
 
 
+@pytest.mark.django_db(transaction=True)
 async def test_only_the_exact_origin_of_the_dashboard_is_accepted(
     handshakes: Handshakes, run_and_session: tuple[int, str]
 ) -> None:
@@ -87,6 +90,7 @@ async def test_only_the_exact_origin_of_the_dashboard_is_accepted(
     assert await handshakes.open(run_id, session, "HTTP://127.0.0.1:8000")  # case is no origin
 
 
+@pytest.mark.django_db(transaction=True)
 async def test_tls_is_read_from_the_socket_scheme_or_the_configured_proxy_header(
     handshakes: Handshakes, run_and_session: tuple[int, str], settings: Any
 ) -> None:
@@ -113,6 +117,7 @@ async def test_tls_is_read_from_the_socket_scheme_or_the_configured_proxy_header
     )
 
 
+@pytest.mark.django_db(transaction=True)
 async def test_trusted_origins_are_the_explicit_extra_list(
     handshakes: Handshakes, run_and_session: tuple[int, str], settings: Any
 ) -> None:

@@ -21,7 +21,9 @@ from tests.dashboard.sockets import load_run
 from tests.net import free_port
 from tests.tasks import AMBIGUOUS_TASK
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# Rollback transactions, but for the async tests: their database work runs in another
+# thread (sync_to_async), which must see the rows.
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
@@ -46,6 +48,7 @@ async def paused(runs: Runs, owner: Any, url: str) -> Run:
             await asyncio.sleep(0.05)
 
 
+@pytest.mark.django_db(transaction=True)
 async def test_runs_spread_over_the_running_chromes_and_skip_one_that_is_down(
     runs: Runs, owner: Any, fixture_url: str, settings: Any, two_chromes: tuple[str, str]
 ) -> None:

@@ -18,7 +18,9 @@ from dashboard.runs.runner import runner
 from tests.dashboard.conftest import Runs
 from tests.fakellm import ScriptedLLMServer
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# Rollback transactions, but for the async tests: their database work runs in another
+# thread (sync_to_async), which must see the rows.
+pytestmark = pytest.mark.django_db
 
 SCHEMA = {
     "type": "object",
@@ -41,6 +43,7 @@ def stored(run_id: int) -> tuple[Run, dict[str, Any]]:
     return Run.objects.get(pk=run_id), finished.data
 
 
+@pytest.mark.django_db(transaction=True)
 async def test_the_output_is_stored_with_the_run(
     runs: Runs,
     owner: Any,

@@ -20,7 +20,9 @@ from dashboard.runs import services as run_services
 from dashboard.scenarios import services as scenario_services
 from tests.dashboard.conftest import Runs
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# Rollback transactions, but for the async tests: their database work runs in another
+# thread (sync_to_async), which must see the rows.
+pytestmark = pytest.mark.django_db
 
 PASSWORD = "correct horse 42"
 SIGN_IN = """type ada@example.org into Email
@@ -53,6 +55,7 @@ async def finished(runs: Runs, run_id: int) -> Run:
     return await sync_to_async(Run.objects.get)(pk=run_id)
 
 
+@pytest.mark.django_db(transaction=True)
 async def test_a_run_saved_as_a_scenario_replays_on_a_new_release_and_heals(
     runs: Runs, worker: Any, owner: Any, fixture_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -110,6 +113,7 @@ async def test_a_run_saved_as_a_scenario_replays_on_a_new_release_and_heals(
     )
 
 
+@pytest.mark.django_db(transaction=True)
 async def test_a_replay_that_needs_a_person_pauses_until_told_to_skip(
     runs: Runs, owner: Any, fixture_url: str
 ) -> None:

@@ -34,7 +34,9 @@ from tests.dashboard.signup import sign_up
 from tests.dashboard.test_api import refused, token_of
 from tests.net import free_port
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# Rollback transactions, but for the async tests: their database work runs in another
+# thread (sync_to_async), which must see the rows.
+pytestmark = pytest.mark.django_db
 
 
 # -- when -------------------------------------------------------------------------------
@@ -185,6 +187,7 @@ def smtp(settings: Any) -> Iterator[Mailbox]:
     controller.stop()
 
 
+@pytest.mark.django_db(transaction=True)
 async def test_a_failed_firing_is_told_to_a_signed_retried_webhook_and_by_mail(
     worker: RunManager, runs: Runs, scenario: Scenario, receiver: str, smtp: Mailbox,
     settings: Any,

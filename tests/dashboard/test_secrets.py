@@ -21,7 +21,9 @@ from dashboard.runs.runner import runner
 from dashboard.scenarios import services
 from tests.dashboard.conftest import Runs
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# Rollback transactions, but for the async tests: their database work runs in another
+# thread (sync_to_async), which must see the rows.
+pytestmark = pytest.mark.django_db
 
 VALUE = "s3cr@t pw+1"  # a GET submit sends it as pw=s3cr%40t+pw%2B1
 NEEDLE = "s3cr"  # in the value, however it is encoded
@@ -87,6 +89,7 @@ async def status_of(run_id: int, wanted: set[str]) -> Run:
         await asyncio.sleep(0.1)
 
 
+@pytest.mark.django_db(transaction=True)
 async def test_a_granted_secret_never_comes_back_in_clear(
     runs: Runs, owner: Any, site: str, secret_env: None
 ) -> None:
@@ -120,6 +123,7 @@ async def test_a_granted_secret_never_comes_back_in_clear(
     assert "${SECRET:PW}" in body and NEEDLE not in body
 
 
+@pytest.mark.django_db(transaction=True)
 async def test_a_run_naming_a_secret_not_granted_fails_before_any_page(
     runs: Runs, owner: Any, stranger: Any, site: str, secret_env: None
 ) -> None:
@@ -133,6 +137,7 @@ async def test_a_run_naming_a_secret_not_granted_fails_before_any_page(
     assert sum(Site.hits.values()) == 0  # nothing reached the page, not even the form
 
 
+@pytest.mark.django_db(transaction=True)
 async def test_a_superuser_may_use_every_secret_and_groups_grant_too(
     django_user_model: Any, owner: Any
 ) -> None:
@@ -151,6 +156,7 @@ async def test_a_superuser_may_use_every_secret_and_groups_grant_too(
     assert await sync_to_async(by_group)() == {"SHOP"}
 
 
+@pytest.mark.django_db(transaction=True)
 async def test_a_persons_key_appended_to_a_secret_field_is_stored_as_the_secret(
     runs: Runs, owner: Any, site: str, secret_env: None
 ) -> None:
@@ -176,6 +182,7 @@ async def test_a_persons_key_appended_to_a_secret_field_is_stored_as_the_secret(
     assert any("${SECRET:PW}k" in json.dumps(s["args"]) for s in by_person), by_person
 
 
+@pytest.mark.django_db(transaction=True)
 async def test_a_live_view_frame_carries_the_address_redacted(secret_env: None) -> None:
     from automation.browser.screencast import Frame
     from automation.secrets import Secrets
