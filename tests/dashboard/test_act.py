@@ -4,8 +4,10 @@ timeout_ms is the budget down to the script in the page, and a dropped socket st
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -75,18 +77,26 @@ async def test_a_hung_act_returns_within_its_timeout_and_the_tab_still_works(
     assert (await evaluate_over(comm, "next", "1 + 1"))["result"] == "2"
 
 
-async def spinning(run_id: int, within_s: float = 10) -> None:
-    """Until the run's page is busy with a script (it stops answering)."""
+@contextlib.asynccontextmanager
+async def spinning(run_id: int, within_s: float = 30) -> AsyncIterator[str]:
+    """Yields the line a script should log just before it spins; on leaving, waits until
+    the run's page logged it (the console message arrives while the page is busy, so no
+    guess from a slow answer is needed)."""
     tab = runner._live[run_id].current_tab()
     assert tab is not None
-    deadline = time.monotonic() + within_s
-    while time.monotonic() < deadline:
-        try:
-            await asyncio.wait_for(tab.page.evaluate("1"), 0.2)
-        except TimeoutError:
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("the script never started")
+    started: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def on_console(message: Any) -> None:
+        if message.text == "spinning now" and not started.done():
+            started.set_result(None)
+
+    tab.page.on("console", on_console)
+    try:
+        yield "console.log('spinning now');"
+        async with asyncio.timeout(within_s):
+            await started
+    finally:
+        tab.page.remove_listener("console", on_console)
 
 
 async def test_a_dropped_socket_cancels_the_act_and_stops_the_script(
@@ -94,11 +104,12 @@ async def test_a_dropped_socket_cancels_the_act_and_stops_the_script(
 ) -> None:
     run, comm, _ = await paused_on_delete(runs, open_socket, owner, fixture_url)
     confirmed = EVALUATE_TERMINATIONS.value(result="confirmed")
-    await send_evaluate(comm, "long", "while (true) {}", timeout_ms=60_000)
-    await spinning(run.pk)
+    async with spinning(run.pk) as log_line:
+        await send_evaluate(comm, "long", log_line + "while (true) {}", timeout_ms=60_000)
     time_sent = time.monotonic()
     await comm.disconnect()
-    assert time.monotonic() - time_sent < 2
+    # The socket's end stops the script: it does not wait out the act's 60 s.
+    assert time.monotonic() - time_sent < 30
     assert EVALUATE_TERMINATIONS.value(result="confirmed") == confirmed + 1
     # A new socket finds the page free again.
     again = await connected_socket(open_socket, run, owner)
