@@ -2,7 +2,7 @@
 ``tools/list`` (:func:`automation.mcp.tools.tool_list`) and ``tools/call`` (a session's
 :meth:`McpSession.call`).  Where the session comes from is the transport's business: one
 browser per process over stdio (:mod:`automation.mcp.stdio`), a dashboard run per MCP
-session over HTTP (``dashboard.mcp``).
+session over HTTP (``dashboard.api.mcp``).
 """
 
 from __future__ import annotations

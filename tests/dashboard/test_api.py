@@ -1,4 +1,4 @@
-"""The JSON API with tokens (dashboard/api.py): a token made on the person's page, shown
+"""The JSON API with tokens (dashboard/api/): a token made on the person's page, shown
 once and kept only as a hash, acts as its owner — starts a run that a worker drives,
 reads it, its steps and events, stops one; imports, exports and replays scenarios — and
 sees nothing of anyone else's; a revoked or unknown token gets 401; every refusal has one

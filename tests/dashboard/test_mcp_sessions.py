@@ -1,4 +1,4 @@
-"""The dashboard's MCP sessions (dashboard/mcp.py) and their runs: a session whose run no
+"""The dashboard's MCP sessions (dashboard/api/mcp.py) and their runs: a session whose run no
 worker opens in time is told so and its run is stopped while still queued (no browser is
 opened later for nobody); the sessions of runs that have ended are forgotten."""
 
