@@ -84,14 +84,14 @@ class Subject:
         ref whose node the page replaced is found again by its identity
         (:meth:`Tab.follow`)."""
         try:
-            locator, entry = await tab.resolve(ref, budget=budget, action=action)
+            _, entry = await tab.resolve(ref, budget=budget, action=action)
         except StaleRef:
             if not follow:
                 raise
             entry = tab.core.entry(ref)
             handle = await tab.follow(ref, budget=budget, action=action)
             return cls(tab, entry, handle, tab.state.identities.get(entry.ref), replaced=True)
-        handle = await tab.handle_of(locator, entry, budget=budget)
+        handle = await tab.handle_of(entry, budget=budget)
         identity = tab.state.identities.get(entry.ref)
         if identity is None and identify:
             identity = await capture(handle, budget=budget)

@@ -104,7 +104,7 @@ async def click(
     label = None
     if entry.role in ("checkbox", "radio") and not double and button == "left":
         # A box hidden behind a styled label is clicked through its label.
-        handle = await tab.handle_of(locator, entry, budget=budget)
+        handle = await tab.handle_of(entry, budget=budget)
         target = await click_target(handle, budget)
         label = target if target is not handle else None
         await dispose(handle)

@@ -41,7 +41,6 @@ __all__ = [
     "target",
 ]
 
-_HANDLE_WAIT_MS = 500  # a resolved ref's element, taken at once (see handle_of)
 
 # Registered once per Playwright instance as "tabwright": resolves a ref through the
 # document's registry, which re-checks role, name and row first (fail closed).
@@ -122,8 +121,8 @@ async def target(core: TabCore, ref: str, *, budget: Budget | None = None) -> Ta
     Take it before acting (an action that navigates leaves the ref behind); StaleRef if
     the element is gone."""
     budget = core.budget(budget, "identity")
-    locator, entry = await resolve(core, ref, budget=budget)
-    handle = await handle_of(locator, entry, budget=budget)
+    _, entry = await resolve(core, ref, budget=budget)
+    handle = await handle_of(core, entry, budget=budget)
     found = await capture(handle, budget=budget)
     identity = replace(found, backend_node_id=core.state.backend_ids.get(entry.ref))
     core.state.identities[entry.ref] = identity
@@ -131,17 +130,22 @@ async def target(core: TabCore, ref: str, *, budget: Budget | None = None) -> Ta
     return Target(entry.ref, entry.role, entry.name, selector, identity)
 
 
-async def handle_of(locator: Locator, entry: RefEntry, *, budget: Budget) -> ElementHandle:
-    """The element of a ref just resolved (:func:`resolve`).  An app may replace it the
-    next moment: then the ref is stale at once, instead of Playwright waiting the whole
-    budget for an element that will never come back."""
+async def handle_of(core: TabCore, entry: RefEntry, *, budget: Budget) -> ElementHandle:
+    """The element of a ref just resolved (:func:`resolve`), or StaleRef when the page
+    has replaced it since.  One query that never waits for an element to appear: an
+    element the page replaced will not come back, and a page that is only slow to answer
+    (a busy machine, a long task) is waited for within the budget, not taken for a
+    changed one."""
     try:
-        return await budget.run(locator.element_handle(timeout=_HANDLE_WAIT_MS))
+        handle = await budget.run(core.frame_of(entry).query_selector(f"tabwright={entry.ref}"))
     except PlaywrightError:
+        handle = None  # the frame or the element's document is gone
+    if handle is None:
         raise StaleRef(
             f"ref {entry.describe()}: the page replaced the element as it was taken",
             hint="take a new snapshot",
-        ) from None
+        )
+    return handle
 
 
 async def backend_node_id(core: TabCore, ref: str, *, budget: Budget | None = None) -> int:

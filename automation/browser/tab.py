@@ -176,11 +176,9 @@ class Tab:
         """The ref's element as a recorded step keeps it (:func:`refs.target`)."""
         return await refs.target(self.core, ref, budget=budget)
 
-    async def handle_of(
-        self, locator: Locator, entry: RefEntry, *, budget: Budget
-    ) -> ElementHandle:
-        """The element of a ref just resolved, or StaleRef at once (:func:`refs.handle_of`)."""
-        return await refs.handle_of(locator, entry, budget=budget)
+    async def handle_of(self, entry: RefEntry, *, budget: Budget) -> ElementHandle:
+        """The element of a ref just resolved, or StaleRef (:func:`refs.handle_of`)."""
+        return await refs.handle_of(self.core, entry, budget=budget)
 
     def remember_identity(self, ref: str, identity: ElementIdentity) -> None:
         """The identity of the ref's element, as the caller already knows it (replay's

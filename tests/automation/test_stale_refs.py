@@ -10,6 +10,7 @@ exactly the row that was meant (Alpha's)."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable
+from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -264,3 +265,29 @@ def test_what_the_page_says_of_a_stale_ref_is_checked_and_quoted() -> None:
     for reason in (None, "gone", ["context", 1, 2], ["name"], [["x"]], {"stale": True}):
         assert "no longer points at that element" in stale_ref("e3", reason).message
     assert stale_ref("e3", ["name", "Beta"]).message.endswith('(it is named "Beta" now)')
+
+
+async def test_a_page_busy_just_after_its_ref_was_checked_is_waited_for_not_called_stale(
+    tab: Tab,
+) -> None:
+    """A page only slow to answer (a long task, a busy machine) between the ref's check and
+    the taking of its element is the same page: the box is ticked, not refused as stale."""
+    await tab.page.set_content("<label><input type=checkbox id=box> Send me the newsletter</label>")
+    snap = await tab.snapshot()
+    ref = ref_of(snap, "checkbox", "Send me the newsletter")
+    checked = tab.resolve
+
+    async def then_busy(*args: Any, **kwargs: Any) -> Any:
+        found = await checked(*args, **kwargs)
+        # The page's next task spins for 1.5 s, past any short wait for the element.
+        await tab.page.evaluate(
+            "setTimeout(() => { const end = Date.now() + 1500; while (Date.now() < end); })"
+        )
+        return found
+
+    tab.resolve = then_busy  # type: ignore[method-assign]
+    try:
+        await tab.click(ref)
+    finally:
+        del tab.resolve
+    assert await tab.page.is_checked("#box")
