@@ -22,6 +22,7 @@ a mark (``pytestmark = pytest.mark.browser``).
 from __future__ import annotations
 
 import asyncio
+import importlib
 import inspect
 import socket
 import socketserver
@@ -93,6 +94,17 @@ def _codes(obj: object) -> Iterator[tuple[types.CodeType, dict[str, Any]]]:
                 yield value.__code__, value.__globals__
 
 
+def _module(name: str) -> types.ModuleType | None:
+    """The module a dotted name in the code imports: the tests' own are imported to be
+    walked (the test imports them only when it runs); another only if loaded already."""
+    if name.startswith("tests.") and name not in sys.modules:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            return None
+    return sys.modules.get(name)
+
+
 def _names(code: types.CodeType) -> Iterator[str]:
     yield from code.co_names
     for const in code.co_consts:
@@ -113,8 +125,8 @@ def reaches(start: object, seen: set[int] | None = None) -> set[str]:
         # What a module names (``tests.daphne.daphne``, ``asyncio.start_server``), also
         # when imported inside the function (``from tests.daphne import daphne``).
         modules = [v for v in values if isinstance(v, types.ModuleType)]
-        modules += [sys.modules[name] for name in names if "." in name and name in sys.modules]
-        for module in modules:
+        modules += [_module(name) for name in names if "." in name]
+        for module in filter(None, modules):
             for attribute in names:
                 value = getattr(module, attribute, None)
                 if isinstance(value, (type, types.FunctionType)):

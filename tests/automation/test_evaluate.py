@@ -76,6 +76,22 @@ async def click_count(tab: Tab) -> int:
     return after
 
 
+# A script that hangs its page and says so first: its console message still comes out of
+# the hung page, so a test waits for the loop to have begun, not a fixed while.
+SPIN = "console.log('spinning'); while (true) {}"
+
+
+def spinning(tab: Tab) -> asyncio.Event:
+    """Set once the page has begun SPIN's loop."""
+    begun = asyncio.Event()
+    tab.page.on("console", lambda message: begun.set() if message.text == "spinning" else None)
+    return begun
+
+
+async def begun(event: asyncio.Event) -> None:
+    await asyncio.wait_for(event.wait(), 30)
+
+
 async def timed(work: Any) -> tuple[float, BaseException | None]:
     started = time.monotonic()
     try:
@@ -218,8 +234,9 @@ async def test_an_alert_is_dismissed_and_reported(etab: Tab) -> None:
 async def test_cancelling_the_budget_stops_the_script(etab: Tab) -> None:
     budget = Budget(30_000, label="evaluate")
     confirmed = EVALUATE_TERMINATIONS.value(result="confirmed")
-    task = asyncio.create_task(etab.evaluate("while (true) {}", budget=budget))
-    await asyncio.sleep(0.3)
+    looping = spinning(etab)
+    task = asyncio.create_task(etab.evaluate(SPIN, budget=budget))
+    await begun(looping)
     budget.cancel("the stop button")
     elapsed, error = await timed(task)
     assert isinstance(error, EvaluateCancelled) and "the stop button" in str(error)
@@ -232,8 +249,9 @@ async def test_cancelling_the_budget_stops_the_script(etab: Tab) -> None:
 async def test_cancelling_the_callers_task_stops_the_script(etab: Tab) -> None:
     assert etab.runtime is not None
     sent = etab.runtime.terminations
-    task = asyncio.create_task(etab.evaluate("while (true) {}", budget=Budget(30_000)))
-    await asyncio.sleep(0.3)
+    looping = spinning(etab)
+    task = asyncio.create_task(etab.evaluate(SPIN, budget=Budget(30_000)))
+    await begun(looping)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -401,14 +419,15 @@ async def test_the_stop_button_ends_a_hung_step_and_stops_the_script(
     tab = await engine.new_tab()
     try:
         url = f"{fixture_url}/engine/evaluate.html"
-        llm_server.script(act(action="evaluate", expression="while (true) {}", timeout_ms=60_000))
+        llm_server.script(act(action="evaluate", expression=SPIN, timeout_ms=60_000))
+        looping = spinning(tab)
         run = agent_run(tab, llm_server, url)
         task = asyncio.create_task(run.run())
         sink = run.sink
         assert isinstance(sink, WaitingSink)
         started = await sink.wait_for(ActionStarted, count=2)  # navigate, then evaluate
         assert started.name == "evaluate"  # type: ignore[attr-defined]
-        await asyncio.sleep(0.3)
+        await begun(looping)
         assert tab.runtime is not None
         sent = tab.runtime.terminations
         stopped_at = time.monotonic()
