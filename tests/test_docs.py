@@ -290,10 +290,6 @@ def test_the_server_block_served_the_dashboard(dashboard: Dashboard) -> None:
 
 # -- commands checked without running them -----------------------------------------------
 
-# Lands with the test tiers (another branch adds the target).
-PENDING_TARGETS = {"test-fast"}
-
-
 def _make_targets() -> set[str]:
     targets: set[str] = set()
     for block in ALL:
@@ -309,8 +305,6 @@ def test_the_make_targets_the_docs_name_exist(target: str) -> None:
     there and what it runs, without running it."""
     done = subprocess.run(["make", "-n", target], cwd=ROOT, capture_output=True, text=True,
                           timeout=30)  # fmt: skip
-    if done.returncode != 0 and target in PENDING_TARGETS:
-        pytest.xfail(f"make {target} is not in this Makefile yet")
     assert done.returncode == 0, done.stderr
     if target.startswith("test"):
         assert "pytest" in done.stdout
