@@ -123,13 +123,18 @@ class Runs:
             await self.manager.start(run.pk)
         return run
 
-    async def claimed(self, run_id: int, timeout_s: float = 15) -> None:
-        """Until a worker has claimed the queued run (it is live, or already over)."""
+    async def claimed(self, run_id: int, timeout_s: float = 60) -> None:
+        """Until this process's worker has the queued run live, or it is already over: a
+        run the database calls claimed (pending) may not have reached the runner yet, and
+        waiting for it then (``manager.wait``) would return at once."""
         self.started.append(run_id)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
-        while (await sync_to_async(Run.objects.get)(pk=run_id)).status == Run.Status.QUEUED:
-            assert loop.time() < deadline, f"run {run_id} still queued after {timeout_s} s"
+        while not self.manager.is_live(run_id):
+            status = (await sync_to_async(Run.objects.get)(pk=run_id)).status
+            if status in Run.FINAL:
+                return
+            assert loop.time() < deadline, f"run {run_id} is {status} after {timeout_s} s"
             await asyncio.sleep(0.05)
 
     async def stop_all(self) -> None:
