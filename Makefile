@@ -23,19 +23,21 @@ run: install chromium migrate
 
 # make test runs the whole suite in two pytest runs, each with its summary: first the fast
 # tier (tests that reach no browser and no server, tests/tiers.py decides from what each
-# test uses, and fails a test of it that starts one), then the rest.  TEST_JOBS processes
-# each (pytest-xdist; a test file stays whole in one process: its servers are per file);
-# TEST_JOBS=0 runs in this process.  It fails when either run fails.
+# test uses, and fails a test of it that starts one) on TEST_JOBS processes (pytest-xdist),
+# then the rest on SLOW_JOBS.  The slow tier runs in one process by default: two of its
+# processes on two cores (each with Chromium, daphne servers and workers) starve runs of
+# their budgets; SLOW_JOBS=2 deals its files out (a file stays whole in one process: its
+# servers are per file).  0 runs in this process.  It fails when either run fails.
 # make test-fast: the fast tier alone, the inner loop (under a minute).
 TEST_JOBS ?= 2
+SLOW_JOBS ?= 0
 PYTEST := $(BIN)/python -m pytest
-XDIST = $(if $(filter-out 0,$(TEST_JOBS)),-n $(TEST_JOBS) --dist loadfile)
-# The fast tier has no per-file servers: its tests are dealt out one by one.
 XDIST_FAST = $(if $(filter-out 0,$(TEST_JOBS)),-n $(TEST_JOBS) --dist load)
+XDIST_SLOW = $(if $(filter-out 0,$(SLOW_JOBS)),-n $(SLOW_JOBS) --dist loadfile)
 
 test: install chromium servers
 	@$(PYTEST) --tier fast $(XDIST_FAST); fast=$$?; \
-	$(PYTEST) --tier slow $(XDIST); slow=$$?; \
+	$(PYTEST) --tier slow $(XDIST_SLOW); slow=$$?; \
 	[ $$fast -eq 0 ] && [ $$slow -eq 0 ]
 
 test-fast: install
