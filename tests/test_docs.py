@@ -290,6 +290,7 @@ def test_the_server_block_served_the_dashboard(dashboard: Dashboard) -> None:
 
 # -- commands checked without running them -----------------------------------------------
 
+
 def _make_targets() -> set[str]:
     targets: set[str] = set()
     for block in ALL:
