@@ -15,8 +15,9 @@ Usable as a library without the dashboard::
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from automation.lazy import lazy_names
 
 if TYPE_CHECKING:  # what type checkers and editors see; at run time each name loads on first use
     from automation.actions import ACTIONS
@@ -177,14 +178,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # found once; later lookups don't come back here
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_names(__name__, _MODULE_OF, globals())
