@@ -29,9 +29,9 @@ from dashboard.jobs import alerts, schedules
 from dashboard.models import Run, Scenario, Schedule, ScheduleFiring, WebhookDelivery
 from dashboard.runs.runner import RunManager
 from dashboard.scenarios import services
+from tests.dashboard.api.test_api import refused, token_of
 from tests.dashboard.conftest import Runs
 from tests.dashboard.signup import sign_up
-from tests.dashboard.test_api import refused, token_of
 from tests.net import free_port
 
 # Rollback transactions, but for the async tests: their database work runs in another

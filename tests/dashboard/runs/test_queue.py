@@ -212,7 +212,7 @@ async def test_a_message_to_a_closed_conversation_through_a_web_process_queues_i
 ) -> None:
     # A web process (no worker here): the message is in the thread at once, the
     # conversation waits queued, and a worker restores its page and goes on with it.
-    from tests.dashboard.test_conversations import FINISH_SIGN_UP, say
+    from tests.dashboard.runs.test_conversations import FINISH_SIGN_UP, say
 
     (talk,) = await queued(runs, owner, f"{fixture_url}/demo/form.html", 1, task=NAME_TASK)
     comm = await connected_socket(open_socket, talk, owner)
@@ -248,7 +248,7 @@ async def test_a_message_to_a_closed_conversation_through_a_web_process_queues_i
 async def test_a_conversation_not_started_yet_takes_no_message_and_runs_as_asked(
     runs: Runs, open_socket: OpenSocket, owner: Any, fixture_url: str
 ) -> None:
-    from tests.dashboard.test_conversations import say
+    from tests.dashboard.runs.test_conversations import say
 
     (run,) = await queued(runs, owner, f"{fixture_url}/demo/form.html", 1)
     comm = await connected_socket(open_socket, run, owner)
@@ -302,7 +302,7 @@ async def test_a_message_to_a_closed_conversation_on_a_full_worker_waits_its_tur
     owner: Any,
     fixture_url: str,
 ) -> None:
-    from tests.dashboard.test_conversations import FINISH_SIGN_UP, say
+    from tests.dashboard.runs.test_conversations import FINISH_SIGN_UP, say
 
     capacity(1)
     (talk,) = await queued(runs, owner, f"{fixture_url}/demo/form.html", 1, task=NAME_TASK)

@@ -23,7 +23,7 @@ from dashboard.models import Run, RunEvent
 from dashboard.runs.runner import RunManager, runner
 from tests.automation.test_session import processes
 from tests.dashboard.conftest import OpenSocket, Runs
-from tests.dashboard.test_consumer import (
+from tests.dashboard.runs.test_consumer import (
     load_run,
     of_type,
     receive_until,

@@ -17,7 +17,12 @@ from dashboard.models import Run, RunEvent
 from dashboard.runs import services
 from dashboard.runs.runner import runner
 from tests.dashboard.conftest import OpenSocket, Runs
-from tests.dashboard.test_consumer import connected_socket, of_type, receive_until, start_watched
+from tests.dashboard.runs.test_consumer import (
+    connected_socket,
+    of_type,
+    receive_until,
+    start_watched,
+)
 from tests.fakellm import FAKE_MODEL, Reply, ScriptedLLMServer
 
 # Rollback transactions, but for the async tests: their database work runs in another

@@ -16,8 +16,8 @@ import dashboard.worker
 from automation.browser.tab import Tab
 from dashboard.runs.runner import runner
 from tests.dashboard.conftest import OpenSocket, Runs
+from tests.dashboard.runs.test_consumer import paused_on_delete, start_watched, stored_steps
 from tests.dashboard.sockets import connected_socket, of_type, receive_until, types
-from tests.dashboard.test_consumer import paused_on_delete, start_watched, stored_steps
 from tests.tasks import FORM_TASK
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -22,9 +22,9 @@ from dashboard.models import Batch, Run, Scenario
 from dashboard.runs import services as run_services
 from dashboard.runs.runner import RunManager, runner
 from dashboard.scenarios import services as scenario_services
+from tests.dashboard.api.test_api import api, refused, token_of
 from tests.dashboard.conftest import Runs
 from tests.dashboard.signup import sign_up
-from tests.dashboard.test_api import api, refused, token_of
 
 # Rollback transactions, but for the async tests: their database work runs in another
 # thread (sync_to_async), which must see the rows.

@@ -18,8 +18,8 @@ from django.test import Client
 from dashboard.models import Run, SecretGrant
 from dashboard.runs.runner import runner
 from tests.dashboard.conftest import OpenSocket, Runs
+from tests.dashboard.runs.test_consumer import start_watched
 from tests.dashboard.sockets import of_type, receive_until
-from tests.dashboard.test_consumer import start_watched
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -43,7 +43,7 @@ async def test_downloads_are_kept_in_storage_listed_live_and_served_to_the_owner
 
     # In storage, not only on the worker's disk.
     storage = storages["default"]
-    original = (Path(__file__).parents[2] / "fixtures/engine/files/report.csv").read_bytes()
+    original = (Path(__file__).parents[3] / "fixtures/engine/files/report.csv").read_bytes()
     with storage.open(f"runs/{run.pk}/downloads/report.csv") as stored:
         assert stored.read() == original
     await sync_to_async(_served_to_the_owner_only)(run, owner, stranger, original)

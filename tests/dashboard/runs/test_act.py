@@ -18,7 +18,7 @@ from automation.metrics import EVALUATE_TERMINATIONS
 from dashboard.models import Run
 from dashboard.runs.runner import runner
 from tests.dashboard.conftest import OpenSocket, Runs
-from tests.dashboard.test_consumer import (
+from tests.dashboard.runs.test_consumer import (
     connected_socket,
     of_type,
     paused_on_delete,

@@ -9,7 +9,7 @@ import pytest
 
 from dashboard.runs.runner import runner
 from tests.dashboard.conftest import OpenSocket, Runs
-from tests.dashboard.test_consumer import of_type, receive_until, start_watched
+from tests.dashboard.runs.test_consumer import of_type, receive_until, start_watched
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
