@@ -17,7 +17,7 @@ from automation.recording.export import to_pytest
 from automation.recording.recorder import Recorder
 from automation.recording.roles import ROLES
 from automation.recording.scenario import Scenario
-from tests.automation.test_export_safety import EVIL_ROLE, assert_safe_module
+from tests.automation.recording.test_export_safety import EVIL_ROLE, assert_safe_module
 
 # -- a page that tampers with the registry --------------------------------------------
 

@@ -13,7 +13,7 @@ from django.core.exceptions import ValidationError
 from automation.errors import LLMError
 from dashboard.engineconf import make_planner
 from dashboard.models import LLMProfile, Run
-from tests.automation.test_llm_keys import REFUSED
+from tests.automation.llm.test_llm_keys import REFUSED
 from tests.dashboard.conftest import Runs
 from tests.dashboard.test_llm_profiles import staff_client
 from tests.fakellm import FAKE_MODEL, ScriptedLLMServer

@@ -21,7 +21,7 @@ from automation import BrowserSession
 from dashboard.engineconf import browser_config
 from dashboard.models import Run, RunEvent
 from dashboard.runs.runner import RunManager, runner
-from tests.automation.test_session import processes
+from tests.automation.browser.test_session import processes
 from tests.dashboard.conftest import OpenSocket, Runs
 from tests.dashboard.runs.test_consumer import (
     load_run,

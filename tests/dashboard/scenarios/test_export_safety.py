@@ -17,7 +17,12 @@ from django.test import Client
 
 from dashboard.models import Scenario, ScenarioStep
 from dashboard.scenarios import services
-from tests.automation.test_export_safety import BREAK, EVIL_ROLE, INJECT, assert_safe_module
+from tests.automation.recording.test_export_safety import (
+    BREAK,
+    EVIL_ROLE,
+    INJECT,
+    assert_safe_module,
+)
 
 pytestmark = pytest.mark.django_db
 

@@ -26,7 +26,7 @@ from tests.conftest import CHROMIUM, FIXTURES
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 NOTE = "n0te-s3cret-value"
 
 

@@ -16,7 +16,7 @@ from automation.browser.downloads import (
 )
 from automation.errors import ActionInvalid, BudgetExceeded
 
-REPORT = Path(__file__).resolve().parents[2] / "fixtures" / "engine" / "files" / "report.csv"
+REPORT = Path(__file__).resolve().parents[3] / "fixtures" / "engine" / "files" / "report.csv"
 
 
 async def open_downloads(tab: Tab, fixture_url: str, folder: Path) -> DownloadKeeper:

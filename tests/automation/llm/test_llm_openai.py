@@ -92,7 +92,7 @@ class _Sliced(httpx.AsyncByteStream):
 
 @pytest.fixture
 async def planner(llm_server: ScriptedLLMServer) -> AsyncIterator[OpenAICompatPlanner]:
-    # No retries: these tests are about one exchange; tests/automation/test_llm_retry.py
+    # No retries: these tests are about one exchange; tests/automation/llm/test_llm_retry.py
     # covers retrying.
     p = OpenAICompatPlanner(base_url=llm_server.base_url, model="test-model", retries=0)
     yield p

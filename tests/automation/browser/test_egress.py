@@ -29,7 +29,7 @@ from automation.browser.config import QUIET_CHROMIUM_ARGS
 from automation.browser.egress import EgressProxy
 from automation.browser.session import chromium_sandbox
 from automation.errors import BrowserError
-from tests.automation.test_url_guard import until
+from tests.automation.browser.test_url_guard import until
 from tests.conftest import browser_config
 
 PIXEL_GIF = bytes.fromhex(
