@@ -307,6 +307,31 @@ async def test_a_rule_with_a_port_allows_that_port_only(
     assert ok == 200
 
 
+async def test_an_idle_browser_calls_nobody(
+    servers: tuple[Counting, Counting], caplog: pytest.LogCaptureFixture
+) -> None:
+    # A browser we launch with its default switches, a page open and a password typed (what
+    # would set off sync, sign-in checks, component and autofill downloads): over a window
+    # longer than Chromium 156 took to make its first such call, nothing but the page passes
+    # the proxy.  (A window, not a condition: what is tested is that nothing happens.)
+    allowed = servers[0]
+    policy = UrlPolicy(allowed_domains=(f"127.0.0.1:{allowed.port}",))
+    session = BrowserSession(browser_config(url_policy=policy))
+    await session.start()
+    try:
+        tab = await session.new_tab()
+        await tab.page.goto(f"{allowed.origin()}/blank")
+        await tab.page.set_content("<form><input name=u><input type=password name=p></form>")
+        await tab.page.fill("input[name=u]", "someone")
+        await tab.page.fill("input[type=password]", "secret")
+        await asyncio.sleep(8)
+        assert session.egress is not None
+        calls = [r.getMessage() for r in caplog.records if "egress proxy" in r.getMessage()]
+        assert (session.egress.refused, calls) == (0, [])
+    finally:
+        await session.close()
+
+
 # -- names resolved by the proxy -------------------------------------------------------
 
 
