@@ -32,9 +32,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         # DEBUG no longer opens private addresses, and the test pages are on 127.0.0.1.
         "TABWRIGHT_BLOCK_PRIVATE_ADDRESSES": "0",
         "TABWRIGHT_PLANNER": "rules",
-        # A conversation keeps its tab this long after the work; the conversation test
-        # waits past it.
-        "TABWRIGHT_SESSION_IDLE_S": "8",
+        # A conversation keeps its tab this long after the work: longer than any test
+        # (the conversation test closes it with the button).
+        "TABWRIGHT_SESSION_IDLE_S": "900",
         "TABWRIGHT_ACTION_TIMEOUT_MS": "5000",
         "TABWRIGHT_CHROMIUM_PATH": CHROMIUM,
         "TABWRIGHT_ALLOW_EVALUATE": "1",

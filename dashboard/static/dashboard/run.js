@@ -563,6 +563,8 @@
     return sendJson({ command: command, text: text || "" });
   }
 
+  // "Close tab" sits outside the controls (they hide when the work ends; the tab may stay).
+  if (closeButton) closeButton.addEventListener("click", () => send("close"));
   if (controls) {
     controls.addEventListener("click", (ev) => {
       const cmd = ev.target.dataset && ev.target.dataset.command;
