@@ -15,6 +15,10 @@ from django.core.asgi import get_asgi_application
 
 django_asgi_app = get_asgi_application()
 
+from dashboard.lib.logredact import redact_server_logs  # noqa: E402
+
+redact_server_logs()  # the server's logs show no token of an address
+
 from dashboard.api.mcp import PATH as MCP_PATH  # noqa: E402
 from dashboard.api.mcp import McpApp  # noqa: E402
 from dashboard.lib.origin import SameOriginValidator  # noqa: E402

@@ -131,6 +131,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: a call of the JSON API past its body limit is answered before anything reads
+    # the body (dashboard/api/bodylimit.py).
+    "dashboard.api.bodylimit.ApiBodyLimit",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -264,9 +267,18 @@ LOGGING = {
     "disable_existing_loggers": False,
     # Every record is redacted with the secrets of the runs live in this process (a page's
     # address after a GET form submit, console text): automation.secrets.SecretsLogFilter.
-    "filters": {"secrets": {"()": "automation.secrets.SecretsLogFilter"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["secrets"]}},
+    # And any credential in an address (an API token in a query string): the access log
+    # too (dashboard.lib.logredact).
+    "filters": {
+        "secrets": {"()": "automation.secrets.SecretsLogFilter"},
+        "tokens": {"()": "dashboard.lib.logredact.TokenLogFilter"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["secrets", "tokens"]}},
     "loggers": {
+        # Django's records (a refused request's path) go up to the root logger's handler,
+        # which the server's logs redact (dashboard.lib.logredact), and not to a console
+        # handler of Django's own that would write them as they are (with DEBUG).
+        "django": {"handlers": [], "level": "INFO", "propagate": True},
         "tabwright": {"handlers": ["console"], "level": os.environ.get("TABWRIGHT_LOG", "INFO")},
         "automation": {"handlers": ["console"], "level": os.environ.get("TABWRIGHT_LOG", "INFO")},
     },

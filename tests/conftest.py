@@ -23,6 +23,7 @@ from mcp.client.stdio import StdioServerParameters
 from playwright.async_api import async_playwright
 
 from automation import BrowserConfig, BrowserSession, Tab, UrlPolicy
+from automation.agent.outputcheck import check_output_isolated
 from automation.browser.config import QUIET_CHROMIUM_ARGS
 from automation.tools.shell import shell_run
 from tests import tiers
@@ -173,8 +174,8 @@ def chromium_cdp() -> Iterator[str]:
 
 
 tiers.BROWSER.extend([BrowserSession, browser_config, chromium_cdp, async_playwright])
-# The engine's shell tool and an MCP server over stdio start processes.
-tiers.SERVERS.extend([shell_run, StdioServerParameters])
+# The engine's shell tool, an MCP server over stdio and an output's check start processes.
+tiers.SERVERS.extend([shell_run, StdioServerParameters, check_output_isolated])
 tiers.FAST.append(ScriptedLLMServer)
 
 

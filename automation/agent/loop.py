@@ -24,7 +24,8 @@ from automation.actions import available
 from automation.actionspec import ActionSpec
 from automation.agent.context import Context, ContextLimits
 from automation.agent.masks import hide_typed_passwords
-from automation.agent.output import check_output, check_schema, schema_note
+from automation.agent.output import check_schema, schema_note
+from automation.agent.outputcheck import CHECK_TIMEOUT_MS, check_output_isolated
 from automation.agent.parser import Action
 from automation.agent.prompts import system_prompt
 from automation.agent.steps import ActionSteps
@@ -89,6 +90,7 @@ class AgentConfig:
     screenshots: bool = True
     record_person: bool = True  # while paused, the person's acts in the tab become steps
     propose_timeout_ms: int = 5_000  # reading the final page for checks to propose
+    output_check_timeout_ms: int = CHECK_TIMEOUT_MS  # an output against the run's schema
     context: ContextLimits = field(default_factory=ContextLimits)
 
 
@@ -334,7 +336,10 @@ class AgentRun:
             output = None
         else:
             try:
-                check_output(self.output_schema, output)
+                check = check_output_isolated(
+                    self.output_schema, output, timeout_ms=self.config.output_check_timeout_ms
+                )
+                await budget.run(check)
             except OutputInvalid as exc:
                 self._output_misses += 1
                 detail = f"{exc.message}: " + "; ".join(exc.problems)

@@ -5,7 +5,10 @@ The model is told the schema with the task, and its ``done`` carries ``output``.
 that does not match goes back to the model once with what is wrong; a second miss pauses
 the run for the person.  Validation is the ``jsonschema`` library's (Draft 2020-12 unless
 the schema names its own ``$schema``), the reference implementation of the standard, so
-what a schema means is what it means everywhere else.
+what a schema means is what it means everywhere else, but for two things that make it safe
+to apply a schema anyone wrote (automation.agent.schema): ``$ref`` reaches only the schema
+itself, and patterns are matched with RE2.  The loop checks an output in a child process
+with a deadline (automation.agent.outputcheck), never on its event loop.
 """
 
 from __future__ import annotations
@@ -13,9 +16,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import jsonschema
 from jsonschema.exceptions import SchemaError
+from referencing.exceptions import Unresolvable
 
+from automation.agent.schema import check_safe, validator, validator_class
 from automation.errors import OutputInvalid
 
 __all__ = [
@@ -46,17 +50,21 @@ def check_schema(schema: object) -> dict[str, Any]:
             hint="the model reads it every round: describe only the data the task ends in",
         )
     try:
-        _validator_class(schema).check_schema(schema)
+        validator_class(schema).check_schema(schema)
     except SchemaError as exc:
         where = _path(exc.absolute_path)
         raise OutputInvalid(
             f"the output schema is not a valid JSON Schema: {where}{exc.message}"
         ) from None
+    check_safe(schema)
     return schema
 
 
 def check_output(schema: dict[str, Any], output: object) -> None:
-    """Nothing if ``output`` matches ``schema``; else OutputInvalid with each problem."""
+    """Nothing if ``output`` matches ``schema``; else OutputInvalid with each problem.
+    Synchronous, and as slow as the schema makes it: callers on an event loop use
+    automation.agent.outputcheck.check_output_isolated."""
+    check_schema(schema)
     size = len(json.dumps(output, ensure_ascii=False, default=str))
     if size > MAX_OUTPUT_CHARS:
         raise OutputInvalid(
@@ -64,8 +72,10 @@ def check_output(schema: dict[str, Any], output: object) -> None:
             problems=[f"$: {size} characters, at most {MAX_OUTPUT_CHARS}"],
             hint="write big data to a file of the workspace and give its path",
         )
-    validator = _validator_class(schema)(schema)
-    errors = sorted(validator.iter_errors(output), key=lambda e: list(e.absolute_path))
+    try:
+        errors = sorted(validator(schema).iter_errors(output), key=lambda e: list(e.absolute_path))
+    except Unresolvable as exc:  # check_schema refuses these; the lookup is still closed
+        raise OutputInvalid(f"the output schema's $ref {exc.ref!r} can't be followed") from None
     if not errors:
         return
     problems = [f"{_path(e.absolute_path) or '$: '}{e.message}" for e in errors[:MAX_PROBLEMS]]
@@ -84,10 +94,6 @@ def schema_note(schema: dict[str, Any]) -> str:
         'The task ends in data: send done with an "output" (beside the summary) that '
         "matches this JSON Schema:\n" + json.dumps(schema, ensure_ascii=False, sort_keys=True)
     )
-
-
-def _validator_class(schema: dict[str, Any]) -> Any:
-    return jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
 
 
 def _path(path: Any) -> str:

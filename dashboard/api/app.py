@@ -91,8 +91,8 @@ def _not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
 def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
     cause = exc.__cause__
     if isinstance(cause, JsonRefused):  # the body, read by BoundedParser
-        status = 413 if cause.code == "too_large" else 400
-        return _error(request, status, "invalid", cause.message, fields={"body": cause.message})
+        status, code = (413, "too_large") if cause.code == "too_large" else (400, "invalid")
+        return _error(request, status, code, cause.message, fields={"body": cause.message})
     return _error(request, exc.status_code, "http_error", str(exc))
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import unicodedata
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -121,6 +122,15 @@ def results_csv(batch: Batch) -> str:
     return out.getvalue()
 
 
+# What a spreadsheet may read as the start of a formula (CSV injection).  A cell's first
+# character is compared in its NFKC form: the fullwidth equals, plus, minus and at signs
+# (U+FF1D, U+FF0B, U+FF0D, U+FF20) and the small ones (U+FE66, U+FE62, U+FE63, U+FE6B),
+# formula starts in some locales' spreadsheets, fold to these.
+FORMULA_STARTS = frozenset("=+-@\t\r")
+
+
 def _cell(value: str) -> str:
-    """A value a spreadsheet will not run as a formula (CSV injection: =, +, -, @)."""
-    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
+    """A value a spreadsheet will not run as a formula: one that starts like a formula is
+    prefixed with an apostrophe, which spreadsheets read as "this is text"."""
+    first = unicodedata.normalize("NFKC", value[:1])[:1]
+    return "'" + value if first in FORMULA_STARTS else value

@@ -191,6 +191,24 @@ def test_a_run_asked_badly_is_refused_naming_the_field_and_nothing_is_made(
     assert not Run.objects.exists()
 
 
+@pytest.mark.parametrize(
+    ("schema", "says"),
+    [
+        ({"$ref": "http://127.0.0.2:18734/schema.json"}, "does not point within the schema"),
+        ({"properties": {"a": {"$ref": "file:///etc/passwd"}}}, "does not point within the schema"),
+        ({"type": "string", "pattern": "^(?=x).*$"}, "can't be used: invalid perl operator"),
+    ],
+)
+def test_an_output_schema_that_would_fetch_or_backtrack_is_refused(
+    owner: Any, schema: dict[str, Any], says: str
+) -> None:
+    client = Client(headers={"Authorization": f"Bearer {token_of(owner)}"})
+    body = {"task": "t", "planner": "openai", "output_schema": schema}
+    error = refused(client.post("/api/runs", body, content_type="application/json"), 400, "invalid")
+    assert says in error["fields"]["output_schema"], error
+    assert not Run.objects.exists()
+
+
 def test_a_body_that_is_not_json_and_bad_queries_are_refused(owner: Any) -> None:
     client = Client(headers={"Authorization": f"Bearer {token_of(owner)}"})
     error = refused(client.post("/api/runs", "{not json", content_type="application/json"),

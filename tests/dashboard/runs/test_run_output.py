@@ -110,6 +110,10 @@ def test_the_new_run_form_takes_an_output_schema() -> None:
         ("{not json", "not JSON"),
         ('{"type": 5}', "not a valid JSON Schema"),
         ("[1, 2]", "must be a JSON object"),
+        # Nothing is fetched, read from disk or matched by backtracking.
+        ('{"$ref": "http://127.0.0.2:18734/schema.json"}', "does not point within the schema"),
+        ('{"items": {"$ref": "file:///etc/passwd"}}', "does not point within the schema"),
+        ('{"type": "string", "pattern": "^(a)\\\\1$"}', "can't be used: invalid escape"),
     ]:
         refused = form(output_schema=text)
         assert not refused.is_valid()

@@ -1,0 +1,116 @@
+"""How big a body each call of the JSON API takes, enforced before the body is read.
+
+Django reads a body only up to DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MiB) and answers an HTML
+400 past it, whatever the call; the API needs more for a scenario file or a batch's rows,
+and far less for everything else.  So this middleware, first in MIDDLEWARE, looks at each
+call under /api/ before anything reads its body: past the call's limit (BODY_LIMITS, else
+MAX_BODY_BYTES), by its Content-Length or the size the server received, the answer is
+the API's JSON error (413 ``too_large``), and nothing reads the body.  Within it, the body
+is read here, in a worker thread, and parsed there too (dashboard.lib.jsonin: bounded in
+size and nesting), so a big body never holds the event loop; the API's parser
+(dashboard.api.common.BoundedParser) takes what was parsed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from asgiref.sync import markcoroutinefunction
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.urls import Resolver404, resolve
+
+from dashboard.jobs.batchfile import MAX_BATCH_BYTES
+from dashboard.lib import jsonin
+from dashboard.scenarios.forms import MAX_SCENARIO_BYTES
+
+__all__ = ["BODY_LIMITS", "MAX_BODY_BYTES", "MAX_ROWS_BODY_BYTES", "ApiBodyLimit", "body_limit"]
+
+PREFIX = "/api/"
+MAX_BODY_BYTES = 1024 * 1024  # a run, a replay, a stop: a task and a few fields
+# A batch's CSV (at most MAX_BATCH_BYTES) as a JSON string, or its rows as JSON: room for
+# JSON's escapes (a quote or a newline is two characters, a non-ASCII one up to six).
+MAX_ROWS_BODY_BYTES = 4 * MAX_BATCH_BYTES
+# (method, route under /api/): the calls that take more than MAX_BODY_BYTES.
+BODY_LIMITS: dict[tuple[str, str], int] = {
+    ("POST", "scenarios"): MAX_SCENARIO_BYTES,  # a scenario file, as on the import page
+    ("POST", "scenarios/<scenario_id>/batches"): MAX_ROWS_BODY_BYTES,
+    ("POST", "scenarios/<scenario_id>/schedules"): MAX_ROWS_BODY_BYTES,
+    ("PATCH", "schedules/<schedule_id>"): MAX_ROWS_BODY_BYTES,
+}
+PARSED = "tabwright_json"  # the request's attribute with the parsed body (or its refusal)
+
+
+def body_limit(method: str, path: str) -> int | None:
+    """The most bytes the API call ``method path`` takes; None for a path outside the API
+    (or one it does not have: the API answers that)."""
+    if not path.startswith(PREFIX):
+        return None
+    try:
+        route = resolve(path).route
+    except Resolver404:
+        return None
+    return BODY_LIMITS.get((method, route.removeprefix(PREFIX.lstrip("/"))), MAX_BODY_BYTES)
+
+
+def too_large(limit: int, size: int) -> JsonResponse:
+    mib = f"{limit / (1024 * 1024):g} MiB"
+    message = f"the body has {size} bytes; this call takes at most {limit} ({mib})"
+    error = {"code": "too_large", "message": message, "hint": "", "fields": {"body": message}}
+    return JsonResponse({"error": error}, status=413)
+
+
+def _size(request: HttpRequest) -> int:
+    """The body's size as the server received it (ASGI: a file), else as announced."""
+    stream: Any = getattr(request, "_stream", None)  # Django's own; read() reads it
+    if stream is not None and getattr(stream, "seekable", lambda: False)():
+        size = stream.seek(0, os.SEEK_END)
+        stream.seek(0)
+        return int(size)
+    try:
+        return max(0, int(request.META.get("CONTENT_LENGTH") or 0))
+    except ValueError:
+        return 0
+
+
+def _read(request: HttpRequest, limit: int) -> bytes:
+    """The body, at most ``limit`` + 1 bytes of it, set as the request's body (as Django's
+    own ``HttpRequest.body`` does) so that whatever reads it later gets these bytes."""
+    data = request.read(limit + 1)
+    request._body = data  # type: ignore[attr-defined]
+    return data
+
+
+def _parse(data: bytes, limit: int) -> Any:
+    try:
+        return jsonin.loads(data, max_bytes=limit)
+    except jsonin.JsonRefused as exc:
+        return exc
+
+
+class ApiBodyLimit:
+    """The middleware; see the module's docstring."""
+
+    sync_capable = False
+    async_capable = True
+
+    def __init__(self, get_response: Callable[[HttpRequest], Awaitable[HttpResponse]]) -> None:
+        self.get_response = get_response
+        markcoroutinefunction(self)
+
+    async def __call__(self, request: HttpRequest) -> HttpResponse:
+        limit = body_limit(request.method or "", request.path_info)
+        if limit is None:
+            return await self.get_response(request)
+        announced = _size(request)
+        if announced > limit:
+            return too_large(limit, announced)
+        if announced or request.META.get("HTTP_TRANSFER_ENCODING"):
+            data = await asyncio.to_thread(_read, request, limit)
+            if len(data) > limit:  # more came than was announced
+                return too_large(limit, len(data))
+            if data:
+                setattr(request, PARSED, await asyncio.to_thread(_parse, data, limit))
+        return await self.get_response(request)

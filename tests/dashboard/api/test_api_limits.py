@@ -1,0 +1,69 @@
+"""Each call of the JSON API takes a body up to its own documented limit (docs/api.md),
+and past it answers the API's JSON error before reading it: a batch's whole CSV file fits
+in its call, a run's call takes no megabytes."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.urls import resolve
+
+from dashboard.api.bodylimit import BODY_LIMITS, MAX_BODY_BYTES, MAX_ROWS_BODY_BYTES
+from dashboard.jobs.batchfile import MAX_BATCH_BYTES
+from dashboard.models import Batch, Run, Scenario
+from dashboard.scenarios import services as scenario_services
+from dashboard.scenarios.forms import MAX_SCENARIO_BYTES
+from tests.dashboard.api.test_api import refused, token_of
+from tests.dashboard.signup import sign_up
+
+pytestmark = pytest.mark.django_db
+
+MiB = 1024 * 1024
+
+
+def script(owner: Any) -> Client:
+    return Client(headers={"Authorization": f"Bearer {token_of(owner)}"})
+
+
+def test_a_body_past_the_call_s_limit_is_refused_in_json(owner: Any) -> None:
+    """3 MiB: past the 1 MiB of a run's call (and past the 2.5 MiB Django reads alone)."""
+    body = json.dumps({"task": "t", "planner": "rules", "padding": "x" * (3 * MiB)})
+    error = refused(script(owner).post("/api/runs", body, content_type="application/json"),
+                    413, "too_large")  # fmt: skip
+    assert f"at most {MAX_BODY_BYTES} (1 MiB)" in error["message"]
+    assert error["fields"] == {"body": error["message"]}
+    assert not Run.objects.exists()
+    # A scenario file past 20 MiB, the import page's limit too.
+    big = json.dumps({**sign_up("http://shop.test"), "description": "x" * MAX_SCENARIO_BYTES})
+    error = refused(script(owner).post("/api/scenarios", big, content_type="application/json"),
+                    413, "too_large")  # fmt: skip
+    assert f"at most {MAX_SCENARIO_BYTES} (20 MiB)" in error["message"]
+    assert not Scenario.objects.exists()
+
+
+def test_a_batch_s_whole_csv_file_fits_in_its_call(owner: Any) -> None:
+    """A CSV as big as the upload takes (5 MiB), sent as JSON text with its escapes: 6 MiB
+    of body, which Django alone would refuse."""
+    scenario = scenario_services.scenario_import(owner=owner, data=sign_up("http://shop.test"))
+    line = 'Ada "the first",' + "x" * 600 + "\n"
+    rows = MAX_BATCH_BYTES // len(line.encode())
+    csv = "name,greet\n" + line * rows
+    assert len(csv.encode()) <= MAX_BATCH_BYTES
+    body = json.dumps({"csv": csv, "base_url": "http://shop.test"})
+    assert 2.5 * MiB < len(body) <= MAX_ROWS_BODY_BYTES
+    made = script(owner).post(f"/api/scenarios/{scenario.pk}/batches", body,
+                              content_type="application/json")  # fmt: skip
+    assert made.status_code == 201, made.content[:500]
+    batch = Batch.objects.get()
+    assert batch.rows.count() == rows
+    assert batch.rows.first().params["name"] == 'Ada "the first"'
+
+
+def test_every_call_with_a_limit_of_its_own_is_a_call_of_the_api() -> None:
+    for (_method, route), limit in BODY_LIMITS.items():
+        path = "/api/" + route.replace("<scenario_id>", "1").replace("<schedule_id>", "1")
+        assert resolve(path).route == f"api/{route}"
+        assert limit > MAX_BODY_BYTES

@@ -1,0 +1,121 @@
+"""What one person sends can't stall the others, against a real daphne: an output schema
+whose pattern backtracks in Python leaves the server answering; a body past its call's
+limit gets the API's JSON error (announced or chunked); a token put in a query string is
+refused and never written to the server's log."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.daphne import api_token, log_in
+from tests.dashboard.signup import sign_up
+from tests.e2e.ui import PASSWORD, USERNAME, Server
+
+pytestmark = pytest.mark.e2e
+
+MiB = 1024 * 1024
+WAIT_S = 120  # bounds a hang only: each wait ends when its condition holds
+
+
+@pytest.fixture(scope="module")
+def token(server: Server) -> str:
+    return api_token(log_in(server.base_url, (USERNAME, PASSWORD)), "inputs")
+
+
+def script(server: Server, token: str) -> httpx.Client:
+    return httpx.Client(
+        base_url=server.base_url, timeout=30, headers={"Authorization": f"Bearer {token}"}
+    )
+
+
+def test_an_output_pattern_that_backtracks_does_not_hold_the_server(
+    server: Server, token: str
+) -> None:
+    """``^(a+)+$`` against 40 a's and a '!': 2^40 steps for Python's ``re`` on the server's
+    event loop (the login page would wait with everything else); with RE2 in the output's
+    own check, the run's two misses pause it as any wrong output does."""
+    output = "a" * 40 + "!"
+    done = {"action": "done", "summary": "read", "output": output}
+    server.llm.script(*["<action>" + json.dumps(done) + "</action>"] * 2)
+    client = script(server, token)
+    made = client.post("/api/runs", json={
+        "task": "Read the a's", "planner": "openai",
+        "output_schema": {"type": "string", "pattern": "^(a+)+$"},
+    })  # fmt: skip
+    assert made.status_code == 201, made.text
+    run_id = made.json()["id"]
+    deadline = time.monotonic() + WAIT_S
+    while (run := client.get(f"/api/runs/{run_id}").json())["status"] != "paused":
+        assert run["status"] in ("queued", "pending", "running"), run
+        assert time.monotonic() < deadline, run
+        # Anyone's page answers all along, the login page first.
+        assert httpx.get(f"{server.base_url}/accounts/login/", timeout=30).status_code == 200
+        time.sleep(0.2)
+    assert run["status_reason"].startswith("output_invalid"), run
+    events = client.get(f"/api/runs/{run_id}/events").json()["events"]
+    told = json.dumps(events)
+    assert "does not match '^(a+)+$'" in told
+    client.post(f"/api/runs/{run_id}/stop")
+
+
+def _chunks(total: int) -> Iterator[bytes]:
+    yield b'{"task": "t", "padding": "'
+    for _ in range(total // (64 * 1024)):
+        yield b"x" * (64 * 1024)
+    yield b'"}'
+
+
+def test_a_body_past_its_call_s_limit_gets_the_json_error(server: Server, token: str) -> None:
+    client = script(server, token)
+    big = json.dumps({"task": "t", "padding": "x" * (3 * MiB)})
+    for content in (big.encode(), _chunks(3 * MiB)):  # with Content-Length, then chunked
+        answer = client.post(
+            "/api/runs", content=content, headers={"Content-Type": "application/json"}
+        )
+        assert answer.status_code == 413, answer.text[:300]
+        error = answer.json()["error"]
+        assert error["code"] == "too_large" and "at most 1048576 (1 MiB)" in error["message"]
+    assert all(run["task"] != "t" for run in client.get("/api/runs").json())
+
+    # A batch's CSV as big as the upload page takes fits in its call: 6 MiB of JSON.
+    made = client.post("/api/scenarios", json=sign_up(server.base_url))
+    assert made.status_code == 201, made.text
+    line = 'Ada "the first",' + "x" * 600 + "\n"
+    rows = 5 * MiB // len(line)
+    body = json.dumps({"csv": "name,greet\n" + line * rows, "concurrency": 1})
+    assert len(body) > 5 * MiB
+    batch = client.post(f"/api/scenarios/{made.json()['id']}/batches", content=body,
+                        headers={"Content-Type": "application/json"})  # fmt: skip
+    assert batch.status_code == 201, batch.text[:500]
+    assert batch.json()["progress"]["total"] == rows
+    client.post(f"/api/batches/{batch.json()['id']}/stop")
+
+
+def _logged(log: Path, needle: str) -> str:
+    """The server's log once it has a line with ``needle`` (daphne writes a request's
+    line when its answer is sent)."""
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        text = log.read_text(errors="replace")
+        if needle in text:
+            return text
+        assert time.monotonic() < deadline, text[-3000:]
+        time.sleep(0.1)
+
+
+def test_a_token_in_a_query_string_is_refused_and_never_logged(server: Server, token: str) -> None:
+    answer = httpx.get(f"{server.base_url}/api/runs?status=&token={token}", timeout=30)
+    assert answer.status_code == 401 and answer.json()["error"]["code"] == "unauthorized"
+    answer = httpx.get(f"{server.base_url}/api/runs/{token}", timeout=30)
+    assert answer.status_code in (401, 404)
+
+    text = _logged(server.log, "GET /api/runs?status=&token=")
+    assert token not in text and token[3:] not in text
+    assert "GET /api/runs?status=&token=[redacted]" in text
+    assert "GET /api/runs/tw_[redacted]" in _logged(server.log, "GET /api/runs/tw_")
