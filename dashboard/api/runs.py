@@ -1,4 +1,5 @@
-"""The JSON API's runs: list, start, read, follow the events, stop."""
+"""The JSON API's runs: list, start, read, follow the events; the run page's commands
+(stop, message, pause, resume, reply, extend, close)."""
 
 from __future__ import annotations
 
@@ -136,7 +137,10 @@ def _run_from_body(user: AbstractBaseUser, body: RunIn) -> Run:
     if body.llm_profile:
         profile = LLMProfile.objects.filter(name=body.llm_profile).first()
         if profile is None:
+            names = list(LLMProfile.objects.order_by("name").values_list("name", flat=True))
+            there = ", ".join(map(repr, names)) if names else "none (an admin adds them)"
             raise ApiError(400, "invalid", f"no LLM profile {body.llm_profile!r}",
+                           hint=f"the profiles there are: {there}",
                            fields={"llm_profile": "no such profile"})  # fmt: skip
         planner = f"{PROFILE_PREFIX}{profile.pk}"
     form = NewRunForm({
@@ -179,17 +183,92 @@ async def run_events(request: HttpRequest, run_id: int, after: int = 0) -> Any:
     return await sync_to_async(read)()
 
 
-@router.post("/runs/{run_id}/stop", response={200: RunOut, **ERRORS, 409: ErrorOut}, tags=["runs"])
-async def stop_run(request: HttpRequest, run_id: int) -> dict[str, Any]:
-    """Stop the run (queued or live) and answer it as it is then; 409 when it is not live."""
+class TextIn(Schema):
+    text: str = Field(min_length=1, max_length=20_000, description="what the person writes")
+
+
+class ExtendIn(Schema):
+    rounds: int = Field(description="how many more rounds past the round cap")
+
+
+async def _command(request: HttpRequest, run_id: int, command: str, text: str = "",
+                   rounds: int = 0) -> None:  # fmt: skip
+    """Carry a command of the run page's to the run, wherever it runs, as its owner: 409
+    ``not_live`` when nothing holds it, 409 ``refused`` (saying why) when it does not
+    apply now, 400 for a bad request."""
     run = await sync_to_async(selectors.run_get)(user=request.user, id=run_id)
     if run.owner_id != request.user.pk:
-        raise ApiError(403, "forbidden", "only the run's owner can stop it")
-    got = await command_where_it_runs(run_id, "stop")
+        raise ApiError(403, "forbidden", f"only the run's owner can {command} it")
+    got = await command_where_it_runs(run_id, command, text, rounds)
     error = got.get("error")
-    if error is not None:
-        if error["kind"] == "lookup":
-            raise ApiError(409, "not_live", "the run is not live any more")
-        raise ApiError(409, str(error.get("code", "refused")), str(error.get("message", "")))
-    await runner.wait(run_id)  # here; elsewhere the answer came once the stop was asked
+    if error is None:
+        return
+    message = str(error.get("message", ""))
+    if error["kind"] == "lookup":
+        raise ApiError(409, "not_live", "the run is not live any more")
+    if error["kind"] == "value":
+        raise ApiError(409, "refused", message)
+    if error["kind"] == "invalid":
+        raise ApiError(400, str(error.get("code", "invalid")), message, str(error.get("hint", "")))
+    raise ApiError(409, str(error.get("code", "refused")), message, str(error.get("hint", "")))
+
+
+async def _now(run_id: int) -> dict[str, Any]:
     return run_out(await sync_to_async(Run.objects.get)(pk=run_id))
+
+
+COMMAND_ERRORS = {**ERRORS, 403: ErrorOut, 409: ErrorOut}
+
+
+@router.post("/runs/{run_id}/stop", response={200: RunOut, **COMMAND_ERRORS}, tags=["runs"])
+async def stop_run(request: HttpRequest, run_id: int) -> dict[str, Any]:
+    """Stop the run's work (queued or live) and answer it as it is then; 409 when it is
+    not live, or when nothing is at work (a conversation waiting for its next message)."""
+    await _command(request, run_id, "stop")
+    await runner.wait(run_id)  # here; elsewhere the answer came once the stop was asked
+    return await _now(run_id)
+
+
+@router.post("/runs/{run_id}/messages", response={200: RunOut, **COMMAND_ERRORS}, tags=["runs"])
+async def message_run(request: HttpRequest, run_id: int, body: TextIn) -> dict[str, Any]:
+    """Write to a conversation, as the page's composer does: while it works, the model
+    reads it next; while it waits, its work goes on with it; when its tab was closed, the
+    page is restored first.  A paused run takes it as the answer to its question."""
+    await _command(request, run_id, "message", body.text)
+    return await _now(run_id)
+
+
+@router.post("/runs/{run_id}/pause", response={200: RunOut, **COMMAND_ERRORS}, tags=["runs"])
+async def pause_run(request: HttpRequest, run_id: int) -> dict[str, Any]:
+    """Pause the run's work at its next step (409 ``refused`` when nothing is at work)."""
+    await _command(request, run_id, "pause")
+    return await _now(run_id)
+
+
+@router.post("/runs/{run_id}/resume", response={200: RunOut, **COMMAND_ERRORS}, tags=["runs"])
+async def resume_run(request: HttpRequest, run_id: int) -> dict[str, Any]:
+    """Resume a paused run."""
+    await _command(request, run_id, "resume")
+    return await _now(run_id)
+
+
+@router.post("/runs/{run_id}/reply", response={200: RunOut, **COMMAND_ERRORS}, tags=["runs"])
+async def reply_run(request: HttpRequest, run_id: int, body: TextIn) -> dict[str, Any]:
+    """Answer a paused run's question (for a replay: ``retry`` or ``skip``) and resume it."""
+    await _command(request, run_id, "reply", body.text)
+    return await _now(run_id)
+
+
+@router.post("/runs/{run_id}/extend", response={200: RunOut, **COMMAND_ERRORS}, tags=["runs"])
+async def extend_run(request: HttpRequest, run_id: int, body: ExtendIn) -> dict[str, Any]:
+    """Give a run stopped at its round cap ``rounds`` more rounds, and resume it."""
+    await _command(request, run_id, "extend", rounds=body.rounds)
+    return await _now(run_id)
+
+
+@router.post("/runs/{run_id}/close", response={200: RunOut, **COMMAND_ERRORS}, tags=["runs"])
+async def close_run(request: HttpRequest, run_id: int) -> dict[str, Any]:
+    """Close a conversation's tab (a later message restores the page)."""
+    await _command(request, run_id, "close")
+    await runner.wait_closed(run_id)  # here; elsewhere once the close was asked
+    return await _now(run_id)

@@ -1,4 +1,4 @@
-"""The JSON API's scenarios: list, export, import, replay."""
+"""The JSON API's scenarios: list, export, import, save a run as one, replay."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ from ninja import Router, Schema, Status
 from pydantic import BaseModel, ConfigDict, Field
 
 from automation.errors import ScenarioInvalid
-from dashboard.api.common import ERRORS, ApiError
+from dashboard.api.common import ERRORS, ApiError, ErrorOut
 from dashboard.api.runs import RunOut, run_out
 from dashboard.models import Run
+from dashboard.runs import selectors as run_selectors
 from dashboard.runs.doorbell import wake
 from dashboard.scenarios import selectors, services
 from dashboard.scenarios.forms import ReplayForm
@@ -76,6 +77,72 @@ async def export_scenario(request: HttpRequest, scenario_id: int) -> dict[str, A
         return selectors.scenario_document(scenario=scenario).to_dict()
 
     return await sync_to_async(read)()
+
+
+class SaveRunIn(Schema):
+    name: str = Field("", max_length=200, description="the scenario's name (default: the run's)")
+    keep: list[int] = Field([], description="failed steps to keep, by index (their effect seen)")
+    checks: list[int] | None = Field(
+        None, description="the proposed checks to add, by position (default: those the save "
+        "page ticks); GET /api/runs/{id}/proposals lists them"
+    )  # fmt: skip
+    stretches: list[int] = Field([], description="a conversation's requests to save (default: all)")
+
+
+class ProposalOut(Schema):
+    position: int
+    check: str  # the check in words
+    why: str
+    picked: bool  # ticked on the save page to begin with
+
+
+@router.get(
+    "/runs/{run_id}/proposals", response={200: list[ProposalOut], **ERRORS}, tags=["scenarios"]
+)
+async def run_proposals(request: HttpRequest, run_id: int) -> list[dict[str, Any]]:
+    """The checks the run proposes for a scenario saved from it, as its save page lists them."""
+
+    def read() -> list[dict[str, Any]]:
+        run = run_selectors.run_get(user=request.user, id=run_id)
+        return [
+            {"position": i, "check": p.check.describe(), "why": p.why, "picked": p.picked}
+            for i, (_, p) in enumerate(run_selectors.run_proposed_checks(run=run))
+        ]
+
+    return await sync_to_async(read)()
+
+
+@router.post(
+    "/runs/{run_id}/scenario",
+    response={201: ScenarioOut, **ERRORS, 403: ErrorOut},
+    tags=["scenarios"],
+)
+async def save_run_as_scenario(request: HttpRequest, run_id: int, body: SaveRunIn) -> Status[Any]:
+    """Save the run as a scenario, as its "Save as scenario" page does: the steps that ran,
+    the failed ones in ``keep``, the proposed ``checks``; nothing is stored if it can't be."""
+
+    def save() -> dict[str, Any]:
+        run = run_selectors.run_get(user=request.user, id=run_id)
+        if run.owner_id != request.user.pk:
+            raise ApiError(403, "forbidden", "only the run's owner can save it as a scenario")
+        proposals = run_selectors.run_proposed_checks(run=run)
+        checks = body.checks
+        if checks is None:
+            checks = [i for i, (_, p) in enumerate(proposals) if p.picked]
+        wrong = [i for i in checks if not 0 <= i < len(proposals)]
+        if wrong:
+            raise ApiError(400, "invalid", f"no proposed check {wrong[0]} (there are "
+                           f"{len(proposals)})", fields={"checks": "out of range"})  # fmt: skip
+        try:
+            scenario = services.scenario_from_run(
+                owner=request.user, run=run, name=body.name.strip() or run.title,
+                keep=body.keep, checks=checks, stretches=body.stretches,
+            )  # fmt: skip
+        except ScenarioInvalid as exc:
+            raise ApiError(400, exc.code, exc.message, exc.hint) from None
+        return _scenario_out(selectors.scenario_list(user=request.user).get(pk=scenario.pk))
+
+    return Status(201, await sync_to_async(save)())
 
 
 @router.post("/scenarios", response={201: ScenarioOut, **ERRORS}, tags=["scenarios"])

@@ -35,7 +35,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         # A conversation keeps its tab this long after the work: longer than any test
         # (the conversation test closes it with the button).
         "TABWRIGHT_SESSION_IDLE_S": "900",
-        "TABWRIGHT_ACTION_TIMEOUT_MS": "5000",
         "TABWRIGHT_CHROMIUM_PATH": CHROMIUM,
         "TABWRIGHT_ALLOW_EVALUATE": "1",
         "TABWRIGHT_LLM_BASE_URL": llm.base_url,
