@@ -221,6 +221,8 @@ class RunFilterForm(forms.Form):
     created_to = forms.DateField(
         label="To", required=False, widget=forms.DateInput(attrs={"type": "date"})
     )
+    # Unticked (the default): the MCP sessions that ended with no step are left out.
+    empty_mcp = forms.BooleanField(label="Empty MCP sessions", required=False)
 
     def __init__(self, *args: object, user: AbstractBaseUser, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
@@ -241,6 +243,9 @@ class RunFilterForm(forms.Form):
         return cleaned
 
     def filters(self) -> dict[str, object]:
-        """The valid filters (an invalid field is left out, and shown as an error)."""
+        """The valid filters (an invalid field is left out, and shown as an error), as
+        :func:`selectors.run_list` takes them."""
         cleaned = getattr(self, "cleaned_data", {})
-        return {name: cleaned[name] for name in self.fields if cleaned.get(name)}
+        chosen = {name: cleaned[name] for name in self.fields if cleaned.get(name)}
+        chosen["hide_empty_mcp"] = not chosen.pop("empty_mcp", False)
+        return chosen
