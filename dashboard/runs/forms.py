@@ -170,7 +170,7 @@ def url_refusal(url: str, exc: UrlBlocked) -> str | SafeString:
     rule there applies at once; the settings' variables need a restart)."""
     if exc.rule == "blocked":
         return format_html(
-            '{} An admin can turn that rule off on the <a href="{}">URL rules</a> page.',
+            '{}. An admin can turn that rule off on the <a href="{}">URL rules</a> page.',
             exc.message,
             f"{reverse('admin:dashboard_urlrule_changelist')}?kind__exact={UrlRule.Kind.BLOCK}",
         )
@@ -184,7 +184,7 @@ def url_refusal(url: str, exc: UrlBlocked) -> str | SafeString:
     # would also limit every run to the allowed domains.
     limits = " (once any Allow rule exists, runs open only the allowed domains)"
     return format_html(
-        "{} An admin can allow it with an Allow rule for <code>{}</code> on the "
+        "{}. An admin can allow it with an Allow rule for <code>{}</code> on the "
         '<a href="{}">URL rules</a> page{}.',
         exc.message,
         host,

@@ -265,7 +265,7 @@ def test_a_refused_address_links_to_the_rule_that_allows_it(
     refused = new_run(person, "http://127.0.0.1:8000/app/")
     assert refused.status_code == 400
     html = refused.content.decode()
-    assert "127.0.0.1 is a loopback address" in html
+    assert "127.0.0.1 is a loopback address. An admin can allow it" in html
     link = "/admin/dashboard/urlrule/add/?kind=allow&amp;domain=127.0.0.1%3A8000"
     assert (
         "An admin can allow it with an Allow rule for <code>127.0.0.1:8000</code> on the "
