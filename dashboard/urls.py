@@ -21,7 +21,9 @@ favicon = require_safe(cache_control(max_age=86400, public=True)(serve))
 
 urlpatterns = [
     path("", run_views.run_list, name="run_list"),
-    path("favicon.ico", favicon, {"path": "favicon.ico", "document_root": STATIC_DIR}),
+    path(
+        "favicon.ico", favicon, {"path": "favicon.ico", "document_root": STATIC_DIR}, name="favicon"
+    ),
     path("runs/new", run_views.run_new, name="run_new"),
     path("runs/<int:run_id>/", run_views.run_detail, name="run_detail"),
     path("runs/<int:run_id>/act", run_views.run_act, name="run_act"),
