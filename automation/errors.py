@@ -105,7 +105,15 @@ class BrowserClosed(BrowserError):
 
 
 class UrlBlocked(TabwrightError):
+    """``rule`` says which rule refused, for a caller that points to where it is set:
+    ``blocked`` (a block rule), ``not_allowed`` (allow rules exist, none matches),
+    ``private`` (a private or local address), or "" (a URL that can't be opened at all)."""
+
     code = "url_blocked"
+
+    def __init__(self, message: str, *, hint: str = "", rule: str = "") -> None:
+        super().__init__(message, hint=hint)
+        self.rule = rule
 
 
 class RefError(TabwrightError):

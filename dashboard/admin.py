@@ -40,15 +40,65 @@ def pretty_json(value: Any) -> str:
     return format_html('<pre class="json">{}</pre>', text)
 
 
-class StepInline(admin.TabularInline):
-    model = Step
+class RecordInline(admin.TabularInline):
+    """Rows the dashboard wrote while working (a run's steps, a batch's rows, a schedule's
+    firings): shown with their parent, never typed in, changed or removed one by one."""
+
     extra = 0
-    fields = ("index", "stretch", "action", "role", "name", "selector", "ok", "by", "duration_ms")
-    readonly_fields = fields
     can_delete = False
+    show_change_link = False
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False  # steps are what a run did: recorded, never typed in
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class StepInline(RecordInline):
+    model = Step
+    fields = ("index", "stretch", "action", "role", "name", "selector", "ok", "by", "duration_ms")
+    readonly_fields = fields
+
+
+class RecordAdmin(admin.ModelAdmin):
+    """What the dashboard recorded (runs, their steps and events, batches): to read.  Made
+    by the work itself, so never added here, and never edited: a status, holder, lease or
+    token count typed in by hand would lie about what happened, or take a run from the
+    worker that holds it."""
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class PartOfRunAdmin(RecordAdmin):
+    """A run's steps or events: removed only with their run (deleting the run, or its
+    owner, takes them along), never one by one from their own pages."""
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        match = request.resolver_match
+        own_page = f"{self.opts.app_label}_{self.opts.model_name}_"
+        if match is not None and (match.url_name or "").startswith(own_page):
+            return False
+        return super().has_delete_permission(request, obj)
+
+
+def run_still_at_work(run: Run) -> str:
+    """Why ``run`` can't be deleted now ("" when it can): a worker still writes to it, its
+    tab is open, or a running batch would replay its row again."""
+    if not run.is_final:
+        return f"{run}: still {run.status}; stop it first"
+    if run.session == Run.Session.OPEN:
+        return f"{run}: its tab is still open; close it first"
+    if BatchRow.objects.filter(run=run, batch__status=Batch.Status.RUNNING).exists():
+        return f"{run}: its batch is still running and would replay the row again"
+    return ""
 
 
 class EnvNameInput(forms.TextInput):
@@ -86,7 +136,7 @@ class LLMProfileAdmin(admin.ModelAdmin):
 
 
 @admin.register(Run)
-class RunAdmin(admin.ModelAdmin):
+class RunAdmin(RecordAdmin):
     list_display = ("id", "task_short", "kind", "owner", "status", "session", "planner",
                     "llm_profile", "tokens", "created_at", "finished_at")  # fmt: skip
     list_filter = ("status", "kind", "session", "planner", "llm_profile", "owner", "created_at")
@@ -106,9 +156,24 @@ class RunAdmin(admin.ModelAdmin):
     def tokens(self, obj: Run) -> int:
         return obj.prompt_tokens + obj.completion_tokens
 
+    def has_delete_permission(self, request: HttpRequest, obj: Run | None = None) -> bool:
+        if obj is not None and run_still_at_work(obj):
+            return False
+        return super().has_delete_permission(request, obj)
+
+    def get_deleted_objects(self, objs: Any, request: HttpRequest) -> tuple[Any, ...]:
+        """A run goes with its steps and events; a run still at work is not deleted (the
+        page says why), whether alone or among the runs selected."""
+        deleted, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
+        # Steps and events go with their run; a run refused is refused for being at work
+        # (only people who may delete runs get here), which ``protected`` says.
+        perms_needed -= {m._meta.verbose_name for m in (Run, Step, RunEvent)}
+        busy = [why for why in map(run_still_at_work, objs) if why]
+        return deleted, counts, perms_needed, [*protected, *busy]
+
 
 @admin.register(Step)
-class StepAdmin(admin.ModelAdmin):
+class StepAdmin(PartOfRunAdmin):
     list_display = ("run", "index", "stretch", "action", "role", "name", "selector", "ok", "by",
                     "duration_ms")  # fmt: skip
     list_filter = ("action", "ok", "by")
@@ -118,7 +183,7 @@ class StepAdmin(admin.ModelAdmin):
 
 
 @admin.register(RunEvent)
-class RunEventAdmin(admin.ModelAdmin):
+class RunEventAdmin(PartOfRunAdmin):
     """The event log, to read: events are what a run emitted and are never edited."""
 
     list_display = ("run", "seq", "type", "created_at")
@@ -132,12 +197,6 @@ class RunEventAdmin(admin.ModelAdmin):
     @admin.display(description="data")
     def data_pretty(self, obj: RunEvent) -> str:
         return pretty_json(obj.data)
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 class ScenarioStepInline(admin.TabularInline):
@@ -205,13 +264,33 @@ class IdentityHealAdmin(admin.ModelAdmin):
         return False  # a heal is what a replay found; people approve or reject it
 
 
+class UrlRuleForm(forms.ModelForm):
+    class Meta:
+        model = UrlRule
+        fields = "__all__"
+        help_texts = {
+            "domain": "A host name such as example.com (it covers its subdomains), or "
+            "host:port for that port only, e.g. intranet.example:8443 or 127.0.0.1:8000.",
+            "kind": "Allow: runs may open it; once any Allow rule exists, runs open only "
+            "the allowed domains (a private address needs one). Block: runs never open "
+            "it, whatever else allows it.",
+        }
+
+
 @admin.register(UrlRule)
 class UrlRuleAdmin(admin.ModelAdmin):
+    """Rules that apply as soon as they are saved.  A new rule is an Allow rule unless
+    chosen otherwise: the one people add (the new-run form links here with its host)."""
+
+    form = UrlRuleForm
     list_display = ("domain", "kind", "enabled", "note", "created_at")
     list_editable = ("enabled",)
     list_filter = ("kind", "enabled")
     search_fields = ("domain", "note")
     readonly_fields = ("created_at",)
+
+    def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
+        return {"kind": UrlRule.Kind.ALLOW, **super().get_changeform_initial_data(request)}
 
 
 class SecretNameInput(forms.TextInput):
@@ -265,35 +344,42 @@ class ApiTokenAdmin(admin.ModelAdmin):
         return False
 
 
-class BatchRowInline(admin.TabularInline):
+class BatchRowInline(RecordInline):
     model = BatchRow
     fields = ("index", "params", "run", "attempts")
     readonly_fields = fields
-    extra = 0
-    can_delete = False
-    show_change_link = False
 
 
 @admin.register(Batch)
-class BatchAdmin(admin.ModelAdmin):
-    """Batches with their rows (made on a scenario's page or through the API)."""
+class BatchAdmin(RecordAdmin):
+    """Batches with their rows (made on a scenario's page or through the API, stopped or
+    retried there); a batch is deleted once it no longer runs."""
 
     list_display = ("id", "scenario", "owner", "status", "concurrency", "created_at", "finished_at")
     list_filter = ("status",)
     search_fields = ("scenario__name", "owner__username", "source")
-    readonly_fields = ("owner", "scenario", "source", "created_at", "finished_at")
     inlines = [BatchRowInline]
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
+    def has_delete_permission(self, request: HttpRequest, obj: Batch | None = None) -> bool:
+        if obj is not None and obj.status == Batch.Status.RUNNING:
+            return False
+        return super().has_delete_permission(request, obj)
+
+    def get_deleted_objects(self, objs: Any, request: HttpRequest) -> tuple[Any, ...]:
+        deleted, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
+        perms_needed.discard(Batch._meta.verbose_name)  # refused only while running: said below
+        running = [f"{batch}: still running; stop it first" for batch in objs
+                   if batch.status == Batch.Status.RUNNING]  # fmt: skip
+        return deleted, counts, perms_needed, [*protected, *running]
 
 
-class ScheduleFiringInline(admin.TabularInline):
+class ScheduleFiringInline(RecordInline):
+    """One row per schedule and due time is how exactly one worker starts it: a firing
+    removed by hand could fire again."""
+
     model = ScheduleFiring
     fields = ("due_at", "fired_at", "run", "batch", "missed", "outcome", "error", "alerted_at")
     readonly_fields = fields
-    extra = 0
-    can_delete = False
     ordering = ("-due_at",)
 
 
@@ -306,6 +392,7 @@ class ScheduleAdmin(admin.ModelAdmin):
     search_fields = ("scenario__name", "owner__username", "cron")
     readonly_fields = ("owner", "scenario", "next_fire_at", "webhook_secret", "created_at")
     inlines = [ScheduleFiringInline]
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

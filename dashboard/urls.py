@@ -1,7 +1,12 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 from django.contrib import admin
 from django.urls import include, path
+from django.views.decorators.cache import cache_control
+from django.views.decorators.http import require_safe
+from django.views.static import serve
 
 from dashboard.accounts import views as account_views
 from dashboard.api.app import api
@@ -10,8 +15,15 @@ from dashboard.runs import files as runfiles
 from dashboard.runs import views as run_views
 from dashboard.scenarios import views as scenario_views
 
+STATIC_DIR = Path(__file__).resolve().parent / "static" / "dashboard"
+# Asked for by browsers on every page, the admin's included, whatever the page links.
+favicon = require_safe(cache_control(max_age=86400, public=True)(serve))
+
 urlpatterns = [
     path("", run_views.run_list, name="run_list"),
+    path(
+        "favicon.ico", favicon, {"path": "favicon.ico", "document_root": STATIC_DIR}, name="favicon"
+    ),
     path("runs/new", run_views.run_new, name="run_new"),
     path("runs/<int:run_id>/", run_views.run_detail, name="run_detail"),
     path("runs/<int:run_id>/act", run_views.run_act, name="run_act"),

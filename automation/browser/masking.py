@@ -4,8 +4,11 @@ A field about to be filled with a secret (or a password the model typed) is mark
 an attribute, and inline styles that draw its text as nothing (``-webkit-text-security``
 with a transparent colour and caret).  The marks stay on the element while it lives, so
 the live view's screencast never draws the value, not even when a person types more into
-the field.  Screenshots also cover every marked field and every password field with
-Playwright's ``mask`` (a box in place of the element), in every frame of the page.
+the field.  Screenshots also cover every marked field with Playwright's ``mask`` (a grey
+box in place of the element), in every frame of the page, and draw every password field
+with its text in no colour (a stylesheet applied for the picture only, into frames and
+shadow roots): a password a person typed or a page filled in shows neither its value nor
+its length, and an empty one looks as the page draws it, not as a box.
 
 Which values are secret is the run's business (:class:`automation.secrets.Secrets`): it
 sets :attr:`Tab.is_secret`; the browser layer only asks.
@@ -24,10 +27,24 @@ from automation.errors import ActionFailed
 if TYPE_CHECKING:
     from automation.browser.tab import Tab
 
-__all__ = ["MASK_ATTR", "MASK_SELECTOR", "mask_field", "mask_locators"]
+__all__ = [
+    "MASK_ATTR",
+    "MASK_COLOR",
+    "MASK_SELECTOR",
+    "PICTURE_CSS",
+    "mask_field",
+    "mask_locators",
+]
 
 MASK_ATTR = "data-tabwright-secret"
-MASK_SELECTOR = f"[{MASK_ATTR}], input[type=password]"
+MASK_SELECTOR = f"[{MASK_ATTR}]"
+MASK_COLOR = "#dee2e6"  # a quiet grey: the box says "hidden here" without shouting
+# A placeholder still shows (an empty field has nothing to hide).
+PICTURE_CSS = (
+    "input[type=password]:not(:placeholder-shown) { -webkit-text-security: disc !important;"
+    " color: transparent !important; -webkit-text-fill-color: transparent !important;"
+    " caret-color: transparent !important; text-shadow: none !important; }"
+)
 
 # Inline and "important": an app's stylesheet can't undo it.  The caret too: its place
 # would tell the length, and its blinking would make frames differ.
@@ -55,5 +72,5 @@ async def mask_field(tab: Tab, handle: ElementHandle, value: str, budget: Budget
 
 
 def mask_locators(tab: Tab) -> list[Locator]:
-    """What a screenshot of the tab covers: marked and password fields, in every frame."""
+    """What a screenshot of the tab covers with a box: the marked fields, in every frame."""
     return [frame.locator(MASK_SELECTOR) for frame in tab.page.frames]

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from playwright.async_api import Response
 
-from automation.browser.masking import mask_locators
+from automation.browser.masking import MASK_COLOR, PICTURE_CSS, mask_locators
 from automation.budget import DEFAULT_HEADROOM_MS, Budget
 from automation.errors import (
     ActionFailed,
@@ -224,8 +224,9 @@ async def screenshot(
         raise ActionInvalid("screenshot format must be png or jpeg")
     budget = tab.core.budget(budget, "screenshot")
     timeout = budget.playwright_timeout()
-    # Fields holding a secret or a password are covered in every picture taken.
-    extra: dict[str, Any] = {"mask": mask_locators(tab)}
+    # Fields holding a secret are covered, and passwords drawn blank, in every picture.
+    extra: dict[str, Any] = {"mask": mask_locators(tab), "mask_color": MASK_COLOR,
+                             "style": PICTURE_CSS}  # fmt: skip
     if format == "jpeg":
         extra["quality"] = max(1, min(int(quality), 100))
     if ref:

@@ -223,7 +223,7 @@ class UrlPolicy:
             said = f"{address} is" if target.host == address else f"resolves to {address},"
             if target.host != address:
                 said = f"{target.host} {said}"
-            raise _refused(target.url, f"{said} {what}", hint=_PRIVATE_HINT)
+            raise _refused(target.url, f"{said} {what}", hint=_PRIVATE_HINT, rule="private")
 
     async def _resolve(self, host: str, port: int, budget: Budget) -> list[IPAddress]:
         for name, address in self.host_map:
@@ -249,12 +249,14 @@ class UrlPolicy:
                 target.url,
                 f"{shown} is on the blocked list",
                 hint="blocked: " + ", ".join(self.blocked_domains),
+                rule="blocked",
             )
         if self.allowed_domains and not self._trusted(target):
             raise _refused(
                 target.url,
                 f"{shown}{_port_shown(target)} is not on the allowed list",
                 hint="allowed: " + ", ".join(self.allowed_domains),
+                rule="not_allowed",
             )
         if self.block_private and not self._trusted(target):
             host = target.host
@@ -263,7 +265,7 @@ class UrlPolicy:
             else:
                 what = _private_kind(host)
             if what:
-                raise _refused(target.url, f"{host} is {what}", hint=_PRIVATE_HINT)
+                raise _refused(target.url, f"{host} is {what}", hint=_PRIVATE_HINT, rule="private")
         return target
 
     def _trusted(self, target: _Target) -> bool:
@@ -483,5 +485,5 @@ def _private_kind(address: IPAddress) -> str:
     return ""
 
 
-def _refused(url: str, reason: str, *, hint: str = "") -> UrlBlocked:
-    return UrlBlocked(f"refused URL {url[:SHOWN_URL_CHARS]!r}: {reason}", hint=hint)
+def _refused(url: str, reason: str, *, hint: str = "", rule: str = "") -> UrlBlocked:
+    return UrlBlocked(f"refused URL {url[:SHOWN_URL_CHARS]!r}: {reason}", hint=hint, rule=rule)

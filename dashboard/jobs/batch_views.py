@@ -60,7 +60,10 @@ def batch_detail(request: HttpRequest, batch_id: int) -> HttpResponse:
     state = job_selectors.batch_state(batch=batch)
     params = sorted({name for row in state["rows"] for name in row["params"]})
     is_owner = batch.owner_id == request.user.pk
-    context = {"batch": batch, "state": state, "is_owner": is_owner, "params": params}
+    counts = state["progress"]["counts"]
+    can_retry = bool(counts["failed"] or counts["stopped"] or counts["skipped"])
+    context = {"batch": batch, "state": state, "is_owner": is_owner, "params": params,
+               "can_retry": can_retry}  # fmt: skip
     return render(request, "batches/detail.html", context)
 
 

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import urlencode, urlsplit
 
 from django import forms
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
+from django.urls import reverse
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
 
 from automation.agent.output import MAX_SCHEMA_CHARS, check_schema
 from automation.errors import OutputInvalid, UrlBlocked
 from automation.llm.keys import key_env_refusal
 from dashboard.engineconf import url_policy
-from dashboard.models import LLMProfile, Run
+from dashboard.models import LLMProfile, Run, UrlRule
 from dashboard.runs import selectors
 from dashboard.scenarios import selectors as scenario_selectors
 
@@ -158,7 +162,49 @@ class NewRunForm(forms.Form):
         try:
             return url_policy().check(url)  # no DNS here: the run's URL guard resolves
         except UrlBlocked as exc:
-            raise forms.ValidationError(str(exc)) from None
+            raise forms.ValidationError(url_refusal(url, exc)) from None
+
+
+def url_refusal(url: str, exc: UrlBlocked) -> str | SafeString:
+    """Why ``url`` is refused, and where an admin changes that: the URL rules page (a
+    rule there applies at once; the settings' variables need a restart)."""
+    if exc.rule == "blocked":
+        return format_html(
+            '{}. An admin can turn that rule off on the <a href="{}">URL rules</a> page.',
+            exc.message,
+            f"{reverse('admin:dashboard_urlrule_changelist')}?kind__exact={UrlRule.Kind.BLOCK}",
+        )
+    if exc.rule not in ("not_allowed", "private"):
+        return str(exc)
+    host = _rule_for(url)
+    add = (
+        reverse("admin:dashboard_urlrule_add") + "?" + urlencode({"kind": "allow", "domain": host})
+    )
+    # A private address is refused by a setting, not a rule: the first Allow rule for it
+    # would also limit every run to the allowed domains.
+    limits = " (once any Allow rule exists, runs open only the allowed domains)"
+    return format_html(
+        "{}. An admin can allow it with an Allow rule for <code>{}</code> on the "
+        '<a href="{}">URL rules</a> page{}.',
+        exc.message,
+        host,
+        add,
+        limits if exc.rule == "private" else "",
+    )
+
+
+def _rule_for(url: str) -> str:
+    """The rule that allows ``url``'s host: ``host``, or ``host:port`` when the URL names
+    a port (``[address]:port`` for IPv6)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if ":" in host:
+        host = f"[{host}]"
+    return f"{host}:{port}" if port else host
 
 
 class RunFilterForm(forms.Form):
@@ -175,6 +221,8 @@ class RunFilterForm(forms.Form):
     created_to = forms.DateField(
         label="To", required=False, widget=forms.DateInput(attrs={"type": "date"})
     )
+    # Unticked (the default): the MCP sessions that ended with no step are left out.
+    empty_mcp = forms.BooleanField(label="Empty MCP sessions", required=False)
 
     def __init__(self, *args: object, user: AbstractBaseUser, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
@@ -195,6 +243,9 @@ class RunFilterForm(forms.Form):
         return cleaned
 
     def filters(self) -> dict[str, object]:
-        """The valid filters (an invalid field is left out, and shown as an error)."""
+        """The valid filters (an invalid field is left out, and shown as an error), as
+        :func:`selectors.run_list` takes them."""
         cleaned = getattr(self, "cleaned_data", {})
-        return {name: cleaned[name] for name in self.fields if cleaned.get(name)}
+        chosen = {name: cleaned[name] for name in self.fields if cleaned.get(name)}
+        chosen["hide_empty_mcp"] = not chosen.pop("empty_mcp", False)
+        return chosen

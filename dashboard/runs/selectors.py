@@ -14,8 +14,10 @@ from django.db import connection
 from django.db.models import (
     Count,
     DurationField,
+    Exists,
     ExpressionWrapper,
     F,
+    OuterRef,
     Q,
     QuerySet,
 )
@@ -47,10 +49,16 @@ def run_list(
     kind: str = "",
     created_from: date | None = None,
     created_to: date | None = None,
+    hide_empty_mcp: bool = False,
 ) -> QuerySet[Run]:
     """The runs ``user`` may see, newest first, narrowed by the filters given (dates are
-    whole days, both ends included); each with its step count, duration and token total."""
+    whole days, both ends included); each with its step count, duration and token total.
+    ``hide_empty_mcp``: without the MCP sessions that ended having made no step (a client
+    that connected and left), which would crowd out the rest."""
     runs = _visible_runs(user=user)
+    if hide_empty_mcp:
+        no_steps = ~Exists(Step.objects.filter(run=OuterRef("pk")))
+        runs = runs.exclude(Q(kind=Run.Kind.MCP, status__in=Run.FINAL) & no_steps)
     filters = {
         "owner": owner,
         "scenario": scenario,

@@ -64,7 +64,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
     return _run_list_page(request, form)
 
 
-RUNS_PER_PAGE = 50
+RUNS_PER_PAGE = 25
 
 
 def _run_list_page(request: HttpRequest, form: NewRunForm, *, status: int = 200) -> HttpResponse:
@@ -72,15 +72,22 @@ def _run_list_page(request: HttpRequest, form: NewRunForm, *, status: int = 200)
     string: a bad value is shown as a form error and left out, never a failed page."""
     filters = RunFilterForm(request.GET, user=request.user)
     filters.is_valid()
-    runs = selectors.run_list(user=request.user, **filters.filters())
+    chosen = filters.filters()
+    runs = selectors.run_list(user=request.user, **chosen)
     page = Paginator(runs, RUNS_PER_PAGE).get_page(request.GET.get("page"))
     for run in page:
         run.duration_label = duration_label(run.duration)
+    hidden = 0  # the empty MCP sessions left out, said under the list with a link to them
+    if chosen["hide_empty_mcp"]:
+        every = selectors.run_list(user=request.user, **{**chosen, "hide_empty_mcp": False})
+        hidden = every.count() - page.paginator.count
     context = {
         "form": form,
         "filters": filters,
         "page": page,
+        "page_links": page.paginator.get_elided_page_range(page.number, on_each_side=2),
         "runs": page.object_list,
+        "hidden_mcp": hidden,
         "show_owner": request.user.is_staff,
     }
     return render(request, "runs/list.html", context, status=status)

@@ -183,6 +183,29 @@ async def test_a_secret_field_is_drawn_the_same_whatever_its_value(tab: Tab) -> 
     assert frame_a == frame_b
 
 
+PASSWORDS = """<!doctype html><title>Login</title>
+<label>Password <input id="pw" type="password" style="font: 20px monospace; width: 300px"></label>
+<label>New <input id="new" type="password" placeholder="at least 12 characters"></label>"""
+
+
+async def test_a_password_field_is_drawn_as_a_field_and_never_with_its_dots(tab: Tab) -> None:
+    """Empty, a password field looks as the page draws it (no box over it, its
+    placeholder shown); filled by a person or the page, it looks the same whatever the
+    value and its length."""
+    await tab.page.set_content(PASSWORDS)
+    budget = Budget(10_000)
+    empty = await tab.screenshot(budget=budget)
+    assert empty == await tab.page.screenshot()  # what the page draws, untouched
+    pictures = []
+    for value in ("hunter2", "a much longer passphrase"):
+        for field in ("#pw", "#new"):
+            await tab.page.fill(field, value)
+            await tab.page.locator(field).blur()  # no caret, no focus ring
+        pictures.append(await tab.screenshot(budget=budget))
+        assert await tab.page.screenshot() != empty  # the page itself draws the dots
+    assert pictures[0] == pictures[1]
+
+
 async def test_a_replay_refuses_a_misplaced_or_ungranted_secret_before_acting(
     tab: Tab, fixture_url: str
 ) -> None:

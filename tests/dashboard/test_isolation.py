@@ -39,8 +39,8 @@ SECRET_TASK = "type olive-secret-4711 into Notes"
 SECRET_SCENARIO = "olive's private checkout"
 GOOD_ORIGIN = "http://127.0.0.1:8000"
 
-# Pages that hold no one's data: the demo fixture pages (only with DEBUG on).
-PUBLIC = {"demo", "demo_index"}
+# Pages that hold no one's data: the demo fixture pages (only with DEBUG on), the icon.
+PUBLIC = {"demo", "demo_index", "favicon"}
 # Each URL parameter, and the value that points it at the owner's objects.
 OBJECT_PARAMS = {"run_id", "scenario_id", "heal_id", "batch_id", "schedule_id", "token_id"}
 # The object URLs this file must find in urls.py (a renamed one must be looked at again).

@@ -267,6 +267,19 @@ def test_demo_pages_only_with_debug(client: Client, settings: Any) -> None:
 
 
 @pytest.mark.django_db
+def test_the_favicon_is_an_icon_for_everyone(client: Client, owner: Any) -> None:
+    """Browsers ask for /favicon.ico on every page (the admin's too), logged in or not."""
+    icon = client.get("/favicon.ico")
+    assert icon.status_code == 200
+    assert icon["Content-Type"].startswith("image/")
+    assert b"".join(icon.streaming_content).startswith(b"\x00\x00\x01\x00")  # an ICO file
+    assert "max-age=86400" in icon["Cache-Control"]
+    assert client.post("/favicon.ico").status_code == 405
+    page = logged_in(owner).get("/").content.decode()
+    assert '<link rel="icon" href="/static/dashboard/favicon.ico">' in page
+
+
+@pytest.mark.django_db
 def test_run_list_offers_the_demo_only_with_debug(owner: Any, settings: Any) -> None:
     client = logged_in(owner)
     settings.DEBUG = True

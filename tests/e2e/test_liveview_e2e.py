@@ -1,6 +1,6 @@
 """The live view as a person uses it: watching the run's tab, taking over a paused run with
-a click on the picture (recorded as the person's step), and a dropped socket that loses
-nothing."""
+a click on the picture enlarged to the page's width (recorded as the person's step), and a
+dropped socket that loses nothing."""
 
 from __future__ import annotations
 
@@ -38,10 +38,20 @@ async def test_a_person_takes_over_with_a_click_on_the_live_view(
     await expect(page.locator("#live-hint")).to_be_visible()
     await expect(page.locator("#live-url")).to_have_text(orders)
     await save(page, "run-takeover.png")
+    small = await drawn(page)
+    assert small["width"] < viewport["width"] / 2  # beside the conversation: too small
 
-    # The picture may be drawn smaller than the tab: scale the button's centre to it.
-    picture = await page.locator("#live-frame").bounding_box()
-    assert picture is not None
+    # Enlarged, the picture is as wide as the page allows, the tab's own size at most,
+    # with the tab's shape; the click on it lands on the button under the pointer.
+    await page.get_by_role("button", name="Enlarge").click()
+    await expect(page.get_by_role("button", name="Smaller")).to_have_attribute(
+        "aria-pressed", "true"
+    )
+    picture = await drawn(page)
+    assert picture["width"] > 2 * small["width"]
+    assert picture["width"] <= viewport["width"]
+    assert abs(picture["height"] / picture["width"] - small["height"] / small["width"]) < 0.01
+    await save(page, "run-takeover-enlarged.png")
     scale = picture["width"] / viewport["width"]
     await page.mouse.click(
         picture["x"] + (target["x"] + target["width"] / 2) * scale,
@@ -62,6 +72,15 @@ async def test_a_person_takes_over_with_a_click_on_the_live_view(
     await expect(steps.nth(1).locator(".step-target")).to_have_text('button "Delete"')
     await expect(page.locator("#chat")).to_contain_text("Order #1003 deleted")
     await save(page, "run-after-takeover.png")
+
+
+async def drawn(page: Page) -> dict[str, float]:
+    """Where the live view draws the tab: the picture inside its border, in page px."""
+    return await page.locator("#live-frame").evaluate(
+        "(img) => { const r = img.getBoundingClientRect();"
+        " return {x: r.left + img.clientLeft, y: r.top + img.clientTop,"
+        " width: img.clientWidth, height: img.clientHeight}; }"
+    )
 
 
 async def test_a_dropped_socket_reconnects_and_misses_nothing(page: Page, server: Server) -> None:

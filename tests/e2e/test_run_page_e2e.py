@@ -154,8 +154,25 @@ async def test_a_page_opened_mid_wait_counts_from_when_the_wait_began(
     await expect(page.locator("#chat .msg.model.answered")).to_have_count(1)
 
 
+# The select as drawn, and as wide as it is when nothing constrains it (its longest choice).
+SELECT_WIDTHS_JS = """(select) => {
+  const probe = select.cloneNode(true);
+  Object.assign(probe.style, {width: "auto", maxWidth: "none", position: "absolute",
+                              visibility: "hidden"});
+  select.parentElement.appendChild(probe);
+  const needed = probe.getBoundingClientRect().width;
+  probe.remove();
+  return {drawn: select.getBoundingClientRect().width, needed: needed};
+}"""
+
+
 async def test_the_new_run_form_follows_the_planner(page: Page, server: Server) -> None:
     await log_in(page, server)
+    model = page.get_by_label("Model")
+    await expect(model).to_have_value("rules")
+    widths = await model.evaluate(SELECT_WIDTHS_JS)
+    assert widths["drawn"] >= widths["needed"] - 0.5, widths  # the choice is not cut
+    await save(page, "new-run-rules.png")
     task = page.get_by_label("Message")
     rules_hint = page.locator("#task-hint-rules")
     llm_hint = page.locator("#task-hint-llm")

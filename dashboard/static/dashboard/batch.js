@@ -1,14 +1,18 @@
-// The batch page: draws the batch's state, and while it runs, asks for it again every 2 s.
+// The batch page: draws the batch's state, and while it runs, or a row's replay is still
+// at work (a stopped batch's replays end a moment after the Stop), asks for it again
+// every 2 s.
 (() => {
   "use strict";
   const root = document.getElementById("batch");
   const batchId = root.dataset.batchId;
   const rowsEl = document.getElementById("batch-rows");
   let params = []; // the parameters' columns: every name the rows have, sorted
+  let atWork = false; // the batch runs, or a row's replay has not ended yet
   const LABELS = {
     queued: "queued", running: "running", needs_person: "needs a person", passed: "passed",
     failed: "failed", stopped: "stopped", skipped: "skipped",
   };
+  const AT_WORK = new Set(["queued", "running", "needs_person"]);
 
   function el(tag, cls, text) {
     const node = document.createElement(tag);
@@ -42,8 +46,9 @@
     }
     if (p.seconds_left !== null) parts.push("about " + duration(p.seconds_left) + " left");
     document.getElementById("batch-counts").textContent = parts.join(" · ");
-    const retry = document.getElementById("batch-retry");
-    if (retry) retry.disabled = !(p.counts.failed || p.counts.stopped || p.counts.skipped);
+    const retry = document.getElementById("batch-retry-form");
+    if (retry) retry.hidden = !(p.counts.failed || p.counts.stopped || p.counts.skipped);
+    atWork = state.status === "running" || state.rows.some((row) => AT_WORK.has(row.status));
 
     params = Array.from(new Set(state.rows.flatMap((row) => Object.keys(row.params)))).sort();
     rowsEl.replaceChildren();
@@ -77,9 +82,9 @@
     } catch (e) {
       // The next poll tries again.
     }
-    if (root.dataset.status === "running") setTimeout(poll, 2000);
+    if (atWork) setTimeout(poll, 2000);
   }
 
   draw(JSON.parse(document.getElementById("batch-state").textContent));
-  if (root.dataset.status === "running") setTimeout(poll, 2000);
+  if (atWork) setTimeout(poll, 2000);
 })();

@@ -596,13 +596,41 @@
     return live.classList.contains("takeover") && frameSize !== null && !liveFrame.hidden;
   }
 
-  // Where on the tab a point of the picture is: the picture may be drawn smaller.
+  // Where on the tab a point of the picture is: the picture is drawn smaller or larger
+  // than the tab (inside its border), always with the tab's shape.
   function pagePoint(ev) {
     const box = liveFrame.getBoundingClientRect();
+    const left = box.left + liveFrame.clientLeft;
+    const top = box.top + liveFrame.clientTop;
     return {
-      x: Math.round(((ev.clientX - box.left) * frameSize.width) / box.width),
-      y: Math.round(((ev.clientY - box.top) * frameSize.height) / box.height),
+      x: Math.round(((ev.clientX - left) * frameSize.width) / liveFrame.clientWidth),
+      y: Math.round(((ev.clientY - top) * frameSize.height) / liveFrame.clientHeight),
     };
+  }
+
+  // Enlarge: the picture as large as the page allows (a choice kept for the next run page).
+  const sizeButton = document.getElementById("live-size");
+  const WIDE_KEY = "tabwright.liveWide";
+  function setWide(on) {
+    document.body.classList.toggle("live-wide", on);
+    sizeButton.setAttribute("aria-pressed", on ? "true" : "false");
+    sizeButton.textContent = on ? "Smaller" : "Enlarge";
+    try {
+      localStorage.setItem(WIDE_KEY, on ? "1" : "");
+    } catch (e) {
+      // Storage may be off: the choice lasts for this page only.
+    }
+  }
+  sizeButton.addEventListener("click", () => {
+    setWide(!document.body.classList.contains("live-wide"));
+    if (document.body.classList.contains("live-wide")) {
+      sizeButton.closest(".card").scrollIntoView({ block: "start" });
+    }
+  });
+  try {
+    if (localStorage.getItem(WIDE_KEY) === "1") setWide(true);
+  } catch (e) {
+    // As above.
   }
 
   let typed = "";

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import csv
 import io
+import re
 from typing import Any
 
 import pytest
@@ -18,7 +19,7 @@ from django.test import Client
 from dashboard.jobs import batches, selectors
 from dashboard.jobs import services as job_services
 from dashboard.jobs.batchfile import BatchFileInvalid, read_rows
-from dashboard.models import Batch, Run, Scenario
+from dashboard.models import Batch, BatchRow, Run, Scenario
 from dashboard.runs import services as run_services
 from dashboard.runs.runner import RunManager, runner
 from dashboard.scenarios import services as scenario_services
@@ -233,6 +234,33 @@ def test_a_bad_batch_is_refused_on_the_page_and_over_the_api_and_nothing_runs(
         error = refused(answer, 400, code)
         assert field in error["fields"], (body, error)
     assert not Batch.objects.exists() and not Run.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("statuses", "batch_status", "offered"),
+    [
+        (["succeeded", "succeeded"], "done", False),
+        (["succeeded", "paused"], "running", False),
+        (["succeeded", "failed"], "done", True),
+        (["stopped", None], "stopped", True),  # a stopped replay, a row never started
+    ],
+)
+def test_retry_is_offered_only_with_a_row_to_retry(
+    owner: Any, statuses: list[str | None], batch_status: str, offered: bool
+) -> None:
+    scenario = Scenario.objects.create(owner=owner, name="s")
+    batch = Batch.objects.create(owner=owner, scenario=scenario, status=batch_status)
+    for index, status in enumerate(statuses, start=1):
+        run = None
+        if status is not None:
+            run = run_services.run_create(owner=owner, task="t", start_url="", planner="rules")
+            Run.objects.filter(pk=run.pk).update(status=status)
+        BatchRow.objects.create(batch=batch, index=index, run=run, attempts=int(bool(run)))
+    page = Client()
+    page.force_login(owner)
+    html = page.get(f"/batches/{batch.pk}/").content.decode()
+    form = re.search(r'<form [^>]*id="batch-retry-form"[^>]*>', html)
+    assert form is not None and ("hidden" not in form.group(0)) == offered
 
 
 @pytest.mark.django_db(transaction=True)

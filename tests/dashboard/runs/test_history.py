@@ -28,7 +28,7 @@ def make_run(
     **fields: Any,
 ) -> Run:
     run = services.run_create(owner=owner, task=task, start_url="", planner="rules")
-    kind = Run.Kind.REPLAY if scenario else Run.Kind.AGENT
+    kind = fields.pop("kind", Run.Kind.REPLAY if scenario else Run.Kind.AGENT)
     # auto_now_add ignores a value given at create time: set the time afterwards.
     Run.objects.filter(pk=run.pk).update(
         status=status, created_at=created_at, kind=kind, scenario=scenario, **fields
@@ -180,7 +180,7 @@ def test_a_bad_page_number_shows_a_page(owner: Any, history: dict[str, Any], pag
 # -- pages --------------------------------------------------------------------------------
 
 
-def test_pages_of_fifty_keep_the_filters(owner: Any, stranger: Any) -> None:
+def test_pages_keep_the_filters(owner: Any, stranger: Any) -> None:
     total = RUNS_PER_PAGE + 7
     for i in range(total):
         make_run(owner, f"failed {i:03d}", status="failed", created_at=DAY + timedelta(minutes=i))
@@ -200,6 +200,81 @@ def test_pages_of_fifty_keep_the_filters(owner: Any, stranger: Any) -> None:
     rest = [r.task for r in second.context["runs"]]
     assert rest == [f"failed {i:03d}" for i in range(6, -1, -1)]
     assert 'href="/?status=failed&amp;page=1" rel="prev"' in second.content.decode()
+
+
+def test_pages_of_twenty_five_have_a_link_each_and_keep_the_kind(owner: Any) -> None:
+    assert RUNS_PER_PAGE == 25
+    for i in range(3 * RUNS_PER_PAGE + 1):  # four pages of conversations
+        make_run(owner, f"talk {i:03d}", created_at=DAY + timedelta(minutes=i))
+    scenario = Scenario.objects.create(owner=owner, name="checkout")
+    for i in range(5):  # newer than all of them: on page 1 unless the kind is chosen
+        make_run(owner, f"replay {i}", created_at=DAY + timedelta(days=2), scenario=scenario)
+    client = logged_in(owner)
+
+    html = client.get("/?kind=agent").content.decode()
+    assert "76 runs · page 1 of 4" in html
+    pager = html[html.index('data-testid="pager"') :]
+    pager = pager[: pager.index("</nav>")]
+    assert '<span class="page-current" aria-current="page">1</span>' in pager
+    for number in (2, 3, 4):
+        assert f'href="/?kind=agent&amp;page={number}" aria-label="Page {number}"' in pager
+
+    third = client.get("/?kind=agent&page=3")
+    assert [r.task for r in third.context["runs"]] == [
+        f"talk {i:03d}" for i in range(25, 0, -1)
+    ]  # fmt: skip
+    pager = third.content.decode()
+    assert 'href="/?kind=agent&amp;page=2" rel="prev"' in pager
+    assert 'href="/?kind=agent&amp;page=4" rel="next"' in pager
+    assert '<span class="page-current" aria-current="page">3</span>' in pager
+
+    # Pages far away are elided, the first and last kept.
+    for i in range(300):
+        make_run(owner, f"more {i}", created_at=DAY - timedelta(minutes=i + 1))
+    html = client.get("/?kind=agent&page=8").content.decode()
+    assert "page 8 of 16" in html and "…" in html
+    assert 'aria-label="Page 1"' in html and 'aria-label="Page 16"' in html
+    assert 'aria-label="Page 3"' not in html and 'aria-label="Page 12"' not in html
+
+
+def mcp_session(owner: Any, task: str, *, status: str = "failed", steps: int = 0) -> Run:
+    run = make_run(owner, task, status=status, kind=Run.Kind.MCP)
+    for index in range(steps):
+        services.step_record(run_id=run.pk, data={"index": index, "action": "click"})
+    return run
+
+
+def test_mcp_sessions_that_ended_with_no_step_are_hidden_until_asked_for(
+    owner: Any, history: dict[str, Any]
+) -> None:
+    for i in range(3):
+        mcp_session(owner, f"MCP session: gone {i}")
+    mcp_session(owner, "MCP session: worked", status="succeeded", steps=2)
+    mcp_session(owner, "MCP session: just connected", status="running")
+    client = logged_in(owner)
+
+    shown = listed(client)
+    assert "MCP session: worked" in shown and "MCP session: just connected" in shown
+    assert not [task for task in shown if "gone" in task]
+    assert len(shown) == 5  # with the three of the history
+    html = client.get("/").content.decode()
+    assert "3 MCP sessions that ended with no step are not shown" in html
+    assert '<a href="/?empty_mcp=on">show them</a>' in html
+    assert 'name="empty_mcp"' in html and "Empty MCP sessions" in html
+
+    everything = listed(client, "empty_mcp=on")
+    assert len(everything) == 8 and "MCP session: gone 0" in everything
+    assert 'data-testid="hidden-mcp"' not in client.get("/?empty_mcp=on").content.decode()
+    # Choosing the kind still leaves them out, and says so with the kind kept.
+    assert listed(client, "kind=mcp") == ["MCP session: just connected", "MCP session: worked"]
+    html = client.get("/?kind=mcp&page=1").content.decode()
+    assert '<a href="/?kind=mcp&amp;empty_mcp=on">show them</a>' in html
+    assert len(listed(client, "kind=mcp&empty_mcp=on")) == 5
+
+
+def test_the_api_lists_every_mcp_session(owner: Any) -> None:
+    mcp_session(owner, "MCP session: gone")
+    assert [r.task for r in selectors.run_list(user=owner)] == ["MCP session: gone"]
 
 
 def test_a_form_error_on_new_run_keeps_the_history_links_on_the_list(owner: Any) -> None:
