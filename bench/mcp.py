@@ -3,7 +3,7 @@ bench.mcpclient), both over stdio, both driven by the official MCP SDK's client,
 timed on the client side.  Each server runs its own headless Chromium (/usr/bin/chromium);
 the two are called in turn (Tabwright, Playwright, Tabwright, …), several repeats, medians.
 
-    .venv/bin/python -m bench.mcp
+    .venv/bin/python -m bench.mcp [--http-only]
 
 Playwright MCP is installed with npm into var/bench-npm when missing; the servers' stderr
 goes to var/bench-mcp/.  Pages come from a loopback server: generated back-office screens
@@ -19,7 +19,8 @@ both sides' numbers, comes before the last line; no threshold is asserted.
 Last line:
     RESULT mcp snap_chars_ratio=… snap_time_ratio=… click_ratio=… loop_calls_ratio=…
       loop_bytes_ratio=… hang_contained_tw=… hang_contained_pw=… stale_safe_tw=…
-      stale_safe_pw=… tools_list_bytes_ratio=…
+      stale_safe_pw=… tools_list_bytes_ratio=… http_first_call_ok=… http_together_ok=…
+      http_runs_per_session=… http_runs_left=…
 Ratios are Tabwright / Playwright MCP, measured in the same run.
 - snap_chars_ratio: characters of the snapshot answer, median over the generated sizes
   (target ≤ 0.5);
@@ -47,17 +48,25 @@ Ratios are Tabwright / Playwright MCP, measured in the same run.
   rows drawn by index, all buttons named "Delete" (row 0's nodes now show Beta), (e) the
   same with per-row names ("Delete Alpha" becomes "Delete Beta" on the same node), (f)
   Alpha and Beta removed, keyed (their nodes leave the page);
-- tools_list_bytes_ratio: compact JSON bytes of the tools/list result (target ≤ 1).
+- tools_list_bytes_ratio: compact JSON bytes of the tools/list result (target ≤ 1);
+- http_first_call_ok, http_together_ok, http_runs_per_session, http_runs_left: Tabwright's
+  sessions over HTTP through a dashboard with two worker slots (bench.mcphttp): the share
+  of first calls answered ok over twenty sessions in a row (target 1.0) and over three
+  sessions at once, five times, each making two first calls together (target 1.0); runs
+  made per session (target 1.0); runs still live (holding a slot or queued for one) once
+  every session has ended (target 0).  ``--http-only`` measures these alone (no npm).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
 import re
 
 from bench.common import median, serve
 from bench.mcpclient import Answer, Driver, ensure_playwright_mcp, open_driver, ref_after
+from bench.mcphttp import IN_A_ROW, ROUNDS, TOGETHER, http_sessions, report
 from bench.pages import back_office_page
 
 SIZES = (500, 2_500, 10_000)
@@ -349,33 +358,60 @@ async def hangs(base: str) -> tuple[float, float]:
     return contained["tabwright"] / HANG_TRIALS, contained["playwright"] / HANG_TRIALS
 
 
-async def main() -> None:
+async def compare(base: str) -> str:
+    """Tabwright's stdio server against Playwright MCP: the RESULT fields."""
     version = ensure_playwright_mcp()
-    # Both servers share the machine's cores with whatever else runs: say how busy it was.
-    print(f"Playwright MCP {version} against Tabwright's MCP server; load {os.getloadavg()[0]:.1f}")
-    pages = {f"/gen/{n}.html": back_office_page(n) for n in SIZES}
-    pages["/gen/save.html"] = back_office_page(2_500).replace("</main>", SAVE_SNIPPET + "</main>")
-    pages["/stale/list.html"] = LIST_APP
-    pages["/hang.html"] = HANG_PAGE
-    with serve(pages) as base:
-        async with open_driver("tabwright") as tw, open_driver("playwright") as pw:
-            for driver in (tw, pw):  # the first call launches the browser: not measured
-                must(await driver.navigate(f"{base}/demo/index.html"), f"{driver.name} warm-up")
-                must(await driver.snapshot(), f"{driver.name} warm-up snapshot")
-            tools_ratio = await tools_list(tw, pw)
-            chars_ratio, time_ratio = await snapshots(base, tw, pw)
-            click_ratio = await clicks(base, tw, pw)
-            loop_calls, loop_chars = await loops(base, tw, pw)
-            stale_tw, stale_pw = await stale(base, tw, pw)
-        hang_tw, hang_pw = await hangs(base)
-    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
-    print(
-        f"RESULT mcp snap_chars_ratio={chars_ratio:.3f} snap_time_ratio={time_ratio:.2f} "
+    print(f"Playwright MCP {version} against Tabwright's MCP server")
+    async with open_driver("tabwright") as tw, open_driver("playwright") as pw:
+        for driver in (tw, pw):  # the first call launches the browser: not measured
+            must(await driver.navigate(f"{base}/demo/index.html"), f"{driver.name} warm-up")
+            must(await driver.snapshot(), f"{driver.name} warm-up snapshot")
+        tools_ratio = await tools_list(tw, pw)
+        chars_ratio, time_ratio = await snapshots(base, tw, pw)
+        click_ratio = await clicks(base, tw, pw)
+        loop_calls, loop_chars = await loops(base, tw, pw)
+        stale_tw, stale_pw = await stale(base, tw, pw)
+    hang_tw, hang_pw = await hangs(base)
+    return (
+        f"snap_chars_ratio={chars_ratio:.3f} snap_time_ratio={time_ratio:.2f} "
         f"click_ratio={click_ratio:.2f} loop_calls_ratio={loop_calls:.2f} "
         f"loop_bytes_ratio={loop_chars:.3f} hang_contained_tw={hang_tw:.2f} "
         f"hang_contained_pw={hang_pw:.2f} stale_safe_tw={stale_tw} stale_safe_pw={stale_pw} "
         f"tools_list_bytes_ratio={tools_ratio:.2f}"
     )
+
+
+async def over_http(base: str) -> str:
+    """Sessions over HTTP through a dashboard: the RESULT fields."""
+    result = await http_sessions(base)
+    report(result)
+    calls = TOGETHER * ROUNDS * 2
+    return (
+        f"http_first_call_ok={result.first_ok / IN_A_ROW:.2f} "
+        f"http_together_ok={result.together_ok / calls:.2f} "
+        f"http_runs_per_session={result.runs / result.sessions:.2f} http_runs_left={result.left}"
+    )
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--http-only", action="store_true", help="only the sessions over HTTP (no npm)"
+    )
+    options = parser.parse_args()
+    # Everything shares the machine's cores with whatever else runs: say how busy it was.
+    print(f"load {os.getloadavg()[0]:.1f}")
+    pages = {f"/gen/{n}.html": back_office_page(n) for n in SIZES}
+    pages["/gen/save.html"] = back_office_page(2_500).replace("</main>", SAVE_SNIPPET + "</main>")
+    pages["/stale/list.html"] = LIST_APP
+    pages["/hang.html"] = HANG_PAGE
+    fields = []
+    with serve(pages) as base:
+        if not options.http_only:
+            fields.append(await compare(base))
+        fields.append(await over_http(base))
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
+    print("RESULT mcp " + " ".join(fields))
 
 
 if __name__ == "__main__":

@@ -102,7 +102,9 @@ class McpSession:
         timeout_ms = DEFAULT_CALL_MS
         if raw_timeout is not None:
             timeout_ms = timeout_ms_of(raw_timeout, what=f"{name}: timeout_ms")
-        delta = args.pop("delta", False)
+        # An action's ``delta`` asks for what changed after it; a read's (snapshot's own
+        # option) is the read's argument, passed on.
+        delta = False if name in READ_ONLY else args.pop("delta", False)
         if not isinstance(delta, bool):
             raise ActionInvalid(f"{name}: delta must be true or false")
         budget = within.child(timeout_ms, label=name) if within else Budget(timeout_ms, label=name)

@@ -3,12 +3,18 @@ for MCP clients that authenticate with a user's API token (``Authorization: Bear
 the same tokens as the JSON API, checked again at every tool call so a revoked token stops
 working at once).
 
-Each MCP session is a run of its owner's (kind ``mcp``), created at the session's first
-tool call and queued like any run: a worker claims it and opens its tab, and every call
-is carried out there (dashboard.runs.carry.carry → RunManager.mcp_call).  So the owner
-watches it live, pauses it (the client's calls then answer ``paused_by_person``), takes
-over on the live view, and saves it as a scenario, as with an agent's run.  The client
-ending the session (HTTP DELETE) ends the run.
+Each MCP session is one run of its owner's (kind ``mcp``), made at the session's first
+tool call (calls that come together share it) and queued like any run: a worker claims it
+and opens its tab.  A call waits for that within its own budget, as the run's page sees
+a run start (dashboard.runs.carry.started), and is then carried out there (carry →
+RunManager.mcp_call).  So the owner watches it live, pauses it (the client's calls then
+answer ``paused_by_person``), takes over on the live view, and saves it as a scenario,
+as with an agent's run.
+
+The run ends when its client goes, so it holds no worker slot (nor waits for one) for
+nobody: when the client ends the session (HTTP DELETE), or when a client that kept an
+event stream open (a GET, as the SDK's client does) has had no connection to the session
+for CLIENT_GONE_S (its process ended, its network went).  Its status says which.
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ import asyncio
 import base64
 import json
 import logging
+import time
+from dataclasses import dataclass, field
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -29,26 +37,49 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from automation import Budget
 from automation.budget import MAX_TIMEOUT_MS
+from automation.errors import BudgetExceeded, TabwrightError
 from automation.mcp.server import build_server
 from automation.mcp.session import DEFAULT_CALL_MS, Answer
 from dashboard.accounts import services as token_services
 from dashboard.engineconf import browser_config
 from dashboard.models import Run
+from dashboard.runs import selectors as run_selectors
 from dashboard.runs import services as run_services
-from dashboard.runs.carry import carry, command_where_it_runs
+from dashboard.runs.carry import carry, command_where_it_runs, started
 from dashboard.runs.doorbell import wake
 from dashboard.runs.messages import mcp_message
 from dashboard.runs.runner import runner
 
-__all__ = ["PATH", "McpApp"]
+__all__ = ["CLIENT_GONE_S", "ENDED_BY_CLIENT", "PATH", "WENT_AWAY", "McpApp"]
 
 log = logging.getLogger("tabwright.mcp")
 
 PATH = "/mcp"
-START_WAIT_MS = 60_000  # a new session's run: claimed and its tab open within this
+# A client that kept an event stream open and has had no connection to its session for
+# this long has gone (the SDK's client opens its stream again within a second or two).
+CLIENT_GONE_S = 5.0
+ENDED_BY_CLIENT = "the MCP client ended the session"
+WENT_AWAY = f"the MCP client went away: no connection to its session for {CLIENT_GONE_S:g} s"
+EXPIRED = "the MCP session expired: no request for {minutes} min"
+# A run being started when its client goes: its tab opens within this, then it is closed.
+START_WAIT_MS = 60_000
 _ANSWER_MARGIN_MS = 5_000  # past the call's own budget, for the worker's answer to travel
 _SESSION_HEADER = "mcp-session-id"
 _MAX_PROBE_BYTES = 1 << 20  # a refused stateless request is read this far for its id
+
+
+@dataclass
+class _Session:
+    """What /mcp knows of one MCP session: whose it is, its run (made at its first call),
+    and its client's connections to it."""
+
+    owner_id: int
+    run: asyncio.Future[int] | None = None
+    requests: int = 0  # HTTP requests of it being served (an open event stream is one)
+    streams: bool = False  # its client keeps an event stream open: losing it says it left
+    seen: float = field(default_factory=time.monotonic)  # when a request of it last began or ended
+    ended: str = ""  # why its run was ended here (its client left)
+    gone_check: asyncio.TimerHandle | None = None
 
 
 class McpApp:
@@ -56,10 +87,10 @@ class McpApp:
 
     def __init__(self) -> None:
         self._manager: StreamableHTTPSessionManager | None = None
-        self._started: asyncio.Event | None = None
+        self._ready: asyncio.Future[StreamableHTTPSessionManager] | None = None
         self._task: asyncio.Task[None] | None = None
-        self._runs: dict[str, tuple[int, int]] = {}  # MCP session id -> (run id, owner id)
-        self._opening = asyncio.Lock()
+        self._sessions: dict[str, _Session] = {}  # by MCP session id
+        self._ending: set[asyncio.Task[None]] = set()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
@@ -72,35 +103,118 @@ class McpApp:
             await _refuse_stateless(version, receive, send)
             return
         session_id = headers.get(_SESSION_HEADER, "")
-        known = self._runs.get(session_id)
+        session = self._sessions.get(session_id)
+        if session is not None and session.owner_id != user.pk:
+            session = None  # another's: the SDK answers as if there were no such session
         # The SDK keeps each session to the person whose token opened it (another's token
         # is answered as if there were no such session): it knows them as this principal.
         principal = AccessToken(token="", client_id=f"user:{user.pk}", scopes=[])
         scope = {**scope, "user": AuthenticatedUser(principal)}
         manager = await self._manager_started()
-        await manager.handle_request(scope, receive, send)
-        if scope.get("method") == "DELETE" and known is not None and known[1] == user.pk:
-            self._runs.pop(session_id, None)
-            await command_where_it_runs(known[0], "close")
+        method = str(scope.get("method", ""))
+        answered: dict[str, Any] = {}
+
+        async def reply(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start" and not answered:
+                answered["status"] = int(message["status"])
+                self._answered(session_id, session, method, user.pk, message)
+            await send(message)
+
+        if session is not None:
+            self._began(session)
+        try:
+            await manager.handle_request(scope, receive, reply)
+        finally:
+            if session is not None:
+                self._ended(session_id, session, method, answered.get("status", 0))
+
+    # -- the client's connections ----------------------------------------------------
+
+    def _began(self, session: _Session) -> None:
+        session.requests += 1
+        session.seen = time.monotonic()
+        if session.gone_check is not None:
+            session.gone_check.cancel()
+            session.gone_check = None
+
+    def _answered(
+        self, session_id: str, session: _Session | None, method: str, owner_id: int,
+        start: dict[str, Any],
+    ) -> None:  # fmt: skip
+        """The SDK's answer begins: a new session's id (initialize), or an event stream."""
+        ok = 200 <= int(start["status"]) < 300
+        if session is None and ok and not session_id:
+            new = dict(start.get("headers") or []).get(_SESSION_HEADER.encode())
+            if new:
+                self._forget_expired()
+                self._sessions[new.decode("latin-1")] = _Session(owner_id)
+        elif session is not None and ok and method == "GET":
+            session.streams = True
+
+    def _ended(self, session_id: str, session: _Session, method: str, status: int) -> None:
+        session.requests -= 1
+        session.seen = time.monotonic()
+        if method == "DELETE" and 200 <= status < 300:  # the client ended the session
+            self._end(session_id, ENDED_BY_CLIENT)
+        elif session.streams and not session.requests and not session.ended:
+            loop = asyncio.get_running_loop()
+            session.gone_check = loop.call_later(CLIENT_GONE_S, self._gone, session_id)
+
+    def _gone(self, session_id: str) -> None:
+        session = self._sessions.get(session_id)
+        if session is not None and not session.requests:
+            session.gone_check = None
+            self._end(session_id, WENT_AWAY)
+
+    def _forget_expired(self) -> None:
+        """Forget the sessions the SDK has let go (none of their requests for its idle
+        timeout: their ids answer 404 from then on), ending runs still open for them."""
+        assert self._manager is not None
+        idle_s = self._manager.session_idle_timeout
+        if idle_s is None:
+            return
+        now = time.monotonic()
+        for session_id, session in list(self._sessions.items()):
+            if not session.requests and now - session.seen > idle_s + 60:
+                self._end(session_id, EXPIRED.format(minutes=round(idle_s / 60)))
+                del self._sessions[session_id]
+
+    def _end(self, session_id: str, reason: str) -> None:
+        """End the session's run (in a task of its own), saying why; its later calls, if
+        any come, answer session_ended."""
+        session = self._sessions.get(session_id)
+        if session is None or session.ended:
+            return
+        session.ended = reason
+        if session.run is None:
+            return
+        task = asyncio.get_running_loop().create_task(_end_run(session.run, reason))
+        self._ending.add(task)
+        task.add_done_callback(self._ending.discard)
+
+    # -- the SDK and the calls -------------------------------------------------------
 
     async def _manager_started(self) -> StreamableHTTPSessionManager:
         """The SDK's session manager, running in a task of its own (daphne has no ASGI
-        lifespan to run it in)."""
-        if self._manager is None:
-            self._started = asyncio.Event()
-            self._manager = StreamableHTTPSessionManager(
-                app=build_server(await database_sync_to_async(browser_config)(), self._call)
-            )
+        lifespan to run it in): one, however many requests come at once."""
+        if self._ready is None or self._task is None or self._task.done():
+            self._ready = asyncio.get_running_loop().create_future()
             self._task = asyncio.get_running_loop().create_task(self._keep(), name="mcp")
-        assert self._started is not None
-        await self._started.wait()
-        return self._manager
+        return await asyncio.shield(self._ready)
 
     async def _keep(self) -> None:
-        assert self._manager is not None and self._started is not None
-        async with self._manager.run():
-            self._started.set()
-            await asyncio.Event().wait()
+        assert self._ready is not None
+        try:
+            config = await database_sync_to_async(browser_config)()
+            manager = StreamableHTTPSessionManager(app=build_server(config, self._call))
+            async with manager.run():
+                self._manager = manager
+                self._ready.set_result(manager)
+                await asyncio.Event().wait()
+        except Exception as exc:  # the requests waiting hear of it; the next tries again
+            if not self._ready.done():
+                self._ready.set_exception(exc)
+            raise
 
     async def _call(
         self, ctx: ServerRequestContext[Any], name: str, args: dict[str, Any]
@@ -110,71 +224,97 @@ class McpApp:
         if user is None:
             return Answer(False, "error unauthorized: the API token is no longer valid")
         session_id = headers.get(_SESSION_HEADER, "")
-        run_id = await self._run_of(session_id, user, _client_name(ctx))
-        if run_id is None:
-            return Answer(
-                False,
-                f"error not_started: no worker opened the session's browser within "
-                f"{START_WAIT_MS // 1000} s (all are busy); its run was stopped\n"
-                "hint: call again later: the next call starts it anew",
-            )
+        if not session_id:  # the SDK answers a request without a session before this
+            return Answer(False, "error action_invalid: a tool call needs an MCP session")
+        session = self._sessions.setdefault(session_id, _Session(user.pk))
         raw = args.get("timeout_ms", DEFAULT_CALL_MS)
         call_ms = raw if isinstance(raw, int) and 0 < raw <= MAX_TIMEOUT_MS else DEFAULT_CALL_MS
         wait = Budget(call_ms + _ANSWER_MARGIN_MS, label=name)
-        got = await carry(mcp_message(run_id, name, args), wait)
+        if session.ended:
+            return _session_ended(session.ended)
+        run_id = await self._run_of(session, user, _client_name(ctx))
+        try:  # a session's first call: its browser opens (it waits for a worker) meanwhile
+            place = await started(run_id, wait.child(call_ms, label="opening of the browser"))
+        except BudgetExceeded:
+            return await _not_open(run_id, call_ms)
+        if not place.live or session.ended:
+            return _session_ended(session.ended or await database_sync_to_async(_reason)(run_id))
+        got = await carry(mcp_message(run_id, name, args), wait, place=place)
         if "answer" in got:
             answer = got["answer"]
             image = base64.b64decode(answer["image"]) if answer.get("image") else None
             return Answer(bool(answer["ok"]), str(answer["text"]), image)
         error = got["error"]
         if error["kind"] == "lookup":
-            self._runs.pop(session_id, None)
-            return Answer(
-                False,
-                "error session_ended: this session's run has ended (stopped by a person, or "
-                "idle too long)\nhint: start a new MCP session",
-            )
+            return _session_ended(await database_sync_to_async(_reason)(run_id))
         text = f"error {error.get('code', error['kind'])}: {error.get('message', '')}"
         return Answer(False, text + (f"\nhint: {error['hint']}" if error.get("hint") else ""))
 
-    async def _run_of(self, session_id: str, user: Any, client: str) -> int | None:
-        """The run of the session (made at its first call), once it is live somewhere."""
-        if not session_id:  # only a session-based request gets here (see __call__)
-            return None
-        async with self._opening:
-            known = self._runs.get(session_id)
-            if known is None:
-                await self._forget_ended()
-                run = await database_sync_to_async(run_services.run_create_mcp)(
-                    owner=user, client=client
-                )
-                known = self._runs[session_id] = (run.pk, user.pk)
-                await wake()
-        run_id = known[0]
-        budget = Budget(START_WAIT_MS, label="open the session's browser")
-        while not runner.is_live(run_id):
-            status, holder = await database_sync_to_async(_state)(run_id)
-            if holder or status in Run.FINAL:
-                break
-            # No worker took it in time: stopped while still queued (a later claim would
-            # open a browser nobody calls); the session's next call makes a new run.  Not
-            # queued any more: claimed just now, seen on the next look.
-            if budget.remaining_ms() <= 0 and await runner.stop_queued(run_id):
-                self._runs.pop(session_id, None)
-                return None
-            await asyncio.sleep(0.05)
-        return run_id
+    async def _run_of(self, session: _Session, user: Any, client: str) -> int:
+        """The session's one run, made (queued, a worker woken) at its first call; calls
+        that come together share it."""
+        if session.run is None or (session.run.done() and session.run.exception()):
+            session.run = asyncio.ensure_future(_new_run(user, client))
+        return await asyncio.shield(session.run)
 
-    async def _forget_ended(self) -> None:
-        """Drop the sessions whose runs have ended (stopped by a person, idle, or left by
-        the SDK without a DELETE), so the map holds live sessions only."""
-        ids = {run_id for run_id, _owner in self._runs.values()}
-        if not ids:
+
+async def _new_run(user: Any, client: str) -> int:
+    run = await database_sync_to_async(run_services.run_create_mcp)(owner=user, client=client)
+    await wake()
+    return run.pk
+
+
+async def _end_run(made: asyncio.Future[int], reason: str) -> None:
+    """The run of a session whose client left, ended wherever it is: stopped while still
+    queued, else closed where it runs once it has started (its status: ``reason``)."""
+    try:
+        run_id = await asyncio.shield(made)
+        if await runner.stop_queued(run_id, reason):
             return
-        ended = await database_sync_to_async(_ended)(ids)
-        for session_id, (run_id, _owner) in list(self._runs.items()):
-            if run_id in ended:
-                del self._runs[session_id]
+        place = await started(run_id, Budget(START_WAIT_MS, label="start of the run to end"))
+        if place.live:
+            await command_where_it_runs(run_id, "close", reason, place=place)
+    except TabwrightError as exc:  # it did not start in time: its idle time ends it
+        log.warning("the run of an MCP session whose client left was not ended: %s", exc)
+    except Exception:  # a database hiccup: the same
+        log.exception("the run of an MCP session whose client left was not ended")
+
+
+async def _not_open(run_id: int, call_ms: int) -> Answer:
+    """A call whose session's browser did not open within its budget: why, and that the
+    session keeps its run (and its place in the queue)."""
+    place = await database_sync_to_async(_queue_place)(run_id)
+    why = (
+        f"every worker is busy: its run is queued, {_ordinal(place)} in line"
+        if place else "its run is being started"
+    )  # fmt: skip
+    return Answer(
+        False,
+        f"error {BudgetExceeded.code}: the session's browser did not open within the call's "
+        f"{call_ms} ms ({why})\nhint: call again: the session keeps its run and its place; "
+        "or give the call a longer timeout_ms",
+    )
+
+
+def _session_ended(reason: str) -> Answer:
+    return Answer(
+        False,
+        f"error session_ended: this session's run has ended ({reason or 'it is over'})\n"
+        "hint: start a new MCP session",
+    )
+
+
+def _queue_place(run_id: int) -> int:
+    run = Run.objects.filter(pk=run_id).first()
+    return run_selectors.run_queue_position(run=run) if run is not None else 0
+
+
+def _reason(run_id: int) -> str:
+    return Run.objects.filter(pk=run_id).values_list("status_reason", flat=True).first() or ""
+
+
+def _ordinal(n: int) -> str:
+    return {1: "first", 2: "second", 3: "third"}.get(n, f"number {n}")
 
 
 async def _refuse_stateless(version: str, receive: Any, send: Any) -> None:
@@ -197,17 +337,6 @@ async def _refuse_stateless(version: str, receive: Any, send: Any) -> None:
         "data": {"supported": list(HANDSHAKE_PROTOCOL_VERSIONS), "requested": version},
     }}  # fmt: skip
     await _send_json(send, 400, answer)
-
-
-def _ended(run_ids: set[int]) -> set[int]:
-    return set(
-        Run.objects.filter(pk__in=run_ids, status__in=Run.FINAL).values_list("pk", flat=True)
-    )
-
-
-def _state(run_id: int) -> tuple[str, str]:
-    row = Run.objects.filter(pk=run_id).values_list("status", "holder").first()
-    return (row[0], row[1] or "") if row else (Run.Status.FAILED, "")
 
 
 def _client_name(ctx: ServerRequestContext[Any]) -> str:

@@ -14,12 +14,15 @@ act's or an MCP call's own budget; COMMAND_ANSWER_MS for a command; the page's c
 live-view input its own).  Sent elsewhere, the call carries what is left of it (``timeout_ms``), the
 worker works within that, and the caller waits as long; when the wait runs out or is
 cancelled, or the caller is cancelled, the worker is told to stop (``run.cancel``) and the
-answer is the budget's error.  Every answer has :func:`answer_of`'s shape.
+answer is the budget's error.  Every answer has :func:`answer_of`'s shape.  A call for a
+run that may not have started yet (an MCP session's first) waits for it first, within
+the same budget: :func:`started`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
 from collections.abc import Awaitable
@@ -31,17 +34,22 @@ from channels.layers import get_channel_layer
 
 from automation import Budget
 from automation.errors import ActionInvalid, TabwrightError
+from dashboard.models import Run
 from dashboard.runs import messages, selectors
 from dashboard.runs.messages import Answer, CallMessage
 from dashboard.runs.runner import runner
+from dashboard.runs.sink import group_name
 
-__all__ = ["COMMAND_ANSWER_MS", "VIEWER_RENEW_S", "Place", "answer_of",
+__all__ = ["COMMAND_ANSWER_MS", "LOOK_AGAIN_S", "VIEWER_RENEW_S", "Place", "answer_of",
            "call_holder", "carry", "command_where_it_runs", "serve", "serve_cancel",
-           "tell_watching", "where"]  # fmt: skip
+           "started", "tell_watching", "where"]  # fmt: skip
 
 log = logging.getLogger("tabwright.worker")
 
 COMMAND_ANSWER_MS = 15_000  # a command: carried out, here or elsewhere, within this
+# A run waited for (started) is looked for in the database this often, besides its events.
+LOOK_AGAIN_S = 1.0
+_STARTING = frozenset({Run.Status.QUEUED, Run.Status.PENDING})
 # A page on one process watching a run held on another says so every VIEWER_RENEW_S (the
 # worker counts it for a while after each: dashboard.worker).
 VIEWER_RENEW_S = 5.0
@@ -73,6 +81,38 @@ async def where(run_id: int) -> Place:
         run_id=run_id, other_than=runner.leases.holder
     )
     return Place(here=False, holder=holder)
+
+
+async def started(run_id: int, wait: Budget) -> Place:
+    """Where the run lives once it has started: claimed by a worker that has it at work
+    (past ``pending``: an MCP session's tab is open and its session ready), as its page
+    sees it start.  While it is queued or starting, this waits within ``wait`` (raising
+    its BudgetExceeded or Cancelled): the run's own events ring (its group, as its pages
+    hear them), and the database says, looked at again every LOOK_AGAIN_S whatever
+    comes.  A run that ended, or never was: ``Place(here=False)``, live nowhere."""
+    place = await _started_place(run_id)
+    if place is not None:
+        return place
+    layer = get_channel_layer()
+    channel = await layer.new_channel()
+    group = group_name(run_id)
+    await layer.group_add(group, channel)  # before looking again: a start meanwhile rings
+    try:
+        while (place := await _started_place(run_id)) is None:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(LOOK_AGAIN_S):
+                    await wait.run(layer.receive(channel))
+        return place
+    finally:
+        await layer.group_discard(group, channel)
+
+
+async def _started_place(run_id: int) -> Place | None:
+    """Where the run lives when it has started or ended; None while queued or starting."""
+    status = await database_sync_to_async(selectors.run_status)(run_id=run_id)
+    if status is None or status in Run.FINAL:
+        return Place(here=False)
+    return None if status in _STARTING else await where(run_id)
 
 
 async def carry(call: CallMessage, wait: Budget, *, place: Place | None = None) -> Answer:

@@ -323,8 +323,8 @@ class RunManager:
         if live.mcp is not None:  # its session's loop looks at the control again
             live.inbox.put_nowait("")
         if command == "close":
-            if live.mcp is not None:
-                live.close("the MCP client ended the session")
+            if live.mcp is not None:  # ``text``: how the client left, when it said nothing
+                live.close(text or "the MCP client ended the session")
                 return
             if not live.conversation:
                 raise ValueError("only a conversation has a session to close; stop the run")
@@ -359,10 +359,10 @@ class RunManager:
         await announce_queue()  # its page is told its place, as a new run's is
         await wake()
 
-    async def stop_queued(self, run_id: int) -> bool:
-        """Stop a run no worker has claimed yet (from any process); False if it is not
-        queued."""
-        event = await database_sync_to_async(services.run_stop_queued)(run_id=run_id)
+    async def stop_queued(self, run_id: int, reason: str = services.STOPPED_QUEUED) -> bool:
+        """Stop a run no worker has claimed yet (from any process), saying why; False if it
+        is not queued."""
+        event = await database_sync_to_async(services.run_stop_queued)(run_id=run_id, reason=reason)
         if event is None:
             return False
         await relay_event(run_id, event)

@@ -183,6 +183,11 @@ def run_queue_position(*, run: Run) -> int:
     return ahead.count() + 1
 
 
+def run_status(*, run_id: int) -> str | None:
+    """The run's status now; None when there is no such run."""
+    return Run.objects.filter(pk=run_id).values_list("status", flat=True).first()
+
+
 def run_holder(*, run_id: int, other_than: str) -> str:
     """The channel of the worker that holds the run now (dashboard.worker), when that is
     another than ``other_than``; "" when no worker vouches for it (or it is ours)."""

@@ -146,3 +146,22 @@ async def test_a_paused_or_stopped_session_refuses_calls_saying_which(
     session.control.stop()
     answer = await session.call("snapshot", {})
     assert not answer.ok and answer.text.startswith("error session_ended"), answer
+
+
+async def test_a_snapshot_delta_after_an_action_shows_what_changed_not_the_page(
+    tab: Tab, fixture_url: str
+) -> None:
+    session = McpSession(tab, sink=ListSink())
+    assert (await session.call("navigate", {"url": f"{fixture_url}/demo/form.html"})).ok
+    page = await session.call("snapshot", {"interactive": True})
+    assert page.ok, page
+    answer = await session.call(
+        "fill", {"ref": ref_of(page.text, 'textbox "Name"'), "value": "Ada"}
+    )
+    assert answer.ok, answer
+    delta = await session.call("snapshot", {"delta": True})
+    assert delta.ok and "# changes since the last snapshot" in delta.text, delta
+    assert 'textbox "Name"' in delta.text and '"Ada"' in delta.text, delta
+    assert "Back to the demo pages" not in delta.text, delta  # the rest is unchanged
+    again = await session.call("snapshot", {"delta": True})
+    assert again.ok and "# no changes since the last snapshot" in again.text, again

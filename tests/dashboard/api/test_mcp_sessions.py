@@ -1,9 +1,14 @@
-"""The dashboard's MCP sessions (dashboard/api/mcp.py) and their runs: a session whose run no
-worker opens in time is told so and its run is stopped while still queued (no browser is
-opened later for nobody); the sessions of runs that have ended are forgotten."""
+"""The dashboard's MCP sessions (dashboard/api/mcp.py) and their runs: one run per session,
+however many first calls come at once; a session whose client goes (it ends the session,
+or loses the event stream it kept open) has its run ended, saying why, a queued one
+stopped before any browser opens for nobody; a session the SDK has let go is forgotten,
+its run ended."""
 
 from __future__ import annotations
 
+import asyncio
+import time
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -11,33 +16,89 @@ from channels.db import database_sync_to_async
 
 from dashboard.api import mcp
 from dashboard.models import Run
-from dashboard.runs import services
-from dashboard.runs.services import STOPPED_QUEUED
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio(loop_scope="session")]
 
+HANG_S = 60  # bounds a wait that would otherwise hang; it ends when the run has ended
+OPENED = {"status": 200, "headers": [(b"content-type", b"text/event-stream")]}
 
-async def test_a_session_no_worker_opens_is_stopped_and_its_next_call_starts_anew(
+
+def app_with(owner: Any, *session_ids: str) -> mcp.McpApp:
+    """An app that saw ``session_ids`` opened by ``owner`` (their initialize answered)."""
+    app = mcp.McpApp()
+    app._manager = SimpleNamespace(session_idle_timeout=1800)  # type: ignore[assignment]
+    for session_id in session_ids:
+        opened = {"status": 200, "headers": [(b"mcp-session-id", session_id.encode())]}
+        app._answered("", None, "POST", owner.pk, opened)
+    return app
+
+
+async def mcp_runs() -> list[tuple[int, str, str]]:
+    rows = Run.objects.filter(kind=Run.Kind.MCP).order_by("pk")
+    return await database_sync_to_async(list)(rows.values_list("pk", "status", "status_reason"))
+
+
+async def ended(run_id: int) -> tuple[str, str]:
+    async with asyncio.timeout(HANG_S):
+        while True:
+            row = next(row for row in await mcp_runs() if row[0] == run_id)
+            if row[1] in Run.FINAL:
+                return row[1], row[2]
+            await asyncio.sleep(0.02)  # (the end is a task of the app's: no event to await)
+
+
+async def test_first_calls_that_come_together_share_their_session_s_one_run(owner: Any) -> None:
+    app = app_with(owner, "a", "b")
+    first = [app._run_of(app._sessions[s], owner, "a client") for s in ("a", "b", "a", "b", "a")]
+    ids = await asyncio.gather(*first)
+    assert ids[0] == ids[2] == ids[4] != ids[1] == ids[3]
+    assert [pk for pk, _status, _reason in await mcp_runs()] == sorted({ids[0], ids[1]})
+
+
+async def test_a_session_its_client_ends_stops_its_queued_run_and_says_so(owner: Any) -> None:
+    app = app_with(owner, "s")
+    session = app._sessions["s"]
+    run_id = await app._run_of(session, owner, "a client")
+    app._began(session)
+    app._ended("s", session, "DELETE", 200)
+    assert await ended(run_id) == (Run.Status.STOPPED, mcp.ENDED_BY_CLIENT)
+    assert session.ended == mcp.ENDED_BY_CLIENT  # its later calls answer session_ended
+
+
+async def test_a_client_that_loses_its_event_stream_has_gone(
     owner: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(mcp, "START_WAIT_MS", 300)  # no worker runs in this test
-    app = mcp.McpApp()
-    assert await app._run_of("s1", owner, "a client") is None
-    first = await database_sync_to_async(Run.objects.get)(kind=Run.Kind.MCP)
-    assert (first.status, first.status_reason) == (Run.Status.STOPPED, STOPPED_QUEUED)
-    assert await app._run_of("s1", owner, "a client") is None  # a new run, stopped too
-    ids = await database_sync_to_async(list)(
-        Run.objects.filter(kind=Run.Kind.MCP).values_list("status", flat=True)
-    )
-    assert ids == [Run.Status.STOPPED, Run.Status.STOPPED]
-    assert app._runs == {}
+    monkeypatch.setattr(mcp, "CLIENT_GONE_S", 0.05)
+    app = app_with(owner, "kept", "streamed")
+    runs = {s: await app._run_of(app._sessions[s], owner, "a client") for s in app._sessions}
+    for session_id, session in app._sessions.items():
+        app._began(session)
+        app._answered(session_id, session, "GET" if session_id == "streamed" else "POST", 0, OPENED)
+    for session_id, session in app._sessions.items():
+        app._ended(session_id, session, "GET" if session_id == "streamed" else "POST", 200)
+    assert await ended(runs["streamed"]) == (Run.Status.STOPPED, mcp.WENT_AWAY)
+    # A client that keeps no stream is between calls, not gone: its run waits on.
+    assert app._sessions["kept"].ended == ""
+    assert (await database_sync_to_async(Run.objects.get)(pk=runs["kept"])).status == "queued"
 
 
-async def test_the_sessions_of_ended_runs_are_forgotten(owner: Any) -> None:
-    make = database_sync_to_async(services.run_create_mcp)
-    ended, live = await make(owner=owner, client="a"), await make(owner=owner, client="b")
-    await database_sync_to_async(services.run_stop_queued)(run_id=ended.pk)
-    app = mcp.McpApp()
-    app._runs = {"old": (ended.pk, owner.pk), "new": (live.pk, owner.pk)}
-    await app._forget_ended()
-    assert app._runs == {"new": (live.pk, owner.pk)}
+async def test_a_stream_opened_again_in_time_keeps_the_session(owner: Any) -> None:
+    app = app_with(owner, "s")
+    session = app._sessions["s"]
+    app._began(session)
+    app._answered("s", session, "GET", 0, OPENED)
+    app._ended("s", session, "GET", 200)  # the stream dropped ...
+    assert session.gone_check is not None
+    app._began(session)  # ... and the client opened it again
+    assert session.gone_check is None and not session.ended
+
+
+async def test_a_session_the_sdk_let_go_is_forgotten_and_its_run_ended(owner: Any) -> None:
+    app = app_with(owner, "old")
+    run_id = await app._run_of(app._sessions["old"], owner, "a client")
+    app._sessions["old"].seen = time.monotonic() - 2 * 1800  # no request since
+    opened = {"status": 200, "headers": [(b"mcp-session-id", b"new")]}
+    app._answered("", None, "POST", owner.pk, opened)  # a new session: the expired go
+    assert set(app._sessions) == {"new"}
+    status, reason = await ended(run_id)
+    assert status == Run.Status.STOPPED and reason.startswith("the MCP session expired"), reason
