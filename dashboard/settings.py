@@ -346,6 +346,9 @@ TABWRIGHT = {
     "SESSION_IDLE_S": _env_int("TABWRIGHT_SESSION_IDLE_S", 900),
     # Conversations one person may hold open at once; past it, the longest idle is closed.
     "SESSIONS_PER_USER": _env_int("TABWRIGHT_SESSIONS_PER_USER", 3),
+    # A batch's row whose replay needs a person waits this many seconds (at least 1) for
+    # one, then ends failed, saying so: nobody watches a batch, and it must end.
+    "BATCH_PERSON_WAIT_S": _env_int("TABWRIGHT_BATCH_PERSON_WAIT_S", 900),
     # A process vouches for the runs it drives this many seconds at a time (renewed every
     # third of it); a run whose process stopped renewing is marked lost by another.
     "LEASE_S": _env_int("TABWRIGHT_LEASE_S", 30),

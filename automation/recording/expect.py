@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +46,7 @@ __all__ = [
     "check",
     "count_rows",
     "describe",
+    "element_words",
     "fold",
     "page_text",
     "validate",
@@ -128,22 +130,42 @@ def validate(args: object, *, has_element: bool, index: int = 0) -> dict[str, An
     return clean
 
 
-def describe(args: dict[str, Any], identity: ElementIdentity | None = None) -> str:
-    """The check in words: ``text "Saved" is visible``."""
+ROW_WORDS_CHARS = 40  # a row's text, as far as the words about an element quote it
+
+
+def element_words(identity: ElementIdentity | None, quote: Callable[[str], str] = repr) -> str:
+    """The element as a person tells it apart: ``button 'Save'``, ``checkbox 'Toggle'
+    in row 'Buy milk'`` (its row, when its name is shared or it has none), ``the
+    checkbox in row 'Buy milk'``."""
+    if identity is None or not identity.role:
+        return "the element"
+    what = f"{identity.role} {quote(identity.name)}" if identity.name else f"the {identity.role}"
+    row = " ".join(identity.row.split())
+    if row and (not identity.name or identity.name_count != 1):
+        if len(row) > ROW_WORDS_CHARS:
+            row = row[: ROW_WORDS_CHARS - 1].rstrip() + "…"
+        what += f" in row {quote(row)}"
+    return what
+
+
+def describe(
+    args: dict[str, Any], identity: ElementIdentity | None = None,
+    quote: Callable[[str], str] = repr,
+) -> str:  # fmt: skip
+    """The check in words: ``text 'Saved' is visible``."""
     kind = args.get("kind", "")
-    what = f"{identity.role} {identity.name!r}" if identity and identity.name else (
-        f"the {identity.role}" if identity and identity.role else "the element"
-    )  # fmt: skip
+    what = element_words(identity, quote)
     return {
-        "text_visible": f"text {args.get('text')!r} is visible",
-        "text_hidden": f"text {args.get('text')!r} is not visible",
-        "rows": f"{args.get('count')} row(s) show {args.get('text')!r}",
-        "url": f"the address contains {args.get('url')!r}",
+        "text_visible": f"text {quote(str(args.get('text')))} is visible",
+        "text_hidden": f"text {quote(str(args.get('text')))} is not visible",
+        "rows": f"{args.get('count')} row(s) show {quote(str(args.get('text')))}",
+        "url": f"the address contains {quote(str(args.get('url')))}",
         "visible": f"{what} is on the page",
         "checked": f"{what} is checked",
         "unchecked": f"{what} is not checked",
-        "value": f"{what} shows {args.get('value')!r}",
-        "items": f"{what} lists {', '.join(map(repr, args.get('items') or []))} in order",
+        "value": f"{what} shows {quote(str(args.get('value')))}",
+        "items": f"{what} lists {', '.join(quote(str(i)) for i in args.get('items') or [])} "
+        "in order",
     }.get(kind, f"check {kind}")
 
 

@@ -7,6 +7,14 @@ by several elements, or when the element has no name and its row tells it apart)
 are looked up in the frame with the same path.  The scenario's ``expect`` checks become
 Playwright's ``expect(...)`` assertions, so the exported test fails where replay would.
 
+An element replay has found on several releases keeps what it was known as on each (its
+identity's variants): its locator is one per identity, joined with ``.or_()``, so the file
+runs wherever the replay does — on the release it was recorded on and on those it healed
+on.  Alternatives that find two different elements fail Playwright's strict mode, as
+replay abstains.  A variant in another frame can't join them: the step's comment says on
+which release the line won't find its element.  A parameter carried into an identity
+(``${item}`` in a row or a name) is read from the environment, as in a typed value.
+
 The file stands alone: it launches Chromium itself (``TABWRIGHT_CHROMIUM_PATH`` or the
 ``CHROMIUM`` environment variable, else Playwright's own), reads ``BASE_URL`` for where to
 run (default: where it was recorded), parameters from environment variables named after
@@ -26,12 +34,14 @@ from __future__ import annotations
 import keyword
 import math
 import re
+from collections.abc import Collection
 from typing import Any
 from urllib.parse import urlsplit
 
 from automation.browser.identity import ElementIdentity
 from automation.browser.interact import MODIFIERS, MOUSE_BUTTONS
 from automation.errors import ActionInvalid, ScenarioInvalid
+from automation.recording import expect
 from automation.recording.expect import KINDS
 from automation.recording.roles import check_role, is_aria_role
 from automation.recording.scenario import (
@@ -98,9 +108,11 @@ def test_{func}(page: Page) -> None:
 '''
 
 
-def to_pytest(scenario: Scenario) -> str:
+def to_pytest(scenario: Scenario, *, pending: Collection[int] = ()) -> str:
     """The scenario as the text of a pytest module; ScenarioInvalid (naming the step) for
-    what can't be written safely."""
+    what can't be written safely.  ``pending``: the steps for whose element replay
+    proposed another identity that waits for a person's approval; the file says that
+    where the page changed so, their line won't find it."""
     lines = [
         _HEADER.format(
             version=_int(scenario.version, "the format version"),
@@ -114,6 +126,10 @@ def to_pytest(scenario: Scenario) -> str:
             if step.action not in STEP_ACTIONS:
                 raise ScenarioInvalid(f"unknown step type {step.action!r}")
             body = [_comment(index, step), *_step(step, scenario.params)]
+            if index in pending:
+                body.insert(1, _PENDING)
+            if any(len(line.splitlines()) != 1 or "\x00" in line for line in body):
+                raise ScenarioInvalid("a line of it would not stay one line")
         except ScenarioInvalid as exc:
             raise ScenarioInvalid(
                 f"step {index} can't be exported: {exc.message}", index=index, hint=exc.hint
@@ -124,27 +140,42 @@ def to_pytest(scenario: Scenario) -> str:
     return "\n".join(lines) + "\n"
 
 
+_PENDING = (
+    "# replay proposed another identity for this element, which waits for approval on the "
+    "scenario's page: where the page changed so, this line won't find it until it is approved"
+)
+
+
 def _comment(index: int, step: ScenarioStep) -> str:
-    """``# step 3: click button 'Save'``: the action (one of the known), the role (one of
-    the list) and the name as repr() writes it (one line, whatever it holds)."""
+    """``# step 3: tick the checkbox in row 'Buy milk'``, ``# step 4: check: 1 row(s)
+    show 'Buy milk'``: the step in the words the dashboard uses, of its action (one of
+    the known), the role (one of the list) and texts as repr() writes them (one line,
+    whatever they hold)."""
     target = step.target()
-    what = ""
     if target is not None and target.role:
-        role, name = _role(target.role), _text(target.name, "name")
-        what = f" {role}" + (f" {name}" if target.name else "")
+        _role(target.role)
     if step.action == "expect":
-        what = f" {_kind(step.args)}{what}"
-    line = f"# step {index}: {step.action}{what}"
+        args = dict(step.args, kind=_kind(step.args))
+        if "count" in args:
+            args["count"] = _int(args["count"], "count")
+        line = f"# step {index}: check: {expect.describe(args, target, quote=_quote)}"
+    else:
+        what = f" {expect.element_words(target, quote=_quote)}" if target and target.role else ""
+        line = f"# step {index}: {step.verb()}{what}"
     if len(line.splitlines()) != 1:  # repr() escapes every line break: never true
         raise ScenarioInvalid("its comment would not stay on one line")
     return line
+
+
+def _quote(text: str) -> str:
+    return str.__repr__(str.__str__(text))
 
 
 def _step(step: ScenarioStep, params: dict[str, dict[str, Any]]) -> list[str]:
     args = step.args
     value = lambda key: _value(_arg(args, key), params)  # noqa: E731
     if step.action == "expect":
-        return [_expect(step, params)]
+        return _expect(step, params)
     if step.action == "dialog":  # armed before the step that opens the dialog
         how = "dialog.dismiss()"
         if args.get("accept", True):
@@ -163,7 +194,14 @@ def _step(step: ScenarioStep, params: dict[str, dict[str, Any]]) -> list[str]:
             return [f"page.keyboard.press({value('key')})"]
         dx, dy = _int(args.get("dx", 0), "dx"), _int(args.get("dy", 0), "dy")
         return [f"page.mouse.wheel({dx}, {dy})"]
-    el = _locator(target)
+    notes, el = _element(target, params)
+    return [*notes, *_act(step, el, params)]
+
+
+def _act(step: ScenarioStep, el: str, params: dict[str, dict[str, Any]]) -> list[str]:
+    """The step's call on its element's locator ``el``."""
+    args = step.args
+    value = lambda key: _value(_arg(args, key), params)  # noqa: E731
     calls = {
         "click": lambda: f"{el}.click({_click_options(args)})",
         "double_click": lambda: f"{el}.dblclick()",
@@ -195,8 +233,16 @@ def _step(step: ScenarioStep, params: dict[str, dict[str, Any]]) -> list[str]:
     raise ScenarioInvalid(f"{step.action} steps are not exported")
 
 
-def _expect(step: ScenarioStep, params: dict[str, dict[str, Any]]) -> str:
+def _expect(step: ScenarioStep, params: dict[str, dict[str, Any]]) -> list[str]:
     """An expect step as Playwright's web-first assertion (it waits, as replay does)."""
+    target = step.target()
+    if step.args.get("kind") in expect.ELEMENT_KINDS and target is not None:
+        notes, el = _element(target, params)
+        return [*notes, _assertion(step, params, el)]
+    return [_assertion(step, params, "")]
+
+
+def _assertion(step: ScenarioStep, params: dict[str, dict[str, Any]], el: str) -> str:
     args = step.args
     kind = _kind(args)
     value = lambda key: _value(_arg(args, key), params)  # noqa: E731
@@ -217,9 +263,8 @@ def _expect(step: ScenarioStep, params: dict[str, dict[str, Any]]) -> str:
     if kind == "url":
         return f"expect(page).to_have_url(re.compile(re.escape(url({value('url')}))))"
     target = step.target()
-    if target is None:
+    if target is None or not el:
         raise ScenarioInvalid(f"the check {kind} needs the element's identity")
-    el = _locator(target)
     if kind == "visible":
         return f"expect({el}).to_be_visible()"
     if kind in ("checked", "unchecked"):
@@ -229,16 +274,41 @@ def _expect(step: ScenarioStep, params: dict[str, dict[str, Any]]) -> str:
     return f"expect({el}).to_have_value({value('value')})"
 
 
-def _locator(identity: ElementIdentity) -> str:
+def _element(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> tuple[list[str], str]:
+    """The element's locator, one alternative per identity it was known by (joined with
+    ``.or_()``), and comments on the releases where it won't find it."""
+    main = identity.plain()
+    found = [_locator(main, params)]
+    notes = []
+    for variant in identity.variants:
+        _role(variant.role)  # a role that would be code refuses the export
+        where = f"it was {expect.element_words(variant, quote=_quote)} (an earlier release)"
+        if variant.frame_url != main.frame_url:
+            notes.append(f"# where {where} in another frame, this line won't find it")
+            continue
+        try:
+            alternative = _locator(variant, params)
+        except ScenarioInvalid:
+            notes.append(f"# where {where}, this line won't find it: nothing to find it by")
+            continue
+        if alternative not in found:
+            found.append(alternative)
+    return notes, found[0] + "".join(f".or_({other})" for other in found[1:])
+
+
+def _frame_path(frame_url: str) -> str:
+    try:
+        return urlsplit(frame_url).path
+    except ValueError:
+        raise ScenarioInvalid(f"frame_url {frame_url[:80]!r} is no address") from None
+
+
+def _locator(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> str:
     scope = "page"
     if identity.frame_url:
-        try:
-            path = urlsplit(identity.frame_url).path
-        except ValueError:
-            raise ScenarioInvalid(f"frame_url {identity.frame_url[:80]!r} is no address") from None
-        scope = f"frame_of(page, {_text(path, 'frame_url')})"
+        scope = f"frame_of(page, {_text(_frame_path(identity.frame_url), 'frame_url')})"
     role = _role(identity.role)
-    name = _text(identity.name, "name")
+    name = _ident(identity.name, params, "name")
     # Playwright finds only ARIA roles; a clickable <div> or a frame goes by what else it has.
     if is_aria_role(role) and (identity.name or identity.row):
         by_role = (
@@ -247,9 +317,8 @@ def _locator(identity: ElementIdentity) -> str:
             else f"get_by_role({_text(role, 'role')})"
         )
         if identity.row and (identity.name_count != 1 or not identity.name):
-            # Cells' texts may touch ("#1002Grace Hopper"): words apart by any space.
-            row = r"\s*".join(re.escape(w) for w in identity.row.split()[:8])
-            rows = f"{scope}.locator({_ROWS!r}).filter(has_text=re.compile({_text(row, 'row')}))"
+            row = _row_pattern(identity.row, params)
+            rows = f"{scope}.locator({_ROWS!r}).filter(has_text=re.compile({row}))"
             return f"{rows}.{by_role}"
         if identity.name and identity.name_count <= 1:
             return f"{scope}.{by_role}"
@@ -303,6 +372,63 @@ def _wait(args: dict[str, Any], params: dict[str, dict[str, Any]]) -> list[str]:
     return [f"page.wait_for_timeout({_int(args.get('time_ms', 0), 'time_ms')})"]
 
 
+def _row_pattern(row: str, params: dict[str, dict[str, Any]]) -> str:
+    """A regular expression (as Python source) for the text of the element's row: its
+    first words, apart by any space (cells' texts may touch: "#1002Grace Hopper"); a
+    parameter carried into it is read from the environment and escaped at run time."""
+    if not isinstance(row, str):
+        raise ScenarioInvalid(f"row must be text, not {type(row).__name__}")
+    pieces: list[tuple[str, str]] = []  # ("word", escaped) or ("param", its expression)
+    last = 0
+    for match in _IDENTITY_PARAM.finditer(row):
+        if match.group(1) not in params:
+            continue
+        pieces += [("word", re.escape(w)) for w in row[last : match.start()].split()]
+        pieces.append(("param", f"re.escape({_param(match.group(1), params)})"))
+        last = match.end()
+    pieces = (pieces + [("word", re.escape(w)) for w in row[last:].split()])[:8]
+    if all(kind == "word" for kind, _ in pieces):
+        return _text(r"\s*".join(p for _, p in pieces), "row")
+    source = [p if kind == "param" else _text(p, "row") for kind, p in pieces]
+    return (" + " + _text(r"\s*", "row") + " + ").join(source)
+
+
+def _ident(text: Any, params: dict[str, dict[str, Any]], what: str) -> str:
+    """A text of an identity as a Python expression: a literal, with the declared
+    parameters carried into it read from the environment (any other ``${…}`` is the
+    page's own text)."""
+    if not isinstance(text, str):
+        raise ScenarioInvalid(f"{what} must be text, not {type(text).__name__}")
+    parts: list[str] = []
+    last = 0
+    for match in _IDENTITY_PARAM.finditer(text):
+        if match.group(1) not in params:
+            continue
+        if match.start() > last:
+            parts.append(_text(text[last : match.start()], what))
+        parts.append(_param(match.group(1), params))
+        last = match.end()
+    if last < len(text) or not parts:
+        parts.append(_text(text[last:], what))
+    return " + ".join(parts)
+
+
+_IDENTITY_PARAM = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def _param(name: str, params: dict[str, dict[str, Any]]) -> str:
+    """A parameter's value at run time: its environment variable, else its default."""
+    if not _NAME.match(name):
+        raise ScenarioInvalid(f"{name!r} is not a parameter name")
+    default = params.get(name, {}).get("default")
+    if default is None:
+        return f"os.environ[{name.upper()!r}]"
+    return f"os.environ.get({name.upper()!r}, {_text(str(default), 'a default')})"
+
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
 def _value(text: Any, params: dict[str, dict[str, Any]]) -> str:
     """A Python expression for a recorded value: a literal, or its placeholders read from
     the environment at run time."""
@@ -318,13 +444,7 @@ def _value(text: Any, params: dict[str, dict[str, Any]]) -> str:
         elif match.group(1):
             parts.append(f"os.environ[{SECRET_ENV_PREFIX + match.group(2)!r}]")
         else:
-            name = match.group(2)
-            default = params.get(name, {}).get("default")
-            parts.append(
-                f"os.environ.get({name.upper()!r}, {_text(str(default), 'a default')})"
-                if default is not None
-                else f"os.environ[{name.upper()!r}]"
-            )
+            parts.append(_param(match.group(2), params))
         last = match.end()
     if last < len(text) or not parts:
         parts.append(repr(text[last:]))

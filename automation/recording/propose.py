@@ -77,7 +77,7 @@ async def propose_checks(
         out += await _page_messages(tab, text, budget)
     except BudgetExceeded:
         pass  # what was found in time is proposed
-    unique: dict[str, Proposal] = {}
+    unique: dict[tuple[Any, ...], Proposal] = {}
     texts: set[str] = set()  # one check a text: the first (most telling) one
     for proposal in out:
         text = proposal.check.args.get("text")
@@ -85,7 +85,11 @@ async def propose_checks(
             if expect.fold(text) in texts:
                 continue
             texts.add(expect.fold(text))
-        unique.setdefault(proposal.check.describe(), proposal)
+        # One check an element and state: every box a run ticked has its own, also when
+        # the words about two of them read alike.
+        target = proposal.check.target()
+        key = (proposal.check.describe(), target.sameness() if target else None)
+        unique.setdefault(key, proposal)
     return list(unique.values())[:MAX_PROPOSALS]
 
 

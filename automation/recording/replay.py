@@ -6,17 +6,22 @@ For every step, in order, inside its own budget (and the whole replay's):
    the scenario was recorded on moves to the replay's base URL (:func:`rebase`);
 2. element steps :func:`~automation.browser.identity.locate` their element.  When it
    abstains the step *needs a person*: with a :class:`RunControl` (the dashboard) the replay
-   pauses (resume tries the step again; a reply "skip" says the person did it), without one
+   pauses (resume tries the step again; a reply "skip" says the person did it; with
+   :attr:`ReplayConfig.person_wait_ms`, no one coming in that time ends it), without one
    the replay ends there with status ``needs_person``.  Replay never acts on a guess;
 3. the element found gets its ref from the snapshot registry (``refOf``), and the step runs
    through the same action code an agent uses (:func:`automation.actions.execute`),
-   with its ``${param}`` and ``${SECRET:NAME}`` values filled in only at that moment.
+   with its ``${param}`` and ``${SECRET:NAME}`` values filled in only at that moment (a
+   parameter carried into the element's identity is filled in before it is looked for:
+   :mod:`automation.recording.params`).
 
 Each step's :class:`StepOutcome` keeps which strategy found the element, its score and what
 changed.  When something changed, ``healed`` is the element's identity now and ``heal`` says
 whether it may be written back at once (``confident``: a strategy before similarity, or a
 similarity score of at least :attr:`ReplayConfig.heal_min_score`) or needs a person's
 approval (``proposed``).  Writing it is the caller's choice (the dashboard keeps a history).
+A check of an element reports the element it held on the same way, so its identity heals
+as a step's does.
 
 Events are the agent run's (run.started, action.started/finished, step.recorded,
 run.paused/resumed, run.finished) plus one ``replay.step`` per step.  Args in events are the
@@ -26,8 +31,9 @@ every result and error text.
 
 from __future__ import annotations
 
+import asyncio
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from playwright.async_api import ElementHandle
@@ -62,6 +68,7 @@ from automation.events import (
     StepReplayed,
 )
 from automation.recording import expect
+from automation.recording.params import unfill
 from automation.recording.rescue import Rescue, rescue_of, start_recorder
 from automation.recording.scenario import (
     Resolved,
@@ -93,6 +100,10 @@ class ReplayConfig:
     # reserve for acting.
     locate_wait_ms: int = 10_000
     check_timeout_ms: int = 5_000  # how long an expect check may take to hold
+    # How long a step that needs a person waits for one before the replay ends with it
+    # (None: until they come or the run is stopped).  Replays nobody watches (a batch's
+    # rows) set it, so that they end.
+    person_wait_ms: int | None = None
 
 
 @dataclass(frozen=True)
@@ -257,7 +268,12 @@ class Replay:
             done = await self._wait_for_person(
                 index, step, budget, "needs_person",
                 f"step {index} ({step.describe()}): {outcome.error['message']}",
+                limit_ms=self.config.person_wait_ms,
             )  # fmt: skip
+            if done.gave_up:
+                waited = f"no one came to do it within {_seconds(done.gave_up)}"
+                message = f"{outcome.error['message']}; {waited}"
+                return replace(outcome, error={**outcome.error, "message": message})
             if done.skipped:
                 return await self._done_by_person(index, step, done.rescue)
             if done.rescue is not None and not await self._findable(step, budget):
@@ -265,11 +281,13 @@ class Replay:
                 return await self._done_by_person(index, step, done.rescue)
 
     async def _wait_for_person(
-        self, index: int, step: ScenarioStep, budget: Budget, reason: str, detail: str
-    ) -> Rescue:
-        """Pause until the person resumes or replies "skip" (they did the step).  What
-        they do in the tab meanwhile is recorded: the last act of theirs that does what
-        the step does is the step's rescue."""
+        self, index: int, step: ScenarioStep, budget: Budget, reason: str, detail: str,
+        limit_ms: int | None = None,
+    ) -> Rescue:  # fmt: skip
+        """Pause until the person resumes or replies "skip" (they did the step), or for
+        ``limit_ms`` at most (``gave_up`` then says how long it waited).  What they do in
+        the tab meanwhile is recorded: the last act of theirs that does what the step
+        does is the step's rescue."""
         assert self.control is not None
         self.control.begin_pause()
         recorder = await start_recorder(self.tab, budget)
@@ -283,19 +301,27 @@ class Replay:
             )
         )
         waited_from = time.monotonic()
+        limit = asyncio.timeout(None if limit_ms is None else limit_ms / 1000)
         try:
-            await self.control.wait_for_person(budget)
+            async with limit:
+                await self.control.wait_for_person(budget)
+        except TimeoutError:
+            if not limit.expired():
+                raise
         finally:
             self.control.recorder = None
             acts = await recorder.stop() if recorder is not None else []
         budget.extend((time.monotonic() - waited_from) * 1000)
+        if limit.expired():
+            assert limit_ms is not None
+            return Rescue(False, gave_up=limit_ms)
         await self.out.emit(RunResumed())
         replies = {r.lower().strip(" .!") for r in self.control.take_replies()}
         return Rescue(bool(replies & SKIP_REPLIES), rescue_of(step, acts))
 
     async def _findable(self, step: ScenarioStep, budget: Budget) -> bool:
         """Whether replay finds the step's element now, at once."""
-        target = step.target()
+        target = self.values.target(step)
         if target is None:
             return True
         located = await locate(self.tab.page, target, budget=budget.child(5_000, label="locate"))
@@ -307,11 +333,12 @@ class Replay:
         """The step counts as done by the person; the element they did it on (if any) is
         proposed as its identity, so the next replay finds it."""
         fields: dict[str, Any] = {"url": self.tab.url}
-        target = step.target()
+        target = self.values.target(step)  # as this replay looked for it
         if rescue is not None and target is not None and step.needs_element:
             changes = ["done by the person", *target.changes(rescue)]
+            kept = unfill(step.identity, rescue, self.values.params)
             fields.update(strategy="person", changes=changes, heal="proposed",
-                          healed=rescue.to_dict())  # fmt: skip
+                          healed=kept.to_dict())  # fmt: skip
         skipped = StepOutcome(index, step.action, "skipped", **fields)
         await self.out.emit(StepReplayed(**_event_fields(skipped)))
         return skipped
@@ -327,6 +354,7 @@ class Replay:
         try:
             if step.is_check:
                 result = await self._check(step, step_budget)
+                located = await self._held_on(step, step_budget)
             elif step.needs_element:
                 located = await self._locate(step, step_budget)
                 result = await self._act_on(located, step, step_budget)
@@ -382,7 +410,7 @@ class Replay:
     async def _locate(self, step: ScenarioStep, budget: Budget) -> Located:
         """The step's element, looked for until it appears (within the step's budget, less
         a reserve for acting), or NeedsPerson saying why none could be taken."""
-        target = step.target()
+        target = self.values.target(step)
         assert target is not None
         reserve_ms = min(5_000, self.config.step_timeout_ms / 3)
         wait_ms = max(0, min(self.config.locate_wait_ms, budget.remaining_ms() - reserve_ms))
@@ -401,7 +429,19 @@ class Replay:
         args = self.values.fill(step.args)
         if args["kind"] == "url":
             args["url"] = rebase(args["url"], self.scenario.base_url, self.base_url)
-        return await expect.check(self.tab, args, step.target(), budget=budget)
+        return await expect.check(self.tab, args, self.values.target(step), budget=budget)
+
+    async def _held_on(self, step: ScenarioStep, budget: Budget) -> Located | None:
+        """The element a check of an element held on, found again: when it changed, the
+        check's identity heals as a step's does (so an export finds it where replay did)."""
+        target = self.values.target(step)
+        if target is None or not step.needs_element:
+            return None
+        try:
+            located = await locate(self.tab.page, target, budget=budget)
+        except BudgetExceeded:
+            return None  # it held; how it was found is only told when there is time
+        return located if located.ok else None
 
     async def _act_on(self, located: Located, step: ScenarioStep, budget: Budget) -> str:
         """Run the step on the element found, through its ref: from the registry if the
@@ -482,9 +522,11 @@ class Replay:
                 located.strategy == "similarity" and located.score >= self.config.heal_min_score
             )
             heal = "confident" if confident else "proposed"
+        # Written back with its parameters' placeholders where their values stand.
+        healed = unfill(step.identity, located.found, self.values.params) if heal else None
         return StepOutcome(
             index, step.action, status, strategy=located.strategy, score=located.score,
-            changes=changes, heal=heal, healed=located.found.to_dict() if heal else None, **common,
+            changes=changes, heal=heal, healed=healed.to_dict() if healed else None, **common,
         )  # fmt: skip
 
     def _redacted(self, error: TabwrightError | None) -> dict[str, str] | None:
@@ -524,6 +566,10 @@ def _as_found(action: str, args: dict[str, Any], located: Located) -> tuple[str,
     if action == "check" and kind == "press" and args.get("checked", True) is True:
         return "click", {}
     return action, args
+
+
+def _seconds(ms: int) -> str:
+    return f"{ms / 1000:g} s"
 
 
 def _event_fields(outcome: StepOutcome) -> dict[str, Any]:

@@ -41,10 +41,12 @@ _SAME_DEED = {
 @dataclass(frozen=True)
 class Rescue:
     """How a pause ended: ``skipped`` (the person said they did the step), and the
-    element of the person's act that does what the step does, if they did one."""
+    element of the person's act that does what the step does, if they did one; or
+    ``gave_up``: no one came in the time a person is waited for."""
 
     skipped: bool
     rescue: ElementIdentity | None = None
+    gave_up: int = 0  # ms waited before the replay gave up on a person (0: one came)
 
 
 def rescue_of(step: ScenarioStep, acts: list[ScenarioStep]) -> ElementIdentity | None:

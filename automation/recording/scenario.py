@@ -39,6 +39,7 @@ from automation.browser.identity import CONTROL_CHARS, ElementIdentity
 from automation.browser.interact import MODIFIERS, MOUSE_BUTTONS
 from automation.errors import ActionInvalid, ParamMissing, ScenarioInvalid
 from automation.recording import expect
+from automation.recording import params as carried
 from automation.recording.roles import check_role
 from automation.secrets import SECRET_ENV_PREFIX, misplaced_secret
 
@@ -130,11 +131,20 @@ class ScenarioStep:
         return value if isinstance(value, str) and not PLACEHOLDER.search(value) else None
 
     def describe(self) -> str:
+        """The step in words: ``click button 'Save'``, ``tick the checkbox in row 'Buy
+        milk'`` (a check step ticks or unticks a box; "expect" asserts)."""
         if self.action == EXPECT:
             return f"expect {expect.describe(self.args, self.target())}"
         target = self.target()
-        what = f" {target.role} {target.name!r}" if target and target.role else ""
-        return f"{self.action}{what}"
+        what = f" {expect.element_words(target)}" if target and target.role else ""
+        return f"{self.verb()}{what}"
+
+    def verb(self) -> str:
+        """The step's action as a person reads it: a ``check`` step *ticks* or *unticks*
+        its box, so that "check" only ever means an assertion."""
+        if self.action == "check":
+            return "tick" if self.args.get("checked", True) is not False else "untick"
+        return self.action
 
     def summary(self) -> str:
         """:meth:`describe` with where a navigate went or what a fill typed."""
@@ -302,7 +312,9 @@ class Scenario:
     # -- parameters and secrets --------------------------------------------------------
 
     def placeholders(self) -> tuple[set[str], set[str]]:
-        """The parameter names and the secret names its steps use."""
+        """The parameter names and the secret names its steps use: in their args, and
+        (declared parameters only, :mod:`automation.recording.params`) in their
+        elements' identities."""
         params: set[str] = set()
         secrets: set[str] = set()
         for step in self.steps:
@@ -310,6 +322,7 @@ class Scenario:
                 for match in PLACEHOLDER.finditer(text):
                     if match.group(2):
                         (secrets if match.group(1) else params).add(match.group(2))
+            params |= carried.used_in(step.identity, self.params)
         return params, secrets
 
     def resolve(
@@ -348,7 +361,9 @@ class Scenario:
 
     def with_param(self, index: int, name: str, *, secret: bool = False) -> Scenario:
         """The scenario with step ``index``'s typed value made a parameter (its value the
-        default) or a secret (its value dropped)."""
+        default) or a secret (its value dropped).  A parameter is carried into the later
+        steps that depend on the value: their elements' identities and the checks that
+        use it (:func:`automation.recording.params.carry`); a secret never is."""
         if not _NAME.match(name):
             raise ScenarioInvalid(f"{name!r} is not a parameter name (letters, digits, _)")
         if not 0 <= index < len(self.steps):
@@ -368,7 +383,10 @@ class Scenario:
         new_step = replace(
             step, args={**step.args, key: f"${{SECRET:{name}}}" if secret else f"${{{name}}}"}
         )
-        steps = (*self.steps[:index], new_step, *self.steps[index + 1 :])
+        later = self.steps[index + 1 :]
+        if not secret and key in TYPED_ARG.values():
+            later = tuple(_carried(step, old, name) for step in later)
+        steps = (*self.steps[:index], new_step, *later)
         params = dict(self.params)
         if not secret:
             params[name] = {"default": old}
@@ -378,6 +396,13 @@ class Scenario:
 # The arg that holds what a step types.
 TYPED_ARG = {"fill": "value", "type": "text"}
 _VALUE_ARG = {**TYPED_ARG, "navigate": "url"}
+
+
+def _carried(step: ScenarioStep, value: str, name: str) -> ScenarioStep:
+    """``step`` with the typed ``value`` written as ``${name}`` where it depends on it."""
+    identity = carried.carry(step.identity, value, name) if step.identity else None
+    return replace(step, identity=identity, args=carried.carry_args(step.action, step.args,
+                                                                     value, name))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -390,6 +415,14 @@ class Resolved:
 
     def fill(self, args: dict[str, Any]) -> dict[str, Any]:
         return {k: self._value(v) for k, v in args.items()}
+
+    def identity(self, identity: ElementIdentity | None) -> ElementIdentity | None:
+        """The identity with its parameters' values in (never a secret's)."""
+        return carried.fill(identity, self.params) if identity is not None else None
+
+    def target(self, step: ScenarioStep) -> ElementIdentity | None:
+        """How replay finds ``step``'s element with these values."""
+        return self.identity(step.identity) if step.identity is not None else step.target()
 
     def _value(self, value: Any) -> Any:
         if isinstance(value, str):

@@ -164,6 +164,7 @@ async def live_session(
                          config=ReplayConfig(
                              step_timeout_ms=conf["ACTION_TIMEOUT_MS"],
                              run_timeout_ms=conf["RUN_TIMEOUT_MS"], screenshots=True,
+                             person_wait_ms=_person_wait_ms(run),
                          )).run()  # fmt: skip
             return
         assert planner is not None
@@ -213,6 +214,14 @@ async def live_session(
         # Gone from the live runs before the task ends: whoever awaits it sees it gone
         # (the done callback, which does the same, runs a moment later).
         manager.forget(run.pk, live)
+
+
+def _person_wait_ms(run: Run) -> int | None:
+    """How long a replay waits for a person: a batch's row (nobody watches it, and its
+    batch must end) for BATCH_PERSON_WAIT_S; any other until someone comes."""
+    if run.batch_row_id is None:
+        return None
+    return max(1, int(settings.TABWRIGHT["BATCH_PERSON_WAIT_S"])) * 1000
 
 
 def _agent(run: Run, live: LiveRun, planner: Planner, **resumed: Any) -> AgentRun:

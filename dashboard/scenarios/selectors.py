@@ -81,6 +81,13 @@ def scenario_heals(*, scenario_id: int) -> QuerySet[IdentityHeal]:
     return heals.order_by("created_at", "pk")
 
 
+def scenario_pending_steps(*, scenario_id: int) -> set[int]:
+    """The steps (by index) for whose element a replay proposed a change that waits for
+    approval."""
+    proposed = scenario_heals(scenario_id=scenario_id).filter(status=IdentityHeal.Status.PROPOSED)
+    return set(proposed.values_list("step__index", flat=True))
+
+
 def scenario_heal_history(*, scenario_id: int, limit: int = 50) -> list[IdentityHeal]:
     """The latest ``limit`` decided heals (applied or rejected), oldest first, in the order
     of the time the page shows for each: when it was decided (a proposal approved later

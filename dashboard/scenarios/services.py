@@ -118,16 +118,26 @@ def scenario_check_add(
 
 def scenario_step_make_param(
     *, scenario: Scenario, index: int, name: str, secret: bool = False
-) -> None:
-    """Turn a step's typed value into ``${name}`` (its value the default) or a secret."""
-    document = scenario_selectors.scenario_document(scenario=scenario).with_param(
-        index, name, secret=secret
-    )
+) -> list[tuple[int, fmt.ScenarioStep]]:
+    """Turn a step's typed value into ``${name}`` (its value the default) or a secret.
+    A parameter is carried into the later steps and checks that depend on the value
+    (their elements' identities, the texts their checks expect): returns those steps
+    (index, step as it is now), for the person to see what changed."""
     with transaction.atomic():
-        ScenarioStep.objects.filter(scenario=scenario, index=index).update(
-            args=document.steps[index].args
-        )
+        before = scenario_selectors.scenario_document(scenario=_locked(scenario))
+        document = before.with_param(index, name, secret=secret)
+        changed = []
+        for i, (old, new) in enumerate(zip(before.steps, document.steps, strict=True)):
+            if old == new:
+                continue
+            fields = _step_fields(new)
+            ScenarioStep.objects.filter(scenario=scenario, index=i).update(
+                args=fields["args"], identity=fields["identity"]
+            )
+            if i != index:
+                changed.append((i, new))
         _touch(scenario.pk, params=document.params)
+    return changed
 
 
 # Edits of a stored scenario.  Each reads the scenario again under a lock, checks the edited

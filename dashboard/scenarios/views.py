@@ -19,8 +19,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from automation.errors import ScenarioInvalid
-from automation.recording import fromrun
+from automation.recording import expect, fromrun
 from automation.recording.export import to_pytest
+from automation.recording.params import used_in
 from automation.recording.scenario import SECRET_ENV_PREFIX
 from automation.recording.scenario import Scenario as Document
 from dashboard.jobs import schedules
@@ -194,6 +195,7 @@ class StepRow:
     """One step as the page shows it: what it acts on, told readably, and its forms."""
 
     step: ScenarioStep
+    verb: str  # its action in words: a check step ticks or unticks; "check" asserts
     target: str
     args: list[tuple[str, str]]
     facts: list[tuple[str, str]]
@@ -219,9 +221,11 @@ def _step_row(
     form = bound.get(f"step:{step.index}")
     if form is None and is_owner:
         form = StepValuesForm(step=step)
+    document_step = document.steps[step.index]
     return StepRow(
         step=step,
-        target=_target(step, identity, document.steps[step.index]),
+        verb="check" if document_step.is_check else document_step.verb(),
+        target=_target(step, identity, document_step),
         args=[(k, v if isinstance(v, str) else json.dumps(v)) for k, v in step.args.items()],
         facts=_facts(step, identity),
         identity_json=json.dumps(identity, indent=2, ensure_ascii=False) if identity else "",
@@ -237,11 +241,22 @@ def _outcome(latest: str, last_status: str) -> str:
     return last_status if latest in ("", "not_reached") else latest
 
 
+def _words(step: Any) -> str:
+    """A step as the page tells it: ``tick the checkbox in row 'Buy milk'``, ``check: 1
+    row(s) show 'Buy milk'`` (a check of the outcome is called a check, as on the page)."""
+    if step.is_check:
+        return "check: " + step.describe().removeprefix("expect ")
+    return step.describe()
+
+
 def _target(step: ScenarioStep, identity: dict[str, Any], document_step: Any = None) -> str:
     """What the step acts on, the way a person names it: role and accessible name; for a
     check, what it expects."""
     if document_step is not None and document_step.is_check:
         return document_step.describe().removeprefix("expect ")
+    target = document_step.target() if document_step is not None else None
+    if target is not None and target.role:
+        return expect.element_words(target, quote=lambda text: f"“{text}”")
     role, name = identity.get("role") or step.role, identity.get("name") or step.name
     if role and name:
         return f"{role} “{name}”"
@@ -291,7 +306,10 @@ def _param_rows(
             initial={"default": default}, prefix=f"param-{name}"
         )
         token = "${" + name + "}"
-        steps = [i for i, s in enumerate(document.steps) if token in json.dumps(s.args)]
+        steps = [
+            i for i, s in enumerate(document.steps)
+            if token in json.dumps(s.args) or name in used_in(s.identity, document.params)
+        ]  # fmt: skip
         rows.append((name, form, steps))
     return rows
 
@@ -334,7 +352,8 @@ def scenario_export(request: HttpRequest, scenario_id: int, format: str) -> Http
         name = f"scenario-{scenario.pk}.json"
     else:
         try:
-            code = to_pytest(document)
+            pending = scenario_selectors.scenario_pending_steps(scenario_id=scenario.pk)
+            code = to_pytest(document, pending=pending)
         except ScenarioInvalid as exc:  # a step no safe code can be written for
             messages.error(request, f"The pytest export was refused: {exc}")
             return _back(scenario, exc.index)
@@ -372,15 +391,21 @@ def scenario_step_param(request: HttpRequest, scenario_id: int, index: int) -> H
     scenario = _owned(request, scenario_id)
     if _step_at(request, scenario, index) is None:
         return _back(scenario)
+    name = request.POST.get("name", "").strip()
     try:
-        services.scenario_step_make_param(
-            scenario=scenario,
-            index=index,
-            name=request.POST.get("name", "").strip(),
-            secret=bool(request.POST.get("secret")),
+        changed = services.scenario_step_make_param(
+            scenario=scenario, index=index, name=name, secret=bool(request.POST.get("secret"))
         )
     except ScenarioInvalid as exc:
         messages.error(request, str(exc))
+        return _back(scenario, index)
+    told = [f"step {i}: {_words(step)}" for i, step in changed]
+    if told:
+        messages.success(
+            request,
+            f"Step {index} takes its value from ${{{name}}} now, and so do the steps and "
+            f"checks that used it: {'; '.join(told)}.",
+        )
     return _back(scenario, index)
 
 

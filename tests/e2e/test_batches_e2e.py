@@ -14,7 +14,7 @@ import pytest
 from playwright.async_api import Page, expect
 
 from tests.dashboard.signup import sign_up
-from tests.e2e.ui import LIVE_MS, Server, log_in, save
+from tests.e2e.ui import Server, log_in, run_batch, save
 
 pytestmark = pytest.mark.e2e
 
@@ -29,11 +29,7 @@ async def test_a_csv_batch_runs_to_the_end_and_a_schedule_reads_in_words(
 
     rows = tmp_path / "people.csv"
     rows.write_text("name,greet\n" + "".join(f'"{p}","{p}"\n' for p in PEOPLE))
-    form = page.get_by_test_id("batch-form")
-    await form.get_by_label("Rows (.csv or .json)").set_input_files(rows)
-    await form.get_by_label("Rows at once").fill("2")
-    await form.get_by_role("button", name="Run the batch").click()
-    await expect(page.get_by_test_id("batch-status")).to_have_text("done", timeout=4 * LIVE_MS)
+    await run_batch(page, rows, at_once=2)
     counts = page.get_by_test_id("batch-counts")
     await expect(counts).to_contain_text("5 of 5 done")
     await expect(counts).to_contain_text("5 passed")

@@ -82,6 +82,16 @@ async def save_as_scenario(page: Page, name: str, *, screenshot: str = "") -> No
     await expect(page.get_by_role("heading", name=name, exact=True)).to_be_visible()
 
 
+async def run_batch(page: Page, rows: Path, at_once: int) -> None:
+    """From a scenario's page: run a batch of the rows in the file ``rows``, ``at_once``
+    at a time, and wait on its page until it is done."""
+    form = page.get_by_test_id("batch-form")
+    await form.get_by_label("Rows (.csv or .json)").set_input_files(rows)
+    await form.get_by_label("Rows at once").fill(str(at_once))
+    await form.get_by_role("button", name="Run the batch").click()
+    await expect(page.get_by_test_id("batch-status")).to_have_text("done", timeout=4 * LIVE_MS)
+
+
 async def live_picture(page: Page) -> None:
     """The live view shows a drawn picture of the run's tab."""
     frame = page.locator("#live-frame")

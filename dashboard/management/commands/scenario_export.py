@@ -31,7 +31,8 @@ class Command(BaseCommand):
             text = json.dumps(document.to_dict(), indent=2, ensure_ascii=False) + "\n"
         else:
             try:
-                text = to_pytest(document)
+                pending = selectors.scenario_pending_steps(scenario_id=scenario.pk)
+                text = to_pytest(document, pending=pending)
             except ScenarioInvalid as exc:  # a step no safe code can be written for
                 raise CommandError(f"the pytest export was refused: {exc}") from None
         if output:

@@ -30,7 +30,9 @@
   // "click e5", 'fill e7 "Ada"', "navigate https://…", "scroll dy=300": the name, the ref,
   // the first text argument bare, the rest as key=value.
   function chipText(data) {
-    const name = String(data.action);
+    // A "check" action ticks or unticks a box: "check" is kept for checks of the outcome.
+    let name = String(data.action);
+    if (name === "check") name = data.checked === false ? "untick" : "tick";
     if (name === "steps" && Array.isArray(data.steps)) {
       return "steps (" + data.steps.length + "): " +
         data.steps.map((s) => (s && s.type) || "?").join(" → ");

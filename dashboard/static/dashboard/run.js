@@ -173,7 +173,32 @@
       return "steps (" + args.steps.length + "): " + args.steps.map((s) => s.type).join(" → ");
     }
     const parts = Object.entries(args || {}).map(([k, v]) => k + "=" + JSON.stringify(v));
-    return name + (parts.length ? " " + parts.join(" ") : "");
+    return verbOf(name, args) + (parts.length ? " " + parts.join(" ") : "");
+  }
+
+  // An action as a person reads it: a "check" action ticks or unticks a box, so that
+  // "check" only ever means a check of the outcome (an expect step).
+  function verbOf(action, args) {
+    if (action === "expect") return "check";
+    if (action === "check") return args && args.checked === false ? "untick" : "tick";
+    return action;
+  }
+
+  // The element a step acts on, as the scenario page tells it: its role and name, and
+  // its row when its name is shared or it has none ('the checkbox in row "Buy milk"').
+  const ROW_WORDS_CHARS = 40;
+  function elementWords(e) {
+    const id = e.identity || {};
+    const role = e.role || id.role || "";
+    const name = e.name || "";
+    if (!role) return "the element";
+    let what = name ? role + ' "' + name + '"' : "the " + role;
+    let row = (id.row || "").split(/\s+/).filter(Boolean).join(" ");
+    if (row && (!name || id.name_count !== 1)) {
+      if (row.length > ROW_WORDS_CHARS) row = row.slice(0, ROW_WORDS_CHARS - 1).trimEnd() + "…";
+      what += ' in row "' + row + '"';
+    }
+    return what;
   }
 
   // A macro's steps, folded under its action: each with its own outcome.
@@ -199,8 +224,7 @@
   }
 
   // An expect step in words, as the scenario page says it.
-  function checkWords(args, role, name) {
-    const what = role ? role + (name ? ' "' + name + '"' : "") : "the element";
+  function checkWords(args, what) {
     switch (args.kind) {
       case "text_visible": return 'text "' + args.text + '" is shown';
       case "text_hidden": return 'text "' + args.text + '" is not shown';
@@ -401,9 +425,9 @@
       }
       const li = el("li", "step " + (e.ok ? "ok" : "failed") + (e.action === "expect" ? " check" : ""));
       li.dataset.index = e.index;
-      li.appendChild(el("span", "step-action", e.action === "expect" ? "check" : e.action));
-      let target = e.role ? e.role + ' "' + e.name + '"' : describe("", e.args).trim();
-      if (e.action === "expect") target = checkWords(e.args, e.role, e.name);
+      li.appendChild(el("span", "step-action", verbOf(e.action, e.args)));
+      let target = e.role ? elementWords(e) : describe("", e.args).trim();
+      if (e.action === "expect") target = checkWords(e.args, elementWords(e));
       li.appendChild(el("span", "step-target", target));
       if (e.duration_ms) li.appendChild(el("span", "step-ms hint", e.duration_ms + " ms"));
       if (e.selector) li.appendChild(el("code", "step-selector", e.selector));

@@ -45,7 +45,7 @@ async def test_proposals_read_the_final_page_and_hold_there(tab: Tab, fixture_ur
         budget=Budget(10_000),
     )  # fmt: skip
     shown = [(p.check.describe(), p.picked) for p in proposals]
-    assert ("expect checkbox 'Toggle' is checked", True) in shown
+    assert ("expect checkbox 'Toggle' in row 'Buy milk' is checked", True) in shown
     assert ("expect 1 row(s) show 'Buy milk'", True) in shown
     assert ("expect 1 row(s) show 'Walk the dog'", True) in shown
     assert ("expect text '1 item left' is visible", False) in shown  # the page's status
@@ -58,6 +58,26 @@ async def test_proposals_read_the_final_page_and_hold_there(tab: Tab, fixture_ur
         )
         again = Proposal.from_dict(json.loads(json.dumps(proposal.to_dict())))
         assert again == proposal
+
+
+async def test_every_box_the_run_ticked_has_its_check_proposed(tab: Tab, fixture_url: str) -> None:
+    """Both boxes are named "Toggle": their rows tell them (and their checks) apart."""
+    rows = await run_steps(tab, fixture_url)
+    second = ref_of(await tab.snapshot(), "checkbox", "Toggle", 1)
+    target = await tab.target(second)
+    await execute(tab, "check", {"ref": second}, budget=Budget(5_000))
+    assert target.identity is not None
+    rows.append({"action": "check", "args": {}, "identity": target.identity.to_dict(), "ok": True})
+    proposals = await propose_checks(tab, rows, budget=Budget(10_000))
+    ticked = [p.check.describe() for p in proposals if p.check.args["kind"] == "checked"]
+    assert ticked == [
+        "expect checkbox 'Toggle' in row 'Buy milk' is checked",
+        "expect checkbox 'Toggle' in row 'Walk the dog' is checked",
+    ]
+    for proposal in proposals:
+        assert await expect.check(
+            tab, proposal.check.args, proposal.check.target(), budget=Budget(3_000)
+        )
 
 
 async def test_the_loop_proposes_checks_when_it_is_done(

@@ -17,7 +17,7 @@ from automation import Budget, Tab
 from automation.actions import execute
 from automation.control import RunControl
 from automation.errors import ParamMissing
-from automation.events import RunPaused, StepRecorded, StepReplayed
+from automation.events import RunFinished, RunPaused, StepRecorded, StepReplayed
 from automation.recording.export import to_pytest
 from automation.recording.fromrun import from_run_steps
 from automation.recording.recorder import Recorder
@@ -297,3 +297,19 @@ async def test_what_a_person_recorded_replays_on_the_next_release(
 
 async def expect_text(tab: Tab, text: str) -> None:
     await tab.wait_for(text=text, budget=Budget(5_000))
+
+
+async def test_a_step_no_one_comes_to_do_ends_the_replay_after_the_wait_for_a_person(
+    tab: Tab, scenario: Scenario, fixture_url: str
+) -> None:
+    control, sink = RunControl(), WaitingSink()
+    config = replace(GONE_SOON, person_wait_ms=200)
+    replay = Replay(tab, scenario, base_url=f"{fixture_url}/replay/v3", env=ENV,
+                    sink=sink, control=control, config=config)  # fmt: skip
+    async with asyncio.timeout(60):  # the wait for a person ends it, not this
+        result = await replay.run()
+    assert result.status == "needs_person" and not result.ok
+    assert len(sink.of_type(RunPaused)) == 1 and not control.paused
+    assert result.reason.startswith("step 6 (")
+    assert result.reason.endswith("; no one came to do it within 0.2 s"), result.reason
+    assert sink.of_type(RunFinished)[-1].status == "failed"

@@ -19,7 +19,7 @@ from automation.control import RunControl
 from automation.events import RunPaused
 from automation.recording.export import to_pytest
 from automation.recording.recorder import Recorder
-from automation.recording.replay import Replay, ReplayConfig
+from automation.recording.replay import Replay, ReplayConfig, StepOutcome
 from automation.recording.scenario import Scenario, ScenarioStep
 from tests.exported import run_exported
 from tests.sinks import WaitingSink
@@ -90,7 +90,7 @@ async def test_the_recording_replays_on_a_release_written_apart(
         assert by_index[1].strategy == "attribute"  # renamed; its placeholder proves it
         assert by_index[5].status == "passed" and by_index[5].heal  # unnamed now
         assert [s.status for s in result.steps[6:]] == ["passed"] * 3
-        assert result.steps[8].result == "checkbox 'Toggle' is checked: yes"
+        assert result.steps[8].result == "checkbox 'Toggle' in row 'Buy milk' is checked: yes"
     finally:
         await tab.close()
 
@@ -226,3 +226,82 @@ async def test_the_exported_test_passes_and_fails_with_the_checks(
     bad = replace(recorded, steps=(*recorded.steps, wrong))
     code, out = await run_exported(to_pytest(bad), tmp_path, f"{fixture_url}/outcomes/v1")
     assert code == 1 and "1 failed" in out and "2 items left" in out, out
+
+
+def healed(scenario: Scenario, outcomes: list[StepOutcome]) -> Scenario:
+    """The scenario with each confident heal written back, as the dashboard writes it:
+    the element as found, what it was known as kept as a variant."""
+    steps = list(scenario.steps)
+    for outcome in outcomes:
+        step = steps[outcome.index]
+        if outcome.heal == "confident" and outcome.healed and step.identity is not None:
+            now = ElementIdentity.from_dict(outcome.healed)
+            steps[outcome.index] = replace(step, identity=step.identity.confirmed_as(now))
+    return replace(scenario, steps=tuple(steps))
+
+
+async def test_the_export_of_a_scenario_healed_on_another_release_runs_on_both(
+    browser, recorded: Scenario, fixture_url: str, tmp_path: Path
+) -> None:
+    """Recorded on release 1, healed on release 2 (the field is named otherwise, the
+    boxes have no names): the exported file passes on both, as the replay does."""
+    box = recorded.steps[5].target()
+    scenario = replace(recorded, steps=(
+        *recorded.steps, *checks(ScenarioStep("expect", {"kind": "checked"}, box))
+    ))  # fmt: skip
+    tab = await browser.new_tab()
+    try:
+        on_v2 = await Replay(tab, scenario, base_url=f"{fixture_url}/outcomes/v2").run()
+    finally:
+        await tab.close()
+    assert on_v2.ok, on_v2.to_dict()
+    assert {o.index for o in on_v2.steps if o.heal == "confident"} >= {1, 5}
+    scenario = healed(scenario, on_v2.steps)
+    field = scenario.steps[1].identity
+    assert field is not None and field.name == "New Todo Input" and field.variants
+    for release in ("v1", "v2"):  # the replay passes on both, the variants finding each
+        tab = await browser.new_tab()
+        try:
+            again = await Replay(tab, scenario, base_url=f"{fixture_url}/outcomes/{release}").run()
+        finally:
+            await tab.close()
+        assert again.ok, (release, again.to_dict())
+    code = to_pytest(scenario)
+    assert ".or_(page.get_by_role('textbox', name='New todo', exact=True))" in code
+    for release in ("v1", "v2"):
+        folder = tmp_path / release
+        folder.mkdir()
+        status, out = await run_exported(code, folder, f"{fixture_url}/outcomes/{release}")
+        assert status == 0 and "1 passed" in out, (release, out)
+
+
+async def test_a_parameter_reaches_the_steps_and_checks_that_use_its_value(
+    browser, recorded: Scenario, fixture_url: str
+) -> None:
+    """ "Buy milk" made the parameter ``item``: the tick finds its box in the row of the
+    value given, the checks count that value's rows, on either release; a heal written
+    back keeps the parameter."""
+    box = recorded.steps[5].target()
+    scenario = replace(recorded, steps=(
+        *recorded.steps, *checks(ScenarioStep("expect", {"kind": "checked"}, box))
+    )).with_param(1, "item")  # fmt: skip
+    steps = scenario.steps
+    assert steps[1].args["value"] == "${item}" and steps[3].args["value"] == "Walk the dog"
+    assert steps[5].identity is not None and steps[5].identity.row == "${item}"
+    assert steps[5].describe() == "tick checkbox 'Toggle' in row '${item}'"
+    assert steps[6].args == {"kind": "rows", "text": "${item}", "count": 1}
+    assert steps[7].args == {"kind": "text_visible", "text": "1 item left"}
+    assert steps[8].identity is not None and steps[8].identity.row == "${item}"
+    assert scenario.params == {"item": {"default": "Buy milk"}}
+    for item, release in (("Call mom", "v1"), ("Pay the rent", "v2")):
+        tab = await browser.new_tab()
+        try:
+            result = await Replay(tab, scenario, params={"item": item},
+                                  base_url=f"{fixture_url}/outcomes/{release}").run()  # fmt: skip
+            assert result.ok, (release, result.to_dict())
+            ticked = tab.page.locator("li").filter(has_text=item).locator("input")
+            assert await ticked.is_checked()
+        finally:
+            await tab.close()
+        rows = [ElementIdentity.from_dict(o.healed).row for o in result.steps[5:] if o.healed]
+        assert rows == ([] if release == "v1" else ["${item}", "${item}"])  # v2: unnamed boxes

@@ -176,6 +176,26 @@ async def test_a_row_waiting_for_a_person_holds_up_no_other_and_a_stop_ends_it(
 
 
 @pytest.mark.django_db(transaction=True)
+async def test_a_row_no_one_comes_to_ends_after_the_wait_for_a_person_and_the_batch_ends(
+    worker: RunManager, runs: Runs, owner: Any, scenario: Scenario, settings: Any
+) -> None:
+    settings.TABWRIGHT = {**settings.TABWRIGHT, "BATCH_PERSON_WAIT_S": 1}
+    # Row 1's page has no Name field: its replay needs a person, and no one comes.
+    rows = [{"name": "Ada", "greet": "Ada", "page": "list.html"},
+            {"name": "Grace", "greet": "Grace"}]  # fmt: skip
+    batch = await sync_to_async(job_services.batch_create)(
+        owner=owner, scenario=scenario, rows=rows, base_url="", concurrency=1
+    )
+    await batches.advance(batch.pk)
+    state = await until_batch(batch.pk, {"done"})  # not "running" for ever
+    assert [row["status"] for row in state["rows"]] == ["failed", "passed"], state["rows"]
+    reason = state["rows"][0]["reason"]
+    assert "can't tell which element it means" in reason, reason
+    assert reason.endswith("; no one came to do it within 1 s"), reason
+    await runner.wait_closed(state["rows"][0]["run_id"])
+
+
+@pytest.mark.django_db(transaction=True)
 async def test_failed_rows_are_retried_with_their_earlier_attempt_kept(
     worker: RunManager, runs: Runs, owner: Any, scenario: Scenario, stranger: Any
 ) -> None:

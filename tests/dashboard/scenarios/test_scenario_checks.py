@@ -66,7 +66,10 @@ def test_the_save_page_lists_what_it_leaves_out_and_what_the_run_proposes(
     assert page.count('name="keep"') == 1  # only the failed tick can be kept
     assert page.count('name="checks"') == 3
     assert page.count("checked>") >= 2  # the picked checks start ticked
-    assert "checkbox is checked" in page and "1 row(s) show &#x27;Buy milk&#x27;" in page
+    assert "the checkbox in row &#x27;Buy milk&#x27; is checked" in page
+    assert "1 row(s) show &#x27;Buy milk&#x27;" in page
+    # The failed step ticked a box: it says which, and "check" is kept for the checks.
+    assert "tick the checkbox in row &#x27;Buy milk&#x27;" in page
 
     response = client.post(
         f"/runs/{run.pk}/save", {"name": "Milk", "keep": ["2"], "checks": ["0", "1"]}

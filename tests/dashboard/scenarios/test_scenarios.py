@@ -320,3 +320,42 @@ def test_a_typed_value_becomes_a_parameter_or_a_secret_from_the_scenario_page(
     other = Client()
     other.force_login(stranger)
     assert other.post(f"/scenarios/{scenario.pk}/steps/2/param", {"name": "y"}).status_code == 404
+
+
+@pytest.mark.django_db
+def test_a_parameter_follows_the_value_into_later_steps_and_checks_and_says_which(
+    owner: Any,
+) -> None:
+    box = {"role": "checkbox", "name": "", "tag": "input", "type": "checkbox",
+           "row": "Buy milk", "selectors": ["li:nth-of-type(1) > input"]}  # fmt: skip
+    data = {
+        "format": "tabwright.scenario", "version": 1, "name": "Milk", "base_url": "",
+        "steps": [
+            {"action": "fill", "args": {"value": "Buy milk", "submit": True},
+             "identity": {"role": "textbox", "name": "New todo", "tag": "input"}},
+            {"action": "check", "args": {}, "identity": box},
+            {"action": "expect", "args": {"kind": "rows", "text": "Buy milk", "count": 1}},
+            {"action": "expect", "args": {"kind": "text_visible", "text": "1 item left"}},
+        ],
+    }  # fmt: skip
+    scenario = scenario_services.scenario_import(owner=owner, data=data)
+    client = Client()
+    client.force_login(owner)
+    page = client.post(
+        f"/scenarios/{scenario.pk}/steps/0/param", {"name": "item"}, follow=True
+    ).content.decode()
+    assert (
+        "Step 0 takes its value from ${item} now, and so do the steps and checks that used "
+        "it: step 1: tick the checkbox in row &#x27;${item}&#x27;; step 2: check: 1 row(s) "
+        "show &#x27;${item}&#x27;."
+    ) in page
+    steps = {s.index: s for s in scenario.steps.all()}
+    assert steps[1].identity["row"] == "${item}"
+    assert steps[2].args == {"kind": "rows", "text": "${item}", "count": 1}
+    assert steps[3].args == {"kind": "text_visible", "text": "1 item left"}
+    # The page says which steps use it, and each step says what it does to which element.
+    assert "used by" in page and 'href="#step-1">step 1</a>' in page
+    assert '<strong class="step-action">tick</strong>' in page
+    assert "the checkbox in row “${item}”" in page
+    scenario.refresh_from_db()
+    assert scenario.params == {"item": {"default": "Buy milk"}}

@@ -1,0 +1,155 @@
+"""Parameters beyond the typed value: in element identities and in the checks that use it.
+
+When a typed value becomes a parameter (``"Buy milk"`` -> ``${item}``), the steps after it
+that depend on that value must follow, or a replay with another value looks for the row
+"Buy milk" and checks that one row shows "Buy milk".  :func:`carry` writes the placeholder
+into what a later step holds of the value:
+
+- its element's identity: the texts that name or place it (:data:`IDENTITY_FIELDS`: its
+  name, label, text, row, card, section), variants included; a stored selector that
+  spells the value out is dropped (it would find the old row, and a value can't be put
+  into a selector safely), the other ways to find the element stay;
+- a check's texts and value (``rows``, ``text_visible``, ``value``, ``items``…) and what a
+  ``wait_for`` waits for.
+
+The value is matched whole (not inside a longer word) and only when it is at least
+:data:`MIN_CARRIED_CHARS` long: "1" typed into a quantity is not carried into "1 item left".
+
+An identity is read from a page, which may show a literal ``${…}``; so in identities only
+the ``${name}`` of a parameter the scenario declares is a placeholder (:func:`used_in`,
+:func:`fill`), anything else is text.  A secret is never carried: its value must not be
+written anywhere.  :func:`unfill` puts the placeholders back into an identity replay found
+with the values filled in, so a heal written back keeps the parameter.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping
+from dataclasses import replace
+from typing import Any
+
+from automation.browser.identity import ElementIdentity
+
+__all__ = [
+    "CHECK_ARGS",
+    "IDENTITY_FIELDS",
+    "MIN_CARRIED_CHARS",
+    "carry",
+    "carry_args",
+    "fill",
+    "unfill",
+    "used_in",
+]
+
+# The texts of an identity that may hold a typed value: what names the element, and what
+# tells its row, card or section from the others.
+IDENTITY_FIELDS = ("name", "name_base", "aria_label", "label", "text", "row", "card", "section")
+# The args of a check, or of a wait, that hold a text the page shows.
+CHECK_ARGS = {"expect": ("text", "value", "items"), "wait_for": ("text", "text_gone")}
+MIN_CARRIED_CHARS = 3
+_TOKEN = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def token(name: str) -> str:
+    return "${" + name + "}"
+
+
+def used_in(identity: ElementIdentity | None, known: Collection[str]) -> set[str]:
+    """The declared parameters (of ``known``) the identity's texts name."""
+    if identity is None:
+        return set()
+    found: set[str] = set()
+    for each in identity.every():
+        for name in IDENTITY_FIELDS:
+            found.update(m.group(1) for m in _TOKEN.finditer(getattr(each, name)))
+    return found & set(known)
+
+
+def fill(identity: ElementIdentity, values: Mapping[str, str]) -> ElementIdentity:
+    """The identity with each ``${name}`` of ``values`` replaced by its value (variants
+    too); other ``${…}`` texts stay as the page showed them."""
+
+    return _each(identity, lambda text: _filled(text, values))
+
+
+def unfill(
+    stored: ElementIdentity | None, found: ElementIdentity, values: Mapping[str, str]
+) -> ElementIdentity:
+    """``found`` (the element as replay saw it, values filled in) with the placeholders
+    of ``stored`` put back where their value still stands, so a heal written back
+    keeps the parameter."""
+    if stored is None:
+        return found
+    changes: dict[str, str] = {}
+    for name in IDENTITY_FIELDS:
+        template, now = getattr(stored.plain(), name), getattr(found, name)
+        names = [m.group(1) for m in _TOKEN.finditer(template) if m.group(1) in values]
+        if not names:
+            continue
+        if now == _filled(template, values):
+            changes[name] = template  # as it was: the placeholder stands for what is there
+            continue
+        for param in names:  # changed around the value: the value keeps its placeholder
+            if len(values[param]) >= MIN_CARRIED_CHARS:
+                now = _whole(values[param]).sub(_literal(token(param)), now)
+        changes[name] = now
+    return replace(found, **changes) if changes else found
+
+
+def carry(identity: ElementIdentity, value: str, name: str) -> ElementIdentity:
+    """The identity with ``value`` written as ``${name}`` wherever its texts hold it;
+    selectors that spell the value out are dropped."""
+    if len(value) < MIN_CARRIED_CHARS:
+        return identity
+    pattern = _whole(value)
+    carried = _each(identity, lambda text: pattern.sub(_literal(token(name)), text))
+
+    def selectors(each: ElementIdentity) -> tuple[str, ...]:
+        return tuple(s for s in each.selectors if not pattern.search(s))
+
+    plain = replace(carried.plain(), selectors=selectors(carried))
+    variants = tuple(replace(v, selectors=selectors(v)) for v in carried.variants)
+    return replace(plain, variants=variants)
+
+
+def carry_args(action: str, args: Mapping[str, Any], value: str, name: str) -> dict[str, Any]:
+    """A check's (or a wait's) args with ``value`` written as ``${name}`` in its texts."""
+    out = dict(args)
+    if len(value) < MIN_CARRIED_CHARS:
+        return out
+    pattern = _whole(value)
+    for key in CHECK_ARGS.get(action, ()):
+        text = out.get(key)
+        if isinstance(text, str):
+            out[key] = pattern.sub(_literal(token(name)), text)
+        elif isinstance(text, list):
+            out[key] = [
+                pattern.sub(_literal(token(name)), t) if isinstance(t, str) else t for t in text
+            ]
+    return out
+
+
+def _filled(text: str, values: Mapping[str, str]) -> str:
+    return _TOKEN.sub(lambda m: values.get(m.group(1), m.group(0)), text)
+
+
+def _each(identity: ElementIdentity, change: Any) -> ElementIdentity:
+    def one(each: ElementIdentity) -> ElementIdentity:
+        texts = {name: change(getattr(each, name)) for name in IDENTITY_FIELDS}
+        return replace(each, **texts)
+
+    return replace(one(identity.plain()), variants=tuple(one(v) for v in identity.variants))
+
+
+def _whole(value: str) -> re.Pattern[str]:
+    """``value`` as a whole: not inside a longer word (where it starts or ends with a
+    letter or digit)."""
+    before = r"(?<!\w)" if value[:1].isalnum() or value[:1] == "_" else ""
+    after = r"(?!\w)" if value[-1:].isalnum() or value[-1:] == "_" else ""
+    return re.compile(before + re.escape(value) + after)
+
+
+def _literal(text: str) -> Any:
+    """A replacement that is inserted as it is (no backslash escapes)."""
+    return lambda _match: text
