@@ -117,6 +117,8 @@ async def serve(*, poll_s: float = OUTBOX_POLL_S) -> None:
     def done(task: asyncio.Task[bool]) -> None:
         in_flight.discard(task)
         waker.set()  # room for another
+        if not task.cancelled() and task.exception() is not None:
+            log.error("%s could not be recorded", task.get_name(), exc_info=task.exception())
 
     try:
         while True:
