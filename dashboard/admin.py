@@ -16,6 +16,7 @@ from dashboard.models import (
     ApiToken,
     Batch,
     BatchRow,
+    Delivery,
     IdentityHeal,
     LLMProfile,
     Run,
@@ -27,7 +28,6 @@ from dashboard.models import (
     SecretGrant,
     Step,
     UrlRule,
-    WebhookDelivery,
 )
 from dashboard.runs import services
 
@@ -398,15 +398,17 @@ class ScheduleAdmin(admin.ModelAdmin):
         return False
 
 
-@admin.register(WebhookDelivery)
-class WebhookDeliveryAdmin(admin.ModelAdmin):
-    """Every alert sent to a webhook, with the log of each try."""
+@admin.register(Delivery)
+class DeliveryAdmin(admin.ModelAdmin):
+    """The alerts' outbox: every webhook and e-mail, how it went, the log of each try."""
 
-    list_display = ("id", "url", "status", "attempts", "created_at", "delivered_at")
-    list_filter = ("status",)
-    search_fields = ("url",)
-    readonly_fields = ("firing", "url", "payload", "status", "attempts", "next_attempt_at",
-                       "log", "created_at", "delivered_at")  # fmt: skip
+    list_display = ("id", "kind", "to", "status", "attempts", "next_attempt_at", "created_at",
+                    "sent_at")  # fmt: skip
+    list_filter = ("status", "kind")
+    search_fields = ("to",)
+    readonly_fields = ("firing", "kind", "to", "payload", "status", "attempts",
+                       "next_attempt_at", "last_error", "log", "created_at",
+                       "sent_at")  # fmt: skip
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

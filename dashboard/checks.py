@@ -16,12 +16,14 @@ __all__ = ["engine_settings", "private_files"]
 
 @checks.register()
 def engine_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
-    """Browser settings read when a run starts, checked when any command starts (migrate,
-    runworker, check) so a typo is found before the first run fails on it."""
+    """Browser and alert settings read when a run starts or an alert is sent, checked when
+    any command starts (migrate, runworker, check) so a typo is found before the first run
+    or alert fails on it."""
     from dashboard.engineconf import cdp_urls, chromium_sandbox_setting
+    from dashboard.jobs.alerts import public_url, webhook_policy
 
     found: list[checks.CheckMessage] = []
-    for read in (cdp_urls, chromium_sandbox_setting):
+    for read in (cdp_urls, chromium_sandbox_setting, public_url, webhook_policy):
         try:
             read()
         except ImproperlyConfigured as exc:

@@ -599,6 +599,9 @@ class Schedule(models.Model):
     webhook_url = models.URLField(max_length=2000, blank=True)
     webhook_secret = models.CharField(max_length=64, blank=True, editable=False)
     emails = models.CharField(max_length=500, blank=True, help_text="comma-separated")
+    # The dashboard's origin as seen by the request that made or last changed the schedule:
+    # its alerts' links, unless TABWRIGHT_PUBLIC_URL says otherwise.
+    origin = models.CharField(max_length=300, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -635,28 +638,36 @@ class ScheduleFiring(models.Model):
         return f"Firing of schedule {self.schedule_id} due {self.due_at:%Y-%m-%d %H:%M}"
 
 
-class WebhookDelivery(models.Model):
-    """One alert to a webhook, tried until delivered (with backoff) or given up; every
-    try is logged here."""
+class Delivery(models.Model):
+    """One alert in the outbox: a webhook POST or an e-mail telling that a firing ended
+    badly, sent by the workers apart from their schedules' poll, tried until sent (with
+    backoff) or given up; the last error and every try are kept here
+    (dashboard/jobs/outbox.py)."""
+
+    class Kind(models.TextChoices):
+        WEBHOOK = "webhook"
+        EMAIL = "email", "e-mail"
 
     class Status(models.TextChoices):
         PENDING = "pending"
-        DELIVERED = "delivered"
+        SENT = "sent"
         FAILED = "failed"  # given up
 
     firing = models.ForeignKey(ScheduleFiring, on_delete=models.CASCADE, related_name="deliveries")
-    url = models.URLField(max_length=2000)
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.WEBHOOK)
+    to = models.CharField(max_length=2000)  # the webhook's URL, or the addresses (commas)
     payload = models.JSONField()
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     attempts = models.PositiveSmallIntegerField(default=0)
     next_attempt_at = models.DateTimeField(db_index=True)
+    last_error = models.TextField(blank=True)
     log = models.JSONField(default=list)  # [{"at", "status_code" | "error"}] per try
     created_at = models.DateTimeField(auto_now_add=True)
-    delivered_at = models.DateTimeField(null=True, blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        ordering = ["-created_at"]
-        verbose_name_plural = "webhook deliveries"
+        ordering = ["-created_at", "-pk"]
+        verbose_name_plural = "deliveries"
 
     def __str__(self) -> str:
-        return f"Delivery {self.pk} to {self.url} ({self.status})"
+        return f"{self.get_kind_display().capitalize()} {self.pk} to {self.to} ({self.status})"

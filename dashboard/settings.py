@@ -54,6 +54,19 @@ def _env_seconds_list(name: str, default: tuple[float, ...]) -> tuple[float, ...
     return seconds
 
 
+def _env_seconds(name: str, default: float) -> float:
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not seconds > 0:
+        raise ImproperlyConfigured(f"{name} is a number of seconds above 0, not {value!r}")
+    return seconds
+
+
 def _proxy_ssl_header() -> tuple[str, str] | None:
     """TABWRIGHT_SECURE_PROXY_SSL_HEADER, "HTTP_X_FORWARDED_PROTO,https" (or the header's own
     name, "X-Forwarded-Proto,https"): the header and value by which the TLS proxy in front
@@ -361,8 +374,21 @@ TABWRIGHT = {
     # A worker told to stop (SIGTERM) lets its runs go on this many seconds, then ends
     # those still live as interrupted.
     "WORKER_GRACE_S": _env_int("TABWRIGHT_WORKER_GRACE_S", 30),
-    # Seconds before each webhook try after the first (an alert of a schedule's firing).
-    "WEBHOOK_RETRY_S": _env_seconds_list("TABWRIGHT_WEBHOOK_RETRY_S", (10, 60, 300, 1800, 7200)),
-    # This dashboard's address as people reach it, for links in alerts (webhooks, e-mail).
-    "PUBLIC_URL": os.environ.get("TABWRIGHT_PUBLIC_URL", "http://127.0.0.1:8000"),
+    # Alerts of schedules' firings (webhooks, e-mail) wait in an outbox: seconds before each
+    # try after the first (then the delivery is given up), and the most one try may take,
+    # the whole exchange (connecting, sending, the full answer).
+    "ALERT_RETRY_S": _env_seconds_list(
+        "TABWRIGHT_ALERT_RETRY_S",
+        _env_seconds_list("TABWRIGHT_WEBHOOK_RETRY_S", (10, 60, 300, 1800, 7200)),
+    ),
+    "ALERT_TIMEOUT_S": _env_seconds("TABWRIGHT_ALERT_TIMEOUT_S", 15.0),
+    # Where webhooks may be sent, apart from where the agent may go (the rules above): the
+    # same rule syntax; private addresses refused unless a rule names the host, checked
+    # again against every address the name resolves to when a delivery connects.
+    "WEBHOOK_ALLOWED_DOMAINS": _env_list("TABWRIGHT_WEBHOOK_ALLOWED_DOMAINS"),
+    "WEBHOOK_BLOCKED_DOMAINS": _env_list("TABWRIGHT_WEBHOOK_BLOCKED_DOMAINS"),
+    "WEBHOOK_BLOCK_PRIVATE_ADDRESSES": _env_bool("TABWRIGHT_WEBHOOK_BLOCK_PRIVATE_ADDRESSES", True),
+    # This dashboard's address as people reach it (https://tabwright.example.com), for the
+    # links in alerts; empty: the origin of the request that made or changed the schedule.
+    "PUBLIC_URL": os.environ.get("TABWRIGHT_PUBLIC_URL", "").strip(),
 }

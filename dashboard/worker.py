@@ -1,6 +1,7 @@
 """The worker: where runs are claimed and driven, a Channels consumer on a fixed channel.
 The one module that imports runs/ and jobs/ together: it registers what jobs do when a
-run ends (dashboard.runs.live.on_ended) and polls the queue, schedules and batches.
+run ends (dashboard.runs.live.on_ended), polls the queue, schedules and batches, and
+sends the alerts' outbox (dashboard.jobs.outbox) in a task of its own beside the poll.
 
 The web side never drives a run: it creates the run *queued* and rings the doorbell
 (dashboard.runs.doorbell.wake, a message to RUNS_CHANNEL).  Channels delivers such a
@@ -31,7 +32,7 @@ from channels.layers import get_channel_layer
 from channels.worker import Worker
 from django.conf import settings
 
-from dashboard.jobs import batches, schedules
+from dashboard.jobs import batches, outbox, schedules
 from dashboard.runs import carry
 from dashboard.runs.carry import VIEWER_RENEW_S
 from dashboard.runs.doorbell import RUNS_CHANNEL
@@ -137,11 +138,14 @@ class RunsWorker(Worker):
         runner.serving = True
         runner.leases.keep()  # sweeps runs of lost workers, even before it drives one
         poll = asyncio.ensure_future(_poll())
+        # The alerts' outbox apart from the poll: a slow receiver never delays a firing.
+        sending = asyncio.ensure_future(outbox.serve())
         try:
             await asyncio.gather(*(self._listen(channel) for channel in self.channels))
         finally:
             runner.serving = False
             poll.cancel()
+            sending.cancel()
             for instance in self.application_instances.values():
                 instance["future"].cancel()
 
@@ -177,7 +181,7 @@ async def _poll() -> None:
         await runner.claim_logged()
         await schedules.fire_due()  # a time of a schedule that is due starts its replay
         await batches.advance_all()  # rows whose replay ended unseen (a worker died)
-        await schedules.judge_outcomes()  # firings that ended badly are told
+        await schedules.judge_outcomes()  # firings that ended badly: alerts in the outbox
         await asyncio.sleep(QUEUE_POLL_S)
 
 

@@ -11,7 +11,8 @@ from ninja import Router, Schema, Status
 from pydantic import Field
 
 from dashboard.api.common import ERRORS, ApiError
-from dashboard.jobs import schedules
+from dashboard.jobs import alerts, schedules
+from dashboard.jobs import selectors as job_selectors
 from dashboard.models import Schedule
 from dashboard.scenarios import selectors
 
@@ -45,6 +46,19 @@ class SchedulePatch(Schema):
     enabled: bool | None = None
 
 
+class DeliveryOut(Schema):
+    id: int
+    kind: str  # webhook or email
+    to: str  # the webhook's URL, or the e-mail addresses
+    status: str  # pending, sent, failed (given up)
+    attempts: int
+    last_error: str
+    next_attempt_at: datetime | None  # while pending
+    sent_at: datetime | None
+    created_at: datetime
+    log: list[dict[str, Any]]  # each try: at, seconds, status_code and/or error
+
+
 class FiringOut(Schema):
     id: int
     due_at: datetime
@@ -53,7 +67,7 @@ class FiringOut(Schema):
     missed: int
     run_id: int | None
     batch_id: int | None
-    deliveries: list[dict[str, Any]]
+    deliveries: list[DeliveryOut]  # its alerts in the outbox
 
 
 class ScheduleOut(Schema):
@@ -86,9 +100,7 @@ def _schedule_out(schedule: Schedule) -> dict[str, Any]:
         "firings": [{
             "id": f.pk, "due_at": f.due_at, "outcome": f.outcome, "error": f.error,
             "missed": f.missed, "run_id": f.run_id, "batch_id": f.batch_id,
-            "deliveries": [{"id": d.pk, "url": d.url, "status": d.status,
-                            "attempts": d.attempts, "log": d.log}
-                           for d in f.deliveries.all()],
+            "deliveries": [job_selectors.delivery_state(delivery=d) for d in f.deliveries.all()],
         } for f in firings],
     }  # fmt: skip
 
@@ -124,7 +136,8 @@ async def create_schedule(request: HttpRequest, scenario_id: int, body: Schedule
         if scenario.owner_id != request.user.pk:
             raise ApiError(403, "forbidden", "only the scenario's owner can schedule it")
         fields = _checked_schedule(scenario, body.model_dump())
-        schedule = schedules.save(Schedule(owner=request.user, scenario=scenario), **fields)
+        schedule = schedules.save(Schedule(owner=request.user, scenario=scenario),
+                                  origin=alerts.request_origin(request), **fields)  # fmt: skip
         return _schedule_out(schedule)
 
     return Status(201, await sync_to_async(make)())
@@ -132,7 +145,7 @@ async def create_schedule(request: HttpRequest, scenario_id: int, body: Schedule
 
 @router.get("/schedules/{schedule_id}", response={200: ScheduleOut, **ERRORS}, tags=["schedules"])
 async def read_schedule(request: HttpRequest, schedule_id: int) -> Any:
-    """The schedule, its next times and its latest firings with their webhook deliveries."""
+    """The schedule, its next times and its latest firings with their alerts' deliveries."""
     return await sync_to_async(lambda: _schedule_out(_own_schedule(request, schedule_id)))()
 
 
@@ -156,8 +169,9 @@ async def edit_schedule(request: HttpRequest, schedule_id: int, body: SchedulePa
             fields["rows"] = None
         if given.get("rows") is not None:  # a batch
             fields["params"] = None
-        return _schedule_out(schedules.save(schedule, **_checked_schedule(schedule.scenario,
-                                                                            fields)))  # fmt: skip
+        checked = _checked_schedule(schedule.scenario, fields)
+        return _schedule_out(schedules.save(schedule, origin=alerts.request_origin(request),
+                                            **checked))  # fmt: skip
 
     return await sync_to_async(edit)()
 

@@ -9,11 +9,19 @@ A webhook is a JSON POST, signed so the receiver can tell it came from this dash
     X-Tabwright-Signature: sha256=<hex HMAC-SHA256 of "<timestamp>.<body>" with the
                            schedule's webhook secret>
 
-Each alert is a WebhookDelivery row, tried at once and again after each of
-WEBHOOK_RETRY_S until a 2xx answer (or given up), every try logged on the row.  Workers
-claim a try with a conditional update, so two never send the same try; a worker that dies
-between sending and recording may send it once more (at-least-once: the Delivery id lets
-the receiver drop the second).  E-mail goes through Django's mail settings (EMAIL_*).
+:func:`alert` only writes the alert into the outbox, a Delivery row per webhook and per
+e-mail; the workers send them apart from their schedules' poll (dashboard.jobs.outbox), so
+a slow receiver never holds up a firing.
+
+Where webhooks may go is its own set of rules (TABWRIGHT_WEBHOOK_*), apart from where the
+agent may browse (TABWRIGHT_ALLOWED_DOMAINS and the admin's URL rules): an allow list for
+browsing does not limit alerts, nor the reverse.  A webhook's URL is checked when it is
+saved (:func:`check_webhook_url`) and again, with every address its name resolves to,
+when a delivery connects.
+
+The links in an alert point at the dashboard as people reach it: TABWRIGHT_PUBLIC_URL
+when the operator set it (behind a proxy that changes the Host header, set it), else the
+origin of the request that made or last changed the schedule (:func:`request_origin`).
 """
 
 from __future__ import annotations
@@ -22,30 +30,78 @@ import hashlib
 import hmac
 import json
 import logging
-import time
-from datetime import timedelta
 from typing import Any
 
-import httpx
-from channels.db import database_sync_to_async
 from django.conf import settings
-from django.core.mail import send_mail
+from django.core.exceptions import DisallowedHost, ImproperlyConfigured
+from django.http import HttpRequest
 from django.utils import timezone
 
+from automation.browser.url_policy import UrlPolicy
+from automation.errors import UrlBlocked
 from dashboard.jobs import selectors
-from dashboard.models import ScheduleFiring, WebhookDelivery
+from dashboard.lib.urls import UrlInvalid, origin_of, plain_url
+from dashboard.models import Delivery, Schedule, ScheduleFiring
 
-__all__ = ["alert", "deliver_due", "payload_of", "sign"]
+__all__ = ["alert", "check_webhook_url", "links_origin", "mail_of", "payload_of",
+           "public_url", "request_origin", "sign", "webhook_policy"]  # fmt: skip
 
 log = logging.getLogger("tabwright.alerts")
 
-CLAIM_S = 60  # a try in flight is another worker's for this long
-SEND_TIMEOUT_S = 10.0
+
+def webhook_policy() -> UrlPolicy:
+    """Where webhooks may be sent (TABWRIGHT_WEBHOOK_*), apart from where runs may go."""
+    conf = settings.TABWRIGHT
+    try:
+        return UrlPolicy(
+            allowed_domains=tuple(conf["WEBHOOK_ALLOWED_DOMAINS"]),
+            blocked_domains=tuple(conf["WEBHOOK_BLOCKED_DOMAINS"]),
+            block_private=bool(conf["WEBHOOK_BLOCK_PRIVATE_ADDRESSES"]),
+        )
+    except UrlBlocked as exc:
+        raise ImproperlyConfigured(f"TABWRIGHT_WEBHOOK_*_DOMAINS: {exc}") from None
 
 
-def retry_delays() -> list[float]:
-    """Seconds before each try after the first (TABWRIGHT_WEBHOOK_RETRY_S)."""
-    return [float(s) for s in settings.TABWRIGHT["WEBHOOK_RETRY_S"]]
+def check_webhook_url(url: str) -> str:
+    """``url`` trimmed if a webhook may be sent there (a plain http(s) URL, the webhook
+    rules; no DNS here: names are checked when a delivery connects); UrlInvalid or
+    UrlBlocked saying why."""
+    url = plain_url(url)
+    webhook_policy().check(url)
+    return url
+
+
+def public_url() -> str:
+    """TABWRIGHT_PUBLIC_URL as an origin (no trailing slash), '' when not set."""
+    configured = settings.TABWRIGHT["PUBLIC_URL"]
+    if not configured:
+        return ""
+    try:
+        return origin_of(configured)
+    except UrlInvalid as exc:
+        raise ImproperlyConfigured(f"TABWRIGHT_PUBLIC_URL {configured!r}: {exc.message} "
+                                   "(e.g. https://tabwright.example.com)") from None  # fmt: skip
+
+
+def request_origin(request: HttpRequest) -> str:
+    """The dashboard's origin as ``request`` reached it: its scheme (https behind a TLS
+    proxy with SECURE_PROXY_SSL_HEADER) and its Host (checked against ALLOWED_HOSTS); ''
+    when the host is not one of them."""
+    try:
+        return f"{request.scheme}://{request.get_host()}"
+    except DisallowedHost:
+        return ""
+
+
+def links_origin(schedule: Schedule) -> str:
+    """Where the links of the schedule's alerts point: TABWRIGHT_PUBLIC_URL, else the
+    schedule's origin; '' (links from the root) when neither is known."""
+    try:
+        configured = public_url()
+    except ImproperlyConfigured:  # the system check says so at start; the alert still goes
+        log.exception("the links of an alert of schedule %s", schedule.pk)
+        configured = ""
+    return configured or schedule.origin.rstrip("/")
 
 
 def sign(secret: str, timestamp: str, body: bytes) -> str:
@@ -58,11 +114,12 @@ def payload_of(firing: ScheduleFiring) -> dict[str, Any]:
     schedule = firing.schedule
     run = firing.run
     batch = firing.batch
-    base = settings.TABWRIGHT["PUBLIC_URL"].rstrip("/")
+    base = links_origin(schedule)
     return {
         "event": f"firing.{firing.outcome}",
         "schedule": {"id": schedule.pk, "cron": schedule.cron, "timezone": schedule.timezone,
-                     "scenario_id": schedule.scenario_id, "scenario": schedule.scenario.name},
+                     "scenario_id": schedule.scenario_id, "scenario": schedule.scenario.name,
+                     "url": f"{base}/scenarios/{schedule.scenario_id}/#schedules"},
         "firing": {"id": firing.pk, "due_at": firing.due_at.isoformat(),
                    "outcome": firing.outcome, "error": firing.error, "missed": firing.missed},
         "run": None if run is None else {
@@ -77,88 +134,41 @@ def payload_of(firing: ScheduleFiring) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def alert(firing: ScheduleFiring) -> None:
-    """Tell the schedule's webhook (a delivery, sent by :func:`deliver_due`) and e-mail
-    addresses that ``firing`` ended badly.  Blocking: call it in a thread."""
+_SAYS = {"failed": "failed", "needs_person": "waits for a person", "missed": "was missed"}
+
+
+def mail_of(payload: dict[str, Any]) -> tuple[str, str]:
+    """The subject and text of the alert e-mail of ``payload``."""
+    outcome = str(payload.get("firing", {}).get("outcome", ""))
+    name = " ".join(str(payload["schedule"]["scenario"]).split())  # a header is one line
+    subject = f"Tabwright: {name} {_SAYS.get(outcome, outcome)}"
+    lines = [f"{subject}."]
+    for what in ("run", "batch"):
+        if payload.get(what):
+            lines.append(f"The {what}: {payload[what]['url']}")
+    lines.append(f"The schedule: {payload['schedule']['url']}")
+    if payload["firing"].get("error"):
+        lines.append(f"Why: {payload['firing']['error']}")
+    lines += ["", json.dumps(payload, indent=2, ensure_ascii=False)]
+    return subject, "\n".join(lines) + "\n"
+
+
+def alert(firing: ScheduleFiring) -> list[Delivery]:
+    """Put the alert that ``firing`` ended badly into the outbox: a delivery to the
+    schedule's webhook and one to its e-mail addresses (the workers send them).  Called as
+    the firing is judged bad (dashboard.jobs.schedules.judge), in its transaction."""
     firing = ScheduleFiring.objects.select_related("schedule__scenario", "run", "batch").get(
         pk=firing.pk
     )
     schedule = firing.schedule
     payload = payload_of(firing)
+    now = timezone.now()
+    made = []
     if schedule.webhook_url:
-        WebhookDelivery.objects.create(firing=firing, url=schedule.webhook_url, payload=payload,
-                                       next_attempt_at=timezone.now())  # fmt: skip
-    emails = [e.strip() for e in schedule.emails.split(",") if e.strip()]
-    if emails:
-        what = {"failed": "failed", "needs_person": "waits for a person",
-                "missed": "was missed"}.get(firing.outcome, firing.outcome)  # fmt: skip
-        subject = f"Tabwright: {schedule.scenario.name} {what}"
-        body = json.dumps(payload, indent=2, ensure_ascii=False)
-        try:
-            send_mail(subject, f"{subject}.\n\n{body}\n", None, emails)
-        except Exception:  # the webhook (if any) still goes; the log says why
-            log.exception("the alert e-mail of firing %s was not sent", firing.pk)
-
-
-async def deliver_due() -> int:
-    """Send every webhook try that is due (the workers' poll); how many were delivered."""
-    now = timezone.now()
-    due = await database_sync_to_async(
-        lambda: list(WebhookDelivery.objects.filter(
-            status=WebhookDelivery.Status.PENDING, next_attempt_at__lte=now
-        ).values_list("pk", flat=True)[:50])
-    )()  # fmt: skip
-    delivered = 0
-    async with httpx.AsyncClient(timeout=SEND_TIMEOUT_S, follow_redirects=False) as client:
-        for delivery_id in due:
-            if await _try(client, delivery_id):
-                delivered += 1
-    return delivered
-
-
-async def _try(client: httpx.AsyncClient, delivery_id: int) -> bool:
-    now = timezone.now()
-    claimed = await database_sync_to_async(
-        lambda: WebhookDelivery.objects.filter(
-            pk=delivery_id, status=WebhookDelivery.Status.PENDING, next_attempt_at__lte=now
-        ).update(next_attempt_at=now + timedelta(seconds=CLAIM_S))
-    )()  # fmt: skip
-    if not claimed:
-        return False  # another worker has this try
-    delivery = await WebhookDelivery.objects.select_related("firing__schedule").aget(pk=delivery_id)
-    body = json.dumps(delivery.payload, ensure_ascii=False).encode()
-    stamp = str(int(time.time()))
-    headers = {
-        "Content-Type": "application/json",
-        "User-Agent": "Tabwright-Webhook/1",
-        "X-Tabwright-Event": str(delivery.payload.get("event", "")),
-        "X-Tabwright-Delivery": str(delivery.pk),
-        "X-Tabwright-Timestamp": stamp,
-        "X-Tabwright-Signature": sign(delivery.firing.schedule.webhook_secret, stamp, body),
-    }
-    entry: dict[str, Any] = {"at": timezone.now().isoformat()}
-    try:
-        answer = await client.post(delivery.url, content=body, headers=headers)
-        entry["status_code"] = answer.status_code
-        ok = 200 <= answer.status_code < 300
-    except httpx.HTTPError as exc:
-        entry["error"] = f"{type(exc).__name__}: {exc}"[:300]
-        ok = False
-    await database_sync_to_async(_record)(delivery, entry, ok)
-    return ok
-
-
-def _record(delivery: WebhookDelivery, entry: dict[str, Any], ok: bool) -> None:
-    delivery.attempts += 1
-    delivery.log = [*delivery.log, entry]
-    delays = retry_delays()
-    if ok:
-        delivery.status, delivery.delivered_at = WebhookDelivery.Status.DELIVERED, timezone.now()
-    elif delivery.attempts > len(delays):
-        delivery.status = WebhookDelivery.Status.FAILED
-        log.warning("webhook delivery %s to %s given up after %s tries", delivery.pk,
-                    delivery.url, delivery.attempts)  # fmt: skip
-    else:
-        wait = delays[delivery.attempts - 1]
-        delivery.next_attempt_at = timezone.now() + timedelta(seconds=wait)
-    delivery.save(update_fields=["attempts", "log", "status", "delivered_at", "next_attempt_at"])
+        made.append(Delivery(firing=firing, kind=Delivery.Kind.WEBHOOK, to=schedule.webhook_url,
+                             payload=payload, next_attempt_at=now))  # fmt: skip
+    addresses = [e.strip() for e in schedule.emails.split(",") if e.strip()]
+    if addresses:
+        made.append(Delivery(firing=firing, kind=Delivery.Kind.EMAIL, to=", ".join(addresses),
+                             payload=payload, next_attempt_at=now))  # fmt: skip
+    return Delivery.objects.bulk_create(made)

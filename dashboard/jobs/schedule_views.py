@@ -8,7 +8,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_POST
 
-from dashboard.jobs import schedules
+from dashboard.jobs import alerts, schedules
 from dashboard.jobs.forms import ScheduleForm
 from dashboard.models import Schedule
 from dashboard.scenarios import selectors
@@ -25,7 +25,8 @@ def schedule_new(request: HttpRequest, scenario_id: int) -> HttpResponse:
     form = ScheduleForm(request.POST, request.FILES, scenario=scenario, document=document)
     if not form.is_valid():
         return _detail_page(request, scenario, bound={"schedule": form}, status=400)
-    schedule = schedules.save(Schedule(owner=request.user, scenario=scenario), **form.checked)
+    schedule = schedules.save(Schedule(owner=request.user, scenario=scenario),
+                              origin=alerts.request_origin(request), **form.checked)  # fmt: skip
     messages.success(
         request, f"Scheduled: {schedules.describe(schedule.cron)} ({schedule.timezone})."
     )

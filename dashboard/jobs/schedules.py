@@ -28,10 +28,11 @@ from django.utils import timezone as dj_timezone
 
 from automation.errors import ActionInvalid, UrlBlocked
 from dashboard.engineconf import url_policy
-from dashboard.jobs import alerts, batches
+from dashboard.jobs import alerts, batches, outbox
 from dashboard.jobs import selectors as job_selectors
 from dashboard.jobs import services as job_services
 from dashboard.jobs.batchfile import check_params, json_rows
+from dashboard.lib.urls import UrlInvalid, plain_url
 from dashboard.models import Batch, Run, Schedule, ScheduleFiring
 from dashboard.runs.doorbell import wake
 from dashboard.scenarios import selectors as scenario_selectors
@@ -214,7 +215,8 @@ def outcome_of(firing: ScheduleFiring) -> str:
 
 def judge(firing_id: int) -> ScheduleFiring | None:
     """Record the firing's outcome once its work says it; the firing when it is bad and
-    nobody was told yet (a conditional update: of two workers judging it, one tells)."""
+    nobody was told yet (a conditional update: of two workers judging it, one tells), its
+    alerts put into the outbox in the same transaction (told, and queued, or neither)."""
     firing = ScheduleFiring.objects.select_related("run", "batch", "schedule").get(pk=firing_id)
     outcome = firing.outcome or outcome_of(firing)
     if not outcome:
@@ -223,15 +225,18 @@ def judge(firing_id: int) -> ScheduleFiring | None:
     if outcome not in BAD:
         mine.filter(outcome="").update(outcome=outcome)
         return None
-    if not mine.filter(alerted_at__isnull=True).update(outcome=outcome,
-                                                       alerted_at=dj_timezone.now()):  # fmt: skip
-        return None
-    firing.outcome = outcome
+    with transaction.atomic():
+        untold = mine.filter(alerted_at__isnull=True)
+        if not untold.update(outcome=outcome, alerted_at=dj_timezone.now()):
+            return None
+        firing.outcome = outcome
+        alerts.alert(firing)
     return firing
 
 
 def judge_all() -> list[ScheduleFiring]:
-    """Firings not judged yet (or judged bad and not told yet), judged; the bad ones."""
+    """Firings not judged yet (or judged bad and not told yet), judged; the bad ones (their
+    alerts in the outbox)."""
     pending = ScheduleFiring.objects.filter(alerted_at__isnull=True).exclude(outcome="ok")
     recent = pending.filter(fired_at__gte=dj_timezone.now() - timedelta(days=7))
     told = []
@@ -243,11 +248,11 @@ def judge_all() -> list[ScheduleFiring]:
 
 
 async def judge_outcomes() -> None:
-    """The workers' poll: firings that ended badly are told (dashboard.jobs.alerts)."""
+    """The workers' poll: firings that ended badly are told, their alerts put into the
+    outbox (dashboard.jobs.alerts); the workers' outbox sends them, apart from this poll."""
     try:
-        for firing in await database_sync_to_async(judge_all)():
-            await database_sync_to_async(alerts.alert)(firing)
-        await alerts.deliver_due()
+        if await database_sync_to_async(judge_all)():
+            outbox.kick()
     except Exception:
         log.exception("judging the schedules' firings failed")
 
@@ -295,13 +300,17 @@ def check_schedule(
     if isinstance(concurrency, bool) or not 1 <= concurrency <= job_services.MAX_BATCH_CONCURRENCY:
         raise ScheduleInvalid(f"concurrency is 1 to {job_services.MAX_BATCH_CONCURRENCY}",
                               field="concurrency")  # fmt: skip
+    # Where runs may go and where alerts may be sent are two sets of rules.
     urls = {"base_url": base_url.strip(), "webhook_url": webhook_url.strip()}
     for field, url in urls.items():
         if url:
             try:
-                urls[field] = url_policy().check(url)
-            except UrlBlocked as exc:
-                raise ScheduleInvalid(str(exc), field=field) from None
+                if field == "webhook_url":
+                    urls[field] = alerts.check_webhook_url(url)
+                else:
+                    urls[field] = url_policy().check(plain_url(url))
+            except (UrlInvalid, UrlBlocked) as exc:
+                raise ScheduleInvalid(exc.message, field=field, hint=exc.hint) from None
     addresses = [e.strip() for e in emails.split(",") if e.strip()]
     for address in addresses:
         try:

@@ -1,4 +1,5 @@
-"""Reads of batches.  Every query that depends on who is asking goes through here."""
+"""Reads of batches and of the alerts' outbox.  Every query that depends on who is asking
+goes through here."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from django.shortcuts import get_object_or_404
 from automation.recording import scenario as fmt
 from dashboard.models import (
     Batch,
+    Delivery,
     Run,
     Scenario,
 )
@@ -97,4 +99,19 @@ def batch_state(*, batch: Batch) -> dict[str, Any]:
         "source": batch.source, "created_at": batch.created_at.isoformat(),
         "finished_at": batch.finished_at.isoformat() if batch.finished_at else None,
         "progress": batch_progress(batch=batch, rows=rows), "rows": rows,
+    }  # fmt: skip
+
+
+# -- the alerts' outbox ----------------------------------------------------------------
+
+
+def delivery_state(*, delivery: Delivery) -> dict[str, Any]:
+    """A delivery of an alert as the schedule's page and the API show it: where to, how it
+    went (pending with its next try, sent, or failed), its tries and the last error."""
+    pending = delivery.status == Delivery.Status.PENDING
+    return {
+        "id": delivery.pk, "kind": delivery.kind, "to": delivery.to, "status": delivery.status,
+        "attempts": delivery.attempts, "last_error": delivery.last_error,
+        "next_attempt_at": delivery.next_attempt_at if pending else None,
+        "sent_at": delivery.sent_at, "created_at": delivery.created_at, "log": delivery.log,
     }  # fmt: skip

@@ -181,13 +181,18 @@ def _detail_page(
 
 def _schedule_row(schedule: Schedule) -> dict[str, Any]:
     """A schedule as its scenario's page shows it: when in words, its next times, its
-    latest firings."""
+    latest firings with their alerts' deliveries (the outbox)."""
+    firings = schedule.firings.select_related("run", "batch").prefetch_related("deliveries")
     return {
         "schedule": schedule,
         "words": schedules.describe(schedule.cron),
         "upcoming": schedules.upcoming(schedule),
-        "firings": list(schedule.firings.select_related("run", "batch")[:5]),
-    }
+        "firings": [
+            {"firing": firing, "deliveries": [job_selectors.delivery_state(delivery=d)
+                                              for d in firing.deliveries.all()]}
+            for firing in firings[:5]
+        ],
+    }  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -31,12 +31,13 @@ OpenSocket = Callable[..., Awaitable[tuple[WebsocketCommunicator, bool, Any]]]
 
 @pytest.fixture(autouse=True)
 def tabwright_test_settings(settings: Any, tmp_path: Path) -> None:
-    """The test pages are served on 127.0.0.1, which the production policy refuses; run
-    workspaces go to the test's own folder; sessions are not kept (tests of conversations
-    set SESSION_IDLE_S)."""
+    """The test pages and webhook receivers are served on 127.0.0.1, which the production
+    policies refuse; run workspaces go to the test's own folder; sessions are not kept
+    (tests of conversations set SESSION_IDLE_S)."""
     settings.TABWRIGHT = {
         **settings.TABWRIGHT,
         "BLOCK_PRIVATE_ADDRESSES": False,
+        "WEBHOOK_BLOCK_PRIVATE_ADDRESSES": False,
         "WORKSPACE_DIR": tmp_path / "workspaces",
         # A conversation's tab is closed when its work ends, unless a test keeps it.
         "SESSION_IDLE_S": 0,

@@ -4,16 +4,20 @@ two workers of capacity 2, every run completes exactly once and both workers wor
 SIGTERM to a worker lets its run go on for the grace period, then ends it interrupted
 with its steps kept, and the worker exits, while the other goes on taking runs; a worker
 killed mid-batch: the rows it held are reported lost, the rest pass on the other, and no
-row's replay starts twice; a schedule due while two workers poll fires once."""
+row's replay starts twice; a schedule due while two workers poll fires once, and a firing
+that fails is told to its webhook once, however many workers send the outbox."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import closing
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +67,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
             database_url, redis_url, media,
             WORKER_RUNS="2", WORKER_GRACE_S=str(GRACE_S),
             EMBEDDED_WORKER="0",  # the web process drives nothing
+            WEBHOOK_ALLOWED_DOMAINS="127.0.0.1",  # the tests' receiver, a private address
         )  # fmt: skip
         user = (USERNAME, PASSWORD)
         with (
@@ -115,7 +120,10 @@ def test_twenty_queued_runs_on_two_workers_of_two_each_run_exactly_once(cluster:
     assert peak and max(peak.values()) <= 2, peak  # never past a worker's capacity
 
 
-def test_a_due_schedule_fires_once_however_many_workers_poll(cluster: Cluster) -> None:
+def _due_schedule(cluster: Cluster, **fields: Any) -> tuple[httpx.Client, int, int]:
+    """A scenario of the demo form scheduled over the API (with ``fields``) and due now:
+    both workers find it at their next poll (every 5 s).  The API client, the scenario,
+    the schedule."""
     with closing(log_in(cluster.web, (USERNAME, PASSWORD))) as page:
         token = api_token(page, "schedule script")
     api = httpx.Client(base_url=cluster.web, timeout=20,
@@ -123,12 +131,16 @@ def test_a_due_schedule_fires_once_however_many_workers_poll(cluster: Cluster) -
     scenario = api.post("/api/scenarios", json=sign_up(cluster.web)).json()["id"]
     made = api.post(f"/api/scenarios/{scenario}/schedules", json={
         "cron": "0 7 * * 1-5", "timezone": "Europe/Paris",
-        "params": {"name": "Ada", "greet": "Ada"},
+        "params": {"name": "Ada", "greet": "Ada"}, **fields,
     })  # fmt: skip
     assert made.status_code == 201, made.text
     schedule = made.json()["id"]
-    # Due now: both workers find it at their next poll (every 5 s).
     cluster.sql(f"update dashboard_schedule set next_fire_at = now() where id = {schedule}")
+    return api, scenario, schedule
+
+
+def test_a_due_schedule_fires_once_however_many_workers_poll(cluster: Cluster) -> None:
+    api, scenario, schedule = _due_schedule(cluster)
 
     def fired() -> bool:
         firings = api.get(f"/api/schedules/{schedule}").json()["firings"]
@@ -146,6 +158,44 @@ def test_a_due_schedule_fires_once_however_many_workers_poll(cluster: Cluster) -
         cluster.sql(f"select next_fire_at > now() from dashboard_schedule where id = {schedule}")
         == "t"
     )
+
+
+class _Hook(BaseHTTPRequestHandler):
+    got: list[bytes] = []
+
+    def do_POST(self) -> None:
+        _Hook.got.append(self.rfile.read(int(self.headers["Content-Length"])))
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def test_a_failed_firing_is_told_once_however_many_workers_send(cluster: Cluster) -> None:
+    hook = ThreadingHTTPServer(("127.0.0.1", 0), _Hook)
+    threading.Thread(target=hook.serve_forever, daemon=True).start()
+    try:
+        # Ada is greeted as Ada, never as "Someone else": the replay fails.
+        api, _, schedule = _due_schedule(
+            cluster, params={"name": "Ada", "greet": "Someone else"},
+            webhook_url=f"http://127.0.0.1:{hook.server_address[1]}/hook",
+        )  # fmt: skip
+
+        def sent() -> bool:
+            firings = api.get(f"/api/schedules/{schedule}").json()["firings"]
+            deliveries = firings[0]["deliveries"] if firings else []
+            return [d["status"] for d in deliveries] == ["sent"]
+
+        wait_until(cluster, "the failed firing's alert was sent", sent, timeout_s=90)
+        assert len(_Hook.got) == 1, _Hook.got
+        payload = json.loads(_Hook.got[0])
+        assert payload["event"] == "firing.failed"
+        # Its link is the dashboard's origin as the schedule's maker reached it.
+        assert payload["run"]["url"] == f"{cluster.web}/runs/{payload['run']['id']}/"
+    finally:
+        hook.shutdown()
+        hook.server_close()
 
 
 def test_sigterm_drains_a_worker_its_run_ends_interrupted_and_the_other_goes_on(

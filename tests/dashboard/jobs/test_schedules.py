@@ -11,27 +11,22 @@ import hashlib
 import hmac
 import json
 import re
-import threading
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
-from aiosmtpd.controller import Controller
 from asgiref.sync import async_to_sync, sync_to_async
 from django.test import Client
 from django.utils import timezone
 
 from automation.errors import ActionInvalid
-from dashboard.jobs import alerts, schedules
-from dashboard.models import Run, Scenario, Schedule, ScheduleFiring, WebhookDelivery
+from dashboard.jobs import outbox, schedules
+from dashboard.models import Delivery, Run, Scenario, Schedule, ScheduleFiring
 from dashboard.runs.runner import RunManager
-from dashboard.scenarios import services
 from tests.dashboard.api.test_api import refused, token_of
 from tests.dashboard.conftest import Runs
-from tests.dashboard.signup import sign_up
+from tests.dashboard.jobs.conftest import Mailbox, Receiver, make
 from tests.net import free_port
 
 # Rollback transactions, but for the async tests: their database work runs in another
@@ -76,18 +71,6 @@ def test_times_follow_the_time_zone_through_summer_time_and_read_as_words() -> N
 
 
 # -- firing -------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def scenario(owner: Any, fixture_url: str) -> Scenario:
-    return services.scenario_import(owner=owner, data=sign_up(fixture_url))
-
-
-def make(scenario: Scenario, **fields: Any) -> Schedule:
-    defaults = {"cron": "*/10 * * * *", "timezone": "Europe/Paris",
-                "params": {"name": "Ada", "greet": "Ada"}}  # fmt: skip
-    checked = schedules.check_schedule(scenario=scenario, **{**defaults, **fields})
-    return schedules.save(Schedule(owner=scenario.owner, scenario=scenario), **checked)
 
 
 def test_each_time_fires_exactly_once(scenario: Scenario) -> None:
@@ -137,62 +120,12 @@ def test_a_firing_that_can_t_start_any_more_fails_saying_why(scenario: Scenario)
 # -- alerts -------------------------------------------------------------------------------
 
 
-class Receiver(BaseHTTPRequestHandler):
-    """A webhook receiver that answers with the statuses it is given, in turn."""
-
-    statuses: list[int] = []
-    got: list[tuple[dict[str, str], bytes]] = []
-
-    def do_POST(self) -> None:
-        body = self.rfile.read(int(self.headers["Content-Length"]))
-        Receiver.got.append(({k.lower(): v for k, v in self.headers.items()}, body))
-        status = Receiver.statuses.pop(0) if Receiver.statuses else 200
-        self.send_response(status)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-@pytest.fixture
-def receiver() -> Iterator[str]:
-    Receiver.statuses, Receiver.got = [], []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/hook"
-    server.shutdown()
-    server.server_close()
-
-
-class Mailbox:
-    def __init__(self) -> None:
-        self.messages: list[Any] = []
-
-    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
-        self.messages.append(envelope)
-        return "250 OK"
-
-
-@pytest.fixture
-def smtp(settings: Any) -> Iterator[Mailbox]:
-    """A real SMTP server on loopback, and the dashboard's mail pointed at it."""
-    box = Mailbox()
-    port = free_port()
-    controller = Controller(box, hostname="127.0.0.1", port=port)
-    controller.start()
-    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
-    settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", port
-    yield box
-    controller.stop()
-
-
 @pytest.mark.django_db(transaction=True)
 async def test_a_failed_firing_is_told_to_a_signed_retried_webhook_and_by_mail(
     worker: RunManager, runs: Runs, scenario: Scenario, receiver: str, smtp: Mailbox,
     settings: Any,
 ) -> None:  # fmt: skip
-    settings.TABWRIGHT = {**settings.TABWRIGHT, "WEBHOOK_RETRY_S": (0, 0, 0)}
+    settings.TABWRIGHT = {**settings.TABWRIGHT, "ALERT_RETRY_S": (0, 0, 0)}
     Receiver.statuses = [500, 503]  # down twice, then it takes it
     # Ada is greeted as Ada, never as "Someone else": the replay fails at its last step.
     schedule = await sync_to_async(make)(
@@ -204,15 +137,24 @@ async def test_a_failed_firing_is_told_to_a_signed_retried_webhook_and_by_mail(
     assert len(fired) == 1 and fired[0].run_id is not None
     await _until_final(fired[0].run_id)
 
-    await schedules.judge_outcomes()  # judged, told: a delivery made, tried once (500)
+    await schedules.judge_outcomes()  # judged, told: a webhook and an e-mail in the outbox
     firing = await ScheduleFiring.objects.aget(pk=fired[0].pk)
     assert firing.outcome == "failed" and firing.alerted_at is not None
-    for _ in range(2):
-        await alerts.deliver_due()
-    delivery = await WebhookDelivery.objects.aget()
-    assert (delivery.status, delivery.attempts) == ("delivered", 3)
+    kinds = [d.kind async for d in Delivery.objects.order_by("kind")]
+    assert kinds == ["email", "webhook"]
+    # The worker's outbox sends them (kicked at once, then again after each failed try).
+    async with asyncio.timeout(60):
+        while True:
+            if await Delivery.objects.filter(status="sent").acount() == 2:
+                break
+            await asyncio.sleep(0.05)
+    delivery = await Delivery.objects.aget(kind="webhook")
+    assert (delivery.status, delivery.attempts, delivery.last_error) == ("sent", 3, "")
     assert [entry.get("status_code") for entry in delivery.log] == [500, 503, 200]
-    assert await alerts.deliver_due() == 0  # delivered: never sent again
+    assert delivery.log[0]["error"] == "HTTP 500"
+    mail = await Delivery.objects.aget(kind="email")
+    assert (mail.status, mail.attempts, mail.to) == ("sent", 1, "ops@example.org, lead@example.org")
+    assert await outbox.send_due() == 0  # sent: never sent again
 
     headers, body = Receiver.got[-1]
     assert len(Receiver.got) == 3 and all(b == body for _, b in Receiver.got)
@@ -226,12 +168,13 @@ async def test_a_failed_firing_is_told_to_a_signed_retried_webhook_and_by_mail(
     assert headers["x-tabwright-delivery"] == str(delivery.pk)
 
     assert len(smtp.messages) == 1
-    mail = smtp.messages[0]
-    assert sorted(mail.rcpt_tos) == ["lead@example.org", "ops@example.org"]
-    assert b"Subject: Tabwright: Sign up people failed" in mail.content
+    message = smtp.messages[0]
+    assert sorted(message.rcpt_tos) == ["lead@example.org", "ops@example.org"]
+    assert b"Subject: Tabwright: Sign up people failed" in message.content
 
     await schedules.judge_outcomes()  # told once
-    assert await WebhookDelivery.objects.acount() == 1 and len(smtp.messages) == 1
+    assert await Delivery.objects.acount() == 2
+    assert await outbox.send_due() == 0 and len(smtp.messages) == 1
 
 
 async def _until_final(run_id: int, timeout_s: float = 60) -> None:
@@ -245,19 +188,19 @@ async def _until_final(run_id: int, timeout_s: float = 60) -> None:
 def test_a_webhook_that_never_answers_is_given_up_after_its_tries(
     scenario: Scenario, settings: Any
 ) -> None:
-    settings.TABWRIGHT = {**settings.TABWRIGHT, "WEBHOOK_RETRY_S": (0, 0)}
+    settings.TABWRIGHT = {**settings.TABWRIGHT, "ALERT_RETRY_S": (0, 0)}
     nobody = f"http://127.0.0.1:{free_port()}/hook"
     schedule = make(scenario, webhook_url=nobody)
     firing = ScheduleFiring.objects.create(schedule=schedule, due_at=timezone.now(),
                                            outcome="failed", error="x")  # fmt: skip
-    told = schedules.judge_all()
+    told = schedules.judge_all()  # told: the alert in the outbox
     assert [f.pk for f in told] == [firing.pk]
-    alerts.alert(told[0])
     for _ in range(4):
-        async_to_sync(alerts.deliver_due)()
-    delivery = WebhookDelivery.objects.get()
+        async_to_sync(outbox.send_due)()
+    delivery = Delivery.objects.get()
     assert (delivery.status, delivery.attempts) == ("failed", 3)
     assert all("ConnectError" in entry["error"] for entry in delivery.log)
+    assert "ConnectError" in delivery.last_error
 
 
 # -- the page and the API -------------------------------------------------------------------
