@@ -14,7 +14,7 @@ import pytest
 from playwright.async_api import Page, expect
 
 from tests.dashboard.signup import sign_up
-from tests.e2e.ui import Server, log_in, run_batch, save
+from tests.e2e.ui import LIVE_MS, Server, log_in, run_batch, save
 
 pytestmark = pytest.mark.e2e
 

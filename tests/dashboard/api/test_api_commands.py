@@ -30,8 +30,9 @@ def keep_tabs(settings: Any) -> None:
 
 
 async def until(what: str, done: Any, timeout_s: float = 60) -> None:
+    """Polls ``done`` (the runner's state and the database have no event to wait on)."""
     async with asyncio.timeout(timeout_s):
-        while not await done():
+        while not await done():  # noqa: ASYNC110
             await asyncio.sleep(0.05)
 
 
