@@ -3,14 +3,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from asgiref.sync import async_to_sync
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.db import models
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html
 
+from automation.errors import LLMError
 from automation.secrets import SECRET_NAME_RE
+from dashboard.engineconf import llm_profile_test
 from dashboard.models import (
     ENV_NAME_RE,
     ApiToken,
@@ -133,6 +136,20 @@ class LLMProfileAdmin(admin.ModelAdmin):
 
     def save_model(self, request: HttpRequest, obj: LLMProfile, form: Any, change: bool) -> None:
         services.llm_profile_save(profile=obj)
+
+    @admin.action(description="Test: send each one tiny request and say what came back")
+    def test_profiles(self, request: HttpRequest, queryset: QuerySet[LLMProfile]) -> None:
+        for profile in queryset.order_by("name"):
+            try:
+                said = async_to_sync(llm_profile_test)(profile)
+            except LLMError as exc:
+                hint = f" ({exc.hint})" if exc.hint else ""
+                self.message_user(request, f"{profile.name}: failed: {exc.message}{hint}",
+                                  messages.ERROR)  # fmt: skip
+            else:
+                self.message_user(request, f"{profile.name}: {said}", messages.SUCCESS)
+
+    actions = ["test_profiles"]
 
 
 @admin.register(Run)

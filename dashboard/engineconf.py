@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -13,8 +14,9 @@ from django.core.exceptions import ImproperlyConfigured
 
 from automation import BrowserConfig
 from automation.browser.url_policy import UrlPolicy
+from automation.budget import Budget
 from automation.errors import LLMError
-from automation.llm.base import Planner
+from automation.llm.base import ChatMessage, Planner, PlannerRequest
 from automation.llm.keys import api_key_from_env
 from dashboard.models import LLMProfile, Run
 from dashboard.runs import selectors, services
@@ -209,3 +211,34 @@ def _llm_planner(
         base_url=base_url, model=model, api_key=api_key, native_tools=native_tools,
         retries=retries, **options,
     )  # fmt: skip
+
+
+# What a profile's test sends: small enough to cost nothing, plain enough for any model.
+PROFILE_TEST_PROMPT = "Reply with the single word OK."
+PROFILE_TEST_MS = 20_000
+
+
+async def llm_profile_test(profile: LLMProfile, *, budget_ms: int = PROFILE_TEST_MS) -> str:
+    """Send the profile's model one tiny request (no retries, within ``budget_ms``) and
+    say what came back: the reply's start, how long it took and the tokens it used.
+    LLMError (why it failed: no key, refused, unreachable, out of time) otherwise."""
+    planner = make_planner(profile=profile)
+    if getattr(planner, "retries", None) is not None:
+        planner.retries = 0  # type: ignore[attr-defined]  # one try: the answer is the test
+    request = PlannerRequest(
+        task=PROFILE_TEST_PROMPT, start_url="", round=0,
+        messages=[ChatMessage("user", PROFILE_TEST_PROMPT)],
+    )  # fmt: skip
+    started = time.monotonic()
+    try:
+        reply = await planner.plan(request, budget=Budget(budget_ms, label="the profile's test"))
+    finally:
+        close = getattr(planner, "aclose", None)
+        if close is not None:
+            await close()
+    took = round((time.monotonic() - started) * 1000)
+    text = " ".join(reply.text.split())
+    shown = text[:80] + ("…" if len(text) > 80 else "")
+    tokens = sum(v for k, v in reply.usage.items() if k in ("prompt_tokens", "completion_tokens"))
+    used = f", {tokens} tokens" if tokens else ""
+    return f"{profile.model} answered in {took} ms{used}: {shown!r}"

@@ -410,3 +410,44 @@ def test_a_schedules_firings_are_shown_not_written(staff_client: Client, owner: 
     schedule = Schedule.objects.create(owner=owner, scenario=scenario, cron="0 7 * * *")
     ScheduleFiring.objects.create(schedule=schedule, due_at=timezone.now(), outcome="ok")
     assert not_writable(staff_client.get(f"/admin/dashboard/schedule/{schedule.pk}/change/"))
+
+
+# -- an LLM profile's test -----------------------------------------------------------------
+
+
+def test_a_profile_is_tested_before_any_run_with_one_tiny_request(
+    staff_client: Client, llm_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.fakellm import Reply
+
+    monkeypatch.setenv("TESTPROFILE_API_KEY", "sk-test-profile-key")
+    good = LLMProfile.objects.create(
+        name="scripted", base_url=llm_server.base_url, model="test-model",
+        api_key_env="TESTPROFILE_API_KEY",
+    )  # fmt: skip
+    down = LLMProfile.objects.create(name="down", base_url="http://127.0.0.1:9/v1", model="m")
+    keyless = LLMProfile.objects.create(
+        name="keyless", base_url=llm_server.base_url, model="m", api_key_env="UNSETPROFILE_API_KEY"
+    )
+    llm_server.script("OK", Reply(status=401, text="bad key"))
+    url = "/admin/dashboard/llmprofile/"
+
+    def test(*profiles: LLMProfile) -> list[str]:
+        answer = staff_client.post(url, {
+            "action": "test_profiles", "_selected_action": [p.pk for p in profiles],
+        }, follow=True)  # fmt: skip
+        assert answer.status_code == 200
+        return [str(m) for m in answer.context["messages"]]
+
+    [said] = test(good)
+    assert said.startswith("scripted: test-model answered in ") and said.endswith(": 'OK'"), said
+    assert len(llm_server.requests) == 1  # one tiny request, with the profile's key
+    assert llm_server.headers[0]["authorization"] == "Bearer sk-test-profile-key"
+    assert "OK" in str(llm_server.requests[0]["messages"])
+    [refused] = test(good)
+    assert refused.startswith("scripted: failed: ") and "401" in refused, refused
+    assert len(llm_server.requests) == 2  # not retried
+    failed = test(down, keyless)
+    assert failed[0].startswith("down: failed: ") and "127.0.0.1:9" in failed[0], failed
+    assert failed[1].startswith("keyless: failed: ") and "UNSETPROFILE_API_KEY" in failed[1]
+    assert len(llm_server.requests) == 2  # a profile without its key sends nothing
