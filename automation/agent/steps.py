@@ -218,6 +218,10 @@ class ActionSteps:
             # The recording opens with where the page was: not a step of theirs.
             acts = done[1:] if done and done[0].action == "navigate" else done
             await self.record_person(acts)
+        if acts and self.screenshots:
+            # The page as the person left it, with their last step (the run page shows it
+            # instead of the agent's last picture, taken before they acted).
+            await self.screenshot(self.step_index - 1, budget)
         return acts
 
     async def record_person(self, acts: list[ScenarioStep]) -> None:

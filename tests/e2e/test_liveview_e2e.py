@@ -74,6 +74,8 @@ async def test_a_person_takes_over_with_a_click_on_the_live_view(
         re.compile(r'^button "Delete" in row "#1003\s+Alan Turing')
     )
     await expect(page.locator("#chat")).to_contain_text("Order #1003 deleted")
+    # The person's step has the picture of the page as they left it.
+    await expect(steps.nth(1).locator("img.thumb")).to_have_count(1)
     await save(page, "run-after-takeover.png")
 
 

@@ -19,6 +19,7 @@ from automation.events import (
     LLMMessage,
     Observation,
     RunPaused,
+    ScreenshotTaken,
     StepRecorded,
 )
 from automation.llm.anthropic import AnthropicPlanner
@@ -203,7 +204,7 @@ async def test_what_the_person_does_while_paused_becomes_steps(
     tab: Tab, llm_server: ScriptedLLMServer, fixture_url: str
 ) -> None:
     llm_server.script("NEED_HELP: what name should I use?", act(action="done", summary="ok"))
-    run = make_run(tab, llm_server, f"{fixture_url}/demo/form.html")
+    run = make_run(tab, llm_server, f"{fixture_url}/demo/form.html", screenshots=True)
     task = asyncio.create_task(run.run())
     await run.sink.wait_for(RunPaused)  # type: ignore[attr-defined]
     await tab.page.locator("#name").click()
@@ -215,6 +216,9 @@ async def test_what_the_person_does_while_paused_becomes_steps(
     assert [(s.action, s.args, s.name) for s in by_person] == [("fill", {"value": "Grace"}, "Name")]
     assert by_person[0].identity and by_person[0].identity["id"] == "name"
     assert "the person did: fill textbox 'Name' = 'Grace'" in last_message(llm_server, 1)
+    # The page as the person left it is their last step's picture (the run page shows it).
+    shots = run.sink.of_type(ScreenshotTaken)  # type: ignore[attr-defined]
+    assert by_person[-1].index in [shot.step_index for shot in shots]
 
 
 async def test_native_tool_calls_drive_a_run_with_either_provider(
