@@ -21,6 +21,7 @@ redact_server_logs()  # the server's logs show no token of an address
 
 from dashboard.api.mcp import PATH as MCP_PATH  # noqa: E402
 from dashboard.api.mcp import McpApp  # noqa: E402
+from dashboard.lib import looplag  # noqa: E402
 from dashboard.lib.origin import SameOriginValidator  # noqa: E402
 from dashboard.routing import websocket_urlpatterns  # noqa: E402
 from dashboard.startup import on_server_start, serves_runs  # noqa: E402
@@ -72,5 +73,10 @@ def _drain_worker() -> Deferred[None]:
     return Deferred.fromFuture(asyncio.ensure_future(drain(_worker[0] if _worker else None)))
 
 
+def _watch_loop() -> None:
+    looplag.watch()  # its lag on /metrics; a stall past 250 ms logged with what held it
+
+
+reactor.callLater(0, _watch_loop)
 reactor.callLater(0, _start_worker)
 reactor.addSystemEventTrigger("before", "shutdown", _drain_worker)

@@ -33,6 +33,7 @@ from channels.worker import Worker
 from django.conf import settings
 
 from dashboard.jobs import batches, outbox, schedules
+from dashboard.lib import looplag
 from dashboard.runs import carry
 from dashboard.runs.carry import VIEWER_RENEW_S
 from dashboard.runs.doorbell import RUNS_CHANNEL
@@ -122,6 +123,7 @@ class RunsWorker(Worker):
         stop = asyncio.Event()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, stop.set)
+        looplag.watch()  # the worker's loop is watched as daphne's is (dashboard.asgi)
         serving = loop.create_task(self.arun(), name="runs worker")
         stopped = loop.create_task(stop.wait())
         await asyncio.wait({serving, stopped}, return_when=asyncio.FIRST_COMPLETED)

@@ -30,7 +30,7 @@ from django.views.static import serve
 from automation import Budget
 from automation.errors import ActionInvalid
 from automation.metrics import REGISTRY
-from dashboard.lib import jsonin
+from dashboard.lib import jsonin, looplag
 from dashboard.lib.jsonin import JsonRefused
 from dashboard.models import Run
 from dashboard.runs import files as runfiles
@@ -279,6 +279,8 @@ def _metrics_token_ok(request: HttpRequest) -> bool:
 
 def _dashboard_gauges() -> str:
     evaluate_enabled = int(bool(settings.TABWRIGHT["ALLOW_EVALUATE"]))
+    watch = looplag.watching()
+    lag = watch.stats() if watch is not None else looplag.Stats(0.0, 0.0, 0)
     return (
         "# HELP tabwright_runs_live Runs this dashboard process is driving now.\n"
         "# TYPE tabwright_runs_live gauge\n"
@@ -296,4 +298,15 @@ def _dashboard_gauges() -> str:
         "# HELP tabwright_evaluate_enabled Whether the operator turned evaluate on (1) or not.\n"
         "# TYPE tabwright_evaluate_enabled gauge\n"
         f"tabwright_evaluate_enabled {evaluate_enabled}\n"
+        "# HELP tabwright_loop_lag_p99_seconds How late this process's event loop ran, 99th "
+        "percentile of the latest minute.\n"
+        "# TYPE tabwright_loop_lag_p99_seconds gauge\n"
+        f"tabwright_loop_lag_p99_seconds {lag.p99_ms / 1000:.4f}\n"
+        "# HELP tabwright_loop_lag_max_seconds The latest the event loop ever ran.\n"
+        "# TYPE tabwright_loop_lag_max_seconds gauge\n"
+        f"tabwright_loop_lag_max_seconds {lag.max_ms / 1000:.4f}\n"
+        "# HELP tabwright_loop_stalls_total Times the event loop was held past 250 ms "
+        "(each logged with the code that held it).\n"
+        "# TYPE tabwright_loop_stalls_total counter\n"
+        f"tabwright_loop_stalls_total {lag.stalls}\n"
     )

@@ -198,4 +198,7 @@ async def test_an_http_client_that_hangs_up_stops_its_script(page: Page, server:
     assert answer["status"] == 200 and answer["body"] == {"ok": True, "result": '"Orders"'}
     assert answer["ms"] < 1_500
     metrics = await page.request.get(f"{server.base_url}/metrics")
-    assert 'tabwright_evaluations_total{route="cdp",outcome="cancelled"} 1' in await metrics.text()
+    scraped = await metrics.text()
+    assert 'tabwright_evaluations_total{route="cdp",outcome="cancelled"} 1' in scraped
+    # The server watches its event loop (dashboard.lib.looplag) and says how late it ran.
+    assert re.search(r"^tabwright_loop_lag_p99_seconds \d+\.\d+$", scraped, re.M), scraped
