@@ -102,6 +102,9 @@ async def test_a_conversation_goes_on_across_messages_a_closed_tab_and_becomes_a
     await expect(page.locator("#steps > li.step .step-action")).to_have_text(
         ["navigate", "fill", "fill", "click"]
     )
+    # The thread opens with the first request; the Browser card still names the page.
+    await expect(chat.locator("li.msg").first).to_contain_text("Sign Ada Lovelace up")
+    await expect(page.locator("#live-url")).to_have_text(form)
     await save(page, "conversation-after-done.png")
     await reload_and_check(page, person_messages=3, steps=4)
 
@@ -125,6 +128,7 @@ async def test_a_conversation_goes_on_across_messages_a_closed_tab_and_becomes_a
     assert "restored by replaying the 4 steps" in restored_prompt
     assert "Is she still signed up?" in restored_prompt and "Now sign her up" in restored_prompt
     assert "Welcome, Ada Lovelace!" in restored_prompt  # the restored page, as the model saw it
+    await expect(page.locator("#live-url")).to_have_text(form)
     await save(page, "conversation-restored.png")
     await reload_and_check(page, person_messages=4, steps=4)  # the restore added no step
 

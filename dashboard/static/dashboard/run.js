@@ -296,7 +296,8 @@
     session = next || "";
     sessionEl.dataset.session = session;
     sessionEl.className = "session " + session;
-    sessionEl.textContent = session === "open" ? "tab open" : session === "closed" ? "tab closed" : "";
+    sessionEl.textContent = { open: "tab open", closed: "tab closed",
+      restoring: "restoring the tab" }[session] || "";
     sessionEl.title = reason || "";
     if (closeButton) closeButton.hidden = session !== "open";
     setStatus(status, reasonEl.textContent); // the composer's words follow the session
@@ -312,6 +313,19 @@
     });
   }
 
+  // A conversation's first request leads its thread: shown while the run waits for a
+  // worker (queued or starting), and above a message the person sent while it started
+  // (stored before the run's start, so replayed before it).
+  function firstRequest(text) {
+    let li = chat.querySelector("li.first-request");
+    if (li) return li;
+    li = el("li", "msg person first-request");
+    li.appendChild(el("span", "who", "you"));
+    li.appendChild(el("div", "body", text));
+    chat.insertBefore(li, chat.firstChild);
+    return li;
+  }
+
   function stretchDivider(n) {
     const li = el("li", "stretch-divider", "request " + n);
     chat.appendChild(li);
@@ -322,6 +336,7 @@
       const n = e.stretch || 1;
       if (isConversation && n > 1) stretchDivider(n);
       if (e.said_before) markRead(-1);
+      else if (isConversation && n === 1) firstRequest(e.task);
       else if (isConversation) addChat("person", "you", e.task);
       stretchUsage = 0;
       setStatus("running", "");
@@ -387,6 +402,7 @@
         (isConversation ? " A message restores the page (its steps are replayed), then the agent goes on." : ""));
     },
     "session.restoring": (e) => {
+      setSession("restoring", "");
       addChat("note session", "restore", e.steps ? "Restoring the page: replaying " +
         count(e.steps, "recorded step") + "…" : "Nothing to restore: the agent starts on a new tab.");
     },
@@ -396,6 +412,7 @@
         (e.error ? ": " + e.error.message : ""));
     },
     "session.restored": (e) => {
+      setSession("open", ""); // the tab is back (as far as the steps got)
       if (e.ok) {
         addChat("note session", "restore", "Page restored (" + count(e.total, "step") + " replayed).");
       } else {
@@ -467,7 +484,7 @@
       liveFrame.src = "data:image/jpeg;base64," + e.jpeg;
       liveFrame.hidden = false;
       shot.hidden = true;
-      liveUrl.textContent = e.url;
+      if (e.url) liveUrl.textContent = e.url;
     },
     "page.problem": (e) => {
       const box = document.getElementById("problems");
@@ -509,6 +526,7 @@
     },
     screenshot: (e) => {
       shot.src = e.src;
+      if (e.url) liveUrl.textContent = e.url;
       shot.hidden = !liveFrame.hidden && !FINAL.has(status);
       if (!shot.hidden) liveFrame.hidden = true;
       const li = stepRows[e.step_index];
