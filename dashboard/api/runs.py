@@ -53,6 +53,10 @@ class RunOut(Schema):
     completion_tokens: int
     created_at: datetime
     finished_at: datetime | None
+    # The worker that holds the run (its name, as its log says it), or last held it: null
+    # before a worker claimed it; held_until: while one vouches for it (its lease).
+    worker: str | None
+    held_until: datetime | None
     url: str  # the run's page
     steps: list[StepOut] | None = None  # in GET /runs/{id} only
 
@@ -82,7 +86,8 @@ def run_out(run: Run, steps: list[Step] | None = None) -> dict[str, Any]:
         "planner": run.planner, "scenario_id": run.scenario_id, "params": run.params,
         "summary": run.summary, "output": run.output, "prompt_tokens": run.prompt_tokens,
         "completion_tokens": run.completion_tokens, "created_at": run.created_at,
-        "finished_at": run.finished_at, "url": f"/runs/{run.pk}/",
+        "finished_at": run.finished_at, "worker": run.worker_name or None,
+        "held_until": run.lease_until, "url": f"/runs/{run.pk}/",
         "steps": None if steps is None else [_step_out(run, step) for step in steps],
     }  # fmt: skip
 
@@ -179,7 +184,11 @@ async def run_events(request: HttpRequest, run_id: int, after: int = 0) -> Any:
     return await sync_to_async(read)()
 
 
-@router.post("/runs/{run_id}/stop", response={200: RunOut, **ERRORS, 409: ErrorOut}, tags=["runs"])
+@router.post(
+    "/runs/{run_id}/stop",
+    response={200: RunOut, **ERRORS, 409: ErrorOut, 503: ErrorOut},
+    tags=["runs"],
+)
 async def stop_run(request: HttpRequest, run_id: int) -> dict[str, Any]:
     """Stop the run (queued or live) and answer it as it is then; 409 when it is not live."""
     run = await sync_to_async(selectors.run_get)(user=request.user, id=run_id)
@@ -190,6 +199,9 @@ async def stop_run(request: HttpRequest, run_id: int) -> dict[str, Any]:
     if error is not None:
         if error["kind"] == "lookup":
             raise ApiError(409, "not_live", "the run is not live any more")
-        raise ApiError(409, str(error.get("code", "refused")), str(error.get("message", "")))
+        code, message = str(error.get("code", "refused")), str(error.get("message", ""))
+        if code == "unreachable":  # the channel layer is down (Redis restarting)
+            raise ApiError(503, code, message, str(error.get("hint", "")))
+        raise ApiError(409, code, message)
     await runner.wait(run_id)  # here; elsewhere the answer came once the stop was asked
     return run_out(await sync_to_async(Run.objects.get)(pk=run_id))

@@ -17,6 +17,7 @@ from django.test import AsyncClient, Client
 
 from dashboard.accounts import services
 from dashboard.models import ApiToken, Run
+from dashboard.runs import services as services_runs
 from dashboard.runs.runner import RunManager
 from tests.dashboard.conftest import Runs
 from tests.dashboard.signup import sign_up
@@ -115,6 +116,21 @@ def test_no_unknown_or_another_persons_token_gets_in(owner: Any, stranger: Any) 
     owner.save()
     refused(Client(headers={"Authorization": f"Bearer {token_of(owner)}"}).get("/api/runs"),
             401, "unauthorized")  # fmt: skip
+
+
+def test_a_run_says_which_worker_holds_it(owner: Any) -> None:
+    script = Client(headers={"Authorization": f"Bearer {token_of(owner)}"})
+    run = Run.objects.create(owner=owner, task="t", start_url="")
+    queued = script.get(f"/api/runs/{run.pk}").json()
+    assert (queued["worker"], queued["held_until"]) == (None, None)  # no worker claimed it
+    services_runs.run_claim(holder="specific.a1b2!web-2.worker4242", lease_s=30)
+    held = script.get(f"/api/runs/{run.pk}").json()
+    assert held["worker"] == "web-2.worker4242" and held["held_until"] is not None
+    assert script.get("/api/runs").json()[0]["worker"] == "web-2.worker4242"
+    services_runs.run_let_go(run_id=run.pk, holder="specific.a1b2!web-2.worker4242")
+    ended = script.get(f"/api/runs/{run.pk}").json()
+    assert (ended["worker"], ended["held_until"]) == ("web-2.worker4242", None)  # last held
+    assert "worker web-2.worker4242" in page_client(owner).get(f"/runs/{run.pk}/").content.decode()
 
 
 # -- runs --------------------------------------------------------------------------------
