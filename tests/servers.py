@@ -13,11 +13,13 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from tests.net import free_port
 
-__all__ = ["POSTGRES_BIN", "REDIS_SERVER", "postgres_server", "psql", "redis_server",
+__all__ = ["POSTGRES_BIN", "REDIS_SERVER", "Cluster", "RedisServer", "debian_postgres",
+           "postgres_server", "psql", "redis_server", "restartable_redis",
            "shared_settings"]  # fmt: skip
 
 REDIS_SERVER = os.environ.get("TABWRIGHT_REDIS_SERVER", "/usr/bin/redis-server")
@@ -141,18 +143,39 @@ def _cluster(*initdb: str) -> Iterator[Cluster]:
         if done.returncode != 0:
             raise RuntimeError(f"{args[0]} failed:\n{done.stdout}\n{done.stderr}\n{_tail(log)}")
 
-    run(str(POSTGRES_BIN / "initdb"), "-D", str(data), "-U", "tabwright", "--auth=trust",
-        "-E", "UTF8", "--locale=C.UTF-8")  # fmt: skip
+    run(str(POSTGRES_BIN / "initdb"), "-D", str(data), *initdb, "-E", "UTF8",
+        "--locale=C.UTF-8")  # fmt: skip
     options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off"
     run(str(POSTGRES_BIN / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(log),
         "-w", "-t", str(START_TIMEOUT_S), "start")  # fmt: skip
     try:
-        run(str(POSTGRES_BIN / "createdb"), "-h", "127.0.0.1", "-p", str(port),
-            "-U", "tabwright", "tabwright")  # fmt: skip
-        yield f"postgres://tabwright@127.0.0.1:{port}/tabwright"
+        yield Cluster(folder, port)
     finally:
         run(str(POSTGRES_BIN / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop")
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextmanager
+def postgres_server() -> Iterator[str]:
+    """A PostgreSQL cluster of its own on 127.0.0.1 with a database ``tabwright`` owned by
+    the user ``tabwright`` (trusted on loopback: a throwaway cluster); yields its URL."""
+    with _cluster("-U", "tabwright", "--auth=trust") as cluster:
+        done = subprocess.run(
+            [str(POSTGRES_BIN / "createdb"), "-h", "127.0.0.1", "-p", str(cluster.port),
+             "-U", "tabwright", "tabwright"],
+            capture_output=True, text=True, timeout=START_TIMEOUT_S,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        yield f"postgres://tabwright@127.0.0.1:{cluster.port}/tabwright"
+
+
+@contextmanager
+def debian_postgres() -> Iterator[Cluster]:
+    """A cluster that lets people in as Debian's does: its superuser ``postgres`` over the
+    local socket (Debian: by peer; here, trusted) and anyone over TCP only with a password
+    (``scram-sha-256``, Debian's pg_hba.conf for 127.0.0.1)."""
+    with _cluster("-U", "postgres", "--auth-local=trust", "--auth-host=scram-sha-256") as c:
+        yield c
 
 
 def psql(database_url: str, query: str) -> str:
