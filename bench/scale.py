@@ -15,13 +15,16 @@ Measured on a page's socket, as a browser's would be:
 - command round trip: a command the worker answers (``extend`` by 0 rounds on a paused run:
   refused by the worker) sent from the page until its answer is back;
 - runs per minute: 20 runs of the sign-up form queued at once, capacity 2 per worker, with
-  one worker and with two.
+  one worker and with two;
+- a Redis restart: 8 form runs queued on the two workers, Redis stopped once some are at
+  work and started again RESTART_S later; how many of those runs ended failed (the goal is
+  0: the layer only rings, runs go on without it).
 
 Prints one line::
 
     RESULT scale event_ms_p50=… event_ms_p95=… redis_event_ms_p50=… redis_event_ms_p95=…
       command_ms_p50=… command_ms_p95=… redis_command_ms_p50=… redis_command_ms_p95=…
-      runs_per_min_1=… runs_per_min_2=… two_over_one=…
+      runs_per_min_1=… runs_per_min_2=… two_over_one=… redis_restart_runs_failed=…
 
 ``python -m bench.scale [--runs 20] [--commands 30]``
 """
@@ -43,7 +46,7 @@ from websockets.asyncio.client import connect
 from bench.common import median, p95
 from tests.daphne import daphne, log_in, new_run, runworker
 from tests.e2e.ui import CHROMIUM
-from tests.servers import postgres_server, redis_server
+from tests.servers import RedisServer, postgres_server, restartable_redis
 from tests.tasks import AMBIGUOUS_TASK, FORM_TASK
 
 USER = ("bench", "bench-password-1234")
@@ -58,10 +61,21 @@ COMMON = {
 }
 
 
+RESTART_S = 2.0  # how long Redis is down in the restart measure (an operator's restart)
+FINAL = ("succeeded", "failed", "stopped")
+
+
 class Dashboard:
-    def __init__(self, base_url: str) -> None:
+    def __init__(self, base_url: str, redis: RedisServer | None = None) -> None:
         self.base_url = base_url
         self.client = log_in(base_url, USER)
+        self.redis = redis  # the layer's server, when there is one
+
+    def status(self, run_id: int) -> str:
+        page = self.client.get(f"/runs/{run_id}/").text
+        found = re.search(r'id="status"[^>]*>(\w+)<', page)
+        assert found is not None, page[:500]
+        return found.group(1)
 
     def new_run(self, page: str, task: str) -> int:
         return new_run(self.client, task, f"{self.base_url}/demo/{page}")
@@ -116,15 +130,37 @@ async def command_trips(dash: Dashboard, count: int) -> list[float]:
 def runs_per_minute(dash: Dashboard, count: int) -> float:
     ids = [dash.new_run("form.html", FORM_TASK) for _ in range(count)]
     start = time.monotonic()
-    pending = set(ids)
-    while pending:
-        for run_id in list(pending):
-            page = dash.client.get(f"/runs/{run_id}/").text
-            if re.search(r'id="status"[^>]*>(succeeded|failed|stopped)<', page):
-                pending.discard(run_id)
-        time.sleep(0.25)
-        assert time.monotonic() - start < 600, f"{len(pending)} runs never ended"
+    wait_ended(dash, ids)
     return count / ((time.monotonic() - start) / 60)
+
+
+def wait_ended(dash: Dashboard, ids: list[int]) -> dict[int, str]:
+    """Until every run of ``ids`` has ended; their statuses."""
+    start = time.monotonic()
+    ended: dict[int, str] = {}
+    while len(ended) < len(ids):
+        for run_id in set(ids) - set(ended):
+            if (status := dash.status(run_id)) in FINAL:
+                ended[run_id] = status
+        time.sleep(0.25)
+        assert time.monotonic() - start < 600, f"{len(ids) - len(ended)} runs never ended"
+    return ended
+
+
+def redis_restart_runs_failed(dash: Dashboard, count: int = 8) -> int:
+    """``count`` form runs queued; Redis stopped once two are at work, started again
+    RESTART_S later; how many of the runs ended failed."""
+    assert dash.redis is not None
+    ids = [dash.new_run("form.html", FORM_TASK) for _ in range(count)]
+    start = time.monotonic()
+    while sum(dash.status(run_id) == "running" for run_id in ids) < 2:
+        assert time.monotonic() - start < 300, "no two runs at work"
+        time.sleep(0.1)
+    dash.redis.stop()
+    time.sleep(RESTART_S)
+    dash.redis.start()
+    ended = wait_ended(dash, ids)
+    return sum(status == "failed" for status in ended.values())
 
 
 @contextmanager
@@ -137,13 +173,13 @@ def embedded(var: Path) -> Iterator[Dashboard]:
 def distributed(var: Path, workers: int) -> Iterator[Dashboard]:
     with ExitStack() as stack:
         database_url = stack.enter_context(postgres_server())
-        redis_url = stack.enter_context(redis_server())
-        settings = {**COMMON, "DATABASE_URL": database_url, "TABWRIGHT_REDIS_URL": redis_url,
+        redis = stack.enter_context(restartable_redis())
+        settings = {**COMMON, "DATABASE_URL": database_url, "TABWRIGHT_REDIS_URL": redis.url,
                     "TABWRIGHT_EMBEDDED_WORKER": "0"}  # fmt: skip
         base_url, _ = stack.enter_context(daphne(var / "web", USER, settings))
         for n in range(workers):
             stack.enter_context(runworker(var / f"worker-{n}", settings))
-        yield Dashboard(base_url)
+        yield Dashboard(base_url, redis)
 
 
 async def measure(dash: Dashboard, rounds_runs: int, commands: int) -> tuple[list, list]:  # type: ignore[type-arg]
@@ -164,6 +200,7 @@ def main() -> None:
         with distributed(var / "two", 2) as dash:
             redis_events, redis_commands = asyncio.run(measure(dash, 3, args.commands))
             per_min_2 = runs_per_minute(dash, args.runs)
+            restart_failed = redis_restart_runs_failed(dash)
     print(f"embedded: events {len(events)}, commands {len(commands)}; redis: events "
           f"{len(redis_events)}, commands {len(redis_commands)}")  # fmt: skip
     print(
@@ -174,7 +211,8 @@ def main() -> None:
         f"redis_command_ms_p50={median(redis_commands):.1f} "
         f"redis_command_ms_p95={p95(redis_commands):.1f} "
         f"runs_per_min_1={per_min_1:.1f} runs_per_min_2={per_min_2:.1f} "
-        f"two_over_one={per_min_2 / per_min_1:.2f}"
+        f"two_over_one={per_min_2 / per_min_1:.2f} "
+        f"redis_restart_runs_failed={restart_failed}"
     )
 
 

@@ -150,6 +150,13 @@ class LLMProfile(models.Model):
         return {self.NativeTools.ON: True, self.NativeTools.OFF: False}.get(self.native_tools)
 
 
+def worker_name(holder: str) -> str:
+    """A run holder's name for people: a worker's holder is its channel, named
+    ``<the layer's process prefix>!<host>.worker<pid>`` (dashboard.worker), and its name is
+    what follows the ``!``; any other holder is its own name."""
+    return holder.rpartition("!")[2]
+
+
 class Run(models.Model):
     class Status(models.TextChoices):
         QUEUED = "queued"  # waits for a worker with room to claim it (dashboard.worker)
@@ -239,6 +246,12 @@ class Run(models.Model):
     @property
     def is_final(self) -> bool:
         return self.status in self.FINAL
+
+    @property
+    def worker_name(self) -> str:
+        """The worker that holds the run, or last held it, as its log names it ("" before
+        one claimed it): :func:`worker_name` of ``holder``."""
+        return worker_name(self.holder)
 
     @property
     def planner_label(self) -> str:

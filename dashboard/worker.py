@@ -25,7 +25,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import signal
+import socket
 
 from channels.consumer import AsyncConsumer
 from channels.layers import get_channel_layer
@@ -36,7 +38,7 @@ from dashboard.jobs import batches, outbox, schedules
 from dashboard.lib import looplag
 from dashboard.runs import carry
 from dashboard.runs.carry import VIEWER_RENEW_S
-from dashboard.runs.doorbell import RUNS_CHANNEL
+from dashboard.runs.doorbell import RUNS_CHANNEL, layer_failed, ring
 from dashboard.runs.live import on_ended
 from dashboard.runs.messages import (
     ActMessage,
@@ -59,6 +61,7 @@ log = logging.getLogger("tabwright.worker")
 on_ended("start the batch's next rows", batches.run_ended)
 
 QUEUE_POLL_S = 5.0
+LISTEN_AGAIN_S = 1.0  # after the channel layer failed under the worker's listener
 # A page on another process watching a run of this worker renews its watch every
 # VIEWER_RENEW_S: it counts for VIEWER_TTL_S after each (a page whose process died stops
 # counting).
@@ -71,22 +74,27 @@ class RunWorkerConsumer(AsyncConsumer):
     for its runs (commands, acts, live-view inputs, MCP tool calls), each carried out and
     answered by dashboard.runs.carry.serve, and the watches of their pages."""
 
+    # Its messages come from the worker's listeners (RunsWorker), never from a channel of
+    # the consumer's own: with no layer of its own (an alias that names none) it reads
+    # none, which would only end it with an error whenever the layer fails.
+    channel_layer_alias = ""
+
     async def runs_wake(self, message: WakeMessage) -> None:
         await runner.claim_logged()
 
     async def run_command(self, message: CommandMessage) -> None:
-        carry.serve(message, self.channel_layer)
+        carry.serve(message)
 
     async def run_act(self, message: ActMessage) -> None:
-        carry.serve(message, self.channel_layer)
+        carry.serve(message)
 
     async def run_mcp(self, message: McpMessage) -> None:
         """A tool call of an MCP session (dashboard.api.mcp) served on another process."""
-        carry.serve(message, self.channel_layer)
+        carry.serve(message)
 
     async def run_input(self, message: InputMessage) -> None:
         """A live-view click, key or text from a page on another process."""
-        carry.serve(message, self.channel_layer)
+        carry.serve(message)
 
     async def run_cancel(self, message: CancelMessage) -> None:
         """The page that asked for a call is gone: nobody will read its answer."""
@@ -99,7 +107,7 @@ class RunWorkerConsumer(AsyncConsumer):
         run_id, viewer = int(message["run_id"]), str(message["viewer"])
         frame = runner.watch_remote(run_id, viewer, VIEWER_TTL_S)
         if frame is not None:
-            await self.channel_layer.send(viewer, frame_message(frame))
+            await ring(viewer, frame_message(frame))
 
     async def run_unwatch(self, message: UnwatchMessage) -> None:
         runner.unwatch_remote(int(message["run_id"]), str(message["viewer"]))
@@ -133,8 +141,9 @@ class RunsWorker(Worker):
     async def handle(self) -> None:
         # A channel of this process's own, like its sockets' (channels_redis reads all of a
         # process's channels through one list: a second kind would wait its turn), named
-        # with the process id so an operator (or a test) can tell which holds what.
-        own = f"{await self.channel_layer.new_channel()}.worker{os.getpid()}"
+        # for the machine and the process so that an operator (or a test) can tell which
+        # worker holds what (Run.worker_name).
+        own = own_channel(await self.channel_layer.new_channel())
         runner.leases.holder = own  # claims and leases name this channel from now
         self.channels = [*self.channels, own]
         runner.serving = True
@@ -153,13 +162,22 @@ class RunsWorker(Worker):
 
     async def _listen(self, channel: str) -> None:
         """Channels' listener on ``channel``, started again after a channel-layer error
-        (Redis restarting, a dropped connection): that must not end the worker."""
+        (Redis restarting, a dropped connection): that must not end the worker, nor the
+        runs it drives (the queue poll finds what a lost wake-up would have said)."""
         while True:
             try:
                 await self.listener(channel)
-            except Exception:
-                log.exception("the runs worker lost %s; listening again", channel)
-                await asyncio.sleep(1)
+            except Exception as exc:
+                layer_failed(exc, f"the runs worker's listener on {channel}")
+                await asyncio.sleep(LISTEN_AGAIN_S)
+
+
+def own_channel(fresh: str) -> str:
+    """The worker's own channel, made from a ``fresh`` one of the layer's:
+    ``<its process prefix>!<host>.worker<pid>`` (a channel name's characters, within its
+    100)."""
+    host = re.sub(r"[^\w.-]", "-", socket.gethostname())[:40] or "host"
+    return f"{fresh.partition('!')[0]}!{host}.worker{os.getpid()}"
 
 
 async def drain(worker: asyncio.Task[None] | None) -> None:
@@ -170,7 +188,19 @@ async def drain(worker: asyncio.Task[None] | None) -> None:
         worker.cancel()
         await asyncio.gather(worker, return_exceptions=True)
     grace_s = max(0.0, float(settings.TABWRIGHT["WORKER_GRACE_S"]))
-    log.info("the runs worker stops: its runs get %s s to end", grace_s)
+    # What is true of this process: a web process that drives no runs says nothing.
+    working = sum(1 for run_id in runner.live_ids() if runner.is_working(run_id))
+    idle = runner.live_count - working
+    said = []
+    if working:
+        gets = "run at work gets" if working == 1 else "runs at work get"
+        said.append(f"{working} {gets} {grace_s} s to end")
+    if idle:
+        said.append(f"{idle} idle conversation tab{'' if idle == 1 else 's'} close now")
+    if said:
+        log.info("the runs worker stops: %s", "; ".join(said))
+    elif worker is not None:
+        log.info("the runs worker stops: no run is live")
     await runner.drain(grace_s)
 
 

@@ -11,7 +11,8 @@ one FIFO queue of scripted replies:
   usage and ``message_stop``.
 
 A :class:`Reply` scripts tool calls (argument JSON streamed in several fragments), errors
-(with ``Retry-After``), stalls, dropped connections, error events mid-stream, delays,
+(with ``Retry-After``), stalls, dropped connections, error events mid-stream, delays, a gate
+the test opens (the answer waits for it),
 plain JSON answers, raw SSE bodies, reported cache tokens and a connection closed without
 any answer (``hang_up``).  Two ways a stream breaks:
 ``drop_after_chars`` promises a longer body than it sends (the client's HTTP layer sees
@@ -81,6 +82,8 @@ class Reply:
     cached_tokens: int | None = None  # reported as prompt tokens read from the cache
     cache_creation_tokens: int | None = None  # Anthropic only: prompt tokens written to it
     hang_up: bool = False  # close the connection without answering at all
+    # Answer only once the test sets it (the model thinks until then); None: at once.
+    gate: threading.Event | None = None
 
 
 class ScriptedLLMServer:
@@ -202,6 +205,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _answer(self, reply: Reply, body: Any, request_bytes: int, *, anthropic: bool) -> None:
         if reply.delay_s and self.llm._stopped.wait(reply.delay_s):
             return
+        while reply.gate is not None and not reply.gate.wait(_POLL_S):
+            if self.llm._stopped.is_set():
+                return
         if reply.hang_up:
             self.close_connection = True  # no status line, no headers: the socket just closes
             return

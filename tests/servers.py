@@ -13,11 +13,13 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from tests.net import free_port
 
-__all__ = ["POSTGRES_BIN", "REDIS_SERVER", "postgres_server", "psql", "redis_server",
+__all__ = ["POSTGRES_BIN", "REDIS_SERVER", "Cluster", "RedisServer", "debian_postgres",
+           "postgres_server", "psql", "redis_server", "restartable_redis",
            "shared_settings"]  # fmt: skip
 
 REDIS_SERVER = os.environ.get("TABWRIGHT_REDIS_SERVER", "/usr/bin/redis-server")
@@ -57,32 +59,73 @@ def _tail(log: Path) -> str:
         return "(no log)"
 
 
+class RedisServer:
+    """A Redis on 127.0.0.1 that keeps nothing on disk, on a port of its own: a test may
+    stop it and start it again on the same port (an operator restarting it), which loses
+    all it held (channels, groups), as a restart of a Redis that saves nothing does."""
+
+    def __init__(self) -> None:
+        self.folder = Path(tempfile.mkdtemp(prefix="tabwright-redis-"))
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.log = self.folder / "redis.log"
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        args = [REDIS_SERVER, "--bind", "127.0.0.1", "--port", str(self.port), "--save", "",
+                "--appendonly", "no", "--dir", str(self.folder),
+                "--logfile", str(self.log)]  # fmt: skip
+        self._proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        _wait_for_port(self.port, self._proc, self.log)
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None
+
+    def stop(self) -> None:
+        """Stopped, and waited for: nothing listens on its port any more."""
+        if self._proc is None:
+            return
+        self._proc.terminate()
+        try:
+            self._proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+        self._proc = None
+
+
+@contextmanager
+def restartable_redis() -> Iterator[RedisServer]:
+    """A :class:`RedisServer`, started; stopped and removed when the test is done."""
+    server = RedisServer()
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(server.folder, ignore_errors=True)
+
+
 @contextmanager
 def redis_server() -> Iterator[str]:
     """A Redis on 127.0.0.1 that keeps nothing on disk; yields its URL."""
-    folder = Path(tempfile.mkdtemp(prefix="tabwright-redis-"))
-    port = free_port()
-    log = folder / "redis.log"
-    args = [REDIS_SERVER, "--bind", "127.0.0.1", "--port", str(port), "--save", "",
-            "--appendonly", "no", "--dir", str(folder), "--logfile", str(log)]  # fmt: skip
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-    try:
-        _wait_for_port(port, proc, log)
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        shutil.rmtree(folder, ignore_errors=True)
+    with restartable_redis() as server:
+        yield server.url
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """A PostgreSQL cluster of a test's own: its socket folder and loopback port."""
+
+    folder: Path
+    port: int
 
 
 @contextmanager
-def postgres_server() -> Iterator[str]:
-    """A PostgreSQL cluster of its own on 127.0.0.1 with a database ``tabwright`` owned by
-    the user ``tabwright`` (trusted on loopback: a throwaway cluster); yields its URL.
+def _cluster(*initdb: str) -> Iterator[Cluster]:
+    """A cluster made with ``initdb``'s options (its superuser, its authentication),
+    serving on 127.0.0.1 and on a socket in its folder, stopped and removed at the end.
 
     PostgreSQL refuses to run as root, so as root the cluster belongs to Debian's
     ``postgres`` user."""
@@ -100,18 +143,39 @@ def postgres_server() -> Iterator[str]:
         if done.returncode != 0:
             raise RuntimeError(f"{args[0]} failed:\n{done.stdout}\n{done.stderr}\n{_tail(log)}")
 
-    run(str(POSTGRES_BIN / "initdb"), "-D", str(data), "-U", "tabwright", "--auth=trust",
-        "-E", "UTF8", "--locale=C.UTF-8")  # fmt: skip
+    run(str(POSTGRES_BIN / "initdb"), "-D", str(data), *initdb, "-E", "UTF8",
+        "--locale=C.UTF-8")  # fmt: skip
     options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off"
     run(str(POSTGRES_BIN / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(log),
         "-w", "-t", str(START_TIMEOUT_S), "start")  # fmt: skip
     try:
-        run(str(POSTGRES_BIN / "createdb"), "-h", "127.0.0.1", "-p", str(port),
-            "-U", "tabwright", "tabwright")  # fmt: skip
-        yield f"postgres://tabwright@127.0.0.1:{port}/tabwright"
+        yield Cluster(folder, port)
     finally:
         run(str(POSTGRES_BIN / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop")
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextmanager
+def postgres_server() -> Iterator[str]:
+    """A PostgreSQL cluster of its own on 127.0.0.1 with a database ``tabwright`` owned by
+    the user ``tabwright`` (trusted on loopback: a throwaway cluster); yields its URL."""
+    with _cluster("-U", "tabwright", "--auth=trust") as cluster:
+        done = subprocess.run(
+            [str(POSTGRES_BIN / "createdb"), "-h", "127.0.0.1", "-p", str(cluster.port),
+             "-U", "tabwright", "tabwright"],
+            capture_output=True, text=True, timeout=START_TIMEOUT_S,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        yield f"postgres://tabwright@127.0.0.1:{cluster.port}/tabwright"
+
+
+@contextmanager
+def debian_postgres() -> Iterator[Cluster]:
+    """A cluster that lets people in as Debian's does: its superuser ``postgres`` over the
+    local socket (Debian: by peer; here, trusted) and anyone over TCP only with a password
+    (``scram-sha-256``, Debian's pg_hba.conf for 127.0.0.1)."""
+    with _cluster("-U", "postgres", "--auth-local=trust", "--auth-host=scram-sha-256") as c:
+        yield c
 
 
 def psql(database_url: str, query: str) -> str:

@@ -54,6 +54,10 @@ class RunOut(Schema):
     completion_tokens: int
     created_at: datetime
     finished_at: datetime | None
+    # The worker that holds the run (its name, as its log says it), or last held it: null
+    # before a worker claimed it; held_until: while one vouches for it (its lease).
+    worker: str | None
+    held_until: datetime | None
     url: str  # the run's page
     steps: list[StepOut] | None = None  # in GET /runs/{id} only
 
@@ -83,7 +87,8 @@ def run_out(run: Run, steps: list[Step] | None = None) -> dict[str, Any]:
         "planner": run.planner, "scenario_id": run.scenario_id, "params": run.params,
         "summary": run.summary, "output": run.output, "prompt_tokens": run.prompt_tokens,
         "completion_tokens": run.completion_tokens, "created_at": run.created_at,
-        "finished_at": run.finished_at, "url": f"/runs/{run.pk}/",
+        "finished_at": run.finished_at, "worker": run.worker_name or None,
+        "held_until": run.lease_until, "url": f"/runs/{run.pk}/",
         "steps": None if steps is None else [_step_out(run, step) for step in steps],
     }  # fmt: skip
 
@@ -195,7 +200,8 @@ async def _command(request: HttpRequest, run_id: int, command: str, text: str = 
                    rounds: int = 0) -> None:  # fmt: skip
     """Carry a command of the run page's to the run, wherever it runs, as its owner: 409
     ``not_live`` when nothing holds it, 409 ``refused`` (saying why) when it does not
-    apply now, 400 for a bad request."""
+    apply now, 400 for a bad request, 503 ``unreachable`` when the worker holding it can't
+    be reached (the channel layer is down)."""
     run = await sync_to_async(selectors.run_get)(user=request.user, id=run_id)
     if run.owner_id != request.user.pk:
         raise ApiError(403, "forbidden", f"only the run's owner can {command} it")
@@ -210,14 +216,17 @@ async def _command(request: HttpRequest, run_id: int, command: str, text: str = 
         raise ApiError(409, "refused", message)
     if error["kind"] == "invalid":
         raise ApiError(400, str(error.get("code", "invalid")), message, str(error.get("hint", "")))
-    raise ApiError(409, str(error.get("code", "refused")), message, str(error.get("hint", "")))
+    code = str(error.get("code", "refused"))
+    if code == "unreachable":  # the channel layer is down (Redis restarting)
+        raise ApiError(503, code, message, str(error.get("hint", "")))
+    raise ApiError(409, code, message, str(error.get("hint", "")))
 
 
 async def _now(run_id: int) -> dict[str, Any]:
     return run_out(await sync_to_async(Run.objects.get)(pk=run_id))
 
 
-COMMAND_ERRORS = {**ERRORS, 403: ErrorOut, 409: ErrorOut}
+COMMAND_ERRORS = {**ERRORS, 403: ErrorOut, 409: ErrorOut, 503: ErrorOut}
 
 
 @router.post("/runs/{run_id}/stop", response={200: RunOut, **COMMAND_ERRORS}, tags=["runs"])

@@ -36,13 +36,14 @@ from automation import Budget
 from automation.errors import ActionInvalid, TabwrightError
 from dashboard.models import Run
 from dashboard.runs import messages, selectors
+from dashboard.runs.doorbell import layer_failed, ring
 from dashboard.runs.messages import Answer, CallMessage
 from dashboard.runs.runner import runner
 from dashboard.runs.sink import group_name
 
-__all__ = ["COMMAND_ANSWER_MS", "LOOK_AGAIN_S", "VIEWER_RENEW_S", "Place", "answer_of",
-           "call_holder", "carry", "command_where_it_runs", "serve", "serve_cancel",
-           "started", "tell_watching", "where"]  # fmt: skip
+__all__ = ["COMMAND_ANSWER_MS", "LOOK_AGAIN_S", "UNREACHABLE", "VIEWER_RENEW_S", "Place",
+           "answer_of", "call_holder", "carry", "command_where_it_runs", "serve",
+           "serve_cancel", "started", "tell_watching", "unreachable", "where"]  # fmt: skip
 
 log = logging.getLogger("tabwright.worker")
 
@@ -50,6 +51,7 @@ COMMAND_ANSWER_MS = 15_000  # a command: carried out, here or elsewhere, within 
 # A run waited for (started) is looked for in the database this often, besides its events.
 LOOK_AGAIN_S = 1.0
 _STARTING = frozenset({Run.Status.QUEUED, Run.Status.PENDING})
+UNREACHABLE = "the worker that holds the run can't be reached now (the channel layer fails)"
 # A page on one process watching a run held on another says so every VIEWER_RENEW_S (the
 # worker counts it for a while after each: dashboard.worker).
 VIEWER_RENEW_S = 5.0
@@ -168,25 +170,39 @@ def _work(call: CallMessage, budget: Budget) -> Awaitable[Any]:
 async def call_holder(holder: str, call: CallMessage, wait: Budget) -> Answer:
     """Send ``call`` to the worker ``holder`` with what is left of ``wait`` and await its
     answer on a reply channel of its own, within ``wait``; when ``wait`` is cancelled or
-    runs out, or the caller is cancelled, the worker is told to stop (``run.cancel``)."""
+    runs out, or the caller is cancelled, the worker is told to stop (``run.cancel``).  A
+    channel layer that fails meanwhile (Redis restarting) is an answer too: the worker
+    can't be reached now (:func:`unreachable`)."""
     layer = get_channel_layer()
     reply = await layer.new_channel()
     call_id = secrets.token_hex(8)
     sent = {**call, "id": call_id, "reply_to": reply, "timeout_ms": wait.remaining_ms()}
-    await layer.send(holder, sent)
+    if not await ring(holder, sent):
+        return unreachable()
     try:
         got = await wait.run(layer.receive(reply))
     except (TabwrightError, asyncio.CancelledError):  # nobody waits: the worker stops too
-        await asyncio.shield(layer.send(holder, messages.cancel_message(call_id)))
+        await asyncio.shield(ring(holder, messages.cancel_message(call_id)))
         raise
+    except Exception as exc:  # the layer failed while the answer was awaited
+        layer_failed(exc, f"the answer to a {call['type']} message")
+        await asyncio.shield(ring(holder, messages.cancel_message(call_id)))
+        return unreachable()
     return {key: got[key] for key in ("answer", "error") if key in got}  # type: ignore[return-value]
+
+
+def unreachable() -> Answer:
+    """The answer of a call that the channel layer could not carry (or bring back)."""
+    hint = "try again in a moment"
+    return {"error": {"kind": "refused", "code": "unreachable", "message": UNREACHABLE,
+                      "hint": hint}}  # fmt: skip
 
 
 async def tell_watching(holder: str, run_id: int, viewer: str, *, watching: bool) -> None:
     """Tell the worker ``holder`` that the page whose channel is ``viewer`` watches the
     run (renewed every VIEWER_RENEW_S), or has stopped watching it."""
     message = (messages.watch_message if watching else messages.unwatch_message)(run_id, viewer)
-    await get_channel_layer().send(holder, message)
+    await ring(holder, message)
 
 
 # -- the holder's side: calls from other processes ---------------------------------------
@@ -196,11 +212,11 @@ _serving: dict[str, Budget] = {}  # calls for callers on other processes, by cal
 _LABELS = {"run.command": "command", "run.input": "live-view input"}
 
 
-def serve(call: CallMessage, layer: Any) -> None:
+def serve(call: CallMessage) -> None:
     """Carry out a call sent by another process (:func:`call_holder`) on this process's
-        runner, within the budget it was given, and send the answer to its reply channel on
-    ``layer``;
-        not awaited: one slow call must not hold up the others."""
+    runner, within the budget it was given, and send the answer to its reply channel (an
+    answer the layer can't carry is dropped: its caller stops waiting in time); not
+    awaited: one slow call must not hold up the others."""
     label = {"run.act": call.get("action"), "run.mcp": call.get("name")}.get(call["type"])
     budget = Budget(float(call["timeout_ms"]), label=str(label or _LABELS[call["type"]]))
     call_id = str(call["id"])
@@ -214,7 +230,7 @@ def serve(call: CallMessage, layer: Any) -> None:
             got = {"error": {"kind": "refused", "code": "internal", "message": repr(exc)}}
         finally:
             _serving.pop(call_id, None)
-        await layer.send(call["reply_to"], messages.answer_message(call_id, got))
+        await ring(call["reply_to"], messages.answer_message(call_id, got))
 
     task = asyncio.get_running_loop().create_task(answer())
     _answering.add(task)

@@ -39,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -53,6 +54,7 @@ from dashboard.lib.jsonin import JsonRefused
 from dashboard.models import Run
 from dashboard.runs import carry, messages, selectors
 from dashboard.runs.carry import VIEWER_RENEW_S
+from dashboard.runs.doorbell import layer_failed
 from dashboard.runs.messages import Answer, AnswerError, EventMessage, FrameMessage, QueueMessage
 from dashboard.runs.runner import COMMANDS, act_request, group_name, runner
 from dashboard.runs.services import LIVE_STATUSES
@@ -65,6 +67,7 @@ MAX_ACTS_IN_FLIGHT = 4
 MAX_INPUTS_QUEUED = 64
 INPUT_TIMEOUT_MS = 5_000
 CLOSE_FORBIDDEN = 4403
+CLOSE_LAYER_LOST = 4503  # the layer is unavailable: the page reconnects and catches up
 # A live-view frame is a picture: never cut, sent up to the transport's limit (less room
 # for the framing), dropped beyond.
 MAX_FRAME_BYTES = TRANSPORT_LIMIT_BYTES - 64 * 1024
@@ -74,11 +77,17 @@ NOT_LIVE = {"code": "not_live", "message": "the run is not live any more", "hint
 class RunPageConsumer(AsyncJsonWebsocketConsumer):
     """The run page's socket: it checks what the page sends and relays it (a call for the
     run goes wherever the run lives: dashboard.runs.carry), and relays the run's events,
-    frames and queue place to the page."""
+    frames and queue place to the page.
+
+    When the channel layer fails under it (Redis restarting), the page would hear nothing
+    more — and a restarted Redis has forgotten the group it joined — so its socket is
+    closed with CLOSE_LAYER_LOST and cleaned up as any other; the page reconnects and reads
+    what it missed from the database, by seq."""
 
     acts: dict[asyncio.Task[None], Budget]
 
-    async def connect(self) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self.acts = {}
         self.calls: set[asyncio.Task[None]] = set()  # commands sent to another process
         self.watching = False
@@ -89,6 +98,44 @@ class RunPageConsumer(AsyncJsonWebsocketConsumer):
         self.watcher: asyncio.Task[None] | None = None
         self.watched = ""  # the worker elsewhere told that this page watches
         self.look = asyncio.Event()  # the run may have moved: look for its worker again
+        self.layer_gone = False  # the channel layer failed under this socket: it closes
+        self.layer_closed = False
+
+    # Channels' consumer reads its channel with ``channel_receive`` (set when it starts);
+    # read through here, a failing layer becomes a ``layer.lost`` message to this consumer
+    # instead of an error that would end it unclean (the page's socket closed with 1011,
+    # its watch of the run never ended).
+    @property
+    def channel_receive(self) -> Callable[[], Awaitable[dict[str, Any]]]:
+        return self._receive_or_lost
+
+    @channel_receive.setter
+    def channel_receive(self, receive: Callable[[], Awaitable[dict[str, Any]]]) -> None:
+        self._layer_receive = receive
+
+    async def _receive_or_lost(self) -> dict[str, Any]:
+        if self.layer_gone:  # told once; the socket is closing (this wait is cancelled)
+            await asyncio.Event().wait()
+        try:
+            return await self._layer_receive()
+        except Exception as exc:
+            layer_failed(exc, "a run page's socket")
+            self.layer_gone = True
+            return {"type": "layer.lost"}
+
+    async def layer_lost(self, message: dict[str, Any]) -> None:
+        await self._close_for_layer()
+
+    async def _close_for_layer(self) -> None:
+        """Closed once (a second close of a socket still connecting is an error)."""
+        if not self.layer_closed:
+            self.layer_closed = True
+            await self.close(code=CLOSE_LAYER_LOST)
+
+    async def connect(self) -> None:
+        if self.layer_gone:  # it failed before the page was let in
+            await self._close_for_layer()
+            return
         user = self.scope.get("user")
         self.run_id = int(self.scope["url_route"]["kwargs"]["run_id"])
         allowed = user is not None and await database_sync_to_async(selectors.run_can_view)(
@@ -97,10 +144,16 @@ class RunPageConsumer(AsyncJsonWebsocketConsumer):
         if not allowed:
             await self.close(code=CLOSE_FORBIDDEN)
             return
-        self.group = group_name(self.run_id)
         # Join before reading the backlog: an event stored in between arrives twice, and the
         # page drops what it has seen by seq, rather than never.
-        await self.channel_layer.group_add(self.group, self.channel_name)
+        try:
+            await self.channel_layer.group_add(group_name(self.run_id), self.channel_name)
+        except Exception as exc:  # the layer is down: the page tries again shortly
+            layer_failed(exc, "a run page's socket")
+            self.layer_gone = True
+            await self._close_for_layer()
+            return
+        self.group = group_name(self.run_id)
         await self.accept()
         frame = runner.watch(self.run_id)
         self.watching = True
@@ -116,7 +169,7 @@ class RunPageConsumer(AsyncJsonWebsocketConsumer):
         working = place.working or (place.elsewhere and run.status in LIVE_STATUSES)
         await self.send_json(
             {"type": "state", "status": run.status, "reason": run.status_reason,
-             "live": place.live, "working": working,
+             "live": place.live, "working": working, "worker": run.worker_name,
              "session": run.session, "session_reason": run.session_reason, "queue": queue}
         )  # fmt: skip
         if frame is not None:
@@ -139,8 +192,11 @@ class RunPageConsumer(AsyncJsonWebsocketConsumer):
             budget.cancel("the page disconnected")
         if self.acts:
             await asyncio.gather(*self.acts, return_exceptions=True)
-        if hasattr(self, "group"):
-            await self.channel_layer.group_discard(self.group, self.channel_name)
+        if hasattr(self, "group") and not self.layer_gone:
+            try:
+                await self.channel_layer.group_discard(self.group, self.channel_name)
+            except Exception as exc:  # (the group expires by itself)
+                layer_failed(exc, "a run page's socket")
 
     async def receive(
         self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any
@@ -215,20 +271,16 @@ class RunPageConsumer(AsyncJsonWebsocketConsumer):
                 self.watched = holder
                 if holder:
                     await self._tell_watched(watching=True)
-            except Exception:  # the layer or the database hiccuped: the next turn tries again
-                log.warning("run %s: telling its worker of a viewer failed", self.run_id,
+            except Exception:  # the database hiccuped: the next turn tries again
+                log.warning("run %s: looking for its worker failed", self.run_id,
                             exc_info=True)  # fmt: skip
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(VIEWER_RENEW_S if self.watched else None):
                     await self.look.wait()
 
     async def _tell_watched(self, *, watching: bool) -> None:
-        try:
-            await carry.tell_watching(self.watched, self.run_id, self.channel_name,
-                                      watching=watching)  # fmt: skip
-        except Exception:
-            kind = "run.watch" if watching else "run.unwatch"
-            log.warning("run %s: %s to its worker failed", self.run_id, kind, exc_info=True)
+        await carry.tell_watching(self.watched, self.run_id, self.channel_name,
+                                  watching=watching)  # fmt: skip
 
     async def _refused(self, error: AnswerError | None) -> None:
         """Tell the page why a command was not carried out (nothing when it was)."""

@@ -6,9 +6,10 @@ run's row names the process (``holder``) and how long it vouches for it (``lease
 conversation's idle tab included.  Every such process also sweeps: a run whose lease ran
 out has lost its process (killed, its machine gone), so it is marked failed (lost) and its
 open tab closed, with an event that says so relayed to its open pages; its steps and
-events are kept.  A process that finds one of its own runs swept (it could not renew in
-time) stops that run: a run is never driven by two processes, and never by one that the
-database says is gone.
+events are kept.  A run it had claimed but not started yet (``pending``) goes back to the
+queue instead: nothing of it ran.  A process that finds one of its own runs swept (it
+could not renew in time) stops that run: a run is never driven by two processes, and
+never by one that the database says is gone.
 
 ``TABWRIGHT_LEASE_S=0`` turns leases off (one process and nothing else: the start-up lock
 of dashboard.startup covers it).
@@ -26,8 +27,10 @@ from collections.abc import Callable, Collection
 from channels.db import database_sync_to_async
 from django.conf import settings
 
+from dashboard.models import worker_name
 from dashboard.runs import services
-from dashboard.runs.sink import relay_event
+from dashboard.runs.doorbell import wake
+from dashboard.runs.sink import announce_queue, relay_event
 
 __all__ = ["Leases", "lease_seconds"]
 
@@ -51,6 +54,11 @@ class Leases:
         self._live_ids = live_ids
         self._lost = lost
         self._task: asyncio.Task[None] | None = None
+
+    @property
+    def name(self) -> str:
+        """This process's name as a run's holder, for people (the log, the run's page)."""
+        return worker_name(self.holder)
 
     async def hold(self, run_id: int) -> None:
         """This process drives ``run_id`` from now (before it starts, so a renewal never
@@ -98,7 +106,15 @@ class Leases:
                 log.warning("run %s was declared lost by another process: stopping it", run_id)
                 self._lost(run_id)
         swept = await database_sync_to_async(services.runs_sweep_lost)()
+        requeued = False
         for run_id, events in swept:
-            log.warning("run %s lost its process (its lease ran out): marked lost", run_id)
+            if any(event["type"] == "run.requeued" for event in events):
+                requeued = True
+                log.warning("run %s lost its worker before it started: queued again", run_id)
+            else:
+                log.warning("run %s lost its process (its lease ran out): marked lost", run_id)
             for event in events:
                 await relay_event(run_id, event)
+        if requeued:  # its page is told its place, and a worker with room claims it
+            await announce_queue()
+            await wake()

@@ -46,7 +46,7 @@ from dashboard.runs import files as runfiles
 from dashboard.runs import mcprun, services
 from dashboard.runs import selectors as run_selectors
 from dashboard.runs.liveview import LiveView
-from dashboard.runs.sink import relay_event
+from dashboard.runs.sink import DashboardSink, relay_event
 from dashboard.scenarios import selectors as scenario_selectors
 
 if TYPE_CHECKING:
@@ -209,6 +209,9 @@ async def live_session(
                            asyncio.shield(sink.emit(SessionClosed(reason))))  # fmt: skip
         await _bounded(run.pk, "let go of the lease",
                        asyncio.shield(manager.leases.let_go(run.pk)))  # fmt: skip
+        ended = sink.sink.status if isinstance(sink.sink, DashboardSink) else ""
+        log.info("run %s: ended%s on worker %s", run.pk, f" {ended}" if ended else "",
+                 manager.leases.name)  # fmt: skip
         for what, hook in _ended_hooks:  # what others do when a run ends (on_ended)
             await _bounded(run.pk, what, hook(run))
         # Gone from the live runs before the task ends: whoever awaits it sees it gone

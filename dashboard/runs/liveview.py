@@ -15,11 +15,11 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
-from channels.layers import get_channel_layer
 from django.conf import settings
 
 from automation import Tab
 from automation.browser.screencast import Frame, Screencast
+from dashboard.runs.doorbell import ring_group
 from dashboard.runs.messages import frame_message
 
 __all__ = ["LiveView"]
@@ -42,7 +42,6 @@ class LiveView:
         # The run's secrets: a frame carries the tab's address, which a GET form submit
         # filled with a secret (the pixels are masked in the page: automation.browser.masking).
         self._redact = redact
-        self._layer = get_channel_layer()
         self._viewers = 0
         self._cast: Screencast | None = None
         self._stopping: set[asyncio.Task[None]] = set()
@@ -90,4 +89,4 @@ class LiveView:
             "url": self._redact(frame.url),
         }
         self.last_frame = message
-        await self._layer.group_send(self._group, frame_message(message))
+        await ring_group(self._group, frame_message(message))  # a frame lost: the next comes

@@ -89,6 +89,10 @@ class RunManager:
         live = self._live.get(run_id)
         return live is not None and live.working
 
+    def live_ids(self) -> list[int]:
+        """The runs with a tab in this process."""
+        return list(self._live)
+
     @property
     def live_count(self) -> int:
         """Runs with a tab in this process, conversations waiting for a message included."""
@@ -197,14 +201,16 @@ class RunManager:
         run = await database_sync_to_async(Run.objects.get)(pk=run_id)
         announced = False
         if claimed and run.queued_message:  # a closed conversation, queued by a message
-            message, announced = run.queued_message, True
-            await database_sync_to_async(services.run_take_queued_message)(run_id=run_id)
+            message, announced = run.queued_message, True  # (taken when its work starts)
         next_seq = await database_sync_to_async(run_selectors.run_last_seq)(run_id=run_id)
         stretch = await database_sync_to_async(run_selectors.run_stretch_count)(run_id=run_id)
         secrets = Secrets(allowed=await database_sync_to_async(_granted_secrets)(run))
+        holder = self.leases.holder if lease_seconds() else None
         sink = RedactingSink(
-            DashboardSink(run_id, next_seq, scenario_id=run.scenario_id, stretch=stretch), secrets
-        )
+            DashboardSink(run_id, next_seq, scenario_id=run.scenario_id, stretch=stretch,
+                          holder=holder, worker=self.leases.name),
+            secrets,
+        )  # fmt: skip
         conversation = run.kind == Run.Kind.AGENT
         if conversation:  # its tab is one of the person's open sessions from now on
             self.close_over_limit(run.owner_id, starting=True)
@@ -212,8 +218,9 @@ class RunManager:
         workspace = Path(settings.TABWRIGHT["WORKSPACE_DIR"]) / str(run_id)
         live = LiveRun(RunControl(), sink, view, secrets, run.owner_id, conversation,
                        run_id=run_id, workspace=workspace)  # fmt: skip
-        live.view.set_viewers(self._viewer_count(run_id))
+        live.view.set_viewers(self.viewer_count(run_id))
         await self.leases.hold(run_id)
+        log.info("run %s: held by worker %s", run_id, self.leases.name)
         self._live[run_id] = live
         live.task = asyncio.create_task(
             live_session(self, run, live, message, announced=announced), name=f"run-{run_id}"
@@ -275,7 +282,7 @@ class RunManager:
         self._remote_viewers.get(run_id, {}).pop(viewer, None)
         self._update_view(run_id)
 
-    def _viewer_count(self, run_id: int) -> int:
+    def viewer_count(self, run_id: int) -> int:
         """Pages watching the run: here, and on other processes until their time is up."""
         now = time.monotonic()
         remote = self._remote_viewers.get(run_id, {})
@@ -286,7 +293,7 @@ class RunManager:
         return self._viewers[run_id] + len(remote)
 
     def _update_view(self, run_id: int) -> None:
-        count = self._viewer_count(run_id)
+        count = self.viewer_count(run_id)
         live = self._live.get(run_id)
         if live is not None:
             live.view.set_viewers(count)

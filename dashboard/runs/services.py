@@ -78,18 +78,31 @@ def _token_count(value: object) -> int:
 
 
 def run_set_status(
-    *, run_id: int, status: str, reason: str = "", summary: str = "", output: Any = None
-) -> None:
+    *,
+    run_id: int,
+    status: str,
+    reason: str = "",
+    summary: str = "",
+    output: Any = None,
+    holder: str | None = None,
+) -> bool:
     """``output``: the data a run ended in (the engine checked it against the run's schema
-    and its size)."""
+    and its size).  ``holder``: only while this worker holds the run (False when it does
+    not: it was queued again for another, runs_sweep_lost)."""
     fields: dict[str, Any] = {"status": status, "status_reason": cut_text(reason, MAX_FIELD_CHARS)}
     if summary:
         fields["summary"] = cut_text(summary, MAX_FIELD_CHARS)
     if output is not None:
         fields["output"] = output
+    # The message that queued a conversation is taken once its work starts (a worker lost
+    # before then leaves the run queued again with it: runs_sweep_lost).
+    fields["queued_message"] = ""
     # A conversation's next stretch starts the clock again.
     fields["finished_at"] = timezone.now() if status in Run.FINAL else None
-    Run.objects.filter(pk=run_id).update(**fields)
+    runs = Run.objects.filter(pk=run_id)
+    if holder is not None:
+        runs = runs.filter(holder=holder)
+    return bool(runs.update(**fields))
 
 
 def run_set_session(*, run_id: int, session: str, reason: str = "") -> None:
@@ -139,6 +152,7 @@ def llm_profile_save(*, profile: LLMProfile) -> LLMProfile:
 LIVE_STATUSES = (Run.Status.PENDING, Run.Status.RUNNING, Run.Status.PAUSED)
 LOST_RUN = "lost: the server process that drove it stopped answering"
 LOST_SESSION = "the server process that held its tab stopped answering"
+REQUEUED = "its worker stopped answering before the run started: back in the queue"
 
 
 def run_hold(*, run_id: int, holder: str, lease_s: int) -> None:
@@ -165,9 +179,12 @@ def run_let_go(*, run_id: int, holder: str) -> None:
 
 
 def runs_sweep_lost() -> list[tuple[int, list[dict[str, Any]]]]:
-    """Runs whose lease ran out: their process is gone.  A live run ends failed (lost), a
-    conversation's open tab is closed; each says so in an event appended to its own (its
-    steps and events kept).  Returns the events per run, to relay to open pages.  Two
+    """Runs whose lease ran out: their process is gone.  A run it had claimed but not
+    started (still ``pending``: no step taken, nothing done in a browser — the status
+    leaves ``pending`` when its work starts) goes back to the queue for another worker; any
+    other live run ends failed (lost), and a conversation's open tab is closed.  Each says
+    so in an event appended to its own (its steps and events kept).  Returns the events
+    per run, to relay to open pages (a ``run.requeued`` one: wake the workers).  Two
     processes sweeping at once: the rows are locked, the second finds them done."""
     swept: list[tuple[int, list[dict[str, Any]]]] = []
     if not Run.objects.filter(lease_until__lt=timezone.now()).exists():
@@ -176,7 +193,9 @@ def runs_sweep_lost() -> list[tuple[int, list[dict[str, Any]]]]:
         expired = Run.objects.select_for_update().filter(lease_until__lt=timezone.now())
         for run in expired:
             events: list[dict[str, Any]] = []
-            if run.status in LIVE_STATUSES:
+            if run.status == Run.Status.PENDING:
+                events.append(_requeue_unstarted(run))
+            elif run.status in LIVE_STATUSES:
                 run.status, run.status_reason = Run.Status.FAILED, LOST_RUN
                 run.finished_at = timezone.now()
                 events.append({"type": "run.finished", "status": "failed", "reason": LOST_RUN,
@@ -186,9 +205,22 @@ def runs_sweep_lost() -> list[tuple[int, list[dict[str, Any]]]]:
                 events.append({"type": "session.closed", "reason": LOST_SESSION})
             run.lease_until = None
             run.save(update_fields=["status", "status_reason", "finished_at", "session",
-                                    "session_reason", "lease_until"])  # fmt: skip
+                                    "session_reason", "lease_until", "holder"])  # fmt: skip
             swept.append((run.pk, run_events_add(run_id=run.pk, events=events)))
     return swept
+
+
+def _requeue_unstarted(run: Run) -> dict[str, Any]:
+    """``run`` (locked, saved by the caller) back in the queue: nothing of it ran.  A
+    conversation keeps the message that queued it (``queued_message``), and its tab,
+    opened for the work that never started, is as before: none yet, or closed."""
+    worker = run.worker_name
+    run.status, run.status_reason, run.holder = Run.Status.QUEUED, REQUEUED, ""
+    if run.session == Run.Session.OPEN:
+        earlier = selectors.run_stretch_count(run_id=run.pk)
+        run.session = Run.Session.CLOSED if earlier else Run.Session.NONE
+    return {"type": "run.requeued", "reason": REQUEUED, "worker": worker,
+            "session": run.session}  # fmt: skip
 
 
 def run_events_add(*, run_id: int, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -255,11 +287,6 @@ def run_stop_queued(*, run_id: int, reason: str = STOPPED_QUEUED) -> dict[str, A
         event = {"type": "run.finished", "status": "stopped", "reason": reason,
                  "summary": "", "output": None}  # fmt: skip
         return run_events_add(run_id=run_id, events=[event])[0]
-
-
-def run_take_queued_message(*, run_id: int) -> None:
-    """The worker that claimed a requeued conversation has its message."""
-    Run.objects.filter(pk=run_id).update(queued_message="")
 
 
 def run_requeue(*, run_id: int, text: str) -> dict[str, Any] | None:

@@ -1,6 +1,8 @@
 """The run's one writer: each engine event becomes rows (RunEvent, Step, the run's
 status and session), files (screenshots, through the storage API) and a channel-layer message to
-the group ``run_<id>`` that the run's open pages have joined, in that order."""
+the group ``run_<id>`` that the run's open pages have joined, in that order.  The message is
+a doorbell (dashboard.runs.doorbell): one that can't be sent is dropped and the run goes on;
+its pages read what they missed from the database when they reconnect."""
 
 from __future__ import annotations
 
@@ -9,12 +11,12 @@ import time
 from typing import Any
 
 from channels.db import database_sync_to_async
-from channels.layers import get_channel_layer
 from django.core.files.base import ContentFile
 from django.core.files.storage import storages
 from django.db import IntegrityError
 from django.urls import reverse
 
+from automation.errors import Cancelled
 from automation.events import (
     Event,
     LLMMessage,
@@ -25,6 +27,7 @@ from automation.events import (
     ScreenshotTaken,
     SessionClosed,
     SessionRestored,
+    SessionRestoring,
     StepRecorded,
     StepReplayed,
 )
@@ -32,6 +35,7 @@ from automation.limits import fit
 from dashboard.models import Run
 from dashboard.runs import selectors
 from dashboard.runs import services as run_services
+from dashboard.runs.doorbell import ring_group
 from dashboard.runs.messages import event_message, queue_message
 from dashboard.scenarios import services as scenario_services
 
@@ -49,14 +53,13 @@ def group_name(run_id: int) -> str:
 async def relay_event(run_id: int, event: dict[str, Any]) -> None:
     """A stored event of the run said by no sink of its (a sweep, a stop or a message while
     no worker drives it), to the run's open pages."""
-    await get_channel_layer().group_send(group_name(run_id), event_message(event))
+    await ring_group(group_name(run_id), event_message(event))
 
 
 async def announce_queue() -> None:
     """Tell the open pages of every queued run its place in the queue (it moved)."""
-    layer = get_channel_layer()
     for run_id, place in await database_sync_to_async(selectors.run_queue_positions)():
-        await layer.group_send(group_name(run_id), queue_message(place))
+        await ring_group(group_name(run_id), queue_message(place))
 
 
 class DashboardSink:
@@ -64,22 +67,40 @@ class DashboardSink:
     replies emit from different tasks, and the sequence numbers must match the store."""
 
     def __init__(
-        self, run_id: int, next_seq: int, *, scenario_id: int | None = None, stretch: int = 0
+        self,
+        run_id: int,
+        next_seq: int,
+        *,
+        scenario_id: int | None = None,
+        stretch: int = 0,
+        holder: str | None = None,
+        worker: str = "",
     ) -> None:
         self.run_id = run_id
+        self.worker = worker  # its name: each stretch's run.started says where it ran
+        # The worker whose lease the run is under (None: leases are off).  A status it
+        # can't write as the holder means the run was queued again for another worker
+        # (its lease ran out before it started): from then on nothing more is written, and
+        # the emit that found out raises Cancelled, so this worker stops driving it.
+        self.holder = holder
+        self.fenced = False
         self.scenario_id = scenario_id  # a replay: where its healed identities go
         self._seq = next_seq
         # The conversation's stretch of work (1: the first message's): each stored event
         # and step says which it belongs to.
         self.stretch = stretch
         self._lock = asyncio.Lock()
-        self._layer = get_channel_layer()
+        self.status = ""  # the latest status it set (the run's, as stored)
 
     async def emit(self, event: Event) -> None:
         async with self._lock:
+            if self.fenced:
+                return
             if isinstance(event, RunStarted):
                 self.stretch += 1
             data = event.to_dict()
+            if isinstance(event, RunStarted) and self.worker:
+                data["worker"] = self.worker
             data["stretch"] = max(1, self.stretch)
             if event.type in TIMED_EVENTS:
                 # The server's clock: the run page counts a wait from here, also after a
@@ -109,14 +130,18 @@ class DashboardSink:
                 )
             status = _status_change(event)
             if status is not None:
-                await database_sync_to_async(run_services.run_set_status)(
-                    run_id=self.run_id, **status
+                held = await database_sync_to_async(run_services.run_set_status)(
+                    run_id=self.run_id, holder=self.holder, **status
                 )
+                if not held:
+                    self.fenced = True
+                    raise Cancelled(f"run {self.run_id}: this worker no longer holds it")
+                self.status = status["status"]
             # One event is one message to the page, stored and relayed within its limit.
             data = fit(_jsonable(data))
             if event.persist:
                 await self._store(event.type, data)
-            await self._layer.group_send(group_name(self.run_id), event_message(data))
+            await ring_group(group_name(self.run_id), event_message(data))
 
     async def _store(self, kind: str, data: dict[str, Any]) -> None:
         """Store the event as the run's next one.  Another process may have appended one
@@ -153,7 +178,9 @@ def _store_file(name: str, data: bytes) -> str:
 
 
 def _status_change(event: Event) -> dict[str, Any] | None:
-    if isinstance(event, RunStarted | RunResumed):
+    # A closed conversation's page being restored is work under way: its steps replay
+    # (``pending`` means nothing of the run's work has started: dashboard.runs.services).
+    if isinstance(event, RunStarted | RunResumed | SessionRestoring):
         return {"status": Run.Status.RUNNING}
     if isinstance(event, RunPaused):
         return {"status": Run.Status.PAUSED, "reason": f"{event.reason}: {event.detail}"}

@@ -5,6 +5,7 @@ login throttling, and var/ private to the server's user."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from datetime import timedelta
@@ -19,6 +20,7 @@ from django.utils import timezone
 from dashboard.models import Run
 from tests.daphne import ROOT
 from tests.dashboard.conftest import PASSWORD
+from tests.servers import debian_postgres
 
 # What docs/deploying.md documents (the host and key are the operator's own).
 PRODUCTION = {
@@ -209,3 +211,46 @@ def test_a_good_login_clears_the_count_and_the_admin_login_is_throttled(
         admin.post("/admin/login/", {"username": "stella", "password": "wrong"})
     refused = admin.post("/admin/login/", {"username": "stella", "password": PASSWORD})
     assert refused.status_code == 429 and "Too many failed logins" in refused.content.decode()
+
+
+def documented_block(test_name: str) -> str:
+    """The shell block of docs/deploying.md that names ``test_name`` as its test."""
+    text = (ROOT / "docs" / "deploying.md").read_text()
+    found = re.search(rf"^```sh covered-by={test_name}\n(.*?)^```$", text, re.M | re.S)
+    assert found is not None, f"docs/deploying.md has no block covered by {test_name}"
+    return found.group(1)
+
+
+def test_the_scaling_out_database_lets_its_role_in_over_tcp_as_debian_s_does() -> None:
+    """docs/deploying.md's database example, run as written (its package install left
+    out) on a cluster that lets people in as Debian's does: the role it makes gets in
+    over TCP with the DATABASE_URL it exports, and owns the database (makes a table)."""
+    example = documented_block(
+        "test_the_scaling_out_database_lets_its_role_in_over_tcp_as_debian_s_does"
+    )
+    lines = [line for line in example.splitlines() if "apt-get install" not in line]
+    with debian_postgres() as cluster:
+        script = "\n".join([
+            # `sudo -u postgres` is the cluster's superuser over its socket, as on Debian.
+            'sudo() { [ "$1" = -u ] && shift 2; "$@"; }',
+            *lines,
+            'psql -w "$DATABASE_URL" -Atc "create table t (n int); select current_user"',
+        ]).replace(":5432/", f":{cluster.port}/")  # fmt: skip
+        env = {**os.environ, "PGHOST": str(cluster.folder), "PGPORT": str(cluster.port),
+               "PGUSER": "postgres"}  # fmt: skip
+        env.pop("PGPASSWORD", None)
+        done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script], env=env,
+                              capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-1] == "tabwright"
+
+
+def test_the_scaling_out_web_processes_run_with_debug_off() -> None:
+    example = documented_block(
+        "test_twenty_queued_runs_on_two_workers_of_two_each_run_exactly_once"
+    )
+    starts = [line for line in example.splitlines() if "make run" in line or "daphne" in line]
+    assert starts and all("TABWRIGHT_DEBUG=1" not in line for line in starts)
+    # make run turns DEBUG on unless told otherwise; the other processes have it off.
+    assert all("DEBUG=0" in line for line in starts if line.startswith("make run")), starts
+    assert "TABWRIGHT_DEBUG" not in example

@@ -13,6 +13,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from dashboard import startup
@@ -164,4 +165,14 @@ def test_a_stopped_daphne_drains_its_worker_then_ends_its_runs_interrupted(
     # The with-block sent SIGTERM and waited: the drain ended the run, not a later start.
     status, reason = manage_shell(env, read).split(" ", 1)
     assert (status, reason) == ("failed", INTERRUPTED)
-    assert "its runs get 2.0 s to end" in log.read_text()
+    assert "the runs worker stops: 1 run at work gets 2.0 s to end" in log.read_text()
+
+
+def test_a_stopped_web_process_that_drives_no_runs_says_nothing_of_runs(tmp_path: Path) -> None:
+    settings = {"TABWRIGHT_EMBEDDED_WORKER": "0"}  # pages only: runworker processes drive
+    with daphne(tmp_path / "var", ("wanda", "pw-wanda-1234"), settings) as (url, log):
+        assert httpx.get(f"{url}/accounts/login/").status_code == 200
+    # The with-block sent SIGTERM and waited: daphne stopped, saying only what is true.
+    said = log.read_text()
+    assert "Listening on TCP address" in said
+    assert "runs worker" not in said and " s to end" not in said, said

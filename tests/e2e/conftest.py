@@ -54,6 +54,15 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         llm.stop()
 
 
+@pytest.fixture(scope="module")
+def llm() -> Iterator[ScriptedLLMServer]:
+    """The "openai" planner's endpoint for a module's dashboard processes (the tests
+    script it; a reply may wait for the test: Reply.gate)."""
+    server = ScriptedLLMServer().start()
+    yield server
+    server.stop()
+
+
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def ui_browser() -> AsyncIterator[Browser]:
     async with async_playwright() as pw:

@@ -52,14 +52,6 @@ def backends(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, st
 
 
 @pytest.fixture(scope="module")
-def llm() -> Iterator[ScriptedLLMServer]:
-    """The "openai" planner's endpoint, for a run that works a while."""
-    server = ScriptedLLMServer().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
 def two_servers(
     tmp_path_factory: pytest.TempPathFactory,
     backends: tuple[str, str, Path],
@@ -235,7 +227,7 @@ def holder_pid(database_url: str, run_id: int, timeout_s: float = 15) -> int:
     ):
         assert time.monotonic() < deadline, f"run {run_id} was never claimed"
         time.sleep(0.1)
-    found = re.search(r"!\w+\.worker(\d+)$", holder)
+    found = re.search(r"![\w.-]+\.worker(\d+)$", holder)
     assert found, holder
     return int(found.group(1))
 

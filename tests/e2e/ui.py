@@ -121,18 +121,21 @@ ACT_JS = """async ([runId, body, abortAfterMs]) => {
 
 
 # Everything a page hears on its sockets (window.__socketEvents), to tell live events from
-# the backlog; the sockets themselves (window.__sockets: a test drops one); and
+# the backlog; the sockets themselves (window.__sockets: a test drops one); the codes the
+# server closed them with (window.__socketCloses); and
 # window.__holdSockets, which makes the page's reconnects fail until it is cleared (a
 # network that is down for a while).  For a page's or a context's add_init_script.
 SOCKET_SPY = """(() => {
   window.__socketEvents = [];
   window.__sockets = [];
+  window.__socketCloses = [];
   window.__holdSockets = false;
   const Native = window.WebSocket;
   window.WebSocket = function (url, ...rest) {
     const target = window.__holdSockets ? url.replace("/ws/runs/", "/ws/held/") : url;
     const ws = new Native(target, ...rest);
     ws.addEventListener("message", (m) => window.__socketEvents.push(JSON.parse(m.data)));
+    ws.addEventListener("close", (c) => window.__socketCloses.push(c.code));
     window.__sockets.push(ws);
     return ws;
   };

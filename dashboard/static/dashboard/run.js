@@ -10,6 +10,7 @@
   const statusEl = document.getElementById("status");
   const reasonEl = document.getElementById("status-reason");
   const connEl = document.getElementById("conn");
+  const workerEl = document.getElementById("worker");
   const replyForm = document.getElementById("reply");
   const controls = document.getElementById("controls");
   const saveForm = document.getElementById("save-scenario");
@@ -284,6 +285,13 @@
     }
   }
 
+  // The worker that holds the run (or last held it), as its log names it.
+  function setWorker(name) {
+    if (!workerEl) return;
+    workerEl.textContent = name ? "worker " + name : "";
+    workerEl.title = name ? "the worker process that drives this run (its log says so too)" : "";
+  }
+
   // A queued run waits for a worker with room: its place in the queue (1: next).
   function setQueue(position) {
     if (status !== "queued" || !position) return;
@@ -333,6 +341,7 @@
 
   const handlers = {
     "run.started": (e) => {
+      if (e.worker) setWorker(e.worker);
       const n = e.stretch || 1;
       if (isConversation && n > 1) stretchDivider(n);
       if (e.said_before) markRead(-1);
@@ -557,6 +566,16 @@
       if (e.session !== undefined) setSession(e.session, e.session_reason);
       setStatus(e.status, e.reason);
       setQueue(e.queue);
+      if (e.worker !== undefined) setWorker(e.worker);
+    },
+    // Its worker stopped answering before the run started: nothing of it ran, and it
+    // waits for another worker.
+    "run.requeued": (e) => {
+      setWorker("");
+      if (e.session !== undefined) setSession(e.session, "");
+      setStatus("queued", e.reason);
+      addChat("note", "queue", "Its worker" + (e.worker ? " (" + e.worker + ")" : "") +
+        " stopped answering before the run started: it waits in the queue for another.");
     },
     queue: (e) => setQueue(e.position),
     error: (e) => addChat("note failed", "error", e.message),

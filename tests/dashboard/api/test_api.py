@@ -8,15 +8,18 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import io
 import re
 from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
+from django.core.management import CommandError, call_command
 from django.test import AsyncClient, Client
 
 from dashboard.accounts import services
 from dashboard.models import ApiToken, Run
+from dashboard.runs import services as services_runs
 from dashboard.runs.runner import RunManager
 from tests.dashboard.conftest import Runs
 from tests.dashboard.signup import sign_up
@@ -115,6 +118,53 @@ def test_no_unknown_or_another_persons_token_gets_in(owner: Any, stranger: Any) 
     owner.save()
     refused(Client(headers={"Authorization": f"Bearer {token_of(owner)}"}).get("/api/runs"),
             401, "unauthorized")  # fmt: skip
+
+
+def test_an_operator_makes_a_token_for_a_script_with_a_command(owner: Any) -> None:
+    out = io.StringIO()
+    call_command("tabwright_token", owner.username, "--name", "nightly report", stdout=out)
+    secret = out.getvalue().strip()
+    assert re.fullmatch(r"tw_[\w-]+", secret)  # alone on its line: $(...) takes it whole
+    token = ApiToken.objects.get()
+    assert (token.name, token.owner) == ("nightly report", owner)
+    assert token.digest == hashlib.sha256(secret.encode()).hexdigest()  # only its hash kept
+    used = Client(headers={"Authorization": f"Bearer {secret}"}).get("/api/runs")
+    assert used.status_code == 200
+    # Listed on the person's page like one made there, and named by default.
+    assert "nightly report" in page_client(owner).get("/account/tokens").content.decode()
+    call_command("tabwright_token", owner.username, stdout=io.StringIO())
+    assert ApiToken.objects.filter(name="command line").count() == 1
+
+
+def test_a_token_command_for_nobody_or_without_a_name_makes_nothing(owner: Any) -> None:
+    refusals = [
+        (["nobody"], "no user 'nobody'"),
+        ([owner.username, "--name", "  "], "name the token"),
+        ([owner.username, "--name", "x" * 101], "at most 100 characters"),
+    ]
+    for args, says in refusals:
+        with pytest.raises(CommandError, match=says):
+            call_command("tabwright_token", *args, stdout=io.StringIO())
+    owner.is_active = False
+    owner.save()
+    with pytest.raises(CommandError, match="not active"):
+        call_command("tabwright_token", owner.username, stdout=io.StringIO())
+    assert not ApiToken.objects.exists()
+
+
+def test_a_run_says_which_worker_holds_it(owner: Any) -> None:
+    script = Client(headers={"Authorization": f"Bearer {token_of(owner)}"})
+    run = Run.objects.create(owner=owner, task="t", start_url="")
+    queued = script.get(f"/api/runs/{run.pk}").json()
+    assert (queued["worker"], queued["held_until"]) == (None, None)  # no worker claimed it
+    services_runs.run_claim(holder="specific.a1b2!web-2.worker4242", lease_s=30)
+    held = script.get(f"/api/runs/{run.pk}").json()
+    assert held["worker"] == "web-2.worker4242" and held["held_until"] is not None
+    assert script.get("/api/runs").json()[0]["worker"] == "web-2.worker4242"
+    services_runs.run_let_go(run_id=run.pk, holder="specific.a1b2!web-2.worker4242")
+    ended = script.get(f"/api/runs/{run.pk}").json()
+    assert (ended["worker"], ended["held_until"]) == ("web-2.worker4242", None)  # last held
+    assert "worker web-2.worker4242" in page_client(owner).get(f"/runs/{run.pk}/").content.decode()
 
 
 # -- runs --------------------------------------------------------------------------------

@@ -66,7 +66,7 @@ async def start_watched(
     comm = await connected_socket(open_socket, run, owner)
     state = await comm.receive_json_from(timeout=5)
     assert state == {"type": "state", "status": "queued", "reason": "", "live": False,
-                     "working": False, "session": "", "session_reason": "",
+                     "working": False, "worker": "", "session": "", "session_reason": "",
                      "queue": 1}  # fmt: skip
     await runs.start(run)
     return run, comm
@@ -127,6 +127,7 @@ async def test_owner_gets_stored_events_in_seq_order_then_state(
     assert messages[0]["n"] == 1
     assert messages[3] == {
         "working": False,
+        "worker": "",  # no worker holds it
         "session": "",
         "session_reason": "",
         "queue": 0,  # not queued

@@ -14,9 +14,12 @@ from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.utils import timezone
 
+from automation.errors import Cancelled
+from automation.events import RunFinished, RunStarted, SessionRestoring
 from dashboard.models import Run, RunEvent, Step
 from dashboard.runs import services
 from dashboard.runs.runner import runner
+from dashboard.runs.sink import DashboardSink
 from tests.dashboard.conftest import OpenSocket, Runs
 from tests.dashboard.sockets import connected_socket, load_run, of_type, receive_until
 from tests.tasks import AMBIGUOUS_TASK
@@ -60,6 +63,71 @@ def test_runs_whose_lease_ran_out_are_lost_and_say_so(owner: Any) -> None:
         run.refresh_from_db()
         assert (run.status, run.lease_until) == before
     assert services.runs_sweep_lost() == []  # done once
+
+
+def test_a_run_whose_worker_died_before_it_started_is_queued_again(owner: Any) -> None:
+    past = timezone.now() - timedelta(seconds=5)
+    dead = "specific.a1b2!web-2.worker4242"
+    # Claimed, its tab opened, its work not begun: nothing of it ran.
+    fresh = a_run(owner, "fresh", status="pending", session="open", holder=dead,
+                  lease_until=past)  # fmt: skip
+    # A closed conversation that a message queued: claimed, its page not restored yet.
+    again = a_run(owner, "again", status="pending", session="closed", holder=dead,
+                  lease_until=past, queued_message="and now the invoices")  # fmt: skip
+    RunEvent.objects.create(run=again, seq=1, type="run.started", data={"stretch": 1})
+    RunEvent.objects.create(run=again, seq=2, type="user.message",
+                            data={"text": "and now the invoices", "stretch": 1})  # fmt: skip
+    Step.objects.create(run=again, index=0, action="navigate", args={"url": "x"})
+    working = a_run(owner, "working", status="running", holder=dead, lease_until=past)
+
+    swept = dict(services.runs_sweep_lost())
+
+    assert set(swept) == {fresh.pk, again.pk, working.pk}
+    for run, session in ((fresh, ""), (again, "closed")):
+        run.refresh_from_db()
+        assert (run.status, run.status_reason) == ("queued", services.REQUEUED)
+        assert (run.holder, run.lease_until, run.finished_at) == ("", None, None)
+        assert run.session == session  # no tab yet, or closed as before the claim
+        assert swept[run.pk] == [{"type": "run.requeued", "reason": services.REQUEUED,
+                                  "worker": "web-2.worker4242", "session": session,
+                                  "seq": run.events.count(), "stretch": 1}]  # fmt: skip
+    assert again.queued_message == "and now the invoices"  # the next worker goes on with it
+    assert again.steps.count() == 1
+    working.refresh_from_db()
+    assert (working.status, working.status_reason) == ("failed", services.LOST_RUN)
+    # Back in the queue where it was (the oldest first), for any worker to claim.
+    assert services.run_claim(holder="specific.c3d4!web-3.worker7", lease_s=30) == fresh.pk
+    assert services.run_claim(holder="specific.c3d4!web-3.worker7", lease_s=30) == again.pk
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_worker_whose_claim_was_queued_again_writes_nothing_more_of_it(
+    owner: Any,
+) -> None:
+    run = await sync_to_async(a_run)(owner, "t")
+    slow, other = "specific.a1!web-1.worker1", "specific.b2!web-2.worker2"
+    assert await sync_to_async(services.run_claim)(holder=slow, lease_s=30) == run.pk
+    # The slow worker's lease ran out before its run started: swept, claimed by another.
+    past = timezone.now() - timedelta(seconds=1)
+    await sync_to_async(lambda: Run.objects.filter(pk=run.pk).update(lease_until=past))()
+    await sync_to_async(services.runs_sweep_lost)()
+    assert await sync_to_async(services.run_claim)(holder=other, lease_s=30) == run.pk
+
+    late = DashboardSink(run.pk, 1, holder=slow, worker="web-1.worker1")
+    with pytest.raises(Cancelled, match="no longer holds it"):  # it stops, at its start
+        await late.emit(RunStarted("t", "", "rules"))
+    await late.emit(RunFinished("failed", reason="stopped"))  # and says nothing more
+    stored = await load_run(run.pk)
+    assert (stored.status, stored.holder) == ("pending", other)
+    types = await sync_to_async(lambda: list(run.events.values_list("type", flat=True)))()
+    assert types == ["run.requeued"]
+
+    mine = DashboardSink(run.pk, 1, holder=other, worker="web-2.worker2")
+    await mine.emit(SessionRestoring(2))  # a restore is work under way: no longer pending
+    assert (await load_run(run.pk)).status == "running"
+    await mine.emit(RunStarted("t", "", "rules"))
+    started = await sync_to_async(lambda: run.events.get(type="run.started").data)()
+    assert started["worker"] == "web-2.worker2"  # each stretch says where it ran
 
 
 def test_at_start_a_shared_database_closes_only_runs_nobody_holds(owner: Any) -> None:
