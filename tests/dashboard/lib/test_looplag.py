@@ -26,7 +26,7 @@ async def test_a_held_loop_is_logged_with_the_code_that_holds_it(
             await asyncio.sleep(0.2)  # a few beats on a free loop
             hold_the_loop(1.0)
             async with asyncio.timeout(30):
-                while watch.stats().max_ms < 900:  # the next beat measures the hold
+                while watch.stats().max_ms < 900:  # noqa: ASYNC110  (the next beat measures it)
                     await asyncio.sleep(0.05)
         # One report for the one stall, however long it held (a busy machine may hold the
         # loop's thread at other moments too: those are reported as well, without it).
