@@ -1,9 +1,11 @@
 """Each call of the JSON API takes a body up to its own documented limit (docs/api.md),
 and past it answers the API's JSON error before reading it: a batch's whole CSV file fits
-in its call, a run's call takes no megabytes."""
+in its call, a run's call takes no megabytes; a batch of many rows is answered off the
+event loop."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -12,6 +14,7 @@ from django.test import Client
 from django.urls import resolve
 
 from dashboard.api.bodylimit import BODY_LIMITS, MAX_BODY_BYTES, MAX_ROWS_BODY_BYTES
+from dashboard.jobs import selectors as job_selectors
 from dashboard.jobs.batchfile import MAX_BATCH_BYTES
 from dashboard.models import Batch, Run, Scenario
 from dashboard.scenarios import services as scenario_services
@@ -67,3 +70,45 @@ def test_every_call_with_a_limit_of_its_own_is_a_call_of_the_api() -> None:
         path = "/api/" + route.replace("<scenario_id>", "1").replace("<schedule_id>", "1")
         assert resolve(path).route == f"api/{route}"
         assert limit > MAX_BODY_BYTES
+
+
+class _Row(dict):  # type: ignore[type-arg]
+    """A batch's row that notes, each time it is read, whether an event loop runs there."""
+
+    on_a_loop: list[bool] = []
+
+    def __getitem__(self, key: str) -> Any:
+        try:
+            asyncio.get_running_loop()
+            _Row.on_a_loop.append(True)
+        except RuntimeError:
+            _Row.on_a_loop.append(False)
+        return super().__getitem__(key)
+
+
+def test_a_batch_s_rows_are_checked_and_written_off_the_event_loop(
+    owner: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Checking and writing the answer of a batch of 10,000 rows takes hundreds of
+    milliseconds: never on the event loop that every page and run of the process shares."""
+    monkeypatch.setattr(_Row, "on_a_loop", [])
+    rows_of = job_selectors.batch_rows
+    monkeypatch.setattr(job_selectors, "batch_rows",
+                        lambda **kw: [_Row(row) for row in rows_of(**kw)])  # fmt: skip
+    scenario = scenario_services.scenario_import(owner=owner, data=sign_up("http://shop.test"))
+    client = script(owner)
+    made = client.post(f"/api/scenarios/{scenario.pk}/batches", content_type="application/json",
+                       data={"csv": "name,greet\nAda,Ada\nGrace,Grace\n"})  # fmt: skip
+    assert made.status_code == 201, made.content[:500]
+    assert made["Content-Type"] == "application/json; charset=utf-8"
+    batch = made.json()
+    assert [row["params"]["name"] for row in batch["rows"]] == ["Ada", "Grace"]
+    assert batch["progress"]["total"] == 2
+    for answer in (
+        client.get(f"/api/batches/{batch['id']}"),
+        client.post(f"/api/batches/{batch['id']}/stop"),
+        client.post(f"/api/batches/{batch['id']}/retry"),
+    ):
+        assert answer.status_code == 200, answer.content[:500]
+        assert [row["index"] for row in answer.json()["rows"]] == [1, 2]
+    assert _Row.on_a_loop and not any(_Row.on_a_loop), _Row.on_a_loop
