@@ -31,9 +31,12 @@ def keep_tabs(settings: Any) -> None:
 
 async def until(what: str, done: Any, timeout_s: float = 60) -> None:
     """Polls ``done`` (the runner's state and the database have no event to wait on)."""
-    async with asyncio.timeout(timeout_s):
-        while not await done():  # noqa: ASYNC110
-            await asyncio.sleep(0.05)
+    try:
+        async with asyncio.timeout(timeout_s):
+            while not await done():  # noqa: ASYNC110
+                await asyncio.sleep(0.05)
+    except TimeoutError:
+        raise AssertionError(f"not within {timeout_s} s: {what}") from None
 
 
 async def test_a_script_talks_to_a_conversation_and_saves_it_as_a_scenario(
