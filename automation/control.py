@@ -22,6 +22,7 @@ class RunControl:
         self.budget: Budget | None = None  # set by the loop when the run starts
         self.pause_requested = False
         self.paused = False
+        self.pause_reason = ""  # why it is paused ("llm_error", "stuck", …), while it is
         self.stopped = False
         self.failure = ""  # why the run can't go on (its browser crashed), if it can't
         # The Recorder listening to the person while the run is paused (the live view's
@@ -72,10 +73,11 @@ class RunControl:
         replies, self._replies = self._replies, []
         return replies
 
-    def begin_pause(self) -> None:
-        """The run is paused from now on (before it is ready to wait)."""
+    def begin_pause(self, reason: str = "") -> None:
+        """The run is paused from now on (before it is ready to wait), for ``reason``."""
         self._wake.clear()
         self.paused = True
+        self.pause_reason = reason
 
     async def wait_for_person(self, budget: Budget) -> None:
         """Block until resume, reply or stop; not bounded by time, only by cancellation.
@@ -90,4 +92,5 @@ class RunControl:
             stop.cancel()
             wake.cancel()
             self.paused = False
+            self.pause_reason = ""
         budget.check_cancelled()

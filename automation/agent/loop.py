@@ -483,7 +483,7 @@ class AgentRun:
     async def _pause(self, budget: Budget, reason: str, detail: str) -> None:
         """Wait for the person; what they do in the tab meanwhile becomes steps."""
         self.control.pause_requested = False
-        self.control.begin_pause()
+        self.control.begin_pause(reason)
         waited_from = time.monotonic()
         self.steps.tab = self.tab
         acts = await self.steps.wait_for_person(

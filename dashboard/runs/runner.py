@@ -56,6 +56,10 @@ __all__ = ["RunManager", "group_name", "runner"]
 log = logging.getLogger("tabwright.runner")
 
 INTERRUPTED = "interrupted: its worker was stopped before the run ended"
+MODEL_GAVE_WAY = (
+    "its model could not be reached, and another run waited for this worker: closed to make "
+    "room (write to go on from where it was)"
+)
 COMMANDS = frozenset({"pause", "resume", "stop", "reply", "extend", "message", "close"})
 MAX_EXTEND_ROUNDS = 1_000
 
@@ -181,10 +185,19 @@ class RunManager:
             await relay_event(run_id, event)
 
     def _close_idle_for_queue(self) -> None:
+        """Room for a run that waits: the longest-idle conversation's tab closes; with none,
+        a conversation paused because its model can't be reached ends failed (it would
+        hold its slot until someone came; its next message restores it)."""
         idle = [live for live in self._live.values() if not live.working and not live.closing]
         if idle:
             longest = min(idle, key=lambda each: each.idle_since)
             longest.close("closed to make room for a run that waited")
+            return
+        for live in self._live.values():
+            if live.conversation and live.control.pause_reason == "llm_error" and not live.closing:
+                live.closing = MODEL_GAVE_WAY
+                live.control.fail(MODEL_GAVE_WAY)
+                return
 
     async def start(self, run_id: int, *, message: str = "", claimed: bool = False) -> None:
         """Start a run: queued (claimed here, unless ``claimed`` already); with

@@ -1,13 +1,14 @@
 """The queue: a run waits queued until a worker with room claims it (dashboard/worker.py):
 past the worker's capacity runs wait, their pages told their place; two workers never run
 one run twice; a queued run can be stopped; a wake-up that was lost only delays a run; an
-idle conversation's tab gives way to a run that waits; a claimed run that cannot start ends
-failed at once."""
+idle conversation's tab gives way to a run that waits, and so does a conversation paused
+because its model can't be reached; a claimed run that cannot start ends failed at once."""
 
 from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -17,9 +18,10 @@ from dashboard import worker as worker_module
 from dashboard.models import Run, RunEvent
 from dashboard.runs import selectors, services
 from dashboard.runs.doorbell import wake
-from dashboard.runs.runner import RunManager, runner
+from dashboard.runs.runner import MODEL_GAVE_WAY, RunManager, runner
 from tests.dashboard.conftest import OpenSocket, Runs
 from tests.dashboard.sockets import connected_socket, load_run, of_type, receive_until, types
+from tests.net import free_port
 from tests.tasks import AMBIGUOUS_TASK, FORM_TASK
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -200,6 +202,42 @@ async def test_a_full_worker_closes_the_longest_idle_tab_for_a_run_that_waits(
     await all_final([waiting.pk])
     assert (await load_run(waiting.pk)).status == Run.Status.SUCCEEDED
     assert (await load_run(talk.pk)).session == Run.Session.CLOSED
+
+
+async def test_a_run_paused_on_an_unreachable_model_gives_its_slot_to_a_run_that_waits(
+    runs: Runs,
+    worker: RunManager,
+    open_socket: OpenSocket,
+    owner: Any,
+    fixture_url: str,
+    capacity: Any,
+    llm_at: Callable[[str], None],
+) -> None:
+    capacity(1, idle_s=60)
+    llm_at(f"http://127.0.0.1:{free_port()}/v1")  # nothing listens there
+    form = f"{fixture_url}/demo/form.html"
+    talk = await runs.create(owner=owner, task="Sign up as Ada.", start_url=form,
+                             planner="openai")  # fmt: skip
+    runs.started.append(talk.pk)
+    comm = await connected_socket(open_socket, talk, owner)
+    await comm.receive_json_from(timeout=5)
+    await wake()
+    paused = await receive_until(comm, of_type("run.paused"))
+    assert paused[-1]["reason"] == "llm_error", paused[-1]
+    await wake()  # nothing waits: the paused run keeps its tab and its slot
+    assert runner.is_live(talk.pk)
+
+    (waiting,) = await queued(runs, owner, form, 1)  # the rule planner needs no model
+    await wake()
+    finished = await receive_until(comm, of_type("run.finished"))
+    assert (finished[-1]["status"], finished[-1]["reason"]) == ("failed", MODEL_GAVE_WAY)
+    await all_final([waiting.pk])
+    assert (await load_run(waiting.pk)).status == Run.Status.SUCCEEDED
+    ended = await load_run(talk.pk)
+    assert (ended.status, ended.session) == (Run.Status.FAILED, Run.Session.CLOSED)
+    # Its next message restores it, in its turn: it is queued again with the message.
+    event = await database_sync_to_async(services.run_requeue)(run_id=talk.pk, text="go on")
+    assert event is not None and (await load_run(talk.pk)).status == Run.Status.QUEUED
 
 
 async def test_a_message_to_a_closed_conversation_through_a_web_process_queues_it(
