@@ -15,6 +15,23 @@ from django.core.asgi import get_asgi_application
 
 django_asgi_app = get_asgi_application()
 
+
+def _import_pages() -> None:
+    """The URL conf (every view, the API's routers) and the template engine, loaded now:
+    else the first request does it on the event loop (~0.3 s), and every page, socket and
+    run of the process waits."""
+    from django.template import engines
+    from django.urls import get_resolver
+
+    get_resolver().url_patterns  # noqa: B018  (the property imports the URL conf)
+    for engine in engines.all():  # each imported on first use
+        engine.engine.template_libraries  # noqa: B018
+        engine.engine.template_loaders  # noqa: B018
+        engine.engine.template_context_processors  # noqa: B018
+
+
+_import_pages()
+
 from dashboard.lib.logredact import redact_server_logs  # noqa: E402
 
 redact_server_logs()  # the server's logs show no token of an address

@@ -24,6 +24,8 @@ once that worked).
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import json
 import logging
 import re
@@ -112,6 +114,13 @@ async def sse_events(response: httpx.Response) -> AsyncIterator[SSEvent]:
         yield SSEvent(name or "message", "\n".join(data_lines))
 
 
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """The TLS settings of every model endpoint: httpx's defaults (certifi's CA bundle),
+    made once."""
+    return httpx.create_ssl_context()
+
+
 class Endpoint:
     """One provider URL: a lazily made client, budget-bound requests, scrubbed errors."""
 
@@ -136,10 +145,16 @@ class Endpoint:
             client, self._client = self._client, None
             await client.aclose()
 
-    def _get_client(self) -> httpx.AsyncClient:
+    async def _get_client(self) -> httpx.AsyncClient:
         if self._client is None:
-            # timeout=None: every request passes its own timeout, taken from its budget.
-            self._client = httpx.AsyncClient(transport=self._transport, timeout=None)
+            # One TLS context per process, made in a thread: loading the CA bundle takes
+            # tens of ms, which the event loop (every page, socket and run) would wait.
+            tls = await asyncio.to_thread(tls_context)
+            if self._client is None:
+                # timeout=None: every request passes its own timeout, from its budget.
+                self._client = httpx.AsyncClient(
+                    transport=self._transport, verify=tls, timeout=None
+                )
         return self._client
 
     @asynccontextmanager
@@ -156,7 +171,8 @@ class Endpoint:
         timeout = httpx.Timeout(remaining_ms / 1000, connect=connect_ms / 1000)
         answered = False  # the status line and headers arrived
         try:
-            async with self._get_client().stream(
+            client = await self._get_client()
+            async with client.stream(
                 "POST", self.url, json=payload, headers=dict(headers), timeout=timeout
             ) as response:
                 answered = True

@@ -14,6 +14,7 @@ from automation.actions import ACTIONS
 from automation.agent.parser import parse_reply
 from automation.budget import Budget
 from automation.errors import BudgetExceeded, Cancelled, LLMResponseError, LLMUnavailable
+from automation.llm import http
 from automation.llm.base import ChatMessage, PlannerRequest
 from automation.llm.openai import OpenAICompatPlanner
 from automation.llm.tools import SHARED_TOOL, action_tag, call_tag, tool_definitions
@@ -674,3 +675,30 @@ async def test_tool_call_fragments_split_across_network_chunks(
 
     (action,) = parse_reply(reply.text).actions
     assert action.args == {"ref": "e5", "text": "Größe ✓ " * 4}
+
+
+async def test_the_tls_context_is_made_once_per_process_and_off_the_event_loop(
+    llm_server: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made: list[bool] = []  # per context made: was an event loop running in that thread?
+    real = httpx.create_ssl_context
+
+    def spying(*args: object, **kwargs: object) -> object:
+        try:
+            asyncio.get_running_loop()
+            made.append(True)
+        except RuntimeError:
+            made.append(False)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(httpx, "create_ssl_context", spying)
+    http.tls_context.cache_clear()
+    llm_server.script(REPLY_TEXT, REPLY_TEXT)
+    for _ in range(2):  # two runs' planners: two clients
+        planner = OpenAICompatPlanner(base_url=llm_server.base_url, model="test-model", retries=0)
+        try:
+            assert (await planner.plan(make_request(), budget=Budget(5000))).text == REPLY_TEXT
+        finally:
+            await planner.aclose()
+    assert made == [False]
+    http.tls_context.cache_clear()
