@@ -82,6 +82,10 @@ CONNECT_TIMEOUT_MS = 10_000
 _NO_CONNECTION = (httpx.ConnectError, httpx.ProxyError, httpx.UnsupportedProtocol, httpx.InvalidURL)
 
 
+# Lines of a stream read between two turns of the event loop.
+YIELD_EVERY_LINES = 64
+
+
 @dataclass(frozen=True)
 class SSEvent:
     event: str  # the ``event:`` field, "message" when the server sent none
@@ -97,7 +101,13 @@ async def sse_events(response: httpx.Response) -> AsyncIterator[SSEvent]:
     """
     name = ""
     data_lines: list[str] = []
+    lines = 0
     async for line in response.aiter_lines():
+        lines += 1
+        if lines % YIELD_EVERY_LINES == 0:
+            # A reply that arrives at once (one read of thousands of lines) would be
+            # parsed, and its tokens handed on, without the event loop getting a turn.
+            await asyncio.sleep(0)
         if line:
             field, _, value = line.partition(":")
             value = value.removeprefix(" ")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import time
 from collections.abc import AsyncIterator
@@ -702,3 +703,38 @@ async def test_the_tls_context_is_made_once_per_process_and_off_the_event_loop(
             await planner.aclose()
     assert made == [False]
     http.tls_context.cache_clear()
+
+
+async def test_a_reply_that_arrives_at_once_lets_the_event_loop_turn_while_it_is_read(
+    planner: OpenAICompatPlanner, llm_server: ScriptedLLMServer
+) -> None:
+    tokens = 5_000  # ~400 KiB in one write: a few reads of thousands of lines each
+    raw = "".join(
+        f'data: {{"choices":[{{"index":0,"delta":{{"content":"t{i % 10}"}}}}]}}\n\n'
+        for i in range(tokens)
+    ) + "data: [DONE]\n\n"  # fmt: skip
+    llm_server.script(Reply(raw_sse=raw))
+    turns = 0
+
+    async def ticking() -> None:  # counts the loop's turns that others get
+        nonlocal turns
+        while True:
+            await asyncio.sleep(0)
+            turns += 1
+
+    seen: list[int] = []  # per token: the loop's turns so far
+
+    async def on_token(piece: str) -> None:
+        seen.append(turns)
+
+    ticker = asyncio.create_task(ticking())
+    try:
+        reply = await planner.plan(make_request(), budget=Budget(30_000), on_token=on_token)
+    finally:
+        ticker.cancel()
+    assert len(reply.text) == 2 * tokens
+    streak = longest = 1  # the most tokens handed on in a row without a turn for others
+    for before, after in itertools.pairwise(seen):
+        streak = streak + 1 if after == before else 1
+        longest = max(longest, streak)
+    assert longest <= 64, longest
