@@ -6,9 +6,10 @@ process is gone will never move again.  Which process is alive is told, not gues
 - With SQLite (one machine): each server holds an exclusive ``flock`` on a file beside the
   database for as long as it lives (the kernel drops it when the process dies, however it
   dies).  At start, a server that gets the lock knows no other live server drives runs of
-  this database, and marks every pending, running or paused run as failed ("interrupted:
-  ...").  A server that can't get it (another one still serves the same database) touches
-  no run: those runs are the other's.
+  this database, and marks every running or paused run as failed ("interrupted: ..."); a
+  pending one (claimed, not started: nothing of it ran) goes back to the queue.  A server
+  that can't get it (another one still serves the same database) touches no run: those
+  runs are the other's.
 - With a database server (processes on several machines, which no file lock sees): by the
   runs' leases (dashboard/runs/leases.py): only runs whose process stopped renewing are closed.
 

@@ -323,12 +323,24 @@ def runs_mark_interrupted() -> int:
 
 
 def _mark_interrupted(runs: QuerySet[Run]) -> int:
-    """Of ``runs``, the live ones end failed (interrupted) and the open tabs are marked
-    closed; returns how many runs were live."""
+    """Of ``runs``, those claimed but not started (``pending``: nothing of them ran) go
+    back to the queue, but an MCP session's (its client went with the server); the other
+    live ones end failed (interrupted), and the open tabs are marked closed; returns how
+    many runs were live."""
+    requeued = 0
+    with transaction.atomic():
+        unstarted = runs.select_for_update().filter(status=Run.Status.PENDING)
+        for run in unstarted.exclude(kind=Run.Kind.MCP):
+            event = _requeue_unstarted(run)
+            run.lease_until = None
+            run.save(update_fields=["status", "status_reason", "holder", "session",
+                                    "lease_until"])  # fmt: skip
+            run_events_add(run_id=run.pk, events=[event])
+            requeued += 1
     runs.filter(session=Run.Session.OPEN).update(
         session=Run.Session.CLOSED, session_reason="the server stopped"
     )
-    return runs.filter(status__in=LIVE_STATUSES).update(
+    return requeued + runs.filter(status__in=LIVE_STATUSES).update(
         status=Run.Status.FAILED,
         status_reason="interrupted: the server stopped while the run was live",
         finished_at=timezone.now(),

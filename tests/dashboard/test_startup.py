@@ -1,5 +1,6 @@
-"""Runs a dead server left running or paused are closed when a server starts, never those a
-live server holds (its lock on the database)."""
+"""Runs a dead server left running or paused are closed when a server starts (those it
+had claimed but not started go back to the queue), never those a live server holds (its
+lock on the database)."""
 
 from __future__ import annotations
 
@@ -19,10 +20,12 @@ import pytest
 from dashboard import startup
 from dashboard.models import Run
 from dashboard.runs.runner import INTERRUPTED
+from dashboard.runs.services import REQUEUED
 from tests.daphne import ROOT, daphne, log_in, log_tail, new_run
 from tests.tasks import AMBIGUOUS_TASK
 
 LIVE = ("pending", "running", "paused")
+STARTED = ("running", "paused")
 
 
 def make_runs(owner: Any) -> dict[str, int]:
@@ -58,15 +61,21 @@ def hold_lock(path: Path) -> subprocess.Popen[str]:
 @pytest.mark.django_db
 def test_a_starting_server_closes_the_runs_left_live(owner: Any, tmp_path: Path) -> None:
     make_runs(owner)
+    # An MCP session's claimed run: its client went with the server, nobody would call it.
+    Run.objects.create(owner=owner, task="mcp", kind=Run.Kind.MCP, status="pending")
     lock = tmp_path / "db.sqlite3.server-lock"
     try:
-        assert startup.close_interrupted_runs(path=lock) == 3
+        assert startup.close_interrupted_runs(path=lock) == 4
         after = statuses()
-        for status in LIVE:
+        for status in STARTED:
             assert after[status][0] == "failed"
             assert after[status][1].startswith("interrupted: ")
+        assert after["pending"] == ("queued", REQUEUED)  # nothing of it ran: a worker will
+        requeued = Run.objects.get(task="pending").events.get(type="run.requeued")
+        assert requeued.data["reason"] == REQUEUED  # its page says so
         assert after["succeeded"] == ("succeeded", "")
         assert after["queued"] == ("queued", "")  # no process had it: a worker will
+        assert statuses()["mcp"][0] == "failed"
         assert Run.objects.filter(finished_at__isnull=False).count() == 3
         # Its tab is gone with the server: a message restores the page by replay.
         idle = Run.objects.get(task="succeeded")
