@@ -108,7 +108,7 @@ class LiveRun:
         self.closing = reason
         if self.working:
             self.control.stop(reason)
-        else:
+        if not self.working or self.mcp is not None:  # an MCP session waits on its inbox
             self.inbox.put_nowait(None)
 
 

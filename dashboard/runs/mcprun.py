@@ -37,8 +37,10 @@ async def serve(run: Run, live: LiveRun) -> None:
         live.tab, sink=live.sink, secrets=live.secrets, control=live.control, screenshots=True
     )
     live.mcp = session
-    live.mcp_ready.set()
+    # Started (its page and the database say so) before any call is let in: a call that
+    # waited for the tab acts on a run past ``pending``, its steps after ``run.started``.
     await live.sink.emit(RunStarted(run.task, "", "mcp"))
+    live.mcp_ready.set()
     idle_s = int(settings.TABWRIGHT["SESSION_IDLE_S"]) or DEFAULT_IDLE_S
     control = live.control
     while True:

@@ -1,7 +1,8 @@
 """A call for a run that may not have started yet waits for it (dashboard.runs.carry.started),
 as the run's page sees it start: while the run is queued, and while a worker has claimed it
 but not yet put it to work, within the caller's budget; then it is found where it lives.
-A run that ends before it starts is live nowhere."""
+A run that ends before it starts is live nowhere.  An MCP session's first call acts on a
+run that has started, and its worker can end it while it waits for the next call."""
 
 from __future__ import annotations
 
@@ -15,10 +16,14 @@ from django.utils import timezone
 
 from automation import Budget
 from automation.errors import BudgetExceeded
+from automation.mcp.session import McpSession
 from dashboard.models import Run
-from dashboard.runs import services
+from dashboard.runs import selectors, services
 from dashboard.runs.carry import Place, started
+from dashboard.runs.doorbell import wake
+from dashboard.runs.runner import RunManager
 from dashboard.runs.sink import relay_event
+from tests.dashboard.conftest import Runs
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio(loop_scope="session")]
 
@@ -72,3 +77,29 @@ async def test_a_run_stopped_before_it_starts_is_live_nowhere(owner: Any) -> Non
         place = await waiting
     assert not place.live
     assert not (await started(run_id + 1000, Budget(1000))).live  # no such run
+
+
+async def test_an_mcp_session_s_first_call_acts_on_a_started_run_and_the_worker_can_end_it(
+    owner: Any, runs: Runs, worker: RunManager, fixture_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_id = await new_run(owner)
+    runs.started.append(run_id)
+    seen: list[str | None] = []  # the run's status as the call begins to act
+    real_call = McpSession.call
+
+    async def call(self: McpSession, *args: Any, **kwargs: Any) -> Any:
+        seen.append(await database_sync_to_async(selectors.run_status)(run_id=run_id))
+        return await real_call(self, *args, **kwargs)
+
+    monkeypatch.setattr(McpSession, "call", call)
+    await wake()
+    await runs.claimed(run_id)  # live here; its tab may still be opening
+    url = f"{fixture_url}/demo/form.html"
+    answer = await worker.mcp_call(run_id, "navigate", {"url": url}, budget=Budget(HANG_S * 1000))
+    assert answer["ok"], answer
+    assert seen == [Run.Status.RUNNING]
+    # The worker ends the session (as when it drains): at once, not at the session's idle
+    # time, while it waits for its client's next call.
+    async with asyncio.timeout(HANG_S):
+        await worker.end(run_id, "the worker stopped")
+    assert await database_sync_to_async(selectors.run_status)(run_id=run_id) == "stopped"
