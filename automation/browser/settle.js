@@ -50,12 +50,11 @@
     s.on = false;
     if (pending) pending.disarm();
   };
-  // What the action set off, looked at once it has been handled (the page answers a probe
-  // only after the task of the input it was sent): its DOM changes, the navigations it
-  // asked for, and the short timers and frames it scheduled (pending.js), which it
-  // waits one timer for (those queued with a zero delay have run by then).  Without
-  // pending.js (a document older than the init script) it looks one task later instead.
-  // Nothing: the watcher is disarmed, and says so.
+  // What the action set off, one timer after it was handled: what it queued with a zero
+  // delay has run by then, and what it started in a task of its own (an EventSource
+  // connects so) has been reported; the short timers and frames it scheduled that are
+  // still due (pending.js) get one timer more.  Nothing: the watcher is disarmed, and
+  // says so.
   const look = (done) => {
     const answer = (again) => {
       const found = state(true);
@@ -67,11 +66,10 @@
       found.probed = true;
       done(found);
     };
-    if (pending) answer(true);
-    else later(() => answer(false), 0);
+    later(() => answer(pending !== undefined), 0);
   };
-  // An arm that waits for the action (see below) stops waiting: it looks now.
-  const endWait = () => { if (s.waiting) s.waiting(); };
+  // An arm that waits for the action stops waiting, without looking (the caller does).
+  const endWait = () => { if (s.waiting) s.waiting(false); };
   if (op === "arm") {
     endWait();
     s.start();
@@ -80,14 +78,16 @@
     if (!trigger) return state(true);
     // Sent just before a click, not waited for: the answer comes once the click's event
     // (trusted, on the ref's element) has been handled, in the same round trip as the
-    // click.  The probe op, or maxMs, ends the wait for a click that never comes.
+    // click.  The probe op, or maxMs, ends the wait for a click that never comes: the
+    // answer then holds no look, and the caller probes.
     const el = window.__tabwright ? window.__tabwright.resolve(ref) : null;
     return new Promise((done) => {
-      const heard = (e) => { if (e.isTrusted && el && e.composedPath().includes(el)) end(); };
-      const end = () => {
+      const heard = (e) => { if (e.isTrusted && el && e.composedPath().includes(el)) end(true); };
+      const end = (clicked) => {
         if (s.waiting !== end) return;
         s.waiting = null;
         window.removeEventListener(trigger, heard, true);
+        if (!clicked) return done(state(true));
         // Heard before the page's own listeners: one task later they and what the click
         // does by default (submit a form, follow a link) have run.
         if (pending) pending.soon(() => look(done));
@@ -95,7 +95,7 @@
       };
       s.waiting = end;
       window.addEventListener(trigger, heard, true);
-      later(end, maxMs);
+      later(() => end(false), maxMs);
     });
   }
   if (op === "stop") { endWait(); disarm(); return state(true); }
