@@ -10,9 +10,14 @@ exception), and the proxy judges each connection:
   ``https://host:port/``: a tunnel hides its path, so an allow rule with a path never
   opens one;
 - a plain-HTTP request (``GET http://host:port/path``) is judged by its whole URL and
-  goes upstream alone, on a connection of its own (``Connection: close``).  The browser's
-  connection to the proxy is kept alive, as it would be to a server, and carries request
-  after request: each one judged and sent upstream on its own.
+  goes upstream on a kept-alive connection to the checked address it resolved to: one
+  left idle by an earlier request to that address when there is one (at most
+  :data:`MAX_IDLE_PER_ADDRESS`, for :data:`IDLE_S` at most), else a new one.  A pooled
+  connection is taken only after the request was judged, and only for an address the
+  judgement just allowed: the pool saves the connect, never the check.  The browser's
+  connection to the proxy is kept alive too, as it would be to a server, and carries
+  request after request: each one judged on its own.  What arrives is passed on as it
+  arrives, a head and what follows it in one write.
 
 For either, the proxy resolves the name itself, refuses when the policy refuses any of its
 addresses, and connects to a checked address: Chromium never resolves a name of a page
@@ -27,7 +32,10 @@ reports that error what lay behind it.
 Why our own code: proxy.py runs its own acceptor threads or processes with plugins loaded
 by dotted name from global flags, and mitmproxy is a TLS-intercepting application with a
 large dependency tree; neither lives in a BrowserSession's own event loop with its
-policy.  HTTP/1.1 parsing, the part where a proxy gets things subtly wrong, is h11's.
+policy.  httpcore's pool (httpx's) keys connections by origin and resolves names itself,
+where ours must connect only to the address the policy just checked, and it reads a
+response for a caller instead of relaying both bodies as they stream.  HTTP/1.1 parsing,
+the part where a proxy gets things subtly wrong, is h11's.
 """
 
 from __future__ import annotations
@@ -35,7 +43,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections import OrderedDict
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 import h11
@@ -53,6 +63,8 @@ CONNECT_TIMEOUT_MS = 10_000
 HEAD_TIMEOUT_MS = 30_000  # a client that opens a connection and never asks for anything
 READ_CHUNK_BYTES = 65_536
 MAX_REMEMBERED = 256  # unreachable hosts kept to explain the browser's errors
+MAX_IDLE_PER_ADDRESS = 8  # kept-alive upstream connections left idle, per address and port
+IDLE_S = 30.0  # an idle upstream connection older than this is closed, not reused
 # Hop-by-hop headers (RFC 9110 7.6.1) and the proxy's own: they are about the connection
 # to the proxy and never travel on; Host is set from the URL that was checked.
 _HOP_HEADERS = frozenset(
@@ -80,6 +92,61 @@ class _Refused(Exception):
         self.reason = reason
 
 
+@dataclass
+class _Upstream:
+    """A connection to a checked address, with its HTTP/1.1 state."""
+
+    key: tuple[str, int]  # the address and port it was opened to
+    reader: asyncio.StreamReader
+    writer: asyncio.StreamWriter
+    http: h11.Connection = field(default_factory=lambda: h11.Connection(h11.CLIENT))
+    reused: bool = False
+    idle_since: float = 0.0
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+class _Pool:
+    """Idle kept-alive upstream connections, by the address and port they go to."""
+
+    def __init__(self) -> None:
+        self._idle: dict[tuple[str, int], list[_Upstream]] = {}
+        self.opened = 0  # upstream connections opened so far
+
+    def take(self, key: tuple[str, int]) -> _Upstream | None:
+        """The newest idle connection to ``key`` still open, if any."""
+        idle = self._idle.get(key, [])
+        while idle:
+            upstream = idle.pop()
+            fresh = time.monotonic() - upstream.idle_since < IDLE_S
+            if fresh and not upstream.reader.at_eof() and not upstream.writer.is_closing():
+                upstream.reused = True
+                return upstream
+            upstream.close()  # the server closed it while it was idle, or it is too old
+        self._idle.pop(key, None)
+        return None
+
+    def give(self, upstream: _Upstream) -> None:
+        """Keep ``upstream`` for the next request to its address, when HTTP allows."""
+        http = upstream.http
+        if http.our_state is not h11.DONE or http.their_state is not h11.DONE:
+            upstream.close()  # an exchange cut short, or one that ends the connection
+            return
+        http.start_next_cycle()
+        upstream.idle_since = time.monotonic()
+        idle = self._idle.setdefault(upstream.key, [])
+        idle.append(upstream)
+        while len(idle) > MAX_IDLE_PER_ADDRESS:
+            idle.pop(0).close()
+
+    def close(self) -> None:
+        for idle in self._idle.values():
+            for upstream in idle:
+                upstream.close()
+        self._idle.clear()
+
+
 class EgressProxy:
     """An HTTP forward proxy on 127.0.0.1 that lets through only what ``policy`` allows."""
 
@@ -92,6 +159,7 @@ class EgressProxy:
         # host:port -> why it could not be reached, newest last: the browser only sees the
         # connection close, so whoever reports its error asks here what lay behind it.
         self._unreachable: OrderedDict[str, str] = OrderedDict()
+        self._pool = _Pool()
 
     @property
     def url(self) -> str:
@@ -110,6 +178,11 @@ class EgressProxy:
             self._unreachable.popitem(last=False)
 
     @property
+    def opened(self) -> int:
+        """Upstream connections opened so far (kept-alive ones carry many requests)."""
+        return self._pool.opened
+
+    @property
     def running(self) -> bool:
         return self._server is not None
 
@@ -126,6 +199,7 @@ class EgressProxy:
         for task in list(self._handlers):
             task.cancel()
         await asyncio.gather(*self._handlers, return_exceptions=True)
+        self._pool.close()
         await server.wait_closed()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -185,15 +259,15 @@ class EgressProxy:
             raise _Refused(400, f"refused CONNECT {target[:SHOWN_URL_CHARS]!r}: no port")
         if not isinstance(await _next_event(client, reader), h11.EndOfMessage):
             return  # h11 switches protocols only after the whole CONNECT request
-        up_reader, up_writer = await self._connect(url, f"CONNECT {target}")
+        upstream = await self._connect(url, f"CONNECT {target}", pooled=False)
         try:
             writer.write(client.send(h11.Response(status_code=200, headers=[])) or b"")
             early, _closed = client.trailing_data
             if early:
-                up_writer.write(early)
-            await _splice(reader, writer, up_reader, up_writer)
+                upstream.writer.write(early)
+            await _splice(reader, writer, upstream.reader, upstream.writer)
         finally:
-            up_writer.close()
+            upstream.close()
 
     async def _forward(
         self,
@@ -212,44 +286,64 @@ class EgressProxy:
             origin_form = "/" + origin_form
         authority = authority.rpartition("@")[2]  # credentials are not for the server
         what = f"{request.method.decode('ascii', 'replace')} {url[:SHOWN_URL_CHARS]}"
-        up_reader, up_writer = await self._connect(url, what)
+        headers = [(n, v) for n, v in request.headers if n.lower() not in _HOP_HEADERS]
+        sent = h11.Request(
+            method=request.method,
+            target=origin_form.encode("ascii"),
+            headers=[(b"host", authority.encode("ascii")), *headers],
+        )
+        # A request without a body can go again on a new connection when a kept-alive one
+        # turns out closed before it answered (the server closed it as it was taken).
+        bodiless = not any(n.lower() in (b"content-length", b"transfer-encoding")
+                           for n, _ in request.headers)  # fmt: skip
+        if bodiless and not isinstance(await _next_event(client, reader), h11.EndOfMessage):
+            return  # the client went away mid-request
+        upstream = await self._connect(url, what)
         try:
-            upstream = h11.Connection(h11.CLIENT)
-            headers = [(n, v) for n, v in request.headers if n.lower() not in _HOP_HEADERS]
-            sent = h11.Request(
-                method=request.method,
-                target=origin_form.encode("ascii"),
-                headers=[(b"host", authority.encode("ascii")), *headers,
-                         (b"connection", b"close")],
-            )  # fmt: skip
-            up_writer.write(upstream.send(sent) or b"")
-            if not await _relay_body(client, reader, upstream, up_writer):
-                return  # the client went away mid-request
-            while True:  # informational answers, then the answer's head
+            while True:
+                upstream.writer.write(upstream.http.send(sent) or b"")
+                if bodiless:
+                    upstream.writer.write(upstream.http.send(h11.EndOfMessage()) or b"")
+                elif not await _relay_body(client, reader, upstream.http, upstream.writer):
+                    return  # the client went away mid-request
                 try:
-                    event = await _next_event(upstream, up_reader)
+                    event = await _next_event(upstream.http, upstream.reader)
+                    break
                 except h11.RemoteProtocolError as exc:
-                    raise _Refused(502, f"{what}: the answer is not HTTP/1.1: {exc}") from None
+                    closed = upstream.reader.at_eof() and upstream.reused and bodiless
+                    if not closed:
+                        raise _Refused(502, f"{what}: the answer is not HTTP/1.1: {exc}") from None
+                upstream.close()
+                upstream = await self._connect(url, what, pooled=False)
+            head: list[bytes] = []
+            while True:  # informational answers, then the answer's head
                 if not isinstance(event, h11.InformationalResponse | h11.Response):
                     return  # the server closed without an answer: so does the client
                 headers = [(n, v) for n, v in event.headers if n.lower() not in _HOP_HEADERS]
                 kind = type(event)
                 answer = kind(status_code=event.status_code, headers=headers,
                               reason=event.reason)  # fmt: skip
-                writer.write(client.send(answer) or b"")
+                head.append(client.send(answer) or b"")
                 if isinstance(event, h11.Response):
                     break
+                try:
+                    event = await _next_event(upstream.http, upstream.reader)
+                except h11.RemoteProtocolError as exc:
+                    raise _Refused(502, f"{what}: the answer is not HTTP/1.1: {exc}") from None
             try:
-                await _relay_body(upstream, up_reader, client, writer)
+                await _relay_body(upstream.http, upstream.reader, client, writer, head)
             except h11.RemoteProtocolError:
                 return  # a broken body: the client's connection closes mid-answer
+            self._pool.give(upstream)
+            upstream = None
         finally:
-            up_writer.close()
+            if upstream is not None:
+                upstream.close()
 
-    async def _connect(
-        self, url: str, what: str
-    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        """A connection to a checked address of ``url``'s host; _Refused when there is none."""
+    async def _connect(self, url: str, what: str, *, pooled: bool = True) -> _Upstream:
+        """A connection to a checked address of ``url``'s host (an idle kept-alive one
+        to such an address, when ``pooled`` and there is one); _Refused when there is none.
+        The URL is judged first, every time."""
         budget = Budget(RESOLVE_TIMEOUT_MS, label="proxy resolve")
         try:
             addresses, port = await self.policy.connect_addresses(url, budget=budget)
@@ -262,13 +356,21 @@ class EgressProxy:
         except (OSError, UnicodeError) as exc:
             self._remember_unreachable(url, "the name does not resolve")
             raise _Refused(502, f"{what}: the name does not resolve ({exc})") from None
+        if pooled:
+            for address in addresses:
+                kept = self._pool.take((str(address), port))
+                if kept is not None:
+                    return kept
         failure: Exception | None = None
         for address in addresses:  # each one checked above: never a fresh lookup
             try:
                 connecting = asyncio.open_connection(str(address), port)
-                connection = await Budget(CONNECT_TIMEOUT_MS, label="proxy connect").run(connecting)
+                reader, writer = await Budget(CONNECT_TIMEOUT_MS, label="proxy connect").run(
+                    connecting
+                )
                 self._unreachable.pop(_authority(url), None)
-                return connection
+                self._pool.opened += 1
+                return _Upstream((str(address), port), reader, writer)
             except (OSError, BudgetExceeded) as exc:
                 failure = exc
         reason = _connect_failure(failure)
@@ -304,20 +406,32 @@ async def _relay_body(
     reader: asyncio.StreamReader,
     sink: h11.Connection,
     writer: asyncio.StreamWriter,
+    head: list[bytes] | None = None,
 ) -> bool:
-    """Copy one message's body from ``source`` to ``sink``; False when ``source`` ended
-    before the whole message (the caller then closes the other side too)."""
+    """Pass one message's body on from ``source`` to ``sink`` as it arrives (after
+    ``head``, in the same write): what one read brought goes out in one write, the body's
+    bytes as they are.  False when ``source`` ended before the whole message (the caller
+    then closes the other side too)."""
+    out: list[bytes] = list(head or ())
     while True:
-        event = await _next_event(source, reader)
-        if isinstance(event, h11.Data):
-            writer.write(sink.send(h11.Data(data=event.data)) or b"")
+        event = source.next_event()
+        if event is h11.NEED_DATA:
+            if out:
+                writer.write(b"".join(out))
+                out.clear()
+                await writer.drain()
+            source.receive_data(await reader.read(READ_CHUNK_BYTES))
+        elif isinstance(event, h11.Data):
+            out += sink.send_with_data_passthrough(h11.Data(data=event.data)) or ()
         elif isinstance(event, h11.EndOfMessage):
-            writer.write(sink.send(h11.EndOfMessage()) or b"")
+            out.append(sink.send(h11.EndOfMessage()) or b"")
+            writer.write(b"".join(out))
             await writer.drain()
             return True
         else:
+            if out:
+                writer.write(b"".join(out))
             return False
-        await writer.drain()
 
 
 async def _answer(

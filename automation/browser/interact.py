@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = [
     "OnField",
     "click",
+    "click_event",
     "drag",
     "fill",
     "fill_form",
@@ -83,6 +84,22 @@ _CARET_TO_END_JS = """(el) => {
     try { el.setSelectionRange(el.value.length, el.value.length); } catch (err) {}
   }
 }"""
+
+
+def click_event(tab: Tab, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[str, str] | None:
+    """The event a click by ref ends with, on the ref's element, for its settle to wait
+    for (:func:`~automation.browser.settle.settles`); None when its element is not in the
+    main document (the settle watches that one) or the ref is not known."""
+    ref = args[0] if args else kwargs.get("ref")
+    try:
+        entry = tab.core.entry(ref)
+    except TabwrightError:
+        return None
+    if entry.frame:
+        return None
+    if kwargs.get("double"):
+        return "dblclick", entry.ref
+    return ("click" if kwargs.get("button", "left") == "left" else "auxclick"), entry.ref
 
 
 async def click(

@@ -10,11 +10,18 @@
   const timers = new Set();
   const frames = new Set();
   const nativeSetTimeout = window.setTimeout; // for settle.js's own waits
+  // The next task, without a timer's clamping: settle.js's look once a click has been
+  // handled.  Made before the page's scripts run, so the page can't intercept it.
+  const channel = new MessageChannel();
+  const post = MessagePort.prototype.postMessage;
+  const queued = [];
+  channel.port1.onmessage = () => { for (const fn of queued.splice(0)) fn(); };
   const p = {
     armed: false,
     limitMs: 0,
     // settle.js's own waits, which must not count as the page's.
     later: (fn, ms) => Reflect.apply(nativeSetTimeout, window, [fn, ms]),
+    soon(fn) { queued.push(fn); Reflect.apply(post, channel.port2, [null]); },
     arm(limitMs) { timers.clear(); frames.clear(); p.limitMs = limitMs; p.armed = true; },
     disarm() { p.armed = false; timers.clear(); frames.clear(); },
     due: () => (p.armed ? timers.size + frames.size : 0),

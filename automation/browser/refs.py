@@ -42,17 +42,31 @@ __all__ = [
 ]
 
 
-# Registered once per Playwright instance as "tabwright": resolves a ref through the
-# document's registry, which re-checks role, name and row first (fail closed).
+# Registered once per Playwright instance as "tabwright", in Playwright's utility world
+# (content script): resolves a ref through the document's registry, which re-checks role,
+# name and row first (fail closed).  The registry lives in the page's main world; the engine
+# reaches it through the DOM they share (snapshot.js answers "tabwright:resolve" with a
+# "tabwright:found" event on the element).  Run there, Playwright acts on the element it
+# found without moving it between worlds first (two CDP round trips per step of an action).
 SELECTOR_ENGINE = """{
   queryAll(root, ref) {
-    const reg = window.__tabwright;
-    const el = reg && reg.resolve(ref);
-    if (!el) return [];
-    return root === document || root === el || root.contains(el) ? [el] : [];
+    let found = null;
+    const grab = (e) => { if (!found) found = e.composedPath()[0]; };
+    window.addEventListener("tabwright:found", grab, true);
+    try {
+      window.dispatchEvent(new CustomEvent("tabwright:resolve", { detail: String(ref) }));
+    } finally {
+      window.removeEventListener("tabwright:found", grab, true);
+    }
+    if (!(found instanceof Element)) return [];
+    return root === document || root === found || root.contains(found) ? [found] : [];
   },
   query(root, ref) { return this.queryAll(root, ref)[0] || null; }
 }"""
+
+
+# The element of a ref, in the page's main world (where the handles given out live), or null.
+_HANDLE_JS = "(ref) => (window.__tabwright ? window.__tabwright.resolve(ref) : null)"
 
 
 @dataclass(frozen=True)
@@ -137,9 +151,13 @@ async def handle_of(core: TabCore, entry: RefEntry, *, budget: Budget) -> Elemen
     (a busy machine, a long task) is waited for within the budget, not taken for a
     changed one."""
     try:
-        handle = await budget.run(core.frame_of(entry).query_selector(f"tabwright={entry.ref}"))
+        found = await budget.run(core.frame_of(entry).evaluate_handle(_HANDLE_JS, entry.ref))
     except PlaywrightError:
         handle = None  # the frame or the element's document is gone
+    else:
+        handle = found.as_element()
+        if handle is None:
+            await found.dispose()
     if handle is None:
         raise StaleRef(
             f"ref {entry.describe()}: the page replaced the element as it was taken",

@@ -116,7 +116,9 @@ class BrowserSession:
     async def _start_browser(self, budget: Budget) -> None:
         if self._playwright is None:
             self._playwright = await async_playwright().start()
-            await self._playwright.selectors.register("tabwright", SELECTOR_ENGINE)
+            await self._playwright.selectors.register(
+                "tabwright", SELECTOR_ENGINE, content_script=True
+            )
         chromium = self._playwright.chromium
         try:
             if self.config.cdp_url:
@@ -261,7 +263,8 @@ class BrowserSession:
         channel = context._impl_obj._channel  # type: ignore[attr-defined]
         try:
             await channel.registerSelectorEngine(
-                {"name": "tabwright", "source": SELECTOR_ENGINE}, timeout=10_000
+                {"name": "tabwright", "source": SELECTOR_ENGINE, "contentScript": True},
+                timeout=10_000,
             )
         except PlaywrightError as exc:
             if "already registered" not in str(exc):

@@ -1,18 +1,19 @@
 // The page's side of automation/browser/settle.py: one function for every step, called
-// as ([op, quietMs, maxMs, fresh, shortMs]) with op arm | probe | quiet | stop.  It
+// as ([op, quietMs, maxMs, fresh, shortMs, trigger, ref]) with op arm | probe | quiet |
+// stop (arm takes quietMs, and maxMs, trigger and ref when it waits for the action).  It
 // installs the watcher into a document the first time it is called there: a
 // MutationObserver on the document (our own marks on masked secret fields are not
 // changes) and listeners that hear the page ask for a navigation of its own (the
 // Navigation API's navigate event for another document, a form submitted to this
 // frame), unless a handler prevented it.
-([op, quietMs, maxMs, fresh, shortMs]) => {
+([op, quietMs, maxMs, fresh, shortMs, trigger, ref]) => {
   // The page's short timers and frames since arm (pending.js); absent in a document
   // that predates the init script, where only quietMs tells the DOM settled.
   const pending = window.__tabwrightPending;
   const later = pending ? pending.later : (fn, ms) => setTimeout(fn, ms);
   let s = window.__tabwrightSettle;
   if (!s) {
-    s = { n: 0, last: 0, nav: 0, on: false, wake: null };
+    s = { n: 0, last: 0, nav: 0, on: false, wake: null, waiting: null };
     const ours = (r) => r.type === "attributes" && (r.attributeName.startsWith("data-tabwright")
       || (r.attributeName === "style" && r.target.hasAttribute("data-tabwright-secret")));
     s.observer = new MutationObserver((records) => {
@@ -49,20 +50,58 @@
     s.on = false;
     if (pending) pending.disarm();
   };
+  // What the action set off, one timer after it was handled: what it queued with a zero
+  // delay has run by then, and what it started in a task of its own (an EventSource
+  // connects so) has been reported; the short timers and frames it scheduled that are
+  // still due (pending.js) get one timer more.  Nothing: the watcher is disarmed, and
+  // says so.
+  const look = (done) => {
+    const answer = (again) => {
+      const found = state(true);
+      if (found.due && again) return later(() => answer(false), 0);
+      if (s.n === 0 && s.nav === 0 && found.due === 0) {
+        disarm();
+        found.armed = false;
+      }
+      found.probed = true;
+      done(found);
+    };
+    later(() => answer(pending !== undefined), 0);
+  };
+  // An arm that waits for the action stops waiting, without looking (the caller does).
+  const endWait = () => { if (s.waiting) s.waiting(false); };
   if (op === "arm") {
+    endWait();
     s.start();
     s.nav = 0;
     if (pending) pending.arm(quietMs);
-    return state(true);
+    if (!trigger) return state(true);
+    // Sent just before a click, not waited for: the answer comes once the click's event
+    // (trusted, on the ref's element) has been handled, in the same round trip as the
+    // click.  The probe op, or maxMs, ends the wait for a click that never comes: the
+    // answer then holds no look, and the caller probes.
+    const el = window.__tabwright ? window.__tabwright.resolve(ref) : null;
+    return new Promise((done) => {
+      const heard = (e) => { if (e.isTrusted && el && e.composedPath().includes(el)) end(true); };
+      const end = (clicked) => {
+        if (s.waiting !== end) return;
+        s.waiting = null;
+        window.removeEventListener(trigger, heard, true);
+        if (!clicked) return done(state(true));
+        // Heard before the page's own listeners: one task later they and what the click
+        // does by default (submit a form, follow a link) have run.
+        if (pending) pending.soon(() => look(done));
+        else look(done);
+      };
+      s.waiting = end;
+      window.addEventListener(trigger, heard, true);
+      later(() => end(false), maxMs);
+    });
   }
-  if (op === "stop") { disarm(); return state(true); }
+  if (op === "stop") { endWait(); disarm(); return state(true); }
   if (op === "probe") {
-    // One task later: what the action queued with a zero delay has run by then.
-    return new Promise((done) => later(() => {
-      const found = state(true);
-      if (s.n === 0 && s.nav === 0 && found.due === 0) disarm();
-      done(found);
-    }, 0));
+    endWait();
+    return new Promise(look);
   }
   return new Promise((done) => {
     const begun = performance.now();

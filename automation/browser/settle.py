@@ -14,6 +14,12 @@ short when a request takes longer than the pause.  So each action is watched:
   The round trip also orders things: the browser reports a request a handler started
   before it answers a later evaluation on the same page.  Nothing started and nothing
   changed: it returns at once (``nothing pending``), no sleep.
+- A click costs neither round trip of its own (:meth:`Settler.arm_early`): the arm is sent
+  with the ref's resolution, not waited for, and its answer comes once the click's event
+  has been handled on the ref's element (and a task later, what it does by default), in
+  the same round trip as the click.  When that answer is not back as the click returns
+  (the page was busy drawing, or the event went elsewhere), the probe is sent as after
+  any action, and the first of the two answers counts.
 - Otherwise it waits, in this order and bounded: a navigation to commit and its document
   to be parsed (:data:`NAVIGATION_WAIT_MS`), then ``load``; the requests the action
   started (and those started after them, until the page is quiet) to be answered; then
@@ -52,7 +58,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 from urllib.parse import urlsplit
@@ -88,6 +94,7 @@ __all__ = [
     "Mark",
     "SettleReport",
     "Settler",
+    "Trigger",
     "settles",
 ]
 
@@ -173,6 +180,8 @@ class Mark:
     dropped: int  # ... of which turned out to be streams
     streams: int  # long-lived requests started before it
     armed: bool  # the page's watcher was armed (its DOM changes since are known)
+    # An arm sent without waiting for it (Settler.arm_early): its answer, once it comes.
+    early: asyncio.Future[dict[str, Any]] | None = field(default=None, compare=False)
 
 
 @dataclass
@@ -362,6 +371,35 @@ class Settler:
             return mark  # no document to watch right now (one is loading): unarmed
         return replace(mark, armed=True)
 
+    def arm_early(self, budget: Budget | None, *, trigger: str = "", ref: str = "") -> Mark:
+        """Arm without waiting for the page's answer: only before an action whose first
+        step is an evaluation in the page (resolving its ref), so that the page has run
+        this one before the action's input reaches it.  With ``trigger`` (an event type)
+        the answer is also the probe: it comes once that event, trusted and on ``ref``'s
+        element, has been handled (a click), so that the settle after the action needs no
+        round trip of its own."""
+        if not self.enabled or self._gone():
+            return self._mark(armed=False)
+        wait_ms = self.bound_ms if budget is None else max(1, budget.remaining_ms())
+        args = ("arm", self.quiet_ms, wait_ms, None, None, trigger or None, ref)
+        answer = asyncio.ensure_future(self._in_page(Budget(wait_ms, parent=budget), *args))
+        answer.add_done_callback(_retrieve)
+        return replace(self._mark(armed=True), early=answer)
+
+    async def _early_answer(self, answer: asyncio.Future[dict[str, Any]], bound: Budget) -> Any:
+        """The probe after an early arm: its answer when the action's event was heard,
+        else the probe op's (which ends the arm's wait: the first answer to come counts).
+        PlaywrightError when the document went away."""
+        if not answer.done():
+            probe = asyncio.ensure_future(self._in_page(bound, "probe"))
+            probe.add_done_callback(_retrieve)
+            await bound.run(asyncio.wait((answer, probe), return_when=asyncio.FIRST_COMPLETED))
+            if not _probed(answer):
+                return await probe
+        elif not _probed(answer):
+            return await self._in_page(bound, "probe")
+        return answer.result()
+
     async def settle(
         self, mark: Mark | None = None, *, budget: Budget, what: str = "settle"
     ) -> SettleReport:
@@ -415,7 +453,10 @@ class Settler:
         bound = budget.child(min(self.bound_ms, room_ms), label="settle")
         if mark.armed:
             try:
-                watch.saw(await self._in_page(bound, "probe"))
+                if mark.early is not None:
+                    watch.saw(await self._early_answer(mark.early, bound))
+                else:
+                    watch.saw(await self._in_page(bound, "probe"))
             except PlaywrightError:
                 watch.fresh = True  # the document went away: a navigation, seen below
             if not (watch.fresh or watch.asked or watch.mutations or watch.due):
@@ -523,6 +564,19 @@ class Settler:
             pass  # gone or busy: the next arm restarts it
 
 
+def _probed(answer: asyncio.Future[dict[str, Any]]) -> bool:
+    """An early arm's answer that holds the probe (the action's event was heard)."""
+    if not answer.done() or answer.cancelled() or answer.exception() is not None:
+        return False
+    return bool(answer.result().get("probed"))
+
+
+def _retrieve(answer: asyncio.Future[Any]) -> None:
+    """Take a page answer's error nobody waits for any more (the page went away)."""
+    if not answer.cancelled():
+        answer.exception()
+
+
 def _endpoint(request: Request) -> str:
     """A request's URL without its query: what a long poll asks again and again."""
     try:
@@ -533,13 +587,24 @@ def _endpoint(request: Request) -> str:
 
 
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+# What an action sets off, told before it runs (see settles): the event the page fires
+# once it is done, and the ref of the element that event is on; None when there is none
+# to wait for.
+Trigger = Callable[["Tab", tuple[Any, ...], dict[str, Any]], "tuple[str, str] | None"]
 
 
-def settles(method: F) -> F:
+def settles(method: F | None = None, *, early: Trigger | None = None) -> Any:
     """Make a :class:`Tab` action settle before it returns (see the module's docstring):
     armed before it runs, settled after it returns or fails (unless it was cancelled, its
     budget ran out or the tab closed), within the caller's ``budget`` keyword argument.
-    An action called by another settling action leaves the settling to the outer one."""
+    An action called by another settling action leaves the settling to the outer one.
+
+    With ``early`` (for an action whose first step resolves its ref in the page), the arm
+    is sent without waiting for it; the event ``early`` names for the call, when there is
+    one, brings the probe back in the same round trip as the action.
+    """
+    if method is None:
+        return functools.partial(settles, early=early)
 
     @functools.wraps(method)
     async def acting(self: Tab, *args: Any, **kwargs: Any) -> Any:
@@ -550,10 +615,16 @@ def settles(method: F) -> F:
         what = f"settle after {method.__name__}"
         settler.depth += 1
         try:
-            mark = await settler.arm(given)
+            if early is None:
+                mark = await settler.arm(given)
+            else:
+                trigger, ref = early(self, args, kwargs) or ("", "")
+                mark = settler.arm_early(given, trigger=trigger, ref=ref)
             try:
                 result = await method(self, *args, **kwargs)
             except (Cancelled, BrowserClosed, BudgetExceeded):
+                if mark.early is not None:
+                    mark.early.cancel()
                 raise
             except TabwrightError:
                 await settler.settle(mark, budget=_settle_budget(self, given), what=what)

@@ -106,6 +106,26 @@
     // @include snapshot_names.js
     // @include snapshot_lines.js
 
+    // The "tabwright=" selector engine runs in Playwright's utility world (an element found
+    // there is acted on without being carried across worlds), which shares the DOM with
+    // this one but not its objects: it asks for a ref with an event, and the element the
+    // registry resolves answers with one of its own, which the engine catches on its way
+    // down.  What it calls is taken now, before the page's scripts could replace it.  Each
+    // snapshot listens again (the same listener, so once): document.open() erases the
+    // window's listeners, not this registry.
+    const call = Function.prototype.call;
+    const detailOf = call.bind(Object.getOwnPropertyDescriptor(CustomEvent.prototype, "detail").get);
+    const dispatch = call.bind(EventTarget.prototype.dispatchEvent);
+    const listen = call.bind(EventTarget.prototype.addEventListener);
+    const NativeEvent = Event;
+    const onResolve = (e) => {
+      const ref = detailOf(e);
+      const el = typeof ref === "string" ? resolve(ref) : null;
+      if (el) dispatch(el, new NativeEvent("tabwright:found", { composed: true }));
+    };
+    const answerEngine = () => listen(window, "tabwright:resolve", onResolve, true);
+    answerEngine();
+
     const reg = Object.create(null);
     // roleOf and nameOf: the same roles and names for element identities (identity.js).
     for (const [key, fn] of [["snapshot", snapshotCall], ["resolve", resolve], ["refOf", refOf],

@@ -22,6 +22,7 @@ let linkUrls = false;
 
 // One snapshot call: what its lines need from the whole page is read once, before the walk.
 function snapshotCall(opts) {
+  answerEngine();
   contentMemo = new Map();
   styleMemo = new Map();
   linkUrls = opts.linkUrls === true;

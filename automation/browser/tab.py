@@ -195,7 +195,7 @@ class Tab:
 
     # -- actions on an element (automation.browser.interact) ---------------------------
 
-    @settles
+    @settles(early=interact.click_event)
     async def click(
         self,
         ref: str,

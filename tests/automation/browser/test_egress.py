@@ -568,3 +568,78 @@ async def test_an_allowed_tunnel_carries_bytes_both_ways(
     answer = await exchange(proxy, f"{connect}GET /data HTTP/1.0\r\n\r\n".encode())
     assert answer.startswith(b"HTTP/1.1 200 ")
     assert answer.endswith(b'{"ok": true}')
+
+
+class _KeepAliveHandler(_Handler):
+    protocol_version = "HTTP/1.1"  # keeps its connections open between requests
+
+
+class _ClosingHandler(_KeepAliveHandler):
+    """Answers as if it kept the connection, then closes it (an idle timeout at once)."""
+
+    def _answer(self, status: int, kind: str, body: bytes) -> None:
+        super()._answer(status, kind, body)
+        self.close_connection = True
+
+
+@pytest.fixture
+def keeping() -> Iterator[Counting]:
+    server = Counting()
+    server.RequestHandlerClass = _KeepAliveHandler
+    serve(server)
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def gets(server: Counting, *paths: str) -> bytes:
+    """GETs of ``paths`` on one connection to the proxy, the last one asking it to close."""
+    requests = [
+        f"GET {server.origin()}{path} HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+        for path in paths
+    ]
+    requests[-1] += "Connection: close\r\n"
+    return "".join(request + "\r\n" for request in requests).encode()
+
+
+async def test_requests_to_one_address_share_a_kept_alive_upstream_connection(
+    keeping: Counting,
+) -> None:
+    egress = EgressProxy(UrlPolicy(allowed_domains=(f"127.0.0.1:{keeping.port}",)))
+    await egress.start()
+    try:
+        answer = await exchange(egress, gets(keeping, "/data", "/blank", "/data"))
+        # ... and from another connection of the browser's: the same upstream one.
+        again = await exchange(egress, gets(keeping, "/data", "/blank", "/data"))
+    finally:
+        await egress.close()
+    assert answer.count(b"HTTP/1.1 200 ") == 3 and again.count(b"HTTP/1.1 200 ") == 3
+    assert keeping.requests == [("GET", "/data"), ("GET", "/blank"), ("GET", "/data")] * 2
+    assert keeping.connections == 1 and egress.opened == 1
+
+
+async def test_a_pooled_connection_does_not_skip_the_policy(keeping: Counting) -> None:
+    # Only /data is allowed: /blank is refused although a connection to the very same
+    # address stands open and idle in the pool.
+    egress = EgressProxy(UrlPolicy(allowed_domains=(f"127.0.0.1:{keeping.port}/data",)))
+    await egress.start()
+    try:
+        answer = await exchange(egress, gets(keeping, "/data", "/blank"))
+    finally:
+        await egress.close()
+    assert answer.startswith(b"HTTP/1.1 200 ") and b"HTTP/1.1 403 " in answer
+    assert keeping.requests == [("GET", "/data")]
+    assert egress.refused == 1
+
+
+async def test_a_kept_connection_the_server_closed_is_replaced(keeping: Counting) -> None:
+    keeping.RequestHandlerClass = _ClosingHandler
+    egress = EgressProxy(UrlPolicy(allowed_domains=(f"127.0.0.1:{keeping.port}",)))
+    await egress.start()
+    try:
+        answer = await exchange(egress, gets(keeping, "/data", "/data", "/blank"))
+    finally:
+        await egress.close()
+    assert answer.count(b"HTTP/1.1 200 ") == 3
+    assert keeping.requests == [("GET", "/data"), ("GET", "/data"), ("GET", "/blank")]
+    assert keeping.connections == 3

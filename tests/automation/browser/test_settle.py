@@ -177,6 +177,70 @@ async def test_a_click_that_sets_nothing_off_waits_for_nothing(tab: Tab, slow_ur
     assert await tab.page.evaluate("window.clicks") == 1
 
 
+async def test_a_click_that_sets_nothing_off_asks_the_page_nothing_after_it(
+    tab: Tab, slow_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The click's arm answers once its event was handled: at most the probe follows (when
+    that answer was not back yet), never a stop for a watcher the page already disarmed."""
+    refs = await open_page(tab, f"{slow_url}/settle/actions.html")
+    asked: list[str] = []
+    in_page = tab.settler._in_page
+
+    async def recording(budget: Budget, *args: object) -> dict[str, object]:
+        asked.append(str(args[0]))
+        return await in_page(budget, *args)
+
+    monkeypatch.setattr(tab.settler, "_in_page", recording)
+    for _ in range(3):
+        await tab.click(refs["Do nothing"])
+        report = tab.settler.last
+        assert report is not None and report.reason == IDLE
+    assert asked.count("arm") == 3
+    assert set(asked) <= {"arm", "probe"}
+    assert await tab.page.evaluate("window.clicks") == 3
+
+
+async def test_a_click_is_judged_on_its_own_element_when_the_page_clicks_another(
+    tab: Tab, slow_url: str
+) -> None:
+    """Only the click's own event ends the wait for it: a click on a button whose press a
+    page script answers with a click of another button (which draws nothing) is still
+    judged by what the button's own click drew."""
+    refs = await open_page(tab, f"{slow_url}/settle/actions.html")
+    await tab.page.evaluate(
+        """() => {
+          const nothing = [...document.querySelectorAll("button")]
+            .find((b) => b.textContent.trim() === "Do nothing");
+          window.addEventListener("pointerdown", () => nothing.click(), true);
+        }"""
+    )
+    await tab.click(refs["Show note"])
+    report = tab.settler.last
+    assert report is not None and report.reason == SETTLED
+    assert report.mutations >= 1
+    assert "A note" in (await tab.snapshot()).text
+
+
+async def test_a_page_that_tampers_with_events_still_gets_its_click_on_the_ref(
+    tab: Tab, slow_url: str
+) -> None:
+    """The selector engine asks the page's registry through events; a page that rewrites
+    how events are made, sent and read afterwards neither redirects nor stops the click."""
+    refs = await open_page(tab, f"{slow_url}/settle/actions.html")
+    other = refs["Show note"]
+    await tab.page.evaluate(
+        """(other) => {
+          Object.defineProperty(CustomEvent.prototype, "detail", { get: () => other });
+          EventTarget.prototype.dispatchEvent = function () { return true; };
+          window.Event = function () { throw new Error("no events"); };
+        }""",
+        other,
+    )
+    await tab.click(refs["Do nothing"])
+    assert await tab.page.evaluate("window.clicks") == 1
+    assert "A note" not in (await tab.snapshot()).text
+
+
 async def test_a_change_drawn_by_the_click_itself_needs_no_request(tab: Tab, slow_url: str) -> None:
     refs = await open_page(tab, f"{slow_url}/settle/actions.html")
     await tab.click(refs["Show note"])
