@@ -34,6 +34,7 @@ import asyncio
 import datetime as dt
 import re
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,7 @@ __all__ = [
     "Located",
     "capture",
     "locate",
+    "page_changing",
 ]
 
 IDENTITY_JS = (Path(__file__).with_name("identity.js")).read_text(encoding="utf-8")
@@ -278,21 +280,58 @@ async def capture(element: ElementHandle, *, budget: Budget) -> ElementIdentity:
 
 
 async def locate(
-    page: Page, identity: ElementIdentity, *, budget: Budget, wait_ms: float = 0
+    page: Page,
+    identity: ElementIdentity,
+    *,
+    budget: Budget,
+    wait_ms: float = 0,
+    longest_ms: float = 0,
+    changing: Callable[[], Awaitable[bool]] | None = None,
 ) -> Located:
     """Find ``identity`` in the page and its frames (the recorded frame first), or abstain.
     With ``wait_ms``, keep looking that long (within the budget) while it abstains: a
     client-side app may draw the element a moment after the page loaded, or after the
-    last action."""
-    deadline = time.monotonic() + wait_ms / 1000
+    last action.  Past ``wait_ms``, up to ``longest_ms``, it keeps looking as long as
+    ``changing()`` says the page is still changing (loading, or new elements appearing):
+    "nothing fits" is only final on a page that has stopped changing."""
+    started = time.monotonic()
+    deadline = started + wait_ms / 1000
+    longest = started + max(wait_ms, longest_ms) / 1000
     delay_s = 0.05
     while True:
         located = await _locate_once(page, identity, budget=budget)
-        left_s = min(deadline - time.monotonic(), budget.remaining_ms() / 1000 - delay_s)
-        if located.ok or left_s < delay_s:
+        now = time.monotonic()
+        if located.ok or budget.remaining_ms() / 1000 - delay_s < delay_s:
             return located
+        if deadline - now < delay_s:
+            if longest - now < delay_s or changing is None or not await changing():
+                return located
         await budget.run(asyncio.sleep(delay_s))
         delay_s = min(delay_s * 1.6, 0.4)
+
+
+# Whether the page is still changing: not yet loaded, or its document changed within the
+# last CHANGE_QUIET_MS (a MutationObserver, installed on the first question).
+CHANGE_QUIET_MS = 2_000
+_ACTIVITY_JS = """(quietMs) => {
+  const key = "__tabwrightActivity";
+  if (!window[key]) {
+    const seen = { last: performance.now() };
+    new MutationObserver(() => { seen.last = performance.now(); }).observe(document,
+      { childList: true, subtree: true, characterData: true, attributes: true });
+    Object.defineProperty(window, key, { value: seen });
+  }
+  return document.readyState !== "complete" || performance.now() - window[key].last < quietMs;
+}"""
+
+
+async def page_changing(page: Page, *, budget: Budget) -> bool:
+    """Whether the page's main document is still loading or has changed of late (a page
+    that can't be asked is taken as changing: it may be on its way to another)."""
+    try:
+        return bool(await budget.run(page.evaluate(_ACTIVITY_JS, CHANGE_QUIET_MS)))
+    except PlaywrightError:
+        return True
 
 
 async def _locate_once(page: Page, identity: ElementIdentity, *, budget: Budget) -> Located:

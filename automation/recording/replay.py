@@ -4,11 +4,13 @@ For every step, in order, inside its own budget (and the whole replay's):
 
 1. page steps (navigate, back, forward, reload) run as they are; a navigation on the origin
    the scenario was recorded on moves to the replay's base URL (:func:`rebase`);
-2. element steps :func:`~automation.browser.identity.locate` their element.  When it
-   abstains the step *needs a person*: with a :class:`RunControl` (the dashboard) the replay
-   pauses (resume tries the step again; a reply "skip" says the person did it; with
-   :attr:`ReplayConfig.person_wait_ms`, no one coming in that time ends it), without one
-   the replay ends there with status ``needs_person``.  Replay never acts on a guess;
+2. element steps :func:`~automation.browser.identity.locate` their element, looking again
+   while the page is still loading or drawing new elements.  When it abstains on a page
+   that has stopped changing, the step *needs a person*: with a :class:`RunControl` (the
+   dashboard) the replay pauses (resume tries the step again; a reply "skip" says the
+   person did it; with :attr:`ReplayConfig.person_wait_ms`, no one coming in that time
+   ends it), without one the replay ends there with status ``needs_person``.  Replay
+   never acts on a guess;
 3. the element found gets its ref from the snapshot registry (``refOf``), and the step runs
    through the same action code an agent uses (:func:`automation.actions.execute`),
    with its ``${param}`` and ``${SECRET:NAME}`` values filled in only at that moment (a
@@ -40,7 +42,7 @@ from playwright.async_api import ElementHandle
 from playwright.async_api import Error as PlaywrightError
 
 from automation.actions import execute
-from automation.browser.identity import ElementIdentity, Located, locate
+from automation.browser.identity import ElementIdentity, Located, locate, page_changing
 from automation.browser.tab import Tab
 from automation.budget import Budget
 from automation.control import RunControl
@@ -97,8 +99,10 @@ class ReplayConfig:
     screenshots: bool = False
     # How long a step keeps looking for its element while locate abstains (a client-side
     # app draws it a moment after the page loaded); within the step's budget, less a
-    # reserve for acting.
-    locate_wait_ms: int = 10_000
+    # reserve for acting.  Past it, the step keeps looking as long as the page is still
+    # loading or drawing new elements, to that same end: "nothing fits" is final only on
+    # a page that has stopped changing.
+    locate_wait_ms: int = 5_000
     check_timeout_ms: int = 5_000  # how long an expect check may take to hold
     # How long a step that needs a person waits for one before the replay ends with it
     # (None: until they come or the run is stopped).  Replays nobody watches (a batch's
@@ -413,8 +417,14 @@ class Replay:
         target = self.values.target(step)
         assert target is not None
         reserve_ms = min(5_000, self.config.step_timeout_ms / 3)
-        wait_ms = max(0, min(self.config.locate_wait_ms, budget.remaining_ms() - reserve_ms))
-        located = await locate(self.tab.page, target, budget=budget, wait_ms=wait_ms)
+        longest_ms = max(0, budget.remaining_ms() - reserve_ms)
+        wait_ms = min(self.config.locate_wait_ms, longest_ms)
+
+        async def changing() -> bool:  # still loading, or drawing new elements
+            return self.tab.settler.busy() or await page_changing(self.tab.page, budget=budget)
+
+        located = await locate(self.tab.page, target, budget=budget, wait_ms=wait_ms,
+                               longest_ms=longest_ms, changing=changing)  # fmt: skip
         if not located.ok:
             raise NeedsPerson(
                 f"can't tell which element it means: {located.reason or 'not found'}",
