@@ -13,9 +13,12 @@ finds exactly one visible element that also fits the identity:
 
 1. ``role_name``: the same role and accessible name;
 2. ``aria_label``, 3. ``name_attr``, 4. ``test_id``: the same attribute value;
-5. ``selector``: one of the stored selectors;
+5. ``target``: the one link or submit leading where the recorded one led (its address,
+   or its form's action and method); ``selector``: one of the stored selectors;
 6. ``similarity``: a score over every attribute, row, section, position and look, taken
-   only when the best candidate is clearly ahead of the next;
+   only when the best candidate is clearly ahead of the next, or when among those that
+   score alike one leads where the recorded element led (or all of them do, under its
+   name: the same link in a sidebar and a header);
 7. ``coordinates``: the element now at the recorded position, if it fits as well.
 
 "Fits" means: the same role and a similar name (UI synonyms such as "Sign in" / "Log in"
@@ -61,8 +64,9 @@ IDENTITY_JS = (Path(__file__).with_name("identity.js")).read_text(encoding="utf-
 IDENTITY_VERSION = 1
 _LOCATE_JS = f"(args) => ({IDENTITY_JS})(null, args)"
 _TEXT_FIELDS = ("role", "kind", "name", "name_base", "aria_label", "name_attr", "id",
-                "placeholder", "label", "autocomplete", "type", "tag", "text", "row", "card",
-                "section", "look", "frame_url", "captured_at")  # fmt: skip
+                "placeholder", "label", "autocomplete", "type", "tag", "text", "target",
+                "method", "row", "card", "section", "look", "frame_url",
+                "captured_at")  # fmt: skip
 FRAME_MARGIN = 0.06  # found in two frames: the better must be this far ahead
 MAX_VARIANTS = 5  # earlier confirmed identities an identity keeps
 _UNIQUE_KINDS = frozenset({"placeholder", "label", "autocomplete", "sole"})
@@ -101,6 +105,11 @@ class ElementIdentity:
     type: str = ""
     tag: str = ""
     text: str = ""
+    # Where a link or a submit leads: the link's address, or its form's action (absolute,
+    # as recorded: replay moves it to its base URL), and the form's method ("" for links).
+    # Optional: identities without it read as leading nowhere known.
+    target: str = ""
+    method: str = ""
     row: str = ""  # the text of its table row or list item, without its own
     # Out of rows: the text of the card, tile or column it repeats in (kept apart from row,
     # which exports read as a table row or list item).
@@ -234,6 +243,8 @@ class ElementIdentity:
             before, after = getattr(self, name), getattr(now, name)
             if before != after:
                 out.append(f"{name}: {before!r} -> {after!r}")
+        if self.target and now.target and self.target != now.target:
+            out.append(f"target: {self.target!r} -> {now.target!r}")
         if self.test_ids != now.test_ids:
             out.append(f"test_ids: {self.test_ids} -> {now.test_ids}")
         if self.selectors[:1] != now.selectors[:1]:
@@ -425,7 +436,7 @@ def _safe_page_data(data: dict[str, Any]) -> dict[str, Any]:
     for name in _TEXT_FIELDS:
         if name not in ("role", "kind") and isinstance(out.get(name), str):
             # A frame's address is not cut where a name would be: its path finds the frame.
-            most = MAX_URL_CHARS if name == "frame_url" else MAX_TEXT_CHARS
+            most = MAX_URL_CHARS if name in ("frame_url", "target") else MAX_TEXT_CHARS
             out[name] = _safe_text(out[name], most)
     tests = out.get("test_ids")
     if isinstance(tests, dict):

@@ -57,6 +57,7 @@ __all__ = [
     "first_folder",
     "normalize_base",
     "rebase",
+    "rebase_identity",
 ]
 
 FORMAT = "tabwright.scenario"
@@ -475,6 +476,22 @@ def rebase(url: str, recorded_base: str, base_url: str) -> str:
     path = now.path[len(prefix) :] if prefix and now.path.startswith(prefix) else now.path
     joined = new.path.rstrip("/") + (path if path.startswith("/") else "/" + path)
     return urlunsplit((new.scheme, new.netloc, joined, now.query, now.fragment))
+
+
+def rebase_identity(
+    identity: ElementIdentity, recorded_base: str, base_url: str
+) -> ElementIdentity:
+    """``identity`` with where it leads (and where its variants lead) moved as
+    :func:`rebase` moves a navigation."""
+    if not any(i.target for i in identity.every()):
+        return identity
+
+    def moved(one: ElementIdentity) -> ElementIdentity:
+        if not one.target:
+            return one
+        return replace(one, target=rebase(one.target, recorded_base, base_url))
+
+    return replace(moved(identity), variants=tuple(moved(v) for v in identity.variants))
 
 
 def _check_line(text: str, what: str, *, index: int | None = None) -> None:
