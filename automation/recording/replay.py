@@ -78,7 +78,9 @@ from automation.recording.scenario import (
     ScenarioStep,
     normalize_base,
     rebase,
+    rebase_identity,
 )
+from automation.recording.widgets import WIDGET_ACTIONS, set_behind_widget
 from automation.secrets import Secrets, redacting
 
 __all__ = ["Replay", "ReplayConfig", "ReplayResult", "StepOutcome"]
@@ -416,6 +418,7 @@ class Replay:
         a reserve for acting), or NeedsPerson saying why none could be taken."""
         target = self.values.target(step)
         assert target is not None
+        target = rebase_identity(target, self.scenario.base_url, self.base_url)
         reserve_ms = min(5_000, self.config.step_timeout_ms / 3)
         longest_ms = max(0, budget.remaining_ms() - reserve_ms)
         wait_ms = min(self.config.locate_wait_ms, longest_ms)
@@ -464,7 +467,14 @@ class Replay:
                 located = await self._locate(step, budget)
                 assert located.element is not None
             try:
-                ref = await self._ref_of(located.element, budget, fresh=attempt > 0)
+                try:
+                    ref = await self._ref_of(located.element, budget, fresh=attempt > 0)
+                except _NotInSnapshot:
+                    if action not in WIDGET_ACTIONS:
+                        raise
+                    # A native control a widget stands for now: set and verified there.
+                    return await set_behind_widget(self.tab, located.element, action, args,
+                                                   budget)  # fmt: skip
                 if located.found is not None:  # how the action finds it after a re-render
                     self.tab.remember_identity(ref, located.found)
                 return await execute(self.tab, action, {**args, "ref": ref}, budget=budget)
@@ -490,7 +500,7 @@ class Replay:
         if (not ref or ref not in self.tab.refs) and not await _connected(element):
             raise StaleRef("the element found left the page before it was acted on")
         if not ref or ref not in self.tab.refs:
-            raise ActionFailed(
+            raise _NotInSnapshot(
                 "the element found is not in the page's snapshot (hidden, or not something "
                 "that can be acted on)"
             )
@@ -548,6 +558,10 @@ class Replay:
         shot = await self.tab.step_screenshot(index, budget=budget)
         if shot is not None:
             await self.out.emit(shot)
+
+
+class _NotInSnapshot(ActionFailed):
+    """The element found is hidden from the snapshot (a native control behind a widget)."""
 
 
 # Steps that reach the same state when done twice; other steps are tried again only when

@@ -9,10 +9,13 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
+from playwright.async_api import ElementHandle
 
 from automation import Budget, Tab
+from automation.errors import ActionFailed
 from automation.recording.replay import Replay, ReplayConfig
 from automation.recording.scenario import Scenario, ScenarioStep
+from automation.recording.widgets import set_behind_widget
 from bench.reskinapp import USERNAME, Store, serve_backoffice
 from tests.refs import ref_of
 
@@ -75,3 +78,78 @@ async def test_a_page_that_has_stopped_changing_is_not_waited_for_to_the_budgets
     budget = Budget(120_000, label="the test")  # far less than the step's budget
     result = await budget.run(Replay(tab, scenario, base_url=f"{base}/plain/", config=config).run())
     assert result.status == "needs_person", result.to_dict()
+
+
+async def replay_on(tab: Tab, base: str, design: str, *steps: ScenarioStep) -> Any:
+    """The steps (recorded on the plain design, after opening its start page) replayed on
+    ``design``."""
+    start = ScenarioStep("navigate", {"url": f"{base}/plain/"})
+    scenario = Scenario("reskin", (start, *steps), base_url=f"{base}/plain/")
+    await tab.page.goto("about:blank")
+    return await Replay(tab, scenario, base_url=f"{base}/{design}/").run()
+
+
+async def test_links_that_look_alike_are_told_apart_by_where_they_lead(tab: Tab, base: str) -> None:
+    # Three "Add" links on the start page; the recorded one is the Customers row's.  The
+    # card dashboard has one per card, and a card is not a row.
+    add = await step_on(tab, f"{base}/plain/", "click", "link", "Add", 2)
+    assert add.identity is not None and add.identity.target == f"{base}/plain/customers/new"
+    result = await replay_on(tab, base, "cards", add)
+    assert result.ok, result.to_dict()
+    assert result.steps[1].strategy == "target"
+    assert tab.page.url == f"{base}/cards/customers/new"
+
+
+async def test_the_same_link_in_a_sidebar_and_a_header_is_either_of_them(
+    tab: Tab, base: str
+) -> None:
+    customers = await step_on(tab, f"{base}/plain/", "click", "link", "Customers", 0)
+    result = await replay_on(tab, base, "twin", customers)
+    assert result.ok, result.to_dict()
+    assert tab.page.url == f"{base}/twin/customers"
+
+
+async def test_a_submit_keeps_where_its_form_posts(tab: Tab, base: str) -> None:
+    save = await step_on(tab, f"{base}/plain/customers/new", "click", "button", "Save")
+    assert save.identity is not None
+    assert (save.identity.target, save.identity.method) == (
+        f"{base}/plain/customers/save", "post"
+    )  # fmt: skip
+
+
+async def test_a_select_and_a_box_behind_widgets_are_set_and_shown(tab: Tab, base: str) -> None:
+    url = f"{base}/plain/customers/new"
+    tier = await step_on(tab, url, "select_option", "combobox", "Tier", values=["Gold"])
+    active = await step_on(tab, url, "check", "checkbox", "Active", checked=True)
+    start = ScenarioStep("navigate", {"url": url})
+    scenario = Scenario("tier", (start, tier, active), base_url=f"{base}/plain/")
+    await tab.page.goto("about:blank")
+    result = await Replay(tab, scenario, base_url=f"{base}/widgets/").run()
+    assert result.ok, result.to_dict()
+    assert "widget listens to" in result.steps[1].result
+    assert await tab.page.locator(".combo-value").first.text_content() == "Gold"
+    assert await tab.page.is_checked("input[name=active]")
+
+
+async def widget_page(tab: Tab, base: str, script: str) -> ElementHandle:
+    await tab.navigate(f"{base}/widgets/customers/new")
+    await tab.page.evaluate(script)
+    return await tab.page.query_selector("select[name=tier]")  # type: ignore[return-value]
+
+
+async def test_a_widget_that_does_not_follow_its_select_is_operated_by_role(
+    tab: Tab, base: str
+) -> None:
+    select = await widget_page(tab, base, "document.querySelector('#f-tier').dataset.follow = 'no'")
+    said = await set_behind_widget(
+        tab, select, "select_option", {"values": ["Gold"]}, Budget(20_000)
+    )
+    assert "in the widget standing for the select" in said
+    assert await tab.page.locator(".combo-value").first.text_content() == "Gold"
+    assert await tab.page.input_value("select[name=tier]") == "gold"
+
+
+async def test_a_hidden_select_nothing_shows_fails_instead_of_passing(tab: Tab, base: str) -> None:
+    select = await widget_page(tab, base, "document.querySelector('#f-tier + .combo').remove()")
+    with pytest.raises(ActionFailed, match="does not show it"):
+        await set_behind_widget(tab, select, "select_option", {"values": ["Gold"]}, Budget(20_000))
