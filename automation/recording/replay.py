@@ -70,6 +70,8 @@ from automation.events import (
     StepReplayed,
 )
 from automation.recording import expect
+from automation.recording.intent import IntentAgent, Reached, agent_goal, by_agent, go_directly
+from automation.recording.outcome import ReplayResult, StepOutcome
 from automation.recording.params import unfill
 from automation.recording.rescue import Rescue, rescue_of, start_recorder
 from automation.recording.scenario import (
@@ -112,65 +114,6 @@ class ReplayConfig:
     person_wait_ms: int | None = None
 
 
-@dataclass(frozen=True)
-class StepOutcome:
-    index: int
-    action: str
-    status: str  # passed | failed | needs_person | skipped | not_run
-    strategy: str = ""  # how the element was found (empty for page steps)
-    score: float | None = None
-    changes: list[str] = field(default_factory=list)
-    heal: str = ""  # "" (nothing changed) | confident | proposed
-    healed: dict[str, Any] | None = None  # the element's identity now, when it changed
-    candidates: list[dict[str, Any]] = field(default_factory=list)  # when it needs a person
-    error: dict[str, str] | None = None
-    result: str = ""
-    duration_ms: int = 0
-    url: str = ""
-
-    @property
-    def ok(self) -> bool:
-        return self.status in ("passed", "skipped")
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "index": self.index,
-            "action": self.action,
-            "status": self.status,
-            "strategy": self.strategy,
-            "score": self.score,
-            "changes": list(self.changes),
-            "heal": self.heal,
-            "healed": self.healed,
-            "candidates": list(self.candidates),
-            "error": self.error,
-            "result": self.result,
-            "duration_ms": self.duration_ms,
-            "url": self.url,
-        }
-
-
-@dataclass(frozen=True)
-class ReplayResult:
-    status: str  # passed | failed | needs_person | stopped
-    steps: list[StepOutcome]
-    reason: str = ""
-    duration_ms: int = 0
-
-    @property
-    def ok(self) -> bool:
-        return self.status == "passed"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "status": self.status,
-            "ok": self.ok,
-            "reason": self.reason,
-            "duration_ms": self.duration_ms,
-            "steps": [s.to_dict() for s in self.steps],
-        }
-
-
 class _NullSink:
     async def emit(self, event: Event) -> None:
         pass
@@ -190,6 +133,9 @@ class Replay:
     control: RunControl | None = None
     env: dict[str, str] | None = None  # where secrets come from (default: os.environ)
     secrets: Secrets | None = None  # the run's (its owner's grants); default: all of env
+    # With an LLM profile for replays: tries a step whose element is gone, checked and
+    # proposed (automation.recording.intent).  None: such a step needs a person.
+    agent: IntentAgent | None = None
 
     def __post_init__(self) -> None:
         self.run_secrets = self.secrets if self.secrets is not None else Secrets(self.env)
@@ -343,6 +289,7 @@ class Replay:
         if rescue is not None and target is not None and step.needs_element:
             changes = ["done by the person", *target.changes(rescue)]
             kept = unfill(step.identity, rescue, self.values.params)
+            kept = rebase_identity(kept, self.base_url, self.scenario.base_url)
             fields.update(strategy="person", changes=changes, heal="proposed",
                           healed=kept.to_dict())  # fmt: skip
         skipped = StepOutcome(index, step.action, "skipped", **fields)
@@ -356,15 +303,23 @@ class Replay:
         step_budget = budget.child(timeout_ms, label=f"step {index}")
         started = time.monotonic()
         located: Located | None = None
+        reached: Reached | None = None  # its intent reached another way
         result, error, status = "", None, "passed"
         try:
             if step.is_check:
                 result = await self._check(step, step_budget)
                 located = await self._held_on(step, step_budget)
             elif step.needs_element:
-                located = await self._locate(step, step_budget)
-                result = await self._act_on(located, step, step_budget)
-                await self.tab.settle(budget=step_budget)
+                try:
+                    located = await self._locate(step, step_budget)
+                except NeedsPerson:
+                    reached = await self._reach_intent(index, step, budget)
+                    if reached is None:
+                        raise
+                    result = reached.result
+                else:
+                    result = await self._act_on(located, step, step_budget)
+                    await self.tab.settle(budget=step_budget)
             else:
                 args = self.values.fill(step.args)
                 if step.action == "navigate":
@@ -392,6 +347,13 @@ class Replay:
         )  # fmt: skip
         outcome = self._outcome(index, step, status, located, error, error_dict, result,
                                 duration_ms)  # fmt: skip
+        if reached is not None and status == "passed":
+            healed = None
+            if reached.healed is not None and step.identity is not None:
+                kept = unfill(step.identity, reached.healed, self.values.params)
+                healed = rebase_identity(kept, self.base_url, self.scenario.base_url).to_dict()
+            outcome = replace(outcome, strategy=reached.strategy, changes=reached.changes,
+                              heal="proposed" if healed else "", healed=healed)  # fmt: skip
         found = located.found if located is not None and located.ok else None
         await self.out.emit(
             StepRecorded(
@@ -436,6 +398,32 @@ class Replay:
                 hint="the page changed more than replay can be sure of",
             )
         return located
+
+    async def _reach_intent(self, index: int, step: ScenarioStep, budget: Budget) -> Reached | None:
+        """The step's element is not there: reach its intent another way, checked by the
+        next step's element (:mod:`automation.recording.intent`), or None."""
+        target = self.values.target(step)
+        if target is None:
+            return None
+        target = rebase_identity(target, self.scenario.base_url, self.base_url)
+        following = next((s for s in self.scenario.steps[index + 1 :]
+                          if s.needs_element and not s.is_check), None)  # fmt: skip
+
+        async def find_next(within: Budget) -> Located | None:
+            assert following is not None
+            try:
+                return await self._locate(following, within)
+            except NeedsPerson:
+                return None
+
+        find = find_next if following is not None else None
+        within = budget.child(self.config.step_timeout_ms, label=f"step {index}: its intent")
+        base = self.base_url or self.scenario.base_url
+        reached = await go_directly(self.tab, step, target, base, within, find)
+        if reached is None and self.agent is not None and find is not None:
+            goal = agent_goal(following, expect.element_words)
+            reached = await by_agent(self.tab, self.agent, step, goal, within, find)
+        return reached
 
     async def _check(self, step: ScenarioStep, budget: Budget) -> str:
         """An expect step: read the page until it holds (CheckFailed if it does not)."""
@@ -544,6 +532,8 @@ class Replay:
             heal = "confident" if confident else "proposed"
         # Written back with its parameters' placeholders where their values stand.
         healed = unfill(step.identity, located.found, self.values.params) if heal else None
+        if healed is not None:  # where it leads, on the origin the scenario was recorded on
+            healed = rebase_identity(healed, self.base_url, self.scenario.base_url)
         return StepOutcome(
             index, step.action, status, strategy=located.strategy, score=located.score,
             changes=changes, heal=heal, healed=healed.to_dict() if healed else None, **common,

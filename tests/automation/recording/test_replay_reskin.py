@@ -5,18 +5,23 @@ and a select hidden behind a widget is set through the widget that listens to it
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
 from playwright.async_api import ElementHandle
 
 from automation import Budget, Tab
+from automation.agent.intent import PlannerAgent
 from automation.errors import ActionFailed
+from automation.llm.openai import OpenAICompatPlanner
 from automation.recording.replay import Replay, ReplayConfig
 from automation.recording.scenario import Scenario, ScenarioStep
 from automation.recording.widgets import set_behind_widget
 from bench.reskinapp import USERNAME, Store, serve_backoffice
+from tests.fakellm import ScriptedLLMServer
 from tests.refs import ref_of
 
 pytestmark = pytest.mark.browser
@@ -153,3 +158,85 @@ async def test_a_hidden_select_nothing_shows_fails_instead_of_passing(tab: Tab, 
     select = await widget_page(tab, base, "document.querySelector('#f-tier + .combo').remove()")
     with pytest.raises(ActionFailed, match="does not show it"):
         await set_behind_widget(tab, select, "select_option", {"values": ["Gold"]}, Budget(20_000))
+
+
+async def test_a_link_gone_from_the_page_is_followed_to_where_it_led_and_verified(
+    tab: Tab, base: str
+) -> None:
+    # The menu design has no Add link on its start page (Customers sits in a collapsed
+    # menu group, and Add on the list).
+    add = await step_on(tab, f"{base}/plain/", "click", "link", "Add", 2)
+    name = await step_on(tab, f"{base}/plain/customers/new", "fill", "textbox", "Name",
+                         value="Grace")  # fmt: skip
+    result = await replay_on(tab, base, "menus", add, name)
+    assert result.ok, result.to_dict()
+    assert result.steps[1].strategy == "direct"
+    assert "customers/new" in result.steps[1].changes[0]
+    assert tab.page.url == f"{base}/menus/customers/new"
+    assert await tab.page.input_value("input[name=name]") == "Grace"
+
+
+async def test_a_link_followed_directly_must_lead_to_the_next_steps_element(
+    tab: Tab, base: str
+) -> None:
+    add = await step_on(tab, f"{base}/plain/", "click", "link", "Add", 0)  # Groups' Add
+    notes = await step_on(tab, f"{base}/plain/customers/new", "fill", "textbox", "Notes",
+                          value="x")  # fmt: skip
+    start = ScenarioStep("navigate", {"url": f"{base}/plain/"})
+    scenario = Scenario("reskin", (start, add, notes), base_url=f"{base}/plain/")
+    config = ReplayConfig(locate_wait_ms=300)
+    result = await Replay(tab, scenario, base_url=f"{base}/menus/", config=config).run()
+    assert result.status == "needs_person", result.to_dict()
+    assert result.steps[1].status == "needs_person"
+
+
+def act(**fields: object) -> str:
+    return f"<action>{json.dumps(fields)}</action>"
+
+
+async def test_with_an_llm_profile_an_agent_reaches_the_intent_and_it_is_shown_as_a_heal(
+    tab: Tab, base: str, llm_server: ScriptedLLMServer
+) -> None:
+    add = await step_on(tab, f"{base}/plain/", "click", "link", "Add", 2)
+    assert add.identity is not None
+    add = replace(add, identity=replace(add.identity, target=""))  # stored before targets
+    name = await step_on(tab, f"{base}/plain/customers/new", "fill", "textbox", "Name",
+                         value="Grace")  # fmt: skip
+    start = ScenarioStep("navigate", {"url": f"{base}/plain/"})
+    scenario = Scenario("reskin", (start, add, name), base_url=f"{base}/plain/")
+    llm_server.script(
+        act(action="navigate", url=f"{base}/menus/customers/new")
+        + act(action="done", summary="opened the form to add a customer")
+    )
+    agent = PlannerAgent(OpenAICompatPlanner(base_url=llm_server.base_url, model="m"))
+    await tab.page.goto("about:blank")
+    config = ReplayConfig(locate_wait_ms=300)
+    result = await Replay(tab, scenario, base_url=f"{base}/menus/", config=config,
+                          agent=agent).run()  # fmt: skip
+    assert result.ok, result.to_dict()
+    step = result.steps[1]
+    assert step.strategy == "agent" and "navigate" in step.changes[0]
+    assert "needs a person's confirmation" in step.changes
+    assert await tab.page.input_value("input[name=name]") == "Grace"
+    sent = llm_server.requests[0]["messages"][-1]["content"]
+    assert "open /plain/customers/new" not in sent  # a step stored without a target
+    assert "'Add'" in json.dumps(llm_server.requests[0]["messages"])
+
+
+async def test_an_agent_that_does_not_reach_the_next_steps_element_leaves_it_to_a_person(
+    tab: Tab, base: str, llm_server: ScriptedLLMServer
+) -> None:
+    add = await step_on(tab, f"{base}/plain/", "click", "link", "Add", 2)
+    assert add.identity is not None
+    add = replace(add, identity=replace(add.identity, target=""))
+    name = await step_on(tab, f"{base}/plain/customers/new", "fill", "textbox", "Name",
+                         value="Grace")  # fmt: skip
+    start = ScenarioStep("navigate", {"url": f"{base}/plain/"})
+    scenario = Scenario("reskin", (start, add, name), base_url=f"{base}/plain/")
+    llm_server.script(act(action="done", summary="it is already there"))
+    agent = PlannerAgent(OpenAICompatPlanner(base_url=llm_server.base_url, model="m"))
+    config = ReplayConfig(locate_wait_ms=300)
+    result = await Replay(tab, scenario, base_url=f"{base}/menus/", config=config,
+                          agent=agent).run()  # fmt: skip
+    assert result.status == "needs_person", result.to_dict()
+    assert await tab.page.query_selector("input[name=name]") is None
