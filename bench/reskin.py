@@ -59,6 +59,8 @@ __all__ = ["NEW_CUSTOMER", "PairResult", "Recording", "main", "record_on", "repl
 
 NEW_CUSTOMER = {"name": "Grace Hopper", "tier": "gold", "active": True,
                 "since": "2024-03-01", "notes": "Met at the fair"}  # fmt: skip
+EDITED = {**SEED[0], "tier": "gold", "active": True, "notes": "Called back"}
+TASKS = ("add", "edit")
 SECRET_ENV = {"TABWRIGHT_SECRET_PASSWORD": PASSWORD}
 VISIBLE_MS = 10_000
 FINAL_SETTLE_S = 0.5
@@ -96,6 +98,7 @@ class Recording:
     parts: list[str]  # per step: what it was about ("" for page steps)
     ok: bool  # the recording design's store reached the goal
     error: str = ""
+    task: str = "add"
 
 
 @dataclass
@@ -115,10 +118,14 @@ class PairResult:
         return self.status == "passed" and not self.task_ok
 
 
-def goal_reached(state: dict[str, Any]) -> bool:
-    """Exactly one save, of the new customer, and every seeded customer as it was."""
+def goal_reached(state: dict[str, Any], task: str = "add") -> bool:
+    """Exactly one save, of the task's customer (added, or Ada Lovelace changed), and every
+    other customer as it was seeded."""
     customers = state["customers"]
     seeded = {i + 1: dict(c) for i, c in enumerate(SEED)}
+    if task == "edit":
+        seeded[1] = EDITED
+        return state["saves"] == [EDITED] and customers == seeded
     added = {k: v for k, v in customers.items() if k not in seeded}
     return (
         state["saves"] == [NEW_CUSTOMER]
@@ -146,9 +153,10 @@ async def _click(page: Page, selector: str) -> None:
     await page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
 
 
-def _person(page: Page) -> list[tuple[str, Callable[[], Awaitable[None]]]]:
-    """The add-a-customer task as a person does it on the plain design: (what each action is
-    about, the action)."""
+def _person(page: Page, task: str) -> list[tuple[str, Callable[[], Awaitable[None]]]]:
+    """A task as a person does it on the plain design: (what each action is about, the
+    action).  add: a new customer from the start page's Customers row; edit: Ada Lovelace,
+    found on the list by a search and the tier filter."""
 
     def click(selector: str) -> Callable[[], Awaitable[None]]:
         return lambda: _click(page, selector)
@@ -170,10 +178,39 @@ def _person(page: Page) -> list[tuple[str, Callable[[], Awaitable[None]]]]:
         await page.focus("select[name=tier]")
         await page.keyboard.type("Gold")  # a select takes typed letters as its choice
 
-    return [
+    async def search() -> None:
+        await _click(page, "input[name=q]")
+        await page.keyboard.type("Lovelace")
+        await page.keyboard.press("Enter")
+
+    async def chosen(selector: str, letters: str) -> None:
+        await page.focus(selector)
+        await page.keyboard.type(letters)  # a select takes typed letters as its choice
+
+    async def notes() -> None:
+        await _click(page, "textarea[name=notes]")
+        await page.keyboard.press("Control+A")
+        await page.keyboard.type(EDITED["notes"])
+
+    login = [
         ("field:username", typing("input[name=username]", USERNAME)),
         ("field:password", typing("input[name=password]", PASSWORD)),
         ("submit:login", click("form button")),
+    ]
+    if task == "edit":
+        return [
+            *login,
+            ("link:customers", click("nav a[href$='/customers']")),
+            ("field:q", search),
+            ("field:tier", lambda: chosen("select[name=tier]", "Silver")),
+            ("link:customers/1/edit", click("tr:has-text('Ada Lovelace') a[href$='/edit']")),
+            ("field:tier", lambda: chosen("form.edit select[name=tier]", "Gold")),
+            ("field:active", click("input[name=active]")),
+            ("field:notes", notes),
+            ("submit:customers/save", click("form.edit button")),
+        ]
+    return [
+        *login,
         ("link:customers/new", click("tr:has(a[href$='/customers']) a[href$='/customers/new']")),
         ("field:name", typing("input[name=name]", NEW_CUSTOMER["name"])),
         ("field:tier", tier),
@@ -184,8 +221,10 @@ def _person(page: Page) -> list[tuple[str, Callable[[], Awaitable[None]]]]:
     ]
 
 
-async def record_on(browser: BrowserSession, base: str, store: Store, design: str) -> Recording:
-    """A person adds the customer on ``design`` while a Recorder records it."""
+async def record_on(
+    browser: BrowserSession, base: str, store: Store, design: str, task: str = "add"
+) -> Recording:
+    """A person does ``task`` on ``design`` while a Recorder records it."""
     store.reset()
     tab = await browser.new_tab()
     parts: list[str] = []
@@ -195,7 +234,7 @@ async def record_on(browser: BrowserSession, base: str, store: Store, design: st
         await tab.navigate(f"{base}/{design}/login")
         await recorder.start()
         parts = ["" for _ in recorder.steps]
-        for part, act in _person(tab.page):
+        for part, act in _person(tab.page, task):
             before = len(recorder.steps)
             try:
                 await act()
@@ -210,9 +249,9 @@ async def record_on(browser: BrowserSession, base: str, store: Store, design: st
     finally:
         await recorder.stop()
         await tab.close()
-    scenario = Scenario(name=f"add a customer on {design}", steps=tuple(steps),
+    scenario = Scenario(name=f"{task} a customer on {design}", steps=tuple(steps),
                         base_url=f"{base}/{design}/")  # fmt: skip
-    return Recording(design, scenario, parts, goal_reached(store.snapshot()), error)
+    return Recording(design, scenario, parts, goal_reached(store.snapshot(), task), error, task)
 
 
 # -- replaying ---------------------------------------------------------------------------
@@ -271,7 +310,8 @@ async def replay_on(
              for o in outcomes if o.strategy in ("direct", "agent", "widget")]  # fmt: skip
     agents = sum(o.strategy == "agent" for o in outcomes)
     return PairResult(
-        recording.design, design, status, reason, goal_reached(store.snapshot()), wrong, heals,
+        recording.design, design, status, reason, goal_reached(store.snapshot(), recording.task),
+        wrong, heals,
         agents, int((time.monotonic() - started) * 1000),
     )  # fmt: skip
 
@@ -281,34 +321,46 @@ async def replay_on(
 
 async def run(
     record_design: str = "plain", only: list[str] | None = None, *, verbose: bool = False,
-    step_timeout_ms: int = 15_000,
+    step_timeout_ms: int = 15_000, tasks: list[str] | None = None,
 ) -> list[PairResult]:  # fmt: skip
     designs = [d["id"] for d in load_designs()]
     targets = [d for d in designs if d != record_design and (not only or d in only)]
     results: list[PairResult] = []
     with serve_backoffice() as (base, store):
-        async with BrowserSession(browser_config()) as browser:
-            recording = await record_on(browser, base, store, record_design)
-        steps = recording.scenario.steps
-        print(f"{'ok ' if recording.ok else 'BAD'} record {record_design}: {len(steps)} steps"
-              + (f" ({recording.error})" if recording.error else ""))  # fmt: skip
-        if verbose:
-            for i, (step, part) in enumerate(zip(steps, recording.parts, strict=True)):
-                print(f"    {i:2} {step.summary()[:90]}  [{part}]")
-        if not recording.ok:
-            return results
-        for design in targets:
-            pair = await replay_on(base, store, recording, design,
+        for task in tasks or TASKS:
+            results += await _task(base, store, task, record_design, targets, verbose=verbose,
                                    step_timeout_ms=step_timeout_ms)  # fmt: skip
-            results.append(pair)
-            mark = "ok " if pair.task_ok else ("FG!" if pair.false_green else "no ")
-            print(f"{mark} {pair.source} -> {pair.target}: {pair.status} "
-                  f"{pair.duration_ms / 1000:.1f}s {pair.reason[:140]}")  # fmt: skip
-            for line in pair.wrong:
-                print(f"      WRONG {line}")
-            if verbose:
-                for line in pair.heals:
-                    print(f"      heal {line}")
+    return results
+
+
+async def _task(
+    base: str, store: Store, task: str, record_design: str, targets: list[str], *,
+    verbose: bool, step_timeout_ms: int,
+) -> list[PairResult]:  # fmt: skip
+    results: list[PairResult] = []
+    async with BrowserSession(browser_config()) as browser:
+        recording = await record_on(browser, base, store, record_design, task)
+    steps = recording.scenario.steps
+    error = f" ({recording.error})" if recording.error else ""
+    print(f"{'ok ' if recording.ok else 'BAD'} record {task} on {record_design}: "
+          f"{len(steps)} steps{error}")  # fmt: skip
+    if verbose:
+        for i, (step, part) in enumerate(zip(steps, recording.parts, strict=True)):
+            print(f"    {i:2} {step.summary()[:90]}  [{part}]")
+    if not recording.ok:
+        return results
+    for design in targets:
+        pair = await replay_on(base, store, recording, design,
+                               step_timeout_ms=step_timeout_ms)  # fmt: skip
+        results.append(pair)
+        mark = "ok " if pair.task_ok else ("FG!" if pair.false_green else "no ")
+        print(f"{mark} {task}: {pair.source} -> {pair.target}: {pair.status} "
+              f"{pair.duration_ms / 1000:.1f}s {pair.reason[:140]}")  # fmt: skip
+        for line in pair.wrong:
+            print(f"      WRONG {line}")
+        if verbose:
+            for line in pair.heals:
+                print(f"      heal {line}")
     return results
 
 
@@ -318,10 +370,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--record-on", default="plain")
     parser.add_argument("--only", default="", help="designs to replay on, comma separated")
     parser.add_argument("--step-timeout-ms", type=int, default=15_000)
+    parser.add_argument("--task", choices=TASKS, help="one task (default: each)")
     args = parser.parse_args(argv)
     only = [d for d in args.only.split(",") if d]
     results = asyncio.run(run(args.record_on, only, verbose=args.verbose,
-                              step_timeout_ms=args.step_timeout_ms))  # fmt: skip
+                              step_timeout_ms=args.step_timeout_ms,
+                              tasks=[args.task] if args.task else None))  # fmt: skip
     n = len(results)
     ok = sum(r.task_ok for r in results)
     print(

@@ -82,7 +82,7 @@ from automation.recording.scenario import (
     rebase,
     rebase_identity,
 )
-from automation.recording.widgets import WIDGET_ACTIONS, set_behind_widget
+from automation.recording.widgets import WIDGET_ACTIONS, FindAgain, set_behind_widget
 from automation.secrets import Secrets, redacting
 
 __all__ = ["Replay", "ReplayConfig", "ReplayResult", "StepOutcome"]
@@ -462,7 +462,7 @@ class Replay:
                         raise
                     # A native control a widget stands for now: set and verified there.
                     return await set_behind_widget(self.tab, located.element, action, args,
-                                                   budget)  # fmt: skip
+                                                   budget, self._finder(step))  # fmt: skip
                 if located.found is not None:  # how the action finds it after a re-render
                     self.tab.remember_identity(ref, located.found)
                 return await execute(self.tab, action, {**args, "ref": ref}, budget=budget)
@@ -479,6 +479,17 @@ class Replay:
                 ):
                     raise
         raise AssertionError("unreachable")
+
+    def _finder(self, step: ScenarioStep) -> FindAgain:
+        """Finds the step's element again (on the page an action led to), or None."""
+
+        async def find(within: Budget) -> ElementHandle | None:
+            try:
+                return (await self._locate(step, within)).element
+            except NeedsPerson:
+                return None
+
+        return find
 
     async def _ref_of(self, element: ElementHandle, budget: Budget, *, fresh: bool) -> str:
         ref = "" if fresh else await self._registry_ref(element, budget)

@@ -16,6 +16,7 @@ an agent uses can't act on it.  :func:`set_behind_widget` does the step on it in
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from playwright.async_api import ElementHandle
@@ -25,7 +26,10 @@ from automation.browser.tab import Tab
 from automation.budget import Budget
 from automation.errors import ActionFailed
 
-__all__ = ["WIDGET_ACTIONS", "set_behind_widget"]
+__all__ = ["WIDGET_ACTIONS", "FindAgain", "set_behind_widget"]
+
+# The control found again on the page now (None: it is not there).
+FindAgain = Callable[[Budget], Awaitable[ElementHandle | None]]
 
 WIDGET_ACTIONS = frozenset({"select_option", "check"})
 
@@ -85,13 +89,16 @@ _LABEL_JS = """(el) => Array.from(el.labels || []).find((l) =>
 
 
 async def set_behind_widget(
-    tab: Tab, element: ElementHandle, action: str, args: dict[str, Any], budget: Budget
-) -> str:
+    tab: Tab, element: ElementHandle, action: str, args: dict[str, Any], budget: Budget,
+    find_again: FindAgain | None = None,
+) -> str:  # fmt: skip
     """Do ``action`` (select_option or check) on a native control hidden behind a widget,
-    verified on what the person sees; ActionFailed saying what was tried."""
+    verified on what the person sees; ActionFailed saying what was tried.  A choice that
+    sends its form (a filter) is verified on the page it leads to, on the control
+    ``find_again`` finds there."""
     try:
         if action == "select_option":
-            return await _select(tab, element, _wanted(args), budget)
+            return await _select(tab, element, _wanted(args), budget, find_again)
         return await _check(tab, element, args.get("checked", True) is not False, budget)
     except PlaywrightError as exc:
         raise ActionFailed(f"the widget could not be operated: {exc.message}") from None
@@ -120,14 +127,27 @@ def _shows(now: dict[str, Any], before: dict[str, Any], wanted: list[str]) -> bo
                                      now["seen"] != before["seen"])  # fmt: skip
 
 
-async def _select(tab: Tab, element: ElementHandle, wanted: list[str], budget: Budget) -> str:
+async def _select(
+    tab: Tab, element: ElementHandle, wanted: list[str], budget: Budget,
+    find_again: FindAgain | None,
+) -> str:  # fmt: skip
     before = await _seen(element, budget)
     if before["tag"] != "select":
         raise ActionFailed("the element behind the widget is not a <select>")
     if not await budget.run(element.evaluate(_CHOOSE_JS, wanted)):
         raise ActionFailed(f"the select behind the widget has no option {wanted[0]!r}")
     await tab.settle(budget=budget)
-    if _shows(await _seen(element, budget), before, wanted):
+    try:
+        now = await _seen(element, budget)
+    except PlaywrightError:  # the choice sent its form: the page it led to must show it
+        again = await find_again(budget) if find_again is not None else None
+        if again is None:
+            raise ActionFailed(
+                f"selected {wanted} in the hidden select; the page changed and the select "
+                "is not on the page it led to"
+            ) from None
+        element, now = again, await _seen(again, budget)
+    if _shows(now, before, wanted):
         return f"selected {wanted} through the select the page's widget listens to"
     # The widget does not follow its select: operate it as a person would.
     combobox = (await budget.run(element.evaluate_handle(_COMBOBOX_JS))).as_element()

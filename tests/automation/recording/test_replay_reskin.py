@@ -240,3 +240,17 @@ async def test_an_agent_that_does_not_reach_the_next_steps_element_leaves_it_to_
                           agent=agent).run()  # fmt: skip
     assert result.status == "needs_person", result.to_dict()
     assert await tab.page.query_selector("input[name=name]") is None
+
+
+async def test_a_filter_behind_a_widget_that_sends_its_form_is_verified_on_the_next_page(
+    tab: Tab, base: str
+) -> None:
+    url = f"{base}/plain/customers"
+    tier = await step_on(tab, url, "select_option", "combobox", "Tier", values=["Silver"])
+    start = ScenarioStep("navigate", {"url": url})
+    scenario = Scenario("filter", (start, tier), base_url=f"{base}/plain/")
+    await tab.page.goto("about:blank")
+    result = await Replay(tab, scenario, base_url=f"{base}/widgets/").run()
+    assert result.ok, result.to_dict()
+    assert tab.page.url.endswith("tier=silver")
+    assert await tab.page.locator(".combo-value").first.text_content() == "Silver"
