@@ -7,10 +7,12 @@ selects, boxes styled over by their label, login fields without labels, the same
 sidebar and a header, cards instead of tables, and apps that draw themselves after
 ``load`` (a late script loader, a deferred mount, lazily loaded client-side routes).
 
-A person does the task on the recording design while :class:`Recorder` records: real mouse
-clicks at the centre of each element and real typing (log in, open the form to add a
-customer from the start page, fill its name, choose its tier, tick Active, type the date
-and the notes, save).  Each recorded element step is tagged with what the person's action
+A person does each task on the recording design while :class:`Recorder` records: real mouse
+clicks at the centre of each element and real typing.  ``add``: log in, open the form to
+add a customer from the start page's Customers row, fill its name, choose its tier, tick
+Active, type the date and the notes, save.  ``edit``: log in, open the list, search it,
+filter it by tier, open the row's Edit, choose another tier, tick Active, retype the
+notes, save.  Each recorded element step is tagged with what the person's action
 was about, in the fixture's own terms: the field's ``name`` (``field:tier``), the route a
 link leads to (``link:customers/new``) or the route a submit posts to
 (``submit:customers/save``).
@@ -19,12 +21,12 @@ The scenario is then replayed on every other design in a fresh browser context. 
 ``locate`` replay imports is wrapped: the first element it returns for a step is described
 the same way (a widget standing for a hidden select is that select's field) and judged:
 ``step_wrong`` counts element steps whose element is another one.  A pair's ``task_ok``
-reads the store only: exactly one save, of exactly the new customer, and nothing else
+reads the store only: exactly one save, of exactly the task's customer, and nothing else
 changed.  ``false_green``: the replay said "passed" but the task is not done.
 ``agent_heals``: steps an agent did (an LLM profile; none here: the bench runs without one).
 
     .venv/bin/python -m bench.reskin [--verbose] [--record-on plain] [--only a,b]
-        [--step-timeout-ms 15000]
+        [--task add|edit] [--step-timeout-ms 15000]
 
 Last line:
     RESULT reskin pairs=<n> task_ok=<share> false_green=<n> step_wrong=<n> agent_heals=<n>
