@@ -53,6 +53,7 @@ from automation import (
     TabwrightError,
 )
 from automation.browser.identity import Located
+from bench import crossimpl
 from bench.common import browser_config
 from bench.crossimpl import _judging, _quiet
 from bench.reskinapp import PASSWORD, SEED, USERNAME, Store, load_designs, serve_backoffice
@@ -267,14 +268,7 @@ class _Judge:
         self.design = design
         self.found: dict[int, str] = {}
 
-    def _index(self, identity: object) -> int | None:
-        for i, step in enumerate(self.steps):
-            if step.target() is identity:
-                return i
-        for i, step in enumerate(self.steps):
-            if i not in self.found and step.target() == identity:
-                return i
-        return None
+    _index = crossimpl._Judge._index
 
     async def note(self, identity: object, located: Located) -> None:
         index = self._index(identity)
