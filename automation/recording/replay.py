@@ -5,8 +5,11 @@ For every step, in order, inside its own budget (and the whole replay's):
 1. page steps (navigate, back, forward, reload) run as they are; a navigation on the origin
    the scenario was recorded on moves to the replay's base URL (:func:`rebase`);
 2. element steps :func:`~automation.browser.identity.locate` their element, looking again
-   while the page is still loading or drawing new elements.  When it abstains on a page
-   that has stopped changing, the step *needs a person*: with a :class:`RunControl` (the
+   while the page is still loading or drawing new elements (where a link or submit leads
+   is moved to the replay's base URL first).  When it abstains on a page that has stopped
+   changing, the step's intent may be reached another way, checked by the next step's
+   element (:mod:`automation.recording.intent`: a link's target directly, or an agent);
+   failing that, the step *needs a person*: with a :class:`RunControl` (the
    dashboard) the replay pauses (resume tries the step again; a reply "skip" says the
    person did it; with :attr:`ReplayConfig.person_wait_ms`, no one coming in that time
    ends it), without one the replay ends there with status ``needs_person``.  Replay
@@ -15,7 +18,8 @@ For every step, in order, inside its own budget (and the whole replay's):
    through the same action code an agent uses (:func:`automation.actions.execute`),
    with its ``${param}`` and ``${SECRET:NAME}`` values filled in only at that moment (a
    parameter carried into the element's identity is filled in before it is looked for:
-   :mod:`automation.recording.params`).
+   :mod:`automation.recording.params`); a native select or box hidden behind a widget is
+   set there instead, verified on what the page shows (:mod:`automation.recording.widgets`).
 
 Each step's :class:`StepOutcome` keeps which strategy found the element, its score and what
 changed.  When something changed, ``healed`` is the element's identity now and ``heal`` says
