@@ -50,7 +50,7 @@ import re
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -383,8 +383,11 @@ class _Judge:
         for i, step in enumerate(self.steps):
             if step.target() is identity:
                 return i
-        for i, step in enumerate(self.steps):  # a copy of it
-            if i not in self.found and step.target() == identity:
+        # A copy of it, maybe with where it leads moved to the replay's base URL.
+        plain = _untargeted(identity) if isinstance(identity, ElementIdentity) else identity
+        for i, step in enumerate(self.steps):
+            target = step.target()
+            if i not in self.found and target is not None and _untargeted(target) == plain:
                 return i
         return None
 
@@ -402,6 +405,12 @@ class _Judge:
         except PlaywrightError as exc:
             part = f"other: could not judge ({exc.message.splitlines()[0]})"
         self.found[index] = (part, located.strategy)
+
+
+def _untargeted(identity: ElementIdentity) -> ElementIdentity:
+    """The identity without where it (and its variants) lead: replay moves that."""
+    return replace(identity, target="", variants=tuple(replace(v, target="")
+                                                       for v in identity.variants))  # fmt: skip
 
 
 _judge: _Judge | None = None  # the replay under way (pairs run one after another)

@@ -430,12 +430,56 @@
       type: lower(e.getAttribute("type")),
       tag: lower(e.tagName),
       text: textOf(e),
+      ...targetOf(e),
       row,
       card: row ? "" : cardOf(e, name, peers),
       titles: titlesOf(e, name), // not kept: the section is chosen from them
       box: [r.left + scrollX, r.top + scrollY, r.width, r.height].map((v) => Math.round(v)),
       look: look(e),
     };
+  }
+
+  // Where a link or a submit leads: the link's address, or the address its form posts
+  // (or gets) to, with the method.  Empty for other elements.
+  function targetOf(e) {
+    const tag = e.tagName;
+    if ((tag === "A" || tag === "AREA") && e.hasAttribute("href")) {
+      // A link to this very page (a fragment, "#", a script) leads nowhere it can be told by.
+      const here = location.href.split("#")[0];
+      const web = /^https?:$/.test(e.protocol || "");
+      return { target: web && e.href.split("#")[0] !== here ? e.href : "", method: "" };
+    }
+    const submits = (tag === "BUTTON" && lower(e.getAttribute("type") || "submit") === "submit") ||
+      (tag === "INPUT" && ["submit", "image"].includes(lower(e.getAttribute("type"))));
+    if (!submits || !e.form) return { target: "", method: "" };
+    const form = e.form;
+    const action = e.getAttribute("formaction") || form.getAttribute("action") || "";
+    const method = e.getAttribute("formmethod") || form.getAttribute("method") || "get";
+    try {
+      return { target: new URL(action, document.baseURI).href, method: lower(method) };
+    } catch (err) {
+      return { target: "", method: "" };
+    }
+  }
+
+  // Whether a candidate leads where the recorded element led: the same address (its path,
+  // and its fragment when either has one; the recorded query's parameters, and others
+  // besides), and the same method.
+  function sameTarget(id, f) {
+    if (!id.target || !f.target) return false;
+    if ((id.method || "") !== (f.method || "")) return false;
+    let a;
+    let b;
+    try {
+      a = new URL(id.target);
+      b = new URL(f.target);
+    } catch (err) {
+      return false;
+    }
+    const path = (u) => u.pathname.replace(/\/+$/, "") || "/";
+    if (a.origin !== b.origin || path(a) !== path(b) || a.hash !== b.hash) return false;
+    for (const [k, v] of a.searchParams) if (b.searchParams.get(k) !== v) return false;
+    return true;
   }
 
   function describe(e, all) {
@@ -608,6 +652,7 @@
     const attested = (anchors.placeholder && f.placeholder === id.placeholder) ||
       (anchors.label && f.label === id.label) ||
       (anchors.autocomplete && f.autocomplete === id.autocomplete) ||
+      (anchors.target && sameTarget(id, f)) ||
       (anchors.sole && f.kind === "text" && !contradicts(id, f));
     const proven = (tests && sameTestId(id, f)) || (id.id && f.id === id.id) ||
       (id.name_attr && f.name_attr === id.name_attr && f.tag === id.tag) || attested;
@@ -659,7 +704,13 @@
       else why.push(`name ${JSON.stringify(f.name)}`);
     }
     if (!anchored && alike.has(key(f.name))) why.push(`look-alike ${JSON.stringify(f.name)}`);
-    if (needsContext && !anchored && !attested) why.push(...contextMisfits(rowSim, cardSim, sectionSim));
+    // A link that leads where the recorded one led does what it did, wherever it sits (the
+    // same link in a sidebar and a header); not a submit: forms posting to one address
+    // differ by what they hold (each row's "Delete").
+    const leadsThere = !id.method && sameTarget(id, f);
+    if (needsContext && !anchored && !attested && !leadsThere) {
+      why.push(...contextMisfits(rowSim, cardSim, sectionSim));
+    }
     const ok = why.length === 0;
     return {
       score: total ? got / total : 0, ok, why,
@@ -742,6 +793,7 @@
       label: !!id.label && unique.has("label") && now((f) => f.label === id.label),
       autocomplete: !!id.autocomplete && unique.has("autocomplete") &&
         now((f) => f.autocomplete === id.autocomplete),
+      target: !!id.target && now((f) => sameTarget(id, f)),
       sole: unique.has("sole") && kindOfId(id) === "text" &&
         candidates.filter((c) => c.f.kind === "text").length === 1,
     };
@@ -811,6 +863,17 @@
     if (best && best.score >= MIN_SCORE && (!next || best.score - next.score >= MARGIN)) {
       return found("similarity", best, all, errors);
     }
+    // Candidates that score alike are told apart by where they lead: the one that leads
+    // where the recorded element led; or, when all of them do under the same name (a
+    // sidebar's link and the header's), any of them does what the step did.
+    if (best && best.score >= MIN_SCORE && id.target) {
+      const tied = fitting.filter((c) => best.score - c.score < MARGIN);
+      const same = tied.filter((c) => sameTarget(id, c.f));
+      if (same.length === 1) return found("target", same[0], all, errors);
+      if (same.length === tied.length && tied.every((c) => key(c.f.name) === key(best.f.name))) {
+        return found("target", best, all, errors);
+      }
+    }
     const hit = atPoint(id, byEl, best);
     if (hit) return found("coordinates", hit, all, errors);
     return {
@@ -841,6 +904,8 @@
     if (Object.keys(id.test_ids || {}).length) {
       out.push(["test_id", candidates.filter((c) => sameTestId(id, c.f))]);
     }
+    // The one link or submit that leads where the recorded one led.
+    if (anchors.target) out.push(["target", candidates.filter((c) => sameTarget(id, c.f))]);
     if (anchors.placeholder || anchors.label || anchors.autocomplete) {
       const attests = (f) => (anchors.placeholder && f.placeholder === id.placeholder) ||
         (anchors.label && f.label === id.label) ||

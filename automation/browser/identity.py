@@ -13,9 +13,12 @@ finds exactly one visible element that also fits the identity:
 
 1. ``role_name``: the same role and accessible name;
 2. ``aria_label``, 3. ``name_attr``, 4. ``test_id``: the same attribute value;
-5. ``selector``: one of the stored selectors;
+5. ``target``: the one link or submit leading where the recorded one led (its address,
+   or its form's action and method); ``selector``: one of the stored selectors;
 6. ``similarity``: a score over every attribute, row, section, position and look, taken
-   only when the best candidate is clearly ahead of the next;
+   only when the best candidate is clearly ahead of the next, or when among those that
+   score alike one leads where the recorded element led (or all of them do, under its
+   name: the same link in a sidebar and a header);
 7. ``coordinates``: the element now at the recorded position, if it fits as well.
 
 "Fits" means: the same role and a similar name (UI synonyms such as "Sign in" / "Log in"
@@ -34,6 +37,7 @@ import asyncio
 import datetime as dt
 import re
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -53,14 +57,16 @@ __all__ = [
     "Located",
     "capture",
     "locate",
+    "page_changing",
 ]
 
 IDENTITY_JS = (Path(__file__).with_name("identity.js")).read_text(encoding="utf-8")
 IDENTITY_VERSION = 1
 _LOCATE_JS = f"(args) => ({IDENTITY_JS})(null, args)"
 _TEXT_FIELDS = ("role", "kind", "name", "name_base", "aria_label", "name_attr", "id",
-                "placeholder", "label", "autocomplete", "type", "tag", "text", "row", "card",
-                "section", "look", "frame_url", "captured_at")  # fmt: skip
+                "placeholder", "label", "autocomplete", "type", "tag", "text", "target",
+                "method", "row", "card", "section", "look", "frame_url",
+                "captured_at")  # fmt: skip
 FRAME_MARGIN = 0.06  # found in two frames: the better must be this far ahead
 MAX_VARIANTS = 5  # earlier confirmed identities an identity keeps
 _UNIQUE_KINDS = frozenset({"placeholder", "label", "autocomplete", "sole"})
@@ -99,6 +105,11 @@ class ElementIdentity:
     type: str = ""
     tag: str = ""
     text: str = ""
+    # Where a link or a submit leads: the link's address, or its form's action (absolute,
+    # as recorded: replay moves it to its base URL), and the form's method ("" for links).
+    # Optional: identities without it read as leading nowhere known.
+    target: str = ""
+    method: str = ""
     row: str = ""  # the text of its table row or list item, without its own
     # Out of rows: the text of the card, tile or column it repeats in (kept apart from row,
     # which exports read as a table row or list item).
@@ -232,6 +243,8 @@ class ElementIdentity:
             before, after = getattr(self, name), getattr(now, name)
             if before != after:
                 out.append(f"{name}: {before!r} -> {after!r}")
+        if self.target and now.target and self.target != now.target:
+            out.append(f"target: {self.target!r} -> {now.target!r}")
         if self.test_ids != now.test_ids:
             out.append(f"test_ids: {self.test_ids} -> {now.test_ids}")
         if self.selectors[:1] != now.selectors[:1]:
@@ -278,21 +291,58 @@ async def capture(element: ElementHandle, *, budget: Budget) -> ElementIdentity:
 
 
 async def locate(
-    page: Page, identity: ElementIdentity, *, budget: Budget, wait_ms: float = 0
+    page: Page,
+    identity: ElementIdentity,
+    *,
+    budget: Budget,
+    wait_ms: float = 0,
+    longest_ms: float = 0,
+    changing: Callable[[], Awaitable[bool]] | None = None,
 ) -> Located:
     """Find ``identity`` in the page and its frames (the recorded frame first), or abstain.
     With ``wait_ms``, keep looking that long (within the budget) while it abstains: a
     client-side app may draw the element a moment after the page loaded, or after the
-    last action."""
-    deadline = time.monotonic() + wait_ms / 1000
+    last action.  Past ``wait_ms``, up to ``longest_ms``, it keeps looking as long as
+    ``changing()`` says the page is still changing (loading, or new elements appearing):
+    "nothing fits" is only final on a page that has stopped changing."""
+    started = time.monotonic()
+    deadline = started + wait_ms / 1000
+    longest = started + max(wait_ms, longest_ms) / 1000
     delay_s = 0.05
     while True:
         located = await _locate_once(page, identity, budget=budget)
-        left_s = min(deadline - time.monotonic(), budget.remaining_ms() / 1000 - delay_s)
-        if located.ok or left_s < delay_s:
+        now = time.monotonic()
+        if located.ok or budget.remaining_ms() / 1000 - delay_s < delay_s:
             return located
+        if deadline - now < delay_s:
+            if longest - now < delay_s or changing is None or not await changing():
+                return located
         await budget.run(asyncio.sleep(delay_s))
         delay_s = min(delay_s * 1.6, 0.4)
+
+
+# Whether the page is still changing: not yet loaded, or its document changed within the
+# last CHANGE_QUIET_MS (a MutationObserver, installed on the first question).
+CHANGE_QUIET_MS = 2_000
+_ACTIVITY_JS = """(quietMs) => {
+  const key = "__tabwrightActivity";
+  if (!window[key]) {
+    const seen = { last: performance.now() };
+    new MutationObserver(() => { seen.last = performance.now(); }).observe(document,
+      { childList: true, subtree: true, characterData: true, attributes: true });
+    Object.defineProperty(window, key, { value: seen });
+  }
+  return document.readyState !== "complete" || performance.now() - window[key].last < quietMs;
+}"""
+
+
+async def page_changing(page: Page, *, budget: Budget) -> bool:
+    """Whether the page's main document is still loading or has changed of late (a page
+    that can't be asked is taken as changing: it may be on its way to another)."""
+    try:
+        return bool(await budget.run(page.evaluate(_ACTIVITY_JS, CHANGE_QUIET_MS)))
+    except PlaywrightError:
+        return True
 
 
 async def _locate_once(page: Page, identity: ElementIdentity, *, budget: Budget) -> Located:
@@ -386,7 +436,7 @@ def _safe_page_data(data: dict[str, Any]) -> dict[str, Any]:
     for name in _TEXT_FIELDS:
         if name not in ("role", "kind") and isinstance(out.get(name), str):
             # A frame's address is not cut where a name would be: its path finds the frame.
-            most = MAX_URL_CHARS if name == "frame_url" else MAX_TEXT_CHARS
+            most = MAX_URL_CHARS if name in ("frame_url", "target") else MAX_TEXT_CHARS
             out[name] = _safe_text(out[name], most)
     tests = out.get("test_ids")
     if isinstance(tests, dict):

@@ -242,6 +242,11 @@ class Settler:
         page.on("close", self._on_gone)
         page.on("crash", self._on_gone)
 
+    def busy(self) -> bool:
+        """Whether the page is loading something a snapshot shows: a navigation not yet
+        committed, or a document, script, stylesheet, fetch or XHR not yet answered."""
+        return self._nav is not None or bool(self._inflight)
+
     def configure(self, *, bound_ms: int | None = None, quiet_ms: int | None = None) -> None:
         """Change the bound of a settle or the quiet window (in ms)."""
         for name, value, top in (("bound_ms", bound_ms, 60_000), ("quiet_ms", quiet_ms, 5_000)):

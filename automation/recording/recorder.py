@@ -235,7 +235,7 @@ class Recorder:
             args = {} if button == "left" else {"button": button}
             step = ScenarioStep("click", args, identity, url=url)
         if self.recording:
-            self._add(step, _Mark("", _now_ms()))
+            step = self._add(step, _Mark("", _now_ms()))
         # The page reports this click (and the change it makes) too: not a second step.
         self._quiet = (_now_ms(), math.inf)
         try:
@@ -265,7 +265,7 @@ class Recorder:
         if not step.needs_element:
             step = replace(step, identity=None)
         if self.recording:
-            self._add(step, _Mark("", _now_ms()))
+            step = self._add(step, _Mark("", _now_ms()))
         return step
 
     async def _settled_check(self, step: ScenarioStep, budget: Budget) -> ScenarioStep:
@@ -283,7 +283,7 @@ class Recorder:
         if state is None:
             settled = replace(step, note=_UNREAD_BOX)
         else:
-            settled = replace(step, args={"checked": bool(state)})
+            settled = _with_intent(replace(step, args={"checked": bool(state)}, intent=""))
         if self.recording and self._steps and self._steps[-1] is step:
             self._steps[-1] = settled
             if self._notifier is not None:
@@ -447,7 +447,9 @@ class Recorder:
                 return
         self._add(ScenarioStep("navigate", {"url": url}, url=url), _Mark("", started))
 
-    def _add(self, step: ScenarioStep, mark: _Mark, *, replace_last: bool = False) -> None:
+    def _add(self, step: ScenarioStep, mark: _Mark, *, replace_last: bool = False) -> ScenarioStep:
+        """Keep ``step`` (with its intent in words, what the person meant): the step kept."""
+        step = _with_intent(step)
         if replace_last and self._steps:
             self._steps[-1], self._marks[-1] = step, mark
         else:
@@ -455,6 +457,7 @@ class Recorder:
             self._marks.append(mark)
         if self._notifier is not None:
             self._notices.put_nowait((len(self._steps) - 1, step))
+        return step
 
     async def _notify_loop(self, on_step: OnRecorded) -> None:
         """One task calls on_step, so the callback sees the steps in order."""
@@ -555,6 +558,13 @@ async def _quietly(budget: Budget, work: Awaitable[T]) -> T | None:
         return await budget.run(work)
     except (PlaywrightError, BudgetExceeded):
         return None
+
+
+def _with_intent(step: ScenarioStep) -> ScenarioStep:
+    """An element step with its intent in words (:meth:`ScenarioStep.purpose`)."""
+    if not step.needs_element or step.intent:
+        return step
+    return replace(step, intent=_page_line(step.purpose(), 300))
 
 
 def _page_line(value: object, most: int = 500) -> str:

@@ -4,16 +4,22 @@ For every step, in order, inside its own budget (and the whole replay's):
 
 1. page steps (navigate, back, forward, reload) run as they are; a navigation on the origin
    the scenario was recorded on moves to the replay's base URL (:func:`rebase`);
-2. element steps :func:`~automation.browser.identity.locate` their element.  When it
-   abstains the step *needs a person*: with a :class:`RunControl` (the dashboard) the replay
-   pauses (resume tries the step again; a reply "skip" says the person did it; with
-   :attr:`ReplayConfig.person_wait_ms`, no one coming in that time ends it), without one
-   the replay ends there with status ``needs_person``.  Replay never acts on a guess;
+2. element steps :func:`~automation.browser.identity.locate` their element, looking again
+   while the page is still loading or drawing new elements (where a link or submit leads
+   is moved to the replay's base URL first).  When it abstains on a page that has stopped
+   changing, the step's intent may be reached another way, checked by the next step's
+   element (:mod:`automation.recording.intent`: a link's target directly, or an agent);
+   failing that, the step *needs a person*: with a :class:`RunControl` (the
+   dashboard) the replay pauses (resume tries the step again; a reply "skip" says the
+   person did it; with :attr:`ReplayConfig.person_wait_ms`, no one coming in that time
+   ends it), without one the replay ends there with status ``needs_person``.  Replay
+   never acts on a guess;
 3. the element found gets its ref from the snapshot registry (``refOf``), and the step runs
    through the same action code an agent uses (:func:`automation.actions.execute`),
    with its ``${param}`` and ``${SECRET:NAME}`` values filled in only at that moment (a
    parameter carried into the element's identity is filled in before it is looked for:
-   :mod:`automation.recording.params`).
+   :mod:`automation.recording.params`); a native select or box hidden behind a widget is
+   set there instead, verified on what the page shows (:mod:`automation.recording.widgets`).
 
 Each step's :class:`StepOutcome` keeps which strategy found the element, its score and what
 changed.  When something changed, ``healed`` is the element's identity now and ``heal`` says
@@ -40,7 +46,7 @@ from playwright.async_api import ElementHandle
 from playwright.async_api import Error as PlaywrightError
 
 from automation.actions import execute
-from automation.browser.identity import ElementIdentity, Located, locate
+from automation.browser.identity import ElementIdentity, Located, locate, page_changing
 from automation.browser.tab import Tab
 from automation.budget import Budget
 from automation.control import RunControl
@@ -68,6 +74,8 @@ from automation.events import (
     StepReplayed,
 )
 from automation.recording import expect
+from automation.recording.intent import IntentAgent, Reached, agent_goal, by_agent, go_directly
+from automation.recording.outcome import ReplayResult, StepOutcome
 from automation.recording.params import unfill
 from automation.recording.rescue import Rescue, rescue_of, start_recorder
 from automation.recording.scenario import (
@@ -76,7 +84,9 @@ from automation.recording.scenario import (
     ScenarioStep,
     normalize_base,
     rebase,
+    rebase_identity,
 )
+from automation.recording.widgets import WIDGET_ACTIONS, FindAgain, set_behind_widget
 from automation.secrets import Secrets, redacting
 
 __all__ = ["Replay", "ReplayConfig", "ReplayResult", "StepOutcome"]
@@ -97,72 +107,15 @@ class ReplayConfig:
     screenshots: bool = False
     # How long a step keeps looking for its element while locate abstains (a client-side
     # app draws it a moment after the page loaded); within the step's budget, less a
-    # reserve for acting.
-    locate_wait_ms: int = 10_000
+    # reserve for acting.  Past it, the step keeps looking as long as the page is still
+    # loading or drawing new elements, to that same end: "nothing fits" is final only on
+    # a page that has stopped changing.
+    locate_wait_ms: int = 5_000
     check_timeout_ms: int = 5_000  # how long an expect check may take to hold
     # How long a step that needs a person waits for one before the replay ends with it
     # (None: until they come or the run is stopped).  Replays nobody watches (a batch's
     # rows) set it, so that they end.
     person_wait_ms: int | None = None
-
-
-@dataclass(frozen=True)
-class StepOutcome:
-    index: int
-    action: str
-    status: str  # passed | failed | needs_person | skipped | not_run
-    strategy: str = ""  # how the element was found (empty for page steps)
-    score: float | None = None
-    changes: list[str] = field(default_factory=list)
-    heal: str = ""  # "" (nothing changed) | confident | proposed
-    healed: dict[str, Any] | None = None  # the element's identity now, when it changed
-    candidates: list[dict[str, Any]] = field(default_factory=list)  # when it needs a person
-    error: dict[str, str] | None = None
-    result: str = ""
-    duration_ms: int = 0
-    url: str = ""
-
-    @property
-    def ok(self) -> bool:
-        return self.status in ("passed", "skipped")
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "index": self.index,
-            "action": self.action,
-            "status": self.status,
-            "strategy": self.strategy,
-            "score": self.score,
-            "changes": list(self.changes),
-            "heal": self.heal,
-            "healed": self.healed,
-            "candidates": list(self.candidates),
-            "error": self.error,
-            "result": self.result,
-            "duration_ms": self.duration_ms,
-            "url": self.url,
-        }
-
-
-@dataclass(frozen=True)
-class ReplayResult:
-    status: str  # passed | failed | needs_person | stopped
-    steps: list[StepOutcome]
-    reason: str = ""
-    duration_ms: int = 0
-
-    @property
-    def ok(self) -> bool:
-        return self.status == "passed"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "status": self.status,
-            "ok": self.ok,
-            "reason": self.reason,
-            "duration_ms": self.duration_ms,
-            "steps": [s.to_dict() for s in self.steps],
-        }
 
 
 class _NullSink:
@@ -184,6 +137,9 @@ class Replay:
     control: RunControl | None = None
     env: dict[str, str] | None = None  # where secrets come from (default: os.environ)
     secrets: Secrets | None = None  # the run's (its owner's grants); default: all of env
+    # With an LLM profile for replays: tries a step whose element is gone, checked and
+    # proposed (automation.recording.intent).  None: such a step needs a person.
+    agent: IntentAgent | None = None
 
     def __post_init__(self) -> None:
         self.run_secrets = self.secrets if self.secrets is not None else Secrets(self.env)
@@ -337,6 +293,7 @@ class Replay:
         if rescue is not None and target is not None and step.needs_element:
             changes = ["done by the person", *target.changes(rescue)]
             kept = unfill(step.identity, rescue, self.values.params)
+            kept = rebase_identity(kept, self.base_url, self.scenario.base_url)
             fields.update(strategy="person", changes=changes, heal="proposed",
                           healed=kept.to_dict())  # fmt: skip
         skipped = StepOutcome(index, step.action, "skipped", **fields)
@@ -350,15 +307,23 @@ class Replay:
         step_budget = budget.child(timeout_ms, label=f"step {index}")
         started = time.monotonic()
         located: Located | None = None
+        reached: Reached | None = None  # its intent reached another way
         result, error, status = "", None, "passed"
         try:
             if step.is_check:
                 result = await self._check(step, step_budget)
                 located = await self._held_on(step, step_budget)
             elif step.needs_element:
-                located = await self._locate(step, step_budget)
-                result = await self._act_on(located, step, step_budget)
-                await self.tab.settle(budget=step_budget)
+                try:
+                    located = await self._locate(step, step_budget)
+                except NeedsPerson:
+                    reached = await self._reach_intent(index, step, budget)
+                    if reached is None:
+                        raise
+                    result = reached.result
+                else:
+                    result = await self._act_on(located, step, step_budget)
+                    await self.tab.settle(budget=step_budget)
             else:
                 args = self.values.fill(step.args)
                 if step.action == "navigate":
@@ -386,6 +351,13 @@ class Replay:
         )  # fmt: skip
         outcome = self._outcome(index, step, status, located, error, error_dict, result,
                                 duration_ms)  # fmt: skip
+        if reached is not None and status == "passed":
+            healed = None
+            if reached.healed is not None and step.identity is not None:
+                kept = unfill(step.identity, reached.healed, self.values.params)
+                healed = rebase_identity(kept, self.base_url, self.scenario.base_url).to_dict()
+            outcome = replace(outcome, strategy=reached.strategy, changes=reached.changes,
+                              heal="proposed" if healed else "", healed=healed)  # fmt: skip
         found = located.found if located is not None and located.ok else None
         await self.out.emit(
             StepRecorded(
@@ -412,9 +384,16 @@ class Replay:
         a reserve for acting), or NeedsPerson saying why none could be taken."""
         target = self.values.target(step)
         assert target is not None
+        target = rebase_identity(target, self.scenario.base_url, self.base_url)
         reserve_ms = min(5_000, self.config.step_timeout_ms / 3)
-        wait_ms = max(0, min(self.config.locate_wait_ms, budget.remaining_ms() - reserve_ms))
-        located = await locate(self.tab.page, target, budget=budget, wait_ms=wait_ms)
+        longest_ms = max(0, budget.remaining_ms() - reserve_ms)
+        wait_ms = min(self.config.locate_wait_ms, longest_ms)
+
+        async def changing() -> bool:  # still loading, or drawing new elements
+            return self.tab.settler.busy() or await page_changing(self.tab.page, budget=budget)
+
+        located = await locate(self.tab.page, target, budget=budget, wait_ms=wait_ms,
+                               longest_ms=longest_ms, changing=changing)  # fmt: skip
         if not located.ok:
             raise NeedsPerson(
                 f"can't tell which element it means: {located.reason or 'not found'}",
@@ -423,6 +402,32 @@ class Replay:
                 hint="the page changed more than replay can be sure of",
             )
         return located
+
+    async def _reach_intent(self, index: int, step: ScenarioStep, budget: Budget) -> Reached | None:
+        """The step's element is not there: reach its intent another way, checked by the
+        next step's element (:mod:`automation.recording.intent`), or None."""
+        target = self.values.target(step)
+        if target is None:
+            return None
+        target = rebase_identity(target, self.scenario.base_url, self.base_url)
+        following = next((s for s in self.scenario.steps[index + 1 :]
+                          if s.needs_element and not s.is_check), None)  # fmt: skip
+
+        async def find_next(within: Budget) -> Located | None:
+            assert following is not None
+            try:
+                return await self._locate(following, within)
+            except NeedsPerson:
+                return None
+
+        find = find_next if following is not None else None
+        within = budget.child(self.config.step_timeout_ms, label=f"step {index}: its intent")
+        base = self.base_url or self.scenario.base_url
+        reached = await go_directly(self.tab, step, target, base, within, find)
+        if reached is None and self.agent is not None and find is not None:
+            goal = agent_goal(following, expect.element_words)
+            reached = await by_agent(self.tab, self.agent, step, goal, within, find)
+        return reached
 
     async def _check(self, step: ScenarioStep, budget: Budget) -> str:
         """An expect step: read the page until it holds (CheckFailed if it does not)."""
@@ -454,7 +459,14 @@ class Replay:
                 located = await self._locate(step, budget)
                 assert located.element is not None
             try:
-                ref = await self._ref_of(located.element, budget, fresh=attempt > 0)
+                try:
+                    ref = await self._ref_of(located.element, budget, fresh=attempt > 0)
+                except _NotInSnapshot:
+                    if action not in WIDGET_ACTIONS:
+                        raise
+                    # A native control a widget stands for now: set and verified there.
+                    return await set_behind_widget(self.tab, located.element, action, args,
+                                                   budget, self._finder(step))  # fmt: skip
                 if located.found is not None:  # how the action finds it after a re-render
                     self.tab.remember_identity(ref, located.found)
                 return await execute(self.tab, action, {**args, "ref": ref}, budget=budget)
@@ -472,6 +484,17 @@ class Replay:
                     raise
         raise AssertionError("unreachable")
 
+    def _finder(self, step: ScenarioStep) -> FindAgain:
+        """Finds the step's element again (on the page an action led to), or None."""
+
+        async def find(within: Budget) -> ElementHandle | None:
+            try:
+                return (await self._locate(step, within)).element
+            except NeedsPerson:
+                return None
+
+        return find
+
     async def _ref_of(self, element: ElementHandle, budget: Budget, *, fresh: bool) -> str:
         ref = "" if fresh else await self._registry_ref(element, budget)
         if not ref or ref not in self.tab.refs:
@@ -480,7 +503,7 @@ class Replay:
         if (not ref or ref not in self.tab.refs) and not await _connected(element):
             raise StaleRef("the element found left the page before it was acted on")
         if not ref or ref not in self.tab.refs:
-            raise ActionFailed(
+            raise _NotInSnapshot(
                 "the element found is not in the page's snapshot (hidden, or not something "
                 "that can be acted on)"
             )
@@ -524,6 +547,8 @@ class Replay:
             heal = "confident" if confident else "proposed"
         # Written back with its parameters' placeholders where their values stand.
         healed = unfill(step.identity, located.found, self.values.params) if heal else None
+        if healed is not None:  # where it leads, on the origin the scenario was recorded on
+            healed = rebase_identity(healed, self.base_url, self.scenario.base_url)
         return StepOutcome(
             index, step.action, status, strategy=located.strategy, score=located.score,
             changes=changes, heal=heal, healed=healed.to_dict() if healed else None, **common,
@@ -538,6 +563,10 @@ class Replay:
         shot = await self.tab.step_screenshot(index, budget=budget)
         if shot is not None:
             await self.out.emit(shot)
+
+
+class _NotInSnapshot(ActionFailed):
+    """The element found is hidden from the snapshot (a native control behind a widget)."""
 
 
 # Steps that reach the same state when done twice; other steps are tried again only when

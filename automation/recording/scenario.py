@@ -57,6 +57,7 @@ __all__ = [
     "first_folder",
     "normalize_base",
     "rebase",
+    "rebase_identity",
 ]
 
 FORMAT = "tabwright.scenario"
@@ -97,6 +98,10 @@ class ScenarioStep:
     selector: str = ""
     url: str = ""  # the page's address when it was recorded
     note: str = ""
+    # What the step is for, in a few words ("set Tier to Gold", "open /customers/new
+    # through 'Add'"): what replay reaches another way when the recorded path is gone.
+    # Optional: steps stored without it read as their :meth:`describe`.
+    intent: str = ""
 
     @property
     def needs_element(self) -> bool:
@@ -153,11 +158,33 @@ class ScenarioStep:
         value = self.typed_value()
         return self.describe() + (f" = {value!r}" if value is not None else "")
 
+    def purpose(self) -> str:
+        """The step's intent in words: as recorded, else made from what it does (a link
+        or submit says where it leads; a choice, what it sets)."""
+        if self.intent:
+            return self.intent
+        target = self.target()
+        name = repr(target.name) if target and target.name else "the element"
+        if self.action == "select_option":
+            values = self.args.get("values")
+            shown = ", ".join(values) if isinstance(values, list) else str(values)
+            return f"set {name} to {shown}"
+        if self.action == "check":
+            return f"{self.verb()} {name}"
+        if self.action in ("fill", "type"):
+            return f"type into {name}"  # not what: it may become a parameter or a secret
+        if self.action == "click" and target and target.target:
+            where = urlsplit(target.target).path or "/"
+            if target.method:
+                return f"submit {name} ({target.method.upper()} {where})"
+            return f"open {where} through {name}"
+        return self.describe()
+
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"action": self.action, "args": dict(self.args)}
         if self.identity is not None:
             data["identity"] = self.identity.to_dict()
-        for key in ("role", "name", "selector", "url", "note"):
+        for key in ("role", "name", "selector", "url", "note", "intent"):
             if getattr(self, key):
                 data[key] = getattr(self, key)
         return data
@@ -186,7 +213,7 @@ class ScenarioStep:
                     f"{where}: {exc.message}", index=index, hint=exc.hint
                 ) from None
         texts = {}
-        for key in ("role", "name", "selector", "url", "note"):
+        for key in ("role", "name", "selector", "url", "note", "intent"):
             value = data.get(key, "")
             if not isinstance(value, str):
                 raise ScenarioInvalid(f"{where}: {key} must be text", index=index)
@@ -475,6 +502,28 @@ def rebase(url: str, recorded_base: str, base_url: str) -> str:
     path = now.path[len(prefix) :] if prefix and now.path.startswith(prefix) else now.path
     joined = new.path.rstrip("/") + (path if path.startswith("/") else "/" + path)
     return urlunsplit((new.scheme, new.netloc, joined, now.query, now.fragment))
+
+
+def rebase_identity(
+    identity: ElementIdentity, recorded_base: str, base_url: str
+) -> ElementIdentity:
+    """``identity`` with where it leads (and where its variants lead) moved as
+    :func:`rebase` moves a navigation, when it leads under ``recorded_base`` (elsewhere
+    it stays)."""
+    if not recorded_base or not base_url or not any(i.target for i in identity.every()):
+        return identity
+    old = urlsplit(normalize_base(recorded_base))
+
+    def moved(one: ElementIdentity) -> ElementIdentity:
+        now = urlsplit(one.target)
+        inside = (now.scheme, now.netloc) == (old.scheme, old.netloc) and (
+            now.path + "/"
+        ).startswith(old.path.rstrip("/") + "/")
+        if not one.target or not inside:
+            return one
+        return replace(one, target=rebase(one.target, recorded_base, base_url))
+
+    return replace(moved(identity), variants=tuple(moved(v) for v in identity.variants))
 
 
 def _check_line(text: str, what: str, *, index: int | None = None) -> None:

@@ -314,3 +314,26 @@ def test_checks_proposed_mid_conversation_stand_where_their_request_ended() -> N
     assert texts == ["Ada", "navigate", "fill", "Ada", "click", "Saved", "/done"]
     with pytest.raises(ScenarioInvalid, match="not a check"):
         from_run_steps(rows, name="x", placed_checks=[(0, ScenarioStep("click", {}))])
+
+
+def test_an_identity_stored_before_targets_still_loads_and_a_target_is_kept() -> None:
+    old = {"action": "click", "args": {}, "identity": {"role": "link", "name": "Add"}}
+    step = ScenarioStep.from_dict(old)
+    assert step.identity is not None and step.identity.target == ""
+    new = {**old, "identity": {"role": "button", "name": "Save", "target": "http://a.test/s",
+                               "method": "post"}}  # fmt: skip
+    again = ScenarioStep.from_dict(ScenarioStep.from_dict(new).to_dict())
+    assert again.identity is not None
+    assert (again.identity.target, again.identity.method) == ("http://a.test/s", "post")
+
+
+def test_a_step_keeps_its_intent_in_words_and_one_stored_without_says_what_it_does() -> None:
+    link = ElementIdentity(role="link", name="Add", target="http://a.test/app/customers/new")
+    assert ScenarioStep("click", {}, link).purpose() == "open /app/customers/new through 'Add'"
+    tier = ElementIdentity(role="combobox", name="Tier")
+    step = ScenarioStep("select_option", {"values": ["Gold"]}, tier)
+    assert step.purpose() == "set 'Tier' to Gold"
+    kept = ScenarioStep.from_dict({**step.to_dict(), "intent": "set the tier"})
+    assert kept.purpose() == "set the tier" and kept.to_dict()["intent"] == "set the tier"
+    secret = ScenarioStep("fill", {"value": "hunter2"}, ElementIdentity(role="textbox", name="PIN"))
+    assert "hunter2" not in secret.purpose()

@@ -1,0 +1,117 @@
+"""Reaching a step's intent another way when its recorded path is gone.
+
+A redesign may take a step's element away while the step's purpose stays within reach:
+the "Add" link of the start page's Customers row is, in the new design, in a menu group
+that starts collapsed, or a tab of a shell.  Before a replay asks a person, it may reach
+the step's intent (:meth:`~automation.recording.scenario.ScenarioStep.purpose`) another
+way, bounded and checked, in this order:
+
+1. :func:`go_directly`: a link step whose target is known, on the replay's own origin, goes
+   there (what the click would have done); it counts only when the page that follows holds
+   the next step's element (or, when no step follows, is at the link's address);
+2. an :class:`IntentAgent` (an LLM profile configured for replays,
+   :mod:`automation.agent.intent`) gets the intent and the current page and a few actions
+   at most, and must leave the page where the next step's element is found.  What it did
+   is shown in the step's outcome and proposed as the step's identity for a person to
+   confirm, counted as a heal, never as a silent pass.
+
+Neither applies: the step needs a person, as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+from automation.actions import execute
+from automation.browser.identity import ElementIdentity, Located
+from automation.browser.tab import Tab
+from automation.budget import Budget
+from automation.recording.scenario import ScenarioStep
+
+__all__ = ["AgentAttempt", "IntentAgent", "Reached", "go_directly"]
+
+# Finds the next step's element in the page now (None: it is not there).
+FindNext = Callable[[Budget], Awaitable[Located | None]]
+
+
+@dataclass(frozen=True)
+class Reached:
+    """How the step's intent was reached: ``strategy`` direct or agent, what it did."""
+
+    strategy: str
+    result: str
+    changes: list[str]
+    healed: ElementIdentity | None = None  # agent: the element it acted on, proposed
+
+
+@dataclass(frozen=True)
+class AgentAttempt:
+    """What an agent did for a step: its actions in words, and the identities of the
+    elements it acted on (in order, with the action done on each)."""
+
+    done: list[str] = field(default_factory=list)
+    acted_on: list[tuple[str, ElementIdentity]] = field(default_factory=list)
+    finished: str = ""  # how its run ended ("succeeded", "failed: …")
+
+
+class IntentAgent(Protocol):
+    """An agent that tries to reach ``intent`` on the tab's page in a few actions, so that
+    the page shows ``goal``; bounded by ``budget``."""
+
+    async def __call__(
+        self, tab: Tab, *, intent: str, goal: str, budget: Budget
+    ) -> AgentAttempt: ...
+
+
+async def go_directly(
+    tab: Tab, step: ScenarioStep, target: ElementIdentity, base_url: str, budget: Budget,
+    find_next: FindNext | None,
+) -> Reached | None:  # fmt: skip
+    """Follow a link step's link to where it led (``target`` moved to the replay's base
+    URL), verified; None when the step is no such link or the page that follows does not
+    hold what comes next (the tab is then at that page)."""
+    url = target.target
+    base = urlsplit(base_url or tab.url)
+    if step.action != "click" or not url or target.method or urlsplit(url)[:2] != base[:2]:
+        return None  # not a link, or one that leaves the app: never followed blind
+    await execute(tab, "navigate", {"url": url}, budget=budget)
+    await tab.settle(budget=budget)
+    how = f"went to {url} directly ({step.purpose()}): the link is not on the page"
+    if find_next is None:
+        if urlsplit(tab.url).path.rstrip("/") != urlsplit(url).path.rstrip("/"):
+            return None
+        return Reached("direct", f"went to {url}", [how])
+    found = await find_next(budget)
+    if found is None:
+        return None
+    return Reached("direct", f"went to {url}; what the next step needs is there", [how])
+
+
+async def by_agent(
+    tab: Tab, agent: IntentAgent, step: ScenarioStep, goal: str, budget: Budget,
+    find_next: FindNext,
+) -> Reached | None:  # fmt: skip
+    """Let ``agent`` reach the step's intent; it counts when the next step's element is
+    found after it.  The element it acted on last, doing what the step does, is proposed
+    as the step's identity."""
+    attempt = await agent(tab, intent=step.purpose(), goal=goal, budget=budget)
+    if await find_next(budget) is None:
+        return None
+    said = "; ".join(attempt.done) or "nothing"
+    healed = next((identity for action, identity in reversed(attempt.acted_on)
+                   if action == step.action), None)  # fmt: skip
+    return Reached(
+        "agent", f"the agent reached it: {said}",
+        [f"done by the agent ({step.purpose()}): {said}", "needs a person's confirmation"],
+        healed,
+    )  # fmt: skip
+
+
+def agent_goal(following: ScenarioStep | None, words: Callable[[Any], str]) -> str:
+    """What the page must show once the agent is done: the next step's element."""
+    if following is None or following.target() is None:
+        return "the page the step leads to"
+    return f"a page with {words(following.target())}"
