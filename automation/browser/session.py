@@ -152,6 +152,11 @@ class BrowserSession:
         return len(self._groups)
 
     @property
+    def contexts_in_browser(self) -> int:
+        """Contexts the current browser has open, as it says (0 when it is not up)."""
+        return len(self._browser.contexts) if self._browser is not None and self.connected else 0
+
+    @property
     def in_use(self) -> int:
         """Contexts handed out and not closed yet (the one held ahead is not)."""
         spare = self._spare

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import logging
 import sys
 from collections.abc import Sequence
@@ -52,12 +53,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         upload_dir=options.upload_dir,
         url_policy=UrlPolicy(block_private=not options.allow_private),
     )
-    from automation.mcp.stdio import serve_stdio  # the SDK loads only for the server
-
-    asyncio.run(
-        serve_stdio(config, scenario_out=options.scenario_out, scenario_name=options.scenario_name)
-    )
+    asyncio.run(_serve(config, options))
     return 0
+
+
+async def _serve(config: BrowserConfig, options: argparse.Namespace) -> None:
+    """The browser starts first; the MCP SDK (the larger import) loads in a thread
+    meanwhile, so a client's first call waits for the later of the two, not their sum."""
+    from automation.browser.session import BrowserSession
+
+    browser = BrowserSession(config)
+    starting = asyncio.create_task(browser.start())
+    starting.add_done_callback(_quiet)  # a failure is answered to the first tool call
+    stdio = await asyncio.to_thread(importlib.import_module, "automation.mcp.stdio")
+    await stdio.serve_stdio(
+        config,
+        scenario_out=options.scenario_out,
+        scenario_name=options.scenario_name,
+        browser=browser,
+    )
+
+
+def _quiet(task: asyncio.Task[None]) -> None:
+    if not task.cancelled():
+        task.exception()
 
 
 if __name__ == "__main__":

@@ -1,5 +1,8 @@
 """Tabwright's MCP server over stdio, for a local MCP client: one browser context per
-process, opened at the first tool call (``initialize`` and ``tools/list`` answer at once).
+process.  The browser starts and the context opens as the server starts, while the client
+initializes (``initialize`` and ``tools/list`` answer at once, without waiting for it);
+the first tool call waits only for what is left of that.  A context that failed to open
+is opened again at the next call, which answers why it could not.
 
 With ``scenario_out`` the session's recorded steps are written as a scenario file when
 the client ends the session (the same file the dashboard imports and exports); steps that
@@ -20,6 +23,7 @@ from mcp.server.stdio import stdio_server
 
 from automation.browser.config import BrowserConfig
 from automation.browser.session import BrowserSession
+from automation.browser.tab import Tab
 from automation.budget import Budget
 from automation.errors import TabwrightError
 from automation.events import ListSink, StepRecorded
@@ -43,24 +47,34 @@ def write_scenario(sink: ListSink, path: Path, *, name: str) -> int:
 
 
 async def serve_stdio(
-    config: BrowserConfig, *, scenario_out: Path | None = None, scenario_name: str = ""
+    config: BrowserConfig,
+    *,
+    scenario_out: Path | None = None,
+    scenario_name: str = "",
+    browser: BrowserSession | None = None,
 ) -> None:
-    browser = BrowserSession(config)
+    """Serve one client on stdin and stdout until it leaves; ``browser``: a session of
+    ``config`` already starting (closed here at the end)."""
+    browser = browser or BrowserSession(config)
     sink = ListSink()
     secrets = Secrets()  # ${SECRET:NAME}: the operator's own TABWRIGHT_SECRET_NAME
     opened: McpSession | None = None
     opening = asyncio.Lock()
     with tempfile.TemporaryDirectory(prefix="tabwright-mcp-") as workspace:
 
+        async def open_tab() -> Tab:
+            budget = Budget(config.launch_timeout_ms, label="open the browser")
+            return await browser.new_tab(workspace=Path(workspace), budget=budget)
+
+        ahead: asyncio.Task[Tab] | None = asyncio.create_task(open_tab())
+
         async def call(_ctx: ServerRequestContext[Any], name: str, args: dict[str, Any]) -> Answer:
-            nonlocal opened
+            nonlocal opened, ahead
             async with opening:
                 if opened is None:
+                    task, ahead = ahead, None
                     try:
-                        tab = await browser.new_tab(
-                            workspace=Path(workspace),
-                            budget=Budget(config.launch_timeout_ms, label="open the browser"),
-                        )
+                        tab = await (task if task is not None else open_tab())
                     except TabwrightError as exc:
                         return Answer(False, f"error {exc.code}: {exc.message}")
                     opened = McpSession(tab, sink=sink, secrets=secrets)
@@ -71,6 +85,9 @@ async def serve_stdio(
             async with stdio_server() as (read, write):
                 await server.run(read, write, server.create_initialization_options())
         finally:
+            if ahead is not None:  # the client left before its first call
+                ahead.cancel()
+                await asyncio.gather(ahead, return_exceptions=True)
             if scenario_out is not None and sink.of_type(StepRecorded):
                 kept = write_scenario(sink, scenario_out, name=scenario_name or "MCP session")
                 log.info("wrote %s steps to %s", kept, scenario_out)

@@ -70,6 +70,7 @@ class RunManager:
         self._browsers: dict[BrowserConfig, BrowserSession] = {}
         self._browser_lock = asyncio.Lock()
         self._warming: set[asyncio.Task[None]] = set()
+        self._opening: Counter[BrowserSession] = Counter()  # runs opening a tab in each
         self._start_lock = asyncio.Lock()  # a closed conversation is restored once
         self._live: dict[int, LiveRun] = {}
         self._viewers: Counter[int] = Counter()  # open pages per run, on this process
@@ -119,20 +120,38 @@ class RunManager:
             session = self._browsers.get(config)
             if session is None:
                 session = self._browsers[config] = BrowserSession(config)
-                await self._close_outdated(config)
                 if self.serving:
                     self._warming.add(asyncio.create_task(_warm(session)))
                     self._warming = {task for task in self._warming if not task.done()}
+            await self._close_outdated(config)
             return session
 
+    @property
+    def browsers_open(self) -> list[BrowserSession]:
+        """The browsers of this process: one per settings a run of it started with."""
+        return list(self._browsers.values())
+
     async def _close_outdated(self, config: BrowserConfig) -> None:
-        """Close the browsers of other settings than ``config``'s that no run uses (those
-        of the other running Chromes of TABWRIGHT_CDP_URL are not other settings)."""
+        """Close the browsers of other settings than ``config``'s that no run uses or is
+        opening a tab in (those of the other running Chromes of TABWRIGHT_CDP_URL are not
+        other settings)."""
         now = dataclasses.replace(config, cdp_url="")
         for other, session in list(self._browsers.items()):
-            if dataclasses.replace(other, cdp_url="") != now and not session.in_use:
+            if dataclasses.replace(other, cdp_url="") == now:
+                continue
+            if not session.in_use and not self._opening[session]:
                 del self._browsers[other]
                 await session.close()
+
+    async def _open_tab(self, browser: BrowserSession, live: LiveRun) -> Tab:
+        """A tab of ``browser`` for the run; meanwhile the browser counts as in use."""
+        self._opening[browser] += 1
+        try:
+            return await browser.new_tab(workspace=live.workspace)
+        finally:
+            self._opening[browser] -= 1
+            if not self._opening[browser]:
+                del self._opening[browser]
 
     async def warm(self) -> None:
         """Start the browser (each of TABWRIGHT_CDP_URL's) before any run asks, with a
@@ -153,14 +172,14 @@ class RunManager:
         it can't be reached."""
         urls = cdp_urls()
         if len(urls) <= 1:
-            return await (await self.browser()).new_tab(workspace=live.workspace)
+            return await self._open_tab(await self.browser(), live)
         config = await database_sync_to_async(browser_config)()
         in_use = Counter(other.cdp_url for other in self._live.values() if other.tab)
         failure: BrowserError | None = None
         for url in sorted(urls, key=lambda url: (in_use[url], urls.index(url))):
             browser = await self.browser(dataclasses.replace(config, cdp_url=url))
             try:
-                tab = await browser.new_tab(workspace=live.workspace)
+                tab = await self._open_tab(browser, live)
             except BrowserError as exc:
                 log.warning("run %s: the Chrome at %s: %s", live.run_id, url, exc)
                 failure = exc
