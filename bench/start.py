@@ -86,7 +86,7 @@ def _ended(api: httpx.Client, run_id: int) -> dict[str, object]:
         if run["status"] in ("succeeded", "failed", "stopped", "lost"):
             return run
         assert time.monotonic() < deadline, f"run {run_id} is still {run['status']}"
-        time.sleep(0.05)
+        time.sleep(0.5)  # seldom: each look takes the server's time the runs need
 
 
 def runs_to_first_action(count: int) -> list[float]:
