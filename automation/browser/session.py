@@ -502,7 +502,8 @@ class BrowserSession:
     async def close(self) -> None:
         self._closed, self._warm = True, False
         spare, self._spare = self._spare, None
-        if spare is not None:
+        if spare is not None:  # no need to finish opening it: it closes on its way out
+            spare.cancel()
             await asyncio.gather(spare, return_exceptions=True)
         async with self._lock:
             for group in list(self._groups):

@@ -58,25 +58,23 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 async def _serve(config: BrowserConfig, options: argparse.Namespace) -> None:
-    """The browser starts first; the MCP SDK (the larger import) loads in a thread
-    meanwhile, so a client's first call waits for the later of the two, not their sum."""
-    from automation.browser.session import BrowserSession
+    """The browser starts and the tab opens first; the MCP SDK (the larger import) loads
+    in a thread meanwhile, so a client's first call waits for the later of the two, not
+    their sum."""
+    from automation.mcp.ahead import TabAhead
 
-    browser = BrowserSession(config)
-    starting = asyncio.create_task(browser.start())
-    starting.add_done_callback(_quiet)  # a failure is answered to the first tool call
-    stdio = await asyncio.to_thread(importlib.import_module, "automation.mcp.stdio")
+    ahead = TabAhead(config)
+    try:
+        stdio = await asyncio.to_thread(importlib.import_module, "automation.mcp.stdio")
+    except BaseException:
+        await ahead.close()
+        raise
     await stdio.serve_stdio(
         config,
         scenario_out=options.scenario_out,
         scenario_name=options.scenario_name,
-        browser=browser,
+        ahead=ahead,
     )
-
-
-def _quiet(task: asyncio.Task[None]) -> None:
-    if not task.cancelled():
-        task.exception()
 
 
 if __name__ == "__main__":

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +21,9 @@ from mcp.server import ServerRequestContext
 from mcp.server.stdio import stdio_server
 
 from automation.browser.config import BrowserConfig
-from automation.browser.session import BrowserSession
-from automation.browser.tab import Tab
-from automation.budget import Budget
 from automation.errors import TabwrightError
 from automation.events import ListSink, StepRecorded
+from automation.mcp.ahead import TabAhead
 from automation.mcp.server import build_server
 from automation.mcp.session import Answer, McpSession
 from automation.recording.fromrun import from_run_steps
@@ -51,44 +48,33 @@ async def serve_stdio(
     *,
     scenario_out: Path | None = None,
     scenario_name: str = "",
-    browser: BrowserSession | None = None,
+    ahead: TabAhead | None = None,
 ) -> None:
-    """Serve one client on stdin and stdout until it leaves; ``browser``: a session of
-    ``config`` already starting (closed here at the end)."""
-    browser = browser or BrowserSession(config)
+    """Serve one client on stdin and stdout until it leaves; ``ahead``: its tab, already
+    opening (made here otherwise), closed here at the end."""
+    ahead = ahead or TabAhead(config)
     sink = ListSink()
     secrets = Secrets()  # ${SECRET:NAME}: the operator's own TABWRIGHT_SECRET_NAME
     opened: McpSession | None = None
     opening = asyncio.Lock()
-    with tempfile.TemporaryDirectory(prefix="tabwright-mcp-") as workspace:
 
-        async def open_tab() -> Tab:
-            budget = Budget(config.launch_timeout_ms, label="open the browser")
-            return await browser.new_tab(workspace=Path(workspace), budget=budget)
+    async def call(_ctx: ServerRequestContext[Any], name: str, args: dict[str, Any]) -> Answer:
+        nonlocal opened
+        async with opening:
+            if opened is None:
+                try:
+                    tab = await ahead.tab()
+                except TabwrightError as exc:
+                    return Answer(False, f"error {exc.code}: {exc.message}")
+                opened = McpSession(tab, sink=sink, secrets=secrets)
+        return await opened.call(name, args)
 
-        ahead: asyncio.Task[Tab] | None = asyncio.create_task(open_tab())
-
-        async def call(_ctx: ServerRequestContext[Any], name: str, args: dict[str, Any]) -> Answer:
-            nonlocal opened, ahead
-            async with opening:
-                if opened is None:
-                    task, ahead = ahead, None
-                    try:
-                        tab = await (task if task is not None else open_tab())
-                    except TabwrightError as exc:
-                        return Answer(False, f"error {exc.code}: {exc.message}")
-                    opened = McpSession(tab, sink=sink, secrets=secrets)
-            return await opened.call(name, args)
-
-        server = build_server(config, call)
-        try:
-            async with stdio_server() as (read, write):
-                await server.run(read, write, server.create_initialization_options())
-        finally:
-            if ahead is not None:  # the client left before its first call
-                ahead.cancel()
-                await asyncio.gather(ahead, return_exceptions=True)
-            if scenario_out is not None and sink.of_type(StepRecorded):
-                kept = write_scenario(sink, scenario_out, name=scenario_name or "MCP session")
-                log.info("wrote %s steps to %s", kept, scenario_out)
-            await browser.close()
+    server = build_server(config, call)
+    try:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+    finally:
+        if scenario_out is not None and sink.of_type(StepRecorded):
+            kept = write_scenario(sink, scenario_out, name=scenario_name or "MCP session")
+            log.info("wrote %s steps to %s", kept, scenario_out)
+        await ahead.close()
