@@ -2,11 +2,13 @@
 one after the other share no cookies, storage or downloads; the contexts of ended runs
 are closed (none left over many runs); a browser that crashes is started again before the
 next run asks; a run keeps the URL policy it started with while a later run gets the new
-one, each in a browser of its own, and the outdated one closes once unused."""
+one, each in a browser of its own, and the outdated one closes once unused; a tab that
+crashes fails its own run only."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 from typing import Any
@@ -14,6 +16,7 @@ from typing import Any
 import pytest
 from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
+from playwright.async_api import Error as PlaywrightError
 
 from automation import BrowserSession, Budget
 from dashboard.models import Run, UrlRule
@@ -158,3 +161,31 @@ async def test_each_run_keeps_its_own_url_policy(
     await worker.browser()  # the settings of now: the outdated browser, unused, closes
     assert len(worker.browsers_open) == 1
     await sync_to_async(UrlRule.objects.all().delete)()
+
+
+async def test_a_tab_that_crashes_fails_its_run_only(
+    runs: Runs, worker: RunManager, owner: Any, fixture_url: str
+) -> None:
+    made = []
+    for n in range(2):
+        made.append(await runs.create(
+            owner=owner, start_url=f"{fixture_url}{STORAGE}?run={n}", task="click Nowhere at all"
+        ))  # fmt: skip
+    crashing, going_on = [await runs.start(run) for run in made]
+    for run in (crashing, going_on):
+        assert (await settled(run.pk)).status == Run.Status.PAUSED  # both live, one browser
+    tab = worker._live[crashing.pk].current_tab()
+    assert tab is not None
+    session = await tab.context.new_cdp_session(tab.page)
+    with contextlib.suppress(PlaywrightError):  # the page goes down with the call
+        await session.send("Page.crash")
+    failed = await settled(crashing.pk, final=True)
+    assert failed.status == Run.Status.FAILED
+    assert "the tab crashed" in failed.status_reason, failed.status_reason
+
+    assert worker.is_live(going_on.pk)
+    answer = await worker.act(
+        going_on.pk, "navigate", {"url": f"{fixture_url}{STORAGE}?on"}, budget=Budget(15_000)
+    )
+    assert answer["ok"], answer
+    assert (await load_run(going_on.pk)).status == Run.Status.PAUSED
