@@ -354,6 +354,8 @@ TABWRIGHT = {
     "METRICS_TOKEN": os.environ.get("TABWRIGHT_METRICS_TOKEN", ""),
     # Tabs one run may hold; pages a site opens past it (popup floods) are closed at once.
     "MAX_TABS": _env_int("TABWRIGHT_MAX_TABS", 20),
+    # A worker's browser is replaced after this many runs' contexts (0: never).
+    "CONTEXTS_PER_BROWSER": _env_int("TABWRIGHT_CONTEXTS_PER_BROWSER", 200),
     # A conversation's tab stays open this many seconds after the agent's answer, for the
     # next message (0: closed at once); a later message restores the page by replay.
     "SESSION_IDLE_S": _env_int("TABWRIGHT_SESSION_IDLE_S", 900),

@@ -148,6 +148,9 @@ class RunsWorker(Worker):
         self.channels = [*self.channels, own]
         runner.serving = True
         runner.leases.keep()  # sweeps runs of lost workers, even before it drives one
+        # The browser starts now, not when the first run is claimed (which then waits
+        # only for its context, one opened ahead).
+        warming = asyncio.ensure_future(runner.warm())
         poll = asyncio.ensure_future(_poll())
         # The alerts' outbox apart from the poll: a slow receiver never delays a firing.
         sending = asyncio.ensure_future(outbox.serve())
@@ -155,6 +158,7 @@ class RunsWorker(Worker):
             await asyncio.gather(*(self._listen(channel) for channel in self.channels))
         finally:
             runner.serving = False
+            warming.cancel()
             poll.cancel()
             sending.cancel()
             for instance in self.application_instances.values():

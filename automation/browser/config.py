@@ -60,6 +60,9 @@ class BrowserConfig:
     shell_timeout_ms: int = 30_000  # one command's limit (the call's budget may be shorter)
     # Tabs one run may hold; a page the site opens past it is closed at once, and reported.
     max_tabs: int = 20
+    # A launched browser is replaced after this many contexts (runs, replays, sessions): the
+    # next context opens in a new one, the old closes after its last context.  0: never.
+    contexts_per_browser: int = 200
     # How long a snapshot's full walk may take in the page before the snapshot is reduced
     # to the elements one can act on (0: half of the snapshot's budget).
     snapshot_full_pass_ms: int = 0

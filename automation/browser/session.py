@@ -15,6 +15,14 @@ by CDP URL was launched by someone else: its connections are not ours to route (
 not even be on this machine), so there only the URL guard holds, for documents.
 Chromium's sandbox is on unless this process is root (see :func:`chromium_sandbox`).
 
+A session that is kept warm (:meth:`BrowserSession.warm`: a worker, an MCP server) starts
+its browser before anyone asks, starts a new one at once when it crashes, and holds one
+fresh context with its first tab open ahead of the next caller, so a run's first action
+does not wait for a browser or a context.  Every caller still gets a context nobody used
+before: the one opened ahead is taken once, then another is opened.  A launched browser is
+replaced after ``contexts_per_browser`` contexts (the old one closes once its last context
+has), so what a long-lived Chromium accumulates does not outlive that many runs.
+
 With evaluate on, the session also keeps a CDP connection of its own to the browser
 (:mod:`automation.browser.cdp`) and attaches every page to it as the page is created: the
 session the evaluate engine runs scripts on and stops them through.
@@ -26,7 +34,9 @@ import asyncio
 import logging
 import os
 import weakref
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from playwright.async_api import Browser, BrowserContext, Page, Playwright, async_playwright
 from playwright.async_api import Error as PlaywrightError
@@ -42,9 +52,9 @@ from automation.browser.tab import SELECTOR_ENGINE, RefState, Tab
 from automation.browser.tabs import TabGroup
 from automation.browser.url_guard import install_url_guard
 from automation.budget import Budget
-from automation.errors import BrowserError, TabwrightError
+from automation.errors import ActionInvalid, BrowserError, TabwrightError
 
-__all__ = ["BrowserSession", "chromium_sandbox", "proxy_args"]
+__all__ = ["CONTEXT_OPTIONS", "BrowserSession", "chromium_sandbox", "proxy_args"]
 
 log = logging.getLogger("automation.browser")
 
@@ -54,6 +64,34 @@ _SANDBOX_HINT = (
     "Ubuntu also kernel.apparmor_restrict_unprivileged_userns=0), or turn the sandbox off "
     "with TABWRIGHT_CHROMIUM_SANDBOX=0"
 )
+
+
+# What a caller may set on the fresh context it gets (Playwright's new_context options),
+# besides storage_state: how the site sees the browser.  Nothing that would take a context
+# around the egress proxy (proxy), its downloads (accept_downloads) or the URL guard.
+CONTEXT_OPTIONS = frozenset(
+    {
+        "locale",
+        "timezone_id",
+        "user_agent",
+        "extra_http_headers",
+        "http_credentials",
+        "geolocation",
+        "permissions",
+        "color_scheme",
+        "reduced_motion",
+        "device_scale_factor",
+        "is_mobile",
+        "has_touch",
+        "java_script_enabled",
+        "ignore_https_errors",
+        "bypass_csp",
+        "offline",
+        "base_url",
+        "service_workers",
+    }
+)
+SPARE_TIMEOUT_MS = 30_000  # opening the context held ahead, in the background
 
 
 def chromium_sandbox(forced: bool | None, *, euid: int | None = None) -> bool:
@@ -87,6 +125,7 @@ class BrowserSession:
         self._browser: Browser | None = None
         self._lock = asyncio.Lock()
         self._groups: set[TabGroup] = set()
+        self._workspaces: dict[TabGroup, Path | None] = {}  # each group's run folder
         # Per browser target: a new Page object for the same tab keeps its refs.
         self.ref_states: dict[str, RefState] = ref_states if ref_states is not None else {}
         self.restarts = 0
@@ -94,24 +133,114 @@ class BrowserSession:
         self._cdp: CdpConnection | None = None  # the evaluate engine's connection
         self._cdp_endpoint = ""
         self.egress: EgressProxy | None = None  # for a browser we launch
+        self._warm = False  # kept warm: started ahead, again after a crash, a spare context
+        self._spare: asyncio.Task[TabGroup] | None = None
+        self._background: set[asyncio.Task[Any]] = set()
+        self._made = 0  # contexts made in the current browser
+        self.replaced = 0  # browsers replaced after contexts_per_browser contexts
+        # Browsers replaced while contexts of theirs were open: closed after their last one.
+        self._retired: dict[Browser, CdpConnection | None] = {}
+        self._closed = False
 
     @property
     def connected(self) -> bool:
         return self._browser is not None and self._browser.is_connected()
 
-    async def start(self, *, budget: Budget | None = None) -> None:
+    @property
+    def contexts_open(self) -> int:
+        """Contexts this session opened that are not closed yet (the spare included)."""
+        return len(self._groups)
+
+    @property
+    def contexts_in_browser(self) -> int:
+        """Contexts the current browser has open, as it says (0 when it is not up)."""
+        return len(self._browser.contexts) if self._browser is not None and self.connected else 0
+
+    @property
+    def in_use(self) -> int:
+        """Contexts handed out and not closed yet (the one held ahead is not)."""
+        spare = self._spare
+        held = spare is not None and spare.done() and not spare.cancelled()
+        held = held and spare.exception() is None and spare.result() in self._groups
+        return len(self._groups) - held
+
+    async def warm(self, *, budget: Budget | None = None) -> None:
+        """Keep this session warm from now: start the browser now, open a context ahead of
+        the next caller, and start a new browser as soon as one crashes.  Returns once the
+        browser is up (the spare context opens in the background)."""
+        if self._closed:
+            return
+        self._warm = True
+        await self.start(budget=budget, reopen=False)
+        self._refill()
+
+    async def start(self, *, budget: Budget | None = None, reopen: bool = True) -> None:
+        """Start (or reach) the browser unless it is up; a closed session opens again,
+        unless ``reopen`` is false (then nothing happens)."""
+        if self._closed and not reopen:
+            return
         budget = budget or Budget(self.config.launch_timeout_ms, label="browser start")
+        self._closed = False
         async with self._lock:
+            if self._closed and not reopen:
+                return  # closed while this waited for the lock
             if self.connected:
                 return
             if self._browser is not None:
                 self.restarts += 1
                 how = "reconnecting to" if self.config.cdp_url else "starting"
                 log.warning("the browser was gone; %s a new one (restart %d)", how, self.restarts)
-                self._groups.clear()
+                self._spare = None  # its context went with the browser
+                for group in [g for g in self._groups if g.context.browser is self._browser]:
+                    self._groups.discard(group)
+                    self._workspaces.pop(group, None)
                 await self._drop_cdp()
                 await self._drop_browser()
             await budget.run(self._start_browser(budget))
+            self._made = 0
+            assert self._browser is not None
+            self._browser.on("disconnected", self._on_disconnected)
+
+    def _on_disconnected(self, browser: Browser) -> None:
+        """The current browser went away (a crash: a browser we close is no longer
+        current by then): a warm session starts the next one now, not when a run asks."""
+        if browser is not self._browser or self._closed or not self._warm:
+            return
+        log.warning("the browser went away; starting a new one ahead of the next run")
+        self._spawn(self._rewarm())
+
+    async def _rewarm(self) -> None:
+        try:
+            await self.warm()
+        except TabwrightError as exc:  # the next caller tries again, and is told why
+            log.warning("could not start the browser again: %s", exc)
+
+    def _spawn(self, work: Any) -> asyncio.Task[Any]:
+        task = asyncio.get_running_loop().create_task(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return task
+
+    def _refill(self) -> None:
+        """Open the next spare context in the background, unless one is (being) opened."""
+        if self._warm and not self._closed and self._spare is None and self.connected:
+            budget = Budget(SPARE_TIMEOUT_MS, label="open a context ahead")
+            self._spare = self._spawn(self._open_group(None, {}, None, budget))
+            self._spare.add_done_callback(_quiet)
+
+    async def _take_spare(self, budget: Budget) -> TabGroup | None:
+        """The context opened ahead, if there is a usable one; the next is opened."""
+        spare, self._spare = self._spare, None
+        if spare is None:
+            return None
+        try:
+            group = await budget.run(asyncio.shield(spare))
+        except TabwrightError:
+            return None  # it failed to open: the caller opens a fresh one, and says why
+        if group.context.browser is not self._browser or not self.connected:
+            await group.close()  # opened in a browser since replaced or gone
+            return None
+        return group
 
     async def _start_browser(self, budget: Budget) -> None:
         if self._playwright is None:
@@ -188,14 +317,48 @@ class BrowserSession:
         storage_state: str | Path | dict | None = None,
         workspace: Path | None = None,
         budget: Budget | None = None,
+        context_options: Mapping[str, Any] | None = None,
     ) -> TabGroup:
-        """A fresh browser context (own cookies and storage) with one tab open."""
+        """A fresh browser context (own cookies, storage, downloads) with one tab open.
+        ``storage_state`` (a saved sign-in, say) and ``context_options`` (any of
+        :data:`CONTEXT_OPTIONS`, passed to Playwright's ``new_context``) shape it; without
+        them, a warm session hands over the context it opened ahead."""
+        options = dict(context_options or {})
+        unknown = sorted(set(options) - CONTEXT_OPTIONS)
+        if unknown:
+            raise ActionInvalid(
+                f"context options not allowed: {', '.join(unknown)}",
+                hint="allowed: " + ", ".join(sorted(CONTEXT_OPTIONS)),
+            )
         budget = budget or Budget(self.config.launch_timeout_ms, label="new tab")
+        await self._replace_if_due()
+        if storage_state is None and not options and self._warm:
+            group = await self._take_spare(budget)
+            self._refill()
+            if group is not None:
+                for tab in group.tabs:
+                    if workspace is not None:
+                        tab.use_workspace(workspace)
+                self._workspaces[group] = workspace
+                return group
+        group = await self._open_group(storage_state, options, workspace, budget)
+        self._refill()
+        return group
+
+    async def _open_group(
+        self,
+        storage_state: str | Path | dict | None,
+        options: dict[str, Any],
+        workspace: Path | None,
+        budget: Budget,
+    ) -> TabGroup:
         await self.start(budget=budget)
         assert self._browser is not None
+        self._made += 1
         try:
             context = await budget.run(
                 self._browser.new_context(
+                    **options,
                     viewport={
                         "width": self.config.viewport_width,
                         "height": self.config.viewport_height,
@@ -210,7 +373,8 @@ class BrowserSession:
             raise BrowserError(f"could not open a tab: {brief(exc)}") from None
 
         async def make_tab(page: Page, group: TabGroup) -> Tab:
-            tab = Tab(page, context=context, config=self.config, workspace=workspace)
+            where = self._workspaces.get(group, workspace)
+            tab = Tab(page, context=context, config=self.config, workspace=where)
             tab.group = group
             if self.egress is not None:
                 tab.why_unreachable = self.egress.why_unreachable
@@ -218,18 +382,60 @@ class BrowserSession:
             return tab
 
         group = TabGroup(
-            context, make_tab=make_tab, on_close=self._groups.discard, max_tabs=self.config.max_tabs
+            context, make_tab=make_tab, on_close=self._group_closed, max_tabs=self.config.max_tabs
         )
-        await budget.run(
-            install_url_guard(context, self.config.url_policy, on_block=group.note_blocked)
-        )
+        self._workspaces[group] = workspace
         self._groups.add(group)
         try:
+            await budget.run(
+                install_url_guard(context, self.config.url_policy, on_block=group.note_blocked)
+            )
             await group.open(budget=budget)
         except BaseException:
             await group.close()
             raise
         return group
+
+    def _group_closed(self, group: TabGroup) -> None:
+        self._groups.discard(group)
+        self._workspaces.pop(group, None)
+        browser = group.context.browser
+        if browser in self._retired and not any(
+            other.context.browser is browser for other in self._groups
+        ):
+            self._spawn(self._close_retired(browser))
+
+    async def _replace_if_due(self) -> None:
+        """After contexts_per_browser contexts, the next opens in a new browser; the old
+        one closes once its last context has (now, when none is open)."""
+        limit = self.config.contexts_per_browser
+        if not limit or self.config.cdp_url or self._made < limit or not self.connected:
+            return
+        async with self._lock:
+            if self._made < limit or not self.connected:
+                return
+            browser, cdp = self._browser, self._cdp
+            assert browser is not None
+            self._browser, self._cdp, self._cdp_endpoint = None, None, ""
+            self._retired[browser] = cdp
+            self.replaced += 1
+            log.info("replacing the browser after %d contexts", self._made)
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            spare.add_done_callback(lambda done: self._spawn(_close_group(done)))
+        if not any(group.context.browser is browser for group in self._groups):
+            await self._close_retired(browser)
+
+    async def _close_retired(self, browser: Browser) -> None:
+        if browser not in self._retired:
+            return
+        cdp = self._retired.pop(browser)
+        if cdp is not None:
+            await cdp.close()
+        try:
+            await browser.close()
+        except PlaywrightError:
+            pass  # already gone
 
     async def new_tab(
         self,
@@ -237,11 +443,15 @@ class BrowserSession:
         storage_state: str | Path | dict | None = None,
         workspace: Path | None = None,
         budget: Budget | None = None,
+        context_options: Mapping[str, Any] | None = None,
     ) -> Tab:
         """A fresh page in a fresh browser context (own cookies and storage); its group
         (``tab.group``) holds the tabs the run opens later."""
         group = await self.new_group(
-            storage_state=storage_state, workspace=workspace, budget=budget
+            storage_state=storage_state,
+            workspace=workspace,
+            budget=budget,
+            context_options=context_options,
         )
         assert group.current is not None
         return group.current
@@ -293,9 +503,19 @@ class BrowserSession:
             self.ref_states[target] = tab.state
 
     async def close(self) -> None:
+        self._closed, self._warm = True, False
+        spare, self._spare = self._spare, None
+        if spare is not None:  # no need to finish opening it: it closes on its way out
+            spare.cancel()
+            await asyncio.gather(spare, return_exceptions=True)
         async with self._lock:
             for group in list(self._groups):
                 await group.close()
+            for task in list(self._background):
+                task.cancel()
+            await asyncio.gather(*self._background, return_exceptions=True)
+            for browser in list(self._retired):
+                await self._close_retired(browser)
             await self._drop_cdp()
             await self._drop_browser()
             if self._playwright is not None:
@@ -323,3 +543,14 @@ class BrowserSession:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+
+def _quiet(task: asyncio.Task[Any]) -> None:
+    """A spare context that failed to open is said by whoever takes it; the loop need not."""
+    if not task.cancelled():
+        task.exception()
+
+
+async def _close_group(task: asyncio.Task[TabGroup]) -> None:
+    if not task.cancelled() and task.exception() is None:
+        await task.result().close()

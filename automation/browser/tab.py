@@ -80,6 +80,14 @@ class Tab:
         # Downloads land in the run's workspace; without one they are refused by Chromium.
         self.downloads = DownloadKeeper(page, workspace / "downloads") if workspace else None
 
+    def use_workspace(self, workspace: Path) -> None:
+        """Keep this tab's downloads (and the run's files) in ``workspace`` from now: for
+        a tab opened ahead of the run that takes it, which had none."""
+        if self.downloads is not None:
+            self.downloads.detach()
+        self.workspace = workspace
+        self.downloads = DownloadKeeper(self.page, workspace / "downloads")
+
     # -- state: kept by the core, read and set through the tab -------------------------
 
     @property

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import logging
 import sys
 from collections.abc import Sequence
@@ -52,12 +53,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         upload_dir=options.upload_dir,
         url_policy=UrlPolicy(block_private=not options.allow_private),
     )
-    from automation.mcp.stdio import serve_stdio  # the SDK loads only for the server
-
-    asyncio.run(
-        serve_stdio(config, scenario_out=options.scenario_out, scenario_name=options.scenario_name)
-    )
+    asyncio.run(_serve(config, options))
     return 0
+
+
+async def _serve(config: BrowserConfig, options: argparse.Namespace) -> None:
+    """The browser starts and the tab opens first; the MCP SDK (the larger import) loads
+    in a thread meanwhile, so a client's first call waits for the later of the two, not
+    their sum."""
+    from automation.mcp.ahead import TabAhead
+
+    ahead = TabAhead(config)
+    try:
+        stdio = await asyncio.to_thread(importlib.import_module, "automation.mcp.stdio")
+    except BaseException:
+        await ahead.close()
+        raise
+    await stdio.serve_stdio(
+        config,
+        scenario_out=options.scenario_out,
+        scenario_name=options.scenario_name,
+        ahead=ahead,
+    )
 
 
 if __name__ == "__main__":

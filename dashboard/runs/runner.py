@@ -73,6 +73,8 @@ class RunManager:
         # never shares a browser launched with other switches (evaluate, URL policy).
         self._browsers: dict[BrowserConfig, BrowserSession] = {}
         self._browser_lock = asyncio.Lock()
+        self._warming: set[asyncio.Task[None]] = set()
+        self._opening: Counter[BrowserSession] = Counter()  # runs opening a tab in each
         self._start_lock = asyncio.Lock()  # a closed conversation is restored once
         self._live: dict[int, LiveRun] = {}
         self._viewers: Counter[int] = Counter()  # open pages per run, on this process
@@ -113,13 +115,60 @@ class RunManager:
         return sum(b.restarts for b in self._browsers.values())
 
     async def browser(self, config: BrowserConfig | None = None) -> BrowserSession:
-        """The shared browser of ``config`` (default: the settings' now)."""
+        """The shared browser of ``config`` (default: the settings' now).  On a worker it
+        is kept warm (BrowserSession.warm); a browser of settings since changed (a URL
+        rule added, say) closes once no run uses it."""
         if config is None:
             config = await database_sync_to_async(browser_config)()
         async with self._browser_lock:
-            if config not in self._browsers:
-                self._browsers[config] = BrowserSession(config)
-            return self._browsers[config]
+            session = self._browsers.get(config)
+            if session is None:
+                session = self._browsers[config] = BrowserSession(config)
+                if self.serving:
+                    self._warming.add(asyncio.create_task(_warm(session)))
+                    self._warming = {task for task in self._warming if not task.done()}
+            await self._close_outdated(config)
+            return session
+
+    @property
+    def browsers_open(self) -> list[BrowserSession]:
+        """The browsers of this process: one per settings a run of it started with."""
+        return list(self._browsers.values())
+
+    async def _close_outdated(self, config: BrowserConfig) -> None:
+        """Close the browsers of other settings than ``config``'s that no run uses or is
+        opening a tab in (those of the other running Chromes of TABWRIGHT_CDP_URL are not
+        other settings)."""
+        now = dataclasses.replace(config, cdp_url="")
+        for other, session in list(self._browsers.items()):
+            if dataclasses.replace(other, cdp_url="") == now:
+                continue
+            if not session.in_use and not self._opening[session]:
+                del self._browsers[other]
+                await session.close()
+
+    async def _open_tab(self, browser: BrowserSession, live: LiveRun) -> Tab:
+        """A tab of ``browser`` for the run; meanwhile the browser counts as in use."""
+        self._opening[browser] += 1
+        try:
+            return await browser.new_tab(workspace=live.workspace)
+        finally:
+            self._opening[browser] -= 1
+            if not self._opening[browser]:
+                del self._opening[browser]
+
+    async def warm(self) -> None:
+        """Start the browser (each of TABWRIGHT_CDP_URL's) before any run asks, with a
+        context open ahead of the first run; a failure is logged (a run that starts later
+        tries again, and says why it could not)."""
+        try:
+            config = await database_sync_to_async(browser_config)()
+            urls = cdp_urls()
+            configs = [dataclasses.replace(config, cdp_url=url) for url in urls] or [config]
+            for each in configs:
+                await _warm(await self.browser(each))
+        except Exception:  # the settings or the database: a run started later says why
+            log.exception("the browser could not be started ahead of the runs")
 
     async def new_tab(self, live: LiveRun) -> Tab:
         """The run's first tab: in the launched Chromium, or in one of the running Chromes
@@ -127,14 +176,14 @@ class RunManager:
         it can't be reached."""
         urls = cdp_urls()
         if len(urls) <= 1:
-            return await (await self.browser()).new_tab(workspace=live.workspace)
+            return await self._open_tab(await self.browser(), live)
         config = await database_sync_to_async(browser_config)()
         in_use = Counter(other.cdp_url for other in self._live.values() if other.tab)
         failure: BrowserError | None = None
         for url in sorted(urls, key=lambda url: (in_use[url], urls.index(url))):
             browser = await self.browser(dataclasses.replace(config, cdp_url=url))
             try:
-                tab = await browser.new_tab(workspace=live.workspace)
+                tab = await self._open_tab(browser, live)
             except BrowserError as exc:
                 log.warning("run %s: the Chrome at %s: %s", live.run_id, url, exc)
                 failure = exc
@@ -540,9 +589,20 @@ class RunManager:
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
         await self.leases.stop()
+        for task in self._warming:
+            task.cancel()
+        await asyncio.gather(*self._warming, return_exceptions=True)
+        self._warming.clear()
         for browser in self._browsers.values():
             await browser.close()
         self._browsers.clear()
+
+
+async def _warm(session: BrowserSession) -> None:
+    try:
+        await session.warm()
+    except TabwrightError as exc:
+        log.warning("the browser could not be started ahead of the runs: %s", exc)
 
 
 async def _check_at(

@@ -5,6 +5,7 @@ a scenario file that loads."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import os
@@ -22,6 +23,7 @@ from automation.browser.tab import Tab
 from automation.events import ListSink
 from automation.mcp import McpSession
 from automation.recording.scenario import Scenario
+from tests.automation.browser.test_session import descendants, processes
 from tests.conftest import CHROMIUM, FIXTURES
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -165,3 +167,37 @@ async def test_a_snapshot_delta_after_an_action_shows_what_changed_not_the_page(
     assert "Back to the demo pages" not in delta.text, delta  # the rest is unchanged
     again = await session.call("snapshot", {"delta": True})
     assert again.ok and "# no changes since the last snapshot" in again.text, again
+
+
+async def test_the_browser_starts_and_the_tab_opens_while_the_client_initializes() -> None:
+    """No tool call yet: the server's own Chromium is up with a page's renderer (the
+    first call then waits for nothing of that)."""
+    async with server() as client:
+        await client.list_tools()
+        table = processes()
+        (pid,) = [
+            pid
+            for pid, (parent, _, cmd) in table.items()
+            if parent == os.getpid() and "automation.mcp" in cmd
+        ]
+
+        def chromium_of_server() -> set[str]:
+            table = processes()
+            kinds = set()
+            for child in descendants(pid, table):
+                cmd = table[child][2]
+                if "chromium" in cmd:  # (Debian's /usr/bin/chromium starts /usr/lib/...)
+                    kinds.add("renderer" if "--type=renderer" in cmd else "browser")
+            return kinds
+
+        try:
+            async with asyncio.timeout(30):
+                while True:
+                    if chromium_of_server() == {"browser", "renderer"}:
+                        break
+                    await asyncio.sleep(0.1)
+        except TimeoutError:
+            seen = chromium_of_server()
+            raise AssertionError(f"no browser and tab before a call: {seen}") from None
+        ok, text = await call(client, "snapshot")
+        assert ok, text

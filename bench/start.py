@@ -1,0 +1,169 @@
+"""How fast work starts: a dashboard run from its claim to its first action, and an MCP
+server over stdio from its spawn to its first ``navigate`` answered, beside Playwright MCP.
+
+Runs: a dashboard as it runs for real (daphne with its embedded worker, a fresh database,
+a user and an API token, the rule planner) is started, then RUNS runs are made one after
+another through the API, each once the one before has ended: task ``wait for Ready`` on a
+page of a loopback server that notes when each run's page is asked for (its first action,
+the navigate to its start URL).  The worker is idle when each run is made, so it claims
+the run on the wake-up that comes with it: the time from the API's answer (the run made,
+queued) to the page's request holds the claim and bounds the claim → first action time
+from above.  The first run is made as soon as the server answers, as after a deploy.
+
+MCP: each server is spawned ROUNDS times (Tabwright, Playwright, Tabwright, …), each time
+by the official MCP SDK's client (bench.mcpclient): from the spawn, through
+``initialize``, to the first ``navigate`` of a small page answered.
+
+    .venv/bin/python -m bench.start [--runs 10] [--rounds 5]
+
+Last line:
+    RESULT start run_first_action_p50_ms=… run_first_action_max_ms=…
+      mcp_spawn_to_navigate_ms=… pw_spawn_to_navigate_ms=… mcp_over_pw=…
+Goals: run_first_action_p50_ms ≤ 1000; mcp_spawn_to_navigate_ms ≤ 1500 and
+mcp_over_pw ≤ 1 (medians over the rounds, same machine, same run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+
+from bench.common import median, serve
+from bench.mcpclient import ensure_playwright_mcp, open_driver
+from tests.daphne import api_token, daphne, log_in
+
+USER = ("bench", "bench-password-7w3e")
+PAGE = b"<!doctype html><title>Start</title><main><h1>Ready</h1></main>"
+RUN_TIMEOUT_S = 60.0  # a run past this is stuck, not slow
+
+
+class _Pages(BaseHTTPRequestHandler):
+    """Serves PAGE and notes, per ``?run=N``, when it was first asked for."""
+
+    asked: dict[str, float]
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        run = parse_qs(urlsplit(self.path).query).get("run", [""])[0]
+        self.asked.setdefault(run, time.time())
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(PAGE)))
+        self.end_headers()
+        self.wfile.write(PAGE)
+
+
+@contextmanager
+def noting_server() -> Iterator[tuple[str, dict[str, float]]]:
+    asked: dict[str, float] = {}
+    handler = type("Pages", (_Pages,), {"asked": asked})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", asked
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _ended(api: httpx.Client, run_id: int) -> dict[str, object]:
+    deadline = time.monotonic() + RUN_TIMEOUT_S
+    while True:
+        run = api.get(f"/api/runs/{run_id}").json()
+        if run["status"] in ("succeeded", "failed", "stopped", "lost"):
+            return run
+        assert time.monotonic() < deadline, f"run {run_id} is still {run['status']}"
+        time.sleep(0.5)  # seldom: each look takes the server's time the runs need
+
+
+def runs_to_first_action(count: int) -> list[float]:
+    """Milliseconds from each run made (queued, on an idle worker) to its first action."""
+    settings = {
+        "TABWRIGHT_PLANNER": "rules",
+        "TABWRIGHT_BLOCK_PRIVATE_ADDRESSES": "0",  # the page is on 127.0.0.1
+        "TABWRIGHT_CHROMIUM_PATH": os.environ.get("TABWRIGHT_CHROMIUM_PATH", "/usr/bin/chromium"),
+        "TABWRIGHT_LOG": "WARNING",
+        "TABWRIGHT_SESSION_IDLE_S": "0",  # a run's tab closes when its work ends
+    }
+    took = []
+    with (
+        noting_server() as (pages, asked),
+        tempfile.TemporaryDirectory() as var,
+        daphne(Path(var), USER, settings) as (base_url, _log),
+    ):
+        page = log_in(base_url, USER)
+        token = api_token(page, "bench")
+        api = httpx.Client(
+            base_url=base_url, headers={"Authorization": f"Bearer {token}"}, timeout=20
+        )
+        for n in range(count):
+            body = {"task": "wait for Ready", "start_url": f"{pages}/start?run={n}",
+                    "planner": "rules"}  # fmt: skip
+            made = api.post("/api/runs", json=body)
+            queued_at = time.time()
+            assert made.status_code == 201, made.text[:300]
+            run = _ended(api, made.json()["id"])
+            assert run["status"] == "succeeded", run
+            took.append((asked[str(n)] - queued_at) * 1000)
+            print(f"  run {n + 1}: first action {took[-1]:.0f} ms after it was queued")
+    return took
+
+
+async def spawn_to_navigate(name: str, url: str) -> float:
+    """Milliseconds from spawning the server to its first navigate answered."""
+    started = time.perf_counter()
+    async with open_driver(name) as driver:
+        answer = await driver.navigate(url)
+        took = (time.perf_counter() - started) * 1000
+    assert not answer.is_error, answer.text[:300]
+    return took
+
+
+async def mcp_starts(rounds: int) -> tuple[list[float], list[float]]:
+    ensure_playwright_mcp()
+    ours, theirs = [], []
+    with serve() as base:
+        url = f"{base}/demo/form.html"
+        for n in range(rounds):
+            ours.append(await spawn_to_navigate("tabwright", url))
+            theirs.append(await spawn_to_navigate("playwright", url))
+            print(
+                f"  round {n + 1}: Tabwright {ours[-1]:.0f} ms, Playwright MCP {theirs[-1]:.0f} ms"
+            )
+    return ours, theirs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=10, help="runs made one after another")
+    parser.add_argument("--rounds", type=int, default=5, help="spawns of each MCP server")
+    options = parser.parse_args()
+    print(f"load {os.getloadavg()[0]:.1f}")
+    print("dashboard runs: made through the API, first action noted by the page's server")
+    took = runs_to_first_action(options.runs)
+    print("MCP over stdio: spawn -> initialize -> first navigate answered")
+    ours, theirs = asyncio.run(mcp_starts(options.rounds))
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
+    ours_ms, theirs_ms = median(ours), median(theirs)
+    print(
+        f"RESULT start run_first_action_p50_ms={median(took):.0f} "
+        f"run_first_action_max_ms={max(took):.0f} mcp_spawn_to_navigate_ms={ours_ms:.0f} "
+        f"pw_spawn_to_navigate_ms={theirs_ms:.0f} mcp_over_pw={ours_ms / theirs_ms:.2f}"
+    )
+
+
+if __name__ == "__main__":
+    main()

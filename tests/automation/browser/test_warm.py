@@ -1,0 +1,175 @@
+"""A warm browser session: one browser, a fresh context for each caller (the one opened
+ahead is handed out once), the browser replaced after ``contexts_per_browser`` contexts
+and started again by itself after a crash, contexts closed with their groups, and the
+options a caller may give its context."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import uuid
+from pathlib import Path
+
+import pytest
+
+from automation import BrowserSession
+from automation.browser.config import QUIET_CHROMIUM_ARGS
+from automation.budget import Budget
+from automation.errors import ActionInvalid, TabwrightError
+from tests.automation.browser.test_session import processes
+from tests.conftest import browser_config
+
+STORAGE = "/engine/storage.html"
+
+
+def marked_session(**overrides: object) -> tuple[BrowserSession, str]:
+    marker = f"--tabwright-test={uuid.uuid4().hex}"  # finds this session's Chromium
+    config = browser_config(args=(*QUIET_CHROMIUM_ARGS, marker), **overrides)
+    return BrowserSession(config), marker
+
+
+def browser_pids(marker: str) -> list[int]:
+    return [
+        pid
+        for pid, (_, state, cmd) in processes().items()
+        if marker in cmd and "--type=" not in cmd and state != "Z"
+    ]
+
+
+async def until(what: str, condition: object, timeout_s: float = 20) -> None:
+    """Wait for ``condition()`` (checked every 50 ms) within ``timeout_s``."""
+    try:
+        async with asyncio.timeout(timeout_s):
+            while True:
+                if condition():  # type: ignore[operator]
+                    return
+                await asyncio.sleep(0.05)
+    except TimeoutError:
+        raise AssertionError(f"not within {timeout_s} s: {what}") from None
+
+
+async def who(tab: object) -> str:
+    return await tab.page.inner_text("#who")  # type: ignore[attr-defined]
+
+
+async def test_each_caller_gets_a_context_nobody_used(fixture_url: str, tmp_path: Path) -> None:
+    session, _ = marked_session()
+    try:
+        await session.warm()
+        await until("a context opened ahead", lambda: session.contexts_open == 1)
+        first = await session.new_tab(workspace=tmp_path / "first")
+        await first.navigate(f"{fixture_url}{STORAGE}")
+        await first.page.click("#login")
+        assert await who(first) == "logged in with abc123, cookie"
+        await first.navigate(f"{fixture_url}/engine/downloads.html")
+        assert first.downloads is not None
+        await first.page.click("#file")
+        await first.downloads.wait_next(budget=Budget(10_000), after=0)
+
+        second = await session.new_tab(workspace=tmp_path / "second")
+        assert second.context is not first.context
+        await second.navigate(f"{fixture_url}{STORAGE}")
+        assert await who(second) == "logged out, no cookie"
+        assert second.downloads is not None and second.downloads.records() == []
+        assert [p.name for p in (tmp_path / "first" / "downloads").iterdir()] == ["report.csv"]
+        assert not any((tmp_path / "second" / "downloads").iterdir())
+        # Both still open, and the next held ahead: three contexts, none shared.
+        await until("the next context opened ahead", lambda: session.contexts_open == 3)
+        assert session.in_use == 2
+    finally:
+        await session.close()
+
+
+async def test_contexts_close_with_their_runs_and_the_browser_is_replaced_after_n(
+    fixture_url: str,
+) -> None:
+    session, marker = marked_session(contexts_per_browser=3)
+    try:
+        await session.warm()
+        first_browser = browser_pids(marker)
+        assert len(first_browser) == 1
+        for n in range(7):
+            tab = await session.new_tab()
+            await tab.navigate(f"{fixture_url}{STORAGE}?n={n}")
+            assert await who(tab) == "logged out, no cookie"
+            assert tab.group is not None
+            await tab.group.close()
+            assert session.in_use == 0  # nothing is kept of a run but the next context
+        # Seven contexts and the spares opened ahead, three a browser: replaced twice.
+        assert session.replaced >= 2
+        await until("one browser left", lambda: len(browser_pids(marker)) == 1)
+        assert browser_pids(marker) != first_browser
+        await until("only the context held ahead", lambda: session.contexts_open <= 1)
+    finally:
+        await session.close()
+    await until("no browser left", lambda: not browser_pids(marker))
+
+
+async def test_a_replaced_browser_closes_only_after_its_last_context(fixture_url: str) -> None:
+    session, marker = marked_session(contexts_per_browser=1)
+    try:
+        old = await session.new_tab()  # not warm: no context is opened ahead
+        old_browser = browser_pids(marker)
+        new = await session.new_tab()  # past the limit: a new browser
+        assert session.replaced == 1
+        assert len(browser_pids(marker)) == 2
+        await old.navigate(f"{fixture_url}{STORAGE}")  # the old run goes on where it was
+        assert await who(old) == "logged out, no cookie"
+        assert old.group is not None
+        await old.group.close()
+        await until("the old browser closed", lambda: browser_pids(marker) != old_browser)
+        await until("one browser left", lambda: len(browser_pids(marker)) == 1)
+        await new.navigate(f"{fixture_url}{STORAGE}")
+        assert await who(new) == "logged out, no cookie"
+    finally:
+        await session.close()
+
+
+async def test_a_crashed_warm_browser_is_started_again_before_anyone_asks(
+    fixture_url: str,
+) -> None:
+    session, marker = marked_session()
+    try:
+        await session.warm()
+        tab = await session.new_tab()
+        (crashed,) = browser_pids(marker)
+        os.kill(crashed, signal.SIGKILL)
+        await until("a new browser, unasked", lambda: session.restarts == 1 and session.connected)
+        await until("a context opened ahead in it", lambda: session.contexts_open == 1)
+        assert crashed not in browser_pids(marker)
+        with pytest.raises(TabwrightError):  # the crashed run's tab is gone with its browser
+            await tab.navigate(f"{fixture_url}{STORAGE}")
+        fresh = await session.new_tab()
+        await fresh.navigate(f"{fixture_url}{STORAGE}")
+        assert await who(fresh) == "logged out, no cookie"
+    finally:
+        await session.close()
+
+
+async def test_a_context_takes_storage_state_and_options_but_no_way_around_the_proxy(
+    fixture_url: str,
+) -> None:
+    session, _ = marked_session()
+    try:
+        await session.warm()
+        origin = fixture_url
+        state = {
+            "cookies": [{"name": "session", "value": "s3cr3t", "domain": "127.0.0.1",
+                         "path": "/", "expires": -1, "httpOnly": False, "secure": False,
+                         "sameSite": "Lax"}],
+            "origins": [{"origin": origin,
+                         "localStorage": [{"name": "token", "value": "saved"}]}],
+        }  # fmt: skip
+        tab = await session.new_tab(storage_state=state, context_options={"locale": "de-DE"})
+        await tab.navigate(f"{fixture_url}{STORAGE}")
+        assert await who(tab) == "logged in with saved, cookie"
+        assert await tab.page.evaluate("navigator.language") == "de-DE"
+        for option in ("proxy", "accept_downloads", "record_har_path"):
+            with pytest.raises(ActionInvalid, match=option):
+                await session.new_tab(context_options={option: "x"})
+        plain = await session.new_tab()  # the one held ahead: none of the above
+        await plain.navigate(f"{fixture_url}{STORAGE}")
+        assert await who(plain) == "logged out, no cookie"
+    finally:
+        await session.close()
