@@ -190,7 +190,10 @@ class Replay:
         for index, step in enumerate(self.scenario.steps):
             step.check_secrets(index)  # also when the scenario was built in code
         self.run_secrets.require(self.scenario.placeholders()[1])
-        self.values: Resolved = self.scenario.resolve(self.params, env=self.env)
+        self.values: Resolved = replace(
+            self.scenario.resolve(self.params, env=self.env),
+            on_code=self.run_secrets.remember_code,
+        )
         for name, value in self.values.secrets.items():
             self.run_secrets.remember(name, value)
         # The one exit of the replay's events: through its secrets (automation.secrets).

@@ -246,9 +246,7 @@ def test_the_scaling_out_database_lets_its_role_in_over_tcp_as_debian_s_does() -
 
 
 def test_the_scaling_out_web_processes_run_with_debug_off() -> None:
-    example = documented_block(
-        "test_ten_queued_runs_on_two_workers_of_two_each_run_exactly_once"
-    )
+    example = documented_block("test_ten_queued_runs_on_two_workers_of_two_each_run_exactly_once")
     starts = [line for line in example.splitlines() if "make run" in line or "daphne" in line]
     assert starts and all("TABWRIGHT_DEBUG=1" not in line for line in starts)
     # make run turns DEBUG on unless told otherwise; the other processes have it off.
