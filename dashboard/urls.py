@@ -27,6 +27,7 @@ urlpatterns = [
     path("runs/new", run_views.run_new, name="run_new"),
     path("runs/<int:run_id>/", run_views.run_detail, name="run_detail"),
     path("runs/<int:run_id>/act", run_views.run_act, name="run_act"),
+    path("runs/<int:run_id>/signin", run_views.run_save_signin, name="run_save_signin"),
     path("runs/<int:run_id>/output.json", run_views.run_output, name="run_output"),
     path(
         "runs/<int:run_id>/downloads/<str:name>",

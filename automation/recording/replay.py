@@ -86,6 +86,8 @@ SKIP_REPLIES = frozenset({"skip", "skipped", "done", "did it"})
 # An element found may leave the page before it is acted on (an app that draws its rows
 # again after an async save): found again, this many times in all.
 _ACT_ATTEMPTS = 3
+# A sign-in form: a password field, or a one-time code's.
+SIGN_IN_FIELDS = "input[type=password], input[autocomplete~=one-time-code]"
 _REF_OF_JS = "(el) => (window.__tabwright && window.__tabwright.refOf(el)) || ''"
 
 
@@ -184,6 +186,9 @@ class Replay:
     control: RunControl | None = None
     env: dict[str, str] | None = None  # where secrets come from (default: os.environ)
     secrets: Secrets | None = None  # the run's (its owner's grants); default: all of env
+    # Said with a failed step when the page then asks to sign in (a password or a one-time
+    # code field shows): the run's saved sign-in has expired, or it had none.
+    signed_out_hint: str = ""
 
     def __post_init__(self) -> None:
         self.run_secrets = self.secrets if self.secrets is not None else Secrets(self.env)
@@ -264,7 +269,7 @@ class Replay:
             if done.skipped:
                 return await self._done_by_person(index, step, done.rescue)
         while True:
-            outcome = await self._step(index, step, budget)
+            outcome = await self._signed_out(await self._step(index, step, budget), budget)
             if outcome.status != "needs_person" or self.control is None:
                 return outcome
             assert outcome.error is not None
@@ -321,6 +326,22 @@ class Replay:
         await self.out.emit(RunResumed())
         replies = {r.lower().strip(" .!") for r in self.control.take_replies()}
         return Rescue(bool(replies & SKIP_REPLIES), rescue_of(step, acts))
+
+    async def _signed_out(self, outcome: StepOutcome, budget: Budget) -> StepOutcome:
+        """``outcome`` of a failed step with :attr:`signed_out_hint` added when the page
+        asks to sign in."""
+        if outcome.ok or not self.signed_out_hint or outcome.error is None:
+            return outcome
+        try:
+            asks = await budget.child(2_000, label="sign-in form").run(
+                self.tab.page.locator(SIGN_IN_FIELDS).first.is_visible()
+            )
+        except (PlaywrightError, BudgetExceeded):
+            return outcome
+        if not asks:
+            return outcome
+        message = f"{outcome.error['message']} ({self.signed_out_hint})"
+        return replace(outcome, error={**outcome.error, "message": message})
 
     async def _findable(self, step: ScenarioStep, budget: Budget) -> bool:
         """Whether replay finds the step's element now, at once."""

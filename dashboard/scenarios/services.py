@@ -274,9 +274,12 @@ def _touch(scenario_id: int, **fields: Any) -> None:
 
 def replay_run_create(
     *, owner: AbstractBaseUser, scenario: Scenario, base_url: str, params: dict[str, str],
-    batch_row: BatchRow | None = None,
+    batch_row: BatchRow | None = None, signin_profile_id: int | None = None,
 ) -> Run:  # fmt: skip
+    """A queued replay; ``signin_profile_id``: the sign-in profile its tab starts with
+    (checked for its owner when it starts: dashboard.runs.signins)."""
     return Run.objects.create(
+        signin_profile_id=signin_profile_id,
         owner=owner,
         kind=Run.Kind.REPLAY,
         scenario=scenario,
