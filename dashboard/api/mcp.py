@@ -259,7 +259,7 @@ class McpApp:
         text = f"error {error.get('code', error['kind'])}: {error.get('message', '')}"
         return Answer(False, text + (f"\nhint: {error['hint']}" if error.get("hint") else ""))
 
-    async def _run_of(self, session: _Session, user: Any, client: str, signin: str) -> int:
+    async def _run_of(self, session: _Session, user: Any, client: str, signin: str = "") -> int:
         """The session's one run, made (queued, a worker woken) at its first call, signed
         in with the profile its ``signin`` header names; calls that come together share it."""
         if session.run is None or (session.run.done() and session.run.exception()):
