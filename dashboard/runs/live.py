@@ -166,7 +166,7 @@ async def live_session(
         if replay is not None:
             await Replay(tab, replay, params=run.params, base_url=run.start_url,
                          sink=sink, control=control, secrets=sink.secrets,
-                         signed_out_hint=_signed_out_hint(signin[1] if signin else ""),
+                         signed_out_hint=_signed_out_hint(replay, signin),
                          config=ReplayConfig(
                              step_timeout_ms=conf["ACTION_TIMEOUT_MS"],
                              run_timeout_ms=conf["RUN_TIMEOUT_MS"], screenshots=True,
@@ -233,10 +233,15 @@ def _person_wait_ms(run: Run) -> int | None:
     return max(1, int(settings.TABWRIGHT["BATCH_PERSON_WAIT_S"])) * 1000
 
 
-def _signed_out_hint(profile: str) -> str:
-    """What a replay that meets a sign-in page says (dashboard.runs.signins)."""
-    if not profile:
+def _signed_out_hint(replay: Document, signin: tuple[Any, str] | None) -> str:
+    """What a replay that fails on a sign-in page says (dashboard.runs.signins): its
+    profile expired; with none, to start with one, unless the scenario signs in itself
+    (it types a secret)."""
+    if signin is None:
+        if replay.placeholders()[1]:
+            return ""
         return "the page asks to sign in: start the replay with a sign-in profile"
+    profile = signin[1]
     return (
         f"the page asks to sign in: the sign-in profile {profile!r} has expired or does not "
         f"sign in to this site; {SAVE_AGAIN}"

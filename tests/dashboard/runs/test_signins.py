@@ -244,3 +244,17 @@ def test_batch_rows_and_schedule_firings_start_with_their_profile(owner: Any) ->
     firing = schedules.fire(schedule.pk, timezone.now() + timezone.timedelta(minutes=2))
     assert firing is not None and firing.run is not None
     assert firing.run.signin_profile_id == profile.pk
+
+
+def test_a_replay_that_signs_in_itself_is_not_told_to_use_a_profile() -> None:
+    from automation.recording.scenario import Scenario as Document
+    from dashboard.runs.live import _signed_out_hint
+
+    plain = Document.from_dict(orders("http://127.0.0.1:9"))
+    signs_in = Document.from_dict({**orders("http://127.0.0.1:9"), "steps": [
+        {"action": "fill", "args": {"value": "${SECRET:BO_PASSWORD}"},
+         "identity": {"tag": "input", "selectors": ["#pw"]}},
+    ]})  # fmt: skip
+    assert "start the replay with a sign-in profile" in _signed_out_hint(plain, None)
+    assert _signed_out_hint(signs_in, None) == ""
+    assert "'shop' has expired" in _signed_out_hint(signs_in, ({}, "shop"))
