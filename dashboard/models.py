@@ -335,6 +335,11 @@ class Scenario(models.Model):
     source_run = models.ForeignKey(
         Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="saved_scenarios"
     )
+    # Replayed in the same tab when a replay of this one meets a sign-in page (its sign-in
+    # profile expired); the profile is then saved again (dashboard.runs.live).
+    login_scenario = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -64,6 +64,7 @@ urlpatterns = [
         name="scenario_step_param",
     ),
     path("scenarios/<int:scenario_id>/edit", scenario_views.scenario_edit, name="scenario_edit"),
+    path("scenarios/<int:scenario_id>/login", scenario_views.scenario_login, name="scenario_login"),
     path(
         "scenarios/<int:scenario_id>/checks",
         scenario_views.scenario_check_add,

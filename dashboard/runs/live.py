@@ -46,6 +46,7 @@ from dashboard.runs import files as runfiles
 from dashboard.runs import mcprun, services
 from dashboard.runs import selectors as run_selectors
 from dashboard.runs.liveview import LiveView
+from dashboard.runs.relogin import relogin_for
 from dashboard.runs.signins import SAVE_AGAIN, signin_state_for_run
 from dashboard.runs.sink import DashboardSink, relay_event
 from dashboard.scenarios import selectors as scenario_selectors
@@ -167,6 +168,7 @@ async def live_session(
             await Replay(tab, replay, params=run.params, base_url=run.start_url,
                          sink=sink, control=control, secrets=sink.secrets,
                          signed_out_hint=_signed_out_hint(replay, signin),
+                         relogin=await relogin_for(run, tab, sink.secrets),
                          config=ReplayConfig(
                              step_timeout_ms=conf["ACTION_TIMEOUT_MS"],
                              run_timeout_ms=conf["RUN_TIMEOUT_MS"], screenshots=True,

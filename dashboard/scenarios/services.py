@@ -149,6 +149,17 @@ def scenario_step_make_param(
 _REORDER_OFFSET = 1_000_000
 
 
+def scenario_set_login(*, scenario: Scenario, login_id: int | None) -> None:
+    """Name (or, with None, forget) the owner's scenario that signs in again when a
+    replay of ``scenario`` meets a sign-in page (dashboard.runs.relogin)."""
+    login = None
+    if login_id is not None:
+        login = Scenario.objects.filter(pk=login_id, owner_id=scenario.owner_id).first()
+        if login is None or login.pk == scenario.pk:
+            raise ScenarioInvalid("the login scenario is another scenario of yours")
+    Scenario.objects.filter(pk=scenario.pk).update(login_scenario=login)
+
+
 def scenario_rename(*, scenario: Scenario, name: str, description: str = "") -> None:
     name = name.strip()
     if not name:

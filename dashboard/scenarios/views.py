@@ -168,6 +168,10 @@ def _detail_page(
         "proposed": heals.filter(status=IdentityHeal.Status.PROPOSED),
         "history": scenario_selectors.scenario_heal_history(scenario_id=scenario.pk),
         "runs": scenario.runs.order_by("-created_at")[:20],
+        "login_choices": Scenario.objects.filter(owner_id=scenario.owner_id)
+        .exclude(pk=scenario.pk)
+        .only("pk", "name")
+        .order_by("name")[:200],
         "batch_form": bound.get("batch") or BatchForm(document=document, user=request.user),
         "batches": job_selectors.batch_list(user=request.user, scenario=scenario)[:10],
         "schedule_form": bound.get("schedule")
@@ -433,6 +437,21 @@ def scenario_edit(request: HttpRequest, scenario_id: int) -> HttpResponse:
             messages.success(request, "Name and description saved.")
             return _back(scenario)
     return _detail_page(request, scenario, bound={"edit": form}, status=400)
+
+
+@login_required
+@require_POST
+def scenario_login(request: HttpRequest, scenario_id: int) -> HttpResponse:
+    """Choose the scenario that signs in again when a replay meets a sign-in page."""
+    scenario = _owned(request, scenario_id)
+    raw = str(request.POST.get("login_scenario", "")).strip()
+    try:
+        services.scenario_set_login(scenario=scenario, login_id=int(raw) if raw else None)
+    except (ValueError, ScenarioInvalid) as exc:
+        messages.error(request, f"The login scenario was not set: {exc}")
+    else:
+        messages.success(request, "Login scenario saved." if raw else "No login scenario.")
+    return _back(scenario)
 
 
 @login_required

@@ -258,3 +258,36 @@ def test_a_replay_that_signs_in_itself_is_not_told_to_use_a_profile() -> None:
     assert "start the replay with a sign-in profile" in _signed_out_hint(plain, None)
     assert _signed_out_hint(signs_in, None) == ""
     assert "'shop' has expired" in _signed_out_hint(signs_in, ({}, "shop"))
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_replay_meeting_the_sign_in_page_runs_its_login_scenario_and_saves_it(
+    runs: Runs, owner: Any, office: BackOffice
+) -> None:
+    from tests.automation.recording.test_totp_replay import sign_in
+
+    await sync_to_async(_grant)(owner)
+    login = await sync_to_async(scenario_services.scenario_import)(
+        owner=owner, data=sign_in(office.url).to_dict()
+    )
+    scenario = await sync_to_async(scenario_services.scenario_import)(
+        owner=owner, data=orders(office.url)
+    )
+    client = AsyncClient()
+    await client.aforce_login(owner)
+    chosen = await client.post(f"/scenarios/{scenario.pk}/login", {"login_scenario": login.pk})
+    assert chosen.status_code == 302
+    profile = await sync_to_async(_profile)(owner)  # a session the site never made
+
+    run = await replayed(runs, owner, scenario, office.url, profile.pk)
+    assert run.status == Run.Status.SUCCEEDED, run.status_reason
+    assert office.sign_ins == 1
+    notes = [e["text"] for e in await sync_to_async(list)(
+        run.events.filter(type="observation").values_list("data", flat=True)
+    )]  # fmt: skip
+    assert notes == ["signed in again with the login scenario 'Sign in'; the sign-in profile "
+                     "'back office' was saved again"]  # fmt: skip
+
+    again = await replayed(runs, owner, scenario, office.url, profile.pk)
+    assert again.status == Run.Status.SUCCEEDED, again.status_reason
+    assert office.sign_ins == 1  # the profile saved again signs in by itself
