@@ -3,7 +3,10 @@ redacted at the one exit every event passes.
 
 The task and the person's replies may name a secret as ``${SECRET:NAME}``; its value is the
 environment variable ``TABWRIGHT_SECRET_NAME`` (a placeholder can't reach any other
-variable).  One :class:`Secrets` lives per run:
+variable).  ``${TOTP:NAME}`` types the current one-time code (RFC 6238, :func:`totp_code`)
+of the secret NAME, whose value is then the app's TOTP seed (base32, or the ``otpauth://``
+address its QR code holds); it is granted, filled and redacted as the secret is, and shown
+as ``${TOTP:NAME}``.  One :class:`Secrets` lives per run:
 
 - ``allowed`` is the set of names the run's owner was granted (None: every name, for the
   operator's own command-line runs); naming any other fails with :class:`SecretNotGranted`,
@@ -20,6 +23,7 @@ variable).  One :class:`Secrets` lives per run:
 
 from __future__ import annotations
 
+import binascii
 import dataclasses
 import logging
 import os
@@ -28,6 +32,8 @@ import threading
 import weakref
 from collections.abc import Collection, Iterator, Mapping
 from typing import Any
+
+import pyotp
 
 from automation.errors import ActionInvalid, SecretNotGranted
 from automation.events import Event, EventSink
@@ -45,11 +51,13 @@ __all__ = [
     "misplaced_secret",
     "redacting",
     "secret_names",
+    "totp_code",
 ]
 
 SECRET_ENV_PREFIX = "TABWRIGHT_SECRET_"
 SECRET_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # NAME of ${SECRET:NAME}
-SECRET_RE = re.compile(r"\$\{SECRET:(" + SECRET_NAME_RE.pattern + r")\}")
+# ${SECRET:NAME} or ${TOTP:NAME}: group 1 is the name either way.
+SECRET_RE = re.compile(r"\$\{(?:SECRET|TOTP):(" + SECRET_NAME_RE.pattern + r")\}")
 MASK = "••••••••"
 
 # Where a secret may stand: the arg an action types (fill_form's field values and a steps
@@ -57,6 +65,25 @@ MASK = "••••••••"
 # into a field, and would carry the value into the page's history, the server's logs or the
 # DOM as text.
 TYPED_ARGS = {"fill": "value", "type": "text"}
+
+
+def totp_code(seed: str, name: str, *, at: float | None = None) -> str:
+    """The RFC 6238 code of ``seed`` (base32, or an ``otpauth://totp/…`` address) now, or
+    at the Unix time ``at``.  ActionInvalid names the secret, never its value, when the
+    seed is not one."""
+    try:
+        otp = pyotp.parse_uri(seed) if seed.startswith("otpauth://") else pyotp.TOTP(seed)
+        if not isinstance(otp, pyotp.TOTP):
+            raise ValueError("not a TOTP address")
+        return otp.now() if at is None else otp.at(at)
+    except (ValueError, TypeError, binascii.Error) as exc:
+        why = str(exc) if str(exc) and str(exc) not in seed and seed not in str(exc) else ""
+        raise ActionInvalid(
+            f"the secret {name} is not a TOTP seed (base32 of at least 112 bits, or an "
+            f"otpauth://totp/ address)" + (f": {why}" if why else ""),
+            hint=f"set {SECRET_ENV_PREFIX}{name} to the seed the app showed when the code "
+            "was set up",
+        ) from None
 
 
 def secret_names(value: Any) -> set[str]:
@@ -195,6 +222,10 @@ class Secrets:
                 f"no secret {name}: the environment variable {SECRET_ENV_PREFIX}{name} is not set",
                 hint="ask the person to set it, or write NEED_HELP",
             )
+        if match.group(0).startswith("${TOTP:"):
+            code = totp_code(secret, name)
+            self.remember_code(name, secret, code)
+            return code
         self.remember(name, secret)
         return secret
 
@@ -202,6 +233,12 @@ class Secrets:
         """``value`` is the secret ``name`` (filled elsewhere, e.g. by a replay): shown as
         its placeholder from now on."""
         self._add(value, f"${{SECRET:{name}}}")
+
+    def remember_code(self, name: str, seed: str, code: str) -> None:
+        """``code`` was typed as ``${TOTP:name}`` (from ``seed``): both shown as that
+        placeholder from now on, wherever they appear."""
+        self._add(seed, f"${{TOTP:{name}}}")
+        self._add(code, f"${{TOTP:{name}}}")
 
     def hide(self, value: str) -> None:
         """Mask ``value`` (a password the model typed literally) wherever it shows later."""

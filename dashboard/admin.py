@@ -29,6 +29,7 @@ from dashboard.models import (
     Schedule,
     ScheduleFiring,
     SecretGrant,
+    SigninProfile,
     Step,
     UrlRule,
 )
@@ -344,6 +345,25 @@ class SecretGrantAdmin(admin.ModelAdmin):
     @admin.display(description="environment variable")
     def env_name(self, obj: SecretGrant) -> str:
         return obj.env_name
+
+
+@admin.register(SigninProfile)
+class SigninProfileAdmin(admin.ModelAdmin):
+    """Sign-in profiles by name, owner, site and counts; who else may start runs with them
+    (users, groups).  The state is never shown, nor made here: a person saves it from a
+    run's page (Save sign-in)."""
+
+    list_display = ("name", "owner", "site", "cookies", "origins", "updated_at")
+    list_filter = ("owner",)
+    search_fields = ("name", "owner__username", "site")
+    fields = ("name", "owner", "site", "cookies", "origins", "users", "groups",
+              "saved_from", "created_at", "updated_at")  # fmt: skip
+    readonly_fields = ("name", "owner", "site", "cookies", "origins", "saved_from",
+                       "created_at", "updated_at")  # fmt: skip
+    filter_horizontal = ("users", "groups")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
 
 
 @admin.register(ApiToken)

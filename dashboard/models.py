@@ -185,6 +185,10 @@ class Run(models.Model):
     params = models.JSONField(default=dict, blank=True)
     task = models.TextField()
     start_url = models.URLField(max_length=2000, blank=True)
+    # The sign-in profile whose state the run's browser context starts with.
+    signin_profile = models.ForeignKey(
+        "SigninProfile", null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
+    )
     # rules / openai / anthropic / replay: what the run uses; empty until the runner picks
     # for a run that chose nothing (the default profile, else the settings).
     planner = models.CharField(max_length=20, blank=True, default="")
@@ -330,6 +334,11 @@ class Scenario(models.Model):
     params = models.JSONField(default=dict, blank=True)  # name -> {"default": ...}
     source_run = models.ForeignKey(
         Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="saved_scenarios"
+    )
+    # Replayed in the same tab when a replay of this one meets a sign-in page (its sign-in
+    # profile expired); the profile is then saved again (dashboard.runs.live).
+    login_scenario = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -520,6 +529,54 @@ class SecretGrant(models.Model):
             )
 
 
+class SigninProfileQuerySet(models.QuerySet["SigninProfile"]):
+    def usable_by(self, user: Any) -> SigninProfileQuerySet:
+        """The profiles ``user`` may start runs with: their own and those granted to them
+        or their groups (a superuser: every one)."""
+        if user.is_superuser:
+            return self.all()
+        return self.filter(
+            models.Q(owner=user) | models.Q(users=user) | models.Q(groups__in=user.groups.all())
+        ).distinct()
+
+
+class SigninProfile(models.Model):
+    """The signed-in state of a site (cookies and each origin's storage) saved from a
+    run's tab under a name, for runs to start signed in.  ``state`` is encrypted with
+    the server's key (dashboard.runs.signins) and never shown or exported; the owner and
+    those granted it (users, groups) may start runs with it."""
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="signin_profiles"
+    )
+    name = models.CharField(max_length=100)
+    site = models.CharField(max_length=300, blank=True)  # the origin of the tab it was saved from
+    state = models.BinaryField(editable=False)  # Fernet token of the storage state's JSON
+    cookies = models.PositiveIntegerField(default=0)  # counts, shown instead of the state
+    origins = models.PositiveIntegerField(default=0)
+    users = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, blank=True, related_name="granted_signin_profiles"
+    )
+    groups = models.ManyToManyField("auth.Group", blank=True, related_name="signin_profiles")
+    saved_from = models.ForeignKey(
+        "Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = SigninProfileQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["owner", "name"], name="signin_profile_unique_name")
+        ]
+        verbose_name = "sign-in profile"
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class ApiToken(models.Model):
     """A person's key to the JSON API (dashboard/api/): it acts as its owner, seeing
     only what the owner sees.  Only a hash is kept; the token is shown once, when made."""
@@ -556,6 +613,9 @@ class Batch(models.Model):
     )
     scenario = models.ForeignKey(Scenario, on_delete=models.CASCADE, related_name="batches")
     base_url = models.CharField(max_length=2000, blank=True)
+    signin_profile = models.ForeignKey(
+        "SigninProfile", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     concurrency = models.PositiveSmallIntegerField(default=2)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.RUNNING)
     source = models.CharField(max_length=200, blank=True)  # the file's name, or "api"
@@ -606,6 +666,9 @@ class Schedule(models.Model):
     rows = models.JSONField(null=True, blank=True)  # a batch's rows instead
     concurrency = models.PositiveSmallIntegerField(default=2)
     base_url = models.CharField(max_length=2000, blank=True)
+    signin_profile = models.ForeignKey(
+        "SigninProfile", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     enabled = models.BooleanField(default=True)
     next_fire_at = models.DateTimeField(null=True, blank=True, db_index=True)
     # Alerts when a firing ends badly: a signed webhook and/or e-mail.

@@ -325,6 +325,10 @@ TABWRIGHT = {
     "ACTION_TIMEOUT_MS": int(os.environ.get("TABWRIGHT_ACTION_TIMEOUT_MS", "15000")),
     # Each run's own folder (downloads land there); never served by the dashboard.
     "WORKSPACE_DIR": Path(os.environ.get("TABWRIGHT_WORKSPACE_DIR", VAR_DIR / "workspaces")),
+    # Sign-in profiles are encrypted at rest with these Fernet keys (comma-separated; the
+    # first encrypts, each decrypts: a new key goes first, the old one stays until every
+    # profile was saved again); none: a key derived from SECRET_KEY.
+    "PROFILE_KEYS": _env_list("TABWRIGHT_PROFILE_KEYS"),
     # Record a Playwright trace of every run into its workspace (trace.zip).
     "TRACE_RUNS": _env_bool("TABWRIGHT_TRACE_RUNS", False),
     # Files the agent may attach to file inputs; empty: uploads are off.

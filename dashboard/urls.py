@@ -27,6 +27,7 @@ urlpatterns = [
     path("runs/new", run_views.run_new, name="run_new"),
     path("runs/<int:run_id>/", run_views.run_detail, name="run_detail"),
     path("runs/<int:run_id>/act", run_views.run_act, name="run_act"),
+    path("runs/<int:run_id>/signin", run_views.run_save_signin, name="run_save_signin"),
     path("runs/<int:run_id>/output.json", run_views.run_output, name="run_output"),
     path(
         "runs/<int:run_id>/downloads/<str:name>",
@@ -63,6 +64,7 @@ urlpatterns = [
         name="scenario_step_param",
     ),
     path("scenarios/<int:scenario_id>/edit", scenario_views.scenario_edit, name="scenario_edit"),
+    path("scenarios/<int:scenario_id>/login", scenario_views.scenario_login, name="scenario_login"),
     path(
         "scenarios/<int:scenario_id>/checks",
         scenario_views.scenario_check_add,

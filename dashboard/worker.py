@@ -46,6 +46,7 @@ from dashboard.runs.messages import (
     CommandMessage,
     InputMessage,
     McpMessage,
+    SigninMessage,
     UnwatchMessage,
     WakeMessage,
     WatchMessage,
@@ -90,6 +91,10 @@ class RunWorkerConsumer(AsyncConsumer):
 
     async def run_mcp(self, message: McpMessage) -> None:
         """A tool call of an MCP session (dashboard.api.mcp) served on another process."""
+        carry.serve(message)
+
+    async def run_signin(self, message: SigninMessage) -> None:
+        """Save a run's sign-in, asked for by a page on another process."""
         carry.serve(message)
 
     async def run_input(self, message: InputMessage) -> None:

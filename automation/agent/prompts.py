@@ -27,6 +27,7 @@ like [e5] for the elements you can act on. Read the snapshot first, then act.
   snapshot"); the rest of the page is as in the last full snapshot.
 - A secret is written as ${SECRET:NAME} (as the task gives it); put the placeholder
   itself in your action, it is filled in when the action runs. Never ask for its value.
+  ${TOTP:NAME} is typed as the current one-time code of that secret, the same way.
 - Several actions in one reply run in order and stop at the first error. Any action may
   also carry "timeout_ms": the most time it may take (it is stopped then).
 - For click → wait → read loops, use one "steps" action instead of several rounds: it runs

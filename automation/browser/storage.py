@@ -41,7 +41,9 @@ __all__ = [
     "cookies_clear",
     "cookies_get",
     "cookies_set",
+    "storage_state_checked",
     "storage_state_load",
+    "storage_state_read",
     "storage_state_save",
     "web_storage_clear",
     "web_storage_get",
@@ -245,6 +247,22 @@ async def storage_state_save(
     except OSError as exc:
         raise ActionFailed(f"could not write the storage state to {path}: {exc}") from None
     return _counts(dict(state), path)
+
+
+async def storage_state_read(context: BrowserContext, *, budget: Budget) -> dict[str, Any]:
+    """The context's cookies and each origin's localStorage, as Playwright's
+    ``storage_state`` gives them (for a caller that keeps them elsewhere than a file)."""
+    return dict(await call("read the storage state", budget, context.storage_state()))
+
+
+def storage_state_checked(state: Any, *, where: str = "the storage state") -> dict[str, Any]:
+    """``state`` as a context may be created with (``new_context(storage_state=…)``), or
+    ActionInvalid naming the flaw."""
+    cookies, origins = _check_state(state, where)
+    return {
+        "cookies": cookies,
+        "origins": [{"origin": o, "localStorage": items} for o, items in origins.items()],
+    }
 
 
 async def storage_state_load(

@@ -24,6 +24,7 @@ Values may hold ``${params}``; secrets are refused (a check would show its value
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -35,6 +36,7 @@ from automation.browser.effect import TOGGLE_STATE_JS
 from automation.browser.identity import ElementIdentity, locate
 from automation.budget import Budget
 from automation.errors import CheckFailed, ScenarioInvalid
+from automation.recording import downloads
 
 if TYPE_CHECKING:
     from automation.browser.tab import Tab
@@ -65,12 +67,15 @@ KINDS: dict[str, tuple[str, ...]] = {
     "unchecked": (),
     "value": ("value",),
     "items": ("items",),
+    # The latest download's name, type, size, CSV header and rows, text: each optional
+    # (automation.recording.downloads).
+    "download": (),
 }
 ELEMENT_KINDS = frozenset({"visible", "checked", "unchecked", "value", "items"})
 MAX_ITEMS = 50
 MAX_TEXT = 1_000
 MAX_COUNT = 10_000
-_SECRET = re.compile(r"\$\{SECRET:", re.IGNORECASE)
+_SECRET = re.compile(r"\$\{(?:SECRET|TOTP):", re.IGNORECASE)
 _POLL_S = (0.0, 0.1, 0.2, 0.3, 0.5)  # then every 0.5 s
 _LAST_READ_MS = 800  # a read and its answer fit in this much of the budget
 _TEXT_JS = "(e) => e.innerText || e.textContent || ''"
@@ -91,6 +96,15 @@ def validate(args: object, *, has_element: bool, index: int = 0) -> dict[str, An
         raise ScenarioInvalid(
             f"{where}: unknown check {kind!r}", index=index, hint="checks: " + ", ".join(KINDS)
         )
+    if kind == "download":
+        if has_element:
+            raise ScenarioInvalid(f"{where}: the check download is about the page", index=index)
+        checked = downloads.validate(args, where=where, index=index)
+        if _SECRET.search(json.dumps(checked)):
+            raise ScenarioInvalid(
+                f"{where}: a check can't hold a secret (it would show its value)", index=index
+            )
+        return checked
     clean: dict[str, Any] = {"kind": kind}
     for name in KINDS[kind]:
         value = args.get(name)
@@ -154,6 +168,8 @@ def describe(
 ) -> str:  # fmt: skip
     """The check in words: ``text 'Saved' is visible``."""
     kind = args.get("kind", "")
+    if kind == "download":
+        return downloads.describe(args, quote)
     what = element_words(identity, quote)
     return {
         "text_visible": f"text {quote(str(args.get('text')))} is visible",
@@ -191,6 +207,8 @@ async def _once(
     tab: Tab, args: dict[str, Any], identity: ElementIdentity | None, budget: Budget
 ) -> tuple[bool, str]:
     kind = args["kind"]
+    if kind == "download":
+        return await _download(tab, args)
     if kind == "url":
         url = tab.page.url
         return args["url"] in url, f"the address is {url!r}"
@@ -224,6 +242,20 @@ async def _once(
         return False, "the element went away while it was read"
     finally:
         await _dispose(located.element)
+
+
+async def _download(tab: Tab, args: dict[str, Any]) -> tuple[bool, str]:
+    """The tab's latest finished download against a download check."""
+    records = tab.downloads.records() if tab.downloads is not None else []
+    if not records:
+        return False, "nothing was downloaded"
+    last = records[-1]
+    if last.path is None:
+        return False, f"the download {last.suggested_name!r} failed ({last.failure})"
+    try:
+        return await downloads.holds(last.path, last.name, args)
+    except OSError as exc:
+        return False, f"the download {last.name!r} can't be read: {exc.strerror or exc}"
 
 
 async def page_text(tab: Tab, budget: Budget) -> str:

@@ -34,7 +34,7 @@ from __future__ import annotations
 import keyword
 import math
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -121,6 +121,10 @@ def to_pytest(scenario: Scenario, *, pending: Collection[int] = ()) -> str:
             func=_identifier(scenario.name),
         ).rstrip("\n")
     ]
+    if any(m.group(1) == "TOTP" for s in scenario.steps for m in _placeholders(s.args)):
+        # A one-time code is the seed's code of the moment the step runs (RFC 6238).
+        at = lines[0].index("\nimport pytest\n")
+        lines[0] = lines[0][:at] + "\nimport pyotp" + lines[0][at:]
     for index, step in enumerate(scenario.steps):
         try:
             if step.action not in STEP_ACTIONS:
@@ -245,6 +249,8 @@ def _expect(step: ScenarioStep, params: dict[str, dict[str, Any]]) -> list[str]:
 def _assertion(step: ScenarioStep, params: dict[str, dict[str, Any]], el: str) -> str:
     args = step.args
     kind = _kind(args)
+    if kind == "download":  # Playwright's page.expect_download belongs around the click
+        return "pass  # a check of the download: replay makes it, this export does not"
     value = lambda key: _value(_arg(args, key), params)  # noqa: E731
     if kind in ("text_visible", "text_hidden"):
         shown = (
@@ -441,6 +447,9 @@ def _value(text: Any, params: dict[str, dict[str, Any]]) -> str:
             parts.append(repr(text[last : match.start()]))
         if match.group(0) == "$${":
             parts.append(repr("${"))
+        elif match.group(1) == "TOTP":
+            seed = f"os.environ[{SECRET_ENV_PREFIX + match.group(2)!r}]"
+            parts.append(f"pyotp.TOTP({seed}).now()")
         elif match.group(1):
             parts.append(f"os.environ[{SECRET_ENV_PREFIX + match.group(2)!r}]")
         else:
@@ -449,6 +458,14 @@ def _value(text: Any, params: dict[str, dict[str, Any]]) -> str:
     if last < len(text) or not parts:
         parts.append(repr(text[last:]))
     return " + ".join(parts)
+
+
+def _placeholders(value: Any) -> Iterator[re.Match[str]]:
+    if isinstance(value, str):
+        yield from PLACEHOLDER.finditer(value)
+    elif isinstance(value, list | dict):
+        for item in value.values() if isinstance(value, dict) else value:
+            yield from _placeholders(item)
 
 
 def _arg(args: dict[str, Any], key: str) -> Any:

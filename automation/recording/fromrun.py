@@ -14,7 +14,8 @@ it is left out:
 
 :func:`from_run_steps` builds the scenario from the plan, the steps the person keeps, and
 the outcome checks they tick (``expect`` steps, appended at the end).  A value typed into a
-password field becomes a secret named after the field.
+password field becomes a secret named after the field, a value typed into a one-time code
+field (``autocomplete="one-time-code"``) a ``${TOTP:…}`` of that name.
 """
 
 from __future__ import annotations
@@ -142,10 +143,17 @@ def from_run_steps(
 
 
 def _secret_if_password(step: ScenarioStep) -> ScenarioStep:
+    """A value typed into a password field becomes a ``${SECRET:…}``, into a field the
+    page marks as a one-time code's (``autocomplete="one-time-code"``) a ``${TOTP:…}``,
+    named after the field."""
     identity = step.identity
     key = TYPED_ARG.get(step.action)
-    if identity is None or identity.type != "password" or key is None:
+    if identity is None or key is None:
         return step
-    label = identity.name_attr or identity.id or identity.name or "password"
-    name = re.sub(r"[^A-Za-z0-9]+", "_", label).strip("_").upper() or "PASSWORD"
-    return replace(step, args={**step.args, key: f"${{SECRET:{name}}}"})
+    one_time = "one-time-code" in identity.autocomplete.split()
+    if identity.type != "password" and not one_time:
+        return step
+    kind, default = ("TOTP", "OTP") if one_time else ("SECRET", "PASSWORD")
+    label = identity.name_attr or identity.id or identity.name or default
+    name = re.sub(r"[^A-Za-z0-9]+", "_", label).strip("_").upper() or default
+    return replace(step, args={**step.args, key: f"${{{kind}:{name}}}"})

@@ -16,6 +16,7 @@ Passwords, secrets and placeholders are never proposed.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -28,8 +29,8 @@ from automation.browser.effect import TOGGLE_STATE_JS
 from automation.browser.identity import ElementIdentity, locate
 from automation.browser.tab import Tab
 from automation.budget import Budget
-from automation.errors import BudgetExceeded, TabwrightError
-from automation.recording import expect
+from automation.errors import BudgetExceeded, ScenarioInvalid, TabwrightError
+from automation.recording import downloads, expect
 from automation.recording.scenario import PLACEHOLDER, TYPED_ARG, ScenarioStep
 from automation.secrets import MASK
 
@@ -68,7 +69,7 @@ async def propose_checks(
     tab: Tab, steps: Sequence[Mapping[str, Any]], *, summary: str = "", budget: Budget
 ) -> list[Proposal]:
     """Checks for the page as it is now, after ``steps`` (StepRecorded as dicts)."""
-    out: list[Proposal] = []
+    out: list[Proposal] = await _downloaded(tab)
     try:
         out += await _element_states(tab, steps, budget)
         text = await expect.page_text(tab, budget)
@@ -192,6 +193,22 @@ async def _page_messages(tab: Tab, text: str, budget: Budget) -> list[Proposal]:
             check = ScenarioStep("expect", {"kind": "url", "url": tab.page.url})
             out.append(Proposal(check, "the page's address", False))
     return out
+
+
+async def _downloaded(tab: Tab) -> list[Proposal]:
+    """A check of the run's latest download (name, type, size; a CSV's header and rows):
+    an export is often what the run was for."""
+    records = [r for r in (tab.downloads.records() if tab.downloads else []) if r.path]
+    if not records:
+        return []
+    last = records[-1]
+    assert last.path is not None
+    try:
+        args = await asyncio.to_thread(downloads.propose, last.path, last.name)
+        check = ScenarioStep("expect", expect.validate(args, has_element=False))
+    except (OSError, ScenarioInvalid):
+        return []
+    return [Proposal(check, f"the run downloaded {last.name}", True)]
 
 
 def _private(text: str) -> bool:

@@ -255,11 +255,15 @@
     }
     if (!field || field.el !== el) field = { el, sent: described(el) };
     const ev = { kind: "fill", ...field.sent };
-    if (secret) {
+    // A field the page marks as a one-time code's: the step types the code of the
+    // moment from a TOTP secret, never the code typed now.
+    const oneTime = /(^|\s)one-time-code(\s|$)/i.test(el.getAttribute("autocomplete") || "");
+    if (secret || oneTime) {
       // The typed value never leaves the page: the step names a secret instead.
       const name = el.getAttribute("name") || el.id || (ev.identity && ev.identity.name) || "";
       const slug = name.replace(/[^A-Za-z0-9]+/g, "_").replace(/^_+|_+$/g, "").toUpperCase();
-      ev.value = "${SECRET:" + (slug || "PASSWORD") + "}";
+      ev.value = oneTime ? "${TOTP:" + (slug || "OTP") + "}"
+        : "${SECRET:" + (slug || "PASSWORD") + "}";
       ev.secret = true;
     } else {
       ev.value = el.isContentEditable ? el.innerText : el.value;

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -66,6 +67,7 @@ from automation.events import (
     ActionStarted,
     Event,
     EventSink,
+    Observation,
     RunFinished,
     RunPaused,
     RunResumed,
@@ -96,6 +98,8 @@ SKIP_REPLIES = frozenset({"skip", "skipped", "done", "did it"})
 # An element found may leave the page before it is acted on (an app that draws its rows
 # again after an async save): found again, this many times in all.
 _ACT_ATTEMPTS = 3
+# A sign-in form: a password field, or a one-time code's.
+SIGN_IN_FIELDS = "input[type=password], input[autocomplete~=one-time-code]"
 _REF_OF_JS = "(el) => (window.__tabwright && window.__tabwright.refOf(el)) || ''"
 
 
@@ -140,13 +144,23 @@ class Replay:
     # With an LLM profile for replays: tries a step whose element is gone, checked and
     # proposed (automation.recording.intent).  None: such a step needs a person.
     agent: IntentAgent | None = None
+    # Said with a failed step when the page then asks to sign in (a password or a one-time
+    # code field shows): the run's saved sign-in has expired, or it had none.
+    signed_out_hint: str = ""
+    # Signs in again when a failed step's page asks to (once a replay): it says what it did,
+    # or raises a TabwrightError saying why it could not.  The replay then goes back to the
+    # step's page (its latest navigation) and tries the step again.
+    relogin: Callable[[Budget], Awaitable[str]] | None = None
 
     def __post_init__(self) -> None:
         self.run_secrets = self.secrets if self.secrets is not None else Secrets(self.env)
         for index, step in enumerate(self.scenario.steps):
             step.check_secrets(index)  # also when the scenario was built in code
         self.run_secrets.require(self.scenario.placeholders()[1])
-        self.values: Resolved = self.scenario.resolve(self.params, env=self.env)
+        self.values: Resolved = replace(
+            self.scenario.resolve(self.params, env=self.env),
+            on_code=self.run_secrets.remember_code,
+        )
         for name, value in self.values.secrets.items():
             self.run_secrets.remember(name, value)
         # The one exit of the replay's events: through its secrets (automation.secrets).
@@ -154,6 +168,7 @@ class Replay:
         self.tab.is_secret = self.run_secrets.is_secret  # masked before a secret is typed
         # A base URL naming a file (…/app/index.html) means its folder.
         self.base_url = normalize_base(self.base_url)
+        self._relogged = False
 
     async def run(self) -> ReplayResult:
         started = time.monotonic()
@@ -217,7 +232,7 @@ class Replay:
             if done.skipped:
                 return await self._done_by_person(index, step, done.rescue)
         while True:
-            outcome = await self._step(index, step, budget)
+            outcome = await self._signed_out(index, await self._step(index, step, budget), budget)
             if outcome.status != "needs_person" or self.control is None:
                 return outcome
             assert outcome.error is not None
@@ -274,6 +289,45 @@ class Replay:
         await self.out.emit(RunResumed())
         replies = {r.lower().strip(" .!") for r in self.control.take_replies()}
         return Rescue(bool(replies & SKIP_REPLIES), rescue_of(step, acts))
+
+    async def _signed_out(self, index: int, outcome: StepOutcome, budget: Budget) -> StepOutcome:
+        """``outcome`` of a failed step, when the page asks to sign in: the step again after
+        :attr:`relogin` (once a replay), else with :attr:`signed_out_hint` added."""
+        if outcome.ok or outcome.error is None or not (self.signed_out_hint or self.relogin):
+            return outcome
+        if not await self._asks_sign_in(budget):
+            return outcome
+        if self.relogin is not None and not self._relogged:
+            self._relogged = True
+            try:
+                said = await self.relogin(budget)
+            except (Cancelled, BrowserClosed):
+                raise
+            except TabwrightError as exc:
+                await self.out.emit(Observation(0, f"signing in again failed: {exc.message}"))
+            else:
+                await self.out.emit(Observation(0, said))
+                back = next((i for i in range(index, -1, -1)
+                             if self.scenario.steps[i].action == "navigate"), None)  # fmt: skip
+                if back is not None and back != index:
+                    await self._step(back, self.scenario.steps[back], budget)
+                outcome = await self._step(index, self.scenario.steps[index], budget)
+                if outcome.ok or not await self._asks_sign_in(budget):
+                    return outcome
+        if not self.signed_out_hint:
+            return outcome
+        assert outcome.error is not None
+        message = f"{outcome.error['message']} ({self.signed_out_hint})"
+        return replace(outcome, error={**outcome.error, "message": message})
+
+    async def _asks_sign_in(self, budget: Budget) -> bool:
+        """Whether the page shows a sign-in form now."""
+        try:
+            return await budget.child(2_000, label="sign-in form").run(
+                self.tab.page.locator(SIGN_IN_FIELDS).first.is_visible()
+            )
+        except (PlaywrightError, BudgetExceeded):
+            return False
 
     async def _findable(self, step: ScenarioStep, budget: Budget) -> bool:
         """Whether replay finds the step's element now, at once."""

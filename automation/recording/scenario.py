@@ -17,6 +17,9 @@ A scenario is plain JSON with a format name and a version::
   ``TABWRIGHT_SECRET_NAME`` (only that prefix, so a scenario can't ask for any other
   variable).  Its value is never stored in a scenario, shown in an event or a result, nor
   sent to a model: :class:`Resolved` redacts it from whatever replay reports.
+- ``${TOTP:NAME}`` types the current one-time code of the secret NAME (its TOTP seed),
+  computed when the step runs (:func:`automation.secrets.totp_code`); the code is redacted
+  as the secret's value is.
 - ``$${`` writes a literal ``${``.
 - ``base_url`` is where it was recorded: replay against another base URL moves every
   navigation on that origin to the new one.
@@ -29,7 +32,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -41,7 +44,7 @@ from automation.errors import ActionInvalid, ParamMissing, ScenarioInvalid
 from automation.recording import expect
 from automation.recording import params as carried
 from automation.recording.roles import check_role
-from automation.secrets import SECRET_ENV_PREFIX, misplaced_secret
+from automation.secrets import SECRET_ENV_PREFIX, misplaced_secret, totp_code
 
 __all__ = [
     "EXPECT",
@@ -78,8 +81,8 @@ READ_ONLY_ACTIONS = frozenset({"read_page", "page_log", "highlight", "downloads"
                                "cookies", "storage", "screenshot", "snapshot", "find",
                                "network_request"})  # fmt: skip
 
-# ${name}, ${SECRET:NAME}, or $${ for a literal "${".
-PLACEHOLDER = re.compile(r"\$\$\{|\$\{(?:(SECRET):)?([A-Za-z_][A-Za-z0-9_]*)\}")
+# ${name}, ${SECRET:NAME}, ${TOTP:NAME}, or $${ for a literal "${".
+PLACEHOLDER = re.compile(r"\$\$\{|\$\{(?:(SECRET|TOTP):)?([A-Za-z_][A-Za-z0-9_]*)\}")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # A name, an address, a selector: one line of text.  Control characters and line breaks
 # (CONTROL_CHARS) in them would break the line of a log, a listing or a terminal
@@ -434,11 +437,14 @@ def _carried(step: ScenarioStep, value: str, name: str) -> ScenarioStep:
 
 @dataclass(frozen=True)
 class Resolved:
-    """Placeholder values for one replay.  ``fill`` gives the args a step runs with;
-    ``redact`` takes secret values out of any text that is reported."""
+    """Placeholder values for one replay.  ``fill`` gives the args a step runs with (a
+    ``${TOTP:NAME}`` its code of that moment, passed to ``on_code`` first); ``redact``
+    takes secret values, and the codes typed, out of any text that is reported."""
 
     params: dict[str, str] = field(default_factory=dict)
     secrets: dict[str, str] = field(default_factory=dict, repr=False)
+    on_code: Callable[[str, str, str], None] | None = field(default=None, repr=False)
+    codes: list[str] = field(default_factory=list, repr=False)
 
     def fill(self, args: dict[str, Any]) -> dict[str, Any]:
         return {k: self._value(v) for k, v in args.items()}
@@ -461,12 +467,19 @@ class Resolved:
     def _one(self, match: re.Match[str]) -> str:
         if match.group(0) == "$${":
             return "${"
+        if match.group(1) == "TOTP":
+            name = match.group(2)
+            code = totp_code(self.secrets[name], name)
+            self.codes.append(code)
+            if self.on_code is not None:
+                self.on_code(name, self.secrets[name], code)
+            return code
         if match.group(1):
             return self.secrets[match.group(2)]
         return self.params[match.group(2)]
 
     def redact(self, text: str) -> str:
-        for value in sorted(self.secrets.values(), key=len, reverse=True):
+        for value in sorted([*self.secrets.values(), *self.codes], key=len, reverse=True):
             if value:
                 text = text.replace(value, "•••")
         return text

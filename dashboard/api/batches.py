@@ -14,6 +14,7 @@ from pydantic import Field
 
 from automation.errors import ActionInvalid, UrlBlocked
 from dashboard.api.common import ERRORS, ApiError
+from dashboard.api.runs import signin_of
 from dashboard.engineconf import url_policy
 from dashboard.jobs import batches, services
 from dashboard.jobs import selectors as job_selectors
@@ -36,6 +37,7 @@ class BatchIn(Schema):
     csv: str | None = Field(None, description="or the same as CSV text with a header row")
     base_url: str = Field("", max_length=2000, description="where it runs (default: recorded)")
     concurrency: int = Field(2, description=f"rows at once, 1 to {MAX_BATCH_CONCURRENCY}")
+    signin_profile: str = Field("", max_length=100, description="a sign-in profile's name")
 
 
 class BatchCounts(Schema):
@@ -115,9 +117,11 @@ def _batch_from_body(user: AbstractBaseUser, scenario_id: int, body: BatchIn) ->
         base_url = url_policy().check(base_url) if base_url else ""
     except UrlBlocked as exc:
         raise ApiError(400, "invalid", str(exc), fields={"base_url": str(exc)}) from None
+    profile = signin_of(user, body.signin_profile)
     try:
         return services.batch_create(owner=user, scenario=scenario, rows=rows, base_url=base_url,
-                                     concurrency=body.concurrency, source="api")  # fmt: skip
+                                     concurrency=body.concurrency, source="api",
+                                     signin_profile_id=profile.pk if profile else None)  # fmt: skip
     except ActionInvalid as exc:
         raise ApiError(400, "invalid", exc.message, fields={"concurrency": exc.message}) from None
 

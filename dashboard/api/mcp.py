@@ -49,6 +49,7 @@ from dashboard.runs.carry import carry, command_where_it_runs, started
 from dashboard.runs.doorbell import wake
 from dashboard.runs.messages import mcp_message
 from dashboard.runs.runner import runner
+from dashboard.runs.signins import SigninRefused, signin_by_name
 
 __all__ = ["CLIENT_GONE_S", "ENDED_BY_CLIENT", "PATH", "WENT_AWAY", "McpApp"]
 
@@ -65,6 +66,9 @@ EXPIRED = "the MCP session expired: no request for {minutes} min"
 START_WAIT_MS = 60_000
 _ANSWER_MARGIN_MS = 5_000  # past the call's own budget, for the worker's answer to travel
 _SESSION_HEADER = "mcp-session-id"
+# A session's browser starts signed in with the sign-in profile this header names (at its
+# first call; dashboard.runs.signins).
+SIGNIN_HEADER = "x-tabwright-signin-profile"
 _MAX_PROBE_BYTES = 1 << 20  # a refused stateless request is read this far for its id
 
 
@@ -232,7 +236,12 @@ class McpApp:
         wait = Budget(call_ms + _ANSWER_MARGIN_MS, label=name)
         if session.ended:
             return _session_ended(session.ended)
-        run_id = await self._run_of(session, user, _client_name(ctx))
+        try:
+            run_id = await self._run_of(
+                session, user, _client_name(ctx), headers.get(SIGNIN_HEADER, "")
+            )
+        except SigninRefused as exc:  # its first call: no run was made
+            return Answer(False, f"error {exc.code}: {exc.message}\nhint: {exc.hint}")
         try:  # a session's first call: its browser opens (it waits for a worker) meanwhile
             place = await started(run_id, wait.child(call_ms, label="opening of the browser"))
         except BudgetExceeded:
@@ -250,16 +259,19 @@ class McpApp:
         text = f"error {error.get('code', error['kind'])}: {error.get('message', '')}"
         return Answer(False, text + (f"\nhint: {error['hint']}" if error.get("hint") else ""))
 
-    async def _run_of(self, session: _Session, user: Any, client: str) -> int:
-        """The session's one run, made (queued, a worker woken) at its first call; calls
-        that come together share it."""
+    async def _run_of(self, session: _Session, user: Any, client: str, signin: str = "") -> int:
+        """The session's one run, made (queued, a worker woken) at its first call, signed
+        in with the profile its ``signin`` header names; calls that come together share it."""
         if session.run is None or (session.run.done() and session.run.exception()):
-            session.run = asyncio.ensure_future(_new_run(user, client))
+            session.run = asyncio.ensure_future(_new_run(user, client, signin))
         return await asyncio.shield(session.run)
 
 
-async def _new_run(user: Any, client: str) -> int:
-    run = await database_sync_to_async(run_services.run_create_mcp)(owner=user, client=client)
+async def _new_run(user: Any, client: str, signin: str = "") -> int:
+    profile = await database_sync_to_async(signin_by_name)(user, signin)
+    run = await database_sync_to_async(run_services.run_create_mcp)(
+        owner=user, client=client, signin_profile=profile
+    )
     await wake()
     return run.pk
 

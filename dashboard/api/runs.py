@@ -13,13 +13,16 @@ from django.http import HttpRequest
 from ninja import Router, Schema, Status
 from pydantic import Field
 
+from automation import Budget
 from dashboard.api.common import ERRORS, MAX_EVENTS, MAX_LIST, ApiError, ErrorOut
-from dashboard.models import LLMProfile, Run, Step
+from dashboard.models import LLMProfile, Run, SigninProfile, Step
 from dashboard.runs import selectors, services
-from dashboard.runs.carry import command_where_it_runs
+from dashboard.runs.carry import COMMAND_ANSWER_MS, carry, command_where_it_runs
 from dashboard.runs.doorbell import wake
 from dashboard.runs.forms import PROFILE_PREFIX, NewRunForm
+from dashboard.runs.messages import signin_message
 from dashboard.runs.runner import runner
+from dashboard.runs.signins import SigninRefused, signin_by_name
 
 router = Router()
 
@@ -47,6 +50,7 @@ class RunOut(Schema):
     start_url: str
     planner: str
     scenario_id: int | None
+    signin_profile_id: int | None  # the sign-in profile it starts with
     params: dict[str, Any]
     summary: str
     output: Any
@@ -73,6 +77,9 @@ class RunIn(Schema):
     output_schema: dict[str, Any] | None = Field(
         None, description="a JSON Schema the run's output must match"
     )
+    signin_profile: str = Field(
+        "", max_length=100, description="a sign-in profile's name: the run starts signed in"
+    )
 
 
 class EventsOut(Schema):
@@ -85,6 +92,7 @@ def run_out(run: Run, steps: list[Step] | None = None) -> dict[str, Any]:
         "id": run.pk, "kind": run.kind, "status": run.status,
         "status_reason": run.status_reason, "task": run.task, "start_url": run.start_url,
         "planner": run.planner, "scenario_id": run.scenario_id, "params": run.params,
+        "signin_profile_id": run.signin_profile_id,
         "summary": run.summary, "output": run.output, "prompt_tokens": run.prompt_tokens,
         "completion_tokens": run.completion_tokens, "created_at": run.created_at,
         "finished_at": run.finished_at, "worker": run.worker_name or None,
@@ -158,7 +166,51 @@ def _run_from_body(user: AbstractBaseUser, body: RunIn) -> Run:
     if not form.is_valid():
         fields = {name: " ".join(errors) for name, errors in form.errors.items()}
         raise ApiError(400, "invalid", "the run can't start as asked", fields=fields)
-    return services.run_create(owner=user, **form.cleaned_data)
+    profile = signin_of(user, body.signin_profile)
+    return services.run_create(owner=user, signin_profile=profile, **form.cleaned_data)
+
+
+def signin_of(user: AbstractBaseUser, name: str) -> SigninProfile | None:
+    """The sign-in profile ``name`` that ``user`` may start runs with (their own first),
+    or a 400 naming those there are; None for no name."""
+    try:
+        return signin_by_name(user, name)
+    except SigninRefused as exc:
+        raise ApiError(400, "invalid", exc.message, hint=exc.hint,
+                       fields={"signin_profile": "no such profile"}) from None  # fmt: skip
+
+
+class SigninIn(Schema):
+    name: str = Field(min_length=1, max_length=100, description="the profile's name")
+
+
+class SigninOut(Schema):
+    profile: int
+    name: str
+    site: str
+    cookies: int
+    origins: int
+
+
+@router.post("/runs/{run_id}/signin", response={201: SigninOut, **ERRORS, 403: ErrorOut,
+             409: ErrorOut, 503: ErrorOut}, tags=["runs"])  # fmt: skip
+async def save_signin(request: HttpRequest, run_id: int, body: SigninIn) -> Status[Any]:
+    """Save the signed-in state of the live run's tab (cookies and each origin's storage)
+    as the owner's sign-in profile ``name``, encrypted; saved again over one of that
+    name.  Only its name, site and counts come back, never the state."""
+    run = await sync_to_async(selectors.run_get)(user=request.user, id=run_id)
+    if run.owner_id != request.user.pk:
+        raise ApiError(403, "forbidden", "only the run's owner can save its sign-in")
+    wait = Budget(COMMAND_ANSWER_MS, label="saving the sign-in")
+    got = await carry(signin_message(run_id, body.name), wait)
+    error = got.get("error")
+    if error is None:
+        return Status(201, got["answer"])
+    if error["kind"] == "lookup":
+        raise ApiError(409, "not_live", "the run's tab is not open")
+    code = str(error.get("code", "refused"))
+    status = 400 if error["kind"] == "invalid" else 503 if code == "unreachable" else 409
+    raise ApiError(status, code, str(error.get("message", "")), str(error.get("hint", "")))
 
 
 @router.get("/runs/{run_id}", response={200: RunOut, **ERRORS}, tags=["runs"])

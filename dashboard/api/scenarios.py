@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from automation.errors import ScenarioInvalid
 from dashboard.api.common import ERRORS, ApiError, ErrorOut
-from dashboard.api.runs import RunOut, run_out
+from dashboard.api.runs import RunOut, run_out, signin_of
 from dashboard.models import Run
 from dashboard.runs import selectors as run_selectors
 from dashboard.runs.doorbell import wake
@@ -43,6 +43,9 @@ class ScenarioFileIn(BaseModel):
 class ReplayIn(Schema):
     base_url: str = Field("", max_length=2000, description="where it runs (default: recorded)")
     params: dict[str, str] = {}
+    signin_profile: str = Field(
+        "", max_length=100, description="a sign-in profile's name: the replay starts signed in"
+    )
 
 
 # -- scenarios --------------------------------------------------------------------------
@@ -194,7 +197,8 @@ def _replay_from_body(user: AbstractBaseUser, scenario_id: int, body: ReplayIn) 
         fields = {("params." + n.removeprefix("param_") if n.startswith("param_") else n):
                   " ".join(errors) for n, errors in form.errors.items()}  # fmt: skip
         raise ApiError(400, "invalid", "the replay can't start as asked", fields=fields)
+    profile = signin_of(user, body.signin_profile)
     return services.replay_run_create(
         owner=user, scenario=scenario, base_url=form.cleaned_data["base_url"],
-        params=form.params(),
+        params=form.params(), signin_profile_id=profile.pk if profile else None,
     )  # fmt: skip

@@ -11,6 +11,7 @@ from ninja import Router, Schema, Status
 from pydantic import Field
 
 from dashboard.api.common import ERRORS, ApiError
+from dashboard.api.runs import signin_of
 from dashboard.jobs import alerts, schedules
 from dashboard.jobs import selectors as job_selectors
 from dashboard.models import Schedule
@@ -32,6 +33,7 @@ class ScheduleIn(Schema):
     webhook_url: str = ""
     emails: str = Field("", description="addresses told when a firing ends badly, comma-separated")
     enabled: bool = True
+    signin_profile: str = Field("", max_length=100, description="a sign-in profile's name")
 
 
 class SchedulePatch(Schema):
@@ -135,9 +137,13 @@ async def create_schedule(request: HttpRequest, scenario_id: int, body: Schedule
         scenario = selectors.scenario_get(user=request.user, id=scenario_id)
         if scenario.owner_id != request.user.pk:
             raise ApiError(403, "forbidden", "only the scenario's owner can schedule it")
-        fields = _checked_schedule(scenario, body.model_dump())
+        given = body.model_dump()
+        profile = signin_of(request.user, given.pop("signin_profile"))
+        fields = _checked_schedule(scenario, given)
         schedule = schedules.save(Schedule(owner=request.user, scenario=scenario),
-                                  origin=alerts.request_origin(request), **fields)  # fmt: skip
+                                  origin=alerts.request_origin(request),
+                                  signin_profile_id=profile.pk if profile else None,
+                                  **fields)  # fmt: skip
         return _schedule_out(schedule)
 
     return Status(201, await sync_to_async(make)())

@@ -41,7 +41,7 @@ def _batch_from_form(request: HttpRequest, user: Any, scenario_id: int) -> Batch
     if scenario.owner_id != user.pk:
         raise Http404("no such scenario of yours")
     document = scenario_selectors.scenario_document(scenario=scenario)
-    form = BatchForm(request.POST, request.FILES, document=document)
+    form = BatchForm(request.POST, request.FILES, document=document, user=user)
     if not form.is_valid():
         request.user = user
         return _detail_page(request, scenario, bound={"batch": form}, status=400)
@@ -49,8 +49,13 @@ def _batch_from_form(request: HttpRequest, user: Any, scenario_id: int) -> Batch
     return services.batch_create(
         owner=user, scenario=scenario, rows=form.cleaned_data["file"],
         base_url=form.cleaned_data["base_url"], concurrency=form.cleaned_data["concurrency"],
-        source=upload.name or "",
+        source=upload.name or "", signin_profile_id=_profile_id(form),
     )  # fmt: skip
+
+
+def _profile_id(form: BatchForm) -> int | None:
+    profile = form.cleaned_data.get("signin_profile")
+    return profile.pk if profile is not None else None
 
 
 @login_required

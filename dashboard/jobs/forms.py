@@ -11,6 +11,7 @@ from automation.recording.scenario import Scenario as Document
 from dashboard.engineconf import url_policy
 from dashboard.jobs import schedules, selectors
 from dashboard.jobs.batchfile import MAX_BATCH_BYTES, BatchFileInvalid, read_rows
+from dashboard.runs.forms import signin_field
 
 
 class BatchForm(forms.Form):
@@ -21,9 +22,13 @@ class BatchForm(forms.Form):
     base_url = forms.CharField(label="Base URL", max_length=2000, required=False)
     concurrency = forms.IntegerField(label="Rows at once", min_value=1, max_value=20, initial=2)
 
-    def __init__(self, *args: object, document: Document, **kwargs: object) -> None:
+    def __init__(
+        self, *args: object, document: Document, user: Any = None, **kwargs: object
+    ) -> None:
         kwargs.setdefault("auto_id", "id_batch_%s")  # beside the replay form on one page
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        if user is not None:
+            self.fields["signin_profile"] = signin_field(user)
         self.document = document
         self.fields["base_url"].initial = document.base_url
         names = selectors.scenario_param_defaults(document=document)
@@ -75,9 +80,14 @@ class ScheduleForm(forms.Form):
     emails = forms.CharField(label="E-mail", max_length=500, required=False,
                              help_text="addresses told the same, separated by commas")  # fmt: skip
 
-    def __init__(self, *args: object, scenario: Any, document: Document, **kwargs: object) -> None:
+    def __init__(
+        self, *args: object, scenario: Any, document: Document, user: Any = None,
+        **kwargs: object,
+    ) -> None:  # fmt: skip
         kwargs.setdefault("auto_id", "id_schedule_%s")  # beside the replay form on one page
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        if user is not None:
+            self.fields["signin_profile"] = signin_field(user)
         self.scenario = scenario
         for name, default in selectors.scenario_param_defaults(document=document).items():
             self.fields[f"param_{name}"] = forms.CharField(
@@ -106,6 +116,8 @@ class ScheduleForm(forms.Form):
                 concurrency=cleaned["concurrency"], base_url=cleaned.get("base_url", ""),
                 webhook_url=cleaned.get("webhook_url", ""), emails=cleaned.get("emails", ""),
             )  # fmt: skip
+            profile = cleaned.get("signin_profile")
+            self.checked["signin_profile_id"] = profile.pk if profile is not None else None
         except schedules.ScheduleInvalid as exc:
             field = {"rows": "file"}.get(exc.field, exc.field)
             field = field if field in self.fields else None

@@ -22,7 +22,8 @@ def schedule_new(request: HttpRequest, scenario_id: int) -> HttpResponse:
     if scenario.owner_id != request.user.pk:
         raise Http404("no such scenario of yours")
     document = selectors.scenario_document(scenario=scenario)
-    form = ScheduleForm(request.POST, request.FILES, scenario=scenario, document=document)
+    form = ScheduleForm(request.POST, request.FILES, scenario=scenario, document=document,
+                        user=request.user)  # fmt: skip
     if not form.is_valid():
         return _detail_page(request, scenario, bound={"schedule": form}, status=400)
     schedule = schedules.save(Schedule(owner=request.user, scenario=scenario),

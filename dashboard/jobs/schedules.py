@@ -157,12 +157,14 @@ def _start(schedule: Schedule, firing: ScheduleFiring) -> None:
             firing.batch = job_services.batch_create(
                 owner=schedule.owner, scenario=schedule.scenario, rows=rows, base_url=base_url,
                 concurrency=schedule.concurrency, source=f"schedule {schedule.pk}",
+                signin_profile_id=schedule.signin_profile_id,
             )  # fmt: skip
         else:
             params = check_params(schedule.params, defaults=defaults)
-            firing.run = scenario_services.replay_run_create(owner=schedule.owner,
-                                                    scenario=schedule.scenario,
-                                                    base_url=base_url, params=params)  # fmt: skip
+            firing.run = scenario_services.replay_run_create(
+                owner=schedule.owner, scenario=schedule.scenario, base_url=base_url,
+                params=params, signin_profile_id=schedule.signin_profile_id,
+            )  # fmt: skip
     except ActionInvalid as exc:
         firing.outcome, firing.error = "failed", f"could not start: {exc.message}"
     firing.save(update_fields=["run", "batch", "outcome", "error"])

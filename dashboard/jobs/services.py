@@ -26,7 +26,7 @@ ACTIVE_RUN = (Run.Status.QUEUED, Run.Status.PENDING, Run.Status.RUNNING)
 
 def batch_create(
     *, owner: AbstractBaseUser, scenario: Scenario, rows: Sequence[Mapping[str, str]],
-    base_url: str, concurrency: int, source: str = "",
+    base_url: str, concurrency: int, source: str = "", signin_profile_id: int | None = None,
 ) -> Batch:  # fmt: skip
     """A running batch of ``rows`` (already read and checked: dashboard.jobs.batchfile); its
     first rows start with :func:`batch_advance`."""
@@ -36,7 +36,8 @@ def batch_create(
         raise ActionInvalid("a batch has at least one row")
     with transaction.atomic():
         batch = Batch.objects.create(owner=owner, scenario=scenario, base_url=base_url,
-                                     concurrency=concurrency, source=source[:200])  # fmt: skip
+                                     concurrency=concurrency, source=source[:200],
+                                     signin_profile_id=signin_profile_id)  # fmt: skip
         BatchRow.objects.bulk_create(
             BatchRow(batch=batch, index=number, params=dict(values))
             for number, values in enumerate(rows, start=1)
@@ -59,7 +60,8 @@ def batch_advance(*, batch_id: int) -> list[int]:
         for row in waiting[: max(0, batch.concurrency - active)]:
             run = replay_run_create(owner=batch.owner, scenario=batch.scenario,
                                     base_url=batch.base_url, params=row.params,
-                                    batch_row=row)  # fmt: skip
+                                    batch_row=row,
+                                    signin_profile_id=batch.signin_profile_id)  # fmt: skip
             row.run, row.attempts = run, row.attempts + 1
             row.save(update_fields=["run", "attempts"])
             made.append(run.pk)

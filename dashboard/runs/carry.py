@@ -1,7 +1,7 @@
 """Where a run lives, and every call for it carried there: the one place that knows.
 
 A call for a live run is a command (pause, resume, stop, reply, extend, message, close),
-an act by the person, a live-view input or an MCP client's tool call
+an act by the person, a live-view input, an MCP client's tool call or saving its sign-in
 (dashboard.runs.messages).  :func:`carry` carries it out where the run lives
 (:func:`where`): on this process's runner when this process drives the run (or nobody
 does: the runner then finds it not live), else at the worker in another process that
@@ -164,6 +164,8 @@ def _work(call: CallMessage, budget: Budget) -> Awaitable[Any]:
         return runner.act(run_id, call["action"], call["args"], budget=budget)
     if call["type"] == "run.input":
         return runner.person_input(run_id, call["event"], budget=budget)
+    if call["type"] == "run.signin":
+        return runner.save_signin(run_id, call["name"], budget=budget)
     return runner.mcp_call(run_id, call["name"], call["args"], budget=budget)
 
 
@@ -209,7 +211,8 @@ async def tell_watching(holder: str, run_id: int, viewer: str, *, watching: bool
 
 _answering: set[asyncio.Task[None]] = set()
 _serving: dict[str, Budget] = {}  # calls for callers on other processes, by call id
-_LABELS = {"run.command": "command", "run.input": "live-view input"}
+_LABELS = {"run.command": "command", "run.input": "live-view input",
+           "run.signin": "saving the sign-in"}  # fmt: skip
 
 
 def serve(call: CallMessage) -> None:

@@ -19,6 +19,7 @@ from automation.llm.keys import key_env_refusal
 from dashboard.engineconf import url_policy
 from dashboard.models import LLMProfile, Run, UrlRule
 from dashboard.runs import selectors
+from dashboard.runs.signins import signins_usable_by
 from dashboard.scenarios import selectors as scenario_selectors
 
 PLANNERS = [
@@ -66,6 +67,14 @@ SCHEMA_PLACEHOLDER = (
 )
 
 
+def signin_field(user: Any) -> forms.ModelChoiceField:
+    """A choice of the sign-in profiles ``user`` may start runs with (none by default)."""
+    return forms.ModelChoiceField(
+        queryset=signins_usable_by(user), required=False, label="Sign-in profile",
+        empty_label="none", help_text="start signed in with a saved sign-in",
+    )  # fmt: skip
+
+
 class NewRunForm(forms.Form):
     """With LLM profiles: a choice of profile (the default preselected) or the rule
     planner; without: the planners of the server settings.  A profile whose key can't be
@@ -91,8 +100,10 @@ class NewRunForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 4, "placeholder": SCHEMA_PLACEHOLDER}),
     )
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
+    def __init__(self, *args: object, user: Any = None, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        if user is not None:  # the sign-in profiles the person may start with
+            self.fields["signin_profile"] = signin_field(user)
         self.profiles = {f"{PROFILE_PREFIX}{p.pk}": p for p in selectors.llm_profile_list()}
         field = self.fields["planner"]
         if not self.profiles:

@@ -46,6 +46,8 @@ from dashboard.runs import files as runfiles
 from dashboard.runs import mcprun, services
 from dashboard.runs import selectors as run_selectors
 from dashboard.runs.liveview import LiveView
+from dashboard.runs.relogin import relogin_for
+from dashboard.runs.signins import SAVE_AGAIN, signin_state_for_run
 from dashboard.runs.sink import DashboardSink, relay_event
 from dashboard.scenarios import selectors as scenario_selectors
 
@@ -89,6 +91,8 @@ class LiveRun:
     settled: asyncio.Event = field(default_factory=asyncio.Event)  # set while not working
     run_id: int = 0
     workspace: Path | None = None  # the run's folder: downloads, trace, the agent's files
+    # The state its browser context starts with: its sign-in profile's (dashboard.runs.signins).
+    storage_state: dict[str, Any] | None = None
     cdp_url: str = ""  # the running Chrome its tab is in, when the worker reaches several
     # An MCP session's run (dashboard.runs.mcprun): the client's session, once its tab is open.
     mcp: McpSession | None = None
@@ -138,6 +142,8 @@ async def live_session(
         )
         if replay is None and run.kind != Run.Kind.MCP:  # an MCP client plans itself
             planner = await database_sync_to_async(planner_for_run)(run)
+        signin = await database_sync_to_async(signin_state_for_run)(run)
+        live.storage_state = signin[0] if signin else None
         # Downloads (and the trace) land in the run's own folder (dashboard.runs.files).
         tab = await manager.new_tab(live)
         # Console errors and failed requests of every tab of the run, as they happen.
@@ -161,6 +167,8 @@ async def live_session(
         if replay is not None:
             await Replay(tab, replay, params=run.params, base_url=run.start_url,
                          sink=sink, control=control, secrets=sink.secrets,
+                         signed_out_hint=_signed_out_hint(replay, signin),
+                         relogin=await relogin_for(run, tab, sink.secrets),
                          config=ReplayConfig(
                              step_timeout_ms=conf["ACTION_TIMEOUT_MS"],
                              run_timeout_ms=conf["RUN_TIMEOUT_MS"], screenshots=True,
@@ -225,6 +233,21 @@ def _person_wait_ms(run: Run) -> int | None:
     if run.batch_row_id is None:
         return None
     return max(1, int(settings.TABWRIGHT["BATCH_PERSON_WAIT_S"])) * 1000
+
+
+def _signed_out_hint(replay: Document, signin: tuple[Any, str] | None) -> str:
+    """What a replay that fails on a sign-in page says (dashboard.runs.signins): its
+    profile expired; with none, to start with one, unless the scenario signs in itself
+    (it types a secret)."""
+    if signin is None:
+        if replay.placeholders()[1]:
+            return ""
+        return "the page asks to sign in: start the replay with a sign-in profile"
+    profile = signin[1]
+    return (
+        f"the page asks to sign in: the sign-in profile {profile!r} has expired or does not "
+        f"sign in to this site; {SAVE_AGAIN}"
+    )
 
 
 def _agent(run: Run, live: LiveRun, planner: Planner, **resumed: Any) -> AgentRun:

@@ -6,9 +6,10 @@ To the workers' channel (dashboard.runs.doorbell):
 - ``runs.wake``: a run was queued, or room was made.
 
 A call for a live run, to the channel of the worker that holds it (dashboard.runs.carry):
-``run.command``, ``run.act``, ``run.input`` (a live-view click, key or text) and
-``run.mcp`` (an MCP client's tool call), each sent with a call ``id``, the ``reply_to``
-channel its answer goes to and what is left of the caller's budget (``timeout_ms``);
+``run.command``, ``run.act``, ``run.input`` (a live-view click, key or text),
+``run.mcp`` (an MCP client's tool call) and ``run.signin`` (save the tab's sign-in),
+each sent with a call ``id``, the ``reply_to`` channel its answer goes to and what is
+left of the caller's budget (``timeout_ms``);
 ``run.cancel`` when the caller stops waiting; the answer comes back as ``run.answer``.
 A page on another process watching the run: ``run.watch`` (renewed) and ``run.unwatch``.
 
@@ -24,10 +25,10 @@ from typing import Any, Literal, NotRequired, TypedDict
 __all__ = [
     "ActMessage", "Answer", "AnswerError", "AnswerMessage", "CallMessage", "CancelMessage",
     "CommandMessage", "EventMessage", "FrameMessage", "InputMessage", "McpMessage",
-    "QueueMessage", "UnwatchMessage", "WakeMessage", "WatchMessage", "act_message",
-    "answer_message", "cancel_message", "command_message", "event_message", "frame_message",
-    "input_message", "mcp_message", "queue_message", "unwatch_message", "wake_message",
-    "watch_message",
+    "QueueMessage", "SigninMessage", "UnwatchMessage", "WakeMessage", "WatchMessage",
+    "act_message", "answer_message", "cancel_message", "command_message", "event_message",
+    "frame_message", "input_message", "mcp_message", "queue_message", "signin_message",
+    "unwatch_message", "wake_message", "watch_message",
 ]  # fmt: skip
 
 
@@ -78,7 +79,15 @@ class McpMessage(_Call):
     args: dict[str, Any]
 
 
-CallMessage = CommandMessage | ActMessage | InputMessage | McpMessage
+class SigninMessage(_Call):
+    """Save the signed-in state of the run's tab as its owner's profile ``name``
+    (RunManager.save_signin): the worker reads and encrypts it, it never travels."""
+
+    type: Literal["run.signin"]
+    name: str
+
+
+CallMessage = CommandMessage | ActMessage | InputMessage | McpMessage | SigninMessage
 
 
 class CancelMessage(TypedDict):
@@ -164,6 +173,10 @@ def input_message(run_id: int, event: dict[str, Any]) -> InputMessage:
 
 def mcp_message(run_id: int, name: str, args: dict[str, Any]) -> McpMessage:
     return {"type": "run.mcp", "run_id": run_id, "name": name, "args": args}
+
+
+def signin_message(run_id: int, name: str) -> SigninMessage:
+    return {"type": "run.signin", "run_id": run_id, "name": name}
 
 
 def cancel_message(call_id: str) -> CancelMessage:

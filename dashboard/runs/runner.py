@@ -19,6 +19,7 @@ import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from channels.db import database_sync_to_async
 from django.conf import settings
@@ -32,6 +33,7 @@ from automation import (
 )
 from automation.actions import act
 from automation.browser.screencast import person_input, viewport_point
+from automation.browser.storage import storage_state_read
 from automation.budget import timeout_ms_of
 from automation.errors import ActionInvalid, BrowserError, TabwrightError
 from automation.events import (
@@ -49,6 +51,7 @@ from dashboard.runs.doorbell import wake
 from dashboard.runs.leases import Leases, lease_seconds
 from dashboard.runs.live import END_STEP_S, LiveRun, live_session, one_line
 from dashboard.runs.liveview import LiveView
+from dashboard.runs.signins import signin_save
 from dashboard.runs.sink import DashboardSink, announce_queue, group_name, relay_event
 
 __all__ = ["RunManager", "group_name", "runner"]
@@ -151,7 +154,9 @@ class RunManager:
         """A tab of ``browser`` for the run; meanwhile the browser counts as in use."""
         self._opening[browser] += 1
         try:
-            return await browser.new_tab(workspace=live.workspace)
+            return await browser.new_tab(
+                workspace=live.workspace, storage_state=live.storage_state
+            )
         finally:
             self._opening[browser] -= 1
             if not self._opening[browser]:
@@ -501,6 +506,24 @@ class RunManager:
         finally:
             for done in tab.take_evaluations():  # a person's action is not a numbered step
                 await live.sink.emit(EvaluationFinished(-1, **dataclasses.asdict(done)))
+
+    async def save_signin(self, run_id: int, name: str, *, budget: Budget) -> dict[str, Any]:
+        """Save the signed-in state of the run's current tab (its context's cookies and
+        each origin's storage) as its owner's sign-in profile ``name``, encrypted
+        (dashboard.runs.signins): ``{"profile": id, "name", "site", "cookies", "origins"}``.
+        LookupError if the run is not live or has no tab open."""
+        live = self._live.get(run_id)
+        tab = live.current_tab() if live is not None and not live.closing else None
+        if live is None or tab is None:
+            raise LookupError("the run is not live")
+        state = await storage_state_read(tab.context, budget=budget)
+        parts = urlsplit(tab.page.url)
+        site = f"{parts.scheme}://{parts.netloc}" if parts.scheme in ("http", "https") else ""
+        profile = await database_sync_to_async(signin_save)(
+            owner_id=live.owner_id, name=name, state=state, site=site, run_id=run_id
+        )
+        return {"profile": profile.pk, "name": profile.name, "site": profile.site,
+                "cookies": profile.cookies, "origins": profile.origins}  # fmt: skip
 
     async def mcp_call(
         self, run_id: int, name: str, args: dict[str, Any], *, budget: Budget

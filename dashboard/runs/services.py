@@ -18,6 +18,7 @@ from dashboard.models import (
     LLMProfile,
     Run,
     RunEvent,
+    SigninProfile,
     Step,
 )
 from dashboard.runs import selectors
@@ -31,6 +32,7 @@ def run_create(
     planner: str = "",
     llm_profile: LLMProfile | None = None,
     output_schema: dict[str, Any] | None = None,
+    signin_profile: SigninProfile | None = None,
 ) -> Run:
     """``planner`` empty and no profile: the runner picks (the default profile, else the
     settings).  ``output_schema``: checked here too (OutputInvalid), whoever calls."""
@@ -43,14 +45,21 @@ def run_create(
         planner=planner,
         llm_profile=llm_profile,
         output_schema=output_schema,
+        signin_profile=signin_profile,
     )
 
 
-def run_create_mcp(*, owner: AbstractBaseUser, client: str) -> Run:
+def run_create_mcp(
+    *, owner: AbstractBaseUser, client: str, signin_profile: SigninProfile | None = None
+) -> Run:
     """The run an MCP session over HTTP is (dashboard.api.mcp), queued for a worker to open
     its tab; ``client`` names the MCP client (from its initialize), for the run's title."""
     return Run.objects.create(
-        owner=owner, kind=Run.Kind.MCP, task=f"MCP session: {client}"[:200], planner="mcp"
+        owner=owner,
+        kind=Run.Kind.MCP,
+        task=f"MCP session: {client}"[:200],
+        planner="mcp",
+        signin_profile=signin_profile,
     )
 
 

@@ -8,6 +8,7 @@ from datetime import timedelta
 from asgiref.sync import sync_to_async
 from csp.decorators import csp_exempt
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import AbstractBaseUser
 from django.contrib.auth.views import redirect_to_login
@@ -35,10 +36,10 @@ from dashboard.lib.jsonin import JsonRefused
 from dashboard.models import Run
 from dashboard.runs import files as runfiles
 from dashboard.runs import selectors, services
-from dashboard.runs.carry import carry
+from dashboard.runs.carry import COMMAND_ANSWER_MS, carry
 from dashboard.runs.doorbell import wake
 from dashboard.runs.forms import NewRunForm, RunFilterForm
-from dashboard.runs.messages import act_message
+from dashboard.runs.messages import act_message, signin_message
 from dashboard.runs.runner import act_request, runner
 
 DEMO_TASK = """type Ada Lovelace into Name
@@ -55,7 +56,7 @@ DEMO_TASK_LLM = (
 @login_required
 @require_safe
 def run_list(request: HttpRequest) -> HttpResponse:
-    form = NewRunForm(initial={})
+    form = NewRunForm(initial={}, user=request.user)
     if settings.DEBUG:
         form.initial["start_url"] = request.build_absolute_uri("/demo/form.html")
         form.follow_planner(demo={"rules": DEMO_TASK, "llm": DEMO_TASK_LLM})
@@ -123,7 +124,7 @@ async def run_new(request: HttpRequest) -> HttpResponse:
 
 
 def _run_from_form(data: QueryDict, user: AbstractBaseUser) -> tuple[NewRunForm, Run | None]:
-    form = NewRunForm(data)
+    form = NewRunForm(data, user=user)
     if not form.is_valid():
         form.follow_planner()
         return form, None
@@ -230,6 +231,30 @@ async def run_act(request: HttpRequest, run_id: int) -> JsonResponse:
     status = 400 if error["kind"] in ("invalid", "value") else 200
     body = {key: error.get(key, "") for key in ("code", "message", "hint")}
     return JsonResponse({"ok": False, "error": body}, status=status)
+
+
+@require_POST
+async def run_save_signin(request: HttpRequest, run_id: int) -> HttpResponse:
+    """Save the signed-in state of the run's tab as the person's sign-in profile named in
+    the form (dashboard.runs.signins), wherever the run lives; back to the run's page,
+    which says what was saved or why not."""
+    user = await request.auser()
+    if not user.is_authenticated:
+        return redirect_to_login(request.path)
+    if not await Run.objects.filter(pk=run_id, owner=user).aexists():
+        raise Http404("no such run of yours")
+    name = str(request.POST.get("name", ""))
+    got = await carry(signin_message(run_id, name), Budget(COMMAND_ANSWER_MS, label="saving"))
+    error = got.get("error")
+    if error is None:
+        saved = got["answer"]
+        messages.success(request, f"Sign-in saved as {saved['name']!r} ({saved['cookies']} "
+                         f"cookies, {saved['origins']} origins with storage).")  # fmt: skip
+    elif error["kind"] == "lookup":
+        messages.error(request, "The sign-in can't be saved: the run's tab is not open.")
+    else:
+        messages.error(request, f"The sign-in was not saved: {error['message']}")
+    return redirect("run_detail", run_id=run_id)
 
 
 def _act_error(status: int, code: str, message: str) -> JsonResponse:

@@ -19,6 +19,7 @@ from dashboard.engineconf import url_policy
 from dashboard.lib import jsonin
 from dashboard.lib.jsonin import JsonRefused
 from dashboard.models import ScenarioStep
+from dashboard.runs.forms import signin_field
 
 MAX_SCENARIO_BYTES = 20 * 1024 * 1024
 
@@ -49,8 +50,12 @@ class ReplayForm(forms.Form):
 
     base_url = forms.CharField(label="Base URL", max_length=2000, required=False)
 
-    def __init__(self, *args: object, document: Document, **kwargs: object) -> None:
+    def __init__(
+        self, *args: object, document: Document, user: Any = None, **kwargs: object
+    ) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        if user is not None:  # the profiles the person may start with
+            self.fields["signin_profile"] = signin_field(user)
         self.fields["base_url"].initial = document.base_url
         self.fields["base_url"].help_text = "where it runs (recorded at " + (
             document.base_url or "an unknown address") + ")"  # fmt: skip
@@ -68,6 +73,10 @@ class ReplayForm(forms.Form):
             return url_policy().check(url)
         except UrlBlocked as exc:
             raise forms.ValidationError(str(exc)) from None
+
+    def signin_profile_id(self) -> int | None:
+        profile = self.cleaned_data.get("signin_profile")
+        return profile.pk if profile is not None else None
 
     def params(self) -> dict[str, str]:
         return {

@@ -149,6 +149,17 @@ def scenario_step_make_param(
 _REORDER_OFFSET = 1_000_000
 
 
+def scenario_set_login(*, scenario: Scenario, login_id: int | None) -> None:
+    """Name (or, with None, forget) the owner's scenario that signs in again when a
+    replay of ``scenario`` meets a sign-in page (dashboard.runs.relogin)."""
+    login = None
+    if login_id is not None:
+        login = Scenario.objects.filter(pk=login_id, owner_id=scenario.owner_id).first()
+        if login is None or login.pk == scenario.pk:
+            raise ScenarioInvalid("the login scenario is another scenario of yours")
+    Scenario.objects.filter(pk=scenario.pk).update(login_scenario=login)
+
+
 def scenario_rename(*, scenario: Scenario, name: str, description: str = "") -> None:
     name = name.strip()
     if not name:
@@ -274,9 +285,12 @@ def _touch(scenario_id: int, **fields: Any) -> None:
 
 def replay_run_create(
     *, owner: AbstractBaseUser, scenario: Scenario, base_url: str, params: dict[str, str],
-    batch_row: BatchRow | None = None,
+    batch_row: BatchRow | None = None, signin_profile_id: int | None = None,
 ) -> Run:  # fmt: skip
+    """A queued replay; ``signin_profile_id``: the sign-in profile its tab starts with
+    (checked for its owner when it starts: dashboard.runs.signins)."""
     return Run.objects.create(
+        signin_profile_id=signin_profile_id,
         owner=owner,
         kind=Run.Kind.REPLAY,
         scenario=scenario,

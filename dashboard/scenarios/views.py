@@ -157,7 +157,7 @@ def _detail_page(
         "is_owner": is_owner,
         "check_form": bound.get("check") or CheckForm(element_steps=element_steps),
         "checks": [row for row in rows if row.step.action == "expect"],
-        "form": bound.get("replay") or ReplayForm(document=document),
+        "form": bound.get("replay") or ReplayForm(document=document, user=request.user),
         "edit_form": bound.get("edit")
         or ScenarioEditForm(initial={"name": scenario.name, "description": scenario.description}),
         "rows": rows,
@@ -168,10 +168,14 @@ def _detail_page(
         "proposed": heals.filter(status=IdentityHeal.Status.PROPOSED),
         "history": scenario_selectors.scenario_heal_history(scenario_id=scenario.pk),
         "runs": scenario.runs.order_by("-created_at")[:20],
-        "batch_form": bound.get("batch") or BatchForm(document=document),
+        "login_choices": Scenario.objects.filter(owner_id=scenario.owner_id)
+        .exclude(pk=scenario.pk)
+        .only("pk", "name")
+        .order_by("name")[:200],
+        "batch_form": bound.get("batch") or BatchForm(document=document, user=request.user),
         "batches": job_selectors.batch_list(user=request.user, scenario=scenario)[:10],
         "schedule_form": bound.get("schedule")
-        or ScheduleForm(scenario=scenario, document=document),
+        or ScheduleForm(scenario=scenario, document=document, user=request.user),
         "schedules": [_schedule_row(s) for s in scenario.schedules.order_by("pk")],
         "timezones": schedules.timezone_choices(),
         "health": scenario_selectors.scenario_health(scenario=scenario),
@@ -375,7 +379,7 @@ async def scenario_replay(request: HttpRequest, scenario_id: int) -> HttpRespons
         return redirect_to_login(request.path)
     scenario = await sync_to_async(scenario_selectors.scenario_get)(user=user, id=scenario_id)
     document = await sync_to_async(scenario_selectors.scenario_document)(scenario=scenario)
-    form = ReplayForm(request.POST, document=document)
+    form = ReplayForm(request.POST, document=document, user=user)
     # Checking the base URL reads the URL rules: sync-only.
     if not await sync_to_async(form.is_valid)():
         return await sync_to_async(_detail_page)(
@@ -383,7 +387,7 @@ async def scenario_replay(request: HttpRequest, scenario_id: int) -> HttpRespons
         )
     run = await sync_to_async(services.replay_run_create)(
         owner=user, scenario=scenario, base_url=form.cleaned_data["base_url"],
-        params=form.params(),
+        params=form.params(), signin_profile_id=form.signin_profile_id(),
     )  # fmt: skip
     await wake()  # a worker claims it (dashboard/worker.py)
     return redirect("run_detail", run_id=run.pk)
@@ -433,6 +437,21 @@ def scenario_edit(request: HttpRequest, scenario_id: int) -> HttpResponse:
             messages.success(request, "Name and description saved.")
             return _back(scenario)
     return _detail_page(request, scenario, bound={"edit": form}, status=400)
+
+
+@login_required
+@require_POST
+def scenario_login(request: HttpRequest, scenario_id: int) -> HttpResponse:
+    """Choose the scenario that signs in again when a replay meets a sign-in page."""
+    scenario = _owned(request, scenario_id)
+    raw = str(request.POST.get("login_scenario", "")).strip()
+    try:
+        services.scenario_set_login(scenario=scenario, login_id=int(raw) if raw else None)
+    except (ValueError, ScenarioInvalid) as exc:
+        messages.error(request, f"The login scenario was not set: {exc}")
+    else:
+        messages.success(request, "Login scenario saved." if raw else "No login scenario.")
+    return _back(scenario)
 
 
 @login_required

@@ -234,6 +234,11 @@
       case "checked": return what + " is checked";
       case "unchecked": return what + " is not checked";
       case "value": return what + ' shows "' + args.value + '"';
+      case "download": return "a download" + (args.name ? ' "' + args.name + '"' : "") +
+        (args.type ? " (" + args.type + ")" : "") +
+        (args.header ? " with columns " + args.header.join(", ") : "") +
+        (args.rows !== undefined ? ", " + args.rows + " row(s)" : "") +
+        (args.text ? ' saying "' + args.text + '"' : "");
       default: return what + " is on the page";
     }
   }

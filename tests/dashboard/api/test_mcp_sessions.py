@@ -102,3 +102,20 @@ async def test_a_session_the_sdk_let_go_is_forgotten_and_its_run_ended(owner: An
     assert set(app._sessions) == {"new"}
     status, reason = await ended(run_id)
     assert status == Run.Status.STOPPED and reason.startswith("the MCP session expired"), reason
+
+
+async def test_a_session_starts_with_the_sign_in_profile_its_header_names(owner: Any) -> None:
+    from dashboard.runs.signins import SigninRefused, signin_save
+
+    app = app_with(owner, "s", "t")
+    with pytest.raises(SigninRefused, match="no sign-in profile 'shop'"):
+        await app._run_of(app._sessions["s"], owner, "a client", "shop")
+    assert await mcp_runs() == []  # refused before a run was made
+    profile = await database_sync_to_async(signin_save)(
+        owner_id=owner.pk, name="shop", state={"cookies": [], "origins": []}
+    )
+    run_id = await app._run_of(app._sessions["t"], owner, "a client", "shop")
+    run = await Run.objects.aget(pk=run_id)
+    assert run.signin_profile_id == profile.pk
+    app._end("t", "the test ended")
+    await ended(run_id)

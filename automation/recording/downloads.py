@@ -1,0 +1,227 @@
+"""Checks of a step's download: the ``expect`` kind ``download``.
+
+A back-office task often ends in an export whose content is the point of the run.  A
+check of kind ``download`` holds when the tab's latest finished download (the run's
+folder keeps each one: :class:`automation.browser.downloads.DownloadKeeper`) has every
+property it names:
+
+- ``name``: a file-name pattern (``orders-*.csv``; ``*`` and ``?`` as in a shell, case
+  ignored);
+- ``type``: what the file is, by its content first and its name second: ``csv``,
+  ``pdf``, ``json``, ``text``, ``zip`` (xlsx and docx are zips) or ``other``;
+- ``min_bytes`` / ``max_bytes``: its size;
+- for a CSV, ``header`` (its first row: these columns, in this order) and ``rows`` (how
+  many rows of data follow it);
+- for text (a CSV included), ``text``: a phrase it contains (spaces squeezed, case
+  ignored).
+
+The file is read off the event loop, at most :data:`MAX_READ_BYTES` of it, through the
+standard library's ``csv`` module (which reads quoted fields, embedded line breaks and
+the Excel dialect).  :func:`propose` describes a download as such a check, for the person
+who saves a run that downloaded something.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import fnmatch
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from automation.errors import ScenarioInvalid
+
+__all__ = ["ARGS", "MAX_READ_BYTES", "TYPES", "describe", "file_type", "holds", "propose",
+           "validate"]  # fmt: skip
+
+ARGS = ("name", "type", "min_bytes", "max_bytes", "header", "rows", "text")
+TYPES = ("csv", "pdf", "json", "text", "zip", "other")
+MAX_READ_BYTES = 20 * 1024 * 1024
+MAX_HEADER = 200
+MAX_TEXT = 1_000
+MAX_ROWS = 10_000_000
+_CSV_SNIFF_BYTES = 64 * 1024
+
+
+def validate(args: dict[str, Any], *, where: str, index: int) -> dict[str, Any]:
+    """The args of a download check, checked; ScenarioInvalid names what is wrong."""
+    unknown = set(args) - {"kind", *ARGS}
+    if unknown:
+        raise ScenarioInvalid(f"{where}: download takes no {', '.join(sorted(unknown))}",
+                              index=index, hint="it takes " + ", ".join(ARGS))  # fmt: skip
+    clean: dict[str, Any] = {"kind": "download"}
+    for name in ("name", "text"):
+        if name in args:
+            value = args[name]
+            if not isinstance(value, str) or not value.strip() or len(value) > MAX_TEXT:
+                raise ScenarioInvalid(f"{where}: download {name} must be text of 1 to "
+                                      f"{MAX_TEXT} characters", index=index)  # fmt: skip
+            clean[name] = value
+    if "type" in args:
+        if args["type"] not in TYPES:
+            raise ScenarioInvalid(f"{where}: download type is one of {', '.join(TYPES)}",
+                                  index=index)  # fmt: skip
+        clean["type"] = args["type"]
+    for name in ("min_bytes", "max_bytes", "rows"):
+        if name in args:
+            value = args[name]
+            if (
+                not isinstance(value, int)
+                or isinstance(value, bool)
+                or not 0 <= value <= (MAX_ROWS if name == "rows" else 10**12)
+            ):
+                raise ScenarioInvalid(f"{where}: download {name} must be a whole number, 0 or "
+                                      "more", index=index)  # fmt: skip
+            clean[name] = value
+    if "header" in args:
+        header = args["header"]
+        if (
+            not isinstance(header, list) or not 1 <= len(header) <= MAX_HEADER
+            or not all(isinstance(h, str) and len(h) <= MAX_TEXT for h in header)
+        ):  # fmt: skip
+            raise ScenarioInvalid(f"{where}: download header must be a list of 1 to "
+                                  f"{MAX_HEADER} column names", index=index)  # fmt: skip
+        clean["header"] = list(header)
+    if len(clean) == 1:
+        raise ScenarioInvalid(f"{where}: a download check names at least one of "
+                              + ", ".join(ARGS), index=index)  # fmt: skip
+    if ("header" in clean or "rows" in clean) and clean.get("type", "csv") != "csv":
+        raise ScenarioInvalid(f"{where}: header and rows are a CSV's", index=index)
+    return clean
+
+
+def describe(args: dict[str, Any], quote: Any = repr) -> str:
+    """The check in words: ``a download 'orders-*.csv' (csv) with 2 rows``."""
+    parts = ["a download"]
+    if args.get("name"):
+        parts.append(quote(str(args["name"])))
+    if args.get("type"):
+        parts.append(f"({args['type']})")
+    if "min_bytes" in args or "max_bytes" in args:
+        parts.append(f"of {args.get('min_bytes', 0)} to {args.get('max_bytes', '…')} bytes")
+    if args.get("header"):
+        parts.append("with columns " + ", ".join(quote(str(h)) for h in args["header"]))
+    if "rows" in args:
+        parts.append(f"and {args['rows']} row(s)" if args.get("header") else
+                     f"with {args['rows']} row(s)")  # fmt: skip
+    if args.get("text"):
+        parts.append(f"saying {quote(str(args['text']))}")
+    return " ".join(parts)
+
+
+def file_type(name: str, head: bytes) -> str:
+    """What a file is: by its first bytes, then by its name."""
+    if head.startswith(b"%PDF-"):
+        return "pdf"
+    if head.startswith(b"PK\x03\x04"):
+        return "zip"
+    lower = name.lower()
+    try:
+        text = head.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        if len(head) >= 4:  # a multi-byte character cut at the end of what was read
+            try:
+                text = head[:-3].decode("utf-8-sig")
+            except UnicodeDecodeError:
+                return "other"
+        else:
+            return "other"
+    if "\x00" in text:
+        return "other"
+    if lower.endswith((".csv", ".tsv")):
+        return "csv"
+    if lower.endswith(".json") or text.lstrip()[:1] in ("{", "["):
+        return "json" if _is_json_start(text) else "text"
+    return "text"
+
+
+def _is_json_start(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return text.lstrip()[:1] in ("{", "[")  # cut short: its start is JSON's
+    return True
+
+
+async def holds(path: Path, name: str, args: dict[str, Any]) -> tuple[bool, str]:
+    """Whether the download at ``path`` (named ``name``) has what ``args`` asks, and
+    what it has instead; read in a thread."""
+    return await asyncio.to_thread(_holds, path, name, args)
+
+
+def _holds(path: Path, name: str, args: dict[str, Any]) -> tuple[bool, str]:
+    size = path.stat().st_size
+    with path.open("rb") as handle:
+        data = handle.read(MAX_READ_BYTES)
+    kind = file_type(name, data[:_CSV_SNIFF_BYTES])
+    if args.get("name") and not fnmatch.fnmatchcase(name.lower(), str(args["name"]).lower()):
+        return False, f"the download is named {name!r}"
+    if args.get("type") and args["type"] != kind:
+        return False, f"{name!r} is {kind}"
+    if size < args.get("min_bytes", 0) or size > args.get("max_bytes", size):
+        return False, f"{name!r} has {size} bytes"
+    wants_text = "header" in args or "rows" in args or "text" in args
+    if not wants_text:
+        return True, ""
+    if kind not in ("csv", "text", "json"):
+        return False, f"{name!r} is {kind}, not text"
+    if size > MAX_READ_BYTES:
+        return False, f"{name!r} is larger than {MAX_READ_BYTES} bytes, too large to read"
+    text = data.decode("utf-8-sig", errors="replace")
+    if "text" in args and _fold(args["text"]) not in _fold(text):
+        return False, f"{name!r} does not say {args['text']!r}"
+    if "header" in args or "rows" in args:
+        header, rows = _csv(text)
+        if "header" in args and [h.strip() for h in header] != [h.strip() for h in args["header"]]:
+            return False, f"{name!r} has the columns {header!r}"
+        if "rows" in args and rows != args["rows"]:
+            return False, f"{name!r} has {rows} row(s) of data"
+    return True, ""
+
+
+def _csv(text: str) -> tuple[list[str], int]:
+    """A CSV's header and how many non-empty rows follow it."""
+    try:
+        dialect: Any = csv.Sniffer().sniff(text[:_CSV_SNIFF_BYTES], delimiters=",;\t|")
+    except csv.Error:
+        dialect = csv.excel
+    reader = csv.reader(io.StringIO(text), dialect)
+    header = next(reader, [])
+    return header, sum(1 for row in reader if any(cell.strip() for cell in row))
+
+
+def _fold(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def propose(path: Path, name: str) -> dict[str, Any]:
+    """A download check for the file as it is: its name, type, a size it must reach, and
+    for a CSV its header and row count."""
+    size = path.stat().st_size
+    with path.open("rb") as handle:
+        data = handle.read(MAX_READ_BYTES)
+    kind = file_type(name, data[:_CSV_SNIFF_BYTES])
+    args: dict[str, Any] = {"kind": "download", "name": _pattern(name), "type": kind,
+                            "min_bytes": 1 if size else 0}  # fmt: skip
+    if kind == "csv" and size <= MAX_READ_BYTES:
+        header, rows = _csv(data.decode("utf-8-sig", errors="replace"))
+        if header and len(header) <= MAX_HEADER and all(len(h) <= MAX_TEXT for h in header):
+            args.update(header=header, rows=rows)
+    return args
+
+
+def _pattern(name: str) -> str:
+    """The name with its digit runs as ``*`` (a date or a number that changes each day)
+    and its special characters escaped."""
+    out, digits = [], False
+    for char in name:
+        if char.isdigit():
+            if not digits:
+                out.append("*")
+            digits = True
+            continue
+        digits = False
+        out.append(f"[{char}]" if char in "*?[]" else char)
+    return "".join(out)[:MAX_TEXT]

@@ -1,0 +1,133 @@
+"""Checks of a download: its name, type, size, a CSV's header and rows, a phrase; proposed
+from the file a run downloaded, and held against the file a replay downloads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from automation.browser.session import BrowserSession
+from automation.budget import Budget
+from automation.errors import ScenarioInvalid
+from automation.recording import downloads, expect
+from automation.recording.propose import propose_checks
+from automation.recording.replay import Replay
+from automation.recording.scenario import Scenario, ScenarioStep
+from automation.secrets import Secrets
+from tests.automation.recording.test_totp_replay import ENV, sign_in
+from tests.backoffice import back_office
+
+CSV = 'order,customer,total\r\n1001,Ada,12.50\r\n1002,"Grace, H.",8.00\r\n'
+
+
+def write(folder: Path, name: str, data: bytes | str) -> Path:
+    path = folder / name
+    path.write_bytes(data.encode() if isinstance(data, str) else data)
+    return path
+
+
+def holds(path: Path, **args: object) -> tuple[bool, str]:
+    return downloads._holds(path, path.name, {"kind": "download", **args})
+
+
+def test_a_csv_is_checked_by_name_type_size_header_rows_and_text(tmp_path: Path) -> None:
+    path = write(tmp_path, "orders-2026-11-28.csv", CSV)
+    assert holds(path, name="orders-*.csv", type="csv", min_bytes=10, max_bytes=1000,
+                 header=["order", "customer", "total"], rows=2, text="grace,  h.")[0]  # fmt: skip
+    assert holds(path, rows=3) == (False, "'orders-2026-11-28.csv' has 2 row(s) of data")
+    assert holds(path, header=["order", "total"])[1].startswith("'orders-2026-11-28.csv' has the")
+    assert holds(path, name="invoices-*.csv") == (
+        False, "the download is named 'orders-2026-11-28.csv'"
+    )  # fmt: skip
+    assert holds(path, max_bytes=5)[1] == f"'orders-2026-11-28.csv' has {len(CSV)} bytes"
+    assert holds(path, text="Hopper")[1] == "'orders-2026-11-28.csv' does not say 'Hopper'"
+
+
+def test_a_pdf_is_known_by_its_content_and_has_no_rows(tmp_path: Path) -> None:
+    path = write(tmp_path, "report.bin", b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj")
+    assert holds(path, type="pdf")[0]
+    assert holds(path, type="csv") == (False, "'report.bin' is pdf")
+    assert holds(path, text="total") == (False, "'report.bin' is pdf, not text")
+
+
+def test_the_proposal_is_the_file_as_it_is_and_holds_on_the_next_days(tmp_path: Path) -> None:
+    args = downloads.propose(write(tmp_path, "orders-2026-11-28.csv", CSV),
+                             "orders-2026-11-28.csv")  # fmt: skip
+    header = ["order", "customer", "total"]
+    assert args == {"kind": "download", "name": "orders-*-*-*.csv", "type": "csv",
+                    "min_bytes": 1, "header": header, "rows": 2}  # fmt: skip
+    check = ScenarioStep.from_dict({"action": "expect", "args": args})
+    assert check.describe().startswith("expect a download 'orders-*-*-*.csv' (csv)")
+    tomorrow = write(tmp_path, "orders-2026-11-29.csv", CSV)
+    assert downloads._holds(tomorrow, tomorrow.name, check.args)[0]
+    short = write(tmp_path, "orders-2026-11-30.csv", CSV.rsplit("\r\n", 2)[0] + "\r\n")
+    assert not downloads._holds(short, short.name, check.args)[0]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ({}, "names at least one of"),
+        ({"type": "docx"}, "type is one of"),
+        ({"rows": -1}, "rows must be a whole number"),
+        ({"header": "a,b"}, "header must be a list"),
+        ({"type": "pdf", "rows": 2}, "header and rows are a CSV's"),
+        ({"size": 3}, "download takes no size"),
+        ({"text": "${SECRET:PW}"}, "can't hold a secret"),
+        ({"text": "${TOTP:BO}"}, "can't hold a secret"),
+    ],
+)
+def test_a_bad_download_check_is_refused_saying_why(args: dict[str, object], message: str) -> None:
+    with pytest.raises(ScenarioInvalid, match=message):
+        expect.validate({"kind": "download", **args}, has_element=False, index=3)
+
+
+# -- in a real browser: the back office's export --------------------------------------
+
+
+async def test_a_replay_checks_the_export_it_downloads(
+    browser: BrowserSession, tmp_path: Path
+) -> None:
+    link = {"role": "link", "name": "Export CSV", "tag": "a", "selectors": ["a[download]"]}
+
+    def export(url: str, rows: int) -> Scenario:
+        check = {"kind": "download", "name": "orders*.csv", "type": "csv", "rows": rows,
+                 "header": ["order", "customer", "total"]}  # fmt: skip
+        steps = [*sign_in(url).to_dict()["steps"],
+                 {"action": "click", "args": {}, "identity": link},
+                 {"action": "expect", "args": check}]  # fmt: skip
+        return Scenario.from_dict({"version": 1, "name": "Export", "steps": steps})
+
+    results = []
+    with back_office() as office:
+        for rows in (2, 3):
+            tab = await browser.new_tab(workspace=tmp_path / str(rows))
+            try:
+                replay = Replay(tab, export(office.url, rows), env=ENV, secrets=Secrets(ENV))
+                results.append(await replay.run())
+            finally:
+                await tab.close()
+    assert results[0].ok, results[0].reason
+    assert not results[1].ok
+    assert results[1].reason.endswith("but 'orders.csv' has 2 row(s) of data"), results[1].reason
+
+
+async def test_a_run_that_downloaded_an_export_is_proposed_a_check_of_it(
+    browser: BrowserSession, fixture_url: str, tmp_path: Path
+) -> None:
+    tab = await browser.new_tab(workspace=tmp_path)
+    try:
+        await tab.navigate(f"{fixture_url}/backoffice/export.html")
+        assert tab.downloads is not None
+        mark = tab.downloads.mark()
+        await tab.page.get_by_role("link", name="Download the orders").click()
+        await tab.downloads.wait_next(after=mark, budget=Budget(10_000))
+        proposals = await propose_checks(tab, [], budget=Budget(10_000))
+    finally:
+        await tab.close()
+    first = proposals[0]
+    assert first.picked and first.why == "the run downloaded orders-2026-11-28.csv"
+    assert first.check.args == {"kind": "download", "name": "orders-*-*-*.csv", "type": "csv",
+                                "min_bytes": 1, "header": ["order", "customer", "total"],
+                                "rows": 2}  # fmt: skip

@@ -1,0 +1,77 @@
+"""One-time codes in a real browser: a person's code typed into a one-time-code field is
+recorded as ``${TOTP:…}``, and a replay signs in to a back office with a password and the
+code of the moment, neither of which comes back in its events or result."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from automation.browser.tab import Tab
+from automation.events import ListSink
+from automation.recording.recorder import Recorder
+from automation.recording.replay import Replay
+from automation.recording.scenario import Scenario
+from automation.secrets import Secrets
+from tests.backoffice import PASSWORD, SEED, USER, BackOffice, back_office
+
+ENV = {"TABWRIGHT_SECRET_BO_PASSWORD": PASSWORD, "TABWRIGHT_SECRET_BO": SEED}
+
+
+@pytest.fixture
+def office() -> Iterator[BackOffice]:
+    with back_office() as office:
+        yield office
+
+
+async def test_a_code_a_person_types_is_recorded_as_a_totp(tab: Tab, office: BackOffice) -> None:
+    await tab.navigate(f"{office.url}/otp")
+    recorder = Recorder(tab)
+    await recorder.start()
+    await tab.page.locator("#otp").click()
+    await tab.page.keyboard.type("493817")
+    steps = await recorder.stop()
+    assert [(s.action, s.args) for s in steps][-1] == ("fill", {"value": "${TOTP:OTP}"})
+    assert "493817" not in json.dumps([s.to_dict() for s in steps])
+
+
+def sign_in(url: str) -> Scenario:
+    def field(name: str, **more: str) -> dict[str, object]:
+        return {"tag": "input", "name_attr": name, "selectors": [f"[name={name}]"], **more}
+
+    button = {"role": "button", "tag": "button", "selectors": ["button[type=submit]"]}
+    return Scenario.from_dict({
+        "version": 1, "name": "Sign in", "base_url": url, "steps": [
+            {"action": "navigate", "args": {"url": f"{url}/login"}},
+            {"action": "fill", "args": {"value": USER}, "identity": field("user")},
+            {"action": "fill", "args": {"value": "${SECRET:BO_PASSWORD}"},
+             "identity": field("password", type="password")},
+            {"action": "click", "args": {}, "identity": {**button, "name": "Sign in"}},
+            {"action": "fill", "args": {"value": "${TOTP:BO}"},
+             "identity": field("otp", autocomplete="one-time-code")},
+            {"action": "click", "args": {}, "identity": {**button, "name": "Verify"}},
+            {"action": "expect", "args": {"kind": "url", "url": "/orders"}},
+            {"action": "expect", "args": {"kind": "text_visible", "text": "Signed in as ada"}},
+        ],
+    })  # fmt: skip
+
+
+async def test_a_replay_signs_in_with_the_code_of_the_moment(tab: Tab, office: BackOffice) -> None:
+    sink = ListSink()
+    secrets = Secrets(ENV, allowed={"BO", "BO_PASSWORD"})
+    result = await Replay(tab, sign_in(office.url), sink=sink, env=ENV, secrets=secrets).run()
+    assert result.ok, result.reason
+    assert office.sign_ins == 1 and len(office.codes) == 1
+    code = office.codes[0]
+    text = json.dumps([e.to_dict() for e in sink.events]) + json.dumps(result.to_dict())
+    assert code not in text and SEED not in text and PASSWORD not in text
+    assert "${TOTP:BO}" in text
+
+
+async def test_a_totp_not_granted_fails_before_any_page(tab: Tab, office: BackOffice) -> None:
+    from automation.errors import SecretNotGranted
+
+    with pytest.raises(SecretNotGranted, match="BO"):
+        Replay(tab, sign_in(office.url), env=ENV, secrets=Secrets(ENV, allowed={"BO_PASSWORD"}))

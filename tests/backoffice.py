@@ -1,0 +1,151 @@
+"""A small back office served on 127.0.0.1 for tests: a sign-in with a password and a
+one-time code (RFC 6238), sessions that expire, orders behind the sign-in and a CSV export.
+
+Pages are fixtures/backoffice/*.html with ``{…}`` fields filled in.  What a test reads:
+``sign_ins`` (completed sign-ins), ``codes`` (codes accepted), :meth:`expire_sessions`
+(every session ends now, as after their lifetime)."""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from html import escape
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pyotp
+
+__all__ = ["PASSWORD", "SEED", "USER", "BackOffice", "back_office"]
+
+PAGES = Path(__file__).resolve().parent.parent / "fixtures" / "backoffice"
+USER = "ada"
+PASSWORD = "Correct-Horse-9"
+SEED = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXQ"  # base32, 160 bits
+EXPORT_CSV = "order,customer,total\r\n1001,Ada,12.50\r\n1002,Grace,8.00\r\n"
+
+
+class BackOffice:
+    def __init__(self, *, session_s: float = 3600) -> None:
+        self.session_s = session_s
+        self.sessions: dict[str, float] = {}  # token -> when it was made (monotonic)
+        self.pending: set[str] = set()  # signed in with the password, the code still due
+        self.sign_ins = 0
+        self.codes: list[str] = []
+        self.lock = threading.Lock()
+        self.url = ""
+
+    def expire_sessions(self) -> None:
+        with self.lock:
+            self.sessions.clear()
+
+    def signed_in(self, cookie: str) -> bool:
+        token = _cookie(cookie, "bo_session")
+        with self.lock:
+            made = self.sessions.get(token)
+            return made is not None and time.monotonic() - made < self.session_s
+
+
+def _cookie(header: str, name: str) -> str:
+    for part in header.split(";"):
+        key, _, value = part.strip().partition("=")
+        if key == name:
+            return value
+    return ""
+
+
+def _handler(office: BackOffice) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+        def _page(self, name: str, status: int = 200, **fields: str) -> None:
+            text = (PAGES / name).read_text()
+            for key, value in fields.items():
+                text = text.replace("{" + key + "}", escape(value))
+            self._send(status, text.replace("{error}", ""), "text/html; charset=utf-8")
+
+        def _send(self, status: int, body: str, kind: str, *headers: tuple[str, str]) -> None:
+            data = body.encode()
+            self.send_response(status)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(data)))
+            for key, value in headers:
+                self.send_header(key, value)
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _go(self, where: str, *cookies: str) -> None:
+            self.send_response(303)
+            self.send_header("Location", where)
+            for cookie in cookies:
+                self.send_header("Set-Cookie", cookie + "; Path=/; HttpOnly; SameSite=Lax")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def do_GET(self) -> None:
+            path = urlsplit(self.path).path
+            cookie = self.headers.get("Cookie", "")
+            if path == "/login":
+                self._page("login.html")
+            elif path == "/otp":
+                self._page("otp.html")
+            elif not office.signed_in(cookie):
+                self._go("/login")
+            elif path in ("/", "/orders"):
+                self._page("orders.html", user=USER)
+            elif path == "/export.csv":
+                saved = ("Content-Disposition", 'attachment; filename="orders.csv"')
+                self._send(200, EXPORT_CSV, "text/csv", saved)
+            else:
+                self._send(404, "not found", "text/plain")
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            form = {k: v[0] for k, v in parse_qs(self.rfile.read(length).decode()).items()}
+            path = urlsplit(self.path).path
+            if path == "/login":
+                if form.get("user") != USER or form.get("password") != PASSWORD:
+                    self._page("login.html", 200, error="Wrong user name or password")
+                    return
+                token = secrets.token_hex(8)
+                with office.lock:
+                    office.pending.add(token)
+                self._go("/otp", f"bo_pending={token}")
+            elif path == "/otp":
+                token = _cookie(self.headers.get("Cookie", ""), "bo_pending")
+                code = form.get("otp", "")
+                with office.lock:
+                    known = token in office.pending
+                if not known or not pyotp.TOTP(SEED).verify(code, valid_window=1):
+                    self._page("otp.html", 200, error="Wrong code")
+                    return
+                session = secrets.token_hex(16)
+                with office.lock:
+                    office.pending.discard(token)
+                    office.sessions[session] = time.monotonic()
+                    office.sign_ins += 1
+                    office.codes.append(code)
+                self._go("/orders", f"bo_session={session}")
+            else:
+                self._send(404, "not found", "text/plain")
+
+    return Handler
+
+
+@contextmanager
+def back_office(*, session_s: float = 3600) -> Iterator[BackOffice]:
+    """A :class:`BackOffice` served on a loopback port (its ``url``) while the block runs."""
+    office = BackOffice(session_s=session_s)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(office))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    office.url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        yield office
+    finally:
+        server.shutdown()
+        server.server_close()
