@@ -154,9 +154,7 @@ class RunManager:
         """A tab of ``browser`` for the run; meanwhile the browser counts as in use."""
         self._opening[browser] += 1
         try:
-            return await browser.new_tab(
-                workspace=live.workspace, storage_state=live.storage_state
-            )
+            return await browser.new_tab(workspace=live.workspace, storage_state=live.storage_state)
         finally:
             self._opening[browser] -= 1
             if not self._opening[browser]:

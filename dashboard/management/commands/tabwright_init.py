@@ -32,4 +32,7 @@ class Command(BaseCommand):
         if closed is None:
             self.stdout.write("A server is running on this database: its live runs are kept.")
         elif closed:
-            self.stdout.write(f"Closed {closed} run(s) interrupted by the last shutdown.")
+            self.stdout.write(
+                f"Closed {closed} run(s) interrupted by the last shutdown "
+                "(those not started yet are queued again)."
+            )
