@@ -458,3 +458,24 @@ def test_the_page_tells_each_step_identity_and_how_the_latest_replay_did(
     assert "Changes to approve" in page
     listing = page_of(client.get("/scenarios/"))
     assert f'<a href="/runs/{run.pk}/" class="badge paused">paused</a>' in listing
+
+
+def test_a_proposed_change_is_told_in_the_pytest_export_until_it_is_approved(
+    scenario: Scenario, client: Client
+) -> None:
+    sign_in = ScenarioStep.objects.get(scenario=scenario, identity__name="Sign in")
+    renamed = {**SIGN_IN, "name": "Sign in now", "selectors": ["#btn-login"]}
+    heal = IdentityHeal.objects.create(step=sign_in, status=IdentityHeal.Status.PROPOSED,
+                                       changes=["name: 'Sign in' → 'Sign in now'"],
+                                       after=renamed)  # fmt: skip
+    code = page_of(client.get(url(scenario, "export.py")))
+    step = code.split(f"# step {sign_in.index}: ", 1)[1].split("# step ", 1)[0]
+    assert "waits for approval on the scenario's page" in step
+    assert "Sign in now" not in step  # a proposal is not the scenario yet
+
+    approved = client.post(f"/heals/{heal.pk}/decide", {"approve": "1"})
+    assert approved.status_code == 302
+    code = page_of(client.get(url(scenario, "export.py")))
+    step = code.split(f"# step {sign_in.index}: ", 1)[1].split("# step ", 1)[0]
+    assert "waits for approval" not in step
+    assert ".or_(" in step and "Sign in now" in step and "'Sign in'" in step  # either name
