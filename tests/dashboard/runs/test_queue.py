@@ -43,8 +43,11 @@ def fast_poll(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(worker_module, "QUEUE_POLL_S", 0.2)
 
 
-async def queued(runs: Runs, owner: Any, url: str, count: int, task: str = FORM_TASK) -> list[Run]:
-    made = [await runs.create(owner=owner, task=task, start_url=url) for _ in range(count)]
+async def queued(
+    runs: Runs, owner: Any, url: str, count: int, task: str = FORM_TASK, planner: str = "rules"
+) -> list[Run]:
+    made = [await runs.create(owner=owner, task=task, start_url=url, planner=planner)
+            for _ in range(count)]  # fmt: skip
     runs.started.extend(run.pk for run in made)  # ended at teardown, if still live
     return made
 
@@ -216,9 +219,7 @@ async def test_a_run_paused_on_an_unreachable_model_gives_its_slot_to_a_run_that
     capacity(1, idle_s=60)
     llm_at(f"http://127.0.0.1:{free_port()}/v1")  # nothing listens there
     form = f"{fixture_url}/demo/form.html"
-    talk = await runs.create(owner=owner, task="Sign up as Ada.", start_url=form,
-                             planner="openai")  # fmt: skip
-    runs.started.append(talk.pk)
+    (talk,) = await queued(runs, owner, form, 1, task="Sign up as Ada.", planner="openai")
     comm = await connected_socket(open_socket, talk, owner)
     await comm.receive_json_from(timeout=5)
     await wake()
