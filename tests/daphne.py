@@ -8,15 +8,18 @@ import os
 import re
 import shutil
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
+from django.contrib.auth.hashers import MD5PasswordHasher
 
 from tests.net import free_port
 
@@ -29,6 +32,8 @@ BIN = Path(sys.executable).parent
 # Python process importing Django, Channels and Playwright takes ~2 s on a quiet machine
 # and a minute or more on a busy one (tests beside other test runs).
 START_TIMEOUT_S = 180
+# The processes' settings: production's, with a fast password hash.
+SETTINGS = "tests.server_settings"
 
 
 def log_tail(log: Path) -> str:
@@ -77,8 +82,10 @@ def _setup(
     env: dict[str, str], people: list[tuple[str, str]], grants: Sequence[tuple[str, str]]
 ) -> None:
     """The database's tables, the people and their secret grants."""
-    if not _migrated_copy(env):
-        _manage(env, "migrate", "--noinput", "-v", "0")
+    if _migrated_copy(env):
+        _people_in_sqlite(Path(env["TABWRIGHT_DB_PATH"]), people, grants)
+        return
+    _manage(env, "migrate", "--noinput", "-v", "0")
     _manage(
         env,
         "shell",
@@ -92,6 +99,37 @@ def _setup(
         "    SecretGrant.objects.get_or_create(name=secret)[0].users.add(\n"
         "        get_user_model().objects.get(username=name))",
     )
+
+
+def _people_in_sqlite(
+    db: Path, people: list[tuple[str, str]], grants: Sequence[tuple[str, str]]
+) -> None:
+    """The rows ``manage.py shell`` would make (people who are not staff, and their secret
+    grants), written into a new server's SQLite file here: a Python process that imports
+    Django costs seconds of CPU, these rows nothing.  The passwords are hashed as the
+    servers' settings hash them first (tests/server_settings.py)."""
+    hasher = MD5PasswordHasher()
+    now = datetime.now(UTC).isoformat(" ")
+    with closing(sqlite3.connect(db)) as conn, conn:
+        for name, password in people:
+            conn.execute(
+                "INSERT INTO auth_user (password, is_superuser, username, first_name,"
+                " last_name, email, is_staff, is_active, date_joined)"
+                " VALUES (?, 0, ?, '', '', '', 0, 1, ?)",
+                (hasher.encode(password, hasher.salt()), name, now),
+            )
+        for secret, name in grants:
+            conn.execute(
+                "INSERT OR IGNORE INTO dashboard_secretgrant (name, note, created_at)"
+                " VALUES (?, '', ?)",
+                (secret, now),
+            )
+            conn.execute(
+                "INSERT INTO dashboard_secretgrant_users (secretgrant_id, user_id)"
+                " SELECT g.id, u.id FROM dashboard_secretgrant g, auth_user u"
+                " WHERE g.name = ? AND u.username = ?",
+                (secret, name),
+            )
 
 
 @contextmanager
@@ -112,7 +150,7 @@ def daphne(
     again where pages expect it), else a free one."""
     env = {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": "dashboard.settings",
+        "DJANGO_SETTINGS_MODULE": SETTINGS,
         "TABWRIGHT_VAR_DIR": str(var),
         "TABWRIGHT_DB_PATH": str(var / "db.sqlite3"),
         "TABWRIGHT_MEDIA_DIR": str(var / "media"),
@@ -161,7 +199,7 @@ def runworker(
     var.mkdir(parents=True, exist_ok=True)
     env = {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": "dashboard.settings",
+        "DJANGO_SETTINGS_MODULE": SETTINGS,
         "TABWRIGHT_VAR_DIR": str(var),
         "TABWRIGHT_MEDIA_DIR": str(var / "media"),
         **settings,

@@ -190,7 +190,8 @@ def psql(database_url: str, query: str) -> str:
 def shared_settings(database_url: str, redis_url: str, media: Path, **more: str) -> dict[str, str]:
     """What every process of one dashboard on these servers is started with (one media
     folder for the step screenshots, as docs/deploying.md "Scaling out" says; the tests' rule
-    planner, loopback pages allowed, leases of 3 s so a lost process shows quickly);
+    planner, loopback pages allowed, leases of 10 s: a lost process shows within a test's
+    wait, and a process starved a few seconds on a busy machine is not taken for lost);
     ``more``: TABWRIGHT_* settings on top."""
     return {
         "DATABASE_URL": database_url,
@@ -203,6 +204,6 @@ def shared_settings(database_url: str, redis_url: str, media: Path, **more: str)
         "TABWRIGHT_ACTION_TIMEOUT_MS": "5000",
         "TABWRIGHT_CHROMIUM_PATH": os.environ.get("TABWRIGHT_CHROMIUM_PATH", "/usr/bin/chromium"),
         "TABWRIGHT_SESSION_IDLE_S": "0",
-        "TABWRIGHT_LEASE_S": "3",
+        "TABWRIGHT_LEASE_S": "10",
         **{f"TABWRIGHT_{name}": value for name, value in more.items()},
     }

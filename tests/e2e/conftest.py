@@ -1,5 +1,6 @@
 """The end-to-end tests' server and browser: a real daphne per test module (with its own
-database, user and scripted LLM), and a real Chromium that drives the dashboard's pages."""
+database, user and scripted LLM), and a real Chromium that drives the dashboard's pages
+(one per test process; each test has a context of its own)."""
 
 from __future__ import annotations
 
@@ -63,7 +64,7 @@ def llm() -> Iterator[ScriptedLLMServer]:
     server.stop()
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="session")
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
 async def ui_browser() -> AsyncIterator[Browser]:
     async with async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path=CHROMIUM, args=list(QUIET_CHROMIUM_ARGS))

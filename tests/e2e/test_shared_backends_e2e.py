@@ -274,7 +274,7 @@ async def test_a_killed_worker_s_run_is_lost_the_other_s_goes_on_and_new_runs_go
 
             os.kill(daphne_pid(c), signal.SIGKILL)
             # A's page, not reloaded: another process noticed the lease run out.
-            await expect(on_lost.locator("#status")).to_have_text("failed", timeout=15_000)
+            await expect(on_lost.locator("#status")).to_have_text("failed", timeout=60_000)
             await expect(on_lost.locator("#status-reason")).to_contain_text("lost")
             await save(on_lost, "shared-backends-lost-worker.png")
         row = psql(
