@@ -24,16 +24,17 @@ run: install chromium migrate
 # make test runs the whole suite in two pytest runs, each with its summary: first the fast
 # tier (tests that reach no browser and no server, tests/tiers.py decides from what each
 # test uses, and fails a test of it that starts one) on TEST_JOBS processes (pytest-xdist),
-# then the rest on SLOW_JOBS.  The slow tier runs in one process by default: two of its
-# processes on two cores (each with Chromium, daphne servers and workers) starve runs of
-# their budgets; SLOW_JOBS=2 deals its files out (a file stays whole in one process: its
-# servers are per file).  0 runs in this process.  It fails when either run fails.
+# then the rest on SLOW_JOBS processes, one more than the machine has cores: a test there
+# spends much of its time waiting on Chromium and servers, so a third process on two cores
+# keeps both busy.  A file stays whole in one process (its servers are per file), the
+# end-to-end files first (tests/conftest.py).  0 runs a tier in this process.  It fails
+# when either run fails.
 # make test-fast: the fast tier alone, the inner loop (under a minute).
 TEST_JOBS ?= 2
-SLOW_JOBS ?= 0
+SLOW_JOBS ?= $(shell echo $$(( $$(nproc) + 1 )))
 PYTEST := $(BIN)/python -m pytest
 XDIST_FAST = $(if $(filter-out 0,$(TEST_JOBS)),-n $(TEST_JOBS) --dist load)
-XDIST_SLOW = $(if $(filter-out 0,$(SLOW_JOBS)),-n $(SLOW_JOBS) --dist loadfile)
+XDIST_SLOW = $(if $(filter-out 0,$(SLOW_JOBS)),-n $(SLOW_JOBS) --dist loadfile --no-loadscope-reorder)
 
 test: install chromium servers
 	@$(PYTEST) --tier fast $(XDIST_FAST); fast=$$?; \

@@ -107,6 +107,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if deselected:
         config.hook.pytest_deselected(items=deselected)
         items[:] = selected
+    # The end-to-end files first: each is long (servers, whole journeys), so dealt out to
+    # several processes (make test) they start early and the many short files fill in
+    # around them, instead of one of them running alone at the end.
+    items.sort(key=lambda item: not item.nodeid.startswith("tests/e2e/"))
 
 
 @pytest.hookimpl(hookwrapper=True)
