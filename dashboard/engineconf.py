@@ -157,6 +157,12 @@ def planner_for_run(run: Run) -> Planner:
     return make_planner(kind, profile=profile)
 
 
+def heal_planner_for_run(run: Run) -> Planner:
+    """The planner of a replay's model for changed pages (its LLM profile)."""
+    assert run.llm_profile is not None
+    return _profile_planner(run.llm_profile)
+
+
 def _profile_planner(profile: LLMProfile) -> Planner:
     api_key = ""
     if profile.api_key_env:

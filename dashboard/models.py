@@ -363,6 +363,9 @@ class ScenarioStep(models.Model):
     selector = models.TextField(blank=True)
     url = models.TextField(blank=True)
     note = models.TextField(blank=True)
+    # What the step is for, in words ("open the form to add a customer"): recorded with it,
+    # told to the replay's model when the recorded element is gone.
+    intent = models.TextField(blank=True)
     # How the latest replay that reached this step did: its status (passed, failed,
     # needs_person, skipped), the strategy that found the element and its score.
     last_status = models.CharField(max_length=20, blank=True)

@@ -147,14 +147,7 @@ async def start_run(request: HttpRequest, body: RunIn) -> Status[dict[str, Any]]
 def _run_from_body(user: AbstractBaseUser, body: RunIn) -> Run:
     """The same checks as the page's form (dashboard.runs.forms.NewRunForm), field by field."""
     planner = body.planner
-    if body.llm_profile:
-        profile = LLMProfile.objects.filter(name=body.llm_profile).first()
-        if profile is None:
-            names = list(LLMProfile.objects.order_by("name").values_list("name", flat=True))
-            there = ", ".join(map(repr, names)) if names else "none (an admin adds them)"
-            raise ApiError(400, "invalid", f"no LLM profile {body.llm_profile!r}",
-                           hint=f"the profiles there are: {there}",
-                           fields={"llm_profile": "no such profile"})  # fmt: skip
+    if profile := llm_profile_named(body.llm_profile):
         planner = f"{PROFILE_PREFIX}{profile.pk}"
     form = NewRunForm({
         "task": body.task, "start_url": body.start_url, "planner": planner,
@@ -168,6 +161,20 @@ def _run_from_body(user: AbstractBaseUser, body: RunIn) -> Run:
         raise ApiError(400, "invalid", "the run can't start as asked", fields=fields)
     profile = signin_of(user, body.signin_profile)
     return services.run_create(owner=user, signin_profile=profile, **form.cleaned_data)
+
+
+def llm_profile_named(name: str) -> LLMProfile | None:
+    """The LLM profile ``name``, or a 400 naming those there are; None for no name."""
+    if not name:
+        return None
+    profile = LLMProfile.objects.filter(name=name).first()
+    if profile is None:
+        names = list(LLMProfile.objects.order_by("name").values_list("name", flat=True))
+        there = ", ".join(map(repr, names)) if names else "none (an admin adds them)"
+        raise ApiError(400, "invalid", f"no LLM profile {name!r}",
+                       hint=f"the profiles there are: {there}",
+                       fields={"llm_profile": "no such profile"})  # fmt: skip
+    return profile
 
 
 def signin_of(user: AbstractBaseUser, name: str) -> SigninProfile | None:

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from automation.errors import ScenarioInvalid
 from dashboard.api.common import ERRORS, ApiError, ErrorOut
-from dashboard.api.runs import RunOut, run_out, signin_of
+from dashboard.api.runs import RunOut, llm_profile_named, run_out, signin_of
 from dashboard.models import Run
 from dashboard.runs import selectors as run_selectors
 from dashboard.runs.doorbell import wake
@@ -46,6 +46,10 @@ class ReplayIn(Schema):
     signin_profile: str = Field(
         "", max_length=100, description="a sign-in profile's name: the replay starts signed in"
     )
+    llm_profile: str = Field(
+        "", max_length=100, description="an LLM profile's name: the model that may reach a "
+        "step's intent when its recorded element is gone (none: such a step needs a person)",
+    )  # fmt: skip
 
 
 # -- scenarios --------------------------------------------------------------------------
@@ -187,6 +191,8 @@ def _replay_from_body(user: AbstractBaseUser, scenario_id: int, body: ReplayIn) 
                        f"its parameters: {', '.join(sorted(known)) or 'none'}",
                        {f"params.{name}": "unknown parameter" for name in unknown})  # fmt: skip
     data = {"base_url": body.base_url or document.base_url}
+    if heal_model := llm_profile_named(body.llm_profile):
+        data["llm_profile"] = str(heal_model.pk)
     for name in known:
         default = (document.params.get(name) or {}).get("default")
         value = body.params.get(name, default)
@@ -201,4 +207,5 @@ def _replay_from_body(user: AbstractBaseUser, scenario_id: int, body: ReplayIn) 
     return services.replay_run_create(
         owner=user, scenario=scenario, base_url=form.cleaned_data["base_url"],
         params=form.params(), signin_profile_id=profile.pk if profile else None,
+        llm_profile_id=form.llm_profile_id(),
     )  # fmt: skip

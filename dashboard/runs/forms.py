@@ -75,6 +75,31 @@ def signin_field(user: Any) -> forms.ModelChoiceField:
     )  # fmt: skip
 
 
+class _ProfileChoice(forms.ModelChoiceField):
+    def label_from_instance(self, obj: Any) -> str:
+        return _profile_label(obj)
+
+
+def heal_model_field() -> forms.ModelChoiceField:
+    """A replay's choice of the model that may reach a step's intent when the recorded
+    path is gone (none by default: such a step needs a person)."""
+    return _ProfileChoice(
+        queryset=LLMProfile.objects.order_by("name"), required=False,
+        label="Model for changed pages", empty_label="none: a person decides",
+        help_text="when a recorded element is gone, this model may reach the step's intent "
+        "in a few actions; what it did is checked and shown for a person to confirm",
+    )  # fmt: skip
+
+
+def heal_model_problem(profile: LLMProfile | None) -> str:
+    """Why a replay can't use ``profile`` for changed pages ("" when it can)."""
+    problem = profile_key_problem(profile) if profile is not None else ""
+    if not problem:
+        return ""
+    assert profile is not None
+    return f"{profile.name} can't heal replays: its {problem} on this server"
+
+
 class NewRunForm(forms.Form):
     """With LLM profiles: a choice of profile (the default preselected) or the rule
     planner; without: the planners of the server settings.  A profile whose key can't be

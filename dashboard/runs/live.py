@@ -25,6 +25,7 @@ from automation import (
     RunControl,
     Tab,
 )
+from automation.agent.intent import PlannerAgent
 from automation.browser.problems import ProblemWatcher
 from automation.browser.tracing import TraceRecorder
 from automation.errors import ScenarioInvalid, TabwrightError
@@ -40,7 +41,7 @@ from automation.recording.replay import Replay, ReplayConfig
 from automation.recording.restore import restore_page
 from automation.recording.scenario import Scenario as Document
 from automation.secrets import RedactingSink, Secrets, secret_names
-from dashboard.engineconf import planner_for_run
+from dashboard.engineconf import heal_planner_for_run, planner_for_run
 from dashboard.models import Run, Scenario
 from dashboard.runs import files as runfiles
 from dashboard.runs import mcprun, services
@@ -142,6 +143,8 @@ async def live_session(
         )
         if replay is None and run.kind != Run.Kind.MCP:  # an MCP client plans itself
             planner = await database_sync_to_async(planner_for_run)(run)
+        elif replay is not None and run.llm_profile_id is not None:  # heals changed pages
+            planner = await database_sync_to_async(heal_planner_for_run)(run)
         signin = await database_sync_to_async(signin_state_for_run)(run)
         live.storage_state = signin[0] if signin else None
         # Downloads (and the trace) land in the run's own folder (dashboard.runs.files).
@@ -169,6 +172,7 @@ async def live_session(
                          sink=sink, control=control, secrets=sink.secrets,
                          signed_out_hint=_signed_out_hint(replay, signin),
                          relogin=await relogin_for(run, tab, sink.secrets),
+                         agent=PlannerAgent(planner) if planner is not None else None,
                          config=ReplayConfig(
                              step_timeout_ms=conf["ACTION_TIMEOUT_MS"],
                              run_timeout_ms=conf["RUN_TIMEOUT_MS"], screenshots=True,

@@ -19,7 +19,7 @@ from dashboard.engineconf import url_policy
 from dashboard.lib import jsonin
 from dashboard.lib.jsonin import JsonRefused
 from dashboard.models import ScenarioStep
-from dashboard.runs.forms import signin_field
+from dashboard.runs.forms import heal_model_field, heal_model_problem, signin_field
 
 MAX_SCENARIO_BYTES = 20 * 1024 * 1024
 
@@ -56,6 +56,7 @@ class ReplayForm(forms.Form):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         if user is not None:  # the profiles the person may start with
             self.fields["signin_profile"] = signin_field(user)
+        self.fields["llm_profile"] = heal_model_field()
         self.fields["base_url"].initial = document.base_url
         self.fields["base_url"].help_text = "where it runs (recorded at " + (
             document.base_url or "an unknown address") + ")"  # fmt: skip
@@ -74,8 +75,20 @@ class ReplayForm(forms.Form):
         except UrlBlocked as exc:
             raise forms.ValidationError(str(exc)) from None
 
+    def clean_llm_profile(self) -> Any:
+        profile = self.cleaned_data.get("llm_profile")
+        if problem := heal_model_problem(profile):
+            raise forms.ValidationError(
+                f"{problem}. Choose another model, or none, or ask an admin to fix the profile."
+            )
+        return profile
+
     def signin_profile_id(self) -> int | None:
         profile = self.cleaned_data.get("signin_profile")
+        return profile.pk if profile is not None else None
+
+    def llm_profile_id(self) -> int | None:
+        profile = self.cleaned_data.get("llm_profile")
         return profile.pk if profile is not None else None
 
     def params(self) -> dict[str, str]:

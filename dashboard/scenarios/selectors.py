@@ -72,7 +72,9 @@ def scenario_data(*, scenario: Scenario) -> dict[str, Any]:
     }
 
 
-_SCENARIO_STEP_FIELDS = ("action", "args", "identity", "role", "name", "selector", "url", "note")
+_SCENARIO_STEP_FIELDS = (
+    "action", "args", "identity", "role", "name", "selector", "url", "note", "intent",
+)  # fmt: skip
 
 
 def scenario_heals(*, scenario_id: int) -> QuerySet[IdentityHeal]:

@@ -286,11 +286,14 @@ def _touch(scenario_id: int, **fields: Any) -> None:
 def replay_run_create(
     *, owner: AbstractBaseUser, scenario: Scenario, base_url: str, params: dict[str, str],
     batch_row: BatchRow | None = None, signin_profile_id: int | None = None,
+    llm_profile_id: int | None = None,
 ) -> Run:  # fmt: skip
     """A queued replay; ``signin_profile_id``: the sign-in profile its tab starts with
-    (checked for its owner when it starts: dashboard.runs.signins)."""
+    (checked for its owner when it starts: dashboard.runs.signins); ``llm_profile_id``: the
+    model that may reach a step's intent when its recorded element is gone."""
     return Run.objects.create(
         signin_profile_id=signin_profile_id,
+        llm_profile_id=llm_profile_id,
         owner=owner,
         kind=Run.Kind.REPLAY,
         scenario=scenario,
@@ -418,4 +421,5 @@ def _step_fields(step: fmt.ScenarioStep) -> dict[str, Any]:
         "selector": step.selector,
         "url": step.url,
         "note": step.note,
+        "intent": step.intent,
     }

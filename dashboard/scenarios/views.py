@@ -388,6 +388,7 @@ async def scenario_replay(request: HttpRequest, scenario_id: int) -> HttpRespons
     run = await sync_to_async(services.replay_run_create)(
         owner=user, scenario=scenario, base_url=form.cleaned_data["base_url"],
         params=form.params(), signin_profile_id=form.signin_profile_id(),
+        llm_profile_id=form.llm_profile_id(),
     )  # fmt: skip
     await wake()  # a worker claims it (dashboard/worker.py)
     return redirect("run_detail", run_id=run.pk)
