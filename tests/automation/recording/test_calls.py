@@ -5,6 +5,7 @@ export it downloads, replayed and run as its pytest export."""
 
 from __future__ import annotations
 
+import ast
 import json
 from pathlib import Path
 from typing import Any
@@ -81,6 +82,22 @@ def test_a_cycle_through_others_and_a_missing_callee_are_typed_errors() -> None:
     with pytest.raises(CallMissing, match="step 0 of 'B' calls 'C', which is not there") as gone:
         check_calls(unresolved)  # what a replay does before its first step
     assert gone.value.code == "call_missing"
+
+
+def test_a_hostile_callee_is_written_into_its_export_as_text_only() -> None:
+    evil = "x'); __import__('os').system('boom'); ('"
+    callee = scenario(evil, NAVIGATE, {"action": "expect", "args": {
+        "kind": "download", "name": evil, "header": [evil], "rows": 1}})  # fmt: skip
+    caller = Scenario.from_dict(scenario("Orders", call(evil, page=evil), callees={evil: callee}))
+    module = ast.parse(to_pytest(caller))
+    functions = {f.name: f for f in module.body if isinstance(f, ast.FunctionDef)}
+    assert {"call_x_import_os_system_boom", "test_orders", "check_download"} <= set(functions)
+    allowed = {"page", "params", "os", "url", "check_download", "call_x_import_os_system_boom"}
+    for name in ("call_x_import_os_system_boom", "test_orders"):
+        names = {n.id for n in ast.walk(functions[name]) if isinstance(n, ast.Name)}
+        assert names <= allowed | {"Page", "dict", "str", "None"}, names
+    assert not any(isinstance(n, ast.Call) and getattr(n.func, "id", "") == "__import__"
+                   for n in ast.walk(module))  # fmt: skip
 
 
 # -- in a real browser: the back office ------------------------------------------------

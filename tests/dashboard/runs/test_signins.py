@@ -249,6 +249,10 @@ def test_a_replay_that_signs_in_itself_is_not_told_to_use_a_profile() -> None:
     assert "start the replay with a sign-in profile" in _signed_out_hint(plain, None)
     assert _signed_out_hint(signs_in, None) == ""
     assert "'shop' has expired" in _signed_out_hint(signs_in, ({}, "shop"))
+    calls = Document.from_dict({**orders("http://127.0.0.1:9"), "callees": {
+        "Orders": signs_in.to_dict()}, "name": "Calls", "steps": [
+            {"action": "call", "args": {"scenario": "Orders"}}]})  # fmt: skip
+    assert _signed_out_hint(calls, None) == ""  # the scenario it calls signs in
 
 
 @pytest.mark.django_db(transaction=True)
