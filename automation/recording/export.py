@@ -78,7 +78,8 @@ def to_pytest(scenario: Scenario, *, pending: Collection[int] = ()) -> str:
     lines = [header]
     if any(s.is_check and s.args.get("kind") == "download" for s in steps):
         at = header.index("        yield page\n")
-        lines[0] = header[:at] + '        page.on("download", DOWNLOADS.append)\n' + header[at:]
+        keep = '        page.on("download", lambda download: DOWNLOADS.append(download))\n'
+        lines[0] = header[:at] + keep + header[at:]
         source = inspect.getsource(downloadfile)
         lines.append(DOWNLOADS + source[source.index(MARKER) :].rstrip("\n"))
     functions = _function_names(scenario)
