@@ -390,7 +390,7 @@ class ScenarioCall(models.Model):
     its callers' steps."""
 
     caller = models.ForeignKey(Scenario, on_delete=models.CASCADE, related_name="calls")
-    callee = models.ForeignKey(Scenario, on_delete=models.PROTECT, related_name="callers")
+    callee = models.ForeignKey(Scenario, on_delete=models.RESTRICT, related_name="callers")
 
     class Meta:
         constraints = [

@@ -63,6 +63,34 @@ def test_a_call_links_its_callee_once_and_the_caller_s_document_carries_it(owner
     assert not ScenarioCall.objects.filter(caller=other).exists()
 
 
+def test_a_person_deleted_takes_their_scenarios_that_call_each_other(owner: Any) -> None:
+    scenario_services.scenario_import(owner=owner, data=sign_in())
+    scenario_services.scenario_import(owner=owner, data=orders())
+    owner.delete()  # the calls between them keep none of them
+    assert not Scenario.objects.exists() and not ScenarioCall.objects.exists()
+
+
+def test_the_admin_does_not_delete_a_called_scenario_either(owner: Any, admin_client: Any) -> None:
+    login = scenario_services.scenario_import(owner=owner, data=sign_in())
+    scenario_services.scenario_import(owner=owner, data=orders())
+    url = f"/admin/dashboard/scenario/{login.pk}/delete/"
+    page = admin_client.post(url, {"post": "yes"}).content.decode()
+    assert "would require deleting the following protected related objects" in page
+    assert Scenario.objects.filter(pk=login.pk).exists()
+
+
+def test_saving_a_replay_run_keeps_the_call_step_not_the_steps_it_ran() -> None:
+    from automation.recording.fromrun import plan
+
+    rows = [
+        {"index": 0, "action": "call", "args": {"scenario": "Sign in", "params": {}}},
+        {"index": 1, "action": "navigate", "args": {"url": f"{BASE}/login"}, "by": "call"},
+    ]
+    planned = plan(rows)
+    assert [p.kept for p in planned] == [True, False]
+    assert planned[1].reason == "a step of a scenario it called"
+
+
 def test_a_missing_callee_and_a_cycle_are_refused_at_save(owner: Any) -> None:
     with pytest.raises(CallMissing, match="no scenario of yours is named 'Sign in'"):
         scenario_services.scenario_import(owner=owner, data=orders())
