@@ -11,9 +11,9 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from automation.errors import ScenarioInvalid
-from automation.recording.calls import call_args
 from dashboard.models import Scenario
 from dashboard.scenarios import services
+from dashboard.scenarios.forms import param_lines, param_lines_field
 from dashboard.scenarios.pages import back as _back
 from dashboard.scenarios.pages import owned as _owned
 
@@ -31,11 +31,7 @@ class CallForm(forms.Form):
     ``name=value`` a line; ``${param}`` passes one of this scenario's), and where."""
 
     callee = forms.TypedChoiceField(label="Scenario", coerce=int)
-    params = forms.CharField(
-        label="Parameters", required=False, max_length=20_000,
-        widget=forms.Textarea(attrs={"rows": 3, "placeholder": "user=${email}"}),
-        help_text="one name=value a line; ${name} passes this scenario's parameter",
-    )  # fmt: skip
+    params = param_lines_field()
     position = forms.IntegerField(label="At step", required=False, min_value=0,
                                   help_text="empty: at the end")  # fmt: skip
 
@@ -44,19 +40,7 @@ class CallForm(forms.Form):
         self.fields["callee"].choices = choices  # type: ignore[attr-defined]
 
     def clean_params(self) -> dict[str, str]:
-        values: dict[str, str] = {}
-        for number, line in enumerate(self.cleaned_data["params"].splitlines(), 1):
-            if not line.strip():
-                continue
-            name, equals, value = line.partition("=")
-            if not equals:
-                raise forms.ValidationError(f"line {number}: write name=value")
-            values[name.strip()] = value.strip()
-        try:
-            return call_args({"scenario": "-", "params": values}, where="the call",
-                             index=0)["params"]  # fmt: skip
-        except ScenarioInvalid as exc:
-            raise forms.ValidationError(exc.message) from None
+        return param_lines(self.cleaned_data["params"])
 
 
 @login_required

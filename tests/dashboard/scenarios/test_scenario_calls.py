@@ -157,6 +157,14 @@ def test_the_page_adds_a_call_and_says_who_calls_a_scenario(client: Client, owne
     assert added.status_code == 302 and added.url.endswith("#step-0")
     steps = selectors.scenario_document(scenario=plain).steps
     assert steps[0].args == {"scenario": "Sign in", "params": {"user": "${user}"}}
+    step = plain.steps.get(index=0)
+    changed = client.post(f"/scenarios/{plain.pk}/steps/0/values",
+                          {"step_id": step.pk, "step0-params": "user=grace"})  # fmt: skip
+    assert changed.status_code == 302
+    assert selectors.scenario_document(scenario=plain).steps[0].args["params"] == {"user": "grace"}
+    wrong = client.post(f"/scenarios/{plain.pk}/steps/0/values",
+                        {"step_id": step.pk, "step0-params": "pw=x"})  # fmt: skip
+    assert wrong.status_code == 400 and "no parameter pw" in wrong.content.decode()
     page = client.get(f"/scenarios/{login.pk}/").content.decode()
     assert 'data-testid="callers"' in page and ">Plain</a>" in page
     refused = client.post(f"/scenarios/{login.pk}/delete", follow=True).content.decode()
