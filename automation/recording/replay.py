@@ -402,6 +402,9 @@ class Replay:
         result, error, status = "", None, "passed"
         try:
             if step.action == CALL:
+                # Listed before the steps it runs (and said again, done, in its place).
+                await self.out.emit(StepRecorded(index=index, action=step.action, args=shown,
+                                                 url=self.tab.url))  # fmt: skip
                 result = await self._call(step, budget, inner)
             elif step.is_check:
                 result = await self._check(step, step_budget)

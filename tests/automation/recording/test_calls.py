@@ -139,7 +139,9 @@ async def test_a_caller_replays_its_callee_in_the_same_tab_and_its_export_does_t
         )
         # The callee's steps are steps of the run of their own, marked with its name.
         recorded = sink.of_type(StepRecorded)
-        assert sorted(e.index for e in recorded) == list(range(11))
+        assert {e.index for e in recorded} == set(range(11))
+        assert recorded[0].action == "call"  # listed before its steps, said again when done
+        assert [e.index for e in recorded if e.action == "call"] == [0, 0]
         inner = [e for e in recorded if e.by == "call"]
         assert len(inner) == 8 and {e.call for e in inner} == {"Sign in"}
         assert min(e.index for e in inner) == 3  # after the caller's own three
