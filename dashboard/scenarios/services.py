@@ -229,6 +229,7 @@ def scenario_param_set_default(*, scenario: Scenario, name: str, default: str | 
         params[name] = spec if default is None else {**spec, "default": default}
         document = fmt.Scenario.from_dict({**data, "params": params})
         _touch(scenario.pk, params=document.params)
+        _check_callers(scenario)
 
 
 def _locked(scenario: Scenario) -> Scenario:
@@ -273,6 +274,19 @@ def _keep_used_params(scenario: Scenario, document: fmt.Scenario) -> None:
     used = document.placeholders()[0]
     params = {name: spec for name, spec in document.params.items() if name in used}
     _touch(scenario.pk, params=params)
+    _check_callers(scenario)
+
+
+def _check_callers(scenario: Scenario) -> None:
+    """The calls of ``scenario`` by other scenarios still hold after an edit of it (in
+    the edit's transaction): a parameter they give that it no longer has, or one it now
+    needs, refuses the edit, naming the caller."""
+    for caller in scenario_selectors.scenario_callers(scenario=scenario):
+        try:
+            check_calls(scenario_selectors.scenario_document(scenario=caller))
+        except ScenarioInvalid as exc:
+            raise type(exc)(f"{caller.name!r} calls it: {exc.message}", index=exc.index,
+                            hint=f"change the call in {caller.name!r} first") from None  # fmt: skip
 
 
 def _touch(scenario_id: int, **fields: Any) -> None:

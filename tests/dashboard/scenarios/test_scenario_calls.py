@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from automation.errors import CallCycle, CallMissing
+from automation.errors import CallCycle, CallMissing, ParamMissing, ScenarioInvalid
 from dashboard.accounts.services import api_token_create
 from dashboard.models import Scenario, ScenarioCall
 from dashboard.scenarios import selectors
@@ -103,6 +103,22 @@ def test_a_missing_callee_and_a_cycle_are_refused_at_save(owner: Any) -> None:
     with pytest.raises(CallCycle, match="can't call itself"):
         scenario_services.scenario_call_add(scenario=caller, callee_id=caller.pk, params={})
     assert login.steps.count() == 2 and caller.steps.count() == 2
+
+
+def test_an_edit_of_a_called_scenario_that_its_callers_can_t_follow_is_refused(
+    owner: Any,
+) -> None:
+    login = scenario_services.scenario_import(owner=owner, data=sign_in())
+    scenario_services.scenario_import(owner=owner, data=orders())
+    with pytest.raises(ScenarioInvalid, match=r"'Orders' calls it: .*no parameter user"):
+        scenario_services.scenario_step_delete(scenario=login, index=1)  # the ${user} step
+    assert login.steps.count() == 2
+    scenario_services.scenario_param_set_default(scenario=login, name="user", default="ada")
+    scenario_services.scenario_step_update(scenario=Scenario.objects.get(name="Orders"),
+                                           index=0, args={"scenario": "Sign in"})  # fmt: skip
+    with pytest.raises(ParamMissing, match=r"'Orders' calls it: .* no value for user"):
+        scenario_services.scenario_param_set_default(scenario=login, name="user", default=None)
+    assert Scenario.objects.get(pk=login.pk).params == {"user": {"default": "ada"}}
 
 
 def test_the_api_says_why_in_json_and_refuses_to_delete_a_called_scenario(
