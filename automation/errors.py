@@ -22,7 +22,9 @@
     │   ├── SecretNotGranted    a ${SECRET:NAME} the run's owner was not granted (names it only)
     │   ├── ScenarioInvalid     a scenario that can't be read (bad shape, future version,
     │   │   │                   unknown step type); nothing of it is used
-    │   │   └── ParamMissing    a ${param} or ${SECRET:NAME} with no value at replay
+    │   │   ├── ParamMissing    a ${param} or ${SECRET:NAME} with no value at replay
+    │   │   ├── CallMissing     a call step names a scenario that is not there
+    │   │   └── CallCycle       scenarios that call each other (A calls B calls A)
     │   └── OutputInvalid       a run's output schema that is no JSON Schema, or an output
     │                           that does not match it (each problem listed)
     └── LLMError                the language model could not give a usable reply
@@ -41,6 +43,8 @@ __all__ = [
     "BrowserClosed",
     "BrowserError",
     "BudgetExceeded",
+    "CallCycle",
+    "CallMissing",
     "Cancelled",
     "CheckFailed",
     "EvaluateCancelled",
@@ -192,6 +196,14 @@ class ScenarioInvalid(ActionInvalid):
 
 class ParamMissing(ScenarioInvalid):
     code = "param_missing"
+
+
+class CallMissing(ScenarioInvalid):
+    code = "call_missing"
+
+
+class CallCycle(ScenarioInvalid):
+    code = "call_cycle"
 
 
 class OutputInvalid(ActionInvalid):

@@ -192,6 +192,9 @@ class StepRecorded(Event):
     error: dict[str, str] | None = None
     duration_ms: int = 0
     by: str = "agent"  # "person": done by the person in the tab while the run was paused
+    # A step of a called scenario (by="call"): the called scenario's name, and of those
+    # calling it, from the outermost ("Nav > Sign in").
+    call: str = ""
 
 
 @dataclass(frozen=True)
@@ -210,6 +213,10 @@ class StepReplayed(Event):
     healed: dict[str, Any] | None = None
     candidates: list[dict[str, Any]] = field(default_factory=list)
     error: dict[str, str] | None = None
+    # A step of a called scenario (automation.recording.calls): ``index`` is its place in
+    # that scenario, named here, and ``row`` the run's step (its step.recorded) it is.
+    scenario: str = ""
+    row: int | None = None
 
 
 @dataclass(frozen=True)

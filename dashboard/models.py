@@ -386,6 +386,24 @@ class ScenarioStep(models.Model):
         return f"{self.scenario_id}#{self.index} {self.action}"
 
 
+class ScenarioCall(models.Model):
+    """``caller`` has a call step that runs ``callee`` (by its name; see
+    automation.recording.calls): kept whenever the caller's steps are saved, so that a
+    scenario another calls is not deleted from under it, and a renamed one is renamed in
+    its callers' steps."""
+
+    caller = models.ForeignKey(Scenario, on_delete=models.CASCADE, related_name="calls")
+    callee = models.ForeignKey(Scenario, on_delete=models.RESTRICT, related_name="callers")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["caller", "callee"], name="scenario_call_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.caller_id} calls {self.callee_id}"
+
+
 class IdentityHeal(models.Model):
     """A replay found a step's element changed: the identity before and after, and whether
     it was written to the step (at once when confident, or when a person approved it)."""

@@ -13,6 +13,7 @@ from dashboard.api.app import api
 from dashboard.jobs import batch_views, schedule_views
 from dashboard.runs import files as runfiles
 from dashboard.runs import views as run_views
+from dashboard.scenarios import callviews as call_views
 from dashboard.scenarios import views as scenario_views
 
 STATIC_DIR = Path(__file__).resolve().parent / "static" / "dashboard"
@@ -64,7 +65,11 @@ urlpatterns = [
         name="scenario_step_param",
     ),
     path("scenarios/<int:scenario_id>/edit", scenario_views.scenario_edit, name="scenario_edit"),
-    path("scenarios/<int:scenario_id>/login", scenario_views.scenario_login, name="scenario_login"),
+    path("scenarios/<int:scenario_id>/login", call_views.scenario_login, name="scenario_login"),
+    path(
+        "scenarios/<int:scenario_id>/calls", call_views.scenario_call_new, name="scenario_call_new"
+    ),
+    path("scenarios/<int:scenario_id>/delete", call_views.scenario_delete, name="scenario_delete"),
     path(
         "scenarios/<int:scenario_id>/checks",
         scenario_views.scenario_check_add,

@@ -11,17 +11,21 @@ from tests.conftest import CHROMIUM
 
 
 async def run_exported(
-    code: str, folder: Path, base_url: str, env: dict[str, str] | None = None
-) -> tuple[int, str]:
-    """The exit status and output of pytest on the exported ``code`` against ``base_url``."""
+    code: str, folder: Path, base_url: str, env: dict[str, str] | None = None,
+    more: dict[str, str] | None = None,
+) -> tuple[int, str]:  # fmt: skip
+    """The exit status and output of pytest on the exported ``code`` against ``base_url``
+    (``more``: other exported files by name, run by the same pytest)."""
     (folder / "test_exported.py").write_text(code)
+    for name, text in (more or {}).items():
+        (folder / name).write_text(text)
     (folder / "pytest.ini").write_text("[pytest]\n")
     environ = {**os.environ, **(env or {}), "BASE_URL": base_url,
                "TABWRIGHT_CHROMIUM_PATH": CHROMIUM, "TIMEOUT_MS": "3000"}  # fmt: skip
     environ.pop("DJANGO_SETTINGS_MODULE", None)
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "pytest", "-q", "-p", "no:django", "-p", "no:cacheprovider",
-        "test_exported.py", cwd=folder, env=environ,
+        "test_exported.py", *(more or {}), cwd=folder, env=environ,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
     )  # fmt: skip
     out, _ = await asyncio.wait_for(proc.communicate(), 120)

@@ -24,25 +24,26 @@ who saves a run that downloaded something.
 from __future__ import annotations
 
 import asyncio
-import csv
-import fnmatch
-import io
-import json
 from pathlib import Path
 from typing import Any
 
 from automation.errors import ScenarioInvalid
+from automation.recording.downloadfile import (
+    CSV_SNIFF_BYTES,
+    MAX_READ_BYTES,
+    csv_table,
+    file_type,
+    holds_file,
+)
 
 __all__ = ["ARGS", "MAX_READ_BYTES", "TYPES", "describe", "file_type", "holds", "propose",
            "validate"]  # fmt: skip
 
 ARGS = ("name", "type", "min_bytes", "max_bytes", "header", "rows", "text")
 TYPES = ("csv", "pdf", "json", "text", "zip", "other")
-MAX_READ_BYTES = 20 * 1024 * 1024
 MAX_HEADER = 200
 MAX_TEXT = 1_000
 MAX_ROWS = 10_000_000
-_CSV_SNIFF_BYTES = 64 * 1024
 
 
 def validate(args: dict[str, Any], *, where: str, index: int) -> dict[str, Any]:
@@ -111,89 +112,10 @@ def describe(args: dict[str, Any], quote: Any = repr) -> str:
     return " ".join(parts)
 
 
-def file_type(name: str, head: bytes) -> str:
-    """What a file is: by its first bytes, then by its name."""
-    if head.startswith(b"%PDF-"):
-        return "pdf"
-    if head.startswith(b"PK\x03\x04"):
-        return "zip"
-    lower = name.lower()
-    try:
-        text = head.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        if len(head) >= 4:  # a multi-byte character cut at the end of what was read
-            try:
-                text = head[:-3].decode("utf-8-sig")
-            except UnicodeDecodeError:
-                return "other"
-        else:
-            return "other"
-    if "\x00" in text:
-        return "other"
-    if lower.endswith((".csv", ".tsv")):
-        return "csv"
-    if lower.endswith(".json") or text.lstrip()[:1] in ("{", "["):
-        return "json" if _is_json_start(text) else "text"
-    return "text"
-
-
-def _is_json_start(text: str) -> bool:
-    try:
-        json.loads(text)
-    except ValueError:
-        return text.lstrip()[:1] in ("{", "[")  # cut short: its start is JSON's
-    return True
-
-
 async def holds(path: Path, name: str, args: dict[str, Any]) -> tuple[bool, str]:
     """Whether the download at ``path`` (named ``name``) has what ``args`` asks, and
     what it has instead; read in a thread."""
-    return await asyncio.to_thread(_holds, path, name, args)
-
-
-def _holds(path: Path, name: str, args: dict[str, Any]) -> tuple[bool, str]:
-    size = path.stat().st_size
-    with path.open("rb") as handle:
-        data = handle.read(MAX_READ_BYTES)
-    kind = file_type(name, data[:_CSV_SNIFF_BYTES])
-    if args.get("name") and not fnmatch.fnmatchcase(name.lower(), str(args["name"]).lower()):
-        return False, f"the download is named {name!r}"
-    if args.get("type") and args["type"] != kind:
-        return False, f"{name!r} is {kind}"
-    if size < args.get("min_bytes", 0) or size > args.get("max_bytes", size):
-        return False, f"{name!r} has {size} bytes"
-    wants_text = "header" in args or "rows" in args or "text" in args
-    if not wants_text:
-        return True, ""
-    if kind not in ("csv", "text", "json"):
-        return False, f"{name!r} is {kind}, not text"
-    if size > MAX_READ_BYTES:
-        return False, f"{name!r} is larger than {MAX_READ_BYTES} bytes, too large to read"
-    text = data.decode("utf-8-sig", errors="replace")
-    if "text" in args and _fold(args["text"]) not in _fold(text):
-        return False, f"{name!r} does not say {args['text']!r}"
-    if "header" in args or "rows" in args:
-        header, rows = _csv(text)
-        if "header" in args and [h.strip() for h in header] != [h.strip() for h in args["header"]]:
-            return False, f"{name!r} has the columns {header!r}"
-        if "rows" in args and rows != args["rows"]:
-            return False, f"{name!r} has {rows} row(s) of data"
-    return True, ""
-
-
-def _csv(text: str) -> tuple[list[str], int]:
-    """A CSV's header and how many non-empty rows follow it."""
-    try:
-        dialect: Any = csv.Sniffer().sniff(text[:_CSV_SNIFF_BYTES], delimiters=",;\t|")
-    except csv.Error:
-        dialect = csv.excel
-    reader = csv.reader(io.StringIO(text), dialect)
-    header = next(reader, [])
-    return header, sum(1 for row in reader if any(cell.strip() for cell in row))
-
-
-def _fold(text: str) -> str:
-    return " ".join(text.split()).casefold()
+    return await asyncio.to_thread(holds_file, path, name, args)
 
 
 def propose(path: Path, name: str) -> dict[str, Any]:
@@ -202,11 +124,11 @@ def propose(path: Path, name: str) -> dict[str, Any]:
     size = path.stat().st_size
     with path.open("rb") as handle:
         data = handle.read(MAX_READ_BYTES)
-    kind = file_type(name, data[:_CSV_SNIFF_BYTES])
+    kind = file_type(name, data[:CSV_SNIFF_BYTES])
     args: dict[str, Any] = {"kind": "download", "name": _pattern(name), "type": kind,
                             "min_bytes": 1 if size else 0}  # fmt: skip
     if kind == "csv" and size <= MAX_READ_BYTES:
-        header, rows = _csv(data.decode("utf-8-sig", errors="replace"))
+        header, rows = csv_table(data.decode("utf-8-sig", errors="replace"))
         if header and len(header) <= MAX_HEADER and all(len(h) <= MAX_TEXT for h in header):
             args.update(header=header, rows=rows)
     return args

@@ -31,6 +31,7 @@ the export with :class:`~automation.errors.ScenarioInvalid` naming the step.
 
 from __future__ import annotations
 
+import inspect
 import keyword
 import math
 import re
@@ -41,8 +42,10 @@ from urllib.parse import urlsplit
 from automation.browser.identity import ElementIdentity
 from automation.browser.interact import MODIFIERS, MOUSE_BUTTONS
 from automation.errors import ActionInvalid, ScenarioInvalid
-from automation.recording import expect
+from automation.recording import downloadfile, expect
+from automation.recording.calls import CALL, describe_call
 from automation.recording.expect import KINDS
+from automation.recording.exporthead import DOWNLOADS, HEADER, MARKER
 from automation.recording.roles import check_role, is_aria_role
 from automation.recording.scenario import (
     PLACEHOLDER,
@@ -54,94 +57,83 @@ from automation.recording.scenario import (
 
 __all__ = ["to_pytest"]
 
-# Nothing of the scenario goes into the docstring: its name and base URL are the
-# constants below, written by repr().
-_HEADER = '''"""A Tabwright scenario replayed with Playwright.
-
-Exported from a Tabwright scenario (format version {version}).  Run it with:
-
-    BASE_URL=<where the app runs> python -m pytest <this file>
-
-SCENARIO below is the scenario's name, RECORDED_BASE where it was recorded.
-"""
-
-from __future__ import annotations
-
-import os
-import re
-from collections.abc import Iterator
-
-import pytest
-from playwright.sync_api import Page, expect, sync_playwright
-
-SCENARIO = {name}
-BASE_URL = os.environ.get("BASE_URL", {base_url}).rstrip("/")
-RECORDED_BASE = {base_url}
-
-
-def url(recorded: str) -> str:
-    """A recorded address moved to BASE_URL (other sites stay as they are)."""
-    if RECORDED_BASE and recorded.startswith(RECORDED_BASE):
-        return BASE_URL + recorded[len(RECORDED_BASE):]
-    return recorded
-
-
-def frame_of(page: Page, path: str):  # noqa: ANN201 (a Frame)
-    """The frame whose address ends with the recorded path."""
-    frame = page.frame(url=re.compile(re.escape(path) + "$"))
-    assert frame is not None, f"no frame at {{path}}"
-    return frame
-
-
-@pytest.fixture
-def page() -> Iterator[Page]:
-    executable = os.environ.get("TABWRIGHT_CHROMIUM_PATH") or os.environ.get("CHROMIUM") or None
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable)
-        page = browser.new_page()
-        page.set_default_timeout(float(os.environ.get("TIMEOUT_MS", "15000")))
-        yield page
-        browser.close()
-
-
-def test_{func}(page: Page) -> None:
-'''
-
 
 def to_pytest(scenario: Scenario, *, pending: Collection[int] = ()) -> str:
     """The scenario as the text of a pytest module; ScenarioInvalid (naming the step) for
     what can't be written safely.  ``pending``: the steps for whose element replay
     proposed another identity that waits for a person's approval; the file says that
-    where the page changed so, their line won't find it."""
-    lines = [
-        _HEADER.format(
-            version=_int(scenario.version, "the format version"),
-            name=_text(scenario.name, "the name"),
-            base_url=_text(scenario.base_url, "base_url"),
-            func=_identifier(scenario.name),
-        ).rstrip("\n")
-    ]
-    if any(m.group(1) == "TOTP" for s in scenario.steps for m in _placeholders(s.args)):
+    where the page changed so, their line won't find it.  Each scenario it calls is a
+    function of its own, ``call_<name>(page, params)``, before the test."""
+    header = HEADER.format(
+        version=_int(scenario.version, "the format version"),
+        name=_text(scenario.name, "the name"),
+        base_url=_text(scenario.base_url, "base_url"),
+    ).rstrip("\n")
+    every = [scenario, *scenario.callees.values()]
+    steps = [step for one in every for step in one.steps]
+    if any(m.group(1) == "TOTP" for s in steps for m in _placeholders(s.args)):
         # A one-time code is the seed's code of the moment the step runs (RFC 6238).
-        at = lines[0].index("\nimport pytest\n")
-        lines[0] = lines[0][:at] + "\nimport pyotp" + lines[0][at:]
+        at = header.index("\nimport pytest\n")
+        header = header[:at] + "\nimport pyotp" + header[at:]
+    lines = [header]
+    if any(s.is_check and s.args.get("kind") == "download" for s in steps):
+        at = header.index("        yield page\n")
+        keep = '        page.on("download", lambda download: DOWNLOADS.append(download))\n'
+        lines[0] = header[:at] + keep + header[at:]
+        source = inspect.getsource(downloadfile)
+        lines.append(DOWNLOADS + source[source.index(MARKER) :].rstrip("\n"))
+    functions = _function_names(scenario)
+    for name, callee in scenario.callees.items():
+        where = _Params(callee.params, base=callee.base_url, calls=functions)
+        lines += ["", "", f"def {functions[name]}(page: Page, params: dict[str, str]) -> None:",
+                  *_body(callee, where, ())]  # fmt: skip
+    lines += ["", "", f"def test_{_identifier(scenario.name)}(page: Page) -> None:",
+              *_body(scenario, _Params(scenario.params, calls=functions), pending)]  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
+class _Params(dict[str, dict[str, Any]]):
+    """The parameters of the scenario a function is written for: read from the
+    environment (the test's), or from the function's ``params`` (a called scenario's,
+    whose navigations move from ``base``, where it was recorded); and the function each
+    called scenario is."""
+
+    def __init__(
+        self, params: dict[str, dict[str, Any]], *, base: str | None = None,
+        calls: dict[str, str] | None = None,
+    ) -> None:  # fmt: skip
+        super().__init__(params)
+        self.base = base
+        self.calls = calls or {}
+
+
+def _function_names(scenario: Scenario) -> dict[str, str]:
+    """A function name for each scenario it calls: ``call_`` and ASCII letters, digits, _."""
+    names: dict[str, str] = {}
+    for number, name in enumerate(scenario.callees, 1):
+        function = "call_" + _identifier(name).removeprefix("scenario_")
+        names[name] = function if function not in names.values() else f"{function}_{number}"
+    return names
+
+
+def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list[str]:
+    """The steps of ``scenario`` as the indented lines of a function."""
+    lines = []
     for index, step in enumerate(scenario.steps):
         try:
             if step.action not in STEP_ACTIONS:
                 raise ScenarioInvalid(f"unknown step type {step.action!r}")
-            body = [_comment(index, step), *_step(step, scenario.params)]
+            body = [_comment(index, step), *_step(step, params)]
             if index in pending:
                 body.insert(1, _PENDING)
             if any(len(line.splitlines()) != 1 or "\x00" in line for line in body):
                 raise ScenarioInvalid("a line of it would not stay one line")
         except ScenarioInvalid as exc:
-            raise ScenarioInvalid(
-                f"step {index} can't be exported: {exc.message}", index=index, hint=exc.hint
-            ) from None
+            where = "" if params.base is None else f" of {scenario.name!r}"
+            raise ScenarioInvalid(f"step {index}{where} can't be exported: {exc.message}",
+                                  index=index, hint=exc.hint) from None  # fmt: skip
         lines.extend(f"    {line}" for line in body)
-    if not scenario.steps:
-        lines.append("    pass")
-    return "\n".join(lines) + "\n"
+    return lines or ["    pass"]
 
 
 _PENDING = (
@@ -158,7 +150,9 @@ def _comment(index: int, step: ScenarioStep) -> str:
     target = step.target()
     if target is not None and target.role:
         _role(target.role)
-    if step.action == "expect":
+    if step.action == CALL:
+        line = f"# step {index}: {describe_call(step.args, quote=_quote)}"
+    elif step.action == "expect":
         args = dict(step.args, kind=_kind(step.args))
         if "count" in args:
             args["count"] = _int(args["count"], "count")
@@ -187,7 +181,14 @@ def _step(step: ScenarioStep, params: dict[str, dict[str, Any]]) -> list[str]:
         on = "once" if _int(args.get("times", 1), "times") == "1" else "on"
         return [f"page.{on}('dialog', lambda dialog: {how})"]
     if step.action == "navigate":
-        return [f"page.goto(url({value('url')}))"]
+        return [f"page.goto({_url(value('url'), params)})"]
+    if step.action == CALL:
+        function = params.calls.get(str(args.get("scenario")))  # type: ignore[attr-defined]
+        if function is None:
+            raise ScenarioInvalid(f"the scenario it calls, {args.get('scenario')!r}, is not there")
+        given = ", ".join(f"{_text(k, 'a parameter')}: {_value(v, params)}"
+                          for k, v in args.get("params", {}).items())  # fmt: skip
+        return [f"{function}(page, {{{given}}})"]
     if step.action in ("back", "forward", "reload"):
         return [f"page.go_{step.action}()" if step.action != "reload" else "page.reload()"]
     target = step.target()
@@ -249,8 +250,10 @@ def _expect(step: ScenarioStep, params: dict[str, dict[str, Any]]) -> list[str]:
 def _assertion(step: ScenarioStep, params: dict[str, dict[str, Any]], el: str) -> str:
     args = step.args
     kind = _kind(args)
-    if kind == "download":  # Playwright's page.expect_download belongs around the click
-        return "pass  # a check of the download: replay makes it, this export does not"
+    if kind == "download":  # the page's latest download (the header keeps each)
+        checked = ", ".join(f"{_text(k, 'a check arg')}: {_plain(v, params)}"
+                            for k, v in args.items())  # fmt: skip
+        return f"check_download(page, {{{checked}}})"
     value = lambda key: _value(_arg(args, key), params)  # noqa: E731
     if kind in ("text_visible", "text_hidden"):
         shown = (
@@ -267,7 +270,7 @@ def _assertion(step: ScenarioStep, params: dict[str, dict[str, Any]], el: str) -
         )
         return f"expect({rows}).to_have_count({_int(args.get('count'), 'count')})"
     if kind == "url":
-        return f"expect(page).to_have_url(re.compile(re.escape(url({value('url')}))))"
+        return f"expect(page).to_have_url(re.compile(re.escape({_url(value('url'), params)})))"
     target = step.target()
     if target is None or not el:
         raise ScenarioInvalid(f"the check {kind} needs the element's identity")
@@ -423,16 +426,35 @@ _IDENTITY_PARAM = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 def _param(name: str, params: dict[str, dict[str, Any]]) -> str:
-    """A parameter's value at run time: its environment variable, else its default."""
+    """A parameter's value at run time: its environment variable (a called scenario's:
+    the value its caller gives), else its default."""
     if not _NAME.match(name):
         raise ScenarioInvalid(f"{name!r} is not a parameter name")
     default = params.get(name, {}).get("default")
+    if getattr(params, "base", None) is not None:
+        if default is None:
+            return f"params[{_text(name, 'a parameter')}]"
+        return f"params.get({_text(name, 'a parameter')}, {_text(str(default), 'a default')})"
     if default is None:
         return f"os.environ[{name.upper()!r}]"
     return f"os.environ.get({name.upper()!r}, {_text(str(default), 'a default')})"
 
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _url(recorded: str, params: dict[str, dict[str, Any]]) -> str:
+    """``url(…)`` of a recorded address (the expression ``recorded``): moved from where
+    its scenario was recorded (a called scenario's own base URL) to BASE_URL."""
+    base = getattr(params, "base", None)
+    return f"url({recorded})" if base is None else f"url({recorded}, {_text(base, 'base_url')})"
+
+
+def _plain(value: Any, params: dict[str, dict[str, Any]]) -> str:
+    """A check's arg as Python source: text through :func:`_value`, a list of them."""
+    if isinstance(value, list):
+        return "[" + ", ".join(_plain(v, params) for v in value) + "]"
+    return _value(value, params)
 
 
 def _value(text: Any, params: dict[str, dict[str, Any]]) -> str:

@@ -68,6 +68,9 @@ def plan(rows: Sequence[Mapping[str, Any]]) -> list[Planned]:
     for position, row in enumerate(rows):
         index = int(row.get("index", position))
         action = str(row.get("action", ""))
+        if row.get("by") == "call":  # kept as the call step that ran it
+            out.append(Planned(index, action, None, "a step of a scenario it called"))
+            continue
         if action not in STEP_ACTIONS:
             why = (
                 "it only read the page"

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ReplayResult", "StepOutcome"]
+__all__ = ["ReplayResult", "StepOutcome", "every_outcome"]
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,9 @@ class StepOutcome:
     result: str = ""
     duration_ms: int = 0
     url: str = ""
+    # A call step's: how each step of the scenario it called did.
+    inner: list[StepOutcome] = field(default_factory=list)
+    called: str = ""  # the name of the scenario it called
 
     @property
     def ok(self) -> bool:
@@ -43,6 +47,11 @@ class StepOutcome:
             "result": self.result,
             "duration_ms": self.duration_ms,
             "url": self.url,
+            **(
+                {"called": self.called, "inner": [s.to_dict() for s in self.inner]}
+                if self.called
+                else {}
+            ),
         }
 
 
@@ -65,3 +74,14 @@ class ReplayResult:
             "duration_ms": self.duration_ms,
             "steps": [s.to_dict() for s in self.steps],
         }
+
+
+def every_outcome(
+    steps: list[StepOutcome], scenario: str = ""
+) -> Iterator[tuple[str, StepOutcome]]:
+    """Each step's outcome with the scenario it is a step of ("" for the replayed one),
+    those of the scenarios its call steps called after each call step."""
+    for outcome in steps:
+        yield scenario, outcome
+        if outcome.called:
+            yield from every_outcome(outcome.inner, outcome.called)

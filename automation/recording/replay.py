@@ -38,6 +38,7 @@ every result and error text.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
@@ -76,6 +77,7 @@ from automation.events import (
     StepReplayed,
 )
 from automation.recording import expect
+from automation.recording.calls import CALL, CallFrame, check_calls
 from automation.recording.intent import IntentAgent, Reached, agent_goal, by_agent, go_directly
 from automation.recording.outcome import ReplayResult, StepOutcome
 from automation.recording.params import unfill
@@ -151,12 +153,18 @@ class Replay:
     # or raises a TabwrightError saying why it could not.  The replay then goes back to the
     # step's page (its latest navigation) and tries the step again.
     relogin: Callable[[Budget], Awaitable[str]] | None = None
+    # Set on the replay of a called scenario (a call step's): where it reports its steps.
+    frame: CallFrame | None = None
 
     def __post_init__(self) -> None:
         self.run_secrets = self.secrets if self.secrets is not None else Secrets(self.env)
         for index, step in enumerate(self.scenario.steps):
             step.check_secrets(index)  # also when the scenario was built in code
         self.run_secrets.require(self.scenario.placeholders()[1])
+        if self.frame is None:  # the replayed scenario: every call it makes, checked now
+            check_calls(self.scenario)
+            for callee in self.scenario.callees.values():
+                self.run_secrets.require(callee.placeholders()[1])
         self.values: Resolved = replace(
             self.scenario.resolve(self.params, env=self.env),
             on_code=self.run_secrets.remember_code,
@@ -165,6 +173,11 @@ class Replay:
             self.run_secrets.remember(name, value)
         # The one exit of the replay's events: through its secrets (automation.secrets).
         self.out = redacting(self.sink, self.run_secrets)
+        # Where the scenarios its call steps call report: the steps of each numbered in
+        # the run after those of the replayed scenario.
+        self._frame = self.frame or CallFrame(
+            self.out, (), itertools.count(len(self.scenario.steps))
+        )
         self.tab.is_secret = self.run_secrets.is_secret  # masked before a secret is typed
         # A base URL naming a file (…/app/index.html) means its folder.
         self.base_url = normalize_base(self.base_url)
@@ -180,24 +193,8 @@ class Replay:
                        "replay")
         )  # fmt: skip
         outcomes: list[StepOutcome] = []
-        status, reason = "passed", ""
-        failed_checks = 0
         try:
-            for index, step in enumerate(self.scenario.steps):
-                if status != "passed" and not step.is_check:
-                    break  # after a failure, only the checks right after it are read
-                outcome = await self._step_with_person(index, step, budget)
-                outcomes.append(outcome)
-                if outcome.ok:
-                    continue
-                failed_checks += step.is_check
-                if status == "passed":
-                    status = outcome.status
-                    reason = f"step {index} ({step.describe()}): " + (
-                        outcome.error["message"] if outcome.error else outcome.status
-                    )
-            if failed_checks > 1:
-                reason += f" (and {failed_checks - 1} more checks failed)"
+            status, reason = await self._play(budget, outcomes)
         except Cancelled as exc:
             status, reason = "stopped", budget.cancel_reason or str(exc)
             if self.control is not None and self.control.failure:
@@ -206,17 +203,56 @@ class Replay:
             status, reason = "failed", exc.message
         except BrowserClosed as exc:
             status, reason = "failed", f"the browser went away: {exc}"
-        done = {o.index for o in outcomes}
-        outcomes += [
-            StepOutcome(i, s.action, "not_run")
-            for i, s in enumerate(self.scenario.steps)
-            if i not in done
-        ]
+        self._not_run(outcomes)
         finished = {"passed": "succeeded", "stopped": "stopped"}.get(status, "failed")
         await self.out.emit(RunFinished(finished, reason=self.values.redact(reason)))
         return ReplayResult(
             status, outcomes, self.values.redact(reason), int((time.monotonic() - started) * 1000)
         )
+
+    async def _play(self, budget: Budget, outcomes: list[StepOutcome]) -> tuple[str, str]:
+        """Every step in order, each outcome added to ``outcomes``: the status and why."""
+        status, reason = "passed", ""
+        failed_checks = 0
+        for index, step in enumerate(self.scenario.steps):
+            if status != "passed" and not step.is_check:
+                break  # after a failure, only the checks right after it are read
+            outcome = await self._step_with_person(index, step, budget)
+            outcomes.append(outcome)
+            if outcome.ok:
+                continue
+            failed_checks += step.is_check
+            if status == "passed":
+                status = outcome.status
+                reason = f"step {index} ({step.describe()}): " + (
+                    outcome.error["message"] if outcome.error else outcome.status
+                )
+        if failed_checks > 1:
+            reason += f" (and {failed_checks - 1} more checks failed)"
+        return status, reason
+
+    def _not_run(self, outcomes: list[StepOutcome]) -> None:
+        done = {o.index for o in outcomes}
+        outcomes += [StepOutcome(i, s.action, "not_run")
+                     for i, s in enumerate(self.scenario.steps) if i not in done]  # fmt: skip
+
+    async def _call(self, step: ScenarioStep, budget: Budget, inner: list[StepOutcome]) -> str:
+        """A call step: the scenario it names replayed here, in the same tab, with the
+        params it passes; each of its steps' outcomes added to ``inner``."""
+        name = step.args["scenario"]
+        frame = self._frame.under(name)
+        callee = replace(self.scenario.callees[name], callees=self.scenario.callees)
+        child = Replay(self.tab, callee, params=self.values.fill(step.args["params"]),
+                       base_url=self.base_url, config=self.config, sink=frame,
+                       control=self.control, env=self.env, secrets=self.run_secrets,
+                       agent=self.agent, frame=frame)  # fmt: skip
+        status, reason = await child._play(budget, inner)
+        child._not_run(inner)
+        if status == "needs_person" and self.control is None:  # else it waited for one
+            raise NeedsPerson(f"{name!r} needs a person: {reason}", index=-1)
+        if status != "passed":
+            raise ActionFailed(f"{name!r} did not pass: {reason}")
+        return f"{name!r} passed ({len(inner)} steps)"
 
     async def _step_with_person(
         self, index: int, step: ScenarioStep, budget: Budget
@@ -362,9 +398,15 @@ class Replay:
         started = time.monotonic()
         located: Located | None = None
         reached: Reached | None = None  # its intent reached another way
+        inner: list[StepOutcome] = []  # a call step's: the called scenario's outcomes
         result, error, status = "", None, "passed"
         try:
-            if step.is_check:
+            if step.action == CALL:
+                # Listed before the steps it runs (and said again, done, in its place).
+                await self.out.emit(StepRecorded(index=index, action=step.action, args=shown,
+                                                 url=self.tab.url))  # fmt: skip
+                result = await self._call(step, budget, inner)
+            elif step.is_check:
                 result = await self._check(step, step_budget)
                 located = await self._held_on(step, step_budget)
             elif step.needs_element:
@@ -405,6 +447,8 @@ class Replay:
         )  # fmt: skip
         outcome = self._outcome(index, step, status, located, error, error_dict, result,
                                 duration_ms)  # fmt: skip
+        if step.action == CALL:
+            outcome = replace(outcome, called=step.args["scenario"], inner=inner)
         if reached is not None and status == "passed":
             healed = None
             if reached.healed is not None and step.identity is not None:
@@ -657,5 +701,6 @@ def _seconds(ms: int) -> str:
 
 def _event_fields(outcome: StepOutcome) -> dict[str, Any]:
     data = outcome.to_dict()
-    del data["result"], data["url"], data["duration_ms"]
+    for key in ("result", "url", "duration_ms", "called", "inner"):
+        data.pop(key, None)
     return data

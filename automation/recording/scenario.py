@@ -43,6 +43,7 @@ from automation.browser.interact import MODIFIERS, MOUSE_BUTTONS
 from automation.errors import ActionInvalid, ParamMissing, ScenarioInvalid
 from automation.recording import expect
 from automation.recording import params as carried
+from automation.recording.calls import CALL, call_args, check_calls, describe_call, read_callees
 from automation.recording.roles import check_role
 from automation.secrets import SECRET_ENV_PREFIX, misplaced_secret, totp_code
 
@@ -75,7 +76,8 @@ OPTIONAL_ELEMENT_ACTIONS = frozenset({"press", "scroll", "wait_for"})
 PAGE_ACTIONS = frozenset({"navigate", "back", "forward", "reload", "dialog"})
 # An outcome check (automation.recording.expect): of the page, or of an element.
 EXPECT = "expect"
-STEP_ACTIONS = ELEMENT_ACTIONS | OPTIONAL_ELEMENT_ACTIONS | PAGE_ACTIONS | {EXPECT}
+# Another scenario run at that point (automation.recording.calls).
+STEP_ACTIONS = ELEMENT_ACTIONS | OPTIONAL_ELEMENT_ACTIONS | PAGE_ACTIONS | {EXPECT, CALL}
 # Recorded by a run but not part of what a scenario replays: they only read.
 READ_ONLY_ACTIONS = frozenset({"read_page", "page_log", "highlight", "downloads", "tabs",
                                "cookies", "storage", "screenshot", "snapshot", "find",
@@ -143,6 +145,8 @@ class ScenarioStep:
         milk'`` (a check step ticks or unticks a box; "expect" asserts)."""
         if self.action == EXPECT:
             return f"expect {expect.describe(self.args, self.target())}"
+        if self.action == CALL:
+            return describe_call(self.args)
         target = self.target()
         what = f" {expect.element_words(target)}" if target and target.role else ""
         return f"{self.verb()}{what}"
@@ -231,6 +235,8 @@ class ScenarioStep:
             checked = expect.validate(step.args, has_element=step.target() is not None,
                                       index=index)  # fmt: skip
             return replace(step, args=checked)
+        if action == CALL:
+            return replace(step, args=call_args(step.args, where=where, index=index))
         if action in ELEMENT_ACTIONS and step.target() is None:
             raise ScenarioInvalid(
                 f"{where}: {action} needs the element's identity (or at least its selector)",
@@ -244,6 +250,9 @@ class ScenarioStep:
         self.check_secrets(index)
         if self.action == EXPECT:
             expect.validate(self.args, has_element=self.target() is not None, index=index)
+            return
+        if self.action == CALL:
+            call_args(self.args, where=f"step {index}", index=index)
             return
         probe = dict(self.args)
         if self.needs_element:
@@ -286,6 +295,11 @@ class Scenario:
     base_url: str = ""
     params: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> {default?}
     version: int = SCENARIO_VERSION
+    # The scenarios its call steps call, and theirs, by name (automation.recording.calls).
+    callees: dict[str, Scenario] = field(default_factory=dict)
+    # The scenario (by name) that signs in again when a replay meets a sign-in page; the
+    # dashboard runs it (dashboard.runs.relogin).
+    login_scenario: str = ""
 
     # -- reading and writing -----------------------------------------------------------
 
@@ -298,7 +312,11 @@ class Scenario:
             "base_url": self.base_url,
             "params": {k: dict(v) for k, v in self.params.items()},
             "steps": [s.to_dict() for s in self.steps],
-        }
+            **({"login_scenario": self.login_scenario} if self.login_scenario else {}),
+            **({"callees": {name: {k: v for k, v in callee.to_dict().items() if k != "callees"}
+                            for name, callee in self.callees.items()}}
+               if self.callees else {}),
+        }  # fmt: skip
 
     @classmethod
     def from_dict(cls, data: object) -> Scenario:
@@ -319,11 +337,12 @@ class Scenario:
         name = data.get("name", "")
         if not isinstance(name, str) or not name.strip():
             raise ScenarioInvalid("a scenario needs a name")
-        for key in ("description", "base_url"):
+        for key in ("description", "base_url", "login_scenario"):
             if not isinstance(data.get(key, ""), str):
                 raise ScenarioInvalid(f"{key} must be text")
         _check_line(name, "the name")
         _check_line(data.get("base_url", ""), "base_url")
+        _check_line(data.get("login_scenario", ""), "login_scenario")
         steps = data.get("steps")
         if not isinstance(steps, list):
             raise ScenarioInvalid("steps must be a list")
@@ -336,7 +355,10 @@ class Scenario:
             description=data.get("description", ""),
             base_url=data.get("base_url", ""),
             params=params,
+            callees=read_callees(data.get("callees", {}), cls.from_dict),
+            login_scenario=data.get("login_scenario", "").strip(),
         )
+        check_calls(scenario, missing_ok=True)  # a cycle, a parameter the callee lacks
         return scenario
 
     # -- parameters and secrets --------------------------------------------------------

@@ -1,4 +1,5 @@
-"""The JSON API's scenarios: list, export, import, save a run as one, replay."""
+"""The JSON API's scenarios: list, export, import, save a run as one, replay, set the
+login scenario, delete."""
 
 from __future__ import annotations
 
@@ -209,3 +210,56 @@ def _replay_from_body(user: AbstractBaseUser, scenario_id: int, body: ReplayIn) 
         params=form.params(), signin_profile_id=profile.pk if profile else None,
         llm_profile_id=form.llm_profile_id(),
     )  # fmt: skip
+
+
+class LoginIn(Schema):
+    login_scenario: str = Field(
+        "", max_length=200, description="the name of another scenario of yours that signs "
+        "in again when a replay meets a sign-in page; empty: none",
+    )  # fmt: skip
+
+
+@router.put(
+    "/scenarios/{scenario_id}/login", response={200: dict[str, Any], **ERRORS, 403: ErrorOut},
+    tags=["scenarios"],
+)  # fmt: skip
+async def set_login(request: HttpRequest, scenario_id: int, body: LoginIn) -> dict[str, Any]:
+    """Name (or, empty, forget) the scenario's login scenario; answers the scenario file."""
+
+    def save() -> dict[str, Any]:
+        scenario = _own_scenario(request.user, scenario_id)
+        try:
+            services.login_set(scenario=scenario, name=body.login_scenario.strip())
+        except ScenarioInvalid as exc:
+            raise ApiError(400, exc.code, exc.message, exc.hint,
+                           {"login_scenario": exc.message}) from None  # fmt: skip
+        scenario.refresh_from_db()
+        return selectors.scenario_document(scenario=scenario).to_dict()
+
+    return await sync_to_async(save)()
+
+
+@router.delete(
+    "/scenarios/{scenario_id}", response={204: None, **ERRORS, 403: ErrorOut, 409: ErrorOut},
+    tags=["scenarios"],
+)  # fmt: skip
+async def delete_scenario(request: HttpRequest, scenario_id: int) -> Any:
+    """Delete the scenario (its runs stay); 409 ``scenario_called`` naming the scenarios
+    that call it, while any does."""
+
+    def delete() -> None:
+        scenario = _own_scenario(request.user, scenario_id)
+        try:
+            services.scenario_delete(scenario=scenario)
+        except services.ScenarioCalled as exc:
+            raise ApiError(409, exc.code, exc.message, exc.hint) from None
+
+    await sync_to_async(delete)()
+    return Status(204, None)
+
+
+def _own_scenario(user: AbstractBaseUser, scenario_id: int) -> Any:
+    scenario = selectors.scenario_get(user=user, id=scenario_id)
+    if scenario.owner_id != user.pk:
+        raise ApiError(403, "forbidden", "only the scenario's owner can change it")
+    return scenario

@@ -244,8 +244,8 @@ def _signed_out_hint(replay: Document, signin: tuple[Any, str] | None) -> str:
     profile expired; with none, to start with one, unless the scenario signs in itself
     (it types a secret)."""
     if signin is None:
-        if replay.placeholders()[1]:
-            return ""
+        if any(one.placeholders()[1] for one in (replay, *replay.callees.values())):
+            return ""  # it signs in itself, or a scenario it calls does
         return "the page asks to sign in: start the replay with a sign-in profile"
     profile = signin[1]
     return (

@@ -37,6 +37,7 @@ from dashboard.runs import selectors
 from dashboard.runs import services as run_services
 from dashboard.runs.doorbell import ring_group
 from dashboard.runs.messages import event_message, queue_message
+from dashboard.scenarios import selectors as scenario_selectors
 from dashboard.scenarios import services as scenario_services
 
 __all__ = ["DashboardSink", "announce_queue", "group_name", "relay_event"]
@@ -85,6 +86,7 @@ class DashboardSink:
         self.holder = holder
         self.fenced = False
         self.scenario_id = scenario_id  # a replay: where its healed identities go
+        self._callees: dict[str, int] | None = None  # the scenarios it calls, by name
         self._seq = next_seq
         # The conversation's stretch of work (1: the first message's): each stored event
         # and step says which it belongs to.
@@ -116,13 +118,14 @@ class DashboardSink:
                 await database_sync_to_async(run_services.run_usage_add)(
                     run_id=self.run_id, usage=event.usage
                 )
-            if isinstance(event, StepReplayed) and self.scenario_id is not None:
+            scenario_id = await self._scenario_of(event)
+            if isinstance(event, StepReplayed) and scenario_id is not None:
                 await database_sync_to_async(scenario_services.scenario_step_replayed)(
-                    scenario_id=self.scenario_id, outcome=data, run_id=self.run_id
+                    scenario_id=scenario_id, outcome=data, run_id=self.run_id
                 )
                 if event.heal:
                     await database_sync_to_async(scenario_services.heal_record)(
-                        scenario_id=self.scenario_id, outcome=data, run_id=self.run_id
+                        scenario_id=scenario_id, outcome=data, run_id=self.run_id
                     )
             if isinstance(event, SessionClosed):
                 await database_sync_to_async(run_services.run_set_session)(
@@ -142,6 +145,17 @@ class DashboardSink:
             if event.persist:
                 await self._store(event.type, data)
             await ring_group(group_name(self.run_id), event_message(data))
+
+    async def _scenario_of(self, event: Event) -> int | None:
+        """The stored scenario a replayed step is a step of: the replay's, or one it
+        called (the step's healed identity goes there, for every caller of it)."""
+        if not isinstance(event, StepReplayed) or not event.scenario or self.scenario_id is None:
+            return self.scenario_id
+        if self._callees is None:
+            self._callees = await database_sync_to_async(scenario_selectors.scenario_callee_ids)(
+                scenario_id=self.scenario_id
+            )
+        return self._callees.get(event.scenario)
 
     async def _store(self, kind: str, data: dict[str, Any]) -> None:
         """Store the event as the run's next one.  Another process may have appended one

@@ -9,8 +9,9 @@ from typing import Any
 from django import forms
 
 from automation.actions import ACTIONS, Param
-from automation.errors import UrlBlocked
+from automation.errors import ScenarioInvalid, UrlBlocked
 from automation.recording import expect
+from automation.recording.calls import CALL, call_args
 from automation.recording.fromrun import Planned
 from automation.recording.propose import Proposal
 from automation.recording.scenario import EXPECT, TYPED_ARG
@@ -231,6 +232,11 @@ class StepValuesForm(forms.Form):
         if step.action == EXPECT:  # a check's values: its text, count, URL or value
             kind = str(step.args.get("kind", ""))
             params = [_CHECK_PARAMS[name] for name in expect.KINDS.get(kind, ())]
+        if step.action == CALL:  # the values it passes to the scenario it calls
+            given = step.args.get("params") or {}
+            self.fields["params"] = param_lines_field(
+                initial="\n".join(f"{k}={v}" for k, v in given.items())
+            )
         for param in params:
             field = _value_field(step.action, param, step.args.get(param.name))
             if field is not None:
@@ -244,8 +250,13 @@ class StepValuesForm(forms.Form):
             self.add_error("url", "Enter an http:// or https:// address (or a ${parameter}).")
         return cleaned
 
+    def clean_params(self) -> dict[str, str]:
+        return param_lines(self.cleaned_data["params"])
+
     def args(self) -> dict[str, Any]:
         """The step's args with this form's values (args it has no field for are kept)."""
+        if self.action == CALL:
+            return {**self.stored, "params": self.cleaned_data["params"]}
         values = {k: v for k, v in self.stored.items() if k not in self.fields}
         for name, value in self.cleaned_data.items():
             typed = self._typed(name, value)
@@ -264,6 +275,32 @@ class StepValuesForm(forms.Form):
         if self.types[name] == (str, list):  # one line: a text, more: a list
             return (lines[0] if len(lines) == 1 else lines) or None
         return value or None
+
+
+def param_lines_field(initial: str = "") -> forms.CharField:
+    """The values a call step passes: one ``name=value`` a line."""
+    return forms.CharField(
+        label="Parameters", required=False, max_length=20_000, initial=initial,
+        widget=forms.Textarea(attrs={"rows": 3, "placeholder": "user=${email}"}),
+        help_text="one name=value a line; ${name} passes this scenario's parameter",
+    )  # fmt: skip
+
+
+def param_lines(text: str) -> dict[str, str]:
+    """``name=value`` lines as the params of a call step (ValidationError says which line
+    or value is wrong)."""
+    values: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        name, equals, value = line.partition("=")
+        if not equals:
+            raise forms.ValidationError(f"line {number}: write name=value")
+        values[name.strip()] = value.strip()
+    try:
+        return call_args({"scenario": "-", "params": values}, where="the call", index=0)["params"]
+    except ScenarioInvalid as exc:
+        raise forms.ValidationError(exc.message) from None
 
 
 _URL_OR_PLACEHOLDER = re.compile(r"^(https?://\S+|\S*\$\{.*)$")

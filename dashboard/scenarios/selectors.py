@@ -20,6 +20,7 @@ from dashboard.models import (
     IdentityHeal,
     Run,
     Scenario,
+    ScenarioCall,
     ScenarioStep,
 )
 
@@ -54,8 +55,45 @@ def scenario_get(*, user: AbstractBaseUser, id: int) -> Scenario:
 
 
 def scenario_document(*, scenario: Scenario) -> fmt.Scenario:
-    """The stored scenario in its versioned format (what export writes and replay runs)."""
-    return fmt.Scenario.from_dict(scenario_data(scenario=scenario))
+    """The stored scenario in its versioned format (what export writes and replay runs):
+    with the scenarios its call steps call, as stored now, and its login scenario's name."""
+    data = scenario_data(scenario=scenario)
+    callees = scenario_callees(scenario=scenario)
+    if callees:
+        data["callees"] = {name: scenario_data(scenario=s) for name, s in callees.items()}
+    if scenario.login_scenario_id is not None:
+        login = Scenario.objects.filter(pk=scenario.login_scenario_id).first()
+        data["login_scenario"] = login.name if login is not None else ""
+    return fmt.Scenario.from_dict(data)
+
+
+def scenario_callees(*, scenario: Scenario) -> dict[str, Scenario]:
+    """The scenarios ``scenario`` calls, and those they call, by name (its call steps
+    name them: dashboard.scenarios.services keeps the links when steps are saved)."""
+    found: dict[str, Scenario] = {}
+    seen, todo = {scenario.pk}, [scenario.pk]
+    while todo:
+        links = ScenarioCall.objects.filter(caller_id__in=todo).select_related("callee")
+        todo = []
+        for link in links:
+            if link.callee_id not in seen:
+                seen.add(link.callee_id)
+                todo.append(link.callee_id)
+                found.setdefault(link.callee.name, link.callee)
+    return found
+
+
+def scenario_callee_ids(*, scenario_id: int) -> dict[str, int]:
+    """The ids of the scenarios the scenario calls, and those they call, by name."""
+    scenario = Scenario.objects.filter(pk=scenario_id).first()
+    if scenario is None:
+        return {}
+    return {name: s.pk for name, s in scenario_callees(scenario=scenario).items()}
+
+
+def scenario_callers(*, scenario: Scenario) -> QuerySet[Scenario]:
+    """The scenarios with a call step that calls ``scenario``."""
+    return Scenario.objects.filter(calls__callee=scenario).order_by("name", "pk")
 
 
 def scenario_data(*, scenario: Scenario) -> dict[str, Any]:

@@ -1,5 +1,5 @@
-"""Writes of scenarios: saving, importing, editing, replays made, identities healed.
-Small keyword-only functions named <entity>_<verb>."""
+"""Writes of scenarios: saving, importing, editing, replays made, identities healed,
+the scenarios they call.  Small keyword-only functions named <entity>_<verb>."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from django.db.models import F
 from django.utils import timezone
 
 from automation.browser.identity import ElementIdentity
-from automation.errors import ActionInvalid, ScenarioInvalid
+from automation.errors import ActionInvalid, CallCycle, CallMissing, ScenarioInvalid
 from automation.recording import scenario as fmt
+from automation.recording.calls import CALL, callee_names, check_calls
 from automation.recording.fromrun import from_run_steps
 from automation.recording.replay import StepOutcome
 from dashboard.models import (
@@ -21,6 +22,7 @@ from dashboard.models import (
     IdentityHeal,
     Run,
     Scenario,
+    ScenarioCall,
     ScenarioStep,
 )
 from dashboard.runs import selectors as run_selectors
@@ -47,6 +49,9 @@ def scenario_save(
             ScenarioStep(scenario=scenario, index=i, **_step_fields(step))
             for i, step in enumerate(document.steps)
         )
+        calls_link(scenario=scenario, document=document)
+        if document.login_scenario:
+            login_set(scenario=scenario, name=document.login_scenario)
     return scenario
 
 
@@ -149,17 +154,6 @@ def scenario_step_make_param(
 _REORDER_OFFSET = 1_000_000
 
 
-def scenario_set_login(*, scenario: Scenario, login_id: int | None) -> None:
-    """Name (or, with None, forget) the owner's scenario that signs in again when a
-    replay of ``scenario`` meets a sign-in page (dashboard.runs.relogin)."""
-    login = None
-    if login_id is not None:
-        login = Scenario.objects.filter(pk=login_id, owner_id=scenario.owner_id).first()
-        if login is None or login.pk == scenario.pk:
-            raise ScenarioInvalid("the login scenario is another scenario of yours")
-    Scenario.objects.filter(pk=scenario.pk).update(login_scenario=login)
-
-
 def scenario_rename(*, scenario: Scenario, name: str, description: str = "") -> None:
     name = name.strip()
     if not name:
@@ -170,6 +164,7 @@ def scenario_rename(*, scenario: Scenario, name: str, description: str = "") -> 
         locked = _locked(scenario)
         fmt.Scenario.from_dict({**scenario_selectors.scenario_data(scenario=locked), "name": name,
                                 "description": description})  # fmt: skip
+        calls_renamed(scenario=locked, old=locked.name, new=name)
         locked.name, locked.description = name, description
         locked.save(update_fields=["name", "description", "updated_at"])
 
@@ -184,6 +179,7 @@ def scenario_step_update(
         data["steps"][index] = {**data["steps"][index], "args": dict(args)}
         document = fmt.Scenario.from_dict(data)
         step = document.steps[index]
+        calls_link(scenario=scenario, document=document)
         ScenarioStep.objects.filter(scenario=scenario, index=index).update(args=step.args)
         _keep_used_params(scenario, document)
     return step
@@ -214,6 +210,7 @@ def scenario_step_delete(*, scenario: Scenario, index: int) -> None:
             raise ScenarioInvalid("a scenario keeps at least one step", index=index)
         del data["steps"][index]
         document = fmt.Scenario.from_dict(data)
+        calls_link(scenario=scenario, document=document)
         order = list(scenario.steps.order_by("index").values_list("pk", flat=True))
         ScenarioStep.objects.filter(pk=order.pop(index)).delete()
         _renumber(scenario, order)
@@ -232,6 +229,7 @@ def scenario_param_set_default(*, scenario: Scenario, name: str, default: str | 
         params[name] = spec if default is None else {**spec, "default": default}
         document = fmt.Scenario.from_dict({**data, "params": params})
         _touch(scenario.pk, params=document.params)
+        _check_callers(scenario)
 
 
 def _locked(scenario: Scenario) -> Scenario:
@@ -276,6 +274,19 @@ def _keep_used_params(scenario: Scenario, document: fmt.Scenario) -> None:
     used = document.placeholders()[0]
     params = {name: spec for name, spec in document.params.items() if name in used}
     _touch(scenario.pk, params=params)
+    _check_callers(scenario)
+
+
+def _check_callers(scenario: Scenario) -> None:
+    """The calls of ``scenario`` by other scenarios still hold after an edit of it (in
+    the edit's transaction): a parameter they give that it no longer has, or one it now
+    needs, refuses the edit, naming the caller."""
+    for caller in scenario_selectors.scenario_callers(scenario=scenario):
+        try:
+            check_calls(scenario_selectors.scenario_document(scenario=caller))
+        except ScenarioInvalid as exc:
+            raise type(exc)(f"{caller.name!r} calls it: {exc.message}", index=exc.index,
+                            hint=f"change the call in {caller.name!r} first") from None  # fmt: skip
 
 
 def _touch(scenario_id: int, **fields: Any) -> None:
@@ -423,3 +434,122 @@ def _step_fields(step: fmt.ScenarioStep) -> dict[str, Any]:
         "note": step.note,
         "intent": step.intent,
     }
+
+
+# -- scenarios that call scenarios (automation.recording.calls) ------------------------
+#
+# A call step names its callee; the link (ScenarioCall) is kept whenever the caller's
+# steps are saved: a name is taken first among the scenarios the caller already calls,
+# then among its owner's scenarios (exactly one).  Saving refuses, naming the step, a
+# callee that is not there (CallMissing), a cycle (CallCycle), a parameter the callee does
+# not have or needs and is not given.  A callee is stored once: a heal of its step holds
+# for every caller.  Renaming a callee renames it in its callers' steps; deleting one that
+# others call is refused, saying who calls it (ScenarioCalled).
+
+
+class ScenarioCalled(ScenarioInvalid):
+    """A scenario that others call can't be deleted: ``callers`` names them."""
+
+    code = "scenario_called"
+
+    def __init__(self, message: str, *, callers: list[str], hint: str = "") -> None:
+        super().__init__(message, hint=hint)
+        self.callers = callers
+
+
+def calls_link(*, scenario: Scenario, document: fmt.Scenario) -> None:
+    """Keep the scenarios ``scenario``'s steps (``document``) call, checked whole (in the
+    caller's transaction): ScenarioInvalid, and nothing kept, when a call can't run."""
+    linked = {link.callee.name: link.callee for link in
+              ScenarioCall.objects.filter(caller=scenario).select_related("callee")}  # fmt: skip
+    direct: dict[str, Scenario] = {}
+    for name in callee_names(document):
+        callee = linked.get(name) or _one_named(scenario, name)
+        if callee.pk == scenario.pk:
+            raise CallCycle(f"{scenario.name!r} can't call itself")
+        direct[name] = callee
+    everything: dict[str, Scenario] = dict(direct)
+    for callee in direct.values():
+        for name, further in scenario_selectors.scenario_callees(scenario=callee).items():
+            if further.pk == scenario.pk:
+                raise CallCycle(f"{callee.name!r} calls {scenario.name!r} (through "
+                                f"{name!r}): a cycle of calls")  # fmt: skip
+            if everything.setdefault(name, further).pk != further.pk:
+                raise ScenarioInvalid(f"two scenarios named {name!r} are called here",
+                                      hint="rename one of them")  # fmt: skip
+    data = {name: scenario_selectors.scenario_data(scenario=s) for name, s in everything.items()}
+    check_calls(fmt.Scenario.from_dict({**document.to_dict(), "callees": data}))
+    ScenarioCall.objects.filter(caller=scenario).exclude(
+        callee_id__in=[s.pk for s in direct.values()]
+    ).delete()
+    for callee in direct.values():
+        ScenarioCall.objects.get_or_create(caller=scenario, callee=callee)
+
+
+def _one_named(scenario: Scenario, name: str) -> Scenario:
+    found = list(Scenario.objects.filter(owner_id=scenario.owner_id, name=name)[:2])
+    if not found:
+        raise CallMissing(f"no scenario of yours is named {name!r}",
+                          hint="save or import the called scenario first")  # fmt: skip
+    if len(found) > 1:
+        raise ScenarioInvalid(f"several scenarios of yours are named {name!r}",
+                              hint="rename all but the one to call")  # fmt: skip
+    return found[0]
+
+
+def calls_renamed(*, scenario: Scenario, old: str, new: str) -> None:
+    """``scenario`` was renamed from ``old`` to ``new``: its callers' call steps say so."""
+    if old == new:
+        return
+    for step in ScenarioStep.objects.filter(scenario__calls__callee=scenario, action=CALL):
+        if step.args.get("scenario") == old:
+            step.args = {**step.args, "scenario": new}
+            step.save(update_fields=["args"])
+
+
+def scenario_call_add(*, scenario: Scenario, callee_id: int, params: Mapping[str, str]) -> int:
+    """Add a step at the end that calls the owner's scenario ``callee_id`` with
+    ``params``; returns its index."""
+    callee = Scenario.objects.filter(pk=callee_id, owner_id=scenario.owner_id).first()
+    if callee is None:
+        raise CallMissing(f"no scenario {callee_id} of yours to call")
+    step = {"action": CALL, "args": {"scenario": callee.name, "params": dict(params)}}
+    with transaction.atomic():
+        locked = Scenario.objects.select_for_update().get(pk=scenario.pk)
+        data = scenario_selectors.scenario_data(scenario=locked)
+        index = len(data["steps"])
+        document = fmt.Scenario.from_dict({**data, "steps": [*data["steps"], step]})
+        calls_link(scenario=scenario, document=document)
+        ScenarioStep.objects.create(scenario=scenario, index=index, action=CALL,
+                                    args=document.steps[-1].args)  # fmt: skip
+        Scenario.objects.filter(pk=scenario.pk).update(updated_at=timezone.now())
+    return index
+
+
+def login_set(*, scenario: Scenario, login_id: int | None = None, name: str = "") -> None:
+    """Name the owner's scenario (by id, or by ``name``; neither: none) that signs in
+    again when a replay of ``scenario`` meets a sign-in page (dashboard.runs.relogin)."""
+    login = None
+    if login_id is not None:
+        login = Scenario.objects.filter(pk=login_id, owner_id=scenario.owner_id).first()
+        if login is None:
+            raise CallMissing(f"no scenario {login_id} of yours to sign in with")
+    elif name:
+        login = _one_named(scenario, name)
+    if login is not None and login.pk == scenario.pk:
+        raise ScenarioInvalid("the login scenario is another scenario of yours")
+    Scenario.objects.filter(pk=scenario.pk).update(login_scenario=login)
+
+
+def scenario_delete(*, scenario: Scenario) -> None:
+    """Delete the scenario (its steps, heals, batches and schedules go with it; its runs
+    stay); ScenarioCalled when another scenario calls it."""
+    with transaction.atomic():
+        callers = list(scenario_selectors.scenario_callers(scenario=scenario))
+        if callers:
+            names = [f"{c.name!r} ({c.pk})" for c in callers]
+            raise ScenarioCalled(
+                f"{scenario.name!r} is called by {', '.join(names)}", callers=names,
+                hint="delete their call steps first",
+            )  # fmt: skip
+        scenario.delete()

@@ -13,9 +13,8 @@ from asgiref.sync import sync_to_async
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from automation.errors import ScenarioInvalid
@@ -32,6 +31,7 @@ from dashboard.runs import selectors as run_selectors
 from dashboard.runs.doorbell import wake
 from dashboard.scenarios import selectors as scenario_selectors
 from dashboard.scenarios import services
+from dashboard.scenarios.callviews import CallForm, call_choices
 from dashboard.scenarios.forms import (
     CheckForm,
     ImportScenarioForm,
@@ -41,6 +41,8 @@ from dashboard.scenarios.forms import (
     ScenarioEditForm,
     StepValuesForm,
 )
+from dashboard.scenarios.pages import back as _back
+from dashboard.scenarios.pages import owned as _owned
 
 
 @login_required
@@ -147,6 +149,7 @@ def _detail_page(
     report = _report(scenario, last_replay)
     outcomes = {step.pk: key for key, _label, rows in report for step in rows}
     rows = [_step_row(step, document, bound, outcomes, is_owner=is_owner) for step in steps]
+    choices = call_choices(scenario)
     element_steps = [
         (i, f"step {i}: {s.describe()}")
         for i, s in enumerate(document.steps)
@@ -168,10 +171,9 @@ def _detail_page(
         "proposed": heals.filter(status=IdentityHeal.Status.PROPOSED),
         "history": scenario_selectors.scenario_heal_history(scenario_id=scenario.pk),
         "runs": scenario.runs.order_by("-created_at")[:20],
-        "login_choices": Scenario.objects.filter(owner_id=scenario.owner_id)
-        .exclude(pk=scenario.pk)
-        .only("pk", "name")
-        .order_by("name")[:200],
+        "login_choices": choices,
+        "call_form": CallForm(choices=choices),
+        "callers": scenario_selectors.scenario_callers(scenario=scenario),
         "batch_form": bound.get("batch") or BatchForm(document=document, user=request.user),
         "batches": job_selectors.batch_list(user=request.user, scenario=scenario)[:10],
         "schedule_form": bound.get("schedule")
@@ -263,6 +265,8 @@ def _target(step: ScenarioStep, identity: dict[str, Any], document_step: Any = N
     check, what it expects."""
     if document_step is not None and document_step.is_check:
         return document_step.describe().removeprefix("expect ")
+    if step.action == "call":
+        return f"“{step.args.get('scenario', '')}”"
     target = document_step.target() if document_step is not None else None
     if target is not None and target.role:
         return expect.element_words(target, quote=lambda text: f"“{text}”")
@@ -442,21 +446,6 @@ def scenario_edit(request: HttpRequest, scenario_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def scenario_login(request: HttpRequest, scenario_id: int) -> HttpResponse:
-    """Choose the scenario that signs in again when a replay meets a sign-in page."""
-    scenario = _owned(request, scenario_id)
-    raw = str(request.POST.get("login_scenario", "")).strip()
-    try:
-        services.scenario_set_login(scenario=scenario, login_id=int(raw) if raw else None)
-    except (ValueError, ScenarioInvalid) as exc:
-        messages.error(request, f"The login scenario was not set: {exc}")
-    else:
-        messages.success(request, "Login scenario saved." if raw else "No login scenario.")
-    return _back(scenario)
-
-
-@login_required
-@require_POST
 def scenario_check_add(request: HttpRequest, scenario_id: int) -> HttpResponse:
     """Add a check of the scenario's outcome (of the page, or of a step's element)."""
     scenario = _owned(request, scenario_id)
@@ -558,14 +547,6 @@ def scenario_param_default(request: HttpRequest, scenario_id: int, name: str) ->
     return _detail_page(request, scenario, bound={f"param:{name}": form}, status=400)
 
 
-def _owned(request: HttpRequest, scenario_id: int) -> Scenario:
-    """The scenario if it is the user's: staff may see others' scenarios, not change them."""
-    scenario = scenario_selectors.scenario_get(user=request.user, id=scenario_id)
-    if scenario.owner_id != request.user.pk:
-        raise Http404("no such scenario of yours")
-    return scenario
-
-
 def _step_at(request: HttpRequest, scenario: Scenario, index: int) -> ScenarioStep | None:
     """Step ``index``, if it is still the step the page showed (the form's ``step_id``):
     else a message says why nothing was changed."""
@@ -582,11 +563,6 @@ def _step_at(request: HttpRequest, scenario: Scenario, index: int) -> ScenarioSt
         )
         return None
     return step
-
-
-def _back(scenario: Scenario, index: int | None = None) -> HttpResponseRedirect:
-    url = reverse("scenario_detail", args=[scenario.pk])
-    return HttpResponseRedirect(url + (f"#step-{index}" if index is not None else ""))
 
 
 @login_required

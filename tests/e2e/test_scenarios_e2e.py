@@ -48,7 +48,7 @@ async def test_a_scenario_is_edited_replayed_and_exported_again(
     await table.get_by_role("link", name="Shop sign-in draft").click()
     await expect(page).to_have_url(scenario_url)
 
-    await page.get_by_text("Rename or describe").click()
+    await page.get_by_text("Settings: name, login scenario, delete").click()
     await page.get_by_label("Name", exact=True).fill("Shop sign-in")
     await page.get_by_label("Description").fill("Grace signs in; checks the orders page.")
     await page.get_by_role("button", name="Save name and description").click()
@@ -166,3 +166,65 @@ async def exported_pytest(page: Page) -> str:
         await page.get_by_role("link", name="Export pytest").click()
     path = await (await download_info.value).path()
     return await asyncio.to_thread(Path(path).read_text)
+
+
+def _demo_scenario(base: str, name: str, steps: list[dict[str, object]]) -> dict[str, object]:
+    return {"format": "tabwright.scenario", "version": 1, "name": name,
+            "base_url": f"{base}/demo/", "steps": steps}  # fmt: skip
+
+
+async def _import(page: Page, server: Server, path: Path, data: dict[str, object]) -> str:
+    """Import ``data`` on the scenario list; the scenario's page URL."""
+    await asyncio.to_thread(path.write_text, json.dumps(data))
+    await page.goto(f"{server.base_url}/scenarios/")
+    await page.get_by_label("Scenario file (.json)").set_input_files(path)
+    await page.get_by_role("button", name="Import").click()
+    await expect(page.get_by_role("heading", name=str(data["name"]), exact=True)).to_be_visible()
+    return page.url
+
+
+async def test_a_step_that_calls_another_scenario_is_added_on_the_page_and_replays(
+    page: Page, server: Server, tmp_path: Path
+) -> None:
+    base = server.base_url
+    await log_in(page, server)
+    sign_up_steps = [
+        {"action": "navigate", "args": {"url": f"{base}/demo/form.html"}},
+        {"action": "fill", "args": {"value": "${name}"}, "role": "textbox", "name": "Name"},
+        {"action": "fill", "args": {"value": "a@b.org"}, "role": "textbox", "name": "Email"},
+        {"action": "click", "args": {}, "role": "button", "name": "Sign up"}]  # fmt: skip
+    data = _demo_scenario(base, "Sign up", sign_up_steps)
+    sign_up = await _import(page, server, tmp_path / "sign-up.json", data)
+    welcome = {
+        "action": "expect",
+        "args": {"kind": "text_visible", "text": "Welcome, Grace Hopper!"},
+    }
+    await _import(
+        page, server, tmp_path / "welcome.json", _demo_scenario(base, "Welcome", [welcome])
+    )
+
+    await page.get_by_text("Add a step that calls another scenario").click()
+    form = page.locator("#add-call")
+    await form.get_by_label("Scenario").select_option(label="Sign up")
+    await form.get_by_label("Parameters").fill("name=Grace Hopper")
+    await form.get_by_label("At step").fill("0")
+    await form.get_by_role("button", name="Add the call").click()
+    await expect(page.get_by_role("status")).to_contain_text("Step 0 calls another scenario")
+    steps = page.get_by_test_id("scenario-steps").locator("li.sstep")
+    await expect(steps.locator(".step-action")).to_have_text(["call", "check"])
+    await expect(steps.nth(0).locator(".sstep-target")).to_have_text("“Sign up”")
+    await page.get_by_text("Settings: name, login scenario, delete").click()
+    await page.get_by_label("Login scenario").select_option(label="Sign up")
+    await page.get_by_role("button", name="Save the login scenario").click()
+    await expect(page.get_by_role("status")).to_contain_text("Login scenario saved.")
+
+    await page.get_by_role("button", name="Replay").click()
+    await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+    run_steps = page.locator("#steps li.step")
+    await expect(run_steps).to_have_count(6)  # the call, its four steps, the check
+    await expect(run_steps.filter(has_text="in Sign up")).to_have_count(4)
+
+    await page.goto(sign_up)
+    await expect(page.get_by_test_id("callers")).to_contain_text("Called by Welcome")
+    await page.get_by_text("Settings: name, login scenario, delete").click()
+    await expect(page.get_by_role("button", name="Delete the scenario")).to_be_disabled()

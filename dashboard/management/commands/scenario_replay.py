@@ -26,6 +26,7 @@ from django.core.management.base import BaseCommand, CommandError
 from automation import BrowserSession
 from automation.budget import MAX_TIMEOUT_MS
 from automation.errors import ScenarioInvalid, TabwrightError
+from automation.recording.outcome import every_outcome
 from automation.recording.replay import Replay, ReplayConfig, ReplayResult, StepOutcome
 from automation.recording.scenario import Scenario as Document
 from dashboard.engineconf import browser_config
@@ -80,8 +81,9 @@ class Command(BaseCommand):
             raise CommandError(f"replay could not run: {exc}", returncode=1) from None
         for base, result in zip(bases, results, strict=True):
             if stored is not None and options["save_heals"]:
-                for outcome in result.steps:
-                    services.heal_record(scenario_id=stored.pk, outcome=outcome)
+                ids = {"": stored.pk, **selectors.scenario_callee_ids(scenario_id=stored.pk)}
+                for name, outcome in every_outcome(result.steps):  # a callee's: to it
+                    services.heal_record(scenario_id=ids[name], outcome=outcome)
             self._report(result, base, as_json=options["json"], several=len(bases) > 1)
         failed = [(b, r) for b, r in zip(bases, results, strict=True) if not r.ok]
         if failed:
@@ -108,8 +110,8 @@ class Command(BaseCommand):
             return
         if several:
             self.stdout.write(f"== {base}")
-        for step in result.steps:
-            self.stdout.write(_line(step))
+        for called, step in every_outcome(result.steps):  # a call's steps after it
+            self.stdout.write((f"  in {called!r}: " if called else "") + _line(step))
         passed = sum(s.status == "passed" for s in result.steps)
         checks = [s for s in result.steps if s.action == "expect"]
         held = sum(s.status == "passed" for s in checks)

@@ -464,6 +464,7 @@
       if (e.selector) li.appendChild(el("code", "step-selector", e.selector));
       if (e.by === "person") li.appendChild(el("span", "step-by", "by the person"));
       if (e.by === "mcp") li.appendChild(el("span", "step-by", "by the MCP client"));
+      if (e.call) li.appendChild(el("span", "step-by", "in " + e.call)); // a called scenario's step
       if (!e.ok && e.error) li.appendChild(el("span", "error", e.error.message));
       const before = stepRows[e.index]; // a replayed step tried again after a pause
       if (before) steps.replaceChild(li, before);
@@ -472,7 +473,7 @@
     },
     // How replay found the step's element, and what it healed or why it needs a person.
     "replay.step": (e) => {
-      const li = stepRows[e.index];
+      const li = stepRows[e.row ?? e.index]; // row: the run's step of a called scenario's step
       if (!li) return;
       if (e.status === "skipped") li.className = "step skipped";
       let text = e.status === "skipped" ? "done by the person" : "";

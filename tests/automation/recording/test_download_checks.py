@@ -11,6 +11,7 @@ from automation.browser.session import BrowserSession
 from automation.budget import Budget
 from automation.errors import ScenarioInvalid
 from automation.recording import downloads, expect
+from automation.recording.downloadfile import holds_file
 from automation.recording.propose import propose_checks
 from automation.recording.replay import Replay
 from automation.recording.scenario import Scenario, ScenarioStep
@@ -28,7 +29,7 @@ def write(folder: Path, name: str, data: bytes | str) -> Path:
 
 
 def holds(path: Path, **args: object) -> tuple[bool, str]:
-    return downloads._holds(path, path.name, {"kind": "download", **args})
+    return holds_file(path, path.name, {"kind": "download", **args})
 
 
 def test_a_csv_is_checked_by_name_type_size_header_rows_and_text(tmp_path: Path) -> None:
@@ -60,9 +61,9 @@ def test_the_proposal_is_the_file_as_it_is_and_holds_on_the_next_days(tmp_path: 
     check = ScenarioStep.from_dict({"action": "expect", "args": args})
     assert check.describe().startswith("expect a download 'orders-*-*-*.csv' (csv)")
     tomorrow = write(tmp_path, "orders-2026-11-29.csv", CSV)
-    assert downloads._holds(tomorrow, tomorrow.name, check.args)[0]
+    assert holds_file(tomorrow, tomorrow.name, check.args)[0]
     short = write(tmp_path, "orders-2026-11-30.csv", CSV.rsplit("\r\n", 2)[0] + "\r\n")
-    assert not downloads._holds(short, short.name, check.args)[0]
+    assert not holds_file(short, short.name, check.args)[0]
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -24,7 +23,7 @@ from dashboard.runs.signins import (
     signin_state_for_run,
 )
 from dashboard.scenarios import services as scenario_services
-from tests.backoffice import PASSWORD, SEED, USER, BackOffice, back_office
+from tests.backoffice import PASSWORD, SEED, USER, BackOffice
 from tests.dashboard.conftest import Runs
 
 pytestmark = pytest.mark.django_db
@@ -100,14 +99,6 @@ def test_the_api_refuses_a_profile_it_does_not_know(owner: Any, client: Any) -> 
 
 
 # -- in a real browser, against the back office -----------------------------------------
-
-
-@pytest.fixture
-def office(monkeypatch: pytest.MonkeyPatch) -> Iterator[BackOffice]:
-    monkeypatch.setenv("TABWRIGHT_SECRET_BO_PASSWORD", PASSWORD)
-    monkeypatch.setenv("TABWRIGHT_SECRET_BO", SEED)
-    with back_office() as office:
-        yield office
 
 
 def sign_in_task(url: str) -> str:
@@ -258,6 +249,10 @@ def test_a_replay_that_signs_in_itself_is_not_told_to_use_a_profile() -> None:
     assert "start the replay with a sign-in profile" in _signed_out_hint(plain, None)
     assert _signed_out_hint(signs_in, None) == ""
     assert "'shop' has expired" in _signed_out_hint(signs_in, ({}, "shop"))
+    calls = Document.from_dict({**orders("http://127.0.0.1:9"), "callees": {
+        "Orders": signs_in.to_dict()}, "name": "Calls", "steps": [
+            {"action": "call", "args": {"scenario": "Orders"}}]})  # fmt: skip
+    assert _signed_out_hint(calls, None) == ""  # the scenario it calls signs in
 
 
 @pytest.mark.django_db(transaction=True)

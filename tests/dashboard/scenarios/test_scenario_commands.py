@@ -151,6 +151,23 @@ def test_replay_exit_status_says_how_it_ended(
     assert code == 3 and "no scenario 999" in out
 
 
+def test_a_caller_s_replay_prints_its_callee_s_steps_and_heals_the_callee(
+    owner: Any, fixture_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TABWRIGHT_SECRET_SHOP_PW", "s3cret-value")
+    login = services.scenario_import(owner=owner, data=sign_in(fixture_url))
+    call = {"scenario": "Sign in", "params": {"email": "grace@example.org"}}
+    caller = services.scenario_import(owner=owner, data={
+        "version": 1, "name": "Signed in", "base_url": f"{fixture_url}/replay/v1",
+        "steps": [{"action": "call", "args": call}]})  # fmt: skip
+    out, code = run("scenario_replay", str(caller.pk), "--allow-private", "--save-heals",
+                    "--base-url", f"{fixture_url}/replay/v2")  # fmt: skip
+    assert code == 0, out
+    assert "RESULT passed 1/1 steps" in out and out.count("  in 'Sign in': step") == 5
+    assert ScenarioStep.objects.get(scenario=login, index=1).identity["id"] == "login-email"
+    assert not IdentityHeal.objects.filter(step__scenario=caller).exists()
+
+
 def with_checks(base: str, *checks: dict[str, Any]) -> dict[str, Any]:
     data = sign_in(base)
     data["steps"] += [{"action": "expect", "args": check} for check in checks]

@@ -1,0 +1,76 @@
+"""The fixed text of a pytest export (automation.recording.export): its header, and the
+helper that checks a download.  Nothing of a scenario is in them but what ``format``
+puts in the header's slots, each a Python literal made by the export."""
+
+from __future__ import annotations
+
+__all__ = ["DOWNLOADS", "HEADER", "MARKER"]
+
+# Nothing of the scenario goes into the docstring: its name and base URL are the
+# constants below, written by repr().
+HEADER = '''"""A Tabwright scenario replayed with Playwright.
+
+Exported from a Tabwright scenario (format version {version}).  Run it with:
+
+    BASE_URL=<where the app runs> python -m pytest <this file>
+
+SCENARIO below is the scenario's name, RECORDED_BASE where it was recorded.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Page, expect, sync_playwright
+
+SCENARIO = {name}
+BASE_URL = os.environ.get("BASE_URL", {base_url}).rstrip("/")
+RECORDED_BASE = {base_url}
+
+
+def url(recorded: str, recorded_base: str = RECORDED_BASE) -> str:
+    """A recorded address moved to BASE_URL (other sites stay as they are)."""
+    if recorded_base and recorded.startswith(recorded_base):
+        return BASE_URL + recorded[len(recorded_base):]
+    return recorded
+
+
+def frame_of(page: Page, path: str):  # noqa: ANN201 (a Frame)
+    """The frame whose address ends with the recorded path."""
+    frame = page.frame(url=re.compile(re.escape(path) + "$"))
+    assert frame is not None, f"no frame at {{path}}"
+    return frame
+
+
+@pytest.fixture
+def page() -> Iterator[Page]:
+    executable = os.environ.get("TABWRIGHT_CHROMIUM_PATH") or os.environ.get("CHROMIUM") or None
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable)
+        page = browser.new_page()
+        page.set_default_timeout(float(os.environ.get("TIMEOUT_MS", "15000")))
+        yield page
+        browser.close()
+'''
+# A step's download checked as replay checks it: the helper below, then the code of
+# automation.recording.downloadfile as it is.
+DOWNLOADS = '''
+
+DOWNLOADS: list = []  # the page's downloads, the latest last
+
+
+def check_download(page: Page, args: dict) -> None:
+    """The latest download against a download check, as Tabwright's replay checks it."""
+    if not DOWNLOADS:
+        page.wait_for_event("download")
+    download = DOWNLOADS[-1]
+    failure = download.failure()  # once it has ended
+    assert failure is None, f"the download {download.suggested_filename!r} failed ({failure})"
+    held, why = holds_file(Path(download.path()), download.suggested_filename, args)
+    assert held, why
+
+'''
+MARKER = "# -- written into an exported pytest file as it is"

@@ -1,0 +1,96 @@
+"""The scenario page's settings and calls: its login scenario, a step that calls another
+scenario (automation.recording.calls), and deleting it (refused while others call it)."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.views.decorators.http import require_POST
+
+from automation.errors import ScenarioInvalid
+from dashboard.models import Scenario
+from dashboard.scenarios import services
+from dashboard.scenarios.forms import param_lines, param_lines_field
+from dashboard.scenarios.pages import back as _back
+from dashboard.scenarios.pages import owned as _owned
+
+__all__ = ["CallForm", "call_choices", "scenario_call_new", "scenario_delete", "scenario_login"]
+
+
+def call_choices(scenario: Scenario) -> list[tuple[int, str]]:
+    """The owner's other scenarios, by name: what a call step or the login may name."""
+    others = Scenario.objects.filter(owner_id=scenario.owner_id).exclude(pk=scenario.pk)
+    return [(s.pk, s.name) for s in others.only("pk", "name").order_by("name", "pk")[:200]]
+
+
+class CallForm(forms.Form):
+    """A step that calls another scenario: which, its parameters' values (one
+    ``name=value`` a line; ``${param}`` passes one of this scenario's), and where."""
+
+    callee = forms.TypedChoiceField(label="Scenario", coerce=int)
+    params = param_lines_field()
+    position = forms.IntegerField(label="At step", required=False, min_value=0,
+                                  help_text="empty: at the end")  # fmt: skip
+
+    def __init__(self, *args: object, choices: list[tuple[int, str]], **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.fields["callee"].choices = choices  # type: ignore[attr-defined]
+
+    def clean_params(self) -> dict[str, str]:
+        return param_lines(self.cleaned_data["params"])
+
+
+@login_required
+@require_POST
+def scenario_call_new(request: HttpRequest, scenario_id: int) -> HttpResponse:
+    """Add a step that calls another of the owner's scenarios."""
+    scenario = _owned(request, scenario_id)
+    form = CallForm(request.POST, choices=call_choices(scenario))
+    if not form.is_valid():
+        errors = "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items())
+        messages.error(request, f"The call was not added: {errors}")
+        return _back(scenario)
+    try:
+        index = services.scenario_call_add(scenario=scenario, callee_id=form.cleaned_data["callee"],
+                                        params=form.cleaned_data["params"])  # fmt: skip
+        position = form.cleaned_data["position"]
+        if position is not None and position < index:
+            services.scenario_step_move(scenario=scenario, index=index, to=position)
+            index = position
+    except ScenarioInvalid as exc:
+        messages.error(request, f"The call was not added: {exc}")
+        return _back(scenario)
+    messages.success(request, f"Step {index} calls another scenario now.")
+    return _back(scenario, index)
+
+
+@login_required
+@require_POST
+def scenario_login(request: HttpRequest, scenario_id: int) -> HttpResponse:
+    """Choose the scenario that signs in again when a replay meets a sign-in page."""
+    scenario = _owned(request, scenario_id)
+    raw = str(request.POST.get("login_scenario", "")).strip()
+    try:
+        services.login_set(scenario=scenario, login_id=int(raw) if raw else None)
+    except (ValueError, ScenarioInvalid) as exc:
+        messages.error(request, f"The login scenario was not set: {exc}")
+    else:
+        messages.success(request, "Login scenario saved." if raw else "No login scenario.")
+    return _back(scenario)
+
+
+@login_required
+@require_POST
+def scenario_delete(request: HttpRequest, scenario_id: int) -> HttpResponse:
+    """Delete the scenario, unless another scenario calls it."""
+    scenario = _owned(request, scenario_id)
+    try:
+        services.scenario_delete(scenario=scenario)
+    except ScenarioInvalid as exc:
+        messages.error(request, f"Not deleted: {exc}")
+        return _back(scenario)
+    messages.success(request, f"Scenario {scenario.name!r} deleted.")
+    return redirect("scenario_list")

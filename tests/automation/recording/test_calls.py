@@ -1,0 +1,167 @@
+"""Scenarios that call scenarios: the call step in the scenario format, its checks (a
+cycle, a callee that is not there, a parameter it lacks or needs), and in a real browser
+a caller that signs in to the back office through a called scenario, then checks the
+export it downloads, replayed and run as its pytest export."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from automation.browser.session import BrowserSession
+from automation.errors import CallCycle, CallMissing, ParamMissing, ScenarioInvalid
+from automation.events import ActionStarted, ListSink, StepRecorded, StepReplayed
+from automation.recording.calls import check_calls
+from automation.recording.export import to_pytest
+from automation.recording.outcome import every_outcome
+from automation.recording.replay import Replay
+from automation.recording.scenario import Scenario
+from automation.secrets import Secrets
+from tests.automation.recording.test_totp_replay import ENV, sign_in
+from tests.backoffice import PASSWORD, SEED, USER, back_office
+from tests.exported import run_exported
+
+
+def call(name: str, **params: str) -> dict[str, Any]:
+    return {"action": "call", "args": {"scenario": name, "params": params}}
+
+
+def scenario(name: str, *steps: dict[str, Any], **top: Any) -> dict[str, Any]:
+    return {"version": 1, "name": name, "steps": list(steps), **top}
+
+
+NAVIGATE = {"action": "navigate", "args": {"url": "http://bo.test/${page}"}}
+
+
+def test_a_call_step_is_read_written_and_told_in_words() -> None:
+    caller = Scenario.from_dict(scenario(
+        "Orders", call("Open", page="${where}"), params={"where": {"default": "orders"}},
+        callees={"Open": scenario("Open", NAVIGATE)},
+    ))  # fmt: skip
+    step = caller.steps[0]
+    assert step.describe() == "call 'Open' with page = '${where}'"
+    assert caller.placeholders() == ({"where"}, set())  # a caller's ${param} it passes
+    again = Scenario.from_dict(json.loads(json.dumps(caller.to_dict())))
+    assert again == caller and list(again.callees) == ["Open"]
+    check_calls(again)
+
+
+@pytest.mark.parametrize(
+    ("step", "error", "message"),
+    [
+        (call(""), ScenarioInvalid, "call needs the scenario's name"),
+        (call("Open", page="${SECRET:PW}"), ScenarioInvalid, "can't pass a secret"),
+        (call("Open", page="${TOTP:BO}"), ScenarioInvalid, "can't pass a secret"),
+        (call("Open", **{"no-name": "x"}), ScenarioInvalid, "'no-name' is not a parameter"),
+        ({"action": "call", "args": {"scenario": "Open", "then": 1}}, ScenarioInvalid,
+         "call takes no then"),
+        (call("Open", page="orders", more="x"), ScenarioInvalid, "'Open' has no parameter more"),
+        (call("Open"), ParamMissing, "gives 'Open' no value for page"),
+        (call("Orders"), CallCycle, "'Orders' calls 'Orders'"),
+    ],
+)  # fmt: skip
+def test_a_bad_call_is_refused_when_read_saying_why(
+    step: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    data = scenario("Orders", step, callees={"Open": scenario("Open", NAVIGATE)})
+    with pytest.raises(error, match=message) as info:
+        Scenario.from_dict(data)
+    assert type(info.value) is error
+
+
+def test_a_cycle_through_others_and_a_missing_callee_are_typed_errors() -> None:
+    a, b = scenario("A", call("B")), scenario("B", call("C"))
+    with pytest.raises(CallCycle, match="'A' calls 'B' calls 'C' calls 'A'") as cycle:
+        Scenario.from_dict({**a, "callees": {"B": b, "C": scenario("C", call("A"))}})
+    assert cycle.value.code == "call_cycle"
+    unresolved = Scenario.from_dict({**a, "callees": {"B": b}})  # C: a server resolves it
+    with pytest.raises(CallMissing, match="step 0 of 'B' calls 'C', which is not there") as gone:
+        check_calls(unresolved)  # what a replay does before its first step
+    assert gone.value.code == "call_missing"
+
+
+def test_a_hostile_callee_is_written_into_its_export_as_text_only() -> None:
+    evil = "x'); __import__('os').system('boom'); ('"
+    callee = scenario(evil, NAVIGATE, {"action": "expect", "args": {
+        "kind": "download", "name": evil, "header": [evil], "rows": 1}})  # fmt: skip
+    caller = Scenario.from_dict(scenario("Orders", call(evil, page=evil), callees={evil: callee}))
+    module = ast.parse(to_pytest(caller))
+    functions = {f.name: f for f in module.body if isinstance(f, ast.FunctionDef)}
+    assert {"call_x_import_os_system_boom", "test_orders", "check_download"} <= set(functions)
+    allowed = {"page", "params", "os", "url", "check_download", "call_x_import_os_system_boom"}
+    for name in ("call_x_import_os_system_boom", "test_orders"):
+        names = {n.id for n in ast.walk(functions[name]) if isinstance(n, ast.Name)}
+        assert names <= allowed | {"Page", "dict", "str", "None"}, names
+    assert not any(isinstance(n, ast.Call) and getattr(n.func, "id", "") == "__import__"
+                   for n in ast.walk(module))  # fmt: skip
+
+
+# -- in a real browser: the back office ------------------------------------------------
+
+
+def export_orders(url: str) -> Scenario:
+    """Signs in through the called "Sign in" (its user a parameter the caller passes),
+    then downloads the orders and checks the file."""
+    login = sign_in(url).to_dict()
+    login["steps"][1]["args"]["value"] = "${user}"
+    link = {"role": "link", "name": "Export CSV", "tag": "a", "selectors": ["a[download]"]}
+    check = {"kind": "download", "name": "orders*.csv", "type": "csv", "rows": 2,
+             "header": ["order", "customer", "total"]}  # fmt: skip
+    return Scenario.from_dict(scenario(
+        "Export orders", call("Sign in", user="${who}"),
+        {"action": "click", "args": {}, "identity": link},
+        {"action": "expect", "args": check},
+        base_url=url, params={"who": {"default": USER}}, callees={"Sign in": login},
+    ))  # fmt: skip
+
+
+async def test_a_caller_replays_its_callee_in_the_same_tab_and_its_export_does_too(
+    browser: BrowserSession, tmp_path: Path
+) -> None:
+    with back_office() as office:
+        document = export_orders(office.url)
+        tab = await browser.new_tab(workspace=tmp_path / "replay")
+        sink = ListSink()
+        try:
+            result = await Replay(tab, document, sink=sink, env=ENV, secrets=Secrets(ENV)).run()
+        finally:
+            await tab.close()
+        assert result.ok, result.reason
+        assert office.sign_ins == 1  # signed in as the caller's ${who} told the callee
+        first = result.steps[0]
+        assert (first.action, first.called, len(first.inner)) == ("call", "Sign in", 8)
+        assert [s for s, o in every_outcome(result.steps) if o.status == "passed"] == (
+            [""] + ["Sign in"] * 8 + ["", ""]
+        )
+        # The callee's steps are steps of the run of their own, marked with its name.
+        recorded = sink.of_type(StepRecorded)
+        assert {e.index for e in recorded} == set(range(11))
+        assert recorded[0].action == "call"  # listed before its steps, said again when done
+        assert [e.index for e in recorded if e.action == "call"] == [0, 0]
+        inner = [e for e in recorded if e.by == "call"]
+        assert len(inner) == 8 and {e.call for e in inner} == {"Sign in"}
+        assert min(e.index for e in inner) == 3  # after the caller's own three
+        replayed = [e for e in sink.of_type(StepReplayed) if e.scenario == "Sign in"]
+        assert [e.index for e in replayed] == list(range(8))
+        assert [e.row for e in replayed] == [e.index for e in inner]
+        started = [e.index for e in sink.of_type(ActionStarted)]
+        assert started[:2] == [0, 3]  # the call, then its first step
+        text = json.dumps([e.to_dict() for e in sink.events]) + json.dumps(result.to_dict())
+        assert PASSWORD not in text and SEED not in text and office.codes[0] not in text
+
+        # The export: a function for "Sign in", called with the caller's value, and the
+        # download checked as the replay checked it.
+        code = to_pytest(document)
+        assert "def call_sign_in(page: Page, params: dict[str, str]) -> None:" in code
+        assert "call_sign_in(page, {'user': os.environ.get('WHO', 'ada')})" in code
+        assert "check_download(page, {'kind': 'download', 'name': 'orders*.csv'" in code
+        # Run beside it, the same file expecting a row more fails as the replay would.
+        fewer = {"test_fewer.py": code.replace("'rows': 2", "'rows': 3")}
+        status, out = await run_exported(code, tmp_path, office.url, ENV, more=fewer)
+        assert status == 1 and "1 failed, 1 passed" in out, out
+        assert "test_fewer.py" in out and "'orders.csv' has 2 row(s) of data" in out, out
+        assert office.sign_ins == 3

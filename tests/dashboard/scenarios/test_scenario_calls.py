@@ -1,0 +1,190 @@
+"""Stored scenarios that call scenarios: a call step links its callee (stored once, its
+steps filled into the caller's document), a callee that is not there or a cycle is
+refused at save with a typed error (JSON errors in the API), a renamed callee is renamed
+in its callers, one that others call is not deleted; the login scenario set through the
+API and the scenario file; the page adds a call step."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from automation.errors import CallCycle, CallMissing, ParamMissing, ScenarioInvalid
+from dashboard.accounts.services import api_token_create
+from dashboard.models import Scenario, ScenarioCall
+from dashboard.scenarios import selectors
+from dashboard.scenarios import services as scenario_services
+
+pytestmark = pytest.mark.django_db
+
+BASE = "http://shop.test"
+USER_FIELD = {"role": "textbox", "name": "User", "tag": "input", "selectors": ["#user"]}
+
+
+def sign_in(name: str = "Sign in") -> dict[str, Any]:
+    return {"version": 1, "name": name, "base_url": BASE, "steps": [
+        {"action": "navigate", "args": {"url": f"{BASE}/login"}},
+        {"action": "fill", "args": {"value": "${user}"}, "identity": USER_FIELD}]}  # fmt: skip
+
+
+def orders(*, callee: str = "Sign in", **top: Any) -> dict[str, Any]:
+    return {"version": 1, "name": "Orders", "base_url": BASE,
+            "params": {"who": {"default": "ada"}}, "steps": [
+                {"action": "call", "args": {"scenario": callee, "params": {"user": "${who}"}}},
+                {"action": "navigate", "args": {"url": f"{BASE}/orders"}}], **top}  # fmt: skip
+
+
+def api(client: Client, owner: Any, method: str, path: str, body: Any = None) -> Any:
+    _, token = api_token_create(owner=owner, name="t")
+    return getattr(client, method)(f"/api{path}", body, content_type="application/json",
+                                   headers={"Authorization": f"Bearer {token}"})  # fmt: skip
+
+
+def test_a_call_links_its_callee_once_and_the_caller_s_document_carries_it(owner: Any) -> None:
+    login = scenario_services.scenario_import(owner=owner, data=sign_in())
+    caller = scenario_services.scenario_import(owner=owner, data=orders())
+    other = scenario_services.scenario_import(owner=owner, data={**orders(), "name": "Other"})
+    assert set(ScenarioCall.objects.values_list("caller_id", "callee_id")) == {
+        (caller.pk, login.pk), (other.pk, login.pk)
+    }  # fmt: skip
+    document = selectors.scenario_document(scenario=caller)
+    assert list(document.callees) == ["Sign in"]
+    assert document.callees["Sign in"].steps[1].args == {"value": "${user}"}
+    assert document.to_dict()["callees"]["Sign in"]["name"] == "Sign in"
+    # Renamed, it is renamed where it is called.
+    scenario_services.scenario_rename(scenario=login, name="Log in")
+    for scenario in (caller, other):
+        steps = selectors.scenario_document(scenario=scenario).steps
+        assert steps[0].args["scenario"] == "Log in"
+    # The call step deleted, the link goes (the callee stays).
+    scenario_services.scenario_step_delete(scenario=other, index=0)
+    assert not ScenarioCall.objects.filter(caller=other).exists()
+
+
+def test_a_person_deleted_takes_their_scenarios_that_call_each_other(owner: Any) -> None:
+    scenario_services.scenario_import(owner=owner, data=sign_in())
+    scenario_services.scenario_import(owner=owner, data=orders())
+    owner.delete()  # the calls between them keep none of them
+    assert not Scenario.objects.exists() and not ScenarioCall.objects.exists()
+
+
+def test_the_admin_does_not_delete_a_called_scenario_either(owner: Any, admin_client: Any) -> None:
+    login = scenario_services.scenario_import(owner=owner, data=sign_in())
+    scenario_services.scenario_import(owner=owner, data=orders())
+    url = f"/admin/dashboard/scenario/{login.pk}/delete/"
+    page = admin_client.post(url, {"post": "yes"}).content.decode()
+    assert "would require deleting the following protected related objects" in page
+    assert Scenario.objects.filter(pk=login.pk).exists()
+
+
+def test_saving_a_replay_run_keeps_the_call_step_not_the_steps_it_ran() -> None:
+    from automation.recording.fromrun import plan
+
+    rows = [
+        {"index": 0, "action": "call", "args": {"scenario": "Sign in", "params": {}}},
+        {"index": 1, "action": "navigate", "args": {"url": f"{BASE}/login"}, "by": "call"},
+    ]
+    planned = plan(rows)
+    assert [p.kept for p in planned] == [True, False]
+    assert planned[1].reason == "a step of a scenario it called"
+
+
+def test_a_missing_callee_and_a_cycle_are_refused_at_save(owner: Any) -> None:
+    with pytest.raises(CallMissing, match="no scenario of yours is named 'Sign in'"):
+        scenario_services.scenario_import(owner=owner, data=orders())
+    assert not Scenario.objects.exists()  # nothing of it stored
+    login = scenario_services.scenario_import(owner=owner, data=sign_in())
+    caller = scenario_services.scenario_import(owner=owner, data=orders())
+    with pytest.raises(CallCycle, match="'Orders' calls 'Sign in'"):
+        scenario_services.scenario_call_add(scenario=login, callee_id=caller.pk,
+                                            params={"who": "x"})  # fmt: skip
+    with pytest.raises(CallCycle, match="can't call itself"):
+        scenario_services.scenario_call_add(scenario=caller, callee_id=caller.pk, params={})
+    assert login.steps.count() == 2 and caller.steps.count() == 2
+
+
+def test_an_edit_of_a_called_scenario_that_its_callers_can_t_follow_is_refused(
+    owner: Any,
+) -> None:
+    login = scenario_services.scenario_import(owner=owner, data=sign_in())
+    scenario_services.scenario_import(owner=owner, data=orders())
+    with pytest.raises(ScenarioInvalid, match=r"'Orders' calls it: .*no parameter user"):
+        scenario_services.scenario_step_delete(scenario=login, index=1)  # the ${user} step
+    assert login.steps.count() == 2
+    scenario_services.scenario_param_set_default(scenario=login, name="user", default="ada")
+    scenario_services.scenario_step_update(scenario=Scenario.objects.get(name="Orders"),
+                                           index=0, args={"scenario": "Sign in"})  # fmt: skip
+    with pytest.raises(ParamMissing, match=r"'Orders' calls it: .* no value for user"):
+        scenario_services.scenario_param_set_default(scenario=login, name="user", default=None)
+    assert Scenario.objects.get(pk=login.pk).params == {"user": {"default": "ada"}}
+
+
+def test_the_api_says_why_in_json_and_refuses_to_delete_a_called_scenario(
+    client: Client, owner: Any
+) -> None:
+    missing = api(client, owner, "post", "/scenarios", orders())
+    assert missing.status_code == 400
+    assert missing.json()["error"]["code"] == "call_missing"
+    login = api(client, owner, "post", "/scenarios", sign_in()).json()["id"]
+    unknown = api(client, owner, "post", "/scenarios", orders() | {"steps": [
+        {"action": "call", "args": {"scenario": "Sign in", "params": {"user": "x", "pw": "y"}}}
+    ]})  # fmt: skip
+    assert unknown.status_code == 400
+    assert "'Sign in' has no parameter pw" in unknown.json()["error"]["message"]
+    caller = api(client, owner, "post", "/scenarios", orders()).json()["id"]
+    exported = api(client, owner, "get", f"/scenarios/{caller}").json()
+    assert (
+        exported["steps"][0]["args"]["scenario"] == "Sign in" and "Sign in" in exported["callees"]
+    )
+
+    refused = api(client, owner, "delete", f"/scenarios/{login}")
+    assert refused.status_code == 409
+    error = refused.json()["error"]
+    assert error["code"] == "scenario_called" and f"'Orders' ({caller})" in error["message"]
+    assert api(client, owner, "delete", f"/scenarios/{caller}").status_code == 204
+    assert api(client, owner, "delete", f"/scenarios/{login}").status_code == 204
+
+
+def test_the_login_scenario_is_set_through_the_api_and_the_file(client: Client, owner: Any) -> None:
+    api(client, owner, "post", "/scenarios", sign_in())
+    plain = api(client, owner, "post", "/scenarios", sign_in("Plain")).json()["id"]
+    answer = api(client, owner, "put", f"/scenarios/{plain}/login", {"login_scenario": "Sign in"})
+    assert answer.status_code == 200 and answer.json()["login_scenario"] == "Sign in"
+    stored = Scenario.objects.get(pk=plain)
+    assert stored.login_scenario is not None and stored.login_scenario.name == "Sign in"
+    unknown = api(client, owner, "put", f"/scenarios/{plain}/login", {"login_scenario": "Nope"})
+    assert unknown.status_code == 400 and unknown.json()["error"]["code"] == "call_missing"
+    cleared = api(client, owner, "put", f"/scenarios/{plain}/login", {"login_scenario": ""})
+    assert "login_scenario" not in cleared.json()
+    # A file names it, and its export says it again.
+    data = api(client, owner, "post", "/scenarios", orders(login_scenario="Sign in")).json()
+    exported = api(client, owner, "get", f"/scenarios/{data['id']}").json()
+    assert exported["login_scenario"] == "Sign in"
+
+
+def test_the_page_adds_a_call_and_says_who_calls_a_scenario(client: Client, owner: Any) -> None:
+    client.force_login(owner)
+    login = scenario_services.scenario_import(owner=owner, data=sign_in())
+    plain = scenario_services.scenario_import(owner=owner, data=sign_in("Plain"))
+    form = {"callee": login.pk, "params": "user = ${user}", "position": "0"}
+    added = client.post(f"/scenarios/{plain.pk}/calls", form)
+    assert added.status_code == 302 and added.url.endswith("#step-0")
+    steps = selectors.scenario_document(scenario=plain).steps
+    assert steps[0].args == {"scenario": "Sign in", "params": {"user": "${user}"}}
+    step = plain.steps.get(index=0)
+    changed = client.post(f"/scenarios/{plain.pk}/steps/0/values",
+                          {"step_id": step.pk, "step0-params": "user=grace"})  # fmt: skip
+    assert changed.status_code == 302
+    assert selectors.scenario_document(scenario=plain).steps[0].args["params"] == {"user": "grace"}
+    wrong = client.post(f"/scenarios/{plain.pk}/steps/0/values",
+                        {"step_id": step.pk, "step0-params": "pw=x"})  # fmt: skip
+    assert wrong.status_code == 400 and "no parameter pw" in wrong.content.decode()
+    page = client.get(f"/scenarios/{login.pk}/").content.decode()
+    assert 'data-testid="callers"' in page and ">Plain</a>" in page
+    refused = client.post(f"/scenarios/{login.pk}/delete", follow=True).content.decode()
+    assert "Not deleted: &#x27;Sign in&#x27; is called by &#x27;Plain&#x27;" in refused
+    bad = client.post(f"/scenarios/{plain.pk}/calls", {"callee": login.pk, "params": "user"},
+                      follow=True).content.decode()  # fmt: skip
+    assert "The call was not added" in bad and "write name=value" in bad
