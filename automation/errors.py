@@ -22,7 +22,8 @@
     │   ├── SecretNotGranted    a ${SECRET:NAME} the run's owner was not granted (names it only)
     │   ├── ScenarioInvalid     a scenario that can't be read (bad shape, future version,
     │   │   │                   unknown step type); nothing of it is used
-    │   │   └── ParamMissing    a ${param} or ${SECRET:NAME} with no value at replay
+    │   │   ├── ParamMissing    a ${param} or ${SECRET:NAME} with no value at replay
+    │   │   └── HandlerInvalid  an interruption handler that can't be used (names which)
     │   └── OutputInvalid       a run's output schema that is no JSON Schema, or an output
     │                           that does not match it (each problem listed)
     └── LLMError                the language model could not give a usable reply
@@ -46,6 +47,7 @@ __all__ = [
     "EvaluateCancelled",
     "EvaluateError",
     "EvaluateTimeout",
+    "HandlerInvalid",
     "HttpStatus",
     "LLMError",
     "LLMResponseError",
@@ -192,6 +194,13 @@ class ScenarioInvalid(ActionInvalid):
 
 class ParamMissing(ScenarioInvalid):
     code = "param_missing"
+
+
+class HandlerInvalid(ScenarioInvalid):
+    """An interruption handler (automation.recording.handlers) with a bad shape: ``index``
+    is the handler's place in the scenario's list."""
+
+    code = "handler_invalid"
 
 
 class OutputInvalid(ActionInvalid):

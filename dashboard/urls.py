@@ -13,6 +13,7 @@ from dashboard.api.app import api
 from dashboard.jobs import batch_views, schedule_views
 from dashboard.runs import files as runfiles
 from dashboard.runs import views as run_views
+from dashboard.scenarios import handler_views
 from dashboard.scenarios import views as scenario_views
 
 STATIC_DIR = Path(__file__).resolve().parent / "static" / "dashboard"
@@ -65,6 +66,17 @@ urlpatterns = [
     ),
     path("scenarios/<int:scenario_id>/edit", scenario_views.scenario_edit, name="scenario_edit"),
     path("scenarios/<int:scenario_id>/login", scenario_views.scenario_login, name="scenario_login"),
+    path(
+        "scenarios/<int:scenario_id>/handlers",
+        handler_views.scenario_handler_save,
+        name="scenario_handler_save",
+    ),
+    path(
+        "scenarios/<int:scenario_id>/handlers/remove",
+        handler_views.scenario_handler_remove,
+        name="scenario_handler_remove",
+    ),
+    path("runs/<int:run_id>/handlers", handler_views.run_handler_learn, name="run_handler_learn"),
     path(
         "scenarios/<int:scenario_id>/checks",
         scenario_views.scenario_check_add,

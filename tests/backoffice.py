@@ -1,9 +1,16 @@
 """A small back office served on 127.0.0.1 for tests: a sign-in with a password and a
-one-time code (RFC 6238), sessions that expire, orders behind the sign-in and a CSV export.
+one-time code (RFC 6238), sessions that expire, orders behind the sign-in (a list, a page
+per order) and a CSV export.
 
 Pages are fixtures/backoffice/*.html with ``{…}`` fields filled in.  What a test reads:
 ``sign_ins`` (completed sign-ins), ``codes`` (codes accepted), :meth:`expire_sessions`
-(every session ends now, as after their lifetime)."""
+(every session ends now, as after their lifetime), ``keepalives``.
+
+:meth:`BackOffice.switch_release` is a new release of the app: from then on, its signed-in
+pages show a "What's new" modal (until its *Got it*) and a cookie wall (until *Accept
+all* or *Only necessary*) over the page, from the ``after_views``-th page on (so at any
+step of a scenario).  With ``expiry_prompt_s``, a page of a session older than that shows a
+"Your session will expire soon" prompt over it (its *Stay signed in* keeps the session)."""
 
 from __future__ import annotations
 
@@ -26,6 +33,7 @@ USER = "ada"
 PASSWORD = "Correct-Horse-9"
 SEED = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXQ"  # base32, 160 bits
 EXPORT_CSV = "order,customer,total\r\n1001,Ada,12.50\r\n1002,Grace,8.00\r\n"
+ORDERS = {"1001": ("Ada", "12.50"), "1002": ("Grace", "8.00")}
 
 
 class BackOffice:
@@ -37,6 +45,42 @@ class BackOffice:
         self.codes: list[str] = []
         self.lock = threading.Lock()
         self.url = ""
+        self.release = ""  # "" until switch_release
+        self.views_left = 0  # signed-in pages still shown without the release's interruptions
+        self.expiry_prompt_s: float | None = None
+        self.keepalives = 0
+
+    def switch_release(self, release: str = "2026.12", *, after_views: int = 0) -> None:
+        """A new release: its interruptions show from the ``after_views``-th signed-in page
+        on (0: the next one)."""
+        with self.lock:
+            self.release, self.views_left = release, after_views
+
+    def interruptions(self, cookie: str) -> str:
+        """What a signed-in page shows over itself now ("" when nothing); counts the view."""
+        shown = []
+        with self.lock:
+            if self.release and self.views_left > 0:
+                self.views_left -= 1
+            elif self.release:
+                if not _cookie(cookie, "bo_cookies"):
+                    shown.append("cookie-wall")
+                if _cookie(cookie, "bo_seen") != self.release:
+                    shown.append("whats-new")
+            made = self.sessions.get(_cookie(cookie, "bo_session"), time.monotonic())
+            if self.expiry_prompt_s is not None and time.monotonic() - made >= self.expiry_prompt_s:
+                shown.append("expiry")
+        if not shown:
+            return ""
+        text = (PAGES / "interruptions.html").read_text()
+        return text.replace("{shown}", " ".join(shown)).replace("{release}", escape(self.release))
+
+    def keep_alive(self, cookie: str) -> None:
+        token = _cookie(cookie, "bo_session")
+        with self.lock:
+            if token in self.sessions:
+                self.sessions[token] = time.monotonic()
+                self.keepalives += 1
 
     def expire_sessions(self) -> None:
         with self.lock:
@@ -66,6 +110,9 @@ def _handler(office: BackOffice) -> type[BaseHTTPRequestHandler]:
             text = (PAGES / name).read_text()
             for key, value in fields.items():
                 text = text.replace("{" + key + "}", escape(value))
+            if "{interruptions}" in text:
+                shown = office.interruptions(self.headers.get("Cookie", ""))
+                text = text.replace("{interruptions}", shown)
             self._send(status, text.replace("{error}", ""), "text/html; charset=utf-8")
 
         def _send(self, status: int, body: str, kind: str, *headers: tuple[str, str]) -> None:
@@ -97,6 +144,10 @@ def _handler(office: BackOffice) -> type[BaseHTTPRequestHandler]:
                 self._go("/login")
             elif path in ("/", "/orders"):
                 self._page("orders.html", user=USER)
+            elif path.removeprefix("/orders/") in ORDERS:
+                order = path.removeprefix("/orders/")
+                customer, total = ORDERS[order]
+                self._page("order.html", order=order, customer=customer, total=total)
             elif path == "/export.csv":
                 saved = ("Content-Disposition", 'attachment; filename="orders.csv"')
                 self._send(200, EXPORT_CSV, "text/csv", saved)
@@ -115,6 +166,9 @@ def _handler(office: BackOffice) -> type[BaseHTTPRequestHandler]:
                 with office.lock:
                     office.pending.add(token)
                 self._go("/otp", f"bo_pending={token}")
+            elif path == "/keepalive":
+                office.keep_alive(self.headers.get("Cookie", ""))
+                self._send(204, "", "text/plain")
             elif path == "/otp":
                 token = _cookie(self.headers.get("Cookie", ""), "bo_pending")
                 code = form.get("otp", "")

@@ -23,6 +23,9 @@ A scenario is plain JSON with a format name and a version::
 - ``$${`` writes a literal ``${``.
 - ``base_url`` is where it was recorded: replay against another base URL moves every
   navigation on that origin to the new one.
+- ``handlers`` (optional): interruptions replay clears whenever they cover a step's
+  element, each ``{"name", "when": <identity>, "steps": [...]}``
+  (:mod:`automation.recording.handlers`).
 
 :meth:`Scenario.from_dict` reads a scenario whole or refuses it with
 :class:`~automation.errors.ScenarioInvalid` naming the step and field; nothing is partly read.
@@ -43,6 +46,7 @@ from automation.browser.interact import MODIFIERS, MOUSE_BUTTONS
 from automation.errors import ActionInvalid, ParamMissing, ScenarioInvalid
 from automation.recording import expect
 from automation.recording import params as carried
+from automation.recording.handlers import Handler, read_handlers
 from automation.recording.roles import check_role
 from automation.secrets import SECRET_ENV_PREFIX, misplaced_secret, totp_code
 
@@ -286,11 +290,12 @@ class Scenario:
     base_url: str = ""
     params: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> {default?}
     version: int = SCENARIO_VERSION
+    handlers: tuple[Handler, ...] = ()  # interruptions it clears (automation.recording.handlers)
 
     # -- reading and writing -----------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "format": FORMAT,
             "version": SCENARIO_VERSION,
             "name": self.name,
@@ -299,6 +304,9 @@ class Scenario:
             "params": {k: dict(v) for k, v in self.params.items()},
             "steps": [s.to_dict() for s in self.steps],
         }
+        if self.handlers:
+            data["handlers"] = [h.to_dict() for h in self.handlers]
+        return data
 
     @classmethod
     def from_dict(cls, data: object) -> Scenario:
@@ -336,6 +344,7 @@ class Scenario:
             description=data.get("description", ""),
             base_url=data.get("base_url", ""),
             params=params,
+            handlers=read_handlers(data.get("handlers"), _read_step),
         )
         return scenario
 
@@ -421,6 +430,10 @@ class Scenario:
         if not secret:
             params[name] = {"default": old}
         return replace(self, steps=steps, params=params)
+
+
+def _read_step(data: object, index: int) -> ScenarioStep:
+    return ScenarioStep.from_dict(data, index=index)
 
 
 # The arg that holds what a step types.

@@ -1,0 +1,115 @@
+"""Interruptions over the page, in a real browser against the back office's new release: a
+"What's new" dialog and a cookie wall over the page from the second page on.  A replay
+with handlers clears each when it covers a step's element and says so; without them (or
+with one that can't clear it) the step needs a person and nothing is clicked through."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from automation.browser.tab import Tab
+from automation.events import HandlerProposed, ListSink, Observation
+from automation.recording.replay import Replay, ReplayConfig
+from automation.recording.scenario import Scenario
+from tests.backoffice import BackOffice, back_office
+
+
+def handler(name: str, role: str, button: str, **when: str) -> dict[str, Any]:
+    """Cleared by a click on ``button``; ``when``: more of what it looks like."""
+    click = {"role": "button", "name": button, "tag": "button"}
+    return {"name": name, "when": {"role": role, "name": name, **when},
+            "steps": [{"action": "click", "args": {}, "identity": click}]}  # fmt: skip
+
+
+WHATS_NEW = handler("What's new", "dialog", "Got it")  # written by hand: no tag
+COOKIES = handler("Cookie consent", "region", "Accept all", tag="section")
+FAST = ReplayConfig(locate_wait_ms=500, step_timeout_ms=8_000)  # fmt: skip
+
+
+@pytest.fixture
+def office() -> Iterator[BackOffice]:
+    with back_office() as office:
+        office.switch_release("2026.12", after_views=1)  # the list as before, then covered
+        yield office
+
+
+async def signed_in(tab: Tab, office: BackOffice) -> None:
+    """The tab holds a session of the back office (as a sign-in profile would give it)."""
+    token = secrets.token_hex(16)
+    with office.lock:
+        office.sessions[token] = time.monotonic()
+    await tab.context.add_cookies([{"name": "bo_session", "value": token, "url": office.url}])
+
+
+def orders(url: str, *handlers: dict[str, Any]) -> Scenario:
+    def link(name: str) -> dict[str, Any]:
+        return {"role": "link", "name": name, "tag": "a"}
+
+    return Scenario.from_dict({
+        "version": 1, "name": "Order 1001", "base_url": url, "handlers": list(handlers),
+        "steps": [
+            {"action": "navigate", "args": {"url": f"{url}/orders"}},
+            {"action": "click", "args": {}, "identity": link("1001")},
+            {"action": "expect", "args": {"kind": "text_visible", "text": "Customer: Ada"}},
+            {"action": "click", "args": {}, "identity": link("Back to orders")},
+            {"action": "expect", "args": {"kind": "url", "url": "/orders"}},
+        ],
+    })  # fmt: skip
+
+
+def notes(sink: ListSink) -> list[str]:
+    return [e.text for e in sink.events if isinstance(e, Observation)]
+
+
+async def test_handlers_clear_a_new_releases_interruptions_at_any_step(
+    tab: Tab, office: BackOffice
+) -> None:
+    await signed_in(tab, office)
+    sink = ListSink()
+    scenario = orders(office.url, COOKIES, WHATS_NEW)  # the cookie wall is beneath
+    result = await Replay(tab, scenario, sink=sink, config=FAST).run()
+    assert result.ok, result.reason
+    assert [o.status for o in result.steps] == ["passed"] * 5
+    # Step 3 (on the order's page) was covered: the dialog on top first, then the wall.
+    assert notes(sink) == ["handled 'What's new' dialog", "handled 'Cookie consent' banner"]
+    cookies = {c["name"]: c["value"] for c in await tab.context.cookies()}
+    assert cookies["bo_seen"] == "2026.12" and cookies["bo_cookies"] == "all"
+    assert not [e for e in sink.events if isinstance(e, HandlerProposed)]
+
+    # Once cleared they stay away: the next replay has nothing to handle.
+    again = ListSink()
+    assert (await Replay(tab, scenario, sink=again, config=FAST).run()).ok
+    assert notes(again) == []
+
+
+async def test_without_a_handler_a_covered_step_needs_a_person(
+    tab: Tab, office: BackOffice
+) -> None:
+    await signed_in(tab, office)
+    sink = ListSink()
+    result = await Replay(tab, orders(office.url, COOKIES), sink=sink, config=FAST).run()
+    assert result.status == "needs_person"
+    assert "step 3" in result.reason
+    assert "covered by dialog 'What's new'" in result.reason
+    assert tab.url.endswith("/orders/1001")  # nothing was clicked through the dialog
+    # The wall beneath it was not handled either: the dialog stood over its button.
+    assert notes(sink) == []
+
+
+async def test_a_handler_that_does_not_clear_it_fails_honestly(
+    tab: Tab, office: BackOffice
+) -> None:
+    await signed_in(tab, office)
+    wrong = handler("What's new", "dialog", "Close")
+    sink = ListSink()
+    result = await Replay(tab, orders(office.url, wrong, COOKIES), sink=sink, config=FAST).run()
+    assert result.status == "needs_person"
+    assert "covered by dialog 'What's new'" in result.reason
+    said = notes(sink)
+    assert said and said[0].startswith("the handler 'What's new' dialog did not clear it: ")
+    assert tab.url.endswith("/orders/1001")
