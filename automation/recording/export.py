@@ -43,6 +43,7 @@ from automation.browser.interact import MODIFIERS, MOUSE_BUTTONS
 from automation.errors import ActionInvalid, ScenarioInvalid
 from automation.recording import expect
 from automation.recording.expect import KINDS
+from automation.recording.handlers import Handler
 from automation.recording.roles import check_role, is_aria_role
 from automation.recording.scenario import (
     PLACEHOLDER,
@@ -125,6 +126,8 @@ def to_pytest(scenario: Scenario, *, pending: Collection[int] = ()) -> str:
         # A one-time code is the seed's code of the moment the step runs (RFC 6238).
         at = lines[0].index("\nimport pytest\n")
         lines[0] = lines[0][:at] + "\nimport pyotp" + lines[0][at:]
+    for number, handler in enumerate(scenario.handlers):
+        lines.extend(f"    {line}" for line in _handler(number, handler, scenario.params))
     for index, step in enumerate(scenario.steps):
         try:
             if step.action not in STEP_ACTIONS:
@@ -142,6 +145,27 @@ def to_pytest(scenario: Scenario, *, pending: Collection[int] = ()) -> str:
     if not scenario.steps:
         lines.append("    pass")
     return "\n".join(lines) + "\n"
+
+
+def _handler(number: int, handler: Handler, params: dict[str, dict[str, Any]]) -> list[str]:
+    """An interruption handler as Playwright's own: ``page.add_locator_handler`` runs its
+    steps whenever its element shows before an action."""
+    try:
+        _, when = _element(handler.when, params)
+        body = [line for step in handler.steps for line in _step(step, params)]
+    except ScenarioInvalid as exc:
+        raise ScenarioInvalid(
+            f"handler {number} can't be exported: {exc.message}", index=number, hint=exc.hint
+        ) from None
+    lines = [
+        f"# handler {number}: {_quote(handler.name)}, cleared whenever it shows",
+        f"def clear_{number}(_shown: object) -> None:",
+        *(f"    {line}" for line in body),
+        f"page.add_locator_handler({when}, clear_{number})",
+    ]
+    if any(len(line.splitlines()) != 1 or "\x00" in line for line in lines):
+        raise ScenarioInvalid(f"handler {number} can't be exported: a line would not stay one")
+    return lines
 
 
 _PENDING = (

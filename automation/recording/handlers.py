@@ -70,6 +70,8 @@ HANDLER_ACTIONS = frozenset({"click", "double_click", "hover", "press", "check",
 POINTER_ACTIONS = frozenset({"click", "double_click", "hover", "check"})
 _MAX_RUNS = 100  # handlers run in one replay, at most (one that comes back at every step)
 _LOOK_MS = 3_000  # to tell whether an interruption shows, or has gone
+_COVER_WAIT_MS = 2_000  # how long a cover no handler knows may take to leave by itself
+_SURE_SIMILARITY = 0.7  # an interruption found by similarity counts from this score
 _ROLE_WORDS = {"dialog": "dialog", "alertdialog": "dialog", "region": "banner",
                "banner": "banner", "contentinfo": "banner", "complementary": "banner",
                "alert": "message", "status": "message"}  # fmt: skip
@@ -250,13 +252,14 @@ class Interruptions:
         """The step's element once nothing covers it: a cover a handler knows is cleared
         and the element found again; one none clears makes a pointer step need a person
         (NeedsPerson naming it), and leaves any other step to act as it would."""
+        self.blocked = None
         for _ in range(MAX_HANDLERS + 1):
             assert located.element is not None
             cover = await self._cover_of(located.element, budget)
             if cover is None:
                 return located
             if not await self.handle(budget):
-                if action not in POINTER_ACTIONS:
+                if action not in POINTER_ACTIONS or await self._goes_away(located.element, budget):
                     return located
                 self.blocked = cover
                 raise NeedsPerson(
@@ -318,6 +321,18 @@ class Interruptions:
             await self.out.emit(HandlerProposed(index, name, _kept(look).to_dict(),
                                                 [s.to_dict() for s in steps]))  # fmt: skip
 
+    async def _goes_away(self, element: ElementHandle, budget: Budget) -> bool:
+        """Whether a cover no handler knows leaves by itself in a moment (a toast, a
+        layer the app is taking down), as a click would wait for it."""
+        within = budget.child(_COVER_WAIT_MS, label="the cover gone")
+        try:
+            while await self._cover_of(element, within) is not None:
+                await within.run(asyncio.sleep(0.1))
+        except BudgetExceeded:
+            budget.check()
+            return False
+        return True
+
     async def _cover_of(self, element: ElementHandle, budget: Budget) -> Cover | None:
         within = budget.child(_LOOK_MS, label="what covers the element")
         try:
@@ -355,7 +370,11 @@ class Interruptions:
             return None
         within = budget.child(_LOOK_MS, label="an interruption")
         try:
-            found = (await locate(self.tab.page, look, budget=within)).element
+            located = await locate(self.tab.page, look, budget=within)
+            sure = located.strategy not in ("similarity", "coordinates") or (
+                located.strategy == "similarity" and located.score >= _SURE_SIMILARITY
+            )
+            found = located.element if sure else None
             if found is not None or look.tag or not look.role or not look.name:
                 return found
             named = self.tab.page.get_by_role(look.role, name=look.name, exact=True)  # type: ignore[arg-type]

@@ -301,7 +301,12 @@ class Replay:
         """The step; again when it failed and an interruption was then cleared by a
         handler, or after signing in again (:meth:`_signed_out`)."""
         outcome = await self._signed_out(index, await self._step(index, step, budget), budget)
-        if not outcome.ok and await self.interruptions.handle(budget):
+        # (Not when a cover no handler cleared is why: handle() just said so.)
+        if (
+            not outcome.ok
+            and self.interruptions.blocked is None
+            and (await self.interruptions.handle(budget))
+        ):
             outcome = await self._signed_out(index, await self._step(index, step, budget), budget)
         return outcome
 

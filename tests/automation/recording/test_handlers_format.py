@@ -59,3 +59,16 @@ def test_a_handler_that_cant_be_used_refuses_the_file(handlers: Any, message: st
     assert message in caught.value.message, caught.value.message
     assert caught.value.code == "handler_invalid"
     assert isinstance(caught.value, ScenarioInvalid)  # refused as any bad scenario is
+
+
+def test_the_pytest_export_clears_them_with_playwrights_locator_handler() -> None:
+    from automation.recording.export import to_pytest
+
+    text = to_pytest(Scenario.from_dict(scenario(WHATS_NEW)))
+    compile(text, "exported.py", "exec")
+    assert "    # handler 0: \"What's new\", cleared whenever it shows\n" in text
+    assert "    def clear_0(_shown: object) -> None:\n" in text
+    assert "        page.get_by_role('button', name='Got it', exact=True).click()\n" in text
+    assert ("    page.add_locator_handler(page.get_by_role('dialog', name=\"What's new\", "
+            "exact=True), clear_0)\n") in text  # fmt: skip
+    assert text.index("add_locator_handler") < text.index("page.goto(")
