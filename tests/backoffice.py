@@ -10,7 +10,11 @@ Pages are fixtures/backoffice/*.html with ``{…}`` fields filled in.  What a te
 pages show a "What's new" modal (until its *Got it*) and a cookie wall (until *Accept
 all* or *Only necessary*) over the page, from the ``after_views``-th page on (so at any
 step of a scenario).  With ``expiry_prompt_s``, a page of a session older than that shows a
-"Your session will expire soon" prompt over it (its *Stay signed in* keeps the session)."""
+"Your session will expire soon" prompt over it (its *Stay signed in* keeps the session).
+
+The scenarios that drive it: :func:`sign_in_scenario` (password and one-time code),
+:func:`order_scenario` (an order's page and back), and the handlers of the release's
+interruptions (:data:`WHATS_NEW`, :data:`COOKIES`, :data:`EXPIRY`)."""
 
 from __future__ import annotations
 
@@ -22,11 +26,26 @@ from contextlib import contextmanager
 from html import escape
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pyotp
 
-__all__ = ["PASSWORD", "SEED", "USER", "BackOffice", "back_office"]
+from automation.recording.scenario import Scenario
+
+__all__ = [
+    "COOKIES",
+    "EXPIRY",
+    "PASSWORD",
+    "SEED",
+    "USER",
+    "WHATS_NEW",
+    "BackOffice",
+    "back_office",
+    "handler",
+    "order_scenario",
+    "sign_in_scenario",
+]
 
 PAGES = Path(__file__).resolve().parent.parent / "fixtures" / "backoffice"
 USER = "ada"
@@ -206,3 +225,58 @@ def back_office(*, session_s: float = 3600, sign_in: bool = True) -> Iterator[Ba
     finally:
         server.shutdown()
         server.server_close()
+
+
+def sign_in_scenario(url: str) -> Scenario:
+    """Signs in with the secrets BO_PASSWORD (the password) and BO (the TOTP seed)."""
+
+    def field(name: str, **more: str) -> dict[str, object]:
+        return {"tag": "input", "name_attr": name, "selectors": [f"[name={name}]"], **more}
+
+    button = {"role": "button", "tag": "button", "selectors": ["button[type=submit]"]}
+    return Scenario.from_dict({
+        "version": 1, "name": "Sign in", "base_url": url, "steps": [
+            {"action": "navigate", "args": {"url": f"{url}/login"}},
+            {"action": "fill", "args": {"value": USER}, "identity": field("user")},
+            {"action": "fill", "args": {"value": "${SECRET:BO_PASSWORD}"},
+             "identity": field("password", type="password")},
+            {"action": "click", "args": {}, "identity": {**button, "name": "Sign in"}},
+            {"action": "fill", "args": {"value": "${TOTP:BO}"},
+             "identity": field("otp", autocomplete="one-time-code")},
+            {"action": "click", "args": {}, "identity": {**button, "name": "Verify"}},
+            {"action": "expect", "args": {"kind": "url", "url": "/orders"}},
+            {"action": "expect", "args": {"kind": "text_visible", "text": "Signed in as ada"}},
+        ],
+    })  # fmt: skip
+
+
+def order_scenario(url: str, *handlers: dict[str, Any]) -> dict[str, Any]:
+    """The list, an order's page (where a new release first shows its interruptions,
+    ``after_views=1``) and back to the list."""
+
+    def link(name: str) -> dict[str, Any]:
+        return {"role": "link", "name": name, "tag": "a"}
+
+    return {
+        "format": "tabwright.scenario", "version": 1, "name": "Order 1001", "base_url": url,
+        "handlers": list(handlers),
+        "steps": [
+            {"action": "navigate", "args": {"url": f"{url}/orders"}},
+            {"action": "click", "args": {}, "identity": link("1001")},
+            {"action": "expect", "args": {"kind": "text_visible", "text": "Customer: Ada"}},
+            {"action": "click", "args": {}, "identity": link("Back to orders")},
+            {"action": "expect", "args": {"kind": "url", "url": "/orders"}},
+        ],
+    }  # fmt: skip
+
+
+def handler(name: str, role: str, button: str, **when: str) -> dict[str, Any]:
+    """A handler cleared by a click on ``button``; ``when``: more of what it looks like."""
+    click = {"role": "button", "name": button, "tag": "button"}
+    return {"name": name, "when": {"role": role, "name": name, **when},
+            "steps": [{"action": "click", "args": {}, "identity": click}]}  # fmt: skip
+
+
+WHATS_NEW = handler("What's new", "dialog", "Got it")  # as written by hand: no tag
+COOKIES = handler("Cookie consent", "region", "Accept all", tag="section")
+EXPIRY = handler("Session will expire", "alertdialog", "Stay signed in")

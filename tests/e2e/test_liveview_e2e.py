@@ -8,13 +8,12 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 from playwright.async_api import Page, expect
 
 from automation import BrowserSession
-from tests.backoffice import back_office
+from tests.backoffice import back_office, order_scenario
 from tests.e2e.ui import LIVE_MS, Server, live_picture, log_in, save, start_run
 from tests.tasks import AMBIGUOUS_TASK
 
@@ -198,17 +197,3 @@ async def test_an_interruption_cleared_on_the_live_view_is_handled_from_then_on(
 INPUT_RESULTS = (
     "() => window.__socketEvents.filter((e) => e.type === 'input.result' && e.ok).length"
 )
-
-
-def order_scenario(url: str) -> dict[str, Any]:
-    def link(name: str) -> dict[str, Any]:
-        return {"role": "link", "name": name, "tag": "a"}
-
-    return {"format": "tabwright.scenario", "version": 1, "name": "Order 1001", "base_url": url,
-            "steps": [
-                {"action": "navigate", "args": {"url": f"{url}/orders"}},
-                {"action": "click", "args": {}, "identity": link("1001")},
-                {"action": "expect", "args": {"kind": "text_visible", "text": "Customer: Ada"}},
-                {"action": "click", "args": {}, "identity": link("Back to orders")},
-                {"action": "expect", "args": {"kind": "url", "url": "/orders"}},
-            ]}  # fmt: skip

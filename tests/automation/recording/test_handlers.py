@@ -12,22 +12,21 @@ from typing import Any
 
 import pytest
 
+from automation import BrowserSession
 from automation.browser.tab import Tab
 from automation.events import HandlerProposed, ListSink, Observation
 from automation.recording.replay import Replay, ReplayConfig
 from automation.recording.scenario import Scenario
-from tests.backoffice import BackOffice, back_office
+from tests.backoffice import (
+    COOKIES,
+    EXPIRY,
+    WHATS_NEW,
+    BackOffice,
+    back_office,
+    handler,
+    order_scenario,
+)
 
-
-def handler(name: str, role: str, button: str, **when: str) -> dict[str, Any]:
-    """Cleared by a click on ``button``; ``when``: more of what it looks like."""
-    click = {"role": "button", "name": button, "tag": "button"}
-    return {"name": name, "when": {"role": role, "name": name, **when},
-            "steps": [{"action": "click", "args": {}, "identity": click}]}  # fmt: skip
-
-
-WHATS_NEW = handler("What's new", "dialog", "Got it")  # written by hand: no tag
-COOKIES = handler("Cookie consent", "region", "Accept all", tag="section")
 FAST = ReplayConfig(locate_wait_ms=500, step_timeout_ms=8_000)  # fmt: skip
 
 
@@ -47,19 +46,7 @@ async def signed_in(tab: Tab, office: BackOffice) -> None:
 
 
 def orders(url: str, *handlers: dict[str, Any]) -> Scenario:
-    def link(name: str) -> dict[str, Any]:
-        return {"role": "link", "name": name, "tag": "a"}
-
-    return Scenario.from_dict({
-        "version": 1, "name": "Order 1001", "base_url": url, "handlers": list(handlers),
-        "steps": [
-            {"action": "navigate", "args": {"url": f"{url}/orders"}},
-            {"action": "click", "args": {}, "identity": link("1001")},
-            {"action": "expect", "args": {"kind": "text_visible", "text": "Customer: Ada"}},
-            {"action": "click", "args": {}, "identity": link("Back to orders")},
-            {"action": "expect", "args": {"kind": "url", "url": "/orders"}},
-        ],
-    })  # fmt: skip
+    return Scenario.from_dict(order_scenario(url, *handlers))
 
 
 def notes(sink: ListSink) -> list[str]:
@@ -113,3 +100,31 @@ async def test_a_handler_that_does_not_clear_it_fails_honestly(
     said = notes(sink)
     assert said and said[0].startswith("the handler 'What's new' dialog did not clear it: ")
     assert tab.url.endswith("/orders/1001")
+
+
+async def test_a_prompt_that_comes_back_on_every_page_is_handled_each_time(
+    tab: Tab, office: BackOffice
+) -> None:
+    await signed_in(tab, office)
+    office.release = ""  # only "your session will expire soon", over every page
+    office.expiry_prompt_s = 0
+    sink = ListSink()
+    result = await Replay(tab, orders(office.url, EXPIRY), sink=sink, config=FAST).run()
+    assert result.ok, result.reason
+    assert notes(sink) == ["handled 'Session will expire' dialog"] * 2  # both links covered
+    assert office.keepalives == 2
+
+
+async def test_a_short_day_of_firings_across_an_expiry_and_a_release(
+    browser: BrowserSession,
+) -> None:
+    """bench.daily's day, four firings at once: the session ends and the release switches
+    before the third, which signs in again and then needs a person for the cover; once
+    the handlers are kept, the fourth clears both by itself."""
+    from bench.daily import daily
+
+    day = await daily(4, 0, browser=browser, quiet=True)
+    assert day.line() == (
+        "RESULT daily firings=4 passed=3 relogins=1 interruptions_handled=2 person_needed=1"
+    ), day.reasons
+    assert len(day.reasons) == 1 and "covered by dialog 'What's new'" in day.reasons[0]
