@@ -84,7 +84,9 @@ async def _sign_in(tab: Tab, office: BackOffice, day: Day) -> None:
     day.state = await storage_state_read(tab.context, budget=Budget(10_000, label="state"))
 
 
-async def fire(browser: BrowserSession, office: BackOffice, day: Day) -> str:
+async def fire(
+    browser: BrowserSession, office: BackOffice, day: Day, config: ReplayConfig = CONFIG
+) -> str:
     """One firing; its status."""
     tab = await browser.new_tab(storage_state=day.state or None)
     try:
@@ -95,7 +97,7 @@ async def fire(browser: BrowserSession, office: BackOffice, day: Day) -> str:
 
         sink = ListSink()
         scenario = Scenario.from_dict(order_scenario(office.url, *day.handlers))
-        replay = Replay(tab, scenario, sink=sink, env=ENV, secrets=_secrets(), config=CONFIG,
+        replay = Replay(tab, scenario, sink=sink, env=ENV, secrets=_secrets(), config=config,
                         relogin=relogin)  # fmt: skip
         result = await replay.run()
     finally:
@@ -115,13 +117,18 @@ async def fire(browser: BrowserSession, office: BackOffice, day: Day) -> str:
 
 
 async def daily(
-    firings: int, every_s: float, *, browser: BrowserSession | None = None, quiet: bool = False
+    firings: int,
+    every_s: float,
+    *,
+    browser: BrowserSession | None = None,
+    config: ReplayConfig = CONFIG,
+    quiet: bool = False,
 ) -> Day:
     """``firings`` firings ``every_s`` apart: every session ends before the firing a third
     of the way through, the release switches before the one half way."""
     if browser is None:
         async with BrowserSession(browser_config()) as own:
-            return await daily(firings, every_s, browser=own, quiet=quiet)
+            return await daily(firings, every_s, browser=own, config=config, quiet=quiet)
     day = Day()
     with back_office() as office:
         first = await browser.new_tab()
@@ -136,7 +143,7 @@ async def daily(
                 office.expire_sessions()
             if firing == max(1, firings // 2):
                 office.switch_release("2026.12", after_views=1)
-            status = await fire(browser, office, day)
+            status = await fire(browser, office, day, config)
             if not quiet:
                 print(
                     f"firing {firing} at {time.monotonic() - started:.0f} s: {status}", flush=True

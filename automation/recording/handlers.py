@@ -273,22 +273,20 @@ class Interruptions:
         return located
 
     async def handle(self, budget: Budget) -> bool:
-        """Run each handler whose interruption shows, the one on top first (again after
-        one ran: clearing one may bring out the one beneath); whether any ran and cleared
-        its interruption.  A handler that fails says so and is not run again by this
-        call."""
+        """Run each handler whose interruption shows with nothing over it (again after one
+        ran: clearing one may bring out the one beneath); whether any ran and cleared its
+        interruption.  A handler that fails says so and is not run again by this call."""
         ran, tried = False, set()
         while len(self.handled) < _MAX_RUNS:
-            showing = [h for h in self.handlers
-                       if h.name not in tried and await self._shows(h.when, budget)]  # fmt: skip
-            if not showing:
-                return ran
-            handler = showing[0]
-            for candidate in showing:
-                found = await self._find(candidate.when, budget)
+            handler = None
+            for candidate in self.handlers:
+                found = None if candidate.name in tried else await self._find(candidate.when,
+                                                                             budget)  # fmt: skip
                 if found is not None and await self._cover_of(found, budget) is None:
-                    handler = candidate  # nothing over it: the one on top
+                    handler = candidate  # showing, with nothing over it: the one on top
                     break
+            if handler is None:
+                return ran  # nothing known shows (or only beneath something unknown)
             tried.add(handler.name)
             ran = await self._run(handler, budget) or ran
         return ran
@@ -314,7 +312,7 @@ class Interruptions:
             if len(gone) == len(deeds) > 1
             else [(cover.looks[0], deeds[:MAX_HANDLER_STEPS])]
         )
-        known = {h.name.casefold() for h in self.handlers}
+        known: set[str] = set()  # one of a handler's name, kept, takes its place
         for look, steps in pairs:
             name = _name_of(look, known)
             known.add(name.casefold())
