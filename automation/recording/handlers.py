@@ -30,7 +30,13 @@ from typing import TYPE_CHECKING, Any
 from playwright.async_api import ElementHandle
 from playwright.async_api import Error as PlaywrightError
 
-from automation.browser.identity import CONTROL_CHARS, ElementIdentity, Located, capture, locate
+from automation.browser.identity import (
+    CONTROL_CHARS,
+    IDENTITY_JS,
+    ElementIdentity,
+    Located,
+    locate,
+)
 from automation.browser.tab import Tab
 from automation.budget import Budget
 from automation.errors import (
@@ -216,13 +222,16 @@ COVERS_JS = """(el) => {
   }
   return layers.map(faceOf);
 }"""
+# Each face as identity.js describes it (what a step's element identity holds).
+_COVERS_CAPTURED_JS = (
+    f"(el) => ({COVERS_JS})(el).map((face) => ({IDENTITY_JS})(face, {{ op: 'capture' }}))"
+)
 
 
 @dataclass(frozen=True)
 class Cover:
-    """What lies over a step's element: each layer's face (top first) and identity."""
+    """What lies over a step's element: each layer's face as an identity, top first."""
 
-    faces: list[ElementHandle]
     looks: list[ElementIdentity]
 
     def words(self) -> str:
@@ -334,27 +343,25 @@ class Interruptions:
     async def _cover_of(self, element: ElementHandle, budget: Budget) -> Cover | None:
         within = budget.child(_LOOK_MS, label="what covers the element")
         try:
-            handle = await within.run(element.evaluate_handle(COVERS_JS))
-            items = await within.run(handle.get_properties())
+            found = await within.run(element.evaluate(_COVERS_CAPTURED_JS))
+            frame = await within.run(element.owner_frame())
         except PlaywrightError:
             return None  # it left the page: the step's own code says so
         except BudgetExceeded:
             budget.check()
             return None
-        faces = [
-            face
-            for key, item in sorted(items.items(), key=lambda kv: _number(kv[0]))
-            if key.isdigit() and (face := item.as_element()) is not None
-        ]
-        if not faces:
+        if not isinstance(found, list) or not found:
             return None
+        frame_url = frame.url if frame is not None and frame.parent_frame is not None else ""
         looks: list[ElementIdentity] = []
-        for face in faces:
+        for face in found:
             try:
-                looks.append(await capture(face, budget=within))
+                if not isinstance(face, dict) or "error" in face:
+                    raise ActionFailed("the page did not describe it")
+                looks.append(ElementIdentity.from_page(face, frame_url=frame_url))
             except ActionFailed:
-                looks.append(ElementIdentity())
-        return Cover(faces, looks)
+                looks.append(ElementIdentity())  # covered all the same, by something unnamed
+        return Cover(looks)
 
     async def _shows(self, look: ElementIdentity, budget: Budget) -> bool:
         """Whether the interruption is on the page now (at once, no waiting)."""
