@@ -269,12 +269,18 @@ class Replay:
         self.control.begin_pause()
         recorder = await start_recorder(self.tab, budget)
         self.control.recorder = recorder
+        ask = (
+            "Do the step yourself in the live view, then resume: its element is proposed "
+            "for the step. Or resume to try it again"
+        )
+        if self.interruptions.blocked is not None:
+            ask = (
+                "Clear it in the live view, then resume: the step is tried again, and what "
+                "you did is offered to keep as a handler. Or do the step yourself"
+            )
         await self.out.emit(
             RunPaused(
-                reason,
-                f"{detail}. Do the step yourself in the live view, then resume: its element "
-                "is proposed for the step. Or resume to try it again, reply "
-                '"skip" if you did it some other way, or stop.',
+                reason, f'{detail}. {ask}, reply "skip" if you did it some other way, or stop.'
             )
         )
         waited_from = time.monotonic()

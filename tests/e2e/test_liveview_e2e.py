@@ -154,7 +154,7 @@ async def test_an_interruption_cleared_on_the_live_view_is_handled_from_then_on(
         await page.get_by_role("button", name="Replay").click()
         await expect(page.locator("#status")).to_have_text("paused", timeout=LIVE_MS)
         await expect(page.locator("#status-reason")).to_contain_text(
-            "covered by dialog 'What's new'"
+            "covered by dialog 'What's new' (and 1 more). Clear it in the live view, then resume"
         )
         await live_picture(page)
         await page.get_by_role("button", name="Enlarge").click()
