@@ -24,7 +24,8 @@
     │   │   │                   unknown step type); nothing of it is used
     │   │   ├── ParamMissing    a ${param} or ${SECRET:NAME} with no value at replay
     │   │   ├── CallMissing     a call step names a scenario that is not there
-    │   │   └── CallCycle       scenarios that call each other (A calls B calls A)
+    │   │   ├── CallCycle       scenarios that call each other (A calls B calls A)
+    │   │   └── HandlerInvalid  an interruption handler that can't be used (names which)
     │   └── OutputInvalid       a run's output schema that is no JSON Schema, or an output
     │                           that does not match it (each problem listed)
     └── LLMError                the language model could not give a usable reply
@@ -50,6 +51,7 @@ __all__ = [
     "EvaluateCancelled",
     "EvaluateError",
     "EvaluateTimeout",
+    "HandlerInvalid",
     "HttpStatus",
     "LLMError",
     "LLMResponseError",
@@ -204,6 +206,13 @@ class CallMissing(ScenarioInvalid):
 
 class CallCycle(ScenarioInvalid):
     code = "call_cycle"
+
+
+class HandlerInvalid(ScenarioInvalid):
+    """An interruption handler (automation.recording.handlers) with a bad shape: ``index``
+    is the handler's place in the scenario's list."""
+
+    code = "handler_invalid"
 
 
 class OutputInvalid(ActionInvalid):

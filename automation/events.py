@@ -19,6 +19,7 @@ __all__ = [
     "EvaluationFinished",
     "Event",
     "EventSink",
+    "HandlerProposed",
     "LLMMessage",
     "LLMRetry",
     "LLMToken",
@@ -227,6 +228,20 @@ class ChecksProposed(Event):
 
     type: ClassVar[str] = "checks.proposed"
     checks: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class HandlerProposed(Event):
+    """A replay was blocked at step ``index`` by something over the page and a person
+    cleared it: the handler that would clear it from now on (see
+    automation.recording.handlers), for the person to keep: its ``name``, ``when`` (an
+    element identity as JSON) and ``steps`` (scenario steps as JSON)."""
+
+    type: ClassVar[str] = "replay.handler_proposed"
+    index: int
+    name: str
+    when: dict[str, Any]
+    steps: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

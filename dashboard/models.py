@@ -340,6 +340,9 @@ class Scenario(models.Model):
     login_scenario = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # Interruptions its replays clear (automation.recording.handlers), as the scenario
+    # format writes them: [{"name", "when", "steps"}].
+    handlers = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -14,6 +14,7 @@ from dashboard.jobs import batch_views, schedule_views
 from dashboard.runs import files as runfiles
 from dashboard.runs import views as run_views
 from dashboard.scenarios import callviews as call_views
+from dashboard.scenarios import handler_views
 from dashboard.scenarios import views as scenario_views
 
 STATIC_DIR = Path(__file__).resolve().parent / "static" / "dashboard"
@@ -70,6 +71,17 @@ urlpatterns = [
         "scenarios/<int:scenario_id>/calls", call_views.scenario_call_new, name="scenario_call_new"
     ),
     path("scenarios/<int:scenario_id>/delete", call_views.scenario_delete, name="scenario_delete"),
+    path(
+        "scenarios/<int:scenario_id>/handlers",
+        handler_views.scenario_handler_save,
+        name="scenario_handler_save",
+    ),
+    path(
+        "scenarios/<int:scenario_id>/handlers/remove",
+        handler_views.scenario_handler_remove,
+        name="scenario_handler_remove",
+    ),
+    path("runs/<int:run_id>/handlers", handler_views.run_handler_learn, name="run_handler_learn"),
     path(
         "scenarios/<int:scenario_id>/checks",
         scenario_views.scenario_check_add,

@@ -46,6 +46,7 @@ from automation.recording import downloadfile, expect
 from automation.recording.calls import CALL, describe_call
 from automation.recording.expect import KINDS
 from automation.recording.exporthead import DOWNLOADS, HEADER, MARKER
+from automation.recording.handlers import Handler
 from automation.recording.roles import check_role, is_aria_role
 from automation.recording.scenario import (
     PLACEHOLDER,
@@ -119,6 +120,8 @@ def _function_names(scenario: Scenario) -> dict[str, str]:
 def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list[str]:
     """The steps of ``scenario`` as the indented lines of a function."""
     lines = []
+    for number, handler in enumerate(scenario.handlers):
+        lines.extend(f"    {line}" for line in _handler(number, handler, params))
     for index, step in enumerate(scenario.steps):
         try:
             if step.action not in STEP_ACTIONS:
@@ -134,6 +137,27 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
                                   index=index, hint=exc.hint) from None  # fmt: skip
         lines.extend(f"    {line}" for line in body)
     return lines or ["    pass"]
+
+
+def _handler(number: int, handler: Handler, params: dict[str, dict[str, Any]]) -> list[str]:
+    """An interruption handler as Playwright's own: ``page.add_locator_handler`` runs its
+    steps whenever its element shows before an action."""
+    try:
+        _, when = _element(handler.when, params)
+        body = [line for step in handler.steps for line in _step(step, params)]
+    except ScenarioInvalid as exc:
+        raise ScenarioInvalid(
+            f"handler {number} can't be exported: {exc.message}", index=number, hint=exc.hint
+        ) from None
+    lines = [
+        f"# handler {number}: {_quote(handler.name)}, cleared whenever it shows",
+        f"def clear_{number}(_shown: object) -> None:",
+        *(f"    {line}" for line in body),
+        f"page.add_locator_handler({when}, clear_{number})",
+    ]
+    if any(len(line.splitlines()) != 1 or "\x00" in line for line in lines):
+        raise ScenarioInvalid(f"handler {number} can't be exported: a line would not stay one")
+    return lines
 
 
 _PENDING = (

@@ -20,6 +20,9 @@ For every step, in order, inside its own budget (and the whole replay's):
    parameter carried into the element's identity is filled in before it is looked for:
    :mod:`automation.recording.params`); a native select or box hidden behind a widget is
    set there instead, verified on what the page shows (:mod:`automation.recording.widgets`).
+   Before it acts, nothing may cover the element: an interruption the scenario has a
+   handler for is cleared, one it has none for makes a pointer step need a person, and
+   what the person then does is proposed as a handler (:mod:`automation.recording.handlers`).
 
 Each step's :class:`StepOutcome` keeps which strategy found the element, its score and what
 changed.  When something changed, ``healed`` is the element's identity now and ``heal`` says
@@ -78,6 +81,7 @@ from automation.events import (
 )
 from automation.recording import expect
 from automation.recording.calls import CALL, CallFrame, check_calls
+from automation.recording.handlers import Handler, Interruptions
 from automation.recording.intent import IntentAgent, Reached, agent_goal, by_agent, go_directly
 from automation.recording.outcome import ReplayResult, StepOutcome
 from automation.recording.params import unfill
@@ -182,6 +186,8 @@ class Replay:
         # A base URL naming a file (…/app/index.html) means its folder.
         self.base_url = normalize_base(self.base_url)
         self._relogged = False
+        self.interruptions = Interruptions(self.tab, self.scenario.handlers, self.out,
+                                           self._run_handler)  # fmt: skip
 
     async def run(self) -> ReplayResult:
         started = time.monotonic()
@@ -268,7 +274,7 @@ class Replay:
             if done.skipped:
                 return await self._done_by_person(index, step, done.rescue)
         while True:
-            outcome = await self._signed_out(index, await self._step(index, step, budget), budget)
+            outcome = await self._tried(index, step, budget)
             if outcome.status != "needs_person" or self.control is None:
                 return outcome
             assert outcome.error is not None
@@ -299,12 +305,18 @@ class Replay:
         self.control.begin_pause()
         recorder = await start_recorder(self.tab, budget)
         self.control.recorder = recorder
+        ask = (
+            "Do the step yourself in the live view, then resume: its element is proposed "
+            "for the step. Or resume to try it again"
+        )
+        if self.interruptions.blocked is not None:
+            ask = (
+                "Clear it in the live view, then resume: the step is tried again, and what "
+                "you did is offered to keep as a handler. Or do the step yourself"
+            )
         await self.out.emit(
             RunPaused(
-                reason,
-                f"{detail}. Do the step yourself in the live view, then resume: its element "
-                "is proposed for the step. Or resume to try it again, reply "
-                '"skip" if you did it some other way, or stop.',
+                reason, f'{detail}. {ask}, reply "skip" if you did it some other way, or stop.'
             )
         )
         waited_from = time.monotonic()
@@ -323,8 +335,31 @@ class Replay:
             assert limit_ms is not None
             return Rescue(False, gave_up=limit_ms)
         await self.out.emit(RunResumed())
+        await self.interruptions.learn(index, step, acts, budget)
         replies = {r.lower().strip(" .!") for r in self.control.take_replies()}
         return Rescue(bool(replies & SKIP_REPLIES), rescue_of(step, acts))
+
+    async def _tried(self, index: int, step: ScenarioStep, budget: Budget) -> StepOutcome:
+        """The step; again when it failed and an interruption was then cleared by a
+        handler, or after signing in again (:meth:`_signed_out`)."""
+        outcome = await self._signed_out(index, await self._step(index, step, budget), budget)
+        # (Not when a cover no handler cleared is why: handle() just said so.)
+        if (
+            not outcome.ok
+            and self.interruptions.blocked is None
+            and (await self.interruptions.handle(budget))
+        ):
+            outcome = await self._signed_out(index, await self._step(index, step, budget), budget)
+        return outcome
+
+    async def _run_handler(self, handler: Handler, budget: Budget) -> str:
+        """A handler's steps, replayed in the tab: "" when they passed, else why not."""
+        steps = Scenario(f"handler {handler.name}", handler.steps, base_url=self.scenario.base_url)
+        most_ms = max(1, int(min(budget.remaining_ms(), 60_000)))
+        config = replace(self.config, run_timeout_ms=most_ms, screenshots=False)
+        result = await Replay(self.tab, steps, base_url=self.base_url, config=config,
+                              secrets=self.run_secrets).run()  # fmt: skip
+        return "" if result.ok else result.reason
 
     async def _signed_out(self, index: int, outcome: StepOutcome, budget: Budget) -> StepOutcome:
         """``outcome`` of a failed step, when the page asks to sign in: the step again after
@@ -418,6 +453,9 @@ class Replay:
                         raise
                     result = reached.result
                 else:
+                    located = await self.interruptions.uncover(
+                        located, step.action, lambda within: self._locate(step, within), step_budget
+                    )
                     result = await self._act_on(located, step, step_budget)
                     await self.tab.settle(budget=step_budget)
             else:

@@ -23,6 +23,9 @@ A scenario is plain JSON with a format name and a version::
 - ``$${`` writes a literal ``${``.
 - ``base_url`` is where it was recorded: replay against another base URL moves every
   navigation on that origin to the new one.
+- ``handlers`` (optional): interruptions replay clears whenever they cover a step's
+  element, each ``{"name", "when": <identity>, "steps": [...]}``
+  (:mod:`automation.recording.handlers`).
 
 :meth:`Scenario.from_dict` reads a scenario whole or refuses it with
 :class:`~automation.errors.ScenarioInvalid` naming the step and field; nothing is partly read.
@@ -44,6 +47,7 @@ from automation.errors import ActionInvalid, ParamMissing, ScenarioInvalid
 from automation.recording import expect
 from automation.recording import params as carried
 from automation.recording.calls import CALL, call_args, check_calls, describe_call, read_callees
+from automation.recording.handlers import Handler, read_handlers
 from automation.recording.roles import check_role
 from automation.secrets import SECRET_ENV_PREFIX, misplaced_secret, totp_code
 
@@ -300,11 +304,12 @@ class Scenario:
     # The scenario (by name) that signs in again when a replay meets a sign-in page; the
     # dashboard runs it (dashboard.runs.relogin).
     login_scenario: str = ""
+    handlers: tuple[Handler, ...] = ()  # interruptions it clears (automation.recording.handlers)
 
     # -- reading and writing -----------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "format": FORMAT,
             "version": SCENARIO_VERSION,
             "name": self.name,
@@ -317,6 +322,9 @@ class Scenario:
                             for name, callee in self.callees.items()}}
                if self.callees else {}),
         }  # fmt: skip
+        if self.handlers:
+            data["handlers"] = [h.to_dict() for h in self.handlers]
+        return data
 
     @classmethod
     def from_dict(cls, data: object) -> Scenario:
@@ -357,6 +365,7 @@ class Scenario:
             params=params,
             callees=read_callees(data.get("callees", {}), cls.from_dict),
             login_scenario=data.get("login_scenario", "").strip(),
+            handlers=read_handlers(data.get("handlers"), _read_step),
         )
         check_calls(scenario, missing_ok=True)  # a cycle, a parameter the callee lacks
         return scenario
@@ -443,6 +452,10 @@ class Scenario:
         if not secret:
             params[name] = {"default": old}
         return replace(self, steps=steps, params=params)
+
+
+def _read_step(data: object, index: int) -> ScenarioStep:
+    return ScenarioStep.from_dict(data, index=index)
 
 
 # The arg that holds what a step types.

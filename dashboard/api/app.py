@@ -25,7 +25,7 @@ from ninja.errors import ValidationError as NinjaValidationError
 from ninja.operation import Operation
 
 from automation.errors import TabwrightError
-from dashboard.api import batches, runs, scenarios, schedules
+from dashboard.api import batches, handlers, runs, scenarios, schedules
 from dashboard.api.common import ApiError, BoundedParser, TokenAuth
 from dashboard.lib.jsonin import JsonRefused
 
@@ -101,5 +101,5 @@ def _engine_error(request: HttpRequest, exc: TabwrightError) -> HttpResponse:
     return _error(request, 400, exc.code, exc.message, exc.hint)
 
 
-for resource in (runs, scenarios, batches, schedules):
+for resource in (runs, scenarios, handlers, batches, schedules):
     api.add_router("", resource.router)

@@ -147,6 +147,10 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
             "files": [file.to_dict(run.pk) for file in runfiles.files_of(run.pk)],
             # The page counts a wait on the model from the server's clock, not its own.
             "server_now_ms": int(time.time() * 1000),
+            # Interruption handlers its scenario keeps (the run page's proposals say so).
+            "kept_handlers_json": json.dumps(
+                [h.get("name") for h in run.scenario.handlers] if run.scenario else []
+            ),
         },
     )
 

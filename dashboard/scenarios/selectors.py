@@ -107,6 +107,7 @@ def scenario_data(*, scenario: Scenario) -> dict[str, Any]:
         "base_url": scenario.base_url,
         "params": scenario.params,
         "steps": list(scenario.steps.order_by("index").values(*_SCENARIO_STEP_FIELDS)),
+        "handlers": scenario.handlers,
     }
 
 

@@ -44,6 +44,7 @@ def scenario_save(
             base_url=document.base_url,
             params=document.params,
             source_run=source_run,
+            handlers=[h.to_dict() for h in document.handlers],
         )
         ScenarioStep.objects.bulk_create(
             ScenarioStep(scenario=scenario, index=i, **_step_fields(step))

@@ -41,6 +41,7 @@ from dashboard.scenarios.forms import (
     ScenarioEditForm,
     StepValuesForm,
 )
+from dashboard.scenarios.handlers import handler_rows
 from dashboard.scenarios.pages import back as _back
 from dashboard.scenarios.pages import owned as _owned
 
@@ -181,6 +182,7 @@ def _detail_page(
         "schedules": [_schedule_row(s) for s in scenario.schedules.order_by("pk")],
         "timezones": schedules.timezone_choices(),
         "health": scenario_selectors.scenario_health(scenario=scenario),
+        "handlers": handler_rows(document=document),
     }
     return render(request, "scenarios/detail.html", context, status=status)
 

@@ -1,15 +1,19 @@
 """The live view as a person uses it: watching the run's tab, taking over a paused run with
-a click on the picture enlarged to the page's width (recorded as the person's step), and a
-dropped socket that loses nothing."""
+a click on the picture enlarged to the page's width (recorded as the person's step), a
+dropped socket that loses nothing, and an interruption cleared there once and handled by
+every replay after."""
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 from playwright.async_api import Page, expect
 
 from automation import BrowserSession
+from tests.backoffice import back_office, order_scenario
 from tests.e2e.ui import LIVE_MS, Server, live_picture, log_in, save, start_run
 from tests.tasks import AMBIGUOUS_TASK
 
@@ -119,3 +123,77 @@ async def test_a_dropped_socket_reconnects_and_misses_nothing(page: Page, server
     resumed = [u for u in urls if "/ws/runs/" in u][-1]
     assert re.search(r"after=[1-9]\d*$", resumed), urls  # asked only for what it missed
     await save(page, "run-reconnected.png")
+
+
+async def test_an_interruption_cleared_on_the_live_view_is_handled_from_then_on(
+    page: Page, server: Server, browser: BrowserSession, tmp_path: Path
+) -> None:
+    """A new release puts a "What's new" dialog over a cookie wall at the scenario's
+    second page: the replay stops there for a person, who clears both on the live view
+    and resumes; the run page offers to keep what they did, and the next release's
+    replay clears both by itself, saying so."""
+    with back_office(sign_in=False) as office:
+        office.switch_release("2026.12")
+        probe = await browser.new_tab()  # where the buttons are, in a tab of the same size
+        await probe.page.goto(f"{office.url}/orders/1001")
+        got_it = await probe.page.get_by_role("button", name="Got it").bounding_box()
+        accept = await probe.page.get_by_role("button", name="Accept all").bounding_box()
+        viewport = probe.page.viewport_size
+        await probe.close()
+        assert got_it is not None and accept is not None and viewport is not None
+        office.switch_release("2026.12", after_views=1)  # the order list first, uncovered
+
+        scenario = tmp_path / "order.json"
+        scenario.write_text(json.dumps(order_scenario(office.url)))
+        await log_in(page, server)
+        await page.goto(f"{server.base_url}/scenarios/")
+        await page.get_by_label("Scenario file (.json)").set_input_files(scenario)
+        await page.get_by_role("button", name="Import").click()
+        await expect(page.get_by_test_id("no-handlers")).to_be_visible()
+        scenario_url = page.url
+        await page.get_by_role("button", name="Replay").click()
+        await expect(page.locator("#status")).to_have_text("paused", timeout=LIVE_MS)
+        await expect(page.locator("#status-reason")).to_contain_text(
+            "covered by dialog 'What's new' (and 1 more). Clear it in the live view, then resume"
+        )
+        await live_picture(page)
+        await page.get_by_role("button", name="Enlarge").click()
+        picture = await drawn(page)
+        scale = picture["width"] / viewport["width"]
+        for box in (got_it, accept):  # the dialog, then the wall beneath it
+            answered = await page.evaluate(INPUT_RESULTS)
+            x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+            await page.mouse.click(picture["x"] + x * scale, picture["y"] + y * scale)
+            await page.wait_for_function(f"() => ({INPUT_RESULTS})() > {answered}")
+        await page.get_by_role("button", name="Resume").click()
+        await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+
+        offers = page.locator("#chat li.handler-proposed")
+        await expect(offers).to_have_count(2)
+        first = "'What's new' covered step 3 and you cleared it (click button 'Got it')"
+        await expect(offers.nth(0)).to_contain_text(first)
+        await expect(offers.nth(1)).to_contain_text("(click button 'Accept all')")
+        await save(page, "run-handler-proposed.png")
+        for name in ("What's new", "Cookie consent"):
+            offer = page.locator(f'#chat li[data-handler="{name}"]')
+            await offer.get_by_role("button", name="Handle this from now on").click()
+            await expect(page.locator(f'#chat li[data-handler="{name}"]')).to_contain_text(
+                "Kept: replays of the scenario handle it from now on."
+            )
+
+        await page.goto(scenario_url)
+        handlers = page.get_by_test_id("handlers")
+        await expect(handlers.locator("li")).to_have_count(2)
+        await expect(handlers).to_contain_text("when dialog 'What's new' covers a step, click "
+                                               "button 'Got it'")  # fmt: skip
+        office.switch_release("2027.01")  # a newer release: both show again
+        await page.get_by_role("button", name="Replay").click()
+        await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+        await expect(page.locator("#chat")).to_contain_text("handled 'What's new' dialog")
+        await expect(page.locator("#chat")).to_contain_text("handled 'Cookie consent' banner")
+        await expect(page.locator("#chat li.handler-proposed")).to_have_count(0)
+
+
+INPUT_RESULTS = (
+    "() => window.__socketEvents.filter((e) => e.type === 'input.result' && e.ok).length"
+)

@@ -26,6 +26,7 @@ from django.core.management.base import BaseCommand, CommandError
 from automation import BrowserSession
 from automation.budget import MAX_TIMEOUT_MS
 from automation.errors import ScenarioInvalid, TabwrightError
+from automation.events import ListSink, Observation
 from automation.recording.outcome import every_outcome
 from automation.recording.replay import Replay, ReplayConfig, ReplayResult, StepOutcome
 from automation.recording.scenario import Scenario as Document
@@ -74,17 +75,18 @@ class Command(BaseCommand):
         bases = options["base_urls"]
         try:
             document.resolve(params)  # a missing parameter or secret: before the browser
-            results = asyncio.run(_replay(config, document, params, bases, replay_config))
+            ran = asyncio.run(_replay(config, document, params, bases, replay_config))
         except ScenarioInvalid as exc:
             raise CommandError(str(exc), returncode=3) from None
         except TabwrightError as exc:
             raise CommandError(f"replay could not run: {exc}", returncode=1) from None
-        for base, result in zip(bases, results, strict=True):
+        results = [result for result, _ in ran]
+        for base, (result, notes) in zip(bases, ran, strict=True):
             if stored is not None and options["save_heals"]:
                 ids = {"": stored.pk, **selectors.scenario_callee_ids(scenario_id=stored.pk)}
                 for name, outcome in every_outcome(result.steps):  # a callee's: to it
                     services.heal_record(scenario_id=ids[name], outcome=outcome)
-            self._report(result, base, as_json=options["json"], several=len(bases) > 1)
+            self._report(result, base, notes, as_json=options["json"], several=len(bases) > 1)
         failed = [(b, r) for b, r in zip(bases, results, strict=True) if not r.ok]
         if failed:
             # A failure says more than a pause for a person: it wins the exit status.
@@ -103,15 +105,19 @@ class Command(BaseCommand):
         except ScenarioInvalid as exc:
             raise CommandError(f"{which}: {exc}", returncode=3) from None
 
-    def _report(self, result: ReplayResult, base: str, *, as_json: bool, several: bool) -> None:
+    def _report(
+        self, result: ReplayResult, base: str, notes: list[str], *, as_json: bool, several: bool
+    ) -> None:
         if as_json:
-            data = {"base_url": base, **result.to_dict()}
+            data = {"base_url": base, **result.to_dict(), "notes": notes}
             self.stdout.write(json.dumps(data, ensure_ascii=False))
             return
         if several:
             self.stdout.write(f"== {base}")
         for called, step in every_outcome(result.steps):  # a call's steps after it
             self.stdout.write((f"  in {called!r}: " if called else "") + _line(step))
+        for note in notes:  # what the replay did besides its steps (an interruption handled)
+            self.stdout.write(f"note: {note}")
         passed = sum(s.status == "passed" for s in result.steps)
         checks = [s for s in result.steps if s.action == "expect"]
         held = sum(s.status == "passed" for s in checks)
@@ -128,18 +134,21 @@ async def _replay(
     params: dict[str, str],
     bases: list[str],
     replay: ReplayConfig,
-) -> list[ReplayResult]:
-    """One replay per base URL, in one browser, each in a context of its own."""
+) -> list[tuple[ReplayResult, list[str]]]:
+    """One replay per base URL, in one browser, each in a context of its own; with each,
+    its notes (the observations it made)."""
     results = []
     async with BrowserSession(config) as browser:
         for base in bases:
             tab = await browser.new_tab()
+            sink = ListSink()
             try:
-                results.append(
-                    await Replay(tab, document, params=params, base_url=base, config=replay).run()
-                )
+                result = await Replay(tab, document, params=params, base_url=base, config=replay,
+                                      sink=sink).run()  # fmt: skip
             finally:
                 await tab.close()
+            notes = [e.text for e in sink.events if isinstance(e, Observation)]
+            results.append((result, notes))
     return results
 
 

@@ -488,6 +488,24 @@
       });
       if (text) li.appendChild(el("span", "replay-note hint", text));
     },
+    "replay.handler_proposed": (e) => {
+      const did = (e.steps || []).map((s) => {
+        const id = s.identity || {};
+        return s.action + (id.role ? " " + id.role + " '" + (id.name || "") + "'" : "");
+      }).join(", then ");
+      const li = addChat("note handler-proposed", "handler", "'" + e.name + "' covered step " +
+        e.index + " and you cleared it (" + did + ").");
+      li.dataset.handler = e.name;
+      const keep = document.getElementById("handler-keep");
+      if (!keep || !e.seq) return;
+      if (JSON.parse(keep.dataset.kept || "[]").includes(e.name)) {
+        li.appendChild(el("span", "hint", " Kept: replays of the scenario handle it from now on."));
+        return;
+      }
+      const form = keep.content.firstElementChild.cloneNode(true);
+      form.querySelector("[name=seq]").value = e.seq;
+      li.appendChild(form);
+    },
     "checks.proposed": (e) => {
       const n = e.checks.length;
       addChat("note", "checks", count(n, "check") + " of the final page proposed: tick " +

@@ -15,7 +15,7 @@ from automation.recording.recorder import Recorder
 from automation.recording.replay import Replay
 from automation.recording.scenario import Scenario
 from automation.secrets import Secrets
-from tests.backoffice import PASSWORD, SEED, USER, BackOffice, back_office
+from tests.backoffice import PASSWORD, SEED, BackOffice, back_office, sign_in_scenario
 
 ENV = {"TABWRIGHT_SECRET_BO_PASSWORD": PASSWORD, "TABWRIGHT_SECRET_BO": SEED}
 
@@ -38,24 +38,7 @@ async def test_a_code_a_person_types_is_recorded_as_a_totp(tab: Tab, office: Bac
 
 
 def sign_in(url: str) -> Scenario:
-    def field(name: str, **more: str) -> dict[str, object]:
-        return {"tag": "input", "name_attr": name, "selectors": [f"[name={name}]"], **more}
-
-    button = {"role": "button", "tag": "button", "selectors": ["button[type=submit]"]}
-    return Scenario.from_dict({
-        "version": 1, "name": "Sign in", "base_url": url, "steps": [
-            {"action": "navigate", "args": {"url": f"{url}/login"}},
-            {"action": "fill", "args": {"value": USER}, "identity": field("user")},
-            {"action": "fill", "args": {"value": "${SECRET:BO_PASSWORD}"},
-             "identity": field("password", type="password")},
-            {"action": "click", "args": {}, "identity": {**button, "name": "Sign in"}},
-            {"action": "fill", "args": {"value": "${TOTP:BO}"},
-             "identity": field("otp", autocomplete="one-time-code")},
-            {"action": "click", "args": {}, "identity": {**button, "name": "Verify"}},
-            {"action": "expect", "args": {"kind": "url", "url": "/orders"}},
-            {"action": "expect", "args": {"kind": "text_visible", "text": "Signed in as ada"}},
-        ],
-    })  # fmt: skip
+    return sign_in_scenario(url)
 
 
 async def test_a_replay_signs_in_with_the_code_of_the_moment(tab: Tab, office: BackOffice) -> None:

@@ -223,3 +223,16 @@ def test_a_file_replay_needs_no_database(tmp_path: Path, fixture_url: str) -> No
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert "RESULT passed 5/5 steps" in done.stdout
+
+
+def test_a_replay_says_which_interruptions_it_handled(tmp_path: Path) -> None:
+    from tests.backoffice import COOKIES, WHATS_NEW, back_office, order_scenario
+
+    with back_office(sign_in=False) as office:
+        office.switch_release("2026.12", after_views=1)
+        path = tmp_path / "order.json"
+        path.write_text(json.dumps(order_scenario(office.url, WHATS_NEW, COOKIES)))
+        out, code = run("scenario_replay", str(path), "--base-url", office.url, "--allow-private")
+    assert code == 0, out
+    assert "note: handled 'What's new' dialog\nnote: handled 'Cookie consent' banner\n" in out
+    assert out.rstrip().splitlines()[-1].startswith("RESULT passed 5/5 steps")

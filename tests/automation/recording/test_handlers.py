@@ -1,0 +1,119 @@
+"""Interruptions over the page, in a real browser against the back office's new release: a
+"What's new" dialog and a cookie wall over the page from the second page on.  A replay
+with handlers clears each when it covers a step's element and says so; without them (or
+with one that can't clear it) the step needs a person and nothing is clicked through.
+bench.daily's short day: a relogin, a cover that needs a person, then handlers at work."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from automation import BrowserSession
+from automation.browser.tab import Tab
+from automation.events import HandlerProposed, ListSink, Observation
+from automation.recording.replay import Replay, ReplayConfig
+from automation.recording.scenario import Scenario
+from tests.backoffice import (
+    COOKIES,
+    EXPIRY,
+    WHATS_NEW,
+    BackOffice,
+    back_office,
+    handler,
+    order_scenario,
+)
+
+FAST = ReplayConfig(locate_wait_ms=500, step_timeout_ms=8_000)  # fmt: skip
+
+
+@pytest.fixture
+def office() -> Iterator[BackOffice]:
+    with back_office() as office:
+        office.switch_release("2026.12", after_views=1)  # the list as before, then covered
+        yield office
+
+
+async def signed_in(tab: Tab, office: BackOffice) -> None:
+    """The tab holds a session of the back office (as a sign-in profile would give it)."""
+    token = secrets.token_hex(16)
+    with office.lock:
+        office.sessions[token] = time.monotonic()
+    await tab.context.add_cookies([{"name": "bo_session", "value": token, "url": office.url}])
+
+
+def orders(url: str, *handlers: dict[str, Any]) -> Scenario:
+    return Scenario.from_dict(order_scenario(url, *handlers))
+
+
+def notes(sink: ListSink) -> list[str]:
+    return [e.text for e in sink.events if isinstance(e, Observation)]
+
+
+async def test_handlers_clear_a_new_releases_interruptions_at_any_step(
+    tab: Tab, office: BackOffice
+) -> None:
+    await signed_in(tab, office)
+    sink = ListSink()
+    scenario = orders(office.url, COOKIES, WHATS_NEW)  # the cookie wall is beneath
+    result = await Replay(tab, scenario, sink=sink, config=FAST).run()
+    assert result.ok, result.reason
+    assert [o.status for o in result.steps] == ["passed"] * 5
+    # Step 3 (on the order's page) was covered: the dialog on top first, then the wall.
+    assert notes(sink) == ["handled 'What's new' dialog", "handled 'Cookie consent' banner"]
+    cookies = {c["name"]: c["value"] for c in await tab.context.cookies()}
+    assert cookies["bo_seen"] == "2026.12" and cookies["bo_cookies"] == "all"
+    assert not [e for e in sink.events if isinstance(e, HandlerProposed)]
+
+    # Once cleared they stay away: the next replay has nothing to handle.
+    again = ListSink()
+    assert (await Replay(tab, scenario, sink=again, config=FAST).run()).ok
+    assert notes(again) == []
+
+
+async def test_a_handler_that_does_not_clear_it_fails_honestly(
+    tab: Tab, office: BackOffice
+) -> None:
+    await signed_in(tab, office)
+    wrong = handler("What's new", "dialog", "Close")
+    sink = ListSink()
+    result = await Replay(tab, orders(office.url, wrong, COOKIES), sink=sink, config=FAST).run()
+    assert result.status == "needs_person"
+    assert "covered by dialog 'What's new'" in result.reason
+    said = notes(sink)
+    assert said and said[0].startswith("the handler 'What's new' dialog did not clear it: ")
+    assert tab.url.endswith("/orders/1001")
+
+
+async def test_a_prompt_that_comes_back_on_every_page_is_handled_each_time(
+    tab: Tab, office: BackOffice
+) -> None:
+    await signed_in(tab, office)
+    office.release = ""  # only "your session will expire soon", over every page
+    office.expiry_prompt_s = 0
+    sink = ListSink()
+    result = await Replay(tab, orders(office.url, EXPIRY), sink=sink, config=FAST).run()
+    assert result.ok, result.reason
+    assert notes(sink) == ["handled 'Session will expire' dialog"] * 2  # both links covered
+    assert office.keepalives == 2
+
+
+async def test_a_short_day_of_firings_across_an_expiry_and_a_release(
+    browser: BrowserSession,
+) -> None:
+    """bench.daily's day, three firings at once: the session ends and the release switches
+    before the second, which signs in again and then needs a person for the cover; once
+    the handlers are kept, the third clears both by itself."""
+    from bench.daily import daily
+
+    day = await daily(3, 0, browser=browser, config=FAST, quiet=True)
+    assert day.line() == (
+        "RESULT daily firings=3 passed=2 relogins=1 interruptions_handled=2 person_needed=1"
+    ), day.reasons
+    # Without a handler, the covered step needs a person (no one comes: the firing ends).
+    assert day.reasons == ["step 1 (click link '1001'): its element is covered by dialog "
+                           "'What's new' (and 1 more)"]  # fmt: skip
