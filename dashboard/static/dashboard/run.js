@@ -767,5 +767,10 @@
   }
 
   JSON.parse(document.getElementById("initial-events").textContent).forEach(handle);
+  // Not started yet (queued, or starting on a worker): the first request is the thread's
+  // first line all the same, above any message written meanwhile.
+  if (isConversation && !chat.querySelector("li.first-request")) {
+    firstRequest(document.getElementById("run").dataset.task || "");
+  }
   connect();
 })();
