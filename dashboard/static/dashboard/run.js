@@ -493,7 +493,12 @@
         (n === 1 ? "it" : "them") + " when you save the run as a scenario.");
     },
     frame: (e) => {
-      if (FINAL.has(status)) return;
+      // Once the work ended the last step's picture stays; the frame is answered all the
+      // same, or its socket would send no other (a conversation's next request).
+      if (FINAL.has(status)) {
+        frameDrawn();
+        return;
+      }
       frameSize = { width: e.width, height: e.height };
       liveFrame.src = "data:image/jpeg;base64," + e.jpeg;
       liveFrame.hidden = false;
@@ -652,11 +657,13 @@
   }
 
   // -- the live view: frames in, and while paused the person's input out ----------------
-  liveFrame.addEventListener("load", () => {
+  // The socket sends the next frame once the page has taken the last one.
+  function frameDrawn() {
     if (socket && socket.readyState === WebSocket.OPEN) {
       socket.send(JSON.stringify({ command: "frame.ack" }));
     }
-  });
+  }
+  liveFrame.addEventListener("load", frameDrawn);
 
   function takingOver() {
     return live.classList.contains("takeover") && frameSize !== null && !liveFrame.hidden;
