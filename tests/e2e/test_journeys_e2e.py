@@ -407,7 +407,8 @@ def test_a_script_does_the_week_through_the_json_api(
     """The same week by a script with a token: the conversation (a message while the agent
     works, one after, one to the closed tab), saved as a scenario, replayed on the other
     build, made a parameter (the engine's library edits the exported file, the API imports
-    it), a batch of five rows, and a schedule whose failing firing is told to a webhook."""
+    it), a batch of five rows, and a schedule whose failing firing is told to a webhook.
+    Another person's token sees none of it; a revoked token is refused."""
     gate.open()
     todos = f"{fixture_url}/crossimpl/classic/index.html"
     server.llm.requests.clear()
@@ -420,11 +421,9 @@ def test_a_script_does_the_week_through_the_json_api(
         tag({"action": "done", "summary": "Both ticked."}),
         tag({"action": "done", "summary": "Still both ticked."}),
     )  # fmt: skip
-    with closing(daphne_log_in(server.base_url, (USERNAME, PASSWORD))) as logged_in:
-        token = api_token(logged_in, "week script")
-    api = httpx.Client(base_url=f"{server.base_url}/api", timeout=20,
-                       headers={"Authorization": f"Bearer {token}"})  # fmt: skip
-    with api:
+    logged_in = daphne_log_in(server.base_url, (USERNAME, PASSWORD))
+    api = script(server, api_token(logged_in, "week script"))
+    with closing(logged_in), api:
 
         def run_is(run_id: int, *statuses: str) -> Callable[[], bool]:
             return lambda: api.get(f"/runs/{run_id}").json()["status"] in statuses
@@ -510,6 +509,34 @@ def test_a_script_does_the_week_through_the_json_api(
         wait_until("the delivery is marked sent", lambda: [
             d["status"] for d in api.get(f"/schedules/{schedule['id']}").json()["firings"][0][
                 "deliveries"]] == ["sent"])  # fmt: skip
+
+        # A picture is the page's (the token is not a login); the page shows the same run.
+        shot = httpx.get(server.base_url + run["steps"][0]["screenshot_url"])
+        assert shot.status_code == 302
+        assert logged_in.get(f"/runs/{run_id}/").status_code == 200
+        # Another person's token sees none of it.
+        with closing(daphne_log_in(server.base_url, (OTHER_USERNAME, OTHER_PASSWORD))) as other:
+            theirs = script(server, api_token(other, "theirs"))
+        with theirs:
+            assert all(r["id"] != run_id for r in theirs.get("/runs").json())
+            for path in (f"/runs/{run_id}", f"/runs/{run_id}/events"):
+                answer = theirs.get(path)
+                assert answer.status_code == 404 and answer.json()["error"]["code"] == "not_found"
+            assert theirs.post(f"/runs/{run_id}/stop").status_code == 404
+            # A revoked token is refused; only that one.
+            listed = logged_in.get("/account/tokens").text
+            token_id = re.search(r"/account/tokens/(\d+)/revoke", listed).group(1)
+            csrf = {"csrfmiddlewaretoken": logged_in.cookies["csrftoken"]}
+            logged_in.post(f"/account/tokens/{token_id}/revoke", data=csrf)
+            gone = api.get("/runs")
+            assert gone.status_code == 401 and gone.json()["error"]["code"] == "unauthorized"
+            assert theirs.get("/runs").status_code == 200
+        assert api.get("/openapi.json").status_code == 200  # the schema is public
+
+
+def script(server: Server, token: str) -> httpx.Client:
+    return httpx.Client(base_url=f"{server.base_url}/api", timeout=20,
+                        headers={"Authorization": f"Bearer {token}"})  # fmt: skip
 
 
 # What the dashboard recorded as it worked: shown to staff, never added or changed by hand.
