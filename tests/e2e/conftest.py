@@ -11,48 +11,14 @@ import pytest_asyncio
 from playwright.async_api import Browser, Page, async_playwright
 
 from automation.browser.config import QUIET_CHROMIUM_ARGS
-from tests.daphne import daphne
-from tests.e2e.ui import (
-    CHROMIUM,
-    OTHER_PASSWORD,
-    OTHER_USERNAME,
-    PASSWORD,
-    SHOP_PASSWORD,
-    SOCKET_SPY,
-    USERNAME,
-    Server,
-)
+from tests.e2e.ui import CHROMIUM, SOCKET_SPY, Server, e2e_server
 from tests.fakellm import ScriptedLLMServer
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    llm = ScriptedLLMServer().start()
-    settings = {
-        "TABWRIGHT_DEBUG": "1",
-        # DEBUG no longer opens private addresses, and the test pages are on 127.0.0.1.
-        "TABWRIGHT_BLOCK_PRIVATE_ADDRESSES": "0",
-        "TABWRIGHT_PLANNER": "rules",
-        # A conversation keeps its tab this long after the work: longer than any test
-        # (the conversation test closes it with the button).
-        "TABWRIGHT_SESSION_IDLE_S": "900",
-        "TABWRIGHT_CHROMIUM_PATH": CHROMIUM,
-        "TABWRIGHT_ALLOW_EVALUATE": "1",
-        "TABWRIGHT_LLM_BASE_URL": llm.base_url,
-        "TABWRIGHT_LLM_MODEL": "test-model",
-        "TABWRIGHT_SECRET_PASSWORD": SHOP_PASSWORD,  # what scenario replays fill in
-    }
-    try:
-        with daphne(
-            tmp_path_factory.mktemp("e2e-var"),
-            (USERNAME, PASSWORD),
-            settings,
-            more_users=[(OTHER_USERNAME, OTHER_PASSWORD)],
-            grants=[("PASSWORD", USERNAME)],  # the secret its scenarios replay with
-        ) as (base_url, log):
-            yield Server(base_url, log, llm)
-    finally:
-        llm.stop()
+    with e2e_server(tmp_path_factory) as running:
+        yield running
 
 
 @pytest.fixture(scope="module")

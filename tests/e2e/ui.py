@@ -6,11 +6,17 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import pytest
 from playwright.async_api import Page, expect
 
+from tests.daphne import daphne
 from tests.fakellm import ScriptedLLMServer
 
 CHROMIUM = os.environ.get("TABWRIGHT_CHROMIUM_PATH", "/usr/bin/chromium")
@@ -29,6 +35,44 @@ class Server:
     base_url: str
     log: Path
     llm: ScriptedLLMServer  # the "openai" planner's endpoint
+
+    def sql(self, query: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """``query`` on the server's own database (SQLite, beside its log), committed."""
+        with sqlite3.connect(self.log.parent / "db.sqlite3", timeout=30) as db:
+            return db.execute(query, params).fetchall()
+
+
+@contextmanager
+def e2e_server(tmp_path_factory: pytest.TempPathFactory, **settings: str) -> Iterator[Server]:
+    """A module's dashboard: a daphne with its own database, the two people, the secret
+    its scenarios replay with and a scripted LLM; ``settings``: TABWRIGHT_* besides."""
+    llm = ScriptedLLMServer().start()
+    environment = {
+        "TABWRIGHT_DEBUG": "1",
+        # DEBUG no longer opens private addresses, and the test pages are on 127.0.0.1.
+        "TABWRIGHT_BLOCK_PRIVATE_ADDRESSES": "0",
+        "TABWRIGHT_PLANNER": "rules",
+        # A conversation keeps its tab this long after the work: longer than any test
+        # (the conversation tests close it with the button).
+        "TABWRIGHT_SESSION_IDLE_S": "900",
+        "TABWRIGHT_CHROMIUM_PATH": CHROMIUM,
+        "TABWRIGHT_ALLOW_EVALUATE": "1",
+        "TABWRIGHT_LLM_BASE_URL": llm.base_url,
+        "TABWRIGHT_LLM_MODEL": "test-model",
+        "TABWRIGHT_SECRET_PASSWORD": SHOP_PASSWORD,  # what scenario replays fill in
+        **settings,
+    }
+    try:
+        with daphne(
+            tmp_path_factory.mktemp("e2e-var"),
+            (USERNAME, PASSWORD),
+            environment,
+            more_users=[(OTHER_USERNAME, OTHER_PASSWORD)],
+            grants=[("PASSWORD", USERNAME)],  # the secret its scenarios replay with
+        ) as (base_url, log):
+            yield Server(base_url, log, llm)
+    finally:
+        llm.stop()
 
 
 async def log_in(
@@ -80,6 +124,24 @@ async def save_as_scenario(page: Page, name: str, *, screenshot: str = "") -> No
         await save(page, screenshot)
     await page.get_by_role("button", name="Save as scenario").click()
     await expect(page.get_by_role("heading", name=name, exact=True)).to_be_visible()
+
+
+async def replay_heals(page: Page, scenario_url: str, base_url: str) -> None:
+    """From a scenario's page: replay it on ``base_url`` (another build of its app); it
+    passes, and its page's healing report says something healed, nothing failed and
+    nothing waits for a person.  Back on the scenario's page."""
+    await page.locator("#replay").get_by_label("Base URL").fill(base_url)
+    await page.get_by_role("button", name="Replay").click()
+    await expect(page).to_have_url(re.compile(r"/runs/\d+/$"))
+    await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+    await page.get_by_role("link", name="Scenario", exact=True).click()
+    await expect(page).to_have_url(scenario_url)
+    await expect(page.get_by_test_id("last-replay-status")).to_have_text("succeeded")
+    report = page.get_by_test_id("healing-report")
+    healed = report.locator('[data-outcome="healed"] .count')
+    assert int(await healed.text_content() or 0) >= 1, f"on {base_url}: something healed"
+    for outcome in ("failed", "needs_person"):
+        await expect(report.locator(f'[data-outcome="{outcome}"] .count')).to_have_text("0")
 
 
 async def run_batch(page: Page, rows: Path, at_once: int) -> None:

@@ -512,7 +512,12 @@
         (n === 1 ? "it" : "them") + " when you save the run as a scenario.");
     },
     frame: (e) => {
-      if (FINAL.has(status)) return;
+      // Once the work ended the last step's picture stays; the frame is answered all the
+      // same, or its socket would send no other (a conversation's next request).
+      if (FINAL.has(status)) {
+        frameDrawn();
+        return;
+      }
       frameSize = { width: e.width, height: e.height };
       liveFrame.src = "data:image/jpeg;base64," + e.jpeg;
       liveFrame.hidden = false;
@@ -671,11 +676,13 @@
   }
 
   // -- the live view: frames in, and while paused the person's input out ----------------
-  liveFrame.addEventListener("load", () => {
+  // The socket sends the next frame once the page has taken the last one.
+  function frameDrawn() {
     if (socket && socket.readyState === WebSocket.OPEN) {
       socket.send(JSON.stringify({ command: "frame.ack" }));
     }
-  });
+  }
+  liveFrame.addEventListener("load", frameDrawn);
 
   function takingOver() {
     return live.classList.contains("takeover") && frameSize !== null && !liveFrame.hidden;
@@ -786,5 +793,10 @@
   }
 
   JSON.parse(document.getElementById("initial-events").textContent).forEach(handle);
+  // Not started yet (queued, or starting on a worker): the first request is the thread's
+  // first line all the same, above any message written meanwhile.
+  if (isConversation && !chat.querySelector("li.first-request")) {
+    firstRequest(document.getElementById("run").dataset.task || "");
+  }
   connect();
 })();
