@@ -50,14 +50,14 @@ function indentOf(depth) {
 }
 
 // A line of text: bare in the brief format, unless it could be read as a line of an
-// element (a role, then a name, a ref, a colon or nothing: "button "OK" …", "note: …";
-// or a quote, "… 3 unchanged"): then said to be text.
+// element (a role, then a name, a ref, a colon or nothing: "button "OK" …", "note: …")
+// or of a delta ("… 3 unchanged"): then said to be text.
 function textLine(text) {
   return brief && !looksLikeLine(text) ? "- " + text : "- text: " + text;
 }
 
 function looksLikeLine(text) {
-  if (/^["'…#]/.test(text)) return true;
+  if (text.startsWith("…")) return true; // a delta's count of unchanged lines
   const word = /^([a-z]+)(?:$|:| "| \[)/.exec(text); // an element's line: role "name" [ref]…
   return word !== null && (ROLE_TABLE[word[1]] === true || word[1] === "text" ||
     word[1] === "clickable");

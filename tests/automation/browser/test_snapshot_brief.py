@@ -66,10 +66,14 @@ async def test_the_brief_format_keeps_what_a_model_acts_on(tab: Tab, fixture_url
     table = ref["table", "Open orders"]
     at = lines.index(f'- table "Open orders" [{table}]:')
     ada = ref["link", "Ada Lovelace"]
-    assert lines[at + 1 :] == ["- No. | Customer", f'- 1001 | link "Ada Lovelace" [{ada}]']
+    assert lines[at + 1 :] == [
+        "- No. | Customer",
+        f'- 1001 | link "Ada Lovelace" [{ada}]',
+        "- #1002 | Grace Hopper",
+    ]
     assert {"row", "cell", "rowgroup"} <= {snap.refs[r].role for r in set(snap.refs) - shown}
     # One space of indent a level: the rows sit two levels down.
-    assert snap.text.splitlines()[-1] == f'  - 1001 | link "Ada Lovelace" [{ada}]'
+    assert snap.text.splitlines()[-1] == "  - #1002 | Grace Hopper"
     assert not any(line.startswith(("- rowgroup", "- caption")) for line in lines)
     # Every element one acts on shows its ref but the options on their select's line.
     acted = {r.ref for r in snap.refs.values() if r.role in INTERACTIVE_ROLES}
