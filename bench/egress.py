@@ -3,7 +3,9 @@ launched the plain Playwright way (no proxy), in the same run.
 
 The page pulls 20 images, 5 scripts and 5 style sheets, each with a fresh query so the
 browser cache never answers; then 50 fetches one after another, each timed in the page.
-Loads and fetch series alternate between the two browsers.
+Loads and fetch series alternate between the two browsers.  The pages come from a server
+in a process of its own that keeps connections alive, as a web server does: the proxy
+shares no interpreter with it, and its upstream connections are reused.
 
     .venv/bin/python -m bench.egress
 
@@ -21,7 +23,7 @@ from playwright.async_api import Page, async_playwright
 
 from automation import BrowserSession
 from automation.browser.config import QUIET_CHROMIUM_ARGS
-from bench.common import browser_config, median, serve
+from bench.common import browser_config, median, serve_apart
 
 LOADS = 30
 FETCHES = 50
@@ -57,7 +59,7 @@ async def load_ms(page: Page, url: str) -> float:
 
 
 async def main() -> None:
-    with serve(PAGES) as base:
+    with serve_apart(PAGES) as base:
         config = browser_config()
         async with BrowserSession(config) as session, async_playwright() as pw:
             assert session.egress is not None, "the session launched no egress proxy"
@@ -79,6 +81,11 @@ async def main() -> None:
                 ours_fetch += await ours.evaluate(FETCH_SERIES, FETCHES)
                 raw_fetch += await raw.evaluate(FETCH_SERIES, FETCHES)
             await plain.close()
+            opened = session.egress.opened
+    print(
+        f"upstream connections the proxy opened: {opened} for "
+        f"{(LOADS + 3) * 31 + 3 * FETCHES} requests"
+    )
     print(
         f"loads={LOADS} (20 images, 5 scripts, 5 style sheets each) fetches={3 * FETCHES}\n"
         f"load p50: ours {median(ours_load):.1f} ms, raw {median(raw_load):.1f} ms\n"

@@ -1,6 +1,6 @@
-"""Reading the page: ``snapshot`` with its options (a table row of plain cells on one
-line: ``SnapshotOptions.row_lines``); and looking things up without reading
-the whole page: ``find`` searches a fresh snapshot for
+"""Reading the page: ``snapshot`` with its options, in the brief format
+(``SnapshotOptions.brief``: refs where one acts, a table row or a paragraph on one line);
+and looking things up without reading the whole page: ``find`` searches a fresh snapshot for
 a text or a pattern and answers only the matching lines (with the row they sit in), and
 ``network_request`` gives one logged request's headers and bodies.
 
@@ -116,7 +116,7 @@ def _check_find(args: dict[str, Any]) -> None:
 
 async def _find(tab: Tab, args: dict[str, Any], budget: Budget) -> str:
     match = _pattern(args)
-    options = SnapshotOptions(interactive_only=bool(args.get("interactive", False)), row_lines=True)
+    options = SnapshotOptions(interactive_only=bool(args.get("interactive", False)), brief=True)
     snap = await tab.snapshot(options, budget=budget)
     found, more = find_lines(snap.text, match, args.get("limit", 20))
     if not found:
@@ -169,7 +169,7 @@ async def _snapshot(tab: Tab, args: dict[str, Any], budget: Budget) -> str:
         max_chars=args.get("max_chars", 0),
         delta=args.get("delta", False),
         link_urls=args.get("link_urls", False),
-        row_lines=True,
+        brief=True,
     )
     snap = await tab.snapshot(options, budget=budget)
     return f"Page: {snap.title!r} {snap.url}\n{snap.text}"

@@ -63,7 +63,7 @@ async def take_snapshot(core: TabCore, options: SnapshotOptions, budget: Budget)
         _merge(core, refs)
     else:
         core.state.replace(refs)
-    lines = stitch(parts)
+    lines = stitch(parts, " " if options.brief else "  ")
     if reduced:
         note = reduced_note(parts, budget_label=budget.label, budget_ms=budget.timeout_ms)
         lines = [note, *lines]

@@ -56,7 +56,6 @@
     const LANDMARK_PARENTS = "article, aside, main, nav, section";
     const MAX_NAME = 200;
     let compact = true; // per call: structural elements without a role are left out
-    let rowLines = false; // per call: a table row of plain cells is one line (cellsOf)
     // Per call: when the walk must give up (opts.timeMs), and how many elements it visited.
     // A page too big to walk in time gets a reduced snapshot instead of a lost budget.
     let deadline = Infinity;
@@ -105,6 +104,7 @@
     // tables are set before use.
     // @include snapshot_names.js
     // @include snapshot_lines.js
+    // @include snapshot_brief.js
 
     // The "tabwright=" selector engine runs in Playwright's utility world (an element found
     // there is acted on without being carried across worlds), which shares the DOM with
@@ -293,7 +293,7 @@
       refPrefix = opts.prefix || "";
       nextRef = Math.max(nextRef, opts.seed || 1);
       compact = opts.compact !== false;
-      rowLines = opts.rowLines === true;
+      brief = opts.brief === true;
       deadline = opts.timeMs > 0 ? performance.now() + opts.timeMs : Infinity;
       visited = 0;
       // What an earlier walk found is not this walk's: the page may have changed since.
@@ -335,7 +335,7 @@
       if (delta) {
         renderDelta(root, lines, frames);
         for (const [ref, old] of prevWalk) {
-          if (ref && !old.unseen && !hashes.has(ref)) removed.push([ref, old.line]);
+          if (ref && !old.unseen && !hashes.has(ref)) removed.push([ref, old.gone]);
         }
         if (refs.some((n) => n.frame)) paths = framePaths(root);
       } else if (opts.interactive) {
@@ -402,7 +402,7 @@
         // Refs are settled after the walk (settleRefs): whether a re-created element may
         // take over a known ref depends on all of its siblings.
         node = { role, name, ctx, ref: knownRef(el, role, name, ctx), fresh: !byEl.has(el),
-          kids: [], el, clickable, tag };
+          kids: [], el, clickable, tag, gapBefore: parent.gap === true };
         parent.kids.push(node);
         if (tag === "IFRAME" || tag === "FRAME") { node.frame = true; return; }
         if (tag === "SELECT" || tag === "INPUT" || tag === "TEXTAREA") node.value = valueOf(el);
@@ -497,17 +497,20 @@
     function lineText(n) {
       let line = n.role;
       if (n.name && !nameRepeatsKids(n)) line += " " + JSON.stringify(n.name.length > 100 ? n.name.slice(0, 99) + "…" : n.name);
-      line += " [" + n.ref + "]";
+      if (showsRef(n)) line += " [" + n.ref + "]";
       for (const s of stateList(n)) line += " [" + s + "]";
       line += lineExtras(n);
       if (n.value) line += ": " + JSON.stringify(n.value.length > 100 ? n.value.slice(0, 99) + "…" : n.value);
-      return line;
+      return line + briefExtras(n);
     }
 
     // A row or cell named by its content whose children are shown as lines of their own
     // would say its words twice: its line leaves the name out (its ref keeps it, for
     // finding it again).  Playwright's snapshot does the same.
     function nameRepeatsKids(n) {
+      if (brief && NAME_FROM_CONTENT.has(n.role) && !labelled(n) && !showsRef(n)) {
+        return shownKids(n).some((k) => typeof k !== "string");
+      }
       if (!CONTENT_NAMED_BOXES.has(n.role) || labelled(n)) return false;
       if (n.clickable) return cellsOf(n) !== null; // a target: named, unless its cells say it
       return shownKids(n).some((k) => typeof k !== "string");
@@ -518,14 +521,14 @@
       return Boolean(el && (el.hasAttribute("aria-label") || el.hasAttribute("aria-labelledby")));
     }
 
-    // Asked for (rowLines), a table row is one line when its cells are plain (no target
+    // In the brief format, a table row is one line when its cells are plain (no target
     // of their own) and hold only text and elements without children: its cells' words
     // between " | ", each element with its ref ("- row [e9]: 1003 | link "Alan Turing"
     // [e10] | button "Edit" [e11]").  The cells' refs are not shown; the row's stands for
     // them.  null: the row's lines are its cells', as for any element.
     function cellsOf(n) {
       if (n.cells === undefined) {
-        n.cells = rowLines && n.role === "row" && !n.frame ? lineCells(n) : null;
+        n.cells = brief && n.role === "row" && !n.frame ? lineCells(n) : null;
       }
       return n.cells;
     }
@@ -562,7 +565,7 @@
     // the delta's hashes all follow: its children, without text that only repeats the
     // node's own name or labels the control beside it.
     function shownKids(n) {
-      if (!n.shown) n.shown = shownOf(n);
+      if (!n.shown) n.shown = brief ? briefKids(n, shownOf(n)) : shownOf(n);
       return n.shown;
     }
 
@@ -583,10 +586,12 @@
       const kids = shownKids(n);
       if (!kids.length) return [line, false];
       if (kids.length === 1 && typeof kids[0] === "string" && !n.value) {
-        return [line + ": " + norm(kids[0]), false];
+        return [textHead(n, line, norm(kids[0])), false];
       }
       const cells = cellsOf(n);
-      if (cells) return [(line + ": " + cells.join(" | ")).trimEnd(), false];
+      if (cells) return [textHead(n, line, cells.join(" | ")).trimEnd(), false];
+      const inline = inlineOf(n);
+      if (inline !== null) return [textHead(n, line, inline, n.lead), false];
       return [line + ":", true];
     }
 
@@ -601,10 +606,10 @@
     }
 
     function renderTree(node, depth, lines, frames, maxDepth) {
-      const pad = "  ".repeat(depth);
+      const pad = indentOf(depth);
       for (const k of shownKids(node)) {
         if (typeof k === "string") {
-          lines.push(pad + "- text: " + norm(k));
+          lines.push(pad + textLine(norm(k)));
           continue;
         }
         const [line, open] = head(k);
@@ -696,6 +701,7 @@
     function renderInteractive(node, lines, frames) {
       forEach(node, (n) => {
         if (!n.frame && !n.clickable && !INTERACTIVE.has(n.role)) return;
+        if (n.folded) return; // an option on its <select>'s line (the brief format)
         // A clickable row shown on one line is told by its cells, as in the full snapshot.
         lines.push(cellsOf(n) ? head(n)[0] : "- " + lineOf(n) + (n.frame ? ":" : ""));
         if (n.frame) frames.push({ ref: n.ref, line: lines.length - 1, depth: 1 });

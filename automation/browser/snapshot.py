@@ -87,7 +87,8 @@ REDUCED_PASS_SHARE = 0.5
 
 # Put into snapshot.js where its "// @include <file>" line stands.
 _INCLUDES = (
-    "snapshot_names.js", "snapshot_lines.js", "snapshot_context.js", "snapshot_changes.js",
+    "snapshot_names.js", "snapshot_lines.js", "snapshot_brief.js", "snapshot_context.js",
+    "snapshot_changes.js",
 )  # fmt: skip
 
 
@@ -148,11 +149,13 @@ class SnapshotOptions:
     # Each link's URL on its line ("-> /docs"): a model that must tell links apart by
     # where they go asks for it; off by default, as it costs characters on every link.
     link_urls: bool = False
-    # A table row of plain cells on one line, its cells between " | " ("- row [e9]: 1003 |
-    # link "Ada" [e10] | button "Edit" [e11]"): a third fewer characters on a table, for
-    # a model that reads the page as a client of its own (MCP, the act API's snapshot).
-    # The agent's pages keep a line per cell, the grammar its prompt describes.
-    row_lines: bool = False
+    # The brief format, for a model that reads the page as a client of its own (MCP, the
+    # act API's snapshot): refs only where one acts or scopes, a table row of plain cells
+    # on one line ("- row [e9]: 1003 | link "Ada" [e10] | button "Edit" [e11]"), a
+    # paragraph or an item with its links on one line, a closed <select>'s options on
+    # its line (snapshot_brief.js).  The agent's pages keep a line per element and a
+    # ref on each, the grammar its prompt describes.
+    brief: bool = False
 
     def __post_init__(self) -> None:
         if self.max_depth < 0 or self.max_chars < 0:
@@ -179,7 +182,7 @@ class SnapshotOptions:
             "reduced": reduced,
             "maxChars": self.max_chars,
             "linkUrls": self.link_urls,
-            "rowLines": self.row_lines,
+            "brief": self.brief,
         }
 
 
@@ -237,8 +240,9 @@ def frame_paths(reported: object) -> dict[str, tuple[list[str], int]]:
     return paths
 
 
-def stitch(parts: list[FramePart]) -> list[str]:
-    """The main frame's lines with each child frame's lines under its <iframe> line.
+def stitch(parts: list[FramePart], indent: str = "  ") -> list[str]:
+    """The main frame's lines with each child frame's lines under its <iframe> line,
+    ``indent`` a level (the brief format's is one space).
 
     A frame whose <iframe> line is not shown (folded by a delta or by max depth) but that
     has something to show is appended at the end, so nothing that changed goes missing:
@@ -247,21 +251,21 @@ def stitch(parts: list[FramePart]) -> list[str]:
     by_host: dict[str, FramePart] = {p.host: p for p in parts if p.host}
     owner_of: dict[str, FramePart] = {ref: p for p in parts for ref in p.paths}
     placed: set[str] = set()
-    indent_of: dict[str, int] = {}  # frame prefix -> the indent its lines were given
+    indent_of: dict[str, int] = {}  # frame prefix -> the depth its lines were given
 
-    def render(part: FramePart, indent: int) -> list[str]:
-        indent_of[part.prefix] = indent
-        pad = "  " * indent
+    def render(part: FramePart, depth: int) -> list[str]:
+        indent_of[part.prefix] = depth
+        pad = indent * depth
         out: list[str] = []
-        inserts = {line: (ref, depth) for ref, (line, depth) in part.slots.items()}
+        inserts = {line: (ref, below) for ref, (line, below) in part.slots.items()}
         for i, line in enumerate(part.lines):
             out.append(pad + line)
             if i in inserts:
-                ref, depth = inserts[i]
+                ref, below = inserts[i]
                 child = by_host.get(ref)
                 if child is not None:
                     placed.add(ref)
-                    out.extend(render(child, indent + depth))
+                    out.extend(render(child, depth + below))
         return out
 
     def anchor(part: FramePart, out: list[str]) -> int | None:
@@ -277,7 +281,7 @@ def stitch(parts: list[FramePart]) -> list[str]:
             indent_of[owner.prefix] = base
         path, depth = owner.paths[part.host]
         base = indent_of[owner.prefix]
-        out.extend("  " * base + line for line in path)
+        out.extend(indent * base + line for line in path)
         return base + depth
 
     main = next((p for p in parts if not p.host), None)
@@ -285,11 +289,11 @@ def stitch(parts: list[FramePart]) -> list[str]:
     for part in parts:  # parents first
         if part.host and part.host not in placed and part.lines:
             placed.add(part.host)
-            indent = anchor(part, lines)
-            if indent is None:
+            depth = anchor(part, lines)
+            if depth is None:
                 lines.append(f"- iframe [{part.host}] (frame {part.prefix}):")
-                indent = 1
-            lines.extend(render(part, indent))
+                depth = 1
+            lines.extend(render(part, depth))
     return lines
 
 

@@ -154,7 +154,7 @@ function fnv(str, h) {
 
 // Per node: `own` covers its line, the text shown under it and the identity of its
 // children, `hash` the subtree: what does not show can't make a change.  `unseen`: the
-// node has no line of its own (a cell of a row shown on one line).
+// node has no line of its own (a cell of a row shown on one line, a link of a paragraph).
 function hashTree(node, out, unseen = false) {
   const line = node.ref ? lineOf(node) : "";
   let own = line;
@@ -162,11 +162,14 @@ function hashTree(node, out, unseen = false) {
   for (const k of shownKids(node)) {
     if (typeof k === "string") { own += "\u0001" + norm(k); continue; }
     own += "\u0002" + k.ref;
-    sub = fnv(String(hashTree(k, out, cellsOf(node) !== null)), sub);
+    sub = fnv(String(hashTree(k, out, cellsOf(node) !== null || inlineOf(node) !== null)), sub);
   }
   const ownHash = fnv(own, 2166136261);
   const hash = fnv(String(sub), ownHash);
-  out.set(node.ref || "", { hash, own: ownHash, line, unseen });
+  // What a removal says of it: its line; without a ref of its own (the brief format),
+  // with what the line shows of its text, or it would say only its role.
+  const gone = !node.ref || showsRef(node) ? line : head(node)[0].slice(2).replace(/:$/, "");
+  out.set(node.ref || "", { hash, own: ownHash, line, gone, unseen });
   node.hash = hash;
   node.ownHash = ownHash;
   return hash;
@@ -183,7 +186,7 @@ function framePaths(root) {
       if (typeof k === "string") continue;
       chain.push(k);
       if (k.frame) {
-        out.push([k.ref, chain.map((n, i) => "  ".repeat(i) + head(n)[0]), chain.length]);
+        out.push([k.ref, chain.map((n, i) => indentOf(i) + head(n)[0]), chain.length]);
       } else visit(k);
       chain.pop();
     }
@@ -195,23 +198,24 @@ function framePaths(root) {
 // The lines of what changed, each exactly as the full snapshot shows it (renderTree,
 // head), under the lines of its ancestors; runs of unchanged siblings are counted.
 function renderDelta(node, lines, frames, depth = 0) {
-  const pad = "  ".repeat(depth);
+  const pad = indentOf(depth);
   let run = [];
   const flush = () => {
     if (!run.length) return;
-    const shown = run.slice(0, 3).join(" ") + (run.length > 3 ? ` +${run.length - 3}` : "");
-    lines.push(pad + `- … ${run.length} unchanged (${shown})`);
+    const refs = run.filter(Boolean);
+    const shown = refs.slice(0, 3).join(" ") + (refs.length > 3 ? ` +${refs.length - 3}` : "");
+    lines.push(pad + `- … ${run.length} unchanged` + (shown ? ` (${shown})` : ""));
     run = [];
   };
   const ownChanged = prevWalk.get(node.ref || "")?.own !== node.ownHash;
   for (const k of shownKids(node)) {
     if (typeof k === "string") {
-      if (ownChanged) { flush(); lines.push(pad + "- text: " + norm(k)); }
+      if (ownChanged) { flush(); lines.push(pad + textLine(norm(k))); }
       continue;
     }
     const old = prevWalk.get(k.ref);
     if (old && old.hash === k.hash) { // a frame too: stitch shows it if its page changed
-      if (ownChanged) run.push(k.ref);
+      if (ownChanged) run.push(showsRef(k) ? k.ref : "");
       continue;
     }
     flush();

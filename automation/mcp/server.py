@@ -23,7 +23,7 @@ __all__ = ["INSTRUCTIONS", "CallTool", "build_server", "result_of"]
 INSTRUCTIONS = (
     "Tabwright drives a real Chromium. Take a snapshot: each element you can act on has a "
     "ref like e5 (f1e5 inside a frame); act by ref. A table row is one line, its cells "
-    "between | . A ref from an older page, or whose "
+    "between | ; a select's options follow its value. A ref from an older page, or whose "
     "element or row changed, is refused (stale_ref): take a new snapshot, never guess. "
     "Actions answer what they did; add delta=true for what changed on the page. steps runs "
     "click/fill/wait_for/navigate/read_page in one call. verify records a check the "

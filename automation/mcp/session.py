@@ -124,7 +124,7 @@ class McpSession:
         text = outcome.result
         if delta and name not in READ_ONLY:
             try:
-                options = SnapshotOptions(delta=True, row_lines=True)
+                options = SnapshotOptions(delta=True, brief=True)
                 snap = await self.tab.snapshot(options, budget=budget)
                 text = f"{text}\n{snap.text}"
             except (BudgetExceeded, ActionFailed) as exc:  # the action was done all the same

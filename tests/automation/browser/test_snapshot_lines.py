@@ -131,8 +131,8 @@ async def test_plain_elements_one_clicks_get_a_line_and_a_ref_once(
     brief = await tab.snapshot(SnapshotOptions(interactive_only=True))
     assert f'- row "#1003 Alan Turing" [{row}] [clickable]' in brief.text.splitlines()
     # On one line, its cells tell it, in the full snapshot and the interactive one.
-    for options in (SnapshotOptions(row_lines=True),
-                    SnapshotOptions(row_lines=True, interactive_only=True)):  # fmt: skip
+    for options in (SnapshotOptions(brief=True),
+                    SnapshotOptions(brief=True, interactive_only=True)):  # fmt: skip
         lined = await tab.snapshot(options)
         shown = [line.strip() for line in lined.text.splitlines()]
         assert f"- row [{row}] [clickable]: #1003 | Alan Turing" in shown
