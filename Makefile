@@ -26,15 +26,15 @@ run: install chromium migrate
 # test uses, and fails a test of it that starts one) on TEST_JOBS processes (pytest-xdist),
 # then the rest on SLOW_JOBS processes, one more than the machine has cores: a test there
 # spends much of its time waiting on Chromium and servers, so a third process on two cores
-# keeps both busy.  A file stays whole in one process (its servers are per file), the
-# end-to-end files first (tests/conftest.py).  0 runs a tier in this process.  It fails
-# when either run fails.
+# keeps both busy.  A file stays whole in one process (its servers are per file), and the
+# end-to-end files run one after the other in one process, first (tests/conftest.py).
+# 0 runs a tier in this process.  It fails when either run fails.
 # make test-fast: the fast tier alone, the inner loop (under a minute).
 TEST_JOBS ?= 2
 SLOW_JOBS ?= $(shell echo $$(( $$(nproc) + 1 )))
 PYTEST := $(BIN)/python -m pytest
 XDIST_FAST = $(if $(filter-out 0,$(TEST_JOBS)),-n $(TEST_JOBS) --dist load)
-XDIST_SLOW = $(if $(filter-out 0,$(SLOW_JOBS)),-n $(SLOW_JOBS) --dist loadfile --no-loadscope-reorder)
+XDIST_SLOW = $(if $(filter-out 0,$(SLOW_JOBS)),-n $(SLOW_JOBS) --dist loadgroup --no-loadscope-reorder)
 
 test: install chromium servers
 	@$(PYTEST) --tier fast $(XDIST_FAST); fast=$$?; \

@@ -107,9 +107,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if deselected:
         config.hook.pytest_deselected(items=deselected)
         items[:] = selected
-    # The end-to-end files first: each is long (servers, whole journeys), so dealt out to
-    # several processes (make test) they start early and the many short files fill in
-    # around them, instead of one of them running alone at the end.
+    # Dealt out to several processes (make test: pytest-xdist's loadgroup), a file stays
+    # whole in one process (its servers are per file), and the end-to-end files all go to
+    # one process, one after the other: each starts servers, workers and browsers of its
+    # own, and two or three of them at once on two cores starve each other's runs.  They
+    # come first, so that the many short files fill the other processes around them.
+    for item in items:
+        e2e = item.nodeid.startswith("tests/e2e/")
+        item.add_marker(pytest.mark.xdist_group("e2e" if e2e else item.nodeid.split("::")[0]))
     items.sort(key=lambda item: not item.nodeid.startswith("tests/e2e/"))
 
 
