@@ -107,11 +107,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if deselected:
         config.hook.pytest_deselected(items=deselected)
         items[:] = selected
-    # Dealt out to several processes (make test: pytest-xdist's loadgroup), a file stays
+    # Dealt out to several processes (SLOW_JOBS: pytest-xdist's loadgroup), a file stays
     # whole in one process (its servers are per file), and the end-to-end files all go to
     # one process, one after the other: each starts servers, workers and browsers of its
     # own, and two or three of them at once on two cores starve each other's runs.  They
     # come first, so that the many short files fill the other processes around them.
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return  # one process: the files in their order
     for item in items:
         e2e = item.nodeid.startswith("tests/e2e/")
         item.add_marker(pytest.mark.xdist_group("e2e" if e2e else item.nodeid.split("::")[0]))
