@@ -36,14 +36,14 @@ async def test_an_action_and_a_hung_script_within_the_timeout(fixture_url: str) 
     code, answer = await answer_of(await cli(*page, "evaluate", '{"expression": "document.title"}'))
     assert (code, answer) == (0, {"ok": True, "result": '"Evaluate"'})
     code, answer = await answer_of(
-        await cli(*page, "--timeout-ms", "3000", "evaluate", '{"expression": "while (true) {}"}')
+        await cli(*page, "--timeout-ms", "10000", "evaluate", '{"expression": "while (true) {}"}')
     )
     error: dict[str, str] = answer["error"]  # type: ignore[assignment]
-    assert code == 1 and error["code"] == "evaluate_timeout"
-    # Stopped within what was left of the command's 3 s (the browser's start took the rest),
-    # however long the machine took to start the process itself.
+    assert code == 1 and error["code"] == "evaluate_timeout", error
+    # Stopped within what was left of the command's 10 s (the browser's start took the rest:
+    # seconds on a busy machine), however long the machine took to start the process itself.
     found = re.search(r"ran past its (\d+) ms budget", error["message"])
-    assert found is not None and 0 < int(found.group(1)) <= 3_000, error
+    assert found is not None and 0 < int(found.group(1)) <= 10_000, error
 
 
 async def test_ctrl_c_cancels_the_script(fixture_url: str) -> None:
