@@ -7,6 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CHROMIUM := $(or $(TABWRIGHT_CHROMIUM_PATH),/usr/bin/chromium)
+HEADLESS_SHELL := /usr/lib/chromium/chromium-headless-shell
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 HOST ?= 127.0.0.1
 PORT ?= 8000
@@ -50,12 +51,13 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev]'
 	@touch $(STAMP)
 
-# Debian's Chromium, unless a browser is reached by CDP URL or is already there.
+# Debian's Chromium and its headless shell (what a headless browser launches: lighter),
+# unless a browser is reached by CDP URL or they are already there.
 chromium:
-	@if [ -n "$$TABWRIGHT_CDP_URL" ] || [ -x "$(CHROMIUM)" ]; then :; else \
+	@if [ -n "$$TABWRIGHT_CDP_URL" ] || { [ -x "$(CHROMIUM)" ] && [ -x "$(HEADLESS_SHELL)" ]; }; then :; else \
 	  echo "Installing Chromium from Debian's packages…"; \
 	  $(SUDO) apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null; \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium chromium-headless-shell >/dev/null; \
 	fi
 
 # Debian's Redis and PostgreSQL, which the tests start on loopback ports of their own (and a

@@ -40,7 +40,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--timeout-ms", type=int, default=30_000, help="budget of the whole call (default 30000)"
     )
-    parser.add_argument("--chromium", default="/usr/bin/chromium", help="Chromium to launch")
+    parser.add_argument(
+        "--chromium",
+        default="",
+        help="Chromium to launch (default: Debian's headless shell when headless and installed, "
+        "else /usr/bin/chromium)",
+    )
     parser.add_argument("--cdp-url", default="", help="connect to this browser instead")
     parser.add_argument("--allow-evaluate", action="store_true", help="turn evaluate on")
     parser.add_argument(

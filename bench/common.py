@@ -17,6 +17,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 
 from automation import BrowserConfig, UrlPolicy
+from automation.browser.config import default_chromium
 
 __all__ = ["FIXTURES", "browser_config", "median", "p95", "serve", "serve_apart"]
 
@@ -94,7 +95,7 @@ def _serve_until_ended(pages: dict[str, str] | None, said: Connection) -> None:
 
 def browser_config() -> BrowserConfig:
     return BrowserConfig(
-        executable_path=os.environ.get("TABWRIGHT_CHROMIUM_PATH", "/usr/bin/chromium"),
+        executable_path=os.environ.get("TABWRIGHT_CHROMIUM_PATH") or default_chromium(),
         url_policy=UrlPolicy(block_private=False),  # the pages are on 127.0.0.1
         action_timeout_ms=30_000,
     )

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from automation import BrowserSession, Budget, Tab
+from automation.browser.config import default_chromium
 from automation.browser.storage import storage_state_read
 from automation.errors import ActionFailed
 from automation.events import ListSink, Observation
@@ -156,7 +157,7 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=10.0, help="how long the day lasts")
     parser.add_argument("--every-s", type=float, default=60.0, help="seconds between firings")
     args = parser.parse_args()
-    os.environ.setdefault("TABWRIGHT_CHROMIUM_PATH", "/usr/bin/chromium")
+    os.environ.setdefault("TABWRIGHT_CHROMIUM_PATH", default_chromium())
     firings = max(1, round(args.minutes * 60 / args.every_s))
     day = asyncio.run(daily(firings, args.every_s))
     for reason in day.reasons:

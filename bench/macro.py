@@ -29,6 +29,7 @@ from typing import Any
 
 import httpx
 
+from automation.browser.config import default_chromium
 from bench.common import median, p95, serve
 from tests.daphne import daphne
 
@@ -117,7 +118,7 @@ def main() -> None:
     settings = {
         "TABWRIGHT_PLANNER": "rules",
         "TABWRIGHT_BLOCK_PRIVATE_ADDRESSES": "0",  # the page is on 127.0.0.1
-        "TABWRIGHT_CHROMIUM_PATH": os.environ.get("TABWRIGHT_CHROMIUM_PATH", "/usr/bin/chromium"),
+        "TABWRIGHT_CHROMIUM_PATH": os.environ.get("TABWRIGHT_CHROMIUM_PATH") or default_chromium(),
         "TABWRIGHT_LOG": "WARNING",
     }
     with (

@@ -28,6 +28,7 @@ import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from automation.browser.config import default_chromium
 from bench.common import ROOT
 
 __all__ = [
@@ -45,7 +46,7 @@ PW_MCP_VERSION = "0.0.83"  # pinned so that a run compares against a known relea
 NPM_DIR = ROOT / "var" / "bench-npm"  # var/ is gitignored
 PW_CLI = NPM_DIR / "node_modules" / "@playwright" / "mcp" / "cli.js"
 LOGS = ROOT / "var" / "bench-mcp"  # the servers' stderr
-CHROMIUM = os.environ.get("TABWRIGHT_CHROMIUM_PATH", "/usr/bin/chromium")
+CHROMIUM = os.environ.get("TABWRIGHT_CHROMIUM_PATH") or default_chromium()
 CALL_TIMEOUT_S = 60.0  # a call past this is a hang of the server, not a slow answer
 # Tabwright writes `[e12]`, Playwright MCP `[ref=e12]`; both prefix frames (or, for
 # Playwright, later pages) with f<n>.

@@ -26,6 +26,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from automation.browser.config import default_chromium
 from bench.common import median
 from tests.daphne import api_token, daphne, log_in
 
@@ -72,7 +73,7 @@ async def http_sessions(pages: str) -> HttpSessions:
     settings = {
         "TABWRIGHT_PLANNER": "rules",
         "TABWRIGHT_BLOCK_PRIVATE_ADDRESSES": "0",  # the pages are on 127.0.0.1
-        "TABWRIGHT_CHROMIUM_PATH": os.environ.get("TABWRIGHT_CHROMIUM_PATH", "/usr/bin/chromium"),
+        "TABWRIGHT_CHROMIUM_PATH": os.environ.get("TABWRIGHT_CHROMIUM_PATH") or default_chromium(),
         "TABWRIGHT_LOG": "WARNING",
         "TABWRIGHT_WORKER_RUNS": str(SLOTS),
         "TABWRIGHT_SESSION_IDLE_S": "900",  # sessions end because their clients do

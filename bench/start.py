@@ -39,6 +39,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 
+from automation.browser.config import default_chromium
 from bench.common import median, serve
 from bench.mcpclient import ensure_playwright_mcp, open_driver
 from tests.daphne import api_token, daphne, log_in
@@ -94,7 +95,7 @@ def runs_to_first_action(count: int) -> list[float]:
     settings = {
         "TABWRIGHT_PLANNER": "rules",
         "TABWRIGHT_BLOCK_PRIVATE_ADDRESSES": "0",  # the page is on 127.0.0.1
-        "TABWRIGHT_CHROMIUM_PATH": os.environ.get("TABWRIGHT_CHROMIUM_PATH", "/usr/bin/chromium"),
+        "TABWRIGHT_CHROMIUM_PATH": os.environ.get("TABWRIGHT_CHROMIUM_PATH") or default_chromium(),
         "TABWRIGHT_LOG": "WARNING",
         "TABWRIGHT_SESSION_IDLE_S": "0",  # a run's tab closes when its work ends
     }

@@ -300,8 +300,9 @@ LOGGING = {
 # --- Tabwright: browser, LLM, runs -------------------------------------------------------
 _PLANNER = os.environ.get("TABWRIGHT_PLANNER", "rules")
 TABWRIGHT = {
-    # Chromium launched by Playwright, unless a CDP URL of a running Chrome is given.
-    "CHROMIUM_PATH": os.environ.get("TABWRIGHT_CHROMIUM_PATH", "/usr/bin/chromium"),
+    # Chromium launched by Playwright, unless a CDP URL of a running Chrome is given; empty:
+    # Debian's headless shell when headless and installed, else /usr/bin/chromium.
+    "CHROMIUM_PATH": os.environ.get("TABWRIGHT_CHROMIUM_PATH", ""),
     "CDP_URL": os.environ.get("TABWRIGHT_CDP_URL", ""),
     "HEADLESS": _env_bool("TABWRIGHT_HEADLESS", True),
     # When no LLM profile (dashboard admin) is the default: "rules" (offline, no LLM),

@@ -24,7 +24,7 @@ from playwright.async_api import async_playwright
 
 from automation import BrowserConfig, BrowserSession, Tab, UrlPolicy
 from automation.agent.outputcheck import check_output_isolated
-from automation.browser.config import QUIET_CHROMIUM_ARGS
+from automation.browser.config import QUIET_CHROMIUM_ARGS, default_chromium
 from automation.tools.shell import shell_run
 from tests import tiers
 from tests.fakellm import ScriptedLLMServer, llm_server  # noqa: F401  (a fixture)
@@ -33,7 +33,7 @@ from tests.refs import fresh_snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
-CHROMIUM = os.environ.get("TABWRIGHT_CHROMIUM_PATH", "/usr/bin/chromium")
+CHROMIUM = os.environ.get("TABWRIGHT_CHROMIUM_PATH") or default_chromium()
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):

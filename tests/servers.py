@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from automation.browser.config import default_chromium
 from tests.net import free_port
 
 __all__ = ["POSTGRES_BIN", "REDIS_SERVER", "Cluster", "RedisServer", "debian_postgres",
@@ -202,7 +203,7 @@ def shared_settings(database_url: str, redis_url: str, media: Path, **more: str)
         "TABWRIGHT_BLOCK_PRIVATE_ADDRESSES": "0",
         "TABWRIGHT_PLANNER": "rules",
         "TABWRIGHT_ACTION_TIMEOUT_MS": "5000",
-        "TABWRIGHT_CHROMIUM_PATH": os.environ.get("TABWRIGHT_CHROMIUM_PATH", "/usr/bin/chromium"),
+        "TABWRIGHT_CHROMIUM_PATH": os.environ.get("TABWRIGHT_CHROMIUM_PATH") or default_chromium(),
         "TABWRIGHT_SESSION_IDLE_S": "0",
         "TABWRIGHT_LEASE_S": "10",
         **{f"TABWRIGHT_{name}": value for name, value in more.items()},

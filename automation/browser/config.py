@@ -2,11 +2,29 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 from automation.browser.url_policy import UrlPolicy
 
-__all__ = ["QUIET_CHROMIUM_ARGS", "BrowserConfig"]
+__all__ = ["CHROMIUM", "HEADLESS_SHELL", "QUIET_CHROMIUM_ARGS", "BrowserConfig", "default_chromium"]
+
+# Debian's Chromium, and its headless shell (package chromium-headless-shell): Chromium's
+# headless mode as a program of its own, without the browser's UI and profile services --
+# what Playwright itself launches for a headless browser.  Measured on Chromium 156: a new
+# page costs about a quarter of the CPU in the shell (~80 ms against ~350 ms), a navigation
+# about a third.  A headed browser needs the full one.
+CHROMIUM = "/usr/bin/chromium"
+HEADLESS_SHELL = "/usr/lib/chromium/chromium-headless-shell"  # (/usr/bin's wrapper doesn't exec it)
+
+
+def default_chromium(*, headless: bool = True) -> str:
+    """The Chromium to launch when none is named: the headless shell when headless and
+    installed, else the full Chromium."""
+    if headless and os.access(HEADLESS_SHELL, os.X_OK):
+        return HEADLESS_SHELL
+    return CHROMIUM
+
 
 # Where Chromium sends what it would send home: an address on port 1, which Chromium refuses
 # to connect to (an unsafe port), so the call ends inside the browser and reaches no proxy.
@@ -37,7 +55,7 @@ QUIET_CHROMIUM_ARGS = (
 
 @dataclass(frozen=True)
 class BrowserConfig:
-    executable_path: str = "/usr/bin/chromium"
+    executable_path: str = ""  # empty: default_chromium() for the headless setting
     cdp_url: str = ""  # when set, connect instead of launching
     headless: bool = True
     args: tuple[str, ...] = QUIET_CHROMIUM_ARGS

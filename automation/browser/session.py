@@ -42,7 +42,7 @@ from playwright.async_api import Browser, BrowserContext, Page, Playwright, asyn
 from playwright.async_api import Error as PlaywrightError
 
 from automation.browser.cdp import CdpConnection, endpoint_of_launched, endpoint_of_url
-from automation.browser.config import BrowserConfig
+from automation.browser.config import BrowserConfig, default_chromium
 from automation.browser.egress import EgressProxy
 from automation.browser.evaluate import PageRuntime
 from automation.browser.pwcall import brief
@@ -102,6 +102,13 @@ def chromium_sandbox(forced: bool | None, *, euid: int | None = None) -> bool:
     return (os.geteuid() if euid is None else euid) != 0
 
 
+# Each site's frames in a process of their own (a page's cross-site iframes too): the full
+# Chromium does so by default, its headless shell only when told.  The engine's frame
+# handling (an out-of-process frame's own CDP session, the evaluate engine's watch on
+# them) is then the same with either, and a renderer a page took over reads no other site.
+ISOLATION_ARGS = ("--site-per-process",)
+
+
 def proxy_args(proxy_url: str) -> list[str]:
     """Chromium's switches that send every connection through the egress proxy."""
     return [
@@ -110,9 +117,10 @@ def proxy_args(proxy_url: str) -> list[str]:
         # takes that implicit exception away, so 127.0.0.1 and localhost are judged too.
         "--proxy-bypass-list=<-loopback>",
         # WebRTC would otherwise send UDP (STUN, media) straight to any address a page
-        # names.  Measured on Chromium 156: this switch stops it; the documented
-        # --force-webrtc-ip-handling-policy is ignored.
+        # names.  Measured on Chromium 156: the full Chromium obeys the first switch and
+        # ignores the second, its headless shell the other way round; each stops it.
         "--webrtc-ip-handling-policy=disable_non_proxied_udp",
+        "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
     ]
 
 
@@ -145,6 +153,11 @@ class BrowserSession:
     @property
     def connected(self) -> bool:
         return self._browser is not None and self._browser.is_connected()
+
+    @property
+    def executable_path(self) -> str:
+        """The Chromium this session launches (the configured one, else the default)."""
+        return self.config.executable_path or default_chromium(headless=self.config.headless)
 
     @property
     def contexts_open(self) -> int:
@@ -258,18 +271,18 @@ class BrowserSession:
                 if self.egress is None:
                     self.egress = EgressProxy(self.config.url_policy)
                 await self.egress.start()  # kept across browser restarts, closed with us
-                args = [*self.config.args, *proxy_args(self.egress.url)]
+                args = [*self.config.args, *proxy_args(self.egress.url), *ISOLATION_ARGS]
                 if self.config.evaluate_enabled:
                     args.append("--remote-debugging-port=0")  # loopback; the port is looked up
                 self._browser = await chromium.launch(
-                    executable_path=self.config.executable_path or None,
+                    executable_path=self.executable_path,
                     headless=self.config.headless,
                     args=args,
                     chromium_sandbox=chromium_sandbox(self.config.chromium_sandbox),
                     timeout=budget.playwright_timeout(),
                 )
         except PlaywrightError as exc:
-            where = self.config.cdp_url or self.config.executable_path
+            where = self.config.cdp_url or self.executable_path
             hint = "check TABWRIGHT_CHROMIUM_PATH or TABWRIGHT_CDP_URL"
             if not self.config.cdp_url and "sandbox" in str(exc).lower():
                 hint = _SANDBOX_HINT

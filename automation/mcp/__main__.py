@@ -25,7 +25,12 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m automation.mcp", description="Tabwright's MCP server over stdio"
     )
-    parser.add_argument("--chromium", default="/usr/bin/chromium", help="Chromium to launch")
+    parser.add_argument(
+        "--chromium",
+        default="",
+        help="Chromium to launch (default: Debian's headless shell when headless and installed, "
+        "else /usr/bin/chromium)",
+    )
     parser.add_argument("--cdp-url", default="", help="use this running Chrome instead")
     parser.add_argument("--headed", action="store_true", help="show the browser window")
     parser.add_argument("--allow-evaluate", action="store_true", help="offer evaluate")

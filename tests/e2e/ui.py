@@ -16,10 +16,11 @@ from typing import Any
 import pytest
 from playwright.async_api import Page, expect
 
+from automation.browser.config import default_chromium
 from tests.daphne import daphne
 from tests.fakellm import ScriptedLLMServer
 
-CHROMIUM = os.environ.get("TABWRIGHT_CHROMIUM_PATH", "/usr/bin/chromium")
+CHROMIUM = os.environ.get("TABWRIGHT_CHROMIUM_PATH") or default_chromium()
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
 USERNAME = "e2e-user"
 PASSWORD = "e2e-password-9f3k"

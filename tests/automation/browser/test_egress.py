@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import socket
 import threading
 import uuid
@@ -25,7 +26,7 @@ import websockets
 from playwright.async_api import Error as PlaywrightError
 
 from automation import BrowserSession, Tab, UrlPolicy
-from automation.browser.config import QUIET_CHROMIUM_ARGS
+from automation.browser.config import CHROMIUM, HEADLESS_SHELL, QUIET_CHROMIUM_ARGS
 from automation.browser.egress import EgressProxy
 from automation.browser.session import chromium_sandbox
 from automation.errors import BrowserError
@@ -418,7 +419,11 @@ async def test_an_allowed_name_connects_to_the_address_the_proxy_checked(
 # -- WebRTC ------------------------------------------------------------------------------
 
 
-async def test_webrtc_sends_no_udp_around_the_proxy(page_tab: Tab) -> None:
+@pytest.mark.parametrize("executable", [CHROMIUM, HEADLESS_SHELL])
+async def test_webrtc_sends_no_udp_around_the_proxy(executable: str, allowed: Counting) -> None:
+    """Each Chromium a session may launch (they obey different switches)."""
+    if not os.access(executable, os.X_OK):
+        pytest.skip(f"{executable} is not installed")
     received: list[bytes] = []
     loop = asyncio.get_running_loop()
 
@@ -427,9 +432,13 @@ async def test_webrtc_sends_no_udp_around_the_proxy(page_tab: Tab) -> None:
             received.append(data)
 
     transport, _ = await loop.create_datagram_endpoint(Udp, local_addr=("127.0.0.1", 0))
+    policy = UrlPolicy(allowed_domains=(f"127.0.0.1:{allowed.port}",))
+    session = BrowserSession(browser_config(url_policy=policy, executable_path=executable))
     try:
+        tab = await session.new_tab()
+        await tab.page.goto(f"{allowed.origin()}/blank")
         port = transport.get_extra_info("sockname")[1]
-        state = await page_tab.page.evaluate(
+        state = await tab.page.evaluate(
             """async (port) => {
               const pc = new RTCPeerConnection({iceServers: [{urls: `stun:127.0.0.1:${port}`}]});
               pc.createDataChannel("x");
@@ -449,6 +458,7 @@ async def test_webrtc_sends_no_udp_around_the_proxy(page_tab: Tab) -> None:
         assert state == "complete"  # gathering ended: whatever it would send was sent
         assert received == []
     finally:
+        await session.close()
         transport.close()
 
 

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from automation.browser.config import default_chromium
+
 ROOT = Path(__file__).resolve().parents[3]
 
 CHILD = r"""
@@ -87,7 +89,7 @@ def _can_import_as(user: pwd.struct_passwd) -> bool:
 
 
 def test_a_server_that_is_not_root_runs_chromium_sandboxed() -> None:
-    chromium_path = os.environ.get("TABWRIGHT_CHROMIUM_PATH", "/usr/bin/chromium")
+    chromium_path = os.environ.get("TABWRIGHT_CHROMIUM_PATH") or default_chromium()
     user = _nobody()
     if os.geteuid() != 0 or user is None:
         pytest.skip("needs root to start a process as nobody")
