@@ -29,8 +29,8 @@ from dashboard.jobs.forms import BatchForm, ScheduleForm
 from dashboard.models import IdentityHeal, Run, Scenario, ScenarioStep, Schedule
 from dashboard.runs import selectors as run_selectors
 from dashboard.runs.doorbell import wake
+from dashboard.scenarios import call_services, services
 from dashboard.scenarios import selectors as scenario_selectors
-from dashboard.scenarios import services
 from dashboard.scenarios.callviews import CallForm, call_choices
 from dashboard.scenarios.forms import (
     CheckForm,
@@ -433,7 +433,7 @@ def scenario_edit(request: HttpRequest, scenario_id: int) -> HttpResponse:
     form = ScenarioEditForm(request.POST)
     if form.is_valid():
         try:
-            services.scenario_rename(
+            call_services.scenario_rename(
                 scenario=scenario,
                 name=form.cleaned_data["name"],
                 description=form.cleaned_data["description"],
