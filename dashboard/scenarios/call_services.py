@@ -115,19 +115,20 @@ def scenario_rename(*, scenario: Scenario, name: str, description: str | None = 
     name = scenario_name_clean(name)
     with transaction.atomic():
         locked = Scenario.objects.select_for_update().get(pk=scenario.pk)
-        if description is None:
-            description = locked.description
-        fmt.Scenario.from_dict({**scenario_selectors.scenario_data(scenario=locked), "name": name,
-                                "description": description})  # fmt: skip
+        data = scenario_selectors.scenario_data(scenario=locked)
+        fmt.Scenario.from_dict({**data, "name": name, "description": description or ""})
         old = locked.name
         if old != name:
             for step in ScenarioStep.objects.filter(scenario__calls__callee=locked, action=CALL):
                 if step.args.get("scenario") == old:
                     step.args = {**step.args, "scenario": name}
                     step.save(update_fields=["args"])
-        locked.name, locked.description = name, description
-        locked.save(update_fields=["name", "description", "updated_at"])
-    scenario.name, scenario.description = name, description
+        locked.name = scenario.name = name
+        fields = ["name", "updated_at"]
+        if description is not None:
+            locked.description = scenario.description = description
+            fields.append("description")
+        locked.save(update_fields=fields)
 
 
 def scenario_call_add(*, scenario: Scenario, callee_id: int, params: Mapping[str, str]) -> int:

@@ -1,8 +1,10 @@
 """Stored scenarios that call scenarios: a call step links its callee (stored once, its
 steps filled into the caller's document), a callee that is not there or a cycle is
 refused at save with a typed error (JSON errors in the API), a renamed callee is renamed
-in its callers, one that others call is not deleted; the login scenario set through the
-API and the scenario file; the page adds a call step."""
+in its callers (by the service, the scenario page and the admin), one that others call is
+not deleted; an imported file brings the scenarios it calls, or calls the importer's own
+when they are the same, and is refused when one of theirs of that name is another; the
+login scenario set through the API and the scenario file; the page adds a call step."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from automation.errors import CallCycle, CallMissing, ParamMissing, ScenarioInvalid
+from automation.recording.calls import check_calls
 from dashboard.accounts.services import api_token_create
 from dashboard.models import Scenario, ScenarioCall
 from dashboard.scenarios import call_services, selectors
@@ -139,6 +142,56 @@ def test_a_callee_named_as_another_of_the_importer_s_is_refused_naming_both(
     call_services.scenario_rename(scenario=theirs, name="Open sign-in")
     assert api(client, stranger, "post", "/scenarios", file).status_code == 201
     assert Scenario.objects.filter(owner=stranger, name="Open login").count() == 1
+
+
+def _admin_form(page: Any) -> dict[str, Any]:
+    """The admin change form's fields (and its inlines') as they are, to post back."""
+    forms = [page.context["adminform"].form]
+    data: dict[str, Any] = {}
+    for inline in page.context["inline_admin_formsets"]:
+        forms += [inline.formset.management_form, *inline.formset.forms]
+    for form in forms:
+        for name in form.fields:
+            value = form[name].value()
+            data[form.add_prefix(name)] = "" if value is None else value
+    return data
+
+
+def test_each_way_of_renaming_a_called_scenario_keeps_its_callers_calling_it(
+    client: Client, admin_client: Client, owner: Any
+) -> None:
+    login = scenario_services.scenario_import(owner=owner, data=sign_in())
+    callers = [scenario_services.scenario_import(owner=owner, data={**orders(), "name": name})
+               for name in ("Orders", "Totals")]  # fmt: skip
+
+    def called_as() -> set[str]:
+        names = set()
+        for caller in callers:
+            document = selectors.scenario_document(scenario=caller)
+            check_calls(document)  # as replay does before its first step: the callee is there
+            names.add(document.steps[0].args["scenario"])
+        return names
+
+    client.force_login(owner)  # the scenario page
+    edited = client.post(f"/scenarios/{login.pk}/edit", {"name": "Log in", "description": "d"})
+    assert edited.status_code == 302 and called_as() == {"Log in"}
+
+    change = f"/admin/dashboard/scenario/{login.pk}/change/"  # the admin's change form
+    form = _admin_form(admin_client.get(change))
+    assert form["name"] == "Log in" and form["steps-TOTAL_FORMS"] == 2
+    saved = admin_client.post(change, {**form, "name": "  Sign on ", "description": "e"})
+    assert saved.status_code == 302, saved.context["adminform"].form.errors
+    login.refresh_from_db()
+    assert (login.name, login.description) == ("Sign on", "e") and called_as() == {"Sign on"}
+    refused = admin_client.post(change, {**form, "name": "Sign\non"})
+    assert refused.status_code == 200 and "or a line break" in refused.content.decode()
+    assert Scenario.objects.get(pk=login.pk).name == "Sign on"
+
+    # The callers' own edits still find it by the name their steps say now.
+    scenario_services.scenario_step_update(
+        scenario=callers[0], index=0, args={"scenario": "Sign on", "params": {"user": "x"}}
+    )
+    assert ScenarioCall.objects.filter(caller=callers[0], callee=login).exists()
 
 
 def test_a_person_deleted_takes_their_scenarios_that_call_each_other(owner: Any) -> None:
