@@ -19,7 +19,6 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from automation.errors import ScenarioInvalid
 from automation.recording import expect, fromrun
-from automation.recording.export import to_pytest
 from automation.recording.params import used_in
 from automation.recording.scenario import SECRET_ENV_PREFIX
 from automation.recording.scenario import Scenario as Document
@@ -367,8 +366,7 @@ def scenario_export(request: HttpRequest, scenario_id: int, format: str) -> Http
         name = f"scenario-{scenario.pk}.json"
     else:
         try:
-            pending = scenario_selectors.scenario_pending_steps(scenario_id=scenario.pk)
-            code = to_pytest(document, pending=pending)
+            code = scenario_selectors.scenario_pytest(scenario=scenario, document=document)
         except ScenarioInvalid as exc:  # a step no safe code can be written for
             messages.error(request, f"The pytest export was refused: {exc}")
             return _back(scenario, exc.index)

@@ -8,17 +8,19 @@ login scenario set through the API and the scenario file; the page adds a call s
 
 from __future__ import annotations
 
+import io
 import json
 from typing import Any
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
 from django.test import Client
 
 from automation.errors import CallCycle, CallMissing, ParamMissing, ScenarioInvalid
 from automation.recording.calls import check_calls
 from dashboard.accounts.services import api_token_create
-from dashboard.models import Scenario, ScenarioCall
+from dashboard.models import IdentityHeal, Scenario, ScenarioCall
 from dashboard.scenarios import call_services, selectors
 from dashboard.scenarios import services as scenario_services
 
@@ -192,6 +194,27 @@ def test_each_way_of_renaming_a_called_scenario_keeps_its_callers_calling_it(
         scenario=callers[0], index=0, args={"scenario": "Sign on", "params": {"user": "x"}}
     )
     assert ScenarioCall.objects.filter(caller=callers[0], callee=login).exists()
+
+
+def test_the_pytest_export_tells_a_called_scenario_s_change_that_waits_for_approval(
+    client: Client, owner: Any
+) -> None:
+    login = scenario_services.scenario_import(owner=owner, data=sign_in())
+    caller = scenario_services.scenario_import(owner=owner, data=orders())
+    user = login.steps.get(index=1)
+    IdentityHeal.objects.create(step=user, status=IdentityHeal.Status.PROPOSED,
+                                changes=["name: 'User' → 'Login'"],
+                                after={**USER_FIELD, "name": "Login"})  # fmt: skip
+    client.force_login(owner)
+    code = client.get(f"/scenarios/{caller.pk}/export.py").content.decode()
+    called, test = code.split("def call_sign_in(", 1)[1].split("def test_orders(", 1)
+    note = "which waits for approval on the scenario's page"
+    assert note in called.split("# step 1: ", 1)[1] and note not in called.split("# step 1")[0]
+    assert note not in test and "'Login'" not in code  # a proposal is not the scenario yet
+    # The command writes the same file.
+    out = io.StringIO()
+    call_command("scenario_export", str(caller.pk), "--format", "pytest", stdout=out)
+    assert out.getvalue() == code
 
 
 def test_a_person_deleted_takes_their_scenarios_that_call_each_other(owner: Any) -> None:
