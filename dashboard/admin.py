@@ -11,7 +11,7 @@ from django.db.models import Count, QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html
 
-from automation.errors import LLMError
+from automation.errors import LLMError, ScenarioInvalid
 from automation.secrets import SECRET_NAME_RE
 from dashboard.engineconf import llm_profile_test
 from dashboard.models import (
@@ -34,6 +34,7 @@ from dashboard.models import (
     UrlRule,
 )
 from dashboard.runs import services
+from dashboard.scenarios import call_services
 
 
 def pretty_json(value: Any) -> str:
@@ -225,6 +226,20 @@ class ScenarioStepInline(admin.TabularInline):
     readonly_fields = ("last_status", "last_strategy", "last_score")
 
 
+class ScenarioAdminForm(forms.ModelForm):
+    """A name as the scenario page takes it (one line, at most 200 characters)."""
+
+    class Meta:
+        model = Scenario
+        fields = "__all__"
+
+    def clean_name(self) -> str:
+        try:
+            return call_services.scenario_name_clean(self.cleaned_data.get("name"))
+        except ScenarioInvalid as exc:
+            raise forms.ValidationError(exc.message) from None
+
+
 @admin.register(Scenario)
 class ScenarioAdmin(admin.ModelAdmin):
     list_display = ("id", "name", "owner", "base_url", "step_count", "updated_at")
@@ -234,9 +249,16 @@ class ScenarioAdmin(admin.ModelAdmin):
     list_select_related = ("owner",)
     raw_id_fields = ("source_run",)
     inlines = [ScenarioStepInline]
+    form = ScenarioAdminForm
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Scenario]:
         return super().get_queryset(request).annotate(step_count=Count("steps"))
+
+    def save_model(self, request: HttpRequest, obj: Scenario, form: Any, change: bool) -> None:
+        if change and "name" in form.changed_data:
+            # The one way a name changes: the scenarios that call it call the new name.
+            call_services.scenario_rename(scenario=obj, name=obj.name)
+        super().save_model(request, obj, form, change)
 
     @admin.display(description="steps", ordering="step_count")
     def step_count(self, obj: Scenario) -> int:

@@ -35,7 +35,7 @@ import inspect
 import keyword
 import math
 import re
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -59,12 +59,16 @@ from automation.recording.scenario import (
 __all__ = ["to_pytest"]
 
 
-def to_pytest(scenario: Scenario, *, pending: Collection[int] = ()) -> str:
+def to_pytest(
+    scenario: Scenario, *, pending: Collection[int] = (),
+    callees_pending: Mapping[str, Collection[int]] | None = None,
+) -> str:  # fmt: skip
     """The scenario as the text of a pytest module; ScenarioInvalid (naming the step) for
     what can't be written safely.  ``pending``: the steps for whose element replay
     proposed another identity that waits for a person's approval; the file says that
     where the page changed so, their line won't find it.  Each scenario it calls is a
-    function of its own, ``call_<name>(page, params)``, before the test."""
+    function of its own, ``call_<name>(page, params)``, before the test;
+    ``callees_pending``: their pending steps, by the called scenario's name."""
     header = HEADER.format(
         version=_int(scenario.version, "the format version"),
         name=_text(scenario.name, "the name"),
@@ -87,7 +91,7 @@ def to_pytest(scenario: Scenario, *, pending: Collection[int] = ()) -> str:
     for name, callee in scenario.callees.items():
         where = _Params(callee.params, base=callee.base_url, calls=functions)
         lines += ["", "", f"def {functions[name]}(page: Page, params: dict[str, str]) -> None:",
-                  *_body(callee, where, ())]  # fmt: skip
+                  *_body(callee, where, (callees_pending or {}).get(name, ()))]  # fmt: skip
     lines += ["", "", f"def test_{_identifier(scenario.name)}(page: Page) -> None:",
               *_body(scenario, _Params(scenario.params, calls=functions), pending)]  # fmt: skip
     return "\n".join(lines) + "\n"

@@ -22,7 +22,11 @@ For every step, in order, inside its own budget (and the whole replay's):
    set there instead, verified on what the page shows (:mod:`automation.recording.widgets`).
    Before it acts, nothing may cover the element: an interruption the scenario has a
    handler for is cleared, one it has none for makes a pointer step need a person, and
-   what the person then does is proposed as a handler (:mod:`automation.recording.handlers`).
+   what the person then does is proposed as a handler (:mod:`automation.recording.handlers`;
+   a handler's steps replay through :mod:`automation.recording.replayhandlers`).
+
+A ``call`` step replays the scenario it names there, in the same tab
+(:mod:`automation.recording.replaycalls`).
 
 Each step's :class:`StepOutcome` keeps which strategy found the element, its score and what
 changed.  When something changed, ``healed`` is the element's identity now and ``heal`` says
@@ -41,7 +45,6 @@ every result and error text.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
@@ -81,10 +84,11 @@ from automation.events import (
 )
 from automation.recording import expect
 from automation.recording.calls import CALL, CallFrame, check_calls
-from automation.recording.handlers import Handler, Interruptions
 from automation.recording.intent import IntentAgent, Reached, agent_goal, by_agent, go_directly
 from automation.recording.outcome import ReplayResult, StepOutcome
 from automation.recording.params import unfill
+from automation.recording.replaycalls import calls_frame, play_call
+from automation.recording.replayhandlers import interruptions_of
 from automation.recording.rescue import Rescue, rescue_of, start_recorder
 from automation.recording.scenario import (
     Resolved,
@@ -177,17 +181,13 @@ class Replay:
             self.run_secrets.remember(name, value)
         # The one exit of the replay's events: through its secrets (automation.secrets).
         self.out = redacting(self.sink, self.run_secrets)
-        # Where the scenarios its call steps call report: the steps of each numbered in
-        # the run after those of the replayed scenario.
-        self._frame = self.frame or CallFrame(
-            self.out, (), itertools.count(len(self.scenario.steps))
-        )
+        # Where the scenarios its call steps call report (automation.recording.replaycalls).
+        self.calls_frame = calls_frame(self)
         self.tab.is_secret = self.run_secrets.is_secret  # masked before a secret is typed
         # A base URL naming a file (…/app/index.html) means its folder.
         self.base_url = normalize_base(self.base_url)
         self._relogged = False
-        self.interruptions = Interruptions(self.tab, self.scenario.handlers, self.out,
-                                           self._run_handler)  # fmt: skip
+        self.interruptions = interruptions_of(self)  # automation.recording.replayhandlers
 
     async def run(self) -> ReplayResult:
         started = time.monotonic()
@@ -200,7 +200,7 @@ class Replay:
         )  # fmt: skip
         outcomes: list[StepOutcome] = []
         try:
-            status, reason = await self._play(budget, outcomes)
+            status, reason = await self.play(budget, outcomes)
         except Cancelled as exc:
             status, reason = "stopped", budget.cancel_reason or str(exc)
             if self.control is not None and self.control.failure:
@@ -209,14 +209,14 @@ class Replay:
             status, reason = "failed", exc.message
         except BrowserClosed as exc:
             status, reason = "failed", f"the browser went away: {exc}"
-        self._not_run(outcomes)
+        self.not_run(outcomes)
         finished = {"passed": "succeeded", "stopped": "stopped"}.get(status, "failed")
         await self.out.emit(RunFinished(finished, reason=self.values.redact(reason)))
         return ReplayResult(
             status, outcomes, self.values.redact(reason), int((time.monotonic() - started) * 1000)
         )
 
-    async def _play(self, budget: Budget, outcomes: list[StepOutcome]) -> tuple[str, str]:
+    async def play(self, budget: Budget, outcomes: list[StepOutcome]) -> tuple[str, str]:
         """Every step in order, each outcome added to ``outcomes``: the status and why."""
         status, reason = "passed", ""
         failed_checks = 0
@@ -237,28 +237,11 @@ class Replay:
             reason += f" (and {failed_checks - 1} more checks failed)"
         return status, reason
 
-    def _not_run(self, outcomes: list[StepOutcome]) -> None:
+    def not_run(self, outcomes: list[StepOutcome]) -> None:
+        """The steps with no outcome in ``outcomes`` added to it, not run."""
         done = {o.index for o in outcomes}
         outcomes += [StepOutcome(i, s.action, "not_run")
                      for i, s in enumerate(self.scenario.steps) if i not in done]  # fmt: skip
-
-    async def _call(self, step: ScenarioStep, budget: Budget, inner: list[StepOutcome]) -> str:
-        """A call step: the scenario it names replayed here, in the same tab, with the
-        params it passes; each of its steps' outcomes added to ``inner``."""
-        name = step.args["scenario"]
-        frame = self._frame.under(name)
-        callee = replace(self.scenario.callees[name], callees=self.scenario.callees)
-        child = Replay(self.tab, callee, params=self.values.fill(step.args["params"]),
-                       base_url=self.base_url, config=self.config, sink=frame,
-                       control=self.control, env=self.env, secrets=self.run_secrets,
-                       agent=self.agent, frame=frame)  # fmt: skip
-        status, reason = await child._play(budget, inner)
-        child._not_run(inner)
-        if status == "needs_person" and self.control is None:  # else it waited for one
-            raise NeedsPerson(f"{name!r} needs a person: {reason}", index=-1)
-        if status != "passed":
-            raise ActionFailed(f"{name!r} did not pass: {reason}")
-        return f"{name!r} passed ({len(inner)} steps)"
 
     async def _step_with_person(
         self, index: int, step: ScenarioStep, budget: Budget
@@ -352,15 +335,6 @@ class Replay:
             outcome = await self._signed_out(index, await self._step(index, step, budget), budget)
         return outcome
 
-    async def _run_handler(self, handler: Handler, budget: Budget) -> str:
-        """A handler's steps, replayed in the tab: "" when they passed, else why not."""
-        steps = Scenario(f"handler {handler.name}", handler.steps, base_url=self.scenario.base_url)
-        most_ms = max(1, int(min(budget.remaining_ms(), 60_000)))
-        config = replace(self.config, run_timeout_ms=most_ms, screenshots=False)
-        result = await Replay(self.tab, steps, base_url=self.base_url, config=config,
-                              secrets=self.run_secrets).run()  # fmt: skip
-        return "" if result.ok else result.reason
-
     async def _signed_out(self, index: int, outcome: StepOutcome, budget: Budget) -> StepOutcome:
         """``outcome`` of a failed step, when the page asks to sign in: the step again after
         :attr:`relogin` (once a replay), else with :attr:`signed_out_hint` added."""
@@ -437,10 +411,7 @@ class Replay:
         result, error, status = "", None, "passed"
         try:
             if step.action == CALL:
-                # Listed before the steps it runs (and said again, done, in its place).
-                await self.out.emit(StepRecorded(index=index, action=step.action, args=shown,
-                                                 url=self.tab.url))  # fmt: skip
-                result = await self._call(step, budget, inner)
+                result = await play_call(self, index, step, budget, inner)
             elif step.is_check:
                 result = await self._check(step, step_budget)
                 located = await self._held_on(step, step_budget)

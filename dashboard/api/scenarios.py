@@ -18,7 +18,7 @@ from dashboard.api.runs import RunOut, llm_profile_named, run_out, signin_of
 from dashboard.models import Run
 from dashboard.runs import selectors as run_selectors
 from dashboard.runs.doorbell import wake
-from dashboard.scenarios import selectors, services
+from dashboard.scenarios import call_services, selectors, services
 from dashboard.scenarios.forms import ReplayForm
 
 router = Router()
@@ -153,13 +153,17 @@ async def save_run_as_scenario(request: HttpRequest, run_id: int, body: SaveRunI
     return Status(201, await sync_to_async(save)())
 
 
-@router.post("/scenarios", response={201: ScenarioOut, **ERRORS}, tags=["scenarios"])
+@router.post("/scenarios", response={201: ScenarioOut, **ERRORS, 409: ErrorOut}, tags=["scenarios"])
 async def import_scenario(request: HttpRequest, body: ScenarioFileIn) -> Status[Any]:
-    """A scenario from its file format (as exported); nothing is stored if it can't be read."""
+    """A scenario from its file format (as exported), with the scenarios it calls that it
+    brings; nothing is stored if it can't be read, 409 ``callee_clash`` when one of those
+    has the name of another scenario of yours."""
 
     def save() -> dict[str, Any]:
         try:
             scenario = services.scenario_import(owner=request.user, data=body.model_extra)
+        except call_services.CalleeClash as exc:
+            raise ApiError(409, exc.code, exc.message, exc.hint) from None
         except ScenarioInvalid as exc:
             raise ApiError(400, exc.code, exc.message, exc.hint) from None
         return _scenario_out(selectors.scenario_list(user=request.user).get(pk=scenario.pk))
@@ -229,7 +233,7 @@ async def set_login(request: HttpRequest, scenario_id: int, body: LoginIn) -> di
     def save() -> dict[str, Any]:
         scenario = _own_scenario(request.user, scenario_id)
         try:
-            services.login_set(scenario=scenario, name=body.login_scenario.strip())
+            call_services.login_set(scenario=scenario, name=body.login_scenario.strip())
         except ScenarioInvalid as exc:
             raise ApiError(400, exc.code, exc.message, exc.hint,
                            {"login_scenario": exc.message}) from None  # fmt: skip
@@ -251,7 +255,7 @@ async def delete_scenario(request: HttpRequest, scenario_id: int) -> Any:
         scenario = _own_scenario(request.user, scenario_id)
         try:
             services.scenario_delete(scenario=scenario)
-        except services.ScenarioCalled as exc:
+        except call_services.ScenarioCalled as exc:
             raise ApiError(409, exc.code, exc.message, exc.hint) from None
 
     await sync_to_async(delete)()

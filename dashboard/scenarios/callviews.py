@@ -12,7 +12,7 @@ from django.views.decorators.http import require_POST
 
 from automation.errors import ScenarioInvalid
 from dashboard.models import Scenario
-from dashboard.scenarios import services
+from dashboard.scenarios import call_services, services
 from dashboard.scenarios.forms import param_lines, param_lines_field
 from dashboard.scenarios.pages import back as _back
 from dashboard.scenarios.pages import owned as _owned
@@ -54,8 +54,10 @@ def scenario_call_new(request: HttpRequest, scenario_id: int) -> HttpResponse:
         messages.error(request, f"The call was not added: {errors}")
         return _back(scenario)
     try:
-        index = services.scenario_call_add(scenario=scenario, callee_id=form.cleaned_data["callee"],
-                                        params=form.cleaned_data["params"])  # fmt: skip
+        index = call_services.scenario_call_add(
+            scenario=scenario, callee_id=form.cleaned_data["callee"],
+            params=form.cleaned_data["params"],
+        )  # fmt: skip
         position = form.cleaned_data["position"]
         if position is not None and position < index:
             services.scenario_step_move(scenario=scenario, index=index, to=position)
@@ -74,7 +76,7 @@ def scenario_login(request: HttpRequest, scenario_id: int) -> HttpResponse:
     scenario = _owned(request, scenario_id)
     raw = str(request.POST.get("login_scenario", "")).strip()
     try:
-        services.login_set(scenario=scenario, login_id=int(raw) if raw else None)
+        call_services.login_set(scenario=scenario, login_id=int(raw) if raw else None)
     except (ValueError, ScenarioInvalid) as exc:
         messages.error(request, f"The login scenario was not set: {exc}")
     else:

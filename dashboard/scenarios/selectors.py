@@ -16,6 +16,7 @@ from django.db.models import (
 from django.shortcuts import get_object_or_404
 
 from automation.recording import scenario as fmt
+from automation.recording.export import to_pytest
 from dashboard.models import (
     IdentityHeal,
     Run,
@@ -127,6 +128,21 @@ def scenario_pending_steps(*, scenario_id: int) -> set[int]:
     approval."""
     proposed = scenario_heals(scenario_id=scenario_id).filter(status=IdentityHeal.Status.PROPOSED)
     return set(proposed.values_list("step__index", flat=True))
+
+
+def scenario_pytest(*, scenario: Scenario, document: fmt.Scenario) -> str:
+    """The stored scenario (``document``: as :func:`scenario_document` reads it) as a
+    pytest module, telling the steps of it and of the scenarios it calls whose changes
+    wait for approval; ScenarioInvalid for a step no safe code can be written for."""
+    callees = {s.pk: name for name, s in scenario_callees(scenario=scenario).items()}
+    proposed = IdentityHeal.objects.filter(
+        step__scenario_id__in=callees, status=IdentityHeal.Status.PROPOSED
+    ).values_list("step__scenario_id", "step__index")
+    callees_pending: dict[str, set[int]] = {}
+    for scenario_id, index in proposed:
+        callees_pending.setdefault(callees[scenario_id], set()).add(index)
+    pending = scenario_pending_steps(scenario_id=scenario.pk)
+    return to_pytest(document, pending=pending, callees_pending=callees_pending)
 
 
 def scenario_heal_history(*, scenario_id: int, limit: int = 50) -> list[IdentityHeal]:

@@ -6,15 +6,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
 from automation.browser.identity import ElementIdentity
-from automation.errors import ActionInvalid, CallCycle, CallMissing, ScenarioInvalid
+from automation.errors import ActionInvalid, ScenarioInvalid
 from automation.recording import scenario as fmt
-from automation.recording.calls import CALL, callee_names, check_calls
+from automation.recording.calls import check_calls
 from automation.recording.fromrun import from_run_steps
 from automation.recording.replay import StepOutcome
 from dashboard.models import (
@@ -22,20 +23,32 @@ from dashboard.models import (
     IdentityHeal,
     Run,
     Scenario,
-    ScenarioCall,
     ScenarioStep,
 )
 from dashboard.runs import selectors as run_selectors
 from dashboard.runs.services import LIVE_STATUSES
 from dashboard.scenarios import selectors as scenario_selectors
+from dashboard.scenarios.call_services import (
+    ScenarioCalled,
+    callee_existing,
+    callees_in_order,
+    calls_link,
+    login_set,
+)
 
 # -- scenarios -------------------------------------------------------------------------
 
 
 def scenario_save(
-    *, owner: AbstractBaseUser, document: fmt.Scenario, source_run: Run | None = None
+    *,
+    owner: AbstractBaseUser,
+    document: fmt.Scenario,
+    source_run: Run | None = None,
+    callees: Mapping[str, Scenario] | None = None,
 ) -> Scenario:
-    """Store a whole scenario (already read and checked), in one transaction."""
+    """Store a whole scenario (already read and checked), in one transaction; its call
+    steps call the scenarios ``callees`` names (an import's), else the owner's of their
+    names."""
     with transaction.atomic():
         scenario = Scenario.objects.create(
             owner=owner,
@@ -50,15 +63,26 @@ def scenario_save(
             ScenarioStep(scenario=scenario, index=i, **_step_fields(step))
             for i, step in enumerate(document.steps)
         )
-        calls_link(scenario=scenario, document=document)
+        calls_link(scenario=scenario, document=document, chosen=callees)
         if document.login_scenario:
             login_set(scenario=scenario, name=document.login_scenario)
     return scenario
 
 
 def scenario_import(*, owner: AbstractBaseUser, data: object) -> Scenario:
-    """A scenario from its JSON form; ScenarioInvalid (and nothing stored) if it can't be read."""
-    return scenario_save(owner=owner, document=fmt.Scenario.from_dict(data))
+    """A scenario from its JSON form; ScenarioInvalid (and nothing stored) if it can't be
+    read.  The scenarios it calls that the file brings (``callees``) are stored too, as the
+    owner's, unless the owner has each already (same name, same steps): CalleeClash when
+    the owner's scenario of that name is another."""
+    document = fmt.Scenario.from_dict(data)
+    with transaction.atomic():
+        # One import of a person's at a time: two would both store a callee they lack.
+        get_user_model().objects.select_for_update().filter(pk=owner.pk).first()
+        chosen: dict[str, Scenario] = {}
+        for name, callee in callees_in_order(document):
+            existing = callee_existing(owner_id=owner.pk, callee=callee, chosen=chosen)
+            chosen[name] = existing or scenario_save(owner=owner, document=callee, callees=chosen)
+        return scenario_save(owner=owner, document=document, callees=chosen)
 
 
 def scenario_from_run(
@@ -153,21 +177,6 @@ def scenario_step_make_param(
 # Steps move out of the way to indexes past this while a reorder renumbers them: the unique
 # (scenario, index) constraint is checked row by row, so no two may ever share an index.
 _REORDER_OFFSET = 1_000_000
-
-
-def scenario_rename(*, scenario: Scenario, name: str, description: str = "") -> None:
-    name = name.strip()
-    if not name:
-        raise ScenarioInvalid("a scenario needs a name")
-    if len(name) > 200:
-        raise ScenarioInvalid(f"the name is {len(name)} characters long (at most 200)")
-    with transaction.atomic():
-        locked = _locked(scenario)
-        fmt.Scenario.from_dict({**scenario_selectors.scenario_data(scenario=locked), "name": name,
-                                "description": description})  # fmt: skip
-        calls_renamed(scenario=locked, old=locked.name, new=name)
-        locked.name, locked.description = name, description
-        locked.save(update_fields=["name", "description", "updated_at"])
 
 
 def scenario_step_update(
@@ -435,111 +444,6 @@ def _step_fields(step: fmt.ScenarioStep) -> dict[str, Any]:
         "note": step.note,
         "intent": step.intent,
     }
-
-
-# -- scenarios that call scenarios (automation.recording.calls) ------------------------
-#
-# A call step names its callee; the link (ScenarioCall) is kept whenever the caller's
-# steps are saved: a name is taken first among the scenarios the caller already calls,
-# then among its owner's scenarios (exactly one).  Saving refuses, naming the step, a
-# callee that is not there (CallMissing), a cycle (CallCycle), a parameter the callee does
-# not have or needs and is not given.  A callee is stored once: a heal of its step holds
-# for every caller.  Renaming a callee renames it in its callers' steps; deleting one that
-# others call is refused, saying who calls it (ScenarioCalled).
-
-
-class ScenarioCalled(ScenarioInvalid):
-    """A scenario that others call can't be deleted: ``callers`` names them."""
-
-    code = "scenario_called"
-
-    def __init__(self, message: str, *, callers: list[str], hint: str = "") -> None:
-        super().__init__(message, hint=hint)
-        self.callers = callers
-
-
-def calls_link(*, scenario: Scenario, document: fmt.Scenario) -> None:
-    """Keep the scenarios ``scenario``'s steps (``document``) call, checked whole (in the
-    caller's transaction): ScenarioInvalid, and nothing kept, when a call can't run."""
-    linked = {link.callee.name: link.callee for link in
-              ScenarioCall.objects.filter(caller=scenario).select_related("callee")}  # fmt: skip
-    direct: dict[str, Scenario] = {}
-    for name in callee_names(document):
-        callee = linked.get(name) or _one_named(scenario, name)
-        if callee.pk == scenario.pk:
-            raise CallCycle(f"{scenario.name!r} can't call itself")
-        direct[name] = callee
-    everything: dict[str, Scenario] = dict(direct)
-    for callee in direct.values():
-        for name, further in scenario_selectors.scenario_callees(scenario=callee).items():
-            if further.pk == scenario.pk:
-                raise CallCycle(f"{callee.name!r} calls {scenario.name!r} (through "
-                                f"{name!r}): a cycle of calls")  # fmt: skip
-            if everything.setdefault(name, further).pk != further.pk:
-                raise ScenarioInvalid(f"two scenarios named {name!r} are called here",
-                                      hint="rename one of them")  # fmt: skip
-    data = {name: scenario_selectors.scenario_data(scenario=s) for name, s in everything.items()}
-    check_calls(fmt.Scenario.from_dict({**document.to_dict(), "callees": data}))
-    ScenarioCall.objects.filter(caller=scenario).exclude(
-        callee_id__in=[s.pk for s in direct.values()]
-    ).delete()
-    for callee in direct.values():
-        ScenarioCall.objects.get_or_create(caller=scenario, callee=callee)
-
-
-def _one_named(scenario: Scenario, name: str) -> Scenario:
-    found = list(Scenario.objects.filter(owner_id=scenario.owner_id, name=name)[:2])
-    if not found:
-        raise CallMissing(f"no scenario of yours is named {name!r}",
-                          hint="save or import the called scenario first")  # fmt: skip
-    if len(found) > 1:
-        raise ScenarioInvalid(f"several scenarios of yours are named {name!r}",
-                              hint="rename all but the one to call")  # fmt: skip
-    return found[0]
-
-
-def calls_renamed(*, scenario: Scenario, old: str, new: str) -> None:
-    """``scenario`` was renamed from ``old`` to ``new``: its callers' call steps say so."""
-    if old == new:
-        return
-    for step in ScenarioStep.objects.filter(scenario__calls__callee=scenario, action=CALL):
-        if step.args.get("scenario") == old:
-            step.args = {**step.args, "scenario": new}
-            step.save(update_fields=["args"])
-
-
-def scenario_call_add(*, scenario: Scenario, callee_id: int, params: Mapping[str, str]) -> int:
-    """Add a step at the end that calls the owner's scenario ``callee_id`` with
-    ``params``; returns its index."""
-    callee = Scenario.objects.filter(pk=callee_id, owner_id=scenario.owner_id).first()
-    if callee is None:
-        raise CallMissing(f"no scenario {callee_id} of yours to call")
-    step = {"action": CALL, "args": {"scenario": callee.name, "params": dict(params)}}
-    with transaction.atomic():
-        locked = Scenario.objects.select_for_update().get(pk=scenario.pk)
-        data = scenario_selectors.scenario_data(scenario=locked)
-        index = len(data["steps"])
-        document = fmt.Scenario.from_dict({**data, "steps": [*data["steps"], step]})
-        calls_link(scenario=scenario, document=document)
-        ScenarioStep.objects.create(scenario=scenario, index=index, action=CALL,
-                                    args=document.steps[-1].args)  # fmt: skip
-        Scenario.objects.filter(pk=scenario.pk).update(updated_at=timezone.now())
-    return index
-
-
-def login_set(*, scenario: Scenario, login_id: int | None = None, name: str = "") -> None:
-    """Name the owner's scenario (by id, or by ``name``; neither: none) that signs in
-    again when a replay of ``scenario`` meets a sign-in page (dashboard.runs.relogin)."""
-    login = None
-    if login_id is not None:
-        login = Scenario.objects.filter(pk=login_id, owner_id=scenario.owner_id).first()
-        if login is None:
-            raise CallMissing(f"no scenario {login_id} of yours to sign in with")
-    elif name:
-        login = _one_named(scenario, name)
-    if login is not None and login.pk == scenario.pk:
-        raise ScenarioInvalid("the login scenario is another scenario of yours")
-    Scenario.objects.filter(pk=scenario.pk).update(login_scenario=login)
 
 
 def scenario_delete(*, scenario: Scenario) -> None:

@@ -19,7 +19,6 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from automation.errors import ScenarioInvalid
 from automation.recording import expect, fromrun
-from automation.recording.export import to_pytest
 from automation.recording.params import used_in
 from automation.recording.scenario import SECRET_ENV_PREFIX
 from automation.recording.scenario import Scenario as Document
@@ -29,8 +28,8 @@ from dashboard.jobs.forms import BatchForm, ScheduleForm
 from dashboard.models import IdentityHeal, Run, Scenario, ScenarioStep, Schedule
 from dashboard.runs import selectors as run_selectors
 from dashboard.runs.doorbell import wake
+from dashboard.scenarios import call_services, services
 from dashboard.scenarios import selectors as scenario_selectors
-from dashboard.scenarios import services
 from dashboard.scenarios.callviews import CallForm, call_choices
 from dashboard.scenarios.forms import (
     CheckForm,
@@ -367,8 +366,7 @@ def scenario_export(request: HttpRequest, scenario_id: int, format: str) -> Http
         name = f"scenario-{scenario.pk}.json"
     else:
         try:
-            pending = scenario_selectors.scenario_pending_steps(scenario_id=scenario.pk)
-            code = to_pytest(document, pending=pending)
+            code = scenario_selectors.scenario_pytest(scenario=scenario, document=document)
         except ScenarioInvalid as exc:  # a step no safe code can be written for
             messages.error(request, f"The pytest export was refused: {exc}")
             return _back(scenario, exc.index)
@@ -433,7 +431,7 @@ def scenario_edit(request: HttpRequest, scenario_id: int) -> HttpResponse:
     form = ScenarioEditForm(request.POST)
     if form.is_valid():
         try:
-            services.scenario_rename(
+            call_services.scenario_rename(
                 scenario=scenario,
                 name=form.cleaned_data["name"],
                 description=form.cleaned_data["description"],

@@ -9,7 +9,6 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from automation.errors import ScenarioInvalid
-from automation.recording.export import to_pytest
 from dashboard.models import Scenario
 from dashboard.scenarios import selectors
 
@@ -31,8 +30,7 @@ class Command(BaseCommand):
             text = json.dumps(document.to_dict(), indent=2, ensure_ascii=False) + "\n"
         else:
             try:
-                pending = selectors.scenario_pending_steps(scenario_id=scenario.pk)
-                text = to_pytest(document, pending=pending)
+                text = selectors.scenario_pytest(scenario=scenario, document=document)
             except ScenarioInvalid as exc:  # a step no safe code can be written for
                 raise CommandError(f"the pytest export was refused: {exc}") from None
         if output:

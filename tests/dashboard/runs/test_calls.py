@@ -1,16 +1,19 @@
 """Replays of scenarios that call a stored sign-in: the called scenario's steps run in
 the caller's replay and show as its run's steps, each marked as the call's; a change
 healed in the called scenario is written to it once, and a second caller finds the
-element as healed."""
+element as healed; exported and imported by another person, the caller brings the called
+scenario, as healed, and replays."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
 
-from dashboard.models import IdentityHeal, Run, ScenarioStep, Step
+from dashboard.models import IdentityHeal, Run, ScenarioStep, SecretGrant, Step
+from dashboard.scenarios import selectors
 from dashboard.scenarios import services as scenario_services
 from tests.automation.recording.test_totp_replay import sign_in
 from tests.backoffice import USER, BackOffice
@@ -39,8 +42,8 @@ def _store(owner: Any, url: str) -> tuple[Any, Any, Any]:
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_a_heal_in_the_called_scenario_holds_for_every_caller(
-    runs: Runs, owner: Any, office: BackOffice
+async def test_a_heal_in_the_called_scenario_holds_for_every_caller_and_its_export(
+    runs: Runs, owner: Any, stranger: Any, office: BackOffice
 ) -> None:
     await sync_to_async(_grant)(owner)
     login, first, second = await sync_to_async(_store)(owner, office.url)
@@ -71,3 +74,20 @@ async def test_a_heal_in_the_called_scenario_holds_for_every_caller(
     called = [e for e in events if e.get("scenario") == "Sign in"]
     assert len(called) == 8 and not any(e["heal"] for e in called)
     assert office.sign_ins == 2
+
+    # Exported as a file and imported by another person, it brings the sign-in it calls.
+    document = await sync_to_async(selectors.scenario_document)(scenario=second)
+    for grant in await sync_to_async(list)(SecretGrant.objects.all()):
+        await grant.users.aadd(stranger)  # the sign-in's secrets, granted to them too
+    theirs = await sync_to_async(scenario_services.scenario_import)(
+        owner=stranger, data=json.loads(json.dumps(document.to_dict()))
+    )
+    imported = await sync_to_async(selectors.scenario_callees)(scenario=theirs)
+    assert list(imported) == ["Sign in"] and imported["Sign in"].owner_id == stranger.pk
+    elsewhere = await replayed(runs, stranger, theirs, office.url, None)
+    assert elsewhere.status == Run.Status.SUCCEEDED, elsewhere.status_reason
+    assert await IdentityHeal.objects.acount() == len(heals)  # it came as healed
+    steps = await sync_to_async(list)(Step.objects.filter(run=elsewhere).order_by("index"))
+    assert [s.by for s in steps].count("call") == 8 and office.sign_ins == 3
+    verify = await ScenarioStep.objects.aget(scenario=imported["Sign in"], index=VERIFY)
+    assert verify.last_run_id == elsewhere.pk and verify.last_status == "passed"

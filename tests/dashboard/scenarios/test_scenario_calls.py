@@ -1,20 +1,27 @@
 """Stored scenarios that call scenarios: a call step links its callee (stored once, its
 steps filled into the caller's document), a callee that is not there or a cycle is
 refused at save with a typed error (JSON errors in the API), a renamed callee is renamed
-in its callers, one that others call is not deleted; the login scenario set through the
-API and the scenario file; the page adds a call step."""
+in its callers (by the service, the scenario page and the admin), one that others call is
+not deleted; an imported file brings the scenarios it calls, or calls the importer's own
+when they are the same, and is refused when one of theirs of that name is another; the
+login scenario set through the API and the scenario file; the page adds a call step."""
 
 from __future__ import annotations
 
+import io
+import json
 from typing import Any
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
 from django.test import Client
 
 from automation.errors import CallCycle, CallMissing, ParamMissing, ScenarioInvalid
+from automation.recording.calls import check_calls
 from dashboard.accounts.services import api_token_create
-from dashboard.models import Scenario, ScenarioCall
-from dashboard.scenarios import selectors
+from dashboard.models import IdentityHeal, Scenario, ScenarioCall
+from dashboard.scenarios import call_services, selectors
 from dashboard.scenarios import services as scenario_services
 
 pytestmark = pytest.mark.django_db
@@ -54,13 +61,161 @@ def test_a_call_links_its_callee_once_and_the_caller_s_document_carries_it(owner
     assert document.callees["Sign in"].steps[1].args == {"value": "${user}"}
     assert document.to_dict()["callees"]["Sign in"]["name"] == "Sign in"
     # Renamed, it is renamed where it is called.
-    scenario_services.scenario_rename(scenario=login, name="Log in")
+    call_services.scenario_rename(scenario=login, name="Log in")
     for scenario in (caller, other):
         steps = selectors.scenario_document(scenario=scenario).steps
         assert steps[0].args["scenario"] == "Log in"
     # The call step deleted, the link goes (the callee stays).
     scenario_services.scenario_step_delete(scenario=other, index=0)
     assert not ScenarioCall.objects.filter(caller=other).exists()
+
+
+def open_login() -> dict[str, Any]:
+    return {"version": 1, "name": "Open login", "base_url": BASE, "steps": [
+        {"action": "navigate", "args": {"url": f"{BASE}/login"}}]}  # fmt: skip
+
+
+def calling_sign_in() -> dict[str, Any]:
+    """ "Sign in" that calls "Open login" first."""
+    login = sign_in()
+    login["steps"][0] = {"action": "call", "args": {"scenario": "Open login", "params": {}}}
+    return login
+
+
+def test_an_exported_caller_brings_its_callees_to_whoever_imports_it(
+    client: Client, owner: Any, stranger: Any
+) -> None:
+    for data in (open_login(), calling_sign_in(), orders()):
+        api(client, owner, "post", "/scenarios", data)
+    exported = api(client, owner, "get", f"/scenarios/{Scenario.objects.get(name='Orders').pk}")
+    file = exported.json()
+    assert sorted(file["callees"]) == ["Open login", "Sign in"]
+
+    first = api(client, stranger, "post", "/scenarios", file)
+    assert first.status_code == 201, first.json()
+    theirs = Scenario.objects.filter(owner=stranger)
+    assert sorted(theirs.values_list("name", flat=True)) == ["Open login", "Orders", "Sign in"]
+    caller = theirs.get(name="Orders")
+    links = {(c.caller.name, c.callee.name, c.callee.owner_id)
+             for c in ScenarioCall.objects.filter(caller__owner=stranger)}  # fmt: skip
+    assert links == {("Orders", "Sign in", stranger.pk), ("Sign in", "Open login", stranger.pk)}
+    again = selectors.scenario_document(scenario=caller).to_dict()
+    assert again == file  # the same scenario on either side, callees and all
+    # Imported again (by them, or by its owner), it calls the scenarios they have.
+    for person in (stranger, owner):
+        assert api(client, person, "post", "/scenarios", file).status_code == 201
+        mine = Scenario.objects.filter(owner=person)
+        assert mine.filter(name="Orders").count() == 2
+        assert mine.filter(name="Sign in").count() == mine.filter(name="Open login").count() == 1
+        assert {c.callee.name for c in ScenarioCall.objects.filter(caller__in=mine)} == {
+            "Sign in", "Open login"
+        }  # fmt: skip
+
+
+def test_a_callee_named_as_another_of_the_importer_s_is_refused_naming_both(
+    client: Client, owner: Any, stranger: Any
+) -> None:
+    for data in (open_login(), calling_sign_in(), orders()):
+        scenario_services.scenario_import(owner=owner, data=data)
+    file = selectors.scenario_document(scenario=Scenario.objects.get(name="Orders")).to_dict()
+    theirs = scenario_services.scenario_import(owner=stranger, data=open_login())
+    scenario_services.scenario_step_update(
+        scenario=theirs, index=0, args={"url": f"{BASE}/sign-in"}
+    )  # their own "Open login", which opens another page
+    before = Scenario.objects.count()
+
+    refused = api(client, stranger, "post", "/scenarios", file)
+    assert refused.status_code == 409
+    error = refused.json()["error"]
+    assert error["code"] == "callee_clash"
+    assert error["message"] == (
+        f"the file calls 'Open login', and your scenario 'Open login' ({theirs.pk}) is "
+        "another: their steps (from step 0) differ"
+    )
+    assert "rename yours" in error["hint"]
+    assert Scenario.objects.count() == before  # nothing of the file stored
+    # On the import page, it says so by the file field.
+    client.force_login(stranger)
+    upload = SimpleUploadedFile("orders.json", json.dumps(file).encode(), "application/json")
+    page = client.post("/scenarios/import", {"file": upload})
+    assert page.status_code == 400 and "is another: their steps" in page.content.decode()
+    assert "the scenarios it calls come with it" in page.content.decode()
+    assert Scenario.objects.count() == before
+    # Renamed, theirs stays theirs, and the file brings its own.
+    call_services.scenario_rename(scenario=theirs, name="Open sign-in")
+    assert api(client, stranger, "post", "/scenarios", file).status_code == 201
+    assert Scenario.objects.filter(owner=stranger, name="Open login").count() == 1
+
+
+def _admin_form(page: Any) -> dict[str, Any]:
+    """The admin change form's fields (and its inlines') as they are, to post back."""
+    forms = [page.context["adminform"].form]
+    data: dict[str, Any] = {}
+    for inline in page.context["inline_admin_formsets"]:
+        forms += [inline.formset.management_form, *inline.formset.forms]
+    for form in forms:
+        for name in form.fields:
+            value = form[name].value()
+            data[form.add_prefix(name)] = "" if value is None else value
+    return data
+
+
+def test_each_way_of_renaming_a_called_scenario_keeps_its_callers_calling_it(
+    client: Client, admin_client: Client, owner: Any
+) -> None:
+    login = scenario_services.scenario_import(owner=owner, data=sign_in())
+    callers = [scenario_services.scenario_import(owner=owner, data={**orders(), "name": name})
+               for name in ("Orders", "Totals")]  # fmt: skip
+
+    def called_as() -> set[str]:
+        names = set()
+        for caller in callers:
+            document = selectors.scenario_document(scenario=caller)
+            check_calls(document)  # as replay does before its first step: the callee is there
+            names.add(document.steps[0].args["scenario"])
+        return names
+
+    client.force_login(owner)  # the scenario page
+    edited = client.post(f"/scenarios/{login.pk}/edit", {"name": "Log in", "description": "d"})
+    assert edited.status_code == 302 and called_as() == {"Log in"}
+
+    change = f"/admin/dashboard/scenario/{login.pk}/change/"  # the admin's change form
+    form = _admin_form(admin_client.get(change))
+    assert form["name"] == "Log in" and form["steps-TOTAL_FORMS"] == 2
+    saved = admin_client.post(change, {**form, "name": "  Sign on ", "description": "e"})
+    assert saved.status_code == 302, saved.context["adminform"].form.errors
+    login.refresh_from_db()
+    assert (login.name, login.description) == ("Sign on", "e") and called_as() == {"Sign on"}
+    refused = admin_client.post(change, {**form, "name": "Sign\non"})
+    assert refused.status_code == 200 and "or a line break" in refused.content.decode()
+    assert Scenario.objects.get(pk=login.pk).name == "Sign on"
+
+    # The callers' own edits still find it by the name their steps say now.
+    scenario_services.scenario_step_update(
+        scenario=callers[0], index=0, args={"scenario": "Sign on", "params": {"user": "x"}}
+    )
+    assert ScenarioCall.objects.filter(caller=callers[0], callee=login).exists()
+
+
+def test_the_pytest_export_tells_a_called_scenario_s_change_that_waits_for_approval(
+    client: Client, owner: Any
+) -> None:
+    login = scenario_services.scenario_import(owner=owner, data=sign_in())
+    caller = scenario_services.scenario_import(owner=owner, data=orders())
+    user = login.steps.get(index=1)
+    IdentityHeal.objects.create(step=user, status=IdentityHeal.Status.PROPOSED,
+                                changes=["name: 'User' → 'Login'"],
+                                after={**USER_FIELD, "name": "Login"})  # fmt: skip
+    client.force_login(owner)
+    code = client.get(f"/scenarios/{caller.pk}/export.py").content.decode()
+    called, test = code.split("def call_sign_in(", 1)[1].split("def test_orders(", 1)
+    note = "which waits for approval on the scenario's page"
+    assert note in called.split("# step 1: ", 1)[1] and note not in called.split("# step 1")[0]
+    assert note not in test and "'Login'" not in code  # a proposal is not the scenario yet
+    # The command writes the same file.
+    out = io.StringIO()
+    call_command("scenario_export", str(caller.pk), "--format", "pytest", stdout=out)
+    assert out.getvalue() == code
 
 
 def test_a_person_deleted_takes_their_scenarios_that_call_each_other(owner: Any) -> None:
@@ -98,10 +253,10 @@ def test_a_missing_callee_and_a_cycle_are_refused_at_save(owner: Any) -> None:
     login = scenario_services.scenario_import(owner=owner, data=sign_in())
     caller = scenario_services.scenario_import(owner=owner, data=orders())
     with pytest.raises(CallCycle, match="'Orders' calls 'Sign in'"):
-        scenario_services.scenario_call_add(scenario=login, callee_id=caller.pk,
+        call_services.scenario_call_add(scenario=login, callee_id=caller.pk,
                                             params={"who": "x"})  # fmt: skip
     with pytest.raises(CallCycle, match="can't call itself"):
-        scenario_services.scenario_call_add(scenario=caller, callee_id=caller.pk, params={})
+        call_services.scenario_call_add(scenario=caller, callee_id=caller.pk, params={})
     assert login.steps.count() == 2 and caller.steps.count() == 2
 
 

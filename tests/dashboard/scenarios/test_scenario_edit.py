@@ -14,7 +14,7 @@ from automation.errors import ScenarioInvalid
 from automation.recording.scenario import Scenario as Document
 from dashboard.models import IdentityHeal, Run, Scenario, ScenarioStep
 from dashboard.runs import services as run_services
-from dashboard.scenarios import selectors
+from dashboard.scenarios import call_services, selectors
 from dashboard.scenarios import services as scenario_services
 
 pytestmark = pytest.mark.django_db
@@ -141,9 +141,9 @@ def test_a_bad_name_is_refused_and_kept_in_the_form(
 
 def test_the_rename_service_refuses_an_empty_name(scenario: Scenario) -> None:
     with pytest.raises(ScenarioInvalid, match="needs a name"):
-        scenario_services.scenario_rename(scenario=scenario, name="  ")
+        call_services.scenario_rename(scenario=scenario, name="  ")
     with pytest.raises(ScenarioInvalid, match="at most 200"):
-        scenario_services.scenario_rename(scenario=scenario, name="n" * 201)
+        call_services.scenario_rename(scenario=scenario, name="n" * 201)
 
 
 def test_steps_move_up_and_down_with_their_heals_and_exports_follow(

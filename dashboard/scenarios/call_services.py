@@ -1,0 +1,233 @@
+"""Writes of scenarios that call scenarios (automation.recording.calls): the links kept
+from call steps, renames, the login scenario, and the called scenarios a file brings.
+
+A call step names its callee; the link (ScenarioCall) is kept whenever the caller's steps
+are saved: a name is taken first among the scenarios the caller already calls, then among
+the scenarios an import brought along, then among its owner's scenarios (exactly one).
+Saving refuses, naming the step, a callee that is not there (CallMissing), a cycle
+(CallCycle), a parameter the callee does not have or needs and is not given.  A callee is
+stored once: a heal of its step holds for every caller.  A name changes only through
+:func:`scenario_rename` (the scenario page and the admin), which renames the callee in its
+callers' steps; deleting one that others call is refused, saying who calls it
+(ScenarioCalled)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+
+from django.db import transaction
+from django.utils import timezone
+
+from automation.errors import CallCycle, CallMissing, ScenarioInvalid
+from automation.recording import scenario as fmt
+from automation.recording.calls import CALL, callee_names, check_calls
+from dashboard.models import Scenario, ScenarioCall, ScenarioStep
+from dashboard.scenarios import selectors as scenario_selectors
+
+MAX_NAME_CHARS = 200
+
+
+class ScenarioCalled(ScenarioInvalid):
+    """A scenario that others call can't be deleted: ``callers`` names them."""
+
+    code = "scenario_called"
+
+    def __init__(self, message: str, *, callers: list[str], hint: str = "") -> None:
+        super().__init__(message, hint=hint)
+        self.callers = callers
+
+
+class CalleeClash(ScenarioInvalid):
+    """A scenario a file brings along (in ``callees``) has the name of one of the
+    importer's that is not the same: ``name`` and ``existing`` (its id) say which."""
+
+    code = "callee_clash"
+
+    def __init__(self, message: str, *, name: str, existing: int, hint: str = "") -> None:
+        super().__init__(message, hint=hint)
+        self.name = name
+        self.existing = existing
+
+
+def calls_link(
+    *, scenario: Scenario, document: fmt.Scenario, chosen: Mapping[str, Scenario] | None = None
+) -> None:
+    """Keep the scenarios ``scenario``'s steps (``document``) call, checked whole (in the
+    caller's transaction): ScenarioInvalid, and nothing kept, when a call can't run.
+    ``chosen``: the scenario a name means, when no link says it yet (an import's)."""
+    linked = {link.callee.name: link.callee for link in
+              ScenarioCall.objects.filter(caller=scenario).select_related("callee")}  # fmt: skip
+    direct: dict[str, Scenario] = {}
+    for name in callee_names(document):
+        callee = linked.get(name) or (chosen or {}).get(name) or one_named(scenario, name)
+        if callee.pk == scenario.pk:
+            raise CallCycle(f"{scenario.name!r} can't call itself")
+        direct[name] = callee
+    everything: dict[str, Scenario] = dict(direct)
+    for callee in direct.values():
+        for name, further in scenario_selectors.scenario_callees(scenario=callee).items():
+            if further.pk == scenario.pk:
+                raise CallCycle(f"{callee.name!r} calls {scenario.name!r} (through "
+                                f"{name!r}): a cycle of calls")  # fmt: skip
+            if everything.setdefault(name, further).pk != further.pk:
+                raise ScenarioInvalid(f"two scenarios named {name!r} are called here",
+                                      hint="rename one of them")  # fmt: skip
+    data = {name: scenario_selectors.scenario_data(scenario=s) for name, s in everything.items()}
+    check_calls(fmt.Scenario.from_dict({**document.to_dict(), "callees": data}))
+    ScenarioCall.objects.filter(caller=scenario).exclude(
+        callee_id__in=[s.pk for s in direct.values()]
+    ).delete()
+    for callee in direct.values():
+        ScenarioCall.objects.get_or_create(caller=scenario, callee=callee)
+
+
+def one_named(scenario: Scenario, name: str) -> Scenario:
+    """The one scenario of ``scenario``'s owner named ``name`` (CallMissing, or
+    ScenarioInvalid when several are)."""
+    found = list(Scenario.objects.filter(owner_id=scenario.owner_id, name=name)[:2])
+    if not found:
+        raise CallMissing(f"no scenario of yours is named {name!r}",
+                          hint="save or import the called scenario first")  # fmt: skip
+    if len(found) > 1:
+        raise ScenarioInvalid(f"several scenarios of yours are named {name!r}",
+                              hint="rename all but the one to call")  # fmt: skip
+    return found[0]
+
+
+# -- names ----------------------------------------------------------------------------
+
+
+def scenario_name_clean(name: object) -> str:
+    """The name as it is stored (one line, 1 to 200 characters, no space around it), or
+    ScenarioInvalid saying why it can't be one."""
+    if not isinstance(name, str) or not name.strip():
+        raise ScenarioInvalid("a scenario needs a name")
+    name = name.strip()
+    if len(name) > MAX_NAME_CHARS:
+        raise ScenarioInvalid(f"the name is {len(name)} characters long (at most {MAX_NAME_CHARS})")
+    fmt.Scenario.from_dict({"version": fmt.SCENARIO_VERSION, "name": name, "steps": []})
+    return name
+
+
+def scenario_rename(*, scenario: Scenario, name: str, description: str | None = None) -> None:
+    """Rename the scenario (and, given, change its description): the one way a stored
+    name changes, so that the scenarios that call it call it by its new name."""
+    name = scenario_name_clean(name)
+    with transaction.atomic():
+        locked = Scenario.objects.select_for_update().get(pk=scenario.pk)
+        data = scenario_selectors.scenario_data(scenario=locked)
+        fmt.Scenario.from_dict({**data, "name": name, "description": description or ""})
+        old = locked.name
+        if old != name:
+            for step in ScenarioStep.objects.filter(scenario__calls__callee=locked, action=CALL):
+                if step.args.get("scenario") == old:
+                    step.args = {**step.args, "scenario": name}
+                    step.save(update_fields=["args"])
+        locked.name = scenario.name = name
+        fields = ["name", "updated_at"]
+        if description is not None:
+            locked.description = scenario.description = description
+            fields.append("description")
+        locked.save(update_fields=fields)
+
+
+def scenario_call_add(*, scenario: Scenario, callee_id: int, params: Mapping[str, str]) -> int:
+    """Add a step at the end that calls the owner's scenario ``callee_id`` with
+    ``params``; returns its index."""
+    callee = Scenario.objects.filter(pk=callee_id, owner_id=scenario.owner_id).first()
+    if callee is None:
+        raise CallMissing(f"no scenario {callee_id} of yours to call")
+    step = {"action": CALL, "args": {"scenario": callee.name, "params": dict(params)}}
+    with transaction.atomic():
+        locked = Scenario.objects.select_for_update().get(pk=scenario.pk)
+        data = scenario_selectors.scenario_data(scenario=locked)
+        index = len(data["steps"])
+        document = fmt.Scenario.from_dict({**data, "steps": [*data["steps"], step]})
+        calls_link(scenario=scenario, document=document)
+        ScenarioStep.objects.create(scenario=scenario, index=index, action=CALL,
+                                    args=document.steps[-1].args)  # fmt: skip
+        Scenario.objects.filter(pk=scenario.pk).update(updated_at=timezone.now())
+    return index
+
+
+def login_set(*, scenario: Scenario, login_id: int | None = None, name: str = "") -> None:
+    """Name the owner's scenario (by id, or by ``name``; neither: none) that signs in
+    again when a replay of ``scenario`` meets a sign-in page (dashboard.runs.relogin)."""
+    login = None
+    if login_id is not None:
+        login = Scenario.objects.filter(pk=login_id, owner_id=scenario.owner_id).first()
+        if login is None:
+            raise CallMissing(f"no scenario {login_id} of yours to sign in with")
+    elif name:
+        login = one_named(scenario, name)
+    if login is not None and login.pk == scenario.pk:
+        raise ScenarioInvalid("the login scenario is another scenario of yours")
+    Scenario.objects.filter(pk=scenario.pk).update(login_scenario=login)
+
+
+# -- the scenarios a file brings along --------------------------------------------------
+
+
+def callees_in_order(document: fmt.Scenario) -> Iterator[tuple[str, fmt.Scenario]]:
+    """The file's ``callees`` its call steps reach (those no step reaches are left out),
+    each after the ones it calls, so that each can be stored linked to them."""
+    done: set[str] = set()
+
+    def visit(scenario: fmt.Scenario) -> Iterator[tuple[str, fmt.Scenario]]:
+        for name in callee_names(scenario):
+            callee = document.callees.get(name)
+            if callee is None or name in done:
+                continue  # not in the file: a scenario of the importer's, found by name
+            done.add(name)  # the file was read whole: no cycle among them
+            yield from visit(callee)
+            yield name, callee
+
+    yield from visit(document)
+
+
+def callee_existing(
+    *, owner_id: int, callee: fmt.Scenario, chosen: Mapping[str, Scenario]
+) -> Scenario | None:
+    """The importer's scenario that the file's ``callee`` is already: one of the same
+    name, base URL, parameters, steps and handlers (the description aside) that calls
+    the scenarios ``chosen`` for the callee's calls.  None when the importer has no
+    scenario of that name; CalleeClash, saying what differs, when none of theirs is it."""
+    mine = list(Scenario.objects.filter(owner_id=owner_id, name=callee.name).order_by("pk"))
+    if not mine:
+        return None
+    wanted = {name: chosen[name].pk for name in callee_names(callee) if name in chosen}
+    differs = ""
+    for scenario in mine:
+        stored = fmt.Scenario.from_dict(scenario_selectors.scenario_data(scenario=scenario))
+        differs = _difference(stored, callee)
+        if not differs:
+            links = dict(ScenarioCall.objects.filter(caller=scenario)
+                         .values_list("callee__name", "callee_id"))  # fmt: skip
+            if all(links.get(name) == pk for name, pk in wanted.items()):
+                return scenario
+            differs = "the scenarios it calls"
+    raise CalleeClash(
+        f"the file calls {callee.name!r}, and your scenario {callee.name!r} "
+        f"({mine[-1].pk}) is another: {differs} differ",
+        name=callee.name, existing=mine[-1].pk,
+        hint="rename yours (the file then brings its own), or to call yours take "
+        f"{callee.name!r} out of the file's callees",
+    )  # fmt: skip
+
+
+def _difference(stored: fmt.Scenario, callee: fmt.Scenario) -> str:
+    """What differs between two scenarios of one name ("" when nothing that replays)."""
+    if stored.base_url != callee.base_url:
+        return "their base URLs"
+    if stored.params != callee.params:
+        return "their parameters"
+    mine, theirs = stored.to_dict(), callee.to_dict()
+    if mine["steps"] != theirs["steps"]:
+        pairs = zip(mine["steps"], theirs["steps"], strict=False)
+        first = next((i for i, (a, b) in enumerate(pairs) if a != b), None)
+        if first is None:
+            return f"their step counts ({len(stored.steps)} and {len(callee.steps)})"
+        return f"their steps (from step {first})"
+    if mine.get("handlers") != theirs.get("handlers"):
+        return "their interruption handlers"
+    return ""
