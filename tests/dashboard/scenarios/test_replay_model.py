@@ -117,6 +117,31 @@ async def test_the_replay_s_model_reaches_a_moved_form_and_the_change_waits_for_
     assert not await applied.aexists()
     page = await client.get(f"/runs/{replay.pk}/")
     assert 'data-testid="heal-model">healer<' in page.content.decode()
+    # The model only went to an address: that is said in words in the step's changes (the
+    # run page draws them) and proposed on the scenario page as where the link leads, on
+    # the address the scenario was recorded on.
+    went = f"went to {fixture_url}/replay/moved/v2/new.html"
+    assert went in click["changes"][0], click["changes"]
+    proposed = await IdentityHeal.objects.aget(
+        run=replay, step__index=1, status=IdentityHeal.Status.PROPOSED
+    )
+    assert proposed.after["target"] == f"{fixture_url}/replay/moved/v1/new.html"
+    assert proposed.after["name"] == "Add customer"
+    shown = (await client.get(f"/scenarios/{scenario.pk}/")).content.decode()
+    assert "reached by the model for changed pages" in shown and went in shown
+    # Confirmed by a person, the next replay goes there directly, with no model.
+    await client.post(f"/heals/{proposed.pk}/decide", {"approve": "1"})
+    await client.post(f"/scenarios/{scenario.pk}/replay",
+                      {"base_url": f"{fixture_url}/replay/moved/v2"})  # fmt: skip
+    again = await Run.objects.filter(kind=Run.Kind.REPLAY).exclude(pk=replay.pk).aget()
+    await runs.claimed(again.pk)
+    await runs.manager.wait(again.pk)
+    again = await Run.objects.aget(pk=again.pk)
+    assert again.status == Run.Status.SUCCEEDED and again.llm_profile_id is None
+    outcomes = [data async for data in again.events.filter(type="replay.step")
+                .values_list("data", flat=True)]  # fmt: skip
+    assert next(o for o in outcomes if o["index"] == 1)["strategy"] == "direct"
+    assert len(llm_server.requests) == 1
 
 
 @pytest.mark.django_db(transaction=True)
@@ -301,3 +326,22 @@ def test_a_model_deleted_since_fails_the_firing_and_the_rows_saying_so(
     cleared = api.patch(url, {"llm_profile": ""}, content_type="application/json")
     assert cleared.json()["llm_profile"] == ""
     assert Run.objects.count() == 2  # the rows' runs; no firing replayed
+
+
+def test_where_an_agent_went_is_proposed_once_as_the_link_s_target(owner: Any) -> None:
+    scenario = scenario_services.scenario_import(owner=owner, data=moved_scenario(NOWHERE))
+    step = ScenarioStep.objects.get(scenario=scenario, index=1)
+    went = f"{NOWHERE}/replay/moved/v1/new.html"
+    outcome = {"index": 1, "status": "passed", "strategy": "agent", "heal": "proposed",
+               "healed": {**step.identity, "target": went},
+               "changes": [f"done by the agent (open the form): went to {went}"]}  # fmt: skip
+    heal = scenario_services.heal_record(scenario_id=scenario.pk, outcome=outcome)
+    assert heal is not None and heal.status == IdentityHeal.Status.PROPOSED
+    # A batch's other rows find the same: the proposal waiting stands for them.
+    assert scenario_services.heal_record(scenario_id=scenario.pk, outcome=outcome) == heal
+    scenario_services.heal_decide(heal_id=heal.pk, approve=True, user=owner)
+    step.refresh_from_db()
+    assert step.identity["target"] == went and step.identity["name"] == "Add customer"
+    # Known now: the same finding proposes nothing more.
+    assert scenario_services.heal_record(scenario_id=scenario.pk, outcome=outcome) is None
+    assert IdentityHeal.objects.count() == 1
