@@ -107,7 +107,7 @@ def fire(schedule_id: int, now: datetime) -> ScheduleFiring | None:
             schedule = (
                 Schedule.objects.select_for_update()
                 .filter(pk=schedule_id, enabled=True, next_fire_at__lte=now)
-                .select_related("scenario", "owner", "llm_profile")
+                .select_related("scenario", "owner")
                 .first()
             )
             if schedule is None or schedule.next_fire_at is None:
