@@ -191,8 +191,10 @@ def heal_model_refusal(profile: LLMProfile | None, name: str) -> str:
 
 
 def heal_planner_for_run(run: Run) -> Planner:
-    """The planner of a replay's model for changed pages (its LLM profile)."""
-    assert run.llm_profile is not None
+    """The planner of a replay's model for changed pages (its LLM profile); LLMError when
+    the profile was deleted since the replay was queued, or its key can't be read."""
+    if run.llm_profile is None:
+        raise LLMError(heal_model_refusal(None, run.llm_profile_name))
     return _profile_planner(run.llm_profile)
 
 

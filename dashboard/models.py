@@ -195,6 +195,9 @@ class Run(models.Model):
     llm_profile = models.ForeignKey(
         LLMProfile, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
     )
+    # A replay's model for changed pages by the name it was chosen under: a profile deleted
+    # before the replay starts fails it, saying so (dashboard.engineconf.heal_planner_for_run).
+    llm_profile_name = models.CharField(max_length=100, blank=True)
     # Totals over the run's LLM rounds (each round's own usage is in its llm.message event).
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
@@ -256,6 +259,10 @@ class Run(models.Model):
         """The worker that holds the run, or last held it, as its log names it ("" before
         one claimed it): :func:`worker_name` of ``holder``."""
         return worker_name(self.holder)
+
+    @property
+    def heal_model_label(self) -> str:
+        return heal_model_label(self)
 
     @property
     def planner_label(self) -> str:
@@ -623,9 +630,9 @@ class ApiToken(models.Model):
         return f"{self.name} ({self.prefix}…)"
 
 
-def heal_model_label(holder: Batch | Schedule) -> str:
-    """The model for changed pages a batch or a schedule chose, as its page shows it: the
-    profile's name, marked when it was deleted since; "" for none."""
+def heal_model_label(holder: Run | Batch | Schedule) -> str:
+    """The model for changed pages a replay, a batch or a schedule chose, as its page shows
+    it: the profile's name, marked when it was deleted since; "" for none."""
     if holder.llm_profile is not None:
         return holder.llm_profile.name
     return f"{holder.llm_profile_name} (deleted)" if holder.llm_profile_name else ""

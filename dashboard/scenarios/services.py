@@ -20,6 +20,7 @@ from automation.recording.replay import StepOutcome
 from dashboard.models import (
     BatchRow,
     IdentityHeal,
+    LLMProfile,
     Run,
     Scenario,
     ScenarioCall,
@@ -303,9 +304,11 @@ def replay_run_create(
     """A queued replay; ``signin_profile_id``: the sign-in profile its tab starts with
     (checked for its owner when it starts: dashboard.runs.signins); ``llm_profile_id``: the
     model that may reach a step's intent when its recorded element is gone."""
+    heal_model = LLMProfile.objects.filter(pk=llm_profile_id).first() if llm_profile_id else None
     return Run.objects.create(
         signin_profile_id=signin_profile_id,
-        llm_profile_id=llm_profile_id,
+        llm_profile=heal_model,
+        llm_profile_name=heal_model.name if heal_model else "",
         owner=owner,
         kind=Run.Kind.REPLAY,
         scenario=scenario,

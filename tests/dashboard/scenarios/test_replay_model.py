@@ -7,6 +7,7 @@ on the pages and in the API, and one deleted since fails what would have used it
 from __future__ import annotations
 
 import json
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -16,7 +17,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import AsyncClient, Client
 from django.utils import timezone
 
+from automation.errors import LLMError
 from dashboard.accounts import services as account_services
+from dashboard.engineconf import heal_planner_for_run
 from dashboard.jobs import schedules
 from dashboard.jobs import services as job_services
 from dashboard.models import (
@@ -287,6 +290,12 @@ def test_a_model_deleted_since_fails_the_firing_and_the_rows_saying_so(
     firing = schedules.fire(schedule.pk, schedule.next_fire_at + timedelta(seconds=1))
     assert firing is not None and firing.run is None
     assert (firing.outcome, firing.error) == ("failed", f"could not start: {gone}")
+    # The first row's replay, queued with it, fails saying so when a worker starts it.
+    first.refresh_from_db()
+    with pytest.raises(LLMError, match=re.escape(gone)):
+        heal_planner_for_run(first)
+    shown = client.get(f"/runs/{first.pk}/").content.decode()
+    assert 'data-testid="heal-model">healer (deleted)<' in shown
     # The batch's next row fails saying so, rather than replay without the model.
     run_services.run_set_status(run_id=first.pk, status=Run.Status.SUCCEEDED)
     job_services.batch_advance(batch_id=batch.pk)
