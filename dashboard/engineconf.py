@@ -17,7 +17,7 @@ from automation.browser.url_policy import UrlPolicy
 from automation.budget import Budget
 from automation.errors import LLMError
 from automation.llm.base import ChatMessage, Planner, PlannerRequest
-from automation.llm.keys import api_key_from_env
+from automation.llm.keys import api_key_from_env, key_env_refusal
 from dashboard.models import LLMProfile, Run
 from dashboard.runs import selectors, services
 
@@ -157,9 +157,44 @@ def planner_for_run(run: Run) -> Planner:
     return make_planner(kind, profile=profile)
 
 
+def profile_key_problem(profile: LLMProfile) -> str:
+    """Why a run with ``profile`` can't get its API key ("" when it can, or sends none)."""
+    name = profile.api_key_env
+    if not name:
+        return ""
+    if key_env_refusal(name, allowed=settings.TABWRIGHT["LLM_KEY_VARIABLES"]):
+        return f"key variable {name} may not be used"
+    if not profile.key_is_set:
+        return f"key variable {name} is not set"
+    return ""
+
+
+def heal_model_problem(profile: LLMProfile | None) -> str:
+    """Why a replay can't use ``profile`` for changed pages ("" when it can)."""
+    problem = profile_key_problem(profile) if profile is not None else ""
+    if not problem:
+        return ""
+    assert profile is not None
+    return f"{profile.name} can't heal replays: its {problem} on this server"
+
+
+def heal_model_refusal(profile: LLMProfile | None, name: str) -> str:
+    """Why the replays of a batch or a schedule can't have the model chosen for them
+    (``profile``, chosen under ``name``): deleted since, or its key can't be read now; ""
+    when they can, or when none was chosen."""
+    if profile is not None:
+        return heal_model_problem(profile)
+    if name:
+        return (f"the model for changed pages {name!r} was deleted: choose another one, or "
+                "none")  # fmt: skip
+    return ""
+
+
 def heal_planner_for_run(run: Run) -> Planner:
-    """The planner of a replay's model for changed pages (its LLM profile)."""
-    assert run.llm_profile is not None
+    """The planner of a replay's model for changed pages (its LLM profile); LLMError when
+    the profile was deleted since the replay was queued, or its key can't be read."""
+    if run.llm_profile is None:
+        raise LLMError(heal_model_refusal(None, run.llm_profile_name))
     return _profile_planner(run.llm_profile)
 
 

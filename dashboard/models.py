@@ -195,6 +195,9 @@ class Run(models.Model):
     llm_profile = models.ForeignKey(
         LLMProfile, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
     )
+    # A replay's model for changed pages by the name it was chosen under: a profile deleted
+    # before the replay starts fails it, saying so (dashboard.engineconf.heal_planner_for_run).
+    llm_profile_name = models.CharField(max_length=100, blank=True)
     # Totals over the run's LLM rounds (each round's own usage is in its llm.message event).
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
@@ -256,6 +259,10 @@ class Run(models.Model):
         """The worker that holds the run, or last held it, as its log names it ("" before
         one claimed it): :func:`worker_name` of ``holder``."""
         return worker_name(self.holder)
+
+    @property
+    def heal_model_label(self) -> str:
+        return heal_model_label(self)
 
     @property
     def planner_label(self) -> str:
@@ -623,6 +630,14 @@ class ApiToken(models.Model):
         return f"{self.name} ({self.prefix}…)"
 
 
+def heal_model_label(holder: Run | Batch | Schedule) -> str:
+    """The model for changed pages a replay, a batch or a schedule chose, as its page shows
+    it: the profile's name, marked when it was deleted since; "" for none."""
+    if holder.llm_profile is not None:
+        return holder.llm_profile.name
+    return f"{holder.llm_profile_name} (deleted)" if holder.llm_profile_name else ""
+
+
 class Batch(models.Model):
     """One scenario replayed once per row of parameter values (a CSV or JSON list), a few
     rows at a time (``concurrency``); each row's replay is an ordinary run."""
@@ -640,6 +655,13 @@ class Batch(models.Model):
     signin_profile = models.ForeignKey(
         "SigninProfile", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # The model for changed pages its replays get, and its name when it was chosen: a
+    # profile deleted since is told (dashboard.engineconf.heal_model_refusal), never
+    # silently left out.
+    llm_profile = models.ForeignKey(
+        LLMProfile, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    llm_profile_name = models.CharField(max_length=100, blank=True)
     concurrency = models.PositiveSmallIntegerField(default=2)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.RUNNING)
     source = models.CharField(max_length=200, blank=True)  # the file's name, or "api"
@@ -653,6 +675,10 @@ class Batch(models.Model):
 
     def __str__(self) -> str:
         return f"Batch {self.pk} of scenario {self.scenario_id}"
+
+    @property
+    def heal_model_label(self) -> str:
+        return heal_model_label(self)
 
 
 class BatchRow(models.Model):
@@ -693,6 +719,13 @@ class Schedule(models.Model):
     signin_profile = models.ForeignKey(
         "SigninProfile", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # The model for changed pages its replays get, and its name when it was chosen: a
+    # profile deleted since is told (dashboard.engineconf.heal_model_refusal), never
+    # silently left out.
+    llm_profile = models.ForeignKey(
+        LLMProfile, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    llm_profile_name = models.CharField(max_length=100, blank=True)
     enabled = models.BooleanField(default=True)
     next_fire_at = models.DateTimeField(null=True, blank=True, db_index=True)
     # Alerts when a firing ends badly: a signed webhook and/or e-mail.
@@ -709,6 +742,10 @@ class Schedule(models.Model):
 
     def __str__(self) -> str:
         return f"Schedule {self.pk} of scenario {self.scenario_id}: {self.cron} ({self.timezone})"
+
+    @property
+    def heal_model_label(self) -> str:
+        return heal_model_label(self)
 
 
 class ScheduleFiring(models.Model):

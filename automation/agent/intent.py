@@ -68,8 +68,13 @@ class PlannerAgent:
         run = AgentRun(tab=tab, planner=self.planner, sink=watch, task=task, config=config,
                        control=control, secrets=Secrets({}))  # fmt: skip
         finished = await budget.run(run.run())
-        done, acted_on = [], []
+        done, acted_on, went_to = [], [], []
         for step in watch.steps:
+            if step.action == "navigate":
+                url = str(step.args.get("url") or step.url)
+                done.append(f"went to {url}")
+                went_to.append(url)
+                continue
             target = f" {step.role} {step.name!r}" if step.role else ""
             done.append(f"{step.action}{target}")
             if step.identity is not None:
@@ -78,4 +83,4 @@ class PlannerAgent:
                 except ActionInvalid:
                     continue
         how = finished.status + (f": {finished.reason}" if finished.reason else "")
-        return AgentAttempt(done, acted_on, how)
+        return AgentAttempt(done, acted_on, how, went_to)

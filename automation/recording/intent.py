@@ -13,7 +13,8 @@ way, bounded and checked, in this order:
    :mod:`automation.agent.intent`) gets the intent and the current page and a few actions
    at most, and must leave the page where the next step's element is found.  What it did
    is shown in the step's outcome and proposed as the step's identity for a person to
-   confirm, counted as a heal, never as a silent pass.
+   confirm (an agent that only navigated: where it went, as the link step's target),
+   counted as a heal, never as a silent pass.
 
 Neither applies: the step needs a person, as before.
 """
@@ -21,12 +22,12 @@ Neither applies: the step needs a person, as before.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from automation.actions import execute
-from automation.browser.identity import ElementIdentity, Located
+from automation.browser.identity import MAX_URL_CHARS, ElementIdentity, Located
 from automation.browser.tab import Tab
 from automation.budget import Budget
 from automation.recording.scenario import ScenarioStep
@@ -55,6 +56,7 @@ class AgentAttempt:
     done: list[str] = field(default_factory=list)
     acted_on: list[tuple[str, ElementIdentity]] = field(default_factory=list)
     finished: str = ""  # how its run ended ("succeeded", "failed: …")
+    went_to: list[str] = field(default_factory=list)  # the addresses it navigated to, in order
 
 
 class IntentAgent(Protocol):
@@ -91,23 +93,40 @@ async def go_directly(
 
 
 async def by_agent(
-    tab: Tab, agent: IntentAgent, step: ScenarioStep, goal: str, budget: Budget,
-    find_next: FindNext,
+    tab: Tab, agent: IntentAgent, step: ScenarioStep, target: ElementIdentity, base_url: str,
+    goal: str, budget: Budget, find_next: FindNext,
 ) -> Reached | None:  # fmt: skip
     """Let ``agent`` reach the step's intent; it counts when the next step's element is
     found after it.  The element it acted on last, doing what the step does, is proposed
-    as the step's identity."""
+    as the step's identity; a link step's agent that only navigated proposes where it went
+    as the step's link evidence (``target``'s address: with it, a replay goes there
+    directly when the link is gone, :func:`go_directly`)."""
     attempt = await agent(tab, intent=step.purpose(), goal=goal, budget=budget)
     if await find_next(budget) is None:
         return None
     said = "; ".join(attempt.done) or "nothing"
+    changes = [f"done by the agent ({step.purpose()}): {said}", "needs a person's confirmation"]
     healed = next((identity for action, identity in reversed(attempt.acted_on)
                    if action == step.action), None)  # fmt: skip
-    return Reached(
-        "agent", f"the agent reached it: {said}",
-        [f"done by the agent ({step.purpose()}): {said}", "needs a person's confirmation"],
-        healed,
-    )  # fmt: skip
+    if healed is None and (url := _link_evidence(step, attempt, target, base_url)):
+        healed = replace(target, target=url)
+        changes.insert(1, f"proposed as where the link leads: {url} (once confirmed, a "
+                       "replay goes there directly when the link is gone)")  # fmt: skip
+    return Reached("agent", f"the agent reached it: {said}", changes, healed)
+
+
+def _link_evidence(
+    step: ScenarioStep, attempt: AgentAttempt, target: ElementIdentity, base_url: str
+) -> str:
+    """Where an agent that did nothing but navigate went, for a link step: its last address
+    on the replay's origin ("" when it acted on the page, the step is no link, or that
+    address is already the link's)."""
+    if step.action != "click" or target.method or attempt.acted_on or not attempt.went_to:
+        return ""
+    url = attempt.went_to[-1]
+    if urlsplit(url)[:2] != urlsplit(base_url)[:2] or len(url) > MAX_URL_CHARS:
+        return ""
+    return "" if url == target.target else url
 
 
 def agent_goal(following: ScenarioStep | None, words: Callable[[Any], str]) -> str:

@@ -533,7 +533,8 @@ class Replay:
         reached = await go_directly(self.tab, step, target, base, within, find)
         if reached is None and self.agent is not None and find is not None:
             goal = agent_goal(following, expect.element_words)
-            reached = await by_agent(self.tab, self.agent, step, goal, within, find)
+            reached = await by_agent(self.tab, self.agent, step, target, base, goal, within,
+                                     find)  # fmt: skip
         return reached
 
     async def _check(self, step: ScenarioStep, budget: Budget) -> str:

@@ -14,7 +14,7 @@ from pydantic import Field
 
 from automation.errors import ActionInvalid, UrlBlocked
 from dashboard.api.common import ERRORS, ApiError
-from dashboard.api.runs import signin_of
+from dashboard.api.runs import heal_model_named, signin_of
 from dashboard.engineconf import url_policy
 from dashboard.jobs import batches, services
 from dashboard.jobs import selectors as job_selectors
@@ -38,6 +38,10 @@ class BatchIn(Schema):
     base_url: str = Field("", max_length=2000, description="where it runs (default: recorded)")
     concurrency: int = Field(2, description=f"rows at once, 1 to {MAX_BATCH_CONCURRENCY}")
     signin_profile: str = Field("", max_length=100, description="a sign-in profile's name")
+    llm_profile: str = Field(
+        "", max_length=100, description="an LLM profile's name: the model for changed pages "
+        "of every row's replay (none: a step whose element is gone needs a person)",
+    )  # fmt: skip
 
 
 class BatchCounts(Schema):
@@ -76,6 +80,7 @@ class BatchOut(Schema):
     base_url: str
     concurrency: int
     source: str
+    llm_profile: str  # the model for changed pages ("": none; "… (deleted)" since)
     created_at: str
     finished_at: str | None
     progress: BatchProgress
@@ -118,10 +123,12 @@ def _batch_from_body(user: AbstractBaseUser, scenario_id: int, body: BatchIn) ->
     except UrlBlocked as exc:
         raise ApiError(400, "invalid", str(exc), fields={"base_url": str(exc)}) from None
     profile = signin_of(user, body.signin_profile)
+    heal_model = heal_model_named(body.llm_profile)
     try:
         return services.batch_create(owner=user, scenario=scenario, rows=rows, base_url=base_url,
                                      concurrency=body.concurrency, source="api",
-                                     signin_profile_id=profile.pk if profile else None)  # fmt: skip
+                                     signin_profile_id=profile.pk if profile else None,
+                                     llm_profile=heal_model)  # fmt: skip
     except ActionInvalid as exc:
         raise ApiError(400, "invalid", exc.message, fields={"concurrency": exc.message}) from None
 

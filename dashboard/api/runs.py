@@ -15,6 +15,7 @@ from pydantic import Field
 
 from automation import Budget
 from dashboard.api.common import ERRORS, MAX_EVENTS, MAX_LIST, ApiError, ErrorOut
+from dashboard.engineconf import heal_model_problem
 from dashboard.models import LLMProfile, Run, SigninProfile, Step
 from dashboard.runs import selectors, services
 from dashboard.runs.carry import COMMAND_ANSWER_MS, carry, command_where_it_runs
@@ -174,6 +175,18 @@ def llm_profile_named(name: str) -> LLMProfile | None:
         raise ApiError(400, "invalid", f"no LLM profile {name!r}",
                        hint=f"the profiles there are: {there}",
                        fields={"llm_profile": "no such profile"})  # fmt: skip
+    return profile
+
+
+def heal_model_named(name: str) -> LLMProfile | None:
+    """The LLM profile ``name`` as the model for changed pages of a replay, a batch or a
+    schedule: a 400 naming those there are when there is none of that name, or saying why
+    its key can't be read on this server; None for no name."""
+    profile = llm_profile_named(name)
+    if problem := heal_model_problem(profile):
+        raise ApiError(400, "invalid", problem,
+                       hint="choose another model, or none, or ask an admin to fix the profile",
+                       fields={"llm_profile": problem})  # fmt: skip
     return profile
 
 

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from automation.errors import ScenarioInvalid
 from dashboard.api.common import ERRORS, ApiError, ErrorOut
-from dashboard.api.runs import RunOut, llm_profile_named, run_out, signin_of
+from dashboard.api.runs import RunOut, heal_model_named, run_out, signin_of
 from dashboard.models import Run
 from dashboard.runs import selectors as run_selectors
 from dashboard.runs.doorbell import wake
@@ -196,7 +196,7 @@ def _replay_from_body(user: AbstractBaseUser, scenario_id: int, body: ReplayIn) 
                        f"its parameters: {', '.join(sorted(known)) or 'none'}",
                        {f"params.{name}": "unknown parameter" for name in unknown})  # fmt: skip
     data = {"base_url": body.base_url or document.base_url}
-    if heal_model := llm_profile_named(body.llm_profile):
+    if heal_model := heal_model_named(body.llm_profile):
         data["llm_profile"] = str(heal_model.pk)
     for name in known:
         default = (document.params.get(name) or {}).get("default")

@@ -11,9 +11,10 @@ from ninja import Router, Schema, Status
 from pydantic import Field
 
 from dashboard.api.common import ERRORS, ApiError
-from dashboard.api.runs import signin_of
+from dashboard.api.runs import heal_model_named, signin_of
 from dashboard.jobs import alerts, schedules
 from dashboard.jobs import selectors as job_selectors
+from dashboard.jobs.services import heal_model_fields
 from dashboard.models import Schedule
 from dashboard.scenarios import selectors
 
@@ -34,6 +35,10 @@ class ScheduleIn(Schema):
     emails: str = Field("", description="addresses told when a firing ends badly, comma-separated")
     enabled: bool = True
     signin_profile: str = Field("", max_length=100, description="a sign-in profile's name")
+    llm_profile: str = Field(
+        "", max_length=100, description="an LLM profile's name: the model for changed pages "
+        "of its replays (none: a step whose element is gone needs a person)",
+    )  # fmt: skip
 
 
 class SchedulePatch(Schema):
@@ -46,6 +51,7 @@ class SchedulePatch(Schema):
     webhook_url: str | None = None
     emails: str | None = None
     enabled: bool | None = None
+    llm_profile: str | None = Field(None, max_length=100, description='"" for none')
 
 
 class DeliveryOut(Schema):
@@ -86,6 +92,7 @@ class ScheduleOut(Schema):
     webhook_url: str
     webhook_secret: str  # verifies the X-Tabwright-Signature of its webhooks
     emails: str
+    llm_profile: str  # the model for changed pages ("": none; "… (deleted)" since)
     next: list[datetime]
     firings: list[FiringOut]
 
@@ -98,7 +105,8 @@ def _schedule_out(schedule: Schedule) -> dict[str, Any]:
         "enabled": schedule.enabled, "params": schedule.params, "rows": schedule.rows,
         "concurrency": schedule.concurrency, "base_url": schedule.base_url,
         "webhook_url": schedule.webhook_url, "webhook_secret": schedule.webhook_secret,
-        "emails": schedule.emails, "next": schedules.upcoming(schedule),
+        "emails": schedule.emails, "llm_profile": schedule.heal_model_label,
+        "next": schedules.upcoming(schedule),
         "firings": [{
             "id": f.pk, "due_at": f.due_at, "outcome": f.outcome, "error": f.error,
             "missed": f.missed, "run_id": f.run_id, "batch_id": f.batch_id,
@@ -139,11 +147,12 @@ async def create_schedule(request: HttpRequest, scenario_id: int, body: Schedule
             raise ApiError(403, "forbidden", "only the scenario's owner can schedule it")
         given = body.model_dump()
         profile = signin_of(request.user, given.pop("signin_profile"))
+        heal_model = heal_model_named(given.pop("llm_profile"))
         fields = _checked_schedule(scenario, given)
         schedule = schedules.save(Schedule(owner=request.user, scenario=scenario),
                                   origin=alerts.request_origin(request),
                                   signin_profile_id=profile.pk if profile else None,
-                                  **fields)  # fmt: skip
+                                  **heal_model_fields(heal_model), **fields)  # fmt: skip
         return _schedule_out(schedule)
 
     return Status(201, await sync_to_async(make)())
@@ -163,6 +172,7 @@ async def edit_schedule(request: HttpRequest, schedule_id: int, body: SchedulePa
     def edit() -> dict[str, Any]:
         schedule = _own_schedule(request, schedule_id)
         given = body.model_dump(exclude_unset=True)
+        heal_model = given.pop("llm_profile", None)
         fields = {
             "cron": schedule.cron, "timezone": schedule.timezone,
             "params": schedule.params if schedule.rows is None else None,
@@ -176,6 +186,8 @@ async def edit_schedule(request: HttpRequest, schedule_id: int, body: SchedulePa
         if given.get("rows") is not None:  # a batch
             fields["params"] = None
         checked = _checked_schedule(schedule.scenario, fields)
+        if heal_model is not None:  # "": none any more
+            checked.update(heal_model_fields(heal_model_named(heal_model)))
         return _schedule_out(schedules.save(schedule, origin=alerts.request_origin(request),
                                             **checked))  # fmt: skip
 

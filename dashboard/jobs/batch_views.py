@@ -50,6 +50,7 @@ def _batch_from_form(request: HttpRequest, user: Any, scenario_id: int) -> Batch
         owner=user, scenario=scenario, rows=form.cleaned_data["file"],
         base_url=form.cleaned_data["base_url"], concurrency=form.cleaned_data["concurrency"],
         source=upload.name or "", signin_profile_id=_profile_id(form),
+        llm_profile=form.cleaned_data.get("llm_profile"),
     )  # fmt: skip
 
 

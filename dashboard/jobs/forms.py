@@ -11,7 +11,8 @@ from automation.recording.scenario import Scenario as Document
 from dashboard.engineconf import url_policy
 from dashboard.jobs import schedules, selectors
 from dashboard.jobs.batchfile import MAX_BATCH_BYTES, BatchFileInvalid, read_rows
-from dashboard.runs.forms import signin_field
+from dashboard.jobs.services import heal_model_fields
+from dashboard.runs.forms import heal_model_field, signin_field
 
 
 class BatchForm(forms.Form):
@@ -29,6 +30,7 @@ class BatchForm(forms.Form):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         if user is not None:
             self.fields["signin_profile"] = signin_field(user)
+        self.fields["llm_profile"] = heal_model_field()
         self.document = document
         self.fields["base_url"].initial = document.base_url
         names = selectors.scenario_param_defaults(document=document)
@@ -88,6 +90,7 @@ class ScheduleForm(forms.Form):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         if user is not None:
             self.fields["signin_profile"] = signin_field(user)
+        self.fields["llm_profile"] = heal_model_field()
         self.scenario = scenario
         for name, default in selectors.scenario_param_defaults(document=document).items():
             self.fields[f"param_{name}"] = forms.CharField(
@@ -118,6 +121,7 @@ class ScheduleForm(forms.Form):
             )  # fmt: skip
             profile = cleaned.get("signin_profile")
             self.checked["signin_profile_id"] = profile.pk if profile is not None else None
+            self.checked.update(heal_model_fields(cleaned.get("llm_profile")))
         except schedules.ScheduleInvalid as exc:
             field = {"rows": "file"}.get(exc.field, exc.field)
             field = field if field in self.fields else None

@@ -27,7 +27,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone as dj_timezone
 
 from automation.errors import ActionInvalid, UrlBlocked
-from dashboard.engineconf import url_policy
+from dashboard.engineconf import heal_model_refusal, url_policy
 from dashboard.jobs import alerts, batches, outbox
 from dashboard.jobs import selectors as job_selectors
 from dashboard.jobs import services as job_services
@@ -152,18 +152,21 @@ def _start(schedule: Schedule, firing: ScheduleFiring) -> None:
     defaults = job_selectors.scenario_param_defaults(document=document)
     base_url = schedule.base_url or document.base_url
     try:
+        if refusal := heal_model_refusal(schedule.llm_profile, schedule.llm_profile_name):
+            raise ActionInvalid(refusal)  # never a replay without the model it was given
         if schedule.rows is not None:
             rows = [check_params(row, defaults=defaults) for row in json_rows(schedule.rows)]
             firing.batch = job_services.batch_create(
                 owner=schedule.owner, scenario=schedule.scenario, rows=rows, base_url=base_url,
                 concurrency=schedule.concurrency, source=f"schedule {schedule.pk}",
-                signin_profile_id=schedule.signin_profile_id,
+                signin_profile_id=schedule.signin_profile_id, llm_profile=schedule.llm_profile,
             )  # fmt: skip
         else:
             params = check_params(schedule.params, defaults=defaults)
             firing.run = scenario_services.replay_run_create(
                 owner=schedule.owner, scenario=schedule.scenario, base_url=base_url,
                 params=params, signin_profile_id=schedule.signin_profile_id,
+                llm_profile_id=schedule.llm_profile_id,
             )  # fmt: skip
     except ActionInvalid as exc:
         firing.outcome, firing.error = "failed", f"could not start: {exc.message}"

@@ -39,7 +39,7 @@ def scenario_param_defaults(*, document: fmt.Scenario) -> dict[str, str | None]:
 
 def batch_get(*, user: AbstractBaseUser, id: int) -> Batch:
     """The batch if ``user`` may see it (its owner, or staff), else Http404."""
-    batches = Batch.objects.select_related("scenario", "owner")
+    batches = Batch.objects.select_related("scenario", "owner", "llm_profile")
     if not user.is_staff:
         batches = batches.filter(owner=user)
     return get_object_or_404(batches, pk=id)
@@ -96,7 +96,8 @@ def batch_state(*, batch: Batch) -> dict[str, Any]:
     return {
         "id": batch.pk, "scenario_id": batch.scenario_id, "scenario": batch.scenario.name,
         "status": batch.status, "base_url": batch.base_url, "concurrency": batch.concurrency,
-        "source": batch.source, "created_at": batch.created_at.isoformat(),
+        "source": batch.source, "llm_profile": batch.heal_model_label,
+        "created_at": batch.created_at.isoformat(),
         "finished_at": batch.finished_at.isoformat() if batch.finished_at else None,
         "progress": batch_progress(batch=batch, rows=rows), "rows": rows,
     }  # fmt: skip

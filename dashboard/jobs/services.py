@@ -10,12 +10,15 @@ from django.db.models import Q
 from django.utils import timezone
 
 from automation.errors import ActionInvalid
+from dashboard.engineconf import heal_model_refusal
 from dashboard.models import (
     Batch,
     BatchRow,
+    LLMProfile,
     Run,
     Scenario,
 )
+from dashboard.runs.services import run_stop_queued
 from dashboard.scenarios.services import replay_run_create
 
 # -- batches: a scenario replayed once per row of values --------------------------------
@@ -27,9 +30,11 @@ ACTIVE_RUN = (Run.Status.QUEUED, Run.Status.PENDING, Run.Status.RUNNING)
 def batch_create(
     *, owner: AbstractBaseUser, scenario: Scenario, rows: Sequence[Mapping[str, str]],
     base_url: str, concurrency: int, source: str = "", signin_profile_id: int | None = None,
+    llm_profile: LLMProfile | None = None,
 ) -> Batch:  # fmt: skip
     """A running batch of ``rows`` (already read and checked: dashboard.jobs.batchfile); its
-    first rows start with :func:`batch_advance`."""
+    first rows start with :func:`batch_advance`.  ``llm_profile``: the model for changed
+    pages of every row's replay (checked by the caller: dashboard.runs.forms)."""
     if isinstance(concurrency, bool) or not 1 <= concurrency <= MAX_BATCH_CONCURRENCY:
         raise ActionInvalid(f"concurrency is 1 to {MAX_BATCH_CONCURRENCY} rows at once")
     if not rows:
@@ -37,7 +42,8 @@ def batch_create(
     with transaction.atomic():
         batch = Batch.objects.create(owner=owner, scenario=scenario, base_url=base_url,
                                      concurrency=concurrency, source=source[:200],
-                                     signin_profile_id=signin_profile_id)  # fmt: skip
+                                     signin_profile_id=signin_profile_id,
+                                     **heal_model_fields(llm_profile))  # fmt: skip
         BatchRow.objects.bulk_create(
             BatchRow(batch=batch, index=number, params=dict(values))
             for number, values in enumerate(rows, start=1)
@@ -57,19 +63,31 @@ def batch_advance(*, batch_id: int) -> list[int]:
             return made
         active = batch.rows.filter(run__status__in=ACTIVE_RUN).count()
         waiting = batch.rows.filter(run__isnull=True).order_by("index")
-        for row in waiting[: max(0, batch.concurrency - active)]:
+        # The model chosen for its replays, deleted (or its key gone) since: each row
+        # fails saying so rather than replay without it.
+        refusal = heal_model_refusal(batch.llm_profile, batch.llm_profile_name)
+        for row in waiting if refusal else waiting[: max(0, batch.concurrency - active)]:
             run = replay_run_create(owner=batch.owner, scenario=batch.scenario,
                                     base_url=batch.base_url, params=row.params,
-                                    batch_row=row,
-                                    signin_profile_id=batch.signin_profile_id)  # fmt: skip
+                                    batch_row=row, signin_profile_id=batch.signin_profile_id,
+                                    llm_profile_id=batch.llm_profile_id)  # fmt: skip
             row.run, row.attempts = run, row.attempts + 1
             row.save(update_fields=["run", "attempts"])
-            made.append(run.pk)
+            if refusal:
+                run_stop_queued(run_id=run.pk, reason=f"could not start: {refusal}",
+                                status=Run.Status.FAILED)  # fmt: skip
+            else:
+                made.append(run.pk)
         unfinished = batch.rows.filter(Q(run__isnull=True) | ~Q(run__status__in=Run.FINAL)).exists()
         if not unfinished:
             batch.status, batch.finished_at = Batch.Status.DONE, timezone.now()
             batch.save(update_fields=["status", "finished_at"])
     return made
+
+
+def heal_model_fields(profile: LLMProfile | None) -> dict[str, object]:
+    """A batch's or a schedule's fields for the model for changed pages ``profile``."""
+    return {"llm_profile": profile, "llm_profile_name": profile.name if profile else ""}
 
 
 def batches_running() -> list[int]:

@@ -15,8 +15,7 @@ from django.utils.safestring import SafeString
 
 from automation.agent.output import MAX_SCHEMA_CHARS, check_schema
 from automation.errors import OutputInvalid, UrlBlocked
-from automation.llm.keys import key_env_refusal
-from dashboard.engineconf import url_policy
+from dashboard.engineconf import heal_model_problem, profile_key_problem, url_policy
 from dashboard.models import LLMProfile, Run, UrlRule
 from dashboard.runs import selectors
 from dashboard.runs.signins import signins_usable_by
@@ -44,18 +43,6 @@ def planner_kind(value: str) -> str:
     return "rules" if value == RULES_CHOICE[0] else "llm"
 
 
-def profile_key_problem(profile: LLMProfile) -> str:
-    """Why a run with ``profile`` can't get its API key ("" when it can, or sends none)."""
-    name = profile.api_key_env
-    if not name:
-        return ""
-    if key_env_refusal(name, allowed=settings.TABWRIGHT["LLM_KEY_VARIABLES"]):
-        return f"key variable {name} may not be used"
-    if not profile.key_is_set:
-        return f"key variable {name} is not set"
-    return ""
-
-
 def _profile_label(profile: LLMProfile) -> str:
     label = f"{profile.name} ({profile.get_provider_display()} · {profile.model})"
     problem = profile_key_problem(profile)
@@ -75,29 +62,30 @@ def signin_field(user: Any) -> forms.ModelChoiceField:
     )  # fmt: skip
 
 
-class _ProfileChoice(forms.ModelChoiceField):
+class _HealModelChoice(forms.ModelChoiceField):
+    """A profile whose key the server can't read is refused, saying why."""
+
     def label_from_instance(self, obj: Any) -> str:
         return _profile_label(obj)
 
+    def validate(self, value: Any) -> None:
+        super().validate(value)
+        if problem := heal_model_problem(value):
+            raise forms.ValidationError(
+                f"{problem}. Choose another model, or none, or ask an admin to fix the profile."
+            )
+
 
 def heal_model_field() -> forms.ModelChoiceField:
-    """A replay's choice of the model that may reach a step's intent when the recorded
-    path is gone (none by default: such a step needs a person)."""
-    return _ProfileChoice(
+    """The choice of the model that may reach a step's intent when the recorded path is
+    gone (none by default: such a step needs a person), for a replay, a batch or a
+    schedule; a profile whose key can't be read is refused with the reason."""
+    return _HealModelChoice(
         queryset=LLMProfile.objects.order_by("name"), required=False,
         label="Model for changed pages", empty_label="none: a person decides",
         help_text="when a recorded element is gone, this model may reach the step's intent "
         "in a few actions; what it did is checked and shown for a person to confirm",
     )  # fmt: skip
-
-
-def heal_model_problem(profile: LLMProfile | None) -> str:
-    """Why a replay can't use ``profile`` for changed pages ("" when it can)."""
-    problem = profile_key_problem(profile) if profile is not None else ""
-    if not problem:
-        return ""
-    assert profile is not None
-    return f"{profile.name} can't heal replays: its {problem} on this server"
 
 
 class NewRunForm(forms.Form):

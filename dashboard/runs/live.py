@@ -143,7 +143,7 @@ async def live_session(
         )
         if replay is None and run.kind != Run.Kind.MCP:  # an MCP client plans itself
             planner = await database_sync_to_async(planner_for_run)(run)
-        elif replay is not None and run.llm_profile_id is not None:  # heals changed pages
+        elif replay is not None and (run.llm_profile_id or run.llm_profile_name):  # heals
             planner = await database_sync_to_async(heal_planner_for_run)(run)
         signin = await database_sync_to_async(signin_state_for_run)(run)
         live.storage_state = signin[0] if signin else None

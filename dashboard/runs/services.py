@@ -283,17 +283,20 @@ def run_fail_unstarted(*, run_id: int, holder: str, reason: str) -> dict[str, An
         return run_events_add(run_id=run_id, events=[event])[0]
 
 
-def run_stop_queued(*, run_id: int, reason: str = STOPPED_QUEUED) -> dict[str, Any] | None:
-    """Stop a run that no worker has claimed yet, saying why (``reason``); its
-    run.finished event (to relay), or None when it is not queued (any more)."""
+def run_stop_queued(
+    *, run_id: int, reason: str = STOPPED_QUEUED, status: str = Run.Status.STOPPED
+) -> dict[str, Any] | None:
+    """Stop a run that no worker has claimed yet, saying why (``reason``; ``status``
+    failed: it could not start as asked); its run.finished event (to relay), or None when
+    it is not queued (any more)."""
     reason = cut_text(reason, MAX_FIELD_CHARS)
     with transaction.atomic():
         stopped = Run.objects.filter(pk=run_id, status=Run.Status.QUEUED).update(
-            status=Run.Status.STOPPED, status_reason=reason, finished_at=timezone.now()
+            status=status, status_reason=reason, finished_at=timezone.now()
         )
         if not stopped:
             return None
-        event = {"type": "run.finished", "status": "stopped", "reason": reason,
+        event = {"type": "run.finished", "status": str(status), "reason": reason,
                  "summary": "", "output": None}  # fmt: skip
         return run_events_add(run_id=run_id, events=[event])[0]
 

@@ -20,7 +20,7 @@ from dashboard.engineconf import url_policy
 from dashboard.lib import jsonin
 from dashboard.lib.jsonin import JsonRefused
 from dashboard.models import ScenarioStep
-from dashboard.runs.forms import heal_model_field, heal_model_problem, signin_field
+from dashboard.runs.forms import heal_model_field, signin_field
 
 MAX_SCENARIO_BYTES = 20 * 1024 * 1024
 
@@ -75,14 +75,6 @@ class ReplayForm(forms.Form):
             return url_policy().check(url)
         except UrlBlocked as exc:
             raise forms.ValidationError(str(exc)) from None
-
-    def clean_llm_profile(self) -> Any:
-        profile = self.cleaned_data.get("llm_profile")
-        if problem := heal_model_problem(profile):
-            raise forms.ValidationError(
-                f"{problem}. Choose another model, or none, or ask an admin to fix the profile."
-            )
-        return profile
 
     def signin_profile_id(self) -> int | None:
         profile = self.cleaned_data.get("signin_profile")

@@ -21,6 +21,7 @@ from automation.recording.replay import StepOutcome
 from dashboard.models import (
     BatchRow,
     IdentityHeal,
+    LLMProfile,
     Run,
     Scenario,
     ScenarioStep,
@@ -312,9 +313,11 @@ def replay_run_create(
     """A queued replay; ``signin_profile_id``: the sign-in profile its tab starts with
     (checked for its owner when it starts: dashboard.runs.signins); ``llm_profile_id``: the
     model that may reach a step's intent when its recorded element is gone."""
+    heal_model = LLMProfile.objects.filter(pk=llm_profile_id).first() if llm_profile_id else None
     return Run.objects.create(
         signin_profile_id=signin_profile_id,
-        llm_profile_id=llm_profile_id,
+        llm_profile=heal_model,
+        llm_profile_name=heal_model.name if heal_model else "",
         owner=owner,
         kind=Run.Kind.REPLAY,
         scenario=scenario,
@@ -413,13 +416,15 @@ def _apply(heal: IdentityHeal, step: ScenarioStep, *, user: AbstractBaseUser | N
 
 def _same_element(known: Any, found: Any) -> bool:
     """Whether a stored identity already says all a replay found (replay's own measure of
-    a change: ElementIdentity.changes, its place and look included)."""
+    a change: ElementIdentity.changes, its place and look included; and where it leads,
+    when the replay learned that: a link an agent reached by its address)."""
     if not known or not found:
         return False
     try:
-        return not ElementIdentity.from_dict(known).changes(ElementIdentity.from_dict(found))
+        before, now = ElementIdentity.from_dict(known), ElementIdentity.from_dict(found)
     except ActionInvalid:
         return False
+    return not before.changes(now) and not (now.target and now.target != before.target)
 
 
 def _confirmed(before: Any, after: dict[str, Any]) -> dict[str, Any]:

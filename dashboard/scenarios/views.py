@@ -155,6 +155,7 @@ def _detail_page(
         for i, s in enumerate(document.steps)
         if s.identity is not None and not s.is_check
     ]
+    scenario_schedules = scenario.schedules.select_related("llm_profile").order_by("pk")
     context = {
         "scenario": scenario,
         "is_owner": is_owner,
@@ -178,7 +179,7 @@ def _detail_page(
         "batches": job_selectors.batch_list(user=request.user, scenario=scenario)[:10],
         "schedule_form": bound.get("schedule")
         or ScheduleForm(scenario=scenario, document=document, user=request.user),
-        "schedules": [_schedule_row(s) for s in scenario.schedules.order_by("pk")],
+        "schedules": [_schedule_row(s) for s in scenario_schedules],
         "timezones": schedules.timezone_choices(),
         "health": scenario_selectors.scenario_health(scenario=scenario),
         "handlers": handler_rows(document=document),

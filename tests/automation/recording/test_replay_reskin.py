@@ -215,8 +215,14 @@ async def test_with_an_llm_profile_an_agent_reaches_the_intent_and_it_is_shown_a
                           agent=agent).run()  # fmt: skip
     assert result.ok, result.to_dict()
     step = result.steps[1]
-    assert step.strategy == "agent" and "navigate" in step.changes[0]
+    assert step.strategy == "agent"
+    assert f"went to {base}/menus/customers/new" in step.changes[0], step.changes
     assert "needs a person's confirmation" in step.changes
+    # It only went to an address: that is proposed as where the link leads (on the
+    # address the scenario was recorded on), for a person to confirm.
+    assert step.heal == "proposed" and step.healed is not None
+    assert step.healed["target"] == f"{base}/plain/customers/new"
+    assert step.healed["name"] == add.identity.name
     assert await tab.page.input_value("input[name=name]") == "Grace"
     sent = llm_server.requests[0]["messages"][-1]["content"]
     assert "open /plain/customers/new" not in sent  # a step stored without a target
