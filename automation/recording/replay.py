@@ -96,6 +96,7 @@ from automation.recording.scenario import (
 )
 from automation.recording.widgets import WIDGET_ACTIONS, FindAgain, set_behind_widget
 from automation.secrets import Secrets, redacting
+from automation.wording import double_quoted, element_words, step_words
 
 __all__ = ["Replay", "ReplayConfig", "ReplayResult", "StepOutcome"]
 
@@ -427,7 +428,8 @@ class Replay:
 
     async def _step(self, index: int, step: ScenarioStep, budget: Budget) -> StepOutcome:
         shown = dict(step.args)  # placeholders, not values
-        await self.out.emit(ActionStarted(0, index, step.action, shown))
+        words = step.words(double_quoted).to_dict()
+        await self.out.emit(ActionStarted(0, index, step.action, shown, words))
         timeout_ms = self.config.check_timeout_ms if step.is_check else self.config.step_timeout_ms
         step_budget = budget.child(timeout_ms, label=f"step {index}")
         started = time.monotonic()
@@ -439,7 +441,7 @@ class Replay:
             if step.action == CALL:
                 # Listed before the steps it runs (and said again, done, in its place).
                 await self.out.emit(StepRecorded(index=index, action=step.action, args=shown,
-                                                 url=self.tab.url))  # fmt: skip
+                                                 url=self.tab.url, words=words))  # fmt: skip
                 result = await self._call(step, budget, inner)
             elif step.is_check:
                 result = await self._check(step, step_budget)
@@ -481,7 +483,7 @@ class Replay:
         result = self.values.redact(result)
         await self.out.emit(
             ActionFinished(0, index, step.action, shown, error is None, result, error_dict,
-                           duration_ms)
+                           duration_ms, words=words)
         )  # fmt: skip
         outcome = self._outcome(index, step, status, located, error, error_dict, result,
                                 duration_ms)  # fmt: skip
@@ -508,6 +510,9 @@ class Replay:
                 ok=error is None,
                 error=error_dict,
                 duration_ms=duration_ms,
+                words=step_words(
+                    step.action, shown, found or step.target(), quote=double_quoted
+                ).to_dict(),
             )
         )
         await self.out.emit(StepReplayed(**_event_fields(outcome)))
@@ -561,7 +566,7 @@ class Replay:
         base = self.base_url or self.scenario.base_url
         reached = await go_directly(self.tab, step, target, base, within, find)
         if reached is None and self.agent is not None and find is not None:
-            goal = agent_goal(following, expect.element_words)
+            goal = agent_goal(following, element_words)
             reached = await by_agent(self.tab, self.agent, step, goal, within, find)
         return reached
 

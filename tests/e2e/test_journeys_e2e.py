@@ -235,6 +235,13 @@ async def test_a_persons_week_from_a_conversation_to_a_verified_webhook(
     )
     ticks = chat.locator(".msg.agent .chip").filter(has_text=re.compile(r"^tick e\d+$"))
     await expect(ticks).to_have_count(1)  # the model's own words, told the same way
+    # The agent's action line names the box by its row, in the step list's words; no
+    # action line says "check" of a box.
+    actions = chat.locator(".msg.action")
+    await expect(actions.filter(has_text="tick the checkbox")).to_have_text(
+        [re.compile(r'^tick the checkbox in row "Buy milk" — ticked the checkbox.* \(\d+ ms\)$')]
+    )
+    await expect(actions.filter(has_text=re.compile(r"\b(un)?check(ed)?\b"))).to_have_count(0)
     await expect(page.locator("#live-url")).to_have_text(todos)  # still, after request 2
     await save(page, "journey-after-takeover.png")
     await reload_and_check(page, person_messages=3, steps=5)
@@ -271,7 +278,7 @@ async def test_a_persons_week_from_a_conversation_to_a_verified_webhook(
         await expect(each).to_be_checked()
     proposed = page.get_by_test_id("proposed-checks")
     for row in ("Buy milk", "Walk the dog"):
-        box = proposed.get_by_label(f"the checkbox in row '{row}' is checked")
+        box = proposed.get_by_label(f"the checkbox in row '{row}' is ticked")
         await expect(box).to_be_checked()
     await expect(page.get_by_test_id("kept-steps")).to_contain_text(
         "tick the checkbox in row 'Walk the dog'"
@@ -315,8 +322,8 @@ async def test_a_persons_week_from_a_conversation_to_a_verified_webhook(
     # The replay on the other build healed the elements to what they are called there
     # (the box is "Toggle Todo Buy milk"): the parameter follows into those names too.
     await expect(told).to_contain_text("step 5: tick checkbox 'Toggle Todo ${item}'")
-    await expect(told).to_contain_text("check: checkbox 'Toggle Todo ${item}' is checked")
-    await expect(told).to_contain_text("check: 1 row(s) show '${item}'")
+    await expect(told).to_contain_text("expect checkbox 'Toggle Todo ${item}' is ticked")
+    await expect(told).to_contain_text("expect 1 row(s) show '${item}'")
     await expect(told).not_to_contain_text("Walk the dog")
     await expect(page.locator("#step-5 .sstep-target")).to_have_text(
         "checkbox “Toggle Todo ${item}”"
@@ -458,7 +465,14 @@ def test_a_script_does_the_week_through_the_json_api(
         proposals = api.get(f"/runs/{run_id}/proposals").json()
         described = [p["check"] for p in proposals if p["picked"]]
         for row in ("Buy milk", "Walk the dog"):
-            assert f"expect the checkbox in row '{row}' is checked" in described, described
+            assert f"expect the checkbox in row '{row}' is ticked" in described, described
+        # The run's events tell each tick by its row, as the run page does.
+        finished = [e for e in api.get(f"/runs/{run_id}/events").json()["events"]
+                    if e["type"] == "action.finished" and e["name"] == "check"]  # fmt: skip
+        assert [e["words"]["text"] for e in finished] == [
+            f'tick the checkbox in row "{row}"' for row in ("Buy milk", "Walk the dog")
+        ], finished
+        assert all(e["result"].startswith("ticked the checkbox") for e in finished), finished
         saved = api.post(f"/runs/{run_id}/scenario", json={"name": "Todos by script"})
         assert saved.status_code == 201, saved.text
         scenario_id = saved.json()["id"]
