@@ -24,6 +24,7 @@ from automation.events import Event, RunPaused, StepRecorded
 from automation.llm.base import Planner
 from automation.recording.intent import AgentAttempt
 from automation.secrets import Secrets
+from automation.wording import step_words
 
 __all__ = ["MAX_ROUNDS", "PlannerAgent"]
 
@@ -70,12 +71,16 @@ class PlannerAgent:
         finished = await budget.run(run.run())
         done, acted_on = [], []
         for step in watch.steps:
-            target = f" {step.role} {step.name!r}" if step.role else ""
-            done.append(f"{step.action}{target}")
+            identity = None
             if step.identity is not None:
                 try:
-                    acted_on.append((step.action, ElementIdentity.from_dict(step.identity)))
+                    identity = ElementIdentity.from_dict(step.identity)
                 except ActionInvalid:
-                    continue
+                    identity = None
+                else:
+                    acted_on.append((step.action, identity))
+            if identity is None and step.role:
+                identity = ElementIdentity(role=step.role, name=step.name)
+            done.append(str(step_words(step.action, step.args, identity)))
         how = finished.status + (f": {finished.reason}" if finished.reason else "")
         return AgentAttempt(done, acted_on, how)

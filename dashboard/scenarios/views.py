@@ -501,12 +501,13 @@ def scenario_step_delete(request: HttpRequest, scenario_id: int, index: int) -> 
     step = _step_at(request, scenario, index)
     if step is None:
         return _back(scenario)
+    told = scenario_selectors.scenario_document(scenario=scenario).steps[index].describe()
     try:
         services.scenario_step_delete(scenario=scenario, index=index)
     except ScenarioInvalid as exc:
         messages.error(request, str(exc))
         return _back(scenario, index)
-    messages.success(request, f"Step {index} ({step.action}) deleted.")
+    messages.success(request, f"Step {index} ({told}) deleted.")
     return _back(scenario, max(index - 1, 0))
 
 
