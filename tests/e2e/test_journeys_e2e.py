@@ -98,6 +98,16 @@ async def test_a_message_written_while_the_conversation_starts_reads_below_its_r
         "select status from dashboard_run where id = ?", (run_id,)) == [("pending",)])  # fmt: skip
     await page.reload()
     await expect(page.locator("#status")).to_have_text("pending")
+    # Nothing to pause or take over before the run starts: only Stop, and why; the
+    # composer says when a message goes.
+    controls = page.locator("#controls")
+    await expect(controls.get_by_role("button")).to_have_text(["Stop"])
+    await expect(page.get_by_test_id("controls-hint")).to_have_text(
+        "Pause and Take over come when the run starts."
+    )
+    await expect(page.locator("#reply-label")).to_have_text(
+        "Message the agent (sent when the run starts)"
+    )
     said = page.locator("#chat .msg.person")
     await expect(said).to_have_count(1)  # the first request, shown before the run starts
     await expect(said.first).to_contain_text("Sign Ada Lovelace up on this form")
@@ -171,6 +181,14 @@ async def test_a_persons_week_from_a_conversation_to_a_verified_webhook(
 
     # 1, and a message while the model works on its first answer.
     await expect(chat.locator(".msg.model.waiting")).to_have_count(1, timeout=LIVE_MS)
+    # Running: Pause and Take over are there, the hint of before the start is not.
+    await expect(page.locator("#controls").get_by_role("button")).to_have_text(
+        ["Pause", "Take over", "Stop"]
+    )
+    await expect(page.get_by_test_id("controls-hint")).to_be_hidden()
+    await expect(page.locator("#reply-label")).to_have_text(
+        "Message the agent (it reads it at its next step)"
+    )
     await send(page, "Also add Walk the dog")
     during = chat.locator(".msg.person").nth(1)
     await expect(during).to_have_class(re.compile(r"\bwaiting\b"))  # shown at once, unread
@@ -238,7 +256,7 @@ async def test_a_persons_week_from_a_conversation_to_a_verified_webhook(
     # The agent's action line names the box by its row, in the step list's words; no
     # action line says "check" of a box.
     actions = chat.locator(".msg.action")
-    await expect(actions.filter(has_text="tick the checkbox")).to_have_text(
+    await expect(actions.filter(has_text="tick the checkbox").locator(".body")).to_have_text(
         [re.compile(r'^tick the checkbox in row "Buy milk" — ticked the checkbox.* \(\d+ ms\)$')]
     )
     await expect(actions.filter(has_text=re.compile(r"\b(un)?check(ed)?\b"))).to_have_count(0)

@@ -33,6 +33,7 @@
   let stretchUsage = 0; // tokens of the current message's work
   let stepStretch = 1; // the stretch of the last step drawn
   const FINAL = new Set(["succeeded", "failed", "stopped"]);
+  const NOT_STARTED = new Set(["queued", "pending"]); // no browser yet: nothing to pause
   const NAMED_KEYS = new Set(["Enter", "Tab", "Escape", "Backspace", "Delete", "ArrowUp",
     "ArrowDown", "ArrowLeft", "ArrowRight", "Home", "End", "PageUp", "PageDown"]);
   let status = "";
@@ -222,6 +223,7 @@
     if (replyLabel && isConversation) {
       replyLabel.textContent = status === "paused" ? "The agent is waiting for you" :
         status === "running" ? "Message the agent (it reads it at its next step)" :
+        NOT_STARTED.has(status) ? "Message the agent (sent when the run starts)" :
         session === "closed" ? "Continue (the page is restored first)" : "Continue the conversation";
     }
     if (controls) controls.hidden = FINAL.has(status);
