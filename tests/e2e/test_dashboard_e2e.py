@@ -133,7 +133,10 @@ async def test_a_run_saved_as_a_scenario_replays_on_the_next_release(
     await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
     rows = page.locator("#steps > li")
     await expect(rows).to_have_count(6)
-    await expect(rows.nth(5)).to_contain_text('text "ada@example.org" is shown')
+    await expect(rows.nth(5).locator(".step-action")).to_have_text("expect")
+    await expect(rows.nth(5).locator(".step-target")).to_have_text(
+        'text "ada@example.org" is visible'
+    )
     await expect(rows.nth(1).locator(".replay-note")).to_contain_text(
         "healed: id: 'email' -> 'login-email'"
     )

@@ -204,7 +204,9 @@ async def test_a_step_that_calls_another_scenario_is_added_on_the_page_and_repla
     await expect(page.get_by_role("status")).to_contain_text("Step 0 calls another scenario")
     steps = page.get_by_test_id("scenario-steps").locator("li.sstep")
     await expect(steps.locator(".step-action")).to_have_text(["call", "expect"])
-    await expect(steps.nth(0).locator(".sstep-target")).to_have_text("“Sign up”")
+    await expect(steps.nth(0).locator(".sstep-target")).to_have_text(
+        "“Sign up” with name = “Grace Hopper”"
+    )
     await page.get_by_text("Settings: name, login scenario, delete").click()
     await page.get_by_label("Login scenario").select_option(label="Sign up")
     await page.get_by_role("button", name="Save the login scenario").click()
