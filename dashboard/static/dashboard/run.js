@@ -510,7 +510,7 @@
     },
     "input.result": (e) => {
       if (!e.ok) addChat("note failed", "error", e.error.code + ": " + e.error.message);
-      else if (/^check: /.test(e.done || "")) addChat("note", "check", e.done);
+      else if (/^expect /.test(e.done || "")) addChat("note", "check", e.done); // a Check this
     },
     screenshot: (e) => {
       shot.src = e.src;
