@@ -133,6 +133,8 @@ class ActionStarted(Event):
     index: int
     name: str
     args: dict[str, Any]
+    # The action in words (automation.wording.Words.to_dict): verb, target, detail, text.
+    words: dict[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -147,6 +149,7 @@ class ActionFinished(Event):
     error: dict[str, str] | None = None
     duration_ms: int = 0
     steps: list[dict[str, Any]] | None = None  # a steps macro: each step's outcome
+    words: dict[str, str] | None = None  # as ActionStarted's
 
 
 @dataclass(frozen=True)
@@ -196,6 +199,7 @@ class StepRecorded(Event):
     # A step of a called scenario (by="call"): the called scenario's name, and of those
     # calling it, from the outermost ("Nav > Sign in").
     call: str = ""
+    words: dict[str, str] | None = None  # the step in words, as ActionStarted's
 
 
 @dataclass(frozen=True)
@@ -242,6 +246,7 @@ class HandlerProposed(Event):
     name: str
     when: dict[str, Any]
     steps: list[dict[str, Any]] = field(default_factory=list)
+    words: list[str] = field(default_factory=list)  # each step in words (automation.wording)
 
 
 @dataclass(frozen=True)

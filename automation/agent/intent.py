@@ -24,6 +24,7 @@ from automation.events import Event, RunPaused, StepRecorded
 from automation.llm.base import Planner
 from automation.recording.intent import AgentAttempt
 from automation.secrets import Secrets
+from automation.wording import step_words
 
 __all__ = ["MAX_ROUNDS", "PlannerAgent"]
 
@@ -75,12 +76,16 @@ class PlannerAgent:
                 done.append(f"went to {url}")
                 went_to.append(url)
                 continue
-            target = f" {step.role} {step.name!r}" if step.role else ""
-            done.append(f"{step.action}{target}")
+            identity = None
             if step.identity is not None:
                 try:
-                    acted_on.append((step.action, ElementIdentity.from_dict(step.identity)))
+                    identity = ElementIdentity.from_dict(step.identity)
                 except ActionInvalid:
-                    continue
+                    identity = None
+                else:
+                    acted_on.append((step.action, identity))
+            if identity is None and step.role:
+                identity = ElementIdentity(role=step.role, name=step.name)
+            done.append(str(step_words(step.action, step.args, identity)))
         how = finished.status + (f": {finished.reason}" if finished.reason else "")
         return AgentAttempt(done, acted_on, how, went_to)

@@ -17,6 +17,7 @@ from typing import Any
 from automation.actions import ACTIONS, execute, execute_form, execute_steps
 from automation.agent.masks import form_targets, masked, masked_steps
 from automation.agent.parser import Action
+from automation.browser.identity import ElementIdentity
 from automation.browser.macro import MacroResult, StepResult
 from automation.browser.tab import Tab, Target
 from automation.budget import Budget
@@ -34,8 +35,31 @@ from automation.llm.base import ActionOutcome
 from automation.recording.rescue import start_recorder
 from automation.recording.scenario import ScenarioStep
 from automation.secrets import SecretNotGranted, Secrets
+from automation.wording import double_quoted, step_words
 
-__all__ = ["ActionSteps"]
+__all__ = ["ActionSteps", "words_of"]
+
+
+def words_of(action: str, args: dict[str, Any], target: Target | None = None) -> dict[str, str]:
+    """An action on ``target`` in the run page's words (automation.wording)."""
+    identity = None
+    if target is not None:
+        identity = target.identity or (
+            ElementIdentity(role=target.role, name=target.name) if target.role else None
+        )
+    return step_words(action, args, identity, quote=double_quoted).to_dict()
+
+
+def _macro_steps(macro: MacroResult, shown: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each step of a ``steps`` macro's outcome, with its words (its args as shown)."""
+    specs = shown.get("steps")
+    specs = specs if isinstance(specs, list) else []
+    done = []
+    for step in macro.steps:
+        spec = specs[step.index] if step.index < len(specs) else {}
+        spec = {k: v for k, v in spec.items() if k != "type"} if isinstance(spec, dict) else {}
+        done.append(step.to_dict() | {"words": words_of(step.type, spec, step.target)})
+    return done
 
 
 @dataclass
@@ -77,13 +101,13 @@ class ActionSteps:
                     target = await self.tab.target(ref, budget=step_budget)
                 finally:
                     shown = masked(self.secrets, action.name, action.args, target)
-                    await self.out.emit(ActionStarted(self.round, index, action.name, shown))
+                    await self._started(index, action.name, shown, target)
             elif action.name == "fill_form":
                 shown, fields = await form_targets(self.tab, self.secrets, action, step_budget)
-                await self.out.emit(ActionStarted(self.round, index, action.name, shown))
+                await self._started(index, action.name, shown)
             else:
                 shown = await masked_steps(self.tab, self.secrets, action, step_budget)
-                await self.out.emit(ActionStarted(self.round, index, action.name, shown))
+                await self._started(index, action.name, shown)
             args = self.secrets.fill_action(action.name, action.args)
             self.tab.is_secret = self.secrets.is_secret  # its field is masked before typing
             if action.name == "fill_form":
@@ -143,8 +167,8 @@ class ActionSteps:
         await self.out.emit(
             ActionFinished(
                 self.round, index, action.name, shown, error is None, result, error_dict,
-                duration_ms,
-                [s.to_dict() for s in macro.steps] if macro else None,
+                duration_ms, _macro_steps(macro, shown) if macro else None,
+                words_of(action.name, shown, target),
             )
         )  # fmt: skip
         if self.step_index == index:  # nothing recorded yet (a macro may have run no step)
@@ -158,6 +182,12 @@ class ActionSteps:
         if macro is not None:
             detail += f"\n{result}"
         return ActionOutcome(action.name, action.args, False, "", error.code, detail)
+
+    async def _started(
+        self, index: int, name: str, shown: dict[str, Any], target: Target | None = None
+    ) -> None:
+        words = words_of(name, shown, target)
+        await self.out.emit(ActionStarted(self.round, index, name, shown, words))
 
     async def _record_step(self, step: StepResult, by: str) -> None:
         if step.skipped:
@@ -196,6 +226,7 @@ class ActionSteps:
                 error=self.secrets.redact_any(error) if error else None,
                 duration_ms=duration_ms,
                 by=by,
+                words=words_of(action, args, target),
             )
         )
         self.step_index += 1

@@ -14,6 +14,7 @@ from automation.browser.interact import upload_paths
 from automation.browser.tab import Tab
 from automation.budget import Budget
 from automation.errors import ActionFailed, ActionInvalid
+from automation.wording import named
 
 __all__ = ["EMULATION_ACTIONS", "MAX_DROP_BYTES"]
 
@@ -90,7 +91,7 @@ async def _drop_files(tab: Tab, args: dict[str, Any], budget: Budget) -> str:
             f"dropped {names} on {entry.describe()}, but nothing there took the drop",
             hint="drop on the drop zone itself, or use upload on its file input",
         )
-    return f"dropped {names} on {entry.role} {entry.name!r}"
+    return f"dropped {names} on {named(entry.role, entry.name)}"
 
 
 EMULATION_ACTIONS: tuple[ActionSpec, ...] = (

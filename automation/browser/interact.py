@@ -29,8 +29,10 @@ from automation.errors import (
     RefError,
     TabwrightError,
 )
+from automation.wording import named, verb
 
 if TYPE_CHECKING:
+    from automation.browser.snapshot import RefEntry
     from automation.browser.tab import Tab
 
 __all__ = [
@@ -139,7 +141,7 @@ async def click(
     tab.dialogs_raise(f"{name} {entry.describe()}")
     extra = f" with {'+'.join(keys)}" if keys else ""
     how = f" ({button} button)" if button != "left" else ""
-    return f"{name}ed {entry.role} {entry.name!r}{how}{extra}"
+    return f"{name}ed {_told(entry)}{how}{extra}"
 
 
 async def hover(tab: Tab, ref: str, *, budget: Budget | None = None) -> str:
@@ -148,7 +150,7 @@ async def hover(tab: Tab, ref: str, *, budget: Budget | None = None) -> str:
     await tab.core.call(
         f"hover {entry.describe()}", budget, locator.hover(timeout=budget.playwright_timeout())
     )
-    return f"hovering over {entry.role} {entry.name!r}"
+    return f"hovering over {_told(entry)}"
 
 
 async def fill(
@@ -206,7 +208,7 @@ async def type_text(
     finally:
         await subject.release()
     return (
-        f"typed {len(text)} characters into {entry.role} {entry.name!r}"
+        f"typed {len(text)} characters into {_told(entry)}"
         + (" and pressed Enter" if submit else "")
         + shown
     )
@@ -365,7 +367,7 @@ async def scroll(
             budget,
             locator.scroll_into_view_if_needed(timeout=budget.playwright_timeout()),
         )
-        return f"scrolled {entry.role} {entry.name!r} into view"
+        return f"scrolled {_told(entry)} into view"
     if not isinstance(dx, int) or not isinstance(dy, int) or (dx == 0 and dy == 0):
         raise ActionInvalid("scroll needs a ref, or dx/dy in pixels (like dy=600)")
     await tab.core.call(
@@ -389,7 +391,7 @@ async def highlight(
         budget,
         locator.evaluate(_HIGHLIGHT_JS, max(100, min(int(duration_ms), 10_000))),
     )
-    return f"highlighted {entry.role} {entry.name!r}"
+    return f"highlighted {_told(entry)}"
 
 
 async def set_input_files(
@@ -405,7 +407,7 @@ async def set_input_files(
         locator.set_input_files(paths, timeout=budget.playwright_timeout()),
     )
     names = ", ".join(p.name for p in paths) or "nothing (cleared)"
-    return f"attached {names} to {entry.role} {entry.name!r}"
+    return f"attached {names} to {_told(entry)}"
 
 
 async def _fill(tab: Tab, subject: Subject, value: str, submit: bool, budget: Budget) -> str:
@@ -417,7 +419,7 @@ async def _fill(tab: Tab, subject: Subject, value: str, submit: bool, budget: Bu
     if submit:
         await _press_enter(tab, subject, what, budget)
     return (
-        f"filled {entry.role} {entry.name!r} with {len(value)} characters"
+        f"filled {_told(entry)} with {len(value)} characters"
         + (" and pressed Enter" if submit else "")
         + shown
     )
@@ -425,7 +427,7 @@ async def _fill(tab: Tab, subject: Subject, value: str, submit: bool, budget: Bu
 
 async def _set_checked(tab: Tab, subject: Subject, checked: bool, budget: Budget) -> str:
     entry = subject.entry
-    word = "check" if checked else "uncheck"
+    word = verb("check", {"checked": checked})  # tick or untick: "check" is for checks
     what = f"{word} {entry.describe()}"
     state, _ = await subject.read(TOGGLE_STATE_JS, budget)
     if state is None:
@@ -433,9 +435,9 @@ async def _set_checked(tab: Tab, subject: Subject, checked: bool, budget: Budget
             f"{what}: it is not a checkbox, radio or switch", hint="click it instead"
         )
     if state == checked:
-        return f"{entry.role} {entry.name!r} was already {word}ed"
+        return f"{_told(entry)} was already {word}ed"
     if not checked and entry.role in ("radio", "menuitemradio"):
-        raise ActionFailed(f"{what}: a radio button can't be unchecked", hint="check another one")
+        raise ActionFailed(f"{what}: a radio button can't be unticked", hint="tick another one")
     await subject.click(what, budget)
     tab.dialogs_raise(what)
     state, where = await subject.settle(TOGGLE_STATE_JS, lambda s: s == checked, budget)
@@ -448,18 +450,21 @@ async def _set_checked(tab: Tab, subject: Subject, checked: bool, budget: Budget
         state, where = await subject.settle(TOGGLE_STATE_JS, lambda s: s == checked, budget)
     if where is None:
         return (
-            f"clicked {entry.role} {entry.name!r} to {word} it; the page then removed it, "
+            f"clicked {_told(entry)} to {word} it; the page then removed it, "
             "so its state could not be read"
         )
     if state != checked:
         raise ActionFailed(
             f"{what}: clicking it did not {word} it (it is still "
-            f"{'checked' if state else 'unchecked'})",
+            f"{'ticked' if state else 'unticked'})",
             hint="the page may need something else first; look at it again",
         )
-    return f"{word}ed {entry.role} {entry.name!r}" + (
-        " (the page re-rendered it)" if subject.replaced else ""
-    )
+    return f"{word}ed {_told(entry)}" + (" (the page re-rendered it)" if subject.replaced else "")
+
+
+def _told(entry: RefEntry) -> str:
+    """The element in a result's words: ``button 'Save'``, ``the checkbox``."""
+    return named(entry.role, entry.name)
 
 
 def _labels(values: object) -> list[str]:
@@ -495,7 +500,7 @@ async def _select(tab: Tab, subject: Subject, wanted: list[str], budget: Budget)
             f"{what}: the page changed the choice to {chosen}",
             hint="the option may not be allowed now; look at the page again",
         )
-    return f"selected {', '.join(repr(v) for v in wanted)} in {entry.role} {entry.name!r}"
+    return f"selected {', '.join(repr(v) for v in wanted)} in {_told(entry)}"
 
 
 async def _is_select(tab: Tab, subject: Subject, budget: Budget) -> bool:

@@ -30,6 +30,7 @@ from automation.errors import (
     TabwrightError,
 )
 from automation.events import ScreenshotTaken
+from automation.wording import named
 
 if TYPE_CHECKING:
     from automation.browser.tab import Tab
@@ -206,7 +207,7 @@ async def _wait_for_ref(tab: Tab, ref: str, state: str, budget: Budget) -> str:
         )
     else:
         await tab.core.call(what, budget, locator.wait_for(state=state, timeout=timeout))  # type: ignore[arg-type]
-    return f"{entry.role} {entry.name!r} is {state}"
+    return f"{named(entry.role, entry.name)} is {state}"
 
 
 async def screenshot(

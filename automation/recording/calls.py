@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from automation.recording.scenario import Scenario
 
 __all__ = ["CALL", "MAX_DEPTH", "CallFrame", "call_args", "callee_names", "check_calls",
-           "describe_call", "read_callees"]  # fmt: skip
+           "read_callees"]  # fmt: skip
 
 CALL = "call"
 MAX_DEPTH = 10  # calls within calls: deeper is refused as a cycle would be
@@ -83,15 +83,6 @@ def call_args(args: Mapping[str, Any], *, where: str, index: int) -> dict[str, A
             )  # fmt: skip
         clean[key] = value
     return {"scenario": name.strip(), "params": clean}
-
-
-def describe_call(args: Mapping[str, Any], quote: Any = repr) -> str:
-    """``call 'Sign in' with user = '${email}'``."""
-    text = f"call {quote(str(args.get('scenario', '')))}"
-    params = args.get("params") or {}
-    if params:
-        text += " with " + ", ".join(f"{k} = {quote(str(v))}" for k, v in params.items())
-    return text
 
 
 def callee_names(scenario: Scenario) -> list[str]:

@@ -36,7 +36,7 @@ from automation.recording.downloadfile import (
     holds_file,
 )
 
-__all__ = ["ARGS", "MAX_READ_BYTES", "TYPES", "describe", "file_type", "holds", "propose",
+__all__ = ["ARGS", "MAX_READ_BYTES", "TYPES", "file_type", "holds", "propose",
            "validate"]  # fmt: skip
 
 ARGS = ("name", "type", "min_bytes", "max_bytes", "header", "rows", "text")
@@ -91,25 +91,6 @@ def validate(args: dict[str, Any], *, where: str, index: int) -> dict[str, Any]:
     if ("header" in clean or "rows" in clean) and clean.get("type", "csv") != "csv":
         raise ScenarioInvalid(f"{where}: header and rows are a CSV's", index=index)
     return clean
-
-
-def describe(args: dict[str, Any], quote: Any = repr) -> str:
-    """The check in words: ``a download 'orders-*.csv' (csv) with 2 rows``."""
-    parts = ["a download"]
-    if args.get("name"):
-        parts.append(quote(str(args["name"])))
-    if args.get("type"):
-        parts.append(f"({args['type']})")
-    if "min_bytes" in args or "max_bytes" in args:
-        parts.append(f"of {args.get('min_bytes', 0)} to {args.get('max_bytes', '…')} bytes")
-    if args.get("header"):
-        parts.append("with columns " + ", ".join(quote(str(h)) for h in args["header"]))
-    if "rows" in args:
-        parts.append(f"and {args['rows']} row(s)" if args.get("header") else
-                     f"with {args['rows']} row(s)")  # fmt: skip
-    if args.get("text"):
-        parts.append(f"saying {quote(str(args['text']))}")
-    return " ".join(parts)
 
 
 async def holds(path: Path, name: str, args: dict[str, Any]) -> tuple[bool, str]:

@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +36,7 @@ from automation.browser.identity import ElementIdentity, locate
 from automation.budget import Budget
 from automation.errors import BudgetExceeded, CheckFailed, ScenarioInvalid
 from automation.recording import downloads
+from automation.wording import check_words
 
 if TYPE_CHECKING:
     from automation.browser.tab import Tab
@@ -47,8 +47,6 @@ __all__ = [
     "VALUE_JS",
     "check",
     "count_rows",
-    "describe",
-    "element_words",
     "fold",
     "page_text",
     "validate",
@@ -144,47 +142,6 @@ def validate(args: object, *, has_element: bool, index: int = 0) -> dict[str, An
     return clean
 
 
-ROW_WORDS_CHARS = 40  # a row's text, as far as the words about an element quote it
-
-
-def element_words(identity: ElementIdentity | None, quote: Callable[[str], str] = repr) -> str:
-    """The element as a person tells it apart: ``button 'Save'``, ``checkbox 'Toggle'
-    in row 'Buy milk'`` (its row, when its name is shared or it has none), ``the
-    checkbox in row 'Buy milk'``."""
-    if identity is None or not identity.role:
-        return "the element"
-    what = f"{identity.role} {quote(identity.name)}" if identity.name else f"the {identity.role}"
-    row = " ".join(identity.row.split())
-    if row and (not identity.name or identity.name_count != 1):
-        if len(row) > ROW_WORDS_CHARS:
-            row = row[: ROW_WORDS_CHARS - 1].rstrip() + "…"
-        what += f" in row {quote(row)}"
-    return what
-
-
-def describe(
-    args: dict[str, Any], identity: ElementIdentity | None = None,
-    quote: Callable[[str], str] = repr,
-) -> str:  # fmt: skip
-    """The check in words: ``text 'Saved' is visible``."""
-    kind = args.get("kind", "")
-    if kind == "download":
-        return downloads.describe(args, quote)
-    what = element_words(identity, quote)
-    return {
-        "text_visible": f"text {quote(str(args.get('text')))} is visible",
-        "text_hidden": f"text {quote(str(args.get('text')))} is not visible",
-        "rows": f"{args.get('count')} row(s) show {quote(str(args.get('text')))}",
-        "url": f"the address contains {quote(str(args.get('url')))}",
-        "visible": f"{what} is on the page",
-        "checked": f"{what} is checked",
-        "unchecked": f"{what} is not checked",
-        "value": f"{what} shows {quote(str(args.get('value')))}",
-        "items": f"{what} lists {', '.join(quote(str(i)) for i in args.get('items') or [])} "
-        "in order",
-    }.get(kind, f"check {kind}")
-
-
 async def check(
     tab: Tab, args: dict[str, Any], identity: ElementIdentity | None, *, budget: Budget
 ) -> str:
@@ -203,11 +160,11 @@ async def check(
             # to decide: the check did not hold then.
             ok = False
         if ok:
-            return f"{describe(args, identity)}: yes"
+            return f"{check_words(args, identity)}: yes"
         if budget.remaining_ms() < _LAST_READ_MS:
             assert seen is not None
             raise CheckFailed(
-                f"expected {describe(args, identity)}, but {seen}",
+                f"expected {check_words(args, identity)}, but {seen}",
                 hint="the replay did not reach what the scenario expects",
             )
 
@@ -240,8 +197,8 @@ async def _once(
         if kind in ("checked", "unchecked"):
             state = await budget.run(located.element.evaluate(TOGGLE_STATE_JS))
             if state is None:
-                return False, "it has no checked state"
-            return state == (kind == "checked"), "it is " + ("checked" if state else "not checked")
+                return False, "it can't be ticked"
+            return state == (kind == "checked"), "it is " + ("ticked" if state else "not ticked")
         if kind == "items":
             shown = fold(str(await budget.run(located.element.evaluate(_TEXT_JS))))
             return _in_order(shown, args["items"]), f"it reads {shown[:200]!r}"

@@ -43,7 +43,7 @@ from automation.browser.identity import ElementIdentity
 from automation.browser.interact import MODIFIERS, MOUSE_BUTTONS
 from automation.errors import ActionInvalid, ScenarioInvalid
 from automation.recording import downloadfile, expect
-from automation.recording.calls import CALL, describe_call
+from automation.recording.calls import CALL
 from automation.recording.expect import KINDS
 from automation.recording.exporthead import DOWNLOADS, HEADER, MARKER
 from automation.recording.handlers import Handler
@@ -55,6 +55,7 @@ from automation.recording.scenario import (
     Scenario,
     ScenarioStep,
 )
+from automation.wording import element_words, step_words
 
 __all__ = ["to_pytest"]
 
@@ -171,23 +172,19 @@ _PENDING = (
 
 
 def _comment(index: int, step: ScenarioStep) -> str:
-    """``# step 3: tick the checkbox in row 'Buy milk'``, ``# step 4: check: 1 row(s)
-    show 'Buy milk'``: the step in the words the dashboard uses, of its action (one of
-    the known), the role (one of the list) and texts as repr() writes them (one line,
-    whatever they hold)."""
+    """``# step 3: tick the checkbox in row 'Buy milk'``, ``# step 4: expect 1 row(s)
+    show 'Buy milk'``: the step in the words the dashboard uses (automation.wording), of
+    its action (one of the known), the role (one of the list) and texts as repr() writes
+    them (one line, whatever they hold)."""
     target = step.target()
     if target is not None and target.role:
         _role(target.role)
-    if step.action == CALL:
-        line = f"# step {index}: {describe_call(step.args, quote=_quote)}"
-    elif step.action == "expect":
-        args = dict(step.args, kind=_kind(step.args))
+    args = dict(step.args)
+    if step.action == "expect":
+        args["kind"] = _kind(step.args)
         if "count" in args:
             args["count"] = _int(args["count"], "count")
-        line = f"# step {index}: check: {expect.describe(args, target, quote=_quote)}"
-    else:
-        what = f" {expect.element_words(target, quote=_quote)}" if target and target.role else ""
-        line = f"# step {index}: {step.verb()}{what}"
+    line = f"# step {index}: {step_words(step.action, args, target, quote=_quote)}"
     if len(line.splitlines()) != 1:  # repr() escapes every line break: never true
         raise ScenarioInvalid("its comment would not stay on one line")
     return line
@@ -319,7 +316,7 @@ def _element(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> tu
     notes = []
     for variant in identity.variants:
         _role(variant.role)  # a role that would be code refuses the export
-        where = f"it was {expect.element_words(variant, quote=_quote)} (an earlier release)"
+        where = f"it was {element_words(variant, quote=_quote)} (an earlier release)"
         if variant.frame_url != main.frame_url:
             notes.append(f"# where {where} in another frame, this line won't find it")
             continue

@@ -27,7 +27,6 @@ from typing import Any
 
 from automation.errors import ScenarioInvalid
 from automation.recording.scenario import (
-    EXPECT,
     READ_ONLY_ACTIONS,
     STEP_ACTIONS,
     TYPED_ARG,
@@ -56,10 +55,7 @@ class Planned:
     def describe(self) -> str:
         if self.step is None:
             return self.action
-        told = self.step.summary()
-        if self.step.target() is None and self.step.action not in ("navigate", EXPECT):
-            told += "".join(f" {k}={v!r}" for k, v in self.step.args.items())
-        return told
+        return self.step.summary()
 
 
 def plan(rows: Sequence[Mapping[str, Any]]) -> list[Planned]:

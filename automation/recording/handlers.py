@@ -51,6 +51,7 @@ from automation.errors import (
     TabwrightError,
 )
 from automation.events import EventSink, HandlerProposed, Observation
+from automation.wording import double_quoted
 
 if TYPE_CHECKING:
     from automation.recording.scenario import ScenarioStep
@@ -325,8 +326,9 @@ class Interruptions:
         for look, steps in pairs:
             name = _name_of(look, known)
             known.add(name.casefold())
+            said = [s.words(double_quoted).full for s in steps]
             await self.out.emit(HandlerProposed(index, name, _kept(look).to_dict(),
-                                                [s.to_dict() for s in steps]))  # fmt: skip
+                                                [s.to_dict() for s in steps], said))  # fmt: skip
 
     async def _goes_away(self, element: ElementHandle, budget: Budget) -> bool:
         """Whether a cover no handler knows leaves by itself in a moment (a toast, a

@@ -100,6 +100,7 @@ from automation.recording.scenario import (
 )
 from automation.recording.widgets import WIDGET_ACTIONS, FindAgain, set_behind_widget
 from automation.secrets import Secrets, redacting
+from automation.wording import double_quoted, element_words, step_words
 
 __all__ = ["Replay", "ReplayConfig", "ReplayResult", "StepOutcome"]
 
@@ -401,7 +402,8 @@ class Replay:
 
     async def _step(self, index: int, step: ScenarioStep, budget: Budget) -> StepOutcome:
         shown = dict(step.args)  # placeholders, not values
-        await self.out.emit(ActionStarted(0, index, step.action, shown))
+        words = step.words(double_quoted).to_dict()
+        await self.out.emit(ActionStarted(0, index, step.action, shown, words))
         timeout_ms = self.config.check_timeout_ms if step.is_check else self.config.step_timeout_ms
         step_budget = budget.child(timeout_ms, label=f"step {index}")
         started = time.monotonic()
@@ -411,7 +413,7 @@ class Replay:
         result, error, status = "", None, "passed"
         try:
             if step.action == CALL:
-                result = await play_call(self, index, step, budget, inner)
+                result = await play_call(self, index, step, budget, inner, shown, words)
             elif step.is_check:
                 result = await self._check(step, step_budget)
                 located = await self._held_on(step, step_budget)
@@ -452,7 +454,7 @@ class Replay:
         result = self.values.redact(result)
         await self.out.emit(
             ActionFinished(0, index, step.action, shown, error is None, result, error_dict,
-                           duration_ms)
+                           duration_ms, words=words)
         )  # fmt: skip
         outcome = self._outcome(index, step, status, located, error, error_dict, result,
                                 duration_ms)  # fmt: skip
@@ -479,6 +481,9 @@ class Replay:
                 ok=error is None,
                 error=error_dict,
                 duration_ms=duration_ms,
+                words=step_words(
+                    step.action, shown, found or step.target(), quote=double_quoted
+                ).to_dict(),
             )
         )
         await self.out.emit(StepReplayed(**_event_fields(outcome)))
@@ -532,7 +537,7 @@ class Replay:
         base = self.base_url or self.scenario.base_url
         reached = await go_directly(self.tab, step, target, base, within, find)
         if reached is None and self.agent is not None and find is not None:
-            goal = agent_goal(following, expect.element_words)
+            goal = agent_goal(following, element_words)
             reached = await by_agent(self.tab, self.agent, step, target, base, goal, within,
                                      find)  # fmt: skip
         return reached

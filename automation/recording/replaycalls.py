@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from automation.budget import Budget
 from automation.errors import ActionFailed, NeedsPerson
@@ -31,14 +31,21 @@ def calls_frame(replay: Replay) -> CallFrame:
 
 
 async def play_call(
-    replay: Replay, index: int, step: ScenarioStep, budget: Budget, inner: list[StepOutcome]
+    replay: Replay,
+    index: int,
+    step: ScenarioStep,
+    budget: Budget,
+    inner: list[StepOutcome],
+    shown: dict[str, Any],
+    words: dict[str, Any],
 ) -> str:
     """Call step ``index`` of ``replay``: the scenario it names replayed here, each of its
-    steps' outcomes added to ``inner``; what it did, or ActionFailed (NeedsPerson when
+    steps' outcomes added to ``inner`` (``shown`` and ``words``: its arguments as the run
+    shows them, and in words); what it did, or ActionFailed (NeedsPerson when
     no one can answer the replay) when it did not pass."""
     # Listed before the steps it runs (and said again, done, in its place).
-    await replay.out.emit(StepRecorded(index=index, action=step.action, args=dict(step.args),
-                                       url=replay.tab.url))  # fmt: skip
+    await replay.out.emit(StepRecorded(index=index, action=step.action, args=shown,
+                                       url=replay.tab.url, words=words))  # fmt: skip
     name = step.args["scenario"]
     frame = replay.calls_frame.under(name)
     callee = replace(replay.scenario.callees[name], callees=replay.scenario.callees)

@@ -32,6 +32,7 @@ from automation.events import (
 from automation.recording.fromrun import from_run_steps
 from automation.recording.replay import Replay, ReplayConfig
 from automation.secrets import Secrets
+from automation.wording import double_quoted
 
 __all__ = ["Restored", "restore_page"]
 
@@ -86,7 +87,7 @@ async def restore_page(
     try:  # a secret no longer granted, a value that reads as a missing parameter
         replay = Replay(
             tab, scenario, base_url=base_url, config=config or ReplayConfig(), control=control,
-            sink=_RestoreSink(sink, [step.describe() for step in scenario.steps]),
+            sink=_RestoreSink(sink, [str(step.words(double_quoted)) for step in scenario.steps]),
             secrets=secrets,
         )  # fmt: skip
     except TabwrightError as exc:

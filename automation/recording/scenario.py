@@ -46,10 +46,11 @@ from automation.browser.interact import MODIFIERS, MOUSE_BUTTONS
 from automation.errors import ActionInvalid, ParamMissing, ScenarioInvalid
 from automation.recording import expect
 from automation.recording import params as carried
-from automation.recording.calls import CALL, call_args, check_calls, describe_call, read_callees
+from automation.recording.calls import CALL, call_args, check_calls, read_callees
 from automation.recording.handlers import Handler, read_handlers
 from automation.recording.roles import check_role
 from automation.secrets import SECRET_ENV_PREFIX, misplaced_secret, totp_code
+from automation.wording import Words, step_words, verb
 
 __all__ = [
     "EXPECT",
@@ -144,30 +145,24 @@ class ScenarioStep:
         value = self.args.get(TYPED_ARG.get(self.action, ""))
         return value if isinstance(value, str) and not PLACEHOLDER.search(value) else None
 
+    def words(self, quote: Callable[[str], str] = repr) -> Words:
+        """The step in words (:func:`automation.wording.step_words`)."""
+        return step_words(self.action, self.args, self.target(), quote=quote)
+
     def describe(self) -> str:
         """The step in words: ``click button 'Save'``, ``tick the checkbox in row 'Buy
         milk'`` (a check step ticks or unticks a box; "expect" asserts)."""
-        if self.action == EXPECT:
-            return f"expect {expect.describe(self.args, self.target())}"
-        if self.action == CALL:
-            return describe_call(self.args)
-        target = self.target()
-        what = f" {expect.element_words(target)}" if target and target.role else ""
-        return f"{self.verb()}{what}"
+        return str(self.words())
 
     def verb(self) -> str:
         """The step's action as a person reads it: a ``check`` step *ticks* or *unticks*
-        its box, so that "check" only ever means an assertion."""
-        if self.action == "check":
-            return "tick" if self.args.get("checked", True) is not False else "untick"
-        return self.action
+        its box, an ``expect`` step *expects*."""
+        return verb(self.action, self.args)
 
     def summary(self) -> str:
-        """:meth:`describe` with where a navigate went or what a fill typed."""
-        if self.action == "navigate":
-            return f"{self.describe()} {self.args.get('url', '')}"
-        value = self.typed_value()
-        return self.describe() + (f" = {value!r}" if value is not None else "")
+        """:meth:`describe` with where a navigate went, what a fill typed, the args of a
+        step on no element."""
+        return self.words().full
 
     def purpose(self) -> str:
         """The step's intent in words: as recorded, else made from what it does (a link
@@ -181,7 +176,7 @@ class ScenarioStep:
             shown = ", ".join(values) if isinstance(values, list) else str(values)
             return f"set {name} to {shown}"
         if self.action == "check":
-            return f"{self.verb()} {name}"
+            return self.describe()
         if self.action in ("fill", "type"):
             return f"type into {name}"  # not what: it may become a parameter or a secret
         if self.action == "click" and target and target.target:

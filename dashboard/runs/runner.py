@@ -638,7 +638,7 @@ async def _check_at(
         )
     x, y = viewport_point(tab, event)
     step = await recorder.check_at(x, y, budget=budget)
-    return f"check: {step.describe().removeprefix('expect ')}"
+    return step.describe()
 
 
 def _answers_replay(text: str) -> bool:

@@ -136,7 +136,7 @@ class SaveScenarioForm(forms.Form):
         keep.choices = [(p.index, p.describe()) for p in plan if p.keepable]  # type: ignore[attr-defined]
         checks = self.fields["checks"]
         checks.choices = [  # type: ignore[attr-defined]
-            (i, p.check.describe().removeprefix("expect ")) for i, p in enumerate(proposals)
+            (i, p.check.words().target) for i, p in enumerate(proposals)
         ]
         if not self.is_bound:
             checks.initial = [i for i, p in enumerate(proposals) if p.picked]
@@ -164,8 +164,8 @@ class CheckForm(forms.Form):
         ("rows", "rows showing a text"),
         ("url", "the address contains"),
         ("visible", "the step's element is on the page"),
-        ("checked", "the step's element is checked"),
-        ("unchecked", "the step's element is not checked"),
+        ("checked", "the step's element is ticked"),
+        ("unchecked", "the step's element is not ticked"),
         ("value", "the step's element shows a value"),
     )
     kind = forms.ChoiceField(label="Check", choices=KINDS)
@@ -192,7 +192,7 @@ class CheckForm(forms.Form):
                 self.add_error(name, f"This check needs its {self.fields[name].label.lower()}.")
         element = kind in expect.ELEMENT_KINDS
         if element and cleaned.get("step") is None:
-            self.add_error("step", "Choose the step whose element is checked.")
+            self.add_error("step", "Choose the step whose element the check is about.")
         return cleaned
 
     def args(self) -> dict[str, Any]:

@@ -18,10 +18,11 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from automation.errors import ScenarioInvalid
-from automation.recording import expect, fromrun
+from automation.recording import fromrun
 from automation.recording.params import used_in
 from automation.recording.scenario import SECRET_ENV_PREFIX
 from automation.recording.scenario import Scenario as Document
+from automation.wording import curly_quoted
 from dashboard.jobs import schedules
 from dashboard.jobs import selectors as job_selectors
 from dashboard.jobs.forms import BatchForm, ScheduleForm
@@ -208,7 +209,7 @@ class StepRow:
     """One step as the page shows it: what it acts on, told readably, and its forms."""
 
     step: ScenarioStep
-    verb: str  # its action in words: a check step ticks or unticks; "check" asserts
+    verb: str  # its action in words (automation.wording): tick or untick a box; expect
     target: str
     args: list[tuple[str, str]]
     facts: list[tuple[str, str]]
@@ -235,10 +236,13 @@ def _step_row(
     if form is None and is_owner:
         form = StepValuesForm(step=step)
     document_step = document.steps[step.index]
+    # Its action, and what it acts on or expects, as a person names it: a box with no
+    # name of its own by its row.
+    words = document_step.words(quote=curly_quoted)
     return StepRow(
         step=step,
-        verb="check" if document_step.is_check else document_step.verb(),
-        target=_target(step, identity, document_step),
+        verb=words.verb,
+        target=words.target,
         args=[(k, v if isinstance(v, str) else json.dumps(v)) for k, v in step.args.items()],
         facts=_facts(step, identity),
         identity_json=json.dumps(identity, indent=2, ensure_ascii=False) if identity else "",
@@ -252,30 +256,6 @@ def _step_row(
 
 def _outcome(latest: str, last_status: str) -> str:
     return last_status if latest in ("", "not_reached") else latest
-
-
-def _words(step: Any) -> str:
-    """A step as the page tells it: ``tick the checkbox in row 'Buy milk'``, ``check: 1
-    row(s) show 'Buy milk'`` (a check of the outcome is called a check, as on the page)."""
-    if step.is_check:
-        return "check: " + step.describe().removeprefix("expect ")
-    return step.describe()
-
-
-def _target(step: ScenarioStep, identity: dict[str, Any], document_step: Any = None) -> str:
-    """What the step acts on, the way a person names it: role and accessible name; for a
-    check, what it expects."""
-    if document_step is not None and document_step.is_check:
-        return document_step.describe().removeprefix("expect ")
-    if step.action == "call":
-        return f"“{step.args.get('scenario', '')}”"
-    target = document_step.target() if document_step is not None else None
-    if target is not None and target.role:
-        return expect.element_words(target, quote=lambda text: f"“{text}”")
-    role, name = identity.get("role") or step.role, identity.get("name") or step.name
-    if role and name:
-        return f"{role} “{name}”"
-    return role or (f"<{identity['tag']}>" if identity.get("tag") else "")
 
 
 def _facts(step: ScenarioStep, identity: dict[str, Any]) -> list[tuple[str, str]]:
@@ -414,7 +394,7 @@ def scenario_step_param(request: HttpRequest, scenario_id: int, index: int) -> H
     except ScenarioInvalid as exc:
         messages.error(request, str(exc))
         return _back(scenario, index)
-    told = [f"step {i}: {_words(step)}" for i, step in changed]
+    told = [f"step {i}: {step.describe()}" for i, step in changed]
     if told:
         messages.success(
             request,
@@ -520,12 +500,13 @@ def scenario_step_delete(request: HttpRequest, scenario_id: int, index: int) -> 
     step = _step_at(request, scenario, index)
     if step is None:
         return _back(scenario)
+    told = scenario_selectors.scenario_document(scenario=scenario).steps[index].describe()
     try:
         services.scenario_step_delete(scenario=scenario, index=index)
     except ScenarioInvalid as exc:
         messages.error(request, str(exc))
         return _back(scenario, index)
-    messages.success(request, f"Step {index} ({step.action}) deleted.")
+    messages.success(request, f"Step {index} ({told}) deleted.")
     return _back(scenario, max(index - 1, 0))
 
 

@@ -97,7 +97,7 @@ async def test_a_macro_shows_as_one_action_with_its_steps(
     await expect(macro).to_contain_text("step 4 (click) failed")
     rows = macro.locator(".macro-step")
     await expect(rows).to_have_count(6)
-    await expect(rows.nth(0)).to_contain_text('fill ref="e')
+    await expect(rows.nth(0)).to_have_text(re.compile(r'^fill textbox "Name" = "Ada" — \d+ ms$'))
     await expect(rows.nth(4)).to_contain_text("ref_not_found")
     await expect(rows.nth(5)).to_have_text("read_page — skipped")
     await expect(macro.locator(".macro-step.failed")).to_have_count(1)
@@ -122,7 +122,7 @@ async def test_a_run_saved_as_a_scenario_replays_on_the_next_release(
     await expect(page.get_by_role("heading", name="Sign in to the shop")).to_be_visible()
     scenario_steps = page.get_by_test_id("scenario-steps").locator("li")
     await expect(scenario_steps).to_have_count(6)  # and the check the save page ticked
-    await expect(page.get_by_test_id("checks")).to_contain_text("text 'ada@example.org' is visible")
+    await expect(page.get_by_test_id("checks")).to_contain_text("text “ada@example.org” is visible")
     await expect(scenario_steps.nth(2)).to_contain_text("${SECRET:PASSWORD}")
     await expect(page.locator("body")).not_to_contain_text(SHOP_PASSWORD)
     base = page.locator("#replay").get_by_label("Base URL")
@@ -133,7 +133,10 @@ async def test_a_run_saved_as_a_scenario_replays_on_the_next_release(
     await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
     rows = page.locator("#steps > li")
     await expect(rows).to_have_count(6)
-    await expect(rows.nth(5)).to_contain_text('text "ada@example.org" is shown')
+    await expect(rows.nth(5).locator(".step-action")).to_have_text("expect")
+    await expect(rows.nth(5).locator(".step-target")).to_have_text(
+        'text "ada@example.org" is visible'
+    )
     await expect(rows.nth(1).locator(".replay-note")).to_contain_text(
         "healed: id: 'email' -> 'login-email'"
     )

@@ -98,6 +98,16 @@ async def test_a_message_written_while_the_conversation_starts_reads_below_its_r
         "select status from dashboard_run where id = ?", (run_id,)) == [("pending",)])  # fmt: skip
     await page.reload()
     await expect(page.locator("#status")).to_have_text("pending")
+    # Nothing to pause or take over before the run starts: only Stop, and why; the
+    # composer says when a message goes.
+    controls = page.locator("#controls")
+    await expect(controls.get_by_role("button")).to_have_text(["Stop"])
+    await expect(page.get_by_test_id("controls-hint")).to_have_text(
+        "Pause and Take over come when the run starts."
+    )
+    await expect(page.locator("#reply-label")).to_have_text(
+        "Message the agent (sent when the run starts)"
+    )
     said = page.locator("#chat .msg.person")
     await expect(said).to_have_count(1)  # the first request, shown before the run starts
     await expect(said.first).to_contain_text("Sign Ada Lovelace up on this form")
@@ -171,6 +181,14 @@ async def test_a_persons_week_from_a_conversation_to_a_verified_webhook(
 
     # 1, and a message while the model works on its first answer.
     await expect(chat.locator(".msg.model.waiting")).to_have_count(1, timeout=LIVE_MS)
+    # Running: Pause and Take over are there, the hint of before the start is not.
+    await expect(page.locator("#controls").get_by_role("button")).to_have_text(
+        ["Pause", "Take over", "Stop"]
+    )
+    await expect(page.get_by_test_id("controls-hint")).to_be_hidden()
+    await expect(page.locator("#reply-label")).to_have_text(
+        "Message the agent (it reads it at its next step)"
+    )
     await send(page, "Also add Walk the dog")
     during = chat.locator(".msg.person").nth(1)
     await expect(during).to_have_class(re.compile(r"\bwaiting\b"))  # shown at once, unread
@@ -235,6 +253,13 @@ async def test_a_persons_week_from_a_conversation_to_a_verified_webhook(
     )
     ticks = chat.locator(".msg.agent .chip").filter(has_text=re.compile(r"^tick e\d+$"))
     await expect(ticks).to_have_count(1)  # the model's own words, told the same way
+    # The agent's action line names the box by its row, in the step list's words; no
+    # action line says "check" of a box.
+    actions = chat.locator(".msg.action")
+    await expect(actions.filter(has_text="tick the checkbox").locator(".body")).to_have_text(
+        [re.compile(r'^tick the checkbox in row "Buy milk" — ticked the checkbox.* \(\d+ ms\)$')]
+    )
+    await expect(actions.filter(has_text=re.compile(r"\b(un)?check(ed)?\b"))).to_have_count(0)
     await expect(page.locator("#live-url")).to_have_text(todos)  # still, after request 2
     await save(page, "journey-after-takeover.png")
     await reload_and_check(page, person_messages=3, steps=5)
@@ -271,7 +296,7 @@ async def test_a_persons_week_from_a_conversation_to_a_verified_webhook(
         await expect(each).to_be_checked()
     proposed = page.get_by_test_id("proposed-checks")
     for row in ("Buy milk", "Walk the dog"):
-        box = proposed.get_by_label(f"the checkbox in row '{row}' is checked")
+        box = proposed.get_by_label(f"the checkbox in row '{row}' is ticked")
         await expect(box).to_be_checked()
     await expect(page.get_by_test_id("kept-steps")).to_contain_text(
         "tick the checkbox in row 'Walk the dog'"
@@ -315,8 +340,8 @@ async def test_a_persons_week_from_a_conversation_to_a_verified_webhook(
     # The replay on the other build healed the elements to what they are called there
     # (the box is "Toggle Todo Buy milk"): the parameter follows into those names too.
     await expect(told).to_contain_text("step 5: tick checkbox 'Toggle Todo ${item}'")
-    await expect(told).to_contain_text("check: checkbox 'Toggle Todo ${item}' is checked")
-    await expect(told).to_contain_text("check: 1 row(s) show '${item}'")
+    await expect(told).to_contain_text("expect checkbox 'Toggle Todo ${item}' is ticked")
+    await expect(told).to_contain_text("expect 1 row(s) show '${item}'")
     await expect(told).not_to_contain_text("Walk the dog")
     await expect(page.locator("#step-5 .sstep-target")).to_have_text(
         "checkbox “Toggle Todo ${item}”"
@@ -458,7 +483,14 @@ def test_a_script_does_the_week_through_the_json_api(
         proposals = api.get(f"/runs/{run_id}/proposals").json()
         described = [p["check"] for p in proposals if p["picked"]]
         for row in ("Buy milk", "Walk the dog"):
-            assert f"expect the checkbox in row '{row}' is checked" in described, described
+            assert f"expect the checkbox in row '{row}' is ticked" in described, described
+        # The run's events tell each tick by its row, as the run page does.
+        finished = [e for e in api.get(f"/runs/{run_id}/events").json()["events"]
+                    if e["type"] == "action.finished" and e["name"] == "check"]  # fmt: skip
+        assert [e["words"]["text"] for e in finished] == [
+            f'tick the checkbox in row "{row}"' for row in ("Buy milk", "Walk the dog")
+        ], finished
+        assert all(e["result"].startswith("ticked the checkbox") for e in finished), finished
         saved = api.post(f"/runs/{run_id}/scenario", json={"name": "Todos by script"})
         assert saved.status_code == 201, saved.text
         scenario_id = saved.json()["id"]

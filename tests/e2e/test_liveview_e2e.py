@@ -170,9 +170,9 @@ async def test_an_interruption_cleared_on_the_live_view_is_handled_from_then_on(
 
         offers = page.locator("#chat li.handler-proposed")
         await expect(offers).to_have_count(2)
-        first = "'What's new' covered step 3 and you cleared it (click button 'Got it')"
+        first = "'What's new' covered step 3 and you cleared it (click button \"Got it\")"
         await expect(offers.nth(0)).to_contain_text(first)
-        await expect(offers.nth(1)).to_contain_text("(click button 'Accept all')")
+        await expect(offers.nth(1)).to_contain_text('(click button "Accept all")')
         await save(page, "run-handler-proposed.png")
         for name in ("What's new", "Cookie consent"):
             offer = page.locator(f'#chat li[data-handler="{name}"]')

@@ -68,9 +68,9 @@ async def test_a_scenario_is_edited_replayed_and_exported_again(
     actions = steps.locator(".step-action")
     # The save page ticked a check of the final page: the email the run typed is shown.
     await expect(actions).to_have_text(
-        ["navigate", "type", "type", "wait_for", "click", "wait_for", "check"]
+        ["navigate", "type", "type", "wait_for", "click", "wait_for", "expect"]
     )
-    await expect(page.get_by_test_id("checks")).to_contain_text("'ada@example.org' is visible")
+    await expect(page.get_by_test_id("checks")).to_contain_text("“ada@example.org” is visible")
     await expect(steps.nth(1)).to_contain_text("${SECRET:PASSWORD}")
     await expect(steps.nth(2).locator(".sstep-target")).to_have_text("textbox “Email”")
     await page.get_by_role("button", name="Move step 2 up").click()
@@ -81,7 +81,7 @@ async def test_a_scenario_is_edited_replayed_and_exported_again(
     page.once("dialog", lambda dialog: dialog.accept())
     await page.get_by_role("button", name="Delete step 3").click()
     await expect(page.get_by_role("status")).to_contain_text("Step 3 (wait_for) deleted.")
-    await expect(actions).to_have_text(["navigate", "type", "type", "click", "wait_for", "check"])
+    await expect(actions).to_have_text(["navigate", "type", "type", "click", "wait_for", "expect"])
 
     email = steps.nth(1)
     await email.get_by_text("Change values").click()
@@ -97,7 +97,7 @@ async def test_a_scenario_is_edited_replayed_and_exported_again(
     await outcome.get_by_text("Change values").click()
     await outcome.get_by_label("text", exact=True).fill("grace@example.org")
     await outcome.get_by_role("button", name="Save step 5").click()
-    await expect(page.get_by_test_id("checks")).to_contain_text("'grace@example.org' is visible")
+    await expect(page.get_by_test_id("checks")).to_contain_text("“grace@example.org” is visible")
     # A bad value is refused, and the form keeps what was typed.
     first = steps.nth(0)
     await first.get_by_text("Change values").click()
@@ -141,7 +141,7 @@ async def test_a_scenario_is_edited_replayed_and_exported_again(
     await page.get_by_role("button", name="Import").click()
     await expect(page).not_to_have_url(scenario_url)
     await expect(page.get_by_role("heading", name="Shop sign-in", exact=True)).to_be_visible()
-    await expect(actions).to_have_text(["navigate", "type", "type", "click", "wait_for", "check"])
+    await expect(actions).to_have_text(["navigate", "type", "type", "click", "wait_for", "expect"])
     async with page.expect_download() as download_info:
         await page.get_by_role("link", name="Export JSON").click()
     again = tmp_path / "again.json"
@@ -203,8 +203,10 @@ async def test_a_step_that_calls_another_scenario_is_added_on_the_page_and_repla
     await form.get_by_role("button", name="Add the call").click()
     await expect(page.get_by_role("status")).to_contain_text("Step 0 calls another scenario")
     steps = page.get_by_test_id("scenario-steps").locator("li.sstep")
-    await expect(steps.locator(".step-action")).to_have_text(["call", "check"])
-    await expect(steps.nth(0).locator(".sstep-target")).to_have_text("“Sign up”")
+    await expect(steps.locator(".step-action")).to_have_text(["call", "expect"])
+    await expect(steps.nth(0).locator(".sstep-target")).to_have_text(
+        "“Sign up” with name = “Grace Hopper”"
+    )
     await page.get_by_text("Settings: name, login scenario, delete").click()
     await page.get_by_label("Login scenario").select_option(label="Sign up")
     await page.get_by_role("button", name="Save the login scenario").click()

@@ -33,6 +33,7 @@
   let stretchUsage = 0; // tokens of the current message's work
   let stepStretch = 1; // the stretch of the last step drawn
   const FINAL = new Set(["succeeded", "failed", "stopped"]);
+  const NOT_STARTED = new Set(["queued", "pending"]); // no browser yet: nothing to pause
   const NAMED_KEYS = new Set(["Enter", "Tab", "Escape", "Backspace", "Delete", "ArrowUp",
     "ArrowDown", "ArrowLeft", "ArrowRight", "Home", "End", "PageUp", "PageDown"]);
   let status = "";
@@ -169,37 +170,10 @@
     return li;
   }
 
-  function describe(name, args) {
-    if (name === "steps" && args && Array.isArray(args.steps)) {
-      return "steps (" + args.steps.length + "): " + args.steps.map((s) => s.type).join(" → ");
-    }
-    const parts = Object.entries(args || {}).map(([k, v]) => k + "=" + JSON.stringify(v));
-    return verbOf(name, args) + (parts.length ? " " + parts.join(" ") : "");
-  }
-
-  // An action as a person reads it: a "check" action ticks or unticks a box, so that
-  // "check" only ever means a check of the outcome (an expect step).
-  function verbOf(action, args) {
-    if (action === "expect") return "check";
-    if (action === "check") return args && args.checked === false ? "untick" : "tick";
-    return action;
-  }
-
-  // The element a step acts on, as the scenario page tells it: its role and name, and
-  // its row when its name is shared or it has none ('the checkbox in row "Buy milk"').
-  const ROW_WORDS_CHARS = 40;
-  function elementWords(e) {
-    const id = e.identity || {};
-    const role = e.role || id.role || "";
-    const name = e.name || "";
-    if (!role) return "the element";
-    let what = name ? role + ' "' + name + '"' : "the " + role;
-    let row = (id.row || "").split(/\s+/).filter(Boolean).join(" ");
-    if (row && (!name || id.name_count !== 1)) {
-      if (row.length > ROW_WORDS_CHARS) row = row.slice(0, ROW_WORDS_CHARS - 1).trimEnd() + "…";
-      what += ' in row "' + row + '"';
-    }
-    return what;
+  // An action or a step in words, as the server tells it (automation/wording.py: one
+  // wording for every page); an event stored before it said so, by its action's name.
+  function wordsOf(e, name) {
+    return e.words || { verb: name, target: "", detail: "", text: name };
   }
 
   // A macro's steps, folded under its action: each with its own outcome.
@@ -210,37 +184,16 @@
     const list = el("ol", "macro-steps");
     list.start = 0; // numbered like the step indexes in errors and answers
     e.steps.forEach((s) => {
-      const spec = Object.assign({}, (e.args.steps || [])[s.index] || {});
-      delete spec.type;
       const state = s.skipped ? "skipped" : s.ok ? "ok" : "failed";
       const outcome = s.skipped
         ? "skipped"
         : s.ok
           ? s.duration_ms + " ms"
           : s.error.code + ": " + s.error.message;
-      list.appendChild(el("li", "macro-step " + state, describe(s.type, spec) + " — " + outcome));
+      list.appendChild(el("li", "macro-step " + state, wordsOf(s, s.type).text + " — " + outcome));
     });
     details.appendChild(list);
     return details;
-  }
-
-  // An expect step in words, as the scenario page says it.
-  function checkWords(args, what) {
-    switch (args.kind) {
-      case "text_visible": return 'text "' + args.text + '" is shown';
-      case "text_hidden": return 'text "' + args.text + '" is not shown';
-      case "rows": return args.count + ' row(s) show "' + args.text + '"';
-      case "url": return 'the address contains "' + args.url + '"';
-      case "checked": return what + " is checked";
-      case "unchecked": return what + " is not checked";
-      case "value": return what + ' shows "' + args.value + '"';
-      case "download": return "a download" + (args.name ? ' "' + args.name + '"' : "") +
-        (args.type ? " (" + args.type + ")" : "") +
-        (args.header ? " with columns " + args.header.join(", ") : "") +
-        (args.rows !== undefined ? ", " + args.rows + " row(s)" : "") +
-        (args.text ? ' saying "' + args.text + '"' : "");
-      default: return what + " is on the page";
-    }
   }
 
   function setChecking(on) {
@@ -270,6 +223,7 @@
     if (replyLabel && isConversation) {
       replyLabel.textContent = status === "paused" ? "The agent is waiting for you" :
         status === "running" ? "Message the agent (it reads it at its next step)" :
+        NOT_STARTED.has(status) ? "Message the agent (sent when the run starts)" :
         session === "closed" ? "Continue (the page is restored first)" : "Continue the conversation";
     }
     if (controls) controls.hidden = FINAL.has(status);
@@ -438,15 +392,15 @@
     },
     observation: (e) => addChat("note", "note", e.text),
     "action.started": (e) => {
-      actionRows[e.index] = addChat("action running", "action", describe(e.name, e.args));
+      actionRows[e.index] = addChat("action running", "action", wordsOf(e, e.name).text);
     },
     "action.finished": (e) => {
-      const li = actionRows[e.index] || addChat("action", "action", describe(e.name, e.args));
+      const words = wordsOf(e, e.name).text;
+      const li = actionRows[e.index] || addChat("action", "action", words);
       li.className = "msg action " + (e.ok ? "ok" : "failed");
       let detail = e.ok ? e.result : e.error.code + ": " + e.error.message;
       if (e.steps) detail = e.ok ? "ok" : e.error.message; // the steps say the rest
-      li.querySelector(".body").textContent =
-        describe(e.name, e.args) + " — " + detail + " (" + e.duration_ms + " ms)";
+      li.querySelector(".body").textContent = words + " — " + detail + " (" + e.duration_ms + " ms)";
       if (e.steps) li.appendChild(macroSteps(e));
     },
     "step.recorded": (e) => {
@@ -456,10 +410,9 @@
       }
       const li = el("li", "step " + (e.ok ? "ok" : "failed") + (e.action === "expect" ? " check" : ""));
       li.dataset.index = e.index;
-      li.appendChild(el("span", "step-action", verbOf(e.action, e.args)));
-      let target = e.role ? elementWords(e) : describe("", e.args).trim();
-      if (e.action === "expect") target = checkWords(e.args, elementWords(e));
-      li.appendChild(el("span", "step-target", target));
+      const words = wordsOf(e, e.action);
+      li.appendChild(el("span", "step-action", words.verb));
+      li.appendChild(el("span", "step-target", words.target || words.detail.trim()));
       if (e.duration_ms) li.appendChild(el("span", "step-ms hint", e.duration_ms + " ms"));
       if (e.selector) li.appendChild(el("code", "step-selector", e.selector));
       if (e.by === "person") li.appendChild(el("span", "step-by", "by the person"));
@@ -489,10 +442,7 @@
       if (text) li.appendChild(el("span", "replay-note hint", text));
     },
     "replay.handler_proposed": (e) => {
-      const did = (e.steps || []).map((s) => {
-        const id = s.identity || {};
-        return s.action + (id.role ? " " + id.role + " '" + (id.name || "") + "'" : "");
-      }).join(", then ");
+      const did = (e.words || (e.steps || []).map((s) => s.action)).join(", then ");
       const li = addChat("note handler-proposed", "handler", "'" + e.name + "' covered step " +
         e.index + " and you cleared it (" + did + ").");
       li.dataset.handler = e.name;
@@ -560,7 +510,7 @@
     },
     "input.result": (e) => {
       if (!e.ok) addChat("note failed", "error", e.error.code + ": " + e.error.message);
-      else if (/^check: /.test(e.done || "")) addChat("note", "check", e.done);
+      else if (/^expect /.test(e.done || "")) addChat("note", "check", e.done); // a Check this
     },
     screenshot: (e) => {
       shot.src = e.src;

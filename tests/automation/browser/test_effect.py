@@ -44,11 +44,12 @@ async def test_check_a_box_whose_row_is_replaced(tab: Tab, page: Snapshot) -> No
     ref = checkbox_in_row(page, 0)
     node = await tab.page.evaluate_handle("() => document.querySelector('[data-i=\"0\"]')")
     out = await run(tab, "check", ref=ref)
-    assert "checked checkbox" in out and "re-rendered" in out
+    # A box with no name of its own, told as such; "check" is never said of a box.
+    assert out == "ticked the checkbox (the page re-rendered it)"
     assert (await model(tab))["todos"][0]["done"] is True
     assert await node.evaluate("(e) => !e.isConnected")  # the page did replace it
     again = await run(tab, "check", ref=checkbox_in_row(await tab.snapshot(), 0))
-    assert "already checked" in again
+    assert again == "the checkbox was already ticked"
     await run(tab, "check", ref=checkbox_in_row(await tab.snapshot(), 0), checked=False)
     assert (await model(tab))["todos"][0]["done"] is False
 
@@ -59,9 +60,9 @@ async def test_check_a_radio_and_an_aria_checkbox_that_are_replaced(
     assert "re-rendered" in await run(tab, "check", ref=ref_of(page, "radio", "pro"))
     assert (await model(tab))["plan"] == "pro"
     snap = await tab.snapshot()
-    with pytest.raises(ActionFailed, match="can't be unchecked"):
+    with pytest.raises(ActionFailed, match="can't be unticked"):
         await run(tab, "check", ref=ref_of(snap, "radio", "pro"), checked=False)
-    assert "checked checkbox 'Notify me'" in await run(
+    assert "ticked checkbox 'Notify me'" in await run(
         tab, "check", ref=ref_of(snap, "checkbox", "Notify me")
     )
     assert (await model(tab))["notify"] is True
@@ -70,12 +71,12 @@ async def test_check_a_radio_and_an_aria_checkbox_that_are_replaced(
 async def test_a_controlled_box_is_judged_after_the_app_settles(tab: Tab, page: Snapshot) -> None:
     # The app puts the box back during the click and draws the new state 40 ms later.
     out = await run(tab, "check", ref=ref_of(page, "checkbox", "Controlled"))
-    assert out.startswith("checked checkbox 'Controlled'")
+    assert out.startswith("ticked checkbox 'Controlled'")
     assert (await model(tab))["controlled"] is True
 
 
 async def test_a_box_that_never_changes_fails_as_what_it_is(tab: Tab, page: Snapshot) -> None:
-    with pytest.raises(ActionFailed, match="did not check it") as failed:
+    with pytest.raises(ActionFailed, match="did not tick it") as failed:
         await run(tab, "check", ref=ref_of(page, "checkbox", "Stuck"))
     assert failed.value.code == "action_failed"  # a refusal, not a lost budget
 

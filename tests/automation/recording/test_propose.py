@@ -45,7 +45,7 @@ async def test_proposals_read_the_final_page_and_hold_there(tab: Tab, fixture_ur
         budget=Budget(10_000),
     )  # fmt: skip
     shown = [(p.check.describe(), p.picked) for p in proposals]
-    assert ("expect checkbox 'Toggle' in row 'Buy milk' is checked", True) in shown
+    assert ("expect checkbox 'Toggle' in row 'Buy milk' is ticked", True) in shown
     assert ("expect 1 row(s) show 'Buy milk'", True) in shown
     assert ("expect 1 row(s) show 'Walk the dog'", True) in shown
     assert ("expect text '1 item left' is visible", False) in shown  # the page's status
@@ -71,8 +71,8 @@ async def test_every_box_the_run_ticked_has_its_check_proposed(tab: Tab, fixture
     proposals = await propose_checks(tab, rows, budget=Budget(10_000))
     ticked = [p.check.describe() for p in proposals if p.check.args["kind"] == "checked"]
     assert ticked == [
-        "expect checkbox 'Toggle' in row 'Buy milk' is checked",
-        "expect checkbox 'Toggle' in row 'Walk the dog' is checked",
+        "expect checkbox 'Toggle' in row 'Buy milk' is ticked",
+        "expect checkbox 'Toggle' in row 'Walk the dog' is ticked",
     ]
     for proposal in proposals:
         assert await expect.check(

@@ -90,7 +90,7 @@ async def test_the_recording_replays_on_a_release_written_apart(
         assert by_index[1].strategy == "attribute"  # renamed; its placeholder proves it
         assert by_index[5].status == "passed" and by_index[5].heal  # unnamed now
         assert [s.status for s in result.steps[6:]] == ["passed"] * 3
-        assert result.steps[8].result == "checkbox 'Toggle' in row 'Buy milk' is checked: yes"
+        assert result.steps[8].result == "checkbox 'Toggle' in row 'Buy milk' is ticked: yes"
     finally:
         await tab.close()
 

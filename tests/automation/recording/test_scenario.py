@@ -193,7 +193,7 @@ def test_a_step_reads_as_what_it_does_to_which_element() -> None:
     unnamed = ScenarioStep("check", {}, ElementIdentity(role="checkbox", row="Buy  milk\tnow"))
     assert unnamed.describe() == "tick the checkbox in row 'Buy milk now'"
     check = ScenarioStep("expect", {"kind": "checked"}, unnamed.identity)
-    assert check.describe() == "expect the checkbox in row 'Buy milk now' is checked"
+    assert check.describe() == "expect the checkbox in row 'Buy milk now' is ticked"
 
 
 def test_the_export_finds_an_element_by_each_identity_it_was_known_by() -> None:
@@ -207,7 +207,7 @@ def test_the_export_finds_an_element_by_each_identity_it_was_known_by() -> None:
         f".or_({rows}.filter(has_text=re.compile(re.escape({item}))).get_by_role('checkbox'))"
         ".set_checked(True)\n"
     ) in code
-    assert "# step 4: check: 1 row(s) show '${item}'" in code
+    assert "# step 4: expect 1 row(s) show '${item}'" in code
     # A change replay proposed and no one approved yet: the file says where it won't work.
     pending = to_pytest(made, pending={2}).split("# step 2: ", 1)[1].splitlines()[1]
     assert pending.strip().startswith("# replay proposed another identity for this element")

@@ -99,7 +99,7 @@ async def test_check_this_records_a_check_of_what_is_under_the_pointer(
     done = await receive_until(comm, of_type("input.result"))
     # Five buttons are named "Delete": the check says which row's.
     assert done[-1]["ok"] and done[-1]["done"] == (
-        "check: button 'Delete' in row '#1003 Alan Turing $310.00' is on the page"
+        "expect button 'Delete' in row '#1003 Alan Turing $310.00' is on the page"
     )
     assert "Order #1003 deleted" not in await tab.page.content()  # nothing was clicked
     await comm.send_json_to({"command": "input", "id": 8, "kind": "check", "x": -5, "y": 3})

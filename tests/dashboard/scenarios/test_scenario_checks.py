@@ -66,10 +66,11 @@ def test_the_save_page_lists_what_it_leaves_out_and_what_the_run_proposes(
     assert page.count('name="keep"') == 1  # only the failed tick can be kept
     assert page.count('name="checks"') == 3
     assert page.count("checked>") >= 2  # the picked checks start ticked
-    assert "the checkbox in row &#x27;Buy milk&#x27; is checked" in page
+    assert "the checkbox in row &#x27;Buy milk&#x27; is ticked" in page
     assert "1 row(s) show &#x27;Buy milk&#x27;" in page
-    # The failed step ticked a box: it says which, and "check" is kept for the checks.
+    # The failed step ticked a box: it says which; "check" is never said of a box.
     assert "tick the checkbox in row &#x27;Buy milk&#x27;" in page
+    assert " is checked" not in page and "check the" not in page
 
     response = client.post(
         f"/runs/{run.pk}/save", {"name": "Milk", "keep": ["2"], "checks": ["0", "1"]}
@@ -133,7 +134,9 @@ def test_checks_are_added_and_edited_on_the_scenario_page(owner: Any, stranger: 
     ]
     assert steps[4].identity == steps[2].identity
     page = client.get(f"/scenarios/{scenario.pk}/").content.decode()
-    assert "text &#x27;1 item left&#x27; is visible" in page
+    assert "text “1 item left” is visible" in page
+    assert '<strong class="step-action">expect</strong>' in page  # a check expects
+    assert "the checkbox in row “Buy milk” is ticked" in page
     edited = client.post(
         f"/scenarios/{scenario.pk}/steps/3/values",
         {"step3-text": "2 items left", "step_id": steps[3].pk},

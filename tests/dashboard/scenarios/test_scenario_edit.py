@@ -241,7 +241,7 @@ def test_deleting_a_step_closes_the_gap_and_drops_its_unused_parameter(
     assert exported["params"] == {} and len(exported["steps"]) == 6
     assert "EMAIL" not in page_of(client.get(url(scenario, "export.py")))
     page = page_of(client.get(url(scenario)))
-    assert "Step 1 (fill) deleted." in page and "Default of" not in page
+    assert "Step 1 (fill textbox &#x27;Email&#x27;) deleted." in page and "Default of" not in page
 
 
 def test_the_last_step_is_not_deleted(owner: Any, client: Client) -> None:

@@ -346,7 +346,7 @@ def test_a_parameter_follows_the_value_into_later_steps_and_checks_and_says_whic
     ).content.decode()
     assert (
         "Step 0 takes its value from ${item} now, and so do the steps and checks that used "
-        "it: step 1: tick the checkbox in row &#x27;${item}&#x27;; step 2: check: 1 row(s) "
+        "it: step 1: tick the checkbox in row &#x27;${item}&#x27;; step 2: expect 1 row(s) "
         "show &#x27;${item}&#x27;."
     ) in page
     steps = {s.index: s for s in scenario.steps.all()}
