@@ -482,6 +482,8 @@ async def test_chromium_is_launched_behind_the_proxy(session: BrowserSession) ->
     assert f"--proxy-server={session.egress.url}" in cmdline
     assert "--proxy-bypass-list=<-loopback>" in cmdline
     assert "--webrtc-ip-handling-policy=disable_non_proxied_udp" in cmdline
+    assert "--force-webrtc-ip-handling-policy=disable_non_proxied_udp" in cmdline
+    assert "--site-per-process" in cmdline
     # Root can't run Chromium's sandbox: only here is it off.
     assert ("--no-sandbox" in cmdline) == (not chromium_sandbox(None))
 

@@ -120,3 +120,24 @@ async def test_a_redirect_to_a_blocked_host_is_url_blocked(fixture_url: str) -> 
         with pytest.raises(UrlBlocked):
             await tab.navigate(target)  # refused before the browser is asked
         await tab.navigate(f"{fixture_url}/demo/list.html")  # the tab still works
+
+
+async def test_a_cross_site_frame_runs_in_a_process_of_its_own(
+    browser: BrowserSession, fixture_url: str
+) -> None:
+    """Site isolation, whichever Chromium the session launched (the headless shell's default
+    is off): the frame of another site is a target of its own, out of the page's process."""
+    tab = await browser.new_tab()
+    try:
+        other_site = fixture_url.replace("127.0.0.1", "localhost")
+        await tab.page.goto(f"{fixture_url}/demo/form.html")
+        await tab.page.set_content(f'<iframe src="{other_site}/demo/form.html"></iframe>')
+        await tab.page.frame_locator("iframe").get_by_role("button").first.wait_for()
+        cdp = await tab.page.context.browser.new_browser_cdp_session()  # type: ignore[union-attr]
+        try:
+            targets = (await cdp.send("Target.getTargets"))["targetInfos"]
+        finally:
+            await cdp.detach()
+        assert any(t["type"] == "iframe" and t["url"].startswith(other_site) for t in targets)
+    finally:
+        await tab.close()
