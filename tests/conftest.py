@@ -91,6 +91,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Each test is marked with the tiers it reaches (tests/tiers.py); --tier selects."""
     tier = config.getoption("--tier")
@@ -108,15 +109,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         config.hook.pytest_deselected(items=deselected)
         items[:] = selected
     # Dealt out to several processes (SLOW_JOBS: pytest-xdist's loadgroup), a file stays
-    # whole in one process (its servers are per file), and the end-to-end files all go to
-    # one process, one after the other: each starts servers, workers and browsers of its
-    # own, and two or three of them at once on two cores starve each other's runs.  They
-    # come first, so that the many short files fill the other processes around them.
+    # whole in one process: its servers and browsers are per file, started once.  The
+    # end-to-end files, the longest, come first, so that the many short files fill the
+    # other processes around them.  (This hook runs before xdist's, which reads the marks.)
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         return  # one process: the files in their order
     for item in items:
-        e2e = item.nodeid.startswith("tests/e2e/")
-        item.add_marker(pytest.mark.xdist_group("e2e" if e2e else item.nodeid.split("::")[0]))
+        item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
     items.sort(key=lambda item: not item.nodeid.startswith("tests/e2e/"))
 
 
