@@ -34,7 +34,7 @@ TEST_JOBS ?= 2
 SLOW_JOBS ?= 3
 PYTEST := $(BIN)/python -m pytest
 XDIST_FAST = $(if $(filter-out 0,$(TEST_JOBS)),-n $(TEST_JOBS) --dist load)
-XDIST_SLOW = $(if $(filter-out 0,$(SLOW_JOBS)),-n $(SLOW_JOBS) --dist loadgroup --no-loadscope-reorder)
+XDIST_SLOW = $(if $(filter-out 0,$(SLOW_JOBS)),-n $(SLOW_JOBS) --dist loadfile --no-loadscope-reorder)
 
 test: install chromium servers
 	@$(PYTEST) --tier fast $(XDIST_FAST); fast=$$?; \

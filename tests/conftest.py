@@ -91,7 +91,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Each test is marked with the tiers it reaches (tests/tiers.py); --tier selects."""
     tier = config.getoption("--tier")
@@ -108,15 +107,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if deselected:
         config.hook.pytest_deselected(items=deselected)
         items[:] = selected
-    # Dealt out to several processes (SLOW_JOBS: pytest-xdist's loadgroup), a file stays
-    # whole in one process: its servers and browsers are per file, started once.  The
-    # end-to-end files, the longest, come first, so that the many short files fill the
-    # other processes around them.  (This hook runs before xdist's, which reads the marks.)
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
-        return  # one process: the files in their order
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
-    items.sort(key=lambda item: not item.nodeid.startswith("tests/e2e/"))
+    # Dealt out to several processes (SLOW_JOBS: pytest-xdist's loadfile), the end-to-end
+    # files, the longest, come first, so that the many short files fill the other processes
+    # around them.
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items.sort(key=lambda item: not item.nodeid.startswith("tests/e2e/"))
 
 
 @pytest.hookimpl(hookwrapper=True)
