@@ -134,7 +134,7 @@ _LEARNT_TYPES = ("fetch", "xhr")
 IDLE = "nothing pending"  # the action set nothing off: returned at once
 SETTLED = "settled"  # what it set off finished and the DOM went quiet
 BOUND = "bound reached"  # something was still going when the bound (or budget) ran out
-BUSY = "still changing"  # requests done, but the DOM did not go quiet within QUIET_MAX_MS
+BUSY = "still changing"  # requests done, but the DOM did not go quiet within quiet_max_ms
 GONE = "page closed"  # the page closed or crashed meanwhile
 
 # The page's side: arms, probes, waits for quiet, stops (see settle.js).
@@ -219,6 +219,7 @@ class Settler:
         self.enabled = True  # off: actions return as soon as they are done
         self.bound_ms = SETTLE_BOUND_MS
         self.quiet_ms = QUIET_MS
+        self.quiet_max_ms = QUIET_MAX_MS
         self.short_quiet_ms = SHORT_QUIET_MS
         self.last: SettleReport | None = None
         self.depth = 0  # actions running inside an action: only the outermost settles
@@ -247,9 +248,20 @@ class Settler:
         committed, or a document, script, stylesheet, fetch or XHR not yet answered."""
         return self._nav is not None or bool(self._inflight)
 
-    def configure(self, *, bound_ms: int | None = None, quiet_ms: int | None = None) -> None:
-        """Change the bound of a settle or the quiet window (in ms)."""
-        for name, value, top in (("bound_ms", bound_ms, 60_000), ("quiet_ms", quiet_ms, 5_000)):
+    def configure(
+        self,
+        *,
+        bound_ms: int | None = None,
+        quiet_ms: int | None = None,
+        quiet_max_ms: int | None = None,
+    ) -> None:
+        """Change the bound of a settle, the quiet window or how long one quiet wait may
+        last (in ms)."""
+        for name, value, top in (
+            ("bound_ms", bound_ms, 60_000),
+            ("quiet_ms", quiet_ms, 5_000),
+            ("quiet_max_ms", quiet_max_ms, 10_000),
+        ):
             if value is None:
                 continue
             if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= top:
@@ -502,7 +514,7 @@ class Settler:
                 await self._until(lambda: not self._pending(mark) or self._nav is not None, bound)
                 if self._nav is not None:
                     continue
-            max_ms = min(QUIET_MAX_MS, bound.remaining_ms(headroom_ms=DEFAULT_HEADROOM_MS))
+            max_ms = min(self.quiet_max_ms, bound.remaining_ms(headroom_ms=DEFAULT_HEADROOM_MS))
             if max_ms <= 0:
                 return BOUND
             try:
