@@ -254,18 +254,21 @@ class Settler:
         bound_ms: int | None = None,
         quiet_ms: int | None = None,
         quiet_max_ms: int | None = None,
+        short_quiet_ms: int | None = None,
     ) -> None:
-        """Change the bound of a settle, the quiet window or how long one quiet wait may
-        last (in ms)."""
-        for name, value, top in (
-            ("bound_ms", bound_ms, 60_000),
-            ("quiet_ms", quiet_ms, 5_000),
-            ("quiet_max_ms", quiet_max_ms, 10_000),
+        """Change the bound of a settle, the quiet window, how long one quiet wait may
+        last, or the short quiet after an action that started no request (0: none; all
+        in ms)."""
+        for name, value, low, top in (
+            ("bound_ms", bound_ms, 1, 60_000),
+            ("quiet_ms", quiet_ms, 1, 5_000),
+            ("quiet_max_ms", quiet_max_ms, 1, 10_000),
+            ("short_quiet_ms", short_quiet_ms, 0, 5_000),
         ):
             if value is None:
                 continue
-            if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= top:
-                raise ActionInvalid(f"settle {name} must be a whole number from 1 to {top}")
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= top:
+                raise ActionInvalid(f"settle {name} must be a whole number from {low} to {top}")
             setattr(self, name, value)
 
     # -- listeners: inside Playwright's event dispatch, cheap, never raise --------------

@@ -246,6 +246,7 @@ class RunPageConsumer(AsyncJsonWebsocketConsumer):
         if command == "extend" and (isinstance(rounds, bool) or not isinstance(rounds, int)):
             await self.send_json({"type": "error", "message": "rounds must be a whole number"})
             return
+        await self._inputs_done()
         place = await carry.where(self.run_id)
         if place.elsewhere:  # answered in a task: events and frames keep coming meanwhile
             call = asyncio.create_task(self._command(command, text, rounds, place))
@@ -322,6 +323,19 @@ class RunPageConsumer(AsyncJsonWebsocketConsumer):
         if self.input_worker is None:
             self.input_worker = asyncio.create_task(self._input_loop())
 
+    async def _inputs_done(self) -> None:
+        """Until the live-view inputs sent before a command are done: a click on the live
+        view and the Resume sent right after it reach the run in that order (else the run
+        takes its tab back first, and the click is refused or lost).  Each input has its
+        own budget; the wait ends within the last one's, whatever happens."""
+        if self.input_worker is None or self.input_worker.done():
+            return
+        try:
+            async with asyncio.timeout(INPUT_TIMEOUT_MS / 1000 * (self.inputs.qsize() + 1)):
+                await self.inputs.join()
+        except TimeoutError:
+            log.warning("run %s: a command went ahead of live-view inputs not done", self.run_id)
+
     async def _input_loop(self) -> None:
         while True:
             content = await self.inputs.get()
@@ -331,6 +345,8 @@ class RunPageConsumer(AsyncJsonWebsocketConsumer):
                 log.exception("live-view input of run %s failed", self.run_id)
                 got = {"error": {"kind": "refused", "code": "internal",
                                  "message": f"internal error: {exc!r}"}}  # fmt: skip
+            finally:
+                self.inputs.task_done()
             answer: dict[str, Any] = {"type": "input.result", "id": content.get("id"), "ok": True}
             if "error" in got:
                 answer.update(ok=False, error=_page_error(got["error"]))

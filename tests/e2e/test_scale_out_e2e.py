@@ -235,6 +235,10 @@ def test_a_run_claimed_by_a_worker_killed_before_it_started_goes_back_to_the_que
             claimed = f".worker{claims.pid}"
             wait_until("the first worker claimed the run",
                        lambda: site.holder(run_id).endswith(claimed), logs)  # fmt: skip
+            # ... and said so (its log line comes a moment after the claim is stored).
+            held = rf"run {run_id}: held by worker [\w.-]+\.worker{claims.pid}\n"
+            wait_until("the first worker said it holds the run",
+                       lambda: re.search(held, logs[0].read_text()) is not None, logs)  # fmt: skip
             assert site.status(run_id) == "pending"
             os.kill(claims.pid, signal.SIGKILL)
             claims.wait()
@@ -266,5 +270,3 @@ def test_a_run_claimed_by_a_worker_killed_before_it_started_goes_back_to_the_que
         wait_until("the worker said the run ended", lambda: ended in log.read_text(), logs)
         said = log.read_text()
         assert said.count(f"run {run_id}: held by worker {name}") == 1, said
-    claimed = logs[0].read_text()
-    assert re.search(rf"run {run_id}: held by worker [\w.-]+\.worker{claims.pid}\n", claimed)

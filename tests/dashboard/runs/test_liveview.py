@@ -89,6 +89,28 @@ async def test_takeover_click_is_recorded_as_the_persons_step(
     assert "order-1003" in json.dumps(steps[1].identity), steps[1].identity
 
 
+async def test_a_click_sent_just_before_resume_is_done_first(
+    runs: Runs, open_socket: OpenSocket, owner: Any, fixture_url: str
+) -> None:
+    """The person clicks on the live view and resumes at once (as fast as a page sends
+    them): the click reaches the tab before the run takes it back, and is the person's
+    step."""
+    run, comm, messages = await paused_on_delete(runs, open_socket, owner, fixture_url)
+    await frame_showing(comm, messages, "/demo/list.html")
+    tab = run_tab(run.pk)
+    point = await centre_of(tab, '[data-testid="order-1003"] button.delete')
+    await comm.send_json_to({"command": "input", "id": 7, "kind": "click", **point})
+    await comm.send_json_to({"command": "resume"})  # not waiting for the click's answer
+    done = await receive_until(comm, of_type("input.result"))
+    assert done[-1]["ok"] and done[-1]["id"] == 7, done[-1]
+    await comm.send_json_to({"command": "stop"})
+    rest = await receive_until(comm, of_type("run.finished"))
+    recorded = [(m["action"], m["by"]) for m in done + rest if m["type"] == "step.recorded"]
+    assert ("click", "person") in recorded, recorded
+    steps = await stored_steps(run.pk)
+    assert ("click", "person") in [(s.action, s.by) for s in steps], steps
+
+
 async def test_check_this_records_a_check_of_what_is_under_the_pointer(
     runs: Runs, open_socket: OpenSocket, owner: Any, fixture_url: str
 ) -> None:
