@@ -27,7 +27,7 @@ run: install chromium migrate
 # test uses, and fails a test of it that starts one) on TEST_JOBS processes (pytest-xdist),
 # then the rest on SLOW_JOBS processes, each test file whole in one (its servers and
 # browsers are per file), the end-to-end files first (tests/conftest.py); SLOW_JOBS=0 runs
-# them in this process.  Measured on two quiet cores: ~14 min with three (25 min in one).
+# them in this process.  Measured on two quiet cores: ~12 min with three (25 min in one).
 # It fails when either run fails.
 # make test-fast: the fast tier alone, the inner loop (under a minute).
 TEST_JOBS ?= 2
