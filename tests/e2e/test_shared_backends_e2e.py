@@ -107,7 +107,8 @@ async def test_a_page_on_one_process_follows_a_run_of_the_other_live(
         # spun on, the next act would wait out its 60 s budget; it answers at once).
         spin = {"action": "evaluate", "args": {"expression": "while (true) {}"},
                 "timeout_ms": 60_000}  # fmt: skip
-        assert (await on_a.evaluate(ACT_JS, [run_id, spin, 500]))["aborted"]
+        hung_up = await on_a.evaluate(ACT_JS, [run_id, spin, 500])
+        assert hung_up.get("aborted"), hung_up
         where = {"action": "evaluate", "timeout_ms": 5_000, "args": {"expression": DELETE_3_BOX}}
         answer = await on_a.evaluate(ACT_JS, [run_id, where, 0])
         assert answer["status"] == 200 and answer["body"]["ok"], answer

@@ -47,12 +47,17 @@ def pids(ws: Path) -> list[int]:
 
 
 def wait_spawned(ws: Path) -> list[int]:
-    """The pids once the command wrote both (they are written within milliseconds)."""
+    """The pids once the command wrote both and each runs in a session of its own (a pid is
+    written as its process is forked, before that process calls setsid)."""
     deadline = time.monotonic() + 30
     while not ((ws / "setsid.pid").exists() and (ws / "daemon.pid").exists()):
         assert time.monotonic() < deadline, "the command never started"
         time.sleep(0.02)
-    return pids(ws)
+    found = pids(ws)
+    while not all((stat := stat_of(pid)) is not None and stat[2] == pid for pid in found):
+        assert time.monotonic() < deadline, [stat_of(pid) for pid in found]
+        time.sleep(0.02)
+    return found
 
 
 def adoptive_parent(pid: int) -> int:

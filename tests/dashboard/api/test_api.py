@@ -189,6 +189,7 @@ async def test_a_script_starts_a_run_reads_it_and_its_events(
     assert all(s["ok"] for s in done["steps"])
     assert done["steps"][1]["screenshot_url"] == f"/runs/{run['id']}/screenshots/1.jpg"
 
+    await worker.wait_closed(run["id"])  # its session's end is an event too
     events = (await client.get(f"/api/runs/{run['id']}/events")).json()
     kinds = [e["type"] for e in events["events"]]
     assert kinds[0] == "run.started" and "run.finished" in kinds

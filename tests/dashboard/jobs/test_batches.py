@@ -205,7 +205,8 @@ async def test_failed_rows_are_retried_with_their_earlier_attempt_kept(
     batch_id = made.json()["id"]
     state = await until_batch(batch_id, {"done"})
     assert [r["status"] for r in state["rows"]] == ["passed", "failed"]
-    assert "Welcome, Someone else!" in state["rows"][1]["reason"]
+    # The greeting's wait fails: in its own words, or by the step's budget on a busy machine.
+    assert state["rows"][1]["reason"].startswith("step 4 (wait_for): "), state["rows"][1]
     first_try = state["rows"][1]["run_id"]
 
     retried = await client.post(f"/api/batches/{batch_id}/retry")
