@@ -253,6 +253,9 @@ def test_a_replay_that_signs_in_itself_is_not_told_to_use_a_profile() -> None:
         "Orders": signs_in.to_dict()}, "name": "Calls", "steps": [
             {"action": "call", "args": {"scenario": "Orders"}}]})  # fmt: skip
     assert _signed_out_hint(calls, None) == ""  # the scenario it calls signs in
+    brings = Document.from_dict({**plain.to_dict(), "login_scenario": "Orders", "callees": {
+        "Orders": signs_in.to_dict()}, "name": "Brings"})  # fmt: skip
+    assert "start the replay with a sign-in profile" in _signed_out_hint(brings, None)
 
 
 @pytest.mark.django_db(transaction=True)
