@@ -139,7 +139,7 @@ def test_a_callee_named_as_another_of_the_importer_s_is_refused_naming_both(
     upload = SimpleUploadedFile("orders.json", json.dumps(file).encode(), "application/json")
     page = client.post("/scenarios/import", {"file": upload})
     assert page.status_code == 400 and "is another: their steps" in page.content.decode()
-    assert "the scenarios it calls come with it" in page.content.decode()
+    assert "the scenarios it calls and its login scenario come with it" in page.content.decode()
     assert Scenario.objects.count() == before
     # Renamed, theirs stays theirs, and the file brings its own.
     call_services.scenario_rename(scenario=theirs, name="Open sign-in")
