@@ -73,9 +73,6 @@ def calls_link(
             if everything.setdefault(name, further).pk != further.pk:
                 raise ScenarioInvalid(f"two scenarios named {name!r} are called here",
                                       hint="rename one of them")  # fmt: skip
-    login = Scenario.objects.filter(pk=scenario.login_scenario_id).first()
-    if login is not None:
-        _one_of_a_name(login, everything)
     data = {name: scenario_selectors.scenario_data(scenario=s) for name, s in everything.items()}
     check_calls(fmt.Scenario.from_dict({**document.to_dict(), "callees": data}))
     ScenarioCall.objects.filter(caller=scenario).exclude(
@@ -83,6 +80,8 @@ def calls_link(
     ).delete()
     for callee in direct.values():
         ScenarioCall.objects.get_or_create(caller=scenario, callee=callee)
+    login = Scenario.objects.filter(pk=scenario.login_scenario_id).first()
+    _one_of_a_name(scenario, login)  # with those it calls now
 
 
 def one_named(scenario: Scenario, name: str) -> Scenario:
@@ -170,20 +169,22 @@ def login_set(
         login = (chosen or {}).get(name) or one_named(scenario, name)
     if login is not None and login.pk == scenario.pk:
         raise ScenarioInvalid("the login scenario is another scenario of yours")
-    if login is not None:
-        _one_of_a_name(login, scenario_selectors.scenario_callees(scenario=scenario))
+    _one_of_a_name(scenario, login)
     Scenario.objects.filter(pk=scenario.pk).update(login_scenario=login)
     scenario.login_scenario = login
 
 
-def _one_of_a_name(login: Scenario, callees: Mapping[str, Scenario]) -> None:
-    """A file names its scenarios by name: its login scenario can't be another than the
-    scenario of that name it calls (ScenarioInvalid)."""
-    called = callees.get(login.name)
-    if called is not None and called.pk != login.pk:
+def _one_of_a_name(scenario: Scenario, login: Scenario | None) -> None:
+    """A file names the scenarios it brings by name: those ``scenario`` calls and
+    ``login``, its login scenario, and those they call are one scenario a name
+    (ScenarioInvalid, naming both, when two are not)."""
+    clash = scenario_selectors.scenario_brought_clash(scenario=scenario, login=login)
+    if clash is not None:
+        one, other = clash
         raise ScenarioInvalid(
-            f"the login scenario {login.name!r} ({login.pk}) is another than the scenario "
-            f"{login.name!r} ({called.pk}) called here", hint="rename one of them",
+            f"two scenarios named {one.name!r} ({one.pk} and {other.pk}) would come with "
+            f"{scenario.name!r}: those it calls and its login scenario are named once",
+            hint="rename one of them",
         )  # fmt: skip
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -73,22 +74,41 @@ def scenario_callees(*, scenario: Scenario, login: bool = False) -> dict[str, Sc
     """The scenarios ``scenario`` calls, and those they call, by name (its call steps
     name them: dashboard.scenarios.services keeps the links when steps are saved); with
     ``login``, its login scenario and those that one calls too."""
-    found: dict[str, Scenario] = {}
-    seen, todo = {scenario.pk}, [scenario.pk]
     first = Scenario.objects.filter(pk=scenario.login_scenario_id).first() if login else None
+    found: dict[str, Scenario] = {}
+    for callee in _reached(scenario, first):
+        found.setdefault(callee.name, callee)
+    return found
+
+
+def scenario_brought_clash(
+    *, scenario: Scenario, login: Scenario | None
+) -> tuple[Scenario, Scenario] | None:
+    """Two scenarios of one name among those a file of ``scenario`` brings (those it
+    calls, ``login`` as its login scenario, and those that one calls), or None."""
+    found: dict[str, Scenario] = {}
+    for callee in _reached(scenario, login):
+        if found.setdefault(callee.name, callee).pk != callee.pk:
+            return found[callee.name], callee
+    return None
+
+
+def _reached(scenario: Scenario, first: Scenario | None) -> Iterator[Scenario]:
+    """Each scenario ``scenario`` calls, and those they call, and ``first`` (after those
+    it calls itself) and those that one calls; each once, never ``scenario``."""
+    seen, todo = {scenario.pk}, [scenario.pk]
     while todo:
         links = ScenarioCall.objects.filter(caller_id__in=todo).select_related("callee")
         callees = [link.callee for link in links]
         if first is not None:
-            callees.append(first)  # after the scenarios called: those come first in a file
+            callees.append(first)
             first = None
         todo = []
         for callee in callees:
             if callee.pk not in seen:
                 seen.add(callee.pk)
                 todo.append(callee.pk)
-                found.setdefault(callee.name, callee)
-    return found
+                yield callee
 
 
 def scenario_callee_ids(*, scenario_id: int) -> dict[str, int]:

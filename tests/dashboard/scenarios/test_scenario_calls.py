@@ -430,8 +430,19 @@ def test_a_login_scenario_is_kept_while_a_scenario_signs_in_with_it(
     called = scenario_services.scenario_import(owner=owner, data=orders_calling("Log in"))
     twin = scenario_services.scenario_import(owner=owner, data=sign_in("Twin"))
     call_services.scenario_rename(scenario=twin, name="Log in")
-    with pytest.raises(ScenarioInvalid, match=r"the login scenario 'Log in' \(\d+\) is another"):
+    with pytest.raises(ScenarioInvalid, match=r"two scenarios named 'Log in' \(\d+ and \d+\)"):
         call_services.login_set(scenario=called, login_id=twin.pk)
+    call_services.login_set(scenario=called, login_id=login.pk)  # the one it calls: fine
+    # Nor one that calls another of the name of one it calls.
+    first = scenario_services.scenario_import(owner=owner, data=open_login())
+    signs = scenario_services.scenario_import(owner=owner, data=calling_sign_in())
+    call_services.scenario_rename(scenario=first, name="Open it")
+    scenario_services.scenario_import(owner=owner, data=open_login())
+    menu = scenario_services.scenario_import(owner=owner, data={**open_login(), "name": "Menu",
+        "steps": [{"action": "call", "args": {"scenario": "Open login"}}]})  # fmt: skip
+    call_services.scenario_rename(scenario=first, name="Open login")
+    with pytest.raises(ScenarioInvalid, match=r"two scenarios named 'Open login'"):
+        call_services.login_set(scenario=menu, login_id=signs.pk)
     owner.delete()  # with their owner, they all go
     assert not Scenario.objects.exists()
 
