@@ -172,7 +172,7 @@ async def live_session(
             await Replay(tab, replay, params=run.params, base_url=run.start_url,
                          sink=sink, control=control, secrets=sink.secrets,
                          signed_out_hint=_signed_out_hint(replay, signin),
-                         relogin=await relogin_for(run, tab, sink.secrets),
+                         relogin=await relogin_for(run, tab, sink.secrets, replay),
                          agent=PlannerAgent(planner) if planner is not None else None,
                          config=ReplayConfig(
                              step_timeout_ms=conf["ACTION_TIMEOUT_MS"],

@@ -143,7 +143,7 @@ async def test_a_caller_replays_its_callee_in_the_same_tab_and_its_export_does_t
         document = export_orders(office.url)
         tab = await browser.new_tab(workspace=tmp_path / "replay")
         sink = ListSink()
-        # A login scenario's secret is granted when it signs in (dashboard.runs.relogin),
+        # A login scenario's secret is granted when it signs in (recording.relogin),
         # not asked of a replay that may never meet the sign-in page.
         Replay(tab, with_login(), env={}, secrets=Secrets({}, allowed=set()))
         try:
