@@ -1,12 +1,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from asgiref.sync import async_to_sync
 from django import forms
 from django.contrib import admin, messages
-from django.db import models
+from django.db import models, transaction
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html
@@ -35,6 +36,7 @@ from dashboard.models import (
 )
 from dashboard.runs import services
 from dashboard.scenarios import call_services
+from dashboard.scenarios import services as scenario_services
 
 
 def pretty_json(value: Any) -> str:
@@ -82,14 +84,20 @@ class RecordAdmin(admin.ModelAdmin):
         return False
 
 
+def on_own_page(model_admin: admin.ModelAdmin, request: HttpRequest) -> bool:
+    """Whether ``request`` is one of ``model_admin``'s own pages (not another model's page
+    that deletes these rows with their parent)."""
+    match = request.resolver_match
+    own_page = f"{model_admin.opts.app_label}_{model_admin.opts.model_name}_"
+    return match is not None and (match.url_name or "").startswith(own_page)
+
+
 class PartOfRunAdmin(RecordAdmin):
     """A run's steps or events: removed only with their run (deleting the run, or its
     owner, takes them along), never one by one from their own pages."""
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        match = request.resolver_match
-        own_page = f"{self.opts.app_label}_{self.opts.model_name}_"
-        if match is not None and (match.url_name or "").startswith(own_page):
+        if on_own_page(self, request):
             return False
         return super().has_delete_permission(request, obj)
 
@@ -218,20 +226,67 @@ class RunEventAdmin(PartOfRunAdmin):
         return pretty_json(obj.data)
 
 
+def service_refusal(write: Callable[[], object]) -> str:
+    """What the service ``write`` (dashboard.scenarios) would refuse ("" when nothing): run
+    and undone, so that an admin form says it beside its fields, and its save then runs
+    the same service; the rules stay in one place."""
+
+    class Undo(Exception):
+        pass
+
+    try:
+        with transaction.atomic():
+            write()
+            raise Undo
+    except Undo:
+        return ""
+    except ScenarioInvalid as exc:
+        return f"{exc.message} ({exc.hint})" if exc.hint else exc.message
+
+
+SCENARIO_PAGE_EDITS = (
+    "Steps are changed here one at a time (their args, checked as the scenario's page "
+    "checks them: the scenarios a call step calls stay linked), or on the scenario's page."
+)
+
+
 class ScenarioStepInline(admin.TabularInline):
+    """A scenario's steps, to read; each opens on its own page to change its args."""
+
     model = ScenarioStep
     extra = 0
+    can_delete = False
+    show_change_link = True
+    verbose_name_plural = "steps (" + SCENARIO_PAGE_EDITS + ")"
     fields = ("index", "action", "args", "role", "name", "selector", "url", "last_status",
               "last_strategy", "last_score")  # fmt: skip
-    readonly_fields = ("last_status", "last_strategy", "last_score")
+    readonly_fields = fields
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+OWNER_FIXED = (
+    "A scenario calls, and signs in with, scenarios of its owner's: it is not given to "
+    "someone else here. To give it, export it and have them import it (the scenarios it "
+    "calls and its login scenario come with it)."
+)
 
 
 class ScenarioAdminForm(forms.ModelForm):
-    """A name as the scenario page takes it (one line, at most 200 characters)."""
+    """A name as the scenario page takes it (one line, at most 200 characters); a login
+    scenario among its owner's, set as the scenario page sets it."""
 
     class Meta:
         model = Scenario
         fields = "__all__"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        login = self.fields.get("login_scenario")
+        if login is not None:
+            mine = Scenario.objects.filter(owner_id=self.instance.owner_id)
+            login.queryset = mine.exclude(pk=self.instance.pk).order_by("name", "pk")
 
     def clean_name(self) -> str:
         try:
@@ -239,42 +294,110 @@ class ScenarioAdminForm(forms.ModelForm):
         except ScenarioInvalid as exc:
             raise forms.ValidationError(exc.message) from None
 
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        if "login_scenario" in self.changed_data and self.instance.pk is not None:
+            login = cleaned.get("login_scenario")
+            refused = service_refusal(lambda: call_services.login_set(
+                scenario=self.instance, login_id=login.pk if login else None))  # fmt: skip
+            if refused:
+                self.add_error("login_scenario", refused)
+        return cleaned
+
 
 @admin.register(Scenario)
 class ScenarioAdmin(admin.ModelAdmin):
+    """Scenarios, made by saving a run or importing a file (never added here).  Its name
+    and login scenario change through the services the scenario page uses; its owner,
+    parameters and interruption handlers are shown only (the page edits them, checked
+    against the steps and the scenarios that call it)."""
+
     list_display = ("id", "name", "owner", "base_url", "step_count", "updated_at")
     list_filter = ("owner", "updated_at")
     search_fields = ("=id", "name", "description", "base_url", "owner__username")
     date_hierarchy = "updated_at"
     list_select_related = ("owner",)
     raw_id_fields = ("source_run",)
+    fields = ("name", "description", "owner_fixed", "base_url", "login_scenario", "source_run",
+              "params", "handlers", "created_at", "updated_at")  # fmt: skip
+    readonly_fields = ("owner_fixed", "params", "handlers", "created_at", "updated_at")
     inlines = [ScenarioStepInline]
     form = ScenarioAdminForm
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Scenario]:
         return super().get_queryset(request).annotate(step_count=Count("steps"))
 
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    @admin.display(description="owner")
+    def owner_fixed(self, obj: Scenario) -> str:
+        return format_html('{}<div class="help">{}</div>', obj.owner, OWNER_FIXED)
+
     def save_model(self, request: HttpRequest, obj: Scenario, form: Any, change: bool) -> None:
         if change and "name" in form.changed_data:
             # The one way a name changes: the scenarios that call it call the new name.
             call_services.scenario_rename(scenario=obj, name=obj.name)
         super().save_model(request, obj, form, change)
+        if "login_scenario" in form.changed_data:
+            login = obj.login_scenario_id
+            call_services.login_set(scenario=obj, login_id=login)
 
     @admin.display(description="steps", ordering="step_count")
     def step_count(self, obj: Scenario) -> int:
         return obj.step_count
 
 
+class ScenarioStepAdminForm(forms.ModelForm):
+    """A step's args, changed as the scenario page changes them (the whole scenario read
+    again, the scenario a call step calls linked, its callers checked)."""
+
+    class Meta:
+        model = ScenarioStep
+        fields = ("args",)
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        step = self.instance
+        if "args" in self.changed_data and isinstance(cleaned.get("args"), dict):
+            refused = service_refusal(lambda: scenario_services.scenario_step_update(
+                scenario=step.scenario, index=step.index, args=cleaned["args"]))  # fmt: skip
+            if refused:
+                self.add_error("args", refused)
+        elif "args" in self.changed_data and "args" in cleaned:
+            self.add_error("args", "a step's args are a JSON object")
+        return cleaned
+
+
 @admin.register(ScenarioStep)
 class ScenarioStepAdmin(admin.ModelAdmin):
+    """A step, and its args to change; added, moved or deleted on the scenario's page (a
+    step goes with its scenario here)."""
+
+    form = ScenarioStepAdminForm
     list_display = ("scenario", "index", "action", "role", "name", "last_status",
                     "last_strategy", "last_score", "last_replayed_at")  # fmt: skip
     list_filter = ("action", "last_status", "last_strategy")
     search_fields = ("=scenario__id", "scenario__name", "name", "selector", "url")
     list_select_related = ("scenario",)
-    raw_id_fields = ("scenario", "last_run")
-    readonly_fields = ("identity_pretty", "last_status", "last_strategy", "last_score",
-                       "last_run", "last_replayed_at")  # fmt: skip
+    fields = ("scenario", "index", "action", "args", "identity_pretty", "role", "name",
+              "selector", "url", "note", "intent", "last_status", "last_strategy",
+              "last_score", "last_run", "last_replayed_at")  # fmt: skip
+    readonly_fields = tuple(f for f in fields if f != "args")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        if on_own_page(self, request):
+            return False
+        return super().has_delete_permission(request, obj)
+
+    def save_model(self, request: HttpRequest, obj: ScenarioStep, form: Any, change: bool) -> None:
+        if "args" in form.changed_data:
+            scenario_services.scenario_step_update(
+                scenario=obj.scenario, index=obj.index, args=obj.args
+            )
 
     @admin.display(description="identity (as recorded or healed)")
     def identity_pretty(self, obj: ScenarioStep) -> str:

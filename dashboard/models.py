@@ -343,9 +343,10 @@ class Scenario(models.Model):
         Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="saved_scenarios"
     )
     # Replayed in the same tab when a replay of this one meets a sign-in page (its sign-in
-    # profile expired); the profile is then saved again (dashboard.runs.live).
+    # profile expired); the profile is then saved again (dashboard.runs.live).  Not
+    # deleted while a scenario signs in with it (as a called one), unless with them.
     login_scenario = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        "self", null=True, blank=True, on_delete=models.RESTRICT, related_name="+"
     )
     # Interruptions its replays clear (automation.recording.handlers), as the scenario
     # format writes them: [{"name", "when", "steps"}].

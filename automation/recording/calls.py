@@ -9,11 +9,13 @@ its own ``${SECRET:…}`` and ``${TOTP:…}``, granted to the run as the caller'
 The callee is referred to by name.  A scenario document carries the scenarios it calls,
 transitively, in ``callees`` (name -> scenario): the dashboard fills them from the
 stored scenarios (each stored once, so a heal of a callee's step holds for every caller),
-an exported file holds them so that it replays alone.  :func:`check_calls` refuses, with
-a typed error before any step runs, a call of a scenario it does not have
-(:class:`~automation.errors.CallMissing`), a cycle (:class:`~automation.errors.CallCycle`:
-A calls B calls A), a parameter the callee does not have, or one it needs and is not
-given.
+an exported file holds them so that it replays alone.  A file's ``callees`` also bring
+its login scenario (``login_scenario``) and the scenarios that one calls, so that
+whoever imports it gets them too: :func:`called` is what its call steps reach.
+:func:`check_calls` refuses, with a typed error before any step runs, a call of a
+scenario it does not have (:class:`~automation.errors.CallMissing`), a cycle
+(:class:`~automation.errors.CallCycle`: A calls B calls A), a parameter the callee does
+not have, or one it needs and is not given.
 """
 
 from __future__ import annotations
@@ -39,8 +41,8 @@ from automation.events import (
 if TYPE_CHECKING:
     from automation.recording.scenario import Scenario
 
-__all__ = ["CALL", "MAX_DEPTH", "CallFrame", "call_args", "callee_names", "check_calls",
-           "read_callees"]  # fmt: skip
+__all__ = ["CALL", "MAX_DEPTH", "CallFrame", "brought_names", "call_args", "called",
+           "callee_names", "check_calls", "read_callees"]  # fmt: skip
 
 CALL = "call"
 MAX_DEPTH = 10  # calls within calls: deeper is refused as a cycle would be
@@ -92,6 +94,28 @@ def callee_names(scenario: Scenario) -> list[str]:
         if step.action == CALL and step.args["scenario"] not in names:
             names.append(step.args["scenario"])
     return names
+
+
+def brought_names(scenario: Scenario) -> list[str]:
+    """The names of the scenarios a file of ``scenario`` brings for it, in order: those its
+    call steps call, then its login scenario."""
+    names = callee_names(scenario)
+    login = scenario.login_scenario
+    return [*names, login] if login and login not in names else names
+
+
+def called(scenario: Scenario) -> dict[str, Scenario]:
+    """The scenarios of its ``callees`` that its call steps reach, and theirs, by name
+    (its login scenario, when no step calls it, is not one of them)."""
+    found: dict[str, Scenario] = {}
+    todo = [scenario]
+    while todo:
+        for name in callee_names(todo.pop()):
+            callee = scenario.callees.get(name)
+            if callee is not None and name not in found and name != scenario.name:
+                found[name] = callee
+                todo.append(callee)
+    return {name: callee for name, callee in scenario.callees.items() if name in found}
 
 
 def check_calls(scenario: Scenario, *, missing_ok: bool = False) -> None:
@@ -164,7 +188,8 @@ MAX_CALLEES = 50
 
 def read_callees(data: object, read: Callable[[object], Scenario]) -> dict[str, Scenario]:
     """A file's ``callees`` (name -> scenario, each read by ``read``): every scenario its
-    call steps call, and those theirs call, side by side."""
+    call steps call, and those theirs call, and its login scenario and those it calls,
+    side by side."""
     if not isinstance(data, dict):
         raise ScenarioInvalid("callees must be an object of name -> scenario")
     if len(data) > MAX_CALLEES:

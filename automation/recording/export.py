@@ -43,7 +43,7 @@ from automation.browser.identity import ElementIdentity
 from automation.browser.interact import MODIFIERS, MOUSE_BUTTONS
 from automation.errors import ActionInvalid, ScenarioInvalid
 from automation.recording import downloadfile, expect
-from automation.recording.calls import CALL
+from automation.recording.calls import CALL, called
 from automation.recording.expect import KINDS
 from automation.recording.exporthead import DOWNLOADS, HEADER, MARKER
 from automation.recording.handlers import Handler
@@ -75,7 +75,8 @@ def to_pytest(
         name=_text(scenario.name, "the name"),
         base_url=_text(scenario.base_url, "base_url"),
     ).rstrip("\n")
-    every = [scenario, *scenario.callees.values()]
+    callees = called(scenario)  # a login scenario no step calls is not run here
+    every = [scenario, *callees.values()]
     steps = [step for one in every for step in one.steps]
     if any(m.group(1) == "TOTP" for s in steps for m in _placeholders(s.args)):
         # A one-time code is the seed's code of the moment the step runs (RFC 6238).
@@ -88,8 +89,8 @@ def to_pytest(
         lines[0] = header[:at] + keep + header[at:]
         source = inspect.getsource(downloadfile)
         lines.append(DOWNLOADS + source[source.index(MARKER) :].rstrip("\n"))
-    functions = _function_names(scenario)
-    for name, callee in scenario.callees.items():
+    functions = _function_names(callees)
+    for name, callee in callees.items():
         where = _Params(callee.params, base=callee.base_url, calls=functions)
         lines += ["", "", f"def {functions[name]}(page: Page, params: dict[str, str]) -> None:",
                   *_body(callee, where, (callees_pending or {}).get(name, ()))]  # fmt: skip
@@ -113,10 +114,10 @@ class _Params(dict[str, dict[str, Any]]):
         self.calls = calls or {}
 
 
-def _function_names(scenario: Scenario) -> dict[str, str]:
-    """A function name for each scenario it calls: ``call_`` and ASCII letters, digits, _."""
+def _function_names(callees: Mapping[str, Scenario]) -> dict[str, str]:
+    """A function name for each scenario called: ``call_`` and ASCII letters, digits, _."""
     names: dict[str, str] = {}
-    for number, name in enumerate(scenario.callees, 1):
+    for number, name in enumerate(callees, 1):
         function = "call_" + _identifier(name).removeprefix("scenario_")
         names[name] = function if function not in names.values() else f"{function}_{number}"
     return names

@@ -83,7 +83,7 @@ from automation.events import (
     StepReplayed,
 )
 from automation.recording import expect
-from automation.recording.calls import CALL, CallFrame, check_calls
+from automation.recording.calls import CALL, CallFrame, called, check_calls
 from automation.recording.intent import IntentAgent, Reached, agent_goal, by_agent, go_directly
 from automation.recording.outcome import ReplayResult, StepOutcome
 from automation.recording.params import unfill
@@ -172,7 +172,7 @@ class Replay:
         self.run_secrets.require(self.scenario.placeholders()[1])
         if self.frame is None:  # the replayed scenario: every call it makes, checked now
             check_calls(self.scenario)
-            for callee in self.scenario.callees.values():
+            for callee in called(self.scenario).values():
                 self.run_secrets.require(callee.placeholders()[1])
         self.values: Resolved = replace(
             self.scenario.resolve(self.params, env=self.env),

@@ -249,7 +249,7 @@ async def set_login(request: HttpRequest, scenario_id: int, body: LoginIn) -> di
 )  # fmt: skip
 async def delete_scenario(request: HttpRequest, scenario_id: int) -> Any:
     """Delete the scenario (its runs stay); 409 ``scenario_called`` naming the scenarios
-    that call it, while any does."""
+    that call it or sign in with it (their login scenario), while any does."""
 
     def delete() -> None:
         scenario = _own_scenario(request.user, scenario_id)

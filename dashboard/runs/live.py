@@ -37,6 +37,7 @@ from automation.events import (
 )
 from automation.llm.base import Planner
 from automation.mcp.session import McpSession
+from automation.recording.calls import called
 from automation.recording.replay import Replay, ReplayConfig
 from automation.recording.restore import restore_page
 from automation.recording.scenario import Scenario as Document
@@ -171,7 +172,7 @@ async def live_session(
             await Replay(tab, replay, params=run.params, base_url=run.start_url,
                          sink=sink, control=control, secrets=sink.secrets,
                          signed_out_hint=_signed_out_hint(replay, signin),
-                         relogin=await relogin_for(run, tab, sink.secrets),
+                         relogin=await relogin_for(run, tab, sink.secrets, replay),
                          agent=PlannerAgent(planner) if planner is not None else None,
                          config=ReplayConfig(
                              step_timeout_ms=conf["ACTION_TIMEOUT_MS"],
@@ -244,7 +245,7 @@ def _signed_out_hint(replay: Document, signin: tuple[Any, str] | None) -> str:
     profile expired; with none, to start with one, unless the scenario signs in itself
     (it types a secret)."""
     if signin is None:
-        if any(one.placeholders()[1] for one in (replay, *replay.callees.values())):
+        if any(one.placeholders()[1] for one in (replay, *called(replay).values())):
             return ""  # it signs in itself, or a scenario it calls does
         return "the page asks to sign in: start the replay with a sign-in profile"
     profile = signin[1]

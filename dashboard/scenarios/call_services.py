@@ -8,8 +8,9 @@ Saving refuses, naming the step, a callee that is not there (CallMissing), a cyc
 (CallCycle), a parameter the callee does not have or needs and is not given.  A callee is
 stored once: a heal of its step holds for every caller.  A name changes only through
 :func:`scenario_rename` (the scenario page and the admin), which renames the callee in its
-callers' steps; deleting one that others call is refused, saying who calls it
-(ScenarioCalled)."""
+callers' steps; deleting one that others call, or that signs in for others (their
+login scenario), is refused, saying which (ScenarioCalled).  A file brings its login
+scenario as it brings the scenarios it calls (in ``callees``), stored the same way."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from django.utils import timezone
 
 from automation.errors import CallCycle, CallMissing, ScenarioInvalid
 from automation.recording import scenario as fmt
-from automation.recording.calls import CALL, callee_names, check_calls
+from automation.recording.calls import CALL, brought_names, callee_names, check_calls
 from dashboard.models import Scenario, ScenarioCall, ScenarioStep
 from dashboard.scenarios import selectors as scenario_selectors
 
@@ -79,6 +80,8 @@ def calls_link(
     ).delete()
     for callee in direct.values():
         ScenarioCall.objects.get_or_create(caller=scenario, callee=callee)
+    login = Scenario.objects.filter(pk=scenario.login_scenario_id).first()
+    _one_of_a_name(scenario, login)  # with those it calls now
 
 
 def one_named(scenario: Scenario, name: str) -> Scenario:
@@ -150,31 +153,53 @@ def scenario_call_add(*, scenario: Scenario, callee_id: int, params: Mapping[str
     return index
 
 
-def login_set(*, scenario: Scenario, login_id: int | None = None, name: str = "") -> None:
+def login_set(
+    *, scenario: Scenario, login_id: int | None = None, name: str = "",
+    chosen: Mapping[str, Scenario] | None = None,
+) -> None:  # fmt: skip
     """Name the owner's scenario (by id, or by ``name``; neither: none) that signs in
-    again when a replay of ``scenario`` meets a sign-in page (dashboard.runs.relogin)."""
+    again when a replay of ``scenario`` meets a sign-in page (dashboard.runs.relogin).
+    ``chosen``: the scenario a name means (an import's, which the file brought)."""
     login = None
     if login_id is not None:
         login = Scenario.objects.filter(pk=login_id, owner_id=scenario.owner_id).first()
         if login is None:
             raise CallMissing(f"no scenario {login_id} of yours to sign in with")
     elif name:
-        login = one_named(scenario, name)
+        login = (chosen or {}).get(name) or one_named(scenario, name)
     if login is not None and login.pk == scenario.pk:
         raise ScenarioInvalid("the login scenario is another scenario of yours")
+    _one_of_a_name(scenario, login)
     Scenario.objects.filter(pk=scenario.pk).update(login_scenario=login)
+    scenario.login_scenario = login
+
+
+def _one_of_a_name(scenario: Scenario, login: Scenario | None) -> None:
+    """A file names the scenarios it brings by name: those ``scenario`` calls and
+    ``login``, its login scenario, and those they call are one scenario a name
+    (ScenarioInvalid, naming both, when two are not)."""
+    clash = scenario_selectors.scenario_brought_clash(scenario=scenario, login=login)
+    if clash is not None:
+        one, other = clash
+        raise ScenarioInvalid(
+            f"two scenarios named {one.name!r} ({one.pk} and {other.pk}) would come with "
+            f"{scenario.name!r}: those it calls and its login scenario are named once",
+            hint="rename one of them",
+        )  # fmt: skip
 
 
 # -- the scenarios a file brings along --------------------------------------------------
 
 
 def callees_in_order(document: fmt.Scenario) -> Iterator[tuple[str, fmt.Scenario]]:
-    """The file's ``callees`` its call steps reach (those no step reaches are left out),
-    each after the ones it calls, so that each can be stored linked to them."""
+    """The file's ``callees`` its call steps reach, and its login scenario and those that
+    one's reach (the others are left out), each after the ones it calls, so that each can
+    be stored linked to them."""
     done: set[str] = set()
 
     def visit(scenario: fmt.Scenario) -> Iterator[tuple[str, fmt.Scenario]]:
-        for name in callee_names(scenario):
+        names = brought_names(scenario) if scenario is document else callee_names(scenario)
+        for name in names:
             callee = document.callees.get(name)
             if callee is None or name in done:
                 continue  # not in the file: a scenario of the importer's, found by name

@@ -87,7 +87,7 @@ def scenario_login(request: HttpRequest, scenario_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def scenario_delete(request: HttpRequest, scenario_id: int) -> HttpResponse:
-    """Delete the scenario, unless another scenario calls it."""
+    """Delete the scenario, unless another scenario calls it or signs in with it."""
     scenario = _owned(request, scenario_id)
     try:
         services.scenario_delete(scenario=scenario)

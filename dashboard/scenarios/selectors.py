@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -57,9 +58,10 @@ def scenario_get(*, user: AbstractBaseUser, id: int) -> Scenario:
 
 def scenario_document(*, scenario: Scenario) -> fmt.Scenario:
     """The stored scenario in its versioned format (what export writes and replay runs):
-    with the scenarios its call steps call, as stored now, and its login scenario's name."""
+    with the scenarios its call steps call, as stored now, and its login scenario (by
+    name, and in ``callees`` with the scenarios it calls, so that a file brings it)."""
     data = scenario_data(scenario=scenario)
-    callees = scenario_callees(scenario=scenario)
+    callees = scenario_callees(scenario=scenario, login=True)
     if callees:
         data["callees"] = {name: scenario_data(scenario=s) for name, s in callees.items()}
     if scenario.login_scenario_id is not None:
@@ -68,20 +70,45 @@ def scenario_document(*, scenario: Scenario) -> fmt.Scenario:
     return fmt.Scenario.from_dict(data)
 
 
-def scenario_callees(*, scenario: Scenario) -> dict[str, Scenario]:
+def scenario_callees(*, scenario: Scenario, login: bool = False) -> dict[str, Scenario]:
     """The scenarios ``scenario`` calls, and those they call, by name (its call steps
-    name them: dashboard.scenarios.services keeps the links when steps are saved)."""
+    name them: dashboard.scenarios.services keeps the links when steps are saved); with
+    ``login``, its login scenario and those that one calls too."""
+    first = Scenario.objects.filter(pk=scenario.login_scenario_id).first() if login else None
     found: dict[str, Scenario] = {}
+    for callee in _reached(scenario, first):
+        found.setdefault(callee.name, callee)
+    return found
+
+
+def scenario_brought_clash(
+    *, scenario: Scenario, login: Scenario | None
+) -> tuple[Scenario, Scenario] | None:
+    """Two scenarios of one name among those a file of ``scenario`` brings (those it
+    calls, ``login`` as its login scenario, and those that one calls), or None."""
+    found: dict[str, Scenario] = {}
+    for callee in _reached(scenario, login):
+        if found.setdefault(callee.name, callee).pk != callee.pk:
+            return found[callee.name], callee
+    return None
+
+
+def _reached(scenario: Scenario, first: Scenario | None) -> Iterator[Scenario]:
+    """Each scenario ``scenario`` calls, and those they call, and ``first`` (after those
+    it calls itself) and those that one calls; each once, never ``scenario``."""
     seen, todo = {scenario.pk}, [scenario.pk]
     while todo:
         links = ScenarioCall.objects.filter(caller_id__in=todo).select_related("callee")
+        callees = [link.callee for link in links]
+        if first is not None:
+            callees.append(first)
+            first = None
         todo = []
-        for link in links:
-            if link.callee_id not in seen:
-                seen.add(link.callee_id)
-                todo.append(link.callee_id)
-                found.setdefault(link.callee.name, link.callee)
-    return found
+        for callee in callees:
+            if callee.pk not in seen:
+                seen.add(callee.pk)
+                todo.append(callee.pk)
+                yield callee
 
 
 def scenario_callee_ids(*, scenario_id: int) -> dict[str, int]:
@@ -95,6 +122,11 @@ def scenario_callee_ids(*, scenario_id: int) -> dict[str, int]:
 def scenario_callers(*, scenario: Scenario) -> QuerySet[Scenario]:
     """The scenarios with a call step that calls ``scenario``."""
     return Scenario.objects.filter(calls__callee=scenario).order_by("name", "pk")
+
+
+def scenario_signs_in_for(*, scenario: Scenario) -> QuerySet[Scenario]:
+    """The scenarios whose login scenario is ``scenario``."""
+    return Scenario.objects.filter(login_scenario=scenario).order_by("name", "pk")
 
 
 def scenario_data(*, scenario: Scenario) -> dict[str, Any]:

@@ -66,15 +66,15 @@ def scenario_save(
         )
         calls_link(scenario=scenario, document=document, chosen=callees)
         if document.login_scenario:
-            login_set(scenario=scenario, name=document.login_scenario)
+            login_set(scenario=scenario, name=document.login_scenario, chosen=callees)
     return scenario
 
 
 def scenario_import(*, owner: AbstractBaseUser, data: object) -> Scenario:
     """A scenario from its JSON form; ScenarioInvalid (and nothing stored) if it can't be
-    read.  The scenarios it calls that the file brings (``callees``) are stored too, as the
-    owner's, unless the owner has each already (same name, same steps): CalleeClash when
-    the owner's scenario of that name is another."""
+    read.  The scenarios it calls and its login scenario, that the file brings
+    (``callees``), are stored too, as the owner's, unless the owner has each already (same
+    name, same steps): CalleeClash when the owner's scenario of that name is another."""
     document = fmt.Scenario.from_dict(data)
     with transaction.atomic():
         # One import of a person's at a time: two would both store a callee they lack.
@@ -453,13 +453,20 @@ def _step_fields(step: fmt.ScenarioStep) -> dict[str, Any]:
 
 def scenario_delete(*, scenario: Scenario) -> None:
     """Delete the scenario (its steps, heals, batches and schedules go with it; its runs
-    stay); ScenarioCalled when another scenario calls it."""
+    stay); ScenarioCalled when another scenario calls it or signs in with it."""
     with transaction.atomic():
         callers = list(scenario_selectors.scenario_callers(scenario=scenario))
-        if callers:
-            names = [f"{c.name!r} ({c.pk})" for c in callers]
+        users = list(scenario_selectors.scenario_signs_in_for(scenario=scenario))
+        if callers or users:
+            said = []
+            if callers:
+                said.append("is called by " + ", ".join(f"{c.name!r} ({c.pk})" for c in callers))
+            if users:
+                said.append("is the login scenario of "
+                            + ", ".join(f"{u.name!r} ({u.pk})" for u in users))  # fmt: skip
             raise ScenarioCalled(
-                f"{scenario.name!r} is called by {', '.join(names)}", callers=names,
-                hint="delete their call steps first",
+                f"{scenario.name!r} {' and '.join(said)}",
+                callers=[f"{c.name!r} ({c.pk})" for c in [*callers, *users]],
+                hint="delete their call steps, or choose another login scenario for them, first",
             )  # fmt: skip
         scenario.delete()

@@ -176,6 +176,7 @@ def _detail_page(
         "login_choices": choices,
         "call_form": CallForm(choices=choices),
         "callers": scenario_selectors.scenario_callers(scenario=scenario),
+        "signs_in_for": scenario_selectors.scenario_signs_in_for(scenario=scenario),
         "batch_form": bound.get("batch") or BatchForm(document=document, user=request.user),
         "batches": job_selectors.batch_list(user=request.user, scenario=scenario)[:10],
         "schedule_form": bound.get("schedule")

@@ -15,7 +15,7 @@ import pytest
 from automation.browser.session import BrowserSession
 from automation.errors import CallCycle, CallMissing, ParamMissing, ScenarioInvalid
 from automation.events import ActionStarted, ListSink, StepRecorded, StepReplayed
-from automation.recording.calls import check_calls
+from automation.recording.calls import brought_names, called, check_calls
 from automation.recording.export import to_pytest
 from automation.recording.outcome import every_outcome
 from automation.recording.replay import Replay
@@ -84,6 +84,23 @@ def test_a_cycle_through_others_and_a_missing_callee_are_typed_errors() -> None:
     assert gone.value.code == "call_missing"
 
 
+def with_login() -> Scenario:
+    """ "Orders", whose file brings its login scenario, which types a secret."""
+    password = {"action": "fill", "args": {"value": "${SECRET:BO_PASSWORD}"},
+                "identity": {"tag": "input", "selectors": ["#pw"]}}  # fmt: skip
+    return Scenario.from_dict({
+        **scenario("Orders", call("Menu", page="orders"), login_scenario="Sign in"),
+        "callees": {"Menu": scenario("Menu", NAVIGATE), "Sign in": scenario("Sign in", password)},
+    })  # fmt: skip
+
+
+def test_a_login_scenario_a_file_brings_is_not_one_its_steps_call() -> None:
+    document = with_login()
+    assert brought_names(document) == ["Menu", "Sign in"] and list(called(document)) == ["Menu"]
+    code = to_pytest(document)
+    assert "def call_menu(" in code and "call_sign_in" not in code
+
+
 def test_a_hostile_callee_is_written_into_its_export_as_text_only() -> None:
     evil = "x'); __import__('os').system('boom'); ('"
     callee = scenario(evil, NAVIGATE, {"action": "expect", "args": {
@@ -126,6 +143,9 @@ async def test_a_caller_replays_its_callee_in_the_same_tab_and_its_export_does_t
         document = export_orders(office.url)
         tab = await browser.new_tab(workspace=tmp_path / "replay")
         sink = ListSink()
+        # A login scenario's secret is granted when it signs in (recording.relogin),
+        # not asked of a replay that may never meet the sign-in page.
+        Replay(tab, with_login(), env={}, secrets=Secrets({}, allowed=set()))
         try:
             result = await Replay(tab, document, sink=sink, env=ENV, secrets=Secrets(ENV)).run()
         finally:

@@ -14,7 +14,7 @@ from asgiref.sync import sync_to_async
 from cryptography.fernet import Fernet
 from django.test import AsyncClient
 
-from dashboard.models import Run, RunEvent, SecretGrant, SigninProfile, Step
+from dashboard.models import Run, RunEvent, Scenario, SecretGrant, SigninProfile, Step
 from dashboard.runs.runner import runner
 from dashboard.runs.signins import (
     SigninRefused,
@@ -253,28 +253,50 @@ def test_a_replay_that_signs_in_itself_is_not_told_to_use_a_profile() -> None:
         "Orders": signs_in.to_dict()}, "name": "Calls", "steps": [
             {"action": "call", "args": {"scenario": "Orders"}}]})  # fmt: skip
     assert _signed_out_hint(calls, None) == ""  # the scenario it calls signs in
+    brings = Document.from_dict({**plain.to_dict(), "login_scenario": "Orders", "callees": {
+        "Orders": signs_in.to_dict()}, "name": "Brings"})  # fmt: skip
+    assert "start the replay with a sign-in profile" in _signed_out_hint(brings, None)
 
 
 @pytest.mark.django_db(transaction=True)
 async def test_a_replay_meeting_the_sign_in_page_runs_its_login_scenario_and_saves_it(
-    runs: Runs, owner: Any, office: BackOffice
+    runs: Runs, owner: Any, stranger: Any, office: BackOffice
 ) -> None:
+    """The login scenario chosen on the scenario's page travels with its export: another
+    person imports the file (the import page), and their replay that meets the sign-in
+    page signs in with the login scenario the file brought, stored as theirs."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
     from tests.automation.recording.test_totp_replay import sign_in
 
-    await sync_to_async(_grant)(owner)
+    await sync_to_async(_grant)(stranger)
     login = await sync_to_async(scenario_services.scenario_import)(
         owner=owner, data=sign_in(office.url).to_dict()
     )
-    scenario = await sync_to_async(scenario_services.scenario_import)(
+    mine = await sync_to_async(scenario_services.scenario_import)(
         owner=owner, data=orders(office.url)
     )
     client = AsyncClient()
     await client.aforce_login(owner)
-    chosen = await client.post(f"/scenarios/{scenario.pk}/login", {"login_scenario": login.pk})
+    chosen = await client.post(f"/scenarios/{mine.pk}/login", {"login_scenario": login.pk})
     assert chosen.status_code == 302
-    profile = await sync_to_async(_profile)(owner)  # a session the site never made
+    file = json.loads((await client.get(f"/scenarios/{mine.pk}/export.json")).content)
+    assert file["login_scenario"] == "Sign in" and list(file["callees"]) == ["Sign in"]
 
-    run = await replayed(runs, owner, scenario, office.url, profile.pk)
+    await client.aforce_login(stranger)
+    upload = SimpleUploadedFile("orders.json", json.dumps(file).encode(), "application/json")
+    imported = await client.post("/scenarios/import", {"file": upload})
+    assert imported.status_code == 302, imported.content.decode()
+    scenario = await Scenario.objects.select_related("login_scenario").aget(
+        owner=stranger, name="Orders"
+    )
+    assert scenario.login_scenario is not None
+    assert (scenario.login_scenario.name, scenario.login_scenario.owner_id) == (
+        "Sign in", stranger.pk
+    )  # fmt: skip
+    profile = await sync_to_async(_profile)(stranger)  # a session the site never made
+
+    run = await replayed(runs, stranger, scenario, office.url, profile.pk)
     assert run.status == Run.Status.SUCCEEDED, run.status_reason
     assert office.sign_ins == 1
     notes = [e["text"] for e in await sync_to_async(list)(
@@ -283,6 +305,6 @@ async def test_a_replay_meeting_the_sign_in_page_runs_its_login_scenario_and_sav
     assert notes == ["signed in again with the login scenario 'Sign in'; the sign-in profile "
                      "'back office' was saved again"]  # fmt: skip
 
-    again = await replayed(runs, owner, scenario, office.url, profile.pk)
+    again = await replayed(runs, stranger, scenario, office.url, profile.pk)
     assert again.status == Run.Status.SUCCEEDED, again.status_reason
     assert office.sign_ins == 1  # the profile saved again signs in by itself

@@ -139,7 +139,7 @@ def test_a_callee_named_as_another_of_the_importer_s_is_refused_naming_both(
     upload = SimpleUploadedFile("orders.json", json.dumps(file).encode(), "application/json")
     page = client.post("/scenarios/import", {"file": upload})
     assert page.status_code == 400 and "is another: their steps" in page.content.decode()
-    assert "the scenarios it calls come with it" in page.content.decode()
+    assert "the scenarios it calls and its login scenario come with it" in page.content.decode()
     assert Scenario.objects.count() == before
     # Renamed, theirs stays theirs, and the file brings its own.
     call_services.scenario_rename(scenario=theirs, name="Open sign-in")
@@ -343,3 +343,151 @@ def test_the_page_adds_a_call_and_says_who_calls_a_scenario(client: Client, owne
     bad = client.post(f"/scenarios/{plain.pk}/calls", {"callee": login.pk, "params": "user"},
                       follow=True).content.decode()  # fmt: skip
     assert "The call was not added" in bad and "write name=value" in bad
+
+
+# -- the login scenario travels and is kept as a called one is --------------------------
+
+
+def signed_orders() -> dict[str, Any]:
+    """ "Orders" that no step signs in for: its login scenario does when the page asks."""
+    return {"version": 1, "name": "Orders", "base_url": BASE, "login_scenario": "Sign in",
+            "steps": [{"action": "navigate", "args": {"url": f"{BASE}/orders"}}]}  # fmt: skip
+
+
+def test_an_export_brings_its_login_scenario_to_whoever_imports_it(
+    client: Client, owner: Any, stranger: Any, django_user_model: Any, tmp_path: Any
+) -> None:
+    for data in (open_login(), calling_sign_in(), signed_orders()):
+        scenario_services.scenario_import(owner=owner, data=data)
+    mine = Scenario.objects.get(owner=owner, name="Orders")
+    file = api(client, owner, "get", f"/scenarios/{mine.pk}").json()
+    assert file["login_scenario"] == "Sign in" and file["steps"] == signed_orders()["steps"]
+    assert list(file["callees"]) == ["Sign in", "Open login"]  # what it calls, then the login's
+
+    def login_of(person: Any) -> tuple[int, str, int, list[str]]:
+        login = Scenario.objects.filter(owner=person, name="Orders").latest("pk").login_scenario
+        assert login is not None
+        calls = [c.callee.name for c in ScenarioCall.objects.filter(caller=login)]
+        return login.pk, login.name, login.owner_id, calls
+
+    # Through the API, then the page: stored as theirs, then their own called again.
+    answer = api(client, stranger, "post", "/scenarios", file)
+    assert answer.status_code == 201, answer.json()
+    first = login_of(stranger)
+    assert first[1:] == ("Sign in", stranger.pk, ["Open login"])
+    theirs = Scenario.objects.get(owner=stranger, name="Orders")
+    assert selectors.scenario_document(scenario=theirs).to_dict() == file
+    client.force_login(stranger)
+    upload = SimpleUploadedFile("orders.json", json.dumps(file).encode(), "application/json")
+    assert client.post("/scenarios/import", {"file": upload}).status_code == 302
+    assert login_of(stranger) == first
+    assert Scenario.objects.filter(owner=stranger).count() == 4  # two Orders, one of each
+    # The pytest file writes no function for a login scenario no step calls.
+    code = client.get(f"/scenarios/{theirs.pk}/export.py").content.decode()
+    assert "def call_" not in code and "def test_orders(" in code
+    compile(code, "test_orders.py", "exec")
+
+    # Through the command, by a third person.
+    tess = django_user_model.objects.create_user("tess")
+    path = tmp_path / "orders.json"
+    path.write_text(json.dumps(file))
+    call_command("scenario_import", str(path), "--owner", "tess", stdout=io.StringIO())
+    assert login_of(tess)[1:] == ("Sign in", tess.pk, ["Open login"])
+
+    # One whose "Sign in" is another is refused, naming it; nothing of the file stored.
+    una = django_user_model.objects.create_user("una")
+    own = scenario_services.scenario_import(owner=una, data=sign_in())
+    refused = api(client, una, "post", "/scenarios", file)
+    assert refused.status_code == 409 and refused.json()["error"]["code"] == "callee_clash"
+    assert f"your scenario 'Sign in' ({own.pk}) is another" in refused.json()["error"]["message"]
+    assert list(Scenario.objects.filter(owner=una)) == [own]
+
+
+def test_a_login_scenario_is_kept_while_a_scenario_signs_in_with_it(
+    client: Client, admin_client: Client, owner: Any
+) -> None:
+    login = scenario_services.scenario_import(owner=owner, data=sign_in())
+    orders = scenario_services.scenario_import(owner=owner, data=signed_orders())
+    call_services.scenario_rename(scenario=login, name="Log in")
+    document = selectors.scenario_document(scenario=orders)
+    assert document.login_scenario == "Log in" and list(document.callees) == ["Log in"]
+
+    said = rf"'Log in' is the login scenario of 'Orders' \({orders.pk}\)"
+    with pytest.raises(call_services.ScenarioCalled, match=said):
+        scenario_services.scenario_delete(scenario=login)
+    refused = api(client, owner, "delete", f"/scenarios/{login.pk}")
+    assert refused.status_code == 409 and refused.json()["error"]["code"] == "scenario_called"
+    client.force_login(owner)
+    page = client.get(f"/scenarios/{login.pk}/").content.decode()
+    assert 'data-testid="signs-in-for"' in page and ">Orders</a>" in page
+    said = client.post(f"/scenarios/{login.pk}/delete", follow=True).content.decode()
+    assert "Not deleted: &#x27;Log in&#x27; is the login scenario of &#x27;Orders&#x27;" in said
+    gone = admin_client.post(f"/admin/dashboard/scenario/{login.pk}/delete/", {"post": "yes"})
+    assert "would require deleting the following protected related objects" in gone.content.decode()
+    assert Scenario.objects.get(pk=orders.pk).login_scenario_id == login.pk
+
+    # A login scenario of the name of a scenario it calls, but another, is refused.
+    called = scenario_services.scenario_import(owner=owner, data=orders_calling("Log in"))
+    twin = scenario_services.scenario_import(owner=owner, data=sign_in("Twin"))
+    call_services.scenario_rename(scenario=twin, name="Log in")
+    with pytest.raises(ScenarioInvalid, match=r"two scenarios named 'Log in' \(\d+ and \d+\)"):
+        call_services.login_set(scenario=called, login_id=twin.pk)
+    call_services.login_set(scenario=called, login_id=login.pk)  # the one it calls: fine
+    # Nor one that calls another of the name of one it calls.
+    first = scenario_services.scenario_import(owner=owner, data=open_login())
+    signs = scenario_services.scenario_import(owner=owner, data=calling_sign_in())
+    call_services.scenario_rename(scenario=first, name="Open it")
+    scenario_services.scenario_import(owner=owner, data=open_login())
+    menu = scenario_services.scenario_import(owner=owner, data={**open_login(), "name": "Menu",
+        "steps": [{"action": "call", "args": {"scenario": "Open login"}}]})  # fmt: skip
+    call_services.scenario_rename(scenario=first, name="Open login")
+    with pytest.raises(ScenarioInvalid, match=r"two scenarios named 'Open login'"):
+        call_services.login_set(scenario=menu, login_id=signs.pk)
+    owner.delete()  # with their owner, they all go
+    assert not Scenario.objects.exists()
+
+
+def orders_calling(callee: str) -> dict[str, Any]:
+    return {**orders(callee=callee), "name": "Totals"}
+
+
+def test_the_admin_changes_a_call_step_and_a_login_scenario_through_the_services(
+    admin_client: Client, owner: Any, stranger: Any
+) -> None:
+    login = scenario_services.scenario_import(owner=owner, data=sign_in())
+    other = scenario_services.scenario_import(owner=owner, data=sign_in("Other sign in"))
+    caller = scenario_services.scenario_import(owner=owner, data=orders())
+    step = caller.steps.get(index=0)
+    url = f"/admin/dashboard/scenariostep/{step.pk}/change/"
+    form = _admin_form(admin_client.get(url))
+    assert list(form) == ["args"]  # the rest is shown, not edited
+
+    def args(callee: str) -> str:
+        return json.dumps({"scenario": callee, "params": {"user": "${who}"}})
+
+    refused = admin_client.post(url, {"args": args("Nope")})
+    assert refused.status_code == 200
+    assert "no scenario of yours is named &#x27;Nope&#x27;" in refused.content.decode()
+    assert ScenarioCall.objects.get(caller=caller).callee_id == login.pk
+    assert selectors.scenario_document(scenario=caller).steps[0].args["scenario"] == "Sign in"
+    moved = admin_client.post(url, {"args": args("Other sign in")})
+    assert moved.status_code == 302
+    assert ScenarioCall.objects.get(caller=caller).callee_id == other.pk
+    assert admin_client.post(f"/admin/dashboard/scenariostep/{step.pk}/delete/").status_code == 403
+
+    # Its scenario's form: the owner stays (the page says why), the login is among theirs.
+    change = f"/admin/dashboard/scenario/{other.pk}/change/"
+    page = admin_client.get(change)
+    assert "export it and have them import it" in page.content.decode()
+    form = _admin_form(page)
+    assert "owner" not in form and "params" not in form
+    theirs = scenario_services.scenario_import(owner=stranger, data=sign_in())
+    wrong = admin_client.post(change, {**form, "login_scenario": theirs.pk})
+    assert wrong.status_code == 200 and "Select a valid choice" in wrong.content.decode()
+    saved = admin_client.post(change, {**form, "owner": stranger.pk, "login_scenario": login.pk,
+                                       "steps-0-args": '{"url": "x"}'})  # fmt: skip
+    assert saved.status_code == 302, saved.context["adminform"].form.errors
+    other.refresh_from_db()
+    assert (other.owner_id, other.login_scenario_id) == (owner.pk, login.pk)
+    assert other.steps.get(index=0).args == {"url": f"{BASE}/login"}  # steps change one by one
+    assert admin_client.get("/admin/dashboard/scenario/add/").status_code == 403
