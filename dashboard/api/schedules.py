@@ -1,4 +1,4 @@
-"""The JSON API's schedules: list, make, read, change, delete."""
+"""The JSON API's schedules: list, make, read, change, run now, delete."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from django.http import Http404, HttpRequest
 from ninja import Router, Schema, Status
 from pydantic import Field
 
-from dashboard.api.common import ERRORS, ApiError
+from dashboard.api.common import ERRORS, ApiError, ErrorOut
 from dashboard.api.runs import heal_model_named, signin_of
 from dashboard.jobs import alerts, schedules
 from dashboard.jobs import selectors as job_selectors
@@ -192,6 +192,26 @@ async def edit_schedule(request: HttpRequest, schedule_id: int, body: SchedulePa
                                             **checked))  # fmt: skip
 
     return await sync_to_async(edit)()
+
+
+@router.post("/schedules/{schedule_id}/fire", response={202: ScheduleOut, **ERRORS, 409: ErrorOut},
+             tags=["schedules"])  # fmt: skip
+async def fire_schedule(request: HttpRequest, schedule_id: int) -> Any:
+    """Run it now: its next time is made now and a worker fires it at once, a firing like
+    any other (its run or batch, judged and told the same way); the regular times go on
+    after it.  202 with the schedule (its firings show it once fired); 409
+    ``schedule_off`` while it is turned off."""
+
+    def make_due() -> None:
+        try:
+            schedules.run_now(_own_schedule(request, schedule_id))
+        except schedules.ScheduleOff as exc:
+            raise ApiError(409, exc.code, exc.message, exc.hint) from None
+
+    await sync_to_async(make_due)()
+    await schedules.ring_due()
+    out = await sync_to_async(lambda: _schedule_out(_own_schedule(request, schedule_id)))()
+    return Status(202, out)
 
 
 @router.delete("/schedules/{schedule_id}", response={204: None, **ERRORS}, tags=["schedules"])
