@@ -235,8 +235,11 @@ async def test_a_daily_schedule_signs_in_again_and_clears_a_new_release_with_no_
             login = await api.post("/scenarios", json=sign_in_scenario(office.url).to_dict())
             assert login.status_code == 201, login.text
             orders = order_scenario(office.url, WHATS_NEW, COOKIES)
-            made = await api.post("/scenarios", json={**orders, "login_scenario": "Sign in"})
+            made = await api.post("/scenarios", json=orders)
             assert made.status_code == 201, made.text
+            named = await api.put(f"/scenarios/{made.json()['id']}/login",
+                                  json={"login_scenario": "Sign in"})  # fmt: skip
+            assert named.status_code == 200 and named.json()["login_scenario"] == "Sign in"
             # Signed in once in a conversation, its tab's sign-in saved as a profile.
             run = await api.post("/runs", json={"task": sign_in_task(office.url),
                                                 "planner": "rules"})  # fmt: skip
