@@ -51,6 +51,7 @@ class SchedulePatch(Schema):
     webhook_url: str | None = None
     emails: str | None = None
     enabled: bool | None = None
+    signin_profile: str | None = Field(None, max_length=100, description='"" for none')
     llm_profile: str | None = Field(None, max_length=100, description='"" for none')
 
 
@@ -92,6 +93,7 @@ class ScheduleOut(Schema):
     webhook_url: str
     webhook_secret: str  # verifies the X-Tabwright-Signature of its webhooks
     emails: str
+    signin_profile: str  # the sign-in profile its firings start with ("": none)
     llm_profile: str  # the model for changed pages ("": none; "… (deleted)" since)
     next: list[datetime]
     firings: list[FiringOut]
@@ -106,6 +108,7 @@ def _schedule_out(schedule: Schedule) -> dict[str, Any]:
         "concurrency": schedule.concurrency, "base_url": schedule.base_url,
         "webhook_url": schedule.webhook_url, "webhook_secret": schedule.webhook_secret,
         "emails": schedule.emails, "llm_profile": schedule.heal_model_label,
+        "signin_profile": schedule.signin_profile.name if schedule.signin_profile else "",
         "next": schedules.upcoming(schedule),
         "firings": [{
             "id": f.pk, "due_at": f.due_at, "outcome": f.outcome, "error": f.error,
@@ -173,6 +176,7 @@ async def edit_schedule(request: HttpRequest, schedule_id: int, body: SchedulePa
         schedule = _own_schedule(request, schedule_id)
         given = body.model_dump(exclude_unset=True)
         heal_model = given.pop("llm_profile", None)
+        signin = given.pop("signin_profile", None)
         fields = {
             "cron": schedule.cron, "timezone": schedule.timezone,
             "params": schedule.params if schedule.rows is None else None,
@@ -188,6 +192,9 @@ async def edit_schedule(request: HttpRequest, schedule_id: int, body: SchedulePa
         checked = _checked_schedule(schedule.scenario, fields)
         if heal_model is not None:  # "": none any more
             checked.update(heal_model_fields(heal_model_named(heal_model)))
+        if signin is not None:  # "": none any more
+            profile = signin_of(request.user, signin)
+            checked["signin_profile_id"] = profile.pk if profile is not None else None
         return _schedule_out(schedules.save(schedule, origin=alerts.request_origin(request),
                                             **checked))  # fmt: skip
 

@@ -27,6 +27,7 @@ from dashboard.jobs import outbox, schedules
 from dashboard.models import Delivery, Run, Scenario, Schedule, ScheduleFiring
 from dashboard.runs.doorbell import RUNS_CHANNEL
 from dashboard.runs.runner import RunManager
+from dashboard.runs.signins import signin_save
 from dashboard.worker import RunWorkerConsumer
 from tests.dashboard.api.test_api import Api, refused, token_of
 from tests.dashboard.conftest import Runs
@@ -341,6 +342,18 @@ def test_schedules_over_the_api_refuse_bad_values_and_others_see_none(
                            content_type="application/json")  # fmt: skip
     assert patched.status_code == 200 and patched.json()["next"] == []
     assert patched.json()["rows"] == schedule["rows"]  # the rest stays
+    assert schedule["signin_profile"] == ""
+    signin_save(owner_id=owner.pk, name="back office", state={"cookies": [], "origins": []})
+    signed = client.patch(f"/api/schedules/{schedule['id']}", {"signin_profile": "back office"},
+                          content_type="application/json")  # fmt: skip
+    assert signed.status_code == 200 and signed.json()["signin_profile"] == "back office"
+    assert Schedule.objects.get().signin_profile.name == "back office"
+    unknown = refused(client.patch(f"/api/schedules/{schedule['id']}", {"signin_profile": "x"},
+                                   content_type="application/json"), 400, "invalid")  # fmt: skip
+    assert "signin_profile" in unknown["fields"]
+    unsigned = client.patch(f"/api/schedules/{schedule['id']}", {"signin_profile": ""},
+                            content_type="application/json")  # fmt: skip
+    assert unsigned.json()["signin_profile"] == "" and unsigned.json()["rows"] == schedule["rows"]
 
     other = Client(headers={"Authorization": f"Bearer {token_of(stranger)}"})
     assert other.get("/api/schedules").json() == []
