@@ -12,13 +12,14 @@ page.  The first firing that meets them has no handler and needs a person (no on
 it ends there); the handlers a person would then keep (what the learn-once journey
 proposes: tests/e2e) are kept, and the firings after clear both by themselves.
 
-    .venv/bin/python -m bench.daily [--minutes 10] [--every-s 60]
+    .venv/bin/python -m bench.daily [--minutes 10] [--every-s 60] [--through dashboard]
 
 Last line:
     RESULT daily firings=… passed=… relogins=… interruptions_handled=… person_needed=…
 Goal: person_needed 1 (the firing before the handlers are kept), every other firing
-passed.  This drives the engine's replay on a timer; the dashboard's own scheduler fires
-through the same replay (dashboard.runs.live).
+passed.  By default this drives the engine's replay on a timer; ``--through dashboard``
+fires a dashboard's own schedule instead (bench.dailyboard: a daphne and its worker, the
+profile saved from a conversation, each firing the schedule's Run now).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import argparse
 import asyncio
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -140,10 +142,7 @@ async def daily(
         started = time.monotonic()
         for firing in range(firings):
             await asyncio.sleep(max(0.0, started + firing * every_s - time.monotonic()))
-            if firing == max(1, firings // 3):
-                office.expire_sessions()
-            if firing == max(1, firings // 2):
-                office.switch_release("2026.12", after_views=1)
+            before(firings)(firing, office)
             status = await fire(browser, office, day, config)
             if not quiet:
                 print(
@@ -152,14 +151,36 @@ async def daily(
     return day
 
 
+def before(firings: int) -> Callable[[int, BackOffice], None]:
+    """What happens to the back office before a firing of ``firings``: every session ends
+    before the one a third of the way through, the release switches before the one half
+    way."""
+
+    def happen(firing: int, office: BackOffice) -> None:
+        if firing == max(1, firings // 3):
+            office.expire_sessions()
+        if firing == max(1, firings // 2):
+            office.switch_release("2026.12", after_views=1)
+
+    return happen
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=10.0, help="how long the day lasts")
     parser.add_argument("--every-s", type=float, default=60.0, help="seconds between firings")
+    parser.add_argument("--through", choices=("engine", "dashboard"), default="engine",
+                        help="what fires: the engine's replay on a timer, or a dashboard's "
+                        "schedule (Run now, fired by its worker's scheduler)")  # fmt: skip
     args = parser.parse_args()
     os.environ.setdefault("TABWRIGHT_CHROMIUM_PATH", default_chromium())
     firings = max(1, round(args.minutes * 60 / args.every_s))
-    day = asyncio.run(daily(firings, args.every_s))
+    if args.through == "dashboard":
+        from bench.dailyboard import daily_through_dashboard
+
+        day = daily_through_dashboard(firings, args.every_s, day=Day(), before=before(firings))
+    else:
+        day = asyncio.run(daily(firings, args.every_s))
     for reason in day.reasons:
         print(f"not passed: {reason}")
     print(day.line())

@@ -118,6 +118,11 @@ urlpatterns = [
         "schedules/<int:schedule_id>/toggle", schedule_views.schedule_toggle, name="schedule_toggle"
     ),
     path(
+        "schedules/<int:schedule_id>/run-now",
+        schedule_views.schedule_run_now,
+        name="schedule_run_now",
+    ),
+    path(
         "schedules/<int:schedule_id>/delete", schedule_views.schedule_delete, name="schedule_delete"
     ),
     path("heals/<int:heal_id>/decide", scenario_views.heal_decide, name="heal_decide"),

@@ -46,6 +46,7 @@ from dashboard.runs.messages import (
     CommandMessage,
     InputMessage,
     McpMessage,
+    SchedulesDueMessage,
     SigninMessage,
     UnwatchMessage,
     WakeMessage,
@@ -58,8 +59,10 @@ __all__ = ["RunWorkerConsumer", "RunsWorker", "channel_application", "drain", "s
 
 log = logging.getLogger("tabwright.worker")
 
-# A run's end: a batch's next rows may start (runs know nothing of batches).
+# A run's end: a batch's next rows may start, a schedule's firing is judged (runs know
+# nothing of batches or schedules).
 on_ended("start the batch's next rows", batches.run_ended)
+on_ended("judge the schedule's firing", schedules.run_ended)
 
 QUEUE_POLL_S = 5.0
 LISTEN_AGAIN_S = 1.0  # after the channel layer failed under the worker's listener
@@ -82,6 +85,10 @@ class RunWorkerConsumer(AsyncConsumer):
 
     async def runs_wake(self, message: WakeMessage) -> None:
         await runner.claim_logged()
+
+    async def schedules_due(self, message: SchedulesDueMessage) -> None:
+        """A schedule was made due now (Run now): fired as the poll fires it."""
+        await schedules.fire_due()
 
     async def run_command(self, message: CommandMessage) -> None:
         carry.serve(message)

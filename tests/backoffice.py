@@ -3,8 +3,9 @@ one-time code (RFC 6238), sessions that expire, orders behind the sign-in (a lis
 per order) and a CSV export.
 
 Pages are fixtures/backoffice/*.html with ``{…}`` fields filled in.  What a test reads:
-``sign_ins`` (completed sign-ins), ``codes`` (codes accepted), :meth:`expire_sessions`
-(every session ends now, as after their lifetime), ``keepalives``.
+``sign_ins`` (completed sign-ins), ``codes`` (codes accepted), ``views`` (signed-in pages
+served, by path), :meth:`expire_sessions` (every session ends now, as after their
+lifetime), ``keepalives``.
 
 :meth:`BackOffice.switch_release` is a new release of the app: from then on, its signed-in
 pages show a "What's new" modal (until its *Got it*) and a cookie wall (until *Accept
@@ -21,6 +22,7 @@ from __future__ import annotations
 import secrets
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from html import escape
@@ -45,6 +47,7 @@ __all__ = [
     "handler",
     "order_scenario",
     "sign_in_scenario",
+    "sign_in_task",
 ]
 
 PAGES = Path(__file__).resolve().parent.parent / "fixtures" / "backoffice"
@@ -69,6 +72,7 @@ class BackOffice:
         self.views_left = 0  # signed-in pages still shown without the release's interruptions
         self.expiry_prompt_s: float | None = None
         self.keepalives = 0
+        self.views: Counter[str] = Counter()
 
     def switch_release(self, release: str = "2026.12", *, after_views: int = 0) -> None:
         """A new release: its interruptions show from the ``after_views``-th signed-in page
@@ -158,13 +162,15 @@ def _handler(office: BackOffice) -> type[BaseHTTPRequestHandler]:
         def do_GET(self) -> None:
             path = urlsplit(self.path).path
             cookie = self.headers.get("Cookie", "")
-            if path == "/login":
-                self._page("login.html")
-            elif path == "/otp":
-                self._page("otp.html")
-            elif not office.signed_in(cookie):
+            if path in ("/login", "/otp"):
+                self._page(f"{path[1:]}.html")
+                return
+            if not office.signed_in(cookie):
                 self._go("/login")
-            elif path in ("/", "/orders"):
+                return
+            with office.lock:
+                office.views[path] += 1
+            if path in ("/", "/orders"):
                 self._page("orders.html", user=USER)
             elif path.removeprefix("/orders/") in ORDERS:
                 order = path.removeprefix("/orders/")
@@ -248,6 +254,17 @@ def sign_in_scenario(url: str) -> Scenario:
             {"action": "expect", "args": {"kind": "text_visible", "text": "Signed in as ada"}},
         ],
     })  # fmt: skip
+
+
+def sign_in_task(url: str) -> str:
+    """A conversation's task for the rule planner that signs in and stops there: its last
+    line matches nothing, so the run pauses signed in, its tab open (to save its sign-in)."""
+    return "\n".join([
+        f"go to {url}/login", f'type "{USER}" into "User name"',
+        'type "${SECRET:BO_PASSWORD}" into "Password"', 'click "Sign in"',
+        'type "${TOTP:BO}" into "Code"', 'click "Verify"', "wait for Signed in as",
+        "click Nowhere",
+    ])  # fmt: skip
 
 
 def order_scenario(url: str, *handlers: dict[str, Any]) -> dict[str, Any]:

@@ -325,7 +325,16 @@ class Replay:
 
     async def _tried(self, index: int, step: ScenarioStep, budget: Budget) -> StepOutcome:
         """The step; again when it failed and an interruption was then cleared by a
-        handler, or after signing in again (:meth:`_signed_out`)."""
+        handler, or after signing in again (:meth:`_signed_out`).  On a page that asks
+        to sign in without the step's element, a replay that can sign in again does so
+        first rather than wait the step's time for an element that can't come."""
+        if (
+            self.relogin is not None
+            and not self._relogged
+            and await self._asks_sign_in(budget)
+            and not await self._findable(step, budget)
+        ):
+            await self._sign_in_again(index, budget)
         outcome = await self._signed_out(index, await self._step(index, step, budget), budget)
         # (Not when a cover no handler cleared is why: handle() just said so.)
         if (
@@ -344,19 +353,7 @@ class Replay:
         if not await self._asks_sign_in(budget):
             return outcome
         if self.relogin is not None and not self._relogged:
-            self._relogged = True
-            try:
-                said = await self.relogin(budget)
-            except (Cancelled, BrowserClosed):
-                raise
-            except TabwrightError as exc:
-                await self.out.emit(Observation(0, f"signing in again failed: {exc.message}"))
-            else:
-                await self.out.emit(Observation(0, said))
-                back = next((i for i in range(index, -1, -1)
-                             if self.scenario.steps[i].action == "navigate"), None)  # fmt: skip
-                if back is not None and back != index:
-                    await self._step(back, self.scenario.steps[back], budget)
+            if await self._sign_in_again(index, budget):
                 outcome = await self._step(index, self.scenario.steps[index], budget)
                 if outcome.ok or not await self._asks_sign_in(budget):
                     return outcome
@@ -365,6 +362,25 @@ class Replay:
         assert outcome.error is not None
         message = f"{outcome.error['message']} ({self.signed_out_hint})"
         return replace(outcome, error={**outcome.error, "message": message})
+
+    async def _sign_in_again(self, index: int, budget: Budget) -> bool:
+        """:attr:`relogin` (once a replay), said; then back to step ``index``'s page (its
+        last navigate before it).  False when signing in failed (said too)."""
+        assert self.relogin is not None
+        self._relogged = True
+        try:
+            said = await self.relogin(budget)
+        except (Cancelled, BrowserClosed):
+            raise
+        except TabwrightError as exc:
+            await self.out.emit(Observation(0, f"signing in again failed: {exc.message}"))
+            return False
+        await self.out.emit(Observation(0, said))
+        back = next((i for i in range(index, -1, -1)
+                     if self.scenario.steps[i].action == "navigate"), None)  # fmt: skip
+        if back is not None and back != index:
+            await self._step(back, self.scenario.steps[back], budget)
+        return True
 
     async def _asks_sign_in(self, budget: Budget) -> bool:
         """Whether the page shows a sign-in form now."""

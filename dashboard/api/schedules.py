@@ -1,4 +1,4 @@
-"""The JSON API's schedules: list, make, read, change, delete."""
+"""The JSON API's schedules: list, make, read, change, run now, delete."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from django.http import Http404, HttpRequest
 from ninja import Router, Schema, Status
 from pydantic import Field
 
-from dashboard.api.common import ERRORS, ApiError
+from dashboard.api.common import ERRORS, ApiError, ErrorOut
 from dashboard.api.runs import heal_model_named, signin_of
 from dashboard.jobs import alerts, schedules
 from dashboard.jobs import selectors as job_selectors
@@ -51,6 +51,7 @@ class SchedulePatch(Schema):
     webhook_url: str | None = None
     emails: str | None = None
     enabled: bool | None = None
+    signin_profile: str | None = Field(None, max_length=100, description='"" for none')
     llm_profile: str | None = Field(None, max_length=100, description='"" for none')
 
 
@@ -92,6 +93,7 @@ class ScheduleOut(Schema):
     webhook_url: str
     webhook_secret: str  # verifies the X-Tabwright-Signature of its webhooks
     emails: str
+    signin_profile: str  # the sign-in profile its firings start with ("": none)
     llm_profile: str  # the model for changed pages ("": none; "… (deleted)" since)
     next: list[datetime]
     firings: list[FiringOut]
@@ -106,6 +108,7 @@ def _schedule_out(schedule: Schedule) -> dict[str, Any]:
         "concurrency": schedule.concurrency, "base_url": schedule.base_url,
         "webhook_url": schedule.webhook_url, "webhook_secret": schedule.webhook_secret,
         "emails": schedule.emails, "llm_profile": schedule.heal_model_label,
+        "signin_profile": schedule.signin_profile.name if schedule.signin_profile else "",
         "next": schedules.upcoming(schedule),
         "firings": [{
             "id": f.pk, "due_at": f.due_at, "outcome": f.outcome, "error": f.error,
@@ -173,6 +176,7 @@ async def edit_schedule(request: HttpRequest, schedule_id: int, body: SchedulePa
         schedule = _own_schedule(request, schedule_id)
         given = body.model_dump(exclude_unset=True)
         heal_model = given.pop("llm_profile", None)
+        signin = given.pop("signin_profile", None)
         fields = {
             "cron": schedule.cron, "timezone": schedule.timezone,
             "params": schedule.params if schedule.rows is None else None,
@@ -188,10 +192,33 @@ async def edit_schedule(request: HttpRequest, schedule_id: int, body: SchedulePa
         checked = _checked_schedule(schedule.scenario, fields)
         if heal_model is not None:  # "": none any more
             checked.update(heal_model_fields(heal_model_named(heal_model)))
+        if signin is not None:  # "": none any more
+            profile = signin_of(request.user, signin)
+            checked["signin_profile_id"] = profile.pk if profile is not None else None
         return _schedule_out(schedules.save(schedule, origin=alerts.request_origin(request),
                                             **checked))  # fmt: skip
 
     return await sync_to_async(edit)()
+
+
+@router.post("/schedules/{schedule_id}/fire", response={202: ScheduleOut, **ERRORS, 409: ErrorOut},
+             tags=["schedules"])  # fmt: skip
+async def fire_schedule(request: HttpRequest, schedule_id: int) -> Any:
+    """Run it now: its next time is made now and a worker fires it at once, a firing like
+    any other (its run or batch, judged and told the same way); the regular times go on
+    after it.  202 with the schedule (its firings show it once fired); 409
+    ``schedule_off`` while it is turned off."""
+
+    def make_due() -> None:
+        try:
+            schedules.run_now(_own_schedule(request, schedule_id))
+        except schedules.ScheduleOff as exc:
+            raise ApiError(409, exc.code, exc.message, exc.hint) from None
+
+    await sync_to_async(make_due)()
+    await schedules.ring_due()
+    out = await sync_to_async(lambda: _schedule_out(_own_schedule(request, schedule_id)))()
+    return Status(202, out)
 
 
 @router.delete("/schedules/{schedule_id}", response={204: None, **ERRORS}, tags=["schedules"])

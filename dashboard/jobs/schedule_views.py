@@ -1,7 +1,8 @@
-"""Schedules on a scenario's page: make one, turn it off and on, delete it."""
+"""Schedules on a scenario's page: make one, run it now, turn it off and on, delete it."""
 
 from __future__ import annotations
 
+from asgiref.sync import async_to_sync
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -43,6 +44,21 @@ def _own(request: HttpRequest, schedule_id: int) -> Schedule:
 def schedule_toggle(request: HttpRequest, schedule_id: int) -> HttpResponse:
     schedule = _own(request, schedule_id)
     schedules.save(schedule, enabled=not schedule.enabled)  # its next time from now
+    return redirect(f"/scenarios/{schedule.scenario_id}/#schedules")
+
+
+@login_required
+@require_POST
+def schedule_run_now(request: HttpRequest, schedule_id: int) -> HttpResponse:
+    """Fire it now, as at one of its times (dashboard.jobs.schedules.run_now)."""
+    schedule = _own(request, schedule_id)
+    try:
+        schedules.run_now(schedule)
+    except schedules.ScheduleOff as exc:
+        messages.error(request, f"Not run: {exc.message}; {exc.hint}.")
+    else:
+        async_to_sync(schedules.ring_due)()
+        messages.success(request, "Firing now: its run shows under the schedule in a moment.")
     return redirect(f"/scenarios/{schedule.scenario_id}/#schedules")
 
 

@@ -4,10 +4,15 @@ in IANA time zones (zoneinfo).
 Every worker's queue poll fires what is due (:func:`fire_due`): each due time of a
 schedule becomes one ScheduleFiring row — unique per schedule and time, and made in the
 transaction that moves the schedule's next time on — so however many workers poll, a time
-starts its replay (or batch) exactly once.  A time found more than MISSED_AFTER_S late (no
-worker was up) is reported as missed, with how many times were, and not run late.  The
-same poll judges the firings whose work ended (:func:`judge_outcomes`): one that failed or
-waits for a person is told to the schedule's webhook and e-mail (dashboard.jobs.alerts).
+starts its replay (or batch) exactly once.  *Run now* (:func:`run_now`) makes the
+schedule's next time now and rings the workers (:func:`ring_due`): the worker that hears
+it fires it through the same :func:`fire_due`, a firing like any other (a lost ring waits
+for the next poll); the regular times go on after it.  A time found more than
+MISSED_AFTER_S late (no worker was up) is reported as missed, with how many times were,
+and not run late.  The same poll judges the firings whose work ended
+(:func:`judge_outcomes`), and a replay's firing is judged as soon as its run ends
+(:func:`run_ended`): one that failed or waits for a person is told to the schedule's
+webhook and e-mail (dashboard.jobs.alerts).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from croniter import croniter
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone as dj_timezone
 
 from automation.errors import ActionInvalid, UrlBlocked
@@ -34,13 +40,14 @@ from dashboard.jobs import services as job_services
 from dashboard.jobs.batchfile import check_params, json_rows
 from dashboard.lib.urls import UrlInvalid, plain_url
 from dashboard.models import Batch, Run, Schedule, ScheduleFiring
-from dashboard.runs.doorbell import wake
+from dashboard.runs.doorbell import RUNS_CHANNEL, ring, wake
+from dashboard.runs.messages import schedules_due_message
 from dashboard.scenarios import selectors as scenario_selectors
 from dashboard.scenarios import services as scenario_services
 
-__all__ = ["MISSED_AFTER_S", "ScheduleInvalid", "check_cron", "check_schedule",
-           "check_timezone", "describe", "fire_due", "judge_outcomes", "next_times", "save",
-           "upcoming"]  # fmt: skip
+__all__ = ["MISSED_AFTER_S", "ScheduleInvalid", "ScheduleOff", "check_cron", "check_schedule",
+           "check_timezone", "describe", "fire_due", "judge_outcomes", "next_times",
+           "ring_due", "run_ended", "run_now", "save", "upcoming"]  # fmt: skip
 
 log = logging.getLogger("tabwright.schedules")
 
@@ -196,6 +203,29 @@ async def fire_due() -> list[ScheduleFiring]:
     return fired
 
 
+class ScheduleOff(ActionInvalid):
+    code = "schedule_off"
+
+
+def run_now(schedule: Schedule) -> Schedule:
+    """Make the schedule due now (a time already due stays as it is): the next poll, or
+    the worker :func:`ring_due` rings, fires it as any time of it; ScheduleOff while it
+    is turned off."""
+    if not schedule.enabled:
+        raise ScheduleOff("the schedule is turned off", hint="turn it on to run it now")
+    now = dj_timezone.now()
+    later = Q(next_fire_at__gt=now) | Q(next_fire_at__isnull=True)
+    Schedule.objects.filter(later, pk=schedule.pk, enabled=True).update(next_fire_at=now)
+    schedule.refresh_from_db()
+    return schedule
+
+
+async def ring_due() -> bool:
+    """Ring the workers: a schedule is due now (:func:`run_now`); False when the ring was
+    dropped (their next poll fires it)."""
+    return await ring(RUNS_CHANNEL, schedules_due_message())
+
+
 # -- outcomes -------------------------------------------------------------------------------
 
 RUN_OUTCOME = {Run.Status.SUCCEEDED: "ok", Run.Status.FAILED: "failed",
@@ -250,6 +280,16 @@ def judge_all() -> list[ScheduleFiring]:
         if bad is not None:
             told.append(bad)
     return told
+
+
+async def run_ended(run: Run) -> None:
+    """A run ended (dashboard.runs.live.on_ended): the firing it replays is judged now,
+    not at the next poll, its alerts sent at once when it went badly."""
+    firing_id = await database_sync_to_async(
+        lambda: ScheduleFiring.objects.filter(run_id=run.pk).values_list("pk", flat=True).first()
+    )()
+    if firing_id is not None and await database_sync_to_async(judge)(firing_id) is not None:
+        outbox.kick()
 
 
 async def judge_outcomes() -> None:

@@ -25,15 +25,22 @@ from typing import Any, Literal, NotRequired, TypedDict
 __all__ = [
     "ActMessage", "Answer", "AnswerError", "AnswerMessage", "CallMessage", "CancelMessage",
     "CommandMessage", "EventMessage", "FrameMessage", "InputMessage", "McpMessage",
-    "QueueMessage", "SigninMessage", "UnwatchMessage", "WakeMessage", "WatchMessage",
-    "act_message", "answer_message", "cancel_message", "command_message", "event_message",
-    "frame_message", "input_message", "mcp_message", "queue_message", "signin_message",
-    "unwatch_message", "wake_message", "watch_message",
+    "QueueMessage", "SchedulesDueMessage", "SigninMessage", "UnwatchMessage", "WakeMessage",
+    "WatchMessage", "act_message", "answer_message", "cancel_message", "command_message",
+    "event_message", "frame_message", "input_message", "mcp_message", "queue_message",
+    "schedules_due_message", "signin_message", "unwatch_message", "wake_message",
+    "watch_message",
 ]  # fmt: skip
 
 
 class WakeMessage(TypedDict):
     type: Literal["runs.wake"]
+
+
+class SchedulesDueMessage(TypedDict):
+    """A schedule was made due now (Run now): the worker that hears it fires it."""
+
+    type: Literal["schedules.due"]
 
 
 # -- calls for a live run, and their answers ----------------------------------------------
@@ -156,6 +163,10 @@ class QueueMessage(TypedDict):
 
 def wake_message() -> WakeMessage:
     return {"type": "runs.wake"}
+
+
+def schedules_due_message() -> SchedulesDueMessage:
+    return {"type": "schedules.due"}
 
 
 def command_message(run_id: int, command: str, text: str = "", rounds: int = 0) -> CommandMessage:

@@ -1,23 +1,40 @@
 """The live view as a person uses it: watching the run's tab, taking over a paused run with
 a click on the picture enlarged to the page's width (recorded as the person's step), a
 dropped socket that loses nothing, and an interruption cleared there once and handled by
-every replay after."""
+every replay after; then the day with no person: a schedule that signs in again and
+clears a new release's interruptions by itself, firing after firing."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager, closing
 from pathlib import Path
+from typing import Any, TypeVar
 
+import httpx
 import pytest
 from playwright.async_api import Page, expect
 
 from automation import BrowserSession
-from tests.backoffice import back_office, order_scenario
-from tests.e2e.ui import LIVE_MS, Server, live_picture, log_in, save, start_run
+from tests.backoffice import (
+    COOKIES,
+    WHATS_NEW,
+    back_office,
+    order_scenario,
+    sign_in_scenario,
+    sign_in_task,
+)
+from tests.daphne import api_token
+from tests.daphne import log_in as daphne_log_in
+from tests.e2e.ui import LIVE_MS, PASSWORD, USERNAME, Server, live_picture, log_in, save, start_run
 from tests.tasks import AMBIGUOUS_TASK
 
 pytestmark = pytest.mark.e2e
+
+T = TypeVar("T")
 
 
 async def test_a_person_takes_over_with_a_click_on_the_live_view(
@@ -197,3 +214,135 @@ async def test_an_interruption_cleared_on_the_live_view_is_handled_from_then_on(
 INPUT_RESULTS = (
     "() => window.__socketEvents.filter((e) => e.type === 'input.result' && e.ok).length"
 )
+
+
+RELOGIN = ("signed in again with the login scenario 'Sign in'; the sign-in profile "
+           "'back office' was saved again")  # fmt: skip
+HANDLED = ["handled 'What's new' dialog", "handled 'Cookie consent' banner"]
+
+
+async def test_a_daily_schedule_signs_in_again_and_clears_a_new_release_with_no_person(
+    page: Page, server: Server
+) -> None:
+    """The back office's order scenario, scheduled with a sign-in profile, its login
+    scenario and the release's handlers, fires six times with nobody there (Run now
+    stands for the days): the site ends every session before the third firing, a new
+    release covers the order's page before the fifth.  Every firing passes; the run of
+    the third signs in again (once, the profile saved again for the next), those of the
+    fifth and sixth clear the dialog and the cookie wall, and their pages say so."""
+    with back_office() as office:
+        async with script(server) as api:
+            login = await api.post("/scenarios", json=sign_in_scenario(office.url).to_dict())
+            assert login.status_code == 201, login.text
+            orders = order_scenario(office.url, WHATS_NEW, COOKIES)
+            made = await api.post("/scenarios", json=orders)
+            assert made.status_code == 201, made.text
+            named = await api.put(f"/scenarios/{made.json()['id']}/login",
+                                  json={"login_scenario": "Sign in"})  # fmt: skip
+            assert named.status_code == 200 and named.json()["login_scenario"] == "Sign in"
+            # Signed in once in a conversation, its tab's sign-in saved as a profile.
+            run = await api.post("/runs", json={"task": sign_in_task(office.url),
+                                                "planner": "rules"})  # fmt: skip
+            assert run.status_code == 201, run.text
+            await ended(api, run.json()["id"], "paused")
+            saved = await api.post(f"/runs/{run.json()['id']}/signin", json={"name": "back office"})
+            assert saved.status_code == 201, saved.text
+            assert (await api.post(f"/runs/{run.json()['id']}/stop")).status_code == 200
+            schedule = await api.post(f"/scenarios/{made.json()['id']}/schedules", json={
+                "cron": "0 7 * * 1-5", "timezone": "Europe/Paris", "signin_profile": "back office",
+            })  # fmt: skip
+            assert schedule.status_code == 201, schedule.text
+            schedule_id = schedule.json()["id"]
+
+            runs = []
+            for day in range(6):
+                if day == 2:
+                    office.expire_sessions()
+                if day == 4:
+                    office.switch_release("2026.12", after_views=1)
+                fired = await api.post(f"/schedules/{schedule_id}/fire")
+                assert fired.status_code == 202, fired.text
+                runs.append(await fired_run(api, schedule_id, day + 1))
+                assert await ended(api, runs[-1]) == "succeeded", f"day {day}"
+            notes = [await observations(api, run_id) for run_id in runs]
+            assert notes == [[], [], [RELOGIN], [], HANDLED, HANDLED], notes
+            firings = await judged(api, schedule_id)
+            assert [f["outcome"] for f in firings] == ["ok"] * 6, firings
+            assert sorted(f["run_id"] for f in firings) == runs
+            assert all(f["missed"] == 0 and not f["deliveries"] for f in firings), firings
+            upcoming = (await api.get(f"/schedules/{schedule_id}")).json()["next"]
+            assert all(at.endswith(("T07:00:00+01:00", "T07:00:00+02:00")) for at in upcoming)
+
+        # The back office saw two sign-ins (the conversation's, the login scenario's) and
+        # each firing open the order once.
+        assert office.sign_ins == 2
+        assert office.views["/orders/1001"] == 6
+        await log_in(page, server)
+        for run_id, said in ((runs[2], [RELOGIN]), (runs[4], HANDLED)):
+            await page.goto(f"{server.base_url}/runs/{run_id}/")
+            await expect(page.locator("#status")).to_have_text("succeeded")
+            for text in said:
+                await expect(page.locator("#chat")).to_contain_text(text)
+        await save(page, "schedule-handled-release.png")
+
+
+@asynccontextmanager
+async def script(server: Server) -> AsyncIterator[httpx.AsyncClient]:
+    """A script with a token of the e2e user's, on the dashboard's JSON API."""
+    with closing(daphne_log_in(server.base_url, (USERNAME, PASSWORD))) as logged_in:
+        token = api_token(logged_in, "daily")
+    async with httpx.AsyncClient(base_url=f"{server.base_url}/api", timeout=20,
+                                 headers={"Authorization": f"Bearer {token}"}) as api:  # fmt: skip
+        yield api
+
+
+async def polled(what: str, read: Callable[[], Awaitable[T | None]], timeout_s: float = 60) -> T:
+    """What ``read()`` gives once it gives something, read again every 0.1 s (the API
+    rings no bell); ``timeout_s`` bounds a hang only."""
+    try:
+        async with asyncio.timeout(timeout_s):
+            while True:
+                if (got := await read()) is not None:
+                    return got
+                await asyncio.sleep(0.1)
+    except TimeoutError:
+        raise AssertionError(f"not yet: {what}") from None
+
+
+async def ended(api: httpx.AsyncClient, run_id: int, *statuses: str) -> str:
+    """The run's status once it is one of ``statuses`` (by default: any it ends with)."""
+    statuses = statuses or ("succeeded", "failed", "stopped", "paused")
+
+    async def status() -> str | None:
+        now = (await api.get(f"/runs/{run_id}")).json()["status"]
+        return now if now in statuses else None
+
+    return await polled(f"run {run_id} is {' or '.join(statuses)}", status)
+
+
+async def fired_run(api: httpx.AsyncClient, schedule_id: int, count: int) -> int:
+    """The run of the schedule's ``count``-th firing, once a worker fired it (rung at
+    once; the workers' poll every 5 s would fire it too)."""
+
+    async def run() -> int | None:
+        firings = (await api.get(f"/schedules/{schedule_id}")).json()["firings"]
+        if len(firings) == count and all(f["run_id"] for f in firings):
+            return max(f["run_id"] for f in firings)
+        return None
+
+    return await polled(f"firing {count} has its run", run)
+
+
+async def judged(api: httpx.AsyncClient, schedule_id: int) -> list[dict[str, Any]]:
+    """The schedule's firings once each is judged (the workers' poll does it)."""
+
+    async def firings() -> list[dict[str, Any]] | None:
+        got = (await api.get(f"/schedules/{schedule_id}")).json()["firings"]
+        return got if all(f["outcome"] for f in got) else None
+
+    return await polled("the firings are judged", firings)
+
+
+async def observations(api: httpx.AsyncClient, run_id: int) -> list[Any]:
+    events = (await api.get(f"/runs/{run_id}/events")).json()["events"]
+    return [e["text"] for e in events if e["type"] == "observation"]

@@ -4,8 +4,9 @@ two workers of capacity 2, every run completes exactly once and both workers wor
 SIGTERM to a worker lets its run go on for the grace period, then ends it interrupted
 with its steps kept, and the worker exits, while the other goes on taking runs; a worker
 killed mid-batch: the rows it held are reported lost, the rest pass on the other, and no
-row's replay starts twice; a schedule due while two workers poll fires once, and a firing
-that fails is told to its webhook once, however many workers send the outbox."""
+row's replay starts twice; a schedule due while two workers poll fires once (and once more
+on Run now, asked of the web process), and a firing that fails is told to its webhook
+once, however many workers send the outbox."""
 
 from __future__ import annotations
 
@@ -160,6 +161,20 @@ def test_a_due_schedule_fires_once_however_many_workers_poll(cluster: Cluster) -
     assert (
         cluster.sql(f"select next_fire_at > now() from dashboard_schedule where id = {schedule}")
         == "t"
+    )
+    # Run now, asked of the web process (which drives nothing): a worker fires it, once.
+    assert api.post(f"/api/schedules/{schedule}/fire").status_code == 202
+
+    def fired_again() -> bool:
+        firings = api.get(f"/api/schedules/{schedule}").json()["firings"]
+        return [f["outcome"] for f in firings] == ["ok", "ok"]
+
+    wait_until(cluster, "run now fired and its replay passed", fired_again, timeout_s=60)
+    assert (
+        cluster.sql(
+            f"select count(*) from dashboard_run where kind = 'replay' and scenario_id = {scenario}"
+        )
+        == "2"
     )
 
 

@@ -17,6 +17,8 @@ import pytest
 from playwright.async_api import Page, expect
 
 from automation.browser.config import default_chromium
+from tests.backoffice import PASSWORD as BO_PASSWORD
+from tests.backoffice import SEED as BO_SEED
 from tests.daphne import daphne
 from tests.fakellm import ScriptedLLMServer
 
@@ -45,8 +47,9 @@ class Server:
 
 @contextmanager
 def e2e_server(tmp_path_factory: pytest.TempPathFactory, **settings: str) -> Iterator[Server]:
-    """A module's dashboard: a daphne with its own database, the two people, the secret
-    its scenarios replay with and a scripted LLM; ``settings``: TABWRIGHT_* besides."""
+    """A module's dashboard: a daphne with its own database, the two people, the secrets
+    its scenarios replay with (the shop's, the back office's) and a scripted LLM;
+    ``settings``: TABWRIGHT_* besides."""
     llm = ScriptedLLMServer().start()
     environment = {
         "TABWRIGHT_DEBUG": "1",
@@ -61,6 +64,9 @@ def e2e_server(tmp_path_factory: pytest.TempPathFactory, **settings: str) -> Ite
         "TABWRIGHT_LLM_BASE_URL": llm.base_url,
         "TABWRIGHT_LLM_MODEL": "test-model",
         "TABWRIGHT_SECRET_PASSWORD": SHOP_PASSWORD,  # what scenario replays fill in
+        # The back office's (tests.backoffice): its password and its TOTP seed.
+        "TABWRIGHT_SECRET_BO_PASSWORD": BO_PASSWORD,
+        "TABWRIGHT_SECRET_BO": BO_SEED,
         **settings,
     }
     try:
@@ -69,7 +75,8 @@ def e2e_server(tmp_path_factory: pytest.TempPathFactory, **settings: str) -> Ite
             (USERNAME, PASSWORD),
             environment,
             more_users=[(OTHER_USERNAME, OTHER_PASSWORD)],
-            grants=[("PASSWORD", USERNAME)],  # the secret its scenarios replay with
+            # the secrets its scenarios replay with
+            grants=[("PASSWORD", USERNAME), ("BO_PASSWORD", USERNAME), ("BO", USERNAME)],
         ) as (base_url, log):
             yield Server(base_url, log, llm)
     finally:

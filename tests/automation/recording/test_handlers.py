@@ -1,7 +1,8 @@
 """Interruptions over the page, in a real browser against the back office's new release: a
 "What's new" dialog and a cookie wall over the page from the second page on.  A replay
 with handlers clears each when it covers a step's element and says so; without them (or
-with one that can't clear it) the step needs a person and nothing is clicked through.
+with one that can't clear it) the step needs a person and nothing is clicked through.  A
+replay that lands on the sign-in page signs in again before the step it can't do there.
 bench.daily's short day: a relogin, a cover that needs a person, then handlers at work."""
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import pytest
 
 from automation import BrowserSession
 from automation.browser.tab import Tab
-from automation.events import HandlerProposed, ListSink, Observation
+from automation.budget import Budget
+from automation.events import ActionFinished, HandlerProposed, ListSink, Observation
 from automation.recording.replay import Replay, ReplayConfig
 from automation.recording.scenario import Scenario
 from tests.backoffice import (
@@ -100,6 +102,31 @@ async def test_a_prompt_that_comes_back_on_every_page_is_handled_each_time(
     assert result.ok, result.reason
     assert notes(sink) == ["handled 'Session will expire' dialog"] * 2  # both links covered
     assert office.keepalives == 2
+
+
+async def test_a_replay_on_the_sign_in_page_signs_in_again_before_the_step_it_lacks(
+    tab: Tab,
+) -> None:
+    """The session ended: the scenario's first page sends the tab to the sign-in page.
+    The next step's element can't be there: the replay signs in again at once (rather
+    than wait the step's time for it, then fail it) and goes on from the first page."""
+    with back_office() as plain:
+        said: list[str] = []
+
+        async def relogin(budget: Budget) -> str:
+            said.append(tab.url)
+            await signed_in(tab, plain)
+            return "signed in again"
+
+        sink = ListSink()
+        result = await Replay(tab, orders(plain.url), sink=sink, config=FAST,
+                              relogin=relogin).run()  # fmt: skip
+        assert result.ok, result.reason
+        assert said == [f"{plain.url}/login"]
+        assert notes(sink) == ["signed in again"]
+        finished = [(e.index, e.ok) for e in sink.events if isinstance(e, ActionFinished)]
+        assert finished == [(0, True), (0, True), (1, True), (2, True), (3, True), (4, True)]
+        assert plain.views["/orders/1001"] == 1
 
 
 async def test_a_short_day_of_firings_across_an_expiry_and_a_release(

@@ -1,6 +1,7 @@
 """Schedules: a scenario replayed (or run as a batch) at the times of a cron expression in
 a time zone, each time fired exactly once, a time missed while nothing ran reported and
-not run late; a firing that fails or waits for a person is told to a signed webhook
+not run late, *Run now* fired at once by the worker it rings, a firing judged when its
+run ends; a firing that fails or waits for a person is told to a signed webhook
 (retried with backoff, every try logged) and by e-mail (a real SMTP server on loopback);
 the scenario page shows the next times in words and the health of its last replays."""
 
@@ -17,14 +18,18 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from asgiref.sync import async_to_sync, sync_to_async
-from django.test import Client
+from channels.layers import get_channel_layer
+from django.test import AsyncClient, Client
 from django.utils import timezone
 
 from automation.errors import ActionInvalid
 from dashboard.jobs import outbox, schedules
 from dashboard.models import Delivery, Run, Scenario, Schedule, ScheduleFiring
+from dashboard.runs.doorbell import RUNS_CHANNEL
 from dashboard.runs.runner import RunManager
-from tests.dashboard.api.test_api import refused, token_of
+from dashboard.runs.signins import signin_save
+from dashboard.worker import RunWorkerConsumer
+from tests.dashboard.api.test_api import Api, refused, token_of
 from tests.dashboard.conftest import Runs
 from tests.dashboard.jobs.conftest import Mailbox, Receiver, make
 from tests.net import free_port
@@ -115,6 +120,71 @@ def test_a_firing_that_can_t_start_any_more_fails_saying_why(scenario: Scenario)
         "failed",
         "could not start: the scenario has no parameter 'nickname'",
     )
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_run_now_is_fired_at_once_by_the_worker_it_rings_and_the_times_go_on(
+    owner: Any, stranger: Any, scenario: Scenario
+) -> None:
+    schedule = await sync_to_async(make)(scenario, cron="0 7 * * *")
+    regular = schedule.next_fire_at
+    script = Api(await sync_to_async(token_of)(owner))
+    answer = await script.post(f"/api/schedules/{schedule.pk}/fire")
+    assert answer.status_code == 202, answer.content
+    assert answer.json()["firings"] == []  # the worker fires it
+    rung = await _rung()
+    assert not await ScheduleFiring.objects.aexists()
+    await RunWorkerConsumer().schedules_due(rung)  # the worker that hears it
+    firing = await ScheduleFiring.objects.select_related("run").aget()
+    assert firing.run is not None and firing.run.kind == Run.Kind.REPLAY
+    assert firing.run.params == {"name": "Ada", "greet": "Ada", "page": "form.html"}
+    assert (await Schedule.objects.aget(pk=schedule.pk)).next_fire_at == regular
+    await RunWorkerConsumer().schedules_due(rung)  # heard twice, or polled: fired once
+    assert await ScheduleFiring.objects.acount() == 1
+    read = await script.get(f"/api/schedules/{schedule.pk}")
+    assert [f["run_id"] for f in read.json()["firings"]] == [firing.run_id]
+
+    # The scenario page's button does the same.
+    page = AsyncClient()
+    await page.aforce_login(owner)
+    pressed = await page.post(f"/schedules/{schedule.pk}/run-now", follow=True)
+    assert "Firing now: its run shows under the schedule" in pressed.content.decode()
+    await RunWorkerConsumer().schedules_due(await _rung())
+    assert await ScheduleFiring.objects.acount() == 2
+
+    # Turned off, it is not run; another person's is not found.
+    await Schedule.objects.filter(pk=schedule.pk).aupdate(enabled=False, next_fire_at=None)
+    off = refused(await script.post(f"/api/schedules/{schedule.pk}/fire"), 409, "schedule_off")
+    assert off["message"] == "the schedule is turned off"
+    pressed = await page.post(f"/schedules/{schedule.pk}/run-now", follow=True)
+    assert "Not run: the schedule is turned off" in pressed.content.decode()
+    theirs = Api(await sync_to_async(token_of)(stranger))
+    refused(await theirs.post(f"/api/schedules/{schedule.pk}/fire"), 404, "not_found")
+    assert (await Schedule.objects.aget(pk=schedule.pk)).next_fire_at is None
+    assert await ScheduleFiring.objects.acount() == 2
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_firing_is_judged_when_its_run_ends(runs: Runs, scenario: Scenario) -> None:
+    schedule = await sync_to_async(make)(scenario)
+    firing = await sync_to_async(schedules.fire)(
+        schedule.pk, schedule.next_fire_at + timedelta(seconds=1)
+    )
+    assert firing is not None and firing.run is not None
+    await runs.start(firing.run)
+    await runs.manager.wait_closed(firing.run.pk)  # its end's hooks ran, no poll did
+    firing = await ScheduleFiring.objects.select_related("run").aget(pk=firing.pk)
+    assert firing.run.status == Run.Status.SUCCEEDED, firing.run.status_reason
+    assert (firing.outcome, firing.alerted_at) == ("ok", None)
+
+
+async def _rung() -> dict[str, Any]:
+    """The schedules' ring on the workers' doorbell (wake-ups before it passed over)."""
+    async with asyncio.timeout(10):  # it was sent before: a bound on a lost one only
+        while True:
+            message = await get_channel_layer().receive(RUNS_CHANNEL)
+            if message["type"] == "schedules.due":
+                return message
 
 
 # -- alerts -------------------------------------------------------------------------------
@@ -272,6 +342,18 @@ def test_schedules_over_the_api_refuse_bad_values_and_others_see_none(
                            content_type="application/json")  # fmt: skip
     assert patched.status_code == 200 and patched.json()["next"] == []
     assert patched.json()["rows"] == schedule["rows"]  # the rest stays
+    assert schedule["signin_profile"] == ""
+    signin_save(owner_id=owner.pk, name="back office", state={"cookies": [], "origins": []})
+    signed = client.patch(f"/api/schedules/{schedule['id']}", {"signin_profile": "back office"},
+                          content_type="application/json")  # fmt: skip
+    assert signed.status_code == 200 and signed.json()["signin_profile"] == "back office"
+    assert Schedule.objects.get().signin_profile.name == "back office"
+    unknown = refused(client.patch(f"/api/schedules/{schedule['id']}", {"signin_profile": "x"},
+                                   content_type="application/json"), 400, "invalid")  # fmt: skip
+    assert "signin_profile" in unknown["fields"]
+    unsigned = client.patch(f"/api/schedules/{schedule['id']}", {"signin_profile": ""},
+                            content_type="application/json")  # fmt: skip
+    assert unsigned.json()["signin_profile"] == "" and unsigned.json()["rows"] == schedule["rows"]
 
     other = Client(headers={"Authorization": f"Bearer {token_of(stranger)}"})
     assert other.get("/api/schedules").json() == []

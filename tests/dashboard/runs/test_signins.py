@@ -23,7 +23,7 @@ from dashboard.runs.signins import (
     signin_state_for_run,
 )
 from dashboard.scenarios import services as scenario_services
-from tests.backoffice import PASSWORD, SEED, USER, BackOffice
+from tests.backoffice import PASSWORD, SEED, USER, BackOffice, sign_in_task
 from tests.dashboard.conftest import Runs
 
 pytestmark = pytest.mark.django_db
@@ -99,16 +99,6 @@ def test_the_api_refuses_a_profile_it_does_not_know(owner: Any, client: Any) -> 
 
 
 # -- in a real browser, against the back office -----------------------------------------
-
-
-def sign_in_task(url: str) -> str:
-    # The last line matches nothing: the run pauses there, signed in, its tab open.
-    return "\n".join([
-        f"go to {url}/login", f'type "{USER}" into "User name"',
-        'type "${SECRET:BO_PASSWORD}" into "Password"', 'click "Sign in"',
-        'type "${TOTP:BO}" into "Code"', 'click "Verify"', "wait for Signed in as",
-        "click Nowhere",
-    ])  # fmt: skip
 
 
 def orders(url: str) -> dict[str, Any]:
