@@ -36,8 +36,8 @@ from dashboard.lib.logredact import redact_server_logs  # noqa: E402
 
 redact_server_logs()  # the server's logs show no token of an address
 
-from dashboard.api.mcp import PATH as MCP_PATH  # noqa: E402
-from dashboard.api.mcp import McpApp  # noqa: E402
+from dashboard.api.mcpmount import PATH as MCP_PATH  # noqa: E402
+from dashboard.api.mcpmount import McpMount  # noqa: E402
 from dashboard.lib import looplag  # noqa: E402
 from dashboard.lib.origin import SameOriginValidator  # noqa: E402
 from dashboard.routing import websocket_urlpatterns  # noqa: E402
@@ -45,7 +45,7 @@ from dashboard.startup import on_server_start, serves_runs  # noqa: E402
 from dashboard.worker import channel_application, drain, start_embedded  # noqa: E402
 
 _pages = ASGIStaticFilesHandler(django_asgi_app)  # it serves its own few static files
-_mcp = McpApp()
+_mcp = McpMount()  # the MCP SDK loads at the first request to /mcp
 
 
 async def http_application(scope: dict[str, Any], receive: Any, send: Any) -> None:
