@@ -6,12 +6,15 @@ import asyncio
 import os
 from typing import Any
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.settings")
+from automation.loading import pause_gc, resume_gc
 
-from channels.auth import AuthMiddlewareStack
-from channels.routing import ProtocolTypeRouter, URLRouter
-from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
-from django.core.asgi import get_asgi_application
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.settings")
+pause_gc()  # while the server loads: resumed at the end of this module
+
+from channels.auth import AuthMiddlewareStack  # noqa: E402
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
+from django.core.asgi import get_asgi_application  # noqa: E402
 
 django_asgi_app = get_asgi_application()
 
@@ -97,3 +100,4 @@ def _watch_loop() -> None:
 reactor.callLater(0, _watch_loop)
 reactor.callLater(0, _start_worker)
 reactor.addSystemEventTrigger("before", "shutdown", _drain_worker)
+resume_gc()

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from automation.browser.config import BrowserConfig
 from automation.browser.url_policy import UrlPolicy
+from automation.loading import pause_gc, resume_gc
 
 __all__ = ["main"]
 
@@ -46,34 +47,46 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    options = _parser().parse_args(argv)
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    if options.scenario_out is not None and not options.scenario_out.parent.is_dir():
-        _parser().error(f"--scenario-out: no folder {options.scenario_out.parent}")
-    config = BrowserConfig(
-        executable_path=options.chromium,
-        cdp_url=options.cdp_url,
-        headless=not options.headed,
-        evaluate_enabled=options.allow_evaluate,
-        upload_dir=options.upload_dir,
-        url_policy=UrlPolicy(block_private=not options.allow_private),
-    )
-    asyncio.run(_serve(config, options))
+    pause_gc()  # while the server loads (resumed in _serve once it has)
+    try:
+        options = _parser().parse_args(argv)
+        logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+        if options.scenario_out is not None and not options.scenario_out.parent.is_dir():
+            _parser().error(f"--scenario-out: no folder {options.scenario_out.parent}")
+        config = BrowserConfig(
+            executable_path=options.chromium,
+            cdp_url=options.cdp_url,
+            headless=not options.headed,
+            evaluate_enabled=options.allow_evaluate,
+            upload_dir=options.upload_dir,
+            url_policy=UrlPolicy(block_private=not options.allow_private),
+        )
+        asyncio.run(_serve(config, options))
+    finally:
+        resume_gc()
     return 0
 
 
 async def _serve(config: BrowserConfig, options: argparse.Namespace) -> None:
-    """The browser starts and the tab opens first; the MCP SDK (the larger import) loads
-    in a thread meanwhile, so a client's first call waits for the later of the two, not
-    their sum."""
-    from automation.mcp.ahead import TabAhead
-
-    ahead = TabAhead(config)
+    """The MCP SDK (the larger import) loads in a thread from the start, while this thread
+    loads the browser's code, starts the browser and opens the tab: a client's first call
+    waits for the later of the two, not their sum."""
+    loop = asyncio.get_running_loop()
+    loading = loop.run_in_executor(None, importlib.import_module, "automation.mcp.stdio")
     try:
-        stdio = await asyncio.to_thread(importlib.import_module, "automation.mcp.stdio")
+        from automation.mcp.ahead import TabAhead  # Playwright: not for --help
+
+        ahead = TabAhead(config)
+    except BaseException:
+        await asyncio.gather(loading, return_exceptions=True)
+        raise
+    try:
+        stdio = await loading
     except BaseException:
         await ahead.close()
         raise
+    finally:
+        resume_gc()
     await stdio.serve_stdio(
         config,
         scenario_out=options.scenario_out,
