@@ -17,6 +17,7 @@ from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: 
 from django.core.asgi import get_asgi_application  # noqa: E402
 
 django_asgi_app = get_asgi_application()
+pause_gc()  # again: the apps' ready() resumed it (for manage.py's commands)
 
 
 def _import_pages() -> None:
