@@ -68,20 +68,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 async def _serve(config: BrowserConfig, options: argparse.Namespace) -> None:
-    """The MCP SDK (the larger import) loads in a thread from the start, while this thread
-    loads the browser's code, starts the browser and opens the tab: a client's first call
-    waits for the later of the two, not their sum."""
-    loop = asyncio.get_running_loop()
-    loading = loop.run_in_executor(None, importlib.import_module, "automation.mcp.stdio")
-    try:
-        from automation.mcp.ahead import TabAhead  # Playwright: not for --help
+    """The browser starts and the tab opens first; the MCP SDK (the larger import) loads
+    in a thread meanwhile, so a client's first call waits for the later of the two, not
+    their sum.  (Loading the SDK from the very start instead makes the browser's own code
+    load slower beside it: the browser starts later.)"""
+    from automation.mcp.ahead import TabAhead  # Playwright: not for --help
 
-        ahead = TabAhead(config)
-    except BaseException:
-        await asyncio.gather(loading, return_exceptions=True)
-        raise
+    ahead = TabAhead(config)
     try:
-        stdio = await loading
+        stdio = await asyncio.to_thread(importlib.import_module, "automation.mcp.stdio")
     except BaseException:
         await ahead.close()
         raise
