@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from django.apps import AppConfig
 
+from automation.loading import resume_gc
+
 
 class DashboardConfig(AppConfig):
     name = "dashboard"
@@ -9,3 +11,5 @@ class DashboardConfig(AppConfig):
 
     def ready(self) -> None:
         from dashboard import checks  # noqa: F401  (registers the deploy checks)
+
+        resume_gc()  # paused while a command loads (manage.py)

@@ -6,14 +6,18 @@ import asyncio
 import os
 from typing import Any
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.settings")
+from automation.loading import pause_gc, resume_gc
 
-from channels.auth import AuthMiddlewareStack
-from channels.routing import ProtocolTypeRouter, URLRouter
-from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
-from django.core.asgi import get_asgi_application
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.settings")
+pause_gc()  # while the server loads: resumed at the end of this module
+
+from channels.auth import AuthMiddlewareStack  # noqa: E402
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
+from django.core.asgi import get_asgi_application  # noqa: E402
 
 django_asgi_app = get_asgi_application()
+pause_gc()  # again: the apps' ready() resumed it (for manage.py's commands)
 
 
 def _import_pages() -> None:
@@ -36,8 +40,8 @@ from dashboard.lib.logredact import redact_server_logs  # noqa: E402
 
 redact_server_logs()  # the server's logs show no token of an address
 
-from dashboard.api.mcp import PATH as MCP_PATH  # noqa: E402
-from dashboard.api.mcp import McpApp  # noqa: E402
+from dashboard.api.mcpmount import PATH as MCP_PATH  # noqa: E402
+from dashboard.api.mcpmount import McpMount  # noqa: E402
 from dashboard.lib import looplag  # noqa: E402
 from dashboard.lib.origin import SameOriginValidator  # noqa: E402
 from dashboard.routing import websocket_urlpatterns  # noqa: E402
@@ -45,7 +49,7 @@ from dashboard.startup import on_server_start, serves_runs  # noqa: E402
 from dashboard.worker import channel_application, drain, start_embedded  # noqa: E402
 
 _pages = ASGIStaticFilesHandler(django_asgi_app)  # it serves its own few static files
-_mcp = McpApp()
+_mcp = McpMount()  # the MCP SDK loads at the first request to /mcp
 
 
 async def http_application(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -97,3 +101,4 @@ def _watch_loop() -> None:
 reactor.callLater(0, _watch_loop)
 reactor.callLater(0, _start_worker)
 reactor.addSystemEventTrigger("before", "shutdown", _drain_worker)
+resume_gc()

@@ -7,6 +7,9 @@ are left out, they never run).
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from functools import cache
 
 import grimp
@@ -159,3 +162,23 @@ def test_dashboard_imports_point_down_its_layers() -> None:
 def test_each_module_has_its_layer(module: str, layer: str) -> None:
     assert module in _graph().modules
     assert layer_of(module) == layer
+
+
+# -- what a process loads before its first use of it ----------------------------------------
+def test_a_server_and_a_run_load_no_mcp_sdk_until_an_mcp_client_comes() -> None:
+    """The dashboard's server (its ASGI app, with the runs' code) loads the MCP SDK at the
+    first request to /mcp, not at start (dashboard.api.mcpmount); a run serving an MCP
+    session needs only the plain tool definitions (automation.mcp.tools)."""
+    code = (
+        "import dashboard.asgi, automation.mcp.session, automation.mcp.tools, sys\n"
+        "print('\\n'.join(sorted(sys.modules)))\n"
+    )
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "dashboard.settings"}
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    loaded = set(proc.stdout.split())
+    assert {"dashboard.asgi", "dashboard.api.mcpmount", "automation.mcp.session"} <= loaded
+    assert sorted(m for m in loaded if m.split(".")[0] in ("mcp", "mcp_types")) == []
+    assert "dashboard.api.mcp" not in loaded

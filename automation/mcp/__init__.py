@@ -8,9 +8,8 @@ from typing import TYPE_CHECKING
 from automation.lazy import lazy_names
 
 if TYPE_CHECKING:  # what type checkers and editors see; at run time each name loads on first use
-    from automation.mcp.server import INSTRUCTIONS, build_server
+    from automation.mcp.server import INSTRUCTIONS, build_server, tool_list
     from automation.mcp.session import Answer, McpSession, PausedByPerson
-    from automation.mcp.tools import tool_list
 
 # Each public name and the module that defines it, imported when the name is first asked for
 # (PEP 562): importing one module of this package loads only what that module needs.
@@ -20,7 +19,7 @@ _MODULE_OF: dict[str, str] = {
     "Answer": "automation.mcp.session",
     "McpSession": "automation.mcp.session",
     "PausedByPerson": "automation.mcp.session",
-    "tool_list": "automation.mcp.tools",
+    "tool_list": "automation.mcp.server",
 }
 
 __all__ = ["INSTRUCTIONS", "Answer", "McpSession", "PausedByPerson", "build_server", "tool_list"]

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from automation.browser.config import BrowserConfig
 from automation.browser.url_policy import UrlPolicy
+from automation.loading import pause_gc, resume_gc
 
 __all__ = ["main"]
 
@@ -46,27 +47,32 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    options = _parser().parse_args(argv)
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    if options.scenario_out is not None and not options.scenario_out.parent.is_dir():
-        _parser().error(f"--scenario-out: no folder {options.scenario_out.parent}")
-    config = BrowserConfig(
-        executable_path=options.chromium,
-        cdp_url=options.cdp_url,
-        headless=not options.headed,
-        evaluate_enabled=options.allow_evaluate,
-        upload_dir=options.upload_dir,
-        url_policy=UrlPolicy(block_private=not options.allow_private),
-    )
-    asyncio.run(_serve(config, options))
+    pause_gc()  # while the server loads (resumed in _serve once it has)
+    try:
+        options = _parser().parse_args(argv)
+        logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+        if options.scenario_out is not None and not options.scenario_out.parent.is_dir():
+            _parser().error(f"--scenario-out: no folder {options.scenario_out.parent}")
+        config = BrowserConfig(
+            executable_path=options.chromium,
+            cdp_url=options.cdp_url,
+            headless=not options.headed,
+            evaluate_enabled=options.allow_evaluate,
+            upload_dir=options.upload_dir,
+            url_policy=UrlPolicy(block_private=not options.allow_private),
+        )
+        asyncio.run(_serve(config, options))
+    finally:
+        resume_gc()
     return 0
 
 
 async def _serve(config: BrowserConfig, options: argparse.Namespace) -> None:
     """The browser starts and the tab opens first; the MCP SDK (the larger import) loads
     in a thread meanwhile, so a client's first call waits for the later of the two, not
-    their sum."""
-    from automation.mcp.ahead import TabAhead
+    their sum.  (Loading the SDK from the very start instead makes the browser's own code
+    load slower beside it: the browser starts later.)"""
+    from automation.mcp.ahead import TabAhead  # Playwright: not for --help
 
     ahead = TabAhead(config)
     try:
@@ -74,6 +80,8 @@ async def _serve(config: BrowserConfig, options: argparse.Namespace) -> None:
     except BaseException:
         await ahead.close()
         raise
+    finally:
+        resume_gc()
     await stdio.serve_stdio(
         config,
         scenario_out=options.scenario_out,

@@ -1,8 +1,9 @@
 """The MCP server: the official MCP Python SDK's low-level ``Server`` with two handlers,
-``tools/list`` (:func:`automation.mcp.tools.tool_list`) and ``tools/call`` (a session's
-:meth:`McpSession.call`).  Where the session comes from is the transport's business: one
-browser per process over stdio (:mod:`automation.mcp.stdio`), a dashboard run per MCP
-session over HTTP (``dashboard.api.mcp``).
+``tools/list`` (:func:`tool_list`: :func:`automation.mcp.tools.tool_defs` as the SDK's
+``Tool``) and ``tools/call`` (a session's :meth:`McpSession.call`).  Where the session
+comes from is the transport's business: one browser per process over stdio
+(:mod:`automation.mcp.stdio`), a dashboard run per MCP session over HTTP
+(``dashboard.api.mcp``).
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from mcp.server import Server, ServerRequestContext
 
 from automation.browser.config import BrowserConfig
 from automation.mcp.session import Answer
-from automation.mcp.tools import tool_list
+from automation.mcp.tools import tool_defs
 
-__all__ = ["INSTRUCTIONS", "CallTool", "build_server", "result_of"]
+__all__ = ["INSTRUCTIONS", "CallTool", "build_server", "result_of", "tool_list"]
 
 INSTRUCTIONS = (
     "Tabwright drives a real Chromium. Take a snapshot: each element you can act on has a "
@@ -33,6 +34,19 @@ INSTRUCTIONS = (
 
 # (the request's context, tool name, arguments) -> the answer
 CallTool = Callable[[ServerRequestContext[Any], str, dict[str, Any]], Awaitable[Answer]]
+
+
+def tool_list(config: BrowserConfig) -> list[types.Tool]:
+    """Every tool, as ``tools/list`` answers it."""
+    return [
+        types.Tool(
+            name=tool.name,
+            description=tool.description,
+            input_schema=tool.input_schema,
+            annotations=types.ToolAnnotations(read_only_hint=True) if tool.read_only else None,
+        )
+        for tool in tool_defs(config)
+    ]
 
 
 def result_of(answer: Answer) -> types.CallToolResult:

@@ -1,6 +1,6 @@
 """Tabwright's MCP server over stdio, for a local MCP client: one browser context per
 process.  The browser starts and the context opens as the server starts, while the client
-initializes (``initialize`` and ``tools/list`` answer at once, without waiting for it);
+initializes (``initialize`` and ``tools/list`` answer without waiting for it);
 the first tool call waits only for what is left of that.  A context that failed to open
 is opened again at the next call, which answers why it could not.
 

@@ -1,6 +1,8 @@
 """The MCP tools: the action registry (:data:`automation.actions.ACTIONS`) as MCP tool
 definitions, so an MCP client, the agent and the act API call the same actions with the
-same parameters and get the same validation.
+same parameters and get the same validation.  Plain data here (the MCP SDK's ``Tool``
+objects are made of them in :mod:`automation.mcp.server`): a run that serves an MCP
+session loads no MCP SDK.
 
 Left out: the agent's own workspace tools (files, shell; an MCP client has its own) and
 ``read_page`` (``snapshot`` is the same with options).  Added: ``screenshot``, which
@@ -10,9 +12,8 @@ that acts takes ``delta`` (answer what changed on the page after it).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
-
-import mcp_types as types
 
 from automation.actions import ACTIONS, MAX_TIMEOUT_MS
 from automation.actionspec import ActionSpec, Param
@@ -20,7 +21,7 @@ from automation.browser.config import BrowserConfig
 from automation.tools.files import FILE_ACTIONS
 from automation.tools.shell import SHELL_ACTIONS
 
-__all__ = ["READ_ONLY", "SCREENSHOT", "offered", "tool_list"]
+__all__ = ["READ_ONLY", "SCREENSHOT", "ToolDef", "offered", "tool_defs"]
 
 _LEFT_OUT = frozenset({"read_page", *(s.name for s in (*FILE_ACTIONS, *SHELL_ACTIONS))})
 # Tools that only read: no delta to ask for, and nothing to undo.
@@ -55,33 +56,37 @@ def _input_schema(params: tuple[Param, ...], *, acts: bool) -> dict[str, Any]:
     return schema
 
 
-def _annotations(name: str) -> types.ToolAnnotations | None:
-    return types.ToolAnnotations(read_only_hint=True) if name in READ_ONLY else None
+@dataclass(frozen=True)
+class ToolDef:
+    """One tool as ``tools/list`` answers it; ``read_only``: it only reads the page."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    read_only: bool
 
 
-def tool_list(config: BrowserConfig) -> list[types.Tool]:
-    """Every tool, as ``tools/list`` answers it."""
+def tool_defs(config: BrowserConfig) -> list[ToolDef]:
+    """Every tool."""
     tools = [
-        types.Tool(
-            name=spec.name,
-            description=spec.description,
-            input_schema=_input_schema(spec.params, acts=spec.name not in READ_ONLY),
-            annotations=_annotations(spec.name),
+        ToolDef(
+            spec.name,
+            spec.description,
+            _input_schema(spec.params, acts=spec.name not in READ_ONLY),
+            spec.name in READ_ONLY,
         )
         for spec in offered(config)
     ]
+    screenshot_params = (
+        Param("ref", str, "", required=False),
+        Param("full_page", bool, "the whole page, not the viewport", False),
+    )
     tools.append(
-        types.Tool(
-            name=SCREENSHOT,
-            description="a picture of the page (or of one element) as JPEG",
-            input_schema=_input_schema(
-                (
-                    Param("ref", str, "", required=False),
-                    Param("full_page", bool, "the whole page, not the viewport", False),
-                ),
-                acts=False,
-            ),
-            annotations=_annotations(SCREENSHOT),
+        ToolDef(
+            SCREENSHOT,
+            "a picture of the page (or of one element) as JPEG",
+            _input_schema(screenshot_params, acts=False),
+            SCREENSHOT in READ_ONLY,
         )
     )
     return tools

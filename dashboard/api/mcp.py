@@ -51,11 +51,10 @@ from dashboard.runs.messages import mcp_message
 from dashboard.runs.runner import runner
 from dashboard.runs.signins import SigninRefused, signin_by_name
 
-__all__ = ["CLIENT_GONE_S", "ENDED_BY_CLIENT", "PATH", "WENT_AWAY", "McpApp"]
+__all__ = ["CLIENT_GONE_S", "ENDED_BY_CLIENT", "WENT_AWAY", "McpApp"]
 
 log = logging.getLogger("tabwright.mcp")
 
-PATH = "/mcp"
 # A client that kept an event stream open and has had no connection to its session for
 # this long has gone (the SDK's client opens its stream again within a second or two).
 CLIENT_GONE_S = 5.0
@@ -87,7 +86,7 @@ class _Session:
 
 
 class McpApp:
-    """The ASGI app mounted at PATH (dashboard.asgi): a token check, then the SDK."""
+    """The ASGI app at /mcp (dashboard.api.mcpmount): a token check, then the SDK."""
 
     def __init__(self) -> None:
         self._manager: StreamableHTTPSessionManager | None = None
