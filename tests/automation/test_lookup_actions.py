@@ -106,6 +106,8 @@ async def test_drop_files_reach_a_drop_zone_and_a_drop_nobody_takes_fails(
     plain = next(r for r, e in snap.refs.items() if e.name == "Not a drop zone")
     said = await run(tab, "drop_files", ref=zone, files=["avatar.txt"])
     assert said.startswith("dropped avatar.txt")
+    # The page reads the file before it shows it (a promise): its words are waited for.
+    await tab.page.wait_for_function("document.getElementById('dropped').textContent")
     assert await tab.page.text_content("#dropped") == "avatar.txt:portrait"
     with pytest.raises(ActionFailed, match="nothing there took the drop"):
         await run(tab, "drop_files", ref=plain, files=["avatar.txt"])
