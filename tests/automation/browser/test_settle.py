@@ -413,8 +413,15 @@ async def test_outside_a_settle_the_pages_timers_are_its_own(tab: Tab, slow_url:
         == 0
     )
     assert await tab.page.evaluate("new Promise((done) => requestAnimationFrame(() => done(1)))")
+    handed = """() => new Promise((done) => {
+      const channel = new MessageChannel();
+      channel.port1.onmessage = (e) => done([e.data, window.__tabwrightPending.handed()]);
+      channel.port2.postMessage("delivered");
+    })"""
+    assert await tab.page.evaluate(handed) == ["delivered", 0]
     # They read as the browser's own to a page that looks.
     names = ["setTimeout", "clearTimeout", "clearInterval", "requestAnimationFrame"]
+    names += ["postMessage", "requestIdleCallback", "EventSource", "WebSocket", "scrollTo"]
     shown = await tab.page.evaluate(
         "(names) => names.map((n) => [window[n].name, Function.prototype.toString.call("
         "window[n])])",
