@@ -51,7 +51,9 @@ before it returns (:func:`settles`); :attr:`Settler.last` keeps the latest repor
 
 Not seen: a timer longer than :data:`QUIET_MS` that fires after the action and its
 settling (a search box's debounce, say) while the DOM stays still; ``wait_for`` waits
-for those.
+for those.  Nor what a click with no default action leaves to a browser API that answers
+in a task of its own, other than those pending.js counts (a clipboard read, a digest of
+WebCrypto), when it changed nothing else: that click is decided as its event was handled.
 Mutations inside iframes are not observed (their requests are).
 """
 
