@@ -147,15 +147,15 @@ MIDDLEWARE = [
     # First: a call of the JSON API past its body limit is answered before anything reads
     # the body (dashboard/api/bodylimit.py).
     "dashboard.api.bodylimit.ApiBodyLimit",
-    # Django's own, those that never wait on anything run on the event loop instead of
-    # two thread hops each a request (dashboard/lib/middleware.py).
-    "dashboard.lib.middleware.SecurityMiddleware",
+    # Three whose hooks never wait on anything run on the event loop instead of a thread
+    # hop per hook and request (dashboard/lib/middleware.py).
+    "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "dashboard.lib.middleware.CommonMiddleware",
-    "dashboard.lib.middleware.CsrfViewMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
     "dashboard.lib.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
-    "dashboard.lib.middleware.XFrameOptionsMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "dashboard.lib.middleware.CSPMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into the lockout page.
     "axes.middleware.AxesMiddleware",

@@ -1,17 +1,18 @@
 """Django's and django-csp's middleware whose hooks never wait on anything, run on the loop.
 
 Under ASGI, Django runs each hook of a ``MiddlewareMixin`` middleware (``process_request``,
-``process_response``) through ``sync_to_async`` on its one thread for sync code: two
-thread hops a request per middleware, fifteen for the dashboard's list, a few tenths of a
-millisecond each on a busy machine, and most of the fixed cost of a small request (an act
-call's snapshot, a JSON API read).  The hooks of these middlewares only read and set
-headers, cookies and attributes of the request: no database, no file, nothing that blocks.
-So here they run in the event loop itself, the same code in the same order.  A hook that
-did reach the database would raise Django's SynchronousOnlyOperation, not block the loop.
+``process_response``) through ``sync_to_async`` on its one thread for sync code: a thread
+hop per hook, fifteen a request for the dashboard's list, part of the fixed cost of every
+small request (an act call's snapshot, a JSON API read).  The hooks of these middlewares
+only read and set headers and attributes of the request (the user is a lazy one, read
+when a view asks): no database, no file, nothing that blocks.  So here they run in the
+event loop itself, the same code in the same order.  A hook that did reach the database
+would raise Django's SynchronousOnlyOperation, not block the loop.
 
 Left as they are: the session's (saving a changed session writes it), the messages' (its
-session storage may load the session), and CSRF's view hook (reading a form's fields may
-read a large body from disk); the check itself is the same either way.
+session storage may load the session), and the security, CSRF and frame-options
+middlewares, which Django's deployment checks (``check --deploy``) look for by their own
+names and would otherwise skip the checks of their settings.
 """
 
 from __future__ import annotations
@@ -21,19 +22,9 @@ from typing import Any
 from csp.middleware import CSPMiddleware as _CSPMiddleware
 from django.contrib.auth.middleware import AuthenticationMiddleware as _AuthenticationMiddleware
 from django.http import HttpRequest, HttpResponseBase
-from django.middleware.clickjacking import XFrameOptionsMiddleware as _XFrameOptionsMiddleware
 from django.middleware.common import CommonMiddleware as _CommonMiddleware
-from django.middleware.csrf import CsrfViewMiddleware as _CsrfViewMiddleware
-from django.middleware.security import SecurityMiddleware as _SecurityMiddleware
 
-__all__ = [
-    "AuthenticationMiddleware",
-    "CSPMiddleware",
-    "CommonMiddleware",
-    "CsrfViewMiddleware",
-    "SecurityMiddleware",
-    "XFrameOptionsMiddleware",
-]
+__all__ = ["AuthenticationMiddleware", "CSPMiddleware", "CommonMiddleware"]
 
 
 class _OnTheLoop:
@@ -51,25 +42,12 @@ class _OnTheLoop:
         return response
 
 
-class SecurityMiddleware(_OnTheLoop, _SecurityMiddleware):
-    pass
-
-
 class CommonMiddleware(_OnTheLoop, _CommonMiddleware):
     pass
 
 
-class CsrfViewMiddleware(_OnTheLoop, _CsrfViewMiddleware):
-    """The token's cookie read and set on the loop (CSRF_USE_SESSIONS is off: a cookie,
-    never the session); the check of a form's fields stays on Django's thread."""
-
-
 class AuthenticationMiddleware(_OnTheLoop, _AuthenticationMiddleware):
     """Sets the lazy ``request.user`` and ``request.auser``: the user is read when asked."""
-
-
-class XFrameOptionsMiddleware(_OnTheLoop, _XFrameOptionsMiddleware):
-    pass
 
 
 class CSPMiddleware(_OnTheLoop, _CSPMiddleware):
