@@ -147,14 +147,16 @@ MIDDLEWARE = [
     # First: a call of the JSON API past its body limit is answered before anything reads
     # the body (dashboard/api/bodylimit.py).
     "dashboard.api.bodylimit.ApiBodyLimit",
+    # Three whose hooks never wait on anything run on the event loop instead of a thread
+    # hop per hook and request (dashboard/lib/middleware.py).
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.common.CommonMiddleware",
+    "dashboard.lib.middleware.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "dashboard.lib.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "csp.middleware.CSPMiddleware",
+    "dashboard.lib.middleware.CSPMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into the lockout page.
     "axes.middleware.AxesMiddleware",
 ]

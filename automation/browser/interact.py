@@ -1,9 +1,10 @@
 """Actions on one element of a tab, addressed by ref.
 
-Every action resolves its ref first (fail closed: see :meth:`Tab.resolve`), refuses at
-once what can't work (hidden, disabled, not editable) instead of waiting out its budget,
-and names the action and the ref in every error.  Each takes a parent ``budget``; without
-one it gets the tab's default action timeout.
+Every action resolves its ref first (fail closed: see :meth:`Tab.resolve`; a click as it
+takes the element, in its own first round trip: :func:`~automation.browser.refs.to_act`),
+refuses at once what can't work (hidden, disabled, not editable) instead of waiting out
+its budget, and names the action and the ref in every error.  Each takes a parent
+``budget``; without one it gets the tab's default action timeout.
 
 Each function takes the tab it acts in and uses only its public methods and its core
 (:class:`~automation.browser.core.TabCore`); :class:`~automation.browser.tab.Tab` offers
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from automation.browser.effect import TOGGLE_STATE_JS, Subject, click_target, dispose
 from automation.browser.masking import mask_field
+from automation.browser.refs import REFUSED, refusal, to_act
 from automation.budget import Budget
 from automation.errors import (
     ActionFailed,
@@ -118,27 +120,35 @@ async def click(
     keys = _modifiers(modifiers, "click")
     budget = tab.core.budget(budget, "click")
     name = "double-click" if double else "click"
-    locator, entry = await tab.resolve(ref, budget=budget, action="click")
-    timeout = budget.playwright_timeout()
     label = None
-    if entry.role in ("checkbox", "radio") and not double and button == "left":
+    if tab.core.entry(ref).role in ("checkbox", "radio") and not double and button == "left":
         # A box hidden behind a styled label is clicked through its label.
+        locator, entry = await tab.resolve(ref, budget=budget, action="click")
         handle = await tab.handle_of(entry, budget=budget)
         target = await click_target(handle, budget)
         label = target if target is not handle else None
         await dispose(handle)
+    else:
+        # Proven as the click takes it: no round trip of its own before the click.
+        locator, entry = to_act(tab.core, ref)
+    timeout = budget.playwright_timeout()
     if label is not None:
         work = label.click(modifiers=keys, timeout=timeout)  # type: ignore[arg-type]
     elif double:
         work = locator.dblclick(button=button, modifiers=keys, timeout=timeout)  # type: ignore[arg-type]
     else:
         work = locator.click(button=button, modifiers=keys, timeout=timeout)  # type: ignore[arg-type]
+    what = f"{name} {entry.describe()}"
     try:
-        await tab.core.call(f"{name} {entry.describe()}", budget, work)
+        await tab.core.call(what, budget, work)
+    except ActionFailed as exc:
+        if REFUSED not in exc.message:
+            raise
+        raise await refusal(tab.core, ref, budget=budget, action=name) from None
     finally:
         if label is not None:
             await dispose(label)
-    tab.dialogs_raise(f"{name} {entry.describe()}")
+    tab.dialogs_raise(what)
     extra = f" with {'+'.join(keys)}" if keys else ""
     how = f" ({button} button)" if button != "left" else ""
     return f"{name}ed {_told(entry)}{how}{extra}"

@@ -1,10 +1,11 @@
-// The page's short timers and animation frames while an action settles (settle.js asks).
-// Installed before the page's own scripts (an init script), so that a library holding
-// on to setTimeout (lodash's debounce does) calls these.  Only while armed, and only
-// timers of at most `limitMs` (longer ones a settle would not wait for anyway) are
-// counted; outside a settle they pass straight through.  Intervals are never counted:
-// they do not end.  Each function is a Proxy of the browser's own, so that it reads as
-// native code to the page (Function.prototype.toString), with its name and length.
+// The page's short timers and animation frames while an action settles (settle.js asks),
+// and what it handed to a later task of its own.  Installed before the page's own
+// scripts (an init script), so that a library holding on to setTimeout (lodash's
+// debounce does) calls these.  Only while armed, and only timers of at most `limitMs`
+// (longer ones a settle would not wait for anyway) are counted; outside a settle they
+// pass straight through.  Intervals are never counted: they do not end.  Each function
+// is a Proxy of the browser's own, so that it reads as native code to the page
+// (Function.prototype.toString), with its name and length.
 (() => {
   if (window.__tabwrightPending) return;
   const timers = new Set();
@@ -16,15 +17,20 @@
   const post = MessagePort.prototype.postMessage;
   const queued = [];
   channel.port1.onmessage = () => { for (const fn of queued.splice(0)) fn(); };
+  let handed = 0;
   const p = {
     armed: false,
     limitMs: 0,
     // settle.js's own waits, which must not count as the page's.
     later: (fn, ms) => Reflect.apply(nativeSetTimeout, window, [fn, ms]),
     soon(fn) { queued.push(fn); Reflect.apply(post, channel.port2, [null]); },
-    arm(limitMs) { timers.clear(); frames.clear(); p.limitMs = limitMs; p.armed = true; },
-    disarm() { p.armed = false; timers.clear(); frames.clear(); },
+    arm(limitMs) {
+      timers.clear(); frames.clear(); handed = 0; p.limitMs = limitMs; p.armed = true;
+    },
+    disarm() { p.armed = false; timers.clear(); frames.clear(); handed = 0; },
     due: () => (p.armed ? timers.size + frames.size : 0),
+    // How often since arm the page handed work to a later task (see below).
+    handed: () => (p.armed ? handed : 0),
     // Those due now, and whether any of them is due still (a timer that sets the next
     // one, forever, leaves the first's behind).
     held: () => ({ timers: [...timers], frames: [...frames] }),
@@ -69,5 +75,50 @@
     frames.delete(args[0]);
     return Reflect.apply(target, window, args);
   });
+  // What the page hands to a later task, or what reports itself in one: a message posted
+  // (to a port, a window, a worker, a channel), a scheduler task or an idle callback, a
+  // stream or socket opened (each connects in a task of its own), an IndexedDB request,
+  // a history traversal or a same-document navigation (popstate, hashchange), a scroll
+  // (its events and observers run with the next frame), a popover or dialog toggled (its
+  // toggle event is queued).  What it sets off there shows only a task later: a settle
+  // that sees any of these looks again then (settle.js) instead of deciding at once.
+  const hand = () => { if (p.armed) handed += 1; };
+  const noting = (owner, name) => {
+    const fn = owner && Object.getOwnPropertyDescriptor(owner, name);
+    if (!fn || typeof fn.value !== "function") return;
+    owner[name] = new Proxy(fn.value, {
+      apply(target, self, args) { hand(); return Reflect.apply(target, self, args); },
+      construct(target, args, made) { hand(); return Reflect.construct(target, args, made); },
+    });
+  };
+  const proto = (name) => window[name] && window[name].prototype;
+  for (const owner of [proto("MessagePort"), proto("Worker"), proto("BroadcastChannel")]) {
+    noting(owner, "postMessage");
+  }
+  for (const name of ["postMessage", "requestIdleCallback", "EventSource", "WebSocket",
+    "scroll", "scrollTo", "scrollBy"]) noting(window, name);
+  if (window.scheduler) {
+    for (const name of ["postTask", "yield"]) noting(Object.getPrototypeOf(window.scheduler), name);
+  }
+  noting(proto("IDBFactory"), "open");
+  noting(proto("IDBDatabase"), "transaction");
+  for (const name of ["back", "forward", "go"]) noting(proto("History"), name);
+  for (const name of ["scroll", "scrollTo", "scrollBy", "scrollIntoView",
+    "scrollIntoViewIfNeeded"]) noting(proto("Element"), name);
+  for (const name of ["scrollTop", "scrollLeft"]) {
+    const prop = Object.getOwnPropertyDescriptor(Element.prototype, name);
+    if (prop && prop.set) {
+      prop.set = new Proxy(prop.set, {
+        apply(target, self, args) { hand(); return Reflect.apply(target, self, args); },
+      });
+      Object.defineProperty(Element.prototype, name, prop);
+    }
+  }
+  if (window.navigation) {
+    window.navigation.addEventListener("navigate", (e) => {
+      if (e.destination.sameDocument) hand();
+    });
+  }
+  window.addEventListener("beforetoggle", hand, true);
   Object.defineProperty(window, "__tabwrightPending", { value: p, configurable: true });
 })();

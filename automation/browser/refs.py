@@ -32,13 +32,16 @@ if TYPE_CHECKING:
     from automation.browser.core import TabCore
 
 __all__ = [
+    "REFUSED",
     "SELECTOR_ENGINE",
     "Target",
     "backend_node_id",
     "follow",
     "handle_of",
+    "refusal",
     "resolve",
     "target",
+    "to_act",
 ]
 
 
@@ -48,22 +51,35 @@ __all__ = [
 # reaches it through the DOM they share (snapshot.js answers "tabwright:resolve" with a
 # "tabwright:found" event on the element).  Run there, Playwright acts on the element it
 # found without moving it between worlds first (two CDP round trips per step of an action).
+# A ref followed by " act" (:func:`to_act`) is refused there, with an error naming
+# REFUSED, when it does not resolve or its element is hidden or disabled: an action takes
+# its element and proves it in the same round trip, and fails at once instead of waiting.
 SELECTOR_ENGINE = """{
-  queryAll(root, ref) {
+  queryAll(root, body) {
+    const [ref, mode] = String(body).split(" ");
     let found = null;
     const grab = (e) => { if (!found) found = e.composedPath()[0]; };
     window.addEventListener("tabwright:found", grab, true);
     try {
-      window.dispatchEvent(new CustomEvent("tabwright:resolve", { detail: String(ref) }));
+      window.dispatchEvent(new CustomEvent("tabwright:resolve", { detail: ref }));
     } finally {
       window.removeEventListener("tabwright:found", grab, true);
     }
-    if (!(found instanceof Element)) return [];
+    const element = found instanceof Element ? found : null;
+    if (mode === "act") {
+      const state = element && (STATE_JS)([element])[0];
+      if (!state || !state.visible || state.disabled) throw new Error("REFUSED");
+    }
+    if (!element) return [];
     return root === document || root === found || root.contains(found) ? [found] : [];
   },
   query(root, ref) { return this.queryAll(root, ref)[0] || null; }
 }"""
 
+
+# What the engine's refusal says (see SELECTOR_ENGINE).
+REFUSED = "tabwright: not actionable"
+SELECTOR_ENGINE = SELECTOR_ENGINE.replace("STATE_JS", STATE_JS).replace("REFUSED", REFUSED)
 
 # The element of a ref, in the page's main world (where the handles given out live), or null.
 _HANDLE_JS = "(ref) => (window.__tabwright ? window.__tabwright.resolve(ref) : null)"
@@ -100,6 +116,29 @@ async def resolve(
     if action:
         check_actionable(action, entry, state)
     return locator, entry
+
+
+def to_act(core: TabCore, ref: str) -> tuple[Locator, RefEntry]:
+    """The locator of ``ref`` for an action that proves its element as it takes it: the
+    selector engine refuses (:data:`REFUSED`) a ref that does not resolve or an element
+    that is hidden or disabled, in the action's own first round trip instead of one of
+    :func:`resolve`'s before it.  On a refusal, :func:`resolve` says why."""
+    core.check_alive()  # a dead tab is BrowserClosed, not a stale ref
+    entry = core.entry(ref)
+    return core.frame_of(entry).locator(f"tabwright={entry.ref} act"), entry
+
+
+async def refusal(core: TabCore, ref: str, *, budget: Budget, action: str) -> TabwrightError:
+    """Why the engine refused ``ref`` (:func:`to_act`): the error :func:`resolve` gives
+    now, or, when the ref passes by then, that its element changed as it was taken."""
+    try:
+        _, entry = await resolve(core, ref, budget=budget, action=action)
+    except (StaleRef, ActionFailed) as exc:
+        return exc
+    return ActionFailed(
+        f"{action} {entry.describe()}: the element changed as it was taken",
+        hint="take a new snapshot",
+    )
 
 
 async def follow(core: TabCore, ref: str, *, budget: Budget, action: str = "") -> ElementHandle:

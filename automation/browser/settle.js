@@ -16,9 +16,12 @@
     s = { n: 0, last: 0, nav: 0, on: false, wake: null, waiting: null };
     const ours = (r) => r.type === "attributes" && (r.attributeName.startsWith("data-tabwright")
       || (r.attributeName === "style" && r.target.hasAttribute("data-tabwright-secret")));
-    s.observer = new MutationObserver((records) => {
+    const counted = (records) => {
       if (records.some((r) => !ours(r))) { s.n += 1; s.last = performance.now(); }
-    });
+    };
+    s.observer = new MutationObserver(counted);
+    // Changes made since the observer last reported (its report is a microtask away).
+    s.take = () => counted(s.observer.takeRecords());
     const leaving = (e) => queueMicrotask(() => {
       if (e.defaultPrevented) return;
       s.nav += 1;
@@ -43,8 +46,10 @@
     Object.defineProperty(window, "__tabwrightSettle", { value: s, configurable: true });
   }
   const SHORT_POLL_MS = 5; // how often a short quiet looks again for timers that ran
-  const state = (quiet) => ({ armed: s.on, n: s.n, nav: s.nav, quiet,
-    due: pending ? pending.due() : 0 });
+  const state = (quiet) => {
+    if (s.on && s.take) s.take();
+    return { armed: s.on, n: s.n, nav: s.nav, quiet, due: pending ? pending.due() : 0 };
+  };
   const disarm = () => {
     s.observer.disconnect();
     s.on = false;
@@ -53,9 +58,11 @@
   // What the action set off, one timer after it was handled: what it queued with a zero
   // delay has run by then, and what it started in a task of its own (an EventSource
   // connects so) has been reported; the short timers and frames it scheduled that are
-  // still due (pending.js) get one timer more.  Nothing: the watcher is disarmed, and
-  // says so.
-  const look = (done) => {
+  // still due (pending.js) get one timer more.  With `now` (the action's event has just
+  // been handled, with no default action to come), it looks at once unless the page
+  // scheduled a timer or frame or handed work to a later task (pending.js).  Nothing:
+  // the watcher is disarmed, and says so.
+  const look = (done, now) => {
     const answer = (again) => {
       const found = state(true);
       if (found.due && again) return later(() => answer(false), 0);
@@ -66,10 +73,27 @@
       found.probed = true;
       done(found);
     };
+    if (now && pending && !pending.due() && !pending.handed()) return answer(false);
     later(() => answer(pending !== undefined), 0);
   };
+  // Whether a click still does something once its listeners have run: follow a link,
+  // submit or reset a form, toggle a box, click a label's control, open a details, a
+  // popover, a select or a picker.  Told generously: it only costs waiting a task.
+  const ACTIVE_INPUTS = new Set(["checkbox", "radio", "submit", "image", "reset", "file",
+    "color", "date", "datetime-local", "month", "time", "week"]);
+  const activates = (e) => {
+    if (e.defaultPrevented) return false;
+    return e.composedPath().some((node) => {
+      if (node.nodeType !== 1) return false;
+      const tag = node.localName;
+      if (["a", "area", "label", "summary", "select", "option"].includes(tag)) return true;
+      if (node.hasAttribute("popovertarget") || node.hasAttribute("commandfor")) return true;
+      if (tag === "button") return node.type !== "button" && node.form !== null;
+      return tag === "input" && ACTIVE_INPUTS.has(node.type);
+    });
+  };
   // An arm that waits for the action stops waiting, without looking (the caller does).
-  const endWait = () => { if (s.waiting) s.waiting(false); };
+  const endWait = () => { if (s.waiting) s.waiting(null); };
   if (op === "arm") {
     endWait();
     s.start();
@@ -82,20 +106,32 @@
     // answer then holds no look, and the caller probes.
     const el = window.__tabwright ? window.__tabwright.resolve(ref) : null;
     return new Promise((done) => {
-      const heard = (e) => { if (e.isTrusted && el && e.composedPath().includes(el)) end(true); };
-      const end = (clicked) => {
+      let clicked = null;
+      const heard = (e) => {
+        if (clicked || !e.isTrusted || !el || !e.composedPath().includes(el)) return;
+        clicked = e;
+        // Heard before the page's own listeners: `after` hears it once they all have run
+        // (the last of the window's), else one task later they and what the click does
+        // by default (submit a form, follow a link) have run.
+        window.removeEventListener(trigger, after);
+        window.addEventListener(trigger, after);
+        if (pending) pending.soon(() => end(look));
+        else end(look);
+      };
+      const after = (e) => {
+        if (e === clicked && !activates(e)) end((answer) => look(answer, true));
+      };
+      const end = (then) => {
         if (s.waiting !== end) return;
         s.waiting = null;
         window.removeEventListener(trigger, heard, true);
-        if (!clicked) return done(state(true));
-        // Heard before the page's own listeners: one task later they and what the click
-        // does by default (submit a form, follow a link) have run.
-        if (pending) pending.soon(() => look(done));
-        else look(done);
+        window.removeEventListener(trigger, after);
+        if (!then) return done(state(true));
+        then(done);
       };
       s.waiting = end;
       window.addEventListener(trigger, heard, true);
-      later(() => end(false), maxMs);
+      later(() => end(null), maxMs);
     });
   }
   if (op === "stop") { endWait(); disarm(); return state(true); }

@@ -15,11 +15,16 @@ short when a request takes longer than the pause.  So each action is watched:
   before it answers a later evaluation on the same page.  Nothing started and nothing
   changed: it returns at once (``nothing pending``), no sleep.
 - A click costs neither round trip of its own (:meth:`Settler.arm_early`): the arm is sent
-  with the ref's resolution, not waited for, and its answer comes once the click's event
-  has been handled on the ref's element (and a task later, what it does by default), in
-  the same round trip as the click.  When that answer is not back as the click returns
-  (the page was busy drawing, or the event went elsewhere), the probe is sent as after
-  any action, and the first of the two answers counts.
+  beside the click's first step (which takes and proves the ref's element), not waited
+  for, and its answer comes in the same round trip as the click, once the click's event
+  on the ref's element has been handled.  It is decided right there when the click has
+  no default action still to come (a link, a form's button, a box, a label...) and the
+  page left nothing for a later task: no short timer or frame due, nothing handed over
+  (a message posted, a stream opened, a scroll, a history traversal: pending.js counts
+  them).  Otherwise it looks a task later, when the default action has run (after the
+  frame the click made the browser draw: some milliseconds).  When that answer is not
+  back as the click returns (the page was busy, or the event went elsewhere), the probe
+  is sent as after any action, and the first of the two answers counts.
 - Otherwise it waits, in this order and bounded: a navigation to commit and its document
   to be parsed (:data:`NAVIGATION_WAIT_MS`), then ``load``; the requests the action
   started (and those started after them, until the page is quiet) to be answered; then
@@ -46,7 +51,9 @@ before it returns (:func:`settles`); :attr:`Settler.last` keeps the latest repor
 
 Not seen: a timer longer than :data:`QUIET_MS` that fires after the action and its
 settling (a search box's debounce, say) while the DOM stays still; ``wait_for`` waits
-for those.
+for those.  Nor what a click with no default action leaves to a browser API that answers
+in a task of its own, other than those pending.js counts (a clipboard read, a digest of
+WebCrypto), when it changed nothing else: that click is decided as its event was handled.
 Mutations inside iframes are not observed (their requests are).
 """
 
@@ -393,8 +400,8 @@ class Settler:
 
     def arm_early(self, budget: Budget | None, *, trigger: str = "", ref: str = "") -> Mark:
         """Arm without waiting for the page's answer: only before an action whose first
-        step is an evaluation in the page (resolving its ref), so that the page has run
-        this one before the action's input reaches it.  With ``trigger`` (an event type)
+        step is an evaluation in the page (taking its ref's element), so that the page has
+        run this one before the action's input reaches it.  With ``trigger`` (an event type)
         the answer is also the probe: it comes once that event, trusted and on ``ref``'s
         element, has been handled (a click), so that the settle after the action needs no
         round trip of its own."""

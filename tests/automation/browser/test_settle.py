@@ -250,6 +250,29 @@ async def test_a_change_drawn_by_the_click_itself_needs_no_request(tab: Tab, slo
     assert "A note" in (await tab.snapshot()).text
 
 
+@pytest.mark.parametrize(
+    ("name", "drawn", "requests"),
+    [
+        ("Fetch soon", "Fetched soon", 1),  # from a 30 ms timer, nothing drawn before
+        ("Draw in a microtask", "Drawn in a microtask", 0),
+        ("Fetch by message", "Fetched by message", 1),  # from a task the page posted
+        ("Fetch on scroll", "Fetched on scroll", 1),  # from the scroll event of a frame
+    ],
+)
+async def test_what_a_click_leaves_for_later_is_waited_for(
+    tab: Tab, slow_url: str, name: str, drawn: str, requests: int
+) -> None:
+    """A click that set nothing off is decided once its event has been handled; one
+    that left work for later (a timer, a microtask, a task of its own, a scroll whose
+    event comes with the next frame) is waited for."""
+    refs = await open_page(tab, f"{slow_url}/settle/actions.html")
+    await tab.click(refs[name])
+    assert await status(tab) == drawn
+    report = tab.settler.last
+    assert report is not None and report.reason == SETTLED
+    assert report.requests == requests
+
+
 async def test_a_page_that_never_stops_changing_is_waited_for_one_capped_while(
     tab: Tab, slow_url: str
 ) -> None:
@@ -390,8 +413,15 @@ async def test_outside_a_settle_the_pages_timers_are_its_own(tab: Tab, slow_url:
         == 0
     )
     assert await tab.page.evaluate("new Promise((done) => requestAnimationFrame(() => done(1)))")
+    handed = """() => new Promise((done) => {
+      const channel = new MessageChannel();
+      channel.port1.onmessage = (e) => done([e.data, window.__tabwrightPending.handed()]);
+      channel.port2.postMessage("delivered");
+    })"""
+    assert await tab.page.evaluate(handed) == ["delivered", 0]
     # They read as the browser's own to a page that looks.
     names = ["setTimeout", "clearTimeout", "clearInterval", "requestAnimationFrame"]
+    names += ["postMessage", "requestIdleCallback", "EventSource", "WebSocket", "scrollTo"]
     shown = await tab.page.evaluate(
         "(names) => names.map((n) => [window[n].name, Function.prototype.toString.call("
         "window[n])])",

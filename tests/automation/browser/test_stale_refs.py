@@ -16,8 +16,9 @@ import pytest
 import pytest_asyncio
 
 from automation import BrowserSession, Tab
+from automation.browser import refs
 from automation.browser.refcheck import stale_ref
-from automation.errors import StaleRef
+from automation.errors import ActionFailed, StaleRef
 from tests.conftest import browser_config
 from tests.refs import ref_of
 
@@ -291,3 +292,33 @@ async def test_a_page_busy_just_after_its_ref_was_checked_is_waited_for_not_call
     finally:
         del tab.resolve
     assert await tab.page.is_checked("#box")
+
+
+async def test_a_click_refused_as_it_took_its_element_clicks_nothing_and_says_why(
+    tab: Tab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A click proves its ref as it takes the element, in the click's own first round
+    trip: a button hidden then is refused and not clicked, and when it is shown again by
+    the time the reason is asked for, the error says it changed as it was taken."""
+    await tab.page.set_content(
+        "<button onclick='window.clicks = (window.clicks || 0) + 1'>Save</button>"
+    )
+    ref = ref_of(await tab.snapshot(), "button", "Save")
+    show = "(shown) => { document.querySelector('button').style.visibility = shown }"
+    await tab.page.evaluate(show, "hidden")
+    with pytest.raises(ActionFailed, match="the element is hidden"):
+        await tab.click(ref)
+    checked = refs.resolve
+
+    async def shown_again(*args: Any, **kwargs: Any) -> Any:
+        await tab.page.evaluate(show, "visible")
+        return await checked(*args, **kwargs)
+
+    await tab.page.evaluate(show, "hidden")
+    monkeypatch.setattr(refs, "resolve", shown_again)
+    with pytest.raises(ActionFailed, match="the element changed as it was taken"):
+        await tab.click(ref)
+    monkeypatch.undo()
+    assert await tab.page.evaluate("window.clicks") is None
+    assert await tab.click(ref) == "clicked button 'Save'"
+    assert await tab.page.evaluate("window.clicks") == 1
