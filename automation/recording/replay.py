@@ -55,6 +55,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from automation.actions import execute
 from automation.browser.identity import ElementIdentity, Located, locate, page_changing
+from automation.browser.signin import sign_in_form
 from automation.browser.tab import Tab
 from automation.budget import Budget
 from automation.control import RunControl
@@ -109,8 +110,6 @@ SKIP_REPLIES = frozenset({"skip", "skipped", "done", "did it"})
 # An element found may leave the page before it is acted on (an app that draws its rows
 # again after an async save): found again, this many times in all.
 _ACT_ATTEMPTS = 3
-# A sign-in form: a password field, or a one-time code's.
-SIGN_IN_FIELDS = "input[type=password], input[autocomplete~=one-time-code]"
 _REF_OF_JS = "(el) => (window.__tabwright && window.__tabwright.refOf(el)) || ''"
 
 
@@ -155,8 +154,8 @@ class Replay:
     # With an LLM profile for replays: tries a step whose element is gone, checked and
     # proposed (automation.recording.intent).  None: such a step needs a person.
     agent: IntentAgent | None = None
-    # Said with a failed step when the page then asks to sign in (a password or a one-time
-    # code field shows): the run's saved sign-in has expired, or it had none.
+    # Said with a failed step when the page then asks to sign in (a sign-in form or a
+    # one-time code field shows): the run's saved sign-in has expired, or it had none.
     signed_out_hint: str = ""
     # Signs in again when a failed step's page asks to (once a replay): it says what it did,
     # or raises a TabwrightError saying why it could not.  The replay then goes back to the
@@ -383,11 +382,11 @@ class Replay:
         return True
 
     async def _asks_sign_in(self, budget: Budget) -> bool:
-        """Whether the page shows a sign-in form now."""
+        """Whether the page shows a sign-in form now (automation.browser.signin): not a
+        sign-up's or a change of password's."""
         try:
-            return await budget.child(2_000, label="sign-in form").run(
-                self.tab.page.locator(SIGN_IN_FIELDS).first.is_visible()
-            )
+            found = await sign_in_form(self.tab.page, budget.child(2_000, label="sign-in form"))
+            return found.shown
         except (PlaywrightError, BudgetExceeded):
             return False
 

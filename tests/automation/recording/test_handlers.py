@@ -31,6 +31,7 @@ from tests.backoffice import (
 )
 
 FAST = ReplayConfig(locate_wait_ms=500, step_timeout_ms=8_000)  # fmt: skip
+AT_ONCE = ReplayConfig(locate_wait_ms=0, step_timeout_ms=8_000)  # a missing element: no wait
 
 
 @pytest.fixture
@@ -144,3 +145,37 @@ async def test_a_short_day_of_firings_across_an_expiry_and_a_release(
     # Without a handler, the covered step needs a person (no one comes: the firing ends).
     assert day.reasons == ["step 1 (click link '1001'): its element is covered by dialog "
                            "'What's new' (and 1 more)"]  # fmt: skip
+
+
+async def test_a_sign_up_page_is_no_sign_in_page_to_sign_in_again_on_or_hint_at(
+    tab: Tab, fixture_url: str
+) -> None:
+    """A step's element missing on a sign-up form (a password field among a name, an email,
+    a plan): the replay neither signs in again nor says the page asks to sign in.  On a
+    sign-in form it does both (the step's element is not there either)."""
+    hint = "the page asks to sign in: start the replay with a sign-in profile"
+
+    async def replayed(page: str) -> tuple[str, list[str], list[str]]:
+        said: list[str] = []
+
+        async def relogin(budget: Budget) -> str:
+            said.append(tab.url)
+            return "signed in again"
+
+        scenario = Scenario.from_dict({"version": 1, "name": "Orders", "steps": [
+            {"action": "navigate", "args": {"url": f"{fixture_url}/{page}"}},
+            {"action": "click", "args": {}, "identity": {"role": "link", "name": "Orders",
+                                                         "tag": "a"}},
+        ]})  # fmt: skip
+        sink = ListSink()
+        result = await Replay(tab, scenario, sink=sink, config=AT_ONCE, relogin=relogin,
+                              signed_out_hint=hint).run()  # fmt: skip
+        assert not result.ok and result.steps[0].status == "passed"
+        return result.reason, said, notes(sink)
+
+    reason, said, noted = await replayed("demo/form.html")
+    assert said == [] and noted == []
+    assert reason.startswith("step 1 (") and hint not in reason
+    reason, said, noted = await replayed("signin/login.html")
+    assert said == [f"{fixture_url}/signin/login.html"] and noted == ["signed in again"]
+    assert reason.endswith(f"({hint})")
