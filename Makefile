@@ -25,15 +25,16 @@ run: install chromium migrate
 # make test runs the whole suite in two pytest runs, each with its summary: first the fast
 # tier (tests that reach no browser and no server, tests/tiers.py decides from what each
 # test uses, and fails a test of it that starts one) on TEST_JOBS processes (pytest-xdist),
-# then the rest on SLOW_JOBS processes, three a core and one more (a test there spends
-# most of its time waiting on Chromium, servers and its own deadlines, not computing),
-# each test file whole in one (its servers and browsers are per file), the end-to-end
-# files first (tests/conftest.py); SLOW_JOBS=0 runs them in this process.  Measured on two
-# quiet cores: 11 min with three processes, 9.5 with five (25 min in one).
+# then the rest on SLOW_JOBS processes, two a core and one more (a test there spends most
+# of its time waiting on Chromium, servers and its own deadlines, not computing), each
+# test file whole in one (its servers and browsers are per file), the end-to-end files
+# first (tests/conftest.py); SLOW_JOBS=0 runs them in this process.  Measured on two quiet
+# cores, from a fresh clone: 11 min with three processes, 9.5 with five, 10 with seven
+# (25 min in one).
 # It fails when either run fails.
 # make test-fast: the fast tier alone, the inner loop (under a minute).
 TEST_JOBS ?= 2
-SLOW_JOBS ?= $(shell echo $$(( 3 * $$(nproc) + 1 )))
+SLOW_JOBS ?= $(shell echo $$(( 2 * $$(nproc) + 1 )))
 PYTEST := $(BIN)/python -m pytest
 XDIST_FAST = $(if $(filter-out 0,$(TEST_JOBS)),-n $(TEST_JOBS) --dist load)
 XDIST_SLOW = $(if $(filter-out 0,$(SLOW_JOBS)),-n $(SLOW_JOBS) --dist loadfile --no-loadscope-reorder)
