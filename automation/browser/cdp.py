@@ -44,6 +44,8 @@ __all__ = [
 
 log = logging.getLogger("automation.browser")
 
+# The error code of a command sent on a session the browser no longer has.
+_SESSION_NOT_FOUND = -32001
 # Results are capped in the page long before this; the limit guards against a runaway event.
 _MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 
@@ -69,6 +71,7 @@ class CdpConnection:
         self._pending: dict[int, tuple[asyncio.Future[dict[str, Any]], str]] = {}
         # Event listeners per session id; a listener gets (method, params).
         self._listeners: dict[str, Callable[[str, dict[str, Any]], None]] = {}
+        self._detached: set[str] = set()  # sessions the browser said it detached
         self.closed = False
         self._reader = asyncio.create_task(self._read(), name="cdp-reader")
 
@@ -128,6 +131,11 @@ class CdpConnection:
         except BrowserClosed:
             pass
 
+    def attached(self, session_id: str) -> bool:
+        """Whether commands on the session can still be answered: the connection is open
+        and the browser has not said it detached the session."""
+        return not self.closed and session_id not in self._detached
+
     def listen(self, session_id: str, listener: Callable[[str, dict[str, Any]], None]) -> None:
         """Hand the session's events to ``listener`` (one per session)."""
         self._listeners[session_id] = listener
@@ -148,6 +156,7 @@ class CdpConnection:
                     continue
                 method, params = message.get("method", ""), message.get("params", {})
                 if method == "Target.detachedFromTarget":
+                    self._detached.add(params.get("sessionId", ""))
                     self._fail_session(params.get("sessionId", ""))
                     self._listeners.pop(params.get("sessionId", ""), None)
                 listener = self._listeners.get(message.get("sessionId", ""))
@@ -185,6 +194,12 @@ async def backend_node_id_of(
     finally:
         await send("Runtime.releaseObject", {"objectId": object_id})
     return int(node["node"]["backendNodeId"])
+
+
+def session_lost(exc: CdpError) -> bool:
+    """The browser no longer knows the session the command was sent on (it was detached,
+    and the command never reached the page)."""
+    return exc.code == _SESSION_NOT_FOUND or "Session with given id not found" in exc.message
 
 
 def result_of(method: str, answer: dict[str, Any]) -> dict[str, Any]:

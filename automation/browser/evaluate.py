@@ -33,7 +33,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from automation.browser.cdp import CdpConnection, CdpError, backend_node_id_of, result_of
+from automation.browser.cdp import (
+    CdpConnection,
+    CdpError,
+    backend_node_id_of,
+    result_of,
+    session_lost,
+)
 from automation.browser.refcheck import stale_ref
 from automation.budget import DEFAULT_HEADROOM_MS, Budget
 from automation.errors import (
@@ -205,7 +211,9 @@ class PageRuntime:
 
     @property
     def usable(self) -> bool:
-        return not self.conn.closed
+        """False once the connection closed or the browser detached the session (then the
+        tab attaches anew before its next script)."""
+        return self.conn.attached(self.session_id)
 
     async def send(self, method: str, params: dict[str, Any], *, budget: Budget) -> dict[str, Any]:
         return await self.conn.send(method, params, session_id=self.session_id, budget=budget)
@@ -272,33 +280,65 @@ async def evaluate(
             hint="like el => el.value, or (el, arg) => ...",
         )
     tab.core.check_alive()
-    if tab.runtime is not None and not tab.runtime.usable and tab.reattach_runtime is not None:
-        # The debugging connection dropped since the last script: attach anew now, while
-        # no script of ours runs, so this one can be stopped again if it hangs.
-        tab.runtime = await tab.reattach_runtime()
+    await _reattach_if_lost(tab)
     started = time.monotonic()
-    route, reason, terminated_before = "playwright", "", _terminations(tab)
+    taken = {"route": "playwright", "reason": ""}  # the route as chosen, also when it fails
+    terminated_before = _terminations(tab)
     try:
-        if ref:
-            entry = tab.core.entry(ref)
-            backend_id, reason = await _backend_id(tab, entry.ref, budget)
-            if backend_id is not None:
-                route = "cdp_element"
-                value = await _cdp_element(tab, entry.ref, backend_id, expression, arg, budget)
-            else:
-                value = await _playwright(tab, expression, arg, entry.ref, budget)
-        elif tab.runtime is not None and tab.runtime.usable:
-            route = "cdp"
-            value = await _cdp_page(tab, expression, arg, budget)
-        else:
-            reason = "no_cdp_session"
-            value = await _playwright(tab, expression, arg, "", budget)
+        try:
+            value = await _routed(tab, expression, arg, ref, budget, taken)
+        except _SessionLost:
+            # The browser had let go of the tab's session (the command never reached the
+            # page, so nothing ran): attach anew and run the script once more.
+            await _reattach_if_lost(tab, lost=True)
+            try:
+                value = await _routed(tab, expression, arg, ref, budget, taken)
+            except _SessionLost:
+                raise EvaluateError(
+                    "evaluate: the browser lost the tab's debugging session twice",
+                    hint="try again; if it keeps happening, the browser is in trouble",
+                ) from None
         tab.dialogs_raise("evaluate")
     except BaseException as exc:
-        _record(tab, route, exc, started, reason, terminated_before)
+        _record(tab, taken["route"], exc, started, taken["reason"], terminated_before)
         raise
-    _record(tab, route, None, started, reason, terminated_before)
+    _record(tab, taken["route"], None, started, taken["reason"], terminated_before)
     return value
+
+
+class _SessionLost(Exception):
+    """The tab's session of the evaluate engine was unknown to the browser."""
+
+
+async def _reattach_if_lost(tab: Tab, *, lost: bool = False) -> None:
+    """A tab whose session dropped (its connection closed, the browser detached it, or
+    ``lost``: a command found it unknown) attaches anew now, while no script of ours runs,
+    so the next one can be stopped again if it hangs; None when that fails (the
+    Playwright path then)."""
+    if tab.runtime is None or tab.reattach_runtime is None:
+        return
+    if lost or not tab.runtime.usable:
+        tab.runtime = await tab.reattach_runtime()
+
+
+async def _routed(
+    tab: Tab, expression: str, arg: Any, ref: str, budget: Budget, taken: dict[str, str]
+) -> Any:
+    """The script's value on the route it can take; ``taken`` says which, and why not the
+    CDP route."""
+    if ref:
+        entry = tab.core.entry(ref)
+        backend_id, taken["reason"] = await _backend_id(tab, entry.ref, budget)
+        if backend_id is not None:
+            taken["route"] = "cdp_element"
+            return await _cdp_element(tab, entry.ref, backend_id, expression, arg, budget)
+        taken["route"] = "playwright"
+        return await _playwright(tab, expression, arg, entry.ref, budget)
+    if tab.runtime is not None and tab.runtime.usable:
+        taken["route"], taken["reason"] = "cdp", ""
+        return await _cdp_page(tab, expression, arg, budget)
+    taken["route"], taken["reason"] = "playwright", "no_cdp_session"
+    return await _playwright(tab, expression, arg, "", budget)
 
 
 async def _backend_id(tab: Tab, ref: str, budget: Budget) -> tuple[int | None, str]:
@@ -313,7 +353,9 @@ async def _backend_id(tab: Tab, ref: str, budget: Budget) -> tuple[int | None, s
         found = await runtime.backend_node_id(
             tab.registry_path(ref), budget=budget.child(label="backend node id")
         )
-    except CdpError:
+    except CdpError as exc:
+        if session_lost(exc):
+            raise _SessionLost from None
         found = None  # an out-of-process frame on the way: the element is out of reach
     if found is None:
         return None, "no_backend_node"
@@ -332,6 +374,8 @@ async def _cdp_page(tab: Tab, source: str, arg: Any, budget: Budget) -> Any:
     try:
         found = await tab.runtime.run("Runtime.evaluate", params, budget=budget)
     except CdpError as exc:
+        if session_lost(exc):
+            raise _SessionLost from None
         raise EvaluateError(f"evaluate: {exc.message}") from None
     return _unpack(found, tab)
 
@@ -345,7 +389,9 @@ async def _cdp_element(
         node = await runtime.send(
             "DOM.resolveNode", {"backendNodeId": backend_id}, budget=budget.child(label="resolve")
         )
-    except CdpError:
+    except CdpError as exc:
+        if session_lost(exc):
+            raise _SessionLost from None
         tab.state.backend_ids.pop(ref, None)
         raise StaleRef(
             f"ref {ref} no longer points at an element in the page", hint="take a new snapshot"
@@ -366,6 +412,8 @@ async def _cdp_element(
     try:
         found = await runtime.run("Runtime.callFunctionOn", params, budget=budget)
     except CdpError as exc:
+        if session_lost(exc):
+            raise _SessionLost from None
         raise EvaluateError(f"evaluate on {ref}: {exc.message}") from None
     finally:
         if runtime.usable:

@@ -460,3 +460,26 @@ async def test_a_dropped_debugging_connection_is_replaced_before_the_next_script
     elapsed, error = await timed(etab.evaluate("while (true) {}", budget=Budget(500)))
     assert isinstance(error, EvaluateTimeout) and elapsed < 500 + SLACK_MS
     assert await click_count(etab) == 1
+
+
+async def test_a_session_the_browser_let_go_of_is_attached_anew_and_the_script_runs(
+    etab: Tab,
+) -> None:
+    note = ref_of(await etab.snapshot(), "textbox", "Note")
+    for heard in (True, False):  # the browser said it detached the session, or it did not
+        old = etab.runtime
+        assert old is not None
+        await old.conn.send("Target.detachFromTarget", {"sessionId": old.session_id},
+                            budget=Budget(5_000))  # fmt: skip
+        async with asyncio.timeout(10):
+            while old.usable:  # noqa: ASYNC110 (its event comes after the answer)
+                await asyncio.sleep(0.01)
+        if not heard:  # a command is the first to find it unknown: nothing of it ran
+            old.conn._detached.discard(old.session_id)
+        assert await etab.evaluate("document.title") == "Evaluate"
+        assert etab.runtime is not None and etab.runtime is not old and etab.runtime.usable
+        assert await etab.evaluate("el => el.value", ref=note) == "hello"  # not a stale ref
+        assert [e.route for e in etab.take_evaluations()][-2:] == ["cdp", "cdp_element"]
+    elapsed, error = await timed(etab.evaluate("while (true) {}", budget=Budget(500)))
+    assert isinstance(error, EvaluateTimeout) and elapsed < 500 + SLACK_MS  # still stopped
+    assert await click_count(etab) == 1
