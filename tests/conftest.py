@@ -107,11 +107,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if deselected:
         config.hook.pytest_deselected(items=deselected)
         items[:] = selected
-    # Dealt out to several processes (SLOW_JOBS: pytest-xdist's loadfile), the end-to-end
-    # files, the longest, come first, so that the many short files fill the other processes
-    # around them.
+    # Dealt out to several processes (SLOW_JOBS: pytest-xdist's loadfile), the longest files
+    # come first, the end-to-end files, then those marked long, so that the many short
+    # files fill the other processes around them and no long one runs alone at the end.
     if os.environ.get("PYTEST_XDIST_WORKER"):
-        items.sort(key=lambda item: not item.nodeid.startswith("tests/e2e/"))
+        items.sort(
+            key=lambda item: (
+                not item.nodeid.startswith("tests/e2e/"),
+                item.get_closest_marker("long") is None,
+            )
+        )
 
 
 @pytest.hookimpl(hookwrapper=True)

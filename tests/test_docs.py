@@ -54,6 +54,8 @@ FENCE = re.compile(r"^( *)(`{3,})(.*)$")  # a fence may be indented (in a list i
 # that is run.
 COMMAND_LINE = re.compile(r"^\s*(\$ |\.venv/|make |curl |python |sudo )")
 
+pytestmark = pytest.mark.long  # one of the longest files: dealt out first
+
 
 @dataclass
 class Block:

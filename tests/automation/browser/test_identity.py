@@ -17,6 +17,8 @@ from automation.browser.snapshot import Snapshot
 from bench.healing import load_cases, run_case
 from tests.refs import ref_of
 
+pytestmark = pytest.mark.long  # one of the longest files: dealt out first
+
 
 @pytest.fixture
 async def page(tab: Tab, fixture_url: str) -> Snapshot:

@@ -13,6 +13,8 @@ from bench.crossimpl import load_manifest, record_app, replay_on
 
 APPS = ("classic", "rerender", "shadow-rows", "pressed", "table")
 
+pytestmark = pytest.mark.long  # one of the longest files: dealt out first
+
 
 @pytest.mark.parametrize("source", APPS)
 async def test_a_recording_on_one_app_does_the_task_on_the_others(

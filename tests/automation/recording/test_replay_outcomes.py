@@ -26,6 +26,8 @@ from tests.sinks import WaitingSink
 
 STATE = "() => JSON.parse(sessionStorage.getItem('todos') || '[]')"
 
+pytestmark = pytest.mark.long  # one of the longest files: dealt out first
+
 
 async def person_click(page: Page, selector: str) -> None:
     box = await page.locator(selector).first.bounding_box()

@@ -24,7 +24,7 @@ from tests.dashboard.sockets import connected_socket, load_run, of_type, receive
 from tests.net import free_port
 from tests.tasks import AMBIGUOUS_TASK, FORM_TASK
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.long]
 
 NAME_TASK = "type Ada Lovelace into Name"
 

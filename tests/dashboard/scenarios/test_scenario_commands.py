@@ -20,7 +20,7 @@ from dashboard.scenarios import services
 from tests.daphne import ROOT
 from tests.net import free_port
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.long]
 
 EMAIL = {"role": "textbox", "name": "Email", "tag": "input", "type": "email", "id": "email",
          "selectors": ["#email"]}  # fmt: skip
