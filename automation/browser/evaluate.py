@@ -313,8 +313,8 @@ class _SessionLost(Exception):
 async def _reattach_if_lost(tab: Tab, *, lost: bool = False) -> None:
     """A tab whose session dropped (its connection closed, the browser detached it, or
     ``lost``: a command found it unknown) attaches anew now, while no script of ours runs,
-    so the next one can be stopped again if it hangs; None when that fails (the
-    Playwright path then)."""
+    so the next one can be stopped again if it hangs (when that fails the tab has no
+    runtime, and scripts take the Playwright path)."""
     if tab.runtime is None or tab.reattach_runtime is None:
         return
     if lost or not tab.runtime.usable:
