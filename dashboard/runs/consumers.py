@@ -257,6 +257,10 @@ class RunPageConsumer(AsyncJsonWebsocketConsumer):
 
     async def _command(self, command: str, text: str, rounds: int, place: carry.Place) -> None:
         got = await carry.command_where_it_runs(self.run_id, command, text, rounds, place=place)
+        if got.get("error") is None and command == "pause":
+            # Heard by the run's worker: it pauses at the end of the step under way (the
+            # model's answer, an action), which the page says until then.
+            await self.send_json({"type": "pausing"})
         await self._refused(got.get("error"))
 
     async def _watch_elsewhere(self) -> None:

@@ -12,11 +12,15 @@ from channels.testing import WebsocketCommunicator
 from dashboard.models import Run, RunEvent
 from tests.dashboard.conftest import OpenSocket
 
+# How long a test waits for a socket's message: bounds a hang only (each wait ends with the
+# message), so as long as a loaded machine may take.
+ANSWER_S = 60
+
 
 async def receive_until(
     comm: WebsocketCommunicator,
     done: Callable[[dict[str, Any]], bool],
-    timeout_s: float = 20,
+    timeout_s: float = ANSWER_S,
     *,
     skip: Collection[str] = (),
 ) -> list[dict[str, Any]]:

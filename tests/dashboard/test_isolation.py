@@ -34,6 +34,7 @@ from dashboard.runs import services as run_services
 from dashboard.runs.consumers import CLOSE_FORBIDDEN
 from dashboard.runs.runner import runner
 from dashboard.scenarios import services as scenario_services
+from tests.dashboard.sockets import ANSWER_S
 
 SECRET_TASK = "type olive-secret-4711 into Notes"
 SECRET_SCENARIO = "olive's private checkout"
@@ -402,7 +403,7 @@ async def test_a_socket_from_another_origin_is_refused(sockets: Sockets, owner: 
         assert not connected, origin
     comm, connected, _ = await sockets.open(run.pk, session=session)
     assert connected  # the same session from the dashboard's own origin
-    assert (await comm.receive_json_from(timeout=5))["type"] == "state"
+    assert (await comm.receive_json_from(timeout=ANSWER_S))["type"] == "state"
 
 
 @pytest.mark.django_db(transaction=True)
@@ -433,17 +434,20 @@ async def test_only_the_owners_commands_reach_the_run(
     # Staff may watch another person's run, and nothing they send reaches it.
     watcher, connected, _ = await sockets.open(run.pk, session=await session_of(staff))
     assert connected
-    assert (await watcher.receive_json_from(timeout=5))["type"] == "state"
+    assert (await watcher.receive_json_from(timeout=ANSWER_S))["type"] == "state"
     for command in COMMANDS:
         await watcher.send_json_to(command)
-        answer = await watcher.receive_json_from(timeout=5)
+        answer = await watcher.receive_json_from(timeout=ANSWER_S)
         assert answer == {"type": "error", "message": "only the run's owner can do that"}, command
     assert spied_runner == []
 
     own, connected, _ = await sockets.open(run.pk, session=await session_of(owner))
     assert connected
-    assert (await own.receive_json_from(timeout=5))["type"] == "state"
+    assert (await own.receive_json_from(timeout=ANSWER_S))["type"] == "state"
     await own.send_json_to({"command": "pause"})
     await own.send_json_to({"command": "act", "id": 1, "action": "click", "args": {"ref": "e1"}})
-    assert (await own.receive_json_from(timeout=5))["type"] == "act.result"
+    assert (await own.receive_json_from(timeout=ANSWER_S)) == {
+        "type": "pausing"
+    }  # the page is told
+    assert (await own.receive_json_from(timeout=ANSWER_S))["type"] == "act.result"
     assert spied_runner == [("pause", run.pk), ("act", run.pk)]

@@ -8,11 +8,15 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 import pytest_asyncio
-from playwright.async_api import Browser, Page, async_playwright
+from playwright.async_api import Browser, Page, async_playwright, expect
 
 from automation.browser.config import QUIET_CHROMIUM_ARGS
-from tests.e2e.ui import CHROMIUM, SOCKET_SPY, Server, e2e_server
+from tests.e2e.ui import CHROMIUM, SOCKET_SPY, UI_MS, Server, e2e_server
 from tests.fakellm import ScriptedLLMServer
+
+# Every expect() waits as long as a page may take on a loaded machine (Playwright's 5 s
+# is a deadline a busy run misses); it ends as soon as its condition holds.
+expect.set_options(timeout=UI_MS)
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +45,7 @@ async def ui_browser() -> AsyncIterator[Browser]:
 @pytest_asyncio.fixture(loop_scope="session")
 async def page(ui_browser: Browser, server: Server) -> AsyncIterator[Page]:
     context = await ui_browser.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(UI_MS)
     page = await context.new_page()
     await page.add_init_script(SOCKET_SPY)
     yield page

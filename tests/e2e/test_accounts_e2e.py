@@ -12,6 +12,7 @@ from tests.e2e.ui import (
     LIVE_MS,
     OTHER_PASSWORD,
     OTHER_USERNAME,
+    UI_MS,
     Server,
     log_in,
     save,
@@ -73,7 +74,7 @@ async def test_one_persons_runs_and_scenarios_are_theirs_alone(
 
     # Another person, in a browser of their own, sees none of it.
     context = await ui_browser.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(UI_MS)
     try:
         other = await context.new_page()
         await log_in(other, server, OTHER_USERNAME, OTHER_PASSWORD)

@@ -52,6 +52,7 @@ from tests.e2e.ui import (
     OTHER_PASSWORD,
     OTHER_USERNAME,
     PASSWORD,
+    UI_MS,
     USERNAME,
     Server,
     e2e_server,
@@ -158,11 +159,12 @@ async def test_a_persons_week_from_a_conversation_to_a_verified_webhook(
 ) -> None:
     gate.open()
     todos = f"{fixture_url}/crossimpl/classic/index.html"
+    thought = threading.Event()  # the model answers its first request once the person wrote
     server.llm.requests.clear()
     server.llm.script(
         # 1: the model takes its time, so the person writes meanwhile.
         Reply(text="Milk first.\n" + tag({"action": "fill", "ref": the.field,
-                                           "value": "Buy milk", "submit": True}), delay_s=4),
+                                           "value": "Buy milk", "submit": True}), gate=thought),
         "And the dog, as you say.\n"
         + tag({"action": "fill", "ref": the.field, "value": "Walk the dog", "submit": True})
         + tag({"action": "done", "summary": "Added Buy milk and Walk the dog."}),
@@ -194,6 +196,7 @@ async def test_a_persons_week_from_a_conversation_to_a_verified_webhook(
     await expect(during).to_have_class(re.compile(r"\bwaiting\b"))  # shown at once, unread
     await expect(during).to_contain_text("not read yet")
     await save(page, "journey-message-while-working.png")
+    thought.set()
     await expect(status).to_have_text("succeeded", timeout=LIVE_MS)
     await expect(during).not_to_have_class(re.compile(r"\bwaiting\b"))  # the model read it
     assert "Also add Walk the dog" in prompt_of(server.llm.requests[1])
@@ -414,7 +417,7 @@ async def test_a_persons_week_from_a_conversation_to_a_verified_webhook(
 
     # Another person sees none of it.
     context = await ui_browser.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(UI_MS)
     try:
         other = await context.new_page()
         await log_in(other, server, OTHER_USERNAME, OTHER_PASSWORD)
@@ -435,11 +438,12 @@ def test_a_script_does_the_week_through_the_json_api(
     it), a batch of five rows, and a schedule whose failing firing is told to a webhook.
     Another person's token sees none of it; a revoked token is refused."""
     gate.open()
+    thought = threading.Event()  # the model answers its first request once the message is in
     todos = f"{fixture_url}/crossimpl/classic/index.html"
     server.llm.requests.clear()
     server.llm.script(
         Reply(text=tag({"action": "fill", "ref": the.field, "value": "Buy milk",
-                        "submit": True}), delay_s=3),
+                        "submit": True}), gate=thought),
         tag({"action": "fill", "ref": the.field, "value": "Walk the dog", "submit": True})
         + tag({"action": "done", "summary": "Added both."}),
         tag({"action": "check", "ref": the.milk}) + tag({"action": "check", "ref": the.dog}),
@@ -460,6 +464,7 @@ def test_a_script_does_the_week_through_the_json_api(
         wait_until("the model is asked", lambda: len(server.llm.requests) >= 1)
         told = api.post(f"/runs/{run_id}/messages", json={"text": "Also add Walk the dog"})
         assert told.status_code == 200, told.text
+        thought.set()
         wait_until("the first request is done", run_is(run_id, "succeeded", "failed"))
         assert "Also add Walk the dog" in prompt_of(server.llm.requests[1])
 

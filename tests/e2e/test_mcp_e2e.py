@@ -25,6 +25,7 @@ from tests.e2e.ui import (
     OTHER_PASSWORD,
     OTHER_USERNAME,
     PASSWORD,
+    UI_MS,
     USERNAME,
     Server,
     live_picture,
@@ -64,7 +65,7 @@ async def test_an_mcp_session_is_a_run_a_person_pauses_and_saves_as_a_scenario(
     token = api_token(http_log_in(base, (USERNAME, PASSWORD)), "my editor")
     mine = api(base, token)
     context = await ui_browser.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(UI_MS)
     try:
         async with mcp_client(base, token) as client:
             names = {tool.name for tool in (await client.list_tools()).tools}

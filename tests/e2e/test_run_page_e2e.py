@@ -137,18 +137,22 @@ async def test_the_page_shows_the_wait_the_retries_and_the_reply_as_it_happens(
 async def test_a_page_opened_mid_wait_counts_from_when_the_wait_began(
     page: Page, server: Server
 ) -> None:
-    # Slow enough to reload the page while the model still thinks.
-    server.llm.script(Reply(text=tag({"action": "done", "summary": "nothing to do"}), delay_s=6))
+    # The model thinks until the page was reloaded and looked at.
+    thought = threading.Event()
+    server.llm.script(Reply(text=tag({"action": "done", "summary": "nothing to do"}), gate=thought))
     await log_in(page, server)
     await start_run(page, f"{server.base_url}/demo/form.html", "Look at the form", planner="openai")
     waiting = page.locator("#chat .msg.model.waiting")
-    await expect(waiting).to_have_text(
-        re.compile(r"waiting for the model · [1-9] s"), timeout=LIVE_MS
-    )
-    await page.reload()  # the wait now comes from the stored event, stamped by the server
-    await expect(waiting).to_have_count(1)
-    shown = await waiting.locator(".body").text_content()
-    assert re.fullmatch(r"waiting for the model · [1-9] s", shown or ""), shown
+    try:
+        await expect(waiting).to_have_text(
+            re.compile(r"waiting for the model · [1-9]\d* s"), timeout=LIVE_MS
+        )
+        await page.reload()  # the wait now comes from the stored event, stamped by the server
+        await expect(waiting).to_have_count(1)
+        shown = await waiting.locator(".body").text_content()
+        assert re.fullmatch(r"waiting for the model · [1-9]\d* s", shown or ""), shown
+    finally:
+        thought.set()
     await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
     await expect(waiting).to_have_count(0)
     await expect(page.locator("#chat .msg.model.answered")).to_have_count(1)

@@ -27,7 +27,7 @@ from playwright.async_api import Browser, Page, expect
 
 from tests.daphne import api_token, daphne, log_tail, new_run, runworker
 from tests.daphne import log_in as http_log_in
-from tests.e2e.ui import PASSWORD, SOCKET_SPY, USERNAME, log_in, save, start_run
+from tests.e2e.ui import PASSWORD, SOCKET_SPY, UI_MS, USERNAME, log_in, save, start_run
 from tests.fakellm import Reply, ScriptedLLMServer
 from tests.servers import RedisServer, postgres_server, psql, restartable_redis, shared_settings
 from tests.tasks import FORM_TASK
@@ -142,7 +142,7 @@ async def test_a_redis_restart_under_two_live_runs_ends_neither_and_their_pages_
                Reply(text=done, gate=finished), Reply(text=done, gate=finished))  # fmt: skip
     asked = len(llm.requests)
     context = await ui_browser.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(UI_MS)
     await context.add_init_script(SOCKET_SPY)
     workers = [tmp_path_factory.mktemp(f"worker-{n}") for n in (1, 2)]
     logs = [folder / "worker.log" for folder in workers]

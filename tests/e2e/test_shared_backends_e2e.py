@@ -15,6 +15,7 @@ import json
 import os
 import re
 import signal
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,6 +31,7 @@ from tests.e2e.ui import (
     LIVE_MS,
     PASSWORD,
     SOCKET_SPY,
+    UI_MS,
     USERNAME,
     live_picture,
     log_in,
@@ -84,7 +86,7 @@ async def test_a_page_on_one_process_follows_a_run_of_the_other_live(
 ) -> None:
     a, b, database_url = two_servers
     context = await ui_browser.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(UI_MS)
     await context.add_init_script(SOCKET_SPY)
     try:
         # The session lives in the shared database: logged in on A is logged in on B.
@@ -165,13 +167,14 @@ async def test_a_page_on_one_process_pauses_and_resumes_a_run_working_on_the_oth
     ui_browser: Browser, two_servers: tuple[str, str, str], llm: ScriptedLLMServer
 ) -> None:
     a, b, database_url = two_servers
-    # The model thinks a while over its first answer: the run is at work when Pause comes.
+    # The model thinks over its first answer until B's worker heard the Pause.
+    heard = threading.Event()
     llm.script(
-        Reply(text=tag({"action": "navigate", "url": f"{a}/demo/form.html"}), delay_s=3),
+        Reply(text=tag({"action": "navigate", "url": f"{a}/demo/form.html"}), gate=heard),
         Reply(text=tag({"action": "done", "summary": "looked at the form"})),
     )
     context = await ui_browser.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(UI_MS)
     try:
         on_a = await context.new_page()
         await log_in(on_a, a)
@@ -186,6 +189,8 @@ async def test_a_page_on_one_process_pauses_and_resumes_a_run_working_on_the_oth
                 await asyncio.sleep(0.05)
         await expect(on_a.locator("#status")).to_have_text("running")
         await on_a.locator("[data-command=pause]").click()  # over Redis to B's worker
+        await expect(on_a.locator("#status-reason")).to_have_text("pausing at the end of this step")
+        heard.set()
         # At the end of the round under way: its action done, the model not asked again.
         await expect(on_a.locator("#status")).to_have_text("paused", timeout=LIVE_MS)
         await expect(on_a.locator("#status-reason")).to_contain_text("paused by the person")
@@ -196,6 +201,7 @@ async def test_a_page_on_one_process_pauses_and_resumes_a_run_working_on_the_oth
         await expect(steps).to_have_text(["navigate", "navigate"])
         assert llm.pending == 0
     finally:
+        heard.set()  # a failure above leaves no answer held for the module's next test
         await context.close()
 
 
@@ -255,7 +261,7 @@ async def test_a_killed_worker_s_run_is_lost_the_other_s_goes_on_and_new_runs_go
     a, b, database_url = two_servers
     settings = shared_settings(*backends, WORKER_RUNS="1", ALLOW_EVALUATE="1")
     context = await ui_browser.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(UI_MS)
     user = (USERNAME, PASSWORD)
     try:
         with daphne(tmp_path_factory.mktemp("web-c"), user, settings, setup=False) as (c, _):
@@ -310,7 +316,7 @@ async def test_a_web_process_restarted_mid_run_touches_no_run_and_its_page_misse
     web_only = shared_settings(*backends, EMBEDDED_WORKER="0")
     var, port, user = tmp_path_factory.mktemp("web-d"), free_port(), (USERNAME, PASSWORD)
     context = await ui_browser.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(UI_MS)
     await context.add_init_script(SOCKET_SPY)
     try:
         on_d = await context.new_page()

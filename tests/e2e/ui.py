@@ -30,7 +30,11 @@ PASSWORD = "e2e-password-9f3k"
 OTHER_USERNAME = "e2e-other-user"
 OTHER_PASSWORD = "e2e-other-password-5m2q"
 SHOP_PASSWORD = "shop-password-77"
-LIVE_MS = 20_000  # a whole run, including the runner's first Chromium launch
+# Deadlines that bound a hang only (each wait ends as soon as its condition holds), so as
+# long as a loaded machine may need: a page's answer or an element's change, and a whole
+# run, including the runner's first Chromium launch.
+UI_MS = 30_000
+LIVE_MS = 60_000
 
 
 @dataclass(frozen=True)

@@ -534,6 +534,10 @@
       addChat("note", "paused", e.reason + (e.detail ? ": " + e.detail : ""));
     },
     "run.resumed": (e) => setStatus("running", ""),
+    // This page's Pause reached the run: it stops at the end of the step under way.
+    pausing: () => {
+      if (status === "running") reasonEl.textContent = "pausing at the end of this step";
+    },
     "run.finished": (e) => {
       setStatus(e.status, e.reason || e.summary);
       showOutput(e.output);

@@ -353,7 +353,7 @@ async def test_unreachable_llm_pauses_within_budget_and_keeps_steps(
     )
     started = time.monotonic()
     task = asyncio.create_task(run.run())
-    paused = await run.sink.wait_for(RunPaused, timeout_s=5)  # type: ignore[attr-defined]
+    paused = await run.sink.wait_for(RunPaused)  # type: ignore[attr-defined]
     assert time.monotonic() - started < 5
     assert paused.reason == "llm_error" and f"127.0.0.1:{port}" in paused.detail
     run.control.stop()
@@ -370,7 +370,7 @@ async def test_stalled_stream_ends_with_the_llm_budget(
     run = make_run(tab, llm_server, f"{fixture_url}/demo/form.html", llm_timeout_ms=600)
     task = asyncio.create_task(run.run())
     started = time.monotonic()
-    paused = await run.sink.wait_for(RunPaused, timeout_s=5)  # type: ignore[attr-defined]
+    paused = await run.sink.wait_for(RunPaused)  # type: ignore[attr-defined]
     assert time.monotonic() - started < 2.5
     assert paused.reason == "llm_error" and "within 600 ms" in paused.detail
     tokens = "".join(t.text for t in run.sink.of_type(LLMToken))  # type: ignore[attr-defined]

@@ -20,6 +20,7 @@ from dashboard.lib.jsonin import MAX_DEPTH, JsonRefused
 from dashboard.models import Scenario
 from dashboard.runs import services
 from tests.dashboard.conftest import OpenSocket
+from tests.dashboard.sockets import ANSWER_S
 
 DEEP = "[" * 100_000 + "]" * 100_000
 DEEP_OBJECT = '{"a":' * 100_000 + "1" + "}" * 100_000
@@ -100,16 +101,18 @@ async def test_the_run_socket_answers_deep_json_with_an_error_and_stays_open(
     run = await sync_to_async(services.run_create)(owner=owner, task="x", start_url="")
     comm, connected, _ = await open_socket(run.pk, owner)
     assert connected
-    assert (await comm.receive_json_from(timeout=5))["type"] == "state"
+    assert (await comm.receive_json_from(timeout=ANSWER_S))["type"] == "state"
     for text in (DEEP, '{"command": "act", "id": 1, "args": ' + DEEP + "}"):
         await comm.send_to(text_data=text)
-        message = await comm.receive_json_from(timeout=5)
+        message = await comm.receive_json_from(timeout=ANSWER_S)
         assert message["type"] == "error" and message["code"] == "too_deep", message
         assert message["message"].startswith("a command nests arrays and objects 1000")
         assert message["message"].endswith(f" deep; at most {MAX_DEPTH}")
     await comm.send_to(text_data="x" * (jsonin.MAX_COMMAND_BYTES + 1))
-    message = await comm.receive_json_from(timeout=5)
+    message = await comm.receive_json_from(timeout=ANSWER_S)
     assert message["code"] == "too_large" and "over" in message["message"]
     # Still open and reading commands: the next one gets its ordinary answer.
     await comm.send_json_to({"command": "pause"})
-    assert (await comm.receive_json_from(timeout=5))["message"] == "the run is not live any more"
+    assert (await comm.receive_json_from(timeout=ANSWER_S))[
+        "message"
+    ] == "the run is not live any more"

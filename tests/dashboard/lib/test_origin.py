@@ -18,6 +18,7 @@ from dashboard.lib.origin import origin_allowed
 from dashboard.runs import services
 from tests.daphne import daphne
 from tests.dashboard.daphne_session import USER, logged_in_run, socket_messages
+from tests.dashboard.sockets import ANSWER_S
 
 # Rollback transactions, but for the async tests: their database work runs in another
 # thread (sync_to_async), which must see the rows.
@@ -48,7 +49,7 @@ class Handshakes:
         self.opened.append(comm)
         connected, _ = await comm.connect(timeout=5)
         if connected:
-            assert (await comm.receive_json_from(timeout=5))["type"] == "state"
+            assert (await comm.receive_json_from(timeout=ANSWER_S))["type"] == "state"
         return connected
 
 

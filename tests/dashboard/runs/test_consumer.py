@@ -20,6 +20,7 @@ from dashboard.runs.consumers import CLOSE_FORBIDDEN, MAX_REPLY_CHARS
 from dashboard.runs.runner import runner
 from tests.dashboard.conftest import OpenSocket, Runs
 from tests.dashboard.sockets import (
+    ANSWER_S,
     connected_socket,
     load_run,
     of_type,
@@ -53,7 +54,7 @@ async def expect_error(
         await comm.send_to(text_data=payload)
     else:
         await comm.send_json_to(payload)
-    message = await comm.receive_json_from(timeout=5)
+    message = await comm.receive_json_from(timeout=ANSWER_S)
     assert message["type"] == "error", message
     assert contains in message["message"], message
 
@@ -64,7 +65,7 @@ async def start_watched(
     """Create a run, open its socket, then start it: no live event can be missed."""
     run = await runs.create(owner=owner, task=task, start_url=start_url, **kw)
     comm = await connected_socket(open_socket, run, owner)
-    state = await comm.receive_json_from(timeout=5)
+    state = await comm.receive_json_from(timeout=ANSWER_S)
     assert state == {"type": "state", "status": "queued", "reason": "", "live": False,
                      "working": False, "worker": "", "session": "", "session_reason": "",
                      "queue": 1}  # fmt: skip
@@ -117,7 +118,7 @@ async def test_owner_gets_stored_events_in_seq_order_then_state(
     open_socket: OpenSocket, quiet_run: Run, owner: Any
 ) -> None:
     comm = await connected_socket(open_socket, quiet_run, owner)
-    messages = [await comm.receive_json_from(timeout=5) for _ in range(4)]
+    messages = [await comm.receive_json_from(timeout=ANSWER_S) for _ in range(4)]
     assert [(m.get("seq"), m["type"]) for m in messages] == [
         (1, "run.started"),
         (2, "llm.message"),
@@ -147,7 +148,7 @@ async def test_after_replays_only_later_events(
     open_socket: OpenSocket, quiet_run: Run, owner: Any, query: str, seqs: list[int]
 ) -> None:
     comm = await connected_socket(open_socket, quiet_run, owner, query)
-    messages = await receive_until(comm, of_type("state"), timeout_s=5)
+    messages = await receive_until(comm, of_type("state"))
     assert [m["seq"] for m in messages[:-1]] == seqs
 
 
@@ -155,9 +156,9 @@ async def test_commands_to_a_run_that_is_not_live_are_refused(
     open_socket: OpenSocket, quiet_run: Run, owner: Any
 ) -> None:
     comm = await connected_socket(open_socket, quiet_run, owner)
-    await receive_until(comm, of_type("state"), timeout_s=5)
+    await receive_until(comm, of_type("state"))
     await comm.send_json_to({"command": "resume"})
-    message = await comm.receive_json_from(timeout=5)
+    message = await comm.receive_json_from(timeout=ANSWER_S)
     assert message == {"type": "error", "message": "the run is not live any more"}
     assert (await load_run(quiet_run.pk)).status == Run.Status.PAUSED
 
@@ -269,7 +270,7 @@ async def test_stop_ends_a_paused_run(
 ) -> None:
     run, comm, _ = await paused_on_delete(runs, open_socket, owner, fixture_url)
     await comm.send_json_to({"command": "stop"})
-    rest = await receive_until(comm, of_type("session.closed"), timeout_s=5)
+    rest = await receive_until(comm, of_type("session.closed"))
     await runner.wait(run.pk)
     assert rest[-2]["status"] == "stopped"
     assert "stopped by the person" in rest[-2]["reason"]
@@ -278,7 +279,7 @@ async def test_stop_ends_a_paused_run(
     assert not runner.is_live(run.pk)
 
     await comm.send_json_to({"command": "stop"})
-    assert await comm.receive_json_from(timeout=5) == {
+    assert await comm.receive_json_from(timeout=ANSWER_S) == {
         "type": "error",
         "message": "the run is not live any more",
     }
@@ -299,7 +300,7 @@ async def test_stop_ends_a_running_action_at_once(
     assert (await load_run(run.pk)).status == Run.Status.RUNNING
     stopped_at = time.monotonic()
     await comm.send_json_to({"command": "stop"})
-    rest = await receive_until(comm, of_type("run.finished"), timeout_s=5)
+    rest = await receive_until(comm, of_type("run.finished"))
     await runner.wait(run.pk)
     assert time.monotonic() - stopped_at < 2.5
     assert rest[-1]["status"] == "stopped"
@@ -324,7 +325,9 @@ async def test_bad_messages_get_an_error_and_change_nothing(
     await expect_error(comm, {"command": "reply"}, "empty")
     await expect_error(comm, 'not json {"command": "stop"}', "JSON text", raw=True)
     await comm.send_to(bytes_data=b'{"command": "stop"}')
-    assert (await comm.receive_json_from(timeout=5))["message"] == "commands are JSON text messages"
+    assert (await comm.receive_json_from(timeout=ANSWER_S))[
+        "message"
+    ] == "commands are JSON text messages"
     assert await comm.receive_nothing(timeout=0.2)
 
     assert await stored_events(run.pk) == events_before
@@ -343,9 +346,9 @@ async def test_staff_can_watch_but_not_command_someone_elses_run(
 ) -> None:
     run, _owner_comm, owner_messages = await paused_on_delete(runs, open_socket, owner, fixture_url)
     watcher = await connected_socket(open_socket, run, staff)
-    backlog = await receive_until(watcher, of_type("state"), timeout_s=5)
+    backlog = await receive_until(watcher, of_type("state"))
     # Then the live view's latest picture, sent to every page at once when it opens.
-    assert (await watcher.receive_json_from(timeout=5))["type"] == "frame"
+    assert (await watcher.receive_json_from(timeout=ANSWER_S))["type"] == "frame"
     stored = [m for m in owner_messages if m["type"] not in UNSTORED]
     assert [m["seq"] for m in backlog[:-1]] == [m["seq"] for m in stored]
     assert backlog[-1]["status"] == "paused" and backlog[-1]["live"] is True
@@ -433,7 +436,7 @@ async def test_unreachable_llm_pauses_quickly_and_keeps_the_steps(
         planner="openai",
     )
     # Long before the LLM's own 120 s timeout: a refused connection is not waited out.
-    messages = await receive_until(comm, of_type("run.paused"), timeout_s=10)
+    messages = await receive_until(comm, of_type("run.paused"))
     paused = messages[-1]
     assert paused["reason"] == "llm_error"
     assert "cannot reach the LLM" in paused["detail"]
@@ -446,7 +449,7 @@ async def test_unreachable_llm_pauses_quickly_and_keeps_the_steps(
     assert steps[0].url.endswith("/demo/form.html")
 
     await comm.send_json_to({"command": "stop"})
-    rest = await receive_until(comm, of_type("run.finished"), timeout_s=5)
+    rest = await receive_until(comm, of_type("run.finished"))
     assert rest[-1]["status"] == "stopped"
     await runner.wait(run.pk)
     assert [s.action for s in await stored_steps(run.pk)] == ["navigate"]

@@ -24,7 +24,15 @@ from dashboard.models import Run, Step
 from dashboard.runs.runner import runner
 from dashboard.scenarios import services
 from tests.dashboard.conftest import OpenSocket, Runs
-from tests.dashboard.sockets import connected_socket, load_run, of_type, one, stored_events, types
+from tests.dashboard.sockets import (
+    ANSWER_S,
+    connected_socket,
+    load_run,
+    of_type,
+    one,
+    stored_events,
+    types,
+)
 from tests.dashboard.sockets import receive_until as receive_any
 from tests.fakellm import Reply, ScriptedLLMServer
 
@@ -67,7 +75,7 @@ async def start_watched(
     """Create a run, open its socket, then start it: no live event can be missed."""
     run = await runs.create(owner=owner, task=task, start_url=start_url, **kw)
     comm = await connected_socket(open_socket, run, owner)
-    assert (await comm.receive_json_from(timeout=5))["type"] == "state"
+    assert (await comm.receive_json_from(timeout=ANSWER_S))["type"] == "state"
     await runs.start(run)
     return run, comm
 
@@ -80,7 +88,7 @@ async def start_replay(
         owner=owner, scenario=scenario, base_url="", params={}
     )
     comm = await connected_socket(open_socket, replay, owner)
-    await receive_until(comm, of_type("state"), timeout_s=5)
+    await receive_until(comm, of_type("state"))
     await runs.start(replay)
     return replay, comm
 
@@ -91,7 +99,7 @@ async def say(comm: WebsocketCommunicator, text: str) -> None:
 
 async def expect_error(comm: WebsocketCommunicator, payload: Any, contains: str) -> None:
     await comm.send_json_to(payload)
-    message = await receive_until(comm, lambda m: m["type"] not in UNSEEN, timeout_s=5)
+    message = await receive_until(comm, lambda m: m["type"] not in UNSEEN)
     assert message[-1]["type"] == "error", message
     assert contains in message[-1]["message"], message
 
@@ -249,7 +257,7 @@ async def test_an_idle_session_closes_and_a_message_restores_the_page(
     # A page opened now (a reload) reads every stored event, in order, stretches and all.
     rows = await stored_events(run.pk)
     reloaded = await connected_socket(open_socket, run, owner, "after=0")
-    backlog = await receive_until(reloaded, of_type("state"), timeout_s=5)
+    backlog = await receive_until(reloaded, of_type("state"))
     state, backlog = backlog[-1], backlog[:-1]
     assert [(m["seq"], m["type"]) for m in backlog] == rows
     assert [m["seq"] for m in backlog] == list(range(1, len(rows) + 1))
@@ -274,7 +282,7 @@ async def test_close_while_idle_closes_the_session(
 ) -> None:
     run, comm, _ = await idle_after_name(runs, open_socket, owner, form_url)
     await comm.send_json_to({"command": "close"})
-    closed = await receive_until(comm, of_type("session.closed"), timeout_s=10)
+    closed = await receive_until(comm, of_type("session.closed"))
     assert types(closed) == ["session.closed"]
     assert closed[0]["reason"] == "closed by the person"
     await runner.wait_closed(run.pk)
@@ -292,7 +300,7 @@ async def test_close_while_working_stops_the_work_and_closes(
     run, comm = await start_watched(runs, open_socket, owner, NEVER, form_url)
     await receive_until(comm, lambda m: m["type"] == "action.started" and m["name"] == "wait_for")
     await comm.send_json_to({"command": "close"})
-    rest = await receive_until(comm, of_type("session.closed"), timeout_s=10)
+    rest = await receive_until(comm, of_type("session.closed"))
     assert types(rest)[-2:] == ["run.finished", "session.closed"], types(rest)
     assert "session.idle" not in types(rest)
     assert rest[-2]["status"] == "stopped" and rest[-2]["reason"] == "closed by the person"
@@ -547,21 +555,34 @@ async def test_messages_while_the_model_works_are_seen_or_carried_on(
     llm_at: Callable[[str], None],
 ) -> None:
     llm_at(llm_server.base_url)
+    # Each answer waits until the test said what it says while the model thinks.
+    thought = [threading.Event() for _ in range(3)]
     llm_server.script(
-        Reply(delay_s=2, text=action('{"action": "wait_for", "text": "Sign up"}')),
-        Reply(delay_s=2, text=action('{"action": "done", "summary": "the form is there"}')),
-        Reply(delay_s=1, text=action('{"action": "done", "summary": "noted the plan"}')),
+        Reply(gate=thought[0], text=action('{"action": "wait_for", "text": "Sign up"}')),
+        Reply(gate=thought[1], text=action('{"action": "done", "summary": "the form is there"}')),
+        Reply(gate=thought[2], text=action('{"action": "done", "summary": "noted the plan"}')),
     )
     run, comm = await start_watched(
         runs, open_socket, owner, "Check the sign-up form.", form_url, planner="openai"
     )
+    try:
+        await said_while_the_model_thinks(run, comm, llm_server, thought)
+    finally:
+        for each in thought:
+            each.set()
+
+
+async def said_while_the_model_thinks(
+    run: Run, comm: Any, llm_server: ScriptedLLMServer, thought: list[threading.Event]
+) -> None:
     await receive_until(comm, lambda m: m["type"] == "llm.waiting" and m["round"] == 1)
     await say(comm, "Mind the email field.")
     # Stored and shown at once, while the model is still answering round 1.
-    first = await receive_until(comm, of_type("user.message"), timeout_s=5)
+    first = await receive_until(comm, of_type("user.message"))
     assert "llm.message" not in types(first)
     assert first[-1]["text"] == "Mind the email field."
     assert "user.message" in [kind for _, kind in await stored_events(run.pk)]
+    thought[0].set()
 
     # The next request carries it, and the page is told it was seen.
     seen = await receive_until(comm, lambda m: m["type"] == "llm.waiting" and m["round"] == 2)
@@ -570,7 +591,9 @@ async def test_messages_while_the_model_works_are_seen_or_carried_on(
 
     # A message while the model's done is on its way starts the next stretch.
     await say(comm, "Which plan is picked?")
-    carried = await receive_until(comm, of_type("run.started"))
+    carried = await receive_until(comm, of_type("user.message"))
+    thought[1].set()
+    carried += await receive_until(comm, of_type("run.started"))
     kinds = types(carried)
     assert kinds[0] == "user.message" and carried[0]["text"] == "Which plan is picked?"
     assert kinds.index("user.message") < kinds.index("llm.message")
@@ -581,10 +604,11 @@ async def test_messages_while_the_model_works_are_seen_or_carried_on(
     assert (started["task"], started["said_before"], started["stretch"]) == (
         "Which plan is picked?", True, 2,
     )  # fmt: skip
-    # The run is at work again (the model's answer is delayed): its status says so.
+    # The run is at work again (the model's answer is held): its status says so.
     stored = await load_run(run.pk)
     assert (stored.status, stored.finished_at) == (Run.Status.RUNNING, None)
     assert runner.is_working(run.pk)
+    thought[2].set()
 
     rest = await receive_until(comm, of_type("session.idle"))
     assert rest[-2]["type"] == "run.finished" and rest[-2]["summary"] == "noted the plan"
@@ -615,7 +639,7 @@ async def test_messages_and_closes_that_cant_be_taken_are_refused(
     with pytest.raises(ActionInvalid, match="the message is empty"):
         await runner.message(run.pk, " \t")
     watcher = await connected_socket(open_socket, run, staff)
-    await receive_until(watcher, of_type("state"), timeout_s=5)
+    await receive_until(watcher, of_type("state"))
     await expect_error(watcher, {"command": "message", "text": "click Sign up"}, "run's owner")
     await expect_error(watcher, {"command": "close"}, "only the run's owner")
     assert await stored_events(run.pk) == before

@@ -30,6 +30,7 @@ from dashboard.runs.doorbell import ring, ring_group, wake
 from dashboard.runs.messages import command_message, event_message
 from dashboard.runs.runner import runner
 from dashboard.runs.sink import DashboardSink
+from tests.dashboard.sockets import ANSWER_S
 from tests.servers import RedisServer, restartable_redis
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -102,7 +103,7 @@ async def test_a_page_whose_layer_fails_is_closed_to_catch_up_and_cleaned_up(
     comm.scope["user"] = owner
     connected, _ = await comm.connect(timeout=5)
     assert connected
-    assert (await comm.receive_json_from(timeout=5))["type"] == "state"
+    assert (await comm.receive_json_from(timeout=ANSWER_S))["type"] == "state"
     assert runner.viewer_count(run.pk) == 1  # its page watches
 
     redis.stop()
@@ -122,5 +123,5 @@ async def test_a_page_whose_layer_fails_is_closed_to_catch_up_and_cleaned_up(
     again = WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/runs/{run.pk}/")
     again.scope["user"] = owner
     assert (await again.connect(timeout=5))[0] is True
-    assert (await again.receive_json_from(timeout=5))["type"] == "state"
+    assert (await again.receive_json_from(timeout=ANSWER_S))["type"] == "state"
     await again.disconnect()

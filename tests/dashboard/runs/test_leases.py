@@ -181,7 +181,7 @@ async def test_a_run_declared_lost_elsewhere_is_stopped_by_its_process(
     past = timezone.now() - timedelta(seconds=1)
     await sync_to_async(lambda: Run.objects.filter(pk=run.pk).update(lease_until=past))()
     assert [rid for rid, _ in await sync_to_async(services.runs_sweep_lost)()] == [run.pk]
-    ended = await receive_until(comm, of_type("run.finished"), timeout_s=10)
+    ended = await receive_until(comm, of_type("run.finished"))
     assert ended[-1]["status"] == "failed" and "lost" in ended[-1]["reason"]
     await runner.wait_closed(run.pk)
     assert not runner.is_live(run.pk)

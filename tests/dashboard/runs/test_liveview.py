@@ -44,7 +44,7 @@ async def frame_showing(
     while not (seen and seen[-1]["url"].endswith(url_end)):
         if seen:
             await comm.send_json_to({"command": "frame.ack"})
-        seen = [(await receive_until(comm, of_type("frame"), timeout_s=5))[-1]]
+        seen = [(await receive_until(comm, of_type("frame")))[-1]]
     return seen[-1]
 
 
@@ -147,13 +147,13 @@ async def test_a_page_gets_the_next_frame_only_after_drawing_the_last(
     await tab.page.evaluate("document.querySelector('h1').textContent = 'Changed twice'")
     await asyncio.sleep(0.5)
     await comm.send_json_to({"command": "frame.ack"})
-    newest = await receive_until(comm, of_type("frame"), timeout_s=5)
+    newest = await receive_until(comm, of_type("frame"))
     assert newest[-1]["type"] == "frame"
     # Exactly one frame waited: the newest; nothing more until the next ack.
     await no_message(comm, "frame", 1.0)
     # A second page opening now sees the picture at once, without a change of the page.
     other = await connected_socket(open_socket, run, owner)
-    got = await receive_until(other, of_type("frame"), timeout_s=5)
+    got = await receive_until(other, of_type("frame"))
     assert types(got)[-2:] == ["state", "frame"]
 
 

@@ -89,14 +89,14 @@ async def test_a_reply_over_a_mebibyte_is_cut_and_the_pause_after_it_arrives(
     # A page that reconnects gets the backlog, each event a message within the limit,
     # the pause included.
     again = await connected_socket(open_socket, run, owner)
-    backlog = await receive_until(again, of_type("state"), timeout_s=10)
+    backlog = await receive_until(again, of_type("state"))
     assert [m["type"] for m in backlog].count("run.paused") == 1
     assert all(sent_size(m) <= MAX_MESSAGE_BYTES for m in backlog)
 
     # The run goes on from the pause as from any other.
     llm_server.script('<action>{"action": "done", "summary": "asked"}</action>')
     await comm.send_json_to({"command": "reply", "text": "the first one"})
-    finished = await receive_until(comm, of_type("run.finished"), timeout_s=30)
+    finished = await receive_until(comm, of_type("run.finished"))
     await runner.wait(run.pk)
     assert finished[-1]["status"] == "succeeded"
     assert all(sent_size(m) <= MAX_MESSAGE_BYTES for m in finished)
@@ -119,7 +119,7 @@ async def test_an_event_stored_before_the_limits_is_cut_on_the_way_out(
 
     await database_sync_to_async(store)()
     comm = await connected_socket(open_socket, run, owner)
-    got = await receive_until(comm, of_type("state"), timeout_s=10)
+    got = await receive_until(comm, of_type("state"))
     assert [m["type"] for m in got] == ["llm.message", "run.paused", "state"]
     assert sent_size(got[0]) <= MAX_MESSAGE_BYTES
     assert got[0]["seq"] == 1 and "more chars]" in got[0]["text"]

@@ -20,7 +20,14 @@ from dashboard.runs import selectors, services
 from dashboard.runs.doorbell import wake
 from dashboard.runs.runner import MODEL_GAVE_WAY, RunManager, runner
 from tests.dashboard.conftest import OpenSocket, Runs
-from tests.dashboard.sockets import connected_socket, load_run, of_type, receive_until, types
+from tests.dashboard.sockets import (
+    ANSWER_S,
+    connected_socket,
+    load_run,
+    of_type,
+    receive_until,
+    types,
+)
 from tests.net import free_port
 from tests.tasks import AMBIGUOUS_TASK, FORM_TASK
 
@@ -96,7 +103,7 @@ async def test_past_capacity_runs_wait_queued_told_their_place_and_each_runs_onc
     made = await queued(runs, owner, f"{fixture_url}/demo/form.html", 6)
     last = made[-1]
     comm = await connected_socket(open_socket, last, owner)
-    state = await comm.receive_json_from(timeout=5)
+    state = await comm.receive_json_from(timeout=ANSWER_S)
     assert (state["status"], state["queue"]) == ("queued", 6)
 
     worker = worker_module.start_embedded()  # a worker comes up: it claims at once
@@ -115,7 +122,7 @@ async def _all_run_once(made: list[Run], comm: Any) -> None:
     assert await statuses_of([run.pk for run in made]) == ["succeeded"] * 6
     assert await starts_per_run([run.pk for run in made]) == {run.pk: 1 for run in made}
 
-    messages = await receive_until(comm, of_type("run.finished"), timeout_s=30)
+    messages = await receive_until(comm, of_type("run.finished"))
     places = [m["position"] for m in messages if m["type"] == "queue"]
     assert places and places == sorted(places, reverse=True) and places[-1] <= 2, places
     assert types(messages).index("run.started") > max(
@@ -156,8 +163,8 @@ async def test_a_queued_run_stopped_before_it_starts_never_runs(
     first, second = await queued(runs, owner, f"{fixture_url}/demo/form.html", 2)
     comm = await connected_socket(open_socket, first, owner)
     other = await connected_socket(open_socket, second, owner)
-    assert (await comm.receive_json_from(timeout=5))["queue"] == 1
-    assert (await other.receive_json_from(timeout=5))["queue"] == 2
+    assert (await comm.receive_json_from(timeout=ANSWER_S))["queue"] == 1
+    assert (await other.receive_json_from(timeout=ANSWER_S))["queue"] == 2
 
     await comm.send_json_to({"command": "stop"})
     finished = await receive_until(comm, of_type("run.finished"))
@@ -177,7 +184,7 @@ async def test_a_lost_wake_up_only_delays_a_run(
     runs: Runs, fast_poll: None, worker: RunManager, owner: Any, fixture_url: str
 ) -> None:
     (run,) = await queued(runs, owner, f"{fixture_url}/demo/form.html", 1)  # nobody woken
-    await all_final([run.pk], timeout_s=30)  # the worker's poll found it
+    await all_final([run.pk])  # the worker's poll found it
     assert (await load_run(run.pk)).status == Run.Status.SUCCEEDED
 
 
@@ -193,7 +200,7 @@ async def test_a_full_worker_closes_the_longest_idle_tab_for_a_run_that_waits(
     form = f"{fixture_url}/demo/form.html"
     (talk,) = await queued(runs, owner, form, 1, task=NAME_TASK)
     comm = await connected_socket(open_socket, talk, owner)
-    await comm.receive_json_from(timeout=5)
+    await comm.receive_json_from(timeout=ANSWER_S)
     await wake()
     await receive_until(comm, of_type("session.idle"))
     assert runner.is_live(talk.pk)  # its tab kept: the worker is full
@@ -221,7 +228,7 @@ async def test_a_run_paused_on_an_unreachable_model_gives_its_slot_to_a_run_that
     form = f"{fixture_url}/demo/form.html"
     (talk,) = await queued(runs, owner, form, 1, task="Sign up as Ada.", planner="openai")
     comm = await connected_socket(open_socket, talk, owner)
-    await comm.receive_json_from(timeout=5)
+    await comm.receive_json_from(timeout=ANSWER_S)
     await wake()
     paused = await receive_until(comm, of_type("run.paused"))
     assert paused[-1]["reason"] == "llm_error", paused[-1]
@@ -255,7 +262,7 @@ async def test_a_message_to_a_closed_conversation_through_a_web_process_queues_i
 
     (talk,) = await queued(runs, owner, f"{fixture_url}/demo/form.html", 1, task=NAME_TASK)
     comm = await connected_socket(open_socket, talk, owner)
-    await comm.receive_json_from(timeout=5)
+    await comm.receive_json_from(timeout=ANSWER_S)
     await runs.manager.start(talk.pk)
     await receive_until(comm, of_type("session.closed"))  # SESSION_IDLE_S=0 in the tests
     await runs.manager.wait_closed(talk.pk)
@@ -291,13 +298,13 @@ async def test_a_conversation_not_started_yet_takes_no_message_and_runs_as_asked
 
     (run,) = await queued(runs, owner, f"{fixture_url}/demo/form.html", 1)
     comm = await connected_socket(open_socket, run, owner)
-    await comm.receive_json_from(timeout=5)
+    await comm.receive_json_from(timeout=ANSWER_S)
     await say(comm, "type Grace into Name")
-    refused = await receive_until(comm, of_type("error"), timeout_s=5)
+    refused = await receive_until(comm, of_type("error"))
     assert "waits for a worker" in refused[-1]["message"], refused[-1]
     assert (await load_run(run.pk)).status == Run.Status.QUEUED  # untouched, nothing said
     await runs.start(run)  # as a worker would claim it
-    done = await receive_until(comm, of_type("run.finished"), timeout_s=30)
+    done = await receive_until(comm, of_type("run.finished"))
     assert done[-1]["status"] == "succeeded" and "user.message" not in types(done)
 
 
@@ -329,7 +336,7 @@ async def test_a_claimed_run_that_cannot_start_ends_failed_at_once_and_the_next_
     # Not "lost" a lease later: failed now, held by nobody, its event stored.
     assert (run.status, run.lease_until) == (Run.Status.FAILED, None)
     assert await starts_per_run([broken.pk]) == Counter()
-    await all_final([fine.pk], timeout_s=30)
+    await all_final([fine.pk])
     assert (await load_run(fine.pk)).status == Run.Status.SUCCEEDED
 
 

@@ -89,7 +89,7 @@ async def test_a_crashed_browser_fails_its_paused_run_and_the_next_run_gets_a_fr
         await asyncio.sleep(0.1)
 
     os.kill(browser_pid(marker), signal.SIGKILL)
-    failed = await wait_final(run.pk, timeout_s=10)  # paused, yet it notices at once
+    failed = await wait_final(run.pk)  # paused, yet it notices at once
     assert failed.status == Run.Status.FAILED
     assert "the browser went away" in failed.status_reason, failed.status_reason
     assert [s.action for s in await stored_steps(run.pk)] == ["navigate"]  # kept
@@ -99,7 +99,7 @@ async def test_a_crashed_browser_fails_its_paused_run_and_the_next_run_gets_a_fr
     after = await runs.start(await runs.create(
         owner=owner, task=sign_up_as("Ada"), start_url=f"{fixture_url}/demo/form.html"
     ))  # fmt: skip
-    done = await wait_final(after.pk, timeout_s=30)
+    done = await wait_final(after.pk)
     assert done.status == Run.Status.SUCCEEDED, done.status_reason
     assert manager.browser_restarts == 1
     assert browser_pid(marker)  # a new Chromium, with the same switches

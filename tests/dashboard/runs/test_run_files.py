@@ -32,7 +32,7 @@ async def test_downloads_are_kept_in_storage_listed_live_and_served_to_the_owner
     run, comm = await start_watched(
         runs, open_socket, owner, DOWNLOAD_TASK, f"{fixture_url}/engine/downloads.html"
     )
-    told = await receive_until(comm, of_type("files"), timeout_s=30)
+    told = await receive_until(comm, of_type("files"))
     listed = told[-1]["files"]
     assert [(f["kind"], f["name"]) for f in listed] == [
         ("downloads", "notes.txt"), ("downloads", "report.csv"),
@@ -79,7 +79,7 @@ async def test_a_trace_is_kept_unless_the_run_typed_a_secret(
     settings.TABWRIGHT = {**settings.TABWRIGHT, "TRACE_RUNS": True}
     form = f"{fixture_url}/demo/form.html"
     run, comm = await start_watched(runs, open_socket, owner, "type Ada into Name", form)
-    told = await receive_until(comm, of_type("files"), timeout_s=30)
+    told = await receive_until(comm, of_type("files"))
     assert [(f["kind"], f["name"]) for f in told[-1]["files"]] == [("trace", "trace.zip")]
     await runner.wait_closed(run.pk)
     client = Client()

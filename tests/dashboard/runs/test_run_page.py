@@ -22,6 +22,7 @@ from dashboard.runs.sink import DashboardSink
 from dashboard.runs.views import DEMO_TASK, DEMO_TASK_LLM
 from dashboard.scenarios import services as scenario_services
 from tests.dashboard.conftest import OpenSocket
+from tests.dashboard.sockets import ANSWER_S
 from tests.dashboard.test_views import initial_events, logged_in
 
 UNSET_KEY = "TEST_RUN_PAGE_UNSET_API_KEY"
@@ -214,12 +215,12 @@ async def test_a_page_hears_the_wait_and_the_retry_live_with_their_stamps(
     run = await sync_to_async(run_services.run_create)(owner=owner, task="t", start_url="")
     comm, connected, _ = await open_socket(run.pk, owner)
     assert connected
-    assert (await comm.receive_json_from(timeout=5))["type"] == "state"
+    assert (await comm.receive_json_from(timeout=ANSWER_S))["type"] == "state"
     sink = DashboardSink(run.pk, 0)
     await sink.emit(LLMWaiting(1, 1))
     await sink.emit(LLMRetry(1, 1, 4, 1300, "HTTP 500"))
-    waiting = await comm.receive_json_from(timeout=5)
-    retry = await comm.receive_json_from(timeout=5)
+    waiting = await comm.receive_json_from(timeout=ANSWER_S)
+    retry = await comm.receive_json_from(timeout=ANSWER_S)
     assert (waiting["type"], waiting["seq"], waiting["attempt"]) == ("llm.waiting", 1, 1)
     assert (retry["type"], retry["seq"], retry["retries"]) == ("llm.retry", 2, 4)
     assert waiting["at_ms"] <= retry["at_ms"]
