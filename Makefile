@@ -39,13 +39,18 @@ PYTEST := $(BIN)/python -m pytest
 XDIST_FAST = $(if $(filter-out 0,$(TEST_JOBS)),-n $(TEST_JOBS) --dist load)
 XDIST_SLOW = $(if $(filter-out 0,$(SLOW_JOBS)),-n $(SLOW_JOBS) --dist loadfile --no-loadscope-reorder)
 
+# Python's compiled files are written even where PYTHONDONTWRITEBYTECODE says not to (the
+# .gitignore covers them): else every one of the run's processes compiles every module
+# again, and pytest rewrites every test module's asserts again in each worker (about 4 s of
+# CPU each); the fast tier's processes write them, the slow tier's read them.
 test: install chromium servers
-	@$(PYTEST) --tier fast $(XDIST_FAST); fast=$$?; \
+	@export PYTHONDONTWRITEBYTECODE=; \
+	$(PYTEST) --tier fast $(XDIST_FAST); fast=$$?; \
 	$(PYTEST) --tier slow $(XDIST_SLOW); slow=$$?; \
 	[ $$fast -eq 0 ] && [ $$slow -eq 0 ]
 
 test-fast: install
-	$(PYTEST) --tier fast $(XDIST_FAST)
+	PYTHONDONTWRITEBYTECODE= $(PYTEST) --tier fast $(XDIST_FAST)
 
 install: $(STAMP)
 

@@ -86,8 +86,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--tier",
         choices=("all", "fast", "slow"),
         default="all",
-        help="fast: only the tests that reach no browser and no server (tests/tiers.py), "
-        "each guarded against starting one; slow: only the others",
+        help="fast: only the tests that reach no browser and no server (tests/tiers.py; "
+        "in any run, each of them is guarded against starting one); slow: only the others",
     )
 
 
@@ -107,16 +107,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if deselected:
         config.hook.pytest_deselected(items=deselected)
         items[:] = selected
-    # Dealt out to several processes (SLOW_JOBS: pytest-xdist's loadfile), the longest files
-    # come first, the end-to-end files, then those marked long, so that the many short
-    # files fill the other processes around them and no long one runs alone at the end.
+    # Dealt out to several processes (make test's slow tier: pytest-xdist's loadfile), the
+    # longest files come first, the end-to-end files, then those marked long, then the rest
+    # (and in a run of every tier, the fast tier last): the many short files fill the other
+    # processes around the long ones, and no long one runs alone at the end.
     if os.environ.get("PYTEST_XDIST_WORKER"):
         items.sort(
             key=lambda item: (
                 not item.nodeid.startswith("tests/e2e/"),
                 item.get_closest_marker("long") is None,
+                _in_fast_tier(item),
             )
         )
+
+
+def _in_fast_tier(item: pytest.Item) -> bool:
+    return not any(item.get_closest_marker(tier) for tier in tiers.TIERS)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -127,7 +133,7 @@ def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
         timer = threading.Timer(timeout - 15, _print_tasks_soon)
         timer.daemon = True
         timer.start()
-    if item.config.getoption("--tier") == "fast":
+    if _in_fast_tier(item):  # in any run: a fast-tier test starts no browser and no server
         with tiers.guard_fast_tier(item.nodeid):
             yield
     else:

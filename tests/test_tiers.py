@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 
@@ -60,3 +61,21 @@ def test_a_test_using_the_tab_fixture_is_a_browser_test(request: pytest.FixtureR
         assert item.get_closest_marker("browser") is not None
     assert request.node.get_closest_marker("browser") is None
     assert request.node.get_closest_marker("servers") is None
+
+
+@pytest.mark.servers  # it starts a process and listens, inside the guard and after it
+def test_the_fast_tier_s_guard_refuses_a_process_and_a_listening_socket() -> None:
+    with tiers.guard_fast_tier("tests/x.py::test_y"):
+        with pytest.raises(
+            pytest.fail.Exception, match=r"test_y is in the fast tier .* starts a process"
+        ):
+            subprocess.Popen(["true"])
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            with pytest.raises(pytest.fail.Exception, match="listens on a socket"):
+                sock.listen()
+        ScriptedLLMServer().start().stop()  # the fake LLM may listen
+    with socket.socket() as sock:  # after it, both work again
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+    subprocess.run(["true"], check=True)

@@ -191,7 +191,7 @@ def guard_fast_tier(nodeid: str) -> Iterator[None]:
         listen(self, *args)
 
     subprocess.Popen.__init__ = refuse_popen  # type: ignore[method-assign]
-    #     socket.socket.listen = refuse_listen  # type: ignore[method-assign]
+    socket.socket.listen = refuse_listen  # type: ignore[method-assign]
     try:
         yield
     finally:
