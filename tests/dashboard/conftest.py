@@ -26,6 +26,23 @@ PASSWORD = "correct horse battery staple"
 # The runs' manager and worker start Chromium for the runs they start.
 tiers.BROWSER.extend([RunManager, runner, start_embedded])
 
+# How long a test waits for a socket's message, its connection or its end: bounds a hang
+# only (each wait ends when it is done), so as long as a loaded machine may take.
+ANSWER_S = 60
+
+
+class Socket(WebsocketCommunicator):
+    """A page's socket in a test.  Its connect and disconnect wait up to ANSWER_S: with
+    channels' own 1 s a consumer still ending (stopping an act's script, say) is cancelled
+    half way on a busy machine, and the test sees what a real server never leaves."""
+
+    async def connect(self, timeout: float = ANSWER_S) -> tuple[bool, Any]:  # noqa: ASYNC109
+        return await super().connect(timeout)
+
+    async def disconnect(self, code: int = 1000, timeout: float = ANSWER_S) -> None:  # noqa: ASYNC109
+        await super().disconnect(code, timeout)
+
+
 OpenSocket = Callable[..., Awaitable[tuple[WebsocketCommunicator, bool, Any]]]
 
 
@@ -167,11 +184,11 @@ async def open_socket() -> AsyncIterator[OpenSocket]:
         run_id: int, user: Any, query: str = ""
     ) -> tuple[WebsocketCommunicator, bool, Any]:
         path = f"/ws/runs/{run_id}/" + (f"?{query}" if query else "")
-        comm = WebsocketCommunicator(URLRouter(websocket_urlpatterns), path)
+        comm = Socket(URLRouter(websocket_urlpatterns), path)
         if user is not None:
             comm.scope["user"] = user
         opened.append(comm)
-        connected, detail = await comm.connect(timeout=5)
+        connected, detail = await comm.connect()
         return comm, connected, detail
 
     yield open_

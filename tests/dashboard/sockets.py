@@ -10,11 +10,7 @@ from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 
 from dashboard.models import Run, RunEvent
-from tests.dashboard.conftest import OpenSocket
-
-# How long a test waits for a socket's message: bounds a hang only (each wait ends with the
-# message), so as long as a loaded machine may take.
-ANSWER_S = 60
+from tests.dashboard.conftest import ANSWER_S, OpenSocket
 
 
 async def receive_until(

@@ -34,6 +34,7 @@ from dashboard.runs import services as run_services
 from dashboard.runs.consumers import CLOSE_FORBIDDEN
 from dashboard.runs.runner import runner
 from dashboard.scenarios import services as scenario_services
+from tests.dashboard.conftest import Socket
 from tests.dashboard.sockets import ANSWER_S
 
 SECRET_TASK = "type olive-secret-4711 into Notes"
@@ -332,9 +333,9 @@ class Sockets:
             headers.append((b"origin", origin.encode()))
         if session is not None:
             headers.append((b"cookie", f"sessionid={session}".encode()))
-        comm = WebsocketCommunicator(application, f"/ws/runs/{run_id}/", headers=headers)
+        comm = Socket(application, f"/ws/runs/{run_id}/", headers=headers)
         self.opened.append(comm)
-        connected, detail = await comm.connect(timeout=5)
+        connected, detail = await comm.connect()
         return comm, connected, detail
 
     async def close_all(self) -> None:

@@ -17,6 +17,7 @@ from dashboard.asgi import application
 from dashboard.lib.origin import origin_allowed
 from dashboard.runs import services
 from tests.daphne import daphne
+from tests.dashboard.conftest import Socket
 from tests.dashboard.daphne_session import USER, logged_in_run, socket_messages
 from tests.dashboard.sockets import ANSWER_S
 
@@ -44,10 +45,10 @@ class Handshakes:
         headers = [(b"host", host.encode()), (b"cookie", f"sessionid={session}".encode())]
         if origin is not None:
             headers.append((b"origin", origin.encode()))
-        comm = WebsocketCommunicator(application, f"/ws/runs/{run_id}/", headers=[*headers, *extra])
+        comm = Socket(application, f"/ws/runs/{run_id}/", headers=[*headers, *extra])
         comm.scope["scheme"] = scheme
         self.opened.append(comm)
-        connected, _ = await comm.connect(timeout=5)
+        connected, _ = await comm.connect()
         if connected:
             assert (await comm.receive_json_from(timeout=ANSWER_S))["type"] == "state"
         return connected

@@ -15,7 +15,6 @@ import pytest_asyncio
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from channels.routing import URLRouter
-from channels.testing import WebsocketCommunicator
 from django.test import AsyncClient
 from django.utils import timezone
 
@@ -30,6 +29,7 @@ from dashboard.runs.doorbell import ring, ring_group, wake
 from dashboard.runs.messages import command_message, event_message
 from dashboard.runs.runner import runner
 from dashboard.runs.sink import DashboardSink
+from tests.dashboard.conftest import Socket
 from tests.dashboard.sockets import ANSWER_S
 from tests.servers import RedisServer, restartable_redis
 
@@ -99,9 +99,9 @@ async def test_a_page_whose_layer_fails_is_closed_to_catch_up_and_cleaned_up(
     redis: RedisServer, owner: Any
 ) -> None:
     run = await sync_to_async(Run.objects.create)(owner=owner, task="t", start_url="")
-    comm = WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/runs/{run.pk}/")
+    comm = Socket(URLRouter(websocket_urlpatterns), f"/ws/runs/{run.pk}/")
     comm.scope["user"] = owner
-    connected, _ = await comm.connect(timeout=5)
+    connected, _ = await comm.connect()
     assert connected
     assert (await comm.receive_json_from(timeout=ANSWER_S))["type"] == "state"
     assert runner.viewer_count(run.pk) == 1  # its page watches
@@ -115,13 +115,13 @@ async def test_a_page_whose_layer_fails_is_closed_to_catch_up_and_cleaned_up(
 
     # While the layer is down a page is not let in; once it is back, it is (and reads the
     # run's events it missed from the database).
-    refused = WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/runs/{run.pk}/")
+    refused = Socket(URLRouter(websocket_urlpatterns), f"/ws/runs/{run.pk}/")
     refused.scope["user"] = owner
-    assert (await refused.connect(timeout=5))[0] is False
+    assert (await refused.connect())[0] is False
     await refused.disconnect()
     redis.start()
-    again = WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/runs/{run.pk}/")
+    again = Socket(URLRouter(websocket_urlpatterns), f"/ws/runs/{run.pk}/")
     again.scope["user"] = owner
-    assert (await again.connect(timeout=5))[0] is True
+    assert (await again.connect())[0] is True
     assert (await again.receive_json_from(timeout=ANSWER_S))["type"] == "state"
     await again.disconnect()
