@@ -20,10 +20,8 @@ class WaitingSink(ListSink):
             self.events.append(event)
             self._changed.notify_all()
 
-    async def wait_for(self, cls: type[Event], count: int = 1, timeout_s: float = 10) -> Event:
-        async def _wait() -> Event:
-            async with self._changed:
-                await self._changed.wait_for(lambda: len(self.of_type(cls)) >= count)
-                return self.of_type(cls)[count - 1]
-
-        return await asyncio.wait_for(_wait(), timeout_s)
+    async def wait_for(self, cls: type[Event], count: int = 1, timeout_s: float = 60) -> Event:
+        """The ``count``-th event of ``cls``, once it came; ``timeout_s`` bounds a hang only."""
+        async with asyncio.timeout(timeout_s), self._changed:
+            await self._changed.wait_for(lambda: len(self.of_type(cls)) >= count)
+            return self.of_type(cls)[count - 1]
