@@ -87,9 +87,9 @@ def to_pytest(
     ).rstrip("\n")
     callees = called(scenario)
     login = _login(scenario)  # a function too, when no step calls it: it signs in again
-    functions = _function_names({**callees, **({login.name: login} if login else {})})
-    if login is not None and login.name not in callees:
-        callees = {**callees, login.name: login}
+    if login is not None:  # and those it calls
+        callees = {**callees, **called(login), login.name: login}
+    functions = _function_names(callees)
     every = [scenario, *callees.values()]
     steps = [step for one in every for step in one.steps]
     if any(m.group(1) == "TOTP" for s in steps for m in _placeholders(s.args)):
@@ -135,7 +135,7 @@ def _login(scenario: Scenario) -> Scenario | None:
     """The login scenario ``scenario`` brings (not one that is ``scenario`` itself)."""
     name = scenario.login_scenario
     login = scenario.callees.get(name) if name and name != scenario.name else None
-    return replace(login, name=name) if login is not None else None
+    return replace(login, name=name, callees=scenario.callees) if login is not None else None
 
 
 def _sign_in_again(login: Scenario, functions: dict[str, str], params: _Params) -> list[str]:
