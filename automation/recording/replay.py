@@ -26,7 +26,9 @@ For every step, in order, inside its own budget (and the whole replay's):
    a handler's steps replay through :mod:`automation.recording.replayhandlers`).
 
 A ``call`` step replays the scenario it names there, in the same tab
-(:mod:`automation.recording.replaycalls`).
+(:mod:`automation.recording.replaycalls`).  A step that fails on a page that asks to sign
+in signs in again with the scenario's login scenario, once a replay, and is tried again
+(:attr:`Replay.relogin`, by default :mod:`automation.recording.relogin`).
 
 Each step's :class:`StepOutcome` keeps which strategy found the element, its score and what
 changed.  When something changed, ``healed`` is the element's identity now and ``heal`` says
