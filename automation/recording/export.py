@@ -20,6 +20,11 @@ The file stands alone: it launches Chromium itself (``TABWRIGHT_CHROMIUM_PATH`` 
 run (default: where it was recorded), parameters from environment variables named after
 them (default: their recorded default), and secrets from ``TABWRIGHT_SECRET_<NAME>``.
 
+A scenario that brings its login scenario signs in again as its replay does: the login
+scenario is a function of the file, which runs (once) when the element its first step
+acts on shows before a step (its sign-in page: the session ended), through Playwright's
+``page.add_locator_handler``; the page the latest navigate step opened then opens again.
+
 A scenario may come from anywhere (an imported file, a page that lied about its elements),
 so the module is generated safe by construction: every value of the scenario reaches it
 through ``repr()`` (a Python literal on one line), or as a number made by ``int()``, or as
@@ -32,10 +37,9 @@ the export with :class:`~automation.errors.ScenarioInvalid` naming the step.
 from __future__ import annotations
 
 import inspect
-import keyword
-import math
 import re
 from collections.abc import Collection, Iterator, Mapping
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -46,6 +50,12 @@ from automation.recording import downloadfile, expect
 from automation.recording.calls import CALL, called
 from automation.recording.expect import KINDS
 from automation.recording.exporthead import DOWNLOADS, HEADER, MARKER
+from automation.recording.exportliterals import arg as _arg
+from automation.recording.exportliterals import identifier as _identifier
+from automation.recording.exportliterals import literal as _literal
+from automation.recording.exportliterals import quote as _quote
+from automation.recording.exportliterals import text as _text
+from automation.recording.exportliterals import whole as _int
 from automation.recording.handlers import Handler
 from automation.recording.roles import check_role, is_aria_role
 from automation.recording.scenario import (
@@ -75,7 +85,11 @@ def to_pytest(
         name=_text(scenario.name, "the name"),
         base_url=_text(scenario.base_url, "base_url"),
     ).rstrip("\n")
-    callees = called(scenario)  # a login scenario no step calls is not run here
+    callees = called(scenario)
+    login = _login(scenario)  # a function too, when no step calls it: it signs in again
+    if login is not None:  # and those it calls
+        callees = {**callees, **called(login), login.name: login}
+    functions = _function_names(callees)
     every = [scenario, *callees.values()]
     steps = [step for one in every for step in one.steps]
     if any(m.group(1) == "TOTP" for s in steps for m in _placeholders(s.args)):
@@ -89,13 +103,15 @@ def to_pytest(
         lines[0] = header[:at] + keep + header[at:]
         source = inspect.getsource(downloadfile)
         lines.append(DOWNLOADS + source[source.index(MARKER) :].rstrip("\n"))
-    functions = _function_names(callees)
     for name, callee in callees.items():
         where = _Params(callee.params, base=callee.base_url, calls=functions)
         lines += ["", "", f"def {functions[name]}(page: Page, params: dict[str, str]) -> None:",
                   *_body(callee, where, (callees_pending or {}).get(name, ()))]  # fmt: skip
+    params = _Params(scenario.params, calls=functions)
+    again = _sign_in_again(login, functions, params) if login is not None else []
     lines += ["", "", f"def test_{_identifier(scenario.name)}(page: Page) -> None:",
-              *_body(scenario, _Params(scenario.params, calls=functions), pending)]  # fmt: skip
+              *(f"    {line}" if line else "" for line in again),
+              *_body(scenario, params, pending)]  # fmt: skip
     return "\n".join(lines) + "\n"
 
 
@@ -112,6 +128,38 @@ class _Params(dict[str, dict[str, Any]]):
         super().__init__(params)
         self.base = base
         self.calls = calls or {}
+        self.opened = False  # its navigations kept in ``opened`` (to go back after a sign-in)
+
+
+def _login(scenario: Scenario) -> Scenario | None:
+    """The login scenario ``scenario`` brings (not one that is ``scenario`` itself)."""
+    name = scenario.login_scenario
+    login = scenario.callees.get(name) if name and name != scenario.name else None
+    return replace(login, name=name, callees=scenario.callees) if login is not None else None
+
+
+def _sign_in_again(login: Scenario, functions: dict[str, str], params: _Params) -> list[str]:
+    """The test's lines that sign in again with ``login``, as replay does: when the element
+    its first step acts on shows before a step (the sign-in page: the session ended), its
+    function runs, once, then the page of the latest navigate step opens again (``params``:
+    the test's, whose navigations are then kept)."""
+    first = next((s.target() for s in login.steps if s.needs_element and not s.is_check), None)
+    shown = f"# the login scenario {_quote(login.name)}"
+    if first is None or first.frame_url:
+        return [f"{shown} has no element of the main frame to know its page by: no sign-in"]
+    _, where = _element(first, _Params(login.params))
+    params.opened = True
+    return [
+        f"{shown}: when its page shows before a step, it signs in again (once)",
+        "opened: list[str] = []  # what the navigate steps opened, the latest last",
+        "",
+        "def sign_in_again(_shown: object) -> None:",
+        f"    {functions[login.name]}(page, {{}})",
+        "    if opened:",
+        "        page.goto(opened[-1])",
+        "",
+        f"page.add_locator_handler({where}, sign_in_again, times=1)",
+    ]
 
 
 def _function_names(callees: Mapping[str, Scenario]) -> dict[str, str]:
@@ -191,10 +239,6 @@ def _comment(index: int, step: ScenarioStep) -> str:
     return line
 
 
-def _quote(text: str) -> str:
-    return str.__repr__(str.__str__(text))
-
-
 def _step(step: ScenarioStep, params: dict[str, dict[str, Any]]) -> list[str]:
     args = step.args
     value = lambda key: _value(_arg(args, key), params)  # noqa: E731
@@ -207,6 +251,8 @@ def _step(step: ScenarioStep, params: dict[str, dict[str, Any]]) -> list[str]:
         on = "once" if _int(args.get("times", 1), "times") == "1" else "on"
         return [f"page.{on}('dialog', lambda dialog: {how})"]
     if step.action == "navigate":
+        if getattr(params, "opened", False):  # the test's, when it signs in again
+            return [f"opened.append({_url(value('url'), params)})", "page.goto(opened[-1])"]
         return [f"page.goto({_url(value('url'), params)})"]
     if step.action == CALL:
         function = params.calls.get(str(args.get("scenario")))  # type: ignore[attr-defined]
@@ -516,44 +562,6 @@ def _placeholders(value: Any) -> Iterator[re.Match[str]]:
             yield from _placeholders(item)
 
 
-def _arg(args: dict[str, Any], key: str) -> Any:
-    if key not in args:
-        raise ScenarioInvalid(f"{key} is missing")
-    return args[key]
-
-
-def _literal(value: Any) -> str:
-    """A value that is not text as a Python literal: a bool, None, a finite number, or a
-    list of those (what JSON can hold, less NaN and infinities, whose repr is no literal)."""
-    # Converted first: a subclass's own __repr__ is not trusted to write a literal.
-    if value is None or isinstance(value, bool):
-        return repr(None if value is None else bool(value))
-    if isinstance(value, int):
-        return repr(int(value))
-    if isinstance(value, float) and math.isfinite(value):
-        return repr(float(value))
-    if isinstance(value, list):
-        return "[" + ", ".join(_literal(v) for v in value) + "]"
-    raise ScenarioInvalid(f"a value of type {type(value).__name__} can't be exported")
-
-
-def _text(value: Any, what: str) -> str:
-    """A text as a Python literal: quoted, every line break and control character escaped
-    (str's own repr, whatever a subclass would say)."""
-    if not isinstance(value, str):
-        raise ScenarioInvalid(f"{what} must be text, not {type(value).__name__}")
-    return str.__repr__(value)
-
-
-def _int(value: Any, what: str) -> str:
-    """A whole number as Python source: ints, and floats that are whole; nothing else."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ScenarioInvalid(f"{what} must be a whole number, not {type(value).__name__}")
-    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
-        raise ScenarioInvalid(f"{what} must be a whole number, not {value!r}")
-    return str(int(value))
-
-
 def _role(role: str) -> str:
     """A role from the list (ScenarioInvalid for anything else: it would be code)."""
     try:
@@ -567,12 +575,3 @@ def _kind(args: dict[str, Any]) -> str:
     if kind not in KINDS:
         raise ScenarioInvalid(f"unknown check {kind!r}")
     return str(kind)
-
-
-def _identifier(name: str) -> str:
-    """The test function's name: ASCII letters, digits and _ only (a Unicode letter may
-    not be one Python takes in a name), never a keyword."""
-    ident = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")[:60].strip("_")
-    if not ident or ident[0].isdigit() or keyword.iskeyword(ident):
-        ident = f"scenario_{ident}".rstrip("_")
-    return ident

@@ -26,7 +26,9 @@ For every step, in order, inside its own budget (and the whole replay's):
    a handler's steps replay through :mod:`automation.recording.replayhandlers`).
 
 A ``call`` step replays the scenario it names there, in the same tab
-(:mod:`automation.recording.replaycalls`).
+(:mod:`automation.recording.replaycalls`).  A step that fails on a page that asks to sign
+in signs in again with the scenario's login scenario, once a replay, and is tried again
+(:attr:`Replay.relogin`, by default :mod:`automation.recording.relogin`).
 
 Each step's :class:`StepOutcome` keeps which strategy found the element, its score and what
 changed.  When something changed, ``healed`` is the element's identity now and ``heal`` says
@@ -46,7 +48,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -88,6 +89,7 @@ from automation.recording.calls import CALL, CallFrame, called, check_calls
 from automation.recording.intent import IntentAgent, Reached, agent_goal, by_agent, go_directly
 from automation.recording.outcome import ReplayResult, StepOutcome
 from automation.recording.params import unfill
+from automation.recording.relogin import Relogin, login_replay
 from automation.recording.replaycalls import calls_frame, play_call
 from automation.recording.replayhandlers import interruptions_of
 from automation.recording.rescue import Rescue, rescue_of, start_recorder
@@ -159,8 +161,9 @@ class Replay:
     signed_out_hint: str = ""
     # Signs in again when a failed step's page asks to (once a replay): it says what it did,
     # or raises a TabwrightError saying why it could not.  The replay then goes back to the
-    # step's page (its latest navigation) and tries the step again.
-    relogin: Callable[[Budget], Awaitable[str]] | None = None
+    # step's page (its latest navigation) and tries the step again.  None: the scenario's
+    # login scenario, when its document brings one (automation.recording.relogin).
+    relogin: Relogin | None = None
     # Set on the replay of a called scenario (a call step's): where it reports its steps.
     frame: CallFrame | None = None
 
@@ -187,6 +190,8 @@ class Replay:
         # A base URL naming a file (…/app/index.html) means its folder.
         self.base_url = normalize_base(self.base_url)
         self._relogged = False
+        if self.relogin is None:
+            self.relogin = login_replay(self)
         self.interruptions = interruptions_of(self)  # automation.recording.replayhandlers
 
     async def run(self) -> ReplayResult:

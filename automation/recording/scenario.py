@@ -296,8 +296,8 @@ class Scenario:
     version: int = SCENARIO_VERSION
     # The scenarios its call steps call, and theirs, by name (automation.recording.calls).
     callees: dict[str, Scenario] = field(default_factory=dict)
-    # The scenario (by name) that signs in again when a replay meets a sign-in page; the
-    # dashboard runs it (dashboard.runs.relogin).
+    # The scenario (by name) that signs in again when a replay meets a sign-in page; every
+    # replay runs it (automation.recording.relogin).
     login_scenario: str = ""
     handlers: tuple[Handler, ...] = ()  # interruptions it clears (automation.recording.handlers)
 

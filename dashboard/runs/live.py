@@ -169,16 +169,18 @@ async def live_session(
             await mcprun.serve(run, live)
             return
         if replay is not None:
-            await Replay(tab, replay, params=run.params, base_url=run.start_url,
-                         sink=sink, control=control, secrets=sink.secrets,
-                         signed_out_hint=_signed_out_hint(replay, signin),
-                         relogin=await relogin_for(run, tab, sink.secrets, replay),
-                         agent=PlannerAgent(planner) if planner is not None else None,
-                         config=ReplayConfig(
-                             step_timeout_ms=conf["ACTION_TIMEOUT_MS"],
-                             run_timeout_ms=conf["RUN_TIMEOUT_MS"], screenshots=True,
-                             person_wait_ms=_person_wait_ms(run),
-                         )).run()  # fmt: skip
+            replaying = Replay(tab, replay, params=run.params, base_url=run.start_url,
+                               sink=sink, control=control, secrets=sink.secrets,
+                               signed_out_hint=_signed_out_hint(replay, signin),
+                               agent=PlannerAgent(planner) if planner is not None else None,
+                               config=ReplayConfig(
+                                   step_timeout_ms=conf["ACTION_TIMEOUT_MS"],
+                                   run_timeout_ms=conf["RUN_TIMEOUT_MS"], screenshots=True,
+                                   person_wait_ms=_person_wait_ms(run),
+                               ))  # fmt: skip
+            # Its login scenario's sign-in, which also saves the run's profile again.
+            replaying.relogin = await relogin_for(run, replaying)
+            await replaying.run()
             return
         assert planner is not None
         if message:

@@ -11,7 +11,9 @@ passed, 1 a step or a check failed (or the browser could not run), 2 a step need
 (replay could not tell which element it means and did not guess), 3 the scenario can't be
 used (a bad file, a missing parameter or secret).  A file replay needs no database: on a
 checkout never migrated only the settings' URL policy applies.  Secrets come from the
-environment (``TABWRIGHT_SECRET_<NAME>``) and are never printed.
+environment (``TABWRIGHT_SECRET_<NAME>``) and are never printed.  A scenario that brings
+its login scenario signs in again with it when a step meets a sign-in page (a ``note:``
+line says so; automation.recording.relogin).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from automation.recording.outcome import every_outcome
 from automation.recording.replay import Replay
 from automation.recording.scenario import Scenario
 from automation.secrets import Secrets
-from tests.automation.recording.test_totp_replay import ENV, sign_in
+from tests.automation.recording.test_totp_replay import ENV, sign_in, signs_in_with
 from tests.backoffice import PASSWORD, SEED, USER, back_office
 from tests.exported import run_exported
 
@@ -97,20 +97,29 @@ def with_login() -> Scenario:
 def test_a_login_scenario_a_file_brings_is_not_one_its_steps_call() -> None:
     document = with_login()
     assert brought_names(document) == ["Menu", "Sign in"] and list(called(document)) == ["Menu"]
+    # Its export calls it only to sign in again, when its first element shows.
     code = to_pytest(document)
-    assert "def call_menu(" in code and "call_sign_in" not in code
+    assert "def call_menu(" in code and "def call_sign_in(" in code
+    assert code.count("call_sign_in(page, {})") == 1
+    assert "page.add_locator_handler(page.locator('#pw'), sign_in_again, times=1)" in code
 
 
 def test_a_hostile_callee_is_written_into_its_export_as_text_only() -> None:
     evil = "x'); __import__('os').system('boom'); ('"
     callee = scenario(evil, NAVIGATE, {"action": "expect", "args": {
         "kind": "download", "name": evil, "header": [evil], "rows": 1}})  # fmt: skip
-    caller = Scenario.from_dict(scenario("Orders", call(evil, page=evil), callees={evil: callee}))
+    login = "y'); boom(); ('"  # its login scenario, known by an element named so too
+    field = {"role": "textbox", "name": evil, "tag": "input"}
+    signs_in = scenario(login, {"action": "fill", "args": {"value": evil}, "identity": field})
+    caller = Scenario.from_dict(scenario("Orders", call(evil, page=evil), login_scenario=login,
+                                         callees={evil: callee, login: signs_in}))  # fmt: skip
     module = ast.parse(to_pytest(caller))
     functions = {f.name: f for f in module.body if isinstance(f, ast.FunctionDef)}
     assert {"call_x_import_os_system_boom", "test_orders", "check_download"} <= set(functions)
-    allowed = {"page", "params", "os", "url", "check_download", "call_x_import_os_system_boom"}
-    for name in ("call_x_import_os_system_boom", "test_orders"):
+    assert "call_y_boom" in functions
+    allowed = {"page", "params", "os", "url", "check_download", "call_x_import_os_system_boom",
+               "call_y_boom", "opened", "sign_in_again", "list", "object"}  # fmt: skip
+    for name in ("call_x_import_os_system_boom", "call_y_boom", "test_orders"):
         names = {n.id for n in ast.walk(functions[name]) if isinstance(n, ast.Name)}
         assert names <= allowed | {"Page", "dict", "str", "None"}, names
     assert not any(isinstance(n, ast.Call) and getattr(n.func, "id", "") == "__import__"
@@ -179,9 +188,14 @@ async def test_a_caller_replays_its_callee_in_the_same_tab_and_its_export_does_t
         assert "def call_sign_in(page: Page, params: dict[str, str]) -> None:" in code
         assert "call_sign_in(page, {'user': os.environ.get('WHO', 'ada')})" in code
         assert "check_download(page, {'kind': 'download', 'name': 'orders*.csv'" in code
-        # Run beside it, the same file expecting a row more fails as the replay would.
-        fewer = {"test_fewer.py": code.replace("'rows': 2", "'rows': 3")}
-        status, out = await run_exported(code, tmp_path, office.url, ENV, more=fewer)
-        assert status == 1 and "1 failed, 1 passed" in out, out
+        # Run beside it, the same file expecting a row more fails as the replay would; and
+        # a scenario that brings its login scenario, which its export signs in again with
+        # when the sign-in page shows (its browser has no session), then goes on.
+        signing = to_pytest(signs_in_with(office.url, sign_in(office.url)))
+        assert "page.add_locator_handler(page.locator('[name=user]'), sign_in_again, " in signing
+        more = {"test_fewer.py": code.replace("'rows': 2", "'rows': 3"),
+                "test_signs_in_again.py": signing}  # fmt: skip
+        status, out = await run_exported(code, tmp_path, office.url, ENV, more=more)
+        assert status == 1 and "1 failed, 2 passed" in out, out
         assert "test_fewer.py" in out and "'orders.csv' has 2 row(s) of data" in out, out
-        assert office.sign_ins == 3
+        assert office.sign_ins == 4 and office.views["/orders/1001"] == 1

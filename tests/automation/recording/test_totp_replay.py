@@ -6,16 +6,24 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 
 from automation.browser.tab import Tab
-from automation.events import ListSink
+from automation.events import ListSink, Observation
 from automation.recording.recorder import Recorder
 from automation.recording.replay import Replay
 from automation.recording.scenario import Scenario
 from automation.secrets import Secrets
-from tests.backoffice import PASSWORD, SEED, BackOffice, back_office, sign_in_scenario
+from tests.backoffice import (
+    PASSWORD,
+    SEED,
+    BackOffice,
+    back_office,
+    order_scenario,
+    sign_in_scenario,
+)
 
 ENV = {"TABWRIGHT_SECRET_BO_PASSWORD": PASSWORD, "TABWRIGHT_SECRET_BO": SEED}
 
@@ -51,6 +59,32 @@ async def test_a_replay_signs_in_with_the_code_of_the_moment(tab: Tab, office: B
     text = json.dumps([e.to_dict() for e in sink.events]) + json.dumps(result.to_dict())
     assert code not in text and SEED not in text and PASSWORD not in text
     assert "${TOTP:BO}" in text
+
+    # The session ends; a scenario that brings its login scenario, replayed by the library
+    # with no way to sign in given, meets the sign-in page and signs in with it by itself.
+    office.expire_sessions()
+    again = ListSink()
+    orders = signs_in_with(office.url, sign_in(office.url))
+    replay = Replay(tab, orders, sink=again, env=ENV, secrets=secrets)
+    result = await replay.run()
+    assert result.ok, result.reason
+    assert [o.status for o in result.steps] == ["passed"] * 5
+    assert [e.text for e in again.events if isinstance(e, Observation)] == [
+        "signed in again with the login scenario 'Sign in'"
+    ]
+    assert office.sign_ins == 2 and office.views["/orders/1001"] == 1
+    text = json.dumps([e.to_dict() for e in again.events])
+    assert office.codes[1] not in text and SEED not in text and PASSWORD not in text
+    # The login scenario's own replay never signs in again with itself.
+    itself = replace(orders.callees["Sign in"], login_scenario="Sign in", callees=orders.callees)
+    assert Replay(tab, itself, env=ENV, secrets=secrets).relogin is None
+
+
+def signs_in_with(url: str, login: Scenario) -> Scenario:
+    """The back office's order scenario, bringing ``login`` as its login scenario."""
+    data = {**order_scenario(url), "login_scenario": login.name,
+            "callees": {login.name: login.to_dict()}}  # fmt: skip
+    return Scenario.from_dict(data)
 
 
 async def test_a_totp_not_granted_fails_before_any_page(tab: Tab, office: BackOffice) -> None:

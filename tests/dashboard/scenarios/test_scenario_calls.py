@@ -382,9 +382,11 @@ def test_an_export_brings_its_login_scenario_to_whoever_imports_it(
     assert client.post("/scenarios/import", {"file": upload}).status_code == 302
     assert login_of(stranger) == first
     assert Scenario.objects.filter(owner=stranger).count() == 4  # two Orders, one of each
-    # The pytest file writes no function for a login scenario no step calls.
+    # The pytest file writes a function for its login scenario (and those it calls), run
+    # only to sign in again.
     code = client.get(f"/scenarios/{theirs.pk}/export.py").content.decode()
-    assert "def call_" not in code and "def test_orders(" in code
+    assert "def call_sign_in(" in code and "def call_open_login(" in code
+    assert "def test_orders(" in code and code.count("call_sign_in(page, {})") == 1
     compile(code, "test_orders.py", "exec")
 
     # Through the command, by a third person.

@@ -225,14 +225,28 @@ def test_a_file_replay_needs_no_database(tmp_path: Path, fixture_url: str) -> No
     assert "RESULT passed 5/5 steps" in done.stdout
 
 
-def test_a_replay_says_which_interruptions_it_handled(tmp_path: Path) -> None:
-    from tests.backoffice import COOKIES, WHATS_NEW, back_office, order_scenario
+def test_a_replay_signs_in_again_and_says_which_interruptions_it_handled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file that brings its login scenario, replayed after the back office ended every
+    session: it signs in again on the sign-in page, then clears the new release's
+    interruptions, and says both."""
+    from tests.automation.recording.test_totp_replay import ENV, signs_in_with
+    from tests.backoffice import COOKIES, WHATS_NEW, back_office, sign_in_scenario
 
-    with back_office(sign_in=False) as office:
-        office.switch_release("2026.12", after_views=1)
+    for name, value in ENV.items():
+        monkeypatch.setenv(name, value)
+    with back_office() as office:
+        office.switch_release("2026.12", after_views=2)  # the sign-in's page, the list
+        office.expire_sessions()
+        data = signs_in_with(office.url, sign_in_scenario(office.url)).to_dict()
         path = tmp_path / "order.json"
-        path.write_text(json.dumps(order_scenario(office.url, WHATS_NEW, COOKIES)))
+        path.write_text(json.dumps({**data, "handlers": [WHATS_NEW, COOKIES]}))
         out, code = run("scenario_replay", str(path), "--base-url", office.url, "--allow-private")
     assert code == 0, out
-    assert "note: handled 'What's new' dialog\nnote: handled 'Cookie consent' banner\n" in out
+    assert (
+        "note: signed in again with the login scenario 'Sign in'\n"
+        "note: handled 'What's new' dialog\nnote: handled 'Cookie consent' banner\n"
+    ) in out
     assert out.rstrip().splitlines()[-1].startswith("RESULT passed 5/5 steps")
+    assert office.sign_ins == 1 and ENV["TABWRIGHT_SECRET_BO_PASSWORD"] not in out
