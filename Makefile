@@ -30,7 +30,7 @@ run: install chromium migrate
 # test file whole in one (its servers and browsers are per file), the end-to-end files
 # first (tests/conftest.py); SLOW_JOBS=0 runs them in this process.  Measured on two quiet
 # cores, from a fresh clone: 11 min with three processes, 9.5 with five, 10 with seven
-# (25 min in one).
+# (25 min in one); 8.5 with five once the slow tier read the compiled test modules.
 # It fails when either run fails.
 # make test-fast: the fast tier alone, the inner loop (under a minute).
 TEST_JOBS ?= 2

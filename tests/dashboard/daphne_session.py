@@ -36,7 +36,7 @@ async def socket_messages(
             uri,
             origin=origin,  # type: ignore[arg-type]
             additional_headers={"Cookie": f"sessionid={session}"},
-            open_timeout=10,
+            open_timeout=60,
             max_size=None,
         ) as socket:
             while True:

@@ -143,12 +143,12 @@ def test_daphne_closes_them_at_start_unless_a_live_daphne_holds_them(tmp_path: P
         ))  # fmt: skip
         with daphne(var, ("second", "pw-second-2"), {}) as (url, log):
             # The second server answers (so it has started) and left the first's runs alone.
-            urllib.request.urlopen(f"{url}/accounts/login/", timeout=10).read()
+            urllib.request.urlopen(f"{url}/accounts/login/", timeout=60).read()
             runs = json.loads(manage_shell(env, read))
             assert runs["running"] == ["running", ""] and runs["paused"] == ["paused", ""]
             assert "another server process holds" in log.read_text()
     with daphne(var, ("third", "pw-third-3"), {}) as (url, _log):
-        urllib.request.urlopen(f"{url}/accounts/login/", timeout=10).read()
+        urllib.request.urlopen(f"{url}/accounts/login/", timeout=60).read()
         runs = json.loads(manage_shell(env, read))
     assert runs["running"][0] == runs["paused"][0] == "failed"
     assert runs["running"][1].startswith("interrupted: ")

@@ -156,7 +156,7 @@ async def test_the_mcp_endpoint_wants_a_token_and_keeps_sessions_apart(server: S
         "protocolVersion": "2025-06-18", "capabilities": {},
         "clientInfo": {"name": "raw", "version": "1"},
     }}  # fmt: skip
-    async with httpx.AsyncClient(base_url=base, timeout=10, headers=accept) as http:
+    async with httpx.AsyncClient(base_url=base, timeout=60, headers=accept) as http:
         refused = await http.post("/mcp", json=hello)
         assert refused.status_code == 401
         assert refused.headers["www-authenticate"].startswith("Bearer")
@@ -191,7 +191,7 @@ async def test_the_mcp_endpoint_wants_a_token_and_keeps_sessions_apart(server: S
         assert api(base, token).get(f"/api/runs/{run['id']}").json()["status"] == "stopped"
     # Their token with my session's id: as if there were no such session.
     call = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
-    async with httpx.AsyncClient(base_url=base, timeout=10, headers=accept) as http:
+    async with httpx.AsyncClient(base_url=base, timeout=60, headers=accept) as http:
         stolen = await http.post("/mcp", json=call, headers={
             "Authorization": f"Bearer {theirs}", "mcp-session-id": session,
             "mcp-protocol-version": "2025-06-18",

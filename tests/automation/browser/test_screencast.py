@@ -199,7 +199,7 @@ async def test_a_stop_that_lands_as_a_frame_arrives_still_ends_the_screencast() 
     assert task is not None and not task.done()
     cast._fresh.set()
     task.cancel()
-    done, _ = await asyncio.wait({task}, timeout=3)
+    done, _ = await asyncio.wait({task}, timeout=30)
     assert task in done and task.cancelled()
     await cast.stop()
     assert not cast.running

@@ -399,7 +399,7 @@ async def test_cancel_during_a_stall_ends_promptly(
     sink = TokenSink()
     budget = Budget(10_000)
     task = asyncio.create_task(planner.plan(make_request(), budget=budget, on_token=sink))
-    await asyncio.wait_for(sink.first.wait(), timeout=5)
+    await asyncio.wait_for(sink.first.wait(), timeout=60)
 
     cancelled_at = time.monotonic()
     budget.cancel("stop button")

@@ -107,7 +107,7 @@ async def test_a_page_whose_layer_fails_is_closed_to_catch_up_and_cleaned_up(
     assert runner.viewer_count(run.pk) == 1  # its page watches
 
     redis.stop()
-    closed = await comm.receive_output(timeout=10)
+    closed = await comm.receive_output(timeout=60)
     assert closed == {"type": "websocket.close", "code": CLOSE_LAYER_LOST}
     await comm.disconnect()  # as the browser's end of it goes
     assert runner.viewer_count(run.pk) == 0  # cleaned up: it watches no more
