@@ -143,6 +143,9 @@ class BrowserSession:
         self.egress: EgressProxy | None = None  # for a browser we launch
         self._warm = False  # kept warm: started ahead, again after a crash, a spare context
         self._spare: asyncio.Task[TabGroup] | None = None
+        # Contexts opened ahead and not handed out (the spare, one still opening, one whose
+        # browser was replaced meanwhile and that closes as it opens): none is in use.
+        self._ahead: set[TabGroup] = set()
         self._background: set[asyncio.Task[Any]] = set()
         self._made = 0  # contexts made in the current browser
         self.replaced = 0  # browsers replaced after contexts_per_browser contexts
@@ -171,11 +174,9 @@ class BrowserSession:
 
     @property
     def in_use(self) -> int:
-        """Contexts handed out and not closed yet (the one held ahead is not)."""
-        spare = self._spare
-        held = spare is not None and spare.done() and not spare.cancelled()
-        held = held and spare.exception() is None and spare.result() in self._groups
-        return len(self._groups) - held
+        """Contexts handed out and not closed yet (those opened ahead are not, also while
+        they are still opening)."""
+        return len(self._groups - self._ahead)
 
     async def warm(self, *, budget: Budget | None = None) -> None:
         """Keep this session warm from now: start the browser now, open a context ahead of
@@ -206,6 +207,7 @@ class BrowserSession:
                 self._spare = None  # its context went with the browser
                 for group in [g for g in self._groups if g.context.browser is self._browser]:
                     self._groups.discard(group)
+                    self._ahead.discard(group)
                     self._workspaces.pop(group, None)
                 await self._drop_cdp()
                 await self._drop_browser()
@@ -238,7 +240,7 @@ class BrowserSession:
         """Open the next spare context in the background, unless one is (being) opened."""
         if self._warm and not self._closed and self._spare is None and self.connected:
             budget = Budget(SPARE_TIMEOUT_MS, label="open a context ahead")
-            self._spare = self._spawn(self._open_group(None, {}, None, budget))
+            self._spare = self._spawn(self._open_group(None, {}, None, budget, ahead=True))
             self._spare.add_done_callback(_quiet)
 
     async def _take_spare(self, budget: Budget) -> TabGroup | None:
@@ -253,6 +255,7 @@ class BrowserSession:
         if group.context.browser is not self._browser or not self.connected:
             await group.close()  # opened in a browser since replaced or gone
             return None
+        self._ahead.discard(group)  # handed out from now
         return group
 
     async def _start_browser(self, budget: Budget) -> None:
@@ -364,6 +367,8 @@ class BrowserSession:
         options: dict[str, Any],
         workspace: Path | None,
         budget: Budget,
+        *,
+        ahead: bool = False,
     ) -> TabGroup:
         await self.start(budget=budget)
         assert self._browser is not None
@@ -399,6 +404,8 @@ class BrowserSession:
         )
         self._workspaces[group] = workspace
         self._groups.add(group)
+        if ahead:
+            self._ahead.add(group)
         try:
             await budget.run(
                 install_url_guard(context, self.config.url_policy, on_block=group.note_blocked)
@@ -411,6 +418,7 @@ class BrowserSession:
 
     def _group_closed(self, group: TabGroup) -> None:
         self._groups.discard(group)
+        self._ahead.discard(group)
         self._workspaces.pop(group, None)
         browser = group.context.browser
         if browser in self._retired and not any(

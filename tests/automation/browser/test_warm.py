@@ -81,6 +81,15 @@ async def test_each_caller_gets_a_context_nobody_used(fixture_url: str, tmp_path
         await session.close()
 
 
+async def in_use_until_the_next_is_open(session: BrowserSession) -> set[int]:
+    """``in_use`` at every turn of the event loop until the context opened ahead is open."""
+    seen = set()
+    while session._spare is not None and not session._spare.done():
+        seen.add(session.in_use)
+        await asyncio.sleep(0)
+    return seen | {session.in_use}
+
+
 async def test_contexts_close_with_their_runs_and_the_browser_is_replaced_after_n(
     fixture_url: str,
 ) -> None:
@@ -91,6 +100,9 @@ async def test_contexts_close_with_their_runs_and_the_browser_is_replaced_after_
         assert len(first_browser) == 1
         for n in range(7):
             tab = await session.new_tab()
+            # The next context opens ahead meanwhile: never counted as in use, also while
+            # it is still opening (nor the one a replaced browser closes as it opens).
+            assert await in_use_until_the_next_is_open(session) == {1}
             await tab.navigate(f"{fixture_url}{STORAGE}?n={n}")
             assert await who(tab) == "logged out, no cookie"
             assert tab.group is not None
