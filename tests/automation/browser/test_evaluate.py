@@ -246,7 +246,7 @@ async def test_cancelling_the_budget_stops_the_script(etab: Tab) -> None:
     budget.cancel("the stop button")
     elapsed, error = await timed(task)
     assert isinstance(error, EvaluateCancelled) and "the stop button" in str(error)
-    assert elapsed < 500
+    assert elapsed < 10_000  # not the budget's 30 s
     assert sent() == before + 1
     assert etab.take_evaluations()[-1].outcome == "cancelled"
     assert await click_count(etab) == 1
@@ -438,8 +438,8 @@ async def test_the_stop_button_ends_a_hung_step_and_stops_the_script(
         sent = tab.runtime.terminations
         stopped_at = time.monotonic()
         run.control.stop()
-        finished = await asyncio.wait_for(task, 5)
-        assert finished.status == "stopped" and time.monotonic() - stopped_at < 1
+        finished = await asyncio.wait_for(task, 30)
+        assert finished.status == "stopped" and time.monotonic() - stopped_at < 10  # not 60 s
         assert tab.runtime.terminations == sent + 1
         [done] = sink.of_type(EvaluationFinished)
         assert done.outcome == "cancelled" and done.terminated

@@ -220,12 +220,12 @@ async def test_a_backoff_longer_than_the_budget_fails_at_once(
     llm_server: ScriptedLLMServer,
 ) -> None:
     llm_server.script(Reply(status=500, text="oops"), "too late")
-    planner = openai(llm_server, backoff=lambda retry: 2.0)
+    planner = openai(llm_server, backoff=lambda retry: 20.0)
     try:
         started = time.monotonic()
         with pytest.raises(LLMUnavailable):
-            await planner.plan(make_request(), budget=Budget(600))
-        assert time.monotonic() - started < 0.4
+            await planner.plan(make_request(), budget=Budget(6_000))
+        assert time.monotonic() - started < 3  # not at the budget's end
     finally:
         await planner.aclose()
 
@@ -251,7 +251,7 @@ async def test_cancel_during_the_backoff_ends_promptly(llm_server: ScriptedLLMSe
         budget.cancel("stop button")
         with pytest.raises(Cancelled) as info:
             await task
-        assert time.monotonic() - cancelled_at < 0.3
+        assert time.monotonic() - cancelled_at < 2.5  # not at the backoff's end
     finally:
         await planner.aclose()
 
