@@ -57,9 +57,13 @@ async def marked_runner(media_root: Any, fast_actions: None) -> AsyncIterator[tu
 
 
 def browser_pid(marker: str) -> int:
+    """The run's Chromium (not a child it has just forked, which shows its command line)."""
+    table = processes()
     return next(
-        pid for pid, (_, _, cmd) in processes().items() if marker in cmd and "--type=" not in cmd
-    )
+        pid for pid, (parent, _, cmd) in table.items()
+        if marker in cmd and "--type=" not in cmd
+        and marker not in table.get(parent, (0, "", ""))[2]
+    )  # fmt: skip
 
 
 async def wait_final(run_id: int, timeout_s: float = 15) -> Run:

@@ -35,11 +35,13 @@ def browser_pid(browser: BrowserSession) -> int:
     """The worker's Chromium: the one process sent through this session's egress proxy."""
     assert browser.egress is not None
     switch = f"--proxy-server={browser.egress.url}"
+    table = processes()
     return next(
         pid
-        for pid, (_, state, cmd) in processes().items()
+        for pid, (parent, state, cmd) in table.items()
         if switch in cmd and "--type=" not in cmd and state != "Z"
-    )
+        and switch not in table.get(parent, (0, "", ""))[2]  # not a child it just forked
+    )  # fmt: skip
 
 
 async def settled(run_id: int, timeout_s: float = 60, *, final: bool = False) -> Run:
