@@ -186,7 +186,7 @@ async def test_wait_for_each_condition(tab: Tab, controls: Snapshot, fixture_url
         await execute(tab, "wait_for", {"text": "never"}, budget=Budget(300))
     with pytest.raises(BudgetExceeded):
         await execute(tab, "wait_for", {"time_ms": 5_000}, budget=Budget(300))
-    assert time.monotonic() - started < 1.5
+    assert time.monotonic() - started < 4.5  # not either wait's 5 s
 
 
 async def test_history_and_screenshots(tab: Tab, fixture_url: str, tmp_path) -> None:
@@ -234,7 +234,7 @@ async def test_blocked_navigation_and_a_page_that_never_loads(tab: Tab, fixture_
     started = time.monotonic()
     with pytest.raises(BudgetExceeded):
         await execute(tab, "navigate", {"url": f"{fixture_url}/hang"}, budget=Budget(800))
-    assert time.monotonic() - started < 2.0
+    assert time.monotonic() - started < 4  # the page never loads
     await run(tab, "navigate", url=f"{fixture_url}/demo/form.html")  # still usable
     snap = await tab.snapshot()
     assert ref_of(snap, "button", "Sign up")
@@ -245,7 +245,7 @@ async def test_timeout_ms_narrows_the_budget(tab: Tab, fixture_url: str) -> None
     started = time.monotonic()
     with pytest.raises((BudgetExceeded, ActionFailed)):
         await execute(tab, "wait_for", {"text": "never", "timeout_ms": 200}, budget=Budget(10_000))
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 5  # not the budget's 10 s
     with pytest.raises(ActionInvalid, match="timeout_ms"):
         await execute(tab, "wait_for", {"text": "x", "timeout_ms": -5}, budget=Budget(1_000))
 

@@ -231,7 +231,7 @@ async def test_stop_after_the_tab_closed_returns_promptly(
     await tab.close()  # the run's last tab: its browser context goes too
     started = time.monotonic()
     await watcher.stop()
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 3  # not the stop's 5 s
     assert got.kinds() == ["console", "summary"]
 
 
@@ -246,7 +246,7 @@ async def test_stop_after_the_browser_closed_returns_promptly(fixture_url: str) 
     started = time.monotonic()
     await watcher.stop()
     await watcher.stop()
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 3  # not the stop's 5 s
     assert got.kinds() == ["console", "pageerror", "request"]
 
 
@@ -262,7 +262,7 @@ async def test_a_stuck_callback_does_not_hold_stop(tab: Tab, fixture_url: str) -
     await asyncio.wait_for(stuck.wait(), 5)
     started = time.monotonic()
     await watcher.stop(budget=Budget(200, label="stop"))
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 3  # the callback never returns
 
 
 CONTEXT_EVENTS = ("console", "request", "requestfinished", "requestfailed", "page")

@@ -403,17 +403,17 @@ async def test_a_command_past_its_time_is_killed_with_its_children(wtab: Tab, ws
     started = time.monotonic()
     answer = await run(wtab, "shell", command="sleep 60", timeout_ms=10_000)
     assert answer.startswith("timed out after ") and answer.endswith(" (no output)")
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < 8  # its 1 s, not the call's 10 s
 
     started = time.monotonic()
     answer = await run(wtab, "shell", command='sh -c "sleep 30 & sleep 30"', timeout_ms=10_000)
-    assert answer.startswith("timed out") and time.monotonic() - started < 3
+    assert answer.startswith("timed out") and time.monotonic() - started < 8
     assert await no_sleepers_left(ws)
 
     # The program ended but left a child behind: the child goes too, and the answer comes.
     started = time.monotonic()
     answer = await run(wtab, "shell", command='sh -c "sleep 30 & echo started"')
-    assert answer == "exit status 0\nstarted\n" and time.monotonic() - started < 3
+    assert answer == "exit status 0\nstarted\n" and time.monotonic() - started < 8
     assert await no_sleepers_left(ws)
 
     answer = await run(wtab, "shell", command="sh -c 'echo bye; kill -9 $$'")
@@ -435,7 +435,7 @@ async def test_the_budget_bounds_the_command_and_cancel_stops_it(wtab: Tab, ws: 
     shell_on(wtab, "sleep")
     started = time.monotonic()
     answer = await run(wtab, "shell", command="sleep 60", timeout_ms=1_500)
-    assert answer.startswith("timed out") and time.monotonic() - started < 2
+    assert answer.startswith("timed out") and time.monotonic() - started < 10  # not 60 s
     assert await no_sleepers_left(ws)
 
     budget = Budget(20_000)
