@@ -26,10 +26,11 @@ tab (:meth:`Tab.take_evaluations`) for the run's events.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -170,6 +171,21 @@ class Evaluation:
     error_code: str = ""
 
 
+class _SessionLost(Exception):
+    """The tab's session of the evaluate engine was unknown to the browser."""
+
+
+@contextlib.contextmanager
+def _session_kept() -> Iterator[None]:
+    """A CdpError that says the browser lost the session becomes _SessionLost."""
+    try:
+        yield
+    except CdpError as exc:
+        if session_lost(exc):
+            raise _SessionLost from None
+        raise
+
+
 class PageRuntime:
     """The evaluate engine's session on one page, attached when the page was created."""
 
@@ -216,13 +232,20 @@ class PageRuntime:
         return self.conn.attached(self.session_id)
 
     async def send(self, method: str, params: dict[str, Any], *, budget: Budget) -> dict[str, Any]:
-        return await self.conn.send(method, params, session_id=self.session_id, budget=budget)
+        """A command on the page's session; _SessionLost when the browser no longer knows
+        the session (the command never reached the page), else its CdpError."""
+        with _session_kept():
+            return await self.conn.send(method, params, session_id=self.session_id, budget=budget)
 
     async def run(self, method: str, params: dict[str, Any], *, budget: Budget) -> dict[str, Any]:
         """A command that runs page script: bounded by the budget less RESERVED_MS; if it
-        outstays that or is cancelled, the script is terminated before the error is raised."""
+        outstays that or is cancelled, the script is terminated before the error is raised.
+        _SessionLost as :meth:`send`."""
         future = await self.conn.post(method, params, session_id=self.session_id)
-        return result_of(method, await _stopping(budget, self, lambda window: window.run(future)))
+        with _session_kept():
+            return result_of(
+                method, await _stopping(budget, self, lambda window: window.run(future))
+            )
 
     async def terminate(self) -> bool:
         """Stop the script running in the page (and in its out-of-process frames) now; True
@@ -306,10 +329,6 @@ async def evaluate(
     return value
 
 
-class _SessionLost(Exception):
-    """The tab's session of the evaluate engine was unknown to the browser."""
-
-
 async def _reattach_if_lost(tab: Tab, *, lost: bool = False) -> None:
     """A tab whose session dropped (its connection closed, the browser detached it, or
     ``lost``: a command found it unknown) attaches anew now, while no script of ours runs,
@@ -353,9 +372,7 @@ async def _backend_id(tab: Tab, ref: str, budget: Budget) -> tuple[int | None, s
         found = await runtime.backend_node_id(
             tab.registry_path(ref), budget=budget.child(label="backend node id")
         )
-    except CdpError as exc:
-        if session_lost(exc):
-            raise _SessionLost from None
+    except CdpError:
         found = None  # an out-of-process frame on the way: the element is out of reach
     if found is None:
         return None, "no_backend_node"
@@ -374,8 +391,6 @@ async def _cdp_page(tab: Tab, source: str, arg: Any, budget: Budget) -> Any:
     try:
         found = await tab.runtime.run("Runtime.evaluate", params, budget=budget)
     except CdpError as exc:
-        if session_lost(exc):
-            raise _SessionLost from None
         raise EvaluateError(f"evaluate: {exc.message}") from None
     return _unpack(found, tab)
 
@@ -389,9 +404,7 @@ async def _cdp_element(
         node = await runtime.send(
             "DOM.resolveNode", {"backendNodeId": backend_id}, budget=budget.child(label="resolve")
         )
-    except CdpError as exc:
-        if session_lost(exc):
-            raise _SessionLost from None
+    except CdpError:
         tab.state.backend_ids.pop(ref, None)
         raise StaleRef(
             f"ref {ref} no longer points at an element in the page", hint="take a new snapshot"
@@ -412,8 +425,6 @@ async def _cdp_element(
     try:
         found = await runtime.run("Runtime.callFunctionOn", params, budget=budget)
     except CdpError as exc:
-        if session_lost(exc):
-            raise _SessionLost from None
         raise EvaluateError(f"evaluate on {ref}: {exc.message}") from None
     finally:
         if runtime.usable:
