@@ -41,8 +41,8 @@ from automation.events import (
 if TYPE_CHECKING:
     from automation.recording.scenario import Scenario
 
-__all__ = ["CALL", "MAX_DEPTH", "CallFrame", "brought_names", "call_args", "called",
-           "callee_names", "check_calls", "read_callees"]  # fmt: skip
+__all__ = ["CALL", "MAX_DEPTH", "CallFrame", "brought_login", "brought_names", "call_args",
+           "called", "callee_names", "check_calls", "read_callees"]  # fmt: skip
 
 CALL = "call"
 MAX_DEPTH = 10  # calls within calls: deeper is refused as a cycle would be
@@ -102,6 +102,18 @@ def brought_names(scenario: Scenario) -> list[str]:
     names = callee_names(scenario)
     login = scenario.login_scenario
     return [*names, login] if login and login not in names else names
+
+
+def brought_login(scenario: Scenario) -> Scenario | None:
+    """The login scenario ``scenario`` brings, ready to replay on its own: named as
+    ``scenario`` names it, with the scenarios ``scenario`` brings (those it calls), and no
+    login scenario of its own (it never signs in again with itself).  None when it brings
+    none, or names itself."""
+    name = scenario.login_scenario
+    login = scenario.callees.get(name) if name and name != scenario.name else None
+    if login is None:
+        return None
+    return replace(login, name=name, callees=scenario.callees, login_scenario="")
 
 
 def called(scenario: Scenario) -> dict[str, Scenario]:

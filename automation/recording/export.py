@@ -39,7 +39,6 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Collection, Iterator, Mapping
-from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -47,7 +46,7 @@ from automation.browser.identity import ElementIdentity
 from automation.browser.interact import MODIFIERS, MOUSE_BUTTONS
 from automation.errors import ActionInvalid, ScenarioInvalid
 from automation.recording import downloadfile, expect
-from automation.recording.calls import CALL, called
+from automation.recording.calls import CALL, brought_login, called
 from automation.recording.expect import KINDS
 from automation.recording.exporthead import DOWNLOADS, HEADER, MARKER
 from automation.recording.exportliterals import arg as _arg
@@ -86,7 +85,7 @@ def to_pytest(
         base_url=_text(scenario.base_url, "base_url"),
     ).rstrip("\n")
     callees = called(scenario)
-    login = _login(scenario)  # a function too, when no step calls it: it signs in again
+    login = brought_login(scenario)  # a function too, when no step calls it: it signs in again
     if login is not None:  # and those it calls
         callees = {**callees, **called(login), login.name: login}
     functions = _function_names(callees)
@@ -129,13 +128,6 @@ class _Params(dict[str, dict[str, Any]]):
         self.base = base
         self.calls = calls or {}
         self.opened = False  # its navigations kept in ``opened`` (to go back after a sign-in)
-
-
-def _login(scenario: Scenario) -> Scenario | None:
-    """The login scenario ``scenario`` brings (not one that is ``scenario`` itself)."""
-    name = scenario.login_scenario
-    login = scenario.callees.get(name) if name and name != scenario.name else None
-    return replace(login, name=name, callees=scenario.callees) if login is not None else None
 
 
 def _sign_in_again(login: Scenario, functions: dict[str, str], params: _Params) -> list[str]:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from automation.budget import Budget
 from automation.errors import ActionFailed
+from automation.recording.calls import brought_login
 
 if TYPE_CHECKING:
     from automation.recording.replay import Replay
@@ -38,13 +39,10 @@ def login_replay(replay: Replay) -> Relogin | None:
     timeout; it says what it did, or raises ActionFailed when the login scenario did not
     pass.  None when the scenario brings no login scenario (or is its own), or when
     ``replay`` is a called scenario's (its caller's replay signs in again)."""
-    scenario = replay.scenario
-    name = scenario.login_scenario
-    login = scenario.callees.get(name) if name else None
-    if login is None or name == scenario.name or replay.frame is not None:
+    document = brought_login(replay.scenario)
+    if document is None or replay.frame is not None:
         return None
-    # The scenarios it calls; and no login scenario of its own: it does not sign in again.
-    document = replace(login, callees=scenario.callees, login_scenario="")
+    name = document.name
 
     async def relogin(budget: Budget) -> str:
         most_ms = max(1, int(budget.remaining_ms()))
