@@ -34,6 +34,19 @@ def processes() -> dict[int, tuple[int, str, str]]:
     return found
 
 
+def browser_pids(mark: str) -> list[int]:
+    """The browser processes whose command line has ``mark``: not their helpers, not a
+    zombie, nor a child a browser has just forked and not yet made a helper (it shows the
+    browser's command line a moment)."""
+    table = processes()
+    return [
+        pid
+        for pid, (parent, state, cmd) in table.items()
+        if mark in cmd and "--type=" not in cmd and state != "Z"
+        and mark not in table.get(parent, (0, "", ""))[2]
+    ]  # fmt: skip
+
+
 def descendants(root: int, table: dict[int, tuple[int, str, str]]) -> set[int]:
     out, todo = set(), [root]
     while todo:
@@ -50,10 +63,8 @@ async def test_dead_browser_is_relaunched_and_leaves_no_processes(fixture_url: s
     session = BrowserSession(browser_config(args=(*QUIET_CHROMIUM_ARGS, marker)))
     tab = await session.new_tab()
     await tab.navigate(f"{fixture_url}/demo/form.html")
+    (browser_pid,) = browser_pids(marker)
     table = processes()
-    browser_pid = next(
-        pid for pid, (_, _, cmd) in table.items() if marker in cmd and "--type=" not in cmd
-    )
     family = {browser_pid} | descendants(browser_pid, table)
     assert len(family) > 1  # the browser and its helpers (renderer, utility...)
 

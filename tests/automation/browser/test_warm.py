@@ -17,7 +17,7 @@ from automation import BrowserSession
 from automation.browser.config import QUIET_CHROMIUM_ARGS
 from automation.budget import Budget
 from automation.errors import ActionInvalid, TabwrightError
-from tests.automation.browser.test_session import processes
+from tests.automation.browser.test_session import browser_pids
 from tests.conftest import browser_config
 
 STORAGE = "/engine/storage.html"
@@ -27,18 +27,6 @@ def marked_session(**overrides: object) -> tuple[BrowserSession, str]:
     marker = f"--tabwright-test={uuid.uuid4().hex}"  # finds this session's Chromium
     config = browser_config(args=(*QUIET_CHROMIUM_ARGS, marker), **overrides)
     return BrowserSession(config), marker
-
-
-def browser_pids(marker: str) -> list[int]:
-    """The session's browser processes (not its helpers, nor a child the browser has just
-    forked and not yet turned into one, which shows the browser's command line a moment)."""
-    table = processes()
-    return [
-        pid
-        for pid, (parent, state, cmd) in table.items()
-        if marker in cmd and "--type=" not in cmd and state != "Z"
-        and marker not in table.get(parent, (0, "", ""))[2]
-    ]  # fmt: skip
 
 
 async def browsers(marker: str, count: int) -> list[int]:

@@ -21,7 +21,7 @@ from automation import BrowserSession
 from dashboard.engineconf import browser_config
 from dashboard.models import Run, RunEvent
 from dashboard.runs.runner import RunManager, runner
-from tests.automation.browser.test_session import processes
+from tests.automation.browser.test_session import browser_pids
 from tests.dashboard.conftest import OpenSocket, Runs
 from tests.dashboard.runs.test_consumer import (
     load_run,
@@ -57,13 +57,8 @@ async def marked_runner(media_root: Any, fast_actions: None) -> AsyncIterator[tu
 
 
 def browser_pid(marker: str) -> int:
-    """The run's Chromium (not a child it has just forked, which shows its command line)."""
-    table = processes()
-    return next(
-        pid for pid, (parent, _, cmd) in table.items()
-        if marker in cmd and "--type=" not in cmd
-        and marker not in table.get(parent, (0, "", ""))[2]
-    )  # fmt: skip
+    """The run's Chromium."""
+    return browser_pids(marker)[0]
 
 
 async def wait_final(run_id: int, timeout_s: float = 15) -> Run:

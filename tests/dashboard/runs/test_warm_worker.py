@@ -22,7 +22,7 @@ from automation import BrowserSession, Budget
 from dashboard.models import Run, UrlRule
 from dashboard.runs import files as runfiles
 from dashboard.runs.runner import RunManager
-from tests.automation.browser.test_session import processes
+from tests.automation.browser.test_session import browser_pids
 from tests.dashboard.conftest import Runs
 from tests.dashboard.runs.test_consumer import load_run
 
@@ -34,14 +34,7 @@ STORAGE = "/engine/storage.html"
 def browser_pid(browser: BrowserSession) -> int:
     """The worker's Chromium: the one process sent through this session's egress proxy."""
     assert browser.egress is not None
-    switch = f"--proxy-server={browser.egress.url}"
-    table = processes()
-    return next(
-        pid
-        for pid, (parent, state, cmd) in table.items()
-        if switch in cmd and "--type=" not in cmd and state != "Z"
-        and switch not in table.get(parent, (0, "", ""))[2]  # not a child it just forked
-    )  # fmt: skip
+    return browser_pids(f"--proxy-server={browser.egress.url}")[0]
 
 
 async def settled(run_id: int, timeout_s: float = 60, *, final: bool = False) -> Run:
