@@ -38,6 +38,13 @@ from tests.sinks import WaitingSink
 # to its budget a hung script is stopped is bench.hang's measure, not a test's.
 SLACK_MS = 2_000
 
+
+def terminations_sent() -> float:
+    """Scripts stopped: confirmed, or unanswered within the terminate's short wait (a busy
+    machine's page may answer later)."""
+    return sum(EVALUATE_TERMINATIONS.value(result=r) for r in ("confirmed", "unanswered"))
+
+
 HANGS = {
     "spin": "while (true) {}",
     "async spin": "async () => { await null; while (true) {} }",
@@ -235,11 +242,7 @@ async def test_an_alert_is_dismissed_and_reported(etab: Tab) -> None:
 
 async def test_cancelling_the_budget_stops_the_script(etab: Tab) -> None:
     budget = Budget(30_000, label="evaluate")
-
-    def sent() -> float:  # confirmed, or unanswered within its wait on a busy machine
-        return sum(EVALUATE_TERMINATIONS.value(result=r) for r in ("confirmed", "unanswered"))
-
-    before = sent()
+    before = terminations_sent()
     looping = spinning(etab)
     task = asyncio.create_task(etab.evaluate(SPIN, budget=budget))
     await begun(looping)
@@ -247,7 +250,7 @@ async def test_cancelling_the_budget_stops_the_script(etab: Tab) -> None:
     elapsed, error = await timed(task)
     assert isinstance(error, EvaluateCancelled) and "the stop button" in str(error)
     assert elapsed < 10_000  # not the budget's 30 s
-    assert sent() == before + 1
+    assert terminations_sent() == before + 1
     assert etab.take_evaluations()[-1].outcome == "cancelled"
     assert await click_count(etab) == 1
 

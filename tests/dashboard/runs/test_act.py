@@ -14,9 +14,9 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.test import AsyncClient
 
-from automation.metrics import EVALUATE_TERMINATIONS
 from dashboard.models import Run
 from dashboard.runs.runner import runner
+from tests.automation.browser.test_evaluate import terminations_sent
 from tests.dashboard.conftest import OpenSocket, Runs
 from tests.dashboard.runs.test_consumer import (
     connected_socket,
@@ -101,15 +101,11 @@ async def spinning(run_id: int, within_s: float = 30) -> AsyncIterator[str]:
         tab.page.remove_listener("console", on_console)
 
 
-def terminations() -> int:
-    return sum(EVALUATE_TERMINATIONS.value(result=r) for r in ("confirmed", "unanswered"))
-
-
 async def test_a_dropped_socket_cancels_the_act_and_stops_the_script(
     evaluate_on: None, runs: Runs, open_socket: OpenSocket, owner: Any, fixture_url: str
 ) -> None:
     run, comm, _ = await paused_on_delete(runs, open_socket, owner, fixture_url)
-    stopped = terminations()
+    stopped = terminations_sent()
     async with spinning(run.pk) as log_line:
         await send_evaluate(comm, "long", log_line + "while (true) {}", timeout_ms=60_000)
     time_sent = time.monotonic()
@@ -118,7 +114,7 @@ async def test_a_dropped_socket_cancels_the_act_and_stops_the_script(
     assert time.monotonic() - time_sent < 30
     # Stopped once (the page's answer to it may come after the terminate's short wait, so
     # confirmed or not: the free page below is what shows it stopped).
-    assert terminations() == stopped + 1
+    assert terminations_sent() == stopped + 1
     # A new socket finds the page free again.
     again = await connected_socket(open_socket, run, owner)
     await receive_until(again, of_type("state"))
