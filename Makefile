@@ -15,6 +15,13 @@ DEBUG ?= 1
 
 .PHONY: run test test-fast install chromium servers migrate lint format bench
 
+# Python's compiled files are written even where PYTHONDONTWRITEBYTECODE says not to (the
+# .gitignore covers them): else each process of a test run compiles every module again,
+# and pytest rewrites every test module's asserts again in each worker (about 4 s of CPU
+# each; the fast tier's processes write them, the slow tier's read them), and each start
+# of the dashboard compiles Django again.
+export PYTHONDONTWRITEBYTECODE :=
+
 # DEBUG=1 serves /demo/; runs may open that origin's /demo/ pages and no other private page.
 run: install chromium migrate
 	@$(BIN)/python manage.py tabwright_init
@@ -39,18 +46,13 @@ PYTEST := $(BIN)/python -m pytest
 XDIST_FAST = $(if $(filter-out 0,$(TEST_JOBS)),-n $(TEST_JOBS) --dist load)
 XDIST_SLOW = $(if $(filter-out 0,$(SLOW_JOBS)),-n $(SLOW_JOBS) --dist loadfile --no-loadscope-reorder)
 
-# Python's compiled files are written even where PYTHONDONTWRITEBYTECODE says not to (the
-# .gitignore covers them): else every one of the run's processes compiles every module
-# again, and pytest rewrites every test module's asserts again in each worker (about 4 s of
-# CPU each); the fast tier's processes write them, the slow tier's read them.
 test: install chromium servers
-	@export PYTHONDONTWRITEBYTECODE=; \
-	$(PYTEST) --tier fast $(XDIST_FAST); fast=$$?; \
+	@$(PYTEST) --tier fast $(XDIST_FAST); fast=$$?; \
 	$(PYTEST) --tier slow $(XDIST_SLOW); slow=$$?; \
 	[ $$fast -eq 0 ] && [ $$slow -eq 0 ]
 
 test-fast: install
-	PYTHONDONTWRITEBYTECODE= $(PYTEST) --tier fast $(XDIST_FAST)
+	$(PYTEST) --tier fast $(XDIST_FAST)
 
 install: $(STAMP)
 
