@@ -190,6 +190,7 @@ async def test_a_page_on_one_process_pauses_and_resumes_a_run_working_on_the_oth
         await expect(on_a.locator("#status")).to_have_text("running")
         await on_a.locator("[data-command=pause]").click()  # over Redis to B's worker
         await expect(on_a.locator("#status-reason")).to_have_text("pausing at the end of this step")
+        await save(on_a, "shared-backends-pausing.png")
         heard.set()
         # At the end of the round under way: its action done, the model not asked again.
         await expect(on_a.locator("#status")).to_have_text("paused", timeout=LIVE_MS)
