@@ -26,7 +26,7 @@ from automation import BrowserConfig, BrowserSession, Tab, UrlPolicy
 from automation.agent.outputcheck import check_output_isolated
 from automation.browser.config import QUIET_CHROMIUM_ARGS, default_chromium
 from automation.tools.shell import shell_run
-from tests import tiers
+from tests import fakellm, tiers
 from tests.fakellm import ScriptedLLMServer, llm_server  # noqa: F401  (a fixture)
 from tests.net import free_port
 from tests.refs import fresh_snapshot
@@ -140,6 +140,19 @@ def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
         yield
     if timer is not None:
         timer.cancel()
+    for llm in fakellm.running():  # a module's scripted model outlives its tests
+        llm.end_test(failed=item.stash.get(_failed, False))
+
+
+_failed = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item) -> Iterator[None]:
+    report = yield
+    if report.failed:
+        item.stash[_failed] = True
+    return report
 
 
 @pytest.fixture(scope="session")

@@ -37,6 +37,7 @@ import select
 import socket
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -105,6 +106,7 @@ class ScriptedLLMServer:
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._counter = 0
+        self._gates: list[threading.Event] = []  # of the replies scripted so far
 
     def start(self) -> ScriptedLLMServer:
         handler = type("_BoundHandler", (_Handler,), {"llm": self})
@@ -118,9 +120,11 @@ class ScriptedLLMServer:
         )
         self._thread.start()
         _warm_http_client(self.base_url)
+        _running.add(self)
         return self
 
     def stop(self) -> None:
+        _running.discard(self)
         self._stopped.set()
         if self._httpd is not None:
             self._httpd.shutdown()
@@ -133,6 +137,18 @@ class ScriptedLLMServer:
     def script(self, *replies: str | Reply) -> None:
         with self._lock:
             self._queue.extend(replies)
+            self._gates += [r.gate for r in replies if isinstance(r, Reply) and r.gate]
+
+    def end_test(self, *, failed: bool) -> None:
+        """A test is over: the replies it held at a gate answer now (a gate is the test's
+        own, opened once it acted); after a failure its unused replies are dropped too, so
+        the module's next test starts from its own script, not the failed one's."""
+        with self._lock:
+            gates, self._gates = self._gates, []
+            if failed:
+                self._queue.clear()
+        for gate in gates:
+            gate.set()
 
     @property
     def pending(self) -> int:
@@ -153,6 +169,14 @@ class ScriptedLLMServer:
     def _next_id(self) -> str:
         with self._lock:
             return f"fake-{self._counter}"
+
+
+# The servers started and not stopped yet (tests/conftest.py ends each test on them).
+_running: weakref.WeakSet[ScriptedLLMServer] = weakref.WeakSet()
+
+
+def running() -> list[ScriptedLLMServer]:
+    return list(_running)
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import threading
 import time
 from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
@@ -738,3 +740,24 @@ async def test_a_reply_that_arrives_at_once_lets_the_event_loop_turn_while_it_is
         streak = streak + 1 if after == before else 1
         longest = max(longest, streak)
     assert longest <= 64, longest
+
+
+def test_a_test_s_end_answers_its_held_replies_and_a_failure_drops_the_rest(
+    llm_server: ScriptedLLMServer,
+) -> None:
+    """The scripted model outlives a module's tests: a reply a failed test held at its gate
+    answers when the test ends, and the replies it never used are not the next test's."""
+    held = threading.Event()
+    llm_server.script(Reply(text="late", gate=held), "never asked for")
+    with httpx.Client(timeout=60) as client, ThreadPoolExecutor(1) as pool:
+        asked = pool.submit(
+            client.post, f"{llm_server.base_url}/chat/completions", json={"stream": True}
+        )
+        deadline = time.monotonic() + 60
+        while llm_server.pending != 1:  # the held reply was taken
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        llm_server.end_test(failed=True)
+        answer = asked.result(timeout=60)
+    assert answer.status_code == 200 and "late" in answer.text
+    assert held.is_set() and llm_server.pending == 0
