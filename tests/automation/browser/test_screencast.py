@@ -9,6 +9,7 @@ import time
 import pytest
 
 from automation import Budget, Tab
+from automation.browser import screencast as screencast_module
 from automation.browser.screencast import Frame, Screencast, person_input
 from automation.errors import ActionInvalid, BrowserClosed
 from automation.recording.recorder import Recorder
@@ -29,10 +30,19 @@ class Frames:
         self.arrived.set()
         await asyncio.sleep(self.delay_s)
 
-    async def next(self, timeout_s: float = 5.0) -> Frame:
+    async def next(self) -> Frame:
         self.arrived.clear()
-        await asyncio.wait_for(self.arrived.wait(), timeout_s)
+        async with asyncio.timeout(60):  # bounds a hang only: frames come within a second
+            await self.arrived.wait()
         return self.got[-1]
+
+    async def count(self, more: int) -> float:
+        """Waits for ``more`` frames after the next one; the seconds they took."""
+        await self.next()
+        before, started = len(self.got), time.monotonic()
+        while len(self.got) < before + more:
+            await self.next()
+        return time.monotonic() - started
 
 
 async def test_frames_show_the_page_at_most_max_fps(tab: Tab, fixture_url: str) -> None:
@@ -46,13 +56,11 @@ async def test_frames_show_the_page_at_most_max_fps(tab: Tab, fixture_url: str) 
         assert first.jpeg[:2] == b"\xff\xd8" and len(first.jpeg) > 1000
         assert (first.width, first.height) == (size["width"], size["height"])
         assert first.url.endswith("/demo/form.html")
-        # A page redrawing at 60 fps: the sends stay near max_fps.
+        # A page redrawing at 60 fps: the sends stay at max_fps or below (a busy machine
+        # sends fewer; a cast that sent every frame would send 60 a second).
         await tab.page.goto(ANIMATED)
-        await frames.next()
-        before, started = len(frames.got), time.monotonic()
-        await asyncio.sleep(2.0)
-        rate = (len(frames.got) - before) / (time.monotonic() - started)
-        assert 2 <= rate <= 6, rate
+        took = await frames.count(8)
+        assert 8 / took <= 6, 8 / took
     finally:
         await cast.stop()
     assert not cast.running
@@ -67,8 +75,9 @@ async def test_a_slow_receiver_gets_the_newest_frame_not_a_queue(tab: Tab) -> No
     cast.start()
     try:
         await tab.page.goto(ANIMATED)
-        await asyncio.sleep(2.0)
-        assert 2 <= len(frames.got) <= 5  # one send per 0.6 s, however fast the page draws
+        # One send per 0.6 s however fast the page draws: each is the newest frame when
+        # the receiver is free again, none waits in a queue behind it.
+        assert await frames.count(3) >= 3 * 0.6
     finally:
         await cast.stop()
 
@@ -85,7 +94,7 @@ async def test_the_live_view_follows_the_current_tab_and_survives_its_close(
     try:
         await frames.next()
         second = await group.open(f"{fixture_url}/replay/v1/login.html")
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 60  # bounds a hang only
         while not frames.got[-1].url.endswith("/replay/v1/login.html"):
             assert time.monotonic() < deadline, [f.url for f in frames.got]
             await frames.next()
@@ -108,7 +117,8 @@ async def test_stop_after_the_page_closed_is_quiet_and_quick(browser) -> None:  
     await asyncio.sleep(0.7)  # the sender looks at a closed tab meanwhile
     started = time.monotonic()
     await cast.stop()
-    assert time.monotonic() - started < 2
+    # The closed page's screencast is not waited for: no call runs into its timeout.
+    assert time.monotonic() - started < screencast_module._CDP_MS / 1000
 
 
 async def test_clicks_keys_and_typing_reach_the_page(tab: Tab, fixture_url: str) -> None:

@@ -16,6 +16,7 @@ from playwright.async_api import Frame, Page
 
 from automation import ActionFailed, ActionInvalid, BrowserClosed, BrowserSession, Budget, Tab
 from automation.browser.identity import locate
+from automation.recording import recorder as recorder_module
 from automation.recording.recorder import Recorder
 from automation.recording.scenario import ScenarioStep
 
@@ -420,7 +421,8 @@ async def test_a_crashed_tab_is_browser_closed_and_keeps_its_steps(
             await recorder.click_at(40, 40, budget=Budget(5_000))
         started = time.monotonic()
         assert [s.action for s in await recorder.stop()] == ["navigate", "click"]
-        assert time.monotonic() - started < 1
+        # The crashed documents are not asked to flush: stop does not wait out its budget.
+        assert time.monotonic() - started < recorder_module._STOP_MS / 1000
     finally:
         await tab.close()
 
