@@ -12,21 +12,24 @@ from tests.conftest import CHROMIUM
 
 async def run_exported(
     code: str, folder: Path, base_url: str, env: dict[str, str] | None = None,
-    more: dict[str, str] | None = None,
+    more: dict[str, str] | None = None, timeout_ms: int = 30_000,
 ) -> tuple[int, str]:  # fmt: skip
     """The exit status and output of pytest on the exported ``code`` against ``base_url``
-    (``more``: other exported files by name, run by the same pytest)."""
+    (``more``: other exported files by name, run by the same pytest).  ``timeout_ms``: how
+    long each step and check waits (TIMEOUT_MS); a passing file waits only as long as the
+    page takes, a check meant to fail waits it out."""
     (folder / "test_exported.py").write_text(code)
     for name, text in (more or {}).items():
         (folder / name).write_text(text)
     (folder / "pytest.ini").write_text("[pytest]\n")
     environ = {**os.environ, **(env or {}), "BASE_URL": base_url,
-               "TABWRIGHT_CHROMIUM_PATH": CHROMIUM, "TIMEOUT_MS": "3000"}  # fmt: skip
+               "TABWRIGHT_CHROMIUM_PATH": CHROMIUM, "TIMEOUT_MS": str(timeout_ms)}  # fmt: skip
     environ.pop("DJANGO_SETTINGS_MODULE", None)
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "pytest", "-q", "-p", "no:django", "-p", "no:cacheprovider",
         "test_exported.py", *(more or {}), cwd=folder, env=environ,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
     )  # fmt: skip
-    out, _ = await asyncio.wait_for(proc.communicate(), 120)
+    async with asyncio.timeout(300):  # bounds a hang only
+        out, _ = await proc.communicate()
     return proc.returncode or 0, out.decode()

@@ -14,6 +14,8 @@ Exported from a Tabwright scenario (format version {version}).  Run it with:
 
     BASE_URL=<where the app runs> python -m pytest <this file>
 
+TIMEOUT_MS (default 15000) is how long a step or a check waits for the page.
+
 SCENARIO below is the scenario's name, RECORDED_BASE where it was recorded.
 """
 
@@ -51,7 +53,9 @@ def page() -> Iterator[Page]:
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=executable)
         page = browser.new_page()
-        page.set_default_timeout(float(os.environ.get("TIMEOUT_MS", "15000")))
+        timeout_ms = float(os.environ.get("TIMEOUT_MS", "15000"))
+        page.set_default_timeout(timeout_ms)
+        expect.set_options(timeout=timeout_ms)  # a check waits as long as a step
         yield page
         browser.close()
 '''

@@ -226,8 +226,11 @@ async def test_the_exported_test_passes_and_fails_with_the_checks(
     assert code == 0 and "1 passed" in out, out
     wrong = ScenarioStep("expect", {"kind": "text_visible", "text": "2 items left"})
     bad = replace(recorded, steps=(*recorded.steps, wrong))
-    code, out = await run_exported(to_pytest(bad), tmp_path, f"{fixture_url}/outcomes/v1")
+    code, out = await run_exported(  # the wrong check waits 4 s, as long as a step
+        to_pytest(bad), tmp_path, f"{fixture_url}/outcomes/v1", timeout_ms=4_000
+    )
     assert code == 1 and "1 failed" in out and "2 items left" in out, out
+    assert "timeout 4000ms" in out, out
 
 
 def healed(scenario: Scenario, outcomes: list[StepOutcome]) -> Scenario:
