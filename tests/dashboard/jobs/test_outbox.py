@@ -2,12 +2,15 @@
 the deadline (recorded, tried again later) while schedules go on firing; a URL with a line
 break is refused when saved; alerts link to the dashboard as people reach it; where the
 agent may browse and where alerts may go are two sets of rules, each keeping private
-addresses out unless a rule names the host, checked again at connect time."""
+addresses out unless a rule names the host, checked again at connect time; a schedule
+turned off still sends its firings' alerts and says how many are pending, a deleted one
+sends none after."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 import select
 import socketserver
 import threading
@@ -408,3 +411,40 @@ def test_deliveries_show_on_the_schedule_s_page_and_in_the_api(
     assert by_kind["webhook"]["next_attempt_at"] is None
     assert (by_kind["email"]["status"], by_kind["email"]["to"]) == ("sent", "o@example.org")
     assert by_kind["email"]["sent_at"] is not None
+
+    # Turned off, the alerts of a firing that happened still go, and until they have the
+    # page and the API say so, also once newer firings push that firing off their lists.
+    schedule.enabled = False
+    schedules.save(schedule)
+    _told(schedule)
+    for minutes in range(1, 21):
+        later = timezone.now() + timedelta(minutes=minutes)
+        ScheduleFiring.objects.create(schedule=schedule, outcome="ok", due_at=later)
+    shown = page.get(f"/scenarios/{scenario.pk}/").content.decode()
+    said = re.search(r'data-testid="pending-alerts">([^<]*)<', shown)
+    assert said is not None and said[1].startswith(
+        "2 alerts of its firings still to send (turned off, it still sends those of firings "
+        "before), next try "
+    )
+    out = api.get(f"/api/schedules/{schedule.pk}").json()
+    assert out["pending_alerts"]["count"] == 2 and out["pending_alerts"]["next_attempt_at"]
+    assert not any(d["status"] == "pending" for f in out["firings"] for d in f["deliveries"])
+    async_to_sync(outbox.send_due)()  # the e-mail goes; the webhook can't, and fails at once
+    assert sorted(Delivery.objects.values_list("status", flat=True)) == [
+        "failed",
+        "failed",
+        "sent",
+        "sent",
+    ]
+    assert "pending-alerts" not in page.get(f"/scenarios/{scenario.pk}/").content.decode()
+    assert api.get(f"/api/schedules/{schedule.pk}").json()["pending_alerts"] == {
+        "count": 0,
+        "next_attempt_at": None,
+    }
+
+    # Deleted, its alerts not sent yet go with it: none is sent after.
+    _told(schedule)
+    assert Delivery.objects.filter(status="pending").count() == 2
+    assert api.delete(f"/api/schedules/{schedule.pk}").status_code == 204
+    assert not Delivery.objects.exists()
+    assert async_to_sync(outbox.send_due)() == 0
