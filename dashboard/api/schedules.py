@@ -71,7 +71,7 @@ class DeliveryOut(Schema):
 class FiringOut(Schema):
     id: int
     due_at: datetime
-    outcome: str  # "" while it runs; ok, failed, needs_person, missed
+    outcome: str  # "" while it runs; ok, failed, stopped, needs_person, missed
     error: str
     missed: int
     run_id: int | None
