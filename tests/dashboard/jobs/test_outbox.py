@@ -155,9 +155,10 @@ async def test_a_receiver_that_drips_its_answer_ends_at_the_deadline_and_firings
             assert [(f.schedule_id, f.missed, f.outcome) for f in fired] == [(due.pk, 0, "")]
             assert await Run.objects.filter(pk=fired[0].run_id).aexists()
             in_flight = await Delivery.objects.aget()
-            assert (in_flight.status, in_flight.attempts) == ("pending", 0)
+            # Its try counts from its claim; nothing of it is logged before it ends.
+            assert (in_flight.status, in_flight.attempts, in_flight.log) == ("pending", 1, [])
             # The try ends at its deadline, though a byte came every DRIP_S, and hangs up.
-            await _until(lambda: Delivery.objects.get().attempts == 1)
+            await _until(lambda: len(Delivery.objects.get().log) == 1)
             await _until(dripping_hook.hung_up.is_set)
     finally:
         sending.cancel()
@@ -261,6 +262,21 @@ def test_a_url_kept_from_before_that_can_t_be_sent_to_fails_at_once(
     Schedule.objects.filter(pk=schedule.pk).update(enabled=False)
     assert async_to_sync(outbox.send_due)() == 0
     assert Delivery.objects.get().attempts == 1
+
+
+def test_a_try_never_recorded_still_counts_so_none_is_claimed_forever(
+    scenario: Scenario, settings: Any
+) -> None:
+    settings.TABWRIGHT = {**settings.TABWRIGHT, "ALERT_RETRY_S": (60,)}  # two tries
+    [delivery] = _told(make(scenario, webhook_url="https://hooks.example.com/tw"))
+    later = timezone.now()
+    for _ in range(2):  # each claimed by a worker that stops before recording its try
+        assert outbox.claim_due(8, now=later) == [delivery.pk]
+        later += timedelta(seconds=outbox.deadline_s() + outbox.CLAIM_MARGIN_S + 1)
+    assert outbox.claim_due(8, now=later) == []
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts) == ("failed", 2)
+    assert delivery.last_error == outbox.UNRECORDED
 
 
 # -- links ----------------------------------------------------------------------------------
