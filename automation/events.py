@@ -169,12 +169,16 @@ class EvaluationFinished(Event):
 
 @dataclass(frozen=True)
 class Observation(Event):
-    """Feedback that goes back to the model without an action behind it (parse errors)."""
+    """Feedback that goes back to the model without an action behind it (parse errors),
+    or a replay's note.  ``before``: the replay step whose action it came before, while
+    that step was under way (a handler cleared what covered its element): drawn before
+    the step's action, though the step had started."""
 
     type: ClassVar[str] = "observation"
     round: int
     text: str
     error: dict[str, str] | None = None
+    before: int | None = None
 
 
 @dataclass(frozen=True)

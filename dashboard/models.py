@@ -762,8 +762,9 @@ class ScheduleFiring(models.Model):
         Batch, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     missed = models.PositiveIntegerField(default=0)  # times skipped: due while all was down
-    outcome = models.CharField(max_length=20, blank=True)  # "", ok, failed, needs_person
-    error = models.TextField(blank=True)  # why it could not start (the scenario changed)
+    outcome = models.CharField(max_length=20, blank=True)  # "", ok, failed, stopped, needs_person…
+    # Why it could not start (the scenario changed), or who stopped its replay.
+    error = models.TextField(blank=True)
     alerted_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

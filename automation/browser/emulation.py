@@ -1,22 +1,27 @@
 """What the page is told about its screen and what is dropped on it: CSS media emulation
 (``emulate_media``) and files dropped on an element (``drop_files``), for drop zones that
-have no file input to ``upload`` to.
+have no file input to ``upload`` to.  A drop settles as a click does (its tab's
+:meth:`~automation.browser.tab.Tab.drop_files`): what the zone set off (an upload, the list
+it draws) is waited for, and a dialog it opened nobody armed is said.
 """
 
 from __future__ import annotations
 
 import base64
 import mimetypes
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from automation.actionspec import REF_DESCRIPTION, ActionSpec, Param, optional
 from automation.browser.interact import upload_paths
-from automation.browser.tab import Tab
 from automation.budget import Budget
 from automation.errors import ActionFailed, ActionInvalid
 from automation.wording import named
 
-__all__ = ["EMULATION_ACTIONS", "MAX_DROP_BYTES"]
+if TYPE_CHECKING:
+    from automation.browser.tab import Tab
+
+__all__ = ["EMULATION_ACTIONS", "MAX_DROP_BYTES", "drop_files"]
 
 MAX_DROP_BYTES = 10 * 1024 * 1024  # the files travel into the page as data
 _MEDIA: dict[str, tuple[str, ...]] = {
@@ -67,8 +72,10 @@ async def _emulate_media(tab: Tab, args: dict[str, Any], budget: Budget) -> str:
     return "the page now sees " + ", ".join(f"{k}={v}" for k, v in given.items())
 
 
-async def _drop_files(tab: Tab, args: dict[str, Any], budget: Budget) -> str:
-    paths = upload_paths(tab.config.upload_dir, args["files"])
+async def drop_files(tab: Tab, ref: str, files: Sequence[str], *, budget: Budget | None) -> str:
+    """Drop files of the upload folder on the ref's element (one that takes the drop)."""
+    budget = tab.core.budget(budget, "drop_files")
+    paths = upload_paths(tab.config.upload_dir, files)
     if not paths:
         raise ActionInvalid("drop_files needs at least one file")
     if sum(p.stat().st_size for p in paths) > MAX_DROP_BYTES:
@@ -81,10 +88,10 @@ async def _drop_files(tab: Tab, args: dict[str, Any], budget: Budget) -> str:
         }
         for p in paths
     ]
-    locator, entry = await tab.resolve(args["ref"], budget=budget, action="drop files on")
-    taken = await tab.core.call(
-        f"drop files on {entry.describe()}", budget, locator.evaluate(_DROP_JS, files)
-    )
+    locator, entry = await tab.resolve(ref, budget=budget, action="drop files on")
+    what = f"drop files on {entry.describe()}"
+    taken = await tab.core.call(what, budget, locator.evaluate(_DROP_JS, files))
+    tab.dialogs_raise(what)
     names = ", ".join(p.name for p in paths)
     if not taken:
         raise ActionFailed(
@@ -116,7 +123,7 @@ EMULATION_ACTIONS: tuple[ActionSpec, ...] = (
             Param("ref", str, REF_DESCRIPTION),
             Param("files", list, "file names in the upload folder"),
         ),
-        _drop_files,
+        lambda tab, a, b: tab.drop_files(a["ref"], a["files"], budget=b),
         targets_ref=True,
     ),
 )

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from playwright.async_api import BrowserContext, CDPSession, ElementHandle, Locator, Page
 from playwright.async_api import Error as PlaywrightError
 
-from automation.browser import interact, pageops, refs
+from automation.browser import emulation, interact, pageops, refs
 from automation.browser.config import BrowserConfig
 from automation.browser.core import RefState, TabCore
 from automation.browser.dialogs import DialogGuard
@@ -294,6 +294,12 @@ class Tab:
         self, ref: str, files: Sequence[str], *, budget: Budget | None = None
     ) -> str:
         return await interact.set_input_files(self, ref, files, budget=budget)
+
+    @settles
+    async def drop_files(
+        self, ref: str, files: Sequence[str], *, budget: Budget | None = None
+    ) -> str:
+        return await emulation.drop_files(self, ref, files, budget=budget)
 
     # -- actions on the page (automation.browser.pageops) ------------------------------
 

@@ -31,6 +31,7 @@ from automation.events import (
     ActionStarted,
     Event,
     EventSink,
+    Observation,
     RunFinished,
     RunStarted,
     ScreenshotTaken,
@@ -250,6 +251,8 @@ class CallFrame:
                             call=" > ".join(self.names))  # fmt: skip
         elif isinstance(event, StepReplayed):
             event = replace(event, scenario=self.names[-1], row=self.row(event.index))
+        elif isinstance(event, Observation) and event.before is not None:
+            event = replace(event, before=self.row(event.before))
         elif isinstance(event, ScreenshotTaken):
             event = replace(event, step_index=self.row(event.step_index))
         elif isinstance(event, RunStarted | RunFinished):

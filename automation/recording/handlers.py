@@ -257,18 +257,20 @@ class Interruptions:
     blocked: Cover | None = None  # the latest cover a step needed a person for
 
     async def uncover(
-        self, located: Located, action: str, find_again: FindAgain, budget: Budget
-    ) -> Located:
-        """The step's element once nothing covers it: a cover a handler knows is cleared
-        and the element found again; one none clears makes a pointer step need a person
-        (NeedsPerson naming it), and leaves any other step to act as it would."""
+        self, located: Located, action: str, find_again: FindAgain, budget: Budget, *,
+        index: int,
+    ) -> Located:  # fmt: skip
+        """Step ``index``'s element once nothing covers it: a cover a handler knows is
+        cleared (said as coming before the step's action) and the element found again; one
+        none clears makes a pointer step need a person (NeedsPerson naming it), and leaves
+        any other step to act as it would."""
         self.blocked = None
         for _ in range(MAX_HANDLERS + 1):
             assert located.element is not None
             cover = await self._cover_of(located.element, budget)
             if cover is None:
                 return located
-            if not await self.handle(budget):
+            if not await self.handle(budget, before=index):
                 if action not in POINTER_ACTIONS or await self._goes_away(located.element, budget):
                     return located
                 self.blocked = cover
@@ -282,10 +284,11 @@ class Interruptions:
             located = await find_again(budget)
         return located
 
-    async def handle(self, budget: Budget) -> bool:
+    async def handle(self, budget: Budget, *, before: int | None = None) -> bool:
         """Run each handler whose interruption shows with nothing over it (again after one
         ran: clearing one may bring out the one beneath); whether any ran and cleared its
-        interruption.  A handler that fails says so and is not run again by this call."""
+        interruption.  A handler that fails says so and is not run again by this call.
+        ``before``: the step under way whose action waits for them (their notes say so)."""
         ran, tried = False, set()
         while len(self.handled) < _MAX_RUNS:
             handler = None
@@ -298,7 +301,7 @@ class Interruptions:
             if handler is None:
                 return ran  # nothing known shows (or only beneath something unknown)
             tried.add(handler.name)
-            ran = await self._run(handler, budget) or ran
+            ran = await self._run(handler, budget, before) or ran
         return ran
 
     async def learn(self, index: int, step: ScenarioStep, acts: list[ScenarioStep],
@@ -395,7 +398,7 @@ class Interruptions:
             budget.check()
             return None
 
-    async def _run(self, handler: Handler, budget: Budget) -> bool:
+    async def _run(self, handler: Handler, budget: Budget, before: int | None) -> bool:
         """Run ``handler``; whether its interruption is gone after it (said either way)."""
         try:
             why = await self.run_steps(handler, budget)
@@ -407,10 +410,10 @@ class Interruptions:
             why = "it is still there after its steps"
         if why:
             await self.out.emit(Observation(0, f"the handler {handler.describe()} did not "
-                                               f"clear it: {why}"))  # fmt: skip
+                                               f"clear it: {why}", before=before))  # fmt: skip
             return False
         self.handled.append(handler.name)
-        await self.out.emit(Observation(0, f"handled {handler.describe()}"))
+        await self.out.emit(Observation(0, f"handled {handler.describe()}", before=before))
         return True
 
     async def _still_there(self, look: ElementIdentity, budget: Budget) -> bool:

@@ -447,8 +447,9 @@ class Replay:
                     result = reached.result
                 else:
                     located = await self.interruptions.uncover(
-                        located, step.action, lambda within: self._locate(step, within), step_budget
-                    )
+                        located, step.action, lambda within: self._locate(step, within),
+                        step_budget, index=index,
+                    )  # fmt: skip
                     result = await self._act_on(located, step, step_budget)
                     await self.tab.settle(budget=step_budget)
             else:

@@ -305,7 +305,7 @@ COMMAND_ERRORS = {**ERRORS, 403: ErrorOut, 409: ErrorOut, 503: ErrorOut}
 async def stop_run(request: HttpRequest, run_id: int) -> dict[str, Any]:
     """Stop the run's work (queued or live) and answer it as it is then; 409 when it is
     not live, or when nothing is at work (a conversation waiting for its next message)."""
-    await _command(request, run_id, "stop")
+    await _command(request, run_id, "stop", services.stopped_by(request.user))
     await runner.wait(run_id)  # here; elsewhere the answer came once the stop was asked
     return await _now(run_id)
 

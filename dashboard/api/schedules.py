@@ -71,12 +71,17 @@ class DeliveryOut(Schema):
 class FiringOut(Schema):
     id: int
     due_at: datetime
-    outcome: str  # "" while it runs; ok, failed, needs_person, missed
+    outcome: str  # "" while it runs; ok, failed, stopped, needs_person, missed
     error: str
     missed: int
     run_id: int | None
     batch_id: int | None
     deliveries: list[DeliveryOut]  # its alerts in the outbox
+
+
+class PendingAlertsOut(Schema):
+    count: int  # alerts of its firings still to send (turned off, it still sends them)
+    next_attempt_at: datetime | None  # the next try of one of them
 
 
 class ScheduleOut(Schema):
@@ -96,6 +101,7 @@ class ScheduleOut(Schema):
     signin_profile: str  # the sign-in profile its firings start with ("": none)
     llm_profile: str  # the model for changed pages ("": none; "… (deleted)" since)
     next: list[datetime]
+    pending_alerts: PendingAlertsOut  # over all its firings, not only those listed
     firings: list[FiringOut]
 
 
@@ -110,6 +116,7 @@ def _schedule_out(schedule: Schedule) -> dict[str, Any]:
         "emails": schedule.emails, "llm_profile": schedule.heal_model_label,
         "signin_profile": schedule.signin_profile.name if schedule.signin_profile else "",
         "next": schedules.upcoming(schedule),
+        "pending_alerts": job_selectors.schedule_pending_alerts(schedule=schedule),
         "firings": [{
             "id": f.pk, "due_at": f.due_at, "outcome": f.outcome, "error": f.error,
             "missed": f.missed, "run_id": f.run_id, "batch_id": f.batch_id,

@@ -1,5 +1,5 @@
-"""Telling someone that a scheduled replay or batch ended badly (failed, waits for a person,
-or its time was missed while no worker was up): a signed webhook and/or e-mail.
+"""Telling someone that a scheduled replay or batch ended badly (failed, was stopped, waits
+for a person, or its time was missed while no worker was up): a signed webhook and/or e-mail.
 
 A webhook is a JSON POST, signed so the receiver can tell it came from this dashboard::
 
@@ -134,7 +134,8 @@ def payload_of(firing: ScheduleFiring) -> dict[str, Any]:
     }  # fmt: skip
 
 
-_SAYS = {"failed": "failed", "needs_person": "waits for a person", "missed": "was missed"}
+_SAYS = {"failed": "failed", "stopped": "was stopped", "needs_person": "waits for a person",
+         "missed": "was missed"}  # fmt: skip
 
 
 def mail_of(payload: dict[str, Any]) -> tuple[str, str]:

@@ -21,7 +21,9 @@ address when checked and a private one when connected (DNS rebinding).
 
 Workers claim a try with a conditional update, so two never send the same try; a worker
 that dies between sending and recording may send it once more (at-least-once: the
-X-Tabwright-Delivery id lets the receiver drop the second).
+X-Tabwright-Delivery id lets the receiver drop the second).  A try counts when it is
+claimed, so one never recorded (its worker stopped) uses up a try too: a delivery whose
+tries keep dying is given up like any other, never claimed forever.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 from django.core.mail import EmailMessage
 from django.core.mail.utils import DNS_NAME
+from django.db.models import F
 from django.utils import timezone
 
 from automation.browser.url_policy import UrlPolicy
@@ -57,6 +60,7 @@ MAX_IN_FLIGHT = 8  # tries one worker has in flight at once
 CLAIM_MARGIN_S = 30.0  # a claimed try is the claimer's for its deadline and this long
 MAX_ANSWER_CHARS = 200  # of a refusing receiver's answer, kept in the log
 MAX_LOG = 20  # tries kept in a delivery's log (the latest)
+UNRECORDED = "its last try was never recorded (the worker making it stopped)"
 
 # Threads for a mail backend other than SMTP (console, file, locmem), so that none waits
 # on the loop's default executor (name lookups) nor on the database's thread.
@@ -90,9 +94,13 @@ def claim_due(limit: int, now: datetime | None = None) -> list[int]:
     now = now or timezone.now()
     until = now + timedelta(seconds=deadline_s() + CLAIM_MARGIN_S)
     due = Delivery.objects.filter(status=Delivery.Status.PENDING, next_attempt_at__lte=now)
+    # Every try claimed and the last never recorded: given up, not claimed again.
+    due.filter(attempts__gt=len(retry_delays())).update(status=Delivery.Status.FAILED,
+                                                         last_error=UNRECORDED)  # fmt: skip
     claimed = []
     for delivery_id in due.order_by("next_attempt_at").values_list("pk", flat=True)[:limit]:
-        if due.filter(pk=delivery_id).update(next_attempt_at=until):
+        # The try counts as it is claimed (see the module's docstring).
+        if due.filter(pk=delivery_id).update(next_attempt_at=until, attempts=F("attempts") + 1):
             claimed.append(delivery_id)
     return claimed
 
@@ -195,7 +203,6 @@ def _record(delivery_id: int, entry: dict[str, Any], *, ok: bool, unsendable: bo
     delivery = Delivery.objects.filter(pk=delivery_id).first()
     if delivery is None:
         return
-    delivery.attempts += 1
     delivery.log = [*delivery.log, entry][-MAX_LOG:]
     delays = retry_delays()
     now = timezone.now()
@@ -210,7 +217,7 @@ def _record(delivery_id: int, entry: dict[str, Any], *, ok: bool, unsendable: bo
                         delivery.last_error)  # fmt: skip
         else:
             delivery.next_attempt_at = now + timedelta(seconds=delays[delivery.attempts - 1])
-    delivery.save(update_fields=["attempts", "log", "status", "sent_at", "last_error",
+    delivery.save(update_fields=["log", "status", "sent_at", "last_error",
                                  "next_attempt_at"])  # fmt: skip
 
 

@@ -228,13 +228,16 @@ async def ring_due() -> bool:
 
 # -- outcomes -------------------------------------------------------------------------------
 
+# A replay's firing reads as its run does: "stopped" as the run page says it.
 RUN_OUTCOME = {Run.Status.SUCCEEDED: "ok", Run.Status.FAILED: "failed",
-               Run.Status.STOPPED: "failed", Run.Status.PAUSED: "needs_person"}  # fmt: skip
-BAD = ("failed", "needs_person", "missed")
+               Run.Status.STOPPED: "stopped", Run.Status.PAUSED: "needs_person"}  # fmt: skip
+BAD = ("failed", "stopped", "needs_person", "missed")
+UNSETTLED = ("", "needs_person")  # what the firing's work may still change
 
 
 def outcome_of(firing: ScheduleFiring) -> str:
-    """ok, failed or needs_person once the firing's work says so; "" while it runs."""
+    """ok, failed, stopped or needs_person once the firing's work says so; "" while it
+    runs."""
     if firing.run is not None:
         return RUN_OUTCOME.get(Run.Status(firing.run.status), "")
     if firing.batch is not None:
@@ -249,22 +252,29 @@ def outcome_of(firing: ScheduleFiring) -> str:
 
 
 def judge(firing_id: int) -> ScheduleFiring | None:
-    """Record the firing's outcome once its work says it; the firing when it is bad and
-    nobody was told yet (a conditional update: of two workers judging it, one tells), its
-    alerts put into the outbox in the same transaction (told, and queued, or neither)."""
+    """Record the firing's outcome once its work says it (one that waited for a person
+    is judged again when its run ends); the firing when it is bad and nobody was told yet
+    (a conditional update: of two workers judging it, one tells), its alerts put into the
+    outbox in the same transaction (told, and queued, or neither).  A stopped replay's
+    firing says why, as its run does ("stopped by ada while it waited for a person")."""
     firing = ScheduleFiring.objects.select_related("run", "batch", "schedule").get(pk=firing_id)
-    outcome = firing.outcome or outcome_of(firing)
+    outcome = outcome_of(firing) if firing.outcome in UNSETTLED else firing.outcome
     if not outcome:
         return None
+    error = firing.error
+    if outcome == "stopped" and firing.run is not None:
+        error = firing.run.status_reason
     mine = ScheduleFiring.objects.filter(pk=firing.pk)
+    settle = mine.filter(outcome__in=UNSETTLED)  # told it waited: now what became of it
     if outcome not in BAD:
-        mine.filter(outcome="").update(outcome=outcome)
+        settle.update(outcome=outcome)
         return None
     with transaction.atomic():
         untold = mine.filter(alerted_at__isnull=True)
-        if not untold.update(outcome=outcome, alerted_at=dj_timezone.now()):
+        if not untold.update(outcome=outcome, error=error, alerted_at=dj_timezone.now()):
+            settle.update(outcome=outcome, error=error)
             return None
-        firing.outcome = outcome
+        firing.outcome, firing.error = outcome, error
         alerts.alert(firing)
     return firing
 

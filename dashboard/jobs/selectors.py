@@ -6,9 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import (
-    QuerySet,
-)
+from django.db.models import Count, Min, QuerySet
 from django.shortcuts import get_object_or_404
 
 from automation.recording import scenario as fmt
@@ -17,6 +15,7 @@ from dashboard.models import (
     Delivery,
     Run,
     Scenario,
+    Schedule,
 )
 
 # -- batches ---------------------------------------------------------------------------
@@ -116,3 +115,12 @@ def delivery_state(*, delivery: Delivery) -> dict[str, Any]:
         "next_attempt_at": delivery.next_attempt_at if pending else None,
         "sent_at": delivery.sent_at, "created_at": delivery.created_at, "log": delivery.log,
     }  # fmt: skip
+
+
+def schedule_pending_alerts(*, schedule: Schedule) -> dict[str, Any]:
+    """The alerts of the schedule's firings still to send, over all its firings (the page
+    and the API list only the latest): how many, and when the next try is (None: none).
+    A schedule turned off still sends them; a deleted one takes them with it."""
+    pending = Delivery.objects.filter(firing__schedule=schedule, status=Delivery.Status.PENDING)
+    got = pending.aggregate(count=Count("pk"), next_attempt_at=Min("next_attempt_at"))
+    return {"count": got["count"], "next_attempt_at": got["next_attempt_at"]}

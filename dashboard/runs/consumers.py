@@ -57,7 +57,7 @@ from dashboard.runs.carry import VIEWER_RENEW_S
 from dashboard.runs.doorbell import layer_failed
 from dashboard.runs.messages import Answer, AnswerError, EventMessage, FrameMessage, QueueMessage
 from dashboard.runs.runner import COMMANDS, act_request, group_name, runner
-from dashboard.runs.services import LIVE_STATUSES
+from dashboard.runs.services import LIVE_STATUSES, stopped_by
 
 log = logging.getLogger("tabwright.consumers")
 
@@ -246,6 +246,8 @@ class RunPageConsumer(AsyncJsonWebsocketConsumer):
         if command == "extend" and (isinstance(rounds, bool) or not isinstance(rounds, int)):
             await self.send_json({"type": "error", "message": "rounds must be a whole number"})
             return
+        if command == "stop":  # who stops it is the run's reason, never what the page says
+            text = stopped_by(self.scope["user"])
         await self._inputs_done()
         place = await carry.where(self.run_id)
         if place.elsewhere:  # answered in a task: events and frames keep coming meanwhile

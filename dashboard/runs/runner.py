@@ -417,8 +417,9 @@ class RunManager:
             control.request_pause()
         elif command == "resume":
             control.resume()
-        else:
-            control.stop()
+        else:  # stop: ``text`` says by whom; a run waiting for the person says so too
+            reason = text or "stopped by the person"
+            control.stop(f"{reason} while it waited for a person" if control.paused else reason)
 
     async def _requeue(self, run_id: int, text: str) -> None:
         event = await database_sync_to_async(services.run_requeue)(run_id=run_id, text=text)

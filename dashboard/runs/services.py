@@ -250,6 +250,11 @@ def run_events_add(*, run_id: int, events: list[dict[str, Any]]) -> list[dict[st
 STOPPED_QUEUED = "stopped before it started"
 
 
+def stopped_by(user: Any) -> str:
+    """Why a run ``user`` stopped ended, as its page, its schedule and its alerts say it."""
+    return f"stopped by {user.get_username()}"
+
+
 def run_claim(*, holder: str, lease_s: int, run_id: int | None = None) -> int | None:
     """Claim a queued run for ``holder`` (the oldest, or ``run_id``): it is ``pending``
     from now, held by ``holder``.  One conditional UPDATE per try, so of two workers

@@ -197,6 +197,7 @@ def _schedule_row(schedule: Schedule) -> dict[str, Any]:
         "schedule": schedule,
         "words": schedules.describe(schedule.cron),
         "upcoming": schedules.upcoming(schedule),
+        "pending": job_selectors.schedule_pending_alerts(schedule=schedule),
         "firings": [
             {"firing": firing, "deliveries": [job_selectors.delivery_state(delivery=d)
                                               for d in firing.deliveries.all()]}

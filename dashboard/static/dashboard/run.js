@@ -390,7 +390,13 @@
           "do: the agent goes on from this page.");
       }
     },
-    observation: (e) => addChat("note", "note", e.text),
+    observation: (e) => {
+      const li = addChat("note", "note", e.text);
+      // A note of what came before a replay's step acted (a handler cleared what covered
+      // its element), sent while the step was under way: drawn before the step's action.
+      const action = e.before != null ? actionRows[e.before] : null;
+      if (action) chat.insertBefore(li, action);
+    },
     "action.started": (e) => {
       actionRows[e.index] = addChat("action running", "action", wordsOf(e, e.name).text);
     },

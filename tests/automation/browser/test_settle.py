@@ -16,6 +16,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from automation import Budget, Tab
+from automation.actions import execute
 from automation.browser.macro import Macro, run_macro
 from automation.browser.settle import BOUND, BUSY, IDLE, SETTLED
 from automation.errors import ActionInvalid, Cancelled
@@ -96,7 +97,7 @@ async def status(tab: Tab) -> str:
     return await tab.page.text_content("#status") or ""
 
 
-async def test_a_click_that_fetches_returns_once_the_answer_is_drawn(
+async def test_a_click_or_a_drop_that_fetches_returns_once_the_answer_is_drawn(
     tab: Tab, slow_url: str
 ) -> None:
     refs = await open_page(tab, f"{slow_url}/settle/actions.html")
@@ -107,6 +108,14 @@ async def test_a_click_that_fetches_returns_once_the_answer_is_drawn(
     assert report is not None
     assert (report.reason, report.requests, report.pending) == (SETTLED, 1, 0)
     assert not report.navigated
+    # A file dropped on an uploader, as an agent or a replay drops it: the upload's answer
+    # is drawn as the action returns.
+    said = await execute(tab, "drop_files", {"ref": refs["Drop a file"], "files": ["avatar.txt"]},
+                         budget=Budget(10_000))  # fmt: skip
+    assert said == "dropped avatar.txt on region 'Drop a file'"
+    assert await status(tab) == "avatar.txt uploaded"
+    report = tab.settler.last
+    assert report is not None and (report.reason, report.requests) == (SETTLED, 1)
 
 
 async def test_without_settling_the_same_click_shows_the_page_before_the_answer(

@@ -2,12 +2,15 @@
 the deadline (recorded, tried again later) while schedules go on firing; a URL with a line
 break is refused when saved; alerts link to the dashboard as people reach it; where the
 agent may browse and where alerts may go are two sets of rules, each keeping private
-addresses out unless a rule names the host, checked again at connect time."""
+addresses out unless a rule names the host, checked again at connect time; a schedule
+turned off still sends its firings' alerts and says how many are pending, a deleted one
+sends none after."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 import select
 import socketserver
 import threading
@@ -152,9 +155,10 @@ async def test_a_receiver_that_drips_its_answer_ends_at_the_deadline_and_firings
             assert [(f.schedule_id, f.missed, f.outcome) for f in fired] == [(due.pk, 0, "")]
             assert await Run.objects.filter(pk=fired[0].run_id).aexists()
             in_flight = await Delivery.objects.aget()
-            assert (in_flight.status, in_flight.attempts) == ("pending", 0)
+            # Its try counts from its claim; nothing of it is logged before it ends.
+            assert (in_flight.status, in_flight.attempts, in_flight.log) == ("pending", 1, [])
             # The try ends at its deadline, though a byte came every DRIP_S, and hangs up.
-            await _until(lambda: Delivery.objects.get().attempts == 1)
+            await _until(lambda: len(Delivery.objects.get().log) == 1)
             await _until(dripping_hook.hung_up.is_set)
     finally:
         sending.cancel()
@@ -258,6 +262,21 @@ def test_a_url_kept_from_before_that_can_t_be_sent_to_fails_at_once(
     Schedule.objects.filter(pk=schedule.pk).update(enabled=False)
     assert async_to_sync(outbox.send_due)() == 0
     assert Delivery.objects.get().attempts == 1
+
+
+def test_a_try_never_recorded_still_counts_so_none_is_claimed_forever(
+    scenario: Scenario, settings: Any
+) -> None:
+    settings.TABWRIGHT = {**settings.TABWRIGHT, "ALERT_RETRY_S": (60,)}  # two tries
+    [delivery] = _told(make(scenario, webhook_url="https://hooks.example.com/tw"))
+    later = timezone.now()
+    for _ in range(2):  # each claimed by a worker that stops before recording its try
+        assert outbox.claim_due(8, now=later) == [delivery.pk]
+        later += timedelta(seconds=outbox.deadline_s() + outbox.CLAIM_MARGIN_S + 1)
+    assert outbox.claim_due(8, now=later) == []
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts) == ("failed", 2)
+    assert delivery.last_error == outbox.UNRECORDED
 
 
 # -- links ----------------------------------------------------------------------------------
@@ -408,3 +427,40 @@ def test_deliveries_show_on_the_schedule_s_page_and_in_the_api(
     assert by_kind["webhook"]["next_attempt_at"] is None
     assert (by_kind["email"]["status"], by_kind["email"]["to"]) == ("sent", "o@example.org")
     assert by_kind["email"]["sent_at"] is not None
+
+    # Turned off, the alerts of a firing that happened still go, and until they have the
+    # page and the API say so, also once newer firings push that firing off their lists.
+    schedule.enabled = False
+    schedules.save(schedule)
+    _told(schedule)
+    for minutes in range(1, 21):
+        later = timezone.now() + timedelta(minutes=minutes)
+        ScheduleFiring.objects.create(schedule=schedule, outcome="ok", due_at=later)
+    shown = page.get(f"/scenarios/{scenario.pk}/").content.decode()
+    said = re.search(r'data-testid="pending-alerts">([^<]*)<', shown)
+    assert said is not None and said[1].startswith(
+        "2 alerts of its firings still to send (turned off, it still sends those of firings "
+        "before), next try "
+    )
+    out = api.get(f"/api/schedules/{schedule.pk}").json()
+    assert out["pending_alerts"]["count"] == 2 and out["pending_alerts"]["next_attempt_at"]
+    assert not any(d["status"] == "pending" for f in out["firings"] for d in f["deliveries"])
+    async_to_sync(outbox.send_due)()  # the e-mail goes; the webhook can't, and fails at once
+    assert sorted(Delivery.objects.values_list("status", flat=True)) == [
+        "failed",
+        "failed",
+        "sent",
+        "sent",
+    ]
+    assert "pending-alerts" not in page.get(f"/scenarios/{scenario.pk}/").content.decode()
+    assert api.get(f"/api/schedules/{schedule.pk}").json()["pending_alerts"] == {
+        "count": 0,
+        "next_attempt_at": None,
+    }
+
+    # Deleted, its alerts not sent yet go with it: none is sent after.
+    _told(schedule)
+    assert Delivery.objects.filter(status="pending").count() == 2
+    assert api.delete(f"/api/schedules/{schedule.pk}").status_code == 204
+    assert not Delivery.objects.exists()
+    assert async_to_sync(outbox.send_due)() == 0

@@ -23,11 +23,13 @@ from django.test import AsyncClient, Client
 from django.utils import timezone
 
 from automation.errors import ActionInvalid
-from dashboard.jobs import outbox, schedules
+from dashboard.jobs import alerts, outbox, schedules
 from dashboard.models import Delivery, Run, Scenario, Schedule, ScheduleFiring
+from dashboard.runs import services as run_services
 from dashboard.runs.doorbell import RUNS_CHANNEL
 from dashboard.runs.runner import RunManager
 from dashboard.runs.signins import signin_save
+from dashboard.scenarios import services as scenario_services
 from dashboard.worker import RunWorkerConsumer
 from tests.dashboard.api.test_api import Api, refused, token_of
 from tests.dashboard.conftest import Runs
@@ -165,7 +167,9 @@ async def test_run_now_is_fired_at_once_by_the_worker_it_rings_and_the_times_go_
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_a_firing_is_judged_when_its_run_ends(runs: Runs, scenario: Scenario) -> None:
+async def test_a_firing_is_judged_when_its_run_ends(
+    runs: Runs, scenario: Scenario, fixture_url: str
+) -> None:
     schedule = await sync_to_async(make)(scenario)
     firing = await sync_to_async(schedules.fire)(
         schedule.pk, schedule.next_fire_at + timedelta(seconds=1)
@@ -176,6 +180,66 @@ async def test_a_firing_is_judged_when_its_run_ends(runs: Runs, scenario: Scenar
     firing = await ScheduleFiring.objects.select_related("run").aget(pk=firing.pk)
     assert firing.run.status == Run.Status.SUCCEEDED, firing.run.status_reason
     assert (firing.outcome, firing.alerted_at) == ("ok", None)
+
+    # A replay that waits for a person and is stopped by them: its
+    # firing reads as its run does, in the record, on the schedule's page and in the alert.
+    waiting = await sync_to_async(scenario_services.scenario_import)(
+        owner=scenario.owner, data={
+            "format": "tabwright.scenario", "version": 1, "name": "Delete an order",
+            "steps": [{"action": "navigate", "args": {"url": f"{fixture_url}/demo/list.html"}},
+                      {"action": "click", "args": {},
+                       "identity": {"role": "button", "name": "Delete", "tag": "button"}}],
+        },
+    )  # fmt: skip
+    stopped = await sync_to_async(make)(waiting, params={}, emails="ops@example.org")
+    firing = await sync_to_async(schedules.fire)(
+        stopped.pk, stopped.next_fire_at + timedelta(seconds=1)
+    )
+    assert firing is not None and firing.run is not None
+    await runs.start(firing.run)
+    # Paused by its owner at once (else by the ambiguous "Delete", a moment later).
+    await runs.manager.command(firing.run_id, "pause")
+    async with asyncio.timeout(60):
+        while True:
+            if (await Run.objects.aget(pk=firing.run_id)).status == Run.Status.PAUSED:
+                break
+            await asyncio.sleep(0.05)
+    api = Api(await sync_to_async(token_of)(scenario.owner))
+    answer = await api.post(f"/api/runs/{firing.run_id}/stop")
+    assert answer.status_code == 200 and answer.json()["status"] == "stopped"
+    await runs.manager.wait_closed(firing.run_id)
+    why = "stopped by olive while it waited for a person"
+    assert answer.json()["status_reason"] == why
+    firing = await ScheduleFiring.objects.aget(pk=firing.pk)
+    assert (firing.outcome, firing.error) == ("stopped", why) and firing.alerted_at
+    page = AsyncClient()
+    await sync_to_async(page.force_login)(scenario.owner)
+    shown = (await page.get(f"/scenarios/{waiting.pk}/")).content.decode()
+    assert '<span class="badge stopped">stopped</span>' in shown and why in shown
+    alert = await Delivery.objects.aget(firing=firing)
+    assert alert.payload["event"] == "firing.stopped"
+    assert alert.payload["firing"]["error"] == why
+    subject, text = alerts.mail_of(alert.payload)
+    assert subject == "Tabwright: Delete an order was stopped" and f"Why: {why}" in text
+
+    # Told that it waited before the person stopped it: the record follows, told once.
+    await stopped.arefresh_from_db()
+    paused = await sync_to_async(schedules.fire)(
+        stopped.pk, stopped.next_fire_at + timedelta(seconds=1)
+    )
+    assert paused is not None and paused.run is not None
+    await sync_to_async(run_services.run_set_status)(
+        run_id=paused.run_id, status=Run.Status.PAUSED, reason="needs_person: which Delete?"
+    )
+    assert [f.pk for f in await sync_to_async(schedules.judge_all)()] == [paused.pk]
+    await sync_to_async(run_services.run_set_status)(
+        run_id=paused.run_id, status=Run.Status.STOPPED, reason=why
+    )
+    assert await sync_to_async(schedules.judge)(paused.pk) is None  # told already
+    paused = await ScheduleFiring.objects.aget(pk=paused.pk)
+    assert (paused.outcome, paused.error) == ("stopped", why)
+    told = [d.payload["event"] async for d in Delivery.objects.filter(firing=paused)]
+    assert told == ["firing.needs_person"]
 
 
 async def _rung() -> dict[str, Any]:

@@ -269,11 +269,12 @@ async def test_stop_ends_a_paused_run(
     runs: Runs, open_socket: OpenSocket, owner: Any, fixture_url: str
 ) -> None:
     run, comm, _ = await paused_on_delete(runs, open_socket, owner, fixture_url)
-    await comm.send_json_to({"command": "stop"})
+    # Who stopped it is the run's reason, whatever the page sends with the stop.
+    await comm.send_json_to({"command": "stop", "text": "stopped by the admin"})
     rest = await receive_until(comm, of_type("session.closed"))
     await runner.wait(run.pk)
     assert rest[-2]["status"] == "stopped"
-    assert "stopped by the person" in rest[-2]["reason"]
+    assert rest[-2]["reason"] == "stopped by olive while it waited for a person"
     stored = await load_run(run.pk)
     assert (stored.status, stored.finished_at is not None) == (Run.Status.STOPPED, True)
     assert not runner.is_live(run.pk)

@@ -187,7 +187,7 @@ async def test_stop_ends_the_stretch_not_the_conversation(
     await comm.send_json_to({"command": "stop"})
     rest = await receive_until(comm, of_type("session.idle"))
     assert types(rest)[-2:] == ["run.finished", "session.idle"], types(rest)
-    assert rest[-2]["status"] == "stopped" and "stopped by the person" in rest[-2]["reason"]
+    assert rest[-2]["status"] == "stopped" and rest[-2]["reason"] == "stopped by olive"
     stored = await load_run(run.pk)
     assert (stored.status, stored.session) == (Run.Status.STOPPED, Run.Session.OPEN)
     assert runner.is_live(run.pk) and not runner.is_working(run.pk)
