@@ -20,7 +20,10 @@ exception), and the proxy judges each connection:
   arrives, a head and what follows it in one write.
 
 For either, the proxy resolves the name itself, refuses when the policy refuses any of its
-addresses, and connects to a checked address: Chromium never resolves a name of a page
+addresses, and connects to a checked address.  A name's answer is remembered for
+:data:`RESOLVED_S` (the system's resolver tells no TTL; Chromium keeps such answers for a
+minute), so a page's hundred requests to one host cost one lookup; the addresses are
+checked again for each connection all the same. Chromium never resolves a name of a page
 (it hands names to the proxy), so a name can't resolve to a public address for the check
 and to a private one for the connection (DNS rebinding).  A refusal is a 403 with a line
 of text, logged at INFO.  Where the network fails (a name that does not resolve, a
@@ -50,7 +53,7 @@ from urllib.parse import urlsplit
 
 import h11
 
-from automation.browser.url_policy import SHOWN_URL_CHARS, UrlPolicy
+from automation.browser.url_policy import SHOWN_URL_CHARS, IPAddress, UrlPolicy, system_lookup
 from automation.budget import Budget
 from automation.errors import BudgetExceeded, UrlBlocked
 
@@ -65,6 +68,8 @@ READ_CHUNK_BYTES = 65_536
 MAX_REMEMBERED = 256  # unreachable hosts kept to explain the browser's errors
 MAX_IDLE_PER_ADDRESS = 8  # kept-alive upstream connections left idle, per address and port
 IDLE_S = 30.0  # an idle upstream connection older than this is closed, not reused
+RESOLVED_S = 30.0  # a name's addresses are looked up again after this long
+MAX_RESOLVED = 1_024  # names remembered; the oldest is forgotten past this
 # Hop-by-hop headers (RFC 9110 7.6.1) and the proxy's own: they are about the connection
 # to the proxy and never travel on; Host is set from the URL that was checked.
 _HOP_HEADERS = frozenset(
@@ -147,6 +152,28 @@ class _Pool:
         self._idle.clear()
 
 
+class _Names:
+    """The addresses names resolved to, each answer kept for :data:`RESOLVED_S`: what the
+    policy checks (every time) and the proxy connects to.  A failed lookup is not kept."""
+
+    def __init__(self) -> None:
+        self._answers: OrderedDict[tuple[str, int], tuple[float, list[IPAddress]]] = OrderedDict()
+        self.looked_up = 0  # lookups the system's resolver answered or failed
+
+    async def lookup(self, host: str, port: int, budget: Budget) -> list[IPAddress]:
+        key = (host, port)
+        kept = self._answers.get(key)
+        if kept is not None and time.monotonic() < kept[0]:
+            return list(kept[1])
+        self.looked_up += 1
+        found = await system_lookup(host, port, budget)
+        self._answers.pop(key, None)
+        self._answers[key] = (time.monotonic() + RESOLVED_S, found)
+        while len(self._answers) > MAX_RESOLVED:
+            self._answers.popitem(last=False)
+        return list(found)
+
+
 class EgressProxy:
     """An HTTP forward proxy on 127.0.0.1 that lets through only what ``policy`` allows."""
 
@@ -160,6 +187,7 @@ class EgressProxy:
         # connection close, so whoever reports its error asks here what lay behind it.
         self._unreachable: OrderedDict[str, str] = OrderedDict()
         self._pool = _Pool()
+        self._names = _Names()
 
     @property
     def url(self) -> str:
@@ -181,6 +209,11 @@ class EgressProxy:
     def opened(self) -> int:
         """Upstream connections opened so far (kept-alive ones carry many requests)."""
         return self._pool.opened
+
+    @property
+    def looked_up(self) -> int:
+        """Names looked up so far (an answer serves every request to its host a while)."""
+        return self._names.looked_up
 
     @property
     def running(self) -> bool:
@@ -209,9 +242,8 @@ class EgressProxy:
         client = h11.Connection(h11.SERVER)
         try:
             while True:  # plain-HTTP requests, each judged on its own, while the client keeps on
-                request = await Budget(HEAD_TIMEOUT_MS, label="proxy request head").run(
-                    _next_event(client, reader)
-                )
+                async with asyncio.timeout(HEAD_TIMEOUT_MS / 1000):  # no task of its own
+                    request = await _next_event(client, reader)
                 if not isinstance(request, h11.Request):
                     return  # the client went away without asking (more)
                 if request.method == b"CONNECT":
@@ -233,7 +265,7 @@ class EgressProxy:
             await _answer(client, writer, refusal.status, refusal.reason)
         except h11.ProtocolError as exc:
             await _answer(client, writer, 400, f"bad request: {exc}")
-        except (BudgetExceeded, ConnectionError, asyncio.IncompleteReadError):
+        except (TimeoutError, BudgetExceeded, ConnectionError, asyncio.IncompleteReadError):
             pass  # a slow or vanished peer: nothing to tell anyone
         except asyncio.CancelledError:
             pass  # close() ends the connections it finds open; the handler ends with them
@@ -346,7 +378,9 @@ class EgressProxy:
         The URL is judged first, every time."""
         budget = Budget(RESOLVE_TIMEOUT_MS, label="proxy resolve")
         try:
-            addresses, port = await self.policy.connect_addresses(url, budget=budget)
+            addresses, port = await self.policy.connect_addresses(
+                url, budget=budget, lookup=self._names.lookup
+            )
         except UrlBlocked as exc:
             raise _Refused(403, f"{what}: {exc}") from None
         except BudgetExceeded:

@@ -44,6 +44,7 @@ import asyncio
 import ipaddress
 import socket
 import string
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 from urllib.parse import unquote_to_bytes
@@ -51,7 +52,7 @@ from urllib.parse import unquote_to_bytes
 from automation.budget import Budget
 from automation.errors import UrlBlocked
 
-__all__ = ["DEFAULT_RESOLVE_TIMEOUT_MS", "UrlPolicy"]
+__all__ = ["DEFAULT_RESOLVE_TIMEOUT_MS", "IPAddress", "Lookup", "UrlPolicy", "system_lookup"]
 
 ALLOWED_SCHEMES = frozenset({"http", "https"})
 DEFAULT_RESOLVE_TIMEOUT_MS = 5_000
@@ -68,6 +69,9 @@ _DOUBLE_DOTS = frozenset({"..", ".%2e", "%2e.", "%2e%2e"})
 _FORBIDDEN_IN_HOST = frozenset(map(chr, range(0x21))) | set("#%/:<>?@[\\]^|\x7f")
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+# Resolves a host name (and port) to its addresses within a budget: the system's resolver
+# (system_lookup), or one that remembers its answers (the egress proxy's).
+Lookup = Callable[[str, int, Budget], Awaitable[list[IPAddress]]]
 
 _PRIVATE_HINT = (
     "private and local addresses are blocked: allow them all with block_private=False "
@@ -198,17 +202,21 @@ class UrlPolicy:
             self._check_address(target, address)
         return target.url
 
-    async def connect_addresses(self, url: str, *, budget: Budget) -> tuple[list[IPAddress], int]:
+    async def connect_addresses(
+        self, url: str, *, budget: Budget, lookup: Lookup | None = None
+    ) -> tuple[list[IPAddress], int]:
         """The addresses a connection for ``url`` may go to, each one checked, and the port.
 
         For the egress proxy: it connects to one of these and resolves nothing itself, so
-        a name can't resolve to one address here and to another at connect time.  Raises
-        UrlBlocked when the URL or any address of its host is refused, OSError when the
-        name does not resolve, BudgetExceeded when resolving takes too long.
+        a name can't resolve to one address here and to another at connect time.  Names
+        not in ``host_map`` are resolved by ``lookup`` (default: the system's resolver,
+        asked each time); whatever it answers, every address is checked here, every call.
+        Raises UrlBlocked when the URL or any address of its host is refused, OSError when
+        the name does not resolve, BudgetExceeded when resolving takes too long.
         """
         target = self._checked(url)
         if isinstance(target.host, str):
-            addresses = await self._resolve(target.host, target.port, budget)
+            addresses = await self._resolve(target.host, target.port, budget, lookup)
         else:
             addresses = [target.host]
         for address in addresses:
@@ -225,21 +233,14 @@ class UrlPolicy:
                 said = f"{target.host} {said}"
             raise _refused(target.url, f"{said} {what}", hint=_PRIVATE_HINT, rule="private")
 
-    async def _resolve(self, host: str, port: int, budget: Budget) -> list[IPAddress]:
+    async def _resolve(
+        self, host: str, port: int, budget: Budget, lookup: Lookup | None = None
+    ) -> list[IPAddress]:
         for name, address in self.host_map:
             name = name.lower()
             if host == name or (name.startswith("*.") and host.endswith(name[1:])):
                 return [ipaddress.ip_address(address)]
-        loop = asyncio.get_running_loop()
-        infos = await budget.run(loop.getaddrinfo(host, port, type=socket.SOCK_STREAM))
-        found: list[IPAddress] = []
-        for *_, sockaddr in infos:
-            address = ipaddress.ip_address(str(sockaddr[0]).split("%", 1)[0])
-            if address not in found:
-                found.append(address)
-        if not found:
-            raise OSError(f"{host} has no address")
-        return found
+        return await (lookup or system_lookup)(host, port, budget)
 
     def _checked(self, url: str) -> _Target:
         target = _parse(url)
@@ -270,6 +271,21 @@ class UrlPolicy:
 
     def _trusted(self, target: _Target) -> bool:
         return any(rule.matches(target) for rule in (*self._allow, *self._extra))
+
+
+async def system_lookup(host: str, port: int, budget: Budget) -> list[IPAddress]:
+    """``host``'s addresses from the system's resolver (hosts file, DNS...), each once, in
+    the resolver's order; OSError when it has none."""
+    loop = asyncio.get_running_loop()
+    infos = await budget.run(loop.getaddrinfo(host, port, type=socket.SOCK_STREAM))
+    found: list[IPAddress] = []
+    for *_, sockaddr in infos:
+        address = ipaddress.ip_address(str(sockaddr[0]).split("%", 1)[0])
+        if address not in found:
+            found.append(address)
+    if not found:
+        raise OSError(f"{host} has no address")
+    return found
 
 
 def _port_shown(target: _Target) -> str:

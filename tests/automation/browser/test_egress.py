@@ -604,10 +604,10 @@ def keeping() -> Iterator[Counting]:
     server.server_close()
 
 
-def gets(server: Counting, *paths: str) -> bytes:
+def gets(server: Counting, *paths: str, host: str = "127.0.0.1") -> bytes:
     """GETs of ``paths`` on one connection to the proxy, the last one asking it to close."""
     requests = [
-        f"GET {server.origin()}{path} HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+        f"GET {server.origin(host)}{path} HTTP/1.1\r\nHost: {host}:{server.port}\r\n"
         for path in paths
     ]
     requests[-1] += "Connection: close\r\n"
@@ -642,6 +642,24 @@ async def test_a_pooled_connection_does_not_skip_the_policy(keeping: Counting) -
     assert answer.startswith(b"HTTP/1.1 200 ") and b"HTTP/1.1 403 " in answer
     assert keeping.requests == [("GET", "/data")]
     assert egress.refused == 1
+
+
+async def test_a_name_is_looked_up_once_for_many_requests_each_still_judged(
+    keeping: Counting,
+) -> None:
+    # Only /data is allowed: /blank is refused though the name's answer is remembered.
+    egress = EgressProxy(UrlPolicy(allowed_domains=(f"localhost:{keeping.port}/data",)))
+    await egress.start()
+    try:
+        first = await exchange(egress, gets(keeping, "/data", "/data", host="localhost"))
+        then = await exchange(egress, gets(keeping, "/data", "/blank", host="localhost"))
+    finally:
+        await egress.close()
+    assert first.count(b"HTTP/1.1 200 ") == 2
+    assert then.startswith(b"HTTP/1.1 200 ") and b"HTTP/1.1 403 " in then
+    assert keeping.requests == [("GET", "/data")] * 3
+    assert keeping.hosts == [f"localhost:{keeping.port}"] * 3
+    assert egress.looked_up == 1 and egress.refused == 1
 
 
 async def test_a_kept_connection_the_server_closed_is_replaced(keeping: Counting) -> None:
