@@ -22,6 +22,7 @@ from dashboard.jobs.batch_views import results_csv
 from dashboard.jobs.batchfile import BatchFileInvalid, read_rows
 from dashboard.jobs.services import MAX_BATCH_CONCURRENCY
 from dashboard.models import Batch
+from dashboard.runs.services import stopped_by
 from dashboard.scenarios import selectors as scenario_selectors
 
 router = Router()
@@ -143,7 +144,7 @@ async def read_batch(request: HttpRequest, batch_id: int) -> HttpResponse:
 async def stop_batch(request: HttpRequest, batch_id: int) -> HttpResponse:
     """No more rows start; the rows' replays still queued, at work or paused are stopped."""
     batch = await _own_batch(request, batch_id)
-    await batches.stop(batch)
+    await batches.stop(batch, stopped_by(request.user))
     return await _state_now(batch)
 
 

@@ -20,6 +20,7 @@ from dashboard.jobs import batches, services
 from dashboard.jobs import selectors as job_selectors
 from dashboard.jobs.forms import BatchForm
 from dashboard.models import Batch
+from dashboard.runs.services import stopped_by
 from dashboard.scenarios import selectors as scenario_selectors
 from dashboard.scenarios.views import _detail_page  # the page the form is on
 
@@ -83,7 +84,7 @@ def batch_state_json(request: HttpRequest, batch_id: int) -> JsonResponse:
 @require_POST
 async def batch_stop(request: HttpRequest, batch_id: int) -> HttpResponse:
     batch = await _owned(request, batch_id)
-    await batches.stop(batch)
+    await batches.stop(batch, stopped_by(await request.auser()))
     return redirect("batch_detail", batch_id=batch.pk)
 
 

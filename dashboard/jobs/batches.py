@@ -52,10 +52,10 @@ async def advance_all() -> None:
         log.exception("advancing the running batches failed")
 
 
-async def stop(batch: Batch) -> None:
+async def stop(batch: Batch, by: str = "") -> None:
     """No more rows start, and the replays still queued, at work or waiting for a person
-    are stopped, on whichever worker holds each."""
+    are stopped, on whichever worker holds each; ``by`` says who (their runs' reason)."""
     for run_id in await database_sync_to_async(services.batch_stop)(batch=batch):
-        got = await command_where_it_runs(run_id, "stop")
+        got = await command_where_it_runs(run_id, "stop", by)
         if "error" in got and got["error"]["kind"] != "lookup":  # lookup: it ended anyway
             log.warning("batch %s: run %s was not stopped: %s", batch.pk, run_id, got["error"])

@@ -237,18 +237,30 @@ UNSETTLED = ("", "needs_person")  # what the firing's work may still change
 
 def outcome_of(firing: ScheduleFiring) -> str:
     """ok, failed, stopped or needs_person once the firing's work says so; "" while it
-    runs."""
+    runs (a stopped batch: until its rows have stopped)."""
     if firing.run is not None:
         return RUN_OUTCOME.get(Run.Status(firing.run.status), "")
     if firing.batch is not None:
         rows = job_selectors.batch_rows(batch=firing.batch)
         statuses = {row["status"] for row in rows}
+        if firing.batch.status == Batch.Status.STOPPED:  # by its owner: once its rows are
+            return "" if statuses & {"queued", "running", "needs_person"} else "stopped"
         if "needs_person" in statuses:
             return "needs_person"
         if firing.batch.status == Batch.Status.RUNNING:
             return ""
         return "failed" if statuses & {"failed", "stopped", "skipped"} else "ok"
     return ""
+
+
+def _stopped_why(firing: ScheduleFiring) -> str:
+    """Who stopped the firing's replay, or its batch (as its stopped rows say)."""
+    if firing.run is not None:
+        return firing.run.status_reason
+    assert firing.batch is not None
+    said = [row["reason"] for row in job_selectors.batch_rows(batch=firing.batch)
+            if row["status"] == "stopped" and row["reason"].startswith("stopped by ")]  # fmt: skip
+    return said[0] if said else "the batch was stopped"
 
 
 def judge(firing_id: int) -> ScheduleFiring | None:
@@ -262,8 +274,8 @@ def judge(firing_id: int) -> ScheduleFiring | None:
     if not outcome:
         return None
     error = firing.error
-    if outcome == "stopped" and firing.run is not None:
-        error = firing.run.status_reason
+    if outcome == "stopped":
+        error = _stopped_why(firing)
     mine = ScheduleFiring.objects.filter(pk=firing.pk)
     settle = mine.filter(outcome__in=UNSETTLED)  # told it waited: now what became of it
     if outcome not in BAD:

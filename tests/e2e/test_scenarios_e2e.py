@@ -17,6 +17,7 @@ from tests.dashboard.signup import sign_up
 from tests.e2e.ui import (
     LIVE_MS,
     SHOP_PASSWORD,
+    USERNAME,
     Server,
     log_in,
     replay_heals,
@@ -246,6 +247,8 @@ async def test_a_stopped_batch_shows_its_rows_stopped_without_a_reload(
     await expect(page.get_by_test_id("batch-status")).to_have_text("stopped")
     await page.evaluate("() => { window.__sameLoad = true; }")
     await expect(badges).to_have_text(["stopped"] * 2, timeout=LIVE_MS)
+    why = f"stopped by {USERNAME} while it waited for a person"  # who, in each row
+    await expect(page.locator("#batch-rows tr td.reason")).to_have_text([why] * 2)
     assert await page.evaluate("() => window.__sameLoad === true")  # never reloaded
     await expect(page.get_by_role("button", name="Stop")).to_be_hidden()
     await expect(page.locator("#batch-retry")).to_be_visible()

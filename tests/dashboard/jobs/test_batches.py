@@ -9,6 +9,7 @@ import asyncio
 import csv
 import io
 import re
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -16,15 +17,16 @@ from asgiref.sync import sync_to_async
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from dashboard.jobs import batches, selectors
+from dashboard.jobs import batches, schedules, selectors
 from dashboard.jobs import services as job_services
 from dashboard.jobs.batchfile import BatchFileInvalid, read_rows
-from dashboard.models import Batch, BatchRow, Run, Scenario
+from dashboard.models import Batch, BatchRow, Run, Scenario, ScheduleFiring
 from dashboard.runs import services as run_services
 from dashboard.runs.runner import RunManager, runner
 from dashboard.scenarios import services as scenario_services
 from tests.dashboard.api.test_api import api, refused, token_of
 from tests.dashboard.conftest import Runs
+from tests.dashboard.jobs.conftest import make
 from tests.dashboard.signup import sign_up
 
 # Rollback transactions, but for the async tests: their database work runs in another
@@ -149,14 +151,17 @@ async def test_a_row_waiting_for_a_person_holds_up_no_other_and_a_stop_ends_it(
     worker: RunManager, runs: Runs, owner: Any, scenario: Scenario
 ) -> None:
     # Row 1's page has no Name field: its replay pauses for a person.  One row at a time,
-    # yet the others go on.
+    # yet the others go on.  The batch is a schedule's firing.
     rows = [{"name": "Ada", "greet": "Ada", "page": "list.html"},
             *({"name": n, "greet": n} for n in ("Grace", "Alan", "Edsger"))]  # fmt: skip
     client = api(await sync_to_async(token_of)(owner))
-    made = await client.post(f"/api/scenarios/{scenario.pk}/batches",
-                             {"rows": rows, "concurrency": 1})  # fmt: skip
-    assert made.status_code == 201, made.content
-    batch_id = made.json()["id"]
+    schedule = await sync_to_async(make)(scenario, rows=rows, concurrency=1)
+    firing = await sync_to_async(schedules.fire)(
+        schedule.pk, schedule.next_fire_at + timedelta(seconds=1)
+    )
+    assert firing is not None and firing.batch_id is not None
+    batch_id = firing.batch_id
+    await batches.advance(batch_id)
     async with asyncio.timeout(90):
         while True:
             state = (await client.get(f"/api/batches/{batch_id}")).json()
@@ -173,6 +178,12 @@ async def test_a_row_waiting_for_a_person_holds_up_no_other_and_a_stop_ends_it(
             await asyncio.sleep(0.1)
             state = (await client.get(f"/api/batches/{batch_id}")).json()
     await runner.wait_closed(state["rows"][0]["run_id"])  # its tab closes as it ends
+    # The firing reads as the batch ended: stopped, by whom, as the row's run says.
+    why = "stopped by olive while it waited for a person"
+    assert state["rows"][0]["reason"] == why
+    await sync_to_async(schedules.judge)(firing.pk)  # told now, or as it waited before
+    firing = await ScheduleFiring.objects.aget(pk=firing.pk)
+    assert (firing.outcome, firing.error) == ("stopped", why) and firing.alerted_at
 
 
 @pytest.mark.django_db(transaction=True)
