@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.apps import AppConfig
+from django.db.backends.signals import connection_created
 
 from automation.loading import resume_gc
 
@@ -13,3 +16,11 @@ class DashboardConfig(AppConfig):
         from dashboard import checks  # noqa: F401  (registers the deploy checks)
 
         resume_gc()  # paused while a command loads (manage.py)
+        connection_created.connect(_no_nul_on_postgresql, dispatch_uid="dashboard.pgtext")
+
+
+def _no_nul_on_postgresql(sender: Any, connection: Any, **kwargs: Any) -> None:
+    if connection.vendor == "postgresql":
+        from dashboard.lib import pgtext  # psycopg: only where PostgreSQL is used
+
+        pgtext.register(connection.connection)
