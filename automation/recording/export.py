@@ -141,12 +141,15 @@ def _sign_in_again(login: Scenario, functions: dict[str, str], params: _Params) 
         return [f"{shown} has no element of the main frame to know its page by: no sign-in"]
     _, where = _element(first, _Params(login.params))
     params.opened = True
+    # Its parameters are the test's, from the environment, as a replay gives its own.
+    given = ", ".join(f"{_text(name, 'a parameter')}: {_param(name, login.params)}"
+                      for name in login.params)  # fmt: skip
     return [
         f"{shown}: when its page shows before a step, it signs in again (once)",
         "opened: list[str] = []  # what the navigate steps opened, the latest last",
         "",
         "def sign_in_again(_shown: object) -> None:",
-        f"    {functions[login.name]}(page, {{}})",
+        f"    {functions[login.name]}(page, {{{given}}})",
         "    if opened:",
         "        page.goto(opened[-1])",
         "",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +103,18 @@ def test_a_login_scenario_a_file_brings_is_not_one_its_steps_call() -> None:
     assert "def call_menu(" in code and "def call_sign_in(" in code
     assert code.count("call_sign_in(page, {})") == 1
     assert "page.add_locator_handler(page.locator('#pw'), sign_in_again, times=1)" in code
+    # A login scenario with parameters signs in with the test's values of them, as a
+    # replay's login scenario takes the replay's (its default when it has one).
+    who = {"action": "fill", "args": {"value": "${who}@${site}"},
+           "identity": {"tag": "input", "selectors": ["#user"]}}  # fmt: skip
+    signs_in = scenario("Sign in", who, params={"who": {}, "site": {"default": "main"}})
+    code = to_pytest(
+        replace(document, callees={**document.callees, "Sign in": Scenario.from_dict(signs_in)})
+    )
+    assert (
+        "call_sign_in(page, {'who': os.environ['WHO'], "
+        "'site': os.environ.get('SITE', 'main')})" in code
+    )
 
 
 def test_a_hostile_callee_is_written_into_its_export_as_text_only() -> None:
