@@ -154,6 +154,30 @@ def mail_of(payload: dict[str, Any]) -> tuple[str, str]:
     return subject, "\n".join(lines) + "\n"
 
 
+WEBHOOK_REMOVED = "the schedule's webhook was removed before this alert was sent"
+EMAILS_REMOVED = "the schedule's e-mail addresses were removed before this alert was sent"
+
+
+def addresses_of(schedule: Schedule) -> str:
+    """The schedule's e-mail addresses as a delivery is sent to them ("" for none)."""
+    return ", ".join(e.strip() for e in schedule.emails.split(",") if e.strip())
+
+
+def follow(schedule: Schedule) -> None:
+    """The alerts of ``schedule`` still to send go where it says now: to its webhook and
+    addresses as changed; none where it has none any more (given up, saying why).  A try
+    already under way ends as it began."""
+    pending = Delivery.objects.filter(firing__schedule=schedule, status=Delivery.Status.PENDING)
+    ways = ((Delivery.Kind.WEBHOOK, schedule.webhook_url, WEBHOOK_REMOVED),
+            (Delivery.Kind.EMAIL, addresses_of(schedule), EMAILS_REMOVED))  # fmt: skip
+    for kind, to, removed in ways:
+        these = pending.filter(kind=kind)
+        if to:
+            these.exclude(to=to).update(to=to)
+        else:
+            these.update(status=Delivery.Status.FAILED, last_error=removed)
+
+
 def alert(firing: ScheduleFiring) -> list[Delivery]:
     """Put the alert that ``firing`` ended badly into the outbox: a delivery to the
     schedule's webhook and one to its e-mail addresses (the workers send them).  Called as
@@ -168,8 +192,8 @@ def alert(firing: ScheduleFiring) -> list[Delivery]:
     if schedule.webhook_url:
         made.append(Delivery(firing=firing, kind=Delivery.Kind.WEBHOOK, to=schedule.webhook_url,
                              payload=payload, next_attempt_at=now))  # fmt: skip
-    addresses = [e.strip() for e in schedule.emails.split(",") if e.strip()]
+    addresses = addresses_of(schedule)
     if addresses:
-        made.append(Delivery(firing=firing, kind=Delivery.Kind.EMAIL, to=", ".join(addresses),
+        made.append(Delivery(firing=firing, kind=Delivery.Kind.EMAIL, to=addresses,
                              payload=payload, next_attempt_at=now))  # fmt: skip
     return Delivery.objects.bulk_create(made)

@@ -391,7 +391,8 @@ def check_schedule(
 
 def save(schedule: Schedule, **fields: Any) -> Schedule:
     """Store ``fields`` (from :func:`check_schedule`) on ``schedule`` and set its next time
-    from now; a webhook secret is made the first time it has a webhook."""
+    from now; a webhook secret is made the first time it has a webhook.  Its alerts still
+    to send follow its webhook and addresses (alerts.follow)."""
     for name, value in fields.items():
         setattr(schedule, name, value)
     if schedule.webhook_url and not schedule.webhook_secret:
@@ -400,7 +401,9 @@ def save(schedule: Schedule, **fields: Any) -> Schedule:
         next_times(schedule.cron, schedule.timezone, dj_timezone.now())[0]
         if schedule.enabled else None
     )  # fmt: skip
-    schedule.save()
+    with transaction.atomic():
+        schedule.save()
+        alerts.follow(schedule)
     return schedule
 
 

@@ -458,6 +458,28 @@ def test_deliveries_show_on_the_schedule_s_page_and_in_the_api(
         "next_attempt_at": None,
     }
 
+    # Its webhook and addresses changed: the alerts still to send go to the new ones;
+    # removed, none goes where the person no longer wants them.
+    schedules.save(schedule, webhook_url="http://127.0.0.1:9/hook")
+    _told(schedule)
+    changed = api.patch(
+        f"/api/schedules/{schedule.pk}",
+        {"webhook_url": "http://127.0.0.1:9/new", "emails": "ops@example.org"},
+        content_type="application/json",
+    )
+    assert changed.status_code == 200, changed.content
+    pending = Delivery.objects.filter(status="pending")
+    assert sorted(pending.values_list("kind", "to")) == [
+        ("email", "ops@example.org"), ("webhook", "http://127.0.0.1:9/new")]  # fmt: skip
+    removed = api.patch(f"/api/schedules/{schedule.pk}", {"emails": "", "webhook_url": ""},
+                        content_type="application/json")  # fmt: skip
+    assert removed.status_code == 200, removed.content
+    assert not pending.exists() and async_to_sync(outbox.send_due)() == 0
+    gone = Delivery.objects.filter(last_error__contains="removed before this alert was sent")
+    assert sorted(gone.values_list("kind", "status")) == [
+        ("email", "failed"), ("webhook", "failed")]  # fmt: skip
+    schedules.save(schedule, webhook_url="http://127.0.0.1:9/hook", emails="o@example.org")
+
     # Deleted, its alerts not sent yet go with it: none is sent after.
     _told(schedule)
     assert Delivery.objects.filter(status="pending").count() == 2
