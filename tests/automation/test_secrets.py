@@ -151,8 +151,8 @@ async def typed_and_pictures(tab: Tab, value: str, *, secret: bool) -> tuple[byt
     await tab.fill(args["ref"], args["value"], budget=budget)
     await person_input(tab, {"kind": "type", "text": "k"}, budget=budget)
     assert await tab.page.input_value("#pw") == value + "k"  # it was typed, just not drawn
-    shot = await tab.step_screenshot(0, budget=budget)
-    assert shot is not None
+    # The live view first: a frame drawn while a step's screenshot covers the field with
+    # its grey box (as the screenshot is taken) would show that box instead.
     frames: list[Frame] = []
     arrived = asyncio.Event()
 
@@ -163,9 +163,12 @@ async def typed_and_pictures(tab: Tab, value: str, *, secret: bool) -> tuple[byt
     cast = Screencast(lambda: tab, on_frame)
     cast.start()
     try:
-        await asyncio.wait_for(arrived.wait(), 10)
+        async with asyncio.timeout(60):  # bounds a hang only: the first frame comes at once
+            await arrived.wait()
     finally:
         await cast.stop()
+    shot = await tab.step_screenshot(0, budget=budget)
+    assert shot is not None
     tab.is_secret = None
     return shot.jpeg, frames[0].jpeg
 
