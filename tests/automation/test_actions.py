@@ -154,7 +154,7 @@ async def test_hidden_disabled_and_detached_fail_fast(tab: Tab, controls: Snapsh
         await run(tab, "click", ref=twice)
     with pytest.raises(ActionFailed, match="disabled"):
         await run(tab, "click", ref=ref_of(controls, "button", "Locked"))
-    assert time.monotonic() - started < 1.0  # refused at once, not after the budget
+    assert time.monotonic() - started < 5  # refused at once, not after a click's 5 s budget
     vanish = ref_of(controls, "button", "Vanish")
     await run(tab, "click", ref=vanish)
     with pytest.raises(StaleRef):

@@ -40,7 +40,7 @@ async def socket_messages(
             max_size=None,
         ) as socket:
             while True:
-                got.append(json.loads(await asyncio.wait_for(socket.recv(), 20)))
+                got.append(json.loads(await asyncio.wait_for(socket.recv(), 60)))
                 if got[-1]["type"] == until:
                     return got
     except InvalidStatus as exc:

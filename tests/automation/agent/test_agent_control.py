@@ -98,7 +98,7 @@ async def test_an_unchanged_page_gets_one_nudge_then_a_pause(
     assert len(llm_server.requests) == 4
     llm_server.script(act(action="done", summary="ok"))
     run.control.reply("finish")
-    assert (await asyncio.wait_for(task, 10)).status == "succeeded"
+    assert (await asyncio.wait_for(task, 60)).status == "succeeded"
     after = last_message(llm_server, 4)
     assert "has not changed" not in after and 'textbox "Name"' in after  # a full page again
 
@@ -211,7 +211,7 @@ async def test_what_the_person_does_while_paused_becomes_steps(
     await tab.page.keyboard.type("Grace")
     await tab.page.locator("#plan").focus()
     run.control.resume()
-    assert (await asyncio.wait_for(task, 10)).status == "succeeded"
+    assert (await asyncio.wait_for(task, 60)).status == "succeeded"
     by_person = [s for s in run.sink.of_type(StepRecorded) if s.by == "person"]  # type: ignore[attr-defined]
     assert [(s.action, s.args, s.name) for s in by_person] == [("fill", {"value": "Grace"}, "Name")]
     assert by_person[0].identity and by_person[0].identity["id"] == "name"

@@ -156,6 +156,6 @@ async def test_cuts_on_every_try_pause_saying_what_happened(
         assert sink_of(run).of_type(LLMMessage) == []
     finally:
         run.control.stop()
-        finished = await asyncio.wait_for(task, 10)
+        finished = await asyncio.wait_for(task, 60)
         await planner.aclose()
     assert finished.status == "stopped"

@@ -263,7 +263,7 @@ async def test_a_repeat_with_an_effect_runs_and_one_without_pauses_unrun(
     clicks = [a for a in run.sink.of_type(ActionFinished) if a.name == "click"]  # type: ignore[attr-defined]
     assert len(clicks) == 2  # the repeat without effect was not executed
     run.control.reply("The form shows an error; just finish.")
-    finished = await asyncio.wait_for(task, 10)
+    finished = await asyncio.wait_for(task, 60)
     assert finished.status == "succeeded"
     assert run.sink.of_type(RunResumed)  # type: ignore[attr-defined]
     last = llm_server.requests[-1]["messages"][-1]["content"]
@@ -288,7 +288,7 @@ async def test_resuming_a_stuck_run_does_not_run_the_repeat(
     presses = [a for a in sink.of_type(ActionFinished) if a.name == "press"]
     assert len(presses) == 1  # the model sent it twice more; neither ran
     run.control.resume()
-    assert (await asyncio.wait_for(task, 10)).status == "succeeded"
+    assert (await asyncio.wait_for(task, 60)).status == "succeeded"
 
 
 async def test_the_same_action_twice_in_one_reply_runs_once(
@@ -317,7 +317,7 @@ async def test_need_help_pauses_and_reply_resumes(
     paused = await run.sink.wait_for(RunPaused)  # type: ignore[attr-defined]
     assert paused.reason == "need_help" and paused.detail == "which plan should I pick?"
     run.control.reply("Pro")
-    assert (await asyncio.wait_for(task, 10)).status == "succeeded"
+    assert (await asyncio.wait_for(task, 60)).status == "succeeded"
     assert "The person says: Pro" in llm_server.requests[1]["messages"][-1]["content"]
 
 
@@ -336,7 +336,7 @@ async def test_the_round_cap_pauses_and_the_person_grants_more_rounds(
     again = await run.sink.wait_for(RunPaused, count=2)  # type: ignore[attr-defined]
     assert again.reason == "round_cap" and "(3 rounds)" in again.detail  # one more, as granted
     run.control.resume()  # a plain resume grants the configured cap again
-    assert (await asyncio.wait_for(task, 10)).status == "succeeded"
+    assert (await asyncio.wait_for(task, 60)).status == "succeeded"
     assert len(llm_server.requests) == 4
 
 
@@ -357,7 +357,7 @@ async def test_unreachable_llm_pauses_within_budget_and_keeps_steps(
     assert time.monotonic() - started < 20  # refused at once: not the model's budget
     assert paused.reason == "llm_error" and f"127.0.0.1:{port}" in paused.detail
     run.control.stop()
-    finished = await asyncio.wait_for(task, 5)
+    finished = await asyncio.wait_for(task, 60)
     assert finished.status == "stopped"
     steps = run.sink.of_type(StepRecorded)  # type: ignore[attr-defined]
     assert [s.action for s in steps] == ["navigate"]
@@ -376,7 +376,7 @@ async def test_stalled_stream_ends_with_the_llm_budget(
     tokens = "".join(t.text for t in run.sink.of_type(LLMToken))  # type: ignore[attr-defined]
     assert tokens.startswith("Let me th")
     run.control.stop()
-    assert (await asyncio.wait_for(task, 5)).status == "stopped"
+    assert (await asyncio.wait_for(task, 60)).status == "stopped"
 
 
 async def test_stop_during_streaming_ends_at_once(
@@ -388,8 +388,8 @@ async def test_stop_during_streaming_ends_at_once(
     await run.sink.wait_for(LLMToken)  # type: ignore[attr-defined]
     started = time.monotonic()
     run.control.stop("stop button")
-    finished = await asyncio.wait_for(task, 5)
-    assert time.monotonic() - started < 10  # not the model's 60 s
+    finished = await asyncio.wait_for(task, 30)
+    assert time.monotonic() - started < 30  # not the model's 60 s
     assert finished.status == "stopped" and finished.reason == "stop button"
 
 
@@ -406,7 +406,7 @@ async def test_person_can_pause_a_running_run(
     assert paused.reason == "requested"
     assert llm_server.requests == []  # nothing planned while paused
     run.control.resume()
-    assert (await asyncio.wait_for(task, 10)).status == "succeeded"
+    assert (await asyncio.wait_for(task, 60)).status == "succeeded"
 
 
 async def test_blocked_start_url_fails_clearly(tab: Tab) -> None:

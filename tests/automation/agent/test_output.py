@@ -77,7 +77,7 @@ async def test_a_wrong_output_goes_back_once_then_the_person_is_asked(
     seen = sink.of_type(Observation)
     assert [o.error["code"] for o in seen] == ["output_invalid", "output_invalid"]
     run.control.reply("fields is a number")
-    finished = await asyncio.wait_for(task, 10)
+    finished = await asyncio.wait_for(task, 60)
     assert finished.status == "succeeded"
     assert finished.output == {"button": "Sign up", "fields": 3}
 

@@ -401,7 +401,7 @@ async def test_an_agent_step_hangs_the_page_and_the_next_round_clicks(
             act(action="click", ref=count) + act(action="done", summary="counted"),
         )
         run = agent_run(tab, llm_server, url)
-        finished = await asyncio.wait_for(run.run(), 15)
+        finished = await asyncio.wait_for(run.run(), 60)
         sink = run.sink
         assert isinstance(sink, WaitingSink)
         assert finished.status == "succeeded", finished

@@ -225,7 +225,7 @@ async def test_a_backoff_longer_than_the_budget_fails_at_once(
         started = time.monotonic()
         with pytest.raises(LLMUnavailable):
             await planner.plan(make_request(), budget=Budget(6_000))
-        assert time.monotonic() - started < 3  # not at the budget's end
+        assert time.monotonic() - started < 5  # not at the budget's end (6 s)
     finally:
         await planner.aclose()
 

@@ -548,7 +548,7 @@ click Delete
     paused = await run.sink.wait_for(RunPaused)  # type: ignore[attr-defined]
     assert paused.reason == "need_help" and "matches 5 elements" in paused.detail
     run.control.reply("click Delete #3")
-    result = await asyncio.wait_for(finished, 20)
+    result = await asyncio.wait_for(finished, 60)
     assert result.status == "succeeded", result.reason
     assert await tab.page.locator("#status").text_content() == "Order #1003 deleted"
     assert await tab.page.locator("[data-testid=order-1003]").count() == 0

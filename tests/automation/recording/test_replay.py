@@ -147,7 +147,7 @@ async def test_with_a_person_the_replay_pauses_and_carries_on_when_told(
     control.resume()  # try again: still gone, so it pauses again
     await sink.wait_for(RunPaused, 2)
     control.reply("skip")
-    result = await asyncio.wait_for(task, 20)
+    result = await asyncio.wait_for(task, 60)
     assert result.ok, result.to_dict()
     assert [s.status for s in result.steps][-2:] == ["skipped", "passed"]
     assert tab.url.endswith("/replay/v3/login.html")
@@ -167,7 +167,7 @@ async def test_a_pause_the_person_asks_for_is_taken_before_the_next_step(
     assert not any(isinstance(e, StepRecorded) for e in sink.events)  # nothing ran yet
     assert tab.url == "about:blank"
     control.resume()
-    result = await asyncio.wait_for(task, 20)
+    result = await asyncio.wait_for(task, 60)
     assert result.ok and result.steps[0].status == "passed", result.to_dict()
     assert sum(isinstance(e, RunPaused) for e in sink.events) == 1  # asked once, paused once
 

@@ -173,7 +173,7 @@ async def test_a_person_s_rescue_is_proposed_as_the_step_s_identity(
         await person_click(tab.page, "li:first-child input")  # the person does it
         await asyncio.sleep(0.3)
         control.resume()
-        result = await asyncio.wait_for(task, 20)
+        result = await asyncio.wait_for(task, 60)
         assert result.ok, result.to_dict()
         rescued = result.steps[5]
         assert rescued.status == "skipped" and rescued.strategy == "person"

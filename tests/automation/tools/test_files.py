@@ -286,7 +286,7 @@ async def test_hard_links_and_special_files_are_refused(wtab: Tab, ws: Path, out
     for name, args in [("file_read", {}), ("file_write", {"content": "x"})]:
         with pytest.raises(ActionInvalid, match="not a regular file"):
             await run(wtab, name, path="fifo", **args)
-    assert time.monotonic() - started < 2  # no hanging on a pipe nobody writes
+    assert time.monotonic() - started < 30  # no hanging on a pipe nobody writes
     assert "fifo  (special file)" in await run(wtab, "file_list")
 
 
