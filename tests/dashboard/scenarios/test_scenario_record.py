@@ -96,7 +96,7 @@ def record(cdp_url: str, act: Act, *args: str) -> tuple[str, int]:
 @pytest.fixture
 def cdp_url(chromium_with_cdp: str) -> str:
     """The person's Chrome, once its debugging port answers."""
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + 60  # bounds a hang only
     while True:
         try:
             with urllib.request.urlopen(f"{chromium_with_cdp}/json/version", timeout=1):
