@@ -227,7 +227,7 @@ async def act_over_socket(
                     return message
 
 
-def holder_pid(database_url: str, run_id: int, timeout_s: float = 15) -> int:
+def holder_pid(database_url: str, run_id: int, timeout_s: float = 60) -> int:
     """The pid of the worker that claimed the run (its channel is named with it)."""
     deadline = time.monotonic() + timeout_s
     while not (

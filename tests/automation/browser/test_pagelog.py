@@ -14,7 +14,7 @@ from automation.browser.pagelog import PageLog, _served_from_cache
 from automation.errors import ActionInvalid
 
 
-async def eventually(check: Callable[[], bool], timeout_s: float = 3.0) -> None:
+async def eventually(check: Callable[[], bool], timeout_s: float = 60) -> None:
     """Events reach Python a moment after the page acted; poll instead of sleeping blindly."""
     deadline = asyncio.get_running_loop().time() + timeout_s
     while not check():

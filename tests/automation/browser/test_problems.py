@@ -15,7 +15,7 @@ from tests.conftest import browser_config
 from tests.net import free_port
 
 
-async def eventually(check: Callable[[], bool], timeout_s: float = 5.0) -> None:
+async def eventually(check: Callable[[], bool], timeout_s: float = 60) -> None:
     """Events reach Python a moment after the page acted; poll instead of sleeping blindly."""
     deadline = asyncio.get_running_loop().time() + timeout_s
     while not check():

@@ -124,11 +124,11 @@ class Blocks(list[tuple[str, str]]):
     def __call__(self, url: str, reason: str) -> None:
         self.append((url, reason))
 
-    async def wait(self, count: int = 1, timeout_s: float = 5) -> None:
+    async def wait(self, count: int = 1, timeout_s: float = 60) -> None:
         await until(lambda: len(self) >= count, timeout_s)
 
 
-async def until(condition: Callable[[], object], timeout_s: float = 5) -> None:
+async def until(condition: Callable[[], object], timeout_s: float = 60) -> None:
     deadline = time.monotonic() + timeout_s
     while not condition():
         assert time.monotonic() < deadline, "timed out waiting"

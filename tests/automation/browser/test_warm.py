@@ -35,7 +35,7 @@ async def browsers(marker: str, count: int) -> list[int]:
     return browser_pids(marker)
 
 
-async def until(what: str, condition: object, timeout_s: float = 20) -> None:
+async def until(what: str, condition: object, timeout_s: float = 60) -> None:
     """Wait for ``condition()`` (checked every 50 ms) within ``timeout_s``."""
     try:
         async with asyncio.timeout(timeout_s):

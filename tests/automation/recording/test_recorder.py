@@ -36,7 +36,7 @@ async def recorder(tab: Tab) -> AsyncIterator[Recorder]:
     await recorder.stop()
 
 
-async def until(check: Callable[[], bool], timeout_s: float = 5.0) -> None:
+async def until(check: Callable[[], bool], timeout_s: float = 60) -> None:
     """Wait for events to arrive from the page (polled, with a deadline)."""
     deadline = time.monotonic() + timeout_s
     while not check():
