@@ -56,6 +56,7 @@ __all__ = [
     "ElementIdentity",
     "Located",
     "capture",
+    "frame_url",
     "locate",
     "page_changing",
 ]
@@ -287,7 +288,7 @@ async def capture(element: ElementHandle, *, budget: Budget) -> ElementIdentity:
         raise ActionFailed(f"could not describe the element: {exc.message}") from None
     if not isinstance(found, dict) or "error" in found:
         raise ActionFailed(f"could not describe the element: {found}")
-    return ElementIdentity.from_page(found, frame_url=_frame_url(frame) if frame else "")
+    return ElementIdentity.from_page(found, frame_url=frame_url(frame) if frame else "")
 
 
 async def locate(
@@ -346,7 +347,7 @@ async def page_changing(page: Page, *, budget: Budget) -> bool:
 
 
 async def _locate_once(page: Page, identity: ElementIdentity, *, budget: Budget) -> Located:
-    frames = sorted(page.frames, key=lambda f: _frame_url(f) != identity.frame_url)
+    frames = sorted(page.frames, key=lambda f: frame_url(f) != identity.frame_url)
     answers: list[tuple[Frame, ElementHandle | None, dict[str, Any]]] = []
     errors: list[str] = []  # why frames could not be searched
     recorded = [i.to_dict() for i in identity.every()]
@@ -364,7 +365,7 @@ async def _locate_once(page: Page, identity: ElementIdentity, *, budget: Budget)
         if not isinstance(report, dict) or report.get("error"):
             errors.append(str(report.get("error") if isinstance(report, dict) else report))
             continue
-        if element is not None and _frame_url(frame) == identity.frame_url:
+        if element is not None and frame_url(frame) == identity.frame_url:
             return _located(identity, element, report, frame)
         answers.append((frame, element, report))
     hits = sorted(
@@ -391,7 +392,7 @@ async def _locate_once(page: Page, identity: ElementIdentity, *, budget: Budget)
 def _located(
     identity: ElementIdentity, element: ElementHandle, report: dict[str, Any], frame: Frame
 ) -> Located:
-    now = ElementIdentity.from_page(report["found"], frame_url=_frame_url(frame))
+    now = ElementIdentity.from_page(report["found"], frame_url=frame_url(frame))
     variant = int(report.get("variant") or 0)
     matched = identity.every()[variant] if variant < len(identity.every()) else identity
     return Located(
@@ -470,7 +471,7 @@ def _unsearched(errors: list[str]) -> str:
     return "could not search the page: " + "; ".join(e[:300] for e in seen[:3])
 
 
-def _frame_url(frame: Frame) -> str:
+def frame_url(frame: Frame) -> str:
     """The frame's address, or "" for the page's own document."""
     return frame.url if frame.parent_frame is not None else ""
 

@@ -22,7 +22,7 @@ from playwright.async_api import CDPSession, ElementHandle, Frame, Locator, Page
 from playwright.async_api import Error as PlaywrightError
 
 from automation.browser.cdp import backend_node_id_of
-from automation.browser.identity import ElementIdentity, capture, locate
+from automation.browser.identity import IDENTITY_JS, ElementIdentity, frame_url, locate
 from automation.browser.refcheck import RESOLVE_JS, STATE_JS, check_actionable, stale_ref
 from automation.browser.snapshot import RefEntry
 from automation.budget import Budget
@@ -83,6 +83,13 @@ SELECTOR_ENGINE = SELECTOR_ENGINE.replace("STATE_JS", STATE_JS).replace("REFUSED
 
 # The element of a ref, in the page's main world (where the handles given out live), or null.
 _HANDLE_JS = "(ref) => (window.__tabwright ? window.__tabwright.resolve(ref) : null)"
+# RESOLVE_JS's answer and, when the ref resolves, its element's identity (identity.js).
+_TARGET_JS = f"""(ref) => {{
+  const reg = window.__tabwright;
+  const el = reg ? reg.resolve(ref) : null;
+  if (!el) return {{ stale: reg ? reg.staleness(ref) : ["unknown"] }};
+  return {{ state: ({STATE_JS})([el])[0], identity: ({IDENTITY_JS})(el, {{ op: "capture" }}) }};
+}}"""
 
 
 @dataclass(frozen=True)
@@ -172,12 +179,24 @@ async def follow(core: TabCore, ref: str, *, budget: Budget, action: str = "") -
 async def target(core: TabCore, ref: str, *, budget: Budget | None = None) -> Target:
     """The ref's element as a recorded step keeps it: its identity and its best selector.
     Take it before acting (an action that navigates leaves the ref behind); StaleRef if
-    the element is gone."""
+    the element is gone.  One round trip to the page: the ref proven (as :func:`resolve`
+    does) and its element described in the same script."""
     budget = core.budget(budget, "identity")
-    _, entry = await resolve(core, ref, budget=budget)
-    handle = await handle_of(core, entry, budget=budget)
-    found = await capture(handle, budget=budget)
-    identity = replace(found, backend_node_id=core.state.backend_ids.get(entry.ref))
+    core.check_alive()  # a dead tab is BrowserClosed, not a stale ref
+    entry = core.entry(ref)
+    frame = core.frame_of(entry)
+    try:
+        found = await budget.run(frame.evaluate(_TARGET_JS, entry.ref))
+    except PlaywrightError:
+        found = None  # the frame or the element's document is gone
+    if not isinstance(found, dict) or not isinstance(found.get("state"), dict):
+        why = found.get("stale") if isinstance(found, dict) else ["gone"]
+        raise stale_ref(entry.describe(), why)
+    described = found.get("identity")
+    if not isinstance(described, dict) or "error" in described:
+        raise ActionFailed(f"could not describe the element: {described}")
+    identity = ElementIdentity.from_page(described, frame_url=frame_url(frame))
+    identity = replace(identity, backend_node_id=core.state.backend_ids.get(entry.ref))
     core.state.identities[entry.ref] = identity
     selector = identity.selectors[0] if identity.selectors else ""
     return Target(entry.ref, entry.role, entry.name, selector, identity)

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from playwright.async_api import ElementHandle, Frame
 
 from automation import BrowserSession, Tab
 from automation.browser import refs
@@ -322,3 +323,33 @@ async def test_a_click_refused_as_it_took_its_element_clicks_nothing_and_says_wh
     assert await tab.page.evaluate("window.clicks") is None
     assert await tab.click(ref) == "clicked button 'Save'"
     assert await tab.page.evaluate("window.clicks") == 1
+
+
+async def test_a_step_s_target_is_proven_and_described_in_one_round_trip(
+    tab: Tab, fixture_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a recorded step keeps of its element (before each action by ref) costs one
+    script in the page, which leaves no handle behind; the ref is proven all the same."""
+    await open_rows(tab, fixture_url)
+    alpha = ref_of(await tab.snapshot(), "button", "Delete")
+    calls: list[str] = []
+
+    def counted(cls: type, name: str) -> None:
+        original = getattr(cls, name)
+
+        def call(self: object, *args: Any, **kwargs: Any) -> Any:
+            calls.append(f"{cls.__name__}.{name}")
+            return original(self, *args, **kwargs)
+
+        monkeypatch.setattr(cls, name, call)
+
+    for cls, name in ((Frame, "evaluate"), (Frame, "evaluate_handle"),
+                      (ElementHandle, "evaluate"), (ElementHandle, "owner_frame")):  # fmt: skip
+        counted(cls, name)
+    target = await tab.target(alpha)
+    assert calls == ["Frame.evaluate"]
+    assert target.identity is not None
+    assert (target.role, target.name, target.identity.name) == ("button", "Delete", "Delete")
+    assert target.selector and "Alpha" in target.identity.row
+    await tab.page.evaluate("() => rows.drop('Alpha')")
+    assert await refused(tab.target(alpha)) is not None
