@@ -3,7 +3,7 @@ bench.mcpclient), both over stdio, both driven by the official MCP SDK's client,
 timed on the client side.  Each server runs its own headless Chromium (/usr/bin/chromium);
 the two are called in turn (Tabwright, Playwright, Tabwright, …), several repeats, medians.
 
-    .venv/bin/python -m bench.mcp [--http-only | --snapshot-only]
+    .venv/bin/python -m bench.mcp [--http-only | --snapshot-only | --click-only]
 
 Playwright MCP is installed with npm into var/bench-npm when missing; the servers' stderr
 goes to var/bench-mcp/.  Pages come from a loopback server: generated back-office screens
@@ -19,9 +19,10 @@ both sides' numbers, comes before the last line; no threshold is asserted.
 Last line:
     RESULT mcp snap_chars_ratio=… snap_chars_ratio_max=… snap_time_ratio=… click_ratio=…
       loop_calls_ratio=… loop_bytes_ratio=… hang_contained_tw=… hang_contained_pw=…
-      stale_safe_tw=… stale_safe_pw=… tools_list_bytes_ratio=… http_first_call_ok=…
-      http_together_ok=… http_runs_per_session=… http_runs_left=…
-``--snapshot-only`` prints the first three alone.
+      stale_safe_tw=… stale_safe_pw=… tools_list_bytes_ratio=… click_settle0_ratio=…
+      http_first_call_ok=… http_together_ok=… http_runs_per_session=… http_runs_left=…
+``--snapshot-only`` prints the first three alone, ``--click-only`` click_ratio and
+click_settle0_ratio alone.
 Ratios are Tabwright / Playwright MCP, measured in the same run.
 - snap_chars_ratio: characters of the snapshot answer, median over the generated sizes
   (target ≤ 0.4); snap_chars_ratio_max: the highest over every page measured, the demo
@@ -51,6 +52,11 @@ Ratios are Tabwright / Playwright MCP, measured in the same run.
   same with per-row names ("Delete Alpha" becomes "Delete Beta" on the same node), (f)
   Alpha and Beta removed, keyed (their nodes leave the page);
 - tools_list_bytes_ratio: compact JSON bytes of the tools/list result (target ≤ 1);
+- click_settle0_ratio: click_ratio's measure against a second Playwright MCP launched with
+  ``--timeout-settle 0`` (it answers without waiting for what the click set off to settle;
+  Tabwright still checks the click's effect and settles), the highest over sizes: its
+  answer carries the page's snapshot, whose time grows with the page, so the smallest
+  page shows what a click itself costs each side (target ≤ 0.7);
 - http_first_call_ok, http_together_ok, http_runs_per_session, http_runs_left: Tabwright's
   sessions over HTTP through a dashboard with two worker slots (bench.mcphttp): the share
   of first calls answered ok over twenty sessions in a row (target 1.0) and over three
@@ -227,12 +233,13 @@ async def snapshots(base: str, tw: Driver, pw: Driver) -> tuple[float, float, fl
     return median(chars_ratios), median(time_ratios), max(every_page)
 
 
-async def clicks(base: str, tw: Driver, pw: Driver) -> float:
-    """The click's wall time on the Count button (its text goes up), median ratio over
-    sizes; a fresh snapshot (not timed) before each click gives a current ref."""
+async def clicks(base: str, tw: Driver, pw: Driver) -> list[float]:
+    """The click's wall time on the Count button (its text goes up): the ratio on each
+    size; a fresh snapshot (not timed) before each click gives a current ref."""
     print(
-        f"\nclick on 'Count: n' (median of {REPEATS}; ok = the next snapshot shows the count)"
-        f"\n{'page':24} {'tw ms':>8} {'pw ms':>8} {'ratio':>6} {'tw ok':>6} {'pw ok':>6}"
+        f"\nclick on 'Count: n' against {pw.name} (median of {REPEATS}; ok = the next "
+        f"snapshot shows the count)\n{'page':24} {'tw ms':>8} {'pw ms':>8} {'ratio':>6} "
+        f"{'tw ok':>6} {'pw ok':>6}"
     )
     ratios = []
     for n in SIZES:
@@ -255,7 +262,7 @@ async def clicks(base: str, tw: Driver, pw: Driver) -> float:
             f"{path:24} {tw_ms:>8.1f} {pw_ms:>8.1f} {tw_ms / pw_ms:>6.2f} "
             f"{ok['tw']:>4}/{REPEATS} {ok['pw']:>4}/{REPEATS}"
         )
-    return median(ratios)
+    return ratios
 
 
 async def loops(base: str, tw: Driver, pw: Driver) -> tuple[float, float]:
@@ -362,31 +369,45 @@ async def hangs(base: str) -> tuple[float, float]:
     return contained["tabwright"] / HANG_TRIALS, contained["playwright"] / HANG_TRIALS
 
 
-async def compare(base: str, *, snapshot_only: bool = False) -> str:
-    """Tabwright's stdio server against Playwright MCP: the RESULT fields."""
+async def settle0_clicks(base: str, tw: Driver) -> float:
+    """click_settle0_ratio: the click against Playwright MCP with ``--timeout-settle 0``."""
+    async with open_driver("playwright-settle0") as pw0:
+        must(await pw0.navigate(f"{base}/demo/index.html"), f"{pw0.name} warm-up")
+        must(await pw0.snapshot(), f"{pw0.name} warm-up snapshot")
+        return max(await clicks(base, tw, pw0))
+
+
+async def compare(base: str, *, only: str = "") -> str:
+    """Tabwright's stdio server against Playwright MCP: the RESULT fields (``only``:
+    "snapshot" or "click", those measures alone)."""
     version = ensure_playwright_mcp()
     print(f"Playwright MCP {version} against Tabwright's MCP server")
     async with open_driver("tabwright") as tw, open_driver("playwright") as pw:
         for driver in (tw, pw):  # the first call launches the browser: not measured
             must(await driver.navigate(f"{base}/demo/index.html"), f"{driver.name} warm-up")
             must(await driver.snapshot(), f"{driver.name} warm-up snapshot")
+        if only == "click":
+            click_ratio = median(await clicks(base, tw, pw))
+            settle0_ratio = await settle0_clicks(base, tw)
+            return f"click_ratio={click_ratio:.2f} click_settle0_ratio={settle0_ratio:.2f}"
         tools_ratio = await tools_list(tw, pw)
         chars_ratio, time_ratio, chars_max = await snapshots(base, tw, pw)
         sizes = (
             f"snap_chars_ratio={chars_ratio:.3f} snap_chars_ratio_max={chars_max:.3f} "
             f"snap_time_ratio={time_ratio:.2f}"
         )
-        if snapshot_only:
+        if only == "snapshot":
             return sizes
-        click_ratio = await clicks(base, tw, pw)
+        click_ratio = median(await clicks(base, tw, pw))
         loop_calls, loop_chars = await loops(base, tw, pw)
         stale_tw, stale_pw = await stale(base, tw, pw)
+        settle0_ratio = await settle0_clicks(base, tw)
     hang_tw, hang_pw = await hangs(base)
     return (
         f"{sizes} click_ratio={click_ratio:.2f} loop_calls_ratio={loop_calls:.2f} "
         f"loop_bytes_ratio={loop_chars:.3f} hang_contained_tw={hang_tw:.2f} "
         f"hang_contained_pw={hang_pw:.2f} stale_safe_tw={stale_tw} stale_safe_pw={stale_pw} "
-        f"tools_list_bytes_ratio={tools_ratio:.2f}"
+        f"tools_list_bytes_ratio={tools_ratio:.2f} click_settle0_ratio={settle0_ratio:.2f}"
     )
 
 
@@ -410,6 +431,11 @@ async def main() -> None:
     parser.add_argument(
         "--snapshot-only", action="store_true", help="only the snapshots' sizes and times"
     )
+    parser.add_argument(
+        "--click-only",
+        action="store_true",
+        help="only the clicks (Playwright MCP's defaults and --timeout-settle 0)",
+    )
     options = parser.parse_args()
     # Everything shares the machine's cores with whatever else runs: say how busy it was.
     print(f"load {os.getloadavg()[0]:.1f}")
@@ -420,8 +446,9 @@ async def main() -> None:
     fields = []
     with serve(pages) as base:
         if not options.http_only:
-            fields.append(await compare(base, snapshot_only=options.snapshot_only))
-        if not options.snapshot_only:
+            only = "snapshot" if options.snapshot_only else "click" if options.click_only else ""
+            fields.append(await compare(base, only=only))
+        if not (options.snapshot_only or options.click_only):
             fields.append(await over_http(base))
     print(f"load average at the end: {os.getloadavg()[0]:.1f}")
     print("RESULT mcp " + " ".join(fields))

@@ -3,7 +3,9 @@ official MCP SDK's client (``mcp.Client``), every call timed on the client side.
 
 - Tabwright: ``python -m automation.mcp --allow-private --allow-evaluate``.
 - Playwright MCP: ``@playwright/mcp`` at :data:`PW_MCP_VERSION`, installed with npm into
-  ``var/bench-npm`` when missing, run on the system Chromium (it downloads no browser).
+  ``var/bench-npm`` when missing, run on the system Chromium (it downloads no browser);
+  ``playwright-settle0``: the same with ``--timeout-settle 0`` (no wait after an action
+  for the work it set off to settle; 500 ms by default).
 
 :class:`Tabwright` and :class:`PlaywrightMcp` say the same things (navigate, snapshot, click
 a ref, evaluate, the click → wait → read loop) in each server's own tool calls.
@@ -253,14 +255,16 @@ def _params(name: str, workdir: Path) -> StdioServerParameters:
         str(PW_CLI), "--headless", "--browser", "chromium", "--executable-path", CHROMIUM,
         "--isolated", "--no-sandbox",
     ]  # fmt: skip
+    if name == "playwright-settle0":
+        args += ["--timeout-settle", "0"]
     # Its cwd is its workspace: it writes the snapshots and logs it links to there.
     return StdioServerParameters(command="node", args=args, cwd=workdir)
 
 
 @asynccontextmanager
 async def open_driver(name: str) -> AsyncIterator[Driver]:
-    """A fresh server ("tabwright" or "playwright"); when it closes, any process it started
-    that is still alive is killed (by pid) and said so."""
+    """A fresh server ("tabwright", "playwright" or "playwright-settle0"); when it closes,
+    any process it started that is still alive is killed (by pid) and said so."""
     kind = Tabwright if name == "tabwright" else PlaywrightMcp
     LOGS.mkdir(parents=True, exist_ok=True)
     with (
