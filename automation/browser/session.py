@@ -23,6 +23,10 @@ before: the one opened ahead is taken once, then another is opened.  A launched 
 replaced after ``contexts_per_browser`` contexts (the old one closes once its last context
 has), so what a long-lived Chromium accumulates does not outlive that many runs.
 
+Playwright's driver (the Node.js process it talks to) starts with Node.js's compile cache,
+in the user's own cache folder (:func:`node_compile_cache`): each start after the first
+reuses the code V8 compiled before (about half the start, a fifth of its CPU).
+
 With evaluate on, the session also keeps a CDP connection of its own to the browser
 (:mod:`automation.browser.cdp`) and attaches every page to it as the page is created: the
 session the evaluate engine runs scripts on and stops them through.
@@ -54,7 +58,13 @@ from automation.browser.url_guard import install_url_guard
 from automation.budget import Budget
 from automation.errors import ActionInvalid, BrowserError, TabwrightError
 
-__all__ = ["CONTEXT_OPTIONS", "BrowserSession", "chromium_sandbox", "proxy_args"]
+__all__ = [
+    "CONTEXT_OPTIONS",
+    "BrowserSession",
+    "chromium_sandbox",
+    "node_compile_cache",
+    "proxy_args",
+]
 
 log = logging.getLogger("automation.browser")
 
@@ -107,6 +117,28 @@ def chromium_sandbox(forced: bool | None, *, euid: int | None = None) -> bool:
 # handling (an out-of-process frame's own CDP session, the evaluate engine's watch on
 # them) is then the same with either, and a renderer a page took over reads no other site.
 ISOLATION_ARGS = ("--site-per-process",)
+
+
+def node_compile_cache() -> None:
+    """Playwright's driver inherits this process's environment (it has no other way in):
+    ``NODE_COMPILE_CACHE`` there, unless it is set, names the user's own folder for it
+    (``$XDG_CACHE_HOME`` or ``~/.cache``, then ``tabwright/node-compile-cache``, made
+    private; never a shared one, whose entries would be another user's code to run).  A
+    folder that can't be made leaves the cache off."""
+    if "NODE_COMPILE_CACHE" in os.environ:
+        return
+    home = os.path.expanduser("~")
+    base = os.environ.get("XDG_CACHE_HOME") or (os.path.join(home, ".cache") if home != "~" else "")
+    if not os.path.isabs(base):
+        return
+    folder = os.path.join(base, "tabwright", "node-compile-cache")
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        if os.stat(folder).st_uid != os.getuid():
+            return
+    except OSError:
+        return
+    os.environ["NODE_COMPILE_CACHE"] = folder
 
 
 def proxy_args(proxy_url: str) -> list[str]:
@@ -260,6 +292,7 @@ class BrowserSession:
 
     async def _start_browser(self, budget: Budget) -> None:
         if self._playwright is None:
+            node_compile_cache()
             self._playwright = await async_playwright().start()
             await self._playwright.selectors.register(
                 "tabwright", SELECTOR_ENGINE, content_script=True

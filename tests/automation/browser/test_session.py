@@ -58,6 +58,18 @@ def descendants(root: int, table: dict[int, tuple[int, str, str]]) -> set[int]:
     return out
 
 
+def compile_cache_used(driver: int) -> bool:
+    """The driver process ``driver`` has Node.js's compile cache in a private folder that
+    holds compiled code."""
+    environ = dict(
+        line.split("=", 1)
+        for line in Path(f"/proc/{driver}/environ").read_text().split("\0")
+        if "=" in line
+    )
+    cache = Path(environ["NODE_COMPILE_CACHE"])
+    return cache.stat().st_mode & 0o777 == 0o700 and any(cache.iterdir())
+
+
 async def test_dead_browser_is_relaunched_and_leaves_no_processes(fixture_url: str) -> None:
     marker = f"--tabwright-test={uuid.uuid4().hex}"  # finds this session's Chromium
     session = BrowserSession(browser_config(args=(*QUIET_CHROMIUM_ARGS, marker)))
@@ -67,6 +79,10 @@ async def test_dead_browser_is_relaunched_and_leaves_no_processes(fixture_url: s
     table = processes()
     family = {browser_pid} | descendants(browser_pid, table)
     assert len(family) > 1  # the browser and its helpers (renderer, utility...)
+    # Its Playwright driver keeps Node.js's compiled code in the user's own folder.
+    driver = table[browser_pid][0]
+    assert "run-driver" in table[driver][2]
+    assert compile_cache_used(driver)
 
     os.kill(browser_pid, signal.SIGKILL)
     with pytest.raises(BrowserClosed):
