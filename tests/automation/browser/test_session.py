@@ -58,16 +58,21 @@ def descendants(root: int, table: dict[int, tuple[int, str, str]]) -> set[int]:
     return out
 
 
-def compile_cache_used(driver: int) -> bool:
-    """The driver process ``driver`` has Node.js's compile cache in a private folder that
-    holds compiled code."""
+def compile_cache_of(driver: int) -> Path:
+    """The private folder the driver process ``driver`` keeps Node.js's compile cache in
+    (Node.js writes it as the process exits)."""
     environ = dict(
         line.split("=", 1)
         for line in Path(f"/proc/{driver}/environ").read_text().split("\0")
         if "=" in line
     )
     cache = Path(environ["NODE_COMPILE_CACHE"])
-    return cache.stat().st_mode & 0o777 == 0o700 and any(cache.iterdir())
+    assert cache.stat().st_mode & 0o777 == 0o700
+    return cache
+
+
+def holds_compiled_code(cache: Path) -> bool:
+    return any(path.is_file() for path in cache.rglob("*"))
 
 
 async def test_dead_browser_is_relaunched_and_leaves_no_processes(fixture_url: str) -> None:
@@ -82,7 +87,7 @@ async def test_dead_browser_is_relaunched_and_leaves_no_processes(fixture_url: s
     # Its Playwright driver keeps Node.js's compiled code in the user's own folder.
     driver = table[browser_pid][0]
     assert "run-driver" in table[driver][2]
-    assert compile_cache_used(driver)
+    cache = compile_cache_of(driver)
 
     os.kill(browser_pid, signal.SIGKILL)
     with pytest.raises(BrowserClosed):
@@ -105,6 +110,9 @@ async def test_dead_browser_is_relaunched_and_leaves_no_processes(fixture_url: s
         await asyncio.sleep(0.2)
     assert not left, f"processes of the killed browser are still there: {left}"
     assert not relaunched, f"the relaunched browser outlived session.close(): {relaunched}"
+    while not holds_compiled_code(cache):  # written by the driver as it exited
+        assert time.monotonic() < deadline, f"no compiled code in {cache}"
+        await asyncio.sleep(0.2)
 
 
 async def test_cdp_url_and_refs_kept_per_target(chromium_with_cdp: str, fixture_url: str) -> None:
