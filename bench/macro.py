@@ -105,6 +105,17 @@ def wait_until_paused(client: ActClient, run_id: int) -> str:
         time.sleep(0.1)
 
 
+def act_settings() -> dict[str, str]:
+    """A dashboard whose runs a client drives from outside: the rule planner (a task it
+    can't read pauses the run for the person), pages on 127.0.0.1 allowed."""
+    return {
+        "TABWRIGHT_PLANNER": "rules",
+        "TABWRIGHT_BLOCK_PRIVATE_ADDRESSES": "0",  # the pages are on 127.0.0.1
+        "TABWRIGHT_CHROMIUM_PATH": os.environ.get("TABWRIGHT_CHROMIUM_PATH") or default_chromium(),
+        "TABWRIGHT_LOG": "WARNING",
+    }
+
+
 def ref(page: str, name: str) -> str:
     found = re.search(rf'button "{name}" \[(e\d+)\]', page)
     assert found, f"no button {name!r} in\n{page}"
@@ -115,16 +126,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--trials", type=int, default=50)
     options = parser.parse_args()
-    settings = {
-        "TABWRIGHT_PLANNER": "rules",
-        "TABWRIGHT_BLOCK_PRIVATE_ADDRESSES": "0",  # the page is on 127.0.0.1
-        "TABWRIGHT_CHROMIUM_PATH": os.environ.get("TABWRIGHT_CHROMIUM_PATH") or default_chromium(),
-        "TABWRIGHT_LOG": "WARNING",
-    }
     with (
         serve({"/bench/orders.html": _page()}) as pages,
         tempfile.TemporaryDirectory() as var,
-        daphne(Path(var), USER, settings) as (base_url, _log),
+        daphne(Path(var), USER, act_settings()) as (base_url, _log),
     ):
         client = ActClient(base_url)
         run_id = client.start_paused_run(f"{pages}/bench/orders.html")
