@@ -167,7 +167,7 @@ def follow(schedule: Schedule) -> None:
     """The alerts of ``schedule`` still to send go where it says now: to its webhook and
     addresses as changed; none where it has none any more (given up, saying why).  A try
     already under way ends as it began."""
-    pending = Delivery.objects.filter(firing__schedule=schedule, status=Delivery.Status.PENDING)
+    pending = selectors.pending_deliveries(schedule=schedule)
     ways = ((Delivery.Kind.WEBHOOK, schedule.webhook_url, WEBHOOK_REMOVED),
             (Delivery.Kind.EMAIL, addresses_of(schedule), EMAILS_REMOVED))  # fmt: skip
     for kind, to, removed in ways:

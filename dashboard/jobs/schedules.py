@@ -42,6 +42,7 @@ from dashboard.lib.urls import UrlInvalid, plain_url
 from dashboard.models import Batch, Run, Schedule, ScheduleFiring
 from dashboard.runs.doorbell import RUNS_CHANNEL, ring, wake
 from dashboard.runs.messages import schedules_due_message
+from dashboard.runs.services import STOPPED_BY
 from dashboard.scenarios import selectors as scenario_selectors
 from dashboard.scenarios import services as scenario_services
 
@@ -259,7 +260,7 @@ def _stopped_why(firing: ScheduleFiring) -> str:
         return firing.run.status_reason
     assert firing.batch is not None
     said = [row["reason"] for row in job_selectors.batch_rows(batch=firing.batch)
-            if row["status"] == "stopped" and row["reason"].startswith("stopped by ")]  # fmt: skip
+            if row["status"] == "stopped" and row["reason"].startswith(STOPPED_BY)]  # fmt: skip
     return said[0] if said else "the batch was stopped"
 
 

@@ -117,10 +117,16 @@ def delivery_state(*, delivery: Delivery) -> dict[str, Any]:
     }  # fmt: skip
 
 
+def pending_deliveries(*, schedule: Schedule) -> QuerySet[Delivery]:
+    """The alerts of the schedule's firings not sent yet (nor given up)."""
+    return Delivery.objects.filter(firing__schedule=schedule, status=Delivery.Status.PENDING)
+
+
 def schedule_pending_alerts(*, schedule: Schedule) -> dict[str, Any]:
     """The alerts of the schedule's firings still to send, over all its firings (the page
     and the API list only the latest): how many, and when the next try is (None: none).
     A schedule turned off still sends them; a deleted one takes them with it."""
-    pending = Delivery.objects.filter(firing__schedule=schedule, status=Delivery.Status.PENDING)
-    got = pending.aggregate(count=Count("pk"), next_attempt_at=Min("next_attempt_at"))
+    got = pending_deliveries(schedule=schedule).aggregate(
+        count=Count("pk"), next_attempt_at=Min("next_attempt_at")
+    )
     return {"count": got["count"], "next_attempt_at": got["next_attempt_at"]}

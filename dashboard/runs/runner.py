@@ -418,7 +418,7 @@ class RunManager:
         elif command == "resume":
             control.resume()
         else:  # stop: ``text`` says by whom; a run waiting for the person says so too
-            reason = text or "stopped by the person"
+            reason = text or f"{services.STOPPED_BY}the person"
             control.stop(f"{reason} while it waited for a person" if control.paused else reason)
 
     async def _requeue(self, run_id: int, text: str) -> None:

@@ -250,9 +250,12 @@ def run_events_add(*, run_id: int, events: list[dict[str, Any]]) -> list[dict[st
 STOPPED_QUEUED = "stopped before it started"
 
 
+STOPPED_BY = "stopped by "  # how the reason of a stop that says by whom begins
+
+
 def stopped_by(user: Any) -> str:
     """Why a run ``user`` stopped ended, as its page, its schedule and its alerts say it."""
-    return f"stopped by {user.get_username()}"
+    return f"{STOPPED_BY}{user.get_username()}"
 
 
 def run_claim(*, holder: str, lease_s: int, run_id: int | None = None) -> int | None:
