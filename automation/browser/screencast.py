@@ -5,7 +5,11 @@ changes, and wait for that frame's ack before it sends the next.  :class:`Screen
 every frame at once (so Chromium keeps up with the page) and keeps only the newest; one
 task hands the newest to ``on_frame`` at most ``max_fps`` times a second.  A page that
 animates at 60 fps thus costs ``max_fps`` sends, and the last picture of a page that then
-stands still is never lost.  ``on_frame`` is awaited, so a slow receiver slows the sends
+stands still is never lost.  Chromium sends a first frame when a cast starts; should none
+come within ``_FIRST_FRAME_S`` (a busy machine, a page Chromium won't draw for the cast),
+one screenshot of the tab stands in for it, so a person watching is never left with no
+picture of a tab that stands still.  A failure to follow a tab is logged and tried again:
+the live view outlives it.  ``on_frame`` is awaited, so a slow receiver slows the sends
 down instead of queueing them.  The screencast follows the run: whichever tab is current
 (the ``current`` callable) is the one shown, and a tab that closes or crashes is left
 quietly until another is current.
@@ -24,6 +28,7 @@ import base64
 import contextlib
 import logging
 import math
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -41,6 +46,7 @@ log = logging.getLogger("automation.browser")
 
 _CDP_MS = 5_000  # one screencast call (start, stop, attach) before it is given up
 _FOLLOW_S = 0.5  # how often the current tab is looked at when no frame comes
+_FIRST_FRAME_S = 2.0  # a cast with no frame by then gets a screenshot instead
 
 
 @dataclass(frozen=True)
@@ -67,6 +73,7 @@ class Screencast:
         quality: int = 60,
         max_width: int = 1280,
         max_height: int = 960,
+        every_nth_frame: int = 1,
     ) -> None:
         if not 0 < max_fps <= 30:
             raise ActionInvalid("max_fps must be above 0 and at most 30")
@@ -74,12 +81,16 @@ class Screencast:
             raise ActionInvalid("quality must be between 1 and 100")
         self._current = current
         self._on_frame = on_frame
+        if every_nth_frame < 1:
+            raise ActionInvalid("every_nth_frame must be at least 1")
         self._interval_s = 1 / max_fps
+        self._quality = quality
         self._params = {"format": "jpeg", "quality": quality, "maxWidth": max_width,
-                        "maxHeight": max_height, "everyNthFrame": 1}  # fmt: skip
+                        "maxHeight": max_height, "everyNthFrame": every_nth_frame}  # fmt: skip
         self._tab: Tab | None = None
         self._session: CDPSession | None = None
         self._newest: Frame | None = None
+        self._followed_at = 0.0  # when the cast of the current tab started
         self._fresh = asyncio.Event()
         self._acks: set[asyncio.Task[Any]] = set()
         self._task: asyncio.Task[None] | None = None
@@ -109,13 +120,18 @@ class Screencast:
         while True:
             tab = self._current()
             if tab is not self._tab or (tab is not None and self._session is None):
-                await self._follow(tab)
+                try:
+                    await self._follow(tab)
+                except Exception:  # whatever it was, the next turn tries again
+                    log.exception("the live view could not follow the tab")
+                    await self._leave()
             try:
                 # Not asyncio.wait_for: on Python 3.11 a stop() that lands as its timeout
                 # fires comes out as TimeoutError, and this loop would never end.
                 async with asyncio.timeout(_FOLLOW_S):
                     await self._fresh.wait()
             except TimeoutError:
+                await self._picture_if_no_frame()
                 continue
             self._fresh.clear()
             frame = self._newest
@@ -131,6 +147,8 @@ class Screencast:
     async def _follow(self, tab: Tab | None) -> None:
         await self._leave()
         self._tab = tab
+        self._newest = None  # a frame of the tab it left is not a picture of this one
+        self._followed_at = time.monotonic()
         if tab is None or tab.crashed or tab.page.is_closed():
             return
         budget = Budget(_CDP_MS, label="start the live view")
@@ -143,6 +161,30 @@ class Screencast:
             # A tab closing as we start: the next current tab is tried on the next turn.
             log.info("the live view could not start on %s: %s", tab.page.url, exc)
             await self._leave()
+
+    async def _picture_if_no_frame(self) -> None:
+        """A screenshot of the tab as its first frame, when the cast has sent none for
+        ``_FIRST_FRAME_S``; a failure is left to the next turn."""
+        session, tab = self._session, self._tab
+        if session is None or tab is None or self._newest is not None:
+            return
+        if time.monotonic() - self._followed_at < _FIRST_FRAME_S:
+            return
+        budget = Budget(_CDP_MS, label="a picture for the live view")
+        try:
+            shot = await budget.run(
+                session.send("Page.captureScreenshot", {"format": "jpeg", "quality": self._quality})
+            )
+            jpeg = base64.b64decode(shot["data"], validate=True)
+        except (PlaywrightError, TabwrightError, KeyError, ValueError) as exc:
+            log.info("no picture for the live view of %s: %s", tab.page.url, exc)
+            self._followed_at = time.monotonic()  # tried again after as long
+            return
+        if self._session is not session or self._newest is not None:
+            return  # it left the tab, or Chromium's frame came meanwhile: that one is newer
+        size = tab.page.viewport_size or {"width": 0, "height": 0}
+        self._newest = Frame(jpeg, size["width"], size["height"], tab.page.url)
+        self._fresh.set()
 
     async def _leave(self) -> None:
         session, self._session = self._session, None

@@ -61,16 +61,16 @@ class LiveView:
     def update(self) -> None:
         """Start or stop to match the viewers and whether the run has a tab yet."""
         want = self._viewers > 0 and not self._closed and self._current() is not None
+        if self._cast is not None and (not want or not self._cast.running):  # (ended: anew)
+            cast, self._cast = self._cast, None
+            task = asyncio.ensure_future(cast.stop())
+            self._stopping.add(task)
+            task.add_done_callback(self._stopping.discard)
         if want and self._cast is None:
             conf = settings.TABWRIGHT
             self._cast = Screencast(self._current, self._send, max_fps=conf["LIVE_VIEW_FPS"],
                                     quality=conf["LIVE_VIEW_QUALITY"])  # fmt: skip
             self._cast.start()
-        elif not want and self._cast is not None:
-            cast, self._cast = self._cast, None
-            task = asyncio.ensure_future(cast.stop())
-            self._stopping.add(task)
-            task.add_done_callback(self._stopping.discard)
 
     async def close(self) -> None:
         """The run ended: no more frames."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 import pytest
 
@@ -45,17 +46,32 @@ class Frames:
         return time.monotonic() - started
 
 
-async def test_frames_show_the_page_at_most_max_fps(tab: Tab, fixture_url: str) -> None:
+def is_picture_of(frame: Frame, tab: Tab, path: str) -> None:
+    """``frame`` is a JPEG of the whole viewport of ``tab``, at ``path``."""
+    size = tab.page.viewport_size
+    assert size is not None
+    assert frame.jpeg[:2] == b"\xff\xd8" and len(frame.jpeg) > 1000
+    assert (frame.width, frame.height) == (size["width"], size["height"])
+    assert frame.url.endswith(path)
+
+
+async def cast_of_a_form(tab: Tab, fixture_url: str, **options: Any) -> tuple[Screencast, Frames]:
+    """A started cast of ``tab`` on the sign-up form, its first frame checked."""
     await tab.navigate(f"{fixture_url}/demo/form.html")
     frames = Frames()
-    cast = Screencast(lambda: tab, frames, max_fps=5)
+    cast = Screencast(lambda: tab, frames, **options)
     cast.start()
     try:
-        first = await frames.next()
-        size = tab.page.viewport_size
-        assert first.jpeg[:2] == b"\xff\xd8" and len(first.jpeg) > 1000
-        assert (first.width, first.height) == (size["width"], size["height"])
-        assert first.url.endswith("/demo/form.html")
+        is_picture_of(await frames.next(), tab, "/demo/form.html")
+    except BaseException:
+        await cast.stop()
+        raise
+    return cast, frames
+
+
+async def test_frames_show_the_page_at_most_max_fps(tab: Tab, fixture_url: str) -> None:
+    cast, frames = await cast_of_a_form(tab, fixture_url, max_fps=5)
+    try:
         # A page redrawing at 60 fps: the sends stay at max_fps or below (a busy machine
         # sends fewer; a cast that sent every frame would send 60 a second).
         await tab.page.goto(ANIMATED)
@@ -67,6 +83,19 @@ async def test_frames_show_the_page_at_most_max_fps(tab: Tab, fixture_url: str) 
     after = len(frames.got)
     await asyncio.sleep(0.5)
     assert len(frames.got) == after  # stopped means no more frames
+
+
+async def test_a_tab_chromium_sends_no_frame_of_is_shown_by_a_screenshot(
+    tab: Tab, fixture_url: str
+) -> None:
+    """A cast of a page that stands still, told to skip all but every 1000th frame (so
+    Chromium sends none, as it may not under load): the person watching still gets a
+    picture of the tab."""
+    cast, frames = await cast_of_a_form(tab, fixture_url, every_nth_frame=1000)
+    assert cast.running
+    await cast.stop()
+    with pytest.raises(ActionInvalid, match="every_nth_frame"):
+        Screencast(lambda: tab, frames, every_nth_frame=0)
 
 
 async def test_a_slow_receiver_gets_the_newest_frame_not_a_queue(tab: Tab) -> None:
