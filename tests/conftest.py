@@ -229,6 +229,15 @@ async def tab(browser: BrowserSession) -> AsyncIterator[Tab]:
     await tab.close()
 
 
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
+async def module_tab(browser: BrowserSession) -> AsyncIterator[Tab]:
+    """One tab for a module's many small cases that leave it as they found it (a refusal,
+    a reading): a context of its own costs a case more than its work."""
+    tab = await browser.new_tab()
+    yield tab
+    await tab.close()
+
+
 @pytest_asyncio.fixture(loop_scope="session")
 async def form_refs(browser: BrowserSession, fixture_url: str) -> dict[str, str]:
     """Refs of the sign-up form as a fresh tab numbers them (a run's tab is fresh too)."""

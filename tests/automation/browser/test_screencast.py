@@ -190,10 +190,10 @@ async def test_clicks_keys_and_typing_reach_the_page(tab: Tab, fixture_url: str)
     ],
 )
 async def test_bad_input_is_refused_before_it_reaches_the_page(
-    tab: Tab, event: dict, says: str
+    module_tab: Tab, event: dict, says: str
 ) -> None:
     with pytest.raises(ActionInvalid, match=says):
-        await person_input(tab, event, budget=Budget(2_000))
+        await person_input(module_tab, event, budget=Budget(2_000))
 
 
 async def test_input_to_a_closed_tab_is_browser_closed(browser) -> None:  # type: ignore[no-untyped-def]

@@ -122,9 +122,9 @@ LOOPBACK_IN_DISGUISE = [
 
 
 @pytest.mark.parametrize("url", LOOPBACK_IN_DISGUISE)
-async def test_odd_notations_are_read_as_chromium_reads_them(tab: Tab, url: str) -> None:
+async def test_odd_notations_are_read_as_chromium_reads_them(module_tab: Tab, url: str) -> None:
     # Chromium itself says which host the URL names; the policy must agree.
-    host = await tab.page.evaluate("u => new URL(u).hostname", url)
+    host = await module_tab.page.evaluate("u => new URL(u).hostname", url)
     assert host == "127.0.0.1"
     assert "127.0.0.1 is a loopback address" in refusal(UrlPolicy(), url).message
 
@@ -133,8 +133,8 @@ async def test_odd_notations_are_read_as_chromium_reads_them(tab: Tab, url: str)
     "url",
     ["http://example.com\\@127.0.0.1/", "http://0x8.0x8.0x8.0x8/", "http://134744072/"],
 )
-async def test_what_chromium_reads_as_public_passes(tab: Tab, url: str) -> None:
-    host = await tab.page.evaluate("u => new URL(u).hostname", url)
+async def test_what_chromium_reads_as_public_passes(module_tab: Tab, url: str) -> None:
+    host = await module_tab.page.evaluate("u => new URL(u).hostname", url)
     assert host in {"example.com", "8.8.8.8"}
     assert UrlPolicy().check(url) == url.strip()
 
@@ -151,8 +151,8 @@ async def test_what_chromium_reads_as_public_passes(tab: Tab, url: str) -> None:
         "http://exa%2Fmple.com/",
     ],
 )
-async def test_hosts_chromium_refuses_are_malformed(tab: Tab, url: str) -> None:
-    valid = await tab.page.evaluate(
+async def test_hosts_chromium_refuses_are_malformed(module_tab: Tab, url: str) -> None:
+    valid = await module_tab.page.evaluate(
         "u => { try { new URL(u); return true } catch { return false } }", url
     )
     assert not valid
