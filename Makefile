@@ -56,13 +56,15 @@ test-fast: install
 
 install: $(STAMP)
 
-# uv installs what pip would, its downloads in parallel: on a fresh clone ~10 s where pip
+# uv installs what pip would, its downloads in parallel: on a fresh clone ~20 s where pip
 # takes 40 s to 2 min (and 30 s of CPU).  pip installs it (a few seconds), and pip does the
 # whole install where uv can't be had or can't reach the index (a mirror set in pip.conf).
+# The modules are compiled at install, on every core (else the first test processes each
+# compile what they import, at once: more CPU in all).
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@$(BIN)/python -m pip install -q --disable-pip-version-check 'uv>=0.9,<1' 2>/dev/null \
-	  && $(BIN)/uv pip install -q --python $(BIN)/python -e '.[dev]' \
+	  && $(BIN)/uv pip install -q --compile-bytecode --python $(BIN)/python -e '.[dev]' \
 	  || $(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev]'
 	@touch $(STAMP)
 
