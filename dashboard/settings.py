@@ -147,14 +147,15 @@ MIDDLEWARE = [
     # First: a call of the JSON API past its body limit is answered before anything reads
     # the body (dashboard/api/bodylimit.py).
     "dashboard.api.bodylimit.ApiBodyLimit",
-    # Three whose hooks never wait on anything run on the event loop instead of a thread
-    # hop per hook and request (dashboard/lib/middleware.py).
+    # Four whose hooks never wait on anything (the messages' unless a view used them) run
+    # on the event loop instead of a thread hop per hook and request
+    # (dashboard/lib/middleware.py).
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "dashboard.lib.middleware.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "dashboard.lib.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "dashboard.lib.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "dashboard.lib.middleware.CSPMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into the lockout page.
