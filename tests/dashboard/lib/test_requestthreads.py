@@ -1,6 +1,7 @@
 """A request's sync code runs on a thread kept from one request to the next (no thread
-started and joined per request), requests at the same time each on their own, and a task
-a request starts outlives it with its sync calls still served."""
+started and joined per request), with its SQLite connection, requests at the same time
+each on their own, and a task a request starts outlives it with its sync calls still
+served."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from typing import Any
 import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import HttpCommunicator
-from django.core.signals import request_started
+from django.core.signals import request_finished
+from django.db import connection
+from django.test import AsyncClient
 
 import dashboard.asgi as asgi
 from dashboard.lib.requestthreads import RequestThreads, process_task
@@ -79,19 +82,26 @@ async def test_a_task_of_the_process_outlives_the_request_that_started_it() -> N
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_the_dashboards_requests_reuse_their_thread() -> None:
-    threads: list[threading.Thread] = []
+async def test_the_dashboards_requests_reuse_their_thread_and_its_connection(owner: Any) -> None:
+    client = AsyncClient()
+    await client.aforce_login(owner)  # a session: the act view reads it, its user and run
+    cookie = f"sessionid={client.cookies['sessionid'].value}; csrftoken={'x' * 32}"
+    seen: list[tuple[threading.Thread, Any, float | None]] = []
 
-    def noted(**_kwargs: Any) -> None:  # a sync receiver: on the request's thread
-        threads.append(threading.current_thread())
+    def noted(**_kwargs: Any) -> None:  # a sync receiver: on the request's thread, once
+        # Django has closed the connection by now, unless it keeps it (close_at None).
+        seen.append((threading.current_thread(), connection.connection, connection.close_at))
 
-    request_started.connect(noted)
+    request_finished.connect(noted)
     try:
         for _ in range(2):
-            comm = HttpCommunicator(
-                asgi.application, "GET", "/accounts/login/", headers=[(b"host", b"127.0.0.1")]
-            )
-            assert (await comm.get_response(timeout=TIMEOUT_S))["status"] == 200
+            comm = HttpCommunicator(asgi.application, "POST", "/runs/0/act", body=b"{}", headers=[
+                (b"host", b"127.0.0.1"), (b"cookie", cookie.encode()), (b"x-csrftoken", b"x" * 32),
+            ])  # fmt: skip
+            assert (await comm.get_response(timeout=TIMEOUT_S))["status"] == 404
+            await comm.wait(TIMEOUT_S)  # the request ends after its answer is sent
     finally:
-        request_started.disconnect(noted)
-    assert len(threads) == 2 and threads[0] is threads[1]
+        request_finished.disconnect(noted)
+    (first, kept, closes), (second, again, _) = seen
+    assert first is second  # one thread for both
+    assert kept is not None and kept is again and closes is None  # one connection, kept
