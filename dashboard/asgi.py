@@ -44,11 +44,13 @@ from dashboard.api.mcpmount import PATH as MCP_PATH  # noqa: E402
 from dashboard.api.mcpmount import McpMount  # noqa: E402
 from dashboard.lib import looplag  # noqa: E402
 from dashboard.lib.origin import SameOriginValidator  # noqa: E402
+from dashboard.lib.requestthreads import RequestThreads  # noqa: E402
 from dashboard.routing import websocket_urlpatterns  # noqa: E402
 from dashboard.startup import on_server_start, serves_runs  # noqa: E402
 from dashboard.worker import channel_application, drain, start_embedded  # noqa: E402
 
-_pages = ASGIStaticFilesHandler(django_asgi_app)  # it serves its own few static files
+# It serves its own few static files; each request's sync code on a pooled thread.
+_pages = RequestThreads(ASGIStaticFilesHandler(django_asgi_app))
 _mcp = McpMount()  # the MCP SDK loads at the first request to /mcp
 
 

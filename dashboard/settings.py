@@ -147,14 +147,15 @@ MIDDLEWARE = [
     # First: a call of the JSON API past its body limit is answered before anything reads
     # the body (dashboard/api/bodylimit.py).
     "dashboard.api.bodylimit.ApiBodyLimit",
-    # Three whose hooks never wait on anything run on the event loop instead of a thread
-    # hop per hook and request (dashboard/lib/middleware.py).
+    # Four whose hooks never wait on anything (the messages' unless a view used them) run
+    # on the event loop instead of a thread hop per hook and request
+    # (dashboard/lib/middleware.py).
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "dashboard.lib.middleware.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "dashboard.lib.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "dashboard.lib.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "dashboard.lib.middleware.CSPMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into the lockout page.
@@ -180,8 +181,11 @@ TEMPLATES = [
 ]
 
 # SQLite in var/ unless DATABASE_URL names another database (postgres://user@host/name,
-# through psycopg 3).  Connections are not kept between requests: the async views and
-# consumers reach the database from threads that come and go.
+# through psycopg 3).  A PostgreSQL connection is not kept between requests (each holds a
+# slot of the server's).  A SQLite one is: the threads that reach the database (each
+# request's, from a pool: dashboard.lib.requestthreads; the one of the runs' worker) are
+# kept, and a new connection would read the schema and prepare every query again (a
+# request reading its session, user and run: 2.6 ms instead of 1.1).
 DATABASE_URL = os.environ.get("DATABASE_URL", "").strip()
 if DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=0)}
@@ -191,6 +195,7 @@ else:
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": os.environ.get("TABWRIGHT_DB_PATH", str(VAR_DIR / "db.sqlite3")),
             "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE"},
+            "CONN_MAX_AGE": None,
         }
     }
 

@@ -79,7 +79,9 @@ async def take_snapshot(core: TabCore, options: SnapshotOptions, budget: Budget)
             head = "# no changes since the last snapshot"
         lines = [head, *lines]
     text, cut = truncate(lines, options.max_chars)
-    title = await core.call("snapshot", budget, page.title())
+    # The main frame's walk read its title; a walk of a scope inside a frame did not.
+    main = parts[0] if parts and not options.scope and parts[0].prefix == "" else None
+    title = main.title if main is not None else await core.call("snapshot", budget, page.title())
     return Snapshot(
         text=text,
         refs=dict(refs),
@@ -158,7 +160,7 @@ async def _walk(
     return FramePart(
         prefix, lines, slots, "" if options.scope else host, removed,
         int(counts.get("elements", 0)), int(counts.get("late", 0)), int(counts.get("over", 0)),
-        frame_paths(result.get("paths")),
+        frame_paths(result.get("paths")), str(result.get("title") or ""),
     )  # fmt: skip
 
 

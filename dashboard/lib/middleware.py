@@ -9,22 +9,26 @@ when a view asks): no database, no file, nothing that blocks.  So here they run 
 event loop itself, the same code in the same order.  A hook that did reach the database
 would raise Django's SynchronousOnlyOperation, not block the loop.
 
-Left as they are: the session's (saving a changed session writes it), the messages' (its
-session storage may load the session), and the security, CSRF and frame-options
-middlewares, which Django's deployment checks (``check --deploy``) look for by their own
-names and would otherwise skip the checks of their settings.
+The messages' too, unless a view read or added some: only then may their storage load or
+change the session, and their hook goes to the thread.
+
+Left as they are: the session's (saving a changed session writes it), and the security,
+CSRF and frame-options middlewares, which Django's deployment checks (``check --deploy``)
+look for by their own names and would otherwise skip the checks of their settings.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from csp.middleware import CSPMiddleware as _CSPMiddleware
 from django.contrib.auth.middleware import AuthenticationMiddleware as _AuthenticationMiddleware
+from django.contrib.messages.middleware import MessageMiddleware as _MessageMiddleware
 from django.http import HttpRequest, HttpResponseBase
 from django.middleware.common import CommonMiddleware as _CommonMiddleware
 
-__all__ = ["AuthenticationMiddleware", "CSPMiddleware", "CommonMiddleware"]
+__all__ = ["AuthenticationMiddleware", "CSPMiddleware", "CommonMiddleware", "MessageMiddleware"]
 
 
 class _OnTheLoop:
@@ -52,3 +56,16 @@ class AuthenticationMiddleware(_OnTheLoop, _AuthenticationMiddleware):
 
 class CSPMiddleware(_OnTheLoop, _CSPMiddleware):
     pass
+
+
+class MessageMiddleware(_MessageMiddleware):
+    """The messages' storage set up on the loop (it reads nothing yet); stored on the
+    request's thread only when a view read or added some."""
+
+    async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
+        self.process_request(request)
+        response = await self.get_response(request)
+        storage = request._messages  # type: ignore[attr-defined]
+        if storage.used or storage.added_new:
+            return await sync_to_async(self.process_response)(request, response)
+        return response

@@ -27,6 +27,7 @@ from collections.abc import Callable, Collection
 from channels.db import database_sync_to_async
 from django.conf import settings
 
+from dashboard.lib.requestthreads import process_task
 from dashboard.models import worker_name
 from dashboard.runs import services
 from dashboard.runs.doorbell import wake
@@ -78,7 +79,7 @@ class Leases:
         """Renew and sweep from now on, while leases are on (idempotent; call it from the
         event loop: when a run starts, or a page opens)."""
         if lease_seconds() and (self._task is None or self._task.done()):
-            self._task = asyncio.ensure_future(self._loop())
+            self._task = process_task(self._loop(), name="run leases")
 
     async def stop(self) -> None:
         if self._task is not None:

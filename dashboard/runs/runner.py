@@ -44,6 +44,7 @@ from automation.recording.recorder import Recorder
 from automation.recording.replay import SKIP_REPLIES
 from automation.secrets import RedactingSink, Secrets
 from dashboard.engineconf import browser_config, cdp_urls
+from dashboard.lib.requestthreads import process_task
 from dashboard.models import Run, SecretGrant
 from dashboard.runs import selectors as run_selectors
 from dashboard.runs import services
@@ -128,7 +129,7 @@ class RunManager:
             if session is None:
                 session = self._browsers[config] = BrowserSession(config)
                 if self.serving:
-                    self._warming.add(asyncio.create_task(_warm(session)))
+                    self._warming.add(process_task(_warm(session)))
                     self._warming = {task for task in self._warming if not task.done()}
             await self._close_outdated(config)
             return session
@@ -287,7 +288,8 @@ class RunManager:
         await self.leases.hold(run_id)
         log.info("run %s: held by worker %s", run_id, self.leases.name)
         self._live[run_id] = live
-        live.task = asyncio.create_task(
+        # Its own task, whoever starts it (a worker's claim, or a request restoring it).
+        live.task = process_task(
             live_session(self, run, live, message, announced=announced), name=f"run-{run_id}"
         )
         live.task.add_done_callback(lambda _t: self.forget(run_id, live))
@@ -297,7 +299,7 @@ class RunManager:
         if self._live.get(run_id) is live:  # not a later session of the same conversation
             del self._live[run_id]
             if self.serving:  # room for the next queued run
-                asyncio.get_running_loop().create_task(self.claim_logged(), name="claim runs")
+                process_task(self.claim_logged(), name="claim runs")
 
     async def claim_logged(self) -> None:
         """:meth:`claim`, its failure logged (a database hiccup: the next poll tries again)."""

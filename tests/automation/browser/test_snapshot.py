@@ -46,11 +46,30 @@ async def test_compact_false_shows_structural_elements(tab: Tab, fixture_url: st
     assert "generic" in loose.text and len(loose.text) > len(compact.text)
 
 
-async def test_scope_by_ref_and_by_selector(tab: Tab, fixture_url: str) -> None:
+def count_title_reads(tab: Tab, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Each read of the page's title on its own (a round trip to the page), noted."""
+    asked: list[str] = []
+    title = tab.page.title
+
+    async def noted() -> str:
+        asked.append("title")
+        return await title()
+
+    monkeypatch.setattr(tab.page, "title", noted)
+    return asked
+
+
+async def test_scope_by_ref_and_by_selector(
+    tab: Tab, fixture_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     await tab.navigate(f"{fixture_url}/demo/list.html")
+    await tab.page.evaluate("document.title = 'Orders: 4'")  # as a page's script may
+    asked = count_title_reads(tab, monkeypatch)
     whole = await tab.snapshot()
+    assert whole.title == "Orders: 4" and asked == []  # it came back with the walk
     row = next(r for r in whole.refs.values() if r.role == "row" and "1003" in r.name)
     scoped = await tab.snapshot(SnapshotOptions(scope=row.ref))
+    assert scoped.title == "Orders: 4" and asked == ["title"]  # the walk read no title
     assert scoped.text.startswith("- row")
     assert scoped.text.count('button "Delete"') == 1
     by_css = await tab.snapshot(SnapshotOptions(scope='[data-testid="order-1004"]'))
@@ -117,7 +136,9 @@ async def test_same_and_cross_origin_frames(tab: Tab, fixture_url: str) -> None:
     await tab.navigate(f"{fixture_url}/snapshot/frames.html?cross={cross}")
     await tab.page.wait_for_function("document.querySelectorAll('iframe').length === 2")
     await tab.page.frame_locator("#cross").get_by_role("button").wait_for()
+    await tab.page.evaluate("document.title = 'Outer page'")
     snap = await tab.snapshot()
+    assert snap.title == "Outer page"  # the main frame's, not a frame's
     inner = [r for r in snap.refs.values() if r.name == "Inner OK"]
     assert len(inner) == 2
     frames = {r.frame for r in inner}
@@ -145,7 +166,9 @@ async def test_backend_node_ids(tab: Tab, fixture_url: str) -> None:
     cross = fixture_url.replace("127.0.0.1", "localhost") + "/snapshot/inner.html"
     await tab.navigate(f"{fixture_url}/snapshot/frames.html?cross={cross}")
     await tab.page.frame_locator("#cross").get_by_role("button").wait_for()
+    await tab.page.evaluate("document.title = 'Outer page'")
     snap = await tab.snapshot()
+    assert snap.title == "Outer page"  # the main frame's, not a frame's
     outer = ref_of(snap, "button", "Outer")
     node_id = await tab.backend_node_id(outer)
     assert isinstance(node_id, int) and node_id > 0

@@ -6,10 +6,11 @@ refusal is a code the docs list."""
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
-from asgiref.sync import sync_to_async
+from asgiref.sync import ThreadSensitiveContext, sync_to_async
 
 from dashboard.api.common import API_CODES
 from dashboard.models import LLMProfile, Run, Scenario
@@ -87,7 +88,11 @@ async def test_a_script_talks_to_a_conversation_and_saves_it_as_a_scenario(
     assert closed.status_code == 200, closed.content
     assert not runner.is_live(run_id)
     assert (await sync_to_async(Run.objects.get)(pk=run_id)).session == Run.Session.CLOSED
-    again = await client.post(f"/api/runs/{run_id}/messages", {"text": SIGN_UP})
+    # As daphne serves it, on a request's thread (dashboard.lib.requestthreads): the run
+    # it restores outlives the request, its database calls served after the request ends.
+    with ThreadPoolExecutor(max_workers=1) as thread:
+        async with ThreadSensitiveContext(executor=thread):
+            again = await client.post(f"/api/runs/{run_id}/messages", {"text": SIGN_UP})
     assert again.status_code == 200, again.content
 
     async def signed_up() -> bool:

@@ -225,6 +225,14 @@ async def test_http_act_refusals(
     assert (await post(client, run, b'"x"' + b" " * 300_000)).status_code == 413
     bad = await post(client, run, {"action": "evaluate", "args": {"expression": "1"}})
     assert bad.status_code == 400 and "turned off" in bad.json()["error"]["message"]
+    # Each request asks again whose the run is: given to someone else, it is theirs at once.
+    await Run.objects.filter(pk=run.pk).aupdate(owner=stranger)
+    assert (await post(client, run, {"action": "read_page"})).status_code == 404
+    assert (await post(other, run, {"action": "read_page"})).json()["ok"] is True
+    await Run.objects.filter(pk=run.pk).aupdate(owner=owner)
+    await client.alogout()
+    assert (await post(client, run, {"action": "read_page"})).status_code == 401
+    await client.aforce_login(owner)
     await runner.command(run.pk, "stop")
     await runner.wait(run.pk)
     gone = await post(client, run, {"action": "back"})

@@ -1,0 +1,68 @@
+"""Each HTTP request's thread for sync code, kept from one request to the next.
+
+Under ASGI, Django gives every request a thread of its own for the sync code it runs (its
+middleware hooks, the ORM's queries, a sync view): asgiref's ``ThreadSensitiveContext``,
+which starts a thread when the request first needs one and joins it when the request
+ends.  Starting and joining a thread costs more than the rest of a small request (an act
+call's snapshot, a JSON read): on a busy machine, milliseconds.  :class:`RequestThreads`
+gives each request such a thread from a pool instead, through asgiref's own way of doing
+it (``ThreadSensitiveContext(executor=...)``): requests at the same time still each have
+their own thread, one after another share one.  Idle threads past ``keep`` are let go.
+
+A task that a request starts and that outlives it (a run's session, a lease's renewal)
+must not keep the request's thread: asgiref refuses the sync calls of such a task once
+the request has ended.  :func:`process_task` starts it in a context of its own, as if
+the process had started it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from asgiref.sync import ThreadSensitiveContext
+
+__all__ = ["KEEP_THREADS", "RequestThreads", "process_task"]
+
+T = TypeVar("T")
+
+KEEP_THREADS = 8  # idle request threads kept for the next requests; more are let go
+
+
+class RequestThreads:
+    """ASGI middleware: the wrapped app's sync code runs on a thread from the pool, one
+    thread per request at a time."""
+
+    def __init__(self, app: Any, *, keep: int = KEEP_THREADS) -> None:
+        self.app = app
+        self.keep = keep
+        self._idle: list[ThreadPoolExecutor] = []
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        thread = self._idle.pop() if self._idle else _new_thread()
+        try:
+            async with ThreadSensitiveContext(executor=thread):
+                await self.app(scope, receive, send)
+        finally:
+            if len(self._idle) < self.keep:
+                self._idle.append(thread)
+            else:
+                thread.shutdown(wait=False)  # its thread ends once it is idle
+
+    @property
+    def idle(self) -> int:
+        return len(self._idle)
+
+
+def _new_thread() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="request")
+
+
+def process_task(coro: Coroutine[Any, Any, T], *, name: str | None = None) -> asyncio.Task[T]:
+    """A task of the process, not of the request (or socket) that starts it: it runs in
+    an empty context, so its sync calls go where a task started by the process sends
+    them, not to a request's thread that ends with the request."""
+    return asyncio.get_running_loop().create_task(coro, name=name, context=contextvars.Context())

@@ -1,0 +1,107 @@
+"""A request's sync code runs on a thread kept from one request to the next (no thread
+started and joined per request), with its SQLite connection, requests at the same time
+each on their own, and a task a request starts outlives it with its sync calls still
+served."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.testing import HttpCommunicator
+from django.core.signals import request_finished
+from django.db import connection
+from django.test import AsyncClient
+
+import dashboard.asgi as asgi
+from dashboard.lib.requestthreads import RequestThreads, process_task
+
+TIMEOUT_S = 30  # a hang, not a slow answer
+
+
+def _thread() -> threading.Thread:
+    return threading.current_thread()
+
+
+class App:
+    """An ASGI app whose request notes the thread its sync code ran on, holds until told
+    (``release``), and may start a task that outlives it (``start``)."""
+
+    def __init__(self) -> None:
+        self.threads: list[threading.Thread] = []
+        self.release = asyncio.Event()
+        self.release.set()
+        self.start: Any = None
+        self.started: list[asyncio.Task[Any]] = []
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        self.threads.append(await sync_to_async(_thread)())
+        await self.release.wait()
+        if self.start is not None:
+            self.started.append(self.start(self.later()))
+
+    async def later(self) -> threading.Thread:
+        await asyncio.sleep(0)  # past the end of the request that started it
+        return await sync_to_async(_thread)()
+
+
+async def test_requests_one_after_another_share_a_thread_and_at_once_each_has_its_own() -> None:
+    app = App()
+    pooled = RequestThreads(app, keep=1)
+    async with asyncio.timeout(TIMEOUT_S):
+        await pooled({}, None, None)
+        await pooled({}, None, None)
+        assert app.threads[0] is app.threads[1] and pooled.idle == 1
+        app.release.clear()
+        both = [asyncio.ensure_future(pooled({}, None, None)) for _ in range(2)]
+        while len(app.threads) < 4:  # noqa: ASYNC110  (each notes its thread, then waits)
+            await asyncio.sleep(0.01)
+        app.release.set()
+        await asyncio.gather(*both)
+    assert app.threads[2] is not app.threads[3]
+    assert app.threads[0] in app.threads[2:]  # the kept one served one of them
+    assert pooled.idle == 1  # the other was let go: keep=1
+
+
+async def test_a_task_of_the_process_outlives_the_request_that_started_it() -> None:
+    app = App()
+    pooled = RequestThreads(app)
+    app.start = process_task
+    async with asyncio.timeout(TIMEOUT_S):
+        await pooled({}, None, None)
+        assert await app.started[0] is not app.threads[0]  # not the request's thread
+        # A plain task would keep the request's context, and its thread, which asgiref
+        # refuses once the request has ended.
+        app.start = asyncio.ensure_future
+        await pooled({}, None, None)
+        with pytest.raises(RuntimeError, match="has exited"):
+            await app.started[1]
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_the_dashboards_requests_reuse_their_thread_and_its_connection(owner: Any) -> None:
+    client = AsyncClient()
+    await client.aforce_login(owner)  # a session: the act view reads it, its user and run
+    cookie = f"sessionid={client.cookies['sessionid'].value}; csrftoken={'x' * 32}"
+    seen: list[tuple[threading.Thread, Any, float | None]] = []
+
+    def noted(**_kwargs: Any) -> None:  # a sync receiver: on the request's thread, once
+        # Django has closed the connection by now, unless it keeps it (close_at None).
+        seen.append((threading.current_thread(), connection.connection, connection.close_at))
+
+    request_finished.connect(noted)
+    try:
+        for _ in range(2):
+            comm = HttpCommunicator(asgi.application, "POST", "/runs/0/act", body=b"{}", headers=[
+                (b"host", b"127.0.0.1"), (b"cookie", cookie.encode()), (b"x-csrftoken", b"x" * 32),
+            ])  # fmt: skip
+            assert (await comm.get_response(timeout=TIMEOUT_S))["status"] == 404
+            await comm.wait(TIMEOUT_S)  # the request ends after its answer is sent
+    finally:
+        request_finished.disconnect(noted)
+    (first, kept, closes), (second, again, _) = seen
+    assert first is second  # one thread for both
+    assert kept is not None and kept is again and closes is None  # one connection, kept
