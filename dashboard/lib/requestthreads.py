@@ -7,7 +7,9 @@ ends.  Starting and joining a thread costs more than the rest of a small request
 call's snapshot, a JSON read): on a busy machine, milliseconds.  :class:`RequestThreads`
 gives each request such a thread from a pool instead, through asgiref's own way of doing
 it (``ThreadSensitiveContext(executor=...)``): requests at the same time still each have
-their own thread, one after another share one.  Idle threads past ``keep`` are let go.
+their own thread, one after another share one.  Idle threads past ``keep`` are let go, and
+so is a thread still busy when its request ends (a sync call the request gave up on, its
+client gone): the next request must not wait behind it.
 
 A task that a request starts and that outlives it (a run's session, a lease's renewal)
 must not keep the request's thread: asgiref refuses the sync calls of such a task once
@@ -19,8 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-from collections.abc import Coroutine
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Coroutine
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from asgiref.sync import ThreadSensitiveContext
@@ -39,7 +41,7 @@ class RequestThreads:
     def __init__(self, app: Any, *, keep: int = KEEP_THREADS) -> None:
         self.app = app
         self.keep = keep
-        self._idle: list[ThreadPoolExecutor] = []
+        self._idle: list[_RequestThread] = []
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         thread = self._idle.pop() if self._idle else _new_thread()
@@ -47,18 +49,36 @@ class RequestThreads:
             async with ThreadSensitiveContext(executor=thread):
                 await self.app(scope, receive, send)
         finally:
-            if len(self._idle) < self.keep:
+            if thread.busy == 0 and len(self._idle) < self.keep:
                 self._idle.append(thread)
             else:
-                thread.shutdown(wait=False)  # its thread ends once it is idle
+                thread.shutdown(wait=False)  # its thread ends once its call has
 
     @property
     def idle(self) -> int:
         return len(self._idle)
 
 
-def _new_thread() -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="request")
+class _RequestThread(ThreadPoolExecutor):
+    """One thread, and the calls given to it that have not ended yet."""
+
+    def __init__(self) -> None:
+        super().__init__(max_workers=1, thread_name_prefix="request")
+        self._calls: set[Future[Any]] = set()  # (a set's add and discard are atomic)
+
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
+        future = super().submit(fn, *args, **kwargs)
+        self._calls.add(future)
+        future.add_done_callback(self._calls.discard)  # called on the thread that ends it
+        return future
+
+    @property
+    def busy(self) -> int:
+        return len(self._calls)
+
+
+def _new_thread() -> _RequestThread:
+    return _RequestThread()
 
 
 def process_task(coro: Coroutine[Any, Any, T], *, name: str | None = None) -> asyncio.Task[T]:

@@ -81,6 +81,43 @@ async def test_a_task_of_the_process_outlives_the_request_that_started_it() -> N
             await app.started[1]
 
 
+async def test_a_thread_still_at_a_call_its_request_gave_up_on_serves_no_other() -> None:
+    """A request cancelled (its client gone) while its sync call runs on: the call goes on,
+    and the next request's sync code runs on another thread, not after it."""
+    stuck, started = threading.Event(), threading.Event()
+
+    def hold() -> threading.Thread:
+        started.set()
+        stuck.wait(TIMEOUT_S)
+        return threading.current_thread()
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope.get("hold"):
+            await sync_to_async(hold)()
+
+    threads: list[threading.Thread] = []
+
+    async def note(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        threads.append(await sync_to_async(_thread)())
+
+    pooled = RequestThreads(app, keep=1)
+    try:
+        async with asyncio.timeout(TIMEOUT_S):
+            given_up = asyncio.ensure_future(pooled({"hold": True}, None, None))
+            while not started.is_set():  # noqa: ASYNC110  (the call has begun on its thread)
+                await asyncio.sleep(0.01)
+            given_up.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await given_up
+            assert pooled.idle == 0  # not kept: it is still at the call
+            pooled.app = note
+            await pooled({}, None, None)  # would wait on the stuck call with the old pool
+            await pooled({}, None, None)
+    finally:
+        stuck.set()
+    assert threads[0] is threads[1] and pooled.idle == 1  # a new one, kept
+
+
 @pytest.mark.django_db(transaction=True)
 async def test_the_dashboards_requests_reuse_their_thread_and_its_connection(owner: Any) -> None:
     client = AsyncClient()
