@@ -11,6 +11,7 @@
   const timers = new Set();
   const frames = new Set();
   const nativeSetTimeout = window.setTimeout; // for settle.js's own waits
+  const nativeFrame = window.requestAnimationFrame;
   // The next task, without a timer's clamping: settle.js's look once a click has been
   // handled.  Made before the page's scripts run, so the page can't intercept it.
   const channel = new MessageChannel();
@@ -23,6 +24,7 @@
     limitMs: 0,
     // settle.js's own waits, which must not count as the page's.
     later: (fn, ms) => Reflect.apply(nativeSetTimeout, window, [fn, ms]),
+    frame: (fn) => Reflect.apply(nativeFrame, window, [fn]),
     soon(fn) { queued.push(fn); Reflect.apply(post, channel.port2, [null]); },
     arm(limitMs) {
       timers.clear(); frames.clear(); handed = 0; p.limitMs = limitMs; p.armed = true;

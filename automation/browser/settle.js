@@ -13,7 +13,7 @@
   const later = pending ? pending.later : (fn, ms) => setTimeout(fn, ms);
   let s = window.__tabwrightSettle;
   if (!s) {
-    s = { n: 0, last: 0, nav: 0, on: false, wake: null, waiting: null };
+    s = { n: 0, last: 0, nav: 0, on: false, wake: null, waiting: null, framing: null };
     const ours = (r) => r.type === "attributes" && (r.attributeName.startsWith("data-tabwright")
       || (r.attributeName === "style" && r.target.hasAttribute("data-tabwright-secret")));
     const counted = (records) => {
@@ -73,8 +73,39 @@
       found.probed = true;
       done(found);
     };
-    if (now && pending && !pending.due() && !pending.handed()) return answer(false);
+    if (now && pending && !pending.due() && !pending.handed()) {
+      const drawn = state(true);
+      if (drawn.n > 0 && drawn.nav === 0 && !document.hidden) return framed(done, drawn.n);
+      return answer(false);
+    }
     later(() => answer(pending !== undefined), 0);
+  };
+  // A click that changed the page in its own handling and left nothing for later: what
+  // the change sets off with the next frame (a ResizeObserver's or IntersectionObserver's
+  // callback, the frame's own work) has run one task after that frame.  Nothing new by
+  // then (no change, short timer or frame, task handed over, navigation asked for) and
+  // the click is settled: the watcher is disarmed and the answer says so (`settled`).  A
+  // frame not drawn within quietMs, or any op but the probe meanwhile (the probe waits
+  // for this same answer), leaves it armed, to the caller's quiet wait.
+  const framed = (done, n) => {
+    const waiting = [done];
+    let over = false;
+    const finish = (drew) => {
+      if (over) return;
+      over = true;
+      s.framing = null;
+      const found = state(true);
+      found.probed = true;
+      if (drew && found.n === n && found.nav === 0 && found.due === 0 && !pending.handed()) {
+        disarm();
+        found.armed = false;
+        found.settled = true;
+      }
+      for (const fn of waiting) fn(found);
+    };
+    s.framing = { join: (fn) => waiting.push(fn), end: () => finish(false) };
+    pending.frame(() => pending.soon(() => finish(true)));
+    later(() => finish(false), quietMs);
   };
   // Whether a click still does something once its listeners have run: follow a link,
   // submit or reset a form, toggle a box, click a label's control, open a details, a
@@ -94,8 +125,11 @@
   };
   // An arm that waits for the action stops waiting, without looking (the caller does).
   const endWait = () => { if (s.waiting) s.waiting(null); };
+  // Any op but the probe ends a click's wait for its frame (see framed), unsettled.
+  const endFrame = () => { if (s.framing) s.framing.end(); };
   if (op === "arm") {
     endWait();
+    endFrame();
     s.start();
     s.nav = 0;
     if (pending) pending.arm(quietMs);
@@ -134,11 +168,13 @@
       later(() => end(null), maxMs);
     });
   }
-  if (op === "stop") { endWait(); disarm(); return state(true); }
+  if (op === "stop") { endWait(); endFrame(); disarm(); return state(true); }
   if (op === "probe") {
+    if (s.framing) return new Promise((done) => s.framing.join(done));
     endWait();
     return new Promise(look);
   }
+  endFrame();
   return new Promise((done) => {
     const begun = performance.now();
     // Quiet since the last change, or since arm: a timer the action set may change it.
