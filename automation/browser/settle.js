@@ -75,17 +75,19 @@
     };
     if (now && pending && !pending.due() && !pending.handed()) {
       const drawn = state(true);
-      if (drawn.n > 0 && drawn.nav === 0 && !document.hidden) return framed(done, drawn.n);
+      const own = drawn.n > 0 && s.before === 0 && drawn.nav === 0 && !pending.ticked();
+      if (own && !document.hidden) return framed(done, drawn.n);
       return answer(false);
     }
     later(() => answer(pending !== undefined), 0);
   };
-  // A click that changed the page in its own handling and left nothing for later: what
-  // the change sets off with the next frame (a ResizeObserver's or IntersectionObserver's
-  // callback, the frame's own work) has run one task after that frame.  Nothing new by
-  // then (no change, short timer or frame, task handed over, navigation asked for) and
-  // the click is settled: the watcher is disarmed and the answer says so (`settled`).  A
-  // frame not drawn within quietMs, or any op but the probe meanwhile (the probe waits
+  // A click that changed the page in its own handling (the page still until its event,
+  // no interval of the page's run since arm) and left nothing for later: what the change
+  // sets off with the next frame (a ResizeObserver's or IntersectionObserver's callback,
+  // the frame's own work) has run one task after that frame.  Nothing new by then (no
+  // change, short timer or frame, task handed over, interval run, navigation asked for)
+  // and the click is settled: the watcher is disarmed and the answer says so (`settled`).
+  // A frame not drawn within quietMs, or any op but the probe meanwhile (the probe waits
   // for this same answer), leaves it armed, to the caller's quiet wait.
   const framed = (done, n) => {
     const waiting = [done];
@@ -96,7 +98,8 @@
       s.framing = null;
       const found = state(true);
       found.probed = true;
-      if (drew && found.n === n && found.nav === 0 && found.due === 0 && !pending.handed()) {
+      const still = found.n === n && found.nav === 0 && found.due === 0;
+      if (drew && still && !pending.handed() && !pending.ticked()) {
         disarm();
         found.armed = false;
         found.settled = true;
@@ -132,6 +135,7 @@
     endFrame();
     s.start();
     s.nav = 0;
+    s.before = null;
     if (pending) pending.arm(quietMs);
     if (!trigger) return state(true);
     // Sent just before a click, not waited for: the answer comes once the click's event
@@ -144,6 +148,10 @@
       const heard = (e) => {
         if (clicked || !e.isTrusted || !el || !e.composedPath().includes(el)) return;
         clicked = e;
+        // What changed before the click's own event: the page was not still (a ticker, a
+        // handler of the press that came before it), and its change can't be told apart.
+        state(true);
+        s.before = s.n;
         // Heard before the page's own listeners: `after` hears it once they all have run
         // (the last of the window's), else one task later they and what the click does
         // by default (submit a form, follow a link) have run.

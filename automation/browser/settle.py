@@ -30,7 +30,9 @@ short when a request takes longer than the pause.  So each action is watched:
   intersection observers report, and the frame's own callbacks run), and when nothing
   changed, was scheduled or handed over meanwhile and no request or navigation started,
   the page has stopped watching and the settle returns (``settled``) with no quiet wait
-  and no stop.  A probe sent meanwhile waits for that same answer.
+  and no stop.  Only when the page was still until the click's event and none of its
+  intervals ran since the arm (a ticker's change is not the click's).  A probe sent
+  meanwhile waits for that same answer.
 - Otherwise it waits, in this order and bounded: a navigation to commit and its document
   to be parsed (:data:`NAVIGATION_WAIT_MS`), then ``load``; the requests the action
   started (and those started after them, until the page is quiet) to be answered; then

@@ -449,8 +449,17 @@ async def test_outside_a_settle_the_pages_timers_are_its_own(tab: Tab, slow_url:
       channel.port2.postMessage("delivered");
     })"""
     assert await tab.page.evaluate(handed) == ["delivered", 0]
+    ticks = """() => new Promise((done) => {
+      let n = 0;
+      const id = setInterval(function () {
+        if (++n < 2) return;
+        clearInterval(id);
+        done([n, this === window, window.__tabwrightPending.ticked()]);
+      }, 5);
+    })"""
+    assert await tab.page.evaluate(ticks) == [2, True, 0]
     # They read as the browser's own to a page that looks.
-    names = ["setTimeout", "clearTimeout", "clearInterval", "requestAnimationFrame"]
+    names = ["setTimeout", "setInterval", "clearTimeout", "clearInterval", "requestAnimationFrame"]
     names += ["postMessage", "requestIdleCallback", "EventSource", "WebSocket", "scrollTo"]
     shown = await tab.page.evaluate(
         "(names) => names.map((n) => [window[n].name, Function.prototype.toString.call("
