@@ -1,14 +1,16 @@
 """One action run on a tab and recorded as the steps of a scenario.
 
 The agent loop (:mod:`automation.agent.loop`) and an MCP session (:mod:`automation.mcp`)
-act the same way: the element's identity is taken before the action (navigation destroys
-refs), secrets are filled in only for the browser and masked everywhere else, the action's
+act the same way: the element's identity is taken before the action acts on it (navigation
+destroys refs; a click's is asked for beside the click, whose input reaches the page after
+it), secrets are filled in only for the browser and masked everywhere else, the action's
 events go out through the run's sink, and each step it ran is recorded with its identity,
 so the run can be saved as a scenario and replayed.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import time
 from dataclasses import dataclass, field
@@ -38,6 +40,10 @@ from automation.secrets import SecretNotGranted, Secrets
 from automation.wording import double_quoted, step_words
 
 __all__ = ["ActionSteps", "words_of"]
+
+# Actions that prove their ref as they take it (in their own first round trip to the page):
+# their step's target is taken beside them, not before (ActionSteps._beside).
+_TAKEN_BESIDE = frozenset({"click"})
 
 
 def words_of(action: str, args: dict[str, Any], target: Target | None = None) -> dict[str, str]:
@@ -95,8 +101,11 @@ class ActionSteps:
         result, error, macro = "", None, None
         self.last_macro = None
         shown = action.args
+        beside = spec.targets_ref and bool(ref) and action.name in _TAKEN_BESIDE
         try:
-            if spec.targets_ref and ref:
+            if beside:
+                pass  # its target is taken as it runs, below
+            elif spec.targets_ref and ref:
                 try:
                     target = await self.tab.target(ref, budget=step_budget)
                 finally:
@@ -110,7 +119,10 @@ class ActionSteps:
                 await self._started(index, action.name, shown)
             args = self.secrets.fill_action(action.name, action.args)
             self.tab.is_secret = self.secrets.is_secret  # its field is masked before typing
-            if action.name == "fill_form":
+            if beside:
+                target, shown, acting = await self._beside(index, action, args, target, step_budget)
+                result = await acting
+            elif action.name == "fill_form":
 
                 async def record_field(
                     i: int, name: str, field_args: dict[str, Any], failed: Any, ms: int
@@ -182,6 +194,37 @@ class ActionSteps:
         if macro is not None:
             detail += f"\n{result}"
         return ActionOutcome(action.name, action.args, False, "", error.code, detail)
+
+    async def _beside(
+        self, index: int, action: Action, args: dict[str, Any], known: Target, budget: Budget
+    ) -> tuple[Target, dict[str, Any], asyncio.Future[str]]:
+        """Start an action that proves its ref as it takes it (a click) with its step's
+        target taken beside it, not before: the target's script is sent first, so the page
+        describes the element before the action's input reaches it, and the two round trips
+        overlap.  A target that can't be taken (the ref went stale) leaves the action to
+        say why, or, when the action took its element all the same (the page changed
+        between the two), the step keeps what the ref table knows of it.  (target, args as
+        shown, the action running)."""
+        ref = str(action.args["ref"])
+        taking = asyncio.ensure_future(self.tab.target(ref, budget=budget))
+        acting = asyncio.ensure_future(execute(self.tab, action.name, args, budget=budget))
+        target = known
+        try:
+            try:
+                target = await taking
+            except (Cancelled, BrowserClosed):
+                raise
+            except TabwrightError:
+                pass  # the action says why, or acted on the element it proved
+            finally:
+                shown = masked(self.secrets, action.name, action.args, target)
+                await self._started(index, action.name, shown, target)
+        except BaseException:
+            for task in (taking, acting):
+                task.cancel()
+            await asyncio.gather(taking, acting, return_exceptions=True)
+            raise
+        return target, shown, acting
 
     async def _started(
         self, index: int, name: str, shown: dict[str, Any], target: Target | None = None

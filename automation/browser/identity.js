@@ -511,18 +511,21 @@
   // such one picks it out (and, if it still does at replay, anchors it).
   function uniqueOf(e, f, all) {
     const out = [];
-    const shown = all.filter((o) => o !== e && visible(o));
-    if (f.placeholder && !shown.some((o) => norm(o.getAttribute("placeholder") || "") === f.placeholder)) {
+    // Whether no other visible element has it: the page's elements are asked whether they
+    // are visible (a layout query each) only when there is something to compare.
+    let shown = null;
+    const none = (fn) => !(shown ||= all.filter((o) => o !== e && visible(o))).some(fn);
+    if (f.placeholder && none((o) => norm(o.getAttribute("placeholder") || "") === f.placeholder)) {
       out.push("placeholder");
     }
-    if (f.label && !shown.some((o) => o.labels && o.labels.length && labelOf(o) === f.label)) {
+    if (f.label && none((o) => o.labels && o.labels.length && labelOf(o) === f.label)) {
       out.push("label");
     }
-    if (f.autocomplete && !shown.some((o) => autocompleteOf(o) === f.autocomplete)) {
+    if (f.autocomplete && none((o) => autocompleteOf(o) === f.autocomplete)) {
       out.push("autocomplete");
     }
     // The page's only field: the todo app's one text box, whatever it is called.
-    if (f.kind === "text" && !shown.some((o) => roleOf(o) && kindOfEl(o) === "text")) {
+    if (f.kind === "text" && none((o) => roleOf(o) && kindOfEl(o) === "text")) {
       out.push("sole");
     }
     return out;

@@ -11,6 +11,7 @@
   const timers = new Set();
   const frames = new Set();
   const nativeSetTimeout = window.setTimeout; // for settle.js's own waits
+  const nativeFrame = window.requestAnimationFrame;
   // The next task, without a timer's clamping: settle.js's look once a click has been
   // handled.  Made before the page's scripts run, so the page can't intercept it.
   const channel = new MessageChannel();
@@ -18,19 +19,24 @@
   const queued = [];
   channel.port1.onmessage = () => { for (const fn of queued.splice(0)) fn(); };
   let handed = 0;
+  let ticked = 0; // the page's intervals run since arm
   const p = {
     armed: false,
     limitMs: 0,
     // settle.js's own waits, which must not count as the page's.
     later: (fn, ms) => Reflect.apply(nativeSetTimeout, window, [fn, ms]),
+    frame: (fn) => Reflect.apply(nativeFrame, window, [fn]),
     soon(fn) { queued.push(fn); Reflect.apply(post, channel.port2, [null]); },
     arm(limitMs) {
-      timers.clear(); frames.clear(); handed = 0; p.limitMs = limitMs; p.armed = true;
+      timers.clear(); frames.clear(); handed = 0; ticked = 0; p.limitMs = limitMs;
+      p.armed = true;
     },
-    disarm() { p.armed = false; timers.clear(); frames.clear(); handed = 0; },
+    disarm() { p.armed = false; timers.clear(); frames.clear(); handed = 0; ticked = 0; },
     due: () => (p.armed ? timers.size + frames.size : 0),
     // How often since arm the page handed work to a later task (see below).
     handed: () => (p.armed ? handed : 0),
+    // How often since arm an interval of the page's ran: a page that changes on its own.
+    ticked: () => (p.armed ? ticked : 0),
     // Those due now, and whether any of them is due still (a timer that sets the next
     // one, forever, leaves the first's behind).
     held: () => ({ timers: [...timers], frames: [...frames] }),
@@ -63,6 +69,17 @@
     const id = Reflect.apply(target, window, [counted(frames, fn, () => id)]);
     frames.add(id);
     return id;
+  });
+  // Intervals never end, so they are not waited for; that one ran says the page is busy
+  // on its own (a ticker), so what changed around an action may not be the action's.
+  wrap("setInterval", (target, self, args) => {
+    const [fn] = args;
+    if (typeof fn !== "function") return Reflect.apply(target, window, args);
+    const tick = function () {
+      if (p.armed) ticked += 1;
+      return fn.apply(this, arguments);
+    };
+    return Reflect.apply(target, window, [tick, ...args.slice(1)]);
   });
   // Timeouts and intervals share their ids: either clear may end a timeout.
   for (const name of ["clearTimeout", "clearInterval"]) {

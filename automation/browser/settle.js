@@ -13,7 +13,7 @@
   const later = pending ? pending.later : (fn, ms) => setTimeout(fn, ms);
   let s = window.__tabwrightSettle;
   if (!s) {
-    s = { n: 0, last: 0, nav: 0, on: false, wake: null, waiting: null };
+    s = { n: 0, last: 0, nav: 0, on: false, wake: null, waiting: null, framing: null };
     const ours = (r) => r.type === "attributes" && (r.attributeName.startsWith("data-tabwright")
       || (r.attributeName === "style" && r.target.hasAttribute("data-tabwright-secret")));
     const counted = (records) => {
@@ -73,8 +73,42 @@
       found.probed = true;
       done(found);
     };
-    if (now && pending && !pending.due() && !pending.handed()) return answer(false);
+    if (now && pending && !pending.due() && !pending.handed()) {
+      const drawn = state(true);
+      const own = drawn.n > 0 && s.before === 0 && drawn.nav === 0 && !pending.ticked();
+      if (own && !document.hidden) return framed(done, drawn.n);
+      return answer(false);
+    }
     later(() => answer(pending !== undefined), 0);
+  };
+  // A click that changed the page in its own handling (the page still until its event,
+  // no interval of the page's run since arm) and left nothing for later: what the change
+  // sets off with the next frame (a ResizeObserver's or IntersectionObserver's callback,
+  // the frame's own work) has run one task after that frame.  Nothing new by then (no
+  // change, short timer or frame, task handed over, interval run, navigation asked for)
+  // and the click is settled: the watcher is disarmed and the answer says so (`settled`).
+  // A frame not drawn within quietMs, or any op but the probe meanwhile (the probe waits
+  // for this same answer), leaves it armed, to the caller's quiet wait.
+  const framed = (done, n) => {
+    const waiting = [done];
+    let over = false;
+    const finish = (drew) => {
+      if (over) return;
+      over = true;
+      s.framing = null;
+      const found = state(true);
+      found.probed = true;
+      const still = found.n === n && found.nav === 0 && found.due === 0;
+      if (drew && still && !pending.handed() && !pending.ticked()) {
+        disarm();
+        found.armed = false;
+        found.settled = true;
+      }
+      for (const fn of waiting) fn(found);
+    };
+    s.framing = { join: (fn) => waiting.push(fn), end: () => finish(false) };
+    pending.frame(() => pending.soon(() => finish(true)));
+    later(() => finish(false), quietMs);
   };
   // Whether a click still does something once its listeners have run: follow a link,
   // submit or reset a form, toggle a box, click a label's control, open a details, a
@@ -94,10 +128,14 @@
   };
   // An arm that waits for the action stops waiting, without looking (the caller does).
   const endWait = () => { if (s.waiting) s.waiting(null); };
+  // Any op but the probe ends a click's wait for its frame (see framed), unsettled.
+  const endFrame = () => { if (s.framing) s.framing.end(); };
   if (op === "arm") {
     endWait();
+    endFrame();
     s.start();
     s.nav = 0;
+    s.before = null;
     if (pending) pending.arm(quietMs);
     if (!trigger) return state(true);
     // Sent just before a click, not waited for: the answer comes once the click's event
@@ -110,6 +148,10 @@
       const heard = (e) => {
         if (clicked || !e.isTrusted || !el || !e.composedPath().includes(el)) return;
         clicked = e;
+        // What changed before the click's own event: the page was not still (a ticker, a
+        // handler of the press that came before it), and its change can't be told apart.
+        state(true);
+        s.before = s.n;
         // Heard before the page's own listeners: `after` hears it once they all have run
         // (the last of the window's), else one task later they and what the click does
         // by default (submit a form, follow a link) have run.
@@ -134,11 +176,13 @@
       later(() => end(null), maxMs);
     });
   }
-  if (op === "stop") { endWait(); disarm(); return state(true); }
+  if (op === "stop") { endWait(); endFrame(); disarm(); return state(true); }
   if (op === "probe") {
+    if (s.framing) return new Promise((done) => s.framing.join(done));
     endWait();
     return new Promise(look);
   }
+  endFrame();
   return new Promise((done) => {
     const begun = performance.now();
     // Quiet since the last change, or since arm: a timer the action set may change it.

@@ -25,6 +25,14 @@ short when a request takes longer than the pause.  So each action is watched:
   frame the click made the browser draw: some milliseconds).  When that answer is not
   back as the click returns (the page was busy, or the event went elsewhere), the probe
   is sent as after any action, and the first of the two answers counts.
+- A click whose own handling changed the DOM, and left nothing for later as above, is
+  settled in that same answer: it comes one task after the next frame (where size and
+  intersection observers report, and the frame's own callbacks run), and when nothing
+  changed, was scheduled or handed over meanwhile and no request or navigation started,
+  the page has stopped watching and the settle returns (``settled``) with no quiet wait
+  and no stop.  Only when the page was still until the click's event and none of its
+  intervals ran since the arm (a ticker's change is not the click's).  A probe sent
+  meanwhile waits for that same answer.
 - Otherwise it waits, in this order and bounded: a navigation to commit and its document
   to be parsed (:data:`NAVIGATION_WAIT_MS`), then ``load``; the requests the action
   started (and those started after them, until the page is quiet) to be answered; then
@@ -200,6 +208,7 @@ class _Watch:
     asked: bool = False  # the page asked for a navigation not yet followed
     observing: bool = False  # the page's DOM watcher is connected
     due: int = 0  # the page's short timers and frames scheduled since arm, still to run
+    settled: bool = False  # the page found the click's own change settled (settle.js: framed)
     mutations: int = 0  # in the current document
     earlier_mutations: int = 0  # in documents navigated away from
     _nav_seen: int = 0
@@ -208,6 +217,7 @@ class _Watch:
         self.observing = bool(state["armed"])
         self.mutations = int(state["n"])
         self.due = int(state.get("due") or 0)
+        self.settled = bool(state.get("settled"))
         if state["nav"] > self._nav_seen:
             self.asked, self._nav_seen = True, int(state["nav"])
 
@@ -486,9 +496,14 @@ class Settler:
                     watch.saw(await self._in_page(bound, "probe"))
             except PlaywrightError:
                 watch.fresh = True  # the document went away: a navigation, seen below
-            if not (watch.fresh or watch.asked or watch.mutations or watch.due):
-                if self._tracked == mark.tracked and not self._navigating(mark.commits):
-                    return IDLE
+            quiet = self._tracked == mark.tracked and not self._navigating(mark.commits)
+            if not (watch.fresh or watch.asked or watch.mutations or watch.due) and quiet:
+                return IDLE
+            if watch.settled and quiet:
+                return SETTLED  # what the click drew itself, and nothing after its frame
+            if watch.settled:  # the page stopped watching: a new watch counts afresh
+                watch.earlier_mutations += watch.mutations
+                watch.mutations = 0
         elif self._tracked == mark.tracked and not self._navigating(mark.commits):
             return IDLE  # nothing was started, and no DOM watcher to ask
         if self._tracked > mark.tracked or not mark.armed:

@@ -93,6 +93,19 @@ async def open_page(tab: Tab, url: str) -> dict[str, str]:
     return {entry.name: entry.ref for entry in snap.refs.values()}
 
 
+def ops_asked(tab: Tab, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The settle's page ops (arm, probe, quiet, stop), in order, as the tab asks them."""
+    asked: list[str] = []
+    in_page = tab.settler._in_page
+
+    async def recording(budget: Budget, *args: object) -> dict[str, object]:
+        asked.append(str(args[0]))
+        return await in_page(budget, *args)
+
+    monkeypatch.setattr(tab.settler, "_in_page", recording)
+    return asked
+
+
 async def status(tab: Tab) -> str:
     return await tab.page.text_content("#status") or ""
 
@@ -151,6 +164,7 @@ async def test_typing_that_fetches_returns_with_the_results(tab: Tab, slow_url: 
         ("Redirected page", "Redirected"),
         ("Go soon", "Soon"),  # from a timer the click set
         ("Save and go", "Saved"),  # once a request is answered, long after the click
+        ("Draw and go", "Left"),  # location= after drawing at once
     ],
 )
 async def test_a_click_that_navigates_to_a_slow_page_returns_on_the_new_page(
@@ -192,14 +206,7 @@ async def test_a_click_that_sets_nothing_off_asks_the_page_nothing_after_it(
     """The click's arm answers once its event was handled: at most the probe follows (when
     that answer was not back yet), never a stop for a watcher the page already disarmed."""
     refs = await open_page(tab, f"{slow_url}/settle/actions.html")
-    asked: list[str] = []
-    in_page = tab.settler._in_page
-
-    async def recording(budget: Budget, *args: object) -> dict[str, object]:
-        asked.append(str(args[0]))
-        return await in_page(budget, *args)
-
-    monkeypatch.setattr(tab.settler, "_in_page", recording)
+    asked = ops_asked(tab, monkeypatch)
     for _ in range(3):
         await tab.click(refs["Do nothing"])
         report = tab.settler.last
@@ -250,36 +257,52 @@ async def test_a_page_that_tampers_with_events_still_gets_its_click_on_the_ref(
     assert "A note" not in (await tab.snapshot()).text
 
 
-async def test_a_change_drawn_by_the_click_itself_needs_no_request(tab: Tab, slow_url: str) -> None:
+async def test_a_change_drawn_by_the_click_itself_needs_no_request(
+    tab: Tab, slow_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A click whose own handling drew the change, leaving nothing for later, is settled
+    once the frame after it has run, in the click's own round trip (at most a probe that
+    waits for the same answer): no quiet wait, no stop."""
     refs = await open_page(tab, f"{slow_url}/settle/actions.html")
+    # The frame is waited for up to the quiet window: a busy machine may hold it back.
+    tab.settler.configure(quiet_ms=2_000)
+    asked = ops_asked(tab, monkeypatch)
     await tab.click(refs["Show note"])
     report = tab.settler.last
     assert report is not None and report.reason == SETTLED
     assert report.mutations >= 1 and report.requests == 0
+    assert asked.count("arm") == 1 and set(asked) <= {"arm", "probe"}
     assert "A note" in (await tab.snapshot()).text
 
 
 @pytest.mark.parametrize(
-    ("name", "drawn", "requests"),
+    ("name", "drawn", "requests", "changes"),
     [
-        ("Fetch soon", "Fetched soon", 1),  # from a 30 ms timer, nothing drawn before
-        ("Draw in a microtask", "Drawn in a microtask", 0),
-        ("Fetch by message", "Fetched by message", 1),  # from a task the page posted
-        ("Fetch on scroll", "Fetched on scroll", 1),  # from the scroll event of a frame
+        ("Fetch soon", "Fetched soon", 1, 0),  # from a 30 ms timer, nothing drawn before
+        ("Draw in a microtask", "Drawn in a microtask", 0, 0),
+        ("Fetch by message", "Fetched by message", 1, 0),  # from a task the page posted
+        ("Fetch on scroll", "Fetched on scroll", 1, 0),  # from the scroll event of a frame
+        # Drawn at once, and more left for later: a 30 ms timer's fetch, a microtask, a
+        # ResizeObserver's report with the next frame.
+        ("Draw and fetch soon", "Fetched after drawing", 1, 2),
+        ("Draw now and in a microtask", "Drawn at once, then in a microtask", 0, 2),
+        ("Draw and measure", "Measured wide", 0, 2),
     ],
 )
 async def test_what_a_click_leaves_for_later_is_waited_for(
-    tab: Tab, slow_url: str, name: str, drawn: str, requests: int
+    tab: Tab, slow_url: str, name: str, drawn: str, requests: int, changes: int
 ) -> None:
-    """A click that set nothing off is decided once its event has been handled; one
-    that left work for later (a timer, a microtask, a task of its own, a scroll whose
-    event comes with the next frame) is waited for."""
+    """A click that set nothing off is decided once its event has been handled, one that
+    drew at once once its next frame has run; one that left work for later (a timer, a
+    microtask, a task of its own, a scroll whose event comes with the next frame, an
+    observer's report) is waited for."""
     refs = await open_page(tab, f"{slow_url}/settle/actions.html")
     await tab.click(refs[name])
-    assert await status(tab) == drawn
     report = tab.settler.last
     assert report is not None and report.reason == SETTLED
     assert report.requests == requests
+    assert report.mutations >= changes  # those drawn at once: the settle saw the last one
+    assert await status(tab) == drawn
 
 
 async def test_a_page_that_never_stops_changing_is_waited_for_one_capped_while(
@@ -428,8 +451,17 @@ async def test_outside_a_settle_the_pages_timers_are_its_own(tab: Tab, slow_url:
       channel.port2.postMessage("delivered");
     })"""
     assert await tab.page.evaluate(handed) == ["delivered", 0]
+    ticks = """() => new Promise((done) => {
+      let n = 0;
+      const id = setInterval(function () {
+        if (++n < 2) return;
+        clearInterval(id);
+        done([n, this === window, window.__tabwrightPending.ticked()]);
+      }, 5);
+    })"""
+    assert await tab.page.evaluate(ticks) == [2, True, 0]
     # They read as the browser's own to a page that looks.
-    names = ["setTimeout", "clearTimeout", "clearInterval", "requestAnimationFrame"]
+    names = ["setTimeout", "setInterval", "clearTimeout", "clearInterval", "requestAnimationFrame"]
     names += ["postMessage", "requestIdleCallback", "EventSource", "WebSocket", "scrollTo"]
     shown = await tab.page.evaluate(
         "(names) => names.map((n) => [window[n].name, Function.prototype.toString.call("

@@ -20,7 +20,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from automation.actions import ACTIONS
 from automation.browser.tab import Tab
-from automation.events import ListSink
+from automation.events import ActionFinished, ActionStarted, ListSink, StepRecorded
 from automation.mcp import McpSession
 from automation.recording.scenario import Scenario
 from tests.automation.browser.test_session import descendants, processes
@@ -201,3 +201,48 @@ async def test_the_browser_starts_and_the_tab_opens_while_the_client_initializes
             raise AssertionError(f"no browser and tab before a call: {seen}") from None
         ok, text = await call(client, "snapshot")
         assert ok, text
+
+
+async def test_a_click_s_step_target_is_taken_beside_the_click(
+    tab: Tab, fixture_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The element's identity for the scenario is asked for as the click starts, not
+    before it (the two round trips overlap), and is still the one the step keeps; a stale
+    ref still clicks nothing and says why."""
+    session = McpSession(tab, sink=(sink := ListSink()))
+    assert (await session.call("navigate", {"url": f"{fixture_url}/settle/actions.html"})).ok
+    page = await session.call("snapshot", {})
+    said: list[str] = []
+    target, click = tab.target, tab.click
+
+    async def taking(*args: object, **kwargs: object) -> object:
+        said.append("target asked")
+        try:
+            return await target(*args, **kwargs)  # type: ignore[arg-type]
+        finally:
+            said.append("target taken")
+
+    async def clicking(*args: object, **kwargs: object) -> str:
+        said.append("click started")
+        return await click(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tab, "target", taking)
+    monkeypatch.setattr(tab, "click", clicking)
+    ref = ref_of(page.text, 'button "Do nothing"')
+    answer = await session.call("click", {"ref": ref})
+    assert answer.ok and answer.text == "clicked button 'Do nothing'", answer
+    assert said == ["target asked", "click started", "target taken"]
+    assert await tab.page.evaluate("window.clicks") == 1
+    step = sink.of_type(StepRecorded)[-1]
+    assert (step.action, step.ok, step.ref) == ("click", True, ref)
+    assert step.identity is not None and step.identity["name"] == "Do nothing"
+    started = [e for e in sink.events if isinstance(e, ActionStarted | ActionFinished)]
+    assert [type(e) for e in started[-2:]] == [ActionStarted, ActionFinished]
+    assert started[-2].words == started[-1].words  # the identity's words, both times
+
+    assert (await session.call("navigate", {"url": f"{fixture_url}/settle/actions.html"})).ok
+    answer = await session.call("click", {"ref": ref})  # a ref from the page left
+    assert not answer.ok and answer.text.startswith("error stale_ref"), answer
+    assert await tab.page.evaluate("window.clicks ?? 0") == 0
+    step = sink.of_type(StepRecorded)[-1]
+    assert (step.action, step.ok, step.role, step.name) == ("click", False, "button", "Do nothing")
