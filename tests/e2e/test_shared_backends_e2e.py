@@ -115,6 +115,11 @@ async def test_a_page_on_one_process_follows_a_run_of_the_other_live(
         answer = await on_a.evaluate(ACT_JS, [run_id, where, 0])
         assert answer["status"] == 200 and answer["body"]["ok"], answer
         target = json.loads(answer["body"]["result"])
+        # A NUL character from the page (a console line, a title, an answer): each write of
+        # it failed on PostgreSQL and ended the run; it is stored as U+FFFD, the run goes on.
+        nul = {"action": "evaluate", "timeout_ms": 5_000, "args": {"expression": NUL_JS}}
+        answer = await on_a.evaluate(ACT_JS, [run_id, nul, 0])
+        assert answer["status"] == 200 and answer["body"]["ok"], answer
 
         # The person takes over on A's live view: the click goes to B's worker.
         picture = await on_a.locator("#live-frame").bounding_box()
@@ -144,6 +149,7 @@ async def test_a_page_on_one_process_follows_a_run_of_the_other_live(
         await expect(steps.locator(".step-action")).to_have_text(["navigate", "click", "wait_for"])
         await expect(steps.nth(1).locator(".step-by")).to_have_text("by the person")
         await expect(on_b.locator("#chat")).to_contain_text("Order #1003 deleted")
+        await expect(on_b.locator("#problem-list")).to_contain_text("a NUL \ufffd here")
         await save(on_b, "shared-backends-other-process.png")
 
         assert psql(database_url, f"select status from dashboard_run where id = {run_id}") == (
@@ -154,6 +160,8 @@ async def test_a_page_on_one_process_follows_a_run_of_the_other_live(
     finally:
         await context.close()
 
+
+NUL_JS = "document.title += '\\u0000'; console.error('a NUL \\u0000 here'); 'a\\u0000b'"
 
 # The centre of order #1003's Delete button in the run's tab, and the tab's width.
 DELETE_3_BOX = """(() => {
