@@ -176,13 +176,17 @@ class Screencast:
                 session.send("Page.captureScreenshot", {"format": "jpeg", "quality": self._quality})
             )
             jpeg = base64.b64decode(shot["data"], validate=True)
+            size = tab.page.viewport_size  # None for a page of a browser reached over CDP
+            if size is None:
+                metrics = await budget.run(session.send("Page.getLayoutMetrics"))
+                view = metrics["cssVisualViewport"]
+                size = {"width": round(view["clientWidth"]), "height": round(view["clientHeight"])}
         except (PlaywrightError, TabwrightError, KeyError, ValueError) as exc:
             log.info("no picture for the live view of %s: %s", tab.page.url, exc)
             self._followed_at = time.monotonic()  # tried again after as long
             return
         if self._session is not session or self._newest is not None:
             return  # it left the tab, or Chromium's frame came meanwhile: that one is newer
-        size = tab.page.viewport_size or {"width": 0, "height": 0}
         self._newest = Frame(jpeg, size["width"], size["height"], tab.page.url)
         self._fresh.set()
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from automation import Budget, Tab
+from automation import BrowserSession, Budget, Tab
 from automation.browser import screencast as screencast_module
 from automation.browser.screencast import Frame, Screencast, person_input
 from automation.errors import ActionInvalid, BrowserClosed
@@ -86,7 +86,7 @@ async def test_frames_show_the_page_at_most_max_fps(tab: Tab, fixture_url: str) 
 
 
 async def test_a_tab_chromium_sends_no_frame_of_is_shown_by_a_screenshot(
-    tab: Tab, fixture_url: str
+    browser: BrowserSession, tab: Tab, fixture_url: str
 ) -> None:
     """A cast of a page that stands still, told to skip all but every 1000th frame (so
     Chromium sends none, as it may not under load): the person watching still gets a
@@ -96,6 +96,24 @@ async def test_a_tab_chromium_sends_no_frame_of_is_shown_by_a_screenshot(
     await cast.stop()
     with pytest.raises(ActionInvalid, match="every_nth_frame"):
         Screencast(lambda: tab, frames, every_nth_frame=0)
+    # A page with no viewport set (as one of a browser reached over CDP): its size is read.
+    assert tab.page.context.browser is not None
+    context = await tab.page.context.browser.new_context(no_viewport=True)
+    try:
+        bare = await browser.adopt(await context.new_page())
+        await bare.page.goto(f"{fixture_url}/demo/form.html")
+        assert bare.page.viewport_size is None
+        frames = Frames()
+        cast = Screencast(lambda: bare, frames, every_nth_frame=1000)
+        cast.start()
+        try:
+            frame = await frames.next()
+        finally:
+            await cast.stop()
+        size = await bare.page.evaluate("() => [innerWidth, innerHeight]")
+        assert [frame.width, frame.height] == size and size[0] > 0 and size[1] > 0
+    finally:
+        await context.close()
 
 
 async def test_a_slow_receiver_gets_the_newest_frame_not_a_queue(tab: Tab) -> None:
