@@ -285,6 +285,7 @@ async def test_a_change_drawn_by_the_click_itself_needs_no_request(
         # Drawn at once, and more left for later: a 30 ms timer's fetch, a microtask, a
         # ResizeObserver's report with the next frame.
         ("Draw and fetch soon", "Fetched after drawing", 1, 2),
+        ("Draw and fetch", "Fetched at once", 1, 1),  # a spinner drawn, a fetch started
         ("Draw now and in a microtask", "Drawn at once, then in a microtask", 0, 2),
         ("Draw and measure", "Measured wide", 0, 2),
     ],
