@@ -17,13 +17,14 @@ from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import httpx
 from django.contrib.auth.hashers import MD5PasswordHasher
 
 from tests.net import free_port
 
-__all__ = ["ROOT", "api_token", "daphne", "log_in", "log_tail", "new_run", "runworker"]
+__all__ = ["ROOT", "api_token", "daphne", "log_in", "log_tail", "new_run", "runworker", "sql"]
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -41,6 +42,13 @@ def log_tail(log: Path) -> str:
         return log.read_text(errors="replace")[-3000:]
     except FileNotFoundError:
         return "(no log)"
+
+
+def sql(db: Path, query: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    """``query`` on a server's SQLite file as it runs, committed: its rows (a Python process
+    that imports Django to ask costs seconds of CPU; this, nothing)."""
+    with closing(sqlite3.connect(db, timeout=30)) as conn, conn:
+        return conn.execute(query, params).fetchall()
 
 
 def _manage(env: dict[str, str], *args: str) -> None:

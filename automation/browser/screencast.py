@@ -84,7 +84,6 @@ class Screencast:
         if every_nth_frame < 1:
             raise ActionInvalid("every_nth_frame must be at least 1")
         self._interval_s = 1 / max_fps
-        self._quality = quality
         self._params = {"format": "jpeg", "quality": quality, "maxWidth": max_width,
                         "maxHeight": max_height, "everyNthFrame": every_nth_frame}  # fmt: skip
         self._tab: Tab | None = None
@@ -173,7 +172,9 @@ class Screencast:
         budget = Budget(_CDP_MS, label="a picture for the live view")
         try:
             shot = await budget.run(
-                session.send("Page.captureScreenshot", {"format": "jpeg", "quality": self._quality})
+                session.send(
+                    "Page.captureScreenshot", {"format": "jpeg", "quality": self._params["quality"]}
+                )
             )
             jpeg = base64.b64decode(shot["data"], validate=True)
             size = tab.page.viewport_size  # None for a page of a browser reached over CDP

@@ -44,7 +44,7 @@ class RequestThreads:
         self._idle: list[_RequestThread] = []
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        thread = self._idle.pop() if self._idle else _new_thread()
+        thread = self._idle.pop() if self._idle else _RequestThread()
         try:
             async with ThreadSensitiveContext(executor=thread):
                 await self.app(scope, receive, send)
@@ -75,10 +75,6 @@ class _RequestThread(ThreadPoolExecutor):
     @property
     def busy(self) -> int:
         return len(self._calls)
-
-
-def _new_thread() -> _RequestThread:
-    return _RequestThread()
 
 
 def process_task(coro: Coroutine[Any, Any, T], *, name: str | None = None) -> asyncio.Task[T]:

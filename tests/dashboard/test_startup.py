@@ -5,7 +5,6 @@ lock on the database)."""
 from __future__ import annotations
 
 import os
-import sqlite3
 import subprocess
 import sys
 import time
@@ -21,7 +20,7 @@ from dashboard import startup
 from dashboard.models import Run
 from dashboard.runs.runner import INTERRUPTED
 from dashboard.runs.services import REQUEUED
-from tests.daphne import ROOT, daphne, log_in, log_tail, new_run
+from tests.daphne import ROOT, daphne, log_in, log_tail, new_run, sql
 from tests.tasks import AMBIGUOUS_TASK
 
 LIVE = ("pending", "running", "paused")
@@ -121,10 +120,8 @@ def manage_shell(env: dict[str, str], code: str) -> str:
 
 
 def runs_in(db: Path) -> dict[str, tuple[str, str]]:
-    """Each run's task -> (status, reason), read from a server's SQLite file as it runs (a
-    Python process that imports Django to ask costs seconds of CPU; this, nothing)."""
-    with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=60)) as conn:
-        rows = conn.execute("SELECT task, status, status_reason FROM dashboard_run").fetchall()
+    """Each run's task -> (status, reason), read from a server's SQLite file as it runs."""
+    rows = sql(db, "SELECT task, status, status_reason FROM dashboard_run")
     return {task: (status, reason) for task, status, reason in rows}
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from playwright.async_api import Page, expect
 from automation.browser.config import default_chromium
 from tests.backoffice import PASSWORD as BO_PASSWORD
 from tests.backoffice import SEED as BO_SEED
-from tests.daphne import daphne
+from tests.daphne import daphne, sql
 from tests.fakellm import ScriptedLLMServer
 
 CHROMIUM = os.environ.get("TABWRIGHT_CHROMIUM_PATH") or default_chromium()
@@ -45,8 +44,7 @@ class Server:
 
     def sql(self, query: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """``query`` on the server's own database (SQLite, beside its log), committed."""
-        with sqlite3.connect(self.log.parent / "db.sqlite3", timeout=30) as db:
-            return db.execute(query, params).fetchall()
+        return sql(self.log.parent / "db.sqlite3", query, params)
 
 
 @contextmanager

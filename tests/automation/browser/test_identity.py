@@ -6,14 +6,12 @@ bench/healing.py)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
-from automation import ActionInvalid, BrowserSession, Budget, Tab
+from automation import ActionInvalid, Budget, Tab
 from automation.browser.identity import IDENTITY_VERSION, ElementIdentity, Located, locate
 from automation.browser.snapshot import Snapshot
 from bench.healing import load_cases, run_case
@@ -171,21 +169,13 @@ async def test_elements_in_shadow_roots_and_frames_are_found(tab: Tab, page: Sna
     assert in_frame.ok and in_frame.frame is not None and in_frame.frame.parent_frame is not None
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="session")
-async def corpus_tab(browser: BrowserSession) -> AsyncIterator[Tab]:
-    """One tab for every pair of the corpus, as bench.healing runs them (each pair opens
-    its pages afresh): a context of its own costs a pair more than its work."""
-    tab = await browser.new_tab()
-    yield tab
-    await tab.close()
-
-
 @pytest.mark.parametrize("case", load_cases(), ids=lambda c: c["id"])
 async def test_every_pair_of_the_healing_corpus(
-    corpus_tab: Tab, fixture_url: str, case: dict[str, Any]
+    module_tab: Tab, fixture_url: str, case: dict[str, Any]
 ) -> None:
-    """Recorded on v1, found on v2 (the same element), or abstained when it is gone."""
-    result = await run_case(corpus_tab, fixture_url, case)
+    """Recorded on v1, found on v2 (the same element), or abstained when it is gone; the
+    pairs share a tab, as bench.healing runs them (each opens its pages afresh)."""
+    result = await run_case(module_tab, fixture_url, case)
     assert result["ours"].verdict == "correct", (
         f"{result['ours'].verdict} via {result['strategy']} ({result['reason']}) "
         f"{result['ours'].detail}"

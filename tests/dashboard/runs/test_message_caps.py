@@ -150,22 +150,21 @@ def test_through_a_real_daphne_a_huge_stored_event_does_not_drop_the_socket(
     reconnected forever.  An event stored whole (by an older version) now reaches the page
     cut, and so does everything after it."""
     import asyncio
-    import sqlite3
 
-    from tests.daphne import daphne
+    from tests.daphne import daphne, sql
     from tests.dashboard.daphne_session import USER, logged_in_run, socket_messages
 
     var = tmp_path / "var"
     with daphne(var, USER, {}) as (base_url, _log):
         run_id, session = logged_in_run(base_url)
         huge = {"type": "llm.message", "round": 1, "text": "é" * 400_000, "usage": {}}
-        with sqlite3.connect(var / "db.sqlite3") as db:
-            for seq, data in ((10_000, huge), (10_001, {"type": "run.paused", "reason": "x"})):
-                db.execute(
-                    "INSERT INTO dashboard_runevent (run_id, seq, type, data, created_at)"
-                    " VALUES (?, ?, ?, ?, datetime('now'))",
-                    (run_id, seq, data["type"], json.dumps(data)),
-                )
+        for seq, data in ((10_000, huge), (10_001, {"type": "run.paused", "reason": "x"})):
+            sql(
+                var / "db.sqlite3",
+                "INSERT INTO dashboard_runevent (run_id, seq, type, data, created_at)"
+                " VALUES (?, ?, ?, ?, datetime('now'))",
+                (run_id, seq, data["type"], json.dumps(data)),
+            )
         got = asyncio.run(socket_messages(base_url, run_id, session, base_url))
     assert isinstance(got, list)
     kinds = [m["type"] for m in got]
