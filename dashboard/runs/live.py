@@ -356,6 +356,8 @@ async def _idle(manager: RunManager, live: LiveRun) -> str | None:
     live.working = False
     live.idle_since = time.monotonic()
     live.settled.set()
+    if live.closing:  # closed as the work ended (it was still "working" then): close now
+        return None
     if idle_s <= 0:
         live.closing = "this server keeps no tab between messages (TABWRIGHT_SESSION_IDLE_S=0)"
         return None

@@ -6,6 +6,7 @@ real runner and database; the scripted LLM server where a model is needed."""
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import threading
 from collections.abc import Callable, Iterator
@@ -21,6 +22,7 @@ from channels.testing import WebsocketCommunicator
 
 from automation.errors import ActionInvalid
 from dashboard.models import Run, Step
+from dashboard.runs import files as runfiles
 from dashboard.runs.runner import runner
 from dashboard.scenarios import services
 from tests.dashboard.conftest import OpenSocket, Runs
@@ -309,6 +311,41 @@ async def test_close_while_working_stops_the_work_and_closes(
     assert not runner.is_live(run.pk)
     stored = await load_run(run.pk)
     assert (stored.status, stored.session) == (Run.Status.STOPPED, Run.Session.CLOSED)
+
+
+async def test_a_close_as_the_work_ends_closes_the_session_then(
+    runs: Runs,
+    open_socket: OpenSocket,
+    owner: Any,
+    form_url: str,
+    keep_tabs: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The person closes the tab the moment the agent's work has finished, while the run
+    still keeps its files (it is not waiting for a message yet): the session closes once
+    they are kept, as closed by the person, not when the idle time is up."""
+    kept, keeping = threading.Event(), threading.Event()
+    keep = runfiles.keep
+
+    def slow_keep(run_id: int, workspace: Path) -> bool:
+        keeping.set()
+        kept.wait(ANSWER_S)
+        return keep(run_id, workspace)
+
+    monkeypatch.setattr(runfiles, "keep", slow_keep)
+    run, comm = await start_watched(runs, open_socket, owner, NAME_TASK, form_url)
+    finished = await receive_until(comm, of_type("run.finished"))
+    assert finished[-1]["status"] == "succeeded", finished[-1]
+    assert await asyncio.to_thread(keeping.wait, ANSWER_S)
+    await runner.command(run.pk, "close")  # as the page's and the API's close do
+    kept.set()
+    closed = await receive_until(comm, of_type("session.closed"))
+    assert "session.idle" not in types(closed), types(closed)
+    assert closed[-1]["reason"] == "closed by the person"
+    async with asyncio.timeout(ANSWER_S):
+        await runner.wait_closed(run.pk)
+    stored = await load_run(run.pk)
+    assert (stored.status, stored.session) == (Run.Status.SUCCEEDED, Run.Session.CLOSED)
 
 
 async def test_a_persons_open_conversations_stay_within_the_limit(
