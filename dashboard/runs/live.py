@@ -336,9 +336,7 @@ async def _restored(
 async def _converse(manager: RunManager, agent: AgentRun, live: LiveRun, note: str) -> None:
     """Each message's work in turn, on the same tab, while the session is kept."""
     while not (live.closing or live.control.failure):
-        # Messages that came as the last stretch ended were not seen: they go on.
-        carried = live.control.take_replies()
-        text = "\n".join(carried) if carried else await _idle(manager, live)
+        text = await _idle(manager, live)
         if text is None or live.closing:  # closed as the message came: no more work
             break
         await agent.continue_with(text, note=note, said_before=True)
@@ -353,11 +351,18 @@ async def _idle(manager: RunManager, live: LiveRun) -> str | None:
     # Its files first: once settled, a waiter may act, and the session must already
     # know whether it closes.
     await _bounded(live.run_id, "keep the run's files", _keep_files(live))
+    # Until the next line the run still counts as working, so what came as the last
+    # stretch ended (its files being kept) went to the work: a close ends the session
+    # now, messages the model did not read go on at once.  No await from here to
+    # ``working = False``: a later message or close finds the session idle.
+    if live.closing:
+        return None
+    carried = live.control.take_replies()
+    if carried:
+        return "\n".join(carried)
     live.working = False
     live.idle_since = time.monotonic()
     live.settled.set()
-    if live.closing:  # closed as the work ended (it was still "working" then): close now
-        return None
     if idle_s <= 0:
         live.closing = "this server keeps no tab between messages (TABWRIGHT_SESSION_IDLE_S=0)"
         return None

@@ -471,20 +471,21 @@ class RunManager:
                     return
                 await self.start(run_id, message=text)
                 return
-        if live.working:
-            await live.sink.emit(UserMessage(text))
-            if live.restoring and live.control.paused and not _answers_replay(text):
-                # Not "skip" or "retry": the person goes on without the rest of the
-                # restore, from the page as it is, with this message.
-                live.redirect = text
-                live.control.stop("the person went on from this page")
-                return
-            live.control.reply(text)
-            return
+        idle = not live.working
         live.working = True  # from now: a wait for the run waits for this message's work
         live.settled.clear()
         await live.sink.emit(UserMessage(text))
-        live.inbox.put_nowait(text)
+        if idle or not live.working:  # not working: its work ended as this was said
+            live.working = True
+            live.settled.clear()
+            live.inbox.put_nowait(text)
+        elif live.restoring and live.control.paused and not _answers_replay(text):
+            # Not "skip" or "retry": the person goes on without the rest of the
+            # restore, from the page as it is, with this message.
+            live.redirect = text
+            live.control.stop("the person went on from this page")
+        else:
+            live.control.reply(text)
 
     async def act(
         self, run_id: int, action: str, args: dict[str, Any], *, budget: Budget

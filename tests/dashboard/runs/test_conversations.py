@@ -9,13 +9,14 @@ from __future__ import annotations
 import asyncio
 import functools
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
 from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
@@ -313,18 +314,30 @@ async def test_close_while_working_stops_the_work_and_closes(
     assert (stored.status, stored.session) == (Run.Status.STOPPED, Run.Session.CLOSED)
 
 
-async def test_a_close_as_the_work_ends_closes_the_session_then(
+@dataclass
+class JustFinished:
+    """A conversation whose work has just finished, its files (kept once the work ends)
+    held until :meth:`release`: what the person does meanwhile lands after the work
+    finished, before the session waits for a message."""
+
+    run: Run
+    comm: WebsocketCommunicator
+    kept: threading.Event
+
+    def release(self) -> None:
+        self.kept.set()
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def just_finished(
     runs: Runs,
     open_socket: OpenSocket,
     owner: Any,
     form_url: str,
     keep_tabs: Any,
     monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The person closes the tab the moment the agent's work has finished, while the run
-    still keeps its files (it is not waiting for a message yet): the session closes once
-    they are kept, as closed by the person, not when the idle time is up."""
-    kept, keeping = threading.Event(), threading.Event()
+) -> AsyncIterator[JustFinished]:
+    keeping, kept = threading.Event(), threading.Event()
     keep = runfiles.keep
 
     def slow_keep(run_id: int, workspace: Path) -> bool:
@@ -336,16 +349,44 @@ async def test_a_close_as_the_work_ends_closes_the_session_then(
     run, comm = await start_watched(runs, open_socket, owner, NAME_TASK, form_url)
     finished = await receive_until(comm, of_type("run.finished"))
     assert finished[-1]["status"] == "succeeded", finished[-1]
-    assert await asyncio.to_thread(keeping.wait, ANSWER_S)
-    await runner.command(run.pk, "close")  # as the page's and the API's close do
+    assert await asyncio.to_thread(keeping.wait, ANSWER_S), "no files kept"
+    yield JustFinished(run, comm, kept)
     kept.set()
-    closed = await receive_until(comm, of_type("session.closed"))
+
+
+async def test_a_close_as_the_work_ends_closes_the_session_then(
+    just_finished: JustFinished,
+) -> None:
+    """The person closes the tab the moment the agent's work has finished, while the run
+    still keeps its files (it is not waiting for a message yet): the session closes once
+    they are kept, as closed by the person, not when the idle time is up."""
+    run = just_finished.run
+    await runner.command(run.pk, "close")  # as the page's and the API's close do
+    just_finished.release()
+    closed = await receive_until(just_finished.comm, of_type("session.closed"))
     assert "session.idle" not in types(closed), types(closed)
     assert closed[-1]["reason"] == "closed by the person"
     async with asyncio.timeout(ANSWER_S):
         await runner.wait_closed(run.pk)
     stored = await load_run(run.pk)
     assert (stored.status, stored.session) == (Run.Status.SUCCEEDED, Run.Session.CLOSED)
+
+
+async def test_a_message_as_the_work_ends_is_worked_on_at_once(
+    just_finished: JustFinished,
+) -> None:
+    """A message written the moment the work finished (its files still being kept) is the
+    next stretch's request, as one written to the waiting conversation is: not left for
+    a model that is no longer asked."""
+    run = just_finished.run
+    await runner.message(run.pk, FINISH_SIGN_UP)  # as the page's and the API's message do
+    just_finished.release()
+    went_on = await receive_until(just_finished.comm, of_type("session.idle"))
+    assert types(went_on)[0] == "user.message", types(went_on)
+    started = one(went_on, "run.started")
+    assert (started["task"], started["said_before"]) == (FINISH_SIGN_UP, True)
+    assert went_on[-2]["type"] == "run.finished" and went_on[-2]["status"] == "succeeded"
+    assert await stored_steps(run.pk) == SIGNED_UP_IN_TWO
 
 
 async def test_a_persons_open_conversations_stay_within_the_limit(
