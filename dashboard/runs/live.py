@@ -360,6 +360,7 @@ async def _idle(manager: RunManager, live: LiveRun) -> str | None:
     carried = live.control.take_replies()
     if carried:
         return "\n".join(carried)
+    live.control.pause_requested = False  # asked as the work ended: nothing left to pause
     live.working = False
     live.idle_since = time.monotonic()
     live.settled.set()

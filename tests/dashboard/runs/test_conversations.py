@@ -389,6 +389,21 @@ async def test_a_message_as_the_work_ends_is_worked_on_at_once(
     assert await stored_steps(run.pk) == SIGNED_UP_IN_TWO
 
 
+async def test_a_pause_as_the_work_ends_does_not_pause_the_next_message(
+    just_finished: JustFinished,
+) -> None:
+    """A pause asked the moment the work finished finds nothing left to pause: the
+    conversation waits as usual, and the next message's work is not paused for it."""
+    run, comm = just_finished.run, just_finished.comm
+    await runner.command(run.pk, "pause")
+    just_finished.release()
+    await receive_until(comm, of_type("session.idle"))
+    await say(comm, FINISH_SIGN_UP)
+    went_on = await receive_until(comm, of_type("session.idle"))
+    assert "run.paused" not in types(went_on), types(went_on)
+    assert went_on[-2]["type"] == "run.finished" and went_on[-2]["status"] == "succeeded"
+
+
 async def test_a_persons_open_conversations_stay_within_the_limit(
     runs: Runs,
     open_socket: OpenSocket,
