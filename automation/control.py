@@ -24,6 +24,7 @@ class RunControl:
         self.paused = False
         self.pause_reason = ""  # why it is paused ("llm_error", "stuck", …), while it is
         self.stopped = False
+        self.stop_reason = ""  # the stop's, once stopped
         self.failure = ""  # why the run can't go on (its browser crashed), if it can't
         # The Recorder listening to the person while the run is paused (the live view's
         # "check this" asks it to record a check), else None.
@@ -55,9 +56,17 @@ class RunControl:
 
     def stop(self, reason: str = "stopped by the person") -> None:
         self.stopped = True
+        self.stop_reason = reason
         if self.budget is not None:
             self.budget.cancel(reason)
         self._wake.set()
+
+    def attach(self, budget: Budget) -> None:
+        """The budget of the work starting now, which a stop cancels; a stop asked before
+        it started (as the run's tab opened) cancels it at once."""
+        self.budget = budget
+        if self.stopped:
+            budget.cancel(self.stop_reason)
 
     def fail(self, reason: str) -> None:
         """End the run as failed, at once, even while it waits for the person: for what

@@ -177,8 +177,7 @@ class AgentRun:
         self, message: str, start_url: str, *, said_before: bool = False
     ) -> RunFinished:
         budget = Budget(self.config.run_timeout_ms, label="run")
-        self.control.budget = budget
-        self.control.stopped = False
+        self.control.attach(budget)
         self._working = True
         self._stretches += 1
         self._asked = message  # what this stretch is for (the rule planner runs its commands)
@@ -202,6 +201,7 @@ class AgentRun:
             finished = RunFinished("failed", reason=str(exc))
         finally:
             self._working = False
+            self.control.stopped = False  # a stop ends this stretch, not the next one
         await self.out.emit(finished)
         return finished
 

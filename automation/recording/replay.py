@@ -198,7 +198,7 @@ class Replay:
         started = time.monotonic()
         budget = Budget(self.config.run_timeout_ms, label="replay")
         if self.control is not None:
-            self.control.budget = budget
+            self.control.attach(budget)
         await self.out.emit(
             RunStarted(f"replay: {self.scenario.name}", self.base_url or self.scenario.base_url,
                        "replay")

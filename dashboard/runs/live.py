@@ -320,6 +320,7 @@ async def _restored(
     if not restored.ok and live.redirect and not live.closing:
         # The person answered the restore's pause with what to do instead: from here.
         text, live.redirect = live.redirect, ""
+        live.control.stopped = False  # the stop ended the restore, not this message's work
         note = f"{note}\nBefore that, the person had asked: {message}"
         await agent.continue_with(text, note=note, said_before=True)
         return agent, ""
@@ -360,7 +361,8 @@ async def _idle(manager: RunManager, live: LiveRun) -> str | None:
     carried = live.control.take_replies()
     if carried:
         return "\n".join(carried)
-    live.control.pause_requested = False  # asked as the work ended: nothing left to pause
+    # Asked as the work ended: nothing left to pause or stop.
+    live.control.pause_requested = live.control.stopped = False
     live.working = False
     live.idle_since = time.monotonic()
     live.settled.set()

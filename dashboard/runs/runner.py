@@ -81,6 +81,9 @@ class RunManager:
         self._opening: Counter[BrowserSession] = Counter()  # runs opening a tab in each
         self._start_lock = asyncio.Lock()  # a closed conversation is restored once
         self._live: dict[int, LiveRun] = {}
+        # Runs this process is starting (claimed, not live yet): set once each is live or
+        # failed to start.  A call for one waits for that instead of finding it not live.
+        self._starting: dict[int, asyncio.Event] = {}
         self._viewers: Counter[int] = Counter()  # open pages per run, on this process
         # Pages on other processes that watch a run of this worker: their channel and until
         # when (time.monotonic()) they count, renewed by them (watch_remote).
@@ -93,6 +96,14 @@ class RunManager:
 
     def is_live(self, run_id: int) -> bool:
         return run_id in self._live
+
+    async def _live_run(self, run_id: int) -> LiveRun | None:
+        """The run's live state here; a run being started here is waited for (a few
+        database reads), so a stop or a message that comes as it starts reaches it."""
+        starting = self._starting.get(run_id)
+        if starting is not None:
+            await starting.wait()
+        return self._live.get(run_id)
 
     def is_working(self, run_id: int) -> bool:
         """Live and at work (not waiting for a message between stretches)."""
@@ -256,8 +267,16 @@ class RunManager:
         """Start a run: queued (claimed here, unless ``claimed`` already); with
         ``message``, a conversation whose session was closed: its page is restored by
         replaying its steps, then the agent goes on with ``message``."""
-        if run_id in self._live:
+        if run_id in self._live or run_id in self._starting:
             raise ActionInvalid("the run is live already")
+        # No await from the claim (the caller's, when ``claimed``) to here.
+        self._starting[run_id] = asyncio.Event()
+        try:
+            await self._start(run_id, message, claimed=claimed)
+        finally:
+            self._starting.pop(run_id).set()
+
+    async def _start(self, run_id: int, message: str, *, claimed: bool) -> None:
         if not (message or claimed):
             got = await database_sync_to_async(services.run_claim)(
                 holder=self.leases.holder, lease_s=lease_seconds(), run_id=run_id
@@ -389,7 +408,7 @@ class RunManager:
         if command == "message":
             await self.message(run_id, text)
             return
-        live = self._live.get(run_id)
+        live = await self._live_run(run_id)
         if live is None:
             if command == "stop" and await self.stop_queued(run_id):
                 return
@@ -453,7 +472,7 @@ class RunManager:
         if not text:
             raise ActionInvalid("the message is empty")
         async with self._start_lock:
-            live = self._live.get(run_id)
+            live = await self._live_run(run_id)
             if live is not None and live.closing and not live.working and live.task is not None:
                 await asyncio.shield(live.task)  # closing now: restored once it has closed
                 live = self._live.get(run_id)
@@ -560,7 +579,7 @@ class RunManager:
     async def wait(self, run_id: int) -> None:
         """Until the run's work ends: its task, or a conversation's stretch (the session
         may stay open for the next message)."""
-        live = self._live.get(run_id)
+        live = await self._live_run(run_id)
         if live is None or live.task is None:
             return
         settled = asyncio.ensure_future(live.settled.wait())
@@ -579,7 +598,7 @@ class RunManager:
 
     async def end(self, run_id: int, reason: str) -> None:
         """Stop whatever the run does and close its session; returns once it has."""
-        live = self._live.get(run_id)
+        live = await self._live_run(run_id)
         if live is None:
             return
         live.close(reason)
