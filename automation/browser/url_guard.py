@@ -21,7 +21,8 @@ so the guard places the frame: a page's or an out-of-process iframe's frame id i
 target id (``Target.getTargetInfo`` gives the context); an in-process iframe is found in
 the frame trees of the browser's pages.  A frame it cannot place (an iframe inside an
 out-of-process iframe) is held to every guard's policy of that browser: when in doubt,
-refuse.
+refuse.  A URL every guard's policy allows goes on without placing its frame at all: the
+navigation waits for the guard, and placing costs a round trip to the browser.
 
 Where the policy blocks private addresses, host names are resolved too (a public answer
 is remembered for 30 s).  A name that does not resolve at all is let through, as
@@ -186,6 +187,9 @@ class _Interceptor:
     async def _decide(self, session: CDPSession, event: dict[str, Any]) -> None:
         request_id, url = event["requestId"], event["request"]["url"]
         try:
+            if await self._all_allow(url):
+                await session.send("Fetch.continueRequest", {"requestId": request_id})
+                return
             guards, empty = await self._guards_for(session, event["frameId"])
             for guard in guards:
                 reason = await guard.refusal(url)
@@ -207,6 +211,17 @@ class _Interceptor:
                 )
             except PlaywrightError:
                 pass
+
+    async def _all_allow(self, url: str) -> bool:
+        """Whether every policy of this browser's guards lets ``url`` load: then so do the
+        guards of whatever frame asked, and the navigation goes on without a round trip to
+        place the frame (a page load waits for each one).  One guard judges for all that
+        share its policy object (a session's contexts do)."""
+        judges = {id(guard.policy): guard for guard in self.guards}
+        for guard in judges.values():
+            if await guard.refusal(url):
+                return False
+        return True
 
     async def _guards_for(self, session: CDPSession, frame_id: str) -> tuple[list[_Guard], bool]:
         """The guards that judge a navigation of this frame, and whether it shows nothing."""
