@@ -47,6 +47,7 @@ from urllib.parse import urlsplit
 from playwright.async_api import Browser, BrowserContext, CDPSession, Page
 from playwright.async_api import Error as PlaywrightError
 
+from automation.browser.listen import listener
 from automation.browser.url_policy import SHOWN_URL_CHARS, UrlPolicy
 from automation.budget import Budget
 from automation.errors import BrowserError, BudgetExceeded, UrlBlocked
@@ -165,7 +166,7 @@ class _Interceptor:
         async with self._lock:
             if self.guards and self._session is None:
                 session = await self.browser.new_browser_cdp_session()
-                session.on("Fetch.requestPaused", self._on_paused)
+                session.on("Fetch.requestPaused", listener(self._on_paused))
                 await session.send("Fetch.enable", {"patterns": _DOCUMENTS})
                 self._session = session
             elif not self.guards and self._session is not None:
