@@ -21,8 +21,9 @@ so the guard places the frame: a page's or an out-of-process iframe's frame id i
 target id (``Target.getTargetInfo`` gives the context); an in-process iframe is found in
 the frame trees of the browser's pages.  A frame it cannot place (an iframe inside an
 out-of-process iframe) is held to every guard's policy of that browser: when in doubt,
-refuse.  A URL every guard's policy allows goes on without placing its frame at all: the
-navigation waits for the guard, and placing costs a round trip to the browser.
+refuse.  When the browser's guards share one policy (a session's do) and it allows the
+URL, the navigation goes on without placing its frame at all: the navigation waits for the
+guard, and placing costs a round trip to the browser.
 
 Where the policy blocks private addresses, host names are resolved too (a public answer
 is remembered for 30 s).  A name that does not resolve at all is let through, as
@@ -214,15 +215,15 @@ class _Interceptor:
                 pass
 
     async def _all_allow(self, url: str) -> bool:
-        """Whether every policy of this browser's guards lets ``url`` load: then so do the
-        guards of whatever frame asked, and the navigation goes on without a round trip to
-        place the frame (a page load waits for each one).  One guard judges for all that
-        share its policy object (a session's contexts do)."""
-        judges = {id(guard.policy): guard for guard in self.guards}
-        for guard in judges.values():
-            if await guard.refusal(url):
-                return False
-        return True
+        """Whether the one policy of all this browser's guards (a session's contexts share
+        its policy) lets ``url`` load: then so does the frame's guard, whichever context
+        the frame is in, and the navigation goes on without the round trip that places
+        the frame (a page load waits for it).  Guards of several policies are not asked
+        here: one context's navigation never waits for another's policy."""
+        guards = list(self.guards)
+        if not guards or any(guard.policy is not guards[0].policy for guard in guards):
+            return False
+        return not await guards[0].refusal(url)
 
     async def _guards_for(self, session: CDPSession, frame_id: str) -> tuple[list[_Guard], bool]:
         """The guards that judge a navigation of this frame, and whether it shows nothing."""
