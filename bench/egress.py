@@ -17,6 +17,10 @@ Last line:
 ``cpu_us_per_request`` is this process's CPU time during our browser's loads and fetches
 (the proxy, and Playwright's handling of the page's events), per request: unlike the
 ratios, it hardly moves with what else the machine is busy with.
+
+A line before it takes the price apart: the same loads and fetches in a third Chromium,
+launched the plain way behind the session's proxy (no tab of ours: no listeners, no URL
+guard), against the raw one: what the proxy alone costs.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from playwright.async_api import Page, async_playwright
 
 from automation import BrowserSession
 from automation.browser.config import QUIET_CHROMIUM_ARGS
+from automation.browser.session import proxy_args
 from bench.common import browser_config, median, serve_apart
 
 LOADS = 30
@@ -91,22 +96,37 @@ async def main() -> None:
                 executable_path=config.executable_path, args=list(QUIET_CHROMIUM_ARGS)
             )
             raw = await (await plain.new_context()).new_page()
+            behind = await pw.chromium.launch(
+                executable_path=config.executable_path,
+                args=[*QUIET_CHROMIUM_ARGS, *proxy_args(session.egress.url)],
+            )
+            proxied = await (await behind.new_context()).new_page()
             ours_load, raw_load, ours_fetch, raw_fetch = [], [], [], []
+            proxied_load, proxied_fetch = [], []
             for i in range(-3, LOADS):  # three rounds to warm up, not counted
                 took = (
                     await ours_load_ms(ours, f"{base}/assets.html?v=o{i}"),
                     await load_ms(raw, f"{base}/assets.html?v=r{i}"),
+                    await load_ms(proxied, f"{base}/assets.html?v=p{i}"),
                 )
                 if i >= 0:
                     ours_load.append(took[0])
                     raw_load.append(took[1])
+                    proxied_load.append(took[2])
             for _ in range(3):
                 ours_fetch += await ours_fetches(ours)
                 raw_fetch += await raw.evaluate(FETCH_SERIES, FETCHES)
+                proxied_fetch += await proxied.evaluate(FETCH_SERIES, FETCHES)
             await plain.close()
+            await behind.close()
             opened = session.egress.opened
     requests = (LOADS + 3) * 31 + 3 * FETCHES
-    print(f"upstream connections the proxy opened: {opened} for {requests} requests")
+    print(f"upstream connections the proxy opened: {opened} for {2 * requests} requests")
+    print(
+        f"the proxy alone (a plain Chromium behind it): "
+        f"load_ratio={median(proxied_load) / median(raw_load):.2f} "
+        f"fetch_ratio={median(proxied_fetch) / median(raw_fetch):.2f}"
+    )
     print(
         f"loads={LOADS} (20 images, 5 scripts, 5 style sheets each) fetches={3 * FETCHES}\n"
         f"load p50: ours {median(ours_load):.1f} ms, raw {median(raw_load):.1f} ms\n"

@@ -20,6 +20,7 @@ from playwright.async_api import BrowserContext, CDPSession, Frame, Locator, Pag
 
 from automation.browser.config import BrowserConfig
 from automation.browser.identity import ElementIdentity
+from automation.browser.listen import listener
 from automation.browser.pwcall import call
 from automation.browser.snapshot import REF_RE, RefEntry
 from automation.budget import Budget, close_unawaited
@@ -89,8 +90,8 @@ class TabCore:
         self._frames: dict[str, Frame] = {"": page.main_frame}
         self._prefixes: dict[Frame, str] = {page.main_frame: ""}
         self._next_frame = 1
-        page.on("crash", self._on_crash)
-        page.on("framedetached", self._on_frame_detached)
+        page.on("crash", listener(self._on_crash))
+        page.on("framedetached", listener(self._on_frame_detached))
 
     def _on_crash(self, _page: Page) -> None:
         self.crashed = True

@@ -26,6 +26,7 @@ from typing import Any
 from playwright.async_api import ConsoleMessage, Page, Request, Response
 from playwright.async_api import Error as PlaywrightError
 
+from automation.browser.listen import listener
 from automation.errors import ActionInvalid
 
 __all__ = [
@@ -158,20 +159,20 @@ class PageLog:
         self._seen: Counter[str] = Counter()
         self._subscribers: list[LogSubscriber] = []
         self._listeners: dict[str, Callable[[Any], None]] = {
-            "console": self._on_console,
-            "pageerror": self._on_page_error,
-            "request": self._on_request,
-            "requestfinished": self._on_request_finished,
-            "requestfailed": self._on_request_failed,
+            "console": listener(self._on_console),
+            "pageerror": listener(self._on_page_error),
+            "request": listener(self._on_request),
+            "requestfinished": listener(self._on_request_finished),
+            "requestfailed": listener(self._on_request_failed),
         }
-        for event, listener in self._listeners.items():
-            page.on(event, listener)  # type: ignore[call-overload]
+        for event, callback in self._listeners.items():
+            page.on(event, callback)  # type: ignore[call-overload]
 
     def detach(self) -> None:
         """Stop listening; what was recorded stays readable."""
-        for event, listener in self._listeners.items():
+        for event, callback in self._listeners.items():
             try:
-                self.page.remove_listener(event, listener)
+                self.page.remove_listener(event, callback)
             except (KeyError, ValueError):
                 pass  # already removed
         self._listeners = {}

@@ -39,6 +39,7 @@ from urllib.parse import urlsplit
 
 from playwright.async_api import Page
 
+from automation.browser.listen import listener
 from automation.browser.pagelog import (
     ConsoleEntry,
     LogEntry,
@@ -117,8 +118,9 @@ class ProblemWatcher:
         first = tabs if isinstance(tabs, Tab) else next(iter(tabs.tabs), None)
         self._why_unreachable = first.why_unreachable if first is not None else None
         self._context = group.context if group is not None else tabs.context
+        self._subscribed = listener(self._keep_subscribed)
         for event in _CONTEXT_SUBSCRIPTIONS:
-            self._context.on(event, self._keep_subscribed)  # type: ignore[call-overload]
+            self._context.on(event, self._subscribed)  # type: ignore[call-overload]
         if group is not None:
             for tab in group.tabs:
                 self._follow(tab.page, tab.log)
@@ -236,13 +238,13 @@ class ProblemWatcher:
 
     def _detach(self) -> None:
         listeners: list[tuple[str, Callable[[object], None]]] = [
-            (event, self._keep_subscribed) for event in _CONTEXT_SUBSCRIPTIONS
+            (event, self._subscribed) for event in _CONTEXT_SUBSCRIPTIONS
         ]
         if self._group is not None:
             listeners.append(("page", self._on_page))  # type: ignore[arg-type]
-        for event, listener in listeners:
+        for event, callback in listeners:
             try:
-                self._context.remove_listener(event, listener)  # type: ignore[call-overload]
+                self._context.remove_listener(event, callback)  # type: ignore[call-overload]
             except Exception:
                 # A browser that is gone has no listeners left to remove.
                 log.debug("page problems: context listener not removed", exc_info=True)

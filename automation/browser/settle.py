@@ -81,6 +81,7 @@ from urllib.parse import urlsplit
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Page, Request, Response
 
+from automation.browser.listen import listener
 from automation.budget import DEFAULT_HEADROOM_MS, Budget
 from automation.errors import (
     ActionInvalid,
@@ -252,13 +253,13 @@ class Settler:
         self._nav_redirected = False
         self._changed = asyncio.Event()
         self._since = self._mark(armed=False)
-        page.on("request", self._on_request)
-        page.on("response", self._on_response)
-        page.on("requestfinished", self._on_done)
-        page.on("requestfailed", self._on_failed)
-        page.on("framenavigated", self._on_committed)
-        page.on("close", self._on_gone)
-        page.on("crash", self._on_gone)
+        page.on("request", listener(self._on_request))
+        page.on("response", listener(self._on_response))
+        page.on("requestfinished", listener(self._on_done))
+        page.on("requestfailed", listener(self._on_failed))
+        page.on("framenavigated", listener(self._on_committed))
+        page.on("close", listener(self._on_gone))
+        page.on("crash", listener(self._on_gone))
 
     def busy(self) -> bool:
         """Whether the page is loading something a snapshot shows: a navigation not yet

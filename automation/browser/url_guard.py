@@ -21,7 +21,9 @@ so the guard places the frame: a page's or an out-of-process iframe's frame id i
 target id (``Target.getTargetInfo`` gives the context); an in-process iframe is found in
 the frame trees of the browser's pages.  A frame it cannot place (an iframe inside an
 out-of-process iframe) is held to every guard's policy of that browser: when in doubt,
-refuse.
+refuse.  When the browser's guards share one policy (a session's do) and it allows the
+URL, the navigation goes on without placing its frame at all: the navigation waits for the
+guard, and placing costs a round trip to the browser.
 
 Where the policy blocks private addresses, host names are resolved too (a public answer
 is remembered for 30 s).  A name that does not resolve at all is let through, as
@@ -46,6 +48,7 @@ from urllib.parse import urlsplit
 from playwright.async_api import Browser, BrowserContext, CDPSession, Page
 from playwright.async_api import Error as PlaywrightError
 
+from automation.browser.listen import listener
 from automation.browser.url_policy import SHOWN_URL_CHARS, UrlPolicy
 from automation.budget import Budget
 from automation.errors import BrowserError, BudgetExceeded, UrlBlocked
@@ -164,7 +167,7 @@ class _Interceptor:
         async with self._lock:
             if self.guards and self._session is None:
                 session = await self.browser.new_browser_cdp_session()
-                session.on("Fetch.requestPaused", self._on_paused)
+                session.on("Fetch.requestPaused", listener(self._on_paused))
                 await session.send("Fetch.enable", {"patterns": _DOCUMENTS})
                 self._session = session
             elif not self.guards and self._session is not None:
@@ -186,6 +189,9 @@ class _Interceptor:
     async def _decide(self, session: CDPSession, event: dict[str, Any]) -> None:
         request_id, url = event["requestId"], event["request"]["url"]
         try:
+            if await self._all_allow(url):
+                await session.send("Fetch.continueRequest", {"requestId": request_id})
+                return
             guards, empty = await self._guards_for(session, event["frameId"])
             for guard in guards:
                 reason = await guard.refusal(url)
@@ -207,6 +213,17 @@ class _Interceptor:
                 )
             except PlaywrightError:
                 pass
+
+    async def _all_allow(self, url: str) -> bool:
+        """Whether the one policy of all this browser's guards (a session's contexts share
+        its policy) lets ``url`` load: then so does the frame's guard, whichever context
+        the frame is in, and the navigation goes on without the round trip that places
+        the frame (a page load waits for it).  Guards of several policies are not asked
+        here: one context's navigation never waits for another's policy."""
+        guards = list(self.guards)
+        if not guards or any(guard.policy is not guards[0].policy for guard in guards):
+            return False
+        return not await guards[0].refusal(url)
 
     async def _guards_for(self, session: CDPSession, frame_id: str) -> tuple[list[_Guard], bool]:
         """The guards that judge a navigation of this frame, and whether it shows nothing."""

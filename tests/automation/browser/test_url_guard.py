@@ -18,6 +18,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import pytest_asyncio
+from playwright.async_api import CDPSession
 
 from automation import BrowserSession, Tab, UrlPolicy
 from automation.browser.url_guard import install_url_guard
@@ -338,6 +339,27 @@ async def test_allowed_navigations_and_subresources_work(gtab: Tab, site: Site) 
     await gtab.page.click("#send")
     await gtab.page.wait_for_url(site.url("shop.test", "/done"))
     assert blocks == []
+
+
+async def test_an_allowed_navigation_goes_on_without_placing_its_frame(
+    gtab: Tab, site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A page load waits for the guard: when the session's policy (every guard's) allows
+    # the URL, which context the frame belongs to does not matter: the browser is not asked.
+    site.pages["/plain"] = "<h1>plain</h1>"
+    asked: list[str] = []
+    send = CDPSession.send
+
+    async def spy(self: CDPSession, method: str, params: dict | None = None) -> dict:
+        asked.append(method)
+        return await send(self, method, params)
+
+    monkeypatch.setattr(CDPSession, "send", spy)
+    await gtab.page.goto(site.url("shop.test", "/plain"))
+    await gtab.page.goto(site.redirect("shop.test", site.url("img.test", "/plain")))
+    assert await gtab.page.inner_text("h1") == "plain"
+    assert asked.count("Fetch.continueRequest") == 3  # a page, a redirect and its hop
+    assert "Target.getTargetInfo" not in asked and "Page.getFrameTree" not in asked
 
 
 async def test_the_guard_watches_only_its_own_context(
