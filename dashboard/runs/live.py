@@ -353,10 +353,10 @@ async def _idle(manager: RunManager, live: LiveRun) -> str | None:
     # know whether it closes.
     await _bounded(live.run_id, "keep the run's files", _keep_files(live))
     # Until the next line the run still counts as working, so what came as the last
-    # stretch ended (its files being kept) went to the work: a close ends the session
-    # now, messages the model did not read go on at once.  No await from here to
-    # ``working = False``: a later message or close finds the session idle.
-    if live.closing:
+    # stretch ended (its files being kept) went to the work: a close (or a crash) ends
+    # the session now, messages the model did not read go on at once.  No await from
+    # here to ``working = False``: a later message or close finds the session idle.
+    if live.closing or live.control.failure:
         return None
     carried = live.control.take_replies()
     if carried:
