@@ -8,7 +8,7 @@ animates at 60 fps thus costs ``max_fps`` sends, and the last picture of a page 
 stands still is never lost.  Chromium sends a first frame when a cast starts; should none
 come within ``_FIRST_FRAME_S`` (a busy machine, a page Chromium won't draw for the cast),
 one screenshot of the tab stands in for it, so a person watching is never left with no
-picture of a tab that stands still.  A failure to follow a tab is logged and tried again:
+picture of a tab that stands still.  A failure to follow a tab is logged (once per tab) and tried again:
 the live view outlives it.  ``on_frame`` is awaited, so a slow receiver slows the sends
 down instead of queueing them.  The screencast follows the run: whichever tab is current
 (the ``current`` callable) is the one shown, and a tab that closes or crashes is left
@@ -90,6 +90,7 @@ class Screencast:
         self._session: CDPSession | None = None
         self._newest: Frame | None = None
         self._followed_at = 0.0  # when the cast of the current tab started
+        self._failed: Tab | None = None  # the tab it last failed to follow (said once)
         self._fresh = asyncio.Event()
         self._acks: set[asyncio.Task[Any]] = set()
         self._task: asyncio.Task[None] | None = None
@@ -122,7 +123,9 @@ class Screencast:
                 try:
                     await self._follow(tab)
                 except Exception:  # whatever it was, the next turn tries again
-                    log.exception("the live view could not follow the tab")
+                    self._failed_to_follow(
+                        tab, "the live view could not follow the tab", stack=True
+                    )
                     await self._leave()
             try:
                 # Not asyncio.wait_for: on Python 3.11 a stop() that lands as its timeout
@@ -158,8 +161,23 @@ class Screencast:
             await budget.run(session.send("Page.startScreencast", self._params))
         except (PlaywrightError, TabwrightError) as exc:
             # A tab closing as we start: the next current tab is tried on the next turn.
-            log.info("the live view could not start on %s: %s", tab.page.url, exc)
+            self._failed_to_follow(tab, f"the live view could not start on {tab.page.url}: {exc}")
             await self._leave()
+            return
+        self._failed = None
+
+    def _failed_to_follow(self, tab: Tab | None, what: str, *, stack: bool = False) -> None:
+        """Log a failure to follow ``tab`` the first time (an unexpected one, ``stack``,
+        as an error with its stack); its retries, every ``_FOLLOW_S``, at DEBUG: a tab that
+        keeps failing the same way does not fill the log."""
+        if tab is not None and tab is self._failed:
+            log.debug("%s (again)", what, exc_info=stack)
+            return
+        self._failed = tab
+        if stack:
+            log.exception(what)
+        else:
+            log.info("%s", what)
 
     async def _picture_if_no_frame(self) -> None:
         """A screenshot of the tab as its first frame, when the cast has sent none for

@@ -4,10 +4,12 @@ the run's tabs; and a person's clicks, keys and typing reaching the page, and re
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from typing import Any
 
 import pytest
+from playwright.async_api import Error as PlaywrightError
 
 from automation import BrowserSession, Budget, Tab
 from automation.browser import screencast as screencast_module
@@ -260,3 +262,39 @@ async def test_a_stop_that_lands_as_a_frame_arrives_still_ends_the_screencast() 
     assert task in done and task.cancelled()
     await cast.stop()
     assert not cast.running
+
+
+@pytest.mark.parametrize("failure", [RuntimeError("a bug"), PlaywrightError("Target closed")])
+async def test_a_tab_it_keeps_failing_to_follow_is_logged_once(
+    tab: Tab,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    failure: Exception,
+) -> None:
+    """The live view tries again every half second to follow a tab it could not: a tab
+    that keeps failing the same way is said once (an unexpected failure with its stack),
+    not once a try."""
+    tries = asyncio.Event()
+    count = [0]
+
+    async def failing(_page: Any) -> Any:
+        count[0] += 1
+        if count[0] >= 4:
+            tries.set()
+        raise failure
+
+    monkeypatch.setattr(tab.context, "new_cdp_session", failing)
+    cast = Screencast(lambda: tab, Frames())
+    with caplog.at_level(logging.INFO, logger="automation.browser"):
+        cast.start()
+        try:
+            async with asyncio.timeout(60):
+                await tries.wait()
+        finally:
+            await cast.stop()
+    said = [r for r in caplog.records if "live view could not" in r.getMessage()]
+    assert len(said) == 1, [r.getMessage() for r in said]
+    unexpected = isinstance(failure, RuntimeError)
+    assert (said[0].levelno, said[0].exc_info is not None) == (
+        (logging.ERROR, True) if unexpected else (logging.INFO, False)
+    )
