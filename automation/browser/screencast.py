@@ -8,11 +8,11 @@ animates at 60 fps thus costs ``max_fps`` sends, and the last picture of a page 
 stands still is never lost.  Chromium sends a first frame when a cast starts; should none
 come within ``_FIRST_FRAME_S`` (a busy machine, a page Chromium won't draw for the cast),
 one screenshot of the tab stands in for it, so a person watching is never left with no
-picture of a tab that stands still.  A failure to follow a tab is logged (once per tab) and tried again:
-the live view outlives it.  ``on_frame`` is awaited, so a slow receiver slows the sends
-down instead of queueing them.  The screencast follows the run: whichever tab is current
-(the ``current`` callable) is the one shown, and a tab that closes or crashes is left
-quietly until another is current.
+picture of a tab that stands still.  A failure to follow a tab is logged (once per
+tab) and tried again: the live view outlives it.  ``on_frame`` is awaited, so a slow
+receiver slows the sends down instead of queueing them.  The screencast follows the
+run: whichever tab is current (the ``current`` callable) is the one shown, and a tab that
+closes or crashes is left quietly until another is current.
 
 **Input.**  :func:`person_input` carries one click, scroll, key or piece of text to the
 current tab as real input (CDP ``Input.dispatch*`` through Playwright), so the page cannot
