@@ -189,12 +189,14 @@ class _Interceptor:
     async def _decide(self, session: CDPSession, event: dict[str, Any]) -> None:
         request_id, url = event["requestId"], event["request"]["url"]
         try:
-            if await self._all_allow(url):
+            shared = self._one_policy()
+            verdict = await shared.refusal(url) if shared is not None else None
+            if verdict == "":
                 await session.send("Fetch.continueRequest", {"requestId": request_id})
                 return
             guards, empty = await self._guards_for(session, event["frameId"])
             for guard in guards:
-                reason = await guard.refusal(url)
+                reason = verdict if verdict is not None else await guard.refusal(url)
                 if reason:
                     guard.report(url, reason)
                     error = "BlockedByClient" if empty else "Aborted"
@@ -214,16 +216,18 @@ class _Interceptor:
             except PlaywrightError:
                 pass
 
-    async def _all_allow(self, url: str) -> bool:
-        """Whether the one policy of all this browser's guards (a session's contexts share
-        its policy) lets ``url`` load: then so does the frame's guard, whichever context
-        the frame is in, and the navigation goes on without the round trip that places
-        the frame (a page load waits for it).  Guards of several policies are not asked
-        here: one context's navigation never waits for another's policy."""
+    def _one_policy(self) -> _Guard | None:
+        """A guard whose policy every guard of this browser shares (a session's contexts
+        share its policy), else None.  Its verdict is every guard's, whichever context the
+        frame is in: an allowed navigation goes on without the round trip that places the
+        frame (a page load waits for it), and a refused one is not judged again (a slow
+        lookup waited for twice) once placed to be told to its guard.  Guards of several
+        policies are asked only once the frame is placed: one context's navigation never
+        waits for another's policy."""
         guards = list(self.guards)
         if not guards or any(guard.policy is not guards[0].policy for guard in guards):
-            return False
-        return not await guards[0].refusal(url)
+            return None
+        return guards[0]
 
     async def _guards_for(self, session: CDPSession, frame_id: str) -> tuple[list[_Guard], bool]:
         """The guards that judge a navigation of this frame, and whether it shows nothing."""
