@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 
 from automation.browser.url_policy import UrlPolicy
 
-__all__ = ["CHROMIUM", "HEADLESS_SHELL", "QUIET_CHROMIUM_ARGS", "BrowserConfig", "default_chromium"]
+__all__ = [
+    "CHROMIUM",
+    "HEADLESS_SHELL",
+    "QUIET_CHROMIUM_ARGS",
+    "TAB_SETTINGS",
+    "BrowserConfig",
+    "default_chromium",
+]
 
 # Debian's Chromium, and its headless shell (package chromium-headless-shell): Chromium's
 # headless mode as a program of its own, without the browser's UI and profile services --
@@ -84,3 +91,23 @@ class BrowserConfig:
     # How long a snapshot's full walk may take in the page before the snapshot is reduced
     # to the elements one can act on (0: half of the snapshot's budget).
     snapshot_full_pass_ms: int = 0
+
+    def launch_settings(self) -> BrowserConfig:
+        """This config with each tab's own settings (TAB_SETTINGS) at their defaults: two
+        configs with equal launch settings can share a browser."""
+        return replace(self, **_TAB_DEFAULTS)
+
+
+# The settings of a tab, not of its browser: a browser launched with any of them serves a
+# tab with any other (BrowserSession.new_tab's ``config``), so runs that differ only in
+# these share one.  evaluate_enabled is not one: it also opens the browser's debugging port.
+TAB_SETTINGS = frozenset({
+    "action_timeout_ms",
+    "upload_dir",
+    "evaluate_max_result_chars",
+    "shell_commands",
+    "shell_timeout_ms",
+    "max_tabs",
+    "snapshot_full_pass_ms",
+})  # fmt: skip
+_TAB_DEFAULTS = {f.name: f.default for f in fields(BrowserConfig) if f.name in TAB_SETTINGS}

@@ -166,6 +166,9 @@ class BrowserSession:
         self._lock = asyncio.Lock()
         self._groups: set[TabGroup] = set()
         self._workspaces: dict[TabGroup, Path | None] = {}  # each group's run folder
+        # Each group's tab settings (TAB_SETTINGS of new_group's ``config``), where they
+        # are not the session's.
+        self._tab_configs: dict[TabGroup, BrowserConfig] = {}
         # Per browser target: a new Page object for the same tab keeps its refs.
         self.ref_states: dict[str, RefState] = ref_states if ref_states is not None else {}
         self.restarts = 0
@@ -241,6 +244,7 @@ class BrowserSession:
                     self._groups.discard(group)
                     self._ahead.discard(group)
                     self._workspaces.pop(group, None)
+                    self._tab_configs.pop(group, None)
                 await self._drop_cdp()
                 await self._drop_browser()
             await budget.run(self._start_browser(budget))
@@ -367,12 +371,20 @@ class BrowserSession:
         workspace: Path | None = None,
         budget: Budget | None = None,
         context_options: Mapping[str, Any] | None = None,
+        config: BrowserConfig | None = None,
     ) -> TabGroup:
         """A fresh browser context (own cookies, storage, downloads) with one tab open.
         ``storage_state`` (a saved sign-in, say) and ``context_options`` (any of
         :data:`CONTEXT_OPTIONS`, passed to Playwright's ``new_context``) shape it; without
-        them, a warm session hands over the context it opened ahead."""
+        them, a warm session hands over the context it opened ahead.  ``config``: its
+        tabs' own settings (:data:`TAB_SETTINGS`: their action timeout, uploads, shell,
+        tab limit), the session's otherwise; its launch settings must be the session's."""
         options = dict(context_options or {})
+        if config is not None and config.launch_settings() != self.config.launch_settings():
+            raise ActionInvalid(
+                "a tab's settings differ from its browser's in more than a tab's own",
+                hint="open it in a browser session of these launch settings",
+            )
         unknown = sorted(set(options) - CONTEXT_OPTIONS)
         if unknown:
             raise ActionInvalid(
@@ -385,12 +397,13 @@ class BrowserSession:
             group = await self._take_spare(budget)
             self._refill()
             if group is not None:
+                self._use_settings(group, config)
                 for tab in group.tabs:
                     if workspace is not None:
                         tab.use_workspace(workspace)
                 self._workspaces[group] = workspace
                 return group
-        group = await self._open_group(storage_state, options, workspace, budget)
+        group = await self._open_group(storage_state, options, workspace, budget, config=config)
         self._refill()
         return group
 
@@ -401,6 +414,7 @@ class BrowserSession:
         workspace: Path | None,
         budget: Budget,
         *,
+        config: BrowserConfig | None = None,
         ahead: bool = False,
     ) -> TabGroup:
         await self.start(budget=budget)
@@ -425,7 +439,8 @@ class BrowserSession:
 
         async def make_tab(page: Page, group: TabGroup) -> Tab:
             where = self._workspaces.get(group, workspace)
-            tab = Tab(page, context=context, config=self.config, workspace=where)
+            settings = self._tab_configs.get(group, self.config)
+            tab = Tab(page, context=context, config=settings, workspace=where)
             tab.group = group
             if self.egress is not None:
                 tab.why_unreachable = self.egress.why_unreachable
@@ -435,6 +450,7 @@ class BrowserSession:
         group = TabGroup(
             context, make_tab=make_tab, on_close=self._group_closed, max_tabs=self.config.max_tabs
         )
+        self._use_settings(group, config)
         self._workspaces[group] = workspace
         self._groups.add(group)
         if ahead:
@@ -449,10 +465,20 @@ class BrowserSession:
             raise
         return group
 
+    def _use_settings(self, group: TabGroup, config: BrowserConfig | None) -> None:
+        """``config``'s tab settings for the group's tabs, those open and those to come."""
+        if config is None or config == self.config:
+            return
+        self._tab_configs[group] = config
+        group.max_tabs = config.max_tabs
+        for tab in group.tabs:
+            tab.config = config
+
     def _group_closed(self, group: TabGroup) -> None:
         self._groups.discard(group)
         self._ahead.discard(group)
         self._workspaces.pop(group, None)
+        self._tab_configs.pop(group, None)
         browser = group.context.browser
         if browser in self._retired and not any(
             other.context.browser is browser for other in self._groups
@@ -498,14 +524,17 @@ class BrowserSession:
         workspace: Path | None = None,
         budget: Budget | None = None,
         context_options: Mapping[str, Any] | None = None,
+        config: BrowserConfig | None = None,
     ) -> Tab:
         """A fresh page in a fresh browser context (own cookies and storage); its group
-        (``tab.group``) holds the tabs the run opens later."""
+        (``tab.group``) holds the tabs the run opens later.  ``config``: as for
+        :meth:`new_group`."""
         group = await self.new_group(
             storage_state=storage_state,
             workspace=workspace,
             budget=budget,
             context_options=context_options,
+            config=config,
         )
         assert group.current is not None
         return group.current

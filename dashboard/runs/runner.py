@@ -73,8 +73,9 @@ class RunManager:
     conversation's tab open between messages (within limits), shares one browser."""
 
     def __init__(self) -> None:
-        # One browser per configuration: the settings are read when a run starts, so a run
-        # never shares a browser launched with other switches (evaluate, URL policy).
+        # One browser per launch settings: the settings are read when a run starts, so a
+        # run never shares a browser launched with other switches (evaluate, URL policy);
+        # its tab's own settings (its action timeout, say) are its own in any browser.
         self._browsers: dict[BrowserConfig, BrowserSession] = {}
         self._browser_lock = asyncio.Lock()
         self._warming: set[asyncio.Task[None]] = set()
@@ -130,11 +131,12 @@ class RunManager:
         return sum(b.restarts for b in self._browsers.values())
 
     async def browser(self, config: BrowserConfig | None = None) -> BrowserSession:
-        """The shared browser of ``config`` (default: the settings' now).  On a worker it
-        is kept warm (BrowserSession.warm); a browser of settings since changed (a URL
-        rule added, say) closes once no run uses it."""
+        """The shared browser of ``config``'s launch settings (default: the settings'
+        now).  On a worker it is kept warm (BrowserSession.warm); a browser of launch
+        settings since changed (a URL rule added, say) closes once no run uses it."""
         if config is None:
             config = await database_sync_to_async(browser_config)()
+        config = config.launch_settings()
         async with self._browser_lock:
             session = self._browsers.get(config)
             if session is None:
@@ -147,13 +149,13 @@ class RunManager:
 
     @property
     def browsers_open(self) -> list[BrowserSession]:
-        """The browsers of this process: one per settings a run of it started with."""
+        """The browsers of this process: one per launch settings a run of it started with."""
         return list(self._browsers.values())
 
     async def _close_outdated(self, config: BrowserConfig) -> None:
-        """Close the browsers of other settings than ``config``'s that no run uses or is
-        opening a tab in (those of the other running Chromes of TABWRIGHT_CDP_URL are not
-        other settings)."""
+        """Close the browsers of other launch settings than ``config``'s that no run uses
+        or is opening a tab in (those of the other running Chromes of TABWRIGHT_CDP_URL
+        are not other settings)."""
         now = dataclasses.replace(config, cdp_url="")
         for other, session in list(self._browsers.items()):
             if dataclasses.replace(other, cdp_url="") == now:
@@ -162,11 +164,14 @@ class RunManager:
                 del self._browsers[other]
                 await session.close()
 
-    async def _open_tab(self, browser: BrowserSession, live: LiveRun) -> Tab:
-        """A tab of ``browser`` for the run; meanwhile the browser counts as in use."""
+    async def _open_tab(self, browser: BrowserSession, live: LiveRun, config: BrowserConfig) -> Tab:
+        """A tab of ``browser`` for the run, with ``config``'s tab settings; meanwhile the
+        browser counts as in use."""
         self._opening[browser] += 1
         try:
-            return await browser.new_tab(workspace=live.workspace, storage_state=live.storage_state)
+            return await browser.new_tab(
+                workspace=live.workspace, storage_state=live.storage_state, config=config
+            )
         finally:
             self._opening[browser] -= 1
             if not self._opening[browser]:
@@ -190,15 +195,16 @@ class RunManager:
         of TABWRIGHT_CDP_URL — the one with the fewest of this worker's runs, the next when
         it can't be reached."""
         urls = cdp_urls()
-        if len(urls) <= 1:
-            return await self._open_tab(await self.browser(), live)
         config = await database_sync_to_async(browser_config)()
+        if len(urls) <= 1:
+            return await self._open_tab(await self.browser(config), live, config)
         in_use = Counter(other.cdp_url for other in self._live.values() if other.tab)
         failure: BrowserError | None = None
         for url in sorted(urls, key=lambda url: (in_use[url], urls.index(url))):
-            browser = await self.browser(dataclasses.replace(config, cdp_url=url))
+            each = dataclasses.replace(config, cdp_url=url)
+            browser = await self.browser(each)
             try:
-                tab = await self._open_tab(browser, live)
+                tab = await self._open_tab(browser, live, each)
             except BrowserError as exc:
                 log.warning("run %s: the Chrome at %s: %s", live.run_id, url, exc)
                 failure = exc

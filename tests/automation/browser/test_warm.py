@@ -6,6 +6,7 @@ options a caller may give its context."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import signal
 import uuid
@@ -180,5 +181,36 @@ async def test_a_context_takes_storage_state_and_options_but_no_way_around_the_p
         plain = await session.new_tab()  # the one held ahead: none of the above
         await plain.navigate(f"{fixture_url}{STORAGE}")
         assert await who(plain) == "logged out, no cookie"
+    finally:
+        await session.close()
+
+
+async def test_each_caller_s_tabs_have_its_own_settings_in_the_one_browser(
+    fixture_url: str,
+) -> None:
+    session, marker = marked_session()
+    own = dataclasses.replace(session.config, max_tabs=2, action_timeout_ms=3_000)
+    try:
+        await session.warm()
+        await until("a context opened ahead", lambda: session.contexts_open == 1)
+        ahead = await session.new_group(config=own)  # the context opened ahead
+        fresh = await session.new_group(  # a context of its own (a saved sign-in)
+            config=own, storage_state={"cookies": [], "origins": []}
+        )
+        plain = await session.new_group()
+        for group in (ahead, fresh):
+            second = await group.open()
+            assert [tab.config.action_timeout_ms for tab in group.tabs] == [3_000, 3_000]
+            assert second.config == own
+            with pytest.raises(ActionInvalid, match="at most 2 tabs"):
+                await group.open()
+        for _ in range(3):  # the session's own limit (20), untouched by the others'
+            assert (await plain.open()).config == session.config
+        assert len(await browsers(marker, 1)) == 1  # all in the one browser
+
+        # What the browser is launched with is not a tab's to choose.
+        for launched in ({"evaluate_enabled": True}, {"headless": False}):
+            with pytest.raises(ActionInvalid, match="browser's"):
+                await session.new_group(config=dataclasses.replace(own, **launched))
     finally:
         await session.close()

@@ -17,9 +17,10 @@ import pytest
 import pytest_asyncio
 from channels.db import database_sync_to_async
 
-from automation import BrowserSession
+from automation import BrowserConfig
 from dashboard.engineconf import browser_config
 from dashboard.models import Run, RunEvent
+from dashboard.runs import runner as runner_module
 from dashboard.runs.runner import RunManager, runner
 from tests.automation.browser.test_session import browser_pids
 from tests.dashboard.conftest import OpenSocket, Runs
@@ -41,15 +42,19 @@ def sign_up_as(name: str) -> str:
 
 
 @pytest_asyncio.fixture(loop_scope="session")
-async def marked_runner(media_root: Any, fast_actions: None) -> AsyncIterator[tuple[Runs, str]]:
+async def marked_runner(
+    media_root: Any, fast_actions: None, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[tuple[Runs, str]]:
     """A runner of its own whose Chromium carries a marker, so the test can find it and
     kill it without touching the shared one."""
     manager = RunManager()
     marker = f"--tabwright-test={uuid.uuid4().hex}"
-    config = await database_sync_to_async(browser_config)()
-    manager._browsers[config] = BrowserSession(
-        dataclasses.replace(config, args=(*config.args, marker))
-    )
+
+    def marked() -> BrowserConfig:
+        config = browser_config()
+        return dataclasses.replace(config, args=(*config.args, marker))
+
+    monkeypatch.setattr(runner_module, "browser_config", marked)
     runs = Runs(manager)
     yield runs, marker
     await runs.stop_all()

@@ -2,8 +2,9 @@
 one after the other share no cookies, storage or downloads; the contexts of ended runs
 are closed (none left over many runs); a browser that crashes is started again before the
 next run asks; a run keeps the URL policy it started with while a later run gets the new
-one, each in a browser of its own, and the outdated one closes once unused; a tab that
-crashes fails its own run only."""
+one, each in a browser of its own, and the outdated one closes once unused, while runs
+whose settings differ only in a tab's own (its action timeout, its tab limit) share one;
+a tab that crashes fails its own run only."""
 
 from __future__ import annotations
 
@@ -156,6 +157,27 @@ async def test_each_run_keeps_its_own_url_policy(
     await worker.browser()  # the settings of now: the outdated browser, unused, closes
     assert len(worker.browsers_open) == 1
     await sync_to_async(UrlRule.objects.all().delete)()
+
+
+async def test_runs_whose_settings_differ_only_in_a_tab_s_own_share_the_browser(
+    runs: Runs, worker: RunManager, owner: Any, fixture_url: str, settings: Any
+) -> None:
+    made = []
+    for timeout_ms, max_tabs in ((5_000, 20), (7_000, 3)):
+        settings.TABWRIGHT = {
+            **settings.TABWRIGHT, "ACTION_TIMEOUT_MS": timeout_ms, "MAX_TABS": max_tabs
+        }  # fmt: skip
+        run = await runs.start(await runs.create(
+            owner=owner, start_url=f"{fixture_url}{STORAGE}", task="click Nowhere at all"
+        ))  # fmt: skip
+        assert (await settled(run.pk)).status == Run.Status.PAUSED  # live, in its context
+        made.append(run.pk)
+    assert len(worker.browsers_open) == 1
+    tabs = [worker._live[run_id].tab for run_id in made]
+    assert [tab.config.action_timeout_ms for tab in tabs] == [5_000, 7_000]  # type: ignore[union-attr]
+    assert [tab.group.max_tabs for tab in tabs] == [20, 3]  # type: ignore[union-attr]
+    for run_id in made:
+        await worker.end(run_id, "the test ended")
 
 
 async def test_a_tab_that_crashes_fails_its_run_only(
