@@ -39,9 +39,9 @@ run: install chromium migrate
 # each test uses) fails if it starts one, in any run.  TEST_JOBS=0 runs it in this
 # process.  Measured on two quiet cores, from a fresh clone: 11 min with three processes,
 # 9.5 with five, 10 with seven (25 min in one); 8.5 with five once the slow tier read the
-# compiled test modules; the fast and the slow tier as two runs one after the other took
-# 28 s + 477 s where one run of both takes 460 s (one collection, and the fast tier's
-# tests fill the cores the slow tier's waits leave free).
+# compiled test modules; the fast and the slow tier as two runs one after the other, 518 s
+# (28 s + 477 s and the install); one run of both, 454 s (one collection, and the fast
+# tier's tests fill the cores the slow tier's waits leave free).
 # make test-fast: the fast tier alone, the inner loop (under a minute), on FAST_JOBS.
 TEST_JOBS ?= $(shell echo $$(( 2 * $$(nproc) + 1 )))
 FAST_JOBS ?= 2
