@@ -1,11 +1,17 @@
 """The live view: pictures of a run's current tab as it changes, and a person's input to it.
 
 **Frames.**  ``Page.startScreencast`` makes Chromium send a JPEG whenever the page's picture
-changes, and wait for that frame's ack before it sends the next.  :class:`Screencast` acks
-every frame at once (so Chromium keeps up with the page) and keeps only the newest; one
-task hands the newest to ``on_frame`` at most ``max_fps`` times a second.  A page that
-animates at 60 fps thus costs ``max_fps`` sends, and the last picture of a page that then
-stands still is never lost.  Chromium sends a first frame when a cast starts; should none
+changes, up to three not acked yet; a change past those is dropped, not sent later.
+:class:`Screencast` keeps the newest frame, and one task hands it to ``on_frame`` at most
+``max_fps`` times a second; after each send it acks one frame, so Chromium encodes about
+one frame a send: a page that animates at 60 fps costs ``max_fps`` frames a second, not 60
+(measured on a spinner with every frame acked at once: two thirds of a core, a third of it
+the encoding; the capture itself, in Chromium's GPU process, goes on at the page's rate).
+As Chromium drops what changed while it waited, a picture is taken when no frame follows
+an ack within ``_CATCH_UP_S`` after Chromium may have been waiting (frames held up to its
+limit), so the last picture of a page that then stands still is never lost (only then:
+the picture makes Chromium draw a frame of its own, which a picture after every ack
+would answer forever).  Chromium sends a first frame when a cast starts; should none
 come within ``_FIRST_FRAME_S`` (a busy machine, a page Chromium won't draw for the cast),
 one screenshot of the tab stands in for it, so a person watching is never left with no
 picture of a tab that stands still.  A failure to follow a tab is logged (once per
@@ -47,6 +53,11 @@ log = logging.getLogger("automation.browser")
 _CDP_MS = 5_000  # one screencast call (start, stop, attach) before it is given up
 _FOLLOW_S = 0.5  # how often the current tab is looked at when no frame comes
 _FIRST_FRAME_S = 2.0  # a cast with no frame by then gets a screenshot instead
+# After an ack, Chromium sends its next frame on the page's next change; when none comes
+# by then, what changed while it waited for the ack (it drops that) is pictured instead.
+_CATCH_UP_S = 0.3
+_MAX_HELD = 8  # frames held unacked (Chromium stops sending at three; a bound all the same)
+_MAY_DROP_AT = 2  # frames held from which Chromium may be waiting for an ack (it drops)
 
 
 @dataclass(frozen=True)
@@ -92,9 +103,15 @@ class Screencast:
         self._followed_at = 0.0  # when the cast of the current tab started
         self._failed: Tab | None = None  # the tab it last failed to follow (said once)
         self._fresh = asyncio.Event()
+        # The frames received and not acked yet (their session and id), oldest first: one
+        # is acked after each send, so Chromium encodes about one frame a send.
+        self._held: list[tuple[CDPSession, Any]] = []
+        self._released_at: float | None = None  # an ack was sent, no frame since
+        self._may_have_dropped = False  # frames were held up to Chromium's limit since
         self._acks: set[asyncio.Task[Any]] = set()
         self._task: asyncio.Task[None] | None = None
         self.frames_sent = 0
+        self.frames_received = 0  # from Chromium
 
     @property
     def running(self) -> bool:
@@ -127,13 +144,22 @@ class Screencast:
                         tab, "the live view could not follow the tab", stack=True
                     )
                     await self._leave()
+            catching_up = self._released_at is not None
+            wait_s = _FOLLOW_S
+            if self._released_at is not None:
+                wait_s = max(0.0, self._released_at + _CATCH_UP_S - time.monotonic())
             try:
                 # Not asyncio.wait_for: on Python 3.11 a stop() that lands as its timeout
                 # fires comes out as TimeoutError, and this loop would never end.
-                async with asyncio.timeout(_FOLLOW_S):
+                async with asyncio.timeout(wait_s):
                     await self._fresh.wait()
             except TimeoutError:
-                await self._picture_if_no_frame()
+                if catching_up:  # the page stands still: what Chromium dropped is pictured
+                    self._release(every=True)
+                    self._released_at, self._may_have_dropped = None, False
+                    await self._picture(first=False)
+                else:
+                    await self._picture(first=True)
                 continue
             self._fresh.clear()
             frame = self._newest
@@ -145,11 +171,31 @@ class Screencast:
             except Exception:  # the receiver's failure must not end the live view
                 log.exception("a live-view frame could not be delivered")
             await asyncio.sleep(self._interval_s)
+            self._release()
+
+    def _release(self, *, every: bool = False) -> None:
+        """Ack the oldest frame held (``every``: each): Chromium sends its next frame on
+        the page's next change."""
+        count = len(self._held) if every else 1
+        released, self._held = self._held[:count], self._held[count:]
+        for session, frame_id in released:
+            if session is self._session:
+                self._ack(session, frame_id)
+                if self._may_have_dropped:
+                    self._released_at = time.monotonic()
+
+    def _ack(self, session: CDPSession, frame_id: Any) -> None:
+        ack = asyncio.ensure_future(
+            session.send("Page.screencastFrameAck", {"sessionId": frame_id})
+        )
+        self._acks.add(ack)
+        ack.add_done_callback(_forget(self._acks))
 
     async def _follow(self, tab: Tab | None) -> None:
         await self._leave()
         self._tab = tab
         self._newest = None  # a frame of the tab it left is not a picture of this one
+        self._held, self._released_at, self._may_have_dropped = [], None, False
         self._followed_at = time.monotonic()
         if tab is None or tab.crashed or tab.page.is_closed():
             return
@@ -179,14 +225,16 @@ class Screencast:
         else:
             log.info("%s", what)
 
-    async def _picture_if_no_frame(self) -> None:
-        """A screenshot of the tab as its first frame, when the cast has sent none for
-        ``_FIRST_FRAME_S``; a failure is left to the next turn."""
+    async def _picture(self, *, first: bool) -> None:
+        """A screenshot of the tab: as its ``first`` frame, when the cast has sent none
+        for ``_FIRST_FRAME_S``; else as its newest (what changed while Chromium waited for
+        an ack).  A failure is left to the next turn."""
         session, tab = self._session, self._tab
-        if session is None or tab is None or self._newest is not None:
+        if session is None or tab is None or (first and self._newest is not None):
             return
-        if time.monotonic() - self._followed_at < _FIRST_FRAME_S:
+        if first and time.monotonic() - self._followed_at < _FIRST_FRAME_S:
             return
+        received = self.frames_received
         budget = Budget(_CDP_MS, label="a picture for the live view")
         try:
             shot = await budget.run(
@@ -204,7 +252,7 @@ class Screencast:
             log.info("no picture for the live view of %s: %s", tab.page.url, exc)
             self._followed_at = time.monotonic()  # tried again after as long
             return
-        if self._session is not session or self._newest is not None:
+        if self._session is not session or self.frames_received != received:
             return  # it left the tab, or Chromium's frame came meanwhile: that one is newer
         self._newest = Frame(jpeg, size["width"], size["height"], tab.page.url)
         self._fresh.set()
@@ -220,15 +268,17 @@ class Screencast:
             await budget.run(session.detach())
 
     def _on_cdp_frame(self, params: dict[str, Any]) -> None:
-        # Called in Playwright's event dispatch: copy, ack, wake the sender; nothing slow.
+        # Called in Playwright's event dispatch: copy, hold its ack, wake the sender.
         session, tab = self._session, self._tab
         if session is None or tab is None:
             return
-        ack = asyncio.ensure_future(
-            session.send("Page.screencastFrameAck", {"sessionId": params.get("sessionId")})
-        )
-        self._acks.add(ack)
-        ack.add_done_callback(_forget(self._acks))
+        self.frames_received += 1
+        self._released_at = None
+        self._held.append((session, params.get("sessionId")))
+        if len(self._held) >= _MAY_DROP_AT:
+            self._may_have_dropped = True
+        if len(self._held) > _MAX_HELD:
+            self._ack(*self._held.pop(0))
         meta = params.get("metadata", {})
         try:
             jpeg = base64.b64decode(params["data"], validate=True)
