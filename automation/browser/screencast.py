@@ -6,19 +6,27 @@ changes, up to three not acked yet; a change past those is dropped, not sent lat
 ``max_fps`` times a second; after each send it acks one frame, so Chromium encodes about
 one frame a send: a page that animates at 60 fps costs ``max_fps`` frames a second, not 60
 (measured on a spinner with every frame acked at once: two thirds of a core, a third of it
-the encoding; the capture itself, in Chromium's GPU process, goes on at the page's rate).
-As Chromium drops what changed while it waited, a picture is taken when no frame follows
-an ack within ``_CATCH_UP_S`` after Chromium may have been waiting (frames held up to its
-limit), so the last picture of a page that then stands still is never lost (only then:
-the picture makes Chromium draw a frame of its own, which a picture after every ack
-would answer forever).  Chromium sends a first frame when a cast starts; should none
-come within ``_FIRST_FRAME_S`` (a busy machine, a page Chromium won't draw for the cast),
-one screenshot of the tab stands in for it, so a person watching is never left with no
-picture of a tab that stands still.  A failure to follow a tab is logged (once per
-tab) and tried again: the live view outlives it.  ``on_frame`` is awaited, so a slow
-receiver slows the sends down instead of queueing them.  The screencast follows the
-run: whichever tab is current (the ``current`` callable) is the one shown, and a tab that
-closes or crashes is left quietly until another is current.
+the encoding).  As Chromium drops what changed while it waited, a picture is taken when no
+frame follows an ack within ``_CATCH_UP_S`` after Chromium may have been waiting (frames
+held up to its limit), so the last picture of a page that then stands still is never lost
+(only then: the picture makes Chromium draw a frame of its own, which a picture after
+every ack would answer forever).
+
+**Pictures while a page never stops.**  The cast's capture, in Chromium's GPU process,
+goes on at the page's frame rate however few frames are acked (a fifth of a core for a
+spinner).  So a page that kept Chromium at its limit for ``_BUSY_SENDS`` sends in a row
+is followed by screenshots instead, ``max_fps`` a second at most (a tenth of that cost),
+a picture sent only when it differs from the last; once ``_STILL_PICTURES`` pictures in a
+row are the same, the cast starts again (and sends the page as it stands).
+
+Chromium sends a first frame when a cast starts; should none come within
+``_FIRST_FRAME_S`` (a busy machine, a page Chromium won't draw for the cast), one
+screenshot of the tab stands in for it, so a person watching is never left with no picture
+of a tab that stands still. A failure to follow a tab is logged (once per tab) and tried
+again: the live view outlives it. ``on_frame`` is awaited, so a slow receiver slows the
+sends down instead of queueing them. The screencast follows the run: whichever tab is
+current (the ``current`` callable) is the one shown, and a tab that closes or crashes is
+left quietly until another is current.
 
 **Input.**  :func:`person_input` carries one click, scroll, key or piece of text to the
 current tab as real input (CDP ``Input.dispatch*`` through Playwright), so the page cannot
@@ -58,6 +66,8 @@ _FIRST_FRAME_S = 2.0  # a cast with no frame by then gets a screenshot instead
 _CATCH_UP_S = 0.3
 _MAX_HELD = 8  # frames held unacked (Chromium stops sending at three; a bound all the same)
 _MAY_DROP_AT = 2  # frames held from which Chromium may be waiting for an ack (it drops)
+_BUSY_SENDS = 8  # sends in a row with Chromium at its limit: the page never stops
+_STILL_PICTURES = 3  # pictures in a row the same: the page stands still
 
 
 @dataclass(frozen=True)
@@ -108,6 +118,12 @@ class Screencast:
         self._held: list[tuple[CDPSession, Any]] = []
         self._released_at: float | None = None  # an ack was sent, no frame since
         self._may_have_dropped = False  # frames were held up to Chromium's limit since
+        self._busy = 0  # sends in a row with Chromium at its limit
+        # Following the tab by pictures (the cast stopped) while the page never stops;
+        # the last picture's JPEG and how many in a row were the same.
+        self.polling = False
+        self._last_picture = b""
+        self._same = 0
         self._acks: set[asyncio.Task[Any]] = set()
         self._task: asyncio.Task[None] | None = None
         self.frames_sent = 0
@@ -144,6 +160,10 @@ class Screencast:
                         tab, "the live view could not follow the tab", stack=True
                     )
                     await self._leave()
+            if self.polling:
+                await self._poll()
+                if not self._fresh.is_set():
+                    continue
             catching_up = self._released_at is not None
             wait_s = _FOLLOW_S
             if self._released_at is not None:
@@ -171,7 +191,47 @@ class Screencast:
             except Exception:  # the receiver's failure must not end the live view
                 log.exception("a live-view frame could not be delivered")
             await asyncio.sleep(self._interval_s)
-            self._release()
+            if not self.polling:
+                await self._count_busy()
+                self._release()
+
+    async def _count_busy(self) -> None:
+        """After a send: a page that kept Chromium at its limit for ``_BUSY_SENDS`` sends
+        in a row is followed by pictures from now (the cast stopped)."""
+        self._busy = self._busy + 1 if len(self._held) >= _MAY_DROP_AT else 0
+        session = self._session
+        if self._busy < _BUSY_SENDS or session is None:
+            return
+        self._busy, self._held, self._released_at = 0, [], None
+        self.polling, self._last_picture, self._same = True, b"", 0
+        budget = Budget(_CDP_MS, label="pause the live view's cast")
+        with contextlib.suppress(PlaywrightError, TabwrightError):
+            await budget.run(session.send("Page.stopScreencast"))
+
+    async def _poll(self) -> None:
+        """One picture of the tab, sent when it differs from the last; a page whose last
+        ``_STILL_PICTURES`` pictures were the same gets its cast again."""
+        session = self._session
+        frame = await self._shot()
+        if frame is None or self._session is not session or session is None:
+            await asyncio.sleep(self._interval_s)  # tried again after as long
+            return
+        if frame.jpeg != self._last_picture:
+            self._last_picture, self._same = frame.jpeg, 0
+            self._newest = frame
+            self._fresh.set()
+            return
+        self._same += 1
+        if self._same < _STILL_PICTURES:
+            await asyncio.sleep(self._interval_s)
+            return
+        self.polling, self._may_have_dropped = False, False
+        budget = Budget(_CDP_MS, label="start the live view's cast again")
+        try:
+            await budget.run(session.send("Page.startScreencast", self._params))
+        except (PlaywrightError, TabwrightError) as exc:
+            log.info("the live view could not start its cast again: %s", exc)
+            await self._leave()  # followed again on the next turn
 
     def _release(self, *, every: bool = False) -> None:
         """Ack the oldest frame held (``every``: each): Chromium sends its next frame on
@@ -196,6 +256,7 @@ class Screencast:
         self._tab = tab
         self._newest = None  # a frame of the tab it left is not a picture of this one
         self._held, self._released_at, self._may_have_dropped = [], None, False
+        self._busy, self.polling = 0, False
         self._followed_at = time.monotonic()
         if tab is None or tab.crashed or tab.page.is_closed():
             return
@@ -235,6 +296,20 @@ class Screencast:
         if first and time.monotonic() - self._followed_at < _FIRST_FRAME_S:
             return
         received = self.frames_received
+        frame = await self._shot()
+        if frame is None:
+            self._followed_at = time.monotonic()  # tried again after as long
+            return
+        if self._session is not session or self.frames_received != received:
+            return  # it left the tab, or Chromium's frame came meanwhile: that one is newer
+        self._newest = frame
+        self._fresh.set()
+
+    async def _shot(self) -> Frame | None:
+        """A screenshot of the tab as a frame (None: it could not be taken, logged)."""
+        session, tab = self._session, self._tab
+        if session is None or tab is None:
+            return None
         budget = Budget(_CDP_MS, label="a picture for the live view")
         try:
             shot = await budget.run(
@@ -250,12 +325,8 @@ class Screencast:
                 size = {"width": round(view["clientWidth"]), "height": round(view["clientHeight"])}
         except (PlaywrightError, TabwrightError, KeyError, ValueError) as exc:
             log.info("no picture for the live view of %s: %s", tab.page.url, exc)
-            self._followed_at = time.monotonic()  # tried again after as long
-            return
-        if self._session is not session or self.frames_received != received:
-            return  # it left the tab, or Chromium's frame came meanwhile: that one is newer
-        self._newest = Frame(jpeg, size["width"], size["height"], tab.page.url)
-        self._fresh.set()
+            return None
+        return Frame(jpeg, size["width"], size["height"], tab.page.url)
 
     async def _leave(self) -> None:
         session, self._session = self._session, None
@@ -270,7 +341,7 @@ class Screencast:
     def _on_cdp_frame(self, params: dict[str, Any]) -> None:
         # Called in Playwright's event dispatch: copy, hold its ack, wake the sender.
         session, tab = self._session, self._tab
-        if session is None or tab is None:
+        if session is None or tab is None or self.polling:  # one on its way as it stopped
             return
         self.frames_received += 1
         self._released_at = None

@@ -107,12 +107,14 @@ async def test_chromium_encodes_about_one_frame_a_send_on_a_page_that_never_stop
 # Busy until told, then blank: a picture of it standing still is a small JPEG.
 BUSY_THEN_BLANK = """data:text/html,<body style="margin:0"><div id=g></div><script>
 const g = document.getElementById('g'); let busy = true;
-(function draw() { if (!busy) return; let h = '';
+function fill(into) { let h = '';
   for (let i = 0; i < 400; i++) h += '<span style="color:%23' +
     Math.floor(Math.random() * 16777215).toString(16).padStart(6, '0') + '">' +
     Math.random().toString(36).slice(2) + '</span> ';
-  g.innerHTML = h; requestAnimationFrame(draw); })();
+  into.innerHTML = h; }
+(function draw() { if (!busy) return; fill(g); requestAnimationFrame(draw); })();
 window.stand = () => { busy = false; document.body.innerHTML = ''; };
+window.once = () => fill(document.body);
 </script></body>"""
 
 
@@ -135,6 +137,47 @@ async def test_the_last_picture_of_a_page_that_then_stands_still_is_sent(tab: Ta
         sent = len(frames.got)
         await asyncio.sleep(1.5)  # standing still: nothing more is sent, blank stays last
         assert len(frames.got) <= sent + 1 and len(frames.got[-1].jpeg) * 3 < busy
+    finally:
+        await cast.stop()
+
+
+async def until(what: str, condition: Any) -> None:
+    try:
+        async with asyncio.timeout(60):  # bounds a hang only
+            while True:
+                if condition():
+                    return
+                await asyncio.sleep(0.05)
+    except TimeoutError:
+        raise AssertionError(f"never: {what}") from None
+
+
+async def test_a_page_that_never_stops_is_followed_by_pictures_until_it_stands_still(
+    tab: Tab,
+) -> None:
+    """Chromium's capture goes on at the page's rate while its cast runs: a page that
+    keeps it busy is followed by screenshots instead (the cast stopped), and gets its cast
+    again once it stands still, with its last picture."""
+    frames = Frames()
+    cast = Screencast(lambda: tab, frames, max_fps=10)
+    await tab.page.goto(BUSY_THEN_BLANK)
+    cast.start()
+    try:
+        await until("the cast gives way to pictures", lambda: cast.polling)
+        received = cast.frames_received
+        await frames.count(5)  # pictures go on, each a new one of the busy page
+        assert cast.frames_received == received  # none from a cast
+        busy = max(len(frame.jpeg) for frame in frames.got[-5:])
+        assert len({frame.jpeg for frame in frames.got[-5:]}) == 5
+
+        await tab.page.evaluate("window.stand()")
+        await until("the cast again", lambda: not cast.polling)
+        assert len(frames.got[-1].jpeg) * 3 < busy  # the page as it stands
+        # The cast follows a change again.
+        before = cast.frames_received
+        await tab.page.evaluate("window.once()")
+        await until("a frame of the change", lambda: len(frames.got[-1].jpeg) * 3 > busy)
+        assert cast.frames_received > before and not cast.polling
     finally:
         await cast.stop()
 
