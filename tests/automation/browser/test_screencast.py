@@ -16,6 +16,7 @@ from automation.browser import screencast as screencast_module
 from automation.browser.screencast import Frame, Screencast, person_input
 from automation.errors import ActionInvalid, BrowserClosed
 from automation.recording.recorder import Recorder
+from tests.automation.browser.test_warm import until
 
 ANIMATED = """data:text/html,<body><p id=n>0</p><script>
 let n = 0; (function tick() { document.getElementById('n').textContent = ++n;
@@ -139,17 +140,6 @@ async def test_the_last_picture_of_a_page_that_then_stands_still_is_sent(tab: Ta
         assert len(frames.got) <= sent + 1 and len(frames.got[-1].jpeg) * 3 < busy
     finally:
         await cast.stop()
-
-
-async def until(what: str, condition: Any) -> None:
-    try:
-        async with asyncio.timeout(60):  # bounds a hang only
-            while True:
-                if condition():
-                    return
-                await asyncio.sleep(0.05)
-    except TimeoutError:
-        raise AssertionError(f"never: {what}") from None
 
 
 async def test_a_page_that_never_stops_is_followed_by_pictures_until_it_stands_still(
