@@ -1,0 +1,113 @@
+"""What a person watching a run's live view costs the machine, against nobody watching.
+
+Two pages, each held open in one tab for a few seconds at a time, watched (a live view
+sending frames to a receiver that keeps them) and unwatched, interleaved: a spinner that
+animates without end (a CSS animation, as a back office shows while it loads) and a form
+that stands still.  The CPU measured is the whole of it: this process and every process
+it started (Playwright's driver, Chromium's browser, renderer and GPU processes).
+
+    .venv/bin/python -m bench.liveview [--seconds 5] [--rounds 3]
+
+Last line:
+    RESULT liveview spinner_cpu_ratio=<watched / unwatched>
+      spinner_watched_cpu_per_s=<CPU seconds a second> spinner_unwatched_cpu_per_s=…
+      static_watched_cpu_per_s=… spinner_fps=<frames sent a second> static_fps=…
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import time
+from pathlib import Path
+
+from automation import BrowserSession, Tab
+from automation.browser.screencast import Frame, Screencast
+from bench.common import browser_config, median, serve
+
+SPINNER = """<!doctype html><title>Loading</title>
+<style>@keyframes spin { to { transform: rotate(360deg) } }
+#spin { width: 40px; height: 40px; border: 6px solid #ccc; border-top-color: #333;
+        border-radius: 50%; animation: spin 1s linear infinite }</style>
+<main><h1>Orders</h1><div id="spin"></div><p>Loading the orders…</p></main>"""
+TICK = 1 / os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu_s() -> float:
+    """CPU seconds of this process and its descendants (those that ended included)."""
+    children: dict[int, list[int]] = {}
+    used: dict[int, float] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # ended meanwhile
+        pid = int(entry)
+        children.setdefault(int(fields[1]), []).append(pid)
+        used[pid] = sum(int(value) for value in fields[11:15]) * TICK  # utime…cstime
+    total, stack = 0.0, [os.getpid()]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            total += used[child]
+            stack.append(child)
+    own = os.times()
+    return total + own.user + own.system
+
+
+async def hold(tab: Tab, url: str, seconds: float, *, watched: bool) -> tuple[float, int]:
+    """The CPU seconds a second with the page open for ``seconds``, and frames sent."""
+    await tab.page.goto(url)
+    frames: list[Frame] = []
+
+    async def keep(frame: Frame) -> None:
+        frames.append(frame)
+
+    cast = Screencast(lambda: tab, keep) if watched else None
+    await asyncio.sleep(0.5)  # the page drawn, the cast's first frame not counted apart
+    before, started = tree_cpu_s(), time.monotonic()
+    if cast is not None:
+        cast.start()
+    try:
+        await asyncio.sleep(seconds)
+    finally:
+        if cast is not None:
+            await cast.stop()
+    took = time.monotonic() - started
+    return (tree_cpu_s() - before) / took, len(frames)
+
+
+async def main(seconds: float, rounds: int) -> None:
+    with serve({"/spinner.html": SPINNER}) as base:
+        pages = {"spinner": f"{base}/spinner.html", "static": f"{base}/demo/form.html"}
+        cpu: dict[tuple[str, bool], list[float]] = {}
+        fps: dict[str, list[float]] = {name: [] for name in pages}
+        async with BrowserSession(browser_config()) as session:
+            tab = await session.new_tab()
+            for round_ in range(rounds):
+                for name, url in pages.items():
+                    for watched in (round_ % 2 == 0, round_ % 2 == 1):
+                        used, sent = await hold(tab, url, seconds, watched=watched)
+                        cpu.setdefault((name, watched), []).append(used)
+                        if watched:
+                            fps[name].append(sent / seconds)
+                        how = "watched" if watched else "unwatched"
+                        print(f"round {round_ + 1} {name:8s} {how:9s} {used:.3f} CPU s/s"
+                              f"{f', {sent} frames' if watched else ''}", flush=True)  # fmt: skip
+    spinner = median(cpu[("spinner", True)]), median(cpu[("spinner", False)])
+    print(
+        f"RESULT liveview spinner_cpu_ratio={spinner[0] / max(spinner[1], 1e-3):.2f} "
+        f"spinner_watched_cpu_per_s={spinner[0]:.3f} spinner_unwatched_cpu_per_s={spinner[1]:.3f} "
+        f"static_watched_cpu_per_s={median(cpu[('static', True)]):.3f} "
+        f"spinner_fps={median(fps['spinner']):.1f} static_fps={median(fps['static']):.1f}"
+    )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=5.0, help="each page held this long")
+    parser.add_argument("--rounds", type=int, default=3)
+    options = parser.parse_args()
+    asyncio.run(main(options.seconds, options.rounds))
