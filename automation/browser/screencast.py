@@ -213,8 +213,12 @@ class Screencast:
         ``_STILL_PICTURES`` pictures were the same gets its cast again."""
         session = self._session
         frame = await self._shot()
-        if frame is None or self._session is not session or session is None:
-            await asyncio.sleep(self._interval_s)  # tried again after as long
+        if self._session is not session or session is None:
+            return  # it left the tab: the next turn follows the current one
+        if frame is None:  # the tab closed or crashed, say (logged): followed anew
+            self.polling = False
+            await self._leave()
+            await asyncio.sleep(self._interval_s)
             return
         if frame.jpeg != self._last_picture:
             self._last_picture, self._same = frame.jpeg, 0

@@ -4,6 +4,7 @@ the run's tabs; and a person's clicks, keys and typing reaching the page, and re
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from typing import Any
@@ -170,6 +171,38 @@ async def test_a_page_that_never_stops_is_followed_by_pictures_until_it_stands_s
         assert cast.frames_received > before and not cast.polling
     finally:
         await cast.stop()
+
+
+async def test_a_tab_that_crashes_while_followed_by_pictures_is_said_once(
+    browser: BrowserSession, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    tab = await browser.new_tab()
+    cast = Screencast(lambda: tab, Frames(), max_fps=10)
+    follows = [0]
+    follow = cast._follow
+
+    async def counted(followed: Tab | None) -> None:
+        follows[0] += 1
+        await follow(followed)
+
+    monkeypatch.setattr(cast, "_follow", counted)
+    try:
+        await tab.page.goto(ANIMATED)
+        with caplog.at_level(logging.INFO, logger="automation.browser"):
+            cast.start()
+            await until("the cast gives way to pictures", lambda: cast.polling)
+            before = follows[0]
+            with contextlib.suppress(PlaywrightError):
+                await tab.page.goto("chrome://crash")  # the page's renderer dies
+            # The live view leaves the pictures and tries to follow the tab again, every
+            # half second, quietly: the crash is said once, not four times a second.
+            await until("followed anew, three times", lambda: follows[0] >= before + 3)
+            assert cast.running and not cast.polling
+        said = [r.getMessage() for r in caplog.records if "no picture" in r.getMessage()]
+        assert len(said) <= 1, said
+    finally:
+        await cast.stop()
+        await tab.close()
 
 
 async def test_a_tab_chromium_sends_no_frame_of_is_shown_by_a_screenshot(
