@@ -65,7 +65,7 @@ _FIRST_FRAME_S = 2.0  # a cast with no frame by then gets a screenshot instead
 # by then, what changed while it waited for the ack (it drops that) is pictured instead.
 _CATCH_UP_S = 0.3
 _MAX_HELD = 8  # frames held unacked (Chromium stops sending at three; a bound all the same)
-_MAY_DROP_AT = 2  # frames held from which Chromium may be waiting for an ack (it drops)
+_MAY_DROP_AT = 3  # frames held at which Chromium waits for an ack (and drops what changes)
 _BUSY_SENDS = 8  # sends in a row with Chromium at its limit: the page never stops
 _STILL_PICTURES = 3  # pictures in a row the same: the page stands still
 
