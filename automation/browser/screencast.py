@@ -202,7 +202,8 @@ class Screencast:
         session = self._session
         if self._busy < _BUSY_SENDS or session is None:
             return
-        self._busy, self._held, self._released_at = 0, [], None
+        self._release(every=True)  # none left waiting, should the cast start again
+        self._busy, self._released_at = 0, None
         self.polling, self._last_picture, self._same = True, b"", 0
         budget = Budget(_CDP_MS, label="pause the live view's cast")
         with contextlib.suppress(PlaywrightError, TabwrightError):
