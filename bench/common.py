@@ -19,7 +19,16 @@ from pathlib import Path
 from automation import BrowserConfig, UrlPolicy
 from automation.browser.config import default_chromium
 
-__all__ = ["FIXTURES", "browser_config", "median", "p95", "serve", "serve_apart"]
+__all__ = [
+    "FIXTURES",
+    "browser_config",
+    "descendants",
+    "median",
+    "p95",
+    "process_stats",
+    "serve",
+    "serve_apart",
+]
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -108,3 +117,30 @@ def median(values: list[float]) -> float:
 def p95(values: list[float]) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+
+def process_stats() -> dict[int, list[str]]:
+    """Every process's ``/proc/<pid>/stat`` fields after its command name (state, parent,
+    …, utime at 11, stime at 12, cutime, cstime), by pid."""
+    stats = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stats[int(entry)] = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # ended meanwhile
+    return stats
+
+
+def descendants(pid: int, stats: dict[int, list[str]], *, deep: bool = True) -> set[int]:
+    """The children of ``pid`` among ``stats`` (:func:`process_stats`), and theirs when
+    ``deep``."""
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {child for child, fields in stats.items() if int(fields[1]) in frontier}
+        frontier -= found
+        found |= frontier
+        if not deep:
+            break
+    return found

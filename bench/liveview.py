@@ -20,11 +20,10 @@ import argparse
 import asyncio
 import os
 import time
-from pathlib import Path
 
 from automation import BrowserSession, Tab
 from automation.browser.screencast import Frame, Screencast
-from bench.common import browser_config, median, serve
+from bench.common import browser_config, descendants, median, process_stats, serve
 
 SPINNER = """<!doctype html><title>Loading</title>
 <style>@keyframes spin { to { transform: rotate(360deg) } }
@@ -36,25 +35,13 @@ TICK = 1 / os.sysconf("SC_CLK_TCK")
 
 def tree_cpu_s() -> float:
     """CPU seconds of this process and its descendants (those that ended included)."""
-    children: dict[int, list[int]] = {}
-    used: dict[int, float] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue  # ended meanwhile
-        pid = int(entry)
-        children.setdefault(int(fields[1]), []).append(pid)
-        used[pid] = sum(int(value) for value in fields[11:15]) * TICK  # utime…cstime
-    total, stack = 0.0, [os.getpid()]
-    while stack:
-        for child in children.get(stack.pop(), []):
-            total += used[child]
-            stack.append(child)
+    stats = process_stats()
+    spent = sum(
+        sum(int(value) for value in stats[pid][11:15])  # utime, stime, cutime, cstime
+        for pid in descendants(os.getpid(), stats)
+    )
     own = os.times()
-    return total + own.user + own.system
+    return spent * TICK + own.user + own.system
 
 
 async def hold(tab: Tab, url: str, seconds: float, *, watched: bool) -> tuple[float, int]:

@@ -31,7 +31,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from automation.browser.config import default_chromium
-from bench.common import ROOT
+from bench.common import ROOT, descendants, process_stats
 
 __all__ = [
     "PW_MCP_VERSION",
@@ -94,24 +94,8 @@ class Answer:
 
 def _children_of(pid: int, *, deep: bool = True) -> set[int]:
     """The live children of ``pid`` (from /proc), and theirs when ``deep``."""
-    parents: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[1].split()
-        if fields[0] != "Z":
-            parents[int(entry)] = int(fields[1])
-    found, frontier = set(), {pid}
-    while frontier:
-        frontier = {child for child, parent in parents.items() if parent in frontier} - found
-        found |= frontier
-        if not deep:
-            break
-    return found
+    stats = {p: fields for p, fields in process_stats().items() if fields[0] != "Z"}
+    return descendants(pid, stats, deep=deep)
 
 
 @dataclass
