@@ -1,6 +1,7 @@
 """The live view as a person uses it: watching the run's tab, taking over a paused run with
 a click on the picture enlarged to the page's width (recorded as the person's step), a
-dropped socket that loses nothing, and an interruption cleared there once and handled by
+dropped socket that loses nothing, a page that never stops drawing shown as it moves and
+as it stands once it stops by itself, and an interruption cleared there once and handled by
 every replay after; then the day with no person: a schedule that signs in again and
 clears a new release's interruptions by itself, firing after firing."""
 
@@ -9,8 +10,10 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager, closing
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, closing, contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -98,6 +101,118 @@ async def test_a_person_takes_over_with_a_click_on_the_live_view(
     # The person's step has the picture of the page as they left it.
     await expect(steps.nth(1).locator("img.thumb")).to_have_count(1)
     await save(page, "run-after-takeover.png")
+
+
+async def test_a_person_watches_a_page_that_never_stops_until_it_stands_by_itself(
+    page: Page, server: Server
+) -> None:
+    """The run pauses on a page whose progress bars move on every frame it draws: the
+    live view keeps showing them move.  Then the import ends by itself (the page hears it
+    from its server): the page turns green and never draws again, and the person's
+    picture shows it so, with no input of theirs to make Chromium draw."""
+    with import_page() as imports:
+        await log_in(page, server)
+        await start_run(page, imports.url, "click Finish\nwait for Import complete")
+        await expect(page.locator("#status")).to_have_text("paused", timeout=LIVE_MS)
+        await expect(page.locator("#status-reason")).to_contain_text("matches 2 elements")
+        await live_picture(page)
+        # The bars move: picture after picture comes, each a new one.
+        await page.wait_for_function(f"() => new Set(({FRAMES})()).size >= 4", timeout=LIVE_MS)
+        assert not await page.evaluate(IS_GREEN)
+        await save(page, "run-live-moving.png")
+
+        imports.done.set()
+        await page.wait_for_function(IS_GREEN, timeout=LIVE_MS)
+        await save(page, "run-live-stood-still.png")
+        await page.locator("#reply-text").fill("skip")
+        await page.get_by_role("button", name="Send", exact=True).click()
+        await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+
+
+# Two imports whose bars move on every frame the page draws, until the page's server says
+# they are done (the page asks it every 100 ms; its answer changes nothing drawn): then
+# the page is green, with "Import complete", and stands still.
+IMPORTS = b"""<!doctype html><title>Imports</title>
+<style>body { font: 16px system-ui, sans-serif; margin: 0; padding: 2rem; background: #fff; }
+body.done { background: #127a3d; color: #fff; } .job { display: flex; gap: 1rem; }</style>
+<h1>Imports</h1><p role="status" id="status">Two imports are running.</p>
+<div class="job">Customers <canvas width="360" height="40"></canvas><button>Finish</button></div>
+<div class="job">Invoices <canvas width="360" height="40"></canvas><button>Finish</button></div>
+<script>
+let tick = 0, running = true;
+const bars = [...document.querySelectorAll("canvas")];
+(function draw() {
+  if (!running) return;
+  tick++;
+  bars.forEach((canvas, n) => {
+    const g = canvas.getContext("2d");
+    for (let x = -60; x < canvas.width; x += 30) {
+      g.fillStyle = (Math.floor(x / 30) + n) % 2 ? "#2456c7" : "#9fb3e6";
+      g.fillRect(x + (tick * 3) % 60, 0, 30, canvas.height);
+    }
+  });
+  requestAnimationFrame(draw);
+})();
+const ask = setInterval(async () => {
+  if (!(await (await fetch("/state")).json()).done) return;
+  clearInterval(ask);
+  running = false;
+  document.body.className = "done";
+  document.getElementById("status").textContent = "Import complete";
+}, 100);
+</script>"""
+
+
+class Imports:
+    url = ""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+
+
+@contextmanager
+def import_page() -> Iterator[Imports]:
+    """:data:`IMPORTS` at ``url`` on a loopback port; ``done.set()`` ends the imports."""
+    imports = Imports()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = b'{"done": %s}' % (b"true" if imports.done.is_set() else b"false")
+            kind = "application/json"
+            if self.path != "/state":
+                body, kind = IMPORTS, "text/html"
+            self.send_response(200)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=http.serve_forever, daemon=True).start()
+    imports.url = f"http://127.0.0.1:{http.server_address[1]}/imports"
+    try:
+        yield imports
+    finally:
+        http.shutdown()
+        http.server_close()
+
+
+FRAMES = "() => window.__socketEvents.filter((e) => e.type === 'frame').map((e) => e.jpeg)"
+# The live picture, drawn to a canvas: is the middle of its lower half the finished
+# imports' green (a JPEG's: near it), not the white page with moving bars?
+IS_GREEN = """() => {
+  const img = document.getElementById('live-frame');
+  if (!img.complete || !img.naturalWidth) return false;
+  const canvas = document.createElement('canvas');
+  canvas.width = img.naturalWidth; canvas.height = img.naturalHeight;
+  const g = canvas.getContext('2d');
+  g.drawImage(img, 0, 0);
+  const [r, gr, b] = g.getImageData(canvas.width >> 1, (canvas.height * 3) >> 2, 1, 1).data;
+  return r < 60 && gr > 90 && gr < 160 && b < 100;
+}"""
 
 
 async def drawn(page: Page) -> dict[str, float]:
