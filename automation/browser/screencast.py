@@ -19,6 +19,13 @@ is followed by screenshots instead, ``max_fps`` a second at most (a tenth of tha
 a picture sent only when it differs from the last; once ``_STILL_PICTURES`` pictures in a
 row are the same, the cast starts again (and sends the page as it stands).
 
+**Size.**  Frames are JPEGs of at most ``max_width`` x ``max_height`` pixels (scaled down
+by Chromium, the page's shape kept; the pictures taken instead are scaled alike), so a
+person who sees the tab small is not sent, nor makes Chromium encode, a picture four
+times the size shown.  :meth:`Screencast.resize` changes that bound while it runs: the
+cast starts again at the new size.  A frame's ``width`` and ``height`` stay the
+viewport's, in CSS pixels, whatever the JPEG's own size.
+
 Chromium sends a first frame when a cast starts; should none come within
 ``_FIRST_FRAME_S`` (a busy machine, a page Chromium won't draw for the cast), one
 screenshot of the tab stands in for it, so a person watching is never left with no picture
@@ -68,6 +75,7 @@ _MAX_HELD = 8  # frames held unacked (Chromium stops sending at three; a bound a
 _MAY_DROP_AT = 3  # frames held at which Chromium waits for an ack (and drops what changes)
 _BUSY_SENDS = 8  # sends in a row with Chromium at its limit: the page never stops
 _STILL_PICTURES = 3  # pictures in a row the same: the page stands still
+MIN_SIDE, MAX_SIDE = 64, 4_096  # the bounds of max_width and max_height, in pixels
 
 
 @dataclass(frozen=True)
@@ -104,9 +112,11 @@ class Screencast:
         self._on_frame = on_frame
         if every_nth_frame < 1:
             raise ActionInvalid("every_nth_frame must be at least 1")
+        _check_sides(max_width, max_height)
         self._interval_s = 1 / max_fps
         self._params = {"format": "jpeg", "quality": quality, "maxWidth": max_width,
                         "maxHeight": max_height, "everyNthFrame": every_nth_frame}  # fmt: skip
+        self._resized = False  # the cast must start again at the new size
         self._tab: Tab | None = None
         self._session: CDPSession | None = None
         self._newest: Frame | None = None
@@ -138,6 +148,21 @@ class Screencast:
         if not self.running:
             self._task = asyncio.create_task(self._run(), name="screencast")
 
+    @property
+    def max_size(self) -> tuple[int, int]:
+        """The largest JPEG sent, width and height in pixels."""
+        return self._params["maxWidth"], self._params["maxHeight"]
+
+    def resize(self, max_width: int, max_height: int) -> None:
+        """Send JPEGs of at most this size from now on (ActionInvalid outside
+        ``MIN_SIDE``..``MAX_SIDE``); a running cast starts again at it within
+        ``_FOLLOW_S``."""
+        _check_sides(max_width, max_height)
+        if (max_width, max_height) != self.max_size:
+            self._params["maxWidth"], self._params["maxHeight"] = max_width, max_height
+            self._resized = True
+            self._fresh.set()  # the sender's wait ends: it starts the cast again now
+
     async def stop(self) -> None:
         """Stop sending frames and stop Chromium's screencast; never raises."""
         task, self._task = self._task, None
@@ -151,6 +176,9 @@ class Screencast:
 
     async def _run(self) -> None:
         while True:
+            if self._resized:  # followed anew below, at the new size
+                self._resized = False
+                await self._leave()
             tab = self._current()
             if tab is not self._tab or (tab is not None and self._session is None):
                 try:
@@ -316,18 +344,25 @@ class Screencast:
         if session is None or tab is None:
             return None
         budget = Budget(_CDP_MS, label="a picture for the live view")
+        params: dict[str, Any] = {"format": "jpeg", "quality": self._params["quality"]}
+        max_width, max_height = self.max_size
+        size = tab.page.viewport_size  # None for a page of a browser reached over CDP
         try:
-            shot = await budget.run(
-                session.send(
-                    "Page.captureScreenshot", {"format": "jpeg", "quality": self._params["quality"]}
-                )
-            )
-            jpeg = base64.b64decode(shot["data"], validate=True)
-            size = tab.page.viewport_size  # None for a page of a browser reached over CDP
-            if size is None:
+            if size is None or size["width"] > max_width or size["height"] > max_height:
+                # What the viewport shows, where the page is scrolled to (a clip is in the
+                # document's CSS pixels), scaled down to the cast's size as its frames are.
                 metrics = await budget.run(session.send("Page.getLayoutMetrics"))
                 view = metrics["cssVisualViewport"]
-                size = {"width": round(view["clientWidth"]), "height": round(view["clientHeight"])}
+                size = size or {"width": round(view["clientWidth"]),
+                                "height": round(view["clientHeight"])}  # fmt: skip
+                scale = min(1.0, max_width / max(size["width"], 1),
+                            max_height / max(size["height"], 1))  # fmt: skip
+                if scale < 1:
+                    params["clip"] = {"x": view["pageX"], "y": view["pageY"],
+                                      "width": size["width"], "height": size["height"],
+                                      "scale": scale}  # fmt: skip
+            shot = await budget.run(session.send("Page.captureScreenshot", params))
+            jpeg = base64.b64decode(shot["data"], validate=True)
         except (PlaywrightError, TabwrightError, KeyError, ValueError) as exc:
             log.info("no picture for the live view of %s: %s", tab.page.url, exc)
             return None
@@ -363,6 +398,12 @@ class Screencast:
         self._newest = Frame(jpeg, round(meta.get("deviceWidth", 0)),
                              round(meta.get("deviceHeight", 0)), tab.page.url)  # fmt: skip
         self._fresh.set()
+
+
+def _check_sides(max_width: int, max_height: int) -> None:
+    for name, side in (("max_width", max_width), ("max_height", max_height)):
+        if isinstance(side, bool) or not isinstance(side, int) or not MIN_SIDE <= side <= MAX_SIDE:
+            raise ActionInvalid(f"{name} must be a whole number from {MIN_SIDE} to {MAX_SIDE}")
 
 
 def _forget(acks: set[asyncio.Task[Any]]) -> Callable[[asyncio.Task[Any]], None]:

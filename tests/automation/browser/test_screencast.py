@@ -4,6 +4,7 @@ the run's tabs; and a person's clicks, keys and typing reaching the page, and re
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import logging
 import time
@@ -426,3 +427,72 @@ async def test_a_tab_it_keeps_failing_to_follow_is_logged_once(
     assert (said[0].levelno, said[0].exc_info is not None) == (
         (logging.ERROR, True) if unexpected else (logging.INFO, False)
     )
+
+
+# Red the first viewport high, green the second: scrolled to the second, a picture of the
+# viewport is green all over.
+RED_THEN_GREEN = """data:text/html,<body style="margin:0"><div style="height:100vh;
+background:%23d00"></div><div style="height:100vh;background:%230a0"></div></body>"""
+DECODE = """async (b64) => {
+  const img = new Image();
+  img.src = 'data:image/jpeg;base64,' + b64;
+  await img.decode();
+  const canvas = document.createElement('canvas');
+  canvas.width = img.naturalWidth; canvas.height = img.naturalHeight;
+  const g = canvas.getContext('2d');
+  g.drawImage(img, 0, 0);
+  const [r, gr, b] = g.getImageData(canvas.width >> 1, canvas.height >> 1, 1, 1).data;
+  return {width: img.naturalWidth, height: img.naturalHeight, green: gr > 120 && r < 80};
+}"""
+
+
+async def test_frames_and_pictures_come_at_most_the_size_asked_for(
+    browser: BrowserSession, tab: Tab
+) -> None:
+    """A person who sees the tab small is sent small JPEGs: the cast's frames, resized
+    while it runs, and the pictures taken instead, which show the viewport where the page
+    is scrolled to, as the frames do.  A frame's width and height stay the viewport's."""
+    decoder = await browser.new_tab()
+
+    async def decoded(frame: Frame) -> dict[str, Any]:
+        return await decoder.page.evaluate(DECODE, base64.b64encode(frame.jpeg).decode())
+
+    size = tab.page.viewport_size
+    assert size is not None
+    await tab.page.goto(RED_THEN_GREEN)
+    await tab.page.evaluate("scrollTo(0, innerHeight)")
+    try:
+        frames = Frames()
+        cast = Screencast(lambda: tab, frames)
+        assert cast.max_size == (1280, 960)
+        cast.start()
+        try:
+            first = await decoded(await frames.next())
+            assert first["width"] == size["width"] and first["green"]
+            cast.resize(320, 640)
+            assert cast.max_size == (320, 640)
+            async with asyncio.timeout(60):  # the cast starts again: its first frame
+                while (small := await decoded(await frames.next()))["width"] > 320:
+                    pass
+            assert small["green"] and small["height"] == round(320 * size["height"] / size["width"])
+            assert (frames.got[-1].width, frames.got[-1].height) == (size["width"], size["height"])
+            with pytest.raises(ActionInvalid, match="max_width must be a whole number"):
+                cast.resize(10, 640)
+        finally:
+            await cast.stop()
+
+        # No frame from Chromium (every 1000th only): the picture taken instead.
+        frames = Frames()
+        cast = Screencast(lambda: tab, frames, every_nth_frame=1000, max_width=320)
+        cast.start()
+        try:
+            picture = await frames.next()
+        finally:
+            await cast.stop()
+        seen = await decoded(picture)
+        assert seen["width"] == 320 and seen["green"], seen
+        assert (picture.width, picture.height) == (size["width"], size["height"])
+        with pytest.raises(ActionInvalid, match="max_height must be a whole number"):
+            Screencast(lambda: tab, frames, max_height=5_000)
+    finally:
+        await decoder.close()
