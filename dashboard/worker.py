@@ -40,6 +40,7 @@ from dashboard.runs import carry
 from dashboard.runs.carry import VIEWER_RENEW_S
 from dashboard.runs.doorbell import RUNS_CHANNEL, layer_failed, ring
 from dashboard.runs.live import on_ended
+from dashboard.runs.liveview import view_width
 from dashboard.runs.messages import (
     ActMessage,
     CancelMessage,
@@ -117,7 +118,8 @@ class RunWorkerConsumer(AsyncConsumer):
         the run's live view streams to the run's group while it does; a page new here gets
         the latest frame at once."""
         run_id, viewer = int(message["run_id"]), str(message["viewer"])
-        frame = runner.watch_remote(run_id, viewer, VIEWER_TTL_S)
+        frame = runner.watch_remote(run_id, viewer, VIEWER_TTL_S,
+                                    view_width(message.get("width")) or 0)  # fmt: skip
         if frame is not None:
             await ring(viewer, frame_message(frame))
 

@@ -200,11 +200,16 @@ def unreachable() -> Answer:
                       "hint": hint}}  # fmt: skip
 
 
-async def tell_watching(holder: str, run_id: int, viewer: str, *, watching: bool) -> None:
+async def tell_watching(
+    holder: str, run_id: int, viewer: str, *, watching: bool, width: int = 0
+) -> None:
     """Tell the worker ``holder`` that the page whose channel is ``viewer`` watches the
-    run (renewed every VIEWER_RENEW_S), or has stopped watching it."""
-    message = (messages.watch_message if watching else messages.unwatch_message)(run_id, viewer)
-    await ring(holder, message)
+    run (renewed every VIEWER_RENEW_S), showing it ``width`` device pixels wide, or has
+    stopped watching it."""
+    if watching:
+        await ring(holder, messages.watch_message(run_id, viewer, width))
+    else:
+        await ring(holder, messages.unwatch_message(run_id, viewer))
 
 
 # -- the holder's side: calls from other processes ---------------------------------------

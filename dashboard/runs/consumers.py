@@ -55,6 +55,7 @@ from dashboard.models import Run
 from dashboard.runs import carry, messages, selectors
 from dashboard.runs.carry import VIEWER_RENEW_S
 from dashboard.runs.doorbell import layer_failed
+from dashboard.runs.liveview import MAX_SAID_WIDTH, view_width
 from dashboard.runs.messages import Answer, AnswerError, EventMessage, FrameMessage, QueueMessage
 from dashboard.runs.runner import COMMANDS, act_request, group_name, runner
 from dashboard.runs.services import LIVE_STATUSES, stopped_by
@@ -91,6 +92,7 @@ class RunPageConsumer(AsyncJsonWebsocketConsumer):
         self.acts = {}
         self.calls: set[asyncio.Task[None]] = set()  # commands sent to another process
         self.watching = False
+        self.width = 0  # device pixels the page shows the live picture at (0: not said)
         self.frame_in_flight = False
         self.frame_waiting: dict[str, Any] | None = None
         self.inputs: asyncio.Queue[dict[str, Any]] = asyncio.Queue(MAX_INPUTS_QUEUED)
@@ -155,10 +157,12 @@ class RunPageConsumer(AsyncJsonWebsocketConsumer):
             return
         self.group = group_name(self.run_id)
         await self.accept()
-        frame = runner.watch(self.run_id)
+        query = parse_qs(self.scope.get("query_string", b"").decode())
+        self.width = min(_int(query.get("width", ["0"])[0]), MAX_SAID_WIDTH)
+        frame = runner.watch(self.run_id, self.channel_name, self.width)
         self.watching = True
         self.watcher = asyncio.create_task(self._watch_elsewhere())
-        after = _int(parse_qs(self.scope.get("query_string", b"").decode()).get("after", ["0"])[0])
+        after = _int(query.get("after", ["0"])[0])
         for event in await database_sync_to_async(selectors.run_events)(
             run_id=self.run_id, after_seq=after
         ):
@@ -177,7 +181,7 @@ class RunPageConsumer(AsyncJsonWebsocketConsumer):
 
     async def disconnect(self, code: int) -> None:
         if self.watching:
-            runner.unwatch(self.run_id)
+            runner.unwatch(self.run_id, self.channel_name)
             self.watching = False
         if self.watcher is not None:
             self.watcher.cancel()
@@ -225,6 +229,9 @@ class RunPageConsumer(AsyncJsonWebsocketConsumer):
             return
         if command == "input":
             await self._queue_input(content)
+            return
+        if command == "view":
+            await self._view(content)
             return
         if command not in COMMANDS:
             await self.send_json({"type": "error", "message": "unknown command"})
@@ -285,9 +292,24 @@ class RunPageConsumer(AsyncJsonWebsocketConsumer):
                 async with asyncio.timeout(VIEWER_RENEW_S if self.watched else None):
                     await self.look.wait()
 
+    async def _view(self, content: dict[str, Any]) -> None:
+        """The page shows the live picture at another size: ``{"command": "view",
+        "width": device pixels}``; its frames are sized for it from now on."""
+        width = view_width(content.get("width"))
+        if width is None:
+            refused = f"width must be a whole number from 0 to {MAX_SAID_WIDTH}"
+            await self.send_json({"type": "error", "message": refused})
+            return
+        if width == self.width or not self.watching:
+            return
+        self.width = width
+        runner.watch(self.run_id, self.channel_name, width)
+        if self.watched:
+            await self._tell_watched(watching=True)
+
     async def _tell_watched(self, *, watching: bool) -> None:
         await carry.tell_watching(self.watched, self.run_id, self.channel_name,
-                                  watching=watching)  # fmt: skip
+                                  watching=watching, width=self.width)  # fmt: skip
 
     async def _refused(self, error: AnswerError | None) -> None:
         """Tell the page why a command was not carried out (nothing when it was)."""

@@ -127,11 +127,13 @@ class AnswerMessage(Answer):
 
 
 class WatchMessage(TypedDict):
-    """A page on another process (its channel ``viewer``) watches the run, for a while."""
+    """A page on another process (its channel ``viewer``) watches the run, for a while,
+    showing the picture ``width`` device pixels wide (0: not said)."""
 
     type: Literal["run.watch"]
     run_id: int
     viewer: str
+    width: int
 
 
 class UnwatchMessage(TypedDict):
@@ -198,8 +200,8 @@ def answer_message(call_id: str, answer: Answer) -> AnswerMessage:
     return {"type": "run.answer", "id": call_id, **answer}  # type: ignore[typeddict-item]
 
 
-def watch_message(run_id: int, viewer: str) -> WatchMessage:
-    return {"type": "run.watch", "run_id": run_id, "viewer": viewer}
+def watch_message(run_id: int, viewer: str, width: int = 0) -> WatchMessage:
+    return {"type": "run.watch", "run_id": run_id, "viewer": viewer, "width": width}
 
 
 def unwatch_message(run_id: int, viewer: str) -> UnwatchMessage:

@@ -85,10 +85,12 @@ class RunManager:
         # Runs this process is starting (claimed, not live yet): set once each is live or
         # failed to start.  A call for one waits for that instead of finding it not live.
         self._starting: dict[int, asyncio.Event] = {}
-        self._viewers: Counter[int] = Counter()  # open pages per run, on this process
-        # Pages on other processes that watch a run of this worker: their channel and until
-        # when (time.monotonic()) they count, renewed by them (watch_remote).
-        self._remote_viewers: dict[int, dict[str, float]] = {}
+        # Open pages per run on this process: each one's channel and the width, in device
+        # pixels, it shows the live picture at (0: not said).
+        self._viewers: dict[int, dict[str, int]] = {}
+        # Pages on other processes that watch a run of this worker: their channel, until
+        # when (time.monotonic()) they count, renewed by them (watch_remote), and width.
+        self._remote_viewers: dict[int, dict[str, tuple[float, int]]] = {}
         self.leases = Leases(lambda: list(self._live), self._lost)
         # A worker (dashboard.worker) claims queued runs while it has room; a process that
         # is not one (a web process beside separate workers) never does.
@@ -309,7 +311,7 @@ class RunManager:
         workspace = Path(settings.TABWRIGHT["WORKSPACE_DIR"]) / str(run_id)
         live = LiveRun(RunControl(), sink, view, secrets, run.owner_id, conversation,
                        run_id=run_id, workspace=workspace)  # fmt: skip
-        live.view.set_viewers(self.viewer_count(run_id))
+        live.view.set_viewers(self.viewer_widths(run_id))
         await self.leases.hold(run_id)
         log.info("run %s: held by worker %s", run_id, self.leases.name)
         self._live[run_id] = live
@@ -341,30 +343,39 @@ class RunManager:
             live.close("another server process declared it lost")
             live.control.fail("lost: this server process could not vouch for it in time")
 
-    def watch(self, run_id: int) -> dict[str, Any] | None:
-        """A page of the run opened: the live view runs while any page is open.  Returns
-        the latest frame, if any, for the page to show before the picture next changes.
-        (Each process with pages open also sweeps runs whose process is gone.)"""
+    def watch(self, run_id: int, viewer: str, width: int = 0) -> dict[str, Any] | None:
+        """A page of the run (its socket's channel ``viewer``) opened, or says anew how
+        wide it shows the picture (``width`` device pixels, 0: not said): the live view
+        runs while any page is open, its frames as large as the widest page shows them.
+        Returns the latest frame, if any, for a page new here to show before the picture
+        next changes.  (Each process with pages open also sweeps runs whose process is
+        gone.)"""
         self.leases.keep()
-        self._viewers[run_id] += 1
+        viewers = self._viewers.setdefault(run_id, {})
+        new = viewer not in viewers
+        viewers[viewer] = width
         self._update_view(run_id)
         live = self._live.get(run_id)
-        return live.view.last_frame if live is not None else None
+        return live.view.last_frame if new and live is not None else None
 
-    def unwatch(self, run_id: int) -> None:
-        self._viewers[run_id] -= 1
-        if self._viewers[run_id] <= 0:
-            del self._viewers[run_id]
+    def unwatch(self, run_id: int, viewer: str) -> None:
+        viewers = self._viewers.get(run_id, {})
+        viewers.pop(viewer, None)
+        if not viewers:
+            self._viewers.pop(run_id, None)
         self._update_view(run_id)
 
-    def watch_remote(self, run_id: int, viewer: str, ttl_s: float) -> dict[str, Any] | None:
+    def watch_remote(
+        self, run_id: int, viewer: str, ttl_s: float, width: int = 0
+    ) -> dict[str, Any] | None:
         """A page on another process (its socket's channel ``viewer``) watches the run for
-        the next ``ttl_s`` seconds, unless it says so again: the live view runs for it as for
-        a page here, and a page whose process died stops counting by itself.  Returns the
-        latest frame when the page is new here."""
+        the next ``ttl_s`` seconds, unless it says so again, at ``width`` as in
+        :meth:`watch`: the live view runs for it as for a page here, and a page whose
+        process died stops counting by itself.  Returns the latest frame when the page is
+        new here."""
         viewers = self._remote_viewers.setdefault(run_id, {})
         new = viewer not in viewers
-        viewers[viewer] = time.monotonic() + ttl_s
+        viewers[viewer] = (time.monotonic() + ttl_s, width)
         asyncio.get_running_loop().call_later(ttl_s + 0.05, self._update_view, run_id)
         self._update_view(run_id)
         live = self._live.get(run_id)
@@ -374,21 +385,27 @@ class RunManager:
         self._remote_viewers.get(run_id, {}).pop(viewer, None)
         self._update_view(run_id)
 
-    def viewer_count(self, run_id: int) -> int:
-        """Pages watching the run: here, and on other processes until their time is up."""
+    def viewer_widths(self, run_id: int) -> list[int]:
+        """The width each page watching the run shows it at (0: not said): pages here,
+        and on other processes until their time is up."""
         now = time.monotonic()
         remote = self._remote_viewers.get(run_id, {})
-        for viewer in [viewer for viewer, until in remote.items() if until <= now]:
+        for viewer in [viewer for viewer, (until, _w) in remote.items() if until <= now]:
             del remote[viewer]
         if not remote:
             self._remote_viewers.pop(run_id, None)
-        return self._viewers[run_id] + len(remote)
+        here = self._viewers.get(run_id, {})
+        return [*here.values(), *(width for _until, width in remote.values())]
+
+    def viewer_count(self, run_id: int) -> int:
+        """Pages watching the run: here, and on other processes until their time is up."""
+        return len(self.viewer_widths(run_id))
 
     def _update_view(self, run_id: int) -> None:
-        count = self.viewer_count(run_id)
+        widths = self.viewer_widths(run_id)
         live = self._live.get(run_id)
         if live is not None:
-            live.view.set_viewers(count)
+            live.view.set_viewers(widths)
 
     def close_over_limit(self, owner_id: int, *, starting: bool = False) -> None:
         """Keep the person's open conversations within SESSIONS_PER_USER (``starting``:

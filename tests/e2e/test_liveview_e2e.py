@@ -64,6 +64,9 @@ async def test_a_person_takes_over_with_a_click_on_the_live_view(
     await save(page, "run-takeover.png")
     small = await drawn(page)
     assert small["width"] < viewport["width"] / 2  # beside the conversation: too small
+    # Shown small, the picture is sent small: no wider than the page shows it.
+    small_px = await shown_px(page, small)
+    await page.wait_for_function(f"() => ({NATURAL_WIDTH})() <= {small_px}")
 
     # Enlarged, the picture is as wide as the page allows, the tab's own size at most,
     # with the tab's shape; the click on it lands on the button under the pointer.
@@ -74,6 +77,9 @@ async def test_a_person_takes_over_with_a_click_on_the_live_view(
     picture = await drawn(page)
     assert picture["width"] > 2 * small["width"]
     assert picture["width"] <= viewport["width"]
+    # Enlarged, the frames come larger (as large as shown, the tab's own size at most).
+    await page.wait_for_function(f"() => ({NATURAL_WIDTH})() > {small_px}")
+    assert await page.evaluate(NATURAL_WIDTH) <= await shown_px(page, picture)
     assert abs(picture["height"] / picture["width"] - small["height"] / small["width"]) < 0.01
     await save(page, "run-takeover-enlarged.png")
     scale = picture["width"] / viewport["width"]
@@ -215,6 +221,15 @@ IS_GREEN = """() => {
 }"""
 
 
+NATURAL_WIDTH = "() => document.getElementById('live-frame').naturalWidth"
+
+
+async def shown_px(page: Page, box: dict[str, float]) -> int:
+    """The device pixels a picture ``box`` wide takes, as the run page rounds them up."""
+    ratio = await page.evaluate("devicePixelRatio")
+    return max(160, -(-round(box["width"] * ratio) // 160) * 160)
+
+
 async def drawn(page: Page) -> dict[str, float]:
     """Where the live view draws the tab: the picture inside its border, in page px."""
     return await page.locator("#live-frame").evaluate(
@@ -253,7 +268,7 @@ async def test_a_dropped_socket_reconnects_and_misses_nothing(page: Page, server
     await expect(page.locator("#chat .msg.succeeded")).to_have_count(1)  # once, not twice
     urls = await page.evaluate("() => window.__sockets.map((s) => s.url)")
     resumed = [u for u in urls if "/ws/runs/" in u][-1]
-    assert re.search(r"after=[1-9]\d*$", resumed), urls  # asked only for what it missed
+    assert re.search(r"[?&]after=[1-9]\d*(&|$)", resumed), urls  # asked only for what it missed
     await save(page, "run-reconnected.png")
 
 

@@ -38,6 +38,7 @@
     "ArrowDown", "ArrowLeft", "ArrowRight", "Home", "End", "PageUp", "PageDown"]);
   let status = "";
   let frameSize = null; // CSS px of the run's viewport, from the latest frame
+  let saidWidth = 0; // device px the picture is shown at, as told to the server
   let wantTakeover = false;
   let checking = false; // the next click on the picture records a check instead
   let lastSeq = 0;
@@ -475,6 +476,10 @@
         return;
       }
       frameSize = { width: e.width, height: e.height };
+      if (e.width > 0 && e.height > 0) {
+        liveFrame.style.setProperty("--tab-width", e.width + "px");
+        liveFrame.style.setProperty("--tab-ratio", String(e.width / e.height));
+      }
       liveFrame.src = "data:image/jpeg;base64," + e.jpeg;
       liveFrame.hidden = false;
       shot.hidden = true;
@@ -581,7 +586,9 @@
 
   function connect() {
     const scheme = location.protocol === "https:" ? "wss" : "ws";
-    socket = new WebSocket(scheme + "://" + location.host + "/ws/runs/" + runId + "/?after=" + lastSeq);
+    saidWidth = viewWidth();
+    socket = new WebSocket(scheme + "://" + location.host + "/ws/runs/" + runId + "/?after=" +
+      lastSeq + "&width=" + saidWidth);
     socket.onopen = () => {
       retryMs = 500;
       connEl.textContent = "";
@@ -659,6 +666,21 @@
       y: Math.round(((ev.clientY - top) * frameSize.height) / liveFrame.clientHeight),
     };
   }
+
+  // How wide the picture is shown, in device pixels, rounded up to 160s (a small change of
+  // the page's width asks for nothing new): the frames are sent no larger.
+  function viewWidth() {
+    const px = live.clientWidth * (window.devicePixelRatio || 1);
+    return px > 0 ? Math.ceil(px / 160) * 160 : 0;
+  }
+  function sayWidth() {
+    const width = viewWidth();
+    if (width !== saidWidth && socket && socket.readyState === WebSocket.OPEN) {
+      saidWidth = width;
+      sendJson({ command: "view", width: width });
+    }
+  }
+  if (window.ResizeObserver) new ResizeObserver(sayWidth).observe(live);
 
   // Enlarge: the picture as large as the page allows (a choice kept for the next run page).
   const sizeButton = document.getElementById("live-size");

@@ -5,6 +5,7 @@ control, the owner's takeover input recorded as the person's steps, and the roun
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 from typing import Any
 
@@ -14,6 +15,7 @@ from channels.testing import WebsocketCommunicator
 
 import dashboard.worker
 from automation.browser.tab import Tab
+from dashboard.runs.liveview import FULL, frame_size
 from dashboard.runs.runner import runner
 from tests.dashboard.conftest import OpenSocket, Runs
 from tests.dashboard.runs.test_consumer import paused_on_delete, start_watched, stored_steps
@@ -157,6 +159,46 @@ async def test_a_page_gets_the_next_frame_only_after_drawing_the_last(
     assert types(got)[-2:] == ["state", "frame"]
 
 
+async def test_frames_are_as_large_as_the_widest_page_shows_them(
+    runs: Runs, open_socket: OpenSocket, owner: Any, fixture_url: str
+) -> None:
+    run, comm, messages = await paused_on_delete(runs, open_socket, owner, fixture_url)
+    view = runner._live[run.pk].view
+    assert view.size == FULL  # the page has not said how wide it shows the picture
+    await frame_showing(comm, messages, "/demo/list.html")
+    await comm.send_json_to({"command": "view", "width": 480})
+    await until(lambda: view.size == (480, 360))
+    # The cast starts again at that size: its next frame is a JPEG 480 wide.
+    await comm.send_json_to({"command": "frame.ack"})
+    async with asyncio.timeout(60):
+        while jpeg_width((await receive_until(comm, of_type("frame")))[-1]) != 480:
+            await comm.send_json_to({"command": "frame.ack"})
+    # A second page, shown wider (it says so as it connects): sized for it, until it goes.
+    other = await connected_socket(open_socket, run, owner, "width=640")
+    assert view.size == (640, 480)
+    await other.disconnect()
+    assert view.size == (480, 360)
+    for bad in ("wide", -1, 20_000, True, None):
+        await comm.send_json_to({"command": "view", "width": bad})
+        refused = await receive_until(comm, of_type("error"))
+        assert refused[-1]["message"] == "width must be a whole number from 0 to 16384"
+    assert view.size == (480, 360)
+    assert frame_size([100]) == (160, 120) and frame_size([9_000, 320]) == FULL
+    assert frame_size([320, 0]) == FULL  # one page that has not said: the full size
+
+
+def jpeg_width(frame: dict[str, Any]) -> int:
+    """The width of a frame's JPEG, from its start-of-frame segment."""
+    data = base64.b64decode(frame["jpeg"])
+    at = 2
+    while at + 9 < len(data):
+        marker, length = data[at + 1], int.from_bytes(data[at + 2 : at + 4], "big")
+        if marker in (0xC0, 0xC1, 0xC2):
+            return int.from_bytes(data[at + 7 : at + 9], "big")
+        at += 2 + length
+    raise AssertionError("no start of frame in the JPEG")
+
+
 async def test_the_live_view_runs_only_while_a_page_watches(
     runs: Runs, open_socket: OpenSocket, owner: Any, fixture_url: str
 ) -> None:
@@ -249,16 +291,18 @@ async def _watched_from_elsewhere(run: Any, view: Any) -> None:
     # What a page's socket on another process sends to the worker's own channel.
     layer = get_channel_layer()
     viewer = await layer.new_channel()
-    watch = {"type": "run.watch", "run_id": run.pk, "viewer": viewer}
+    watch = {"type": "run.watch", "run_id": run.pk, "viewer": viewer, "width": 320}
     await layer.send(runner.leases.holder, watch)
     async with asyncio.timeout(10):  # a page new to the worker gets the latest frame at once
         first = await layer.receive(viewer)
     assert first["type"] == "run.frame" and first["frame"]["url"].endswith("/demo/list.html")
-    assert view.streaming
+    assert view.streaming and view.size == (320, 240)  # as wide as that page shows it
     # Each renewal moves the page's time on.
-    counted_until = runner._remote_viewers[run.pk][viewer]
+    counted_until = runner._remote_viewers[run.pk][viewer][0]
     await layer.send(runner.leases.holder, watch)
-    await until(lambda: runner._remote_viewers.get(run.pk, {}).get(viewer, 0) > counted_until)
+    await until(
+        lambda: runner._remote_viewers.get(run.pk, {}).get(viewer, (0, 0))[0] > counted_until
+    )
     # Not renewed any more (its process died): it stops counting by itself.
     await until(lambda: not view.streaming)
     assert viewer not in runner._remote_viewers.get(run.pk, {})
