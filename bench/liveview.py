@@ -1,7 +1,8 @@
 """What a person watching a run's live view costs the machine, against nobody watching.
 
 Two pages, each held open in one tab for a few seconds at a time, watched (a live view
-sending frames to a receiver that keeps them) and unwatched, interleaved: a spinner that
+sending frames to a receiver that keeps them), watched small (frames 480 pixels wide, as
+the run page asks for beside the conversation) and unwatched, interleaved: a spinner that
 animates without end (a CSS animation, as a back office shows while it loads) and a form
 that stands still.  The CPU measured is the whole of it: this process and every process
 it started (Playwright's driver, Chromium's browser, renderer and GPU processes).
@@ -12,6 +13,7 @@ Last line:
     RESULT liveview spinner_cpu_ratio=<watched / unwatched>
       spinner_watched_cpu_per_s=<CPU seconds a second> spinner_unwatched_cpu_per_s=…
       static_watched_cpu_per_s=… spinner_fps=<frames sent a second> static_fps=…
+      spinner_small_cpu_per_s=… small_over_full_bytes=<a small frame's JPEG / a full one's>
 """
 
 from __future__ import annotations
@@ -44,15 +46,22 @@ def tree_cpu_s() -> float:
     return spent * TICK + own.user + own.system
 
 
-async def hold(tab: Tab, url: str, seconds: float, *, watched: bool) -> tuple[float, int]:
-    """The CPU seconds a second with the page open for ``seconds``, and frames sent."""
+SMALL = (480, 360)
+
+
+async def hold(
+    tab: Tab, url: str, seconds: float, *, watched: bool, small: bool = False
+) -> tuple[float, int, int]:
+    """The CPU seconds a second with the page open for ``seconds``, frames sent and the
+    median size of their JPEGs."""
     await tab.page.goto(url)
     frames: list[Frame] = []
 
     async def keep(frame: Frame) -> None:
         frames.append(frame)
 
-    cast = Screencast(lambda: tab, keep) if watched else None
+    sizes = {"max_width": SMALL[0], "max_height": SMALL[1]} if small else {}
+    cast = Screencast(lambda: tab, keep, **sizes) if watched else None
     await asyncio.sleep(0.5)  # the page drawn, the cast's first frame not counted apart
     before, started = tree_cpu_s(), time.monotonic()
     if cast is not None:
@@ -63,32 +72,41 @@ async def hold(tab: Tab, url: str, seconds: float, *, watched: bool) -> tuple[fl
         if cast is not None:
             await cast.stop()
     took = time.monotonic() - started
-    return (tree_cpu_s() - before) / took, len(frames)
+    size = int(median([len(frame.jpeg) for frame in frames])) if frames else 0
+    return (tree_cpu_s() - before) / took, len(frames), size
 
 
 async def main(seconds: float, rounds: int) -> None:
     with serve({"/spinner.html": SPINNER}) as base:
         pages = {"spinner": f"{base}/spinner.html", "static": f"{base}/demo/form.html"}
-        cpu: dict[tuple[str, bool], list[float]] = {}
+        cpu: dict[tuple[str, str], list[float]] = {}
         fps: dict[str, list[float]] = {name: [] for name in pages}
+        size: dict[str, list[int]] = {"watched": [], "small": []}
+        hows = ["watched", "unwatched", "small"]
         async with BrowserSession(browser_config()) as session:
             tab = await session.new_tab()
             for round_ in range(rounds):
                 for name, url in pages.items():
-                    for watched in (round_ % 2 == 0, round_ % 2 == 1):
-                        used, sent = await hold(tab, url, seconds, watched=watched)
-                        cpu.setdefault((name, watched), []).append(used)
-                        if watched:
+                    for how in hows[round_ % 3 :] + hows[: round_ % 3]:
+                        used, sent, bytes_ = await hold(tab, url, seconds,
+                                                        watched=how != "unwatched",
+                                                        small=how == "small")  # fmt: skip
+                        cpu.setdefault((name, how), []).append(used)
+                        if how == "watched":
                             fps[name].append(sent / seconds)
-                        how = "watched" if watched else "unwatched"
+                        if name == "spinner" and how != "unwatched":
+                            size[how].append(bytes_)
                         print(f"round {round_ + 1} {name:8s} {how:9s} {used:.3f} CPU s/s"
-                              f"{f', {sent} frames' if watched else ''}", flush=True)  # fmt: skip
-    spinner = median(cpu[("spinner", True)]), median(cpu[("spinner", False)])
+                              f"{f', {sent} frames of {bytes_} bytes' if sent else ''}",
+                              flush=True)  # fmt: skip
+    spinner = median(cpu[("spinner", "watched")]), median(cpu[("spinner", "unwatched")])
     print(
         f"RESULT liveview spinner_cpu_ratio={spinner[0] / max(spinner[1], 1e-3):.2f} "
         f"spinner_watched_cpu_per_s={spinner[0]:.3f} spinner_unwatched_cpu_per_s={spinner[1]:.3f} "
-        f"static_watched_cpu_per_s={median(cpu[('static', True)]):.3f} "
-        f"spinner_fps={median(fps['spinner']):.1f} static_fps={median(fps['static']):.1f}"
+        f"static_watched_cpu_per_s={median(cpu[('static', 'watched')]):.3f} "
+        f"spinner_fps={median(fps['spinner']):.1f} static_fps={median(fps['static']):.1f} "
+        f"spinner_small_cpu_per_s={median(cpu[('spinner', 'small')]):.3f} "
+        f"small_over_full_bytes={median(size['small']) / max(median(size['watched']), 1):.2f}"
     )
 
 
