@@ -680,7 +680,15 @@
       sendJson({ command: "view", width: width });
     }
   }
-  if (window.ResizeObserver) new ResizeObserver(sayWidth).observe(live);
+  // Said once the size stays put a moment: a window dragged wider asks once, not at
+  // every step (each new size starts the cast again).
+  let resizing = null;
+  if (window.ResizeObserver) {
+    new ResizeObserver(() => {
+      clearTimeout(resizing);
+      resizing = setTimeout(sayWidth, 250);
+    }).observe(live);
+  }
 
   // Enlarge: the picture as large as the page allows (a choice kept for the next run page).
   const sizeButton = document.getElementById("live-size");
