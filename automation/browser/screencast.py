@@ -211,7 +211,7 @@ class Screencast:
                 continue
             self._fresh.clear()
             frame = self._newest
-            if frame is None:
+            if frame is None or self._resized:  # (resized: the cast's next frame, then)
                 continue
             try:
                 await self._on_frame(frame)
