@@ -160,7 +160,13 @@ const bars = [...document.querySelectorAll("canvas")];
   requestAnimationFrame(draw);
 })();
 const ask = setInterval(async () => {
-  if (!(await (await fetch("/state")).json()).done) return;
+  let done = false;
+  try {
+    done = (await (await fetch("/state")).json()).done;
+  } catch (e) {
+    clearInterval(ask);  // its server is gone: the test is over
+  }
+  if (!done) return;
   clearInterval(ask);
   running = false;
   document.body.className = "done";
