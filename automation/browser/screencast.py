@@ -61,7 +61,15 @@ from automation.browser.tab import Tab
 from automation.budget import Budget
 from automation.errors import ActionInvalid, TabwrightError
 
-__all__ = ["KEYS", "MAX_TYPE_CHARS", "Frame", "Screencast", "person_input", "viewport_point"]
+__all__ = [
+    "DEFAULT_MAX_SIZE",
+    "KEYS",
+    "MAX_TYPE_CHARS",
+    "Frame",
+    "Screencast",
+    "person_input",
+    "viewport_point",
+]
 
 log = logging.getLogger("automation.browser")
 
@@ -76,6 +84,7 @@ _MAY_DROP_AT = 3  # frames held at which Chromium waits for an ack (and drops wh
 _BUSY_SENDS = 8  # sends in a row with Chromium at its limit: the page never stops
 _STILL_PICTURES = 3  # pictures in a row the same: the page stands still
 MIN_SIDE, MAX_SIDE = 64, 4_096  # the bounds of max_width and max_height, in pixels
+DEFAULT_MAX_SIZE = (1_280, 960)  # max_width and max_height unless told
 
 
 @dataclass(frozen=True)
@@ -100,8 +109,8 @@ class Screencast:
         *,
         max_fps: float = 4.0,
         quality: int = 60,
-        max_width: int = 1280,
-        max_height: int = 960,
+        max_width: int = DEFAULT_MAX_SIZE[0],
+        max_height: int = DEFAULT_MAX_SIZE[1],
         every_nth_frame: int = 1,
     ) -> None:
         if not 0 < max_fps <= 30:
@@ -155,8 +164,8 @@ class Screencast:
 
     def resize(self, max_width: int, max_height: int) -> None:
         """Send JPEGs of at most this size from now on (ActionInvalid outside
-        ``MIN_SIDE``..``MAX_SIDE``); a running cast starts again at it within
-        ``_FOLLOW_S``."""
+        ``MIN_SIDE``..``MAX_SIDE``); a running cast starts again at it on the sender's
+        next turn."""
         _check_sides(max_width, max_height)
         if (max_width, max_height) != self.max_size:
             self._params["maxWidth"], self._params["maxHeight"] = max_width, max_height

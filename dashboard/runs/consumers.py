@@ -158,7 +158,7 @@ class RunPageConsumer(AsyncJsonWebsocketConsumer):
         self.group = group_name(self.run_id)
         await self.accept()
         query = parse_qs(self.scope.get("query_string", b"").decode())
-        self.width = min(_int(query.get("width", ["0"])[0]), MAX_SAID_WIDTH)
+        self.width = view_width(_int(query.get("width", ["0"])[0])) or 0
         frame = runner.watch(self.run_id, self.channel_name, self.width)
         self.watching = True
         self.watcher = asyncio.create_task(self._watch_elsewhere())

@@ -20,13 +20,13 @@ from typing import Any
 from django.conf import settings
 
 from automation import Tab
-from automation.browser.screencast import Frame, Screencast
+from automation.browser.screencast import DEFAULT_MAX_SIZE, Frame, Screencast
 from dashboard.runs.doorbell import ring_group
 from dashboard.runs.messages import frame_message
 
 __all__ = ["FULL", "MAX_SAID_WIDTH", "LiveView", "frame_size", "view_width"]
 
-FULL = (1280, 960)  # the largest JPEG of a frame, width and height in pixels
+FULL = DEFAULT_MAX_SIZE  # the largest JPEG of a frame, width and height in pixels
 MIN_WIDTH = 160  # the smallest, for a page that shows the picture tiny
 MAX_SAID_WIDTH = 16_384  # device pixels a page may say it shows the picture at
 
