@@ -461,6 +461,10 @@ async def test_frames_and_pictures_come_at_most_the_size_asked_for(
     assert size is not None
     await tab.page.goto(RED_THEN_GREEN)
     await tab.page.evaluate("scrollTo(0, innerHeight)")
+    # Drawn scrolled before the cast starts: its first frame may be the last one drawn.
+    await tab.page.evaluate(
+        "new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
+    )
     try:
         frames = Frames()
         cast = Screencast(lambda: tab, frames)
