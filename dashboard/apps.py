@@ -13,7 +13,9 @@ class DashboardConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from dashboard import checks  # noqa: F401  (registers the deploy checks)
+        from dashboard import checks  # registers the deploy checks
+
+        checks.know_our_middleware()
 
         resume_gc()  # paused while a command loads (manage.py)
         connection_created.connect(_no_nul_on_postgresql, dispatch_uid="dashboard.pgtext")

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import stat
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +14,7 @@ from django.core import checks
 from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 
-__all__ = ["engine_settings", "private_files"]
+__all__ = ["engine_settings", "know_our_middleware", "private_files"]
 
 
 @checks.register()
@@ -63,3 +66,38 @@ def private_files(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMe
             )
         )
     return found
+
+
+def know_our_middleware() -> None:
+    """Django's deployment checks of its security, session, CSRF and frame-options
+    middleware look for them by Django's names in MIDDLEWARE: they would miss ours (the
+    same classes, their hooks run on the event loop: dashboard/lib/middleware.py), say
+    they are missing and skip the checks of their settings (HSTS, secure cookies...).
+    Each of Django's security deployment checks is run instead with ours named as
+    Django's; what they find is as if Django's own were there."""
+    registry = checks.registry.registry
+    for check in list(registry.deployment_checks):
+        if check.__module__.startswith("django.core.checks.security."):
+            registry.deployment_checks.discard(check)
+            registry.deployment_checks.add(_as_django(check))
+
+
+def _as_django(check: Callable[..., list[checks.CheckMessage]]) -> Any:
+    @functools.wraps(check)  # its name and its tags
+    def checked(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+        with _named_as_django():
+            return check(app_configs, **kwargs)
+
+    return checked
+
+
+@contextmanager
+def _named_as_django() -> Iterator[None]:
+    from dashboard.lib.middleware import AS_DJANGO
+
+    ours = settings.MIDDLEWARE
+    settings.MIDDLEWARE = [AS_DJANGO.get(path, path) for path in ours]
+    try:
+        yield
+    finally:
+        settings.MIDDLEWARE = ours

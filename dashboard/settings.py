@@ -147,16 +147,16 @@ MIDDLEWARE = [
     # First: a call of the JSON API past its body limit is answered before anything reads
     # the body (dashboard/api/bodylimit.py).
     "dashboard.api.bodylimit.ApiBodyLimit",
-    # Four whose hooks never wait on anything (the messages' unless a view used them) run
-    # on the event loop instead of a thread hop per hook and request
+    # Django's and django-csp's, their hooks run on the event loop instead of a thread hop
+    # per hook and request; what may block still goes to the thread
     # (dashboard/lib/middleware.py).
-    "django.middleware.security.SecurityMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    "dashboard.lib.middleware.SecurityMiddleware",
+    "dashboard.lib.middleware.SessionMiddleware",
     "dashboard.lib.middleware.CommonMiddleware",
-    "django.middleware.csrf.CsrfViewMiddleware",
+    "dashboard.lib.middleware.CsrfViewMiddleware",
     "dashboard.lib.middleware.AuthenticationMiddleware",
     "dashboard.lib.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "dashboard.lib.middleware.XFrameOptionsMiddleware",
     "dashboard.lib.middleware.CSPMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into the lockout page.
     "axes.middleware.AxesMiddleware",

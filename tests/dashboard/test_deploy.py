@@ -61,6 +61,23 @@ def test_check_deploy_is_clean_with_the_documented_settings(tmp_path: Path) -> N
     warnings = bare.stdout + bare.stderr
     for warning in ("W004", "W008", "W012", "W016"):
         assert f"security.{warning}" in warnings
+    # Our middleware (Django's, run on the event loop) counts as Django's: none is missing.
+    for missing in ("W001", "W002", "W003"):
+        assert f"security.{missing}" not in warnings
+
+
+def test_check_deploy_still_names_a_missing_middleware(tmp_path: Path) -> None:
+    code = (
+        "import django\ndjango.setup()\nfrom django.core import checks\n"
+        "settings.MIDDLEWARE = [m for m in settings.MIDDLEWARE if 'Security' not in m]\n"
+        "print(sorted(m.id for m in checks.run_checks(include_deployment_checks=True)))"
+    )
+    done = settings_of(tmp_path, code)  # no HSTS set: W004 were the middleware there
+    assert done.returncode == 0, done.stderr
+    found = done.stdout
+    assert "security.W001" in found  # no security middleware
+    assert "security.W004" not in found  # ... so HSTS is not looked at
+    assert "security.W016" in found  # the CSRF middleware's settings still are
 
 
 def test_var_and_the_database_are_created_private(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
-"""A request's middleware runs on the event loop where nothing can block: the common,
-authentication, content-security and (unless a view used them) messages hooks no longer go
-to Django's thread for sync code."""
+"""A request's middleware runs on the event loop where nothing can block: Django's security,
+session, common, CSRF, authentication, frame-options and content-security hooks no longer
+go to Django's thread for sync code; what may block (saving a changed session, stored
+messages, a form's CSRF check that parses its body, a refusal's page) still does."""
 
 from __future__ import annotations
 
@@ -11,21 +12,11 @@ from asgiref.sync import SyncToAsync
 from django.test import AsyncClient
 
 from dashboard.models import Scenario
+from tests.dashboard.conftest import PASSWORD
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-# Saving a changed session, and the three that Django's deployment checks look for by
-# their own names.
-MAY_BLOCK = {
-    "SessionMiddleware.process_request",
-    "SessionMiddleware.process_response",
-    "SecurityMiddleware.process_request",
-    "SecurityMiddleware.process_response",
-    "CsrfViewMiddleware.process_request",
-    "CsrfViewMiddleware.process_view",
-    "CsrfViewMiddleware.process_response",
-    "XFrameOptionsMiddleware.process_response",
-}
+TOKEN = "x" * 32
 
 
 def handed_to_the_thread(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -41,23 +32,81 @@ def handed_to_the_thread(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return handed
 
 
-async def test_hooks_that_never_block_stay_on_the_event_loop(
+async def checked_client(owner: Any) -> AsyncClient:
+    """Logged in as ``owner``, with a CSRF cookie of TOKEN, checked as a browser is."""
+    client = AsyncClient(enforce_csrf_checks=True)
+    await client.aforce_login(owner)
+    client.cookies["csrftoken"] = TOKEN
+    return client
+
+
+def hooks(handed: list[str]) -> set[str]:
+    return {name for name in handed if ".process_" in name or "._reject" in name}
+
+
+async def test_a_json_call_s_hooks_all_stay_on_the_event_loop(
     owner: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    client = AsyncClient()
-    await client.aforce_login(owner)
+    client = await checked_client(owner)
     handed = handed_to_the_thread(monkeypatch)
-    client.cookies["csrftoken"] = "x" * 32
     answer = await client.post(
-        "/runs/0/act", data="{}", content_type="application/json", HTTP_X_CSRFTOKEN="x" * 32
+        "/runs/0/act", data="{}", content_type="application/json", headers={"X-CSRFToken": TOKEN}
     )
     assert answer.status_code == 404 and answer.json()["error"]["code"] == "not_found"
-    hooks = {name for name in handed if ".process_" in name}
-    assert hooks <= MAY_BLOCK, hooks - MAY_BLOCK
+    assert hooks(handed) == set()
     # What the response carries is set all the same.
     assert answer["X-Frame-Options"] == "DENY"
     assert answer["X-Content-Type-Options"] == "nosniff"
     assert "Content-Security-Policy" in answer
+    assert "Cookie" in answer["Vary"]  # the session was read
+
+
+async def test_the_csrf_check_on_the_loop_still_refuses_a_wrong_or_missing_token(
+    owner: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client = await checked_client(owner)
+    handed = handed_to_the_thread(monkeypatch)
+    for header in ({"X-CSRFToken": "y" * 32}, {}):
+        refused = await client.post(
+            "/runs/0/act", data="{}", content_type="application/json", headers=header
+        )
+        assert refused.status_code == 403
+        assert "CSRF verification failed" in refused.content.decode()
+    # The refusal's page (a template) was made on the thread; the check itself was not.
+    assert hooks(handed) == {"CsrfViewMiddleware._reject"}
+
+
+async def test_a_form_s_csrf_check_reads_its_body_on_the_thread(
+    owner: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client = await checked_client(owner)
+    scenario = await Scenario.objects.acreate(owner=owner, name="Kept")
+    handed = handed_to_the_thread(monkeypatch)
+    refused = await client.post(f"/scenarios/{scenario.pk}/delete", {"other": "field"})
+    assert refused.status_code == 403
+    assert await Scenario.objects.filter(pk=scenario.pk).aexists()
+    assert {"CsrfViewMiddleware.process_view", "CsrfViewMiddleware._reject"} <= hooks(handed)
+    handed.clear()
+    gone = await client.post(f"/scenarios/{scenario.pk}/delete", {"csrfmiddlewaretoken": TOKEN})
+    assert gone.status_code == 302
+    assert not await Scenario.objects.filter(pk=scenario.pk).aexists()
+    assert "CsrfViewMiddleware.process_view" in hooks(handed)
+
+
+async def test_a_changed_session_is_saved_on_the_thread(
+    owner: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client = AsyncClient()
+    handed = handed_to_the_thread(monkeypatch)
+    login = await client.post(
+        "/accounts/login/", {"username": owner.username, "password": PASSWORD}
+    )
+    assert login.status_code == 302
+    assert "SessionMiddleware.process_response" in hooks(handed)
+    handed.clear()
+    page = await client.get("/")  # the saved session logs the next request in
+    assert page.status_code == 200 and owner.username in page.content.decode()
+    assert hooks(handed) == set()
 
 
 async def test_messages_a_view_adds_are_stored_on_the_thread_and_shown_next(
