@@ -178,9 +178,15 @@ async def test_a_run_declared_lost_elsewhere_is_stopped_by_its_process(
     run, comm = await paused_with_leases(runs, open_socket, owner, fixture_url, settings)
     # Another process found the lease run out (this one was too slow to renew) and swept
     # it: its lease made to have run out, then its sweep, as that process would do it.
-    past = timezone.now() - timedelta(seconds=1)
-    await sync_to_async(lambda: Run.objects.filter(pk=run.pk).update(lease_until=past))()
-    assert [rid for rid, _ in await sync_to_async(services.runs_sweep_lost)()] == [run.pk]
+    # Both in one trip to the thread this process's renewals and sweeps also take, so that
+    # neither comes between (a renewal would undo the one, its own sweep do the other).
+
+    def swept_elsewhere() -> list[int]:
+        past = timezone.now() - timedelta(seconds=1)
+        Run.objects.filter(pk=run.pk).update(lease_until=past)
+        return [rid for rid, _ in services.runs_sweep_lost()]
+
+    assert await sync_to_async(swept_elsewhere)() == [run.pk]
     ended = await receive_until(comm, of_type("run.finished"))
     assert ended[-1]["status"] == "failed" and "lost" in ended[-1]["reason"]
     await runner.wait_closed(run.pk)
