@@ -4,13 +4,15 @@ One page, two buttons: one sets nothing off, one fetches an answer the server gi
 300 ms and writes it into the page.  Each is clicked by ref, interleaved in one tab, three
 ways: settling (ours), not settling at all (the bare click), and not settling but pausing
 a fixed 500 ms after the click (the reference: what Playwright MCP does).  Every fetch
-click checks that the answer is on the page when the action returns.
+click checks that the answer is on the page when the action returns.  Then the page is
+navigated to again and again, settling and bare (the load waited for, then nothing).
 
     .venv/bin/python -m bench.settle
 
 Last line:
     RESULT settle idle_ms_p50=… fetch_ms_p50=… idle_over_fixed=<p50 ours / p50 fixed>
       fetch_over_fixed=… idle_overhead_ms=<p50 ours - p50 bare> fetch_overhead_ms=<… - 300>
+      navigate_ms_p50=… navigate_overhead_ms=<p50 ours - p50 bare>
 """
 
 from __future__ import annotations
@@ -85,6 +87,13 @@ async def timed_click(tab: Tab, ref: str, how: str) -> float:
     return (time.perf_counter() - started) * 1000
 
 
+async def timed_navigate(tab: Tab, url: str, how: str) -> float:
+    tab.settler.enabled = how == "ours"
+    started = time.perf_counter()
+    await tab.navigate(url)
+    return (time.perf_counter() - started) * 1000
+
+
 async def answered(tab: Tab, fetches: int) -> bool:
     return await tab.page.text_content("#status") == f"Answer #{fetches}."
 
@@ -115,12 +124,23 @@ async def main() -> None:
                     await tab.wait_for(text=f"Answer #{fetches}.")
             clicks = await tab.page.evaluate("window.clicks")
             assert clicks == (ROUNDS + 5) * len(ways), clicks
+            navigate: dict[str, list[float]] = {way: [] for way in ("ours", "bare")}
+            for n in range(ROUNDS + 3):
+                for way in navigate:
+                    took = await timed_navigate(tab, f"{url}?visit={n}", way)
+                    if n >= 3:
+                        navigate[way].append(took)
+            tab.settler.enabled = True
     for way in ways:
         print(
             f"{way:5}: idle p50 {median(idle[way]):7.1f} ms p95 {p95(idle[way]):7.1f} ms | "
             f"fetch p50 {median(fetch[way]):7.1f} ms p95 {p95(fetch[way]):7.1f} ms, "
             f"answer shown {shown[way]}/{ROUNDS}"
         )
+    print(
+        f"navigate: ours p50 {median(navigate['ours']):.1f} ms, "
+        f"bare p50 {median(navigate['bare']):.1f} ms"
+    )
     assert shown["ours"] == ROUNDS, "a settled fetch click returned before its answer"
     ours_idle, ours_fetch = median(idle["ours"]), median(fetch["ours"])
     print(
@@ -128,7 +148,9 @@ async def main() -> None:
         f"idle_over_fixed={ours_idle / median(idle['fixed']):.3f} "
         f"fetch_over_fixed={ours_fetch / median(fetch['fixed']):.3f} "
         f"idle_overhead_ms={ours_idle - median(idle['bare']):.1f} "
-        f"fetch_overhead_ms={ours_fetch - FETCH_MS:.1f}"
+        f"fetch_overhead_ms={ours_fetch - FETCH_MS:.1f} "
+        f"navigate_ms_p50={median(navigate['ours']):.1f} "
+        f"navigate_overhead_ms={median(navigate['ours']) - median(navigate['bare']):.1f}"
     )
 
 

@@ -1,8 +1,9 @@
 // The page's short timers and animation frames while an action settles (settle.js asks),
 // and what it handed to a later task of its own.  Installed before the page's own
 // scripts (an init script), so that a library holding on to setTimeout (lodash's
-// debounce does) calls these.  Only while armed, and only timers of at most `limitMs`
-// (longer ones a settle would not wait for anyway) are counted; outside a settle they
+// debounce does) calls these.  Only while armed (while an action settles, and from a
+// document's start until the settle after its navigation), and only timers of at most
+// `limitMs` (longer ones a settle would not wait for anyway) are counted; otherwise they
 // pass straight through.  Intervals are never counted: they do not end.  Each function
 // is a Proxy of the browser's own, so that it reads as native code to the page
 // (Function.prototype.toString), with its name and length.
@@ -138,4 +139,8 @@
   }
   window.addEventListener("beforetoggle", hand, true);
   Object.defineProperty(window, "__tabwrightPending", { value: p, configurable: true });
+  // Counting from the document's start: the timers and frames its loading schedules are
+  // known to the settle that follows a navigation here (it disarms; an action re-arms).
+  const AT_LOAD_MS = 100; // settle.py's QUIET_MS, put in by settle.py
+  p.arm(AT_LOAD_MS);
 })();

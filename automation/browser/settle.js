@@ -66,7 +66,9 @@
     const answer = (again) => {
       const found = state(true);
       if (found.due && again) return later(() => answer(false), 0);
-      if (s.n === 0 && s.nav === 0 && found.due === 0) {
+      // (A document this settle never armed, one a navigation brought, is left to the
+      // quiet wait: pending.js counts its timers and frames from its start.)
+      if (s.on && s.n === 0 && s.nav === 0 && found.due === 0) {
         disarm();
         found.armed = false;
       }

@@ -41,7 +41,10 @@ short when a request takes longer than the pause.  So each action is watched:
   When the action started no request, :data:`SHORT_QUIET_MS` of quiet is enough once
   every short timer and animation frame the page scheduled since the action began has
   run: pending.js, an init script, counts them (a click whose handler changes the DOM
-  at once is answered in a few tens of milliseconds, not a hundred).
+  at once is answered in a few tens of milliseconds, not a hundred).  So is a new
+  document's, once loaded (its scripts and styles have run by then), when it asked for
+  nothing a script answers later (a fetch, an XHR, an event stream, a web socket):
+  pending.js counts its timers and frames from the document's start.
   Requests, load and quiet together get :data:`SETTLE_BOUND_MS`, taken from the caller's
   budget; a navigation commit starts a new bound for the page it brought.
 
@@ -155,8 +158,20 @@ GONE = "page closed"  # the page closed or crashed meanwhile
 
 # The page's side: arms, probes, waits for quiet, stops (see settle.js).
 _PAGE_JS = Path(__file__).with_name("settle.js").read_text(encoding="utf-8")
-# The context's init script that counts a page's short timers and frames (pending.js).
-PENDING_JS = Path(__file__).with_name("pending.js").read_text(encoding="utf-8")
+# The context's init script that counts a page's short timers and frames (pending.js),
+# from its document's start too: those of at most QUIET_MS.
+_AT_LOAD = "const AT_LOAD_MS = 100;"
+PENDING_JS = (
+    Path(__file__)
+    .with_name("pending.js")
+    .read_text(encoding="utf-8")
+    .replace(_AT_LOAD, f"const AT_LOAD_MS = {QUIET_MS};")
+)
+assert _AT_LOAD.replace("100", str(QUIET_MS)) in PENDING_JS
+# Requests whose answer a page's script renders when it comes (a fetch's, an XHR's, an
+# event stream's; a web socket's messages too): after one, the page may change any time;
+# without, a loaded document is done once its short timers and frames have run.
+_ANSWERED_TYPES = frozenset({"fetch", "xhr", "eventsource"})
 
 
 @dataclass(frozen=True)
@@ -206,6 +221,7 @@ class _Watch:
 
     mark: Mark
     fresh: bool = False  # quiet counts from now (an answer or a new page may still render)
+    loaded: bool = False  # a new document loaded that started no request a script answers
     asked: bool = False  # the page asked for a navigation not yet followed
     observing: bool = False  # the page's DOM watcher is connected
     due: int = 0  # the page's short timers and frames scheduled since arm, still to run
@@ -223,7 +239,7 @@ class _Watch:
             self.asked, self._nav_seen = True, int(state["nav"])
 
     def new_document(self) -> None:
-        self.fresh, self.observing, self._nav_seen = True, False, 0
+        self.fresh, self.loaded, self.observing, self._nav_seen = True, False, False, 0
         self.earlier_mutations += self.mutations
         self.mutations = 0
 
@@ -246,6 +262,8 @@ class Settler:
         self._dropped = 0
         self._streams = 0
         self._commits = 0
+        self._answered = 0  # requests of _ANSWERED_TYPES seen
+        self._answered_at_commit = 0
         self._inflight: dict[Request, int] = {}
         self._long_lived: OrderedDict[str, None] = OrderedDict()
         self._background: dict[Request, float] = {}  # to a long-lived endpoint: start time
@@ -258,6 +276,7 @@ class Settler:
         page.on("requestfinished", listener(self._on_done))
         page.on("requestfailed", listener(self._on_failed))
         page.on("framenavigated", listener(self._on_committed))
+        page.on("websocket", listener(self._on_socket))
         page.on("close", listener(self._on_gone))
         page.on("crash", listener(self._on_gone))
 
@@ -294,6 +313,8 @@ class Settler:
     def _on_request(self, request: Request) -> None:
         try:
             self._seq += 1
+            if request.resource_type in _ANSWERED_TYPES:
+                self._answered += 1
             if self._is_main_navigation(request):
                 self._nav, self._nav_redirected = request, False
             elif request.resource_type in _LEARNT_TYPES and _endpoint(request) in self._long_lived:
@@ -344,9 +365,13 @@ class Settler:
             self._nav = None
         self._changed.set()
 
+    def _on_socket(self, _socket: object) -> None:
+        self._answered += 1
+
     def _on_committed(self, frame: Frame) -> None:
         if frame == self.page.main_frame:
             self._commits += 1
+            self._answered_at_commit = self._answered
             self._nav = None
         self._changed.set()
 
@@ -532,11 +557,13 @@ class Settler:
                     watch.new_document()
                     room_ms = budget.remaining_ms(headroom_ms=2 * DEFAULT_HEADROOM_MS)
                     bound = budget.child(min(self.bound_ms, max(room_ms, 0)), label="settle")
-                    await self._loaded(bound)
+                    loaded = await self._loaded(bound)
+                    # Its scripts and styles ran by its load; nothing else was asked for.
+                    watch.loaded = loaded and self._answered == self._answered_at_commit
                 if self._navigating(commits):
                     continue
             if self._pending(mark):
-                watch.fresh = True
+                watch.fresh, watch.loaded = True, False
                 await self._until(lambda: not self._pending(mark) or self._nav is not None, bound)
                 if self._nav is not None:
                     continue
@@ -544,8 +571,9 @@ class Settler:
             if max_ms <= 0:
                 return BOUND
             try:
-                # Nothing requested: the short quiet may do, when no page timer is due.
-                short_ms = 0 if watch.fresh else self.short_quiet_ms
+                # Nothing requested, or a new document loaded with nothing but what its
+                # load waits for: the short quiet may do, when no page timer is due.
+                short_ms = self.short_quiet_ms if watch.loaded or not watch.fresh else 0
                 state = await self._in_page(
                     bound, "quiet", self.quiet_ms, max_ms, watch.fresh, short_ms
                 )
@@ -556,7 +584,7 @@ class Settler:
                 continue
             watch.saw(state)
             if watch.asked or self._pending(mark) or self._navigating(commits):
-                watch.fresh = True
+                watch.fresh, watch.loaded = True, False
                 continue
             if state["quiet"]:
                 return SETTLED
@@ -587,9 +615,9 @@ class Settler:
             pass  # replaced by a newer navigation, or gone: the loop looks again
         return True
 
-    async def _loaded(self, bound: Budget) -> None:
+    async def _loaded(self, bound: Budget) -> bool:
         """The new document's ``load``, within the bound (a resource that never comes
-        leaves the page as it is)."""
+        leaves the page as it is); whether it came."""
         try:
             await bound.run(
                 self.page.wait_for_load_state(
@@ -597,7 +625,8 @@ class Settler:
                 )
             )
         except PlaywrightError:
-            pass  # timed out or replaced by a newer navigation: the loop looks again
+            return False  # timed out or replaced by a newer navigation: the loop looks again
+        return True
 
     async def _stop(self, budget: Budget) -> None:
         """Disconnect the page's observer: a page is not watched between actions."""

@@ -392,6 +392,53 @@ async def test_navigate_reports_the_new_page(tab: Tab, slow_url: str) -> None:
     assert report is not None and report.navigated and report.reason == SETTLED
 
 
+@pytest.mark.parametrize(
+    "how",
+    [
+        "now",  # at load
+        "timer",  # a 95 ms timer set at load
+        "chain",  # three 30 ms timers, each set by the one before
+        "frame",  # two animation frames
+        "frame-then-timer",  # a frame, then a 90 ms timer
+        "message",  # a message to itself, then a 90 ms timer
+        "fetch",  # a fetch's answer (150 ms)
+        "fetch-before-load",  # a fetch answered before load, drawn a task after
+    ],
+)
+async def test_what_a_new_page_draws_as_it_loads_is_there_when_navigate_returns(
+    tab: Tab, slow_url: str, how: str
+) -> None:
+    await tab.navigate(f"{slow_url}/settle/loading.html?how={how}")
+    assert await status(tab) == "Drawn"
+    report = tab.settler.last
+    assert report is not None and report.navigated and report.reason == SETTLED
+
+
+async def test_a_new_page_that_asked_for_no_answer_needs_only_the_short_quiet(
+    tab: Tab, slow_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A document whose scripts and styles ran by its load, and which asked for nothing a
+    script answers (a fetch, an XHR, a socket), is done once its short timers and frames since its
+    start have run (pending.js counts them from there); one that fetched may still draw
+    the answer, and gets the whole quiet."""
+    shorts: list[int] = []
+    in_page = tab.settler._in_page
+
+    async def recording(budget: Budget, op: str, *args: int) -> dict[str, object]:
+        if op == "quiet":
+            shorts.append(args[3])
+        return await in_page(budget, op, *args)
+
+    monkeypatch.setattr(tab.settler, "_in_page", recording)
+    await tab.navigate(f"{slow_url}/settle/loading.html?how=timer")
+    assert shorts == [tab.settler.short_quiet_ms]
+    for how in ("fetch-before-load", "socket"):  # a fetch's answer, a socket's messages
+        shorts.clear()
+        await tab.navigate(f"{slow_url}/settle/loading.html?how={how}")
+        assert shorts and shorts[0] == 0, how
+    assert await tab.page.evaluate("window.__tabwrightPending.due()") == 0  # disarmed
+
+
 @pytest.mark.parametrize("setting", [{"bound_ms": 0}, {"quiet_ms": -5}, {"bound_ms": True}])
 async def test_settle_settings_are_checked(tab: Tab, setting: dict[str, int]) -> None:
     with pytest.raises(ActionInvalid):
