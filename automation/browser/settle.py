@@ -221,7 +221,7 @@ class _Watch:
 
     mark: Mark
     fresh: bool = False  # quiet counts from now (an answer or a new page may still render)
-    loaded: bool = False  # a new document loaded that started no request a script answers
+    loaded: bool = False  # a new document reached its load (and nothing came since)
     asked: bool = False  # the page asked for a navigation not yet followed
     observing: bool = False  # the page's DOM watcher is connected
     due: int = 0  # the page's short timers and frames scheduled since arm, still to run
@@ -557,9 +557,7 @@ class Settler:
                     watch.new_document()
                     room_ms = budget.remaining_ms(headroom_ms=2 * DEFAULT_HEADROOM_MS)
                     bound = budget.child(min(self.bound_ms, max(room_ms, 0)), label="settle")
-                    loaded = await self._loaded(bound)
-                    # Its scripts and styles ran by its load; nothing else was asked for.
-                    watch.loaded = loaded and self._answered == self._answered_at_commit
+                    watch.loaded = await self._loaded(bound)
                 if self._navigating(commits):
                     continue
             if self._pending(mark):
@@ -571,9 +569,11 @@ class Settler:
             if max_ms <= 0:
                 return BOUND
             try:
-                # Nothing requested, or a new document loaded with nothing but what its
-                # load waits for: the short quiet may do, when no page timer is due.
-                short_ms = self.short_quiet_ms if watch.loaded or not watch.fresh else 0
+                # Nothing requested, or a new document loaded (its scripts and styles
+                # have run) that asked for nothing a script answers later: the short
+                # quiet may do, when no page timer is due.
+                done_loading = watch.loaded and self._answered == self._answered_at_commit
+                short_ms = self.short_quiet_ms if done_loading or not watch.fresh else 0
                 state = await self._in_page(
                     bound, "quiet", self.quiet_ms, max_ms, watch.fresh, short_ms
                 )

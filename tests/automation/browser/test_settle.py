@@ -432,7 +432,8 @@ async def test_a_new_page_that_asked_for_no_answer_needs_only_the_short_quiet(
     monkeypatch.setattr(tab.settler, "_in_page", recording)
     await tab.navigate(f"{slow_url}/settle/loading.html?how=timer")
     assert shorts == [tab.settler.short_quiet_ms]
-    for how in ("fetch-before-load", "socket"):  # a fetch's answer, a socket's messages
+    # A fetch's answer, a socket's messages (the socket opened as it loads, or at its load).
+    for how in ("fetch-before-load", "socket-before-load", "socket"):
         shorts.clear()
         await tab.navigate(f"{slow_url}/settle/loading.html?how={how}")
         assert shorts and shorts[0] == 0, how
