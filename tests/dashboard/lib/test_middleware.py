@@ -5,6 +5,7 @@ messages, a form's CSRF check that parses its body, a refusal's page) still does
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -91,6 +92,27 @@ async def test_a_form_s_csrf_check_reads_its_body_on_the_thread(
     assert gone.status_code == 302
     assert not await Scenario.objects.filter(pk=scenario.pk).aexists()
     assert "CsrfViewMiddleware.process_view" in hooks(handed)
+
+
+async def test_a_csrf_secret_kept_in_the_session_is_checked_on_the_thread(
+    settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.CSRF_USE_SESSIONS = True
+    client = AsyncClient(enforce_csrf_checks=True)
+    login = await client.get("/accounts/login/")  # its form's token; the secret, in the session
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', login.content.decode())
+    assert token is not None
+    handed = handed_to_the_thread(monkeypatch)
+    refused = await client.post("/runs/0/act", data="{}", content_type="application/json")
+    assert refused.status_code == 403
+    assert {"CsrfViewMiddleware.process_request", "CsrfViewMiddleware.process_view"} <= hooks(
+        handed
+    )
+    passed = await client.post(
+        "/runs/0/act", data="{}", content_type="application/json",
+        headers={"X-CSRFToken": token[1]},
+    )  # fmt: skip
+    assert passed.status_code == 401  # past the CSRF check: the act API asks for a login
 
 
 async def test_a_changed_session_is_saved_on_the_thread(
