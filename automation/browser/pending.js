@@ -1,5 +1,5 @@
-// The page's short timers and animation frames while an action settles (settle.js asks),
-// and what it handed to a later task of its own.  Installed before the page's own
+// The page's short timers, animation frames and idle callbacks while an action settles
+// (settle.js asks), and what it handed to a later task of its own.  Installed before the page's own
 // scripts (an init script), so that a library holding on to setTimeout (lodash's
 // debounce does) calls these.  Only while armed (while an action settles, and from a
 // document's start until the settle after its navigation), and only timers of at most
@@ -11,6 +11,7 @@
   if (window.__tabwrightPending) return;
   const timers = new Set();
   const frames = new Set();
+  const idles = new Set(); // idle callbacks: they run when the page is next idle
   const nativeSetTimeout = window.setTimeout; // for settle.js's own waits
   const nativeFrame = window.requestAnimationFrame;
   // The next task, without a timer's clamping: settle.js's look once a click has been
@@ -21,6 +22,7 @@
   channel.port1.onmessage = () => { for (const fn of queued.splice(0)) fn(); };
   let handed = 0;
   let ticked = 0; // the page's intervals run since arm
+  let opened = 0; // web sockets and event streams opened since arm: they answer any time
   const p = {
     armed: false,
     limitMs: 0,
@@ -29,20 +31,26 @@
     frame: (fn) => Reflect.apply(nativeFrame, window, [fn]),
     soon(fn) { queued.push(fn); Reflect.apply(post, channel.port2, [null]); },
     arm(limitMs) {
-      timers.clear(); frames.clear(); handed = 0; ticked = 0; p.limitMs = limitMs;
+      timers.clear(); frames.clear(); idles.clear(); handed = 0; ticked = 0; opened = 0;
+      p.limitMs = limitMs;
       p.armed = true;
     },
-    disarm() { p.armed = false; timers.clear(); frames.clear(); handed = 0; ticked = 0; },
-    due: () => (p.armed ? timers.size + frames.size : 0),
+    disarm() {
+      p.armed = false; timers.clear(); frames.clear(); idles.clear();
+      handed = 0; ticked = 0; opened = 0;
+    },
+    due: () => (p.armed ? timers.size + frames.size + idles.size : 0),
     // How often since arm the page handed work to a later task (see below).
     handed: () => (p.armed ? handed : 0),
     // How often since arm an interval of the page's ran: a page that changes on its own.
     ticked: () => (p.armed ? ticked : 0),
     // Those due now, and whether any of them is due still (a timer that sets the next
     // one, forever, leaves the first's behind).
-    held: () => ({ timers: [...timers], frames: [...frames] }),
-    stillDue: (h) => h.timers.some((id) => timers.has(id)) || h.frames.some((id) => frames.has(id)),
-    idle: () => p.armed && timers.size === 0 && frames.size === 0,
+    held: () => ({ timers: [...timers], frames: [...frames], idles: [...idles] }),
+    stillDue: (h) => h.timers.some((id) => timers.has(id)) ||
+      h.frames.some((id) => frames.has(id)) || h.idles.some((id) => idles.has(id)),
+    // Nothing due, and no socket or stream opened whose messages may come any time.
+    idle: () => p.armed && timers.size + frames.size + idles.size + opened === 0,
   };
   const wrap = (name, apply) => {
     window[name] = new Proxy(window[name], { apply });
@@ -93,6 +101,22 @@
     frames.delete(args[0]);
     return Reflect.apply(target, window, args);
   });
+  // An idle callback runs once the page is next idle: waited for like a frame (and it is
+  // work handed to a later task, as below).
+  wrap("requestIdleCallback", (target, self, args) => {
+    const [fn] = args;
+    if (p.armed) handed += 1;
+    if (!p.armed || typeof fn !== "function" || document.hidden) {
+      return Reflect.apply(target, window, args);
+    }
+    const id = Reflect.apply(target, window, [counted(idles, fn, () => id), ...args.slice(1)]);
+    idles.add(id);
+    return id;
+  });
+  wrap("cancelIdleCallback", (target, self, args) => {
+    idles.delete(args[0]);
+    return Reflect.apply(target, window, args);
+  });
   // What the page hands to a later task, or what reports itself in one: a message posted
   // (to a port, a window, a worker, a channel), a scheduler task or an idle callback, a
   // stream or socket opened (each connects in a task of its own), an IndexedDB request,
@@ -101,20 +125,21 @@
   // toggle event is queued).  What it sets off there shows only a task later: a settle
   // that sees any of these looks again then (settle.js) instead of deciding at once.
   const hand = () => { if (p.armed) handed += 1; };
-  const noting = (owner, name) => {
+  const open = () => { if (p.armed) { handed += 1; opened += 1; } };
+  const noting = (owner, name, note = hand) => {
     const fn = owner && Object.getOwnPropertyDescriptor(owner, name);
     if (!fn || typeof fn.value !== "function") return;
     owner[name] = new Proxy(fn.value, {
-      apply(target, self, args) { hand(); return Reflect.apply(target, self, args); },
-      construct(target, args, made) { hand(); return Reflect.construct(target, args, made); },
+      apply(target, self, args) { note(); return Reflect.apply(target, self, args); },
+      construct(target, args, made) { note(); return Reflect.construct(target, args, made); },
     });
   };
   const proto = (name) => window[name] && window[name].prototype;
   for (const owner of [proto("MessagePort"), proto("Worker"), proto("BroadcastChannel")]) {
     noting(owner, "postMessage");
   }
-  for (const name of ["postMessage", "requestIdleCallback", "EventSource", "WebSocket",
-    "scroll", "scrollTo", "scrollBy"]) noting(window, name);
+  for (const name of ["postMessage", "scroll", "scrollTo", "scrollBy"]) noting(window, name);
+  for (const name of ["EventSource", "WebSocket"]) noting(window, name, open);
   if (window.scheduler) {
     for (const name of ["postTask", "yield"]) noting(Object.getPrototypeOf(window.scheduler), name);
   }

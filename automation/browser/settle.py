@@ -169,8 +169,9 @@ PENDING_JS = (
 )
 assert _AT_LOAD.replace("100", str(QUIET_MS)) in PENDING_JS
 # Requests whose answer a page's script renders when it comes (a fetch's, an XHR's, an
-# event stream's; a web socket's messages too): after one, the page may change any time;
-# without, a loaded document is done once its short timers and frames have run.
+# event stream's): after one, the page may change any time; without, a loaded document
+# is done once its short timers and frames have run (and, pending.js says, it opened no
+# web socket or event stream: their messages come any time too).
 _ANSWERED_TYPES = frozenset({"fetch", "xhr", "eventsource"})
 
 
@@ -276,7 +277,6 @@ class Settler:
         page.on("requestfinished", listener(self._on_done))
         page.on("requestfailed", listener(self._on_failed))
         page.on("framenavigated", listener(self._on_committed))
-        page.on("websocket", listener(self._on_socket))
         page.on("close", listener(self._on_gone))
         page.on("crash", listener(self._on_gone))
 
@@ -364,9 +364,6 @@ class Settler:
         if request is self._nav:
             self._nav = None
         self._changed.set()
-
-    def _on_socket(self, _socket: object) -> None:
-        self._answered += 1
 
     def _on_committed(self, frame: Frame) -> None:
         if frame == self.page.main_frame:
