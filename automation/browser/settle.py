@@ -39,8 +39,9 @@ short when a request takes longer than the pause.  So each action is watched:
   the DOM to be quiet for :data:`QUIET_MS` (measured in the page, one round trip, capped
   at :data:`QUIET_MAX_MS`: a page that animates forever costs no more than a fixed pause).
   When the action started no request, :data:`SHORT_QUIET_MS` of quiet is enough once
-  every short timer and animation frame the page scheduled since the action began has
-  run: pending.js, an init script, counts them (a click whose handler changes the DOM
+  every short timer, animation frame and idle callback the page scheduled since the
+  action began has run, and it opened no web socket or event stream: pending.js, an
+  init script, counts them (a click whose handler changes the DOM
   at once is answered in a few tens of milliseconds, not a hundred).  So is a new
   document's, once loaded (its scripts and styles have run by then), when it asked for
   nothing a script answers later (a fetch, an XHR, an event stream, a web socket):
