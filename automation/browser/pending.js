@@ -1,12 +1,12 @@
 // The page's short timers, animation frames and idle callbacks while an action settles
-// (settle.js asks), and what it handed to a later task of its own.  Installed before the page's own
-// scripts (an init script), so that a library holding on to setTimeout (lodash's
-// debounce does) calls these.  Only while armed (while an action settles, and from a
-// document's start until the settle after its navigation), and only timers of at most
-// `limitMs` (longer ones a settle would not wait for anyway) are counted; otherwise they
-// pass straight through.  Intervals are never counted: they do not end.  Each function
-// is a Proxy of the browser's own, so that it reads as native code to the page
-// (Function.prototype.toString), with its name and length.
+// (settle.js asks), and what it handed to a later task of its own.  Installed before
+// the page's own scripts (an init script), so that a library holding on to setTimeout
+// (lodash's debounce does) calls these.  Only while armed (while an action settles,
+// and from a document's start until the settle after its navigation), and only timers
+// of at most `limitMs` (longer ones a settle would not wait for anyway) are counted;
+// otherwise they pass straight through.  Intervals are never counted: they do not end.
+// Each function is a Proxy of the browser's own, so that it reads as native code to the
+// page (Function.prototype.toString), with its name and length.
 (() => {
   if (window.__tabwrightPending) return;
   const timers = new Set();
