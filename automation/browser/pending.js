@@ -69,16 +69,28 @@
     timers.add(id);
     return id;
   });
-  wrap("requestAnimationFrame", (target, self, args) => {
-    const [fn] = args;
-    // A hidden page draws no frames: one asked for there would be waited for in vain.
-    if (!p.armed || typeof fn !== "function" || document.hidden) {
+  // A frame, or an idle callback (it runs once the page is next idle, and is work handed
+  // to a later task too, as below), is due until it ran or was cancelled.  A hidden page
+  // draws no frames: one asked for there would be waited for in vain.
+  for (const [ask, cancel, set, handing] of [
+    ["requestAnimationFrame", "cancelAnimationFrame", frames, false],
+    ["requestIdleCallback", "cancelIdleCallback", idles, true],
+  ]) {
+    wrap(ask, (target, self, args) => {
+      const [fn] = args;
+      if (handing && p.armed) handed += 1;
+      if (!p.armed || typeof fn !== "function" || document.hidden) {
+        return Reflect.apply(target, window, args);
+      }
+      const id = Reflect.apply(target, window, [counted(set, fn, () => id), ...args.slice(1)]);
+      set.add(id);
+      return id;
+    });
+    wrap(cancel, (target, self, args) => {
+      set.delete(args[0]);
       return Reflect.apply(target, window, args);
-    }
-    const id = Reflect.apply(target, window, [counted(frames, fn, () => id)]);
-    frames.add(id);
-    return id;
-  });
+    });
+  }
   // Intervals never end, so they are not waited for; that one ran says the page is busy
   // on its own (a ticker), so what changed around an action may not be the action's.
   wrap("setInterval", (target, self, args) => {
@@ -97,26 +109,6 @@
       return Reflect.apply(target, window, args);
     });
   }
-  wrap("cancelAnimationFrame", (target, self, args) => {
-    frames.delete(args[0]);
-    return Reflect.apply(target, window, args);
-  });
-  // An idle callback runs once the page is next idle: waited for like a frame (and it is
-  // work handed to a later task, as below).
-  wrap("requestIdleCallback", (target, self, args) => {
-    const [fn] = args;
-    if (p.armed) handed += 1;
-    if (!p.armed || typeof fn !== "function" || document.hidden) {
-      return Reflect.apply(target, window, args);
-    }
-    const id = Reflect.apply(target, window, [counted(idles, fn, () => id), ...args.slice(1)]);
-    idles.add(id);
-    return id;
-  });
-  wrap("cancelIdleCallback", (target, self, args) => {
-    idles.delete(args[0]);
-    return Reflect.apply(target, window, args);
-  });
   // What the page hands to a later task, or what reports itself in one: a message posted
   // (to a port, a window, a worker, a channel), a scheduler task or an idle callback, a
   // stream or socket opened (each connects in a task of its own), an IndexedDB request,
