@@ -10,7 +10,10 @@ the encoding).  As Chromium drops what changed while it waited, a picture is tak
 frame follows an ack within ``_CATCH_UP_S`` after Chromium may have been waiting (frames
 held up to its limit), so the last picture of a page that then stands still is never lost
 (only then: the picture makes Chromium draw a frame of its own, which a picture after
-every ack would answer forever).
+every ack would answer forever).  What is sent is never older than what was: a frame is
+known by when Chromium drew it (its ``metadata.timestamp``), a picture by when it was
+asked for, and a frame drawn before the newest picture (encoded late on a busy machine)
+is acked and left.
 
 **Pictures while a page never stops.**  The cast's capture, in Chromium's GPU process,
 goes on at the page's frame rate however few frames are acked (a fifth of a core for a
@@ -129,6 +132,9 @@ class Screencast:
         self._tab: Tab | None = None
         self._session: CDPSession | None = None
         self._newest: Frame | None = None
+        # When what _newest shows was drawn (a frame) or asked for (a picture), in seconds
+        # since the epoch, as Chromium stamps its frames: a frame drawn before it is older.
+        self._newest_at = 0.0
         self._followed_at = 0.0  # when the cast of the current tab started
         self._failed: Tab | None = None  # the tab it last failed to follow (said once)
         self._fresh = asyncio.Event()
@@ -249,7 +255,7 @@ class Screencast:
     async def _poll(self) -> None:
         """One picture of the tab, sent when it differs from the last; a page whose last
         ``_STILL_PICTURES`` pictures were the same gets its cast again."""
-        session = self._session
+        session, asked = self._session, time.time()
         frame = await self._shot()
         if self._session is not session or session is None:
             return  # it left the tab: the next turn follows the current one
@@ -260,7 +266,7 @@ class Screencast:
             return
         if frame.jpeg != self._last_picture:
             self._last_picture, self._same = frame.jpeg, 0
-            self._newest = frame
+            self._newest, self._newest_at = frame, asked
             self._fresh.set()
             return
         self._same += 1
@@ -297,6 +303,7 @@ class Screencast:
         await self._leave()
         self._tab = tab
         self._newest = None  # a frame of the tab it left is not a picture of this one
+        self._newest_at = 0.0
         self._held, self._released_at, self._may_have_dropped = [], None, False
         self._busy, self.polling = 0, False
         self._followed_at = time.monotonic()
@@ -337,14 +344,14 @@ class Screencast:
             return
         if first and time.monotonic() - self._followed_at < _FIRST_FRAME_S:
             return
-        received = self.frames_received
+        asked = time.time()
         frame = await self._shot()
         if frame is None:
             self._followed_at = time.monotonic()  # tried again after as long
             return
-        if self._session is not session or self.frames_received != received:
-            return  # it left the tab, or Chromium's frame came meanwhile: that one is newer
-        self._newest = frame
+        if self._session is not session or self._newest_at > asked:
+            return  # it left the tab, or a frame drawn since the ask came: that one is newer
+        self._newest, self._newest_at = frame, asked
         self._fresh.set()
 
     async def _shot(self) -> Frame | None:
@@ -393,19 +400,26 @@ class Screencast:
         if session is None or tab is None or self.polling:  # one on its way as it stopped
             return
         self.frames_received += 1
+        meta = params.get("metadata", {})
+        drawn_at = meta.get("timestamp")
+        if not isinstance(drawn_at, int | float):
+            drawn_at = time.time()  # (Chromium stamps each; one without is taken as new)
+        elif drawn_at < self._newest_at:  # older than the picture shown: never sent
+            self._ack(session, params.get("sessionId"))
+            return
         self._released_at = None
         self._held.append((session, params.get("sessionId")))
         if len(self._held) >= _MAY_DROP_AT:
             self._may_have_dropped = True
         if len(self._held) > _MAX_HELD:
             self._ack(*self._held.pop(0))
-        meta = params.get("metadata", {})
         try:
             jpeg = base64.b64decode(params["data"], validate=True)
         except (KeyError, ValueError):
             return
         self._newest = Frame(jpeg, round(meta.get("deviceWidth", 0)),
                              round(meta.get("deviceHeight", 0)), tab.page.url)  # fmt: skip
+        self._newest_at = drawn_at
         self._fresh.set()
 
 
