@@ -18,11 +18,12 @@ from automation.errors import (
     UnexpectedDialog,
     UrlBlocked,
 )
+from tests.bounds import room
 from tests.refs import ref_of
 
 
 async def run(tab: Tab, name: str, **args: object) -> str:
-    return await execute(tab, name, dict(args), budget=Budget(5_000))
+    return await execute(tab, name, dict(args), budget=room())
 
 
 async def log_text(tab: Tab) -> str:
@@ -298,7 +299,7 @@ async def test_downloads_land_in_the_workspace(browser, fixture_url: str, tmp_pa
         link = next(r for r in snap.refs.values() if r.role == "link")
         mark = tab.downloads.mark()
         await tab.click(link.ref)
-        record = await tab.downloads.wait_next(budget=Budget(5_000), after=mark)
+        record = await tab.downloads.wait_next(budget=room(), after=mark)
         assert record.path.parent == tmp_path / "downloads" and record.size_bytes > 0
         listed = await run(tab, "downloads")
         assert f"{record.name}: {record.size_bytes} bytes" in listed
@@ -314,9 +315,7 @@ async def test_a_saved_login_is_reused_by_a_later_tab(
     await tab.navigate(f"{fixture_url}/demo/form.html")
     await tab.context.add_cookies([{"name": "session", "value": "s3cret", "url": tab.url}])
     await run(tab, "storage", op="set", items={"user": "ada"})
-    saved = await storage.storage_state_save(
-        tab.context, tmp_path / "login.json", budget=Budget(5_000)
-    )
+    saved = await storage.storage_state_save(tab.context, tmp_path / "login.json", budget=room())
     assert saved["cookies"] == 1
     later = await browser.new_tab(storage_state=tmp_path / "login.json")
     try:

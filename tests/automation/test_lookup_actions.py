@@ -11,21 +11,21 @@ from automation.actions import execute
 from automation.agent.parser import Action
 from automation.agent.steps import ActionSteps
 from automation.browser.tab import Tab
-from automation.budget import Budget
 from automation.errors import ActionFailed, ActionInvalid, CheckFailed
 from automation.events import ListSink, StepRecorded
 from automation.secrets import Secrets
+from tests.bounds import room
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 
 async def opened(tab: Tab, fixture_url: str) -> Tab:
-    await tab.navigate(f"{fixture_url}/engine/mcp.html", budget=Budget(10_000))
+    await tab.navigate(f"{fixture_url}/engine/mcp.html", budget=room())
     return tab
 
 
 async def run(tab: Tab, name: str, **args: object) -> str:
-    return await execute(tab, name, args, budget=Budget(5_000))
+    return await execute(tab, name, args, budget=room())
 
 
 async def test_find_answers_the_matching_lines_after_their_row(tab: Tab, fixture_url: str) -> None:
@@ -57,7 +57,7 @@ async def test_verify_checks_the_page_and_is_recorded_as_an_expect_step(
     await run(tab, "fill", ref=note, value="urgent")
     sink = ListSink()
     steps = ActionSteps(tab, sink, Secrets(), screenshots=False)
-    budget = Budget(10_000)
+    budget = room()
     checks = [
         {"kind": "text_visible", "text": "Beta"},
         {"kind": "items", "ref": fruit, "items": ["Apple", "Cherry"]},

@@ -18,6 +18,7 @@ from automation.recording.recorder import Recorder
 from automation.recording.roles import ROLES
 from automation.recording.scenario import Scenario
 from tests.automation.recording.test_export_safety import EVIL_ROLE, assert_safe_module
+from tests.bounds import room
 
 # -- a page that tampers with the registry --------------------------------------------
 
@@ -68,7 +69,7 @@ async def test_the_registry_can_t_be_replaced_or_made_to_give_another_role(
     handle = await tab.page.query_selector("#evil")
     assert handle is not None
     try:
-        kept = await capture(handle, budget=Budget(5_000))
+        kept = await capture(handle, budget=room())
     except ActionFailed:
         pass  # refused (the page broke the capture, or what it gave can't be kept)
     else:

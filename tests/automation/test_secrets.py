@@ -13,12 +13,12 @@ import pytest
 
 from automation.browser.screencast import Frame, Screencast, person_input
 from automation.browser.tab import Tab
-from automation.budget import Budget
 from automation.errors import ActionInvalid, ScenarioInvalid, SecretNotGranted
 from automation.events import ListSink, PageProblem, ScreenshotTaken, StepRecorded
 from automation.recording.replay import Replay
 from automation.recording.scenario import Scenario, ScenarioStep
 from automation.secrets import RedactingSink, Secrets, SecretsLogFilter
+from tests.bounds import room
 from tests.refs import ref_of
 
 VALUE = "s3cr@t pw+1"
@@ -147,7 +147,7 @@ async def typed_and_pictures(tab: Tab, value: str, *, secret: bool) -> tuple[byt
     snapshot = await tab.snapshot()
     args = secrets.fill_action("fill", {"ref": ref_of(snapshot, "textbox", "Password"),
                                         "value": "${SECRET:PW}"})  # fmt: skip
-    budget = Budget(10_000)
+    budget = room()
     await tab.fill(args["ref"], args["value"], budget=budget)
     await person_input(tab, {"kind": "type", "text": "k"}, budget=budget)
     assert await tab.page.input_value("#pw") == value + "k"  # it was typed, just not drawn
@@ -196,7 +196,7 @@ async def test_a_password_field_is_drawn_as_a_field_and_never_with_its_dots(tab:
     placeholder shown); filled by a person or the page, it looks the same whatever the
     value and its length."""
     await tab.page.set_content(PASSWORDS)
-    budget = Budget(10_000)
+    budget = room()
     empty = await tab.screenshot(budget=budget)
     assert empty == await tab.page.screenshot()  # what the page draws, untouched
     pictures = []

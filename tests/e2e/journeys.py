@@ -17,8 +17,9 @@ from typing import Any
 
 from playwright.async_api import Page, expect
 
-from automation import BrowserSession, Budget
+from automation import BrowserSession
 from automation.actions import execute
+from tests.bounds import room
 from tests.e2e.ui import CHROMIUM, LIVE_MS
 from tests.refs import ref_of
 
@@ -104,7 +105,7 @@ async def todos_as_the_run_sees_them(browser: BrowserSession, url: str) -> Todos
         field = ref_of(await probe.snapshot(), "textbox", FIELD)
         for title in ("Buy milk", "Walk the dog"):
             await execute(probe, "fill", {"ref": field, "value": title, "submit": True},
-                          budget=Budget(5_000))  # fmt: skip
+                          budget=room())  # fmt: skip
             snapshot = await probe.snapshot()
         box = await probe.page.locator("ul.todo-list > li input.toggle").nth(1).bounding_box()
         viewport = probe.page.viewport_size

@@ -17,6 +17,7 @@ from automation.errors import (
     StaleRef,
     UrlBlocked,
 )
+from tests.bounds import room
 from tests.refs import ref_of
 
 
@@ -187,7 +188,7 @@ async def test_cancelled_budget_stops_a_wait(tab: Tab, fixture_url: str) -> None
     from automation.errors import Cancelled
 
     await tab.navigate(f"{fixture_url}/demo/form.html")
-    budget = Budget(10_000)
+    budget = room()
     asyncio.get_running_loop().call_later(0.2, budget.cancel, "stop pressed")
     started = time.monotonic()
     with pytest.raises(Cancelled, match="stop pressed"):

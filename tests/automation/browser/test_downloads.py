@@ -15,6 +15,7 @@ from automation.browser.downloads import (
     safe_file_name,
 )
 from automation.errors import ActionInvalid, BudgetExceeded
+from tests.bounds import room
 
 REPORT = Path(__file__).resolve().parents[3] / "fixtures" / "engine" / "files" / "report.csv"
 
@@ -28,7 +29,7 @@ async def open_downloads(tab: Tab, fixture_url: str, folder: Path) -> DownloadKe
 async def download(keeper: DownloadKeeper, tab: Tab, link: str) -> DownloadRecord:
     mark = keeper.mark()
     await tab.page.click(f"#{link}", timeout=3_000)
-    return await keeper.wait_next(after=mark, budget=Budget(5_000))
+    return await keeper.wait_next(after=mark, budget=room())
 
 
 def listing(root: Path) -> list[str]:
@@ -94,7 +95,7 @@ async def test_names_a_browser_passes_on_untouched(tab: Tab, tmp_path: Path) -> 
     for suggested, expected in (("../../etc/passwd", "etc_passwd"), ("..\\x", "x")):
         mark = keeper.mark()
         keeper._on_download(FakeDownload(suggested))  # type: ignore[arg-type]
-        record = await keeper.wait_next(after=mark, budget=Budget(2_000))
+        record = await keeper.wait_next(after=mark, budget=room())
         assert record.name == expected and record.suggested_name == suggested
         assert record.path == folder.resolve() / expected
     assert listing(tmp_path) == [
@@ -108,7 +109,7 @@ async def test_failed_download_is_recorded(tab: Tab, tmp_path: Path) -> None:
     keeper = DownloadKeeper(tab.page, tmp_path)
     mark = keeper.mark()
     keeper._on_download(FakeDownload("report.csv", failure="canceled"))  # type: ignore[arg-type]
-    record = await keeper.wait_next(after=mark, budget=Budget(2_000))
+    record = await keeper.wait_next(after=mark, budget=room())
     assert (record.name, record.path, record.size_bytes, record.failure) == (
         "",
         None,

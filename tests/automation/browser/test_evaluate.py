@@ -28,6 +28,7 @@ from automation.errors import (
 from automation.events import ActionFinished, ActionStarted, EvaluationFinished
 from automation.llm.openai import OpenAICompatPlanner
 from automation.metrics import EVALUATE_FALLBACKS, EVALUATE_TERMINATIONS, EVALUATIONS
+from tests.bounds import room
 from tests.conftest import browser_config
 from tests.fakellm import ScriptedLLMServer
 from tests.refs import ref_of
@@ -77,9 +78,9 @@ async def etab(engine: BrowserSession, fixture_url: str) -> AsyncIterator[Tab]:
 
 async def click_count(tab: Tab) -> int:
     """Click the Count button and return the page's counter: proof the tab still works."""
-    snap = await tab.snapshot(budget=Budget(5_000))
+    snap = await tab.snapshot(budget=room())
     before = int(await tab.page.text_content("#count") or "0")
-    await tab.click(ref_of(snap, "button", "Count"), budget=Budget(5_000))
+    await tab.click(ref_of(snap, "button", "Count"), budget=room())
     after = int(await tab.page.text_content("#count") or "0")
     assert after == before + 1
     return after
@@ -328,7 +329,7 @@ async def test_the_action_returns_json_and_takes_its_timeout(etab: Tab) -> None:
     note = ref_of(snap, "textbox", "Note")
     result = await execute(
         etab, "evaluate", {"expression": "(el, n) => [el.value, n]", "ref": note, "arg": 2},
-        budget=Budget(5_000),
+        budget=room(),
     )  # fmt: skip
     assert result == '["hello", 2]'
     elapsed, error = await timed(
@@ -475,7 +476,7 @@ async def test_a_session_the_browser_let_go_of_is_attached_anew_and_the_script_r
         old = etab.runtime
         assert old is not None
         await old.conn.send("Target.detachFromTarget", {"sessionId": old.session_id},
-                            budget=Budget(5_000))  # fmt: skip
+                            budget=room())  # fmt: skip
         async with asyncio.timeout(10):
             while old.usable:  # noqa: ASYNC110 (its event comes after the answer)
                 await asyncio.sleep(0.01)

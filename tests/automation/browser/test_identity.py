@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
-from automation import ActionInvalid, Budget, Tab
+from automation import ActionInvalid, Tab
 from automation.browser.identity import IDENTITY_VERSION, ElementIdentity, Located, locate
 from automation.browser.snapshot import Snapshot
 from bench.healing import load_cases, run_case
+from tests.bounds import room
 from tests.refs import ref_of
 
 pytestmark = pytest.mark.long  # one of the longest files: dealt out first
@@ -33,7 +34,7 @@ async def identity_of(tab: Tab, page: Snapshot, role: str, name: str, nth: int =
 
 
 async def find(tab: Tab, identity: ElementIdentity) -> Located:
-    return await locate(tab.page, identity, budget=Budget(5_000))
+    return await locate(tab.page, identity, budget=room())
 
 
 async def html_of(located: Located) -> str:

@@ -14,6 +14,7 @@ from automation.agent.prompts import system_prompt
 from automation.browser.macro import Macro, StepResult, run_macro
 from automation.browser.snapshot import Snapshot
 from automation.errors import ActionInvalid, StepFailed
+from tests.bounds import room
 from tests.refs import ref_of
 
 
@@ -43,7 +44,7 @@ async def test_click_wait_read_in_one_call_returns_only_the_final_page(
             {"type": "wait_for", "text": "Clicked"},
             {"type": "read_page"},
         ),
-        budget=Budget(10_000),
+        budget=room(),
     )
     assert result.ok and result.failed_index is None
     assert [s.type for s in result.steps] == ["read_page", "click", "wait_for", "read_page"]
@@ -63,7 +64,7 @@ async def test_delta_returns_only_what_changed(tab: Tab, page: Snapshot) -> None
             {"type": "read_page"},
             return_mode="delta",
         ),
-        budget=Budget(10_000),
+        budget=room(),
     )
     final = result.steps[-1].page
     assert "changes since the last snapshot" in final and "Clicked" in final
@@ -79,7 +80,7 @@ async def test_a_missing_ref_stops_the_macro_and_names_the_step(tab: Tab, page: 
             {"type": "click", "ref": ref_of(page, "button", "Go")},
             {"type": "read_page"},
         ),
-        budget=Budget(10_000),
+        budget=room(),
     )
     assert not result.ok and result.failed_index == 1
     failed = result.steps[1]
@@ -98,7 +99,7 @@ async def test_without_fail_fast_the_next_steps_still_run(tab: Tab, page: Snapsh
             {"type": "wait_for", "text": "Clicked", "timeout_ms": 3_000},
             fail_fast=False,
         ),
-        budget=Budget(10_000),
+        budget=room(),
     )
     assert [s.ok for s in result.steps] == [False, True, True]
     assert result.failed_index == 0 and await status(tab) == "Clicked"
@@ -107,7 +108,7 @@ async def test_without_fail_fast_the_next_steps_still_run(tab: Tab, page: Snapsh
 async def test_a_stale_ref_never_acts_on_another_element(tab: Tab, page: Snapshot) -> None:
     go = ref_of(page, "button", "Go")
     await tab.page.evaluate("document.querySelector('button').textContent = 'Renamed'")
-    result = await run_macro(tab, macro({"type": "click", "ref": go}), budget=Budget(5_000))
+    result = await run_macro(tab, macro({"type": "click", "ref": go}), budget=room())
     assert result.steps[0].error is not None and result.steps[0].error["code"] == "stale_ref"
     assert await status(tab) == "Waiting"
 
@@ -119,7 +120,7 @@ async def test_a_backend_node_id_can_be_the_target(tab: Tab, page: Snapshot) -> 
         tab,
         macro({"type": "fill", "backend_node_id": node, "value": "Grace"},
               {"type": "click", "backend_node_id": 987_654}),
-        budget=Budget(5_000),
+        budget=room(),
     )  # fmt: skip
     assert result.steps[0].ok and await tab.page.input_value("#name") == "Grace"
     assert result.steps[1].error is not None and result.steps[1].error["code"] == "ref_not_found"
@@ -127,7 +128,7 @@ async def test_a_backend_node_id_can_be_the_target(tab: Tab, page: Snapshot) -> 
 
 async def test_navigate_is_under_the_url_policy(tab: Tab, page: Snapshot) -> None:
     result = await run_macro(
-        tab, macro({"type": "navigate", "url": "file:///etc/passwd"}), budget=Budget(5_000)
+        tab, macro({"type": "navigate", "url": "file:///etc/passwd"}), budget=room()
     )
     assert result.steps[0].error is not None and result.steps[0].error["code"] == "url_blocked"
 
@@ -168,7 +169,7 @@ async def test_the_agent_can_send_steps(tab: Tab, page: Snapshot) -> None:
     reply = f"<action>{json.dumps({'action': 'steps', 'steps': steps})}</action>"
     parsed = parse_reply(reply)
     assert not parsed.errors and parsed.actions[0].name == "steps"
-    text = await execute(tab, "steps", parsed.actions[0].args, budget=Budget(10_000))
+    text = await execute(tab, "steps", parsed.actions[0].args, budget=room())
     assert text.startswith("0 click: ok") and "Clicked" in text
     bad = parse_reply('<action>{"action": "steps", "steps": [{"type": "evaluate"}]}</action>')
     assert not bad.actions and "not a step type" in str(bad.errors[0])
@@ -180,7 +181,7 @@ async def test_the_act_answer_has_each_step_and_names_the_failing_one(
     go = ref_of(page, "button", "Go")
     good = await act(tab, "steps", {"steps": [{"type": "click", "ref": go},
                                               {"type": "wait_for", "text": "Clicked"}]},
-                     budget=Budget(10_000))  # fmt: skip
+                     budget=room())  # fmt: skip
     assert good["ok"] is True and "error" not in good
     assert [(s["index"], s["type"], s["ok"]) for s in good["steps"]] == [
         (0, "click", True),
@@ -191,7 +192,7 @@ async def test_the_act_answer_has_each_step_and_names_the_failing_one(
 
     bad = await act(tab, "steps", {"steps": [{"type": "read_page"}, {"type": "click", "ref": "e9"},
                                              {"type": "read_page"}]},
-                    budget=Budget(10_000))  # fmt: skip
+                    budget=room())  # fmt: skip
     assert bad["ok"] is False and bad["failed_index"] == 1
     assert bad["error"]["code"] == "step_failed"
     assert bad["error"]["message"].startswith("step 1 (click) failed: [ref_not_found]")
@@ -220,7 +221,7 @@ async def test_recording_takes_each_target_before_its_step_runs(tab: Tab, page: 
         macro({"type": "fill", "ref": name, "value": "Ada"},
               {"type": "click", "backend_node_id": node},
               {"type": "wait_for", "text": "Clicked"}),
-        budget=Budget(10_000), on_step=on_step, record=True,
+        budget=room(), on_step=on_step, record=True,
     )  # fmt: skip
     assert heard == result.steps  # each step as soon as it ended
     fill, click, wait = heard
@@ -235,9 +236,7 @@ async def test_recording_takes_each_target_before_its_step_runs(tab: Tab, page: 
 async def test_a_step_that_is_stale_when_recorded_does_not_act(tab: Tab, page: Snapshot) -> None:
     go = ref_of(page, "button", "Go")
     await tab.page.evaluate("document.querySelector('button').textContent = 'Renamed'")
-    result = await run_macro(
-        tab, macro({"type": "click", "ref": go}), budget=Budget(5_000), record=True
-    )
+    result = await run_macro(tab, macro({"type": "click", "ref": go}), budget=room(), record=True)
     assert result.steps[0].error is not None and result.steps[0].error["code"] == "stale_ref"
     assert await status(tab) == "Waiting"
 
@@ -248,9 +247,9 @@ async def test_read_page_is_an_action_for_callers_but_not_offered_to_the_model(
     assert "read_page" in ACTIONS
     assert "read_page" not in [s.name for s in available(tab.config)]
     assert "\n- read_page(" not in system_prompt(available(tab.config))
-    full = await execute(tab, "read_page", {}, budget=Budget(5_000))
+    full = await execute(tab, "read_page", {}, budget=room())
     assert full.startswith("Page: 'Macro'") and 'button "Go"' in full
     await tab.page.evaluate("document.getElementById('status').textContent = 'Changed'")
-    delta = await execute(tab, "read_page", {"delta": True}, budget=Budget(5_000))
+    delta = await execute(tab, "read_page", {"delta": True}, budget=room())
     assert "changes since the last snapshot" in delta and "Changed" in delta
     assert 'button "Go"' not in delta

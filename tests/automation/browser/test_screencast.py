@@ -19,6 +19,7 @@ from automation.browser.screencast import Frame, Screencast, person_input
 from automation.errors import ActionInvalid, BrowserClosed
 from automation.recording.recorder import Recorder
 from tests.automation.browser.test_warm import until
+from tests.bounds import room
 
 ANIMATED = """data:text/html,<body><p id=n>0</p><script>
 let n = 0; (function tick() { document.getElementById('n').textContent = ++n;
@@ -340,7 +341,7 @@ async def test_stop_after_the_page_closed_is_quiet_and_quick(browser) -> None:  
 
 async def test_clicks_keys_and_typing_reach_the_page(tab: Tab, fixture_url: str) -> None:
     await tab.navigate(f"{fixture_url}/demo/form.html")
-    budget = Budget(5_000)
+    budget = room()
     box = await tab.page.locator("#name").bounding_box()
     assert box is not None
     await person_input(tab, {"kind": "click", "x": box["x"] + 5, "y": box["y"] + 5},
@@ -395,7 +396,7 @@ async def test_the_recorder_records_live_view_input_as_steps(tab: Tab, fixture_u
     await tab.navigate(f"{fixture_url}/demo/form.html")
     recorder = Recorder(tab)
     await recorder.start()
-    budget = Budget(5_000)
+    budget = room()
     for selector, text in (("#name", "Ada"), ("#email", "ada@example.org")):
         box = await tab.page.locator(selector).bounding_box()
         assert box is not None

@@ -20,6 +20,7 @@ from automation.actions import execute
 from automation.browser.macro import Macro, run_macro
 from automation.browser.settle import BOUND, BUSY, IDLE, SETTLED
 from automation.errors import ActionInvalid, Cancelled
+from tests.bounds import room
 from tests.conftest import FIXTURES
 
 
@@ -124,7 +125,7 @@ async def test_a_click_or_a_drop_that_fetches_returns_once_the_answer_is_drawn(
     # A file dropped on an uploader, as an agent or a replay drops it: the upload's answer
     # is drawn as the action returns.
     said = await execute(tab, "drop_files", {"ref": refs["Drop a file"], "files": ["avatar.txt"]},
-                         budget=Budget(10_000))  # fmt: skip
+                         budget=room())  # fmt: skip
     assert said == "dropped avatar.txt on region 'Drop a file'"
     assert await status(tab) == "avatar.txt uploaded"
     report = tab.settler.last
@@ -333,7 +334,7 @@ async def test_a_fetch_that_never_answers_ends_at_the_bound_and_the_click_succee
     assert (report.reason, report.pending, report.requests) == (BOUND, 1, 0)
     assert await status(tab) == "Asked"
     # What the page still waits for is not waited for again by the next settle.
-    again = await tab.settle(budget=Budget(5_000))
+    again = await tab.settle(budget=room())
     assert again.reason == IDLE and again.pending == 0
     # The endpoint that kept the bound busy is a long poll now: not waited for again.
     await tab.click(refs["Ask forever"])
@@ -354,7 +355,7 @@ async def test_the_bound_is_taken_from_the_callers_budget(tab: Tab, slow_url: st
 
 async def test_a_stop_during_the_settle_cancels_the_action(tab: Tab, slow_url: str) -> None:
     refs = await open_page(tab, f"{slow_url}/settle/actions.html")
-    budget = Budget(10_000, label="run")
+    budget = room("run")
     asyncio.get_running_loop().call_later(0.3, budget.cancel, "stopped by the person")
     with pytest.raises(Cancelled):
         await tab.click(refs["Ask forever"], budget=budget)
@@ -382,7 +383,7 @@ async def test_a_macro_reads_the_page_after_its_click_settled(tab: Tab, slow_url
     macro = Macro.parse(
         {"steps": [{"type": "click", "ref": refs["Load orders"]}, {"type": "read_page"}]}
     )
-    result = await run_macro(tab, macro, budget=Budget(10_000))
+    result = await run_macro(tab, macro, budget=room())
     assert result.ok and "3 orders loaded" in result.steps[-1].page
 
 

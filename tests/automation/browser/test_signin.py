@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from automation.browser.signin import SignInForm, sign_in_form
 from automation.browser.tab import Tab
-from automation.budget import Budget
+from tests.bounds import room
 
 CORPUS = {
     "signin/login.html": (True, "a sign-in form: a user name and a password field"),
@@ -34,7 +34,7 @@ async def test_the_sign_in_judgement_on_each_page_of_the_corpus(tab: Tab, fixtur
     judged = {}
     for page in CORPUS:
         await tab.navigate(f"{fixture_url}/{page}")
-        found = await sign_in_form(tab.page, Budget(5_000))
+        found = await sign_in_form(tab.page, room())
         judged[page] = (found.shown, found.why)
     assert judged == CORPUS
 
@@ -42,8 +42,8 @@ async def test_the_sign_in_judgement_on_each_page_of_the_corpus(tab: Tab, fixtur
     # confirmation field is hidden is still a sign-up, by its button.
     await tab.navigate(f"{fixture_url}/signin/search.html")
     await tab.page.evaluate("document.getElementById('login').showModal()")
-    assert (await sign_in_form(tab.page, Budget(5_000))).shown
+    assert (await sign_in_form(tab.page, room())).shown
     await tab.navigate(f"{fixture_url}/signin/signup-confirm.html")
     await tab.page.evaluate("document.getElementById('pw2').hidden = true")
-    found = await sign_in_form(tab.page, Budget(5_000))
+    found = await sign_in_form(tab.page, room())
     assert found == SignInForm(False, 'not a sign-in form: its button says "Create account"')

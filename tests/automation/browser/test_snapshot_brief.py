@@ -11,9 +11,10 @@ import re
 
 import pytest
 
-from automation import Budget, Tab
+from automation import Tab
 from automation.actions import execute
 from automation.browser.snapshot import INTERACTIVE_ROLES, Snapshot, SnapshotOptions
+from tests.bounds import room
 from tests.refs import ref_of
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -89,7 +90,7 @@ async def test_a_select_on_one_line_is_chosen_by_label_and_a_delta_shows_it(
     await tab.navigate(f"{fixture_url}/snapshot/brief.html")
     snap = await tab.snapshot(BRIEF)
     plan, save = ref_of(snap, "combobox", "Plan"), ref_of(snap, "button", "Save")
-    budget = Budget(5_000)
+    budget = room()
     await execute(tab, "select_option", {"ref": plan, "values": ["Team | Max"]}, budget=budget)
     await execute(tab, "click", {"ref": save}, budget=budget)
     delta = await tab.snapshot(SnapshotOptions(delta=True, brief=True))

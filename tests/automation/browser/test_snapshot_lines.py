@@ -10,6 +10,7 @@ from automation import Budget, Tab
 from automation.actions import execute
 from automation.browser.snapshot import RefEntry, Snapshot, SnapshotOptions
 from automation.errors import ActionInvalid
+from tests.bounds import room
 from tests.refs import ref_of
 
 
@@ -52,10 +53,10 @@ async def test_link_urls_are_shown_only_when_asked(tab: Tab, fixture_url: str) -
         line_of(plain, ref_of(plain, "link", "Profile Ada Lovelace"))
     )
     # read_page (the act API's, a macro's) asks for them the same way.
-    page = await execute(tab, "read_page", {"link_urls": True}, budget=Budget(5_000))
+    page = await execute(tab, "read_page", {"link_urls": True}, budget=room())
     lines = [line.strip() for line in page.splitlines()]
     assert f'- link "Controls" [{controls}] -> /snapshot/controls.html' in lines
-    assert "->" not in await execute(tab, "read_page", {}, budget=Budget(5_000))
+    assert "->" not in await execute(tab, "read_page", {}, budget=room())
 
 
 async def test_a_placeholder_shows_when_it_says_more_than_the_name(
@@ -179,10 +180,10 @@ async def test_link_urls_can_be_asked_for_by_the_snapshot_action_and_a_steps_rea
 ) -> None:
     await tab.navigate(f"{fixture_url}/snapshot/lines.html")
     shown = "-> /snapshot/controls.html"
-    assert shown not in await execute(tab, "snapshot", {}, budget=Budget(10_000))
-    assert shown in await execute(tab, "snapshot", {"link_urls": True}, budget=Budget(10_000))
+    assert shown not in await execute(tab, "snapshot", {}, budget=room())
+    assert shown in await execute(tab, "snapshot", {"link_urls": True}, budget=room())
     steps = {"steps": [{"type": "read_page", "link_urls": True}]}
-    assert shown in await execute(tab, "steps", steps, budget=Budget(10_000))
+    assert shown in await execute(tab, "steps", steps, budget=room())
     steps = {"steps": [{"type": "read_page", "link_urls": "yes"}]}
     with pytest.raises(ActionInvalid, match="link_urls must be true or false"):
         await execute(tab, "steps", steps, budget=Budget(10_000))

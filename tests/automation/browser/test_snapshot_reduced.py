@@ -13,6 +13,7 @@ import pytest_asyncio
 from automation import AgentConfig, AgentRun, BrowserSession, Budget, ListSink, SnapshotOptions, Tab
 from automation.events import RunFinished
 from automation.llm.rules import RulePlanner
+from tests.bounds import room
 from tests.conftest import browser_config
 
 ELEMENTS = 200_000
@@ -71,7 +72,7 @@ async def test_a_page_too_big_to_walk_in_time_gets_a_reduced_snapshot(
 
 async def test_a_small_page_still_gets_its_full_snapshot(tab: Tab, fixture_url: str) -> None:
     await tab.navigate(f"{fixture_url}/engine/big-page.html?rows=5")
-    snap = await tab.snapshot(SnapshotOptions(), budget=Budget(10_000, label="snapshot"))
+    snap = await tab.snapshot(SnapshotOptions(), budget=room("snapshot"))
     assert not snap.reduced
     assert '- heading "Orders"' in snap.text and "- text: Order 0" in snap.text
 

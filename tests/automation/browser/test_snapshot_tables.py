@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from automation import Budget, Tab
+from automation import Tab
 from automation.actions import execute
 from automation.browser.snapshot import Snapshot, SnapshotOptions
+from tests.bounds import room
 from tests.refs import ref_of
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -85,13 +86,13 @@ async def test_a_delta_find_and_the_interactive_snapshot_show_the_row_line(
 ) -> None:
     snap = await opened(tab, fixture_url)
     paid = ref_of(snap, "button", "Paid")
-    await execute(tab, "click", {"ref": paid}, budget=Budget(5_000))
+    await execute(tab, "click", {"ref": paid}, budget=room())
     delta = await tab.snapshot(SnapshotOptions(delta=True, brief=True))
     changed = [line for line in stripped(delta) if "paid today" in line]
     assert len(changed) == 1 and changed[0].startswith("- 1001 | link "), delta.text
     assert "| paid today |" in changed[0] and 'button "Paid" [' in changed[0]
     assert "Grace Hopper" not in delta.text  # the other rows did not change
-    found = await execute(tab, "find", {"text": "grace"}, budget=Budget(5_000))
+    found = await execute(tab, "find", {"text": "grace"}, budget=room())
     now = await tab.snapshot(LINES)
     select = ref_of(now, "checkbox", "Select 1002")
     grace = f'1002 | Grace Hopper | "a | b" | 1 | checkbox "Select 1002" [{select}]'
@@ -102,7 +103,7 @@ async def test_a_delta_find_and_the_interactive_snapshot_show_the_row_line(
     assert not any(line.startswith(("- row", "- 100")) for line in brief.text.splitlines())
     # A row gone: the delta names it by its line, not the cells it never showed.
     drop = ref_of(now, "button", "Drop row 1002")
-    await execute(tab, "click", {"ref": drop}, budget=Budget(5_000))
+    await execute(tab, "click", {"ref": drop}, budget=room())
     gone = await tab.snapshot(SnapshotOptions(delta=True, brief=True))
     removed = next(line for line in gone.text.splitlines() if line.startswith("# removed: "))
     assert removed == f"# removed: {grace}"

@@ -22,10 +22,11 @@ from automation.browser.storage import (
     web_storage_set,
 )
 from automation.errors import ActionFailed, ActionInvalid, BrowserClosed
+from tests.bounds import room
 
 
 def budget() -> Budget:
-    return Budget(5_000, label="storage test")
+    return room("storage test")
 
 
 async def who(tab: Tab) -> str:

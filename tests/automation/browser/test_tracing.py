@@ -10,10 +10,11 @@ import pytest
 from automation import Budget, Tab
 from automation.browser.tracing import TraceRecorder
 from automation.errors import ActionInvalid, BrowserClosed
+from tests.bounds import room
 
 
 def budget() -> Budget:
-    return Budget(10_000, label="trace test")
+    return room("trace test")
 
 
 async def test_trace_of_a_navigation_and_a_click(

@@ -16,9 +16,9 @@ import pytest
 
 from automation import BrowserSession
 from automation.browser.config import QUIET_CHROMIUM_ARGS
-from automation.budget import Budget
 from automation.errors import ActionInvalid, TabwrightError
 from tests.automation.browser.test_session import browser_pids
+from tests.bounds import room
 from tests.conftest import browser_config
 
 STORAGE = "/engine/storage.html"
@@ -64,7 +64,7 @@ async def test_each_caller_gets_a_context_nobody_used(fixture_url: str, tmp_path
         await first.navigate(f"{fixture_url}/engine/downloads.html")
         assert first.downloads is not None
         await first.page.click("#file")
-        await first.downloads.wait_next(budget=Budget(10_000), after=0)
+        await first.downloads.wait_next(budget=room(), after=0)
 
         second = await session.new_tab(workspace=tmp_path / "second")
         assert second.context is not first.context

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from automation.browser.session import BrowserSession
-from automation.budget import Budget
 from automation.errors import ScenarioInvalid
 from automation.recording import downloads, expect
 from automation.recording.downloadfile import holds_file
@@ -18,6 +17,7 @@ from automation.recording.scenario import Scenario, ScenarioStep
 from automation.secrets import Secrets
 from tests.automation.recording.test_totp_replay import ENV, sign_in
 from tests.backoffice import back_office
+from tests.bounds import room
 
 CSV = 'order,customer,total\r\n1001,Ada,12.50\r\n1002,"Grace, H.",8.00\r\n'
 
@@ -123,8 +123,8 @@ async def test_a_run_that_downloaded_an_export_is_proposed_a_check_of_it(
         assert tab.downloads is not None
         mark = tab.downloads.mark()
         await tab.page.get_by_role("link", name="Download the orders").click()
-        await tab.downloads.wait_next(after=mark, budget=Budget(10_000))
-        proposals = await propose_checks(tab, [], budget=Budget(10_000))
+        await tab.downloads.wait_next(after=mark, budget=room())
+        proposals = await propose_checks(tab, [], budget=room())
     finally:
         await tab.close()
     first = proposals[0]

@@ -8,13 +8,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from automation import AgentConfig, AgentRun, Budget, Tab
+from automation import AgentConfig, AgentRun, Tab
 from automation.actions import execute
 from automation.events import ChecksProposed, StepRecorded
 from automation.llm.openai import OpenAICompatPlanner
 from automation.recording import expect
 from automation.recording.propose import Proposal, propose_checks
 from automation.recording.recorder import Recorder
+from tests.bounds import room
 from tests.fakellm import ScriptedLLMServer
 from tests.refs import ref_of
 from tests.sinks import WaitingSink
@@ -26,7 +27,7 @@ async def run_steps(tab: Tab, fixture_url: str) -> list[dict[str, Any]]:
 
     async def do(action: str, ref: str = "", **args: Any) -> None:
         target = await tab.target(ref) if ref else None
-        await execute(tab, action, {"ref": ref, **args} if ref else args, budget=Budget(5_000))
+        await execute(tab, action, {"ref": ref, **args} if ref else args, budget=room())
         identity = target.identity.to_dict() if target and target.identity else None
         rows.append({"action": action, "args": args, "identity": identity, "ok": True})
 
@@ -42,7 +43,7 @@ async def test_proposals_read_the_final_page_and_hold_there(tab: Tab, fixture_ur
     rows = await run_steps(tab, fixture_url)
     proposals = await propose_checks(
         tab, rows, summary='Added "Buy milk" and "Walk the dog", ticked the first',
-        budget=Budget(10_000),
+        budget=room(),
     )  # fmt: skip
     shown = [(p.check.describe(), p.picked) for p in proposals]
     assert ("expect checkbox 'Toggle' in row 'Buy milk' is ticked", True) in shown
@@ -53,9 +54,7 @@ async def test_proposals_read_the_final_page_and_hold_there(tab: Tab, fixture_ur
     # The field was emptied by Enter: its value says nothing and is not proposed.
     assert not any(p.check.args.get("kind") == "value" for p in proposals)
     for proposal in proposals:  # each holds where the run ended
-        assert await expect.check(
-            tab, proposal.check.args, proposal.check.target(), budget=Budget(3_000)
-        )
+        assert await expect.check(tab, proposal.check.args, proposal.check.target(), budget=room())
         again = Proposal.from_dict(json.loads(json.dumps(proposal.to_dict())))
         assert again == proposal
 
@@ -65,19 +64,17 @@ async def test_every_box_the_run_ticked_has_its_check_proposed(tab: Tab, fixture
     rows = await run_steps(tab, fixture_url)
     second = ref_of(await tab.snapshot(), "checkbox", "Toggle", 1)
     target = await tab.target(second)
-    await execute(tab, "check", {"ref": second}, budget=Budget(5_000))
+    await execute(tab, "check", {"ref": second}, budget=room())
     assert target.identity is not None
     rows.append({"action": "check", "args": {}, "identity": target.identity.to_dict(), "ok": True})
-    proposals = await propose_checks(tab, rows, budget=Budget(10_000))
+    proposals = await propose_checks(tab, rows, budget=room())
     ticked = [p.check.describe() for p in proposals if p.check.args["kind"] == "checked"]
     assert ticked == [
         "expect checkbox 'Toggle' in row 'Buy milk' is ticked",
         "expect checkbox 'Toggle' in row 'Walk the dog' is ticked",
     ]
     for proposal in proposals:
-        assert await expect.check(
-            tab, proposal.check.args, proposal.check.target(), budget=Budget(3_000)
-        )
+        assert await expect.check(tab, proposal.check.args, proposal.check.target(), budget=room())
 
 
 async def test_the_loop_proposes_checks_when_it_is_done(
@@ -119,11 +116,11 @@ async def test_check_this_records_what_is_under_the_pointer(tab: Tab, fixture_ur
 
     await page.evaluate("() => { document.querySelector('#city').value = 'Oslo'; }")
     checks = [
-        await recorder.check_at(*await at("#controlled"), budget=Budget(5_000)),
-        await recorder.check_at(*await at("#city"), budget=Budget(5_000)),
-        await recorder.check_at(*await at("h1"), budget=Budget(5_000)),
-        await recorder.check_at(*await at("#star"), budget=Budget(5_000)),  # aria-pressed
-        await recorder.check_at(*await at("#reset"), budget=Budget(5_000)),
+        await recorder.check_at(*await at("#controlled"), budget=room()),
+        await recorder.check_at(*await at("#city"), budget=room()),
+        await recorder.check_at(*await at("h1"), budget=room()),
+        await recorder.check_at(*await at("#star"), budget=room()),  # aria-pressed
+        await recorder.check_at(*await at("#reset"), budget=room()),
     ]
     assert [(c.args, c.identity is not None) for c in checks] == [
         ({"kind": "unchecked"}, True),

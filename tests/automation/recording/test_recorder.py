@@ -19,6 +19,7 @@ from automation.browser.identity import locate
 from automation.recording import recorder as recorder_module
 from automation.recording.recorder import Recorder
 from automation.recording.scenario import ScenarioStep
+from tests.bounds import room
 
 PASSWORD = "hunter2-Very!Secret"
 # Pushes the document's content down by args[0] px and scrolls by args[1] px.
@@ -67,7 +68,7 @@ def replayable(steps: list[ScenarioStep]) -> None:
 async def found_id(tab: Tab, step: ScenarioStep) -> str:
     """The id of the element replay finds for the step's identity."""
     assert step.identity is not None
-    located = await locate(tab.page, step.identity, budget=Budget(5_000))
+    located = await locate(tab.page, step.identity, budget=room())
     assert located.element is not None, located.reason
     return str(await located.element.evaluate("(e) => e.id"))
 
@@ -270,13 +271,13 @@ async def test_click_at_finds_the_element_in_a_shadow_root_and_in_a_frame(
     await recorder.start()
     page = tab.page
     x, y = await center(page, "card.shadowRoot.querySelector('#follow span:last-child')")
-    follow = await recorder.click_at(x, y, budget=Budget(5_000))
+    follow = await recorder.click_at(x, y, budget=room())
     frame = page.frame(url=lambda u: u.endswith("/frame-inner.html"))
     assert frame is not None
     fx, fy = await center(frame, "document.querySelector('#pay-now b')")
     host = await page.locator("#pay").bounding_box()
     assert host is not None
-    pay = await recorder.click_at(host["x"] + 2 + fx, host["y"] + 2 + fy, budget=Budget(5_000))
+    pay = await recorder.click_at(host["x"] + 2 + fx, host["y"] + 2 + fy, budget=room())
     assert follow.identity is not None and pay.identity is not None
     assert (follow.action, follow.identity.role, follow.identity.name) == (
         "click",
@@ -312,7 +313,7 @@ async def test_click_at_enters_a_scrolled_frame_of_another_site(
     fx, fy = await center(frame, "document.querySelector('#pay-now b')")
     host = await tab.page.locator("#pay").bounding_box()
     assert host is not None
-    pay = await recorder.click_at(host["x"] + 2 + fx, host["y"] + 2 + fy, budget=Budget(5_000))
+    pay = await recorder.click_at(host["x"] + 2 + fx, host["y"] + 2 + fy, budget=room())
     assert pay.identity is not None
     assert (pay.identity.role, pay.identity.name, pay.identity.frame_url) == (
         "button", "Pay now", frame.url,
@@ -335,7 +336,7 @@ async def test_click_at_a_checkbox_label_records_the_check(
     await tab.navigate(f"{fixture_url}/recorder/form.html")
     await recorder.start()
     x, y = await center(tab.page, "document.querySelector('#remember').parentElement")
-    step = await recorder.click_at(x + 30, y, budget=Budget(5_000))  # on the label's text
+    step = await recorder.click_at(x + 30, y, budget=room())  # on the label's text
     assert step.action == "check" and step.args == {"checked": True}
     assert step.identity is not None and step.identity.role == "checkbox"
     assert await tab.page.is_checked("#remember")
@@ -350,7 +351,7 @@ async def test_identity_at_takes_a_point_of_the_viewport_of_a_scrolled_page(
     await tab.navigate(f"{fixture_url}/recorder/form.html")
     await tab.page.evaluate(SCROLL, [900, 700])
     x, y = await center(tab.page, "document.querySelector('#noop b')")
-    button = await Recorder(tab).identity_at(x, y, budget=Budget(5_000))
+    button = await Recorder(tab).identity_at(x, y, budget=room())
     assert (button.role, button.name, button.id) == ("button", "Do nothing", "noop")
     measured = await tab.page.evaluate(
         "() => { const r = noop.getBoundingClientRect(); "
@@ -438,7 +439,7 @@ async def test_a_page_without_the_registry_is_recorded_all_the_same(
         assert not await bare.page.evaluate("() => '__tabwright' in window")
         recorder = Recorder(bare)
         x, y = await center(bare.page, "document.querySelector('#noop b')")
-        assert (await recorder.identity_at(x, y, budget=Budget(5_000))).name == "Do nothing"
+        assert (await recorder.identity_at(x, y, budget=room())).name == "Do nothing"
         await recorder.start()
         await bare.page.locator("#user").click()
         await bare.page.keyboard.type("ada")
@@ -481,7 +482,7 @@ async def test_a_box_redrawn_in_its_click_handler_is_recorded_with_its_new_state
         ("check", {"checked": False}, ""),
     ]
     assert steps[0].identity is not None and "Take out the bins" in steps[0].identity.name
-    located = await locate(tab.page, steps[0].identity, budget=Budget(5_000))
+    located = await locate(tab.page, steps[0].identity, budget=room())
     assert await located.element.evaluate("(e) => e.dataset.c") == "1"  # type: ignore[union-attr]
 
 
@@ -515,7 +516,7 @@ async def test_click_at_a_box_the_app_redraws_records_the_state_it_shows(
     await tab.navigate(f"{fixture_url}/rerender/index.html")
     await recorder.start()
     x, y = await center(tab.page, "document.querySelector('#controlled')")
-    step = await recorder.click_at(x, y, budget=Budget(5_000))
+    step = await recorder.click_at(x, y, budget=room())
     assert step.action == "check" and step.args == {"checked": True} and not step.note
     assert await tab.page.evaluate("() => model.controlled") is True
     steps = await recorder.stop()

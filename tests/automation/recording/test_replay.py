@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from automation import Budget, Tab
+from automation import Tab
 from automation.actions import execute
 from automation.control import RunControl
 from automation.errors import ParamMissing
@@ -23,6 +23,7 @@ from automation.recording.fromrun import from_run_steps
 from automation.recording.recorder import Recorder
 from automation.recording.replay import Replay, ReplayConfig
 from automation.recording.scenario import Scenario, ScenarioStep
+from tests.bounds import room
 from tests.exported import run_exported
 from tests.refs import ref_of
 from tests.sinks import WaitingSink
@@ -40,7 +41,7 @@ async def record_on_v1(tab: Tab, base: str) -> Scenario:
     async def do(action: str, ref: str = "", **args: Any) -> None:
         target = await tab.target(ref) if ref else None
         call = {"ref": ref, **args} if ref else args
-        await execute(tab, action, call, budget=Budget(5_000))
+        await execute(tab, action, call, budget=room())
         identity = target.identity.to_dict() if target and target.identity else None
         rows.append({"action": action, "args": call, "url": tab.url, "identity": identity})
 
@@ -51,7 +52,7 @@ async def record_on_v1(tab: Tab, base: str) -> Scenario:
     await do("check", ref_of(login, "checkbox", "Remember me"), checked=True)
     await do("select_option", ref_of(login, "combobox", "Region"), values=["Asia"])
     await do("click", ref_of(login, "button", "Sign in"))
-    await tab.wait_for(text="Signed in as", budget=Budget(5_000))
+    await tab.wait_for(text="Signed in as", budget=room())
     orders = await tab.snapshot()
     await do("click", ref_of(orders, "button", "Edit", 1))  # Grace Hopper's row
     scenario = from_run_steps(rows, name="Edit Grace's order", base_url=f"{base}/replay/v1")
@@ -296,7 +297,7 @@ async def test_what_a_person_recorded_replays_on_the_next_release(
 
 
 async def expect_text(tab: Tab, text: str) -> None:
-    await tab.wait_for(text=text, budget=Budget(5_000))
+    await tab.wait_for(text=text, budget=room())
 
 
 async def test_a_step_no_one_comes_to_do_ends_the_replay_after_the_wait_for_a_person(

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Page
 
-from automation import Budget, Tab
+from automation import Tab
 from automation.browser.identity import ElementIdentity, locate
 from automation.control import RunControl
 from automation.events import RunPaused
@@ -21,6 +21,7 @@ from automation.recording.export import to_pytest
 from automation.recording.recorder import Recorder
 from automation.recording.replay import Replay, ReplayConfig, StepOutcome
 from automation.recording.scenario import Scenario, ScenarioStep
+from tests.bounds import room
 from tests.exported import run_exported
 from tests.sinks import WaitingSink
 
@@ -201,13 +202,13 @@ async def test_heals_accumulate_variants_and_each_release_is_found(
     tab = await browser.new_tab()
     try:
         await tab.navigate(f"{fixture_url}/outcomes/v2/index.html")
-        on_v2 = await locate(tab.page, field, budget=Budget(5_000), wait_ms=3_000)
+        on_v2 = await locate(tab.page, field, budget=room(), wait_ms=3_000)
         assert on_v2.found is not None and on_v2.changes
         healed = field.confirmed_as(on_v2.found)
         assert healed.aria_label == "New Todo Input" and healed.variants[0].id == "new"
         assert ElementIdentity.from_dict(healed.to_dict()) == healed  # kept through JSON
         await tab.navigate(f"{fixture_url}/outcomes/v1/index.html")
-        on_v1 = await locate(tab.page, healed, budget=Budget(5_000))
+        on_v1 = await locate(tab.page, healed, budget=room())
         assert on_v1.ok and on_v1.variant == 1 and not on_v1.changes
         again = healed.confirmed_as(on_v2.found)  # confirmed on release 2 once more
         assert len(again.variants) == 1 and again.variants[0].id == "new"

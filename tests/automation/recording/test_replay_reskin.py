@@ -21,6 +21,7 @@ from automation.recording.replay import Replay, ReplayConfig
 from automation.recording.scenario import Scenario, ScenarioStep
 from automation.recording.widgets import set_behind_widget
 from bench.reskinapp import USERNAME, Store, serve_backoffice
+from tests.bounds import room
 from tests.fakellm import ScriptedLLMServer
 from tests.refs import ref_of
 
@@ -146,9 +147,7 @@ async def test_a_widget_that_does_not_follow_its_select_is_operated_by_role(
     tab: Tab, base: str
 ) -> None:
     select = await widget_page(tab, base, "document.querySelector('#f-tier').dataset.follow = 'no'")
-    said = await set_behind_widget(
-        tab, select, "select_option", {"values": ["Gold"]}, Budget(20_000)
-    )
+    said = await set_behind_widget(tab, select, "select_option", {"values": ["Gold"]}, room())
     assert "in the widget standing for the select" in said
     assert await tab.page.locator(".combo-value").first.text_content() == "Gold"
     assert await tab.page.input_value("select[name=tier]") == "gold"

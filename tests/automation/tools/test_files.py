@@ -20,6 +20,7 @@ from automation.agent.prompts import system_prompt
 from automation.errors import ActionInvalid, Cancelled
 from automation.tools import files as workspace
 from automation.tools import shell
+from tests.bounds import room
 from tests.conftest import browser_config
 
 FILE_TOOLS = ("file_list", "file_read", "file_write", "file_check", "file_mkdir", "file_delete")
@@ -438,7 +439,7 @@ async def test_the_budget_bounds_the_command_and_cancel_stops_it(wtab: Tab, ws: 
     assert answer.startswith("timed out") and time.monotonic() - started < 10  # not 60 s
     assert await no_sleepers_left(ws)
 
-    budget = Budget(20_000)
+    budget = room()
     call = asyncio.ensure_future(execute(wtab, "shell", {"command": "sleep 60"}, budget=budget))
     await asyncio.sleep(0.3)
     assert sleepers(ws)

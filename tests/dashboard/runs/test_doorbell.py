@@ -18,7 +18,6 @@ from channels.routing import URLRouter
 from django.test import AsyncClient
 from django.utils import timezone
 
-from automation import Budget
 from automation.events import Observation
 from dashboard.accounts.services import api_token_create
 from dashboard.models import Run
@@ -29,6 +28,7 @@ from dashboard.runs.doorbell import ring, ring_group, wake
 from dashboard.runs.messages import command_message, event_message
 from dashboard.runs.runner import runner
 from dashboard.runs.sink import DashboardSink
+from tests.bounds import room
 from tests.dashboard.conftest import Socket
 from tests.dashboard.sockets import ANSWER_S
 from tests.servers import RedisServer, restartable_redis
@@ -76,7 +76,7 @@ async def test_what_the_layer_cant_carry_is_dropped_and_the_outage_logged_once(
     assert stored == ["observation"]
     # A call for a run held by a worker elsewhere: answered "unreachable", not raised.
     answer = await carry.carry(
-        command_message(run.pk, "pause"), Budget(5_000), place=carry.Place(False, channel)
+        command_message(run.pk, "pause"), room(), place=carry.Place(False, channel)
     )
     assert answer == carry.unreachable()
     # Over the API: a refusal that says to try again, not a 500.

@@ -15,10 +15,10 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.test import AsyncClient
 
-from automation.budget import Budget
 from dashboard.models import Run, SecretGrant
 from dashboard.runs.runner import runner
 from dashboard.scenarios import services
+from tests.bounds import room
 from tests.dashboard.conftest import Runs
 
 # Rollback transactions, but for the async tests: their database work runs in another
@@ -97,7 +97,7 @@ async def test_a_granted_secret_never_comes_back_in_clear(
     run = await runs.start(await runs.create(owner=owner, task=task(site)))
     await asyncio.wait_for(status_of(run.pk, {Run.Status.PAUSED}), 60)
     assert Site.hits["/done"] == 1  # the secret was submitted
-    answer = await runner.act(run.pk, "read_page", {}, budget=Budget(10_000))
+    answer = await runner.act(run.pk, "read_page", {}, budget=room())
     text = json.dumps(answer)
     assert answer["ok"] and "got ${SECRET:PW}" in text and NEEDLE not in text
     await runner.command(run.pk, "stop")
@@ -168,7 +168,7 @@ async def test_a_persons_key_appended_to_a_secret_field_is_stored_as_the_secret(
     assert tab is not None
     box = await tab.page.locator("input[name=pw]").bounding_box()
     assert box is not None
-    budget = Budget(10_000)
+    budget = room()
     end = {"kind": "click", "x": box["x"] + box["width"] - 4, "y": box["y"] + box["height"] / 2}
     await runner.person_input(run.pk, end, budget=budget)
     await runner.person_input(run.pk, {"kind": "key", "key": "End"}, budget=budget)

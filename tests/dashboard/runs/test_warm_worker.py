@@ -19,11 +19,12 @@ from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
 from playwright.async_api import Error as PlaywrightError
 
-from automation import BrowserSession, Budget
+from automation import BrowserSession
 from dashboard.models import Run, UrlRule
 from dashboard.runs import files as runfiles
 from dashboard.runs.runner import RunManager
 from tests.automation.browser.test_session import browser_pids
+from tests.bounds import room
 from tests.dashboard.conftest import Runs
 from tests.dashboard.runs.test_consumer import load_run
 
@@ -148,7 +149,7 @@ async def test_each_run_keeps_its_own_url_policy(
     # The run that started before the rule goes on under the policy it started with,
     # its requests through its own browser's proxy, not the later run's.
     answer = await worker.act(
-        before.pk, "navigate", {"url": f"{fixture_url}{STORAGE}?again"}, budget=Budget(15_000)
+        before.pk, "navigate", {"url": f"{fixture_url}{STORAGE}?again"}, budget=room()
     )
     assert answer["ok"], answer
     assert len(worker.browsers_open) == 2
@@ -202,7 +203,7 @@ async def test_a_tab_that_crashes_fails_its_run_only(
 
     assert worker.is_live(going_on.pk)
     answer = await worker.act(
-        going_on.pk, "navigate", {"url": f"{fixture_url}{STORAGE}?on"}, budget=Budget(15_000)
+        going_on.pk, "navigate", {"url": f"{fixture_url}{STORAGE}?on"}, budget=room()
     )
     assert answer["ok"], answer
     assert (await load_run(going_on.pk)).status == Run.Status.PAUSED
