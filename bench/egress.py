@@ -18,21 +18,25 @@ Last line:
 (the proxy, and Playwright's handling of the page's events), per request: unlike the
 ratios, it hardly moves with what else the machine is busy with.
 
-A line before it takes the price apart: the same loads and fetches in a third Chromium,
-launched the plain way behind the session's proxy (no tab of ours: no listeners, no URL
-guard), against the raw one: what the proxy alone costs.
+Lines before it take the price apart, against the raw one: the same loads and fetches in
+a third Chromium, launched the plain way behind the session's proxy (no tab of ours: no
+listeners, no URL guard): what the proxy alone costs; and in a fourth, no proxy, with the
+URL guard's interception on (``Fetch.enable`` for documents, each paused one let go at
+once): what Chromium's interception alone costs every request, subresources included.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
-from playwright.async_api import Page, async_playwright
+from playwright.async_api import Browser, Page, async_playwright
 
 from automation import BrowserSession
 from automation.browser.config import QUIET_CHROMIUM_ARGS
 from automation.browser.session import proxy_args
+from automation.browser.url_guard import DOCUMENTS
 from bench.common import browser_config, median, serve_apart
 
 LOADS = 30
@@ -86,6 +90,24 @@ async def ours_fetches(page: Page) -> list[float]:
     return took
 
 
+async def intercept_documents(browser: Browser) -> None:
+    """Chromium pauses each document request of ``browser`` as the URL guard has it do,
+    and each is let go at once: the interception's cost, no judgement's."""
+    session = await browser.new_browser_cdp_session()
+
+    sent: set[asyncio.Future[Any]] = set()
+
+    def go_on(event: dict[str, Any]) -> None:
+        going = asyncio.ensure_future(
+            session.send("Fetch.continueRequest", {"requestId": event["requestId"]})
+        )
+        sent.add(going)
+        going.add_done_callback(sent.discard)
+
+    session.on("Fetch.requestPaused", go_on)
+    await session.send("Fetch.enable", {"patterns": DOCUMENTS})
+
+
 async def main() -> None:
     with serve_apart(PAGES) as base:
         config = browser_config()
@@ -101,24 +123,33 @@ async def main() -> None:
                 args=[*QUIET_CHROMIUM_ARGS, *proxy_args(session.egress.url)],
             )
             proxied = await (await behind.new_context()).new_page()
+            guarded_browser = await pw.chromium.launch(
+                executable_path=config.executable_path, args=list(QUIET_CHROMIUM_ARGS)
+            )
+            guarded = await (await guarded_browser.new_context()).new_page()
+            await intercept_documents(guarded_browser)
             ours_load, raw_load, ours_fetch, raw_fetch = [], [], [], []
-            proxied_load, proxied_fetch = [], []
+            proxied_load, proxied_fetch, guarded_load, guarded_fetch = [], [], [], []
             for i in range(-3, LOADS):  # three rounds to warm up, not counted
                 took = (
                     await ours_load_ms(ours, f"{base}/assets.html?v=o{i}"),
                     await load_ms(raw, f"{base}/assets.html?v=r{i}"),
                     await load_ms(proxied, f"{base}/assets.html?v=p{i}"),
+                    await load_ms(guarded, f"{base}/assets.html?v=g{i}"),
                 )
                 if i >= 0:
                     ours_load.append(took[0])
                     raw_load.append(took[1])
                     proxied_load.append(took[2])
+                    guarded_load.append(took[3])
             for _ in range(3):
                 ours_fetch += await ours_fetches(ours)
                 raw_fetch += await raw.evaluate(FETCH_SERIES, FETCHES)
                 proxied_fetch += await proxied.evaluate(FETCH_SERIES, FETCHES)
+                guarded_fetch += await guarded.evaluate(FETCH_SERIES, FETCHES)
             await plain.close()
             await behind.close()
+            await guarded_browser.close()
             opened = session.egress.opened
     requests = (LOADS + 3) * 31 + 3 * FETCHES
     print(f"upstream connections the proxy opened: {opened} for {2 * requests} requests")
@@ -126,6 +157,11 @@ async def main() -> None:
         f"the proxy alone (a plain Chromium behind it): "
         f"load_ratio={median(proxied_load) / median(raw_load):.2f} "
         f"fetch_ratio={median(proxied_fetch) / median(raw_fetch):.2f}"
+    )
+    print(
+        f"the URL guard's interception alone (a plain Chromium, Fetch on for documents): "
+        f"load_ratio={median(guarded_load) / median(raw_load):.2f} "
+        f"fetch_ratio={median(guarded_fetch) / median(raw_fetch):.2f}"
     )
     print(
         f"loads={LOADS} (20 images, 5 scripts, 5 style sheets each) fetches={3 * FETCHES}\n"

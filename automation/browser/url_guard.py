@@ -53,7 +53,7 @@ from automation.browser.url_policy import SHOWN_URL_CHARS, UrlPolicy
 from automation.budget import Budget
 from automation.errors import BrowserError, BudgetExceeded, UrlBlocked
 
-__all__ = ["install_url_guard"]
+__all__ = ["DOCUMENTS", "install_url_guard"]
 
 log = logging.getLogger("automation.browser")
 
@@ -66,7 +66,9 @@ RESOLVE_TIMEOUT_MS = 3_000
 RESOLVED_TTL_MS = 30_000
 MAX_REMEMBERED = 4_096  # hosts per guard, frames per browser: forget all past this
 
-_DOCUMENTS = [{"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"}]
+# What the guard has Chromium pause.  Any Fetch interception costs every request of the
+# browser about a millisecond (subresources included, whatever the patterns: bench.egress).
+DOCUMENTS = [{"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"}]
 # A tab that shows nothing yet gets an error page ("blocked by client"); one that shows a
 # page keeps it: Chromium commits an error page for BlockedByClient but not for Aborted,
 # and Playwright never reports a popup whose first navigation was Aborted.  A target's
@@ -168,7 +170,7 @@ class _Interceptor:
             if self.guards and self._session is None:
                 session = await self.browser.new_browser_cdp_session()
                 session.on("Fetch.requestPaused", listener(self._on_paused))
-                await session.send("Fetch.enable", {"patterns": _DOCUMENTS})
+                await session.send("Fetch.enable", {"patterns": DOCUMENTS})
                 self._session = session
             elif not self.guards and self._session is not None:
                 session, self._session = self._session, None
