@@ -168,10 +168,11 @@ def fixture_url() -> Iterator[str]:
 
 
 def browser_config(**overrides: object) -> BrowserConfig:
-    """The engine as the tests run it; a test changes only what it is about."""
+    """The engine as the tests run it; a test changes only what it is about.  A call given
+    no budget gets the product's default (a test expects it to end well, and on a busy
+    machine one on a big page can take seconds)."""
     settings: dict[str, object] = {
         "executable_path": CHROMIUM,
-        "action_timeout_ms": 5_000,
         "url_policy": UrlPolicy(block_private=False),  # the test pages are on 127.0.0.1
         "upload_dir": str(FIXTURES / "uploads"),
     }

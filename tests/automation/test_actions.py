@@ -155,7 +155,7 @@ async def test_hidden_disabled_and_detached_fail_fast(tab: Tab, controls: Snapsh
         await run(tab, "click", ref=twice)
     with pytest.raises(ActionFailed, match="disabled"):
         await run(tab, "click", ref=ref_of(controls, "button", "Locked"))
-    assert time.monotonic() - started < 5  # refused at once, not after a click's 5 s budget
+    assert time.monotonic() - started < 5  # refused at once, not once the click's budget ran out
     vanish = ref_of(controls, "button", "Vanish")
     await run(tab, "click", ref=vanish)
     with pytest.raises(StaleRef):
