@@ -11,9 +11,10 @@ frame follows an ack within ``_CATCH_UP_S`` after Chromium may have been waiting
 held up to its limit), so the last picture of a page that then stands still is never lost
 (only then: the picture makes Chromium draw a frame of its own, which a picture after
 every ack would answer forever).  What is sent is never older than what was: a frame is
-known by when Chromium drew it (its ``metadata.timestamp``), a picture by when it was
-asked for, and a frame drawn before the newest picture (encoded late on a busy machine)
-is acked and left.
+known by when Chromium drew it (its ``metadata.timestamp``, on the browser's clock, put on
+ours by the least delay a frame of the cast took to arrive: a browser reached over CDP may
+run on a clock of its own), a picture by when it was asked for, and a frame drawn before
+the newest picture (encoded late on a busy machine) is acked and left.
 
 **Pictures while a page never stops.**  The cast's capture, in Chromium's GPU process,
 goes on at the page's frame rate however few frames are acked (a fifth of a core for a
@@ -132,9 +133,11 @@ class Screencast:
         self._tab: Tab | None = None
         self._session: CDPSession | None = None
         self._newest: Frame | None = None
-        # When what _newest shows was drawn (a frame) or asked for (a picture), in seconds
-        # since the epoch, as Chromium stamps its frames: a frame drawn before it is older.
+        # When what _newest shows was drawn (a frame) or asked for (a picture), on
+        # time.monotonic(): a frame drawn before it is older.  A frame's stamp is on the
+        # browser's clock; _stamp_offset puts it on ours (the least arrival - stamp seen).
         self._newest_at = 0.0
+        self._stamp_offset: float | None = None
         self._followed_at = 0.0  # when the cast of the current tab started
         self._failed: Tab | None = None  # the tab it last failed to follow (said once)
         self._fresh = asyncio.Event()
@@ -255,7 +258,7 @@ class Screencast:
     async def _poll(self) -> None:
         """One picture of the tab, sent when it differs from the last; a page whose last
         ``_STILL_PICTURES`` pictures were the same gets its cast again."""
-        session, asked = self._session, time.time()
+        session, asked = self._session, time.monotonic()
         frame = await self._shot()
         if self._session is not session or session is None:
             return  # it left the tab: the next turn follows the current one
@@ -303,7 +306,7 @@ class Screencast:
         await self._leave()
         self._tab = tab
         self._newest = None  # a frame of the tab it left is not a picture of this one
-        self._newest_at = 0.0
+        self._newest_at, self._stamp_offset = 0.0, None
         self._held, self._released_at, self._may_have_dropped = [], None, False
         self._busy, self.polling = 0, False
         self._followed_at = time.monotonic()
@@ -344,7 +347,7 @@ class Screencast:
             return
         if first and time.monotonic() - self._followed_at < _FIRST_FRAME_S:
             return
-        asked = time.time()
+        asked = time.monotonic()
         frame = await self._shot()
         if frame is None:
             self._followed_at = time.monotonic()  # tried again after as long
@@ -401,10 +404,8 @@ class Screencast:
             return
         self.frames_received += 1
         meta = params.get("metadata", {})
-        drawn_at = meta.get("timestamp")
-        if not isinstance(drawn_at, int | float):
-            drawn_at = time.time()  # (Chromium stamps each; one without is taken as new)
-        elif drawn_at < self._newest_at:  # older than the picture shown: never sent
+        drawn_at = self._drawn_at(meta.get("timestamp"))
+        if drawn_at < self._newest_at:  # older than what is shown: never sent
             self._ack(session, params.get("sessionId"))
             return
         self._released_at = None
@@ -421,6 +422,17 @@ class Screencast:
                              round(meta.get("deviceHeight", 0)), tab.page.url)  # fmt: skip
         self._newest_at = drawn_at
         self._fresh.set()
+
+    def _drawn_at(self, stamp: object) -> float:
+        """When a frame stamped ``stamp`` (Chromium's swap time, seconds on the browser's
+        clock) was drawn, on time.monotonic(): late by the least delay a frame of this cast
+        has taken to arrive (a few ms).  A frame with no stamp is taken as drawn now."""
+        now = time.monotonic()
+        if isinstance(stamp, bool) or not isinstance(stamp, int | float):
+            return now
+        if self._stamp_offset is None or now - stamp < self._stamp_offset:
+            self._stamp_offset = now - stamp
+        return stamp + self._stamp_offset
 
 
 def _check_sides(max_width: int, max_height: int) -> None:

@@ -190,6 +190,33 @@ async def test_a_frame_drawn_before_the_picture_shown_is_never_sent_after_it(tab
         await cast.stop()
 
 
+async def test_frames_of_a_browser_on_a_clock_of_its_own_are_sent_after_a_picture(
+    tab: Tab, fixture_url: str
+) -> None:
+    """A browser reached over CDP may run on a clock of its own: frames stamped an hour
+    behind ours are placed by when they arrived, not taken as older than the picture the
+    live view took (here: no first frame came, so a picture stands in for it)."""
+    frames = Frames()
+    cast = Screencast(lambda: tab, frames)
+    chromium, held_back = cast._on_cdp_frame, [True]
+
+    def an_hour_behind(params: dict[str, Any]) -> None:
+        if not held_back[0]:
+            meta = params["metadata"]
+            chromium({**params, "metadata": {**meta, "timestamp": meta["timestamp"] - 3600}})
+
+    cast._on_cdp_frame = an_hour_behind  # type: ignore[method-assign]
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    cast.start()
+    try:
+        is_picture_of(await frames.next(), tab, "/demo/form.html")  # the picture
+        held_back[0] = False
+        await tab.page.evaluate("document.querySelector('h1').textContent = 'Changed'")
+        await until("a frame after the picture", lambda: len(frames.got) > 1)
+    finally:
+        await cast.stop()
+
+
 async def test_a_page_that_never_stops_is_followed_by_pictures_until_it_stands_still(
     tab: Tab,
 ) -> None:
