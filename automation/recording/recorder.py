@@ -182,8 +182,14 @@ class Recorder:
             self._disposables.append(await self._call(what, budget, script))
             # Documents loaded before the init script existed.  One that goes away meanwhile
             # (a navigation under way) is replaced by a document the init script runs in.
+            # The page's own document must have its listeners: a recorder that ran out of
+            # time there would miss every act on the page as it stands, so it fails instead.
             for frame in page.frames:
-                await _quietly(budget, frame.evaluate(_install_js(self._binding, fresh=False)))
+                install = frame.evaluate(_install_js(self._binding, fresh=False))
+                if frame is page.main_frame:
+                    await _unless_gone(budget, install)
+                else:
+                    await _quietly(budget, install)
             self._check_alive()
         except BaseException:
             await self.stop()
@@ -557,6 +563,15 @@ async def _quietly(budget: Budget, work: Awaitable[T]) -> T | None:
     try:
         return await budget.run(work)
     except (PlaywrightError, BudgetExceeded):
+        return None
+
+
+async def _unless_gone(budget: Budget, work: Awaitable[T]) -> T | None:
+    """``work`` within the budget, or None when its document went away (Playwright's
+    error); BudgetExceeded when time ran out."""
+    try:
+        return await budget.run(work)
+    except PlaywrightError:
         return None
 
 

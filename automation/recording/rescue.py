@@ -76,7 +76,9 @@ async def start_recorder(tab: Tab, budget: Budget) -> Recorder | None:
         return None
     recorder = Recorder(tab)
     try:
-        await recorder.start(budget=budget.child(5_000, label="record the person"))
+        # Bounded, not tight: a busy machine may take seconds, and a recorder that could
+        # not start leaves the person's acts out of the run.
+        await recorder.start(budget=budget.child(30_000, label="record the person"))
     except TabwrightError as exc:
         if isinstance(exc, Cancelled | BrowserClosed):
             raise

@@ -16,6 +16,7 @@ from playwright.async_api import Frame, Page
 
 from automation import ActionFailed, ActionInvalid, BrowserClosed, BrowserSession, Budget, Tab
 from automation.browser.identity import locate
+from automation.errors import BudgetExceeded
 from automation.recording import recorder as recorder_module
 from automation.recording.recorder import Recorder
 from automation.recording.scenario import ScenarioStep
@@ -537,3 +538,26 @@ async def test_typing_in_a_field_the_app_draws_anew_on_every_key_is_one_fill(
         ("fill", {"value": "hello"}), ("press", {"key": "Enter"}),
     ]  # fmt: skip
     assert steps[1].identity is not None and steps[1].identity.id == "note"
+
+
+async def test_a_recorder_that_could_not_listen_in_the_page_fails_to_start(
+    tab: Tab, fixture_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a busy machine the page's document may not answer within the start's budget:
+    the recorder would then hear nothing of the page as it stands (a person's acts left
+    out of the run), so its start fails instead of returning as if it listened."""
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+
+    async def never_answers(self: Frame, expression: str, arg: object = None) -> object:
+        await asyncio.Event().wait()
+
+    monkeypatch.setattr(Frame, "evaluate", never_answers)
+    with pytest.raises(BudgetExceeded):
+        await Recorder(tab).start(budget=Budget(1_000))
+    monkeypatch.undo()
+    # A page that answers: the recorder starts and hears a click.
+    recorder = Recorder(tab)
+    await recorder.start(budget=room())
+    x, y = await center(tab.page, "document.querySelector('#terms')")
+    await tab.page.mouse.click(x, y)
+    assert [step.action for step in await recorder.stop()][-1] == "check"
