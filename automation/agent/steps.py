@@ -34,7 +34,7 @@ from automation.events import (
     StepRecorded,
 )
 from automation.llm.base import ActionOutcome
-from automation.recording.rescue import start_recorder
+from automation.recording.rescue import NOT_RECORDED, start_recorder
 from automation.recording.scenario import ScenarioStep
 from automation.secrets import SecretNotGranted, Secrets
 from automation.wording import double_quoted, step_words
@@ -283,6 +283,8 @@ class ActionSteps:
         # The recorder is ready before the person is told.
         recorder = await start_recorder(self.tab, budget) if record else None
         control.recorder = recorder
+        if record and recorder is None:
+            detail = f"{detail} ({NOT_RECORDED})" if detail else NOT_RECORDED
         await self.out.emit(RunPaused(reason, self.secrets.redact(detail)))
         try:
             await control.wait_for_person(budget)

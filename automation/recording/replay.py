@@ -92,7 +92,7 @@ from automation.recording.params import unfill
 from automation.recording.relogin import Relogin, login_replay
 from automation.recording.replaycalls import calls_frame, play_call
 from automation.recording.replayhandlers import interruptions_of
-from automation.recording.rescue import Rescue, rescue_of, start_recorder
+from automation.recording.rescue import NOT_RECORDED, Rescue, rescue_of, start_recorder
 from automation.recording.scenario import (
     Resolved,
     Scenario,
@@ -302,9 +302,11 @@ class Replay:
                 "Clear it in the live view, then resume: the step is tried again, and what "
                 "you did is offered to keep as a handler. Or do the step yourself"
             )
+        unheard = f" ({NOT_RECORDED})" if recorder is None else ""
         await self.out.emit(
             RunPaused(
-                reason, f'{detail}. {ask}, reply "skip" if you did it some other way, or stop.'
+                reason,
+                f'{detail}. {ask}, reply "skip" if you did it some other way, or stop.{unheard}',
             )
         )
         waited_from = time.monotonic()

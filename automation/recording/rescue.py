@@ -69,9 +69,13 @@ def _same_kind(a: str, b: str) -> bool:
     return a == b or any(a in kind and b in kind for kind in kinds)
 
 
+# Said to the person with the pause when their recorder could not start.
+NOT_RECORDED = "what you do in the tab is not recorded this time (its recorder did not start)"
+
+
 async def start_recorder(tab: Tab, budget: Budget) -> Recorder | None:
     """A Recorder listening on the tab (None, logged, when it can't be started: the run
-    still waits for the person)."""
+    still waits for the person, and the pause says :data:`NOT_RECORDED`)."""
     if tab.page.is_closed():
         return None
     recorder = Recorder(tab)

@@ -13,15 +13,16 @@ from typing import Any
 
 import pytest
 
-from automation import Tab
+from automation import Budget, Tab
 from automation.actions import execute
 from automation.control import RunControl
-from automation.errors import ParamMissing
+from automation.errors import BudgetExceeded, ParamMissing
 from automation.events import RunFinished, RunPaused, StepRecorded, StepReplayed
 from automation.recording.export import to_pytest
 from automation.recording.fromrun import from_run_steps
 from automation.recording.recorder import Recorder
 from automation.recording.replay import Replay, ReplayConfig
+from automation.recording.rescue import NOT_RECORDED
 from automation.recording.scenario import Scenario, ScenarioStep
 from tests.bounds import room
 from tests.exported import run_exported
@@ -152,6 +153,23 @@ async def test_with_a_person_the_replay_pauses_and_carries_on_when_told(
     assert result.ok, result.to_dict()
     assert [s.status for s in result.steps][-2:] == ["skipped", "passed"]
     assert tab.url.endswith("/replay/v3/login.html")
+
+
+async def test_a_replay_s_pause_whose_recorder_could_not_start_says_so(
+    tab: Tab, scenario: Scenario, fixture_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def cannot_start(self: Recorder, *, budget: Budget | None = None) -> None:
+        raise BudgetExceeded("the start recording ran out of its 30000 ms budget")
+
+    monkeypatch.setattr(Recorder, "start", cannot_start)
+    control, sink = RunControl(), WaitingSink()
+    replay = Replay(tab, scenario, base_url=f"{fixture_url}/replay/v3", env=ENV,
+                    sink=sink, control=control, config=GONE_SOON)  # fmt: skip
+    task = asyncio.create_task(replay.run())
+    paused = await sink.wait_for(RunPaused)
+    assert paused.reason == "needs_person" and NOT_RECORDED in paused.detail
+    control.stop()
+    await asyncio.wait_for(task, 60)
 
 
 async def test_a_pause_the_person_asks_for_is_taken_before_the_next_step(
