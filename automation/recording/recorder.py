@@ -90,7 +90,10 @@ MAX_CHECK_TEXT = 200  # a longer text is not a check of its own (the element's p
 _UNREAD_BOX = (
     "the box could not be read after the click; recorded with the state the click should have made"
 )
-_STOP_MS = 2_000  # for stop: flushing the documents, removing the scripts, the last notices
+# For stop: flushing the documents, removing the scripts, the last notices.  Bounded, not
+# tight: what the page sent before its flush is dropped once stop gives up, so a person's
+# last act (a box ticked just before Resume) is not lost when the page is busy a while.
+_STOP_MS = 10_000
 # Roles of the accessibility tree (Chromium's names, lowercased) that a person acts on.
 _AX_INTERACTIVE = frozenset({
     "button", "link", "checkbox", "radio", "textbox", "combobox", "menuitem", "menuitemcheckbox",

@@ -561,3 +561,22 @@ async def test_a_recorder_that_could_not_listen_in_the_page_fails_to_start(
     x, y = await center(tab.page, "document.querySelector('#terms')")
     await tab.page.mouse.click(x, y)
     assert [step.action for step in await recorder.stop()][-1] == "check"
+
+
+async def test_a_persons_last_act_on_a_page_busy_for_seconds_is_kept_at_stop(
+    tab: Tab, fixture_url: str
+) -> None:
+    """A person ticks a box and resumes at once, while the page is busy for 3 s (or the
+    machine is): stop waits for what the page sent before its flush instead of giving up
+    after 2 s and dropping it."""
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    recorder = Recorder(tab)
+    await recorder.start(budget=room())
+    await tab.page.evaluate(
+        "() => document.querySelector('#terms').addEventListener('click', () => setTimeout("
+        "() => { const t = Date.now(); while (Date.now() - t < 3000) {} }, 0))"
+    )
+    x, y = await center(tab.page, "document.querySelector('#terms')")
+    await tab.page.mouse.click(x, y)
+    steps = await recorder.stop()
+    assert [step.action for step in steps][-1] == "check", summary(steps)
