@@ -189,10 +189,7 @@ class Recorder:
             # time there would miss every act on the page as it stands, so it fails instead.
             for frame in page.frames:
                 install = frame.evaluate(_install_js(self._binding, fresh=False))
-                if frame is page.main_frame:
-                    await _unless_gone(budget, install)
-                else:
-                    await _quietly(budget, install)
+                await _quietly(budget, install, out_of_time=frame is not page.main_frame)
             self._check_alive()
         except BaseException:
             await self.stop()
@@ -560,22 +557,18 @@ def _action_of(event: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
     }.get(str(kind))
 
 
-async def _quietly(budget: Budget, work: Awaitable[T]) -> T | None:
+async def _quietly(budget: Budget, work: Awaitable[T], *, out_of_time: bool = True) -> T | None:
     """``work`` within the budget, or None: for what may fail because its frame or page
-    went away (or time ran out) without that mattering.  A cancelled budget still raises."""
-    try:
-        return await budget.run(work)
-    except (PlaywrightError, BudgetExceeded):
-        return None
-
-
-async def _unless_gone(budget: Budget, work: Awaitable[T]) -> T | None:
-    """``work`` within the budget, or None when its document went away (Playwright's
-    error); BudgetExceeded when time ran out."""
+    went away (or, when ``out_of_time``, time ran out) without that mattering.  A cancelled
+    budget still raises."""
     try:
         return await budget.run(work)
     except PlaywrightError:
         return None
+    except BudgetExceeded:
+        if out_of_time:
+            return None
+        raise
 
 
 def _with_intent(step: ScenarioStep) -> ScenarioStep:
