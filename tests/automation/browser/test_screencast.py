@@ -122,11 +122,27 @@ window.once = () => fill(document.body);
 </script></body>"""
 
 
-async def stood_still(frames: Frames, busy: int) -> None:
-    """Waits, once the page stood still, for a frame smaller than a third of ``busy``
-    bytes (frames still on their way may show the busy page) and then for the sends to
+async def cast_of_the_busy_page(tab: Tab, sent: int) -> tuple[Screencast, Frames]:
+    """A started cast (4 sends a second) of BUSY_THEN_BLANK, once it sent ``sent`` frames
+    after its first."""
+    frames = Frames()
+    cast = Screencast(lambda: tab, frames, max_fps=4)
+    await tab.page.goto(BUSY_THEN_BLANK)
+    cast.start()
+    try:
+        await frames.count(sent)
+    except BaseException:
+        await cast.stop()
+        raise
+    return cast, frames
+
+
+async def stand_still(tab: Tab, frames: Frames, busy: int) -> None:
+    """Makes the busy page stand still, then waits for a frame smaller than a third of
+    ``busy`` bytes (frames still on their way may show the busy page) and for the sends to
     stop (a picture of it may follow, and the frame Chromium draws for that picture; never
     one after another for good)."""
+    await tab.page.evaluate("window.stand()")
     async with asyncio.timeout(60):
         while len(frames.got[-1].jpeg) * 3 > busy:
             await frames.next()
@@ -142,15 +158,10 @@ async def test_the_last_picture_of_a_page_that_then_stands_still_is_sent(tab: Ta
     """Chromium drops a change that comes while its frames wait for their acks (held
     for the pace of the sends), and sends nothing more once the page stands still: the
     live view takes the picture itself."""
-    frames = Frames()
-    cast = Screencast(lambda: tab, frames, max_fps=4)
-    await tab.page.goto(BUSY_THEN_BLANK)
-    cast.start()
+    cast, frames = await cast_of_the_busy_page(tab, 4)
     try:
-        await frames.count(4)
         busy = max(len(frame.jpeg) for frame in frames.got)
-        await tab.page.evaluate("window.stand()")
-        await stood_still(frames, busy)
+        await stand_still(tab, frames, busy)
         assert len(frames.got[-1].jpeg) * 3 < busy
     finally:
         await cast.stop()
@@ -161,16 +172,11 @@ async def test_a_frame_drawn_before_the_picture_shown_is_never_sent_after_it(tab
     the live view after its picture of the page standing still: that older frame must not
     take the picture's place (a person would watch the busy page for good). Chromium's
     late delivery is played here by handing the cast the frame as Chromium would."""
-    frames = Frames()
-    cast = Screencast(lambda: tab, frames, max_fps=4)
-    await tab.page.goto(BUSY_THEN_BLANK)
-    cast.start()
+    cast, frames = await cast_of_the_busy_page(tab, 2)
     try:
-        await frames.count(2)
         busy = frames.got[-1].jpeg
         drawn_busy_at = time.time()
-        await tab.page.evaluate("window.stand()")
-        await stood_still(frames, len(busy))
+        await stand_still(tab, frames, len(busy))
         still = frames.got[-1].jpeg
 
         def chromium_sends(jpeg: bytes, drawn_at: float) -> None:
