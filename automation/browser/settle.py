@@ -60,6 +60,7 @@ What was waited for comes back as a :class:`SettleReport` (and is logged at debu
 why it returned, how long it waited, how many requests were answered or left pending,
 whether the page navigated.  Every action of a tab that can set something off settles
 before it returns (:func:`settles`); :attr:`Settler.last` keeps the latest report.
+The page's requests and commits are counted by :class:`automation.browser.traffic.Traffic`.
 
 Not seen: a timer longer than :data:`QUIET_MS` that fires after the action and its
 settling (a search box's debounce, say) while the DOM stays still; ``wait_for`` waits
@@ -75,17 +76,15 @@ import asyncio
 import functools
 import logging
 import time
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
-from urllib.parse import urlsplit
 
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Frame, Page, Request, Response
+from playwright.async_api import Page
 
-from automation.browser.listen import listener
+from automation.browser.traffic import Mark, Traffic
 from automation.budget import DEFAULT_HEADROOM_MS, Budget
 from automation.errors import (
     ActionInvalid,
@@ -110,7 +109,6 @@ __all__ = [
     "SETTLED",
     "SETTLE_BOUND_MS",
     "SHORT_QUIET_MS",
-    "WAITED_TYPES",
     "Mark",
     "SettleReport",
     "Settler",
@@ -141,16 +139,6 @@ ARM_WAIT_MS = 500
 # through a JS page to the dashboard is two).
 MAX_NAVIGATIONS = 3
 
-# What changes the accessibility tree when it arrives.
-WAITED_TYPES = frozenset({"document", "script", "stylesheet", "fetch", "xhr"})
-# Answers that never end: the request is not waited for once its headers say so.
-_STREAM_TYPES = ("text/event-stream", "multipart/x-mixed-replace", "application/x-ndjson")
-_INFLIGHT_CAP = 500
-# Endpoints that kept a request unanswered for a whole bound: long polls, from then on
-# not waited for (until one of them answers quickly).
-_LONG_LIVED_CAP = 64
-_LEARNT_TYPES = ("fetch", "xhr")
-
 IDLE = "nothing pending"  # the action set nothing off: returned at once
 SETTLED = "settled"  # what it set off finished and the DOM went quiet
 BOUND = "bound reached"  # something was still going when the bound (or budget) ran out
@@ -169,11 +157,6 @@ PENDING_JS = (
     .replace(_AT_LOAD, f"const AT_LOAD_MS = {QUIET_MS};")
 )
 assert _AT_LOAD.replace("100", str(QUIET_MS)) in PENDING_JS
-# Requests whose answer a page's script renders when it comes (a fetch's, an XHR's, an
-# event stream's): after one, the page may change any time; without, a loaded document
-# is done once its short timers and frames have run (and, pending.js says, it opened no
-# web socket or event stream: their messages come any time too).
-_ANSWERED_TYPES = frozenset({"fetch", "xhr", "eventsource"})
 
 
 @dataclass(frozen=True)
@@ -201,20 +184,6 @@ class SettleReport:
         if self.mutations:
             parts.append(f"{self.mutations} DOM change batches")
         return ", ".join(parts)
-
-
-@dataclass(frozen=True)
-class Mark:
-    """The page's activity counters when an action began."""
-
-    seq: int  # requests numbered above this were started after the mark
-    commits: int  # main-frame commits seen before it
-    tracked: int  # waited-for requests started before it
-    dropped: int  # ... of which turned out to be streams
-    streams: int  # long-lived requests started before it
-    armed: bool  # the page's watcher was armed (its DOM changes since are known)
-    # An arm sent without waiting for it (Settler.arm_early): its answer, once it comes.
-    early: asyncio.Future[dict[str, Any]] | None = field(default=None, compare=False)
 
 
 @dataclass
@@ -259,32 +228,13 @@ class Settler:
         self.short_quiet_ms = SHORT_QUIET_MS
         self.last: SettleReport | None = None
         self.depth = 0  # actions running inside an action: only the outermost settles
-        self._seq = 0
-        self._tracked = 0
-        self._dropped = 0
-        self._streams = 0
-        self._commits = 0
-        self._answered = 0  # requests of _ANSWERED_TYPES seen
-        self._answered_at_commit = 0
-        self._inflight: dict[Request, int] = {}
-        self._long_lived: OrderedDict[str, None] = OrderedDict()
-        self._background: dict[Request, float] = {}  # to a long-lived endpoint: start time
-        self._nav: Request | None = None  # the main frame's navigation not yet committed
-        self._nav_redirected = False
-        self._changed = asyncio.Event()
-        self._since = self._mark(armed=False)
-        page.on("request", listener(self._on_request))
-        page.on("response", listener(self._on_response))
-        page.on("requestfinished", listener(self._on_done))
-        page.on("requestfailed", listener(self._on_failed))
-        page.on("framenavigated", listener(self._on_committed))
-        page.on("close", listener(self._on_gone))
-        page.on("crash", listener(self._on_gone))
+        self.traffic = Traffic(page, bound_ms=lambda: self.bound_ms)
+        self._since = self.traffic.mark(armed=False)
 
     def busy(self) -> bool:
         """Whether the page is loading something a snapshot shows: a navigation not yet
         committed, or a document, script, stylesheet, fetch or XHR not yet answered."""
-        return self._nav is not None or bool(self._inflight)
+        return self.traffic.busy()
 
     def configure(
         self,
@@ -309,110 +259,8 @@ class Settler:
                 raise ActionInvalid(f"settle {name} must be a whole number from {low} to {top}")
             setattr(self, name, value)
 
-    # -- listeners: inside Playwright's event dispatch, cheap, never raise --------------
-
-    def _on_request(self, request: Request) -> None:
-        try:
-            self._seq += 1
-            if request.resource_type in _ANSWERED_TYPES:
-                self._answered += 1
-            if self._is_main_navigation(request):
-                self._nav, self._nav_redirected = request, False
-            elif request.resource_type in _LEARNT_TYPES and _endpoint(request) in self._long_lived:
-                self._streams += 1
-                if len(self._background) >= _INFLIGHT_CAP:
-                    self._background.pop(next(iter(self._background)))
-                self._background[request] = time.monotonic()
-            elif request.resource_type in WAITED_TYPES:
-                self._tracked += 1
-                if len(self._inflight) >= _INFLIGHT_CAP:
-                    self._inflight.pop(next(iter(self._inflight)))
-                self._inflight[request] = self._seq
-            elif request.resource_type == "eventsource":
-                self._streams += 1
-        except Exception:
-            log.debug("request not watched", exc_info=True)
-        self._changed.set()
-
-    def _on_response(self, response: Response) -> None:
-        try:
-            request = response.request
-            if request is self._nav:
-                self._nav_redirected = 300 <= response.status < 400
-            elif request in self._inflight:
-                kind = (response.headers.get("content-type") or "").lower()
-                if kind.startswith(_STREAM_TYPES):
-                    self._inflight.pop(request, None)
-                    self._dropped += 1
-                    self._streams += 1
-        except Exception:
-            log.debug("response not watched", exc_info=True)
-        self._changed.set()
-
-    def _on_done(self, request: Request) -> None:
-        self._inflight.pop(request, None)
-        started = self._background.pop(request, None)
-        if started is not None and (time.monotonic() - started) * 1000 < self.bound_ms / 2:
-            self._long_lived.pop(_endpoint(request), None)  # it answers: not a long poll
-        # A redirect's hop finishes before the next hop is reported: still on its way.
-        if request is self._nav and not self._nav_redirected:
-            self._nav = None
-        self._changed.set()
-
-    def _on_failed(self, request: Request) -> None:
-        self._inflight.pop(request, None)
-        self._background.pop(request, None)
-        if request is self._nav:
-            self._nav = None
-        self._changed.set()
-
-    def _on_committed(self, frame: Frame) -> None:
-        if frame == self.page.main_frame:
-            self._commits += 1
-            self._answered_at_commit = self._answered
-            self._nav = None
-        self._changed.set()
-
-    def _on_gone(self, _page: Page) -> None:
-        self._changed.set()
-
-    def _is_main_navigation(self, request: Request) -> bool:
-        try:
-            return request.is_navigation_request() and request.frame == self.page.main_frame
-        except PlaywrightError:
-            return False  # a service worker's request has no frame
-
-    # -- state --------------------------------------------------------------------------
-
-    def _mark(self, *, armed: bool) -> Mark:
-        return Mark(
-            self._seq,
-            self._commits,
-            self._tracked,
-            self._dropped,
-            self._streams,
-            armed,
-        )
-
-    def _pending(self, mark: Mark) -> int:
-        return sum(1 for seq in self._inflight.values() if seq > mark.seq)
-
-    def _learn(self, mark: Mark) -> None:
-        """The requests a bound ran out on are long polls: not waited for again."""
-        for request, seq in self._inflight.items():
-            if seq > mark.seq and request.resource_type in _LEARNT_TYPES:
-                self._long_lived[_endpoint(request)] = None
-                while len(self._long_lived) > _LONG_LIVED_CAP:
-                    self._long_lived.popitem(last=False)
-
     def _gone(self) -> bool:
         return self.page.is_closed()
-
-    async def _until(self, ready: Callable[[], bool], budget: Budget) -> None:
-        """Wait for the page's events to make ``ready`` true (BudgetExceeded at the end)."""
-        while not ready() and not self._gone():
-            self._changed.clear()
-            await budget.run(self._changed.wait())
 
     async def _in_page(self, budget: Budget, *args: object) -> dict[str, Any]:
         return cast(dict[str, Any], await budget.run(self.page.evaluate(_PAGE_JS, list(args))))
@@ -422,8 +270,8 @@ class Settler:
     async def arm(self, budget: Budget | None = None) -> Mark:
         """Note the page's activity so far and arm its DOM watcher, before an action."""
         if not self.enabled or self._gone():
-            return self._mark(armed=False)
-        mark = self._mark(armed=False)
+            return self.traffic.mark(armed=False)
+        mark = self.traffic.mark(armed=False)
         wait_ms = ARM_WAIT_MS if budget is None else min(ARM_WAIT_MS, budget.remaining_ms())
         try:
             arm_budget = Budget(wait_ms, label="settle arm", parent=budget)
@@ -440,12 +288,12 @@ class Settler:
         element, has been handled (a click), so that the settle after the action needs no
         round trip of its own."""
         if not self.enabled or self._gone():
-            return self._mark(armed=False)
+            return self.traffic.mark(armed=False)
         wait_ms = self.bound_ms if budget is None else max(1, budget.remaining_ms())
         args = ("arm", self.quiet_ms, wait_ms, None, None, trigger or None, ref)
         answer = asyncio.ensure_future(self._in_page(Budget(wait_ms, parent=budget), *args))
         answer.add_done_callback(_retrieve)
-        return replace(self._mark(armed=True), early=answer)
+        return replace(self.traffic.mark(armed=True), early=answer)
 
     async def _early_answer(self, answer: asyncio.Future[dict[str, Any]], bound: Budget) -> Any:
         """The probe after an early arm: its answer when the action's event was heard,
@@ -488,25 +336,26 @@ class Settler:
             reason = GONE
         elif watch.observing:
             await self._stop(budget)
-        pending = self._pending(mark)
+        pending = self.traffic.pending(mark)
         if reason == BOUND and pending:
-            self._learn(mark)
-        dropped = self._dropped - mark.dropped
+            self.traffic.learn(mark)
+        dropped = self.traffic.dropped - mark.dropped
         report = SettleReport(
             reason=reason,
             waited_ms=int((time.monotonic() - begun) * 1000),
-            requests=max(0, self._tracked - mark.tracked - pending - dropped),
+            requests=max(0, self.traffic.tracked - mark.tracked - pending - dropped),
             pending=pending,
-            ignored=self._streams - mark.streams,
-            navigated=self._commits > mark.commits,
+            ignored=self.traffic.streams - mark.streams,
+            navigated=self.traffic.commits > mark.commits,
             mutations=watch.mutations + watch.earlier_mutations,
         )
         self.last = report
-        self._since = self._mark(armed=False)
+        self._since = self.traffic.mark(armed=False)
         log.debug("%s: %s", what, report)
         return report
 
     async def _settle(self, watch: _Watch, budget: Budget) -> str:
+        traffic = self.traffic
         mark = watch.mark
         room_ms = budget.remaining_ms(headroom_ms=2 * DEFAULT_HEADROOM_MS)
         if room_ms <= 0:
@@ -520,7 +369,7 @@ class Settler:
                     watch.saw(await self._in_page(bound, "probe"))
             except PlaywrightError:
                 watch.fresh = True  # the document went away: a navigation, seen below
-            quiet = self._tracked == mark.tracked and not self._navigating(mark.commits)
+            quiet = traffic.tracked == mark.tracked and not traffic.navigating(mark.commits)
             if not (watch.fresh or watch.asked or watch.mutations or watch.due) and quiet:
                 return IDLE
             if watch.settled and quiet:
@@ -528,40 +377,40 @@ class Settler:
             if watch.settled:  # the page stopped watching: a new watch counts afresh
                 watch.earlier_mutations += watch.mutations
                 watch.mutations = 0
-        elif self._tracked == mark.tracked and not self._navigating(mark.commits):
+        elif traffic.tracked == mark.tracked and not traffic.navigating(mark.commits):
             return IDLE  # nothing was started, and no DOM watcher to ask
-        if self._tracked > mark.tracked or not mark.armed:
+        if traffic.tracked > mark.tracked or not mark.armed:
             watch.fresh = True  # an answer may still be rendering
         return await self._follow(watch, budget, bound)
 
-    def _navigating(self, commits: int) -> bool:
-        return self._nav is not None or self._commits > commits
-
     async def _follow(self, watch: _Watch, budget: Budget, bound: Budget) -> str:
         """The loop: navigation, then requests, then DOM quiet, until all three hold."""
+        traffic = self.traffic
         mark = watch.mark
         commits = mark.commits
         navigations = 0
         while True:
             if self._gone():
                 return GONE
-            if watch.asked or self._navigating(commits):
+            if watch.asked or traffic.navigating(commits):
                 if navigations >= MAX_NAVIGATIONS:
                     return BOUND
                 navigations += 1
                 asked, watch.asked = watch.asked, False
                 if await self._navigation(budget, commits, asked):
-                    commits = self._commits
+                    commits = traffic.commits
                     watch.new_document()
                     room_ms = budget.remaining_ms(headroom_ms=2 * DEFAULT_HEADROOM_MS)
                     bound = budget.child(min(self.bound_ms, max(room_ms, 0)), label="settle")
                     watch.loaded = await self._loaded(bound)
-                if self._navigating(commits):
+                if traffic.navigating(commits):
                     continue
-            if self._pending(mark):
+            if traffic.pending(mark):
                 watch.fresh, watch.loaded = True, False
-                await self._until(lambda: not self._pending(mark) or self._nav is not None, bound)
-                if self._nav is not None:
+                await traffic.until(
+                    lambda: not traffic.pending(mark) or traffic.nav is not None, bound
+                )
+                if traffic.nav is not None:
                     continue
             max_ms = min(self.quiet_max_ms, bound.remaining_ms(headroom_ms=DEFAULT_HEADROOM_MS))
             if max_ms <= 0:
@@ -570,7 +419,7 @@ class Settler:
                 # Nothing requested, or a new document loaded (its scripts and styles
                 # have run) that asked for nothing a script answers later: the short
                 # quiet may do, when no page timer is due.
-                done_loading = watch.loaded and self._answered == self._answered_at_commit
+                done_loading = watch.loaded and traffic.answered == traffic.answered_at_commit
                 short_ms = self.short_quiet_ms if done_loading or not watch.fresh else 0
                 state = await self._in_page(
                     bound, "quiet", self.quiet_ms, max_ms, watch.fresh, short_ms
@@ -581,7 +430,7 @@ class Settler:
                 watch.fresh = True
                 continue
             watch.saw(state)
-            if watch.asked or self._pending(mark) or self._navigating(commits):
+            if watch.asked or traffic.pending(mark) or traffic.navigating(commits):
                 watch.fresh, watch.loaded = True, False
                 continue
             if state["quiet"]:
@@ -591,19 +440,22 @@ class Settler:
     async def _navigation(self, budget: Budget, commits: int, asked: bool) -> bool:
         """Wait for the navigation under way to commit and its document to be parsed;
         True when the main frame committed one since ``commits``."""
+        traffic = self.traffic
         room_ms = budget.remaining_ms(headroom_ms=2 * DEFAULT_HEADROOM_MS)
         if room_ms <= 0:
             raise budget.exceeded()
         wait = budget.child(min(NAVIGATION_WAIT_MS, room_ms), label="settle navigation")
-        if asked and self._nav is None and self._commits == commits:
+        if asked and traffic.nav is None and traffic.commits == commits:
             start = wait.child(NAVIGATION_START_MS, label="navigation start")
             try:
-                await self._until(lambda: self._nav is not None or self._commits > commits, start)
+                await traffic.until(
+                    lambda: traffic.nav is not None or traffic.commits > commits, start
+                )
             except BudgetExceeded:
                 wait.check()
                 return False  # cancelled or kept in the page: no navigation after all
-        await self._until(lambda: self._nav is None, wait)
-        if self._commits == commits:
+        await traffic.until(lambda: traffic.nav is None, wait)
+        if traffic.commits == commits:
             return False  # it ended without a new page: a download, a 204, a refusal
         try:
             await wait.run(
@@ -645,15 +497,6 @@ def _retrieve(answer: asyncio.Future[Any]) -> None:
     """Take a page answer's error nobody waits for any more (the page went away)."""
     if not answer.cancelled():
         answer.exception()
-
-
-def _endpoint(request: Request) -> str:
-    """A request's URL without its query: what a long poll asks again and again."""
-    try:
-        parts = urlsplit(request.url)
-    except ValueError:  # a malformed host: the whole URL stands for itself
-        return request.url
-    return f"{parts.scheme}://{parts.netloc}{parts.path}"
 
 
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
