@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ReplayResult", "StepOutcome", "every_outcome"]
+__all__ = ["ReplayResult", "StepOutcome", "event_fields", "every_outcome"]
 
 
 @dataclass(frozen=True)
@@ -85,3 +85,11 @@ def every_outcome(
         yield scenario, outcome
         if outcome.called:
             yield from every_outcome(outcome.inner, outcome.called)
+
+
+def event_fields(outcome: StepOutcome) -> dict[str, Any]:
+    """The fields of a ``replay.step`` event (StepReplayed) for ``outcome``."""
+    data = outcome.to_dict()
+    for key in ("result", "url", "duration_ms", "called", "inner"):
+        data.pop(key, None)
+    return data

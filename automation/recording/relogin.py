@@ -10,6 +10,11 @@ library's, ``scenario_replay``'s, a batch's); the dashboard's also saves the run
 profile again (dashboard.runs.relogin).  The login scenario's own replay never signs in
 again with itself, and a called scenario's replay leaves it to its caller's.
 
+When the page asks to sign in before a step and the step's element is not there, the
+replay signs in again first (:func:`sign_in_first`) rather than wait the step's time for
+an element that can't come; a step that failed on such a page is tried again after
+signing in (:func:`signed_out`), or its error says :attr:`Replay.signed_out_hint`.
+
 The login scenario's replay is made with the replay's own class (as a called scenario's
 and a handler's are: :mod:`automation.recording.replaycalls`), so this module needs no
 import of :mod:`automation.recording.replay`, which imports it.
@@ -21,14 +26,26 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from playwright.async_api import Error as PlaywrightError
+
+from automation.browser.signin import sign_in_form
 from automation.budget import Budget
-from automation.errors import ActionFailed
+from automation.errors import (
+    ActionFailed,
+    BrowserClosed,
+    BudgetExceeded,
+    Cancelled,
+    TabwrightError,
+)
+from automation.events import Observation
 from automation.recording.calls import brought_login
+from automation.recording.outcome import StepOutcome
+from automation.recording.scenario import ScenarioStep
 
 if TYPE_CHECKING:
     from automation.recording.replay import Replay
 
-__all__ = ["Relogin", "login_replay"]
+__all__ = ["Relogin", "asks_sign_in", "login_replay", "sign_in_first", "signed_out"]
 
 Relogin = Callable[[Budget], Awaitable[str]]
 
@@ -55,3 +72,67 @@ def login_replay(replay: Replay) -> Relogin | None:
         return f"signed in again with the login scenario {name!r}"
 
     return relogin
+
+
+async def sign_in_first(replay: Replay, index: int, step: ScenarioStep, budget: Budget) -> None:
+    """Before step ``index``: sign in again (once a replay) when the page asks to and the
+    step's element is not there."""
+    if (
+        replay.relogin is not None
+        and not replay.relogged
+        and await asks_sign_in(replay, budget)
+        and not await replay.findable(step, budget)
+    ):
+        await _sign_in_again(replay, index, budget)
+
+
+async def signed_out(
+    replay: Replay, index: int, outcome: StepOutcome, budget: Budget
+) -> StepOutcome:
+    """``outcome`` of a failed step, when the page asks to sign in: the step again after
+    :attr:`Replay.relogin` (once a replay), else with :attr:`Replay.signed_out_hint`
+    added."""
+    if outcome.ok or outcome.error is None or not (replay.signed_out_hint or replay.relogin):
+        return outcome
+    if not await asks_sign_in(replay, budget):
+        return outcome
+    if replay.relogin is not None and not replay.relogged:
+        if await _sign_in_again(replay, index, budget):
+            outcome = await replay.step(index, replay.scenario.steps[index], budget)
+            if outcome.ok or not await asks_sign_in(replay, budget):
+                return outcome
+    if not replay.signed_out_hint:
+        return outcome
+    assert outcome.error is not None
+    message = f"{outcome.error['message']} ({replay.signed_out_hint})"
+    return replace(outcome, error={**outcome.error, "message": message})
+
+
+async def asks_sign_in(replay: Replay, budget: Budget) -> bool:
+    """Whether the replay's page shows a sign-in form now (automation.browser.signin): not
+    a sign-up's or a change of password's."""
+    try:
+        found = await sign_in_form(replay.tab.page, budget.child(2_000, label="sign-in form"))
+        return found.shown
+    except (PlaywrightError, BudgetExceeded):
+        return False
+
+
+async def _sign_in_again(replay: Replay, index: int, budget: Budget) -> bool:
+    """:attr:`Replay.relogin` (once a replay), said; then back to step ``index``'s page
+    (its last navigate before it).  False when signing in failed (said too)."""
+    assert replay.relogin is not None
+    replay.relogged = True
+    try:
+        said = await replay.relogin(budget)
+    except (Cancelled, BrowserClosed):
+        raise
+    except TabwrightError as exc:
+        await replay.out.emit(Observation(0, f"signing in again failed: {exc.message}"))
+        return False
+    await replay.out.emit(Observation(0, said))
+    steps = replay.scenario.steps
+    back = next((i for i in range(index, -1, -1) if steps[i].action == "navigate"), None)
+    if back is not None and back != index:
+        await replay.step(back, steps[back], budget)
+    return True

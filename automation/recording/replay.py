@@ -10,9 +10,9 @@ For every step, in order, inside its own budget (and the whole replay's):
    changing, the step's intent may be reached another way, checked by the next step's
    element (:mod:`automation.recording.intent`: a link's target directly, or an agent);
    failing that, the step *needs a person*: with a :class:`RunControl` (the
-   dashboard) the replay pauses (resume tries the step again; a reply "skip" says the
-   person did it; with :attr:`ReplayConfig.person_wait_ms`, no one coming in that time
-   ends it), without one the replay ends there with status ``needs_person``.  Replay
+   dashboard) the replay pauses (:mod:`automation.recording.replayperson`: resume tries
+   the step again; a reply "skip" says the person did it; with
+   :attr:`ReplayConfig.person_wait_ms`, no one coming in that time ends it), without one the replay ends there with status ``needs_person``.  Replay
    never acts on a guess;
 3. the element found gets its ref from the snapshot registry (``refOf``), and the step runs
    through the same action code an agent uses (:func:`automation.actions.execute`),
@@ -46,7 +46,6 @@ every result and error text.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -55,8 +54,7 @@ from playwright.async_api import ElementHandle
 from playwright.async_api import Error as PlaywrightError
 
 from automation.actions import execute
-from automation.browser.identity import ElementIdentity, Located, locate, page_changing
-from automation.browser.signin import sign_in_form
+from automation.browser.identity import Located, locate, page_changing
 from automation.browser.tab import Tab
 from automation.budget import Budget
 from automation.control import RunControl
@@ -76,10 +74,7 @@ from automation.events import (
     ActionStarted,
     Event,
     EventSink,
-    Observation,
     RunFinished,
-    RunPaused,
-    RunResumed,
     RunStarted,
     StepRecorded,
     StepReplayed,
@@ -87,12 +82,12 @@ from automation.events import (
 from automation.recording import expect
 from automation.recording.calls import CALL, CallFrame, called, check_calls
 from automation.recording.intent import IntentAgent, Reached, agent_goal, by_agent, go_directly
-from automation.recording.outcome import ReplayResult, StepOutcome
+from automation.recording.outcome import ReplayResult, StepOutcome, event_fields
 from automation.recording.params import unfill
-from automation.recording.relogin import Relogin, login_replay
+from automation.recording.relogin import Relogin, login_replay, sign_in_first, signed_out
 from automation.recording.replaycalls import calls_frame, play_call
 from automation.recording.replayhandlers import interruptions_of
-from automation.recording.rescue import NOT_RECORDED, Rescue, rescue_of, start_recorder
+from automation.recording.replayperson import step_with_person
 from automation.recording.scenario import (
     Resolved,
     Scenario,
@@ -108,7 +103,6 @@ from automation.wording import double_quoted, element_words, step_words
 __all__ = ["Replay", "ReplayConfig", "ReplayResult", "StepOutcome"]
 
 
-SKIP_REPLIES = frozenset({"skip", "skipped", "done", "did it"})
 # An element found may leave the page before it is acted on (an app that draws its rows
 # again after an async save): found again, this many times in all.
 _ACT_ATTEMPTS = 3
@@ -189,7 +183,7 @@ class Replay:
         self.tab.is_secret = self.run_secrets.is_secret  # masked before a secret is typed
         # A base URL naming a file (…/app/index.html) means its folder.
         self.base_url = normalize_base(self.base_url)
-        self._relogged = False
+        self.relogged = False  # signed in again already (once a replay)
         if self.relogin is None:
             self.relogin = login_replay(self)
         self.interruptions = interruptions_of(self)  # automation.recording.replayhandlers
@@ -228,7 +222,7 @@ class Replay:
         for index, step in enumerate(self.scenario.steps):
             if status != "passed" and not step.is_check:
                 break  # after a failure, only the checks right after it are read
-            outcome = await self._step_with_person(index, step, budget)
+            outcome = await step_with_person(self, index, step, budget)
             outcomes.append(outcome)
             if outcome.ok:
                 continue
@@ -248,156 +242,24 @@ class Replay:
         outcomes += [StepOutcome(i, s.action, "not_run")
                      for i, s in enumerate(self.scenario.steps) if i not in done]  # fmt: skip
 
-    async def _step_with_person(
-        self, index: int, step: ScenarioStep, budget: Budget
-    ) -> StepOutcome:
-        """A step that needs a person pauses the replay (when someone can answer) until they
-        resume (try again), reply "skip" (they did it) or stop.  A pause the person asked
-        for is taken before the step, and ends the same way."""
-        if self.control is not None and self.control.pause_requested:
-            self.control.pause_requested = False
-            done = await self._wait_for_person(
-                index, step, budget, "requested", f"paused by the person before step {index}"
-            )
-            if done.skipped:
-                return await self._done_by_person(index, step, done.rescue)
-        while True:
-            outcome = await self._tried(index, step, budget)
-            if outcome.status != "needs_person" or self.control is None:
-                return outcome
-            assert outcome.error is not None
-            done = await self._wait_for_person(
-                index, step, budget, "needs_person",
-                f"step {index} ({step.describe()}): {outcome.error['message']}",
-                limit_ms=self.config.person_wait_ms,
-            )  # fmt: skip
-            if done.gave_up:
-                waited = f"no one came to do it within {_seconds(done.gave_up)}"
-                message = f"{outcome.error['message']}; {waited}"
-                return replace(outcome, error={**outcome.error, "message": message})
-            if done.skipped:
-                return await self._done_by_person(index, step, done.rescue)
-            if done.rescue is not None and not await self._findable(step, budget):
-                # They did the step on its element (replay still can't find it): done.
-                return await self._done_by_person(index, step, done.rescue)
-
-    async def _wait_for_person(
-        self, index: int, step: ScenarioStep, budget: Budget, reason: str, detail: str,
-        limit_ms: int | None = None,
-    ) -> Rescue:  # fmt: skip
-        """Pause until the person resumes or replies "skip" (they did the step), or for
-        ``limit_ms`` at most (``gave_up`` then says how long it waited).  What they do in
-        the tab meanwhile is recorded: the last act of theirs that does what the step
-        does is the step's rescue."""
-        assert self.control is not None
-        self.control.begin_pause()
-        recorder = await start_recorder(self.tab, budget)
-        self.control.recorder = recorder
-        ask = (
-            "Do the step yourself in the live view, then resume: its element is proposed "
-            "for the step. Or resume to try it again"
-        )
-        if self.interruptions.blocked is not None:
-            ask = (
-                "Clear it in the live view, then resume: the step is tried again, and what "
-                "you did is offered to keep as a handler. Or do the step yourself"
-            )
-        unheard = f" ({NOT_RECORDED})" if recorder is None else ""
-        await self.out.emit(
-            RunPaused(
-                reason,
-                f'{detail}. {ask}, reply "skip" if you did it some other way, or stop.{unheard}',
-            )
-        )
-        waited_from = time.monotonic()
-        limit = asyncio.timeout(None if limit_ms is None else limit_ms / 1000)
-        try:
-            async with limit:
-                await self.control.wait_for_person(budget)
-        except TimeoutError:
-            if not limit.expired():
-                raise
-        finally:
-            self.control.recorder = None
-            acts = await recorder.stop() if recorder is not None else []
-        budget.extend((time.monotonic() - waited_from) * 1000)
-        if limit.expired():
-            assert limit_ms is not None
-            return Rescue(False, gave_up=limit_ms)
-        await self.out.emit(RunResumed())
-        await self.interruptions.learn(index, step, acts, budget)
-        replies = {r.lower().strip(" .!") for r in self.control.take_replies()}
-        return Rescue(bool(replies & SKIP_REPLIES), rescue_of(step, acts))
-
-    async def _tried(self, index: int, step: ScenarioStep, budget: Budget) -> StepOutcome:
+    async def tried(self, index: int, step: ScenarioStep, budget: Budget) -> StepOutcome:
         """The step; again when it failed and an interruption was then cleared by a
-        handler, or after signing in again (:meth:`_signed_out`).  On a page that asks
-        to sign in without the step's element, a replay that can sign in again does so
-        first rather than wait the step's time for an element that can't come."""
-        if (
-            self.relogin is not None
-            and not self._relogged
-            and await self._asks_sign_in(budget)
-            and not await self._findable(step, budget)
-        ):
-            await self._sign_in_again(index, budget)
-        outcome = await self._signed_out(index, await self._step(index, step, budget), budget)
+        handler, or after signing in again (:func:`~automation.recording.relogin.
+        signed_out`).  On a page that asks to sign in without the step's element, a replay
+        that can sign in again does so first rather than wait the step's time for an
+        element that can't come."""
+        await sign_in_first(self, index, step, budget)
+        outcome = await signed_out(self, index, await self.step(index, step, budget), budget)
         # (Not when a cover no handler cleared is why: handle() just said so.)
         if (
             not outcome.ok
             and self.interruptions.blocked is None
             and (await self.interruptions.handle(budget))
         ):
-            outcome = await self._signed_out(index, await self._step(index, step, budget), budget)
+            outcome = await signed_out(self, index, await self.step(index, step, budget), budget)
         return outcome
 
-    async def _signed_out(self, index: int, outcome: StepOutcome, budget: Budget) -> StepOutcome:
-        """``outcome`` of a failed step, when the page asks to sign in: the step again after
-        :attr:`relogin` (once a replay), else with :attr:`signed_out_hint` added."""
-        if outcome.ok or outcome.error is None or not (self.signed_out_hint or self.relogin):
-            return outcome
-        if not await self._asks_sign_in(budget):
-            return outcome
-        if self.relogin is not None and not self._relogged:
-            if await self._sign_in_again(index, budget):
-                outcome = await self._step(index, self.scenario.steps[index], budget)
-                if outcome.ok or not await self._asks_sign_in(budget):
-                    return outcome
-        if not self.signed_out_hint:
-            return outcome
-        assert outcome.error is not None
-        message = f"{outcome.error['message']} ({self.signed_out_hint})"
-        return replace(outcome, error={**outcome.error, "message": message})
-
-    async def _sign_in_again(self, index: int, budget: Budget) -> bool:
-        """:attr:`relogin` (once a replay), said; then back to step ``index``'s page (its
-        last navigate before it).  False when signing in failed (said too)."""
-        assert self.relogin is not None
-        self._relogged = True
-        try:
-            said = await self.relogin(budget)
-        except (Cancelled, BrowserClosed):
-            raise
-        except TabwrightError as exc:
-            await self.out.emit(Observation(0, f"signing in again failed: {exc.message}"))
-            return False
-        await self.out.emit(Observation(0, said))
-        back = next((i for i in range(index, -1, -1)
-                     if self.scenario.steps[i].action == "navigate"), None)  # fmt: skip
-        if back is not None and back != index:
-            await self._step(back, self.scenario.steps[back], budget)
-        return True
-
-    async def _asks_sign_in(self, budget: Budget) -> bool:
-        """Whether the page shows a sign-in form now (automation.browser.signin): not a
-        sign-up's or a change of password's."""
-        try:
-            found = await sign_in_form(self.tab.page, budget.child(2_000, label="sign-in form"))
-            return found.shown
-        except (PlaywrightError, BudgetExceeded):
-            return False
-
-    async def _findable(self, step: ScenarioStep, budget: Budget) -> bool:
+    async def findable(self, step: ScenarioStep, budget: Budget) -> bool:
         """Whether replay finds the step's element now, at once."""
         target = self.values.target(step)
         if target is None:
@@ -405,24 +267,8 @@ class Replay:
         located = await locate(self.tab.page, target, budget=budget.child(5_000, label="locate"))
         return located.ok
 
-    async def _done_by_person(
-        self, index: int, step: ScenarioStep, rescue: ElementIdentity | None
-    ) -> StepOutcome:
-        """The step counts as done by the person; the element they did it on (if any) is
-        proposed as its identity, so the next replay finds it."""
-        fields: dict[str, Any] = {"url": self.tab.url}
-        target = self.values.target(step)  # as this replay looked for it
-        if rescue is not None and target is not None and step.needs_element:
-            changes = ["done by the person", *target.changes(rescue)]
-            kept = unfill(step.identity, rescue, self.values.params)
-            kept = rebase_identity(kept, self.base_url, self.scenario.base_url)
-            fields.update(strategy="person", changes=changes, heal="proposed",
-                          healed=kept.to_dict())  # fmt: skip
-        skipped = StepOutcome(index, step.action, "skipped", **fields)
-        await self.out.emit(StepReplayed(**_event_fields(skipped)))
-        return skipped
-
-    async def _step(self, index: int, step: ScenarioStep, budget: Budget) -> StepOutcome:
+    async def step(self, index: int, step: ScenarioStep, budget: Budget) -> StepOutcome:
+        """One try of step ``index``: found, done and judged, its events emitted."""
         shown = dict(step.args)  # placeholders, not values
         words = step.words(double_quoted).to_dict()
         await self.out.emit(ActionStarted(0, index, step.action, shown, words))
@@ -509,7 +355,7 @@ class Replay:
                 ).to_dict(),
             )
         )
-        await self.out.emit(StepReplayed(**_event_fields(outcome)))
+        await self.out.emit(StepReplayed(**event_fields(outcome)))
         if self.config.screenshots and status != "needs_person":
             await self._screenshot(index, budget)
         return outcome
@@ -731,14 +577,3 @@ def _as_found(action: str, args: dict[str, Any], located: Located) -> tuple[str,
     if action == "check" and kind == "press" and args.get("checked", True) is True:
         return "click", {}
     return action, args
-
-
-def _seconds(ms: int) -> str:
-    return f"{ms / 1000:g} s"
-
-
-def _event_fields(outcome: StepOutcome) -> dict[str, Any]:
-    data = outcome.to_dict()
-    for key in ("result", "url", "duration_ms", "called", "inner"):
-        data.pop(key, None)
-    return data

@@ -41,7 +41,7 @@ from automation.events import (
     UserMessage,
 )
 from automation.recording.recorder import Recorder
-from automation.recording.replay import SKIP_REPLIES
+from automation.recording.replayperson import SKIP_REPLIES
 from automation.secrets import RedactingSink, Secrets
 from dashboard.engineconf import browser_config, cdp_urls
 from dashboard.lib.requestthreads import process_task

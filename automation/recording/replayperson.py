@@ -1,0 +1,145 @@
+"""A replay's step that needs a person: the pause, what they do meanwhile, and the step
+done by them.
+
+A step replay can't take (locate abstains, or an interruption with no handler covers its
+element) *needs a person*.  With a :class:`~automation.control.RunControl` (the
+dashboard) the replay pauses (:func:`step_with_person`): a Recorder listens in the tab
+(:mod:`automation.recording.rescue`), the person does the step or clears what covers it
+in the live view, then resumes (the step is tried again) or replies "skip" (they did it).
+The act of theirs that does what the step does is the step's rescue: its element is
+proposed as the step's identity.  With :attr:`ReplayConfig.person_wait_ms
+<automation.recording.replay.ReplayConfig.person_wait_ms>`, no one coming in that time
+ends the step as it stood.  A pause the person asked for is taken before a step, and ends
+the same way.
+
+These take the replay (as :mod:`automation.recording.replaycalls` and
+:mod:`automation.recording.replayhandlers` do), so this module needs no import of
+:mod:`automation.recording.replay`, which imports it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from automation.browser.identity import ElementIdentity
+from automation.budget import Budget
+from automation.events import RunPaused, RunResumed, StepReplayed
+from automation.recording.outcome import StepOutcome, event_fields
+from automation.recording.params import unfill
+from automation.recording.rescue import NOT_RECORDED, Rescue, rescue_of, start_recorder
+from automation.recording.scenario import ScenarioStep, rebase_identity
+
+if TYPE_CHECKING:
+    from automation.recording.replay import Replay
+
+__all__ = ["SKIP_REPLIES", "step_with_person"]
+
+SKIP_REPLIES = frozenset({"skip", "skipped", "done", "did it"})
+
+
+async def step_with_person(
+    replay: Replay, index: int, step: ScenarioStep, budget: Budget
+) -> StepOutcome:
+    """A step that needs a person pauses the replay (when someone can answer) until they
+    resume (try again), reply "skip" (they did it) or stop.  A pause the person asked
+    for is taken before the step, and ends the same way."""
+    if replay.control is not None and replay.control.pause_requested:
+        replay.control.pause_requested = False
+        done = await _wait_for_person(
+            replay, index, step, budget, "requested", f"paused by the person before step {index}"
+        )
+        if done.skipped:
+            return await _done_by_person(replay, index, step, done.rescue)
+    while True:
+        outcome = await replay.tried(index, step, budget)
+        if outcome.status != "needs_person" or replay.control is None:
+            return outcome
+        assert outcome.error is not None
+        done = await _wait_for_person(
+            replay, index, step, budget, "needs_person",
+            f"step {index} ({step.describe()}): {outcome.error['message']}",
+            limit_ms=replay.config.person_wait_ms,
+        )  # fmt: skip
+        if done.gave_up:
+            waited = f"no one came to do it within {_seconds(done.gave_up)}"
+            message = f"{outcome.error['message']}; {waited}"
+            return replace(outcome, error={**outcome.error, "message": message})
+        if done.skipped:
+            return await _done_by_person(replay, index, step, done.rescue)
+        if done.rescue is not None and not await replay.findable(step, budget):
+            # They did the step on its element (replay still can't find it): done.
+            return await _done_by_person(replay, index, step, done.rescue)
+
+
+async def _wait_for_person(
+    replay: Replay, index: int, step: ScenarioStep, budget: Budget, reason: str, detail: str,
+    limit_ms: int | None = None,
+) -> Rescue:  # fmt: skip
+    """Pause until the person resumes or replies "skip" (they did the step), or for
+    ``limit_ms`` at most (``gave_up`` then says how long it waited).  What they do in
+    the tab meanwhile is recorded: the last act of theirs that does what the step
+    does is the step's rescue."""
+    assert replay.control is not None
+    replay.control.begin_pause()
+    recorder = await start_recorder(replay.tab, budget)
+    replay.control.recorder = recorder
+    ask = (
+        "Do the step yourself in the live view, then resume: its element is proposed "
+        "for the step. Or resume to try it again"
+    )
+    if replay.interruptions.blocked is not None:
+        ask = (
+            "Clear it in the live view, then resume: the step is tried again, and what "
+            "you did is offered to keep as a handler. Or do the step yourself"
+        )
+    unheard = f" ({NOT_RECORDED})" if recorder is None else ""
+    await replay.out.emit(
+        RunPaused(
+            reason,
+            f'{detail}. {ask}, reply "skip" if you did it some other way, or stop.{unheard}',
+        )
+    )
+    waited_from = time.monotonic()
+    limit = asyncio.timeout(None if limit_ms is None else limit_ms / 1000)
+    try:
+        async with limit:
+            await replay.control.wait_for_person(budget)
+    except TimeoutError:
+        if not limit.expired():
+            raise
+    finally:
+        replay.control.recorder = None
+        acts = await recorder.stop() if recorder is not None else []
+    budget.extend((time.monotonic() - waited_from) * 1000)
+    if limit.expired():
+        assert limit_ms is not None
+        return Rescue(False, gave_up=limit_ms)
+    await replay.out.emit(RunResumed())
+    await replay.interruptions.learn(index, step, acts, budget)
+    replies = {r.lower().strip(" .!") for r in replay.control.take_replies()}
+    return Rescue(bool(replies & SKIP_REPLIES), rescue_of(step, acts))
+
+
+async def _done_by_person(
+    replay: Replay, index: int, step: ScenarioStep, rescue: ElementIdentity | None
+) -> StepOutcome:
+    """The step counts as done by the person; the element they did it on (if any) is
+    proposed as its identity, so the next replay finds it."""
+    fields: dict[str, Any] = {"url": replay.tab.url}
+    target = replay.values.target(step)  # as this replay looked for it
+    if rescue is not None and target is not None and step.needs_element:
+        changes = ["done by the person", *target.changes(rescue)]
+        kept = unfill(step.identity, rescue, replay.values.params)
+        kept = rebase_identity(kept, replay.base_url, replay.scenario.base_url)
+        fields.update(strategy="person", changes=changes, heal="proposed",
+                      healed=kept.to_dict())  # fmt: skip
+    skipped = StepOutcome(index, step.action, "skipped", **fields)
+    await replay.out.emit(StepReplayed(**event_fields(skipped)))
+    return skipped
+
+
+def _seconds(ms: int) -> str:
+    return f"{ms / 1000:g} s"
