@@ -12,8 +12,8 @@ For every step, in order, inside its own budget (and the whole replay's):
    failing that, the step *needs a person*: with a :class:`RunControl` (the
    dashboard) the replay pauses (:mod:`automation.recording.replayperson`: resume tries
    the step again; a reply "skip" says the person did it; with
-   :attr:`ReplayConfig.person_wait_ms`, no one coming in that time ends it), without one the replay ends there with status ``needs_person``.  Replay
-   never acts on a guess;
+   :attr:`ReplayConfig.person_wait_ms`, no one coming in that time ends it), without one
+   the replay ends there with status ``needs_person``.  Replay never acts on a guess;
 3. the element found gets its ref from the snapshot registry (``refOf``), and the step runs
    through the same action code an agent uses (:func:`automation.actions.execute`),
    with its ``${param}`` and ``${SECRET:NAME}`` values filled in only at that moment (a
