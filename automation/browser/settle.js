@@ -46,6 +46,8 @@
     Object.defineProperty(window, "__tabwrightSettle", { value: s, configurable: true });
   }
   const SHORT_POLL_MS = 5; // how often a short quiet looks again for timers that ran
+  const FRAME_WAIT_MS = 500; // the longest a look waits for the next frame
+  const MAX_FRAMES = 3; // frames a look waits for work handed over again and again
   const state = (quiet) => {
     if (s.on && s.take) s.take();
     return { armed: s.on, n: s.n, nav: s.nav, quiet, due: pending ? pending.due() : 0 };
@@ -55,16 +57,25 @@
     s.on = false;
     if (pending) pending.disarm();
   };
-  // What the action set off, one timer after it was handled: what it queued with a zero
-  // delay has run by then, and what it started in a task of its own (an EventSource
-  // connects so) has been reported; the short timers and frames it scheduled that are
-  // still due (pending.js) get one timer more.  With `now` (the action's event has just
+  // What the action set off, one timer after it was handled (after the next frame and a
+  // task, when it handed work to a later task): what it queued with a zero delay has run
+  // by then, and what it started in a task of its own (an EventSource connects so) has
+  // been reported; the short timers and frames it scheduled that are still due
+  // (pending.js) get one timer more.  With `now` (the action's event has just
   // been handled, with no default action to come), it looks at once unless the page
   // scheduled a timer or frame or handed work to a later task (pending.js).  Nothing:
   // the watcher is disarmed, and says so.
   const look = (done, now) => {
-    const answer = (again) => {
+    let frames = 0; // frames waited for work handed over
+    let seen = 0; // work handed over that a frame has been waited for
+    const answer = (again, unsure) => {
       const found = state(true);
+      if (pending && pending.handed() > seen && !unsure && !document.hidden) {
+        if (frames === MAX_FRAMES) unsure = true; // it hands over still: not idle
+        else return afterFrame(again);
+      }
+      // No frame came to run what was handed over: not idle, whatever it shows now.
+      if (unsure) found.due = Math.max(found.due, 1);
       if (found.due && again) return later(() => answer(false), 0);
       // (A document this settle never armed, one a navigation brought, is left to the
       // quiet wait: pending.js counts its timers and frames from its start.)
@@ -74,6 +85,22 @@
       }
       found.probed = true;
       done(found);
+    };
+    // Work handed to a later task shows once the next frame has run (a scroll's events
+    // and observers run there) and a posted task after it (a message posted before it
+    // has run by then): a timer alone may run first, and find nothing yet (it does when
+    // the browser draws late).  A hidden page draws no frames: a timer does there.  A
+    // frame that does not come within FRAME_WAIT_MS, or work handed over again after
+    // MAX_FRAMES frames, leaves the answer unsure (not idle: the caller's quiet wait).
+    const afterFrame = (again) => {
+      frames += 1;
+      seen = pending.handed();
+      let over = false;
+      const once = (unsure) => {
+        if (!over) { over = true; answer(again, unsure); }
+      };
+      pending.frame(() => pending.soon(() => once(false)));
+      later(() => once(true), FRAME_WAIT_MS);
     };
     if (now && pending && !pending.due() && !pending.handed()) {
       const drawn = state(true);

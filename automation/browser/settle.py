@@ -21,8 +21,12 @@ short when a request takes longer than the pause.  So each action is watched:
   no default action still to come (a link, a form's button, a box, a label...) and the
   page left nothing for a later task: no short timer or frame due, nothing handed over
   (a message posted, a stream opened, a scroll, a history traversal: pending.js counts
-  them).  Otherwise it looks a task later, when the default action has run (after the
-  frame the click made the browser draw: some milliseconds).  When that answer is not
+  them).  Otherwise it looks a task later, when the default action has run; when the
+  page handed work over (then, or in a timer or frame it scheduled), once the next frame
+  and a task after it have run (a scroll's events come with the frame: a task alone may
+  come first when the browser draws late), up to three frames while it keeps handing
+  over, and then, or when no frame comes, the answer is not idle but left to the quiet
+  wait below.  When that answer is not
   back as the click returns (the page was busy, or the event went elsewhere), the probe
   is sent as after any action, and the first of the two answers counts.
 - A click whose own handling changed the DOM, and left nothing for later as above, is

@@ -282,7 +282,10 @@ async def test_a_change_drawn_by_the_click_itself_needs_no_request(
         ("Fetch soon", "Fetched soon", 1, 0),  # from a 30 ms timer, nothing drawn before
         ("Draw in a microtask", "Drawn in a microtask", 0, 0),
         ("Fetch by message", "Fetched by message", 1, 0),  # from a task the page posted
+        ("Fetch by a later message", "Fetched by message", 1, 0),  # ... in a frame
         ("Fetch on scroll", "Fetched on scroll", 1, 0),  # from the scroll event of a frame
+        # ... of the frame after the next: scrolled in the next one's animation frame.
+        ("Fetch on a later scroll", "Fetched on scroll", 1, 0),
         # Drawn at once, and more left for later: a 30 ms timer's fetch, a microtask, a
         # ResizeObserver's report with the next frame.
         ("Draw and fetch soon", "Fetched after drawing", 1, 2),
@@ -305,6 +308,19 @@ async def test_what_a_click_leaves_for_later_is_waited_for(
     assert report.requests == requests
     assert report.mutations >= changes  # those drawn at once: the settle saw the last one
     assert await status(tab) == drawn
+
+
+async def test_a_click_after_which_the_page_hands_work_over_again_and_again_is_not_idle(
+    tab: Tab, slow_url: str
+) -> None:
+    """A page that posts itself a message after each one: a few frames are waited for what
+    it hands over, then the quiet wait takes it (nothing changes: settled), long before
+    the bound."""
+    refs = await open_page(tab, f"{slow_url}/settle/actions.html")
+    await tab.click(refs["Post forever"])
+    report = tab.settler.last
+    assert report is not None and report.reason == SETTLED
+    assert report.waited_ms < tab.settler.bound_ms
 
 
 async def test_a_page_that_never_stops_changing_is_waited_for_one_capped_while(
