@@ -35,7 +35,7 @@ from playwright.async_api import Browser, Page, async_playwright
 
 from automation import BrowserSession
 from automation.browser.config import QUIET_CHROMIUM_ARGS
-from automation.browser.session import proxy_args
+from automation.browser.launch import proxy_args
 from automation.browser.url_guard import DOCUMENTS
 from bench.common import browser_config, median, serve_apart
 

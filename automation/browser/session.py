@@ -12,8 +12,8 @@ A Chromium the session launches reaches the network only through the session's e
 proxy (:mod:`automation.browser.egress`), which holds every connection of every page,
 frame and worker to the URL policy; WebRTC may not send UDP around it.  A browser reached
 by CDP URL was launched by someone else: its connections are not ours to route (it may
-not even be on this machine), so there only the URL guard holds, for documents.
-Chromium's sandbox is on unless this process is root (see :func:`chromium_sandbox`).
+not even be on this machine), so there only the URL guard holds, for documents.  How
+Chromium is launched (its switches, its sandbox) is :mod:`automation.browser.launch`.
 
 A session that is kept warm (:meth:`BrowserSession.warm`: a worker, an MCP server) starts
 its browser before anyone asks, starts a new one at once when it crashes, and holds one
@@ -22,10 +22,6 @@ does not wait for a browser or a context.  Every caller still gets a context nob
 before: the one opened ahead is taken once, then another is opened.  A launched browser is
 replaced after ``contexts_per_browser`` contexts (the old one closes once its last context
 has), so what a long-lived Chromium accumulates does not outlive that many runs.
-
-Playwright's driver (the Node.js process it talks to) starts with Node.js's compile cache,
-in the user's own cache folder (:func:`node_compile_cache`): each start after the first
-reuses the code V8 compiled before (about half the start, a fifth of its CPU).
 
 With evaluate on, the session also keeps a CDP connection of its own to the browser
 (:mod:`automation.browser.cdp`) and attaches every page to it as the page is created: the
@@ -36,7 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import weakref
 from collections.abc import Mapping
 from pathlib import Path
@@ -49,6 +44,13 @@ from automation.browser.cdp import CdpConnection, endpoint_of_launched, endpoint
 from automation.browser.config import BrowserConfig, default_chromium
 from automation.browser.egress import EgressProxy
 from automation.browser.evaluate import PageRuntime
+from automation.browser.launch import (
+    ISOLATION_ARGS,
+    SANDBOX_HINT,
+    chromium_sandbox,
+    node_compile_cache,
+    proxy_args,
+)
 from automation.browser.pwcall import brief
 from automation.browser.settle import PENDING_JS
 from automation.browser.snapshot import SNAPSHOT_JS
@@ -58,22 +60,9 @@ from automation.browser.url_guard import install_url_guard
 from automation.budget import Budget
 from automation.errors import ActionInvalid, BrowserError, TabwrightError
 
-__all__ = [
-    "CONTEXT_OPTIONS",
-    "BrowserSession",
-    "chromium_sandbox",
-    "node_compile_cache",
-    "proxy_args",
-]
+__all__ = ["CONTEXT_OPTIONS", "BrowserSession"]
 
 log = logging.getLogger("automation.browser")
-
-_SANDBOX_HINT = (
-    "Chromium's sandbox could not start: run the server as a user other than root with "
-    "unprivileged user namespaces allowed (sysctl kernel.unprivileged_userns_clone=1; on "
-    "Ubuntu also kernel.apparmor_restrict_unprivileged_userns=0), or turn the sandbox off "
-    "with TABWRIGHT_CHROMIUM_SANDBOX=0"
-)
 
 
 # What a caller may set on the fresh context it gets (Playwright's new_context options),
@@ -102,58 +91,6 @@ CONTEXT_OPTIONS = frozenset(
     }
 )
 SPARE_TIMEOUT_MS = 30_000  # opening the context held ahead, in the background
-
-
-def chromium_sandbox(forced: bool | None, *, euid: int | None = None) -> bool:
-    """Whether Chromium runs sandboxed: as forced, else whenever we are not root, where
-    Chromium refuses to start sandboxed (it wants an unprivileged user to drop to)."""
-    if forced is not None:
-        return forced
-    return (os.geteuid() if euid is None else euid) != 0
-
-
-# Each site's frames in a process of their own (a page's cross-site iframes too): the full
-# Chromium does so by default, its headless shell only when told.  The engine's frame
-# handling (an out-of-process frame's own CDP session, the evaluate engine's watch on
-# them) is then the same with either, and a renderer a page took over reads no other site.
-ISOLATION_ARGS = ("--site-per-process",)
-
-
-def node_compile_cache() -> None:
-    """Playwright's driver inherits this process's environment (it has no other way in):
-    ``NODE_COMPILE_CACHE`` there, unless it is set, names the user's own folder for it
-    (``$XDG_CACHE_HOME`` or ``~/.cache``, then ``tabwright/node-compile-cache``, made
-    private; never a shared one, whose entries would be another user's code to run).  A
-    folder that can't be made leaves the cache off."""
-    if "NODE_COMPILE_CACHE" in os.environ:
-        return
-    home = os.path.expanduser("~")
-    base = os.environ.get("XDG_CACHE_HOME") or (os.path.join(home, ".cache") if home != "~" else "")
-    if not os.path.isabs(base):
-        return
-    folder = os.path.join(base, "tabwright", "node-compile-cache")
-    try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        if os.stat(folder).st_uid != os.getuid():
-            return
-    except OSError:
-        return
-    os.environ["NODE_COMPILE_CACHE"] = folder
-
-
-def proxy_args(proxy_url: str) -> list[str]:
-    """Chromium's switches that send every connection through the egress proxy."""
-    return [
-        f"--proxy-server={proxy_url}",
-        # Chromium sends loopback hosts around any proxy unless told not to: <-loopback>
-        # takes that implicit exception away, so 127.0.0.1 and localhost are judged too.
-        "--proxy-bypass-list=<-loopback>",
-        # WebRTC would otherwise send UDP (STUN, media) straight to any address a page
-        # names.  Measured on Chromium 156: the full Chromium obeys the first switch and
-        # ignores the second, its headless shell the other way round; each stops it.
-        "--webrtc-ip-handling-policy=disable_non_proxied_udp",
-        "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
-    ]
 
 
 class BrowserSession:
@@ -325,7 +262,7 @@ class BrowserSession:
             where = self.config.cdp_url or self.executable_path
             hint = "check TABWRIGHT_CHROMIUM_PATH or TABWRIGHT_CDP_URL"
             if not self.config.cdp_url and "sandbox" in str(exc).lower():
-                hint = _SANDBOX_HINT
+                hint = SANDBOX_HINT
             raise BrowserError(
                 f"could not start or reach the browser at {where}: {brief(exc)}", hint=hint
             ) from None

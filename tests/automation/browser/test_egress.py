@@ -28,7 +28,7 @@ from playwright.async_api import Error as PlaywrightError
 from automation import BrowserSession, Tab, UrlPolicy
 from automation.browser.config import CHROMIUM, HEADLESS_SHELL, QUIET_CHROMIUM_ARGS
 from automation.browser.egress import EgressProxy
-from automation.browser.session import chromium_sandbox
+from automation.browser.launch import chromium_sandbox
 from automation.errors import BrowserError
 from tests.automation.browser.test_url_guard import until
 from tests.conftest import browser_config
