@@ -15,7 +15,6 @@ import asyncio
 import base64
 import dataclasses
 import logging
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -35,7 +34,7 @@ from automation.actions import act
 from automation.browser.screencast import person_input, viewport_point
 from automation.browser.storage import storage_state_read
 from automation.budget import timeout_ms_of
-from automation.errors import ActionInvalid, BrowserError, TabwrightError
+from automation.errors import ActionInvalid, TabwrightError
 from automation.events import (
     EvaluationFinished,
     UserMessage,
@@ -43,17 +42,18 @@ from automation.events import (
 from automation.recording.recorder import Recorder
 from automation.recording.replayperson import SKIP_REPLIES
 from automation.secrets import RedactingSink, Secrets
-from dashboard.engineconf import browser_config, cdp_urls
 from dashboard.lib.requestthreads import process_task
 from dashboard.models import Run, SecretGrant
 from dashboard.runs import selectors as run_selectors
 from dashboard.runs import services
+from dashboard.runs.browsers import Browsers
 from dashboard.runs.doorbell import wake
 from dashboard.runs.leases import Leases, lease_seconds
 from dashboard.runs.live import END_STEP_S, LiveRun, live_session, one_line
 from dashboard.runs.liveview import LiveView
 from dashboard.runs.signins import signin_save
 from dashboard.runs.sink import DashboardSink, announce_queue, group_name, relay_event
+from dashboard.runs.viewers import Viewers
 
 __all__ = ["RunManager", "group_name", "runner"]
 
@@ -76,21 +76,14 @@ class RunManager:
         # One browser per launch settings: the settings are read when a run starts, so a
         # run never shares a browser launched with other switches (evaluate, URL policy);
         # its tab's own settings (its action timeout, say) are its own in any browser.
-        self._browsers: dict[BrowserConfig, BrowserSession] = {}
-        self._browser_lock = asyncio.Lock()
-        self._warming: set[asyncio.Task[None]] = set()
-        self._opening: Counter[BrowserSession] = Counter()  # runs opening a tab in each
+        self.browsers = Browsers(lambda: self.serving)
         self._start_lock = asyncio.Lock()  # a closed conversation is restored once
         self._live: dict[int, LiveRun] = {}
         # Runs this process is starting (claimed, not live yet): set once each is live or
         # failed to start.  A call for one waits for that instead of finding it not live.
         self._starting: dict[int, asyncio.Event] = {}
-        # Open pages per run on this process: each one's channel and the width, in device
-        # pixels, it shows the live picture at (0: not said).
-        self._viewers: dict[int, dict[str, int]] = {}
-        # Pages on other processes that watch a run of this worker: their channel, until
-        # when (time.monotonic()) they count, renewed by them (watch_remote), and width.
-        self._remote_viewers: dict[int, dict[str, tuple[float, int]]] = {}
+        # The pages that watch each run, here and on other processes.
+        self.viewers = Viewers(self._update_view)
         self.leases = Leases(lambda: list(self._live), self._lost)
         # A worker (dashboard.worker) claims queued runs while it has room; a process that
         # is not one (a web process beside separate workers) never does.
@@ -130,91 +123,21 @@ class RunManager:
     @property
     def browser_restarts(self) -> int:
         """How often a shared browser had to be started again (0 before the first run)."""
-        return sum(b.restarts for b in self._browsers.values())
+        return self.browsers.restarts
 
     async def browser(self, config: BrowserConfig | None = None) -> BrowserSession:
-        """The shared browser of ``config``'s launch settings (default: the settings'
-        now).  On a worker it is kept warm (BrowserSession.warm); a browser of launch
-        settings since changed (a URL rule added, say) closes once no run uses it."""
-        if config is None:
-            config = await database_sync_to_async(browser_config)()
-        config = config.launch_settings()
-        async with self._browser_lock:
-            session = self._browsers.get(config)
-            if session is None:
-                session = self._browsers[config] = BrowserSession(config)
-                if self.serving:
-                    self._warming.add(process_task(_warm(session)))
-                    self._warming = {task for task in self._warming if not task.done()}
-            await self._close_outdated(config)
-            return session
-
-    @property
-    def browsers_open(self) -> list[BrowserSession]:
-        """The browsers of this process: one per launch settings a run of it started with."""
-        return list(self._browsers.values())
-
-    async def _close_outdated(self, config: BrowserConfig) -> None:
-        """Close the browsers of other launch settings than ``config``'s that no run uses
-        or is opening a tab in (those of the other running Chromes of TABWRIGHT_CDP_URL
-        are not other settings)."""
-        now = dataclasses.replace(config, cdp_url="")
-        for other, session in list(self._browsers.items()):
-            if dataclasses.replace(other, cdp_url="") == now:
-                continue
-            if not session.in_use and not self._opening[session]:
-                del self._browsers[other]
-                await session.close()
-
-    async def _open_tab(self, browser: BrowserSession, live: LiveRun, config: BrowserConfig) -> Tab:
-        """A tab of ``browser`` for the run, with ``config``'s tab settings; meanwhile the
-        browser counts as in use."""
-        self._opening[browser] += 1
-        try:
-            return await browser.new_tab(
-                workspace=live.workspace, storage_state=live.storage_state, config=config
-            )
-        finally:
-            self._opening[browser] -= 1
-            if not self._opening[browser]:
-                del self._opening[browser]
+        """The shared browser of ``config``'s launch settings (dashboard.runs.browsers)."""
+        return await self.browsers.of(config)
 
     async def warm(self) -> None:
-        """Start the browser (each of TABWRIGHT_CDP_URL's) before any run asks, with a
-        context open ahead of the first run; a failure is logged (a run that starts later
-        tries again, and says why it could not)."""
-        try:
-            config = await database_sync_to_async(browser_config)()
-            urls = cdp_urls()
-            configs = [dataclasses.replace(config, cdp_url=url) for url in urls] or [config]
-            for each in configs:
-                await _warm(await self.browser(each))
-        except Exception:  # the settings or the database: a run started later says why
-            log.exception("the browser could not be started ahead of the runs")
+        """Start the browsers before any run asks (dashboard.runs.browsers)."""
+        await self.browsers.warm()
 
     async def new_tab(self, live: LiveRun) -> Tab:
-        """The run's first tab: in the launched Chromium, or in one of the running Chromes
-        of TABWRIGHT_CDP_URL — the one with the fewest of this worker's runs, the next when
-        it can't be reached."""
-        urls = cdp_urls()
-        config = await database_sync_to_async(browser_config)()
-        if len(urls) <= 1:
-            return await self._open_tab(await self.browser(config), live, config)
+        """The run's first tab (dashboard.runs.browsers), in the running Chrome of
+        TABWRIGHT_CDP_URL with the fewest of this worker's runs when it names several."""
         in_use = Counter(other.cdp_url for other in self._live.values() if other.tab)
-        failure: BrowserError | None = None
-        for url in sorted(urls, key=lambda url: (in_use[url], urls.index(url))):
-            each = dataclasses.replace(config, cdp_url=url)
-            browser = await self.browser(each)
-            try:
-                tab = await self._open_tab(browser, live, each)
-            except BrowserError as exc:
-                log.warning("run %s: the Chrome at %s: %s", live.run_id, url, exc)
-                failure = exc
-                continue
-            live.cdp_url = url
-            return tab
-        assert failure is not None
-        raise failure
+        return await self.browsers.new_tab(live, in_use)
 
     @property
     def capacity(self) -> int:
@@ -311,7 +234,7 @@ class RunManager:
         workspace = Path(settings.TABWRIGHT["WORKSPACE_DIR"]) / str(run_id)
         live = LiveRun(RunControl(), sink, view, secrets, run.owner_id, conversation,
                        run_id=run_id, workspace=workspace)  # fmt: skip
-        live.view.set_viewers(self.viewer_widths(run_id))
+        live.view.set_viewers(self.viewers.widths(run_id))
         await self.leases.hold(run_id)
         log.info("run %s: held by worker %s", run_id, self.leases.name)
         self._live[run_id] = live
@@ -351,19 +274,12 @@ class RunManager:
         next changes.  (Each process with pages open also sweeps runs whose process is
         gone.)"""
         self.leases.keep()
-        viewers = self._viewers.setdefault(run_id, {})
-        new = viewer not in viewers
-        viewers[viewer] = width
-        self._update_view(run_id)
+        new = self.viewers.watch(run_id, viewer, width)
         live = self._live.get(run_id)
         return live.view.last_frame if new and live is not None else None
 
     def unwatch(self, run_id: int, viewer: str) -> None:
-        viewers = self._viewers.get(run_id, {})
-        viewers.pop(viewer, None)
-        if not viewers:
-            self._viewers.pop(run_id, None)
-        self._update_view(run_id)
+        self.viewers.unwatch(run_id, viewer)
 
     def watch_remote(
         self, run_id: int, viewer: str, ttl_s: float, width: int = 0
@@ -373,36 +289,19 @@ class RunManager:
         :meth:`watch`: the live view runs for it as for a page here, and a page whose
         process died stops counting by itself.  Returns the latest frame when the page is
         new here."""
-        viewers = self._remote_viewers.setdefault(run_id, {})
-        new = viewer not in viewers
-        viewers[viewer] = (time.monotonic() + ttl_s, width)
-        asyncio.get_running_loop().call_later(ttl_s + 0.05, self._update_view, run_id)
-        self._update_view(run_id)
+        new = self.viewers.watch_remote(run_id, viewer, ttl_s, width)
         live = self._live.get(run_id)
         return live.view.last_frame if new and live is not None else None
 
     def unwatch_remote(self, run_id: int, viewer: str) -> None:
-        self._remote_viewers.get(run_id, {}).pop(viewer, None)
-        self._update_view(run_id)
-
-    def viewer_widths(self, run_id: int) -> list[int]:
-        """The width each page watching the run shows it at (0: not said): pages here,
-        and on other processes until their time is up."""
-        now = time.monotonic()
-        remote = self._remote_viewers.get(run_id, {})
-        for viewer in [viewer for viewer, (until, _w) in remote.items() if until <= now]:
-            del remote[viewer]
-        if not remote:
-            self._remote_viewers.pop(run_id, None)
-        here = self._viewers.get(run_id, {})
-        return [*here.values(), *(width for _until, width in remote.values())]
+        self.viewers.unwatch_remote(run_id, viewer)
 
     def viewer_count(self, run_id: int) -> int:
         """Pages watching the run: here, and on other processes until their time is up."""
-        return len(self.viewer_widths(run_id))
+        return len(self.viewers.widths(run_id))
 
     def _update_view(self, run_id: int) -> None:
-        widths = self.viewer_widths(run_id)
+        widths = self.viewers.widths(run_id)
         live = self._live.get(run_id)
         if live is not None:
             live.view.set_viewers(widths)
@@ -656,20 +555,7 @@ class RunManager:
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
         await self.leases.stop()
-        for task in self._warming:
-            task.cancel()
-        await asyncio.gather(*self._warming, return_exceptions=True)
-        self._warming.clear()
-        for browser in self._browsers.values():
-            await browser.close()
-        self._browsers.clear()
-
-
-async def _warm(session: BrowserSession) -> None:
-    try:
-        await session.warm()
-    except TabwrightError as exc:
-        log.warning("the browser could not be started ahead of the runs: %s", exc)
+        await self.browsers.close()
 
 
 async def _check_at(

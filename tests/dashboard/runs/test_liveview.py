@@ -298,14 +298,13 @@ async def _watched_from_elsewhere(run: Any, view: Any) -> None:
     assert first["type"] == "run.frame" and first["frame"]["url"].endswith("/demo/list.html")
     assert view.streaming and view.size == (320, 240)  # as wide as that page shows it
     # Each renewal moves the page's time on.
-    counted_until = runner._remote_viewers[run.pk][viewer][0]
+    counted_until = runner.viewers.remote_until(run.pk, viewer)
+    assert counted_until is not None
     await layer.send(runner.leases.holder, watch)
-    await until(
-        lambda: runner._remote_viewers.get(run.pk, {}).get(viewer, (0, 0))[0] > counted_until
-    )
+    await until(lambda: (runner.viewers.remote_until(run.pk, viewer) or 0) > counted_until)
     # Not renewed any more (its process died): it stops counting by itself.
     await until(lambda: not view.streaming)
-    assert viewer not in runner._remote_viewers.get(run.pk, {})
+    assert runner.viewers.remote_until(run.pk, viewer) is None
 
     await layer.send(runner.leases.holder, watch)
     async with asyncio.timeout(10):

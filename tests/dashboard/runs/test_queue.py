@@ -135,7 +135,7 @@ async def test_two_workers_claiming_at_once_run_each_run_exactly_once(
 ) -> None:
     capacity(2)
     other = RunManager()  # a second worker on the same database (and, here, browser)
-    other._browsers = runner._browsers
+    other.browsers = runner.browsers
     other.serving = True
     try:
         made = await queued(runs, owner, f"{fixture_url}/demo/form.html", 8)

@@ -20,7 +20,7 @@ from channels.db import database_sync_to_async
 from automation import BrowserConfig
 from dashboard.engineconf import browser_config
 from dashboard.models import Run, RunEvent
-from dashboard.runs import runner as runner_module
+from dashboard.runs import browsers as browsers_module
 from dashboard.runs.runner import RunManager, runner
 from tests.automation.browser.test_session import browser_pids
 from tests.dashboard.conftest import OpenSocket, Runs
@@ -54,7 +54,7 @@ async def marked_runner(
         config = browser_config()
         return dataclasses.replace(config, args=(*config.args, marker))
 
-    monkeypatch.setattr(runner_module, "browser_config", marked)
+    monkeypatch.setattr(browsers_module, "browser_config", marked)
     runs = Runs(manager)
     yield runs, marker
     await runs.stop_all()

@@ -152,11 +152,11 @@ async def test_each_run_keeps_its_own_url_policy(
         before.pk, "navigate", {"url": f"{fixture_url}{STORAGE}?again"}, budget=room()
     )
     assert answer["ok"], answer
-    assert len(worker.browsers_open) == 2
+    assert len(worker.browsers.open) == 2
     await worker.end(before.pk, "the test ended")
     await worker.end(after.pk, "the test ended")
     await worker.browser()  # the settings of now: the outdated browser, unused, closes
-    assert len(worker.browsers_open) == 1
+    assert len(worker.browsers.open) == 1
     await sync_to_async(UrlRule.objects.all().delete)()
 
 
@@ -173,7 +173,7 @@ async def test_runs_whose_settings_differ_only_in_a_tab_s_own_share_the_browser(
         ))  # fmt: skip
         assert (await settled(run.pk)).status == Run.Status.PAUSED  # live, in its context
         made.append(run.pk)
-    assert len(worker.browsers_open) == 1
+    assert len(worker.browsers.open) == 1
     tabs = [worker._live[run_id].tab for run_id in made]
     assert [tab.config.action_timeout_ms for tab in tabs] == [5_000, 7_000]  # type: ignore[union-attr]
     assert [tab.group.max_tabs for tab in tabs] == [20, 3]  # type: ignore[union-attr]
