@@ -26,13 +26,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from automation.errors import ScenarioInvalid
+from automation.recording.rebase import first_folder
 from automation.recording.scenario import (
     READ_ONLY_ACTIONS,
     STEP_ACTIONS,
     TYPED_ARG,
     Scenario,
     ScenarioStep,
-    first_folder,
 )
 
 __all__ = ["Planned", "from_run_steps", "plan"]

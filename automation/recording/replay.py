@@ -84,18 +84,12 @@ from automation.recording.calls import CALL, CallFrame, called, check_calls
 from automation.recording.intent import IntentAgent, Reached, agent_goal, by_agent, go_directly
 from automation.recording.outcome import ReplayResult, StepOutcome, event_fields
 from automation.recording.params import unfill
+from automation.recording.rebase import normalize_base, rebase, rebase_identity
 from automation.recording.relogin import Relogin, login_replay, sign_in_first, signed_out
 from automation.recording.replaycalls import calls_frame, play_call
 from automation.recording.replayhandlers import interruptions_of
 from automation.recording.replayperson import step_with_person
-from automation.recording.scenario import (
-    Resolved,
-    Scenario,
-    ScenarioStep,
-    normalize_base,
-    rebase,
-    rebase_identity,
-)
+from automation.recording.scenario import Resolved, Scenario, ScenarioStep
 from automation.recording.widgets import WIDGET_ACTIONS, FindAgain, set_behind_widget
 from automation.secrets import Secrets, redacting
 from automation.wording import double_quoted, element_words, step_words

@@ -29,8 +29,9 @@ from automation.budget import Budget
 from automation.events import RunPaused, RunResumed, StepReplayed
 from automation.recording.outcome import StepOutcome, event_fields
 from automation.recording.params import unfill
+from automation.recording.rebase import rebase_identity
 from automation.recording.rescue import NOT_RECORDED, Rescue, rescue_of, start_recorder
-from automation.recording.scenario import ScenarioStep, rebase_identity
+from automation.recording.scenario import ScenarioStep
 
 if TYPE_CHECKING:
     from automation.recording.replay import Replay

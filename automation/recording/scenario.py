@@ -35,10 +35,10 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from automation.actions import validate
 from automation.browser.identity import CONTROL_CHARS, ElementIdentity
@@ -63,10 +63,6 @@ __all__ = [
     "Resolved",
     "Scenario",
     "ScenarioStep",
-    "first_folder",
-    "normalize_base",
-    "rebase",
-    "rebase_identity",
 ]
 
 FORMAT = "tabwright.scenario"
@@ -515,60 +511,6 @@ class Resolved:
         return text
 
 
-# A last path segment with one of these endings names a file, not a folder.
-_FILE_ENDINGS = (".html", ".htm", ".xhtml", ".shtml", ".php", ".asp", ".aspx", ".jsp", ".cgi")
-
-
-def normalize_base(url: str) -> str:
-    """A base URL as the folder it means: without a file name at its end (``index.html``),
-    its query and fragment, and a trailing slash."""
-    parts = urlsplit(url.strip())
-    if not (parts.scheme and parts.netloc):
-        return url.strip()
-    path = parts.path
-    if path.rsplit("/", 1)[-1].lower().endswith(_FILE_ENDINGS):
-        path = path.rsplit("/", 1)[0]
-    return urlunsplit((parts.scheme, parts.netloc, path.rstrip("/"), "", ""))
-
-
-def rebase(url: str, recorded_base: str, base_url: str) -> str:
-    """``url`` moved from the origin it was recorded on to ``base_url`` (other origins, and
-    everything when either base is missing, stay as they are).  Both bases are read as
-    folders (:func:`normalize_base`)."""
-    if not recorded_base or not base_url:
-        return url
-    recorded_base, base_url = normalize_base(recorded_base), normalize_base(base_url)
-    old, new, now = urlsplit(recorded_base), urlsplit(base_url), urlsplit(url)
-    if (now.scheme, now.netloc) != (old.scheme, old.netloc):
-        return url
-    prefix = old.path.rstrip("/")
-    path = now.path[len(prefix) :] if prefix and now.path.startswith(prefix) else now.path
-    joined = new.path.rstrip("/") + (path if path.startswith("/") else "/" + path)
-    return urlunsplit((new.scheme, new.netloc, joined, now.query, now.fragment))
-
-
-def rebase_identity(
-    identity: ElementIdentity, recorded_base: str, base_url: str
-) -> ElementIdentity:
-    """``identity`` with where it leads (and where its variants lead) moved as
-    :func:`rebase` moves a navigation, when it leads under ``recorded_base`` (elsewhere
-    it stays)."""
-    if not recorded_base or not base_url or not any(i.target for i in identity.every()):
-        return identity
-    old = urlsplit(normalize_base(recorded_base))
-
-    def moved(one: ElementIdentity) -> ElementIdentity:
-        now = urlsplit(one.target)
-        inside = (now.scheme, now.netloc) == (old.scheme, old.netloc) and (
-            now.path + "/"
-        ).startswith(old.path.rstrip("/") + "/")
-        if not one.target or not inside:
-            return one
-        return replace(one, target=rebase(one.target, recorded_base, base_url))
-
-    return replace(moved(identity), variants=tuple(moved(v) for v in identity.variants))
-
-
 def _check_line(text: str, what: str, *, index: int | None = None) -> None:
     """ScenarioInvalid unless ``text`` is one line of sane length."""
     if len(text) > MAX_TEXT_CHARS:
@@ -603,13 +545,3 @@ def _strings(value: Any) -> list[str]:
     if isinstance(value, dict):
         return [s for v in value.values() for s in _strings(v)]
     return []
-
-
-def first_folder(steps: Sequence[ScenarioStep]) -> str:
-    """The folder of the first page navigated to ("" when none): a scenario's base URL,
-    since an app may live under a path."""
-    first = next((s.args.get("url", "") for s in steps if s.action == "navigate"), "")
-    parts = urlsplit(str(first))
-    if not (parts.scheme and parts.netloc):
-        return ""
-    return f"{parts.scheme}://{parts.netloc}{parts.path.rsplit('/', 1)[0]}"

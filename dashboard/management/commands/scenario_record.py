@@ -32,9 +32,10 @@ from django.core.management.base import BaseCommand, CommandError
 from automation import BrowserSession
 from automation.browser.config import BrowserConfig
 from automation.errors import ScenarioInvalid, TabwrightError, UrlBlocked
+from automation.recording.rebase import first_folder
 from automation.recording.recorder import Recorder
 from automation.recording.scenario import Scenario as Document
-from automation.recording.scenario import ScenarioStep, first_folder
+from automation.recording.scenario import ScenarioStep
 from dashboard.engineconf import browser_config
 from dashboard.management.commands.scenario_import import owner_named
 from dashboard.scenarios import services

@@ -12,12 +12,12 @@ from automation.browser.identity import ElementIdentity
 from automation.errors import ParamMissing, ScenarioInvalid
 from automation.recording.export import to_pytest
 from automation.recording.fromrun import from_run_steps, plan
+from automation.recording.rebase import rebase
 from automation.recording.scenario import (
     FORMAT,
     SCENARIO_VERSION,
     Scenario,
     ScenarioStep,
-    rebase,
 )
 
 IDENTITY = {"role": "button", "name": "Sign in", "tag": "button", "selectors": ["#signin"]}
