@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from automation.browser.effect import TOGGLE_STATE_JS, Subject, click_target, dispose
 from automation.browser.masking import mask_field
 from automation.browser.refs import REFUSED, refusal, to_act
+from automation.browser.uploads import upload_paths
 from automation.budget import Budget
 from automation.errors import (
     ActionFailed,
@@ -52,7 +52,6 @@ __all__ = [
     "set_checked",
     "set_input_files",
     "type_text",
-    "upload_paths",
 ]
 
 # A field of fill_form, done or failed, as the step it is: index, action (fill, check or
@@ -582,28 +581,3 @@ def _check_text(text: object, action: str) -> None:
         raise ActionInvalid(f"{action} needs text as a string")
     if len(text) > MAX_TEXT_CHARS:
         raise ActionInvalid(f"{action}: {len(text)} characters is more than {MAX_TEXT_CHARS}")
-
-
-def upload_paths(folder: str, files: Sequence[str]) -> list[Path]:
-    if not folder:
-        raise ActionInvalid(
-            "uploads are off: no upload folder is configured",
-            hint="set BrowserConfig.upload_dir (TABWRIGHT_UPLOAD_DIR in the dashboard)",
-        )
-    if isinstance(files, str):
-        files = [files]
-    if not isinstance(files, list | tuple) or not all(isinstance(f, str) for f in files):
-        raise ActionInvalid("set_input_files needs a list of file names")
-    root = Path(folder).resolve()
-    paths = []
-    for name in files:
-        path = (root / name).resolve()  # resolves "..", absolute paths and links
-        if not path.is_relative_to(root):
-            raise ActionInvalid(
-                f"refused upload {name!r}: it is outside the upload folder",
-                hint="name files relative to the upload folder",
-            )
-        if not path.is_file():
-            raise ActionInvalid(f"no file {name!r} in the upload folder")
-        paths.append(path)
-    return paths

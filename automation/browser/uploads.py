@@ -1,0 +1,44 @@
+"""The upload folder: the only files an action may attach to a file input or drop on a
+page.
+
+Uploads are off until an operator names a folder (``BrowserConfig.upload_dir``,
+TABWRIGHT_UPLOAD_DIR in the dashboard).  A file is named relative to it; one that resolves
+outside it (``..``, an absolute path, a link leading out) is refused, as is a name that is
+not a file there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from automation.errors import ActionInvalid
+
+__all__ = ["upload_paths"]
+
+
+def upload_paths(folder: str, files: Sequence[str]) -> list[Path]:
+    """The paths of ``files`` in ``folder``; ActionInvalid for any that is not a file in it,
+    or when there is no folder (uploads are off)."""
+    if not folder:
+        raise ActionInvalid(
+            "uploads are off: no upload folder is configured",
+            hint="set BrowserConfig.upload_dir (TABWRIGHT_UPLOAD_DIR in the dashboard)",
+        )
+    if isinstance(files, str):
+        files = [files]
+    if not isinstance(files, list | tuple) or not all(isinstance(f, str) for f in files):
+        raise ActionInvalid("set_input_files needs a list of file names")
+    root = Path(folder).resolve()
+    paths = []
+    for name in files:
+        path = (root / name).resolve()  # resolves "..", absolute paths and links
+        if not path.is_relative_to(root):
+            raise ActionInvalid(
+                f"refused upload {name!r}: it is outside the upload folder",
+                hint="name files relative to the upload folder",
+            )
+        if not path.is_file():
+            raise ActionInvalid(f"no file {name!r} in the upload folder")
+        paths.append(path)
+    return paths
