@@ -55,9 +55,10 @@ from dashboard.models import Run
 from dashboard.runs import carry, messages, selectors
 from dashboard.runs.carry import VIEWER_RENEW_S
 from dashboard.runs.doorbell import layer_failed
+from dashboard.runs.forms import act_request
 from dashboard.runs.liveview import MAX_SAID_WIDTH, view_width
 from dashboard.runs.messages import Answer, AnswerError, EventMessage, FrameMessage, QueueMessage
-from dashboard.runs.runner import COMMANDS, act_request, group_name, runner
+from dashboard.runs.runner import COMMANDS, group_name, runner
 from dashboard.runs.services import LIVE_STATUSES, stopped_by
 
 log = logging.getLogger("tabwright.consumers")

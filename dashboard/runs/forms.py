@@ -1,4 +1,4 @@
-"""Forms of runs: a new run, the run list's filters."""
+"""Forms of runs: a new run, the run list's filters, an act request (HTTP or socket)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from automation.agent.output import MAX_SCHEMA_CHARS, check_schema
-from automation.errors import OutputInvalid, UrlBlocked
+from automation.budget import timeout_ms_of
+from automation.errors import ActionInvalid, OutputInvalid, UrlBlocked
 from dashboard.engineconf import heal_model_problem, profile_key_problem, url_policy
 from dashboard.models import LLMProfile, Run, UrlRule
 from dashboard.runs import selectors
@@ -273,3 +274,26 @@ class RunFilterForm(forms.Form):
         chosen = {name: cleaned[name] for name in self.fields if cleaned.get(name)}
         chosen["hide_empty_mcp"] = not chosen.pop("empty_mcp", False)
         return chosen
+
+
+def act_request(data: object) -> tuple[str, dict[str, Any], float]:
+    """``{"action": name, "args": {...}, "timeout_ms": N}`` (or a macro, ``{"steps": [...],
+    "fail_fast", "return_mode", "per_step_timeout_ms", "timeout_ms"}``) from an HTTP body
+    or a socket command, checked: the action's name, its args, and the whole call's budget."""
+    if not isinstance(data, dict):
+        raise ActionInvalid("an act request is a JSON object")
+    if "steps" in data and "action" not in data:  # a macro: {"steps": [...], options...}
+        options = ("steps", "fail_fast", "return_mode", "per_step_timeout_ms")
+        data = {**data, "action": "steps", "args": {k: data[k] for k in options if k in data}}
+    action, args = data.get("action"), data.get("args", {})
+    if not isinstance(action, str) or not action:
+        raise ActionInvalid('an act request needs "action"')
+    if not isinstance(args, dict):
+        raise ActionInvalid('"args" must be an object')
+    timeout_ms = timeout_ms_of(
+        data.get("timeout_ms", settings.TABWRIGHT["ACTION_TIMEOUT_MS"]), what='"timeout_ms"'
+    )
+    # The request's timeout is the budget of the whole call; a second one in args would
+    # only narrow it, so it is dropped rather than left to confuse.
+    args = {k: v for k, v in args.items() if k != "timeout_ms"}
+    return action, args, timeout_ms

@@ -33,7 +33,6 @@ from automation import (
 from automation.actions import act
 from automation.browser.screencast import person_input, viewport_point
 from automation.browser.storage import storage_state_read
-from automation.budget import timeout_ms_of
 from automation.errors import ActionInvalid, TabwrightError
 from automation.events import (
     EvaluationFinished,
@@ -589,29 +588,6 @@ def _redacted(exc: TabwrightError, secrets: Secrets) -> TabwrightError:
     exc.message, exc.hint = secrets.redact(exc.message), secrets.redact(exc.hint)
     exc.args = (exc.message,)
     return exc
-
-
-def act_request(data: object) -> tuple[str, dict[str, Any], float]:
-    """``{"action": name, "args": {...}, "timeout_ms": N}`` (or a macro, ``{"steps": [...],
-    "fail_fast", "return_mode", "per_step_timeout_ms", "timeout_ms"}``) from an HTTP body
-    or a socket command, checked: the action's name, its args, and the whole call's budget."""
-    if not isinstance(data, dict):
-        raise ActionInvalid("an act request is a JSON object")
-    if "steps" in data and "action" not in data:  # a macro: {"steps": [...], options...}
-        options = ("steps", "fail_fast", "return_mode", "per_step_timeout_ms")
-        data = {**data, "action": "steps", "args": {k: data[k] for k in options if k in data}}
-    action, args = data.get("action"), data.get("args", {})
-    if not isinstance(action, str) or not action:
-        raise ActionInvalid('an act request needs "action"')
-    if not isinstance(args, dict):
-        raise ActionInvalid('"args" must be an object')
-    timeout_ms = timeout_ms_of(
-        data.get("timeout_ms", settings.TABWRIGHT["ACTION_TIMEOUT_MS"]), what='"timeout_ms"'
-    )
-    # The request's timeout is the budget of the whole call; a second one in args would
-    # only narrow it, so it is dropped rather than left to confuse.
-    args = {k: v for k, v in args.items() if k != "timeout_ms"}
-    return action, args, timeout_ms
 
 
 runner = RunManager()

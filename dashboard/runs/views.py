@@ -38,9 +38,9 @@ from dashboard.runs import files as runfiles
 from dashboard.runs import selectors, services
 from dashboard.runs.carry import COMMAND_ANSWER_MS, carry
 from dashboard.runs.doorbell import wake
-from dashboard.runs.forms import NewRunForm, RunFilterForm
+from dashboard.runs.forms import NewRunForm, RunFilterForm, act_request
 from dashboard.runs.messages import act_message, signin_message
-from dashboard.runs.runner import act_request, runner
+from dashboard.runs.runner import runner
 
 DEMO_TASK = """type Ada Lovelace into Name
 type ada@example.org into Email
