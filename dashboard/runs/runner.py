@@ -233,10 +233,12 @@ class RunManager:
         workspace = Path(settings.TABWRIGHT["WORKSPACE_DIR"]) / str(run_id)
         live = LiveRun(RunControl(), sink, view, secrets, run.owner_id, conversation,
                        run_id=run_id, workspace=workspace)  # fmt: skip
-        live.view.set_viewers(self.viewers.widths(run_id))
         await self.leases.hold(run_id)
         log.info("run %s: held by worker %s", run_id, self.leases.name)
         self._live[run_id] = live
+        # The pages watching it now: one that opened while the lease was being held was
+        # counted then, with no live run to tell (a page's watch finds it from here on).
+        live.view.set_viewers(self.viewers.widths(run_id))
         # Its own task, whoever starts it (a worker's claim, or a request restoring it).
         live.task = process_task(
             live_session(self, run, live, message, announced=announced), name=f"run-{run_id}"

@@ -20,7 +20,7 @@ from dashboard.runs.runner import runner
 from tests.dashboard.conftest import OpenSocket, Runs
 from tests.dashboard.runs.test_consumer import paused_on_delete, start_watched, stored_steps
 from tests.dashboard.sockets import connected_socket, of_type, receive_until, types
-from tests.tasks import FORM_TASK
+from tests.tasks import AMBIGUOUS_TASK, FORM_TASK
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -213,6 +213,38 @@ async def test_the_live_view_runs_only_while_a_page_watches(
     await receive_until(again, of_type("frame"))
 
 
+async def test_a_page_that_opens_while_the_worker_takes_its_run_gets_the_live_view(
+    runs: Runs,
+    open_socket: OpenSocket,
+    owner: Any,
+    fixture_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The run page opens in the moment between the worker making the run's live view and
+    the run being live (the worker holds its lease meanwhile, a write to the database):
+    the page is counted all the same, and its pictures come."""
+    taking, go_on = asyncio.Event(), asyncio.Event()
+    hold = runner.leases.hold
+
+    async def slow_hold(run_id: int) -> None:
+        taking.set()
+        await go_on.wait()
+        await hold(run_id)
+
+    monkeypatch.setattr(runner.leases, "hold", slow_hold)
+    run = await runs.create(owner=owner, task=AMBIGUOUS_TASK,
+                            start_url=f"{fixture_url}/demo/list.html")  # fmt: skip
+    starting = asyncio.ensure_future(runs.start(run))
+    async with asyncio.timeout(60):
+        await taking.wait()
+    comm = await connected_socket(open_socket, run, owner)
+    go_on.set()
+    await starting
+    messages = await receive_until(comm, of_type("run.paused"))
+    assert runner._live[run.pk].view.streaming
+    await frame_showing(comm, messages, "/demo/list.html")
+
+
 async def test_input_is_refused_while_the_agent_has_the_tab_and_for_others(
     runs: Runs, open_socket: OpenSocket, owner: Any, staff: Any, fixture_url: str
 ) -> None:
@@ -270,8 +302,11 @@ async def test_a_page_on_another_process_keeps_the_live_view_running_while_it_re
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
     monkeypatch.setattr(dashboard.worker, "VIEWER_TTL_S", 0.5)
-    run, comm, _ = await paused_on_delete(runs, open_socket, owner, fixture_url)
+    run, comm, messages = await paused_on_delete(runs, open_socket, owner, fixture_url)
     view = runner._live[run.pk].view
+    # The pause is told before the paused page's picture may have been drawn: that picture
+    # is what a page new to the worker gets first, below.
+    await frame_showing(comm, messages, "/demo/list.html")
     await comm.disconnect()  # no page here any more
     await until(lambda: not view.streaming)
     # The worker's consumer on its own channel (started now: its queue poll must not
