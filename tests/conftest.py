@@ -25,6 +25,9 @@ from playwright.async_api import async_playwright
 from automation import BrowserConfig, BrowserSession, Tab, UrlPolicy
 from automation.agent.outputcheck import check_output_isolated
 from automation.browser.config import QUIET_CHROMIUM_ARGS, default_chromium
+from automation.budget import Budget
+from automation.errors import BudgetExceeded
+from automation.recording.recorder import Recorder
 from automation.tools.shell import shell_run
 from tests import fakellm, tiers
 from tests.fakellm import ScriptedLLMServer, llm_server  # noqa: F401  (a fixture)
@@ -244,3 +247,13 @@ async def form_refs(browser: BrowserSession, fixture_url: str) -> dict[str, str]
     """Refs of the sign-up form as a fresh tab numbers them (a run's tab is fresh too)."""
     snap = await fresh_snapshot(browser, f"{fixture_url}/demo/form.html")
     return {r.name: r.ref for r in snap.refs.values() if r.interactive and r.name}
+
+
+@pytest.fixture
+def recorder_cannot_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every Recorder's start fails as one whose page never answered its install does."""
+
+    async def cannot_start(self: Recorder, *, budget: Budget | None = None) -> None:
+        raise BudgetExceeded("the start recording ran out of its 30000 ms budget")
+
+    monkeypatch.setattr(Recorder, "start", cannot_start)

@@ -8,14 +8,11 @@ import asyncio
 import json
 from typing import Any
 
-import pytest
-
-from automation import AgentConfig, AgentRun, Budget, Tab
+from automation import AgentConfig, AgentRun, Tab
 from automation.actions import available
 from automation.agent.context import Context, ContextLimits
 from automation.agent.prompts import system_prompt
 from automation.agent.turn import CLAIM_REMINDER
-from automation.errors import BudgetExceeded
 from automation.events import (
     ActionFinished,
     ActionStarted,
@@ -27,7 +24,6 @@ from automation.events import (
 )
 from automation.llm.anthropic import AnthropicPlanner
 from automation.llm.openai import OpenAICompatPlanner
-from automation.recording.recorder import Recorder
 from automation.recording.rescue import NOT_RECORDED
 from automation.secrets import MASK, Secrets
 from tests.fakellm import Reply, ScriptedLLMServer
@@ -260,14 +256,9 @@ async def test_native_tool_calls_drive_a_run_with_either_provider(
 
 
 async def test_a_pause_whose_recorder_could_not_start_says_so(
-    tab: Tab, llm_server: ScriptedLLMServer, fixture_url: str, monkeypatch: pytest.MonkeyPatch
+    tab: Tab, llm_server: ScriptedLLMServer, fixture_url: str, recorder_cannot_start: None
 ) -> None:
     """The person is told when what they do in the tab will not become steps of theirs."""
-
-    async def cannot_start(self: Recorder, *, budget: Budget | None = None) -> None:
-        raise BudgetExceeded("the start recording ran out of its 30000 ms budget")
-
-    monkeypatch.setattr(Recorder, "start", cannot_start)
     llm_server.script("NEED_HELP: what name should I use?", act(action="done", summary="ok"))
     run = make_run(tab, llm_server, f"{fixture_url}/demo/form.html")
     task = asyncio.create_task(run.run())

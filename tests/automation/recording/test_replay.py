@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from automation import Budget, Tab
+from automation import Tab
 from automation.actions import execute
 from automation.control import RunControl
-from automation.errors import BudgetExceeded, ParamMissing
+from automation.errors import ParamMissing
 from automation.events import RunFinished, RunPaused, StepRecorded, StepReplayed
 from automation.recording.export import to_pytest
 from automation.recording.fromrun import from_run_steps
@@ -156,12 +156,8 @@ async def test_with_a_person_the_replay_pauses_and_carries_on_when_told(
 
 
 async def test_a_replay_s_pause_whose_recorder_could_not_start_says_so(
-    tab: Tab, scenario: Scenario, fixture_url: str, monkeypatch: pytest.MonkeyPatch
+    tab: Tab, scenario: Scenario, fixture_url: str, recorder_cannot_start: None
 ) -> None:
-    async def cannot_start(self: Recorder, *, budget: Budget | None = None) -> None:
-        raise BudgetExceeded("the start recording ran out of its 30000 ms budget")
-
-    monkeypatch.setattr(Recorder, "start", cannot_start)
     control, sink = RunControl(), WaitingSink()
     replay = Replay(tab, scenario, base_url=f"{fixture_url}/replay/v3", env=ENV,
                     sink=sink, control=control, config=GONE_SOON)  # fmt: skip
