@@ -32,7 +32,17 @@ from tests.backoffice import (
 )
 from tests.daphne import api_token
 from tests.daphne import log_in as daphne_log_in
-from tests.e2e.ui import LIVE_MS, PASSWORD, USERNAME, Server, live_picture, log_in, save, start_run
+from tests.e2e.ui import (
+    LIVE_MS,
+    PASSWORD,
+    USERNAME,
+    Server,
+    live_picture,
+    log_in,
+    save,
+    slow_sockets,
+    start_run,
+)
 from tests.tasks import AMBIGUOUS_TASK
 
 pytestmark = pytest.mark.e2e
@@ -257,13 +267,13 @@ async def test_a_dropped_socket_reconnects_and_misses_nothing(page: Page, server
     await page.evaluate("() => { window.__holdSockets = true; window.__sockets.at(-1).close(); }")
     await expect(page.locator("#conn")).to_have_text("reconnecting…")
     status = re.compile(r'data-testid="status">(\w+)<')
-    for _ in range(100):
+    deadline = asyncio.get_running_loop().time() + LIVE_MS / 1000
+    while True:
         html = await (await page.request.get(f"{server.base_url}/runs/{run_id}/")).text()
         if status.search(html).group(1) == "succeeded":
             break
+        assert asyncio.get_running_loop().time() < deadline, "the run did not finish meanwhile"
         await page.wait_for_timeout(100)
-    else:
-        raise AssertionError("the run did not finish while the page was away")
     assert await page.locator("#status").text_content() == "paused"  # it heard nothing yet
 
     await page.evaluate("() => { window.__holdSockets = false; }")
@@ -276,6 +286,31 @@ async def test_a_dropped_socket_reconnects_and_misses_nothing(page: Page, server
     resumed = [u for u in urls if "/ws/runs/" in u][-1]
     assert re.search(r"[?&]after=[1-9]\d*(&|$)", resumed), urls  # asked only for what it missed
     await save(page, "run-reconnected.png")
+
+
+async def test_a_reply_written_before_the_page_has_connected_is_sent_once_it_has(
+    page: Page, server: Server
+) -> None:
+    await log_in(page, server)
+    run_id = await start_run(page, f"{server.base_url}/demo/list.html", AMBIGUOUS_TASK)
+    await expect(page.locator("#status")).to_have_text("paused", timeout=LIVE_MS)
+
+    # The person opens the paused run's page again on a network slow to open its socket,
+    # and answers before it has: the page waits for the socket, it does not drop the reply.
+    async with slow_sockets(server.base_url) as (slow, through):
+        await page.goto(f"{slow}/runs/{run_id}/")
+        await page.locator("#reply-text").fill("click Delete #3")
+        send = page.get_by_role("button", name="Send", exact=True)
+        await expect(send).to_be_disabled()
+        await expect(page.locator("#conn")).to_have_text("connecting…")
+        await expect(page.locator("[data-command=stop]")).to_be_disabled()
+        through.set()
+        await send.click()
+        await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+        await expect(page.locator("#conn")).to_have_text("")
+    await expect(page.locator("#chat .msg.person")).to_contain_text(["click Delete #3"])
+    await expect(page.locator("#chat")).not_to_contain_text("not connected")
+    await expect(page.locator("#reply-text")).to_have_value("")
 
 
 async def test_an_interruption_cleared_on_the_live_view_is_handled_from_then_on(

@@ -3,14 +3,16 @@ the dashboard (log in, start a run, save a screenshot for the reviewer)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from playwright.async_api import Page, expect
@@ -214,3 +216,47 @@ SOCKET_SPY = """(() => {
   window.WebSocket.prototype = Native.prototype;
   Object.assign(window.WebSocket, { OPEN: 1, CLOSED: 3, CONNECTING: 0, CLOSING: 2 });
 })();"""
+
+
+@asynccontextmanager
+async def slow_sockets(base_url: str) -> AsyncIterator[tuple[str, asyncio.Event]]:
+    """A relay on 127.0.0.1 to the server at ``base_url`` that passes its pages at once
+    but holds every WebSocket's opening unanswered until its event is set: a network on
+    which a page's socket takes its time to open.  Yields the relay's base URL (a page
+    opened there is the server's, on another port) and the event."""
+    through = asyncio.Event()
+    where = urlsplit(base_url)
+    handlers: set[asyncio.Task[None]] = set()
+
+    async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while data := await reader.read(65536):
+                writer.write(data)
+                await writer.drain()
+        finally:
+            writer.close()
+
+    async def relay(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        handlers.add(asyncio.current_task())  # type: ignore[arg-type]
+        first = await reader.readline()
+        if first.startswith(b"GET /ws/"):
+            await through.wait()
+        try:
+            up_reader, up_writer = await asyncio.open_connection(where.hostname, where.port)
+        except ConnectionError:
+            writer.close()
+            return
+        up_writer.write(first)
+        await asyncio.gather(
+            pipe(reader, up_writer), pipe(up_reader, writer), return_exceptions=True
+        )
+
+    server = await asyncio.start_server(relay, "127.0.0.1", 0)
+    try:
+        yield f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}", through
+    finally:
+        server.close()
+        for task in handlers:
+            task.cancel()
+        with suppress(asyncio.CancelledError):
+            await asyncio.gather(*handlers, return_exceptions=True)

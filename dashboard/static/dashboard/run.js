@@ -584,6 +584,16 @@
     if (fn) fn(e);
   }
 
+  // What the person sends goes over the socket: its buttons wait for it to be open (sent in
+  // the moment the page connects, or while it reconnects, it would be lost; the text stays).
+  const socketButtons = [document.getElementById("reply-send"), closeButton,
+    extendForm && extendForm.querySelector("button[type=submit]"),
+    ...(controls ? controls.querySelectorAll("button[data-command]") : [])].filter(Boolean);
+  function setConnected(open) {
+    socketButtons.forEach((button) => { button.disabled = !open; });
+    document.body.dataset.live = open ? "1" : "";
+  }
+
   function connect() {
     const scheme = location.protocol === "https:" ? "wss" : "ws";
     saidWidth = viewWidth();
@@ -592,11 +602,11 @@
     socket.onopen = () => {
       retryMs = 500;
       connEl.textContent = "";
-      document.body.dataset.live = "1";
+      setConnected(true);
     };
     socket.onmessage = (msg) => handle(JSON.parse(msg.data));
     socket.onclose = (ev) => {
-      document.body.dataset.live = "";
+      setConnected(false);
       if (ev.code === 4403) {
         connEl.textContent = "not allowed";
         return;
@@ -788,5 +798,7 @@
   if (isConversation && !chat.querySelector("li.first-request")) {
     firstRequest(document.getElementById("run").dataset.task || "");
   }
+  setConnected(false);
+  connEl.textContent = "connecting…";
   connect();
 })();
