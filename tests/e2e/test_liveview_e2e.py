@@ -304,6 +304,7 @@ async def test_a_reply_written_before_the_page_has_connected_is_sent_once_it_has
         await expect(send).to_be_disabled()
         await expect(page.locator("#conn")).to_have_text("connecting…")
         await expect(page.locator("[data-command=stop]")).to_be_disabled()
+        await save(page, "run-connecting.png")
         through.set()
         await send.click()
         await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
