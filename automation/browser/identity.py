@@ -39,12 +39,12 @@ import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field, fields, replace
-from pathlib import Path
 from typing import Any
 
 from playwright.async_api import ElementHandle, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
+from automation.browser.jsparts import joined
 from automation.budget import Budget
 from automation.errors import ActionFailed, ActionInvalid
 from automation.recording.roles import ROLES, check_role
@@ -61,7 +61,10 @@ __all__ = [
     "page_changing",
 ]
 
-IDENTITY_JS = (Path(__file__).with_name("identity.js")).read_text(encoding="utf-8")
+# One closure, its parts put in where identity.js's "// @include <file>" lines stand.
+IDENTITY_JS = joined(
+    "identity.js", ("identity_describe.js", "identity_compare.js", "identity_locate.js")
+)
 IDENTITY_VERSION = 1
 _LOCATE_JS = f"(args) => ({IDENTITY_JS})(null, args)"
 _TEXT_FIELDS = ("role", "kind", "name", "name_base", "aria_label", "name_attr", "id",

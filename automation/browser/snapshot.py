@@ -35,9 +35,9 @@ import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TypeVar
 
+from automation.browser.jsparts import joined
 from automation.budget import Budget
 from automation.errors import ActionInvalid
 from automation.recording.roles import ROLES
@@ -85,28 +85,16 @@ FULL_PASS_SHARE = 0.4
 REDUCED_PASS_SHARE = 0.5
 
 
-# Put into snapshot.js where its "// @include <file>" line stands.
-_INCLUDES = (
+# Put into snapshot.js where its "// @include <file>" line stands: one closure, files of
+# one concept each.
+_PARTS = (
     "snapshot_names.js", "snapshot_lines.js", "snapshot_brief.js", "snapshot_context.js",
     "snapshot_changes.js",
 )  # fmt: skip
 
 
-def _registry_js() -> str:
-    """snapshot.js with each of _INCLUDES in its place: one closure, files of one concept
-    each."""
-    here = Path(__file__).parent
-    main = (here / "snapshot.js").read_text(encoding="utf-8")
-    for name in _INCLUDES:
-        marker = f"    // @include {name}\n"
-        if main.count(marker) != 1:
-            raise RuntimeError(f"snapshot.js must hold the {name} include line once")
-        main = main.replace(marker, (here / name).read_text(encoding="utf-8"))
-    return main
-
-
 # Installs the registry (an expression; also used as the context's init script).
-SNAPSHOT_JS = _registry_js()
+SNAPSHOT_JS = joined("snapshot.js", _PARTS)
 # One snapshot call; the result comes back as one JSON string, which is several times
 # faster to move through Playwright than the same data as a structured value.
 # The document's title comes back with the walk: one round trip to the page, not two.

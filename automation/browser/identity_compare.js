@@ -1,0 +1,218 @@
+// Element identities, comparing: how alike a recorded identity and an element of the
+// page now are, and why not.
+// identity.py puts this file into identity.js where its "@include" line is, inside
+// the one closure: it uses the constants and helpers defined there.
+
+  // Words of a name: "E-mail" and "Email" are one word, case and punctuation ignored.
+  function words(t) {
+    return lower(t).replace(/(\w)[-'’](\w)/g, "$1$2").split(/[^\p{L}\p{N}]+/u).filter(Boolean);
+  }
+
+  // A name as compared: its words, case and punctuation ignored.
+  const key = (t) => words(t).join(" ");
+
+  // Words with their sense: synonyms (and two-word phrases such as "log in") share one.
+  function tokens(t) {
+    const w = words(t);
+    const out = [];
+    for (let i = 0; i < w.length; i++) {
+      const pair = i + 1 < w.length ? `${w[i]} ${w[i + 1]}` : "";
+      if (pair && SENSE.has(pair)) {
+        out.push({ word: pair, sense: SENSE.get(pair) });
+        i++;
+      } else {
+        out.push({ word: w[i], sense: SENSE.get(w[i]) || w[i] });
+      }
+    }
+    return out;
+  }
+
+  // 1 for the same words; a synonym costs a little, an added word little, a dropped one
+  // more, a replaced one a lot ("Save changes" ~ "Save all changes", "Send for approval"
+  // ~ "Submit for approval"; "Save draft" is not "Save", nor "Export CSV" "Export PDF").
+  function textSim(a, b) {
+    if (words(a).join("") === words(b).join("")) return 1; // also: both without words
+    const x = tokens(a);
+    const y = tokens(b);
+    if (!x.length || !y.length) return 0;
+    const ys = new Set(y.map((t) => t.sense));
+    const xs = new Set(x.map((t) => t.sense));
+    const yWords = new Set(y.map((t) => t.word));
+    const missing = x.filter((t) => !ys.has(t.sense)).length;
+    const extra = y.filter((t) => !xs.has(t.sense)).length;
+    const swapped = x.filter((t) => ys.has(t.sense) && !yWords.has(t.word)).length;
+    const replaced = Math.min(missing, extra);
+    const cost = replaced + 0.25 * (extra - replaced) + 0.6 * (missing - replaced) +
+      SWAP * swapped;
+    return Math.max(0, 1 - cost / Math.max(x.length, y.length));
+  }
+
+  // Whether two names share a word (or a synonym of one) other than a common little word.
+  function sharesWord(a, b) {
+    const mine = new Set(tokens(a).map((t) => t.sense).filter((s) => !STOP.has(s)));
+    return tokens(b).some((t) => mine.has(t.sense));
+  }
+
+  // Overlap of the words (row texts, ids split at - _ and case changes).
+  function overlap(a, b) {
+    const x = new Set(words(a.replace(/([a-z])([A-Z])/g, "$1 $2")));
+    const y = new Set(words(b.replace(/([a-z])([A-Z])/g, "$1 $2")));
+    if (!x.size && !y.size) return 1;
+    let both = 0;
+    for (const w of x) if (y.has(w)) both++;
+    return both / (x.size + y.size - both);
+  }
+
+  function lookSim(a, b) {
+    const x = a.split("|");
+    const y = b.split("|");
+    return x.filter((v, i) => v === y[i]).length / x.length;
+  }
+
+  function distance(a, b) {
+    const dx = a[0] + a[2] / 2 - (b[0] + b[2] / 2);
+    const dy = a[1] + a[3] / 2 - (b[1] + b[3] / 2);
+    return Math.sqrt(dx * dx + dy * dy);
+  }
+
+  function sameTestId(id, f) {
+    return Object.entries(id.test_ids || {}).some(([k, v]) => v && f.test_ids[k] === v);
+  }
+
+  // The score (0..1) over what the recorded identity has, and whether the candidate may
+  // be taken at all: a different role or a different name needs an attribute (or, for a
+  // row's checkbox, its row) proving it is the element; a name that was shared at
+  // recording needs its row, card or section; a look-alike that stood beside it at
+  // recording is another element.
+  function judge(id, f, anchors, alike, e) {
+    let got = 0;
+    let total = 0;
+    const add = (weight, sim) => { total += weight; got += weight * sim; };
+    const tests = Object.keys(id.test_ids || {}).length > 0;
+    // Proven by an attribute that was unique at recording and is unique now: a test id,
+    // id or name anchors it outright; a placeholder, label or autocomplete token proves a
+    // renamed element but still yields to a look-alike from its time.
+    const anchored = (anchors.test && sameTestId(id, f)) || (anchors.id && f.id === id.id) ||
+      (anchors.name_attr && f.name_attr === id.name_attr && f.tag === id.tag);
+    const attested = (anchors.placeholder && f.placeholder === id.placeholder) ||
+      (anchors.label && f.label === id.label) ||
+      (anchors.autocomplete && f.autocomplete === id.autocomplete) ||
+      (anchors.target && sameTarget(id, f)) ||
+      (anchors.sole && f.kind === "text" && !contradicts(id, f));
+    const proven = (tests && sameTestId(id, f)) || (id.id && f.id === id.id) ||
+      (id.name_attr && f.name_attr === id.name_attr && f.tag === id.tag) || attested;
+    const name = compareNames(id, f);
+    // A renamed element an attribute proves: its old name says nothing against it.
+    if (name.sim !== null && !(proven && name.sim < MIN_NAME)) add(W.name, name.sim);
+    if (id.role) add(W.role, f.role === id.role ? 1 : 0);
+    add(W.tag, f.tag === id.tag ? 1 : 0);
+    if (id.type || f.type) add(W.type, f.type === id.type ? 1 : 0);
+    if (tests) add(W.test, sameTestId(id, f) ? 1 : 0);
+    if (id.id) add(W.id, f.id === id.id ? 1 : overlap(id.id, f.id) * 0.8);
+    if (id.name_attr) add(W.name_attr, f.name_attr === id.name_attr ? 1 : overlap(id.name_attr, f.name_attr) * 0.8);
+    if (id.placeholder) add(W.placeholder, textSim(id.placeholder, f.placeholder));
+    if (id.label) add(W.label, textSim(id.label, f.label || ""));
+    if (id.autocomplete) add(W.autocomplete, f.autocomplete === id.autocomplete ? 1 : 0);
+    if (id.text) add(W.text, textSim(id.text, f.text));
+    // A row may have become a card and back: compare the text around it either way.
+    const rowSim = id.row ? overlap(id.row, f.row || f.card) : null;
+    const cardSim = !id.row && id.card ? overlap(id.card, f.card || f.row) : null;
+    // The recorded section may be any of the titles it sits under now.
+    const sectionSim = id.section ? Math.max(0, ...f.titles.map((t) => textSim(id.section, t))) : null;
+    if (rowSim !== null || cardSim !== null) add(W.row, rowSim !== null ? rowSim : cardSim);
+    if (sectionSim !== null) add(W.section, sectionSim);
+    if (id.box) add(W.position, Math.exp(-distance(id.box, f.box) / 400));
+    if (id.look) add(W.look, lookSim(id.look, f.look));
+    const why = [];
+    // An attribute may prove a renamed element, or a role within its kind (a link that
+    // became a button), never a different kind of control (a checkbox that became a field).
+    // Its row proves a row's box or field: a row that reads the same, holding one control
+    // of its kind now, as it did at recording.  Only for controls that hold a state: a
+    // button's name says what it does, and the row's one button may do something else now.
+    const kind = kindOfId(id);
+    const rowProof = STATEFUL.has(kind) && kind === f.kind && rowSim !== null &&
+      rowSim >= ROW_PROOF && !!f.row && (!id.row_peers || id.row_peers === 1) &&
+      rowKindCount(e) === 1;
+    // ... or, where the name says the same (or the row proves it), another control of its
+    // kind or family: a filter link that became a button, a tab or a radio button; a
+    // checkbox that became a toggle button.
+    const sameName = name.sim !== null && !name.core && name.sim >= STRONG_NAME;
+    const kindOk = !id.role || f.role === id.role ||
+      (kind === f.kind && (proven || sameName || rowProof)) ||
+      (sameName && familiesOf(kind, id.role).some((x) => familiesOf(f.kind, f.role).includes(x)));
+    if (!kindOk) why.push(`role ${f.role || "none"}`);
+    let needsContext = id.name_count > 1 || !id.name || args.crossing || name.core;
+    if (!proven && id.name && (name.gap || name.sim < MIN_NAME)) {
+      // A name on one side only (or only repeating its row) is no mismatch where the row
+      // proves the element; nor is another wording of a row's checkbox.
+      if (rowProof && (name.gap || kind === "toggle")) needsContext = true;
+      else why.push(`name ${JSON.stringify(f.name)}`);
+    }
+    if (!anchored && alike.has(key(f.name))) why.push(`look-alike ${JSON.stringify(f.name)}`);
+    // A link that leads where the recorded one led does what it did, wherever it sits (the
+    // same link in a sidebar and a header); not a submit: forms posting to one address
+    // differ by what they hold (each row's "Delete").
+    const leadsThere = !id.method && sameTarget(id, f);
+    if (needsContext && !anchored && !attested && !leadsThere) {
+      why.push(...contextMisfits(rowSim, cardSim, sectionSim));
+    }
+    const ok = why.length === 0;
+    return {
+      score: total ? got / total : 0, ok, why,
+      attested: !!(anchored || attested), rowProof: ok && rowProof,
+    };
+  }
+
+  // A name without the count a badge inside the control shows ("Active 1" is "Active"):
+  // counts change with the data, the control stays.
+  const baseName = (x) => x.name_base || x.name;
+
+  function badgeFree(e, name) {
+    if (!name || !e.children.length) return "";
+    let text = ` ${name} `;
+    let found = false;
+    for (const c of e.querySelectorAll("*")) {
+      const t = norm(c.textContent);
+      if (c.children.length || !/^[([]?\d+[)\]]?$/.test(t)) continue;
+      const at = text.lastIndexOf(` ${t} `);
+      if (at < 0) continue;
+      text = text.slice(0, at) + text.slice(at + t.length + 1);
+      found = true;
+    }
+    return found ? norm(text) : "";
+  }
+
+  // What rules out the page's only field being the recorded one: another input type
+  // (email, password, number...), or another autocomplete token.
+  function contradicts(id, f) {
+    const textual = (t) => !t || t === "text" || t === "search";
+    if (!(textual(id.type) && textual(f.type)) && id.type !== f.type) return true;
+    return !!(id.autocomplete && f.autocomplete && id.autocomplete !== f.autocomplete);
+  }
+
+  // How the names compare: sim (null: nothing to compare), gap (one side has no name of its
+  // own: none, or only its row's words) and core (equal only once the row's words are left
+  // out, as "Toggle Todo Buy milk" in the row "Buy milk" is "Toggle Todo": then the row
+  // must match).
+  function compareNames(id, f) {
+    if (!id.name && !f.name) return { sim: null, gap: false, core: false };
+    if (!id.name || !f.name) return { sim: null, gap: true, core: false };
+    const plain = textSim(baseName(id), baseName(f));
+    if (plain >= MIN_NAME) return { sim: plain, gap: false, core: false };
+    const a = nameCore(baseName(id), id.row);
+    const b = nameCore(baseName(f), f.row);
+    if (!a || !b) return { sim: null, gap: true, core: false };
+    const core = textSim(a, b);
+    return core >= MIN_NAME ? { sim: core, gap: false, core: true } : { sim: plain, gap: false, core: false };
+  }
+
+  // A name shared at recording must keep its table row or list item; out of rows, its
+  // card and its section (a card's text alone can be the same in two sections: the same
+  // "Phone" field beside "Email" in the billing and the shipping address).
+  function contextMisfits(rowSim, cardSim, sectionSim) {
+    if (rowSim !== null) return rowSim < MIN_CONTEXT ? ["another row"] : [];
+    const out = [];
+    if (cardSim !== null && cardSim < MIN_CONTEXT) out.push("another card");
+    if (sectionSim !== null && sectionSim < MIN_CONTEXT) out.push("another section");
+    return out;
+  }

@@ -1,0 +1,427 @@
+// Element identities, describing an element: what a step records of the element it
+// acts on (capture).
+// identity.py puts this file into identity.js where its "@include" line is, inside
+// the one closure: it uses the constants and helpers defined there.
+
+  function roots() {
+    const out = [document];
+    for (let i = 0; i < out.length; i++) {
+      for (const e of out[i].querySelectorAll("*")) if (e.shadowRoot) out.push(e.shadowRoot);
+    }
+    return out;
+  }
+
+  function textOf(e) {
+    if (e.tagName === "INPUT" || e.tagName === "TEXTAREA" || e.tagName === "SELECT") return "";
+    return cut(norm(e.innerText || e.textContent || ""), 200);
+  }
+
+  // The row (table row or list item, through shadow roots) an element sits in.  A custom
+  // element with a shadow root of its own, repeated beside others of its tag, is a row
+  // too (a <todo-item> drawing its checkbox and title inside).
+  function rowElOf(e) {
+    for (let n = parentOf(e); n; n = parentOf(n)) {
+      if (n.matches(ROW) || repeatedComponent(n)) return n;
+    }
+    return null;
+  }
+
+  function repeatedComponent(n) {
+    if (!n.shadowRoot || !n.tagName.includes("-") || !n.parentElement) return false;
+    let same = 0;
+    for (const sibling of n.parentElement.children) if (sibling.tagName === n.tagName) same++;
+    return same > 1;
+  }
+
+  // Its row's text as a person reads it: through open shadow roots and slots, without the
+  // element itself, the row's buttons (their words name actions, not the row) and text
+  // that is hidden or only there for screen readers (a checkbox's clipped "Toggle Todo
+  // Buy milk" beside the visible "Buy milk").
+  // The row's text leaves out the element's own label ("Done" beside each box), unless
+  // that label is all the row says (a box labelled by the item's title); and a row that is
+  // all the element's own text (a role=checkbox div holding the title) is that text.
+  function rowOf(e) {
+    const row = rowElOf(e);
+    if (!row) return "";
+    const labels = ownLabels(e);
+    for (const skip of [new Set([e, ...labels]), new Set([e]), new Set()]) {
+      const text = seenText(row, skip);
+      if (words(text).length) return cut(text, 200);
+    }
+    return "";
+  }
+
+  // The elements that label e: its <label>s and what aria-labelledby points at.
+  function ownLabels(e) {
+    const out = e.labels ? Array.from(e.labels) : [];
+    const ids = (e.getAttribute("aria-labelledby") || "").split(/\s+/).filter(Boolean);
+    const root = e.getRootNode();
+    for (const id of ids) {
+      const label = root.getElementById ? root.getElementById(id) : null;
+      if (label && !label.contains(e)) out.push(label);
+    }
+    return out;
+  }
+
+  // skip: a node, or a Set of nodes, left out with what they hold.
+  function seenText(root, skip) {
+    const skipped = skip instanceof Set ? skip : new Set(skip ? [skip] : []);
+    const parts = [];
+    let left = 2000;
+    const walk = (n) => {
+      if (left <= 0 || skipped.has(n)) return;
+      if (n.nodeType === 3) {
+        if (n.data.trim()) {
+          parts.push(n.data);
+          left -= n.data.length;
+        }
+        return;
+      }
+      if (n.nodeType === 1) {
+        if (UNSEEN_TAGS.has(n.tagName) || !shown(n) || srOnly(n)) return;
+        if (n !== root && (n.tagName === "BUTTON" || roleOf(n) === "button")) return;
+        parts.push(" ");
+        if (n.shadowRoot) {
+          for (const c of n.shadowRoot.childNodes) walk(c);
+          return;
+        }
+        if (n.tagName === "SLOT") {
+          const assigned = n.assignedNodes({ flatten: true });
+          for (const c of assigned.length ? assigned : n.childNodes) walk(c);
+          return;
+        }
+      }
+      for (const c of n.childNodes) walk(c);
+    };
+    walk(root);
+    return norm(parts.join(""));
+  }
+
+  // Clipped to a pixel or so: text for screen readers only.
+  function srOnly(n) {
+    const r = n.getBoundingClientRect();
+    if (r.width > 2 || r.height > 2) return false;
+    const s = getComputedStyle(n);
+    return s.overflow === "hidden" || s.clip !== "auto" || s.clipPath !== "none";
+  }
+
+  // How many controls of its kind its row holds, itself included (0: not in a row).
+  function rowKindCount(e) {
+    const row = rowElOf(e);
+    if (!row) return 0;
+    const kind = kindOfEl(e);
+    let count = 0;
+    const walk = (n) => {
+      for (const c of n.children) {
+        if (!shown(c)) continue;
+        if (roleOf(c) && kindOfEl(c) === kind && visible(c)) count++;
+        if (c.shadowRoot) walk(c.shadowRoot);
+        walk(c);
+      }
+    };
+    walk(row.shadowRoot || row);
+    return count;
+  }
+
+  // Rendered, or a box-less wrapper (display: contents) whose children may be.
+  function shown(n) {
+    return visible(n) || getComputedStyle(n).display === "contents";
+  }
+
+  // The words of a name that its row does not already say ("Toggle Todo" of "Toggle Todo
+  // Buy milk" in the row "Buy milk"): what the name adds to the row.
+  function nameCore(name, row) {
+    const inRow = new Set(words(row));
+    return words(name).filter((w) => !inRow.has(w)).join(" ");
+  }
+
+  // Out of table rows and list items, controls repeat per card, tile or column (a kanban
+  // card's "Card actions", a saved card's "Remove") in plain divs.  Their context is the
+  // text of the nearest ancestor with text besides their own and their label, unless that
+  // ancestor is already the list (it holds another control of the same role and name:
+  // we went past the card) or a region (too much text to be one card).
+  function cardOf(e, name, peers) {
+    const own = [textOf(e), name].filter(Boolean);
+    let steps = 0;
+    for (let n = parentOf(e); n && steps < 12; n = parentOf(n), steps++) {
+      if (peers.some((p) => within(n, p))) return "";
+      if ((n.textContent || "").length > 4 * CARD_TEXT) return ""; // cheap, before layout
+      // Through shadow roots: a card may be a custom element drawing its text inside.
+      let text = n.shadowRoot ? seenText(n, null) : norm(n.innerText || "");
+      for (const t of own) text = norm(text.replace(t, " "));
+      if (text.length > CARD_TEXT) return "";
+      if (words(text).length) return cut(text, 200);
+    }
+    return "";
+  }
+
+  // The titles it sits under, nearest first: each labelled group's (its name, else its
+  // first heading), each container's whose first child is a heading or reads as one (a
+  // kanban lane's "Review" div, a card's title), then the nearest heading before it.
+  function titlesOf(e, name) {
+    const out = [];
+    const push = (t) => {
+      const title = cut(norm(t), 120);
+      if (title && !out.includes(title)) out.push(title);
+    };
+    for (let n = parentOf(e); n && out.length < MAX_TITLES; n = parentOf(n)) {
+      push(groupTitle(n) || firstChildTitle(n, e, name));
+    }
+    push(headingBefore(e));
+    return out;
+  }
+
+  function groupTitle(n) {
+    if (!n.matches(GROUP)) return "";
+    const named = nameOf(n);
+    if (named) return named;
+    const heading = n.querySelector(HEADING);
+    return heading ? heading.textContent : "";
+  }
+
+  // A container's first child, as its title: a heading, or short text set bold or larger
+  // than the container's, without controls, and not the element's own label.
+  function firstChildTitle(n, e, name) {
+    const first = n.firstElementChild;
+    if (!first || within(first, e) || first.matches(NOT_TITLE)) return "";
+    const text = norm(first.textContent);
+    if (!text || text.length > TITLE_TEXT || !words(text).length) return "";
+    const label = words(name);
+    if (words(text).every((w) => label.includes(w))) return "";
+    if (first.querySelector(CONTROL) || !visible(first)) return "";
+    if (first.matches(HEADING)) return text;
+    // <div class="title"><strong>Review</strong></div>: the style is the inner element's.
+    const inner = first.children.length === 1 ? first.firstElementChild : null;
+    const styled = inner && norm(inner.textContent) === text ? [first, inner] : [first];
+    return styled.some((t) => looksLikeTitle(t, n)) ? text : "";
+  }
+
+  function looksLikeTitle(t, container) {
+    const s = getComputedStyle(t);
+    const bold = (parseInt(s.fontWeight, 10) || 400) >= 600;
+    return bold || parseFloat(s.fontSize) > 1.1 * parseFloat(getComputedStyle(container).fontSize);
+  }
+
+  function headingBefore(e) {
+    let steps = 0;
+    for (let n = e; n && steps < 200; n = parentOf(n)) {
+      for (let s = n.previousElementSibling; s && steps < 200; s = s.previousElementSibling) {
+        steps++;
+        if (s.matches(HEADING)) return s.textContent;
+        const inner = s.querySelectorAll(HEADING);
+        if (inner.length) return inner[inner.length - 1].textContent;
+      }
+    }
+    return "";
+  }
+
+  // Its section: the first of its titles that none of the controls sharing its role and
+  // name has (what tells it from them), else its nearest title.
+  function sectionOf(titles, peerTitles) {
+    const theirs = new Set(peerTitles.flat().map(lower));
+    return titles.find((t) => !theirs.has(lower(t))) || titles[0] || "";
+  }
+
+  function look(e) {
+    const s = getComputedStyle(e);
+    const r = e.getBoundingClientRect();
+    return [s.backgroundColor, s.color, s.fontSize, s.fontWeight, s.borderRadius,
+      Math.round(r.width / 8), Math.round(r.height / 8)].join("|");
+  }
+
+  function selectorsOf(e) {
+    const root = e.getRootNode();
+    const count = (sel) => {
+      try {
+        return root.querySelectorAll(sel).length;
+      } catch (err) {
+        return 0; // a value this document can't put in a selector
+      }
+    };
+    const unique = (sel) => count(sel) === 1 && root.querySelector(sel) === e;
+    const q = (v) => JSON.stringify(v);
+    const tag = lower(e.tagName);
+    const out = [];
+    const add = (sel) => { if (!out.includes(sel) && unique(sel)) out.push(sel); };
+    for (const attr of TEST_ATTRS) if (e.getAttribute(attr)) add(`[${attr}=${q(e.getAttribute(attr))}]`);
+    if (idOf(e)) add("#" + CSS.escape(idOf(e)));
+    for (const attr of ["aria-label", "name", "placeholder"]) {
+      if (e.getAttribute(attr)) add(`${tag}[${attr}=${q(e.getAttribute(attr))}]`);
+    }
+    // A path, anchored at the nearest ancestor with a unique test id or id.
+    const parts = [];
+    for (let n = e; n && n.nodeType === 1; n = n.parentElement) {
+      if (n !== e) {
+        const tid = n.getAttribute("data-testid");
+        if (tid && count(`[data-testid=${q(tid)}]`) === 1) {
+          parts.unshift(`[data-testid=${q(tid)}]`);
+          break;
+        }
+        if (idOf(n) && count("#" + CSS.escape(idOf(n))) === 1) {
+          parts.unshift("#" + CSS.escape(idOf(n)));
+          break;
+        }
+      }
+      let part = lower(n.tagName);
+      const parent = n.parentElement;
+      if (parent) {
+        const same = Array.from(parent.children).filter((c) => c.tagName === n.tagName);
+        if (same.length > 1) part += `:nth-of-type(${same.indexOf(n) + 1})`;
+      }
+      parts.unshift(part);
+    }
+    add(parts.join(" > "));
+    return out;
+  }
+
+  // What locate compares; peers are the other visible elements with its role and name.
+  function features(e, peers) {
+    const role = roleOf(e);
+    const name = nameOf(e);
+    const r = e.getBoundingClientRect();
+    const tests = {};
+    for (const attr of TEST_ATTRS) if (e.hasAttribute(attr)) tests[attr] = e.getAttribute(attr);
+    const row = rowOf(e);
+    return {
+      role,
+      kind: kindOfEl(e),
+      name,
+      name_base: badgeFree(e, name),
+      aria_label: norm(e.getAttribute("aria-label") || ""),
+      test_ids: tests,
+      name_attr: e.getAttribute("name") || "",
+      id: idOf(e),
+      placeholder: norm(e.getAttribute("placeholder") || ""),
+      label: labelOf(e),
+      autocomplete: autocompleteOf(e),
+      type: lower(e.getAttribute("type")),
+      tag: lower(e.tagName),
+      text: textOf(e),
+      ...targetOf(e),
+      row,
+      card: row ? "" : cardOf(e, name, peers),
+      titles: titlesOf(e, name), // not kept: the section is chosen from them
+      box: [r.left + scrollX, r.top + scrollY, r.width, r.height].map((v) => Math.round(v)),
+      look: look(e),
+    };
+  }
+
+  // Where a link or a submit leads: the link's address, or the address its form posts
+  // (or gets) to, with the method.  Empty for other elements.
+  function targetOf(e) {
+    const tag = e.tagName;
+    if ((tag === "A" || tag === "AREA") && e.hasAttribute("href")) {
+      // A link to this very page (a fragment, "#", a script) leads nowhere it can be told by.
+      const here = location.href.split("#")[0];
+      const web = /^https?:$/.test(e.protocol || "");
+      return { target: web && e.href.split("#")[0] !== here ? e.href : "", method: "" };
+    }
+    const submits = (tag === "BUTTON" && lower(e.getAttribute("type") || "submit") === "submit") ||
+      (tag === "INPUT" && ["submit", "image"].includes(lower(e.getAttribute("type"))));
+    if (!submits || !e.form) return { target: "", method: "" };
+    const form = e.form;
+    const action = e.getAttribute("formaction") || form.getAttribute("action") || "";
+    const method = e.getAttribute("formmethod") || form.getAttribute("method") || "get";
+    try {
+      return { target: new URL(action, document.baseURI).href, method: lower(method) };
+    } catch (err) {
+      return { target: "", method: "" };
+    }
+  }
+
+  // Whether a candidate leads where the recorded element led: the same address (its path,
+  // and its fragment when either has one; the recorded query's parameters, and others
+  // besides), and the same method.
+  function sameTarget(id, f) {
+    if (!id.target || !f.target) return false;
+    if ((id.method || "") !== (f.method || "")) return false;
+    let a;
+    let b;
+    try {
+      a = new URL(id.target);
+      b = new URL(f.target);
+    } catch (err) {
+      return false;
+    }
+    const path = (u) => u.pathname.replace(/\/+$/, "") || "/";
+    if (a.origin !== b.origin || path(a) !== path(b) || a.hash !== b.hash) return false;
+    for (const [k, v] of a.searchParams) if (b.searchParams.get(k) !== v) return false;
+    return true;
+  }
+
+  function describe(e, all) {
+    const peers = peersOf(e, all);
+    const f = features(e, peers);
+    f.section = sectionOf(f.titles, peers.map((p) => titlesOf(p, nameOf(p))));
+    delete f.titles;
+    f.selectors = selectorsOf(e);
+    f.name_count = f.name ? peers.length + (visible(e) ? 1 : 0) : 0;
+    f.alike = alikeOf(e, f, all);
+    f.row_peers = rowKindCount(e);
+    f.unique = uniqueOf(e, f, all);
+    return f;
+  }
+
+  // The text of the <label>s of a form control.
+  function labelOf(e) {
+    const labels = e.labels ? Array.from(e.labels) : [];
+    return cut(norm(labels.map((l) => l.innerText || l.textContent || "").join(" ")), 120);
+  }
+
+  // An autocomplete token says what a field is for ("email", "new-password"); on/off don't.
+  function autocompleteOf(e) {
+    const value = lower(norm(e.getAttribute("autocomplete") || ""));
+    return value === "on" || value === "off" ? "" : value;
+  }
+
+  // Which of its placeholder, label and autocomplete no other visible element has: each
+  // such one picks it out (and, if it still does at replay, anchors it).
+  function uniqueOf(e, f, all) {
+    const out = [];
+    // Whether no other visible element has it: the page's elements are asked whether they
+    // are visible (a layout query each) only when there is something to compare.
+    let shown = null;
+    const none = (fn) => !(shown ||= all.filter((o) => o !== e && visible(o))).some(fn);
+    if (f.placeholder && none((o) => norm(o.getAttribute("placeholder") || "") === f.placeholder)) {
+      out.push("placeholder");
+    }
+    if (f.label && none((o) => o.labels && o.labels.length && labelOf(o) === f.label)) {
+      out.push("label");
+    }
+    if (f.autocomplete && none((o) => autocompleteOf(o) === f.autocomplete)) {
+      out.push("autocomplete");
+    }
+    // The page's only field: the todo app's one text box, whatever it is called.
+    if (f.kind === "text" && none((o) => roleOf(o) && kindOfEl(o) === "text")) {
+      out.push("sole");
+    }
+    return out;
+  }
+
+  function peersOf(e, all) {
+    const role = roleOf(e);
+    const name = nameOf(e);
+    return all.filter((o) => o !== e && roleOf(o) === role && nameOf(o) === name && visible(o));
+  }
+
+  // Controls of its kind whose names share a word with its name ("Archive all read" beside
+  // "Archive"), the most similar first: if it goes, replay must not take one for it.
+  // (A shared word, not a textSim floor: textSim gives 0.5 to "Bold" / "Hiring plan 2025".)
+  function alikeOf(e, f, all) {
+    const kind = f.kind;
+    if (!f.name || !kind) return [];
+    const mine = key(f.name);
+    const found = new Map();
+    for (const o of all) {
+      const role = roleOf(o);
+      if (o === e || !role || kindOfEl(o) !== kind) continue;
+      const name = nameOf(o);
+      const k = key(name);
+      if (!k || k === mine || found.has(k)) continue;
+      if (sharesWord(f.name, name) && visible(o)) found.set(k, { name, sim: textSim(f.name, name) });
+    }
+    return Array.from(found.values()).sort((a, b) => b.sim - a.sim)
+      .slice(0, MAX_ALIKE).map((a) => a.name);
+  }
+
+  const elements = (rs) => rs.flatMap((r) => Array.from(r.querySelectorAll("*")));
