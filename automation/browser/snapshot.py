@@ -88,8 +88,8 @@ REDUCED_PASS_SHARE = 0.5
 # Put into snapshot.js where its "// @include <file>" line stands: one closure, files of
 # one concept each.
 _PARTS = (
-    "snapshot_names.js", "snapshot_lines.js", "snapshot_brief.js", "snapshot_context.js",
-    "snapshot_changes.js",
+    "snapshot_names.js", "snapshot_lines.js", "snapshot_brief.js", "snapshot_roles.js",
+    "snapshot_context.js", "snapshot_reduced.js", "snapshot_changes.js",
 )  # fmt: skip
 
 
