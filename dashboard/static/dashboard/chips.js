@@ -100,5 +100,12 @@
     return nodes;
   }
 
-  window.tabwrightChips = { reply: reply };
+  // An action or a step in words, as the server tells it (automation/wording.py: one
+  // wording for every page); an event stored before it said so, by its action's name.
+  function wordsOf(e, name) {
+    return e.words || { verb: name, target: "", detail: "", text: name };
+  }
+
+  // el and wordsOf: for the run page's other scripts, which draw the same way.
+  window.tabwrightChips = { reply: reply, el: el, wordsOf: wordsOf };
 })();

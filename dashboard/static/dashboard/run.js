@@ -5,7 +5,6 @@
   // From a data attribute, not an inline script: the Content-Security-Policy allows none.
   const runId = Number(document.getElementById("run").dataset.runId);
   const chat = document.getElementById("chat");
-  const steps = document.getElementById("steps");
   const shot = document.getElementById("shot");
   const statusEl = document.getElementById("status");
   const reasonEl = document.getElementById("status-reason");
@@ -15,11 +14,8 @@
   const controls = document.getElementById("controls");
   const saveForm = document.getElementById("save-scenario");
   const extendForm = document.getElementById("extend");
-  const live = document.getElementById("live");
   const liveFrame = document.getElementById("live-frame");
   const liveUrl = document.getElementById("live-url");
-  const liveHint = document.getElementById("live-hint");
-  const checkThis = document.getElementById("check-this");
   const isOwner = !!controls;
   // An agent run is a conversation: the person may write at any time, and after the work
   // of a message is done its tab stays open for a while (then closed; a message restores it).
@@ -31,16 +27,10 @@
   let session = sessionEl ? sessionEl.dataset.session : "";
   const unread = []; // the person's messages the model has not read yet, oldest first
   let stretchUsage = 0; // tokens of the current message's work
-  let stepStretch = 1; // the stretch of the last step drawn
   const FINAL = new Set(["succeeded", "failed", "stopped"]);
   const NOT_STARTED = new Set(["queued", "pending"]); // no browser yet: nothing to pause
-  const NAMED_KEYS = new Set(["Enter", "Tab", "Escape", "Backspace", "Delete", "ArrowUp",
-    "ArrowDown", "ArrowLeft", "ArrowRight", "Home", "End", "PageUp", "PageDown"]);
   let status = "";
-  let frameSize = null; // CSS px of the run's viewport, from the latest frame
-  let saidWidth = 0; // device px the picture is shown at, as told to the server
   let wantTakeover = false;
-  let checking = false; // the next click on the picture records a check instead
   let lastSeq = 0;
   let socket = null;
   let retryMs = 500;
@@ -56,20 +46,10 @@
   const clockOffsetMs = Number(document.getElementById("run").dataset.nowMs || Date.now()) -
     Date.now();
   const actionRows = {}; // step index -> <li> in the chat
-  const stepRows = {}; // step index -> <li> in the step list
 
-  function el(tag, cls, text) {
-    const node = document.createElement(tag);
-    if (cls) node.className = cls;
-    if (text !== undefined) node.textContent = text;
-    return node;
-  }
+  const { el, wordsOf } = window.tabwrightChips;
+  const panels = window.tabwrightRunPanels(isConversation);
 
-  function sizeText(bytes) {
-    if (bytes < 1024) return bytes + " bytes";
-    if (bytes < 1024 * 1024) return (bytes / 1024).toFixed(1) + " KB";
-    return (bytes / 1024 / 1024).toFixed(1) + " MB";
-  }
 
   function addChat(cls, label, text) {
     const li = el("li", "msg " + cls);
@@ -171,12 +151,6 @@
     return li;
   }
 
-  // An action or a step in words, as the server tells it (automation/wording.py: one
-  // wording for every page); an event stored before it said so, by its action's name.
-  function wordsOf(e, name) {
-    return e.words || { verb: name, target: "", detail: "", text: name };
-  }
-
   // A macro's steps, folded under its action: each with its own outcome.
   function macroSteps(e) {
     const details = el("details", "macro");
@@ -195,12 +169,6 @@
     });
     details.appendChild(list);
     return details;
-  }
-
-  function setChecking(on) {
-    checking = on;
-    if (checkThis) checkThis.setAttribute("aria-pressed", on ? "true" : "false");
-    live.classList.toggle("checking", on);
   }
 
   // The data the run ended in (a run given an output schema): as text, never as HTML.
@@ -231,11 +199,7 @@
     if (saveForm) saveForm.hidden = !FINAL.has(status); // a run is saved once it ended
     if (extendForm) extendForm.hidden = !(status === "paused" && /^round_cap/.test(reason || ""));
     const takeover = isOwner && status === "paused";
-    live.classList.toggle("takeover", takeover);
-    live.tabIndex = takeover ? 0 : -1;
-    liveHint.hidden = !takeover;
-    if (!takeover) setChecking(false);
-    if (takeover && wantTakeover) live.focus();
+    view.setTakeover(takeover, wantTakeover);
     if (status !== "paused" && status !== "running") wantTakeover = false;
     if (status !== "running") endAllWaits(); // no answer is coming while paused or ended
     if (FINAL.has(status) && shot.getAttribute("src")) {
@@ -410,44 +374,6 @@
       li.querySelector(".body").textContent = words + " — " + detail + " (" + e.duration_ms + " ms)";
       if (e.steps) li.appendChild(macroSteps(e));
     },
-    "step.recorded": (e) => {
-      if (isConversation && (e.stretch || 1) !== stepStretch && !stepRows[e.index]) {
-        stepStretch = e.stretch || 1;
-        steps.appendChild(el("li", "stretch-divider", "request " + stepStretch));
-      }
-      const li = el("li", "step " + (e.ok ? "ok" : "failed") + (e.action === "expect" ? " check" : ""));
-      li.dataset.index = e.index;
-      const words = wordsOf(e, e.action);
-      li.appendChild(el("span", "step-action", words.verb));
-      li.appendChild(el("span", "step-target", words.target || words.detail.trim()));
-      if (e.duration_ms) li.appendChild(el("span", "step-ms hint", e.duration_ms + " ms"));
-      if (e.selector) li.appendChild(el("code", "step-selector", e.selector));
-      if (e.by === "person") li.appendChild(el("span", "step-by", "by the person"));
-      if (e.by === "mcp") li.appendChild(el("span", "step-by", "by the MCP client"));
-      if (e.call) li.appendChild(el("span", "step-by", "in " + e.call)); // a called scenario's step
-      if (!e.ok && e.error) li.appendChild(el("span", "error", e.error.message));
-      const before = stepRows[e.index]; // a replayed step tried again after a pause
-      if (before) steps.replaceChild(li, before);
-      else steps.appendChild(li);
-      stepRows[e.index] = li;
-    },
-    // How replay found the step's element, and what it healed or why it needs a person.
-    "replay.step": (e) => {
-      const li = stepRows[e.row ?? e.index]; // row: the run's step of a called scenario's step
-      if (!li) return;
-      if (e.status === "skipped") li.className = "step skipped";
-      let text = e.status === "skipped" ? "done by the person" : "";
-      if (e.strategy === "person") text = "done by the person";
-      else if (e.strategy) {
-        text = "found by " + e.strategy + (e.score !== null ? " (" + e.score.toFixed(3) + ")" : "");
-      }
-      if (e.heal) text += "; " + (e.heal === "confident" ? "healed" : "change proposed") +
-        ": " + e.changes.join("; ");
-      (e.candidates || []).forEach((c) => {
-        text += "; candidate " + c.role + ' "' + c.name + '" ' + c.score;
-      });
-      if (text) li.appendChild(el("span", "replay-note hint", text));
-    },
     "replay.handler_proposed": (e) => {
       const did = (e.words || (e.steps || []).map((s) => s.action)).join(", then ");
       const li = addChat("note handler-proposed", "handler", "'" + e.name + "' covered step " +
@@ -463,6 +389,9 @@
       form.querySelector("[name=seq]").value = e.seq;
       li.appendChild(form);
     },
+    "step.recorded": (e) => panels.step(e),
+    // How replay found the step's element, and what it healed or why it needs a person.
+    "replay.step": (e) => panels.replayStep(e),
     "checks.proposed": (e) => {
       const n = e.checks.length;
       addChat("note", "checks", count(n, "check") + " of the final page proposed: tick " +
@@ -475,50 +404,12 @@
         frameDrawn();
         return;
       }
-      frameSize = { width: e.width, height: e.height };
-      if (e.width > 0 && e.height > 0) {
-        liveFrame.style.setProperty("--tab-width", e.width + "px");
-        liveFrame.style.setProperty("--tab-ratio", String(e.width / e.height));
-      }
-      liveFrame.src = "data:image/jpeg;base64," + e.jpeg;
-      liveFrame.hidden = false;
+      view.draw(e);
       shot.hidden = true;
-      if (e.url) liveUrl.textContent = e.url;
     },
-    "page.problem": (e) => {
-      const box = document.getElementById("problems");
-      const list = document.getElementById("problem-list");
-      box.hidden = false;
-      const li = el("li", "problem " + e.kind);
-      li.appendChild(el("span", "problem-kind", e.kind === "request" ? "request" :
-        e.kind === "pageerror" ? "uncaught" : e.kind));
-      li.appendChild(el("span", "problem-text", e.text));
-      if (e.page_url) li.title = "on " + e.page_url + (e.url ? "\nat " + e.url : "");
-      list.appendChild(li);
-      if (e.kind !== "summary") {
-        const count = document.getElementById("problem-count");
-        count.textContent = String(Number(count.textContent) + 1);
-      }
-    },
-    files: (e) => {
-      // Kept when a stretch of work or the session ends (not stored as an event).
-      const list = document.getElementById("file-list");
-      list.replaceChildren();
-      for (const file of e.files) {
-        const li = el("li");
-        const link = el("a", "", file.name);
-        link.href = file.url;
-        link.download = "";
-        li.appendChild(link);
-        const about = sizeText(file.size_bytes) +
-          (file.kind === "trace" ? " · open with playwright show-trace" : "");
-        li.appendChild(document.createTextNode(" "));
-        li.appendChild(el("span", "hint", about));
-        list.appendChild(li);
-      }
-      document.getElementById("file-count").textContent = String(e.files.length);
-      document.getElementById("files").hidden = e.files.length === 0;
-    },
+    "page.problem": (e) => panels.problem(e),
+    // Kept when a stretch of work or the session ends (not stored as an event).
+    files: (e) => panels.files(e.files),
     "input.result": (e) => {
       if (!e.ok) addChat("note failed", "error", e.error.code + ": " + e.error.message);
       else if (/^expect /.test(e.done || "")) addChat("note", "check", e.done); // a Check this
@@ -528,17 +419,7 @@
       if (e.url) liveUrl.textContent = e.url;
       shot.hidden = !liveFrame.hidden && !FINAL.has(status);
       if (!shot.hidden) liveFrame.hidden = true;
-      const li = stepRows[e.step_index];
-      if (li && !li.querySelector("img")) {
-        const a = el("a");
-        a.href = e.src;
-        a.target = "_blank";
-        const img = el("img", "thumb");
-        img.src = e.src;
-        img.alt = "after step " + e.step_index;
-        a.appendChild(img);
-        li.appendChild(a);
-      }
+      panels.thumbnail(e.step_index, e.src);
     },
     "run.paused": (e) => {
       setStatus("paused", e.reason + (e.detail ? ": " + e.detail : ""));
@@ -596,9 +477,8 @@
 
   function connect() {
     const scheme = location.protocol === "https:" ? "wss" : "ws";
-    saidWidth = viewWidth();
     socket = new WebSocket(scheme + "://" + location.host + "/ws/runs/" + runId + "/?after=" +
-      lastSeq + "&width=" + saidWidth);
+      lastSeq + "&width=" + view.widthToSay());
     socket.onopen = () => {
       retryMs = 500;
       connEl.textContent = "";
@@ -637,7 +517,7 @@
       const cmd = ev.target.dataset && ev.target.dataset.command;
       if (cmd === "takeover") {
         wantTakeover = true;
-        if (status === "paused") live.focus();
+        if (status === "paused") view.focus();
         else send("pause");
       } else if (cmd) {
         send(cmd);
@@ -652,137 +532,16 @@
     });
   }
 
-  // -- the live view: frames in, and while paused the person's input out ----------------
+  // -- the live view: its frames come on the socket, the person's input goes on it -------
   // The socket sends the next frame once the page has taken the last one.
   function frameDrawn() {
     if (socket && socket.readyState === WebSocket.OPEN) {
       socket.send(JSON.stringify({ command: "frame.ack" }));
     }
   }
-  liveFrame.addEventListener("load", frameDrawn);
+  const view = window.tabwrightLiveView(sendJson, frameDrawn,
+    () => !!socket && socket.readyState === WebSocket.OPEN);
 
-  function takingOver() {
-    return live.classList.contains("takeover") && frameSize !== null && !liveFrame.hidden;
-  }
-
-  // Where on the tab a point of the picture is: the picture is drawn smaller or larger
-  // than the tab (inside its border), always with the tab's shape.
-  function pagePoint(ev) {
-    const box = liveFrame.getBoundingClientRect();
-    const left = box.left + liveFrame.clientLeft;
-    const top = box.top + liveFrame.clientTop;
-    return {
-      x: Math.round(((ev.clientX - left) * frameSize.width) / liveFrame.clientWidth),
-      y: Math.round(((ev.clientY - top) * frameSize.height) / liveFrame.clientHeight),
-    };
-  }
-
-  // How wide the picture is shown, in device pixels, rounded up to 160s (a small change of
-  // the page's width asks for nothing new): the frames are sent no larger.
-  function viewWidth() {
-    const px = live.clientWidth * (window.devicePixelRatio || 1);
-    return px > 0 ? Math.ceil(px / 160) * 160 : 0;
-  }
-  function sayWidth() {
-    const width = viewWidth();
-    if (width !== saidWidth && socket && socket.readyState === WebSocket.OPEN) {
-      saidWidth = width;
-      sendJson({ command: "view", width: width });
-    }
-  }
-  // Said once the size stays put a moment: a window dragged wider asks once, not at
-  // every step (each new size starts the cast again).
-  let resizing = null;
-  if (window.ResizeObserver) {
-    new ResizeObserver(() => {
-      clearTimeout(resizing);
-      resizing = setTimeout(sayWidth, 250);
-    }).observe(live);
-  }
-
-  // Enlarge: the picture as large as the page allows (a choice kept for the next run page).
-  const sizeButton = document.getElementById("live-size");
-  const WIDE_KEY = "tabwright.liveWide";
-  function setWide(on) {
-    document.body.classList.toggle("live-wide", on);
-    sizeButton.setAttribute("aria-pressed", on ? "true" : "false");
-    sizeButton.textContent = on ? "Smaller" : "Enlarge";
-    try {
-      localStorage.setItem(WIDE_KEY, on ? "1" : "");
-    } catch (e) {
-      // Storage may be off: the choice lasts for this page only.
-    }
-  }
-  sizeButton.addEventListener("click", () => {
-    setWide(!document.body.classList.contains("live-wide"));
-    if (document.body.classList.contains("live-wide")) {
-      sizeButton.closest(".card").scrollIntoView({ block: "start" });
-    }
-  });
-  try {
-    if (localStorage.getItem(WIDE_KEY) === "1") setWide(true);
-  } catch (e) {
-    // As above.
-  }
-
-  let typed = "";
-  let typedTimer = null;
-  function flushTyping() {
-    clearTimeout(typedTimer);
-    typedTimer = null;
-    if (typed) sendJson({ command: "input", kind: "type", text: typed });
-    typed = "";
-  }
-
-  if (checkThis) checkThis.addEventListener("click", () => setChecking(!checking));
-  liveFrame.addEventListener("click", (ev) => {
-    if (!takingOver()) return;
-    live.focus();
-    flushTyping();
-    if (checking) { // record a check of what is there; nothing is clicked
-      setChecking(false);
-      sendJson(Object.assign({ command: "input", kind: "check" }, pagePoint(ev)));
-      return;
-    }
-    sendJson(Object.assign({ command: "input", kind: "click", clicks: ev.detail === 2 ? 2 : 1 },
-      pagePoint(ev)));
-  });
-  liveFrame.addEventListener("contextmenu", (ev) => {
-    if (!takingOver()) return;
-    ev.preventDefault();
-    sendJson(Object.assign({ command: "input", kind: "click", button: "right" }, pagePoint(ev)));
-  });
-  let wheel = null;
-  liveFrame.addEventListener("wheel", (ev) => {
-    if (!takingOver()) return;
-    ev.preventDefault();
-    if (wheel) {
-      wheel.dx += ev.deltaX;
-      wheel.dy += ev.deltaY;
-      return;
-    }
-    wheel = Object.assign({ command: "input", kind: "scroll", dx: ev.deltaX, dy: ev.deltaY },
-      pagePoint(ev));
-    setTimeout(() => {
-      sendJson(wheel);
-      wheel = null;
-    }, 120);
-  }, { passive: false });
-  live.addEventListener("keydown", (ev) => {
-    if (!takingOver()) return;
-    const chord = ev.ctrlKey || ev.altKey || ev.metaKey;
-    if (ev.key.length === 1 && !chord) {
-      typed += ev.key;
-      if (!typedTimer) typedTimer = setTimeout(flushTyping, 80);
-    } else if (NAMED_KEYS.has(ev.key) || (ev.key.length === 1 && chord)) {
-      flushTyping();
-      const modifiers = ["Alt", "Control", "Meta", "Shift"].filter((m) => ev.getModifierState(m));
-      sendJson({ command: "input", kind: "key", key: ev.key, modifiers: modifiers });
-    } else {
-      return;
-    }
-    ev.preventDefault();
-  });
   if (replyForm) {
     replyForm.addEventListener("submit", (ev) => {
       ev.preventDefault();

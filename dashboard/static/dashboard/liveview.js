@@ -1,0 +1,183 @@
+// The run page's live view (run.js makes it): the picture of the run's tab, drawn as its
+// frames come and as large as the person chose (Enlarge), and, while the person has the
+// tab (a paused run of theirs), their clicks, scrolls, keys and checks sent to it.
+(function () {
+  "use strict";
+  const NAMED_KEYS = new Set(["Enter", "Tab", "Escape", "Backspace", "Delete", "ArrowUp",
+    "ArrowDown", "ArrowLeft", "ArrowRight", "Home", "End", "PageUp", "PageDown"]);
+  const WIDE_KEY = "tabwright.liveWide";
+
+  // send(message): a message on the run's socket (the page says so when it is not open);
+  // drawn(): the picture took the last frame (the socket sends the next one then);
+  // isOpen(): whether the socket is open now.
+  window.tabwrightLiveView = function (send, drawn, isOpen) {
+    const live = document.getElementById("live");
+    const liveFrame = document.getElementById("live-frame");
+    const liveUrl = document.getElementById("live-url");
+    const liveHint = document.getElementById("live-hint");
+    const checkThis = document.getElementById("check-this");
+    const sizeButton = document.getElementById("live-size");
+    let frameSize = null; // CSS px of the run's viewport, from the latest frame
+    let saidWidth = 0; // device px the picture is shown at, as told to the server
+    let checking = false; // the next click on the picture records a check instead
+
+    liveFrame.addEventListener("load", drawn);
+
+    function setChecking(on) {
+      checking = on;
+      if (checkThis) checkThis.setAttribute("aria-pressed", on ? "true" : "false");
+      live.classList.toggle("checking", on);
+    }
+
+    function takingOver() {
+      return live.classList.contains("takeover") && frameSize !== null && !liveFrame.hidden;
+    }
+
+    // Where on the tab a point of the picture is: the picture is drawn smaller or larger
+    // than the tab (inside its border), always with the tab's shape.
+    function pagePoint(ev) {
+      const box = liveFrame.getBoundingClientRect();
+      const left = box.left + liveFrame.clientLeft;
+      const top = box.top + liveFrame.clientTop;
+      return {
+        x: Math.round(((ev.clientX - left) * frameSize.width) / liveFrame.clientWidth),
+        y: Math.round(((ev.clientY - top) * frameSize.height) / liveFrame.clientHeight),
+      };
+    }
+
+    // How wide the picture is shown, in device pixels, rounded up to 160s (a small change
+    // of the page's width asks for nothing new): the frames are sent no larger.
+    function viewWidth() {
+      const px = live.clientWidth * (window.devicePixelRatio || 1);
+      return px > 0 ? Math.ceil(px / 160) * 160 : 0;
+    }
+    function sayWidth() {
+      const width = viewWidth();
+      if (width !== saidWidth && isOpen()) {
+        saidWidth = width;
+        send({ command: "view", width: width });
+      }
+    }
+    // Said once the size stays put a moment: a window dragged wider asks once, not at
+    // every step (each new size starts the cast again).
+    let resizing = null;
+    if (window.ResizeObserver) {
+      new ResizeObserver(() => {
+        clearTimeout(resizing);
+        resizing = setTimeout(sayWidth, 250);
+      }).observe(live);
+    }
+
+    // Enlarge: the picture as large as the page allows (a choice kept for the next run page).
+    function setWide(on) {
+      document.body.classList.toggle("live-wide", on);
+      sizeButton.setAttribute("aria-pressed", on ? "true" : "false");
+      sizeButton.textContent = on ? "Smaller" : "Enlarge";
+      try {
+        localStorage.setItem(WIDE_KEY, on ? "1" : "");
+      } catch (e) {
+        // Storage may be off: the choice lasts for this page only.
+      }
+    }
+    sizeButton.addEventListener("click", () => {
+      setWide(!document.body.classList.contains("live-wide"));
+      if (document.body.classList.contains("live-wide")) {
+        sizeButton.closest(".card").scrollIntoView({ block: "start" });
+      }
+    });
+    try {
+      if (localStorage.getItem(WIDE_KEY) === "1") setWide(true);
+    } catch (e) {
+      // As above.
+    }
+
+    let typed = "";
+    let typedTimer = null;
+    function flushTyping() {
+      clearTimeout(typedTimer);
+      typedTimer = null;
+      if (typed) send({ command: "input", kind: "type", text: typed });
+      typed = "";
+    }
+
+    if (checkThis) checkThis.addEventListener("click", () => setChecking(!checking));
+    liveFrame.addEventListener("click", (ev) => {
+      if (!takingOver()) return;
+      live.focus();
+      flushTyping();
+      if (checking) { // record a check of what is there; nothing is clicked
+        setChecking(false);
+        send(Object.assign({ command: "input", kind: "check" }, pagePoint(ev)));
+        return;
+      }
+      send(Object.assign({ command: "input", kind: "click", clicks: ev.detail === 2 ? 2 : 1 },
+        pagePoint(ev)));
+    });
+    liveFrame.addEventListener("contextmenu", (ev) => {
+      if (!takingOver()) return;
+      ev.preventDefault();
+      send(Object.assign({ command: "input", kind: "click", button: "right" }, pagePoint(ev)));
+    });
+    let wheel = null;
+    liveFrame.addEventListener("wheel", (ev) => {
+      if (!takingOver()) return;
+      ev.preventDefault();
+      if (wheel) {
+        wheel.dx += ev.deltaX;
+        wheel.dy += ev.deltaY;
+        return;
+      }
+      wheel = Object.assign({ command: "input", kind: "scroll", dx: ev.deltaX, dy: ev.deltaY },
+        pagePoint(ev));
+      setTimeout(() => {
+        send(wheel);
+        wheel = null;
+      }, 120);
+    }, { passive: false });
+    live.addEventListener("keydown", (ev) => {
+      if (!takingOver()) return;
+      const chord = ev.ctrlKey || ev.altKey || ev.metaKey;
+      if (ev.key.length === 1 && !chord) {
+        typed += ev.key;
+        if (!typedTimer) typedTimer = setTimeout(flushTyping, 80);
+      } else if (NAMED_KEYS.has(ev.key) || (ev.key.length === 1 && chord)) {
+        flushTyping();
+        const modifiers = ["Alt", "Control", "Meta", "Shift"].filter((m) => ev.getModifierState(m));
+        send({ command: "input", kind: "key", key: ev.key, modifiers: modifiers });
+      } else {
+        return;
+      }
+      ev.preventDefault();
+    });
+
+    return {
+      // A frame of the tab: drawn at the tab's shape, with the address it shows.
+      draw(e) {
+        frameSize = { width: e.width, height: e.height };
+        if (e.width > 0 && e.height > 0) {
+          liveFrame.style.setProperty("--tab-width", e.width + "px");
+          liveFrame.style.setProperty("--tab-ratio", String(e.width / e.height));
+        }
+        liveFrame.src = "data:image/jpeg;base64," + e.jpeg;
+        liveFrame.hidden = false;
+        if (e.url) liveUrl.textContent = e.url;
+      },
+      // The width to ask frames for as the socket (re)connects: said with it.
+      widthToSay() {
+        saidWidth = viewWidth();
+        return saidWidth;
+      },
+      // The person has the tab (or no longer has it); focus: they asked to take it over.
+      setTakeover(on, focus) {
+        live.classList.toggle("takeover", on);
+        live.tabIndex = on ? 0 : -1;
+        liveHint.hidden = !on;
+        if (!on) setChecking(false);
+        if (on && focus) live.focus();
+      },
+      focus() {
+        live.focus();
+      },
+    };
+  };
+})();
