@@ -1,5 +1,5 @@
-"""What the OpenAI-compatible planner's tests share: a request, a key that must never
-leak, a sink for streamed tokens, and a transport that hands bodies on in tiny slices."""
+"""What the model clients' tests share: a request, a key that must never leak, a sink
+for streamed tokens, and a transport that hands bodies on in tiny slices."""
 
 from __future__ import annotations
 

@@ -16,6 +16,7 @@ from automation.llm.anthropic import ANTHROPIC_VERSION, AnthropicPlanner, shape_
 from automation.llm.base import ChatMessage, PlannerRequest
 from automation.llm.tools import action_tag
 from tests import fakellm
+from tests.automation.llm.exchange import TokenSink
 from tests.fakellm import CHUNK_CHARS, Reply, ScriptedLLMServer
 from tests.net import free_port
 
@@ -37,16 +38,6 @@ def make_request(*, actions: bool = False) -> PlannerRequest:
         ],
         actions=[ACTIONS["click"], ACTIONS["fill"]] if actions else [],
     )
-
-
-class TokenSink:
-    def __init__(self) -> None:
-        self.pieces: list[str] = []
-        self.first = asyncio.Event()
-
-    async def __call__(self, piece: str) -> None:
-        self.pieces.append(piece)
-        self.first.set()
 
 
 @pytest.fixture
