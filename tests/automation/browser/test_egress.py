@@ -10,13 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import socket
-import threading
 import uuid
-from collections.abc import AsyncIterator, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -27,111 +24,15 @@ from playwright.async_api import Error as PlaywrightError
 
 from automation import BrowserSession, Tab, UrlPolicy
 from automation.browser.config import CHROMIUM, HEADLESS_SHELL, QUIET_CHROMIUM_ARGS
-from automation.browser.egress import EgressProxy
 from automation.browser.launch import chromium_sandbox
 from automation.errors import BrowserError
+from tests.automation.browser import counting
+from tests.automation.browser.counting import Counting
 from tests.automation.browser.test_url_guard import until
 from tests.conftest import browser_config
 
-PIXEL_GIF = bytes.fromhex(
-    "47494638396101000100800000000000ffffff21f90401000000002c00000000010001000002024401003b"
-)
-WORKER_JS = b"""
-onmessage = async (e) => {
-  try { const r = await fetch(e.data); postMessage("status " + r.status); }
-  catch (err) { postMessage("error " + err); }
-};
-"""
-FILES: dict[str, tuple[str, bytes]] = {
-    "/blank": ("text/html", b"<!doctype html><title>blank</title><p>blank</p>"),
-    "/pixel.gif": ("image/gif", PIXEL_GIF),
-    "/script.js": ("text/javascript", b"window.scriptRan = (window.scriptRan || 0) + 1;"),
-    "/style.css": ("text/css", b"#styled { color: rgb(1, 2, 3); }"),
-    "/worker.js": ("text/javascript", WORKER_JS),
-    "/data": ("application/json", b'{"ok": true}'),
-    "/frame": ("text/html", b"<!doctype html><p id=inner>framed</p>"),
-}
-
-
-class Counting(ThreadingHTTPServer):
-    """A loopback server that counts every connection it accepts and every request."""
-
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.connections = 0
-        self.requests: list[tuple[str, str]] = []  # (method, path)
-        self.hosts: list[str] = []  # the Host header of each request
-        self.port = self.server_address[1]
-
-    def verify_request(self, request: Any, client_address: Any) -> bool:
-        self.connections += 1  # before a byte is read: a WebSocket attempt counts too
-        return True
-
-    def origin(self, host: str = "127.0.0.1") -> str:
-        return f"http://{host}:{self.port}"
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: Counting
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        path = self.path.split("?", 1)[0]
-        self.server.requests.append((self.command, path))
-        self.server.hosts.append(self.headers.get("Host", ""))
-        if path == "/events":
-            self._answer(200, "text/event-stream", b"data: hello\n\n")
-        elif path in FILES:
-            self._answer(200, *FILES[path])
-        else:
-            self._answer(404, "text/plain", b"not found")
-
-    def do_POST(self) -> None:
-        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        self.server.requests.append((self.command, self.path))
-        self._answer(200, "application/json", json.dumps({"got": body.decode()}).encode())
-
-    def _answer(self, status: int, kind: str, body: bytes) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Access-Control-Allow-Origin", "*")
-        self.end_headers()
-        self.wfile.write(body)
-
-
-def serve(server: ThreadingHTTPServer) -> threading.Thread:
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    return thread
-
-
-@pytest.fixture(scope="module")
-def servers() -> Iterator[tuple[Counting, Counting]]:
-    allowed, other = Counting(), Counting()
-    serve(allowed)
-    serve(other)
-    yield allowed, other
-    for server in (allowed, other):
-        server.shutdown()
-        server.server_close()
-
-
-@pytest.fixture
-def allowed(servers: tuple[Counting, Counting]) -> Counting:
-    servers[0].connections = 0
-    servers[0].requests.clear()
-    servers[0].hosts.clear()
-    return servers[0]
-
-
-@pytest.fixture
-def other(servers: tuple[Counting, Counting]) -> Counting:
-    servers[1].connections = 0
-    servers[1].requests.clear()
-    return servers[1]
+# The two loopback servers, as fixtures of this module (tests/automation/browser/counting.py).
+servers, allowed, other = counting.servers, counting.allowed, counting.other
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
@@ -506,170 +407,3 @@ async def test_a_sandbox_that_cannot_start_says_how_to_fix_it() -> None:
         await session.close()
     assert "TABWRIGHT_CHROMIUM_SANDBOX=0" in caught.value.hint
     assert "sandbox could not start" in caught.value.hint
-
-
-# -- the proxy on its own, spoken to over a raw socket -----------------------------------
-
-
-@pytest_asyncio.fixture(loop_scope="session")
-async def proxy(allowed: Counting) -> AsyncIterator[EgressProxy]:
-    egress = EgressProxy(UrlPolicy(allowed_domains=(f"127.0.0.1:{allowed.port}",)))
-    await egress.start()
-    yield egress
-    await egress.close()
-
-
-async def exchange(proxy: EgressProxy, data: bytes) -> bytes:
-    """Send ``data`` on one connection to the proxy; everything it answers until it closes."""
-    reader, writer = await asyncio.open_connection("127.0.0.1", int(proxy.url.rsplit(":", 1)[1]))
-    writer.write(data)
-    await writer.drain()
-    answer = await reader.read()
-    writer.close()
-    return answer
-
-
-async def test_each_request_on_a_kept_connection_is_judged_on_its_own(
-    proxy: EgressProxy, allowed: Counting, other: Counting
-) -> None:
-    # Three requests on one connection, the last to a host the policy refuses: the first
-    # two are answered on the same connection, the third is refused and never leaves.
-    request = "GET {}/data HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n\r\n"
-    answer = await exchange(
-        proxy,
-        (
-            request.format(allowed.origin(), allowed.port)
-            + request.format(allowed.origin(), allowed.port)
-            + request.format(other.origin(), other.port)
-        ).encode(),
-    )
-    assert answer.startswith(b"HTTP/1.1 200 ")
-    assert answer.count(b"HTTP/1.1 200 ") == 2 and answer.count(b"HTTP/1.1 403 ") == 1
-    assert answer.index(b"HTTP/1.1 403 ") > answer.rindex(b"HTTP/1.1 200 ")
-    assert other.connections == 0
-    assert allowed.requests == [("GET", "/data"), ("GET", "/data")]
-
-
-async def test_the_host_header_is_the_checked_url_s(proxy: EgressProxy, allowed: Counting) -> None:
-    # A Host header that names another site can't steer the request on the server.
-    answer = await exchange(
-        proxy,
-        # (Connection: close: the answer ends with the connection, not the proxy's idle time.)
-        f"GET {allowed.origin()}/frame HTTP/1.1\r\nHost: admin.internal\r\n"
-        "Connection: close\r\n\r\n".encode(),
-    )
-    assert answer.startswith(b"HTTP/1.1 200 ")
-    assert allowed.hosts == [f"127.0.0.1:{allowed.port}"]
-
-
-async def test_a_refused_tunnel_is_a_403_that_says_why(proxy: EgressProxy, other: Counting) -> None:
-    target = f"127.0.0.1:{other.port}"
-    answer = await exchange(proxy, f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode())
-    assert answer.startswith(b"HTTP/1.1 403 ")
-    assert b"is not on the allowed list" in answer
-    assert other.connections == 0
-    assert proxy.refused == 1
-
-
-async def test_an_allowed_tunnel_carries_bytes_both_ways(
-    proxy: EgressProxy, allowed: Counting
-) -> None:
-    target = f"127.0.0.1:{allowed.port}"
-    connect = f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n"
-    # The tunnelled request follows the CONNECT at once, before the proxy's answer.
-    answer = await exchange(proxy, f"{connect}GET /data HTTP/1.0\r\n\r\n".encode())
-    assert answer.startswith(b"HTTP/1.1 200 ")
-    assert answer.endswith(b'{"ok": true}')
-
-
-class _KeepAliveHandler(_Handler):
-    protocol_version = "HTTP/1.1"  # keeps its connections open between requests
-
-
-class _ClosingHandler(_KeepAliveHandler):
-    """Answers as if it kept the connection, then closes it (an idle timeout at once)."""
-
-    def _answer(self, status: int, kind: str, body: bytes) -> None:
-        super()._answer(status, kind, body)
-        self.close_connection = True
-
-
-@pytest.fixture
-def keeping() -> Iterator[Counting]:
-    server = Counting()
-    server.RequestHandlerClass = _KeepAliveHandler
-    serve(server)
-    yield server
-    server.shutdown()
-    server.server_close()
-
-
-def gets(server: Counting, *paths: str, host: str = "127.0.0.1") -> bytes:
-    """GETs of ``paths`` on one connection to the proxy, the last one asking it to close."""
-    requests = [
-        f"GET {server.origin(host)}{path} HTTP/1.1\r\nHost: {host}:{server.port}\r\n"
-        for path in paths
-    ]
-    requests[-1] += "Connection: close\r\n"
-    return "".join(request + "\r\n" for request in requests).encode()
-
-
-async def test_requests_to_one_address_share_a_kept_alive_upstream_connection(
-    keeping: Counting,
-) -> None:
-    egress = EgressProxy(UrlPolicy(allowed_domains=(f"127.0.0.1:{keeping.port}",)))
-    await egress.start()
-    try:
-        answer = await exchange(egress, gets(keeping, "/data", "/blank", "/data"))
-        # ... and from another connection of the browser's: the same upstream one.
-        again = await exchange(egress, gets(keeping, "/data", "/blank", "/data"))
-    finally:
-        await egress.close()
-    assert answer.count(b"HTTP/1.1 200 ") == 3 and again.count(b"HTTP/1.1 200 ") == 3
-    assert keeping.requests == [("GET", "/data"), ("GET", "/blank"), ("GET", "/data")] * 2
-    assert keeping.connections == 1 and egress.opened == 1
-
-
-async def test_a_pooled_connection_does_not_skip_the_policy(keeping: Counting) -> None:
-    # Only /data is allowed: /blank is refused although a connection to the very same
-    # address stands open and idle in the pool.
-    egress = EgressProxy(UrlPolicy(allowed_domains=(f"127.0.0.1:{keeping.port}/data",)))
-    await egress.start()
-    try:
-        answer = await exchange(egress, gets(keeping, "/data", "/blank"))
-    finally:
-        await egress.close()
-    assert answer.startswith(b"HTTP/1.1 200 ") and b"HTTP/1.1 403 " in answer
-    assert keeping.requests == [("GET", "/data")]
-    assert egress.refused == 1
-
-
-async def test_a_name_is_looked_up_once_for_many_requests_each_still_judged(
-    keeping: Counting,
-) -> None:
-    # Only /data is allowed: /blank is refused though the name's answer is remembered.
-    egress = EgressProxy(UrlPolicy(allowed_domains=(f"localhost:{keeping.port}/data",)))
-    await egress.start()
-    try:
-        first = await exchange(egress, gets(keeping, "/data", "/data", host="localhost"))
-        then = await exchange(egress, gets(keeping, "/data", "/blank", host="localhost"))
-    finally:
-        await egress.close()
-    assert first.count(b"HTTP/1.1 200 ") == 2
-    assert then.startswith(b"HTTP/1.1 200 ") and b"HTTP/1.1 403 " in then
-    assert keeping.requests == [("GET", "/data")] * 3
-    assert keeping.hosts == [f"localhost:{keeping.port}"] * 3
-    assert egress.looked_up == 1 and egress.refused == 1
-
-
-async def test_a_kept_connection_the_server_closed_is_replaced(keeping: Counting) -> None:
-    keeping.RequestHandlerClass = _ClosingHandler
-    egress = EgressProxy(UrlPolicy(allowed_domains=(f"127.0.0.1:{keeping.port}",)))
-    await egress.start()
-    try:
-        answer = await exchange(egress, gets(keeping, "/data", "/data", "/blank"))
-    finally:
-        await egress.close()
-    assert answer.count(b"HTTP/1.1 200 ") == 3
-    assert keeping.requests == [("GET", "/data"), ("GET", "/data"), ("GET", "/blank")]
-    assert keeping.connections == 3
