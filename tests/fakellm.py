@@ -36,7 +36,6 @@ import json
 import select
 import socket
 import threading
-import time
 import weakref
 from collections import deque
 from collections.abc import Iterator, Sequence
@@ -47,11 +46,11 @@ from typing import Any
 import httpx
 import pytest
 
+from tests import fakellm_wire as wire
+
 __all__ = ["FAKE_MODEL", "Reply", "ScriptedLLMServer", "llm_server"]
 
 FAKE_MODEL = "fake-model"
-# OpenAI's own streams carry a few characters per chunk; 8 keeps replies multi-chunk.
-CHUNK_CHARS = 8
 # How often a stalled or delayed reply looks for stop() or a client hang-up.
 _POLL_S = 0.02
 
@@ -246,8 +245,8 @@ class _Handler(BaseHTTPRequestHandler):
         model = body.get("model", FAKE_MODEL) if isinstance(body, dict) else FAKE_MODEL
         prompt_tokens = max(1, request_bytes // 4)
         if reply.json_body:
-            build = self._message if anthropic else self._completion
-            self._send_json(200, build(reply, model, prompt_tokens))
+            build = wire.message if anthropic else wire.completion
+            self._send_json(200, build(self.llm._next_id(), reply, model, prompt_tokens))
             return
         if reply.raw_sse is not None:
             self._start_stream()
@@ -260,8 +259,9 @@ class _Handler(BaseHTTPRequestHandler):
             cut = reply.cut_after_chars
         text = reply.text if cut is None else reply.text[:cut]
         calls = reply.tool_calls if cut is None else ()
-        events = self._anthropic_events if anthropic else self._openai_events
-        head, middle, tail = events(text, calls, model, prompt_tokens, body, reply)
+        events = wire.anthropic_events if anthropic else wire.openai_events
+        number = self.llm._next_id()
+        head, middle, tail = events(number, text, calls, model, prompt_tokens, body, reply)
         # The tail is (finish, [usage,] end marker); a broken stream sends what it is told.
         ending = (tail[:-1] if reply.cut_finish else []) + (tail[-1:] if reply.cut_done else [])
         if reply.cut_after_chars is not None:
@@ -285,150 +285,10 @@ class _Handler(BaseHTTPRequestHandler):
         for event in middle:
             self._write(event)
         if reply.stream_error is not None:
-            self._write(_error_event(reply.stream_error, anthropic=anthropic))
+            self._write(wire.error_event(reply.stream_error, anthropic=anthropic))
             return
         for event in tail:
             self._write(event)
-
-    def _openai_events(
-        self,
-        text: str,
-        calls: Sequence[ToolCall],
-        model: str,
-        prompt_tokens: int,
-        body: Any,
-        reply: Reply,
-    ) -> tuple[list[str], list[str], list[str]]:
-        """The stream as (opening and text, tool calls, finish) event lists."""
-        cid = f"chatcmpl-{self.llm._next_id()}"
-        # OpenAI opens with the role and empty content; clients must not emit that as a token.
-        head = [_sse(_chunk(cid, model, {"role": "assistant", "content": ""}, None))]
-        pieces = _pieces(text)
-        head += [_sse(_chunk(cid, model, {"content": piece}, None)) for piece in pieces]
-        middle: list[str] = []
-        fragments = 0
-        for index, (name, args) in enumerate(calls):
-            opening = {
-                "index": index,
-                "id": f"call_{cid}_{index}",
-                "type": "function",
-                "function": {"name": name, "arguments": ""},
-            }
-            middle.append(_sse(_chunk(cid, model, {"tool_calls": [opening]}, None)))
-            for fragment in _pieces(_arguments_text(args)):
-                fragments += 1
-                part = {"index": index, "function": {"arguments": fragment}}
-                middle.append(_sse(_chunk(cid, model, {"tool_calls": [part]}, None)))
-        tail = [_sse(_chunk(cid, model, {}, "tool_calls" if calls else "stop"))]
-        options = body.get("stream_options") if isinstance(body, dict) else None
-        if isinstance(options, dict) and options.get("include_usage"):
-            usage = _usage(prompt_tokens, len(pieces) + fragments, reply.cached_tokens)
-            tail.append(
-                _sse(
-                    {
-                        "id": cid,
-                        "object": "chat.completion.chunk",
-                        "created": int(time.time()),
-                        "model": model,
-                        "choices": [],
-                        "usage": usage,
-                    }
-                )
-            )
-        tail.append("data: [DONE]\n\n")
-        return head, middle, tail
-
-    def _anthropic_events(
-        self,
-        text: str,
-        calls: Sequence[ToolCall],
-        model: str,
-        prompt_tokens: int,
-        body: Any,
-        reply: Reply,
-    ) -> tuple[list[str], list[str], list[str]]:
-        """The stream as (start and text, rest of the blocks, finish) event lists."""
-        mid = f"msg_{self.llm._next_id()}"
-        start = {
-            "type": "message_start",
-            "message": {
-                "id": mid,
-                "type": "message",
-                "role": "assistant",
-                "model": model,
-                "content": [],
-                "stop_reason": None,
-                "stop_sequence": None,
-                "usage": {**_anthropic_input(prompt_tokens, reply), "output_tokens": 1},
-            },
-        }
-        head = [_named_sse("message_start", start)]
-        middle: list[str] = []
-        pieces = _pieces(text)
-        index = 0
-        if text:
-            head.append(
-                _named_sse(
-                    "content_block_start",
-                    {
-                        "type": "content_block_start",
-                        "index": 0,
-                        "content_block": {"type": "text", "text": ""},
-                    },
-                )
-            )
-            head.append(_named_sse("ping", {"type": "ping"}))
-            head += [
-                _named_sse(
-                    "content_block_delta",
-                    {
-                        "type": "content_block_delta",
-                        "index": 0,
-                        "delta": {"type": "text_delta", "text": piece},
-                    },
-                )
-                for piece in pieces
-            ]
-            middle.append(_block_stop(0))
-            index = 1
-        fragments = 0
-        for n, (name, args) in enumerate(calls, start=index):
-            block = {"type": "tool_use", "id": f"toolu_{mid}_{n}", "name": name, "input": {}}
-            middle.append(
-                _named_sse(
-                    "content_block_start",
-                    {"type": "content_block_start", "index": n, "content_block": block},
-                )
-            )
-            # Anthropic opens each tool input with an empty fragment.
-            for fragment in ["", *_pieces(_arguments_text(args))]:
-                fragments += 1 if fragment else 0
-                middle.append(
-                    _named_sse(
-                        "content_block_delta",
-                        {
-                            "type": "content_block_delta",
-                            "index": n,
-                            "delta": {"type": "input_json_delta", "partial_json": fragment},
-                        },
-                    )
-                )
-            middle.append(_block_stop(n))
-        tail = [
-            _named_sse(
-                "message_delta",
-                {
-                    "type": "message_delta",
-                    "delta": {
-                        "stop_reason": "tool_use" if calls else "end_turn",
-                        "stop_sequence": None,
-                    },
-                    "usage": {"output_tokens": len(pieces) + fragments},
-                },
-            ),
-            _named_sse("message_stop", {"type": "message_stop"}),
-        ]
-        return head, middle, tail
 
     def _start_stream(self, *, content_length: int | None = None) -> None:
         self.send_response(200)
@@ -450,57 +310,6 @@ class _Handler(BaseHTTPRequestHandler):
                         return
                 except OSError:
                     return
-
-    def _completion(self, reply: Reply, model: str, prompt_tokens: int) -> dict[str, Any]:
-        message: dict[str, Any] = {"role": "assistant", "content": reply.text}
-        if reply.tool_calls:
-            message["content"] = reply.text or None
-            message["tool_calls"] = [
-                {
-                    "id": f"call_{n}",
-                    "type": "function",
-                    "function": {"name": name, "arguments": _arguments_text(args)},
-                }
-                for n, (name, args) in enumerate(reply.tool_calls)
-            ]
-        return {
-            "id": f"chatcmpl-{self.llm._next_id()}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": model,
-            "choices": [
-                {
-                    "index": 0,
-                    "message": message,
-                    "finish_reason": "tool_calls" if reply.tool_calls else "stop",
-                }
-            ],
-            "usage": _usage(
-                prompt_tokens, max(1, len(reply.text) // CHUNK_CHARS), reply.cached_tokens
-            ),
-        }
-
-    def _message(self, reply: Reply, model: str, prompt_tokens: int) -> dict[str, Any]:
-        content: list[dict[str, Any]] = []
-        if reply.text:
-            content.append({"type": "text", "text": reply.text})
-        for n, (name, args) in enumerate(reply.tool_calls):
-            # The API only ever sends an object here; raw text is kept under "raw".
-            given = args if isinstance(args, dict) else {"raw": args}
-            content.append({"type": "tool_use", "id": f"toolu_{n}", "name": name, "input": given})
-        return {
-            "id": f"msg_{self.llm._next_id()}",
-            "type": "message",
-            "role": "assistant",
-            "model": model,
-            "content": content,
-            "stop_reason": "tool_use" if reply.tool_calls else "end_turn",
-            "stop_sequence": None,
-            "usage": {
-                **_anthropic_input(prompt_tokens, reply),
-                "output_tokens": max(1, len(reply.text) // CHUNK_CHARS),
-            },
-        }
 
     def _write(self, text: str) -> None:
         self.wfile.write(text.encode("utf-8"))
@@ -530,7 +339,7 @@ class _Handler(BaseHTTPRequestHandler):
     ) -> None:
         headers = {} if retry_after is None else {"Retry-After": str(retry_after)}
         if anthropic:
-            kind = _ANTHROPIC_ERROR_TYPES.get(status) or (
+            kind = wire.ANTHROPIC_ERROR_TYPES.get(status) or (
                 "api_error" if status >= 500 else "invalid_request_error"
             )
             body = {"type": "error", "error": {"type": kind, "message": message}}
@@ -538,79 +347,6 @@ class _Handler(BaseHTTPRequestHandler):
             kind = "rate_limit_error" if status == 429 else "server_error" if status >= 500 else ""
             body = {"error": {"message": message, "type": kind or "invalid_request_error"}}
         self._send_json(status, body, headers)
-
-
-_ANTHROPIC_ERROR_TYPES = {
-    400: "invalid_request_error",
-    401: "authentication_error",
-    403: "permission_error",
-    404: "not_found_error",
-    413: "request_too_large",
-    429: "rate_limit_error",
-    500: "api_error",
-    529: "overloaded_error",
-}
-
-
-def _pieces(text: str) -> list[str]:
-    return [text[i : i + CHUNK_CHARS] for i in range(0, len(text), CHUNK_CHARS)]
-
-
-def _arguments_text(args: dict[str, Any] | str) -> str:
-    return args if isinstance(args, str) else json.dumps(args)
-
-
-def _chunk(cid: str, model: str, delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
-    return {
-        "id": cid,
-        "object": "chat.completion.chunk",
-        "created": int(time.time()),
-        "model": model,
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    }
-
-
-def _sse(data: dict[str, Any]) -> str:
-    return f"data: {json.dumps(data)}\n\n"
-
-
-def _named_sse(event: str, data: dict[str, Any]) -> str:
-    return f"event: {event}\ndata: {json.dumps(data)}\n\n"
-
-
-def _block_stop(index: int) -> str:
-    return _named_sse("content_block_stop", {"type": "content_block_stop", "index": index})
-
-
-def _error_event(kind: str, *, anthropic: bool) -> str:
-    error = {"type": kind, "message": f"scripted {kind}"}
-    if anthropic:
-        return _named_sse("error", {"type": "error", "error": error})
-    return _sse({"error": error})
-
-
-def _usage(
-    prompt_tokens: int, completion_tokens: int, cached_tokens: int | None = None
-) -> dict[str, Any]:
-    """OpenAI's usage: ``prompt_tokens`` counts the cached ones too."""
-    usage: dict[str, Any] = {
-        "prompt_tokens": prompt_tokens,
-        "completion_tokens": completion_tokens,
-        "total_tokens": prompt_tokens + completion_tokens,
-    }
-    if cached_tokens is not None:
-        usage["prompt_tokens_details"] = {"cached_tokens": cached_tokens}
-    return usage
-
-
-def _anthropic_input(prompt_tokens: int, reply: Reply) -> dict[str, int]:
-    """Anthropic's input counts: ``input_tokens`` is only the part the cache did not cover."""
-    counts = {"input_tokens": prompt_tokens}
-    if reply.cached_tokens is not None:
-        counts["cache_read_input_tokens"] = reply.cached_tokens
-    if reply.cache_creation_tokens is not None:
-        counts["cache_creation_input_tokens"] = reply.cache_creation_tokens
-    return counts
 
 
 _warmed = threading.Event()

@@ -17,7 +17,8 @@ from automation.llm.base import ChatMessage, PlannerRequest
 from automation.llm.tools import action_tag
 from tests import fakellm
 from tests.automation.llm.exchange import TokenSink
-from tests.fakellm import CHUNK_CHARS, Reply, ScriptedLLMServer
+from tests.fakellm import Reply, ScriptedLLMServer
+from tests.fakellm_wire import CHUNK_CHARS
 from tests.net import free_port
 
 # Lets this module run on its own; tests/conftest.py provides the same fixture project-wide.

@@ -24,7 +24,8 @@ from tests.automation.llm.exchange import (
     TokenSink,
     make_request,
 )
-from tests.fakellm import CHUNK_CHARS, Reply, ScriptedLLMServer
+from tests.fakellm import Reply, ScriptedLLMServer
+from tests.fakellm_wire import CHUNK_CHARS
 from tests.net import free_port
 
 # Lets this module run on its own; tests/conftest.py provides the same fixture project-wide.
