@@ -46,11 +46,10 @@ import argparse
 import asyncio
 import contextlib
 import json
-import re
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +70,16 @@ from automation import (
 )
 from automation.browser.identity import ElementIdentity, Located
 from bench.common import FIXTURES, browser_config, serve
+from bench.crossimplreport import (
+    PARTS,
+    PairResult,
+    Recording,
+    StepVerdict,
+    print_recording,
+    share,
+    state_brief,
+    summaries,
+)
 
 __all__ = [
     "MANIFEST",
@@ -94,7 +103,6 @@ MANIFEST = FIXTURES / "crossimpl" / "manifest.json"
 # Apps written apart from the engine's tuning: how replays generalise.
 HELDOUT = FIXTURES / "crossimpl-heldout" / "manifest.json"
 CORPORA = {"crossimpl": (MANIFEST,), "heldout": (HELDOUT,), "all": (MANIFEST, HELDOUT)}
-PARTS = ("new_todo", "toggle", "filter_active")
 SETTLE_S = 0.3  # after each of the person's actions
 QUIET_S = 1.3  # then no new step for this long (the recorder may hold a box's ~1.1 s)
 TYPED_QUIET_S = 0.3  # ... after typing, which no box's click is part of
@@ -128,60 +136,6 @@ _DETACHED_PART_JS = """(e, a) => {
   const row = up(a.row);
   return row && row.textContent.includes(a.title) && up(a.toggle) ? "toggle" : "";
 }"""
-
-
-@dataclass
-class StepVerdict:
-    index: int
-    action: str
-    part: str  # what the step was about when it was recorded
-    verdict: str  # correct | wrong | abstain
-    found: str = ""  # the part the element found on the replayed app is ("other: <html>")
-    strategy: str = ""
-    status: str = ""  # the replay's status of the step
-
-    def short(self) -> str:
-        how = f"({self.strategy})" if self.strategy else ""
-        if self.found.endswith("(detached)"):
-            how += "(detached)"  # the page replaced it right after locate found it
-        return f"{self.index}:{self.action}/{self.part}={self.verdict}{how}"
-
-
-@dataclass
-class Recording:
-    app: dict[str, Any]
-    scenario: Scenario
-    parts: list[str]  # per step: the part the person's action was about ("" for page steps)
-    recorded_as: list[str]  # per step: the part its identity finds on the app right after
-    state: Any = None  # the app's __crossimplState() after the task
-    ok: bool = False  # the state is the goal
-    error: str = ""  # the person could not do the task (a corpus bug)
-
-    @property
-    def element_steps(self) -> list[int]:
-        return [i for i, s in enumerate(self.scenario.steps) if s.needs_element]
-
-    @property
-    def missing(self) -> list[str]:
-        """Parts the person acted on that no recorded step is about (a recorder gap)."""
-        return [p for p in PARTS if p not in self.parts]
-
-
-@dataclass
-class PairResult:
-    source: str
-    target: str
-    status: str  # the replay's: passed | failed | needs_person | stopped | error
-    reason: str
-    task_ok: bool
-    state: Any
-    steps: list[StepVerdict] = field(default_factory=list)
-    duration_ms: int = 0
-    unjudged: int = 0  # element steps that passed without a locate the judge saw
-
-    @property
-    def false_green(self) -> bool:
-        return self.status == "passed" and not self.task_ok
 
 
 # -- the corpus --------------------------------------------------------------------------
@@ -498,110 +452,6 @@ async def replay_on(
     )
 
 
-# -- reporting ---------------------------------------------------------------------------
-
-
-def _reason_kind(reason: str) -> str:
-    """A replay's reason without its step number, names and values, to count alike ones."""
-    reason = re.sub(r"^step \d+ \((\w+)[^:]*\): ", r"\1: ", reason)
-    reason = re.sub(r"^(\w+: )step \d+ \(.*?\): ", r"\1", reason)
-    reason = re.sub(r"'[^']*'|\"[^\"]*\"", "…", reason)
-    reason = re.sub(r"\d+", "N", reason)
-    return reason[:110] or "(none)"
-
-
-def _state_brief(state: Any) -> str:
-    """An app's state in a few words: ``[Buy milk (done), Walk the dog] filter=all``."""
-    if not isinstance(state, dict):
-        return f"state={state!r}"
-    items = ", ".join(
-        f"{i.get('title')}{' (done)' if i.get('done') else ''}" for i in state.get("items", [])
-    )
-    return f"[{items}] filter={state.get('filter')}"
-
-
-def _share(n: int, total: int) -> float:
-    return n / total if total else 0.0
-
-
-def _print_recording(rec: Recording) -> None:
-    mark = "ok " if rec.ok else "BAD"
-    print(f"{mark} record {rec.app['id']}: {len(rec.scenario.steps)} steps"
-          + (f"  ERROR {rec.error}" if rec.error else "")
-          + (f"  NO STEP for {', '.join(rec.missing)}" if rec.missing else "")
-          + ("" if rec.ok else f"  state={json.dumps(rec.state)}"))  # fmt: skip
-    for i, step in enumerate(rec.scenario.steps):
-        part = rec.parts[i] if i < len(rec.parts) else ""
-        seen = rec.recorded_as[i] if i < len(rec.recorded_as) else ""
-        odd = "  <-- recorded as " + seen if part and seen != part else ""
-        what = step.summary() + (f" = {step.args['checked']}" if "checked" in step.args else "")
-        print(f"      {i}: {what[:70]:70} {part}{odd}")
-        if step.note:
-            print(f"         note: {step.note}")
-
-
-def _summaries(apps: list[dict[str, Any]], pairs: list[PairResult]) -> None:
-    by_id = {a["id"]: a for a in apps}
-    print("by target app (replayed on):")
-    for app in apps:
-        mine = [p for p in pairs if p.target == app["id"]]
-        if not mine:
-            continue
-        verdicts = Counter(v.verdict for p in mine for v in p.steps)
-        reasons = Counter(_reason_kind(p.reason) for p in mine if not p.task_ok)
-        top = reasons.most_common(1)[0] if reasons else ("", 0)
-        print(
-            f"  {app['id']:14} task_ok={sum(p.task_ok for p in mine)}/{len(mine)}"
-            f" correct={verdicts['correct']} wrong={verdicts['wrong']}"
-            f" abstain={verdicts['abstain']}  {top[1]}x {top[0]}"
-        )
-    print("by source app (recorded on):")
-    for app in apps:
-        mine = [p for p in pairs if p.source == app["id"]]
-        if mine:
-            print(f"  {app['id']:14} task_ok={sum(p.task_ok for p in mine)}/{len(mine)}")
-    print("by kind of the target app:")
-    kinds = sorted({k for a in apps for k in a["kinds"]})
-    for kind in kinds:
-        mine = [p for p in pairs if kind in by_id[p.target]["kinds"]]
-        if not mine:
-            continue
-        verdicts = Counter(v.verdict for p in mine for v in p.steps)
-        reasons = Counter(_reason_kind(p.reason) for p in mine if not p.task_ok)
-        top = "; ".join(f"{n}x {r}" for r, n in reasons.most_common(2))
-        print(
-            f"  {kind:28} task_ok={sum(p.task_ok for p in mine):3}/{len(mine):<3}"
-            f" wrong={verdicts['wrong']:<3} abstain={verdicts['abstain']:<3} {top}"
-        )
-    print("by part:")
-    for part in PARTS:
-        mine = [v for p in pairs for v in p.steps if v.part == part]
-        verdicts = Counter(v.verdict for v in mine)
-        not_run = sum(v.status in ("", "not_run") for v in mine)
-        print(
-            f"  {part:14} correct={verdicts['correct']} wrong={verdicts['wrong']}"
-            f" abstain={verdicts['abstain']} (needs_person={verdicts['abstain'] - not_run}"
-            f" not_run={not_run})"
-        )
-    wrong = Counter(
-        f"{v.part} -> {v.found[:60]}" for p in pairs for v in p.steps if v.verdict == "wrong"
-    )
-    if wrong:
-        print("wrong elements (meant -> found):")
-        for what, n in wrong.most_common(8):
-            print(f"  {n:3}x {what}")
-    reasons = Counter(_reason_kind(p.reason) for p in pairs if p.status != "passed")
-    print("replay reasons:")
-    for reason, n in reasons.most_common(8):
-        print(f"  {n:3}x {reason}")
-    greens = [f"{p.source}->{p.target}" for p in pairs if p.false_green]
-    if greens:
-        print("false green: " + " ".join(greens))
-    unjudged = sum(p.unjudged for p in pairs)
-    if unjudged:
-        print(f"WARNING: {unjudged} steps passed without a locate the judge saw")
-
-
 async def run(
     apps: list[dict[str, Any]],
     task: dict[str, Any],
@@ -616,7 +466,7 @@ async def run(
             recordings = [await record_app(browser, base, app, task) for app in apps]
             for rec in recordings:
                 if verbose or record_only or not rec.ok or rec.error or rec.missing:
-                    _print_recording(rec)
+                    print_recording(rec)
             recorded_ok = sum(r.ok for r in recordings)
             if record_only:
                 steps = [(r, i) for r in recordings for i in r.element_steps]
@@ -626,7 +476,7 @@ async def run(
                     f" recorded_ok={recorded_ok}/{len(apps)}"
                     f" complete={sum(not r.missing for r in recordings)}/{len(apps)}"
                     f" element_steps={len(steps)}"
-                    f" located_as_meant={_share(meant, len(steps)):.3f}"
+                    f" located_as_meant={share(meant, len(steps)):.3f}"
                 )
                 return
             pairs: list[PairResult] = []
@@ -647,10 +497,10 @@ async def run(
                             f"{pair.source:>13} -> {pair.target:13} {pair.status:12}"
                             f" task_ok={'yes' if pair.task_ok else 'no '}"
                             f" {' '.join(v.short() for v in pair.steps)}"
-                            f" | {'' if pair.task_ok else _state_brief(pair.state) + ' | '}"
+                            f" | {'' if pair.task_ok else state_brief(pair.state) + ' | '}"
                             f"{pair.reason[:160]}"
                         )
-    _summaries(apps, pairs)
+    summaries(apps, pairs)
     if selves:
         print(
             f"self replays: task_ok={sum(p.task_ok for p in selves)}/{len(selves)} "
@@ -660,11 +510,11 @@ async def run(
     n_steps = sum(verdicts.values())
     n = len(pairs)
     print(
-        f"RESULT crossimpl pairs={n} task_ok={_share(sum(p.task_ok for p in pairs), n):.3f}"
-        f" step_correct={_share(verdicts['correct'], n_steps):.3f}"
-        f" step_wrong={_share(verdicts['wrong'], n_steps):.3f}"
-        f" step_abstain={_share(verdicts['abstain'], n_steps):.3f}"
-        f" false_green={_share(sum(p.false_green for p in pairs), n):.3f}"
+        f"RESULT crossimpl pairs={n} task_ok={share(sum(p.task_ok for p in pairs), n):.3f}"
+        f" step_correct={share(verdicts['correct'], n_steps):.3f}"
+        f" step_wrong={share(verdicts['wrong'], n_steps):.3f}"
+        f" step_abstain={share(verdicts['abstain'], n_steps):.3f}"
+        f" false_green={share(sum(p.false_green for p in pairs), n):.3f}"
         f" recorded_ok={recorded_ok}/{len(apps)}"
     )
 
