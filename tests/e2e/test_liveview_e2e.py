@@ -304,8 +304,10 @@ async def test_a_reply_written_before_the_page_has_connected_is_sent_once_it_has
         await expect(send).to_be_disabled()
         await expect(page.locator("#conn")).to_have_text("connecting…")
         await expect(page.locator("[data-command=stop]")).to_be_disabled()
+        await expect(page.locator("#live-hint")).to_be_hidden()  # no input goes yet
         await save(page, "run-connecting.png")
         through.set()
+        await expect(page.locator("#live-hint")).to_be_visible()  # the tab is the person's
         await send.click()
         await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
         await expect(page.locator("#conn")).to_have_text("")

@@ -33,6 +33,7 @@
   let wantTakeover = false;
   let lastSeq = 0;
   let socket = null;
+  let connected = false; // the socket is open: what the person does can be sent
   let retryMs = 500;
   const streaming = {}; // round -> <li> holding streamed LLM text
   const streamed = new Map(); // <li> of an agent reply -> the raw text it shows
@@ -198,8 +199,8 @@
     if (controls) controls.hidden = FINAL.has(status);
     if (saveForm) saveForm.hidden = !FINAL.has(status); // a run is saved once it ended
     if (extendForm) extendForm.hidden = !(status === "paused" && /^round_cap/.test(reason || ""));
-    const takeover = isOwner && status === "paused";
-    view.setTakeover(takeover, wantTakeover);
+    // The person has the tab while the run is paused, once the socket can carry their input.
+    view.setTakeover(isOwner && status === "paused" && connected, wantTakeover);
     if (status !== "paused" && status !== "running") wantTakeover = false;
     if (status !== "running") endAllWaits(); // no answer is coming while paused or ended
     if (FINAL.has(status) && shot.getAttribute("src")) {
@@ -471,8 +472,10 @@
     extendForm && extendForm.querySelector("button[type=submit]"),
     ...(controls ? controls.querySelectorAll("button[data-command]") : [])].filter(Boolean);
   function setConnected(open) {
+    connected = open;
     socketButtons.forEach((button) => { button.disabled = !open; });
     document.body.dataset.live = open ? "1" : "";
+    view.setTakeover(isOwner && status === "paused" && open, false);
   }
 
   function connect() {
