@@ -576,6 +576,18 @@ def script(server: Server, token: str) -> httpx.Client:
                         headers={"Authorization": f"Bearer {token}"})  # fmt: skip
 
 
+def batch_of_one(server: Server, run_id: int) -> None:
+    """Through the API: the run saved as a scenario, and a batch of one row of it, done."""
+    logged_in = daphne_log_in(server.base_url, (USERNAME, PASSWORD))
+    with closing(logged_in), script(server, api_token(logged_in, "records")) as api:
+        saved = api.post(f"/runs/{run_id}/scenario", json={"name": "The sign-up page"})
+        assert saved.status_code == 201, saved.text
+        made = api.post(f"/scenarios/{saved.json()['id']}/batches", json={"rows": [{}]})
+        assert made.status_code == 201, made.text
+        batch = f"/batches/{made.json()['id']}"
+        wait_until("the batch is done", lambda: api.get(batch).json()["status"] == "done")
+
+
 # What the dashboard recorded as it worked: shown to staff, never added or changed by hand.
 RECORDS = ("run", "step", "runevent", "batch")
 
@@ -584,9 +596,10 @@ async def test_staff_open_every_admin_page_and_the_records_are_read_only(
     page: Page, server: Server, gate: Gate
 ) -> None:
     gate.open()
-    await log_in(page, server)  # a run of theirs, so that the records' pages have rows
-    await start_run(page, f"{server.base_url}/demo/form.html", "wait for Sign up")
+    await log_in(page, server)  # a run and a batch of theirs: the records' pages have rows
+    run_id = await start_run(page, f"{server.base_url}/demo/form.html", "wait for Sign up")
     await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+    await asyncio.to_thread(batch_of_one, server, run_id)
     await page.context.clear_cookies()
     staff = "update auth_user set is_staff = ?, is_superuser = ? where username = ?"
     server.sql(staff, (1, 1, OTHER_USERNAME))
