@@ -15,12 +15,13 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
+import httpx
 from playwright.async_api import Page, expect
 
 from automation import BrowserSession
 from automation.actions import execute
 from tests.bounds import room
-from tests.e2e.ui import CHROMIUM, LIVE_MS
+from tests.e2e.ui import CHROMIUM, LIVE_MS, Server
 from tests.refs import ref_of
 
 WAIT_S = 4 * LIVE_MS / 1000  # a wait on something a worker does: a batch, a firing
@@ -153,3 +154,9 @@ def signed_by(secret: str, headers: dict[str, str], body: bytes) -> bool:
     stamp = headers["x-tabwright-timestamp"]
     signed = hmac.new(secret.encode(), stamp.encode() + b"." + body, hashlib.sha256)
     return hmac.compare_digest(headers["x-tabwright-signature"], "sha256=" + signed.hexdigest())
+
+
+def script(server: Server, token: str) -> httpx.Client:
+    """The JSON API of ``server`` as a script reaches it, with its token."""
+    return httpx.Client(base_url=f"{server.base_url}/api", timeout=20,
+                        headers={"Authorization": f"Bearer {token}"})  # fmt: skip

@@ -40,6 +40,7 @@ from tests.e2e.journeys import (
     Todos,
     prompt_of,
     reload_and_check,
+    script,
     send,
     signed_by,
     tag,
@@ -569,66 +570,3 @@ def test_a_script_does_the_week_through_the_json_api(
             assert gone.status_code == 401 and gone.json()["error"]["code"] == "unauthorized"
             assert theirs.get("/runs").status_code == 200
         assert api.get("/openapi.json").status_code == 200  # the schema is public
-
-
-def script(server: Server, token: str) -> httpx.Client:
-    return httpx.Client(base_url=f"{server.base_url}/api", timeout=20,
-                        headers={"Authorization": f"Bearer {token}"})  # fmt: skip
-
-
-def batch_of_one(server: Server, run_id: int) -> None:
-    """Through the API: the run saved as a scenario, and a batch of one row of it, done."""
-    logged_in = daphne_log_in(server.base_url, (USERNAME, PASSWORD))
-    with closing(logged_in), script(server, api_token(logged_in, "records")) as api:
-        saved = api.post(f"/runs/{run_id}/scenario", json={"name": "The sign-up page"})
-        assert saved.status_code == 201, saved.text
-        made = api.post(f"/scenarios/{saved.json()['id']}/batches", json={"rows": [{}]})
-        assert made.status_code == 201, made.text
-        batch = f"/batches/{made.json()['id']}"
-        wait_until("the batch is done", lambda: api.get(batch).json()["status"] == "done")
-
-
-# What the dashboard recorded as it worked: shown to staff, never added or changed by hand.
-RECORDS = ("run", "step", "runevent", "batch")
-
-
-async def test_staff_open_every_admin_page_and_the_records_are_read_only(
-    page: Page, server: Server, gate: Gate
-) -> None:
-    gate.open()
-    await log_in(page, server)  # a run and a batch of theirs: the records' pages have rows
-    run_id = await start_run(page, f"{server.base_url}/demo/form.html", "wait for Sign up")
-    await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
-    await asyncio.to_thread(batch_of_one, server, run_id)
-    await page.context.clear_cookies()
-    staff = "update auth_user set is_staff = ?, is_superuser = ? where username = ?"
-    server.sql(staff, (1, 1, OTHER_USERNAME))
-    try:
-        await log_in(page, server, OTHER_USERNAME, OTHER_PASSWORD)
-        await page.goto(f"{server.base_url}/admin/")
-        await save(page, "journey-admin.png")
-        paths = await page.locator("#content-main a").evaluate_all(
-            "(all) => all.map((a) => a.pathname)"
-        )
-        lists = sorted({path for path in paths if re.fullmatch(r"/admin/\w+/\w+/", path)})
-        assert {f"/admin/dashboard/{model}/" for model in RECORDS} <= set(lists), lists
-        for path in lists:
-            opened = await page.goto(server.base_url + path)
-            assert opened is not None and opened.status == 200, path
-            await expect(page.locator("#changelist")).to_be_visible()
-            model = path.rstrip("/").rsplit("/", 1)[-1]
-            if model in RECORDS:
-                await expect(page.locator(".object-tools a.addlink")).to_have_count(0)
-            first = page.locator("#result_list tbody tr th a").first
-            if not await first.count():
-                assert model not in RECORDS, f"{model}: no row to open"
-                continue
-            await first.click()
-            await expect(page.locator("#content h1")).to_be_visible()
-            assert "/change/" in page.url, page.url
-            if model in RECORDS:  # read, never written
-                await expect(page.locator("input[name=_save]")).to_have_count(0)
-                await expect(page.locator("form input:not([type=hidden])")).to_have_count(0)
-                await save(page, f"journey-admin-{model}.png")
-    finally:
-        server.sql(staff, (0, 0, OTHER_USERNAME))
