@@ -51,7 +51,6 @@
   const { el, wordsOf } = window.tabwrightChips;
   const panels = window.tabwrightRunPanels(isConversation);
 
-
   function addChat(cls, label, text) {
     const li = el("li", "msg " + cls);
     li.appendChild(el("span", "who", label));
