@@ -238,12 +238,12 @@ async def slow_sockets(base_url: str) -> AsyncIterator[tuple[str, asyncio.Event]
 
     async def relay(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         handlers.add(asyncio.current_task())  # type: ignore[arg-type]
-        first = await reader.readline()
-        if first.startswith(b"GET /ws/"):
-            await through.wait()
         try:
+            first = await reader.readline()
+            if first.startswith(b"GET /ws/"):
+                await through.wait()
             up_reader, up_writer = await asyncio.open_connection(where.hostname, where.port)
-        except ConnectionError:
+        except ConnectionError:  # the page went away, or the server is down
             writer.close()
             return
         up_writer.write(first)
