@@ -8,13 +8,15 @@ from collections.abc import AsyncIterator
 
 import httpx
 
+from automation.actions import ACTIONS
 from automation.llm.base import ChatMessage, PlannerRequest
 
 SECRET_KEY = "sk-test-DO-NOT-LEAK-0123456789"
 REPLY_TEXT = 'I will open the search box. <action>{"action": "click", "ref": "e5"}</action>'
 
 
-def make_request() -> PlannerRequest:
+def make_request(*, actions: bool = False) -> PlannerRequest:
+    """A round's request; ``actions``: with two actions offered (click and fill)."""
     return PlannerRequest(
         task="find the docs",
         start_url="http://127.0.0.1/",
@@ -23,6 +25,7 @@ def make_request() -> PlannerRequest:
             ChatMessage("system", "You drive a browser."),
             ChatMessage("user", "Find the docs page."),
         ],
+        actions=[ACTIONS["click"], ACTIONS["fill"]] if actions else [],
     )
 
 

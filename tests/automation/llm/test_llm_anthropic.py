@@ -13,10 +13,10 @@ from automation.agent.parser import parse_reply
 from automation.budget import Budget
 from automation.errors import BudgetExceeded, Cancelled, LLMResponseError, LLMUnavailable
 from automation.llm.anthropic import ANTHROPIC_VERSION, AnthropicPlanner, shape_messages
-from automation.llm.base import ChatMessage, PlannerRequest
+from automation.llm.base import ChatMessage
 from automation.llm.tools import action_tag
 from tests import fakellm
-from tests.automation.llm.exchange import TokenSink
+from tests.automation.llm.exchange import REPLY_TEXT, TokenSink, make_request
 from tests.fakellm import Reply, ScriptedLLMServer
 from tests.fakellm_wire import CHUNK_CHARS
 from tests.net import free_port
@@ -25,20 +25,6 @@ from tests.net import free_port
 llm_server = fakellm.llm_server
 
 SECRET_KEY = "sk-ant-test-DO-NOT-LEAK-0123456789"
-REPLY_TEXT = 'I will open the search box. <action>{"action": "click", "ref": "e5"}</action>'
-
-
-def make_request(*, actions: bool = False) -> PlannerRequest:
-    return PlannerRequest(
-        task="find the docs",
-        start_url="http://127.0.0.1/",
-        round=1,
-        messages=[
-            ChatMessage("system", "You drive a browser."),
-            ChatMessage("user", "Find the docs page."),
-        ],
-        actions=[ACTIONS["click"], ACTIONS["fill"]] if actions else [],
-    )
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import pytest
 from automation.budget import Budget
 from automation.errors import BudgetExceeded, Cancelled, LLMResponseError, LLMUnavailable
 from automation.llm.anthropic import AnthropicPlanner
-from automation.llm.base import ChatMessage, PlannerRequest, RetryNotice
+from automation.llm.base import RetryNotice
 from automation.llm.openai import OpenAICompatPlanner
 from automation.llm.retry import (
     BACKOFF_BASE_S,
@@ -24,6 +24,7 @@ from automation.llm.retry import (
     retry_after_s,
 )
 from tests import fakellm
+from tests.automation.llm.exchange import TokenSink, make_request
 from tests.fakellm import Reply, ScriptedLLMServer
 from tests.net import free_port
 
@@ -36,23 +37,6 @@ T = TypeVar("T")
 
 def no_wait(retry: int) -> float:
     return 0.0
-
-
-def make_request() -> PlannerRequest:
-    return PlannerRequest(
-        task="find the docs",
-        start_url="http://127.0.0.1/",
-        round=1,
-        messages=[ChatMessage("system", "You drive a browser."), ChatMessage("user", "Go.")],
-    )
-
-
-class TokenSink:
-    def __init__(self) -> None:
-        self.pieces: list[str] = []
-
-    async def __call__(self, piece: str) -> None:
-        self.pieces.append(piece)
 
 
 def collect(into: list[T]) -> Callable[[T], Awaitable[None]]:
