@@ -33,7 +33,6 @@
   let wantTakeover = false;
   let lastSeq = 0;
   let socket = null;
-  let connected = false; // the socket is open: what the person does can be sent
   let retryMs = 500;
   const streaming = {}; // round -> <li> holding streamed LLM text
   const streamed = new Map(); // <li> of an agent reply -> the raw text it shows
@@ -199,7 +198,7 @@
     if (saveForm) saveForm.hidden = !FINAL.has(status); // a run is saved once it ended
     if (extendForm) extendForm.hidden = !(status === "paused" && /^round_cap/.test(reason || ""));
     // The person has the tab while the run is paused, once the socket can carry their input.
-    view.setTakeover(isOwner && status === "paused" && connected, wantTakeover);
+    view.setTakeover(isOwner && status === "paused" && isOpen(), wantTakeover);
     if (status !== "paused" && status !== "running") wantTakeover = false;
     if (status !== "running") endAllWaits(); // no answer is coming while paused or ended
     if (FINAL.has(status) && shot.getAttribute("src")) {
@@ -470,8 +469,12 @@
   const socketButtons = [document.getElementById("reply-send"), closeButton,
     extendForm && extendForm.querySelector("button[type=submit]"),
     ...(controls ? controls.querySelectorAll("button[data-command]") : [])].filter(Boolean);
+  // The socket is open: what the person does can be sent.
+  function isOpen() {
+    return !!socket && socket.readyState === WebSocket.OPEN;
+  }
+
   function setConnected(open) {
-    connected = open;
     socketButtons.forEach((button) => { button.disabled = !open; });
     document.body.dataset.live = open ? "1" : "";
     view.setTakeover(isOwner && status === "paused" && open, false);
@@ -500,7 +503,7 @@
   }
 
   function sendJson(message) {
-    if (socket && socket.readyState === WebSocket.OPEN) {
+    if (isOpen()) {
       socket.send(JSON.stringify(message));
       return true;
     }
@@ -537,12 +540,11 @@
   // -- the live view: its frames come on the socket, the person's input goes on it -------
   // The socket sends the next frame once the page has taken the last one.
   function frameDrawn() {
-    if (socket && socket.readyState === WebSocket.OPEN) {
+    if (isOpen()) {
       socket.send(JSON.stringify({ command: "frame.ack" }));
     }
   }
-  const view = window.tabwrightLiveView(sendJson, frameDrawn,
-    () => !!socket && socket.readyState === WebSocket.OPEN);
+  const view = window.tabwrightLiveView(sendJson, frameDrawn, isOpen);
 
   if (replyForm) {
     replyForm.addEventListener("submit", (ev) => {
