@@ -199,7 +199,9 @@ class StepRecorded(Event):
     ok: bool = True
     error: dict[str, str] | None = None
     duration_ms: int = 0
-    by: str = "agent"  # "person": done by the person in the tab while the run was paused
+    # "person": done by the person in the tab while the run was paused; "mcp": by an MCP
+    # client; "replay": a scenario's step, its args the scenario's (placeholders and all).
+    by: str = "agent"
     # A step of a called scenario (by="call"): the called scenario's name, and of those
     # calling it, from the outermost ("Nav > Sign in").
     call: str = ""

@@ -299,7 +299,8 @@ class Step(models.Model):
     error = models.JSONField(null=True, blank=True)
     duration_ms = models.PositiveIntegerField(default=0)
     screenshot = models.CharField(max_length=300, blank=True)  # its name in the default storage
-    # "person": done by the person in the tab while the run was paused.
+    # As StepRecorded.by: "agent", "person" (in the tab while the run was paused), "mcp",
+    # "replay" (a scenario's step, its args the scenario's own), "call" (a called one's).
     by = models.CharField(max_length=10, default="agent")
     # Which stretch of the conversation recorded it (1: the first message's work).
     stretch = models.PositiveIntegerField(default=1)

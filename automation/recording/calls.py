@@ -246,7 +246,7 @@ class CallFrame:
         if isinstance(event, ActionStarted | ActionFinished):
             event = replace(event, index=self.row(event.index))
         elif isinstance(event, StepRecorded):
-            by = "call" if event.by == "agent" else event.by
+            by = "call" if event.by in ("agent", "replay") else event.by
             event = replace(event, index=self.row(event.index), by=by,
                             call=" > ".join(self.names))  # fmt: skip
         elif isinstance(event, StepReplayed):

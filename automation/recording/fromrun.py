@@ -16,6 +16,13 @@ it is left out:
 the outcome checks they tick (``expect`` steps, appended at the end).  A value typed into a
 password field becomes a secret named after the field, a value typed into a one-time code
 field (``autocomplete="one-time-code"``) a ``${TOTP:…}`` of that name.
+
+What a run types is text as it is, but for its ``${SECRET:…}`` and ``${TOTP:…}``; in a
+scenario, ``${name}`` is a parameter too.  So the steps of a conversation, of a person and
+of an MCP client have every other ``${`` written ``$${`` (:func:`~automation.recording.
+scenario.literal`): replayed, they type what the run typed.  The steps a replay recorded
+(``by="replay"``) hold its scenario's own args, placeholders and all, and are kept as they
+are.
 """
 
 from __future__ import annotations
@@ -33,7 +40,10 @@ from automation.recording.scenario import (
     TYPED_ARG,
     Scenario,
     ScenarioStep,
+    literal,
+    map_texts,
 )
+from automation.secrets import SECRET_RE
 
 __all__ = ["Planned", "from_run_steps", "plan"]
 
@@ -80,16 +90,14 @@ def plan(rows: Sequence[Mapping[str, Any]]) -> list[Planned]:
         if "ref" in args and not identity and not row.get("selector"):
             out.append(Planned(index, action, None, "its element was not identified"))
             continue
-        data = {
-            "action": action,
-            "args": {k: v for k, v in args.items() if k not in ("ref", "timeout_ms")},
-            "identity": identity,
-            "url": row.get("url", ""),
-        }
+        args = {k: v for k, v in args.items() if k not in ("ref", "timeout_ms")}
+        data = {"action": action, "args": args, "identity": identity, "url": row.get("url", "")}
         if not identity:
             data.update(role=row.get("role", ""), name=row.get("name", ""),
                         selector=row.get("selector", ""))  # fmt: skip
         try:
+            if row.get("by") != "replay":
+                data["args"] = _as_written(args)
             step = _secret_if_password(ScenarioStep.from_dict(data, index=index))
         except ScenarioInvalid as exc:
             out.append(Planned(index, action, None, f"it can't be replayed: {exc.message}"))
@@ -139,6 +147,27 @@ def from_run_steps(
     return Scenario(
         name=name, steps=steps, base_url=base_url or first_folder(steps), description=note[:4000]
     )
+
+
+def _as_written(args: dict[str, Any]) -> dict[str, Any]:
+    """A run's args (texts as they are, but for their secrets' placeholders) in the
+    scenario format."""
+    return map_texts(args, _text_as_written)
+
+
+def _text_as_written(text: str) -> str:
+    """ScenarioInvalid where a ``$`` stands right before a secret's placeholder: the
+    scenario format has no way to write that."""
+    out, at = [], 0
+    for match in SECRET_RE.finditer(text):
+        before = text[at : match.start()]
+        if before.endswith("$"):
+            raise ScenarioInvalid(
+                f"a '$' right before {match.group(0)} can't be written in a scenario"
+            )
+        out += [literal(before), match.group(0)]
+        at = match.end()
+    return "".join([*out, literal(text[at:])])
 
 
 def _secret_if_password(step: ScenarioStep) -> ScenarioStep:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -31,7 +31,7 @@ from automation.browser.tab import Tab
 from automation.budget import Budget
 from automation.errors import BudgetExceeded, ScenarioInvalid, TabwrightError
 from automation.recording import downloads, expect
-from automation.recording.scenario import PLACEHOLDER, TYPED_ARG, ScenarioStep
+from automation.recording.scenario import PLACEHOLDER, TYPED_ARG, ScenarioStep, literal
 from automation.secrets import MASK
 
 __all__ = ["Proposal", "propose_checks"]
@@ -80,7 +80,10 @@ async def propose_checks(
         pass  # what was found in time is proposed
     unique: dict[tuple[Any, ...], Proposal] = {}
     texts: set[str] = set()  # one check a text: the first (most telling) one
-    for proposal in out:
+    for found in out:
+        # What the page shows is looked for as it is (a "${" in an address is no parameter).
+        check = replace(found.check, args=literal(found.check.args))
+        proposal = replace(found, check=check)
         text = proposal.check.args.get("text")
         if isinstance(text, str):
             if expect.fold(text) in texts:

@@ -344,6 +344,7 @@ class Replay:
                 ok=error is None,
                 error=error_dict,
                 duration_ms=duration_ms,
+                by="replay",  # its args are the scenario's own (automation.recording.fromrun)
                 words=step_words(
                     step.action, shown, found or step.target(), quote=double_quoted
                 ).to_dict(),

@@ -45,7 +45,7 @@ async def play_call(
     no one can answer the replay) when it did not pass."""
     # Listed before the steps it runs (and said again, done, in its place).
     await replay.out.emit(StepRecorded(index=index, action=step.action, args=shown,
-                                       url=replay.tab.url, words=words))  # fmt: skip
+                                       url=replay.tab.url, words=words, by="replay"))  # fmt: skip
     name = step.args["scenario"]
     frame = replay.calls_frame.under(name)
     callee = replace(replay.scenario.callees[name], callees=replay.scenario.callees)

@@ -63,6 +63,9 @@ __all__ = [
     "Resolved",
     "Scenario",
     "ScenarioStep",
+    "literal",
+    "map_texts",
+    "unliteral",
 ]
 
 FORMAT = "tabwright.scenario"
@@ -136,10 +139,14 @@ class ScenarioStep:
         return None
 
     def typed_value(self) -> str | None:
-        """What was typed in a fill or type step, when it is a value of its own (not a
-        placeholder): it can become a parameter or a secret."""
+        """What a fill or type step types, when it is a value of its own (no placeholder
+        in it): it can become a parameter or a secret."""
         value = self.args.get(TYPED_ARG.get(self.action, ""))
-        return value if isinstance(value, str) and not PLACEHOLDER.search(value) else None
+        if not isinstance(value, str):
+            return None
+        if any(match.group(0) != "$${" for match in PLACEHOLDER.finditer(value)):
+            return None
+        return unliteral(value)
 
     def words(self, quote: Callable[[str], str] = repr) -> Words:
         """The step in words (:func:`automation.wording.step_words`)."""
@@ -430,7 +437,7 @@ class Scenario:
                 f"step {index} ({step.action}): only a typed value can be a secret",
                 hint="make it a parameter instead",
             )
-        if PLACEHOLDER.search(old):
+        if any(match.group(0) != "$${" for match in PLACEHOLDER.finditer(old)):
             raise ScenarioInvalid(f"step {index} already takes its value from {old!r}")
         new_step = replace(
             step, args={**step.args, key: f"${{SECRET:{name}}}" if secret else f"${{{name}}}"}
@@ -441,7 +448,7 @@ class Scenario:
         steps = (*self.steps[:index], new_step, *later)
         params = dict(self.params)
         if not secret:
-            params[name] = {"default": old}
+            params[name] = {"default": unliteral(old)}  # a value is typed as it is
         return replace(self, steps=steps, params=params)
 
 
@@ -455,8 +462,9 @@ _VALUE_ARG = {**TYPED_ARG, "navigate": "url"}
 
 
 def _carried(step: ScenarioStep, value: str, name: str) -> ScenarioStep:
-    """``step`` with the typed ``value`` written as ``${name}`` where it depends on it."""
-    identity = carried.carry(step.identity, value, name) if step.identity else None
+    """``step`` with the typed ``value`` written as ``${name}`` where it depends on it
+    (``value`` as the scenario writes it, as its checks do; an identity holds the text)."""
+    identity = carried.carry(step.identity, unliteral(value), name) if step.identity else None
     return replace(step, identity=identity, args=carried.carry_args(step.action, step.args,
                                                                      value, name))  # fmt: skip
 
@@ -535,6 +543,29 @@ def _params(data: object) -> dict[str, dict[str, Any]]:
             raise ScenarioInvalid(f"parameter {name!r}: the default must be text")
         out[name] = {k: v for k, v in spec.items() if k in ("default", "description")}
     return out
+
+
+def literal(value: Any) -> Any:
+    """``value`` (a text, or args: lists and objects of texts) written so that a replay
+    types or looks for each text as it is: each ``${`` as ``$${``, else it would read as
+    a parameter or a secret."""
+    return map_texts(value, lambda text: text.replace("${", "$${"))
+
+
+def map_texts(value: Any, change: Callable[[str], str]) -> Any:
+    """``value`` with ``change`` made to each text in it (in lists and objects too)."""
+    if isinstance(value, str):
+        return change(value)
+    if isinstance(value, list):
+        return [map_texts(item, change) for item in value]
+    if isinstance(value, dict):
+        return {key: map_texts(item, change) for key, item in value.items()}
+    return value
+
+
+def unliteral(text: str) -> str:
+    """What a text written by :func:`literal` stands for: each ``$${`` as ``${``."""
+    return PLACEHOLDER.sub(lambda m: "${" if m.group(0) == "$${" else m.group(0), text)
 
 
 def _strings(value: Any) -> list[str]:

@@ -225,6 +225,50 @@ async def test_a_step_that_calls_another_scenario_is_added_on_the_page_and_repla
     await expect(page.get_by_role("button", name="Delete the scenario")).to_be_disabled()
 
 
+async def test_a_text_typed_with_a_dollar_brace_replays_and_batches_as_it_was_typed(
+    page: Page, server: Server, fixture_url: str, tmp_path: Path
+) -> None:
+    """A value with ``${`` in it (a mail template's, say) is text, not a parameter: the
+    scenario saved from the run replays typing it as the run did, with nothing to give;
+    made a parameter, that text is its default, and a batch row's ``${…}`` is typed as
+    given.  Each replay waits for the greeting the page makes of what was typed."""
+    text = "Dear ${customer}, total $${amount}"
+    task = "\n".join([
+        f'type "{text}" into Name', "type ada@example.org into Email", "click Sign up",
+        f"wait for Welcome, {text}!",
+    ])  # fmt: skip
+    await log_in(page, server)
+    await start_run(page, f"{fixture_url}/demo/form.html", task)
+    await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+    await save_as_scenario(page, "Greeting")
+    scenario_url = page.url
+    typed = page.locator("#step-1")
+    await expect(typed.locator(".sstep-args")).to_contain_text(
+        "Dear $${customer}, total $$${amount}"
+    )
+    await expect(page.locator("#replay").get_by_label("customer")).to_have_count(0)
+
+    await page.locator("#replay").get_by_role("button", name="Replay").click()
+    await expect(page).to_have_url(re.compile(r"/runs/\d+/$"))
+    await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+
+    await page.goto(scenario_url)
+    await typed.get_by_label("Parameter name for step 1").fill("greeting")
+    await typed.get_by_role("button", name="Make parameter").click()
+    told = page.get_by_role("status")
+    await expect(told).to_contain_text("Step 1 takes its value from ${greeting} now")
+    await expect(told).to_contain_text("step 4: wait_for")
+    await expect(page.locator("#step-4 .sstep-args")).to_contain_text("Welcome, ${greeting}!")
+    rows = tmp_path / "greetings.json"  # the second row takes the default
+    rows.write_text(json.dumps([{"greeting": "Hi ${name}"}, {}]), encoding="utf-8")
+    form = page.get_by_test_id("batch-form")
+    await form.get_by_label("Rows (.csv or .json)").set_input_files(rows)
+    await form.get_by_role("button", name="Run the batch").click()
+    await expect(page.get_by_test_id("batch-status")).to_have_text("done", timeout=4 * LIVE_MS)
+    await expect(page.locator("#batch-rows tr .badge")).to_have_text(["passed"] * 2)
+    await expect(page.locator("#batch-rows")).to_contain_text("Hi ${name}")
+
+
 async def test_a_stopped_batch_shows_its_rows_stopped_without_a_reload(
     page: Page, server: Server, tmp_path: Path
 ) -> None:

@@ -260,6 +260,45 @@ def test_a_run_s_steps_become_a_scenario_with_passwords_as_secrets() -> None:
     assert ScenarioStep.from_dict(old.to_dict()) == old
 
 
+def test_a_run_s_typed_dollar_braces_are_text_in_its_scenario_and_a_replay_s_are_its_own() -> None:
+    name = {**IDENTITY, "role": "textbox", "name": "Name", "tag": "input"}
+    rows = [
+        {"action": "type", "args": {"ref": "e3", "text": "Dear ${customer}, total $${amount}"},
+         "identity": name},
+        {"action": "wait_for", "args": {"text": "Hello ${customer}"}, "by": "person"},
+        {"action": "fill", "args": {"ref": "e3", "value": "${who}"}, "identity": name,
+         "by": "replay"},  # a replay's step: its scenario's parameter
+        {"action": "fill", "args": {"ref": "e3", "value": "$${SECRET:SIG}"}, "identity": name},
+        {"action": "fill", "args": {"ref": "e3", "value": "${x} ${SECRET:SIG}"}, "identity": name},
+    ]  # fmt: skip
+    scenario = from_run_steps(rows, name="Mail")
+    assert [s.args for s in scenario.steps] == [
+        {"text": "Dear $${customer}, total $$${amount}"},
+        {"text": "Hello $${customer}"},
+        {"value": "${who}"},
+        {"value": "$${x} ${SECRET:SIG}"},
+    ]
+    assert scenario.placeholders() == ({"who"}, {"SIG"})
+    # A replay types what the run typed.
+    values = scenario.resolve({"who": "Ada"}, env={"TABWRIGHT_SECRET_SIG": "-- A."})
+    assert [values.fill(step.args) for step in scenario.steps] == [
+        {"text": "Dear ${customer}, total $${amount}"},
+        {"text": "Hello ${customer}"},
+        {"value": "Ada"},
+        {"value": "${x} -- A."},
+    ]
+    # A "$" right before a secret can't be written: left out, saying why.
+    assert "step 3 (fill): it can't be replayed: a '$' right before ${SECRET:SIG}" in (
+        scenario.description
+    )
+    # Made a parameter, the text is its default, as it was typed.
+    made = scenario.with_param(0, "greeting")
+    assert made.params["greeting"] == {"default": "Dear ${customer}, total $${amount}"}
+    assert made.steps[0].args == {"text": "${greeting}"}
+    with pytest.raises(ScenarioInvalid, match="already takes its value"):
+        scenario.with_param(3, "sig")
+
+
 def test_saving_a_run_lists_every_step_it_leaves_out_and_keeps_what_the_person_keeps() -> None:
     rows = [
         {"index": 0, "action": "navigate", "args": {"url": "http://shop.test/a/"}},
