@@ -4,7 +4,8 @@ scenario's parameters, then a row of values per replay) or a JSON list of object
 Everything is checked before anything runs, and a refusal names what is wrong: a column
 the scenario has no parameter for, a parameter without a default that no column gives, a
 row whose value for such a parameter is empty, a file that is not UTF-8, too big, or
-holds no row.  A value left empty (or out of a JSON object) takes the parameter's default.
+holds no row.  A value left empty (or out of a JSON object) takes the parameter's default;
+any other is typed as it is, spaces included.
 """
 
 from __future__ import annotations
@@ -110,6 +111,8 @@ def read_rows(
 
 
 def _csv_rows(text: str) -> list[dict[str, str]]:
+    """A value is what stands between its commas (or its quotes), spaces and all; a line
+    whose values are all empty or spaces (a spreadsheet's blank row) is no row."""
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
         lines = [line for line in reader if any(cell.strip() for cell in line)]
@@ -133,7 +136,7 @@ def _csv_rows(text: str) -> list[dict[str, str]]:
                 f"row {number} has {len(line)} values for {len(header)} columns",
                 hint="a value with a comma in it goes in double quotes",
             )
-        rows.append({column: value.strip() for column, value in zip(header, line, strict=False)})
+        rows.append(dict(zip(header, line, strict=False)))
     return rows
 
 

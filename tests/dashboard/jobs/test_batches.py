@@ -65,10 +65,15 @@ def test_a_bad_file_is_refused_naming_what_is_wrong(data: bytes, name: str, says
 
 
 def test_good_files_read_with_defaults_quotes_and_a_byte_order_mark() -> None:
-    text = '\ufeffname,greet\n"Lovelace, Ada","Lovelace, Ada"\n\nGrace,  Grace \n'
+    text = '\ufeffname,greet\n"Lovelace, Ada","Lovelace, Ada"\n\n , \nGrace,  Grace \n'
     assert read_rows(text.encode(), name="people.csv", defaults=DEFAULTS) == [
         {"name": "Lovelace, Ada", "greet": "Lovelace, Ada", "page": "form.html"},
-        {"name": "Grace", "greet": "Grace", "page": "form.html"},
+        # A value is typed as it is, as a JSON row's is; a line of only spaces is no row.
+        {"name": "Grace", "greet": "  Grace ", "page": "form.html"},
+    ]
+    padded = b'name,greet\n"  padded  ",Bob\n'
+    assert read_rows(padded, name="r.csv", defaults=DEFAULTS) == [
+        {"name": "  padded  ", "greet": "Bob", "page": "form.html"}
     ]
     json_rows = b'[{"name": "Ada", "greet": 7, "page": ""}, {"name": "x", "greet": true}]'
     assert read_rows(json_rows, name="r.json", defaults=DEFAULTS) == [
