@@ -15,6 +15,7 @@ scenario as it brings the scenarios it calls (in ``callees``), stored the same w
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -247,12 +248,30 @@ def _difference(stored: fmt.Scenario, callee: fmt.Scenario) -> str:
     if stored.params != callee.params:
         return "their parameters"
     mine, theirs = stored.to_dict(), callee.to_dict()
-    if mine["steps"] != theirs["steps"]:
-        pairs = zip(mine["steps"], theirs["steps"], strict=False)
-        first = next((i for i, (a, b) in enumerate(pairs) if a != b), None)
-        if first is None:
-            return f"their step counts ({len(stored.steps)} and {len(callee.steps)})"
+    if len(mine["steps"]) != len(theirs["steps"]):
+        return f"their step counts ({len(stored.steps)} and {len(callee.steps)})"
+    pairs = zip(mine["steps"], theirs["steps"], strict=True)
+    first = next((i for i, (a, b) in enumerate(pairs) if not _same_step(a, b)), None)
+    if first is not None:
         return f"their steps (from step {first})"
     if mine.get("handlers") != theirs.get("handlers"):
         return "their interruption handlers"
     return ""
+
+
+def _same_step(stored: dict[str, Any], brought: dict[str, Any]) -> bool:
+    """Whether a stored step is the one a file brings: the same, or the file's step as
+    written before identities (its element's role and name), to which a replay added the
+    identity of the element it found by them, still of that role and name (a heal since,
+    to another name, makes it another step)."""
+    if stored == brought:
+        return True
+    learned = stored.get("identity")
+    if "identity" in brought or not isinstance(learned, dict):
+        return False
+    rest = {key: value for key, value in stored.items() if key != "identity"}
+    return (
+        rest == brought
+        and learned.get("role") == brought.get("role")
+        and learned.get("name") == brought.get("name")
+    )

@@ -147,6 +147,35 @@ def test_a_callee_named_as_another_of_the_importer_s_is_refused_naming_both(
     assert Scenario.objects.filter(owner=stranger, name="Open login").count() == 1
 
 
+def test_a_callee_found_by_role_and_name_alone_is_the_same_after_a_replay_learned_it(
+    client: Client, owner: Any
+) -> None:
+    """A file's callee written before identities (role, name, selector): a replay adds the
+    identity of the element it found by them, and importing the file again still calls
+    it; once a heal found the element under another name, the file's is another."""
+    old_form = sign_in()
+    old_form["steps"][1] = {"action": "fill", "args": {"value": "${user}"}, "role": "textbox",
+                            "name": "User", "selector": "#user"}  # fmt: skip
+    file = {**orders(), "callees": {"Sign in": old_form}}
+    assert api(client, owner, "post", "/scenarios", file).status_code == 201
+    callee = Scenario.objects.get(owner=owner, name="Sign in")
+
+    def replay_found(identity: dict[str, Any]) -> None:
+        outcome = {"index": 1, "status": "passed", "strategy": "selector", "heal": "confident",
+                   "healed": identity}  # fmt: skip
+        assert scenario_services.heal_record(scenario_id=callee.pk, outcome=outcome)
+
+    replay_found({**USER_FIELD, "id": "user", "box": [10, 20, 200, 24]})
+    again = api(client, owner, "post", "/scenarios", file)
+    assert again.status_code == 201, again.json()
+    assert Scenario.objects.filter(owner=owner, name="Sign in").count() == 1
+
+    replay_found({**USER_FIELD, "name": "User name", "selectors": ["#username"]})
+    refused = api(client, owner, "post", "/scenarios", file)
+    assert refused.status_code == 409
+    assert refused.json()["error"]["message"].endswith("their steps (from step 1) differ")
+
+
 def _admin_form(page: Any) -> dict[str, Any]:
     """The admin change form's fields (and its inlines') as they are, to post back."""
     forms = [page.context["adminform"].form]
