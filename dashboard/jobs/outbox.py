@@ -301,9 +301,12 @@ async def _mail(delivery: Delivery) -> None:
         username=settings.EMAIL_HOST_USER or None, password=settings.EMAIL_HOST_PASSWORD or None,
         local_hostname=local_name,
     )  # fmt: skip
+    # Not ``async with client``: leaving it cancelled (the deadline) waits for an answer
+    # to QUIT with no time limit of its own, from a server that may never send one.
     try:
-        async with client:
-            await client.send_message(message.message(), sender=message.from_email,
-                                      recipients=to)  # fmt: skip
+        await client.connect()
+        await client.send_message(message.message(), sender=message.from_email,
+                                  recipients=to)  # fmt: skip
+        await client.quit()
     finally:
         client.close()  # at the deadline too: the connection ends with the try

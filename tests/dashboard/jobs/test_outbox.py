@@ -91,8 +91,23 @@ class _Drip(socketserver.BaseRequestHandler):
         self.server.hung_up.set()
 
 
-def _dripping(http: bool) -> Iterator[Dripping]:
+class _Mute(_Drip):
+    """A mail server that greets, then never answers again."""
+
+    def handle(self) -> None:
+        sock = self.request
+        sock.sendall(b"220 mute.test ESMTP\r\n")
+        self.server.reached.set()
+        while not self.server.stopping.wait(Dripping.DRIP_S):
+            readable, _, _ = select.select([sock], [], [], 0)
+            if readable and not sock.recv(1024):
+                break
+        self.server.hung_up.set()
+
+
+def _dripping(http: bool, handler: type[_Drip] = _Drip) -> Iterator[Dripping]:
     server = Dripping(http=http)
+    server.RequestHandlerClass = handler
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield server
     server.stopping.set()
@@ -108,6 +123,14 @@ def dripping_hook() -> Iterator[Dripping]:
 @pytest.fixture
 def dripping_smtp(settings: Any) -> Iterator[Dripping]:
     for server in _dripping(http=False):
+        settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+        settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", server.port
+        yield server
+
+
+@pytest.fixture
+def mute_smtp(settings: Any) -> Iterator[Dripping]:
+    for server in _dripping(http=False, handler=_Mute):
         settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
         settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", server.port
         yield server
@@ -181,6 +204,24 @@ async def test_a_mail_server_that_drips_its_greeting_ends_at_the_deadline(
         assert await outbox.send_due() == 0
         await _until(dripping_smtp.hung_up.is_set)  # the connection ended with the try
         assert await outbox.send_due() == 0  # the last try: given up
+    delivery = await Delivery.objects.aget()
+    assert (delivery.kind, delivery.status, delivery.attempts) == ("email", "failed", 2)
+    assert delivery.last_error.startswith("no complete answer within 2 s")
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_mail_server_that_greets_then_falls_silent_ends_at_the_deadline(
+    scenario: Scenario, mute_smtp: Dripping, settings: Any
+) -> None:
+    """Cut off mid-exchange, a try ends at its deadline: it does not wait, unbounded, for
+    an answer to a goodbye (QUIT) from a server that answers nothing."""
+    settings.TABWRIGHT = {**settings.TABWRIGHT, "ALERT_TIMEOUT_S": 2.0, "ALERT_RETRY_S": (0,)}
+    schedule = await sync_to_async(make)(scenario, emails="ops@example.org")
+    async with asyncio.timeout(120):
+        await sync_to_async(_told)(schedule)
+        assert await outbox.send_due() == 0
+        await _until(mute_smtp.hung_up.is_set)  # the connection ended with the try
+        assert await outbox.send_due() == 0
     delivery = await Delivery.objects.aget()
     assert (delivery.kind, delivery.status, delivery.attempts) == ("email", "failed", 2)
     assert delivery.last_error.startswith("no complete answer within 2 s")
