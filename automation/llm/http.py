@@ -126,8 +126,8 @@ async def sse_events(response: httpx.Response) -> AsyncIterator[SSEvent]:
 
 @functools.cache
 def tls_context() -> ssl.SSLContext:
-    """The TLS settings of every model endpoint: httpx's defaults (certifi's CA bundle),
-    made once."""
+    """The TLS settings of every model endpoint (and the alerts' webhooks): httpx's
+    defaults (certifi's CA bundle), made once."""
     return httpx.create_ssl_context()
 
 

@@ -47,6 +47,7 @@ from django.utils import timezone
 
 from automation.browser.url_policy import UrlPolicy
 from automation.budget import Budget
+from automation.llm.http import tls_context
 from dashboard.jobs import alerts
 from dashboard.lib.urls import UrlInvalid, plain_url
 from dashboard.models import Delivery
@@ -247,8 +248,12 @@ async def _post(delivery: Delivery, policy: UrlPolicy, seconds: float) -> tuple[
     # TLS is checked against the name (SNI), while the connection goes to the checked
     # address; no proxy from the environment, no redirect followed.
     extensions = {"sni_hostname": url.raw_host.decode("ascii")} if url.scheme == "https" else {}
+    # The CA bundle, loaded once per process and in a thread (tens of ms each time).
+    tls = await asyncio.to_thread(tls_context)
     # No per-read timeout: the caller's deadline bounds the whole exchange.
-    async with httpx.AsyncClient(timeout=None, follow_redirects=False, trust_env=False) as client:
+    async with httpx.AsyncClient(
+        timeout=None, follow_redirects=False, trust_env=False, verify=tls
+    ) as client:
         refused: httpx.ConnectError | None = None
         for address in addresses:
             request = client.build_request("POST", url.copy_with(host=str(address)),
