@@ -42,7 +42,7 @@ import httpx
 
 from automation.errors import LLMResponseError, LLMUnavailable
 from automation.llm.base import ChatMessage, OnToken, PlannerReply, PlannerRequest
-from automation.llm.http import DROPPED_MID_REPLY, HttpPlanner, sse_events
+from automation.llm.http import DROPPED_MID_REPLY, HttpPlanner, read_answer, sse_events
 from automation.llm.tools import append_tags, call_tag
 
 __all__ = ["ANTHROPIC_VERSION", "AnthropicPlanner", "shape_messages"]
@@ -151,7 +151,7 @@ class AnthropicPlanner(HttpPlanner):
         return headers
 
     async def _read_json(self, response: httpx.Response, on_token: OnToken | None) -> PlannerReply:
-        raw = await response.aread()
+        raw = await read_answer(response)
         data = self._endpoint.parse_json(raw.decode("utf-8", errors="replace"), where="body")
         if data.get("type") == "error":
             self._raise_error_event(data)

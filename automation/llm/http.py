@@ -25,6 +25,7 @@ once that worked).
 from __future__ import annotations
 
 import asyncio
+import codecs
 import functools
 import json
 import logging
@@ -58,6 +59,7 @@ __all__ = [
     "HttpPlanner",
     "SSEvent",
     "display_url",
+    "read_answer",
     "sse_events",
 ]
 
@@ -84,6 +86,11 @@ _NO_CONNECTION = (httpx.ConnectError, httpx.ProxyError, httpx.UnsupportedProtoco
 
 # Lines of a stream read between two turns of the event loop.
 YIELD_EVERY_LINES = 64
+# Most of one answer read, streamed or not: far past any model's reply (a long one is tens
+# of kB), well short of what would fill the worker's memory when a server sends without
+# end (a line that never ends, events that never dispatch, a body of gigabytes).
+MAX_ANSWER_BYTES = 4 * 1024 * 1024
+_LINE_END = re.compile(r"\r\n|\r|\n")  # the three SSE allows
 
 
 @dataclass(frozen=True)
@@ -92,17 +99,65 @@ class SSEvent:
     data: str
 
 
+def _too_long(response: httpx.Response) -> LLMResponseError:
+    where = display_url(str(response.request.url))
+    return LLMResponseError(
+        f"{where} sent more than {MAX_ANSWER_BYTES // (1024 * 1024)} MiB in one answer: "
+        "no model reply is that long; the rest was not read"
+    )
+
+
+async def read_answer(response: httpx.Response) -> bytes:
+    """A whole answer's body, or LLMResponseError past MAX_ANSWER_BYTES."""
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body.extend(chunk)
+        if len(body) > MAX_ANSWER_BYTES:
+            raise _too_long(response)
+    return bytes(body)
+
+
+async def _lines(response: httpx.Response) -> AsyncIterator[str]:
+    """The lines of a body as they arrive (a line ends at CR, LF or CRLF);
+    LLMResponseError past MAX_ANSWER_BYTES."""
+    decode = codecs.getincrementaldecoder("utf-8")(errors="replace").decode
+    read = 0
+    partial: list[str] = []  # the line not ended yet, as it came
+    after_cr = False  # the last text ended with CR: an LF first in the next ends nothing
+    async for chunk in response.aiter_bytes():
+        read += len(chunk)
+        if read > MAX_ANSWER_BYTES:
+            raise _too_long(response)
+        text = decode(chunk)
+        if not text:
+            continue
+        if after_cr and text.startswith("\n"):
+            text = text[1:]
+        after_cr = text.endswith("\r")
+        first, *rest = _LINE_END.split(text)
+        partial.append(first)
+        if rest:
+            yield "".join(partial)
+            for line in rest[:-1]:
+                yield line
+            partial = [rest[-1]]
+    last = "".join(partial) + decode(b"", final=True)
+    if last:
+        yield last
+
+
 async def sse_events(response: httpx.Response) -> AsyncIterator[SSEvent]:
     """The server-sent events of a response body.
 
-    ``aiter_lines()`` reassembles lines split across network chunks; ``data:`` lines
+    Lines split across network chunks are put together again; ``data:`` lines
     accumulate until a blank line dispatches them.  Comments (``: keep-alive``), ``id:``
-    and ``retry:`` carry nothing we need.
+    and ``retry:`` carry nothing we need.  Past MAX_ANSWER_BYTES in all,
+    LLMResponseError: a server that sends without end is not read to the end of memory.
     """
     name = ""
     data_lines: list[str] = []
     lines = 0
-    async for line in response.aiter_lines():
+    async for line in _lines(response):
         lines += 1
         if lines % YIELD_EVERY_LINES == 0:
             # A reply that arrives at once (one read of thousands of lines) would be

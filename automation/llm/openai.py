@@ -46,7 +46,7 @@ import httpx
 
 from automation.errors import LLMResponseError, LLMUnavailable
 from automation.llm.base import OnToken, PlannerReply, PlannerRequest
-from automation.llm.http import DROPPED_MID_REPLY, HttpPlanner, sse_events
+from automation.llm.http import DROPPED_MID_REPLY, HttpPlanner, read_answer, sse_events
 from automation.llm.tools import append_tags, call_tag
 
 __all__ = ["OpenAICompatPlanner"]
@@ -92,7 +92,7 @@ class OpenAICompatPlanner(HttpPlanner):
         return headers
 
     async def _read_json(self, response: httpx.Response, on_token: OnToken | None) -> PlannerReply:
-        raw = await response.aread()
+        raw = await read_answer(response)
         data = self._endpoint.parse_json(raw.decode("utf-8", errors="replace"), where="body")
         choices = data.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):

@@ -1,6 +1,6 @@
 """Broken streams and failed connections through both real clients against the scripted
-server: a cut stream is not a reply, a retry says why, and only a connection that never got
-an answer asks whether the server runs."""
+server: a cut stream is not a reply, a retry says why, only a connection that never got
+an answer asks whether the server runs, and an answer without end is read only so far."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ import pytest
 from automation.actions import ACTIONS
 from automation.agent.parser import parse_reply
 from automation.budget import Budget
-from automation.errors import BudgetExceeded, LLMUnavailable
+from automation.errors import BudgetExceeded, LLMResponseError, LLMUnavailable
 from automation.llm.anthropic import AnthropicPlanner
 from automation.llm.base import ChatMessage, PlannerRequest, RetryNotice
-from automation.llm.http import DROPPED_MID_REPLY, HttpPlanner
+from automation.llm.http import DROPPED_MID_REPLY, MAX_ANSWER_BYTES, HttpPlanner
 from automation.llm.openai import OpenAICompatPlanner
 from tests import fakellm
 from tests.fakellm import Reply, ScriptedLLMServer
@@ -379,3 +379,25 @@ async def test_anthropic_usage_carries_cache_reads_and_writes(
     assert usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"]
     assert "cached_tokens" not in uncached.usage
     assert "cache_creation_tokens" not in uncached.usage
+
+
+# A server that sends without end: read up to a bound, then refused
+
+
+ENDLESS = {
+    "a line that never ends": Reply(raw_sse="data: {" + "a" * (MAX_ANSWER_BYTES + 1)),
+    "events never dispatched": Reply(raw_sse="data: x\n" * (MAX_ANSWER_BYTES // 8 + 1)),
+    "a whole body past the bound": Reply(text="a" * (MAX_ANSWER_BYTES + 1), json_body=True),
+}
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("kind", list(ENDLESS))
+async def test_an_answer_past_its_bound_is_refused_not_read_to_the_end_of_memory(
+    llm_server: ScriptedLLMServer, provider: str, kind: str
+) -> None:
+    llm_server.script(ENDLESS[kind], "never asked for")
+    with pytest.raises(LLMResponseError) as info:
+        await plan(make_planner(llm_server, provider), Heard())
+    assert "sent more than 4 MiB in one answer" in info.value.message
+    assert llm_server.pending == 1  # not tried again: the same server would send the same
