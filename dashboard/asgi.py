@@ -40,6 +40,11 @@ from dashboard.lib.logredact import redact_server_logs  # noqa: E402
 
 redact_server_logs()  # the server's logs show no token of an address
 
+from dashboard.api.bodylimit import MAX_REQUEST_BYTES  # noqa: E402
+from dashboard.lib import bodycap  # noqa: E402
+
+bodycap.install(MAX_REQUEST_BYTES)  # past it, a request is answered before it is all read
+
 from dashboard.api.mcpmount import PATH as MCP_PATH  # noqa: E402
 from dashboard.api.mcpmount import McpMount  # noqa: E402
 from dashboard.lib import looplag  # noqa: E402

@@ -26,7 +26,8 @@ from dashboard.jobs.batchfile import MAX_BATCH_BYTES
 from dashboard.lib import jsonin
 from dashboard.scenarios.forms import MAX_SCENARIO_BYTES
 
-__all__ = ["BODY_LIMITS", "MAX_BODY_BYTES", "MAX_ROWS_BODY_BYTES", "ApiBodyLimit", "body_limit"]
+__all__ = ["BODY_LIMITS", "MAX_BODY_BYTES", "MAX_REQUEST_BYTES", "MAX_ROWS_BODY_BYTES",
+           "ApiBodyLimit", "body_limit"]  # fmt: skip
 
 PREFIX = "/api/"
 MAX_BODY_BYTES = 1024 * 1024  # a run, a replay, a stop: a task and a few fields
@@ -40,6 +41,11 @@ BODY_LIMITS: dict[tuple[str, str], int] = {
     ("POST", "scenarios/<scenario_id>/schedules"): MAX_ROWS_BODY_BYTES,
     ("PATCH", "schedules/<schedule_id>"): MAX_ROWS_BODY_BYTES,
 }
+# Any request's body, page or call, held where the server reads it (dashboard.lib.bodycap):
+# the largest a page or call takes (a scenario file uploaded, a batch's rows) and room for
+# a form's multipart framing.
+MAX_REQUEST_BYTES = max(MAX_BODY_BYTES, MAX_SCENARIO_BYTES, MAX_BATCH_BYTES,
+                        *BODY_LIMITS.values()) + 1024 * 1024  # fmt: skip
 PARSED = "tabwright_json"  # the request's attribute with the parsed body (or its refusal)
 
 

@@ -1,18 +1,23 @@
 """What one person sends can't stall the others, against a real daphne: an output schema
 whose pattern backtracks in Python leaves the server answering; a body past its call's
-limit gets the API's JSON error (announced or chunked); a token put in a query string is
-refused and never written to the server's log."""
+limit gets the API's JSON error (announced or chunked), and one past any request's is
+answered before it is all sent; a token put in a query string is refused and never
+written to the server's log."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
 
+from dashboard.api.bodylimit import MAX_REQUEST_BYTES
 from tests.daphne import api_token, log_in
 from tests.dashboard.signup import sign_up
 from tests.e2e.ui import PASSWORD, USERNAME, Server
@@ -95,6 +100,40 @@ def test_a_body_past_its_call_s_limit_gets_the_json_error(server: Server, token:
     assert batch.status_code == 201, batch.text[:500]
     assert batch.json()["progress"]["total"] == rows
     client.post(f"/api/batches/{batch.json()['id']}/stop")
+
+
+@pytest.mark.parametrize("path", ["/api/runs", "/mcp", "/accounts/login/"])
+def test_a_body_past_any_request_s_limit_is_answered_before_it_is_all_sent(
+    server: Server, path: str
+) -> None:
+    """Anyone, unsigned, sending a chunked body without end: the server answers 413 once
+    it has read past its limit and closes, so the client can't send what it meant to (the
+    whole body would have been held in memory and read back on the event loop)."""
+    meant = 20 * MAX_REQUEST_BYTES
+    sent = 0
+    port = urlsplit(server.base_url).port
+    with socket.create_connection(("127.0.0.1", port), timeout=WAIT_S) as sock:
+        sock.sendall(
+            f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            "Transfer-Encoding: chunked\r\n\r\n".encode()
+        )
+        chunk = b"%x\r\n%s\r\n" % (MiB, b"x" * MiB)
+        try:
+            while sent < meant:
+                sock.sendall(chunk)
+                sent += MiB
+        except OSError:  # the server closed the connection: its answer is waiting
+            pass
+        answer = b""
+        with contextlib.suppress(OSError):
+            while data := sock.recv(65536):
+                answer += data
+    assert sent < meant, "the server read the whole body"
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 413 "), answer[:300]
+    error = json.loads(body)["error"]
+    assert error["code"] == "too_large" and f"at most {MAX_REQUEST_BYTES}" in error["message"]
+    assert httpx.get(f"{server.base_url}/accounts/login/", timeout=WAIT_S).status_code == 200
 
 
 def _logged(log: Path, needle: str) -> str:
