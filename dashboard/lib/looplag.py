@@ -6,7 +6,8 @@ heartbeat task on the loop wakes every ``interval_s`` and measures how late it w
 *lag*), kept for ``/metrics`` (the latest minute's 99th percentile, the largest ever).  A
 thread beside the loop watches the heartbeat: when it has not beaten for ``warn_ms``, the
 loop is stuck *now*, so the thread reads the loop thread's stack -- the code that holds it
--- and logs it once per stall (the loop itself can't say so while it is held).
+-- and logs it once per stall (the loop itself can't say so while it is held); once the
+loop is free again, the heartbeat logs how long it was held in all.
 """
 
 from __future__ import annotations
@@ -84,6 +85,8 @@ class LoopWatch:
             self.samples.append(lag_ms)
             self.max_ms = max(self.max_ms, lag_ms)
             self._beat = time.monotonic()
+            if lag_ms >= self.warn_ms:  # free again: how long it was held, in all
+                log.warning("the event loop was held for %d ms in all", lag_ms)
 
     def _watch(self) -> None:
         warned_for = 0.0  # the beat a stall was reported for: once per stall
