@@ -73,6 +73,11 @@ class McpSession:
     def tab(self) -> Tab:
         return self.steps.tab
 
+    @property
+    def busy(self) -> bool:
+        """A call is under way (or waits for the one under way)."""
+        return self._lock.locked()
+
     async def call(
         self, name: str, args: dict[str, object], *, within: Budget | None = None
     ) -> Answer:

@@ -106,6 +106,15 @@ class LiveRun:
             return self.tab
         return self.tab.group.current
 
+    def waiting_since(self) -> float | None:
+        """Since when the session has waited for its person or client (time.monotonic):
+        a conversation between messages, an MCP session between calls; None while it
+        works, or is paused for a person."""
+        if self.mcp is not None:
+            busy = self.mcp.busy or self.control.paused or self.control.pause_requested
+            return None if busy else self.mcp.last_call
+        return self.idle_since if self.conversation and not self.working else None
+
     def close(self, reason: str) -> None:
         """End the session: at once when it waits for a message, else when the work in
         progress has stopped."""

@@ -227,7 +227,7 @@ class RunManager:
             secrets,
         )  # fmt: skip
         conversation = run.kind == Run.Kind.AGENT
-        if conversation:  # its tab is one of the person's open sessions from now on
+        if run.kind in (Run.Kind.AGENT, Run.Kind.MCP):  # one of the person's open sessions
             self.close_over_limit(run.owner_id, starting=True)
         view = LiveView(group_name(run_id), lambda: live.current_tab(), redact=secrets.redact)
         workspace = Path(settings.TABWRIGHT["WORKSPACE_DIR"]) / str(run_id)
@@ -308,18 +308,22 @@ class RunManager:
             live.view.set_viewers(widths)
 
     def close_over_limit(self, owner_id: int, *, starting: bool = False) -> None:
-        """Keep the person's open conversations within SESSIONS_PER_USER (``starting``:
-        one more is about to open): the longest idle ones close; working ones are left."""
+        """Keep the person's open sessions, conversations and MCP sessions, within
+        SESSIONS_PER_USER (``starting``: one more is about to open): the longest idle ones
+        close; working ones are left.  (One person's idle sessions would otherwise hold
+        every worker's slots, and everyone else's runs would queue behind them.)"""
         limit = max(1, int(settings.TABWRIGHT["SESSIONS_PER_USER"]))
         held = [
             live for live in self._live.values()
-            if live.conversation and live.owner_id == owner_id and not live.closing
+            if (live.conversation or live.mcp is not None) and live.owner_id == owner_id
+            and not live.closing
         ]  # fmt: skip
         over = len(held) + starting - limit
-        idle = sorted((live for live in held if not live.working), key=lambda each: each.idle_since)
-        plural = "" if limit == 1 else "s"
-        for live in idle[: max(0, over)]:
-            live.close(f"closed to keep within {limit} open conversation{plural} per person")
+        waiting = [(since, live) for live in held if (since := live.waiting_since()) is not None]
+        waiting.sort(key=lambda pair: pair[0])
+        what = "open session" if limit == 1 else "open sessions"
+        for _, live in waiting[: max(0, over)]:
+            live.close(f"closed to keep within {limit} {what} (conversations, MCP) per person")
 
     async def command(self, run_id: int, command: str, text: str = "", rounds: int = 0) -> None:
         """pause / resume / stop / reply / extend (``rounds`` more past the round cap, then

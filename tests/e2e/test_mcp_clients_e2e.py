@@ -233,3 +233,47 @@ async def test_a_client_that_goes_away_frees_its_slot_and_a_queued_run_starts(
         ok, said = await call(staying, "find", {"text": "Name"})  # the other session goes on
         assert ok, said
     await all_ended(dashboard, stays | {left, queued})
+
+
+async def test_one_person_s_idle_sessions_never_hold_every_slot(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """Two slots, one open session a person: a person's second MCP session closes their
+    first, idle between calls (its next call says why), and the slot it gave back runs
+    another person's conversation at once instead of after the first session's idle time."""
+    other = ("ola", "ola-password-3k9q")
+    settings = {
+        "TABWRIGHT_DEBUG": "1",
+        "TABWRIGHT_BLOCK_PRIVATE_ADDRESSES": "0",
+        "TABWRIGHT_PLANNER": "rules",
+        "TABWRIGHT_CHROMIUM_PATH": CHROMIUM,
+        "TABWRIGHT_WORKER_RUNS": str(SLOTS),
+        "TABWRIGHT_SESSIONS_PER_USER": "1",
+        "TABWRIGHT_SESSION_IDLE_S": "900",
+    }
+    home = tmp_path_factory.mktemp("mcp-fair")
+    with daphne(home, (USERNAME, PASSWORD), settings, more_users=[other]) as (base_url, log):
+        page = log_in(base_url, (USERNAME, PASSWORD))
+        mine = Dashboard(base_url, [log], api_token(page, "my editor"), page)
+        async with mcp_client(mine) as first, mcp_client(mine) as second:
+            ok, said = await call(first, "navigate", {"url": mine.form})
+            assert ok, said
+            [first_run] = runs(mine)
+            ok, said = await call(second, "navigate", {"url": mine.form})
+            assert ok, said
+            await until(mine, "the first session to be closed",
+                        lambda: run_of(mine, first_run)["status"] not in LIVE)  # fmt: skip
+            closed = run_of(mine, first_run)
+            assert closed["status"] == "stopped", closed
+            assert "within 1 open session" in closed["status_reason"], closed
+            ok, said = await call(first, "snapshot", {})
+            assert not ok and said.startswith("error session_ended"), said
+
+            theirs_page = log_in(base_url, other)
+            theirs = Dashboard(base_url, [log], api_token(theirs_page, "theirs"), theirs_page)
+            run_id = new_run(theirs_page, FORM_TASK, mine.form)
+            await until(theirs, "the other person's run to end",
+                        lambda: run_of(theirs, run_id)["status"] not in LIVE)  # fmt: skip
+            assert run_of(theirs, run_id)["status"] == "succeeded"
+            second_run = max(runs(mine))
+            assert run_of(mine, second_run)["status"] in LIVE  # it keeps its tab

@@ -268,7 +268,7 @@ async def test_a_persons_open_conversations_stay_within_the_limit(
 
     # The owner's second conversation closes the first one, idle; the stranger's stays.
     closed = await receive_until(first_comm, of_type("session.closed"))
-    assert "within 1 open conversation" in closed[-1]["reason"], closed[-1]
+    assert "within 1 open session (conversations, MCP)" in closed[-1]["reason"], closed[-1]
     second_messages = await receive_until(second_comm, of_type("session.idle"))
     assert second_messages[-2]["status"] == "succeeded"
     await runner.wait_closed(first.pk)
