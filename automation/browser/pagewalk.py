@@ -8,6 +8,7 @@ carry the frame's prefix (``f1e5``).  The tab's ref table is replaced by the ref
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +38,11 @@ if TYPE_CHECKING:
     from automation.browser.core import TabCore
 
 __all__ = ["take_snapshot"]
+
+# Playwright's words for a call whose document was replaced (a navigation) before it
+# answered; it has no error type of its own for it.
+NAVIGATED = "Execution context was destroyed"
+WALK_TRIES = 3  # reads of a page that keeps moving to another document, then it fails
 
 
 async def take_snapshot(core: TabCore, options: SnapshotOptions, budget: Budget) -> Snapshot:
@@ -167,18 +173,32 @@ async def _walk(
 async def _evaluate_in(
     core: TabCore, frame: Frame, args: dict[str, Any], budget: Budget
 ) -> str | None:
+    """The walk's result in ``frame``.  A page that moved to another document while it
+    was read is read again, in its new document (a redirect, a reload); one that keeps
+    moving fails saying so."""
     main = frame is core.page.main_frame
     what = "snapshot" if main else f"snapshot of frame {frame.url}"
-    try:
-        raw = await core.call(what, budget, frame.evaluate(CALL_JS, args))
-        if raw is None:  # a document that predates the init script: install now
-            await core.call(what, budget, frame.evaluate(SNAPSHOT_JS))
+    for moves in range(WALK_TRIES):
+        try:
             raw = await core.call(what, budget, frame.evaluate(CALL_JS, args))
-    except ActionFailed:
-        if main:
-            raise
-        return None  # a child frame that went away mid-walk is left out
-    return raw
+            if raw is None:  # a document that predates the init script: install now
+                await core.call(what, budget, frame.evaluate(SNAPSHOT_JS))
+                raw = await core.call(what, budget, frame.evaluate(CALL_JS, args))
+            return raw
+        except ActionFailed as exc:
+            if not main:
+                return None  # a child frame that went away mid-walk is left out
+            if NAVIGATED not in exc.message:
+                raise
+        if moves + 1 < WALK_TRIES:
+            with contextlib.suppress(ActionFailed):
+                timeout = budget.playwright_timeout()
+                loaded = core.page.wait_for_load_state("domcontentloaded", timeout=timeout)
+                await core.call(what, budget, loaded)
+    raise ActionFailed(
+        f"snapshot: the page went to another document as it was read, {WALK_TRIES} times in a row",
+        hint="it keeps loading new pages (a redirect or reload loop): wait, or go elsewhere",
+    )
 
 
 async def _host_ref(frame: Frame, budget: Budget) -> str:

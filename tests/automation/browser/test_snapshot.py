@@ -8,7 +8,7 @@ import pytest
 
 from automation import Budget, Tab
 from automation.browser.snapshot import SnapshotOptions
-from automation.errors import ActionInvalid, RefNotFound, StaleRef
+from automation.errors import ActionFailed, ActionInvalid, RefNotFound, StaleRef
 from tests.refs import ref_of
 
 
@@ -217,3 +217,20 @@ async def test_ref_numbers_are_not_reused_after_navigation(tab: Tab, fixture_url
     assert not set(before.refs) & set(after.refs)
     with pytest.raises(StaleRef):
         await tab.click(ref_of(before, "button", "Sign up"), budget=Budget(2_000))
+
+
+async def test_a_page_that_keeps_moving_is_read_in_a_document_it_reached_or_says_so(
+    tab: Tab, fixture_url: str
+) -> None:
+    """Read as it moves to another document every few ms: each snapshot is of one of its
+    documents, whole, or fails saying the page kept moving; never Playwright's own words
+    about a destroyed execution context."""
+    await tab.navigate(f"{fixture_url}/snapshot/moving.html")
+    for _ in range(5):
+        try:
+            shot = await tab.snapshot(budget=Budget(10_000))
+        except ActionFailed as exc:
+            assert "went to another document as it was read, 3 times" in exc.message, exc
+            assert "Execution context" not in exc.message
+        else:
+            assert 'button "Stay"' in shot.text and "/snapshot/moving.html" in shot.url
