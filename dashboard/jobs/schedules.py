@@ -264,6 +264,23 @@ def _stopped_why(firing: ScheduleFiring) -> str:
     return said[0] if said else "the batch was stopped"
 
 
+def _why(firing: ScheduleFiring, outcome: str) -> str:
+    """Why the firing's replay failed or waits for a person, as its run says; for a
+    batch, how many rows did so, and the first one's reason."""
+    if firing.run is not None:
+        return firing.run.status_reason
+    if firing.batch is None:
+        return ""
+    rows = job_selectors.batch_rows(batch=firing.batch)
+    kinds = ("needs_person",) if outcome == "needs_person" else ("failed", "stopped", "skipped")
+    bad = [row for row in rows if row["status"] in kinds]
+    if not bad:
+        return ""
+    first = bad[0]
+    said = f"row {first['index']}" + (f": {first['reason']}" if first["reason"] else "")
+    return f"{len(bad)} of {len(rows)} rows {outcome.replace('_', ' ')}; {said}"
+
+
 def judge(firing_id: int) -> ScheduleFiring | None:
     """Record the firing's outcome once its work says it (one that waited for a person
     is judged again when its run ends); the firing when it is bad and nobody was told yet
@@ -277,6 +294,8 @@ def judge(firing_id: int) -> ScheduleFiring | None:
     error = firing.error
     if outcome == "stopped":
         error = _stopped_why(firing)
+    elif outcome in ("failed", "needs_person") and not error:
+        error = _why(firing, outcome)
     mine = ScheduleFiring.objects.filter(pk=firing.pk)
     settle = mine.filter(outcome__in=UNSETTLED)  # told it waited: now what became of it
     if outcome not in BAD:

@@ -274,6 +274,8 @@ async def test_a_failed_firing_is_told_to_a_signed_retried_webhook_and_by_mail(
     await schedules.judge_outcomes()  # judged, told: a webhook and an e-mail in the outbox
     firing = await ScheduleFiring.objects.aget(pk=fired[0].pk)
     assert firing.outcome == "failed" and firing.alerted_at is not None
+    run = await Run.objects.aget(pk=fired[0].run_id)
+    assert run.status_reason and firing.error == run.status_reason  # why, as the run says
     kinds = [d.kind async for d in Delivery.objects.order_by("kind")]
     assert kinds == ["email", "webhook"]
     # The worker's outbox sends them (kicked at once, then again after each failed try).
@@ -309,6 +311,29 @@ async def test_a_failed_firing_is_told_to_a_signed_retried_webhook_and_by_mail(
     await schedules.judge_outcomes()  # told once
     assert await Delivery.objects.acount() == 2
     assert await outbox.send_due() == 0 and len(smtp.messages) == 1
+
+
+def test_a_failed_batch_firing_says_how_many_rows_failed_and_the_first_one_s_reason(
+    scenario: Scenario,
+) -> None:
+    rows = [{"name": n, "greet": n} for n in ("Ada", "Bo", "Cy")]
+    schedule = make(scenario, rows=rows)
+    firing = schedules.fire(schedule.pk, schedule.next_fire_at + timedelta(seconds=1))
+    assert firing is not None and firing.batch is not None
+    ended = [("succeeded", ""), ("failed", "step 4: the check failed"), ("failed", "")]
+    for row, (status, reason) in zip(firing.batch.rows.order_by("index"), ended, strict=True):
+        row.run = Run.objects.create(
+            owner=scenario.owner, kind=Run.Kind.REPLAY, scenario=scenario, status=status,
+            status_reason=reason,
+        )  # fmt: skip
+        row.save(update_fields=["run"])
+    firing.batch.status = "done"
+    firing.batch.save(update_fields=["status"])
+    schedules.judge(firing.pk)
+    firing.refresh_from_db()
+    assert (firing.outcome, firing.error) == (
+        "failed", "2 of 3 rows failed; row 2: step 4: the check failed"
+    )  # fmt: skip
 
 
 async def _until_final(run_id: int, timeout_s: float = 60) -> None:
