@@ -8,6 +8,7 @@ carry the frame's prefix (``f1e5``).  The tab's ref table is replaced by the ref
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 from typing import TYPE_CHECKING, Any
@@ -43,6 +44,7 @@ __all__ = ["take_snapshot"]
 # answered; it has no error type of its own for it.
 NAVIGATED = "Execution context was destroyed"
 WALK_TRIES = 3  # reads of a page that keeps moving to another document, then it fails
+THREAD_JSON_CHARS = 256 * 1024  # a walk's result past this is parsed in a thread
 
 
 async def take_snapshot(core: TabCore, options: SnapshotOptions, budget: Budget) -> Snapshot:
@@ -145,7 +147,12 @@ async def _walk(
     raw = await _evaluate_in(core, frame, args, budget)
     if raw is None:
         return None
-    result = json.loads(raw)
+    # A big page's walk is megabytes of JSON: read off the event loop (every page and run).
+    result = (
+        json.loads(raw)
+        if len(raw) < THREAD_JSON_CHARS
+        else await asyncio.to_thread(json.loads, raw)
+    )
     if result.get("outOfTime"):
         raise WalkOutOfTime(f"the walk of {frame.url} gave up after {time_ms:.0f} ms")
     if "error" in result:
