@@ -540,6 +540,9 @@ async def _press_enter(tab: Tab, subject: Subject, what: str, budget: Budget) ->
     tab.dialogs_raise(what)
 
 
+_BREAKS = frozenset("\r\n")
+
+
 def _plain(text: str) -> str:
     """Letters and digits only: what a mask or a formatter keeps of what was typed."""
     return "".join(c for c in text.casefold() if c.isalnum())
@@ -561,7 +564,12 @@ async def _typed_value(
             f"{what}: the field is empty after typing",
             hint="the page may have moved the focus or refused the text; look at it again",
         )
-    if (shown == text if whole else text in shown) or _plain(text) in _plain(shown):
+    if shown == text if whole else text in shown:
+        return ""
+    # A mask or a formatter keeps the letters and digits; a line break a one-line field
+    # can't hold (it shows a space) is a change of the text all the same: said.
+    breaks_kept = not _BREAKS.intersection(text) or _BREAKS.intersection(shown)
+    if _plain(text) in _plain(shown) and breaks_kept:
         return ""
     return f" (the field shows {shown[:80]!r})"
 

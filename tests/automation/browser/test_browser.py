@@ -42,6 +42,26 @@ async def test_form_type_click_and_wait(tab: Tab, fixture_url: str) -> None:
     assert await tab.page.input_value("#email") == "ada@example.org"
 
 
+async def test_typing_says_what_a_field_shows_when_it_is_not_what_was_typed(
+    tab: Tab, fixture_url: str
+) -> None:
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    await tab.page.set_content(
+        '<label>Line <input id="line"></label><label>Notes <textarea id="notes"></textarea>'
+        '</label><label>Code <input id="code" oninput="this.value=this.value.toUpperCase()">'
+        "</label>"
+    )
+    snap = await tab.snapshot()
+    two_lines = "line1\nline2"
+    # A one-line field turns the line break into a space: said, with what it shows.
+    said = await tab.type(ref_of(snap, "textbox", "Line"), two_lines)
+    assert said.endswith(" (the field shows 'line1 line2')"), said
+    assert not (await tab.type(ref_of(snap, "textbox", "Notes"), two_lines)).endswith(")")
+    # A formatter that keeps the letters and digits is no news.
+    assert "shows" not in await tab.type(ref_of(snap, "textbox", "Code"), "ab12")
+    assert await tab.page.input_value("#code") == "AB12"
+
+
 async def test_duplicate_names_click_the_right_row(tab: Tab, fixture_url: str) -> None:
     await tab.navigate(f"{fixture_url}/demo/list.html")
     snap = await tab.snapshot()
