@@ -173,10 +173,11 @@ def _text_as_written(text: str) -> str:
 def _secret_if_password(step: ScenarioStep) -> ScenarioStep:
     """A value typed into a password field becomes a ``${SECRET:…}``, into a field the
     page marks as a one-time code's (``autocomplete="one-time-code"``) a ``${TOTP:…}``,
-    named after the field."""
+    named after the field; one the run took from a secret (or a replay from a parameter)
+    keeps its placeholder: the secret it named is the one granted."""
     identity = step.identity
     key = TYPED_ARG.get(step.action)
-    if identity is None or key is None:
+    if identity is None or key is None or step.typed_value() is None:
         return step
     one_time = "one-time-code" in identity.autocomplete.split()
     if identity.type != "password" and not one_time:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Page, expect
 
+from tests.backoffice import back_office, sign_in_task
 from tests.dashboard.signup import sign_up
 from tests.e2e.ui import (
     LIVE_MS,
@@ -267,6 +268,27 @@ async def test_a_text_typed_with_a_dollar_brace_replays_and_batches_as_it_was_ty
     await expect(page.get_by_test_id("batch-status")).to_have_text("done", timeout=4 * LIVE_MS)
     await expect(page.locator("#batch-rows tr .badge")).to_have_text(["passed"] * 2)
     await expect(page.locator("#batch-rows")).to_contain_text("Hi ${name}")
+
+
+async def test_a_run_that_signed_in_with_its_secrets_replays_with_the_same_ones(
+    page: Page, server: Server
+) -> None:
+    """A conversation signs in to the back office with the secrets it was granted
+    (``${SECRET:BO_PASSWORD}``, ``${TOTP:BO}``); saved as a scenario, it keeps those names
+    (not names made of the fields', which nobody was granted), and its replay signs in."""
+    with back_office() as office:
+        task = sign_in_task(office.url).rsplit("\n", 1)[0]  # up to "wait for Signed in as"
+        await log_in(page, server)
+        await start_run(page, f"{office.url}/login", task)
+        await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+        await save_as_scenario(page, "Back office sign-in")
+        steps = page.get_by_test_id("scenario-steps")
+        await expect(steps).to_contain_text("${SECRET:BO_PASSWORD}")
+        await expect(steps).to_contain_text("${TOTP:BO}")
+        await page.locator("#replay").get_by_role("button", name="Replay").click()
+        await expect(page).to_have_url(re.compile(r"/runs/\d+/$"))
+        await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+        assert office.sign_ins == 2 and len(office.codes) == 2  # the run's, the replay's
 
 
 async def test_a_stopped_batch_shows_its_rows_stopped_without_a_reload(

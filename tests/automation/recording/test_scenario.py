@@ -245,15 +245,24 @@ def test_a_run_s_steps_become_a_scenario_with_passwords_as_secrets() -> None:
         {"action": "click", "args": {"ref": "e5"}, "role": "link", "name": "Orders",
          "selector": "#orders"},
     ]  # fmt: skip
+    code = {**password, "type": "text", "name": "Code", "autocomplete": "one-time-code"}
+    rows += [  # typed from the secrets the run was given: those are the ones kept
+        {"action": "type", "args": {"ref": "e3", "text": "${SECRET:BO_PW}"}, "identity": password},
+        {"action": "type", "args": {"ref": "e6", "text": "${TOTP:BO}"}, "identity": code},
+    ]
     scenario = from_run_steps(rows, name="From run 7")
-    assert [s.action for s in scenario.steps] == ["navigate", "fill", "click", "click"]
+    actions = ["navigate", "fill", "click", "click", "type", "type"]
+    assert [s.action for s in scenario.steps] == actions
     assert scenario.steps[1].args == {"value": "${SECRET:PASSWORD}"}
+    assert [s.args for s in scenario.steps[4:]] == [
+        {"text": "${SECRET:BO_PW}"}, {"text": "${TOTP:BO}"}
+    ]  # fmt: skip
     assert scenario.steps[2].args == {}
     old = scenario.steps[3]
     assert old.identity is None and old.target() is not None
     assert old.target().selectors == ("#orders",) and old.target().role == "link"  # type: ignore[union-attr]
     assert scenario.base_url == "http://shop.test/app"
-    assert scenario.description.startswith("Left out of the run's 6 steps: ")
+    assert scenario.description.startswith("Left out of the run's 8 steps: ")
     assert "step 1 (read_page): it only read the page" in scenario.description
     assert "step 3 (click button 'Sign in'): it failed: no reason given" in scenario.description
     assert "hunter2" not in json.dumps(scenario.to_dict())
