@@ -290,8 +290,9 @@ def _act(step: ScenarioStep, el: str, params: dict[str, dict[str, Any]]) -> list
     if step.action == "fill":
         out = [f"{el}.fill({value('value')})"]
         return out + ([f"{el}.press('Enter')"] if args.get("submit") else [])
-    if step.action == "type":
-        out = [f"{el}.press_sequentially({value('text')})"]
+    if step.action == "type":  # key by key into the field emptied first, as replay types
+        first = f"{el}.fill('')" if args.get("clear", True) else f"{el}.press('Control+End')"
+        out = [first, f"{el}.press_sequentially({value('text')})"]
         return out + ([f"{el}.press('Enter')"] if args.get("submit") else [])
     if step.action == "select_option":
         labels = _arg(args, "values")

@@ -34,9 +34,11 @@ RECORDED_BASE = {base_url}
 
 
 def url(recorded: str, recorded_base: str = RECORDED_BASE) -> str:
-    """A recorded address moved to BASE_URL (other sites stay as they are)."""
-    if recorded_base and recorded.startswith(recorded_base):
-        return BASE_URL + recorded[len(recorded_base):]
+    """A recorded address moved to BASE_URL (other sites stay as they are); a base is
+    a folder, with or without its last slash."""
+    base = recorded_base.rstrip("/")
+    if base and (recorded == base or recorded.startswith((base + "/", base + "?"))):
+        return BASE_URL + recorded[len(base):]
     return recorded
 
 

@@ -283,6 +283,31 @@ async def test_the_exported_pytest_file_runs_the_scenario_with_role_first_locato
     assert status == 0 and "1 passed" in out, out
 
 
+async def test_the_replay_and_its_pytest_export_type_the_same_on_a_base_that_ends_in_a_slash(
+    tab: Tab, fixture_url: str, tmp_path: Path
+) -> None:
+    """A type step replaces what the field held, in the replay and in the export alike,
+    and a base URL written as a folder ("…/demo/") moves the addresses the same way."""
+    base = f"{fixture_url}/demo/"
+    name = {"role": "textbox", "name": "Name", "selector": "#name"}
+    scenario = Scenario.from_dict({
+        "version": 1, "name": "Greet Grace", "base_url": base, "steps": [
+            {"action": "navigate", "args": {"url": f"{base}form.html"}},
+            {"action": "fill", "args": {"value": "Ada"}, **name},
+            {"action": "type", "args": {"text": "Grace"}, **name},
+            {"action": "type", "args": {"text": "ada@example.org"}, "role": "textbox",
+             "name": "Email", "selector": "#email"},
+            {"action": "click", "args": {}, "role": "button", "name": "Sign up",
+             "selector": "#signup button"},
+            {"action": "expect", "args": {"kind": "text_visible", "text": "Welcome, Grace!"}},
+        ],
+    })  # fmt: skip
+    result = await Replay(tab, scenario, base_url=base).run()
+    assert result.status == "passed", result.reason
+    status, out = await run_exported(to_pytest(scenario), tmp_path, base)
+    assert status == 0 and "1 passed" in out, out
+
+
 async def test_what_a_person_recorded_replays_on_the_next_release(
     tab: Tab, fixture_url: str
 ) -> None:
