@@ -56,6 +56,11 @@ def check_schema(schema: object) -> dict[str, Any]:
         raise OutputInvalid(
             f"the output schema is not a valid JSON Schema: {where}{exc.message}"
         ) from None
+    except RecursionError:  # a pattern of thousands of nested groups, compiled by ``re``
+        raise OutputInvalid(
+            "the output schema is nested too deeply to be read (a pattern's groups?)",
+            hint="a pattern of a few groups says as much",
+        ) from None
     check_safe(schema)
     return schema
 

@@ -117,6 +117,7 @@ async def test_a_run_without_a_schema_has_no_output(
         ([1, 2], "must be a JSON object, not list"),
         ({"type": "nope"}, "not a valid JSON Schema: $.type:"),
         ({"type": "object", "description": "x" * 30_000}, "at most 20000"),
+        ({"type": "string", "pattern": "(" * 4000 + "a" + ")" * 4000}, "nested too deeply"),
     ],
 )
 def test_a_bad_schema_is_refused_before_anything_runs(schema: object, message: str) -> None:
