@@ -68,6 +68,9 @@ def run_set_planner(*, run_id: int, planner: str, llm_profile: LLMProfile | None
     Run.objects.filter(pk=run_id).update(planner=planner, llm_profile=llm_profile)
 
 
+MAX_TOKEN_COUNT = 10**12  # past any model's count: what a server says past it is not kept
+
+
 def run_usage_add(*, run_id: int, usage: Mapping[str, object]) -> None:
     """Add one LLM round's token counts to the run's totals, in the database (F()), so
     concurrent writers can't lose a round."""
@@ -81,9 +84,11 @@ def run_usage_add(*, run_id: int, usage: Mapping[str, object]) -> None:
 
 
 def _token_count(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    """A count of tokens a model server reported, as the database can keep it (a server
+    may report anything: a negative, a float, an integer past SQLite's 64 bits)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
         return 0
-    return max(0, int(value))
+    return int(min(max(0, value), MAX_TOKEN_COUNT))
 
 
 def run_set_status(

@@ -1,7 +1,8 @@
 """One huge model reply must not break the run page: the reply kept (events, context) is
 cut with a marker, every event is stored and relayed within the message limit, the socket
 never sends a message over it (the live relay, the backlog replayed on reconnect, an event
-stored before these limits), and the pause that followed the reply reaches the page."""
+stored before these limits), and the pause that followed the reply reaches the page.  A
+token count past what the database holds is kept at a bound."""
 
 from __future__ import annotations
 
@@ -141,6 +142,12 @@ def test_stored_rows_are_kept_within_the_limits(owner: Any) -> None:
     services.run_set_status(run_id=run.pk, status=Run.Status.FAILED, reason="r" * 10**6)
     assert len(Run.objects.get(pk=run.pk).status_reason) < 100_000
     assert fit({"type": "x", "text": "short"}) == {"type": "x", "text": "short"}
+    # Whatever a model server reports it used: kept within what the database holds.
+    for usage in ({"prompt_tokens": 10**30, "completion_tokens": float("inf")},
+                  {"prompt_tokens": -5, "completion_tokens": float("nan")}):  # fmt: skip
+        services.run_usage_add(run_id=run.pk, usage=usage)
+    kept = Run.objects.get(pk=run.pk)
+    assert (kept.prompt_tokens, kept.completion_tokens) == (10**12, 10**12)
 
 
 def test_through_a_real_daphne_a_huge_stored_event_does_not_drop_the_socket(
