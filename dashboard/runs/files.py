@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
+from urllib.parse import quote
 
 from django.core.exceptions import SuspiciousFileOperation
 from django.core.files import File
@@ -38,7 +39,7 @@ class RunFile:
     size_bytes: int
 
     def to_dict(self, run_id: int) -> dict[str, object]:
-        path = f"downloads/{self.name}" if self.kind == DOWNLOADS else TRACE_NAME
+        path = f"downloads/{quote(self.name, safe='')}" if self.kind == DOWNLOADS else TRACE_NAME
         return {"kind": self.kind, "name": self.name, "size_bytes": self.size_bytes,
                 "url": f"/runs/{run_id}/{path}"}  # fmt: skip
 

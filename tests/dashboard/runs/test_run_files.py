@@ -12,10 +12,12 @@ from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
+from django.core.files.base import ContentFile
 from django.core.files.storage import storages
 from django.test import Client
 
 from dashboard.models import Run, SecretGrant
+from dashboard.runs.files import files_of
 from dashboard.runs.runner import runner
 from tests.dashboard.conftest import OpenSocket, Runs
 from tests.dashboard.runs.test_consumer import start_watched
@@ -97,3 +99,19 @@ async def test_a_trace_is_kept_unless_the_run_typed_a_secret(
     # A trace records the values typed: none was kept, in storage or on the worker's disk.
     assert not storages["default"].exists(f"runs/{typed.pk}/trace.zip")
     assert not (Path(settings.TABWRIGHT["WORKSPACE_DIR"]) / str(typed.pk) / "trace.zip").exists()
+
+
+def test_a_file_whose_name_has_a_hash_or_an_escape_in_it_is_served_at_its_listed_address(
+    owner: Any, media_root: Path
+) -> None:
+    run = Run.objects.create(owner=owner, task="t", status=Run.Status.SUCCEEDED)
+    names = ["report#1.csv", "a%2Fb.csv", "100%.csv", "two words.csv"]
+    for name in names:
+        storages["default"].save(f"runs/{run.pk}/downloads/{name}", ContentFile(name.encode()))
+    client = Client()
+    client.force_login(owner)
+    for listed in files_of(run.pk):
+        got = client.get(listed.to_dict(run.pk)["url"])
+        assert got.status_code == 200, listed
+        assert b"".join(got.streaming_content) == listed.name.encode()
+    assert sorted(f.name for f in files_of(run.pk)) == sorted(names)
