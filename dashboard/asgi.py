@@ -41,9 +41,13 @@ from dashboard.lib.logredact import redact_server_logs  # noqa: E402
 redact_server_logs()  # the server's logs show no token of an address
 
 from dashboard.api.bodylimit import MAX_REQUEST_BYTES  # noqa: E402
-from dashboard.lib import bodycap  # noqa: E402
+from dashboard.lib import daphnelimits  # noqa: E402
+from dashboard.lib.rate import MESSAGES_BURST, MESSAGES_PER_S  # noqa: E402
 
-bodycap.install(MAX_REQUEST_BYTES)  # past it, a request is answered before it is all read
+# Past them, a request is answered before it is all read; a socket's messages are dropped.
+daphnelimits.install(
+    body_limit=MAX_REQUEST_BYTES, messages_per_s=MESSAGES_PER_S, burst=MESSAGES_BURST
+)
 
 from dashboard.api.mcpmount import PATH as MCP_PATH  # noqa: E402
 from dashboard.api.mcpmount import McpMount  # noqa: E402

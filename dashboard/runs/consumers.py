@@ -39,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qs
@@ -69,11 +70,14 @@ MAX_ACTS_IN_FLIGHT = 4
 MAX_INPUTS_QUEUED = 64
 INPUT_TIMEOUT_MS = 5_000
 CLOSE_FORBIDDEN = 4403
+CLOSE_TOO_MANY = 4429  # past a person's sockets
+MAX_SOCKETS_PER_USER = 50  # run pages open at once, per person and process
 CLOSE_LAYER_LOST = 4503  # the layer is unavailable: the page reconnects and catches up
 # A live-view frame is a picture: never cut, sent up to the transport's limit (less room
 # for the framing), dropped beyond.
 MAX_FRAME_BYTES = TRANSPORT_LIMIT_BYTES - 64 * 1024
 NOT_LIVE = {"code": "not_live", "message": "the run is not live any more", "hint": ""}
+_sockets: Counter[int] = Counter()  # run page sockets open in this process, by person
 
 
 class RunPageConsumer(AsyncJsonWebsocketConsumer):
@@ -103,6 +107,7 @@ class RunPageConsumer(AsyncJsonWebsocketConsumer):
         self.look = asyncio.Event()  # the run may have moved: look for its worker again
         self.layer_gone = False  # the channel layer failed under this socket: it closes
         self.layer_closed = False
+        self.counted_for: int | None = None  # the person whose sockets this one counts in
 
     # Channels' consumer reads its channel with ``channel_receive`` (set when it starts);
     # read through here, a failing layer becomes a ``layer.lost`` message to this consumer
@@ -147,6 +152,11 @@ class RunPageConsumer(AsyncJsonWebsocketConsumer):
         if not allowed:
             await self.close(code=CLOSE_FORBIDDEN)
             return
+        if _sockets[user.pk] >= MAX_SOCKETS_PER_USER:  # one person's many pages (or a script)
+            await self.close(code=CLOSE_TOO_MANY)
+            return
+        self.counted_for = user.pk
+        _sockets[user.pk] += 1
         # Join before reading the backlog: an event stored in between arrives twice, and the
         # page drops what it has seen by seq, rather than never.
         try:
@@ -181,6 +191,11 @@ class RunPageConsumer(AsyncJsonWebsocketConsumer):
             await self.run_frame(messages.frame_message(frame))
 
     async def disconnect(self, code: int) -> None:
+        if self.counted_for is not None:
+            _sockets[self.counted_for] -= 1
+            if not _sockets[self.counted_for]:
+                del _sockets[self.counted_for]
+            self.counted_for = None
         if self.watching:
             runner.unwatch(self.run_id, self.channel_name)
             self.watching = False

@@ -1,8 +1,8 @@
 """What one person sends can't stall the others, against a real daphne: an output schema
 whose pattern backtracks in Python leaves the server answering; a body past its call's
 limit gets the API's JSON error (announced or chunked), and one past any request's is
-answered before it is all sent; a token put in a query string is refused and never
-written to the server's log."""
+answered before it is all sent; a socket sending past a page's pace is cut; a token put
+in a query string is refused and never written to the server's log."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import connect
 
 from dashboard.api.bodylimit import MAX_REQUEST_BYTES
 from tests.daphne import api_token, log_in
@@ -134,6 +136,34 @@ def test_a_body_past_any_request_s_limit_is_answered_before_it_is_all_sent(
     error = json.loads(body)["error"]
     assert error["code"] == "too_large" and f"at most {MAX_REQUEST_BYTES}" in error["message"]
     assert httpx.get(f"{server.base_url}/accounts/login/", timeout=WAIT_S).status_code == 200
+
+
+def test_a_socket_sending_past_a_page_s_pace_is_cut_and_the_next_one_is_answered(
+    server: Server, token: str
+) -> None:
+    """A signed-in client's socket sending commands in a loop (a page sends a few a
+    second): past the pace its messages are not read, and the connection is cut; its
+    owner's next socket is answered as any."""
+    page = log_in(server.base_url, (USERNAME, PASSWORD))
+    made = script(server, token).post("/api/runs", json={"task": "wait for Ready"})
+    assert made.status_code == 201, made.text
+    address = server.base_url.replace("http://", "ws://") + f"/ws/runs/{made.json()['id']}/"
+    headers = {"Origin": server.base_url,
+               "Cookie": "; ".join(f"{k}={v}" for k, v in page.cookies.items())}  # fmt: skip
+    command = json.dumps({"command": "nope", "pad": "x" * 1000})
+    meant = 100_000  # 100 MB: more than any socket buffers between the two
+    sent = 0
+    with connect(address, additional_headers=headers, open_timeout=WAIT_S) as flood:
+        with contextlib.suppress(ConnectionClosed, OSError):
+            while sent < meant:
+                flood.send(command)
+                sent += 1
+    assert sent < meant, "the server read every message"
+    with connect(address, additional_headers=headers, open_timeout=WAIT_S) as calm:
+        calm.send(json.dumps({"command": "nope"}))
+        while (said := json.loads(calm.recv(timeout=WAIT_S))).get("type") != "error":
+            pass
+        assert said["message"] == "unknown command"
 
 
 def _logged(log: Path, needle: str) -> str:

@@ -496,7 +496,8 @@
         connEl.textContent = "not allowed";
         return;
       }
-      connEl.textContent = "reconnecting…";
+      // 4429: too many of the person's pages are open; one closing lets this one in.
+      connEl.textContent = ev.code === 4429 ? "too many pages open; reconnecting…" : "reconnecting…";
       setTimeout(connect, retryMs);
       retryMs = Math.min(retryMs * 2, 10000);
     };

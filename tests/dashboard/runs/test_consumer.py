@@ -15,8 +15,8 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
 
 from dashboard.models import Run, Step
-from dashboard.runs import services
-from dashboard.runs.consumers import CLOSE_FORBIDDEN, MAX_REPLY_CHARS
+from dashboard.runs import consumers, services
+from dashboard.runs.consumers import CLOSE_FORBIDDEN, CLOSE_TOO_MANY, MAX_REPLY_CHARS
 from dashboard.runs.runner import runner
 from tests.dashboard.conftest import OpenSocket, Runs
 from tests.dashboard.sockets import (
@@ -112,6 +112,18 @@ async def test_unknown_run_is_refused_like_a_foreign_one(
 ) -> None:
     _comm, connected, code = await open_socket(999_999, staff)
     assert (connected, code) == (False, CLOSE_FORBIDDEN)
+
+
+async def test_one_person_s_sockets_are_bounded_and_a_closed_one_frees_its_place(
+    open_socket: OpenSocket, quiet_run: Run, owner: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(consumers, "MAX_SOCKETS_PER_USER", 2)
+    first = await connected_socket(open_socket, quiet_run, owner)
+    await connected_socket(open_socket, quiet_run, owner)
+    _comm, connected, code = await open_socket(quiet_run.pk, owner)
+    assert (connected, code) == (False, CLOSE_TOO_MANY)
+    await first.disconnect()
+    await connected_socket(open_socket, quiet_run, owner)
 
 
 async def test_owner_gets_stored_events_in_seq_order_then_state(
