@@ -146,7 +146,8 @@ def check_words(
     return {
         "text_visible": f"text {quote(str(args.get('text')))} is visible",
         "text_hidden": f"text {quote(str(args.get('text')))} is not visible",
-        "rows": f"{args.get('count')} row(s) show {quote(str(args.get('text')))}",
+        "rows": f"{'at least ' if args.get('at_least') else ''}{args.get('count')} row(s) show "
+        f"{quote(str(args.get('text')))}",
         "url": f"the address contains {quote(str(args.get('url')))}",
         "visible": f"{what} is on the page",
         "checked": f"{what} is ticked",

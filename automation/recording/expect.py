@@ -8,7 +8,8 @@ A scenario says what it reaches with ``expect`` steps, each one check::
 
 Page checks: ``text_visible`` / ``text_hidden`` (a text is, or is not, shown anywhere on
 the page; case and spaces ignored), ``rows`` (how many visible table rows or list items
-show a text: 0 says it is gone, or filtered out), ``url`` (the address contains it, moved
+show a text: 0 says it is gone, or filtered out; with ``"at_least": true``, that many or
+more), ``url`` (the address contains it, moved
 to the replay's base URL as navigations are).  Element checks find their element by its
 identity, as any step does: ``visible``, ``checked``, ``unchecked``, ``value`` (a
 field's value, a select's chosen label) and ``items`` (texts the element shows, in order:
@@ -69,6 +70,9 @@ KINDS: dict[str, tuple[str, ...]] = {
     # (automation.recording.downloads).
     "download": (),
 }
+# kind -> the args it may have besides: ``rows`` with ``"at_least": true`` holds when that
+# many rows or more show the text (a list that grows with each replay: one more order).
+OPTIONAL: dict[str, tuple[str, ...]] = {"rows": ("at_least",)}
 ELEMENT_KINDS = frozenset({"visible", "checked", "unchecked", "value", "items"})
 MAX_ITEMS = 50
 MAX_TEXT = 1_000
@@ -133,7 +137,15 @@ def validate(args: object, *, has_element: bool, index: int = 0) -> dict[str, An
                     f"{where}: a check can't hold a secret (it would show its value)", index=index
                 )
         clean[name] = value
-    unknown = set(args) - {"kind", *KINDS[kind]}
+    if kind == "rows" and args.get("at_least") is not None:
+        if not isinstance(args["at_least"], bool) or (args["at_least"] and not clean["count"]):
+            raise ScenarioInvalid(
+                f"{where}: at_least is true or false, and true only with a count of 1 or more",
+                index=index,
+            )
+        if args["at_least"]:
+            clean["at_least"] = True
+    unknown = set(args) - {"kind", *KINDS[kind], *OPTIONAL.get(kind, ())}
     if unknown:
         raise ScenarioInvalid(f"{where}: {kind} takes no {', '.join(sorted(unknown))}", index=index)
     if (kind in ELEMENT_KINDS) != has_element:
@@ -186,7 +198,8 @@ async def _once(
         return not shown, "it is shown"
     if kind == "rows":
         count = await count_rows(tab, args["text"], budget)
-        return count == args["count"], f"{count} row(s) show it"
+        wanted = count >= args["count"] if args.get("at_least") else count == args["count"]
+        return wanted, f"{count} row(s) show it"
     assert identity is not None
     located = await locate(tab.page, identity, budget=budget)
     if located.element is None:

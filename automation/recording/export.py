@@ -336,7 +336,10 @@ def _assertion(step: ScenarioStep, params: dict[str, dict[str, Any]], el: str) -
             f"page.locator({_ROWS!r}).filter(has_text={text}, visible=True)"
             f".filter(has_not=page.locator({_ROWS!r}))"
         )
-        return f"expect({rows}).to_have_count({_int(args.get('count'), 'count')})"
+        count = _int(args.get("count"), "count")
+        if args.get("at_least"):  # that many or more: the count-th of them is there
+            return f"expect({rows}.nth({count} - 1)).to_be_visible()"
+        return f"expect({rows}).to_have_count({count})"
     if kind == "url":
         return f"expect(page).to_have_url(re.compile(re.escape({_url(value('url'), params)})))"
     target = step.target()

@@ -47,8 +47,8 @@ async def test_proposals_read_the_final_page_and_hold_there(tab: Tab, fixture_ur
     )  # fmt: skip
     shown = [(p.check.describe(), p.picked) for p in proposals]
     assert ("expect checkbox 'Toggle' in row 'Buy milk' is ticked", True) in shown
-    assert ("expect 1 row(s) show 'Buy milk'", True) in shown
-    assert ("expect 1 row(s) show 'Walk the dog'", True) in shown
+    assert ("expect at least 1 row(s) show 'Buy milk'", True) in shown
+    assert ("expect at least 1 row(s) show 'Walk the dog'", True) in shown
     assert ("expect text '1 item left' is visible", False) in shown  # the page's status
     assert ("expect text 'Todos' is visible", False) in shown  # its heading
     # The field was emptied by Enter: its value says nothing and is not proposed.
@@ -57,6 +57,13 @@ async def test_proposals_read_the_final_page_and_hold_there(tab: Tab, fixture_ur
         assert await expect.check(tab, proposal.check.args, proposal.check.target(), budget=room())
         again = Proposal.from_dict(json.loads(json.dumps(proposal.to_dict())))
         assert again == proposal
+    # The next replay adds its "Buy milk" to the list the last one left: the rows check
+    # ticked for it still holds (it counted one row or more, not exactly one).
+    typed = next(p.check for p in proposals if p.check.args.get("text") == "Buy milk")
+    await execute(tab, "fill", {"ref": ref_of(await tab.snapshot(), "textbox", "New todo"),
+                                "value": "Buy milk", "submit": True}, budget=room())  # fmt: skip
+    assert await expect.count_rows(tab, "Buy milk", room()) == 2
+    assert await expect.check(tab, typed.args, None, budget=room())
 
 
 async def test_every_box_the_run_ticked_has_its_check_proposed(tab: Tab, fixture_url: str) -> None:
@@ -97,7 +104,7 @@ async def test_the_loop_proposes_checks_when_it_is_done(
     proposed = sink.of_type(ChecksProposed)
     assert len(proposed) == 1
     described = [Proposal.from_dict(c).check.describe() for c in proposed[0].checks]
-    assert "expect 1 row(s) show 'Buy milk'" in described
+    assert "expect at least 1 row(s) show 'Buy milk'" in described
     assert "expect text 'Buy milk' is visible" not in described  # one check a text
     assert sink.events.index(proposed[0]) < len(sink.events) - 1  # before the run ends
     assert len(sink.of_type(StepRecorded)) == 1

@@ -385,3 +385,16 @@ def test_a_step_keeps_its_intent_in_words_and_one_stored_without_says_what_it_do
     assert kept.purpose() == "set the tier" and kept.to_dict()["intent"] == "set the tier"
     secret = ScenarioStep("fill", {"value": "hunter2"}, ElementIdentity(role="textbox", name="PIN"))
     assert "hunter2" not in secret.purpose()
+
+
+def test_a_rows_check_may_count_one_row_or_more_and_its_export_says_so() -> None:
+    args = {"kind": "rows", "text": "Buy milk", "count": 1, "at_least": True}
+    step = ScenarioStep.from_dict({"action": "expect", "args": args})
+    assert step.describe() == "expect at least 1 row(s) show 'Buy milk'"
+    code = to_pytest(Scenario(name="Todos", steps=(step,)))
+    assert ".nth(1 - 1)).to_be_visible()" in code and "to_have_count" not in code
+    for bad in ({**args, "at_least": "yes"}, {**args, "count": 0}):
+        with pytest.raises(ScenarioInvalid, match="at_least is true or false"):
+            ScenarioStep.from_dict({"action": "expect", "args": bad})
+    exact = ScenarioStep.from_dict({"action": "expect", "args": {**args, "at_least": False}})
+    assert exact.args == {"kind": "rows", "text": "Buy milk", "count": 1}
