@@ -100,8 +100,9 @@ async def holds(path: Path, name: str, args: dict[str, Any]) -> tuple[bool, str]
 
 
 def propose(path: Path, name: str) -> dict[str, Any]:
-    """A download check for the file as it is: its name, type, a size it must reach, and
-    for a CSV its header and row count."""
+    """A download check for the file as it is: its name (its digits any), type, a size
+    it must reach, and for a CSV its header; not its row count, which the next day's
+    export has its own of."""
     size = path.stat().st_size
     with path.open("rb") as handle:
         data = handle.read(MAX_READ_BYTES)
@@ -109,9 +110,9 @@ def propose(path: Path, name: str) -> dict[str, Any]:
     args: dict[str, Any] = {"kind": "download", "name": _pattern(name), "type": kind,
                             "min_bytes": 1 if size else 0}  # fmt: skip
     if kind == "csv" and size <= MAX_READ_BYTES:
-        header, rows = csv_table(data.decode("utf-8-sig", errors="replace"))
+        header, _rows = csv_table(data.decode("utf-8-sig", errors="replace"))
         if header and len(header) <= MAX_HEADER and all(len(h) <= MAX_TEXT for h in header):
-            args.update(header=header, rows=rows)
+            args.update(header=header)
     return args
 
 
