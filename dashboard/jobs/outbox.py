@@ -1,7 +1,9 @@
 """The alerts' outbox: every webhook and e-mail is a Delivery row, sent by the workers.
 
 Each worker runs :func:`serve` as a task of its own, beside (never inside) the poll that
-fires schedules, so a receiver that answers slowly or never delays no firing.  A delivery
+fires schedules, so a receiver that answers slowly or never delays no firing; and it has
+at most MAX_IN_FLIGHT_PER_OWNER tries of one person's alerts in flight, so one person's
+receiver that never answers delays no one else's alert.  A delivery
 is *pending* until a try succeeds (*sent*: a 2xx answer, or the mail server took it), or
 its tries run out (*failed*): the first at once, the next after each of
 TABWRIGHT_ALERT_RETRY_S.  A URL that can never be sent to (a line break in it, from before
@@ -32,6 +34,7 @@ import asyncio
 import json
 import logging
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import Any
@@ -57,7 +60,11 @@ __all__ = ["attempt", "claim_due", "kick", "retry_delays", "send_due", "serve"]
 log = logging.getLogger("tabwright.outbox")
 
 OUTBOX_POLL_S = 5.0  # how often each worker looks for due deliveries (and when kicked)
-MAX_IN_FLIGHT = 8  # tries one worker has in flight at once
+MAX_IN_FLIGHT = 32  # tries one worker has in flight at once
+# Of them, the tries of one person's alerts: a receiver of theirs that answers slowly or
+# never holds at most this many, never the others' (taken in turn as they fall due).
+MAX_IN_FLIGHT_PER_OWNER = 2
+CANDIDATES = 500  # due tries looked at per claim, oldest first
 CLAIM_MARGIN_S = 30.0  # a claimed try is the claimer's for its deadline and this long
 MAX_ANSWER_CHARS = 200  # of a refusing receiver's answer, kept in the log
 MAX_LOG = 20  # tries kept in a delivery's log (the latest)
@@ -89,20 +96,31 @@ def kick() -> None:
         waker.set()
 
 
-def claim_due(limit: int, now: datetime | None = None) -> list[int]:
-    """Up to ``limit`` pending deliveries whose try is due, claimed for this process (a
-    conditional update each: of two workers, one gets a try).  Blocking."""
+def claim_due(
+    limit: int, now: datetime | None = None, *, busy: Counter[int] | None = None
+) -> list[tuple[int, int]]:
+    """Up to ``limit`` pending deliveries whose try is due, oldest first, claimed for this
+    process (a conditional update each: of two workers, one gets a try), as (delivery,
+    its schedule's owner); none of an owner with MAX_IN_FLIGHT_PER_OWNER in flight here
+    (``busy``, by owner, counting those claimed now).  Blocking."""
     now = now or timezone.now()
+    busy = Counter(busy or {})
     until = now + timedelta(seconds=deadline_s() + CLAIM_MARGIN_S)
     due = Delivery.objects.filter(status=Delivery.Status.PENDING, next_attempt_at__lte=now)
     # Every try claimed and the last never recorded: given up, not claimed again.
     due.filter(attempts__gt=len(retry_delays())).update(status=Delivery.Status.FAILED,
                                                          last_error=UNRECORDED)  # fmt: skip
     claimed = []
-    for delivery_id in due.order_by("next_attempt_at").values_list("pk", flat=True)[:limit]:
+    oldest = due.order_by("next_attempt_at").values_list("pk", "firing__schedule__owner_id")
+    for delivery_id, owner_id in oldest[:CANDIDATES]:
+        if len(claimed) == limit:
+            break
+        if busy[owner_id] >= MAX_IN_FLIGHT_PER_OWNER:
+            continue  # theirs wait for their own tries in flight, not everyone's
         # The try counts as it is claimed (see the module's docstring).
         if due.filter(pk=delivery_id).update(next_attempt_at=until, attempts=F("attempts") + 1):
-            claimed.append(delivery_id)
+            claimed.append((delivery_id, owner_id))
+            busy[owner_id] += 1
     return claimed
 
 
@@ -110,7 +128,7 @@ async def send_due(*, policy: UrlPolicy | None = None) -> int:
     """Every due try, claimed and made at once (each within its deadline); how many
     deliveries were sent."""
     claimed = await database_sync_to_async(claim_due)(MAX_IN_FLIGHT)
-    sent = await asyncio.gather(*(attempt(d, policy=policy) for d in claimed))
+    sent = await asyncio.gather(*(attempt(d, policy=policy) for d, _owner in claimed))
     return sum(sent)
 
 
@@ -121,10 +139,10 @@ async def serve(*, poll_s: float = OUTBOX_POLL_S) -> None:
     their claim runs out)."""
     waker = asyncio.Event()
     _wakers.add(waker)
-    in_flight: set[asyncio.Task[bool]] = set()
+    in_flight: dict[asyncio.Task[bool], int] = {}  # each try, and whose alert it is
 
     def done(task: asyncio.Task[bool]) -> None:
-        in_flight.discard(task)
+        in_flight.pop(task, None)
         waker.set()  # room for another
         if not task.cancelled() and task.exception() is not None:
             log.error("%s could not be recorded", task.get_name(), exc_info=task.exception())
@@ -133,15 +151,16 @@ async def serve(*, poll_s: float = OUTBOX_POLL_S) -> None:
         while True:
             waker.clear()
             room = MAX_IN_FLIGHT - len(in_flight)
-            claimed: list[int] = []
+            claimed: list[tuple[int, int]] = []
             if room > 0:
                 try:
-                    claimed = await database_sync_to_async(claim_due)(room)
+                    busy = Counter(in_flight.values())
+                    claimed = await database_sync_to_async(claim_due)(room, busy=busy)
                 except Exception:
                     log.exception("the outbox could not read its due deliveries")
-            for delivery_id in claimed:
+            for delivery_id, owner_id in claimed:
                 task = asyncio.create_task(attempt(delivery_id), name=f"delivery {delivery_id}")
-                in_flight.add(task)
+                in_flight[task] = owner_id
                 task.add_done_callback(done)
             try:
                 async with asyncio.timeout(poll_s):

@@ -14,6 +14,7 @@ import re
 import select
 import socketserver
 import threading
+from collections import Counter
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
@@ -28,8 +29,10 @@ from dashboard import checks
 from dashboard.engineconf import url_policy
 from dashboard.jobs import alerts, outbox, schedules
 from dashboard.models import Delivery, Run, Scenario, Schedule, ScheduleFiring
+from dashboard.scenarios import services
 from tests.dashboard.api.test_api import refused, token_of
 from tests.dashboard.jobs.conftest import Receiver, make
+from tests.dashboard.signup import sign_up
 
 pytestmark = pytest.mark.django_db
 
@@ -227,6 +230,25 @@ async def test_a_mail_server_that_greets_then_falls_silent_ends_at_the_deadline(
     assert delivery.last_error.startswith("no complete answer within 2 s")
 
 
+def test_one_person_s_alerts_hold_two_tries_at_most_and_another_s_are_claimed_beside(
+    scenario: Scenario, stranger: Any
+) -> None:
+    """Twelve of one person's alerts due before another person's one: a claim takes two of
+    theirs (their tries in flight: one receiver that never answers holds no more) and the
+    other person's, oldest first as they fall due."""
+    mine = [_told(make(scenario, webhook_url=f"https://slow.example.com/{i}"))[0]
+            for i in range(12)]  # fmt: skip
+    theirs_scenario = services.scenario_import(owner=stranger, data=sign_up("http://x.test"))
+    [theirs] = _told(make(theirs_scenario, webhook_url="https://fast.example.com/tw"))
+    later = timezone.now()
+    claimed = outbox.claim_due(8, now=later)
+    assert claimed == [(mine[0].pk, scenario.owner_id), (mine[1].pk, scenario.owner_id),
+                       (theirs.pk, stranger.pk)]  # fmt: skip
+    # With one of theirs already in flight here, one more of mine at most.
+    again = outbox.claim_due(8, now=later, busy=Counter({scenario.owner_id: 1}))
+    assert again == [(mine[2].pk, scenario.owner_id)]
+
+
 # -- URLs checked when saved ----------------------------------------------------------------
 
 
@@ -312,7 +334,7 @@ def test_a_try_never_recorded_still_counts_so_none_is_claimed_forever(
     [delivery] = _told(make(scenario, webhook_url="https://hooks.example.com/tw"))
     later = timezone.now()
     for _ in range(2):  # each claimed by a worker that stops before recording its try
-        assert outbox.claim_due(8, now=later) == [delivery.pk]
+        assert outbox.claim_due(8, now=later) == [(delivery.pk, scenario.owner_id)]
         later += timedelta(seconds=outbox.deadline_s() + outbox.CLAIM_MARGIN_S + 1)
     assert outbox.claim_due(8, now=later) == []
     delivery.refresh_from_db()
