@@ -3,6 +3,7 @@ that depends on who is asking goes through here."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import date
@@ -167,16 +168,38 @@ def run_stretch_count(*, run_id: int) -> int:
     return RunEvent.objects.filter(run_id=run_id, type="run.started").count()
 
 
-def run_queue_positions(*, limit: int = 500) -> list[tuple[int, int]]:
-    """The queued runs, oldest first, with their place in the queue (1: next)."""
+# Runs the queue's order is worked out over (the oldest queued); past them, a run's place
+# is counted as first come, first served.
+QUEUE_WINDOW = 500
+HOLDING = (Run.Status.PENDING, Run.Status.RUNNING, Run.Status.PAUSED)  # a slot each
+
+
+def run_queue(*, limit: int = QUEUE_WINDOW) -> list[int]:
+    """The queued runs in the order workers claim them: each person's in the order they
+    came, the people taken in turn, a person with runs at work already waiting behind
+    those with fewer.  (First come, first served let one person's burst of runs, a
+    script's hundred, keep everyone else's first run waiting behind all of them.)"""
+    held = Counter(Run.objects.filter(status__in=HOLDING).values_list("owner_id", flat=True))
     queued = Run.objects.filter(status=Run.Status.QUEUED).order_by("created_at", "pk")
-    return [(pk, place) for place, pk in enumerate(queued.values_list("pk", flat=True)[:limit], 1)]
+    turns: list[tuple[int, int, int]] = []
+    for order, (pk, owner_id) in enumerate(queued.values_list("pk", "owner_id")[:limit]):
+        turns.append((held[owner_id], order, pk))  # the owner's turn, then first come
+        held[owner_id] += 1
+    return [pk for _turn, _order, pk in sorted(turns)]
+
+
+def run_queue_positions(*, limit: int = QUEUE_WINDOW) -> list[tuple[int, int]]:
+    """The queued runs in the order they are claimed, with their place (1: next)."""
+    return [(pk, place) for place, pk in enumerate(run_queue(limit=limit), 1)]
 
 
 def run_queue_position(*, run: Run) -> int:
     """``run``'s place in the queue (1: next), 0 when it is not queued."""
     if run.status != Run.Status.QUEUED:
         return 0
+    order = run_queue()
+    if run.pk in order:
+        return order.index(run.pk) + 1
     ahead = Run.objects.filter(status=Run.Status.QUEUED).filter(
         Q(created_at__lt=run.created_at) | Q(created_at=run.created_at, pk__lt=run.pk)
     )

@@ -264,14 +264,13 @@ def stopped_by(user: Any) -> str:
 
 
 def run_claim(*, holder: str, lease_s: int, run_id: int | None = None) -> int | None:
-    """Claim a queued run for ``holder`` (the oldest, or ``run_id``): it is ``pending``
-    from now, held by ``holder``.  One conditional UPDATE per try, so of two workers
-    claiming at once exactly one gets each run.  None: nothing (left) to claim."""
-    queued = Run.objects.filter(status=Run.Status.QUEUED)
-    if run_id is not None:
-        queued = queued.filter(pk=run_id)
+    """Claim a queued run for ``holder`` (the next in the queue's order,
+    :func:`~dashboard.runs.selectors.run_queue`, or ``run_id``): it is ``pending`` from
+    now, held by ``holder``.  One conditional UPDATE per try, so of two workers claiming
+    at once exactly one gets each run.  None: nothing (left) to claim."""
     lease_until = timezone.now() + timedelta(seconds=lease_s) if lease_s else None
-    for pk in queued.order_by("created_at", "pk").values_list("pk", flat=True)[:20]:
+    order = [run_id] if run_id is not None else selectors.run_queue()
+    for pk in order[:20]:
         taken = Run.objects.filter(pk=pk, status=Run.Status.QUEUED).update(
             status=Run.Status.PENDING, holder=holder, lease_until=lease_until
         )

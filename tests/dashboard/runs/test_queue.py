@@ -1,6 +1,7 @@
 """The queue: a run waits queued until a worker with room claims it (dashboard/worker.py):
 past the worker's capacity runs wait, their pages told their place; two workers never run
-one run twice; a queued run can be stopped; a wake-up that was lost only delays a run; an
+one run twice; the people waiting take turns, so one person's burst of runs keeps no one
+else's waiting behind it; a queued run can be stopped; a wake-up that was lost only delays a run; an
 idle conversation's tab gives way to a run that waits, and so does a conversation paused
 because its model can't be reached; a claimed run that cannot start ends failed at once."""
 
@@ -128,6 +129,28 @@ async def _all_run_once(made: list[Run], comm: Any) -> None:
     assert types(messages).index("run.started") > max(
         i for i, m in enumerate(messages) if m["type"] == "queue"
     )  # told its place until it started
+
+
+def test_the_people_waiting_take_turns_a_burst_of_runs_waits_behind_another_s_first(
+    owner: Any, stranger: Any
+) -> None:
+    """One person's hundred runs queued first (a script's burst) and one of theirs at work,
+    then another person's: that one is claimed first, then theirs take turns with the
+    burst's, each person's in the order they came; the pages say the same order."""
+
+    def made(who: Any, n: int) -> list[int]:
+        return [services.run_create(owner=who, task=f"t{i}", start_url="", planner="rules").pk
+                for i in range(n)]  # fmt: skip
+
+    burst = made(owner, 100)
+    Run.objects.filter(pk=burst[0]).update(status=Run.Status.RUNNING)  # one at work already
+    theirs = made(stranger, 2)
+    order = selectors.run_queue()
+    assert order[:4] == [theirs[0], burst[1], theirs[1], burst[2]]
+    assert dict(selectors.run_queue_positions())[theirs[0]] == 1
+    assert selectors.run_queue_position(run=Run.objects.get(pk=theirs[1])) == 3
+    assert services.run_claim(holder="w", lease_s=0) == theirs[0]
+    assert services.run_claim(holder="w", lease_s=0) == burst[1]  # a run each at work now
 
 
 async def test_two_workers_claiming_at_once_run_each_run_exactly_once(
