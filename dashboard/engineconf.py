@@ -105,6 +105,7 @@ def browser_config(*, cdp_url: str | None = None) -> BrowserConfig:
         evaluate_enabled=bool(conf["ALLOW_EVALUATE"]),
         shell_commands=tuple(conf["SHELL_COMMANDS"]),
         max_tabs=conf["MAX_TABS"],
+        max_download_bytes=max(1, int(conf["MAX_DOWNLOAD_MB"])) * 1024 * 1024,
         contexts_per_browser=max(0, int(conf["CONTEXTS_PER_BROWSER"])),
     )
 

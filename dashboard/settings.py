@@ -366,6 +366,7 @@ TABWRIGHT = {
     "METRICS_TOKEN": os.environ.get("TABWRIGHT_METRICS_TOKEN", ""),
     # Tabs one run may hold; pages a site opens past it (popup floods) are closed at once.
     "MAX_TABS": _env_int("TABWRIGHT_MAX_TABS", 20),
+    "MAX_DOWNLOAD_MB": _env_int("TABWRIGHT_MAX_DOWNLOAD_MB", 1024),
     # A worker's browser is replaced after this many runs' contexts (0: never).
     "CONTEXTS_PER_BROWSER": _env_int("TABWRIGHT_CONTEXTS_PER_BROWSER", 200),
     # A conversation's tab stays open this many seconds after the agent's answer, for the

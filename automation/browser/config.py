@@ -85,6 +85,8 @@ class BrowserConfig:
     shell_timeout_ms: int = 30_000  # one command's limit (the call's budget may be shorter)
     # Tabs one run may hold; a page the site opens past it is closed at once, and reported.
     max_tabs: int = 20
+    # Bytes one download may take: past them it is cancelled as it comes, and said so.
+    max_download_bytes: int = 1024 * 1024 * 1024
     # A launched browser is replaced after this many contexts (runs, replays, sessions): the
     # next context opens in a new one, the old closes after its last context.  0: never.
     contexts_per_browser: int = 200
@@ -108,6 +110,7 @@ TAB_SETTINGS = frozenset({
     "shell_commands",
     "shell_timeout_ms",
     "max_tabs",
+    "max_download_bytes",
     "snapshot_full_pass_ms",
 })  # fmt: skip
 _TAB_DEFAULTS = {f.name: f.default for f in fields(BrowserConfig) if f.name in TAB_SETTINGS}

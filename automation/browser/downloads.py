@@ -6,6 +6,11 @@ so a report the agent exported would be gone by the time a person looks for it.
 chooses the suggested name (``download="../../etc/passwd"``, a ``Content-Disposition``
 header), so the name is treated as hostile: :func:`safe_file_name` strips separators, ``..``
 and leading dots and limits its length, and the final path is checked to sit in the folder.
+
+The page also chooses the size, endless if it likes (a body that never ends fills the
+disk at hundreds of MB a second).  Listening on the tab's CDP session (:meth:`DownloadKeeper.
+listen`), the keeper follows each download's progress as Chromium reports it and cancels
+one past the tab's ``max_download_bytes``; its record says so.
 """
 
 from __future__ import annotations
@@ -16,11 +21,12 @@ import logging
 import os
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from playwright.async_api import Download, Page
+from playwright.async_api import CDPSession, Download, Page
 from playwright.async_api import Error as PlaywrightError
 
 from automation.budget import Budget
@@ -81,19 +87,36 @@ def _size(path: Path) -> int:
 
 
 class DownloadKeeper:
-    """Saves each download of ``page`` into ``folder`` and records it, in the order they began."""
+    """Saves each download of ``page`` into ``folder`` and records it, in the order they
+    began; ``max_bytes`` (asked each time) is the most one may take, once :meth:`listen`
+    follows their progress."""
 
-    def __init__(self, page: Page, folder: Path) -> None:
+    def __init__(
+        self, page: Page, folder: Path, *, max_bytes: Callable[[], int] = lambda: 1 << 30
+    ) -> None:
         self.page = page
         self.folder = Path(folder).resolve()
         self.folder.mkdir(parents=True, exist_ok=True)
+        self.max_bytes = max_bytes
         self._started = 0
         self._records: dict[int, DownloadRecord] = {}
         self._waiters: dict[int, list[asyncio.Future[DownloadRecord]]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._attached = True
+        # Under way: Playwright's downloads, and what Chromium says of each (by its guid).
+        self._going: list[Download] = []
+        self._begun: dict[str, tuple[str, str]] = {}  # guid -> (url, suggested name)
+        self._cut: dict[int, str] = {}  # id(download) -> why it was cancelled
+        self._session: CDPSession | None = None
         page.on("download", self._on_download)
         page.on("close", self._on_close)
+
+    def listen(self, session: CDPSession) -> None:
+        """Follow the downloads' progress on the page's CDP session (its Page domain
+        enabled), cancelling one that grows past ``max_bytes``."""
+        self._session = session
+        session.on("Page.downloadWillBegin", self._on_will_begin)
+        session.on("Page.downloadProgress", self._on_progress)
 
     def detach(self) -> None:
         """Stop keeping new downloads; downloads already begun are still saved."""
@@ -101,6 +124,9 @@ class DownloadKeeper:
             self._attached = False
             self.page.remove_listener("download", self._on_download)
             self.page.remove_listener("close", self._on_close)
+            if self._session is not None:
+                self._session.remove_listener("Page.downloadWillBegin", self._on_will_begin)
+                self._session.remove_listener("Page.downloadProgress", self._on_progress)
 
     def records(self) -> list[DownloadRecord]:
         """Finished downloads (saved or failed), oldest first."""
@@ -143,8 +169,36 @@ class DownloadKeeper:
 
     # -- listeners ----------------------------------------------------------------------
 
+    def _on_will_begin(self, params: dict[str, Any]) -> None:
+        self._begun[str(params.get("guid"))] = (
+            str(params.get("url", "")), str(params.get("suggestedFilename", ""))
+        )  # fmt: skip
+
+    def _on_progress(self, params: dict[str, Any]) -> None:
+        guid = str(params.get("guid"))
+        if params.get("state") != "inProgress":
+            self._begun.pop(guid, None)
+            return
+        limit = self.max_bytes()
+        received = params.get("receivedBytes")
+        if guid not in self._begun or not isinstance(received, int | float) or received <= limit:
+            return
+        url, name = self._begun.pop(guid)
+        download = next((d for d in self._going if id(d) not in self._cut
+                         and (d.url, d.suggested_filename) == (url, name)), None)  # fmt: skip
+        if download is None:
+            return
+        self._cut[id(download)] = (
+            f"cancelled past {limit} bytes, the most a download may take here "
+            f"({int(received)} bytes had come)"
+        )
+        task = asyncio.ensure_future(download.cancel())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
     def _on_download(self, download: Download) -> None:
         seq, self._started = self._started, self._started + 1
+        self._going.append(download)
         task = asyncio.ensure_future(self._keep(seq, download))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -160,6 +214,7 @@ class DownloadKeeper:
         path: Path | None = None
         try:
             failure = await download.failure()  # waits until the download ends
+            failure = self._cut.get(id(download), failure)
             if failure is None:
                 path = await asyncio.to_thread(self._reserve, safe_file_name(suggested))
                 await download.save_as(path)
@@ -172,6 +227,8 @@ class DownloadKeeper:
             reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             record = DownloadRecord("", None, 0, url, reason[:300], suggested)
         self._records[seq] = record
+        self._going.remove(download)
+        self._cut.pop(id(download), None)
         while len(self._records) > _MAX_RECORDS:
             self._records.pop(min(self._records))
         for waiter in self._waiters.pop(seq, []):

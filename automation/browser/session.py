@@ -506,6 +506,7 @@ class BrowserSession:
             # The tab's own session, made now and kept for its CDP calls (backend node ids).
             session = await tab.core.cdp_session()
             info = await session.send("Target.getTargetInfo")
+            await tab.watch_downloads(session)
         except PlaywrightError:
             return  # not a CDP browser target: refs live with this Tab only
         target = info["targetInfo"]["targetId"]

@@ -78,7 +78,22 @@ class Tab:
         # before the action returns.
         self.settler = Settler(page)
         # Downloads land in the run's workspace; without one they are refused by Chromium.
-        self.downloads = DownloadKeeper(page, workspace / "downloads") if workspace else None
+        self.downloads = self._keeper(workspace) if workspace else None
+
+    def _keeper(self, workspace: Path) -> DownloadKeeper:
+        keeper = DownloadKeeper(
+            self.page, workspace / "downloads", max_bytes=lambda: self.config.max_download_bytes
+        )
+        if self.core.cdp is not None:  # (else the session makes it listen: watch_downloads)
+            keeper.listen(self.core.cdp)
+        return keeper
+
+    async def watch_downloads(self, session: CDPSession) -> None:
+        """Follow this tab's downloads as they come on its CDP session (a download past
+        ``max_download_bytes`` is cancelled)."""
+        await session.send("Page.enable")  # its download events
+        if self.downloads is not None:
+            self.downloads.listen(session)
 
     def use_workspace(self, workspace: Path) -> None:
         """Keep this tab's downloads (and the run's files) in ``workspace`` from now: for
@@ -86,7 +101,7 @@ class Tab:
         if self.downloads is not None:
             self.downloads.detach()
         self.workspace = workspace
-        self.downloads = DownloadKeeper(self.page, workspace / "downloads")
+        self.downloads = self._keeper(workspace)
 
     # -- state: kept by the core, read and set through the tab -------------------------
 

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import threading
+from dataclasses import replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
-from automation import Budget, Tab
+from automation import BrowserSession, Budget, Tab
 from automation.browser.downloads import (
     MAX_NAME_BYTES,
     DownloadKeeper,
@@ -154,3 +158,49 @@ def test_safe_file_name_limits_bytes_and_keeps_the_extension() -> None:
     name = safe_file_name("é" * 300 + ".xlsx")
     assert len(name.encode()) <= MAX_NAME_BYTES and name.endswith(".xlsx")
     assert safe_file_name("x" * 300).startswith("x") and len(safe_file_name("x" * 300)) == 150
+
+
+class _Endless(BaseHTTPRequestHandler):
+    """A page whose link downloads a body that never ends (until the browser hangs up)."""
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        if self.path == "/":
+            page = b'<a id="big" href="/big.bin" download>Get it</a>'
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.end_headers()
+        with contextlib.suppress(OSError):
+            while True:
+                self.wfile.write(b"x" * 65_536)
+
+
+async def test_a_download_without_end_is_cancelled_past_the_tab_s_limit(
+    browser: BrowserSession, tmp_path: Path
+) -> None:
+    limit = 2 * 1024 * 1024
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Endless)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    config = replace(browser.config, max_download_bytes=limit)
+    tab = await browser.new_tab(workspace=tmp_path, config=config)
+    try:
+        assert tab.downloads is not None
+        await tab.page.goto(f"http://127.0.0.1:{server.server_address[1]}/")
+        mark = tab.downloads.mark()
+        await tab.page.click("#big")
+        record = await tab.downloads.wait_next(after=mark, budget=room())
+    finally:
+        await tab.close()
+        server.shutdown()
+        server.server_close()
+    assert record.failure is not None and record.path is None, record
+    assert record.failure.startswith(f"cancelled past {limit} bytes, the most a download may")
+    assert listing(tmp_path / "downloads") == []  # nothing kept
