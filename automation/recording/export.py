@@ -128,6 +128,9 @@ class _Params(dict[str, dict[str, Any]]):
         self.base = base
         self.calls = calls or {}
         self.opened = False  # its navigations kept in ``opened`` (to go back after a sign-in)
+        # The login scenario's name and what shows its page, when the test signs in again
+        # with it: a step that calls it does so with that handler off.
+        self.signs_in: tuple[str, str] | None = None
 
 
 def _sign_in_again(login: Scenario, functions: dict[str, str], params: _Params) -> list[str]:
@@ -141,6 +144,7 @@ def _sign_in_again(login: Scenario, functions: dict[str, str], params: _Params) 
         return [f"{shown} has no element of the main frame to know its page by: no sign-in"]
     _, where = _element(first, _Params(login.params))
     params.opened = True
+    params.signs_in = (login.name, where)
     # Its parameters are the test's, from the environment, as a replay gives its own.
     given = ", ".join(f"{_text(name, 'a parameter')}: {_param(name, login.params)}"
                       for name in login.params)  # fmt: skip
@@ -255,6 +259,12 @@ def _step(step: ScenarioStep, params: dict[str, dict[str, Any]]) -> list[str]:
             raise ScenarioInvalid(f"the scenario it calls, {args.get('scenario')!r}, is not there")
         given = ", ".join(f"{_text(k, 'a parameter')}: {_value(v, params)}"
                           for k, v in args.get("params", {}).items())  # fmt: skip
+        signs_in = getattr(params, "signs_in", None)
+        if signs_in is not None and signs_in[0] == args.get("scenario"):
+            # Its own sign-in page is no sign that the session ended: the handler is off.
+            return [f"page.remove_locator_handler({signs_in[1]})",
+                    f"{function}(page, {{{given}}})",
+                    f"page.add_locator_handler({signs_in[1]}, sign_in_again, times=1)"]  # fmt: skip
         return [f"{function}(page, {{{given}}})"]
     if step.action in ("back", "forward", "reload"):
         return [f"page.go_{step.action}()" if step.action != "reload" else "page.reload()"]

@@ -206,9 +206,13 @@ async def test_a_caller_replays_its_callee_in_the_same_tab_and_its_export_does_t
         # when the sign-in page shows (its browser has no session), then goes on.
         signing = to_pytest(signs_in_with(office.url, sign_in(office.url)))
         assert "page.add_locator_handler(page.locator('[name=user]'), sign_in_again, " in signing
+        # One that calls its own login scenario first: its sign-in page is no expired
+        # session there, and the export signs in once, as the replay does.
+        own = to_pytest(Scenario.from_dict({**document.to_dict(), "login_scenario": "Sign in"}))
+        assert "page.remove_locator_handler(page.locator('[name=user]'))" in own
         more = {"test_fewer.py": code.replace("'rows': 2", "'rows': 3"),
-                "test_signs_in_again.py": signing}  # fmt: skip
+                "test_signs_in_again.py": signing, "test_calls_its_login.py": own}  # fmt: skip
         status, out = await run_exported(code, tmp_path, office.url, ENV, more=more)
-        assert status == 1 and "1 failed, 2 passed" in out, out
+        assert status == 1 and "1 failed, 3 passed" in out, out
         assert "test_fewer.py" in out and "'orders.csv' has 2 row(s) of data" in out, out
-        assert office.sign_ins == 4 and office.views["/orders/1001"] == 1
+        assert office.sign_ins == 5 and office.views["/orders/1001"] == 1
