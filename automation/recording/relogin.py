@@ -101,10 +101,13 @@ async def signed_out(
             outcome = await replay.step(index, replay.scenario.steps[index], budget)
             if outcome.ok or not await asks_sign_in(replay, budget):
                 return outcome
-    if not replay.signed_out_hint:
+    hint = replay.signed_out_hint
+    if replay.relogin_failure:  # the cause, not the remedy it would have needed
+        hint = f"the page asks to sign in, and signing in again failed: {replay.relogin_failure}"
+    if not hint:
         return outcome
     assert outcome.error is not None
-    message = f"{outcome.error['message']} ({replay.signed_out_hint})"
+    message = f"{outcome.error['message']} ({hint})"
     return replace(outcome, error={**outcome.error, "message": message})
 
 
@@ -128,6 +131,7 @@ async def _sign_in_again(replay: Replay, index: int, budget: Budget) -> bool:
     except (Cancelled, BrowserClosed):
         raise
     except TabwrightError as exc:
+        replay.relogin_failure = exc.message
         await replay.out.emit(Observation(0, f"signing in again failed: {exc.message}"))
         return False
     await replay.out.emit(Observation(0, said))

@@ -178,6 +178,7 @@ class Replay:
         # A base URL naming a file (…/app/index.html) means its folder.
         self.base_url = normalize_base(self.base_url)
         self.relogged = False  # signed in again already (once a replay)
+        self.relogin_failure = ""  # why signing in again failed, when it did
         if self.relogin is None:
             self.relogin = login_replay(self)
         self.interruptions = interruptions_of(self)  # automation.recording.replayhandlers

@@ -13,7 +13,7 @@ import pytest
 from automation.browser.tab import Tab
 from automation.events import ListSink, Observation
 from automation.recording.recorder import Recorder
-from automation.recording.replay import Replay
+from automation.recording.replay import Replay, ReplayConfig
 from automation.recording.scenario import Scenario
 from automation.secrets import Secrets
 from tests.backoffice import (
@@ -92,3 +92,21 @@ async def test_a_totp_not_granted_fails_before_any_page(tab: Tab, office: BackOf
 
     with pytest.raises(SecretNotGranted, match="BO"):
         Replay(tab, sign_in(office.url), env=ENV, secrets=Secrets(ENV, allowed={"BO_PASSWORD"}))
+
+
+async def test_a_sign_in_again_whose_secret_is_not_granted_says_so_where_the_replay_stops(
+    tab: Tab, office: BackOffice
+) -> None:
+    """Whoever replays it was granted neither secret of its login scenario: the replay
+    meets the sign-in page and stops there, saying why signing in again failed (not only
+    that a sign-in profile would have done)."""
+    orders = signs_in_with(office.url, sign_in(office.url))
+    config = ReplayConfig(step_timeout_ms=3_000)  # its first step waits for the list, in vain
+    replay = Replay(tab, orders, env=ENV, secrets=Secrets(ENV, allowed=set()), config=config)
+    replay.signed_out_hint = "the page asks to sign in: start the replay with a sign-in profile"
+    result = await replay.run()
+    assert not result.ok and office.sign_ins == 0
+    stopped = next(o for o in result.steps if not o.ok)
+    assert stopped.error is not None
+    assert "signing in again failed: the secret BO" in stopped.error["message"], stopped.error
+    assert "not granted" in stopped.error["message"]
