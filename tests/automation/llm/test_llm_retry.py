@@ -204,12 +204,12 @@ async def test_a_backoff_longer_than_the_budget_fails_at_once(
     llm_server: ScriptedLLMServer,
 ) -> None:
     llm_server.script(Reply(status=500, text="oops"), "too late")
-    planner = openai(llm_server, backoff=lambda retry: 20.0)
+    planner = openai(llm_server, backoff=lambda retry: 120.0)
     try:
         started = time.monotonic()
         with pytest.raises(LLMUnavailable):
-            await planner.plan(make_request(), budget=Budget(6_000))
-        assert time.monotonic() - started < 5  # not at the budget's end (6 s)
+            await planner.plan(make_request(), budget=Budget(60_000))
+        assert time.monotonic() - started < 30  # not at the budget's end (60 s)
     finally:
         await planner.aclose()
 
@@ -222,10 +222,10 @@ async def test_cancel_during_the_backoff_ends_promptly(llm_server: ScriptedLLMSe
 
     def long_wait(retry: int) -> float:
         backing_off.set()
-        return 5.0
+        return 60.0
 
     planner = openai(llm_server, backoff=long_wait)
-    budget = Budget(20_000)
+    budget = Budget(120_000)
     try:
         task = asyncio.create_task(planner.plan(make_request(), budget=budget))
         await asyncio.wait_for(backing_off.wait(), timeout=60)
@@ -235,7 +235,7 @@ async def test_cancel_during_the_backoff_ends_promptly(llm_server: ScriptedLLMSe
         budget.cancel("stop button")
         with pytest.raises(Cancelled) as info:
             await task
-        assert time.monotonic() - cancelled_at < 2.5  # not at the backoff's end
+        assert time.monotonic() - cancelled_at < 30  # not at the backoff's end (60 s)
     finally:
         await planner.aclose()
 
