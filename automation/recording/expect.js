@@ -1,11 +1,15 @@
 // What an outcome check reads of one document: its text as a person sees it, and how many
 // rows show a text.  Open shadow roots and slots are read as they are drawn; what is not
-// drawn (display: none, visibility: hidden, a filtered-out row) is not seen.
+// drawn, or drawn where no one sees it, is not seen: display: none, visibility: hidden,
+// opacity: 0, a box clipped to nothing (no width or height and overflow hidden, the 1 px
+// of a screen-reader-only text), a box drawn off the page's top or left (left: -9999px).
+// A field's value is page text only where the field can't be typed into (read-only,
+// disabled): what a run typed into a field is there whether or not anything came of it.
 //
 // Evaluated as (args) => ...:
 //   args.op "text": the document's visible text, spaces squeezed (at most max characters);
 //   args.op "rows": how many visible rows (table rows, list items) show args.text, only the
-//                   innermost row counting when rows hold rows.
+//                   innermost row counting when rows hold rows (a row's fields count).
 (args) => {
   const ROW = "tr, li, [role=row], [role=listitem], article";
   const UNSEEN = new Set(["SCRIPT", "STYLE", "TEMPLATE", "NOSCRIPT", "HEAD"]);
@@ -13,15 +17,24 @@
   const fold = (t) => norm(t).toLowerCase();
 
   function shown(e) {
-    if (e.checkVisibility({ visibilityProperty: true }) && e.getClientRects().length > 0) {
-      return true;
-    }
-    return getComputedStyle(e).display === "contents";
+    const style = getComputedStyle(e);
+    if (style.display === "contents") return true;
+    if (!e.checkVisibility({ visibilityProperty: true, opacityProperty: true })) return false;
+    if (e.getClientRects().length === 0) return false;
+    if (e === document.documentElement || e === document.body) return true;  // the page itself
+    const box = e.getBoundingClientRect();
+    if (box.right + scrollX <= 0 || box.bottom + scrollY <= 0) return false;
+    const clipped = style.overflowX !== "visible" || style.overflowY !== "visible";
+    return !(clipped && (box.width <= 1 || box.height <= 1));
+  }
+
+  function typable(e) {
+    return !e.disabled && !e.readOnly;
   }
 
   // Text of n as drawn: through shadow roots (a host shows its shadow tree, slots show
   // what is assigned to them), without what is not drawn.  A field shows its value.
-  function seen(root, max) {
+  function seen(root, max, fields) {
     const parts = [];
     let left = max;
     const walk = (n) => {
@@ -37,7 +50,8 @@
         parts.push(" ");
         if (n.tagName === "INPUT" || n.tagName === "TEXTAREA") {
           const type = (n.getAttribute("type") || "").toLowerCase();
-          if (type !== "password" && type !== "hidden") parts.push(n.value || "");
+          const told = type !== "password" && type !== "hidden" && (fields || !typable(n));
+          if (told) parts.push(n.value || "");
           return;
         }
         if (n.tagName === "SELECT") {
@@ -72,10 +86,10 @@
     return out;
   }
 
-  if (args.op === "text") return seen(document.documentElement, args.max || 200000);
+  if (args.op === "text") return seen(document.documentElement, args.max || 200000, false);
   if (args.op === "rows") {
     const want = fold(args.text);
-    const showing = rows().filter((r) => shown(r) && fold(seen(r, 4000)).includes(want));
+    const showing = rows().filter((r) => shown(r) && fold(seen(r, 4000, true)).includes(want));
     const inner = showing.filter((r) => !showing.some((o) => o !== r && r.contains(o)));
     return inner.length;
   }
