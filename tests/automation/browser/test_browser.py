@@ -175,6 +175,24 @@ async def test_blocked_schemes(tab: Tab) -> None:
             await tab.navigate(url)
 
 
+async def test_wait_for_text_reads_every_frame_and_only_the_copies_one_sees(
+    tab: Tab, fixture_url: str
+) -> None:
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    await tab.page.set_content(
+        '<p hidden>Busy</p><p id="busy">Busy</p><iframe srcdoc="<p id=t></p><script>'
+        "setTimeout(() => { t.textContent = 'Thanks for subscribing'; }, 200)</script>\"></iframe>"
+    )
+    # Said inside the frame (a form there thanks its subscriber).
+    said = await tab.wait_for(text="Thanks for subscribing", budget=room())
+    assert said == "text 'Thanks for subscribing' is visible"
+    # Not gone while a copy one sees is there, whatever the hidden one first in the page.
+    with pytest.raises((BudgetExceeded, ActionFailed)):
+        await tab.wait_for(text_gone="Busy", budget=Budget(800))
+    await tab.page.evaluate("document.getElementById('busy').remove()")
+    assert await tab.wait_for(text_gone="Busy", budget=room()) == "text 'Busy' is gone"
+
+
 async def test_wait_for_missing_text_ends_within_budget(tab: Tab, fixture_url: str) -> None:
     await tab.navigate(f"{fixture_url}/demo/form.html")
     started = time.monotonic()
