@@ -103,7 +103,7 @@
         return found("target", best, all, errors);
       }
     }
-    const hit = atPoint(id, byEl, best);
+    const hit = atPoint(id, byEl, best, fitting);
     if (hit) return found("coordinates", hit, all, errors);
     return {
       el: null,
@@ -159,15 +159,20 @@
     return out;
   }
 
-  // The candidate now at the recorded position, if it fits and scores near the best.
-  function atPoint(id, byEl, best) {
+  // The candidate now at the recorded position, if it fits and scores near the best.  Its
+  // place does not choose among others that score alike under another name than the
+  // recorded one: "Save" gone, "Save draft" where it stood and "Save as template" beside
+  // it is a choice for a person, not a guess to make.
+  function atPoint(id, byEl, best, fitting) {
     if (!id.box) return null;
     const [x, y, w, h] = id.box;
     let e = document.elementFromPoint(x + w / 2 - scrollX, y + h / 2 - scrollY);
     while (e && !byEl.has(e)) e = parentOf(e);
     const hit = e ? byEl.get(e) : null; // the point may be on text, or off the screen
     if (!hit || !hit.ok || hit.score < MIN_SCORE) return null;
-    return !best || hit === best || hit.score >= best.score - MARGIN ? hit : null;
+    if (best && hit !== best && hit.score < best.score - MARGIN) return null;
+    const rivals = fitting.filter((c) => c !== hit && c.score >= hit.score - MARGIN);
+    return rivals.length && key(hit.f.name) !== key(id.name) ? null : hit;
   }
 
   function whyNot(ranked, fitting, best, errors) {

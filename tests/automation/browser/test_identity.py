@@ -320,6 +320,24 @@ async def test_a_removed_button_is_not_replaced_by_a_look_alike_from_its_time(
     assert older.ok and await html_of(older) == "<button>Archive all read</button>"
 
 
+async def test_a_removed_button_s_place_does_not_choose_between_new_ones_of_other_names(
+    tab: Tab, fixture_url: str
+) -> None:
+    """The next release has no "Save": "Save draft" stands where it stood and "Save as
+    template" beside it; neither is the recorded button, and where one stands does not
+    make it so: the step waits for a person."""
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    await tab.page.set_content("<main><h1>Plan</h1><p><button>Save</button></p></main>")
+    save = await identity_of(tab, await tab.snapshot(), "button", "Save")
+    await tab.page.set_content(
+        "<main><h1>Plan</h1><p><button>Save draft</button> "
+        "<button>Save as template</button></p></main>"
+    )
+    located = await find(tab, save)
+    assert not located.ok, await html_of(located)
+    assert located.strategy != "coordinates"
+
+
 # -- pages that used to break the matcher -----------------------------------------------
 
 
