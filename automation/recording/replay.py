@@ -46,7 +46,9 @@ every result and error text.
 
 from __future__ import annotations
 
+import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -91,7 +93,7 @@ from automation.recording.replayhandlers import interruptions_of
 from automation.recording.replayperson import step_with_person
 from automation.recording.scenario import Resolved, Scenario, ScenarioStep
 from automation.recording.widgets import WIDGET_ACTIONS, FindAgain, set_behind_widget
-from automation.secrets import Secrets, redacting
+from automation.secrets import SECRET_ENV_PREFIX, Secrets, redacting, secret_names
 from automation.wording import double_quoted, element_words, step_words
 
 __all__ = ["Replay", "ReplayConfig", "ReplayResult", "StepOutcome"]
@@ -154,22 +156,34 @@ class Replay:
     relogin: Relogin | None = None
     # Set on the replay of a called scenario (a call step's): where it reports its steps.
     frame: CallFrame | None = None
+    # A secret this run can't type (not granted to it, or not set) is asked of a person at
+    # the step that types it, instead of refusing the replay before it starts: a closed
+    # conversation's restore, whose password typed as it was is not kept.
+    ask_for_secrets: bool = False
 
     def __post_init__(self) -> None:
         self.run_secrets = self.secrets if self.secrets is not None else Secrets(self.env)
         for index, step in enumerate(self.scenario.steps):
             step.check_secrets(index)  # also when the scenario was built in code
-        self.run_secrets.require(self.scenario.placeholders()[1])
+        env = os.environ if self.env is None else self.env
+        self.asked = frozenset(
+            name for name in self.scenario.placeholders()[1]
+            if self.ask_for_secrets and not self._can_type(name, env)
+        )  # fmt: skip
+        # Never typed (their steps wait for a person): no value to resolve for them.
+        env = {**env, **{SECRET_ENV_PREFIX + name: "" for name in self.asked}}
+        self.run_secrets.require(self.scenario.placeholders()[1] - self.asked)
         if self.frame is None:  # the replayed scenario: every call it makes, checked now
             check_calls(self.scenario)
             for callee in called(self.scenario).values():
                 self.run_secrets.require(callee.placeholders()[1])
         self.values: Resolved = replace(
-            self.scenario.resolve(self.params, env=self.env),
+            self.scenario.resolve(self.params, env=env),
             on_code=self.run_secrets.remember_code,
         )
         for name, value in self.values.secrets.items():
-            self.run_secrets.remember(name, value)
+            if name not in self.asked:
+                self.run_secrets.remember(name, value)
         # The one exit of the replay's events: through its secrets (automation.secrets).
         self.out = redacting(self.sink, self.run_secrets)
         # Where the scenarios its call steps call report (automation.recording.replaycalls).
@@ -182,6 +196,10 @@ class Replay:
         if self.relogin is None:
             self.relogin = login_replay(self)
         self.interruptions = interruptions_of(self)  # automation.recording.replayhandlers
+
+    def _can_type(self, name: str, env: Mapping[str, str]) -> bool:
+        allowed = self.run_secrets.allowed
+        return (allowed is None or name in allowed) and SECRET_ENV_PREFIX + name in env
 
     async def run(self) -> ReplayResult:
         started = time.monotonic()
@@ -275,6 +293,13 @@ class Replay:
         inner: list[StepOutcome] = []  # a call step's: the called scenario's outcomes
         result, error, status = "", None, "passed"
         try:
+            asked = sorted(self.asked & secret_names(step.args))
+            if asked:
+                raise NeedsPerson(
+                    f"it types the secret {asked[0]}, which this run can't type (not granted "
+                    "to its owner, or not set on this server)",
+                    index=-1, hint="type it on the live view, then resume",
+                )  # fmt: skip
             if step.action == CALL:
                 result = await play_call(self, index, step, budget, inner, shown, words)
             elif step.is_check:

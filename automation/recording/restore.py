@@ -85,10 +85,12 @@ async def restore_page(
     if not total:
         return await _ended(sink, Restored(True, 0, 0))
     try:  # a secret no longer granted, a value that reads as a missing parameter
+        # A password the run typed is kept only as the secret named after its field,
+        # which no one may have: the restore asks the person to type it at that step.
         replay = Replay(
             tab, scenario, base_url=base_url, config=config or ReplayConfig(), control=control,
             sink=_RestoreSink(sink, [str(step.words(double_quoted)) for step in scenario.steps]),
-            secrets=secrets,
+            secrets=secrets, ask_for_secrets=True,
         )  # fmt: skip
     except TabwrightError as exc:
         return await _ended(sink, Restored(False, 0, total, str(exc)))

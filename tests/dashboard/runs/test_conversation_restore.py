@@ -210,6 +210,42 @@ async def test_a_restore_that_cant_says_where_and_the_conversation_waits(
     assert (await load_run(run.pk)).status == Run.Status.SUCCEEDED
 
 
+SIGN_IN = (
+    '<h1>Shop</h1><label>Password <input type="password" name="password"></label> '
+    "<button onclick=\"document.getElementById('out').textContent='Signed in'\">Sign in"
+    '</button><p role="status" id="out"></p>'
+)
+
+
+async def test_a_restore_asks_the_person_for_a_password_the_run_typed(
+    runs: Runs, open_socket: OpenSocket, owner: Any, site: Site, keep_tabs: Any
+) -> None:
+    """The run typed a password as it is: it is kept only as the secret named after the
+    field, which its owner was granted no value of.  The restore replays the steps before
+    it and asks the person to type it there, instead of refusing at step 0."""
+    site.page(SIGN_IN)
+    run, comm = await start_watched(
+        runs, open_socket, owner, "type hunter2 into Password\nclick Sign in", site.url
+    )
+    first = await receive_until(comm, of_type("session.idle"))
+    assert first[-2]["status"] == "succeeded", first[-2]
+    assert "hunter2" not in str(await stored_steps(run.pk))
+    await comm.send_json_to({"command": "close"})
+    await receive_until(comm, of_type("session.closed"))
+    await runner.wait_closed(run.pk)
+
+    await say(comm, "click Sign in")
+    paused = await receive_until(comm, of_type("run.paused"))
+    assert [(m["action"], m["status"]) for m in paused if m["type"] == "restore.step"] == [
+        ("navigate", "passed"), ("type", "needs_person"),
+    ]  # fmt: skip
+    assert paused[-1]["reason"] == "needs_person"
+    assert "it types the secret PASSWORD, which this run can't type" in paused[-1]["detail"]
+    assert (await load_run(run.pk)).status == Run.Status.PAUSED
+    await comm.send_json_to({"command": "stop"})
+    await receive_until(comm, of_type("session.idle"))
+
+
 async def test_a_message_to_a_paused_restore_goes_on_from_that_page(
     runs: Runs, open_socket: OpenSocket, owner: Any, site: Site, keep_tabs: Any
 ) -> None:
