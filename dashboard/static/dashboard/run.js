@@ -335,6 +335,7 @@
     },
     "session.restoring": (e) => {
       setSession("restoring", "");
+      setStatus("running", "restoring the page"); // at work again: Stop and Pause apply
       addChat("note session", "restore", e.steps ? "Restoring the page: replaying " +
         count(e.steps, "recorded step") + "…" : "Nothing to restore: the agent starts on a new tab.");
     },
