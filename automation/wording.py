@@ -47,7 +47,7 @@ ROW_WORDS_CHARS = 40  # a row's text, as far as the words about an element quote
 # The verbs a person reads, where they are not the action's own name.
 _VERBS = {"expect": "expect", "select_option": "select", "fill_form": "fill a form"}
 # The argument that holds what a step types or picks, told after the element.
-_VALUE_ARGS = {"fill": "value", "type": "text", "select_option": "values"}
+_VALUE_ARGS = {"fill": "value", "type": "text", "select_option": "values", "press": "key"}
 # Arguments the words already say (the element, the state of a tick).
 _SAID = {"ref", "checked"}
 

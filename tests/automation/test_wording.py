@@ -53,6 +53,7 @@ CASES: list[tuple[str, dict[str, Any], ElementIdentity | None, str, str]] = [
     ("click", {}, ElementIdentity(role="button"), "click the button", ""),
     ("navigate", {"url": "https://shop.test/"}, None, "navigate", " https://shop.test/"),
     ("press", {"key": "Enter"}, None, "press", " key='Enter'"),
+    ("press", {"key": "Control+A"}, FIELD, "press textbox 'Email'", " = 'Control+A'"),
     ("wait_for", {"text": "Saved", "timeout_ms": 500}, None, "wait_for",
      " text='Saved' timeout_ms=500"),
     ("call", {"scenario": "Sign in", "params": {"user": "${email}"}}, None,
