@@ -223,8 +223,8 @@ async def test_a_page_that_keeps_moving_is_read_in_a_document_it_reached_or_says
     tab: Tab, fixture_url: str
 ) -> None:
     """Read as it moves to another document every few ms: each snapshot is of one of its
-    documents, whole, or fails saying the page kept moving; never Playwright's own words
-    about a destroyed execution context."""
+    documents (whole, or one caught before it had drawn anything), or fails saying the
+    page kept moving; never Playwright's own words about a destroyed execution context."""
     await tab.navigate(f"{fixture_url}/snapshot/moving.html")
     for _ in range(5):
         try:
@@ -232,5 +232,6 @@ async def test_a_page_that_keeps_moving_is_read_in_a_document_it_reached_or_says
         except ActionFailed as exc:
             assert "went to another document as it was read, 3 times" in exc.message, exc
             assert "Execution context" not in exc.message
-        else:
-            assert 'button "Stay"' in shot.text and "/snapshot/moving.html" in shot.url
+        else:  # read in one of its documents (it may have been caught still loading)
+            assert "/snapshot/moving.html" in shot.url
+            assert 'button "Stay"' in shot.text or not shot.text.strip(), shot.text
