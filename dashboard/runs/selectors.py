@@ -21,7 +21,9 @@ from django.db.models import (
     OuterRef,
     Q,
     QuerySet,
+    Window,
 )
+from django.db.models.functions import RowNumber
 from django.shortcuts import get_object_or_404
 
 from automation.errors import ScenarioInvalid
@@ -168,27 +170,35 @@ def run_stretch_count(*, run_id: int) -> int:
     return RunEvent.objects.filter(run_id=run_id, type="run.started").count()
 
 
-# Runs the queue's order is worked out over (the oldest queued); past them, a run's place
-# is counted as first come, first served.
-QUEUE_WINDOW = 500
+# The queue's order is worked out over each person's oldest queued runs, this many (and
+# this many in all); past them, a run's place is counted as first come, first served.
+QUEUE_PER_PERSON = 100
+QUEUE_WINDOW = 2_000
 HOLDING = (Run.Status.PENDING, Run.Status.RUNNING, Run.Status.PAUSED)  # a slot each
 
 
-def run_queue(*, limit: int = QUEUE_WINDOW) -> list[int]:
+def run_queue(*, limit: int | None = None) -> list[int]:
     """The queued runs in the order workers claim them: each person's in the order they
     came, the people taken in turn, a person with runs at work already waiting behind
     those with fewer.  (First come, first served let one person's burst of runs, a
     script's hundred, keep everyone else's first run waiting behind all of them.)"""
     held = Counter(Run.objects.filter(status__in=HOLDING).values_list("owner_id", flat=True))
-    queued = Run.objects.filter(status=Run.Status.QUEUED).order_by("created_at", "pk")
-    turns: list[tuple[int, int, int]] = []
-    for order, (pk, owner_id) in enumerate(queued.values_list("pk", "owner_id")[:limit]):
-        turns.append((held[owner_id], order, pk))  # the owner's turn, then first come
-        held[owner_id] += 1
+    nth = Window(RowNumber(), partition_by=[F("owner_id")],
+                 order_by=[F("created_at").asc(), F("pk").asc()])  # fmt: skip
+    queued = (
+        Run.objects.filter(status=Run.Status.QUEUED)
+        .annotate(nth=nth)
+        .filter(nth__lte=QUEUE_PER_PERSON)
+        .order_by("created_at", "pk")
+        .values_list("pk", "owner_id", "nth")
+    )
+    window = queued[: limit or QUEUE_WINDOW]
+    turns = [(held[owner_id] + int(n), order, pk)  # the owner's turn, then first come
+             for order, (pk, owner_id, n) in enumerate(window)]  # fmt: skip
     return [pk for _turn, _order, pk in sorted(turns)]
 
 
-def run_queue_positions(*, limit: int = QUEUE_WINDOW) -> list[tuple[int, int]]:
+def run_queue_positions(*, limit: int | None = None) -> list[tuple[int, int]]:
     """The queued runs in the order they are claimed, with their place (1: next)."""
     return [(pk, place) for place, pk in enumerate(run_queue(limit=limit), 1)]
 

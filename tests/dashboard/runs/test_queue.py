@@ -132,9 +132,9 @@ async def _all_run_once(made: list[Run], comm: Any) -> None:
 
 
 def test_the_people_waiting_take_turns_a_burst_of_runs_waits_behind_another_s_first(
-    owner: Any, stranger: Any
+    owner: Any, stranger: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """One person's hundred runs queued first (a script's burst) and one of theirs at work,
+    """One person's 150 runs queued first (a script's burst) and one of theirs at work,
     then another person's: that one is claimed first, then theirs take turns with the
     burst's, each person's in the order they came; the pages say the same order."""
 
@@ -142,7 +142,10 @@ def test_the_people_waiting_take_turns_a_burst_of_runs_waits_behind_another_s_fi
         return [services.run_create(owner=who, task=f"t{i}", start_url="", planner="rules").pk
                 for i in range(n)]  # fmt: skip
 
-    burst = made(owner, 100)
+    # More than the queue looks at of one person (and in all): theirs are still seen.
+    monkeypatch.setattr(selectors, "QUEUE_PER_PERSON", 20)
+    monkeypatch.setattr(selectors, "QUEUE_WINDOW", 50)
+    burst = made(owner, 150)
     Run.objects.filter(pk=burst[0]).update(status=Run.Status.RUNNING)  # one at work already
     theirs = made(stranger, 2)
     order = selectors.run_queue()
