@@ -17,15 +17,15 @@
   const fold = (t) => norm(t).toLowerCase();
 
   function shown(e) {
-    const style = getComputedStyle(e);
-    if (style.display === "contents") return true;
-    if (!e.checkVisibility({ visibilityProperty: true, opacityProperty: true })) return false;
-    if (e.getClientRects().length === 0) return false;
+    const drawn = e.checkVisibility({ visibilityProperty: true, opacityProperty: true }) &&
+      e.getClientRects().length > 0;
+    if (!drawn) return getComputedStyle(e).display === "contents";
     if (e === document.documentElement || e === document.body) return true;  // the page itself
     const box = e.getBoundingClientRect();
     if (box.right + scrollX <= 0 || box.bottom + scrollY <= 0) return false;
-    const clipped = style.overflowX !== "visible" || style.overflowY !== "visible";
-    return !(clipped && (box.width <= 1 || box.height <= 1));
+    if (box.width > 1 && box.height > 1) return true;  // (most boxes: no style to read)
+    const style = getComputedStyle(e);
+    return style.overflowX === "visible" && style.overflowY === "visible";
   }
 
   function typable(e) {
