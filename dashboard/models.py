@@ -168,6 +168,7 @@ class Run(models.Model):
         STOPPED = "stopped"
 
     FINAL = frozenset({Status.SUCCEEDED, Status.FAILED, Status.STOPPED})
+    LIVE = frozenset({Status.PENDING, Status.RUNNING, Status.PAUSED})  # a worker's slot each
 
     class Kind(models.TextChoices):
         AGENT = "agent", "conversation"  # with the agent, one stretch of work per message

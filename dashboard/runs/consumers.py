@@ -60,7 +60,7 @@ from dashboard.runs.forms import act_request
 from dashboard.runs.liveview import MAX_SAID_WIDTH, view_width
 from dashboard.runs.messages import Answer, AnswerError, EventMessage, FrameMessage, QueueMessage
 from dashboard.runs.runner import COMMANDS, group_name, runner
-from dashboard.runs.services import LIVE_STATUSES, stopped_by
+from dashboard.runs.services import stopped_by
 
 log = logging.getLogger("tabwright.consumers")
 
@@ -181,7 +181,7 @@ class RunPageConsumer(AsyncJsonWebsocketConsumer):
         run = await database_sync_to_async(Run.objects.get)(pk=self.run_id)
         queue = await database_sync_to_async(selectors.run_queue_position)(run=run)
         place = await carry.where(self.run_id)
-        working = place.working or (place.elsewhere and run.status in LIVE_STATUSES)
+        working = place.working or (place.elsewhere and run.status in Run.LIVE)
         await self.send_json(
             {"type": "state", "status": run.status, "reason": run.status_reason,
              "live": place.live, "working": working, "worker": run.worker_name,

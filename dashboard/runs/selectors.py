@@ -174,7 +174,6 @@ def run_stretch_count(*, run_id: int) -> int:
 # this many in all); past them, a run's place is counted as first come, first served.
 QUEUE_PER_PERSON = 100
 QUEUE_WINDOW = 2_000
-HOLDING = (Run.Status.PENDING, Run.Status.RUNNING, Run.Status.PAUSED)  # a slot each
 
 
 def run_queue(*, limit: int | None = None) -> list[int]:
@@ -182,7 +181,7 @@ def run_queue(*, limit: int | None = None) -> list[int]:
     came, the people taken in turn, a person with runs at work already waiting behind
     those with fewer.  (First come, first served let one person's burst of runs, a
     script's hundred, keep everyone else's first run waiting behind all of them.)"""
-    held = Counter(Run.objects.filter(status__in=HOLDING).values_list("owner_id", flat=True))
+    held = Counter(Run.objects.filter(status__in=Run.LIVE).values_list("owner_id", flat=True))
     nth = Window(RowNumber(), partition_by=[F("owner_id")],
                  order_by=[F("created_at").asc(), F("pk").asc()])  # fmt: skip
     queued = (

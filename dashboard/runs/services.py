@@ -163,7 +163,6 @@ def llm_profile_save(*, profile: LLMProfile) -> LLMProfile:
 
 # -- leases: which process drives a run, and whether it still does --------------------
 
-LIVE_STATUSES = (Run.Status.PENDING, Run.Status.RUNNING, Run.Status.PAUSED)
 LOST_RUN = "lost: the server process that drove it stopped answering"
 LOST_SESSION = "the server process that held its tab stopped answering"
 REQUEUED = "its worker stopped answering before the run started: back in the queue"
@@ -209,7 +208,7 @@ def runs_sweep_lost() -> list[tuple[int, list[dict[str, Any]]]]:
             events: list[dict[str, Any]] = []
             if run.status == Run.Status.PENDING:
                 events.append(_requeue_unstarted(run))
-            elif run.status in LIVE_STATUSES:
+            elif run.status in Run.LIVE:
                 run.status, run.status_reason = Run.Status.FAILED, LOST_RUN
                 run.finished_at = timezone.now()
                 events.append({"type": "run.finished", "status": "failed", "reason": LOST_RUN,
@@ -364,7 +363,7 @@ def _mark_interrupted(runs: QuerySet[Run]) -> int:
     runs.filter(session=Run.Session.OPEN).update(
         session=Run.Session.CLOSED, session_reason="the server stopped"
     )
-    return requeued + runs.filter(status__in=LIVE_STATUSES).update(
+    return requeued + runs.filter(status__in=Run.LIVE).update(
         status=Run.Status.FAILED,
         status_reason="interrupted: the server stopped while the run was live",
         finished_at=timezone.now(),

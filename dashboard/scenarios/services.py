@@ -27,7 +27,6 @@ from dashboard.models import (
     ScenarioStep,
 )
 from dashboard.runs import selectors as run_selectors
-from dashboard.runs.services import LIVE_STATUSES
 from dashboard.scenarios import selectors as scenario_selectors
 from dashboard.scenarios.call_services import (
     ScenarioCalled,
@@ -261,9 +260,7 @@ def _check_no_live_replay(scenario: Scenario) -> None:
     """A live replay reports its steps by index: renumbering them under it would put its
     outcomes and heals on other steps."""
     # A queued replay reads the scenario when it starts: edits before then are its own.
-    live = Run.objects.filter(
-        scenario=scenario, kind=Run.Kind.REPLAY, status__in=LIVE_STATUSES
-    ).first()
+    live = Run.objects.filter(scenario=scenario, kind=Run.Kind.REPLAY, status__in=Run.LIVE).first()
     if live is not None:
         raise ScenarioInvalid(
             f"run {live.pk} is replaying this scenario: stop it or let it finish before "
