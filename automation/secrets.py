@@ -175,11 +175,13 @@ class Secrets:
 
     # -- filling -----------------------------------------------------------------------
 
+    def granted(self, name: str) -> bool:
+        """Whether the run may use the secret ``name``."""
+        return self.allowed is None or name in self.allowed
+
     def require(self, names: Collection[str]) -> None:
         """SecretNotGranted for the first of ``names`` the run may not use (sorted)."""
-        if self.allowed is None:
-            return
-        refused = sorted(set(names) - self.allowed)
+        refused = sorted(name for name in set(names) if not self.granted(name))
         if refused:
             raise SecretNotGranted(
                 f"the secret {refused[0]} is not granted to this run's owner"

@@ -198,8 +198,7 @@ class Replay:
         self.interruptions = interruptions_of(self)  # automation.recording.replayhandlers
 
     def _can_type(self, name: str, env: Mapping[str, str]) -> bool:
-        allowed = self.run_secrets.allowed
-        return (allowed is None or name in allowed) and SECRET_ENV_PREFIX + name in env
+        return self.run_secrets.granted(name) and SECRET_ENV_PREFIX + name in env
 
     async def run(self) -> ReplayResult:
         started = time.monotonic()
