@@ -56,6 +56,7 @@ from tests.e2e.ui import (
     UI_MS,
     USERNAME,
     Server,
+    click_picture,
     e2e_server,
     live_picture,
     log_in,
@@ -220,16 +221,9 @@ async def test_a_persons_week_from_a_conversation_to_a_verified_webhook(
     await live_picture(page)
     await expect(page.get_by_test_id("live-view")).to_have_class(re.compile(r"\btakeover\b"))
     await page.get_by_role("button", name="Enlarge").click()
-    picture = await page.locator("#live-frame").evaluate(
-        "(img) => { const r = img.getBoundingClientRect();"
-        " return {x: r.left + img.clientLeft, y: r.top + img.clientTop,"
-        " width: img.clientWidth}; }"
-    )
-    scale = picture["width"] / the.viewport["width"]
     box = the.dog_box
-    await page.mouse.click(
-        picture["x"] + (box["x"] + box["width"] / 2) * scale,
-        picture["y"] + (box["y"] + box["height"] / 2) * scale,
+    await click_picture(
+        page, box["x"] + box["width"] / 2, box["y"] + box["height"] / 2, the.viewport["width"]
     )
     await page.wait_for_function(
         "() => window.__socketEvents.some((e) => e.type === 'input.result' && e.ok)"

@@ -37,6 +37,7 @@ from tests.e2e.ui import (
     PASSWORD,
     USERNAME,
     Server,
+    click_picture,
     live_picture,
     log_in,
     save,
@@ -92,10 +93,11 @@ async def test_a_person_takes_over_with_a_click_on_the_live_view(
     assert await page.evaluate(NATURAL_WIDTH) <= await shown_px(page, picture)
     assert abs(picture["height"] / picture["width"] - small["height"] / small["width"]) < 0.01
     await save(page, "run-takeover-enlarged.png")
-    scale = picture["width"] / viewport["width"]
-    await page.mouse.click(
-        picture["x"] + (target["x"] + target["width"] / 2) * scale,
-        picture["y"] + (target["y"] + target["height"] / 2) * scale,
+    await click_picture(
+        page,
+        target["x"] + target["width"] / 2,
+        target["y"] + target["height"] / 2,
+        viewport["width"],
     )
     # The run's tab changed: the next frames say so (the page text is in the picture only,
     # so wait for the click's answer on the socket).
@@ -349,12 +351,10 @@ async def test_an_interruption_cleared_on_the_live_view_is_handled_from_then_on(
         )
         await live_picture(page)
         await page.get_by_role("button", name="Enlarge").click()
-        picture = await drawn(page)
-        scale = picture["width"] / viewport["width"]
         for box in (got_it, accept):  # the dialog, then the wall beneath it
             answered = await page.evaluate(INPUT_RESULTS)
             x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-            await page.mouse.click(picture["x"] + x * scale, picture["y"] + y * scale)
+            await click_picture(page, x, y, viewport["width"])
             await page.wait_for_function(f"() => ({INPUT_RESULTS})() > {answered}")
         await page.get_by_role("button", name="Resume").click()
         await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)

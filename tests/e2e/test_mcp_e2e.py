@@ -28,6 +28,7 @@ from tests.e2e.ui import (
     UI_MS,
     USERNAME,
     Server,
+    click_picture,
     live_picture,
     log_in,
     save,
@@ -97,13 +98,9 @@ async def test_an_mcp_session_is_a_run_a_person_pauses_and_saves_as_a_scenario(
             await probe.goto(f"{base}/demo/form.html")
             box = await probe.get_by_label("I accept the terms").bounding_box()
             await probe.close()
-            picture = await page.locator("#live-frame").bounding_box()
-            assert box is not None and picture is not None
-            scale = picture["width"] / 1280
-            await page.mouse.click(
-                picture["x"] + (box["x"] + box["width"] / 2) * scale,
-                picture["y"] + (box["y"] + box["height"] / 2) * scale,
-            )
+            assert box is not None
+            x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+            await click_picture(page, x, y, 1280)
             await page.locator("[data-command=resume]").click()
             await expect(page.locator("#status")).to_have_text("running", timeout=LIVE_MS)
 

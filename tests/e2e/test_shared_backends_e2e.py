@@ -33,6 +33,7 @@ from tests.e2e.ui import (
     SOCKET_SPY,
     UI_MS,
     USERNAME,
+    click_picture,
     live_picture,
     log_in,
     save,
@@ -122,11 +123,7 @@ async def test_a_page_on_one_process_follows_a_run_of_the_other_live(
         assert answer["status"] == 200 and answer["body"]["ok"], answer
 
         # The person takes over on A's live view: the click goes to B's worker.
-        picture = await on_a.locator("#live-frame").bounding_box()
-        assert picture is not None
-        scale = picture["width"] / target["viewport"]
-        await on_a.mouse.click(picture["x"] + target["x"] * scale,
-                               picture["y"] + target["y"] * scale)  # fmt: skip
+        await click_picture(on_a, target["x"], target["y"], target["viewport"])
         await on_a.wait_for_function(
             "() => window.__socketEvents.some((e) => e.type === 'input.result' && e.ok)"
         )

@@ -176,6 +176,17 @@ async def live_picture(page: Page) -> None:
     )
 
 
+async def click_picture(page: Page, x: float, y: float, tab_width: float) -> None:
+    """A person's click on the live view's picture, on the point (x, y) of the run's tab
+    (CSS px of a tab ``tab_width`` wide).  Playwright finds the picture where it is when it
+    clicks (the run page grows as messages, steps and their pictures come) and waits for
+    it to stand still; the point is inside its border, at the size it is drawn."""
+    picture = page.locator("#live-frame")
+    await picture.click(trial=True)  # drawn, still, not covered
+    scale = await picture.evaluate("(img) => img.clientWidth") / tab_width
+    await picture.click(position={"x": x * scale, "y": y * scale})
+
+
 # A fetch of the act API from the logged-in page; ``abort_after_ms`` hangs up mid-request.
 ACT_JS = """async ([runId, body, abortAfterMs]) => {
   const csrf = document.cookie.split('; ').find((c) => c.startsWith('csrftoken='));
