@@ -25,6 +25,7 @@ from tests.e2e.ui import (
     OTHER_PASSWORD,
     OTHER_USERNAME,
     PASSWORD,
+    SOCKET_SPY,
     UI_MS,
     USERNAME,
     Server,
@@ -84,6 +85,7 @@ async def test_an_mcp_session_is_a_run_a_person_pauses_and_saves_as_a_scenario(
 
             # The person watches it live and pauses it.
             page = await context.new_page()
+            await page.add_init_script(SOCKET_SPY)
             await log_in(page, base)
             await page.goto(f"{base}/runs/{run['id']}/")
             await live_picture(page)

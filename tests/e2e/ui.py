@@ -176,6 +176,10 @@ async def live_picture(page: Page) -> None:
     )
 
 
+_IS_RESULT = "(e) => e.type === 'input.result'"
+_INPUT_RESULTS = f"() => window.__socketEvents.filter({_IS_RESULT}).length"
+
+
 async def click_picture(page: Page, x: float, y: float, tab_width: float) -> None:
     """A person's click on the live view's picture, on the point (x, y) of the run's tab
     (CSS px of a tab ``tab_width`` wide).  Playwright finds the picture where it is when it
@@ -184,7 +188,23 @@ async def click_picture(page: Page, x: float, y: float, tab_width: float) -> Non
     picture = page.locator("#live-frame")
     await picture.click(trial=True)  # drawn, still, not covered
     scale = await picture.evaluate("(img) => img.clientWidth") / tab_width
+    answered = await page.evaluate(_INPUT_RESULTS)
     await picture.click(position={"x": x * scale, "y": y * scale})
+    # The run's tab was clicked where the person pointed (give or take the rounding of a
+    # point of a picture drawn smaller than the tab).
+    await page.wait_for_function(
+        f"() => window.__socketEvents.filter({_IS_RESULT}).length > {answered}"
+    )
+    result = await page.evaluate(f"() => window.__socketEvents.filter({_IS_RESULT})[{answered}]")
+    assert result["ok"], result
+    clicked = re.search(r"click at \((\S+), (\S+)\)", result["done"])
+    assert clicked, result
+    slack = 1 + 1 / scale
+    assert abs(float(clicked[1]) - x) <= slack and abs(float(clicked[2]) - y) <= slack, (
+        x,
+        y,
+        result,
+    )
 
 
 # A fetch of the act API from the logged-in page; ``abort_after_ms`` hangs up mid-request.
