@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Awaitable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -22,6 +23,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Response
 
 from automation.browser.masking import MASK_COLOR, PICTURE_CSS, mask_locators
+from automation.browser.textmatch import words
 from automation.budget import DEFAULT_HEADROOM_MS, Budget
 from automation.errors import (
     ActionFailed,
@@ -155,8 +157,10 @@ async def wait_for(
         how = "visible" if text else "hidden"
         # In every frame (a form in an iframe says its "Thanks" there), of the copies one
         # sees: a text is shown when one frame shows it, gone when none does.
+        # Where it stands as words, as a check finds it ("Saved" is not in "Unsaved").
+        pattern = re.compile(words(wanted), re.IGNORECASE)
         shown = [
-            frame.get_by_text(wanted)
+            frame.get_by_text(pattern)
             .filter(visible=True)
             .first.wait_for(state=how, timeout=timeout)
             for frame in tab.page.frames

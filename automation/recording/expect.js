@@ -8,13 +8,13 @@
 //
 // Evaluated as (args) => ...:
 //   args.op "text": the document's visible text, spaces squeezed (at most max characters);
-//   args.op "rows": how many visible rows (table rows, list items) show args.text, only the
+//   args.op "rows": how many visible rows (table rows, list items) show a text (where
+//                   args.pattern, a RegExp's source, finds it ignoring case), only the
 //                   innermost row counting when rows hold rows (a row's fields count).
 (args) => {
   const ROW = "tr, li, [role=row], [role=listitem], article";
   const UNSEEN = new Set(["SCRIPT", "STYLE", "TEMPLATE", "NOSCRIPT", "HEAD"]);
   const norm = (t) => (t || "").replace(/\s+/g, " ").trim();
-  const fold = (t) => norm(t).toLowerCase();
 
   function shown(e) {
     const drawn = e.checkVisibility({ visibilityProperty: true, opacityProperty: true }) &&
@@ -88,8 +88,8 @@
 
   if (args.op === "text") return seen(document.documentElement, args.max || 200000, false);
   if (args.op === "rows") {
-    const want = fold(args.text);
-    const showing = rows().filter((r) => shown(r) && fold(seen(r, 4000, true)).includes(want));
+    const want = new RegExp(args.pattern, "i");
+    const showing = rows().filter((r) => shown(r) && want.test(seen(r, 4000, true)));
     const inner = showing.filter((r) => !showing.some((o) => o !== r && r.contains(o)));
     return inner.length;
   }

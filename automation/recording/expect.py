@@ -20,6 +20,10 @@ may still be drawing), so a check fails only when the page really does not show 
 raises :class:`~automation.errors.CheckFailed` saying what was expected and what the page
 shows.  A replay whose checks fail is failed (see :mod:`automation.recording.replay`).
 Values may hold ``${params}``; secrets are refused (a check would show its value).
+
+A text is found where it stands as words (:mod:`automation.browser.textmatch`): not
+inside a longer word, so "Saved" is not found in "Unsaved changes", nor "Order 100" in
+"Order 1001".  The same rule is the export's and the ``wait_for`` action's.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from automation.browser.effect import TOGGLE_STATE_JS
 from automation.browser.identity import ElementIdentity, locate
+from automation.browser.textmatch import words
 from automation.budget import Budget
 from automation.errors import BudgetExceeded, CheckFailed, ScenarioInvalid
 from automation.recording import downloads
@@ -50,6 +55,7 @@ __all__ = [
     "count_rows",
     "fold",
     "page_text",
+    "shows",
     "validate",
 ]
 
@@ -192,7 +198,7 @@ async def _once(
         return args["url"] in url, f"the address is {url!r}"
     if kind in ("text_visible", "text_hidden"):
         text = await page_text(tab, budget)
-        shown = fold(args["text"]) in text
+        shown = shows(text, args["text"])
         if kind == "text_visible":
             return shown, "it is not shown"
         return not shown, "it is shown"
@@ -249,11 +255,12 @@ async def page_text(tab: Tab, budget: Budget) -> str:
 
 
 async def count_rows(tab: Tab, text: str, budget: Budget) -> int:
-    """How many visible rows (innermost table rows or list items) show ``text``."""
+    """How many visible rows (innermost table rows or list items) show ``text`` as words."""
     total = 0
     for frame in tab.page.frames:
         try:
-            total += int(await budget.run(frame.evaluate(EXPECT_JS, {"op": "rows", "text": text})))
+            rows = {"op": "rows", "pattern": words(text)}
+            total += int(await budget.run(frame.evaluate(EXPECT_JS, rows)))
         except PlaywrightError:
             continue
     return total
@@ -267,14 +274,19 @@ async def _dispose(element: Any) -> None:
 
 
 def _in_order(text: str, items: list[str]) -> bool:
-    """Whether each item is in ``text`` (folded), each after the one before."""
+    """Whether each item is in ``text`` (folded) as words, each after the one before."""
     at = 0
     for item in items:
-        found = text.find(fold(item), at)
-        if found < 0:
+        found = re.compile(words(fold(item)), re.IGNORECASE).search(text, at)
+        if found is None:
             return False
-        at = found + len(fold(item))
+        at = found.end()
     return True
+
+
+def shows(text: str, wanted: str) -> bool:
+    """Whether ``text`` (folded) shows ``wanted`` as words."""
+    return re.search(words(fold(wanted)), text, re.IGNORECASE) is not None
 
 
 def _norm(text: str) -> str:

@@ -42,6 +42,7 @@ from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from automation.browser import textmatch
 from automation.browser.identity import ElementIdentity
 from automation.browser.interact import MODIFIERS, MOUSE_BUTTONS
 from automation.errors import ActionInvalid, ScenarioInvalid
@@ -95,7 +96,9 @@ def to_pytest(
         # A one-time code is the seed's code of the moment the step runs (RFC 6238).
         at = header.index("\nimport pytest\n")
         header = header[:at] + "\nimport pyotp" + header[at:]
-    lines = [header]
+    # A text is found where it stands as words, as replay finds it: the same code.
+    source = inspect.getsource(textmatch)
+    lines = [header, "\n" + source[source.index(MARKER) :].rstrip("\n")]
     if any(s.is_check and s.args.get("kind") == "download" for s in steps):
         at = header.index("        yield page\n")
         keep = '        page.on("download", lambda download: DOWNLOADS.append(download))\n'
@@ -334,14 +337,12 @@ def _assertion(step: ScenarioStep, params: dict[str, dict[str, Any]], el: str) -
         return f"check_download(page, {{{checked}}})"
     value = lambda key: _value(_arg(args, key), params)  # noqa: E731
     if kind in ("text_visible", "text_hidden"):
-        shown = (
-            f"page.get_by_text(re.compile(re.escape({value('text')}), re.I)).filter(visible=True)"
-        )
+        shown = f"page.get_by_text(re.compile(words({value('text')}), re.I)).filter(visible=True)"
         if kind == "text_visible":
             return f"expect({shown}.first).to_be_visible()"
         return f"expect({shown}).to_have_count(0)"
     if kind == "rows":
-        text = f"re.compile(re.escape({value('text')}), re.I)"
+        text = f"re.compile(words({value('text')}), re.I)"
         rows = (
             f"page.locator({_ROWS!r}).filter(has_text={text}, visible=True)"
             f".filter(has_not=page.locator({_ROWS!r}))"
@@ -448,11 +449,12 @@ def _click_options(args: dict[str, Any]) -> str:
 
 
 def _wait(args: dict[str, Any], params: dict[str, dict[str, Any]]) -> list[str]:
-    if "text" in args:
-        return [f"expect(page.get_by_text({_value(args['text'], params)}).first).to_be_visible()"]
-    if "text_gone" in args:
-        gone = _value(args["text_gone"], params)
-        return [f"expect(page.get_by_text({gone})).to_have_count(0)"]
+    if "text" in args or "text_gone" in args:  # of the copies one sees, as replay waits
+        wanted = _value(args.get("text", args.get("text_gone")), params)
+        shown = f"page.get_by_text(re.compile(words({wanted}), re.I)).filter(visible=True)"
+        if "text" in args:
+            return [f"expect({shown}.first).to_be_visible()"]
+        return [f"expect({shown}).to_have_count(0)"]
     if "url" in args:
         return [f"expect(page).to_have_url(re.compile(re.escape({_value(args['url'], params)})))"]
     if "load_state" in args:

@@ -153,7 +153,7 @@ async def _typed_texts(
             args = {"kind": "rows", "text": value, "count": 1, "at_least": True}
             check = ScenarioStep("expect", args)
             out.append(Proposal(check, "a text the run typed, as rows now show it", True))
-        elif expect.fold(value) in text:
+        elif expect.shows(text, value):
             check = ScenarioStep("expect", {"kind": "text_visible", "text": value})
             out.append(Proposal(check, "a text the run typed, shown on the page", True))
         else:
@@ -166,7 +166,7 @@ def _quoted(summary: str, text: str) -> list[Proposal]:
     out = []
     for match in _QUOTED.finditer(summary or ""):
         phrase = match.group(1).strip()
-        if not _private(phrase) and expect.fold(phrase) in text:
+        if not _private(phrase) and expect.shows(text, phrase):
             check = ScenarioStep("expect", {"kind": "text_visible", "text": phrase})
             out.append(Proposal(check, "quoted in the run's summary", True))
     return out

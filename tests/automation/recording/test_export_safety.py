@@ -31,7 +31,7 @@ LINE_BREAKS = ["\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\u
 # -- what an exported module may hold -------------------------------------------------
 
 # Names the test function's body may use, and the only attributes of os and re it may read.
-BODY_NAMES = {"page", "expect", "re", "os", "url", "frame_of", "dialog"}
+BODY_NAMES = {"page", "expect", "re", "os", "url", "frame_of", "words", "dialog"}
 MODULE_ATTRS = {"os": {"environ"}, "re": {"compile", "escape", "I"}}
 BODY_NODES = (ast.Expr, ast.Call, ast.Attribute, ast.Name, ast.Load, ast.Constant,
               ast.keyword, ast.List, ast.BinOp, ast.Add, ast.Subscript, ast.Lambda,

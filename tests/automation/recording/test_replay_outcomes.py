@@ -144,10 +144,10 @@ async def test_the_pytest_export_asserts_the_checks(recorded: Scenario) -> None:
     compile(text, "exported.py", "exec")
     assert (
         "expect(page.locator('tr, li, [role=row], [role=listitem], article').filter("
-        "has_text=re.compile(re.escape('Buy milk'), re.I), visible=True)" in text
+        "has_text=re.compile(words('Buy milk'), re.I), visible=True)" in text
     )
     assert ".to_have_count(1)" in text
-    assert "expect(page.get_by_text(re.compile(re.escape('1 item left'), re.I))" in text
+    assert "expect(page.get_by_text(re.compile(words('1 item left'), re.I))" in text
     assert "filter(has_text=re.compile('Buy\\\\s*milk')).get_by_role('checkbox', " in text
     assert text.rstrip().endswith(".to_be_checked()")
 

@@ -1,0 +1,39 @@
+"""How a text is found on a page: where it stands as words.
+
+An outcome check's text (:mod:`automation.recording.expect`), the ``wait_for`` action's
+and the pytest export's are found where they stand as words, case and runs of spaces
+ignored: not inside a longer word, so "Saved" is not found in "Unsaved changes", nor
+"Order 100" in "Order 1001".  In a script that puts no spaces between words (Chinese,
+Japanese, Thai) a text is found anywhere.  :func:`words` is one pattern for Python's
+``re`` and JavaScript's ``RegExp`` alike (Playwright takes a Python pattern to the page);
+the pytest export writes the code below its marker into the exported file as it is.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["WORD_CHARS", "words"]
+
+# -- written into an exported pytest file as it is ----------------------------------
+# Letters and digits of the scripts that put spaces between words (Latin, Greek,
+# Cyrillic, Armenian, Hebrew, Arabic), as a character class's insides: a check's text
+# is not found inside a longer word of them (see words).
+WORD_CHARS = (
+    "0-9A-Za-z_\\u00aa\\u00b5\\u00ba\\u00c0-\\u00d6\\u00d8-\\u00f6\\u00f8-\\u024f"
+    "\\u0370-\\u03ff\\u0400-\\u052f\\u0531-\\u0587\\u05d0-\\u05ea\\u0620-\\u064a"
+)
+_WORD = re.compile(f"[{WORD_CHARS}]")
+
+
+def words(text: str) -> str:
+    """The pattern (for Python's re and JavaScript's RegExp alike, with the ignore-case
+    flag) that finds ``text`` where it stands as words: its spaces any run of spaces, and
+    no letter or digit of a spaced script right before or after it."""
+    text = " ".join(text.split())
+    pattern = r"\s+".join(re.escape(part) for part in text.split(" "))
+    if _WORD.match(text[:1]):
+        pattern = f"(?<![{WORD_CHARS}])" + pattern
+    if _WORD.match(text[-1:]):
+        pattern += f"(?![{WORD_CHARS}])"
+    return pattern
