@@ -5,12 +5,13 @@
 // of a screen-reader-only text), a box drawn off the page's top or left (left: -9999px).
 // A field's value is page text only where the field can't be typed into (read-only,
 // disabled): what a run typed into a field is there whether or not anything came of it.
+// A row counts its fields' values as the app wrote them (their value attribute).
 //
 // Evaluated as (args) => ...:
 //   args.op "text": the document's visible text, spaces squeezed (at most max characters);
 //   args.op "rows": how many visible rows (table rows, list items) show a text (where
 //                   args.pattern, a RegExp's source, finds it ignoring case), only the
-//                   innermost row counting when rows hold rows (a row's fields count).
+//                   innermost row counting when rows hold rows.
 (args) => {
   const ROW = "tr, li, [role=row], [role=listitem], article";
   const UNSEEN = new Set(["SCRIPT", "STYLE", "TEMPLATE", "NOSCRIPT", "HEAD"]);
@@ -50,7 +51,10 @@
         parts.push(" ");
         if (n.tagName === "INPUT" || n.tagName === "TEXTAREA") {
           const type = (n.getAttribute("type") || "").toLowerCase();
-          const told = type !== "password" && type !== "hidden" && (fields || !typable(n));
+          // A row's field shows the value the app put there (its value attribute, or
+          // a field one can't type into), not one typed into it since.
+          const kept = !typable(n) || (fields && n.value === n.defaultValue);
+          const told = type !== "password" && type !== "hidden" && kept;
           if (told) parts.push(n.value || "");
           return;
         }

@@ -35,5 +35,9 @@ async def test_a_check_sees_what_a_person_sees(tab: Tab, fixture_url: str) -> No
     assert await expect.count_rows(tab, "Zed Corp", room()) == 0
     assert await expect.count_rows(tab, "Acme", room()) == 1
     assert await expect.count_rows(tab, "Grid Co", room()) == 1  # a row's fields are its own
+    # ...as the app wrote them: a value typed into a row's field (an inline "add" row the
+    # app refused) is not a row showing it.
+    await tab.page.fill("table input", "Globex Ltd")
+    assert await expect.count_rows(tab, "Globex Ltd", room()) == 0
     check = {"kind": "text_visible", "text": "Initech"}
     assert not (await expect._once(tab, check, None, room()))[0]
