@@ -25,7 +25,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from channels.db import database_sync_to_async
 from cron_descriptor import CasingTypeEnum, ExpressionDescriptor, Options
-from croniter import croniter
+from croniter import CroniterBadDateError, croniter
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
@@ -60,6 +60,11 @@ class CronInvalid(ActionInvalid):
     code = "cron_invalid"
 
 
+# Each field of a cron expression: its name, and how many values it has.
+_FIELDS = (("minute", 60), ("hour", 24), ("day of the month", 31), ("month", 12),
+           ("day of the week", 7))  # fmt: skip
+
+
 def check_cron(expression: str) -> str:
     """``expression`` as stored (fields separated by one space); CronInvalid saying why."""
     fields = expression.split()
@@ -72,6 +77,18 @@ def check_cron(expression: str) -> str:
     if not croniter.is_valid(normal):
         raise CronInvalid(f"{normal!r} is not a valid cron expression",
                           hint="e.g. 0 7 * * 1-5 for 7:00 on weekdays")  # fmt: skip
+    for field, (name, size) in zip(fields, _FIELDS, strict=True):
+        for part in field.split(","):
+            step = part.partition("/")[2]
+            if step.isdigit() and int(step) > size:  # */90 minutes: hourly, said "every 90"
+                raise CronInvalid(f"a step of {step} in the {name} field is more than its "
+                                  f"{size} values", hint=f"at most */{size}")  # fmt: skip
+    try:
+        croniter(normal).get_next(datetime)
+    except CroniterBadDateError:  # 30 February: valid fields, no date
+        raise CronInvalid(
+            f"{normal!r} never matches a date", hint="no month named has that day"
+        ) from None
     return normal
 
 
@@ -288,10 +305,12 @@ def judge(firing_id: int) -> ScheduleFiring | None:
     outbox in the same transaction (told, and queued, or neither).  A stopped replay's
     firing says why, as its run does ("stopped by ada while it waited for a person")."""
     firing = ScheduleFiring.objects.select_related("run", "batch", "schedule").get(pk=firing_id)
-    outcome = outcome_of(firing) if firing.outcome in UNSETTLED else firing.outcome
+    from_work = firing.outcome in UNSETTLED  # else settled when it fired (missed, not started)
+    outcome = outcome_of(firing) if from_work else firing.outcome
     if not outcome:
         return None
-    error = firing.error
+    # Why, as the work says it now: a person's reply may have moved it on since it waited.
+    error = "" if from_work else firing.error
     if outcome == "stopped":
         error = _stopped_why(firing)
     elif outcome in ("failed", "needs_person") and not error:
@@ -299,7 +318,7 @@ def judge(firing_id: int) -> ScheduleFiring | None:
     mine = ScheduleFiring.objects.filter(pk=firing.pk)
     settle = mine.filter(outcome__in=UNSETTLED)  # told it waited: now what became of it
     if outcome not in BAD:
-        settle.update(outcome=outcome)
+        settle.update(outcome=outcome, error=error)
         return None
     with transaction.atomic():
         untold = mine.filter(alerted_at__isnull=True)
@@ -375,12 +394,14 @@ def check_schedule(
     document = scenario_selectors.scenario_document(scenario=scenario)
     defaults = job_selectors.scenario_param_defaults(document=document)
     try:
+        # Only the values given are kept: one not given takes the scenario's default of
+        # the day it fires (a default changed since is the one used).
         if rows is not None:
-            rows = [check_params(row, defaults=defaults) for row in json_rows(rows)]
+            rows = [_given(row, defaults) for row in json_rows(rows)]
             if not rows:
                 raise ActionInvalid("a scheduled batch has at least one row")
         else:
-            params = check_params(params or {}, defaults=defaults)
+            params = _given(params or {}, defaults)
     except ActionInvalid as exc:
         field = "rows" if rows is not None else "params"
         raise ScheduleInvalid(exc.message, field=field, hint=exc.hint) from None
@@ -407,6 +428,13 @@ def check_schedule(
     return {"cron": cron, "timezone": zone, "params": {} if rows is not None else params,
             "rows": rows, "concurrency": concurrency, **urls,
             "emails": ", ".join(addresses)}  # fmt: skip
+
+
+def _given(params: dict[str, str], defaults: dict[str, str | None]) -> dict[str, str]:
+    """The values of ``params`` that were given (not empty), checked against the
+    scenario's parameters as they are now (ParamsInvalid)."""
+    checked = check_params(params, defaults=defaults)
+    return {name: checked[name] for name in params if str(params[name] or "")}
 
 
 def save(schedule: Schedule, **fields: Any) -> Schedule:

@@ -55,6 +55,10 @@ pytestmark = pytest.mark.django_db
         ("0 7 32 * *", "not a valid cron expression"),
         ("0 7 * * funday", "not a valid cron expression"),
         ("@daily", "5 fields, not 1"),
+        ("0 0 30 2 *", "never matches a date"),  # valid fields, no such day
+        ("0 0 31 4,6 *", "never matches a date"),
+        ("*/90 * * * *", "a step of 90 in the minute field"),  # would be hourly
+        ("0 */25 * * *", "a step of 25 in the hour field"),
     ],
 )
 def test_a_bad_cron_expression_is_refused_saying_why(cron: str, says: str) -> None:
@@ -111,6 +115,45 @@ def test_times_missed_while_nothing_ran_are_reported_not_run_late(scenario: Scen
     other = make(scenario)
     late = schedules.fire(other.pk, other.next_fire_at + timedelta(minutes=10, seconds=30))
     assert late is not None and late.run is not None and late.missed == 1
+
+
+def test_a_value_not_given_is_the_scenario_s_default_of_the_day_it_fires(
+    scenario: Scenario,
+) -> None:
+    schedule = make(scenario)  # the name and the greeting given, not the page
+    assert schedule.params == {"name": "Ada", "greet": "Ada"}
+    # The scenario's default changes after the schedule was made: the firing uses it.
+    Scenario.objects.filter(pk=scenario.pk).update(params={"page": {"default": "list.html"}})
+    firing = schedules.fire(schedule.pk, schedule.next_fire_at + timedelta(seconds=1))
+    assert firing is not None and firing.run is not None
+    assert firing.run.params == {"name": "Ada", "greet": "Ada", "page": "list.html"}
+    # And the schedule can still be changed: what it keeps still fits the scenario.
+    checked = schedules.check_schedule(scenario=scenario, cron="0 7 * * *",
+                                       timezone="UTC", params=schedule.params)  # fmt: skip
+    assert checked["params"] == {"name": "Ada", "greet": "Ada"}
+    batch = make(scenario, rows=[{"name": "Bo", "greet": "Bo", "page": ""}])
+    assert batch.rows == [{"name": "Bo", "greet": "Bo"}]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_firing_that_waited_for_a_person_says_why_it_ended_as_it_did(
+    scenario: Scenario,
+) -> None:
+    """The person answered: the firing's reason is no longer the wait's."""
+    for status, reason, outcome in [
+        (Run.Status.SUCCEEDED, "", "ok"),
+        (Run.Status.FAILED, "step 4: expected text 'Order created' is visible", "failed"),
+    ]:
+        schedule = make(scenario)
+        firing = schedules.fire(schedule.pk, schedule.next_fire_at + timedelta(seconds=1))
+        assert firing is not None and firing.run is not None
+        run_services.run_set_status(run_id=firing.run_id, status=Run.Status.PAUSED,
+                                    reason="needs_person: which Delete?")  # fmt: skip
+        assert [f.pk for f in schedules.judge_all()] == [firing.pk]  # told it waits
+        run_services.run_set_status(run_id=firing.run_id, status=status, reason=reason)
+        schedules.judge(firing.pk)
+        firing.refresh_from_db()
+        assert (firing.outcome, firing.error) == (outcome, reason)
 
 
 def test_a_firing_that_can_t_start_any_more_fails_saying_why(scenario: Scenario) -> None:
