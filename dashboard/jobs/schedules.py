@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
@@ -105,8 +106,24 @@ def check_timezone(name: str) -> ZoneInfo:
 
 def next_times(cron: str, zone: str, after: datetime, count: int = 1) -> list[datetime]:
     """The next ``count`` times of ``cron`` in ``zone`` after ``after`` (aware, in the zone)."""
-    it = croniter(cron, after.astimezone(ZoneInfo(zone)))
-    return [it.get_next(datetime) for _ in range(count)]
+    times = _times(cron, zone, after)
+    return [next(times) for _ in range(count)]
+
+
+def _times(cron: str, zone: str, after: datetime) -> Iterator[datetime]:
+    """The times of ``cron`` in ``zone`` after ``after``.  The night clocks go back, a time
+    of day the hours field names (02:30 daily) is fired once, at its first occurrence, as
+    cron does; steps through every hour (``*`` or ``*/2`` hours) go on through the hour
+    that repeats, as time does."""
+    where = ZoneInfo(zone)
+    it = croniter(cron, after.astimezone(where))
+    once_a_day = not cron.split()[1].startswith("*")
+    while True:
+        time = it.get_next(datetime)
+        first = time.replace(tzinfo=None).replace(tzinfo=where, fold=0)
+        if once_a_day and first.utcoffset() != time.utcoffset():
+            continue  # the same wall-clock time again, an hour later
+        yield time
 
 
 def describe(cron: str) -> str:
@@ -138,11 +155,9 @@ def fire(schedule_id: int, now: datetime) -> ScheduleFiring | None:
             if schedule is None or schedule.next_fire_at is None:
                 return None
             due = [schedule.next_fire_at]
-            it = croniter(
-                schedule.cron, schedule.next_fire_at.astimezone(ZoneInfo(schedule.timezone))
-            )
+            times = _times(schedule.cron, schedule.timezone, schedule.next_fire_at)
             while len(due) < MAX_CATCH_UP:
-                later = it.get_next(datetime)
+                later = next(times)
                 if later > now:
                     break
                 due.append(later)

@@ -79,6 +79,31 @@ def test_times_follow_the_time_zone_through_summer_time_and_read_as_words() -> N
     times = schedules.next_times("0 7 * * *", "Europe/Paris", before, count=3)
     assert [t.astimezone(ZoneInfo("Europe/Paris")).hour for t in times] == [7, 7, 7]
     assert [(t.day, t.astimezone(UTC).hour) for t in times] == [(28, 6), (29, 5), (30, 5)]
+    # They go back at 3:00 on 25 October: 2:30 comes twice that night, and a daily 2:30
+    # replays once (two orders in the back office else); every half hour goes on through
+    # the hour that repeats, as time does.
+    before = datetime(2026, 10, 24, 12, tzinfo=UTC)
+    times = schedules.next_times("30 2 * * *", "Europe/Paris", before, count=3)
+    assert [(t.day, t.astimezone(UTC).hour) for t in times] == [(25, 0), (26, 1), (27, 1)]
+    night = datetime(2026, 10, 24, 23, 50, tzinfo=UTC)  # 01:50 in Paris
+    times = schedules.next_times("*/30 * * * *", "Europe/Paris", night, count=4)
+    assert [t.astimezone(UTC).strftime("%H:%M") for t in times] == [
+        "00:00", "00:30", "01:00", "01:30"
+    ]  # fmt: skip
+
+
+def test_a_daily_time_is_fired_once_the_night_clocks_go_back(scenario: Scenario) -> None:
+    schedule = make(scenario, cron="30 2 * * *")
+    Schedule.objects.filter(pk=schedule.pk).update(
+        next_fire_at=datetime(2026, 10, 25, 0, 30, tzinfo=UTC)  # 02:30, summer time
+    )
+    fired = []
+    for minutes in (1, 61, 65):  # 02:31 summer time, then 02:31 and 02:35 winter time
+        now = datetime(2026, 10, 25, 0, 30, tzinfo=UTC) + timedelta(minutes=minutes)
+        fired.append(schedules.fire(schedule.pk, now))
+    assert fired[0] is not None and fired[1:] == [None, None]
+    schedule.refresh_from_db()
+    assert schedule.next_fire_at == datetime(2026, 10, 26, 1, 30, tzinfo=UTC)
 
 
 # -- firing -------------------------------------------------------------------------------
