@@ -27,9 +27,10 @@
     return out;
   }
 
-  // 1 for the same words; a synonym costs a little, an added word little, a dropped one
-  // more, a replaced one a lot ("Save changes" ~ "Save all changes", "Send for approval"
-  // ~ "Submit for approval"; "Save draft" is not "Save", nor "Export CSV" "Export PDF").
+  // 1 for the same words; a synonym costs a little, an added word little (but to a
+  // one-word name, a lot), a dropped one more, a replaced one a lot ("Save changes" ~
+  // "Save all changes", "Send for approval" ~ "Submit for approval"; "Save draft" is not
+  // "Save", nor "Export CSV" "Export PDF").
   function textSim(a, b) {
     if (words(a).join("") === words(b).join("")) return 1; // also: both without words
     const x = tokens(a);
@@ -42,7 +43,11 @@
     const extra = y.filter((t) => !xs.has(t.sense)).length;
     const swapped = x.filter((t) => ys.has(t.sense) && !yWords.has(t.word)).length;
     const replaced = Math.min(missing, extra);
-    const cost = replaced + 0.25 * (extra - replaced) + 0.6 * (missing - replaced) +
+    // A word added to a one-word name makes another action of it ("Save draft", "Delete
+    // all", "Approve all"): it costs as a replaced word.  Added to a longer name, a word
+    // narrows it little ("Save all changes").
+    const added = x.length === 1 ? 1 : 0.25;
+    const cost = replaced + added * (extra - replaced) + 0.6 * (missing - replaced) +
       SWAP * swapped;
     return Math.max(0, 1 - cost / Math.max(x.length, y.length));
   }
