@@ -4,6 +4,11 @@ and looking things up without reading the whole page: ``find`` searches a fresh 
 a text or a pattern and answers only the matching lines (with the row they sit in), and
 ``network_request`` gives one logged request's headers and bodies.
 
+A ``pattern`` is matched with RE2 (``google-re2``), in time linear in the page's text: a
+pattern that would backtrack for minutes in Python's ``re`` (``(a+)+$``) holds neither the
+call past its budget nor the server's event loop.  RE2 has no backreferences and no
+lookaround; such a pattern is refused saying so.
+
 Both answer in a few hundred characters what would otherwise take a full snapshot or a
 script; a model on a large page asks for what it needs.
 """
@@ -14,6 +19,7 @@ import json
 import re
 from typing import Any
 
+import re2
 from playwright.async_api import Error as PlaywrightError
 
 from automation.actionspec import ActionSpec, Param, optional
@@ -26,6 +32,10 @@ __all__ = ["LOOKUP_ACTIONS", "find_lines"]
 
 MAX_FIND = 50
 MAX_PATTERN_CHARS = 200
+MAX_TEXT_CHARS = 1_000
+_RE2 = re2.Options()
+_RE2.case_sensitive = False
+_RE2.log_errors = False  # a refused pattern is the caller's error, not a log line
 MAX_BODY_CHARS = 4_000
 # A header a page sends to prove who it is: shown by name only.
 _SECRET_HEADERS = frozenset(
@@ -40,7 +50,7 @@ _ROW_LABEL_CHARS = 80
 _TEXTUAL = ("text/", "json", "xml", "javascript", "x-www-form-urlencoded")
 
 
-def find_lines(text: str, match: re.Pattern[str], limit: int) -> tuple[list[str], int]:
+def find_lines(text: str, match: Any, limit: int) -> tuple[list[str], int]:
     """The snapshot lines ``match`` finds, each after the row or item it sits in
     (``listitem "Alpha 3 Delete" > button "Delete" [e12]``; a table row on one line is
     its own context), and how many more there were.  A
@@ -91,20 +101,28 @@ def _row_label(lines: list[str], at: int) -> str:
     return f"{role} {json.dumps(said, ensure_ascii=False)} {rest}" if said else line
 
 
-def _pattern(args: dict[str, Any]) -> re.Pattern[str]:
+def _pattern(args: dict[str, Any]) -> Any:
+    """What ``find`` looks for, as an RE2 pattern (any case)."""
     text, pattern = args.get("text"), args.get("pattern")
     if (text is None) == (pattern is None):
         raise ActionInvalid("find takes text or pattern (one of them)")
     if text is not None:
         if not text.strip():
             raise ActionInvalid("find: text is empty")
-        return re.compile(re.escape(text.strip()), re.IGNORECASE)
+        if len(text) > MAX_TEXT_CHARS:
+            raise ActionInvalid(f"find: text is longer than {MAX_TEXT_CHARS} characters")
+        return re2.compile(re.escape(text.strip()), _RE2)
     if len(pattern) > MAX_PATTERN_CHARS:
         raise ActionInvalid(f"find: pattern is longer than {MAX_PATTERN_CHARS} characters")
     try:
-        return re.compile(pattern, re.IGNORECASE)
-    except re.error as exc:
-        raise ActionInvalid(f"find: pattern is not a regular expression: {exc}") from None
+        return re2.compile(pattern, _RE2)
+    except re2.error as exc:
+        reason = exc.args[0] if exc.args else "not RE2 syntax"
+        reason = reason.decode(errors="replace") if isinstance(reason, bytes) else str(reason)
+        raise ActionInvalid(
+            f"find: pattern is not a regular expression RE2 takes: {reason}",
+            hint="RE2 syntax: no backreferences, no lookahead or lookbehind",
+        ) from None
 
 
 def _check_find(args: dict[str, Any]) -> None:

@@ -42,9 +42,22 @@ async def test_find_answers_the_matching_lines_after_their_row(tab: Tab, fixture
     assert await run(tab, "find", pattern=r"^\s*- button") != ""
     assert (await run(tab, "find", text="nowhere")).startswith("nothing on the page matches")
     assert "1 more" in await run(tab, "find", text="delete", limit=1)
-    for bad in ({}, {"text": "a", "pattern": "b"}, {"pattern": "("}, {"text": "a", "limit": 0}):
+    for bad in ({}, {"text": "a", "pattern": "b"}, {"pattern": "("}, {"text": "a", "limit": 0},
+                {"text": "a" * 1_001}):  # fmt: skip
         with pytest.raises(ActionInvalid):
             await run(tab, "find", **bad)
+
+
+async def test_a_pattern_that_would_backtrack_answers_at_once(tab: Tab, fixture_url: str) -> None:
+    """(a+)+$ against thirty a's and a "!" takes Python's re about 2^30 steps, on the
+    event loop every other call shares (no budget can stop it there); RE2 answers in
+    time linear in the page.  What RE2 can't do is refused saying so."""
+    await opened(tab, fixture_url)
+    await tab.page.set_content(f"<p>{'a' * 30}!</p>")
+    assert (await run(tab, "find", pattern="(a+)+$")).startswith("nothing on the page matches")
+    assert "a!" in await run(tab, "find", pattern="(a|aa)+!")
+    with pytest.raises(ActionInvalid, match="no backreferences"):
+        await run(tab, "find", pattern=r"(a)\1")
 
 
 async def test_verify_checks_the_page_and_is_recorded_as_an_expect_step(
