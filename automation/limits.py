@@ -25,6 +25,7 @@ the message is sent: ``json.dumps`` with its default ASCII escaping.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 __all__ = [
@@ -49,6 +50,7 @@ MAX_FIELD_CHARS = 64 * 1024
 _MARKER_ROOM = 48  # "…[cut: 1234567 more chars]" and its JSON escaping
 _STUB_CHARS = 200  # what is left of a string that could not absorb the whole excess
 _MAX_PASSES = 64
+_LIST_MARKER = re.compile(r"…\[cut: (\d+) more items\]")
 
 
 def json_size(value: Any) -> int:
@@ -126,6 +128,13 @@ def _cut_biggest(data: dict[str, Any], excess: int) -> bool:
         keep = max(_STUB_CHARS, len(value) - drop_chars)
         node[key] = cut_text(value, keep + _MARKER_ROOM)
     else:
-        drop = min(len(value) - 1, int(excess / (size / len(value))) + 1)
-        node[key] = [*value[: len(value) - drop], f"…[cut: {drop} more items]"]
+        # A list cut before ends with its marker: cut its items, and count on from it.
+        before = 0
+        if isinstance(value[-1], str) and (said := _LIST_MARKER.fullmatch(value[-1])):
+            value, before = value[:-1], int(said.group(1))
+            if len(value) < 2:
+                return False
+        per_item = size / len(value)
+        drop = min(len(value) - 1, int((excess + _MARKER_ROOM) / per_item) + 1)
+        node[key] = [*value[: len(value) - drop], f"…[cut: {before + drop} more items]"]
     return True

@@ -137,7 +137,9 @@ _STEP_FIELDS = ("action", "args", "ref", "role", "name", "selector", "identity",
 
 def step_record(*, run_id: int, data: dict[str, Any]) -> Step:
     fields = {k: data[k] for k in _STEP_FIELDS if k in data and data[k] is not None}
-    fields = fit(fields)  # the step list and the scenario made from it read these whole
+    # The step list and the scenario made from it read these whole; what can't be made
+    # to fit is left out (fit's give-up is a marker, no field of a step).
+    fields = {k: v for k, v in fit(fields).items() if k in _STEP_FIELDS}
     for name in ("name", "selector", "url"):
         if isinstance(fields.get(name), str):
             fields[name] = cut_text(fields[name], MAX_FIELD_CHARS)

@@ -142,6 +142,17 @@ def test_stored_rows_are_kept_within_the_limits(owner: Any) -> None:
     services.run_set_status(run_id=run.pk, status=Run.Status.FAILED, reason="r" * 10**6)
     assert len(Run.objects.get(pk=run.pk).status_reason) < 100_000
     assert fit({"type": "x", "text": "short"}) == {"type": "x", "text": "short"}
+    # A list just past the limit (an MCP client's fill_form of 20,000 fields, stored as
+    # its step's args before the action refuses it): cut to fit, its marker counting what
+    # went, not given up (once each pass replaced the marker with another, 64 passes of
+    # seconds on the event loop, and a "cut" the step's row has no field for).
+    fields = [{"ref": "e3", "value": "x"}] * 20_000
+    step = services.step_record(
+        run_id=run.pk, data={"index": 1, "action": "fill_form", "args": {"fields": fields}}
+    )
+    kept = step.args["fields"]
+    assert len(json.dumps(step.args)) <= MAX_MESSAGE_BYTES
+    assert kept[-1] == f"…[cut: {20_000 - (len(kept) - 1)} more items]" and len(kept) > 10_000
     # Whatever a model server reports it used: kept within what the database holds.
     for usage in ({"prompt_tokens": 10**30, "completion_tokens": float("inf")},
                   {"prompt_tokens": -5, "completion_tokens": float("nan")}):  # fmt: skip
