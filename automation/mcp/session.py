@@ -86,12 +86,39 @@ class McpSession:
         Cancelled (the client gave up) propagates."""
         self.last_call = time.monotonic()
         try:
-            async with self._lock:
-                return await self._call(name, dict(args), within)
+            args = dict(args)
+            raw_timeout = args.pop("timeout_ms", None)
+            timeout_ms = DEFAULT_CALL_MS
+            if raw_timeout is not None:
+                timeout_ms = timeout_ms_of(raw_timeout, what=f"{name}: timeout_ms")
+            # The call's budget is the whole call's: waiting for the one under way too.
+            budget = (
+                within.child(timeout_ms, label=name) if within else Budget(timeout_ms, label=name)
+            )
+            await self._turn(name, budget)
+            try:
+                return await self._call(name, args, budget, timeout_ms)
+            finally:
+                self._lock.release()
         except (TabwrightError, SecretNotGranted) as exc:
             return _failed(self.secrets, exc.to_dict())
 
-    async def _call(self, name: str, args: dict[str, object], within: Budget | None) -> Answer:
+    async def _turn(self, name: str, budget: Budget) -> None:
+        """Until the session's tab is this call's (its calls run in turn), within its
+        budget (BudgetExceeded)."""
+        try:
+            async with asyncio.timeout(max(0.0, budget.remaining_ms()) / 1000):
+                await self._lock.acquire()
+        except TimeoutError:
+            raise BudgetExceeded(
+                f"{name}: the call before it was still running when its "
+                f"{budget.timeout_ms:.0f} ms were up",
+                hint="a session's calls run one at a time: call again once it has answered",
+            ) from None
+
+    async def _call(
+        self, name: str, args: dict[str, object], budget: Budget, timeout_ms: int
+    ) -> Answer:
         if self.control.stopped:
             raise SessionEnded("a person stopped this session", hint="start a new session")
         if self.control.paused or self.control.pause_requested:
@@ -103,16 +130,11 @@ class McpSession:
             raise ActionInvalid(
                 f"unknown tool {name!r}", hint="tools: " + ", ".join(sorted(self._names))
             )
-        raw_timeout = args.pop("timeout_ms", None)
-        timeout_ms = DEFAULT_CALL_MS
-        if raw_timeout is not None:
-            timeout_ms = timeout_ms_of(raw_timeout, what=f"{name}: timeout_ms")
         # An action's ``delta`` asks for what changed after it; a read's (snapshot's own
         # option) is the read's argument, passed on.
         delta = False if name in READ_ONLY else args.pop("delta", False)
         if not isinstance(delta, bool):
             raise ActionInvalid(f"{name}: delta must be true or false")
-        budget = within.child(timeout_ms, label=name) if within else Budget(timeout_ms, label=name)
         self.control.budget = budget  # a person's stop cancels the call in flight
         if name == SCREENSHOT:
             return await self._screenshot(args, budget)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import os
 import sys
@@ -148,6 +149,27 @@ async def test_a_paused_or_stopped_session_refuses_calls_saying_which(
     session.control.stop()
     answer = await session.call("snapshot", {})
     assert not answer.ok and answer.text.startswith("error session_ended"), answer
+
+
+async def test_a_call_s_budget_covers_its_wait_for_the_call_before_it(
+    tab: Tab, fixture_url: str
+) -> None:
+    """A client sends two calls of one session together: the second's timeout_ms is the
+    budget of the whole call, its wait for the first included."""
+    session = McpSession(tab, sink=ListSink())
+    assert (await session.call("navigate", {"url": f"{fixture_url}/demo/form.html"})).ok
+    long = asyncio.ensure_future(
+        session.call("wait_for", {"text": "never shown", "timeout_ms": 60_000})
+    )
+    await asyncio.sleep(0)  # the long call starts: it takes the tab at once
+    assert session.busy
+    answer = await session.call("snapshot", {"timeout_ms": 1_000})
+    assert not long.done()  # answered before the call it waited for ended
+    assert answer.text.startswith("error budget_exceeded: snapshot: the call before it was")
+    assert "1000 ms" in answer.text, answer
+    long.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await long
 
 
 async def test_a_snapshot_delta_after_an_action_shows_what_changed_not_the_page(
