@@ -27,6 +27,9 @@
     return out;
   }
 
+  // Words that add nothing to what a control does: "Sign in now" is "Sign in".
+  const URGING = new Set(["now", "here", "please", "today"]);
+
   // 1 for the same words; a synonym costs a little, an added word little (but to a
   // one-word name, a lot), a dropped one more, a replaced one a lot ("Save changes" ~
   // "Save all changes", "Send for approval" ~ "Submit for approval"; "Save draft" is not
@@ -44,11 +47,13 @@
     const swapped = x.filter((t) => ys.has(t.sense) && !yWords.has(t.word)).length;
     const replaced = Math.min(missing, extra);
     // A word added to a one-word name makes another action of it ("Save draft", "Delete
-    // all", "Approve all"): it costs as a replaced word.  Added to a longer name, a word
-    // narrows it little ("Save all changes").
+    // all", "Approve all"): it costs as a replaced word, unless it only urges ("Sign in
+    // now").  Added to a longer name, a word narrows it little ("Save all changes").
+    const urging = y.filter((t) => !xs.has(t.sense) && URGING.has(t.sense)).length;
     const added = x.length === 1 ? 1 : 0.25;
-    const cost = replaced + added * (extra - replaced) + 0.6 * (missing - replaced) +
-      SWAP * swapped;
+    const plain = Math.max(0, extra - replaced - urging);
+    const cost = replaced + added * plain + 0.25 * (extra - replaced - plain) +
+      0.6 * (missing - replaced) + SWAP * swapped;
     return Math.max(0, 1 - cost / Math.max(x.length, y.length));
   }
 

@@ -326,26 +326,29 @@ async def test_a_one_word_name_that_gained_words_is_another_action(
 ) -> None:
     """The next release has no "Save", "Delete" or "Approve", only "Save draft", "Delete
     all" and "Approve all" (none of them there at recording): each step waits for a
-    person.  A longer name that gains a word is still the element ("Save all changes"),
-    and an id kept across the rename proves it ("Save" that became "Submit")."""
+    person.  A longer name that gains a word is still the element ("Save all changes"), as
+    is one that only urges ("Sign in now"); an id kept across the rename proves it."""
     await tab.navigate(f"{fixture_url}/demo/form.html")
     await tab.page.set_content(
         "<main><button>Save</button> <button>Delete</button> <button>Approve</button>"
-        " <button>Save changes</button> <button id='send'>Send</button></main>"
+        " <button>Save changes</button> <button id='send'>Send</button>"
+        " <button>Sign in</button></main>"
     )
     snapshot = await tab.snapshot()
-    names = ("Save", "Delete", "Approve", "Save changes", "Send")
+    names = ("Save", "Delete", "Approve", "Save changes", "Send", "Sign in")
     recorded = {n: await identity_of(tab, snapshot, "button", n) for n in names}
     await tab.page.set_content(
         "<main><button>Save draft</button> <button>Delete all</button>"
         " <button>Approve all</button> <button>Save all changes</button>"
-        " <button id='send'>Send now</button></main>"
+        " <button id='send'>Send now</button> <button>Sign in now</button></main>"
     )
     for name in ("Save", "Delete", "Approve"):
         gone = await find(tab, recorded[name])
         assert not gone.ok, (name, await html_of(gone))
     kept = await find(tab, recorded["Save changes"])
     assert kept.ok and await html_of(kept) == "<button>Save all changes</button>"
+    urged = await find(tab, recorded["Sign in"])
+    assert urged.ok and await html_of(urged) == "<button>Sign in now</button>"
     proven = await find(tab, recorded["Send"])
     assert proven.ok and await html_of(proven) == '<button id="send">Send now</button>'
 
