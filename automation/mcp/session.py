@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from automation.actions import validate
 from automation.agent.parser import Action
@@ -23,6 +23,7 @@ from automation.budget import Budget, timeout_ms_of
 from automation.control import RunControl
 from automation.errors import ActionFailed, ActionInvalid, BudgetExceeded, TabwrightError
 from automation.events import EventSink, RunResumed
+from automation.limits import cut_text
 from automation.mcp.tools import READ_ONLY, SCREENSHOT, offered
 from automation.secrets import SecretNotGranted, Secrets, redacting
 
@@ -37,6 +38,11 @@ class PausedByPerson(TabwrightError):
 
 class SessionEnded(TabwrightError):
     code = "session_ended"
+
+
+# What an answer's text may be: at 6 bytes a character (JSON's escapes), well within the
+# 1 MiB an SDK client takes in one server-sent event.
+MAX_ANSWER_CHARS = 128 * 1024
 
 
 @dataclass(frozen=True)
@@ -83,7 +89,15 @@ class McpSession:
     ) -> Answer:
         """Run one tool call (``within``: the host's budget, whose cancellation stops it);
         a failure is an answer (``ok`` false) saying why, for the client's model to read.
-        Cancelled (the client gave up) propagates."""
+        Cancelled (the client gave up) propagates.  The answer's text is at most
+        :data:`MAX_ANSWER_CHARS` (an argument of megabytes echoed in an error would be
+        more than a client takes in one message)."""
+        answer = await self._answer(name, args, within)
+        if len(answer.text) <= MAX_ANSWER_CHARS:
+            return answer
+        return replace(answer, text=cut_text(answer.text, MAX_ANSWER_CHARS))
+
+    async def _answer(self, name: str, args: dict[str, object], within: Budget | None) -> Answer:
         self.last_call = time.monotonic()
         try:
             args = dict(args)

@@ -23,6 +23,7 @@ from automation.actions import ACTIONS
 from automation.browser.tab import Tab
 from automation.events import ActionFinished, ActionStarted, ListSink, StepRecorded
 from automation.mcp import McpSession
+from automation.mcp.session import MAX_ANSWER_CHARS
 from automation.recording.scenario import Scenario
 from tests.automation.browser.test_session import descendants, processes
 from tests.conftest import CHROMIUM, FIXTURES
@@ -170,6 +171,19 @@ async def test_a_call_s_budget_covers_its_wait_for_the_call_before_it(
     long.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await long
+
+
+async def test_an_argument_of_megabytes_is_not_echoed_whole(tab: Tab, fixture_url: str) -> None:
+    """An error that quotes its argument (a 3 MB URL) is cut: whole, it was more than the
+    SDK's client takes in one message (a transport error, no answer); a text to find is
+    refused past 1,000 characters."""
+    session = McpSession(tab, sink=ListSink())
+    assert (await session.call("navigate", {"url": f"{fixture_url}/demo/form.html"})).ok
+    answer = await session.call("navigate", {"url": f"{fixture_url}/?q={'x' * 3_000_000}"})
+    assert not answer.ok and answer.text.startswith("error "), answer.text[:200]
+    assert len(answer.text) <= MAX_ANSWER_CHARS and "more chars]" in answer.text
+    answer = await session.call("find", {"text": "y" * 3_000_000})
+    assert answer.text == "error action_invalid: find: text is longer than 1000 characters"
 
 
 async def test_a_snapshot_delta_after_an_action_shows_what_changed_not_the_page(
