@@ -69,6 +69,15 @@ _SESSION_HEADER = "mcp-session-id"
 # first call; dashboard.runs.signins).
 SIGNIN_HEADER = "x-tabwright-signin-profile"
 _MAX_PROBE_BYTES = 1 << 20  # a refused stateless request is read this far for its id
+# One person's open MCP sessions (opened, not ended, not let go): past this, a new one is
+# refused (429).  A session holds no browser until its first tool call, so a client that
+# only opens sessions would otherwise fill the SDK's table, which every person's clients
+# share (10,000 of them locked everyone out for its 30 minutes of idle time).
+MAX_OPEN_SESSIONS = 32
+TOO_MANY_SESSIONS = (
+    f"too many open MCP sessions: {MAX_OPEN_SESSIONS} of yours are open; end those you are "
+    "done with (HTTP DELETE), or wait for them to expire"
+)
 
 
 @dataclass
@@ -109,6 +118,10 @@ class McpApp:
         session = self._sessions.get(session_id)
         if session is not None and session.owner_id != user.pk:
             session = None  # another's: the SDK answers as if there were no such session
+        if not session_id and scope.get("method") == "POST" and self._over_cap(user.pk):
+            error = {"code": -32000, "message": TOO_MANY_SESSIONS}
+            await _send_json(send, 429, {"jsonrpc": "2.0", "id": None, "error": error})
+            return
         # The SDK keeps each session to the person whose token opened it (another's token
         # is answered as if there were no such session): it knows them as this principal.
         principal = AccessToken(token="", client_id=f"user:{user.pk}", scopes=[])
@@ -168,6 +181,14 @@ class McpApp:
         if session is not None and not session.requests:
             session.gone_check = None
             self._end(session_id, WENT_AWAY)
+
+    def _over_cap(self, owner_id: int) -> bool:
+        """Whether a new session of ``owner_id``'s would be one too many (the sessions
+        the SDK let go forgotten first)."""
+        if self._manager is not None:
+            self._forget_expired()
+        mine = [s for s in self._sessions.values() if s.owner_id == owner_id and not s.ended]
+        return len(mine) >= MAX_OPEN_SESSIONS
 
     def _forget_expired(self) -> None:
         """Forget the sessions the SDK has let go (none of their requests for its idle

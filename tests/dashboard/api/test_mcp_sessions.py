@@ -7,6 +7,7 @@ its run ended."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from types import SimpleNamespace
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 from channels.db import database_sync_to_async
 
+from dashboard.accounts import services as token_services
 from dashboard.api import mcp
 from dashboard.models import Run
 
@@ -119,3 +121,35 @@ async def test_a_session_starts_with_the_sign_in_profile_its_header_names(owner:
     assert run.signin_profile_id == profile.pk
     app._end("t", "the test ended")
     await ended(run_id)
+
+
+async def test_one_person_s_open_sessions_are_capped_and_another_s_are_not(
+    owner: Any, django_user_model: Any
+) -> None:
+    """A client that opens sessions without end (an initialize each, no tool call, so no
+    browser) is refused past MAX_OPEN_SESSIONS: it fills no table another person's
+    clients need.  An ended session leaves room."""
+    ids = [f"s{i}" for i in range(mcp.MAX_OPEN_SESSIONS)]
+    app = app_with(owner, *ids)
+    _, secret = await database_sync_to_async(token_services.api_token_create)(
+        owner=owner, name="client"
+    )
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"{}", "more_body": False}
+
+    scope = {"type": "http", "method": "POST", "path": "/mcp",
+             "headers": [(b"authorization", f"Bearer {secret}".encode())]}  # fmt: skip
+    await app(scope, receive, send)
+    assert sent[0]["status"] == 429
+    assert "too many open MCP sessions" in json.loads(sent[1]["body"])["error"]["message"]
+    other = await database_sync_to_async(django_user_model.objects.create_user)(
+        username="bob", password="bob-password-1"
+    )
+    assert not app._over_cap(other.pk)
+    app._end("s0", mcp.ENDED_BY_CLIENT)
+    assert not app._over_cap(owner.pk)
