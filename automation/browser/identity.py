@@ -73,6 +73,7 @@ _TEXT_FIELDS = ("role", "kind", "name", "name_base", "aria_label", "name_attr", 
                 "captured_at")  # fmt: skip
 FRAME_MARGIN = 0.06  # found in two frames: the better must be this far ahead
 MAX_VARIANTS = 5  # earlier confirmed identities an identity keeps
+MAX_ROW_WORDS, MAX_ROW_WORD = 8, 80  # the words that tell its row apart, and their length
 _UNIQUE_KINDS = frozenset({"placeholder", "label", "autocomplete", "sole"})
 # What identity.js says a control does (else its role): see kindOfEl there.
 KINDS = frozenset({"press", "text", "toggle", "choice", "list"})
@@ -131,6 +132,10 @@ class ElementIdentity:
     # ("sole": it was the page's only text field).
     unique: tuple[str, ...] = ()
     row_peers: int = 0  # controls of its kind in its row, itself included (0: no row)
+    # Words of its row that the row most like it (holding a control of its role and name)
+    # lacked when it was taken: an invoice's number.  A row with none of them is another
+    # row.  Optional: identities without it read as having none.
+    row_words: tuple[str, ...] = ()
     # The identities it was confirmed in before (an earlier release), newest first: replay
     # finds the element by any of them.  Each without variants of its own.
     variants: tuple[ElementIdentity, ...] = ()
@@ -144,6 +149,7 @@ class ElementIdentity:
         data["selectors"] = list(self.selectors)
         data["alike"] = list(self.alike)
         data["unique"] = list(self.unique)
+        data["row_words"] = list(self.row_words)
         data["box"] = list(self.box) if self.box else None
         data["variants"] = [v.to_dict() for v in self.variants]
         return data
@@ -173,6 +179,9 @@ class ElementIdentity:
                 str(s) for s in values.get("unique") or () if s in _UNIQUE_KINDS
             )
             values["row_peers"] = int(values.get("row_peers") or 0)
+            values["row_words"] = tuple(
+                str(w)[:MAX_ROW_WORD] for w in (values.get("row_words") or ())[:MAX_ROW_WORDS]
+            )
             variants = values.get("variants") or ()
             if not isinstance(variants, list | tuple):
                 raise ValueError("variants must be a list")
@@ -458,6 +467,9 @@ def _safe_page_data(data: dict[str, Any]) -> dict[str, Any]:
     alike = out.get("alike")
     if isinstance(alike, list | tuple):
         out["alike"] = [_safe_text(s) for s in alike if isinstance(s, str)][:MAX_ALIKE]
+    row_words = out.get("row_words")
+    if isinstance(row_words, list | tuple):
+        out["row_words"] = [_safe_text(w, MAX_ROW_WORD) for w in row_words if isinstance(w, str)]
     out.pop("variants", None)  # earlier releases' identities are ours, never the page's
     return out
 

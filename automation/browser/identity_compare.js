@@ -165,6 +165,12 @@
     const leadsThere = !id.method && sameTarget(id, f);
     if (needsContext && !anchored && !attested && !leadsThere) {
       why.push(...contextMisfits(rowSim, cardSim, sectionSim));
+      // Alike as its row may be, it lacks every word that told the recorded row from
+      // the one most like it: it is that other row.
+      if (id.row_words && id.row_words.length && !why.includes("another row")) {
+        const theirs = new Set(words(f.row || f.card || ""));
+        if (!id.row_words.some((w) => theirs.has(w))) why.push("another row");
+      }
     }
     const ok = why.length === 0;
     return {

@@ -358,8 +358,25 @@
     f.name_count = f.name ? peers.length + (visible(e) ? 1 : 0) : 0;
     f.alike = alikeOf(e, f, all);
     f.row_peers = rowKindCount(e);
+    f.row_words = rowWordsOf(e, f, peers);
     f.unique = uniqueOf(e, f, all);
     return f;
+  }
+
+  // What tells its row from the row most like it among those holding a control of its
+  // role and name (the invoice's number beside the same customer, date and amount): the
+  // words of its row that one lacks.  A row that has none of them now is another row.
+  function rowWordsOf(e, f, peers) {
+    if (!f.row || !peers.length) return [];
+    const mine = new Set(words(f.row));
+    let nearest = null;
+    for (const p of peers) {
+      const theirs = new Set(words(rowOf(p)));
+      if (!theirs.size) continue;
+      const apart = [...mine].filter((w) => !theirs.has(w));
+      if (apart.length && (nearest === null || apart.length < nearest.length)) nearest = apart;
+    }
+    return nearest ? nearest.slice(0, 8) : [];
   }
 
   // The text of the <label>s of a form control.

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Frame
 
 from automation.browser.effect import TOGGLE_STATE_JS
 from automation.browser.identity import ElementIdentity, locate
@@ -87,6 +88,20 @@ _SECRET = re.compile(r"\$\{(?:SECRET|TOTP):", re.IGNORECASE)
 _POLL_S = (0.0, 0.1, 0.2, 0.3, 0.5)  # then every 0.5 s
 _LAST_READ_MS = 800  # a read and its answer fit in this much of the budget
 _TEXT_JS = "(e) => e.innerText || e.textContent || ''"
+# Whether a frame's element is drawn where a person sees it (see _seen_frames).
+_FRAME_SEEN_JS = """(e) => {
+  if (!e.checkVisibility({ visibilityProperty: true, opacityProperty: true })) return false;
+  const box = e.getBoundingClientRect();
+  if (box.width <= 1 || box.height <= 1) return false;
+  if (box.right + scrollX <= 0 || box.bottom + scrollY <= 0) return false;
+  for (let a = e.parentElement; a; a = a.parentElement) {
+    const r = a.getBoundingClientRect();
+    if (r.width > 1 && r.height > 1) continue;
+    const style = getComputedStyle(a);
+    if (style.overflowX !== "visible" || style.overflowY !== "visible") return false;
+  }
+  return true;
+}"""
 VALUE_JS = """(e) => {
   if (e.tagName === "SELECT") return Array.from(e.selectedOptions, (o) => o.label).join(", ");
   if (e.isContentEditable) return e.innerText;
@@ -243,10 +258,33 @@ async def _download(tab: Tab, args: dict[str, Any]) -> tuple[bool, str]:
         return False, f"the download {last.name!r} can't be read: {exc.strerror or exc}"
 
 
+async def _seen_frames(tab: Tab, budget: Budget) -> list[Frame]:
+    """The page's frames a person sees: each frame element, and each of its ancestors'
+    up to the page, drawn (not hidden, transparent, of no size, off the page's top or
+    left, nor in a box clipped to nothing, as a collapsed panel)."""
+    seen = []
+    for frame in tab.page.frames:
+        at: Frame | None = frame
+        try:
+            while at is not None and at.parent_frame is not None:
+                element = await budget.run(at.frame_element())
+                try:
+                    if not await budget.run(element.evaluate(_FRAME_SEEN_JS)):
+                        break
+                finally:
+                    await _dispose(element)
+                at = at.parent_frame
+        except PlaywrightError:
+            continue  # a frame that went away shows nothing
+        if at is None or at.parent_frame is None:
+            seen.append(frame)
+    return seen
+
+
 async def page_text(tab: Tab, budget: Budget) -> str:
     """The visible text of the page and its frames, case and spaces folded."""
     parts = []
-    for frame in tab.page.frames:
+    for frame in await _seen_frames(tab, budget):
         try:
             parts.append(str(await budget.run(frame.evaluate(EXPECT_JS, {"op": "text"}))))
         except PlaywrightError:
@@ -257,7 +295,7 @@ async def page_text(tab: Tab, budget: Budget) -> str:
 async def count_rows(tab: Tab, text: str, budget: Budget) -> int:
     """How many visible rows (innermost table rows or list items) show ``text`` as words."""
     total = 0
-    for frame in tab.page.frames:
+    for frame in await _seen_frames(tab, budget):
         try:
             rows = {"op": "rows", "pattern": words(text)}
             total += int(await budget.run(frame.evaluate(EXPECT_JS, rows)))

@@ -105,11 +105,17 @@ def carry(identity: ElementIdentity, value: str, name: str) -> ElementIdentity:
     pattern = _whole(value)
     carried = _each(identity, lambda text: pattern.sub(_literal(token(name)), text))
 
-    def selectors(each: ElementIdentity) -> tuple[str, ...]:
-        return tuple(s for s in each.selectors if not pattern.search(s))
+    def kept(each: ElementIdentity, before: ElementIdentity) -> ElementIdentity:
+        # A row that now holds the value's placeholder is told apart by the value given:
+        # the words that told the recorded row from the others were the old value's.
+        moved = (each.row, each.card) != (before.row, before.card)
+        return replace(
+            each, selectors=tuple(s for s in each.selectors if not pattern.search(s)),
+            row_words=() if moved else each.row_words,
+        )  # fmt: skip
 
-    plain = replace(carried.plain(), selectors=selectors(carried))
-    variants = tuple(replace(v, selectors=selectors(v)) for v in carried.variants)
+    plain = kept(carried.plain(), identity.plain())
+    variants = tuple(kept(v, b) for v, b in zip(carried.variants, identity.variants, strict=True))
     return replace(plain, variants=variants)
 
 

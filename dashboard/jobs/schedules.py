@@ -173,6 +173,14 @@ def fire(schedule_id: int, now: datetime) -> ScheduleFiring | None:
                 firing.error = f"missed {len(due)} time(s) while no worker was up; not run late"
                 firing.save(update_fields=["outcome", "error"])
                 return firing
+            if len(due) > 1 and (now - due[0]).total_seconds() > MISSED_AFTER_S:
+                # The latest time runs, the ones before it went by while no worker was
+                # up: told as a missed firing of its own (judged, and alerted, as any).
+                ScheduleFiring.objects.create(
+                    schedule=schedule, due_at=due[-2], missed=len(due) - 1, outcome="missed",
+                    error=f"missed {len(due) - 1} time(s) while no worker was up; "
+                    f"the next one, {latest:%Y-%m-%d %H:%M}, ran",
+                )  # fmt: skip
             _start(schedule, firing)
             return firing
     except IntegrityError:  # that time was fired already (another worker, a stale read)

@@ -639,3 +639,37 @@ async def test_a_toggle_button_and_a_checkbox_stand_for_each_other_in_their_row(
     assert located.ok and located.strategy == "row", located.reason
     row = await located.element.evaluate("(e) => e.closest('li').textContent")  # type: ignore[union-attr]
     assert "Buy milk" in row and "Walk" not in row
+
+
+INVOICES = """<main><h1>Open invoices</h1><table>
+<tr><td>INV-1041</td><td>Beta AG</td><td>2024-02-11</td><td>80.00 EUR</td>
+  <td><button>Mark paid</button></td></tr>
+<tr><td>INV-1042</td><td>Acme GmbH</td><td>2024-03-01</td><td>120.00 EUR</td>
+  <td><button>Mark paid</button></td></tr>
+<tr><td>INV-1043</td><td>Acme GmbH</td><td>2024-03-01</td><td>120.00 EUR</td>
+  <td><button>Mark paid</button></td></tr>
+</table></main>"""
+
+
+async def test_a_row_gone_is_not_replaced_by_the_row_most_like_it(
+    tab: Tab, fixture_url: str
+) -> None:
+    """INV-1042 was paid and left the list; INV-1043 has the same customer, date and
+    amount (four of its five words): its "Mark paid" is not the recorded one, whatever
+    strategy finds it (its place, its selector).  The row's number is what told it from
+    that row: a row keeping it is the row, its amount changed or its place."""
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    await tab.page.set_content(INVOICES)
+    recorded = await identity_of(tab, await tab.snapshot(), "button", "Mark paid", 1)
+    assert "inv1042" in recorded.row_words
+    await tab.page.evaluate("document.querySelectorAll('tr')[1].remove()")
+    gone = await find(tab, recorded)
+    assert not gone.ok and "another row" in gone.reason, gone.reason
+    before = "<td>INV-1042</td><td>Acme GmbH</td><td>2024-03-01</td><td>120.00 EUR</td>"
+    await tab.page.set_content(INVOICES.replace(before, before.replace("120.00", "125.00")))
+    last = "document.querySelectorAll('tr')[2]"  # INV-1043 first now
+    await tab.page.evaluate(f"document.querySelector('tbody').prepend({last})")
+    kept = await find(tab, recorded)
+    assert kept.ok and kept.element is not None, kept.reason
+    row = await kept.element.evaluate("(b) => b.closest('tr').cells[0].textContent")
+    assert row == "INV-1042"

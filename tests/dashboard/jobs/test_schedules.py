@@ -136,10 +136,21 @@ def test_times_missed_while_nothing_ran_are_reported_not_run_late(scenario: Scen
     assert not Run.objects.exists()
     schedule.refresh_from_db()
     assert now < schedule.next_fire_at <= now + timedelta(minutes=10)
-    # A time a little late (a slow poll) still runs, the one before it counted as missed.
-    other = make(scenario)
+    # A time a little late (a slow poll) still runs, the one before it counted as missed
+    # and told: a missed firing of its own, judged and alerted as any bad one.
+    other = make(scenario, emails="ops@example.org")
     late = schedules.fire(other.pk, other.next_fire_at + timedelta(minutes=10, seconds=30))
     assert late is not None and late.run is not None and late.missed == 1
+    missed = ScheduleFiring.objects.get(schedule=other, outcome="missed")
+    assert missed.due_at < late.due_at and missed.missed == 1
+    assert missed.error.startswith("missed 1 time(s) while no worker was up; the next one")
+    assert missed.pk in [f.pk for f in schedules.judge_all()]  # (with the first's)
+    assert Delivery.objects.get(firing=missed).payload["event"] == "firing.missed"
+    # A poll a little late with nothing before it missed: nothing to tell.
+    third = make(scenario)
+    on_time = schedules.fire(third.pk, third.next_fire_at + timedelta(minutes=4))
+    assert on_time is not None and on_time.missed == 0
+    assert not ScheduleFiring.objects.filter(schedule=third, outcome="missed").exists()
 
 
 def test_a_value_not_given_is_the_scenario_s_default_of_the_day_it_fires(
