@@ -2,8 +2,9 @@
 
 Each worker runs :func:`serve` as a task of its own, beside (never inside) the poll that
 fires schedules, so a receiver that answers slowly or never delays no firing; and it has
-at most MAX_IN_FLIGHT_PER_OWNER tries of one person's alerts in flight, so one person's
-receiver that never answers delays no one else's alert.  A delivery
+at most MAX_IN_FLIGHT_PER_RECEIVER tries to one receiver of one person's in flight (and
+MAX_IN_FLIGHT_PER_OWNER of theirs in all), so a receiver that never answers delays no
+other alert, theirs to another receiver nor anyone else's.  A delivery
 is *pending* until a try succeeds (*sent*: a 2xx answer, or the mail server took it), or
 its tries run out (*failed*): the first at once, the next after each of
 TABWRIGHT_ALERT_RETRY_S.  A URL that can never be sent to (a line break in it, from before
@@ -38,6 +39,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiosmtplib
 import httpx
@@ -61,9 +63,12 @@ log = logging.getLogger("tabwright.outbox")
 
 OUTBOX_POLL_S = 5.0  # how often each worker looks for due deliveries (and when kicked)
 MAX_IN_FLIGHT = 32  # tries one worker has in flight at once
-# Of them, the tries of one person's alerts: a receiver of theirs that answers slowly or
-# never holds at most this many, never the others' (taken in turn as they fall due).
-MAX_IN_FLIGHT_PER_OWNER = 2
+# Of them, the tries to one receiver of one person's (a webhook's host, or their mail): a
+# receiver that answers slowly or never holds at most this many, never the tries to their
+# other receivers nor anyone else's (taken in turn as they fall due) ...
+MAX_IN_FLIGHT_PER_RECEIVER = 2
+# ... and all of one person's tries at most this many.
+MAX_IN_FLIGHT_PER_OWNER = 8
 CANDIDATES = 500  # due tries looked at per claim, oldest first
 CLAIM_MARGIN_S = 30.0  # a claimed try is the claimer's for its deadline and this long
 MAX_ANSWER_CHARS = 200  # of a refusing receiver's answer, kept in the log
@@ -96,31 +101,49 @@ def kick() -> None:
         waker.set()
 
 
+Receiver = tuple[int, str]  # whose alert, and where it goes: a webhook's host, or "mail"
+
+
+def receiver_of(owner_id: int, kind: str, to: str) -> Receiver:
+    """The receiver a delivery goes to, for the limits on tries in flight."""
+    if kind == Delivery.Kind.EMAIL:
+        return owner_id, "mail"
+    return owner_id, (urlsplit(to).hostname or to).lower()
+
+
 def claim_due(
-    limit: int, now: datetime | None = None, *, busy: Counter[int] | None = None
-) -> list[tuple[int, int]]:
+    limit: int, now: datetime | None = None, *, busy: Counter[Receiver] | None = None
+) -> list[tuple[int, Receiver]]:
     """Up to ``limit`` pending deliveries whose try is due, oldest first, claimed for this
     process (a conditional update each: of two workers, one gets a try), as (delivery,
-    its schedule's owner); none of an owner with MAX_IN_FLIGHT_PER_OWNER in flight here
-    (``busy``, by owner, counting those claimed now).  Blocking."""
+    its receiver); none to a receiver with MAX_IN_FLIGHT_PER_RECEIVER in flight here, nor
+    of an owner with MAX_IN_FLIGHT_PER_OWNER (``busy``, by receiver, counting those
+    claimed now).  Blocking."""
     now = now or timezone.now()
     busy = Counter(busy or {})
+    owners = Counter(owner for owner, _where in busy.elements())
     until = now + timedelta(seconds=deadline_s() + CLAIM_MARGIN_S)
     due = Delivery.objects.filter(status=Delivery.Status.PENDING, next_attempt_at__lte=now)
     # Every try claimed and the last never recorded: given up, not claimed again.
     due.filter(attempts__gt=len(retry_delays())).update(status=Delivery.Status.FAILED,
                                                          last_error=UNRECORDED)  # fmt: skip
     claimed = []
-    oldest = due.order_by("next_attempt_at").values_list("pk", "firing__schedule__owner_id")
-    for delivery_id, owner_id in oldest[:CANDIDATES]:
+    oldest = due.order_by("next_attempt_at").values_list(
+        "pk", "firing__schedule__owner_id", "kind", "to"
+    )
+    for delivery_id, owner_id, kind, to in oldest[:CANDIDATES]:
         if len(claimed) == limit:
             break
-        if busy[owner_id] >= MAX_IN_FLIGHT_PER_OWNER:
-            continue  # theirs wait for their own tries in flight, not everyone's
+        receiver = receiver_of(owner_id, kind, to)
+        if busy[receiver] >= MAX_IN_FLIGHT_PER_RECEIVER:
+            continue  # theirs wait for their own tries in flight there, not everyone's
+        if owners[owner_id] >= MAX_IN_FLIGHT_PER_OWNER:
+            continue
         # The try counts as it is claimed (see the module's docstring).
         if due.filter(pk=delivery_id).update(next_attempt_at=until, attempts=F("attempts") + 1):
-            claimed.append((delivery_id, owner_id))
-            busy[owner_id] += 1
+            claimed.append((delivery_id, receiver))
+            busy[receiver] += 1
+            owners[owner_id] += 1
     return claimed
 
 
@@ -128,7 +151,7 @@ async def send_due(*, policy: UrlPolicy | None = None) -> int:
     """Every due try, claimed and made at once (each within its deadline); how many
     deliveries were sent."""
     claimed = await database_sync_to_async(claim_due)(MAX_IN_FLIGHT)
-    sent = await asyncio.gather(*(attempt(d, policy=policy) for d, _owner in claimed))
+    sent = await asyncio.gather(*(attempt(d, policy=policy) for d, _to in claimed))
     return sum(sent)
 
 
@@ -139,7 +162,7 @@ async def serve(*, poll_s: float = OUTBOX_POLL_S) -> None:
     their claim runs out)."""
     waker = asyncio.Event()
     _wakers.add(waker)
-    in_flight: dict[asyncio.Task[bool], int] = {}  # each try, and whose alert it is
+    in_flight: dict[asyncio.Task[bool], Receiver] = {}  # each try, and where it goes
 
     def done(task: asyncio.Task[bool]) -> None:
         in_flight.pop(task, None)
@@ -151,16 +174,16 @@ async def serve(*, poll_s: float = OUTBOX_POLL_S) -> None:
         while True:
             waker.clear()
             room = MAX_IN_FLIGHT - len(in_flight)
-            claimed: list[tuple[int, int]] = []
+            claimed: list[tuple[int, Receiver]] = []
             if room > 0:
                 try:
                     busy = Counter(in_flight.values())
                     claimed = await database_sync_to_async(claim_due)(room, busy=busy)
                 except Exception:
                     log.exception("the outbox could not read its due deliveries")
-            for delivery_id, owner_id in claimed:
+            for delivery_id, receiver in claimed:
                 task = asyncio.create_task(attempt(delivery_id), name=f"delivery {delivery_id}")
-                in_flight[task] = owner_id
+                in_flight[task] = receiver
                 task.add_done_callback(done)
             try:
                 async with asyncio.timeout(poll_s):

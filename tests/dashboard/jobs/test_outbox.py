@@ -241,12 +241,34 @@ def test_one_person_s_alerts_hold_two_tries_at_most_and_another_s_are_claimed_be
     theirs_scenario = services.scenario_import(owner=stranger, data=sign_up("http://x.test"))
     [theirs] = _told(make(theirs_scenario, webhook_url="https://fast.example.com/tw"))
     later = timezone.now()
+    slow, fast = (scenario.owner_id, "slow.example.com"), (stranger.pk, "fast.example.com")
     claimed = outbox.claim_due(8, now=later)
-    assert claimed == [(mine[0].pk, scenario.owner_id), (mine[1].pk, scenario.owner_id),
-                       (theirs.pk, stranger.pk)]  # fmt: skip
+    assert claimed == [(mine[0].pk, slow), (mine[1].pk, slow), (theirs.pk, fast)]
     # With one of theirs already in flight here, one more of mine at most.
-    again = outbox.claim_due(8, now=later, busy=Counter({scenario.owner_id: 1}))
-    assert again == [(mine[2].pk, scenario.owner_id)]
+    again = outbox.claim_due(8, now=later, busy=Counter({slow: 1}))
+    assert again == [(mine[2].pk, slow)]
+
+
+def test_a_receiver_that_never_answers_holds_none_of_the_same_person_s_other_alerts(
+    scenario: Scenario,
+) -> None:
+    """Two of one person's schedules alert a webhook that hangs; a third alerts another
+    host and by mail: those are claimed beside the two tries that hang, at once, not
+    after their deadline.  All of one person's tries in flight are capped too."""
+    hanging = [_told(make(scenario, webhook_url=f"https://hangs.example.com/{i}"))[0]
+               for i in range(6)]  # fmt: skip
+    other = _told(make(scenario, webhook_url="https://ok.example.org/hook",
+                       emails="ops@example.org"))  # fmt: skip
+    later = timezone.now()
+    claimed = outbox.claim_due(8, now=later)
+    owner = scenario.owner_id
+    hangs = (owner, "hangs.example.com")
+    assert claimed[:2] == [(hanging[0].pk, hangs), (hanging[1].pk, hangs)]
+    assert set(claimed[2:]) == {
+        (d.pk, (owner, "ok.example.org" if d.kind == "webhook" else "mail")) for d in other
+    }
+    full = Counter({(owner, f"host{i}.example.com"): 1 for i in range(8)})
+    assert outbox.claim_due(8, now=later, busy=full) == []  # eight of theirs in flight
 
 
 # -- URLs checked when saved ----------------------------------------------------------------
@@ -334,7 +356,8 @@ def test_a_try_never_recorded_still_counts_so_none_is_claimed_forever(
     [delivery] = _told(make(scenario, webhook_url="https://hooks.example.com/tw"))
     later = timezone.now()
     for _ in range(2):  # each claimed by a worker that stops before recording its try
-        assert outbox.claim_due(8, now=later) == [(delivery.pk, scenario.owner_id)]
+        receiver = (scenario.owner_id, "hooks.example.com")
+        assert outbox.claim_due(8, now=later) == [(delivery.pk, receiver)]
         later += timedelta(seconds=outbox.deadline_s() + outbox.CLAIM_MARGIN_S + 1)
     assert outbox.claim_due(8, now=later) == []
     delivery.refresh_from_db()
