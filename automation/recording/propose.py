@@ -5,7 +5,8 @@ run proposes ``expect`` checks a person can tick when saving it as a scenario (s
 :mod:`automation.recording.expect`), most telling first:
 
 - the state each box, select and field the run changed shows now (found again by its
-  identity): ticked;
+  identity): ticked, but for a field that still holds what the run typed (the app did not
+  write it: no page loaded since), which shows it whether or not the app took it;
 - each text the run typed: how many rows show it now (0 says it is gone or filtered
   out), or that it is shown: ticked;
 - phrases the ``done`` summary quotes that the page shows: ticked;
@@ -48,6 +49,19 @@ _MESSAGES_JS = """() => {
     .filter(seen).map(text).filter((t) => t && t.length <= 120);
   const heading = Array.from(document.querySelectorAll("h1")).filter(seen).map(text)[0] || "";
   return { messages, heading: heading.length <= 120 ? heading : "" };
+}"""
+
+
+# Whether a field shows a value the app wrote (its value attribute, a selected option's
+# own selected attribute: a page loaded again, or drawn by the app), not only one typed
+# into it since.
+_WRITTEN_JS = """(e) => {
+  if (e.tagName === "SELECT") {
+    const chosen = Array.from(e.selectedOptions);
+    return chosen.length > 0 && chosen.every((o) => o.defaultSelected);
+  }
+  if (e.isContentEditable) return true;
+  return typeof e.value === "string" && e.value === e.defaultValue;
 }"""
 
 
@@ -114,6 +128,7 @@ async def _element_states(
         last[identity.sameness()] = (index, row, identity)
     out = []
     for index, row, identity in last.values():
+        written = True
         located = await locate(tab.page, identity, budget=budget.child(2_000, label="locate"))
         if located.element is None or located.found is None:
             continue
@@ -127,10 +142,15 @@ async def _element_states(
                 if not isinstance(value, str) or not value.strip() or _private(value):
                     continue  # a field the app emptied (it took the value) says nothing
                 args = {"kind": "value", "value": value}
+                written = await budget.run(located.element.evaluate(_WRITTEN_JS))
         except PlaywrightError:
             continue
         check = ScenarioStep("expect", args, located.found)
-        out.append(Proposal(check, f"what step {index} left on the page", True))
+        if row["action"] == "check" or written:
+            out.append(Proposal(check, f"what step {index} left on the page", True))
+        else:  # what the run typed, still in its field: it says nothing of the app
+            why = f"what step {index} typed, still in its field (the app did not write it)"
+            out.append(Proposal(check, why, False))
     return out
 
 

@@ -139,3 +139,39 @@ async def test_check_this_records_what_is_under_the_pointer(tab: Tab, fixture_ur
     assert await page.evaluate("() => model.controlled") is False  # nothing was clicked
     steps = await recorder.stop()
     assert steps[1:] == checks
+
+
+SUPPLIER = """<main><h1>Supplier</h1><form>
+<label>Company <input name="company" value="{company}"></label>
+<label>Terms <select name="terms"><option>30 days</option>
+  <option{net60}>60 days</option></select></label>
+<button>Save</button></form></main>"""
+
+
+async def test_a_field_still_holding_what_the_run_typed_is_offered_not_ticked(
+    tab: Tab, fixture_url: str
+) -> None:
+    """A form that stays on the page (its save answered 409, the toast gone by the end):
+    its fields show what the run typed whether or not the app took it, so their checks
+    are offered, not ticked.  Loaded again with the values the app keeps, they are."""
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    await tab.page.set_content(SUPPLIER.format(company="Initech", net60=""))
+    rows: list[dict[str, Any]] = []
+    for action, name, args in (("fill", "Company", {"value": "Globex Ltd"}),
+                               ("select_option", "Terms", {"values": "60 days"})):  # fmt: skip
+        role = "textbox" if action == "fill" else "combobox"
+        target = await tab.target(ref_of(await tab.snapshot(), role, name))
+        await execute(tab, action, {"ref": target.ref, **args}, budget=room())
+        assert target.identity is not None
+        rows.append({"action": action, "args": args, "identity": target.identity.to_dict()})
+
+    def values(proposals: list[Proposal]) -> list[tuple[str, bool]]:
+        return [(p.check.describe(), p.picked) for p in proposals
+                if p.check.args.get("kind") == "value"]  # fmt: skip
+
+    typed = values(await propose_checks(tab, rows, budget=room()))
+    assert typed == [("expect textbox 'Company' shows 'Globex Ltd'", False),
+                     ("expect combobox 'Terms' shows '60 days'", False)]  # fmt: skip
+    await tab.page.set_content(SUPPLIER.format(company="Globex Ltd", net60=" selected"))
+    kept = values(await propose_checks(tab, rows, budget=room()))
+    assert kept == [(words, True) for words, _picked in typed]
