@@ -176,6 +176,11 @@ async def live_picture(page: Page) -> None:
     )
 
 
+_SIZED = """(tab) => {
+  const img = document.getElementById("live-frame");
+  const shown = Math.ceil((img.clientWidth * devicePixelRatio) / 160) * 160;
+  return img.complete && img.naturalWidth >= Math.min(shown, tab * devicePixelRatio) - 1;
+}"""
 _IS_RESULT = "(e) => e.type === 'input.result'"
 _INPUT_RESULTS = f"() => window.__socketEvents.filter({_IS_RESULT}).length"
 
@@ -186,6 +191,9 @@ async def click_picture(page: Page, x: float, y: float, tab_width: float) -> Non
     clicks (the run page grows as messages, steps and their pictures come) and waits for
     it to stand still; the point is inside its border, at the size it is drawn."""
     picture = page.locator("#live-frame")
+    # The frames are as large as the picture is shown (the page asks for larger ones as
+    # it grows, Enlarge: until they come, the page's column may still widen to them).
+    await page.wait_for_function(_SIZED, arg=tab_width)
     await picture.click(trial=True)  # drawn, still, not covered
     scale = await picture.evaluate("(img) => img.clientWidth") / tab_width
     answered = await page.evaluate(_INPUT_RESULTS)
