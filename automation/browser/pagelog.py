@@ -135,6 +135,14 @@ class _Pending:
     number: int = 0
 
 
+def _top_document(request: Request) -> bool:
+    """Whether ``request`` loads the page's own document (a navigation of its top frame)."""
+    try:
+        return request.is_navigation_request() and request.frame.parent_frame is None
+    except PlaywrightError:  # a service worker's request has no frame
+        return False
+
+
 class PageLog:
     """Ring buffers of one page's console, uncaught errors and requests; newest last."""
 
@@ -158,6 +166,8 @@ class PageLog:
         self._kept_size = KEPT_REQUESTS
         self._seen: Counter[str] = Counter()
         self._subscribers: list[LogSubscriber] = []
+        # The page's own documents answered HTTP 4xx/5xx: (request number, status, URL).
+        self._failed_documents: deque[tuple[int, int, str]] = deque(maxlen=20)
         self._listeners: dict[str, Callable[[Any], None]] = {
             "console": listener(self._on_console),
             "pageerror": listener(self._on_page_error),
@@ -276,6 +286,8 @@ class PageLog:
                     time.monotonic(),
                 )
             response = request.existing_response
+            if response is not None and response.status >= 400 and _top_document(request):
+                self._failed_documents.append((pending.number, response.status, pending.url))
             duration_ms = (time.monotonic() - pending.started) * 1000
             end = request.timing.get("responseEnd", -1) if failure is None else -1
             if end is not None and end >= 0:
@@ -340,6 +352,16 @@ class PageLog:
     def errors(self, *, limit: int = 50) -> list[PageErrorEntry]:
         """The latest uncaught exceptions of the page."""
         return list(self._errors)[-_check_limit(limit) :]
+
+    @property
+    def requests_seen(self) -> int:
+        """How many requests the page has made since the log began (each one's number)."""
+        return self._seen["requests"]
+
+    def failed_documents(self, since: int) -> list[tuple[int, int, str]]:
+        """The page's own documents (its top frame's navigations) that were answered
+        HTTP 4xx/5xx, of the requests after number ``since``: (number, status, URL)."""
+        return [entry for entry in self._failed_documents if entry[0] > since]
 
     def requests(
         self,

@@ -65,6 +65,7 @@ from automation.errors import (
     BrowserClosed,
     BudgetExceeded,
     Cancelled,
+    HttpStatus,
     NeedsPerson,
     RefError,
     StaleRef,
@@ -81,6 +82,7 @@ from automation.events import (
     StepRecorded,
     StepReplayed,
 )
+from automation.limits import cut_text
 from automation.recording import expect
 from automation.recording.calls import CALL, CallFrame, called, check_calls
 from automation.recording.intent import IntentAgent, Reached, agent_goal, by_agent, go_directly
@@ -317,8 +319,10 @@ class Replay:
                         located, step.action, lambda within: self._locate(step, within),
                         step_budget, index=index,
                     )  # fmt: skip
+                    log, since = self.tab.log, self.tab.log.requests_seen
                     result = await self._act_on(located, step, step_budget)
                     await self.tab.settle(budget=step_budget)
+                    _refused_by_server(log.failed_documents(since))
             else:
                 args = self.values.fill(step.args)
                 if step.action == "navigate":
@@ -575,6 +579,18 @@ class _NotInSnapshot(ActionFailed):
 # they were refused before acting.
 _IDEMPOTENT = frozenset({"check", "fill", "type", "select_option", "hover", "scroll"})
 _REFUSED_BEFORE = ("the element is hidden", "the element is disabled", "not attached")
+
+
+def _refused_by_server(failed: list[tuple[int, int, str]]) -> None:
+    """HttpStatus when the page a step led to (a form posted, a link followed) was
+    answered HTTP 4xx/5xx: the server refused what it sent, whatever the error page says
+    (a step that passed there saved nothing)."""
+    if failed:
+        _number, status, url = failed[-1]
+        raise HttpStatus(
+            f"the page it led to was answered HTTP {status} ({cut_text(url, 200)})",
+            status=status, hint="the server refused what the step sent: its error page shows",
+        )  # fmt: skip
 
 
 def _again_is_harmless(action: str, exc: ActionFailed) -> bool:

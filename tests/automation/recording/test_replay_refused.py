@@ -1,0 +1,44 @@
+"""A step whose page the server refuses fails: a form posted and answered HTTP 5xx (the
+back office saved nothing), a link to a page answered 404.  Before, a scenario without
+a check said succeeded there, its error page shown."""
+
+from __future__ import annotations
+
+import pytest
+
+from automation import Tab
+from automation.recording.replay import Replay
+from automation.recording.scenario import Scenario, ScenarioStep
+
+
+def scenario(fixture_url: str, *steps: ScenarioStep) -> Scenario:
+    page = f"{fixture_url}/replay/refused.html"
+    return Scenario("Add a customer", (ScenarioStep("navigate", {"url": page}), *steps),
+                    base_url=f"{fixture_url}/replay/")  # fmt: skip
+
+
+def on(role: str, name: str, action: str = "click", **args: str) -> ScenarioStep:
+    tag = {"link": "a", "textbox": "input"}.get(role, role)
+    identity = {"role": role, "name": name, "tag": tag}
+    return ScenarioStep.from_dict({"action": action, "args": args, "identity": identity})
+
+
+@pytest.mark.parametrize(
+    ("steps", "status"),
+    [
+        ((on("textbox", "Name", "fill", value="Ada"), on("button", "Save")), 501),
+        ((on("link", "Gone page"),), 404),
+        ((on("link", "Again"),), None),
+    ],
+)
+async def test_a_step_whose_page_the_server_refuses_fails(
+    tab: Tab, fixture_url: str, steps: tuple[ScenarioStep, ...], status: int | None
+) -> None:
+    result = await Replay(tab, scenario(fixture_url, *steps)).run()
+    last = result.steps[-1]
+    if status is None:
+        assert result.ok, result.to_dict()
+        return
+    assert result.status == "failed" and last.status == "failed", result.to_dict()
+    assert last.error is not None and last.error["code"] == "http_status"
+    assert f"was answered HTTP {status}" in last.error["message"]
