@@ -366,11 +366,12 @@
   // What tells its row from the row most like it among those holding a control of its
   // role and name (the invoice's number beside the same customer, date and amount): the
   // words of its row that one lacks.  A row that has none of them now is another row.
+  const MAX_ROW_PEERS = 300;
   function rowWordsOf(e, f, peers) {
     if (!f.row || !peers.length) return [];
     const mine = new Set(words(f.row));
     let nearest = null;
-    for (const p of peers) {
+    for (const p of peers.slice(0, MAX_ROW_PEERS)) { // (a capture stays quick on long lists)
       const theirs = new Set(words(rowOf(p)));
       if (!theirs.size) continue;
       const apart = [...mine].filter((w) => !theirs.has(w));
