@@ -1,8 +1,9 @@
 // What an outcome check reads of one document: its text as a person sees it, and how many
 // rows show a text.  Open shadow roots and slots are read as they are drawn; what is not
 // drawn, or drawn where no one sees it, is not seen: display: none, visibility: hidden,
-// opacity: 0, a box clipped to nothing (no width or height and overflow hidden, the 1 px
-// of a screen-reader-only text), a box drawn off the page's top or left (left: -9999px).
+// opacity: 0, hidden="until-found", a box clipped to nothing (no width or height and
+// overflow hidden, the 1 px of a screen-reader-only text), a box drawn off the page's top
+// or left (left: -9999px).
 // A field's value is page text only where the field can't be typed into (read-only,
 // disabled): what a run typed into a field is there whether or not anything came of it.
 // A row counts its fields' values as the app wrote them (their value attribute).
@@ -48,6 +49,8 @@
       if (n.nodeType !== 1 && n.nodeType !== 11) return;
       if (n.nodeType === 1) {
         if (UNSEEN.has(n.tagName) || !shown(n)) return;
+        // hidden="until-found": drawn as a box, its contents not (until a search finds them).
+        if (n.getAttribute("hidden") === "until-found") return;
         parts.push(" ");
         if (n.tagName === "INPUT" || n.tagName === "TEXTAREA") {
           const type = (n.getAttribute("type") || "").toLowerCase();

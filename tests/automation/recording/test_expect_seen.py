@@ -18,6 +18,7 @@ PAGE = """<main><ul>
 <li style="opacity: 0">Zed Corp 3</li>
 <li style="position: absolute; left: -9999px">Zed Corp 4</li>
 <li style="height: 0; overflow: hidden">Zed Corp 5</li>
+<li hidden="until-found">Zed Corp 7</li>
 <li><span style="position: absolute; width: 1px; height: 1px; overflow: hidden;
   clip: rect(0 0 0 0)">Zed Corp 6</span>Beta</li>
 </ul>
