@@ -68,6 +68,9 @@ def _macro_steps(macro: MacroResult, shown: dict[str, Any]) -> list[dict[str, An
     return done
 
 
+CUT_OFF = "cancelled before it ended (its caller went away)"
+
+
 @dataclass
 class ActionSteps:
     """Runs actions on ``tab`` and records them; ``out`` is the run's one exit (already
@@ -84,6 +87,7 @@ class ActionSteps:
     recorded: list[dict[str, Any]] = field(default_factory=list)
     last_macro: MacroResult | None = None  # the latest ``steps`` call's outcome
     last_error: dict[str, str] | None = None  # the latest action's error (code, message, hint)
+    _announced: int = -1  # the latest action whose start was emitted
 
     async def run(self, action: Action, budget: Budget, *, by: str = "agent") -> ActionOutcome:
         """Run one action and record it as a step; a ``steps`` macro is one action but
@@ -157,8 +161,16 @@ class ActionSteps:
             group = self.tab.group
             if group is not None and group.current is not None:
                 self.tab = group.current  # a tabs action may have switched the current tab
-        except (Cancelled, BrowserClosed, SecretNotGranted):
+        except (asyncio.CancelledError, Cancelled, BrowserClosed, SecretNotGranted) as exc:
             await self.emit_evaluations(index)
+            if self._announced == index:  # its start was shown: its end is too
+                why = exc if isinstance(exc, TabwrightError) else Cancelled(CUT_OFF)
+                await self.out.emit(ActionFinished(
+                    self.round, index, action.name, shown, False, "",
+                    self.secrets.redact_any(why.to_dict()),
+                    int((time.monotonic() - started) * 1000), None,
+                    words_of(action.name, shown, target),
+                ))  # fmt: skip
             raise
         except BudgetExceeded as exc:
             # The caller's whole budget out of time (or all but its headroom) ends the
@@ -231,6 +243,7 @@ class ActionSteps:
     ) -> None:
         words = words_of(name, shown, target)
         await self.out.emit(ActionStarted(self.round, index, name, shown, words))
+        self._announced = index
 
     async def _record_step(self, step: StepResult, by: str) -> None:
         if step.skipped:

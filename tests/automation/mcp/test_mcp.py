@@ -27,6 +27,7 @@ from automation.mcp.session import MAX_ANSWER_CHARS
 from automation.recording.scenario import Scenario
 from tests.automation.browser.test_session import descendants, processes
 from tests.conftest import CHROMIUM, FIXTURES
+from tests.sinks import WaitingSink
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -282,3 +283,21 @@ async def test_a_click_s_step_target_is_taken_beside_the_click(
     assert await tab.page.evaluate("window.clicks ?? 0") == 0
     step = sink.of_type(StepRecorded)[-1]
     assert (step.action, step.ok, step.role, step.name) == ("click", False, "button", "Do nothing")
+
+
+async def test_a_call_its_client_gave_up_ends_its_action_on_the_run_page(
+    tab: Tab, fixture_url: str
+) -> None:
+    """The client went away mid-call (the host cancels it): the action's start was told,
+    so its end is told too (the run page's chip would say "running" for ever)."""
+    session = McpSession(tab, sink=(sink := WaitingSink()))
+    assert (await session.call("navigate", {"url": f"{fixture_url}/demo/form.html"})).ok
+    call = asyncio.ensure_future(
+        session.call("wait_for", {"text": "never shown", "timeout_ms": 60_000})
+    )
+    await sink.wait_for(ActionStarted, count=2)  # the navigate's, then the wait's
+    call.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await call
+    [ended] = [e for e in sink.events if isinstance(e, ActionFinished) and e.name == "wait_for"]
+    assert not ended.ok and ended.error is not None and ended.error["code"] == "cancelled"
