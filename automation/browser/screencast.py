@@ -28,7 +28,9 @@ by Chromium, the page's shape kept; the pictures taken instead are scaled alike)
 person who sees the tab small is not sent, nor makes Chromium encode, a picture four
 times the size shown.  :meth:`Screencast.resize` changes that bound while it runs: the
 cast starts again at the new size.  A frame's ``width`` and ``height`` stay the
-viewport's, in CSS pixels, whatever the JPEG's own size.
+viewport's, in CSS pixels, whatever the JPEG's own size.  A frame Chromium drew while a
+screenshot of the tab had it draw at the screenshot's size (its metadata says another
+size than the viewport's) is left: the page maps a person's click by the frame's size.
 
 Chromium sends a first frame when a cast starts; should none come within
 ``_FIRST_FRAME_S`` (a busy machine, a page Chromium won't draw for the cast), one
@@ -405,7 +407,13 @@ class Screencast:
         self.frames_received += 1
         meta = params.get("metadata", {})
         drawn_at = self._drawn_at(meta.get("timestamp"))
-        if drawn_at < self._newest_at:  # older than what is shown: never sent
+        size = (round(meta.get("deviceWidth", 0)), round(meta.get("deviceHeight", 0)))
+        viewport = tab.page.viewport_size  # None for a page of a browser reached over CDP
+        if drawn_at < self._newest_at or (viewport is not None and _other_size(size, viewport)):
+            # Older than what is shown: never sent.  Or drawn while a screenshot of the
+            # tab (a picture of the cast's, a step's) had Chromium draw it at the
+            # screenshot's size: not the tab as a person's click would find it (the page
+            # maps a click by the frame's size: a 480-wide one sent it to 37% of its point).
             self._ack(session, params.get("sessionId"))
             return
         self._released_at = None
@@ -418,8 +426,7 @@ class Screencast:
             jpeg = base64.b64decode(params["data"], validate=True)
         except (KeyError, ValueError):
             return
-        self._newest = Frame(jpeg, round(meta.get("deviceWidth", 0)),
-                             round(meta.get("deviceHeight", 0)), tab.page.url)  # fmt: skip
+        self._newest = Frame(jpeg, size[0], size[1], tab.page.url)
         self._newest_at = drawn_at
         self._fresh.set()
 
@@ -433,6 +440,12 @@ class Screencast:
         if self._stamp_offset is None or now - stamp < self._stamp_offset:
             self._stamp_offset = now - stamp
         return stamp + self._stamp_offset
+
+
+def _other_size(size: tuple[int, int], viewport: Mapping[str, int]) -> bool:
+    """Whether a frame's size (CSS px) is not the tab's viewport's (a pixel of rounding
+    aside)."""
+    return abs(size[0] - viewport["width"]) > 1 or abs(size[1] - viewport["height"]) > 1
 
 
 def _check_sides(max_width: int, max_height: int) -> None:

@@ -179,19 +179,27 @@ async def test_a_frame_drawn_before_the_picture_shown_is_never_sent_after_it(tab
         await stand_still(tab, frames, len(busy))
         still = frames.got[-1].jpeg
 
-        def chromium_sends(jpeg: bytes, drawn_at: float) -> None:
+        def chromium_sends(jpeg: bytes, drawn_at: float, width: int = 1280) -> None:
             cast._on_cdp_frame({"data": base64.b64encode(jpeg).decode(), "sessionId": 0,
-                                "metadata": {"timestamp": drawn_at, "deviceWidth": 1280,
-                                             "deviceHeight": 720}})  # fmt: skip
+                                "metadata": {"timestamp": drawn_at, "deviceWidth": width,
+                                             "deviceHeight": width * 800 // 1280}})  # fmt: skip
 
         sent = len(frames.got)
         chromium_sends(busy, drawn_busy_at)  # late: drawn before the page stood still
         for _ in range(20):  # the sender's turns, had it been woken
             await asyncio.sleep(0)
         assert len(frames.got) == sent and frames.got[-1].jpeg == still
+        # A frame drawn while a screenshot of the tab had Chromium draw it at the
+        # screenshot's size (480 wide: a frame that says so sends a person's click to 37%
+        # of its point) is never sent.
+        chromium_sends(busy, time.time(), width=480)
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert len(frames.got) == sent
         # A frame drawn after the picture is sent, as ever.
         chromium_sends(busy, time.time())
         assert (await frames.next()).jpeg == busy and len(frames.got) == sent + 1
+        assert (frames.got[-1].width, frames.got[-1].height) == (1280, 800)
     finally:
         await cast.stop()
 
