@@ -191,8 +191,8 @@ async def click_picture(page: Page, x: float, y: float, tab_width: float) -> Non
     clicks (the run page grows as messages, steps and their pictures come) and waits for
     it to stand still; the point is inside its border, at the size it is drawn."""
     picture = page.locator("#live-frame")
-    # The frames are as large as the picture is shown (the page asks for larger ones as
-    # it grows, Enlarge: until they come, the page's column may still widen to them).
+    # The frames are as large as the picture is shown (Enlarge asks for larger ones): the
+    # picture is measured as it will be when clicked.
     await page.wait_for_function(_SIZED, arg=tab_width)
     await picture.click(trial=True)  # drawn, still, not covered
     scale = await picture.evaluate("(img) => img.clientWidth") / tab_width
