@@ -165,12 +165,10 @@ class ActionSteps:
             await self.emit_evaluations(index)
             if self._announced == index:  # its start was shown: its end is too
                 why = exc if isinstance(exc, TabwrightError) else Cancelled(CUT_OFF)
-                await self.out.emit(ActionFinished(
-                    self.round, index, action.name, shown, False, "",
-                    self.secrets.redact_any(why.to_dict()),
-                    int((time.monotonic() - started) * 1000), None,
-                    words_of(action.name, shown, target),
-                ))  # fmt: skip
+                error_dict = self.secrets.redact_any(why.to_dict())
+                duration_ms = int((time.monotonic() - started) * 1000)
+                await self._finished(index, action.name, shown, target, "", error_dict,
+                                     duration_ms)  # fmt: skip
             raise
         except BudgetExceeded as exc:
             # The caller's whole budget out of time (or all but its headroom) ends the
@@ -188,13 +186,8 @@ class ActionSteps:
         if macro is not None:
             result = macro.to_text()  # which steps ran, for the caller to read
         result = self.secrets.redact(result)
-        await self.out.emit(
-            ActionFinished(
-                self.round, index, action.name, shown, error is None, result, error_dict,
-                duration_ms, _macro_steps(macro, shown) if macro else None,
-                words_of(action.name, shown, target),
-            )
-        )  # fmt: skip
+        await self._finished(index, action.name, shown, target, result, error_dict, duration_ms,
+                             _macro_steps(macro, shown) if macro else None)  # fmt: skip
         if self.step_index == index:  # nothing recorded yet (a macro may have run no step)
             step = spec.records_as or action.name
             await self.record(step, shown, target, error_dict, duration_ms, by=by)
@@ -237,6 +230,17 @@ class ActionSteps:
             await asyncio.gather(taking, acting, return_exceptions=True)
             raise
         return target, shown, acting
+
+    async def _finished(
+        self, index: int, name: str, shown: dict[str, Any], target: Target, result: str,
+        error: dict[str, str] | None, duration_ms: int,
+        steps: list[dict[str, Any]] | None = None,
+    ) -> None:  # fmt: skip
+        """The action's end, told (ok when it has no error)."""
+        await self.out.emit(ActionFinished(
+            self.round, index, name, shown, error is None, result, error, duration_ms, steps,
+            words_of(name, shown, target),
+        ))  # fmt: skip
 
     async def _started(
         self, index: int, name: str, shown: dict[str, Any], target: Target | None = None

@@ -337,7 +337,7 @@ def _assertion(step: ScenarioStep, params: dict[str, dict[str, Any]], el: str) -
         return f"check_download(page, {{{checked}}})"
     value = lambda key: _value(_arg(args, key), params)  # noqa: E731
     if kind in ("text_visible", "text_hidden"):
-        shown = f"page.get_by_text(re.compile(words({value('text')}), re.I)).filter(visible=True)"
+        shown = _shown_text(value("text"))
         if kind == "text_visible":
             return f"expect({shown}.first).to_be_visible()"
         return f"expect({shown}).to_have_count(0)"
@@ -448,10 +448,15 @@ def _click_options(args: dict[str, Any]) -> str:
     return ", ".join(options)
 
 
+def _shown_text(wanted: str) -> str:
+    """The copies a person sees of the text ``wanted`` (code of a value), found where it
+    stands as words, as replay finds a check's or a wait's text."""
+    return f"page.get_by_text(re.compile(words({wanted}), re.I)).filter(visible=True)"
+
+
 def _wait(args: dict[str, Any], params: dict[str, dict[str, Any]]) -> list[str]:
     if "text" in args or "text_gone" in args:  # of the copies one sees, as replay waits
-        wanted = _value(args.get("text", args.get("text_gone")), params)
-        shown = f"page.get_by_text(re.compile(words({wanted}), re.I)).filter(visible=True)"
+        shown = _shown_text(_value(args.get("text", args.get("text_gone")), params))
         if "text" in args:
             return [f"expect({shown}.first).to_be_visible()"]
         return [f"expect({shown}).to_have_count(0)"]
