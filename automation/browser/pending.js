@@ -20,6 +20,12 @@
   const post = MessagePort.prototype.postMessage;
   const queued = [];
   channel.port1.onmessage = () => { for (const fn of queued.splice(0)) fn(); };
+  // Every timer of at most HOLD_MS, armed or not, by the arm it came after: what the last
+  // action left for later (a debounced save), which a replay's verdict waits for
+  // (settle.py's hold).  A timer leaves it when it runs or is cleared.
+  const HOLD_MS = 3000; // settle.py's HOLD_TIMER_MS, put in by settle.py
+  const held = new Map(); // timer id -> the arm it was set after
+  let arms = 0;
   let handed = 0;
   let ticked = 0; // the page's intervals run since arm
   let opened = 0; // web sockets and event streams opened since arm: they answer any time
@@ -31,6 +37,7 @@
     frame: (fn) => Reflect.apply(nativeFrame, window, [fn]),
     soon(fn) { queued.push(fn); Reflect.apply(post, channel.port2, [null]); },
     arm(limitMs) {
+      arms += 1;
       timers.clear(); frames.clear(); idles.clear(); handed = 0; ticked = 0; opened = 0;
       p.limitMs = limitMs;
       p.armed = true;
@@ -49,6 +56,10 @@
     held: () => ({ timers: [...timers], frames: [...frames], idles: [...idles] }),
     stillDue: (h) => h.timers.some((id) => timers.has(id)) ||
       h.frames.some((id) => frames.has(id)) || h.idles.some((id) => idles.has(id)),
+    // The timers of at most HOLD_MS set since the last arm and still to run; of `ids`,
+    // those still to run.
+    left: () => [...held].filter(([, arm]) => arm === arms).map(([id]) => id),
+    leftOf: (ids) => ids.filter((id) => held.has(id)),
     // Nothing due, and no socket or stream opened whose messages may come any time.
     idle: () => p.armed && timers.size + frames.size + idles.size + opened === 0,
   };
@@ -62,11 +73,18 @@
   };
   wrap("setTimeout", (target, self, args) => {
     const [fn, delay] = args;
-    if (!p.armed || typeof fn !== "function" || (Number(delay) || 0) > p.limitMs) {
+    const ms = Number(delay) || 0;
+    const due = p.armed && ms <= p.limitMs;
+    if (typeof fn !== "function" || (!due && ms > HOLD_MS)) {
       return Reflect.apply(target, window, args);
     }
-    const id = Reflect.apply(target, window, [counted(timers, fn, () => id), ...args.slice(1)]);
-    timers.add(id);
+    const run = function () {
+      held.delete(id);
+      return fn.apply(this, arguments);
+    };
+    const id = Reflect.apply(target, window, [counted(timers, run, () => id), ...args.slice(1)]);
+    if (due) timers.add(id);
+    if (ms <= HOLD_MS) held.set(id, arms);
     return id;
   });
   // A frame, or an idle callback (it runs once the page is next idle, and is work handed
@@ -106,6 +124,7 @@
   for (const name of ["clearTimeout", "clearInterval"]) {
     wrap(name, (target, self, args) => {
       timers.delete(args[0]);
+      held.delete(args[0]);
       return Reflect.apply(target, window, args);
     });
   }

@@ -68,9 +68,12 @@ The page's requests and commits are counted by :class:`automation.browser.traffi
 
 Not seen: a timer longer than :data:`QUIET_MS` that fires after the action and its
 settling (a search box's debounce, say) while the DOM stays still; ``wait_for`` waits
-for those.  Nor what a click with no default action leaves to a browser API that answers
-in a task of its own, other than those pending.js counts (a clipboard read, a digest of
-WebCrypto), when it changed nothing else: that click is decided as its event was handled.
+for those, and so does :meth:`Settler.hold`, which a replay calls before its verdict:
+the timers of up to :data:`HOLD_TIMER_MS` the last action set (a debounced save), the
+requests they start and the quiet after them.  Nor what a click with no default action
+leaves to a browser API that answers in a task of its own, other than those pending.js
+counts (a clipboard read, a digest of WebCrypto), when it changed nothing else: that
+click is decided as its event was handled.
 Mutations inside iframes are not observed (their requests are).
 """
 
@@ -105,6 +108,7 @@ __all__ = [
     "BOUND",
     "BUSY",
     "GONE",
+    "HOLD_TIMER_MS",
     "IDLE",
     "NAVIGATION_WAIT_MS",
     "PENDING_JS",
@@ -139,6 +143,9 @@ NAVIGATION_WAIT_MS = 10_000
 NAVIGATION_START_MS = 100
 # Arming is one evaluation; a page too busy to answer it is acted on unwatched.
 ARM_WAIT_MS = 500
+# The longest timer an action may leave for later that a hold waits for: a debounced
+# save runs within a second or two of the last keystroke or click.
+HOLD_TIMER_MS = 3_000
 # Navigations followed in one settle, each with its own bound (a login that redirects
 # through a JS page to the dashboard is two).
 MAX_NAVIGATIONS = 3
@@ -154,13 +161,27 @@ _PAGE_JS = Path(__file__).with_name("settle.js").read_text(encoding="utf-8")
 # The context's init script that counts a page's short timers and frames (pending.js),
 # from its document's start too: those of at most QUIET_MS.
 _AT_LOAD = "const AT_LOAD_MS = 100;"
+_HOLD = "const HOLD_MS = 3000;"
 PENDING_JS = (
     Path(__file__)
     .with_name("pending.js")
     .read_text(encoding="utf-8")
     .replace(_AT_LOAD, f"const AT_LOAD_MS = {QUIET_MS};")
+    .replace(_HOLD, f"const HOLD_MS = {HOLD_TIMER_MS};")
 )
 assert _AT_LOAD.replace("100", str(QUIET_MS)) in PENDING_JS
+assert _HOLD.replace("3000", str(HOLD_TIMER_MS)) in PENDING_JS
+# The hold's two looks: the timers the last action left, and a wait for some to run.
+_LEFT_JS = "() => (window.__tabwrightPending ? window.__tabwrightPending.left() : [])"
+_RUN_JS = """([ids, maxMs]) => new Promise((done) => {
+  const p = window.__tabwrightPending;
+  const end = performance.now() + maxMs;
+  const look = () => {
+    if (!p || p.leftOf(ids).length === 0 || performance.now() >= end) done(null);
+    else p.later(look, 20);
+  };
+  look();
+})"""
 
 
 @dataclass(frozen=True)
@@ -174,6 +195,7 @@ class SettleReport:
     ignored: int = 0  # long-lived requests it set off (streams, long polls): not waited for
     navigated: bool = False  # the main frame committed a new document or URL
     mutations: int = 0  # batches of DOM changes seen in the main document
+    refused: int = 0  # (a hold's) requests answered 4xx/5xx or failed meanwhile
 
     def __str__(self) -> str:
         parts = [f"{self.reason} after {self.waited_ms} ms"]
@@ -187,6 +209,8 @@ class SettleReport:
             parts.append("navigated")
         if self.mutations:
             parts.append(f"{self.mutations} DOM change batches")
+        if self.refused:
+            parts.append(f"{self.refused} refused")
         return ", ".join(parts)
 
 
@@ -268,6 +292,36 @@ class Settler:
 
     async def _in_page(self, budget: Budget, *args: object) -> dict[str, Any]:
         return cast(dict[str, Any], await budget.run(self.page.evaluate(_PAGE_JS, list(args))))
+
+    async def hold(self, budget: Budget) -> SettleReport | None:
+        """What the last action left for later, waited for (within the bound and
+        ``budget``): the timers of up to :data:`HOLD_TIMER_MS` it set that are still to
+        run (a debounced save), then the requests under way, and those started meanwhile,
+        answered, and the DOM quiet.  None when it left nothing (one round trip).  Never
+        raises but Cancelled."""
+        if not self.enabled or self._gone():
+            return None
+        try:
+            look = Budget(ARM_WAIT_MS, label="hold", parent=budget)
+            left = await look.run(self.page.evaluate(_LEFT_JS))
+        except (PlaywrightError, BudgetExceeded):
+            left = []
+        if not left and not self.traffic.busy():
+            return None
+        begun, refused = time.monotonic(), self.traffic.refused
+        mark = await self.arm(budget)
+        try:
+            if left:
+                wait = budget.child(HOLD_TIMER_MS + ARM_WAIT_MS, label="hold")
+                await wait.run(self.page.evaluate(_RUN_JS, [left, HOLD_TIMER_MS]))
+            if self.traffic.busy():
+                wait = budget.child(self.bound_ms, label="hold")
+                await self.traffic.until(lambda: not self.traffic.busy(), wait)
+        except (PlaywrightError, BudgetExceeded):
+            budget.check_cancelled()
+        report = await self.settle(mark, budget=budget, what="hold")
+        waited_ms = int((time.monotonic() - begun) * 1000)
+        return replace(report, waited_ms=waited_ms, refused=self.traffic.refused - refused)
 
     # -- the two halves around an action -------------------------------------------------
 

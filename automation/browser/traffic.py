@@ -80,6 +80,7 @@ class Traffic:
         self.commits = 0
         self.answered = 0  # requests of _ANSWERED_TYPES seen
         self.answered_at_commit = 0
+        self.refused = 0  # waited-for requests answered 4xx/5xx, or failed
         self._inflight: dict[Request, int] = {}
         self._long_lived: OrderedDict[str, None] = OrderedDict()
         self._background: dict[Request, float] = {}  # to a long-lived endpoint: start time
@@ -154,6 +155,8 @@ class Traffic:
             if request is self.nav:
                 self._nav_redirected = 300 <= response.status < 400
             elif request in self._inflight:
+                if response.status >= 400:
+                    self.refused += 1
                 kind = (response.headers.get("content-type") or "").lower()
                 if kind.startswith(_STREAM_TYPES):
                     self._inflight.pop(request, None)
@@ -174,7 +177,9 @@ class Traffic:
         self._changed.set()
 
     def _on_failed(self, request: Request) -> None:
-        self._inflight.pop(request, None)
+        # (Not one the page dropped: a navigation away, or its script aborting it.)
+        if self._inflight.pop(request, None) is not None and "ABORTED" not in str(request.failure):
+            self.refused += 1
         self._background.pop(request, None)
         if request is self.nav:
             self.nav = None

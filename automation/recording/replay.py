@@ -246,9 +246,48 @@ class Replay:
                 reason = f"step {index} ({step.describe()}): " + (
                     outcome.error["message"] if outcome.error else outcome.status
                 )
+        if status == "passed":
+            status, reason = await self.confirm(budget, outcomes)
         if failed_checks > 1:
             reason += f" (and {failed_checks - 1} more checks failed)"
         return status, reason
+
+    async def confirm(self, budget: Budget, outcomes: list[StepOutcome]) -> tuple[str, str]:
+        """Once every step passed: what the last steps left for later (a save the app
+        debounces, an answer still to come) done (:meth:`~automation.browser.settle.
+        Settler.hold`), the checks after them are read again, so a verdict never rests
+        on a state the app then took back (a switch put back when its save failed).  A
+        state the app keeps (a box, a value, rows, a text gone, the address) must still
+        hold; a text shown (a toast may go by itself) only when a request failed
+        meanwhile.  The first that no longer holds is the step that failed."""
+        steps = self.scenario.steps
+        last = max((i for i, s in enumerate(steps) if not s.is_check), default=-1)
+        trailing = [i for i in range(last + 1, len(steps)) if steps[i].action == "expect"]
+        if not trailing:
+            return "passed", ""
+        held = await self.tab.settler.hold(budget.child(label="hold"))
+        if held is None:
+            return "passed", ""
+        for index in trailing:
+            step = steps[index]
+            if step.args.get("kind") not in _KEPT_KINDS and not held.refused:
+                continue
+            try:
+                await self._check(step, budget.child(_CONFIRM_MS, label="confirm"))
+                continue
+            except (Cancelled, BrowserClosed):
+                raise
+            except TabwrightError:  # not held, or not read in time: read as a step
+                budget.check()
+            outcome = await self.step(index, step, budget)  # read as a step, and told
+            outcomes[:] = [outcome if o.index == index else o for o in outcomes]
+            if not outcome.ok:
+                message = outcome.error["message"] if outcome.error else outcome.status
+                return outcome.status, (
+                    f"step {index} ({step.describe()}): held at first, then not once the "
+                    f"page had done what the steps before it left for later ({held}): " + message
+                )
+        return "passed", ""
 
     def not_run(self, outcomes: list[StepOutcome]) -> None:
         """The steps with no outcome in ``outcomes`` added to it, not run."""
@@ -579,6 +618,12 @@ class _NotInSnapshot(ActionFailed):
 # they were refused before acting.
 _IDEMPOTENT = frozenset({"check", "fill", "type", "select_option", "hover", "scroll"})
 _REFUSED_BEFORE = ("the element is hidden", "the element is disabled", "not attached")
+
+
+# Checks of a state an app keeps until something changes it: read again after the hold.
+_KEPT_KINDS = frozenset({"checked", "unchecked", "value", "items", "rows", "text_hidden", "url"})
+# A check read again after the hold gets this long before it is read as a step (told).
+_CONFIRM_MS = 2_000
 
 
 def _refused_by_server(failed: list[tuple[int, int, str]]) -> None:

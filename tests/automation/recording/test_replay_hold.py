@@ -1,0 +1,105 @@
+"""A replay's verdict waits for what its last steps left for later.  An app that saves a
+change 600 ms after it (a debounce) shows the change at once; when the save is refused it
+puts back what was there.  Read at once, the checks held, and the replay said succeeded
+where nothing was saved.  Now, once every step passed, the replay waits for the timers
+the last steps set (up to settle.HOLD_TIMER_MS), the requests they start and the quiet
+after them, and reads the checks after the last step again: a state the app keeps (a
+switch, a field's value, rows, a text gone) must still hold.  A text shown that goes by
+itself (a toast) is not read again unless a request failed meanwhile."""
+
+from __future__ import annotations
+
+import pytest
+
+from automation import Tab
+from automation.recording.replay import Replay, ReplayConfig
+from automation.recording.scenario import Scenario, ScenarioStep
+from tests.bounds import room
+
+
+def on(role: str, name: str, action: str, **args: object) -> ScenarioStep:
+    tag = {"textbox": "input", "switch": "input"}.get(role, role)
+    identity = {"role": role, "name": name, "tag": tag}
+    return ScenarioStep.from_dict({"action": action, "args": args, "identity": identity})
+
+
+def check(kind: str, **args: object) -> ScenarioStep:
+    return ScenarioStep("expect", {"kind": kind, **args})
+
+
+SWITCH = "Email me about new orders"
+# What a person did, and the checks that say it is done.
+CHANGES = {
+    "switch": (on("switch", SWITCH, "click"),
+               ScenarioStep.from_dict({"action": "expect", "args": {"kind": "checked"},
+                                       "identity": {"role": "switch", "name": SWITCH,
+                                                    "tag": "input"}})),
+    "value": (on("textbox", "Signature", "fill", value="Grace"),
+              ScenarioStep.from_dict({"action": "expect",
+                                      "args": {"kind": "value", "value": "Grace"},
+                                      "identity": {"role": "textbox", "name": "Signature",
+                                                   "tag": "input"}})),
+    "rows": (on("button", 'Add the tag "urgent"', "click"),
+             check("rows", text="urgent", count=1)),
+}  # fmt: skip
+
+
+def scenario(fixture_url: str, query: str, *steps: ScenarioStep) -> Scenario:
+    page = f"{fixture_url}/replay/autosave.html{query}"
+    return Scenario("Change a setting", (ScenarioStep("navigate", {"url": page}), *steps),
+                    base_url=f"{fixture_url}/replay/")  # fmt: skip
+
+
+SHORT = ReplayConfig(check_timeout_ms=3_000)  # a check that fails: not long
+
+
+@pytest.mark.parametrize("change", sorted(CHANGES))
+async def test_a_check_the_app_takes_back_when_its_delayed_save_is_refused_fails(
+    tab: Tab, fixture_url: str, change: str
+) -> None:
+    act, holds = CHANGES[change]
+    result = await Replay(tab, scenario(fixture_url, "?save=refused", act, holds),
+                          config=SHORT).run()  # fmt: skip
+    assert result.status == "failed", result.to_dict()
+    assert "held at first, then not" in result.reason, result.reason
+    assert "refused" in result.reason  # what the hold saw: the save answered 501
+    last = result.steps[-1]
+    assert last.index == 2 and last.status == "failed", result.to_dict()
+    assert [s.status for s in result.steps[:2]] == ["passed", "passed"]
+    assert await tab.page.is_visible("#error")  # the page did say so
+
+
+@pytest.mark.parametrize("change", sorted(CHANGES))
+async def test_the_same_check_passes_where_the_save_is_taken(
+    tab: Tab, fixture_url: str, change: str
+) -> None:
+    act, holds = CHANGES[change]
+    result = await Replay(tab, scenario(fixture_url, "", act, holds), config=SHORT).run()
+    assert result.ok, result.to_dict()
+    # The verdict came after the save: its toast was shown (and the replay waited for it).
+    assert await tab.page.evaluate("document.getElementById('error').hidden")
+    assert [s.status for s in result.steps] == ["passed"] * 3
+
+
+async def test_a_toast_that_goes_by_itself_is_not_read_again(tab: Tab, fixture_url: str) -> None:
+    """The save is taken and its "Saved" toast goes after a second, within the hold: a
+    check that the toast was shown still holds."""
+    act, holds = CHANGES["switch"]
+    toast = check("text_visible", text="Saved")
+    steps = (act, ScenarioStep("wait_for", {"text": "Saved"}), holds, toast)
+    result = await Replay(tab, scenario(fixture_url, "", *steps), config=SHORT).run()
+    assert result.ok, result.to_dict()
+    assert await tab.page.evaluate("document.getElementById('toast').hidden")  # gone since
+
+
+async def test_a_replay_whose_last_step_left_nothing_for_later_does_not_wait(
+    tab: Tab, fixture_url: str
+) -> None:
+    """The hold is one look at the page when nothing was left for later; a timer that
+    was (1.5 s) is waited for."""
+    await tab.navigate(f"{fixture_url}/replay/autosave.html", budget=room())
+    assert await tab.settler.hold(room()) is None  # loaded, nothing set since
+    await tab.page.evaluate("setTimeout(() => document.title = 'later', 1500)")
+    held = await tab.settler.hold(room())
+    assert held is not None and await tab.page.title() == "later"  # waited for it to run
+    assert await tab.settler.hold(room()) is None  # and it has run
