@@ -47,10 +47,13 @@ def rebase(url: str, recorded_base: str, base_url: str) -> str:
         return url
     recorded_base, base_url = normalize_base(recorded_base), normalize_base(base_url)
     old, new, now = urlsplit(recorded_base), urlsplit(base_url), urlsplit(url)
-    if (now.scheme, now.netloc) != (old.scheme, old.netloc):
+    if (now.scheme, now.netloc) != (old.scheme, old.netloc) or recorded_base == base_url:
         return url
     prefix = old.path.rstrip("/")
-    path = now.path[len(prefix) :] if prefix and now.path.startswith(prefix) else now.path
+    if prefix and now.path == prefix:  # the base's own page (http://app/login): no slash added
+        return urlunsplit((new.scheme, new.netloc, new.path, now.query, now.fragment))
+    inside = prefix and now.path.startswith(prefix + "/")  # a folder's, not /login-help
+    path = now.path[len(prefix) :] if inside else now.path
     joined = new.path.rstrip("/") + (path if path.startswith("/") else "/" + path)
     return urlunsplit((new.scheme, new.netloc, joined, now.query, now.fragment))
 

@@ -232,6 +232,25 @@ def test_urls_move_from_the_recorded_base_to_the_replay_base() -> None:
     assert rebase("http://shop.test/x", "", "http://127.0.0.1:9") == "http://shop.test/x"
 
 
+@pytest.mark.parametrize(
+    ("url", "recorded", "base", "moved"),
+    [
+        # The same base: nothing moves (a conversation restored on its own start page).
+        ("http://h/login", "http://h/login", "http://h/login", "http://h/login"),
+        ("http://h/login?next=/a", "http://h/login", "http://h/login", "http://h/login?next=/a"),
+        # The base's own page, without a file ending: no slash added.
+        ("http://h/shop?q=1", "http://h/shop", "http://h2/v2/shop", "http://h2/v2/shop?q=1"),
+        ("http://h/shop/", "http://h/shop", "http://h2/v2/shop", "http://h2/v2/shop/"),
+        ("http://h/shop/cart", "http://h/shop", "http://h2/v2/shop", "http://h2/v2/shop/cart"),
+        # A path that only starts with the base's letters is not in its folder.
+        ("http://h/shopping", "http://h/shop", "http://h2/v2/shop", "http://h2/v2/shop/shopping"),
+        ("http://h/login-help", "http://h/login", "http://h2/login", "http://h2/login/login-help"),
+    ],
+)
+def test_a_url_moves_by_whole_folders(url: str, recorded: str, base: str, moved: str) -> None:
+    assert rebase(url, recorded, base) == moved
+
+
 def test_a_run_s_steps_become_a_scenario_with_passwords_as_secrets() -> None:
     password = {**IDENTITY, "role": "textbox", "name": "Password", "type": "password",
                 "name_attr": "password", "tag": "input"}  # fmt: skip
