@@ -22,6 +22,7 @@ from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from playwright.async_api import ConsoleMessage, Page, Request, Response
 from playwright.async_api import Error as PlaywrightError
@@ -37,6 +38,7 @@ __all__ = [
     "LogSubscriber",
     "PageErrorEntry",
     "PageLog",
+    "Refused",
     "RequestEntry",
 ]
 
@@ -125,6 +127,30 @@ LogEntry = ConsoleEntry | PageErrorEntry | RequestEntry
 LogSubscriber = Callable[[LogEntry], None]
 
 
+@dataclass(frozen=True)
+class Refused:
+    """A request the server answered HTTP 4xx/5xx (see :meth:`PageLog.refused`)."""
+
+    number: int
+    status: int
+    url: str
+    method: str  # a script's write; "" for the page's own document
+
+
+_WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+def _same_site(url: str, page_url: str) -> bool:
+    """Whether ``url`` is on the page's site: its host, or a host under the same last two
+    labels (app.example.com and api.example.com); an address's host only as itself."""
+    host, page_host = urlsplit(url).hostname or "", urlsplit(page_url).hostname or ""
+    if host == page_host:
+        return bool(host)
+    if not host or not page_host or ":" in host or host.replace(".", "").isdigit():
+        return False
+    return host.split(".")[-2:] == page_host.split(".")[-2:] and host.count(".") >= 1
+
+
 @dataclass
 class _Pending:
     method: str
@@ -166,12 +192,14 @@ class PageLog:
         self._kept_size = KEPT_REQUESTS
         self._seen: Counter[str] = Counter()
         self._subscribers: list[LogSubscriber] = []
-        # The page's own documents answered HTTP 4xx/5xx: (request number, status, URL).
-        self._failed_documents: deque[tuple[int, int, str]] = deque(maxlen=20)
+        # What the server refused: the page's own documents, and the writes its scripts
+        # sent to its site (fetch, XHR), answered HTTP 4xx/5xx.
+        self._refused: deque[Refused] = deque(maxlen=20)
         self._listeners: dict[str, Callable[[Any], None]] = {
             "console": listener(self._on_console),
             "pageerror": listener(self._on_page_error),
             "request": listener(self._on_request),
+            "response": listener(self._on_response),
             "requestfinished": listener(self._on_request_finished),
             "requestfailed": listener(self._on_request_failed),
         }
@@ -264,6 +292,29 @@ class PageLog:
         except Exception:
             log.debug("request not recorded", exc_info=True)
 
+    def _on_response(self, response: Response) -> None:
+        """A refusal is known from the answer's head: a script that never reads the
+        body of a refused save leaves its request unfinished."""
+        try:
+            if response.status < 400:
+                return
+            request = response.request
+            pending = self._pending.get(request)
+            if pending is None:
+                return
+            if _top_document(request):
+                self._refused.append(Refused(pending.number, response.status, pending.url, ""))
+            elif (
+                request.resource_type in ("fetch", "xhr")
+                and request.method in _WRITES
+                and _same_site(request.url, self.page.url)
+            ):
+                self._refused.append(
+                    Refused(pending.number, response.status, pending.url, request.method)
+                )
+        except Exception:
+            log.debug("response not recorded", exc_info=True)
+
     def _on_request_finished(self, request: Request) -> None:
         self._finish(request, failure=None)
 
@@ -286,8 +337,6 @@ class PageLog:
                     time.monotonic(),
                 )
             response = request.existing_response
-            if response is not None and response.status >= 400 and _top_document(request):
-                self._failed_documents.append((pending.number, response.status, pending.url))
             duration_ms = (time.monotonic() - pending.started) * 1000
             end = request.timing.get("responseEnd", -1) if failure is None else -1
             if end is not None and end >= 0:
@@ -358,10 +407,11 @@ class PageLog:
         """How many requests the page has made since the log began (each one's number)."""
         return self._seen["requests"]
 
-    def failed_documents(self, since: int) -> list[tuple[int, int, str]]:
-        """The page's own documents (its top frame's navigations) that were answered
-        HTTP 4xx/5xx, of the requests after number ``since``: (number, status, URL)."""
-        return [entry for entry in self._failed_documents if entry[0] > since]
+    def refused(self, since: int) -> list[Refused]:
+        """What the server refused of the requests after number ``since``: the page's own
+        documents (its top frame's navigations) and the writes (POST, PUT, PATCH,
+        DELETE) its scripts sent to its own site, answered HTTP 4xx/5xx."""
+        return [entry for entry in self._refused if entry.number > since]
 
     def requests(
         self,

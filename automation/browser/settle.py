@@ -146,6 +146,8 @@ ARM_WAIT_MS = 500
 # The longest timer an action may leave for later that a hold waits for: a debounced
 # save runs within a second or two of the last keystroke or click.
 HOLD_TIMER_MS = 3_000
+# ... and the longest it waits for a write (POST, PUT, PATCH, DELETE) still unanswered.
+HOLD_WRITE_MS = 15_000
 # Navigations followed in one settle, each with its own bound (a login that redirects
 # through a JS page to the dashboard is two).
 MAX_NAVIGATIONS = 3
@@ -297,8 +299,8 @@ class Settler:
         """What the last action left for later, waited for (within the bound and
         ``budget``): the timers of up to :data:`HOLD_TIMER_MS` it set that are still to
         run (a debounced save), then the requests under way, and those started meanwhile,
-        answered, and the DOM quiet.  None when it left nothing (one round trip).  Never
-        raises but Cancelled."""
+        answered (a write up to :data:`HOLD_WRITE_MS`), and the DOM quiet.  None when it
+        left nothing (one round trip).  Never raises but Cancelled."""
         if not self.enabled or self._gone():
             return None
         try:
@@ -317,6 +319,12 @@ class Settler:
             if self.traffic.busy():
                 wait = budget.child(self.bound_ms, label="hold")
                 await self.traffic.until(lambda: not self.traffic.busy(), wait)
+        except (PlaywrightError, BudgetExceeded):
+            budget.check_cancelled()
+        try:  # a save under way decides the verdict: longer than a read
+            if self.traffic.writing():
+                wait = budget.child(HOLD_WRITE_MS, label="hold")
+                await self.traffic.until(lambda: not self.traffic.writing(), wait)
         except (PlaywrightError, BudgetExceeded):
             budget.check_cancelled()
         report = await self.settle(mark, budget=budget, what="hold")

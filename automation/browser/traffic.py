@@ -43,6 +43,7 @@ _INFLIGHT_CAP = 500
 # not waited for (until one of them answers quickly).
 _LONG_LIVED_CAP = 64
 _LEARNT_TYPES = ("fetch", "xhr")
+_WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 # Requests whose answer a page's script renders when it comes (a fetch's, an XHR's, an
 # event stream's): after one, the page may change any time; without, a loaded document
 # is done once its short timers and frames have run (and, pending.js says, it opened no
@@ -82,6 +83,7 @@ class Traffic:
         self.answered_at_commit = 0
         self.refused = 0  # waited-for requests answered 4xx/5xx, or failed
         self._inflight: dict[Request, int] = {}
+        self._responded: set[Request] = set()  # of those, answered (headers come)
         self._long_lived: OrderedDict[str, None] = OrderedDict()
         self._background: dict[Request, float] = {}  # to a long-lived endpoint: start time
         self.nav: Request | None = None  # the main frame's navigation not yet committed
@@ -99,6 +101,10 @@ class Traffic:
         """A navigation not yet committed, or a waited-for request not yet answered."""
         return self.nav is not None or bool(self._inflight)
 
+    def writing(self) -> bool:
+        """A write (POST, PUT, PATCH, DELETE) the page sent not yet answered."""
+        return any(request.method in _WRITES for request in self._inflight)
+
     def mark(self, *, armed: bool) -> Mark:
         return Mark(self.seq, self.commits, self.tracked, self.dropped, self.streams, armed)
 
@@ -111,9 +117,16 @@ class Traffic:
         return self.nav is not None or self.commits > commits
 
     def learn(self, mark: Mark) -> None:
-        """The requests a bound ran out on are long polls: not waited for again."""
+        """The requests a bound ran out on are long polls: not waited for again.  Not one
+        that was answered (a script that never reads a body leaves its request
+        unfinished), nor a write (a save that took long is no poll)."""
         for request, seq in self._inflight.items():
-            if seq > mark.seq and request.resource_type in _LEARNT_TYPES:
+            if (
+                seq > mark.seq
+                and request.resource_type in _LEARNT_TYPES
+                and request.method not in _WRITES
+                and request not in self._responded
+            ):
                 self._long_lived[_endpoint(request)] = None
                 while len(self._long_lived) > _LONG_LIVED_CAP:
                     self._long_lived.popitem(last=False)
@@ -141,7 +154,9 @@ class Traffic:
             elif request.resource_type in WAITED_TYPES:
                 self.tracked += 1
                 if len(self._inflight) >= _INFLIGHT_CAP:
-                    self._inflight.pop(next(iter(self._inflight)))
+                    oldest = next(iter(self._inflight))
+                    self._inflight.pop(oldest)
+                    self._responded.discard(oldest)
                 self._inflight[request] = self.seq
             elif request.resource_type == "eventsource":
                 self.streams += 1
@@ -158,7 +173,9 @@ class Traffic:
                 if response.status >= 400:
                     self.refused += 1
                 kind = (response.headers.get("content-type") or "").lower()
-                if kind.startswith(_STREAM_TYPES):
+                if not kind.startswith(_STREAM_TYPES):
+                    self._responded.add(request)
+                else:
                     self._inflight.pop(request, None)
                     self.dropped += 1
                     self.streams += 1
@@ -168,6 +185,7 @@ class Traffic:
 
     def _on_done(self, request: Request) -> None:
         self._inflight.pop(request, None)
+        self._responded.discard(request)
         started = self._background.pop(request, None)
         if started is not None and (time.monotonic() - started) * 1000 < self._bound_ms() / 2:
             self._long_lived.pop(_endpoint(request), None)  # it answers: not a long poll
@@ -177,6 +195,7 @@ class Traffic:
         self._changed.set()
 
     def _on_failed(self, request: Request) -> None:
+        self._responded.discard(request)
         # (Not one the page dropped: a navigation away, or its script aborting it.)
         if self._inflight.pop(request, None) is not None and "ABORTED" not in str(request.failure):
             self.refused += 1

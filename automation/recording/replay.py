@@ -57,6 +57,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from automation.actions import execute
 from automation.browser.identity import Located, locate, page_changing
+from automation.browser.pagelog import Refused
 from automation.browser.tab import Tab
 from automation.budget import Budget
 from automation.control import RunControl
@@ -198,6 +199,9 @@ class Replay:
         if self.relogin is None:
             self.relogin = login_replay(self)
         self.interruptions = interruptions_of(self)  # automation.recording.replayhandlers
+        # The tab's requests before the replay, and the refusals told since (see _refusals).
+        self.log_since = self.tab.log.requests_seen
+        self.told: set[Refused] = set()
 
     def _can_type(self, name: str, env: Mapping[str, str]) -> bool:
         return self.run_secrets.granted(name) and SECRET_ENV_PREFIX + name in env
@@ -255,7 +259,8 @@ class Replay:
     async def confirm(self, budget: Budget, outcomes: list[StepOutcome]) -> tuple[str, str]:
         """Once every step passed: what the last steps left for later (a save the app
         debounces, an answer still to come) done (:meth:`~automation.browser.settle.
-        Settler.hold`), the checks after them are read again, so a verdict never rests
+        Settler.hold`), a write it sent that the server refused fails the replay, and the
+        checks after them are read again, so a verdict never rests
         on a state the app then took back (a switch put back when its save failed).  A
         state the app keeps (a box, a value, rows, a text gone, the address) must still
         hold; a text shown (a toast may go by itself) only when a request failed
@@ -263,8 +268,6 @@ class Replay:
         steps = self.scenario.steps
         last = max((i for i, s in enumerate(steps) if not s.is_check), default=-1)
         trailing = [i for i in range(last + 1, len(steps)) if steps[i].action == "expect"]
-        if not trailing:
-            return "passed", ""
         held = await self.tab.settler.hold(budget.child(label="hold"))
         if held is None:
             return "passed", ""
@@ -287,6 +290,14 @@ class Replay:
                     f"step {index} ({step.describe()}): held at first, then not once the "
                     f"page had done what the steps before it left for later ({held}): " + message
                 )
+        try:
+            self._refusals(self.tab.log.requests_seen)
+        except HttpStatus as exc:
+            after = f"step {last} ({steps[last].describe()})" if last >= 0 else "the steps"
+            return "failed", (
+                f"after {after}, once the page had done what it left for later ({held}): "
+                + exc.message
+            )
         return "passed", ""
 
     def not_run(self, outcomes: list[StepOutcome]) -> None:
@@ -358,16 +369,18 @@ class Replay:
                         located, step.action, lambda within: self._locate(step, within),
                         step_budget, index=index,
                     )  # fmt: skip
-                    log, since = self.tab.log, self.tab.log.requests_seen
+                    since = self.tab.log.requests_seen
                     result = await self._act_on(located, step, step_budget)
                     await self.tab.settle(budget=step_budget)
-                    _refused_by_server(log.failed_documents(since))
+                    self._refusals(since)
             else:
                 args = self.values.fill(step.args)
                 if step.action == "navigate":
                     args["url"] = rebase(args["url"], self.scenario.base_url, self.base_url)
+                since = self.tab.log.requests_seen
                 result = await execute(self.tab, step.action, args, budget=step_budget)
                 await self.tab.settle(budget=step_budget)
+                self._refusals(since)
         except (Cancelled, BrowserClosed):
             raise
         except BudgetExceeded as exc:
@@ -422,6 +435,15 @@ class Replay:
         if self.config.screenshots and status != "needs_person":
             await self._screenshot(index, budget)
         return outcome
+
+    def _refusals(self, since: int) -> None:
+        """HttpStatus for what the server refused (:func:`_refused_by_server`) that was
+        not told yet: a request of this step's (numbered after ``since``), or an earlier
+        step's answered only now (a slow save), which fails this one."""
+        new = [r for r in self.tab.log.refused(self.log_since) if r not in self.told]
+        self.told.update(new)
+        if new:
+            _refused_by_server(new, what="it" if new[0].number > since else "the page")
 
     async def _locate(self, step: ScenarioStep, budget: Budget) -> Located:
         """The step's element, looked for until it appears (within the step's budget, less
@@ -626,15 +648,22 @@ _KEPT_KINDS = frozenset({"checked", "unchecked", "value", "items", "rows", "text
 _CONFIRM_MS = 2_000
 
 
-def _refused_by_server(failed: list[tuple[int, int, str]]) -> None:
+def _refused_by_server(refused: list[Refused], *, what: str = "it") -> None:
     """HttpStatus when the page a step led to (a form posted, a link followed) was
-    answered HTTP 4xx/5xx: the server refused what it sent, whatever the error page says
-    (a step that passed there saved nothing)."""
-    if failed:
-        _number, status, url = failed[-1]
+    answered HTTP 4xx/5xx, or a write the page's script sent to its site (a form sent by
+    fetch, a save): the server refused what it sent, whatever the page then shows (a step
+    that passed there saved nothing)."""
+    if refused:
+        first = refused[0]
+        url = cut_text(first.url, 200)
+        said = (
+            f"{what} sent {first.method} {url}, answered HTTP {first.status}"
+            if first.method
+            else f"the page {what} led to was answered HTTP {first.status} ({url})"
+        )
         raise HttpStatus(
-            f"the page it led to was answered HTTP {status} ({cut_text(url, 200)})",
-            status=status, hint="the server refused what the step sent: its error page shows",
+            said, status=first.status,
+            hint="the server refused what the step sent: the page shows its answer",
         )  # fmt: skip
 
 

@@ -53,20 +53,32 @@ def scenario(fixture_url: str, query: str, *steps: ScenarioStep) -> Scenario:
 SHORT = ReplayConfig(check_timeout_ms=3_000)  # a check that fails: not long
 
 
-@pytest.mark.parametrize("change", sorted(CHANGES))
+@pytest.mark.parametrize(
+    ("change", "save"), [(c, "missing") for c in sorted(CHANGES)] + [("switch", "refused")]
+)
 async def test_a_check_the_app_takes_back_when_its_delayed_save_is_refused_fails(
-    tab: Tab, fixture_url: str, change: str
+    tab: Tab, fixture_url: str, change: str, save: str
 ) -> None:
     act, holds = CHANGES[change]
-    result = await Replay(tab, scenario(fixture_url, "?save=refused", act, holds),
+    result = await Replay(tab, scenario(fixture_url, f"?save={save}", act, holds),
                           config=SHORT).run()  # fmt: skip
     assert result.status == "failed", result.to_dict()
     assert "held at first, then not" in result.reason, result.reason
-    assert "refused" in result.reason  # what the hold saw: the save answered 501
+    assert "1 refused" in result.reason  # what the hold saw: the save answered 404 / 501
     last = result.steps[-1]
     assert last.index == 2 and last.status == "failed", result.to_dict()
     assert [s.status for s in result.steps[:2]] == ["passed", "passed"]
     assert await tab.page.is_visible("#error")  # the page did say so
+
+
+async def test_a_delayed_save_the_server_refuses_fails_a_scenario_without_checks(
+    tab: Tab, fixture_url: str
+) -> None:
+    act, _holds = CHANGES["switch"]
+    result = await Replay(tab, scenario(fixture_url, "?save=refused", act)).run()
+    assert result.status == "failed", result.to_dict()
+    assert result.reason.startswith("after step 1 (click switch 'Email me"), result.reason
+    assert "the page sent POST" in result.reason and "answered HTTP 501" in result.reason
 
 
 @pytest.mark.parametrize("change", sorted(CHANGES))

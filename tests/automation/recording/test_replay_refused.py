@@ -1,6 +1,7 @@
 """A step whose page the server refuses fails: a form posted and answered HTTP 5xx (the
-back office saved nothing), a link to a page answered 404.  Before, a scenario without
-a check said succeeded there, its error page shown."""
+back office saved nothing), a link to a page answered 404, a form a script sends (fetch)
+answered 5xx.  Before, a scenario without a check said succeeded there, its error page
+(or message) shown.  A read the server answers 404 (a lookup) is no refusal."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from automation.recording.replay import Replay
 from automation.recording.scenario import Scenario, ScenarioStep
 
 
-def scenario(fixture_url: str, *steps: ScenarioStep) -> Scenario:
-    page = f"{fixture_url}/replay/refused.html"
+def scenario(fixture_url: str, *steps: ScenarioStep, page: str = "refused.html") -> Scenario:
+    page = f"{fixture_url}/replay/{page}"
     return Scenario("Add a customer", (ScenarioStep("navigate", {"url": page}), *steps),
                     base_url=f"{fixture_url}/replay/")  # fmt: skip
 
@@ -42,3 +43,18 @@ async def test_a_step_whose_page_the_server_refuses_fails(
     assert result.status == "failed" and last.status == "failed", result.to_dict()
     assert last.error is not None and last.error["code"] == "http_status"
     assert f"was answered HTTP {status}" in last.error["message"]
+
+
+@pytest.mark.parametrize(("button", "refused"), [("Save", True), ("Look up", False)])
+async def test_a_write_a_script_sends_that_the_server_refuses_fails_its_step(
+    tab: Tab, fixture_url: str, button: str, refused: bool
+) -> None:
+    steps = (on("textbox", "Name", "fill", value="Ada"), on("button", button))
+    result = await Replay(tab, scenario(fixture_url, *steps, page="refused-fetch.html")).run()
+    if not refused:
+        assert result.ok, result.to_dict()
+        return
+    last = result.steps[-1]
+    assert result.status == "failed" and last.status == "failed", result.to_dict()
+    assert last.error is not None and last.error["code"] == "http_status"
+    assert "it sent POST" in last.error["message"] and "answered HTTP 501" in last.error["message"]
