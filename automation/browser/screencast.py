@@ -531,10 +531,16 @@ def viewport_point(tab: Tab, event: Mapping[str, Any]) -> tuple[float, float]:
     return x, y
 
 
+_HUGE = 2**53  # past it, an integer is no float's exact value
+
+
 def _number(event: Mapping[str, Any], name: str, limit: float | None) -> float:
     value = event.get(name)
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, int | float):
         raise ActionInvalid(f"{name} must be a number")
+    # (An integer of 400 digits is JSON too: no float holds it, isfinite can't read it.)
+    if abs(value) > _HUGE if isinstance(value, int) else not math.isfinite(value):
+        raise ActionInvalid(f"{name} must be a finite number")
     if limit is not None and abs(value) > limit:
         raise ActionInvalid(f"{name} must be at most {limit:g} in size")
     return float(value)

@@ -5,10 +5,12 @@ Django reads a body only up to DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MiB) and answers
 and far less for everything else.  So this middleware, first in MIDDLEWARE, looks at each
 call under /api/ before anything reads its body: past the call's limit (BODY_LIMITS, else
 MAX_BODY_BYTES), by its Content-Length or the size the server received, the answer is
-the API's JSON error (413 ``too_large``), and nothing reads the body.  Within it, the body
-is read here, in a worker thread, and parsed there too (dashboard.lib.jsonin: bounded in
-size and nesting), so a big body never holds the event loop; the API's parser
-(dashboard.api.common.BoundedParser) takes what was parsed.
+the API's JSON error (413 ``too_large``), and nothing reads the body.  A call with a body
+and no valid token is answered 401 before its body is read: no stranger's body is parsed.
+Within the limit, the body is read here, in a worker thread, and parsed there too
+(dashboard.lib.jsonin: bounded in size, values and nesting, so that the parse, which holds
+the interpreter, is short); the API's parser (dashboard.api.common.BoundedParser) takes
+what was parsed, and its token check the person found here.
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from asgiref.sync import markcoroutinefunction
+from channels.db import database_sync_to_async
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import Resolver404, resolve
 
+from dashboard.accounts.services import api_token_user
 from dashboard.jobs.batchfile import MAX_BATCH_BYTES
 from dashboard.lib import jsonin
 from dashboard.scenarios.forms import MAX_SCENARIO_BYTES
@@ -47,6 +51,7 @@ BODY_LIMITS: dict[tuple[str, str], int] = {
 MAX_REQUEST_BYTES = max(MAX_BODY_BYTES, MAX_SCENARIO_BYTES, MAX_BATCH_BYTES,
                         *BODY_LIMITS.values()) + 1024 * 1024  # fmt: skip
 PARSED = "tabwright_json"  # the request's attribute with the parsed body (or its refusal)
+TOKEN_USER = "tabwright_token_user"  # ... with (token, its person), checked here
 
 
 def body_limit(method: str, path: str) -> int | None:
@@ -66,6 +71,19 @@ def too_large(limit: int, size: int) -> JsonResponse:
     message = f"the body has {size} bytes; this call takes at most {limit} ({mib})"
     error = {"code": "too_large", "message": message, "hint": "", "fields": {"body": message}}
     return JsonResponse({"error": error}, status=413)
+
+
+def unauthorized() -> JsonResponse:
+    message = "a valid API token is needed"
+    hint = "send Authorization: Bearer <token>; make one on the API tokens page"
+    error = {"code": "unauthorized", "message": message, "hint": hint, "fields": {}}
+    return JsonResponse({"error": error}, status=401)
+
+
+def bearer(request: HttpRequest) -> str:
+    """The token of the request's ``Authorization: Bearer``, else ""."""
+    scheme, _, token = str(request.META.get("HTTP_AUTHORIZATION", "")).partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
 
 
 def _size(request: HttpRequest) -> int:
@@ -114,6 +132,11 @@ class ApiBodyLimit:
         if announced > limit:
             return too_large(limit, announced)
         if announced or request.META.get("HTTP_TRANSFER_ENCODING"):
+            token = bearer(request)
+            user = await database_sync_to_async(api_token_user)(secret=token) if token else None
+            if user is None:
+                return unauthorized()
+            setattr(request, TOKEN_USER, (token, user))
             data = await asyncio.to_thread(_read, request, limit)
             if len(data) > limit:  # more came than was announced
                 return too_large(limit, len(data))

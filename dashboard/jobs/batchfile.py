@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import csv
 import io
-import json
+from collections import Counter
 from collections.abc import Mapping
 
 from automation.errors import ActionInvalid
+from dashboard.lib import jsonin
 
 __all__ = ["MAX_BATCH_BYTES", "MAX_ROWS", "BatchFileInvalid", "ParamsInvalid", "check_params",
            "json_rows", "read_rows"]  # fmt: skip
@@ -23,6 +24,7 @@ __all__ = ["MAX_BATCH_BYTES", "MAX_ROWS", "BatchFileInvalid", "ParamsInvalid", "
 MAX_BATCH_BYTES = 5 * 1024 * 1024
 MAX_ROWS = 10_000
 MAX_VALUE_CHARS = 10_000
+MAX_COLUMNS = 1_000  # a row's values: a scenario's parameters, and room for notes
 
 
 class ParamsInvalid(ActionInvalid):
@@ -126,7 +128,9 @@ def _csv_rows(text: str) -> list[dict[str, str]]:
             f"column {header.index('') + 1} of the header row has no name",
             hint="the first row names a parameter in each column",
         )
-    doubled = sorted({cell for cell in header if header.count(cell) > 1})
+    if len(header) > MAX_COLUMNS:
+        raise BatchFileInvalid(f"the header row has {len(header)} columns; at most {MAX_COLUMNS}")
+    doubled = sorted(cell for cell, times in Counter(header).items() if times > 1)
     if doubled:
         raise BatchFileInvalid(f"the column {doubled[0]!r} is there twice")
     rows = []
@@ -142,9 +146,9 @@ def _csv_rows(text: str) -> list[dict[str, str]]:
 
 def _json_rows(text: str) -> list[dict[str, str]]:
     try:
-        data = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        raise BatchFileInvalid(f"the JSON can't be read: {exc}") from None
+        data = jsonin.loads(text, max_bytes=MAX_BATCH_BYTES, what="the file")
+    except jsonin.JsonRefused as exc:
+        raise BatchFileInvalid(f"the JSON can't be read: {exc.message}") from None
     return json_rows(data)
 
 
@@ -153,10 +157,14 @@ def json_rows(data: object) -> list[dict[str, str]]:
     taken as their text)."""
     if not isinstance(data, list):
         raise BatchFileInvalid("a JSON batch is a list of objects, one per replay")
+    if len(data) > MAX_ROWS:
+        raise BatchFileInvalid(f"the file has {len(data)} rows; a batch takes at most {MAX_ROWS}")
     rows = []
     for number, item in enumerate(data, start=1):
         if not isinstance(item, dict):
             raise BatchFileInvalid(f"row {number} is not an object of parameter values")
+        if len(item) > MAX_COLUMNS:
+            raise BatchFileInvalid(f"row {number} has {len(item)} values; at most {MAX_COLUMNS}")
         row = {}
         for key, value in item.items():
             if isinstance(value, bool):

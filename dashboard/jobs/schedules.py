@@ -55,6 +55,7 @@ log = logging.getLogger("tabwright.schedules")
 
 MISSED_AFTER_S = 300
 MAX_CATCH_UP = 10_000  # due times counted when reporting a long outage
+MAX_EMAILS = 20  # addresses a schedule's failures are mailed to
 
 
 class CronInvalid(ActionInvalid):
@@ -405,7 +406,13 @@ def check_schedule(
     webhook_url: str = "", emails: str = "",
 ) -> dict[str, Any]:  # fmt: skip
     """The schedule's fields, checked (the scenario's parameters as they are now, the cron
-    expression, the time zone, the URLs, the addresses); ScheduleInvalid naming the field."""
+    expression, the time zone, the URLs, the addresses, each within what its column
+    holds); ScheduleInvalid naming the field."""
+    for field, text in (("cron", cron), ("timezone", timezone), ("base_url", base_url),
+                        ("webhook_url", webhook_url), ("emails", emails)):  # fmt: skip
+        most = Schedule._meta.get_field(field).max_length
+        if most is not None and len(text.strip()) > most:
+            raise ScheduleInvalid(f"{field} is over {most} characters", field=field)
     try:
         cron = check_cron(cron)
     except ActionInvalid as exc:
@@ -443,6 +450,8 @@ def check_schedule(
             except (UrlInvalid, UrlBlocked) as exc:
                 raise ScheduleInvalid(exc.message, field=field, hint=exc.hint) from None
     addresses = [e.strip() for e in emails.split(",") if e.strip()]
+    if len(addresses) > MAX_EMAILS:
+        raise ScheduleInvalid(f"at most {MAX_EMAILS} addresses are told", field="emails")
     for address in addresses:
         try:
             validate_email(address)

@@ -1,11 +1,16 @@
 """JSON from the outside (an HTTP body, a socket message, an uploaded scenario), bounded.
 
 Python's parser recurses once per level of nesting, so ``[[[[…]]]]`` 100,000 deep ends in a
-RecursionError: a 500 or a dropped socket instead of an answer.  Every entry point parses
-through :func:`loads`, which refuses a text over its size, then a text nested deeper than
-``max_depth``, both before the recursive parse, and turns every failure into
-:class:`JsonRefused`: a ValueError (as ``json.JSONDecodeError`` is), with a stable ``code``
-and a message for the person who sent it.
+RecursionError: a 500 or a dropped socket instead of an answer.  And it is one call in C
+that holds the interpreter until it is done, in whatever thread it runs: 20 MiB of
+``[[],[],…]`` (7 million values) held every other request of the server for seconds.
+Every entry point parses through :func:`loads`, which refuses a text over its size, then
+one of more than ``max_values`` arrays, objects and values, then one nested deeper than
+``max_depth``, all before the parse (each count is a scan in C of milliseconds), and a
+text with half of a UTF-16 pair (``"\ud800"``: JSON, but no text a database or a page can
+hold) after it; every failure is a :class:`JsonRefused`: a ValueError (as
+``json.JSONDecodeError`` is), with a stable ``code`` and a message for the person who sent
+it.
 """
 
 from __future__ import annotations
@@ -15,23 +20,31 @@ import re
 from itertools import accumulate
 from typing import Any
 
-__all__ = ["MAX_COMMAND_BYTES", "MAX_DEPTH", "JsonRefused", "loads", "nesting_depth"]
+__all__ = ["MAX_COMMAND_BYTES", "MAX_COMMAND_VALUES", "MAX_DEPTH", "MAX_VALUES", "JsonRefused",
+           "loads", "nesting_depth"]  # fmt: skip
 
 # Tabwright's own documents nest about 8 deep (a scenario's step's identity's variants);
 # 64 leaves room for any args a person sends and is far below the parser's recursion limit.
 MAX_DEPTH = 64
 # One act request or socket command: an action and its args, never a document.
 MAX_COMMAND_BYTES = 256 * 1024
+# Arrays, objects and values in one text: a batch's 10,000 rows of a few dozen values, a
+# scenario of thousands of steps; a command's args (a form of a few thousand fields).
+MAX_VALUES = 1_000_000
+MAX_COMMAND_VALUES = 50_000
 
 # A whole string literal (escapes included): brackets inside one are text, not nesting.
 # The unrolled form has no nested alternation, so it runs in linear time.
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+# A string's escape of half of a UTF-16 pair (where the text says so at all).
+_HALF = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 class JsonRefused(ValueError):
-    """JSON that is not read: ``code`` is ``too_large``, ``too_deep`` or ``bad_json``."""
+    """JSON that is not read: ``code`` is ``too_large``, ``too_deep``, ``bad_json`` or
+    ``bad_text`` (half of a UTF-16 pair)."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
@@ -47,7 +60,11 @@ def nesting_depth(text: str) -> int:
 
     Strings are taken out first; an unclosed one leaves its brackets counted, which can only
     make invalid JSON look deeper than it is."""
-    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    return _depth(_STRING.sub("", text))
+
+
+def _depth(unquoted: str) -> int:
+    brackets = _NOT_BRACKET.sub("", unquoted)
     if not brackets:
         return 0
     # accumulate/max run in C: a 20 MB scenario is scanned in milliseconds.
@@ -59,10 +76,12 @@ def loads(
     *,
     max_bytes: int,
     max_depth: int = MAX_DEPTH,
+    max_values: int = MAX_VALUES,
     what: str = "the body",
 ) -> Any:
-    """The value of the JSON text ``data``; JsonRefused when it is over ``max_bytes``,
-    nested deeper than ``max_depth``, not UTF-8 or not JSON."""
+    """The value of the JSON text ``data``; JsonRefused when it is over ``max_bytes``, holds
+    more than ``max_values`` arrays, objects and values, nests deeper than ``max_depth``,
+    is not UTF-8, not JSON, or holds half of a UTF-16 pair."""
     size = len(data.encode("utf-8", "surrogatepass")) if isinstance(data, str) else len(data)
     if size > max_bytes:
         raise JsonRefused("too_large", f"{what} is over {max_bytes} bytes")
@@ -73,16 +92,44 @@ def loads(
             raise JsonRefused("bad_json", f"{what} is not UTF-8 text") from None
     else:
         text = data
-    depth = nesting_depth(text)
+    unquoted = _STRING.sub('""', text)  # each string one value, its text gone
+    values = unquoted.count(",") + unquoted.count("[") + unquoted.count("{") + 1
+    if values > max_values:
+        raise JsonRefused("too_large", f"{what} holds about {values} values; at most {max_values}")
+    depth = _depth(unquoted)
     if depth > max_depth:
         raise JsonRefused(
             "too_deep", f"{what} nests arrays and objects {depth} deep; at most {max_depth}"
         )
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise JsonRefused(
             "bad_json", f"{what} is not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
         ) from None
     except RecursionError:  # a limit above the interpreter's: still an answer, not a crash
         raise JsonRefused("too_deep", f"{what} nests too deep to read") from None
+    if _HALF.search(text) and _has_half_pair(value):
+        raise JsonRefused(
+            "bad_text", f"{what} holds half of a UTF-16 pair (\\ud800 to \\udfff alone): no text"
+        )
+    return value
+
+
+def _has_half_pair(value: Any) -> bool:
+    """Whether a string in ``value`` (a key too) holds a surrogate of its own: Python code,
+    a step at a time, so other threads run meanwhile."""
+    todo = [value]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+        elif isinstance(item, dict):
+            todo.extend(item.keys())
+            todo.extend(item.values())
+        elif isinstance(item, list):
+            todo.extend(item)
+    return False

@@ -223,12 +223,18 @@ class RunPageConsumer(AsyncJsonWebsocketConsumer):
     ) -> None:
         # A frame that is not JSON text is a bad command like any other, not a crash that
         # drops the socket (the base class raises on binary frames and invalid JSON).
-        # Bounded (size, then nesting, before the recursive parse): 100,000 nested brackets
-        # would otherwise end in a RecursionError and close the socket with 1011.
+        # Bounded (size, values, then nesting, before the parse): 100,000 nested brackets
+        # would otherwise end in a RecursionError and close the socket with 1011, and
+        # 256 KiB of empty arrays held the event loop for a tenth of a second each.
         try:
             if text_data is None:
                 raise JsonRefused("bad_json", "binary frame")
-            content = jsonin.loads(text_data, max_bytes=jsonin.MAX_COMMAND_BYTES, what="a command")
+            content = jsonin.loads(
+                text_data,
+                max_bytes=jsonin.MAX_COMMAND_BYTES,
+                max_values=jsonin.MAX_COMMAND_VALUES,
+                what="a command",
+            )
         except JsonRefused as exc:
             message = "commands are JSON text messages" if exc.code == "bad_json" else exc.message
             await self.send_json({"type": "error", "code": exc.code, "message": message})

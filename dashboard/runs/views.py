@@ -216,7 +216,11 @@ async def run_act(request: HttpRequest, run_id: int) -> JsonResponse:
     if asker == "stranger":
         return _act_error(404, "not_found", "no such run of yours")
     try:
-        body = jsonin.loads(request.body or b"null", max_bytes=MAX_ACT_BODY_BYTES)
+        body = jsonin.loads(
+            request.body or b"null",
+            max_bytes=MAX_ACT_BODY_BYTES,
+            max_values=jsonin.MAX_COMMAND_VALUES,
+        )
         action, args, timeout_ms = act_request(body)
     except JsonRefused as exc:
         return _act_error(413 if exc.code == "too_large" else 400, exc.code, exc.message)

@@ -405,7 +405,9 @@ async def test_clicks_keys_and_typing_reach_the_page(tab: Tab, fixture_url: str)
     [
         ({"kind": "click", "x": -1, "y": 5}, "outside the viewport"),
         ({"kind": "click", "x": 5, "y": 99_999}, "outside the viewport"),
-        ({"kind": "click", "x": float("nan"), "y": 5}, "x must be a number"),
+        ({"kind": "click", "x": float("nan"), "y": 5}, "x must be a finite number"),
+        ({"kind": "click", "x": 10**400, "y": 5}, "x must be a finite number"),  # JSON's
+        ({"kind": "scroll", "x": 5, "y": 5, "dx": 0, "dy": -(10**400)}, "dy must be a finite"),
         ({"kind": "click", "x": True, "y": 5}, "x must be a number"),
         ({"kind": "click", "x": 5, "y": 5, "button": "fourth"}, "button must be"),
         ({"kind": "click", "x": 5, "y": 5, "clicks": 3}, "clicks must be"),

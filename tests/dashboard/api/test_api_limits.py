@@ -112,3 +112,67 @@ def test_a_batch_s_rows_are_checked_and_written_off_the_event_loop(
         assert answer.status_code == 200, answer.content[:500]
         assert [row["index"] for row in answer.json()["rows"]] == [1, 2]
     assert _Row.on_a_loop and not any(_Row.on_a_loop), _Row.on_a_loop
+
+
+def test_a_body_without_a_valid_token_is_answered_before_it_is_read(owner: Any) -> None:
+    """A stranger's body is never parsed (20 MiB of nested arrays held the server's other
+    requests for seconds, and 1 GiB of memory, before the 401): a body that is not even
+    JSON gets the 401, not a 400 about its JSON."""
+    for headers in ({}, {"Authorization": "Bearer tw_not-a-token"}, {"Authorization": "Basic x"}):
+        answer = Client(headers=headers).post("/api/scenarios", "[[[[ not json",
+                                              content_type="application/json")  # fmt: skip
+        error = refused(answer, 401, "unauthorized")
+        assert "Bearer" in error["hint"]
+    assert not Scenario.objects.exists()
+    # With a token, the same body is read, and refused for what it is.
+    refused(script(owner).post("/api/scenarios", "[[[[ not json",
+                               content_type="application/json"), 400, "invalid")  # fmt: skip
+
+
+def test_a_body_of_millions_of_values_is_refused_before_the_parse(owner: Any) -> None:
+    scenario = scenario_services.scenario_import(owner=owner, data=sign_up("http://shop.test"))
+    rows = '{"base_url": "http://shop.test", "rows": [' + ",".join(["{}"] * 1_500_000) + "]}"
+    assert len(rows) < MAX_ROWS_BODY_BYTES
+    answer = script(owner).post(f"/api/scenarios/{scenario.pk}/batches", rows,
+                                content_type="application/json")  # fmt: skip
+    error = refused(answer, 413, "too_large")
+    assert "values; at most 1000000" in error["message"]
+    assert not Batch.objects.exists()
+
+
+@pytest.mark.parametrize("body", ["1", '"Login"', "[]", "null"])
+def test_a_body_that_is_not_an_object_changes_nothing(owner: Any, body: str) -> None:
+    """Once read as {} (every field its default): a PUT of the login scenario with 1 forgot
+    the scenario's login, a replay's call with [] started a replay."""
+    login = scenario_services.scenario_import(
+        owner=owner, data={**sign_up("http://shop.test"), "name": "Sign in"}
+    )
+    scenario = scenario_services.scenario_import(owner=owner, data=sign_up("http://shop.test"))
+    client = script(owner)
+    set_login = client.put(f"/api/scenarios/{scenario.pk}/login", {"login_scenario": login.name},
+                           content_type="application/json")  # fmt: skip
+    assert set_login.status_code == 200, set_login.content
+    error = refused(client.put(f"/api/scenarios/{scenario.pk}/login", body,
+                               content_type="application/json"), 400, "invalid")  # fmt: skip
+    assert error["message"] == "the body must be a JSON object"
+    kept = client.get(f"/api/scenarios/{scenario.pk}").json()
+    assert kept["login_scenario"] == "Sign in", kept
+    refused(client.post(f"/api/scenarios/{scenario.pk}/replays", body,
+                        content_type="application/json"), 400, "invalid")  # fmt: skip
+    assert not Run.objects.exists()
+
+
+def test_half_of_a_utf16_pair_is_refused_and_nothing_is_made(owner: Any) -> None:
+    """JSON allows "\\ud800"; SQLite could not store it (a 500), and a batch was made and
+    started before its rows failed to save (then every read of it was a 500)."""
+    client = script(owner)
+    named = json.dumps(sign_up("http://shop.test"))[:-1] + ', "description": "x\\ud800"}'
+    error = refused(client.post("/api/scenarios", named, content_type="application/json"),
+                    400, "invalid")  # fmt: skip
+    assert "half of a UTF-16 pair" in error["message"]
+    assert not Scenario.objects.exists()
+    scenario = scenario_services.scenario_import(owner=owner, data=sign_up("http://shop.test"))
+    rows = '{"base_url": "http://shop.test", "rows": [{"name": "Ada \\udc00", "greet": "x"}]}'
+    refused(client.post(f"/api/scenarios/{scenario.pk}/batches", rows,
+                        content_type="application/json"), 400, "invalid")  # fmt: skip
+    assert not Batch.objects.exists() and not Run.objects.exists()

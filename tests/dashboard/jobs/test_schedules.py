@@ -171,6 +171,30 @@ def test_a_value_not_given_is_the_scenario_s_default_of_the_day_it_fires(
     assert batch.rows == [{"name": "Bo", "greet": "Bo"}]
 
 
+@pytest.mark.parametrize(
+    ("fields", "field", "says"),
+    [
+        (
+            {"emails": ", ".join(f"p{i}@example.com" for i in range(40))},
+            "emails",
+            "emails is over 500 characters",
+        ),
+        ({"emails": ", ".join(f"{i}@a.io" for i in range(21))}, "emails", "at most 20 addresses"),
+        ({"cron": "0 7 * * " + "1," * 60 + "1"}, "cron", "cron is over 100 characters"),
+        ({"base_url": "http://shop.test/" + "x" * 2_000}, "base_url", "over 2000 characters"),
+    ],
+)
+def test_a_field_longer_than_its_column_is_refused_naming_it(
+    scenario: Scenario, fields: dict[str, str], field: str, says: str
+) -> None:
+    """Over the API no form capped them: 20,000 addresses were kept (each failure mailed
+    to all), and PostgreSQL answered a long one with a 500."""
+    given = {"cron": "0 7 * * *", "timezone": "UTC", "params": {"name": "A", "greet": "A"}}
+    with pytest.raises(schedules.ScheduleInvalid) as refused_:
+        schedules.check_schedule(scenario=scenario, **{**given, **fields})
+    assert refused_.value.field == field and says in refused_.value.message
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_firing_that_waited_for_a_person_says_why_it_ended_as_it_did(
     scenario: Scenario,

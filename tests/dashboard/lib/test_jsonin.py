@@ -23,6 +23,8 @@ from tests.dashboard.conftest import OpenSocket
 from tests.dashboard.sockets import ANSWER_S
 
 DEEP = "[" * 100_000 + "]" * 100_000
+# As deep as a command can be sent (more brackets are more values than a command holds).
+DEEP_COMMAND = "[" * 10_000 + "]" * 10_000
 DEEP_OBJECT = '{"a":' * 100_000 + "1" + "}" * 100_000
 
 
@@ -62,11 +64,14 @@ async def test_the_act_api_answers_400_to_deep_json(owner: Any) -> None:
     run = await sync_to_async(services.run_create)(owner=owner, task="x", start_url="")
     client = AsyncClient()
     await sync_to_async(client.force_login)(owner)
-    for body in (DEEP, '{"action": "read_page", "args": ' + DEEP + "}"):
+    for body in (DEEP_COMMAND, '{"action": "read_page", "args": ' + DEEP_COMMAND + "}"):
         response = await client.post(f"/runs/{run.pk}/act", body, content_type="application/json")
         assert response.status_code == 400
         error = response.json()["error"]
         assert error["code"] == "too_deep" and f"at most {MAX_DEPTH}" in error["message"]
+    response = await client.post(f"/runs/{run.pk}/act", DEEP, content_type="application/json")
+    assert response.status_code == 413, response.content  # more values than a command holds
+    assert response.json()["error"]["message"].endswith(f"at most {jsonin.MAX_COMMAND_VALUES}")
     response = await client.post(f"/runs/{run.pk}/act", "{x", content_type="application/json")
     assert response.status_code == 400 and response.json()["error"]["code"] == "bad_json"
     big = json.dumps({"action": "read_page", "args": {"x": "y" * jsonin.MAX_COMMAND_BYTES}})
@@ -102,17 +107,53 @@ async def test_the_run_socket_answers_deep_json_with_an_error_and_stays_open(
     comm, connected, _ = await open_socket(run.pk, owner)
     assert connected
     assert (await comm.receive_json_from(timeout=ANSWER_S))["type"] == "state"
-    for text in (DEEP, '{"command": "act", "id": 1, "args": ' + DEEP + "}"):
+    for text in (DEEP_COMMAND, '{"command": "act", "id": 1, "args": ' + DEEP_COMMAND + "}"):
         await comm.send_to(text_data=text)
         message = await comm.receive_json_from(timeout=ANSWER_S)
         assert message["type"] == "error" and message["code"] == "too_deep", message
         assert message["message"].startswith("a command nests arrays and objects 1000")
         assert message["message"].endswith(f" deep; at most {MAX_DEPTH}")
+    await comm.send_to(text_data="[" + ",".join(["[]"] * 30_000) + "]")  # under 256 KiB
+    message = await comm.receive_json_from(timeout=ANSWER_S)
+    assert message["code"] == "too_large" and "values; at most 50000" in message["message"]
     await comm.send_to(text_data="x" * (jsonin.MAX_COMMAND_BYTES + 1))
     message = await comm.receive_json_from(timeout=ANSWER_S)
     assert message["code"] == "too_large" and "over" in message["message"]
+    # Half of a UTF-16 pair in a message: said, and nothing reaches the run.
+    await comm.send_to(text_data='{"command": "message", "text": "hi \\ud800"}')
+    message = await comm.receive_json_from(timeout=ANSWER_S)
+    assert message["code"] == "bad_text" and "half of a UTF-16 pair" in message["message"]
     # Still open and reading commands: the next one gets its ordinary answer.
     await comm.send_json_to({"command": "pause"})
     assert (await comm.receive_json_from(timeout=ANSWER_S))[
         "message"
     ] == "the run is not live any more"
+
+
+def test_a_text_of_too_many_values_is_refused_before_the_parse() -> None:
+    """Millions of values are one parse in C that holds the interpreter (every thread, the
+    server's event loop too) for seconds: counted first, in C, and refused."""
+    flood = "[" + ",".join(["[]"] * 200_000) + "]"
+    with pytest.raises(JsonRefused) as caught:
+        jsonin.loads(flood, max_bytes=10_000_000, max_values=100_000)
+    assert caught.value.code == "too_large"
+    assert caught.value.message == "the body holds about 400001 values; at most 100000"
+    # Commas and brackets inside strings are text: a long CSV in one string is one value.
+    csv = json.dumps({"csv": "a,b,[c],{d}\n" * 50_000})
+    assert jsonin.loads(csv, max_bytes=10_000_000, max_values=10)["csv"].count(",") == 150_000
+
+
+@pytest.mark.parametrize(
+    "text", ['{"name": "Ada \\ud800"}', '["\\udfff"]', '{"\\ud83d": 1}', '["\\ud83d\\u0041"]']
+)
+def test_half_of_a_utf16_pair_is_no_text(text: str) -> None:
+    """JSON allows it; no database, page or file can hold it (a 500 at the save, a
+    conversation ended by UnicodeEncodeError): refused as the text is read."""
+    with pytest.raises(JsonRefused) as caught:
+        jsonin.loads(text, max_bytes=1_000)
+    assert caught.value.code == "bad_text" and "half of a UTF-16 pair" in caught.value.message
+
+
+def test_a_whole_utf16_pair_and_an_escaped_backslash_are_text() -> None:
+    assert jsonin.loads('["\\ud83d\\ude00"]', max_bytes=100) == ["\U0001f600"]
+    assert jsonin.loads('["\\\\ud800"]', max_bytes=100) == ["\\ud800"]  # a backslash, then text
