@@ -353,6 +353,38 @@ async def test_a_one_word_name_that_gained_words_is_another_action(
     assert proven.ok and await html_of(proven) == '<button id="send">Send now</button>'
 
 
+async def test_an_id_on_a_button_named_otherwise_does_not_prove_it(
+    tab: Tab, fixture_url: str
+) -> None:
+    """The next release moved "Approve" into a closed menu and put "Reject" where it stood,
+    with its id and classes: the step once clicked Reject (a confident heal).  A button's
+    name says what it does: an id or a name attribute on a button named otherwise proves
+    nothing, and the step waits for a person.  A test id still proves a renamed button, and
+    an id still proves a field whose label changed."""
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    await tab.page.set_content(
+        "<main><button id='approve' class='primary'>Approve</button>"
+        " <button id='reject' class='secondary'>Reject</button>"
+        " <button data-testid='go'>Continue</button>"
+        " <label>Email <input id='email'></label></main>"
+    )
+    snapshot = await tab.snapshot()
+    approve = await identity_of(tab, snapshot, "button", "Approve")
+    go = await identity_of(tab, snapshot, "button", "Continue")
+    email = await identity_of(tab, snapshot, "textbox", "Email")
+    await tab.page.set_content(
+        "<main><button id='approve' class='primary'>Reject</button>"
+        " <details><summary>More</summary><button>Approve</button></details>"
+        " <button data-testid='go'>Proceed to payment</button>"
+        " <label>Work e-mail <input id='email'></label></main>"
+    )
+    wrong = await find(tab, approve)
+    assert not wrong.ok, await html_of(wrong)
+    assert (await find(tab, go)).ok  # its test id follows it
+    field = await find(tab, email)
+    assert field.ok and await html_of(field) == '<input id="email">'
+
+
 async def test_a_removed_button_s_place_does_not_choose_between_new_ones_of_other_names(
     tab: Tab, fixture_url: str
 ) -> None:
