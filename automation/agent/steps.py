@@ -298,7 +298,9 @@ class ActionSteps:
         them, and keep what they did in the tab meanwhile (``record``) as steps of theirs,
         also when they stop the run.  Their acts, for whoever goes on to hear of them."""
         # The recorder is ready before the person is told.
-        recorder = await start_recorder(self.tab, budget) if record else None
+        recorder = (
+            await start_recorder(self.tab, budget, on_secret=self.secrets.hide) if record else None
+        )
         control.recorder = recorder
         if record and recorder is None:
             detail = f"{detail} ({NOT_RECORDED})" if detail else NOT_RECORDED

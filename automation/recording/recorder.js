@@ -265,6 +265,9 @@
       ev.value = oneTime ? "${TOTP:" + (slug || "OTP") + "}"
         : "${SECRET:" + (slug || "PASSWORD") + "}";
       ev.secret = true;
+      // What was typed, for the recorder to hide from everything shown (the page may
+      // put it in its address); never kept in a step.
+      ev.typed = el.value;
     } else {
       ev.value = el.isContentEditable ? el.innerText : el.value;
     }

@@ -136,9 +136,22 @@ class _Mark:
 
 
 class Recorder:
-    def __init__(self, tab: Tab, *, on_step: OnRecorded | None = None) -> None:
+    """``on_secret`` is called with what a person typed into a password (or one-time
+    code) field, whole, once their typing there ended (their next act, the next page, the
+    stop): the caller hides it from everything it shows (the page may put it in its
+    address).  Steps keep only the ``${SECRET:…}`` that names it."""
+
+    def __init__(
+        self,
+        tab: Tab,
+        *,
+        on_step: OnRecorded | None = None,
+        on_secret: Callable[[str], None] | None = None,
+    ) -> None:
         self.tab = tab
         self.on_step = on_step
+        self.on_secret = on_secret
+        self._typed: tuple[str, str] | None = None  # (field's key, what was typed so far)
         self._steps: list[ScenarioStep] = []
         self._marks: list[_Mark] = []
         # Its own binding name: two recorders (one after another) never share one.
@@ -205,6 +218,7 @@ class Recorder:
         # A document's flush is answered once the events it sent before are handled.
         await self._in_documents("flush", budget)
         self._stopped = True
+        self._tell_typed()
         await self._in_documents("stop", budget)
         for disposable in self._disposables:
             await _quietly(budget, disposable.close())
@@ -395,6 +409,12 @@ class Recorder:
         """One event from recorder.js; handled at once, in the order the page sent them."""
         if self._stopped or not isinstance(event, dict):
             return
+        typed = event.pop("typed", None)
+        key = str(event.get("el", ""))
+        if self._typed is not None and (event.get("kind") != "fill" or key != self._typed[0]):
+            self._tell_typed()  # the typing there ended
+        if isinstance(typed, str) and typed and event.get("kind") == "fill":
+            self._typed = (key, typed)
         if event.get("kind") == "load":
             self._on_load(source.get("frame"), event)
             return
@@ -440,6 +460,14 @@ class Recorder:
         else:  # consecutive changes of one field are one step: its final value
             merge = same and action in ("fill", "select_option") and last.action == action
         self._add(step, mark, replace_last=merge)
+
+    def _tell_typed(self) -> None:
+        typed, self._typed = self._typed, None
+        if typed is not None and self.on_secret is not None:
+            try:
+                self.on_secret(typed[1])
+            except Exception:
+                log.exception("a typed secret could not be hidden")
 
     def _on_load(self, frame: Frame | None, event: dict[str, Any]) -> None:
         """A new top document: a navigate step, unless the last step caused it."""

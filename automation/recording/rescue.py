@@ -10,6 +10,7 @@ element becomes a proposed heal of the step, so the next replay finds it there.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from automation.browser.identity import ElementIdentity
@@ -73,12 +74,15 @@ def _same_kind(a: str, b: str) -> bool:
 NOT_RECORDED = "what you do in the tab is not recorded this time (its recorder did not start)"
 
 
-async def start_recorder(tab: Tab, budget: Budget) -> Recorder | None:
+async def start_recorder(
+    tab: Tab, budget: Budget, *, on_secret: Callable[[str], None] | None = None
+) -> Recorder | None:
     """A Recorder listening on the tab (None, logged, when it can't be started: the run
-    still waits for the person, and the pause says :data:`NOT_RECORDED`)."""
+    still waits for the person, and the pause says :data:`NOT_RECORDED`); ``on_secret``
+    hides what the person types into a password field (Recorder)."""
     if tab.page.is_closed():
         return None
-    recorder = Recorder(tab)
+    recorder = Recorder(tab, on_secret=on_secret)
     try:
         # Bounded, not tight: a busy machine may take seconds, and a recorder that could
         # not start leaves the person's acts out of the run.
