@@ -61,6 +61,10 @@ CLIENT_GONE_S = 5.0
 ENDED_BY_CLIENT = "the MCP client ended the session"
 WENT_AWAY = f"the MCP client went away: no connection to its session for {CLIENT_GONE_S:g} s"
 EXPIRED = "the MCP session expired: no request for {minutes} min"
+REVOKED = "the API token of the MCP session was revoked"
+# How often the tokens of the open sessions are checked: a revoked token's session ends
+# then, though its client keeps its event stream open and sends nothing more.
+TOKEN_CHECK_S = 15.0
 # A run being started when its client goes: its tab opens within this, then it is closed.
 START_WAIT_MS = 60_000
 _ANSWER_MARGIN_MS = 5_000  # past the call's own budget, for the worker's answer to travel
@@ -86,6 +90,7 @@ class _Session:
     and its client's connections to it."""
 
     owner_id: int
+    token: str = ""  # the API token that opened it (revoked: the session ends)
     run: asyncio.Future[int] | None = None
     requests: int = 0  # HTTP requests of it being served (an open event stream is one)
     streams: bool = False  # its client keeps an event stream open: losing it says it left
@@ -133,7 +138,8 @@ class McpApp:
         async def reply(message: dict[str, Any]) -> None:
             if message["type"] == "http.response.start" and not answered:
                 answered["status"] = int(message["status"])
-                self._answered(session_id, session, method, user.pk, message)
+                self._answered(session_id, session, method, user.pk, message,
+                               token=_bearer(headers))  # fmt: skip
             await send(message)
 
         if session is not None:
@@ -155,7 +161,7 @@ class McpApp:
 
     def _answered(
         self, session_id: str, session: _Session | None, method: str, owner_id: int,
-        start: dict[str, Any],
+        start: dict[str, Any], *, token: str = "",
     ) -> None:  # fmt: skip
         """The SDK's answer begins: a new session's id (initialize), or an event stream."""
         ok = 200 <= int(start["status"]) < 300
@@ -163,7 +169,7 @@ class McpApp:
             new = dict(start.get("headers") or []).get(_SESSION_HEADER.encode())
             if new:
                 self._forget_expired()
-                self._sessions[new.decode("latin-1")] = _Session(owner_id)
+                self._sessions[new.decode("latin-1")] = _Session(owner_id, token)
         elif session is not None and ok and method == "GET":
             session.streams = True
 
@@ -203,6 +209,18 @@ class McpApp:
                 self._end(session_id, EXPIRED.format(minutes=round(idle_s / 60)))
                 del self._sessions[session_id]
 
+    async def _check_tokens(self) -> None:
+        """End the open sessions whose token was revoked (or whose person can no longer
+        sign in): the token is checked at every request, but a client that keeps its
+        event stream open and sends nothing would keep its run for the idle timeout."""
+        open_ = {s.token for s in self._sessions.values() if s.token and not s.ended}
+        for token in open_:
+            if await database_sync_to_async(token_services.api_token_user)(secret=token):
+                continue
+            for session_id, session in list(self._sessions.items()):
+                if session.token == token:
+                    self._end(session_id, REVOKED)
+
     def _end(self, session_id: str, reason: str) -> None:
         """End the session's run (in a task of its own), saying why; its later calls, if
         any come, answer session_ended."""
@@ -234,7 +252,12 @@ class McpApp:
             async with manager.run():
                 self._manager = manager
                 self._ready.set_result(manager)
-                await asyncio.Event().wait()
+                while True:
+                    await asyncio.sleep(TOKEN_CHECK_S)
+                    try:
+                        await self._check_tokens()
+                    except Exception:  # the database, for a moment: the next check tries
+                        log.exception("the MCP sessions' tokens could not be checked")
         except Exception as exc:  # the requests waiting hear of it; the next tries again
             if not self._ready.done():
                 self._ready.set_exception(exc)
@@ -250,7 +273,7 @@ class McpApp:
         session_id = headers.get(_SESSION_HEADER, "")
         if not session_id:  # the SDK answers a request without a session before this
             return Answer(False, "error action_invalid: a tool call needs an MCP session")
-        session = self._sessions.setdefault(session_id, _Session(user.pk))
+        session = self._sessions.setdefault(session_id, _Session(user.pk, _bearer(headers)))
         raw = args.get("timeout_ms", DEFAULT_CALL_MS)
         call_ms = raw if isinstance(raw, int) and 0 < raw <= MAX_TIMEOUT_MS else DEFAULT_CALL_MS
         wait = Budget(call_ms + _ANSWER_MARGIN_MS, label=name)
@@ -378,11 +401,17 @@ def _client_name(ctx: ServerRequestContext[Any]) -> str:
     return str(name)[:80]
 
 
-async def _user_of(headers: dict[str, str]) -> Any:
+def _bearer(headers: dict[str, str]) -> str:
+    """The token of ``Authorization: Bearer <token>`` (headers by lower-case name)."""
     scheme, _, token = headers.get("authorization", "").partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
+    return token.strip() if scheme.lower() == "bearer" else ""
+
+
+async def _user_of(headers: dict[str, str]) -> Any:
+    token = _bearer(headers)
+    if not token:
         return None
-    return await database_sync_to_async(token_services.api_token_user)(secret=token.strip())
+    return await database_sync_to_async(token_services.api_token_user)(secret=token)
 
 
 async def _refuse(send: Any) -> None:

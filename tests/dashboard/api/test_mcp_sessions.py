@@ -153,3 +153,28 @@ async def test_one_person_s_open_sessions_are_capped_and_another_s_are_not(
     assert not app._over_cap(other.pk)
     app._end("s0", mcp.ENDED_BY_CLIENT)
     assert not app._over_cap(owner.pk)
+
+
+async def test_a_session_whose_token_is_revoked_ends_though_its_client_sends_nothing(
+    owner: Any,
+) -> None:
+    """Its client keeps the event stream open and sends nothing: the revoke is heard at
+    the next check of the open sessions' tokens (every TOKEN_CHECK_S), not at the idle
+    timeout half an hour later.  A session of another token of the same person goes on."""
+    made = database_sync_to_async(token_services.api_token_create)
+    (revoked, first), (_kept, second) = await made(owner=owner, name="a"), await made(
+        owner=owner, name="b"
+    )
+    app = app_with(owner)
+    for session_id, token in (("a", first), ("b", second)):
+        opened = {"status": 200, "headers": [(b"mcp-session-id", session_id.encode())]}
+        app._answered("", None, "POST", owner.pk, opened, token=token)
+    runs = {s: await app._run_of(app._sessions[s], owner, "a client") for s in ("a", "b")}
+    await app._check_tokens()  # both valid: nothing ends
+    assert not app._sessions["a"].ended and not app._sessions["b"].ended
+    assert await database_sync_to_async(token_services.api_token_revoke)(
+        owner=owner, token_id=revoked.pk
+    )
+    await app._check_tokens()
+    assert await ended(runs["a"]) == (Run.Status.STOPPED, mcp.REVOKED)
+    assert app._sessions["a"].ended == mcp.REVOKED and not app._sessions["b"].ended
