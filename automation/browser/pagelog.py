@@ -22,12 +22,12 @@ from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 from playwright.async_api import ConsoleMessage, Page, Request, Response
 from playwright.async_api import Error as PlaywrightError
 
 from automation.browser.listen import listener
+from automation.browser.served import refused_write
 from automation.errors import ActionInvalid
 
 __all__ = [
@@ -135,20 +135,6 @@ class Refused:
     status: int
     url: str
     method: str  # a script's write; "" for the page's own document
-
-
-_WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
-
-
-def _same_site(url: str, page_url: str) -> bool:
-    """Whether ``url`` is on the page's site: its host, or a host under the same last two
-    labels (app.example.com and api.example.com); an address's host only as itself."""
-    host, page_host = urlsplit(url).hostname or "", urlsplit(page_url).hostname or ""
-    if host == page_host:
-        return bool(host)
-    if not host or not page_host or ":" in host or host.replace(".", "").isdigit():
-        return False
-    return host.split(".")[-2:] == page_host.split(".")[-2:] and host.count(".") >= 1
 
 
 @dataclass
@@ -304,11 +290,10 @@ class PageLog:
                 return
             if _top_document(request):
                 self._refused.append(Refused(pending.number, response.status, pending.url, ""))
-            elif (
-                request.resource_type in ("fetch", "xhr")
-                and request.method in _WRITES
-                and _same_site(request.url, self.page.url)
-            ):
+            elif refused_write(
+                request.method, request.resource_type, response.status, request.url,
+                self.page.url,
+            ):  # fmt: skip
                 self._refused.append(
                     Refused(pending.number, response.status, pending.url, request.method)
                 )

@@ -28,6 +28,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Page, Request, Response
 
 from automation.browser.listen import listener
+from automation.browser.served import WRITES
 from automation.budget import Budget
 
 __all__ = ["WAITED_TYPES", "Mark", "Traffic"]
@@ -43,7 +44,6 @@ _INFLIGHT_CAP = 500
 # not waited for (until one of them answers quickly).
 _LONG_LIVED_CAP = 64
 _LEARNT_TYPES = ("fetch", "xhr")
-_WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 # Requests whose answer a page's script renders when it comes (a fetch's, an XHR's, an
 # event stream's): after one, the page may change any time; without, a loaded document
 # is done once its short timers and frames have run (and, pending.js says, it opened no
@@ -103,7 +103,7 @@ class Traffic:
 
     def writing(self) -> bool:
         """A write (POST, PUT, PATCH, DELETE) the page sent not yet answered."""
-        return any(request.method in _WRITES for request in self._inflight)
+        return any(request.method in WRITES for request in self._inflight)
 
     def mark(self, *, armed: bool) -> Mark:
         return Mark(self.seq, self.commits, self.tracked, self.dropped, self.streams, armed)
@@ -124,7 +124,7 @@ class Traffic:
             if (
                 seq > mark.seq
                 and request.resource_type in _LEARNT_TYPES
-                and request.method not in _WRITES
+                and request.method not in WRITES
                 and request not in self._responded
             ):
                 self._long_lived[_endpoint(request)] = None

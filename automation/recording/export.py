@@ -42,7 +42,7 @@ from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from automation.browser import textmatch
+from automation.browser import served, textmatch
 from automation.browser.identity import ElementIdentity
 from automation.browser.interact import MODIFIERS, MOUSE_BUTTONS
 from automation.errors import ActionInvalid, ScenarioInvalid
@@ -96,9 +96,12 @@ def to_pytest(
         # A one-time code is the seed's code of the moment the step runs (RFC 6238).
         at = header.index("\nimport pytest\n")
         header = header[:at] + "\nimport pyotp" + header[at:]
-    # A text is found where it stands as words, as replay finds it: the same code.
-    source = inspect.getsource(textmatch)
-    lines = [header, "\n" + source[source.index(MARKER) :].rstrip("\n")]
+    # A text is found where it stands as words, and a write is refused, as replay finds
+    # them: the same code.
+    lines = [header]
+    for module in (textmatch, served):
+        source = inspect.getsource(module)
+        lines.append("\n" + source[source.index(MARKER) :].rstrip("\n"))
     if any(s.is_check and s.args.get("kind") == "download" for s in steps):
         at = header.index("        yield page\n")
         keep = '        page.on("download", lambda download: DOWNLOADS.append(download))\n'
@@ -113,7 +116,7 @@ def to_pytest(
     again = _sign_in_again(login, functions, params) if login is not None else []
     lines += ["", "", f"def test_{_identifier(scenario.name)}(page: Page) -> None:",
               *(f"    {line}" if line else "" for line in again),
-              *_body(scenario, params, pending)]  # fmt: skip
+              *_body(scenario, params, pending), "    served(page)"]  # fmt: skip
     return "\n".join(lines) + "\n"
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
+from urllib.parse import urlsplit
 
 import pytest
 from playwright.sync_api import Page, expect, sync_playwright
@@ -49,6 +50,34 @@ def frame_of(page: Page, path: str):  # noqa: ANN201 (a Frame)
     return frame
 
 
+REFUSED: list = []  # the writes of the page's scripts that its site refused
+UNDER_WAY: set = set()  # ... and those not answered yet
+
+
+def served(page: Page) -> None:
+    """As Tabwright's replay judges the steps: a write the page's script sent to its site
+    (a form sent by fetch, a save) that the server refused (HTTP 4xx/5xx) fails the test;
+    one still under way is waited for (up to 15 s)."""
+    for _ in range(300):
+        if not UNDER_WAY:
+            break
+        page.wait_for_timeout(50)
+    assert not REFUSED, f"the server refused {{REFUSED[0]}}"
+
+
+def _sent(request) -> None:  # noqa: ANN001 (a Request)
+    if request.method in WRITES and request.resource_type in ("fetch", "xhr"):
+        UNDER_WAY.add(request)
+
+
+def _answered(page: Page, response) -> None:  # noqa: ANN001 (a Response)
+    request = response.request
+    UNDER_WAY.discard(request)
+    if refused_write(request.method, request.resource_type, response.status, request.url,
+                     page.url):
+        REFUSED.append(f"{{request.method}} {{request.url}}: HTTP {{response.status}}")
+
+
 @pytest.fixture
 def page() -> Iterator[Page]:
     executable = os.environ.get("TABWRIGHT_CHROMIUM_PATH") or os.environ.get("CHROMIUM") or None
@@ -58,6 +87,9 @@ def page() -> Iterator[Page]:
         timeout_ms = float(os.environ.get("TIMEOUT_MS", "15000"))
         page.set_default_timeout(timeout_ms)
         expect.set_options(timeout=timeout_ms)  # a check waits as long as a step
+        page.on("request", _sent)
+        page.on("response", lambda response: _answered(page, response))
+        page.on("requestfailed", lambda request: UNDER_WAY.discard(request))
         yield page
         browser.close()
 '''

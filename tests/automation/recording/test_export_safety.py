@@ -31,7 +31,7 @@ LINE_BREAKS = ["\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\u
 # -- what an exported module may hold -------------------------------------------------
 
 # Names the test function's body may use, and the only attributes of os and re it may read.
-BODY_NAMES = {"page", "expect", "re", "os", "url", "frame_of", "words", "dialog"}
+BODY_NAMES = {"page", "expect", "re", "os", "url", "frame_of", "served", "words", "dialog"}
 MODULE_ATTRS = {"os": {"environ"}, "re": {"compile", "escape", "I"}}
 BODY_NODES = (ast.Expr, ast.Call, ast.Attribute, ast.Name, ast.Load, ast.Constant,
               ast.keyword, ast.List, ast.BinOp, ast.Add, ast.Subscript, ast.Lambda,
@@ -95,8 +95,9 @@ def assert_safe_module(code: str) -> ast.FunctionDef:
             continue
         assert isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call), ast.dump(stmt)
         root = _root(stmt.value)
-        # frame_of(page, path): the header's helper for the page's frame at that path.
-        assert isinstance(root, ast.Name) and root.id in ("page", "expect", "frame_of")
+        # frame_of(page, path): the header's helper for the page's frame at that path;
+        # served(page): its check that no write was refused, last.
+        assert isinstance(root, ast.Name) and root.id in ("page", "expect", "frame_of", "served")
         for node in ast.walk(stmt):
             assert isinstance(node, BODY_NODES), ast.dump(node)
             if isinstance(node, ast.Name):

@@ -149,7 +149,8 @@ async def test_the_pytest_export_asserts_the_checks(recorded: Scenario) -> None:
     assert ".to_have_count(1)" in text
     assert "expect(page.get_by_text(re.compile(words('1 item left'), re.I))" in text
     assert "filter(has_text=re.compile('Buy\\\\s*milk')).get_by_role('checkbox', " in text
-    assert text.rstrip().endswith(".to_be_checked()")
+    # The last check, then the helper that fails a write the server refused.
+    assert text.rstrip().endswith(".to_be_checked()\n    served(page)")
 
 
 async def test_a_person_s_rescue_is_proposed_as_the_step_s_identity(

@@ -5,11 +5,15 @@ answered 5xx.  Before, a scenario without a check said succeeded there, its erro
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from automation import Tab
+from automation.recording.export import to_pytest
 from automation.recording.replay import Replay
 from automation.recording.scenario import Scenario, ScenarioStep
+from tests.exported import run_exported
 
 
 def scenario(fixture_url: str, *steps: ScenarioStep, page: str = "refused.html") -> Scenario:
@@ -46,15 +50,20 @@ async def test_a_step_whose_page_the_server_refuses_fails(
 
 
 @pytest.mark.parametrize(("button", "refused"), [("Save", True), ("Look up", False)])
-async def test_a_write_a_script_sends_that_the_server_refuses_fails_its_step(
-    tab: Tab, fixture_url: str, button: str, refused: bool
+async def test_a_write_a_script_sends_that_the_server_refuses_fails_its_step_and_export(
+    tab: Tab, fixture_url: str, tmp_path: Path, button: str, refused: bool
 ) -> None:
     steps = (on("textbox", "Name", "fill", value="Ada"), on("button", button))
-    result = await Replay(tab, scenario(fixture_url, *steps, page="refused-fetch.html")).run()
+    recorded = scenario(fixture_url, *steps, page="refused-fetch.html")
+    result = await Replay(tab, recorded).run()
+    code, out = await run_exported(to_pytest(recorded), tmp_path, recorded.base_url)
     if not refused:
         assert result.ok, result.to_dict()
+        assert code == 0 and "1 passed" in out, out
         return
     last = result.steps[-1]
     assert result.status == "failed" and last.status == "failed", result.to_dict()
     assert last.error is not None and last.error["code"] == "http_status"
     assert "it sent POST" in last.error["message"] and "answered HTTP 501" in last.error["message"]
+    # The export fails as the replay does, naming the write.
+    assert code == 1 and "the server refused POST" in out and "HTTP 501" in out, out
