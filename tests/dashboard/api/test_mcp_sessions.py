@@ -162,8 +162,9 @@ async def test_a_session_whose_token_is_revoked_ends_though_its_client_sends_not
     the next check of the open sessions' tokens (every TOKEN_CHECK_S), not at the idle
     timeout half an hour later.  A session of another token of the same person goes on."""
     made = database_sync_to_async(token_services.api_token_create)
-    (revoked, first), (_kept, second) = await made(owner=owner, name="a"), await made(
-        owner=owner, name="b"
+    (revoked, first), (_kept, second) = (
+        await made(owner=owner, name="a"),
+        await made(owner=owner, name="b"),
     )
     app = app_with(owner)
     for session_id, token in (("a", first), ("b", second)):
