@@ -112,11 +112,13 @@
     const name = compareNames(id, f);
     // A button's or a link's name says what it does: an id or a name attribute now on a
     // control named otherwise ("Reject" where "Approve" stood, with its id) proves
-    // nothing; a test id, made to follow the control, still does.
+    // nothing.  What still does: a test id, made to follow the control, and where it
+    // leads (a link's address, a submit's form), which is what it does.
     const renamedPress = kindOfId(id) === "press" && name.sim !== null && !name.gap &&
-      name.sim < MIN_NAME && !(tests && sameTestId(id, f));
-    const proven = !renamedPress && ((tests && sameTestId(id, f)) || (id.id && f.id === id.id) ||
-      (id.name_attr && f.name_attr === id.name_attr && f.tag === id.tag) || attested);
+      name.sim < MIN_NAME;
+    const proven = (tests && sameTestId(id, f)) || (anchors.target && sameTarget(id, f)) ||
+      (!renamedPress && ((id.id && f.id === id.id) ||
+        (id.name_attr && f.name_attr === id.name_attr && f.tag === id.tag) || attested));
     // A renamed element an attribute proves: its old name says nothing against it.
     if (name.sim !== null && !(proven && name.sim < MIN_NAME)) add(W.name, name.sim);
     if (id.role) add(W.role, f.role === id.role ? 1 : 0);
