@@ -27,7 +27,7 @@ from playwright.async_api import ConsoleMessage, Page, Request, Response
 from playwright.async_api import Error as PlaywrightError
 
 from automation.browser.listen import listener
-from automation.browser.served import refused_write
+from automation.browser.served import WRITES, refused_write
 from automation.errors import ActionInvalid
 
 __all__ = [
@@ -181,6 +181,7 @@ class PageLog:
         # What the server refused: the page's own documents, and the writes its scripts
         # sent to its site (fetch, XHR), answered HTTP 4xx/5xx.
         self._refused: deque[Refused] = deque(maxlen=20)
+        self._last_write = 0  # the number of the latest request that sent a write
         self._listeners: dict[str, Callable[[Any], None]] = {
             "console": listener(self._on_console),
             "pageerror": listener(self._on_page_error),
@@ -275,6 +276,8 @@ class PageLog:
             )
             self._seen["requests"] += 1
             self._keep(self._seen["requests"], request)
+            if request.method in WRITES:
+                self._last_write = self._seen["requests"]
         except Exception:
             log.debug("request not recorded", exc_info=True)
 
@@ -391,6 +394,11 @@ class PageLog:
     def requests_seen(self) -> int:
         """How many requests the page has made since the log began (each one's number)."""
         return self._seen["requests"]
+
+    def wrote(self, since: int) -> bool:
+        """Whether the page sent a write (POST, PUT, PATCH, DELETE: a form posted, a save)
+        among the requests after number ``since``."""
+        return self._last_write > since
 
     def refused(self, since: int) -> list[Refused]:
         """What the server refused of the requests after number ``since``: the page's own

@@ -5,7 +5,10 @@ A scenario may name a login scenario (``login_scenario``), which its document br
 page that asks to sign in, the replay (:attr:`Replay.relogin
 <automation.recording.replay.Replay.relogin>`) replays the login scenario in the same tab
 with its own base URL, secrets and step timeout, goes back to the step's page and tries
-the step again, once a replay.  Every replay of the document does so by itself (the
+the step again, once a replay; the steps between that page's navigate and the step are
+done again first (the form they filled is gone with the session), unless one of them
+sent something to the server (done twice, it might be saved twice): then the step fails,
+saying so.  Every replay of the document does so by itself (the
 library's, ``scenario_replay``'s, a batch's); the dashboard's also saves the run's sign-in
 profile again (dashboard.runs.relogin).  The login scenario's own replay never signs in
 again with itself, and a called scenario's replay leaves it to its caller's.
@@ -74,16 +77,19 @@ def login_replay(replay: Replay) -> Relogin | None:
     return relogin
 
 
-async def sign_in_first(replay: Replay, index: int, step: ScenarioStep, budget: Budget) -> None:
+async def sign_in_first(replay: Replay, index: int, step: ScenarioStep, budget: Budget) -> str:
     """Before step ``index``: sign in again (once a replay) when the page asks to and the
-    step's element is not there."""
+    step's element is not there.  Why the step can't be done now ("" when it can): the
+    sign-in failed, or the steps before it could not be done again."""
     if (
         replay.relogin is not None
         and not replay.relogged
         and await asks_sign_in(replay, budget)
         and not await replay.findable(step, budget)
+        and not await _sign_in_again(replay, index, budget)
     ):
-        await _sign_in_again(replay, index, budget)
+        return replay.relogin_failure
+    return ""
 
 
 async def signed_out(
@@ -103,7 +109,7 @@ async def signed_out(
                 return outcome
     hint = replay.signed_out_hint
     if replay.relogin_failure:  # the cause, not the remedy it would have needed
-        hint = f"the page asks to sign in, and signing in again failed: {replay.relogin_failure}"
+        hint = f"the page asks to sign in, and {replay.relogin_failure}"
     if not hint:
         return outcome
     assert outcome.error is not None
@@ -123,7 +129,9 @@ async def asks_sign_in(replay: Replay, budget: Budget) -> bool:
 
 async def _sign_in_again(replay: Replay, index: int, budget: Budget) -> bool:
     """:attr:`Replay.relogin` (once a replay), said; then back to step ``index``'s page
-    (its last navigate before it).  False when signing in failed (said too)."""
+    (its last navigate before it), and the steps done on it since done again.  False,
+    said, when signing in failed, or when one of those steps can't be done again (or
+    sent something to the server: it is not sent twice)."""
     assert replay.relogin is not None
     replay.relogged = True
     try:
@@ -131,12 +139,37 @@ async def _sign_in_again(replay: Replay, index: int, budget: Budget) -> bool:
     except (Cancelled, BrowserClosed):
         raise
     except TabwrightError as exc:
-        replay.relogin_failure = exc.message
-        await replay.out.emit(Observation(0, f"signing in again failed: {exc.message}"))
-        return False
+        return await _cannot_go_on(replay, f"signing in again failed: {exc.message}")
     await replay.out.emit(Observation(0, said))
     steps = replay.scenario.steps
     back = next((i for i in range(index, -1, -1) if steps[i].action == "navigate"), None)
-    if back is not None and back != index:
-        await replay.step(back, steps[back], budget)
+    if back is None or back == index:
+        return True
+    # What the steps since did on the page the session lost (a form filled in) is gone
+    # with it: they are done again, else the step would save a half-empty form.  Not when
+    # one of them sent something to the server: done twice, it may be saved twice.
+    redo = [i for i in range(back + 1, index) if not steps[i].is_check]
+    sent = next((i for i in redo if i in replay.wrote), None)
+    if sent is not None:
+        return await _cannot_go_on(
+            replay, f"it signed in again, but step {sent} ({steps[sent].describe()}) sent "
+            "something to the server on the page the session lost: done again, it may be "
+            "saved twice",
+        )  # fmt: skip
+    for i in [back, *redo]:
+        outcome = await replay.step(i, steps[i], budget)
+        if not outcome.ok:
+            why = outcome.error["message"] if outcome.error else outcome.status
+            return await _cannot_go_on(
+                replay,
+                f"it signed in again, but step {i} ({steps[i].describe()}) could not be done "
+                f"again: {why}",
+            )
     return True
+
+
+async def _cannot_go_on(replay: Replay, why: str) -> bool:
+    """Why the replay can't go on past the sign-in page, said: False."""
+    replay.relogin_failure = why
+    await replay.out.emit(Observation(0, why))
+    return False

@@ -202,6 +202,7 @@ class Replay:
         # The tab's requests before the replay, and the refusals told since (see _refusals).
         self.log_since = self.tab.log.requests_seen
         self.told: set[Refused] = set()
+        self.wrote: set[int] = set()  # the steps that sent a write (a form posted, a save)
 
     def _can_type(self, name: str, env: Mapping[str, str]) -> bool:
         return self.run_secrets.granted(name) and SECRET_ENV_PREFIX + name in env
@@ -312,7 +313,9 @@ class Replay:
         signed_out`).  On a page that asks to sign in without the step's element, a replay
         that can sign in again does so first rather than wait the step's time for an
         element that can't come."""
-        await sign_in_first(self, index, step, budget)
+        stuck = await sign_in_first(self, index, step, budget)
+        if stuck:  # done now, the step would act on a page that lost what came before
+            return await self.step(index, step, budget, refuse=stuck)
         outcome = await signed_out(self, index, await self.step(index, step, budget), budget)
         # (Not when a cover no handler cleared is why: handle() just said so.)
         if (
@@ -331,8 +334,11 @@ class Replay:
         located = await locate(self.tab.page, target, budget=budget.child(5_000, label="locate"))
         return located.ok
 
-    async def step(self, index: int, step: ScenarioStep, budget: Budget) -> StepOutcome:
-        """One try of step ``index``: found, done and judged, its events emitted."""
+    async def step(
+        self, index: int, step: ScenarioStep, budget: Budget, *, refuse: str = ""
+    ) -> StepOutcome:
+        """One try of step ``index``: found, done and judged, its events emitted; or,
+        with ``refuse``, failed for that reason without being tried."""
         shown = dict(step.args)  # placeholders, not values
         words = step.words(double_quoted).to_dict()
         await self.out.emit(ActionStarted(0, index, step.action, shown, words))
@@ -344,6 +350,8 @@ class Replay:
         inner: list[StepOutcome] = []  # a call step's: the called scenario's outcomes
         result, error, status = "", None, "passed"
         try:
+            if refuse:
+                raise ActionFailed(refuse, hint="see the steps before it: the page lost them")
             asked = sorted(self.asked & secret_names(step.args))
             if asked:
                 raise NeedsPerson(
@@ -370,16 +378,22 @@ class Replay:
                         step_budget, index=index,
                     )  # fmt: skip
                     since = self.tab.log.requests_seen
-                    result = await self._act_on(located, step, step_budget)
-                    await self.tab.settle(budget=step_budget)
+                    try:
+                        result = await self._act_on(located, step, step_budget)
+                        await self.tab.settle(budget=step_budget)
+                    finally:
+                        self._note_writes(index, since)
                     self._refusals(since)
             else:
                 args = self.values.fill(step.args)
                 if step.action == "navigate":
                     args["url"] = rebase(args["url"], self.scenario.base_url, self.base_url)
                 since = self.tab.log.requests_seen
-                result = await execute(self.tab, step.action, args, budget=step_budget)
-                await self.tab.settle(budget=step_budget)
+                try:
+                    result = await execute(self.tab, step.action, args, budget=step_budget)
+                    await self.tab.settle(budget=step_budget)
+                finally:
+                    self._note_writes(index, since)
                 self._refusals(since)
         except (Cancelled, BrowserClosed):
             raise
@@ -435,6 +449,10 @@ class Replay:
         if self.config.screenshots and status != "needs_person":
             await self._screenshot(index, budget)
         return outcome
+
+    def _note_writes(self, index: int, since: int) -> None:
+        if self.tab.log.wrote(since):
+            self.wrote.add(index)
 
     def _refusals(self, since: int) -> None:
         """HttpStatus for what the server refused (:func:`_refused_by_server`) that was

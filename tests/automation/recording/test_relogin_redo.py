@@ -1,0 +1,171 @@
+"""Signing in again in the middle of a form: the steps done on the page the session lost
+are done again.  A back office that checks its session as a person types sends them to
+its sign-in page while they fill in a new entry; the replay signs in again, goes back to
+the form and tried only the step that failed: "Save" sent a form whose customer was
+empty, and the replay said passed.  Now the fills since the form's navigate are done again
+first; and when one of the steps there sent something to the server, it is not sent
+twice: the step fails, saying why."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs
+
+import pytest
+
+from automation import Tab
+from automation.budget import Budget
+from automation.recording.replay import Replay
+from automation.recording.scenario import Scenario, ScenarioStep
+
+FORM = b"""<!doctype html><title>New entry</title><h1>New entry</h1>
+<form method="post" action="/save">
+  <label>Customer <input name="customer"></label>
+  <label>Amount <input name="amount"></label>
+  <button type="button" id="draft">Keep a draft</button>
+  <button>Save</button>
+</form>
+<script>
+  // The session is checked as the person types: ended, the page goes to sign in.
+  for (const field of document.querySelectorAll("input")) {
+    field.addEventListener("input", async () => {
+      const answer = await fetch("/alive");
+      if (answer.status === 401) location.href = "/login";
+    });
+  }
+  document.getElementById("draft").addEventListener("click", () => {
+    fetch("/draft", { method: "POST", body: new FormData(document.forms[0]) });
+  });
+</script>"""
+LOGIN = (
+    b"<!doctype html><title>Sign in</title><form method=post action=/login>"
+    b"<label>Password <input type=password name=pw></label><button>Sign in</button></form>"
+)
+
+
+class Ledger:
+    """The back office's side: the entries saved, the drafts kept, and its sessions (all
+    end at the ``end_at``-th session check)."""
+
+    def __init__(self) -> None:
+        self.saved: list[tuple[str, str]] = []
+        self.drafts = 0
+        self.sessions: set[str] = set()
+        self.checks = 0
+        self.end_at = 0
+        self.url = ""
+
+
+@pytest.fixture
+def ledger() -> Iterator[Ledger]:
+    state = Ledger()
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+        def _session(self) -> bool:
+            cookie = self.headers.get("Cookie") or ""
+            return any(part.strip() in state.sessions for part in cookie.split(";"))
+
+        def _send(self, status: int, body: bytes = b"", **headers: str) -> None:
+            self.send_response(status)
+            for name, value in {"Content-Type": "text/html", **headers}.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self) -> None:
+            if self.path == "/login":
+                self._send(200, LOGIN)
+            elif self.path == "/alive":
+                state.checks += 1
+                alive = self._session()
+                if state.checks == state.end_at:
+                    state.sessions.clear()  # after this answer: the next check is refused
+                self._send(200 if alive else 401)
+            elif not self._session():
+                self._send(302, Location="/login")
+            else:
+                self._send(200, FORM)
+
+        def do_POST(self) -> None:
+            size = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(size).decode()
+            if self.path == "/login":
+                token = f"s{len(state.sessions) + 1}=1"
+                state.sessions.add(token)
+                self._send(302, Location="/new", **{"Set-Cookie": f"{token}; Path=/"})
+            elif not self._session():
+                self._send(302, Location="/login")
+            elif self.path == "/draft":
+                state.drafts += 1
+                self._send(204)
+            else:
+                form = parse_qs(body, keep_blank_values=True)
+                state.saved.append((form["customer"][0], form["amount"][0]))
+                self._send(200, b"<!doctype html><title>Saved</title><p>Saved")
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    state.url = f"http://127.0.0.1:{server.server_address[1]}"
+    yield state
+    server.shutdown()
+    server.server_close()
+
+
+def field(name: str, value: str) -> ScenarioStep:
+    identity = {"role": "textbox", "name": name, "tag": "input", "name_attr": name.lower()}
+    return ScenarioStep.from_dict({"action": "fill", "args": {"value": value},
+                                   "identity": identity})  # fmt: skip
+
+
+def button(name: str) -> ScenarioStep:
+    identity = {"role": "button", "name": name, "tag": "button"}
+    return ScenarioStep.from_dict({"action": "click", "args": {}, "identity": identity})
+
+
+def replay_of(tab: Tab, ledger: Ledger, *steps: ScenarioStep) -> Replay:
+    async def sign_in(budget: Budget) -> str:
+        await tab.navigate(f"{ledger.url}/login", budget=budget)
+        await tab.page.fill("input[name=pw]", "pw")
+        await tab.page.click("button")
+        await tab.page.wait_for_url("**/new")
+        return "signed in again"
+
+    scenario = Scenario("New entry", (ScenarioStep("navigate", {"url": f"{ledger.url}/new"}),
+                                      *steps), base_url=ledger.url)  # fmt: skip
+    return Replay(tab, scenario, relogin=sign_in)
+
+
+async def signed_in(tab: Tab, ledger: Ledger) -> None:
+    await tab.navigate(f"{ledger.url}/login")
+    await tab.page.fill("input[name=pw]", "pw")
+    await tab.page.click("button")
+    await tab.page.wait_for_url("**/new")
+
+
+async def test_the_fills_the_lost_session_took_are_done_again_before_the_save(
+    tab: Tab, ledger: Ledger
+) -> None:
+    await signed_in(tab, ledger)
+    ledger.end_at = 1  # the customer's check is the last one the session answers
+    steps = (field("Customer", "Cust03"), field("Amount", "103"), button("Save"))
+    result = await replay_of(tab, ledger, *steps).run()
+    assert result.ok, result.to_dict()
+    assert ledger.saved == [("Cust03", "103")]  # not ("", "103")
+
+
+async def test_a_step_that_sent_something_there_is_not_sent_twice(tab: Tab, ledger: Ledger) -> None:
+    await signed_in(tab, ledger)
+    ledger.end_at = 1
+    steps = (button("Keep a draft"), field("Customer", "Cust04"), field("Amount", "104"),
+             button("Save"))  # fmt: skip
+    result = await replay_of(tab, ledger, *steps).run()
+    assert result.status == "failed", result.to_dict()
+    assert "step 1 (click button 'Keep a draft') sent something to the server" in result.reason
+    assert "it may be saved twice" in result.reason
+    assert ledger.drafts == 1 and ledger.saved == []
