@@ -6,7 +6,8 @@ run's sign-in profile expired, or the site ended the session), the replay runs t
 scenario in the same tab, with the run's secrets (automation.recording.relogin: every
 replay of the document does so), then goes back to the step's page and tries the step
 again.  When the run started with its owner's own sign-in profile, the profile is saved
-again with the new sign-in, so the next run starts signed in.  The run's page shows each
+again with the new sign-in, so the next run starts signed in (unless it was deleted
+meanwhile: a deleted profile is not made again).  The run's page shows each
 time it happened (an observation event).
 """
 
@@ -21,15 +22,17 @@ from automation.budget import Budget
 from automation.recording.relogin import Relogin
 from automation.recording.replay import Replay
 from dashboard.models import Run
-from dashboard.runs.signins import signin_save
+from dashboard.runs.signins import signin_save_again
 
 __all__ = ["relogin_for"]
 
 
-def _own_profile(run: Run) -> str:
-    """The name of the run owner's own sign-in profile it started with ("" when none)."""
+def _own_profile(run: Run) -> tuple[int, str] | None:
+    """The run owner's own sign-in profile it started with (id, name), if any."""
     profile = run.signin_profile
-    return profile.name if profile is not None and profile.owner_id == run.owner_id else ""
+    if profile is None or profile.owner_id != run.owner_id:
+        return None
+    return profile.pk, profile.name
 
 
 async def relogin_for(run: Run, replay: Replay) -> Relogin | None:
@@ -39,19 +42,22 @@ async def relogin_for(run: Run, replay: Replay) -> Relogin | None:
     sign_in = replay.relogin
     if sign_in is None:
         return None
-    profile = await database_sync_to_async(_own_profile)(run)
-    if not profile:
+    own = await database_sync_to_async(_own_profile)(run)
+    if own is None:
         return sign_in
+    profile_id, name = own
     tab = replay.tab
 
     async def relogin(budget: Budget) -> str:
         said = await sign_in(budget)
         state = await storage_state_read(tab.context, budget=budget)
         parts = urlsplit(tab.page.url)
-        await database_sync_to_async(signin_save)(
-            owner_id=run.owner_id, name=profile, state=state, run_id=run.pk,
+        saved = await database_sync_to_async(signin_save_again)(
+            profile_id=profile_id, owner_id=run.owner_id, state=state, run_id=run.pk,
             site=f"{parts.scheme}://{parts.netloc}" if parts.netloc else "",
         )  # fmt: skip
-        return f"{said}; the sign-in profile {profile!r} was saved again"
+        if not saved:
+            return f"{said}; the sign-in profile {name!r} was deleted meanwhile: not saved again"
+        return f"{said}; the sign-in profile {name!r} was saved again"
 
     return relogin

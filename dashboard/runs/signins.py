@@ -122,6 +122,20 @@ def signin_save(
     return profile
 
 
+def signin_save_again(
+    *, profile_id: int, owner_id: int, state: dict[str, Any], site: str = "",
+    run_id: int | None = None,
+) -> bool:  # fmt: skip
+    """Save ``state`` over the owner's profile ``profile_id`` (a run's, signed in again),
+    only while it is there: a profile deleted meanwhile (to end a saved session, say)
+    stays deleted.  Whether it was saved."""
+    fields = {"state": signin_seal(state), "site": site[:300], "saved_from_id": run_id,
+              "cookies": len(state.get("cookies") or []),
+              "origins": len(state.get("origins") or [])}  # fmt: skip
+    with transaction.atomic():
+        return bool(SigninProfile.objects.filter(pk=profile_id, owner_id=owner_id).update(**fields))
+
+
 def signin_state_for_run(run: Run) -> tuple[dict[str, Any], str] | None:
     """The state the run's browser context starts with and its profile's name (None: no
     profile); SigninRefused for a profile its owner may not use, can't be read, or whose

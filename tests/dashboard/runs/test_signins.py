@@ -20,6 +20,7 @@ from dashboard.runs.signins import (
     SigninRefused,
     signin_open,
     signin_save,
+    signin_save_again,
     signin_state_for_run,
 )
 from dashboard.scenarios import services as scenario_services
@@ -40,6 +41,21 @@ STATE = {
 def _profile(owner: Any, state: dict[str, Any] | None = None) -> SigninProfile:
     return signin_save(owner_id=owner.pk, name="back office", state=state or STATE,
                        site="http://127.0.0.1:9")  # fmt: skip
+
+
+def test_a_profile_deleted_while_a_run_signs_in_again_stays_deleted(
+    owner: Any, stranger: Any
+) -> None:
+    """A run that signs in again saves its profile again, only while it is there: one its
+    owner deleted meanwhile (to end the saved session) was made again by name."""
+    profile = _profile(owner)
+    fresh = {"cookies": [], "origins": []}
+    assert not signin_save_again(profile_id=profile.pk, owner_id=stranger.pk, state=fresh)
+    assert signin_save_again(profile_id=profile.pk, owner_id=owner.pk, state=fresh)
+    assert signin_open(SigninProfile.objects.get(pk=profile.pk)) == fresh
+    SigninProfile.objects.filter(pk=profile.pk).delete()
+    assert not signin_save_again(profile_id=profile.pk, owner_id=owner.pk, state=STATE)
+    assert not SigninProfile.objects.exists()
 
 
 def test_a_profile_is_encrypted_at_rest_and_read_back_whole(owner: Any) -> None:
