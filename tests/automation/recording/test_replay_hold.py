@@ -115,3 +115,23 @@ async def test_a_replay_whose_last_step_left_nothing_for_later_does_not_wait(
     held = await tab.settler.hold(room())
     assert held is not None and await tab.page.title() == "later"  # waited for it to run
     assert await tab.settler.hold(room()) is None  # and it has run
+
+
+async def test_checks_are_not_read_again_on_the_page_the_app_went_on_to(
+    tab: Tab, fixture_url: str
+) -> None:
+    """'Saved', and back to another page a moment later by itself: the checks were of the
+    page before; the hold waits for the move, and reads them on no other page."""
+    note = {"role": "textbox", "name": "Note", "tag": "input"}
+    steps = (
+        ScenarioStep.from_dict({"action": "fill", "args": {"value": "Ada"}, "identity": note}),
+        on("button", "Save", "click"),
+        ScenarioStep.from_dict({"action": "expect", "args": {"kind": "value", "value": "Ada"},
+                                "identity": note}),
+    )  # fmt: skip
+    page = f"{fixture_url}/replay/goes-on.html"
+    scenario = Scenario("Note", (ScenarioStep("navigate", {"url": page}), *steps),
+                        base_url=f"{fixture_url}/replay/")  # fmt: skip
+    result = await Replay(tab, scenario, config=SHORT).run()
+    assert result.ok, result.to_dict()
+    assert tab.page.url.endswith("/replay/autosave.html")  # the verdict came after the move
