@@ -448,7 +448,16 @@ class Scenario:
         steps = (*self.steps[:index], new_step, *later)
         params = dict(self.params)
         if not secret:
-            params[name] = {"default": unliteral(old)}  # a value is typed as it is
+            default = unliteral(old)  # a value is typed as it is
+            known = params.get(name)
+            if known is not None and known.get("default") != default:
+                # Taken over, its default would change what the steps using it type.
+                raise ScenarioInvalid(
+                    f"the scenario has a parameter {name!r} already, whose default is "
+                    f"{known.get('default')!r}, not {default!r}",
+                    index=index, hint="give this value another name",
+                )  # fmt: skip
+            params[name] = {**(known or {}), "default": default}
         return replace(self, steps=steps, params=params)
 
 

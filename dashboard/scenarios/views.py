@@ -397,12 +397,15 @@ def scenario_step_param(request: HttpRequest, scenario_id: int, index: int) -> H
         messages.error(request, str(exc))
         return _back(scenario, index)
     told = [f"step {i}: {step.describe()}" for i, step in changed]
+    took = f"${{SECRET:{name}}}" if request.POST.get("secret") else f"${{{name}}}"
     if told:
         messages.success(
             request,
-            f"Step {index} takes its value from ${{{name}}} now, and so do the steps and "
+            f"Step {index} takes its value from {took} now, and so do the steps and "
             f"checks that used it: {'; '.join(told)}.",
         )
+    else:
+        messages.success(request, f"Step {index} takes its value from {took} now.")
     return _back(scenario, index)
 
 

@@ -123,6 +123,28 @@ def test_a_typed_value_can_become_a_parameter_or_a_secret() -> None:
         made.with_param(0, "e-mail")
 
 
+def test_a_value_made_a_parameter_of_a_name_in_use_with_another_default_is_refused() -> None:
+    """Taken over, the name's default changed what the steps using it type (the email
+    typed into Name, and the replay said succeeded); the same value joins the name."""
+    scenario = Scenario.from_dict(
+        scenario_dict(
+            {"action": "fill", "args": {"value": "Ada Lovelace"}, "identity": IDENTITY},
+            {"action": "fill", "args": {"value": "ada@example.org"}, "identity": IDENTITY},
+            {"action": "fill", "args": {"value": "Ada Lovelace"}, "identity": IDENTITY},
+        )
+    )
+    made = scenario.with_param(0, "name")
+    with pytest.raises(ScenarioInvalid) as refused:
+        made.with_param(1, "name")
+    assert refused.value.message == (
+        "the scenario has a parameter 'name' already, whose default is 'Ada Lovelace', not "
+        "'ada@example.org'"
+    )
+    both = made.with_param(2, "name")
+    assert both.params == {"name": {"default": "Ada Lovelace"}}
+    assert both.steps[2].args == {"value": "${name}"}
+
+
 ROW_BOX = {"role": "checkbox", "tag": "input", "type": "checkbox", "row": "Buy milk",
            "selectors": ['input[aria-label="Toggle Buy milk"]', "li:nth-of-type(1) > input"],
            "name": "Toggle Buy milk", "name_count": 1}  # fmt: skip
