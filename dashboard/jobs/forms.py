@@ -92,10 +92,14 @@ class ScheduleForm(forms.Form):
             self.fields["signin_profile"] = signin_field(user)
         self.fields["llm_profile"] = heal_model_field()
         self.scenario = scenario
+        # A default is shown, not filled in: a value left empty takes the scenario's
+        # default of the day the schedule fires (filled in, today's was kept for good).
         for name, default in selectors.scenario_param_defaults(document=document).items():
+            shown = {"placeholder": default} if default else {}
             self.fields[f"param_{name}"] = forms.CharField(
-                label=name, required=False, initial=default, max_length=10_000
-            )
+                label=name, required=False, max_length=10_000,
+                widget=forms.TextInput(attrs=shown),
+            )  # fmt: skip
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}

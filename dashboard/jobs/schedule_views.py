@@ -42,8 +42,16 @@ def _own(request: HttpRequest, schedule_id: int) -> Schedule:
 @login_required
 @require_POST
 def schedule_toggle(request: HttpRequest, schedule_id: int) -> HttpResponse:
+    """Turn it on or off, as the form says (not a flip: a second press, or the button of
+    a page shown before, leaves it as the person asked)."""
     schedule = _own(request, schedule_id)
-    schedules.save(schedule, enabled=not schedule.enabled)  # its next time from now
+    wanted = request.POST.get("enabled")
+    if wanted not in ("0", "1"):
+        messages.error(request, "Not changed: say whether to turn it on (1) or off (0).")
+    elif (wanted == "1") == schedule.enabled:
+        messages.info(request, f"The schedule is {'on' if schedule.enabled else 'off'} already.")
+    else:
+        schedules.save(schedule, enabled=wanted == "1")  # its next time from now
     return redirect(f"/scenarios/{schedule.scenario_id}/#schedules")
 
 

@@ -65,6 +65,7 @@ FORM = {
     "approve": "1",
     "base_url": "https://example.org/",
     "param-email-default": "x",
+    "enabled": "0",
 }
 
 

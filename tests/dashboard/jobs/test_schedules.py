@@ -494,9 +494,23 @@ def test_the_scenario_page_schedules_it_and_shows_when_and_how_it_went(
         < shown.index("health-cell failed")
         < shown.index("health-cell needs_person")
     )  # oldest first
-    page.post(f"/schedules/{schedule.pk}/toggle")
+    assert 'name="enabled" value="0"' in shown  # its button says what it asks for
+    # The form shows a parameter's default, and leaves it empty: sent so, it is the
+    # default of the day it fires, not today's kept for good.
+    field = re.search(r'<input[^>]*id="id_schedule_param_page"[^>]*>', shown)
+    assert field is not None and 'placeholder="form.html"' in field.group(0), field
+    assert "value=" not in field.group(0)
+    page.post(f"/schedules/{schedule.pk}/toggle", {"enabled": "0"})
     schedule.refresh_from_db()
     assert not schedule.enabled and schedule.next_fire_at is None
+    # The same press again (a second click, a page shown before): off it stays, said so
+    # (a flip turned it back on).
+    again = page.post(f"/schedules/{schedule.pk}/toggle", {"enabled": "0"}, follow=True)
+    schedule.refresh_from_db()
+    assert not schedule.enabled and "The schedule is off already." in again.content.decode()
+    page.post(f"/schedules/{schedule.pk}/toggle", {"enabled": "1"})
+    schedule.refresh_from_db()
+    assert schedule.enabled and schedule.next_fire_at is not None
 
 
 def test_schedules_over_the_api_refuse_bad_values_and_others_see_none(
