@@ -6,6 +6,7 @@ from __future__ import annotations
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
@@ -54,14 +55,17 @@ def scenario_call_new(request: HttpRequest, scenario_id: int) -> HttpResponse:
         messages.error(request, f"The call was not added: {errors}")
         return _back(scenario)
     try:
-        index = call_services.scenario_call_add(
-            scenario=scenario, callee_id=form.cleaned_data["callee"],
-            params=form.cleaned_data["params"],
-        )  # fmt: skip
-        position = form.cleaned_data["position"]
-        if position is not None and position < index:
-            services.scenario_step_move(scenario=scenario, index=index, to=position)
-            index = position
+        # One change: a call that can't go where it was asked (a replay of the scenario
+        # is live) is not left added at the end.
+        with transaction.atomic():
+            index = call_services.scenario_call_add(
+                scenario=scenario, callee_id=form.cleaned_data["callee"],
+                params=form.cleaned_data["params"],
+            )  # fmt: skip
+            position = form.cleaned_data["position"]
+            if position is not None and position < index:
+                services.scenario_step_move(scenario=scenario, index=index, to=position)
+                index = position
     except ScenarioInvalid as exc:
         messages.error(request, f"The call was not added: {exc}")
         return _back(scenario)

@@ -20,7 +20,7 @@ from django.test import Client
 from automation.errors import CallCycle, CallMissing, ParamMissing, ScenarioInvalid
 from automation.recording.calls import check_calls
 from dashboard.accounts.services import api_token_create
-from dashboard.models import IdentityHeal, Scenario, ScenarioCall
+from dashboard.models import IdentityHeal, Run, Scenario, ScenarioCall
 from dashboard.scenarios import call_services, selectors
 from dashboard.scenarios import services as scenario_services
 
@@ -372,6 +372,14 @@ def test_the_page_adds_a_call_and_says_who_calls_a_scenario(client: Client, owne
     bad = client.post(f"/scenarios/{plain.pk}/calls", {"callee": login.pk, "params": "user"},
                       follow=True).content.decode()  # fmt: skip
     assert "The call was not added" in bad and "write name=value" in bad
+    # While a replay of it is live, a call asked at step 0 is not added (once it was said
+    # not added, and there it was, at the end).
+    live = Run.objects.create(owner=owner, scenario=plain, kind=Run.Kind.REPLAY, task="r",
+                              status=Run.Status.RUNNING)  # fmt: skip
+    before = selectors.scenario_document(scenario=plain).steps
+    refused = client.post(f"/scenarios/{plain.pk}/calls", form, follow=True).content.decode()
+    assert f"The call was not added: run {live.pk} is replaying this scenario" in refused
+    assert selectors.scenario_document(scenario=plain).steps == before
 
 
 # -- the login scenario travels and is kept as a called one is --------------------------
