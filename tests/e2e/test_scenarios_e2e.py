@@ -291,6 +291,35 @@ async def test_a_run_that_signed_in_with_its_secrets_replays_with_the_same_ones(
         assert office.sign_ins == 2 and len(office.codes) == 2  # the run's, the replay's
 
 
+async def test_a_batch_page_whose_scenario_is_deleted_says_so_and_stops_asking(
+    page: Page, server: Server, tmp_path: Path
+) -> None:
+    """The scenario is deleted (in another tab) while its batch's rows wait for a person:
+    the batch page said "running, 0 of 2 done" for good, asking every 2 s for a batch
+    that was gone."""
+    await log_in(page, server)
+    await import_sign_up(page, server, tmp_path)
+    scenario_url = page.url.split("#")[0]
+    rows = tmp_path / "people.csv"
+    rows.write_text("name,greet,page\nAda,Ada,list.html\nGrace,Grace,list.html\n")
+    form = page.get_by_test_id("batch-form")
+    await form.get_by_label("Rows (.csv or .json)").set_input_files(rows)
+    await form.get_by_role("button", name="Run the batch").click()
+    badges = page.locator("#batch-rows tr .badge")
+    await expect(badges).to_have_text(["needs a person"] * 2, timeout=4 * LIVE_MS)
+    other = await page.context.new_page()  # the other tab
+    await other.goto(scenario_url)
+    await other.locator("#scenario-delete").evaluate("(form) => form.submit()")
+    await expect(other).to_have_url(re.compile(r"/scenarios/$"))
+    await expect(page.get_by_test_id("batch-status")).to_have_text("deleted", timeout=LIVE_MS)
+    await expect(page.get_by_test_id("batch-counts")).to_contain_text("This batch was deleted")
+    asked: list[str] = []
+    page.on("request", lambda request: asked.append(request.url))
+    await page.wait_for_timeout(2_500)  # longer than a poll's pause: none comes
+    assert not [url for url in asked if "state.json" in url], asked
+    await other.close()
+
+
 async def test_a_stopped_batch_shows_its_rows_stopped_without_a_reload(
     page: Page, server: Server, tmp_path: Path
 ) -> None:

@@ -75,10 +75,24 @@
     }
   }
 
+  // The batch was deleted (its scenario with it): said, and no more asking.
+  function gone() {
+    atWork = false;
+    const status = document.getElementById("batch-status");
+    status.textContent = "deleted";
+    status.className = "badge deleted";
+    root.dataset.status = "deleted";
+    const stop = document.getElementById("batch-stop-form");
+    if (stop) stop.hidden = true;
+    document.getElementById("batch-counts").textContent =
+      "This batch was deleted (or its scenario): its rows are gone.";
+  }
+
   async function poll() {
     try {
       const answer = await fetch("/batches/" + batchId + "/state.json", { credentials: "same-origin" });
       if (answer.ok) draw(await answer.json());
+      else if (answer.status === 404) return gone();
     } catch (e) {
       // The next poll tries again.
     }
