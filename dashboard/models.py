@@ -4,7 +4,9 @@ profiles runs can choose from."""
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
+import json
 import os
 import re
 from typing import Any
@@ -394,6 +396,13 @@ class ScenarioStep(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["scenario", "index"], name="scenario_step_unique_index")
         ]
+
+    @property
+    def version(self) -> str:
+        """What the step does, in a few characters: a form that shows the step sends it
+        back, and a step changed since (in another tab) is not written over."""
+        done = json.dumps([self.action, self.args, self.identity], sort_keys=True, default=str)
+        return hashlib.sha256(done.encode()).hexdigest()[:16]
 
     def __str__(self) -> str:
         return f"{self.scenario_id}#{self.index} {self.action}"

@@ -549,6 +549,15 @@ def _step_at(request: HttpRequest, scenario: Scenario, index: int) -> ScenarioSt
             "now. Nothing was changed; look again and retry.",
         )
         return None
+    elif request.POST.get("step_version", step.version) != step.version:
+        # A page shown before another tab changed the step: saved, its values would undo
+        # that change (a parameter made there, gone again).
+        messages.error(
+            request,
+            f"Step {index} changed since this page was shown (in another tab?). Nothing "
+            "was changed; look again and retry.",
+        )
+        return None
     return step
 
 

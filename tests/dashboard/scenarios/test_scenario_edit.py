@@ -479,3 +479,27 @@ def test_a_proposed_change_is_told_in_the_pytest_export_until_it_is_approved(
     step = code.split(f"# step {sign_in.index}: ", 1)[1].split("# step ", 1)[0]
     assert "waits for approval" not in step
     assert ".or_(" in step and "Sign in now" in step and "'Sign in'" in step  # either name
+
+
+def test_a_step_changed_in_another_tab_is_not_written_over(
+    scenario: Scenario, client: Client
+) -> None:
+    """Two tabs show the scenario; the first changes step 1, then the second (shown
+    before) saves step 1's values: once it put its own back over the first's (a parameter
+    made there was gone from the step, a check still using it).  Now it is refused,
+    saying why, and the step stays as the first tab left it."""
+    step = ScenarioStep.objects.get(scenario=scenario, index=1)
+    shown = step.version  # what both tabs hold
+    assert f'name="step_version" value="{shown}"' in page_of(client.get(url(scenario)))
+    first = {"step_id": step.pk, "step_version": shown, "step1-value": "grace@example.org"}
+    assert client.post(url(scenario, "steps/1/values"), first).status_code == 302
+    stale = {"step_id": step.pk, "step_version": shown, "step1-value": "ada@example.org"}
+    refused = client.post(url(scenario, "steps/1/values"), stale, follow=True)
+    assert "Step 1 changed since this page was shown" in refused.content.decode()
+    step.refresh_from_db()
+    assert step.args["value"] == "grace@example.org"
+    # The page shown now saves as ever.
+    fresh = {"step_id": step.pk, "step_version": step.version, "step1-value": "ada@example.org"}
+    assert client.post(url(scenario, "steps/1/values"), fresh).status_code == 302
+    step.refresh_from_db()
+    assert step.args["value"] == "ada@example.org"
