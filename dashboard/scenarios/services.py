@@ -19,12 +19,14 @@ from automation.recording.calls import check_calls
 from automation.recording.fromrun import from_run_steps
 from automation.recording.replay import StepOutcome
 from dashboard.models import (
+    Batch,
     BatchRow,
     IdentityHeal,
     LLMProfile,
     Run,
     Scenario,
     ScenarioStep,
+    Schedule,
 )
 from dashboard.runs import selectors as run_selectors
 from dashboard.scenarios import selectors as scenario_selectors
@@ -281,8 +283,39 @@ def _renumber(scenario: Scenario, order: list[int]) -> None:
 def _keep_used_params(scenario: Scenario, document: fmt.Scenario) -> None:
     used = document.placeholders()[0]
     params = {name: spec for name, spec in document.params.items() if name in used}
+    _check_jobs(scenario, params)
     _touch(scenario.pk, params=params)
     _check_callers(scenario)
+
+
+def _check_jobs(scenario: Scenario, params: dict[str, Any]) -> None:
+    """The rows of its batches still to run and its schedules turned on still give values
+    its parameters take after an edit (``params``: as they will be): one that gives a
+    parameter it would no longer have (renamed), or none for one it would need, refuses
+    the edit, naming it (else each of its replays would fail)."""
+    defaults = {name: (spec or {}).get("default") for name, spec in params.items()}
+
+    def misfit(values: dict[str, Any]) -> str:
+        unknown = sorted(set(values) - set(defaults))
+        if unknown:
+            return f"gives the parameter {unknown[0]!r}, which it would no longer have"
+        needed = sorted(n for n, d in defaults.items() if d is None and not values.get(n))
+        return f"gives no value for {needed[0]!r}, which it would need" if needed else ""
+
+    rows = BatchRow.objects.filter(
+        batch__scenario=scenario, batch__status=Batch.Status.RUNNING, run__isnull=True
+    ).values_list("batch_id", "index", "params")
+    for batch_id, index, values in rows.iterator():
+        why = misfit(values if isinstance(values, dict) else {})
+        if why:
+            raise ScenarioInvalid(f"batch {batch_id} is at work: its row {index} {why}",
+                                  hint="stop the batch, or let it finish, first")  # fmt: skip
+    for schedule in Schedule.objects.filter(scenario=scenario, enabled=True):
+        for values in schedule.rows if isinstance(schedule.rows, list) else [schedule.params]:
+            why = misfit(values if isinstance(values, dict) else {})
+            if why:
+                raise ScenarioInvalid(f"schedule {schedule.pk} ({schedule.cron}) {why}",
+                                      hint="change or turn off the schedule first")  # fmt: skip
 
 
 def _check_callers(scenario: Scenario) -> None:

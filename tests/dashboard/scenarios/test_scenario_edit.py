@@ -503,3 +503,37 @@ def test_a_step_changed_in_another_tab_is_not_written_over(
     assert client.post(url(scenario, "steps/1/values"), fresh).status_code == 302
     step.refresh_from_db()
     assert step.args["value"] == "ada@example.org"
+
+
+def test_a_parameter_its_batch_at_work_or_schedule_gives_is_not_renamed_under_them(
+    scenario: Scenario, client: Client, owner: Any
+) -> None:
+    """``${email}`` renamed ``${mail}`` while a batch's rows still to run give ``email``:
+    each later row failed (no such parameter), and the schedule's next firing would
+    have.  The edit is refused, naming them; stopped or turned off, it goes."""
+    from dashboard.jobs import schedules
+    from dashboard.jobs import services as job_services
+    from dashboard.models import Batch, Schedule
+
+    rows = [{"email": f"p{i}@example.org"} for i in range(3)]
+    batch = job_services.batch_create(owner=owner, scenario=scenario, rows=rows,
+                                      base_url="", concurrency=1)  # fmt: skip
+    step = ScenarioStep.objects.get(scenario=scenario, index=1)
+    rename = {"step_id": step.pk, "step1-value": "${mail}"}
+    refused = client.post(url(scenario, "steps/1/values"), rename)
+    assert refused.status_code == 400
+    said = refused.content.decode()
+    assert f"batch {batch.pk} is at work: its row 1 gives the parameter" in said, said
+    assert "which it would no longer have" in said
+    step.refresh_from_db()
+    assert step.args["value"] == "${email}"
+    Batch.objects.filter(pk=batch.pk).update(status=Batch.Status.STOPPED)
+    checked = schedules.check_schedule(scenario=scenario, cron="0 7 * * *", timezone="UTC",
+                                       params={"email": "grace@example.org"})  # fmt: skip
+    schedule = schedules.save(Schedule(owner=owner, scenario=scenario), **checked)
+    said = client.post(url(scenario, "steps/1/values"), rename).content.decode()
+    assert f"schedule {schedule.pk} (0 7 * * *) gives the parameter" in said, said
+    schedules.save(schedule, enabled=False)
+    assert client.post(url(scenario, "steps/1/values"), rename).status_code == 302
+    step.refresh_from_db()
+    assert step.args["value"] == "${mail}"
