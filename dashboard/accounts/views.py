@@ -4,6 +4,8 @@ and the page of a sign-in locked after too many failed attempts."""
 
 from __future__ import annotations
 
+import secrets
+
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -18,20 +20,39 @@ from dashboard.models import ApiToken
 @login_required
 @require_http_methods(["GET", "HEAD", "POST"])
 def api_tokens(request: HttpRequest) -> HttpResponse:
-    """GET: the person's tokens; POST (``name``): a new one, shown on this answer only."""
+    """GET: the person's tokens; POST (``name``): a new one, shown on this answer only.
+    The page's form carries a one-time ``once``: the same form sent again (a reload of
+    the answer, the back button) makes no second token, and says so."""
     made, error, status = "", "", 200
     if request.method == "POST":
-        try:
-            _, made = services.api_token_create(
-                owner=request.user, name=request.POST.get("name", "")
-            )
-        except ActionInvalid as exc:
-            error, status = exc.message, 400
+        once = request.POST.get("once")
+        unused: list[str] = request.session.get(_ONCE_KEY, [])
+        if once is not None and once not in unused:
+            error, status = _SENT_AGAIN, 409
+        else:
+            if once is not None:
+                request.session[_ONCE_KEY] = [o for o in unused if o != once]
+            try:
+                _, made = services.api_token_create(
+                    owner=request.user, name=request.POST.get("name", "")
+                )
+            except ActionInvalid as exc:
+                error, status = exc.message, 400
+    once = secrets.token_urlsafe(12)
+    request.session[_ONCE_KEY] = [*request.session.get(_ONCE_KEY, [])[-9:], once]
     tokens = ApiToken.objects.filter(owner=request.user)
     response = render(request, "account/tokens.html",
-                      {"tokens": tokens, "made": made, "error": error}, status=status)  # fmt: skip
+                      {"tokens": tokens, "made": made, "error": error, "once": once},
+                      status=status)  # fmt: skip
     response["Cache-Control"] = "no-store"  # the token shown once must not be kept anywhere
     return response
+
+
+_ONCE_KEY = "token_form_once"  # the session's unused form marks of the tokens page
+_SENT_AGAIN = (
+    "This form was sent already (a reload, or the back button): no second token was "
+    "made. The token made then is listed below; its value was shown once."
+)
 
 
 @login_required

@@ -104,6 +104,23 @@ def test_a_token_is_shown_once_kept_as_a_hash_and_revoked_from_the_page(owner: A
     assert page.post("/account/tokens", {"name": "  "}).status_code == 400  # named, always
 
 
+def test_the_token_form_sent_again_makes_no_second_token(owner: Any) -> None:
+    """Reloading the answer that showed the token (or going back to it) sent the form
+    again, and made another token of the same name."""
+    page = page_client(owner)
+    form = page.get("/account/tokens").content.decode()
+    once = re.search(r'name="once" value="([\w-]+)"', form).group(1)
+    made = page.post("/account/tokens", {"name": "ci", "once": once})
+    assert made.status_code == 200 and 'id="new-token"' in made.content.decode()
+    again = page.post("/account/tokens", {"name": "ci", "once": once})
+    assert again.status_code == 409 and "no second token was made" in again.content.decode()
+    assert 'id="new-token"' not in again.content.decode()
+    assert ApiToken.objects.filter(name="ci").count() == 1
+    # The page it answered with makes the next one.
+    fresh = re.search(r'name="once" value="([\w-]+)"', again.content.decode()).group(1)
+    assert page.post("/account/tokens", {"name": "ci 2", "once": fresh}).status_code == 200
+
+
 def test_no_unknown_or_another_persons_token_gets_in(owner: Any, stranger: Any) -> None:
     theirs = token_of(stranger)
     page = page_client(stranger)
