@@ -260,13 +260,13 @@ class Replay:
     async def confirm(self, budget: Budget, outcomes: list[StepOutcome]) -> tuple[str, str]:
         """Once every step passed: what the last steps left for later (a save the app
         debounces, an answer still to come) done (:meth:`~automation.browser.settle.
-        Settler.hold`), a write it sent that the server refused fails the replay, and the
-        checks after them are read again, so a verdict never rests
-        on a state the app then took back (a switch put back when its save failed).  A
-        state the app keeps (a box, a value, rows, a text gone, the address) must still
-        hold; a text shown (a toast may go by itself) only when a request failed
-        meanwhile; none when the app went on to another page.  The first that no longer
-        holds is the step that failed."""
+        Settler.hold`), the checks after them are read again, so that a verdict never
+        rests on a state the app then took back (a switch put back when its save failed),
+        and a write it sent that the server refused fails the replay.  A state the app
+        keeps (a box, a value, rows, a text gone, the address) must still hold; a text
+        shown (a toast may go by itself) only when a request failed meanwhile; none when
+        the app went on to another page.  The first that no longer holds is the step
+        that failed."""
         steps = self.scenario.steps
         last = max((i for i, s in enumerate(steps) if not s.is_check), default=-1)
         trailing = [i for i in range(last + 1, len(steps)) if steps[i].action == "expect"]
