@@ -17,6 +17,7 @@ from dashboard.models import Scenario
 from dashboard.runs import selectors as run_selectors
 from dashboard.scenarios import handlers
 from dashboard.scenarios import selectors as scenario_selectors
+from dashboard.scenarios.views import _detail_page  # the page the form is on
 
 _WORDS = ("name", "role", "looks_name", "clear_role", "clear_name")
 
@@ -27,15 +28,20 @@ def scenario_handler_save(request: HttpRequest, scenario_id: int) -> HttpRespons
     """Add a handler written in words, or change the one named ``replaces``."""
     scenario = _owned(request, scenario_id)
     words = {key: str(request.POST.get(key, ""))[:2_000] for key in _WORDS}
-
-    def save() -> str:
+    replaces = str(request.POST.get("replaces", ""))
+    try:
         handler = handlers.scenario_handler_save(
-            scenario=scenario, handler=handlers.handler_from_words(**words),
-            replaces=str(request.POST.get("replaces", "")),
-        )  # fmt: skip
-        return f"Handler '{handler.name}' saved."
-
-    return _done(request, scenario, save, "The handler was not saved")
+            scenario=scenario, handler=handlers.handler_from_words(**words), replaces=replaces
+        )
+    except ScenarioInvalid as exc:
+        if replaces:  # a change of a listed one: said above the list
+            messages.error(request, f"The handler was not saved: {exc}")
+            return _back(scenario)
+        # A new one: the page again, its form open with what was typed and why not.
+        typed = {**words, "error": f"The handler was not saved: {exc}"}
+        return _detail_page(request, scenario, bound={"handler": typed}, status=400)
+    messages.success(request, f"Handler '{handler.name}' saved.")
+    return _back(scenario)
 
 
 @login_required

@@ -139,7 +139,8 @@ def _detail_page(
     status: int = 200,
 ) -> HttpResponse:
     """The scenario page; ``bound`` holds the forms of a refused POST (keyed "replay",
-    "edit", "step:<index>", "param:<name>") so they show what was typed and why not."""
+    "edit", "step:<index>", "param:<name>"; "handler": the words of a new handler) so
+    they show what was typed and why not."""
     bound = bound or {}
     document = scenario_selectors.scenario_document(scenario=scenario)
     is_owner = scenario.owner_id == request.user.pk
@@ -185,6 +186,7 @@ def _detail_page(
         "timezones": schedules.timezone_choices(),
         "health": scenario_selectors.scenario_health(scenario=scenario),
         "handlers": handler_rows(document=document),
+        "handler_typed": bound.get("handler"),  # a refused new handler's words
     }
     return render(request, "scenarios/detail.html", context, status=status)
 

@@ -65,9 +65,17 @@ def test_handlers_are_written_changed_and_removed_on_the_scenario_page(
     assert [h["name"] for h in scenario.handlers] == ["Release notes"]
     assert scenario.handlers[0]["steps"][0]["identity"]["name"] == "Close"
 
-    # A role off the list is refused, naming the handler; nothing changes.
-    bad = page.post(f"{url}handlers", {**WORDS, "role": "popup"}, follow=True).content.decode()
+    # A role off the list is refused, naming the handler; nothing changes, and the form
+    # is shown again, open, with what was typed (once it came back empty and closed).
+    refused = page.post(f"{url}handlers", {**WORDS, "role": "popup", "clear_name": "Accept all"})
+    assert refused.status_code == 400
+    bad = refused.content.decode()
     assert "The handler was not saved: handler 1 (&quot;What&#x27;s new&quot;): when: " in bad
+    assert '<details class="add-handler" open>' in bad
+    for typed in ('name="role" required value="popup"', 'value="Accept all"',
+                  'name="looks_name" required placeholder="What\'s new" '
+                  'value="What&#x27;s new"'):  # fmt: skip
+        assert typed in bad, typed
     scenario.refresh_from_db()
     assert [h["name"] for h in scenario.handlers] == ["Release notes"]
 
