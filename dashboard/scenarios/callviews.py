@@ -3,7 +3,6 @@ scenario (automation.recording.calls), and deleting it (refused while others cal
 
 from __future__ import annotations
 
-from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
@@ -12,36 +11,12 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from automation.errors import ScenarioInvalid
-from dashboard.models import Scenario
 from dashboard.scenarios import call_services, services
-from dashboard.scenarios.forms import param_lines, param_lines_field
+from dashboard.scenarios.forms import CallForm, call_choices
 from dashboard.scenarios.pages import back as _back
 from dashboard.scenarios.pages import owned as _owned
 
-__all__ = ["CallForm", "call_choices", "scenario_call_new", "scenario_delete", "scenario_login"]
-
-
-def call_choices(scenario: Scenario) -> list[tuple[int, str]]:
-    """The owner's other scenarios, by name: what a call step or the login may name."""
-    others = Scenario.objects.filter(owner_id=scenario.owner_id).exclude(pk=scenario.pk)
-    return [(s.pk, s.name) for s in others.only("pk", "name").order_by("name", "pk")[:200]]
-
-
-class CallForm(forms.Form):
-    """A step that calls another scenario: which, its parameters' values (one
-    ``name=value`` a line; ``${param}`` passes one of this scenario's), and where."""
-
-    callee = forms.TypedChoiceField(label="Scenario", coerce=int)
-    params = param_lines_field()
-    position = forms.IntegerField(label="At step", required=False, min_value=0,
-                                  help_text="empty: at the end")  # fmt: skip
-
-    def __init__(self, *args: object, choices: list[tuple[int, str]], **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self.fields["callee"].choices = choices  # type: ignore[attr-defined]
-
-    def clean_params(self) -> dict[str, str]:
-        return param_lines(self.cleaned_data["params"])
+__all__ = ["scenario_call_new", "scenario_delete", "scenario_login"]
 
 
 @login_required

@@ -19,7 +19,7 @@ from automation.recording.scenario import Scenario as Document
 from dashboard.engineconf import url_policy
 from dashboard.lib import jsonin
 from dashboard.lib.jsonin import JsonRefused
-from dashboard.models import ScenarioStep
+from dashboard.models import Scenario, ScenarioStep
 from dashboard.runs.forms import heal_model_field, signin_field
 
 MAX_SCENARIO_BYTES = 20 * 1024 * 1024
@@ -345,3 +345,26 @@ class ParamDefaultForm(forms.Form):
         max_length=10_000,
         help_text="Empty: no default, replay asks for a value.",
     )
+
+
+def call_choices(scenario: Scenario) -> list[tuple[int, str]]:
+    """The owner's other scenarios, by name: what a call step or the login may name."""
+    others = Scenario.objects.filter(owner_id=scenario.owner_id).exclude(pk=scenario.pk)
+    return [(s.pk, s.name) for s in others.only("pk", "name").order_by("name", "pk")[:200]]
+
+
+class CallForm(forms.Form):
+    """A step that calls another scenario: which, its parameters' values (one
+    ``name=value`` a line; ``${param}`` passes one of this scenario's), and where."""
+
+    callee = forms.TypedChoiceField(label="Scenario", coerce=int)
+    params = param_lines_field()
+    position = forms.IntegerField(label="At step", required=False, min_value=0,
+                                  help_text="empty: at the end")  # fmt: skip
+
+    def __init__(self, *args: object, choices: list[tuple[int, str]], **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.fields["callee"].choices = choices  # type: ignore[attr-defined]
+
+    def clean_params(self) -> dict[str, str]:
+        return param_lines(self.cleaned_data["params"])

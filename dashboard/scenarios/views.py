@@ -31,8 +31,8 @@ from dashboard.runs import selectors as run_selectors
 from dashboard.runs.doorbell import wake
 from dashboard.scenarios import call_services, services
 from dashboard.scenarios import selectors as scenario_selectors
-from dashboard.scenarios.callviews import CallForm, call_choices
 from dashboard.scenarios.forms import (
+    CallForm,
     CheckForm,
     ImportScenarioForm,
     ParamDefaultForm,
@@ -40,6 +40,7 @@ from dashboard.scenarios.forms import (
     SaveScenarioForm,
     ScenarioEditForm,
     StepValuesForm,
+    call_choices,
 )
 from dashboard.scenarios.handlers import handler_rows
 from dashboard.scenarios.pages import back as _back
