@@ -15,6 +15,7 @@ from dashboard.scenarios import call_services, services
 from dashboard.scenarios.forms import CallForm, call_choices
 from dashboard.scenarios.pages import back as _back
 from dashboard.scenarios.pages import owned as _owned
+from dashboard.scenarios.views import _detail_page  # the page the form is on
 
 __all__ = ["scenario_call_new", "scenario_delete", "scenario_login"]
 
@@ -25,10 +26,8 @@ def scenario_call_new(request: HttpRequest, scenario_id: int) -> HttpResponse:
     """Add a step that calls another of the owner's scenarios."""
     scenario = _owned(request, scenario_id)
     form = CallForm(request.POST, choices=call_choices(scenario))
-    if not form.is_valid():
-        errors = "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items())
-        messages.error(request, f"The call was not added: {errors}")
-        return _back(scenario)
+    if not form.is_valid():  # the page again, the form open with what was typed and why
+        return _detail_page(request, scenario, bound={"call": form}, status=400)
     try:
         # One change: a call that can't go where it was asked (a replay of the scenario
         # is live) is not left added at the end.
@@ -42,8 +41,8 @@ def scenario_call_new(request: HttpRequest, scenario_id: int) -> HttpResponse:
                 services.scenario_step_move(scenario=scenario, index=index, to=position)
                 index = position
     except ScenarioInvalid as exc:
-        messages.error(request, f"The call was not added: {exc}")
-        return _back(scenario)
+        form.add_error(None, f"The call was not added: {exc}")
+        return _detail_page(request, scenario, bound={"call": form}, status=400)
     messages.success(request, f"Step {index} calls another scenario now.")
     return _back(scenario, index)
 

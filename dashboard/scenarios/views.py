@@ -140,7 +140,7 @@ def _detail_page(
     status: int = 200,
 ) -> HttpResponse:
     """The scenario page; ``bound`` holds the forms of a refused POST (keyed "replay",
-    "edit", "step:<index>", "param:<name>"; "handler": the words of a new handler) so
+    "edit", "step:<index>", "param:<name>", "call"; "handler": the words of a new handler) so
     they show what was typed and why not."""
     bound = bound or {}
     document = scenario_selectors.scenario_document(scenario=scenario)
@@ -176,7 +176,7 @@ def _detail_page(
         "history": scenario_selectors.scenario_heal_history(scenario_id=scenario.pk),
         "runs": scenario.runs.order_by("-created_at")[:20],
         "login_choices": choices,
-        "call_form": CallForm(choices=choices),
+        "call_form": bound.get("call") or CallForm(choices=choices),
         "callers": scenario_selectors.scenario_callers(scenario=scenario),
         "signs_in_for": scenario_selectors.scenario_signs_in_for(scenario=scenario),
         "batch_form": bound.get("batch") or BatchForm(document=document, user=request.user),

@@ -369,15 +369,18 @@ def test_the_page_adds_a_call_and_says_who_calls_a_scenario(client: Client, owne
     assert 'data-testid="callers"' in page and ">Plain</a>" in page
     refused = client.post(f"/scenarios/{login.pk}/delete", follow=True).content.decode()
     assert "Not deleted: &#x27;Sign in&#x27; is called by &#x27;Plain&#x27;" in refused
-    bad = client.post(f"/scenarios/{plain.pk}/calls", {"callee": login.pk, "params": "user"},
-                      follow=True).content.decode()  # fmt: skip
-    assert "The call was not added" in bad and "write name=value" in bad
+    # Refused: the page again, the form open with what was typed, saying why.
+    bad = client.post(f"/scenarios/{plain.pk}/calls", {"callee": login.pk, "params": "user"})
+    assert bad.status_code == 400
+    said = bad.content.decode()
+    assert "write name=value" in said and 'data-testid="add-call" open' in said
+    assert "\nuser</textarea>" in said  # what was typed, kept
     # While a replay of it is live, a call asked at step 0 is not added (once it was said
     # not added, and there it was, at the end).
     live = Run.objects.create(owner=owner, scenario=plain, kind=Run.Kind.REPLAY, task="r",
                               status=Run.Status.RUNNING)  # fmt: skip
     before = selectors.scenario_document(scenario=plain).steps
-    refused = client.post(f"/scenarios/{plain.pk}/calls", form, follow=True).content.decode()
+    refused = client.post(f"/scenarios/{plain.pk}/calls", form).content.decode()
     assert f"The call was not added: run {live.pk} is replaying this scenario" in refused
     assert selectors.scenario_document(scenario=plain).steps == before
 
