@@ -15,6 +15,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.test import AsyncClient
 
+from automation import Tab
 from dashboard.models import Run, SecretGrant
 from dashboard.runs.runner import runner
 from dashboard.scenarios import services
@@ -162,18 +163,27 @@ async def test_a_superuser_may_use_every_secret_and_groups_grant_too(
     assert await sync_to_async(by_group)() == {"SHOP"}
 
 
+async def paused_at_the_password(
+    runs: Runs, owner: Any, task: str
+) -> tuple[Run, Tab, dict[str, float]]:
+    """The run of ``task`` (its last line matches nothing: it pauses for a person), its
+    tab, and where the page's password field is on it."""
+    run = await runs.start(await runs.create(owner=owner, task=task))
+    await asyncio.wait_for(status_of(run.pk, {Run.Status.PAUSED}), 60)
+    tab = runner._live[run.pk].current_tab()
+    assert tab is not None
+    box = await tab.page.locator("input[name=pw]").bounding_box()
+    assert box is not None
+    return run, tab, dict(box)
+
+
 @pytest.mark.django_db(transaction=True)
 async def test_a_persons_key_appended_to_a_secret_field_is_stored_as_the_secret(
     runs: Runs, owner: Any, site: str, secret_env: None
 ) -> None:
     await sync_to_async(grant)("PW", owner)
     typed = f"go to {site}/form\ntype ${{SECRET:PW}} into Password\nclick Nowhere"
-    run = await runs.start(await runs.create(owner=owner, task=typed))
-    await asyncio.wait_for(status_of(run.pk, {Run.Status.PAUSED}), 60)
-    tab = runner._live[run.pk].current_tab()
-    assert tab is not None
-    box = await tab.page.locator("input[name=pw]").bounding_box()
-    assert box is not None
+    run, tab, box = await paused_at_the_password(runs, owner, typed)
     budget = room()
     end = {"kind": "click", "x": box["x"] + box["width"] - 4, "y": box["y"] + box["height"] / 2}
     await runner.person_input(run.pk, end, budget=budget)
@@ -197,13 +207,8 @@ async def test_a_password_a_person_types_on_the_live_view_never_comes_back_in_cl
     address then carries is hidden everywhere the run shows it (it was in every step's
     address, the events, the pictures' links, the saved scenario's identities)."""
     typed = "Hand-Typed-Pw-4417"
-    task = f"go to {site}/sign-in\nclick Nowhere"  # the run pauses: no "Nowhere" there
-    run = await runs.start(await runs.create(owner=owner, task=task))
-    await asyncio.wait_for(status_of(run.pk, {Run.Status.PAUSED}), 60)
-    tab = runner._live[run.pk].current_tab()
-    assert tab is not None
-    box = await tab.page.locator("input[name=pw]").bounding_box()
-    assert box is not None
+    task = f"go to {site}/sign-in\nclick Nowhere"
+    run, tab, box = await paused_at_the_password(runs, owner, task)
     budget = room()
     field = {"kind": "click", "x": box["x"] + 5, "y": box["y"] + box["height"] / 2}
     await runner.person_input(run.pk, field, budget=budget)
