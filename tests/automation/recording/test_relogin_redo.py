@@ -130,10 +130,7 @@ def button(name: str) -> ScenarioStep:
 
 def replay_of(tab: Tab, ledger: Ledger, *steps: ScenarioStep) -> Replay:
     async def sign_in(budget: Budget) -> str:
-        await tab.navigate(f"{ledger.url}/login", budget=budget)
-        await tab.page.fill("input[name=pw]", "pw")
-        await tab.page.click("button")
-        await tab.page.wait_for_url("**/new")
+        await signed_in(tab, ledger)
         return "signed in again"
 
     scenario = Scenario("New entry", (ScenarioStep("navigate", {"url": f"{ledger.url}/new"}),
