@@ -60,6 +60,12 @@ def api_token_user(*, secret: str) -> AbstractBaseUser | None:
     return token.owner
 
 
+def bearer_token(authorization: str) -> str:
+    """The token of an ``Authorization: Bearer <token>`` header's value, else ""."""
+    scheme, _, token = authorization.partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
+
+
 def _token_digest(secret: str) -> str:
     # A token is 256 random bits: a fast hash is enough (nothing to guess or brute-force).
     return hashlib.sha256(secret.encode()).hexdigest()

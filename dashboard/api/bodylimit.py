@@ -25,7 +25,7 @@ from channels.db import database_sync_to_async
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import Resolver404, resolve
 
-from dashboard.accounts.services import api_token_user
+from dashboard.accounts.services import api_token_user, bearer_token
 from dashboard.jobs.batchfile import MAX_BATCH_BYTES
 from dashboard.lib import jsonin
 from dashboard.scenarios.forms import MAX_SCENARIO_BYTES
@@ -80,12 +80,6 @@ def unauthorized() -> JsonResponse:
     return JsonResponse({"error": error}, status=401)
 
 
-def bearer(request: HttpRequest) -> str:
-    """The token of the request's ``Authorization: Bearer``, else ""."""
-    scheme, _, token = str(request.META.get("HTTP_AUTHORIZATION", "")).partition(" ")
-    return token.strip() if scheme.lower() == "bearer" else ""
-
-
 def _size(request: HttpRequest) -> int:
     """The body's size as the server received it (ASGI: a file), else as announced."""
     stream: Any = getattr(request, "_stream", None)  # Django's own; read() reads it
@@ -132,7 +126,7 @@ class ApiBodyLimit:
         if announced > limit:
             return too_large(limit, announced)
         if announced or request.META.get("HTTP_TRANSFER_ENCODING"):
-            token = bearer(request)
+            token = bearer_token(str(request.META.get("HTTP_AUTHORIZATION", "")))
             user = await database_sync_to_async(api_token_user)(secret=token) if token else None
             if user is None:
                 return unauthorized()

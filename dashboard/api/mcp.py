@@ -24,6 +24,7 @@ import base64
 import json
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -401,10 +402,9 @@ def _client_name(ctx: ServerRequestContext[Any]) -> str:
     return str(name)[:80]
 
 
-def _bearer(headers: dict[str, str]) -> str:
+def _bearer(headers: Mapping[str, str]) -> str:
     """The token of ``Authorization: Bearer <token>`` (headers by lower-case name)."""
-    scheme, _, token = headers.get("authorization", "").partition(" ")
-    return token.strip() if scheme.lower() == "bearer" else ""
+    return token_services.bearer_token(headers.get("authorization", ""))
 
 
 async def _user_of(headers: dict[str, str]) -> Any:
