@@ -107,10 +107,7 @@ def signin_save(
     name = " ".join(name.split())
     if not name or len(name) > MAX_NAME_CHARS:
         raise ActionInvalid(f"a sign-in profile needs a name of 1 to {MAX_NAME_CHARS} characters")
-    sealed = signin_seal(state)
-    counts = {"cookies": len(state.get("cookies") or []),
-              "origins": len(state.get("origins") or [])}  # fmt: skip
-    fields = {"state": sealed, "site": site[:300], "saved_from_id": run_id, **counts}
+    fields = _saved(state, site, run_id)
     try:
         with transaction.atomic():
             profile, _ = SigninProfile.objects.update_or_create(
@@ -129,11 +126,16 @@ def signin_save_again(
     """Save ``state`` over the owner's profile ``profile_id`` (a run's, signed in again),
     only while it is there: a profile deleted meanwhile (to end a saved session, say)
     stays deleted.  Whether it was saved."""
-    fields = {"state": signin_seal(state), "site": site[:300], "saved_from_id": run_id,
-              "cookies": len(state.get("cookies") or []),
-              "origins": len(state.get("origins") or [])}  # fmt: skip
+    fields = _saved(state, site, run_id)
     with transaction.atomic():
         return bool(SigninProfile.objects.filter(pk=profile_id, owner_id=owner_id).update(**fields))
+
+
+def _saved(state: dict[str, Any], site: str, run_id: int | None) -> dict[str, Any]:
+    """A profile's fields for ``state`` saved (sealed, with its counts)."""
+    return {"state": signin_seal(state), "site": site[:300], "saved_from_id": run_id,
+            "cookies": len(state.get("cookies") or []),
+            "origins": len(state.get("origins") or [])}  # fmt: skip
 
 
 def signin_state_for_run(run: Run) -> tuple[dict[str, Any], str] | None:
