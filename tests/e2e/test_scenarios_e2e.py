@@ -313,6 +313,9 @@ async def test_a_batch_page_whose_scenario_is_deleted_says_so_and_stops_asking(
     await expect(other).to_have_url(re.compile(r"/scenarios/$"))
     await expect(page.get_by_test_id("batch-status")).to_have_text("deleted", timeout=LIVE_MS)
     await expect(page.get_by_test_id("batch-counts")).to_contain_text("This batch was deleted")
+    await expect(badges).to_have_count(0)  # no row offers a run of a batch that is gone
+    await expect(page.get_by_role("link", name="Download results (CSV)")).to_be_hidden()
+    await save(page, "batch-deleted.png")
     asked: list[str] = []
     page.on("request", lambda request: asked.append(request.url))
     await page.wait_for_timeout(2_500)  # longer than a poll's pause: none comes

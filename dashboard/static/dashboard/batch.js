@@ -75,15 +75,21 @@
     }
   }
 
-  // The batch was deleted (its scenario with it): said, and no more asking.
+  // The batch was deleted (its scenario with it): said, its rows and what led to them
+  // (the scenario, the results, stop and retry) taken off the page, and no more asking.
   function gone() {
     atWork = false;
     const status = document.getElementById("batch-status");
     status.textContent = "deleted";
     status.className = "badge deleted";
     root.dataset.status = "deleted";
-    const stop = document.getElementById("batch-stop-form");
-    if (stop) stop.hidden = true;
+    for (const id of ["batch-stop-form", "batch-retry-form", "batch-results"]) {
+      const node = document.getElementById(id);
+      if (node) node.hidden = true;
+    }
+    const title = root.querySelector("h1 a");
+    if (title) title.replaceWith(document.createTextNode(title.textContent));
+    rowsEl.replaceChildren();
     document.getElementById("batch-counts").textContent =
       "This batch was deleted (or its scenario): its rows are gone.";
   }
