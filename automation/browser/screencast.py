@@ -6,15 +6,18 @@ changes, up to three not acked yet; a change past those is dropped, not sent lat
 ``max_fps`` times a second; after each send it acks one frame, so Chromium encodes about
 one frame a send: a page that animates at 60 fps costs ``max_fps`` frames a second, not 60
 (measured on a spinner with every frame acked at once: two thirds of a core, a third of it
-the encoding).  As Chromium drops what changed while it waited, a picture is taken when no
-frame follows an ack within ``_CATCH_UP_S`` after Chromium may have been waiting (frames
-held up to its limit), so the last picture of a page that then stands still is never lost
-(only then: the picture makes Chromium draw a frame of its own, which a picture after
-every ack would answer forever).  What is sent is never older than what was: a frame is
-known by when Chromium drew it (its ``metadata.timestamp``, on the browser's clock, put on
-ours by the least delay a frame of the cast took to arrive: a browser reached over CDP may
-run on a clock of its own), a picture by when it was asked for, and a frame drawn before
-the newest picture (encoded late on a busy machine) is acked and left.
+the encoding).  Chromium drops a change that comes while it waits for an ack, and on a busy
+machine one that comes while it still encodes the frame before (with a single frame
+unacked), so a picture is taken whenever no frame follows a send's ack within
+``_CATCH_UP_S``: the last picture of a page that then stands still is never lost.  The
+picture makes Chromium draw a frame of its own, so a frame that is the same JPEG as the
+last one sent is not sent again and takes no picture after it, nor a picture that is the
+same as the last one: on a page that stands still the pictures end after one that changed
+nothing.  What is sent is never older than what was: a frame is known by when Chromium
+drew it (its ``metadata.timestamp``, on the browser's clock, put on ours by the least delay
+a frame of the cast took to arrive: a browser reached over CDP may run on a clock of its
+own), a picture by when it was asked for, and a frame drawn before the newest picture
+(encoded late on a busy machine) is acked and left.
 
 **Pictures while a page never stops.**  The cast's capture, in Chromium's GPU process,
 goes on at the page's frame rate however few frames are acked (a fifth of a core for a
@@ -82,11 +85,12 @@ log = logging.getLogger("automation.browser")
 _CDP_MS = 5_000  # one screencast call (start, stop, attach) before it is given up
 _FOLLOW_S = 0.5  # how often the current tab is looked at when no frame comes
 _FIRST_FRAME_S = 2.0  # a cast with no frame by then gets a screenshot instead
-# After an ack, Chromium sends its next frame on the page's next change; when none comes
-# by then, what changed while it waited for the ack (it drops that) is pictured instead.
+# After a send's ack, Chromium sends its next frame on the page's next change; when none
+# comes by then, what changed while it waited or encoded (it drops that) is pictured.
 _CATCH_UP_S = 0.3
+_CATCH_UP_TRIES = 3  # catch-up pictures that failed in a row before it waits for a frame
 _MAX_HELD = 8  # frames held unacked (Chromium stops sending at three; a bound all the same)
-_MAY_DROP_AT = 3  # frames held at which Chromium waits for an ack (and drops what changes)
+_AT_LIMIT = 3  # frames held at which Chromium waits for an ack (and drops what changes)
 _BUSY_SENDS = 8  # sends in a row with Chromium at its limit: the page never stops
 _STILL_PICTURES = 3  # pictures in a row the same: the page stands still
 MIN_SIDE, MAX_SIDE = 64, 4_096  # the bounds of max_width and max_height, in pixels
@@ -146,8 +150,10 @@ class Screencast:
         # The frames received and not acked yet (their session and id), oldest first: one
         # is acked after each send, so Chromium encodes about one frame a send.
         self._held: list[tuple[CDPSession, Any]] = []
-        self._released_at: float | None = None  # an ack was sent, no frame since
-        self._may_have_dropped = False  # frames were held up to Chromium's limit since
+        self._released_at: float | None = None  # a send's ack went, no frame since
+        self._last_sent = b""  # the JPEG of the last frame sent
+        self._last_caught = b""  # the JPEG of the last picture taken to catch up
+        self._catch_up_failures = 0
         self._busy = 0  # sends in a row with Chromium at its limit
         # Following the tab by pictures (the cast stopped) while the page never stops;
         # the last picture's JPEG and how many in a row were the same.
@@ -224,7 +230,7 @@ class Screencast:
             except TimeoutError:
                 if catching_up:  # the page stands still: what Chromium dropped is pictured
                     self._release(every=True)
-                    self._released_at, self._may_have_dropped = None, False
+                    self._released_at = None
                     await self._picture(first=False)
                 else:
                     await self._picture(first=True)
@@ -233,6 +239,10 @@ class Screencast:
             frame = self._newest
             if frame is None or self._resized:  # (resized: the cast's next frame, then)
                 continue
+            if frame.jpeg == self._last_sent:  # the picture's own frame of a still page
+                self._release(catch_up=False)
+                continue
+            self._last_sent = frame.jpeg
             try:
                 await self._on_frame(frame)
                 self.frames_sent += 1
@@ -246,7 +256,7 @@ class Screencast:
     async def _count_busy(self) -> None:
         """After a send: a page that kept Chromium at its limit for ``_BUSY_SENDS`` sends
         in a row is followed by pictures from now (the cast stopped)."""
-        self._busy = self._busy + 1 if len(self._held) >= _MAY_DROP_AT else 0
+        self._busy = self._busy + 1 if len(self._held) >= _AT_LIMIT else 0
         session = self._session
         if self._busy < _BUSY_SENDS or session is None:
             return
@@ -278,7 +288,7 @@ class Screencast:
         if self._same < _STILL_PICTURES:
             await asyncio.sleep(self._interval_s)
             return
-        self.polling, self._may_have_dropped = False, False
+        self.polling = False
         budget = Budget(_CDP_MS, label="start the live view's cast again")
         try:
             await budget.run(session.send("Page.startScreencast", self._params))
@@ -286,16 +296,17 @@ class Screencast:
             log.info("the live view could not start its cast again: %s", exc)
             await self._leave()  # followed again on the next turn
 
-    def _release(self, *, every: bool = False) -> None:
+    def _release(self, *, every: bool = False, catch_up: bool = True) -> None:
         """Ack the oldest frame held (``every``: each): Chromium sends its next frame on
-        the page's next change."""
+        the page's next change.  After a send (``catch_up``), a picture is taken when no
+        frame follows within ``_CATCH_UP_S``."""
         count = len(self._held) if every else 1
         released, self._held = self._held[:count], self._held[count:]
         for session, frame_id in released:
             if session is self._session:
                 self._ack(session, frame_id)
-                if self._may_have_dropped:
-                    self._released_at = time.monotonic()
+        if catch_up and not every and self._session is not None:
+            self._released_at = time.monotonic()
 
     def _ack(self, session: CDPSession, frame_id: Any) -> None:
         ack = asyncio.ensure_future(
@@ -309,7 +320,8 @@ class Screencast:
         self._tab = tab
         self._newest = None  # a frame of the tab it left is not a picture of this one
         self._newest_at, self._stamp_offset = 0.0, None
-        self._held, self._released_at, self._may_have_dropped = [], None, False
+        self._held, self._released_at = [], None
+        self._last_sent = self._last_caught = b""
         self._busy, self.polling = 0, False
         self._followed_at = time.monotonic()
         if tab is None or tab.crashed or tab.page.is_closed():
@@ -342,8 +354,9 @@ class Screencast:
 
     async def _picture(self, *, first: bool) -> None:
         """A screenshot of the tab: as its ``first`` frame, when the cast has sent none
-        for ``_FIRST_FRAME_S``; else as its newest (what changed while Chromium waited for
-        an ack).  A failure is left to the next turn."""
+        for ``_FIRST_FRAME_S``; else as its newest (what changed while Chromium could not
+        send it), unless it is the same as the last such picture.  A failure is tried
+        again: a first frame after as long, a catch-up up to ``_CATCH_UP_TRIES`` times."""
         session, tab = self._session, self._tab
         if session is None or tab is None or (first and self._newest is not None):
             return
@@ -352,8 +365,17 @@ class Screencast:
         asked = time.monotonic()
         frame = await self._shot()
         if frame is None:
-            self._followed_at = time.monotonic()  # tried again after as long
+            if first:
+                self._followed_at = time.monotonic()
+            elif self._session is session and self._catch_up_failures < _CATCH_UP_TRIES:
+                self._catch_up_failures += 1
+                self._released_at = time.monotonic()
             return
+        self._catch_up_failures = 0
+        if not first:
+            if frame.jpeg == self._last_caught:
+                return  # the page as it was last pictured: nothing was dropped
+            self._last_caught = frame.jpeg
         if self._session is not session or self._newest_at > asked:
             return  # it left the tab, or a frame drawn since the ask came: that one is newer
         self._newest, self._newest_at = frame, asked
@@ -418,8 +440,6 @@ class Screencast:
             return
         self._released_at = None
         self._held.append((session, params.get("sessionId")))
-        if len(self._held) >= _MAY_DROP_AT:
-            self._may_have_dropped = True
         if len(self._held) > _MAX_HELD:
             self._ack(*self._held.pop(0))
         try:
