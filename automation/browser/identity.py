@@ -45,8 +45,8 @@ from playwright.async_api import ElementHandle, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
 from automation.browser.jsparts import joined
-from automation.budget import Budget
-from automation.errors import ActionFailed, ActionInvalid
+from automation.budget import DEFAULT_HEADROOM_MS, Budget
+from automation.errors import ActionFailed, ActionInvalid, BudgetExceeded
 from automation.recording.roles import ROLES, check_role
 
 __all__ = [
@@ -285,6 +285,7 @@ class Located:
     candidates: list[dict[str, Any]] = field(default_factory=list)  # the best ones, when abstaining
     frame: Frame | None = None
     variant: int = 0  # which identity found it: 0 the recorded one, n its n-th variant
+    parsing: bool = False  # found in a document still being parsed
 
     @property
     def ok(self) -> bool:
@@ -322,8 +323,16 @@ async def locate(
     deadline = started + wait_ms / 1000
     longest = started + max(wait_ms, longest_ms) / 1000
     delay_s = 0.05
+    waited = False  # for a document to be parsed
     while True:
         located = await _locate_once(page, identity, budget=budget)
+        if located.parsing and located.frame is not None and not waited:
+            # The rest of the document, and the scripts it runs as it is parsed, may
+            # still change what was found, or what lies over it: looked for again once
+            # it is parsed (a document that never ends: as it stands).
+            waited = True
+            await _parsed(located.frame, budget)
+            continue
         now = time.monotonic()
         if located.ok or budget.remaining_ms() / 1000 - delay_s < delay_s:
             return located
@@ -332,6 +341,29 @@ async def locate(
                 return located
         await budget.run(asyncio.sleep(delay_s))
         delay_s = min(delay_s * 1.6, 0.4)
+
+
+# How long a document found still being parsed is waited for (as a navigation's is).
+PARSE_WAIT_MS = 10_000
+
+
+async def _parsed(frame: Frame, budget: Budget) -> None:
+    """Wait for ``frame``'s document to be parsed (DOMContentLoaded), up to
+    ``PARSE_WAIT_MS`` within ``budget``."""
+    room_ms = budget.remaining_ms(headroom_ms=DEFAULT_HEADROOM_MS)
+    if room_ms <= 0:
+        return
+    within = budget.child(min(PARSE_WAIT_MS, room_ms), label="the document parsed")
+    loaded = frame.wait_for_load_state("domcontentloaded", timeout=within.playwright_timeout())
+    try:
+        await within.run(loaded)
+    except (PlaywrightError, BudgetExceeded):
+        budget.check()  # a frame gone or replaced, or a document that never ends
+
+
+# The report of a locate, and whether its document is still being parsed.
+_REPORT_JS = """(o) => o.report ? { ...o.report, parsing: document.readyState === "loading" }
+  : { error: o.error }"""
 
 
 # Whether the page is still changing: not yet loaded, or its document changed within the
@@ -369,7 +401,7 @@ async def _locate_once(page: Page, identity: ElementIdentity, *, budget: Budget)
         args = {"op": "locate", "identities": recorded, "crossing": crossing}
         try:
             handle = await budget.run(frame.evaluate_handle(_LOCATE_JS, args))
-            report = await budget.run(handle.evaluate("(o) => o.report || {error: o.error}"))
+            report = await budget.run(handle.evaluate(_REPORT_JS))
             element = (await budget.run(handle.get_property("el"))).as_element()
         except PlaywrightError as exc:
             errors.append(exc.message)  # a frame that went away, or a page that broke it
@@ -415,6 +447,7 @@ def _located(
         changes=matched.changes(now),
         frame=frame,
         variant=variant,
+        parsing=report.get("parsing") is True,
     )
 
 
