@@ -331,7 +331,7 @@ async def locate(
             # still change what was found, or what lies over it: looked for again once
             # it is parsed (a document that never ends: as it stands).
             waited = True
-            await _parsed(located.frame, budget)
+            await wait_parsed(located.frame, budget)
             continue
         now = time.monotonic()
         if located.ok or budget.remaining_ms() / 1000 - delay_s < delay_s:
@@ -347,7 +347,15 @@ async def locate(
 PARSE_WAIT_MS = 10_000
 
 
-async def _parsed(frame: Frame, budget: Budget) -> None:
+async def still_parsing(frame: Frame, budget: Budget) -> bool:
+    """Whether ``frame``'s document is still being parsed (not a frame that went away)."""
+    try:
+        return await budget.run(frame.evaluate('document.readyState === "loading"')) is True
+    except PlaywrightError:
+        return False
+
+
+async def wait_parsed(frame: Frame, budget: Budget) -> None:
     """Wait for ``frame``'s document to be parsed (DOMContentLoaded), up to
     ``PARSE_WAIT_MS`` within ``budget``."""
     room_ms = budget.remaining_ms(headroom_ms=DEFAULT_HEADROOM_MS)

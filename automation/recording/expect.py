@@ -38,7 +38,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame
 
 from automation.browser.effect import TOGGLE_STATE_JS
-from automation.browser.identity import ElementIdentity, locate
+from automation.browser.identity import ElementIdentity, locate, still_parsing, wait_parsed
 from automation.browser.textmatch import words
 from automation.budget import Budget
 from automation.errors import BudgetExceeded, CheckFailed, ScenarioInvalid
@@ -182,10 +182,16 @@ async def check(
     CheckFailed with what the page shows instead."""
     polls = iter(_POLL_S)
     seen: str | None = None
+    waited = False  # for a document to be parsed
     while True:
         try:
             await budget.run(asyncio.sleep(next(polls, _POLL_S[-1])))
             ok, seen = await _once(tab, args, identity, budget)
+            if ok and not waited and await still_parsing(tab.page.main_frame, budget):
+                # Read half-way: the rest of the page, and its scripts, may undo it.
+                waited = True
+                await wait_parsed(tab.page.main_frame, budget)
+                ok, seen = await _once(tab, args, identity, budget)
         except BudgetExceeded:
             if seen is None:  # never read: the budget, not the page, decided
                 raise
