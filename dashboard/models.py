@@ -192,6 +192,9 @@ class Run(models.Model):
     signin_profile = models.ForeignKey(
         "SigninProfile", null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
     )
+    # Its name when it was chosen: a profile deleted since is told (signin_refusal), never
+    # silently left out.
+    signin_profile_name = models.CharField(max_length=100, blank=True)
     # rules / openai / anthropic / replay: what the run uses; empty until the runner picks
     # for a run that chose nothing (the default profile, else the settings).
     planner = models.CharField(max_length=20, blank=True, default="")
@@ -642,6 +645,34 @@ class ApiToken(models.Model):
         return f"{self.name} ({self.prefix}…)"
 
 
+def signin_label(holder: Run | Batch | Schedule) -> str:
+    """The sign-in profile of a run, a batch or a schedule as its page shows it: its name,
+    marked when it was deleted since; "" for none."""
+    if holder.signin_profile is not None:
+        return holder.signin_profile.name
+    return f"{holder.signin_profile_name} (deleted)" if holder.signin_profile_name else ""
+
+
+def signin_fields(profile_id: int | None) -> dict[str, object]:
+    """A run's, a batch's or a schedule's fields for the sign-in profile ``profile_id``
+    (None: none); one deleted as it was chosen is kept as deleted (by its number)."""
+    if profile_id is None:
+        return {"signin_profile_id": None, "signin_profile_name": ""}
+    name = SigninProfile.objects.filter(pk=profile_id).values_list("name", flat=True).first()
+    if name is None:
+        return {"signin_profile_id": None, "signin_profile_name": f"#{profile_id}"}
+    return {"signin_profile_id": profile_id, "signin_profile_name": name}
+
+
+def signin_refusal(holder: Run | Batch | Schedule) -> str:
+    """Why the runs of a run, a batch or a schedule can't start with the sign-in profile
+    chosen for them: it was deleted since; "" when it is there, or none was chosen."""
+    if holder.signin_profile_id is None and holder.signin_profile_name:
+        return (f"the sign-in profile {holder.signin_profile_name!r} was deleted: choose "
+                "another one, or none")  # fmt: skip
+    return ""
+
+
 def heal_model_label(holder: Run | Batch | Schedule) -> str:
     """The model for changed pages a replay, a batch or a schedule chose, as its page shows
     it: the profile's name, marked when it was deleted since; "" for none."""
@@ -667,6 +698,7 @@ class Batch(models.Model):
     signin_profile = models.ForeignKey(
         "SigninProfile", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    signin_profile_name = models.CharField(max_length=100, blank=True)  # (as a run's)
     # The model for changed pages its replays get, and its name when it was chosen: a
     # profile deleted since is told (dashboard.engineconf.heal_model_refusal), never
     # silently left out.
@@ -731,6 +763,7 @@ class Schedule(models.Model):
     signin_profile = models.ForeignKey(
         "SigninProfile", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    signin_profile_name = models.CharField(max_length=100, blank=True)  # (as a run's)
     # The model for changed pages its replays get, and its name when it was chosen: a
     # profile deleted since is told (dashboard.engineconf.heal_model_refusal), never
     # silently left out.

@@ -15,7 +15,7 @@ from dashboard.api.runs import heal_model_named, signin_of
 from dashboard.jobs import alerts, schedules
 from dashboard.jobs import selectors as job_selectors
 from dashboard.jobs.services import heal_model_fields
-from dashboard.models import Schedule
+from dashboard.models import Schedule, signin_label
 from dashboard.scenarios import selectors
 
 router = Router()
@@ -98,7 +98,7 @@ class ScheduleOut(Schema):
     webhook_url: str
     webhook_secret: str  # verifies the X-Tabwright-Signature of its webhooks
     emails: str
-    signin_profile: str  # the sign-in profile its firings start with ("": none)
+    signin_profile: str  # the sign-in profile its firings start with ("": none; "… (deleted)")
     llm_profile: str  # the model for changed pages ("": none; "… (deleted)" since)
     next: list[datetime]
     pending_alerts: PendingAlertsOut  # over all its firings, not only those listed
@@ -114,7 +114,7 @@ def _schedule_out(schedule: Schedule) -> dict[str, Any]:
         "concurrency": schedule.concurrency, "base_url": schedule.base_url,
         "webhook_url": schedule.webhook_url, "webhook_secret": schedule.webhook_secret,
         "emails": schedule.emails, "llm_profile": schedule.heal_model_label,
-        "signin_profile": schedule.signin_profile.name if schedule.signin_profile else "",
+        "signin_profile": signin_label(schedule),
         "next": schedules.upcoming(schedule),
         "pending_alerts": job_selectors.schedule_pending_alerts(schedule=schedule),
         "firings": [{

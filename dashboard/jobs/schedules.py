@@ -40,7 +40,14 @@ from dashboard.jobs import selectors as job_selectors
 from dashboard.jobs import services as job_services
 from dashboard.jobs.batchfile import check_params, json_rows
 from dashboard.lib.urls import UrlInvalid, plain_url
-from dashboard.models import Batch, Run, Schedule, ScheduleFiring
+from dashboard.models import (
+    Batch,
+    Run,
+    Schedule,
+    ScheduleFiring,
+    signin_fields,
+    signin_refusal,
+)
 from dashboard.runs.doorbell import RUNS_CHANNEL, ring, wake
 from dashboard.runs.messages import schedules_due_message
 from dashboard.runs.services import STOPPED_BY
@@ -203,6 +210,8 @@ def _start(schedule: Schedule, firing: ScheduleFiring) -> None:
     try:
         if refusal := heal_model_refusal(schedule.llm_profile, schedule.llm_profile_name):
             raise ActionInvalid(refusal)  # never a replay without the model it was given
+        if refusal := signin_refusal(schedule):
+            raise ActionInvalid(refusal)  # nor without its sign-in
         if schedule.rows is not None:
             rows = [check_params(row, defaults=defaults) for row in json_rows(schedule.rows)]
             firing.batch = job_services.batch_create(
@@ -473,6 +482,8 @@ def save(schedule: Schedule, **fields: Any) -> Schedule:
     """Store ``fields`` (from :func:`check_schedule`) on ``schedule`` and set its next time
     from now; a webhook secret is made the first time it has a webhook.  Its alerts still
     to send follow its webhook and addresses (alerts.follow)."""
+    if "signin_profile_id" in fields:
+        fields = {**fields, **signin_fields(fields["signin_profile_id"])}
     for name, value in fields.items():
         setattr(schedule, name, value)
     if schedule.webhook_url and not schedule.webhook_secret:

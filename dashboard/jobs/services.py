@@ -17,6 +17,8 @@ from dashboard.models import (
     LLMProfile,
     Run,
     Scenario,
+    signin_fields,
+    signin_refusal,
 )
 from dashboard.runs.services import run_stop_queued
 from dashboard.scenarios.services import replay_run_create
@@ -42,7 +44,7 @@ def batch_create(
     with transaction.atomic():
         batch = Batch.objects.create(owner=owner, scenario=scenario, base_url=base_url,
                                      concurrency=concurrency, source=source[:200],
-                                     signin_profile_id=signin_profile_id,
+                                     **signin_fields(signin_profile_id),
                                      **heal_model_fields(llm_profile))  # fmt: skip
         BatchRow.objects.bulk_create(
             BatchRow(batch=batch, index=number, params=dict(values))
@@ -63,9 +65,11 @@ def batch_advance(*, batch_id: int) -> list[int]:
             return made
         active = batch.rows.filter(run__status__in=ACTIVE_RUN).count()
         waiting = batch.rows.filter(run__isnull=True).order_by("index")
-        # The model chosen for its replays, deleted (or its key gone) since: each row
-        # fails saying so rather than replay without it.
-        refusal = heal_model_refusal(batch.llm_profile, batch.llm_profile_name)
+        # The model or the sign-in profile chosen for its replays, deleted (or the model's
+        # key gone) since: each row fails saying so rather than replay without it.
+        refusal = heal_model_refusal(batch.llm_profile, batch.llm_profile_name) or (
+            signin_refusal(batch)
+        )
         for row in waiting if refusal else waiting[: max(0, batch.concurrency - active)]:
             run = replay_run_create(owner=batch.owner, scenario=batch.scenario,
                                     base_url=batch.base_url, params=row.params,

@@ -46,6 +46,7 @@ def run_create(
         llm_profile=llm_profile,
         output_schema=output_schema,
         signin_profile=signin_profile,
+        signin_profile_name=signin_profile.name if signin_profile else "",
     )
 
 
@@ -60,6 +61,7 @@ def run_create_mcp(
         task=f"MCP session: {client}"[:200],
         planner="mcp",
         signin_profile=signin_profile,
+        signin_profile_name=signin_profile.name if signin_profile else "",
     )
 
 

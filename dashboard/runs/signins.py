@@ -28,7 +28,7 @@ from django.db import IntegrityError, transaction
 
 from automation.browser.storage import storage_state_checked
 from automation.errors import ActionInvalid
-from dashboard.models import Run, SigninProfile
+from dashboard.models import Run, SigninProfile, signin_refusal
 
 __all__ = [
     "MAX_NAME_CHARS",
@@ -142,6 +142,8 @@ def signin_state_for_run(run: Run) -> tuple[dict[str, Any], str] | None:
     """The state the run's browser context starts with and its profile's name (None: no
     profile); SigninRefused for a profile its owner may not use, can't be read, or whose
     cookies all expired."""
+    if refusal := signin_refusal(run):
+        raise SigninRefused(refusal, hint="start it again with another sign-in profile, or none")
     if run.signin_profile_id is None:
         return None
     profile = signins_usable_by(run.owner).filter(pk=run.signin_profile_id).first()

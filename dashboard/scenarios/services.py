@@ -27,6 +27,7 @@ from dashboard.models import (
     Scenario,
     ScenarioStep,
     Schedule,
+    signin_fields,
 )
 from dashboard.runs import selectors as run_selectors
 from dashboard.scenarios import selectors as scenario_selectors
@@ -345,7 +346,7 @@ def replay_run_create(
     model that may reach a step's intent when its recorded element is gone."""
     heal_model = LLMProfile.objects.filter(pk=llm_profile_id).first() if llm_profile_id else None
     return Run.objects.create(
-        signin_profile_id=signin_profile_id,
+        **signin_fields(signin_profile_id),
         llm_profile=heal_model,
         llm_profile_name=heal_model.name if heal_model else "",
         owner=owner,

@@ -24,11 +24,12 @@ from django.utils import timezone
 
 from automation.errors import ActionInvalid
 from dashboard.jobs import alerts, outbox, schedules
+from dashboard.jobs import services as job_services
 from dashboard.models import Delivery, Run, Scenario, Schedule, ScheduleFiring
 from dashboard.runs import services as run_services
 from dashboard.runs.doorbell import RUNS_CHANNEL
 from dashboard.runs.runner import RunManager
-from dashboard.runs.signins import signin_save
+from dashboard.runs.signins import SigninRefused, signin_save, signin_state_for_run
 from dashboard.scenarios import services as scenario_services
 from dashboard.worker import RunWorkerConsumer
 from tests.dashboard.api.test_api import Api, refused, token_of
@@ -567,3 +568,43 @@ def test_schedules_over_the_api_refuse_bad_values_and_others_see_none(
     refused(other.delete(f"/api/schedules/{schedule['id']}"), 404, "not_found")
     assert client.delete(f"/api/schedules/{schedule['id']}").status_code == 204
     assert not Schedule.objects.exists()
+
+
+def test_a_sign_in_profile_deleted_since_it_was_chosen_is_told_never_left_out(
+    owner: Any, scenario: Scenario
+) -> None:
+    """A schedule, a batch and a queued replay given a sign-in profile that its owner
+    deleted since (to end its saved session, say): the schedule's firing, each row of the
+    batch and the replay fail saying so, rather than replay signed out; the schedule says
+    which profile it was until another one, or none, is chosen."""
+    profile = signin_save(owner_id=owner.pk, name="back office",
+                          state={"cookies": [], "origins": []})  # fmt: skip
+    schedule = schedules.save(make(scenario), signin_profile_id=profile.pk)
+    batch = job_services.batch_create(owner=owner, scenario=scenario, base_url="",
+                                      rows=[{"name": "Ada"}, {"name": "Bo"}], concurrency=1,
+                                      signin_profile_id=profile.pk)  # fmt: skip
+    queued = scenario_services.replay_run_create(
+        owner=owner, scenario=scenario, base_url="", params={}, signin_profile_id=profile.pk
+    )
+    assert signin_state_for_run(queued) == ({"cookies": [], "origins": []}, "back office")
+    profile.delete()
+    deleted = "the sign-in profile 'back office' was deleted: choose another one, or none"
+
+    firing = schedules.fire(schedule.pk, schedule.next_fire_at + timedelta(seconds=1))
+    assert firing is not None and firing.run is None
+    assert (firing.outcome, firing.error) == ("failed", f"could not start: {deleted}")
+    assert job_services.batch_advance(batch_id=batch.pk) == []  # no row replays signed out
+    rows = Run.objects.filter(batch_row__batch=batch)
+    assert [(r.status, r.status_reason) for r in rows] == [
+        ("failed", f"could not start: {deleted}")
+    ] * 2
+    with pytest.raises(SigninRefused, match=re.escape(deleted)):
+        signin_state_for_run(Run.objects.get(pk=queued.pk))
+
+    client = Client(headers={"Authorization": f"Bearer {token_of(owner)}"})
+    read = client.get(f"/api/schedules/{schedule.pk}").json()
+    assert read["signin_profile"] == "back office (deleted)"
+    none = client.patch(f"/api/schedules/{schedule.pk}", {"signin_profile": ""},
+                        content_type="application/json")  # fmt: skip
+    assert none.json()["signin_profile"] == ""
+    assert Schedule.objects.filter(signin_profile_name="").count() == 1  # fires as any
