@@ -9,12 +9,15 @@
 // A row counts its fields' values as the app wrote them (their value attribute).
 //
 // Evaluated as (args) => ...:
-//   args.op "text": the document's visible text, spaces squeezed (at most max characters);
+//   args.op "text": the document's visible text, spaces squeezed (at most max characters;
+//                   args.messages false: without the page's messages, MESSAGES below);
 //   args.op "rows": how many visible rows (table rows, list items) show a text (where
 //                   args.pattern, a RegExp's source, finds it ignoring case), only the
 //                   innermost row counting when rows hold rows.
 (args) => {
   const ROW = "tr, li, [role=row], [role=listitem], article";
+  // What a page tells of what just happened (an error repeats what was typed, say).
+  const MESSAGES = "[role=status], [role=alert], [aria-live=polite], [aria-live=assertive], output";
   const UNSEEN = new Set(["SCRIPT", "STYLE", "TEMPLATE", "NOSCRIPT", "HEAD"]);
   const norm = (t) => (t || "").replace(/\s+/g, " ").trim();
 
@@ -36,7 +39,7 @@
 
   // Text of n as drawn: through shadow roots (a host shows its shadow tree, slots show
   // what is assigned to them), without what is not drawn.  A field shows its value.
-  function seen(root, max, fields) {
+  function seen(root, max, fields, messages = true) {
     const parts = [];
     let left = max;
     const walk = (n) => {
@@ -49,6 +52,7 @@
       if (n.nodeType !== 1 && n.nodeType !== 11) return;
       if (n.nodeType === 1) {
         if (UNSEEN.has(n.tagName) || !shown(n)) return;
+        if (!messages && n.matches(MESSAGES)) return;
         // hidden="until-found": drawn as a box, its contents not (until a search finds them).
         if (n.getAttribute("hidden") === "until-found") return;
         parts.push(" ");
@@ -93,7 +97,9 @@
     return out;
   }
 
-  if (args.op === "text") return seen(document.documentElement, args.max || 200000, false);
+  if (args.op === "text") {
+    return seen(document.documentElement, args.max || 200000, false, args.messages !== false);
+  }
   if (args.op === "rows") {
     const want = new RegExp(args.pattern, "i");
     const showing = rows().filter((r) => shown(r) && want.test(seen(r, 4000, true)));

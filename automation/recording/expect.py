@@ -287,12 +287,14 @@ async def _seen_frames(tab: Tab, budget: Budget) -> list[Frame]:
     return seen
 
 
-async def page_text(tab: Tab, budget: Budget) -> str:
-    """The visible text of the page and its frames, case and spaces folded."""
+async def page_text(tab: Tab, budget: Budget, *, messages: bool = True) -> str:
+    """The visible text of the page and its frames, case and spaces folded (without its
+    status and alert messages, unless ``messages``)."""
     parts = []
     for frame in await _seen_frames(tab, budget):
         try:
-            parts.append(str(await budget.run(frame.evaluate(EXPECT_JS, {"op": "text"}))))
+            args = {"op": "text", "messages": messages}
+            parts.append(str(await budget.run(frame.evaluate(EXPECT_JS, args))))
         except PlaywrightError:
             continue  # a frame that went away shows nothing
     return fold(" ".join(parts))

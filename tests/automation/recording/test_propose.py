@@ -175,3 +175,24 @@ async def test_a_field_still_holding_what_the_run_typed_is_offered_not_ticked(
     await tab.page.set_content(SUPPLIER.format(company="Globex Ltd", net60=" selected"))
     kept = values(await propose_checks(tab, rows, budget=room()))
     assert kept == [(words, True) for words, _picked in typed]
+
+
+REFUSED = """<h1>Customers</h1><label>Company <input name="company"></label>
+<p role="alert">Could not add 'Acme Ltd': that name is taken</p>"""
+
+
+async def test_a_typed_text_shown_only_in_a_message_is_offered_not_ticked(tab: Tab) -> None:
+    """An error that repeats what was typed ("Could not add 'Acme Ltd'") shows it as well
+    when the app refused it: a check of it would pass on the refusal.  Shown elsewhere on
+    the page (the new customer's row), it is ticked as before."""
+    company = {"role": "textbox", "name": "Company", "tag": "input"}
+    rows = [{"action": "fill", "args": {"value": "Acme Ltd"}, "identity": company, "ok": True}]
+    await tab.page.set_content(REFUSED)
+    offered = [(p.check.describe(), p.picked, p.why)
+               for p in await propose_checks(tab, rows, summary="", budget=room())]  # fmt: skip
+    why = "a text the run typed, shown only in a message (an error may repeat it)"
+    assert ("expect text 'Acme Ltd' is visible", False, why) in offered
+    await tab.page.set_content(REFUSED.replace("<p role", "<p>Acme Ltd, since today</p><p role"))
+    offered = [(p.check.describe(), p.picked)
+               for p in await propose_checks(tab, rows, summary="", budget=room())]  # fmt: skip
+    assert ("expect text 'Acme Ltd' is visible", True) in offered
