@@ -254,7 +254,7 @@ async def run_events(request: HttpRequest, run_id: int, after: int = 0) -> Any:
 
     def read() -> dict[str, Any]:
         run = selectors.run_get(user=request.user, id=run_id)
-        events = selectors.run_events(run_id=run.pk, after_seq=after)[:MAX_EVENTS]
+        events = selectors.run_events(run_id=run.pk, after_seq=after, limit=MAX_EVENTS)
         return {"events": events, "last_seq": events[-1]["seq"] if events else after}
 
     return await sync_to_async(read)()

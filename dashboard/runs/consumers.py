@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -72,6 +73,7 @@ INPUT_TIMEOUT_MS = 5_000
 CLOSE_FORBIDDEN = 4403
 CLOSE_TOO_MANY = 4429  # past a person's sockets
 MAX_SOCKETS_PER_USER = 50  # run pages open at once, per person and process
+_BACKLOG_TURN = 100  # stored events sent before the loop serves others
 CLOSE_LAYER_LOST = 4503  # the layer is unavailable: the page reconnects and catches up
 # A live-view frame is a picture: never cut, sent up to the transport's limit (less room
 # for the framing), dropped beyond.
@@ -173,11 +175,7 @@ class RunPageConsumer(AsyncJsonWebsocketConsumer):
         frame = runner.watch(self.run_id, self.channel_name, self.width)
         self.watching = True
         self.watcher = asyncio.create_task(self._watch_elsewhere())
-        after = _int(query.get("after", ["0"])[0])
-        for event in await database_sync_to_async(selectors.run_events)(
-            run_id=self.run_id, after_seq=after
-        ):
-            await self.send_json(event)
+        await self._send_backlog(_int(query.get("after", ["0"])[0]))
         run = await database_sync_to_async(Run.objects.get)(pk=self.run_id)
         queue = await database_sync_to_async(selectors.run_queue_position)(run=run)
         place = await carry.where(self.run_id)
@@ -463,18 +461,36 @@ class RunPageConsumer(AsyncJsonWebsocketConsumer):
         """Send ``content`` fitted to MAX_MESSAGE_BYTES (an event or answer is cut with
         markers); False when it could not be sent whole (a live-view frame is not cut,
         only dropped)."""
-        text = await self.encode_json(content)
-        sent = True
+        text, whole = self._fitted(content)
+        if text is None:
+            return False
+        await self.send(text_data=text, close=close)
+        return whole
+
+    def _fitted(self, content: Any) -> tuple[str | None, bool]:
+        """``content`` as the text sent, and whether it is whole (None: a frame too big)."""
+        text = json.dumps(content)
         if len(text) > MAX_MESSAGE_BYTES:  # ASCII-escaped JSON: chars are bytes
             if isinstance(content, dict) and content.get("type") == "frame":
                 if len(text) > MAX_FRAME_BYTES:
                     log.warning("run %s: a %d-byte frame was not sent", self.run_id, len(text))
-                    return False
+                    return None, False
             elif isinstance(content, dict):
-                text = await self.encode_json(fit(content))
-                sent = False
-        await self.send(text_data=text, close=close)
-        return sent
+                return json.dumps(fit(content)), False
+        return text, True
+
+    async def _send_backlog(self, after: int) -> None:
+        """The run's stored events after ``after``, read and made into text in a thread (a
+        long conversation's are megabytes), sent in order, other sockets served between."""
+
+        def texts() -> list[str]:
+            events = selectors.run_events(run_id=self.run_id, after_seq=after)
+            return [text for text, _ in map(self._fitted, events) if text is not None]
+
+        for count, text in enumerate(await database_sync_to_async(texts)(), start=1):
+            await self.send(text_data=text)
+            if count % _BACKLOG_TURN == 0:
+                await asyncio.sleep(0)
 
 
 def _page_error(error: AnswerError) -> dict[str, str]:

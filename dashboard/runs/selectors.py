@@ -97,8 +97,11 @@ def run_can_view(*, user: AbstractBaseUser, id: int) -> bool:
     return user.is_authenticated and _visible_runs(user=user).filter(pk=id).exists()
 
 
-def run_events(*, run_id: int, after_seq: int = 0) -> list[dict]:
+def run_events(*, run_id: int, after_seq: int = 0, limit: int | None = None) -> list[dict]:
+    """The run's events after ``after_seq``, in order (the first ``limit`` of them)."""
     rows = RunEvent.objects.filter(run_id=run_id, seq__gt=after_seq).order_by("seq")
+    if limit is not None:
+        rows = rows[:limit]
     return [{**row.data, "seq": row.seq} for row in rows]
 
 

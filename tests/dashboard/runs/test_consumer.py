@@ -14,7 +14,7 @@ from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
 
-from dashboard.models import Run, Step
+from dashboard.models import Run, RunEvent, Step
 from dashboard.runs import consumers, services
 from dashboard.runs.consumers import CLOSE_FORBIDDEN, CLOSE_TOO_MANY, MAX_REPLY_CHARS
 from dashboard.runs.runner import runner
@@ -162,6 +162,23 @@ async def test_after_replays_only_later_events(
     comm = await connected_socket(open_socket, quiet_run, owner, query)
     messages = await receive_until(comm, of_type("state"))
     assert [m["seq"] for m in messages[:-1]] == seqs
+
+
+async def test_a_long_backlog_arrives_whole_and_in_order(
+    open_socket: OpenSocket, quiet_run: Run, owner: Any
+) -> None:
+    """A long conversation's stored events (made into text in a thread, sent in turns so
+    that other sockets are served between) reach a page that connects, each once, in
+    order, from where it asks."""
+    rows = [RunEvent(run_id=quiet_run.pk, seq=seq, type="llm.message",
+                     data={"type": "llm.message", "text": f"reply {seq}"})
+            for seq in range(4, 4 + 5 * consumers._BACKLOG_TURN)]  # fmt: skip
+    await RunEvent.objects.abulk_create(rows)
+    last = rows[-1].seq
+    comm = await connected_socket(open_socket, quiet_run, owner, "after=2")
+    messages = await receive_until(comm, of_type("state"))
+    assert [m["seq"] for m in messages[:-1]] == list(range(3, last + 1))
+    assert messages[-2] == {"type": "llm.message", "text": f"reply {last}", "seq": last}
 
 
 async def test_commands_to_a_run_that_is_not_live_are_refused(
