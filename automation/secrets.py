@@ -134,10 +134,18 @@ def _texts(value: Any) -> Iterator[str]:
     return (text for _path, text in _paths(value))
 
 
+# A value shorter than this (a three-letter password) is masked only where it stands by
+# itself, not inside a longer word or number: masked inside every "about", a password "ab"
+# would leave a run's events unreadable, and tell what it is besides.
+SHORT_CHARS = 4
+_ALONE_BEFORE, _ALONE_AFTER = r"(?<![0-9A-Za-z])", r"(?![0-9A-Za-z])"
+
+
 def _encoded_pattern(value: str) -> re.Pattern[str]:
     """``value`` as it appears in text, a URL or a form body: each character as itself or
     percent-encoded (either case of hex, ``%25``-encoded once more), a space also as
-    ``+``.  A GET form submit puts ``pw=s%40cret`` in the page's address."""
+    ``+``.  A GET form submit puts ``pw=s%40cret`` in the page's address.  A value shorter
+    than ``SHORT_CHARS``: only where it stands by itself."""
     parts = []
     for char in value:
         hexes = [f"{byte:02X}" for byte in char.encode("utf-8")]
@@ -149,6 +157,8 @@ def _encoded_pattern(value: str) -> re.Pattern[str]:
         if char == " ":
             options.append(r"\+")
         parts.append("(?:" + "|".join(options) + ")")
+    if len(value) < SHORT_CHARS:
+        return re.compile(_ALONE_BEFORE + "".join(parts) + _ALONE_AFTER)
     return re.compile("".join(parts))
 
 
@@ -261,7 +271,7 @@ class Secrets:
 
     def is_secret(self, text: str) -> bool:
         """Whether ``text`` (a value about to be typed) holds a secret or hidden password."""
-        return any(value in text for value in self._shown)
+        return any(pattern.search(text) for pattern, _shown in self._patterns)
 
     # -- redacting ---------------------------------------------------------------------
 

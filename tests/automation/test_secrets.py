@@ -18,7 +18,7 @@ from automation.errors import ActionInvalid, ScenarioInvalid, SecretNotGranted
 from automation.events import ListSink, PageProblem, ScreenshotTaken, StepRecorded
 from automation.recording.replay import Replay
 from automation.recording.scenario import Scenario, ScenarioStep
-from automation.secrets import RedactingSink, Secrets, SecretsLogFilter
+from automation.secrets import MASK, RedactingSink, Secrets, SecretsLogFilter
 from tests.bounds import room
 from tests.refs import ref_of
 
@@ -46,6 +46,26 @@ def filled(env: dict[str, str] | None = None, **kwargs: Any) -> Secrets:
 def test_a_value_is_redacted_plain_and_url_encoded(text: str) -> None:
     out = filled().redact(text)
     assert "${SECRET:PW}" in out and "s3cr" not in out, out
+
+
+def test_a_short_password_is_masked_where_it_stands_by_itself_only() -> None:
+    """A password of a few letters ("ab") is masked as a word, a field's value, in an
+    address (plain or encoded), not inside every "about" and "tab" of a run's events (which
+    would leave them unreadable, and tell what it is); a longer one, wherever it shows."""
+    secrets = Secrets({})
+    secrets.hide("ab")
+    text = "typed ab about the tab: http://x/in?user=jo&pw=ab&next=%2Ftabs, {'value': 'ab'}"
+    assert secrets.redact(text) == (
+        f"typed {MASK} about the tab: http://x/in?user=jo&pw={MASK}&next=%2Ftabs, "
+        f"{{'value': '{MASK}'}}"
+    )
+    assert secrets.is_secret("ab") and secrets.is_secret("pw ab") and not secrets.is_secret("tab")
+    encoded = Secrets({})
+    encoded.hide("a@")
+    assert encoded.redact("?pw=a%40&q=da%40y") == f"?pw={MASK}&q=da%40y"
+    longer = Secrets({})
+    longer.hide("abcd")
+    assert longer.redact("xabcdy abcd") == f"x{MASK}y {MASK}"
 
 
 def test_redact_goes_through_events_keys_and_nested_args() -> None:
