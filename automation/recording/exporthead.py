@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 SCENARIO = {name}
 BASE_URL = os.environ.get("BASE_URL", {base_url}).rstrip("/")
@@ -52,12 +53,43 @@ def frame_of(page: Page, path: str):  # noqa: ANN201 (a Frame)
 
 REFUSED: list = []  # the writes of the page's scripts that its site refused
 UNDER_WAY: set = set()  # ... and those not answered yet
+# The page's timers of up to 3 s still to run (a save 600 ms after the last change), put
+# in before the page's own scripts: what the last steps left for later.
+SHORT_TIMERS_JS = """(() => {{
+  if (window.__timersLeft) return;
+  const left = new Set();
+  window.setTimeout = new Proxy(window.setTimeout, {{ apply(target, self, args) {{
+    const [fn, ms] = args;
+    if (typeof fn !== "function" || Number(ms) > 3000) return Reflect.apply(target, window, args);
+    const run = function () {{ left.delete(id); return fn.apply(this, arguments); }};
+    const id = Reflect.apply(target, window, [run, ...args.slice(1)]);
+    left.add(id);
+    return id;
+  }} }});
+  for (const name of ["clearTimeout", "clearInterval"]) {{
+    window[name] = new Proxy(window[name], {{ apply(target, self, args) {{
+      left.delete(args[0]);
+      return Reflect.apply(target, window, args);
+    }} }});
+  }}
+  window.__timersLeft = (ids) => (ids || [...left]).filter((id) => left.has(id));
+}})();"""
 
 
 def served(page: Page) -> None:
-    """As Tabwright's replay judges the steps: a write the page's script sent to its site
-    (a form sent by fetch, a save) that the server refused (HTTP 4xx/5xx) fails the test;
-    one still under way is waited for (up to 15 s)."""
+    """As Tabwright's replay judges the steps: what the last steps left for later (the
+    page's timers of up to 3 s) is waited for; then a write the page's script sent to its
+    site (a form sent by fetch, a save) that the server refused (HTTP 4xx/5xx) fails the
+    test, one still under way waited for (up to 15 s)."""
+    left = page.evaluate("() => window.__timersLeft ? window.__timersLeft() : []")
+    if left:
+        try:
+            page.wait_for_function("(ids) => !window.__timersLeft || "
+                                   "window.__timersLeft(ids).length === 0", arg=left,
+                                   timeout=3500)  # a page busy for longer: as it is
+        except PlaywrightTimeout:
+            pass
+        page.wait_for_timeout(100)  # the requests those timers sent: seen as under way
     for _ in range(300):
         if not UNDER_WAY:
             break
@@ -84,6 +116,7 @@ def page() -> Iterator[Page]:
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=executable)
         page = browser.new_page()
+        page.add_init_script(SHORT_TIMERS_JS)
         timeout_ms = float(os.environ.get("TIMEOUT_MS", "15000"))
         page.set_default_timeout(timeout_ms)
         expect.set_options(timeout=timeout_ms)  # a check waits as long as a step

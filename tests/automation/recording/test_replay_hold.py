@@ -5,16 +5,21 @@ where nothing was saved.  Now, once every step passed, the replay waits for the 
 the last steps set (up to settle.HOLD_TIMER_MS), the requests they start and the quiet
 after them, and reads the checks after the last step again: a state the app keeps (a
 switch, a field's value, rows, a text gone) must still hold.  A text shown that goes by
-itself (a toast) is not read again unless a request failed meanwhile."""
+itself (a toast) is not read again unless a request failed meanwhile.  The pytest export
+waits for the same timers and judges the save the same way."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
 from automation import Tab
+from automation.recording.export import to_pytest
 from automation.recording.replay import Replay, ReplayConfig
 from automation.recording.scenario import Scenario, ScenarioStep
 from tests.bounds import room
+from tests.exported import run_exported
 
 
 def on(role: str, name: str, action: str, **args: object) -> ScenarioStep:
@@ -135,3 +140,18 @@ async def test_checks_are_not_read_again_on_the_page_the_app_went_on_to(
     result = await Replay(tab, scenario, config=SHORT).run()
     assert result.ok, result.to_dict()
     assert tab.page.url.endswith("/replay/autosave.html")  # the verdict came after the move
+
+
+@pytest.mark.parametrize(("save", "fails"), [("refused", True), ("", False)])
+async def test_the_export_waits_for_a_delayed_save_and_judges_it_as_replay_does(
+    fixture_url: str, tmp_path: Path, save: str, fails: bool
+) -> None:
+    """The pytest export of a scenario whose last step sets off a save 600 ms later: the
+    file waits for it, and fails where the server refused it, as the replay does."""
+    act, _holds = CHANGES["switch"]
+    recorded = scenario(fixture_url, f"?save={save}" if save else "", act)
+    code, out = await run_exported(to_pytest(recorded), tmp_path, recorded.base_url)
+    if fails:
+        assert code == 1 and "the server refused POST" in out and "HTTP 501" in out, out
+    else:
+        assert code == 0, out
