@@ -123,6 +123,11 @@ urlpatterns = [
         name="schedule_run_now",
     ),
     path(
+        "schedules/<int:schedule_id>/fired.json",
+        schedule_views.schedule_fired_json,
+        name="schedule_fired",
+    ),
+    path(
         "schedules/<int:schedule_id>/delete", schedule_views.schedule_delete, name="schedule_delete"
     ),
     path("heals/<int:heal_id>/decide", scenario_views.heal_decide, name="heal_decide"),

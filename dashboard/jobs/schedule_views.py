@@ -5,7 +5,7 @@ from __future__ import annotations
 from asgiref.sync import async_to_sync
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_POST
 
@@ -60,6 +60,7 @@ def schedule_toggle(request: HttpRequest, schedule_id: int) -> HttpResponse:
 def schedule_run_now(request: HttpRequest, schedule_id: int) -> HttpResponse:
     """Fire it now, as at one of its times (dashboard.jobs.schedules.run_now)."""
     schedule = _own(request, schedule_id)
+    before = schedule.firings.count()
     try:
         schedules.run_now(schedule)
     except schedules.ScheduleOff as exc:
@@ -67,7 +68,17 @@ def schedule_run_now(request: HttpRequest, schedule_id: int) -> HttpResponse:
     else:
         async_to_sync(schedules.ring_due)()
         messages.success(request, "Firing now: its run shows under the schedule in a moment.")
+        # The page shows the firing once a worker made it (scenario.js asks until then).
+        where = f"/scenarios/{schedule.scenario_id}/?fired={schedule.pk}&before={before}"
+        return redirect(f"{where}#schedules")
     return redirect(f"/scenarios/{schedule.scenario_id}/#schedules")
+
+
+@login_required
+def schedule_fired_json(request: HttpRequest, schedule_id: int) -> JsonResponse:
+    """How many times the schedule fired (the scenario page waits for one after Run now)."""
+    schedule = _own(request, schedule_id)
+    return JsonResponse({"fired": schedule.firings.count()})
 
 
 @login_required

@@ -201,6 +201,7 @@ def _schedule_row(schedule: Schedule) -> dict[str, Any]:
         "words": schedules.describe(schedule.cron),
         "upcoming": schedules.upcoming(schedule),
         "pending": job_selectors.schedule_pending_alerts(schedule=schedule),
+        "fired": schedule.firings.count(),  # the page looks again after "Run now"
         "firings": [
             {"firing": firing, "deliveries": [job_selectors.delivery_state(delivery=d)
                                               for d in firing.deliveries.all()]}

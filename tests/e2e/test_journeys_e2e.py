@@ -411,6 +411,10 @@ async def test_a_persons_week_from_a_conversation_to_a_verified_webhook(
     await page.reload()
     await expect(schedule.get_by_test_id("delivery")).to_contain_text("sent")
     await save(page, "journey-webhook.png")
+    # Run now: the page shows the new firing once a worker made it, with no reload.
+    await schedule.get_by_role("button", name="Run now").click()
+    await expect(page.get_by_text("Firing now: its run shows under the schedule")).to_be_visible()
+    await expect(schedule.locator(".firings > li")).to_have_count(2)
 
     # Another person sees none of it.
     context = await ui_browser.new_context(viewport={"width": 1280, "height": 900})

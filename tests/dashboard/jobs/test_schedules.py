@@ -253,10 +253,19 @@ async def test_run_now_is_fired_at_once_by_the_worker_it_rings_and_the_times_go_
     # The scenario page's button does the same.
     page = AsyncClient()
     await page.aforce_login(owner)
-    pressed = await page.post(f"/schedules/{schedule.pk}/run-now", follow=True)
-    assert "Firing now: its run shows under the schedule" in pressed.content.decode()
+    pressed = await page.post(f"/schedules/{schedule.pk}/run-now")
+    assert pressed.url == f"/scenarios/{scenario.pk}/?fired={schedule.pk}&before=1#schedules"
+    shown = await page.get(pressed.url)
+    assert "Firing now: its run shows under the schedule" in shown.content.decode()
+    assert f'data-schedule="{schedule.pk}" data-fired="1"' in shown.content.decode()
+    fired = f"/schedules/{schedule.pk}/fired.json"
+    assert (await page.get(fired)).json() == {"fired": 1}  # what the page asks until it grows
     await RunWorkerConsumer().schedules_due(await _rung())
     assert await ScheduleFiring.objects.acount() == 2
+    assert (await page.get(fired)).json() == {"fired": 2}
+    other = AsyncClient()
+    await other.aforce_login(stranger)
+    assert (await other.get(fired)).status_code == 404
 
     # Turned off, it is not run; another person's is not found.
     await Schedule.objects.filter(pk=schedule.pk).aupdate(enabled=False, next_fire_at=None)
