@@ -122,6 +122,14 @@ def scenario_rename(*, scenario: Scenario, name: str, description: str | None = 
         data = scenario_selectors.scenario_data(scenario=locked)
         fmt.Scenario.from_dict({**data, "name": name, "description": description or ""})
         old = locked.name
+        taken = Scenario.objects.filter(owner_id=locked.owner_id, name=name).exclude(pk=locked.pk)
+        if old != name and taken.exists():
+            # A call finds its scenario by name: two of one name, one call would run the
+            # other's steps (and a check of the other's never run).
+            raise ScenarioInvalid(
+                f"you have another scenario named {name!r}: calls find scenarios by name, "
+                "so each of yours has a name of its own"
+            )
         if old != name:
             for step in ScenarioStep.objects.filter(scenario__calls__callee=locked, action=CALL):
                 if step.args.get("scenario") == old:

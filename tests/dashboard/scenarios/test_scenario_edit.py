@@ -146,6 +146,20 @@ def test_the_rename_service_refuses_an_empty_name(scenario: Scenario) -> None:
         call_services.scenario_rename(scenario=scenario, name="n" * 201)
 
 
+def test_a_name_another_of_ones_scenarios_has_is_refused(scenario: Scenario) -> None:
+    """Calls find scenarios by name: "Order is paid" renamed "Sign in", a scenario that
+    calls both would run the sign-in twice and its check of the payment never."""
+    base = "http://shop.test"
+    paid = {"action": "expect", "args": {"kind": "text_visible", "text": "Paid"}}
+    verify = scenario_services.scenario_import(owner=scenario.owner, data={
+        "version": 1, "name": "Order is paid", "base_url": base, "steps": [paid]})  # fmt: skip
+    with pytest.raises(ScenarioInvalid, match=f"another scenario named {scenario.name!r}"):
+        call_services.scenario_rename(scenario=verify, name=scenario.name)
+    verify.refresh_from_db()
+    assert verify.name == "Order is paid"
+    call_services.scenario_rename(scenario=verify, name="Order is paid in full")  # its own
+
+
 def test_steps_move_up_and_down_with_their_heals_and_exports_follow(
     scenario: Scenario, client: Client
 ) -> None:
