@@ -290,9 +290,12 @@ class ScenarioAdminForm(forms.ModelForm):
 
     def clean_name(self) -> str:
         try:
-            return call_services.scenario_name_clean(self.cleaned_data.get("name"))
+            name = call_services.scenario_name_clean(self.cleaned_data.get("name"))
+            if self.instance.pk is not None:
+                call_services.scenario_name_free(scenario=self.instance, name=name)
         except ScenarioInvalid as exc:
             raise forms.ValidationError(exc.message) from None
+        return name
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()

@@ -113,6 +113,18 @@ def scenario_name_clean(name: object) -> str:
     return name
 
 
+def scenario_name_free(*, scenario: Scenario, name: str) -> None:
+    """ScenarioInvalid when another scenario of its owner has ``name``: a call finds its
+    scenario by name, so one of two would run the other's steps (and a check of the
+    other's never run)."""
+    taken = Scenario.objects.filter(owner_id=scenario.owner_id, name=name)
+    if taken.exclude(pk=scenario.pk).exists():
+        raise ScenarioInvalid(
+            f"you have another scenario named {name!r}: calls find scenarios by name, so "
+            "each of yours has a name of its own"
+        )
+
+
 def scenario_rename(*, scenario: Scenario, name: str, description: str | None = None) -> None:
     """Rename the scenario (and, given, change its description): the one way a stored
     name changes, so that the scenarios that call it call it by its new name."""
@@ -122,15 +134,8 @@ def scenario_rename(*, scenario: Scenario, name: str, description: str | None = 
         data = scenario_selectors.scenario_data(scenario=locked)
         fmt.Scenario.from_dict({**data, "name": name, "description": description or ""})
         old = locked.name
-        taken = Scenario.objects.filter(owner_id=locked.owner_id, name=name).exclude(pk=locked.pk)
-        if old != name and taken.exists():
-            # A call finds its scenario by name: two of one name, one call would run the
-            # other's steps (and a check of the other's never run).
-            raise ScenarioInvalid(
-                f"you have another scenario named {name!r}: calls find scenarios by name, "
-                "so each of yours has a name of its own"
-            )
         if old != name:
+            scenario_name_free(scenario=locked, name=name)
             for step in ScenarioStep.objects.filter(scenario__calls__callee=locked, action=CALL):
                 if step.args.get("scenario") == old:
                     step.args = {**step.args, "scenario": name}
