@@ -120,11 +120,16 @@ def carry(identity: ElementIdentity, value: str, name: str) -> ElementIdentity:
 
 
 def carry_args(action: str, args: Mapping[str, Any], value: str, name: str) -> dict[str, Any]:
-    """A check's (or a wait's) args with ``value`` written as ``${name}`` in its texts."""
+    """A check's (or a wait's) args with ``value`` written as ``${name}`` in its texts; a
+    call's, in the values it gives the called scenario (a check of the typed name there)."""
     out = dict(args)
     if len(value) < MIN_CARRIED_CHARS:
         return out
     pattern = _whole(value)
+    given = out.get("params")
+    if action == "call" and isinstance(given, Mapping):
+        out["params"] = {key: pattern.sub(_literal(token(name)), text) if isinstance(text, str)
+                         else text for key, text in given.items()}  # fmt: skip
     for key in CHECK_ARGS.get(action, ()):
         text = out.get(key)
         if isinstance(text, str):

@@ -145,6 +145,23 @@ def test_a_value_made_a_parameter_of_a_name_in_use_with_another_default_is_refus
     assert both.steps[2].args == {"value": "${name}"}
 
 
+def test_a_value_made_a_parameter_is_carried_into_what_a_later_call_gives() -> None:
+    """A later call step that gives the typed name to a scenario that checks it gives the
+    parameter: else a replay with another name checked the recorded one, and passed."""
+    listed = {"version": 1, "name": "Customer is listed", "params": {"who": {}, "n": {}},
+              "steps": [{"action": "expect", "args": {"kind": "rows", "text": "${who}",
+                                                      "count": 1}}]}  # fmt: skip
+    call = {"scenario": "Customer is listed", "params": {"who": "Ada Lovelace", "n": "Ada"}}
+    scenario = Scenario.from_dict({
+        **scenario_dict({"action": "fill", "args": {"value": "Ada Lovelace"}, "identity": IDENTITY},
+                        {"action": "call", "args": call}),
+        "callees": {"Customer is listed": listed},
+    })  # fmt: skip
+    made = scenario.with_param(0, "name")
+    assert made.steps[1].args == {"scenario": "Customer is listed",
+                                  "params": {"who": "${name}", "n": "Ada"}}  # fmt: skip
+
+
 ROW_BOX = {"role": "checkbox", "tag": "input", "type": "checkbox", "row": "Buy milk",
            "selectors": ['input[aria-label="Toggle Buy milk"]', "li:nth-of-type(1) > input"],
            "name": "Toggle Buy milk", "name_count": 1}  # fmt: skip
