@@ -17,8 +17,9 @@ which release the line won't find its element.  A parameter carried into an iden
 
 The file stands alone: it launches Chromium itself (``TABWRIGHT_CHROMIUM_PATH`` or the
 ``CHROMIUM`` environment variable, else Playwright's own), reads ``BASE_URL`` for where to
-run (default: where it was recorded), parameters from environment variables named after
-them (default: their recorded default), and secrets from ``TABWRIGHT_SECRET_<NAME>``.
+run (default: where it was recorded), parameters from ``TABWRIGHT_PARAM_<name>`` (the
+name as it is written: a parameter ``lang`` is not the machine's ``LANG``, nor ``Item``
+``item``; default: their recorded default), and secrets from ``TABWRIGHT_SECRET_<NAME>``.
 
 A scenario that brings its login scenario signs in again as its replay does: the login
 scenario is a function of the file, which runs (once) when the element its first step
@@ -516,6 +517,11 @@ def _ident(text: Any, params: dict[str, dict[str, Any]], what: str) -> str:
 _IDENTITY_PARAM = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
+# A parameter's environment variable in an exported file: its own, never one the machine
+# has for something else (LANG, HOME, BASE_URL).
+PARAM_ENV_PREFIX = "TABWRIGHT_PARAM_"
+
+
 def _param(name: str, params: dict[str, dict[str, Any]]) -> str:
     """A parameter's value at run time: its environment variable (a called scenario's:
     the value its caller gives), else its default."""
@@ -527,8 +533,8 @@ def _param(name: str, params: dict[str, dict[str, Any]]) -> str:
             return f"params[{_text(name, 'a parameter')}]"
         return f"params.get({_text(name, 'a parameter')}, {_text(str(default), 'a default')})"
     if default is None:
-        return f"os.environ[{name.upper()!r}]"
-    return f"os.environ.get({name.upper()!r}, {_text(str(default), 'a default')})"
+        return f"os.environ[{PARAM_ENV_PREFIX + name!r}]"
+    return f"os.environ.get({PARAM_ENV_PREFIX + name!r}, {_text(str(default), 'a default')})"
 
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

@@ -112,8 +112,8 @@ def test_a_login_scenario_a_file_brings_is_not_one_its_steps_call() -> None:
         replace(document, callees={**document.callees, "Sign in": Scenario.from_dict(signs_in)})
     )
     assert (
-        "call_sign_in(page, {'who': os.environ['WHO'], "
-        "'site': os.environ.get('SITE', 'main')})" in code
+        "call_sign_in(page, {'who': os.environ['TABWRIGHT_PARAM_who'], "
+        "'site': os.environ.get('TABWRIGHT_PARAM_site', 'main')})" in code
     )
 
 
@@ -199,7 +199,7 @@ async def test_a_caller_replays_its_callee_in_the_same_tab_and_its_export_does_t
         # download checked as the replay checked it.
         code = to_pytest(document)
         assert "def call_sign_in(page: Page, params: dict[str, str]) -> None:" in code
-        assert "call_sign_in(page, {'user': os.environ.get('WHO', 'ada')})" in code
+        assert "call_sign_in(page, {'user': os.environ.get('TABWRIGHT_PARAM_who', 'ada')})" in code
         assert "check_download(page, {'kind': 'download', 'name': 'orders*.csv'" in code
         # Run beside it, the same file expecting a row more fails as the replay would; and
         # a scenario that brings its login scenario, which its export signs in again with

@@ -235,11 +235,27 @@ def test_a_step_reads_as_what_it_does_to_which_element() -> None:
     assert check.describe() == "expect the checkbox in row 'Buy milk now' is ticked"
 
 
+def test_the_export_reads_each_parameter_from_a_variable_of_its_own() -> None:
+    """A parameter lang, home or Item is never the machine's LANG or HOME, nor item's:
+    read from those, the exported file typed "C.UTF-8" and checked it, and passed."""
+    typed = [{"action": "fill", "args": {"value": f"${{{name}}}"}, "identity": IDENTITY}
+             for name in ("lang", "home", "Item", "item")]  # fmt: skip
+    scenario = Scenario.from_dict({
+        **scenario_dict(*typed),
+        "params": {"lang": {"default": "English"}, "home": {}, "Item": {}, "item": {}},
+    })  # fmt: skip
+    code = to_pytest(scenario)
+    assert "os.environ.get('TABWRIGHT_PARAM_lang', 'English')" in code
+    for name in ("home", "Item", "item"):
+        assert f"os.environ['TABWRIGHT_PARAM_{name}']" in code
+    assert "'LANG'" not in code and "'HOME'" not in code and "'ITEM'" not in code
+
+
 def test_the_export_finds_an_element_by_each_identity_it_was_known_by() -> None:
     made = Scenario.from_dict(todo_steps()).with_param(1, "item")
     code = to_pytest(made)
     rows = "page.locator('tr, li, [role=row], [role=listitem], article')"
-    item = "os.environ.get('ITEM', 'Buy milk')"
+    item = "os.environ.get('TABWRIGHT_PARAM_item', 'Buy milk')"
     assert (
         f"    # step 2: tick checkbox 'Toggle ${{item}}'\n"
         f"    page.get_by_role('checkbox', name='Toggle ' + {item}, exact=True)"

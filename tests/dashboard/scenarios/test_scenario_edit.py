@@ -311,7 +311,8 @@ def test_a_changed_value_shows_in_the_pytest_export_and_unused_params_go(
     assert response.status_code == 302
     scenario.refresh_from_db()
     assert scenario.params == {"page": {"default": "login"}}
-    assert "os.environ.get('PAGE', 'login')" in page_of(client.get(url(scenario, "export.py")))
+    exported = page_of(client.get(url(scenario, "export.py")))
+    assert "os.environ.get('TABWRIGHT_PARAM_page', 'login')" in exported
 
 
 @pytest.mark.parametrize(
@@ -358,7 +359,7 @@ def test_parameter_defaults_are_set_and_cleared(scenario: Scenario, client: Clie
     scenario.refresh_from_db()
     assert scenario.params == {"email": {"default": "grace@example.org"}}
     assert scenario.updated_at > before
-    assert "os.environ.get('EMAIL', 'grace@example.org')" in page_of(
+    assert "os.environ.get('TABWRIGHT_PARAM_email', 'grace@example.org')" in page_of(
         client.get(url(scenario, "export.py"))
     )
     client.post(url(scenario, "params/email/default"), {"param-email-default": ""})

@@ -168,7 +168,7 @@ def test_import_refuses_a_bad_file_whole_and_export_gives_it_back(
     )
     code = client.get(f"/scenarios/{scenario.pk}/export.py").content.decode()
     assert "get_by_role('button', name='Delete account', exact=True).click()" in code
-    assert "os.environ.get('EMAIL', 'ada@example.org')" in code
+    assert "os.environ.get('TABWRIGHT_PARAM_email', 'ada@example.org')" in code
     assert client.get(f"/scenarios/{scenario.pk}/export.exe").status_code == 404
     other = Client()
     other.force_login(stranger)
