@@ -377,7 +377,9 @@ class Scenario:
         params: set[str] = set()
         secrets: set[str] = set()
         for step in self.steps:
-            for text in _strings(step.args):
+            # A call's scenario is a name ("Promo ${code}" is no parameter): its values are.
+            given = step.args.get("params", {}) if step.action == CALL else step.args
+            for text in _strings(given):
                 for match in PLACEHOLDER.finditer(text):
                     if match.group(2):
                         (secrets if match.group(1) else params).add(match.group(2))

@@ -472,3 +472,14 @@ def test_a_rows_check_may_count_one_row_or_more_and_its_export_says_so() -> None
             ScenarioStep.from_dict({"action": "expect", "args": bad})
     exact = ScenarioStep.from_dict({"action": "expect", "args": {**args, "at_least": False}})
     assert exact.args == {"kind": "rows", "text": "Buy milk", "count": 1}
+
+
+def test_a_called_scenarios_name_holds_no_parameter_of_its_callers() -> None:
+    """ "Promo ${code} (10% off)" is a name: its callers need no value for code."""
+    promo = {"version": 1, "name": "Promo ${code} (10% off)", "params": {"who": {}},
+             "steps": [{"action": "expect", "args": {"kind": "text_visible",
+                                                     "text": "${who}"}}]}  # fmt: skip
+    call = {"scenario": "Promo ${code} (10% off)", "params": {"who": "${name}"}}
+    scenario = Scenario.from_dict({**scenario_dict({"action": "call", "args": call}),
+                                   "callees": {promo["name"]: promo}})  # fmt: skip
+    assert scenario.placeholders() == ({"name"}, set())
