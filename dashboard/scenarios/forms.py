@@ -63,8 +63,9 @@ class ReplayForm(forms.Form):
             document.base_url or "an unknown address") + ")"  # fmt: skip
         for name in sorted(document.placeholders()[0] | set(document.params)):
             default = (document.params.get(name) or {}).get("default")
-            self.fields[f"param_{name}"] = forms.CharField(
-                label=name, required=default is None, initial=default, max_length=10_000
+            self.fields[f"param_{name}"] = forms.CharField(  # typed as given, spaces too
+                label=name, required=default is None, initial=default, max_length=10_000,
+                strip=False,
             )
 
     def clean_base_url(self) -> str:

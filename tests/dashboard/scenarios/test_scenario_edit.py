@@ -16,6 +16,7 @@ from dashboard.models import IdentityHeal, Run, Scenario, ScenarioStep
 from dashboard.runs import services as run_services
 from dashboard.scenarios import call_services, selectors
 from dashboard.scenarios import services as scenario_services
+from dashboard.scenarios.forms import ReplayForm
 
 pytestmark = pytest.mark.django_db
 
@@ -552,3 +553,19 @@ def test_a_parameter_its_batch_at_work_or_schedule_gives_is_not_renamed_under_th
     assert client.post(url(scenario, "steps/1/values"), rename).status_code == 302
     step.refresh_from_db()
     assert step.args["value"] == "${mail}"
+
+
+def test_a_replays_values_are_kept_as_typed_spaces_and_all() -> None:
+    """A value with spaces around it (a padded code, a field's exact content) replays as
+    given, as a batch row's does; one of spaces only is a value too."""
+    document = Document.from_dict({
+        "version": 1, "name": "Pad", "params": {"code": {}, "note": {"default": " X-1 "}},
+        "steps": [{"action": "navigate", "args": {"url": "http://shop.test/${code}${note}"}}],
+    })  # fmt: skip
+    form = ReplayForm({"base_url": "", "param_code": "  padded  ", "param_note": " X-1 "},
+                      document=document)  # fmt: skip
+    assert form.is_valid(), form.errors
+    assert form.params() == {"code": "  padded  ", "note": " X-1 "}
+    spaces = ReplayForm({"param_code": "   ", "param_note": ""}, document=document)
+    assert spaces.is_valid(), spaces.errors
+    assert spaces.params()["code"] == "   "
