@@ -91,7 +91,7 @@ def unfill(
             changes[name] = template  # as it was: the placeholder stands for what is there
             continue
         for param in names:  # changed around the value: the value keeps its placeholder
-            if len(values[param]) >= MIN_CARRIED_CHARS:
+            if values[param]:  # (however short: the stored text said it stood there)
                 now = _whole(values[param]).sub(_literal(token(param)), now)
         changes[name] = now
     return replace(found, **changes) if changes else found

@@ -4,6 +4,7 @@ rebasing URLs, and scenarios made from a run's recorded steps."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ from automation.browser.identity import ElementIdentity
 from automation.errors import ParamMissing, ScenarioInvalid
 from automation.recording.export import to_pytest
 from automation.recording.fromrun import from_run_steps, plan
+from automation.recording.params import unfill
 from automation.recording.rebase import rebase
 from automation.recording.scenario import (
     FORMAT,
@@ -483,3 +485,16 @@ def test_a_called_scenarios_name_holds_no_parameter_of_its_callers() -> None:
     scenario = Scenario.from_dict({**scenario_dict({"action": "call", "args": call}),
                                    "callees": {promo["name"]: promo}})  # fmt: skip
     assert scenario.placeholders() == ({"name"}, set())
+
+
+def test_a_heal_written_back_keeps_a_short_values_placeholder() -> None:
+    """A row "${name}" found as "Al (VIP)" with name=Al (a batch row's short value) is
+    written back as "${name} (VIP)", as with a longer value: else every later row would
+    look for Al's row."""
+    stored = ElementIdentity.from_dict({"role": "button", "name": "Delete", "tag": "button",
+                                        "row": "${name}"})  # fmt: skip
+    for value in ("Alice", "Al"):
+        found = replace(stored, row=f"{value} (VIP)")
+        assert unfill(stored, found, {"name": value}).row == "${name} (VIP)", value
+    found = replace(stored, row="Al (VIP) and All")
+    assert unfill(stored, found, {"name": "Al"}).row == "${name} (VIP) and All"  # whole words
