@@ -64,7 +64,10 @@ class ReplayForm(forms.Form):
         for name in sorted(document.placeholders()[0] | set(document.params)):
             default = (document.params.get(name) or {}).get("default")
             self.fields[f"param_{name}"] = forms.CharField(  # typed as given, spaces too
-                label=name, required=default is None, initial=default, max_length=10_000,
+                label=name,
+                required=default is None,
+                initial=default,
+                max_length=10_000,
                 strip=False,
             )
 
