@@ -430,6 +430,8 @@ def _locator(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> st
         return f"{scope}.get_by_role({_text(role, 'role')}, name={name}, exact=True).first"
     if identity.name:
         return f"{scope}.get_by_text({name}, exact=True).first"
+    if identity.text:  # (its selector spelled a value made a parameter since: dropped)
+        return f"{scope}.get_by_text({_ident(identity.text, params, 'text')}, exact=True).first"
     raise ScenarioInvalid("its element has nothing a Playwright locator can find it by")
 
 

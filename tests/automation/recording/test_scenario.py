@@ -498,3 +498,18 @@ def test_a_heal_written_back_keeps_a_short_values_placeholder() -> None:
         assert unfill(stored, found, {"name": value}).row == "${name} (VIP)", value
     found = replace(stored, row="Al (VIP) and All")
     assert unfill(stored, found, {"name": "Al"}).row == "${name} (VIP) and All"  # whole words
+
+
+def test_an_element_known_by_its_text_alone_is_exported_by_its_text() -> None:
+    """A clickable <div> whose selector spelled the value made a parameter (dropped then)
+    is found by its text, parameter and all, where replay finds it."""
+    card = {"tag": "div", "text": "Ada Lovelace", "selectors": ["div[title='Ada Lovelace']"]}
+    scenario = Scenario.from_dict(scenario_dict(
+        {"action": "fill", "args": {"value": "Ada Lovelace"}, "identity": IDENTITY},
+        {"action": "click", "args": {}, "identity": card},
+    ))  # fmt: skip
+    code = to_pytest(scenario.with_param(0, "name"))
+    assert (
+        "page.get_by_text(os.environ.get('TABWRIGHT_PARAM_name', 'Ada Lovelace'), exact=True)"
+        ".first.click()"
+    ) in code
