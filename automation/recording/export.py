@@ -46,6 +46,7 @@ from urllib.parse import urlsplit
 from automation.browser import served, textmatch
 from automation.browser.identity import ElementIdentity
 from automation.browser.interact import MODIFIERS, MOUSE_BUTTONS
+from automation.browser.settle import HOLD_TIMER_MS
 from automation.errors import ActionInvalid, ScenarioInvalid
 from automation.recording import downloadfile, expect
 from automation.recording.calls import CALL, brought_login, called
@@ -85,6 +86,7 @@ def to_pytest(
         version=_int(scenario.version, "the format version"),
         name=_text(scenario.name, "the name"),
         base_url=_text(scenario.base_url, "base_url"),
+        hold_ms=HOLD_TIMER_MS,
     ).rstrip("\n")
     callees = called(scenario)
     login = brought_login(scenario)  # a function too, when no step calls it: it signs in again

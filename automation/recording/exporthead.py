@@ -53,14 +53,18 @@ def frame_of(page: Page, path: str):  # noqa: ANN201 (a Frame)
 
 REFUSED: list = []  # the writes of the page's scripts that its site refused
 UNDER_WAY: set = set()  # ... and those not answered yet
-# The page's timers of up to 3 s still to run (a save 600 ms after the last change), put
-# in before the page's own scripts: what the last steps left for later.
+# The page's timers of up to HOLD_MS still to run (a save 600 ms after the last change),
+# put in before the page's own scripts: what the last steps left for later, which replay's
+# verdict waits for too (automation.browser.settle.HOLD_TIMER_MS).
+HOLD_MS = {hold_ms}
 SHORT_TIMERS_JS = """(() => {{
   if (window.__timersLeft) return;
   const left = new Set();
   window.setTimeout = new Proxy(window.setTimeout, {{ apply(target, self, args) {{
     const [fn, ms] = args;
-    if (typeof fn !== "function" || Number(ms) > 3000) return Reflect.apply(target, window, args);
+    if (typeof fn !== "function" || Number(ms) > {hold_ms}) {{
+      return Reflect.apply(target, window, args);
+    }}
     const run = function () {{ left.delete(id); return fn.apply(this, arguments); }};
     const id = Reflect.apply(target, window, [run, ...args.slice(1)]);
     left.add(id);
@@ -78,7 +82,7 @@ SHORT_TIMERS_JS = """(() => {{
 
 def served(page: Page) -> None:
     """As Tabwright's replay judges the steps: what the last steps left for later (the
-    page's timers of up to 3 s) is waited for; then a write the page's script sent to its
+    page's timers of up to HOLD_MS) is waited for; then a write the page's script sent to its
     site (a form sent by fetch, a save) that the server refused (HTTP 4xx/5xx) fails the
     test, one still under way waited for (up to 15 s)."""
     left = page.evaluate("() => window.__timersLeft ? window.__timersLeft() : []")
@@ -86,7 +90,7 @@ def served(page: Page) -> None:
         try:
             page.wait_for_function("(ids) => !window.__timersLeft || "
                                    "window.__timersLeft(ids).length === 0", arg=left,
-                                   timeout=3500)  # a page busy for longer: as it is
+                                   timeout=HOLD_MS + 500)  # a page busy longer: as it is
         except PlaywrightTimeout:
             pass
         page.wait_for_timeout(100)  # the requests those timers sent: seen as under way
