@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 
 from automation.browser.tab import Tab
-from automation.events import ListSink, Observation
+from automation.events import ListSink
 from automation.recording.replay import Replay, ReplayConfig
 from automation.recording.scenario import Scenario
+from tests.automation.recording.test_handlers import notes
 from tests.backoffice import COOKIES
 
 # A page whose end comes PARSE_HOLD_S after its start: parsed so far, its link shows with
@@ -58,10 +59,6 @@ def slow_parse() -> Iterator[str]:
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
     server.server_close()
-
-
-def notes(sink: ListSink) -> list[str]:
-    return [e.text for e in sink.events if isinstance(e, Observation)]
 
 
 async def replay(tab: Tab, url: str, sink: ListSink, *steps: dict[str, Any]) -> Any:
