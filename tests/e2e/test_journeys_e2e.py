@@ -415,6 +415,7 @@ async def test_a_persons_week_from_a_conversation_to_a_verified_webhook(
     await schedule.get_by_role("button", name="Run now").click()
     await expect(page.get_by_text("Firing now: its run shows under the schedule")).to_be_visible()
     await expect(schedule.locator(".firings > li")).to_have_count(2)
+    await save(page, "journey-run-now.png")
 
     # Another person sees none of it.
     context = await ui_browser.new_context(viewport={"width": 1280, "height": 900})
