@@ -15,18 +15,15 @@ from django.utils import timezone
 from automation.browser.identity import ElementIdentity
 from automation.errors import ActionInvalid, ScenarioInvalid
 from automation.recording import scenario as fmt
-from automation.recording.calls import check_calls
 from automation.recording.fromrun import from_run_steps
 from automation.recording.replay import StepOutcome
 from dashboard.models import (
-    Batch,
     BatchRow,
     IdentityHeal,
     LLMProfile,
     Run,
     Scenario,
     ScenarioStep,
-    Schedule,
     signin_fields,
 )
 from dashboard.runs import selectors as run_selectors
@@ -37,6 +34,12 @@ from dashboard.scenarios.call_services import (
     callees_in_order,
     calls_link,
     login_set,
+)
+from dashboard.scenarios.guards import (
+    check_callers,
+    check_no_live_replay,
+    keep_used_params,
+    touch,
 )
 
 # -- scenarios -------------------------------------------------------------------------
@@ -132,7 +135,7 @@ def scenario_check_add(
     that step, found by its identity.  Refused whole (ScenarioInvalid) if it can't be read."""
     with transaction.atomic():
         data = scenario_selectors.scenario_data(scenario=_locked(scenario))
-        _check_no_live_replay(scenario)
+        check_no_live_replay(scenario)
         check: dict[str, Any] = {"action": fmt.EXPECT, "args": dict(args)}
         if like_step is not None:
             _check_index(data, like_step)
@@ -146,7 +149,7 @@ def scenario_check_add(
             scenario=scenario, index=len(document.steps) - 1,
             **_step_fields(document.steps[-1]),
         )  # fmt: skip
-        _keep_used_params(scenario, document)
+        keep_used_params(scenario, document)
 
 
 def scenario_step_make_param(
@@ -169,7 +172,7 @@ def scenario_step_make_param(
             )
             if i != index:
                 changed.append((i, new))
-        _touch(scenario.pk, params=document.params)
+        touch(scenario.pk, params=document.params)
     return changed
 
 
@@ -194,7 +197,7 @@ def scenario_step_update(
         step = document.steps[index]
         calls_link(scenario=scenario, document=document)
         ScenarioStep.objects.filter(scenario=scenario, index=index).update(args=step.args)
-        _keep_used_params(scenario, document)
+        keep_used_params(scenario, document)
     return step
 
 
@@ -204,13 +207,13 @@ def scenario_step_move(*, scenario: Scenario, index: int, to: int) -> None:
     with transaction.atomic():
         data = scenario_selectors.scenario_data(scenario=_locked(scenario))
         _check_index(data, index)
-        _check_no_live_replay(scenario)
+        check_no_live_replay(scenario)
         if not 0 <= to < len(data["steps"]):
             raise ScenarioInvalid(f"step {index} can't move to position {to}", index=index)
         order = list(scenario.steps.order_by("index").values_list("pk", flat=True))
         order.insert(to, order.pop(index))
         _renumber(scenario, order)
-        _touch(scenario.pk)
+        touch(scenario.pk)
 
 
 def scenario_step_delete(*, scenario: Scenario, index: int) -> None:
@@ -218,7 +221,7 @@ def scenario_step_delete(*, scenario: Scenario, index: int) -> None:
     with transaction.atomic():
         data = scenario_selectors.scenario_data(scenario=_locked(scenario))
         _check_index(data, index)
-        _check_no_live_replay(scenario)
+        check_no_live_replay(scenario)
         if len(data["steps"]) == 1:
             raise ScenarioInvalid("a scenario keeps at least one step", index=index)
         del data["steps"][index]
@@ -227,7 +230,7 @@ def scenario_step_delete(*, scenario: Scenario, index: int) -> None:
         order = list(scenario.steps.order_by("index").values_list("pk", flat=True))
         ScenarioStep.objects.filter(pk=order.pop(index)).delete()
         _renumber(scenario, order)
-        _keep_used_params(scenario, document)
+        keep_used_params(scenario, document)
 
 
 def scenario_param_set_default(*, scenario: Scenario, name: str, default: str | None) -> None:
@@ -241,8 +244,8 @@ def scenario_param_set_default(*, scenario: Scenario, name: str, default: str | 
         spec = {k: v for k, v in (params.get(name) or {}).items() if k != "default"}
         params[name] = spec if default is None else {**spec, "default": default}
         document = fmt.Scenario.from_dict({**data, "params": params})
-        _touch(scenario.pk, params=document.params)
-        _check_callers(scenario)
+        touch(scenario.pk, params=document.params)
+        check_callers(scenario)
 
 
 def _locked(scenario: Scenario) -> Scenario:
@@ -259,18 +262,6 @@ def _check_index(data: Mapping[str, Any], index: int) -> None:
         )
 
 
-def _check_no_live_replay(scenario: Scenario) -> None:
-    """A live replay reports its steps by index: renumbering them under it would put its
-    outcomes and heals on other steps."""
-    # A queued replay reads the scenario when it starts: edits before then are its own.
-    live = Run.objects.filter(scenario=scenario, kind=Run.Kind.REPLAY, status__in=Run.LIVE).first()
-    if live is not None:
-        raise ScenarioInvalid(
-            f"run {live.pk} is replaying this scenario: stop it or let it finish before "
-            "moving or deleting steps"
-        )
-
-
 def _renumber(scenario: Scenario, order: list[int]) -> None:
     """Give the steps (by pk, in ``order``) the indexes 0, 1, ...: the steps that move go
     past the offset first, so no index is ever held twice."""
@@ -279,61 +270,6 @@ def _renumber(scenario: Scenario, order: list[int]) -> None:
     ScenarioStep.objects.filter(pk__in=moving).update(index=F("index") + _REORDER_OFFSET)
     for pk, index in moving.items():
         ScenarioStep.objects.filter(pk=pk).update(index=index)
-
-
-def _keep_used_params(scenario: Scenario, document: fmt.Scenario) -> None:
-    used = document.placeholders()[0]
-    params = {name: spec for name, spec in document.params.items() if name in used}
-    _check_jobs(scenario, params)
-    _touch(scenario.pk, params=params)
-    _check_callers(scenario)
-
-
-def _check_jobs(scenario: Scenario, params: dict[str, Any]) -> None:
-    """The rows of its batches still to run and its schedules turned on still give values
-    its parameters take after an edit (``params``: as they will be): one that gives a
-    parameter it would no longer have (renamed), or none for one it would need, refuses
-    the edit, naming it (else each of its replays would fail)."""
-    defaults = {name: (spec or {}).get("default") for name, spec in params.items()}
-
-    def misfit(values: dict[str, Any]) -> str:
-        unknown = sorted(set(values) - set(defaults))
-        if unknown:
-            return f"gives the parameter {unknown[0]!r}, which it would no longer have"
-        needed = sorted(n for n, d in defaults.items() if d is None and not values.get(n))
-        return f"gives no value for {needed[0]!r}, which it would need" if needed else ""
-
-    rows = BatchRow.objects.filter(
-        batch__scenario=scenario, batch__status=Batch.Status.RUNNING, run__isnull=True
-    ).values_list("batch_id", "index", "params")
-    for batch_id, index, values in rows.iterator():
-        why = misfit(values if isinstance(values, dict) else {})
-        if why:
-            raise ScenarioInvalid(f"batch {batch_id} is at work: its row {index} {why}",
-                                  hint="stop the batch, or let it finish, first")  # fmt: skip
-    for schedule in Schedule.objects.filter(scenario=scenario, enabled=True):
-        for values in schedule.rows if isinstance(schedule.rows, list) else [schedule.params]:
-            why = misfit(values if isinstance(values, dict) else {})
-            if why:
-                raise ScenarioInvalid(f"schedule {schedule.pk} ({schedule.cron}) {why}",
-                                      hint="change or turn off the schedule first")  # fmt: skip
-
-
-def _check_callers(scenario: Scenario) -> None:
-    """The calls of ``scenario`` by other scenarios still hold after an edit of it (in
-    the edit's transaction): a parameter they give that it no longer has, or one it now
-    needs, refuses the edit, naming the caller."""
-    for caller in scenario_selectors.scenario_callers(scenario=scenario):
-        try:
-            check_calls(scenario_selectors.scenario_document(scenario=caller))
-        except ScenarioInvalid as exc:
-            raise type(exc)(f"{caller.name!r} calls it: {exc.message}", index=exc.index,
-                            hint=f"change the call in {caller.name!r} first") from None  # fmt: skip
-
-
-def _touch(scenario_id: int, **fields: Any) -> None:
-    """Write ``fields`` of the scenario (if any) and mark it changed now."""
-    Scenario.objects.filter(pk=scenario_id).update(**fields, updated_at=timezone.now())
 
 
 def replay_run_create(
@@ -442,7 +378,7 @@ def _apply(heal: IdentityHeal, step: ScenarioStep, *, user: AbstractBaseUser | N
     heal.decided_by = user  # type: ignore[assignment]
     heal.decided_at = timezone.now()
     heal.save(update_fields=["before", "status", "decided_by", "decided_at"])
-    _touch(step.scenario_id)
+    touch(step.scenario_id)
 
 
 def _same_element(known: Any, found: Any) -> bool:

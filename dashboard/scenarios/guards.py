@@ -1,0 +1,88 @@
+"""What an edit of a stored scenario must keep true, checked in the edit's transaction:
+the scenarios that call it still give what it takes, the rows of its batches still to run
+and its schedules turned on still give its parameters values, and no live replay has its
+steps renumbered under it.  Each refuses the edit (ScenarioInvalid, naming what would
+break) rather than let the next replay fail, or run with a value nobody gave."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils import timezone
+
+from automation.errors import ScenarioInvalid
+from automation.recording import scenario as fmt
+from automation.recording.calls import check_calls
+from dashboard.models import Batch, BatchRow, Run, Scenario, Schedule
+from dashboard.scenarios import selectors as scenario_selectors
+
+__all__ = ["check_callers", "check_jobs", "check_no_live_replay", "keep_used_params", "touch"]
+
+
+def keep_used_params(scenario: Scenario, document: fmt.Scenario) -> None:
+    """Keep the parameters the edited steps (``document``) use, and drop the rest, once
+    its callers and its jobs are known to still hold."""
+    used = document.placeholders()[0]
+    params = {name: spec for name, spec in document.params.items() if name in used}
+    check_jobs(scenario, params)
+    touch(scenario.pk, params=params)
+    check_callers(scenario)
+
+
+def check_jobs(scenario: Scenario, params: dict[str, Any]) -> None:
+    """The rows of its batches still to run and its schedules turned on still give values
+    its parameters take after an edit (``params``: each parameter as it will be): one that
+    gives a parameter it would no longer have (renamed), or none for one it would need,
+    refuses the edit, naming it (else each of its replays would fail)."""
+    defaults = {name: (spec or {}).get("default") for name, spec in params.items()}
+
+    def misfit(values: dict[str, Any]) -> str:
+        unknown = sorted(set(values) - set(defaults))
+        if unknown:
+            return f"gives the parameter {unknown[0]!r}, which it would no longer have"
+        needed = sorted(n for n, d in defaults.items() if d is None and not values.get(n))
+        return f"gives no value for {needed[0]!r}, which it would need" if needed else ""
+
+    rows = BatchRow.objects.filter(
+        batch__scenario=scenario, batch__status=Batch.Status.RUNNING, run__isnull=True
+    ).values_list("batch_id", "index", "params")
+    for batch_id, index, values in rows.iterator():
+        why = misfit(values if isinstance(values, dict) else {})
+        if why:
+            raise ScenarioInvalid(f"batch {batch_id} is at work: its row {index} {why}",
+                                  hint="stop the batch, or let it finish, first")  # fmt: skip
+    for schedule in Schedule.objects.filter(scenario=scenario, enabled=True):
+        for values in schedule.rows if isinstance(schedule.rows, list) else [schedule.params]:
+            why = misfit(values if isinstance(values, dict) else {})
+            if why:
+                raise ScenarioInvalid(f"schedule {schedule.pk} ({schedule.cron}) {why}",
+                                      hint="change or turn off the schedule first")  # fmt: skip
+
+
+def check_callers(scenario: Scenario) -> None:
+    """The calls of ``scenario`` by other scenarios still hold after an edit of it: a
+    parameter they give that it no longer has, or one it now needs, refuses the edit,
+    naming the caller."""
+    for caller in scenario_selectors.scenario_callers(scenario=scenario):
+        try:
+            check_calls(scenario_selectors.scenario_document(scenario=caller))
+        except ScenarioInvalid as exc:
+            raise type(exc)(f"{caller.name!r} calls it: {exc.message}", index=exc.index,
+                            hint=f"change the call in {caller.name!r} first") from None  # fmt: skip
+
+
+def check_no_live_replay(scenario: Scenario) -> None:
+    """A live replay reports its steps by index: renumbering them under it would put its
+    outcomes and heals on other steps."""
+    # A queued replay reads the scenario when it starts: edits before then are its own.
+    live = Run.objects.filter(scenario=scenario, kind=Run.Kind.REPLAY, status__in=Run.LIVE).first()
+    if live is not None:
+        raise ScenarioInvalid(
+            f"run {live.pk} is replaying this scenario: stop it or let it finish before "
+            "moving or deleting steps"
+        )
+
+
+def touch(scenario_id: int, **fields: Any) -> None:
+    """Write ``fields`` of the scenario (if any) and mark it changed now."""
+    Scenario.objects.filter(pk=scenario_id).update(**fields, updated_at=timezone.now())
