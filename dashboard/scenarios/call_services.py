@@ -18,13 +18,13 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from django.db import transaction
-from django.utils import timezone
 
 from automation.errors import CallCycle, CallMissing, ScenarioInvalid
 from automation.recording import scenario as fmt
 from automation.recording.calls import CALL, brought_names, callee_names, check_calls
 from dashboard.models import Scenario, ScenarioCall, ScenarioStep
 from dashboard.scenarios import selectors as scenario_selectors
+from dashboard.scenarios.guards import keep_used_params
 
 MAX_NAME_CHARS = 200
 
@@ -163,7 +163,8 @@ def scenario_call_add(*, scenario: Scenario, callee_id: int, params: Mapping[str
         calls_link(scenario=scenario, document=document)
         ScenarioStep.objects.create(scenario=scenario, index=index, action=CALL,
                                     args=document.steps[-1].args)  # fmt: skip
-        Scenario.objects.filter(pk=scenario.pk).update(updated_at=timezone.now())
+        # Its values may need a parameter the scenario's callers and jobs don't give.
+        keep_used_params(scenario, document)
     return index
 
 

@@ -6,6 +6,7 @@ break) rather than let the next replay fail, or run with a value nobody gave."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from django.utils import timezone
@@ -24,17 +25,18 @@ def keep_used_params(scenario: Scenario, document: fmt.Scenario) -> None:
     its callers and its jobs are known to still hold."""
     used = document.placeholders()[0]
     params = {name: spec for name, spec in document.params.items() if name in used}
-    check_jobs(scenario, params)
+    check_jobs(scenario, params, used=used)
     touch(scenario.pk, params=params)
     check_callers(scenario)
 
 
-def check_jobs(scenario: Scenario, params: dict[str, Any]) -> None:
+def check_jobs(scenario: Scenario, params: Mapping[str, Any], *, used: Iterable[str] = ()) -> None:
     """The rows of its batches still to run and its schedules turned on still give values
-    its parameters take after an edit (``params``: each parameter as it will be): one that
-    gives a parameter it would no longer have (renamed), or none for one it would need,
-    refuses the edit, naming it (else each of its replays would fail)."""
-    defaults = {name: (spec or {}).get("default") for name, spec in params.items()}
+    its parameters take after an edit (``params``: each parameter as it will be; ``used``:
+    the names its steps use, a placeholder no parameter declares needing a value all the
+    same): one that gives a parameter it would no longer have (renamed), or none for one
+    it would need, refuses the edit, naming it (else each of its replays would fail)."""
+    defaults = dict.fromkeys(used) | {n: (spec or {}).get("default") for n, spec in params.items()}
 
     def misfit(values: dict[str, Any]) -> str:
         unknown = sorted(set(values) - set(defaults))

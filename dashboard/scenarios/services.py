@@ -37,6 +37,7 @@ from dashboard.scenarios.call_services import (
 )
 from dashboard.scenarios.guards import (
     check_callers,
+    check_jobs,
     check_no_live_replay,
     keep_used_params,
     touch,
@@ -244,6 +245,7 @@ def scenario_param_set_default(*, scenario: Scenario, name: str, default: str | 
         spec = {k: v for k, v in (params.get(name) or {}).items() if k != "default"}
         params[name] = spec if default is None else {**spec, "default": default}
         document = fmt.Scenario.from_dict({**data, "params": params})
+        check_jobs(scenario, document.params, used=used)
         touch(scenario.pk, params=document.params)
         check_callers(scenario)
 

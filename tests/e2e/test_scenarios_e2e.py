@@ -225,6 +225,24 @@ async def test_a_step_that_calls_another_scenario_is_added_on_the_page_and_repla
     await page.get_by_text("Settings: name, login scenario, delete").click()
     await expect(page.get_by_role("button", name="Delete the scenario")).to_be_disabled()
 
+    # A call added to "Sign up" whose value needs a parameter "Welcome" never gives would
+    # break every replay of "Welcome": it is refused, saying so, and "Sign up" is as it was.
+    opener = [{"action": "navigate", "args": {"url": base + "/demo/${where}"}}]
+    await _import(page, server, tmp_path / "open.json", _demo_scenario(base, "Open", opener))
+    await page.goto(sign_up)
+    await page.get_by_text("Add a step that calls another scenario").click()
+    form = page.locator("#add-call")
+    await form.get_by_label("Scenario").select_option(label="Open")
+    await form.get_by_label("Parameters").fill("where=${page}")
+    await form.get_by_role("button", name="Add the call").click()
+    await expect(page.locator("#add-call")).to_contain_text(
+        "The call was not added: 'Welcome' calls it"
+    )
+    await expect(page.locator("#add-call")).to_contain_text("page")
+    await page.goto(sign_up)
+    steps = page.get_by_test_id("scenario-steps").locator("li.sstep")
+    await expect(steps.locator(".step-action")).to_have_text(["navigate", "fill", "fill", "click"])
+
 
 async def test_a_text_typed_with_a_dollar_brace_replays_and_batches_as_it_was_typed(
     page: Page, server: Server, fixture_url: str, tmp_path: Path

@@ -536,3 +536,64 @@ def test_the_admin_changes_a_call_step_and_a_login_scenario_through_the_services
     assert (other.owner_id, other.login_scenario_id) == (owner.pk, login.pk)
     assert other.steps.get(index=0).args == {"url": f"{BASE}/login"}  # steps change one by one
     assert admin_client.get("/admin/dashboard/scenario/add/").status_code == 403
+
+
+def open_page() -> dict[str, Any]:
+    return {"version": 1, "name": "Open page", "base_url": BASE, "steps": [
+        {"action": "navigate", "args": {"url": BASE + "/${where}"}}]}  # fmt: skip
+
+
+def test_a_call_added_to_a_called_scenario_that_its_callers_can_t_follow_is_refused(
+    owner: Any,
+) -> None:
+    """'Sign in' (called by 'Orders', which gives it ``user`` only) is given a call of
+    'Open page' with ``where=${page}``: 'Sign in' would then need ``page``, which 'Orders'
+    never gives, and each replay of 'Orders' would fail.  The call is refused, naming
+    'Orders'; 'Sign in' keeps its steps and parameters.  A call that needs nothing new
+    is added as ever."""
+    login = scenario_services.scenario_import(owner=owner, data=sign_in())
+    opener = scenario_services.scenario_import(owner=owner, data=open_page())
+    scenario_services.scenario_import(owner=owner, data=orders())
+    with pytest.raises(ScenarioInvalid, match=r"'Orders' calls it: .*no value for page"):
+        call_services.scenario_call_add(scenario=login, callee_id=opener.pk,
+                                        params={"where": "${page}"})  # fmt: skip
+    assert login.steps.count() == 2
+    assert not ScenarioCall.objects.filter(caller=login).exists()
+    assert call_services.scenario_call_add(scenario=login, callee_id=opener.pk,
+                                           params={"where": "login"}) == 2  # fmt: skip
+
+
+def test_a_call_added_to_a_scheduled_scenario_needing_a_value_its_schedule_lacks_is_refused(
+    owner: Any,
+) -> None:
+    """A schedule turned on replays 'Sign in' with ``user`` only: a call step added with
+    ``${page}``, a check added with ``${other}``, and ``user``'s default taken away each
+    leave a parameter its firings give no value for: each is refused, naming the
+    schedule, and nothing of it is kept."""
+    from dashboard.jobs import schedules
+    from dashboard.models import Schedule
+
+    login = scenario_services.scenario_import(
+        owner=owner, data={**sign_in(), "params": {"user": {"default": "ada"}}}
+    )
+    opener = scenario_services.scenario_import(owner=owner, data=open_page())
+    checked = schedules.check_schedule(scenario=login, cron="0 7 * * *", timezone="UTC",
+                                       params={})  # fmt: skip
+    schedule = schedules.save(Schedule(owner=owner, scenario=login), **checked)
+    named = rf"schedule {schedule.pk} \(0 7 \* \* \*\) gives no value for"
+    with pytest.raises(ScenarioInvalid, match=rf"{named} 'page'"):
+        call_services.scenario_call_add(scenario=login, callee_id=opener.pk,
+                                        params={"where": "${page}"})  # fmt: skip
+    with pytest.raises(ScenarioInvalid, match=rf"{named} 'other'"):
+        scenario_services.scenario_check_add(
+            scenario=login, args={"kind": "text_visible", "text": "Hello ${other}"}
+        )
+    with pytest.raises(ScenarioInvalid, match=rf"{named} 'user'"):
+        scenario_services.scenario_param_set_default(scenario=login, name="user", default=None)
+    stored = Scenario.objects.get(pk=login.pk)
+    assert stored.steps.count() == 2 and stored.params == {"user": {"default": "ada"}}
+    schedules.save(schedule, enabled=False)  # turned off, each edit goes
+    scenario_services.scenario_param_set_default(scenario=login, name="user", default=None)
+    call_services.scenario_call_add(scenario=login, callee_id=opener.pk,
+                                    params={"where": "${page}"})  # fmt: skip
+    assert selectors.scenario_document(scenario=login).placeholders()[0] == {"user", "page"}
