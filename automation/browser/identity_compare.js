@@ -172,12 +172,14 @@
     const leadsThere = !id.method && sameTarget(id, f);
     if (needsContext && !anchored && !attested && !leadsThere) {
       why.push(...contextMisfits(rowSim, cardSim, sectionSim));
-      // Alike as its row may be, it lacks every word that told the recorded row from
-      // the one most like it: it is that other row.
-      if (id.row_words && id.row_words.length && !why.includes("another row")) {
-        const theirs = new Set(words(f.row || f.card || ""));
-        if (!id.row_words.some((w) => theirs.has(w))) why.push("another row");
-      }
+    }
+    // A control in a row acts on that row's record.  In a row that lacks every word that
+    // told the recorded row from the one most like it, it is the other record's, whatever
+    // an attribute or where it leads says: ids, addresses and test ids made of a record's
+    // number point at whichever record has that number where the replay runs.
+    if (id.row_words && id.row_words.length && (f.row || f.card) && !why.includes("another row")) {
+      const theirs = new Set(words(f.row || f.card));
+      if (!id.row_words.some((w) => theirs.has(w))) why.push("another row");
     }
     const ok = why.length === 0;
     return {

@@ -705,3 +705,38 @@ async def test_a_row_gone_is_not_replaced_by_the_row_most_like_it(
     assert kept.ok and kept.element is not None, kept.reason
     row = await kept.element.evaluate("(b) => b.closest('tr').cells[0].textContent")
     assert row == "INV-1042"
+
+
+def customers(*rows: tuple[int, str, str]) -> str:
+    """A customer list whose each row's Delete posts to an address made of its record's
+    number, with an id and a test id made of it too."""
+    return "<main><h1>Customers</h1><table>" + "".join(
+        f"<tr><td>{name}</td><td>{email}</td><td><form method=post "
+        f'action="/customers/{pk}/delete"><button id="delete-{pk}" data-testid="delete-{pk}">'
+        "Delete</button></form></td></tr>"
+        for pk, name, email in rows
+    ) + "</table></main>"  # fmt: skip
+
+
+async def test_a_row_action_follows_its_record_not_the_number_it_had_where_it_was_recorded(
+    tab: Tab, fixture_url: str
+) -> None:
+    """Recorded on one database, Acme Ltd is record 1; replayed on another, Globex is.
+    Where the Delete posts to, its id and its test id all name record 1, and all point at
+    Globex's Delete now: the row says which record the step acts on, so Acme Ltd's Delete
+    is the one taken, and with Acme Ltd gone none is (it was taken, a "confident" heal
+    that deleted Globex)."""
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    await tab.page.set_content(customers((1, "Acme Ltd", "a@acme.test"),
+                                         (2, "Globex", "g@globex.test")))  # fmt: skip
+    recorded = await identity_of(tab, await tab.snapshot(), "button", "Delete", 0)
+    assert recorded.target.endswith("/customers/1/delete") and recorded.row_words
+    await tab.page.set_content(customers((1, "Globex", "g@globex.test"),
+                                         (2, "Acme Ltd", "a@acme.test")))  # fmt: skip
+    found = await find(tab, recorded)
+    assert found.ok and found.element is not None, found.reason
+    assert "Acme Ltd" in await found.element.evaluate("(e) => e.closest('tr').textContent")
+    await tab.page.set_content(customers((1, "Globex", "g@globex.test"),
+                                         (3, "Initech", "i@initech.test")))  # fmt: skip
+    gone = await find(tab, recorded)
+    assert not gone.ok and "another row" in gone.reason, gone.reason
