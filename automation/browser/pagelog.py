@@ -129,12 +129,14 @@ LogSubscriber = Callable[[LogEntry], None]
 
 @dataclass(frozen=True)
 class Refused:
-    """A request the server answered HTTP 4xx/5xx (see :meth:`PageLog.refused`)."""
+    """A request the server answered HTTP 4xx/5xx, or that got no answer (status 0, and
+    the browser's ``failure``: a dropped connection) (see :meth:`PageLog.refused`)."""
 
     number: int
     status: int
     url: str
-    method: str  # a script's write; "" for the page's own document
+    method: str  # a write (a script's, a form's in a frame); "" for the page's own document
+    failure: str = ""
 
 
 @dataclass
@@ -152,6 +154,19 @@ def _top_document(request: Request) -> bool:
     try:
         return request.is_navigation_request() and request.frame.parent_frame is None
     except PlaywrightError:  # a service worker's request has no frame
+        return False
+
+
+def _frame_write(request: Request) -> bool:
+    """Whether ``request`` is a form a frame of the page posted (a navigation of a frame
+    inside it that writes): what it sent is refused as a script's write is."""
+    try:
+        return (
+            request.is_navigation_request()
+            and request.frame.parent_frame is not None
+            and request.method in WRITES
+        )
+    except PlaywrightError:
         return False
 
 
@@ -293,7 +308,7 @@ class PageLog:
                 return
             if _top_document(request):
                 self._refused.append(Refused(pending.number, response.status, pending.url, ""))
-            elif refused_write(
+            elif _frame_write(request) or refused_write(
                 request.method, request.resource_type, response.status, request.url,
                 self.page.url,
             ):  # fmt: skip
@@ -303,6 +318,26 @@ class PageLog:
         except Exception:
             log.debug("response not recorded", exc_info=True)
 
+    def _unanswered(self, request: Request, failure: str) -> None:
+        """A request that got no answer (the connection dropped or was refused): the
+        page's own document, a form a frame posted, or a write of its script's to its own
+        site was not served, as one answered HTTP 5xx was not.  One the page gave up
+        itself (a navigation away, a script's abort: ``net::ERR_ABORTED``) is not that."""
+        try:
+            pending = self._pending.get(request)
+            if pending is None or "ERR_ABORTED" in failure:
+                return
+            script_write = request.resource_type in ("fetch", "xhr") and refused_write(
+                request.method, request.resource_type, 599, request.url, self.page.url
+            )
+            if _top_document(request) or _frame_write(request) or script_write:
+                method = "" if _top_document(request) else request.method
+                self._refused.append(
+                    Refused(pending.number, 0, pending.url, method, _cut(failure, 120))
+                )
+        except Exception:
+            log.debug("failed request not recorded", exc_info=True)
+
     def _on_request_finished(self, request: Request) -> None:
         self._finish(request, failure=None)
 
@@ -311,6 +346,7 @@ class PageLog:
             failure = request.failure or "failed"
         except Exception:
             failure = "failed"
+        self._unanswered(request, failure)
         self._finish(request, failure=failure)
 
     def _finish(self, request: Request, *, failure: str | None) -> None:

@@ -27,17 +27,38 @@
       s.nav += 1;
       if (s.wake) s.wake();
     });
-    if (window.navigation) {
-      window.navigation.addEventListener("navigate", (e) => {
-        if (!e.destination.sameDocument) leaving(e);
+    const listen = (win) => {
+      if (win.navigation) {
+        win.navigation.addEventListener("navigate", (e) => {
+          if (!e.destination.sameDocument) leaving(e);
+        });
+      }
+      win.addEventListener("submit", (e) => {
+        const target = (e.submitter && e.submitter.getAttribute("formtarget")) ||
+          (e.target && e.target.getAttribute && e.target.getAttribute("target")) || "_self";
+        if (target === "_self" || target === "") leaving(e);
       });
-    }
-    window.addEventListener("submit", (e) => {
-      const target = (e.submitter && e.submitter.getAttribute("formtarget")) ||
-        (e.target && e.target.getAttribute && e.target.getAttribute("target")) || "_self";
-      if (target === "_self" || target === "") leaving(e);
-    });
+    };
+    listen(window);
+    // A frame of the page's own site (a back office's work area) asks too: its form posted
+    // is a request the settle waits for once it starts.  (Another site's frame can't be
+    // reached from here; its requests are still waited for once they start.)
+    const heard = new WeakSet();
+    const listenToFrames = (doc, depth) => {
+      for (const f of depth < 3 ? doc.querySelectorAll("iframe, frame") : []) {
+        try {
+          const win = f.contentWindow;
+          if (!win || !win.document) continue;
+          if (!heard.has(win)) {
+            heard.add(win);
+            listen(win);
+          }
+          listenToFrames(win.document, depth + 1);
+        } catch (err) { /* another site's frame */ }
+      }
+    };
     s.start = () => {
+      listenToFrames(document, 0);
       s.observer.disconnect();
       s.observer.observe(document, { subtree: true, childList: true, attributes: true,
         characterData: true });

@@ -83,8 +83,9 @@ SHORT_TIMERS_JS = """(() => {{
 def served(page: Page) -> None:
     """As Tabwright's replay judges the steps: what the last steps left for later (the
     page's timers of up to HOLD_MS) is waited for; then a write the page's script sent to its
-    site (a form sent by fetch, a save) that the server refused (HTTP 4xx/5xx) fails the
-    test, one still under way waited for (up to 15 s)."""
+    site (a form sent by fetch, a save) or a form a frame posted, that the server refused
+    (HTTP 4xx/5xx) or never answered, fails the test, one still under way waited for (up
+    to 15 s)."""
     left = page.evaluate("() => window.__timersLeft ? window.__timersLeft() : []")
     if left:
         try:
@@ -94,6 +95,8 @@ def served(page: Page) -> None:
         except PlaywrightTimeout:
             pass
         page.wait_for_timeout(100)  # the requests those timers sent: seen as under way
+    elif len(page.frames) > 1:
+        page.wait_for_timeout(100)  # a form a frame posts: its request seen as under way
     for _ in range(300):
         if not UNDER_WAY:
             break
@@ -104,14 +107,34 @@ def served(page: Page) -> None:
 def _sent(request) -> None:  # noqa: ANN001 (a Request)
     if request.method in WRITES and request.resource_type in ("fetch", "xhr"):
         UNDER_WAY.add(request)
+    elif _frame_write(request):
+        UNDER_WAY.add(request)
+
+
+def _frame_write(request) -> bool:  # noqa: ANN001 (a Request)
+    """A form a frame inside the page posted: refused as a script's write is."""
+    return (request.is_navigation_request() and request.frame.parent_frame is not None
+            and request.method in WRITES)
 
 
 def _answered(page: Page, response) -> None:  # noqa: ANN001 (a Response)
     request = response.request
     UNDER_WAY.discard(request)
     if refused_write(request.method, request.resource_type, response.status, request.url,
-                     page.url):
+                     page.url) or (response.status >= 400 and _frame_write(request)):
         REFUSED.append(f"{{request.method}} {{request.url}}: HTTP {{response.status}}")
+
+
+def _failed(page: Page, request) -> None:  # noqa: ANN001 (a Request)
+    """A write that got no answer (a dropped connection) was not served; one the page
+    gave up itself (net::ERR_ABORTED) is not that."""
+    UNDER_WAY.discard(request)
+    failure = request.failure or "failed"
+    if "ERR_ABORTED" in failure:
+        return
+    if refused_write(request.method, request.resource_type, 599, request.url,
+                     page.url) or _frame_write(request):
+        REFUSED.append(f"{{request.method}} {{request.url}}: no answer ({{failure}})")
 
 
 @pytest.fixture
@@ -126,7 +149,7 @@ def page() -> Iterator[Page]:
         expect.set_options(timeout=timeout_ms)  # a check waits as long as a step
         page.on("request", _sent)
         page.on("response", lambda response: _answered(page, response))
-        page.on("requestfailed", lambda request: UNDER_WAY.discard(request))
+        page.on("requestfailed", lambda request: _failed(page, request))
         yield page
         browser.close()
 '''

@@ -677,11 +677,14 @@ def _refused_by_server(refused: list[Refused], *, what: str = "it") -> None:
     if refused:
         first = refused[0]
         url = cut_text(first.url, 200)
-        said = (
-            f"{what} sent {first.method} {url}, answered HTTP {first.status}"
-            if first.method
-            else f"the page {what} led to was answered HTTP {first.status} ({url})"
-        )
+        unanswered = f"no answer ({first.failure or 'the connection failed'})"
+        if first.method:
+            answer = f"answered HTTP {first.status}" if first.status else f"which got {unanswered}"
+            said = f"{what} sent {first.method} {url}, {answer}"
+        elif first.status:
+            said = f"the page {what} led to was answered HTTP {first.status} ({url})"
+        else:
+            said = f"the page {what} led to got {unanswered} ({url})"
         raise HttpStatus(
             said, status=first.status,
             hint="the server refused what the step sent: the page shows its answer",

@@ -1,0 +1,118 @@
+"""A write the server never answered, or refused in a frame, fails its step and its export
+as a refused one does: a save sent by a script whose connection dropped (the checkbox stays
+ticked, nothing saved), and a form a frame posted (a back office whose work area is an
+iframe) answered HTTP 500.  Before, both passed: only a script's write answered 4xx/5xx
+and the page's own document counted."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from automation import Tab
+from automation.recording.export import to_pytest
+from automation.recording.replay import Replay
+from automation.recording.scenario import Scenario, ScenarioStep
+from tests.exported import run_exported
+
+PAGES = {
+    "/settings.html": """<!doctype html><title>Settings</title><main><h1>Settings</h1>
+<label><input type="checkbox" id="news"> Newsletter</label><p id="said"></p>
+<script>
+document.getElementById("news").addEventListener("change", (ev) => {
+  fetch(location.pathname.includes("drop") ? "/api/drop" : "/api/news",
+        {method: "POST", body: String(ev.target.checked)})
+    .then(() => { document.getElementById("said").textContent = "Saved"; })
+    .catch(() => {});  // the app says nothing and leaves the box ticked
+});
+</script></main>""",
+    "/shell.html": """<!doctype html><title>Back office</title><h1>Back office</h1>
+<iframe src="/frame.html" width="600" height="300"></iframe>""",
+    "/frame.html": """<!doctype html><title>Customers</title><main><h2>Customers</h2>
+<form method="post" action="/frame/save"><input name="note" aria-label="Note">
+<button>Save</button></form></main>""",
+}
+PAGES["/drop/settings.html"] = PAGES["/settings.html"]
+
+
+class _App(BaseHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        body = PAGES.get(self.path.split("?")[0])
+        self.send_response(200 if body else 404)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        data = (body or "not found").encode()
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.path == "/api/drop":  # the connection drops: no answer at all
+            self.close_connection = True
+            self.connection.close()
+            return
+        status = 500 if self.path == "/frame/save" else 204
+        self.send_response(status)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
+@pytest.fixture(scope="module")
+def app_url() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _App)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def on(role: str, name: str, **identity: str) -> ScenarioStep:
+    tag = {"checkbox": "input", "button": "button"}[role]
+    return ScenarioStep.from_dict({"action": "click", "args": {},
+                                   "identity": {"role": role, "name": name, "tag": tag,
+                                                **identity}})  # fmt: skip
+
+
+@pytest.mark.parametrize(("path", "unanswered"), [("/drop/settings.html", True),
+                                                   ("/settings.html", False)])  # fmt: skip
+async def test_a_save_whose_connection_dropped_fails_its_step_and_its_export(
+    tab: Tab, app_url: str, tmp_path: Path, path: str, unanswered: bool
+) -> None:
+    recorded = Scenario("Newsletter", (ScenarioStep("navigate", {"url": app_url + path}),
+                                       on("checkbox", "Newsletter")),
+                        base_url=app_url + "/")  # fmt: skip
+    result = await Replay(tab, recorded).run()
+    code, out = await run_exported(to_pytest(recorded), tmp_path, recorded.base_url)
+    if not unanswered:  # the same save, answered: it passes, and so does its export
+        assert result.ok, result.to_dict()
+        assert code == 0 and "1 passed" in out, out
+        return
+    last = result.steps[-1]
+    assert result.status == "failed" and last.status == "failed", result.to_dict()
+    assert last.error is not None and last.error["code"] == "http_status"
+    message = last.error["message"]
+    assert "it sent POST" in message and "/api/drop, which got no answer (net::ERR_" in message
+    assert code == 1 and "the server refused POST" in out and "no answer (net::ERR_" in out, out
+
+
+async def test_a_form_a_frame_posted_that_the_server_refused_fails_its_step_and_export(
+    tab: Tab, app_url: str, tmp_path: Path
+) -> None:
+    recorded = Scenario("Save a note", (
+        ScenarioStep("navigate", {"url": f"{app_url}/shell.html"}),
+        on("button", "Save", frame_url=f"{app_url}/frame.html"),
+    ), base_url=app_url + "/")  # fmt: skip
+    result = await Replay(tab, recorded).run()
+    last = result.steps[-1]
+    assert result.status == "failed" and last.status == "failed", result.to_dict()
+    assert last.error is not None and last.error["code"] == "http_status"
+    assert "it sent POST" in last.error["message"] and "answered HTTP 500" in last.error["message"]
+    code, out = await run_exported(to_pytest(recorded), tmp_path, recorded.base_url)
+    assert code == 1 and "/frame/save: HTTP 500" in out, out
