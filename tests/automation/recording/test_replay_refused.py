@@ -11,7 +11,7 @@ import pytest
 
 from automation import Tab
 from automation.recording.export import to_pytest
-from automation.recording.replay import Replay
+from automation.recording.replay import Replay, ReplayResult
 from automation.recording.scenario import Scenario, ScenarioStep
 from tests.exported import run_exported
 
@@ -26,6 +26,14 @@ def on(role: str, name: str, action: str = "click", **args: str) -> ScenarioStep
     tag = {"link": "a", "textbox": "input"}.get(role, role)
     identity = {"role": role, "name": name, "tag": tag}
     return ScenarioStep.from_dict({"action": action, "args": args, "identity": identity})
+
+
+def refused_message(result: ReplayResult) -> str:
+    """The message of a replay's last step, which failed on what the server refused."""
+    last = result.steps[-1]
+    assert result.status == "failed" and last.status == "failed", result.to_dict()
+    assert last.error is not None and last.error["code"] == "http_status"
+    return str(last.error["message"])
 
 
 @pytest.mark.parametrize(
@@ -61,9 +69,7 @@ async def test_a_write_a_script_sends_that_the_server_refuses_fails_its_step_and
         assert result.ok, result.to_dict()
         assert code == 0 and "1 passed" in out, out
         return
-    last = result.steps[-1]
-    assert result.status == "failed" and last.status == "failed", result.to_dict()
-    assert last.error is not None and last.error["code"] == "http_status"
-    assert "it sent POST" in last.error["message"] and "answered HTTP 501" in last.error["message"]
+    message = refused_message(result)
+    assert "it sent POST" in message and "answered HTTP 501" in message
     # The export fails as the replay does, naming the write.
     assert code == 1 and "the server refused POST" in out and "HTTP 501" in out, out
