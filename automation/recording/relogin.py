@@ -25,6 +25,7 @@ import of :mod:`automation.recording.replay`, which imports it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -48,7 +49,15 @@ from automation.recording.scenario import ScenarioStep
 if TYPE_CHECKING:
     from automation.recording.replay import Replay
 
-__all__ = ["Relogin", "asks_sign_in", "login_replay", "sign_in_first", "signed_out"]
+__all__ = [
+    "SUBMITTING",
+    "Relogin",
+    "asks_sign_in",
+    "login_replay",
+    "sent_to_sign_in",
+    "sign_in_first",
+    "signed_out",
+]
 
 Relogin = Callable[[Budget], Awaitable[str]]
 
@@ -115,6 +124,32 @@ async def signed_out(
     assert outcome.error is not None
     message = f"{outcome.error['message']} ({hint})"
     return replace(outcome, error={**outcome.error, "message": message})
+
+
+# Steps that send a form (a click on its button, Enter in a field), and the names of the
+# controls that sign out (their step lands on a sign-in page as it should).
+SUBMITTING = frozenset({"click", "dblclick", "press"})
+_SIGNS_OUT = re.compile(r"\b(?:sign|log)[\s-]*(?:out|off)\b|\b(?:logout|signout)\b", re.I)
+
+
+async def sent_to_sign_in(
+    replay: Replay, step: ScenarioStep, name: str, asked_before: bool, wrote: bool,
+    budget: Budget,
+) -> None:  # fmt: skip
+    """ActionFailed when step ``step`` (on the control named ``name``) sent a write and
+    the server answered it with its sign-in page (the session ended: a form's POST
+    redirected to sign in is answered 200, by the sign-in page): nothing it sent was kept,
+    whatever a later check finds there (no rows on a sign-in page).  Not a step of signing
+    in (the page asked to sign in before it: ``asked_before``), nor one that signs out.
+    The replay then signs in again and tries the step anew (:func:`signed_out`)."""
+    if not wrote or asked_before or step.action not in SUBMITTING or _SIGNS_OUT.search(name):
+        return
+    if await asks_sign_in(replay, budget):
+        raise ActionFailed(
+            "it sent what it did, and the server answered with its sign-in page: nothing "
+            "it sent was kept (the session ended)",
+            hint="sign in again (a login scenario does it by itself), then replay",
+        )
 
 
 async def asks_sign_in(replay: Replay, budget: Budget) -> bool:

@@ -90,7 +90,15 @@ from automation.recording.intent import IntentAgent, Reached, agent_goal, by_age
 from automation.recording.outcome import ReplayResult, StepOutcome, event_fields
 from automation.recording.params import unfill
 from automation.recording.rebase import normalize_base, rebase, rebase_identity
-from automation.recording.relogin import Relogin, login_replay, sign_in_first, signed_out
+from automation.recording.relogin import (
+    SUBMITTING,
+    Relogin,
+    asks_sign_in,
+    login_replay,
+    sent_to_sign_in,
+    sign_in_first,
+    signed_out,
+)
 from automation.recording.replaycalls import calls_frame, play_call
 from automation.recording.replayhandlers import interruptions_of
 from automation.recording.replayperson import step_with_person
@@ -380,6 +388,8 @@ class Replay:
                         located, step.action, lambda within: self._locate(step, within),
                         step_budget, index=index,
                     )  # fmt: skip
+                    # A form sent from a page that asked to sign in is signing in.
+                    signing_in = step.action in SUBMITTING and await asks_sign_in(self, step_budget)
                     since = self.tab.log.requests_seen
                     try:
                         result = await self._act_on(located, step, step_budget)
@@ -387,6 +397,9 @@ class Replay:
                     finally:
                         self._note_writes(index, since)
                     self._refusals(since)
+                    name = located.found.name if located.found is not None else ""
+                    await sent_to_sign_in(self, step, name, signing_in,
+                                          self.tab.log.wrote(since), step_budget)  # fmt: skip
             else:
                 args = self.values.fill(step.args)
                 if step.action == "navigate":

@@ -27,6 +27,7 @@ FORM = b"""<!doctype html><title>New entry</title><h1>New entry</h1>
   <button type="button" id="draft">Keep a draft</button>
   <button>Save</button>
 </form>
+<form method="post" action="/logout"><button>Sign out</button></form>
 <script>
   // The session is checked as the person types: ended, the page goes to sign in.
   for (const field of document.querySelectorAll("input")) {
@@ -55,6 +56,7 @@ class Ledger:
         self.sessions: set[str] = set()
         self.checks = 0
         self.end_at = 0
+        self.ends_at_save = False  # the session ends as the form is saved
         self.url = ""
 
 
@@ -95,10 +97,16 @@ def ledger() -> Iterator[Ledger]:
         def do_POST(self) -> None:
             size = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(size).decode()
+            if self.path == "/save" and state.ends_at_save:
+                state.ends_at_save = False
+                state.sessions.clear()
             if self.path == "/login":
                 token = f"s{len(state.sessions) + 1}=1"
                 state.sessions.add(token)
                 self._send(302, Location="/new", **{"Set-Cookie": f"{token}; Path=/"})
+            elif self.path == "/logout":
+                state.sessions.clear()
+                self._send(302, Location="/login")
             elif not self._session():
                 self._send(302, Location="/login")
             elif self.path == "/draft":
@@ -128,14 +136,14 @@ def button(name: str) -> ScenarioStep:
     return ScenarioStep.from_dict({"action": "click", "args": {}, "identity": identity})
 
 
-def replay_of(tab: Tab, ledger: Ledger, *steps: ScenarioStep) -> Replay:
+def replay_of(tab: Tab, ledger: Ledger, *steps: ScenarioStep, relogin: bool = True) -> Replay:
     async def sign_in(budget: Budget) -> str:
         await signed_in(tab, ledger)
         return "signed in again"
 
     scenario = Scenario("New entry", (ScenarioStep("navigate", {"url": f"{ledger.url}/new"}),
                                       *steps), base_url=ledger.url)  # fmt: skip
-    return Replay(tab, scenario, relogin=sign_in)
+    return Replay(tab, scenario, relogin=sign_in if relogin else None)
 
 
 async def signed_in(tab: Tab, ledger: Ledger) -> None:
@@ -166,3 +174,44 @@ async def test_a_step_that_sent_something_there_is_not_sent_twice(tab: Tab, ledg
     assert "step 1 (click button 'Keep a draft') sent something to the server" in result.reason
     assert "it may be saved twice" in result.reason
     assert ledger.drafts == 1 and ledger.saved == []
+
+
+@pytest.mark.parametrize("relogin", [False, True])
+async def test_a_save_the_server_answers_with_its_sign_in_page_is_not_passed(
+    tab: Tab, ledger: Ledger, relogin: bool
+) -> None:
+    """The session ends as the form is saved: the server answers the POST with its
+    sign-in page (a redirect, then 200).  The step passed, and a later check of "no rows
+    left" would have held there.  Now it fails, saying so; a replay that can sign in
+    again does, fills the form again and saves it once."""
+    await signed_in(tab, ledger)
+    ledger.ends_at_save = True
+    steps = (field("Customer", "Cust05"), field("Amount", "105"), button("Save"))
+    result = await replay_of(tab, ledger, *steps, relogin=relogin).run()
+    if relogin:
+        assert result.ok, result.to_dict()
+        assert ledger.saved == [("Cust05", "105")]
+        return
+    last = result.steps[-1]
+    assert result.status == "failed" and last.status == "failed", result.to_dict()
+    assert last.error is not None
+    assert "the server answered with its sign-in page" in last.error["message"]
+    assert ledger.saved == []
+
+
+async def test_signing_out_and_signing_in_land_where_they_should_and_pass(
+    tab: Tab, ledger: Ledger
+) -> None:
+    """A step that signs out lands on the sign-in page, and one that signs in sent its
+    form from it: neither is a save the server refused."""
+    await signed_in(tab, ledger)
+    result = await replay_of(tab, ledger, button("Sign out"), relogin=False).run()
+    assert result.ok, result.to_dict()
+    assert "/login" in tab.page.url
+    password = ScenarioStep.from_dict({"action": "fill", "args": {"value": "pw"}, "identity": {
+        "role": "textbox", "name": "Password", "tag": "input", "name_attr": "pw"}})  # fmt: skip
+    scenario = Scenario("Sign in", (ScenarioStep("navigate", {"url": f"{ledger.url}/login"}),
+                                    password, button("Sign in")), base_url=ledger.url)  # fmt: skip
+    result = await Replay(tab, scenario).run()
+    assert result.ok, result.to_dict()
+    assert tab.page.url.endswith("/new")
