@@ -33,7 +33,7 @@ from automation.browser.snapshot import (
     walk_frames,
 )
 from automation.budget import Budget
-from automation.errors import ActionFailed, ActionInvalid
+from automation.errors import ActionFailed, ActionInvalid, BudgetExceeded
 
 if TYPE_CHECKING:
     from automation.browser.core import TabCore
@@ -47,17 +47,24 @@ WALK_TRIES = 3  # reads of a page that keeps moving to another document, then it
 THREAD_JSON_CHARS = 256 * 1024  # a walk's result past this is parsed in a thread
 
 
+PARSE_WAIT_MS = 2_000  # the longest a snapshot waits for the page's document to be parsed
+
+
 async def take_snapshot(core: TabCore, options: SnapshotOptions, budget: Budget) -> Snapshot:
     """The accessibility tree with refs; the tab's ref table is replaced by it."""
     page = core.page
+    # A page still being parsed (its HTML sent slowly, a report streaming) is snapshotted
+    # as it is after a moment: waiting for the rest with the whole budget left nothing to
+    # walk it with.
+    parsed = budget.child(min(PARSE_WAIT_MS, budget.remaining_ms() / 4), label="page parsed")
     try:
         await core.call(
             "snapshot",
-            budget,
-            page.wait_for_load_state("domcontentloaded", timeout=budget.playwright_timeout()),
+            parsed,
+            page.wait_for_load_state("domcontentloaded", timeout=parsed.playwright_timeout()),
         )
-    except ActionFailed:
-        pass  # a page still loading is snapshotted as it is
+    except (ActionFailed, BudgetExceeded):
+        budget.check()  # (the caller's own budget gone, or cancelled: that ends it)
     frames = _frames_to_walk(core, options.scope)  # parents first: a child needs its host
 
     async def walk(frame: Frame, refs: dict[str, RefEntry], ms: float, cut: bool) -> Any:
