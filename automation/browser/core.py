@@ -22,7 +22,7 @@ from automation.browser.config import BrowserConfig
 from automation.browser.identity import ElementIdentity
 from automation.browser.listen import listener
 from automation.browser.pwcall import call
-from automation.browser.snapshot import REF_RE, RefEntry
+from automation.browser.snapshot import REF_RE, RefEntry, next_seed
 from automation.budget import Budget, close_unawaited
 from automation.errors import BrowserClosed, RefNotFound, StaleRef
 
@@ -54,7 +54,9 @@ class RefState:
             if isinstance(ref, str):
                 self.backend_ids.pop(ref, None)
 
-    def replace(self, refs: dict[str, RefEntry]) -> None:
+    def replace(self, refs: dict[str, RefEntry], *, seed: int | None = None) -> None:
+        """The refs of a new snapshot; ``seed``, when given, is :func:`next_seed` of them
+        (worked out off the event loop for a big page)."""
         for ref, entry in self.refs.items():
             if ref not in refs:
                 self.retired[ref] = entry
@@ -62,10 +64,9 @@ class RefState:
         while len(self.retired) > _RETIRED_CAP:
             self.retired.popitem(last=False)
         self.refs = refs
-        for entry in refs.values():
-            self.retired.pop(entry.ref, None)
-            num = int(REF_RE.match(entry.ref).group("num"))  # type: ignore[union-attr]
-            self.seed = max(self.seed, num + 1)
+        for ref in refs:
+            self.retired.pop(ref, None)
+        self.seed = max(self.seed, next_seed(refs) if seed is None else seed)
 
 
 class TabCore:

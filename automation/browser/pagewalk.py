@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,7 @@ from automation.browser.snapshot import (
     SnapshotOptions,
     WalkOutOfTime,
     frame_paths,
+    next_seed,
     reduced_note,
     ref_entries,
     stitch,
@@ -44,7 +46,8 @@ __all__ = ["take_snapshot"]
 # answered; it has no error type of its own for it.
 NAVIGATED = "Execution context was destroyed"
 WALK_TRIES = 3  # reads of a page that keeps moving to another document, then it fails
-THREAD_JSON_CHARS = 256 * 1024  # a walk's result past this is parsed in a thread
+THREAD_JSON_CHARS = 256 * 1024  # a walk's result past this is read in a thread
+THREAD_REFS = 5_000  # a ref table past this is numbered in a thread
 
 
 PARSE_WAIT_MS = 2_000  # the longest a snapshot waits for the page's document to be parsed
@@ -76,6 +79,8 @@ async def take_snapshot(core: TabCore, options: SnapshotOptions, budget: Budget)
     )
     if options.scope:
         _merge(core, refs)
+    elif len(refs) > THREAD_REFS:
+        core.state.replace(refs, seed=await asyncio.to_thread(next_seed, refs))
     else:
         core.state.replace(refs)
     lines = stitch(parts, " " if options.brief else "  ")
@@ -154,12 +159,10 @@ async def _walk(
     raw = await _evaluate_in(core, frame, args, budget)
     if raw is None:
         return None
-    # A big page's walk is megabytes of JSON: read off the event loop (every page and run).
-    result = (
-        json.loads(raw)
-        if len(raw) < THREAD_JSON_CHARS
-        else await asyncio.to_thread(json.loads, raw)
-    )
+    # A big page's walk is megabytes of JSON and tens of thousands of refs: read off the
+    # event loop (every page and run shares it).
+    big = len(raw) >= THREAD_JSON_CHARS
+    result = await asyncio.to_thread(json.loads, raw) if big else json.loads(raw)
     if result.get("outOfTime"):
         raise WalkOutOfTime(f"the walk of {frame.url} gave up after {time_ms:.0f} ms")
     if "error" in result:
@@ -168,9 +171,9 @@ async def _walk(
             hint="give a ref from the latest snapshot or a CSS selector that matches",
         )
     core.state.moved(result.get("rebound"))
-    for entry in ref_entries(
-        result["refs"], frame=prefix, host=host, backend_ids=core.state.backend_ids
-    ):
+    read = functools.partial(ref_entries, result["refs"], frame=prefix, host=host,
+                             backend_ids=dict(core.state.backend_ids))  # fmt: skip
+    for entry in await asyncio.to_thread(read) if big else read():
         refs[entry.ref] = entry
     slots = {f["ref"]: (f["line"], f["depth"]) for f in result["frames"]}
     lines = result["text"].split("\n") if result["text"] else []

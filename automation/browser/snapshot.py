@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -53,6 +53,7 @@ __all__ = [
     "WalkOutOfTime",
     "frame_paths",
     "full_pass_ms",
+    "next_seed",
     "reduced_note",
     "reduced_pass_ms",
     "ref_entries",
@@ -320,6 +321,11 @@ def reduced_note(parts: list[FramePart], *, budget_label: str, budget_ms: float)
 
 class WalkOutOfTime(Exception):
     """A frame's full walk gave up in the page at its deadline (see :func:`walk_frames`)."""
+
+
+def next_seed(refs: Iterable[str]) -> int:
+    """The ref number after the highest of ``refs`` (1 for none)."""
+    return max((int(REF_RE.match(ref)["num"]) + 1 for ref in refs), default=1)  # type: ignore[index]
 
 
 def ref_entries(

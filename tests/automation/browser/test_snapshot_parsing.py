@@ -50,3 +50,30 @@ async def test_a_page_still_being_parsed_is_snapshotted_as_it_is(tab: Tab, endle
     snap = await tab.snapshot(budget=Budget(20_000, label="snapshot"))
     assert 'link "Export CSV"' in snap.text and "January" in snap.text, snap.text
     assert any(r.name == "Export CSV" for r in snap.refs.values())
+
+
+async def test_a_big_page_s_refs_are_read_off_the_event_loop(
+    tab: Tab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page of 20,000 buttons: its walk's refs are read into the tab's table in a
+    thread (they held the event loop, which every page and run of the process shares, for
+    half a second and more at 40,000); a small page's on the loop, where a thread costs
+    more than the work."""
+    from automation.browser import pagewalk
+
+    threads: list[threading.Thread] = []
+
+    def read(*args: object, **kwargs: object) -> object:
+        threads.append(threading.current_thread())
+        return ref_entries(*args, **kwargs)
+
+    ref_entries = pagewalk.ref_entries
+    monkeypatch.setattr(pagewalk, "ref_entries", read)
+    buttons = "".join(f"<button>Item {i}</button>" for i in range(20_000))
+    await tab.page.set_content(f"<main>{buttons}</main>")
+    big = await tab.snapshot()
+    await tab.page.set_content("<main><button>Save</button></main>")
+    small = await tab.snapshot()
+    assert len(big.refs) > 20_000 and len(small.refs) < 5
+    assert threads[0] is not threading.main_thread() and threads[-1] is threading.main_thread()
+    assert tab.core.state.seed > max(int(ref.removeprefix("e")) for ref in big.refs)
