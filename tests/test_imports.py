@@ -150,6 +150,7 @@ def test_dashboard_imports_point_down_its_layers() -> None:
         ("dashboard.runs.services", "data"),
         ("dashboard.scenarios.selectors", "data"),
         ("dashboard.scenarios.call_services", "data"),
+        ("dashboard.scenarios.edit_services", "data"),
         ("dashboard.runs.runner", "runs"),
         ("dashboard.jobs.batches", "jobs"),
         ("dashboard.worker", "worker"),

@@ -24,7 +24,7 @@ from automation.recording import scenario as fmt
 from automation.recording.calls import CALL, brought_names, callee_names, check_calls
 from dashboard.models import Scenario, ScenarioCall, ScenarioStep
 from dashboard.scenarios import selectors as scenario_selectors
-from dashboard.scenarios.guards import keep_used_params
+from dashboard.scenarios.edit_services import keep_used_params
 
 MAX_NAME_CHARS = 200
 

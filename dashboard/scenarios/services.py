@@ -35,7 +35,7 @@ from dashboard.scenarios.call_services import (
     calls_link,
     login_set,
 )
-from dashboard.scenarios.guards import (
+from dashboard.scenarios.edit_services import (
     check_callers,
     check_jobs,
     check_no_live_replay,
