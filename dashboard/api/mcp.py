@@ -108,6 +108,10 @@ class McpApp:
         self._ready: asyncio.Future[StreamableHTTPSessionManager] | None = None
         self._task: asyncio.Task[None] | None = None
         self._sessions: dict[str, _Session] = {}  # by MCP session id
+        # Per person, the new sessions let past the cap whose initialize is still being
+        # answered: each holds its place from the check until the session is registered,
+        # so a burst of initialize requests can't all pass the check before any counts.
+        self._opening: dict[int, int] = {}
         self._ending: set[asyncio.Task[None]] = set()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -124,30 +128,44 @@ class McpApp:
         session = self._sessions.get(session_id)
         if session is not None and session.owner_id != user.pk:
             session = None  # another's: the SDK answers as if there were no such session
-        if not session_id and scope.get("method") == "POST" and self._over_cap(user.pk):
+        method = str(scope.get("method", ""))
+        opening = not session_id and method == "POST"  # an initialize: a new session
+        if opening and self._over_cap(user.pk):
             error = {"code": -32000, "message": TOO_MANY_SESSIONS}
             await _send_json(send, 429, {"jsonrpc": "2.0", "id": None, "error": error})
             return
+        if opening:  # its place, held at once: nothing awaited since the check
+            self._opening[user.pk] = self._opening.get(user.pk, 0) + 1
         # The SDK keeps each session to the person whose token opened it (another's token
         # is answered as if there were no such session): it knows them as this principal.
         principal = AccessToken(token="", client_id=f"user:{user.pk}", scopes=[])
         scope = {**scope, "user": AuthenticatedUser(principal)}
-        manager = await self._manager_started()
-        method = str(scope.get("method", ""))
         answered: dict[str, Any] = {}
+
+        def let_go() -> None:
+            """The place this request held: the session now counts itself (or never will)."""
+            nonlocal opening
+            if opening:
+                opening = False
+                self._opening[user.pk] -= 1
+                if not self._opening[user.pk]:
+                    del self._opening[user.pk]
 
         async def reply(message: dict[str, Any]) -> None:
             if message["type"] == "http.response.start" and not answered:
                 answered["status"] = int(message["status"])
                 self._answered(session_id, session, method, user.pk, message,
                                token=_bearer(headers))  # fmt: skip
+                let_go()
             await send(message)
 
         if session is not None:
             self._began(session)
         try:
+            manager = await self._manager_started()
             await manager.handle_request(scope, receive, reply)
         finally:
+            let_go()
             if session is not None:
                 self._ended(session_id, session, method, answered.get("status", 0))
 
@@ -190,12 +208,12 @@ class McpApp:
             self._end(session_id, WENT_AWAY)
 
     def _over_cap(self, owner_id: int) -> bool:
-        """Whether a new session of ``owner_id``'s would be one too many (the sessions
-        the SDK let go forgotten first)."""
+        """Whether a new session of ``owner_id``'s would be one too many, counting those
+        still being opened (the sessions the SDK let go forgotten first)."""
         if self._manager is not None:
             self._forget_expired()
         mine = [s for s in self._sessions.values() if s.owner_id == owner_id and not s.ended]
-        return len(mine) >= MAX_OPEN_SESSIONS
+        return len(mine) + self._opening.get(owner_id, 0) >= MAX_OPEN_SESSIONS
 
     def _forget_expired(self) -> None:
         """Forget the sessions the SDK has let go (none of their requests for its idle

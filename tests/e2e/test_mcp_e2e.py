@@ -38,6 +38,13 @@ from tests.e2e.ui import (
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="session")]
 
+ACCEPT = {"accept": "application/json, text/event-stream"}
+HELLO = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {},
+    "clientInfo": {"name": "raw", "version": "1"},
+}}  # fmt: skip
+MAX_OPEN_SESSIONS = 32  # a person's (dashboard.api.mcp)
+
 
 @asynccontextmanager
 async def mcp_client(base_url: str, token: str) -> AsyncIterator[Client]:
@@ -150,18 +157,13 @@ async def test_the_mcp_endpoint_wants_a_token_and_keeps_sessions_apart(server: S
     base = server.base_url
     token = api_token(http_log_in(base, (USERNAME, PASSWORD)), "mine")
     theirs = api_token(http_log_in(base, (OTHER_USERNAME, OTHER_PASSWORD)), "theirs")
-    accept = {"accept": "application/json, text/event-stream"}
-    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "1"},
-    }}  # fmt: skip
-    async with httpx.AsyncClient(base_url=base, timeout=60, headers=accept) as http:
-        refused = await http.post("/mcp", json=hello)
+    async with httpx.AsyncClient(base_url=base, timeout=60, headers=ACCEPT) as http:
+        refused = await http.post("/mcp", json=HELLO)
         assert refused.status_code == 401
         assert refused.headers["www-authenticate"].startswith("Bearer")
-        wrong = await http.post("/mcp", json=hello, headers={"Authorization": "Bearer tw_nope"})
+        wrong = await http.post("/mcp", json=HELLO, headers={"Authorization": "Bearer tw_nope"})
         assert wrong.status_code == 401
-        mine = await http.post("/mcp", json=hello, headers={"Authorization": f"Bearer {token}"})
+        mine = await http.post("/mcp", json=HELLO, headers={"Authorization": f"Bearer {token}"})
         assert mine.status_code == 200, mine.text
         session = mine.headers["mcp-session-id"]
         # The stateless era has no session to keep a tab in: refused, naming the versions
@@ -190,9 +192,53 @@ async def test_the_mcp_endpoint_wants_a_token_and_keeps_sessions_apart(server: S
         assert api(base, token).get(f"/api/runs/{run['id']}").json()["status"] == "stopped"
     # Their token with my session's id: as if there were no such session.
     call = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
-    async with httpx.AsyncClient(base_url=base, timeout=60, headers=accept) as http:
+    async with httpx.AsyncClient(base_url=base, timeout=60, headers=ACCEPT) as http:
         stolen = await http.post("/mcp", json=call, headers={
             "Authorization": f"Bearer {theirs}", "mcp-session-id": session,
             "mcp-protocol-version": "2025-06-18",
         })  # fmt: skip
         assert stolen.status_code == 404, stolen.text
+
+
+async def test_a_burst_of_initialize_requests_opens_no_more_sessions_than_the_cap(
+    server: Server,
+) -> None:
+    """Many initialize requests of one person at once (a client's retry loop, a script
+    gone wrong) open as many sessions as the cap allows, and every other is answered 429:
+    none slips past the check while the others' sessions are still being opened.
+    Another person opens theirs meanwhile."""
+    base = server.base_url
+    theirs = api_token(http_log_in(base, (OTHER_USERNAME, OTHER_PASSWORD)), "burst")
+    mine = api_token(http_log_in(base, (USERNAME, PASSWORD)), "next to a burst")
+    burst = 4 * MAX_OPEN_SESSIONS
+    limits = httpx.Limits(max_connections=burst + 1)
+    async with httpx.AsyncClient(base_url=base, timeout=60, limits=limits) as http:
+
+        async def hello(token: str) -> httpx.Response:
+            auth = {"Authorization": f"Bearer {token}"}
+            return await http.post("/mcp", json=HELLO, headers={**ACCEPT, **auth})
+
+        async def end(token: str, answer: httpx.Response) -> None:
+            ended = await http.delete("/mcp", headers={
+                **ACCEPT, "Authorization": f"Bearer {token}",
+                "mcp-session-id": answer.headers["mcp-session-id"],
+                "mcp-protocol-version": "2025-06-18",
+            })  # fmt: skip
+            assert ended.status_code == 200, ended.text
+
+        *answers, other = await asyncio.gather(*[hello(theirs) for _ in range(burst)], hello(mine))
+        opened = [answer for answer in answers if answer.status_code == 200]
+        try:
+            statuses = [answer.status_code for answer in answers]
+            counted = {status: statuses.count(status) for status in set(statuses)}
+            assert counted == {200: MAX_OPEN_SESSIONS, 429: burst - MAX_OPEN_SESSIONS}
+            assert other.status_code == 200, other.text
+            assert (await hello(theirs)).status_code == 429
+        finally:
+            for answer in opened:
+                await end(theirs, answer)
+        await end(mine, other)
+        # Ended, they leave room again.
+        again = await hello(theirs)
+        assert again.status_code == 200, again.text
+        await end(theirs, again)
