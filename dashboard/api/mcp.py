@@ -24,7 +24,7 @@ import base64
 import json
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -115,7 +115,7 @@ class McpApp:
         self._ending: set[asyncio.Task[None]] = set()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        headers = _headers_of(scope["headers"])
         user = await _user_of(headers)
         if user is None:
             await _refuse(send)
@@ -285,8 +285,8 @@ class McpApp:
     async def _call(
         self, ctx: ServerRequestContext[Any], name: str, args: dict[str, Any]
     ) -> Answer:
-        headers = getattr(ctx.request, "headers", None) or {}
-        user = await _user_of({k.lower(): v for k, v in headers.items()})
+        headers = _headers_of(getattr(ctx.request, "scope", {}).get("headers", []))
+        user = await _user_of(headers)
         if user is None:
             return Answer(False, "error unauthorized: the API token is no longer valid")
         session_id = headers.get(_SESSION_HEADER, "")
@@ -418,6 +418,20 @@ def _client_name(ctx: ServerRequestContext[Any]) -> str:
     info = getattr(params, "client_info", None)
     name = getattr(info, "name", "") or "an MCP client"
     return str(name)[:80]
+
+
+def _headers_of(raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
+    """A request's headers by lower-case name, each value read as UTF-8, as clients send
+    text beyond ASCII (a sign-in profile named "Büro"); a value that is not UTF-8 is read
+    as latin-1, as HTTP once had it, rather than refused."""
+    headers = {}
+    for name, value in raw:
+        try:
+            text = value.decode("utf-8")
+        except UnicodeDecodeError:
+            text = value.decode("latin-1")
+        headers[name.decode("latin-1").lower()] = text
+    return headers
 
 
 def _bearer(headers: Mapping[str, str]) -> str:

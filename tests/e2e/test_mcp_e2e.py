@@ -47,8 +47,12 @@ MAX_OPEN_SESSIONS = 32  # a person's (dashboard.api.mcp)
 
 
 @asynccontextmanager
-async def mcp_client(base_url: str, token: str) -> AsyncIterator[Client]:
+async def mcp_client(
+    base_url: str, token: str, headers: dict[str, bytes] | None = None
+) -> AsyncIterator[Client]:
+    """The MCP SDK's client of ``base_url``'s /mcp; ``headers`` sent as the bytes given."""
     http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+    http.headers.update(headers or {})
     async with Client(streamable_http_client(f"{base_url}/mcp", http_client=http)) as client:
         yield client
 
@@ -242,3 +246,30 @@ async def test_a_burst_of_initialize_requests_opens_no_more_sessions_than_the_ca
         again = await hello(theirs)
         assert again.status_code == 200, again.text
         await end(theirs, again)
+
+
+async def test_a_session_starts_signed_in_with_a_profile_whose_name_is_beyond_ascii(
+    server: Server,
+) -> None:
+    """A person saves an MCP session's sign-in as "Büro"; a client naming it in the
+    sign-in header, in UTF-8 as clients send it (or in latin-1, as an older one may),
+    starts its session signed in with it."""
+    base = server.base_url
+    token = api_token(http_log_in(base, (USERNAME, PASSWORD)), "the office's")
+    mine = api(base, token)
+    async with mcp_client(base, token) as client:
+        ok, said = await text_of(client, "navigate", {"url": f"{base}/demo/form.html"})
+        assert ok, said
+        items = {"op": "set", "items": {"office": "signed in"}}
+        ok, said = await text_of(client, "storage", items)
+        assert ok, said
+        run = mcp_runs(mine)[0]  # the newest: this session's
+        saved = mine.post(f"/api/runs/{run['id']}/signin", json={"name": "Büro"})
+        assert saved.status_code == 201, saved.text
+    for encoding in ("utf-8", "latin-1"):
+        named = {"X-Tabwright-Signin-Profile": "Büro".encode(encoding)}
+        async with mcp_client(base, token, named) as client:
+            ok, said = await text_of(client, "navigate", {"url": f"{base}/demo/form.html"})
+            assert ok, f"{encoding}: {said}"
+            ok, said = await text_of(client, "storage", {"op": "get"})
+            assert ok and "office = signed in" in said, f"{encoding}: {said}"
