@@ -27,9 +27,23 @@ from automation.limits import cut_text
 from automation.mcp.tools import READ_ONLY, SCREENSHOT, offered
 from automation.secrets import SecretNotGranted, Secrets, redacting
 
-__all__ = ["DEFAULT_CALL_MS", "Answer", "McpSession", "PausedByPerson", "SessionEnded"]
+__all__ = [
+    "DEFAULT_CALL_MS",
+    "Answer",
+    "McpSession",
+    "PausedByPerson",
+    "SessionEnded",
+    "call_timeout_ms",
+]
 
 DEFAULT_CALL_MS = 30_000
+
+
+def call_timeout_ms(name: str, raw: object) -> float:
+    """The budget of a call of tool ``name`` whose ``timeout_ms`` is ``raw`` (None: left
+    out): a number of ms, whole or not, checked (ActionInvalid).  The dashboard's /mcp
+    reads it here too, to wait for the call's answer as long as the call may take."""
+    return DEFAULT_CALL_MS if raw is None else timeout_ms_of(raw, what=f"{name}: timeout_ms")
 
 
 class PausedByPerson(TabwrightError):
@@ -101,10 +115,7 @@ class McpSession:
         self.last_call = time.monotonic()
         try:
             args = dict(args)
-            raw_timeout = args.pop("timeout_ms", None)
-            timeout_ms = DEFAULT_CALL_MS
-            if raw_timeout is not None:
-                timeout_ms = timeout_ms_of(raw_timeout, what=f"{name}: timeout_ms")
+            timeout_ms = call_timeout_ms(name, args.pop("timeout_ms", None))
             # The call's budget is the whole call's: waiting for the one under way too.
             budget = (
                 within.child(timeout_ms, label=name) if within else Budget(timeout_ms, label=name)

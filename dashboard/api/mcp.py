@@ -37,10 +37,9 @@ from mcp_types import UNSUPPORTED_PROTOCOL_VERSION
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from automation import Budget
-from automation.budget import MAX_TIMEOUT_MS
-from automation.errors import BudgetExceeded, TabwrightError
+from automation.errors import ActionInvalid, BudgetExceeded, TabwrightError
 from automation.mcp.server import build_server
-from automation.mcp.session import DEFAULT_CALL_MS, Answer
+from automation.mcp.session import Answer, call_timeout_ms
 from dashboard.accounts import services as token_services
 from dashboard.engineconf import browser_config
 from dashboard.models import Run
@@ -293,17 +292,19 @@ class McpApp:
         if not session_id:  # the SDK answers a request without a session before this
             return Answer(False, "error action_invalid: a tool call needs an MCP session")
         session = self._sessions.setdefault(session_id, _Session(user.pk, _bearer(headers)))
-        raw = args.get("timeout_ms", DEFAULT_CALL_MS)
-        call_ms = raw if isinstance(raw, int) and 0 < raw <= MAX_TIMEOUT_MS else DEFAULT_CALL_MS
-        wait = Budget(call_ms + _ANSWER_MARGIN_MS, label=name)
         if session.ended:
             return _session_ended(session.ended)
+        try:  # read as the session will read it, so the answer is waited for as long
+            call_ms = call_timeout_ms(name, args.get("timeout_ms"))
+        except ActionInvalid as exc:  # refused before any run is made for it
+            return _refused(exc)
+        wait = Budget(call_ms + _ANSWER_MARGIN_MS, label=name)
         try:
             run_id = await self._run_of(
                 session, user, _client_name(ctx), headers.get(SIGNIN_HEADER, "")
             )
         except SigninRefused as exc:  # its first call: no run was made
-            return Answer(False, f"error {exc.code}: {exc.message}\nhint: {exc.hint}")
+            return _refused(exc)
         try:  # a session's first call: its browser opens (it waits for a worker) meanwhile
             place = await started(run_id, wait.child(call_ms, label="opening of the browser"))
         except BudgetExceeded:
@@ -354,7 +355,7 @@ async def _end_run(made: asyncio.Future[int], reason: str) -> None:
         log.exception("the run of an MCP session whose client left was not ended")
 
 
-async def _not_open(run_id: int, call_ms: int) -> Answer:
+async def _not_open(run_id: int, call_ms: float) -> Answer:
     """A call whose session's browser did not open within its budget: why, and that the
     session keeps its run (and its place in the queue)."""
     place = await database_sync_to_async(_queue_place)(run_id)
@@ -365,9 +366,14 @@ async def _not_open(run_id: int, call_ms: int) -> Answer:
     return Answer(
         False,
         f"error {BudgetExceeded.code}: the session's browser did not open within the call's "
-        f"{call_ms} ms ({why})\nhint: call again: the session keeps its run and its place; "
+        f"{call_ms:g} ms ({why})\nhint: call again: the session keeps its run and its place; "
         "or give the call a longer timeout_ms",
     )
+
+
+def _refused(exc: TabwrightError) -> Answer:
+    hint = f"\nhint: {exc.hint}" if exc.hint else ""
+    return Answer(False, f"error {exc.code}: {exc.message}{hint}")
 
 
 def _session_ended(reason: str) -> Answer:

@@ -273,3 +273,27 @@ async def test_a_session_starts_signed_in_with_a_profile_whose_name_is_beyond_as
             assert ok, f"{encoding}: {said}"
             ok, said = await text_of(client, "storage", {"op": "get"})
             assert ok and "office = signed in" in said, f"{encoding}: {said}"
+
+
+async def test_a_call_s_timeout_is_read_as_its_session_reads_it(server: Server) -> None:
+    """/mcp waits for a call's answer as long as the call's ``timeout_ms`` says, read as
+    the session reads it: a number of ms, whole or not (40000.0 is 40 s, not the default),
+    anything else refused at once, as the session would, before a run is made for it."""
+    base = server.base_url
+    token = api_token(http_log_in(base, (USERNAME, PASSWORD)), "timeouts")
+    mine = api(base, token)
+    before = mcp_runs(mine)
+    form = f"{base}/demo/form.html"
+    async with mcp_client(base, token) as client:
+        refused = "error action_invalid: navigate: timeout_ms must be between 1 and 600000"
+        for bad in (True, "40000", 0, 600_001):
+            ok, said = await text_of(client, "navigate", {"url": form, "timeout_ms": bad})
+            assert not ok and said == refused, f"{bad!r}: {said}"
+        assert mcp_runs(mine) == before
+        # Its first call's whole budget, a millisecond, is over before the browser opens.
+        ok, said = await text_of(client, "navigate", {"url": form, "timeout_ms": 1.0})
+        assert not ok and said.startswith(
+            "error budget_exceeded: the session's browser did not open within the call's 1 ms"
+        ), said
+        ok, said = await text_of(client, "navigate", {"url": form, "timeout_ms": 40000.0})
+        assert ok, said
