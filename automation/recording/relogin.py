@@ -64,21 +64,25 @@ Relogin = Callable[[Budget], Awaitable[str]]
 
 def login_replay(replay: Replay) -> Relogin | None:
     """How ``replay`` signs in again: its scenario's login scenario, from its
-    ``callees``, replayed in its tab with its base URL, environment, secrets and step
-    timeout; it says what it did, or raises ActionFailed when the login scenario did not
+    ``callees``, replayed in its tab with its base URL, environment, secrets, step
+    timeout and the values it was given for parameters of the same names; it says what it did, or raises ActionFailed when the login scenario did not
     pass.  None when the scenario brings no login scenario (or is its own), or when
     ``replay`` is a called scenario's (its caller's replay signs in again)."""
     document = brought_login(replay.scenario)
     if document is None or replay.frame is not None:
         return None
     name = document.name
+    # The values the replay was given, for the parameters the login scenario has of the
+    # same names (a batch row's user signs in again as that user, as the export does).
+    takes = document.placeholders()[0] | set(document.params)
+    params = {key: value for key, value in replay.params.items() if key in takes}
 
     async def relogin(budget: Budget) -> str:
         most_ms = max(1, int(budget.remaining_ms()))
         config = replace(replay.config, run_timeout_ms=most_ms, screenshots=False)
-        result = await type(replay)(replay.tab, document, base_url=replay.base_url,
-                                    env=replay.env, secrets=replay.run_secrets,
-                                    config=config).run()  # fmt: skip
+        result = await type(replay)(replay.tab, document, params=params,
+                                    base_url=replay.base_url, env=replay.env,
+                                    secrets=replay.run_secrets, config=config).run()  # fmt: skip
         if not result.ok:
             raise ActionFailed(f"the login scenario {name!r} did not pass: {result.reason}")
         return f"signed in again with the login scenario {name!r}"

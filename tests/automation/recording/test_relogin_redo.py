@@ -42,6 +42,7 @@ FORM = b"""<!doctype html><title>New entry</title><h1>New entry</h1>
 </script>"""
 LOGIN = (
     b"<!doctype html><title>Sign in</title><form method=post action=/login>"
+    b"<label>User <input name=user></label>"
     b"<label>Password <input type=password name=pw></label><button>Sign in</button></form>"
 )
 
@@ -57,6 +58,7 @@ class Ledger:
         self.checks = 0
         self.end_at = 0
         self.ends_at_save = False  # the session ends as the form is saved
+        self.users: list[str] = []  # who signed in, in turn
         self.url = ""
 
 
@@ -101,6 +103,7 @@ def ledger() -> Iterator[Ledger]:
                 state.ends_at_save = False
                 state.sessions.clear()
             if self.path == "/login":
+                state.users += parse_qs(body).get("user", [""])
                 token = f"s{len(state.sessions) + 1}=1"
                 state.sessions.add(token)
                 self._send(302, Location="/new", **{"Set-Cookie": f"{token}; Path=/"})
@@ -215,3 +218,27 @@ async def test_signing_out_and_signing_in_land_where_they_should_and_pass(
     result = await Replay(tab, scenario).run()
     assert result.ok, result.to_dict()
     assert tab.page.url.endswith("/new")
+
+
+async def test_the_login_scenario_signs_in_again_with_the_values_the_replay_was_given(
+    tab: Tab, ledger: Ledger
+) -> None:
+    """A batch row replays as bob: when its session ends, the login scenario signs in as
+    bob again, not as its default user (the pytest export, reading one value a name for
+    both, did)."""
+    login = {"version": 1, "name": "Sign in", "base_url": ledger.url,
+             "params": {"user": {"default": "ada"}}, "steps": [
+                 {"action": "navigate", "args": {"url": f"{ledger.url}/login"}},
+                 field("User", "${user}").to_dict(), field("Password", "pw").to_dict(),
+                 button("Sign in").to_dict()]}  # fmt: skip
+    scenario = Scenario.from_dict({
+        "version": 1, "name": "New entry", "base_url": ledger.url, "login_scenario": "Sign in",
+        "callees": {"Sign in": login}, "params": {"user": {"default": "ada"}},
+        "steps": [{"action": "navigate", "args": {"url": f"{ledger.url}/new"}},
+                  *(s.to_dict() for s in (field("Customer", "${user}'s"), field("Amount", "7"),
+                                          button("Save")))]})  # fmt: skip
+    await signed_in(tab, ledger)
+    ledger.ends_at_save = True
+    result = await Replay(tab, scenario, params={"user": "bob"}).run()
+    assert result.ok, result.to_dict()
+    assert ledger.users == ["", "bob"] and ledger.saved == [("bob's", "7")]
