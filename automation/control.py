@@ -4,6 +4,8 @@ extend, stop; and how the host ends it when the run can't go on (``fail``)."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from automation.budget import Budget
@@ -15,7 +17,8 @@ class RunControl:
     """Shared between the loop (which waits on it) and the UI (which pokes it).
 
     ``stop()`` cancels the run's budget, so whatever is in flight (an LLM stream, a click,
-    a wait for the person) ends at once with ``Cancelled``.
+    a wait for the person) ends at once with ``Cancelled``; and every budget a wait beside
+    that work holds (:meth:`cancelling`), so that wait ends too.
     """
 
     def __init__(self) -> None:
@@ -32,6 +35,7 @@ class RunControl:
         self._replies: list[str] = []
         self._extension = 0  # rounds granted past the round cap
         self._wake = asyncio.Event()
+        self._beside: list[Budget] = []  # waits beside the work (cancelling)
 
     def request_pause(self) -> None:
         self.pause_requested = True
@@ -57,8 +61,9 @@ class RunControl:
     def stop(self, reason: str = "stopped by the person") -> None:
         self.stopped = True
         self.stop_reason = reason
-        if self.budget is not None:
-            self.budget.cancel(reason)
+        for budget in (self.budget, *self._beside):
+            if budget is not None:
+                budget.cancel(reason)
         self._wake.set()
 
     def attach(self, budget: Budget) -> None:
@@ -67,6 +72,19 @@ class RunControl:
         self.budget = budget
         if self.stopped:
             budget.cancel(self.stop_reason)
+
+    @contextmanager
+    def cancelling(self, budget: Budget) -> Iterator[Budget]:
+        """A stop cancels ``budget`` too while in this, without taking the place of the
+        work's (a pause waiting for the MCP call in flight to end: the stop ends both); one
+        asked before cancels it at once."""
+        self._beside.append(budget)
+        if self.stopped:
+            budget.cancel(self.stop_reason)
+        try:
+            yield budget
+        finally:
+            self._beside.remove(budget)
 
     def fail(self, reason: str) -> None:
         """End the run as failed, at once, even while it waits for the person: for what

@@ -188,10 +188,17 @@ class McpSession:
         refused (PausedByPerson) until they resume, and what they do in the tab meanwhile
         (the live view) becomes steps of theirs.  Cancelled when they stop it."""
         control = self.control
-        async with self._lock:  # the call in flight ends first; the next sees the pause
-            control.begin_pause()
-            control.pause_requested = False
-        await self.steps.wait_for_person(control, budget, "requested", detail, record=True)
+        # A stop cancels the pause and the call in flight, each its own budget: the pause
+        # must not take the call's place as the budget a stop cancels.
+        with control.cancelling(budget):
+            # The call in flight ends first; the next sees the pause.
+            await budget.run(self._lock.acquire())
+            try:
+                control.begin_pause()
+                control.pause_requested = False
+            finally:
+                self._lock.release()
+            await self.steps.wait_for_person(control, budget, "requested", detail, record=True)
         await self.steps.out.emit(RunResumed())
 
     async def _screenshot(self, args: dict[str, object], budget: Budget) -> Answer:

@@ -52,9 +52,8 @@ async def serve(run: Run, live: LiveRun) -> None:
             await live.sink.emit(RunFinished("stopped", reason=reason))
             return
         if control.pause_requested:
-            control.budget = Budget(_PAUSE_MS, label="pause")
-            try:
-                await session.hold_for_person(control.budget)
+            try:  # the pause's own budget: the call in flight keeps its, which a stop cancels
+                await session.hold_for_person(Budget(_PAUSE_MS, label="pause"))
             except Cancelled:
                 pass  # stopped while paused: the loop ends it
             session.last_call = time.monotonic()  # the person's time is not the client's idle

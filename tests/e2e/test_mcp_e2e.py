@@ -1,8 +1,9 @@
 """An MCP client drives Tabwright over streamable HTTP with a person's API token, against a
 real daphne: the session is a run on the person's dashboard, shown live; the person
 pauses it (the client's calls answer paused_by_person) and resumes; the client ends the
-session; the person saves it as a scenario, which replays to success.  Without a token,
-or with another person's, the endpoint refuses."""
+session; the person saves it as a scenario, which replays to success.  A person who pauses
+a session whose call is in flight, then stops it, ends both at once.  Without a token, or
+with another person's, the endpoint refuses."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from playwright.async_api import Browser, expect
 
+from dashboard.runs.carry import COMMAND_ANSWER_MS
 from tests.daphne import api_token
 from tests.daphne import log_in as http_log_in
 from tests.e2e.ui import (
@@ -297,3 +299,47 @@ async def test_a_call_s_timeout_is_read_as_its_session_reads_it(server: Server) 
         ), said
         ok, said = await text_of(client, "navigate", {"url": form, "timeout_ms": 40000.0})
         assert ok, said
+
+
+async def started(http: httpx.AsyncClient, run_id: int, action: str) -> None:
+    """Until the run's ``action`` is under way (its page was told)."""
+    while True:
+        events = (await http.get(f"/api/runs/{run_id}/events")).json()["events"]
+        if any(e["type"] == "action.started" and e["name"] == action for e in events):
+            return
+        await asyncio.sleep(0.05)  # (the event is the run's store: nothing to await here)
+
+
+async def test_a_stop_after_a_pause_ends_the_call_in_flight_and_answers(server: Server) -> None:
+    base = server.base_url
+    token = api_token(http_log_in(base, (USERNAME, PASSWORD)), "a hung call")
+    # Each answer comes within the product's deadline for a command (and room for a loaded
+    # machine) or the test fails: a stop that waited for the call would take its 600 s.
+    within_s = COMMAND_ANSWER_MS / 1000 + UI_MS / 1000
+    mine = httpx.AsyncClient(base_url=base, timeout=within_s, headers={
+        "Authorization": f"Bearer {token}"})  # fmt: skip
+    try:
+        async with mcp_client(base, token) as client:
+            ok, said = await text_of(client, "navigate", {"url": f"{base}/demo/form.html"})
+            assert ok, said
+            run_id = mcp_runs(api(base, token))[0]["id"]  # the newest: this session's
+            hung = asyncio.create_task(text_of(client, "evaluate", {
+                "expression": "new Promise(() => {})", "timeout_ms": 600_000}))  # fmt: skip
+            try:
+                async with asyncio.timeout(within_s):
+                    await started(mine, run_id, "evaluate")
+                paused = await mine.post(f"/api/runs/{run_id}/pause")
+                assert paused.status_code == 200, paused.text
+                # The pause waits for the call to end; the stop ends the call, and the pause.
+                stopped = await mine.post(f"/api/runs/{run_id}/stop")
+                assert stopped.status_code == 200, stopped.text
+                assert stopped.json()["status"] == "stopped", stopped.json()
+                async with asyncio.timeout(within_s):
+                    ok, said = await hung
+                assert not ok and said.startswith("error evaluate_cancelled"), said
+                ok, said = await text_of(client, "snapshot", {})
+                assert not ok and said.startswith("error session_ended"), said
+            finally:
+                hung.cancel()  # answered by then, unless the test failed
+    finally:
+        await mine.aclose()

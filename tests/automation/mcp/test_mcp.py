@@ -21,11 +21,14 @@ from mcp.client.stdio import StdioServerParameters
 
 from automation.actions import ACTIONS
 from automation.browser.tab import Tab
+from automation.budget import Budget
+from automation.errors import Cancelled
 from automation.events import ActionFinished, ActionStarted, ListSink, StepRecorded
 from automation.mcp import McpSession
 from automation.mcp.session import MAX_ANSWER_CHARS
 from automation.recording.scenario import Scenario
 from tests.automation.browser.test_session import descendants, processes
+from tests.bounds import ROOM_MS
 from tests.conftest import CHROMIUM, FIXTURES
 from tests.sinks import WaitingSink
 
@@ -151,6 +154,30 @@ async def test_a_paused_or_stopped_session_refuses_calls_saying_which(
     session.control.stop()
     answer = await session.call("snapshot", {})
     assert not answer.ok and answer.text.startswith("error session_ended"), answer
+
+
+async def test_a_stop_ends_a_pause_waiting_for_the_call_in_flight_and_that_call(
+    tab: Tab, fixture_url: str
+) -> None:
+    """A person pauses while a call runs (the pause waits for it to end), then stops: the
+    call and the pause both end at once, neither after the call's own 600 s."""
+    sink = WaitingSink()
+    session = McpSession(tab, sink=sink)
+    assert (await session.call("navigate", {"url": f"{fixture_url}/demo/form.html"})).ok
+    long = asyncio.ensure_future(
+        session.call("wait_for", {"text": "never shown", "timeout_ms": 600_000})
+    )
+    await sink.wait_for(ActionStarted, count=2)  # the navigate's, then the wait's
+    session.control.request_pause()
+    hold = asyncio.ensure_future(session.hold_for_person(Budget(600_000, label="pause")))
+    await asyncio.sleep(0)  # the pause waits for the call in flight
+    assert not hold.done()
+    session.control.stop()
+    async with asyncio.timeout(ROOM_MS / 1000):  # ends a hang only
+        with pytest.raises(Cancelled):
+            await hold
+        answer = await long
+    assert not answer.ok and answer.text.startswith("error cancelled"), answer
 
 
 async def test_a_call_s_budget_covers_its_wait_for_the_call_before_it(
