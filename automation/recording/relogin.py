@@ -65,9 +65,10 @@ Relogin = Callable[[Budget], Awaitable[str]]
 def login_replay(replay: Replay) -> Relogin | None:
     """How ``replay`` signs in again: its scenario's login scenario, from its
     ``callees``, replayed in its tab with its base URL, environment, secrets, step
-    timeout and the values it was given for parameters of the same names; it says what it did, or raises ActionFailed when the login scenario did not
-    pass.  None when the scenario brings no login scenario (or is its own), or when
-    ``replay`` is a called scenario's (its caller's replay signs in again)."""
+    timeout and the values it was given for parameters of the same names; it says what
+    it did, or raises ActionFailed when the login scenario did not pass.  None when the
+    scenario brings no login scenario (or is its own), or when ``replay`` is a called
+    scenario's (its caller's replay signs in again)."""
     document = brought_login(replay.scenario)
     if document is None or replay.frame is not None:
         return None
