@@ -14,6 +14,7 @@ from automation.errors import ActionFailed, NeedsPerson
 from automation.events import StepRecorded
 from automation.recording.calls import CallFrame
 from automation.recording.outcome import StepOutcome
+from automation.recording.replayhandlers import interruptions_of
 from automation.recording.scenario import ScenarioStep
 
 if TYPE_CHECKING:
@@ -55,6 +56,7 @@ async def play_call(
         config=replay.config, sink=frame, control=replay.control, env=replay.env,
         secrets=replay.run_secrets, agent=replay.agent, frame=frame,
     )  # fmt: skip
+    child.interruptions = interruptions_of(child, replay.interruptions)
     status, reason = await child.play(budget, inner)
     child.not_run(inner)
     if status == "needs_person" and replay.control is None:  # else it waited for one

@@ -5,7 +5,6 @@ handler's steps, replayed in its tab when their interruption shows."""
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import partial
 from typing import TYPE_CHECKING
 
 from automation.budget import Budget
@@ -20,10 +19,21 @@ __all__ = ["interruptions_of", "play_handler"]
 HANDLER_MOST_MS = 60_000  # a handler's steps take at most this (and the replay's remaining)
 
 
-def interruptions_of(replay: Replay) -> Interruptions:
-    """What watches ``replay``'s steps for the interruptions its scenario handles."""
-    return Interruptions(replay.tab, replay.scenario.handlers, replay.out,
-                         partial(play_handler, replay))  # fmt: skip
+def interruptions_of(replay: Replay, caller: Interruptions | None = None) -> Interruptions:
+    """What watches ``replay``'s steps for the interruptions its scenario handles; a
+    called scenario's (``caller``: its caller's) for its caller's too, those it does not
+    handle itself, each played as its caller plays it: an interruption its caller handles
+    is handled wherever it shows, as in the pytest export."""
+    own = replay.scenario.handlers
+    theirs = tuple(h for h in (caller.handlers if caller else ()) if h not in own
+                   and h.name not in {o.name for o in own})  # fmt: skip
+
+    async def play(handler: Handler, budget: Budget) -> str:
+        if caller is not None and handler in theirs:
+            return await caller.run_steps(handler, budget)
+        return await play_handler(replay, handler, budget)
+
+    return Interruptions(replay.tab, (*own, *theirs), replay.out, play)
 
 
 async def play_handler(replay: Replay, handler: Handler, budget: Budget) -> str:

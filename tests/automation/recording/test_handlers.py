@@ -10,6 +10,7 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ import pytest
 from automation import BrowserSession
 from automation.browser.tab import Tab
 from automation.budget import Budget
+from automation.control import RunControl
 from automation.events import ActionFinished, HandlerProposed, ListSink, Observation
 from automation.recording.replay import Replay, ReplayConfig
 from automation.recording.scenario import Scenario
@@ -76,6 +78,31 @@ async def test_handlers_clear_a_new_releases_interruptions_at_any_step(
     again = ListSink()
     assert (await Replay(tab, scenario, sink=again, config=FAST).run()).ok
     assert notes(again) == []
+
+
+async def test_a_callers_handlers_clear_an_interruption_inside_the_scenario_it_calls(
+    tab: Tab, office: BackOffice
+) -> None:
+    """The handlers are kept on the scenario that calls "Order 1001", which has none:
+    the interruptions over the called scenario's order page are cleared by the caller's,
+    as the pytest export clears them (its handlers hold for the whole test), and no step
+    fails first.  They paused the replay for a person (here, for no one who came), and
+    then the whole call was done again (a form it sent, sent twice)."""
+    await signed_in(tab, office)
+    callee = order_scenario(office.url)
+    caller = Scenario.from_dict({
+        "format": "tabwright.scenario", "version": 1, "name": "Morning", "base_url": office.url,
+        "handlers": [COOKIES, WHATS_NEW], "callees": {"Order 1001": callee},
+        "steps": [{"action": "call", "args": {"scenario": "Order 1001", "params": {}}}],
+    })  # fmt: skip
+    sink = ListSink()
+    config = replace(FAST, person_wait_ms=1_000)
+    result = await Replay(tab, caller, sink=sink, config=config, control=RunControl()).run()
+    assert result.ok, result.reason
+    assert [e for e in sink.events if isinstance(e, ActionFinished) and not e.ok] == []
+    assert notes(sink) == ["handled 'What's new' dialog", "handled 'Cookie consent' banner"]
+    cookies = {c["name"]: c["value"] for c in await tab.context.cookies()}
+    assert cookies["bo_seen"] == "2026.12" and cookies["bo_cookies"] == "all"
 
 
 async def test_a_handler_that_does_not_clear_it_fails_honestly(
