@@ -197,6 +197,9 @@ class PageLog:
         # sent to its site (fetch, XHR), answered HTTP 4xx/5xx.
         self._refused: deque[Refused] = deque(maxlen=20)
         self._last_write = 0  # the number of the latest request that sent a write
+        # How the page's document came: the method of the request it is the answer to
+        # ("POST": the server's own answer to a form, not a redirect after it).
+        self.document_method = ""
         self._listeners: dict[str, Callable[[Any], None]] = {
             "console": listener(self._on_console),
             "pageerror": listener(self._on_page_error),
@@ -300,6 +303,8 @@ class PageLog:
         """A refusal is known from the answer's head: a script that never reads the
         body of a refused save leaves its request unfinished."""
         try:
+            if not 300 <= response.status < 400 and _top_document(response.request):
+                self.document_method = response.request.method
             if response.status < 400:
                 return
             request = response.request

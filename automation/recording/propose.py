@@ -96,7 +96,9 @@ async def propose_checks(
     texts: set[str] = set()  # one check a text: the first (most telling) one
     for found in out:
         # What the page shows is looked for as it is (a "${" in an address is no parameter).
-        check = replace(found.check, args=literal(found.check.args))
+        # The page it was proposed on, kept: a replay that ends on the server's answer to
+        # a form at another address (one it refused) fails the check there.
+        check = replace(found.check, args=literal(found.check.args), url=tab.page.url)
         proposal = replace(found, check=check)
         text = proposal.check.args.get("text")
         if isinstance(text, str):

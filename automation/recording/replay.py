@@ -47,10 +47,12 @@ every result and error text.
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
+from urllib.parse import urlsplit
 
 from playwright.async_api import ElementHandle
 from playwright.async_api import Error as PlaywrightError
@@ -66,6 +68,7 @@ from automation.errors import (
     BrowserClosed,
     BudgetExceeded,
     Cancelled,
+    CheckFailed,
     HttpStatus,
     NeedsPerson,
     RefError,
@@ -532,10 +535,28 @@ class Replay:
 
     async def _check(self, step: ScenarioStep, budget: Budget) -> str:
         """An expect step: read the page until it holds (CheckFailed if it does not)."""
+        self._not_a_form_answered_again(step)
         args = self.values.fill(step.args)
         if args["kind"] == "url":
             args["url"] = rebase(args["url"], self.scenario.base_url, self.base_url)
         return await expect.check(self.tab, args, self.values.target(step), budget=budget)
+
+    def _not_a_form_answered_again(self, step: ScenarioStep) -> None:
+        """CheckFailed when the page is the server's own answer to a form sent (not a
+        redirect after it) at another address than the page the check was recorded on:
+        a form the server refused comes back as it was sent, its values in its fields, and
+        a check of them would hold there.  Addresses are compared by their path and query,
+        numbers aside (record 17 where the recording had 12)."""
+        if not step.url or self.tab.log.document_method != "POST":
+            return
+        recorded = rebase(step.url, self.scenario.base_url, self.base_url)
+        if _address_shape(recorded) != _address_shape(self.tab.url):
+            raise CheckFailed(
+                f"the page is the server's answer to the form sent ({cut_text(self.tab.url, 200)}"
+                f"), not the page it led to when recorded ({cut_text(recorded, 200)}): the "
+                "server likely refused the form (the page shows why)",
+                hint="see the page: a field it refused, or a message",
+            )
 
     async def _held_on(self, step: ScenarioStep, budget: Budget) -> Located | None:
         """The element a check of an element held on, found again: when it changed, the
@@ -680,6 +701,12 @@ _REFUSED_BEFORE = ("the element is hidden", "the element is disabled", "not atta
 _KEPT_KINDS = frozenset({"checked", "unchecked", "value", "items", "rows", "text_hidden", "url"})
 # A check read again after the hold gets this long before it is read as a step (told).
 _CONFIRM_MS = 2_000
+
+
+def _address_shape(url: str) -> str:
+    """A page's path and query with each run of digits as one "#"."""
+    parts = urlsplit(url)
+    return re.sub(r"\d+", "#", parts.path.rstrip("/") + ("?" + parts.query if parts.query else ""))
 
 
 def _refused_by_server(refused: list[Refused], *, what: str = "it") -> None:

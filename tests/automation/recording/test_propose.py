@@ -53,8 +53,9 @@ async def test_proposals_read_the_final_page_and_hold_there(tab: Tab, fixture_ur
     assert ("expect text 'Todos' is visible", False) in shown  # its heading
     # The field was emptied by Enter: its value says nothing and is not proposed.
     assert not any(p.check.args.get("kind") == "value" for p in proposals)
-    for proposal in proposals:  # each holds where the run ended
+    for proposal in proposals:  # each holds where the run ended, which it keeps
         assert await expect.check(tab, proposal.check.args, proposal.check.target(), budget=room())
+        assert proposal.check.url == tab.page.url
         again = Proposal.from_dict(json.loads(json.dumps(proposal.to_dict())))
         assert again == proposal
     # The next replay adds its "Buy milk" to the list the last one left: the rows check
