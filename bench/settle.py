@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 from automation import BrowserSession, Tab
 from bench.common import browser_config, median, p95
+from tests.net import loopback_app
 
 ROUNDS = 30
 FETCH_MS = 300
@@ -67,14 +67,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 @contextmanager
 def serve() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with loopback_app(_Handler) as url:
+        yield url + "/"
 
 
 async def timed_click(tab: Tab, ref: str, how: str) -> float:

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 def free_port() -> int:
@@ -10,3 +14,32 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+class QuietHandler(BaseHTTPRequestHandler):
+    """A loopback app's request handler that logs nothing (a test reads what it asserts)."""
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def send(self, status: int, body: bytes = b"", **headers: str) -> None:
+        """Answer ``status`` with ``body`` (HTML unless a Content-Type is given)."""
+        self.send_response(status)
+        for name, value in {"Content-Type": "text/html; charset=utf-8", **headers}.items():
+            self.send_header(name.replace("_", "-"), value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@contextmanager
+def loopback_app(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """``handler`` served on a free loopback port, a thread per request: its base URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

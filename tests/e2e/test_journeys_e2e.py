@@ -19,7 +19,6 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import closing
 from datetime import UTC, datetime
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -67,7 +66,7 @@ from tests.e2e.ui import (
 )
 from tests.exported import run_exported
 from tests.fakellm import Reply
-from tests.net import free_port
+from tests.net import free_port, loopback_app
 
 pytestmark = pytest.mark.e2e
 
@@ -140,13 +139,8 @@ async def the(browser: BrowserSession, fixture_url: str) -> Todos:
 def hook() -> Iterator[str]:
     Hook.got = []
     Hook.came.clear()
-    receiver = ThreadingHTTPServer(("127.0.0.1", 0), Hook)
-    threading.Thread(target=receiver.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{receiver.server_address[1]}/hook"
-    finally:
-        receiver.shutdown()
-        receiver.server_close()
+    with loopback_app(Hook) as url:
+        yield f"{url}/hook"
 
 
 async def test_a_persons_week_from_a_conversation_to_a_verified_webhook(

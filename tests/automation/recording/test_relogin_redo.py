@@ -8,9 +8,7 @@ twice: the step fails, saying why."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs
 
 import pytest
@@ -19,6 +17,7 @@ from automation import Tab
 from automation.budget import Budget
 from automation.recording.replay import Replay
 from automation.recording.scenario import Scenario, ScenarioStep
+from tests.net import QuietHandler, loopback_app
 
 FORM = b"""<!doctype html><title>New entry</title><h1>New entry</h1>
 <form method="post" action="/save">
@@ -66,35 +65,24 @@ class Ledger:
 def ledger() -> Iterator[Ledger]:
     state = Ledger()
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
+    class Handler(QuietHandler):
         def _session(self) -> bool:
             cookie = self.headers.get("Cookie") or ""
             return any(part.strip() in state.sessions for part in cookie.split(";"))
 
-        def _send(self, status: int, body: bytes = b"", **headers: str) -> None:
-            self.send_response(status)
-            for name, value in {"Content-Type": "text/html", **headers}.items():
-                self.send_header(name, value)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
         def do_GET(self) -> None:
             if self.path == "/login":
-                self._send(200, LOGIN)
+                self.send(200, LOGIN)
             elif self.path == "/alive":
                 state.checks += 1
                 alive = self._session()
                 if state.checks == state.end_at:
                     state.sessions.clear()  # after this answer: the next check is refused
-                self._send(200 if alive else 401)
+                self.send(200 if alive else 401)
             elif not self._session():
-                self._send(302, Location="/login")
+                self.send(302, Location="/login")
             else:
-                self._send(200, FORM)
+                self.send(200, FORM)
 
         def do_POST(self) -> None:
             size = int(self.headers.get("Content-Length") or 0)
@@ -106,26 +94,22 @@ def ledger() -> Iterator[Ledger]:
                 state.users += parse_qs(body).get("user", [""])
                 token = f"s{len(state.sessions) + 1}=1"
                 state.sessions.add(token)
-                self._send(302, Location="/new", **{"Set-Cookie": f"{token}; Path=/"})
+                self.send(302, Location="/new", **{"Set-Cookie": f"{token}; Path=/"})
             elif self.path == "/logout":
                 state.sessions.clear()
-                self._send(302, Location="/login")
+                self.send(302, Location="/login")
             elif not self._session():
-                self._send(302, Location="/login")
+                self.send(302, Location="/login")
             elif self.path == "/draft":
                 state.drafts += 1
-                self._send(204)
+                self.send(204)
             else:
                 form = parse_qs(body, keep_blank_values=True)
                 state.saved.append((form["customer"][0], form["amount"][0]))
-                self._send(200, b"<!doctype html><title>Saved</title><p>Saved")
+                self.send(200, b"<!doctype html><title>Saved</title><p>Saved")
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    state.url = f"http://127.0.0.1:{server.server_address[1]}"
-    yield state
-    server.shutdown()
-    server.server_close()
+    with loopback_app(Handler) as state.url:
+        yield state
 
 
 def field(name: str, value: str) -> ScenarioStep:

@@ -6,9 +6,7 @@ A form whose recording was answered in place too (no redirect) is judged as ever
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs
 
 import pytest
@@ -16,6 +14,7 @@ import pytest
 from automation import Tab
 from automation.recording.replay import Replay
 from automation.recording.scenario import Scenario
+from tests.net import QuietHandler, loopback_app
 
 FORM = """<!doctype html><title>Edit customer</title><h1>Acme Ltd</h1>{said}
 <form method="post"><label>Email <input name="email" value="{email}"></label>
@@ -34,17 +33,9 @@ class Office:
 def office() -> Iterator[Office]:
     state = Office()
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
+    class Handler(QuietHandler):
         def _page(self, status: int, said: str, email: str) -> None:
-            body = FORM.format(said=said, email=email).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            self.send(status, FORM.format(said=said, email=email).encode())
 
         def do_GET(self) -> None:
             saved = self.path.endswith("?saved=1")
@@ -60,17 +51,10 @@ def office() -> Iterator[Office]:
             if state.in_place:
                 self._page(200, '<p role="status">Saved</p>', email)
                 return
-            self.send_response(302)
-            self.send_header("Location", "/customers/1/edit?saved=1")
-            self.send_header("Content-Length", "0")
-            self.end_headers()
+            self.send(302, Location="/customers/1/edit?saved=1")
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    state.url = f"http://127.0.0.1:{server.server_address[1]}"
-    yield state
-    server.shutdown()
-    server.server_close()
+    with loopback_app(Handler) as state.url:
+        yield state
 
 
 def edit(office: Office, email: str, landed: str) -> Scenario:

@@ -6,9 +6,7 @@ and the page's own document counted."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -19,6 +17,7 @@ from automation.recording.replay import Replay
 from automation.recording.scenario import Scenario, ScenarioStep
 from tests.automation.recording.test_replay_refused import refused_message
 from tests.exported import run_exported
+from tests.net import QuietHandler, loopback_app
 
 PAGES = {
     "/settings.html": """<!doctype html><title>Settings</title><main><h1>Settings</h1>
@@ -40,18 +39,10 @@ document.getElementById("news").addEventListener("change", (ev) => {
 PAGES["/drop/settings.html"] = PAGES["/settings.html"]
 
 
-class _App(BaseHTTPRequestHandler):
-    def log_message(self, *args: object) -> None:
-        pass
-
+class _App(QuietHandler):
     def do_GET(self) -> None:
         body = PAGES.get(self.path.split("?")[0])
-        self.send_response(200 if body else 404)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        data = (body or "not found").encode()
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        self.send(200 if body else 404, (body or "not found").encode())
 
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
@@ -59,19 +50,13 @@ class _App(BaseHTTPRequestHandler):
             self.close_connection = True
             self.connection.close()
             return
-        status = 500 if self.path == "/frame/save" else 204
-        self.send_response(status)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
+        self.send(500 if self.path == "/frame/save" else 204)
 
 
 @pytest.fixture(scope="module")
 def app_url() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _App)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with loopback_app(_App) as url:
+        yield url
 
 
 def on(role: str, name: str, **identity: str) -> ScenarioStep:
