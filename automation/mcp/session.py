@@ -186,7 +186,8 @@ class McpSession:
     async def hold_for_person(self, budget: Budget, detail: str = "paused by the person") -> None:
         """A person paused the session: the call in flight ends first, later calls are
         refused (PausedByPerson) until they resume, and what they do in the tab meanwhile
-        (the live view) becomes steps of theirs.  Cancelled when they stop it."""
+        (the live view) becomes steps of theirs.  Cancelled when they stop it.  A resume
+        before the call in flight ended takes the pause back: nothing is held."""
         control = self.control
         # A stop cancels the pause and the call in flight, each its own budget: the pause
         # must not take the call's place as the budget a stop cancels.
@@ -194,6 +195,8 @@ class McpSession:
             # The call in flight ends first; the next sees the pause.
             await budget.run(self._lock.acquire())
             try:
+                if not control.pause_requested:  # resumed meanwhile: the session goes on
+                    return
                 control.begin_pause()
                 control.pause_requested = False
             finally:

@@ -2,8 +2,9 @@
 real daphne: the session is a run on the person's dashboard, shown live; the person
 pauses it (the client's calls answer paused_by_person) and resumes; the client ends the
 session; the person saves it as a scenario, which replays to success.  A person who pauses
-a session whose call is in flight, then stops it, ends both at once.  Without a token, or
-with another person's, the endpoint refuses."""
+a session whose call is in flight, then stops it, ends both at once; one who resumes
+before that call ends finds the session going on.  Without a token, or with another
+person's, the endpoint refuses."""
 
 from __future__ import annotations
 
@@ -310,36 +311,99 @@ async def started(http: httpx.AsyncClient, run_id: int, action: str) -> None:
         await asyncio.sleep(0.05)  # (the event is the run's store: nothing to await here)
 
 
-async def test_a_stop_after_a_pause_ends_the_call_in_flight_and_answers(server: Server) -> None:
-    base = server.base_url
-    token = api_token(http_log_in(base, (USERNAME, PASSWORD)), "a hung call")
-    # Each answer comes within the product's deadline for a command (and room for a loaded
-    # machine) or the test fails: a stop that waited for the call would take its 600 s.
-    within_s = COMMAND_ANSWER_MS / 1000 + UI_MS / 1000
-    mine = httpx.AsyncClient(base_url=base, timeout=within_s, headers={
+# Each answer comes within the product's deadline for a command (and room for a loaded
+# machine) or the test fails: a command that waited for the call would take its 600 s.
+WITHIN_S = COMMAND_ANSWER_MS / 1000 + UI_MS / 1000
+
+
+@asynccontextmanager
+async def paused_in_flight(
+    base: str, expression: str
+) -> AsyncIterator[tuple[httpx.AsyncClient, Client, int, asyncio.Task[tuple[bool, str]]]]:
+    """A session whose client's evaluate of ``expression`` (600 s) is in flight when its
+    person pauses it through the API (the pause waits for the call to end): the person's
+    API client, the MCP client, the run's id, the call."""
+    token = api_token(http_log_in(base, (USERNAME, PASSWORD)), "a call in flight")
+    mine = httpx.AsyncClient(base_url=base, timeout=WITHIN_S, headers={
         "Authorization": f"Bearer {token}"})  # fmt: skip
     try:
         async with mcp_client(base, token) as client:
             ok, said = await text_of(client, "navigate", {"url": f"{base}/demo/form.html"})
             assert ok, said
             run_id = mcp_runs(api(base, token))[0]["id"]  # the newest: this session's
-            hung = asyncio.create_task(text_of(client, "evaluate", {
-                "expression": "new Promise(() => {})", "timeout_ms": 600_000}))  # fmt: skip
+            call = asyncio.create_task(text_of(client, "evaluate", {
+                "expression": expression, "timeout_ms": 600_000}))  # fmt: skip
             try:
-                async with asyncio.timeout(within_s):
+                async with asyncio.timeout(WITHIN_S):
                     await started(mine, run_id, "evaluate")
                 paused = await mine.post(f"/api/runs/{run_id}/pause")
                 assert paused.status_code == 200, paused.text
-                # The pause waits for the call to end; the stop ends the call, and the pause.
-                stopped = await mine.post(f"/api/runs/{run_id}/stop")
-                assert stopped.status_code == 200, stopped.text
-                assert stopped.json()["status"] == "stopped", stopped.json()
-                async with asyncio.timeout(within_s):
-                    ok, said = await hung
-                assert not ok and said.startswith("error evaluate_cancelled"), said
-                ok, said = await text_of(client, "snapshot", {})
-                assert not ok and said.startswith("error session_ended"), said
+                yield mine, client, run_id, call
             finally:
-                hung.cancel()  # answered by then, unless the test failed
+                call.cancel()  # answered by then, unless the test failed
     finally:
         await mine.aclose()
+
+
+async def test_a_stop_after_a_pause_ends_the_call_in_flight_and_answers(server: Server) -> None:
+    async with paused_in_flight(server.base_url, "new Promise(() => {})") as (
+        mine, client, run_id, hung,
+    ):  # fmt: skip
+        # The pause waits for the call to end; the stop ends the call, and the pause.
+        stopped = await mine.post(f"/api/runs/{run_id}/stop")
+        assert stopped.status_code == 200, stopped.text
+        assert stopped.json()["status"] == "stopped", stopped.json()
+        async with asyncio.timeout(WITHIN_S):
+            ok, said = await hung
+        assert not ok and said.startswith("error evaluate_cancelled"), said
+        ok, said = await text_of(client, "snapshot", {})
+        assert not ok and said.startswith("error session_ended"), said
+
+
+@asynccontextmanager
+async def gate() -> AsyncIterator[tuple[str, asyncio.Event]]:
+    """A loopback address whose answer waits until the test sets the event: a page's fetch
+    of it is a call in flight for as long as the test wants, not for a guessed time."""
+    opened = asyncio.Event()
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            await reader.readuntil(b"\r\n\r\n")
+            await opened.wait()
+            writer.write(b"HTTP/1.1 200 OK\r\nAccess-Control-Allow-Origin: *\r\n"
+                         b"Content-Type: text/plain\r\nContent-Length: 6\r\n"
+                         b"Connection: close\r\n\r\nopened")  # fmt: skip
+            await writer.drain()
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    try:
+        yield f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/", opened
+    finally:
+        opened.set()  # a fetch still waiting ends, and with it the server's wait
+        server.close()
+        await server.wait_closed()
+
+
+async def test_a_resume_before_the_call_in_flight_ends_leaves_the_session_running(
+    server: Server,
+) -> None:
+    """A person pauses a session while a call is in flight (the pause waits for it), then
+    resumes before it ends: when it ends the session goes on, its next call answered, not
+    paused_by_person until a second Resume."""
+    async with gate() as (url, opened):
+        fetch = f"fetch({url!r}).then((r) => r.text())"
+        async with paused_in_flight(server.base_url, fetch) as (mine, client, run_id, call):
+            resumed = await mine.post(f"/api/runs/{run_id}/resume")
+            assert resumed.status_code == 200, resumed.text
+            opened.set()  # the call in flight ends now, after the resume
+            async with asyncio.timeout(WITHIN_S):
+                ok, said = await call
+            assert ok and "opened" in said, said
+            ok, said = await text_of(client, "find", {"text": "Name"})
+            assert ok and 'textbox "Name"' in said, said
+            run = (await mine.get(f"/api/runs/{run_id}")).json()
+            assert run["status"] == "running", run
+            events = (await mine.get(f"/api/runs/{run_id}/events")).json()["events"]
+            assert "run.paused" not in [e["type"] for e in events], events

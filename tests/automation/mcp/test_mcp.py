@@ -23,9 +23,15 @@ from automation.actions import ACTIONS
 from automation.browser.tab import Tab
 from automation.budget import Budget
 from automation.errors import Cancelled
-from automation.events import ActionFinished, ActionStarted, ListSink, StepRecorded
+from automation.events import (
+    ActionFinished,
+    ActionStarted,
+    ListSink,
+    RunPaused,
+    StepRecorded,
+)
 from automation.mcp import McpSession
-from automation.mcp.session import MAX_ANSWER_CHARS
+from automation.mcp.session import MAX_ANSWER_CHARS, Answer
 from automation.recording.scenario import Scenario
 from tests.automation.browser.test_session import descendants, processes
 from tests.bounds import ROOM_MS
@@ -156,28 +162,58 @@ async def test_a_paused_or_stopped_session_refuses_calls_saying_which(
     assert not answer.ok and answer.text.startswith("error session_ended"), answer
 
 
-async def test_a_stop_ends_a_pause_waiting_for_the_call_in_flight_and_that_call(
-    tab: Tab, fixture_url: str
-) -> None:
-    """A person pauses while a call runs (the pause waits for it to end), then stops: the
-    call and the pause both end at once, neither after the call's own 600 s."""
+async def paused_in_flight(
+    tab: Tab, fixture_url: str, text: str
+) -> tuple[McpSession, WaitingSink, asyncio.Future[Answer], asyncio.Future[None]]:
+    """A session whose call waiting for ``text`` (600 s) is in flight, and a person's
+    pause (``hold_for_person``) waiting for that call to end: the session, its events, the
+    call, the pause."""
     sink = WaitingSink()
     session = McpSession(tab, sink=sink)
     assert (await session.call("navigate", {"url": f"{fixture_url}/demo/form.html"})).ok
-    long = asyncio.ensure_future(
-        session.call("wait_for", {"text": "never shown", "timeout_ms": 600_000})
-    )
+    long = asyncio.ensure_future(session.call("wait_for", {"text": text, "timeout_ms": 600_000}))
     await sink.wait_for(ActionStarted, count=2)  # the navigate's, then the wait's
     session.control.request_pause()
     hold = asyncio.ensure_future(session.hold_for_person(Budget(600_000, label="pause")))
     await asyncio.sleep(0)  # the pause waits for the call in flight
     assert not hold.done()
+    return session, sink, long, hold
+
+
+async def test_a_stop_ends_a_pause_waiting_for_the_call_in_flight_and_that_call(
+    tab: Tab, fixture_url: str
+) -> None:
+    """A person pauses while a call runs (the pause waits for it to end), then stops: the
+    call and the pause both end at once, neither after the call's own 600 s."""
+    session, _, long, hold = await paused_in_flight(tab, fixture_url, "never shown")
     session.control.stop()
     async with asyncio.timeout(ROOM_MS / 1000):  # ends a hang only
         with pytest.raises(Cancelled):
             await hold
         answer = await long
     assert not answer.ok and answer.text.startswith("error cancelled"), answer
+
+
+async def test_a_resume_before_the_call_in_flight_ends_takes_the_pause_back(
+    tab: Tab, fixture_url: str
+) -> None:
+    """A person pauses while a call runs (the pause waits for it to end), then resumes
+    before it ends: when it ends, the session goes on; its next call is answered, not
+    refused as paused until a second resume."""
+    session, sink, long, hold = await paused_in_flight(tab, fixture_url, "Shown later")
+    try:
+        session.control.resume()
+        await tab.page.evaluate("document.body.append('Shown later')")  # the call ends
+        async with asyncio.timeout(ROOM_MS / 1000):  # ends a hang only
+            answer = await long
+            assert answer.ok, answer
+            answer = await session.call("find", {"text": "Name"})
+            assert answer.ok and 'textbox "Name"' in answer.text, answer
+            await hold
+        assert not session.control.paused
+        assert not sink.of_type(RunPaused), sink.events
+    finally:
+        hold.cancel()  # done by then, unless the test failed
 
 
 async def test_a_call_s_budget_covers_its_wait_for_the_call_before_it(
