@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable
 from datetime import datetime
 from typing import Any
 
@@ -64,6 +65,9 @@ class RunOut(Schema):
     # before a worker claimed it; held_until: while one vouches for it (its lease).
     worker: str | None
     held_until: datetime | None
+    # A conversation's tab: open (kept between messages), closed (a message restores it);
+    # "" for other runs.
+    session: str
     url: str  # the run's page
     steps: list[StepOut] | None = None  # in GET /runs/{id} only
 
@@ -98,7 +102,7 @@ def run_out(run: Run, steps: list[Step] | None = None) -> dict[str, Any]:
         "summary": run.summary, "output": run.output, "prompt_tokens": run.prompt_tokens,
         "completion_tokens": run.completion_tokens, "created_at": run.created_at,
         "finished_at": run.finished_at, "worker": run.worker_name or None,
-        "held_until": run.lease_until, "url": f"/runs/{run.pk}/",
+        "held_until": run.lease_until, "session": run.session, "url": f"/runs/{run.pk}/",
         "steps": None if steps is None else [_step_out(run, step) for step in steps],
     }  # fmt: skip
 
@@ -299,6 +303,18 @@ async def _now(run_id: int) -> dict[str, Any]:
     return run_out(await sync_to_async(Run.objects.get)(pk=run_id))
 
 
+async def _within(wait: Budget, done: Awaitable[None]) -> None:
+    """Await ``done`` (the run's work ended, its tab closed: here; elsewhere the answer
+    came once the command was asked) for what is left of ``wait``, and no longer: the
+    answer is then the run as it is (a work that ignores its stop, a browser that does
+    not answer its close, must not hold the request)."""
+    try:
+        async with asyncio.timeout(max(0.0, wait.remaining_ms()) / 1000):
+            await done
+    except TimeoutError:
+        pass
+
+
 COMMAND_ERRORS = {**ERRORS, 403: ErrorOut, 409: ErrorOut, 503: ErrorOut}
 
 
@@ -309,11 +325,7 @@ async def stop_run(request: HttpRequest, run_id: int) -> dict[str, Any]:
     when it is not live, or when nothing is at work (a conversation waiting for its next
     message)."""
     await _command(request, run_id, "stop", services.stopped_by(request.user))
-    try:  # here; elsewhere the answer came once the stop was asked
-        async with asyncio.timeout(COMMAND_ANSWER_MS / 1000):
-            await runner.wait(run_id)
-    except TimeoutError:
-        pass  # answered as it is: a work that ignores its stop must not hold the answer
+    await _within(Budget(COMMAND_ANSWER_MS, label="stop"), runner.wait(run_id))
     return await _now(run_id)
 
 
@@ -356,7 +368,9 @@ async def extend_run(request: HttpRequest, run_id: int, body: ExtendIn) -> dict[
 
 @router.post("/runs/{run_id}/close", response={200: RunOut, **COMMAND_ERRORS}, tags=["runs"])
 async def close_run(request: HttpRequest, run_id: int) -> dict[str, Any]:
-    """Close a conversation's tab (a later message restores the page)."""
+    """Close a conversation's tab (a later message restores the page) and answer the run
+    as it is then: its tab closed (``session`` closed), or, when it has not closed within
+    COMMAND_ANSWER_MS, still open (the close goes on)."""
     await _command(request, run_id, "close")
-    await runner.wait_closed(run_id)  # here; elsewhere once the close was asked
+    await _within(Budget(COMMAND_ANSWER_MS, label="close"), runner.wait_closed(run_id))
     return await _now(run_id)
