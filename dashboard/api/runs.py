@@ -274,15 +274,16 @@ class ExtendIn(Schema):
 
 
 async def _command(request: HttpRequest, run_id: int, command: str, text: str = "",
-                   rounds: int = 0) -> None:  # fmt: skip
-    """Carry a command of the run page's to the run, wherever it runs, as its owner: 409
-    ``not_live`` when nothing holds it, 409 ``refused`` (saying why) when it does not
-    apply now, 400 for a bad request, 503 ``unreachable`` when the worker holding it can't
-    be reached (the channel layer is down)."""
+                   rounds: int = 0, *, wait: Budget | None = None) -> None:  # fmt: skip
+    """Carry a command of the run page's to the run, wherever it runs, as its owner
+    (within ``wait``, else COMMAND_ANSWER_MS): 409 ``not_live`` when nothing holds it, 409
+    ``refused`` (saying why) when it does not apply now, 400 for a bad request, 503
+    ``unreachable`` when the worker holding it can't be reached (the channel layer is
+    down)."""
     run = await sync_to_async(selectors.run_get)(user=request.user, id=run_id)
     if run.owner_id != request.user.pk:
         raise ApiError(403, "forbidden", f"only the run's owner can {command} it")
-    got = await command_where_it_runs(run_id, command, text, rounds)
+    got = await command_where_it_runs(run_id, command, text, rounds, wait=wait)
     error = got.get("error")
     if error is None:
         return
@@ -321,11 +322,12 @@ COMMAND_ERRORS = {**ERRORS, 403: ErrorOut, 409: ErrorOut, 503: ErrorOut}
 @router.post("/runs/{run_id}/stop", response={200: RunOut, **COMMAND_ERRORS}, tags=["runs"])
 async def stop_run(request: HttpRequest, run_id: int) -> dict[str, Any]:
     """Stop the run's work (queued or live) and answer it as it is then: ended, or, when
-    its work has not ended within COMMAND_ANSWER_MS, still live (the stop goes on); 409
-    when it is not live, or when nothing is at work (a conversation waiting for its next
-    message)."""
-    await _command(request, run_id, "stop", services.stopped_by(request.user))
-    await _within(Budget(COMMAND_ANSWER_MS, label="stop"), runner.wait(run_id))
+    its work has not ended within COMMAND_ANSWER_MS of the request (the stop carried to
+    it included), still live (the stop goes on); 409 when it is not live, or when
+    nothing is at work (a conversation waiting for its next message)."""
+    wait = Budget(COMMAND_ANSWER_MS, label="stop")
+    await _command(request, run_id, "stop", services.stopped_by(request.user), wait=wait)
+    await _within(wait, runner.wait(run_id))
     return await _now(run_id)
 
 
@@ -370,7 +372,8 @@ async def extend_run(request: HttpRequest, run_id: int, body: ExtendIn) -> dict[
 async def close_run(request: HttpRequest, run_id: int) -> dict[str, Any]:
     """Close a conversation's tab (a later message restores the page) and answer the run
     as it is then: its tab closed (``session`` closed), or, when it has not closed within
-    COMMAND_ANSWER_MS, still open (the close goes on)."""
-    await _command(request, run_id, "close")
-    await _within(Budget(COMMAND_ANSWER_MS, label="close"), runner.wait_closed(run_id))
+    COMMAND_ANSWER_MS of the request, still open (the close goes on)."""
+    wait = Budget(COMMAND_ANSWER_MS, label="close")
+    await _command(request, run_id, "close", wait=wait)
+    await _within(wait, runner.wait_closed(run_id))
     return await _now(run_id)

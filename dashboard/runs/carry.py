@@ -130,11 +130,14 @@ async def carry(call: CallMessage, wait: Budget, *, place: Place | None = None) 
     return await answer_of(_work(call, wait))
 
 
-async def command_where_it_runs(
-    run_id: int, command: str, text: str = "", rounds: int = 0, *, place: Place | None = None
-) -> Answer:
-    """:meth:`RunManager.command` on the run, wherever it runs, within COMMAND_ANSWER_MS."""
-    wait = Budget(COMMAND_ANSWER_MS, label="answer of the worker holding the run")
+async def command_where_it_runs(run_id: int, command: str, text: str = "", rounds: int = 0,
+                                *, place: Place | None = None,
+                                wait: Budget | None = None) -> Answer:  # fmt: skip
+    """:meth:`RunManager.command` on the run, wherever it runs, within COMMAND_ANSWER_MS,
+    or within ``wait``: the caller's, when what it does after the command is bounded by
+    the same deadline (a stop's wait for the run's work to end)."""
+    if wait is None:
+        wait = Budget(COMMAND_ANSWER_MS, label="answer of the worker holding the run")
     return await carry(messages.command_message(run_id, command, text, rounds), wait, place=place)
 
 
