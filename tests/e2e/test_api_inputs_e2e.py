@@ -2,15 +2,19 @@
 whose pattern backtracks in Python leaves the server answering; a body past its call's
 limit gets the API's JSON error (announced or chunked), and one past any request's is
 answered before it is all sent; a socket sending past a page's pace is cut; a token put
-in a query string is refused and never written to the server's log."""
+in a query string is refused and never written to the server's log; a close of a
+conversation's tab answers within its deadline while the server's browser does not."""
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
+import signal
 import socket
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -20,9 +24,12 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from dashboard.api.bodylimit import MAX_REQUEST_BYTES
+from dashboard.runs.carry import COMMAND_ANSWER_MS
+from tests.automation.browser.test_session import descendants, processes
 from tests.daphne import api_token, log_in
 from tests.dashboard.signup import sign_up
-from tests.e2e.ui import PASSWORD, USERNAME, Server
+from tests.e2e.ui import PASSWORD, UI_MS, USERNAME, Server
+from tests.tasks import FORM_TASK
 
 pytestmark = pytest.mark.e2e
 
@@ -188,3 +195,65 @@ def test_a_token_in_a_query_string_is_refused_and_never_logged(server: Server, t
     assert token not in text and token[3:] not in text
     assert "GET /api/runs?status=&token=[redacted]" in text
     assert "GET /api/runs/tw_[redacted]" in _logged(server.log, "GET /api/runs/tw_")
+
+
+# -- the run page's commands, while the server's browser does not answer (its process
+# stopped, as a machine swapping or a hung GPU leaves it): the close of a conversation's
+# tab answers within the command's deadline, saying the tab is still open (its close goes
+# on), and the tab closes once the browser answers again.
+# Each answer comes within the product's deadline for a command (and room for a loaded
+# machine) or the test fails: a close that waited for the browser would wait for as long
+# as the browser does not answer.
+WITHIN_S = COMMAND_ANSWER_MS / 1000 + UI_MS / 1000
+WAIT_S = 120  # bounds a hang only: each wait ends when its condition holds
+
+
+def run_when(mine: httpx.Client, run_id: int, done: object) -> dict[str, object]:
+    """The run once ``done(run)`` holds (looked at again every 0.1 s)."""
+    deadline = time.monotonic() + WAIT_S
+    while not done(run := mine.get(f"/api/runs/{run_id}").json()):  # type: ignore[operator]
+        assert time.monotonic() < deadline, run
+        time.sleep(0.1)
+    return run
+
+
+@contextmanager
+def browser_stopped(server: Server) -> Iterator[None]:
+    """The server's Chromium stopped (SIGSTOP: it answers nothing) while in this, then
+    let go on (SIGCONT)."""
+    port = urlsplit(server.base_url).port
+    table = processes()
+    [daphne] = [pid for pid, (_, _, cmd) in table.items()
+                if "daphne" in cmd and f"-p {port} " in cmd]  # fmt: skip
+    browsers = [pid for pid in descendants(daphne, table)
+                if "chrom" in table[pid][2] and "--type=" not in table[pid][2]]  # fmt: skip
+    assert browsers, "the server runs no browser"
+    for pid in browsers:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        for pid in browsers:
+            os.kill(pid, signal.SIGCONT)
+
+
+def test_a_close_answers_within_its_deadline_while_the_browser_does_not(server: Server) -> None:
+    base = server.base_url
+    token = api_token(log_in(base, (USERNAME, PASSWORD)), "close")
+    headers = {"Authorization": f"Bearer {token}"}
+    with httpx.Client(base_url=base, timeout=WITHIN_S, headers=headers) as mine:
+        form = f"{base}/demo/form.html"
+        made = mine.post(
+            "/api/runs", json={"task": FORM_TASK, "start_url": form, "planner": "rules"}
+        )
+        assert made.status_code == 201, made.text
+        run_id = made.json()["id"]
+        run = run_when(mine, run_id, lambda r: r["status"] not in ("queued", "pending", "running"))
+        assert (run["status"], run["session"]) == ("succeeded", "open"), run
+        with browser_stopped(server):
+            closed = mine.post(f"/api/runs/{run_id}/close")
+            assert closed.status_code == 200, closed.text
+            # Answered as it is: its tab is not closed yet, its close goes on.
+            assert closed.json()["session"] == "open", closed.json()
+        run = run_when(mine, run_id, lambda r: r["session"] == "closed")
+        assert run["status"] == "succeeded", run
