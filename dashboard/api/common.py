@@ -3,13 +3,14 @@ the one error shape."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.http import HttpRequest
 from ninja import Schema
 from ninja.parser import Parser
 from ninja.security import HttpBearer
+from pydantic import BeforeValidator
 
 from dashboard.accounts import services
 from dashboard.api.bodylimit import PARSED, TOKEN_USER
@@ -22,6 +23,10 @@ API_CODES = (
 )  # fmt: skip
 MAX_EVENTS = 1_000  # per call; ask again with ``after`` for more
 MAX_LIST = 500
+
+
+# A replay's parameter values: texts, numbers and true/false taken as their text.
+ParamValues = dict[str, Annotated[str, BeforeValidator(jsonin.as_text)]]
 
 
 class ApiError(Exception):

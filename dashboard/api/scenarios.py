@@ -13,7 +13,7 @@ from ninja import Router, Schema, Status
 from pydantic import BaseModel, ConfigDict, Field
 
 from automation.errors import ScenarioInvalid
-from dashboard.api.common import ERRORS, ApiError, ErrorOut
+from dashboard.api.common import ERRORS, ApiError, ErrorOut, ParamValues
 from dashboard.api.runs import RunOut, heal_model_named, run_out, signin_of
 from dashboard.models import Run
 from dashboard.runs import selectors as run_selectors
@@ -43,7 +43,7 @@ class ScenarioFileIn(BaseModel):
 
 class ReplayIn(Schema):
     base_url: str = Field("", max_length=2000, description="where it runs (default: recorded)")
-    params: dict[str, str] = {}
+    params: ParamValues = {}
     signin_profile: str = Field(
         "", max_length=100, description="a sign-in profile's name: the replay starts signed in"
     )

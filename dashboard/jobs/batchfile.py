@@ -166,13 +166,8 @@ def json_rows(data: object) -> list[dict[str, str]]:
         if len(item) > MAX_COLUMNS:
             raise BatchFileInvalid(f"row {number} has {len(item)} values; at most {MAX_COLUMNS}")
         row = {}
-        for key, value in item.items():
-            if isinstance(value, bool):
-                value = "true" if value else "false"
-            elif isinstance(value, int | float):
-                value = str(value)
-            elif value is None:
-                value = ""
+        for key, given in item.items():
+            value = jsonin.as_text(given)
             if not isinstance(value, str):
                 raise BatchFileInvalid(f"row {number}: {key} is not a text")
             row[str(key)] = value

@@ -21,7 +21,7 @@ from itertools import accumulate
 from typing import Any
 
 __all__ = ["MAX_COMMAND_BYTES", "MAX_COMMAND_VALUES", "MAX_DEPTH", "MAX_VALUES", "JsonRefused",
-           "loads", "nesting_depth"]  # fmt: skip
+           "as_text", "loads", "nesting_depth"]  # fmt: skip
 
 # Tabwright's own documents nest about 8 deep (a scenario's step's identity's variants);
 # 64 leaves room for any args a person sends and is far below the parser's recursion limit.
@@ -133,3 +133,14 @@ def _has_half_pair(value: Any) -> bool:
         elif isinstance(item, list):
             todo.extend(item)
     return False
+
+
+def as_text(value: object) -> object:
+    """A JSON value given where a text is wanted (a replay's parameter), as a spreadsheet
+    would write it: a number or true/false as its text, null as empty; anything else as
+    it is (a text, or to be refused as not one)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    return "" if value is None else value

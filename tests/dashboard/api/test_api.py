@@ -320,7 +320,17 @@ async def test_a_script_imports_exports_and_replays_a_scenario(
     )
     error = refused(asked, 400, "invalid")
     assert "base_url" in error["fields"]
+    # A value that is no text, nor a number or true/false (taken as their text, as a batch
+    # file's JSON takes them), is refused naming it.
+    error = refused(await client.post(replays, {"params": {"name": ["A"], "greet": "A"}}),
+                    400, "invalid")  # fmt: skip
+    assert any(field.startswith("params.name") for field in error["fields"]), error
     assert not await Run.objects.aexists()  # nothing ran
+    numbers = await client.post(replays, {"params": {"name": 1906, "greet": True}})
+    assert numbers.status_code == 201, numbers.content
+    assert numbers.json()["params"] == {"name": "1906", "greet": "true", "page": "form.html"}
+    runs.started.append(numbers.json()["id"])
+    await finished(client, numbers.json()["id"])
 
     replay = await client.post(replays, {"params": {"name": "Ada L", "greet": "Ada L"}})
     assert replay.status_code == 201, replay.content
