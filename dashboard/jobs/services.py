@@ -55,15 +55,20 @@ def batch_create(
 
 def batch_advance(*, batch_id: int) -> list[int]:
     """Start the batch's next rows (a queued replay each) while fewer than its concurrency
-    are queued or at work — a row waiting for a person does not count, so it holds up no
-    other — and mark the batch done once every row's replay has ended.  Returns the runs
-    made.  Safe to call from any process at any time (the batch row is locked)."""
+    are queued or at work — rows waiting for a person do not count, up to as many as its
+    concurrency, so they hold up no other; past that each does (a paused replay holds a
+    worker's slot: a batch of rows that all wait would fill every worker, and everyone
+    else's runs would queue behind them) — and mark the batch done once every row's replay
+    has ended.  Returns the runs made.  Safe to call from any process at any time (the
+    batch row is locked)."""
     made: list[int] = []
     with transaction.atomic():
         batch = Batch.objects.select_for_update().filter(pk=batch_id).first()
         if batch is None or batch.status != Batch.Status.RUNNING:
             return made
         active = batch.rows.filter(run__status__in=ACTIVE_RUN).count()
+        waiting_for_person = batch.rows.filter(run__status=Run.Status.PAUSED).count()
+        active += max(0, waiting_for_person - batch.concurrency)
         waiting = batch.rows.filter(run__isnull=True).order_by("index")
         # The model or the sign-in profile chosen for its replays, deleted (or the model's
         # key gone) since: each row fails saying so rather than replay without it.

@@ -207,6 +207,33 @@ async def test_a_row_waiting_for_a_person_holds_up_no_other_and_a_stop_ends_it(
 
 
 @pytest.mark.django_db(transaction=True)
+async def test_rows_waiting_for_a_person_hold_no_more_workers_than_the_batch_may_use(
+    worker: RunManager, runs: Runs, owner: Any, scenario: Scenario
+) -> None:
+    """Every row's page lacks its Name field: each replay waits for a person, holding a
+    worker's slot.  One row at a time: a row waiting lets one more go on, no more (every
+    row went on, until every worker's slots held a waiting row of this one person's
+    batch and everyone else's runs queued behind them for a quarter of an hour)."""
+    rows = [{"name": n, "greet": n, "page": "list.html"} for n in ("Ada", "Grace", "Alan", "Ed")]
+    batch = await sync_to_async(job_services.batch_create)(
+        owner=owner, scenario=scenario, rows=rows, base_url="", concurrency=1
+    )
+    client = api(await sync_to_async(token_of)(owner))
+    await batches.advance(batch.pk)
+    async with asyncio.timeout(90):
+        while True:
+            state = (await client.get(f"/api/batches/{batch.pk}")).json()
+            waiting = [r for r in state["rows"] if r["status"] == "needs_person"]
+            if len(waiting) == 2:
+                break
+            await asyncio.sleep(0.1)
+    assert await sync_to_async(job_services.batch_advance)(batch_id=batch.pk) == []
+    assert await BatchRow.objects.filter(batch=batch, run__isnull=False).acount() == 2
+    await client.post(f"/api/batches/{batch.pk}/stop")
+    await until_batch(batch.pk, {"stopped"})
+
+
+@pytest.mark.django_db(transaction=True)
 async def test_a_row_no_one_comes_to_ends_after_the_wait_for_a_person_and_the_batch_ends(
     worker: RunManager, runs: Runs, owner: Any, scenario: Scenario, settings: Any
 ) -> None:
