@@ -816,6 +816,9 @@ class ScheduleFiring(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["schedule", "due_at"], name="firing_once_per_time")
         ]
+        # The poll's firings still to judge (dashboard.jobs.schedules.judge_all), found
+        # without reading every firing ever kept.
+        indexes = [models.Index(fields=["outcome", "alerted_at"], name="firing_to_judge")]
 
     def __str__(self) -> str:
         return f"Firing of schedule {self.schedule_id} due {self.due_at:%Y-%m-%d %H:%M}"

@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Iterator
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
@@ -296,10 +296,8 @@ def outcome_of(firing: ScheduleFiring) -> str:
         statuses = {row["status"] for row in rows}
         if firing.batch.status == Batch.Status.STOPPED:  # by its owner: once its rows are
             return "" if statuses & {"queued", "running", "needs_person"} else "stopped"
-        if "needs_person" in statuses:
-            return "needs_person"
-        if firing.batch.status == Batch.Status.RUNNING:
-            return ""
+        if firing.batch.status == Batch.Status.RUNNING:  # until its last row has ended
+            return "needs_person" if "needs_person" in statuses else ""
         return "failed" if statuses & {"failed", "stopped", "skipped"} else "ok"
     return ""
 
@@ -333,8 +331,9 @@ def _why(firing: ScheduleFiring, outcome: str) -> str:
 
 def judge(firing_id: int) -> ScheduleFiring | None:
     """Record the firing's outcome once its work says it (one that waited for a person
-    is judged again when its run ends); the firing when it is bad and nobody was told yet
-    (a conditional update: of two workers judging it, one tells), its alerts put into the
+    is judged again when its run or batch ends); the firing when it is bad and nobody was
+    told yet, or a batch told it waited that now failed (a conditional update: of two
+    workers judging it, one tells), its alerts put into the
     outbox in the same transaction (told, and queued, or neither).  A stopped replay's
     firing says why, as its run does ("stopped by ada while it waited for a person")."""
     firing = ScheduleFiring.objects.select_related("run", "batch", "schedule").get(pk=firing_id)
@@ -353,9 +352,15 @@ def judge(firing_id: int) -> ScheduleFiring | None:
     if outcome not in BAD:
         settle.update(outcome=outcome, error=error)
         return None
+    # Told once; a batch told it waited for a person is told again when it ends failed:
+    # its other rows, or the one no one came to, were never told.
+    untold = Q(alerted_at__isnull=True)
+    if firing.batch_id is not None and outcome == "failed":
+        untold |= Q(outcome="needs_person")
     with transaction.atomic():
-        untold = mine.filter(alerted_at__isnull=True)
-        if not untold.update(outcome=outcome, error=error, alerted_at=dj_timezone.now()):
+        if not mine.filter(untold).update(
+            outcome=outcome, error=error, alerted_at=dj_timezone.now()
+        ):
             settle.update(outcome=outcome, error=error)
             return None
         firing.outcome, firing.error = outcome, error
@@ -363,13 +368,20 @@ def judge(firing_id: int) -> ScheduleFiring | None:
     return firing
 
 
+# The firings a poll judges: those whose replay or batch may still change what they say
+# (however long it runs), and those judged bad but not told yet (by the index on
+# outcome and alerted_at, however many firings are kept).
+PENDING = Q(outcome__in=UNSETTLED) | Q(outcome__in=BAD, alerted_at__isnull=True)
+
+
 def judge_all() -> list[ScheduleFiring]:
-    """Firings not judged yet (or judged bad and not told yet), judged; the bad ones (their
-    alerts in the outbox)."""
-    pending = ScheduleFiring.objects.filter(alerted_at__isnull=True).exclude(outcome="ok")
-    recent = pending.filter(fired_at__gte=dj_timezone.now() - timedelta(days=7))
+    """Firings not judged yet, or whose work may still change what they say, or judged
+    bad and not told yet, judged; the bad ones told now (their alerts in the outbox)."""
+    pending = ScheduleFiring.objects.filter(PENDING).exclude(
+        Q(outcome__in=UNSETTLED, run__isnull=True, batch__isnull=True)  # nothing to follow
+    )
     told = []
-    for firing_id in recent.values_list("pk", flat=True):
+    for firing_id in pending.order_by("pk").values_list("pk", flat=True):
         bad = judge(firing_id)
         if bad is not None:
             told.append(bad)
