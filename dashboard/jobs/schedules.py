@@ -18,6 +18,7 @@ webhook and e-mail (dashboard.jobs.alerts).
 from __future__ import annotations
 
 import logging
+import re
 import secrets
 from collections.abc import Iterator
 from datetime import datetime
@@ -25,7 +26,14 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from channels.db import database_sync_to_async
-from cron_descriptor import CasingTypeEnum, ExpressionDescriptor, Options
+from cron_descriptor import (
+    CasingTypeEnum,
+    ExpressionDescriptor,
+    FormatException,
+    MissingFieldException,
+    Options,
+    WrongArgumentException,
+)
 from croniter import CroniterBadDateError, croniter
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
@@ -72,10 +80,22 @@ class CronInvalid(ActionInvalid):
 # Each field of a cron expression: its name, and how many values it has.
 _FIELDS = (("minute", 60), ("hour", 24), ("day of the month", 31), ("month", 12),
            ("day of the week", 7))  # fmt: skip
+_MONTHS = {"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}
+_DAYS = {"sun", "mon", "tue", "wed", "thu", "fri", "sat"}
+# The words each field may hold: L (last), W (weekday nearest), month and day names.
+# croniter reads more (R: a random time, H: a hashed one) that fire at times other than
+# those shown and that cron-descriptor can't say.
+_WORDS = (set(), set(), {"l", "w"}, _MONTHS, _DAYS | {"l"})
+_CANT_DESCRIBE = (FormatException, MissingFieldException, WrongArgumentException)
 
 
 def check_cron(expression: str) -> str:
     """``expression`` as stored (fields separated by one space); CronInvalid saying why."""
+    return _checked(expression)[0]
+
+
+def _checked(expression: str) -> tuple[str, str]:
+    """``expression`` as stored, and in words; CronInvalid saying why it can't be kept."""
     fields = expression.split()
     if len(fields) != 5:
         raise CronInvalid(
@@ -83,6 +103,14 @@ def check_cron(expression: str) -> str:
             hint="e.g. 0 7 * * 1-5 for 7:00 on weekdays",
         )
     normal = " ".join(fields)
+    for field, (name, _size), words in zip(fields, _FIELDS, _WORDS, strict=True):
+        for word in re.findall(r"[^\W\d_]+", field):
+            if word.lower() not in words:
+                raise CronInvalid(
+                    f"the {name} field holds {word!r}, which is not a cron value here",
+                    hint="numbers, *, - , / and, where they belong, month and day names, "
+                    "L, W and #",
+                )
     if not croniter.is_valid(normal):
         raise CronInvalid(f"{normal!r} is not a valid cron expression",
                           hint="e.g. 0 7 * * 1-5 for 7:00 on weekdays")  # fmt: skip
@@ -98,7 +126,12 @@ def check_cron(expression: str) -> str:
         raise CronInvalid(
             f"{normal!r} never matches a date", hint="no month named has that day"
         ) from None
-    return normal
+    try:
+        words = _words(normal)
+    except _CANT_DESCRIBE as exc:
+        raise CronInvalid(f"{normal!r} can't be read: {exc}",
+                          hint="e.g. 0 7 * * 1-5 for 7:00 on weekdays") from None  # fmt: skip
+    return normal, words
 
 
 def check_timezone(name: str) -> ZoneInfo:
@@ -135,7 +168,15 @@ def _times(cron: str, zone: str, after: datetime) -> Iterator[datetime]:
 
 
 def describe(cron: str) -> str:
-    """``cron`` in words: "At 07:00, Monday through Friday"."""
+    """``cron`` in words: "At 07:00, Monday through Friday"; "" for one kept before such
+    were refused (croniter's random R), which the pages show without words."""
+    try:
+        return _checked(cron)[1]
+    except CronInvalid:
+        return ""
+
+
+def _words(cron: str) -> str:
     options = Options()
     options.use_24hour_time_format = True
     options.casing_type = CasingTypeEnum.Sentence

@@ -54,7 +54,7 @@ pytestmark = pytest.mark.django_db
         ("61 * * * *", "not a valid cron expression"),
         ("0 25 * * *", "not a valid cron expression"),
         ("0 7 32 * *", "not a valid cron expression"),
-        ("0 7 * * funday", "not a valid cron expression"),
+        ("0 7 * * funday", "the day of the week field holds 'funday'"),
         ("@daily", "5 fields, not 1"),
         ("0 0 30 2 *", "never matches a date"),  # valid fields, no such day
         ("0 0 31 4,6 *", "never matches a date"),

@@ -1,0 +1,79 @@
+"""What a schedule is given, over the API and the page's form: a cron expression holds
+only what fires at the times it shows and reads in words (not croniter's random R or
+hashed H), and one kept before that was refused still shows and can be deleted."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from dashboard.jobs import schedules
+from dashboard.models import Scenario, Schedule
+from tests.dashboard.api.test_api import refused, token_of
+from tests.dashboard.jobs.conftest import make
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_cron_holds_only_cron_s_words_and_a_refusal_names_the_field() -> None:
+    for cron, says in [
+        ("R * * * *", "the minute field holds 'R'"),  # fired at a random minute
+        ("0 R * * *", "the hour field holds 'R'"),  # cron-descriptor can't read it
+        ("0 7 * * R", "the day of the week field holds 'R'"),
+        ("H 7 * * *", "the minute field holds 'H'"),
+        ("0 7 * mon *", "the month field holds 'mon'"),
+    ]:
+        with pytest.raises(schedules.CronInvalid) as refused_:
+            schedules.check_cron(cron)
+        assert says in refused_.value.message, refused_.value.message
+    for cron, words in [
+        ("0 0 L * *", "At 00:00, on the last day of the month"),
+        ("0 0 15W * *", "At 00:00, on the weekday nearest day 15 of the month"),
+        ("0 0 * * L5", "At 00:00, on the last Friday of the month"),
+        (
+            "0 12 * JAN-jun sun#3",
+            "At 12:00, on the third Sunday of the month, January through June",
+        ),
+    ]:
+        assert schedules.check_cron(cron) == cron
+        assert schedules.describe(cron) == words
+
+
+def test_a_random_cron_is_refused_by_the_api_and_the_form(owner: Any, scenario: Scenario) -> None:
+    api = Client(headers={"Authorization": f"Bearer {token_of(owner)}"})
+    answer = api.post(f"/api/scenarios/{scenario.pk}/schedules",
+                      {"cron": "0 R * * *", "timezone": "UTC",
+                       "params": {"name": "Ada", "greet": "Ada"}},
+                      content_type="application/json")  # fmt: skip
+    error = refused(answer, 400, "schedule_invalid")
+    assert "the hour field holds 'R'" in error["fields"]["cron"], error
+    page = Client()
+    page.force_login(owner)
+    shown = page.post(f"/scenarios/{scenario.pk}/schedules",
+                      {"cron": "R * * * *", "timezone": "UTC", "concurrency": 2,
+                       "param_name": "Ada", "param_greet": "Ada"})  # fmt: skip
+    assert shown.status_code == 400
+    assert "the minute field holds &#x27;R&#x27;" in shown.content.decode()
+    assert not Schedule.objects.exists()
+
+
+def test_a_random_cron_kept_before_is_shown_without_words_and_can_be_deleted(
+    owner: Any, scenario: Scenario
+) -> None:
+    kept = [make(scenario), make(scenario)]
+    for schedule in kept:  # kept before such were refused
+        Schedule.objects.filter(pk=schedule.pk).update(cron="0 R * * *")
+    api = Client(headers={"Authorization": f"Bearer {token_of(owner)}"})
+    listed = api.get("/api/schedules")
+    assert listed.status_code == 200
+    assert [s["description"] for s in listed.json()] == ["", ""]
+    assert api.get(f"/api/schedules/{kept[0].pk}").json()["cron"] == "0 R * * *"
+    page = Client()
+    page.force_login(owner)
+    shown = page.get(f"/scenarios/{scenario.pk}/")
+    assert shown.status_code == 200 and "<code>0 R * * *</code>" in shown.content.decode()
+    assert api.delete(f"/api/schedules/{kept[0].pk}").status_code == 204
+    assert page.post(f"/schedules/{kept[1].pk}/delete").status_code == 302
+    assert not Schedule.objects.exists()
