@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
@@ -125,10 +126,12 @@ def _schedule_out(schedule: Schedule) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _checked_schedule(scenario: Any, fields: dict[str, Any]) -> dict[str, Any]:
+def _checked_schedule(
+    scenario: Any, fields: dict[str, Any], kept: Collection[str] = ()
+) -> dict[str, Any]:
     enabled = fields.pop("enabled", True)
     try:
-        checked = schedules.check_schedule(scenario=scenario, **fields)
+        checked = schedules.check_schedule(scenario=scenario, kept=kept, **fields)
     except schedules.ScheduleInvalid as exc:
         raise ApiError(400, exc.code, exc.message, exc.hint,
                        fields={exc.field: exc.message}) from None  # fmt: skip
@@ -176,8 +179,9 @@ async def read_schedule(request: HttpRequest, schedule_id: int) -> Any:
 
 @router.patch("/schedules/{schedule_id}", response={200: ScheduleOut, **ERRORS}, tags=["schedules"])
 async def edit_schedule(request: HttpRequest, schedule_id: int, body: SchedulePatch) -> Any:
-    """Change what is given; the rest stays. Giving ``params`` makes it a replay again,
-    ``rows`` a batch."""
+    """Change what is given; the rest stays, as it is (turned off, or its alerts sent
+    elsewhere, after its scenario changed its parameters). Giving ``params`` makes it a
+    replay again, ``rows`` a batch; turning it on checks it all again, as it will fire."""
 
     def edit() -> dict[str, Any]:
         schedule = _own_schedule(request, schedule_id)
@@ -196,7 +200,12 @@ async def edit_schedule(request: HttpRequest, schedule_id: int, body: SchedulePa
             fields["rows"] = None
         if given.get("rows") is not None:  # a batch
             fields["params"] = None
-        checked = _checked_schedule(schedule.scenario, fields)
+        changed = {key for key, value in given.items() if value is not None}
+        if changed & {"params", "rows"}:
+            changed |= {"params", "rows"}
+        turned_on = given.get("enabled") is True and not schedule.enabled
+        kept = () if turned_on else fields.keys() - changed
+        checked = _checked_schedule(schedule.scenario, fields, kept)
         if heal_model is not None:  # "": none any more
             checked.update(heal_model_fields(heal_model_named(heal_model)))
         if signin is not None:  # "": none any more

@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import re
 import secrets
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
@@ -465,22 +465,25 @@ class ScheduleInvalid(ActionInvalid):
 def check_schedule(
     *, scenario: Any, cron: str, timezone: str, params: dict[str, str] | None = None,
     rows: list[dict[str, str]] | None = None, concurrency: int = 2, base_url: str = "",
-    webhook_url: str = "", emails: str = "",
+    webhook_url: str = "", emails: str = "", kept: Collection[str] = (),
 ) -> dict[str, Any]:  # fmt: skip
     """The schedule's fields, checked (the scenario's parameters as they are now, the cron
     expression, the time zone, the URLs, the addresses, each within what its column
-    holds); ScheduleInvalid naming the field."""
+    holds); ScheduleInvalid naming the field.  The fields named in ``kept`` are the
+    schedule's own, checked when they were stored, and are taken as they are: turning it
+    off or changing where its alerts go works after its scenario renamed a parameter
+    ("params" or "rows" names both)."""
     for field, text in (("cron", cron), ("timezone", timezone), ("base_url", base_url),
                         ("webhook_url", webhook_url), ("emails", emails)):  # fmt: skip
         most = Schedule._meta.get_field(field).max_length
-        if most is not None and len(text.strip()) > most:
+        if field not in kept and most is not None and len(text.strip()) > most:
             raise ScheduleInvalid(f"{field} is over {most} characters", field=field)
     try:
-        cron = check_cron(cron)
+        cron = cron if "cron" in kept else check_cron(cron)
     except ActionInvalid as exc:
         raise ScheduleInvalid(exc.message, field="cron", hint=exc.hint) from None
     try:
-        zone = check_timezone(timezone).key
+        zone = timezone if "timezone" in kept else check_timezone(timezone).key
     except ActionInvalid as exc:
         raise ScheduleInvalid(exc.message, field="timezone", hint=exc.hint) from None
     document = scenario_selectors.scenario_document(scenario=scenario)
@@ -488,7 +491,9 @@ def check_schedule(
     try:
         # Only the values given are kept: one not given takes the scenario's default of
         # the day it fires (a default changed since is the one used).
-        if rows is not None:
+        if {"params", "rows"} & set(kept):
+            params = params or {}
+        elif rows is not None:
             rows = [_given(row, defaults) for row in json_rows(rows)]
             if not rows:
                 raise ActionInvalid("a scheduled batch has at least one row")
@@ -497,13 +502,15 @@ def check_schedule(
     except ActionInvalid as exc:
         field = "rows" if rows is not None else "params"
         raise ScheduleInvalid(exc.message, field=field, hint=exc.hint) from None
-    if isinstance(concurrency, bool) or not 1 <= concurrency <= job_services.MAX_BATCH_CONCURRENCY:
-        raise ScheduleInvalid(f"concurrency is 1 to {job_services.MAX_BATCH_CONCURRENCY}",
-                              field="concurrency")  # fmt: skip
+    most = job_services.MAX_BATCH_CONCURRENCY
+    if "concurrency" not in kept and (
+        isinstance(concurrency, bool) or not 1 <= concurrency <= most
+    ):
+        raise ScheduleInvalid(f"concurrency is 1 to {most}", field="concurrency")
     # Where runs may go and where alerts may be sent are two sets of rules.
     urls = {"base_url": base_url.strip(), "webhook_url": webhook_url.strip()}
     for field, url in urls.items():
-        if url:
+        if url and field not in kept:
             try:
                 if field == "webhook_url":
                     urls[field] = alerts.check_webhook_url(url)
@@ -512,9 +519,9 @@ def check_schedule(
             except (UrlInvalid, UrlBlocked) as exc:
                 raise ScheduleInvalid(exc.message, field=field, hint=exc.hint) from None
     addresses = [e.strip() for e in emails.split(",") if e.strip()]
-    if len(addresses) > MAX_EMAILS:
+    if len(addresses) > MAX_EMAILS and "emails" not in kept:
         raise ScheduleInvalid(f"at most {MAX_EMAILS} addresses are told", field="emails")
-    for address in addresses:
+    for address in [] if "emails" in kept else addresses:
         try:
             validate_email(address)
         except ValidationError:

@@ -1,16 +1,19 @@
 """What a schedule is given, over the API and the page's form: a cron expression holds
 only what fires at the times it shows and reads in words (not croniter's random R or
-hashed H), and one kept before that was refused still shows and can be deleted."""
+hashed H), and one kept before that was refused still shows and can be deleted; a
+change checks what it changes, so a schedule whose scenario renamed a parameter can still
+be turned off and its alerts sent elsewhere."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 from django.test import Client
 
 from dashboard.jobs import schedules
-from dashboard.models import Scenario, Schedule
+from dashboard.models import Scenario, ScenarioStep, Schedule
 from tests.dashboard.api.test_api import refused, token_of
 from tests.dashboard.jobs.conftest import make
 
@@ -77,3 +80,39 @@ def test_a_random_cron_kept_before_is_shown_without_words_and_can_be_deleted(
     assert api.delete(f"/api/schedules/{kept[0].pk}").status_code == 204
     assert page.post(f"/schedules/{kept[1].pk}/delete").status_code == 302
     assert not Schedule.objects.exists()
+
+
+def test_after_its_scenario_renamed_a_parameter_a_schedule_is_turned_off_and_its_alerts_moved(
+    owner: Any, scenario: Scenario
+) -> None:
+    replay = make(scenario, webhook_url="https://hooks.example.com/old")
+    batch = make(scenario, rows=[{"name": "Ada", "greet": "Ada"}])
+    Schedule.objects.filter(pk=batch.pk).update(cron="0 R * * *")  # kept before it was refused
+    for step in ScenarioStep.objects.filter(scenario=scenario):  # ${greet} is ${greeting} now
+        step.args = json.loads(json.dumps(step.args).replace("${greet}", "${greeting}"))
+        step.save()
+    api = Client(headers={"Authorization": f"Bearer {token_of(owner)}"})
+
+    def patch(schedule: Schedule, body: dict[str, Any]) -> Any:
+        return api.patch(f"/api/schedules/{schedule.pk}", body, content_type="application/json")
+
+    for schedule in (replay, batch):
+        for body in ({"enabled": False}, {"webhook_url": "https://hooks.example.com/new"},
+                     {"emails": "ops@example.org"}):  # fmt: skip
+            assert patch(schedule, body).status_code == 200, (body, patch(schedule, body).content)
+        schedule.refresh_from_db()
+        assert not schedule.enabled and schedule.next_fire_at is None
+        assert schedule.webhook_url == "https://hooks.example.com/new"
+        assert schedule.emails == "ops@example.org"
+    assert Schedule.objects.get(pk=replay.pk).params == {"name": "Ada", "greet": "Ada"}  # as kept
+    # What is given is checked; turning it on checks it all, as it will fire.
+    error = refused(patch(replay, {"emails": "nobody"}), 400, "schedule_invalid")
+    assert "emails" in error["fields"]
+    error = refused(patch(replay, {"enabled": True}), 400, "schedule_invalid")
+    assert "no parameter 'greet'" in error["fields"]["params"]
+    error = refused(patch(batch, {"enabled": True}), 400, "schedule_invalid")
+    assert "the hour field holds 'R'" in error["fields"]["cron"]
+    error = refused(patch(replay, {"params": {"greet": "Ada"}}), 400, "schedule_invalid")
+    assert "no parameter 'greet'" in error["fields"]["params"]
+    fixed = patch(replay, {"params": {"name": "Ada", "greeting": "Ada"}, "enabled": True})
+    assert fixed.status_code == 200 and fixed.json()["enabled"] and fixed.json()["next"]
