@@ -11,7 +11,7 @@ from django.http import Http404, HttpRequest
 from ninja import Router, Schema, Status
 from pydantic import Field
 
-from dashboard.api.common import ERRORS, ApiError, ErrorOut
+from dashboard.api.common import ERRORS, ApiError, ErrorOut, ParamValues
 from dashboard.api.runs import heal_model_named, signin_of
 from dashboard.jobs import alerts, schedules
 from dashboard.jobs import selectors as job_selectors
@@ -28,7 +28,7 @@ router = Router()
 class ScheduleIn(Schema):
     cron: str = Field(description="minute hour day month weekday, e.g. 0 7 * * 1-5")
     timezone: str = Field("UTC", description="an IANA time zone, e.g. Europe/Paris")
-    params: dict[str, str] | None = Field(None, description="a replay's parameter values")
+    params: ParamValues | None = Field(None, description="a replay's parameter values")
     rows: list[dict[str, Any]] | None = Field(None, description="or a batch's rows")
     concurrency: int = 2
     base_url: str = ""
@@ -45,7 +45,7 @@ class ScheduleIn(Schema):
 class SchedulePatch(Schema):
     cron: str | None = None
     timezone: str | None = None
-    params: dict[str, str] | None = None
+    params: ParamValues | None = None
     rows: list[dict[str, Any]] | None = None
     concurrency: int | None = None
     base_url: str | None = None

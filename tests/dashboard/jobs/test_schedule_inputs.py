@@ -116,3 +116,26 @@ def test_after_its_scenario_renamed_a_parameter_a_schedule_is_turned_off_and_its
     assert "no parameter 'greet'" in error["fields"]["params"]
     fixed = patch(replay, {"params": {"name": "Ada", "greeting": "Ada"}, "enabled": True})
     assert fixed.status_code == 200 and fixed.json()["enabled"] and fixed.json()["next"]
+
+
+def test_a_schedule_s_values_may_be_numbers_as_a_replay_s_and_a_batch_s(
+    owner: Any, scenario: Scenario
+) -> None:
+    """A number or true/false given over the API is taken as its text, as an API replay
+    and a batch file's JSON take them; a list is refused naming the parameter."""
+    api = Client(headers={"Authorization": f"Bearer {token_of(owner)}"})
+    made = api.post(f"/api/scenarios/{scenario.pk}/schedules",
+                    {"cron": "0 7 * * *", "params": {"name": 1906, "greet": True}},
+                    content_type="application/json")  # fmt: skip
+    assert made.status_code == 201, made.content
+    schedule = Schedule.objects.get()
+    assert schedule.params == {"name": "1906", "greet": "true"}
+    patched = api.patch(f"/api/schedules/{schedule.pk}", {"params": {"name": 7, "greet": 1.5}},
+                        content_type="application/json")  # fmt: skip
+    assert patched.status_code == 200, patched.content
+    schedule.refresh_from_db()
+    assert schedule.params == {"name": "7", "greet": "1.5"}
+    bad = api.patch(f"/api/schedules/{schedule.pk}", {"params": {"name": ["x"], "greet": "y"}},
+                    content_type="application/json")  # fmt: skip
+    error = refused(bad, 400, "invalid")
+    assert any(field.startswith("params.name") for field in error["fields"]), error
