@@ -70,9 +70,22 @@ async def step_with_person(
             return replace(outcome, error={**outcome.error, "message": message})
         if done.skipped:
             return await _done_by_person(replay, index, step, done.rescue)
-        if done.rescue is not None and not await replay.findable(step, budget):
-            # They did the step on its element (replay still can't find it): done.
+        covered = replay.interruptions.blocked is not None  # (they were asked to clear it)
+        if done.rescue is not None and (
+            (not covered and _named_alike(replay.values.target(step), done.rescue))
+            or not await replay.findable(step, budget)
+        ):
+            # They did the step: on an element named as its own (the one of two alike
+            # they meant: done again, it would act on the other), or on one replay still
+            # can't find.  Else what they did cleared the way (a cover): tried again.
             return await _done_by_person(replay, index, step, done.rescue)
+
+
+def _named_alike(target: ElementIdentity | None, rescue: ElementIdentity) -> bool:
+    """Whether the element the person acted on has the name the step's element has (case
+    and spacing aside)."""
+    name = " ".join((target.name if target is not None else "").split()).casefold()
+    return bool(name) and name == " ".join(rescue.name.split()).casefold()
 
 
 async def _wait_for_person(

@@ -26,6 +26,7 @@ from automation.recording.rescue import NOT_RECORDED
 from automation.recording.scenario import Scenario, ScenarioStep
 from tests.bounds import room
 from tests.exported import run_exported
+from tests.net import QuietHandler, loopback_app
 from tests.refs import ref_of
 from tests.sinks import WaitingSink
 
@@ -353,3 +354,62 @@ async def test_a_step_no_one_comes_to_do_ends_the_replay_after_the_wait_for_a_pe
     assert result.reason.startswith("step 6 (")
     assert result.reason.endswith("; no one came to do it within 0.2 s"), result.reason
     assert sink.of_type(RunFinished)[-1].status == "failed"
+
+
+DRAFTS = b"""<!doctype html><title>Drafts</title><h1>Drafts</h1><table><tbody>
+<tr id="a"><td>Draft A</td><td><button>Delete</button></td></tr>
+<tr id="b"><td>Draft B</td><td><button>Delete</button></td></tr></tbody></table>
+<p role="status" id="said"></p>
+<script>
+for (const button of document.querySelectorAll("button")) {
+  button.addEventListener("click", () => {
+    const row = button.closest("tr");
+    fetch("/delete?" + row.id, { method: "POST", body: row.id });
+    row.remove();
+    document.getElementById("said").textContent = "Deleted " + row.cells[0].textContent;
+  });
+}
+</script>"""
+
+
+async def test_a_step_the_person_did_while_paused_is_not_done_again_on_resume(
+    tab: Tab,
+) -> None:
+    """Two drafts each with a Delete: the replay can't tell which the step means and
+    pauses; the person deletes Draft A themselves and resumes.  The step is theirs (its
+    element proposed), and nothing is deleted again: Draft B's Delete, the one left, was
+    clicked as the step, a "confident" heal pointed the step at it, and the replay
+    said succeeded with two drafts gone."""
+    deleted: list[str] = []
+
+    class Drafts(QuietHandler):
+        def do_GET(self) -> None:
+            self.send(200, DRAFTS)
+
+        def do_POST(self) -> None:
+            deleted.append(self.path)
+            self.send(204)
+
+    with loopback_app(Drafts) as url:
+        deleted_said = {"kind": "text_visible", "text": "Deleted"}
+        scenario = Scenario.from_dict({"version": 1, "name": "Delete a draft", "base_url": url,
+            "steps": [{"action": "navigate", "args": {"url": f"{url}/drafts"}},
+                      {"action": "click", "args": {}, "role": "button", "name": "Delete"},
+                      {"action": "expect", "args": deleted_said}]})  # fmt: skip
+        control, sink = RunControl(), WaitingSink()
+        replay = Replay(tab, scenario, sink=sink, control=control, config=GONE_SOON)
+        task = asyncio.create_task(replay.run())
+        paused = await sink.wait_for(RunPaused)
+        assert "ambiguous" in paused.detail, paused.detail
+        box = await tab.page.locator("#a button").bounding_box()
+        assert box is not None
+        await tab.page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        await tab.wait_for(text="Deleted Draft A", budget=room())
+        control.resume()
+        async with asyncio.timeout(60):
+            result = await task
+    assert result.ok, result.to_dict()
+    step = result.steps[1]
+    assert (step.status, step.strategy) == ("skipped", "person"), step
+    assert step.healed is not None and "Draft A" in str(step.healed.get("row", ""))
+    assert deleted == ["/delete?a"]
