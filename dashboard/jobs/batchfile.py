@@ -3,9 +3,10 @@ scenario's parameters, then a row of values per replay) or a JSON list of object
 
 Everything is checked before anything runs, and a refusal names what is wrong: a column
 the scenario has no parameter for, a parameter without a default that no column gives, a
-row whose value for such a parameter is empty, a file that is not UTF-8, too big, or
-holds no row.  A value left empty (or out of a JSON object) takes the parameter's default;
-any other is typed as it is, spaces included.
+row whose value for such a parameter is empty, a double quote opened and never closed
+(the line it opened on: read on, every line after it would be one value), a file that is
+not UTF-8, too big, or holds no row.  A value left empty (or out of a JSON object) takes
+the parameter's default; any other is typed as it is, spaces included.
 """
 
 from __future__ import annotations
@@ -115,11 +116,7 @@ def read_rows(
 def _csv_rows(text: str) -> list[dict[str, str]]:
     """A value is what stands between its commas (or its quotes), spaces and all; a line
     whose values are all empty or spaces (a spreadsheet's blank row) is no row."""
-    reader = csv.reader(io.StringIO(text, newline=""))
-    try:
-        lines = [line for line in reader if any(cell.strip() for cell in line)]
-    except csv.Error as exc:
-        raise BatchFileInvalid(f"the CSV can't be read: {exc}") from None
+    lines = _csv_lines(text)
     if not lines:
         return []
     header = [cell.strip() for cell in lines[0]]
@@ -142,6 +139,32 @@ def _csv_rows(text: str) -> list[dict[str, str]]:
             )
         rows.append(dict(zip(header, line, strict=False)))
     return rows
+
+
+def _csv_lines(text: str) -> list[list[str]]:
+    """The lines of values of ``text``, but blank ones; a quote left open or a quoted
+    value going on after its closing quote refused, naming the line where it is."""
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    lines, read = [], 0
+    try:
+        for line in reader:
+            if any(cell.strip() for cell in line):
+                lines.append(line)
+            read = reader.line_num
+    except csv.Error as exc:
+        opened, at = read + 1, reader.line_num
+        if str(exc) == "unexpected end of data":  # the end of the file, inside quotes
+            raise BatchFileInvalid(
+                f"line {opened}: a value opens a double quote that is never closed",
+                hint='a value that starts with " ends with "; a " inside it is written ""',
+            ) from None
+        if str(exc).endswith("expected after '\"'"):
+            raise BatchFileInvalid(
+                f"line {at}: a quoted value goes on after its closing double quote",
+                hint='a value that starts with " ends with "; a " inside it is written ""',
+            ) from None
+        raise BatchFileInvalid(f"line {opened}: the CSV can't be read there: {exc}") from None
+    return lines
 
 
 def _json_rows(text: str) -> list[dict[str, str]]:

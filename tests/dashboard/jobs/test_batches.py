@@ -52,6 +52,16 @@ DEFAULTS = {"name": None, "greet": None, "page": "form.html"}
         (b"name,name\nAda,Ada\n", "r.csv", "the column 'name' is there twice"),
         (b"name,,greet\nAda,x,Ada\n", "r.csv", "column 2 of the header row has no name"),
         (b"name,greet\nAda,Ada,extra\n", "r.csv", "row 1 has 3 values for 2 columns"),
+        (
+            b'name,greet\nAda,Ada\n"Ada,Ada',
+            "r.csv",
+            "line 3: a value opens a double quote that is never closed",
+        ),
+        (
+            b'name,greet\n"Ada" Lovelace,Ada\n',
+            "r.csv",
+            "line 2: a quoted value goes on after its closing double quote",
+        ),
         (b'{"name": "Ada"}', "r.json", "a list of objects"),
         (b'["Ada"]', "r.json", "row 1 is not an object"),
         (b'[{"name": "Ada", "greet": ["x"]}]', "r.json", "row 1: greet is not a text"),
@@ -89,6 +99,12 @@ def test_good_files_read_with_defaults_quotes_and_a_byte_order_mark() -> None:
     padded = b'name,greet\n"  padded  ",Bob\n'
     assert read_rows(padded, name="r.csv", defaults=DEFAULTS) == [
         {"name": "  padded  ", "greet": "Bob", "page": "form.html"}
+    ]
+    # A quoted value may hold line breaks (an address), and quotes written twice.
+    multiline = b'name,greet\n"12 Main St\nSpringfield","say ""hi"""\nGrace,Grace\n'
+    assert read_rows(multiline, name="r.csv", defaults=DEFAULTS) == [
+        {"name": "12 Main St\nSpringfield", "greet": 'say "hi"', "page": "form.html"},
+        {"name": "Grace", "greet": "Grace", "page": "form.html"},
     ]
     json_rows = b'[{"name": "Ada", "greet": 7, "page": ""}, {"name": "x", "greet": true}]'
     assert read_rows(json_rows, name="r.json", defaults=DEFAULTS) == [
@@ -312,6 +328,27 @@ def test_a_bad_batch_is_refused_on_the_page_and_over_the_api_and_nothing_runs(
         answer = client.post(url, body, content_type="application/json")
         error = refused(answer, 400, code)
         assert field in error["fields"], (body, error)
+    assert not Batch.objects.exists() and not Run.objects.exists()
+
+
+def test_a_quote_never_closed_refuses_the_file_naming_its_line_and_stores_nothing(
+    owner: Any, scenario: Scenario
+) -> None:
+    """Read on, the quote opened on line 3 took every line after it into one value: a
+    batch of 2 rows where the file has 100, row 2's name the text of rows 2 to 100."""
+    lines = ["name,greet", "Ada Lovelace,Ada", '"Hopper, Grace,Grace']
+    text = "\n".join(lines + [f"Person {i},P{i}" for i in range(3, 101)]) + "\n"
+    says = "line 3: a value opens a double quote that is never closed"
+    page = Client()
+    page.force_login(owner)
+    answer = page.post(f"/scenarios/{scenario.pk}/batches",
+                       {"file": upload(text), "concurrency": 2})  # fmt: skip
+    assert answer.status_code == 400 and says in answer.content.decode()
+    client = Client(headers={"Authorization": f"Bearer {token_of(owner)}"})
+    answer = client.post(f"/api/scenarios/{scenario.pk}/batches", {"csv": text},
+                         content_type="application/json")  # fmt: skip
+    error = refused(answer, 400, "batch_file_invalid")
+    assert says in error["fields"]["csv"], error
     assert not Batch.objects.exists() and not Run.objects.exists()
 
 
