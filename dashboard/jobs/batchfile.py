@@ -5,14 +5,17 @@ Everything is checked before anything runs, and a refusal names what is wrong: a
 the scenario has no parameter for, a parameter without a default that no column gives, a
 row whose value for such a parameter is empty, a double quote opened and never closed
 (the line it opened on: read on, every line after it would be one value), a file that is
-not UTF-8, too big, or holds no row.  A value left empty (or out of a JSON object) takes
-the parameter's default; any other is typed as it is, spaces included.
+not UTF-8, too big, or holds no row.  A value left empty (or out of a JSON object, or
+past the end of a CSV row shorter than the header) takes the parameter's default; any
+other is typed as it is, spaces included.  A CSV whose first line is ``sep=;`` (Excel's)
+is read with the separator it names.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import re
 from collections import Counter
 from collections.abc import Mapping
 
@@ -113,10 +116,22 @@ def read_rows(
     return rows
 
 
+_SEP_LINE = re.compile(r"sep=([^\r\n]*)(?:\r\n|\r|\n|$)", re.IGNORECASE)
+
+
 def _csv_rows(text: str) -> list[dict[str, str]]:
     """A value is what stands between its commas (or its quotes), spaces and all; a line
-    whose values are all empty or spaces (a spreadsheet's blank row) is no row."""
-    lines = _csv_lines(text)
+    whose values are all empty or spaces (a spreadsheet's blank row) is no row; a row
+    with fewer values than the header has the others empty."""
+    delimiter, skipped = ",", 0
+    if named := _SEP_LINE.match(text):  # Excel's first line naming the separator
+        delimiter, text, skipped = named[1], text[named.end() :], 1
+        if len(delimiter) != 1 or delimiter == '"':
+            raise BatchFileInvalid(
+                f"the first line, {named[0].strip()!r}, names no separator of one character",
+                hint="Excel's first line names the separator, such as sep=, or sep=;",
+            )
+    lines = _csv_lines(text, delimiter, skipped)
     if not lines:
         return []
     header = [cell.strip() for cell in lines[0]]
@@ -135,16 +150,18 @@ def _csv_rows(text: str) -> list[dict[str, str]]:
         if len(line) > len(header):
             raise BatchFileInvalid(
                 f"row {number} has {len(line)} values for {len(header)} columns",
-                hint="a value with a comma in it goes in double quotes",
+                hint=f"a value with a {'comma' if delimiter == ',' else repr(delimiter)} in it "
+                "goes in double quotes",
             )
-        rows.append(dict(zip(header, line, strict=False)))
+        rows.append(dict(zip(header, line + [""] * (len(header) - len(line)), strict=True)))
     return rows
 
 
-def _csv_lines(text: str) -> list[list[str]]:
+def _csv_lines(text: str, delimiter: str, skipped: int) -> list[list[str]]:
     """The lines of values of ``text``, but blank ones; a quote left open or a quoted
-    value going on after its closing quote refused, naming the line where it is."""
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    value going on after its closing quote refused, naming the line of the file (past the
+    ``skipped`` lines before ``text``) where it is."""
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     lines, read = [], 0
     try:
         for line in reader:
@@ -152,7 +169,7 @@ def _csv_lines(text: str) -> list[list[str]]:
                 lines.append(line)
             read = reader.line_num
     except csv.Error as exc:
-        opened, at = read + 1, reader.line_num
+        opened, at = skipped + read + 1, skipped + reader.line_num
         if str(exc) == "unexpected end of data":  # the end of the file, inside quotes
             raise BatchFileInvalid(
                 f"line {opened}: a value opens a double quote that is never closed",

@@ -62,6 +62,18 @@ DEFAULTS = {"name": None, "greet": None, "page": "form.html"}
             "r.csv",
             "line 2: a quoted value goes on after its closing double quote",
         ),
+        # Fewer values than columns: the others are empty (the header has them all).
+        (b"name,greet\nAda\n", "r.csv", "row 1: greet is empty and has no default"),
+        (
+            b"sep=;;\nname;greet\nAda;Ada\n",
+            "r.csv",
+            "the first line, 'sep=;;', names no separator of one character",
+        ),
+        (
+            b'sep=;\nname;greet\n"Ada;Ada\n',
+            "r.csv",
+            "line 3: a value opens a double quote that is never closed",
+        ),
         (b'{"name": "Ada"}', "r.json", "a list of objects"),
         (b'["Ada"]', "r.json", "row 1 is not an object"),
         (b'[{"name": "Ada", "greet": ["x"]}]', "r.json", "row 1: greet is not a text"),
@@ -105,6 +117,20 @@ def test_good_files_read_with_defaults_quotes_and_a_byte_order_mark() -> None:
     assert read_rows(multiline, name="r.csv", defaults=DEFAULTS) == [
         {"name": "12 Main St\nSpringfield", "greet": 'say "hi"', "page": "form.html"},
         {"name": "Grace", "greet": "Grace", "page": "form.html"},
+    ]
+    # A row shorter than the header: its values past the end take their defaults.
+    short = b"name,greet,page\nAda,Ada\n"
+    assert read_rows(short, name="r.csv", defaults=DEFAULTS) == [
+        {"name": "Ada", "greet": "Ada", "page": "form.html"}
+    ]
+    # Excel's first line naming the separator is no header: the separator it names is.
+    for excel in (b"sep=,\r\nname,greet\r\nAda,Ada\r\n", b"SEP=;\nname;greet\nAda;Ada\n"):
+        assert read_rows(excel, name="r.csv", defaults=DEFAULTS) == [
+            {"name": "Ada", "greet": "Ada", "page": "form.html"}
+        ]
+    semicolons = b'\xef\xbb\xbfsep=;\nname;greet\n"Lovelace; Ada";Ada, Countess\n'
+    assert read_rows(semicolons, name="r.csv", defaults=DEFAULTS) == [
+        {"name": "Lovelace; Ada", "greet": "Ada, Countess", "page": "form.html"}
     ]
     json_rows = b'[{"name": "Ada", "greet": 7, "page": ""}, {"name": "x", "greet": true}]'
     assert read_rows(json_rows, name="r.json", defaults=DEFAULTS) == [
