@@ -4,7 +4,10 @@ Each worker runs :func:`serve` as a task of its own, beside (never inside) the p
 fires schedules, so a receiver that answers slowly or never delays no firing; and it has
 at most MAX_IN_FLIGHT_PER_RECEIVER tries to one receiver of one person's in flight (and
 MAX_IN_FLIGHT_PER_OWNER of theirs in all), so a receiver that never answers delays no
-other alert, theirs to another receiver nor anyone else's.  A delivery
+other alert, theirs to another receiver nor anyone else's: a claim's query leaves those
+out, and reads a few of each person's due tries at most, so however many of one person's
+are due (a backlog to a receiver that never answers), everyone else's are claimed as they
+fall due.  A delivery
 is *pending* until a try succeeds (*sent*: a 2xx answer, or the mail server took it), or
 its tries run out (*failed*): the first at once, the next after each of
 TABWRIGHT_ALERT_RETRY_S.  A URL that can never be sent to (a line break in it, from before
@@ -34,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -47,7 +51,8 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 from django.core.mail import EmailMessage
 from django.core.mail.utils import DNS_NAME
-from django.db.models import F
+from django.db.models import F, Q, QuerySet, Window
+from django.db.models.functions import RowNumber
 from django.utils import timezone
 
 from automation.browser.url_policy import UrlPolicy
@@ -69,7 +74,7 @@ MAX_IN_FLIGHT = 32  # tries one worker has in flight at once
 MAX_IN_FLIGHT_PER_RECEIVER = 2
 # ... and all of one person's tries at most this many.
 MAX_IN_FLIGHT_PER_OWNER = 8
-CANDIDATES = 500  # due tries looked at per claim, oldest first
+CANDIDATES = 500  # due tries looked at per claim, oldest first (a person's first few)
 CLAIM_MARGIN_S = 30.0  # a claimed try is the claimer's for its deadline and this long
 MAX_ANSWER_CHARS = 200  # of a refusing receiver's answer, kept in the log
 MAX_LOG = 20  # tries kept in a delivery's log (the latest)
@@ -118,7 +123,9 @@ def claim_due(
     process (a conditional update each: of two workers, one gets a try), as (delivery,
     its receiver); none to a receiver with MAX_IN_FLIGHT_PER_RECEIVER in flight here, nor
     of an owner with MAX_IN_FLIGHT_PER_OWNER (``busy``, by receiver, counting those
-    claimed now).  Blocking."""
+    claimed now).  Those are left out by the query, and of each owner's due tries it
+    reads the oldest MAX_IN_FLIGHT_PER_OWNER at most, so however many of one person's
+    are due, everyone else's are among those read.  Blocking."""
     now = now or timezone.now()
     busy = Counter(busy or {})
     owners = Counter(owner for owner, _where in busy.elements())
@@ -128,10 +135,7 @@ def claim_due(
     due.filter(attempts__gt=len(retry_delays())).update(status=Delivery.Status.FAILED,
                                                          last_error=UNRECORDED)  # fmt: skip
     claimed = []
-    oldest = due.order_by("next_attempt_at").values_list(
-        "pk", "firing__schedule__owner_id", "kind", "to"
-    )
-    for delivery_id, owner_id, kind, to in oldest[:CANDIDATES]:
+    for delivery_id, owner_id, kind, to in _candidates(due, busy, owners):
         if len(claimed) == limit:
             break
         receiver = receiver_of(owner_id, kind, to)
@@ -145,6 +149,42 @@ def claim_due(
             busy[receiver] += 1
             owners[owner_id] += 1
     return claimed
+
+
+def _candidates(
+    due: QuerySet[Delivery], busy: Counter[Receiver], owners: Counter[int]
+) -> QuerySet[Delivery, tuple[int, int, str, str]]:
+    """Of ``due``, up to CANDIDATES (delivery, owner, kind, to), oldest first: none of an
+    owner or to a receiver already at their limit, and each owner's oldest
+    MAX_IN_FLIGHT_PER_OWNER at most (no more of theirs could be claimed at once).  A
+    receiver is matched by its URL's host in SQL, as :func:`receiver_of` reads it."""
+    full = Q()
+    for owner_id, count in owners.items():
+        if count >= MAX_IN_FLIGHT_PER_OWNER:
+            full |= Q(firing__schedule__owner_id=owner_id)
+    for (owner_id, where), count in busy.items():
+        if count >= MAX_IN_FLIGHT_PER_RECEIVER:
+            theirs = Q(kind=Delivery.Kind.WEBHOOK, to__iregex=_host_pattern(where))
+            if where == "mail":
+                theirs |= Q(kind=Delivery.Kind.EMAIL)
+            full |= Q(firing__schedule__owner_id=owner_id) & theirs
+    oldest = (F("next_attempt_at").asc(), F("pk").asc())
+    ranked = due.exclude(full).annotate(
+        turn=Window(RowNumber(), partition_by=[F("firing__schedule__owner_id")], order_by=oldest)
+    )
+    return (
+        ranked.filter(turn__lte=MAX_IN_FLIGHT_PER_OWNER)
+        .order_by(*oldest)
+        .values_list("pk", "firing__schedule__owner_id", "kind", "to")[:CANDIDATES]
+    )
+
+
+def _host_pattern(host: str) -> str:
+    """A regular expression (read alike by SQLite's Python and PostgreSQL) matching a URL
+    whose host (urlsplit's hostname) is ``host``: past the scheme and any user, up to a
+    port, path, query, fragment or the end."""
+    named = rf"\[{re.escape(host)}\]" if ":" in host else re.escape(host)
+    return rf"^[a-z][a-z0-9+.-]*://([^/?#]*@)?{named}(:[^/?#]*)?([/?#]|$)"
 
 
 async def send_due(*, policy: UrlPolicy | None = None) -> int:

@@ -271,6 +271,97 @@ def test_a_receiver_that_never_answers_holds_none_of_the_same_person_s_other_ale
     assert outbox.claim_due(8, now=later, busy=full) == []  # eight of theirs in flight
 
 
+def _backlog(schedule: Schedule, n: int, *, to: str, due: Any) -> list[int]:
+    """``n`` tries of one failed firing of ``schedule`` to ``to``, due a second apart from
+    ``due`` on: a backlog of alerts to a receiver that never answers."""
+    firing = ScheduleFiring.objects.create(schedule=schedule, due_at=due, outcome="failed",
+                                           error="no greeting", alerted_at=due)  # fmt: skip
+    made = Delivery.objects.bulk_create(
+        Delivery(firing=firing, kind="webhook", to=to, payload={"event": "firing.failed"},
+                 next_attempt_at=due + timedelta(seconds=i))
+        for i in range(n)
+    )  # fmt: skip
+    return [d.pk for d in made]
+
+
+def test_one_person_s_backlog_to_a_receiver_that_hangs_holds_up_no_one_else_s_alerts(
+    scenario: Scenario, stranger: Any
+) -> None:
+    """600 of one person's tries are due to a host with two of theirs in flight (it never
+    answers), more than a claim once read: the other person's alert due after them, and
+    the same person's to another host, are claimed, none to the host that hangs."""
+    hangs = make(scenario, webhook_url="https://hangs.example.com/tw")
+    _backlog(hangs, 600, to=hangs.webhook_url, due=timezone.now() - timedelta(hours=1))
+    [mine] = _told(make(scenario, webhook_url="https://ok.example.org/tw"))
+    theirs_scenario = services.scenario_import(owner=stranger, data=sign_up("http://x.test"))
+    [theirs] = _told(make(theirs_scenario, webhook_url="https://hangs.example.com/tw"))
+    owner = scenario.owner_id
+    busy = Counter({(owner, "hangs.example.com"): 2})
+    claimed = outbox.claim_due(32, busy=busy)
+    assert claimed == [(mine.pk, (owner, "ok.example.org")),
+                       (theirs.pk, (stranger.pk, "hangs.example.com"))]  # fmt: skip
+    # With all of the person's tries in flight, the other person's are still claimed.
+    Delivery.objects.filter(pk__in=[mine.pk, theirs.pk]).update(next_attempt_at=timezone.now())
+    full = Counter(
+        {(owner, "hangs.example.com"): 2, **{(owner, f"h{i}.test"): 1 for i in range(6)}}
+    )
+    assert outbox.claim_due(32, busy=full) == [(theirs.pk, (stranger.pk, "hangs.example.com"))]
+
+
+@pytest.mark.parametrize(
+    ("hanging", "other"),
+    [
+        ("https://Hangs.Example.com:8443/tw?x=1", "https://hangs.example.com.evil.test/tw"),
+        ("https://ops:pw@hangs.example.com/tw", "https://hangs.example.com@other.test/tw"),
+        ("http://hangs.example.com#tw", "http://xhangs.example.com/tw"),
+        ("http://[2001:db8::1]:8080/tw", "http://[2001:db8::10]/tw"),
+    ],
+)
+def test_the_receiver_left_out_of_a_claim_is_the_url_s_host_exactly(
+    scenario: Scenario, hanging: str, other: str
+) -> None:
+    """A backlog to a host with tries in flight is left out by the query, whatever the
+    URL's form (a port, a user, upper case, an IPv6 address); a host it only looks like
+    is not."""
+    schedule = make(scenario, webhook_url=hanging)
+    _backlog(schedule, 600, to=hanging, due=timezone.now() - timedelta(hours=1))
+    [beside] = _told(make(scenario, webhook_url=other))
+    busy = Counter({outbox.receiver_of(scenario.owner_id, "webhook", hanging): 2})
+    receiver = outbox.receiver_of(scenario.owner_id, "webhook", other)
+    assert receiver not in busy
+    assert outbox.claim_due(32, busy=busy) == [(beside.pk, receiver)]
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_backlog_to_a_receiver_that_never_answers_delays_no_one_else_s_alert(
+    scenario: Scenario, stranger: Any, dripping_hook: Dripping, receiver: str, settings: Any
+) -> None:
+    """A worker's outbox, 600 of one person's tries due to a receiver that never
+    finishes answering: another person's alert, due after them all, reaches its receiver
+    while two of the first person's tries hang."""
+    settings.TABWRIGHT = {**settings.TABWRIGHT, "ALERT_TIMEOUT_S": 600.0}
+    hanging = f"http://127.0.0.1:{dripping_hook.port}/hook"
+    schedule = await sync_to_async(make)(scenario, webhook_url=hanging)
+    await sync_to_async(_backlog)(schedule, 600, to=hanging,
+                                  due=timezone.now() - timedelta(hours=1))  # fmt: skip
+    theirs_scenario = await sync_to_async(services.scenario_import)(
+        owner=stranger, data=sign_up("http://x.test")
+    )
+    theirs = await sync_to_async(make)(theirs_scenario, webhook_url=receiver)
+    [alert] = await sync_to_async(_told)(theirs)
+    sending = asyncio.create_task(outbox.serve())  # the worker's outbox
+    try:
+        async with asyncio.timeout(120):
+            await _until(lambda: Delivery.objects.get(pk=alert.pk).status == "sent")
+            await _until(dripping_hook.reached.is_set)
+    finally:
+        sending.cancel()
+        await asyncio.gather(sending, return_exceptions=True)
+    assert [json.loads(body)["event"] for _headers, body in Receiver.got] == ["firing.failed"]
+    tried = Delivery.objects.filter(firing__schedule=schedule, attempts__gt=0)
+    assert await tried.acount() == 2  # the receiver that hangs holds two of them, no more
+
+
 # -- URLs checked when saved ----------------------------------------------------------------
 
 
