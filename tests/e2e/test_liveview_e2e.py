@@ -51,6 +51,45 @@ pytestmark = pytest.mark.e2e
 T = TypeVar("T")
 
 
+# Keys pressed on the live view as the browser reports them: each (key, what is held).
+KEYS_JS = """(keys) => {
+  const ws = window.__sockets[window.__sockets.length - 1];
+  const send = ws.send.bind(ws);
+  window.__sent = [];
+  ws.send = (data) => { window.__sent.push(JSON.parse(data)); return send(data); };
+  const live = document.getElementById("live");
+  live.focus();
+  for (const [key, held] of keys) {
+    live.dispatchEvent(new KeyboardEvent("keydown", { key, bubbles: true, cancelable: true,
+      ctrlKey: held.includes("Control"), altKey: held.includes("Alt"),
+      modifierAltGraph: held.includes("AltGraph") }));
+  }
+}"""
+
+
+async def test_a_character_made_with_altgr_or_option_is_typed_and_a_shortcut_pressed(
+    page: Page, server: Server
+) -> None:
+    """On the live view of a paused run: "@" as Windows reports AltGr+Q on a German layout
+    (Ctrl+Alt), "€" as macOS reports Option+2 (Alt), "ą" with AltGr held are text for the
+    run's tab; Ctrl+A and Alt+Q are shortcuts.  "@" and "€" were pressed as Ctrl+Alt+@
+    and Alt+€ chords: an e-mail address typed there lost its "@"."""
+    await log_in(page, server)
+    await start_run(page, f"{server.base_url}/demo/form.html", "click Nowhere at all")
+    await expect(page.locator("#status")).to_have_text("paused", timeout=LIVE_MS)
+    await live_picture(page)
+    keys = [["@", ["Control", "Alt"]], ["€", ["Alt"]], ["ą", ["AltGraph"]],
+            ["a", ["Control"]], ["q", ["Alt"]]]  # fmt: skip
+    await page.evaluate(KEYS_JS, keys)
+    await page.wait_for_function("() => window.__sent.filter((m) => m.kind).length === 3")
+    sent = await page.evaluate("() => window.__sent.filter((m) => m.kind)")
+    assert [(m["kind"], m.get("text") or m.get("key"), m.get("modifiers")) for m in sent] == [
+        ("type", "@€ą", None), ("key", "a", ["Control"]), ("key", "q", ["Alt"])
+    ], sent  # fmt: skip
+    await page.get_by_role("button", name="Stop").click()
+    await expect(page.locator("#status")).to_have_text("stopped", timeout=LIVE_MS)
+
+
 async def test_a_person_takes_over_with_a_click_on_the_live_view(
     page: Page, server: Server, browser: BrowserSession
 ) -> None:

@@ -134,9 +134,17 @@
         wheel = null;
       }, 120);
     }, { passive: false });
+    // A character a layout makes with AltGr (Windows reports it as Ctrl+Alt) or Option
+    // (macOS: Alt) is text: "@" on a German keyboard, "€", "ą".  Alt or Ctrl+Alt with a
+    // plain letter or digit is a shortcut.
+    function composed(ev) {
+      if (ev.key.length !== 1 || ev.metaKey) return false;
+      if (ev.getModifierState("AltGraph")) return true;
+      return ev.altKey && !/^[A-Za-z0-9]$/.test(ev.key);
+    }
     live.addEventListener("keydown", (ev) => {
       if (!takingOver()) return;
-      const chord = ev.ctrlKey || ev.altKey || ev.metaKey;
+      const chord = (ev.ctrlKey || ev.altKey || ev.metaKey) && !composed(ev);
       if (ev.key.length === 1 && !chord) {
         typed += ev.key;
         if (!typedTimer) typedTimer = setTimeout(flushTyping, 80);
