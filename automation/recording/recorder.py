@@ -147,10 +147,14 @@ class Recorder:
         *,
         on_step: OnRecorded | None = None,
         on_secret: Callable[[str], None] | None = None,
+        takes_checks: bool = True,
     ) -> None:
         self.tab = tab
         self.on_step = on_step
         self.on_secret = on_secret
+        # Whether a check the person records (check_at) is kept: not where what they do
+        # only says how a replay's step was done (its checks are its scenario's).
+        self.takes_checks = takes_checks
         self._typed: tuple[str, str] | None = None  # (field's key, what was typed so far)
         self._steps: list[ScenarioStep] = []
         self._marks: list[_Mark] = []

@@ -98,7 +98,8 @@ async def _wait_for_person(
     does is the step's rescue."""
     assert replay.control is not None
     replay.control.begin_pause()
-    recorder = await start_recorder(replay.tab, budget, on_secret=replay.run_secrets.hide)
+    recorder = await start_recorder(replay.tab, budget, on_secret=replay.run_secrets.hide,
+                                    takes_checks=False)  # fmt: skip
     replay.control.recorder = recorder
     ask = (
         "Do the step yourself in the live view, then resume: its element is proposed "

@@ -75,14 +75,16 @@ NOT_RECORDED = "what you do in the tab is not recorded this time (its recorder d
 
 
 async def start_recorder(
-    tab: Tab, budget: Budget, *, on_secret: Callable[[str], None] | None = None
-) -> Recorder | None:
+    tab: Tab, budget: Budget, *, on_secret: Callable[[str], None] | None = None,
+    takes_checks: bool = True,
+) -> Recorder | None:  # fmt: skip
     """A Recorder listening on the tab (None, logged, when it can't be started: the run
     still waits for the person, and the pause says :data:`NOT_RECORDED`); ``on_secret``
-    hides what the person types into a password field (Recorder)."""
+    hides what the person types into a password field, ``takes_checks`` says whether
+    their checks are kept (Recorder)."""
     if tab.page.is_closed():
         return None
-    recorder = Recorder(tab, on_secret=on_secret)
+    recorder = Recorder(tab, on_secret=on_secret, takes_checks=takes_checks)
     try:
         # Bounded, not tight: a busy machine may take seconds, and a recorder that could
         # not start leaves the person's acts out of the run.

@@ -573,6 +573,11 @@ async def _check_at(
             "checks are recorded only while the run is paused on the tab it recorded",
             hint="take over, then use Check this",
         )
+    if not recorder.takes_checks:  # (it would be dropped with the step's rescue)
+        raise ActionInvalid(
+            "a replay's checks are its scenario's: a check made here would not be kept",
+            hint="add the check on the scenario's page",
+        )
     x, y = viewport_point(tab, event)
     step = await recorder.check_at(x, y, budget=budget)
     return step.describe()

@@ -13,12 +13,15 @@ from asgiref.sync import sync_to_async
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import AsyncClient, Client
 
+from automation.budget import Budget
+from automation.errors import ActionInvalid
 from automation.events import RunPaused
 from automation.recording.scenario import Scenario as Document
 from dashboard.models import IdentityHeal, Run, Scenario, ScenarioStep, SecretGrant
 from dashboard.runs import services as run_services
 from dashboard.scenarios import services as scenario_services
 from tests.dashboard.conftest import Runs
+from tests.dashboard.runs.test_liveview import centre_of, run_tab
 
 # Rollback transactions, but for the async tests: their database work runs in another
 # thread (sync_to_async), which must see the rows.
@@ -131,6 +134,17 @@ async def test_a_replay_that_needs_a_person_pauses_until_told_to_skip(
         await asyncio.sleep(0.1)
     assert run.status == Run.Status.PAUSED and run.status_reason.startswith("needs_person")
     assert "Delete account" in run.status_reason
+    # "Check this" is no tool of a replay's pause: a check made there would be dropped
+    # with the step's rescue (it answered ok, and was never kept).  The page has no such
+    # button, and the command is refused saying why.
+    heading = await centre_of(run_tab(run.pk), "h1")  # what a check would have been of
+    with pytest.raises(ActionInvalid, match="a replay's checks are its scenario's"):
+        await runs.manager.person_input(run.pk, {"kind": "check", **heading},
+                                        budget=Budget(10_000))  # fmt: skip
+    page = Client()
+    await sync_to_async(page.force_login)(owner)
+    shown = (await sync_to_async(page.get)(f"/runs/{run.pk}/")).content.decode()
+    assert 'id="live-hint"' in shown and 'id="check-this"' not in shown
     await runs.manager.command(run.pk, "reply", "skip")
     run = await finished(runs, run.pk)
     assert run.status == Run.Status.SUCCEEDED, run.status_reason
