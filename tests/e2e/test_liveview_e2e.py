@@ -73,7 +73,8 @@ async def test_a_character_made_with_altgr_or_option_is_typed_and_a_shortcut_pre
     """On the live view of a paused run: "@" as Windows reports AltGr+Q on a German layout
     (Ctrl+Alt), "€" as macOS reports Option+2 (Alt), "ą" with AltGr held are text for the
     run's tab; Ctrl+A and Alt+Q are shortcuts.  "@" and "€" were pressed as Ctrl+Alt+@
-    and Alt+€ chords: an e-mail address typed there lost its "@"."""
+    and Alt+€ chords: an e-mail address typed there lost its "@".  What is typed just
+    before Resume goes before it."""
     await log_in(page, server)
     await start_run(page, f"{server.base_url}/demo/form.html", "click Nowhere at all")
     await expect(page.locator("#status")).to_have_text("paused", timeout=LIVE_MS)
@@ -86,6 +87,18 @@ async def test_a_character_made_with_altgr_or_option_is_typed_and_a_shortcut_pre
     assert [(m["kind"], m.get("text") or m.get("key"), m.get("modifiers")) for m in sent] == [
         ("type", "@€ą", None), ("key", "a", ["Control"]), ("key", "q", ["Alt"])
     ], sent  # fmt: skip
+    # Keys typed just before Resume (held a moment to go as one text) go first: the run
+    # must not take the tab back before them.
+    await page.evaluate("""() => {
+      const live = document.getElementById("live");
+      live.dispatchEvent(new KeyboardEvent("keydown", { key: "x", bubbles: true }));
+      document.querySelector('[data-command="resume"]').click();
+    }""")
+    await page.wait_for_function("() => window.__sent.some((m) => m.text === 'x')")
+    last = await page.evaluate(
+        "() => window.__sent.filter((m) => m.kind || m.command === 'resume').slice(-2)"
+    )
+    assert [m.get("kind") or m["command"] for m in last] == ["type", "resume"], last
     await page.get_by_role("button", name="Stop").click()
     await expect(page.locator("#status")).to_have_text("stopped", timeout=LIVE_MS)
 

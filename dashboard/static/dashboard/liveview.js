@@ -186,6 +186,8 @@
       focus() {
         live.focus();
       },
+      // Send what was typed and not sent yet (before a command).
+      flushTyping: flushTyping,
     };
   };
 })();

@@ -513,7 +513,10 @@
     return false;
   }
 
+  // A command goes after what the person typed on the live view just before it (held a
+  // moment to be sent as one text): a Resume must not overtake the last keys.
   function send(command, text) {
+    view.flushTyping();
     return sendJson({ command: command, text: text || "" });
   }
 
