@@ -85,7 +85,7 @@ def served(page: Page) -> None:
     page's timers of up to HOLD_MS) is waited for; then a write the page's script sent to its
     site (a form sent by fetch, a save) or a form a frame posted, that the server refused
     (HTTP 4xx/5xx) or never answered, fails the test, one still under way waited for (up
-    to 15 s)."""
+    to 15 s); so does the page itself answered 4xx/5xx (a form posted, a link followed)."""
     left = page.evaluate("() => window.__timersLeft ? window.__timersLeft() : []")
     if left:
         try:
@@ -117,11 +117,17 @@ def _frame_write(request) -> bool:  # noqa: ANN001 (a Request)
             and request.method in WRITES)
 
 
+def _page_itself(request) -> bool:  # noqa: ANN001 (a Request)
+    """The page's own document: a form it posted, a link followed, an address gone to."""
+    return request.is_navigation_request() and request.frame.parent_frame is None
+
+
 def _answered(page: Page, response) -> None:  # noqa: ANN001 (a Response)
     request = response.request
     UNDER_WAY.discard(request)
     if refused_write(request.method, request.resource_type, response.status, request.url,
-                     page.url) or (response.status >= 400 and _frame_write(request)):
+                     page.url) or (response.status >= 400 and (_frame_write(request)
+                                                              or _page_itself(request))):
         REFUSED.append(f"{{request.method}} {{request.url}}: HTTP {{response.status}}")
 
 

@@ -45,13 +45,19 @@ def refused_message(result: ReplayResult) -> str:
     ],
 )
 async def test_a_step_whose_page_the_server_refuses_fails(
-    tab: Tab, fixture_url: str, steps: tuple[ScenarioStep, ...], status: int | None
-) -> None:
-    result = await Replay(tab, scenario(fixture_url, *steps)).run()
+    tab: Tab, fixture_url: str, tmp_path: Path, steps: tuple[ScenarioStep, ...],
+    status: int | None,
+) -> None:  # fmt: skip
+    recorded = scenario(fixture_url, *steps)
+    result = await Replay(tab, recorded).run()
+    # The export fails as the replay does (it passed on the server's refusal page).
+    code, out = await run_exported(to_pytest(recorded), tmp_path, recorded.base_url)
     last = result.steps[-1]
     if status is None:
         assert result.ok, result.to_dict()
+        assert code == 0 and "1 passed" in out, out
         return
+    assert code == 1 and f"HTTP {status}" in out and "the server refused" in out, out
     assert result.status == "failed" and last.status == "failed", result.to_dict()
     assert last.error is not None and last.error["code"] == "http_status"
     assert f"was answered HTTP {status}" in last.error["message"]
