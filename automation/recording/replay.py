@@ -47,15 +47,10 @@ every result and error text.
 from __future__ import annotations
 
 import os
-import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
-from urllib.parse import urlsplit
-
-from playwright.async_api import ElementHandle
-from playwright.async_api import Error as PlaywrightError
 
 from automation.actions import execute
 from automation.browser.identity import Located, locate, page_changing
@@ -68,13 +63,9 @@ from automation.errors import (
     BrowserClosed,
     BudgetExceeded,
     Cancelled,
-    CheckFailed,
     HttpStatus,
     NeedsPerson,
-    RefError,
-    StaleRef,
     TabwrightError,
-    UnexpectedDialog,
 )
 from automation.events import (
     ActionFinished,
@@ -86,8 +77,8 @@ from automation.events import (
     StepRecorded,
     StepReplayed,
 )
-from automation.limits import cut_text
 from automation.recording import expect
+from automation.recording.answered import not_a_form_answered_again, refused_by_server
 from automation.recording.calls import CALL, CallFrame, called, check_calls
 from automation.recording.intent import IntentAgent, Reached, agent_goal, by_agent, go_directly
 from automation.recording.outcome import ReplayResult, StepOutcome, event_fields
@@ -102,21 +93,15 @@ from automation.recording.relogin import (
     sign_in_first,
     signed_out,
 )
+from automation.recording.replayact import act_on
 from automation.recording.replaycalls import calls_frame, play_call
 from automation.recording.replayhandlers import interruptions_of
 from automation.recording.replayperson import step_with_person
 from automation.recording.scenario import Resolved, Scenario, ScenarioStep
-from automation.recording.widgets import WIDGET_ACTIONS, FindAgain, set_behind_widget
 from automation.secrets import SECRET_ENV_PREFIX, Secrets, redacting, secret_names
 from automation.wording import double_quoted, element_words, step_words
 
 __all__ = ["Replay", "ReplayConfig", "ReplayResult", "StepOutcome"]
-
-
-# An element found may leave the page before it is acted on (an app that draws its rows
-# again after an async save): found again, this many times in all.
-_ACT_ATTEMPTS = 3
-_REF_OF_JS = "(el) => (window.__tabwright && window.__tabwright.refOf(el)) || ''"
 
 
 @dataclass(frozen=True)
@@ -380,7 +365,7 @@ class Replay:
                 located = await self._held_on(step, step_budget)
             elif step.needs_element:
                 try:
-                    located = await self._locate(step, step_budget)
+                    located = await self.locate_step(step, step_budget)
                 except NeedsPerson:
                     reached = await self._reach_intent(index, step, budget)
                     if reached is None:
@@ -388,14 +373,14 @@ class Replay:
                     result = reached.result
                 else:
                     located = await self.interruptions.uncover(
-                        located, step.action, lambda within: self._locate(step, within),
+                        located, step.action, lambda within: self.locate_step(step, within),
                         step_budget, index=index,
                     )  # fmt: skip
                     # A form sent from a page that asked to sign in is signing in.
                     signing_in = step.action in SUBMITTING and await asks_sign_in(self, step_budget)
                     since = self.tab.log.requests_seen
                     try:
-                        result = await self._act_on(located, step, step_budget)
+                        result = await act_on(self, located, step, step_budget)
                         await self.tab.settle(budget=step_budget)
                     finally:
                         self._note_writes(index, since)
@@ -474,15 +459,15 @@ class Replay:
             self.wrote.add(index)
 
     def _refusals(self, since: int) -> None:
-        """HttpStatus for what the server refused (:func:`_refused_by_server`) that was
+        """HttpStatus for what the server refused (:func:`refused_by_server`) that was
         not told yet: a request of this step's (numbered after ``since``), or an earlier
         step's answered only now (a slow save), which fails this one."""
         new = [r for r in self.tab.log.refused(self.log_since) if r not in self.told]
         self.told.update(new)
         if new:
-            _refused_by_server(new, what="it" if new[0].number > since else "the page")
+            refused_by_server(new, what="it" if new[0].number > since else "the page")
 
-    async def _locate(self, step: ScenarioStep, budget: Budget) -> Located:
+    async def locate_step(self, step: ScenarioStep, budget: Budget) -> Located:
         """The step's element, looked for until it appears (within the step's budget, less
         a reserve for acting), or NeedsPerson saying why none could be taken."""
         target = self.values.target(step)
@@ -519,7 +504,7 @@ class Replay:
         async def find_next(within: Budget) -> Located | None:
             assert following is not None
             try:
-                return await self._locate(following, within)
+                return await self.locate_step(following, within)
             except NeedsPerson:
                 return None
 
@@ -535,28 +520,11 @@ class Replay:
 
     async def _check(self, step: ScenarioStep, budget: Budget) -> str:
         """An expect step: read the page until it holds (CheckFailed if it does not)."""
-        self._not_a_form_answered_again(step)
+        not_a_form_answered_again(self, step)
         args = self.values.fill(step.args)
         if args["kind"] == "url":
             args["url"] = rebase(args["url"], self.scenario.base_url, self.base_url)
         return await expect.check(self.tab, args, self.values.target(step), budget=budget)
-
-    def _not_a_form_answered_again(self, step: ScenarioStep) -> None:
-        """CheckFailed when the page is the server's own answer to a form sent (not a
-        redirect after it) at another address than the page the check was recorded on:
-        a form the server refused comes back as it was sent, its values in its fields, and
-        a check of them would hold there.  Addresses are compared by their path and query,
-        numbers aside (record 17 where the recording had 12)."""
-        if not step.url or self.tab.log.document_method != "POST":
-            return
-        recorded = rebase(step.url, self.scenario.base_url, self.base_url)
-        if _address_shape(recorded) != _address_shape(self.tab.url):
-            raise CheckFailed(
-                f"the page is the server's answer to the form sent ({cut_text(self.tab.url, 200)}"
-                f"), not the page it led to when recorded ({cut_text(recorded, 200)}): the "
-                "server likely refused the form (the page shows why)",
-                hint="see the page: a field it refused, or a message",
-            )
 
     async def _held_on(self, step: ScenarioStep, budget: Budget) -> Located | None:
         """The element a check of an element held on, found again: when it changed, the
@@ -569,73 +537,6 @@ class Replay:
         except BudgetExceeded:
             return None  # it held; how it was found is only told when there is time
         return located if located.ok else None
-
-    async def _act_on(self, located: Located, step: ScenarioStep, budget: Budget) -> str:
-        """Run the step on the element found, through its ref: from the registry if the
-        latest snapshot has it, else after a new snapshot (once more if it went stale)."""
-        assert located.element is not None
-        action, args = _as_found(step.action, self.values.fill(step.args), located)
-        for attempt in range(_ACT_ATTEMPTS):
-            if attempt and not await _connected(located.element):
-                # The app drew the page again (an async save) since it was found.
-                located = await self._locate(step, budget)
-                assert located.element is not None
-            try:
-                try:
-                    ref = await self._ref_of(located.element, budget, fresh=attempt > 0)
-                except _NotInSnapshot:
-                    if action not in WIDGET_ACTIONS:
-                        raise
-                    # A native control a widget stands for now: set and verified there.
-                    return await set_behind_widget(self.tab, located.element, action, args,
-                                                   budget, self._finder(step))  # fmt: skip
-                if located.found is not None:  # how the action finds it after a re-render
-                    self.tab.remember_identity(ref, located.found)
-                return await execute(self.tab, action, {**args, "ref": ref}, budget=budget)
-            except RefError:
-                if attempt == _ACT_ATTEMPTS - 1:
-                    raise
-            except ActionFailed as exc:
-                # Refused on an element the page has replaced since: no verdict on the step
-                # (tried again only where doing it twice does no harm).
-                if (
-                    attempt == _ACT_ATTEMPTS - 1
-                    or not _again_is_harmless(action, exc)
-                    or await _connected(located.element)
-                ):
-                    raise
-        raise AssertionError("unreachable")
-
-    def _finder(self, step: ScenarioStep) -> FindAgain:
-        """Finds the step's element again (on the page an action led to), or None."""
-
-        async def find(within: Budget) -> ElementHandle | None:
-            try:
-                return (await self._locate(step, within)).element
-            except NeedsPerson:
-                return None
-
-        return find
-
-    async def _ref_of(self, element: ElementHandle, budget: Budget, *, fresh: bool) -> str:
-        ref = "" if fresh else await self._registry_ref(element, budget)
-        if not ref or ref not in self.tab.refs:
-            await self.tab.snapshot(budget=budget)
-            ref = await self._registry_ref(element, budget)
-        if (not ref or ref not in self.tab.refs) and not await _connected(element):
-            raise StaleRef("the element found left the page before it was acted on")
-        if not ref or ref not in self.tab.refs:
-            raise _NotInSnapshot(
-                "the element found is not in the page's snapshot (hidden, or not something "
-                "that can be acted on)"
-            )
-        return ref
-
-    async def _registry_ref(self, element: ElementHandle, budget: Budget) -> str:
-        try:
-            return str(await budget.run(element.evaluate(_REF_OF_JS)) or "")
-        except PlaywrightError as exc:
-            raise StaleRef(f"the element found went away: {exc.message}") from None
 
     def _outcome(
         self,
@@ -687,67 +588,7 @@ class Replay:
             await self.out.emit(shot)
 
 
-class _NotInSnapshot(ActionFailed):
-    """The element found is hidden from the snapshot (a native control behind a widget)."""
-
-
-# Steps that reach the same state when done twice; other steps are tried again only when
-# they were refused before acting.
-_IDEMPOTENT = frozenset({"check", "fill", "type", "select_option", "hover", "scroll"})
-_REFUSED_BEFORE = ("the element is hidden", "the element is disabled", "not attached")
-
-
 # Checks of a state an app keeps until something changes it: read again after the hold.
 _KEPT_KINDS = frozenset({"checked", "unchecked", "value", "items", "rows", "text_hidden", "url"})
 # A check read again after the hold gets this long before it is read as a step (told).
 _CONFIRM_MS = 2_000
-
-
-def _address_shape(url: str) -> str:
-    """A page's path and query with each run of digits as one "#"."""
-    parts = urlsplit(url)
-    return re.sub(r"\d+", "#", parts.path.rstrip("/") + ("?" + parts.query if parts.query else ""))
-
-
-def _refused_by_server(refused: list[Refused], *, what: str = "it") -> None:
-    """HttpStatus when the page a step led to (a form posted, a link followed) was
-    answered HTTP 4xx/5xx, or a write the page's script sent to its site (a form sent by
-    fetch, a save): the server refused what it sent, whatever the page then shows (a step
-    that passed there saved nothing)."""
-    if refused:
-        first = refused[0]
-        url = cut_text(first.url, 200)
-        unanswered = f"no answer ({first.failure or 'the connection failed'})"
-        if first.method:
-            answer = f"answered HTTP {first.status}" if first.status else f"which got {unanswered}"
-            said = f"{what} sent {first.method} {url}, {answer}"
-        elif first.status:
-            said = f"the page {what} led to was answered HTTP {first.status} ({url})"
-        else:
-            said = f"the page {what} led to got {unanswered} ({url})"
-        raise HttpStatus(
-            said, status=first.status,
-            hint="the server refused what the step sent: the page shows its answer",
-        )  # fmt: skip
-
-
-def _again_is_harmless(action: str, exc: ActionFailed) -> bool:
-    if isinstance(exc, UnexpectedDialog):
-        return False  # the action was done; a dialog answered it
-    return action in _IDEMPOTENT or any(m in exc.message for m in _REFUSED_BEFORE)
-
-
-async def _connected(element: ElementHandle) -> bool:
-    try:
-        return bool(await element.evaluate("(e) => e.isConnected"))
-    except PlaywrightError:
-        return False
-
-
-def _as_found(action: str, args: dict[str, Any], located: Located) -> tuple[str, dict[str, Any]]:
-    """The step's action for the element found: choosing an option recorded as checking a
-    radio button ("Active") is a click on the link, button or tab that stands for it now."""
-    kind = located.found.kind if located.found is not None else ""
-    if action == "check" and kind == "press" and args.get("checked", True) is True:
-        return "click", {}
-    return action, args
