@@ -188,13 +188,7 @@ async def edit_schedule(request: HttpRequest, schedule_id: int, body: SchedulePa
         given = body.model_dump(exclude_unset=True)
         heal_model = given.pop("llm_profile", None)
         signin = given.pop("signin_profile", None)
-        fields = {
-            "cron": schedule.cron, "timezone": schedule.timezone,
-            "params": schedule.params if schedule.rows is None else None,
-            "rows": schedule.rows, "concurrency": schedule.concurrency,
-            "base_url": schedule.base_url, "webhook_url": schedule.webhook_url,
-            "emails": schedule.emails, "enabled": schedule.enabled,
-        }  # fmt: skip
+        fields = {**schedules.stored_fields(schedule), "enabled": schedule.enabled}
         fields.update({key: value for key, value in given.items() if value is not None})
         if given.get("params") is not None:  # a replay again
             fields["rows"] = None

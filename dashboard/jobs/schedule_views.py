@@ -51,7 +51,16 @@ def schedule_toggle(request: HttpRequest, schedule_id: int) -> HttpResponse:
     elif (wanted == "1") == schedule.enabled:
         messages.info(request, f"The schedule is {'on' if schedule.enabled else 'off'} already.")
     else:
-        schedules.save(schedule, enabled=wanted == "1")  # its next time from now
+        try:  # turned on, it fires with what it holds: checked again (its scenario may
+            # have renamed a parameter since, its cron be one refused since)
+            if wanted == "1":
+                schedules.check_schedule(scenario=schedule.scenario,
+                                         **schedules.stored_fields(schedule))  # fmt: skip
+        except schedules.ScheduleInvalid as exc:
+            hint = f"; {exc.hint}" if exc.hint else ""
+            messages.error(request, f"Not turned on: {exc.message}{hint}.")
+        else:
+            schedules.save(schedule, enabled=wanted == "1")  # its next time from now
     return redirect(f"/scenarios/{schedule.scenario_id}/#schedules")
 
 

@@ -64,7 +64,7 @@ from dashboard.scenarios import services as scenario_services
 
 __all__ = ["MISSED_AFTER_S", "ScheduleInvalid", "ScheduleOff", "check_cron", "check_schedule",
            "check_timezone", "describe", "fire_due", "judge_outcomes", "next_times",
-           "ring_due", "run_ended", "run_now", "save", "upcoming"]  # fmt: skip
+           "ring_due", "run_ended", "run_now", "save", "stored_fields", "upcoming"]  # fmt: skip
 
 log = logging.getLogger("tabwright.schedules")
 
@@ -536,6 +536,17 @@ def _given(params: dict[str, str], defaults: dict[str, str | None]) -> dict[str,
     scenario's parameters as they are now (ParamsInvalid)."""
     checked = check_params(params, defaults=defaults)
     return {name: checked[name] for name in params if str(params[name] or "")}
+
+
+def stored_fields(schedule: Schedule) -> dict[str, Any]:
+    """The schedule's fields as :func:`check_schedule` takes them (a replay's params, or a
+    batch's rows): to check them again, as when it is turned on."""
+    return {
+        "cron": schedule.cron, "timezone": schedule.timezone,
+        "params": schedule.params if schedule.rows is None else None, "rows": schedule.rows,
+        "concurrency": schedule.concurrency, "base_url": schedule.base_url,
+        "webhook_url": schedule.webhook_url, "emails": schedule.emails,
+    }  # fmt: skip
 
 
 def save(schedule: Schedule, **fields: Any) -> Schedule:

@@ -112,6 +112,14 @@ def test_after_its_scenario_renamed_a_parameter_a_schedule_is_turned_off_and_its
     assert "no parameter 'greet'" in error["fields"]["params"]
     error = refused(patch(batch, {"enabled": True}), 400, "schedule_invalid")
     assert "the hour field holds 'R'" in error["fields"]["cron"]
+    # The page's Turn on checks it all too, saying why not, and leaves it off.
+    page = Client()
+    page.force_login(owner)
+    for schedule, says in ((replay, "no parameter &#x27;greet&#x27;"),
+                           (batch, "the hour field holds &#x27;R&#x27;")):  # fmt: skip
+        shown = page.post(f"/schedules/{schedule.pk}/toggle", {"enabled": "1"}, follow=True)
+        assert "Not turned on: " in shown.content.decode() and says in shown.content.decode()
+        assert not Schedule.objects.get(pk=schedule.pk).enabled
     error = refused(patch(replay, {"params": {"greet": "Ada"}}), 400, "schedule_invalid")
     assert "no parameter 'greet'" in error["fields"]["params"]
     fixed = patch(replay, {"params": {"name": "Ada", "greeting": "Ada"}, "enabled": True})
