@@ -39,6 +39,9 @@ class BatchFileInvalid(ParamsInvalid):
     code = "batch_file_invalid"
 
 
+_SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "bars"}
+
+
 def check_params(
     params: Mapping[str, str], *, defaults: Mapping[str, str | None]
 ) -> dict[str, str]:
@@ -86,10 +89,17 @@ def read_rows(
     columns = {column for row in given for column in row}
     unknown = sorted(columns - set(defaults))
     if unknown:
+        hint = f"its parameters: {', '.join(sorted(defaults)) or 'none'}"
+        split = next((c for c in ";\t|" if set(unknown[0].split(c)) & set(defaults)), "")
+        if split:  # "name;greet": a spreadsheet saved with another separator
+            hint = f"the file's values seem separated by {_SEPARATORS[split]}: save it as CSV"
+            hint += " with commas"
+            if split != "\t":  # (a line sep= and a tab can't be told from sep= alone)
+                hint += f", or make its first line sep={split}"
         raise BatchFileInvalid(
             f"the scenario has no parameter {unknown[0]!r}"
             + (f" (nor {', '.join(map(repr, unknown[1:]))})" if unknown[1:] else ""),
-            hint=f"its parameters: {', '.join(sorted(defaults)) or 'none'}",
+            hint=hint,
         )
     missing = sorted(p for p, default in defaults.items() if default is None and p not in columns)
     if missing:

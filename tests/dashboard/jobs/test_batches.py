@@ -101,6 +101,23 @@ def test_a_bad_file_is_refused_naming_what_is_wrong(data: bytes, name: str, says
     assert says in refused_.value.message, refused_.value.message
 
 
+@pytest.mark.parametrize(("separator", "said"), [(";", "semicolons"), ("\t", "tabs")])
+def test_a_file_separated_otherwise_is_refused_saying_how_to_read_it(
+    separator: str, said: str
+) -> None:
+    """A spreadsheet saved with semicolons (as in much of Europe) or tabs reads as one
+    column named "name;greet": the refusal says what the file seems to be, and how to
+    give it (a first line sep=; is read)."""
+    data = f"name{separator}greet\nAda{separator}Ada\n".encode()
+    with pytest.raises(BatchFileInvalid) as refused_:
+        read_rows(data, name="r.csv", defaults=DEFAULTS)
+    assert f"seem separated by {said}: save it as CSV with commas" in refused_.value.hint
+    if separator == ";":  # told how, it reads
+        assert "or make its first line sep=;" in refused_.value.hint
+        rows = read_rows(b"sep=;\n" + data, name="r.csv", defaults=DEFAULTS)
+        assert [(r["name"], r["greet"]) for r in rows] == [("Ada", "Ada")]
+
+
 def test_good_files_read_with_defaults_quotes_and_a_byte_order_mark() -> None:
     text = '\ufeffname,greet\n"Lovelace, Ada","Lovelace, Ada"\n\n , \nGrace,  Grace \n'
     assert read_rows(text.encode(), name="people.csv", defaults=DEFAULTS) == [
