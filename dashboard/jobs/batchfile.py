@@ -78,7 +78,10 @@ def read_rows(
             f"the file is not UTF-8 text (byte {exc.start})",
             hint="save the spreadsheet as CSV UTF-8",
         ) from None
-    if name.lower().endswith(".json") or text.lstrip().startswith("["):
+    # A .csv is CSV, whatever its first character ("[name],greet"); a file of another
+    # name is JSON when it reads as a list.
+    named = name.lower()
+    if named.endswith(".json") or (not named.endswith(".csv") and text.lstrip().startswith("[")):
         given = _json_rows(text)
     else:
         given = _csv_rows(text)

@@ -16,6 +16,7 @@ it.
 from __future__ import annotations
 
 import json
+import math
 import re
 from itertools import accumulate
 from typing import Any
@@ -141,6 +142,6 @@ def as_text(value: object) -> object:
     it is (a text, or to be refused as not one)."""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, int | float):
-        return str(value)
+    if isinstance(value, int) or (isinstance(value, float) and math.isfinite(value)):
+        return str(value)  # (1e999 reads as infinity: no number a text says, refused)
     return "" if value is None else value

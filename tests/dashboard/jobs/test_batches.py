@@ -77,6 +77,9 @@ DEFAULTS = {"name": None, "greet": None, "page": "form.html"}
         (b'{"name": "Ada"}', "r.json", "a list of objects"),
         (b'["Ada"]', "r.json", "row 1 is not an object"),
         (b'[{"name": "Ada", "greet": ["x"]}]', "r.json", "row 1: greet is not a text"),
+        (b'[{"name": "Ada", "greet": 1e999}]', "r.json", "row 1: greet is not a text"),
+        # A .csv is read as CSV, whatever its first character.
+        (b"[name],greet\nAda,Ada\n", "r.csv", "no parameter '[name]'"),
         (b"[{", "r.json", "the JSON can't be read"),
         (b"name,greet\n" + b"a,b\n" * 10_001, "r.csv", "at most 10000"),
         # Counted before anything reads them (the doubles were once looked for in
