@@ -550,19 +550,24 @@ def stored_fields(schedule: Schedule) -> dict[str, Any]:
 
 
 def save(schedule: Schedule, **fields: Any) -> Schedule:
-    """Store ``fields`` (from :func:`check_schedule`) on ``schedule`` and set its next time
-    from now; a webhook secret is made the first time it has a webhook.  Its alerts still
-    to send follow its webhook and addresses (alerts.follow)."""
+    """Store ``fields`` (from :func:`check_schedule`) on ``schedule``, and set its next time
+    from now when it is new, turned on, or given another cron or zone (a change of what
+    it replays or where its alerts go keeps the time due, even one the poll has not fired
+    yet); a webhook secret is made the first time it has a webhook.  Its alerts still to
+    send follow its webhook and addresses (alerts.follow)."""
     if "signin_profile_id" in fields:
         fields = {**fields, **signin_fields(fields["signin_profile_id"])}
+    when = (schedule.cron, schedule.timezone, schedule.enabled)
     for name, value in fields.items():
         setattr(schedule, name, value)
     if schedule.webhook_url and not schedule.webhook_secret:
         schedule.webhook_secret = secrets.token_hex(32)
-    schedule.next_fire_at = (
-        next_times(schedule.cron, schedule.timezone, dj_timezone.now())[0]
-        if schedule.enabled else None
-    )  # fmt: skip
+    same_times = schedule.pk is not None and when == (schedule.cron, schedule.timezone, True)
+    if not (same_times and schedule.enabled and schedule.next_fire_at is not None):
+        schedule.next_fire_at = (
+            next_times(schedule.cron, schedule.timezone, dj_timezone.now())[0]
+            if schedule.enabled else None
+        )  # fmt: skip
     with transaction.atomic():
         schedule.save()
         alerts.follow(schedule)

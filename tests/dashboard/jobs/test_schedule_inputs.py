@@ -7,10 +7,13 @@ be turned off and its alerts sent elsewhere."""
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from typing import Any
 
 import pytest
+from asgiref.sync import async_to_sync
 from django.test import Client
+from django.utils import timezone as dj_timezone
 
 from dashboard.jobs import schedules
 from dashboard.models import Scenario, ScenarioStep, Schedule
@@ -147,3 +150,25 @@ def test_a_schedule_s_values_may_be_numbers_as_a_replay_s_and_a_batch_s(
                     content_type="application/json")  # fmt: skip
     error = refused(bad, 400, "invalid")
     assert any(field.startswith("params.name") for field in error["fields"]), error
+
+
+def test_a_change_of_what_a_schedule_replays_keeps_a_time_due_that_has_not_fired_yet(
+    owner: Any, scenario: Scenario
+) -> None:
+    """Its time came a moment ago and the poll (every few seconds) has not fired it yet:
+    moving its alerts elsewhere keeps that time due, and the next poll fires it.  Every
+    change set the next time from now, and the firing due was skipped, never told as
+    missed.  A new cron sets it anew."""
+    schedule = make(scenario)
+    due = dj_timezone.now() - timedelta(seconds=2)
+    Schedule.objects.filter(pk=schedule.pk).update(next_fire_at=due)
+    api = Client(headers={"Authorization": f"Bearer {token_of(owner)}"})
+    moved = api.patch(f"/api/schedules/{schedule.pk}",
+                      {"webhook_url": "https://hooks.example.com/new"},
+                      content_type="application/json")  # fmt: skip
+    assert moved.status_code == 200, moved.content
+    assert Schedule.objects.get(pk=schedule.pk).next_fire_at == due
+    assert [f.schedule_id for f in async_to_sync(schedules.fire_due)()] == [schedule.pk]
+    api.patch(f"/api/schedules/{schedule.pk}", {"cron": "0 6 * * *"},
+              content_type="application/json")  # fmt: skip
+    assert Schedule.objects.get(pk=schedule.pk).next_fire_at > dj_timezone.now()
