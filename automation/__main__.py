@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import sys
 
 from automation.loading import pause_gc, resume_gc
 
-pause_gc()  # while the command's modules load
-from automation.cli import main  # noqa: E402
+# Ctrl-C before the command's own handlers are in place (its modules still loading, its
+# browser starting) is answered as one that comes later is: cancelled, not a traceback.
+CANCELLED = {"ok": False, "error": {"code": "cancelled", "message": "interrupted before it ran"}}
 
-resume_gc()
-sys.exit(main())
+try:
+    pause_gc()  # while the command's modules load
+    from automation.cli import main
+
+    resume_gc()
+    sys.exit(main())
+except KeyboardInterrupt:
+    print(json.dumps(CANCELLED))
+    sys.exit(1)

@@ -32,6 +32,8 @@ def upload_paths(folder: str, files: Sequence[str]) -> list[Path]:
     root = Path(folder).resolve()
     paths = []
     for name in files:
+        if "\x00" in name:  # no file's name holds one (resolve() would raise ValueError)
+            raise ActionInvalid(f"refused upload {name!r}: a file name holds no NUL character")
         path = (root / name).resolve()  # resolves "..", absolute paths and links
         if not path.is_relative_to(root):
             raise ActionInvalid(

@@ -142,6 +142,10 @@ async def test_upload_only_from_the_upload_folder(tab: Tab, controls: Snapshot) 
             await run(tab, "upload", ref=avatar, files=outside)
     with pytest.raises(ActionInvalid, match="no file"):
         await run(tab, "upload", ref=avatar, files=["missing.txt"])
+    # A NUL in a name is a typed refusal (it escaped as Python's ValueError: over MCP, an
+    # internal error and a traceback).
+    with pytest.raises(ActionInvalid, match="holds no NUL"):
+        await run(tab, "upload", ref=avatar, files=["avatar\x00.txt"])
 
 
 async def test_hidden_disabled_and_detached_fail_fast(tab: Tab, controls: Snapshot) -> None:

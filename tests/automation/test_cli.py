@@ -62,6 +62,31 @@ async def test_ctrl_c_cancels_the_script(fixture_url: str) -> None:
     assert code == 1 and answer["error"]["code"] == "evaluate_cancelled"  # type: ignore[index]
 
 
+# Ctrl-C while the command's modules load, before any handler of its own: its import
+# raises KeyboardInterrupt there (a signal sent at once would race Python's own start).
+INTERRUPTED_LOADING = (
+    "import sys, runpy\n"
+    "class Interrupting:\n"
+    "    def find_spec(self, name, path=None, target=None):\n"
+    "        if name == 'automation.cli':\n"
+    "            raise KeyboardInterrupt\n"
+    "sys.meta_path.insert(0, Interrupting())\n"
+    "runpy.run_module('automation', run_name='__main__')\n"
+)
+
+
+async def test_ctrl_c_before_the_command_runs_answers_cancelled() -> None:
+    """Answered as a later Ctrl-C is: a JSON answer, cancelled, exit 1 (it was Python's
+    traceback, no answer, exit -2)."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", INTERRUPTED_LOADING, cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    code, answer = await answer_of(proc)
+    assert code == 1 and answer["error"]["code"] == "cancelled", answer  # type: ignore[index]
+
+
 async def test_bad_command_lines_exit_2() -> None:
     for argv in (["evaluate", "[1]"], ["evaluate", "{not json"], ["fly"],
                  ["--timeout-ms", "0", "back"]):  # fmt: skip
