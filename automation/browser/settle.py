@@ -83,7 +83,9 @@ import asyncio
 import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -258,6 +260,9 @@ class Settler:
         self.short_quiet_ms = SHORT_QUIET_MS
         self.last: SettleReport | None = None
         self.depth = 0  # actions running inside an action: only the outermost settles
+        # One action of the tab's at a time: two at once interleave their input (two
+        # clicks' mouse moves and presses on one page: one lands, both say done).
+        self.turn = asyncio.Lock()
         self.traffic = Traffic(page, bound_ms=lambda: self.bound_ms)
         self._since = self.traffic.mark(armed=False)
 
@@ -572,6 +577,24 @@ F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 Trigger = Callable[["Tab", tuple[Any, ...], dict[str, Any]], "tuple[str, str] | None"]
 
 
+# The tabs (their settlers' ids) whose action the current task is inside: an action it
+# runs there is part of that one, not one waiting for its turn.
+_ACTING: ContextVar[tuple[int, ...]] = ContextVar("tabwright_acting", default=())
+
+
+@asynccontextmanager
+async def _turn(settler: Settler, budget: Budget | None) -> AsyncIterator[None]:
+    """The tab's turn for one action: waited for within ``budget`` (its time counts)."""
+    if budget is None:
+        await settler.turn.acquire()
+    else:
+        await budget.run(settler.turn.acquire())
+    try:
+        yield
+    finally:
+        settler.turn.release()
+
+
 def settles(method: F | None = None, *, early: Trigger | None = None) -> Any:
     """Make a :class:`Tab` action settle before it returns (see the module's docstring):
     armed before it runs, settled after it returns or fails (unless it was cancelled, its
@@ -588,9 +611,22 @@ def settles(method: F | None = None, *, early: Trigger | None = None) -> Any:
     @functools.wraps(method)
     async def acting(self: Tab, *args: Any, **kwargs: Any) -> Any:
         settler: Settler = self.settler
-        if settler.depth or not settler.enabled:
+        inside = _ACTING.get()
+        if id(settler) in inside:  # run by an action of this tab's (a macro's step)
             return await method(self, *args, **kwargs)
         given: Budget | None = kwargs.get("budget")
+        token = _ACTING.set((*inside, id(settler)))
+        try:
+            async with _turn(settler, given):
+                return await settled(self, settler, given, *args, **kwargs)
+        finally:
+            _ACTING.reset(token)
+
+    async def settled(
+        self: Tab, settler: Settler, given: Budget | None, *args: Any, **kwargs: Any
+    ) -> Any:
+        if settler.depth or not settler.enabled:
+            return await method(self, *args, **kwargs)
         what = f"settle after {method.__name__}"
         settler.depth += 1
         try:

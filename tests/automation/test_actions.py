@@ -3,6 +3,7 @@ it can be refused: a typed error within its budget, and a tab that still works a
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import pytest
@@ -328,3 +329,31 @@ async def test_a_saved_login_is_reused_by_a_later_tab(
         assert "user = ada" in await run(later, "storage")
     finally:
         await later.close()
+
+
+COUNTERS = """<main><button id="a">Alpha</button><button id="b">Beta</button>
+<p id="n">a=0 b=0</p><script>
+(() => {  // (set_content writes into the same window each time: nothing global)
+  const n = { a: 0, b: 0 };
+  for (const id of ["a", "b"]) {
+    document.getElementById(id).addEventListener("click", () => {
+      n[id] += 1;
+      document.getElementById("n").textContent = `a=${n.a} b=${n.b}`;
+    });
+  }
+})();
+</script></main>"""
+
+
+async def test_two_actions_on_one_tab_at_once_take_turns(tab: Tab, fixture_url: str) -> None:
+    """A library user's two clicks on one tab at once (asyncio.gather): each is done, in
+    turn, and says so truly.  Their mouse moves and presses interleaved on the one page:
+    one click landed, and both said done."""
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    for round_ in range(1, 5):
+        await tab.page.set_content(COUNTERS)
+        snap = await tab.snapshot()
+        alpha, beta = ref_of(snap, "button", "Alpha"), ref_of(snap, "button", "Beta")
+        said = await asyncio.gather(tab.click(alpha, budget=room()), tab.click(beta, budget=room()))
+        assert said == ["clicked button 'Alpha'", "clicked button 'Beta'"]
+        assert await tab.page.text_content("#n") == "a=1 b=1", round_
