@@ -43,14 +43,16 @@
     // A frame of the page's own site (a back office's work area) asks too: its form posted
     // is a request the settle waits for once it starts.  (Another site's frame can't be
     // reached from here; its requests are still waited for once they start.)
+    // (Known by their documents: a frame that went to another page has a new one, whose
+    // window has no listener yet, behind the same contentWindow.)
     const heard = new WeakSet();
     const listenToFrames = (doc, depth) => {
       for (const f of depth < 3 ? doc.querySelectorAll("iframe, frame") : []) {
         try {
           const win = f.contentWindow;
           if (!win || !win.document) continue;
-          if (!heard.has(win)) {
-            heard.add(win);
+          if (!heard.has(win.document)) {
+            heard.add(win.document);
             listen(win);
           }
           listenToFrames(win.document, depth + 1);

@@ -37,6 +37,9 @@ document.getElementById("news").addEventListener("change", (ev) => {
 <button>Save</button></form></main>""",
 }
 PAGES["/drop/settings.html"] = PAGES["/settings.html"]
+PAGES["/shell2.html"] = PAGES["/shell.html"].replace("/frame.html", "/frame2.html")
+PAGES["/frame2.html"] = """<!doctype html><title>Customers</title><main><h2>Customers</h2>
+<form method="post" action="/frame/next"><button>Next</button></form></main>"""
 
 
 class _App(QuietHandler):
@@ -49,6 +52,9 @@ class _App(QuietHandler):
         if self.path == "/api/drop":  # the connection drops: no answer at all
             self.close_connection = True
             self.connection.close()
+            return
+        if self.path == "/frame/next":  # the frame's next page: the form of the save
+            self.send(200, PAGES["/frame.html"].encode())
             return
         self.send(500 if self.path == "/frame/save" else 204)
 
@@ -96,3 +102,20 @@ async def test_a_form_a_frame_posted_that_the_server_refused_fails_its_step_and_
     assert "it sent POST" in message and "answered HTTP 500" in message
     code, out = await run_exported(to_pytest(recorded), tmp_path, recorded.base_url)
     assert code == 1 and "/frame/save: HTTP 500" in out, out
+
+
+async def test_a_form_a_frame_posts_on_the_page_its_last_form_led_to_is_judged_too(
+    tab: Tab, app_url: str
+) -> None:
+    """The frame's first form leads it to another page (a POST answered 200), whose form
+    the server then refuses: the settle hears the frame's new document's form too, and
+    the step fails (it listened to the frame's first document only)."""
+    recorded = Scenario("Next, then save", (
+        ScenarioStep("navigate", {"url": f"{app_url}/shell2.html"}),
+        on("button", "Next", frame_url=f"{app_url}/frame2.html"),
+        on("button", "Save", frame_url=f"{app_url}/frame/next"),
+    ), base_url=app_url + "/")  # fmt: skip
+    result = await Replay(tab, recorded).run()
+    assert [o.status for o in result.steps[:2]] == ["passed", "passed"], result.to_dict()
+    message = refused_message(result)
+    assert "it sent POST" in message and "/frame/save, answered HTTP 500" in message
