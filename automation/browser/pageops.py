@@ -159,6 +159,7 @@ async def wait_for(
         # sees: a text is shown when one frame shows it, gone when none does.
         # Where it stands as words, as a check finds it ("Saved" is not in "Unsaved").
         pattern = re.compile(words(wanted), re.IGNORECASE)
+        tab.core.check_alive()  # (made below, the frames' waits would be left unawaited)
         shown = [
             frame.get_by_text(pattern)
             .filter(visible=True)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
+import warnings
 
 import pytest
 
@@ -260,6 +262,14 @@ async def test_crashed_tab_says_so(browser, fixture_url: str) -> None:
         await tab.click(ref_of(snap, "button", "Sign up"))
     with pytest.raises(BrowserClosed):
         await tab.snapshot()
+    # Refused before any wait is made: none is left unawaited ("coroutine ... was never
+    # awaited" was printed for each frame's).
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        with pytest.raises(BrowserClosed):
+            await tab.wait_for(text="Thanks")
+        gc.collect()
+    assert not [w for w in said if "never awaited" in str(w.message)], said
     await tab.close()
     fresh = await browser.new_tab()  # the browser itself is fine
     await fresh.navigate(f"{fixture_url}/demo/form.html")
