@@ -36,6 +36,22 @@ def refused_message(result: ReplayResult) -> str:
     return str(last.error["message"])
 
 
+async def replayed_and_exported(
+    tab: Tab, recorded: Scenario, tmp_path: Path, *, refused: bool
+) -> tuple[str, str]:
+    """``recorded`` replayed and its pytest export run: both pass when nothing is
+    ``refused`` (the message is ""), else both fail: the replay's failed step's message,
+    and the export's output."""
+    result = await Replay(tab, recorded).run()
+    code, out = await run_exported(to_pytest(recorded), tmp_path, recorded.base_url)
+    if not refused:
+        assert result.ok, result.to_dict()
+        assert code == 0 and "1 passed" in out, out
+        return "", out
+    assert code == 1 and "the server refused" in out, out
+    return refused_message(result), out
+
+
 @pytest.mark.parametrize(
     ("steps", "status"),
     [
@@ -48,19 +64,12 @@ async def test_a_step_whose_page_the_server_refuses_fails(
     tab: Tab, fixture_url: str, tmp_path: Path, steps: tuple[ScenarioStep, ...],
     status: int | None,
 ) -> None:  # fmt: skip
-    recorded = scenario(fixture_url, *steps)
-    result = await Replay(tab, recorded).run()
     # The export fails as the replay does (it passed on the server's refusal page).
-    code, out = await run_exported(to_pytest(recorded), tmp_path, recorded.base_url)
-    last = result.steps[-1]
-    if status is None:
-        assert result.ok, result.to_dict()
-        assert code == 0 and "1 passed" in out, out
-        return
-    assert code == 1 and f"HTTP {status}" in out and "the server refused" in out, out
-    assert result.status == "failed" and last.status == "failed", result.to_dict()
-    assert last.error is not None and last.error["code"] == "http_status"
-    assert f"was answered HTTP {status}" in last.error["message"]
+    message, out = await replayed_and_exported(
+        tab, scenario(fixture_url, *steps), tmp_path, refused=status is not None
+    )
+    if status is not None:
+        assert f"HTTP {status}" in out and f"was answered HTTP {status}" in message
 
 
 @pytest.mark.parametrize(("button", "refused"), [("Save", True), ("Look up", False)])
@@ -69,13 +78,8 @@ async def test_a_write_a_script_sends_that_the_server_refuses_fails_its_step_and
 ) -> None:
     steps = (on("textbox", "Name", "fill", value="Ada"), on("button", button))
     recorded = scenario(fixture_url, *steps, page="refused-fetch.html")
-    result = await Replay(tab, recorded).run()
-    code, out = await run_exported(to_pytest(recorded), tmp_path, recorded.base_url)
-    if not refused:
-        assert result.ok, result.to_dict()
-        assert code == 0 and "1 passed" in out, out
-        return
-    message = refused_message(result)
-    assert "it sent POST" in message and "answered HTTP 501" in message
-    # The export fails as the replay does, naming the write.
-    assert code == 1 and "the server refused POST" in out and "HTTP 501" in out, out
+    message, out = await replayed_and_exported(tab, recorded, tmp_path, refused=refused)
+    if refused:
+        assert "it sent POST" in message and "answered HTTP 501" in message
+        # The export fails as the replay does, naming the write.
+        assert "the server refused POST" in out and "HTTP 501" in out, out

@@ -15,7 +15,7 @@ from automation import Tab
 from automation.recording.export import to_pytest
 from automation.recording.replay import Replay
 from automation.recording.scenario import Scenario, ScenarioStep
-from tests.automation.recording.test_replay_refused import refused_message
+from tests.automation.recording.test_replay_refused import refused_message, replayed_and_exported
 from tests.exported import run_exported
 from tests.net import QuietHandler, loopback_app
 
@@ -80,15 +80,11 @@ async def test_a_save_whose_connection_dropped_fails_its_step_and_its_export(
     recorded = Scenario("Newsletter", (ScenarioStep("navigate", {"url": app_url + path}),
                                        on("checkbox", "Newsletter")),
                         base_url=app_url + "/")  # fmt: skip
-    result = await Replay(tab, recorded).run()
-    code, out = await run_exported(to_pytest(recorded), tmp_path, recorded.base_url)
-    if not unanswered:  # the same save, answered: it passes, and so does its export
-        assert result.ok, result.to_dict()
-        assert code == 0 and "1 passed" in out, out
-        return
-    message = refused_message(result)
-    assert "it sent POST" in message and "/api/drop, which got no answer (net::ERR_" in message
-    assert code == 1 and "the server refused POST" in out and "no answer (net::ERR_" in out, out
+    # The same save, answered: it passes, and so does its export.
+    message, out = await replayed_and_exported(tab, recorded, tmp_path, refused=unanswered)
+    if unanswered:
+        assert "it sent POST" in message and "/api/drop, which got no answer (net::ERR_" in message
+        assert "the server refused POST" in out and "no answer (net::ERR_" in out, out
 
 
 async def test_a_form_a_frame_posted_that_the_server_refused_fails_its_step_and_export(
