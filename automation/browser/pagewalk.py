@@ -48,8 +48,6 @@ NAVIGATED = "Execution context was destroyed"
 WALK_TRIES = 3  # reads of a page that keeps moving to another document, then it fails
 THREAD_JSON_CHARS = 256 * 1024  # a walk's result past this is read in a thread
 THREAD_REFS = 5_000  # a ref table past this is numbered in a thread
-
-
 PARSE_WAIT_MS = 2_000  # the longest a snapshot waits for the page's document to be parsed
 
 
@@ -171,8 +169,10 @@ async def _walk(
             hint="give a ref from the latest snapshot or a CSS selector that matches",
         )
     core.state.moved(result.get("rebound"))
+    # (A thread reads a copy of the ids: the loop may change the table meanwhile.)
+    ids = dict(core.state.backend_ids) if big else core.state.backend_ids
     read = functools.partial(ref_entries, result["refs"], frame=prefix, host=host,
-                             backend_ids=dict(core.state.backend_ids))  # fmt: skip
+                             backend_ids=ids)  # fmt: skip
     for entry in await asyncio.to_thread(read) if big else read():
         refs[entry.ref] = entry
     slots = {f["ref"]: (f["line"], f["depth"]) for f in result["frames"]}

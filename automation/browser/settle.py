@@ -259,7 +259,6 @@ class Settler:
         self.quiet_max_ms = QUIET_MAX_MS
         self.short_quiet_ms = SHORT_QUIET_MS
         self.last: SettleReport | None = None
-        self.depth = 0  # actions running inside an action: only the outermost settles
         # One action of the tab's at a time: two at once interleave their input (two
         # clicks' mouse moves and presses on one page: one lands, both say done).
         self.turn = asyncio.Lock()
@@ -625,27 +624,23 @@ def settles(method: F | None = None, *, early: Trigger | None = None) -> Any:
     async def settled(
         self: Tab, settler: Settler, given: Budget | None, *args: Any, **kwargs: Any
     ) -> Any:
-        if settler.depth or not settler.enabled:
+        if not settler.enabled:
             return await method(self, *args, **kwargs)
         what = f"settle after {method.__name__}"
-        settler.depth += 1
+        if early is None:
+            mark = await settler.arm(given)
+        else:
+            trigger, ref = early(self, args, kwargs) or ("", "")
+            mark = settler.arm_early(given, trigger=trigger, ref=ref)
         try:
-            if early is None:
-                mark = await settler.arm(given)
-            else:
-                trigger, ref = early(self, args, kwargs) or ("", "")
-                mark = settler.arm_early(given, trigger=trigger, ref=ref)
-            try:
-                result = await method(self, *args, **kwargs)
-            except (Cancelled, BrowserClosed, BudgetExceeded):
-                if mark.early is not None:
-                    mark.early.cancel()
-                raise
-            except TabwrightError:
-                await settler.settle(mark, budget=_settle_budget(self, given), what=what)
-                raise
-        finally:
-            settler.depth -= 1
+            result = await method(self, *args, **kwargs)
+        except (Cancelled, BrowserClosed, BudgetExceeded):
+            if mark.early is not None:
+                mark.early.cancel()
+            raise
+        except TabwrightError:
+            await settler.settle(mark, budget=_settle_budget(self, given), what=what)
+            raise
         await settler.settle(mark, budget=_settle_budget(self, given), what=what)
         return result
 
