@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import json
 from collections.abc import Awaitable
 from datetime import datetime
@@ -16,6 +16,7 @@ from ninja import Router, Schema, Status
 from pydantic import Field
 
 from automation import Budget
+from automation.errors import BudgetExceeded
 from dashboard.api.common import ERRORS, MAX_EVENTS, MAX_LIST, ApiError, ErrorOut
 from dashboard.engineconf import heal_model_problem
 from dashboard.models import LLMProfile, Run, SigninProfile, Step
@@ -309,11 +310,8 @@ async def _within(wait: Budget, done: Awaitable[None]) -> None:
     came once the command was asked) for what is left of ``wait``, and no longer: the
     answer is then the run as it is (a work that ignores its stop, a browser that does
     not answer its close, must not hold the request)."""
-    try:
-        async with asyncio.timeout(max(0.0, wait.remaining_ms()) / 1000):
-            await done
-    except TimeoutError:
-        pass
+    with contextlib.suppress(BudgetExceeded):
+        await wait.run(done)
 
 
 COMMAND_ERRORS = {**ERRORS, 403: ErrorOut, 409: ErrorOut, 503: ErrorOut}

@@ -129,6 +129,7 @@ def read_rows(
     return rows
 
 
+_QUOTES_HINT = 'a value that starts with " ends with "; a " inside it is written ""'
 _SEP_LINE = re.compile(r"sep=([^\r\n]*)(?:\r\n|\r|\n|$)", re.IGNORECASE)
 
 
@@ -186,12 +187,12 @@ def _csv_lines(text: str, delimiter: str, skipped: int) -> list[list[str]]:
         if str(exc) == "unexpected end of data":  # the end of the file, inside quotes
             raise BatchFileInvalid(
                 f"line {opened}: a value opens a double quote that is never closed",
-                hint='a value that starts with " ends with "; a " inside it is written ""',
+                hint=_QUOTES_HINT,
             ) from None
         if str(exc).endswith("expected after '\"'"):
             raise BatchFileInvalid(
                 f"line {at}: a quoted value goes on after its closing double quote",
-                hint='a value that starts with " ends with "; a " inside it is written ""',
+                hint=_QUOTES_HINT,
             ) from None
         raise BatchFileInvalid(f"line {opened}: the CSV can't be read there: {exc}") from None
     return lines
