@@ -332,7 +332,7 @@ class PageLog:
             pending = self._pending.get(request)
             if pending is None or "ERR_ABORTED" in failure:
                 return
-            script_write = request.resource_type in ("fetch", "xhr") and refused_write(
+            script_write = refused_write(  # (as a refusal: 599, an answer it never got)
                 request.method, request.resource_type, 599, request.url, self.page.url
             )
             if _top_document(request) or _frame_write(request) or script_write:

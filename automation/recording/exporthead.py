@@ -105,9 +105,8 @@ def served(page: Page) -> None:
 
 
 def _sent(request) -> None:  # noqa: ANN001 (a Request)
-    if request.method in WRITES and request.resource_type in ("fetch", "xhr"):
-        UNDER_WAY.add(request)
-    elif _frame_write(request):
+    script_write = request.method in WRITES and request.resource_type in ("fetch", "xhr")
+    if script_write or _frame_write(request):
         UNDER_WAY.add(request)
 
 
