@@ -40,13 +40,16 @@ async def mcp_runs() -> list[tuple[int, str, str]]:
     return await database_sync_to_async(list)(rows.values_list("pk", "status", "status_reason"))
 
 
-async def ended(run_id: int) -> tuple[str, str]:
+async def ended(app: mcp.McpApp, run_id: int) -> tuple[str, str]:
+    """The run's final status and reason, once the app's tasks that end runs are done too
+    (one still telling the queue would hold the database the test's teardown flushes)."""
     async with asyncio.timeout(HANG_S):
         while True:
+            await asyncio.gather(*app._ending)
             row = next(row for row in await mcp_runs() if row[0] == run_id)
-            if row[1] in Run.FINAL:
+            if row[1] in Run.FINAL and all(task.done() for task in app._ending):
                 return row[1], row[2]
-            await asyncio.sleep(0.02)  # (the end is a task of the app's: no event to await)
+            await asyncio.sleep(0.02)  # a session found gone later starts its end then
 
 
 async def test_first_calls_that_come_together_share_their_session_s_one_run(owner: Any) -> None:
@@ -63,7 +66,7 @@ async def test_a_session_its_client_ends_stops_its_queued_run_and_says_so(owner:
     run_id = await app._run_of(session, owner, "a client")
     app._began(session)
     app._ended("s", session, "DELETE", 200)
-    assert await ended(run_id) == (Run.Status.STOPPED, mcp.ENDED_BY_CLIENT)
+    assert await ended(app, run_id) == (Run.Status.STOPPED, mcp.ENDED_BY_CLIENT)
     assert session.ended == mcp.ENDED_BY_CLIENT  # its later calls answer session_ended
 
 
@@ -78,7 +81,7 @@ async def test_a_client_that_loses_its_event_stream_has_gone(
         app._answered(session_id, session, "GET" if session_id == "streamed" else "POST", 0, OPENED)
     for session_id, session in app._sessions.items():
         app._ended(session_id, session, "GET" if session_id == "streamed" else "POST", 200)
-    assert await ended(runs["streamed"]) == (Run.Status.STOPPED, mcp.WENT_AWAY)
+    assert await ended(app, runs["streamed"]) == (Run.Status.STOPPED, mcp.WENT_AWAY)
     # A client that keeps no stream is between calls, not gone: its run waits on.
     assert app._sessions["kept"].ended == ""
     assert (await database_sync_to_async(Run.objects.get)(pk=runs["kept"])).status == "queued"
@@ -102,7 +105,7 @@ async def test_a_session_the_sdk_let_go_is_forgotten_and_its_run_ended(owner: An
     opened = {"status": 200, "headers": [(b"mcp-session-id", b"new")]}
     app._answered("", None, "POST", owner.pk, opened)  # a new session: the expired go
     assert set(app._sessions) == {"new"}
-    status, reason = await ended(run_id)
+    status, reason = await ended(app, run_id)
     assert status == Run.Status.STOPPED and reason.startswith("the MCP session expired"), reason
 
 
@@ -120,7 +123,7 @@ async def test_a_session_starts_with_the_sign_in_profile_its_header_names(owner:
     run = await Run.objects.aget(pk=run_id)
     assert run.signin_profile_id == profile.pk
     app._end("t", "the test ended")
-    await ended(run_id)
+    await ended(app, run_id)
 
 
 async def test_one_person_s_open_sessions_are_capped_and_another_s_are_not(
@@ -177,5 +180,5 @@ async def test_a_session_whose_token_is_revoked_ends_though_its_client_sends_not
         owner=owner, token_id=revoked.pk
     )
     await app._check_tokens()
-    assert await ended(runs["a"]) == (Run.Status.STOPPED, mcp.REVOKED)
+    assert await ended(app, runs["a"]) == (Run.Status.STOPPED, mcp.REVOKED)
     assert app._sessions["a"].ended == mcp.REVOKED and not app._sessions["b"].ended
