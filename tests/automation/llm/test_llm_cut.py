@@ -30,6 +30,7 @@ TEXT = "Opening the search box now, then typing the query into it."
 CUT = 20  # characters streamed before a cut
 CONNECT_HINT = "is the model server running and the base URL right?"
 PROVIDERS = ["openai", "anthropic"]
+HANG_MS = 120_000  # bounds a call that would otherwise hang; what it waits for ends it
 
 
 def no_wait(retry: int) -> float:
@@ -397,7 +398,7 @@ async def test_an_answer_past_its_bound_is_refused_not_read_to_the_end_of_memory
     llm_server: ScriptedLLMServer, provider: str, kind: str
 ) -> None:
     llm_server.script(ENDLESS[kind], "never asked for")
-    with pytest.raises(LLMResponseError) as info:
-        await plan(make_planner(llm_server, provider), Heard())
+    with pytest.raises(LLMResponseError) as info:  # (parsing 4 MiB takes seconds when busy)
+        await plan(make_planner(llm_server, provider), Heard(), budget_ms=HANG_MS)
     assert "sent more than 4 MiB in one answer" in info.value.message
     assert llm_server.pending == 1  # not tried again: the same server would send the same
