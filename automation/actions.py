@@ -55,10 +55,10 @@ def available(config: BrowserConfig) -> list[ActionSpec]:
     return [spec for spec in ACTIONS.values() if spec.for_agent and spec.enabled(config)]
 
 
-def validate(name: str, args: dict[str, Any]) -> dict[str, Any]:
+def validate(name: str, args: dict[str, Any], *, strict: bool = False) -> dict[str, Any]:
     """Check ``args`` against the action's params; return only the known ones (and a
-    valid ``timeout_ms``)."""
-    return _spec(name).validate(args)
+    valid ``timeout_ms``); ``strict``: refuse one it doesn't take."""
+    return _spec(name).validate(args, strict=strict)
 
 
 def _spec(name: str) -> ActionSpec:

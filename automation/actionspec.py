@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from automation.budget import timeout_ms_of
 from automation.errors import ActionInvalid
+from automation.limits import cut_text
 
 if TYPE_CHECKING:
     from automation.browser.config import BrowserConfig
@@ -76,10 +77,14 @@ class ActionSpec:
     def enabled(self, config: BrowserConfig) -> bool:
         return not self.switch or bool(getattr(config, self.switch))
 
-    def validate(self, args: dict[str, Any]) -> dict[str, Any]:
+    def validate(self, args: dict[str, Any], *, strict: bool = False) -> dict[str, Any]:
         """Check ``args`` against the params; return only the known ones (and a valid
-        ``timeout_ms``)."""
+        ``timeout_ms``).  ``strict`` (a client that reads the tool's schema): an argument
+        the action doesn't take is refused, not left out (a misnamed option would
+        otherwise run the action with its default, and say done)."""
         name = self.name
+        if strict:
+            self.refuse_unknown(args)
         clean: dict[str, Any] = {}
         for param in self.params:
             if param.name not in args or args[param.name] is None:
@@ -100,6 +105,17 @@ class ActionSpec:
         if _timeout(name, args) is not None:  # kept, checked: it narrows the call's budget
             clean["timeout_ms"] = args["timeout_ms"]
         return clean
+
+    def refuse_unknown(self, args: dict[str, Any]) -> None:
+        """ActionInvalid naming the arguments of ``args`` the action doesn't take."""
+        taken = {p.name for p in self.params} | {"timeout_ms"}
+        unknown = sorted(set(args) - taken)
+        if unknown:
+            said = ", ".join(repr(cut_text(str(key), 40)) for key in unknown[:5])
+            raise ActionInvalid(
+                f"{self.name} takes no {said}",
+                hint=f"{self.name} takes: " + ", ".join(sorted(taken)),
+            )
 
     def prepare(self, args: dict[str, Any], budget: Budget) -> tuple[dict[str, Any], Budget]:
         """The validated args, and the budget of the call: the caller's, narrowed by the

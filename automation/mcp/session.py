@@ -163,7 +163,9 @@ class McpSession:
         self.control.budget = budget  # a person's stop cancels the call in flight
         if name == SCREENSHOT:
             return await self._screenshot(args, budget)
-        validate(name, args)  # a bad call is refused before anything is recorded
+        # A bad call is refused before anything is recorded, a misnamed argument too
+        # (a client reads the tool's schema, where every argument is named).
+        validate(name, args, strict=True)
         # The action gets all but a margin of the call: one that runs out of time is a
         # failed step of the session (recorded, its end shown), not a vanished call.
         self.steps.action_timeout_ms = max(1, int(timeout_ms - min(1_000, timeout_ms / 10)))
@@ -208,6 +210,12 @@ class McpSession:
         ref, full_page = args.get("ref", ""), args.get("full_page", False)
         if not isinstance(ref, str) or not isinstance(full_page, bool):
             raise ActionInvalid("screenshot: ref is a text and full_page true or false")
+        if set(args) - {"ref", "full_page"}:
+            unknown = ", ".join(repr(cut_text(str(k), 40)) for k in sorted(args)[:5])
+            raise ActionInvalid(
+                f"screenshot takes ref and full_page, not {unknown}",
+                hint="screenshot takes: full_page, ref, timeout_ms",
+            )
         # Fields holding a secret or a password are covered (Tab.screenshot masks them).
         image = await self.tab.screenshot(
             ref=ref, full_page=full_page, format="jpeg", quality=70, budget=budget

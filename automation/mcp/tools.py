@@ -48,8 +48,13 @@ def _input_schema(params: tuple[Param, ...], *, acts: bool) -> dict[str, Any]:
     properties = {p.name: _schema_of(p) for p in params}
     if acts:
         properties["delta"] = {"type": "boolean", "description": "answer what changed too"}
-    properties["timeout_ms"] = {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS}
-    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    properties["timeout_ms"] = {"type": "number", "minimum": 1, "maximum": MAX_TIMEOUT_MS}
+    # Every argument is named: one the tool doesn't take is refused (the session's check).
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": properties,
+        "additionalProperties": False,
+    }
     required = [p.name for p in params if p.required]
     if required:
         schema["required"] = required

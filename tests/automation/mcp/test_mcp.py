@@ -77,7 +77,8 @@ async def test_the_tools_are_the_registry_s_actions_with_a_budget_each() -> None
     assert not set(tools) & {"read_page", "file_read", "file_write", "shell", "evaluate"}
     for name, tool in tools.items():
         properties = tool.input_schema["properties"]
-        assert properties["timeout_ms"]["type"] == "integer", name
+        assert properties["timeout_ms"]["type"] == "number", name  # 40000.0 is taken
+        assert tool.input_schema["additionalProperties"] is False, name
         if name in ACTIONS:  # the registry's params, required as there
             spec = ACTIONS[name]
             assert {p.name for p in spec.params} <= set(properties), name
@@ -248,6 +249,26 @@ async def test_an_argument_of_megabytes_is_not_echoed_whole(tab: Tab, fixture_ur
     assert len(answer.text) <= MAX_ANSWER_CHARS and "more chars]" in answer.text
     answer = await session.call("find", {"text": "y" * 3_000_000})
     assert answer.text == "error action_invalid: find: text is longer than 1000 characters"
+
+
+async def test_an_argument_the_tool_does_not_take_is_refused_not_left_out(
+    tab: Tab, fixture_url: str
+) -> None:
+    """A misnamed argument (``action`` for ``op``) ran the tool with its default and said
+    done: ``tabs`` listed where the client asked to open one.  It is refused, naming what
+    the tool takes, and nothing is done."""
+    session = McpSession(tab, sink=ListSink())
+    assert (await session.call("navigate", {"url": f"{fixture_url}/demo/form.html"})).ok
+    opening = {"action": "open", "url": f"{fixture_url}/demo/form.html"}
+    answer = await session.call("tabs", opening)
+    assert answer.text.startswith("error action_invalid: tabs takes no 'action'"), answer.text
+    assert "hint: tabs takes: index, op, timeout_ms, url" in answer.text, answer.text
+    listed = await session.call("tabs", {})
+    assert listed.ok and listed.text.count(fixture_url) == 1, listed.text  # none opened
+    answer = await session.call("screenshot", {"fullpage": True})
+    assert answer.text.startswith("error action_invalid: screenshot takes ref and full_page")
+    answer = await session.call("click", {"ref": "e1", "delta": True, "timeout_ms": 5000.5})
+    assert "takes no" not in answer.text, answer.text  # the session's own arguments
 
 
 async def test_a_snapshot_delta_after_an_action_shows_what_changed_not_the_page(
