@@ -7,11 +7,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import channels.db
 import pytest
 import pytest_asyncio
 from asgiref.sync import sync_to_async
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
+from django.db import connections
 
 from dashboard.models import Run
 from dashboard.routing import websocket_urlpatterns
@@ -61,6 +63,26 @@ def tabwright_test_settings(settings: Any, tmp_path: Path) -> None:
         # One process: no leases to renew or sweep, unless a test of leases turns them on.
         "LEASE_S": 0,
     }
+
+
+@pytest.fixture(autouse=True)
+def test_transaction_kept_open(monkeypatch: pytest.MonkeyPatch) -> None:
+    """channels' database_sync_to_async closes the connections Django would close at a
+    request's end (close_old_connections) before and after each call.  Django's test Client
+    runs the async middleware (dashboard.api.bodylimit's token check) in the test's own
+    thread, whose connection holds the test's transaction (pytest-django): autocommit is
+    off there, so Django takes it for a connection left broken and closes it, and the
+    test's next query fails with "the connection is closed".  The in-memory SQLite of a
+    test run ignores a close, so only PostgreSQL showed it.  A connection inside a
+    transaction is kept, as Django's test Client keeps it from its own request signals;
+    every other connection is closed as in production."""
+
+    def close_old_connections(**kwargs: Any) -> None:
+        for conn in connections.all(initialized_only=True):
+            if not conn.in_atomic_block:
+                conn.close_if_unusable_or_obsolete()
+
+    monkeypatch.setattr(channels.db, "close_old_connections", close_old_connections)
 
 
 @pytest.fixture(autouse=True)
