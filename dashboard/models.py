@@ -204,9 +204,11 @@ class Run(models.Model):
     # A replay's model for changed pages by the name it was chosen under: a profile deleted
     # before the replay starts fails it, saying so (dashboard.engineconf.heal_planner_for_run).
     llm_profile_name = models.CharField(max_length=100, blank=True)
-    # Totals over the run's LLM rounds (each round's own usage is in its llm.message event).
-    prompt_tokens = models.PositiveIntegerField(default=0)
-    completion_tokens = models.PositiveIntegerField(default=0)
+    # Totals over the run's LLM rounds (each round's own usage is in its llm.message event);
+    # 64 bits: a round's count is kept up to MAX_TOKEN_COUNT (10**12), past PostgreSQL's
+    # 32-bit integer, whose overflow failed the round's write there (SQLite's are 64 bits).
+    prompt_tokens = models.PositiveBigIntegerField(default=0)
+    completion_tokens = models.PositiveBigIntegerField(default=0)
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
     status_reason = models.TextField(blank=True)
     summary = models.TextField(blank=True)

@@ -15,6 +15,8 @@ import json
 import os
 import re
 import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -25,7 +27,7 @@ import pytest
 from playwright.async_api import Browser, Page, expect
 from websockets.asyncio.client import connect
 
-from tests.daphne import daphne
+from tests.daphne import ROOT, START_TIMEOUT_S, daphne
 from tests.e2e.ui import (
     ACT_JS,
     LIVE_MS,
@@ -357,3 +359,36 @@ async def test_a_web_process_restarted_mid_run_touches_no_run_and_its_page_misse
         )
     finally:
         await context.close()
+
+
+# A model server's counts of a finished run's rounds, added as a run's sink adds them.
+TOKEN_TOTALS = """
+from django.contrib.auth import get_user_model
+from dashboard.models import Run
+from dashboard.runs import services
+owner = get_user_model().objects.get(username=%r)
+run = Run.objects.create(owner=owner, task="counted", status=Run.Status.SUCCEEDED)
+for _ in range(2):
+    services.run_usage_add(run_id=run.pk, usage={"prompt_tokens": 3_000_000_000,
+                                                 "completion_tokens": 10**12})
+print(run.pk)
+"""
+
+
+def test_a_model_s_token_counts_past_32_bits_add_up_on_postgresql(
+    two_servers: tuple[str, str, str], tmp_path: Path
+) -> None:
+    """A round's count is kept up to 10**12 (a server may report anything); the run's
+    totals were PostgreSQL integers (32 bits), so a count past 2**31 failed the round's
+    write there, which SQLite's 64-bit integers never showed."""
+    database_url = two_servers[2]
+    done = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", TOKEN_TOTALS % USERNAME],
+        cwd=ROOT, capture_output=True, text=True, timeout=START_TIMEOUT_S,
+        env={**os.environ, "DATABASE_URL": database_url, "TABWRIGHT_VAR_DIR": str(tmp_path)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    run_id = int(done.stdout.strip().splitlines()[-1])
+    totals = psql(database_url, f"select prompt_tokens, completion_tokens from dashboard_run "
+                                f"where id = {run_id}")  # fmt: skip
+    assert totals == f"{6_000_000_000}|{2 * 10**12}"
