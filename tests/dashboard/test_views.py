@@ -12,6 +12,7 @@ import pytest
 from asgiref.sync import async_to_sync, sync_to_async
 from django.contrib.auth import authenticate, get_user_model
 from django.core.management import call_command
+from django.db import connection
 from django.http import HttpRequest
 from django.test import AsyncClient, Client
 
@@ -312,6 +313,10 @@ def test_tabwright_init_creates_the_admin_once(owner: Any) -> None:
 
 
 @pytest.mark.django_db
+@pytest.mark.skipif(
+    connection.vendor != "sqlite",
+    reason="a database server's runs are closed by their leases (runs/test_leases.py)",
+)
 def test_tabwright_init_closes_runs_that_were_live(owner: Any, django_user_model: Any) -> None:
     django_user_model.objects.create_superuser("root", password=PASSWORD)
     live = {s: make_run(owner, status=s) for s in ("pending", "running", "paused")}
