@@ -2,7 +2,8 @@
 
     TabwrightError
     ├── BudgetExceeded          the call's deadline passed (carries the budget's timeout)
-    │   └── EvaluateTimeout     a script outlived its budget (it was terminated in the page)
+    │   ├── EvaluateTimeout     a script outlived its budget (it was terminated in the page)
+    │   └── PageHung            the page's own script hung the call (it was stopped in the page)
     ├── Cancelled               the caller cancelled the budget (stop button, dropped socket)
     │   └── EvaluateCancelled   a script was cancelled mid-run (it was terminated in the page)
     ├── BrowserError            the browser could not be launched, reached or used
@@ -58,6 +59,7 @@ __all__ = [
     "LLMUnavailable",
     "NeedsPerson",
     "OutputInvalid",
+    "PageHung",
     "ParamMissing",
     "RefError",
     "RefNotFound",
@@ -96,6 +98,13 @@ class Cancelled(TabwrightError):
 
 class EvaluateTimeout(BudgetExceeded):
     code = "evaluate_timeout"
+
+
+class PageHung(BudgetExceeded):
+    """A call ran out of time because a script of the page's own never yielded (its
+    page did not answer a probe); the script was stopped, and the tab works again."""
+
+    code = "page_hung"
 
 
 class EvaluateCancelled(Cancelled):

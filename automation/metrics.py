@@ -16,6 +16,7 @@ __all__ = [
     "EVALUATE_SECONDS",
     "EVALUATE_TERMINATIONS",
     "EVALUATIONS",
+    "PAGE_PROBES",
     "REGISTRY",
     "Counter",
     "Histogram",
@@ -153,5 +154,17 @@ EVALUATE_FALLBACKS = Counter(
     "Evaluations that took the Playwright path instead of the CDP engine, by reason.",
     ("reason",),
 )
-for _metric in (EVALUATIONS, EVALUATE_SECONDS, EVALUATE_TERMINATIONS, EVALUATE_FALLBACKS):
+PAGE_PROBES = Counter(
+    "tabwright_page_probes_total",
+    "Pages asked whether they still answer after a call on them ran out of time or was "
+    "cancelled, by what was found (alive; stopped: hung, its script terminated; still_hung).",
+    ("found",),
+)
+for _metric in (
+    EVALUATIONS,
+    EVALUATE_SECONDS,
+    EVALUATE_TERMINATIONS,
+    EVALUATE_FALLBACKS,
+    PAGE_PROBES,
+):
     REGISTRY.add(_metric)

@@ -38,6 +38,7 @@ from automation.browser.pagewalk import take_snapshot
 from automation.browser.refs import SELECTOR_ENGINE, Target
 from automation.browser.settle import Settler, SettleReport, settles
 from automation.browser.snapshot import RefEntry, Snapshot, SnapshotOptions
+from automation.browser.watchdog import Watchdog, watched
 from automation.budget import Budget
 from automation.errors import UrlBlocked
 from automation.events import ScreenshotTaken
@@ -77,6 +78,9 @@ class Tab:
         # What each action set off (requests, navigations, DOM changes), waited for
         # before the action returns.
         self.settler = Settler(page)
+        # A call that runs out of time on a page whose own script hangs stops that script
+        # (automation.browser.watchdog): the tab is not stuck for good.
+        self.watchdog = Watchdog(self.core)
         # Downloads land in the run's workspace; without one they are refused by Chromium.
         self.downloads = self._keeper(workspace) if workspace else None
 
@@ -164,6 +168,7 @@ class Tab:
 
     # -- snapshot and refs (automation.browser.pagewalk, automation.browser.refs) -------
 
+    @watched
     async def snapshot(
         self, options: SnapshotOptions | None = None, *, budget: Budget | None = None
     ) -> Snapshot:
@@ -175,12 +180,14 @@ class Tab:
         """The locator for a ref, without touching the page (see :meth:`resolve`)."""
         return self.core.locator(ref)
 
+    @watched
     async def resolve(
         self, ref: str, *, budget: Budget | None = None, action: str = ""
     ) -> tuple[Locator, RefEntry]:
         """The locator for ``ref``, proven to be its element (:func:`refs.resolve`)."""
         return await refs.resolve(self.core, ref, budget=budget, action=action)
 
+    @watched
     async def follow(self, ref: str, *, budget: Budget, action: str = "") -> ElementHandle:
         """The element of a ref whose node the page replaced (:func:`refs.follow`)."""
         return await refs.follow(self.core, ref, budget=budget, action=action)
@@ -195,10 +202,12 @@ class Tab:
         entry = self.refs.get(ref) if ref else None
         return Target(ref, entry.role, entry.name) if entry else Target(ref)
 
+    @watched
     async def target(self, ref: str, *, budget: Budget | None = None) -> Target:
         """The ref's element as a recorded step keeps it (:func:`refs.target`)."""
         return await refs.target(self.core, ref, budget=budget)
 
+    @watched
     async def handle_of(self, entry: RefEntry, *, budget: Budget) -> ElementHandle:
         """The element of a ref just resolved, or StaleRef (:func:`refs.handle_of`)."""
         return await refs.handle_of(self.core, entry, budget=budget)
@@ -208,6 +217,7 @@ class Tab:
         located element): an action uses it to find the element again after a re-render."""
         self.state.identities[self.core.entry(ref).ref] = identity
 
+    @watched
     async def backend_node_id(self, ref: str, *, budget: Budget | None = None) -> int:
         """CDP's backend node id of the ref's element (:func:`refs.backend_node_id`)."""
         return await refs.backend_node_id(self.core, ref, budget=budget)
@@ -218,6 +228,7 @@ class Tab:
 
     # -- actions on an element (automation.browser.interact) ---------------------------
 
+    @watched
     @settles(early=interact.click_event)
     async def click(
         self,
@@ -235,16 +246,19 @@ class Tab:
     async def double_click(self, ref: str, *, budget: Budget | None = None) -> str:
         return await self.click(ref, double=True, budget=budget)
 
+    @watched
     @settles
     async def hover(self, ref: str, *, budget: Budget | None = None) -> str:
         return await interact.hover(self, ref, budget=budget)
 
+    @watched
     @settles
     async def fill(
         self, ref: str, value: str, *, submit: bool = False, budget: Budget | None = None
     ) -> str:
         return await interact.fill(self, ref, value, submit=submit, budget=budget)
 
+    @watched
     @settles
     async def type(
         self,
@@ -260,18 +274,21 @@ class Tab:
             self, ref, text, submit=submit, delay_ms=delay_ms, clear=clear, budget=budget
         )
 
+    @watched
     @settles
     async def set_checked(
         self, ref: str, checked: bool = True, *, budget: Budget | None = None
     ) -> str:
         return await interact.set_checked(self, ref, checked, budget=budget)
 
+    @watched
     @settles
     async def select_option(
         self, ref: str, values: str | Sequence[str], *, budget: Budget | None = None
     ) -> str:
         return await interact.select_option(self, ref, values, budget=budget)
 
+    @watched
     @settles
     async def fill_form(
         self,
@@ -282,6 +299,7 @@ class Tab:
     ) -> str:
         return await interact.fill_form(self, fields, budget=budget, on_field=on_field)
 
+    @watched
     @settles
     async def press_key(self, key: str, *, ref: str = "", budget: Budget | None = None) -> str:
         return await interact.press_key(self, key, ref=ref, budget=budget)
@@ -289,27 +307,32 @@ class Tab:
     async def press(self, key: str, *, budget: Budget | None = None) -> str:
         return await self.press_key(key, budget=budget)
 
+    @watched
     @settles
     async def drag(self, source: str, target: str, *, budget: Budget | None = None) -> str:
         return await interact.drag(self, source, target, budget=budget)
 
+    @watched
     @settles
     async def scroll(
         self, *, ref: str = "", dx: int = 0, dy: int = 0, budget: Budget | None = None
     ) -> str:
         return await interact.scroll(self, ref=ref, dx=dx, dy=dy, budget=budget)
 
+    @watched
     async def highlight(
         self, ref: str, *, duration_ms: int = 1_500, budget: Budget | None = None
     ) -> str:
         return await interact.highlight(self, ref, duration_ms=duration_ms, budget=budget)
 
+    @watched
     @settles
     async def set_input_files(
         self, ref: str, files: Sequence[str], *, budget: Budget | None = None
     ) -> str:
         return await interact.set_input_files(self, ref, files, budget=budget)
 
+    @watched
     @settles
     async def drop_files(
         self, ref: str, files: Sequence[str], *, budget: Budget | None = None
@@ -318,28 +341,34 @@ class Tab:
 
     # -- actions on the page (automation.browser.pageops) ------------------------------
 
+    @watched
     @settles
     async def navigate(self, url: str, *, budget: Budget | None = None) -> str:
         return await pageops.navigate(self, url, budget=budget)
 
+    @watched
     async def settle(self, *, budget: Budget) -> SettleReport:
         """Wait for what the page started since the last action settled: a navigation
         still on its way, requests still unanswered (see :mod:`automation.browser.settle`).
         Actions settle before they return; this is for what came after them."""
         return await self.settler.settle(budget=budget)
 
+    @watched
     @settles
     async def back(self, *, budget: Budget | None = None) -> str:
         return await pageops.history(self, "back", budget=budget)
 
+    @watched
     @settles
     async def forward(self, *, budget: Budget | None = None) -> str:
         return await pageops.history(self, "forward", budget=budget)
 
+    @watched
     @settles
     async def reload(self, *, budget: Budget | None = None) -> str:
         return await pageops.history(self, "reload", budget=budget)
 
+    @watched
     async def wait_for(
         self,
         *,
@@ -357,9 +386,11 @@ class Tab:
             load_state=load_state, time_ms=time_ms, budget=budget,
         )  # fmt: skip
 
+    @watched
     async def wait_for_text(self, text: str, *, budget: Budget | None = None) -> str:
         return await pageops.wait_for_text(self, text, budget=budget)
 
+    @watched
     async def screenshot(
         self,
         *,
@@ -378,20 +409,25 @@ class Tab:
     async def screenshot_jpeg(self, *, quality: int = 60, budget: Budget | None = None) -> bytes:
         return await self.screenshot(format="jpeg", quality=quality, budget=budget)
 
+    @watched
     async def step_screenshot(self, index: int, *, budget: Budget) -> ScreenshotTaken | None:
         return await pageops.step_screenshot(self, index, budget=budget)
 
+    @watched
     async def pdf(self, path: Path, *, budget: Budget | None = None) -> str:
         return await pageops.pdf(self, path, budget=budget)
 
+    @watched
     async def resize(self, width: int, height: int, *, budget: Budget | None = None) -> str:
         return await pageops.resize(self, width, height, budget=budget)
 
+    @watched
     async def read_text(self, *, budget: Budget | None = None) -> str:
         return await pageops.read_text(self, budget=budget)
 
     # -- evaluate ----------------------------------------------------------------------
 
+    @watched
     async def evaluate(
         self, expression: str, arg: Any = None, *, ref: str = "", budget: Budget | None = None
     ) -> Any:

@@ -4,22 +4,27 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import threading
 import time
 import warnings
+from collections.abc import Iterator
 
 import pytest
 
-from automation import Budget, Tab
+from automation import Budget, Tab, metrics
 from automation.actions import execute
 from automation.errors import (
     ActionFailed,
     ActionInvalid,
     BudgetExceeded,
+    Cancelled,
+    PageHung,
     RefNotFound,
     StaleRef,
     UrlBlocked,
 )
 from tests.bounds import room
+from tests.net import QuietHandler, loopback_app
 from tests.refs import ref_of
 
 
@@ -274,3 +279,131 @@ async def test_crashed_tab_says_so(browser, fixture_url: str) -> None:
     fresh = await browser.new_tab()  # the browser itself is fine
     await fresh.navigate(f"{fixture_url}/demo/form.html")
     await fresh.close()
+
+
+# -- a page whose own script hangs (automation.browser.watchdog) --------------------------
+
+# Each button says on the console that it was clicked, so a test can wait for the page's
+# handler to have begun, not a fixed while.
+HANGING = """<!doctype html><title>Hangs</title>
+<button onclick="console.log('spinning'); while (true) {}">Hang</button>
+<button onclick="setTimeout(() => { console.log('spinning'); while (true) {} })">Hang later</button>
+<button onclick="n.textContent = +n.textContent + 1">Count</button>
+<button onclick="fetch('/slow').then(r => r.text()).then(t => out.textContent = t)">Fetch</button>
+<button onclick="chunks(0)">Crunch</button>
+<p id="n">0</p><p id="out"></p>
+<script>
+// Busy for long, in short slices: a page that works hard but still answers between them.
+// Stopped in the middle of a slice, it would never say Crunched.
+function chunks(i) {
+  const end = performance.now() + 20;
+  while (performance.now() < end) {}
+  if (i < 150) setTimeout(() => chunks(i + 1)); else out.textContent = "Crunched";
+}
+</script>"""
+# A document whose own script spins as it loads (its Count button is past the script).
+SPIN_ON_LOAD = """<!doctype html><title>Spins</title><p>Loading</p>
+<script>while (true) {}</script>
+<button onclick="n.textContent = +n.textContent + 1">Count</button><p id="n">0</p>"""
+
+
+class _Hangs(QuietHandler):
+    released = threading.Event()  # the slow fetch is answered once a test sets it
+
+    def do_GET(self) -> None:
+        if self.path == "/slow":
+            _Hangs.released.wait(60)
+            self.send(200, b"Fetched", Content_Type="text/plain")
+        else:
+            self.send(200, (SPIN_ON_LOAD if self.path == "/spin" else HANGING).encode())
+
+
+@pytest.fixture(scope="module")
+def hangs_url() -> Iterator[str]:
+    with loopback_app(_Hangs) as url:
+        yield url
+    _Hangs.released.set()  # no handler thread left waiting
+
+
+def _spinning(tab: Tab) -> asyncio.Event:
+    begun = asyncio.Event()
+    tab.page.on("console", lambda message: begun.set() if message.text == "spinning" else None)
+    return begun
+
+
+async def _counts(tab: Tab, times: int = 2) -> None:
+    """The tab works: a snapshot, then a click that the page counts, ``times`` over."""
+    for _ in range(times):
+        snap = await tab.snapshot(budget=room())
+        before = int(await tab.page.text_content("#n") or "0")
+        await tab.click(ref_of(snap, "button", "Count"), budget=room())
+        assert int(await tab.page.text_content("#n") or "0") == before + 1
+
+
+async def test_a_click_that_hangs_the_page_says_so_and_the_tab_works_again(
+    tab: Tab, hangs_url: str
+) -> None:
+    await tab.navigate(hangs_url)
+    snap = await tab.snapshot()
+    with pytest.raises(PageHung) as hung:
+        await tab.click(ref_of(snap, "button", "Hang"), budget=Budget(5_000, label="click"))
+    assert hung.value.code == "page_hung"
+    assert "hung" in hung.value.message and "stopped" in hung.value.message
+    assert "more time" not in hung.value.hint
+    assert tab.watchdog.stopped == 1
+    await _counts(tab)
+    # A script the click set off for later hangs the page after the click: the next call
+    # (the click's own settle, or the snapshot after it) finds the hang and stops it.
+    begun = _spinning(tab)
+    snap = await tab.snapshot(budget=room())
+    with pytest.raises(PageHung):
+        await tab.click(ref_of(snap, "button", "Hang later"), budget=Budget(5_000))
+        async with asyncio.timeout(30):
+            await begun.wait()
+        await tab.snapshot(budget=Budget(5_000))
+    await _counts(tab)
+
+
+async def test_cancelling_a_call_on_a_hung_page_stops_its_script(tab: Tab, hangs_url: str) -> None:
+    await tab.navigate(hangs_url)
+    snap = await tab.snapshot()
+    begun, budget = _spinning(tab), room()
+    clicking = asyncio.ensure_future(tab.click(ref_of(snap, "button", "Hang"), budget=budget))
+    async with asyncio.timeout(30):
+        await begun.wait()
+    budget.cancel("stop pressed")
+    with pytest.raises(Cancelled, match=r"stop pressed.*hung.*stopped"):
+        await clicking
+    await _counts(tab)
+
+
+async def test_a_page_that_hangs_as_it_loads_is_stopped_and_the_tab_works_again(
+    tab: Tab, hangs_url: str
+) -> None:
+    with pytest.raises(PageHung, match=r"navigate.*hung.*stopped"):
+        await tab.navigate(f"{hangs_url}/spin", budget=Budget(5_000, label="navigate"))
+    await _counts(tab)
+    await tab.navigate(hangs_url, budget=room())  # and it can go elsewhere
+    await _counts(tab, times=1)
+
+
+async def test_a_slow_page_that_still_answers_is_not_stopped(tab: Tab, hangs_url: str) -> None:
+    await tab.navigate(hangs_url)
+    snap = await tab.snapshot()
+    alive_before = metrics.PAGE_PROBES.value(found="alive")
+    # A fetch the server has not answered: the wait runs out, the page answers the probe.
+    await tab.click(ref_of(snap, "button", "Fetch"), budget=Budget(1_000))
+    with pytest.raises(BudgetExceeded) as slow:
+        await tab.wait_for(text="Fetched", budget=Budget(1_000))
+    assert not isinstance(slow.value, PageHung) and "more time" in slow.value.hint
+    _Hangs.released.set()
+    await tab.wait_for(text="Fetched", budget=room())
+    # Hard at work in slices: the wait runs out, the page answers between two of them.
+    snap = await tab.snapshot(budget=room())
+    await tab.click(ref_of(snap, "button", "Crunch"), budget=room())
+    with pytest.raises(BudgetExceeded) as busy:
+        await tab.wait_for(text="Crunched", budget=Budget(1_000))
+    assert not isinstance(busy.value, PageHung)
+    await tab.wait_for(text="Crunched", budget=room())  # it was never stopped midway
+    assert tab.watchdog.stopped == 0
+    assert metrics.PAGE_PROBES.value(found="alive") >= alive_before + 2

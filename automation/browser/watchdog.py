@@ -1,0 +1,176 @@
+"""A page whose own script hangs: told from a slow page when a call on it runs out, stopped,
+and said so.
+
+A script of the page's that never yields (``while(true){}`` in a click handler, in a timer,
+in the document's own ``<script>`` as it loads) wedges every later call on the tab: the
+input Playwright sends, its evaluations and the snapshot all wait behind it, and each runs
+out of its budget in turn.  So when a tab's call ends out of time or cancelled
+(:func:`watched`), the tab asks the page one cheap question (``Runtime.evaluate`` of a
+constant) on the tab's own CDP session (:meth:`TabCore.cdp_session`, made when the tab was).
+That session was attached before any hang, which is what lets a command through to a
+spinning page: measured on Chromium 156, ``Runtime.terminateExecution`` sent on it frees a
+page spinning in a click handler or in its loading document within ~10 ms (cross-site
+too, after the navigation moved the tab to another renderer), and the next snapshot and
+click work.
+
+- The page answers within :data:`PROBE_MS`: it is alive, only slow (a fetch not answered
+  yet, a text that never came).  The call's own error stands; nothing is stopped.
+- It does not: its running script is terminated and the call raises :class:`PageHung`
+  (a :class:`BudgetExceeded`: the budget did run out) or, when it was cancelled,
+  :class:`Cancelled`, each saying the page's script hung and was stopped.  When the page
+  still does not answer after that (a script that hangs again at once), the error says so.
+
+A call cancelled as a task (not through its budget) is not held up: the probe runs beside,
+and the tab is usable again for the next call.  Nothing is sent while nothing hangs: the
+session is the one every tab already has, the probe goes out only after a call ran out.
+Probes and what they found are counted in :data:`automation.metrics.PAGE_PROBES`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from playwright.async_api import Error as PlaywrightError
+
+from automation.errors import BudgetExceeded, Cancelled, PageHung, TabwrightError
+from automation.metrics import PAGE_PROBES
+
+if TYPE_CHECKING:
+    from automation.browser.core import TabCore
+    from automation.browser.tab import Tab
+
+__all__ = ["PROBE_MS", "TERMINATE_WAIT_MS", "Watchdog", "watched"]
+
+log = logging.getLogger("automation.browser")
+
+# How long a page may take to answer the probe before its script is taken as hung: far
+# above what a page with a free main thread needs (a few ms), even on a loaded machine.
+PROBE_MS = 500
+# How long the page gets to confirm the terminate (it answers at once when it gets it).
+TERMINATE_WAIT_MS = 1_000
+
+ALIVE, STOPPED, STILL_HUNG = "alive", "stopped", "still_hung"
+
+F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+
+# The watchdogs whose call the current task is inside: a call made there is part of it.
+_WATCHING: ContextVar[tuple[int, ...]] = ContextVar("tabwright_watching", default=())
+
+
+class Watchdog:
+    """One tab's: probes its page after a call ran out, stops a hung script."""
+
+    def __init__(self, core: TabCore) -> None:
+        self.core = core
+        self.stopped = 0  # hung scripts stopped in this tab
+        self._found = ALIVE  # what the last stop found
+        self._lock = asyncio.Lock()  # one probe at a time: calls that ran out together
+        self._beside: set[asyncio.Task[object]] = set()
+
+    async def judge(self, error: BudgetExceeded | Cancelled, *, since: int) -> TabwrightError:
+        """The error a call that ended with ``error`` raises: ``error`` itself when the page
+        answers (or can't be asked), else one saying its hung script was stopped.  ``since``
+        is :attr:`stopped` as the call began: a hang another call stopped meanwhile was this
+        call's too."""
+        async with self._lock:
+            found = self._found if self.stopped > since else await self._probe_and_stop()
+        if found == ALIVE:
+            return error
+        what = (
+            "the page's script was hung (it answered nothing) and was stopped; the tab works again"
+            if found == STOPPED
+            else "the page's script was hung and was told to stop, but the page still "
+            "does not answer"
+        )
+        hint = (
+            "the page's own script never yielded, whether this action or the page set it "
+            "off; take a new snapshot before going on, and expect the same action to hang "
+            "the page again"
+            if found == STOPPED
+            else "the page hangs again as soon as it is stopped: open it anew or use another tab"
+        )
+        if isinstance(error, Cancelled):
+            return type(error)(f"{error.message}; {what}", hint=hint)
+        return PageHung(f"{error.message}; {what}", hint=hint)
+
+    def judge_beside(self) -> None:
+        """For a call cancelled as a task: the probe (and stop) without holding it up."""
+        task = asyncio.ensure_future(self._judged_beside())
+        self._beside.add(task)
+        task.add_done_callback(self._done_beside)
+
+    def _done_beside(self, task: asyncio.Task[object]) -> None:
+        self._beside.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("could not look at a page after a cancelled call: %s", task.exception())
+
+    async def _judged_beside(self) -> None:
+        async with self._lock:
+            await self._probe_and_stop()
+
+    async def _probe_and_stop(self) -> str:
+        """ALIVE, STOPPED or STILL_HUNG; ALIVE also when the page can't be asked (a closed
+        tab, one that is no CDP target): there is nothing to stop."""
+        session = self.core.cdp
+        if session is None or not self.core.alive:
+            return ALIVE
+        if await self._answers(PROBE_MS):
+            PAGE_PROBES.inc(found=ALIVE)
+            return ALIVE
+        try:
+            async with asyncio.timeout(TERMINATE_WAIT_MS / 1000):
+                await session.send("Runtime.terminateExecution")
+        except (TimeoutError, PlaywrightError) as exc:
+            log.warning("a hung page did not take the terminate: %s", exc)
+        self.stopped += 1
+        found = self._found = STOPPED if await self._answers(PROBE_MS) else STILL_HUNG
+        PAGE_PROBES.inc(found=found)
+        log.warning("the page of a tab hung (%s): %s", found, self.core.page.url[:200])
+        return found
+
+    async def _answers(self, within_ms: float) -> bool:
+        """Whether the page's main world answers a constant within ``within_ms``; an error
+        answer (the page went away meanwhile) counts as answered: nothing hangs there."""
+        assert self.core.cdp is not None
+        try:
+            async with asyncio.timeout(within_ms / 1000):
+                await self.core.cdp.send("Runtime.evaluate", {"expression": "0"})
+        except TimeoutError:
+            return False
+        except PlaywrightError:
+            return True
+        return True
+
+
+def watched(method: F) -> F:
+    """Make a :class:`~automation.browser.tab.Tab` call end as :meth:`Watchdog.judge` says
+    when it runs out of time or is cancelled; a call made inside another of the tab's is
+    left to the outer one."""
+
+    @functools.wraps(method)
+    async def guarded(self: Tab, *args: Any, **kwargs: Any) -> Any:
+        watchdog = self.watchdog
+        inside = _WATCHING.get()
+        if id(watchdog) in inside:
+            return await method(self, *args, **kwargs)
+        token = _WATCHING.set((*inside, id(watchdog)))
+        since = watchdog.stopped
+        try:
+            return await method(self, *args, **kwargs)
+        except (BudgetExceeded, Cancelled) as exc:
+            judged = await watchdog.judge(exc, since=since)
+            if judged is exc:
+                raise
+            raise judged from None
+        except asyncio.CancelledError:
+            watchdog.judge_beside()
+            raise
+        finally:
+            _WATCHING.reset(token)
+
+    return cast(F, guarded)
