@@ -11,6 +11,7 @@ import signal
 import sys
 
 from tests.conftest import CHROMIUM, ROOT
+from tests.net import QuietHandler, loopback_app
 
 
 # Interpreter start and browser shutdown happen outside the budget.
@@ -105,3 +106,21 @@ async def test_a_macro_from_the_command_line_reads_and_names_its_failing_step(
     assert [s["ok"] for s in answer["steps"]] == [True, False]  # type: ignore[union-attr,index]
     code, answer = await answer_of(await cli(*page, "read_page"))
     assert code == 0 and str(answer["result"]).startswith("Page: 'Macro'")
+
+
+class _SpinsOnLoad(QuietHandler):
+    def do_GET(self) -> None:
+        self.send(200, b"<!doctype html><title>Spins</title><script>while (true) {}</script>")
+
+
+async def test_a_page_that_hangs_as_it_loads_is_named_as_hung(fixture_url: str) -> None:
+    """Its script stopped and said so, not a budget to give more time."""
+    with loopback_app(_SpinsOnLoad) as url:
+        code, answer = await answer_of(
+            await cli(
+                "--allow-private", "--timeout-ms", "15000", "navigate", json.dumps({"url": url})
+            )
+        )
+    error: dict[str, str] = answer["error"]  # type: ignore[assignment]
+    assert code == 1 and error["code"] == "page_hung", error
+    assert "was stopped" in error["message"] and "more time" not in error["hint"], error
