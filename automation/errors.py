@@ -18,6 +18,7 @@
     │   ├── StepFailed          a step of a ``steps`` call failed (its index and error)
     │   ├── NeedsPerson         replay can't tell which element a step means (it abstained)
     │   ├── CheckFailed         a scenario's expect check does not hold on the page
+    │   ├── LedElsewhere        a replayed step's write ended on another page than recorded
     │   └── EvaluateError       a script threw, or its result can't be returned
     ├── ActionInvalid           an action request with a bad shape (unknown tool, missing args)
     │   ├── SecretNotGranted    a ${SECRET:NAME} the run's owner was not granted (names it only)
@@ -57,6 +58,7 @@ __all__ = [
     "LLMError",
     "LLMResponseError",
     "LLMUnavailable",
+    "LedElsewhere",
     "NeedsPerson",
     "OutputInvalid",
     "PageHung",
@@ -157,6 +159,18 @@ class HttpStatus(ActionFailed):
 
 class CheckFailed(ActionFailed):
     code = "check_failed"
+
+
+class LedElsewhere(ActionFailed):
+    """``now``: the page's address the step's write ended on; ``recorded``: where it led
+    when recorded (moved to the replay's base URL)."""
+
+    code = "led_elsewhere"
+
+    def __init__(self, message: str, *, now: str, recorded: str, hint: str = "") -> None:
+        super().__init__(message, hint=hint)
+        self.now = now
+        self.recorded = recorded
 
 
 class UnexpectedDialog(ActionFailed):

@@ -196,6 +196,9 @@ class StepRecorded(Event):
     selector: str = ""
     identity: dict[str, Any] | None = None  # ElementIdentity.to_dict()
     url: str = ""
+    # Where it led: the page's address once it settled ("" when not known).  ``url`` is
+    # the address after the step too for an agent's step, but not for a person's.
+    led_to: str = ""
     ok: bool = True
     error: dict[str, str] | None = None
     duration_ms: int = 0

@@ -265,8 +265,10 @@ class ActionSteps:
         duration_ms: int,
         *,
         by: str = "agent",
+        led_to: str | None = None,
     ) -> None:
-        """One step of the scenario, numbered in the order the steps ran."""
+        """One step of the scenario, numbered in the order the steps ran; ``led_to``:
+        where it led (by default the tab's address now, after the step)."""
         self.recorded.append({
             "action": action, "args": args, "ok": error is None,
             "identity": target.identity.to_dict() if target.identity else None,
@@ -282,6 +284,7 @@ class ActionSteps:
                 selector=target.selector,
                 identity=target.identity.to_dict() if target.identity else None,
                 url=self.tab.url,
+                led_to=self.tab.url if led_to is None else led_to,
                 ok=error is None,
                 error=self.secrets.redact_any(error) if error else None,
                 duration_ms=duration_ms,
@@ -327,7 +330,7 @@ class ActionSteps:
                 step.action, step.args,
                 Target("", target.role, target.name, step.selector, target)
                 if target else Target(),
-                None, 0, by="person",
+                None, 0, by="person", led_to=step.led_to,
             )  # fmt: skip
 
     async def emit_evaluations(self, index: int) -> None:

@@ -2,14 +2,16 @@
 sent to the page's own site by fetch or XHR (a form sent by script, a save), answered HTTP
 4xx/5xx.  A replay fails the step that sent it (:mod:`automation.browser.pagelog` notes
 them); the pytest export fails the same way: it writes the code below its marker into the
-exported file as it is.
+exported file as it is.  And where a write led: :func:`same_place` tells whether the page
+a write ended on is the place it led to when recorded.
 """
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlsplit
 
-__all__ = ["WRITES", "refused_write", "same_site"]
+__all__ = ["WRITES", "refused_write", "same_place", "same_site"]
 
 # -- written into an exported pytest file as it is ----------------------------------
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -35,3 +37,20 @@ def refused_write(method: str, resource_type: str, status: int, url: str, page_u
         and method in WRITES
         and same_site(url, page_url)
     )
+
+
+def same_place(recorded: str, now: str) -> bool:
+    """Whether the page at ``now`` is the place the address ``recorded`` names, as a
+    person reads an address: the same path, a trailing slash aside, and every parameter of
+    the recorded query still there with its value; runs of digits aside in both (record 17
+    where the recording had 12, page 3 where it had 2).  A parameter the app adds
+    (``?saved=1``, ``?page=2``) and the fragment (``#saved``) name no other place."""
+    was, now_parts = urlsplit(recorded), urlsplit(now)
+
+    def shape(text: str) -> str:
+        return re.sub(r"\d+", "#", text)
+
+    if shape(was.path.rstrip("/")) != shape(now_parts.path.rstrip("/")):
+        return False
+    have = {shape(part) for part in now_parts.query.split("&") if part}
+    return all(shape(part) in have for part in was.query.split("&") if part)

@@ -2,7 +2,10 @@
 write it refused (HTTP 4xx/5xx) or never answered fails the step that sent it, whatever the
 page then shows; and a check recorded after a form's save was redirected fails on the
 server's own answer to the form at another address (a refused form comes back with its
-values in its fields, and a check of them would hold there)."""
+values in its fields, and a check of them would hold there); and a step whose write
+(a form posted, a save its script sent) ends on another page than the one it led to when
+recorded fails too (an app that shows its refusal as a page of its own, answered 200:
+``/oops``, ``/error?code=3``)."""
 
 from __future__ import annotations
 
@@ -11,7 +14,8 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from automation.browser.pagelog import Refused
-from automation.errors import CheckFailed, HttpStatus
+from automation.browser.served import same_place
+from automation.errors import CheckFailed, HttpStatus, LedElsewhere
 from automation.limits import cut_text
 from automation.recording.rebase import rebase
 from automation.recording.scenario import ScenarioStep
@@ -19,7 +23,7 @@ from automation.recording.scenario import ScenarioStep
 if TYPE_CHECKING:
     from automation.recording.replay import Replay
 
-__all__ = ["not_a_form_answered_again", "refused_by_server"]
+__all__ = ["not_a_form_answered_again", "not_where_it_led", "refused_by_server"]
 
 
 def not_a_form_answered_again(replay: Replay, step: ScenarioStep) -> None:
@@ -68,3 +72,28 @@ def refused_by_server(refused: list[Refused], *, what: str = "it") -> None:
             said, status=first.status,
             hint="the server refused what the step sent: the page shows its answer",
         )  # fmt: skip
+
+
+def not_where_it_led(replay: Replay, step: ScenarioStep, since: int) -> None:
+    """LedElsewhere when the step sent a write (a form posted, a save its script sent:
+    among the tab's requests after number ``since``) and the page it then settled on is
+    not where it led when recorded (its ``led_to``, moved to the replay's base URL): the
+    app answered it with another page (an error page answered 200).  The same place is
+    the same path and the recorded query's parameters, numbers aside; a parameter the app
+    adds and the fragment are no other place (:func:`~automation.browser.served.
+    same_place`).  Steps recorded without ``led_to`` are not judged so, nor a navigate
+    (it goes where its address says, whatever the page then sends)."""
+    tab = replay.tab
+    if not step.judged_where_it_led or not tab.log.wrote(since):
+        return
+    recorded = rebase(step.led_to, replay.scenario.base_url, replay.base_url)
+    if same_place(recorded, tab.url):
+        return
+    now, was = cut_text(tab.url, 200), cut_text(recorded, 200)
+    raise LedElsewhere(
+        f"what it sent led to {now}, not to {was} as when recorded: the app likely "
+        "refused it (the page shows why)",
+        now=tab.url, recorded=recorded,
+        hint="see the page; if the new place is right, change the step's \"led to\" on the "
+        "scenario's page (or record the step again)",
+    )  # fmt: skip

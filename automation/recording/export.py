@@ -189,6 +189,9 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
             if step.action not in STEP_ACTIONS:
                 raise ScenarioInvalid(f"unknown step type {step.action!r}")
             body = [_comment(index, step), *_step(step, params)]
+            if step.judged_where_it_led:  # as replay judges it
+                led_to = _url(_text(step.led_to, "led_to"), params)
+                body[1:] = ["sent = len(WROTE)", *body[1:], f"where_it_led(page, sent, {led_to})"]
             if index in pending:
                 body.insert(1, _PENDING)
             if any(len(line.splitlines()) != 1 or "\x00" in line for line in body):

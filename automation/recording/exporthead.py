@@ -53,6 +53,7 @@ def frame_of(page: Page, path: str):  # noqa: ANN201 (a Frame)
 
 REFUSED: list = []  # the writes of the page's scripts that its site refused
 UNDER_WAY: set = set()  # ... and those not answered yet
+WROTE: list = []  # every write the page sent (a form posted, a save), the latest last
 # The page's timers of up to HOLD_MS still to run (a save 600 ms after the last change),
 # put in before the page's own scripts: what the last steps left for later, which replay's
 # verdict waits for too (automation.browser.settle.HOLD_TIMER_MS).
@@ -104,7 +105,24 @@ def served(page: Page) -> None:
     assert not REFUSED, f"the server refused {{REFUSED[0]}}"
 
 
+def where_it_led(page: Page, sent: int, recorded: str) -> None:
+    """As Tabwright's replay judges a step that sent a write (a form posted, a save; the
+    page's writes were ``sent`` before it): the page it ends on is where it led when
+    recorded (the same path, and the recorded query's parameters, numbers aside)."""
+    page.wait_for_load_state()
+    if len(WROTE) == sent:
+        return
+    try:
+        page.wait_for_url(lambda now: same_place(recorded, now))
+    except PlaywrightTimeout:
+        pass
+    assert same_place(recorded, page.url), (
+        f"what the step sent led to {{page.url}}, not to {{recorded}} as when recorded")
+
+
 def _sent(request) -> None:  # noqa: ANN001 (a Request)
+    if request.method in WRITES:
+        WROTE.append(request.method)
     script_write = request.method in WRITES and request.resource_type in ("fetch", "xhr")
     if script_write or _frame_write(request):
         UNDER_WAY.add(request)

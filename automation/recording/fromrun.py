@@ -91,7 +91,13 @@ def plan(rows: Sequence[Mapping[str, Any]]) -> list[Planned]:
             out.append(Planned(index, action, None, "its element was not identified"))
             continue
         args = {k: v for k, v in args.items() if k not in ("ref", "timeout_ms")}
-        data = {"action": action, "args": args, "identity": identity, "url": row.get("url", "")}
+        data = {
+            "action": action,
+            "args": args,
+            "identity": identity,
+            "url": row.get("url", ""),
+            "led_to": row.get("led_to") or "",
+        }
         if not identity:
             data.update(role=row.get("role", ""), name=row.get("name", ""),
                         selector=row.get("selector", ""))  # fmt: skip

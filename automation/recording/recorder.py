@@ -165,6 +165,9 @@ class Recorder:
         self._stopped = False
         # Epoch ms from, to: the page's reports of click_at's own click (see click_at).
         self._quiet = (math.inf, math.inf)
+        # The page's address as last known (an act's, a new document's): where the last
+        # step led, once the next one comes (its led_to).
+        self._at = ""
         self._notices: asyncio.Queue[tuple[int, ScenarioStep] | None] = asyncio.Queue()
         self._notifier: asyncio.Task[None] | None = None
 
@@ -191,6 +194,7 @@ class Recorder:
         self._started = True
         if self.on_step is not None:
             self._notifier = asyncio.create_task(self._notify_loop(self.on_step))
+        self._at = page.url
         if _is_web(page.url):
             self._add(
                 ScenarioStep("navigate", {"url": page.url}, url=page.url), _Mark("", _now_ms())
@@ -222,6 +226,8 @@ class Recorder:
         # A document's flush is answered once the events it sent before are handled.
         await self._in_documents("flush", budget)
         self._stopped = True
+        if self._steps and self._alive():  # where the last step led: the page now
+            self._led(self.tab.page.url)
         self._tell_typed()
         await self._in_documents("stop", budget)
         for disposable in self._disposables:
@@ -252,7 +258,7 @@ class Recorder:
         if button not in ("left", "right", "middle"):
             raise ActionInvalid(f"click_at: button must be left, right or middle, not {button!r}")
         identity, checked = await self._probe(x, y, budget)
-        url = self.tab.page.url
+        url = self._at = self.tab.page.url
         if checked is not None and button == "left":
             step = ScenarioStep("check", {"checked": checked}, identity, url=url)
         else:
@@ -286,6 +292,7 @@ class Recorder:
                 await found.element.dispose()
         args = _check_of(seen, interactive=identity.role in INTERACTIVE_ROLES)
         step = ScenarioStep("expect", args, identity, url=self.tab.page.url)
+        self._at = step.url
         if not step.needs_element:
             step = replace(step, identity=None)
         if self.recording:
@@ -443,7 +450,7 @@ class Recorder:
             return  # an element step without an identity could never be replayed
         # The page sends the url and the warning: kept only as one line of sane length.
         url = _page_line(event.get("url"), 8_000)
-        url = url if _is_web(url) else self.tab.page.url
+        url = self._at = url if _is_web(url) else self.tab.page.url
         # A step the recorder is not sure of says why (a box it could not read again).
         step = ScenarioStep(action, args, identity, url=url, note=_page_line(event.get("warning")))
         mark = _Mark(str(event.get("el", "")), at_ms)
@@ -482,8 +489,10 @@ class Recorder:
         if self._steps and self._steps[-1].action in _CAUSES:
             # A little slack below zero: the page's clock and ours are read apart.
             if -100 <= started - self._marks[-1].t_ms <= CAUSE_WINDOW_MS:
+                self._at = url  # where that step led
                 return
         self._add(ScenarioStep("navigate", {"url": url}, url=url), _Mark("", started))
+        self._at = url
 
     def _add(self, step: ScenarioStep, mark: _Mark, *, replace_last: bool = False) -> ScenarioStep:
         """Keep ``step`` (with its intent in words, what the person meant): the step kept."""
@@ -491,11 +500,17 @@ class Recorder:
         if replace_last and self._steps:
             self._steps[-1], self._marks[-1] = step, mark
         else:
+            self._led(self._at)  # the last step led where the page is as this one comes
             self._steps.append(step)
             self._marks.append(mark)
         if self._notifier is not None:
             self._notices.put_nowait((len(self._steps) - 1, step))
         return step
+
+    def _led(self, url: str) -> None:
+        """The last step led to ``url`` (kept when it is a web address, one sane line)."""
+        if self._steps and not self._steps[-1].led_to and _is_web(url):
+            self._steps[-1] = replace(self._steps[-1], led_to=_page_line(url, 8_000))
 
     async def _notify_loop(self, on_step: OnRecorded) -> None:
         """One task calls on_step, so the callback sees the steps in order."""

@@ -78,7 +78,11 @@ from automation.events import (
     StepReplayed,
 )
 from automation.recording import expect
-from automation.recording.answered import not_a_form_answered_again, refused_by_server
+from automation.recording.answered import (
+    not_a_form_answered_again,
+    not_where_it_led,
+    refused_by_server,
+)
 from automation.recording.calls import CALL, CallFrame, called, check_calls
 from automation.recording.intent import IntentAgent, Reached, agent_goal, by_agent, go_directly
 from automation.recording.outcome import ReplayResult, StepOutcome, event_fields
@@ -388,6 +392,7 @@ class Replay:
                     name = located.found.name if located.found is not None else ""
                     await sent_to_sign_in(self, step, name, signing_in,
                                           self.tab.log.wrote(since), step_budget)  # fmt: skip
+                    not_where_it_led(self, step, since)
             else:
                 args = self.values.fill(step.args)
                 if step.action == "navigate":
@@ -399,6 +404,7 @@ class Replay:
                 finally:
                     self._note_writes(index, since)
                 self._refusals(since)
+                not_where_it_led(self, step, since)
         except (Cancelled, BrowserClosed):
             raise
         except BudgetExceeded as exc:
@@ -440,6 +446,7 @@ class Replay:
                 selector=found.selectors[0] if found and found.selectors else "",
                 identity=found.to_dict() if found else None,
                 url=self.tab.url,
+                led_to=self.tab.url,
                 ok=error is None,
                 error=error_dict,
                 duration_ms=duration_ms,

@@ -21,6 +21,9 @@ A scenario is plain JSON with a format name and a version::
   computed when the step runs (:func:`automation.secrets.totp_code`); the code is redacted
   as the secret's value is.
 - ``$${`` writes a literal ``${``.
+- ``led_to`` (optional, on a step): the page's address once the step had settled when it
+  was recorded (``url`` is where a recorder's step was done, and where an agent's step
+  ended): a step that sends a write and ends elsewhere at replay fails.
 - ``base_url`` is where it was recorded: replay against another base URL moves every
   navigation on that origin to the new one.
 - ``handlers`` (optional): interruptions replay clears whenever they cover a step's
@@ -111,6 +114,10 @@ class ScenarioStep:
     # through 'Add'"): what replay reaches another way when the recorded path is gone.
     # Optional: steps stored without it read as their :meth:`describe`.
     intent: str = ""
+    # Where the step led: the page's address once it settled, when recorded ("" in steps
+    # stored before it).  A replay fails a step that sent a write and ended elsewhere
+    # (:func:`automation.recording.answered.not_where_it_led`).
+    led_to: str = ""
 
     @property
     def needs_element(self) -> bool:
@@ -123,6 +130,14 @@ class ScenarioStep:
     @property
     def is_check(self) -> bool:
         return self.action == EXPECT
+
+    @property
+    def judged_where_it_led(self) -> bool:
+        """Whether a replay (and an export) judges where the step led, when it sent a
+        write: a step with a ``led_to`` that acts on the page (a navigate goes where its
+        address says, a check and a dialog's answer act on nothing, a call's steps are
+        judged in the scenario it calls)."""
+        return bool(self.led_to) and self.action not in ("navigate", "dialog", EXPECT, CALL)
 
     def target(self) -> ElementIdentity | None:
         """How replay finds the step's element: its identity, else (older steps) its role,
@@ -193,7 +208,7 @@ class ScenarioStep:
         data: dict[str, Any] = {"action": self.action, "args": dict(self.args)}
         if self.identity is not None:
             data["identity"] = self.identity.to_dict()
-        for key in ("role", "name", "selector", "url", "note", "intent"):
+        for key in ("role", "name", "selector", "url", "note", "intent", "led_to"):
             if getattr(self, key):
                 data[key] = getattr(self, key)
         return data
@@ -222,7 +237,7 @@ class ScenarioStep:
                     f"{where}: {exc.message}", index=index, hint=exc.hint
                 ) from None
         texts = {}
-        for key in ("role", "name", "selector", "url", "note", "intent"):
+        for key in ("role", "name", "selector", "url", "note", "intent", "led_to"):
             value = data.get(key, "")
             if not isinstance(value, str):
                 raise ScenarioInvalid(f"{where}: {key} must be text", index=index)

@@ -6,6 +6,7 @@ check of what is under the pointer."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from automation import AgentConfig, AgentRun, Tab
@@ -139,7 +140,7 @@ async def test_check_this_records_what_is_under_the_pointer(tab: Tab, fixture_ur
     ]
     assert await page.evaluate("() => model.controlled") is False  # nothing was clicked
     steps = await recorder.stop()
-    assert steps[1:] == checks
+    assert [replace(s, led_to="") for s in steps[1:]] == checks  # where they led: known later
 
 
 SUPPLIER = """<main><h1>Supplier</h1><form>

@@ -10,6 +10,7 @@ import contextlib
 import json
 import time
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 
 import pytest
 from playwright.async_api import Frame, Page
@@ -223,6 +224,8 @@ async def test_a_click_that_navigates_then_typing_on_the_next_page(
     link = steps[1].identity
     assert link is not None and (link.role, link.tag, link.id) == ("link", "a", "next")
     assert [s.url for s in steps] == [first, first, second, second]
+    # Where each step led: the link to the next page, the rest where they were.
+    assert [s.led_to for s in steps] == [first, second, second, second]
     replayable(steps)
     assert await found_id(tab, steps[2]) == "note"
 
@@ -238,6 +241,7 @@ async def test_navigations_no_step_caused_are_navigate_steps(
     await tab.navigate(second)
     steps = await recorder.stop()
     assert summary(steps) == [("navigate", {"url": first}, ""), ("navigate", {"url": second}, "")]
+    assert [s.led_to for s in steps] == [first, second]
     replayable(steps)
 
 
@@ -294,7 +298,10 @@ async def test_click_at_finds_the_element_in_a_shadow_root_and_in_a_frame(
     )
     assert pay.identity.box == tuple(round(v) for v in measured)  # in the frame's document
     steps = await recorder.stop()
-    assert steps[1:] == [follow, pay]  # the page's own report of each click is not a second step
+    # The page's own report of each click is not a second step; each step led where the
+    # page stayed (known once the next step came, or the recording stopped).
+    assert [replace(s, led_to="") for s in steps[1:]] == [follow, pay]
+    assert [s.led_to for s in steps] == [page.url] * 3
     replayable(steps)
     assert await found_id(tab, follow) == "follow" and await found_id(tab, pay) == "pay-now"
 
@@ -342,7 +349,7 @@ async def test_click_at_a_checkbox_label_records_the_check(
     assert step.identity is not None and step.identity.role == "checkbox"
     assert await tab.page.is_checked("#remember")
     steps = await recorder.stop()
-    assert steps[1:] == [step]
+    assert [replace(s, led_to="") for s in steps[1:]] == [step]  # where it led: known later
     replayable(steps)
 
 
@@ -521,7 +528,8 @@ async def test_click_at_a_box_the_app_redraws_records_the_state_it_shows(
     assert step.action == "check" and step.args == {"checked": True} and not step.note
     assert await tab.page.evaluate("() => model.controlled") is True
     steps = await recorder.stop()
-    assert steps[1:] == [step]  # the page's own report of the click is not a second step
+    # The page's own report of the click is not a second step (where it led: known later).
+    assert [replace(s, led_to="") for s in steps[1:]] == [step]
 
 
 async def test_typing_in_a_field_the_app_draws_anew_on_every_key_is_one_fill(

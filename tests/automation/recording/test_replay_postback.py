@@ -2,18 +2,31 @@
 in its fields, a message saying why: as Django, Rails and most back offices do) fails the
 replay's check of it, where the recording was redirected after the save.  The check of
 the field's value held on the refused form, and the replay said passed with nothing saved.
-A form whose recording was answered in place too (no redirect) is judged as ever."""
+A form whose recording was answered in place too (no redirect) is judged as ever.
+
+And a form whose save the server redirects elsewhere than when it was recorded (an error
+page of the app's own, answered 200: /oops) fails the step that sent it, in the replay and
+in its pytest export: before, a scenario without a check said succeeded there.  Another
+record's id, a parameter the app adds (?saved=1) or a fragment is the same place."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import asdict
+from pathlib import Path
 from urllib.parse import parse_qs
 
 import pytest
 
-from automation import Tab
-from automation.recording.replay import Replay
+from automation import AgentRun, ListSink, Tab
+from automation.events import StepRecorded
+from automation.llm.rules import RulePlanner
+from automation.recording.export import to_pytest
+from automation.recording.fromrun import from_run_steps
+from automation.recording.recorder import Recorder
+from automation.recording.replay import Replay, ReplayResult
 from automation.recording.scenario import Scenario
+from tests.exported import run_exported
 from tests.net import QuietHandler, loopback_app
 
 FORM = """<!doctype html><title>Edit customer</title><h1>Acme Ltd</h1>{said}
@@ -96,3 +109,136 @@ async def test_a_form_recorded_answered_in_place_is_judged_as_ever(
     result = await Replay(tab, edit(office, "ops@acme.test", "/customers/1/edit")).run()
     assert result.ok, result.to_dict()
     assert office.email == "ops@acme.test"
+
+
+# A back office that shows its refusal as a page of its own, answered 200: the form's POST
+# is redirected to /customers/<id>/ when it saves, to /oops (or /error?code=3) when not.
+NEW_CUSTOMER = """<!doctype html><title>New customer</title><h1>New customer</h1>
+<form method="post" action="/customers/"><label>Name <input name="name"></label>
+<button>Save</button></form>"""
+
+
+class BackOffice:
+    def __init__(self) -> None:
+        self.after = "/customers/12/"  # where the POST is redirected
+        self.url = ""
+
+
+@pytest.fixture
+def back_office() -> Iterator[BackOffice]:
+    state = BackOffice()
+
+    class Handler(QuietHandler):
+        def do_GET(self) -> None:
+            if self.path == "/customers/new":
+                self.send(200, NEW_CUSTOMER.encode())
+                return
+            gone = self.path.startswith(("/oops", "/error"))
+            said = "Something went wrong" if gone else "Customer saved"
+            self.send(200, f"<!doctype html><title>{said}</title><h1>{said}</h1>".encode())
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send(302, Location=state.after)
+
+    with loopback_app(Handler) as state.url:
+        yield state
+
+
+def add_customer(base: str, led_to: str | None) -> Scenario:
+    """Add a customer; the save recorded as leading to ``led_to`` (None: a scenario
+    stored before steps knew where they led)."""
+    save = {"action": "click", "args": {}, "identity": {"role": "button", "name": "Save",
+                                                        "tag": "button"}}  # fmt: skip
+    if led_to is not None:
+        save["led_to"] = base + led_to
+    return Scenario.from_dict({
+        "version": 1, "name": "Add a customer", "base_url": base, "steps": [
+            {"action": "navigate", "args": {"url": f"{base}/customers/new"}},
+            {"action": "fill", "args": {"value": "Ada"}, "identity": {
+                "role": "textbox", "name": "Name", "tag": "input", "name_attr": "name"}},
+            save]})  # fmt: skip
+
+
+def led_elsewhere(result: ReplayResult) -> str:
+    """The message of the replay's failed step, failed where its write led elsewhere."""
+    last = next((s for s in result.steps if s.status == "failed"), None)
+    assert result.status == "failed" and last is not None, result.to_dict()
+    assert last.error is not None and last.error["code"] == "led_elsewhere", last.error
+    assert "led to\" on the scenario's page" in last.error["hint"]
+    return str(last.error["message"])
+
+
+@pytest.mark.parametrize(
+    ("recorded", "now", "fails"),
+    [
+        ("/customers/", "/oops", True),
+        ("/customers/", "/error?code=3", True),
+        ("/customers/?tab=all", "/customers/?tab=mine", True),  # a parameter's other value
+        ("/customers/12/", "/customers/17", False),  # another record's id, no last slash
+        ("/customers/", "/customers/?saved=1#saved", False),  # a parameter the app adds
+    ],
+)
+async def test_a_form_whose_save_leads_elsewhere_than_recorded_fails_in_replay_and_export(
+    tab: Tab, back_office: BackOffice, tmp_path: Path, recorded: str, now: str, fails: bool
+) -> None:
+    back_office.after = now
+    base = back_office.url
+    scenario = add_customer(base, recorded)
+    code = to_pytest(scenario)
+    assert f"where_it_led(page, sent, url({base + recorded!r}))" in code
+    result = await Replay(tab, scenario).run()
+    status, out = await run_exported(code, tmp_path, base, timeout_ms=10_000)
+    if not fails:
+        assert result.ok, result.to_dict()
+        assert status == 0 and "1 passed" in out, out
+        return
+    message = led_elsewhere(result)
+    assert f"led to {base}{now}, not to {base}{recorded} as when recorded" in message
+    assert status == 1 and f"led to {base}{now}, not to {base}{recorded}" in out, out
+    # Stored before steps knew where they led: judged as ever (no check: it passes).
+    assert (await Replay(tab, add_customer(base, None)).run()).ok
+
+
+async def test_a_recorded_save_knows_where_it_led_and_fails_where_it_leads_elsewhere(
+    tab: Tab, back_office: BackOffice
+) -> None:
+    base = back_office.url
+    await tab.navigate(f"{base}/customers/new")
+    recorder = Recorder(tab)
+    await recorder.start()
+    await tab.page.get_by_label("Name").click()
+    await tab.page.keyboard.type("Ada")
+    await tab.page.get_by_role("button", name="Save").click()
+    await tab.page.wait_for_url(f"{base}/customers/12/")
+    steps = await recorder.stop()
+    assert [(s.action, s.led_to) for s in steps] == [
+        ("navigate", f"{base}/customers/new"),
+        ("fill", f"{base}/customers/new"),
+        ("click", f"{base}/customers/12/"),
+    ]
+    recorded = Scenario("Add a customer", tuple(steps), base_url=base)
+    back_office.after = "/customers/17/"  # another record: the same place
+    assert (await Replay(tab, recorded).run()).ok
+    back_office.after = "/oops"
+    assert f"led to {base}/oops, not to {base}/customers/12/" in led_elsewhere(
+        await Replay(tab, recorded).run()
+    )
+
+
+async def test_a_save_an_agent_run_made_knows_where_it_led(
+    tab: Tab, back_office: BackOffice
+) -> None:
+    base = back_office.url
+    sink = ListSink()
+    task = "type Ada into Name\nclick Save\nwait for Customer saved"
+    run = AgentRun(tab=tab, planner=RulePlanner(), sink=sink, task=task,
+                   start_url=f"{base}/customers/new")  # fmt: skip
+    finished = await run.run()
+    assert finished.status == "succeeded", finished.reason
+    rows = [asdict(step) for step in sink.of_type(StepRecorded)]
+    recorded = from_run_steps(rows, name="Add a customer", base_url=base)
+    assert [s.led_to for s in recorded.steps][-2:] == [f"{base}/customers/12/"] * 2
+    back_office.after = "/error?code=3"
+    message = led_elsewhere(await Replay(tab, recorded).run())
+    assert f"led to {base}/error?code=3, not to {base}/customers/12/" in message

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from automation.browser.identity import ElementIdentity
+from automation.browser.served import same_place
 from automation.errors import ParamMissing, ScenarioInvalid
 from automation.recording.export import to_pytest
 from automation.recording.fromrun import from_run_steps, plan
@@ -513,3 +514,33 @@ def test_an_element_known_by_its_text_alone_is_exported_by_its_text() -> None:
         "page.get_by_text(os.environ.get('TABWRIGHT_PARAM_name', 'Ada Lovelace'), exact=True)"
         ".first.click()"
     ) in code
+
+
+@pytest.mark.parametrize(
+    ("recorded", "now", "same"),
+    [
+        ("http://a.test/customers/", "http://a.test/customers", True),  # a last slash
+        ("http://a.test/customers/12/", "http://a.test/customers/17/", True),  # another record
+        ("http://a.test/customers/", "http://a.test/customers/?saved=1#saved", True),  # added
+        ("http://a.test/c/?page=2&tab=all", "http://a.test/c/?tab=all&page=3", True),
+        ("http://a.test/customers/", "http://a.test/oops", False),
+        ("http://a.test/customers/", "http://a.test/error?code=3", False),
+        ("http://a.test/c/?tab=all", "http://a.test/c/?tab=mine", False),  # another value
+        ("http://a.test/c/?tab=all", "http://a.test/c/", False),  # a parameter gone
+    ],
+)
+def test_the_same_place_is_its_path_and_recorded_query_numbers_aside(
+    recorded: str, now: str, same: bool
+) -> None:
+    assert same_place(recorded, now) is same
+
+
+def test_where_a_step_led_is_read_and_written_as_a_line() -> None:
+    step = {"action": "click", "args": {}, "identity": {"role": "button", "name": "Save"},
+            "led_to": "http://a.test/customers/"}  # fmt: skip
+    read = ScenarioStep.from_dict(step)
+    assert read.to_dict()["led_to"] == "http://a.test/customers/"
+    assert "led_to" not in ScenarioStep.from_dict({**step, "led_to": ""}).to_dict()
+    for bad, said in (("http://a.test/\nx", "control character"), (3, "must be text")):
+        with pytest.raises(ScenarioInvalid, match=f"step 0: led_to.*{said}|led_to {said}"):
+            ScenarioStep.from_dict({**step, "led_to": bad})
