@@ -384,8 +384,8 @@ class ScenarioStepAdmin(admin.ModelAdmin):
     search_fields = ("=scenario__id", "scenario__name", "name", "selector", "url")
     list_select_related = ("scenario",)
     fields = ("scenario", "index", "action", "args", "identity_pretty", "role", "name",
-              "selector", "url", "note", "intent", "last_status", "last_strategy",
-              "last_score", "last_run", "last_replayed_at")  # fmt: skip
+              "selector", "url", "led_to", "note", "intent", "last_status",
+              "last_strategy", "last_score", "last_run", "last_replayed_at")  # fmt: skip
     readonly_fields = tuple(f for f in fields if f != "args")
 
     def has_add_permission(self, request: HttpRequest) -> bool:

@@ -303,6 +303,7 @@ class Step(models.Model):
     # automation.browser.identity.ElementIdentity as JSON: how replay finds the element.
     identity = models.JSONField(null=True, blank=True)
     url = models.TextField(blank=True)
+    led_to = models.TextField(blank=True)  # as StepRecorded.led_to: where it led
     ok = models.BooleanField(default=True)
     error = models.JSONField(null=True, blank=True)
     duration_ms = models.PositiveIntegerField(default=0)
@@ -386,6 +387,9 @@ class ScenarioStep(models.Model):
     # What the step is for, in words ("open the form to add a customer"): recorded with it,
     # told to the replay's model when the recorded element is gone.
     intent = models.TextField(blank=True)
+    # Where it led when recorded (the page's address once it settled): a replay fails the
+    # step when it sent a write and ended elsewhere.  Blank in steps stored before it.
+    led_to = models.TextField(blank=True)
     # How the latest replay that reached this step did: its status (passed, failed,
     # needs_person, skipped), the strategy that found the element and its score.
     last_status = models.CharField(max_length=20, blank=True)

@@ -133,8 +133,8 @@ def run_event_append(*, run_id: int, seq: int, type: str, data: dict[str, Any]) 
     return RunEvent.objects.create(run_id=run_id, seq=seq, type=type, data=fit(data))
 
 
-_STEP_FIELDS = ("action", "args", "ref", "role", "name", "selector", "identity", "url", "ok",
-                "error", "duration_ms", "by", "stretch")  # fmt: skip
+_STEP_FIELDS = ("action", "args", "ref", "role", "name", "selector", "identity", "url", "led_to",
+                "ok", "error", "duration_ms", "by", "stretch")  # fmt: skip
 
 
 def step_record(*, run_id: int, data: dict[str, Any]) -> Step:
@@ -142,7 +142,7 @@ def step_record(*, run_id: int, data: dict[str, Any]) -> Step:
     # The step list and the scenario made from it read these whole; what can't be made
     # to fit is left out (fit's give-up is a marker, no field of a step).
     fields = {k: v for k, v in fit(fields).items() if k in _STEP_FIELDS}
-    for name in ("name", "selector", "url"):
+    for name in ("name", "selector", "url", "led_to"):
         if isinstance(fields.get(name), str):
             fields[name] = cut_text(fields[name], MAX_FIELD_CHARS)
     with transaction.atomic():

@@ -14,8 +14,9 @@ from automation.recording import expect
 from automation.recording.calls import CALL, call_args
 from automation.recording.fromrun import Planned
 from automation.recording.propose import Proposal
-from automation.recording.scenario import EXPECT, TYPED_ARG
+from automation.recording.scenario import EXPECT, MAX_TEXT_CHARS, TYPED_ARG
 from automation.recording.scenario import Scenario as Document
+from automation.recording.scenario import ScenarioStep as DocumentStep
 from dashboard.engineconf import url_policy
 from dashboard.lib import jsonin
 from dashboard.lib.jsonin import JsonRefused
@@ -238,13 +239,27 @@ class StepValuesForm(forms.Form):
             if field is not None:
                 self.fields[param.name] = field
                 self.types[param.name] = param.type
+        if DocumentStep(step.action, led_to="-").judged_where_it_led:
+            self.fields[LED_TO] = forms.CharField(
+                label="led to", required=False, max_length=MAX_TEXT_CHARS, initial=step.led_to,
+                help_text="where it led when recorded: a replay fails the step when what it "
+                "sends ends on another page (numbers and added query parameters aside); "
+                "empty: not judged so",
+            )  # fmt: skip
 
     def clean(self) -> dict[str, object]:
         cleaned = super().clean() or {}
         url = cleaned.get("url")
         if self.action == "navigate" and url and not _URL_OR_PLACEHOLDER.match(str(url)):
             self.add_error("url", "Enter an http:// or https:// address (or a ${parameter}).")
+        led_to = str(cleaned.get(LED_TO) or "")
+        if led_to and not _WEB_ADDRESS.match(led_to):
+            self.add_error(LED_TO, "Enter an http:// or https:// address (or leave it empty).")
         return cleaned
+
+    def led_to(self) -> str | None:
+        """Where the step leads, as the form says (None: the form has no such field)."""
+        return str(self.cleaned_data.get(LED_TO) or "") if LED_TO in self.fields else None
 
     def clean_params(self) -> dict[str, str]:
         return param_lines(self.cleaned_data["params"])
@@ -255,6 +270,8 @@ class StepValuesForm(forms.Form):
             return {**self.stored, "params": self.cleaned_data["params"]}
         values = {k: v for k, v in self.stored.items() if k not in self.fields}
         for name, value in self.cleaned_data.items():
+            if name == LED_TO:
+                continue
             typed = self._typed(name, value)
             if typed is not None:
                 values[name] = typed
@@ -300,6 +317,8 @@ def param_lines(text: str) -> dict[str, str]:
 
 
 _URL_OR_PLACEHOLDER = re.compile(r"^(https?://\S+|\S*\$\{.*)$")
+_WEB_ADDRESS = re.compile(r"^https?://\S+$")
+LED_TO = "led_to"  # the field for where a step led, beside its args
 _CHECK_PARAMS = {
     "text": Param("text", str, "the text (case and spaces are ignored)"),
     "count": Param("count", int, "how many rows show the text"),

@@ -145,7 +145,7 @@ def scenario_data(*, scenario: Scenario) -> dict[str, Any]:
 
 
 _SCENARIO_STEP_FIELDS = (
-    "action", "args", "identity", "role", "name", "selector", "url", "note", "intent",
+    "action", "args", "identity", "role", "name", "selector", "url", "note", "intent", "led_to",
 )  # fmt: skip
 
 

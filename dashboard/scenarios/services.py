@@ -187,17 +187,22 @@ _REORDER_OFFSET = 1_000_000
 
 
 def scenario_step_update(
-    *, scenario: Scenario, index: int, args: Mapping[str, Any]
+    *, scenario: Scenario, index: int, args: Mapping[str, Any], led_to: str | None = None
 ) -> fmt.ScenarioStep:
-    """Give step ``index`` new args (its values: a fill's value, a navigate's url...)."""
+    """Give step ``index`` new args (its values: a fill's value, a navigate's url...) and,
+    unless None, where it leads (its ``led_to``: "" judges it no more by where it led)."""
     with transaction.atomic():
         data = scenario_selectors.scenario_data(scenario=_locked(scenario))
         _check_index(data, index)
         data["steps"][index] = {**data["steps"][index], "args": dict(args)}
+        if led_to is not None:
+            data["steps"][index]["led_to"] = led_to
         document = fmt.Scenario.from_dict(data)
         step = document.steps[index]
         calls_link(scenario=scenario, document=document)
-        ScenarioStep.objects.filter(scenario=scenario, index=index).update(args=step.args)
+        ScenarioStep.objects.filter(scenario=scenario, index=index).update(
+            args=step.args, led_to=step.led_to
+        )
         keep_used_params(scenario, document)
     return step
 
@@ -417,6 +422,7 @@ def _step_fields(step: fmt.ScenarioStep) -> dict[str, Any]:
         "url": step.url,
         "note": step.note,
         "intent": step.intent,
+        "led_to": step.led_to,
     }
 
 

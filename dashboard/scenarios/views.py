@@ -469,7 +469,9 @@ def scenario_step_values(request: HttpRequest, scenario_id: int, index: int) -> 
     form = StepValuesForm(request.POST, step=step)
     if form.is_valid():
         try:
-            services.scenario_step_update(scenario=scenario, index=index, args=form.args())
+            services.scenario_step_update(
+                scenario=scenario, index=index, args=form.args(), led_to=form.led_to()
+            )
         except ScenarioInvalid as exc:
             form.add_error(None, str(exc))
         else:

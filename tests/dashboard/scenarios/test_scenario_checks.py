@@ -28,7 +28,7 @@ def saved_run(owner: Any) -> Run:
     rows = [
         {"index": 0, "action": "navigate", "args": {"url": "http://todo.test/app/"}},
         {"index": 1, "action": "fill", "args": {"ref": "e3", "value": "Buy milk",
-         "submit": True}, "identity": FIELD},
+         "submit": True}, "identity": FIELD, "led_to": "http://todo.test/app/?added=1"},
         {"index": 2, "action": "check", "args": {"ref": "e9", "checked": True}, "ok": False,
          "error": {"code": "budget_exceeded", "message": "check e9: out of time"},
          "identity": BOX},
@@ -79,6 +79,7 @@ def test_the_save_page_lists_what_it_leaves_out_and_what_the_run_proposes(
     assert response.status_code == 302 and scenario.name == "Milk"
     steps = list(scenario.steps.order_by("index"))
     assert [s.action for s in steps] == ["navigate", "fill", "check", "expect", "expect"]
+    assert steps[1].led_to == "http://todo.test/app/?added=1"  # where the run's step led
     assert steps[3].args == {"kind": "checked"} and steps[3].identity["row"] == "Buy milk"
     assert "step 3 (read_page): it only read the page" in scenario.description
     assert "step 2" not in scenario.description  # kept by the person

@@ -12,6 +12,7 @@ from django.test import Client
 
 from automation.errors import ScenarioInvalid
 from automation.recording.scenario import Scenario as Document
+from dashboard.accounts.services import api_token_create
 from dashboard.models import IdentityHeal, Run, Scenario, ScenarioStep
 from dashboard.runs import services as run_services
 from dashboard.scenarios import call_services, selectors
@@ -569,3 +570,38 @@ def test_a_replays_values_are_kept_as_typed_spaces_and_all() -> None:
     spaces = ReplayForm({"param_code": "   ", "param_note": ""}, document=document)
     assert spaces.is_valid(), spaces.errors
     assert spaces.params()["code"] == "   "
+
+
+def test_where_a_step_led_is_kept_through_the_api_and_changed_on_the_page(
+    owner: Any, client: Client
+) -> None:
+    api = Client(headers={"Authorization": f"Bearer {api_token_create(owner=owner, name='s')[1]}"})
+    data = shop()
+    data["steps"][4]["led_to"] = f"{BASE}/orders/12/"  # the sign-in's save led there
+    made = api.post("/api/scenarios", data, content_type="application/json")
+    assert made.status_code == 201, made.content
+    scenario = Scenario.objects.get(pk=made.json()["id"])
+    exported = api.get(f"/api/scenarios/{scenario.pk}").json()
+    led = [s.get("led_to", "") for s in exported["steps"]]
+    assert led == ["", "", "", "", f"{BASE}/orders/12/", "", ""]
+    page = page_of(client.get(url(scenario)))
+    assert f"led to <code>{BASE}/orders/12/</code>" in page
+    assert f'name="step4-led_to" value="{BASE}/orders/12/"' in page
+    assert 'name="step0-led_to"' not in page  # a navigate goes where its address says
+    assert f"where_it_led(page, sent, url('{BASE}/orders/12/'))" in page_of(
+        client.get(url(scenario, "export.py"))
+    )
+    # Changed on the page (the new place is right): its args stay as they were.
+    edit = url(scenario, "steps/4/values")
+    assert client.post(edit, {"step4-led_to": f"{BASE}/orders/"}).status_code == 302
+    step = ScenarioStep.objects.get(scenario=scenario, index=4)
+    assert (step.led_to, step.args) == (f"{BASE}/orders/", {})
+    exported = Document.from_dict(json.loads(client.get(url(scenario, "export.json")).content))
+    assert exported.steps[4].led_to == f"{BASE}/orders/"
+    # Refused as a navigate's address is; emptied, the step is judged so no more.
+    before = stored(scenario)
+    refused = client.post(edit, {"step4-led_to": "orders list"})
+    assert refused.status_code == 400 and "Enter an http:// or https:// address" in page_of(refused)
+    assert stored(scenario) == before
+    assert client.post(edit, {"step4-led_to": ""}).status_code == 302
+    assert ScenarioStep.objects.get(scenario=scenario, index=4).led_to == ""
