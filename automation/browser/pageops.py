@@ -13,17 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
-from collections.abc import Awaitable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from playwright._impl._errors import TargetClosedError  # not re-exported by async_api
-from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Response
 
 from automation.browser.masking import MASK_COLOR, PICTURE_CSS, mask_locators
-from automation.browser.textmatch import words
+from automation.browser.seen import wait_text
 from automation.budget import DEFAULT_HEADROOM_MS, Budget
 from automation.errors import (
     ActionFailed,
@@ -155,20 +151,16 @@ async def wait_for(
         if not isinstance(wanted, str) or not wanted.strip():
             raise ActionInvalid("wait_for needs the text to wait for")
         how = "visible" if text else "hidden"
-        # In every frame (a form in an iframe says its "Thanks" there), of the copies one
-        # sees: a text is shown when one frame shows it, gone when none does.
+        # In every frame (a form in an iframe says its "Thanks" there), of what a person
+        # could see (automation.browser.seen, the rule the checks and the snapshot follow:
+        # not a transparent toast's copy, nor one in a frame nobody sees): a text is shown
+        # when one frame shows it, gone when none does.
         # Where it stands as words, as a check finds it ("Saved" is not in "Unsaved").
-        pattern = re.compile(words(wanted), re.IGNORECASE)
-        tab.core.check_alive()  # (made below, the frames' waits would be left unawaited)
-        shown = [
-            frame.get_by_text(pattern)
-            .filter(visible=True)
-            .first.wait_for(state=how, timeout=timeout)
-            for frame in tab.page.frames
-            if not frame.is_detached()
-        ]
-        waits = _any(shown) if text else _all(shown)
-        await tab.core.call(f"wait for text {wanted!r} to be {how}", budget, waits)
+        what = f"wait for text {wanted!r} to be {how}"
+        try:
+            await wait_text(tab, wanted, shown=bool(text), budget=budget)
+        except BudgetExceeded as exc:
+            raise BudgetExceeded(f"{what}: {exc.message}", hint=exc.hint) from None
         return f"text {wanted!r} is {'visible' if text else 'gone'}"
     if ref:
         return await _wait_for_ref(tab, ref, state, budget)
@@ -187,40 +179,6 @@ async def wait_for(
         tab.page.wait_for_load_state(load_state, timeout=timeout),  # type: ignore[arg-type]
     )
     return f"the page reached {load_state}"
-
-
-async def _any(waits: list[Awaitable[None]]) -> None:
-    """Once one of ``waits`` is done; the first one's error when none is."""
-    tasks = [asyncio.ensure_future(wait) for wait in waits]
-    try:
-        errors: list[BaseException] = []
-        for done in asyncio.as_completed(tasks):
-            try:
-                await done
-                return
-            except PlaywrightError as exc:
-                errors.append(exc)
-        raise errors[0]
-    finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-
-
-async def _all(waits: list[Awaitable[None]]) -> None:
-    """Once every one of ``waits`` is done (a frame that went away meanwhile shows
-    nothing: it is done too)."""
-    tasks = [asyncio.ensure_future(wait) for wait in waits]
-    try:
-        for task in tasks:
-            try:
-                await task
-            except TargetClosedError:
-                continue
-    finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def wait_for_text(tab: Tab, text: str, *, budget: Budget | None = None) -> str:

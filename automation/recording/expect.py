@@ -23,7 +23,10 @@ Values may hold ``${params}``; secrets are refused (a check would show its value
 
 A text is found where it stands as words (:mod:`automation.browser.textmatch`): not
 inside a longer word, so "Saved" is not found in "Unsaved changes", nor "Order 100" in
-"Order 1001".  The same rule is the export's and the ``wait_for`` action's.
+"Order 1001".  The same rule is the export's and the ``wait_for`` action's.  What a page
+shows is what a person could see there (:mod:`automation.browser.seen`: not transparent,
+off the page's edge nor in a frame nobody sees), the rule ``wait_for`` and the snapshot
+follow too.
 """
 
 from __future__ import annotations
@@ -31,14 +34,13 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Frame
 
 from automation.browser.effect import TOGGLE_STATE_JS
 from automation.browser.identity import ElementIdentity, locate, still_parsing, wait_parsed
+from automation.browser.seen import count_rows, fold, page_text, shows_text
 from automation.browser.textmatch import words
 from automation.budget import Budget
 from automation.errors import BudgetExceeded, CheckFailed, ScenarioInvalid
@@ -60,7 +62,6 @@ __all__ = [
     "validate",
 ]
 
-EXPECT_JS = f"(args) => ({Path(__file__).with_name('expect.js').read_text(encoding='utf-8')})(args)"
 
 # kind -> the args it needs (besides "kind")
 KINDS: dict[str, tuple[str, ...]] = {
@@ -88,20 +89,6 @@ _SECRET = re.compile(r"\$\{(?:SECRET|TOTP):", re.IGNORECASE)
 _POLL_S = (0.0, 0.1, 0.2, 0.3, 0.5)  # then every 0.5 s
 _LAST_READ_MS = 800  # a read and its answer fit in this much of the budget
 _TEXT_JS = "(e) => e.innerText || e.textContent || ''"
-# Whether a frame's element is drawn where a person sees it (see _seen_frames).
-_FRAME_SEEN_JS = """(e) => {
-  if (!e.checkVisibility({ visibilityProperty: true, opacityProperty: true })) return false;
-  const box = e.getBoundingClientRect();
-  if (box.width <= 1 || box.height <= 1) return false;
-  if (box.right + scrollX <= 0 || box.bottom + scrollY <= 0) return false;
-  for (let a = e.parentElement; a; a = a.parentElement) {
-    const r = a.getBoundingClientRect();
-    if (r.width > 1 && r.height > 1) continue;
-    const style = getComputedStyle(a);
-    if (style.overflowX !== "visible" || style.overflowY !== "visible") return false;
-  }
-  return true;
-}"""
 VALUE_JS = """(e) => {
   if (e.tagName === "SELECT") return Array.from(e.selectedOptions, (o) => o.label).join(", ");
   if (e.isContentEditable) return e.innerText;
@@ -218,8 +205,7 @@ async def _once(
         url = tab.page.url
         return args["url"] in url, f"the address is {url!r}"
     if kind in ("text_visible", "text_hidden"):
-        text = await page_text(tab, budget)
-        shown = shows(text, args["text"])
+        shown = await shows_text(tab, args["text"], budget)
         if kind == "text_visible":
             return shown, "it is not shown"
         return not shown, "it is shown"
@@ -264,54 +250,6 @@ async def _download(tab: Tab, args: dict[str, Any]) -> tuple[bool, str]:
         return False, f"the download {last.name!r} can't be read: {exc.strerror or exc}"
 
 
-async def _seen_frames(tab: Tab, budget: Budget) -> list[Frame]:
-    """The page's frames a person sees: each frame element, and each of its ancestors'
-    up to the page, drawn (not hidden, transparent, of no size, off the page's top or
-    left, nor in a box clipped to nothing, as a collapsed panel)."""
-    seen = []
-    for frame in tab.page.frames:
-        at: Frame | None = frame
-        try:
-            while at is not None and at.parent_frame is not None:
-                element = await budget.run(at.frame_element())
-                try:
-                    if not await budget.run(element.evaluate(_FRAME_SEEN_JS)):
-                        break
-                finally:
-                    await _dispose(element)
-                at = at.parent_frame
-        except PlaywrightError:
-            continue  # a frame that went away shows nothing
-        if at is None or at.parent_frame is None:
-            seen.append(frame)
-    return seen
-
-
-async def page_text(tab: Tab, budget: Budget, *, messages: bool = True) -> str:
-    """The visible text of the page and its frames, case and spaces folded (without its
-    status and alert messages, unless ``messages``)."""
-    parts = []
-    for frame in await _seen_frames(tab, budget):
-        try:
-            args = {"op": "text", "messages": messages}
-            parts.append(str(await budget.run(frame.evaluate(EXPECT_JS, args))))
-        except PlaywrightError:
-            continue  # a frame that went away shows nothing
-    return fold(" ".join(parts))
-
-
-async def count_rows(tab: Tab, text: str, budget: Budget) -> int:
-    """How many visible rows (innermost table rows or list items) show ``text`` as words."""
-    total = 0
-    for frame in await _seen_frames(tab, budget):
-        try:
-            rows = {"op": "rows", "pattern": words(text)}
-            total += int(await budget.run(frame.evaluate(EXPECT_JS, rows)))
-        except PlaywrightError:
-            continue
-    return total
-
-
 async def _dispose(element: Any) -> None:
     try:
         await element.dispose()
@@ -337,8 +275,3 @@ def shows(text: str, wanted: str) -> bool:
 
 def _norm(text: str) -> str:
     return " ".join(text.split())
-
-
-def fold(text: str) -> str:
-    """Text as checks compare it: spaces squeezed, case folded."""
-    return _norm(text).casefold()

@@ -1,15 +1,21 @@
 """What an outcome check sees of a page, in a real browser: only what a person sees there.
 Text drawn where no one sees it (off the page, transparent, clipped to nothing, a
 screen-reader-only line) is not seen; nor is a value waiting in a field one types into,
-which is there whether or not anything came of typing it (a read-only field's is)."""
+which is there whether or not anything came of typing it (a read-only field's is).
+``wait_for`` sees the same (automation.browser.seen)."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Iterator
+
 import pytest
 
-from automation import Tab
+from automation import Budget, Tab
+from automation.errors import ActionFailed, BudgetExceeded, CheckFailed
 from automation.recording import expect
 from tests.bounds import room
+from tests.net import QuietHandler, loopback_app
 
 PAGE = """<main><ul>
 <li>Acme</li>
@@ -72,3 +78,78 @@ async def test_a_frame_nobody_sees_shows_nothing(tab: Tab, fixture_url: str, hid
         await at.wait_for_function("() => document.body?.textContent", polling=50)
         assert ("payment received" in await expect.page_text(tab, room())) is seen
         assert await expect.count_rows(tab, "Payment received", room()) == int(seen)
+
+
+# Pages served from loopback, each a case: (its body, whether a person sees "Saved" there).
+SAVED = "<p>Saved</p>"
+FRAMES = {
+    "/inner": SAVED,
+    "/outer": '<h2>Outer</h2><iframe src="/inner"></iframe>',
+    "/outer-hiding": '<h2>Outer</h2><iframe src="/inner" style="visibility: hidden"></iframe>',
+}
+SEEN_CASES = {
+    "plain": (SAVED, True),
+    "below the fold": ('<div style="height: 3000px"></div>' + SAVED, True),
+    "in a frame": ('<iframe src="/inner"></iframe>', True),
+    "in a frame in a frame": ('<iframe src="/outer"></iframe>', True),
+    "in a hidden frame": ('<iframe src="/inner" style="visibility: hidden"></iframe>', False),
+    "transparent": ('<p style="opacity: 0">Saved</p>', False),
+    "off the left edge": ('<p style="position: absolute; left: -9999px">Saved</p>', False),
+    "in a 0 x 0 frame": ('<iframe src="/inner" width="0" height="0" frameborder="0">', False),
+    "in a frame in a transparent box": (
+        '<div style="opacity: 0"><iframe src="/inner"></iframe></div>',
+        False,
+    ),
+    "in a hidden frame in a frame": ('<iframe src="/outer-hiding"></iframe>', False),
+}
+
+
+class _Pages(QuietHandler):
+    def do_GET(self) -> None:
+        name = self.path.removeprefix("/case/").replace("%20", " ")
+        body = FRAMES.get(self.path) or SEEN_CASES.get(name, ("",))[0]
+        page = f"<!doctype html><title>Report</title><h1>Report</h1>{body}"
+        self.send(200 if body else 404, page.encode())
+
+
+@pytest.fixture(scope="module")
+def pages() -> Iterator[str]:
+    with loopback_app(_Pages) as base:
+        yield base
+
+
+@pytest.mark.parametrize("case", SEEN_CASES)
+async def test_wait_for_and_a_check_see_the_same(module_tab: Tab, pages: str, case: str) -> None:
+    """A toast drawn transparent, off the page, or in a frame nobody sees is not "Saved"
+    to either: a macro's wait_for passing where the replay's check then fails would be a
+    false green."""
+    tab, seen = module_tab, SEEN_CASES[case][1]
+    await tab.navigate(f"{pages}/case/{case}")  # (waits for "load": every frame's too)
+    assert any(["Saved" in await f.evaluate("document.body.textContent") for f in tab.page.frames])
+    visible = {"kind": "text_visible", "text": "Saved"}
+    if seen:
+        await tab.wait_for(text="Saved", budget=room())
+        await expect.check(tab, visible, None, budget=room())
+    else:
+        waited, checked = await asyncio.gather(
+            tab.wait_for(text="Saved", budget=Budget(1_000)),
+            expect.check(tab, visible, None, budget=Budget(1_500)),
+            return_exceptions=True,
+        )
+        assert isinstance(waited, (BudgetExceeded, ActionFailed)), waited
+        assert isinstance(checked, CheckFailed), checked
+        await tab.wait_for(text_gone="Saved", budget=room())
+        await expect.check(tab, {"kind": "text_hidden", "text": "Saved"}, None, budget=room())
+
+
+async def test_wait_for_waits_for_the_copy_a_person_sees(module_tab: Tab, pages: str) -> None:
+    """A toast in the page from the start, drawn transparent until the save is done."""
+    tab = module_tab
+    await tab.navigate(f"{pages}/case/plain")
+    await tab.page.set_content(
+        '<p id="toast" style="opacity: 0">Saved</p><script>setTimeout(() => {'
+        " toast.style.opacity = 1; window.shown = true; }, 1000)</script>"
+    )
+    await tab.wait_for(text="Saved", budget=room())
+    assert await tab.page.evaluate("window.shown === true")  # not the transparent copy
+    await expect.check(tab, {"kind": "text_visible", "text": "Saved"}, None, budget=room())

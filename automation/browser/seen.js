@@ -1,9 +1,6 @@
-// What an outcome check reads of one document: its text as a person sees it, and how many
-// rows show a text.  Open shadow roots and slots are read as they are drawn; what is not
-// drawn, or drawn where no one sees it, is not seen: display: none, visibility: hidden,
-// opacity: 0, hidden="until-found", a box clipped to nothing (no width or height and
-// overflow hidden, the 1 px of a screen-reader-only text), a box drawn off the page's top
-// or left (left: -9999px).
+// What a person sees of one document (the rule: visible.js): its text, how many rows show a
+// text, whether a text is seen.  Open shadow roots and slots are read as they are drawn;
+// what is not seen is not read, and hidden="until-found" shows its box, not what it holds.
 // A field's value is page text only where the field can't be typed into (read-only,
 // disabled): what a run typed into a field is there whether or not anything came of it.
 // A row counts its fields' values as the app wrote them (their value attribute).
@@ -11,27 +8,21 @@
 // Evaluated as (args) => ...:
 //   args.op "text": the document's visible text, spaces squeezed (at most max characters;
 //                   args.messages false: without the page's messages, MESSAGES below);
+//   args.op "finds": whether that text (all of it) shows args.pattern, a RegExp's source,
+//                   ignoring case (textmatch.words makes it);
 //   args.op "rows": how many visible rows (table rows, list items) show a text (where
-//                   args.pattern, a RegExp's source, finds it ignoring case), only the
-//                   innermost row counting when rows hold rows.
+//                   args.pattern finds it), only the innermost row counting when rows
+//                   hold rows;
+//   args.op "frame": whether args.element, a frame's element, is seen (its ancestors too).
 (args) => {
   const ROW = "tr, li, [role=row], [role=listitem], article";
   // What a page tells of what just happened (an error repeats what was typed, say).
   const MESSAGES = "[role=status], [role=alert], [aria-live=polite], [aria-live=assertive], output";
   const UNSEEN = new Set(["SCRIPT", "STYLE", "TEMPLATE", "NOSCRIPT", "HEAD"]);
+  const MAX_TEXT = 200000; // characters of a document's text read
   const norm = (t) => (t || "").replace(/\s+/g, " ").trim();
 
-  function shown(e) {
-    const drawn = e.checkVisibility({ visibilityProperty: true, opacityProperty: true }) &&
-      e.getClientRects().length > 0;
-    if (!drawn) return getComputedStyle(e).display === "contents";
-    if (e === document.documentElement || e === document.body) return true;  // the page itself
-    const box = e.getBoundingClientRect();
-    if (box.right + scrollX <= 0 || box.bottom + scrollY <= 0) return false;
-    if (box.width > 1 && box.height > 1) return true;  // (most boxes: no style to read)
-    const style = getComputedStyle(e);
-    return style.overflowX === "visible" && style.overflowY === "visible";
-  }
+  // @include visible.js
 
   function typable(e) {
     return !e.disabled && !e.readOnly;
@@ -51,7 +42,7 @@
       }
       if (n.nodeType !== 1 && n.nodeType !== 11) return;
       if (n.nodeType === 1) {
-        if (UNSEEN.has(n.tagName) || !shown(n)) return;
+        if (UNSEEN.has(n.tagName) || !seenHere(n)) return;
         if (!messages && n.matches(MESSAGES)) return;
         // hidden="until-found": drawn as a box, its contents not (until a search finds them).
         if (n.getAttribute("hidden") === "until-found") return;
@@ -98,11 +89,15 @@
   }
 
   if (args.op === "text") {
-    return seen(document.documentElement, args.max || 200000, false, args.messages !== false);
+    return seen(document.documentElement, args.max || MAX_TEXT, false, args.messages !== false);
   }
+  if (args.op === "finds") {
+    return new RegExp(args.pattern, "i").test(seen(document.documentElement, MAX_TEXT, false));
+  }
+  if (args.op === "frame") return seenFrame(args.element);
   if (args.op === "rows") {
     const want = new RegExp(args.pattern, "i");
-    const showing = rows().filter((r) => shown(r) && want.test(seen(r, 4000, true)));
+    const showing = rows().filter((r) => seenHere(r) && want.test(seen(r, 4000, true)));
     const inner = showing.filter((r) => !showing.some((o) => o !== r && r.contains(o)));
     return inner.length;
   }

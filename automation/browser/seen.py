@@ -1,0 +1,125 @@
+"""What a person looking at the page could see: one rule for every reader of the page.
+
+An element is seen when it is drawn (no ``display: none``, ``visibility: hidden`` nor
+``opacity: 0`` on it or an ancestor, and a box of its own), where scrolling can bring it
+into view (below the fold is seen; ``left: -9999px``, past the document's top or left edge
+where nothing scrolls, is not), not clipped to nothing (a box of 1 px or less hiding what
+overflows it: a screen-reader-only line, a collapsed panel), with its ancestors seen; and
+its frame is seen: the frame's element is seen by the same rule and has a size (a 0 x 0
+frame shows nothing), and so is every frame element above it.
+
+The rule is written once, in ``visible.js``; the ``wait_for`` action's text (here,
+:func:`wait_text`), the outcome checks (:mod:`automation.recording.expect`, through
+:func:`shows_text`, :func:`page_text`, :func:`count_rows`) both follow it, so a
+macro's ``wait_for "Saved"`` and a replay's ``text_visible "Saved"`` can't disagree about
+a toast drawn transparent.
+
+Playwright's "visible" (a non-empty box, no ``visibility: hidden``) is looser: it sees
+``opacity: 0`` and ``left: -9999px`` text, and judges an element in its own document only,
+so text in a hidden or 0 x 0 frame is "visible" to it.  Like it, the rule does not ask
+whether something else is drawn over the text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Frame
+
+from automation.browser.jsparts import joined
+from automation.browser.textmatch import words
+from automation.budget import Budget
+
+if TYPE_CHECKING:
+    from automation.browser.tab import Tab
+
+__all__ = ["SEEN_JS", "count_rows", "fold", "page_text", "seen_frames", "shows_text", "wait_text"]
+
+SEEN_JS = f"(args) => ({joined('seen.js', ['visible.js'])})(args)"
+_FRAME_JS = f"(element) => ({SEEN_JS})({{ op: 'frame', element }})"
+# wait_for reads the page again after each of these pauses, then every last one.
+_POLL_S = (0.0, 0.05, 0.1, 0.15, 0.25)
+
+
+async def seen_frames(tab: Tab, budget: Budget) -> list[Frame]:
+    """The page's frames a person sees: the main frame, and each frame whose element, and
+    every frame element above it, is seen."""
+    seen = []
+    for frame in tab.page.frames:
+        at: Frame | None = frame
+        try:
+            while at is not None and at.parent_frame is not None:
+                element = await budget.run(at.frame_element())
+                try:
+                    if not await budget.run(element.evaluate(_FRAME_JS)):
+                        break
+                finally:
+                    await _dispose(element)
+                at = at.parent_frame
+        except PlaywrightError:
+            continue  # a frame that went away shows nothing
+        if at is None or at.parent_frame is None:
+            seen.append(frame)
+    return seen
+
+
+async def shows_text(tab: Tab, text: str, budget: Budget) -> bool:
+    """Whether a frame a person sees shows ``text`` as words (case and spaces ignored)."""
+    finds = {"op": "finds", "pattern": words(text)}
+    for frame in await seen_frames(tab, budget):
+        try:
+            if await budget.run(frame.evaluate(SEEN_JS, finds)):
+                return True
+        except PlaywrightError:
+            continue  # a frame that went away (or moved to another page) shows nothing
+    return False
+
+
+async def wait_text(tab: Tab, text: str, *, shown: bool, budget: Budget) -> None:
+    """Read the page until ``text`` is seen (or, not ``shown``, seen nowhere); the
+    budget's BudgetExceeded when it never is."""
+    polls = iter(_POLL_S)
+    while True:
+        await budget.run(asyncio.sleep(next(polls, _POLL_S[-1])))
+        tab.core.check_alive()
+        if await shows_text(tab, text, budget) is shown:
+            return
+
+
+async def page_text(tab: Tab, budget: Budget, *, messages: bool = True) -> str:
+    """The text a person sees on the page and its frames, case and spaces folded (without
+    its status and alert messages, unless ``messages``)."""
+    parts = []
+    for frame in await seen_frames(tab, budget):
+        try:
+            args = {"op": "text", "messages": messages}
+            parts.append(str(await budget.run(frame.evaluate(SEEN_JS, args))))
+        except PlaywrightError:
+            continue  # a frame that went away shows nothing
+    return fold(" ".join(parts))
+
+
+async def count_rows(tab: Tab, text: str, budget: Budget) -> int:
+    """How many seen rows (innermost table rows or list items) show ``text`` as words."""
+    total = 0
+    for frame in await seen_frames(tab, budget):
+        try:
+            rows = {"op": "rows", "pattern": words(text)}
+            total += int(await budget.run(frame.evaluate(SEEN_JS, rows)))
+        except PlaywrightError:
+            continue
+    return total
+
+
+def fold(text: str) -> str:
+    """Text as checks compare it: spaces squeezed, case folded."""
+    return " ".join(text.split()).casefold()
+
+
+async def _dispose(element: Any) -> None:
+    try:
+        await element.dispose()
+    except PlaywrightError:
+        pass
