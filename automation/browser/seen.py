@@ -10,9 +10,10 @@ frame shows nothing), and so is every frame element above it.
 
 The rule is written once, in ``visible.js``; the ``wait_for`` action's text (here,
 :func:`wait_text`), the outcome checks (:mod:`automation.recording.expect`, through
-:func:`shows_text`, :func:`page_text`, :func:`count_rows`) both follow it, so a
-macro's ``wait_for "Saved"`` and a replay's ``text_visible "Saved"`` can't disagree about
-a toast drawn transparent.
+:func:`shows_text`, :func:`page_text`, :func:`count_rows`) and the snapshot's walk
+(``snapshot.js``, which leaves out the text, and the frames, nobody sees) all follow it,
+so a macro's ``wait_for "Saved"`` and a replay's ``text_visible "Saved"`` can't disagree
+about a toast drawn transparent.
 
 Playwright's "visible" (a non-empty box, no ``visibility: hidden``) is looser: it sees
 ``opacity: 0`` and ``left: -9999px`` text, and judges an element in its own document only,

@@ -105,6 +105,7 @@
     // @include snapshot_names.js
     // @include snapshot_lines.js
     // @include snapshot_brief.js
+    // @include visible.js
 
     // The "tabwright=" selector engine runs in Playwright's utility world (an element found
     // there is acted on without being carried across worlds), which shares the DOM with
@@ -211,7 +212,7 @@
       if (opts.reduced) return reduced(start, opts.maxChars || Infinity);
       const root = { role: "", kids: [] };
       try {
-        if (start) walk(start, root, "auto", true);
+        if (start) walk(start, root, "auto", true, true);
       } catch (e) {
         if (e !== OUT_OF_TIME) throw e;
         return { outOfTime: true, visited };
@@ -268,7 +269,11 @@
     }
 
     // Adds the element's node (or, for a structural element, its children) to `parent`.
-    function walk(el, parent, parentCursor, parentVisible) {
+    // `parentVisible`: in the accessibility tree; `parentSeen`: where a person could see
+    // it (visible.js).  Text is shown only where it is seen, and so is an element's line,
+    // but for controls (a styled checkbox's real input is transparent, its label drawn
+    // over it) and a frame, whose element must be seen for its walk to be shown.
+    function walk(el, parent, parentCursor, parentVisible, parentSeen) {
       if ((++visited & 255) === 0 && performance.now() > deadline) throw OUT_OF_TIME;
       const tag = el.tagName;
       if (SKIP.has(tag) || el.getAttribute("aria-hidden") === "true") return;
@@ -283,7 +288,11 @@
           visible = styleOf(el).visibility === "visible";
         }
       }
+      const frame = tag === "IFRAME" || tag === "FRAME";
+      const seen = visible && parentSeen && (inSelect || (frame ? seenFrameHere(el) : seenHere(el)));
+      if (frame && !seen) return;
       let role = visible ? roleOf(el) : null;
+      if (role && !seen && !INTERACTIVE.has(role)) role = null;
       let cursor = parentCursor;
       let clickable = false;
       if (visible) {
@@ -309,30 +318,30 @@
         node = { role, name, ctx, ref: knownRef(el, role, name, ctx), fresh: !byEl.has(el),
           kids: [], el, clickable, tag, gapBefore: parent.gap === true };
         parent.kids.push(node);
-        if (tag === "IFRAME" || tag === "FRAME") { node.frame = true; return; }
+        if (frame) { node.frame = true; return; }
         if (tag === "SELECT" || tag === "INPUT" || tag === "TEXTAREA") node.value = valueOf(el);
       }
       if (tag === "SLOT") {
         const assigned = el.assignedNodes({ flatten: true });
         if (assigned.length) {
-          for (const a of assigned) visit(a, node, cursor, visible);
+          for (const a of assigned) visit(a, node, cursor, visible, seen);
           return;
         }
       }
       const holder = el.shadowRoot || el;
-      for (let c = holder.firstChild; c; c = c.nextSibling) visit(c, node, cursor, visible);
+      for (let c = holder.firstChild; c; c = c.nextSibling) visit(c, node, cursor, visible, seen);
     }
 
     // Text joins the text before it as the page lays it out: with a space where there
     // was one, or where a block (a <div>, a table cell, an inline-block button) stood
     // between them; without one across inline elements ("<b>Bold</b>er" reads "Bolder").
-    function visit(c, node, cursor, visible) {
+    function visit(c, node, cursor, visible, seen) {
       const kids = node.kids;
       if (c.nodeType === 1) {
         if (endsInText(kids) && breaksText(c)) node.gap = true;
-        walk(c, node, cursor, visible);
+        walk(c, node, cursor, visible, seen);
         if (endsInText(kids) && breaksText(c)) node.gap = true;
-      } else if (c.nodeType === 3 && visible) {
+      } else if (c.nodeType === 3 && seen) {
         const text = c.data;
         if (!/\S/.test(text)) {
           node.gap = true;

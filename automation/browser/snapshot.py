@@ -90,7 +90,7 @@ REDUCED_PASS_SHARE = 0.5
 # one concept each.
 _PARTS = (
     "snapshot_names.js", "snapshot_lines.js", "snapshot_brief.js", "snapshot_roles.js",
-    "snapshot_context.js", "snapshot_reduced.js", "snapshot_changes.js",
+    "snapshot_context.js", "snapshot_reduced.js", "snapshot_changes.js", "visible.js",
 )  # fmt: skip
 
 

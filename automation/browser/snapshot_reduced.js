@@ -59,8 +59,9 @@
       if (SKIP.has(tag) || el.closest("[aria-hidden='true']")) return null;
       const inSelect = tag === "OPTION" || tag === "OPTGROUP";
       if (!inSelect && !el.checkVisibility({ visibilityProperty: true })) return null;
-      let role = roleOf(el);
       const frame = tag === "IFRAME" || tag === "FRAME";
+      if (frame && !seenFrame(el)) return null; // nobody sees the frame: nothing to show of it
+      let role = roleOf(el);
       if (!frame && !INTERACTIVE.has(role)) {
         if (role && role !== "generic") return null;
         if (!el.hasAttribute("onclick") && !(el.tabIndex >= 0 && el.hasAttribute("tabindex"))) {

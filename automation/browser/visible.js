@@ -1,6 +1,6 @@
-// What a person looking at the page could see: the one rule the outcome checks and
-// wait_for's text follow (automation/browser/seen.py says it in words).  Put where a
-// script's "@include visible.js" line stands (seen.js).
+// What a person looking at the page could see: the one rule the outcome checks, wait_for's
+// text and the snapshot follow (automation/browser/seen.py says it in words).  Put where
+// a script's "@include visible.js" line stands (seen.js, snapshot.js).
 //
 // An element is seen when it is drawn (no display: none, visibility: hidden nor opacity: 0
 // on it or an ancestor, and a box of its own), where scrolling can bring it into view (not

@@ -2,7 +2,7 @@
 Text drawn where no one sees it (off the page, transparent, clipped to nothing, a
 screen-reader-only line) is not seen; nor is a value waiting in a field one types into,
 which is there whether or not anything came of typing it (a read-only field's is).
-``wait_for`` sees the same (automation.browser.seen)."""
+``wait_for`` and the snapshot see the same (automation.browser.seen)."""
 
 from __future__ import annotations
 
@@ -119,10 +119,12 @@ def pages() -> Iterator[str]:
 
 
 @pytest.mark.parametrize("case", SEEN_CASES)
-async def test_wait_for_and_a_check_see_the_same(module_tab: Tab, pages: str, case: str) -> None:
+async def test_wait_for_a_check_and_the_snapshot_see_the_same(
+    module_tab: Tab, pages: str, case: str
+) -> None:
     """A toast drawn transparent, off the page, or in a frame nobody sees is not "Saved"
-    to either: a macro's wait_for passing where the replay's check then fails would be a
-    false green."""
+    to any of them: a macro's wait_for passing where the replay's check then fails (or
+    the agent reading it in its snapshot) would be a false green."""
     tab, seen = module_tab, SEEN_CASES[case][1]
     await tab.navigate(f"{pages}/case/{case}")  # (waits for "load": every frame's too)
     assert any(["Saved" in await f.evaluate("document.body.textContent") for f in tab.page.frames])
@@ -140,6 +142,7 @@ async def test_wait_for_and_a_check_see_the_same(module_tab: Tab, pages: str, ca
         assert isinstance(checked, CheckFailed), checked
         await tab.wait_for(text_gone="Saved", budget=room())
         await expect.check(tab, {"kind": "text_hidden", "text": "Saved"}, None, budget=room())
+    assert ("Saved" in (await tab.snapshot()).text) is seen
 
 
 async def test_wait_for_waits_for_the_copy_a_person_sees(module_tab: Tab, pages: str) -> None:
@@ -150,6 +153,8 @@ async def test_wait_for_waits_for_the_copy_a_person_sees(module_tab: Tab, pages:
         '<p id="toast" style="opacity: 0">Saved</p><script>setTimeout(() => {'
         " toast.style.opacity = 1; window.shown = true; }, 1000)</script>"
     )
+    assert "Saved" not in (await tab.snapshot()).text
     await tab.wait_for(text="Saved", budget=room())
     assert await tab.page.evaluate("window.shown === true")  # not the transparent copy
     await expect.check(tab, {"kind": "text_visible", "text": "Saved"}, None, budget=room())
+    assert "Saved" in (await tab.snapshot()).text
