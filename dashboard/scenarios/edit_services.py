@@ -17,7 +17,10 @@ from automation.recording.calls import check_calls
 from dashboard.models import Batch, BatchRow, Run, Scenario, Schedule
 from dashboard.scenarios import selectors as scenario_selectors
 
-__all__ = ["check_callers", "check_jobs", "check_no_live_replay", "keep_used_params", "touch"]
+__all__ = [
+    "ReplayLive", "check_callers", "check_jobs", "check_no_live_replay", "keep_used_params",
+    "params_misfit", "touch",
+]  # fmt: skip
 
 
 def keep_used_params(scenario: Scenario, document: fmt.Scenario) -> None:
@@ -39,11 +42,7 @@ def check_jobs(scenario: Scenario, params: Mapping[str, Any], *, used: Iterable[
     defaults = dict.fromkeys(used) | {n: (spec or {}).get("default") for n, spec in params.items()}
 
     def misfit(values: dict[str, Any]) -> str:
-        unknown = sorted(set(values) - set(defaults))
-        if unknown:
-            return f"gives the parameter {unknown[0]!r}, which it would no longer have"
-        needed = sorted(n for n, d in defaults.items() if d is None and not values.get(n))
-        return f"gives no value for {needed[0]!r}, which it would need" if needed else ""
+        return params_misfit(values, defaults, after=True)
 
     rows = BatchRow.objects.filter(
         batch__scenario=scenario, batch__status=Batch.Status.RUNNING, run__isnull=True
@@ -61,6 +60,20 @@ def check_jobs(scenario: Scenario, params: Mapping[str, Any], *, used: Iterable[
                                       hint="change or turn off the schedule first")  # fmt: skip
 
 
+def params_misfit(values: Mapping[str, Any], defaults: Mapping[str, Any], *, after: bool) -> str:
+    """How one replay's ``values`` do not fit the parameters ``defaults`` (each with its
+    default, None: none), in words: "gives the parameter 'who', which it no longer has"
+    (``after``: "which it would no longer have", once an edit is made); "" when they fit."""
+    unknown = sorted(set(values) - set(defaults))
+    if unknown:
+        has = "would no longer have" if after else "no longer has"
+        return f"gives the parameter {unknown[0]!r}, which it {has}"
+    needed = sorted(n for n, d in defaults.items() if d is None and not values.get(n))
+    if needed:
+        return f"gives no value for {needed[0]!r}, which it {'would need' if after else 'needs'}"
+    return ""
+
+
 def check_callers(scenario: Scenario) -> None:
     """The calls of ``scenario`` by other scenarios still hold after an edit of it: a
     parameter they give that it no longer has, or one it now needs, refuses the edit,
@@ -73,16 +86,39 @@ def check_callers(scenario: Scenario) -> None:
                             hint=f"change the call in {caller.name!r} first") from None  # fmt: skip
 
 
+class ReplayLive(ScenarioInvalid):
+    """An edit that renumbers a scenario's steps while a replay that runs them is live:
+    ``run_id`` names the replay."""
+
+    code = "replay_live"
+
+    def __init__(self, message: str, *, run_id: int, hint: str = "") -> None:
+        super().__init__(message, hint=hint)
+        self.run_id = run_id
+
+
 def check_no_live_replay(scenario: Scenario) -> None:
-    """A live replay reports its steps by index: renumbering them under it would put its
-    outcomes and heals on other steps."""
+    """A live replay reports its steps by index (dashboard.runs.sink), the steps of the
+    scenarios it calls and signs in with too: renumbering them under it would put its
+    outcomes and heals on other steps.  So a live replay of this scenario, or of one that
+    calls it or signs in with it (directly or through others), refuses the edit (ReplayLive,
+    naming the run); a batch or a schedule between replays does not (its next replay reads
+    the scenario as it is then)."""
+    users = scenario_selectors.scenario_users(scenario=scenario)
     # A queued replay reads the scenario when it starts: edits before then are its own.
-    live = Run.objects.filter(scenario=scenario, kind=Run.Kind.REPLAY, status__in=Run.LIVE).first()
-    if live is not None:
-        raise ScenarioInvalid(
-            f"run {live.pk} is replaying this scenario: stop it or let it finish before "
-            "moving or deleting steps"
-        )
+    live = (
+        Run.objects.filter(scenario_id__in=[scenario.pk, *users], kind=Run.Kind.REPLAY,
+                           status__in=Run.LIVE)
+        .select_related("scenario").order_by("pk").first()
+    )  # fmt: skip
+    if live is None:
+        return
+    what = "this scenario"
+    if live.scenario_id != scenario.pk and live.scenario is not None:
+        what = f"{live.scenario.name!r}, which {users[live.scenario_id]}"
+    raise ReplayLive(f"run {live.pk} is replaying {what}, and its replay finds steps by number",
+                     run_id=live.pk,
+                     hint="stop it or let it finish before moving or deleting steps")  # fmt: skip
 
 
 def touch(scenario_id: int, **fields: Any) -> None:

@@ -129,6 +129,27 @@ def scenario_signs_in_for(*, scenario: Scenario) -> QuerySet[Scenario]:
     return Scenario.objects.filter(login_scenario=scenario).order_by("name", "pk")
 
 
+def scenario_users(*, scenario: Scenario) -> dict[int, str]:
+    """The scenarios whose replays may replay ``scenario``'s steps: those that call it or
+    sign in with it, and those that call or sign in with one of them, by id, each with how
+    it comes to ("calls it", "signs in with 'Sign in', which calls it")."""
+    how: dict[int, str] = {}
+    todo = [(scenario.pk, "it")]
+    while todo:
+        reached, told = todo.pop(0)
+        users = [
+            *(("calls", pk, name) for pk, name in
+              Scenario.objects.filter(calls__callee_id=reached).values_list("pk", "name")),
+            *(("signs in with", pk, name) for pk, name in
+              Scenario.objects.filter(login_scenario_id=reached).values_list("pk", "name")),
+        ]  # fmt: skip
+        for verb, pk, name in users:
+            if pk != scenario.pk and pk not in how:
+                how[pk] = f"{verb} {told}"
+                todo.append((pk, f"{name!r}, which {how[pk]}"))
+    return how
+
+
 def scenario_data(*, scenario: Scenario) -> dict[str, Any]:
     """The stored scenario as the JSON its format reads, not yet checked: edits change
     this and check the result by reading it (``fmt.Scenario.from_dict``)."""

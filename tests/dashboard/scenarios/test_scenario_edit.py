@@ -17,6 +17,7 @@ from dashboard.models import IdentityHeal, Run, Scenario, ScenarioStep
 from dashboard.runs import services as run_services
 from dashboard.scenarios import call_services, selectors
 from dashboard.scenarios import services as scenario_services
+from dashboard.scenarios.edit_services import ReplayLive
 from dashboard.scenarios.forms import ReplayForm
 
 pytestmark = pytest.mark.django_db
@@ -230,6 +231,44 @@ def test_steps_keep_their_places_while_a_replay_of_them_is_live(
     run_services.run_set_status(run_id=run.pk, status=Run.Status.STOPPED)
     client.post(url(scenario, "steps/3/move"), {"direction": "up"})
     assert actions(scenario)[2:4] == ["check", "select_option"]
+
+
+def test_a_called_scenario_keeps_its_step_numbers_while_a_replay_that_reaches_it_is_live(
+    owner: Any, scenario: Scenario
+) -> None:
+    """A live replay finds the steps of the scenarios it calls and signs in with by their
+    numbers (its heals go to them so): a replay of a scenario that calls this one, through
+    another, or signs in with it, refuses moving or deleting its steps, naming the run and
+    how it comes to this scenario."""
+
+    def calling(name: str, callee: str) -> Scenario:
+        call = {"action": "call", "args": {"scenario": callee, "params": {}}}
+        data = {**shop(), "name": name, "params": {}, "steps": [call]}
+        return scenario_services.scenario_import(owner=owner, data=data)
+
+    checkout = calling("Checkout", "Sign in to the shop")
+    weekly = calling("Weekly", "Checkout")
+    orders = scenario_services.scenario_import(owner=owner, data={**shop(), "name": "Orders"})
+    call_services.login_set(scenario=orders, login_id=scenario.pk)
+    before = stored(scenario)
+    for replayed, how in [
+        (weekly, "'Weekly', which calls 'Checkout', which calls it"),
+        (orders, "'Orders', which signs in with it"),
+    ]:
+        live = Run.objects.create(owner=owner, kind=Run.Kind.REPLAY, scenario=replayed,
+                                  planner="replay", status=Run.Status.PAUSED)  # fmt: skip
+        for edit in (
+            lambda: scenario_services.scenario_step_move(scenario=scenario, index=2, to=1),
+            lambda: scenario_services.scenario_step_delete(scenario=scenario, index=1),
+        ):
+            with pytest.raises(ReplayLive, match=f"run {live.pk} is replaying {how}") as refusal:
+                edit()
+            assert refusal.value.run_id == live.pk and refusal.value.code == "replay_live"
+        assert stored(scenario) == before
+        run_services.run_set_status(run_id=live.pk, status=Run.Status.SUCCEEDED)
+    Run.objects.create(owner=owner, kind=Run.Kind.REPLAY, scenario=checkout, planner="replay")
+    scenario_services.scenario_step_move(scenario=scenario, index=2, to=1)  # queued: goes
+    assert actions(scenario)[1:3] == ["select_option", "fill"]
 
 
 def test_deleting_a_step_closes_the_gap_and_drops_its_unused_parameter(
