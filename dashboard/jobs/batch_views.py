@@ -10,12 +10,14 @@ import unicodedata
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST, require_safe
 
+from automation.errors import ScenarioInvalid
 from dashboard.jobs import batches, services
 from dashboard.jobs import selectors as job_selectors
 from dashboard.jobs.forms import BatchForm
@@ -91,9 +93,19 @@ async def batch_stop(request: HttpRequest, batch_id: int) -> HttpResponse:
 @require_POST
 async def batch_retry(request: HttpRequest, batch_id: int) -> HttpResponse:
     batch = await _owned(request, batch_id)
-    await sync_to_async(services.batch_retry_failed)(batch=batch)
-    await batches.advance(batch.pk)
+    if await sync_to_async(_retry)(request, batch):
+        await batches.advance(batch.pk)
     return redirect("batch_detail", batch_id=batch.pk)
+
+
+def _retry(request: HttpRequest, batch: Batch) -> bool:
+    """Its failed rows wait again; else the batch page says why not."""
+    try:
+        services.batch_retry_failed(batch=batch)
+    except ScenarioInvalid as exc:
+        messages.error(request, f"The failed rows were not tried again: {exc}")
+        return False
+    return True
 
 
 async def _owned(request: HttpRequest, batch_id: int) -> Batch:

@@ -9,8 +9,9 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from automation.errors import ActionInvalid
+from automation.errors import ActionInvalid, ScenarioInvalid
 from dashboard.engineconf import heal_model_refusal
+from dashboard.jobs import selectors as job_selectors
 from dashboard.models import (
     Batch,
     BatchRow,
@@ -21,6 +22,8 @@ from dashboard.models import (
     signin_refusal,
 )
 from dashboard.runs.services import run_stop_queued
+from dashboard.scenarios import selectors as scenario_selectors
+from dashboard.scenarios.edit_services import params_misfit
 from dashboard.scenarios.services import replay_run_create
 
 # -- batches: a scenario replayed once per row of values --------------------------------
@@ -120,9 +123,24 @@ def batch_stop(*, batch: Batch) -> list[int]:
 def batch_retry_failed(*, batch: Batch) -> int:
     """The rows whose replay failed or was stopped, and those never started, wait for a
     new replay (their earlier ones are kept); the batch runs again.  Returns how many
-    rows wait now."""
+    rows wait now.  Their values are checked against the scenario as it is now (it may
+    have been edited since the batch was done): a row that gives a parameter it no longer
+    has, or none for one it needs, refuses the retry (ScenarioInvalid, naming the row and
+    the parameter), as starting a batch of such rows is refused."""
     with transaction.atomic():
-        locked = Batch.objects.select_for_update().get(pk=batch.pk)
+        locked = Batch.objects.select_for_update().select_related("scenario").get(pk=batch.pk)
+        again = locked.rows.filter(
+            Q(run__isnull=True) | Q(run__status__in=(Run.Status.FAILED, Run.Status.STOPPED))
+        )
+        document = scenario_selectors.scenario_document(scenario=locked.scenario)
+        defaults = job_selectors.scenario_param_defaults(document=document)
+        for index, values in again.order_by("index").values_list("index", "params"):
+            why = params_misfit(values if isinstance(values, dict) else {}, defaults, after=False)
+            if why:
+                raise ScenarioInvalid(
+                    f"row {index} {why}: the scenario changed since the batch ran",
+                    hint="start a new batch with rows that fit the scenario as it is now",
+                )
         locked.rows.filter(run__status__in=(Run.Status.FAILED, Run.Status.STOPPED)).update(run=None)
         waiting = locked.rows.filter(run__isnull=True).count()
         if waiting:

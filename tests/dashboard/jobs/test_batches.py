@@ -24,6 +24,7 @@ from dashboard.jobs.batchfile import BatchFileInvalid, read_rows
 from dashboard.models import Batch, BatchRow, Run, Scenario, ScheduleFiring
 from dashboard.runs import services as run_services
 from dashboard.runs.runner import RunManager, runner
+from dashboard.scenarios import selectors as scenario_selectors
 from dashboard.scenarios import services as scenario_services
 from tests.dashboard.api.test_api import api, refused, token_of
 from tests.dashboard.conftest import Runs
@@ -423,6 +424,42 @@ def test_retry_is_offered_only_with_a_row_to_retry(
     html = page.get(f"/batches/{batch.pk}/").content.decode()
     form = re.search(r'<form [^>]*id="batch-retry-form"[^>]*>', html)
     assert form is not None and ("hidden" not in form.group(0)) == offered
+
+
+def test_failed_rows_are_not_tried_again_with_a_parameter_the_scenario_lost(
+    owner: Any, scenario: Scenario
+) -> None:
+    """A batch is done, its second row failed; the scenario's owner then deletes the step
+    that waits for the greeting (a batch done gives no value any more: the edit goes), and
+    ``greet`` is no parameter of it now.  Retrying the row would replay it with a value for
+    a parameter it does not have: refused on the page and over the API, naming the row
+    and the parameter, as a batch of such rows is; nothing waits again."""
+    rows = [{"page": "form.html", "name": n, "greet": n} for n in ("Ada", "Bob")]
+    batch = job_services.batch_create(owner=owner, scenario=scenario, rows=rows, base_url="",
+                                      concurrency=1)  # fmt: skip
+    for row in batch.rows.order_by("index"):
+        row.run = run_services.run_create(owner=owner, task="t", start_url="", planner="rules")
+        row.save(update_fields=["run"])
+        status = Run.Status.FAILED if row.index == 2 else Run.Status.SUCCEEDED
+        Run.objects.filter(pk=row.run.pk).update(status=status)
+    Batch.objects.filter(pk=batch.pk).update(status=Batch.Status.DONE)
+    page = Client()
+    page.force_login(owner)
+    wait = scenario.steps.get(index=4)
+    page.post(f"/scenarios/{scenario.pk}/steps/4/delete", {"step_id": wait.pk})
+    assert "greet" not in selectors.scenario_param_defaults(
+        document=scenario_selectors.scenario_document(scenario=scenario)
+    )
+
+    answer = page.post(f"/batches/{batch.pk}/retry", follow=True)
+    said = "row 2 gives the parameter &#x27;greet&#x27;, which it no longer has"
+    assert said in answer.content.decode()
+    token = token_of(owner)
+    answer = page.post(f"/api/batches/{batch.pk}/retry", HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert "'greet'" in refused(answer, 400, "scenario_invalid")["message"]
+    batch.refresh_from_db()
+    assert batch.status == Batch.Status.DONE
+    assert not batch.rows.filter(run__isnull=True).exists()  # nothing waits again
 
 
 @pytest.mark.django_db(transaction=True)
