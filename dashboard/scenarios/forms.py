@@ -160,6 +160,10 @@ class ScenarioEditForm(forms.Form):
     )
 
 
+STEP_GONE = ("That step is gone, or has no element (changed in another tab?): "
+             "choose the step again.")  # fmt: skip
+
+
 class CheckForm(forms.Form):
     """A new check of a scenario's outcome: of the page, or of the element of a step."""
 
@@ -178,8 +182,10 @@ class CheckForm(forms.Form):
     count = forms.IntegerField(label="Rows", required=False, min_value=0, max_value=10_000)
     url = forms.CharField(label="Address part", required=False, max_length=2_000)
     value = forms.CharField(label="Value", required=False, max_length=1_000, strip=False)
+    # Its choices are steps by id (a page shown before the steps moved means the same one).
     step = forms.TypedChoiceField(label="Element of step", required=False, coerce=int,
-                                  empty_value=None)  # fmt: skip
+                                  empty_value=None,
+                                  error_messages={"invalid_choice": STEP_GONE})  # fmt: skip
 
     def __init__(self, *args: Any, element_steps: list[tuple[int, str]], **kwargs: Any) -> None:
         kwargs.setdefault("prefix", "check")

@@ -130,20 +130,22 @@ def scenario_from_run(
 
 
 def scenario_check_add(
-    *, scenario: Scenario, args: Mapping[str, Any], like_step: int | None = None
+    *, scenario: Scenario, args: Mapping[str, Any], like_step_id: int | None = None
 ) -> None:
-    """Add an expect check at the end: of the page, or (``like_step``) of the element of
-    that step, found by its identity.  Refused whole (ScenarioInvalid) if it can't be read."""
+    """Add an expect check at the end: of the page, or (``like_step_id``) of the element
+    of that step (by its id: the step a page showed, wherever it moved since), found by its
+    identity.  Refused whole (ScenarioInvalid) if it can't be read, or that step is gone."""
     with transaction.atomic():
         data = scenario_selectors.scenario_data(scenario=_locked(scenario))
         check_no_live_replay(scenario)
         check: dict[str, Any] = {"action": fmt.EXPECT, "args": dict(args)}
-        if like_step is not None:
-            _check_index(data, like_step)
-            source = data["steps"][like_step]
-            if not source.get("identity"):
-                raise ScenarioInvalid(f"step {like_step} has no element to check")
-            check["identity"] = source["identity"]
+        if like_step_id is not None:
+            source = scenario.steps.filter(pk=like_step_id).first()
+            if source is None:
+                raise ScenarioInvalid("the step whose element it checks was deleted since")
+            if not source.identity:
+                raise ScenarioInvalid(f"step {source.index} has no element to check")
+            check["identity"] = source.identity
         data["steps"].append(check)
         document = fmt.Scenario.from_dict(data)
         ScenarioStep.objects.create(

@@ -153,16 +153,12 @@ def _detail_page(
     outcomes = {step.pk: key for key, _label, rows in report for step in rows}
     rows = [_step_row(step, document, bound, outcomes, is_owner=is_owner) for step in steps]
     choices = call_choices(scenario)
-    element_steps = [
-        (i, f"step {i}: {s.describe()}")
-        for i, s in enumerate(document.steps)
-        if s.identity is not None and not s.is_check
-    ]
     scenario_schedules = scenario.schedules.select_related("llm_profile").order_by("pk")
     context = {
         "scenario": scenario,
         "is_owner": is_owner,
-        "check_form": bound.get("check") or CheckForm(element_steps=element_steps),
+        "check_form": bound.get("check")
+        or CheckForm(element_steps=_element_steps(steps, document)),
         "checks": [row for row in rows if row.step.action == "expect"],
         "form": bound.get("replay") or ReplayForm(document=document, user=request.user),
         "edit_form": bound.get("edit")
@@ -190,6 +186,16 @@ def _detail_page(
         "handler_typed": bound.get("handler"),  # a refused new handler's words
     }
     return render(request, "scenarios/detail.html", context, status=status)
+
+
+def _element_steps(steps: list[ScenarioStep], document: Document) -> list[tuple[int, str]]:
+    """The steps whose element a check may be of, by id (a page shown before a step moved
+    in another tab still means that step), as the page names them."""
+    return [
+        (step.pk, f"step {i}: {s.describe()}")
+        for i, (step, s) in enumerate(zip(steps, document.steps, strict=True))
+        if s.identity is not None and not s.is_check
+    ]
 
 
 def _schedule_row(schedule: Schedule) -> dict[str, Any]:
@@ -440,15 +446,12 @@ def scenario_check_add(request: HttpRequest, scenario_id: int) -> HttpResponse:
     """Add a check of the scenario's outcome (of the page, or of a step's element)."""
     scenario = _owned(request, scenario_id)
     document = scenario_selectors.scenario_document(scenario=scenario)
-    element_steps = [
-        (i, s.describe()) for i, s in enumerate(document.steps)
-        if s.identity is not None and not s.is_check
-    ]  # fmt: skip
-    form = CheckForm(request.POST, element_steps=element_steps)
+    steps = list(scenario.steps.order_by("index"))
+    form = CheckForm(request.POST, element_steps=_element_steps(steps, document))
     if form.is_valid():
         try:
             services.scenario_check_add(
-                scenario=scenario, args=form.args(), like_step=form.like_step()
+                scenario=scenario, args=form.args(), like_step_id=form.like_step()
             )
         except ScenarioInvalid as exc:
             form.add_error(None, str(exc))

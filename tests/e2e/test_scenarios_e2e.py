@@ -380,3 +380,32 @@ async def import_sign_up(page: Page, server: Server, tmp_path: Path) -> str:
     await page.get_by_role("button", name="Import").click()
     await expect(page.get_by_role("heading", name="Sign up people", exact=True)).to_be_visible()
     return page.url
+
+
+async def test_a_tab_shown_before_the_steps_moved_adds_its_check_to_the_step_it_showed(
+    page: Page, server: Server, tmp_path: Path
+) -> None:
+    """This tab's "Add a check" offers the element of step 1, the Name field; in another
+    tab the person moves the Email step above it.  The check this tab then adds is of the
+    Name field, as chosen, never of whatever is step 1 now."""
+    await log_in(page, server)
+    checked = {**sign_up(server.base_url), "name": "Sign up (checked)"}
+    scenario_url = await _import(page, server, tmp_path / "checked.json", checked)
+    await page.get_by_text("Add a check").click()
+    form = page.locator("#add-check")
+    await form.get_by_label("Check").select_option(label="the step's element shows a value")
+    name_step = await form.locator("option", has_text="Name").text_content()
+    await form.get_by_label("Element of step").select_option(label=name_step)
+    await form.get_by_label("Value", exact=True).fill("Ada")
+
+    other = await page.context.new_page()
+    await other.goto(scenario_url)
+    await other.get_by_role("button", name="Move step 2 up").click()
+    await expect(other.get_by_role("status")).to_contain_text("it is step 1 now")
+    await other.close()
+
+    await form.get_by_role("button", name="Add check").click()
+    await expect(page.get_by_role("status")).to_contain_text("Check added")
+    checks = page.get_by_test_id("checks")
+    await expect(checks).to_contain_text("Name")
+    await expect(checks).not_to_contain_text("Email")

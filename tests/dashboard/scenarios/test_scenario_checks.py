@@ -118,12 +118,16 @@ def test_checks_are_added_and_edited_on_the_scenario_page(owner: Any, stranger: 
     url = f"/scenarios/{scenario.pk}/checks"
     ok = client.post(url, {"check-kind": "text_visible", "check-text": "1 item left"})
     assert ok.status_code == 302
-    ok = client.post(url, {"check-kind": "checked", "check-step": "2"})
+    box, page_step = (scenario.steps.get(index=i).pk for i in (2, 0))  # a step by its id
+    ok = client.post(url, {"check-kind": "checked", "check-step": box})
     assert ok.status_code == 302
     for bad, error in [
         ({"check-kind": "rows", "check-text": "Buy milk"}, "needs its rows"),
         ({"check-kind": "checked"}, "Choose the step"),
-        ({"check-kind": "value", "check-step": "0", "check-value": "x"}, "Select a valid choice"),
+        (
+            {"check-kind": "value", "check-step": page_step, "check-value": "x"},
+            "choose the step again",
+        ),
         ({"check-kind": "text_visible", "check-text": "${SECRET:PW}"}, "can&#x27;t hold a secret"),
     ]:
         response = client.post(url, bad)
