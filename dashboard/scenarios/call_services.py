@@ -125,14 +125,48 @@ def scenario_name_free(*, scenario: Scenario, name: str) -> None:
         )
 
 
-def scenario_rename(*, scenario: Scenario, name: str, description: str | None = None) -> None:
-    """Rename the scenario (and, given, change its description): the one way a stored
-    name changes, so that the scenarios that call it call it by its new name."""
-    name = scenario_name_clean(name)
+class SettingsChanged(ScenarioInvalid):
+    """A scenario's name or description written from a page shown before another tab
+    changed it to something else: ``field`` names which, ``now`` what it is now."""
+
+    code = "settings_changed"
+
+    def __init__(self, message: str, *, field: str, now: str, hint: str = "") -> None:
+        super().__init__(message, hint=hint)
+        self.field = field
+        self.now = now
+
+
+def same_text(a: str, b: str) -> bool:
+    """Whether two values of a text field are the same as a form sends them back (its line
+    breaks as CRLF, the spaces around it dropped)."""
+    return a.replace("\r\n", "\n").strip() == b.replace("\r\n", "\n").strip()
+
+
+def scenario_rename(
+    *, scenario: Scenario, name: str | None = None, description: str | None = None,
+    shown: Mapping[str, str] | None = None,
+) -> None:  # fmt: skip
+    """Rename the scenario and (each given) change its description: the one way a stored
+    name changes, so that the scenarios that call it call it by its new name.  ``shown``:
+    what the person's page showed of the fields given; one changed since to something else
+    (in another tab) refuses the save (SettingsChanged), rather than write over it."""
     with transaction.atomic():
         locked = Scenario.objects.select_for_update().get(pk=scenario.pk)
+        given = {"name": name, "description": description}
+        for field, value in given.items():
+            now, was = getattr(locked, field), (shown or {}).get(field)
+            if value is None or was is None or same_text(now, was) or same_text(now, value):
+                continue
+            raise SettingsChanged(
+                f"the {field} was changed to {now!r} since this page was shown (in another "
+                "tab?); nothing was saved",
+                field=field, now=now, hint=f"keep the {field} or write yours again, and save",
+            )  # fmt: skip
+        name = locked.name if name is None else scenario_name_clean(name)
         data = scenario_selectors.scenario_data(scenario=locked)
-        fmt.Scenario.from_dict({**data, "name": name, "description": description or ""})
+        new_description = locked.description if description is None else description
+        fmt.Scenario.from_dict({**data, "name": name, "description": new_description})
         old = locked.name
         if old != name:
             scenario_name_free(scenario=locked, name=name)

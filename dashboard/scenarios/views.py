@@ -422,16 +422,22 @@ def scenario_step_param(request: HttpRequest, scenario_id: int, index: int) -> H
 @login_required
 @require_POST
 def scenario_edit(request: HttpRequest, scenario_id: int) -> HttpResponse:
-    """Rename the scenario and change its description."""
+    """Rename the scenario and change its description: only what the person changed on
+    the page (``shown-<field>``: what it showed), so that a page shown before another tab
+    renamed it does not name it back; a field changed in both is refused, as typed."""
     scenario = _owned(request, scenario_id)
     form = ScenarioEditForm(request.POST)
     if form.is_valid():
+        fields = ("name", "description")
+        shown = {f: str(request.POST[f"shown-{f}"]) for f in fields if f"shown-{f}" in request.POST}
+        changed = {
+            f: form.cleaned_data[f] for f in fields
+            if f not in shown or not call_services.same_text(form.cleaned_data[f], shown[f])
+        }  # fmt: skip
         try:
-            call_services.scenario_rename(
-                scenario=scenario,
-                name=form.cleaned_data["name"],
-                description=form.cleaned_data["description"],
-            )
+            call_services.scenario_rename(scenario=scenario, shown=shown, **changed)
+        except call_services.SettingsChanged as exc:
+            form.add_error(exc.field, str(exc))
         except ScenarioInvalid as exc:
             form.add_error("name", str(exc))
         else:

@@ -409,3 +409,40 @@ async def test_a_tab_shown_before_the_steps_moved_adds_its_check_to_the_step_it_
     checks = page.get_by_test_id("checks")
     await expect(checks).to_contain_text("Name")
     await expect(checks).not_to_contain_text("Email")
+
+
+async def test_settings_shown_before_a_rename_in_another_tab_do_not_name_it_back(
+    page: Page, server: Server, tmp_path: Path
+) -> None:
+    """Both tabs show the Settings.  The other tab renames the scenario; this one, shown
+    before, only writes a description: it is saved and the new name stays.  The other tab
+    then writes a description of its own over this one's, which it never saw: refused,
+    saying what it is now, and the form keeps what was typed."""
+    await log_in(page, server)
+    named = {**sign_up(server.base_url), "name": "Sign up (named)"}
+    scenario_url = await _import(page, server, tmp_path / "named.json", named)
+    settings = "Settings: name, login scenario, delete"
+    await page.get_by_text(settings).click()
+    other = await page.context.new_page()
+    await other.goto(scenario_url)
+    await other.get_by_text(settings).click()
+    await other.get_by_label("Name", exact=True).fill("Nightly sign-up (named)")
+    await other.get_by_role("button", name="Save name and description").click()
+    await expect(other.get_by_role("status")).to_contain_text("Name and description saved.")
+
+    await page.get_by_label("Description").fill("Adds Ada every night.")
+    await page.get_by_role("button", name="Save name and description").click()
+    await expect(page.get_by_role("status")).to_contain_text("Name and description saved.")
+    heading = page.get_by_role("heading", name="Nightly sign-up (named)", exact=True)
+    await expect(heading).to_be_visible()
+
+    await other.get_by_text(settings).click()
+    await other.get_by_label("Description").fill("Signs up Grace.")
+    await other.get_by_role("button", name="Save name and description").click()
+    edit = other.locator("#scenario-edit")
+    await expect(edit).to_contain_text("the description was changed to 'Adds Ada every night.'")
+    await expect(edit.get_by_label("Description")).to_have_value("Signs up Grace.")
+    await page.reload()
+    await page.get_by_text(settings).click()
+    await expect(page.get_by_label("Description")).to_have_value("Adds Ada every night.")
+    await other.close()

@@ -142,6 +142,32 @@ def test_a_bad_name_is_refused_and_kept_in_the_form(
     assert stored(scenario) == before
 
 
+def test_settings_from_a_page_shown_before_another_rename_keep_that_rename(
+    scenario: Scenario, client: Client
+) -> None:
+    """Two tabs show the settings.  One renames the scenario; the other, shown before,
+    changes only the description: that is saved, and the name stays (its callers' steps
+    with it).  A name changed in both is refused, naming what it is now, as typed."""
+    shown = {"shown-name": scenario.name, "shown-description": scenario.description}
+    client.post(url(scenario, "edit"), {**shown, "name": "Nightly sign-in",
+                                        "description": scenario.description})  # fmt: skip
+    stale = {**shown, "name": shown["shown-name"], "description": "Ada signs in\r\nat 7."}
+    assert client.post(url(scenario, "edit"), stale).status_code == 302
+    scenario.refresh_from_db()
+    assert (scenario.name, scenario.description) == ("Nightly sign-in", "Ada signs in\r\nat 7.")
+    before = stored(scenario)
+    both = {**shown, "name": "Morning sign-in", "description": "Ada signs in\nat 7."}
+    refused = client.post(url(scenario, "edit"), both)
+    page = page_of(refused)
+    assert refused.status_code == 400 and "changed to &#x27;Nightly sign-in&#x27;" in page
+    assert 'value="Morning sign-in"' in page  # what was typed, for another try
+    assert stored(scenario) == before
+    with pytest.raises(call_services.SettingsChanged) as refusal:
+        call_services.scenario_rename(scenario=scenario, description="x",
+                                      shown={"description": "The weekly check"})  # fmt: skip
+    assert refusal.value.code == "settings_changed" and refusal.value.field == "description"
+
+
 def test_the_rename_service_refuses_an_empty_name(scenario: Scenario) -> None:
     with pytest.raises(ScenarioInvalid, match="needs a name"):
         call_services.scenario_rename(scenario=scenario, name="  ")
