@@ -446,3 +446,43 @@ async def test_settings_shown_before_a_rename_in_another_tab_do_not_name_it_back
     await page.get_by_text(settings).click()
     await expect(page.get_by_label("Description")).to_have_value("Adds Ada every night.")
     await other.close()
+
+
+async def test_a_called_scenarios_steps_stay_put_while_its_callers_replay_waits_inside_it(
+    page: Page, server: Server, tmp_path: Path
+) -> None:
+    """A replay of "Nightly sign-up" waits for a person inside the scenario it calls (the
+    list page has no Name field).  In another tab the person moves a step of the called
+    scenario: the replay finds the called steps by their numbers (its heals go there), so
+    the move is refused, naming the run; once the replay is stopped, it goes."""
+    await log_in(page, server)
+    callee = {**sign_up(server.base_url), "name": "Sign up (called)"}
+    callee_url = await _import(page, server, tmp_path / "called.json", callee)
+    call = {"action": "call", "args": {"scenario": "Sign up (called)",
+            "params": {"name": "Ada", "greet": "Ada", "page": "list.html"}}}  # fmt: skip
+    caller = {**_demo_scenario(server.base_url, "Nightly sign-up", [call]),
+              "base_url": server.base_url}  # the called one's: its address stays  # fmt: skip
+    await _import(page, server, tmp_path / "caller.json", caller)
+    await page.locator("#replay").get_by_role("button", name="Replay").click()
+    await expect(page).to_have_url(re.compile(r"/runs/\d+/$"))
+    run_id = int(re.search(r"/runs/(\d+)/$", page.url).group(1))
+    await expect(page.locator("#status")).to_have_text("paused", timeout=LIVE_MS)
+
+    other = await page.context.new_page()  # the other tab
+    await other.goto(callee_url)
+    steps = other.get_by_test_id("scenario-steps").locator("li.sstep")
+    before = ["navigate", "fill", "fill", "click", "wait_for"]
+    await expect(steps.locator(".step-action")).to_have_text(before)
+    await other.get_by_role("button", name="Move step 2 up").click()
+    await expect(other.get_by_role("status")).to_contain_text(
+        f"run {run_id} is replaying 'Nightly sign-up', which calls it"
+    )
+    await expect(steps.locator(".step-action")).to_have_text(before)
+    await expect(steps.nth(1)).to_contain_text("Name")
+
+    await page.get_by_role("button", name="Stop").click()
+    await expect(page.locator("#status")).to_have_text("stopped", timeout=LIVE_MS)
+    await other.get_by_role("button", name="Move step 2 up").click()
+    await expect(other.get_by_role("status")).to_contain_text("it is step 1 now")
+    await expect(steps.nth(1)).to_contain_text("Email")
+    await other.close()
