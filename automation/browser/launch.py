@@ -4,7 +4,8 @@ compile cache.
 Every launched Chromium gets the config's switches (``QUIET_CHROMIUM_ARGS`` by default:
 no calls home), the egress proxy's (:func:`proxy_args`: every connection through it,
 loopback included, and no WebRTC UDP around it), and site isolation
-(:data:`ISOLATION_ARGS`).  Chromium's sandbox is on unless this process is root
+(:data:`ISOLATION_ARGS`), and keeps the limits Playwright's own switches turn off
+(:data:`KEPT_LIMITS`).  Chromium's sandbox is on unless this process is root
 (:func:`chromium_sandbox`).  Playwright's driver (the Node.js process it talks to) starts
 with Node.js's compile cache, in the user's own cache folder (:func:`node_compile_cache`):
 each start after the first reuses the code V8 compiled before (about half the start, a
@@ -17,6 +18,7 @@ import os
 
 __all__ = [
     "ISOLATION_ARGS",
+    "KEPT_LIMITS",
     "SANDBOX_HINT",
     "chromium_sandbox",
     "node_compile_cache",
@@ -44,6 +46,17 @@ def chromium_sandbox(forced: bool | None, *, euid: int | None = None) -> bool:
 # handling (an out-of-process frame's own CDP session, the evaluate engine's watch on
 # them) is then the same with either, and a renderer a page took over reads no other site.
 ISOLATION_ARGS = ("--site-per-process",)
+
+
+# Playwright launches Chromium with ``--disable-ipc-flooding-protection`` (for its test
+# runner's speed); that turns off Chromium's limit on a page's navigations (200 per 10 s a
+# frame: ``history.pushState``, ``location.hash``...).  Measured on Chromium 156: a page
+# calling pushState in a loop then floods the browser process's UI thread, which every
+# context of the browser shares: another context's tab neither evaluates nor clicks, a new
+# tab doesn't open, the flooding tab doesn't close (not even a DevTools command of our own
+# connection is answered within 10 s).  With the limit kept, all of it answers within a
+# second, and the page gets what a person's browser gives it.
+KEPT_LIMITS = ("--disable-ipc-flooding-protection",)
 
 
 def node_compile_cache() -> None:

@@ -46,6 +46,7 @@ from automation.browser.egress import EgressProxy
 from automation.browser.evaluate import PageRuntime
 from automation.browser.launch import (
     ISOLATION_ARGS,
+    KEPT_LIMITS,
     SANDBOX_HINT,
     chromium_sandbox,
     node_compile_cache,
@@ -255,6 +256,7 @@ class BrowserSession:
                     executable_path=self.executable_path,
                     headless=self.config.headless,
                     args=args,
+                    ignore_default_args=list(KEPT_LIMITS),
                     chromium_sandbox=chromium_sandbox(self.config.chromium_sandbox),
                     timeout=budget.playwright_timeout(),
                 )

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from automation import BrowserSession, UrlPolicy
+from automation import BrowserSession, Budget, UrlPolicy
 from automation.browser.config import QUIET_CHROMIUM_ARGS
 from automation.errors import BrowserClosed, UrlBlocked
 from tests.conftest import browser_config
@@ -176,3 +176,26 @@ async def test_a_cross_site_frame_runs_in_a_process_of_its_own(
         assert any(t["type"] == "iframe" and t["url"].startswith(other_site) for t in targets)
     finally:
         await tab.close()
+
+
+async def test_a_page_that_changes_its_url_in_a_loop_stalls_no_other_context(
+    fixture_url: str,
+) -> None:
+    """One run's page calling history.pushState a hundred times a turn: another run's tab in
+    another context of the same browser still snapshots and clicks, a new tab opens and the
+    flooding tab closes.  Each gets a budget that only bounds a hang: with Chromium's limit
+    on navigations off (Playwright's default switches) the browser's UI thread drowns and
+    every one of them runs out."""
+    async with BrowserSession(browser_config()) as session:
+        other = await session.new_tab()
+        await other.navigate(f"{fixture_url}/engine/history-flood.html?calm")
+        hostile = await session.new_tab()
+        await hostile.navigate(f"{fixture_url}/engine/history-flood.html", budget=Budget(20_000))
+        await asyncio.sleep(1)  # the flood under way
+
+        snap = await other.snapshot(budget=Budget(20_000))
+        await other.click(snap.find("Press")[0].ref, budget=Budget(20_000))
+        assert "Pressed" in (await other.snapshot(budget=Budget(20_000))).text
+        third = await session.new_tab(budget=Budget(20_000))
+        await Budget(20_000).run(hostile.close())
+        assert not third.page.is_closed() and hostile.page.is_closed()
