@@ -10,7 +10,7 @@ from django import forms
 
 from automation.actions import ACTIONS, Param
 from automation.errors import ScenarioInvalid, UrlBlocked
-from automation.recording import expect
+from automation.recording import downloads, expect
 from automation.recording.calls import CALL, call_args
 from automation.recording.fromrun import Planned
 from automation.recording.propose import Proposal
@@ -232,13 +232,12 @@ class StepValuesForm(forms.Form):
         self.types: dict[str, Any] = {}
         spec = ACTIONS.get(step.action)
         params = list(spec.params) if spec else []
-        if step.action == EXPECT:  # a check's values: its text, count, URL or value
-            kind = str(step.args.get("kind", ""))
-            params = [_CHECK_PARAMS[name] for name in expect.KINDS.get(kind, ())]
+        if step.action == EXPECT:  # a check's values: its text, count, URL, value, items
+            params = check_params(str(step.args.get("kind", "")))
         if step.action == CALL:  # the values it passes to the scenario it calls
             given = step.args.get("params") or {}
             self.fields["params"] = param_lines_field(
-                initial="\n".join(f"{k}={v}" for k, v in given.items())
+                initial="\n".join(f"{k} = {v}" for k, v in given.items())
             )
         for param in params:
             field = _value_field(step.action, param, step.args.get(param.name))
@@ -261,6 +260,11 @@ class StepValuesForm(forms.Form):
         led_to = str(cleaned.get(LED_TO) or "")
         if led_to and not _WEB_ADDRESS.match(led_to):
             self.add_error(LED_TO, "Enter an http:// or https:// address (or leave it empty).")
+        for name, kind in self.types.items():  # lines kept as written, but some are needed
+            value, field = cleaned.get(name), self.fields[name]
+            if kind in (list, (str, list)) and field.required and value is not None:
+                if not str(value).strip():
+                    self.add_error(name, field.error_messages["required"])
         return cleaned
 
     def led_to(self) -> str | None:
@@ -271,24 +275,37 @@ class StepValuesForm(forms.Form):
         return param_lines(self.cleaned_data["params"])
 
     def args(self) -> dict[str, Any]:
-        """The step's args with this form's values (args it has no field for are kept)."""
+        """The step's args with this form's values (args it has no field for are kept, and
+        so is each value the person left as the page showed it: exactly as stored)."""
         if self.action == CALL:
+            if self._unchanged("params"):
+                return dict(self.stored)
             return {**self.stored, "params": self.cleaned_data["params"]}
         values = {k: v for k, v in self.stored.items() if k not in self.fields}
         for name, value in self.cleaned_data.items():
             if name == LED_TO:
                 continue
-            typed = self._typed(name, value)
+            typed = self.stored.get(name) if self._unchanged(name) else self._typed(name, value)
             if typed is not None:
                 values[name] = typed
         return values
 
+    def _unchanged(self, name: str) -> bool:
+        """Whether field ``name`` came back as the page showed it (a textarea sends its
+        line breaks as CRLF: a value shown with LF is the same value)."""
+        if name not in self.stored:
+            return False
+        sent = self.data.get(self.add_prefix(name))
+        shown = self.fields[name].initial
+        return isinstance(sent, str) and _lf(sent) == _lf("" if shown is None else str(shown))
+
     def _typed(self, name: str, value: object) -> Any:
         if TYPED_ARG.get(self.action) == name or (self.action == EXPECT and name == "value"):
-            return value or ""  # typing nothing is a value: it clears the field
+            return _lf(value or "")  # typing nothing is a value: it clears the field
         if not isinstance(value, str):
             return value
-        lines = [line.strip() for line in value.splitlines() if line.strip()]
+        value = _lf(value)  # what a textarea sends as CRLF, as the page holds it
+        lines = [line for line in value.split("\n") if line.strip()]  # as written
         if self.types[name] is list:
             return lines or None
         if self.types[name] == (str, list):  # one line: a text, more: a list
@@ -315,7 +332,9 @@ def param_lines(text: str) -> dict[str, str]:
         name, equals, value = line.partition("=")
         if not equals:
             raise forms.ValidationError(f"line {number}: write name=value")
-        values[name.strip()] = value.strip()
+        # "name = value" reads best: one space each side of "=" sets it apart; the value's
+        # own spaces are what it gives.
+        values[name.strip()] = value.removeprefix(" ")
     try:
         return call_args({"scenario": "-", "params": values}, where="the call", index=0)["params"]
     except ScenarioInvalid as exc:
@@ -328,9 +347,40 @@ LED_TO = "led_to"  # the field for where a step led, beside its args
 _CHECK_PARAMS = {
     "text": Param("text", str, "the text (case and spaces are ignored)"),
     "count": Param("count", int, "how many rows show the text"),
+    "at_least": Param("at_least", bool, "that many rows or more", required=False),
     "url": Param("url", str, "what the address contains"),
     "value": Param("value", str, "what the field shows (empty: an empty field)", required=False),
+    "items": Param("items", list, "the texts it shows, in order"),
 }
+# A download check's args, each optional (automation.recording.downloads).
+_DOWNLOAD_PARAMS = {
+    "name": Param("name", str, "its file name, a pattern (orders-*.csv)", required=False),
+    "type": Param("type", str, "its type: " + ", ".join(downloads.TYPES), required=False),
+    "min_bytes": Param("min_bytes", int, "its size at least", required=False),
+    "max_bytes": Param("max_bytes", int, "its size at most", required=False),
+    "header": Param("header", list, "a CSV's first row: its columns", required=False),
+    "rows": Param("rows", int, "a CSV's rows of data", required=False),
+    "text": Param("text", str, "a phrase the text holds", required=False),
+}
+# Values that are an address or a word of a list: spaces around them mean nothing.  Any
+# other text is kept as written (a key " " is a space; a value may end with one).
+_TRIMMED = frozenset({"url", "state", "load_state", "button", "type"})
+# Texts that may hold line breaks: a field, a textarea's value, a prompt's answer.
+_MULTILINE = frozenset({"text", "value", "text_gone", "prompt_text"})
+
+
+def check_params(kind: str) -> list[Param]:
+    """The values of a check of ``kind`` a person may change (those it needs, then those
+    it may have): every kind the format takes has its form."""
+    if kind == "download":
+        return list(_DOWNLOAD_PARAMS.values())
+    names = (*expect.KINDS.get(kind, ()), *expect.OPTIONAL.get(kind, ()))
+    return [_CHECK_PARAMS[name] for name in names]
+
+
+def _lf(text: str) -> str:
+    """``text`` with its line breaks as the page holds them (a form sends CRLF)."""
+    return text.replace("\r\n", "\n")
 
 
 def _value_field(action: str, param: Param, value: object) -> forms.Field | None:
@@ -339,9 +389,10 @@ def _value_field(action: str, param: Param, value: object) -> forms.Field | None
         return None
     label = param.name.replace("_", " ")
     help_text = param.description
+    lines = forms.Textarea(attrs={"rows": 2})
     if TYPED_ARG.get(action) == param.name:
         return forms.CharField(label=label, required=False, strip=False, max_length=10_000,
-                               initial=value, help_text=help_text)  # fmt: skip
+                               initial=value, help_text=help_text, widget=lines)  # fmt: skip
     if param.type is bool:  # yes, no, or not set (the action's default)
         initial = "true" if value is True else "false" if value is False else ""
         return forms.TypedChoiceField(
@@ -354,13 +405,14 @@ def _value_field(action: str, param: Param, value: object) -> forms.Field | None
                                   help_text=help_text)  # fmt: skip
     if param.type is list or param.type == (str, list):
         initial = "\n".join(map(str, value)) if isinstance(value, list) else value
-        widget = forms.Textarea(attrs={"rows": 2})
         return forms.CharField(label=label, required=param.required, initial=initial,
-                               widget=widget, help_text=f"{help_text} (one per line)")  # fmt: skip
+                               widget=lines, strip=False,
+                               help_text=f"{help_text} (one per line)")  # fmt: skip
     if param.type is str:
         return forms.CharField(
             label=label, required=param.required, initial=value, max_length=10_000,
-            help_text=help_text,
+            help_text=help_text, strip=param.name in _TRIMMED,
+            widget=lines if param.name in _MULTILINE else None,
             error_messages={"required": f"{action} needs its {label} ({help_text})."},
         )  # fmt: skip
     return None

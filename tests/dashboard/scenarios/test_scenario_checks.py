@@ -10,9 +10,12 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.test import Client
 
+from automation.recording import expect
+from automation.recording.scenario import STEP_ACTIONS
 from dashboard.models import Run, Scenario, ScenarioStep
 from dashboard.runs import services as run_services
 from dashboard.scenarios import services as scenario_services
+from dashboard.scenarios.forms import StepValuesForm
 from tests.dashboard.conftest import Runs
 
 BOX = {"role": "checkbox", "name": "", "tag": "input", "type": "checkbox", "row": "Buy milk",
@@ -203,3 +206,79 @@ def test_a_person_s_rescue_waits_as_a_proposed_change_to_approve(owner: Any) -> 
     step.refresh_from_db()
     assert step.identity["name"] == "Add a task"
     assert [v["name"] for v in step.identity["variants"]] == ["New todo"]
+
+
+FORM = {"role": "textbox", "name": "Notes", "tag": "textarea", "selectors": ["#notes"]}
+TIER = {"role": "combobox", "name": "Tier", "tag": "select", "selectors": ["#tier"]}
+LIST = {"role": "list", "name": "Steps", "tag": "ul", "selectors": ["#steps"]}
+# A step of every action and a check of every kind the format takes, their values spaced
+# and broken into lines as a person may have typed them.
+EVERY_STEP: dict[str, dict[str, Any]] = {
+    "navigate": {"args": {"url": "http://todo.test/app/"}},
+    "back": {}, "forward": {}, "reload": {},
+    "dialog": {"args": {"accept": True, "prompt_text": " yes \n please", "times": 2}},
+    "click": {"args": {"button": "right", "modifiers": ["Shift"]}, "identity": FIELD},
+    "double_click": {"identity": FIELD}, "hover": {"identity": FIELD},
+    "fill": {"args": {"value": "Line 1\nLine 2 ", "submit": True}, "identity": FORM},
+    "type": {"args": {"text": " a\r\nb", "delay_ms": 5}, "identity": FORM},
+    "select_option": {"args": {"values": [" Gold ", "Silver"]}, "identity": TIER},
+    "check": {"args": {"checked": False}, "identity": BOX},
+    "upload": {"args": {"files": ["orders.csv"]}, "identity": FIELD},
+    "press": {"args": {"key": " "}, "identity": BOX},
+    "scroll": {"args": {"dy": 300}},
+    "wait_for": {"args": {"text": " Saved\n", "time_ms": 500}},
+    "call": {"args": {"scenario": "Sign in", "params": {"who": " Ada "}}},
+    "text_visible": {"args": {"text": " Line 1\nLine 2 "}},
+    "text_hidden": {"args": {"text": "Error"}},
+    "rows": {"args": {"text": "Buy milk ", "count": 1, "at_least": True}},
+    "url": {"args": {"url": "/app/"}},
+    "visible": {"identity": FIELD}, "checked": {"identity": BOX},
+    "unchecked": {"identity": BOX},
+    "value": {"args": {"value": "Line 1\nLine 2 "}, "identity": FORM},
+    "items": {"args": {"items": [" One", "Two "]}, "identity": LIST},
+    "download": {"args": {"name": "orders-*.csv", "type": "csv", "header": ["id", " name"],
+                          "rows": 3, "min_bytes": 10}},
+}  # fmt: skip
+
+
+def every_step() -> list[dict[str, Any]]:
+    steps = []
+    for what, step in EVERY_STEP.items():
+        action, args = (what, {}) if what in STEP_ACTIONS else ("expect", {"kind": what})
+        steps.append({"action": action, **step, "args": {**args, **step.get("args", {})}})
+    return steps
+
+
+def test_every_step_and_check_the_format_takes_has_a_page_and_its_values_form(
+    owner: Any,
+) -> None:
+    """The page (and the form to change a step's values) of a scenario with a step of
+    each action and a check of each kind: saved as shown, each keeps its values exactly,
+    spaces and line breaks and all (a textarea sends its lines CRLF)."""
+    assert set(EVERY_STEP) == (STEP_ACTIONS - {"expect"}) | set(expect.KINDS)  # a new one
+    sign_in = {"action": "navigate", "args": {"url": "http://todo.test/"}}
+    callee = {"format": "tabwright.scenario", "version": 1, "name": "Sign in",
+              "params": {"who": {"default": "Ada"}}, "steps": [sign_in]}  # fmt: skip
+    scenario_services.scenario_import(owner=owner, data=callee)
+    data = {"format": "tabwright.scenario", "version": 1, "name": "Everything",
+            "base_url": "http://todo.test/app/", "steps": every_step()}  # fmt: skip
+    scenario = scenario_services.scenario_import(owner=owner, data=data)
+    client = Client()
+    client.force_login(owner)
+    page = client.get(f"/scenarios/{scenario.pk}/")
+    assert page.status_code == 200
+    for step in scenario.steps.order_by("index"):
+        form = StepValuesForm(step=step)
+        what = step.args.get("kind", step.action)
+        shown = {name: form[name].value() for name in form.fields}
+        assert set(step.args) - {"kind", "scenario"} <= {*shown, "params"}, what
+        if form.fields:
+            assert f"Save step {step.index}</button>" in page.content.decode(), what
+        sent = {form.add_prefix(k): "" if v is None else str(v).replace("\n", "\r\n")
+                for k, v in shown.items()}  # fmt: skip
+        saved = client.post(
+            f"/scenarios/{scenario.pk}/steps/{step.index}/values",
+            {**sent, "step_id": step.pk, "step_version": step.version},
+        )
+        assert saved.status_code == 302, (what, saved.content.decode()[-2000:])
+        assert ScenarioStep.objects.get(pk=step.pk).args == step.args, what

@@ -344,6 +344,11 @@ def test_the_last_step_is_not_deleted(owner: Any, client: Client) -> None:
         (2, {"step2-values": "Asia"}, {"values": "Asia"}),
         (3, {"step3-checked": "false"}, {"checked": False}),
         (5, {"step5-key": "Control+A"}, {"key": "Control+A"}),
+        (5, {"step5-key": " "}, {"key": " "}),  # the space bar
+        # Values as written, spaces and lines (a textarea sends CRLF) and all.
+        (1, {"step1-value": "Line 1\r\nLine 2 "}, {"value": "Line 1\nLine 2 "}),
+        (2, {"step2-values": " Asia \r\nAmericas\r\n"}, {"values": [" Asia ", "Americas"]}),
+        (6, {"step6-text": " Welcome\r\nback "}, {"text": " Welcome\nback "}),
         (6, {"step6-text": "", "step6-time_ms": "500"}, {"time_ms": 500}),
         (6, {"step6-text": "Welcome back", "step6-load_state": "load"},
          {"text": "Welcome back", "load_state": "load"}),
