@@ -51,6 +51,15 @@ from automation.recording import expect
 from automation.recording import params as carried
 from automation.recording.calls import CALL, call_args, check_calls, read_callees
 from automation.recording.handlers import Handler, read_handlers
+from automation.recording.placeholders import (
+    PLACEHOLDER,
+    hide,
+    literal,
+    map_texts,
+    spells,
+    texts_in,
+    unliteral,
+)
 from automation.recording.roles import check_role
 from automation.secrets import SECRET_ENV_PREFIX, misplaced_secret, totp_code
 from automation.wording import Words, step_words, verb
@@ -90,8 +99,6 @@ READ_ONLY_ACTIONS = frozenset({"read_page", "page_log", "highlight", "downloads"
                                "cookies", "storage", "screenshot", "snapshot", "find",
                                "network_request"})  # fmt: skip
 
-# ${name}, ${SECRET:NAME}, ${TOTP:NAME}, or $${ for a literal "${".
-PLACEHOLDER = re.compile(r"\$\$\{|\$\{(?:(SECRET|TOTP):)?([A-Za-z_][A-Za-z0-9_]*)\}")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # A name, an address, a selector: one line of text.  Control characters and line breaks
 # (CONTROL_CHARS) in them would break the line of a log, a listing or a terminal
@@ -394,7 +401,7 @@ class Scenario:
         for step in self.steps:
             # A call's scenario is a name ("Promo ${code}" is no parameter): its values are.
             given = step.args.get("params", {}) if step.action == CALL else step.args
-            for text in _strings(given):
+            for text in texts_in(given):
                 for match in PLACEHOLDER.finditer(text):
                     if match.group(2):
                         (secrets if match.group(1) else params).add(match.group(2))
@@ -439,7 +446,8 @@ class Scenario:
         """The scenario with step ``index``'s typed value made a parameter (its value the
         default) or a secret (its value dropped).  A parameter is carried into the later
         steps that depend on the value: their elements' identities and the checks that
-        use it (:func:`automation.recording.params.carry`); a secret never is."""
+        use it (:func:`automation.recording.params.carry`); a secret is typed wherever
+        the value was, and refused while anything else spells it out."""
         if not _NAME.match(name):
             raise ScenarioInvalid(f"{name!r} is not a parameter name (letters, digits, _)")
         if not 0 <= index < len(self.steps):
@@ -456,26 +464,66 @@ class Scenario:
             )
         if any(match.group(0) != "$${" for match in PLACEHOLDER.finditer(old)):
             raise ScenarioInvalid(f"step {index} already takes its value from {old!r}")
-        new_step = replace(
-            step, args={**step.args, key: f"${{SECRET:{name}}}" if secret else f"${{{name}}}"}
-        )
+        if secret:
+            return self._with_secret(index, name, unliteral(old))
+        new_step = replace(step, args={**step.args, key: f"${{{name}}}"})
         later = self.steps[index + 1 :]
-        if not secret and key in TYPED_ARG.values():
+        if key in TYPED_ARG.values():
             later = tuple(_carried(step, old, name) for step in later)
         steps = (*self.steps[:index], new_step, *later)
         params = dict(self.params)
-        if not secret:
-            default = unliteral(old)  # a value is typed as it is
-            known = params.get(name)
-            if known is not None and known.get("default") != default:
-                # Taken over, its default would change what the steps using it type.
-                raise ScenarioInvalid(
-                    f"the scenario has a parameter {name!r} already, whose default is "
-                    f"{known.get('default')!r}, not {default!r}",
-                    index=index, hint="give this value another name",
-                )  # fmt: skip
-            params[name] = {**(known or {}), "default": default}
+        default = unliteral(old)  # a value is typed as it is
+        known = params.get(name)
+        if known is not None and known.get("default") != default:
+            # Taken over, its default would change what the steps using it type.
+            raise ScenarioInvalid(
+                f"the scenario has a parameter {name!r} already, whose default is "
+                f"{known.get('default')!r}, not {default!r}",
+                index=index, hint="give this value another name",
+            )  # fmt: skip
+        params[name] = {**(known or {}), "default": default}
         return replace(self, steps=steps, params=params)
+
+    def _with_secret(self, index: int, name: str, value: str) -> Scenario:
+        """Step ``index``'s typed ``value`` made the secret ``name``: every step that
+        types the value types the secret (what it types is the same).  Spelled out
+        anywhere else (a check, an address, an element's name, a default) it would stay
+        in the scenario, its exports and its page, where no secret can stand: ScenarioInvalid
+        names each place, and nothing changes."""
+        secret, short = f"${{SECRET:{name}}}", len(value) < carried.MIN_CARRIED_CHARS
+        steps = tuple(
+            _typing_secret(step, value, secret) if i == index or not short else step
+            for i, step in enumerate(self.steps)
+        )
+        hidden = replace(self, steps=steps)
+        spelled = [] if short else hidden.spelling(value)
+        if spelled:
+            raise ScenarioInvalid(
+                f"step {index}'s value can't be made a secret while it is spelled out "
+                f"elsewhere: {'; '.join(spelled)}",
+                index=index, hint="change or delete those first (a check can't hold a "
+                "secret: it would show its value), then make it a secret",
+            )  # fmt: skip
+        return hidden
+
+    def spelling(self, value: str) -> list[str]:
+        """Where the scenario spells ``value`` out, in words (``step 4 (expect: its
+        value)``): its steps' args and elements, its parameters' defaults, its name,
+        description, address and interruptions."""
+        where = []
+        for i, step in enumerate(self.steps):
+            data = step.to_dict()
+            parts = [key for key, arg in data.pop("args").items() if spells(arg, value)]
+            parts += [key.replace("identity", "element") for key, text in data.items()
+                      if key != "action" and spells(text, value)]  # fmt: skip
+            if parts:
+                where.append(f"step {i} ({step.verb()}: its {', its '.join(parts)})")
+        where += [f"the default of {p}" for p, spec in self.params.items() if spells(spec, value)]
+        if spells([self.name, self.description, self.base_url], value):
+            where.append("the scenario's name, description or base URL")
+        handlers = [h for h in self.handlers if spells(h.to_dict(), value)]
+        where += [f"the interruption {h.name!r}" for h in handlers]
+        return where
 
 
 def _read_step(data: object, index: int) -> ScenarioStep:
@@ -485,6 +533,15 @@ def _read_step(data: object, index: int) -> ScenarioStep:
 # The arg that holds what a step types.
 TYPED_ARG = {"fill": "value", "type": "text"}
 _VALUE_ARG = {**TYPED_ARG, "navigate": "url"}
+
+
+def _typing_secret(step: ScenarioStep, value: str, secret: str) -> ScenarioStep:
+    """``step`` typing ``secret`` wherever what it types holds ``value``."""
+    key = TYPED_ARG.get(step.action, "")
+    text = step.args.get(key)
+    if not isinstance(text, str) or hide(text, value, secret) == text:
+        return step
+    return replace(step, args={**step.args, key: hide(text, value, secret)})
 
 
 def _carried(step: ScenarioStep, value: str, name: str) -> ScenarioStep:
@@ -569,36 +626,3 @@ def _params(data: object) -> dict[str, dict[str, Any]]:
             raise ScenarioInvalid(f"parameter {name!r}: the default must be text")
         out[name] = {k: v for k, v in spec.items() if k in ("default", "description")}
     return out
-
-
-def literal(value: Any) -> Any:
-    """``value`` (a text, or args: lists and objects of texts) written so that a replay
-    types or looks for each text as it is: each ``${`` as ``$${``, else it would read as
-    a parameter or a secret."""
-    return map_texts(value, lambda text: text.replace("${", "$${"))
-
-
-def map_texts(value: Any, change: Callable[[str], str]) -> Any:
-    """``value`` with ``change`` made to each text in it (in lists and objects too)."""
-    if isinstance(value, str):
-        return change(value)
-    if isinstance(value, list):
-        return [map_texts(item, change) for item in value]
-    if isinstance(value, dict):
-        return {key: map_texts(item, change) for key, item in value.items()}
-    return value
-
-
-def unliteral(text: str) -> str:
-    """What a text written by :func:`literal` stands for: each ``$${`` as ``${``."""
-    return PLACEHOLDER.sub(lambda m: "${" if m.group(0) == "$${" else m.group(0), text)
-
-
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
-    return []
