@@ -211,9 +211,37 @@ def test_a_parameter_is_carried_into_the_identities_and_checks_that_use_its_valu
     found = values.target(again.steps[2])
     assert found is not None and (found.row, found.name) == ("Eggs", "Toggle Eggs")
     assert found.variants[0].section == "Eggs list"
-    # A secret is never carried: its value must not be written anywhere.
-    secret = scenario.with_param(1, "ITEM", secret=True)
-    assert secret.steps[2:] == scenario.steps[2:]
+    # A secret can't stand in a row or a check: while they spell the value out, making it
+    # a secret is refused, naming each (it would stay in the scenario and its exports).
+    with pytest.raises(ScenarioInvalid) as refused:
+        scenario.with_param(1, "ITEM", secret=True)
+    told = refused.value.message
+    assert "step 0 (wait_for: its text)" in told and "step 2 (tick: its element)" in told
+    assert "step 4 (expect: its text)" in told and "step 7 (wait_for: its text_gone)" in told
+    assert "step 3 (untick: its element)" in told  # "Buy milkshake" spells it out too
+
+
+def test_a_value_made_a_secret_is_typed_as_the_secret_wherever_it_was_typed() -> None:
+    """An API key typed twice (the key, its confirmation) and once inside a longer text:
+    made a secret on the first step, each types the secret and nothing spells it out; a
+    check of it refuses the secret, and says so, until it is gone."""
+    key = "sk-live-4242"
+    steps = [
+        {"action": "fill", "args": {"value": key}, "identity": IDENTITY},
+        {"action": "type", "args": {"text": f"${{who}}: {key}; $${{x}}"}, "identity": IDENTITY},
+        {"action": "fill", "args": {"value": key}, "identity": IDENTITY},
+        {"action": "expect", "args": {"kind": "value", "value": key}, "identity": IDENTITY},
+    ]  # fmt: skip
+    with pytest.raises(ScenarioInvalid, match=r"spelled out elsewhere: step 3 \(expect: its"):
+        Scenario.from_dict(scenario_dict(*steps)).with_param(0, "KEY", secret=True)
+    made = Scenario.from_dict(scenario_dict(*steps[:3])).with_param(2, "KEY", secret=True)
+    assert [step.args for step in made.steps] == [
+        {"value": "${SECRET:KEY}"}, {"text": "${who}: ${SECRET:KEY}; $${x}"},
+        {"value": "${SECRET:KEY}"},
+    ]  # fmt: skip
+    assert key not in json.dumps(made.to_dict()) and made.params == {}
+    values = made.resolve({"who": "Ada"}, env={"TABWRIGHT_SECRET_KEY": key})
+    assert values.fill(dict(made.steps[1].args)) == {"text": f"Ada: {key}; ${{x}}"}
 
 
 def test_a_short_value_or_a_page_s_own_placeholder_text_is_not_taken_for_a_parameter() -> None:
