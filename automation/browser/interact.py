@@ -332,9 +332,10 @@ async def fill_form(
 async def press_key(tab: Tab, key: str, *, ref: str = "", budget: Budget | None = None) -> str:
     """Press a key (``Enter``, ``Control+A``) on the ref's element, or on whatever has
     the focus when no ref is given."""
-    if not isinstance(key, str) or not key.strip() or len(key) > 60:
+    if isinstance(key, str) and key != " ":  # " " is the space bar's key, as Playwright's
+        key = key.strip()
+    if not isinstance(key, str) or not key or len(key) > 60:
         raise ActionInvalid("press needs a key, like Enter or Control+A")
-    key = key.strip()
     budget = tab.core.budget(budget, "press")
     if ref:
         locator, entry = await tab.resolve(ref, budget=budget, action="press")
