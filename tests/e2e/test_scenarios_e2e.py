@@ -8,7 +8,9 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import parse_qs
 
 import pytest
 from playwright.async_api import Page, expect
@@ -26,6 +28,8 @@ from tests.e2e.ui import (
     save_as_scenario,
     start_run,
 )
+from tests.exported import run_exported
+from tests.net import QuietHandler, loopback_app
 
 pytestmark = pytest.mark.e2e
 
@@ -486,3 +490,141 @@ async def test_a_called_scenarios_steps_stay_put_while_its_callers_replay_waits_
     await expect(other.get_by_role("status")).to_contain_text("it is step 1 now")
     await expect(steps.nth(1)).to_contain_text("Email")
     await other.close()
+
+
+class _Desk(QuietHandler):
+    """A customer desk on loopback: a new customer (name, notes, a box ticked by the
+    space bar) and the API key settings (the key, typed twice); what it was sent is kept
+    in ``sent``, exactly."""
+
+    sent: list[dict[str, str]] = []
+    PAGES = {
+        "/new": '<form method="post" action="/customers"><label>Name <input name="name">'
+        '</label><label>Notes <textarea name="notes"></textarea></label><label>'
+        '<input type="checkbox" name="vip"> VIP</label><button>Save</button></form>',
+        "/settings": '<form method="post" action="/keys"><label>API key <input name="key">'
+        '</label><label>Repeat the key <input name="again"></label><button>Save</button>'
+        "</form>",
+    }
+
+    def do_GET(self) -> None:
+        body = self.PAGES.get(self.path, f"<h1>Saved</h1><p>{len(self.sent)} sent</p>")
+        self.send(200, f"<!doctype html><title>Desk</title><main>{body}</main>".encode())
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        form = parse_qs(self.rfile.read(length).decode(), keep_blank_values=True)
+        self.sent.append({"path": self.path, **{k: v[0] for k, v in form.items()}})
+        self.send(303, Location="/done")
+
+
+@pytest.fixture(scope="module")
+def desk() -> Iterator[str]:
+    with loopback_app(_Desk) as url:
+        yield url
+
+
+def _field(kind: str, name: str) -> dict[str, object]:
+    return {"role": kind, "name": name}
+
+
+async def _replay_and_export(page: Page, desk: str, folder: Path) -> list[dict[str, str]]:
+    """What the desk was sent by a replay of the scenario on the page, then by its pytest
+    export run as CI would (with the secret)."""
+    scenario_url = page.url
+    await page.locator("#replay").get_by_role("button", name="Replay").click()
+    await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+    replayed = _Desk.sent[-1]
+    await page.goto(scenario_url)
+    await asyncio.to_thread(folder.mkdir)
+    code = await exported_pytest(page)
+    env = {"TABWRIGHT_SECRET_PASSWORD": SHOP_PASSWORD}
+    status, out = await run_exported(code, folder, desk + "/", env=env)
+    assert status == 0, out[-3000:]
+    return [replayed, _Desk.sent[-1]]
+
+
+async def test_a_steps_values_saved_on_the_page_replay_and_export_as_they_were(
+    page: Page, server: Server, desk: str, tmp_path: Path
+) -> None:
+    """Notes of two lines and a box ticked with the space bar: the person changes the
+    notes to three lines and saves the other steps as shown.  The replay and the pytest
+    export send the three lines and the ticked box (the one-line field flattened them to
+    "Line 1Line 2Line 3", and a key that is a space could not be saved)."""
+    await log_in(page, server)
+    notes = "Line 1\nLine 2\nLine 3"
+    await _import(page, server, tmp_path / "notes.json", {
+        "format": "tabwright.scenario", "version": 1, "name": "Notes", "base_url": desk + "/",
+        "steps": [
+            {"action": "navigate", "args": {"url": desk + "/new"}},
+            {"action": "fill", "args": {"value": " Ada "}, **_field("textbox", "Name")},
+            {"action": "fill", "args": {"value": "Line 1\nLine 2"}, **_field("textbox", "Notes")},
+            {"action": "press", "args": {"key": " "}, **_field("checkbox", "VIP")},
+            {"action": "click", "args": {}, **_field("button", "Save")},
+            {"action": "expect", "args": {"kind": "text_visible", "text": "Saved"}},
+        ]})  # fmt: skip
+    steps = page.get_by_test_id("scenario-steps").locator("li.sstep")
+    for index in (1, 3):  # saved as the page shows them: nothing changes
+        await steps.nth(index).get_by_text("Change values").click()
+        await steps.nth(index).get_by_role("button", name=f"Save step {index}").click()
+        await expect(page.get_by_role("status")).to_contain_text(f"Step {index} changed.")
+    await steps.nth(2).get_by_text("Change values").click()
+    await steps.nth(2).get_by_label("value", exact=True).fill(notes)
+    await steps.nth(2).get_by_role("button", name="Save step 2").click()
+    await expect(page.get_by_role("status")).to_contain_text("Step 2 changed.")
+
+    for sent in await _replay_and_export(page, desk, tmp_path / "export"):
+        # A form sends a textarea's lines CRLF.
+        assert (sent["name"], sent["notes"].replace("\r\n", "\n")) == (" Ada ", notes), sent
+        assert sent["vip"] == "on", sent
+
+
+async def test_a_key_made_a_secret_is_nowhere_in_the_scenario_its_page_or_exports(
+    page: Page, server: Server, desk: str, tmp_path: Path
+) -> None:
+    """The API key is typed twice and a check says the field shows it.  Made a secret, it
+    is refused while the check spells it out, naming it; the check deleted, both steps
+    type the secret, and the page, the JSON and the pytest export hold no key while the
+    replay and the export still send it."""
+    await log_in(page, server)
+    key = _field("textbox", "API key")
+    await _import(page, server, tmp_path / "key.json", {
+        "format": "tabwright.scenario", "version": 1, "name": "API key", "base_url": desk + "/",
+        "steps": [
+            {"action": "navigate", "args": {"url": desk + "/settings"}},
+            {"action": "fill", "args": {"value": SHOP_PASSWORD}, **key},
+            {"action": "expect", "args": {"kind": "value", "value": SHOP_PASSWORD}, **key},
+            {"action": "fill", "args": {"value": SHOP_PASSWORD},
+             **_field("textbox", "Repeat the key")},
+            {"action": "click", "args": {}, **_field("button", "Save")},
+            {"action": "expect", "args": {"kind": "text_visible", "text": "Saved"}},
+        ]})  # fmt: skip
+    scenario_url = page.url
+    form = page.locator("#step-1 form.param-form")
+
+    async def make_secret() -> None:
+        await form.get_by_label("Parameter name for step 1").fill("PASSWORD")
+        await form.get_by_label("secret").check()
+        await form.get_by_role("button", name="Make parameter").click()
+
+    await make_secret()
+    told = page.locator(".messages")
+    await expect(told).to_contain_text("can't be made a secret while it is spelled out")
+    await expect(told).to_contain_text("step 2 (expect: its value)")
+    await expect(page.locator("#step-1 .sstep-args")).to_contain_text(SHOP_PASSWORD)  # kept
+    page.once("dialog", lambda dialog: dialog.accept())
+    await page.get_by_role("button", name="Delete step 2").click()
+    await expect(page.get_by_role("status")).to_contain_text("Step 2 (expect")
+    await make_secret()
+    await expect(told).to_contain_text("Step 1 takes its value from ${SECRET:PASSWORD} now")
+    await expect(told).to_contain_text("step 2: fill")  # the key typed again
+    await page.goto(scenario_url)
+    await expect(page.locator("body")).not_to_contain_text(SHOP_PASSWORD)
+    async with page.expect_download() as download_info:
+        await page.get_by_role("link", name="Export JSON").click()
+    exported = Path(await (await download_info.value).path())
+    assert SHOP_PASSWORD not in await asyncio.to_thread(exported.read_text)
+    assert SHOP_PASSWORD not in await exported_pytest(page)
+
+    for sent in await _replay_and_export(page, desk, tmp_path / "export"):
+        assert (sent["path"], sent["key"], sent["again"]) == ("/keys", *[SHOP_PASSWORD] * 2)
