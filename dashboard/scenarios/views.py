@@ -226,6 +226,9 @@ class StepRow:
     args: list[tuple[str, str]]
     facts: list[tuple[str, str]]
     identity_json: str
+    # Where it led when recorded, when the replay judges it by that and it went elsewhere
+    # than the page it was done on (on every step, it would say "stayed here" again).
+    led_to: str
     typed_value: bool  # its typed value can become a parameter or a secret
     values: StepValuesForm | None  # for the owner
     is_first: bool
@@ -258,6 +261,9 @@ def _step_row(
         args=[(k, v if isinstance(v, str) else json.dumps(v)) for k, v in step.args.items()],
         facts=_facts(step, identity),
         identity_json=json.dumps(identity, indent=2, ensure_ascii=False) if identity else "",
+        led_to=step.led_to
+        if document_step.judged_where_it_led and step.led_to.rstrip("/") != step.url.rstrip("/")
+        else "",
         typed_value=document.steps[step.index].typed_value() is not None,
         values=form,
         is_first=step.index == 0,

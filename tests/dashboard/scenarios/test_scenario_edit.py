@@ -648,14 +648,16 @@ def test_where_a_step_led_is_kept_through_the_api_and_changed_on_the_page(
     api = Client(headers={"Authorization": f"Bearer {api_token_create(owner=owner, name='s')[1]}"})
     data = shop()
     data["steps"][4]["led_to"] = f"{BASE}/orders/12/"  # the sign-in's save led there
+    data["steps"][3].update(url=f"{BASE}/login.html", led_to=f"{BASE}/login.html")  # stayed
     made = api.post("/api/scenarios", data, content_type="application/json")
     assert made.status_code == 201, made.content
     scenario = Scenario.objects.get(pk=made.json()["id"])
     exported = api.get(f"/api/scenarios/{scenario.pk}").json()
     led = [s.get("led_to", "") for s in exported["steps"]]
-    assert led == ["", "", "", "", f"{BASE}/orders/12/", "", ""]
+    assert led == ["", "", "", f"{BASE}/login.html", f"{BASE}/orders/12/", "", ""]
     page = page_of(client.get(url(scenario)))
     assert f"led to <code>{BASE}/orders/12/</code>" in page
+    assert page.count("led to <code>") == 1  # a step that stayed where it was says nothing
     assert f'name="step4-led_to" value="{BASE}/orders/12/"' in page
     assert 'name="step0-led_to"' not in page  # a navigate goes where its address says
     assert f"where_it_led(page, sent, url('{BASE}/orders/12/'))" in page_of(
