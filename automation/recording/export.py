@@ -38,8 +38,7 @@ the export with :class:`~automation.errors.ScenarioInvalid` naming the step.
 from __future__ import annotations
 
 import inspect
-import re
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -53,16 +52,20 @@ from automation.recording.calls import CALL, brought_login, called
 from automation.recording.expect import KINDS
 from automation.recording.exporthead import DOWNLOADS, HEADER, MARKER
 from automation.recording.exportliterals import arg as _arg
+from automation.recording.exportliterals import ident as _ident
 from automation.recording.exportliterals import identifier as _identifier
-from automation.recording.exportliterals import literal as _literal
+from automation.recording.exportliterals import param as _param
+from automation.recording.exportliterals import placeholders as _placeholders
+from automation.recording.exportliterals import plain as _plain
 from automation.recording.exportliterals import quote as _quote
+from automation.recording.exportliterals import row_pattern as _row_pattern
 from automation.recording.exportliterals import text as _text
+from automation.recording.exportliterals import url as _url
+from automation.recording.exportliterals import value as _value
 from automation.recording.exportliterals import whole as _int
 from automation.recording.handlers import Handler
 from automation.recording.roles import check_role, is_aria_role
 from automation.recording.scenario import (
-    PLACEHOLDER,
-    SECRET_ENV_PREFIX,
     STEP_ACTIONS,
     Scenario,
     ScenarioStep,
@@ -478,120 +481,6 @@ def _wait(args: dict[str, Any], params: dict[str, dict[str, Any]]) -> list[str]:
             raise ScenarioInvalid(f"load_state {args['load_state']!r} is not a load state")
         return [f"page.wait_for_load_state({_text(args['load_state'], 'load_state')})"]
     return [f"page.wait_for_timeout({_int(args.get('time_ms', 0), 'time_ms')})"]
-
-
-def _row_pattern(row: str, params: dict[str, dict[str, Any]]) -> str:
-    """A regular expression (as Python source) for the text of the element's row: its
-    first words, apart by any space (cells' texts may touch: "#1002Grace Hopper"); a
-    parameter carried into it is read from the environment and escaped at run time."""
-    if not isinstance(row, str):
-        raise ScenarioInvalid(f"row must be text, not {type(row).__name__}")
-    pieces: list[tuple[str, str]] = []  # ("word", escaped) or ("param", its expression)
-    last = 0
-    for match in _IDENTITY_PARAM.finditer(row):
-        if match.group(1) not in params:
-            continue
-        pieces += [("word", re.escape(w)) for w in row[last : match.start()].split()]
-        pieces.append(("param", f"re.escape({_param(match.group(1), params)})"))
-        last = match.end()
-    pieces = (pieces + [("word", re.escape(w)) for w in row[last:].split()])[:8]
-    if all(kind == "word" for kind, _ in pieces):
-        return _text(r"\s*".join(p for _, p in pieces), "row")
-    source = [p if kind == "param" else _text(p, "row") for kind, p in pieces]
-    return (" + " + _text(r"\s*", "row") + " + ").join(source)
-
-
-def _ident(text: Any, params: dict[str, dict[str, Any]], what: str) -> str:
-    """A text of an identity as a Python expression: a literal, with the declared
-    parameters carried into it read from the environment (any other ``${…}`` is the
-    page's own text)."""
-    if not isinstance(text, str):
-        raise ScenarioInvalid(f"{what} must be text, not {type(text).__name__}")
-    parts: list[str] = []
-    last = 0
-    for match in _IDENTITY_PARAM.finditer(text):
-        if match.group(1) not in params:
-            continue
-        if match.start() > last:
-            parts.append(_text(text[last : match.start()], what))
-        parts.append(_param(match.group(1), params))
-        last = match.end()
-    if last < len(text) or not parts:
-        parts.append(_text(text[last:], what))
-    return " + ".join(parts)
-
-
-_IDENTITY_PARAM = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-
-
-# A parameter's environment variable in an exported file: its own, never one the machine
-# has for something else (LANG, HOME, BASE_URL).
-PARAM_ENV_PREFIX = "TABWRIGHT_PARAM_"
-
-
-def _param(name: str, params: dict[str, dict[str, Any]]) -> str:
-    """A parameter's value at run time: its environment variable (a called scenario's:
-    the value its caller gives), else its default."""
-    if not _NAME.match(name):
-        raise ScenarioInvalid(f"{name!r} is not a parameter name")
-    default = params.get(name, {}).get("default")
-    if getattr(params, "base", None) is not None:
-        if default is None:
-            return f"params[{_text(name, 'a parameter')}]"
-        return f"params.get({_text(name, 'a parameter')}, {_text(str(default), 'a default')})"
-    if default is None:
-        return f"os.environ[{PARAM_ENV_PREFIX + name!r}]"
-    return f"os.environ.get({PARAM_ENV_PREFIX + name!r}, {_text(str(default), 'a default')})"
-
-
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
-def _url(recorded: str, params: dict[str, dict[str, Any]]) -> str:
-    """``url(…)`` of a recorded address (the expression ``recorded``): moved from where
-    its scenario was recorded (a called scenario's own base URL) to BASE_URL."""
-    base = getattr(params, "base", None)
-    return f"url({recorded})" if base is None else f"url({recorded}, {_text(base, 'base_url')})"
-
-
-def _plain(value: Any, params: dict[str, dict[str, Any]]) -> str:
-    """A check's arg as Python source: text through :func:`_value`, a list of them."""
-    if isinstance(value, list):
-        return "[" + ", ".join(_plain(v, params) for v in value) + "]"
-    return _value(value, params)
-
-
-def _value(text: Any, params: dict[str, dict[str, Any]]) -> str:
-    """A Python expression for a recorded value: a literal, or its placeholders read from
-    the environment at run time."""
-    if not isinstance(text, str):
-        return _literal(text)
-    parts: list[str] = []
-    last = 0
-    for match in PLACEHOLDER.finditer(text):
-        if match.start() > last:
-            parts.append(repr(text[last : match.start()]))
-        if match.group(0) == "$${":
-            parts.append(repr("${"))
-        elif match.group(1) == "TOTP":
-            seed = f"os.environ[{SECRET_ENV_PREFIX + match.group(2)!r}]"
-            parts.append(f"pyotp.TOTP({seed}).now()")
-        elif match.group(1):
-            parts.append(f"os.environ[{SECRET_ENV_PREFIX + match.group(2)!r}]")
-        else:
-            parts.append(_param(match.group(2), params))
-        last = match.end()
-    if last < len(text) or not parts:
-        parts.append(repr(text[last:]))
-    return " + ".join(parts)
-
-
-def _placeholders(value: Any) -> Iterator[re.Match[str]]:
-    if isinstance(value, str):
-        yield from PLACEHOLDER.finditer(value)
-    elif isinstance(value, list | dict):
-        for item in value.values() if isinstance(value, dict) else value:
-            yield from _placeholders(item)
 
 
 def _role(role: str) -> str:

@@ -7,11 +7,28 @@ from __future__ import annotations
 import keyword
 import math
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from automation.errors import ScenarioInvalid
+from automation.recording.scenario import PLACEHOLDER, SECRET_ENV_PREFIX
 
-__all__ = ["arg", "identifier", "literal", "quote", "text", "whole"]
+__all__ = [
+    "PARAM_ENV_PREFIX",
+    "arg",
+    "ident",
+    "identifier",
+    "literal",
+    "param",
+    "placeholders",
+    "plain",
+    "quote",
+    "row_pattern",
+    "text",
+    "url",
+    "value",
+    "whole",
+]
 
 
 def quote(text: str) -> str:
@@ -65,3 +82,117 @@ def identifier(name: str) -> str:
     if not ident or ident[0].isdigit() or keyword.iskeyword(ident):
         ident = f"scenario_{ident}".rstrip("_")
     return ident
+
+
+def row_pattern(row: str, params: dict[str, dict[str, Any]]) -> str:
+    """A regular expression (as Python source) for the text of the element's row: its
+    first words, apart by any space (cells' texts may touch: "#1002Grace Hopper"); a
+    parameter carried into it is read from the environment and escaped at run time."""
+    if not isinstance(row, str):
+        raise ScenarioInvalid(f"row must be text, not {type(row).__name__}")
+    pieces: list[tuple[str, str]] = []  # ("word", escaped) or ("param", its expression)
+    last = 0
+    for match in _IDENTITY_PARAM.finditer(row):
+        if match.group(1) not in params:
+            continue
+        pieces += [("word", re.escape(w)) for w in row[last : match.start()].split()]
+        pieces.append(("param", f"re.escape({param(match.group(1), params)})"))
+        last = match.end()
+    pieces = (pieces + [("word", re.escape(w)) for w in row[last:].split()])[:8]
+    if all(kind == "word" for kind, _ in pieces):
+        return text(r"\s*".join(p for _, p in pieces), "row")
+    source = [p if kind == "param" else text(p, "row") for kind, p in pieces]
+    return (" + " + text(r"\s*", "row") + " + ").join(source)
+
+
+def ident(shown: Any, params: dict[str, dict[str, Any]], what: str) -> str:
+    """A text of an identity as a Python expression: a literal, with the declared
+    parameters carried into it read from the environment (any other ``${…}`` is the
+    page's own text)."""
+    if not isinstance(shown, str):
+        raise ScenarioInvalid(f"{what} must be text, not {type(shown).__name__}")
+    parts: list[str] = []
+    last = 0
+    for match in _IDENTITY_PARAM.finditer(shown):
+        if match.group(1) not in params:
+            continue
+        if match.start() > last:
+            parts.append(text(shown[last : match.start()], what))
+        parts.append(param(match.group(1), params))
+        last = match.end()
+    if last < len(shown) or not parts:
+        parts.append(text(shown[last:], what))
+    return " + ".join(parts)
+
+
+_IDENTITY_PARAM = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+# A parameter's environment variable in an exported file: its own, never one the machine
+# has for something else (LANG, HOME, BASE_URL).
+PARAM_ENV_PREFIX = "TABWRIGHT_PARAM_"
+
+
+def param(name: str, params: dict[str, dict[str, Any]]) -> str:
+    """A parameter's value at run time: its environment variable (a called scenario's:
+    the value its caller gives), else its default."""
+    if not _NAME.match(name):
+        raise ScenarioInvalid(f"{name!r} is not a parameter name")
+    default = params.get(name, {}).get("default")
+    if getattr(params, "base", None) is not None:
+        if default is None:
+            return f"params[{text(name, 'a parameter')}]"
+        return f"params.get({text(name, 'a parameter')}, {text(str(default), 'a default')})"
+    if default is None:
+        return f"os.environ[{PARAM_ENV_PREFIX + name!r}]"
+    return f"os.environ.get({PARAM_ENV_PREFIX + name!r}, {text(str(default), 'a default')})"
+
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def url(recorded: str, params: dict[str, dict[str, Any]]) -> str:
+    """``url(…)`` of a recorded address (the expression ``recorded``): moved from where
+    its scenario was recorded (a called scenario's own base URL) to BASE_URL."""
+    base = getattr(params, "base", None)
+    return f"url({recorded})" if base is None else f"url({recorded}, {text(base, 'base_url')})"
+
+
+def plain(given: Any, params: dict[str, dict[str, Any]]) -> str:
+    """A check's arg as Python source: text through :func:`value`, a list of them."""
+    if isinstance(given, list):
+        return "[" + ", ".join(plain(v, params) for v in given) + "]"
+    return value(given, params)
+
+
+def value(recorded: Any, params: dict[str, dict[str, Any]]) -> str:
+    """A Python expression for a recorded value: a literal, or its placeholders read from
+    the environment at run time."""
+    if not isinstance(recorded, str):
+        return literal(recorded)
+    parts: list[str] = []
+    last = 0
+    for match in PLACEHOLDER.finditer(recorded):
+        if match.start() > last:
+            parts.append(repr(recorded[last : match.start()]))
+        if match.group(0) == "$${":
+            parts.append(repr("${"))
+        elif match.group(1) == "TOTP":
+            seed = f"os.environ[{SECRET_ENV_PREFIX + match.group(2)!r}]"
+            parts.append(f"pyotp.TOTP({seed}).now()")
+        elif match.group(1):
+            parts.append(f"os.environ[{SECRET_ENV_PREFIX + match.group(2)!r}]")
+        else:
+            parts.append(param(match.group(2), params))
+        last = match.end()
+    if last < len(recorded) or not parts:
+        parts.append(repr(recorded[last:]))
+    return " + ".join(parts)
+
+
+def placeholders(value: Any) -> Iterator[re.Match[str]]:
+    if isinstance(value, str):
+        yield from PLACEHOLDER.finditer(value)
+    elif isinstance(value, list | dict):
+        for item in value.values() if isinstance(value, dict) else value:
+            yield from placeholders(item)
