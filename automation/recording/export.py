@@ -5,7 +5,9 @@ Each element step becomes the most readable locator its identity supports, in th
 by several elements, or when the element has no name and its row tells it apart),
 ``get_by_test_id``, its stored CSS selector, ``get_by_placeholder``.  Elements of a frame
 are looked up in the frame with the same path.  The scenario's ``expect`` checks become
-Playwright's ``expect(...)`` assertions, so the exported test fails where replay would.
+Playwright's ``expect(...)`` assertions, so the exported test fails where replay would;
+a check or a wait of a text (shown, gone, in rows) reads the page by replay's rule of what
+a person sees (:mod:`automation.recording.exportseen`, its script written in as it is).
 
 An element replay has found on several releases keeps what it was known as on each (its
 identity's variants): its locator is one per identity, joined with ``.or_()``, so the file
@@ -39,15 +41,16 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Collection, Mapping
+from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
-from automation.browser import served, textmatch
+from automation.browser import seen, served, textmatch
 from automation.browser.identity import ElementIdentity
 from automation.browser.interact import MODIFIERS, MOUSE_BUTTONS
 from automation.browser.settle import HOLD_TIMER_MS
 from automation.errors import ActionInvalid, ScenarioInvalid
-from automation.recording import downloadfile, expect
+from automation.recording import downloadfile, expect, exportseen
 from automation.recording.calls import CALL, brought_login, called
 from automation.recording.expect import KINDS
 from automation.recording.exporthead import DOWNLOADS, HEADER, MARKER
@@ -106,14 +109,15 @@ def to_pytest(
     # them: the same code.
     lines = [header]
     for module in (textmatch, served):
-        source = inspect.getsource(module)
-        lines.append("\n" + source[source.index(MARKER) :].rstrip("\n"))
+        lines.append(_copied(module))
+    # What a person sees of the page, by replay's rule (its script, as it is).
+    lines.append(f"\n\n# Tabwright's rule of what a person sees (automation/browser/visible.js)\n"
+                 f"SEEN_JS = {_text(seen.SEEN_JS, 'the rule')}\n{_copied(exportseen)}")  # fmt: skip
     if any(s.is_check and s.args.get("kind") == "download" for s in steps):
         at = header.index("        yield page\n")
         keep = '        page.on("download", lambda download: DOWNLOADS.append(download))\n'
         lines[0] = header[:at] + keep + header[at:]
-        source = inspect.getsource(downloadfile)
-        lines.append(DOWNLOADS + source[source.index(MARKER) :].rstrip("\n"))
+        lines.append(DOWNLOADS + _copied(downloadfile).lstrip("\n"))
     for name, callee in callees.items():
         where = _Params(callee.params, base=callee.base_url, calls=functions)
         lines += ["", "", f"def {functions[name]}(page: Page, params: dict[str, str]) -> None:",
@@ -124,6 +128,12 @@ def to_pytest(
               *(f"    {line}" if line else "" for line in again),
               *_body(scenario, params, pending), "    served(page)"]  # fmt: skip
     return "\n".join(lines) + "\n"
+
+
+def _copied(module: ModuleType) -> str:
+    """The code of ``module`` below its marker, as it is (a line break before it)."""
+    source = inspect.getsource(module)
+    return "\n" + source[source.index(MARKER) :].rstrip("\n")
 
 
 class _Params(dict[str, dict[str, Any]]):
@@ -348,21 +358,13 @@ def _assertion(step: ScenarioStep, params: dict[str, dict[str, Any]], el: str) -
                             for k, v in args.items())  # fmt: skip
         return f"check_download(page, {{{checked}}})"
     value = lambda key: _value(_arg(args, key), params)  # noqa: E731
-    if kind in ("text_visible", "text_hidden"):
-        shown = _shown_text(value("text"))
-        if kind == "text_visible":
-            return f"expect({shown}.first).to_be_visible()"
-        return f"expect({shown}).to_have_count(0)"
+    if kind in ("text_visible", "text_hidden"):  # as replay sees it: automation.browser.seen
+        hidden = "" if kind == "text_visible" else ", shown=False"
+        return f"expect_text(page, {value('text')}{hidden})"
     if kind == "rows":
-        text = f"re.compile(words({value('text')}), re.I)"
-        rows = (
-            f"page.locator({_ROWS!r}).filter(has_text={text}, visible=True)"
-            f".filter(has_not=page.locator({_ROWS!r}))"
-        )
         count = _int(args.get("count"), "count")
-        if args.get("at_least"):  # that many or more: the count-th of them is there
-            return f"expect({rows}.nth({count} - 1)).to_be_visible()"
-        return f"expect({rows}).to_have_count({count})"
+        at_least = ", at_least=True" if args.get("at_least") else ""  # that many or more
+        return f"expect_rows(page, {value('text')}, {count}{at_least})"
     if kind == "url":
         return f"expect(page).to_have_url(re.compile(re.escape({_url(value('url'), params)})))"
     target = step.target()
@@ -462,18 +464,10 @@ def _click_options(args: dict[str, Any]) -> str:
     return ", ".join(options)
 
 
-def _shown_text(wanted: str) -> str:
-    """The copies a person sees of the text ``wanted`` (code of a value), found where it
-    stands as words, as replay finds a check's or a wait's text."""
-    return f"page.get_by_text(re.compile(words({wanted}), re.I)).filter(visible=True)"
-
-
 def _wait(args: dict[str, Any], params: dict[str, dict[str, Any]]) -> list[str]:
-    if "text" in args or "text_gone" in args:  # of the copies one sees, as replay waits
-        shown = _shown_text(_value(args.get("text", args.get("text_gone")), params))
-        if "text" in args:
-            return [f"expect({shown}.first).to_be_visible()"]
-        return [f"expect({shown}).to_have_count(0)"]
+    if "text" in args or "text_gone" in args:  # what a person sees, as replay waits
+        wanted = _value(args.get("text", args.get("text_gone")), params)
+        return [f"expect_text(page, {wanted}{'' if 'text' in args else ', shown=False'})"]
     if "url" in args:
         return [f"expect(page).to_have_url(re.compile(re.escape({_value(args['url'], params)})))"]
     if "load_state" in args:

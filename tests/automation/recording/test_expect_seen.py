@@ -6,15 +6,22 @@ which is there whether or not anything came of typing it (a read-only field's is
 
 from __future__ import annotations
 
+import ast
 import asyncio
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from automation import Budget, Tab
+from automation.browser.seen import SEEN_JS
 from automation.errors import ActionFailed, BudgetExceeded, CheckFailed
 from automation.recording import expect
+from automation.recording.export import to_pytest
+from automation.recording.replay import Replay, ReplayConfig
+from automation.recording.scenario import Scenario, ScenarioStep
 from tests.bounds import room
+from tests.exported import run_exported
 from tests.net import QuietHandler, loopback_app
 
 PAGE = """<main><ul>
@@ -158,3 +165,48 @@ async def test_wait_for_waits_for_the_copy_a_person_sees(module_tab: Tab, pages:
     assert await tab.page.evaluate("window.shown === true")  # not the transparent copy
     await expect.check(tab, {"kind": "text_visible", "text": "Saved"}, None, budget=room())
     assert "Saved" in (await tab.snapshot()).text
+
+
+def constant(code: str, name: str) -> object:
+    """The value a module's source gives the constant ``name``."""
+    assigned = [node for node in ast.parse(code).body if isinstance(node, ast.Assign)]
+    (value,) = [node.value for node in assigned if getattr(node.targets[0], "id", "") == name]
+    return ast.literal_eval(value)
+
+
+# The export's cases: a text a person sees, in a frame, and three copies nobody sees.
+EXPORTED = ["plain", "in a frame", "transparent", "off the left edge", "in a 0 x 0 frame"]
+
+
+def looks_for(base: str, case: str, shown: bool) -> Scenario:
+    """ "Saved" checked shown (and waited for), or hidden (and waited gone), on a case."""
+    check = {"kind": "text_visible" if shown else "text_hidden", "text": "Saved"}
+    wait = {"text" if shown else "text_gone": "Saved"}
+    steps = (ScenarioStep("navigate", {"url": f"{base}/case/{case}"}),
+             ScenarioStep("expect", check), ScenarioStep("wait_for", wait))  # fmt: skip
+    return Scenario(f"{case} {'shown' if shown else 'hidden'}", steps, base_url=base)
+
+
+async def test_the_export_sees_a_page_by_the_replays_rule(
+    module_tab: Tab, pages: str, tmp_path: Path
+) -> None:
+    """A toast drawn transparent or off the page passed the export's check of it (and
+    failed its wait for it to go): Playwright's "visible" sees it; the replay failed
+    there.  And text in a frame, which the export did not look into.  Both now read the
+    page by one rule, written into the file as it is."""
+    config = ReplayConfig(step_timeout_ms=5_000, check_timeout_ms=1_500)
+    verdicts: dict[str, bool] = {}  # an exported file's name: the replay's verdict
+    files: dict[str, str] = {}
+    for case in EXPORTED:
+        for shown in (True, False):
+            scenario = looks_for(pages, case, shown)
+            name = f"test_{len(files)}.py" if files else "test_exported.py"
+            verdicts[name] = (await Replay(module_tab, scenario, config=config).run()).ok
+            assert verdicts[name] is (shown == SEEN_CASES[case][1]), scenario.name
+            files[name] = to_pytest(scenario)
+    code = files.pop("test_exported.py")
+    assert constant(code, "SEEN_JS") == SEEN_JS  # the rule, as it is
+    status, out = await run_exported(code, tmp_path, pages, more=files, timeout_ms=1_500)
+    assert status == 1 and "5 failed, 5 passed" in out, out
+    for name, ok in verdicts.items():
+        assert (f"FAILED {name}::" not in out) is ok, (name, out)

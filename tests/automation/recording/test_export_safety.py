@@ -31,7 +31,8 @@ LINE_BREAKS = ["\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\u
 # -- what an exported module may hold -------------------------------------------------
 
 # Names the test function's body may use, and the only attributes of os and re it may read.
-BODY_NAMES = {"page", "expect", "re", "os", "url", "frame_of", "served", "words", "dialog"}
+BODY_NAMES = {"page", "expect", "re", "os", "url", "frame_of", "served", "words", "dialog",
+              "expect_text", "expect_rows"}  # fmt: skip
 MODULE_ATTRS = {"os": {"environ"}, "re": {"compile", "escape", "I"}}
 BODY_NODES = (ast.Expr, ast.Call, ast.Attribute, ast.Name, ast.Load, ast.Constant,
               ast.keyword, ast.List, ast.BinOp, ast.Add, ast.Subscript, ast.Lambda,
@@ -96,8 +97,10 @@ def assert_safe_module(code: str) -> ast.FunctionDef:
         assert isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call), ast.dump(stmt)
         root = _root(stmt.value)
         # frame_of(page, path): the header's helper for the page's frame at that path;
-        # served(page): its check that no write was refused, last.
-        assert isinstance(root, ast.Name) and root.id in ("page", "expect", "frame_of", "served")
+        # served(page): its check that no write was refused, last; expect_text(page, text)
+        # and expect_rows(page, text, count): its checks of what a person sees.
+        roots = ("page", "expect", "frame_of", "served", "expect_text", "expect_rows")
+        assert isinstance(root, ast.Name) and root.id in roots
         for node in ast.walk(stmt):
             assert isinstance(node, BODY_NODES), ast.dump(node)
             if isinstance(node, ast.Name):

@@ -1,0 +1,105 @@
+"""What a person could see, in a pytest export (automation.recording.export): its checks of
+a text (``text_visible``, ``text_hidden``, ``rows``) and its ``wait_for`` of a text read
+the page by Tabwright's one rule (:mod:`automation.browser.seen`, ``visible.js``), not by
+Playwright's looser "visible" (which sees a transparent toast, text off the page's edge
+and text in a frame nobody sees), so the export and the replay can't disagree there.
+
+The export writes the rule's script (:data:`automation.browser.seen.SEEN_JS`, as it is)
+into the file as ``SEEN_JS``, then the code below the marker, as it is: the frames a
+person sees found as :func:`automation.browser.seen.seen_frames` finds them, in
+Playwright's sync API, and a check read until it holds or ``TIMEOUT_MS`` is out.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from playwright.sync_api import Error as PlaywrightError
+
+from automation.browser.seen import SEEN_JS
+from automation.browser.textmatch import words
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Frame, Page
+
+__all__ = ["count_rows", "expect_rows", "expect_text", "seen_frames", "shows_text"]
+
+# -- written into an exported pytest file as it is
+SEEN_FRAME_JS = f"(element) => ({SEEN_JS})({{ op: 'frame', element }})"
+
+
+def seen_frames(page: Page) -> list[Frame]:
+    """The page's frames a person sees: the main frame, and each frame whose element, and
+    every frame element above it, is seen (Tabwright's rule: SEEN_JS)."""
+    seen = []
+    for frame in page.frames:
+        at: Frame | None = frame
+        try:
+            while at is not None and at.parent_frame is not None:
+                element = at.frame_element()
+                try:
+                    if not element.evaluate(SEEN_FRAME_JS):
+                        break
+                finally:
+                    element.dispose()
+                at = at.parent_frame
+        except PlaywrightError:
+            continue  # a frame that went away shows nothing
+        if at is None or at.parent_frame is None:
+            seen.append(frame)
+    return seen
+
+
+def shows_text(page: Page, text: str) -> bool:
+    """Whether a frame a person sees shows ``text`` as words (case and spaces ignored)."""
+    for frame in seen_frames(page):
+        try:
+            if frame.evaluate(SEEN_JS, {"op": "finds", "pattern": words(text)}):
+                return True
+        except PlaywrightError:
+            continue  # a frame that went away shows nothing
+    return False
+
+
+def count_rows(page: Page, text: str) -> int:
+    """How many seen rows (innermost table rows or list items) show ``text`` as words."""
+    total = 0
+    for frame in seen_frames(page):
+        try:
+            total += int(frame.evaluate(SEEN_JS, {"op": "rows", "pattern": words(text)}))
+        except PlaywrightError:
+            continue
+    return total
+
+
+def read_until(page: Page, holds: Callable[[], tuple[bool, str]], expected: str) -> None:
+    """Read the page until ``holds()`` (whether it holds, and what the page shows) does,
+    for up to TIMEOUT_MS, as replay reads a check; then fail, saying what it shows."""
+    deadline = time.monotonic() + float(os.environ.get("TIMEOUT_MS", "15000")) / 1000
+    while True:
+        held, seen = holds()
+        if held:
+            return
+        assert time.monotonic() < deadline, f"expected {expected}, but {seen}"
+        page.wait_for_timeout(100)
+
+
+def expect_text(page: Page, text: str, *, shown: bool = True) -> None:
+    """A text seen (or, not ``shown``, seen nowhere) where a person looks at the page."""
+    said = "it is not shown" if shown else "it is shown"
+    expected = f"the page to {'show' if shown else 'not show'} {text!r}"
+    read_until(page, lambda: (shows_text(page, text) is shown, said), expected)
+
+
+def expect_rows(page: Page, text: str, count: int, *, at_least: bool = False) -> None:
+    """``count`` seen rows (``at_least``: that many or more) showing ``text``."""
+
+    def holds() -> tuple[bool, str]:
+        now = count_rows(page, text)
+        return (now >= count if at_least else now == count), f"{now} row(s) show it"
+
+    expected = f"{'at least ' if at_least else ''}{count} row(s) to show {text!r}"
+    read_until(page, holds, expected)
