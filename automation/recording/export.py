@@ -50,7 +50,7 @@ from automation.browser.identity import ElementIdentity
 from automation.browser.interact import MODIFIERS, MOUSE_BUTTONS
 from automation.browser.settle import HOLD_TIMER_MS
 from automation.errors import ActionInvalid, ScenarioInvalid
-from automation.recording import downloadfile, expect, exportseen
+from automation.recording import downloadfile, expect, exporthandlers, exportseen
 from automation.recording.calls import CALL, brought_login, called
 from automation.recording.expect import KINDS
 from automation.recording.exporthead import DOWNLOADS, HEADER, MARKER
@@ -113,6 +113,8 @@ def to_pytest(
     # What a person sees of the page, by replay's rule (its script, as it is).
     lines.append(f"\n\n# Tabwright's rule of what a person sees (automation/browser/visible.js)\n"
                  f"SEEN_JS = {_text(seen.SEEN_JS, 'the rule')}\n{_copied(exportseen)}")  # fmt: skip
+    if any(one.handlers for one in every):  # each in force where replay's is
+        lines.append(_copied(exporthandlers))
     if any(s.is_check and s.args.get("kind") == "download" for s in steps):
         at = header.index("        yield page\n")
         keep = '        page.on("download", lambda download: DOWNLOADS.append(download))\n'
@@ -195,6 +197,9 @@ def _function_names(callees: Mapping[str, Scenario]) -> dict[str, str]:
 def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list[str]:
     """The steps of ``scenario`` as the indented lines of a function."""
     lines = []
+    scoped = bool(scenario.handlers) and params.base is not None  # a called scenario's
+    if scoped:  # its handlers are in force until it returns, as in replay
+        lines.append("    INTERRUPTIONS.enter()")
     for number, handler in enumerate(scenario.handlers):
         lines.extend(f"    {line}" for line in _handler(number, handler, params))
     for index, step in enumerate(scenario.steps):
@@ -214,12 +219,15 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
             raise ScenarioInvalid(f"step {index}{where} can't be exported: {exc.message}",
                                   index=index, hint=exc.hint) from None  # fmt: skip
         lines.extend(f"    {line}" for line in body)
+    if scoped:
+        lines.append("    INTERRUPTIONS.leave(page)")
     return lines or ["    pass"]
 
 
 def _handler(number: int, handler: Handler, params: dict[str, dict[str, Any]]) -> list[str]:
     """An interruption handler as Playwright's own: ``page.add_locator_handler`` runs its
-    steps whenever its element shows before an action."""
+    steps whenever its element shows before an action (through ``INTERRUPTIONS``: one
+    Playwright handler a locator, :mod:`automation.recording.exporthandlers`)."""
     try:
         _, when = _element(handler.when, params)
         body = [line for step in handler.steps for line in _step(step, params)]
@@ -227,11 +235,13 @@ def _handler(number: int, handler: Handler, params: dict[str, dict[str, Any]]) -
         raise ScenarioInvalid(
             f"handler {number} can't be exported: {exc.message}", index=number, hint=exc.hint
         ) from None
+    # In force while its scenario runs (a called one's: until it returns), as in replay.
+    name, key = _text(handler.name, "the handler's name"), _text(when, "a locator")
     lines = [
         f"# handler {number}: {_quote(handler.name)}, cleared whenever it shows",
-        f"def clear_{number}(_shown: object) -> None:",
+        f"def clear_{number}() -> None:",
         *(f"    {line}" for line in body),
-        f"page.add_locator_handler({when}, clear_{number})",
+        f"INTERRUPTIONS.add(page, {name}, {key}, {when}, clear_{number})",
     ]
     if any(len(line.splitlines()) != 1 or "\x00" in line for line in lines):
         raise ScenarioInvalid(f"handler {number} can't be exported: a line would not stay one")

@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from playwright.sync_api import Error as PlaywrightError
-from playwright.sync_api import Frame, Page, expect, sync_playwright
+from playwright.sync_api import Frame, Locator, Page, expect, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 SCENARIO = {name}

@@ -11,6 +11,7 @@ import secrets
 import time
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ from automation.browser.tab import Tab
 from automation.budget import Budget
 from automation.control import RunControl
 from automation.events import ActionFinished, HandlerProposed, ListSink, Observation
+from automation.recording.export import to_pytest
 from automation.recording.replay import Replay, ReplayConfig
 from automation.recording.scenario import Scenario
 from tests.backoffice import (
@@ -31,6 +33,8 @@ from tests.backoffice import (
     handler,
     order_scenario,
 )
+from tests.exported import run_exported
+from tests.net import QuietHandler, loopback_app
 
 FAST = ReplayConfig(locate_wait_ms=500, step_timeout_ms=8_000)  # fmt: skip
 AT_ONCE = ReplayConfig(locate_wait_ms=0, step_timeout_ms=8_000)  # a missing element: no wait
@@ -206,3 +210,49 @@ async def test_a_sign_up_page_is_no_sign_in_page_to_sign_in_again_on_or_hint_at(
     reason, said, noted = await replayed("signin/login.html")
     assert said == [f"{fixture_url}/signin/login.html"] and noted == ["signed in again"]
     assert reason.endswith(f"({hint})")
+
+
+# A page covered by a "What's new" dialog, its "Done" beneath it; and a page before it.
+NEWS = """<!doctype html><title>Orders</title><h1>Orders</h1>
+<button onclick="document.body.insertAdjacentHTML('beforeend', '<p>Finished</p>')">Done</button>
+<div role="dialog" aria-label="What's new" id="news"
+  style="position: fixed; inset: 0; background: white"><button onclick="news.remove()">Got
+it</button></div>"""
+
+
+class _News(QuietHandler):
+    def do_GET(self) -> None:
+        self.send(200, NEWS.encode() if self.path == "/orders" else b"<h1>Start</h1>")
+
+
+@pytest.mark.parametrize("callers", [False, True])
+async def test_a_called_scenarios_handlers_end_with_its_call_in_replay_and_export(
+    tab: Tab, tmp_path: Path, callers: bool
+) -> None:
+    """ "Open" handles the dialog while it runs; its caller then meets the dialog on a page
+    of its own.  Without a handler of its own there, the replay needs a person: the export
+    kept the called scenario's handler for the rest of the test and passed.  With one of
+    its own (another name, the same dialog), both clear it: the called one's, taken away,
+    must not take the caller's with it (Playwright removes a locator's every handler)."""
+    with loopback_app(_News) as base:
+        news = handler("News", "dialog", "Got it") | {
+            "when": {"role": "dialog", "name": "What's new"}}  # fmt: skip
+        opens = {"version": 1, "name": "Open", "base_url": base, "handlers": [news],
+                 "steps": [{"action": "navigate", "args": {"url": f"{base}/start"}}]}  # fmt: skip
+        done = {"action": "click", "args": {}, "identity": {"role": "button", "name": "Done",
+                                                            "tag": "button"}}  # fmt: skip
+        caller = Scenario.from_dict({
+            "version": 1, "name": "Morning", "base_url": base, "callees": {"Open": opens},
+            "handlers": [WHATS_NEW] if callers else [], "steps": [
+                {"action": "call", "args": {"scenario": "Open", "params": {}}},
+                {"action": "navigate", "args": {"url": f"{base}/orders"}}, done,
+                {"action": "expect", "args": {"kind": "text_visible", "text": "Finished"}}],
+        })  # fmt: skip
+        result = await Replay(tab, caller, config=AT_ONCE).run()
+        assert result.ok is callers, result.to_dict()
+        if not callers:
+            assert result.status == "needs_person" and result.steps[2].status == "needs_person"
+        status, out = await run_exported(to_pytest(caller), tmp_path, base, timeout_ms=3_000)
+        assert (status == 0 and "1 passed" in out) is callers, out
+        if not callers:
+            assert "1 failed" in out and 'get_by_role("button", name="Done"' in out, out

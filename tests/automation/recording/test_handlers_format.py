@@ -67,8 +67,8 @@ def test_the_pytest_export_clears_them_with_playwrights_locator_handler() -> Non
     text = to_pytest(Scenario.from_dict(scenario(WHATS_NEW)))
     compile(text, "exported.py", "exec")
     assert '    # handler 0: "What\'s new", cleared whenever it shows\n' in text
-    assert "    def clear_0(_shown: object) -> None:\n" in text
+    assert "    def clear_0() -> None:\n" in text
     assert "        page.get_by_role('button', name='Got it', exact=True).click()\n" in text
-    assert ("    page.add_locator_handler(page.get_by_role('dialog', name=\"What's new\", "
-            "exact=True), clear_0)\n") in text  # fmt: skip
-    assert text.index("add_locator_handler") < text.index("page.goto(")
+    when = "page.get_by_role('dialog', name=\"What's new\", exact=True)"
+    assert f'    INTERRUPTIONS.add(page, "What\'s new", {when!r}, {when}, clear_0)\n' in text
+    assert text.index("INTERRUPTIONS.add(") < text.index("page.goto(")
