@@ -29,9 +29,9 @@ from playwright.async_api import Page
 
 from automation.budget import Budget
 
-__all__ = ["MAX_ELEMENTS", "SignInForm", "sign_in_form"]
+__all__ = ["MAX_ELEMENTS", "SIGN_IN_JS", "SignInForm", "sign_in_form"]
 
-_SIGN_IN_JS = Path(__file__).with_name("signin.js").read_text(encoding="utf-8")
+SIGN_IN_JS = Path(__file__).with_name("signin.js").read_text(encoding="utf-8")
 MAX_ELEMENTS = 50_000  # elements walked at most (fields past them are not seen)
 
 
@@ -46,5 +46,5 @@ class SignInForm:
 async def sign_in_form(page: Page, budget: Budget) -> SignInForm:
     """Whether ``page`` shows a sign-in form now: one round trip, within ``budget``.
     Raises what the page's evaluation raises (a Playwright error, BudgetExceeded)."""
-    found: Any = await budget.run(page.evaluate(_SIGN_IN_JS, MAX_ELEMENTS))
+    found: Any = await budget.run(page.evaluate(SIGN_IN_JS, MAX_ELEMENTS))
     return SignInForm(bool(found["shown"]), str(found["why"]))

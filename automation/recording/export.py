@@ -50,7 +50,7 @@ from automation.browser.identity import ElementIdentity
 from automation.browser.interact import MODIFIERS, MOUSE_BUTTONS
 from automation.browser.settle import HOLD_TIMER_MS
 from automation.errors import ActionInvalid, ScenarioInvalid
-from automation.recording import downloadfile, expect, exporthandlers, exportseen
+from automation.recording import downloadfile, expect, exporthandlers, exportseen, exportsignin
 from automation.recording.calls import CALL, brought_login, called
 from automation.recording.expect import KINDS
 from automation.recording.exporthead import DOWNLOADS, HEADER, MARKER
@@ -67,6 +67,7 @@ from automation.recording.exportliterals import url as _url
 from automation.recording.exportliterals import value as _value
 from automation.recording.exportliterals import whole as _int
 from automation.recording.handlers import Handler
+from automation.recording.relogin import SUBMITTING
 from automation.recording.roles import check_role, is_aria_role
 from automation.recording.scenario import (
     STEP_ACTIONS,
@@ -113,6 +114,7 @@ def to_pytest(
     # What a person sees of the page, by replay's rule (its script, as it is).
     lines.append(f"\n\n# Tabwright's rule of what a person sees (automation/browser/visible.js)\n"
                  f"SEEN_JS = {_text(seen.SEEN_JS, 'the rule')}\n{_copied(exportseen)}")  # fmt: skip
+    lines.append(exportsignin.constants() + _copied(exportsignin))  # a sign-in page's judgement
     if any(one.handlers for one in every):  # each in force where replay's is
         lines.append(_copied(exporthandlers))
     if any(s.is_check and s.args.get("kind") == "download" for s in steps):
@@ -207,9 +209,15 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
             if step.action not in STEP_ACTIONS:
                 raise ScenarioInvalid(f"unknown step type {step.action!r}")
             body = [_comment(index, step), *_step(step, params)]
+            sends = _sends_form(step)  # as replay judges it: answered with the sign-in page?
+            if sends is not None or step.judged_where_it_led:
+                body[1:] = ["sent = len(WROTE)", *body[1:]]
+            if sends is not None:
+                body[1:1] = ["asked = asks_sign_in(page)  # (then the step signs in)"]
+                body.append(f"sent_to_sign_in(page, sent, asked, {sends})")
             if step.judged_where_it_led:  # as replay judges it
                 led_to = _url(_text(step.led_to, "led_to"), params)
-                body[1:] = ["sent = len(WROTE)", *body[1:], f"where_it_led(page, sent, {led_to})"]
+                body.append(f"where_it_led(page, sent, {led_to})")
             if index in pending:
                 body.insert(1, _PENDING)
             if any(len(line.splitlines()) != 1 or "\x00" in line for line in body):
@@ -222,6 +230,15 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
     if scoped:
         lines.append("    INTERRUPTIONS.leave(page)")
     return lines or ["    pass"]
+
+
+def _sends_form(step: ScenarioStep) -> str | None:
+    """The name of the control a step that may send a form acts on (a click, a key: as
+    replay's :func:`~automation.recording.relogin.sent_to_sign_in` judges), as code."""
+    target = step.target()
+    if step.action not in SUBMITTING or target is None:
+        return None
+    return _text(target.name or "", "name")
 
 
 def _handler(number: int, handler: Handler, params: dict[str, dict[str, Any]]) -> list[str]:

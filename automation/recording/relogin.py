@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from automation.recording.replay import Replay
 
 __all__ = [
+    "SIGNS_OUT",
     "SUBMITTING",
     "Relogin",
     "asks_sign_in",
@@ -134,7 +135,7 @@ async def signed_out(
 # Steps that send a form (a click on its button, Enter in a field), and the names of the
 # controls that sign out (their step lands on a sign-in page as it should).
 SUBMITTING = frozenset({"click", "dblclick", "press"})
-_SIGNS_OUT = re.compile(r"\b(?:sign|log)[\s-]*(?:out|off)\b|\b(?:logout|signout)\b", re.I)
+SIGNS_OUT = re.compile(r"\b(?:sign|log)[\s-]*(?:out|off)\b|\b(?:logout|signout)\b", re.I)
 
 
 async def sent_to_sign_in(
@@ -147,7 +148,7 @@ async def sent_to_sign_in(
     whatever a later check finds there (no rows on a sign-in page).  Not a step of signing
     in (the page asked to sign in before it: ``asked_before``), nor one that signs out.
     The replay then signs in again and tries the step anew (:func:`signed_out`)."""
-    if not wrote or asked_before or step.action not in SUBMITTING or _SIGNS_OUT.search(name):
+    if not wrote or asked_before or step.action not in SUBMITTING or SIGNS_OUT.search(name):
         return
     if await asks_sign_in(replay, budget):
         raise ActionFailed(

@@ -32,7 +32,11 @@ LINE_BREAKS = ["\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\u
 
 # Names the test function's body may use, and the only attributes of os and re it may read.
 BODY_NAMES = {"page", "expect", "re", "os", "url", "frame_of", "served", "words", "dialog",
-              "expect_text", "expect_rows"}  # fmt: skip
+              "expect_text", "expect_rows", "sent_to_sign_in", "where_it_led", "sent",
+              "asked"}  # fmt: skip
+# What a step that may send a write keeps before it (the writes sent, whether the page
+# asked to sign in), the only statements of the body that are not a call.
+KEPT_BEFORE_A_STEP = {"sent = len(WROTE)", "asked = asks_sign_in(page)"}
 MODULE_ATTRS = {"os": {"environ"}, "re": {"compile", "escape", "I"}}
 BODY_NODES = (ast.Expr, ast.Call, ast.Attribute, ast.Name, ast.Load, ast.Constant,
               ast.keyword, ast.List, ast.BinOp, ast.Add, ast.Subscript, ast.Lambda,
@@ -92,14 +96,23 @@ def assert_safe_module(code: str) -> ast.FunctionDef:
     assert test.name.isascii() and test.name.isidentifier()
     assert [a.arg for a in test.args.args] == ["page"] and not test.decorator_list
     for stmt in test.body:
-        if isinstance(stmt, ast.Pass):
+        if isinstance(stmt, ast.Pass) or ast.unparse(stmt) in KEPT_BEFORE_A_STEP:
             continue
         assert isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call), ast.dump(stmt)
         root = _root(stmt.value)
         # frame_of(page, path): the header's helper for the page's frame at that path;
         # served(page): its check that no write was refused, last; expect_text(page, text)
         # and expect_rows(page, text, count): its checks of what a person sees.
-        roots = ("page", "expect", "frame_of", "served", "expect_text", "expect_rows")
+        roots = (
+            "page",
+            "expect",
+            "frame_of",
+            "served",
+            "expect_text",
+            "expect_rows",
+            "sent_to_sign_in",
+            "where_it_led",
+        )  # (and what a write answered is judged by)
         assert isinstance(root, ast.Name) and root.id in roots
         for node in ast.walk(stmt):
             assert isinstance(node, BODY_NODES), ast.dump(node)

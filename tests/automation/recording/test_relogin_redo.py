@@ -9,14 +9,17 @@ twice: the step fails, saying why."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from urllib.parse import parse_qs
 
 import pytest
 
 from automation import Tab
 from automation.budget import Budget
+from automation.recording.export import to_pytest
 from automation.recording.replay import Replay
 from automation.recording.scenario import Scenario, ScenarioStep
+from tests.exported import run_exported
 from tests.net import QuietHandler, loopback_app
 
 FORM = b"""<!doctype html><title>New entry</title><h1>New entry</h1>
@@ -184,6 +187,29 @@ async def test_a_save_the_server_answers_with_its_sign_in_page_is_not_passed(
     assert last.error is not None
     assert "the server answered with its sign-in page" in last.error["message"]
     assert ledger.saved == []
+
+
+async def test_a_save_answered_with_the_sign_in_page_fails_its_export_as_its_replay(
+    tab: Tab, ledger: Ledger, tmp_path: Path
+) -> None:
+    """Signed in by its first steps, the session then ends as the form is saved: the
+    replay fails the save (nothing it sent was kept), and its export passed there, on the
+    sign-in page.  Its own "Sign in", sent from that page, is no such save."""
+    password = field("Password", "pw")
+    steps = (ScenarioStep("navigate", {"url": f"{ledger.url}/login"}), password,
+             button("Sign in"), field("Customer", "Cust06"), field("Amount", "106"),
+             button("Save"))  # fmt: skip
+    scenario = Scenario("New entry", steps, base_url=ledger.url)
+    ledger.ends_at_save = True
+    result = await Replay(tab, scenario).run()
+    last = result.steps[-1]
+    assert result.status == "failed" and last.index == 5 and last.error is not None
+    assert "the server answered with its sign-in page" in last.error["message"]
+    ledger.ends_at_save = True
+    status, out = await run_exported(to_pytest(scenario), tmp_path, ledger.url)
+    assert status == 1 and "the server answered with its sign-in page" in out, out
+    assert "sent_to_sign_in(page, sent, asked, 'Save')" in out  # the save's line, not another
+    assert ledger.saved == [] and len(ledger.users) == 2
 
 
 async def test_signing_out_and_signing_in_land_where_they_should_and_pass(
