@@ -78,12 +78,15 @@ def count_rows(page: Page, text: str) -> int:
 def read_until(page: Page, holds: Callable[[], tuple[bool, str]], expected: str) -> None:
     """Read the page until ``holds()`` (whether it holds, and what the page shows) does,
     for up to TIMEOUT_MS, as replay reads a check; then fail, saying what it shows."""
-    deadline = time.monotonic() + float(os.environ.get("TIMEOUT_MS", "15000")) / 1000
+    timeout_ms = float(os.environ.get("TIMEOUT_MS", "15000"))
+    deadline = time.monotonic() + timeout_ms / 1000
     while True:
         held, seen = holds()
         if held:
             return
-        assert time.monotonic() < deadline, f"expected {expected}, but {seen}"
+        assert time.monotonic() < deadline, (
+            f"expected {expected} (waited {timeout_ms:.0f} ms), but {seen}"
+        )
         page.wait_for_timeout(100)
 
 
