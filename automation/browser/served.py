@@ -3,7 +3,8 @@ sent to the page's own site by fetch or XHR (a form sent by script, a save), ans
 4xx/5xx.  A replay fails the step that sent it (:mod:`automation.browser.pagelog` notes
 them); the pytest export fails the same way: it writes the code below its marker into the
 exported file as it is.  And where a write led: :func:`same_place` tells whether the page
-a write ended on is the place it led to when recorded.
+a write ended on is the place it led to when recorded; :func:`address_shape` whether the
+server's answer to a form stands at the address a check was recorded on.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
-__all__ = ["WRITES", "refused_write", "same_place", "same_site"]
+__all__ = ["WRITES", "address_shape", "refused_write", "same_place", "same_site"]
 
 # -- written into an exported pytest file as it is ----------------------------------
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -54,3 +55,9 @@ def same_place(recorded: str, now: str) -> bool:
         return False
     have = {shape(part) for part in now_parts.query.split("&") if part}
     return all(shape(part) in have for part in was.query.split("&") if part)
+
+
+def address_shape(url: str) -> str:
+    """A page's path and query with each run of digits as one "#"."""
+    parts = urlsplit(url)
+    return re.sub(r"\d+", "#", parts.path.rstrip("/") + ("?" + parts.query if parts.query else ""))

@@ -9,12 +9,10 @@ recorded fails too (an app that shows its refusal as a page of its own, answered
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
 
 from automation.browser.pagelog import Refused
-from automation.browser.served import same_place
+from automation.browser.served import address_shape, same_place
 from automation.errors import CheckFailed, HttpStatus, LedElsewhere
 from automation.limits import cut_text
 from automation.recording.rebase import rebase
@@ -36,19 +34,13 @@ def not_a_form_answered_again(replay: Replay, step: ScenarioStep) -> None:
     if not step.url or tab.log.document_method != "POST":
         return
     recorded = rebase(step.url, replay.scenario.base_url, replay.base_url)
-    if _address_shape(recorded) != _address_shape(tab.url):
+    if address_shape(recorded) != address_shape(tab.url):
         raise CheckFailed(
             f"the page is the server's answer to the form sent ({cut_text(tab.url, 200)}"
             f"), not the page it led to when recorded ({cut_text(recorded, 200)}): the "
             "server likely refused the form (the page shows why)",
             hint="see the page: a field it refused, or a message",
         )
-
-
-def _address_shape(url: str) -> str:
-    """A page's path and query with each run of digits as one "#"."""
-    parts = urlsplit(url)
-    return re.sub(r"\d+", "#", parts.path.rstrip("/") + ("?" + parts.query if parts.query else ""))
 
 
 def refused_by_server(refused: list[Refused], *, what: str = "it") -> None:

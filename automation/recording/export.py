@@ -218,6 +218,8 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
             if step.judged_where_it_led:  # as replay judges it
                 led_to = _url(_text(step.led_to, "led_to"), params)
                 body.append(f"where_it_led(page, sent, {led_to})")
+            if step.is_check and step.url:  # not on a form the server answered with itself
+                body.insert(1, f"not_answered_again(page, {_url(_text(step.url, 'url'), params)})")
             if index in pending:
                 body.insert(1, _PENDING)
             if any(len(line.splitlines()) != 1 or "\x00" in line for line in body):

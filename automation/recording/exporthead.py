@@ -56,6 +56,7 @@ def frame_of(page: Page, path: str):  # noqa: ANN201 (a Frame)
 REFUSED: list = []  # the writes of the page's scripts that its site refused
 UNDER_WAY: set = set()  # ... and those not answered yet
 WROTE: list = []  # every write the page sent (a form posted, a save), the latest last
+DOCUMENT: list = []  # the method of the request each page's document answered, the latest last
 # The page's timers of up to HOLD_MS still to run (a save 600 ms after the last change),
 # put in before the page's own scripts: what the last steps left for later, which replay's
 # verdict waits for too (automation.browser.settle.HOLD_TIMER_MS).
@@ -122,6 +123,17 @@ def where_it_led(page: Page, sent: int, recorded: str) -> None:
         f"what the step sent led to {{page.url}}, not to {{recorded}} as when recorded")
 
 
+def not_answered_again(page: Page, recorded: str) -> None:
+    """As Tabwright's replay reads a check recorded on the page ``recorded``: the page is
+    not the server's own answer to a form sent (not a redirect after it) at another
+    address, where a form it refused comes back with its values in its fields and a check
+    of them would hold.  Addresses are compared by their path and query, numbers aside."""
+    if DOCUMENT and DOCUMENT[-1] == "POST":
+        assert address_shape(recorded) == address_shape(page.url), (
+            f"the page is the server's answer to the form sent ({{page.url}}), not the page "
+            f"it led to when recorded ({{recorded}}): the server likely refused the form")
+
+
 def _sent(request) -> None:  # noqa: ANN001 (a Request)
     if request.method in WRITES:
         WROTE.append(request.method)
@@ -144,6 +156,8 @@ def _page_itself(request) -> bool:  # noqa: ANN001 (a Request)
 def _answered(page: Page, response) -> None:  # noqa: ANN001 (a Response)
     request = response.request
     UNDER_WAY.discard(request)
+    if not 300 <= response.status < 400 and _page_itself(request):
+        DOCUMENT.append(request.method)
     if refused_write(request.method, request.resource_type, response.status, request.url,
                      page.url) or (response.status >= 400 and (_frame_write(request)
                                                               or _page_itself(request))):

@@ -33,7 +33,7 @@ LINE_BREAKS = ["\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\u
 # Names the test function's body may use, and the only attributes of os and re it may read.
 BODY_NAMES = {"page", "expect", "re", "os", "url", "frame_of", "served", "words", "dialog",
               "expect_text", "expect_rows", "sent_to_sign_in", "where_it_led", "sent",
-              "asked"}  # fmt: skip
+              "asked", "not_answered_again"}  # fmt: skip
 # What a step that may send a write keeps before it (the writes sent, whether the page
 # asked to sign in), the only statements of the body that are not a call.
 KEPT_BEFORE_A_STEP = {"sent = len(WROTE)", "asked = asks_sign_in(page)"}
@@ -112,6 +112,7 @@ def assert_safe_module(code: str) -> ast.FunctionDef:
             "expect_rows",
             "sent_to_sign_in",
             "where_it_led",
+            "not_answered_again",
         )  # (and what a write answered is judged by)
         assert isinstance(root, ast.Name) and root.id in roots
         for node in ast.walk(stmt):

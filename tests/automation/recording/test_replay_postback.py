@@ -102,6 +102,25 @@ async def test_a_form_answered_with_itself_again_fails_the_check_recorded_after_
     assert office.email == "a@acme.test"
 
 
+@pytest.mark.parametrize("phone_needed", [True, False])
+async def test_the_export_of_a_check_on_a_form_answered_with_itself_fails_as_its_replay(
+    tab: Tab, office: Office, tmp_path: Path, phone_needed: bool
+) -> None:
+    """The export's check of the field held on the refused form, where the replay's
+    failed: the server's own answer to the form, at another address than the check was
+    recorded on."""
+    office.phone_needed = phone_needed
+    scenario = edit(office, "billing@acme.test", "/customers/1/edit?saved=1")
+    result = await Replay(tab, scenario).run()
+    assert result.ok is not phone_needed, result.to_dict()
+    status, out = await run_exported(to_pytest(scenario), tmp_path, office.url)
+    if not phone_needed:
+        assert status == 0 and "1 passed" in out, out
+        return
+    assert status == 1 and "the server's answer to the form sent" in out, out
+    assert office.email == "a@acme.test"
+
+
 async def test_a_form_recorded_answered_in_place_is_judged_as_ever(
     tab: Tab, office: Office
 ) -> None:
