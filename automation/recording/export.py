@@ -403,6 +403,11 @@ def _assertion(step: ScenarioStep, params: dict[str, dict[str, Any]], el: str) -
         return f"expect({el}).to_be_visible()"
     if kind in ("checked", "unchecked"):
         return f"expect({el}).{'' if kind == 'checked' else 'not_'}to_be_checked()"
+    if kind == "items":  # its text, each in turn, as replay reads it
+        items = _arg(args, "items")
+        if not isinstance(items, list):
+            raise ScenarioInvalid("items must be a list of texts")
+        return f"expect_items(page, {el}, [{', '.join(_value(i, params) for i in items)}])"
     if target.tag == "select":
         return f"expect({el}.locator('option:checked')).to_have_text({value('value')})"
     return f"expect({el}).to_have_value({value('value')})"

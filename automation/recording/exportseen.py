@@ -13,6 +13,7 @@ Playwright's sync API, and a check read until it holds or ``TIMEOUT_MS`` is out.
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -23,9 +24,17 @@ from automation.browser.seen import SEEN_JS
 from automation.browser.textmatch import words
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Frame, Page
+    from playwright.sync_api import Frame, Locator, Page
 
-__all__ = ["count_rows", "expect_rows", "expect_text", "seen_frames", "shows_text"]
+__all__ = [
+    "count_rows",
+    "expect_items",
+    "expect_rows",
+    "expect_text",
+    "read_until",
+    "seen_frames",
+    "shows_text",
+]
 
 # -- written into an exported pytest file as it is
 SEEN_FRAME_JS = f"(element) => ({SEEN_JS})({{ op: 'frame', element }})"
@@ -106,3 +115,23 @@ def expect_rows(page: Page, text: str, count: int, *, at_least: bool = False) ->
 
     expected = f"{'at least ' if at_least else ''}{count} row(s) to show {text!r}"
     read_until(page, holds, expected)
+
+
+def expect_items(page: Page, element: Locator, items: list[str]) -> None:
+    """The element shows each of ``items`` as words, each after the one before (case and
+    spaces ignored), as replay's ``items`` check reads its text."""
+
+    def holds() -> tuple[bool, str]:
+        try:
+            text = element.evaluate("(e) => e.innerText || e.textContent || ''", timeout=1_000)
+        except PlaywrightError:
+            return False, "the element is not found"
+        shown, at = " ".join(str(text).split()).casefold(), 0
+        for item in items:
+            found = re.compile(words(" ".join(item.split()).casefold()), re.I).search(shown, at)
+            if found is None:
+                return False, f"it reads {shown[:200]!r}"
+            at = found.end()
+        return True, ""
+
+    read_until(page, holds, f"the element to show {items!r} in that order")

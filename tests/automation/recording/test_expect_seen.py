@@ -93,6 +93,7 @@ FRAMES = {
     "/inner": SAVED,
     "/outer": '<h2>Outer</h2><iframe src="/inner"></iframe>',
     "/outer-hiding": '<h2>Outer</h2><iframe src="/inner" style="visibility: hidden"></iframe>',
+    "/todos": '<ul aria-label="Todos"><li>Buy milk</li><li>Walk the dog</li></ul>',
 }
 SEEN_CASES = {
     "plain": (SAVED, True),
@@ -210,3 +211,27 @@ async def test_the_export_sees_a_page_by_the_replays_rule(
     assert status == 1 and "5 failed, 5 passed" in out, out
     for name, ok in verdicts.items():
         assert (f"FAILED {name}::" not in out) is ok, (name, out)
+
+
+async def test_an_items_check_is_exported_and_read_as_the_replay_reads_it(
+    module_tab: Tab, pages: str, tmp_path: Path
+) -> None:
+    """A list's entries in order: the export refused the scenario ("value is missing");
+    now it reads the element's text as the replay does, each entry after the one before."""
+    todos = {"role": "list", "name": "Todos", "tag": "ul"}
+    files: dict[str, str] = {}
+    for items, holds in (
+        (["buy  MILK", "Walk the dog"], True),
+        (["Walk the dog", "Buy milk"], False),
+    ):
+        check = {"action": "expect", "args": {"kind": "items", "items": items}, "identity": todos}
+        navigate = {"action": "navigate", "args": {"url": f"{pages}/todos"}}
+        scenario = Scenario.from_dict({"version": 1, "name": f"Todos {holds}", "base_url": pages,
+                                       "steps": [navigate, check]})  # fmt: skip
+        config = ReplayConfig(check_timeout_ms=1_500)
+        assert (await Replay(module_tab, scenario, config=config).run()).ok is holds
+        files["test_exported.py" if holds else "test_wrong.py"] = to_pytest(scenario)
+    code = files.pop("test_exported.py")
+    status, out = await run_exported(code, tmp_path, pages, more=files, timeout_ms=1_500)
+    assert status == 1 and "1 failed, 1 passed" in out and "FAILED test_wrong.py" in out, out
+    assert "it reads 'buy milk walk the dog'" in out, out

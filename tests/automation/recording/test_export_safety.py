@@ -33,7 +33,7 @@ LINE_BREAKS = ["\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\u
 # Names the test function's body may use, and the only attributes of os and re it may read.
 BODY_NAMES = {"page", "expect", "re", "os", "url", "frame_of", "served", "words", "dialog",
               "expect_text", "expect_rows", "sent_to_sign_in", "where_it_led", "sent",
-              "asked", "not_answered_again"}  # fmt: skip
+              "asked", "not_answered_again", "expect_items"}  # fmt: skip
 # What a step that may send a write keeps before it (the writes sent, whether the page
 # asked to sign in), the only statements of the body that are not a call.
 KEPT_BEFORE_A_STEP = {"sent = len(WROTE)", "asked = asks_sign_in(page)"}
@@ -113,6 +113,7 @@ def assert_safe_module(code: str) -> ast.FunctionDef:
             "sent_to_sign_in",
             "where_it_led",
             "not_answered_again",
+            "expect_items",
         )  # (and what a write answered is judged by)
         assert isinstance(root, ast.Name) and root.id in roots
         for node in ast.walk(stmt):
@@ -298,6 +299,17 @@ CORPUS: list[tuple[str, dict[str, Any], str]] = [
     (
         "check text",
         scenario({"action": "expect", "args": {"kind": "text_visible", "text": "t" + INJECT}}),
+        "exported",
+    ),
+    (
+        "check items",
+        scenario(
+            {
+                "action": "expect",
+                "args": {"kind": "items", "items": [INJECT, BREAK]},
+                "identity": identity(role="list", name="L" + INJECT),
+            }
+        ),
         "exported",
     ),
     (
