@@ -107,26 +107,33 @@
     const attested = (anchors.placeholder && f.placeholder === id.placeholder) ||
       (anchors.label && f.label === id.label) ||
       (anchors.autocomplete && f.autocomplete === id.autocomplete) ||
-      (anchors.target && sameTarget(id, f)) ||
+      (anchors.target && sameTarget(id, f) && !otherForm(id, f)) ||
       (anchors.sole && f.kind === "text" && !contradicts(id, f));
     const name = compareNames(id, f);
     // A button's or a link's name says what it does: an id or a name attribute now on a
     // control named otherwise ("Reject" where "Approve" stood, with its id) proves
     // nothing.  What still does: a test id, made to follow the control, and where it
     // leads (a link's address, a submit's form), which is what it does.
-    const renamedPress = kindOfId(id) === "press" && name.sim !== null && !name.gap &&
-      name.sim < MIN_NAME;
-    const proven = (tests && sameTestId(id, f)) || (anchors.target && sameTarget(id, f)) ||
-      (!renamedPress && ((id.id && f.id === id.id) ||
-        (id.name_attr && f.name_attr === id.name_attr && f.tag === id.tag) || attested));
+    const renamedPress = renamedPressOf(id, f, name);
+    // Nor does a submit's form under a name without a word of the recorded one: one
+    // address takes many forms ("Go" of a list and "Yes, I'm sure" of its confirmation
+    // both post to /orders/), where "Save changes" in place of "Save" is a renamed one.
+    // A name or id numbered in a series (form-2-qty) proves no element: the number
+    // counts rows.
+    const leads = anchors.target && sameTarget(id, f) && !otherForm(id, f, name);
+    const sameId = !!id.id && f.id === id.id && !anchors.numberedId;
+    const sameNameAttr = !!id.name_attr && f.name_attr === id.name_attr && f.tag === id.tag &&
+      !anchors.numberedName;
+    const proven = (tests && sameTestId(id, f)) || leads ||
+      (!renamedPress && (sameId || sameNameAttr || attested));
     // A renamed element an attribute proves: its old name says nothing against it.
     if (name.sim !== null && !(proven && name.sim < MIN_NAME)) add(W.name, name.sim);
     if (id.role) add(W.role, f.role === id.role ? 1 : 0);
     add(W.tag, f.tag === id.tag ? 1 : 0);
     if (id.type || f.type) add(W.type, f.type === id.type ? 1 : 0);
     if (tests) add(W.test, sameTestId(id, f) ? 1 : 0);
-    if (id.id) add(W.id, f.id === id.id ? 1 : overlap(id.id, f.id) * 0.8);
-    if (id.name_attr) add(W.name_attr, f.name_attr === id.name_attr ? 1 : overlap(id.name_attr, f.name_attr) * 0.8);
+    if (id.id && !anchors.numberedId) add(W.id, f.id === id.id ? 1 : overlap(id.id, f.id) * 0.8);
+    if (id.name_attr && !anchors.numberedName) add(W.name_attr, f.name_attr === id.name_attr ? 1 : overlap(id.name_attr, f.name_attr) * 0.8);
     if (id.placeholder) add(W.placeholder, textSim(id.placeholder, f.placeholder));
     if (id.label) add(W.label, textSim(id.label, f.label || ""));
     if (id.autocomplete) add(W.autocomplete, f.autocomplete === id.autocomplete ? 1 : 0);
@@ -172,6 +179,9 @@
     const leadsThere = !id.method && sameTarget(id, f);
     if (needsContext && !anchored && !attested && !leadsThere) {
       why.push(...contextMisfits(rowSim, cardSim, sectionSim));
+      // A row that read as nothing (a line just added, its fields still empty) is not a
+      // row that reads as something now.
+      if (!id.row && !id.card && id.row_peers > 0 && words(f.row).length) why.push("another row");
     }
     // A control in a row acts on that row's record.  In a row that lacks every word that
     // told the recorded row from the one most like it, it is the other record's, whatever
@@ -179,13 +189,28 @@
     // number point at whichever record has that number where the replay runs.
     if (id.row_words && id.row_words.length && (f.row || f.card) && !why.includes("another row")) {
       const theirs = new Set(words(f.row || f.card));
-      if (!id.row_words.some((w) => theirs.has(w))) why.push("another row");
+      // A number among them must be there itself: "Order 33 … 13.00" still says "13" of
+      // "Order 3 … 13.00", and is order 33.
+      const numbers = id.row_words.filter((w) => /^\d+$/.test(w));
+      if (!id.row_words.some((w) => theirs.has(w)) || numbers.some((w) => !theirs.has(w))) {
+        why.push("another row");
+      }
     }
     const ok = why.length === 0;
     return {
       score: total ? got / total : 0, ok, why,
       attested: !!(anchored || attested), rowProof: ok && rowProof,
     };
+  }
+
+  // A button or link now named otherwise than the recorded one.
+  function renamedPressOf(id, f, name = compareNames(id, f)) {
+    return kindOfId(id) === "press" && name.sim !== null && !name.gap && name.sim < MIN_NAME;
+  }
+
+  // A submit renamed to words none of which it had: another form's, wherever it posts.
+  function otherForm(id, f, name = compareNames(id, f)) {
+    return !!id.method && renamedPressOf(id, f, name) && !sharesWord(baseName(id), baseName(f));
   }
 
   // A name without the count a badge inside the control shows ("Active 1" is "Active"):

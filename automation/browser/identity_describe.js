@@ -37,6 +37,9 @@
   // element itself, the row's buttons (their words name actions, not the row) and text
   // that is hidden or only there for screen readers (a checkbox's clipped "Toggle Todo
   // Buy milk" beside the visible "Buy milk").
+  // A row of fields reads as the values the app wrote into them (their value attribute,
+  // a select's option chosen in the page as sent), never a value typed since: an order
+  // line "Part 25" is told from "Part 24" by them, and a row just added reads as empty.
   // The row's text leaves out the element's own label ("Done" beside each box), unless
   // that label is all the row says (a box labelled by the item's title); and a row that is
   // all the element's own text (a role=checkbox div holding the title) is that text.
@@ -45,7 +48,7 @@
     if (!row) return "";
     const labels = ownLabels(e);
     for (const skip of [new Set([e, ...labels]), new Set([e]), new Set()]) {
-      const text = seenText(row, skip);
+      const text = seenText(row, skip, true);
       if (words(text).length) return cut(text, 200);
     }
     return "";
@@ -63,8 +66,9 @@
     return out;
   }
 
-  // skip: a node, or a Set of nodes, left out with what they hold.
-  function seenText(root, skip) {
+  // skip: a node, or a Set of nodes, left out with what they hold; fields: with the values
+  // the app wrote into the fields.
+  function seenText(root, skip, fields = false) {
     const skipped = skip instanceof Set ? skip : new Set(skip ? [skip] : []);
     const parts = [];
     let left = 2000;
@@ -78,6 +82,14 @@
         return;
       }
       if (n.nodeType === 1) {
+        if (fields && FIELD_TAGS.has(n.tagName) && shown(n)) {
+          const value = writtenValue(n);
+          if (value) {
+            parts.push(" ", value, " ");
+            left -= value.length;
+          }
+          return;
+        }
         if (UNSEEN_TAGS.has(n.tagName) || !shown(n) || srOnly(n)) return;
         if (n !== root && (n.tagName === "BUTTON" || roleOf(n) === "button")) return;
         parts.push(" ");
@@ -95,6 +107,20 @@
     };
     walk(root);
     return norm(parts.join(""));
+  }
+
+  const FIELD_TAGS = new Set(["INPUT", "SELECT", "TEXTAREA"]);
+  const VALUELESS = new Set(["hidden", "password", "checkbox", "radio", "submit", "button",
+    "reset", "image", "file"]);
+
+  // The value the page was sent with (not one typed since); never a password's.
+  function writtenValue(n) {
+    if (n.tagName === "SELECT") {
+      const chosen = Array.from(n.options).filter((o) => o.defaultSelected);
+      return norm(chosen.map((o) => o.textContent).join(" "));
+    }
+    if (n.tagName === "TEXTAREA") return norm(n.defaultValue);
+    return VALUELESS.has(lower(n.getAttribute("type"))) ? "" : norm(n.getAttribute("value") || "");
   }
 
   // Clipped to a pixel or so: text for screen readers only.

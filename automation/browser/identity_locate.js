@@ -11,11 +11,15 @@
     const unique = new Set(id.unique || []);
     const now = (match) => candidates.filter((c) => match(c.f)).length === 1;
     const tests = Object.entries(id.test_ids || {}).filter(([k, v]) => stored.has(`[${k}=${q(v)}]`));
+    const numberedId = numbered(id.id, candidates.map((c) => c.f.id));
+    const numberedName = numbered(id.name_attr, candidates.map((c) => c.f.name_attr));
     return {
       test: tests.length > 0 && now((f) => sameTestId(id, f)),
-      id: !!id.id && stored.has("#" + CSS.escape(id.id)) && now((f) => f.id === id.id),
-      name_attr: !!id.name_attr && stored.has(`${id.tag}[name=${q(id.name_attr)}]`) &&
+      id: !numberedId && !!id.id && stored.has("#" + CSS.escape(id.id)) && now((f) => f.id === id.id),
+      name_attr: !numberedName && !!id.name_attr && stored.has(`${id.tag}[name=${q(id.name_attr)}]`) &&
         now((f) => f.name_attr === id.name_attr && f.tag === id.tag),
+      numberedId,
+      numberedName,
       placeholder: !!id.placeholder &&
         (unique.has("placeholder") || stored.has(`${id.tag}[placeholder=${q(id.placeholder)}]`)) &&
         now((f) => f.placeholder === id.placeholder),
@@ -26,6 +30,16 @@
       sole: unique.has("sole") && kindOfId(id) === "text" &&
         candidates.filter((c) => c.f.kind === "text").length === 1,
     };
+  }
+
+  // Whether a name or id is one of a numbered series on the page now (form-2-qty beside
+  // form-0-qty, items[3][name], row_17): the number counts sibling rows, and says which
+  // element it is no more than its place does; another day form-2 is another row.
+  function numbered(value, values) {
+    if (!value || !/\d/.test(value)) return false;
+    const esc = value.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/\d+/g, "\\d+");
+    const series = new RegExp(`^${esc}$`);
+    return values.some((v) => v && v !== value && series.test(v));
   }
 
   // The other candidates with the same role and name as each candidate.
@@ -127,7 +141,7 @@
       out.push(["name", named]);
     }
     if (id.aria_label) out.push(["aria_label", candidates.filter((c) => c.f.aria_label === id.aria_label)]);
-    if (id.name_attr) {
+    if (id.name_attr && !anchors.numberedName) {
       out.push(["name_attr", candidates.filter((c) => c.f.name_attr === id.name_attr && c.f.tag === id.tag)]);
     }
     if (Object.keys(id.test_ids || {}).length) {
@@ -146,7 +160,11 @@
     out.push(["row", candidates.filter((c) => c.rowProof)]);
     // A stored selector is judged like any candidate: a structural path (nth-of-type)
     // that now lands on another card's button does not fit where the name was shared.
-    for (const sel of id.selectors || []) {
+    // (Not one that names it by a number of a series: that finds whichever row has it.)
+    const q = (v) => JSON.stringify(v);
+    const byNumber = (sel) => (anchors.numberedId && sel.includes("#" + CSS.escape(id.id))) ||
+      (anchors.numberedName && sel.includes(`[name=${q(id.name_attr)}]`));
+    for (const sel of (id.selectors || []).filter((x) => !byNumber(x))) {
       const hits = new Set();
       for (const r of rs) {
         try {

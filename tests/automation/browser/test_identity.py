@@ -740,3 +740,93 @@ async def test_a_row_action_follows_its_record_not_the_number_it_had_where_it_wa
                                          (3, "Initech", "i@initech.test")))  # fmt: skip
     gone = await find(tab, recorded)
     assert not gone.ok and "another row" in gone.reason, gone.reason
+
+
+CUSTOMERS = ["Juliet", "Acme", "Beta", "Acme", "Delta", "Echo", "Foxtrot", "Acme", "Hotel",
+             "India"]  # fmt: skip
+
+
+def order_list(ids: list[int]) -> str:
+    """A change list: each row's box selects its order ("Order 3 Acme pending 13.00");
+    order 33 reads as order 3 but for its number."""
+    return "<main><h1>Orders</h1><form method=post action='/orders/'><table>" + "".join(
+        f"<tr><td><input type=checkbox name=_selected_action value={i} aria-label='Select'></td>"
+        f"<th><a href='/orders/{i}/'>Order {i}</a></th><td>{CUSTOMERS[i % 10]}</td>"
+        f"<td>pending</td><td>{10 + i % 30}.00</td></tr>"
+        for i in ids
+    ) + "</table><button name=index value=0>Go</button></form></main>"  # fmt: skip
+
+
+def order_lines(products: list[str], added: int = 0) -> str:
+    """An inline formset: each line's fields as the app wrote them (form-<k>-product), and
+    ``added`` lines a person added since, their fields still empty."""
+    lines = [*products, *[""] * added]
+    return "<main><h1>Change customer</h1><form method=post><table>" + "".join(
+        f"<tr><td><input name=form-{k}-product id=id_form-{k}-product aria-label=Product "
+        f'value="{p}"></td><td><input name=form-{k}-qty id=id_form-{k}-qty '
+        f'aria-label=Quantity value="{len(p) if p else ""}"></td><td><input type=checkbox '
+        f"name=form-{k}-DELETE id=id_form-{k}-DELETE aria-label=Delete></td></tr>"
+        for k, p in enumerate(lines)
+    ) + "</table><input type=submit value=Save></form></main>"  # fmt: skip
+
+
+CONFIRM = """<main><h1>Are you sure?</h1><ul><li>Order 3</li></ul><form method=post
+action='/orders/'><input type=hidden name=post value=yes>
+<input type=submit value="Yes, I'm sure"> <a href='/orders/'>No, take me back</a></form></main>"""
+
+PARTS = [f"Part {k}" for k in range(1, 41)]
+
+# What was recorded (page, role, name, nth), the page another day, and what the element
+# found then must be: None, none (the replay stops); else its row's first field's value.
+# Found by a number that counts rows (form-2-*), by a row that says "13" of "Order 3 …
+# 13.00", or by where a button of another name posts, it was another record's.
+OTHER_RECORDS = {
+    "order 3 on another page, order 33 here": (
+        (order_list(list(range(1, 11))), "checkbox", "Select", 2),
+        order_list(list(range(40, 20, -1))),
+        None,
+    ),
+    "order 3 moved down the list": (
+        (order_list(list(range(1, 11))), "checkbox", "Select", 2),
+        order_list([33, *range(10, 0, -1)]),
+        "3",
+    ),
+    "a line just added, another line since": (
+        (order_lines(["Bolt", "Nut"], added=1), "textbox", "Product", 2),
+        order_lines(["Bolt", "Nut", "Washer"], added=1),
+        "",
+    ),
+    "a line's Delete, a line inserted before it": (
+        (order_lines(PARTS), "checkbox", "Delete", 24),
+        order_lines(["Part 0", *PARTS]),
+        "Part 25",
+    ),
+    "a line's Delete, that line gone": (
+        (order_lines(PARTS), "checkbox", "Delete", 24),
+        order_lines([p for p in PARTS if p != "Part 25"]),
+        None,
+    ),
+    "Yes, I'm sure, on the list whose Go posts to the same address": (
+        (CONFIRM, "button", "Yes, I'm sure", 0),
+        order_list([1, 2, 3]),
+        None,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(OTHER_RECORDS))
+async def test_an_element_of_another_record_is_never_taken(
+    tab: Tab, fixture_url: str, case: str
+) -> None:
+    (before, role, name, nth), after, row = OTHER_RECORDS[case]
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    await tab.page.set_content(before)
+    recorded = await identity_of(tab, await tab.snapshot(), role, name, nth)
+    await tab.page.set_content(after)
+    found = await find(tab, recorded)
+    if row is None:
+        assert not found.ok, f"took {await html_of(found)} by {found.strategy}"
+        return
+    assert found.ok, found.reason
+    read = "(e) => e.closest('tr').querySelector('input').getAttribute('value') || ''"
+    assert await found.element.evaluate(read) == row  # type: ignore[union-attr]
