@@ -461,6 +461,11 @@ def _locator(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> st
             return f"{rows}.{by_role}"
         if identity.name and identity.name_count <= 1:
             return f"{scope}.{by_role}"
+        if identity.name and identity.row_peers and not identity.row:
+            # One of several alike in rows, its own reading as nothing (a line just added):
+            # its id, name attribute or path numbers rows (form-2-qty), and another day
+            # finds another row by it.  Strict: several such fail rather than pick one.
+            return f"{scope}.{by_role}"
     if "data-testid" in identity.test_ids:
         test_id = _text(identity.test_ids["data-testid"], "test id")
         return f"{scope}.get_by_test_id({test_id})"
