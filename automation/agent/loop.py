@@ -276,6 +276,7 @@ class AgentRun:
                 await self.out.emit(Observation(self.round, turn.notes[-1]))
             self._notes.extend(turn.notes)
             for action in turn.actions:
+                acted_in = self.tab
                 outcome = await self._execute(action, budget)
                 outcomes.append(outcome)
                 self._last_signature = action.signature
@@ -283,6 +284,9 @@ class AgentRun:
                     self._navigated = True
                 if not outcome.ok:
                     break  # later actions were planned on a page that did not change as expected
+                if self.tab is not acted_in and action.name != "tabs":
+                    self._tab_closed()
+                    break  # later actions' refs were of the tab that closed
             context.settle(turn.actions, outcomes)
             if turn.done is not None:
                 if len(outcomes) == len(turn.actions) and all(o.ok for o in outcomes):
@@ -362,6 +366,37 @@ class AgentRun:
     ) -> Snapshot:
         """This round's page: full or only the changes (see Context.wants_full), cut to
         the room the round's notes leave; counts the rounds the page stayed the same."""
+        if not self.tab.alive and await self._follow():
+            self._tab_closed()  # it closed between rounds (a popup closing itself)
+        try:
+            return await self._take_snapshot(context, outcomes, budget)
+        except BrowserClosed:
+            if not await self._follow():
+                raise
+            self._tab_closed()  # it closed as the snapshot was taken
+            return await self._take_snapshot(context, outcomes, budget)
+
+    async def _follow(self) -> bool:
+        """Go on in the tab group's current tab when this one closed (not crashed)."""
+        if self.tab.crashed:
+            return False
+        self.steps.tab = self.tab
+        followed = await self.steps.follow()
+        self.tab = self.steps.tab
+        return followed
+
+    def _tab_closed(self) -> None:
+        self._navigated = True
+        group = self.tab.group
+        where = f"tab {group.tabs.index(self.tab)}" if group and self.tab in group.tabs else ""
+        self._notes.append(
+            f"The tab you were in closed; the run goes on in {where or 'another tab'} "
+            f"({self.tab.url})."
+        )
+
+    async def _take_snapshot(
+        self, context: Context, outcomes: list[ActionOutcome], budget: Budget
+    ) -> Snapshot:
         url = self.tab.url
         full = context.wants_full(navigated=self._navigated or url != self._last_url)
         room = context.snapshot_room(context.notes_text(outcomes, self._notes))

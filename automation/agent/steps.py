@@ -102,6 +102,7 @@ class ActionSteps:
         started = time.monotonic()
         ref = str(action.args.get("ref", ""))
         target = self.tab.known_target(ref)  # kept if taking the full target fails
+        was_alive = self.tab.alive
         result, error, macro = "", None, None
         self.last_macro = None
         shown = action.args
@@ -158,17 +159,18 @@ class ActionSteps:
                 result = macro.to_text()
             else:
                 result = await execute(self.tab, action.name, args, budget=step_budget)
-            group = self.tab.group
-            if group is not None and group.current is not None:
-                self.tab = group.current  # a tabs action may have switched the current tab
-        except (asyncio.CancelledError, Cancelled, BrowserClosed, SecretNotGranted) as exc:
-            await self.emit_evaluations(index)
-            if self._announced == index:  # its start was shown: its end is too
-                why = exc if isinstance(exc, TabwrightError) else Cancelled(CUT_OFF)
-                error_dict = self.secrets.redact_any(why.to_dict())
-                duration_ms = int((time.monotonic() - started) * 1000)
-                await self._finished(index, action.name, shown, target, "", error_dict,
-                                     duration_ms)  # fmt: skip
+        except BrowserClosed as exc:
+            # A page that closed itself as the action ran (a popup's Save) is not the
+            # browser going away when the run has another tab to go on in.
+            if self.tab.crashed or not await self.follow():
+                await self._cut(index, action.name, shown, target, started, exc)
+                raise
+            if not was_alive:
+                error = exc  # the tab was gone before the action: it did nothing
+            else:
+                result = "the tab closed as the action ran; the run goes on in the current tab"
+        except (asyncio.CancelledError, Cancelled, SecretNotGranted) as exc:
+            await self._cut(index, action.name, shown, target, started, exc)
             raise
         except BudgetExceeded as exc:
             # The caller's whole budget out of time (or all but its headroom) ends the
@@ -179,6 +181,7 @@ class ActionSteps:
             error = exc
         except TabwrightError as exc:
             error = exc
+        await self.follow()  # a tabs action switched the current tab, or the tab closed
         await self.emit_evaluations(index)
         duration_ms = int((time.monotonic() - started) * 1000)
         error_dict = self.secrets.redact_any(error.to_dict()) if error else None
@@ -199,6 +202,31 @@ class ActionSteps:
         if macro is not None:
             detail += f"\n{result}"
         return ActionOutcome(action.name, action.args, False, "", error.code, detail)
+
+    async def _cut(
+        self, index: int, name: str, shown: dict[str, Any], target: Target, started: float,
+        exc: BaseException,
+    ) -> None:  # fmt: skip
+        """An action cut off (cancelled, the browser gone): its end is told if its start was."""
+        await self.emit_evaluations(index)
+        if self._announced == index:
+            why = exc if isinstance(exc, TabwrightError) else Cancelled(CUT_OFF)
+            error_dict = self.secrets.redact_any(why.to_dict())
+            duration_ms = int((time.monotonic() - started) * 1000)
+            await self._finished(index, name, shown, target, "", error_dict, duration_ms)
+
+    async def follow(self) -> bool:
+        """Follow the tab group's current tab: a tabs action switched it, or the current tab
+        closed (a popup that closed itself) and the group fell back to another.  Whether
+        the tab changed."""
+        group = self.tab.group
+        if group is None:
+            return False
+        await group.sync()
+        if group.current is None or group.current is self.tab:
+            return False
+        self.tab = group.current
+        return True
 
     async def _beside(
         self, index: int, action: Action, args: dict[str, Any], known: Target, budget: Budget
@@ -338,6 +366,11 @@ class ActionSteps:
             await self.out.emit(EvaluationFinished(index, **dataclasses.asdict(done)))
 
     async def screenshot(self, index: int, budget: Budget) -> None:
-        shot = await self.tab.step_screenshot(index, budget=budget)
+        try:
+            shot = await self.tab.step_screenshot(index, budget=budget)
+        except BrowserClosed:
+            if self.tab.crashed or not await self.follow():
+                raise
+            return  # the tab closed after its step (a popup closing itself): no picture
         if shot is not None:
             await self.out.emit(shot)

@@ -138,6 +138,11 @@ class Tab:
         return self.core.crashed
 
     @property
+    def alive(self) -> bool:
+        """Neither crashed nor closed."""
+        return self.core.alive
+
+    @property
     def cdp(self) -> CDPSession | None:
         """The page's CDP session, once one is made (:meth:`TabCore.cdp_session`)."""
         return self.core.cdp

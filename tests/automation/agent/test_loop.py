@@ -19,10 +19,12 @@ from automation.events import (
     ScreenshotTaken,
     StepRecorded,
 )
+from automation.llm.base import PlannerReply
 from automation.llm.openai import OpenAICompatPlanner
 from automation.llm.rules import RulePlanner
 from tests.fakellm import Reply, ScriptedLLMServer
 from tests.net import free_port
+from tests.popupapp import PopupApp, serve
 from tests.sinks import WaitingSink
 
 
@@ -429,3 +431,44 @@ async def test_rule_planner_run_on_a_two_page_flow(tab: Tab, fixture_url: str) -
     assert steps[1].selector == "#company" and steps[4].selector == "#confirm"
     assert steps[4].url.endswith("step2.html?company=Acme")
     assert isinstance(run.sink.events[-1], RunFinished)
+
+
+class PagePlanner:
+    """A model that reads each round's page: a function of the snapshot per round."""
+
+    name = "page-reading"
+
+    def __init__(self, *rounds: object) -> None:
+        self.rounds = list(rounds)
+        self.seen: list[str] = []  # the last message of each request
+
+    async def plan(self, request, *, budget, on_token=None) -> PlannerReply:  # type: ignore[no-untyped-def]
+        self.seen.append(request.messages[-1].content)
+        text = self.rounds.pop(0)(request.snapshot)  # type: ignore[operator]
+        return PlannerReply(text, usage={})
+
+
+def ref_of(snapshot, name: str, role: str) -> str:  # type: ignore[no-untyped-def]
+    return next(r.ref for r in snapshot.find(name) if r.role == role)
+
+
+async def test_a_popup_closing_itself_leaves_the_run_in_its_opener(tab: Tab) -> None:
+    app = PopupApp(autoclose=True)
+    planner = PagePlanner(
+        lambda s: act(action="fill", ref=ref_of(s, "Name:", "textbox"), value="Zeta"),
+        lambda s: act(action="click", ref=ref_of(s, "+", "link")),
+        lambda s: act(action="tabs", op="select", index=1),
+        lambda s: act(action="fill", ref=ref_of(s, "Name:", "textbox"), value="New Co"),
+        lambda s: act(action="click", ref=ref_of(s, "Save", "button")),  # the popup closes
+        lambda s: act(action="click", ref=ref_of(s, "Save", "button")),
+        lambda s: act(action="done", summary="added"),
+    )
+    with serve(app) as base:
+        run = AgentRun(tab=tab, planner=planner, sink=ListSink(), task="Add Zeta",
+                       start_url=f"{base}/customer")  # fmt: skip
+        finished = await run.run()
+    assert finished.status == "succeeded", finished.reason
+    assert app.customers == [{"name": "Zeta", "supplier": "2"}]
+    assert "The tab you were in closed; the run goes on in tab 0" in planner.seen[5]
+    steps = run.sink.of_type(StepRecorded)  # type: ignore[attr-defined]
+    assert all(s.ok for s in steps) and steps[-1].url == f"{base}/done"

@@ -1,0 +1,80 @@
+"""A small back office whose related field has a "+" that opens a popup (``window.open``):
+the popup creates a supplier, sets the opener's select through ``window.opener`` and closes
+itself (or, with ``autoclose`` off, says it is done and waits)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from html import escape
+from urllib.parse import parse_qs
+
+from tests.net import QuietHandler, loopback_app
+
+
+@dataclass
+class PopupApp:
+    autoclose: bool = True
+    suppliers: dict[int, str] = field(default_factory=lambda: {1: "Old Supplier"})
+    customers: list[dict[str, str]] = field(default_factory=list)
+
+
+def _page(title: str, body: str) -> bytes:
+    return f"<!doctype html><title>{title}</title><h1>{title}</h1>{body}".encode()
+
+
+def _customer_form(app: PopupApp) -> bytes:
+    options = "".join(
+        f"<option value={i}>{escape(name)}</option>" for i, name in app.suppliers.items()
+    )
+    return _page(
+        "Add customer",
+        "<form method=post action=/customer>"
+        "<p><label>Name: <input name=name></label></p>"
+        f"<p><label>Supplier: <select name=supplier id=supplier><option value=''>---</option>"
+        f"{options}</select></label>"
+        " <a href='/supplier' onclick=\"window.open(this.href,'sup','width=500,height=400');"
+        'return false;">+</a></p>'
+        "<button>Save</button></form>"
+        "<script>function added(id, name){const s=document.getElementById('supplier');"
+        "s.add(new Option(name, id)); s.value=String(id);}</script>",
+    )
+
+
+@contextmanager
+def serve(app: PopupApp) -> Iterator[str]:
+    """The app on loopback: its base URL (the customer form is at ``/customer``)."""
+
+    class Handler(QuietHandler):
+        def do_GET(self) -> None:
+            if self.path.startswith("/customer"):
+                self.send(200, _customer_form(app))
+            elif self.path.startswith("/supplier"):
+                form = "<form method=post action=/supplier><p><label>Name: <input name=name>"
+                form += "</label></p><button>Save</button></form>"
+                self.send(200, _page("Add supplier", form))
+            elif self.path.startswith("/done"):
+                self.send(200, _page("Saved", "<p>The customer was saved.</p>"))
+            else:
+                self.send(404)
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            data = {k: v[0] for k, v in parse_qs(self.rfile.read(length).decode()).items()}
+            if self.path == "/supplier":
+                sid = max(app.suppliers) + 1
+                app.suppliers[sid] = data.get("name", "")
+                close = "window.close();" if app.autoclose else ""
+                script = f"window.opener.added({sid}, {json.dumps(app.suppliers[sid])});{close}"
+                body = f"<p>Supplier added.</p><script>{script}</script>"
+                self.send(200, _page("Supplier added", body))
+            else:
+                app.customers.append(
+                    {"name": data.get("name", ""), "supplier": data.get("supplier", "")}
+                )
+                self.send(303, Location="/done")
+
+    with loopback_app(Handler) as base:
+        yield base
