@@ -15,6 +15,7 @@ from automation.browser.pagelog import Refused
 from automation.browser.served import address_shape, same_place
 from automation.errors import CheckFailed, HttpStatus, LedElsewhere
 from automation.limits import cut_text
+from automation.recording.params import fill_url
 from automation.recording.rebase import rebase
 from automation.recording.scenario import ScenarioStep
 
@@ -33,7 +34,7 @@ def not_a_form_answered_again(replay: Replay, step: ScenarioStep) -> None:
     tab = replay.tab
     if not step.url or tab.log.document_method != "POST":
         return
-    recorded = rebase(step.url, replay.scenario.base_url, replay.base_url)
+    recorded = _recorded(replay, step.url)
     if address_shape(recorded) != address_shape(tab.url):
         raise CheckFailed(
             f"the page is the server's answer to the form sent ({cut_text(tab.url, 200)}"
@@ -41,6 +42,13 @@ def not_a_form_answered_again(replay: Replay, step: ScenarioStep) -> None:
             "server likely refused the form (the page shows why)",
             hint="see the page: a field it refused, or a message",
         )
+
+
+def _recorded(replay: Replay, url: str) -> str:
+    """A recorded address as this replay's would be: its parameters' values in, moved to
+    the replay's base URL."""
+    filled = fill_url(url, replay.values.params)
+    return rebase(filled, replay.scenario.base_url, replay.base_url)
 
 
 def refused_by_server(refused: list[Refused], *, what: str = "it") -> None:
@@ -78,7 +86,7 @@ def not_where_it_led(replay: Replay, step: ScenarioStep, since: int) -> None:
     tab = replay.tab
     if not step.judged_where_it_led or not tab.log.wrote(since):
         return
-    recorded = rebase(step.led_to, replay.scenario.base_url, replay.base_url)
+    recorded = _recorded(replay, step.led_to)
     if same_place(recorded, tab.url):
         return
     now, was = cut_text(tab.url, 200), cut_text(recorded, 200)

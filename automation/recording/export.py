@@ -54,6 +54,7 @@ from automation.recording import downloadfile, expect, exporthandlers, exportsee
 from automation.recording.calls import CALL, brought_login, called
 from automation.recording.expect import KINDS
 from automation.recording.exporthead import DOWNLOADS, HEADER, MARKER
+from automation.recording.exportliterals import address as _address
 from automation.recording.exportliterals import arg as _arg
 from automation.recording.exportliterals import ident as _ident
 from automation.recording.exportliterals import identifier as _identifier
@@ -216,10 +217,12 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
                 body[1:1] = ["asked = asks_sign_in(page)  # (then the step signs in)"]
                 body.append(f"sent_to_sign_in(page, sent, asked, {sends})")
             if step.judged_where_it_led:  # as replay judges it
-                led_to = _url(_text(step.led_to, "led_to"), params)
+                led_to = _url(_address(step.led_to, params), params)
                 body.append(f"where_it_led(page, sent, {led_to})")
             if step.is_check and step.url:  # not on a form the server answered with itself
-                body.insert(1, f"not_answered_again(page, {_url(_text(step.url, 'url'), params)})")
+                body.insert(
+                    1, f"not_answered_again(page, {_url(_address(step.url, params), params)})"
+                )
             if index in pending:
                 body.insert(1, _PENDING)
             if any(len(line.splitlines()) != 1 or "\x00" in line for line in body):

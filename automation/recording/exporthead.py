@@ -25,7 +25,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterator
-from urllib.parse import urlsplit
+from urllib.parse import quote_plus, urlsplit
 
 import pytest
 from playwright.sync_api import Error as PlaywrightError

@@ -15,6 +15,7 @@ from automation.recording.scenario import PLACEHOLDER, SECRET_ENV_PREFIX
 
 __all__ = [
     "PARAM_ENV_PREFIX",
+    "address",
     "arg",
     "ident",
     "identifier",
@@ -156,6 +157,19 @@ def url(recorded: str, params: dict[str, dict[str, Any]]) -> str:
     its scenario was recorded (a called scenario's own base URL) to BASE_URL."""
     base = getattr(params, "base", None)
     return f"url({recorded})" if base is None else f"url({recorded}, {text(base, 'base_url')})"
+
+
+def address(recorded: str, params: dict[str, dict[str, Any]]) -> str:
+    """A recorded address as an expression: each ``${name}`` of a parameter its value
+    URL-encoded at run time, as replay fills it (automation.recording.params.fill_url)."""
+    text(recorded, "an address")  # text, or ScenarioInvalid
+    pieces = re.split(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}", recorded)
+    parts = [
+        f"quote_plus({param(piece, params)})" if i % 2 and piece in params
+        else text("${" + piece + "}" if i % 2 else piece, "an address")
+        for i, piece in enumerate(pieces)
+    ]  # fmt: skip
+    return " + ".join(part for part in parts if part != "''") or "''"
 
 
 def plain(given: Any, params: dict[str, dict[str, Any]]) -> str:

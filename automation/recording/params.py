@@ -10,7 +10,10 @@ into what a later step holds of the value:
   spells the value out is dropped (it would find the old row, and a value can't be put
   into a selector safely), the other ways to find the element stay;
 - a check's texts and value (``rows``, ``text_visible``, ``value``, ``items``…) and what a
-  ``wait_for`` waits for.
+  ``wait_for`` waits for;
+- the addresses a step ran at and led to (its ``url``, ``led_to``: a search for the value
+  led to ``?q=Delta``), where the value stands URL-encoded as a form sends it
+  (:func:`carry_url`); replay fills them with the value encoded so (:func:`fill_url`).
 
 The value is matched whole (not inside a longer word) and only when it is at least
 :data:`MIN_CARRIED_CHARS` long: "1" typed into a quantity is not carried into "1 item left".
@@ -28,6 +31,7 @@ import re
 from collections.abc import Collection, Mapping
 from dataclasses import replace
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 from automation.browser.identity import ElementIdentity
 
@@ -37,7 +41,9 @@ __all__ = [
     "MIN_CARRIED_CHARS",
     "carry",
     "carry_args",
+    "carry_url",
     "fill",
+    "fill_url",
     "unfill",
     "used_in",
 ]
@@ -139,6 +145,23 @@ def carry_args(action: str, args: Mapping[str, Any], value: str, name: str) -> d
                 pattern.sub(_literal(token(name)), t) if isinstance(t, str) else t for t in text
             ]
     return out
+
+
+def carry_url(url: str, value: str, name: str) -> str:
+    """``url`` with ``value``, URL-encoded as a form or a link writes it, as ``${name}``
+    (matched whole, as in :func:`carry`)."""
+    if len(value) < MIN_CARRIED_CHARS or not url:
+        return url
+    for encoded in dict.fromkeys((quote_plus(value), quote(value, safe=""))):
+        url = _whole(encoded).sub(_literal(token(name)), url)
+    return url
+
+
+def fill_url(url: str, values: Mapping[str, str]) -> str:
+    """``url`` with each ``${name}`` of ``values`` replaced by its value URL-encoded as a
+    form sends it; other ``${…}`` stay as they are."""
+    return _TOKEN.sub(lambda m: quote_plus(values[m.group(1)]) if m.group(1) in values
+                      else m.group(0), url)  # fmt: skip
 
 
 def _filled(text: str, values: Mapping[str, str]) -> str:

@@ -549,7 +549,9 @@ def _carried(step: ScenarioStep, value: str, name: str) -> ScenarioStep:
     (``value`` as the scenario writes it, as its checks do; an identity holds the text)."""
     identity = carried.carry(step.identity, unliteral(value), name) if step.identity else None
     return replace(step, identity=identity, args=carried.carry_args(step.action, step.args,
-                                                                     value, name))  # fmt: skip
+                                                                     value, name),
+                   url=carried.carry_url(step.url, unliteral(value), name),
+                   led_to=carried.carry_url(step.led_to, unliteral(value), name))  # fmt: skip
 
 
 @dataclass(frozen=True)

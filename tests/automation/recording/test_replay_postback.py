@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlencode
 
 import pytest
 
@@ -262,3 +262,46 @@ async def test_a_save_an_agent_run_made_knows_where_it_led(
     back_office.after = "/error?code=3"
     message = led_elsewhere(await Replay(tab, recorded).run())
     assert f"led to {base}/error?code=3, not to {base}/customers/12/" in message
+
+
+@pytest.fixture
+def searching_office() -> Iterator[str]:
+    """A save redirected to the list searched for the name saved (?name=…), as a form
+    encodes it."""
+
+    class Handler(QuietHandler):
+        def do_GET(self) -> None:
+            if self.path == "/customers/new":
+                self.send(200, NEW_CUSTOMER.encode())
+                return
+            self.send(200, b"<!doctype html><title>Customers</title><h1>Customers</h1>")
+
+        def do_POST(self) -> None:
+            form = parse_qs(self.rfile.read(int(self.headers["Content-Length"])).decode())
+            self.send(302, Location=f"/customers/?{urlencode({'name': form['name'][0]})}")
+
+    with loopback_app(Handler) as base:
+        yield base
+
+
+async def test_a_typed_value_made_a_parameter_is_carried_into_where_later_steps_led(
+    tab: Tab, searching_office: str, tmp_path: Path
+) -> None:
+    base = searching_office
+    recorded = Scenario.from_dict({
+        "version": 1, "name": "Add a customer", "base_url": base, "steps": [
+            {"action": "navigate", "args": {"url": f"{base}/customers/new"}},
+            {"action": "fill", "args": {"value": "Delta Co"}, "identity": {
+                "role": "textbox", "name": "Name", "tag": "input", "name_attr": "name"}},
+            {"action": "click", "args": {}, "led_to": f"{base}/customers/?name=Delta+Co",
+             "identity": {"role": "button", "name": "Save", "tag": "button"}}]})  # fmt: skip
+    scenario = recorded.with_param(1, "customer")
+    assert scenario.steps[2].led_to == base + "/customers/?name=${customer}"
+    for params in ({}, {"customer": "Echo & Sons"}):
+        result = await Replay(tab, scenario, params=params).run()
+        assert result.ok, result.to_dict()
+    code = to_pytest(scenario)
+    assert "where_it_led(page, sent, url('" in code and "quote_plus(os.environ.get(" in code
+    env = {"TABWRIGHT_PARAM_customer": "Echo & Sons"}
+    status, out = await run_exported(code, tmp_path, base, env=env, timeout_ms=10_000)
+    assert status == 0 and "1 passed" in out, out
