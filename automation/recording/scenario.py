@@ -470,6 +470,9 @@ class Scenario:
         later = self.steps[index + 1 :]
         if key in TYPED_ARG.values():
             later = tuple(_carried(step, old, name) for step in later)
+            # where the step itself led (a search typed and sent at once)
+            led_to = carried.carry_url(step.led_to, unliteral(old), name)
+            new_step = replace(new_step, led_to=led_to)
         steps = (*self.steps[:index], new_step, *later)
         params = dict(self.params)
         default = unliteral(old)  # a value is typed as it is

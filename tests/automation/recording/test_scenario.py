@@ -126,6 +126,20 @@ def test_a_typed_value_can_become_a_parameter_or_a_secret() -> None:
         made.with_param(0, "e-mail")
 
 
+def test_a_typed_value_made_a_parameter_is_carried_into_where_its_own_step_led() -> None:
+    """A search typed and sent in one step (the field sends as it is typed in) led to
+    ?q=Delta: another value leads to its own search."""
+    searched = {
+        "action": "fill",
+        "args": {"value": "Delta Co"},
+        "identity": IDENTITY,
+        "url": "http://app.test/orders/",
+        "led_to": "http://app.test/orders/?q=Delta+Co",
+    }
+    scenario = Scenario.from_dict(scenario_dict(searched))
+    assert scenario.with_param(0, "q").steps[0].led_to == "http://app.test/orders/?q=${q}"
+
+
 def test_a_value_made_a_parameter_of_a_name_in_use_with_another_default_is_refused() -> None:
     """Taken over, the name's default changed what the steps using it type (the email
     typed into Name, and the replay said succeeded); the same value joins the name."""
