@@ -8,8 +8,11 @@ it is left out:
 - it failed (its error is the reason): left out, unless the person keeps it because its
   effect is visible on the page (a tick reported failed that did tick), which is only
   possible when its element was identified;
-- it only read the page (read_page, page_log, screenshot...), or it is an action replay
-  can't do (tabs, evaluate, files, shell);
+- it only read the page (read_page, page_log, screenshot, a list of the tabs...), or it
+  is an action replay can't do (evaluate, files, shell);
+- it switched tabs (``tabs`` select, open, close), or it ran in another tab than the run's
+  first (a popup the page opened, selected): replay acts in one tab, so such a step would
+  act in the wrong window (the popup's name typed into the main form);
 - its element was never identified, or the step can't be read back as a scenario step.
 
 :func:`from_run_steps` builds the scenario from the plan, the steps the person keeps, and
@@ -71,11 +74,24 @@ class Planned:
 def plan(rows: Sequence[Mapping[str, Any]]) -> list[Planned]:
     """Every recorded step, in order, with what saving does with it."""
     out = []
+    tab: int | None = 0  # the tab the steps run in (None: not known, not the first)
     for position, row in enumerate(rows):
         index = int(row.get("index", position))
         action = str(row.get("action", ""))
         if row.get("by") == "call":  # kept as the call step that ran it
             out.append(Planned(index, action, None, "a step of a scenario it called"))
+            continue
+        if action == "tabs" and (row.get("args") or {}).get("op", "list") != "list":
+            args = row.get("args") or {}
+            if row.get("ok", True):
+                chosen = args.get("index")
+                at_first = args.get("op") == "select" and chosen == 0
+                tab = 0 if at_first else chosen if args.get("op") == "select" else None
+            out.append(Planned(index, action, None, _SWITCHED))
+            continue
+        if tab != 0 and action in STEP_ACTIONS:
+            where = "another tab" if tab is None else f"tab {tab}"
+            out.append(Planned(index, action, None, _OTHER_TAB.format(where=where)))
             continue
         if action not in STEP_ACTIONS:
             why = (
@@ -116,6 +132,11 @@ def plan(rows: Sequence[Mapping[str, Any]]) -> list[Planned]:
             continue
         out.append(Planned(index, action, step))
     return out
+
+
+# Replay acts in one tab: a tab switch, and the steps run in other tabs, are left out.
+_SWITCHED = "it switched tabs: replay can't follow it yet (the steps in other tabs are left out)"
+_OTHER_TAB = "it ran in {where}, not the run's first: replay can't act in another tab (a popup) yet"
 
 
 def from_run_steps(

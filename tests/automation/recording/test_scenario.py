@@ -388,6 +388,32 @@ def test_a_run_s_steps_become_a_scenario_with_passwords_as_secrets() -> None:
     assert ScenarioStep.from_dict(old.to_dict()) == old
 
 
+def test_a_run_s_steps_in_a_popup_it_selected_are_left_out_and_named() -> None:
+    """The run typed the new supplier's name into the popup's Name: kept, replay typed it
+    into the customer's Name (the steps carried no tab), and the tab switches were left
+    out as if they "only read the page"."""
+    name = {**IDENTITY, "role": "textbox", "name": "Name", "tag": "input"}
+    rows = [
+        {"action": "fill", "args": {"ref": "e1", "value": "Zeta"}, "identity": name},
+        {"action": "click", "args": {"ref": "e2"}, "identity": IDENTITY},  # "+" opens it
+        {"action": "tabs", "args": {"op": "list"}},
+        {"action": "tabs", "args": {"op": "select", "index": 1}},
+        {"action": "fill", "args": {"ref": "e1", "value": "New Co"}, "identity": name},
+        {"action": "click", "args": {"ref": "e3"}, "identity": IDENTITY},
+        {"action": "tabs", "args": {"op": "select", "index": 0}},
+        {"action": "click", "args": {"ref": "e4"}, "identity": IDENTITY},
+    ]  # fmt: skip
+    scenario = from_run_steps(rows, name="Customer")
+    assert [s.action for s in scenario.steps] == ["fill", "click", "click"]
+    assert scenario.steps[0].args == {"value": "Zeta"}
+    left_out = scenario.description
+    assert "step 2 (tabs): it only read the page" in left_out
+    assert "step 3 (tabs): it switched tabs: replay can't follow it yet" in left_out
+    assert "step 4 (fill): it ran in tab 1, not the run's first: replay can't act" in left_out
+    assert "step 5 (click): it ran in tab 1" in left_out and "step 6 (tabs)" in left_out
+    assert "step 7" not in left_out
+
+
 def test_a_run_s_typed_dollar_braces_are_text_in_its_scenario_and_a_replay_s_are_its_own() -> None:
     name = {**IDENTITY, "role": "textbox", "name": "Name", "tag": "input"}
     rows = [
