@@ -71,6 +71,7 @@ from automation.errors import (
     TabwrightError,
 )
 from automation.recording.expect import VALUE_JS
+from automation.recording.popups import PopupWatch
 from automation.recording.scenario import ScenarioStep
 
 __all__ = ["CAUSE_WINDOW_MS", "RECORDER_JS", "OnRecorded", "Recorder"]
@@ -170,6 +171,7 @@ class Recorder:
         self._at = ""
         self._notices: asyncio.Queue[tuple[int, ScenarioStep] | None] = asyncio.Queue()
         self._notifier: asyncio.Task[None] | None = None
+        self._popups: PopupWatch | None = None  # said on the step that opened each
 
     @property
     def steps(self) -> list[ScenarioStep]:
@@ -195,6 +197,7 @@ class Recorder:
         if self.on_step is not None:
             self._notifier = asyncio.create_task(self._notify_loop(self.on_step))
         self._at = page.url
+        self._popups = PopupWatch(page)
         if _is_web(page.url):
             self._add(
                 ScenarioStep("navigate", {"url": page.url}, url=page.url), _Mark("", _now_ms())
@@ -233,6 +236,10 @@ class Recorder:
         for disposable in self._disposables:
             await _quietly(budget, disposable.close())
         self._disposables.clear()
+        if self._popups is not None:
+            self._popups.close()
+            times = [mark.t_ms for mark in self._marks]
+            self._steps = self._popups.noted(self._steps, times)
         await self._notices.put(None)
         if self._notifier is not None:
             try:
