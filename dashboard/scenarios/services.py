@@ -160,7 +160,8 @@ def scenario_step_make_param(
 ) -> list[tuple[int, fmt.ScenarioStep]]:
     """Turn a step's typed value into ``${name}`` (its value the default) or a secret.
     A parameter is carried into the later steps and checks that depend on the value
-    (their elements' identities, the texts their checks expect): returns those steps
+    (their elements' identities, the texts their checks expect, where they ran and led):
+    returns those steps
     (index, step as it is now), for the person to see what changed."""
     with transaction.atomic():
         before = scenario_selectors.scenario_document(scenario=_locked(scenario))
@@ -171,8 +172,9 @@ def scenario_step_make_param(
                 continue
             fields = _step_fields(new)
             ScenarioStep.objects.filter(scenario=scenario, index=i).update(
-                args=fields["args"], identity=fields["identity"]
-            )
+                args=fields["args"], identity=fields["identity"], url=fields["url"],
+                led_to=fields["led_to"],
+            )  # fmt: skip
             if i != index:
                 changed.append((i, new))
         touch(scenario.pk, params=document.params)
