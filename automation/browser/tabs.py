@@ -57,7 +57,8 @@ class TabGroup:
         self._make_tab = make_tab
         self._on_close = on_close
         self._closed = False
-        self._pending: set[Page] = set()
+        self._pending: set[Page] = set()  # opened by the site, not wrapped yet
+        self._adopting: set[Page] = set()  # being wrapped: in neither set above nor tabs
         context.on("page", self._on_page)
 
     def note_blocked(self, url: str, reason: str) -> None:
@@ -70,8 +71,9 @@ class TabGroup:
         self._report = report
 
     def _open_pages(self) -> int:
-        pending = sum(1 for p in self._pending if not p.is_closed())
-        return pending + sum(1 for t in self.tabs if not t.page.is_closed())
+        """Pages the group holds, whether wrapped, being wrapped or not yet asked for."""
+        pages = self._pending | self._adopting | {t.page for t in self.tabs}
+        return sum(1 for p in pages if not p.is_closed())
 
     def _on_page(self, page: Page) -> None:
         """A page the site opened: wrap it when it is first asked for (see :meth:`sync`),
@@ -123,7 +125,11 @@ class TabGroup:
             self.current = self.tabs[-1] if self.tabs else None
 
     async def adopt(self, page: Page) -> Tab:
-        tab = await self._make_tab(page, self)
+        self._adopting.add(page)  # counted while it is wrapped: popups go on arriving
+        try:
+            tab = await self._make_tab(page, self)
+        finally:
+            self._adopting.discard(page)
         tab.group = self
         self.tabs.append(tab)
         if self.current is None:

@@ -31,8 +31,10 @@ async def receive_until(
                 raise TimeoutError
             message = await comm.receive_json_from(timeout=remaining)
         except TimeoutError:
+            last = [m for m in got if m["type"] not in ("frame", "screenshot", "llm.token")]
             raise AssertionError(
-                f"no matching message within {timeout_s} s; got {types(got)}"
+                f"no matching message within {timeout_s} s; got {types(got)}; "
+                f"the last: {str(last[-3:])[:1500]}"
             ) from None
         if message["type"] not in skip:
             got.append(message)

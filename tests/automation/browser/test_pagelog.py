@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from types import SimpleNamespace
 
 import pytest
@@ -12,14 +11,7 @@ from playwright.async_api import Route
 from automation import Tab
 from automation.browser.pagelog import PageLog, _served_from_cache
 from automation.errors import ActionInvalid
-
-
-async def eventually(check: Callable[[], bool], timeout_s: float = 60) -> None:
-    """Events reach Python a moment after the page acted; poll instead of sleeping blindly."""
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while not check():
-        assert asyncio.get_running_loop().time() < deadline, "condition never became true"
-        await asyncio.sleep(0.02)
+from tests.waiting import eventually
 
 
 async def open_log(tab: Tab, fixture_url: str) -> PageLog:

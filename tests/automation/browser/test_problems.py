@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
 
 import pytest
 
@@ -13,14 +12,7 @@ from automation.browser.pagelog import ConsoleEntry, LogEntry, PageLog
 from automation.events import PageProblem
 from tests.conftest import browser_config
 from tests.net import free_port
-
-
-async def eventually(check: Callable[[], bool], timeout_s: float = 60) -> None:
-    """Events reach Python a moment after the page acted; poll instead of sleeping blindly."""
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while not check():
-        assert asyncio.get_running_loop().time() < deadline, "condition never became true"
-        await asyncio.sleep(0.02)
+from tests.waiting import eventually
 
 
 class Collected:

@@ -11,6 +11,7 @@ from automation import BrowserSession, ListSink
 from automation.errors import ActionInvalid
 from automation.events import PageProblem
 from tests.conftest import browser_config
+from tests.waiting import eventually
 
 CAP = 5
 
@@ -62,3 +63,46 @@ def test_the_cap_is_a_whole_number() -> None:
 
     with pytest.raises(ActionInvalid, match="max_tabs"):
         TabGroup(object(), make_tab=None, max_tabs=0)  # type: ignore[arg-type]
+
+
+async def test_a_popup_that_opens_while_another_is_wrapped_still_finds_the_group_full(
+    fixture_url: str,
+) -> None:
+    # Wrapping a page the site opened takes a few awaits; popups arriving meanwhile must
+    # count it (under load, a 10-popup flood kept one past the cap).
+    cap = 3
+    async with BrowserSession(browser_config(max_tabs=cap)) as session:
+        group = await session.new_group()
+        tab = group.current
+        assert tab is not None
+        await tab.navigate(f"{fixture_url}/engine/popup-flood.html")
+        announced: list[object] = []
+
+        def announce(page: object) -> None:
+            announced.append(page)
+
+        group.context.on("page", announce)
+        await tab.page.evaluate("window.open('popup-flood.html?child=first', '_blank')")
+        await eventually(lambda: len(announced) == 1)
+
+        wrap, entered, gate = group._make_tab, asyncio.Event(), asyncio.Event()
+
+        async def slow_wrap(page, owner):  # type: ignore[no-untyped-def]
+            entered.set()
+            await gate.wait()
+            return await wrap(page, owner)
+
+        group._make_tab = slow_wrap
+        syncing = asyncio.create_task(group.sync())
+        await entered.wait()  # the first popup is being wrapped now
+        await tab.page.evaluate(
+            "for (let i = 0; i < 5; i++) window.open('popup-flood.html?child=' + i, '_blank')"
+        )
+        await eventually(lambda: len(announced) == 6 and not group._closing)
+        gate.set()
+        await syncing
+        await group.sync()
+
+        assert len(group.tabs) == cap
+        assert group.closed_extra == 6 - (cap - 1)
+        await group.close()
