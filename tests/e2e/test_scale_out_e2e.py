@@ -256,7 +256,11 @@ def test_a_run_claimed_by_a_worker_killed_before_it_started_goes_back_to_the_que
         assert events.index("run.requeued") < events.index("run.started")
         assert events.count("run.finished") == 1, events  # succeeded: never failed (lost)
 
-        # Which worker held it, said alike by the API, the run's page and the worker's log.
+        # Which worker held it, said alike by the API, the run's page and the worker's log
+        # (its lease is let go as the run's session closes, a moment after its status).
+        said_ended = rf"run {run_id}: ended succeeded on worker [\w.-]+\.worker{runs.pid}\n"
+        wait_until("the worker said the run ended",
+                   lambda: re.search(said_ended, log.read_text()) is not None, logs)  # fmt: skip
         token = api_token(client, "operations")
         bearer = {"Authorization": f"Bearer {token}"}
         got = httpx.get(f"{site.b}/api/runs/{run_id}", headers=bearer)
@@ -266,7 +270,6 @@ def test_a_run_claimed_by_a_worker_killed_before_it_started_goes_back_to_the_que
         assert got.json()["held_until"] is None  # ended: nobody vouches for it any more
         page = client.get(f"/runs/{run_id}/").text
         assert f'data-testid="worker">worker {name}<' in page
-        ended = f"run {run_id}: ended succeeded on worker {name}"
-        wait_until("the worker said the run ended", lambda: ended in log.read_text(), logs)
         said = log.read_text()
+        assert f"run {run_id}: ended succeeded on worker {name}" in said
         assert said.count(f"run {run_id}: held by worker {name}") == 1, said
