@@ -7,17 +7,27 @@
 //
 // Evaluated as (args) => ...:
 //   args.op "text": the document's visible text, spaces squeezed (at most max characters;
-//                   args.messages false: without the page's messages, MESSAGES below);
+//                   args.messages false: without the page's messages, MESSAGES below,
+//                   nor its errors, isError);
 //   args.op "finds": whether that text (all of it) shows args.pattern, a RegExp's source,
 //                   ignoring case (textmatch.words makes it);
 //   args.op "rows": how many visible rows (table rows, list items) show a text (where
 //                   args.pattern finds it), only the innermost row counting when rows
-//                   hold rows;
+//                   hold rows; rows of the app's data only: an item of a message (MESSAGES)
+//                   or of an error (ERROR) is no row ("Customer Zeta Corp was added");
+//   args.op "errors": the texts of the errors the page shows (see isError), at most 5;
 //   args.op "frame": whether args.element, a frame's element, is seen (its ancestors too).
 (args) => {
   const ROW = "tr, li, [role=row], [role=listitem], article";
   // What a page tells of what just happened (an error repeats what was typed, say).
   const MESSAGES = "[role=status], [role=alert], [aria-live=polite], [aria-live=assertive], output";
+  // What names an error, as a word of an element's class or id: "errorlist", "errornote",
+  // "has-error", "is-invalid", "alert-danger", "field-error".
+  const ERROR_WORD = /(^|[-_])(err|error|errors|invalid|danger)/i;
+  // What names a message that is no error ("alert alert-success": a role=alert banner).
+  const FINE_WORD = /(^|[-_])(success|succeeded|ok|info|notice|saved)([-_]|$)/i;
+  const ERROR = "[role=alert], [aria-invalid=true], [class*=err i], [id*=err i], " +
+    "[class*=invalid i], [id*=invalid i], [class*=danger i]";
   const UNSEEN = new Set(["SCRIPT", "STYLE", "TEMPLATE", "NOSCRIPT", "HEAD"]);
   const MAX_TEXT = 200000; // characters of a document's text read
   const norm = (t) => (t || "").replace(/\s+/g, " ").trim();
@@ -43,7 +53,7 @@
       if (n.nodeType !== 1 && n.nodeType !== 11) return;
       if (n.nodeType === 1) {
         if (UNSEEN.has(n.tagName) || !seenHere(n)) return;
-        if (!messages && n.matches(MESSAGES)) return;
+        if (!messages && (n.matches(MESSAGES) || (n.matches(ERROR) && isError(n)))) return;
         // hidden="until-found": drawn as a box, its contents not (until a search finds them).
         if (n.getAttribute("hidden") === "until-found") return;
         parts.push(" ");
@@ -76,6 +86,46 @@
     return norm(parts.join(""));
   }
 
+  function named(e, pattern) {
+    const words = [...e.classList, e.id].filter(Boolean);
+    return words.some((w) => pattern.test(w));
+  }
+
+  // What a person reads as "it refused": a field marked invalid (aria-invalid), an element
+  // whose class or id names an error ("errorlist", "is-invalid") or an alert (role=alert)
+  // that says words and is not marked a success ("alert-success"), seen.
+  function isError(e) {
+    if (!seenHere(e)) return false;
+    if (e.getAttribute("aria-invalid") === "true") return true;
+    if (named(e, ERROR_WORD)) return /\p{L}/u.test(seen(e, 400, false));
+    if (e.getAttribute("role") !== "alert" || named(e, FINE_WORD)) return false;
+    return /\p{L}/u.test(seen(e, 400, false));
+  }
+
+  function errors() {
+    const out = [];
+    const roots = [document];
+    for (let i = 0; i < roots.length && out.length < 5; i++) {
+      for (const e of roots[i].querySelectorAll("*")) {
+        if (e.shadowRoot) roots.push(e.shadowRoot);
+        if (out.length < 5 && e.matches(ERROR) && isError(e)) {
+          const text = e.matches("input, select, textarea")
+            ? "a field marked invalid" : seen(e, 200, false);
+          out.push(text.slice(0, 200));
+        }
+      }
+    }
+    return out;
+  }
+
+  // Whether e stands in a message or an error: its items are no rows of the app's data.
+  function told(e) {
+    for (let at = e.parentElement; at; at = at.parentElement) {
+      if (at.matches(MESSAGES) || (at.matches(ERROR) && isError(at))) return true;
+    }
+    return false;
+  }
+
   function rows() {
     const out = [];
     const roots = [document];
@@ -95,9 +145,12 @@
     return new RegExp(args.pattern, "i").test(seen(document.documentElement, MAX_TEXT, false));
   }
   if (args.op === "frame") return seenFrame(args.element);
+  if (args.op === "errors") return errors();
   if (args.op === "rows") {
     const want = new RegExp(args.pattern, "i");
-    const showing = rows().filter((r) => seenHere(r) && want.test(seen(r, 4000, true)));
+    const showing = rows().filter(
+      (r) => seenHere(r) && want.test(seen(r, 4000, true)) && !told(r),
+    );
     const inner = showing.filter((r) => !showing.some((o) => o !== r && r.contains(o)));
     return inner.length;
   }

@@ -36,7 +36,16 @@ from automation.budget import Budget
 if TYPE_CHECKING:
     from automation.browser.tab import Tab
 
-__all__ = ["SEEN_JS", "count_rows", "fold", "page_text", "seen_frames", "shows_text", "wait_text"]
+__all__ = [
+    "SEEN_JS",
+    "count_rows",
+    "errors_shown",
+    "fold",
+    "page_text",
+    "seen_frames",
+    "shows_text",
+    "wait_text",
+]
 
 SEEN_JS = f"(args) => ({joined('seen.js', ['visible.js'])})(args)"
 _FRAME_JS = f"(element) => ({SEEN_JS})({{ op: 'frame', element }})"
@@ -91,7 +100,8 @@ async def wait_text(tab: Tab, text: str, *, shown: bool, budget: Budget) -> None
 
 async def page_text(tab: Tab, budget: Budget, *, messages: bool = True) -> str:
     """The text a person sees on the page and its frames, case and spaces folded (without
-    its status and alert messages, unless ``messages``)."""
+    its status and alert messages and its errors (:func:`errors_shown`), unless
+    ``messages``)."""
     parts = []
     for frame in await seen_frames(tab, budget):
         try:
@@ -103,7 +113,9 @@ async def page_text(tab: Tab, budget: Budget, *, messages: bool = True) -> str:
 
 
 async def count_rows(tab: Tab, text: str, budget: Budget) -> int:
-    """How many seen rows (innermost table rows or list items) show ``text`` as words."""
+    """How many seen rows (innermost table rows or list items) show ``text`` as words:
+    rows of the app's data, not the items of a message or an error ("Customer Zeta Corp
+    was added")."""
     total = 0
     for frame in await seen_frames(tab, budget):
         try:
@@ -112,6 +124,20 @@ async def count_rows(tab: Tab, text: str, budget: Budget) -> int:
         except PlaywrightError:
             continue
     return total
+
+
+async def errors_shown(tab: Tab, budget: Budget) -> list[str]:
+    """What a person reads as "it refused" on the page and its seen frames, a few of them:
+    a field marked invalid (``aria-invalid``), an element whose class or id names an error
+    (``errorlist``, ``is-invalid``, ``alert-danger``) or an alert (``role=alert``) that is
+    not marked a success (``alert-success``), each saying words."""
+    found: list[str] = []
+    for frame in await seen_frames(tab, budget):
+        try:
+            found += [str(t) for t in await budget.run(frame.evaluate(SEEN_JS, {"op": "errors"}))]
+        except PlaywrightError:
+            continue
+    return found
 
 
 def fold(text: str) -> str:

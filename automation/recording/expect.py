@@ -10,10 +10,11 @@ Page checks: ``text_visible`` / ``text_hidden`` (a text is, or is not, shown any
 the page; case and spaces ignored), ``rows`` (how many visible table rows or list items
 show a text: 0 says it is gone, or filtered out; with ``"at_least": true``, that many or
 more), ``url`` (the address contains it, moved
-to the replay's base URL as navigations are).  Element checks find their element by its
-identity, as any step does: ``visible``, ``checked``, ``unchecked``, ``value`` (a
-field's value, a select's chosen label) and ``items`` (texts the element shows, in order:
-a list's entries).
+to the replay's base URL as navigations are), ``no_error`` (the page shows no error: an
+error list, a field marked invalid, an alert that is no success banner).  Element checks
+find their element by its identity, as any step does: ``visible``, ``checked``,
+``unchecked``, ``value`` (a field's value, a select's chosen label) and ``items`` (texts
+the element shows, in order: a list's entries).
 
 :func:`check` evaluates one within its budget and keeps reading until it holds (the app
 may still be drawing), so a check fails only when the page really does not show it: it
@@ -40,7 +41,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from automation.browser.effect import TOGGLE_STATE_JS
 from automation.browser.identity import ElementIdentity, locate, still_parsing, wait_parsed
-from automation.browser.seen import count_rows, fold, page_text, shows_text
+from automation.browser.seen import count_rows, errors_shown, fold, page_text, shows_text
 from automation.browser.textmatch import words
 from automation.budget import Budget
 from automation.errors import BudgetExceeded, CheckFailed, ScenarioInvalid
@@ -69,6 +70,9 @@ KINDS: dict[str, tuple[str, ...]] = {
     "text_hidden": ("text",),
     "rows": ("text", "count"),
     "url": ("url",),
+    # The page shows no error (automation.browser.seen.errors_shown): an error list, a
+    # field marked invalid, an alert that is no success banner.
+    "no_error": (),
     "visible": (),
     "checked": (),
     "unchecked": (),
@@ -209,6 +213,9 @@ async def _once(
         if kind == "text_visible":
             return shown, "it is not shown"
         return not shown, "it is shown"
+    if kind == "no_error":
+        errors = await errors_shown(tab, budget)
+        return not errors, f"it shows {errors[0][:200]!r}" if errors else ""
     if kind == "rows":
         count = await count_rows(tab, args["text"], budget)
         wanted = count >= args["count"] if args.get("at_least") else count == args["count"]

@@ -6,8 +6,9 @@ by several elements, or when the element has no name and its row tells it apart)
 ``get_by_test_id``, its stored CSS selector, ``get_by_placeholder``.  Elements of a frame
 are looked up in the frame with the same path.  The scenario's ``expect`` checks become
 Playwright's ``expect(...)`` assertions, so the exported test fails where replay would;
-a check or a wait of a text (shown, gone, in rows) reads the page by replay's rule of what
-a person sees (:mod:`automation.recording.exportseen`, its script written in as it is).
+a check or a wait of a text (shown, gone, in rows) and a ``no_error`` check read the page
+by replay's rule of what a person sees and what it reads as an error
+(:mod:`automation.recording.exportseen`, its script written in as it is).
 
 An element replay has found on several releases keeps what it was known as on each (its
 identity's variants): its locator is one per identity, joined with ``.or_()``, so the file
@@ -397,6 +398,8 @@ def _assertion(step: ScenarioStep, params: dict[str, dict[str, Any]], el: str) -
         count = _int(args.get("count"), "count")
         at_least = ", at_least=True" if args.get("at_least") else ""  # that many or more
         return f"expect_rows(page, {value('text')}, {count}{at_least})"
+    if kind == "no_error":  # as replay reads it: automation.browser.seen's errors
+        return "expect_no_error(page)"
     if kind == "url":
         return f"expect(page).to_have_url(re.compile(re.escape({_url(value('url'), params)})))"
     target = step.target()

@@ -1,8 +1,10 @@
 """What a person could see, in a pytest export (automation.recording.export): its checks of
-a text (``text_visible``, ``text_hidden``, ``rows``) and its ``wait_for`` of a text read
-the page by Tabwright's one rule (:mod:`automation.browser.seen`, ``visible.js``), not by
-Playwright's looser "visible" (which sees a transparent toast, text off the page's edge
-and text in a frame nobody sees), so the export and the replay can't disagree there.
+a text (``text_visible``, ``text_hidden``, ``rows``), its ``no_error`` check and its
+``wait_for`` of a text read the page by Tabwright's one rule (:mod:`automation.browser.seen`,
+``visible.js``), not by Playwright's looser "visible" (which sees a transparent toast, text
+off the page's edge and text in a frame nobody sees), so the export and the replay can't
+disagree there: a row's fields count with the values the app wrote, an item of a message
+or of an error is no row, and an error is what replay reads as one.
 
 The export writes the rule's script (:data:`automation.browser.seen.SEEN_JS`, as it is)
 into the file as ``SEEN_JS``, then the code below the marker, as it is: the frames a
@@ -28,7 +30,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "count_rows",
+    "errors_shown",
     "expect_items",
+    "expect_no_error",
     "expect_rows",
     "expect_text",
     "read_until",
@@ -74,7 +78,8 @@ def shows_text(page: Page, text: str) -> bool:
 
 
 def count_rows(page: Page, text: str) -> int:
-    """How many seen rows (innermost table rows or list items) show ``text`` as words."""
+    """How many seen rows (innermost table rows or list items) show ``text`` as words:
+    rows of the app's data, not the items of a message or an error."""
     total = 0
     for frame in seen_frames(page):
         try:
@@ -82,6 +87,18 @@ def count_rows(page: Page, text: str) -> int:
         except PlaywrightError:
             continue
     return total
+
+
+def errors_shown(page: Page) -> list[str]:
+    """What a person reads as "it refused" on the page and its seen frames, a few of them
+    (as :func:`automation.browser.seen.errors_shown` reads them)."""
+    found: list[str] = []
+    for frame in seen_frames(page):
+        try:
+            found += [str(t) for t in frame.evaluate(SEEN_JS, {"op": "errors"})]
+        except PlaywrightError:
+            continue
+    return found
 
 
 def read_until(page: Page, holds: Callable[[], tuple[bool, str]], expected: str) -> None:
@@ -115,6 +132,17 @@ def expect_rows(page: Page, text: str, count: int, *, at_least: bool = False) ->
 
     expected = f"{'at least ' if at_least else ''}{count} row(s) to show {text!r}"
     read_until(page, holds, expected)
+
+
+def expect_no_error(page: Page) -> None:
+    """As replay's ``no_error`` check: the page shows no error (an error list, a field
+    marked invalid, an alert that is no success banner)."""
+
+    def holds() -> tuple[bool, str]:
+        errors = errors_shown(page)
+        return not errors, f"it shows {errors[0][:200]!r}" if errors else ""
+
+    read_until(page, holds, "the page to show no error")
 
 
 def expect_items(page: Page, element: Locator, items: list[str]) -> None:

@@ -4,9 +4,15 @@ When a run ends with ``done``, the page shows what it reached.  Before the tab g
 run proposes ``expect`` checks a person can tick when saving it as a scenario (see
 :mod:`automation.recording.expect`), most telling first:
 
+- that the page shows no error (an error list, a field marked invalid, an alert that is
+  no success banner), when the run acted on the page and none shows now: ticked.  An app
+  that refuses a save often shows the same page again, with what was typed in its fields;
 - the state each box, select and field the run changed shows now (found again by its
   identity): ticked, but for a field that still holds what the run typed (the app did not
-  write it: no page loaded since), which shows it whether or not the app took it;
+  write it: no page loaded since), which shows it whether or not the app took it; and a
+  field that shows what the run typed, written again by the app (a page re-rendered with
+  what was posted: a refusal does that too), is ticked only beside the check that no
+  error shows;
 - each text the run typed: how many rows show it now (0 says it is gone or filtered
   out), or that it is shown: ticked;
 - phrases the ``done`` summary quotes that the page shows: ticked;
@@ -28,11 +34,18 @@ from playwright.async_api import Error as PlaywrightError
 
 from automation.browser.effect import TOGGLE_STATE_JS
 from automation.browser.identity import ElementIdentity, locate
+from automation.browser.seen import errors_shown
 from automation.browser.tab import Tab
 from automation.budget import Budget
 from automation.errors import BudgetExceeded, ScenarioInvalid, TabwrightError
 from automation.recording import downloads, expect
-from automation.recording.scenario import PLACEHOLDER, TYPED_ARG, ScenarioStep, literal
+from automation.recording.scenario import (
+    ELEMENT_ACTIONS,
+    PLACEHOLDER,
+    TYPED_ARG,
+    ScenarioStep,
+    literal,
+)
 from automation.secrets import MASK
 
 __all__ = ["Proposal", "propose_checks"]
@@ -85,7 +98,9 @@ async def propose_checks(
     """Checks for the page as it is now, after ``steps`` (StepRecorded as dicts)."""
     out: list[Proposal] = await _downloaded(tab)
     try:
-        out += await _element_states(tab, steps, budget)
+        clean = await _no_error(tab, steps, budget)
+        out += clean
+        out += await _element_states(tab, steps, budget, clean=bool(clean))
         text = await expect.page_text(tab, budget)
         out += await _typed_texts(tab, steps, text, budget)
         out += _quoted(summary, text)
@@ -113,10 +128,27 @@ async def propose_checks(
     return list(unique.values())[:MAX_PROPOSALS]
 
 
+async def _no_error(tab: Tab, steps: Sequence[Mapping[str, Any]], budget: Budget) -> list[Proposal]:
+    """That the page shows no error, when the run acted on it (a form sent, a box ticked)
+    and none shows now: a replay whose write the app refuses on the same page (what was
+    typed shown again, an error list above it) fails it.  One shown now says nothing."""
+    acted = any(row.get("ok", True) and row.get("action") in _ACTS for row in steps)
+    if not acted or await errors_shown(tab, budget):
+        return []
+    check = ScenarioStep("expect", {"kind": "no_error"})
+    return [Proposal(check, "the page showed no error when the run was done", True)]
+
+
+# What acts on a page (a hover or a scroll only looks).
+_ACTS = ELEMENT_ACTIONS - {"hover"} | {"press"}
+
+
 async def _element_states(
-    tab: Tab, steps: Sequence[Mapping[str, Any]], budget: Budget
+    tab: Tab, steps: Sequence[Mapping[str, Any]], budget: Budget, *, clean: bool
 ) -> list[Proposal]:
-    """The state each changed element shows now: the last step on each counts."""
+    """The state each changed element shows now: the last step on each counts.  A field
+    showing what its step typed is ticked only when the page is ``clean`` (the check that
+    no error shows is proposed): an app that refused it shows it again as well."""
     last: dict[tuple[Any, ...], tuple[int, Mapping[str, Any], ElementIdentity]] = {}
     for index, row in enumerate(steps):
         if not row.get("ok", True) or row.get("action") not in ("check", "select_option", "fill"):
@@ -148,8 +180,11 @@ async def _element_states(
         except PlaywrightError:
             continue
         check = ScenarioStep("expect", args, located.found)
-        if row["action"] == "check" or written:
+        if row["action"] == "check" or (written and (clean or not _echoes(row, args))):
             out.append(Proposal(check, f"what step {index} left on the page", True))
+        elif written:  # shown again as typed, an error beside it: it says nothing alone
+            why = f"what step {index} typed, shown again in its field (an error page does so too)"
+            out.append(Proposal(check, why, False))
         else:  # what the run typed, still in its field: it says nothing of the app
             why = f"what step {index} typed, still in its field (the app did not write it)"
             out.append(Proposal(check, why, False))
@@ -242,6 +277,14 @@ async def _downloaded(tab: Tab) -> list[Proposal]:
     except (OSError, ScenarioInvalid):
         return []
     return [Proposal(check, f"the run downloaded {last.name}", True)]
+
+
+def _echoes(row: Mapping[str, Any], args: Mapping[str, Any]) -> bool:
+    """Whether a field's value is what its step typed."""
+    typed = (row.get("args") or {}).get(TYPED_ARG.get(str(row.get("action")), "values"))
+    if isinstance(typed, list):
+        typed = ", ".join(str(t) for t in typed)
+    return isinstance(typed, str) and expect.fold(typed) == expect.fold(str(args.get("value")))
 
 
 def _private(text: str) -> bool:

@@ -596,6 +596,8 @@ class Replay:
 
 
 # Checks of a state an app keeps until something changes it: read again after the hold.
-_KEPT_KINDS = frozenset({"checked", "unchecked", "value", "items", "rows", "text_hidden", "url"})
+_KEPT_KINDS = frozenset(
+    {"checked", "unchecked", "value", "items", "rows", "text_hidden", "url", "no_error"}
+)
 # A check read again after the hold gets this long before it is read as a step (told).
 _CONFIRM_MS = 2_000

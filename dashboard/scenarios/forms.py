@@ -172,6 +172,7 @@ class CheckForm(forms.Form):
         ("text_hidden", "text is not shown"),
         ("rows", "rows showing a text"),
         ("url", "the address contains"),
+        ("no_error", "the page shows no error"),
         ("visible", "the step's element is on the page"),
         ("checked", "the step's element is ticked"),
         ("unchecked", "the step's element is not ticked"),

@@ -131,7 +131,8 @@ async def test_a_run_saved_as_a_scenario_replays_on_the_next_release(
     await save_as_scenario(page, "Sign in to the shop", screenshot="run-save.png")
     await expect(page.get_by_role("heading", name="Sign in to the shop")).to_be_visible()
     scenario_steps = page.get_by_test_id("scenario-steps").locator("li")
-    await expect(scenario_steps).to_have_count(6)  # and the check the save page ticked
+    await expect(scenario_steps).to_have_count(7)  # and the two checks the save page ticked
+    await expect(page.get_by_test_id("checks")).to_contain_text("the page shows no error")
     await expect(page.get_by_test_id("checks")).to_contain_text("text “ada@example.org” is visible")
     await expect(scenario_steps.nth(2)).to_contain_text("${SECRET:PASSWORD}")
     await expect(page.locator("body")).not_to_contain_text(SHOP_PASSWORD)
@@ -142,9 +143,10 @@ async def test_a_run_saved_as_a_scenario_replays_on_the_next_release(
     await expect(page).to_have_url(re.compile(r"/runs/\d+/$"))
     await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
     rows = page.locator("#steps > li")
-    await expect(rows).to_have_count(6)
-    await expect(rows.nth(5).locator(".step-action")).to_have_text("expect")
-    await expect(rows.nth(5).locator(".step-target")).to_have_text(
+    await expect(rows).to_have_count(7)
+    await expect(rows.nth(5).locator(".step-target")).to_have_text("the page shows no error")
+    await expect(rows.nth(6).locator(".step-action")).to_have_text("expect")
+    await expect(rows.nth(6).locator(".step-target")).to_have_text(
         'text "ada@example.org" is visible'
     )
     await expect(rows.nth(1).locator(".replay-note")).to_contain_text(

@@ -333,11 +333,11 @@ async def test_a_persons_week_from_a_conversation_to_a_verified_webhook(
     await expect(told).to_contain_text("Step 1 takes its value from ${item} now")
     # The replay on the other build healed the elements to what they are called there
     # (the box is "Toggle Todo Buy milk"): the parameter follows into those names too.
-    await expect(told).to_contain_text("step 5: tick checkbox 'Toggle Todo ${item}'")
+    await expect(told).to_contain_text("step 6: tick checkbox 'Toggle Todo ${item}'")
     await expect(told).to_contain_text("expect checkbox 'Toggle Todo ${item}' is ticked")
     await expect(told).to_contain_text("expect at least 1 row(s) show '${item}'")
     await expect(told).not_to_contain_text("Walk the dog")
-    await expect(page.locator("#step-5 .sstep-target")).to_have_text(
+    await expect(page.locator("#step-6 .sstep-target")).to_have_text(
         "checkbox “Toggle Todo ${item}”"
     )
     await save(page, "journey-parameter.png")
@@ -363,7 +363,7 @@ async def test_a_persons_week_from_a_conversation_to_a_verified_webhook(
     assert [line["status"] for line in lines] == ["passed"] * 5, lines
 
     await page.goto(scenario_url)
-    await expect(page.locator("#step-5 .sstep-target")).to_have_text(
+    await expect(page.locator("#step-6 .sstep-target")).to_have_text(
         "checkbox “Toggle Todo ${item}”"
     )  # a row's replay wrote no value of its own into the identity
     health = page.get_by_test_id("health").locator(".health-cell")

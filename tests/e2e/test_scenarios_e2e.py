@@ -72,10 +72,12 @@ async def test_a_scenario_is_edited_replayed_and_exported_again(
 
     steps = page.get_by_test_id("scenario-steps").locator("li.sstep")
     actions = steps.locator(".step-action")
-    # The save page ticked a check of the final page: the email the run typed is shown.
+    # The save page ticked checks of the final page: no error shows, and the email the
+    # run typed is shown.
     await expect(actions).to_have_text(
-        ["navigate", "type", "type", "wait_for", "click", "wait_for", "expect"]
+        ["navigate", "type", "type", "wait_for", "click", "wait_for", "expect", "expect"]
     )
+    await expect(page.get_by_test_id("checks")).to_contain_text("the page shows no error")
     await expect(page.get_by_test_id("checks")).to_contain_text("“ada@example.org” is visible")
     await expect(steps.nth(1)).to_contain_text("${SECRET:PASSWORD}")
     await expect(steps.nth(2).locator(".sstep-target")).to_have_text("textbox “Email”")
@@ -87,7 +89,8 @@ async def test_a_scenario_is_edited_replayed_and_exported_again(
     page.once("dialog", lambda dialog: dialog.accept())
     await page.get_by_role("button", name="Delete step 3").click()
     await expect(page.get_by_role("status")).to_contain_text("Step 3 (wait_for) deleted.")
-    await expect(actions).to_have_text(["navigate", "type", "type", "click", "wait_for", "expect"])
+    after_delete = ["navigate", "type", "type", "click", "wait_for", "expect", "expect"]
+    await expect(actions).to_have_text(after_delete)
 
     email = steps.nth(1)
     await email.get_by_text("Change values").click()
@@ -99,10 +102,10 @@ async def test_a_scenario_is_edited_replayed_and_exported_again(
     await check.get_by_label("text", exact=True).fill("Signed in as grace@example.org")
     await check.get_by_role("button", name="Save step 4").click()
     await expect(steps.nth(4)).to_contain_text("Signed in as grace@example.org")
-    outcome = steps.nth(5)  # the check follows the new email
+    outcome = steps.nth(6)  # the check follows the new email
     await outcome.get_by_text("Change values").click()
     await outcome.get_by_label("text", exact=True).fill("grace@example.org")
-    await outcome.get_by_role("button", name="Save step 5").click()
+    await outcome.get_by_role("button", name="Save step 6").click()
     await expect(page.get_by_test_id("checks")).to_contain_text("“grace@example.org” is visible")
     # A bad value is refused, and the form keeps what was typed.
     first = steps.nth(0)
@@ -117,8 +120,8 @@ async def test_a_scenario_is_edited_replayed_and_exported_again(
     await page.goto(scenario_url)
     await expect(page.locator("#step-0 .sstep-args")).to_contain_text("/replay/v1/login.html")
     await replay_heals(page, scenario_url, f"{fixture_url}/replay/v2")  # v2 renamed ids
-    await expect(steps.locator('[data-testid="step-outcome"]')).to_have_count(6)
-    await expect(page.get_by_test_id("checks").locator(".badge")).to_have_text("passed")
+    await expect(steps.locator('[data-testid="step-outcome"]')).to_have_count(7)
+    await expect(page.get_by_test_id("checks").locator(".badge")).to_have_text(["passed"] * 2)
     await expect(steps.nth(1)).to_contain_text("found by")
     await expect(steps.nth(1).locator(".sstep-last a")).to_have_text(re.compile(r"run \d+"))
     await save(page, "scenario-replay-report.png")
@@ -147,7 +150,7 @@ async def test_a_scenario_is_edited_replayed_and_exported_again(
     await page.get_by_role("button", name="Import").click()
     await expect(page).not_to_have_url(scenario_url)
     await expect(page.get_by_role("heading", name="Shop sign-in", exact=True)).to_be_visible()
-    await expect(actions).to_have_text(["navigate", "type", "type", "click", "wait_for", "expect"])
+    await expect(actions).to_have_text(after_delete)
     async with page.expect_download() as download_info:
         await page.get_by_role("link", name="Export JSON").click()
     again = tmp_path / "again.json"

@@ -231,7 +231,7 @@ EVERY_STEP: dict[str, dict[str, Any]] = {
     "text_visible": {"args": {"text": " Line 1\nLine 2 "}},
     "text_hidden": {"args": {"text": "Error"}},
     "rows": {"args": {"text": "Buy milk ", "count": 1, "at_least": True}},
-    "url": {"args": {"url": "/app/"}},
+    "url": {"args": {"url": "/app/"}}, "no_error": {},
     "visible": {"identity": FIELD}, "checked": {"identity": BOX},
     "unchecked": {"identity": BOX},
     "value": {"args": {"value": "Line 1\nLine 2 "}, "identity": FORM},

@@ -1,0 +1,232 @@
+"""A save the app refuses on the same page (HTTP 200, the same address, what was typed shown
+again in its field, an error list above it: as Django's admin does) fails the replay and
+its pytest export, with the checks the run proposed ticked; saved, both pass, the app's
+success banner in a ``role=alert`` (Bootstrap's) or a status list shown.  Before, the
+only ticked check (the field shows what was typed) held on the refusal.
+
+Rows are the app's data: a text a run typed that only a message lists ("Customer Zeta
+Corp was added") is no row, so an error repeating it ("A customer named Zeta Corp already
+exists") is none either.  And a rows check counts a row's field values the app wrote in
+the export as in replay."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from html import escape
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs
+
+import pytest
+
+from automation import Tab
+from automation.actions import execute
+from automation.recording.export import to_pytest
+from automation.recording.propose import Proposal, propose_checks
+from automation.recording.replay import Replay
+from automation.recording.scenario import Scenario, ScenarioStep
+from tests.bounds import room
+from tests.exported import run_exported
+from tests.net import QuietHandler, loopback_app
+from tests.refs import ref_of
+
+BANNERS = {  # how the app says it saved
+    "alert": '<div class="alert alert-success" role="alert">{said}</div>',
+    "status": '<ul class="messagelist" role="status"><li class="success">{said}</li></ul>',
+}
+ERRORS = {  # how the app says it refused: (above the form, beside the field)
+    "django": ('<p class="errornote">Please correct the error below.</p>',
+               '<ul class="errorlist"><li>{said}</li></ul>'),
+    "alert": ("", '<div role="alert">{said}</div>'),
+    "invalid": ("", '<div class="invalid-feedback">{said}</div>'),
+}  # fmt: skip
+PAGE = """<!doctype html><title>{title}</title><h1>{title}</h1>{banner}{note}
+<form method="post"><label>Name: <input name="name" value="{name}"{invalid}></label>{error}
+<button name="{button}">{label}</button></form>"""
+
+
+@dataclass
+class Office:
+    """Customers by id; ``taken``: names another customer holds (the save is refused)."""
+
+    banner: str = "alert"
+    errors: str = "django"
+    customers: dict[int, str] = field(default_factory=lambda: {1: "Acme Ltd"})
+    taken: set[str] = field(default_factory=set)
+    flash: str = ""
+    url: str = ""
+
+    def reset(self, *, taken: set[str]) -> None:
+        self.customers, self.taken, self.flash = {1: "Acme Ltd"}, taken, ""
+
+
+@pytest.fixture
+def office() -> Iterator[Office]:
+    state = Office()
+
+    class Handler(QuietHandler):
+        def page(self, title: str, name: str, refused: str = "", adding: bool = False) -> None:
+            note, error = ERRORS[state.errors] if refused else ("", "")
+            said = state.flash
+            state.flash = ""
+            button = ("_addanother", "Save and add another") if adding else (
+                "_continue", "Save and continue editing")  # fmt: skip
+            html = PAGE.format(
+                title=title, name=escape(name), note=note,
+                banner=BANNERS[state.banner].format(said=escape(said)) if said else "",
+                error=error.format(said=escape(refused)),
+                invalid=' aria-invalid="true"' if refused and state.errors == "invalid" else "",
+                button=button[0], label=button[1])  # fmt: skip
+            self.send(200, html.encode())
+
+        def do_GET(self) -> None:
+            if self.path.startswith("/customers/add/"):
+                self.page("Add customer", "", adding=True)
+            else:
+                self.page("Change customer", state.customers[1])
+
+        def do_POST(self) -> None:
+            form = parse_qs(self.rfile.read(int(self.headers["Content-Length"])).decode())
+            name = form.get("name", [""])[0]
+            adding = self.path.startswith("/customers/add/")
+            if name in state.taken or (adding and name in state.customers.values()):
+                said = f"A customer named “{name}” already exists."
+                title = "Add customer" if adding else "Change customer"
+                self.page(title, name, refused=said, adding=adding)
+                return
+            if adding:
+                state.customers[len(state.customers) + 1] = name
+                state.flash = f"The customer “{name}” was added. You may add another below."
+            else:
+                state.customers[1] = name
+                state.flash = f"The customer “{name}” was changed successfully."
+            self.send(302, Location=self.path)
+
+    with loopback_app(Handler) as state.url:
+        yield state
+
+
+async def recorded(tab: Tab, url: str, name: str, button: str) -> tuple[Scenario, list[Proposal]]:
+    """A run that types ``name`` and saves with ``button``, and the checks it proposes: the
+    scenario with those ticked, as the save page keeps them."""
+    await tab.navigate(url)
+    rows: list[dict[str, Any]] = [{"action": "navigate", "args": {"url": url}, "ok": True}]
+    for action, role, label, args in (("fill", "textbox", "Name:", {"value": name}),
+                                      ("click", "button", button, {})):  # fmt: skip
+        target = await tab.target(ref_of(await tab.snapshot(), role, label))
+        await execute(tab, action, {"ref": target.ref, **args}, budget=room())
+        assert target.identity is not None
+        rows.append({"action": action, "args": args, "identity": target.identity.to_dict(),
+                     "ok": True})  # fmt: skip
+    proposals = await propose_checks(tab, rows, budget=room())
+    steps = [ScenarioStep.from_dict({k: v for k, v in row.items() if k != "ok"}) for row in rows]
+    steps += [p.check for p in proposals if p.picked]
+    base = url.split("/customers/")[0] + "/"
+    return Scenario("Save a customer", tuple(steps), base_url=base), proposals
+
+
+async def replayed_and_exported(
+    tab: Tab, office: Office, scenario: Scenario, tmp_path: Path, *, refused: set[str]
+) -> tuple[bool, int, str]:
+    """The scenario replayed and its export run, each on the app's first day's data with
+    ``refused`` names taken: whether the replay passed, the export's status and output."""
+    office.reset(taken=refused)
+    result = await Replay(tab, scenario).run()
+    replayed = dict(office.customers)
+    office.reset(taken=refused)
+    code, out = await run_exported(to_pytest(scenario), tmp_path, office.url, timeout_ms=4_000)
+    assert office.customers == replayed  # the export did what the replay did
+    return result.ok, code, out
+
+
+@pytest.mark.parametrize(
+    ("banner", "errors"), [("alert", "django"), ("status", "alert"), ("alert", "invalid")]
+)
+async def test_a_save_refused_on_the_same_page_fails_replay_and_export(
+    tab: Tab, office: Office, tmp_path: Path, banner: str, errors: str
+) -> None:
+    office.banner, office.errors = banner, errors
+    url = f"{office.url}/customers/1/change/"
+    scenario, proposals = await recorded(tab, url, "Acme Holdings", "Save and continue editing")
+    picked = [p.check.describe() for p in proposals if p.picked]
+    assert picked == [
+        "expect the page shows no error",
+        "expect textbox 'Name:' shows 'Acme Holdings'",
+    ]
+    # Another customer holds the name: refused, what was typed shown again with the error.
+    ok, code, out = await replayed_and_exported(
+        tab, office, scenario, tmp_path, refused={"Acme Holdings"}
+    )
+    assert office.customers[1] == "Acme Ltd"
+    assert not ok and code == 1, out
+    assert "expected the page to show no error (waited" in out, out
+    assert "ms), but it shows" in out, out
+    ok, code, out = await replayed_and_exported(tab, office, scenario, tmp_path, refused=set())
+    assert office.customers[1] == "Acme Holdings"
+    assert ok and code == 0 and "1 passed" in out, out
+
+
+async def test_a_field_showing_what_was_typed_beside_an_error_is_not_ticked(
+    tab: Tab, office: Office
+) -> None:
+    """Recorded on the refusal itself: no check says it saved."""
+    office.reset(taken={"Acme Holdings"})
+    url = f"{office.url}/customers/1/change/"
+    _, proposals = await recorded(tab, url, "Acme Holdings", "Save and continue editing")
+    offered = [(p.check.describe(), p.picked) for p in proposals]
+    assert ("expect textbox 'Name:' shows 'Acme Holdings'", False) in offered
+    assert not [words for words, picked in offered if picked], offered
+
+
+async def test_a_text_only_a_message_lists_is_no_row(
+    tab: Tab, office: Office, tmp_path: Path
+) -> None:
+    office.banner, office.errors = "status", "django"
+    url = f"{office.url}/customers/add/"
+    scenario, proposals = await recorded(tab, url, "Zeta Corp", "Save and add another")
+    offered = {p.check.describe(): p.picked for p in proposals}
+    assert "expect at least 1 row(s) show 'Zeta Corp'" not in offered, offered
+    assert offered["expect text 'Zeta Corp' is visible"] is False
+    # The customer is there already: the error repeats the name, in a list of its own.
+    ok, code, out = await replayed_and_exported(tab, office, scenario, tmp_path, refused=set())
+    assert ok and code == 0 and "1 passed" in out, out
+    rows = replace(scenario.steps[-1], args={"kind": "rows", "text": "Zeta Corp", "count": 1,
+                                              "at_least": True})  # fmt: skip
+    with_rows = replace(scenario, steps=(*scenario.steps[:3], rows))
+    for one in (scenario, with_rows):
+        ok, code, out = await replayed_and_exported(
+            tab, office, one, tmp_path, refused={"Zeta Corp"}
+        )
+        assert office.customers == {1: "Acme Ltd"}
+        assert not ok and code == 1, out
+
+
+LINES = """<!doctype html><title>Order 7</title><h1>Order 7</h1><form method="post"><table>
+<tr><th>Product</th><th>Qty</th></tr>{rows}</table><button>Save</button></form>"""
+
+
+@pytest.mark.parametrize("saved", [True, False])
+async def test_a_rows_check_reads_the_values_the_app_wrote_in_export_as_in_replay(
+    tab: Tab, tmp_path: Path, saved: bool
+) -> None:
+    lines = ["Bolt", "Nut", *(["Screw"] if saved else [])]
+
+    class Handler(QuietHandler):
+        def do_GET(self) -> None:
+            rows = "".join(f'<tr><td><input name="product" value="{p}"></td>'
+                           '<td><input name="qty" value="1"></td></tr>' for p in lines)  # fmt: skip
+            self.send(200, LINES.format(rows=rows).encode())
+
+    with loopback_app(Handler) as base:
+        steps = (ScenarioStep("navigate", {"url": f"{base}/orders/7/"}),
+                 ScenarioStep("expect", {"kind": "rows", "text": "Screw", "count": 1,
+                                         "at_least": True}))  # fmt: skip
+        scenario = Scenario("Order lines", steps, base_url=base + "/")
+        result = await Replay(tab, scenario).run()
+        code, out = await run_exported(to_pytest(scenario), tmp_path, base, timeout_ms=3_000)
+    assert result.ok is saved, result.to_dict()
+    assert code == (0 if saved else 1), out
+    if not saved:
+        assert "expected at least 1 row(s) to show 'Screw' (waited" in out, out
+        assert "but 0 row(s) show it" in out, out
