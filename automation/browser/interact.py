@@ -91,7 +91,7 @@ _CARET_TO_END_JS = """(el) => {
 
 def click_event(tab: Tab, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[str, str] | None:
     """The event a click by ref ends with, on the ref's element, for its settle to wait
-    for (:func:`~automation.browser.settle.settles`); None when its element is not in the
+    for (:func:`~automation.browser.settles.settles`); None when its element is not in the
     main document (the settle watches that one) or the ref is not known."""
     ref = args[0] if args else kwargs.get("ref")
     try:

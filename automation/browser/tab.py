@@ -12,7 +12,7 @@ calls:
 - scripts in the page: :mod:`automation.browser.evaluate`.
 
 The actions that can set something off (a request, a navigation) settle before they return
-(:func:`~automation.browser.settle.settles`).
+(:func:`~automation.browser.settles.settles`).
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ from automation.browser.interact import OnField
 from automation.browser.pagelog import PageLog
 from automation.browser.pagewalk import take_snapshot
 from automation.browser.refs import SELECTOR_ENGINE, Target
-from automation.browser.settle import Settler, SettleReport, settles
+from automation.browser.settle import Settler, SettleReport
+from automation.browser.settles import settles
 from automation.browser.snapshot import RefEntry, Snapshot, SnapshotOptions
 from automation.browser.watchdog import Watchdog, watched
 from automation.budget import Budget

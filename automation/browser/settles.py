@@ -1,0 +1,106 @@
+"""Making a :class:`Tab` action settle before it returns: the ``@settles`` decorator.
+
+The tab's turn is taken (one action a tab at a time), the tab's :class:`Settler` armed
+before the action runs and asked to settle after it (see :mod:`automation.browser.settle`
+for what settling waits for and what it leaves out)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from automation.browser.settle import Settler
+from automation.budget import Budget
+from automation.errors import BrowserClosed, BudgetExceeded, Cancelled, TabwrightError
+
+if TYPE_CHECKING:
+    from automation.browser.tab import Tab
+
+__all__ = ["Trigger", "settles"]
+
+
+F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+# What an action sets off, told before it runs (see settles): the event the page fires
+# once it is done, and the ref of the element that event is on; None when there is none
+# to wait for.
+Trigger = Callable[["Tab", tuple[Any, ...], dict[str, Any]], "tuple[str, str] | None"]
+
+
+# The tabs (their settlers' ids) whose action the current task is inside: an action it
+# runs there is part of that one, not one waiting for its turn.
+_ACTING: ContextVar[tuple[int, ...]] = ContextVar("tabwright_acting", default=())
+
+
+@asynccontextmanager
+async def _turn(settler: Settler, budget: Budget | None) -> AsyncIterator[None]:
+    """The tab's turn for one action: waited for within ``budget`` (its time counts)."""
+    if budget is None:
+        await settler.turn.acquire()
+    else:
+        await budget.run(settler.turn.acquire())
+    try:
+        yield
+    finally:
+        settler.turn.release()
+
+
+def settles(method: F | None = None, *, early: Trigger | None = None) -> Any:
+    """Make a :class:`Tab` action settle before it returns (see :mod:`automation.browser.settle`):
+    armed before it runs, settled after it returns or fails (unless it was cancelled, its
+    budget ran out or the tab closed), within the caller's ``budget`` keyword argument.
+    An action called by another settling action leaves the settling to the outer one.
+
+    With ``early`` (for an action whose first step resolves its ref in the page), the arm
+    is sent without waiting for it; the event ``early`` names for the call, when there is
+    one, brings the probe back in the same round trip as the action.
+    """
+    if method is None:
+        return functools.partial(settles, early=early)
+
+    @functools.wraps(method)
+    async def acting(self: Tab, *args: Any, **kwargs: Any) -> Any:
+        settler: Settler = self.settler
+        inside = _ACTING.get()
+        if id(settler) in inside:  # run by an action of this tab's (a macro's step)
+            return await method(self, *args, **kwargs)
+        given: Budget | None = kwargs.get("budget")
+        token = _ACTING.set((*inside, id(settler)))
+        try:
+            async with _turn(settler, given):
+                return await settled(self, settler, given, *args, **kwargs)
+        finally:
+            _ACTING.reset(token)
+
+    async def settled(
+        self: Tab, settler: Settler, given: Budget | None, *args: Any, **kwargs: Any
+    ) -> Any:
+        if not settler.enabled:
+            return await method(self, *args, **kwargs)
+        what = f"settle after {method.__name__}"
+        if early is None:
+            mark = await settler.arm(given)
+        else:
+            trigger, ref = early(self, args, kwargs) or ("", "")
+            mark = settler.arm_early(given, trigger=trigger, ref=ref)
+        try:
+            result = await method(self, *args, **kwargs)
+        except (Cancelled, BrowserClosed, BudgetExceeded):
+            if mark.early is not None:
+                mark.early.cancel()
+            raise
+        except TabwrightError:
+            await settler.settle(mark, budget=_settle_budget(self, given), what=what)
+            raise
+        await settler.settle(mark, budget=_settle_budget(self, given), what=what)
+        return result
+
+    return cast(F, acting)
+
+
+def _settle_budget(tab: Tab, given: Budget | None) -> Budget:
+    if given is None:
+        return Budget(tab.config.action_timeout_ms, label="settle")
+    return given.child(label="settle")
