@@ -13,14 +13,9 @@ replay compares against (:mod:`automation.browser.identity`):
   after a click) and sends one event through one binding.  A password field's typed value
   never leaves the page: its fill names a secret (``${SECRET:PASSWORD}``) instead.
 - **The dashboard's live view**, :meth:`Recorder.click_at`: the element at a point of the
-  viewport is found over CDP (``DOM.getNodeForLocation``, which takes the point in the
-  document, so the scroll is added -> ``Accessibility.getPartialAXTree`` to climb to the
-  nearest interactive node -> ``DOM.describeNode`` -> ``DOM.getBoxModel``), its identity
-  taken with ``DOM.resolveNode`` + ``Runtime.callFunctionOn``, the step recorded, and only
-  then the click made.  Hit testing enters frames of the page's process by itself; an
-  out-of-process frame (another site's) is entered through its own session, the point moved
-  by the frame's offset.  The page reports that click too; for a moment after it, its
-  clicks and checks are not recorded a second time.
+  viewport is found over CDP and its identity taken (:mod:`automation.recording.pointed`),
+  the step recorded, and only then the click made.  The page reports that click too; for
+  a moment after it, its clicks and checks are not recorded a second time.
 
 What becomes a step: a click (``double_click`` when the second click of a double click
 lands on the same element), one ``fill`` per streak of typing in a field (each input event
@@ -55,8 +50,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from playwright.async_api import CDPSession, Frame
 from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Frame
 
 from automation.browser.effect import TOGGLE_STATE_JS
 from automation.browser.identity import CONTROL_CHARS, IDENTITY_JS, ElementIdentity, locate
@@ -67,10 +62,10 @@ from automation.budget import Budget
 from automation.errors import (
     ActionFailed,
     ActionInvalid,
-    BudgetExceeded,
     TabwrightError,
 )
 from automation.recording.expect import VALUE_JS
+from automation.recording.pointed import element_at, quietly
 from automation.recording.popups import PopupWatch
 from automation.recording.scenario import ScenarioStep
 
@@ -95,31 +90,6 @@ _UNREAD_BOX = (
 # tight: what the page sent before its flush is dropped once stop gives up, so a person's
 # last act (a box ticked just before Resume) is not lost when the page is busy a while.
 _STOP_MS = 10_000
-# Roles of the accessibility tree (Chromium's names, lowercased) that a person acts on.
-_AX_INTERACTIVE = frozenset({
-    "button", "link", "checkbox", "radio", "textbox", "combobox", "menuitem", "menuitemcheckbox",
-    "menuitemradio", "tab", "option", "switch", "searchbox", "slider", "spinbutton", "treeitem",
-    "listbox", "togglebutton", "popupbutton", "menulistoption", "listboxoption",
-    "disclosuretriangle",
-})  # fmt: skip
-_HIT_OPTIONS = {"includeUserAgentShadowDOM": False, "ignorePointerEventsNone": True}
-_PAGE_NODES = frozenset({"HTML", "BODY", "#document"})
-_FRAME_NODES = frozenset({"IFRAME", "FRAME"})
-
-# Runs on the chosen node (``this``) over CDP.  The registry is installed first if the
-# document predates the session's init script; a label acts through its control.
-_CAPTURE_FN = f"""function (climbed) {{
-  ;{SNAPSHOT_JS};
-  let el = this.nodeType === 1 ? this : this.parentElement;
-  const label = climbed ? null : el.closest("label");
-  if (label && label.control) el = label.control;
-  const toggle = el.tagName === "INPUT" && (el.type === "checkbox" || el.type === "radio");
-  return {{
-    found: ({IDENTITY_JS})(el, {{ op: "capture" }}),
-    top: window === window.top, url: document.URL, scroll: [scrollX, scrollY],
-    moved: el !== this, checked: toggle ? (el.type === "radio" || !el.checked) : null,
-  }};
-}}"""
 
 
 def _install_js(binding: str, *, fresh: bool) -> str:
@@ -213,7 +183,7 @@ class Recorder:
             # time there would miss every act on the page as it stands, so it fails instead.
             for frame in page.frames:
                 install = frame.evaluate(_install_js(self._binding, fresh=False))
-                await _quietly(budget, install, out_of_time=frame is not page.main_frame)
+                await quietly(budget, install, out_of_time=frame is not page.main_frame)
             self._check_alive()
         except BaseException:
             await self.stop()
@@ -234,7 +204,7 @@ class Recorder:
         self._tell_typed()
         await self._in_documents("stop", budget)
         for disposable in self._disposables:
-            await _quietly(budget, disposable.close())
+            await quietly(budget, disposable.close())
         self._disposables.clear()
         if self._popups is not None:
             self._popups.close()
@@ -253,7 +223,7 @@ class Recorder:
     async def identity_at(self, x: float, y: float, *, budget: Budget) -> ElementIdentity:
         """The identity of the element a person acts on at (x, y), viewport CSS px of the
         top page; ActionFailed when nothing but the page's background is there."""
-        identity, _ = await self._probe(x, y, budget)
+        identity, _ = await element_at(self.tab, x, y, budget)
         return identity
 
     async def click_at(
@@ -264,7 +234,7 @@ class Recorder:
         it clicks all the same, and returns the step without keeping it."""
         if button not in ("left", "right", "middle"):
             raise ActionInvalid(f"click_at: button must be left, right or middle, not {button!r}")
-        identity, checked = await self._probe(x, y, budget)
+        identity, checked = await element_at(self.tab, x, y, budget)
         url = self._at = self.tab.page.url
         if checked is not None and button == "left":
             step = ScenarioStep("check", {"checked": checked}, identity, url=url)
@@ -288,7 +258,7 @@ class Recorder:
         """Record a check of the element at (x, y) as it is now, clicking nothing (the live
         view's "check this"): a checkbox's state, a field's value, a short text being
         shown, else the element being there.  Kept like any step while recording."""
-        identity, _ = await self._probe(x, y, budget)
+        identity, _ = await element_at(self.tab, x, y, budget)
         found = await locate(self.tab.page, identity, budget=budget.child(3_000, label="locate"))
         if found.element is None:
             raise ActionFailed(f"the element at ({x:g}, {y:g}) can't be found again to check")
@@ -327,99 +297,6 @@ class Recorder:
             if self._notifier is not None:
                 self._notices.put_nowait((len(self._steps) - 1, settled))
         return settled
-
-    async def _probe(
-        self, x: float, y: float, budget: Budget
-    ) -> tuple[ElementIdentity, bool | None]:
-        """The identity at (x, y) and, for a checkbox or radio, its state after a click."""
-        self._check_alive()
-        session = self.tab.cdp or await self._call("identity", budget, self.tab.core.cdp_session())
-        cdp, left, top = _Cdp(self, session, budget), x, y
-        where, opened = f"({x:g}, {y:g})", []  # sessions of out-of-process frames, this call
-        try:
-            while True:
-                # The point is in the viewport; hit testing takes it in the document.
-                view = (await cdp("Page.getLayoutMetrics"))["cssVisualViewport"]
-                at = {"x": round(left + view["pageX"]), "y": round(top + view["pageY"])}
-                try:
-                    hit = await cdp("DOM.getNodeForLocation", **at, **_HIT_OPTIONS)
-                except ActionFailed:
-                    raise ActionFailed(f"no element at {where}: outside the page") from None
-                node_id, climbed = await _actionable(cdp, hit["backendNodeId"])
-                node = (await cdp("DOM.describeNode", backendNodeId=node_id))["node"]
-                if node.get("nodeName") in _PAGE_NODES:
-                    raise ActionFailed(f"no element at {where}: only the page's background")
-                # Hit testing enters frames of the page's process by itself, not the others.
-                inner = None
-                if node.get("nodeName") in _FRAME_NODES:
-                    inner = await self._frame_session(str(node.get("frameId", "")), budget)
-                if inner is None:
-                    break
-                opened.append(inner)
-                box = (await cdp("DOM.getBoxModel", backendNodeId=node_id))["model"]
-                content = box["content"]  # x, y of four corners, clockwise from top left
-                dx, dy = left - content[0], top - content[1]
-                if not (0 <= dx < content[2] - content[0] and 0 <= dy < content[5] - content[1]):
-                    break  # on the frame's border: the <iframe> itself
-                # The frame's own target hit-tests in its own viewport.
-                cdp, left, top = _Cdp(self, inner, budget), dx, dy
-            return await self._capture(cdp, node_id, climbed, where)
-        finally:
-            for session in opened:
-                await _quietly(budget, session.detach())
-
-    async def _capture(
-        self, cdp: _Cdp, node_id: int, climbed: bool, where: str
-    ) -> tuple[ElementIdentity, bool | None]:
-        """The node's identity by identity.js, its box by CDP."""
-        try:
-            model = (await cdp("DOM.getBoxModel", backendNodeId=node_id))["model"]
-        except ActionFailed:
-            model = None  # no box of its own (display: contents): the page's box is kept
-        group = "tabwright-recorder"
-        try:
-            obj = await cdp("DOM.resolveNode", backendNodeId=node_id, objectGroup=group)
-            answer = await cdp("Runtime.callFunctionOn", objectId=obj["object"]["objectId"],
-                               functionDeclaration=_CAPTURE_FN, arguments=[{"value": climbed}],
-                               returnByValue=True)  # fmt: skip
-        finally:
-            if self._alive():
-                await cdp("Runtime.releaseObjectGroup", objectGroup=group)
-        result = answer.get("result", {}).get("value")
-        if not isinstance(result, dict) or "error" in result.get("found", {"error": 1}):
-            raise ActionFailed(f"could not describe the element at {where}", hint=str(answer)[:300])
-        found, own = dict(result["found"]), cdp.session is self.tab.cdp
-        if model is not None and not result["moved"]:
-            # CDP's box is the rendered one (transforms included), in the viewport of its
-            # target; identities keep boxes in their own document, so scroll is added.
-            xs, ys = model["border"][0::2], model["border"][1::2]
-            x0, y0 = found["box"][:2]
-            if own and result["top"]:
-                x0, y0 = min(xs) + result["scroll"][0], min(ys) + result["scroll"][1]
-            found["box"] = [round(v) for v in (x0, y0, max(xs) - min(xs), max(ys) - min(ys))]
-        identity = ElementIdentity.from_page(
-            found,
-            frame_url="" if result["top"] else str(result["url"]),
-            # A backend node id means something only in the page's own target.
-            backend_node_id=node_id if own and not result["moved"] else None,
-        )
-        return identity, result["checked"]
-
-    async def _frame_session(self, frame_id: str, budget: Budget) -> CDPSession | None:
-        """The session of the out-of-process frame ``frame_id`` (its target id), if it is
-        one: only those can have a session of their own."""
-        for frame in self.tab.page.frames:
-            if frame.parent_frame is None or frame.is_detached():
-                continue
-            try:
-                inner = await budget.run(self.tab.context.new_cdp_session(frame))
-            except PlaywrightError:
-                continue  # a frame of the page's own process
-            info = await _quietly(budget, inner.send("Target.getTargetInfo"))
-            if info and info["targetInfo"]["targetId"] == frame_id:
-                return inner
-            await _quietly(budget, inner.detach())
-        return None
 
     # -- events from the page ----------------------------------------------------------
 
@@ -533,7 +410,7 @@ class Recorder:
         """Call the listener's ``op`` in every document that has one."""
         key = f"__tabwright_recorder_{self._binding}"
         for frame in self.tab.page.frames if self._alive() else ():
-            await _quietly(budget, frame.evaluate(f"window[{key!r}]?.{op}()"))
+            await quietly(budget, frame.evaluate(f"window[{key!r}]?.{op}()"))
 
     def _alive(self) -> bool:
         return self.tab.core.alive
@@ -543,35 +420,6 @@ class Recorder:
 
     async def _call(self, what: str, budget: Budget, work: Awaitable[T]) -> T:
         return await call(what, budget, work, gone=lambda: not self._alive())
-
-
-class _Cdp:
-    """One CDP session within one budget: ``await cdp("DOM.describeNode", backendNodeId=1)``."""
-
-    def __init__(self, recorder: Recorder, session: CDPSession, budget: Budget) -> None:
-        self.recorder, self.session, self.budget = recorder, session, budget
-
-    async def __call__(self, method: str, **params: Any) -> Any:
-        return await self.recorder._call(method, self.budget, self.session.send(method, params))
-
-
-async def _actionable(cdp: _Cdp, backend_id: int) -> tuple[int, bool]:
-    """The nearest node at or above ``backend_id`` in the accessibility tree whose role is
-    interactive, and whether there was one (else the hit node itself)."""
-    try:
-        tree = await cdp(
-            "Accessibility.getPartialAXTree", backendNodeId=backend_id, fetchRelatives=True
-        )
-    except ActionFailed:
-        return backend_id, False  # not in the accessibility tree: act on what was hit
-    nodes = {n["nodeId"]: n for n in tree.get("nodes", [])}
-    node = next((n for n in nodes.values() if n.get("backendDOMNodeId") == backend_id), None)
-    while node is not None:  # ancestors come with fetchRelatives
-        role = str(node.get("role", {}).get("value", "")).lower()
-        if not node.get("ignored") and role in _AX_INTERACTIVE and node.get("backendDOMNodeId"):
-            return int(node["backendDOMNodeId"]), True
-        node = nodes.get(node.get("parentId", ""))
-    return backend_id, False
 
 
 # What a check of an element reads: its toggle state, a field's value, its text.
@@ -609,20 +457,6 @@ def _action_of(event: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
         "check": ("check", {"checked": bool(event.get("checked"))}),
         "press": ("press", {"key": str(event.get("key", ""))}),
     }.get(str(kind))
-
-
-async def _quietly(budget: Budget, work: Awaitable[T], *, out_of_time: bool = True) -> T | None:
-    """``work`` within the budget, or None: for what may fail because its frame or page
-    went away (or, when ``out_of_time``, time ran out) without that mattering.  A cancelled
-    budget still raises."""
-    try:
-        return await budget.run(work)
-    except PlaywrightError:
-        return None
-    except BudgetExceeded:
-        if out_of_time:
-            return None
-        raise
 
 
 def _with_intent(step: ScenarioStep) -> ScenarioStep:
