@@ -133,6 +133,19 @@ def run_event_append(*, run_id: int, seq: int, type: str, data: dict[str, Any]) 
     return RunEvent.objects.create(run_id=run_id, seq=seq, type=type, data=fit(data))
 
 
+def run_set_status_with_event(
+    *, run_id: int, holder: str | None, status: dict[str, Any], seq: int, type: str,
+    data: dict[str, Any],
+) -> bool:  # fmt: skip
+    """The event that sets a run's ``status`` (run_set_status's arguments) and the status,
+    written in one transaction: neither when ``holder`` no longer holds the run (False)."""
+    with transaction.atomic():
+        if not run_set_status(run_id=run_id, holder=holder, **status):
+            return False
+        run_event_append(run_id=run_id, seq=seq, type=type, data=data)
+    return True
+
+
 _STEP_FIELDS = ("action", "args", "ref", "role", "name", "selector", "identity", "url", "led_to",
                 "ok", "error", "duration_ms", "by", "stretch")  # fmt: skip
 

@@ -132,18 +132,20 @@ class DashboardSink:
                     run_id=self.run_id, session=Run.Session.CLOSED, reason=event.reason
                 )
             status = _status_change(event)
-            if status is not None:
+            # One event is one message to the page, stored and relayed within its limit.
+            data = fit(_jsonable(data))
+            # A status and the event that changes it are written together: who reads the
+            # run ended also reads how (run.finished), never one without the other.
+            held = await self._store(event.type, data, status) if event.persist else True
+            if status is not None and not event.persist:
                 held = await database_sync_to_async(run_services.run_set_status)(
                     run_id=self.run_id, holder=self.holder, **status
                 )
-                if not held:
-                    self.fenced = True
-                    raise Cancelled(f"run {self.run_id}: this worker no longer holds it")
+            if not held:
+                self.fenced = True
+                raise Cancelled(f"run {self.run_id}: this worker no longer holds it")
+            if status is not None:
                 self.status = status["status"]
-            # One event is one message to the page, stored and relayed within its limit.
-            data = fit(_jsonable(data))
-            if event.persist:
-                await self._store(event.type, data)
             await ring_group(group_name(self.run_id), event_message(data))
 
     async def _scenario_of(self, event: Event) -> int | None:
@@ -157,17 +159,26 @@ class DashboardSink:
             )
         return self._callees.get(event.scenario)
 
-    async def _store(self, kind: str, data: dict[str, Any]) -> None:
-        """Store the event as the run's next one.  Another process may have appended one
-        meanwhile (it declared the run lost): then this one goes after it."""
+    async def _store(
+        self, kind: str, data: dict[str, Any], status: dict[str, Any] | None = None
+    ) -> bool:
+        """Store the event as the run's next one, with the ``status`` it sets, if any;
+        False when the run's status is no longer this worker's to set (nothing stored).
+        Another process may have appended one meanwhile (it declared the run lost): then
+        this one goes after it."""
         for _ in range(2):
             self._seq += 1
             data["seq"] = self._seq
             try:
-                await database_sync_to_async(run_services.run_event_append)(
-                    run_id=self.run_id, seq=self._seq, type=kind, data=data
-                )
-                return
+                if status is None:
+                    await database_sync_to_async(run_services.run_event_append)(
+                        run_id=self.run_id, seq=self._seq, type=kind, data=data
+                    )
+                    return True
+                return await database_sync_to_async(run_services.run_set_status_with_event)(
+                    run_id=self.run_id, holder=self.holder, status=status, seq=self._seq,
+                    type=kind, data=data,
+                )  # fmt: skip
             except IntegrityError:
                 self._seq = await database_sync_to_async(selectors.run_last_seq)(run_id=self.run_id)
         raise RuntimeError(f"run {self.run_id}: no free event number after {self._seq}")

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
+from django.db import IntegrityError
 from django.utils import timezone
 
 from automation.errors import Cancelled
@@ -202,3 +203,32 @@ async def test_a_run_declared_lost_elsewhere_is_stopped_by_its_process(
         )
     )()
     assert kinds.count("run.finished") == 2  # the sweep's, then the holder's own stop
+
+
+def test_a_status_and_the_event_that_sets_it_are_written_together_or_not_at_all(
+    owner: Any,
+) -> None:
+    # A reader that sees a run ended finds its run.finished too: one transaction.
+    run = a_run(owner, "ends", status="running", holder="me:1:a")
+    RunEvent.objects.create(run=run, seq=1, type="run.started", data={})
+    ended = {"status": "succeeded", "reason": "done"}
+    finished = {"type": "run.finished", "status": "succeeded"}
+    with pytest.raises(IntegrityError):  # the event can't be stored: the status isn't set
+        services.run_set_status_with_event(
+            run_id=run.pk, holder="me:1:a", status=ended, seq=1, type="run.finished", data=finished
+        )
+    run.refresh_from_db()
+    assert run.status == "running" and run.finished_at is None
+    # Not this holder's run any more: neither is written.
+    assert not services.run_set_status_with_event(
+        run_id=run.pk, holder="other:2:b", status=ended, seq=2, type="run.finished", data=finished
+    )
+    run.refresh_from_db()
+    assert run.status == "running" and run.events.count() == 1
+    assert services.run_set_status_with_event(
+        run_id=run.pk, holder="me:1:a", status=ended, seq=2, type="run.finished", data=finished
+    )
+    run.refresh_from_db()
+    assert run.status == "succeeded"
+    assert list(run.events.values_list("type", flat=True).order_by("seq")) == [
+        "run.started", "run.finished"]  # fmt: skip
