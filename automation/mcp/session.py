@@ -166,9 +166,11 @@ class McpSession:
         # A bad call is refused before anything is recorded, a misnamed argument too
         # (a client reads the tool's schema, where every argument is named).
         validate(name, args, strict=True)
-        # The action gets all but a margin of the call: one that runs out of time is a
-        # failed step of the session (recorded, its end shown), not a vanished call.
-        self.steps.action_timeout_ms = max(1, int(timeout_ms - min(1_000, timeout_ms / 10)))
+        # The action gets all but a margin of what is left of the call (its wait for the
+        # call before it spent some): one that runs out of time is a failed step of the
+        # session (recorded, its end shown), not a vanished call.
+        margin = min(1_000, timeout_ms / 10)
+        self.steps.action_timeout_ms = max(1, int(budget.remaining_ms() - margin))
         outcome = await self.steps.run(Action(name, args), budget, by="mcp")
         if not outcome.ok:
             error = self.steps.last_error or {"code": outcome.error_code, "message": outcome.error}

@@ -385,3 +385,24 @@ async def test_a_call_its_client_gave_up_ends_its_action_on_the_run_page(
         await call
     [ended] = [e for e in sink.events if isinstance(e, ActionFinished) and e.name == "wait_for"]
     assert not ended.ok and ended.error is not None and ended.error["code"] == "cancelled"
+
+
+async def test_a_call_that_waited_for_the_one_before_it_and_runs_out_is_a_recorded_step(
+    tab: Tab, fixture_url: str
+) -> None:
+    """The action of a call that waited for the tab gets what is left of the call's time,
+    less a margin: running out, it is a failed step of the session (in its scenario), not a
+    vanished call (its step's time was counted from the call's whole timeout)."""
+    sink = ListSink()
+    session = McpSession(tab, sink=sink)
+    assert (await session.call("navigate", {"url": f"{fixture_url}/demo/form.html"})).ok
+    first = asyncio.ensure_future(
+        session.call("wait_for", {"text": "never shown", "timeout_ms": 1_500})
+    )
+    await asyncio.sleep(0)  # the first call takes the tab at once
+    assert session.busy
+    answer = await session.call("wait_for", {"text": "not either", "timeout_ms": 3_000})
+    assert not (await first).ok
+    assert not answer.ok and "the call before it" not in answer.text, answer.text
+    failed = [e for e in sink.of_type(StepRecorded) if not e.ok]
+    assert [e.args.get("text") for e in failed] == ["never shown", "not either"], failed
