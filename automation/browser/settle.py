@@ -256,7 +256,8 @@ class Settler:
         # clicks' mouse moves and presses on one page: one lands, both say done).
         self.turn = asyncio.Lock()
         self.traffic = Traffic(page, bound_ms=lambda: self.bound_ms)
-        self._since = self.traffic.mark(armed=False)
+        self._since = self.traffic.mark(armed=False)  # when the last settle ended
+        self._refused_since = 0  # traffic.refused then
 
     def busy(self) -> bool:
         """Whether the page is loading something a snapshot shows: a navigation not yet
@@ -297,7 +298,10 @@ class Settler:
         ``budget``): the timers of up to :data:`HOLD_TIMER_MS` it set that are still to
         run (a debounced save), then the requests under way, and those started meanwhile,
         answered (a write up to :data:`HOLD_WRITE_MS`), and the DOM quiet.  None when it
-        left nothing (one round trip).  Never raises but Cancelled."""
+        left nothing (one round trip) and no request was sent since the last action settled
+        (one its timers sent while the checks after it were read: what they read may have
+        been taken back).  Its ``refused`` counts those since then too.  Never raises but
+        Cancelled."""
         if not self.enabled or self._gone():
             return None
         try:
@@ -305,9 +309,10 @@ class Settler:
             left = await look.run(self.page.evaluate(_LEFT_JS))
         except (PlaywrightError, BudgetExceeded):
             left = []
-        if not left and not self.traffic.busy():
+        sent = self.traffic.tracked > self._since.tracked
+        if not left and not self.traffic.busy() and not sent:
             return None
-        begun, refused = time.monotonic(), self.traffic.refused
+        begun, refused = time.monotonic(), self._refused_since
         mark = await self.arm(budget)
         try:
             if left:
@@ -414,6 +419,7 @@ class Settler:
         )
         self.last = report
         self._since = self.traffic.mark(armed=False)
+        self._refused_since = self.traffic.refused
         log.debug("%s: %s", what, report)
         return report
 

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ELEMENT_KINDS",
+    "KEPT_KINDS",
     "KINDS",
     "VALUE_JS",
     "check",
@@ -86,6 +87,11 @@ KINDS: dict[str, tuple[str, ...]] = {
 # many rows or more show the text (a list that grows with each replay: one more order).
 OPTIONAL: dict[str, tuple[str, ...]] = {"rows": ("at_least",)}
 ELEMENT_KINDS = frozenset({"visible", "checked", "unchecked", "value", "items"})
+# Checks of a state an app keeps until something changes it: read again once the page
+# has done what the last steps left for later (replay's confirm, the export's end).
+KEPT_KINDS = frozenset(
+    {"checked", "unchecked", "value", "items", "rows", "text_hidden", "url", "no_error"}
+)
 MAX_ITEMS = 50
 MAX_TEXT = 1_000
 MAX_COUNT = 10_000

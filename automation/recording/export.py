@@ -132,8 +132,29 @@ def to_pytest(
     again = _sign_in_again(login, functions, params) if login is not None else []
     lines += ["", "", f"def test_{_identifier(scenario.name)}(page: Page) -> None:",
               *(f"    {line}" if line else "" for line in again),
-              *_body(scenario, params, pending), "    served(page)"]  # fmt: skip
+              *_body(scenario, params, pending), *_end(scenario, params)]  # fmt: skip
     return "\n".join(lines) + "\n"
+
+
+def _end(scenario: Scenario, params: _Params) -> list[str]:
+    """The end of the test, as replay's verdict: what the last steps left for later done
+    (``served``), the checks after them of a state the app keeps read again, unless the
+    app went on to another page meanwhile (a save it took back fails them)."""
+    steps = scenario.steps
+    last = max((i for i, s in enumerate(steps) if not s.is_check), default=-1)
+    kept = expect.KEPT_KINDS
+    again = [(i, steps[i]) for i in range(last + 1, len(steps))
+             if steps[i].action == "expect" and steps[i].args.get("kind") in kept]  # fmt: skip
+    if not again:
+        return ["    served(page)"]
+    lines = ["    documents = len(DOCUMENT)", "    served(page)",
+             "    if len(DOCUMENT) == documents:  # the page the checks read: again"]  # fmt: skip
+    for index, step in again:
+        lines += [
+            f"        # step {index} again",
+            *(f"        {line}" for line in _step(step, params)),
+        ]
+    return lines
 
 
 def _copied(module: ModuleType) -> str:

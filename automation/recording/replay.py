@@ -277,7 +277,7 @@ class Replay:
         # the one the checks read: they are not read again there.
         for index in [] if held.navigated else trailing:
             step = steps[index]
-            if step.args.get("kind") not in _KEPT_KINDS and not held.refused:
+            if step.args.get("kind") not in expect.KEPT_KINDS and not held.refused:
                 continue
             try:
                 await self._check(step, budget.child(_CONFIRM_MS, label="confirm"))
@@ -595,9 +595,5 @@ class Replay:
             await self.out.emit(shot)
 
 
-# Checks of a state an app keeps until something changes it: read again after the hold.
-_KEPT_KINDS = frozenset(
-    {"checked", "unchecked", "value", "items", "rows", "text_hidden", "url", "no_error"}
-)
 # A check read again after the hold gets this long before it is read as a step (told).
 _CONFIRM_MS = 2_000

@@ -98,13 +98,28 @@ async def test_the_same_check_passes_where_the_save_is_taken(
     assert [s.status for s in result.steps] == ["passed"] * 3
 
 
+async def test_a_save_refused_while_the_checks_were_read_fails(tab: Tab, fixture_url: str) -> None:
+    """The last check waits for a text the app shows 900 ms after the change; the save
+    (600 ms) is refused meanwhile and the switch put back.  Nothing is left for later when
+    the checks are done, but the switch read at first no longer holds: the replay fails."""
+    act, holds = CHANGES["switch"]
+    synced = check("text_visible", text="Synced")
+    shown = scenario(fixture_url, "?save=missing&synced_ms=900", act, holds, synced)
+    result = await Replay(tab, shown, config=SHORT).run()
+    assert await tab.page.evaluate("!document.getElementById('error').hidden")  # refused
+    assert result.status == "failed", result.to_dict()
+    assert "held at first, then not" in result.reason and "1 refused" in result.reason
+
+
 async def test_a_toast_that_goes_by_itself_is_not_read_again(tab: Tab, fixture_url: str) -> None:
-    """The save is taken and its "Saved" toast goes after a second, within the hold: a
-    check that the toast was shown still holds."""
+    """The save is taken and its "Saved" toast goes after two seconds, within the hold: a
+    check that the toast was shown still holds.  (Two, not one: the check must read it
+    before it goes, on a busy machine too.)"""
     act, holds = CHANGES["switch"]
     toast = check("text_visible", text="Saved")
     steps = (act, ScenarioStep("wait_for", {"text": "Saved"}), holds, toast)
-    result = await Replay(tab, scenario(fixture_url, "", *steps), config=SHORT).run()
+    shown = scenario(fixture_url, "?toast_ms=2000", *steps)
+    result = await Replay(tab, shown, config=SHORT).run()
     assert result.ok, result.to_dict()
     assert await tab.page.evaluate("document.getElementById('toast').hidden")  # gone since
 
@@ -153,5 +168,22 @@ async def test_the_export_waits_for_a_delayed_save_and_judges_it_as_replay_does(
     code, out = await run_exported(to_pytest(recorded), tmp_path, recorded.base_url)
     if fails:
         assert code == 1 and "the server refused POST" in out and "HTTP 501" in out, out
+    else:
+        assert code == 0, out
+
+
+@pytest.mark.parametrize(("query", "fails"), [("?save=missing&synced_ms=900", True), ("", False)])
+async def test_the_export_reads_a_kept_state_again_once_the_page_is_done(
+    fixture_url: str, tmp_path: Path, query: str, fails: bool
+) -> None:
+    """As replay does: once the page has done what the last steps left for later, a check
+    of a state the app keeps (the switch) is read again, and fails where the app took it
+    back (its save refused while the checks were read); not where the save was taken."""
+    act, holds = CHANGES["switch"]
+    later = (check("text_visible", text="Synced"),) if "synced" in query else ()
+    recorded = scenario(fixture_url, query, act, holds, *later)
+    code, out = await run_exported(to_pytest(recorded), tmp_path, recorded.base_url)
+    if fails:
+        assert code == 1 and "step 2 again" in out and "to_be_checked" in out, out
     else:
         assert code == 0, out

@@ -146,8 +146,11 @@ async def test_the_pytest_export_asserts_the_checks(recorded: Scenario) -> None:
     assert "expect_rows(page, 'Buy milk', 1)" in text
     assert "expect_text(page, '1 item left')" in text
     assert "filter(has_text=re.compile('Buy\\\\s*milk')).get_by_role('checkbox', " in text
-    # The last check, then the helper that fails a write the server refused.
-    assert text.rstrip().endswith(".to_be_checked()\n    served(page)")
+    # The last check, then the helper that fails a write the server refused, then the
+    # checks of a state the app keeps read again, on the page they read.
+    end = text[text.index(".to_be_checked()\n    documents = len(DOCUMENT)\n    served(page)") :]
+    assert "\n    if len(DOCUMENT) == documents:" in end
+    assert end.rstrip().endswith(".to_be_checked()")
 
 
 async def test_a_person_s_rescue_is_proposed_as_the_step_s_identity(
