@@ -60,8 +60,9 @@ from automation.recording.placeholders import (
     texts_in,
     unliteral,
 )
+from automation.recording.resolved import Resolved
 from automation.recording.roles import check_role
-from automation.secrets import SECRET_ENV_PREFIX, misplaced_secret, totp_code
+from automation.secrets import SECRET_ENV_PREFIX, misplaced_secret
 from automation.wording import Words, step_words, verb
 
 __all__ = [
@@ -555,56 +556,6 @@ def _carried(step: ScenarioStep, value: str, name: str) -> ScenarioStep:
                                                                      value, name),
                    url=carried.carry_url(step.url, unliteral(value), name),
                    led_to=carried.carry_url(step.led_to, unliteral(value), name))  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Resolved:
-    """Placeholder values for one replay.  ``fill`` gives the args a step runs with (a
-    ``${TOTP:NAME}`` its code of that moment, passed to ``on_code`` first); ``redact``
-    takes secret values, and the codes typed, out of any text that is reported."""
-
-    params: dict[str, str] = field(default_factory=dict)
-    secrets: dict[str, str] = field(default_factory=dict, repr=False)
-    on_code: Callable[[str, str, str], None] | None = field(default=None, repr=False)
-    codes: list[str] = field(default_factory=list, repr=False)
-
-    def fill(self, args: dict[str, Any]) -> dict[str, Any]:
-        return {k: self._value(v) for k, v in args.items()}
-
-    def identity(self, identity: ElementIdentity | None) -> ElementIdentity | None:
-        """The identity with its parameters' values in (never a secret's)."""
-        return carried.fill(identity, self.params) if identity is not None else None
-
-    def target(self, step: ScenarioStep) -> ElementIdentity | None:
-        """How replay finds ``step``'s element with these values."""
-        return self.identity(step.identity) if step.identity is not None else step.target()
-
-    def _value(self, value: Any) -> Any:
-        if isinstance(value, str):
-            return PLACEHOLDER.sub(self._one, value)
-        if isinstance(value, list):
-            return [self._value(v) for v in value]
-        return value
-
-    def _one(self, match: re.Match[str]) -> str:
-        if match.group(0) == "$${":
-            return "${"
-        if match.group(1) == "TOTP":
-            name = match.group(2)
-            code = totp_code(self.secrets[name], name)
-            self.codes.append(code)
-            if self.on_code is not None:
-                self.on_code(name, self.secrets[name], code)
-            return code
-        if match.group(1):
-            return self.secrets[match.group(2)]
-        return self.params[match.group(2)]
-
-    def redact(self, text: str) -> str:
-        for value in sorted([*self.secrets.values(), *self.codes], key=len, reverse=True):
-            if value:
-                text = text.replace(value, "•••")
-        return text
 
 
 def _check_line(text: str, what: str, *, index: int | None = None) -> None:

@@ -1,0 +1,70 @@
+"""The values one replay fills into a scenario's placeholders (:meth:`Scenario.resolve
+<automation.recording.scenario.Scenario.resolve>` checks and gathers them): its
+parameters', its secrets' (from the environment) and the one-time codes typed."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from automation.browser.identity import ElementIdentity
+from automation.recording import params as carried
+from automation.recording.placeholders import PLACEHOLDER
+from automation.secrets import totp_code
+
+if TYPE_CHECKING:
+    from automation.recording.scenario import ScenarioStep
+
+__all__ = ["Resolved"]
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """Placeholder values for one replay.  ``fill`` gives the args a step runs with (a
+    ``${TOTP:NAME}`` its code of that moment, passed to ``on_code`` first); ``redact``
+    takes secret values, and the codes typed, out of any text that is reported."""
+
+    params: dict[str, str] = field(default_factory=dict)
+    secrets: dict[str, str] = field(default_factory=dict, repr=False)
+    on_code: Callable[[str, str, str], None] | None = field(default=None, repr=False)
+    codes: list[str] = field(default_factory=list, repr=False)
+
+    def fill(self, args: dict[str, Any]) -> dict[str, Any]:
+        return {k: self._value(v) for k, v in args.items()}
+
+    def identity(self, identity: ElementIdentity | None) -> ElementIdentity | None:
+        """The identity with its parameters' values in (never a secret's)."""
+        return carried.fill(identity, self.params) if identity is not None else None
+
+    def target(self, step: ScenarioStep) -> ElementIdentity | None:
+        """How replay finds ``step``'s element with these values."""
+        return self.identity(step.identity) if step.identity is not None else step.target()
+
+    def _value(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return PLACEHOLDER.sub(self._one, value)
+        if isinstance(value, list):
+            return [self._value(v) for v in value]
+        return value
+
+    def _one(self, match: re.Match[str]) -> str:
+        if match.group(0) == "$${":
+            return "${"
+        if match.group(1) == "TOTP":
+            name = match.group(2)
+            code = totp_code(self.secrets[name], name)
+            self.codes.append(code)
+            if self.on_code is not None:
+                self.on_code(name, self.secrets[name], code)
+            return code
+        if match.group(1):
+            return self.secrets[match.group(2)]
+        return self.params[match.group(2)]
+
+    def redact(self, text: str) -> str:
+        for value in sorted([*self.secrets.values(), *self.codes], key=len, reverse=True):
+            if value:
+                text = text.replace(value, "•••")
+        return text
