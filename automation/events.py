@@ -276,7 +276,9 @@ class PageProblem(Event):
     """Something went wrong in one of the run's pages while it ran: a console error, an
     uncaught exception or a failed request (see automation.browser.problems).
 
-    ``kind`` is "console", "pageerror" or "request"; a watcher that hit its limit ends
+    ``kind`` is "console", "pageerror" or "request", or "console_flood" when a page wrote
+    its console faster than it is kept (``dropped``: how many were not, in its first second
+    of dropping); a watcher that hit its limit ends
     with one of kind "summary" whose ``dropped`` says how many it did not report.  Kind
     "tabs" says the site opened more tabs than the run may hold (automation.browser.tabs):
     ``dropped`` is how many were closed so far.
@@ -291,7 +293,8 @@ class PageProblem(Event):
     status: int | None = None  # request only: the HTTP status, None when none came
     method: str = ""  # request only
     resource_type: str = ""  # request only: document, script, fetch, xhr, image ...
-    dropped: int = 0  # summary: problems seen past the limit, not reported; tabs: closed
+    dropped: int = 0  # summary: problems seen past the limit, not reported; tabs: closed;
+    # console_flood: console messages not kept
 
 
 @dataclass(frozen=True)

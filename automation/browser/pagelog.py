@@ -26,6 +26,7 @@ from typing import Any
 from playwright.async_api import ConsoleMessage, Page, Request, Response
 from playwright.async_api import Error as PlaywrightError
 
+from automation.browser.consolelimit import MARK
 from automation.browser.listen import listener
 from automation.browser.served import WRITES, refused_write
 from automation.errors import ActionInvalid
@@ -33,6 +34,7 @@ from automation.errors import ActionInvalid
 __all__ = [
     "CONSOLE_LEVELS",
     "RESOURCE_TYPES",
+    "ConsoleDropped",
     "ConsoleEntry",
     "LogEntry",
     "LogSubscriber",
@@ -87,6 +89,20 @@ class ConsoleEntry:
 
 
 @dataclass(frozen=True)
+class ConsoleDropped:
+    """The page wrote its console faster than it is kept (see
+    :mod:`automation.browser.consolelimit`): of ``written`` messages since its last such
+    count, ``dropped`` were not kept."""
+
+    written: int
+    dropped: int
+    time: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
 class PageErrorEntry:
     message: str  # "TypeError: x is undefined"
     stack: tuple[str, ...]  # the first frames, "at f (url:line:col)"
@@ -121,9 +137,10 @@ class RequestEntry:
         return {**asdict(self), "pending": self.pending, "failed": self.failed}
 
 
-LogEntry = ConsoleEntry | PageErrorEntry | RequestEntry
-# Called with each entry as it is recorded: a console message, an uncaught error, or a
-# request when it ends (finished or failed), never when it starts.
+LogEntry = ConsoleEntry | ConsoleDropped | PageErrorEntry | RequestEntry
+# Called with each entry as it is recorded: a console message, a count of console messages
+# not kept, an uncaught error, or a request when it ends (finished or failed), never when
+# it starts.
 LogSubscriber = Callable[[LogEntry], None]
 
 
@@ -234,6 +251,9 @@ class PageLog:
 
     def _record(self, buffer: deque[Any], entry: LogEntry) -> None:
         buffer.append(entry)
+        self._tell(entry)
+
+    def _tell(self, entry: LogEntry) -> None:
         # A copy: a subscriber may unsubscribe itself while it is being called.
         for subscriber in tuple(self._subscribers):
             try:
@@ -245,6 +265,9 @@ class PageLog:
 
     def _on_console(self, message: ConsoleMessage) -> None:
         try:
+            if message.type == "debug" and message.text.startswith(MARK):
+                self._on_dropped(message.text)
+                return
             where = message.location or {}
             url = str(where.get("url") or "")
             self._record(
@@ -261,6 +284,11 @@ class PageLog:
             self._seen["console"] += 1
         except Exception:
             log.debug("console message not recorded", exc_info=True)
+
+    def _on_dropped(self, text: str) -> None:
+        written, dropped = (int(count) for count in text[len(MARK) :].split())
+        self._seen["console_dropped"] += dropped
+        self._tell(ConsoleDropped(written, dropped, time.time()))
 
     def _on_page_error(self, error: PlaywrightError) -> None:
         try:
@@ -483,6 +511,8 @@ class PageLog:
             "console": {
                 "seen": self._seen["console"],
                 "by_level": dict(Counter(entry.level for entry in self._console)),
+                # Written past the page's console rate: counted, never seen here.
+                "not_kept": self._seen["console_dropped"],
             },
             "page_errors": self._seen["errors"],
             "requests": {

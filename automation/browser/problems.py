@@ -8,6 +8,9 @@ What counts as a problem, chosen to keep the run page readable:
   "Failed to load resource: ..." lines are left out: the failed request behind each is
   reported with its method and status.
 - every uncaught exception (``pageerror``).
+- a page writing its console faster than it is kept (``console_flood``,
+  :mod:`automation.browser.consolelimit`): once a page, with the count of its first
+  second of dropping, past ``max_problems`` too; its page log counts the rest.
 - requests that failed on the network or got an HTTP status of 400 or more, except
   ``net::ERR_ABORTED`` (the page cancelled them itself: it navigated away, called
   ``AbortController.abort()`` or ``window.stop()``) and the ``/favicon.ico`` Chromium
@@ -39,8 +42,10 @@ from urllib.parse import urlsplit
 
 from playwright.async_api import Page
 
+from automation.browser.consolelimit import BURST, RATE
 from automation.browser.listen import listener
 from automation.browser.pagelog import (
+    ConsoleDropped,
     ConsoleEntry,
     LogEntry,
     LogSubscriber,
@@ -109,6 +114,7 @@ class ProblemWatcher:
         self._on_problem = on_problem
         self._queue: asyncio.Queue[PageProblem | None] = asyncio.Queue()
         self._followed: dict[Page, _Followed] = {}
+        self._flooded: set[Page] = set()  # pages told to have flooded their console
         self._reported = 0
         self._dropped: Counter[str] = Counter()
         self._closed = False
@@ -176,6 +182,7 @@ class ProblemWatcher:
 
     def _unfollow(self, page: Page) -> None:
         followed = self._followed.pop(page)
+        self._flooded.discard(page)
         followed.log.unsubscribe(followed.subscriber)
         try:
             if followed.owned:
@@ -189,10 +196,17 @@ class ProblemWatcher:
     def _on_entry(self, page: Page, entry: LogEntry) -> None:
         if self._closed:
             return
+        flood = isinstance(entry, ConsoleDropped)
+        if flood:
+            if page in self._flooded:
+                return
+            self._flooded.add(page)
         problem = _problem_of(entry, page_url=page.url, why_unreachable=self._why_unreachable)
         if problem is None:
             return
-        if self._reported >= self.max_problems:
+        # A flood of console errors fills the limit first; its count is told regardless
+        # (once a page).
+        if self._reported >= self.max_problems and not flood:
             self._dropped[problem.kind] += 1
             return
         self._reported += 1
@@ -287,6 +301,16 @@ def _problem_of(
             return None
         return PageProblem(
             kind="console", text=entry.text, url=entry.location, page_url=page_url, level="error"
+        )
+    if isinstance(entry, ConsoleDropped):
+        return PageProblem(
+            kind="console_flood",
+            text=(
+                f"the page wrote {entry.written:,} console messages; {entry.dropped:,} were "
+                f"not kept (a page's console keeps {BURST:,} at once, then {RATE} a second)"
+            ),
+            page_url=page_url,
+            dropped=entry.dropped,
         )
     if isinstance(entry, PageErrorEntry):
         where = _frame_location(entry.stack[0]) if entry.stack else ""

@@ -5,8 +5,9 @@ connects to a running Chrome by CDP URL.  If the browser died, the next call tha
 it starts (or reconnects to) a fresh one, counts it in ``restarts`` and logs it.
 
 Every context gets the snapshot registry as an init script (so it exists before a page's
-own scripts run) and the URL guard; the ``tabwright=`` selector engine that resolves refs
-is registered once per Playwright connection.
+own scripts run), the URL guard and a rate on its pages' consoles
+(:mod:`automation.browser.consolelimit`); the ``tabwright=`` selector engine that resolves
+refs is registered once per Playwright connection.
 
 A Chromium the session launches reaches the network only through the session's egress
 proxy (:mod:`automation.browser.egress`), which holds every connection of every page,
@@ -42,6 +43,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from automation.browser.cdp import CdpConnection, endpoint_of_launched, endpoint_of_url
 from automation.browser.config import BrowserConfig, default_chromium
+from automation.browser.consolelimit import limit_console
 from automation.browser.egress import EgressProxy
 from automation.browser.evaluate import PageRuntime
 from automation.browser.launch import (
@@ -373,6 +375,7 @@ class BrowserSession:
             )
             await budget.run(context.add_init_script(script=SNAPSHOT_JS))
             await budget.run(context.add_init_script(script=PENDING_JS))
+            await budget.run(limit_console(context))
         except PlaywrightError as exc:
             raise BrowserError(f"could not open a tab: {brief(exc)}") from None
 

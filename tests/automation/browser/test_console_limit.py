@@ -1,0 +1,85 @@
+"""A page's console held to a rate (automation.browser.consolelimit) on a real Chromium: a
+page writing its console in a loop stalls no other run of the browser and is told what was
+not kept; a page writing a normal amount keeps every message, and can't take the rate off."""
+
+from __future__ import annotations
+
+from automation import BrowserSession, ProblemWatcher, Tab
+from automation.browser.consolelimit import BURST, RATE
+from tests.automation.browser.test_problems import Collected
+from tests.conftest import browser_config
+from tests.waiting import eventually
+
+# fixtures/engine/console-flood.html: five thousand messages each turn of the page's loop,
+# with an object each (objects), as errors (error), through a console.log the page kept
+# aside first (cached), or after trying to put the browser's own methods back (restore).
+SHAPES = ("objects", "error", "cached", "restore")
+
+
+async def test_a_page_flooding_its_console_stalls_no_other_context(fixture_url: str) -> None:
+    """While another run's page floods its console, a run's tab in another context of the
+    same browser snapshots and clicks within the product's own budgets, a new tab opens and
+    the flooding tab closes; the flooding run is told how many messages were not kept.
+    Without the rate Playwright's driver drowns in the messages and each of these runs
+    out of its budget."""
+    async with BrowserSession(browser_config()) as session:
+        other = await session.new_tab()
+        await other.navigate(f"{fixture_url}/engine/console-flood.html?calm")
+        for shape in SHAPES:
+            hostile = await session.new_tab()
+            told = Collected()
+            watcher = ProblemWatcher(hostile, told)
+            await hostile.navigate(f"{fixture_url}/engine/console-flood.html?shape={shape}")
+            await eventually(lambda t=hostile: t.log.summary()["console"]["seen"] >= BURST)
+
+            snap = await other.snapshot()
+            await other.click(snap.find("Press")[0].ref)
+            assert "Pressed" in (await other.snapshot()).text
+            third = await session.new_tab()
+            await eventually(lambda t=told: "console_flood" in t.kinds(), what=shape)
+            await watcher.stop()
+            await hostile.close()
+            await third.close()
+
+            (flood,) = [p for p in told.problems if p.kind == "console_flood"]
+            assert flood.dropped > 0 and flood.page_url.endswith(f"shape={shape}")
+            assert flood.text.startswith("the page wrote ")
+            assert f"; {flood.dropped:,} were not kept" in flood.text
+            assert f"keeps {BURST:,} at once, then {RATE} a second" in flood.text
+            assert hostile.log.summary()["console"]["not_kept"] >= flood.dropped
+            assert len(hostile.log.console(limit=10_000)) <= 500  # it saw no more than kept
+
+
+async def test_a_normal_amount_is_all_kept_with_its_lines(tab: Tab, fixture_url: str) -> None:
+    await tab.page.goto(f"{fixture_url}/engine/log.html")
+    await tab.page.click("#log-many")
+    await eventually(lambda: tab.log.console(limit=1)[0].text == "line 599")
+    assert tab.log.summary()["console"]["seen"] >= 604
+    assert tab.log.summary()["console"]["not_kept"] == 0
+    # The page's own line, not the rate's: log.html:14 holds the button's handler.
+    assert tab.log.console(limit=1)[0].location.endswith("/engine/log.html:14")
+
+
+async def test_the_page_cannot_take_the_rate_off(tab: Tab, fixture_url: str) -> None:
+    await tab.page.goto(f"{fixture_url}/engine/log.html")
+    answers = await tab.page.evaluate(
+        """() => {
+            const held = console.log;
+            const deleted = delete console.log;
+            let redefined = true;
+            try { Object.defineProperty(console, "log", { value: () => {} }); }
+            catch (e) { redefined = false; }
+            const mine = (...args) => held(...args);
+            console.log = mine;  // a page's own logger, in front of the console's
+            const kept = console.log === mine;
+            console.log = held;
+            return { deleted, redefined, kept, name: held.name, again: console.log === held };
+        }"""
+    )
+    assert answers == {
+        "deleted": False,
+        "redefined": False,
+        "kept": True,
+        "name": "log",
+        "again": True,
+    }
