@@ -117,3 +117,7 @@ async def _limit_worker(session: CDPSession, event: dict[str, Any]) -> None:
         await session.send("Target.detachFromTarget", {"sessionId": child})
     except Exception as exc:  # the worker ended first, or its page went away
         log.debug("a worker's console is not held to the rate: %s", exc)
+        try:  # a worker left paused by our session goes on once the session lets go
+            await session.send("Target.detachFromTarget", {"sessionId": child})
+        except Exception:
+            pass  # gone with its page
