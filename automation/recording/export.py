@@ -365,7 +365,9 @@ def _act(step: ScenarioStep, el: str, params: dict[str, dict[str, Any]]) -> list
     value = lambda key: _value(_arg(args, key), params)  # noqa: E731
     calls = {
         "click": lambda: f"{el}.click({_click_options(args)})",
-        "double_click": lambda: f"{el}.dblclick()",
+        # (Playwright's dblclick does not wait for the navigation it starts; this does,
+        # with the same events: a form it sends is judged where it led, as in replay.)
+        "double_click": lambda: f"{el}.click(click_count=2)",
         "hover": lambda: f"{el}.hover()",
         "check": lambda: f"{el}.set_checked({bool(args.get('checked', True))})",
         "press": lambda: f"{el}.press({value('key')})",

@@ -134,7 +134,7 @@ async def signed_out(
 
 # Steps that send a form (a click on its button, Enter in a field), and the names of the
 # controls that sign out (their step lands on a sign-in page as it should).
-SUBMITTING = frozenset({"click", "dblclick", "press"})
+SUBMITTING = frozenset({"click", "double_click", "press"})
 SIGNS_OUT = re.compile(r"\b(?:sign|log)[\s-]*(?:out|off)\b|\b(?:logout|signout)\b", re.I)
 
 

@@ -9,6 +9,7 @@ twice: the step fails, saying why."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from urllib.parse import parse_qs
 
@@ -189,16 +190,19 @@ async def test_a_save_the_server_answers_with_its_sign_in_page_is_not_passed(
     assert ledger.saved == []
 
 
+@pytest.mark.parametrize("action", ["click", "double_click"])
 async def test_a_save_answered_with_the_sign_in_page_fails_its_export_as_its_replay(
-    tab: Tab, ledger: Ledger, tmp_path: Path
+    tab: Tab, ledger: Ledger, tmp_path: Path, action: str
 ) -> None:
     """Signed in by its first steps, the session then ends as the form is saved: the
     replay fails the save (nothing it sent was kept), and its export passed there, on the
-    sign-in page.  Its own "Sign in", sent from that page, is no such save."""
+    sign-in page.  Its own "Sign in", sent from that page, is no such save.  A double-click
+    on Save sends the form too (neither judged it before)."""
     password = field("Password", "pw")
+    save = replace(button("Save"), action=action)
     steps = (ScenarioStep("navigate", {"url": f"{ledger.url}/login"}), password,
              button("Sign in"), field("Customer", "Cust06"), field("Amount", "106"),
-             button("Save"))  # fmt: skip
+             save)  # fmt: skip
     scenario = Scenario("New entry", steps, base_url=ledger.url)
     ledger.ends_at_save = True
     result = await Replay(tab, scenario).run()
