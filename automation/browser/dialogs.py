@@ -22,7 +22,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from automation.errors import ActionInvalid, UnexpectedDialog
 
-__all__ = ["DialogAction", "DialogGuard", "DialogRecord"]
+__all__ = ["DialogAction", "DialogGuard", "DialogRecord", "unexpected_words"]
 
 log = logging.getLogger("automation.browser")
 
@@ -118,11 +118,8 @@ class DialogGuard:
         taken = self.take_unexpected()
         if not taken:
             return
-        shown = "; ".join(f"{r.type} {r.message!r}" for r in taken[:3])
-        more = f" and {len(taken) - 3} more" if len(taken) > 3 else ""
-        subject = "an unexpected dialog" if len(taken) == 1 else f"{len(taken)} unexpected dialogs"
         raise UnexpectedDialog(
-            f"{what}: {subject} appeared and was dismissed: {shown}{more}",
+            unexpected_words(what, [(r.type, r.message) for r in taken]),
             hint="arm the dialog first (accept or dismiss, with prompt_text for a prompt), "
             "then repeat the action",
         )
@@ -187,3 +184,14 @@ class DialogGuard:
             log.debug("dialog already closed (page gone or answered elsewhere)", exc_info=True)
         except Exception:
             log.warning("could not answer a %s dialog", dialog.type, exc_info=True)
+
+
+def unexpected_words(what: str, found: list[tuple[str, str]]) -> str:
+    """``click button 'Save': an unexpected dialog appeared and was dismissed: confirm
+    'Delete all orders?'``: what ``what`` brought, each dialog (its type, its message) of
+    ``found``, the first three.  (A pytest export writes this function into its file as
+    it is: nothing but built-ins.)"""
+    shown = "; ".join(f"{kind} {message!r}" for kind, message in found[:3])
+    more = f" and {len(found) - 3} more" if len(found) > 3 else ""
+    subject = "an unexpected dialog" if len(found) == 1 else f"{len(found)} unexpected dialogs"
+    return f"{what}: {subject} appeared and was dismissed: {shown}{more}"

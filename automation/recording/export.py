@@ -47,11 +47,19 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from automation.browser import seen, served, textmatch
+from automation.browser.dialogs import unexpected_words
 from automation.browser.identity import ElementIdentity
 from automation.browser.interact import MODIFIERS, MOUSE_BUTTONS
 from automation.browser.settle import HOLD_TIMER_MS
 from automation.errors import ActionInvalid, ScenarioInvalid
-from automation.recording import downloadfile, expect, exporthandlers, exportseen, exportsignin
+from automation.recording import (
+    downloadfile,
+    expect,
+    exportdialogs,
+    exporthandlers,
+    exportseen,
+    exportsignin,
+)
 from automation.recording.calls import CALL, brought_login, called
 from automation.recording.expect import KINDS
 from automation.recording.exporthead import DOWNLOADS, HEADER, MARKER
@@ -117,6 +125,8 @@ def to_pytest(
     lines.append(f"\n\n# Tabwright's rule of what a person sees (automation/browser/visible.js)\n"
                  f"SEEN_JS = {_text(seen.SEEN_JS, 'the rule')}\n{_copied(exportseen)}")  # fmt: skip
     lines.append(exportsignin.constants() + _copied(exportsignin))  # a sign-in page's judgement
+    # Dialogs answered as replay answers them, one nobody armed said in its words.
+    lines.append(f"\n\n{inspect.getsource(unexpected_words).rstrip()}{_copied(exportdialogs)}")
     if any(one.handlers for one in every):  # each in force where replay's is
         lines.append(_copied(exporthandlers))
     if any(s.is_check and s.args.get("kind") == "download" for s in steps):
@@ -232,6 +242,9 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
             if step.action not in STEP_ACTIONS:
                 raise ScenarioInvalid(f"unknown step type {step.action!r}")
             body = [_comment(index, step), *_step(step, params)]
+            if not step.is_check:  # a dialog it brought that no step armed fails it
+                where = f"step {index}" + ("" if params.base is None else f" of {scenario.name!r}")
+                body.append(f"DIALOGS.none_unexpected({_text(where, 'the step')})")
             sends = _sends_form(step)  # as replay judges it: answered with the sign-in page?
             if sends is not None or step.judged_where_it_led:
                 body[1:] = ["sent = len(WROTE)", *body[1:]]
@@ -323,11 +336,9 @@ def _step(step: ScenarioStep, params: dict[str, dict[str, Any]]) -> list[str]:
     if step.action == "expect":
         return _expect(step, params)
     if step.action == "dialog":  # armed before the step that opens the dialog
-        how = "dialog.dismiss()"
-        if args.get("accept", True):
-            how = f"dialog.accept({value('prompt_text') if 'prompt_text' in args else ''})"
-        on = "once" if _int(args.get("times", 1), "times") == "1" else "on"
-        return [f"page.{on}('dialog', lambda dialog: {how})"]
+        accept = bool(args.get("accept", True))
+        text = value("prompt_text") if accept and "prompt_text" in args else "None"
+        return [f"DIALOGS.arm({accept}, {text}, {_int(args.get('times', 1), 'times')})"]
     if step.action == "navigate":
         if getattr(params, "opened", False):  # the test's, when it signs in again
             return [f"opened.append({_url(value('url'), params)})", "page.goto(opened[-1])"]

@@ -89,7 +89,8 @@ def served(page: Page) -> None:
     page's timers of up to HOLD_MS) is waited for; then a write the page's script sent to its
     site (a form sent by fetch, a save) or a form a frame posted, that the server refused
     (HTTP 4xx/5xx) or never answered, fails the test, one still under way waited for (up
-    to 15 s); so does the page itself answered 4xx/5xx (a form posted, a link followed)."""
+    to 15 s); so does the page itself answered 4xx/5xx (a form posted, a link followed).
+    A dialog no step armed fails it first, as replay's verdict."""
     left = page.evaluate("() => window.__timersLeft ? window.__timersLeft() : []")
     if left:
         try:
@@ -105,6 +106,7 @@ def served(page: Page) -> None:
         if not UNDER_WAY:
             break
         page.wait_for_timeout(50)
+    DIALOGS.none_unexpected("after the last step")  # one that came as the page went on
     assert not REFUSED, f"the server refused {{REFUSED[0]}}"
 
 
@@ -186,6 +188,7 @@ def page() -> Iterator[Page]:
         timeout_ms = float(os.environ.get("TIMEOUT_MS", "15000"))
         page.set_default_timeout(timeout_ms)
         expect.set_options(timeout=timeout_ms)  # a check waits as long as a step
+        page.on("dialog", DIALOGS.answer)  # as the steps armed, else dismissed and said
         page.on("request", _sent)
         page.on("response", lambda response: _answered(page, response))
         page.on("requestfailed", lambda request: _failed(page, request))

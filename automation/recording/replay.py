@@ -66,6 +66,7 @@ from automation.errors import (
     HttpStatus,
     NeedsPerson,
     TabwrightError,
+    UnexpectedDialog,
 )
 from automation.events import (
     ActionFinished,
@@ -271,6 +272,11 @@ class Replay:
         last = max((i for i, s in enumerate(steps) if not s.is_check), default=-1)
         trailing = [i for i in range(last + 1, len(steps)) if steps[i].action == "expect"]
         held = await self.tab.settler.hold(budget.child(label="hold"))
+        after = f"step {last} ({steps[last].describe()})" if last >= 0 else "the steps"
+        try:  # a dialog no step armed, that came as the page went on by itself
+            self.tab.dialogs_raise(f"after {after}")
+        except UnexpectedDialog as exc:
+            return "failed", exc.message
         if held is None:
             return "passed", ""
         # A page the app went on to by itself ("saved, back to the list in 2 s") is not
@@ -297,7 +303,6 @@ class Replay:
         try:
             self._refusals(self.tab.log.requests_seen)
         except HttpStatus as exc:
-            after = f"step {last} ({steps[last].describe()})" if last >= 0 else "the steps"
             return "failed", (
                 f"after {after}, once the page had done what it left for later ({held}): "
                 + exc.message
@@ -386,6 +391,7 @@ class Replay:
                     try:
                         result = await act_on(self, located, step, step_budget)
                         await self.tab.settle(budget=step_budget)
+                        self.tab.dialogs_raise(_WENT_ON)  # (one its action brought: said)
                     finally:
                         self._note_writes(index, since)
                     self._refusals(since)
@@ -401,6 +407,7 @@ class Replay:
                 try:
                     result = await execute(self.tab, step.action, args, budget=step_budget)
                     await self.tab.settle(budget=step_budget)
+                    self.tab.dialogs_raise(_WENT_ON)
                 finally:
                     self._note_writes(index, since)
                 self._refusals(since)
@@ -597,3 +604,6 @@ class Replay:
 
 # A check read again after the hold gets this long before it is read as a step (told).
 _CONFIRM_MS = 2_000
+# A dialog no step armed that came after a step's action, as the page went on (its save's
+# answer): the step fails, naming it, as one its action brought does.
+_WENT_ON = "as the page went on after it"

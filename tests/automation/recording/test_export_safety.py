@@ -31,7 +31,7 @@ LINE_BREAKS = ["\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\u
 # -- what an exported module may hold -------------------------------------------------
 
 # Names the test function's body may use, and the only attributes of os and re it may read.
-BODY_NAMES = {"page", "expect", "re", "os", "url", "frame_of", "served", "words", "dialog",
+BODY_NAMES = {"page", "expect", "re", "os", "url", "frame_of", "served", "words", "DIALOGS",
               "expect_text", "expect_rows", "sent_to_sign_in", "where_it_led", "sent",
               "asked", "not_answered_again", "expect_items"}  # fmt: skip
 # What a step that may send a write keeps before it (the writes sent, whether the page
@@ -45,8 +45,8 @@ KEPT_BEFORE_A_STEP = {
 READ_AGAIN_IF = "len(DOCUMENT) == documents"
 MODULE_ATTRS = {"os": {"environ"}, "re": {"compile", "escape", "I"}}
 BODY_NODES = (ast.Expr, ast.Call, ast.Attribute, ast.Name, ast.Load, ast.Constant,
-              ast.keyword, ast.List, ast.BinOp, ast.Add, ast.Subscript, ast.Lambda,
-              ast.arguments, ast.arg, ast.UnaryOp, ast.USub)  # fmt: skip
+              ast.keyword, ast.List, ast.BinOp, ast.Add, ast.Subscript, ast.UnaryOp,
+              ast.USub)  # fmt: skip
 # Module constants written from the scenario (their values only: literals).
 CONSTANTS = {"SCENARIO", "BASE_URL", "RECORDED_BASE"}
 
@@ -83,7 +83,7 @@ REFERENCE = _without_values(ast.parse(to_pytest(Scenario("Plain", (), base_url="
 def assert_safe_module(code: str) -> ast.FunctionDef:
     """``code`` compiles, is the fixed header (imports, helpers, the scenario's constants
     as literals) plus one test function whose statements are each one call on ``page`` or
-    ``expect``, built only of literals, the allowed names and a ``dialog`` lambda."""
+    ``expect``, built only of literals and the allowed names."""
     compile(code, "exported.py", "exec")
     module = ast.parse(code)
     assert _without_values(module) == REFERENCE
@@ -126,6 +126,7 @@ def assert_safe_module(code: str) -> ast.FunctionDef:
             "where_it_led",
             "not_answered_again",
             "expect_items",
+            "DIALOGS",  # DIALOGS.arm(...): a dialog step; DIALOGS.none_unexpected(...)
         )  # (and what a write answered is judged by)
         assert isinstance(root, ast.Name) and root.id in roots
         for node in ast.walk(stmt):
@@ -139,8 +140,6 @@ def assert_safe_module(code: str) -> ast.FunctionDef:
                     assert node.attr in MODULE_ATTRS[base.id], node.attr
             if isinstance(node, ast.Subscript):  # os.environ['NAME'] only
                 assert ast.unparse(node.value) == "os.environ", ast.dump(node)
-            if isinstance(node, ast.Lambda):
-                assert [a.arg for a in node.args.args] == ["dialog"]
     return test
 
 
