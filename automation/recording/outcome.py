@@ -4,9 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["ReplayResult", "StepOutcome", "event_fields", "every_outcome"]
+from automation.errors import NeedsPerson
+from automation.recording.params import unfill
+from automation.recording.rebase import rebase_identity
+
+if TYPE_CHECKING:
+    from automation.browser.identity import Located
+    from automation.errors import TabwrightError
+    from automation.recording.replay import Replay
+    from automation.recording.scenario import ScenarioStep
+
+__all__ = ["ReplayResult", "StepOutcome", "event_fields", "every_outcome", "step_outcome"]
 
 
 @dataclass(frozen=True)
@@ -93,3 +103,45 @@ def event_fields(outcome: StepOutcome) -> dict[str, Any]:
     for key in ("result", "url", "duration_ms", "called", "inner"):
         data.pop(key, None)
     return data
+
+
+def step_outcome(
+    replay: Replay,
+    index: int,
+    step: ScenarioStep,
+    status: str,
+    located: Located | None,
+    error: TabwrightError | None,
+    error_dict: dict[str, str] | None,
+    result: str,
+    duration_ms: int,
+) -> StepOutcome:
+    """How step ``index`` of ``replay`` did: how its element was found, what changed, and
+    whether its identity heals (confident) or waits for a person (proposed)."""
+    common: dict[str, Any] = {
+        "error": error_dict, "result": result, "duration_ms": duration_ms, "url": replay.tab.url,
+    }  # fmt: skip
+    if isinstance(error, NeedsPerson):
+        return StepOutcome(index, step.action, status, candidates=error.candidates, **common)
+    if located is None or not located.ok or located.found is None:
+        return StepOutcome(index, step.action, status, **common)
+    changes = list(located.changes)
+    if located.variant:
+        changes.insert(0, f"found as its variant {located.variant} (an earlier release)")
+    if step.identity is None:
+        changes.insert(0, "stored before identities: found by its selector")
+    heal = ""
+    changed = bool(located.changes) or step.identity is None
+    if changed and status == "passed":  # a failed step may have found another element
+        confident = located.strategy not in ("similarity", "coordinates") or (
+            located.strategy == "similarity" and located.score >= replay.config.heal_min_score
+        )
+        heal = "confident" if confident else "proposed"
+    # Written back with its parameters' placeholders where their values stand.
+    healed = unfill(step.identity, located.found, replay.values.params) if heal else None
+    if healed is not None:  # where it leads, on the origin the scenario was recorded on
+        healed = rebase_identity(healed, replay.base_url, replay.scenario.base_url)
+    return StepOutcome(
+        index, step.action, status, strategy=located.strategy, score=located.score,
+        changes=changes, heal=heal, healed=healed.to_dict() if healed else None, **common,
+    )  # fmt: skip

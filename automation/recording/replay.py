@@ -50,7 +50,6 @@ import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from automation.actions import execute
 from automation.browser.identity import Located, locate, page_changing
@@ -86,7 +85,7 @@ from automation.recording.answered import (
 )
 from automation.recording.calls import CALL, CallFrame, called, check_calls
 from automation.recording.intent import IntentAgent, Reached, agent_goal, by_agent, go_directly
-from automation.recording.outcome import ReplayResult, StepOutcome, event_fields
+from automation.recording.outcome import ReplayResult, StepOutcome, event_fields, step_outcome
 from automation.recording.params import unfill
 from automation.recording.rebase import normalize_base, rebase, rebase_identity
 from automation.recording.relogin import (
@@ -431,8 +430,8 @@ class Replay:
             ActionFinished(0, index, step.action, shown, error is None, result, error_dict,
                            duration_ms, words=words)
         )  # fmt: skip
-        outcome = self._outcome(index, step, status, located, error, error_dict, result,
-                                duration_ms)  # fmt: skip
+        outcome = step_outcome(self, index, step, status, located, error, error_dict, result,
+                               duration_ms)  # fmt: skip
         if step.action == CALL:
             outcome = replace(outcome, called=step.args["scenario"], inner=inner)
         if reached is not None and status == "passed":
@@ -551,45 +550,6 @@ class Replay:
         except BudgetExceeded:
             return None  # it held; how it was found is only told when there is time
         return located if located.ok else None
-
-    def _outcome(
-        self,
-        index: int,
-        step: ScenarioStep,
-        status: str,
-        located: Located | None,
-        error: TabwrightError | None,
-        error_dict: dict[str, str] | None,
-        result: str,
-        duration_ms: int,
-    ) -> StepOutcome:
-        common: dict[str, Any] = {
-            "error": error_dict, "result": result, "duration_ms": duration_ms, "url": self.tab.url,
-        }  # fmt: skip
-        if isinstance(error, NeedsPerson):
-            return StepOutcome(index, step.action, status, candidates=error.candidates, **common)
-        if located is None or not located.ok or located.found is None:
-            return StepOutcome(index, step.action, status, **common)
-        changes = list(located.changes)
-        if located.variant:
-            changes.insert(0, f"found as its variant {located.variant} (an earlier release)")
-        if step.identity is None:
-            changes.insert(0, "stored before identities: found by its selector")
-        heal = ""
-        changed = bool(located.changes) or step.identity is None
-        if changed and status == "passed":  # a failed step may have found another element
-            confident = located.strategy not in ("similarity", "coordinates") or (
-                located.strategy == "similarity" and located.score >= self.config.heal_min_score
-            )
-            heal = "confident" if confident else "proposed"
-        # Written back with its parameters' placeholders where their values stand.
-        healed = unfill(step.identity, located.found, self.values.params) if heal else None
-        if healed is not None:  # where it leads, on the origin the scenario was recorded on
-            healed = rebase_identity(healed, self.base_url, self.scenario.base_url)
-        return StepOutcome(
-            index, step.action, status, strategy=located.strategy, score=located.score,
-            changes=changes, heal=heal, healed=healed.to_dict() if healed else None, **common,
-        )  # fmt: skip
 
     def _redacted(self, error: TabwrightError | None) -> dict[str, str] | None:
         if error is None:
