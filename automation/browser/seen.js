@@ -16,7 +16,8 @@
 //                   hold rows; rows of the app's data only: an item of a message (MESSAGES)
 //                   or of an error (ERROR) is no row ("Customer Zeta Corp was added");
 //   args.op "errors": the texts of the errors the page shows (see isError), at most 5;
-//   args.op "frame": whether args.element, a frame's element, is seen (its ancestors too).
+//   args.op "frame": whether args.element, a frame's element, is seen (its ancestors too);
+//   args.op "element": whether args.element is seen (its ancestors too; not its frame).
 (args) => {
   const ROW = "tr, li, [role=row], [role=listitem], article";
   // What a page tells of what just happened (an error repeats what was typed, say).
@@ -145,6 +146,7 @@
     return new RegExp(args.pattern, "i").test(seen(document.documentElement, MAX_TEXT, false));
   }
   if (args.op === "frame") return seenFrame(args.element);
+  if (args.op === "element") return seenAlone(args.element);
   if (args.op === "errors") return errors();
   if (args.op === "rows") {
     const want = new RegExp(args.pattern, "i");

@@ -26,8 +26,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+from playwright.async_api import ElementHandle, Frame
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Frame
 
 from automation.browser.jsparts import joined
 from automation.browser.textmatch import words
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SEEN_JS",
     "count_rows",
+    "element_seen",
     "errors_shown",
     "fold",
     "page_text",
@@ -49,6 +50,7 @@ __all__ = [
 
 SEEN_JS = f"(args) => ({joined('seen.js', ['visible.js'])})(args)"
 _FRAME_JS = f"(element) => ({SEEN_JS})({{ op: 'frame', element }})"
+_ELEMENT_JS = f"(element) => ({SEEN_JS})({{ op: 'element', element }})"
 # wait_for reads the page again after each of these pauses, then every last one.
 _POLL_S = (0.0, 0.05, 0.1, 0.15, 0.25)
 
@@ -73,6 +75,18 @@ async def seen_frames(tab: Tab, budget: Budget) -> list[Frame]:
         if at is None or at.parent_frame is None:
             seen.append(frame)
     return seen
+
+
+async def element_seen(tab: Tab, element: ElementHandle, budget: Budget) -> bool:
+    """Whether a person sees ``element``: it and its ancestors, in a frame they see (a
+    ``visible`` check; a transparent or 0 x 0 box clipping its content is not seen)."""
+    try:
+        frame = await budget.run(element.owner_frame())
+        if frame is None or frame not in await seen_frames(tab, budget):
+            return False
+        return bool(await budget.run(element.evaluate(_ELEMENT_JS)))
+    except PlaywrightError:
+        return False  # it went away
 
 
 async def shows_text(tab: Tab, text: str, budget: Budget) -> bool:

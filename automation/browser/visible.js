@@ -31,11 +31,16 @@ function seenFrameHere(e) {
   return box.width > 1 && box.height > 1;
 }
 
-// A frame's element on its own, no walk having come down to it: every ancestor too.
-function seenFrame(e) {
-  if (!seenFrameHere(e)) return false;
+// An element on its own, no walk having come down to it: every ancestor too.
+function seenAlone(e) {
+  if (!seenHere(e)) return false;
   for (let a = drawnParent(e); a; a = drawnParent(a)) if (!seenHere(a)) return false;
   return true;
+}
+
+// A frame's element on its own.
+function seenFrame(e) {
+  return seenFrameHere(e) && seenAlone(e);
 }
 
 // Where an element is drawn: its slot, its parent, or its shadow root's host.

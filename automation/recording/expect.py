@@ -41,7 +41,14 @@ from playwright.async_api import Error as PlaywrightError
 
 from automation.browser.effect import TOGGLE_STATE_JS
 from automation.browser.identity import ElementIdentity, locate, still_parsing, wait_parsed
-from automation.browser.seen import count_rows, errors_shown, fold, page_text, shows_text
+from automation.browser.seen import (
+    count_rows,
+    element_seen,
+    errors_shown,
+    fold,
+    page_text,
+    shows_text,
+)
 from automation.browser.textmatch import words
 from automation.budget import Budget
 from automation.errors import BudgetExceeded, CheckFailed, ScenarioInvalid
@@ -231,8 +238,9 @@ async def _once(
     if located.element is None:
         return False, f"the element is not found ({located.reason or 'not on the page'})"
     try:
-        if kind == "visible":
-            return True, ""
+        if kind == "visible":  # by the one rule of what a person sees (visible.js)
+            seen = await element_seen(tab, located.element, budget)
+            return seen, "it is not seen (transparent, hidden, of no size, or off the page)"
         if kind in ("checked", "unchecked"):
             state = await budget.run(located.element.evaluate(TOGGLE_STATE_JS))
             if state is None:

@@ -439,8 +439,8 @@ def _assertion(step: ScenarioStep, params: dict[str, dict[str, Any]], el: str) -
     target = step.target()
     if target is None or not el:
         raise ScenarioInvalid(f"the check {kind} needs the element's identity")
-    if kind == "visible":
-        return f"expect({el}).to_be_visible()"
+    if kind == "visible":  # as replay sees it: automation.browser.seen's rule
+        return f"expect_seen(page, {el})"
     if kind in ("checked", "unchecked"):
         return f"expect({el}).{'' if kind == 'checked' else 'not_'}to_be_checked()"
     if kind == "items":  # its text, each in turn, as replay reads it

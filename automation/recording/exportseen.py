@@ -34,6 +34,7 @@ __all__ = [
     "expect_items",
     "expect_no_error",
     "expect_rows",
+    "expect_seen",
     "expect_text",
     "read_until",
     "seen_frames",
@@ -42,6 +43,7 @@ __all__ = [
 
 # -- written into an exported pytest file as it is
 SEEN_FRAME_JS = f"(element) => ({SEEN_JS})({{ op: 'frame', element }})"
+SEEN_ELEMENT_JS = f"(element) => ({SEEN_JS})({{ op: 'element', element }})"
 
 
 def seen_frames(page: Page) -> list[Frame]:
@@ -143,6 +145,28 @@ def expect_no_error(page: Page) -> None:
         return not errors, f"it shows {errors[0][:200]!r}" if errors else ""
 
     read_until(page, holds, "the page to show no error")
+
+
+def expect_seen(page: Page, element: Locator) -> None:
+    """As replay's ``visible`` check: a person sees the element (it and its ancestors, in
+    a frame they see), by the rule of SEEN_JS: not drawn transparent, nor a 0 x 0 box
+    clipping what it holds, where Playwright's ``to_be_visible`` differs."""
+
+    def holds() -> tuple[bool, str]:
+        try:
+            handle = element.element_handle(timeout=1_000)
+        except PlaywrightError:
+            return False, "the element is not found"
+        try:
+            frame = handle.owner_frame()
+            seen = frame in seen_frames(page) and bool(handle.evaluate(SEEN_ELEMENT_JS))
+        except PlaywrightError:
+            return False, "the element went away while it was read"
+        finally:
+            handle.dispose()
+        return seen, "it is not seen (transparent, hidden, of no size, or off the page)"
+
+    read_until(page, holds, "the element to be seen")
 
 
 def expect_items(page: Page, element: Locator, items: list[str]) -> None:

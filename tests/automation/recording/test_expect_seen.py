@@ -112,10 +112,22 @@ SEEN_CASES = {
 }
 
 
+# A button checked ``visible``: whether a person sees it.
+ZERO = "width: 0; height: 0; padding: 0; border: 0; overflow: hidden"
+ELEMENT_CASES = {
+    "plain": ("<button>Save</button>", True),
+    "transparent": ('<button style="opacity: 0">Save</button>', False),
+    "in a transparent box": ('<div style="opacity: 0"><button>Save</button></div>', False),
+    "0 x 0": (f"<button style='{ZERO}'>Save</button>", False),
+}
+
+
 class _Pages(QuietHandler):
     def do_GET(self) -> None:
         name = self.path.removeprefix("/case/").replace("%20", " ")
         body = FRAMES.get(self.path) or SEEN_CASES.get(name, ("",))[0]
+        if self.path.startswith("/element/"):
+            body = ELEMENT_CASES[self.path.removeprefix("/element/").replace("%20", " ")][0]
         page = f"<!doctype html><title>Report</title><h1>Report</h1>{body}"
         self.send(200 if body else 404, page.encode())
 
@@ -235,3 +247,28 @@ async def test_an_items_check_is_exported_and_read_as_the_replay_reads_it(
     status, out = await run_exported(code, tmp_path, pages, more=files, timeout_ms=1_500)
     assert status == 1 and "1 failed, 1 passed" in out and "FAILED test_wrong.py" in out, out
     assert "it reads 'buy milk walk the dog'" in out, out
+
+
+async def test_a_visible_check_sees_the_element_as_a_person_does_in_replay_and_export(
+    module_tab: Tab, pages: str, tmp_path: Path
+) -> None:
+    """A Save button drawn transparent, or a 0 x 0 box clipping its label: the replay's
+    ``visible`` check passed on any element it found, and the export's Playwright
+    ``to_be_visible`` passed on the transparent one.  Both now go by the one rule."""
+    config = ReplayConfig(check_timeout_ms=1_500)
+    save = {"role": "button", "name": "Save", "tag": "button"}
+    files: dict[str, str] = {}
+    for number, (case, (_, seen)) in enumerate(ELEMENT_CASES.items()):
+        navigate = {"action": "navigate", "args": {"url": f"{pages}/element/{case}"}}
+        check = {"action": "expect", "args": {"kind": "visible"}, "identity": save}
+        scenario = Scenario.from_dict({"version": 1, "name": case, "base_url": pages,
+                                       "steps": [navigate, check]})  # fmt: skip
+        result = await Replay(module_tab, scenario, config=config).run()
+        assert result.ok is seen, (case, result.to_dict())
+        if not seen:
+            assert "it is not seen" in result.reason, result.reason
+        files["test_exported.py" if not number else f"test_{number}.py"] = to_pytest(scenario)
+    code = files.pop("test_exported.py")
+    status, out = await run_exported(code, tmp_path, pages, more=files, timeout_ms=1_500)
+    assert status == 1 and "3 failed, 1 passed" in out, out
+    assert "FAILED test_exported.py" not in out and "it is not seen" in out, out
