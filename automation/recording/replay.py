@@ -441,6 +441,10 @@ class Replay:
                 healed = rebase_identity(kept, self.base_url, self.scenario.base_url).to_dict()
             outcome = replace(outcome, strategy=reached.strategy, changes=reached.changes,
                               heal="proposed" if healed else "", healed=healed)  # fmt: skip
+        # What the page showed of a secret (a token listed once typed) is redacted in the
+        # result as in the events: a heal is written from either.
+        redact = self.run_secrets.redact_any
+        outcome = replace(outcome, healed=redact(outcome.healed), changes=redact(outcome.changes))
         found = located.found if located is not None and located.ok else None
         await self.out.emit(
             StepRecorded(
