@@ -161,7 +161,7 @@ def _end(scenario: Scenario, params: _Params) -> list[str]:
              "    if len(DOCUMENT) == documents:  # the page the checks read: again"]  # fmt: skip
     for index, step in again:
         lines += [
-            f"        # step {index} again",
+            "        " + _comment(index, step).replace(":", ", read again:", 1),
             *(f"        {line}" for line in _step(step, params)),
         ]
     return lines
