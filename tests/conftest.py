@@ -29,7 +29,7 @@ from automation.budget import Budget
 from automation.errors import BudgetExceeded
 from automation.recording.recorder import Recorder
 from automation.tools.shell import shell_run
-from tests import fakellm, tiers
+from tests import fakellm, rewritten, tiers
 from tests.fakellm import ScriptedLLMServer, llm_server  # noqa: F401  (a fixture)
 from tests.net import free_port
 from tests.refs import fresh_snapshot
@@ -92,6 +92,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="fast: only the tests that reach no browser and no server (tests/tiers.py; "
         "in any run, each of them is guarded against starting one); slow: only the others",
     )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The process that deals the tests out to pytest-xdist's processes (make test)
+    # rewrites the test modules' asserts once, before they start (tests/rewritten.py).
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        rewritten.rewrite_once(config, Path(__file__).parent)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
