@@ -144,6 +144,21 @@ def reaches(start: object, seen: set[int] | None = None) -> set[str]:
     return found
 
 
+# What each start (a test function, a fixture's) reaches, walked once per process: many
+# tests share a fixture, whose walk took most of a collection's time when done per test.
+_reached: dict[object, frozenset[str]] = {}
+
+
+def _reached_from(start: object) -> frozenset[str]:
+    try:
+        return _reached[start]
+    except KeyError:
+        found = _reached[start] = frozenset(reaches(start))
+        return found
+    except TypeError:  # (not hashable)
+        return frozenset(reaches(start))
+
+
 def tiers_of(item: pytest.Item) -> set[str]:
     """The tiers of a collected test: its own marks, its function's and its fixtures'."""
     found = {tier for tier in TIERS if item.get_closest_marker(tier) is not None}
@@ -154,10 +169,9 @@ def tiers_of(item: pytest.Item) -> set[str]:
             if name in SERVER_FIXTURES:
                 found.add("servers")
             starts.extend(fixturedef.func for fixturedef in defs)
-    seen: set[int] = set()
     for start in starts:
         if _test_code(start):
-            found |= reaches(start, seen)
+            found |= _reached_from(start)
     return found
 
 
