@@ -139,9 +139,14 @@ async def until(dashboard: Dashboard, what: str, holds: Callable[[], bool]) -> N
 
 
 async def all_ended(dashboard: Dashboard, ids: set[int]) -> dict[int, dict[str, Any]]:
-    """Once none of the runs ``ids`` is live (holds a slot or waits for one): them."""
-    await until(dashboard, f"runs {sorted(ids)} to end",
-                lambda: all(run_of(dashboard, i)["status"] not in LIVE for i in ids))  # fmt: skip
+    """Once none of the runs ``ids`` is live (holds a slot or waits for one): them.  Each
+    look is one request for the list of runs, not one a run."""
+
+    def ended() -> bool:
+        listed = runs(dashboard, kind="")
+        return all(listed[i]["status"] not in LIVE for i in ids)
+
+    await until(dashboard, f"runs {sorted(ids)} to end", ended)
     return {run_id: run_of(dashboard, run_id) for run_id in ids}
 
 
