@@ -29,10 +29,12 @@ def scenario_handler_save(request: HttpRequest, scenario_id: int) -> HttpRespons
     scenario = _owned(request, scenario_id)
     words = {key: str(request.POST.get(key, ""))[:2_000] for key in _WORDS}
     replaces = str(request.POST.get("replaces", ""))
+    shown = str(request.POST.get("shown", ""))[:100]
     try:
         handler = handlers.scenario_handler_save(
-            scenario=scenario, handler=handlers.handler_from_words(**words), replaces=replaces
-        )
+            scenario=scenario, handler=handlers.handler_from_words(**words), replaces=replaces,
+            shown=shown,
+        )  # fmt: skip
     except ScenarioInvalid as exc:
         if replaces:  # a change of a listed one: said above the list
             messages.error(request, f"The handler was not saved: {exc}")

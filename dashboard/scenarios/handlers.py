@@ -9,6 +9,8 @@ always one the import reads."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +47,7 @@ class HandlerRow:
     looks: str  # what the interruption looks like, in words
     steps: list[str]  # each step in words
     simple: dict[str, str] | None  # the form's fields, when one click clears it
+    shown: str = ""  # what the page showed of it (its "Change" form refuses a stale one)
 
 
 @dataclass(frozen=True)
@@ -76,22 +79,40 @@ def scenario_handlers_set(*, scenario: Scenario, handlers: object) -> tuple[Hand
         return document.handlers
 
 
+def shown_as(handler: dict[str, Any]) -> str:
+    """A handler as a page showed it, in a few characters: a form sent from a page shown
+    before another tab changed the handler carries another."""
+    text = json.dumps(handler, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def scenario_handler_save(
-    *, scenario: Scenario, handler: dict[str, Any], replaces: str = ""
+    *, scenario: Scenario, handler: dict[str, Any], replaces: str = "", shown: str = ""
 ) -> Handler:
     """Add ``handler``, or put it in the place of the handler named ``replaces`` (or of
-    one of its own name)."""
-    current = [dict(h) for h in Scenario.objects.get(pk=scenario.pk).handlers]
-    names = {str(replaces).casefold(), str(handler.get("name", "")).strip().casefold()}
-    at = next((i for i, h in enumerate(current) if str(h.get("name", "")).casefold() in names),
-              None)  # fmt: skip
-    if at is None:
-        current.append(handler)
-    else:
-        current[at] = handler
-        current = [h for i, h in enumerate(current)
-                   if i == at or str(h.get("name", "")).casefold() not in names]  # fmt: skip
-    kept = scenario_handlers_set(scenario=scenario, handlers=current)
+    one of its own name).  ``shown`` (:func:`shown_as`): the replaced handler as the page
+    showed it; HandlerInvalid when it changed since (nothing is saved)."""
+    with transaction.atomic():
+        locked = Scenario.objects.select_for_update().get(pk=scenario.pk)
+        current = [dict(h) for h in locked.handlers]
+        if shown and replaces:  # read as the page read it (the format's own form)
+            listed = scenario_selectors.scenario_document(scenario=locked).handlers
+            was = next((h for h in listed if h.name.casefold() == replaces.casefold()), None)
+            if was is None or shown_as(was.to_dict()) != shown:
+                raise HandlerInvalid(
+                    f"handler {replaces!r} changed since this page was shown (in another "
+                    "tab?); nothing was changed: look again and retry"
+                )
+        names = {str(replaces).casefold(), str(handler.get("name", "")).strip().casefold()}
+        at = next((i for i, h in enumerate(current)
+                   if str(h.get("name", "")).casefold() in names), None)  # fmt: skip
+        if at is None:
+            current.append(handler)
+        else:
+            current[at] = handler
+            current = [h for i, h in enumerate(current)
+                       if i == at or str(h.get("name", "")).casefold() not in names]  # fmt: skip
+        kept = scenario_handlers_set(scenario=scenario, handlers=current)
     wanted = str(handler.get("name", "")).strip().casefold()
     return next(h for h in kept if h.name.casefold() == wanted)
 
@@ -131,7 +152,7 @@ def handler_rows(*, document: fmt.Scenario) -> list[HandlerRow]:
         if first is not None and handler.steps[0].action == "click" and when.role and when.name:
             simple = {"name": handler.name, "role": when.role, "looks_name": when.name,
                       "clear_role": first.role, "clear_name": first.name}  # fmt: skip
-        rows.append(HandlerRow(handler.name, looks, steps, simple))
+        rows.append(HandlerRow(handler.name, looks, steps, simple, shown_as(handler.to_dict())))
     return rows
 
 

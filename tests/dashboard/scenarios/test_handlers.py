@@ -6,6 +6,7 @@ refused with a typed error (handler_invalid) and nothing changes."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -86,6 +87,33 @@ def test_handlers_are_written_changed_and_removed_on_the_scenario_page(
     assert scenario.handlers == []
     gone = page.post(f"{url}handlers/remove", {"name": "Nope"}, follow=True).content.decode()
     assert "The handler was not removed: the scenario has no handler named" in gone
+
+
+def test_a_change_from_a_page_shown_before_another_tab_changed_the_handler_is_refused(
+    owner: Any,
+) -> None:
+    """Two tabs show the handler; one changes it: the other's "Change" would put back
+    what it showed (and undo the first).  It is refused, saying so, and nothing changes."""
+    scenario = orders(owner)
+    scenario_handlers_set(scenario=scenario, handlers=[WHATS_NEW])
+    page = logged_in(owner)
+    url = f"/scenarios/{scenario.pk}/"
+    shown = re.findall(r'name="shown" value="([0-9a-f]+)"', page.get(url).content.decode())
+    assert len(shown) == 1  # the one handler's "Change" form
+    first = {**WORDS, "clear_name": "Close", "replaces": "What's new", "shown": shown[0]}
+    said = page.post(f"{url}handlers", first, follow=True).content.decode()
+    assert "Handler &#x27;What&#x27;s new&#x27; saved." in said
+    stale = {**WORDS, "clear_name": "Dismiss", "replaces": "What's new", "shown": shown[0]}
+    said = page.post(f"{url}handlers", stale, follow=True).content.decode()
+    assert "changed since this page was shown (in another tab?)" in said
+    scenario.refresh_from_db()
+    assert [h["steps"][0]["identity"]["name"] for h in scenario.handlers] == ["Close"]
+    # Shown again, the page's form carries the handler as it is now: that change is saved.
+    again = re.findall(r'name="shown" value="([0-9a-f]+)"', page.get(url).content.decode())
+    said = page.post(f"{url}handlers", {**stale, "shown": again[0]}, follow=True)
+    assert "Handler &#x27;What&#x27;s new&#x27; saved." in said.content.decode()
+    scenario.refresh_from_db()
+    assert [h["steps"][0]["identity"]["name"] for h in scenario.handlers] == ["Dismiss"]
 
 
 def test_handlers_travel_in_the_export_and_the_import(owner: Any) -> None:
