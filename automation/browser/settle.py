@@ -63,7 +63,8 @@ before the action (the page's own polling) are never waited for.
 What was waited for comes back as a :class:`SettleReport` (and is logged at debug):
 why it returned, how long it waited, how many requests were answered or left pending,
 whether the page navigated.  Every action of a tab that can set something off settles
-before it returns (:func:`settles`); :attr:`Settler.last` keeps the latest report.
+before it returns (:func:`~automation.browser.settles.settles`); :attr:`Settler.last`
+keeps the latest report.
 The page's requests and commits are counted by :class:`automation.browser.traffic.Traffic`.
 
 Not seen: a timer longer than :data:`QUIET_MS` that fires after the action and its
@@ -84,7 +85,7 @@ import logging
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
@@ -97,9 +98,6 @@ from automation.errors import (
     Cancelled,
     TabwrightError,
 )
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = [
     "BOUND",
