@@ -263,10 +263,11 @@ class Replay:
         Settler.hold`), the checks after them are read again, so that a verdict never
         rests on a state the app then took back (a switch put back when its save failed),
         and a write it sent that the server refused fails the replay.  A state the app
-        keeps (a box, a value, rows, a text gone, the address) must still hold; a text
-        shown (a toast may go by itself) only when a request failed meanwhile; none when
-        the app went on to another page.  The first that no longer holds is the step
-        that failed."""
+        keeps (a box, a value, rows, a text gone, the address) must still hold, even when
+        nothing was left for later (a timer may have put it back while the checks after
+        it were read); a text shown (a toast may go by itself) only when a request failed
+        meanwhile; none when the app went on to another page.  The first that no longer
+        holds is the step that failed."""
         steps = self.scenario.steps
         last = max((i for i, s in enumerate(steps) if not s.is_check), default=-1)
         trailing = [i for i in range(last + 1, len(steps)) if steps[i].action == "expect"]
@@ -276,13 +277,14 @@ class Replay:
             self.tab.dialogs_raise(f"after {after}")
         except UnexpectedDialog as exc:
             return "failed", exc.message
-        if held is None:
-            return "passed", ""
         # A page the app went on to by itself ("saved, back to the list in 2 s") is not
-        # the one the checks read: they are not read again there.
-        for index in [] if held.navigated else trailing:
+        # the one the checks read: they are not read again there.  When nothing was left
+        # (None), a timer may still have taken back a state after its check was read.
+        done = f"once the page had done what the steps before it left for later ({held})"
+        for index in [] if held is not None and held.navigated else trailing:
             step = steps[index]
-            if step.args.get("kind") not in expect.KEPT_KINDS and not held.refused:
+            refused = held is not None and held.refused
+            if step.args.get("kind") not in expect.KEPT_KINDS and not refused:
                 continue
             try:
                 await self._check(step, budget.child(_CONFIRM_MS, label="confirm"))
@@ -295,17 +297,17 @@ class Replay:
             outcomes[:] = [outcome if o.index == index else o for o in outcomes]
             if not outcome.ok:
                 message = outcome.error["message"] if outcome.error else outcome.status
+                when = done if held is not None else "when read again at the end"
                 return outcome.status, (
-                    f"step {index} ({step.describe()}): held at first, then not once the "
-                    f"page had done what the steps before it left for later ({held}): " + message
+                    f"step {index} ({step.describe()}): held at first, then not {when}: "
+                    + message
                 )
+        if held is None:
+            return "passed", ""
         try:
             self._refusals(self.tab.log.requests_seen)
         except HttpStatus as exc:
-            return "failed", (
-                f"after {after}, once the page had done what it left for later ({held}): "
-                + exc.message
-            )
+            return "failed", f"after {after}, {done}: " + exc.message
         return "passed", ""
 
     def not_run(self, outcomes: list[StepOutcome]) -> None:

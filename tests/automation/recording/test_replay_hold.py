@@ -111,6 +111,24 @@ async def test_a_save_refused_while_the_checks_were_read_fails(tab: Tab, fixture
     assert "held at first, then not" in result.reason and "1 refused" in result.reason
 
 
+@pytest.mark.parametrize("change", sorted(CHANGES))
+async def test_a_state_a_timer_took_back_while_the_checks_were_read_fails(
+    tab: Tab, fixture_url: str, change: str
+) -> None:
+    """No request this time: the app (offline) puts the change back on its own timer
+    (600 ms) while the last check waits for "Synced" (900 ms).  When the hold looks,
+    nothing is left for later and nothing was sent; the kept state read at first is read
+    again all the same, and no longer holds."""
+    act, holds = CHANGES[change]
+    synced = check("text_visible", text="Synced")
+    shown = scenario(fixture_url, "?save=offline&synced_ms=900", act, holds, synced)
+    result = await Replay(tab, shown, config=SHORT).run()
+    assert await tab.page.evaluate("!document.getElementById('error').hidden")  # put back
+    assert result.status == "failed", result.to_dict()
+    assert "held at first, then not when read again at the end" in result.reason, result.reason
+    assert [s.status for s in result.steps] == ["passed", "passed", "failed", "passed"]
+
+
 async def test_a_toast_that_goes_by_itself_is_not_read_again(tab: Tab, fixture_url: str) -> None:
     """The save is taken and its "Saved" toast goes after two seconds, within the hold: a
     check that the toast was shown still holds.  (Two, not one: the check must read it
@@ -172,7 +190,10 @@ async def test_the_export_waits_for_a_delayed_save_and_judges_it_as_replay_does(
         assert code == 0, out
 
 
-@pytest.mark.parametrize(("query", "fails"), [("?save=missing&synced_ms=900", True), ("", False)])
+@pytest.mark.parametrize(
+    ("query", "fails"),
+    [("?save=missing&synced_ms=900", True), ("?save=offline&synced_ms=900", True), ("", False)],
+)
 async def test_the_export_reads_a_kept_state_again_once_the_page_is_done(
     fixture_url: str, tmp_path: Path, query: str, fails: bool
 ) -> None:
