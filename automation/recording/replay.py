@@ -299,8 +299,7 @@ class Replay:
                 message = outcome.error["message"] if outcome.error else outcome.status
                 when = done if held is not None else "when read again at the end"
                 return outcome.status, (
-                    f"step {index} ({step.describe()}): held at first, then not {when}: "
-                    + message
+                    f"step {index} ({step.describe()}): held at first, then not {when}: " + message
                 )
         if held is None:
             return "passed", ""
