@@ -74,6 +74,7 @@ _TEXT_FIELDS = ("role", "kind", "name", "name_base", "aria_label", "name_attr", 
 FRAME_MARGIN = 0.06  # found in two frames: the better must be this far ahead
 MAX_VARIANTS = 5  # earlier confirmed identities an identity keeps
 MAX_ROW_WORDS, MAX_ROW_WORD = 8, 80  # the words that tell its row apart, and their length
+_PASSWORD_TOKENS = frozenset({"current-password", "new-password"})
 _UNIQUE_KINDS = frozenset({"placeholder", "label", "autocomplete", "sole"})
 # What identity.js says a control does (else its role): see kindOfEl there.
 KINDS = frozenset({"press", "text", "toggle", "choice", "list"})
@@ -222,6 +223,12 @@ class ElementIdentity:
                 seen.add(old.sameness())
                 kept.append(old.plain())
         return replace(now.plain(), variants=tuple(kept[:MAX_VARIANTS]))
+
+    def holds_password(self) -> bool:
+        """Whether the element is a password field: of type password, or marked as one
+        (``autocomplete="current-password"``: its "show password" switch made it text)."""
+        tokens = self.autocomplete.split()
+        return self.type == "password" or any(t in _PASSWORD_TOKENS for t in tokens)
 
     def sameness(self) -> tuple[Any, ...]:
         """What makes two identities the same variant of an element (not when or where

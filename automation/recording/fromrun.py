@@ -34,8 +34,11 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
+from urllib.parse import parse_qsl, quote, quote_plus, urlencode, urlsplit, urlunsplit
 
 from automation.errors import ScenarioInvalid
+from automation.recording.params import MIN_CARRIED_CHARS
+from automation.recording.placeholders import hide, spells
 from automation.recording.rebase import first_folder
 from automation.recording.scenario import (
     READ_ONLY_ACTIONS,
@@ -74,6 +77,7 @@ class Planned:
 def plan(rows: Sequence[Mapping[str, Any]]) -> list[Planned]:
     """Every recorded step, in order, with what saving does with it."""
     out = []
+    passwords: dict[str, tuple[int, str]] = {}  # a typed password: its step, its secret
     tab: int | None = 0  # the tab the steps run in (None: not known, not the first)
     for position, row in enumerate(rows):
         index = int(row.get("index", position))
@@ -120,7 +124,10 @@ def plan(rows: Sequence[Mapping[str, Any]]) -> list[Planned]:
         try:
             if row.get("by") != "replay":
                 data["args"] = _as_written(args)
-            step = _secret_if_password(ScenarioStep.from_dict(data, index=index))
+            typed = ScenarioStep.from_dict(data, index=index)
+            step = _secret_if_password(typed)
+            if step is not typed and _typed(step).startswith("${SECRET:"):
+                passwords[str(typed.typed_value())] = (index, _typed(step))
         except ScenarioInvalid as exc:
             out.append(Planned(index, action, None, f"it can't be replayed: {exc.message}"))
             continue
@@ -131,7 +138,7 @@ def plan(rows: Sequence[Mapping[str, Any]]) -> list[Planned]:
                                keepable=True))  # fmt: skip
             continue
         out.append(Planned(index, action, step))
-    return out
+    return [_password_hidden(planned, passwords) for planned in out]
 
 
 # Replay acts in one tab: a tab switch, and the steps run in other tabs, are left out.
@@ -207,9 +214,58 @@ def _secret_if_password(step: ScenarioStep) -> ScenarioStep:
     if identity is None or key is None or step.typed_value() is None:
         return step
     one_time = "one-time-code" in identity.autocomplete.split()
-    if identity.type != "password" and not one_time:
+    if not identity.holds_password() and not one_time:
         return step
     kind, default = ("TOTP", "OTP") if one_time else ("SECRET", "PASSWORD")
     label = identity.name_attr or identity.id or identity.name or default
     name = re.sub(r"[^A-Za-z0-9]+", "_", label).strip("_").upper() or default
     return replace(step, args={**step.args, key: f"${{{kind}:{name}}}"})
+
+
+def _typed(step: ScenarioStep) -> str:
+    return str(step.args.get(TYPED_ARG.get(step.action, ""), ""))
+
+
+def _password_hidden(planned: Planned, passwords: Mapping[str, tuple[int, str]]) -> Planned:
+    """``planned`` with no password of the run's in what it does: another field that types
+    it types its secret; a parameter of an address (where it ran, where it led: a form
+    sent by GET) that holds it is dropped (a parameter the app adds names no other place);
+    a step whose args still spell it out (a check, an address to go to) is left out,
+    saying so."""
+    step = planned.step
+    for value, (at, secret) in passwords.items():
+        if step is None or len(value) < MIN_CARRIED_CHARS:
+            continue
+        key = TYPED_ARG.get(step.action, "")
+        text = step.args.get(key)
+        if isinstance(text, str):
+            step = replace(step, args={**step.args, key: hide(text, value, secret)})
+        step = replace(step, url=_unsent(step.url, value), led_to=_unsent(step.led_to, value))
+        if _spells(_args_spelled(step), value):
+            why = f"it spells out the password typed at step {at}, which a scenario can't keep"
+            return Planned(planned.index, planned.action, None, why)
+    return replace(planned, step=step)
+
+
+def _unsent(url: str, value: str) -> str:
+    """``url`` without the query parameters whose value holds ``value``."""
+    parts = urlsplit(url)
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    kept = [(k, v) for k, v in pairs if value not in v]
+    if len(kept) == len(pairs):
+        return url
+    return urlunsplit(parts._replace(query=urlencode(kept)))
+
+
+def _args_spelled(step: ScenarioStep) -> dict[str, Any]:
+    """A step's args where a password would be spelled out: a navigate's address only in
+    its query (a password "admin" is no reason to leave out a visit to /admin/)."""
+    if step.action != "navigate":
+        return step.args
+    return {**step.args, "url": urlsplit(str(step.args.get("url", ""))).query}
+
+
+def _spells(data: Any, value: str) -> bool:
+    """Whether a text in ``data`` spells ``value`` out: as it is, written literally, or
+    URL-encoded."""
+    return any(spells(data, form) for form in {value, quote(value, safe=""), quote_plus(value)})

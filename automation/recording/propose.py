@@ -157,7 +157,7 @@ async def _element_states(
             identity = ElementIdentity.from_dict(row.get("identity"))
         except TabwrightError:
             continue
-        if identity.type == "password":
+        if identity.holds_password():
             continue
         last[identity.sameness()] = (index, row, identity)
     out = []
@@ -198,8 +198,7 @@ async def _typed_texts(
     for row in steps:
         key = TYPED_ARG.get(str(row.get("action")))
         value = (row.get("args") or {}).get(key) if key else None
-        identity = row.get("identity") or {}
-        if row.get("ok", True) and isinstance(value, str) and identity.get("type") != "password":
+        if row.get("ok", True) and isinstance(value, str) and not _password(row):
             value = value.strip()
             if 3 <= len(value) <= 200 and not _private(value) and value not in typed:
                 typed.append(value)
@@ -285,6 +284,14 @@ def _echoes(row: Mapping[str, Any], args: Mapping[str, Any]) -> bool:
     if isinstance(typed, list):
         typed = ", ".join(str(t) for t in typed)
     return isinstance(typed, str) and expect.fold(typed) == expect.fold(str(args.get("value")))
+
+
+def _password(row: Mapping[str, Any]) -> bool:
+    """Whether a recorded step typed into a password field."""
+    try:
+        return ElementIdentity.from_dict(row.get("identity")).holds_password()
+    except TabwrightError:
+        return False
 
 
 def _private(text: str) -> bool:

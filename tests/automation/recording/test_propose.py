@@ -198,3 +198,23 @@ async def test_a_typed_text_shown_only_in_a_message_is_offered_not_ticked(tab: T
     offered = [(p.check.describe(), p.picked)
                for p in await propose_checks(tab, rows, summary="", budget=room())]  # fmt: skip
     assert ("expect text 'Acme Ltd' is visible", True) in offered
+
+
+SHOWN_PASSWORD = """<h1>Account</h1><label>Password <input name="pw" type="text"
+autocomplete="current-password" value="hunter2 blue"></label>
+<p>Your password hunter2 blue was saved</p><ul><li>hunter2 blue</li></ul>"""
+
+
+async def test_a_password_shown_as_text_is_never_proposed(tab: Tab) -> None:
+    """A password field its "show password" switch made text: neither its value nor the
+    password as rows or text shown is proposed as a check (a check would spell it out)."""
+    field = {"role": "textbox", "name": "Password", "tag": "input", "type": "text",
+             "name_attr": "pw", "autocomplete": "current-password"}  # fmt: skip
+    rows = [{"action": "fill", "args": {"value": "hunter2 blue"}, "identity": field, "ok": True}]
+    await tab.page.set_content(SHOWN_PASSWORD)
+    proposals = await propose_checks(tab, rows, summary="", budget=room())
+    assert not any("hunter2" in json.dumps(p.to_dict()) for p in proposals), proposals
+    plain = {**field, "autocomplete": ""}  # the same field unmarked: it would be
+    rows = [{"action": "fill", "args": {"value": "hunter2 blue"}, "identity": plain, "ok": True}]
+    proposals = await propose_checks(tab, rows, summary="", budget=room())
+    assert any("hunter2" in json.dumps(p.to_dict()) for p in proposals), proposals
