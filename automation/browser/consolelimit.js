@@ -19,7 +19,8 @@
   const RATE = 100; // a second
   const MARK = "__MARK__";
   const now = G.performance && G.performance.now ? G.performance.now.bind(G.performance) : Date.now;
-  const later = G.setTimeout.bind(G);
+  // A worker held before its first line has no setTimeout yet: it is taken when first needed.
+  let later = typeof G.setTimeout === "function" ? G.setTimeout.bind(G) : null;
   const apply = Reflect.apply;
   const toText = Function.prototype.call.bind(Function.prototype.toString);
   const native = (fn) => {
@@ -65,7 +66,12 @@
         }
         if (!telling) {
           telling = true;
-          later(tell, 1000);
+          try {
+            later = later || G.setTimeout.bind(G);
+            later(tell, 1000);
+          } catch (e) {
+            // no timer to tell the count with: it is still dropped
+          }
         }
         return drop;
       },

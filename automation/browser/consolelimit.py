@@ -9,26 +9,29 @@ times a turn drowns that driver, and every other run of the browser stalls (its 
 click and new tab each ran out of its 15 s budget); neither Chromium's switches nor its
 DevTools domains limit console messages.
 
-So each frame (an init script) and each dedicated worker (sent to it as it starts, see
-:func:`_watch_workers`) gets ``consolelimit.js``: a burst of :data:`BURST` messages, then
-:data:`RATE` a second; what is past that is dropped and counted, and about once a second,
-while it drops, the page says how many in one message of its own, marked with
-:data:`MARK`.  The page log reads that message as a :class:`ConsoleDropped` count instead
-of keeping it.  Kept messages keep their text, level and the page's own file and line.
+So each frame (an init script) and each dedicated worker (held as it starts until the
+script is in it, see :class:`ConsoleLimit`; a worker's workers too) gets
+``consolelimit.js``: a burst of :data:`BURST` messages, then :data:`RATE` a second; what
+is past that is dropped and counted, and about once a second, while it drops, the page
+says how many in one message of its own, marked with :data:`MARK`.  The page log reads
+that message as a :class:`ConsoleDropped` count instead of keeping it.  Kept messages keep
+their text, level and the page's own file and line.
 
-Not covered: a worker's first messages, before the script reaches it (measured: a worker
-flooding from its first lines gets a few thousand out, and the other runs stall for
-several seconds; a first action of theirs ran out of its 15 s budget); shared and service
-workers; the initial empty document of a frame a page makes and writes to at once (an
-init script never runs there).  Each frame and worker has a rate of its own.
+Not covered: the workers of a cross-site (out-of-process) frame; service workers (their
+console reaches Playwright's driver); the initial empty document of a frame a page makes
+and writes to at once (an init script never runs there).  Shared workers' consoles never
+reach the driver (Playwright does not listen to them).  Each frame and worker has a rate
+of its own.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import logging
 import secrets
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +39,7 @@ from playwright.async_api import BrowserContext, CDPSession, Page
 
 from automation.browser.listen import listener
 
-__all__ = ["BURST", "CONSOLE_LIMIT_JS", "MARK", "RATE", "limit_console"]
+__all__ = ["BURST", "CONSOLE_LIMIT_JS", "MARK", "RATE", "ConsoleLimit", "limit_console"]
 
 log = logging.getLogger("automation.browser")
 
@@ -54,70 +57,176 @@ CONSOLE_LIMIT_JS = (
     .replace("__MARK__", MARK)
 )
 
-# Workers only; a page's frames are held by the init script.  Not flattened: Playwright's
-# CDP sessions can't address a child session, but they can send it messages.
-_AUTO_ATTACH = {
-    "autoAttach": True,
-    "waitForDebuggerOnStart": True,
-    "flatten": False,
-    "filter": [{"type": "worker"}, {"exclude": True}],
-}
-_held: set[asyncio.Task[Any]] = set()
-_sessions: dict[Page, CDPSession] = {}
+# A dedicated worker is reported to this session (flattened, so that Chromium holds the
+# worker until every session that asked for the hold lets it go) and to Playwright's own,
+# which lets it go at once.  Workers only: frames are held by the init script.
+_WORKERS = [{"type": "worker"}, {"exclude": True}]
+# How long a worker may wait for its limit before it is let go without one.
+_HOLD_TIMEOUT_S = 5.0
 
 
-async def limit_console(context: BrowserContext) -> None:
-    """Hold the console of every page of ``context`` to the rate, frames and workers."""
+async def limit_console(context: BrowserContext) -> ConsoleLimit:
+    """Hold the console of every page of ``context`` to the rate, frames and workers; the
+    returned object lets go of the context's workers when closed (it closes with the
+    context too)."""
     await context.add_init_script(script=CONSOLE_LIMIT_JS)
-    context.on("page", _on_page)
-    for page in context.pages:
-        _on_page(page)
+    limit = ConsoleLimit(context)
+    await limit.start()
+    return limit
 
 
-def _spawn(work: Any) -> None:
-    task = asyncio.get_running_loop().create_task(work)
-    _held.add(task)
-    task.add_done_callback(_held.discard)
+class ConsoleLimit:
+    """One context's dedicated workers, each held as it starts until the limit is in it.
 
+    A browser-level CDP session of the context's own asks Chromium to report each worker
+    its pages (and their workers) start, held before its first line
+    (``Target.autoAttachRelated``).  Playwright's CDP sessions can't address such a
+    flattened session, so the limit goes in over a second, unflattened one
+    (``Target.sendMessageToTarget``) before the held session is let go.  Measured on
+    Chromium 156: an unflattened session alone does not hold a worker (Playwright's own
+    session lets it go at once), and a worker held there has no ``setTimeout`` yet (the
+    script takes it when it first tells a count)."""
 
-@listener
-def _on_page(page: Page) -> None:
-    _spawn(_watch_workers(page))
+    def __init__(self, context: BrowserContext) -> None:
+        self.context = context
+        self._session: CDPSession | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._answers: dict[tuple[str, int], asyncio.Future[dict[str, Any]]] = {}
+        self._ids = itertools.count(1)
+        self._closer: asyncio.Task[None] | None = None
 
+    @property
+    def busy(self) -> int:
+        """Workers being held and pages being watched right now."""
+        return len(self._tasks)
 
-async def _watch_workers(page: Page) -> None:
-    """A session of our own on the page, to which each dedicated worker it starts is
-    attached paused (Chromium starts it once every session that asked for the pause has
-    let it go): the limit is sent to it ahead of the word to go on.  Measured: the worker
-    evaluates it only once its script has loaded and run its first lines (a worker has no
-    scope to evaluate in before), so a flood from a worker's first lines sends its first
-    thousands of messages, a few seconds' stall for the others."""
-    try:
-        session = await page.context.new_cdp_session(page)
-        session.on("Target.attachedToTarget", lambda event: _spawn(_limit_worker(session, event)))
-        await session.send("Target.setAutoAttach", _AUTO_ATTACH)
-    except Exception as exc:  # the page closed first, or it is not a CDP target
-        log.debug("a page's workers' consoles are not held to the rate: %s", exc)
-        return
-    _sessions[page] = session
-    page.once("close", lambda _page: _sessions.pop(page, None))
+    async def start(self) -> None:
+        browser = self.context.browser
+        if browser is None:  # a persistent context: no browser session to ask
+            log.debug("a context's workers' consoles are not held to the rate: no browser")
+            return
+        try:
+            session = await browser.new_browser_cdp_session()
+        except Exception as exc:  # not Chromium, or the browser went away
+            log.debug("a context's workers' consoles are not held to the rate: %s", exc)
+            return
+        self._session = session
+        session.on("Target.attachedToTarget", listener(self._on_attached))
+        session.on("Target.receivedMessageFromTarget", listener(self._on_message))
+        self.context.on("page", listener(self._on_page))
+        self.context.once("close", lambda _context: self._begin_close())
+        for page in self.context.pages:
+            self._on_page(page)
 
+    @property
+    def closed(self) -> bool:
+        return self._closer is not None
 
-async def _limit_worker(session: CDPSession, event: dict[str, Any]) -> None:
-    child = event["sessionId"]
-    try:
-        # In this order on the worker's session: the limit, then the word to go on.
-        for number, method, params in (
-            (1, "Runtime.evaluate", {"expression": CONSOLE_LIMIT_JS}),
-            (2, "Runtime.runIfWaitingForDebugger", {}),
-        ):
-            message = json.dumps({"id": number, "method": method, "params": params})
-            to_worker = {"sessionId": child, "message": message}
-            await session.send("Target.sendMessageToTarget", to_worker)
-        await session.send("Target.detachFromTarget", {"sessionId": child})
-    except Exception as exc:  # the worker ended first, or its page went away
-        log.debug("a worker's console is not held to the rate: %s", exc)
-        try:  # a worker left paused by our session goes on once the session lets go
-            await session.send("Target.detachFromTarget", {"sessionId": child})
-        except Exception:
-            pass  # gone with its page
+    async def close(self) -> None:
+        """Stop watching: the tasks end and the browser session goes (a held worker is let
+        go with it)."""
+        await self._begin_close()
+
+    def _begin_close(self) -> asyncio.Task[None]:
+        if self._closer is None:
+            self._closer = asyncio.get_running_loop().create_task(self._close())
+        return self._closer
+
+    async def _close(self) -> None:
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        for answer in self._answers.values():
+            answer.cancel()
+        self._answers.clear()
+        session, self._session = self._session, None
+        if session is not None:
+            try:
+                await session.detach()
+            except Exception:
+                pass  # gone with its browser
+
+    def _spawn(self, work: Coroutine[Any, Any, Any]) -> None:
+        if self.closed:
+            work.close()
+            return
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _on_page(self, page: Page) -> None:
+        self._spawn(self._watch(page))
+
+    async def _watch(self, page: Page) -> None:
+        """Ask for the page's workers, held as they start."""
+        try:
+            probe = await self.context.new_cdp_session(page)
+            try:
+                info = await probe.send("Target.getTargetInfo")
+            finally:
+                await probe.detach()
+            await self._watch_target(info["targetInfo"]["targetId"])
+        except Exception as exc:  # the page closed first, or it is not a CDP target
+            log.debug("a page's workers' consoles are not held to the rate: %s", exc)
+
+    async def _watch_target(self, target_id: str) -> None:
+        assert self._session is not None
+        related = {"targetId": target_id, "waitForDebuggerOnStart": True, "filter": _WORKERS}
+        await self._session.send("Target.autoAttachRelated", related)
+
+    def _on_attached(self, event: dict[str, Any]) -> None:
+        # Only the held ones: the others are this session's own attaches (the watched
+        # target itself, the unflattened session below).
+        if event.get("waitingForDebugger") and event["targetInfo"]["type"] == "worker":
+            self._spawn(self._limit_worker(event["sessionId"], event["targetInfo"]["targetId"]))
+
+    def _on_message(self, event: dict[str, Any]) -> None:
+        try:
+            message = json.loads(event["message"])
+        except ValueError:
+            return
+        answer = self._answers.pop((event["sessionId"], message.get("id")), None)
+        if answer is not None and not answer.done():
+            answer.set_result(message)
+
+    async def _limit_worker(self, held: str, target_id: str) -> None:
+        session = self._session
+        assert session is not None
+        inside = ""
+        try:
+            async with asyncio.timeout(_HOLD_TIMEOUT_S):
+                attached = await session.send(
+                    "Target.attachToTarget", {"targetId": target_id, "flatten": False}
+                )
+                inside = attached["sessionId"]
+                answer = await self._ask(inside, "Runtime.evaluate", CONSOLE_LIMIT_JS)
+                if "exceptionDetails" in answer.get("result", {}) or "error" in answer:
+                    log.debug("a worker's console limit failed: %s", str(answer)[:300])
+                await self._watch_target(target_id)  # the workers it starts in turn
+        except Exception as exc:  # the worker ended first, or its page went away
+            log.debug("a worker's console is not held to the rate: %s", exc)
+        finally:
+            # Let go of it whatever happened: a worker is never left held by this session.
+            for session_id in (inside, held):
+                if session_id:
+                    try:
+                        await session.send("Target.detachFromTarget", {"sessionId": session_id})
+                    except Exception:
+                        pass  # gone with its page
+
+    async def _ask(self, inside: str, method: str, expression: str) -> dict[str, Any]:
+        assert self._session is not None
+        number = next(self._ids)
+        answer = asyncio.get_running_loop().create_future()
+        self._answers[(inside, number)] = answer
+        message = {"id": number, "method": method, "params": {"expression": expression}}
+        try:
+            await self._session.send(
+                "Target.sendMessageToTarget",
+                {"sessionId": inside, "message": json.dumps(message)},
+            )
+            return await answer
+        finally:
+            self._answers.pop((inside, number), None)

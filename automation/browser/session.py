@@ -375,7 +375,7 @@ class BrowserSession:
             )
             await budget.run(context.add_init_script(script=SNAPSHOT_JS))
             await budget.run(context.add_init_script(script=PENDING_JS))
-            await budget.run(limit_console(context))
+            console_limit = await budget.run(limit_console(context))
         except PlaywrightError as exc:
             raise BrowserError(f"could not open a tab: {brief(exc)}") from None
 
@@ -390,7 +390,11 @@ class BrowserSession:
             return tab
 
         group = TabGroup(
-            context, make_tab=make_tab, on_close=self._group_closed, max_tabs=self.config.max_tabs
+            context,
+            make_tab=make_tab,
+            on_close=self._group_closed,
+            max_tabs=self.config.max_tabs,
+            console_limit=console_limit,
         )
         self._use_settings(group, config)
         self._workspaces[group] = workspace

@@ -18,6 +18,7 @@ from typing import Any
 from playwright.async_api import BrowserContext, Page
 from playwright.async_api import Error as PlaywrightError
 
+from automation.browser.consolelimit import ConsoleLimit
 from automation.browser.tab import Tab
 from automation.budget import Budget
 from automation.errors import ActionInvalid, BrowserError
@@ -41,6 +42,7 @@ class TabGroup:
         make_tab: Callable[[Page, TabGroup], Awaitable[Tab]],
         on_close: Callable[[TabGroup], None] | None = None,
         max_tabs: int = MAX_TABS,
+        console_limit: ConsoleLimit | None = None,
     ) -> None:
         if isinstance(max_tabs, bool) or not isinstance(max_tabs, int) or max_tabs < 1:
             raise ActionInvalid(f"max_tabs must be a whole number >= 1, not {max_tabs!r}")
@@ -55,6 +57,7 @@ class TabGroup:
         self.blocked: deque[tuple[str, str]] = deque(maxlen=100)  # (url, reason), latest last
         self.blocked_total = 0  # navigations the URL guard stopped, ever
         self._make_tab = make_tab
+        self.console_limit = console_limit  # closed with the group
         self._on_close = on_close
         self._closed = False
         self._pending: set[Page] = set()  # opened by the site, not wrapped yet
@@ -209,5 +212,7 @@ class TabGroup:
             await self.context.close()
         except PlaywrightError:
             pass  # the browser is already gone
+        if self.console_limit is not None:
+            await self.console_limit.close()
         if self._on_close is not None:
             self._on_close(self)

@@ -4,6 +4,8 @@ not kept; a page writing a normal amount keeps every message, and can't take the
 
 from __future__ import annotations
 
+import asyncio
+
 from automation import BrowserSession, ProblemWatcher, Tab
 from automation.browser.consolelimit import BURST, RATE
 from tests.automation.browser.test_problems import Collected
@@ -83,3 +85,30 @@ async def test_the_page_cannot_take_the_rate_off(tab: Tab, fixture_url: str) -> 
         "name": "log",
         "again": True,
     }
+
+
+async def test_a_worker_is_held_from_its_first_line(tab: Tab, fixture_url: str) -> None:
+    """A worker writing twenty thousand messages from its very first line, and one started
+    by a worker: each finds its console held as it begins, and what was past the rate is
+    not kept.  Without the hold the limit reached a worker only after its first lines (all
+    twenty thousand came through to the driver: ~15 s in which every other run stalled)."""
+    for shape, said in (("", "held"), ("?nested", "nested held")):
+        await tab.page.goto(f"{fixture_url}/engine/console-worker.html{shape}")
+        said_it = "document.getElementById('status').textContent !== 'Starting'"
+        await tab.page.wait_for_function(said_it)
+        assert await tab.page.locator("#status").inner_text() == said
+        await eventually(lambda: tab.log.summary()["console"]["not_kept"] > 0, what=shape)
+        assert tab.log.summary()["console"]["seen"] < 20_000
+
+
+async def test_a_closed_session_leaves_nothing_watching(fixture_url: str) -> None:
+    """The workers' watch belongs to its context: closing the session ends its tasks and
+    lets go of its CDP session, while workers are still being started."""
+    async with BrowserSession(browser_config()) as session:
+        tab = await session.new_tab()
+        await tab.navigate(f"{fixture_url}/engine/console-worker.html")
+        limit = tab.group.console_limit
+        assert limit is not None and not limit.closed
+    assert limit.closed and limit.busy == 0
+    left = [t for t in asyncio.all_tasks() if "consolelimit" in repr(t.get_coro())]
+    assert left == []
