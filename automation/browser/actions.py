@@ -11,6 +11,7 @@ from typing import Any
 
 from automation.actionspec import REF_DESCRIPTION, ActionSpec, Param, optional
 from automation.browser import storage
+from automation.browser.dialogs import check_arming
 from automation.browser.snapshot import SnapshotOptions
 from automation.browser.tab import Tab
 from automation.budget import Budget
@@ -60,8 +61,12 @@ async def _tabs(tab: Tab, args: dict[str, Any], budget: Budget) -> str:
     )
 
 
+def _dialog_action(args: dict[str, Any]) -> str:
+    return "accept" if args.get("accept", True) else "dismiss"
+
+
 async def _dialog(tab: Tab, args: dict[str, Any], budget: Budget) -> str:
-    action = "accept" if args.get("accept", True) else "dismiss"
+    action = _dialog_action(args)
     tab.dialogs.arm(action, prompt_text=args.get("prompt_text"), times=args.get("times", 1))
     answer = f" with {args['prompt_text']!r}" if args.get("prompt_text") is not None else ""
     return f"armed: the next dialog will be {action}ed{answer}"
@@ -318,6 +323,7 @@ BROWSER_ACTIONS: tuple[ActionSpec, ...] = (
             _opt("times", int, "how many dialogs to answer this way (default 1)"),
         ),
         _dialog,
+        check=lambda a: check_arming(_dialog_action(a), a.get("prompt_text"), a.get("times", 1)),
     ),
     ActionSpec(
         "page_log",

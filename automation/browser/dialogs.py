@@ -22,7 +22,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from automation.errors import ActionInvalid, UnexpectedDialog
 
-__all__ = ["DialogAction", "DialogGuard", "DialogRecord", "unexpected_words"]
+__all__ = ["DialogAction", "DialogGuard", "DialogRecord", "check_arming", "unexpected_words"]
 
 log = logging.getLogger("automation.browser")
 
@@ -75,20 +75,7 @@ class DialogGuard:
 
     def arm(self, action: DialogAction, *, prompt_text: str | None = None, times: int = 1) -> None:
         """Answer the next ``times`` dialogs with ``action``; replaces any earlier arming."""
-        if action not in ("accept", "dismiss"):
-            raise ActionInvalid(
-                f"unknown dialog action {action!r}", hint="use 'accept' or 'dismiss'"
-            )
-        if prompt_text is not None:
-            if not isinstance(prompt_text, str):
-                raise ActionInvalid("prompt_text must be a text")
-            if action == "dismiss":
-                raise ActionInvalid(
-                    "prompt_text only applies when accepting",
-                    hint="a dismissed prompt returns null; arm 'accept' to answer it",
-                )
-        if isinstance(times, bool) or not isinstance(times, int) or not 1 <= times <= _MAX_TIMES:
-            raise ActionInvalid(f"times must be a whole number from 1 to {_MAX_TIMES}")
+        check_arming(action, prompt_text, times)
         self._action, self._prompt_text, self._times = action, prompt_text, times
 
     def disarm(self) -> None:
@@ -195,3 +182,21 @@ def unexpected_words(what: str, found: list[tuple[str, str]]) -> str:
     more = f" and {len(found) - 3} more" if len(found) > 3 else ""
     subject = "an unexpected dialog" if len(found) == 1 else f"{len(found)} unexpected dialogs"
     return f"{what}: {subject} appeared and was dismissed: {shown}{more}"
+
+
+def check_arming(action: str, prompt_text: object, times: object) -> None:
+    """ActionInvalid unless ``action`` is accept or dismiss, ``prompt_text`` a text given
+    only when accepting, and ``times`` a whole number from 1 to the most one arming
+    answers."""
+    if action not in ("accept", "dismiss"):
+        raise ActionInvalid(f"unknown dialog action {action!r}", hint="use 'accept' or 'dismiss'")
+    if prompt_text is not None:
+        if not isinstance(prompt_text, str):
+            raise ActionInvalid("prompt_text must be a text")
+        if action == "dismiss":
+            raise ActionInvalid(
+                "prompt_text only applies when accepting",
+                hint="a dismissed prompt returns null; arm 'accept' to answer it",
+            )
+    if isinstance(times, bool) or not isinstance(times, int) or not 1 <= times <= _MAX_TIMES:
+        raise ActionInvalid(f"times must be a whole number from 1 to {_MAX_TIMES}")

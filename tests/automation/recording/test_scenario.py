@@ -73,6 +73,11 @@ def test_a_scenario_survives_json() -> None:
         (scenario_dict({"action": "navigate", "args": {"url": "/x"}}, "oops"),
          "step 1: a step is a JSON object"),
         (scenario_dict(params={"bad name": {}}), "is not a parameter name"),
+        # A dismissed prompt answers nothing: the answer would be left out at replay.
+        (scenario_dict({"action": "dialog", "args": {"accept": False, "prompt_text": "x"}}),
+         "step 0: prompt_text only applies when accepting"),
+        (scenario_dict({"action": "dialog", "args": {"times": 0}}),
+         "step 0: times must be a whole number from 1 to 100"),
     ],
 )  # fmt: skip
 def test_a_scenario_that_cannot_be_read_is_refused_whole(data: object, message: str) -> None:
