@@ -183,3 +183,18 @@ def test_a_server_and_a_run_load_no_mcp_sdk_until_an_mcp_client_comes() -> None:
     assert {"dashboard.asgi", "dashboard.api.mcpmount", "automation.mcp.session"} <= loaded
     assert sorted(m for m in loaded if m.split(".")[0] in ("mcp", "mcp_types")) == []
     assert "dashboard.api.mcp" not in loaded
+
+
+def test_the_stdio_mcp_server_loads_no_http_client_to_start_its_browser() -> None:
+    """What the stdio server loads to start its browser and open its tab, before the MCP
+    SDK (automation.mcp.ahead), and the whole server after it: no httpx, which only a
+    browser reached by its CDP URL needs (automation.browser.cdp.endpoint_of_url)."""
+    code = (
+        "import automation.mcp.ahead, sys\n"
+        "ahead = 'httpx' in sys.modules\n"
+        "import automation.mcp.stdio\n"
+        "print(ahead, 'httpx' in sys.modules)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split() == ["False", "False"]

@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-import httpx
 from playwright.async_api import Browser
 from playwright.async_api import Error as PlaywrightError
 from websockets.asyncio.client import ClientConnection, connect
@@ -213,6 +212,8 @@ async def endpoint_of_url(cdp_url: str, *, budget: Budget) -> str:
     """The browser websocket of a CDP URL (``http://host:9222`` or a ``ws://`` URL)."""
     if cdp_url.startswith(("ws://", "wss://")):
         return cdp_url
+    import httpx  # only for a browser reached by URL: not on a launched browser's start
+
     base = urlsplit(cdp_url)
     try:
         async with httpx.AsyncClient(trust_env=False) as client:
