@@ -37,6 +37,9 @@ __all__ = [
 ]
 
 DEFAULT_CALL_MS = 30_000
+# What a call may take past its deadline to record the step whose action ran out (the
+# action has all but a margin of the call; a loop handed back late ate the margin).
+RECORD_MS = 2_000
 
 
 def call_timeout_ms(name: str, raw: object) -> float:
@@ -171,6 +174,9 @@ class McpSession:
         # session (recorded, its end shown), not a vanished call.
         margin = min(1_000, timeout_ms / 10)
         self.steps.action_timeout_ms = max(1, int(budget.remaining_ms() - margin))
+        # A busy machine may hand the loop back to the session after the margin too: the
+        # step is recorded all the same, the answer a moment past the call's deadline.
+        budget.extend(RECORD_MS)
         outcome = await self.steps.run(Action(name, args), budget, by="mcp")
         if not outcome.ok:
             error = self.steps.last_error or {"code": outcome.error_code, "message": outcome.error}

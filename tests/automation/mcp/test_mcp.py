@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import sys
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -236,6 +237,24 @@ async def test_a_call_s_budget_covers_its_wait_for_the_call_before_it(
     long.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await long
+
+
+async def test_a_call_that_runs_out_on_a_busy_machine_still_records_its_step(
+    tab: Tab, fixture_url: str
+) -> None:
+    """A wait of 300 ms runs out; the machine is busy, so the session's loop gets the
+    turn back 200 ms late (past the call's 30 ms margin, the call's own deadline gone by
+    then).  The step is recorded all the same, failed: it was missing from the session's
+    steps, and so from its scenario."""
+    sink = WaitingSink()
+    session = McpSession(tab, sink=sink)
+    assert (await session.call("navigate", {"url": f"{fixture_url}/demo/form.html"})).ok
+    held = asyncio.get_running_loop().call_later(0.25, time.sleep, 0.2)  # a busy machine
+    answer = await session.call("wait_for", {"text": "never there", "timeout_ms": 300})
+    held.cancel()
+    assert not answer.ok and answer.text.startswith("error "), answer
+    steps = [(e.action, e.ok) for e in sink.of_type(StepRecorded)]
+    assert steps == [("navigate", True), ("wait_for", False)], steps
 
 
 async def test_an_argument_of_megabytes_is_not_echoed_whole(tab: Tab, fixture_url: str) -> None:
