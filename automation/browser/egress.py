@@ -1,9 +1,10 @@
 """The egress proxy: every connection a launched Chromium makes passes the URL policy.
 
-The URL guard (:mod:`automation.browser.url_guard`) judges document navigations only;
-fetch, XHR, WebSocket, EventSource, beacons, images, scripts, styles, workers and
-whatever else a page thinks of go straight out.  So Chromium is launched with this proxy
-as its only way out (``--proxy-server``, with ``<-loopback>`` so that loopback is no
+Chromium's own interception (the URL guard's, :mod:`automation.browser.url_guard`) would
+judge document navigations only, and costs every request of the browser; fetch, XHR,
+WebSocket, EventSource, beacons, images, scripts, styles, workers and whatever else a page
+thinks of would go straight out.  So Chromium is launched with this proxy as its only way
+out, documents included (``--proxy-server``, with ``<-loopback>`` so that loopback is no
 exception), and the proxy judges each connection:
 
 - ``CONNECT host:port`` (https, wss, and ws, which Chromium also tunnels) is judged as
@@ -26,11 +27,12 @@ minute), so a page's hundred requests to one host cost one lookup; the addresses
 checked again for each connection all the same. Chromium never resolves a name of a page
 (it hands names to the proxy), so a name can't resolve to a public address for the check
 and to a private one for the connection (DNS rebinding).  A refusal is a 403 with a line
-of text, logged at INFO.  Where the network fails (a name that does not resolve, a
-refused connection) the browser is shown the network failing, as it would be without us:
-the connection closes without an answer, so a fetch rejects and a navigation errors
-(``net::ERR_EMPTY_RESPONSE``), and :meth:`EgressProxy.why_unreachable` tells whoever
-reports that error what lay behind it.
+of text, logged at INFO, and remembered: :meth:`EgressProxy.why_refused` tells a
+navigation whose hop it refused why (a refused tunnel shows the browser only an error).
+Where the network fails (a name that does not resolve, a refused connection) the browser
+is shown the network failing, as it would be without us: the connection closes without an
+answer, so a fetch rejects and a navigation errors (``net::ERR_EMPTY_RESPONSE``), and
+:meth:`EgressProxy.why_unreachable` tells whoever reports that error what lay behind it.
 
 Why our own code: proxy.py runs its own acceptor threads or processes with plugins loaded
 by dotted name from global flags, and mitmproxy is a TLS-intercepting application with a
@@ -65,7 +67,7 @@ RESOLVE_TIMEOUT_MS = 5_000
 CONNECT_TIMEOUT_MS = 10_000
 HEAD_TIMEOUT_MS = 30_000  # a client that opens a connection and never asks for anything
 READ_CHUNK_BYTES = 65_536
-MAX_REMEMBERED = 256  # unreachable hosts kept to explain the browser's errors
+MAX_REMEMBERED = 256  # unreachable hosts, and refusals, kept to explain the browser's errors
 MAX_IDLE_PER_ADDRESS = 8  # kept-alive upstream connections left idle, per address and port
 IDLE_S = 30.0  # an idle upstream connection older than this is closed, not reused
 RESOLVED_S = 30.0  # a name's addresses are looked up again after this long
@@ -186,6 +188,9 @@ class EgressProxy:
         # host:port -> why it could not be reached, newest last: the browser only sees the
         # connection close, so whoever reports its error asks here what lay behind it.
         self._unreachable: OrderedDict[str, str] = OrderedDict()
+        # What was refused, newest last: a plain-HTTP URL as it was asked for, a tunnel by
+        # its host and port (all the proxy saw of it), so a navigation's error can say so.
+        self._refusals: OrderedDict[str, str] = OrderedDict()
         self._pool = _Pool()
         self._names = _Names()
 
@@ -204,6 +209,21 @@ class EgressProxy:
         self._unreachable[key] = reason
         while len(self._unreachable) > MAX_REMEMBERED:
             self._unreachable.popitem(last=False)
+
+    def why_refused(self, url: str) -> str | None:
+        """Why the proxy refused ``url`` (a plain-HTTP URL exactly, an https or wss one by
+        its host and port: the tunnel it asked for), if it did."""
+        reason = self._refusals.get(url.partition("#")[0])
+        if reason is None and url.lower().startswith(("https:", "wss:")):
+            reason = self._refusals.get(_authority(url))
+        return reason
+
+    def _remember_refused(self, url: str, reason: str) -> None:
+        key = _authority(url) if url.lower().startswith("https:") else url
+        self._refusals.pop(key, None)
+        self._refusals[key] = reason
+        while len(self._refusals) > MAX_REMEMBERED:
+            self._refusals.popitem(last=False)
 
     @property
     def opened(self) -> int:
@@ -382,11 +402,12 @@ class EgressProxy:
                 url, budget=budget, lookup=self._names.lookup
             )
         except UrlBlocked as exc:
+            self._remember_refused(url, str(exc))
             raise _Refused(403, f"{what}: {exc}") from None
         except BudgetExceeded:
-            raise _Refused(
-                403, f"{what}: the name did not resolve within {RESOLVE_TIMEOUT_MS} ms"
-            ) from None
+            reason = f"the name did not resolve within {RESOLVE_TIMEOUT_MS} ms"
+            self._remember_refused(url, reason)
+            raise _Refused(403, f"{what}: {reason}") from None
         except (OSError, UnicodeError) as exc:
             self._remember_unreachable(url, "the name does not resolve")
             raise _Refused(502, f"{what}: the name does not resolve ({exc})") from None

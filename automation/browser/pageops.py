@@ -1,8 +1,8 @@
 """Actions on a tab's page as a whole: navigation, waiting, screenshots, PDF, size.
 
-Navigation goes through the URL policy first (the context's URL guard also stops
-navigations the page starts itself).  Waits end within their budget with a typed error
-and leave the tab usable.
+Navigation goes through the URL policy first (the egress proxy, or the context's URL
+guard, also stops navigations the page starts itself, and the hops of redirects).  Waits
+end within their budget with a typed error and leave the tab usable.
 
 Each function takes the tab it acts in and uses only its public methods and its core
 (:class:`~automation.browser.core.TabCore`); :class:`~automation.browser.tab.Tab` offers
@@ -16,8 +16,9 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from playwright.async_api import Response
+from playwright.async_api import Request, Response
 
+from automation.browser.listen import listener
 from automation.browser.masking import MASK_COLOR, PICTURE_CSS, mask_locators
 from automation.browser.seen import wait_text
 from automation.budget import DEFAULT_HEADROOM_MS, Budget
@@ -63,22 +64,35 @@ LOAD_WAIT_MS = 10_000
 async def navigate(tab: Tab, url: str, *, budget: Budget | None = None) -> str:
     """Open ``url`` and wait for it to load (DOMContentLoaded, then ``load`` for at
     most :data:`LOAD_WAIT_MS`).  An answer of HTTP 4xx/5xx is an error (HttpStatus):
-    the page shown is the server's error page, not the one asked for."""
+    the page shown is the server's error page, not the one asked for.  A hop the egress
+    proxy refused (a redirect to a refused address: its 403, or a tunnel it would not
+    open) is UrlBlocked, saying why."""
     budget = tab.core.budget(budget, "navigate")
     url = await tab.config.url_policy.check_resolved(url, budget=budget)
     blocked_before = tab.blocked_total
+    page = tab.page
+    failed_hops: list[str] = []  # one the egress proxy refused fails the navigation
+
+    def failed(request: Request) -> None:
+        if request.is_navigation_request() and request.frame is page.main_frame:
+            failed_hops.append(request.url)
+
+    on_failed = listener(failed)
+    page.on("requestfailed", on_failed)
     try:
         response = await tab.core.call(
             f"navigate to {url}",
             budget,
-            tab.page.goto(url, wait_until="domcontentloaded", timeout=budget.playwright_timeout()),
+            page.goto(url, wait_until="domcontentloaded", timeout=budget.playwright_timeout()),
         )
     except ActionFailed as exc:
-        tab.raise_if_blocked(f"navigate to {url}", since=blocked_before)
+        tab.raise_if_blocked(f"navigate to {url}", since=blocked_before, hops=failed_hops)
         if why := tab.why_unreachable(url):
             raise ActionFailed(f"navigate to {url} failed: {why}", hint=exc.hint) from None
         raise
-    _raise_for_status(f"navigate to {url}", response)
+    finally:
+        page.remove_listener("requestfailed", on_failed)
+    _raise_for_status(f"navigate to {url}", response, tab=tab)
     await _loaded(tab, budget)
     return f"opened {tab.page.url}"
 
@@ -113,7 +127,7 @@ async def history(tab: Tab, move: str, *, budget: Budget | None = None) -> str:
     response = await tab.core.call(f"go {move}", budget, step())
     if response is None and move != "reload" and page.url == before:
         return f"nothing to go {move} to; still at {page.url}"
-    _raise_for_status(f"go {move} to {page.url}", response)
+    _raise_for_status(f"go {move} to {page.url}", response, tab=tab)
     await _loaded(tab, budget)
     return f"went {move} to {page.url}" if move != "reload" else f"reloaded {page.url}"
 
@@ -297,8 +311,10 @@ async def read_text(tab: Tab, *, budget: Budget | None = None) -> str:
     return text
 
 
-def _raise_for_status(what: str, response: Response | None) -> None:
+def _raise_for_status(what: str, response: Response | None, *, tab: Tab) -> None:
     status = response.status if response is not None else 0
+    if response is not None and status == 403:  # the egress proxy's, when it refused a hop
+        tab.raise_if_blocked(what, since=tab.blocked_total, hops=[response.url])
     if status >= 400:
         reason = f" {response.status_text}" if response is not None and response.status_text else ""
         raise HttpStatus(

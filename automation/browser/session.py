@@ -5,15 +5,17 @@ connects to a running Chrome by CDP URL.  If the browser died, the next call tha
 it starts (or reconnects to) a fresh one, counts it in ``restarts`` and logs it.
 
 Every context gets the snapshot registry as an init script (so it exists before a page's
-own scripts run), the URL guard and a rate on its pages' consoles
-(:mod:`automation.browser.consolelimit`); the ``tabwright=`` selector engine that resolves
-refs is registered once per Playwright connection.
+own scripts run) and a rate on its pages' consoles (:mod:`automation.browser.consolelimit`);
+the ``tabwright=`` selector engine that resolves refs is registered once per Playwright
+connection.
 
 A Chromium the session launches reaches the network only through the session's egress
 proxy (:mod:`automation.browser.egress`), which holds every connection of every page,
-frame and worker to the URL policy; WebRTC may not send UDP around it.  A browser reached
-by CDP URL was launched by someone else: its connections are not ours to route (it may
-not even be on this machine), so there only the URL guard holds, for documents.  How
+frame and worker to the URL policy, documents included; WebRTC may not send UDP around
+it.  A browser reached by CDP URL was launched by someone else: its connections are not
+ours to route (it may not even be on this machine), so there each context gets the URL
+guard instead, for documents (:mod:`automation.browser.url_guard` says why a launched
+browser has none).  How
 Chromium is launched (its switches, its sandbox) is :mod:`automation.browser.launch`.
 
 A session that is kept warm (:meth:`BrowserSession.warm`: a worker, an MCP server) starts
@@ -386,6 +388,7 @@ class BrowserSession:
             tab.group = group
             if self.egress is not None:
                 tab.why_unreachable = self.egress.why_unreachable
+                tab.why_refused = self.egress.why_refused
             await self._keep_state(tab)
             return tab
 
@@ -402,9 +405,11 @@ class BrowserSession:
         if ahead:
             self._ahead.add(group)
         try:
-            await budget.run(
-                install_url_guard(context, self.config.url_policy, on_block=group.note_blocked)
-            )
+            if self.egress is None:  # behind the proxy, it holds documents too (no Fetch)
+                guard = install_url_guard(
+                    context, self.config.url_policy, on_block=group.note_blocked
+                )
+                await budget.run(guard)
             await group.open(budget=budget)
         except BaseException:
             await group.close()

@@ -18,7 +18,7 @@ The actions that can set something off (a request, a navigation) settle before t
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -71,6 +71,8 @@ class Tab:
         self.group: TabGroup | None = None
         # Why a host could not be reached, from the egress proxy the browser goes through.
         self.why_unreachable: Callable[[str], str | None] = lambda _url: None
+        # Why it refused a URL (a navigation's hop, say), from the same proxy.
+        self.why_refused: Callable[[str], str | None] = lambda _url: None
         # Set by the run (automation.secrets.Secrets.is_secret): a value it says is secret
         # is typed only into a field masked first (automation.browser.masking).
         self.is_secret: Callable[[str], bool] | None = None
@@ -158,14 +160,19 @@ class Tab:
 
     @property
     def blocked_total(self) -> int:
-        """How many navigations the URL guard has stopped in this tab's group."""
+        """How many navigations the URL guard (of a browser reached by CDP URL) has
+        stopped in this tab's group."""
         return self.group.blocked_total if self.group is not None else 0
 
-    def raise_if_blocked(self, what: str, *, since: int) -> None:
-        """A navigation that failed because the URL guard stopped it (a redirect to a
-        refused address, say) is reported as UrlBlocked, not as a network error."""
+    def raise_if_blocked(self, what: str, *, since: int, hops: Iterable[str] = ()) -> None:
+        """A navigation that failed because the URL guard stopped it, or the egress proxy
+        refused one of its ``hops`` (a redirect to a refused address, say), is reported as
+        UrlBlocked, not as a network error or the proxy's HTTP 403."""
+        refused = [(url, reason) for url in hops if (reason := self.why_refused(url))]
         if self.group is not None and self.group.blocked_total > since:
-            url, reason = self.group.blocked[-1]
+            refused.append(self.group.blocked[-1])
+        if refused:
+            url, reason = refused[-1]
             raise UrlBlocked(f"{what}: the browser was sent to {url[:200]!r}, refused: {reason}")
 
     def dialogs_raise(self, what: str) -> None:

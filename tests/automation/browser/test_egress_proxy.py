@@ -80,6 +80,23 @@ async def test_a_refused_tunnel_is_a_403_that_says_why(proxy: EgressProxy, other
     assert proxy.refused == 1
 
 
+async def test_what_was_refused_is_remembered_for_the_navigation_that_asked(
+    proxy: EgressProxy, allowed: Counting, other: Counting
+) -> None:
+    # A URL exactly; a tunnel by its host and port, all the proxy saw of it.
+    refused = f"{other.origin()}/frame?x=1"
+    await exchange(proxy, f"GET {refused} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    assert "is not on the allowed list" in (proxy.why_refused(refused) or "")
+    assert "is not on the allowed list" in (proxy.why_refused(refused + "#top") or "")
+    assert proxy.why_refused(f"{other.origin()}/frame") is None  # not asked for
+    tunnel = f"localhost:{other.port}"
+    await exchange(proxy, f"CONNECT {tunnel} HTTP/1.1\r\nHost: {tunnel}\r\n\r\n".encode())
+    assert "is not on the allowed list" in (proxy.why_refused(f"https://{tunnel}/a?b") or "")
+    assert "is not on the allowed list" in (proxy.why_refused(f"wss://{tunnel}/") or "")
+    assert proxy.why_refused(f"http://{tunnel}/a") is None  # plain http: not asked for
+    assert proxy.why_refused(f"{allowed.origin()}/data") is None
+
+
 async def test_an_allowed_tunnel_carries_bytes_both_ways(
     proxy: EgressProxy, allowed: Counting
 ) -> None:

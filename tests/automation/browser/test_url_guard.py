@@ -20,7 +20,8 @@ import pytest
 import pytest_asyncio
 from playwright.async_api import CDPSession
 
-from automation import BrowserSession, Tab, UrlPolicy
+from automation import BrowserSession, Tab, UrlBlocked, UrlPolicy
+from automation.browser import url_guard
 from automation.browser.url_guard import install_url_guard
 from tests.conftest import browser_config
 
@@ -344,8 +345,10 @@ async def test_allowed_navigations_and_subresources_work(gtab: Tab, site: Site) 
 async def test_an_allowed_navigation_goes_on_without_placing_its_frame(
     gtab: Tab, site: Site, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A page load waits for the guard: when the session's policy (every guard's) allows
-    # the URL, which context the frame belongs to does not matter: the browser is not asked.
+    # A page load waits for the guard: when the one policy of every guard of the browser
+    # allows the URL, which context the frame belongs to does not matter: the browser is
+    # not asked.
+    await guarded(gtab)
     site.pages["/plain"] = "<h1>plain</h1>"
     asked: list[str] = []
     send = CDPSession.send
@@ -382,3 +385,103 @@ async def test_the_guard_watches_only_its_own_context(
     with pytest.raises(Exception, match="ERR_BLOCKED_BY_CLIENT"):
         await gtab.page.goto(site.url("blocked.test", "/page"))
     assert len(blocks) == 1
+
+
+# -- a browser behind the session's egress proxy: no guard, the proxy refuses ----------
+
+REFUSING = UrlPolicy(
+    block_private=False, blocked_domains=("blocked.test",), host_map=(("*.test", "127.0.0.1"),)
+)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
+async def refusing() -> AsyncIterator[BrowserSession]:
+    session = BrowserSession(browser_config(url_policy=REFUSING))
+    await session.start()
+    yield session
+    await session.close()
+
+
+async def test_behind_the_proxy_every_kind_of_navigation_is_refused_without_interception(
+    refusing: BrowserSession, site: Site
+) -> None:
+    # Chromium intercepts nothing (an interception costs every request of the browser);
+    # every document a page asks for still reaches no refused host: the proxy refuses it.
+    assert refusing.egress is not None
+    secret = site.url("blocked.test", "/secret")
+    site.pages["/start"] = (
+        f'<a id="link" href="{secret}">link</a>'
+        f'<a id="tls" href="https://blocked.test:{site.port}/secret">https</a>'
+        f'<a id="hop" href="{site.redirect("shop.test", secret)}">hop</a>'
+        f'<form method="post" action="{secret}"><button id="post">post</button></form>'
+    )
+    attempts = [
+        "document.getElementById('link').click()",
+        "document.getElementById('tls').click()",
+        "document.getElementById('hop').click()",
+        "document.getElementById('post').click()",
+        f"location.href = {secret!r}",
+        f"document.body.append(Object.assign(document.createElement('iframe'), "
+        f"{{src: {secret!r}}}))",
+        f"window.open({secret!r})",
+    ]
+    for attempt in attempts:  # each in a tab of its own: an error page may follow
+        tab = await refusing.new_tab()
+        try:
+            assert tab.context.browser not in url_guard._interceptors
+            await tab.page.goto(site.url("shop.test", "/start"))
+            refused = refusing.egress.refused
+            await tab.page.evaluate(attempt)
+            await until(lambda: refusing.egress.refused > refused)  # noqa: B023
+        finally:
+            await tab.close()
+    assert ("shop.test", "/redirect") in site.hits  # the allowed hop ran
+    assert "blocked.test" not in site.hosts()
+
+
+async def test_behind_the_proxy_a_redirect_to_a_refused_https_host_is_url_blocked(
+    refusing: BrowserSession, site: Site
+) -> None:
+    tab = await refusing.new_tab()
+    try:
+        hop = site.redirect("shop.test", f"https://blocked.test:{site.port}/secret")
+        with pytest.raises(UrlBlocked, match=r"blocked\.test is on the blocked list"):
+            await tab.navigate(hop)
+        site.pages["/next"] = "<h1>next</h1>"
+        await tab.navigate(site.url("shop.test", "/next"))  # the tab still works
+        assert "blocked.test" not in site.hosts()
+    finally:
+        await tab.close()
+
+
+async def test_behind_the_proxy_local_schemes_stay_refused_by_chromium(
+    refusing: BrowserSession, site: Site
+) -> None:
+    # The guard never saw these (no network request: Chromium refuses a page's navigation
+    # to them itself), so nothing of theirs moved to the proxy; they stay refused.
+    tab = await refusing.new_tab()
+    local = ["file:///etc/hostname", f"view-source:{site.url('shop.test', '/start')}",
+             "chrome://version", f"filesystem:{site.url('shop.test', '/temporary/x')}"]  # fmt: skip
+    try:
+        site.pages["/start"] = "<h1>start</h1>"
+        site.pages["/last"] = "<p id=last>last</p>"
+        await tab.page.goto(site.url("shop.test", "/start"))
+        await tab.page.evaluate(
+            """([local, last]) => {
+              for (const url of local) {
+                window.open(url);
+                document.body.append(Object.assign(document.createElement("iframe"), {src: url}));
+              }
+              document.body.append(Object.assign(document.createElement("iframe"), {src: last}));
+            }""",
+            [local, site.url("shop.test", "/last")],
+        )
+        await tab.page.frame_locator("iframe >> nth=-1").locator("#last").wait_for()
+        for url in local:
+            await tab.page.evaluate("url => { location.href = url }", url)
+        await tab.page.goto(site.url("shop.test", "/last"))  # after the attempts above
+        shown = [frame.url for page in tab.context.pages for frame in page.frames]
+        assert not [url for url in shown if url.split(":")[0] in {"file", "view-source",
+                    "chrome", "filesystem"}], shown  # fmt: skip
+    finally:
+        await tab.close()
