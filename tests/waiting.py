@@ -6,10 +6,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+# How often a condition is looked at again: soon enough that a test hardly waits past
+# the moment it holds, seldom enough that the looks (a walk of /proc, a read of a page's
+# list) cost the machine nothing the test's own work would notice.
+EVERY_S = 0.05
 
-async def eventually(check: Callable[[], bool], timeout_s: float = 60, what: str = "") -> None:
+
+async def eventually(check: Callable[[], object], timeout_s: float = 60, what: str = "") -> None:
     """Poll ``check`` until it holds; fail, naming ``what``, if it never does."""
     deadline = asyncio.get_running_loop().time() + timeout_s
     while not check():
         assert asyncio.get_running_loop().time() < deadline, what or "condition never became true"
-        await asyncio.sleep(0.02)
+        await asyncio.sleep(EVERY_S)

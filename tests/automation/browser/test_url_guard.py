@@ -9,10 +9,8 @@ names are unresolvable public names, let through, so what is judged here is the 
 
 from __future__ import annotations
 
-import asyncio
 import threading
-import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
@@ -24,6 +22,7 @@ from automation import BrowserSession, Tab, UrlBlocked, UrlPolicy
 from automation.browser import url_guard
 from automation.browser.url_guard import install_url_guard
 from tests.conftest import browser_config
+from tests.waiting import eventually
 
 PIXEL_GIF = bytes.fromhex(
     "47494638396101000100800000000000ffffff21f90401000000002c00000000010001000002024401003b"
@@ -127,14 +126,7 @@ class Blocks(list[tuple[str, str]]):
         self.append((url, reason))
 
     async def wait(self, count: int = 1, timeout_s: float = 60) -> None:
-        await until(lambda: len(self) >= count, timeout_s)
-
-
-async def until(condition: Callable[[], object], timeout_s: float = 60) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, "timed out waiting"
-        await asyncio.sleep(0.02)
+        await eventually(lambda: len(self) >= count, timeout_s)
 
 
 async def guarded(tab: Tab, policy: UrlPolicy = DOMAINS) -> Blocks:

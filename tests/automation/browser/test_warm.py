@@ -20,6 +20,7 @@ from automation.errors import ActionInvalid, TabwrightError
 from tests.automation.browser.test_session import browser_pids
 from tests.bounds import room
 from tests.conftest import browser_config
+from tests.waiting import eventually
 
 STORAGE = "/engine/storage.html"
 
@@ -32,20 +33,8 @@ def marked_session(**overrides: object) -> tuple[BrowserSession, str]:
 
 async def browsers(marker: str, count: int) -> list[int]:
     """The session's browser processes, once there are ``count``."""
-    await until(f"{count} browser processes", lambda: len(browser_pids(marker)) == count)
+    await eventually(lambda: len(browser_pids(marker)) == count, what=f"{count} browser processes")
     return browser_pids(marker)
-
-
-async def until(what: str, condition: object, timeout_s: float = 60) -> None:
-    """Wait for ``condition()`` (checked every 50 ms) within ``timeout_s``."""
-    try:
-        async with asyncio.timeout(timeout_s):
-            while True:
-                if condition():  # type: ignore[operator]
-                    return
-                await asyncio.sleep(0.05)
-    except TimeoutError:
-        raise AssertionError(f"not within {timeout_s} s: {what}") from None
 
 
 async def who(tab: object) -> str:
@@ -56,7 +45,7 @@ async def test_each_caller_gets_a_context_nobody_used(fixture_url: str, tmp_path
     session, _ = marked_session()
     try:
         await session.warm()
-        await until("a context opened ahead", lambda: session.contexts_open == 1)
+        await eventually(lambda: session.contexts_open == 1, what="a context opened ahead")
         first = await session.new_tab(workspace=tmp_path / "first")
         await first.navigate(f"{fixture_url}{STORAGE}")
         await first.page.click("#login")
@@ -74,7 +63,7 @@ async def test_each_caller_gets_a_context_nobody_used(fixture_url: str, tmp_path
         assert [p.name for p in (tmp_path / "first" / "downloads").iterdir()] == ["report.csv"]
         assert not any((tmp_path / "second" / "downloads").iterdir())
         # Both still open, and the next held ahead: three contexts, none shared.
-        await until("the next context opened ahead", lambda: session.contexts_open == 3)
+        await eventually(lambda: session.contexts_open == 3, what="the next context opened ahead")
         assert session.in_use == 2
     finally:
         await session.close()
@@ -108,12 +97,12 @@ async def test_contexts_close_with_their_runs_and_the_browser_is_replaced_after_
             assert session.in_use == 0  # nothing is kept of a run but the next context
         # Seven contexts and the spares opened ahead, three a browser: replaced twice.
         assert session.replaced >= 2
-        await until("one browser left", lambda: len(browser_pids(marker)) == 1)
+        await eventually(lambda: len(browser_pids(marker)) == 1, what="one browser left")
         assert browser_pids(marker) != first_browser
-        await until("only the context held ahead", lambda: session.contexts_open <= 1)
+        await eventually(lambda: session.contexts_open <= 1, what="only the context held ahead")
     finally:
         await session.close()
-    await until("no browser left", lambda: not browser_pids(marker))
+    await eventually(lambda: not browser_pids(marker), what="no browser left")
 
 
 async def test_a_replaced_browser_closes_only_after_its_last_context(fixture_url: str) -> None:
@@ -128,8 +117,8 @@ async def test_a_replaced_browser_closes_only_after_its_last_context(fixture_url
         assert await who(old) == "logged out, no cookie"
         assert old.group is not None
         await old.group.close()
-        await until("the old browser closed", lambda: browser_pids(marker) != old_browser)
-        await until("one browser left", lambda: len(browser_pids(marker)) == 1)
+        await eventually(lambda: browser_pids(marker) != old_browser, what="the old browser closed")
+        await eventually(lambda: len(browser_pids(marker)) == 1, what="one browser left")
         await new.navigate(f"{fixture_url}{STORAGE}")
         assert await who(new) == "logged out, no cookie"
     finally:
@@ -145,8 +134,10 @@ async def test_a_crashed_warm_browser_is_started_again_before_anyone_asks(
         tab = await session.new_tab()
         (crashed,) = await browsers(marker, 1)
         os.kill(crashed, signal.SIGKILL)
-        await until("a new browser, unasked", lambda: session.restarts == 1 and session.connected)
-        await until("a context opened ahead in it", lambda: session.contexts_open == 1)
+        await eventually(
+            lambda: session.restarts == 1 and session.connected, what="a new browser, unasked"
+        )
+        await eventually(lambda: session.contexts_open == 1, what="a context opened ahead in it")
         assert crashed not in browser_pids(marker)
         with pytest.raises(TabwrightError):  # the crashed run's tab is gone with its browser
             await tab.navigate(f"{fixture_url}{STORAGE}")
@@ -192,7 +183,7 @@ async def test_each_caller_s_tabs_have_its_own_settings_in_the_one_browser(
     own = dataclasses.replace(session.config, max_tabs=2, action_timeout_ms=3_000)
     try:
         await session.warm()
-        await until("a context opened ahead", lambda: session.contexts_open == 1)
+        await eventually(lambda: session.contexts_open == 1, what="a context opened ahead")
         ahead = await session.new_group(config=own)  # the context opened ahead
         fresh = await session.new_group(  # a context of its own (a saved sign-in)
             config=own, storage_state={"cookies": [], "origins": []}

@@ -9,7 +9,7 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import replace
 
 import pytest
@@ -23,6 +23,7 @@ from automation.recording.recorder import Recorder
 from automation.recording.scenario import ScenarioStep
 from tests.bounds import room
 from tests.popupapp import PopupApp, serve
+from tests.waiting import eventually
 
 PASSWORD = "hunter2-Very!Secret"
 # Pushes the document's content down by args[0] px and scrolls by args[1] px.
@@ -38,14 +39,6 @@ async def recorder(tab: Tab) -> AsyncIterator[Recorder]:
     recorder = Recorder(tab)
     yield recorder
     await recorder.stop()
-
-
-async def until(check: Callable[[], bool], timeout_s: float = 60) -> None:
-    """Wait for events to arrive from the page (polled, with a deadline)."""
-    deadline = time.monotonic() + timeout_s
-    while not check():
-        assert time.monotonic() < deadline, "timed out waiting for the recorder"
-        await asyncio.sleep(0.02)
 
 
 async def center(frame: Frame | Page, js: str) -> tuple[float, float]:
@@ -238,7 +231,7 @@ async def test_navigations_no_step_caused_are_navigate_steps(
     await recorder.start()  # on about:blank: nothing to navigate to yet
     assert recorder.steps == []
     await tab.navigate(first)
-    await until(lambda: len(recorder.steps) == 1)
+    await eventually(lambda: len(recorder.steps) == 1)
     await tab.navigate(second)
     steps = await recorder.stop()
     assert summary(steps) == [("navigate", {"url": first}, ""), ("navigate", {"url": second}, "")]
@@ -311,7 +304,9 @@ async def test_click_at_enters_a_scrolled_frame_of_another_site(
     tab: Tab, recorder: Recorder, fixture_url: str
 ) -> None:
     await tab.navigate(f"{fixture_url}/recorder/cross.html")
-    await until(lambda: tab.page.frame(url=lambda u: u.startswith("http://localhost:")) is not None)
+    await eventually(
+        lambda: tab.page.frame(url=lambda u: u.startswith("http://localhost:")) is not None
+    )
     frame = tab.page.frame(url=lambda u: u.startswith("http://localhost:"))
     assert frame is not None
     await frame.wait_for_load_state()
@@ -405,7 +400,7 @@ async def test_a_closed_tab_is_browser_closed(browser: BrowserSession, fixture_u
     recorder = Recorder(tab)
     await recorder.start()
     await tab.page.locator("#noop").click()
-    await until(lambda: len(recorder.steps) == 2)
+    await eventually(lambda: len(recorder.steps) == 2)
     await tab.close()
     with pytest.raises(BrowserClosed):
         await recorder.identity_at(40, 40, budget=Budget(5_000))
@@ -423,10 +418,10 @@ async def test_a_crashed_tab_is_browser_closed_and_keeps_its_steps(
         recorder = Recorder(tab)
         await recorder.start()
         await tab.page.locator("#noop").click()
-        await until(lambda: len(recorder.steps) == 2)
+        await eventually(lambda: len(recorder.steps) == 2)
         with contextlib.suppress(Exception):
             await tab.page.goto("chrome://crash")  # the page's renderer dies
-        await until(lambda: tab.crashed)
+        await eventually(lambda: tab.crashed)
         with pytest.raises(BrowserClosed, match="crashed"):
             await recorder.click_at(40, 40, budget=Budget(5_000))
         started = time.monotonic()

@@ -21,6 +21,7 @@ from tests.dashboard.conftest import OpenSocket, Runs
 from tests.dashboard.runs.test_consumer import paused_on_delete, start_watched, stored_steps
 from tests.dashboard.sockets import connected_socket, of_type, receive_until, types
 from tests.tasks import AMBIGUOUS_TASK, FORM_TASK
+from tests.waiting import eventually
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -167,7 +168,7 @@ async def test_frames_are_as_large_as_the_widest_page_shows_them(
     assert view.size == FULL  # the page has not said how wide it shows the picture
     await frame_showing(comm, messages, "/demo/list.html")
     await comm.send_json_to({"command": "view", "width": 480})
-    await until(lambda: view.size == (480, 360))
+    await eventually(lambda: view.size == (480, 360))
     # The cast starts again at that size: its next frame is a JPEG 480 wide.
     await comm.send_json_to({"command": "frame.ack"})
     async with asyncio.timeout(60):
@@ -308,13 +309,13 @@ async def test_a_page_on_another_process_keeps_the_live_view_running_while_it_re
     # is what a page new to the worker gets first, below.
     await frame_showing(comm, messages, "/demo/list.html")
     await comm.disconnect()  # no page here any more
-    await until(lambda: not view.streaming)
+    await eventually(lambda: not view.streaming)
     # The worker's consumer on its own channel (started now: its queue poll must not
     # claim the run before the page above saw it queued).
     worker = dashboard.worker.start_embedded()
     assert worker is not None
     try:
-        await until(lambda: runner.serving)
+        await eventually(lambda: runner.serving)
         await _watched_from_elsewhere(run, view)
     finally:
         worker.cancel()
@@ -336,9 +337,9 @@ async def _watched_from_elsewhere(run: Any, view: Any) -> None:
     counted_until = runner.viewers.remote_until(run.pk, viewer)
     assert counted_until is not None
     await layer.send(runner.leases.holder, watch)
-    await until(lambda: (runner.viewers.remote_until(run.pk, viewer) or 0) > counted_until)
+    await eventually(lambda: (runner.viewers.remote_until(run.pk, viewer) or 0) > counted_until)
     # Not renewed any more (its process died): it stops counting by itself.
-    await until(lambda: not view.streaming)
+    await eventually(lambda: not view.streaming)
     assert runner.viewers.remote_until(run.pk, viewer) is None
 
     await layer.send(runner.leases.holder, watch)
@@ -347,12 +348,4 @@ async def _watched_from_elsewhere(run: Any, view: Any) -> None:
     assert again["type"] == "run.frame" and view.streaming
     await layer.send(runner.leases.holder, {"type": "run.unwatch", "run_id": run.pk,
                                             "viewer": viewer})  # fmt: skip
-    await until(lambda: not view.streaming)  # a page that closed says so
-
-
-async def until(condition: Any, timeout_s: float = 10) -> None:
-    async with asyncio.timeout(timeout_s):
-        while True:
-            if condition():
-                return
-            await asyncio.sleep(0.02)
+    await eventually(lambda: not view.streaming)  # a page that closed says so

@@ -27,6 +27,7 @@ from tests.automation.browser.test_session import browser_pids
 from tests.bounds import room
 from tests.dashboard.conftest import Runs
 from tests.dashboard.runs.test_consumer import load_run
+from tests.waiting import eventually
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -47,17 +48,6 @@ async def settled(run_id: int, timeout_s: float = 60, *, final: bool = False) ->
             if run.is_final or (run.status == Run.Status.PAUSED and not final):
                 return run
             await asyncio.sleep(0.05)
-
-
-async def until(what: str, condition: Any, timeout_s: float = 30) -> None:
-    try:
-        async with asyncio.timeout(timeout_s):
-            while True:
-                if condition():
-                    return
-                await asyncio.sleep(0.05)
-    except TimeoutError:
-        raise AssertionError(f"not within {timeout_s} s: {what}") from None
 
 
 async def test_two_runs_of_one_worker_share_no_cookies_storage_or_downloads(
@@ -97,7 +87,7 @@ async def test_ended_runs_leave_no_context_open(
         await worker.wait_closed(run.pk)
         assert browser.in_use == 0
     # Only the context held ahead for the next run is open, in the browser as we see it.
-    await until("one context held ahead", lambda: browser.contexts_in_browser == 1)
+    await eventually(lambda: browser.contexts_in_browser == 1, what="one context held ahead")
     assert browser.contexts_open == 1
 
 
@@ -105,7 +95,7 @@ async def test_a_warm_worker_starts_a_crashed_browser_again_before_the_next_run(
     runs: Runs, worker: RunManager, owner: Any, fixture_url: str
 ) -> None:
     browser = await worker.browser()
-    await until("the browser up", lambda: browser.connected)
+    await eventually(lambda: browser.connected, what="the browser up")
     restarts = browser.restarts
     run = await runs.start(await runs.create(
         owner=owner, start_url=f"{fixture_url}{STORAGE}", task="click Nowhere at all"
@@ -115,8 +105,8 @@ async def test_a_warm_worker_starts_a_crashed_browser_again_before_the_next_run(
     failed = await settled(run.pk, final=True)
     assert failed.status == Run.Status.FAILED
     assert "the browser went away" in failed.status_reason, failed.status_reason
-    await until("a new browser, unasked", lambda: browser.restarts == restarts + 1)
-    await until("up, a context held ahead", lambda: browser.contexts_in_browser == 1)
+    await eventually(lambda: browser.restarts == restarts + 1, what="a new browser, unasked")
+    await eventually(lambda: browser.contexts_in_browser == 1, what="up, a context held ahead")
 
     after = await runs.start(await runs.create(
         owner=owner, start_url=f"{fixture_url}{STORAGE}", task="wait for logged out, no cookie"
