@@ -185,7 +185,17 @@ TEMPLATES = [
 # slot of the server's).  A SQLite one is: the threads that reach the database (each
 # request's, from a pool: dashboard.lib.requestthreads; the one of the runs' worker) are
 # kept, and a new connection would read the schema and prepare every query again (a
-# request reading its session, user and run: 2.6 ms instead of 1.1).
+# request reading its session, user and run: 2.6 ms instead of 1.1).  SQLite writes ahead
+# to a log beside the file (db.sqlite3-wal, folded into the file as it grows) and syncs
+# the disk there, not at each commit: a run's event, a step, a lease renewal each commit
+# on their own, and with SQLite's rollback journal each cost two syncs and a journal file
+# made and deleted (measured: 0.3 ms of CPU and 0.7 ms a commit, against 0.03 and 0.03).
+# A commit survives the server's crash; one of the last before a power cut may not.
+SQLITE_OPTIONS = {
+    "timeout": 20,
+    "transaction_mode": "IMMEDIATE",
+    "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL",
+}
 DATABASE_URL = os.environ.get("DATABASE_URL", "").strip()
 if DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=0)}
@@ -194,7 +204,7 @@ else:
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": os.environ.get("TABWRIGHT_DB_PATH", str(VAR_DIR / "db.sqlite3")),
-            "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE"},
+            "OPTIONS": SQLITE_OPTIONS,
             "CONN_MAX_AGE": None,
         }
     }
