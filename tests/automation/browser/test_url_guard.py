@@ -424,7 +424,7 @@ async def test_behind_the_proxy_every_kind_of_navigation_is_refused_without_inte
             await tab.page.goto(site.url("shop.test", "/start"))
             refused = refusing.egress.refused
             await tab.page.evaluate(attempt)
-            await until(lambda: refusing.egress.refused > refused)  # noqa: B023
+            await eventually(lambda: refusing.egress.refused > refused)  # noqa: B023
         finally:
             await tab.close()
     assert ("shop.test", "/redirect") in site.hits  # the allowed hop ran
