@@ -216,6 +216,10 @@ class Replay:
             RunStarted(f"replay: {self.scenario.name}", self.base_url or self.scenario.base_url,
                        "replay")
         )  # fmt: skip
+        # What the tab's dialogs did before (an alert nobody armed, an arming nothing used)
+        # is not this replay's: its steps arm their own.
+        self.tab.dialogs.take_unexpected()
+        self.tab.dialogs.disarm()
         outcomes: list[StepOutcome] = []
         try:
             status, reason = await self.play(budget, outcomes)

@@ -143,3 +143,20 @@ async def test_a_dialog_that_comes_as_the_page_goes_on_fails_the_step_in_replay(
     assert result.status == "failed", result.to_dict()
     assert "alert 'Saved, but order 2 was deleted'" in result.reason, result.reason
     assert orders.saved == [("Rush", "")]
+
+
+async def test_a_replay_owes_nothing_to_the_dialogs_of_the_tab_before_it(
+    tab: Tab, orders: Orders, fixture_url: str
+) -> None:
+    """The tab had an alert nobody armed, then an arming nothing used (a conversation's
+    earlier work).  A replay started there: its first step failed on the old alert, and
+    the app's new confirm was accepted by the old arming (the orders were deleted and the
+    replay passed).  Neither is the replay's: it fails on the confirm, at its own step."""
+    await tab.navigate(f"{fixture_url}/engine/dialogs.html")
+    await tab.page.click("#alert")  # unarmed: dismissed, and noted as unexpected
+    tab.dialogs.arm("accept")  # and never used
+    orders.asks = "confirm"
+    result = await Replay(tab, scenario(orders)).run()
+    assert [s.status for s in result.steps][:3] == ["passed", "passed", "failed"], result.to_dict()
+    assert "unexpected dialog appeared and was dismissed: confirm" in result.reason
+    assert orders.saved == []
