@@ -157,7 +157,8 @@ EVALUATE_FALLBACKS = Counter(
 PAGE_PROBES = Counter(
     "tabwright_page_probes_total",
     "Pages asked whether they still answer after a call on them ran out of time or was "
-    "cancelled, by what was found (alive; stopped: hung, its script terminated; still_hung).",
+    "cancelled, by what was found (alive; stopped: hung, its script terminated; still_hung; "
+    "slow: the browser's own answer was late too, the page was not judged).",
     ("found",),
 )
 for _metric in (

@@ -13,8 +13,15 @@ page spinning in a click handler or in its loading document within ~10 ms (cross
 too, after the navigation moved the tab to another renderer), and the next snapshot and
 click work.
 
-- The page answers within :data:`PROBE_MS`: it is alive, only slow (a fetch not answered
-  yet, a text that never came).  The call's own error stands; nothing is stopped.
+The probe asks the browser too (``Target.getTargetInfo`` on the same session, answered by
+the browser process, not the page): when the connection itself is late (drowned by a flood
+of messages from another page, say), that answer is late as well, and a calm page must
+not be taken for a hung one.
+
+- The browser does not answer within :data:`PROBE_MS`: the connection is slow, the page
+  can't be judged.  The call's own error stands; nothing is stopped.
+- The page answers within :data:`PROBE_MS` of the browser: it is alive, only slow (a fetch
+  not answered yet, a text that never came).  The call's own error stands; nothing is stopped.
 - It does not: its running script is terminated and the call raises :class:`PageHung`
   (a :class:`BudgetExceeded`: the budget did run out) or, when it was cancelled,
   :class:`Cancelled`, each saying the page's script hung and was stopped.  When the page
@@ -54,7 +61,7 @@ PROBE_MS = 500
 # How long the page gets to confirm the terminate (it answers at once when it gets it).
 TERMINATE_WAIT_MS = 1_000
 
-ALIVE, STOPPED, STILL_HUNG = "alive", "stopped", "still_hung"
+ALIVE, STOPPED, STILL_HUNG, SLOW = "alive", "stopped", "still_hung", "slow"
 
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 
@@ -119,8 +126,12 @@ class Watchdog:
         session = self.core.cdp
         if session is None or not self.core.alive:
             return ALIVE
-        if await self._answers(PROBE_MS):
-            PAGE_PROBES.inc(found=ALIVE)
+        answered = await self._answers(PROBE_MS)
+        if answered is not False:
+            found = ALIVE if answered else SLOW
+            PAGE_PROBES.inc(found=found)
+            if not answered:
+                log.info("the browser's connection answered late; the page was not judged")
             return ALIVE
         try:
             async with asyncio.timeout(TERMINATE_WAIT_MS / 1000):
@@ -128,23 +139,32 @@ class Watchdog:
         except (TimeoutError, PlaywrightError) as exc:
             log.warning("a hung page did not take the terminate: %s", exc)
         self.stopped += 1
-        found = self._found = STOPPED if await self._answers(PROBE_MS) else STILL_HUNG
+        found = self._found = STILL_HUNG if await self._answers(PROBE_MS) is False else STOPPED
         PAGE_PROBES.inc(found=found)
         log.warning("the page of a tab hung (%s): %s", found, self.core.page.url[:200])
         return found
 
-    async def _answers(self, within_ms: float) -> bool:
-        """Whether the page's main world answers a constant within ``within_ms``; an error
-        answer (the page went away meanwhile) counts as answered: nothing hangs there."""
-        assert self.core.cdp is not None
+    async def _answers(self, within_ms: float) -> bool | None:
+        """Whether the page's main world answers a constant within ``within_ms`` of the
+        browser answering beside it; None when the browser's own answer is that late (the
+        connection is slow, the page can't be judged).  An error answer (the page went away
+        meanwhile) counts as answered: nothing hangs there."""
+        session = self.core.cdp
+        assert session is not None
+        page = asyncio.ensure_future(session.send("Runtime.evaluate", {"expression": "0"}))
+        browser = asyncio.ensure_future(session.send("Target.getTargetInfo"))
         try:
-            async with asyncio.timeout(within_ms / 1000):
-                await self.core.cdp.send("Runtime.evaluate", {"expression": "0"})
-        except TimeoutError:
-            return False
-        except PlaywrightError:
-            return True
-        return True
+            await asyncio.wait({browser}, timeout=within_ms / 1000)
+            if not browser.done():
+                return True if page.done() else None
+            await asyncio.wait({page}, timeout=within_ms / 1000)
+            return page.done()
+        finally:
+            for asked in (page, browser):
+                if not asked.done():
+                    asked.cancel()
+                elif not asked.cancelled():
+                    asked.exception()  # an error answer is an answer: nothing to raise
 
 
 def watched(method: F) -> F:

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from automation import Budget, Tab, metrics
+from automation import BrowserSession, Budget, Tab, metrics
 from automation.actions import execute
 from automation.errors import (
     ActionFailed,
@@ -24,8 +24,10 @@ from automation.errors import (
     UrlBlocked,
 )
 from tests.bounds import room
+from tests.conftest import browser_config
 from tests.net import QuietHandler, loopback_app
 from tests.refs import ref_of
+from tests.waiting import eventually
 
 
 async def test_snapshot_lists_refs_with_role_name_nth(tab: Tab, fixture_url: str) -> None:
@@ -407,3 +409,33 @@ async def test_a_slow_page_that_still_answers_is_not_stopped(tab: Tab, hangs_url
     await tab.wait_for(text="Crunched", budget=room())  # it was never stopped midway
     assert tab.watchdog.stopped == 0
     assert metrics.PAGE_PROBES.value(found="alive") >= alive_before + 2
+
+
+async def test_a_calm_page_is_not_stopped_while_the_connection_is_drowned(
+    fixture_url: str, hangs_url: str
+) -> None:
+    """A context of the same browser without the console rate floods its console: the
+    browser's DevTools connection is drowned, a call on a calm tab runs out of its budget,
+    and the probe's answer is late though the page is calm.  The browser's own answer
+    (asked beside it) is as late: the connection is slow, the page is not taken as hung
+    and its script is not stopped; the call's own error stands."""
+    async with BrowserSession(browser_config()) as session:
+        calm = await session.new_tab()
+        await calm.navigate(hangs_url)
+        snap = await calm.snapshot()
+        assert calm.context.browser is not None
+        unlimited = await calm.context.browser.new_context()
+        written = [0]
+        flooding = await unlimited.new_page()
+        flooding.on("console", lambda _message: written.__setitem__(0, written[0] + 1))
+        await flooding.goto(f"{fixture_url}/engine/console-flood.html?calm")
+        flood = "for (let i = 0; i < 40000; i++) console.log('x' + i, { a: i })"
+        writing = asyncio.ensure_future(flooding.evaluate(flood))
+        await eventually(lambda: written[0] >= 1_000)
+        with pytest.raises(BudgetExceeded) as late:
+            await calm.click(ref_of(snap, "button", "Count"), budget=Budget(2_000))
+        assert not isinstance(late.value, PageHung)
+        assert calm.watchdog.stopped == 0
+        await writing
+        await unlimited.close()
+        await _counts(calm)
