@@ -28,8 +28,8 @@ from automation.browser.launch import chromium_sandbox
 from automation.errors import BrowserError
 from tests.automation.browser import counting
 from tests.automation.browser.counting import Counting
-from tests.automation.browser.test_url_guard import until
 from tests.conftest import browser_config
+from tests.waiting import eventually
 
 # The two loopback servers, as fixtures of this module (tests/automation/browser/counting.py).
 servers, allowed, other = counting.servers, counting.allowed, counting.other
@@ -157,7 +157,7 @@ async def test_nothing_of_any_kind_reaches_a_host_off_the_allow_list(
         " navigator.sendBeacon(a + '/beacon', 'ok'); }",
         [allowed.origin(), other.origin()],
     )
-    await until(lambda: ("POST", "/beacon") in allowed.requests)
+    await eventually(lambda: ("POST", "/beacon") in allowed.requests)
 
     results = await page.evaluate(ATTEMPTS, [other.origin(), other.origin()])
 

@@ -18,8 +18,8 @@ from automation.browser import screencast as screencast_module
 from automation.browser.screencast import Frame, Screencast, person_input
 from automation.errors import ActionInvalid, BrowserClosed
 from automation.recording.recorder import Recorder
-from tests.automation.browser.test_warm import until
 from tests.bounds import room
+from tests.waiting import eventually
 
 ANIMATED = """data:text/html,<body><p id=n>0</p><script>
 let n = 0; (function tick() { document.getElementById('n').textContent = ++n;
@@ -189,8 +189,8 @@ async def test_a_change_chromium_drops_with_a_single_frame_unacked_is_pictured(
         encoding = await tab.page.screenshot(type="jpeg", quality=30)  # the frame before
         await tab.page.evaluate("document.body.innerHTML = '<h1>Saved</h1>'")
         chromium_sends(cast, encoding, time.time())
-        await until("the frame sent", lambda: frames.got[-1].jpeg == encoding)
-        await until("a picture of the change", lambda: frames.got[-1].jpeg != encoding)
+        await eventually(lambda: frames.got[-1].jpeg == encoding, what="the frame sent")
+        await eventually(lambda: frames.got[-1].jpeg != encoding, what="a picture of the change")
         now = await cast._shot()
         assert now is not None and frames.got[-1].jpeg == now.jpeg
     finally:
@@ -251,7 +251,7 @@ async def test_frames_of_a_browser_on_a_clock_of_its_own_are_sent_after_a_pictur
         is_picture_of(await frames.next(), tab, "/demo/form.html")  # the picture
         held_back[0] = False
         await tab.page.evaluate("document.querySelector('h1').textContent = 'Changed'")
-        await until("a frame after the picture", lambda: len(frames.got) > 1)
+        await eventually(lambda: len(frames.got) > 1, what="a frame after the picture")
     finally:
         await cast.stop()
 
@@ -271,7 +271,7 @@ async def test_a_page_that_never_stops_is_followed_by_pictures_until_it_stands_s
     await tab.page.goto(BUSY_THEN_BLANK)
     cast.start()
     try:
-        await until("the cast gives way to pictures", lambda: cast.polling)
+        await eventually(lambda: cast.polling, what="the cast gives way to pictures")
         received = cast.frames_received
         await frames.count(5)  # pictures go on, each a new one of the busy page
         assert cast.frames_received == received  # none from a cast
@@ -279,12 +279,12 @@ async def test_a_page_that_never_stops_is_followed_by_pictures_until_it_stands_s
         assert len({frame.jpeg for frame in frames.got[-5:]}) == 5
 
         await tab.page.evaluate("window.stand()")
-        await until("the cast again", lambda: not cast.polling)
+        await eventually(lambda: not cast.polling, what="the cast again")
         assert len(frames.got[-1].jpeg) * 3 < busy  # the page as it stands
         # The cast follows a change again.
         before = cast.frames_received
         await tab.page.evaluate("window.once()")
-        await until("a frame of the change", lambda: len(frames.got[-1].jpeg) * 3 > busy)
+        await eventually(lambda: len(frames.got[-1].jpeg) * 3 > busy, what="a frame of the change")
         assert cast.frames_received > before and not cast.polling
     finally:
         await cast.stop()
@@ -307,13 +307,13 @@ async def test_a_tab_that_crashes_while_followed_by_pictures_is_said_once(
         await tab.page.goto(ANIMATED)
         with caplog.at_level(logging.INFO, logger="automation.browser"):
             cast.start()
-            await until("the cast gives way to pictures", lambda: cast.polling)
+            await eventually(lambda: cast.polling, what="the cast gives way to pictures")
             before = follows[0]
             with contextlib.suppress(PlaywrightError):
                 await tab.page.goto("chrome://crash")  # the page's renderer dies
             # The live view leaves the pictures and tries to follow the tab again, every
             # half second, quietly: the crash is said once, not four times a second.
-            await until("followed anew, three times", lambda: follows[0] >= before + 3)
+            await eventually(lambda: follows[0] >= before + 3, what="followed anew, three times")
             assert cast.running and not cast.polling
         said = [r.getMessage() for r in caplog.records if "no picture" in r.getMessage()]
         assert len(said) <= 1, said
