@@ -59,7 +59,14 @@ from dashboard.runs.carry import VIEWER_RENEW_S
 from dashboard.runs.doorbell import layer_failed
 from dashboard.runs.forms import act_request
 from dashboard.runs.liveview import MAX_SAID_WIDTH, view_width
-from dashboard.runs.messages import Answer, AnswerError, EventMessage, FrameMessage, QueueMessage
+from dashboard.runs.messages import (
+    Answer,
+    AnswerError,
+    EventMessage,
+    FrameMessage,
+    PausingMessage,
+    QueueMessage,
+)
 from dashboard.runs.runner import COMMANDS, group_name, runner
 from dashboard.runs.services import stopped_by
 
@@ -288,8 +295,12 @@ class RunPageConsumer(AsyncJsonWebsocketConsumer):
         got = await carry.command_where_it_runs(self.run_id, command, text, rounds, place=place)
         if got.get("error") is None and command == "pause":
             # Heard by the run's worker: it pauses at the end of the step under way (the
-            # model's answer, an action), which the page says until then.
+            # model's answer, an action), which the page says until then, and so does
+            # every other page on the run (the person's other tabs, whoever watches).
             await self.send_json({"type": "pausing"})
+            await self.channel_layer.group_send(
+                group_name(self.run_id), messages.pausing_message(self.channel_name)
+            )
         await self._refused(got.get("error"))
 
     async def _watch_elsewhere(self) -> None:
@@ -447,6 +458,10 @@ class RunPageConsumer(AsyncJsonWebsocketConsumer):
         if message["event"].get("type") == "run.started" or not self.watched:
             self.look.set()  # the run may be held elsewhere now
         await self.send_json(message["event"])
+
+    async def run_pausing(self, message: PausingMessage) -> None:
+        if message["sender"] != self.channel_name:  # the sender was told at once
+            await self.send_json({"type": "pausing"})
 
     async def run_queue(self, message: QueueMessage) -> None:
         """The queued run's place in the queue moved (1: next)."""

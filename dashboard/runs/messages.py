@@ -25,11 +25,11 @@ from typing import Any, Literal, NotRequired, TypedDict
 __all__ = [
     "ActMessage", "Answer", "AnswerError", "AnswerMessage", "CallMessage", "CancelMessage",
     "CommandMessage", "EventMessage", "FrameMessage", "InputMessage", "McpMessage",
-    "QueueMessage", "SchedulesDueMessage", "SigninMessage", "UnwatchMessage", "WakeMessage",
-    "WatchMessage", "act_message", "answer_message", "cancel_message", "command_message",
-    "event_message", "frame_message", "input_message", "mcp_message", "queue_message",
-    "schedules_due_message", "signin_message", "unwatch_message", "wake_message",
-    "watch_message",
+    "PausingMessage", "QueueMessage", "SchedulesDueMessage", "SigninMessage", "UnwatchMessage",
+    "WakeMessage", "WatchMessage", "act_message", "answer_message", "cancel_message",
+    "command_message", "event_message", "frame_message", "input_message", "mcp_message",
+    "pausing_message", "queue_message", "schedules_due_message", "signin_message",
+    "unwatch_message", "wake_message", "watch_message",
 ]  # fmt: skip
 
 
@@ -160,6 +160,13 @@ class QueueMessage(TypedDict):
     position: int
 
 
+class PausingMessage(TypedDict):
+    """A pause reached the run's worker: it pauses at the end of the step under way."""
+
+    type: Literal["run.pausing"]
+    sender: str  # the page's channel that asked (told already)
+
+
 # -- constructors -----------------------------------------------------------------------------
 
 
@@ -218,3 +225,7 @@ def frame_message(frame: dict[str, Any]) -> FrameMessage:
 
 def queue_message(position: int) -> QueueMessage:
     return {"type": "run.queue", "position": position}
+
+
+def pausing_message(sender: str) -> PausingMessage:
+    return {"type": "run.pausing", "sender": sender}

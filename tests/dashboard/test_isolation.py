@@ -453,3 +453,25 @@ async def test_only_the_owners_commands_reach_the_run(
     }  # the page is told
     assert (await own.receive_json_from(timeout=ANSWER_S))["type"] == "act.result"
     assert spied_runner == [("pause", run.pk), ("act", run.pk)]
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_every_page_on_the_run_is_told_it_is_pausing(
+    sockets: Sockets, owner: Any, staff: Any, spied_runner: list
+) -> None:
+    """The owner pauses in one tab: their other tab, and a watcher, say "pausing" too (only
+    the tab that asked was told, the others showed "running" until the run paused)."""
+    run = await make_run(owner)
+    pages = []
+    for who in (owner, owner, staff):
+        page, connected, _ = await sockets.open(run.pk, session=await session_of(who))
+        assert connected
+        assert (await page.receive_json_from(timeout=ANSWER_S))["type"] == "state"
+        pages.append(page)
+    await pages[0].send_json_to({"command": "pause"})
+    for page in pages:
+        assert await page.receive_json_from(timeout=ANSWER_S) == {"type": "pausing"}
+    await pages[0].send_json_to({"command": "act", "id": 1, "action": "click", "args": {}})
+    answer = await pages[0].receive_json_from(timeout=ANSWER_S)
+    assert answer["type"] == "act.result"  # told once, not a second time
+    assert spied_runner == [("pause", run.pk), ("act", run.pk)]
