@@ -28,7 +28,7 @@ from automation.browser.tab import Tab
 from automation.budget import Budget
 from automation.errors import ActionInvalid
 
-__all__ = ["LOOKUP_ACTIONS", "find_lines"]
+__all__ = ["LOOKUP_ACTIONS", "find_lines", "page_line"]
 
 MAX_FIND = 50
 MAX_PATTERN_CHARS = 200
@@ -190,7 +190,16 @@ async def _snapshot(tab: Tab, args: dict[str, Any], budget: Budget) -> str:
         brief=True,
     )
     snap = await tab.snapshot(options, budget=budget)
-    return f"Page: {snap.title!r} {snap.url}\n{snap.text}"
+    return f"{page_line(snap.title, snap.url, snap.text)}\n{snap.text}"
+
+
+def page_line(title: str, url: str, text: str) -> str:
+    """A brief snapshot's first line: ``Page: 'title' url``, without the title when it is
+    empty or a heading of the snapshot says it (the model reads it there)."""
+    heading = re.escape("- heading " + json.dumps(title, ensure_ascii=False))
+    if not title or re.search(rf"^ *{heading}(?: \[|:|$)", text, re.MULTILINE):
+        return f"Page: {url}"
+    return f"Page: {title!r} {url}"
 
 
 LOOKUP_ACTIONS: tuple[ActionSpec, ...] = (

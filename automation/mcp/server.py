@@ -22,7 +22,9 @@ from automation.mcp.tools import tool_defs
 __all__ = ["INSTRUCTIONS", "CallTool", "build_server", "result_of", "tool_list"]
 
 INSTRUCTIONS = (
-    "Tabwright drives a real Chromium. Take a snapshot: each element you can act on has a "
+    "Tabwright drives a real Chromium. Take a snapshot: its first line is the page's title "
+    "(left out when a heading says it) and URL (its path alone when on the origin of the "
+    "last URL you were given); each element you can act on has a "
     "ref like e5 (f1e5 inside a frame); act by ref. A table row is one line, its cells "
     "between | ; a select's options follow its value. A ref from an older page, or whose "
     "element or row changed, is refused (stale_ref): take a new snapshot, never guess. "

@@ -24,6 +24,7 @@ from automation.control import RunControl
 from automation.errors import ActionFailed, ActionInvalid, BudgetExceeded, TabwrightError
 from automation.events import EventSink, RunResumed
 from automation.limits import cut_text
+from automation.mcp.origin import ShownOrigin
 from automation.mcp.tools import READ_ONLY, SCREENSHOT, offered
 from automation.secrets import SecretNotGranted, Secrets, redacting
 
@@ -91,6 +92,7 @@ class McpSession:
         self._names = frozenset(spec.name for spec in offered(tab.config))
         self._lock = asyncio.Lock()  # one tab: the client's calls run in turn
         self.last_call = time.monotonic()  # when the latest call came (idle sessions end)
+        self._shown = ShownOrigin()  # a snapshot's URL is its path on the origin just named
 
     @property
     def tab(self) -> Tab:
@@ -110,6 +112,8 @@ class McpSession:
         :data:`MAX_ANSWER_CHARS` (an argument of megabytes echoed in an error would be
         more than a client takes in one message)."""
         answer = await self._answer(name, args, within)
+        text = self._shown.told(answer.text, snapshot=answer.ok and name == "snapshot")
+        answer = replace(answer, text=text)
         if len(answer.text) <= MAX_ANSWER_CHARS:
             return answer
         return replace(answer, text=cut_text(answer.text, MAX_ANSWER_CHARS))

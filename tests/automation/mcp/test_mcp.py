@@ -35,7 +35,7 @@ from automation.mcp import McpSession
 from automation.mcp.session import MAX_ANSWER_CHARS, Answer
 from automation.recording.scenario import Scenario
 from tests.automation.browser.test_session import descendants, processes
-from tests.bounds import ROOM_MS
+from tests.bounds import ROOM_MS, room
 from tests.conftest import CHROMIUM, FIXTURES
 from tests.sinks import WaitingSink
 
@@ -425,3 +425,25 @@ async def test_a_call_that_waited_for_the_one_before_it_and_runs_out_is_a_record
     assert not answer.ok and "the call before it" not in answer.text, answer.text
     failed = [e for e in sink.of_type(StepRecorded) if not e.ok]
     assert [e.args.get("text") for e in failed] == ["never shown", "not either"], failed
+
+
+async def test_a_snapshot_s_first_line_says_only_what_the_model_was_not_just_told(
+    tab: Tab, fixture_url: str
+) -> None:
+    """The title goes when the page's heading says it; the URL is its path alone on the
+    origin the last answer named, whole on another (localhost is not 127.0.0.1)."""
+    session = McpSession(tab, sink=ListSink())
+    assert (await session.call("navigate", {"url": f"{fixture_url}/demo/form.html"})).ok
+    page = await session.call("snapshot", {})
+    assert page.ok and page.text.startswith("Page: /demo/form.html\n"), page.text
+    assert '- heading "Sign up" [level=1]' in page.text, page.text
+    assert (await session.call("navigate", {"url": f"{fixture_url}/demo/flow/step1.html"})).ok
+    page = await session.call("snapshot", {})
+    assert page.text.startswith("Page: 'Order — step 1 of 2' /demo/flow/step1.html\n"), page
+    other = fixture_url.replace("127.0.0.1", "localhost")
+    assert (await session.call("find", {"text": "Continue"})).ok  # names no URL
+    await tab.navigate(f"{other}/demo/form.html", budget=room())  # as a person would
+    page = await session.call("snapshot", {})
+    assert page.text.startswith(f"Page: {other}/demo/form.html\n"), page.text
+    page = await session.call("snapshot", {})
+    assert page.text.startswith("Page: /demo/form.html\n"), page.text
