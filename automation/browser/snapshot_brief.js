@@ -14,7 +14,11 @@
 //   - "text: " before text (textLine), and half the indent: one space a level;
 //   - a closed <select>'s options as lines: they follow its value ("- combobox "Plan"
 //     [e7]: "Free" options: Free | Pro | Team"); select_option takes them by label;
-//   - table sections (thead, tbody) and a caption that is the table's name.
+//   - table sections (thead, tbody) and a caption that is the table's name;
+//   - "listitem: " before an item's words (its list's line says what it is: "- list:"
+//     then "- link "Docs" [e7] — how it works"), as for a paragraph or a row;
+//   - the heading that names a region or a landmark (a <section> named by its <h2>):
+//     the container's line says it ("- region "Items" [e5]:").
 //
 // The refs left out of the text stay in the ref table: the same element keeps the same
 // ref, whichever format showed it.
@@ -42,7 +46,7 @@ const TEXT_LEVEL = new Set([
 let brief = false; // per call (snapshot): the brief format
 // Roles whose line, holding only text (or a paragraph's words and elements), is that text
 // alone: "- Back office demo" for "- paragraph: Back office demo".
-const BARE = new Set(["paragraph", "row", ...TEXT_LEVEL]);
+const BARE = new Set(["paragraph", "row", "listitem", ...TEXT_LEVEL]);
 
 // The indent of a line `depth` levels down: one space a level in the brief format.
 function indentOf(depth) {
@@ -89,9 +93,10 @@ function targetOf(n) {
 
 // The brief format's children of a node, of those shownOf keeps: a closed <select>'s
 // options go on its line, a table's sections give way to their rows, and a caption
-// that only says the table's name goes.
+// or a first heading that only says the node's name goes.
 function briefKids(n, kids) {
   if (selectChoices(n) !== null) return [];
+  if (kids.length > 1 && namesHolder(n, kids[0])) kids = kids.slice(1);
   if (!kids.some((k) => typeof k !== "string" && (k.role === "rowgroup" || k.role === "caption"))) {
     return kids;
   }
@@ -104,6 +109,14 @@ function briefKids(n, kids) {
     else out.push(k);
   }
   return out;
+}
+
+// A container's first child that is a heading saying the container's name and nothing
+// else (no ref, no state but its level, nothing under it).
+function namesHolder(n, k) {
+  return Boolean(n.name) && TARGETS.has(n.role) && typeof k !== "string" &&
+    k.role === "heading" && k.name === n.name && !showsRef(k) && !shownKids(k).length &&
+    stateList(k).every((s) => s.startsWith("level=")) && !lineExtras(k);
 }
 
 // A closed <select>'s options, " | " between them, when each is a plain option (no

@@ -38,7 +38,7 @@ async def test_find_answers_the_matching_lines_after_their_row(tab: Tab, fixture
     assert "Beta" in lines[1] and "Alpha" not in lines[1]
     ref = lines[1].rsplit("[", 1)[1].rstrip("]")
     assert tab.refs[ref].name == "Delete"  # a ref of the snapshot find took
-    assert await run(tab, "find", text="banana") == "listitem: Banana"
+    assert await run(tab, "find", text="banana") == "Banana"
     assert await run(tab, "find", pattern=r"^\s*- button") != ""
     assert (await run(tab, "find", text="nowhere")).startswith("nothing on the page matches")
     assert "1 more" in await run(tab, "find", text="delete", limit=1)

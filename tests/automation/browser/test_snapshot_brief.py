@@ -1,9 +1,9 @@
 """The brief format (fixtures/snapshot/brief.html), as MCP clients and the act API's
 snapshot get it: refs only on what one acts on or scopes to, a paragraph or an item with
-its links on one line, text and table rows as their words alone, a closed select's
-options on its line, no table sections, one space of indent a level; every ref it leaves
-out is still the element's ref.  The agent's snapshot (the default) keeps a line and a
-ref for each element."""
+its links on one line, text, items and table rows as their words alone, no heading
+repeating its region's name, a closed select's options on its line, no table sections,
+one space of indent a level; every ref it leaves out is still the element's ref.  The
+agent's snapshot (the default) keeps a line and a ref for each element."""
 
 from __future__ import annotations
 
@@ -51,8 +51,9 @@ async def test_the_brief_format_keeps_what_a_model_acts_on(tab: Tab, fixture_url
         ": Gamma", ": Delta",
     ))  # fmt: skip
     assert snap.refs[gamma].role == snap.refs[delta].role == "listitem"
-    assert f'- listitem: link "Alpha" [{alpha}] — first' in lines
-    assert f'- listitem: link "Beta" [{beta}]' in lines
+    assert f'- link "Alpha" [{alpha}] — first' in lines  # its list's line says "list"
+    assert f'- link "Beta" [{beta}]' in lines
+    assert lines[lines.index(f'- link "Alpha" [{alpha}] — first') - 1] == "- list:"
     assert f"- listitem [{gamma}] [clickable]: Gamma" in lines
     assert f"- listitem [{delta}]: Delta" in lines
     # A closed select: its value and its options (one holding the separator quoted) on
@@ -62,6 +63,11 @@ async def test_the_brief_format_keeps_what_a_model_acts_on(tab: Tab, fixture_url
     assert f'- option "Paris" [{ref["option", "Paris"]}] [selected]' in lines
     assert f'- combobox "Region" [{region}]: "Paris":' in lines
     assert f'- textbox "Note" [{ref["textbox", "Note"]}]: "urgent"' in lines
+    # A region named by its heading: the region's line says the name, once.
+    help_at = lines.index(f'- region "Help" [{ref["region", "Help"]}]:')
+    assert lines[help_at + 1] == "- Ask the desk"
+    assert any(line.startswith('- heading "Help" [') for line in stripped(agent))
+    assert not any(line.startswith('- heading "Help"') for line in lines)
     # A table: its rows right under it, no sections, no caption repeating its name.
     shown = set(REF.findall(snap.text))
     table = ref["table", "Open orders"]

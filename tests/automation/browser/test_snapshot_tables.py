@@ -71,7 +71,7 @@ async def test_rows_whose_cells_hold_more_or_are_targets_keep_a_line_per_cell(
         '- cell "1003"',
         "- cell:",
         "- list:",
-        "- listitem: first",
+        "- first",
     ]
     sort = ref_of(snap, "columnheader", "Name")
     assert f'- columnheader "Name" [{sort}] [clickable]' in lines  # a target of its own
