@@ -4,6 +4,7 @@ after the page or the server acted, later on a busy machine."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import Callable
 
 # How often a condition is looked at again: soon enough that a test hardly waits past
@@ -13,8 +14,14 @@ EVERY_S = 0.05
 
 
 async def eventually(check: Callable[[], object], timeout_s: float = 60, what: str = "") -> None:
-    """Poll ``check`` until it holds; fail, naming ``what``, if it never does."""
+    """Poll ``check`` (a function, or a coroutine function) until it holds; fail, naming
+    ``what``, if it never does."""
     deadline = asyncio.get_running_loop().time() + timeout_s
-    while not check():
+    while True:
+        held = check()
+        if inspect.isawaitable(held):
+            held = await held
+        if held:
+            return
         assert asyncio.get_running_loop().time() < deadline, what or "condition never became true"
         await asyncio.sleep(EVERY_S)

@@ -5,7 +5,6 @@ refusal is a code the docs list."""
 
 from __future__ import annotations
 
-import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -17,6 +16,7 @@ from dashboard.models import LLMProfile, Run, Scenario
 from dashboard.runs.runner import RunManager, runner
 from tests.dashboard.api.test_api import api, finished, refused, token_of
 from tests.dashboard.conftest import Runs
+from tests.waiting import eventually
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -28,16 +28,6 @@ NEVER = "wait for Text that never appears"
 @pytest.fixture
 def keep_tabs(settings: Any) -> None:
     settings.TABWRIGHT = {**settings.TABWRIGHT, "SESSION_IDLE_S": 60}
-
-
-async def until(what: str, done: Any, timeout_s: float = 60) -> None:
-    """Polls ``done`` (the runner's state and the database have no event to wait on)."""
-    try:
-        async with asyncio.timeout(timeout_s):
-            while not await done():  # noqa: ASYNC110
-                await asyncio.sleep(0.05)
-    except TimeoutError:
-        raise AssertionError(f"not within {timeout_s} s: {what}") from None
 
 
 async def test_a_script_talks_to_a_conversation_and_saves_it_as_a_scenario(
@@ -68,7 +58,7 @@ async def test_a_script_talks_to_a_conversation_and_saves_it_as_a_scenario(
     async def working() -> bool:
         return runner.is_working(run_id)
 
-    await until("the second stretch works", working)
+    await eventually(working, what="the second stretch works")
     paused = await client.post(f"/api/runs/{run_id}/pause")
     assert paused.status_code == 200, paused.content
 
@@ -76,7 +66,7 @@ async def test_a_script_talks_to_a_conversation_and_saves_it_as_a_scenario(
         run = await sync_to_async(Run.objects.get)(pk=run_id)
         return run.status == Run.Status.PAUSED
 
-    await until("the run pauses", is_paused)
+    await eventually(is_paused, what="the run pauses")
     resumed = await client.post(f"/api/runs/{run_id}/resume")
     assert resumed.status_code == 200, resumed.content
     stopped = await client.post(f"/api/runs/{run_id}/stop")
@@ -99,7 +89,7 @@ async def test_a_script_talks_to_a_conversation_and_saves_it_as_a_scenario(
         run = await sync_to_async(Run.objects.get)(pk=run_id)
         return run.status == Run.Status.SUCCEEDED and not runner.is_working(run_id)
 
-    await until("the restored conversation signs up", signed_up)
+    await eventually(signed_up, what="the restored conversation signs up")
     done = (await client.get(f"/api/runs/{run_id}")).json()
     assert [s["action"] for s in done["steps"] if s["ok"]][-3:] == ["type", "click", "wait_for"]
 

@@ -33,6 +33,7 @@ from dashboard.scenarios import services
 from tests.dashboard.api.test_api import refused, token_of
 from tests.dashboard.jobs.conftest import Receiver, make
 from tests.dashboard.signup import sign_up
+from tests.waiting import eventually
 
 pytestmark = pytest.mark.django_db
 
@@ -139,14 +140,6 @@ def mute_smtp(settings: Any) -> Iterator[Dripping]:
         yield server
 
 
-async def _until(condition: Any) -> None:
-    """Until ``condition`` (called in the database's thread) holds; the caller bounds it."""
-    while True:
-        if await sync_to_async(condition)():
-            return
-        await asyncio.sleep(0.02)
-
-
 def _failed_firing(schedule: Schedule) -> ScheduleFiring:
     return ScheduleFiring.objects.create(
         schedule=schedule, due_at=timezone.now(), outcome="failed", error="no greeting"
@@ -173,7 +166,7 @@ async def test_a_receiver_that_drips_its_answer_ends_at_the_deadline_and_firings
     try:
         async with asyncio.timeout(120):
             await schedules.judge_outcomes()  # the scheduler's tick: the alert is queued
-            await _until(dripping_hook.reached.is_set)
+            await eventually(sync_to_async(dripping_hook.reached.is_set), 120)
             # While the receiver drips, a schedule due now fires on time, not missed.
             due = await sync_to_async(make)(scenario)
             await Schedule.objects.filter(pk=due.pk).aupdate(next_fire_at=timezone.now())
@@ -184,8 +177,8 @@ async def test_a_receiver_that_drips_its_answer_ends_at_the_deadline_and_firings
             # Its try counts from its claim; nothing of it is logged before it ends.
             assert (in_flight.status, in_flight.attempts, in_flight.log) == ("pending", 1, [])
             # The try ends at its deadline, though a byte came every DRIP_S, and hangs up.
-            await _until(lambda: len(Delivery.objects.get().log) == 1)
-            await _until(dripping_hook.hung_up.is_set)
+            await eventually(sync_to_async(lambda: len(Delivery.objects.get().log) == 1), 120)
+            await eventually(sync_to_async(dripping_hook.hung_up.is_set), 120)
     finally:
         sending.cancel()
         await asyncio.gather(sending, return_exceptions=True)
@@ -205,7 +198,8 @@ async def test_a_mail_server_that_drips_its_greeting_ends_at_the_deadline(
     async with asyncio.timeout(120):
         await sync_to_async(_told)(schedule)  # the alert is queued, not sent here
         assert await outbox.send_due() == 0
-        await _until(dripping_smtp.hung_up.is_set)  # the connection ended with the try
+        # the connection ended with the try
+        await eventually(sync_to_async(dripping_smtp.hung_up.is_set), 120)
         assert await outbox.send_due() == 0  # the last try: given up
     delivery = await Delivery.objects.aget()
     assert (delivery.kind, delivery.status, delivery.attempts) == ("email", "failed", 2)
@@ -223,7 +217,8 @@ async def test_a_mail_server_that_greets_then_falls_silent_ends_at_the_deadline(
     async with asyncio.timeout(120):
         await sync_to_async(_told)(schedule)
         assert await outbox.send_due() == 0
-        await _until(mute_smtp.hung_up.is_set)  # the connection ended with the try
+        # the connection ended with the try
+        await eventually(sync_to_async(mute_smtp.hung_up.is_set), 120)
         assert await outbox.send_due() == 0
     delivery = await Delivery.objects.aget()
     assert (delivery.kind, delivery.status, delivery.attempts) == ("email", "failed", 2)
@@ -352,8 +347,9 @@ async def test_a_backlog_to_a_receiver_that_never_answers_delays_no_one_else_s_a
     sending = asyncio.create_task(outbox.serve())  # the worker's outbox
     try:
         async with asyncio.timeout(120):
-            await _until(lambda: Delivery.objects.get(pk=alert.pk).status == "sent")
-            await _until(dripping_hook.reached.is_set)
+            sent = sync_to_async(lambda: Delivery.objects.get(pk=alert.pk).status == "sent")
+            await eventually(sent, 120)
+            await eventually(sync_to_async(dripping_hook.reached.is_set), 120)
     finally:
         sending.cancel()
         await asyncio.gather(sending, return_exceptions=True)

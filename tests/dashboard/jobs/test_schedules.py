@@ -36,6 +36,7 @@ from tests.dashboard.api.test_api import Api, refused, token_of
 from tests.dashboard.conftest import Runs
 from tests.dashboard.jobs.conftest import Mailbox, Receiver, make
 from tests.net import free_port
+from tests.waiting import eventually
 
 # Rollback transactions, but for the async tests: their database work runs in another
 # thread (sync_to_async), which must see the rows.
@@ -382,7 +383,7 @@ async def test_a_failed_firing_is_told_to_a_signed_retried_webhook_and_by_mail(
     await Schedule.objects.filter(pk=schedule.pk).aupdate(next_fire_at=timezone.now())
     fired = await schedules.fire_due()
     assert len(fired) == 1 and fired[0].run_id is not None
-    await _until_final(fired[0].run_id)
+    await eventually(lambda: _final(fired[0].run_id), what="the firing's run ended")
 
     await schedules.judge_outcomes()  # judged, told: a webhook and an e-mail in the outbox
     firing = await ScheduleFiring.objects.aget(pk=fired[0].pk)
@@ -449,12 +450,8 @@ def test_a_failed_batch_firing_says_how_many_rows_failed_and_the_first_one_s_rea
     )  # fmt: skip
 
 
-async def _until_final(run_id: int, timeout_s: float = 60) -> None:
-    async with asyncio.timeout(timeout_s):
-        while True:
-            if (await Run.objects.aget(pk=run_id)).status in Run.FINAL:
-                return
-            await asyncio.sleep(0.05)
+async def _final(run_id: int) -> bool:
+    return (await Run.objects.aget(pk=run_id)).status in Run.FINAL
 
 
 def test_a_webhook_that_never_answers_is_given_up_after_its_tries(
