@@ -13,9 +13,17 @@ from collections.abc import Callable
 EVERY_S = 0.05
 
 
-async def eventually(check: Callable[[], object], timeout_s: float = 60, what: str = "") -> None:
-    """Poll ``check`` (a function, or a coroutine function) until it holds; fail, naming
-    ``what``, if it never does."""
+async def eventually(
+    check: Callable[[], object],
+    timeout_s: float = 60,
+    what: str = "",
+    *,
+    said: Callable[[], str] | None = None,
+    every_s: float = EVERY_S,
+) -> None:
+    """Poll ``check`` (a function, or a coroutine function) every ``every_s`` until it
+    holds; fail, naming ``what`` and then ``said()`` (what the servers logged, say), if it
+    never does."""
     deadline = asyncio.get_running_loop().time() + timeout_s
     while True:
         held = check()
@@ -23,5 +31,7 @@ async def eventually(check: Callable[[], object], timeout_s: float = 60, what: s
             held = await held
         if held:
             return
-        assert asyncio.get_running_loop().time() < deadline, what or "condition never became true"
-        await asyncio.sleep(EVERY_S)
+        if asyncio.get_running_loop().time() >= deadline:
+            failed = what or "condition never became true"
+            raise AssertionError(f"{failed}; {said()}" if said else failed)
+        await asyncio.sleep(every_s)

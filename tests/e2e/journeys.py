@@ -23,6 +23,7 @@ from automation.actions import execute
 from tests.bounds import room
 from tests.e2e.ui import CHROMIUM, LIVE_MS, Server
 from tests.refs import ref_of
+from tests.waiting import eventually
 
 WAIT_S = 4 * LIVE_MS / 1000  # a wait on something a worker does: a batch, a firing
 
@@ -81,8 +82,8 @@ def wait_until(what: str, done: Callable[[], bool]) -> None:
 
 
 async def until(what: str, done: Callable[[], bool]) -> None:
-    """:func:`wait_until` in a thread: the page's events go on meanwhile."""
-    await asyncio.to_thread(wait_until, what, done)
+    """:func:`wait_until`, each look in a thread: the page's events go on meanwhile."""
+    await eventually(lambda: asyncio.to_thread(done), WAIT_S, f"not yet: {what}", every_s=0.1)
 
 
 @dataclass(frozen=True)

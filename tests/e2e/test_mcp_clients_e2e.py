@@ -27,6 +27,7 @@ from tests.daphne import api_token, daphne, log_in, log_tail, new_run, runworker
 from tests.e2e.ui import CHROMIUM, PASSWORD, USERNAME
 from tests.servers import postgres_server, redis_server, shared_settings
 from tests.tasks import FORM_TASK
+from tests.waiting import eventually
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="session")]
 
@@ -127,15 +128,13 @@ def run_of(dashboard: Dashboard, run_id: int) -> dict[str, Any]:
 
 async def until(dashboard: Dashboard, what: str, holds: Callable[[], bool]) -> None:
     """Wait until ``holds()`` (it reads the dashboard over HTTP), within HANG_S."""
-    try:
-        async with asyncio.timeout(HANG_S):
-            while True:
-                if await asyncio.to_thread(holds):
-                    return
-                await asyncio.sleep(0.2)  # (the dashboard is read over HTTP: no event)
-    except TimeoutError:
-        said = "\n".join(log_tail(log) for log in dashboard.logs)
-        pytest.fail(f"waited {HANG_S} s for {what}; the servers said:\n{said}")
+    await eventually(
+        lambda: asyncio.to_thread(holds),
+        HANG_S,
+        f"waited {HANG_S} s for {what}",
+        said=lambda: "the servers said:\n" + "\n".join(log_tail(log) for log in dashboard.logs),
+        every_s=0.2,  # (the dashboard is read over HTTP: no event)
+    )
 
 
 async def all_ended(dashboard: Dashboard, ids: set[int]) -> dict[int, dict[str, Any]]:

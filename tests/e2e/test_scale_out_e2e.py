@@ -8,7 +8,6 @@ the workers' logs."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import re
@@ -31,6 +30,7 @@ from tests.e2e.ui import PASSWORD, SOCKET_SPY, UI_MS, USERNAME, log_in, save, st
 from tests.fakellm import Reply, ScriptedLLMServer
 from tests.servers import RedisServer, postgres_server, psql, restartable_redis, shared_settings
 from tests.tasks import FORM_TASK
+from tests.waiting import eventually
 
 pytestmark = [pytest.mark.e2e, pytest.mark.multiprocess]
 
@@ -79,16 +79,15 @@ def site(tmp_path_factory: pytest.TempPathFactory, llm: ScriptedLLMServer) -> It
 
 
 async def until(what: str, done: Callable[[], bool], logs: list[Path]) -> None:
-    """Until ``done()``; past WAIT_S the test fails with ``what`` and the workers' logs."""
-    try:
-        async with asyncio.timeout(WAIT_S):
-            while True:  # polled: the conditions are other processes' (a table, a log)
-                if done():
-                    return
-                await asyncio.sleep(0.1)
-    except TimeoutError:
-        said = "\n".join(log_tail(log) for log in logs)
-        raise AssertionError(f"not within {WAIT_S} s: {what}; the workers said:\n{said}") from None
+    """Until ``done()``; past WAIT_S the test fails with ``what`` and the workers' logs.
+    Polled: the conditions are other processes' (a table, a log)."""
+    await eventually(
+        done,
+        WAIT_S,
+        f"not within {WAIT_S} s: {what}",
+        said=lambda: "the workers said:\n" + "\n".join(log_tail(log) for log in logs),
+        every_s=0.1,
+    )
 
 
 def wait_until(what: str, done: Callable[[], bool], logs: list[Path]) -> None:
