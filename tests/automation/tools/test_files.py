@@ -9,7 +9,7 @@ import hashlib
 import os
 import signal
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -22,6 +22,7 @@ from automation.tools import files as workspace
 from automation.tools import shell
 from tests.bounds import room
 from tests.conftest import browser_config
+from tests.waiting import eventually
 
 FILE_TOOLS = ("file_list", "file_read", "file_write", "file_check", "file_mkdir", "file_delete")
 
@@ -321,19 +322,10 @@ def sleepers(folder: Path) -> list[int]:
     return found
 
 
-async def no_sleepers_left(folder: Path) -> bool:
+async def no_sleepers_left(folder: Path) -> None:
     """Once every ``sleep`` of ``folder`` has ended (a killed process takes a moment to go,
-    longer on a busy machine); False if one is still there after WAIT_S."""
-    return await _until(lambda: not sleepers(folder))
-
-
-async def _until(holds: Callable[[], bool]) -> bool:
-    deadline = time.monotonic() + WAIT_S  # bounds a hang only: the wait ends when it holds
-    while not holds():
-        if time.monotonic() > deadline:
-            return False
-        await asyncio.sleep(0.05)  # (processes come and go without an event to await)
-    return True
+    longer on a busy machine); fails if one is still there after WAIT_S."""
+    await eventually(lambda: not sleepers(folder), WAIT_S, "a sleep of the folder lives on")
 
 
 async def test_the_shell_is_off_unless_the_operator_allows_programs(wtab: Tab) -> None:
@@ -418,13 +410,13 @@ async def test_a_command_past_its_time_is_killed_with_its_children(wtab: Tab, ws
     started = time.monotonic()
     answer = await run(wtab, "shell", command='sh -c "sleep 30 & sleep 30"', timeout_ms=10_000)
     assert answer.startswith("timed out") and time.monotonic() - started < 8
-    assert await no_sleepers_left(ws)
+    await no_sleepers_left(ws)
 
     # The program ended but left a child behind: the child goes too, and the answer comes.
     started = time.monotonic()
     answer = await run(wtab, "shell", command='sh -c "sleep 30 & echo started"')
     assert answer == "exit status 0\nstarted\n" and time.monotonic() - started < 8
-    assert await no_sleepers_left(ws)
+    await no_sleepers_left(ws)
 
     answer = await run(wtab, "shell", command="sh -c 'echo bye; kill -9 $$'")
     assert answer == "killed by signal 9\nbye\n"
@@ -446,15 +438,15 @@ async def test_the_budget_bounds_the_command_and_cancel_stops_it(wtab: Tab, ws: 
     started = time.monotonic()
     answer = await run(wtab, "shell", command="sleep 60", timeout_ms=1_500)
     assert answer.startswith("timed out") and time.monotonic() - started < 60  # not its end
-    assert await no_sleepers_left(ws)
+    await no_sleepers_left(ws)
 
     budget = room()
     call = asyncio.ensure_future(execute(wtab, "shell", {"command": "sleep 60"}, budget=budget))
-    assert await _until(lambda: bool(sleepers(ws)))
+    await eventually(lambda: bool(sleepers(ws)), WAIT_S, "the sleep started")
     budget.cancel("stop button")
     with pytest.raises(Cancelled):
         await call
-    assert await no_sleepers_left(ws)
+    await no_sleepers_left(ws)
 
 
 async def test_output_is_capped_keeping_start_and_end(wtab: Tab) -> None:
