@@ -62,12 +62,7 @@ CONSOLE_LIMIT_JS = (
 _WORKERS = [{"type": "worker"}, {"exclude": True}]
 # A service worker belongs to the browser, not to a page: the browser-level session asks for
 # every one held as it starts, and lets go at once of those of another context.
-_SERVICE_ATTACH = {
-    "autoAttach": True,
-    "waitForDebuggerOnStart": True,
-    "flatten": True,
-    "filter": [{"type": "service_worker"}, {"exclude": True}],
-}
+_SERVICE_WORKERS = [{"type": "service_worker"}, {"exclude": True}]
 # How long a worker may wait for its limit before it is let go without one.
 _HOLD_TIMEOUT_S = 5.0
 
@@ -109,7 +104,6 @@ class ConsoleLimit:
         self._ids = itertools.count(1)
         self._closer: asyncio.Task[None] | None = None
         self._context_id: str | None = None  # the browser's id of the context, from a page
-        self._context_known = asyncio.Event()
 
     @property
     def busy(self) -> int:
@@ -131,12 +125,6 @@ class ConsoleLimit:
         for session in (self._session, self._service):
             session.on("Target.attachedToTarget", listener(self._on_attached(session)))
             session.on("Target.receivedMessageFromTarget", listener(self._on_message))
-        # Service workers are asked for before the context has a page: one its first page
-        # registers at once is held until the context's id is known (its first page's).
-        try:
-            await self._service.send("Target.setAutoAttach", _SERVICE_ATTACH)
-        except Exception as exc:  # the browser went away
-            log.debug("a context's service workers' consoles are not held to the rate: %s", exc)
         self.context.on("page", listener(self._on_page))
         self.context.once("close", lambda _context: self._begin_close())
         for page in self.context.pages:
@@ -194,7 +182,7 @@ class ConsoleLimit:
             finally:
                 await probe.detach()
             await self._watch_target(info["targetInfo"]["targetId"])
-            self._know_context(info["targetInfo"].get("browserContextId"))
+            await self._watch_service_workers(info["targetInfo"].get("browserContextId"))
         except Exception as exc:  # the page closed first, or it is not a CDP target
             log.debug("a page's workers' consoles are not held to the rate: %s", exc)
 
@@ -203,12 +191,22 @@ class ConsoleLimit:
         related = {"targetId": target_id, "waitForDebuggerOnStart": True, "filter": _WORKERS}
         await self._session.send("Target.autoAttachRelated", related)
 
-    def _know_context(self, context_id: str | None) -> None:
-        """The browser's id of the context, from its first page: the service workers held
-        meanwhile are told apart by it."""
-        if self._context_id is None and context_id:
-            self._context_id = context_id
-            self._context_known.set()
+    async def _watch_service_workers(self, context_id: str | None) -> None:
+        """Once the context's own id is known (from its first page, before any of its pages
+        can register a service worker), ask for every service worker held as it starts."""
+        if self._context_id is not None or not context_id:
+            return
+        self._context_id = context_id
+        assert self._service is not None
+        await self._service.send(
+            "Target.setAutoAttach",
+            {
+                "autoAttach": True,
+                "waitForDebuggerOnStart": True,
+                "flatten": True,
+                "filter": _SERVICE_WORKERS,
+            },
+        )
 
     def _on_attached(self, session: CDPSession) -> Callable[[dict[str, Any]], None]:
         def attached(event: dict[str, Any]) -> None:
@@ -219,23 +217,12 @@ class ConsoleLimit:
             held, info = event["sessionId"], event["targetInfo"]
             if info["type"] == "worker":
                 self._spawn(self._limit_worker(session, held, info["targetId"]))
-            else:
-                self._spawn(self._service_worker(session, held, info))
+            elif info.get("browserContextId") == self._context_id:  # a service worker
+                self._spawn(self._limit_worker(session, held, info["targetId"], nested=False))
+            else:  # another context's service worker: let it go at once
+                self._spawn(self._let_go(session, held))
 
         return attached
-
-    async def _service_worker(self, session: CDPSession, held: str, info: dict[str, Any]) -> None:
-        """A service worker held as it starts: limited when it is the context's (once the
-        context's id is known: at most the hold's time), let go at once otherwise."""
-        try:
-            async with asyncio.timeout(_HOLD_TIMEOUT_S):
-                await self._context_known.wait()
-        except TimeoutError:
-            pass
-        if self._context_id is not None and info.get("browserContextId") == self._context_id:
-            await self._limit_worker(session, held, info["targetId"], nested=False)
-        else:  # another context's: let it go at once
-            await self._let_go(session, held)
 
     def _on_message(self, event: dict[str, Any]) -> None:
         try:
