@@ -9,18 +9,19 @@ times a turn drowns that driver, and every other run of the browser stalls (its 
 click and new tab each ran out of its 15 s budget); neither Chromium's switches nor its
 DevTools domains limit console messages.
 
-So each frame (an init script), each dedicated worker (a worker's workers too) and each
-service worker of the context (each worker held as it starts until the script is in it,
-see :class:`ConsoleLimit`) gets ``consolelimit.js``: a burst of :data:`BURST` messages,
-then :data:`RATE` a second; what is past that is dropped and counted, and about once a
-second, while it drops, the page says how many in one message of its own, marked with
-:data:`MARK`.  The page log reads that message as a :class:`ConsoleDropped` count instead
-of keeping it.  Kept messages keep their text, level and the page's own file and line.
+So each frame (an init script) and each dedicated worker (held as it starts until the
+script is in it, see :class:`ConsoleLimit`; a worker's workers too) gets
+``consolelimit.js``: a burst of :data:`BURST` messages, then :data:`RATE` a second; what
+is past that is dropped and counted, and about once a second, while it drops, the page
+says how many in one message of its own, marked with :data:`MARK`.  The page log reads
+that message as a :class:`ConsoleDropped` count instead of keeping it.  Kept messages keep
+their text, level and the page's own file and line.
 
-Not covered: the dedicated workers of a cross-site (out-of-process) frame; the initial
-empty document of a frame a page makes and writes to at once (an init script never runs
-there).  Shared workers' consoles never reach the driver (Playwright does not listen to
-them).  Each frame and worker has a rate of its own.
+Not covered: the workers of a cross-site (out-of-process) frame; service workers (their
+console reaches Playwright's driver); the initial empty document of a frame a page makes
+and writes to at once (an init script never runs there).  Shared workers' consoles never
+reach the driver (Playwright does not listen to them).  Each frame and worker has a rate
+of its own.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import itertools
 import json
 import logging
 import secrets
-from collections.abc import Callable, Coroutine
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -60,9 +61,6 @@ CONSOLE_LIMIT_JS = (
 # worker until every session that asked for the hold lets it go) and to Playwright's own,
 # which lets it go at once.  Workers only: frames are held by the init script.
 _WORKERS = [{"type": "worker"}, {"exclude": True}]
-# A service worker belongs to the browser, not to a page: the browser-level session asks for
-# every one held as it starts, and lets go at once of those of another context.
-_SERVICE_WORKERS = [{"type": "service_worker"}, {"exclude": True}]
 # How long a worker may wait for its limit before it is let go without one.
 _HOLD_TIMEOUT_S = 5.0
 
@@ -78,8 +76,7 @@ async def limit_console(context: BrowserContext) -> ConsoleLimit:
 
 
 class ConsoleLimit:
-    """One context's workers, dedicated and service, each held as it starts until the limit
-    is in it.
+    """One context's dedicated workers, each held as it starts until the limit is in it.
 
     A browser-level CDP session of the context's own asks Chromium to report each worker
     its pages (and their workers) start, held before its first line
@@ -88,22 +85,15 @@ class ConsoleLimit:
     (``Target.sendMessageToTarget``) before the held session is let go.  Measured on
     Chromium 156: an unflattened session alone does not hold a worker (Playwright's own
     session lets it go at once), and a worker held there has no ``setTimeout`` yet (the
-    script takes it when it first tells a count).
-
-    Service workers are the browser's, not a page's: a second browser-level session asks
-    for every one held as it starts (``Target.setAutoAttach``; on the first session it would
-    take back ``autoAttachRelated``), limits those whose ``browserContextId`` is the
-    context's own (read from its first page) and lets go of the others at once."""
+    script takes it when it first tells a count)."""
 
     def __init__(self, context: BrowserContext) -> None:
         self.context = context
-        self._session: CDPSession | None = None  # dedicated workers
-        self._service: CDPSession | None = None  # service workers
+        self._session: CDPSession | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._answers: dict[tuple[str, int], asyncio.Future[dict[str, Any]]] = {}
         self._ids = itertools.count(1)
         self._closer: asyncio.Task[None] | None = None
-        self._context_id: str | None = None  # the browser's id of the context, from a page
 
     @property
     def busy(self) -> int:
@@ -116,15 +106,13 @@ class ConsoleLimit:
             log.debug("a context's workers' consoles are not held to the rate: no browser")
             return
         try:
-            self._session = await browser.new_browser_cdp_session()
-            self._service = await browser.new_browser_cdp_session()
+            session = await browser.new_browser_cdp_session()
         except Exception as exc:  # not Chromium, or the browser went away
             log.debug("a context's workers' consoles are not held to the rate: %s", exc)
-            await self._close()
             return
-        for session in (self._session, self._service):
-            session.on("Target.attachedToTarget", listener(self._on_attached(session)))
-            session.on("Target.receivedMessageFromTarget", listener(self._on_message))
+        self._session = session
+        session.on("Target.attachedToTarget", listener(self._on_attached))
+        session.on("Target.receivedMessageFromTarget", listener(self._on_message))
         self.context.on("page", listener(self._on_page))
         self.context.once("close", lambda _context: self._begin_close())
         for page in self.context.pages:
@@ -153,14 +141,12 @@ class ConsoleLimit:
         for answer in self._answers.values():
             answer.cancel()
         self._answers.clear()
-        sessions = (self._session, self._service)
-        self._session = self._service = None
-        for session in sessions:
-            if session is not None:
-                try:
-                    await session.detach()
-                except Exception:
-                    pass  # gone with its browser
+        session, self._session = self._session, None
+        if session is not None:
+            try:
+                await session.detach()
+            except Exception:
+                pass  # gone with its browser
 
     def _spawn(self, work: Coroutine[Any, Any, Any]) -> None:
         if self.closed:
@@ -182,7 +168,6 @@ class ConsoleLimit:
             finally:
                 await probe.detach()
             await self._watch_target(info["targetInfo"]["targetId"])
-            await self._watch_service_workers(info["targetInfo"].get("browserContextId"))
         except Exception as exc:  # the page closed first, or it is not a CDP target
             log.debug("a page's workers' consoles are not held to the rate: %s", exc)
 
@@ -191,38 +176,11 @@ class ConsoleLimit:
         related = {"targetId": target_id, "waitForDebuggerOnStart": True, "filter": _WORKERS}
         await self._session.send("Target.autoAttachRelated", related)
 
-    async def _watch_service_workers(self, context_id: str | None) -> None:
-        """Once the context's own id is known (from its first page, before any of its pages
-        can register a service worker), ask for every service worker held as it starts."""
-        if self._context_id is not None or not context_id:
-            return
-        self._context_id = context_id
-        assert self._service is not None
-        await self._service.send(
-            "Target.setAutoAttach",
-            {
-                "autoAttach": True,
-                "waitForDebuggerOnStart": True,
-                "flatten": True,
-                "filter": _SERVICE_WORKERS,
-            },
-        )
-
-    def _on_attached(self, session: CDPSession) -> Callable[[dict[str, Any]], None]:
-        def attached(event: dict[str, Any]) -> None:
-            # Only the held ones: the others are this session's own attaches (the watched
-            # target itself, the unflattened session below, service workers already running).
-            if not event.get("waitingForDebugger"):
-                return
-            held, info = event["sessionId"], event["targetInfo"]
-            if info["type"] == "worker":
-                self._spawn(self._limit_worker(session, held, info["targetId"]))
-            elif info.get("browserContextId") == self._context_id:  # a service worker
-                self._spawn(self._limit_worker(session, held, info["targetId"], nested=False))
-            else:  # another context's service worker: let it go at once
-                self._spawn(self._let_go(session, held))
-
-        return attached
+    def _on_attached(self, event: dict[str, Any]) -> None:
+        # Only the held ones: the others are this session's own attaches (the watched
+        # target itself, the unflattened session below).
+        if event.get("waitingForDebugger") and event["targetInfo"]["type"] == "worker":
+            self._spawn(self._limit_worker(event["sessionId"], event["targetInfo"]["targetId"]))
 
     def _on_message(self, event: dict[str, Any]) -> None:
         try:
@@ -233,9 +191,9 @@ class ConsoleLimit:
         if answer is not None and not answer.done():
             answer.set_result(message)
 
-    async def _limit_worker(
-        self, session: CDPSession, held: str, target_id: str, *, nested: bool = True
-    ) -> None:
+    async def _limit_worker(self, held: str, target_id: str) -> None:
+        session = self._session
+        assert session is not None
         inside = ""
         try:
             async with asyncio.timeout(_HOLD_TIMEOUT_S):
@@ -243,34 +201,29 @@ class ConsoleLimit:
                     "Target.attachToTarget", {"targetId": target_id, "flatten": False}
                 )
                 inside = attached["sessionId"]
-                answer = await self._ask(session, inside, "Runtime.evaluate", CONSOLE_LIMIT_JS)
+                answer = await self._ask(inside, "Runtime.evaluate", CONSOLE_LIMIT_JS)
                 if "exceptionDetails" in answer.get("result", {}) or "error" in answer:
                     log.debug("a worker's console limit failed: %s", str(answer)[:300])
-                if nested:
-                    await self._watch_target(target_id)  # the workers it starts in turn
+                await self._watch_target(target_id)  # the workers it starts in turn
         except Exception as exc:  # the worker ended first, or its page went away
             log.debug("a worker's console is not held to the rate: %s", exc)
         finally:
             # Let go of it whatever happened: a worker is never left held by this session.
             for session_id in (inside, held):
-                await self._let_go(session, session_id)
+                if session_id:
+                    try:
+                        await session.send("Target.detachFromTarget", {"sessionId": session_id})
+                    except Exception:
+                        pass  # gone with its page
 
-    async def _let_go(self, session: CDPSession, session_id: str) -> None:
-        if session_id:
-            try:
-                await session.send("Target.detachFromTarget", {"sessionId": session_id})
-            except Exception:
-                pass  # gone with its page, or the session closed
-
-    async def _ask(
-        self, session: CDPSession, inside: str, method: str, expression: str
-    ) -> dict[str, Any]:
+    async def _ask(self, inside: str, method: str, expression: str) -> dict[str, Any]:
+        assert self._session is not None
         number = next(self._ids)
         answer = asyncio.get_running_loop().create_future()
         self._answers[(inside, number)] = answer
         message = {"id": number, "method": method, "params": {"expression": expression}}
         try:
-            await session.send(
+            await self._session.send(
                 "Target.sendMessageToTarget",
                 {"sessionId": inside, "message": json.dumps(message)},
             )

@@ -101,33 +101,6 @@ async def test_a_worker_is_held_from_its_first_line(tab: Tab, fixture_url: str) 
         assert tab.log.summary()["console"]["seen"] < 20_000
 
 
-async def test_a_service_worker_is_held_from_its_first_line(fixture_url: str) -> None:
-    """A service worker writing twenty thousand messages from its first line, and as many
-    again when its page asks: it finds its console held as it begins, what was past the
-    rate is not kept (the run is told), and a run in another context of the browser (whose
-    own watch also sees the worker, and lets it go) snapshots and clicks meanwhile.
-    Without the hold all forty thousand came through to the driver and on to this process
-    (~40 s in which the driver was drowned)."""
-    async with BrowserSession(browser_config()) as session:
-        other = await session.new_tab()
-        await other.navigate(f"{fixture_url}/engine/console-flood.html?calm")
-        tab = await session.new_tab()
-        told = Collected()
-        watcher = ProblemWatcher(tab, told)  # a run listens on the context: workers' too
-        await tab.navigate(f"{fixture_url}/engine/console-sw.html")
-        snap = await other.snapshot()
-        await other.click(snap.find("Press")[0].ref)
-        assert "Pressed" in (await other.snapshot()).text
-        said_it = "document.getElementById('status').textContent !== 'Starting'"
-        await tab.page.wait_for_function(said_it)
-        assert tab.log.summary()["console"]["seen"] < 20_000
-        assert await tab.page.locator("#status").inner_text() == "held"
-        await eventually(lambda: "console_flood" in told.kinds())
-        await watcher.stop()
-        assert tab.log.summary()["console"]["not_kept"] > 0
-        assert other.log.summary()["console"]["seen"] == 0
-
-
 async def test_a_closed_session_leaves_nothing_watching(fixture_url: str) -> None:
     """The workers' watch belongs to its context: closing the session ends its tasks and
     lets go of its CDP session, while workers are still being started."""
