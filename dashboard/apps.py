@@ -19,6 +19,7 @@ class DashboardConfig(AppConfig):
 
         resume_gc()  # paused while a command loads (manage.py)
         connection_created.connect(_no_nul_on_postgresql, dispatch_uid="dashboard.pgtext")
+        connection_created.connect(_write_ahead_on_sqlite, dispatch_uid="dashboard.sqlite")
 
 
 def _no_nul_on_postgresql(sender: Any, connection: Any, **kwargs: Any) -> None:
@@ -26,3 +27,13 @@ def _no_nul_on_postgresql(sender: Any, connection: Any, **kwargs: Any) -> None:
         from dashboard.lib import pgtext  # psycopg: only where PostgreSQL is used
 
         pgtext.register(connection.connection)
+
+
+def _write_ahead_on_sqlite(sender: Any, connection: Any, **kwargs: Any) -> None:
+    """A SQLite file writes ahead to a log beside it and syncs the disk at its checkpoints,
+    not at every commit (settings.py says why).  Not an in-memory database (the tests'):
+    shared between threads, a new connection's pragma there met another's table lock."""
+    if connection.vendor == "sqlite" and not connection.is_in_memory_db():
+        with connection.connection:
+            connection.connection.execute("PRAGMA journal_mode=WAL")
+            connection.connection.execute("PRAGMA synchronous=NORMAL")

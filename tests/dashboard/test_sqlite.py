@@ -6,29 +6,33 @@ from __future__ import annotations
 import sqlite3
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 from django.db.backends.sqlite3.base import DatabaseWrapper
 
 from dashboard.settings import SQLITE_OPTIONS
 
 
-def _connect(path: Path) -> sqlite3.Connection:
+def _connect(path: Path, blocker: Any) -> sqlite3.Connection:
     """A connection as the dashboard's server opens it on ``path``."""
     wrapper = DatabaseWrapper({
         "ENGINE": "django.db.backends.sqlite3", "NAME": str(path), "OPTIONS": SQLITE_OPTIONS,
         "TIME_ZONE": None, "CONN_MAX_AGE": 0, "CONN_HEALTH_CHECKS": False,
         "AUTOCOMMIT": True, "ATOMIC_REQUESTS": False,
     })  # fmt: skip
-    connection = wrapper.get_new_connection(wrapper.get_connection_params())
-    connection.isolation_level = None  # autocommit, as Django runs it
-    return connection
+    with blocker.unblock():  # a file of the test's own, not the test database
+        wrapper.ensure_connection()  # as Django opens it: connection_created is sent
+    return wrapper.connection
 
 
 def test_a_commit_goes_to_the_write_ahead_log_and_syncs_at_its_checkpoints(
-    tmp_path: Path,
+    tmp_path: Path, django_db_blocker: Any
 ) -> None:
     db = tmp_path / "db.sqlite3"
-    with closing(_connect(db)) as writer, closing(_connect(db)) as reader:
+    with (
+        closing(_connect(db, django_db_blocker)) as writer,
+        closing(_connect(db, django_db_blocker)) as reader,
+    ):
         assert writer.execute("PRAGMA journal_mode").fetchone() == ("wal",)
         assert writer.execute("PRAGMA synchronous").fetchone() == (1,)  # NORMAL
         writer.execute("CREATE TABLE event (seq INTEGER)")
