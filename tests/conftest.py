@@ -101,6 +101,23 @@ def pytest_configure(config: pytest.Config) -> None:
         rewritten.rewrite_once(config, Path(__file__).parent)
 
 
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(
+    django_db_modify_db_settings_parallel_suffix: None, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The test database is a SQLite file of this process's own, as the dashboard's is,
+    not SQLite's in-memory database shared between threads: there a thread reading a table
+    made another's write to it fail at once ("database table is locked": a run crashed
+    while its test looked at it), where a file makes the writer wait, and with the file's
+    write-ahead log (dashboard.apps) a reader never holds a writer up."""
+    from django.conf import settings
+
+    database = settings.DATABASES["default"]
+    if database["ENGINE"] == "django.db.backends.sqlite3":
+        name = str(tmp_path_factory.mktemp("database") / "test.sqlite3")
+        database["TEST"] = {**database.get("TEST", {}), "NAME": name}
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Each test is marked with the tiers it reaches (tests/tiers.py); --tier selects."""
     tier = config.getoption("--tier")
