@@ -14,7 +14,8 @@ What counts as a problem, chosen to keep the run page readable:
 - requests that failed on the network or got an HTTP status of 400 or more, except
   ``net::ERR_ABORTED`` (the page cancelled them itself: it navigated away, called
   ``AbortController.abort()`` or ``window.stop()``) and the ``/favicon.ico`` Chromium
-  fetches on its own for every document.
+  fetches on its own for every document.  One the egress proxy refused (its 403, or a
+  tunnel it would not open) says so, and why: the policy, not the site, answered.
 
 Entries come from :class:`PageLog` subscriptions.  A tab the run already has is followed
 through its own ``tab.log``.  A page opened later (a popup, a new tab) gets a log of the
@@ -123,6 +124,7 @@ class ProblemWatcher:
         self._group = group
         first = tabs if isinstance(tabs, Tab) else next(iter(tabs.tabs), None)
         self._why_unreachable = first.why_unreachable if first is not None else None
+        self._why_refused = first.why_refused if first is not None else None
         self._context = group.context if group is not None else tabs.context
         self._subscribed = listener(self._keep_subscribed)
         for event in _CONTEXT_SUBSCRIPTIONS:
@@ -201,7 +203,10 @@ class ProblemWatcher:
             if page in self._flooded:
                 return
             self._flooded.add(page)
-        problem = _problem_of(entry, page_url=page.url, why_unreachable=self._why_unreachable)
+        problem = _problem_of(
+            entry, page_url=page.url, why_unreachable=self._why_unreachable,
+            why_refused=self._why_refused,
+        )  # fmt: skip
         if problem is None:
             return
         # A flood of console errors fills the limit first; its count is told regardless
@@ -294,6 +299,7 @@ def _problem_of(
     *,
     page_url: str,
     why_unreachable: Callable[[str], str | None] | None = None,
+    why_refused: Callable[[str], str | None] | None = None,
 ) -> PageProblem | None:
     """The problem a log entry shows, or None when it is not one (see the module's doc)."""
     if isinstance(entry, ConsoleEntry):
@@ -323,6 +329,9 @@ def _problem_of(
         outcome = entry.failure or str(entry.status)
         if entry.failure and why_unreachable is not None:
             outcome = why_unreachable(entry.url) or outcome  # behind the proxy's closed door
+        if why_refused is not None and (entry.failure or entry.status == 403):
+            if refused := why_refused(entry.url):  # the proxy's own 403, or a tunnel it refused
+                outcome = f"refused: {refused}"
         return PageProblem(
             kind="request",
             text=f"{entry.method} {entry.url} → {outcome}",

@@ -25,9 +25,11 @@ from playwright.async_api import Error as PlaywrightError
 from automation import BrowserSession, Tab, UrlPolicy
 from automation.browser.config import CHROMIUM, HEADLESS_SHELL, QUIET_CHROMIUM_ARGS
 from automation.browser.launch import chromium_sandbox
+from automation.browser.problems import ProblemWatcher
 from automation.errors import BrowserError
 from tests.automation.browser import counting
 from tests.automation.browser.counting import Counting
+from tests.automation.browser.test_problems import Collected
 from tests.conftest import browser_config
 from tests.waiting import eventually
 
@@ -407,3 +409,24 @@ async def test_a_sandbox_that_cannot_start_says_how_to_fix_it() -> None:
         await session.close()
     assert "TABWRIGHT_CHROMIUM_SANDBOX=0" in caught.value.hint
     assert "sandbox could not start" in caught.value.hint
+
+
+def requests(told: Collected) -> list[str]:
+    return [p.text for p in told.problems if p.kind == "request"]
+
+
+async def test_a_request_the_proxy_refused_is_told_to_the_run_with_why(
+    page_tab: Tab, allowed: Counting, other: Counting
+) -> None:
+    """A fetch and a page's own navigation to a host the policy refuses: the run's problems
+    say each was refused and why (they said 403, or the tunnel's network error, as if the
+    site had answered so)."""
+    told = Collected()
+    async with ProblemWatcher(page_tab, told):
+        await page_tab.page.evaluate("(o) => fetch(o + '/data').catch(() => null)", other.origin())
+        await page_tab.page.evaluate("(o) => { location.href = o + '/elsewhere'; }", other.origin())
+        await eventually(lambda: len(requests(told)) >= 2, what="both told")
+    texts = requests(told)
+    why = "is not on the allowed list"
+    assert len(texts) == 2 and all("refused" in t and why in t for t in texts), texts
+    assert other.connections == 0
