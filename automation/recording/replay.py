@@ -284,10 +284,14 @@ class Replay:
         # A page the app went on to by itself ("saved, back to the list in 2 s") is not
         # the one the checks read: they are not read again there.  When nothing was left
         # (None), a timer may still have taken back a state after its check was read.
-        done = f"once the page had done what the steps before it left for later ({held})"
-        for index in [] if held is not None and held.navigated else trailing:
+        navigated, refused = (held.navigated, held.refused) if held is not None else (False, 0)
+        when = (
+            f"once the page had done what the steps before it left for later ({held})"
+            if held is not None
+            else "when read again at the end"
+        )
+        for index in [] if navigated else trailing:
             step = steps[index]
-            refused = held is not None and held.refused
             if step.args.get("kind") not in expect.KEPT_KINDS and not refused:
                 continue
             try:
@@ -301,7 +305,6 @@ class Replay:
             outcomes[:] = [outcome if o.index == index else o for o in outcomes]
             if not outcome.ok:
                 message = outcome.error["message"] if outcome.error else outcome.status
-                when = done if held is not None else "when read again at the end"
                 return outcome.status, (
                     f"step {index} ({step.describe()}): held at first, then not {when}: " + message
                 )
@@ -310,7 +313,7 @@ class Replay:
         try:
             self._refusals(self.tab.log.requests_seen)
         except HttpStatus as exc:
-            return "failed", f"after {after}, {done}: " + exc.message
+            return "failed", f"after {after}, {when}: " + exc.message
         return "passed", ""
 
     def not_run(self, outcomes: list[StepOutcome]) -> None:
