@@ -204,11 +204,7 @@ class EgressProxy:
         return self._unreachable.get(_authority(url))
 
     def _remember_unreachable(self, url: str, reason: str) -> None:
-        key = _authority(url)
-        self._unreachable.pop(key, None)
-        self._unreachable[key] = reason
-        while len(self._unreachable) > MAX_REMEMBERED:
-            self._unreachable.popitem(last=False)
+        _remember(self._unreachable, _authority(url), reason)
 
     def why_refused(self, url: str) -> str | None:
         """Why the proxy refused ``url`` (a plain-HTTP URL exactly, an https or wss one by
@@ -220,10 +216,7 @@ class EgressProxy:
 
     def _remember_refused(self, url: str, reason: str) -> None:
         key = _authority(url) if url.lower().startswith("https:") else url
-        self._refusals.pop(key, None)
-        self._refusals[key] = reason
-        while len(self._refusals) > MAX_REMEMBERED:
-            self._refusals.popitem(last=False)
+        _remember(self._refusals, key, reason)
 
     @property
     def opened(self) -> int:
@@ -431,6 +424,14 @@ class EgressProxy:
         reason = _connect_failure(failure)
         self._remember_unreachable(url, reason)
         raise _Refused(502, f"{what}: {reason}")
+
+
+def _remember(kept: OrderedDict[str, str], key: str, reason: str) -> None:
+    """``reason`` kept for ``key``, newest last, the oldest let go past MAX_REMEMBERED."""
+    kept.pop(key, None)
+    kept[key] = reason
+    while len(kept) > MAX_REMEMBERED:
+        kept.popitem(last=False)
 
 
 def _authority(url: str) -> str:
