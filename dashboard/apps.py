@@ -31,8 +31,8 @@ def _no_nul_on_postgresql(sender: Any, connection: Any, **kwargs: Any) -> None:
 
 def _write_ahead_on_sqlite(sender: Any, connection: Any, **kwargs: Any) -> None:
     """A SQLite file writes ahead to a log beside it and syncs the disk at its checkpoints,
-    not at every commit (settings.py says why).  Not an in-memory database (the tests'):
-    shared between threads, a new connection's pragma there met another's table lock."""
+    not at every commit (settings.py says why).  An in-memory database has no file to log
+    beside."""
     if connection.vendor == "sqlite" and not connection.is_in_memory_db():
         with connection.connection:
             connection.connection.execute("PRAGMA journal_mode=WAL")
