@@ -32,7 +32,7 @@ def stat_of(pid: int) -> tuple[str, int, int] | None:
     """(state, ppid, session) of a live process; None once it is gone."""
     try:
         raw = Path(f"/proc/{pid}/stat").read_bytes()
-    except FileNotFoundError:
+    except OSError:  # gone: no file, or (gone as it was read) ESRCH
         return None
     fields = raw[raw.rfind(b")") + 2 :].split()
     return fields[0].decode(), int(fields[1]), int(fields[3])
@@ -69,7 +69,7 @@ def adoptive_parent(pid: int) -> int:
         assert stat is not None, f"{pid} is gone"
         try:
             forker = Path(f"/proc/{stat[1]}/cmdline").read_bytes().startswith(b"sh\0-c\0")
-        except FileNotFoundError:
+        except OSError:  # gone: no file, or (gone as it was read) ESRCH
             forker = False
         if not forker or time.monotonic() > deadline:
             return stat[1]
