@@ -112,6 +112,21 @@ async def worker_shown(page: Page) -> str:
     return (await shown.text_content() or "").removeprefix("worker ")
 
 
+async def drew_every_event(site: Site, page: Page, run_id: int) -> None:
+    """Until the run page has drawn every stored event of the run, in order (an event
+    after the one that ended the run may still be on its way when the status shows it)."""
+    seqs: dict[str, list[int]] = {}
+
+    async def caught_up() -> bool:
+        query = f"select seq from dashboard_runevent where run_id = {run_id} order by seq"
+        stored = site.sql(query)
+        seqs["stored"] = [int(seq) for seq in stored.split()]
+        seqs["drawn"] = await handled_seqs(page)
+        return seqs["drawn"] == seqs["stored"]
+
+    await eventually(caught_up, what="the page drew every stored event", said=lambda: str(seqs))
+
+
 async def handled_seqs(page: Page) -> list[int]:
     """The stored events the run page drew, in the order it drew them: those it rendered
     from the page's HTML, then each one its sockets brought that it had not seen (the
@@ -188,10 +203,7 @@ async def test_a_redis_restart_under_two_live_runs_ends_neither_and_their_pages_
             for page, run_id in pages:
                 await expect(page.locator("#status")).to_have_text("succeeded", timeout=60_000)
                 await expect(page.locator("#conn")).to_have_text("")
-                stored = site.sql(
-                    f"select seq from dashboard_runevent where run_id = {run_id} order by seq"
-                )
-                assert await handled_seqs(page) == [int(seq) for seq in stored.split()]
+                await drew_every_event(site, page, run_id)
                 sockets = await page.evaluate("() => window.__sockets.map((s) => s.url)")
                 assert len(sockets) >= 2 and not sockets[-1].endswith("after=0"), sockets
                 closes = await page.evaluate("() => window.__socketCloses")
