@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import Browser, Page, expect
+from playwright.async_api import Browser, BrowserContext, Page, expect
 from websockets.asyncio.client import connect
 
 from tests.daphne import ROOT, START_TIMEOUT_S, daphne
@@ -45,6 +45,7 @@ from tests.fakellm import Reply, ScriptedLLMServer
 from tests.net import free_port
 from tests.servers import postgres_server, psql, redis_server, shared_settings
 from tests.tasks import AMBIGUOUS_TASK
+from tests.waiting import eventually
 
 pytestmark = [pytest.mark.e2e, pytest.mark.multiprocess]
 
@@ -157,6 +158,7 @@ async def test_a_page_on_one_process_follows_a_run_of_the_other_live(
         steps = psql(database_url, f"select count(*) from dashboard_step where run_id = {run_id}")
         assert steps == "3"
     finally:
+        await stop_live_runs(context, a, database_url)
         await context.close()
 
 
@@ -210,7 +212,30 @@ async def test_a_page_on_one_process_pauses_and_resumes_a_run_working_on_the_oth
         assert llm.pending == 0
     finally:
         heard.set()  # a failure above leaves no answer held for the module's next test
+        await stop_live_runs(context, a, database_url)
         await context.close()
+
+
+LIVE = "('queued', 'pending', 'running', 'paused')"
+
+
+async def stop_live_runs(context: BrowserContext, base_url: str, database_url: str) -> None:
+    """Stop what a test left live (a failure midway leaves its run paused): each worker
+    takes one run, so a run left live keeps the module's next tests' runs queued."""
+    live = psql(database_url, f"select id from dashboard_run where status in {LIVE}").split()
+    session = next((c["value"] for c in await context.cookies() if c["name"] == "sessionid"), "")
+    if not live or not session:
+        return
+    cookie = {"Cookie": f"sessionid={session}"}
+    for run_id in live:
+        uri = base_url.replace("http://", "ws://") + f"/ws/runs/{run_id}/"
+        async with connect(uri, origin=base_url, additional_headers=cookie) as socket:  # type: ignore[arg-type]
+            await socket.send(json.dumps({"command": "stop"}))
+            still_live = f"select id from dashboard_run where id = {run_id} and status in {LIVE}"
+            await eventually(
+                lambda query=still_live: not psql(database_url, query),
+                what=f"run {run_id} stopped after the test",
+            )
 
 
 def tag(action: dict[str, object]) -> str:
@@ -311,6 +336,7 @@ async def test_a_killed_worker_s_run_is_lost_the_other_s_goes_on_and_new_runs_go
         await on_kept.locator("[data-command=stop]").click()
         await expect(on_kept.locator("#status")).to_have_text("stopped", timeout=LIVE_MS)
     finally:
+        await stop_live_runs(context, a, database_url)
         await context.close()
 
 
@@ -358,6 +384,7 @@ async def test_a_web_process_restarted_mid_run_touches_no_run_and_its_page_misse
             "succeeded"
         )
     finally:
+        await stop_live_runs(context, b, database_url)
         await context.close()
 
 

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from playwright.async_api import Page, expect
+from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from automation.browser.config import default_chromium
 from tests.backoffice import PASSWORD as BO_PASSWORD
@@ -181,6 +182,13 @@ _SIZED = """(tab) => {
   const shown = Math.ceil((img.clientWidth * devicePixelRatio) / 160) * 160;
   return img.complete && img.naturalWidth >= Math.min(shown, tab * devicePixelRatio) - 1;
 }"""
+_HOLDS_POINT = """([x, y, tab]) => {
+  const img = document.getElementById("live-frame");
+  const scale = img.clientWidth / tab;
+  return x * scale < img.clientWidth && y * scale < img.clientHeight;
+}"""
+_DRAWN = """(img) => ({natural: [img.naturalWidth, img.naturalHeight],
+  shown: [img.clientWidth, img.clientHeight]})"""
 _IS_RESULT = "(e) => e.type === 'input.result'"
 _INPUT_RESULTS = f"() => window.__socketEvents.filter({_IS_RESULT}).length"
 
@@ -195,6 +203,14 @@ async def click_picture(page: Page, x: float, y: float, tab_width: float) -> Non
     # picture is measured as it will be when clicked.
     await page.wait_for_function(_SIZED, arg=tab_width)
     await picture.click(trial=True)  # drawn, still, not covered
+    # The point is on the picture as drawn (a frame of another shape would put it off).
+    try:
+        await page.wait_for_function(_HOLDS_POINT, arg=[x, y, tab_width])
+    except PlaywrightTimeoutError as exc:
+        drawn = await picture.evaluate(_DRAWN)
+        raise AssertionError(
+            f"({x}, {y}) of a {tab_width} px tab is off the picture: {drawn}"
+        ) from exc
     scale = await picture.evaluate("(img) => img.clientWidth") / tab_width
     answered = await page.evaluate(_INPUT_RESULTS)
     await picture.click(position={"x": x * scale, "y": y * scale})
