@@ -21,7 +21,26 @@
     let saidWidth = 0; // device px the picture is shown at, as told to the server
     let checking = false; // the next click on the picture records a check instead
 
-    liveFrame.addEventListener("load", drawn);
+    // A frame's picture that does not decode (broken on its way) would leave a broken
+    // image, a strip of its alt text, and no frame asked for after it: the last picture
+    // that drew is put back (its load asks for nothing), and the next frame is asked for.
+    let drawnSrc = "";
+    let restoring = false;
+    liveFrame.addEventListener("load", () => {
+      if (restoring) {
+        restoring = false;
+        return;
+      }
+      drawnSrc = liveFrame.src;
+      drawn();
+    });
+    liveFrame.addEventListener("error", () => {
+      if (drawnSrc && !restoring) {
+        restoring = true;
+        liveFrame.src = drawnSrc;
+      }
+      drawn();
+    });
 
     function setChecking(on) {
       checking = on;
@@ -166,6 +185,7 @@
           liveFrame.style.setProperty("--tab-width", e.width + "px");
           liveFrame.style.setProperty("--tab-ratio", String(e.width / e.height));
         }
+        restoring = false; // a new frame replaces the picture being put back
         liveFrame.src = "data:image/jpeg;base64," + e.jpeg;
         liveFrame.hidden = false;
         if (e.url) liveUrl.textContent = e.url;
