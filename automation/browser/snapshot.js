@@ -200,6 +200,7 @@
       nextRef = Math.max(nextRef, opts.seed || 1);
       compact = opts.compact !== false;
       brief = opts.brief === true;
+      briefPage(null, [], false); // the reduced walk's lines know nothing of the page
       deadline = opts.timeMs > 0 ? performance.now() + opts.timeMs : Infinity;
       visited = 0;
       // What an earlier walk found is not this walk's: the page may have changed since.
@@ -231,6 +232,8 @@
       const table = refs.map((n) => [
         n.ref, n.role, n.name, n.nth, seen.get(n.role + "\u0000" + n.name),
       ]);
+      briefPage(root, refs, !opts.scope);
+      const top = pageTop(root, !opts.scope);
       const frames = [];
       const lines = [];
       const hashes = new Map();
@@ -239,15 +242,15 @@
       const delta = Boolean(opts.delta && prevWalk && !opts.scope);
       let paths = [];
       if (delta) {
-        renderDelta(root, lines, frames);
+        renderDelta(top, lines, frames);
         for (const [ref, old] of prevWalk) {
           if (ref && !old.unseen && !hashes.has(ref)) removed.push([ref, old.gone]);
         }
-        if (refs.some((n) => n.frame)) paths = framePaths(root);
+        if (refs.some((n) => n.frame)) paths = framePaths(top);
       } else if (opts.interactive) {
         renderInteractive(root, lines, frames);
       } else {
-        renderTree(root, 0, lines, frames, opts.maxDepth || 0);
+        renderTree(top, 0, lines, frames, opts.maxDepth || 0);
       }
       if (!opts.scope) {
         prevWalk = hashes;
@@ -412,7 +415,7 @@
       let line = n.role;
       if (n.name && !nameRepeatsKids(n)) line += " " + JSON.stringify(n.name.length > 100 ? n.name.slice(0, 99) + "…" : n.name);
       if (showsRef(n)) line += " [" + n.ref + "]";
-      for (const s of stateList(n)) line += " [" + s + "]";
+      for (const s of stateList(n)) if (shownState(s)) line += " [" + s + "]";
       line += lineExtras(n);
       if (n.value) line += ": " + JSON.stringify(n.value.length > 100 ? n.value.slice(0, 99) + "…" : n.value);
       return line + briefExtras(n);

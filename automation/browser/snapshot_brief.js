@@ -18,7 +18,16 @@
 //   - "listitem: " before an item's words (its list's line says what it is: "- list:"
 //     then "- link "Docs" [e7] — how it works"), as for a paragraph or a row;
 //   - the heading that names a region or a landmark (a <section> named by its <h2>):
-//     the container's line says it ("- region "Items" [e5]:").
+//     the container's line says it ("- region "Items" [e5]:");
+//   - a heading's level when every heading shown has the same one: it places no heading
+//     under another ("- heading "Orders"", not "… [level=1]");
+//   - the line of a landmark that holds the whole page (an unnamed <main> or <form> all
+//     else is in): its lines come one level up, one character each the less (pageTop);
+//   - on a small page (at most SMALL_PAGE elements, no frames: read whole, its snapshot
+//     is a few hundred characters), the ref of a container one would only scope a
+//     snapshot to (a landmark, a section, a form, a table: SCOPES); a dialog, a widget
+//     (menu, tablist, listbox…) and what is clicked keep theirs, and on a page with
+//     something to drag, every container does (it may be where the thing is dropped).
 //
 // The refs left out of the text stay in the ref table: the same element keeps the same
 // ref, whichever format showed it.
@@ -44,6 +53,19 @@ const TEXT_LEVEL = new Set([
 ]);
 
 let brief = false; // per call (snapshot): the brief format
+// Per call (briefPage): the page is small (its containers' refs are left out), and the
+// headings shown have more than one level (their levels are shown).
+let smallPage = false;
+let levelsShown = true;
+// A page of at most this many elements (the walk's, a ref each) is small.
+const SMALL_PAGE = 50;
+// Containers one only scopes a snapshot to: no ref on a small page.
+const SCOPES = new Set([
+  "article", "banner", "complementary", "contentinfo", "document", "figure", "form",
+  "group", "main", "navigation", "region", "search", "table",
+]);
+// Landmarks that, holding the whole page, say nothing of it.
+const PAGE_WRAPPERS = new Set(["main", "form"]);
 // Roles whose line, holding only text (or a paragraph's words and elements), is that text
 // alone: "- Back office demo" for "- paragraph: Back office demo".
 const BARE = new Set(["paragraph", "row", "listitem", ...TEXT_LEVEL]);
@@ -85,10 +107,64 @@ function showsRef(n) {
 // An element one acts on or scopes to: a role of either kind, a click target, a frame,
 // something dragged, selected, pressed or expanded, a grid's cell or row.
 function targetOf(n) {
-  if (INTERACTIVE.has(n.role) || TARGETS.has(n.role) || n.clickable || n.frame) return true;
+  if (INTERACTIVE.has(n.role) || n.clickable || n.frame) return true;
+  if (TARGETS.has(n.role) && !(smallPage && SCOPES.has(n.role))) return true;
   if (n.role === "gridcell" || n.el.getAttribute("draggable") === "true") return true;
   if (stateList(n).some((s) => !s.startsWith("level="))) return true;
   return n.role === "row" && n.kids.some((k) => typeof k !== "string" && k.role === "gridcell");
+}
+
+// What the brief format needs to know of the whole walk before a line is made: whether
+// the page is small (a whole-page walk of the top document, no frames, at most
+// SMALL_PAGE elements: `nodes`, the walk's elements) and which heading levels show.
+function briefPage(root, nodes, whole) {
+  smallPage = brief && whole && window === window.top && nodes.length <= SMALL_PAGE &&
+    !nodes.some((n) => n.frame || dragged(n));
+  const levels = new Set();
+  if (brief && root) {
+    const visit = (n) => {
+      for (const k of shownKids(n)) {
+        if (typeof k === "string") continue;
+        if (k.role === "heading") levels.add(stateList(k).find((s) => s.startsWith("level=")));
+        visit(k);
+      }
+    };
+    visit(root);
+  }
+  levelsShown = !brief || levels.size > 1;
+}
+
+// Something one drags, by the page's say (draggable, a drag library's aria attributes) or
+// by its cursor: what it is dropped on may be any container, which keeps its ref.
+function dragged(n) {
+  const el = n.el;
+  return el.getAttribute("draggable") === "true" || el.hasAttribute("aria-grabbed") ||
+    /drag/i.test(el.getAttribute("aria-roledescription") || "") ||
+    /grab|move/.test(styleOf(el).cursor);
+}
+
+// A state as a line shows it: a heading's level only where levels differ.
+function shownState(s) {
+  return levelsShown || !s.startsWith("level=");
+}
+
+// The node whose children are a whole-page walk's first lines: the root, or the landmark
+// that holds all of the page (one with nothing of its own to say: no name, no state, not
+// clicked or dragged), whose line is left out (its ref stays in the table).  `whole`: not
+// a scoped walk, whose element keeps its line.
+function pageTop(root, whole) {
+  let top = root;
+  while (brief && whole) {
+    const kids = shownKids(top);
+    const k = kids[0];
+    if (kids.length !== 1 || typeof k === "string" || !PAGE_WRAPPERS.has(k.role) || k.name ||
+        k.clickable || stateList(k).length || lineExtras(k) ||
+        k.el.getAttribute("draggable") === "true") {
+      return top;
+    }
+    top = k;
+  }
+  return top;
 }
 
 // The brief format's children of a node, of those shownOf keeps: a closed <select>'s
