@@ -43,6 +43,7 @@ __all__ = [
     "SECRET_ENV_PREFIX",
     "SECRET_NAME_RE",
     "SECRET_RE",
+    "SHORT_CHARS",
     "TYPED_ARGS",
     "RedactingSink",
     "SecretNotGranted",
@@ -268,6 +269,10 @@ class Secrets:
 
     def values(self) -> list[str]:
         return list(self._shown)
+
+    def hidden(self) -> list[str]:
+        """The passwords typed literally (those :meth:`hide` masks), oldest first."""
+        return [value for value, shown in self._shown.items() if shown == MASK]
 
     def is_secret(self, text: str) -> bool:
         """Whether ``text`` (a value about to be typed) holds a secret or hidden password."""

@@ -215,6 +215,10 @@ class Run(models.Model):
     # An agent run may end in data: its done's output, checked against this JSON Schema.
     output_schema = models.JSONField(null=True, blank=True)
     output = models.JSONField(null=True, blank=True)
+    # A mark of each password the run typed literally (never the password itself:
+    # automation.recording.passwords), to keep it out of a scenario saved from the run,
+    # whose suggested name is the person's words.
+    password_marks = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     # When the latest stretch of work ended (None while one goes on).
     finished_at = models.DateTimeField(null=True, blank=True)

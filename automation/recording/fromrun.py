@@ -36,7 +36,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import parse_qsl, quote, quote_plus, urlencode, urlsplit, urlunsplit
 
-from automation.errors import ScenarioInvalid
+from automation.browser.identity import ElementIdentity
+from automation.errors import ScenarioInvalid, TabwrightError
 from automation.recording.params import MIN_CARRIED_CHARS
 from automation.recording.placeholders import hide, spells
 from automation.recording.rebase import first_folder
@@ -49,9 +50,9 @@ from automation.recording.scenario import (
     literal,
     map_texts,
 )
-from automation.secrets import SECRET_RE
+from automation.secrets import MASK, SECRET_RE
 
-__all__ = ["Planned", "from_run_steps", "plan"]
+__all__ = ["Planned", "from_run_steps", "plan", "typed_passwords"]
 
 
 @dataclass(frozen=True)
@@ -74,10 +75,12 @@ class Planned:
         return self.step.summary()
 
 
-def plan(rows: Sequence[Mapping[str, Any]]) -> list[Planned]:
-    """Every recorded step, in order, with what saving does with it."""
+def plan(rows: Sequence[Mapping[str, Any]], *, passwords: Sequence[str] = ()) -> list[Planned]:
+    """Every recorded step, in order, with what saving does with it.  ``passwords``: more
+    that the run typed, which its steps show masked (found in the person's words), kept
+    out of the scenario as those its steps show."""
     out = []
-    passwords: dict[str, tuple[int, str]] = {}  # a typed password: its step, its secret
+    typed_at: dict[str, tuple[int | None, str]] = {}  # a typed password: its step, its secret
     tab: int | None = 0  # the tab the steps run in (None: not known, not the first)
     for position, row in enumerate(rows):
         index = int(row.get("index", position))
@@ -127,7 +130,7 @@ def plan(rows: Sequence[Mapping[str, Any]]) -> list[Planned]:
             typed = ScenarioStep.from_dict(data, index=index)
             step = _secret_if_password(typed)
             if step is not typed and _typed(step).startswith("${SECRET:"):
-                passwords[str(typed.typed_value())] = (index, _typed(step))
+                typed_at[str(typed.typed_value())] = (index, _typed(step))
         except ScenarioInvalid as exc:
             out.append(Planned(index, action, None, f"it can't be replayed: {exc.message}"))
             continue
@@ -138,7 +141,28 @@ def plan(rows: Sequence[Mapping[str, Any]]) -> list[Planned]:
                                keepable=True))  # fmt: skip
             continue
         out.append(Planned(index, action, step))
-    return [_password_hidden(planned, passwords) for planned in out]
+    # One the steps show masked was typed by the first password field's step, if any.
+    first = next(iter(typed_at.values()), (None, "${SECRET:PASSWORD}"))
+    for value in passwords:
+        typed_at.setdefault(value, first)
+    return [_password_hidden(planned, typed_at) for planned in out]
+
+
+def typed_passwords(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The passwords the run's steps typed as they are (into a field the run did not
+    mask: a "show password" switch made it text), in order."""
+    out = []
+    for row in rows:
+        key = TYPED_ARG.get(str(row.get("action", "")))
+        value = (row.get("args") or {}).get(key) if key else None
+        if not isinstance(value, str) or not value or MASK in value or SECRET_RE.search(value):
+            continue
+        try:
+            if ElementIdentity.from_dict(row.get("identity")).holds_password():
+                out.append(value)
+        except TabwrightError:
+            continue
+    return list(dict.fromkeys(out))
 
 
 # Replay acts in one tab: a tab switch, and the steps run in other tabs, are left out.
@@ -154,14 +178,16 @@ def from_run_steps(
     keep: Sequence[int] = (),
     checks: Sequence[ScenarioStep] = (),
     placed_checks: Sequence[tuple[int, ScenarioStep]] = (),
+    passwords: Sequence[str] = (),
 ) -> Scenario:
     """A scenario from a run's recorded steps: those :func:`plan` keeps, the failed ones
     whose run index is in ``keep``, then ``checks``.  ``placed_checks`` go where they were
     proposed: ``(index, check)`` right after the run's step ``index`` (a conversation's
-    earlier stretch ended there).  Its description lists every step left out, with why."""
+    earlier stretch ended there); ``passwords`` as :func:`plan` takes them.  Its
+    description lists every step left out, with why."""
     kept: list[tuple[int, ScenarioStep]] = []  # (run index, step)
     left_out: list[str] = []
-    for planned in plan(rows):
+    for planned in plan(rows, passwords=passwords):
         if planned.kept or (planned.keepable and planned.index in keep):
             assert planned.step is not None
             kept.append((planned.index, planned.step))
@@ -226,7 +252,7 @@ def _typed(step: ScenarioStep) -> str:
     return str(step.args.get(TYPED_ARG.get(step.action, ""), ""))
 
 
-def _password_hidden(planned: Planned, passwords: Mapping[str, tuple[int, str]]) -> Planned:
+def _password_hidden(planned: Planned, passwords: Mapping[str, tuple[int | None, str]]) -> Planned:
     """``planned`` with no password of the run's in what it does: another field that types
     it types its secret; a parameter of an address (where it ran, where it led: a form
     sent by GET) that holds it is dropped (a parameter the app adds names no other place);
@@ -242,7 +268,8 @@ def _password_hidden(planned: Planned, passwords: Mapping[str, tuple[int, str]])
             step = replace(step, args={**step.args, key: hide(text, value, secret)})
         step = replace(step, url=_unsent(step.url, value), led_to=_unsent(step.led_to, value))
         if _spells(_args_spelled(step), value):
-            why = f"it spells out the password typed at step {at}, which a scenario can't keep"
+            typed = f"the password typed at step {at}" if at is not None else "a password typed"
+            why = f"it spells out {typed}, which a scenario can't keep"
             return Planned(planned.index, planned.action, None, why)
     return replace(planned, step=step)
 

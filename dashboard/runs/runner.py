@@ -223,7 +223,7 @@ class RunManager:
         holder = self.leases.holder if lease_seconds() else None
         sink = RedactingSink(
             DashboardSink(run_id, next_seq, scenario_id=run.scenario_id, stretch=stretch,
-                          holder=holder, worker=self.leases.name),
+                          holder=holder, worker=self.leases.name, secrets=secrets),
             secrets,
         )  # fmt: skip
         conversation = run.kind == Run.Kind.AGENT

@@ -4,7 +4,7 @@ that depends on who is asking goes through here."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -27,6 +27,8 @@ from django.db.models.functions import RowNumber
 from django.shortcuts import get_object_or_404
 
 from automation.errors import ScenarioInvalid
+from automation.recording.fromrun import typed_passwords
+from automation.recording.passwords import PasswordMark, TypedPasswords, marks_of
 from automation.recording.propose import Proposal
 from dashboard.models import (
     LLMProfile,
@@ -114,6 +116,21 @@ def run_step_rows(*, run: Run, stretches: Collection[int] = ()) -> list[dict[str
     if stretches:
         steps = steps.filter(stretch__in=stretches)
     return list(steps.values(*fields))
+
+
+def run_typed_passwords(
+    *, run: Run, rows: Sequence[Mapping[str, Any]] | None = None
+) -> TypedPasswords:
+    """The passwords the run typed: those it masked as it ran (their marks), and those
+    its steps (``rows``: all of them, read when not given) typed as they are."""
+    marks = []
+    for data in run.password_marks if isinstance(run.password_marks, list) else ():
+        try:
+            marks.append(PasswordMark.from_dict(data))
+        except (KeyError, TypeError, ValueError):
+            continue  # a mark that can't be read finds nothing
+    typed = typed_passwords(run_step_rows(run=run) if rows is None else rows)
+    return TypedPasswords((*marks, *marks_of(typed)))
 
 
 def run_proposed_checks(*, run: Run) -> list[tuple[int, Proposal]]:

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from automation.agent.output import check_schema
 from automation.limits import MAX_FIELD_CHARS, cut_text, fit
+from automation.recording.passwords import PasswordMark, marks_of
 from dashboard.models import (
     LLMProfile,
     Run,
@@ -83,6 +84,20 @@ def run_usage_add(*, run_id: int, usage: Mapping[str, object]) -> None:
             prompt_tokens=F("prompt_tokens") + prompt,
             completion_tokens=F("completion_tokens") + completion,
         )
+
+
+def run_passwords_mark(*, run_id: int, values: Sequence[str]) -> None:
+    """Keep a mark of each password the run typed literally (not one it keeps already):
+    what tells it in the person's words when the run is saved as a scenario."""
+    with transaction.atomic():
+        run = Run.objects.select_for_update().filter(pk=run_id).first()
+        if run is None:
+            return
+        kept = [PasswordMark.from_dict(mark) for mark in run.password_marks]
+        new = [v for v in values if not any(mark.matches(v) for mark in kept)]
+        added = [mark.to_dict() for mark in marks_of(new)]
+        if added:
+            Run.objects.filter(pk=run_id).update(password_marks=[*run.password_marks, *added])
 
 
 def _token_count(value: object) -> int:

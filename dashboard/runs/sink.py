@@ -32,6 +32,7 @@ from automation.events import (
     StepReplayed,
 )
 from automation.limits import fit
+from automation.secrets import Secrets
 from dashboard.models import Run
 from dashboard.runs import selectors
 from dashboard.runs import services as run_services
@@ -76,8 +77,13 @@ class DashboardSink:
         stretch: int = 0,
         holder: str | None = None,
         worker: str = "",
+        secrets: Secrets | None = None,
     ) -> None:
         self.run_id = run_id
+        # The run's secrets: a mark of each password it typed literally is kept
+        # (run_passwords_mark) before the event that shows it masked.
+        self.secrets = secrets
+        self._marked: set[str] = set()  # its hidden passwords marked so far
         self.worker = worker  # its name: each stretch's run.started says where it ran
         # The worker whose lease the run is under (None: leases are off).  A status it
         # can't write as the holder means the run was queued again for another worker
@@ -110,6 +116,7 @@ class DashboardSink:
                 data["at_ms"] = int(time.time() * 1000)
             if isinstance(event, ScreenshotTaken):
                 data["src"] = await self._save_screenshot(event)
+            await self._mark_passwords()
             if isinstance(event, StepRecorded):
                 await database_sync_to_async(run_services.step_record)(
                     run_id=self.run_id, data=data
@@ -147,6 +154,15 @@ class DashboardSink:
             if status is not None:
                 self.status = status["status"]
             await ring_group(group_name(self.run_id), event_message(data))
+
+    async def _mark_passwords(self) -> None:
+        hidden = self.secrets.hidden() if self.secrets is not None else []
+        new = [value for value in hidden if value not in self._marked]
+        if new:
+            await database_sync_to_async(run_services.run_passwords_mark)(
+                run_id=self.run_id, values=new
+            )
+            self._marked.update(new)
 
     async def _scenario_of(self, event: Event) -> int | None:
         """The stored scenario a replayed step is a step of: the replay's, or one it
