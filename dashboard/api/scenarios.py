@@ -88,7 +88,10 @@ async def export_scenario(request: HttpRequest, scenario_id: int) -> dict[str, A
 
 
 class SaveRunIn(Schema):
-    name: str = Field("", max_length=200, description="the scenario's name (default: the run's)")
+    name: str = Field(
+        "", max_length=200, description="the scenario's name (default: the run's title, each "
+        "password the run typed masked; a name holding one is refused)"
+    )  # fmt: skip
     keep: list[int] = Field([], description="failed steps to keep, by index (their effect seen)")
     checks: list[int] | None = Field(
         None, description="the proposed checks to add, by position (default: those the save "
@@ -143,7 +146,7 @@ async def save_run_as_scenario(request: HttpRequest, run_id: int, body: SaveRunI
                            f"{len(proposals)})", fields={"checks": "out of range"})  # fmt: skip
         try:
             scenario = services.scenario_from_run(
-                owner=request.user, run=run, name=body.name.strip() or run.title,
+                owner=request.user, run=run, name=body.name,
                 keep=body.keep, checks=checks, stretches=body.stretches,
             )  # fmt: skip
         except ScenarioInvalid as exc:

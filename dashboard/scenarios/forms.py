@@ -13,6 +13,7 @@ from automation.errors import ScenarioInvalid, UrlBlocked
 from automation.recording import downloads, expect
 from automation.recording.calls import CALL, call_args
 from automation.recording.fromrun import Planned
+from automation.recording.passwords import TypedPasswords
 from automation.recording.propose import Proposal
 from automation.recording.scenario import EXPECT, MAX_TEXT_CHARS, TYPED_ARG
 from automation.recording.scenario import Scenario as Document
@@ -102,7 +103,9 @@ class ReplayForm(forms.Form):
 
 class SaveScenarioForm(forms.Form):
     """Save a run: its name, which failed steps to keep (those whose element is known),
-    and which proposed checks to add (the picked ones ticked to begin with)."""
+    and which proposed checks to add (the picked ones ticked to begin with).  A name
+    holding a password the run typed (``typed``) is refused; the requests' labels show
+    them masked."""
 
     name = forms.CharField(label="Name", max_length=200)
     keep = forms.TypedMultipleChoiceField(
@@ -124,13 +127,15 @@ class SaveScenarioForm(forms.Form):
         plan: list[Planned],
         proposals: list[Proposal],
         requests: Sequence[str] = (),
+        typed: TypedPasswords | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
+        self.typed = typed or TypedPasswords()
         # A conversation: the work of each message (its stretch) can be left out.
         if len(requests) > 1:
             self.fields["stretches"].choices = [  # type: ignore[attr-defined]
-                (n, f"{n}. {' '.join(text.split())[:120]}")
+                (n, f"{n}. {' '.join(self.typed.mask(text).split())[:120]}")
                 for n, text in enumerate(requests, start=1)
             ]
             if not self.is_bound:
@@ -145,6 +150,15 @@ class SaveScenarioForm(forms.Form):
         ]
         if not self.is_bound:
             checks.initial = [i for i, p in enumerate(proposals) if p.picked]
+
+    def clean_name(self) -> str:
+        name = self.cleaned_data["name"].strip()
+        try:
+            self.typed.check_name(name)
+        except ScenarioInvalid as exc:
+            message = f"The name holds a password the run typed; {exc.hint}."
+            raise forms.ValidationError(message) from None
+        return name
 
 
 # -- scenario edits ----------------------------------------------------------------------

@@ -4,6 +4,7 @@ the scenarios they call.  Small keyword-only functions named <entity>_<verb>."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -106,7 +107,11 @@ def scenario_from_run(
     the proposed checks in ``checks`` (their positions in the run's proposals), each
     placed where its stretch of the conversation ended.  ``stretches``: only the steps and
     checks of these stretches (empty: all).  Every step left out is listed, with why, in
-    the scenario's description."""
+    the scenario's description.  No password the run typed is kept: not in ``name``
+    (refused; none given, the run's title with it masked), nor in what its steps do."""
+    typed = run_selectors.run_typed_passwords(run=run)
+    name = name.strip() or typed.mask(run.title)
+    typed.check_name(name)
     rows = run_selectors.run_step_rows(run=run, stretches=stretches)
     proposals = run_selectors.run_proposed_checks(run=run)
     unknown = [i for i in checks if not 0 <= i < len(proposals)]
@@ -123,7 +128,9 @@ def scenario_from_run(
         # Right after the last step of its stretch (or of the stretches before it).
         after = max((row["index"] for row in rows if row["stretch"] <= stretch), default=-1)
         placed.append((after, proposal.check))
-    document = from_run_steps(rows, name=name.strip() or run.title, keep=keep, placed_checks=placed)
+    words = typed.found_in([run.task, *run_selectors.run_requests(run=run)])
+    document = from_run_steps(rows, name=name, keep=keep, placed_checks=placed, passwords=words)
+    document = replace(document, description=typed.mask(document.description))
     if not any(not s.is_check for s in document.steps):
         raise ScenarioInvalid("the run has no step that can be replayed")
     return scenario_save(owner=owner, document=document, source_run=run)

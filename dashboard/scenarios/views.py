@@ -86,11 +86,14 @@ def run_save_scenario(request: HttpRequest, run_id: int) -> HttpResponse:
     if run.owner_id != request.user.pk:
         raise Http404("no such run of yours")
     rows = run_selectors.run_step_rows(run=run)
-    plan = fromrun.plan(rows)
-    pairs = run_selectors.run_proposed_checks(run=run)
     requests = run_selectors.run_requests(run=run)
+    typed = run_selectors.run_typed_passwords(run=run, rows=rows)
+    plan = fromrun.plan(rows, passwords=typed.found_in([run.task, *requests]))
+    pairs = run_selectors.run_proposed_checks(run=run)
     data = request.POST if request.method == "POST" else None
-    form = SaveScenarioForm(data, initial={"name": run.title}, plan=plan,
+    # What the scenario would hold: the person's words with the passwords masked.
+    title = typed.mask(run.title)
+    form = SaveScenarioForm(data, initial={"name": title}, plan=plan, typed=typed,
                             proposals=[p for _, p in pairs], requests=requests)  # fmt: skip
     if data is not None and form.is_valid():
         stretches = form.cleaned_data.get("stretches")
@@ -112,6 +115,8 @@ def run_save_scenario(request: HttpRequest, run_id: int) -> HttpResponse:
     conversation = len(requests) > 1
     context = {
         "run": run,
+        "title": title,
+        "task": typed.mask(run.task),
         "form": form,
         "conversation": conversation,
         "kept": [(p, stretch_of.get(p.index, 1)) for p in plan if p.kept],

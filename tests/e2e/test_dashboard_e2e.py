@@ -13,6 +13,7 @@ import pytest
 from playwright.async_api import Page, expect
 
 from automation import BrowserSession
+from automation.secrets import MASK
 from tests.daphne import api_token
 from tests.daphne import log_in as daphne_log_in
 from tests.e2e.journeys import script, wait_until
@@ -158,6 +159,59 @@ async def test_a_run_saved_as_a_scenario_replays_on_the_next_release(
     await page.get_by_role("link", name="Scenario", exact=True).click()
     await expect(page.get_by_role("heading", name="Healed")).to_be_visible()
     await save(page, "scenario-detail.png")
+
+
+async def test_a_password_in_the_task_is_nowhere_in_the_scenario_saved_with_the_suggested_name(
+    page: Page, server: Server, browser: BrowserSession, fixture_url: str
+) -> None:
+    """The person's words name the password the model then types: the save page shows
+    the task and the suggested name with it masked, refuses a name that spells it, and
+    the scenario saved with the suggested name, its page and its exports hold none of
+    it."""
+    login = f"{fixture_url}/replay/v1/login.html"
+    snap = await fresh_snapshot(browser, login)  # refs as the run's tab will number them
+    actions = [
+        {"action": "fill", "ref": ref_of(snap, "textbox", "Email"), "value": "ada@example.org"},
+        {"action": "fill", "ref": ref_of(snap, "textbox", "Password"), "value": SHOP_PASSWORD},
+        {"action": "click", "ref": ref_of(snap, "button", "Sign in")},
+    ]
+    server.llm.script(
+        "".join(f"<action>{json.dumps(action)}</action>" for action in actions),
+        '<action>{"action": "done", "summary": "signed in"}</action>',
+    )
+    await log_in(page, server)
+    task = f"Sign in as ada with password {SHOP_PASSWORD} and stop there"
+    await start_run(page, login, task, planner="openai")
+    await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+
+    await page.get_by_role("link", name="Save as scenario…").click()
+    suggested = f"Sign in as ada with password {MASK} and stop there"
+    await expect(
+        page.get_by_role("heading", name=f"Save “{suggested}” as a scenario")
+    ).to_be_visible()
+    name = page.get_by_label("Name", exact=True)
+    await expect(name).to_have_value(suggested)
+    await expect(page.locator(".task")).to_contain_text(suggested)
+    await expect(page.locator("body")).not_to_contain_text(SHOP_PASSWORD)
+    await name.fill(f"Sign in with {SHOP_PASSWORD}")
+    await page.get_by_role("button", name="Save as scenario").click()
+    await expect(page.locator(".errorlist")).to_contain_text(
+        "The name holds a password the run typed"
+    )
+    await name.fill(suggested)
+    await page.get_by_role("button", name="Save as scenario").click()
+    await expect(page.get_by_role("heading", name=suggested, exact=True)).to_be_visible()
+    await expect(page.get_by_test_id("scenario-steps")).to_contain_text("${SECRET:PASSWORD}")
+    await expect(page.locator("body")).not_to_contain_text(SHOP_PASSWORD)
+    for export in ("Export JSON", "Export pytest"):
+        async with page.expect_download() as download_info:
+            await page.get_by_role("link", name=export).click()
+        path = await (await download_info.value).path()
+        text = await asyncio.to_thread(path.read_text)
+        assert SHOP_PASSWORD not in text and MASK in text, export
+    await page.get_by_role("link", name="Scenarios", exact=True).click()
+    await expect(page.get_by_test_id("scenario-table")).to_contain_text(suggested)
+    await expect(page.locator("body")).not_to_contain_text(SHOP_PASSWORD)
 
 
 async def test_a_paused_run_survives_a_reload_and_resumes_on_reply(

@@ -16,7 +16,10 @@ from asgiref.sync import sync_to_async
 from django.test import AsyncClient
 
 from automation import Tab
-from dashboard.models import Run, SecretGrant
+from automation.errors import ScenarioInvalid
+from automation.secrets import MASK
+from dashboard.models import Run, Scenario, SecretGrant
+from dashboard.runs import services as run_services
 from dashboard.runs.runner import runner
 from dashboard.scenarios import services
 from tests.bounds import room
@@ -268,3 +271,65 @@ def test_an_admin_grants_a_secret_without_ever_entering_its_value(
     refused = client.post("/admin/dashboard/secretgrant/add/", {"name": "s3cr@t pw"})
     assert refused.status_code == 200 and "secret&#x27;s name" in refused.content.decode()
     assert NEEDLE not in refused.content.decode()  # a value typed by mistake is not echoed
+
+
+TYPED = "Ada-Pw-7781"
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_password_in_the_task_stays_out_of_the_scenario_saved_with_the_suggested_name(
+    runs: Runs, owner: Any, fixture_url: str
+) -> None:
+    """The run types the password its task spells out: the run keeps a mark of it (not
+    the password), so the save page shows the task and the suggested name with it
+    masked, refuses a name that holds it, and saves the suggested one."""
+    task = (f'type "{TYPED}" into Password\ntype ada@example.org into Email\n'
+            "click Sign in\nwait for Signed in as")  # fmt: skip
+    login = f"{fixture_url}/replay/v1/login.html"
+    run = await runs.start(await runs.create(owner=owner, task=task, start_url=login))
+    await runs.manager.wait(run.pk)
+    run = await sync_to_async(Run.objects.get)(pk=run.pk)
+    assert run.status == Run.Status.SUCCEEDED, run.status_reason
+    assert len(run.password_marks) == 1 and TYPED not in json.dumps(run.password_marks)
+    client = AsyncClient()
+    await client.aforce_login(owner)
+    page = (await client.get(f"/runs/{run.pk}/save")).content.decode()
+    suggested = f'type "{MASK}" into Password'
+    assert TYPED not in page and page.count(MASK) >= 3  # the title, the task, the name
+    refused = await client.post(f"/runs/{run.pk}/save", {"name": f"Sign in with {TYPED}"})
+    assert refused.status_code == 400
+    assert "The name holds a password the run typed" in refused.content.decode()
+    assert not await sync_to_async(Scenario.objects.exists)()
+    saved = await client.post(f"/runs/{run.pk}/save", {"name": suggested})
+    assert saved.status_code == 302
+    scenario = await sync_to_async(Scenario.objects.get)(owner=owner)
+    assert scenario.name == suggested
+    for kind in ("json", "py"):  # the file format and the pytest export
+        exported = await client.get(f"/scenarios/{scenario.pk}/export.{kind}")
+        assert exported.status_code == 200 and TYPED not in exported.content.decode()
+
+
+@pytest.mark.django_db
+def test_a_scenario_saved_with_no_name_takes_the_run_s_title_with_its_password_masked(
+    owner: Any,
+) -> None:
+    task = "Sign in with password hunter22\nthen archive order 1003"
+    run = run_services.run_create(owner=owner, task=task, start_url="", planner="rules")
+    for _ in range(2):  # a restored conversation masks it again: marked once
+        run_services.run_passwords_mark(run_id=run.pk, values=["hunter22", "ab"])
+    password = {"role": "textbox", "name": "Password", "tag": "input", "type": "password"}
+    rows = [
+        {"action": "navigate", "args": {"url": "http://shop.test/login?pw=hunter22"}},
+        {"action": "fill", "args": {"value": MASK}, "identity": password},
+    ]
+    for index, row in enumerate(rows):
+        run_services.step_record(run_id=run.pk, data={"index": index, **row})
+    run.refresh_from_db()
+    assert len(run.password_marks) == 1
+    with pytest.raises(ScenarioInvalid, match="holds a password the run typed"):
+        services.scenario_from_run(owner=owner, run=run, name="hunter22 sign-in")
+    scenario = services.scenario_from_run(owner=owner, run=run, name="")
+    assert scenario.name == f"Sign in with password {MASK}"
+    stored = json.dumps(list(scenario.steps.values("args", "url", "led_to")))
+    assert "hunter22" not in stored + scenario.description
+    assert "spells out the password typed at step 1" in scenario.description
