@@ -22,8 +22,11 @@ _LOOKUP_MS = 2_000  # finding a field's element, to tell whether it is a passwor
 
 
 def is_password(target: Target) -> bool:
-    if target.identity is not None and target.identity.type:
-        return target.identity.type == "password"
+    """A password field: by its identity (of type password, or marked as one, as a field
+    its "show password" switch made text is), else by its name."""
+    identity = target.identity
+    if identity is not None and (identity.type or identity.autocomplete):
+        return identity.holds_password()
     return "password" in target.name.casefold()
 
 

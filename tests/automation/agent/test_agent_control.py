@@ -186,6 +186,30 @@ async def test_secrets_are_filled_only_in_the_browser(
     assert MASK in stored[1] and "typed-literally-9" not in json.dumps(stored)
 
 
+async def test_a_password_typed_into_a_field_its_show_switch_made_text_is_masked(
+    tab: Tab, llm_server: ScriptedLLMServer, fixture_url: str
+) -> None:
+    # "Show password" made the field text; the page still marks it as the password.
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    await tab.page.set_content(
+        '<form><label>Passcode <input id="pw" type="text" autocomplete="current-password">'
+        "</label></form>"
+    )
+    field = await ref_of(tab, "Passcode")
+    llm_server.script(
+        act(action="fill", ref=field, value="shown-literally-7"),
+        act(action="done", summary="ok"),
+    )
+    run = make_run(tab, llm_server, "", task="Sign in")
+    assert (await run.run()).status == "succeeded"
+    assert await tab.page.input_value("#pw") == "shown-literally-7"
+    steps = run.sink.of_type(StepRecorded)  # type: ignore[attr-defined]
+    assert [s.args.get("value") for s in steps] == [MASK]
+    assert "shown-literally-7" not in json.dumps(llm_server.requests[1:])
+    events = json.dumps([e.to_dict() for e in run.sink.events], ensure_ascii=False)  # type: ignore[attr-defined]
+    assert "shown-literally-7" not in events
+
+
 async def test_a_missing_secret_is_an_error_for_the_model_not_a_crash(
     tab: Tab, llm_server: ScriptedLLMServer, fixture_url: str
 ) -> None:
