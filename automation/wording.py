@@ -174,6 +174,18 @@ def _shown(value: Any, quote: Quote) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
+def _tab_words(args: Mapping[str, Any]) -> str:
+    """Where a scenario's ``tabs`` step goes (automation.recording.replaytabs)."""
+    if args.get("op") == "popup":
+        return "the popup the steps before opened"
+    if args.get("op") == "first":
+        return "the first tab"
+    if not args.get("closed"):
+        return "the opener"
+    changed = ", having changed its form" if args.get("changed") else ""
+    return f"the opener (the popup closed itself{changed})"
+
+
 def step_words(
     action: str,
     args: Mapping[str, Any] | None = None,
@@ -190,6 +202,8 @@ def step_words(
         return Words("expect", check_words(args, identity, quote))
     if action == "call":
         return Words("call", call_words(args, quote).removeprefix("call "))
+    if action == "tabs" and args.get("op") in ("popup", "opener", "first"):  # a scenario's
+        return Words("go to", _tab_words(args))
     if action == "steps":
         steps = args.get("steps")
         steps = steps if isinstance(steps, list) else []

@@ -1,6 +1,8 @@
 """A small back office whose related field has a "+" that opens a popup (``window.open``):
 the popup creates a supplier, sets the opener's select through ``window.opener`` and closes
-itself (or, with ``autoclose`` off, says it is done and waits)."""
+itself (or, with ``autoclose`` off, says it is done and waits; with ``save_fails``, its
+Save answers the form again with an error, as a back office refusing a name does, and the
+popup stays open).  A "Suppliers" link opens the list of suppliers with ``target=_blank``."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from tests.net import QuietHandler, loopback_app
 @dataclass
 class PopupApp:
     autoclose: bool = True
+    save_fails: bool = False
     suppliers: dict[int, str] = field(default_factory=lambda: {1: "Old Supplier"})
     customers: list[dict[str, str]] = field(default_factory=list)
 
@@ -38,9 +41,16 @@ def _customer_form(app: PopupApp) -> bytes:
         " <a href='/supplier' onclick=\"window.open(this.href,'sup','width=500,height=400');"
         'return false;">+</a></p>'
         "<button>Save</button></form>"
+        "<p><a href=/suppliers target=_blank>Suppliers</a></p>"
         "<script>function added(id, name){const s=document.getElementById('supplier');"
         "s.add(new Option(name, id)); s.value=String(id);}</script>",
     )
+
+
+_SUPPLIER_FORM = (
+    "<form method=post action=/supplier><p><label>Name: <input name=name></label></p>"
+    "<button>Save</button></form>"
+)
 
 
 @contextmanager
@@ -51,10 +61,11 @@ def serve(app: PopupApp) -> Iterator[str]:
         def do_GET(self) -> None:
             if self.path.startswith("/customer"):
                 self.send(200, _customer_form(app))
+            elif self.path.startswith("/suppliers"):
+                rows = "".join(f"<li>{escape(name)}</li>" for name in app.suppliers.values())
+                self.send(200, _page("Suppliers", f"<ul>{rows}</ul>"))
             elif self.path.startswith("/supplier"):
-                form = "<form method=post action=/supplier><p><label>Name: <input name=name>"
-                form += "</label></p><button>Save</button></form>"
-                self.send(200, _page("Add supplier", form))
+                self.send(200, _page("Add supplier", _SUPPLIER_FORM))
             elif self.path.startswith("/done"):
                 self.send(200, _page("Saved", "<p>The customer was saved.</p>"))
             else:
@@ -63,7 +74,10 @@ def serve(app: PopupApp) -> Iterator[str]:
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             data = {k: v[0] for k, v in parse_qs(self.rfile.read(length).decode()).items()}
-            if self.path == "/supplier":
+            if self.path == "/supplier" and app.save_fails:
+                error = "<p role=alert>A supplier of that name exists already.</p>"
+                self.send(200, _page("Add supplier", error + _SUPPLIER_FORM))
+            elif self.path == "/supplier":
                 sid = max(app.suppliers) + 1
                 app.suppliers[sid] = data.get("name", "")
                 close = "window.close();" if app.autoclose else ""

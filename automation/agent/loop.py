@@ -72,6 +72,7 @@ __all__ = ["AgentConfig", "AgentRun"]
 log = logging.getLogger("automation.agent")
 
 # Actions after which the page is another one: the next snapshot is a full one.
+_FOLLOW_MS = 5_000  # saying where the run went on when its tab closed itself
 _NAVIGATING = frozenset({"navigate", "back", "forward", "reload", "tabs"})
 _NO_CHANGE = "# no changes since the last snapshot"
 # A cut reply keeps its end too: the actions and NEED_HELP come last.
@@ -380,9 +381,11 @@ class AgentRun:
         """Go on in the tab group's current tab when this one closed (not crashed)."""
         if self.tab.crashed:
             return False
-        self.steps.tab = self.tab
+        before = self.steps.tab = self.tab
         followed = await self.steps.follow()
         self.tab = self.steps.tab
+        if followed and before.page.is_closed():  # where the steps after it happen
+            await self.steps.record_closed(before, Budget(_FOLLOW_MS, label="follow a tab"))
         return followed
 
     def _tab_closed(self) -> None:

@@ -34,6 +34,7 @@ from automation.events import (
     StepRecorded,
 )
 from automation.llm.base import ActionOutcome
+from automation.recording.replaytabs import form_state, moved_to
 from automation.recording.rescue import NOT_RECORDED, start_recorder
 from automation.recording.scenario import ScenarioStep
 from automation.secrets import SecretNotGranted, Secrets
@@ -68,6 +69,7 @@ def _macro_steps(macro: MacroResult, shown: dict[str, Any]) -> list[dict[str, An
     return done
 
 
+_FORM_STATE_MS = 5_000  # reading what a page's forms hold
 CUT_OFF = "cancelled before it ended (its caller went away)"
 
 
@@ -88,6 +90,8 @@ class ActionSteps:
     last_macro: MacroResult | None = None  # the latest ``steps`` call's outcome
     last_error: dict[str, str] | None = None  # the latest action's error (code, message, hint)
     _announced: int = -1  # the latest action whose start was emitted
+    # A popup the run went into: what its opener's forms held then (replaytabs.form_state).
+    _entered: dict[Tab, str | None] = field(default_factory=dict)
 
     async def run(self, action: Action, budget: Budget, *, by: str = "agent") -> ActionOutcome:
         """Run one action and record it as a step; a ``steps`` macro is one action but
@@ -103,6 +107,7 @@ class ActionSteps:
         ref = str(action.args.get("ref", ""))
         target = self.tab.known_target(ref)  # kept if taking the full target fails
         was_alive = self.tab.alive
+        before = self.tab
         result, error, macro = "", None, None
         self.last_macro = None
         shown = action.args
@@ -191,9 +196,16 @@ class ActionSteps:
         result = self.secrets.redact(result)
         await self._finished(index, action.name, shown, target, result, error_dict, duration_ms,
                              _macro_steps(macro, shown) if macro else None)  # fmt: skip
+        closed = self.tab is not before and before.page.is_closed()
+        if self.tab is not before and action.name == "tabs":  # where it went, for replay
+            shown = {**shown, "to": await self._moved(before, step_budget)}
         if self.step_index == index:  # nothing recorded yet (a macro may have run no step)
             step = spec.records_as or action.name
-            await self.record(step, shown, target, error_dict, duration_ms, by=by)
+            # One that closed its tab (a popup's Save) led nowhere in it.
+            await self.record(step, shown, target, error_dict, duration_ms, by=by,
+                              led_to="" if closed else None)  # fmt: skip
+        if closed and action.name != "tabs":
+            await self.record_closed(before, budget, by=by)
         if self.screenshots:
             await self.screenshot(self.step_index - 1, budget)
         if error is None:
@@ -227,6 +239,29 @@ class ActionSteps:
             return False
         self.tab = group.current
         return True
+
+    async def record_closed(self, before: Tab, budget: Budget, *, by: str = "agent") -> None:
+        """A step saying the run went on in another tab as ``before`` closed itself (a
+        popup's Save): to its opener (and whether the popup changed its form), or elsewhere."""
+        args: dict[str, Any] = {"op": "closed", "to": await self._moved(before, budget)}
+        if args["to"] == "opener":
+            args["changed"] = self._entered.pop(before, None) != await form_state(
+                self.tab.page, budget.child(_FORM_STATE_MS, label="form state")
+            )
+        await self.record("tabs", args, Target(), None, 0, by=by)
+
+    async def _moved(self, before: Tab, budget: Budget) -> str:
+        """Where the run went from ``before`` to the current tab
+        (:func:`~automation.recording.replaytabs.moved_to`); into a popup, what its opener's
+        forms held then is kept, to tell whether the popup changed them."""
+        group = self.tab.group
+        if group is None:
+            return ""
+        to = moved_to(group.opener_of(before), before, self.tab, group.tabs[0])
+        if to == "popup":
+            within = budget.child(_FORM_STATE_MS, label="form state")
+            self._entered[self.tab] = await form_state(before.page, within)
+        return to
 
     async def _beside(
         self, index: int, action: Action, args: dict[str, Any], known: Target, budget: Budget

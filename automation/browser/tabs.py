@@ -1,6 +1,8 @@
 """The tabs of one run: one browser context (its own cookies and storage), several pages,
 one of them current.  Pages the site opens itself (``target=_blank``, ``window.open``)
-join the group, so the agent can list and select them.
+join the group, so the agent can list and select them; the group remembers which page
+opened each (:meth:`TabGroup.opener_of`), so a run's steps in a popup its own step opened
+can be saved and replayed (automation.recording.replaytabs).
 
 A group holds at most ``max_tabs`` pages (``BrowserConfig.max_tabs``): a page the site
 opens past that is closed as it opens, and counted.  The first one closed is reported at
@@ -62,6 +64,7 @@ class TabGroup:
         self._closed = False
         self._pending: set[Page] = set()  # opened by the site, not wrapped yet
         self._adopting: set[Page] = set()  # being wrapped: in neither set above nor tabs
+        self._openers: dict[Page, Page] = {}  # a popup: the page that opened it
         context.on("page", self._on_page)
 
     def note_blocked(self, url: str, reason: str) -> None:
@@ -134,6 +137,7 @@ class TabGroup:
         finally:
             self._adopting.discard(page)
         tab.group = self
+        page.on("popup", lambda popup: self._openers.setdefault(popup, page))
         self.tabs.append(tab)
         if self.current is None:
             self.current = tab
@@ -157,6 +161,11 @@ class TabGroup:
         if url:
             await tab.navigate(url, budget=budget)
         return tab
+
+    def opener_of(self, tab: Tab) -> Tab | None:
+        """The tab of the group whose page opened ``tab``'s (a popup), or None."""
+        opener = self._openers.get(tab.page)
+        return next((t for t in self.tabs if t.page is opener), None)
 
     def list(self) -> list[dict[str, Any]]:
         return [

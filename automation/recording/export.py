@@ -57,6 +57,7 @@ from automation.recording import (
     expect,
     exportdialogs,
     exporthandlers,
+    exportpopups,
     exportseen,
     exportsignin,
 )
@@ -78,6 +79,7 @@ from automation.recording.exportliterals import value as _value
 from automation.recording.exportliterals import whole as _int
 from automation.recording.handlers import Handler
 from automation.recording.relogin import SUBMITTING
+from automation.recording.replaytabs import FORM_STATE_JS, TABS
 from automation.recording.roles import check_role, is_aria_role
 from automation.recording.scenario import (
     STEP_ACTIONS,
@@ -127,6 +129,9 @@ def to_pytest(
     lines.append(exportsignin.constants() + _copied(exportsignin))  # a sign-in page's judgement
     # Dialogs answered as replay answers them, one nobody armed said in its words.
     lines.append(f"\n\n{inspect.getsource(unexpected_words).rstrip()}{_copied(exportdialogs)}")
+    if any(s.action == TABS for s in steps):  # popups followed as replay follows them
+        js = _text(FORM_STATE_JS, "the rule")
+        lines.append(f"\n\nFORM_STATE_JS = {js}\n{_copied(exportpopups)}")
     if any(one.handlers for one in every):  # each in force where replay's is
         lines.append(_copied(exporthandlers))
     if any(s.is_check and s.args.get("kind") == "download" for s in steps):
@@ -260,6 +265,9 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
                 )
             if index in pending:
                 body.insert(1, _PENDING)
+            following = scenario.steps[index + 1 : index + 2]
+            if following and following[0].action == TABS and following[0].args["op"] == "popup":
+                body[1:] = ["with page.expect_popup() as opened:", *(f"    {b}" for b in body[1:])]
             if any(len(line.splitlines()) != 1 or "\x00" in line for line in body):
                 raise ScenarioInvalid("a line of it would not stay one line")
         except ScenarioInvalid as exc:
@@ -356,6 +364,13 @@ def _step(step: ScenarioStep, params: dict[str, dict[str, Any]]) -> list[str]:
                     f"{function}(page, {{{given}}})",
                     f"page.add_locator_handler({signs_in[1]}, sign_in_again, times=1)"]  # fmt: skip
         return [f"{function}(page, {{{given}}})"]
+    if step.action == TABS:  # where the steps after it happen (exportpopups)
+        if args["op"] == "popup":
+            return ["page = WINDOWS.into(page, opened.value)"]
+        if args["op"] == "first":
+            return ["page = WINDOWS.first(page)"]
+        closed, changed = bool(args.get("closed")), bool(args.get("changed"))
+        return [f"page = WINDOWS.back(page, {closed}, {changed})"]
     if step.action in ("back", "forward", "reload"):
         return [f"page.go_{step.action}()" if step.action != "reload" else "page.reload()"]
     target = step.target()

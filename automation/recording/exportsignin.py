@@ -54,10 +54,16 @@ def sent_to_sign_in(page: Page, sent: int, asked: bool, name: str) -> None:
     control named ``name`` (the page's writes were ``sent`` before it; ``asked``: the page
     asked to sign in before it, so the step signs in): its write answered with the
     sign-in page fails it; nothing it sent was kept (the session ended).  Not a control
-    that signs out."""
+    that signs out, nor a page that closed itself (a popup's Save: where the steps go on
+    says whether it should have)."""
     if asked or SIGNS_OUT.search(name):
         return
-    page.wait_for_load_state()
+    try:
+        page.wait_for_load_state()
+    except PlaywrightError:
+        if page.is_closed():
+            return
+        raise
     if len(WROTE) == sent:
         return
     assert not asks_sign_in(page), (

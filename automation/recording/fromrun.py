@@ -10,9 +10,12 @@ it is left out:
   possible when its element was identified;
 - it only read the page (read_page, page_log, screenshot, a list of the tabs...), or it
   is an action replay can't do (evaluate, files, shell);
-- it switched tabs (``tabs`` select, open, close), or it ran in another tab than the run's
-  first (a popup the page opened, selected): replay acts in one tab, so such a step would
-  act in the wrong window (the popup's name typed into the main form);
+- it switched to a tab the run's own steps did not open as a popup (``tabs`` open, a
+  select of another tab), or it ran in such a tab: a replay could not find that tab, so
+  such a step would act in the wrong window (the popup's name typed into the main form).
+  A move into a popup a kept step opened, back to its opener (a popup that closed itself,
+  its Save), or back to the first tab is kept as a ``tabs`` step, and the steps there
+  with it (:mod:`automation.recording.replaytabs`);
 - its element was never identified, or the step can't be read back as a scenario step.
 
 :func:`from_run_steps` builds the scenario from the plan, the steps the person keeps, and
@@ -41,6 +44,7 @@ from automation.errors import ScenarioInvalid, TabwrightError
 from automation.recording.params import MIN_CARRIED_CHARS
 from automation.recording.placeholders import hide, spells
 from automation.recording.rebase import first_folder
+from automation.recording.replaytabs import TABS
 from automation.recording.scenario import (
     READ_ONLY_ACTIONS,
     STEP_ACTIONS,
@@ -81,24 +85,18 @@ def plan(rows: Sequence[Mapping[str, Any]], *, passwords: Sequence[str] = ()) ->
     out of the scenario as those its steps show."""
     out = []
     typed_at: dict[str, tuple[int | None, str]] = {}  # a typed password: its step, its secret
-    tab: int | None = 0  # the tab the steps run in (None: not known, not the first)
+    where = _Where()  # the tab the steps run in, as a replay can follow it
     for position, row in enumerate(rows):
         index = int(row.get("index", position))
         action = str(row.get("action", ""))
         if row.get("by") == "call":  # kept as the call step that ran it
             out.append(Planned(index, action, None, "a step of a scenario it called"))
             continue
-        if action == "tabs" and (row.get("args") or {}).get("op", "list") != "list":
-            args = row.get("args") or {}
-            if row.get("ok", True):
-                chosen = args.get("index")
-                at_first = args.get("op") == "select" and chosen == 0
-                tab = 0 if at_first else chosen if args.get("op") == "select" else None
-            out.append(Planned(index, action, None, _SWITCHED))
+        if action == TABS:
+            out.append(where.move(index, row))
             continue
-        if tab != 0 and action in STEP_ACTIONS:
-            where = "another tab" if tab is None else f"tab {tab}"
-            out.append(Planned(index, action, None, _OTHER_TAB.format(where=where)))
+        if not where.known and action in STEP_ACTIONS:
+            out.append(Planned(index, action, None, _OTHER_TAB))
             continue
         if action not in STEP_ACTIONS:
             why = (
@@ -165,9 +163,50 @@ def typed_passwords(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-# Replay acts in one tab: a tab switch, and the steps run in other tabs, are left out.
-_SWITCHED = "it switched tabs: replay can't follow it yet (the steps in other tabs are left out)"
-_OTHER_TAB = "it ran in {where}, not the run's first: replay can't act in another tab (a popup) yet"
+_SWITCHED = (
+    "it switched to a tab the run's own steps did not open as a popup: replay can't follow it "
+    "(the steps there are left out)"
+)
+_OTHER_TAB = (
+    "it ran in a tab the run's own steps did not open as a popup (one it opened itself, or "
+    "one a step not kept opened): replay can't act there"
+)
+
+
+class _Where:
+    """Where a run's steps happen, as its ``tabs`` steps say (their ``to``: where the move
+    went, :func:`~automation.recording.replaytabs.moved_to`): the run's first tab, a popup
+    its kept steps opened (``depth`` of them entered), or another tab (not ``known``)."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.known = True
+
+    def move(self, index: int, row: Mapping[str, Any]) -> Planned:
+        args = dict(row.get("args") or {})
+        op = args.get("op", "list")
+        if op == "list":
+            return Planned(index, TABS, None, "it only read the page")
+        to = op if row.get("by") == "replay" and op in ("popup", "opener", "first") else None
+        to = to or args.get("to") or ("first" if op == "select" and args.get("index") == 0 else "")
+        if not row.get("ok", True):
+            return Planned(index, TABS, None, _SWITCHED)
+        step_args: dict[str, Any] = {"op": to}
+        if to == "popup" and self.known:
+            self.depth += 1
+        elif to == "opener" and self.known and self.depth:
+            self.depth -= 1
+            if op in ("closed", "opener") and (args.get("closed") or op == "closed"):
+                step_args.update(closed=True, changed=bool(args.get("changed")))
+        elif to == "first":
+            self.known, was = True, self.depth
+            self.depth = 0
+            if not was:  # the replay is there already
+                return Planned(index, TABS, None, "it went back to the tab the replay is in")
+        else:
+            self.known = False
+            return Planned(index, TABS, None, _SWITCHED)
+        return Planned(index, TABS, ScenarioStep.from_dict({"action": TABS, "args": step_args}))
 
 
 def from_run_steps(

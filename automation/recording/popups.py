@@ -1,9 +1,11 @@
 """Popup windows a recorded page opens (``window.open``, a link with ``target=_blank``).
 
-The recorder listens in its own tab only, and a replay acts in one tab: what a person does
-in a popup (a related record created there, its Save setting the opener's field) is not a
-step.  So it must not vanish silently either: the step that opened the popup keeps a
-``note`` saying what was not recorded, which the scenario's page shows as a warning."""
+The recorder listens in its own tab only: what a person does in a popup while recording
+(a related record created there, its Save setting the opener's field) is not a step, so
+a replay of the recording does not do it.  (A run's steps in a popup, an agent's or an MCP
+client's, are kept and replayed: :mod:`automation.recording.replaytabs`.)  So it must not
+vanish silently either: the step that opened the popup keeps a ``note`` saying what was
+not recorded, which the scenario's page shows as a warning."""
 
 from __future__ import annotations
 

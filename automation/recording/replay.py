@@ -101,6 +101,7 @@ from automation.recording.replayact import act_on
 from automation.recording.replaycalls import calls_frame, play_call
 from automation.recording.replayhandlers import interruptions_of
 from automation.recording.replayperson import step_with_person
+from automation.recording.replaytabs import TABS, Windows
 from automation.recording.scenario import Resolved, Scenario, ScenarioStep
 from automation.secrets import SECRET_ENV_PREFIX, Secrets, redacting, secret_names
 from automation.wording import double_quoted, element_words, step_words
@@ -203,6 +204,7 @@ class Replay:
         self.log_since = self.tab.log.requests_seen
         self.told: set[Refused] = set()
         self.wrote: set[int] = set()  # the steps that sent a write (a form posted, a save)
+        self.windows = Windows(self.tab)  # the popups its steps act in (replaytabs)
 
     def _can_type(self, name: str, env: Mapping[str, str]) -> bool:
         return self.run_secrets.granted(name) and SECRET_ENV_PREFIX + name in env
@@ -275,6 +277,7 @@ class Replay:
         steps = self.scenario.steps
         last = max((i for i, s in enumerate(steps) if not s.is_check), default=-1)
         trailing = [i for i in range(last + 1, len(steps)) if steps[i].action == "expect"]
+        await self.windows.follow(self)  # the last steps' popup closed itself
         held = await self.tab.settler.hold(budget.child(label="hold"))
         after = f"step {last} ({steps[last].describe()})" if last >= 0 else "the steps"
         try:  # a dialog no step armed, that came as the page went on by itself
@@ -354,6 +357,8 @@ class Replay:
     ) -> StepOutcome:
         """One try of step ``index``: found, done and judged, its events emitted; or,
         with ``refuse``, failed for that reason without being tried."""
+        if step.action != TABS:  # out of a popup that closed itself meanwhile
+            await self.windows.follow(self)
         shown = dict(step.args)  # placeholders, not values
         words = step.words(double_quoted).to_dict()
         await self.out.emit(ActionStarted(0, index, step.action, shown, words))
@@ -374,7 +379,9 @@ class Replay:
                     "to its owner, or not set on this server)",
                     index=-1, hint="type it on the live view, then resume",
                 )  # fmt: skip
-            if step.action == CALL:
+            if step.action == TABS:
+                result = await self.windows.move(self, step.args, step_budget)
+            elif step.action == CALL:
                 result = await play_call(self, index, step, budget, inner, shown, words)
             elif step.is_check:
                 result = await self._check(step, step_budget)
@@ -419,8 +426,12 @@ class Replay:
                     self._note_writes(index, since)
                 self._refusals(since)
                 not_where_it_led(self, step, since)
-        except (Cancelled, BrowserClosed):
+        except Cancelled:
             raise
+        except BrowserClosed:
+            if not self.windows.closed_itself(self):
+                raise
+            result = "the popup closed itself as it ran"  # the next step says it should
         except BudgetExceeded as exc:
             # The whole replay out of time (or all but its headroom) ends it, not the step.
             budget.check()

@@ -60,6 +60,7 @@ from automation.recording.placeholders import (
     texts_in,
     unliteral,
 )
+from automation.recording.replaytabs import TABS, tab_args
 from automation.recording.resolved import Resolved
 from automation.recording.roles import check_role
 from automation.secrets import SECRET_ENV_PREFIX, misplaced_secret
@@ -93,8 +94,9 @@ OPTIONAL_ELEMENT_ACTIONS = frozenset({"press", "scroll", "wait_for"})
 PAGE_ACTIONS = frozenset({"navigate", "back", "forward", "reload", "dialog"})
 # An outcome check (automation.recording.expect): of the page, or of an element.
 EXPECT = "expect"
-# Another scenario run at that point (automation.recording.calls).
-STEP_ACTIONS = ELEMENT_ACTIONS | OPTIONAL_ELEMENT_ACTIONS | PAGE_ACTIONS | {EXPECT, CALL}
+# Another scenario run at that point (automation.recording.calls); where the steps after
+# it happen: a popup, its opener (automation.recording.replaytabs).
+STEP_ACTIONS = ELEMENT_ACTIONS | OPTIONAL_ELEMENT_ACTIONS | PAGE_ACTIONS | {EXPECT, CALL, TABS}
 # Recorded by a run but not part of what a scenario replays: they only read.
 READ_ONLY_ACTIONS = frozenset({"read_page", "page_log", "highlight", "downloads", "tabs",
                                "cookies", "storage", "screenshot", "snapshot", "find",
@@ -145,7 +147,7 @@ class ScenarioStep:
         write: a step with a ``led_to`` that acts on the page (a navigate goes where its
         address says, a check and a dialog's answer act on nothing, a call's steps are
         judged in the scenario it calls)."""
-        return bool(self.led_to) and self.action not in ("navigate", "dialog", EXPECT, CALL)
+        return bool(self.led_to) and self.action not in ("navigate", "dialog", EXPECT, CALL, TABS)
 
     def target(self) -> ElementIdentity | None:
         """How replay finds the step's element: its identity, else (older steps) its role,
@@ -262,6 +264,8 @@ class ScenarioStep:
             return replace(step, args=checked)
         if action == CALL:
             return replace(step, args=call_args(step.args, where=where, index=index))
+        if action == TABS:
+            return replace(step, args=tab_args(step.args, where=where, index=index))
         if action in ELEMENT_ACTIONS and step.target() is None:
             raise ScenarioInvalid(
                 f"{where}: {action} needs the element's identity (or at least its selector)",
@@ -278,6 +282,9 @@ class ScenarioStep:
             return
         if self.action == CALL:
             call_args(self.args, where=f"step {index}", index=index)
+            return
+        if self.action == TABS:
+            tab_args(self.args, where=f"step {index}", index=index)
             return
         probe = dict(self.args)
         if self.needs_element:

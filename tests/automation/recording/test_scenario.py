@@ -440,10 +440,11 @@ def test_a_visit_whose_path_holds_a_password_s_letters_is_kept() -> None:
     assert scenario.steps[0].args == {"value": "${SECRET:PW}"}
 
 
-def test_a_run_s_steps_in_a_popup_it_selected_are_left_out_and_named() -> None:
-    """The run typed the new supplier's name into the popup's Name: kept, replay typed it
-    into the customer's Name (the steps carried no tab), and the tab switches were left
-    out as if they "only read the page"."""
+def test_a_run_s_steps_in_a_tab_not_known_as_its_popup_are_left_out_and_named() -> None:
+    """Steps stored before a tab switch said where it went (no ``to``): the run typed the
+    new supplier's name into the popup's Name: kept, replay typed it into the customer's
+    Name (the steps carried no tab), and the tab switches were left out as if they "only
+    read the page"."""
     name = {**IDENTITY, "role": "textbox", "name": "Name", "tag": "input"}
     rows = [
         {"action": "fill", "args": {"ref": "e1", "value": "Zeta"}, "identity": name},
@@ -460,9 +461,9 @@ def test_a_run_s_steps_in_a_popup_it_selected_are_left_out_and_named() -> None:
     assert scenario.steps[0].args == {"value": "Zeta"}
     left_out = scenario.description
     assert "step 2 (tabs): it only read the page" in left_out
-    assert "step 3 (tabs): it switched tabs: replay can't follow it yet" in left_out
-    assert "step 4 (fill): it ran in tab 1, not the run's first: replay can't act" in left_out
-    assert "step 5 (click): it ran in tab 1" in left_out and "step 6 (tabs)" in left_out
+    assert "step 3 (tabs): it switched to a tab the run's own steps did not open" in left_out
+    assert "step 4 (fill): it ran in a tab the run's own steps did not open" in left_out
+    assert "step 5 (click): it ran in a tab" in left_out and "step 6 (tabs)" in left_out
     assert "step 7" not in left_out
 
 

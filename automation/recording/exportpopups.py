@@ -1,0 +1,102 @@
+"""A scenario's ``tabs`` steps in a pytest export (automation.recording.export), followed as
+replay follows them (:mod:`automation.recording.replaytabs`).
+
+The step before a move into a popup runs inside Playwright's ``page.expect_popup()``; the
+popup's page is then the ``page`` the steps after it use, with the same listeners as the
+first page (dialogs answered as armed, writes refused by the server told).  A move back to
+the opener waits, when the popup closed itself when recorded (its Save), for it to close,
+and, when it changed its opener's form then, for the form to change (the select holds the
+new record): either that does not come fails the test, in replay's words.
+
+The export writes the code below the marker into the file as it is; the form's rule
+(``FORM_STATE_JS``) is replay's, written in by the export.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from playwright.sync_api import Error as PlaywrightError
+
+from automation.recording.exportdialogs import DIALOGS
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
+
+__all__ = ["WINDOWS", "Windows"]
+
+FORM_STATE_JS = ""  # the export writes replay's own above this code
+
+
+# The file's own listeners (automation.recording.exporthead), put on a popup too.
+def _sent(request: object) -> None:
+    pass
+
+
+def _answered(page: Page, response: object) -> None:
+    pass
+
+
+def _failed(page: Page, request: object) -> None:
+    pass
+
+
+# -- written into an exported pytest file as it is
+class Windows:
+    """The pages the test acts in: its own, and the popups its steps entered."""
+
+    def __init__(self) -> None:
+        self.entered: list[tuple[Page, str]] = []  # (opener, what its forms held)
+
+    def into(self, opener: Page, popup: Page) -> Page:
+        """A move into the popup the step before opened: its page, listened to as the
+        first page is."""
+        popup.on("dialog", DIALOGS.answer)
+        popup.on("request", _sent)
+        popup.on("response", lambda response: _answered(popup, response))
+        popup.on("requestfailed", lambda request: _failed(popup, request))
+        try:
+            popup.wait_for_load_state()
+        except PlaywrightError:
+            pass  # it closed at once: the next step says so
+        self.entered.append((opener, opener.evaluate(FORM_STATE_JS)))
+        return popup
+
+    def back(self, popup: Page, closed: bool = False, changed: bool = False) -> Page:
+        """A move back to the opener: when recorded, the popup closed itself (``closed``),
+        having changed the opener's form (``changed``)."""
+        assert self.entered, "it goes back from a popup, but the test is in no popup"
+        opener, state = self.entered.pop()
+        timeout_ms = float(os.environ.get("TIMEOUT_MS", "15000"))
+        if closed and not popup.is_closed():
+            try:
+                popup.wait_for_event("close", timeout=timeout_ms)
+            except PlaywrightError:
+                pass
+            assert popup.is_closed(), (
+                f"the popup did not close ({popup.url}): when recorded, the step before "
+                "closed it (its Save went through)"
+            )
+        if changed:
+            now = state
+            for _ in range(int(timeout_ms / 50)):
+                now = opener.evaluate(FORM_STATE_JS)
+                if now != state:
+                    break
+                opener.wait_for_timeout(50)
+            assert now != state, (
+                "the popup closed, but its opener's form did not change: what it set there "
+                "when recorded (a new record in a select) is not there"
+            )
+        opener.bring_to_front()
+        return opener
+
+    def first(self, page: Page) -> Page:
+        """A move back to the test's own page."""
+        while len(self.entered) > 1:
+            self.entered.pop()
+        return self.back(page)
+
+
+WINDOWS = Windows()

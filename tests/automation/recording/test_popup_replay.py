@@ -1,0 +1,154 @@
+"""Work done in a popup window is part of the scenario: an agent run adds a customer whose
+new supplier it creates in the "+" popup (whose Save sets the opener's select and closes
+itself), and looks the supplier up in the list a ``target=_blank`` link opens.  Saved, the
+scenario keeps the popup's steps; it replays and its pytest export passes; where the
+popup's Save is refused (the popup stays open) both fail, saying so."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from automation import Tab
+from automation.agent.loop import AgentConfig, AgentRun
+from automation.browser.session import BrowserSession
+from automation.events import StepRecorded
+from automation.llm.openai import OpenAICompatPlanner
+from automation.recording.export import to_pytest
+from automation.recording.fromrun import from_run_steps, plan
+from automation.recording.replay import Replay, ReplayConfig
+from automation.recording.scenario import Scenario
+from tests.exported import run_exported
+from tests.fakellm import ScriptedLLMServer
+from tests.popupapp import PopupApp, serve
+from tests.refs import fresh_snapshot, ref_of
+from tests.sinks import WaitingSink
+
+
+def act(**fields: object) -> str:
+    return f"<action>{json.dumps(fields)}</action>"
+
+
+async def record(
+    tab: Tab, browser: BrowserSession, llm_server: ScriptedLLMServer, base: str
+) -> list[dict[str, Any]]:
+    """The agent's run, as its steps are stored."""
+    form = await fresh_snapshot(browser, f"{base}/customer")
+    popup = await fresh_snapshot(browser, f"{base}/supplier")
+    llm_server.script(
+        act(action="fill", ref=ref_of(form, "textbox", "Name:"), value="Zeta"),
+        act(action="click", ref=ref_of(form, "link", "+")),
+        act(action="tabs", op="list"),
+        act(action="tabs", op="select", index=1),
+        act(action="fill", ref=ref_of(popup, "textbox", "Name:"), value="New Co"),
+        act(action="click", ref=ref_of(popup, "button", "Save")),  # the popup closes itself
+        act(action="click", ref=ref_of(form, "link", "Suppliers")),  # target=_blank
+        act(action="tabs", op="select", index=1),
+        act(action="wait_for", text="New Co"),
+        act(action="tabs", op="select", index=0),
+        act(action="click", ref=ref_of(form, "button", "Save")),
+        act(action="done", summary="added Zeta with New Co"),
+    )
+    run = AgentRun(
+        tab=tab, sink=WaitingSink(), task="Add Zeta, supplied by a new supplier New Co",
+        planner=OpenAICompatPlanner(base_url=llm_server.base_url, model="test-model"),
+        start_url=f"{base}/customer", config=AgentConfig(llm_timeout_ms=5_000),
+    )  # fmt: skip
+    finished = await run.run()
+    assert finished.status == "succeeded", finished.reason
+    return [event.to_dict() for event in run.sink.of_type(StepRecorded)]  # type: ignore[attr-defined]
+
+
+async def replay(browser: BrowserSession, scenario: Scenario, base: str) -> Any:
+    tab = await browser.new_tab()
+    try:
+        config = ReplayConfig(step_timeout_ms=5_000, locate_wait_ms=1_000)
+        return await Replay(tab, scenario, base_url=base, config=config).run()
+    finally:
+        await tab.close()
+
+
+async def test_a_run_s_popup_work_is_saved_replayed_and_exported(
+    tab: Tab, browser: BrowserSession, llm_server: ScriptedLLMServer, tmp_path: Path
+) -> None:
+    app = PopupApp()
+    with serve(app) as base:
+        rows = await record(tab, browser, llm_server, base)
+        assert app.customers == [{"name": "Zeta", "supplier": "2"}]
+        scenario = from_run_steps(rows, name="add customer", base_url=base)
+        said = [step.summary() for step in scenario.steps]
+        assert said == [
+            f"navigate {base}/customer",
+            "fill textbox 'Name:' = 'Zeta'",
+            "click link '+'",
+            "go to the popup the steps before opened",
+            "fill textbox 'Name:' = 'New Co'",
+            "click button 'Save'",
+            "go to the opener (the popup closed itself, having changed its form)",
+            "click link 'Suppliers'",
+            "go to the popup the steps before opened",
+            "wait_for text='New Co'",
+            "go to the opener",
+            "click button 'Save'",
+        ], said
+
+        result = await replay(browser, scenario, base)
+        assert result.status == "passed", result.reason
+        assert app.customers[-1] == {"name": "Zeta", "supplier": "3"}  # the replay's new one
+        code = to_pytest(scenario)
+        status, out = await run_exported(code, tmp_path, base, timeout_ms=5_000)
+        assert status == 0, out
+        assert app.customers[-1] == {"name": "Zeta", "supplier": "4"}
+
+    refusing = PopupApp(save_fails=True)
+    with serve(refusing) as base:
+        result = await replay(browser, scenario, base)
+        assert result.status == "failed"
+        assert "step 6" in result.reason and "the popup did not close" in result.reason
+        status, out = await run_exported(code, tmp_path, base, timeout_ms=2_000)
+        assert status != 0 and "the popup did not close" in out, out
+    assert refusing.customers == []  # neither saved the customer without its supplier
+
+
+def row(action: str, at: int, **args: Any) -> dict[str, Any]:
+    return {"index": at, "action": action, "args": args, "ok": True, "url": "http://a.test/"}
+
+
+def test_the_plan_keeps_steps_in_a_popup_the_run_opened_and_leaves_out_other_tabs() -> None:
+    ident = {"role": "button", "name": "Go", "selectors": ["#go"]}
+    rows = [
+        row("navigate", 0, url="http://a.test/"),
+        {**row("click", 1), "identity": ident},
+        row("tabs", 2, op="list"),
+        row("tabs", 3, op="select", index=1, to="popup"),
+        {**row("click", 4), "identity": ident},
+        row("tabs", 5, op="closed", to="opener", changed=True),
+        row("tabs", 6, op="open", url="http://b.test/"),  # a tab the run opened itself
+        {**row("click", 7), "identity": ident},
+        row("tabs", 8, op="select", index=0, to="first"),
+        {**row("click", 9), "identity": ident},
+        row("tabs", 10, op="select", index=2),  # an old run's select: no "to"
+        {**row("click", 11), "identity": ident},
+    ]
+    planned = plan(rows)
+    kept = {p.index: p.step.to_dict()["args"] for p in planned if p.kept and p.step}
+    assert kept[3] == {"op": "popup"}
+    assert kept[5] == {"op": "opener", "closed": True, "changed": True}
+    assert 4 in kept and 9 in kept
+    reasons = {p.index: p.reason for p in planned if not p.kept}
+    assert reasons[2] == "it only read the page"
+    assert "did not open as a popup" in reasons[6] and "did not open as a popup" in reasons[7]
+    assert reasons[8] == "it went back to the tab the replay is in"  # it was there already
+    assert "did not open as a popup" in reasons[10] and "did not open as a popup" in reasons[11]
+
+
+def test_the_plan_goes_back_to_the_first_tab_from_a_popup() -> None:
+    rows = [
+        row("tabs", 0, op="select", index=1, to="popup"),
+        row("tabs", 1, op="select", index=2, to="popup"),
+        row("tabs", 2, op="select", index=0, to="first"),
+    ]
+    assert [p.step.args for p in plan(rows) if p.step] == [
+        {"op": "popup"}, {"op": "popup"}, {"op": "first"},
+    ]  # fmt: skip
