@@ -152,3 +152,15 @@ def test_the_plan_goes_back_to_the_first_tab_from_a_popup() -> None:
     assert [p.step.args for p in plan(rows) if p.step] == [
         {"op": "popup"}, {"op": "popup"}, {"op": "first"},
     ]  # fmt: skip
+
+
+async def test_a_popup_that_does_not_open_fails_its_step_saying_so(browser: BrowserSession) -> None:
+    with serve(PopupApp()) as base:
+        scenario = Scenario.from_dict({
+            "format": "tabwright.scenario", "version": 1, "name": "no popup", "base_url": base,
+            "steps": [{"action": "navigate", "args": {"url": f"{base}/customer"}},
+                      {"action": "tabs", "args": {"op": "popup"}}],
+        })  # fmt: skip
+        result = await replay(browser, scenario, base)
+    assert result.status == "failed"
+    assert result.reason.startswith("step 1 (go to the popup the steps before opened): no popup")
