@@ -15,6 +15,7 @@ from automation.recording.calls import CALL, call_args
 from automation.recording.fromrun import Planned
 from automation.recording.passwords import TypedPasswords
 from automation.recording.propose import Proposal
+from automation.recording.replaytabs import TABS
 from automation.recording.scenario import EXPECT, MAX_TEXT_CHARS, TYPED_ARG
 from automation.recording.scenario import Scenario as Document
 from automation.recording.scenario import ScenarioStep as DocumentStep
@@ -249,6 +250,8 @@ class StepValuesForm(forms.Form):
         params = list(spec.params) if spec else []
         if step.action == EXPECT:  # a check's values: its text, count, URL, value, items
             params = check_params(str(step.args.get("kind", "")))
+        if step.action == TABS:  # where the steps after it happen, as the run went: no values
+            params = []
         if step.action == CALL:  # the values it passes to the scenario it calls
             given = step.args.get("params") or {}
             self.fields["params"] = param_lines_field(
