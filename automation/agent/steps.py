@@ -257,7 +257,7 @@ class ActionSteps:
         group = self.tab.group
         if group is None:
             return ""
-        to = moved_to(group.opener_of(before), before, self.tab, group.tabs[0])
+        to = await moved_to(await group.opener_of(before), before, self.tab, group.tabs[0])
         if to == "popup":
             within = budget.child(_FORM_STATE_MS, label="form state")
             self._entered[self.tab] = await form_state(before.page, within)

@@ -64,7 +64,6 @@ class TabGroup:
         self._closed = False
         self._pending: set[Page] = set()  # opened by the site, not wrapped yet
         self._adopting: set[Page] = set()  # being wrapped: in neither set above nor tabs
-        self._openers: dict[Page, Page] = {}  # a popup: the page that opened it
         context.on("page", self._on_page)
 
     def note_blocked(self, url: str, reason: str) -> None:
@@ -137,7 +136,6 @@ class TabGroup:
         finally:
             self._adopting.discard(page)
         tab.group = self
-        page.on("popup", lambda popup: self._openers.setdefault(popup, page))
         self.tabs.append(tab)
         if self.current is None:
             self.current = tab
@@ -162,9 +160,13 @@ class TabGroup:
             await tab.navigate(url, budget=budget)
         return tab
 
-    def opener_of(self, tab: Tab) -> Tab | None:
-        """The tab of the group whose page opened ``tab``'s (a popup), or None."""
-        opener = self._openers.get(tab.page)
+    async def opener_of(self, tab: Tab) -> Tab | None:
+        """The tab of the group whose page opened ``tab``'s (a popup, its opener still
+        open), or None."""
+        try:
+            opener = await tab.page.opener()
+        except PlaywrightError:  # it closed meanwhile
+            return None
         return next((t for t in self.tabs if t.page is opener), None)
 
     def list(self) -> list[dict[str, Any]]:

@@ -69,11 +69,11 @@ async def form_state(page: Page, budget: Budget) -> str | None:
         return None
 
 
-def moved_to(opener: Tab | None, before: Tab, after: Tab, first: Tab | None) -> str:
+async def moved_to(opener: Tab | None, before: Tab, after: Tab, first: Tab | None) -> str:
     """Where a run went from ``before`` to ``after``: into a popup ``before`` opened,
     back to ``before``'s opener (``opener``), to the run's first tab, or "" (another tab:
     its steps are not kept)."""
-    if after.group is not None and after.group.opener_of(after) is before:
+    if after.group is not None and await after.group.opener_of(after) is before:
         return "popup"
     if opener is not None and after is opener:
         return "opener"
