@@ -83,6 +83,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
@@ -289,7 +290,12 @@ class Settler:
         return self.page.is_closed()
 
     async def _in_page(self, budget: Budget, *args: object) -> dict[str, Any]:
-        return cast(dict[str, Any], await budget.run(self.page.evaluate(_PAGE_JS, list(args))))
+        return cast(dict[str, Any], await budget.run(self._op(*args)))
+
+    def _op(self, *args: object) -> Coroutine[Any, Any, Any]:
+        """The page op ``args`` (arm, probe, quiet, stop: _PAGE_JS), its message sent as
+        the coroutine starts."""
+        return self.page.evaluate(_PAGE_JS, list(args))
 
     async def hold(self, budget: Budget) -> SettleReport | None:
         """What the last action left for later, waited for (within the bound and
@@ -357,7 +363,13 @@ class Settler:
             return self.traffic.mark(armed=False)
         wait_ms = self.bound_ms if budget is None else max(1, budget.remaining_ms())
         args = ("arm", self.quiet_ms, wait_ms, None, None, trigger or None, ref)
-        answer = asyncio.ensure_future(self._in_page(Budget(wait_ms, parent=budget), *args))
+        # The evaluation is a task of its own, made before the action's and sending at its
+        # first step: its message goes out before the action's once the caller yields
+        # (:func:`automation.browser.settles.settles` does).  Sent a task later, after the
+        # action's, a busy machine's pause between the two sends let the click's input
+        # reach the page before the arm, which then heard nothing ("nothing pending").
+        sent = asyncio.ensure_future(self._op(*args))
+        answer = asyncio.ensure_future(Budget(wait_ms, parent=budget).run(sent))
         answer.add_done_callback(_retrieve)
         return replace(self.traffic.mark(armed=True), early=answer)
 

@@ -6,6 +6,7 @@ for what settling waits for and what it leaves out)."""
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -85,6 +86,7 @@ def settles(method: F | None = None, *, early: Trigger | None = None) -> Any:
         else:
             trigger, ref = early(self, args, kwargs) or ("", "")
             mark = settler.arm_early(given, trigger=trigger, ref=ref)
+            await asyncio.sleep(0)  # the arm's message goes out first (Settler.arm_early)
         try:
             result = await method(self, *args, **kwargs)
         except (Cancelled, BrowserClosed, BudgetExceeded):

@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -97,13 +98,13 @@ async def open_page(tab: Tab, url: str) -> dict[str, str]:
 def ops_asked(tab: Tab, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The settle's page ops (arm, probe, quiet, stop), in order, as the tab asks them."""
     asked: list[str] = []
-    in_page = tab.settler._in_page
+    op = tab.settler._op
 
-    async def recording(budget: Budget, *args: object) -> dict[str, object]:
+    def recording(*args: object) -> Any:
         asked.append(str(args[0]))
-        return await in_page(budget, *args)
+        return op(*args)
 
-    monkeypatch.setattr(tab.settler, "_in_page", recording)
+    monkeypatch.setattr(tab.settler, "_op", recording)
     return asked
 
 
@@ -308,6 +309,30 @@ async def test_what_a_click_leaves_for_later_is_waited_for(
     assert report.requests == requests
     assert report.mutations >= changes  # those drawn at once: the settle saw the last one
     assert await status(tab) == drawn
+
+
+async def test_a_clicks_arm_goes_to_the_page_before_the_click(tab: Tab, slow_url: str) -> None:
+    """The arm sent beside a click (not waited for) is written to Playwright before the
+    click: the page runs it first.  Written after it, a busy machine's pause between the two
+    let the click's input reach the page before the arm, which heard nothing: "nothing
+    pending" for a click that drew (seen in a full run)."""
+    refs = await open_page(tab, f"{slow_url}/settle/actions.html")
+    connection = tab.page._impl_obj._connection  # what goes to Playwright, in order
+    sent: list[str] = []
+    write = connection.send_message_to_server
+
+    def spy(owner: Any, method: str, params: Any, options: Any) -> Any:
+        if method == "click" or (method == "evaluateExpression" and '"arm"' in json.dumps(params)):
+            sent.append(method)
+        return write(owner, method, params, options)
+
+    connection.send_message_to_server = spy
+    try:
+        await tab.click(refs["Draw now and in a microtask"])
+    finally:
+        del connection.send_message_to_server
+    assert sent[:2] == ["evaluateExpression", "click"], sent
+    assert tab.settler.last is not None and tab.settler.last.reason == SETTLED
 
 
 async def test_a_click_after_which_the_page_hands_work_over_again_and_again_is_not_idle(
