@@ -255,6 +255,12 @@ class ElementIdentity:
                 hint="the page may have changed Tabwright's in-page registry",
             ) from None
 
+    def says_all_of(self, now: ElementIdentity) -> bool:
+        """Whether this stored identity already says all ``now`` does: nothing
+        :meth:`changes` tells (its place and look included), and where it leads, when
+        ``now`` knows that (a link an agent reached by its address)."""
+        return not self.changes(now) and not (now.target and now.target != self.target)
+
     def changes(self, now: ElementIdentity) -> list[str]:
         """What differs between this recorded identity and the element found now."""
         out = []

@@ -103,6 +103,7 @@ from automation.recording.replayhandlers import interruptions_of
 from automation.recording.replayperson import step_with_person
 from automation.recording.replaytabs import TABS, Windows
 from automation.recording.scenario import Resolved, Scenario, ScenarioStep
+from automation.recording.secretfree import heal_without_secrets
 from automation.secrets import SECRET_ENV_PREFIX, Secrets, redacting, secret_names
 from automation.wording import double_quoted, element_words, step_words
 
@@ -461,9 +462,12 @@ class Replay:
             outcome = replace(outcome, strategy=reached.strategy, changes=reached.changes,
                               heal="proposed" if healed else "", healed=healed)  # fmt: skip
         # What the page showed of a secret (a token listed once typed) is redacted in the
-        # result as in the events: a heal is written from either.
-        redact = self.run_secrets.redact_any
-        outcome = replace(outcome, healed=redact(outcome.healed), changes=redact(outcome.changes))
+        # result as in the events; a heal, written from either, is what the next replay
+        # looks for: it holds neither the secret nor what stands in for it (secretfree).
+        healed, heal = heal_without_secrets(step.identity, outcome.healed, outcome.heal,
+                                            self.run_secrets)  # fmt: skip
+        changes = self.run_secrets.redact_any(outcome.changes)
+        outcome = replace(outcome, healed=healed, heal=heal, changes=changes)
         found = located.found if located is not None and located.ok else None
         await self.out.emit(
             StepRecorded(

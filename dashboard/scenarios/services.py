@@ -400,16 +400,15 @@ def _apply(heal: IdentityHeal, step: ScenarioStep, *, user: AbstractBaseUser | N
 
 
 def _same_element(known: Any, found: Any) -> bool:
-    """Whether a stored identity already says all a replay found (replay's own measure of
-    a change: ElementIdentity.changes, its place and look included; and where it leads,
-    when the replay learned that: a link an agent reached by its address)."""
+    """Whether a stored identity already says all a replay found
+    (ElementIdentity.says_all_of)."""
     if not known or not found:
         return False
     try:
         before, now = ElementIdentity.from_dict(known), ElementIdentity.from_dict(found)
     except ActionInvalid:
         return False
-    return not before.changes(now) and not (now.target and now.target != before.target)
+    return before.says_all_of(now)
 
 
 def _confirmed(before: Any, after: dict[str, Any]) -> dict[str, Any]:

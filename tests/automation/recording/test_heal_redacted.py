@@ -1,16 +1,22 @@
 """A secret the page shows (a token listed once typed) never reaches a heal: the identity
 replay found an element by again, in its result as in its events, has the secret's value
 redacted.  (The dashboard stored heals from the redacted events; ``scenario_replay
---save-heals`` stored them from the result, the token spelled out.)"""
+--save-heals`` stored them from the result, the token spelled out.)  Nor what stands in
+for it: a text that shows it is written as the stored identity had it, or left out
+(automation.recording.secretfree)."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from automation import ListSink, Tab
+from automation.browser.identity import ElementIdentity
 from automation.events import StepReplayed
 from automation.recording.replay import Replay
 from automation.recording.scenario import Scenario, ScenarioStep
+from automation.recording.secretfree import heal_without_secrets, without_secrets
+from automation.secrets import MASK, Secrets
 
 TOKEN = "tok-8f2b9c71d4"
 
@@ -38,3 +44,63 @@ async def test_a_heal_of_an_element_beside_a_shown_secret_does_not_spell_it_out(
     assert healed.healed["name"] == "Revoke token"
     assert TOKEN not in json.dumps(result.to_dict())
     assert TOKEN not in json.dumps([e.to_dict() for e in sink.of_type(StepReplayed)])
+    # Nor its placeholder: the row that lists the token is left out of the identity.
+    assert "SECRET" not in json.dumps(healed.healed) and healed.healed["row"] == ""
+
+
+USER = "ada@corp.test"
+
+
+def secrets_of(**values: str) -> Secrets:
+    secrets = Secrets({})
+    for name, value in values.items():
+        secrets.remember(name, value)
+    return secrets
+
+
+def test_a_text_that_shows_a_secret_keeps_what_the_stored_identity_had_there() -> None:
+    secrets = secrets_of(USER=USER)
+    stored = ElementIdentity(role="button", name="Account", text="Account", id="account",
+                             row="Ada Lovelace", selectors=("#account",))  # fmt: skip
+    found = ElementIdentity(
+        role="button", name=f"Signed in as {USER}", text=f"Signed in as {USER}",
+        aria_label=f"Menu of {USER}", id="user-menu", row=f"{USER} Admin",
+        test_ids={"data-testid": f"menu-{USER}", "data-qa": "menu"}, alike=(f"Sign out {USER}",),
+        row_words=(USER, "admin"), target=f"/u?email={USER.replace('@', '%40')}",
+        selectors=(f'[aria-label="Menu of {USER}"]', "#user-menu"),
+    )  # fmt: skip
+    free = without_secrets(stored, found, secrets)
+    # Kept where the stored identity said it without the secret; else left out.
+    assert (free.name, free.text, free.row) == ("Account", "Account", "Ada Lovelace")
+    assert free.aria_label == "" and free.target == ""
+    assert free.id == "user-menu" and free.selectors == ("#user-menu",)  # what changed stays
+    assert free.test_ids == {"data-qa": "menu"} and free.row_words == ("admin",)
+    assert free.alike == ()
+    assert USER not in json.dumps(free.to_dict())
+
+
+def test_a_stored_text_that_held_a_secret_or_its_mask_is_not_kept_either() -> None:
+    secrets = secrets_of(TOKEN="sk-live-4242")
+    secrets.hide("hunter22")  # a password typed as it is: masked
+    stored = ElementIdentity(role="button", name="Delete token ${SECRET:TOKEN}",
+                             label=f"Key {MASK}", text="Delete •••")  # fmt: skip
+    found = ElementIdentity(role="button", name="Delete token sk-live-4242",
+                            label="Key hunter22", text="Delete sk-live-4242")  # fmt: skip
+    free = without_secrets(stored, found, secrets)
+    assert (free.name, free.label, free.text) == ("", "", "")
+    assert without_secrets(None, found, secrets).name == ""
+
+
+def test_a_heal_that_only_shows_a_secret_heals_nothing() -> None:
+    secrets = secrets_of(USER=USER)
+    stored = ElementIdentity(role="button", name="Account", id="user-menu")
+    shown = ElementIdentity(role="button", name=f"Signed in as {USER}", id="user-menu")
+    assert heal_without_secrets(stored, shown.to_dict(), "confident", secrets) == (None, "")
+    moved = replace(shown, id="account-menu")
+    healed, heal = heal_without_secrets(stored, moved.to_dict(), "confident", secrets)
+    assert heal == "confident" and healed is not None
+    assert (healed["name"], healed["id"]) == ("Account", "account-menu")
+    # Nothing to heal stays so; a heal without a secret is written as found.
+    assert heal_without_secrets(stored, None, "", secrets) == (None, "")
+    plain = replace(stored, id="account-menu").to_dict()
+    assert heal_without_secrets(stored, plain, "proposed", secrets) == (plain, "proposed")

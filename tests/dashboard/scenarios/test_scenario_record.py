@@ -21,7 +21,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from playwright.async_api import Page, async_playwright
 
-from dashboard.models import Scenario
+from dashboard.models import IdentityHeal, Scenario, ScenarioStep
 
 pytestmark = pytest.mark.django_db
 
@@ -147,6 +147,56 @@ def test_a_person_records_in_their_browser_and_it_replays_on_the_next_release(
     call_command("scenario_replay", str(scenario.pk), "--base-url", f"{fixture_url}/replay/v2",
                  "--allow-private", stdout=replay_out)  # fmt: skip
     assert "RESULT passed 6/6" in replay_out.getvalue()
+
+
+def test_a_heal_on_a_release_that_shows_the_secret_typed_replays_there_again(
+    cdp_url: str, fixture_url: str, owner: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Release 2 names the button after the token just saved, and gave it another id: the
+    heal written back holds neither the token nor what stands in for it, so the next
+    replay there finds the button as well as before, and heals nothing."""
+    token = "sk-live-4242abcd"
+
+    async def act(page: Page) -> None:
+        await page.locator("#token").click()
+        await page.keyboard.type(token)
+        await page.get_by_role("button", name="Save").click()
+        await page.get_by_role("button", name="Delete token").click()
+        await page.get_by_text("Token deleted").wait_for()
+        await page.close()
+
+    start = f"{fixture_url}/replay/tokens/v1/index.html"
+    out, code = record(cdp_url, act, start, "--name", "Delete a token", "--owner", owner.username)
+    assert code == 0, out
+    scenario = Scenario.objects.get(owner=owner)
+    step = ScenarioStep.objects.get(scenario=scenario, index=3)
+    assert step.identity["name"] == "Delete token" and step.identity["id"] == "delete"
+
+    monkeypatch.setenv("TABWRIGHT_SECRET_TOKEN", token)
+
+    def replay() -> dict[str, Any]:
+        printed = StringIO()
+        call_command("scenario_replay", str(scenario.pk), "--base-url",
+                     f"{fixture_url}/replay/tokens/v2", "--allow-private", "--save-heals",
+                     "--json", stdout=printed)  # fmt: skip
+        result = json.loads(printed.getvalue())
+        assert result["status"] == "passed", result
+        return result["steps"][3]
+
+    first = replay()
+    assert first["heal"] == "confident", first
+    stored = json.dumps(ScenarioStep.objects.get(pk=step.pk).identity)
+    for shown in (token, "${SECRET", "•••"):
+        assert shown not in stored and shown not in json.dumps(first["healed"])
+    healed = ScenarioStep.objects.get(pk=step.pk).identity
+    assert healed["id"] == "remove-token" and healed["name"] == "Delete token"
+    assert IdentityHeal.objects.filter(step_id=step.pk, status="applied").count() == 1
+
+    second = replay()
+    assert second["heal"] == "" and second["healed"] is None, second
+    assert second["score"] >= first["score"]
+    assert ScenarioStep.objects.get(pk=step.pk).identity == healed
+    assert IdentityHeal.objects.filter(step_id=step.pk).count() == 1
 
 
 def test_ctrl_c_ends_the_recording_and_the_scenario_is_written_to_a_file(
