@@ -1,8 +1,9 @@
 """A small back office whose related field has a "+" that opens a popup (``window.open``):
 the popup creates a supplier, sets the opener's select through ``window.opener`` and closes
-itself (or, with ``autoclose`` off, says it is done and waits; with ``save_fails``, its
-Save answers the form again with an error, as a back office refusing a name does, and the
-popup stays open).  A "Suppliers" link opens the list of suppliers with ``target=_blank``."""
+itself (a moment later with ``close_after_ms``; or, with ``autoclose`` off, says it is done
+and waits; with ``save_fails``, its Save answers the form again with an error, as a back
+office refusing a name does, and the popup stays open).  A "Suppliers" link opens the
+list of suppliers with ``target=_blank``."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from tests.net import QuietHandler, loopback_app
 class PopupApp:
     autoclose: bool = True
     save_fails: bool = False
+    close_after_ms: int = 0  # the popup's answer shows for a moment before it closes
     suppliers: dict[int, str] = field(default_factory=lambda: {1: "Old Supplier"})
     customers: list[dict[str, str]] = field(default_factory=list)
 
@@ -81,6 +83,8 @@ def serve(app: PopupApp) -> Iterator[str]:
                 sid = max(app.suppliers) + 1
                 app.suppliers[sid] = data.get("name", "")
                 close = "window.close();" if app.autoclose else ""
+                if close and app.close_after_ms:
+                    close = f"setTimeout(() => window.close(), {app.close_after_ms});"
                 script = f"window.opener.added({sid}, {json.dumps(app.suppliers[sid])});{close}"
                 body = f"<p>Supplier added.</p><script>{script}</script>"
                 self.send(200, _page("Supplier added", body))

@@ -381,11 +381,9 @@ class AgentRun:
         """Go on in the tab group's current tab when this one closed (not crashed)."""
         if self.tab.crashed:
             return False
-        before = self.steps.tab = self.tab
-        followed = await self.steps.follow()
+        self.steps.tab = self.tab
+        followed = await self.steps.follow_closed(Budget(_FOLLOW_MS, label="follow a tab"))
         self.tab = self.steps.tab
-        if followed and before.page.is_closed():  # where the steps after it happen
-            await self.steps.record_closed(before, Budget(_FOLLOW_MS, label="follow a tab"))
         return followed
 
     def _tab_closed(self) -> None:

@@ -240,6 +240,17 @@ class ActionSteps:
         self.tab = group.current
         return True
 
+    async def follow_closed(self, budget: Budget, *, by: str = "agent") -> bool:
+        """Follow the tab group's current tab (:meth:`follow`) between actions; when the
+        tab the run acted in closed meanwhile (a popup closing itself a moment after its
+        Save), a step says where the run went on (:meth:`record_closed`), so a replay
+        follows too.  Whether the tab changed."""
+        before = self.tab
+        followed = await self.follow()
+        if followed and before.page.is_closed():
+            await self.record_closed(before, budget, by=by)
+        return followed
+
     async def record_closed(self, before: Tab, budget: Budget, *, by: str = "agent") -> None:
         """A step saying the run went on in another tab as ``before`` closed itself (a
         popup's Save): to its opener (and whether the popup changed its form), or elsewhere."""

@@ -168,11 +168,36 @@ class McpSession:
         if not isinstance(delta, bool):
             raise ActionInvalid(f"{name}: delta must be true or false")
         self.control.budget = budget  # a person's stop cancels the call in flight
+        if name != SCREENSHOT:
+            # A bad call is refused before anything is recorded, a misnamed argument too
+            # (a client reads the tool's schema, where every argument is named).
+            validate(name, args, strict=True)
+        note = await self._follow_closed(budget)
         if name == SCREENSHOT:
-            return await self._screenshot(args, budget)
-        # A bad call is refused before anything is recorded, a misnamed argument too
-        # (a client reads the tool's schema, where every argument is named).
-        validate(name, args, strict=True)
+            answer = await self._screenshot(args, budget)
+        else:
+            answer = await self._act(name, args, budget, timeout_ms, delta=delta)
+        return replace(answer, text=f"{answer.text}\n{note}") if note else answer
+
+    async def _follow_closed(self, budget: Budget) -> str:
+        """When the tab the session acted in closed since its last call (a popup closing
+        itself a moment after its Save), the session goes on in the tab it fell back to,
+        a step saying so (replayed as the move back to the opener): what the client is
+        told of it, or ""."""
+        if self.tab.alive or self.tab.crashed:
+            return ""
+        if not await self.steps.follow_closed(budget, by="mcp"):
+            return ""
+        group = self.tab.group
+        where = f"tab {group.tabs.index(self.tab)}" if group and self.tab in group.tabs else ""
+        said = f"(the tab it was in closed; the session goes on in {where or 'another tab'}: "
+        return self.secrets.redact(f"{said}{self.tab.url})")
+
+    async def _act(
+        self, name: str, args: dict[str, object], budget: Budget, timeout_ms: float, *,
+        delta: bool,
+    ) -> Answer:  # fmt: skip
+        """Run a tool's action as a recorded step of the session."""
         # The action gets all but a margin of what is left of the call (its wait for the
         # call before it spent some): one that runs out of time is a failed step of the
         # session (recorded, its end shown), not a vanished call.

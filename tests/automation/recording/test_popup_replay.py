@@ -60,10 +60,25 @@ async def record(
     return [event.to_dict() for event in run.sink.of_type(StepRecorded)]  # type: ignore[attr-defined]
 
 
-async def replay(browser: BrowserSession, scenario: Scenario, base: str) -> Any:
+def through_the_popup(base: str) -> list[str]:
+    """The scenario's steps that add Zeta's new supplier in the "+" popup, said."""
+    return [
+        f"navigate {base}/customer",
+        "fill textbox 'Name:' = 'Zeta'",
+        "click link '+'",
+        "go to the popup the steps before opened",
+        "fill textbox 'Name:' = 'New Co'",
+        "click button 'Save'",
+        "go to the opener (the popup closed itself, having changed its form)",
+    ]
+
+
+async def replay(
+    browser: BrowserSession, scenario: Scenario, base: str, step_timeout_ms: int = 5_000
+) -> Any:
     tab = await browser.new_tab()
     try:
-        config = ReplayConfig(step_timeout_ms=5_000, locate_wait_ms=1_000)
+        config = ReplayConfig(step_timeout_ms=step_timeout_ms, locate_wait_ms=1_000)
         return await Replay(tab, scenario, base_url=base, config=config).run()
     finally:
         await tab.close()
@@ -79,13 +94,7 @@ async def test_a_run_s_popup_work_is_saved_replayed_and_exported(
         scenario = from_run_steps(rows, name="add customer", base_url=base)
         said = [step.summary() for step in scenario.steps]
         assert said == [
-            f"navigate {base}/customer",
-            "fill textbox 'Name:' = 'Zeta'",
-            "click link '+'",
-            "go to the popup the steps before opened",
-            "fill textbox 'Name:' = 'New Co'",
-            "click button 'Save'",
-            "go to the opener (the popup closed itself, having changed its form)",
+            *through_the_popup(base),
             "click link 'Suppliers'",
             "go to the popup the steps before opened",
             "wait_for text='New Co'",
