@@ -132,12 +132,12 @@ def to_pytest(
     if any(s.action == TABS for s in steps):  # popups followed as replay follows them
         js = _text(FORM_STATE_JS, "the rule")
         lines.append(f"\n\nFORM_STATE_JS = {js}\n{_copied(exportpopups)}")
+        lines[0] = _in_fixture(lines[0], "        WINDOWS.watch(page)  # the popups it opens\n")
     if any(one.handlers for one in every):  # each in force where replay's is
         lines.append(_copied(exporthandlers))
     if any(s.is_check and s.args.get("kind") == "download" for s in steps):
-        at = header.index("        yield page\n")
         keep = '        page.on("download", lambda download: DOWNLOADS.append(download))\n'
-        lines[0] = header[:at] + keep + header[at:]
+        lines[0] = _in_fixture(lines[0], keep)
         lines.append(DOWNLOADS + _copied(downloadfile).lstrip("\n"))
     for name, callee in callees.items():
         where = _Params(callee.params, base=callee.base_url, calls=functions)
@@ -170,6 +170,12 @@ def _end(scenario: Scenario, params: _Params) -> list[str]:
             *(f"        {line}" for line in _step(step, params)),
         ]
     return lines
+
+
+def _in_fixture(header: str, line: str) -> str:
+    """``header`` with ``line`` run in its ``page`` fixture, before the test starts."""
+    at = header.index("        yield page\n")
+    return header[:at] + line + header[at:]
 
 
 def _copied(module: ModuleType) -> str:
@@ -265,9 +271,6 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
                 )
             if index in pending:
                 body.insert(1, _PENDING)
-            following = scenario.steps[index + 1 : index + 2]
-            if following and following[0].action == TABS and following[0].args["op"] == "popup":
-                body[1:] = ["with page.expect_popup() as opened:", *(f"    {b}" for b in body[1:])]
             if any(len(line.splitlines()) != 1 or "\x00" in line for line in body):
                 raise ScenarioInvalid("a line of it would not stay one line")
         except ScenarioInvalid as exc:
@@ -366,7 +369,7 @@ def _step(step: ScenarioStep, params: dict[str, dict[str, Any]]) -> list[str]:
         return [f"{function}(page, {{{given}}})"]
     if step.action == TABS:  # where the steps after it happen (exportpopups)
         if args["op"] == "popup":
-            return ["page = WINDOWS.into(page, opened.value)"]
+            return ["page = WINDOWS.into(page)"]
         if args["op"] == "first":
             return ["page = WINDOWS.first(page)"]
         closed, changed = bool(args.get("closed")), bool(args.get("changed"))

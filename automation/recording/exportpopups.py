@@ -1,9 +1,13 @@
 """A scenario's ``tabs`` steps in a pytest export (automation.recording.export), followed as
 replay follows them (:mod:`automation.recording.replaytabs`).
 
-The step before a move into a popup runs inside Playwright's ``page.expect_popup()``; the
+The popups each page opens are kept in order, the test's own page's from its start (the
+``page`` fixture's listener); a move into a popup takes the first one its page opened and
+no move took yet, waited for within ``TIMEOUT_MS``, as replay takes it (so the step that
+opened it needs not be the one just before: the steps between act in the opener).  The
 popup's page is then the ``page`` the steps after it use, with the same listeners as the
-first page (dialogs answered as armed, writes refused by the server told).  A move back to
+first page (dialogs answered as armed, writes refused by the server told), and its own
+popups kept too.  A move back to
 the opener waits, when the popup closed itself when recorded (its Save), for it to close,
 and, when it changed its opener's form then, for the form to change (the select holds the
 new record): either that does not come fails the test, in replay's words.
@@ -47,11 +51,32 @@ class Windows:
     """The pages the test acts in: its own, and the popups its steps entered."""
 
     def __init__(self) -> None:
+        self.opened: dict[Page, list[Page]] = {}  # the popups each page opened, in order
+        self.taken: set[Page] = set()
         self.entered: list[tuple[Page, str]] = []  # (opener, what its forms held)
 
-    def into(self, opener: Page, popup: Page) -> Page:
-        """A move into the popup the step before opened: its page, listened to as the
-        first page is."""
+    def watch(self, page: Page) -> None:
+        """Keep the popups ``page`` opens, in order (the test's page: from its start)."""
+        self.opened.setdefault(page, [])
+        page.on("popup", lambda popup: self.opened[page].append(popup))
+
+    def into(self, opener: Page) -> Page:
+        """A move into the popup the steps before opened (the first one not entered yet,
+        by order of opening, as replay takes it), waited for: its page, listened to as
+        the first page is."""
+        if opener not in self.opened:
+            self.watch(opener)  # a popup it opens from now on
+        popup = self._next(opener)
+        if popup is None:
+            try:
+                opener.wait_for_event("popup", timeout=float(os.environ.get("TIMEOUT_MS", "15000")))
+            except PlaywrightError:
+                pass
+            popup = self._next(opener)
+        assert popup is not None, (
+            "no popup window opened: the step before it opened one when recorded"
+        )
+        self.taken.add(popup)
         popup.on("dialog", DIALOGS.answer)
         popup.on("request", _sent)
         popup.on("response", lambda response: _answered(popup, response))
@@ -61,7 +86,11 @@ class Windows:
         except PlaywrightError:
             pass  # it closed at once: the next step says so
         self.entered.append((opener, opener.evaluate(FORM_STATE_JS)))
+        self.watch(popup)
         return popup
+
+    def _next(self, opener: Page) -> Page | None:
+        return next((p for p in self.opened.get(opener, []) if p not in self.taken), None)
 
     def back(self, popup: Page, closed: bool = False, changed: bool = False) -> Page:
         """A move back to the opener: when recorded, the popup closed itself (``closed``),

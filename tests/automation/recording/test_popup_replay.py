@@ -173,3 +173,46 @@ async def test_a_popup_that_does_not_open_fails_its_step_saying_so(browser: Brow
         result = await replay(browser, scenario, base)
     assert result.status == "failed"
     assert result.reason.startswith("step 1 (go to the popup the steps before opened): no popup")
+
+
+def _between(base: str, *, opens: bool = True) -> Scenario:
+    """Zeta's new supplier added in the "+" popup, her name filled in the opener between
+    the click that opened the popup and the move into it (``opens`` false: no click)."""
+    plus = [{"action": "click", "role": "link", "name": "+"}] if opens else []
+    return Scenario.from_dict({
+        "format": "tabwright.scenario", "version": 1, "name": "between", "base_url": base,
+        "steps": [
+            {"action": "navigate", "args": {"url": f"{base}/customer"}},
+            *plus,
+            {"action": "fill", "role": "textbox", "name": "Name:", "args": {"value": "Zeta"}},
+            {"action": "tabs", "args": {"op": "popup"}},
+            {"action": "fill", "role": "textbox", "name": "Name:", "args": {"value": "New Co"}},
+            {"action": "click", "role": "button", "name": "Save"},
+            {"action": "tabs", "args": {"op": "opener", "closed": True, "changed": True}},
+            {"action": "click", "role": "button", "name": "Save"},
+        ],
+    })  # fmt: skip
+
+
+async def test_a_step_between_the_popup_s_opening_and_the_move_into_it_is_exported_as_replayed(
+    browser: BrowserSession, tmp_path: Path
+) -> None:
+    """The move into a popup takes the popup the steps before opened, in replay and in the
+    export alike: the export waited for a popup in the step just before the move (the
+    opener's fill here), which opened none, and failed where replay passed."""
+    app = PopupApp()
+    with serve(app) as base:
+        scenario = _between(base)
+        result = await replay(browser, scenario, base)
+        assert result.status == "passed", result.reason
+        assert app.customers[-1] == {"name": "Zeta", "supplier": "2"}
+        status, out = await run_exported(to_pytest(scenario), tmp_path, base, timeout_ms=5_000)
+        assert status == 0, out
+        assert app.customers[-1] == {"name": "Zeta", "supplier": "3"}
+
+        never = _between(base, opens=False)
+        result = await replay(browser, never, base)
+        assert result.status == "failed" and "no popup window opened" in result.reason
+        status, out = await run_exported(to_pytest(never), tmp_path, base, timeout_ms=2_000)
+        assert status != 0 and "no popup window opened" in out, out
+    assert len(app.customers) == 2
