@@ -178,6 +178,15 @@ def _failed(page: Page, request) -> None:  # noqa: ANN001 (a Request)
         REFUSED.append(f"{{request.method}} {{request.url}}: no answer ({{failure}})")
 
 
+def listen(page: Page) -> None:
+    """A page's listeners (the test's, and each popup its steps enter): dialogs answered
+    as the steps armed them, else dismissed and said; its writes watched."""
+    page.on("dialog", DIALOGS.answer)
+    page.on("request", _sent)
+    page.on("response", lambda response: _answered(page, response))
+    page.on("requestfailed", lambda request: _failed(page, request))
+
+
 @pytest.fixture
 def page() -> Iterator[Page]:
     executable = os.environ.get("TABWRIGHT_CHROMIUM_PATH") or os.environ.get("CHROMIUM") or None
@@ -188,10 +197,7 @@ def page() -> Iterator[Page]:
         timeout_ms = float(os.environ.get("TIMEOUT_MS", "15000"))
         page.set_default_timeout(timeout_ms)
         expect.set_options(timeout=timeout_ms)  # a check waits as long as a step
-        page.on("dialog", DIALOGS.answer)  # as the steps armed, else dismissed and said
-        page.on("request", _sent)
-        page.on("response", lambda response: _answered(page, response))
-        page.on("requestfailed", lambda request: _failed(page, request))
+        listen(page)
         yield page
         browser.close()
 '''

@@ -23,8 +23,6 @@ from typing import TYPE_CHECKING
 
 from playwright.sync_api import Error as PlaywrightError
 
-from automation.recording.exportdialogs import DIALOGS
-
 if TYPE_CHECKING:
     from playwright.sync_api import Page
 
@@ -34,15 +32,7 @@ FORM_STATE_JS = ""  # the export writes replay's own above this code
 
 
 # The file's own listeners (automation.recording.exporthead), put on a popup too.
-def _sent(request: object) -> None:
-    pass
-
-
-def _answered(page: Page, response: object) -> None:
-    pass
-
-
-def _failed(page: Page, request: object) -> None:
+def listen(page: Page) -> None:
     pass
 
 
@@ -77,10 +67,7 @@ class Windows:
             "no popup window opened: the step before it opened one when recorded"
         )
         self.taken.add(popup)
-        popup.on("dialog", DIALOGS.answer)
-        popup.on("request", _sent)
-        popup.on("response", lambda response: _answered(popup, response))
-        popup.on("requestfailed", lambda request: _failed(popup, request))
+        listen(popup)
         try:
             popup.wait_for_load_state()
         except PlaywrightError:
