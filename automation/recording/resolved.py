@@ -17,7 +17,9 @@ from automation.secrets import totp_code
 if TYPE_CHECKING:
     from automation.recording.scenario import ScenarioStep
 
-__all__ = ["Resolved"]
+__all__ = ["REDACTED", "Resolved"]
+
+REDACTED = "•••"  # what a replay's texts show of a secret's value (Resolved.redact)
 
 
 @dataclass(frozen=True)
@@ -66,5 +68,5 @@ class Resolved:
     def redact(self, text: str) -> str:
         for value in sorted([*self.secrets.values(), *self.codes], key=len, reverse=True):
             if value:
-                text = text.replace(value, "•••")
+                text = text.replace(value, REDACTED)
         return text

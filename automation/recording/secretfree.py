@@ -27,22 +27,18 @@ from dataclasses import fields, replace
 from typing import Any
 
 from automation.browser.identity import ElementIdentity
-from automation.secrets import MASK, SECRET_RE, Secrets
+from automation.recording.resolved import REDACTED
+from automation.secrets import SECRET_RE, Secrets
 
 __all__ = ["heal_without_secrets", "holds_secret", "without_secrets"]
 
-_SHORT_MASK = "•••"  # what a replay's result texts show of a secret (Resolved.redact)
 _TUPLES = ("selectors", "alike", "row_words")  # texts of which each one may go
 
 
 def holds_secret(text: str, secrets: Secrets) -> bool:
     """Whether ``text`` holds a secret's value, its placeholder or a mask."""
-    return (
-        secrets.is_secret(text)
-        or MASK in text
-        or _SHORT_MASK in text
-        or SECRET_RE.search(text) is not None
-    )
+    # (The run's MASK for a password typed as it is holds REDACTED.)
+    return secrets.is_secret(text) or REDACTED in text or SECRET_RE.search(text) is not None
 
 
 def without_secrets(

@@ -109,10 +109,11 @@ def scenario_from_run(
     checks of these stretches (empty: all).  Every step left out is listed, with why, in
     the scenario's description.  No password the run typed is kept: not in ``name``
     (refused; none given, the run's title with it masked), nor in what its steps do."""
-    typed = run_selectors.run_typed_passwords(run=run)
+    every = run_selectors.run_step_rows(run=run)  # a password typed in any stretch counts
+    typed = run_selectors.run_typed_passwords(run=run, rows=every)
     name = name.strip() or typed.mask(run.title)
     typed.check_name(name)
-    rows = run_selectors.run_step_rows(run=run, stretches=stretches)
+    rows = run_selectors.run_step_rows(run=run, stretches=stretches) if stretches else every
     proposals = run_selectors.run_proposed_checks(run=run)
     unknown = [i for i in checks if not 0 <= i < len(proposals)]
     if unknown:
