@@ -226,16 +226,22 @@ async def stop_live_runs(context: BrowserContext, base_url: str, database_url: s
     session = next((c["value"] for c in await context.cookies() if c["name"] == "sessionid"), "")
     if not live or not session:
         return
-    cookie = {"Cookie": f"sessionid={session}"}
     for run_id in live:
-        uri = base_url.replace("http://", "ws://") + f"/ws/runs/{run_id}/"
-        async with connect(uri, origin=base_url, additional_headers=cookie) as socket:  # type: ignore[arg-type]
+        async with run_socket(base_url, int(run_id), session) as socket:
             await socket.send(json.dumps({"command": "stop"}))
             still_live = f"select id from dashboard_run where id = {run_id} and status in {LIVE}"
             await eventually(
                 lambda query=still_live: not psql(database_url, query),
                 what=f"run {run_id} stopped after the test",
             )
+
+
+def run_socket(base_url: str, run_id: int, session: str) -> connect:
+    """The run's socket on the process at ``base_url``, opened with the ``session``
+    cookie as the run page opens it."""
+    uri = base_url.replace("http://", "ws://") + f"/ws/runs/{run_id}/"
+    cookie = {"Cookie": f"sessionid={session}"}
+    return connect(uri, origin=base_url, additional_headers=cookie)  # type: ignore[arg-type]
 
 
 def tag(action: dict[str, object]) -> str:
@@ -248,9 +254,7 @@ async def act_over_socket(
 ) -> dict[str, Any]:
     """One act on the run's socket of the process at ``base_url``, as the act panel sends
     it; its act.result."""
-    uri = base_url.replace("http://", "ws://") + f"/ws/runs/{run_id}/"
-    cookie = {"Cookie": f"sessionid={session}"}
-    async with connect(uri, origin=base_url, additional_headers=cookie) as socket:  # type: ignore[arg-type]
+    async with run_socket(base_url, run_id, session) as socket:
         await socket.send(json.dumps({"command": "act", "id": "a1", "timeout_ms": 10_000, **act}))
         async with asyncio.timeout(20):
             while True:
