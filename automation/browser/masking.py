@@ -1,14 +1,16 @@
 """Keeping secrets out of pictures: screenshots and the live view.
 
 A field about to be filled with a secret (or a password the model typed) is marked first:
-an attribute, and inline styles that draw its text as nothing (``-webkit-text-security``
-with a transparent colour and caret).  The marks stay on the element while it lives, so
-the live view's screencast never draws the value, not even when a person types more into
-the field.  Screenshots also cover every marked field with Playwright's ``mask`` (a grey
-box in place of the element), in every frame of the page, and draw every password field
-with its text in no colour (a stylesheet applied for the picture only, into frames and
-shadow roots): a password a person typed or a page filled in shows neither its value nor
-its length, and an empty one looks as the page draws it, not as a box.
+an attribute, inline styles that draw its text as nothing (``-webkit-text-security`` with
+a transparent colour and caret), and spellcheck off: a misspelt word's underline would
+show where the value's words are, and the browser's spelling service would read it. The
+marks stay on the element while it lives, so the live view's screencast never draws the
+value, not even when a person types more into the field. Screenshots also cover every
+marked field with Playwright's ``mask`` (a grey box in place of the element), in every
+frame of the page, and draw every password field with its text in no colour (a stylesheet
+applied for the picture only, into frames and shadow roots): a password a person typed or
+a page filled in shows neither its value nor its length, and an empty one looks as the
+page draws it, not as a box.
 
 Which values are secret is the run's business (:class:`automation.secrets.Secrets`): it
 sets :attr:`Tab.is_secret`; the browser layer only asks.
@@ -50,6 +52,7 @@ PICTURE_CSS = (
 # would tell the length, and its blinking would make frames differ.
 _MARK_JS = """(el) => {
   el.setAttribute("data-tabwright-secret", "");
+  el.spellcheck = false;
   for (const [name, value] of [["-webkit-text-security", "disc"], ["color", "transparent"],
       ["caret-color", "transparent"], ["text-shadow", "none"],
       ["-webkit-text-fill-color", "transparent"]]) {

@@ -4,6 +4,7 @@ in typed values, grants, and the pixels of screenshots and the live view."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import logging
 import re
@@ -159,6 +160,39 @@ FORM = """<!doctype html><title>Login</title>
 <p>after</p>"""
 
 
+DRAWN_JS = "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
+
+# Where two JPEGs differ, decoded by the browser: says which part of a picture changed.
+DIFFER_JS = """async ([a, b]) => {
+  const pixels = async (b64) => {
+    const response = await fetch("data:image/jpeg;base64," + b64);
+    const bitmap = await createImageBitmap(await response.blob());
+    const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
+    const context = canvas.getContext("2d");
+    context.drawImage(bitmap, 0, 0);
+    return context.getImageData(0, 0, bitmap.width, bitmap.height);
+  };
+  const [x, y] = [await pixels(a), await pixels(b)];
+  if (x.width !== y.width || x.height !== y.height)
+    return `sizes ${x.width}x${x.height} and ${y.width}x${y.height}`;
+  let [left, top, right, bottom, count] = [x.width, x.height, -1, -1, 0];
+  for (let i = 0; i < x.data.length; i += 4) {
+    if (Math.max(...[0, 1, 2].map((c) => Math.abs(x.data[i + c] - y.data[i + c]))) <= 8) continue;
+    const [px, py] = [(i / 4) % x.width, Math.floor(i / 4 / x.width)];
+    [left, top] = [Math.min(left, px), Math.min(top, py)];
+    [right, bottom] = [Math.max(right, px), Math.max(bottom, py)];
+    count++;
+  }
+  if (!count) return "the same pixels";
+  return `${count} pixels differ in x ${left}-${right}, y ${top}-${bottom}`;
+}"""
+
+
+async def where_they_differ(tab: Tab, a: bytes, b: bytes) -> str:
+    encoded = [base64.b64encode(jpeg).decode() for jpeg in (a, b)]
+    return str(await tab.page.evaluate(DIFFER_JS, encoded))
+
+
 async def typed_and_pictures(tab: Tab, value: str, *, secret: bool) -> tuple[bytes, bytes]:
     """Fill ``value`` into a text field (as a secret or not), append a key as a person on
     the live view would, then the step's screenshot and the next live-view frame."""
@@ -172,6 +206,10 @@ async def typed_and_pictures(tab: Tab, value: str, *, secret: bool) -> tuple[byt
     await tab.fill(args["ref"], args["value"], budget=budget)
     await person_input(tab, {"kind": "type", "text": "k"}, budget=budget)
     assert await tab.page.input_value("#pw") == value + "k"  # it was typed, just not drawn
+    # No spelling underline under a secret's words (nor the spelling service reading it).
+    assert await tab.page.eval_on_selector("#pw", "el => el.spellcheck") is not secret
+    # The cast's first frame is the compositor's latest: wait until one drew the key.
+    await tab.page.evaluate(DRAWN_JS)
     # The live view first: a frame drawn while a step's screenshot covers the field with
     # its grey box (as the screenshot is taken) would show that box instead.
     frames: list[Frame] = []
@@ -208,8 +246,8 @@ async def test_a_secret_field_is_drawn_the_same_whatever_its_value(
     plain_a, plain_frame_a = await typed_and_pictures(tab, VALUE, secret=False)
     plain_b, plain_frame_b = await typed_and_pictures(tab, OTHER, secret=False)
     assert plain_a != plain_b and plain_frame_a != plain_frame_b
-    assert shot_a == shot_b
-    assert frame_a == frame_b
+    assert shot_a == shot_b, await where_they_differ(tab, shot_a, shot_b)
+    assert frame_a == frame_b, await where_they_differ(tab, frame_a, frame_b)
 
 
 PASSWORDS = """<!doctype html><title>Login</title>
