@@ -27,7 +27,7 @@ from playwright.async_api import ConsoleMessage, Page, Request, Response
 from playwright.async_api import Error as PlaywrightError
 
 from automation.browser.consolelimit import MARK
-from automation.browser.listen import listener
+from automation.browser.listen import follow, listener, unfollow
 from automation.browser.served import WRITES, refused_write
 from automation.errors import ActionInvalid
 
@@ -220,13 +220,18 @@ class PageLog:
         self._listeners: dict[str, Callable[[Any], None]] = {
             "console": listener(self._on_console),
             "pageerror": listener(self._on_page_error),
-            "request": listener(self._on_request),
-            "response": listener(self._on_response),
-            "requestfinished": listener(self._on_request_finished),
-            "requestfailed": listener(self._on_request_failed),
         }
         for event, callback in self._listeners.items():
             page.on(event, callback)  # type: ignore[call-overload]
+        # The request events, on the one listener a page has for each (listen.follow).
+        self._followed: dict[str, Callable[[Any], None]] = {
+            "request": self._on_request,
+            "response": self._on_response,
+            "requestfinished": self._on_request_finished,
+            "requestfailed": self._on_request_failed,
+        }
+        for event, handler in self._followed.items():
+            follow(page, event, handler)
 
     def detach(self) -> None:
         """Stop listening; what was recorded stays readable."""
@@ -235,7 +240,10 @@ class PageLog:
                 self.page.remove_listener(event, callback)
             except (KeyError, ValueError):
                 pass  # already removed
+        for event, handler in self._followed.items():
+            unfollow(self.page, event, handler)
         self._listeners = {}
+        self._followed = {}
 
     def subscribe(self, subscriber: LogSubscriber) -> None:
         """Call ``subscriber`` with each new entry from now on, inside Playwright's event

@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Page, Request, Response
 
-from automation.browser.listen import listener
+from automation.browser.listen import follow, listener
 from automation.browser.served import WRITES
 from automation.budget import Budget
 
@@ -89,10 +89,10 @@ class Traffic:
         self.nav: Request | None = None  # the main frame's navigation not yet committed
         self._nav_redirected = False
         self._changed = asyncio.Event()
-        page.on("request", listener(self._on_request))
-        page.on("response", listener(self._on_response))
-        page.on("requestfinished", listener(self._on_done))
-        page.on("requestfailed", listener(self._on_failed))
+        follow(page, "request", self._on_request)
+        follow(page, "response", self._on_response)
+        follow(page, "requestfinished", self._on_done)
+        follow(page, "requestfailed", self._on_failed)
         page.on("framenavigated", listener(self._on_committed))
         page.on("close", listener(self._on_gone))
         page.on("crash", listener(self._on_gone))
