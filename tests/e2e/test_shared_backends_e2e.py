@@ -140,9 +140,16 @@ async def test_a_page_on_one_process_follows_a_run_of_the_other_live(
         await expect(on_b.locator("#steps > li.step")).to_have_count(1)
 
         # Answered on A: the reply goes over Redis to B's worker, which holds the run.
+        # The click did its part in B's tab (read from A's socket).
+        answer = await act_over_socket(a, run_id, cookie, {"action": "read_page", "args": {}})
+        assert answer["ok"] is True and "Order #1003 deleted" in answer["result"], answer
         await on_a.locator("#reply-text").fill("skip")
         await on_a.get_by_role("button", name="Send", exact=True).click()
-        await expect(on_a.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+        try:
+            await expect(on_a.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+        except AssertionError as exc:  # what the run said, where it did not succeed
+            said = await on_a.locator("#chat").inner_text()
+            raise AssertionError(f"{exc}\n#chat: {said}") from None
         # The page on B was not reloaded: the events reached it through the Redis layer.
         await expect(on_b.locator("#status")).to_have_text("succeeded")
         steps = on_b.locator("#steps > li.step")
