@@ -28,6 +28,9 @@ A scenario that brings its login scenario signs in again as its replay does: the
 scenario is a function of the file, which runs (once) when the element its first step
 acts on shows before a step (its sign-in page: the session ended), through Playwright's
 ``page.add_locator_handler``; the page the latest navigate step opened then opens again.
+Its parameters are the test's of the same names; a parameter the test reads with no
+default, its own or its login scenario's, is checked before the first step (the test fails
+naming each one not given: a handler's KeyError would only leave the step waiting).
 
 A scenario may come from anywhere (an imported file, a page that lied about its elements),
 so the module is generated safe by construction: every value of the scenario reaches it
@@ -68,6 +71,7 @@ from automation.recording.exportliterals import address as _address
 from automation.recording.exportliterals import arg as _arg
 from automation.recording.exportliterals import ident as _ident
 from automation.recording.exportliterals import identifier as _identifier
+from automation.recording.exportliterals import needed as _needed
 from automation.recording.exportliterals import param as _param
 from automation.recording.exportliterals import placeholders as _placeholders
 from automation.recording.exportliterals import plain as _plain
@@ -75,6 +79,7 @@ from automation.recording.exportliterals import quote as _quote
 from automation.recording.exportliterals import row_pattern as _row_pattern
 from automation.recording.exportliterals import text as _text
 from automation.recording.exportliterals import url as _url
+from automation.recording.exportliterals import used as _used
 from automation.recording.exportliterals import value as _value
 from automation.recording.exportliterals import whole as _int
 from automation.recording.handlers import Handler
@@ -146,6 +151,7 @@ def to_pytest(
     params = _Params(scenario.params, calls=functions)
     again = _sign_in_again(login, functions, params) if login is not None else []
     lines += ["", "", f"def test_{_identifier(scenario.name)}(page: Page) -> None:",
+              *_needed(scenario, login),
               *(f"    {line}" if line else "" for line in again),
               *_body(scenario, params, pending), *_end(scenario, params)]  # fmt: skip
     return "\n".join(lines) + "\n"
@@ -217,7 +223,7 @@ def _sign_in_again(login: Scenario, functions: dict[str, str], params: _Params) 
     params.signs_in = (login.name, where)
     # Its parameters are the test's, from the environment, as a replay gives its own.
     given = ", ".join(f"{_text(name, 'a parameter')}: {_param(name, login.params)}"
-                      for name in login.params)  # fmt: skip
+                      for name in _used(login))  # fmt: skip
     return [
         f"{shown}: when its page shows before a step, it signs in again (once)",
         "opened: list[str] = []  # what the navigate steps opened, the latest last",

@@ -46,6 +46,16 @@ def url(recorded: str, recorded_base: str = RECORDED_BASE) -> str:
     return recorded
 
 
+def check_params(names: list) -> None:
+    """As Tabwright's replay checks a scenario's parameters before its first step: each
+    parameter of ``names`` (those the test, or its login scenario, has no default for)
+    has a value, its TABWRIGHT_PARAM_<name>; the test fails naming each that has none."""
+    missing = [f"parameter {{name!r}} (environment variable TABWRIGHT_PARAM_{{name}})"
+               for name in names if "TABWRIGHT_PARAM_" + name not in os.environ]
+    if missing:
+        pytest.fail("no value for " + "; ".join(missing), pytrace=False)
+
+
 def frame_of(page: Page, path: str):  # noqa: ANN201 (a Frame)
     """The frame whose address ends with the recorded path."""
     frame = page.frame(url=re.compile(re.escape(path) + "$"))

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from automation.errors import ScenarioInvalid
-from automation.recording.scenario import PLACEHOLDER, SECRET_ENV_PREFIX
+from automation.recording.scenario import PLACEHOLDER, SECRET_ENV_PREFIX, Scenario
 
 __all__ = [
     "PARAM_ENV_PREFIX",
@@ -20,6 +20,7 @@ __all__ = [
     "ident",
     "identifier",
     "literal",
+    "needed",
     "param",
     "placeholders",
     "plain",
@@ -27,6 +28,7 @@ __all__ = [
     "row_pattern",
     "text",
     "url",
+    "used",
     "value",
     "whole",
 ]
@@ -150,6 +152,29 @@ def param(name: str, params: dict[str, dict[str, Any]]) -> str:
 
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def needed(scenario: Scenario, login: Scenario | None) -> list[str]:
+    """The test's first line when it reads a parameter with no default from the
+    environment (its own, or one its login scenario signs in with): each has a value, or
+    the test fails before its first step naming each that has none, as a replay checks
+    its parameters before its first step (never a KeyError, nor a sign-in that can't
+    run)."""
+    names = sorted({name for one in (scenario, login) if one is not None for name in used(one)
+                    if (one.params.get(name) or {}).get("default") is None})  # fmt: skip
+    for name in names:
+        param(name, {})  # a parameter's name, or ScenarioInvalid
+    if not names:
+        return []
+    return [f"    check_params([{', '.join(text(name, 'a parameter') for name in names)}])"]
+
+
+def used(scenario: Scenario) -> list[str]:
+    """The parameters ``scenario``'s steps read, its declared ones first, in order."""
+    found = scenario.placeholders()[0]
+    return [name for name in scenario.params if name in found] + sorted(
+        found - set(scenario.params)
+    )
 
 
 def url(recorded: str, params: dict[str, dict[str, Any]]) -> str:

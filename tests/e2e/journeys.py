@@ -161,3 +161,21 @@ def script(server: Server, token: str) -> httpx.Client:
     """The JSON API of ``server`` as a script reaches it, with its token."""
     return httpx.Client(base_url=f"{server.base_url}/api", timeout=20,
                         headers={"Authorization": f"Bearer {token}"})  # fmt: skip
+
+
+async def import_scenario(page: Page, server: Server, path: Path, data: dict[str, Any]) -> str:
+    """Import ``data`` (written to ``path``) on the scenario list; the scenario's page URL."""
+    await asyncio.to_thread(path.write_text, json.dumps(data))
+    await page.goto(f"{server.base_url}/scenarios/")
+    await page.get_by_label("Scenario file (.json)").set_input_files(path)
+    await page.get_by_role("button", name="Import").click()
+    await expect(page.get_by_role("heading", name=str(data["name"]), exact=True)).to_be_visible()
+    return page.url
+
+
+async def exported_pytest(page: Page) -> str:
+    """The scenario page's pytest export, downloaded."""
+    async with page.expect_download() as download_info:
+        await page.get_by_role("link", name="Export pytest").click()
+    path = await (await download_info.value).path()
+    return await asyncio.to_thread(Path(path).read_text)

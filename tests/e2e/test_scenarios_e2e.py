@@ -17,6 +17,8 @@ from playwright.async_api import Page, expect
 
 from tests.backoffice import back_office, sign_in_task
 from tests.dashboard.signup import sign_up
+from tests.e2e.journeys import exported_pytest
+from tests.e2e.journeys import import_scenario as _import
 from tests.e2e.ui import (
     LIVE_MS,
     SHOP_PASSWORD,
@@ -161,27 +163,9 @@ async def test_a_scenario_is_edited_replayed_and_exported_again(
 _PENDING_NOTE = "which waits for approval on the scenario's page"
 
 
-async def exported_pytest(page: Page) -> str:
-    """The scenario page's pytest export, downloaded."""
-    async with page.expect_download() as download_info:
-        await page.get_by_role("link", name="Export pytest").click()
-    path = await (await download_info.value).path()
-    return await asyncio.to_thread(Path(path).read_text)
-
-
 def _demo_scenario(base: str, name: str, steps: list[dict[str, object]]) -> dict[str, object]:
     return {"format": "tabwright.scenario", "version": 1, "name": name,
             "base_url": f"{base}/demo/", "steps": steps}  # fmt: skip
-
-
-async def _import(page: Page, server: Server, path: Path, data: dict[str, object]) -> str:
-    """Import ``data`` on the scenario list; the scenario's page URL."""
-    await asyncio.to_thread(path.write_text, json.dumps(data))
-    await page.goto(f"{server.base_url}/scenarios/")
-    await page.get_by_label("Scenario file (.json)").set_input_files(path)
-    await page.get_by_role("button", name="Import").click()
-    await expect(page.get_by_role("heading", name=str(data["name"]), exact=True)).to_be_visible()
-    return page.url
 
 
 async def test_a_step_that_calls_another_scenario_is_added_on_the_page_and_replays(

@@ -115,6 +115,8 @@ def test_a_login_scenario_a_file_brings_is_not_one_its_steps_call() -> None:
         "call_sign_in(page, {'who': os.environ['TABWRIGHT_PARAM_who'], "
         "'site': os.environ.get('TABWRIGHT_PARAM_site', 'main')})" in code
     )
+    # The one with no default is checked before the first step, as the test's own are.
+    assert "    check_params(['who'])\n" in code
 
 
 def test_a_hostile_callee_is_written_into_its_export_as_text_only() -> None:
@@ -213,7 +215,10 @@ async def test_a_caller_replays_its_callee_in_the_same_tab_and_its_export_does_t
         assert "page.remove_locator_handler(page.locator('[name=user]'))" in own
         more = {"test_fewer.py": code.replace("'rows': 2", "'rows': 3"),
                 "test_signs_in_again.py": signing, "test_calls_its_login.py": own}  # fmt: skip
-        status, out = await run_exported(code, tmp_path, office.url, ENV, more=more)
+        # (Its login scenario's user, which it signs in again with, has no default: the
+        # file needs it, as its own parameters.)
+        env = {**ENV, "TABWRIGHT_PARAM_user": USER}
+        status, out = await run_exported(code, tmp_path, office.url, env, more=more)
         assert status == 1 and "1 failed, 3 passed" in out, out
         assert "test_fewer.py" in out and "'orders.csv' has 2 row(s) of data" in out, out
         assert office.sign_ins == 5 and office.views["/orders/1001"] == 1

@@ -33,7 +33,8 @@ LINE_BREAKS = ["\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\u
 # Names the test function's body may use, and the only attributes of os and re it may read.
 BODY_NAMES = {"page", "expect", "re", "os", "url", "frame_of", "served", "words", "DIALOGS",
               "expect_text", "expect_rows", "sent_to_sign_in", "where_it_led", "sent",
-              "asked", "not_answered_again", "expect_items", "expect_seen"}  # fmt: skip
+              "asked", "not_answered_again", "expect_items", "expect_seen",
+              "check_params"}  # fmt: skip
 # What a step that may send a write keeps before it (the writes sent, whether the page
 # asked to sign in), the only statements of the body that are not a call.
 KEPT_BEFORE_A_STEP = {
@@ -127,6 +128,7 @@ def assert_safe_module(code: str) -> ast.FunctionDef:
             "not_answered_again",
             "expect_items",
             "expect_seen",
+            "check_params",  # the parameters it reads that have no default: given?
             "DIALOGS",  # DIALOGS.arm(...): a dialog step; DIALOGS.none_unexpected(...)
         )  # (and what a write answered is judged by)
         assert isinstance(root, ast.Name) and root.id in roots

@@ -426,7 +426,10 @@ def test_an_export_brings_its_login_scenario_to_whoever_imports_it(
     # only to sign in again.
     code = client.get(f"/scenarios/{theirs.pk}/export.py").content.decode()
     assert "def call_sign_in(" in code and "def call_open_login(" in code
-    assert "def test_orders(" in code and code.count("call_sign_in(page, {})") == 1
+    # It signs in with the test's user (its ${user}, no default: checked first).
+    given = "call_sign_in(page, {'user': os.environ['TABWRIGHT_PARAM_user']})"
+    assert "def test_orders(" in code and code.count(given) == 1
+    assert "    check_params(['user'])\n" in code
     compile(code, "test_orders.py", "exec")
 
     # Through the command, by a third person.

@@ -1,0 +1,139 @@
+"""Features a person combines in an afternoon, each journey through the dashboard in a real
+browser: a scenario that signs in again with its login scenario, with parameters, in a
+batch, exported; a heal, then the export; a step edited on the scenario's page, then the
+replay and the export.  The app is a till of our own on loopback: its sign-in page, a form
+behind it, and what it was sent."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from playwright.async_api import Page
+
+from tests.e2e.journeys import exported_pytest, import_scenario
+from tests.e2e.ui import SHOP_PASSWORD, Server, log_in
+from tests.exported import run_exported
+from tests.net import QuietHandler, loopback_app
+
+LOGIN = (
+    '<form method="post" action="/login"><label>User <input name="user"></label>'
+    '<label>Password <input type="password" name="pw"></label><button>Sign in</button></form>'
+)
+ENTRY = (
+    '<h1>New entry</h1><form method="post" action="/save"><label>Customer '
+    '<input name="customer"></label><label>Amount <input name="amount"></label>'
+    "<button>Save</button></form>"
+)
+
+
+class _Till(QuietHandler):
+    """A till: ``/login`` signs a user in (the password is the shop's), ``/new`` is the
+    form of a new entry behind it (no session: sent to ``/login``), ``/save`` keeps the
+    entry with who saved it in ``saved`` and says "Saved for <customer>"."""
+
+    saved: list[dict[str, str]] = []
+    sessions: dict[str, str] = {}  # cookie -> user
+
+    def _user(self) -> str | None:
+        cookies = (self.headers.get("Cookie") or "").split(";")
+        return next((self.sessions[c.strip()] for c in cookies if c.strip() in self.sessions),
+                    None)  # fmt: skip
+
+    def _page(self, body: str) -> None:
+        self.send(200, f"<!doctype html><title>Till</title><main>{body}</main>".encode())
+
+    def do_GET(self) -> None:
+        path = urlsplit(self.path).path
+        if path == "/login":
+            self._page(LOGIN)
+        elif self._user() is None:
+            self.send(302, Location="/login")
+        else:
+            self._page(ENTRY)
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        sent = parse_qs(self.rfile.read(length).decode(), keep_blank_values=True)
+        form = {key: values[0] for key, values in sent.items()}
+        if self.path == "/login":
+            if form.get("pw") != SHOP_PASSWORD or not form.get("user"):
+                self._page("<p>Wrong password</p>" + LOGIN)
+                return
+            token = f"s{len(self.sessions) + 1}=1"
+            self.sessions[token] = form["user"]
+            self.send(302, Location="/new", **{"Set-Cookie": f"{token}; Path=/"})
+            return
+        user = self._user()
+        if user is None:
+            self.send(302, Location="/login")
+            return
+        self.saved.append({**form, "by": user})
+        self._page(f"<h1>Saved</h1><p>Saved for {form.get('customer', '')}</p>")
+
+
+@pytest.fixture(scope="module")
+def till() -> Iterator[str]:
+    with loopback_app(_Till) as url:
+        yield url
+
+
+def _step(action: str, args: dict[str, Any], role: str = "", name: str = "") -> dict[str, Any]:
+    return {"action": action, "args": args, **({"role": role, "name": name} if role else {})}
+
+
+def sign_in(till: str, params: dict[str, Any], name: str) -> dict[str, Any]:
+    """The till's login scenario: the user is a parameter (``params``: its declaration)."""
+    return {"format": "tabwright.scenario", "version": 1, "name": name,
+            "base_url": till + "/", "params": params, "steps": [
+                _step("navigate", {"url": till + "/login"}),
+                _step("fill", {"value": "${user}"}, "textbox", "User"),
+                _step("fill", {"value": "${SECRET:PASSWORD}"}, "textbox", "Password"),
+                _step("click", {}, "button", "Sign in")]}  # fmt: skip
+
+
+def new_entry(till: str, name: str, login: str) -> dict[str, Any]:
+    """A new entry for a customer (a parameter with a default), which signs in with the
+    till's login scenario ``login`` when the till asks."""
+    return {"format": "tabwright.scenario", "version": 1, "name": name,
+            "base_url": till + "/", "login_scenario": login,
+            "params": {"customer": {"default": "Ada"}}, "steps": [
+                _step("navigate", {"url": till + "/new"}),
+                _step("fill", {"value": "${customer}"}, "textbox", "Customer"),
+                _step("fill", {"value": "12"}, "textbox", "Amount"),
+                _step("click", {}, "button", "Save"),
+                _step("expect", {"kind": "text_visible", "text": "Saved for ${customer}"}),
+            ]}  # fmt: skip
+
+
+async def imported(page: Page, server: Server, folder: Path, data: dict[str, Any]) -> str:
+    """``data`` imported on the scenario list; the scenario's page URL."""
+    return await import_scenario(page, server, folder / f"{data['name']}.json", data)
+
+
+async def test_a_login_scenario_with_a_parameter_of_its_own_signs_in_from_the_export(
+    page: Page, server: Server, till: str, tmp_path: Path
+) -> None:
+    """The till's login scenario needs a user, with no default; the entry's pytest export
+    signs in again with it.  Run without the user, the export fails before its first step
+    naming the parameter and its variable (its handler raised a KeyError the page never
+    heard of: the step waited its time out on the sign-in page); with it, it signs in as
+    that user and saves."""
+    await log_in(page, server)
+    await imported(page, server, tmp_path, sign_in(till, {"user": {}}, "Till sign-in"))
+    await imported(page, server, tmp_path, new_entry(till, "Till entry", "Till sign-in"))
+    code = await exported_pytest(page)
+    env = {"TABWRIGHT_SECRET_PASSWORD": SHOP_PASSWORD, "TABWRIGHT_PARAM_customer": "Grace"}
+    (tmp_path / "without").mkdir()
+    status, out = await run_exported(code, tmp_path / "without", till, env=env)
+    assert status == 1, out[-3000:]
+    assert "no value for parameter 'user' (environment variable TABWRIGHT_PARAM_user)" in out
+    assert "KeyError" not in out, out[-3000:]
+    (tmp_path / "with").mkdir()
+    env["TABWRIGHT_PARAM_user"] = "bob"
+    status, out = await run_exported(code, tmp_path / "with", till, env=env)
+    assert status == 0, out[-3000:]
+    assert _Till.saved[-1] == {"customer": "Grace", "amount": "12", "by": "bob"}
