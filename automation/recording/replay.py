@@ -584,7 +584,12 @@ class Replay:
         return {k: self.values.redact(v) for k, v in error.to_dict().items()}
 
     async def _screenshot(self, index: int, budget: Budget) -> None:
-        shot = await self.tab.step_screenshot(index, budget=budget)
+        try:
+            shot = await self.tab.step_screenshot(index, budget=budget)
+        except BrowserClosed:
+            if not self.windows.closed_itself(self):
+                raise
+            return  # the popup closed itself after its step (its Save): no picture of it
         if shot is not None:
             await self.out.emit(shot)
 

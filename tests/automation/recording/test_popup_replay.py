@@ -74,11 +74,15 @@ def through_the_popup(base: str) -> list[str]:
 
 
 async def replay(
-    browser: BrowserSession, scenario: Scenario, base: str, step_timeout_ms: int = 5_000
-) -> Any:
+    browser: BrowserSession, scenario: Scenario, base: str, step_timeout_ms: int = 5_000,
+    *, screenshots: bool = False,
+) -> Any:  # fmt: skip
+    """``screenshots``: a picture after each step, as the dashboard's replays take."""
     tab = await browser.new_tab()
     try:
-        config = ReplayConfig(step_timeout_ms=step_timeout_ms, locate_wait_ms=1_000)
+        config = ReplayConfig(
+            step_timeout_ms=step_timeout_ms, locate_wait_ms=1_000, screenshots=screenshots
+        )
         return await Replay(tab, scenario, base_url=base, config=config).run()
     finally:
         await tab.close()
@@ -102,7 +106,9 @@ async def test_a_run_s_popup_work_is_saved_replayed_and_exported(
             "click button 'Save'",
         ], said
 
-        result = await replay(browser, scenario, base)
+        # With a picture after each step: none of the popup that closed itself (the
+        # dashboard's replay failed there: "the tab is closed").
+        result = await replay(browser, scenario, base, screenshots=True)
         assert result.status == "passed", result.reason
         assert app.customers[-1] == {"name": "Zeta", "supplier": "3"}  # the replay's new one
         code = to_pytest(scenario)
