@@ -525,6 +525,7 @@ class AgentRun:
         acts = await self.steps.wait_for_person(
             self.control, budget, reason, detail, record=self.config.record_person
         )
+        self.tab = self.steps.tab  # where the person left it (a popup they worked in)
         budget.extend((time.monotonic() - waited_from) * 1000)
         if acts:
             self._notes.append(

@@ -390,6 +390,10 @@ class ActionSteps:
             # The recording opens with where the page was: not a step of theirs.
             acts = done[1:] if done and done[0].action == "navigate" else done
             await self.record_person(acts)
+        if recorder is not None and await self.follow():
+            # The person's last step was in a popup (the recording went there): the run
+            # goes on in it, and knows what its opener's forms held as it opened.
+            self._entered[self.tab] = recorder.opener_forms(self.tab.page)
         if acts and self.screenshots:
             # The page as the person left it, with their last step (the run page shows it
             # instead of the agent's last picture, taken before they acted).

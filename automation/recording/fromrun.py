@@ -187,7 +187,9 @@ class _Where:
         op = args.get("op", "list")
         if op == "list":
             return Planned(index, TABS, None, "it only read the page")
-        to = op if row.get("by") == "replay" and op in ("popup", "opener", "first") else None
+        # A replay's and a person's (the recorder's) tabs steps say where they went.
+        said = row.get("by") in ("replay", "person") and op in ("popup", "opener", "first")
+        to = op if said else None
         to = to or args.get("to") or ("first" if op == "select" and args.get("index") == 0 else "")
         if not row.get("ok", True):
             return Planned(index, TABS, None, _SWITCHED)

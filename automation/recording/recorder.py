@@ -31,6 +31,9 @@ select_option after them is the intent), a third click (it selects text), arrows
 a field's caret, Enter in a multi-line field, events the page's own scripts make, and
 same-document route changes (the step that caused them is recorded).
 
+What the person does in a popup the tab opens (and in its popups) is recorded too, with
+the ``tabs`` steps that go there and back (:mod:`automation.recording.popups`).
+
 ``start`` on a recording recorder does nothing; ``start`` after ``stop`` raises
 ActionInvalid (make a new recorder).  ``stop`` may be called again, and never fails because
 the tab is gone: it returns what was recorded.  ``on_step`` is called from one task, in
@@ -51,7 +54,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Frame
+from playwright.async_api import Frame, Page
 
 from automation.browser.effect import TOGGLE_STATE_JS
 from automation.browser.identity import CONTROL_CHARS, IDENTITY_JS, ElementIdentity, locate
@@ -66,7 +69,8 @@ from automation.errors import (
 )
 from automation.recording.expect import VALUE_JS
 from automation.recording.pointed import element_at, quietly
-from automation.recording.popups import PopupWatch
+from automation.recording.popups import Popups
+from automation.recording.replaytabs import TABS
 from automation.recording.scenario import ScenarioStep
 
 __all__ = ["CAUSE_WINDOW_MS", "RECORDER_JS", "OnRecorded", "Recorder"]
@@ -141,7 +145,7 @@ class Recorder:
         self._at = ""
         self._notices: asyncio.Queue[tuple[int, ScenarioStep] | None] = asyncio.Queue()
         self._notifier: asyncio.Task[None] | None = None
-        self._popups: PopupWatch | None = None  # said on the step that opened each
+        self._popups: Popups | None = None  # the popups it listens in too, and where it is
 
     @property
     def steps(self) -> list[ScenarioStep]:
@@ -154,7 +158,8 @@ class Recorder:
     # -- lifetime ----------------------------------------------------------------------
 
     async def start(self, *, budget: Budget | None = None) -> None:
-        """Listen in every frame of the tab's page, now and after every navigation."""
+        """Listen in every frame of the tab's page, now and after every navigation, and
+        in the popups it opens (:mod:`automation.recording.popups`)."""
         if self._stopped:
             raise ActionInvalid("this recorder was stopped", hint="make a new Recorder")
         if self._started:
@@ -167,16 +172,13 @@ class Recorder:
         if self.on_step is not None:
             self._notifier = asyncio.create_task(self._notify_loop(self.on_step))
         self._at = page.url
-        self._popups = PopupWatch(page)
+        self._popups = Popups(self.tab, opened=self._popup_opened, closed=self._popup_closed)
         if _is_web(page.url):
             self._add(
                 ScenarioStep("navigate", {"url": page.url}, url=page.url), _Mark("", _now_ms())
             )
         try:
-            binding = page.expose_binding(self._binding, self._on_event)
-            self._disposables.append(await self._call(what, budget, binding))
-            script = page.add_init_script(_install_js(self._binding, fresh=True))
-            self._disposables.append(await self._call(what, budget, script))
+            await self._listen_in(page, what, budget)
             # Documents loaded before the init script existed.  One that goes away meanwhile
             # (a navigation under way) is replaced by a document the init script runs in.
             # The page's own document must have its listeners: a recorder that ran out of
@@ -199,17 +201,16 @@ class Recorder:
         # A document's flush is answered once the events it sent before are handled.
         await self._in_documents("flush", budget)
         self._stopped = True
-        if self._steps and self._alive():  # where the last step led: the page now
-            self._led(self.tab.page.url)
+        where = self._popups.where if self._popups is not None else self.tab.page
+        if self._steps and self._alive() and not where.is_closed():  # where the last step led
+            self._led(where.url)
         self._tell_typed()
         await self._in_documents("stop", budget)
+        if self._popups is not None:  # a popup's listening, its "changed" read; the current tab
+            await self._popups.stop(budget)
         for disposable in self._disposables:
             await quietly(budget, disposable.close())
         self._disposables.clear()
-        if self._popups is not None:
-            self._popups.close()
-            times = [mark.t_ms for mark in self._marks]
-            self._steps = self._popups.noted(self._steps, times)
         await self._notices.put(None)
         if self._notifier is not None:
             try:
@@ -254,12 +255,24 @@ class Recorder:
             step = await self._settled_check(step, budget)
         return step
 
-    async def check_at(self, x: float, y: float, *, budget: Budget) -> ScenarioStep:
-        """Record a check of the element at (x, y) as it is now, clicking nothing (the live
-        view's "check this"): a checkbox's state, a field's value, a short text being
-        shown, else the element being there.  Kept like any step while recording."""
-        identity, _ = await element_at(self.tab, x, y, budget)
-        found = await locate(self.tab.page, identity, budget=budget.child(3_000, label="locate"))
+    def opener_forms(self, popup: Page) -> str | None:
+        """What the forms of ``popup``'s opener held as it opened (None: not read)."""
+        return self._popups.opened_with(popup) if self._popups is not None else None
+
+    def listens_in(self, tab: Tab) -> bool:
+        """Whether the recording listens in ``tab``: its own, or a popup it opened."""
+        return self.recording and self._listens_in(tab.page)
+
+    async def check_at(
+        self, x: float, y: float, *, budget: Budget, tab: Tab | None = None
+    ) -> ScenarioStep:
+        """Record a check of the element at (x, y) of ``tab`` (the recorded one, or a
+        popup it opened) as it is now, clicking nothing (the live view's "check this"): a
+        checkbox's state, a field's value, a short text being shown, else the element
+        being there.  Kept like any step while recording."""
+        tab = tab or self.tab
+        identity, _ = await element_at(tab, x, y, budget)
+        found = await locate(tab.page, identity, budget=budget.child(3_000, label="locate"))
         if found.element is None:
             raise ActionFailed(f"the element at ({x:g}, {y:g}) can't be found again to check")
         try:
@@ -268,11 +281,12 @@ class Recorder:
             with contextlib.suppress(PlaywrightError):
                 await found.element.dispose()
         args = _check_of(seen, interactive=identity.role in INTERACTIVE_ROLES)
-        step = ScenarioStep("expect", args, identity, url=self.tab.page.url)
-        self._at = step.url
+        step = ScenarioStep("expect", args, identity, url=tab.page.url)
         if not step.needs_element:
             step = replace(step, identity=None)
-        if self.recording:
+        if self.recording and self._listens_in(tab.page):
+            self._move_to(tab.page, _now_ms())
+            self._at = step.url
             step = self._add(step, _Mark("", _now_ms()))
         return step
 
@@ -302,7 +316,8 @@ class Recorder:
 
     def _on_event(self, source: dict[str, Any], event: Any) -> None:
         """One event from recorder.js; handled at once, in the order the page sent them."""
-        if self._stopped or not isinstance(event, dict):
+        page = source.get("page")
+        if self._stopped or not isinstance(event, dict) or not self._listens_in(page):
             return
         typed = event.pop("typed", None)
         key = str(event.get("el", ""))
@@ -311,7 +326,7 @@ class Recorder:
         if isinstance(typed, str) and typed and event.get("kind") == "fill":
             self._typed = (key, typed)
         if event.get("kind") == "load":
-            self._on_load(source.get("frame"), event)
+            self._on_load(page, source.get("frame"), event)
             return
         found = _action_of(event)
         at_ms = float(event.get("t") or _now_ms())
@@ -334,13 +349,15 @@ class Recorder:
             return  # an element step without an identity could never be replayed
         # The page sends the url and the warning: kept only as one line of sane length.
         url = _page_line(event.get("url"), 8_000)
-        url = self._at = url if _is_web(url) else self.tab.page.url
+        url = url if _is_web(url) else page.url
         # A step the recorder is not sure of says why (a box it could not read again).
         step = ScenarioStep(action, args, identity, url=url, note=_page_line(event.get("warning")))
         mark = _Mark(str(event.get("el", "")), at_ms)
         detail = int(event.get("detail") or 0)
         if action == "click" and detail > 2:
             return  # a third click selects text; the first two are recorded
+        self._move_to(page, at_ms)
+        self._at = url
         last = self._steps[-1] if self._steps else None
         same = last is not None and self._marks[-1].key == mark.key != ""
         if (
@@ -364,10 +381,14 @@ class Recorder:
             except Exception:
                 log.exception("a typed secret could not be hidden")
 
-    def _on_load(self, frame: Frame | None, event: dict[str, Any]) -> None:
-        """A new top document: a navigate step, unless the last step caused it."""
+    def _on_load(self, page: Page, frame: Frame | None, event: dict[str, Any]) -> None:
+        """A new top document: a navigate step, unless the last step caused it.  Only in
+        the page of the last step: a popup's documents before the person acts there are
+        its opening's (the step that opened it), and the opener's meanwhile its own."""
         url = str(event.get("location", ""))
         if (frame is not None and frame.parent_frame is not None) or not _is_web(url):
+            return
+        if self._popups is not None and page is not self._popups.where:
             return
         started = float(event.get("started") or _now_ms())
         if self._steps and self._steps[-1].action in _CAUSES:
@@ -377,6 +398,58 @@ class Recorder:
                 return
         self._add(ScenarioStep("navigate", {"url": url}, url=url), _Mark("", started))
         self._at = url
+
+    def _listens_in(self, page: object) -> bool:
+        return self._popups.knows(page) if self._popups is not None else page is self.tab.page
+
+    def _move_to(self, page: Page, at_ms: float) -> None:
+        """The ``tabs`` steps that take a replay to ``page``, when the last step was in
+        another page (a popup, its opener)."""
+        if self._popups is not None:
+            for args in self._popups.moves_to(page):
+                self._add(ScenarioStep(TABS, args), _Mark("", at_ms))
+
+    async def _listen_in(self, page: Page, what: str, budget: Budget) -> None:
+        """The binding and the listener's init script on ``page`` (each its own: a popup's
+        first document may be loaded before a context's init scripts reach it)."""
+        binding = page.expose_binding(self._binding, self._on_event)
+        self._disposables.append(await self._call(what, budget, binding))
+        script = page.add_init_script(_install_js(self._binding, fresh=True))
+        self._disposables.append(await self._call(what, budget, script))
+
+    async def _popup_opened(self, popup: Page) -> None:
+        """Listen in a popup: in its documents from now on, in those loaded already, and
+        in the one it loads first (installed once per document)."""
+        budget = Budget(_STOP_MS, label="record in a popup")
+        try:
+            await self._listen_in(popup, "record in a popup", budget)
+        except TabwrightError as exc:  # it closed meanwhile, or the browser is busy
+            log.warning("a popup's recording did not start: %s", exc)
+            return
+        for loaded in (False, True):
+            if loaded:
+                await quietly(budget, popup.wait_for_load_state("domcontentloaded"))
+            for frame in popup.frames if self.recording else ():
+                await quietly(budget, frame.evaluate(_install_js(self._binding, fresh=False)))
+
+    def _popup_closed(self, popup: Page, opener: Page) -> None:
+        """The popup of the last step closed itself (its Save): back to its opener, and
+        whether the popup changed the opener's forms (read, then the step replaced)."""
+        if not self.recording or self._popups is None:
+            return
+        self._at = ""  # the step that closed it led nowhere there
+        args = {"op": "opener", "closed": True, "changed": False}
+        self._add(ScenarioStep(TABS, args), _Mark("", _now_ms()))
+        self._at = opener.url
+        self._popups.spawn(self._changed(len(self._steps) - 1, popup, opener))
+
+    async def _changed(self, index: int, popup: Page, opener: Page) -> None:
+        assert self._popups is not None
+        if await self._popups.changed(popup, opener):
+            step = self._steps[index]
+            self._steps[index] = replace(step, args={**step.args, "changed": True})
+            if self._notifier is not None:
+                self._notices.put_nowait((index, self._steps[index]))
 
     def _add(self, step: ScenarioStep, mark: _Mark, *, replace_last: bool = False) -> ScenarioStep:
         """Keep ``step`` (with its intent in words, what the person meant): the step kept."""
@@ -409,8 +482,10 @@ class Recorder:
     async def _in_documents(self, op: str, budget: Budget) -> None:
         """Call the listener's ``op`` in every document that has one."""
         key = f"__tabwright_recorder_{self._binding}"
-        for frame in self.tab.page.frames if self._alive() else ():
-            await quietly(budget, frame.evaluate(f"window[{key!r}]?.{op}()"))
+        pages = self._popups.pages if self._popups is not None else [self.tab.page]
+        for page in pages if self._alive() else ():
+            for frame in page.frames:
+                await quietly(budget, frame.evaluate(f"window[{key!r}]?.{op}()"))
 
     def _alive(self) -> bool:
         return self.tab.core.alive

@@ -568,9 +568,9 @@ async def _check_at(
 ) -> str:
     """The live view's "check this": a check of the element at the point, recorded with
     the person's steps (nothing is clicked)."""
-    if recorder is None or not recorder.recording or recorder.tab is not tab:
+    if recorder is None or not recorder.listens_in(tab):
         raise ActionInvalid(
-            "checks are recorded only while the run is paused on the tab it recorded",
+            "checks are recorded only while the run is paused, on its tab or a popup it opened",
             hint="take over, then use Check this",
         )
     if not recorder.takes_checks:  # (it would be dropped with the step's rescue)
@@ -579,7 +579,7 @@ async def _check_at(
             hint="add the check on the scenario's page",
         )
     x, y = viewport_point(tab, event)
-    step = await recorder.check_at(x, y, budget=budget)
+    step = await recorder.check_at(x, y, budget=budget, tab=tab)
     return step.describe()
 
 

@@ -19,6 +19,7 @@ from playwright.async_api import Page, expect
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from automation.browser.config import default_chromium
+from automation.browser.screencast import DEFAULT_MAX_SIZE
 from tests.backoffice import PASSWORD as BO_PASSWORD
 from tests.backoffice import SEED as BO_SEED
 from tests.daphne import daphne, sql
@@ -177,11 +178,15 @@ async def live_picture(page: Page) -> None:
     )
 
 
-_SIZED = """(tab) => {
+# The frames are as wide as the picture is shown (in 160s), in the largest frame's shape: a
+# tab taller than that shape (a popup window) has frames as high as that shape allows.
+_SIZED = f"""(tab) => {{
   const img = document.getElementById("live-frame");
   const shown = Math.ceil((img.clientWidth * devicePixelRatio) / 160) * 160;
-  return img.complete && img.naturalWidth >= Math.min(shown, tab * devicePixelRatio) - 1;
-}"""
+  const high = Math.floor((shown * {DEFAULT_MAX_SIZE[1]}) / {DEFAULT_MAX_SIZE[0]});
+  return img.complete && (img.naturalWidth >= Math.min(shown, tab * devicePixelRatio) - 1
+    || img.naturalHeight >= high - 1);
+}}"""
 _HOLDS_POINT = """([x, y, tab]) => {
   const img = document.getElementById("live-frame");
   const scale = img.clientWidth / tab;

@@ -104,7 +104,7 @@ class Command(BaseCommand):
             tab.page.on("close", lambda _page: ended.set())
             tab.context.on("close", lambda _context: ended.set())
             tab.context.on("page", lambda page: self.stderr.write(
-                f"a new tab opened ({page.url}): only the first tab is recorded"))  # fmt: skip
+                f"a new tab opened ({page.url}): recorded if the first opened it"))  # fmt: skip
             await tab.navigate(url)
             recorder = Recorder(tab, on_step=printer.notice)
             await recorder.start()

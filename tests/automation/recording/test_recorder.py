@@ -22,7 +22,6 @@ from automation.recording import recorder as recorder_module
 from automation.recording.recorder import Recorder
 from automation.recording.scenario import ScenarioStep
 from tests.bounds import room
-from tests.popupapp import PopupApp, serve
 from tests.waiting import eventually
 
 PASSWORD = "hunter2-Very!Secret"
@@ -584,32 +583,3 @@ async def test_a_persons_last_act_on_a_page_busy_for_seconds_is_kept_at_stop(
     await tab.page.mouse.click(x, y)
     steps = await recorder.stop()
     assert [step.action for step in steps][-1] == "check", summary(steps)
-
-
-async def test_what_a_person_does_in_a_popup_is_said_on_the_step_that_opened_it(tab: Tab) -> None:
-    """A related record created in the "+" popup was lost without a word: the recording
-    kept the click on "+" and the main form's Save, and its replay passed saving nothing
-    of the popup's."""
-    app = PopupApp(autoclose=True)
-    with serve(app) as base:
-        await tab.navigate(f"{base}/customer")
-        recorder = Recorder(tab)
-        await recorder.start()
-        page = tab.page
-        await page.get_by_label("Name:").fill("Zeta")
-        async with page.expect_popup() as opening:
-            await page.get_by_role("link", name="+").click()
-        popup = await opening.value
-        await popup.get_by_label("Name:").fill("New Co")
-        async with popup.expect_event("close"):
-            await popup.get_by_role("button", name="Save").click()
-        await page.get_by_role("button", name="Save").click()
-        await page.wait_for_url(f"{base}/done")
-        steps = await recorder.stop()
-    assert app.customers == [{"name": "Zeta", "supplier": "2"}]
-    plus = next(s for s in steps if s.action == "click" and s.identity and s.identity.name == "+")
-    assert plus.note == (
-        f"it opened a popup window ({base}/supplier): what was done there is not recorded, "
-        "and a replay does not do it"
-    )
-    assert [s.note for s in steps if s is not plus] == [""] * (len(steps) - 1)

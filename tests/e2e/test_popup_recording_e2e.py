@@ -1,0 +1,154 @@
+"""A person records, on the live view, a customer of a back office whose supplier they add
+in the "+" popup: the live view shows the popup while they work in it and their opener
+again once its Save closed it; the saved scenario replays the popup's work and its pytest
+export passes; where the app's popup Save is refused, both fail and nothing is saved.
+(Before, the live view stayed on the opener and the recording kept the opener's steps
+only: a replay saved the customer without its supplier, green.)"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from playwright.async_api import Page, expect
+
+from automation import BrowserSession
+from tests.e2e.test_scenarios_e2e import exported_pytest
+from tests.e2e.ui import LIVE_MS, Server, click_picture, live_picture, log_in, save, start_run
+from tests.exported import run_exported
+from tests.popupapp import PopupApp, serve
+
+pytestmark = pytest.mark.e2e
+
+_RESULTS = "() => window.__socketEvents.filter((e) => e.type === 'input.result')"
+
+
+class Places:
+    """Where the elements of a page are in a tab of the run's size (viewport CSS px)."""
+
+    def __init__(self, width: float, found: dict[str, tuple[float, float]]) -> None:
+        self.width = width
+        self.found = found
+
+    @classmethod
+    async def of(cls, browser: BrowserSession, url: str, *names: str, popup_of: str = "") -> Places:
+        """Each name: a field's label (ending in ":"), else a link's or button's name; on
+        ``url``, or in the popup its link ``popup_of`` opens (a window of its own size)."""
+        probe = await browser.new_tab()
+        try:
+            await probe.page.goto(url)
+            page = probe.page
+            if popup_of:
+                async with page.expect_popup() as opening:
+                    await page.get_by_role("link", name=popup_of, exact=True).click()
+                page = await opening.value
+                await page.wait_for_load_state()
+            found = {}
+            for name in names:
+                element = (
+                    page.get_by_label(name)
+                    if name.endswith(":")
+                    else page.get_by_role("link", name=name, exact=True).or_(
+                        page.get_by_role("button", name=name, exact=True)
+                    )
+                )
+                box = await element.bounding_box()
+                assert box is not None, name
+                found[name] = (box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+            return cls(await page.evaluate("() => innerWidth"), found)
+        finally:
+            await probe.close()
+
+    async def click(self, page: Page, name: str) -> None:
+        """The person clicks ``name`` on the live view's picture."""
+        x, y = self.found[name]
+        await click_picture(page, x, y, self.width)
+
+
+async def type_on_picture(page: Page, text: str) -> None:
+    """The person types ``text`` on the live view; it reached the run's tab."""
+    answered = len(await page.evaluate(_RESULTS))
+    await page.locator("#live").focus()
+    await page.keyboard.type(text)
+    await page.wait_for_function(
+        f"() => ({_RESULTS})().slice({answered}).some((r) => r.ok && /typed/.test(r.done))"
+    )
+
+
+async def test_a_person_records_the_plus_popup_on_the_live_view_and_its_replay_does_it(
+    page: Page, server: Server, browser: BrowserSession, tmp_path: Path
+) -> None:
+    app = PopupApp()
+    with serve(app) as base:
+        form = await Places.of(browser, f"{base}/customer", "Name:", "+", "Save")
+        popup = await Places.of(browser, f"{base}/customer", "Name:", "Save", popup_of="+")
+        await log_in(page, server)
+        await start_run(page, f"{base}/customer", "click Nowhere at all")
+        await expect(page.locator("#status")).to_have_text("paused", timeout=LIVE_MS)
+        await live_picture(page)
+        where = page.locator("#live-url")
+        await expect(where).to_have_text(f"{base}/customer")
+
+        await form.click(page, "Name:")
+        await type_on_picture(page, "Zeta")
+        await form.click(page, "+")
+        # The live view shows the popup: the person works in it there.
+        await expect(where).to_have_text(f"{base}/supplier", timeout=LIVE_MS)
+        await popup.click(page, "Name:")
+        await type_on_picture(page, "New Co")
+        await save(page, "run-popup-recording.png")
+        await popup.click(page, "Save")
+        # Its Save closed it: the opener again, its select set to the new supplier.
+        await expect(where).to_have_text(f"{base}/customer", timeout=LIVE_MS)
+        await form.click(page, "Save")
+        await expect(where).to_have_text(f"{base}/done", timeout=LIVE_MS)
+        assert app.customers == [{"name": "Zeta", "supplier": "2"}]
+        await page.locator("#reply-text").fill("skip")
+        await page.get_by_role("button", name="Send", exact=True).click()
+        await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+
+        steps = page.locator("#steps > li")
+        await expect(steps.locator(".step-action")).to_have_text(
+            ["navigate", "fill", "click", "go to", "fill", "click", "go to", "click"]
+        )
+        await expect(steps.nth(4).locator(".step-by")).to_have_text("by the person")
+        await page.get_by_role("link", name="Save as scenario…").click()
+        await page.get_by_label("Name", exact=True).fill("Zeta with a new supplier")
+        await page.get_by_role("button", name="Save as scenario").click()
+        heading = page.get_by_role("heading", name="Zeta with a new supplier", exact=True)
+        await expect(heading).to_be_visible()
+        scenario_url = page.url
+        listed = page.get_by_test_id("scenario-steps").locator("li.sstep")
+        await expect(listed.nth(3)).to_contain_text("popup")
+        await expect(listed.nth(6)).to_contain_text("closed itself")
+        code = await exported_pytest(page)
+
+    async def replay(base: str) -> str:
+        await page.goto(scenario_url)
+        await page.locator("#replay").get_by_label("Base URL").fill(base)
+        await page.get_by_role("button", name="Replay").click()
+        await expect(page).to_have_url(re.compile(r"/runs/\d+/$"))
+        status = page.locator("#status")
+        await expect(status).to_have_text(re.compile("succeeded|failed"), timeout=LIVE_MS)
+        said = await status.text_content() or ""
+        if said == "failed":
+            said += ": " + (await page.locator("#status-reason").text_content() or "")
+        return said
+
+    again = PopupApp()
+    with serve(again) as base:
+        said = await replay(base)
+        assert said == "succeeded", said
+        assert again.customers == [{"name": "Zeta", "supplier": "2"}]
+        status, out = await run_exported(code, tmp_path, base, timeout_ms=5_000)
+        assert status == 0, out
+        assert again.customers[-1] == {"name": "Zeta", "supplier": "3"}
+
+    refusing = PopupApp(save_fails=True)
+    with serve(refusing) as base:
+        said = await replay(base)
+        assert said.startswith("failed") and "the popup did not close" in said, said
+        status, out = await run_exported(code, tmp_path, base, timeout_ms=2_000)
+        assert status != 0 and "the popup did not close" in out, out
+    assert refusing.customers == []
