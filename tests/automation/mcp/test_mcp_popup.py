@@ -5,12 +5,14 @@ and back, and replays green."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 from automation.browser.session import BrowserSession
 from automation.browser.settle import HOLD_TIMER_MS
 from automation.browser.tab import Tab
+from automation.budget import Budget
 from automation.events import ListSink
 from automation.mcp import McpSession
 from automation.mcp.stdio import write_scenario
@@ -18,6 +20,7 @@ from automation.recording.scenario import Scenario
 from tests.automation.mcp.test_mcp import ref_of
 from tests.automation.recording.test_popup_replay import replay, through_the_popup
 from tests.popupapp import PopupApp, serve
+from tests.waiting import eventually
 
 
 async def test_a_popup_that_closed_itself_between_calls_is_a_step_of_the_scenario(
@@ -61,3 +64,54 @@ async def test_a_popup_that_closed_itself_between_calls_is_a_step_of_the_scenari
         result = await replay(browser, scenario, base, step_timeout_ms=HOLD_TIMER_MS + 5_000)
         assert result.status == "passed", result.reason
         assert app.customers[-1] == {"name": "Zeta", "supplier": "3"}  # the replay's own
+
+
+async def test_a_person_who_leaves_a_paused_session_in_a_popup_hands_it_over_there(
+    tab: Tab, browser: BrowserSession, tmp_path: Path
+) -> None:
+    """While the session is paused, the person adds the supplier in the "+" popup, which
+    stays open after its Save; resumed, the client's calls act in the popup (where the
+    recording left off) until it goes back: the scenario says every move, and replays."""
+    app = PopupApp(autoclose=False)
+    sink = ListSink()
+    session = McpSession(tab, sink=sink)
+
+    async def call(name: str, **args: object) -> str:
+        answer = await session.call(name, args)
+        assert answer.ok, answer.text
+        return answer.text
+
+    with serve(app) as base:
+        await call("navigate", url=f"{base}/customer")
+        session.control.request_pause()
+        hold = asyncio.ensure_future(session.hold_for_person(Budget(600_000, label="pause")))
+        await eventually(lambda: session.control.recorder is not None, what="recording")
+        page = tab.page
+        await page.get_by_label("Name:").fill("Zeta")
+        async with page.expect_popup() as opening:
+            await page.get_by_role("link", name="+").click()
+        popup = await opening.value
+        assert tab.group is not None
+        await eventually(lambda: tab.group.current.page is popup, what="the popup is shown")
+        await popup.get_by_label("Name:").fill("New Co")
+        await popup.get_by_role("button", name="Save").click()
+        await popup.get_by_text("Supplier added.").wait_for()
+        session.control.resume()
+        await hold
+        assert "Supplier added" in await call("snapshot")  # the popup, where they left it
+        await call("tabs", op="select", index=0)
+        form = await call("snapshot", interactive=True)
+        await call("click", ref=ref_of(form, 'button "Save"'))
+        assert app.customers == [{"name": "Zeta", "supplier": "2"}]
+
+        out = tmp_path / "session.json"
+        write_scenario(sink, out, name="add customer")
+        scenario = Scenario.from_dict(json.loads(out.read_text(encoding="utf-8")))
+        said = [step.summary() for step in scenario.steps]
+        assert said == [*through_the_popup(base)[:-1], "go to the opener",
+                        "click button 'Save'"], said  # fmt: skip
+    again = PopupApp(autoclose=False)
+    with serve(again) as base2:
+        result = await replay(browser, scenario, base2)
+    assert result.status == "passed", result.reason
+    assert again.customers == [{"name": "Zeta", "supplier": "2"}]
