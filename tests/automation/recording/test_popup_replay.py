@@ -73,16 +73,19 @@ def through_the_popup(base: str) -> list[str]:
     ]
 
 
+# A replay meant to pass waits only as long as the page takes: room for a busy machine.
+# One meant to fail waits out its step (a popup that never opens or closes): FAILS_MS.
+PASSES_MS, FAILS_MS = 30_000, 5_000
+
+
 async def replay(
-    browser: BrowserSession, scenario: Scenario, base: str, step_timeout_ms: int = 5_000,
+    browser: BrowserSession, scenario: Scenario, base: str, step_timeout_ms: int = PASSES_MS,
     *, screenshots: bool = False,
 ) -> Any:  # fmt: skip
     """``screenshots``: a picture after each step, as the dashboard's replays take."""
     tab = await browser.new_tab()
     try:
-        config = ReplayConfig(
-            step_timeout_ms=step_timeout_ms, locate_wait_ms=1_000, screenshots=screenshots
-        )
+        config = ReplayConfig(step_timeout_ms=step_timeout_ms, screenshots=screenshots)
         return await Replay(tab, scenario, base_url=base, config=config).run()
     finally:
         await tab.close()
@@ -112,16 +115,16 @@ async def test_a_run_s_popup_work_is_saved_replayed_and_exported(
         assert result.status == "passed", result.reason
         assert app.customers[-1] == {"name": "Zeta", "supplier": "3"}  # the replay's new one
         code = to_pytest(scenario)
-        status, out = await run_exported(code, tmp_path, base, timeout_ms=5_000)
+        status, out = await run_exported(code, tmp_path, base)
         assert status == 0, out
         assert app.customers[-1] == {"name": "Zeta", "supplier": "4"}
 
     refusing = PopupApp(save_fails=True)
     with serve(refusing) as base:
-        result = await replay(browser, scenario, base)
+        result = await replay(browser, scenario, base, FAILS_MS)
         assert result.status == "failed"
         assert "step 6" in result.reason and "the popup did not close" in result.reason
-        status, out = await run_exported(code, tmp_path, base, timeout_ms=2_000)
+        status, out = await run_exported(code, tmp_path, base, timeout_ms=FAILS_MS)
         assert status != 0 and "the popup did not close" in out, out
     assert refusing.customers == []  # neither saved the customer without its supplier
 
@@ -176,7 +179,7 @@ async def test_a_popup_that_does_not_open_fails_its_step_saying_so(browser: Brow
             "steps": [{"action": "navigate", "args": {"url": f"{base}/customer"}},
                       {"action": "tabs", "args": {"op": "popup"}}],
         })  # fmt: skip
-        result = await replay(browser, scenario, base)
+        result = await replay(browser, scenario, base, FAILS_MS)
     assert result.status == "failed"
     assert result.reason.startswith("step 1 (go to the popup the steps before opened): no popup")
 
@@ -212,13 +215,13 @@ async def test_a_step_between_the_popup_s_opening_and_the_move_into_it_is_export
         result = await replay(browser, scenario, base)
         assert result.status == "passed", result.reason
         assert app.customers[-1] == {"name": "Zeta", "supplier": "2"}
-        status, out = await run_exported(to_pytest(scenario), tmp_path, base, timeout_ms=5_000)
+        status, out = await run_exported(to_pytest(scenario), tmp_path, base)
         assert status == 0, out
         assert app.customers[-1] == {"name": "Zeta", "supplier": "3"}
 
         never = _between(base, opens=False)
-        result = await replay(browser, never, base)
+        result = await replay(browser, never, base, FAILS_MS)
         assert result.status == "failed" and "no popup window opened" in result.reason
-        status, out = await run_exported(to_pytest(never), tmp_path, base, timeout_ms=2_000)
+        status, out = await run_exported(to_pytest(never), tmp_path, base, timeout_ms=FAILS_MS)
         assert status != 0 and "no popup window opened" in out, out
     assert len(app.customers) == 2

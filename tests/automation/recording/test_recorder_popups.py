@@ -13,7 +13,7 @@ from automation import BrowserSession, Tab
 from automation.recording.fromrun import plan
 from automation.recording.recorder import Recorder
 from automation.recording.scenario import Scenario, ScenarioStep
-from tests.automation.recording.test_popup_replay import replay, through_the_popup
+from tests.automation.recording.test_popup_replay import FAILS_MS, replay, through_the_popup
 from tests.popupapp import PopupApp, serve
 from tests.waiting import eventually
 
@@ -85,7 +85,7 @@ async def test_a_person_s_work_in_a_popup_that_closes_itself_is_recorded_and_rep
 
     refusing = PopupApp(save_fails=True)
     with serve(refusing) as base3:
-        result = await replay(browser, scenario, base3)
+        result = await replay(browser, scenario, base3, FAILS_MS)
     assert result.status == "failed"
     assert "the popup did not close" in result.reason, result.reason
     assert refusing.customers == []
