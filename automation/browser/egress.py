@@ -18,7 +18,12 @@ exception), and the proxy judges each connection:
   judgement just allowed: the pool saves the connect, never the check.  The browser's
   connection to the proxy is kept alive too, as it would be to a server, and carries
   request after request: each one judged on its own.  What arrives is passed on as it
-  arrives, a head and what follows it in one write.
+  arrives, a head and what follows it in one write.  A head goes on as it was received
+  but for its hop-by-hop headers (and those its Connection header names; so
+  Proxy-Authorization, the credentials of the browser's context, never reaches a server):
+  h11 reads each head and writes only its start line and framing (Content-Length, or
+  chunks where the length is not known in advance or the other side cut it short), and a
+  message with both a Content-Length and chunks goes on chunked alone.
 
 For either, the proxy resolves the name itself, refuses when the policy refuses any of its
 addresses, and connects to a checked address.  A name's answer is remembered for
@@ -88,6 +93,11 @@ _HOP_HEADERS = frozenset(
         b"host",
     }
 )
+# How a message's body is delimited: h11 writes these, from what it read (and what the
+# peer it writes to understands); every other header of a head goes on as it came.
+_FRAMING_HEADERS = frozenset({b"content-length", b"transfer-encoding"})
+_END = h11.EndOfMessage()
+_Fields = list[tuple[bytes, bytes]]
 
 
 class _Refused(Exception):
@@ -331,25 +341,24 @@ class EgressProxy:
             origin_form = "/" + origin_form
         authority = authority.rpartition("@")[2]  # credentials are not for the server
         what = f"{request.method.decode('ascii', 'replace')} {url[:SHOWN_URL_CHARS]}"
-        headers = [(n, v) for n, v in request.headers if n.lower() not in _HOP_HEADERS]
+        framing, passed = _split_head(request.headers.raw_items())
+        # A request without a body can go again on a new connection when a kept-alive one
+        # turns out closed before it answered (the server closed it as it was taken).
+        bodiless = not framing
         sent = h11.Request(
             method=request.method,
             target=origin_form.encode("ascii"),
-            headers=[(b"host", authority.encode("ascii")), *headers],
+            headers=[(b"host", authority.encode("ascii")), *framing],
         )
-        # A request without a body can go again on a new connection when a kept-alive one
-        # turns out closed before it answered (the server closed it as it was taken).
-        bodiless = not any(n.lower() in (b"content-length", b"transfer-encoding")
-                           for n, _ in request.headers)  # fmt: skip
         if bodiless and not isinstance(await _next_event(client, reader), h11.EndOfMessage):
             return  # the client went away mid-request
         upstream = await self._connect(url, what)
         try:
             while True:
-                upstream.writer.write(upstream.http.send(sent) or b"")
+                head = _head(upstream.http.send(sent), passed)
                 if bodiless:
-                    upstream.writer.write(upstream.http.send(h11.EndOfMessage()) or b"")
-                elif not await _relay_body(client, reader, upstream.http, upstream.writer):
+                    upstream.writer.write(head + (upstream.http.send(_END) or b""))
+                elif not await _relay_body(client, reader, upstream.http, upstream.writer, head):
                     return  # the client went away mid-request
                 try:
                     event = await _next_event(upstream.http, upstream.reader)
@@ -360,23 +369,23 @@ class EgressProxy:
                         raise _Refused(502, f"{what}: the answer is not HTTP/1.1: {exc}") from None
                 upstream.close()
                 upstream = await self._connect(url, what, pooled=False)
-            head: list[bytes] = []
+            heads: list[bytes] = []
             while True:  # informational answers, then the answer's head
                 if not isinstance(event, h11.InformationalResponse | h11.Response):
                     return  # the server closed without an answer: so does the client
-                headers = [(n, v) for n, v in event.headers if n.lower() not in _HOP_HEADERS]
+                framing, passed = _split_head(event.headers.raw_items())
                 kind = type(event)
-                answer = kind(status_code=event.status_code, headers=headers,
+                answer = kind(status_code=event.status_code, headers=framing,
                               reason=event.reason)  # fmt: skip
-                head.append(client.send(answer) or b"")
-                if isinstance(event, h11.Response):
+                heads.append(_head(client.send(answer), passed))
+                if kind is h11.Response:
                     break
                 try:
                     event = await _next_event(upstream.http, upstream.reader)
                 except h11.RemoteProtocolError as exc:
                     raise _Refused(502, f"{what}: the answer is not HTTP/1.1: {exc}") from None
             try:
-                await _relay_body(upstream.http, upstream.reader, client, writer, head)
+                await _relay_body(upstream.http, upstream.reader, client, writer, b"".join(heads))
             except h11.RemoteProtocolError:
                 return  # a broken body: the client's connection closes mid-answer
             self._pool.give(upstream)
@@ -462,13 +471,13 @@ async def _relay_body(
     reader: asyncio.StreamReader,
     sink: h11.Connection,
     writer: asyncio.StreamWriter,
-    head: list[bytes] | None = None,
+    head: bytes = b"",
 ) -> bool:
     """Pass one message's body on from ``source`` to ``sink`` as it arrives (after
     ``head``, in the same write): what one read brought goes out in one write, the body's
     bytes as they are.  False when ``source`` ended before the whole message (the caller
     then closes the other side too)."""
-    out: list[bytes] = list(head or ())
+    out: list[bytes] = [head] if head else []
     while True:
         event = source.next_event()
         if event is h11.NEED_DATA:
@@ -477,10 +486,10 @@ async def _relay_body(
                 out.clear()
                 await writer.drain()
             source.receive_data(await reader.read(READ_CHUNK_BYTES))
-        elif isinstance(event, h11.Data):
-            out += sink.send_with_data_passthrough(h11.Data(data=event.data)) or ()
-        elif isinstance(event, h11.EndOfMessage):
-            out.append(sink.send(h11.EndOfMessage()) or b"")
+        elif type(event) is h11.Data:
+            out += sink.send_with_data_passthrough(event) or ()
+        elif type(event) is h11.EndOfMessage:
+            out.append(sink.send(_END) or b"")
             writer.write(b"".join(out))
             await writer.drain()
             return True
@@ -488,6 +497,40 @@ async def _relay_body(
             if out:
                 writer.write(b"".join(out))
             return False
+
+
+def _split_head(headers: _Fields) -> tuple[_Fields, _Fields]:
+    """A received head's framing headers (Content-Length or Transfer-Encoding, as h11
+    read them; chunked alone when both came) and the others that travel on, as they were
+    received: hop-by-hop ones left out, and those its Connection header names."""
+    framing: _Fields = []
+    passed: _Fields = []
+    named: set[bytes] = set()
+    for name, value in headers:
+        lower = name.lower()
+        if lower in _FRAMING_HEADERS:
+            framing.append((lower, value))
+        elif lower not in _HOP_HEADERS:
+            passed.append((name, value))
+        elif lower == b"connection":
+            named.update(token.strip().lower() for token in value.split(b","))
+    if len(framing) > 1:  # h11 keeps one of each: Transfer-Encoding wins (RFC 9112 6.3)
+        framing = [(b"transfer-encoding", b"chunked")]
+    if named:
+        passed = [(name, value) for name, value in passed if name.lower() not in named]
+    return framing, passed
+
+
+def _head(written: bytes | None, passed: _Fields) -> bytes:
+    """The head h11 wrote (its start line and the framing it chose) with ``passed``, the
+    rest of the head as received, before its blank line: h11 checked those when it read
+    them, and nothing writes them anew."""
+    assert written is not None
+    parts = [written[:-2]]
+    for name, value in passed:
+        parts += (name, b": ", value, b"\r\n")
+    parts.append(b"\r\n")
+    return b"".join(parts)
 
 
 async def _answer(
