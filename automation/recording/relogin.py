@@ -39,12 +39,14 @@ from automation.errors import (
     BrowserClosed,
     BudgetExceeded,
     Cancelled,
+    ParamMissing,
     TabwrightError,
 )
 from automation.events import Observation
 from automation.recording.calls import brought_login
 from automation.recording.outcome import StepOutcome
 from automation.recording.scenario import ScenarioStep
+from automation.recording.takes import replay_takes
 
 if TYPE_CHECKING:
     from automation.recording.replay import Replay
@@ -66,25 +68,40 @@ Relogin = Callable[[Budget], Awaitable[str]]
 def login_replay(replay: Replay) -> Relogin | None:
     """How ``replay`` signs in again: its scenario's login scenario, from its
     ``callees``, replayed in its tab with its base URL, environment, secrets, step
-    timeout and the values it was given for parameters of the same names; it says what
-    it did, or raises ActionFailed when the login scenario did not pass.  None when the
-    scenario brings no login scenario (or is its own), or when ``replay`` is a called
-    scenario's (its caller's replay signs in again)."""
+    timeout and the values of its parameters of the same names (automation.recording.
+    takes); it says what it did, or raises ActionFailed when the login scenario did not
+    pass, ParamMissing naming it and what it had no value for.  None when the scenario
+    brings no login scenario (or is its own), or when ``replay`` is a called scenario's
+    (its caller's replay signs in again)."""
     document = brought_login(replay.scenario)
     if document is None or replay.frame is not None:
         return None
     name = document.name
-    # The values the replay was given, for the parameters the login scenario has of the
-    # same names (a batch row's user signs in again as that user, as the export does).
-    takes = document.placeholders()[0] | set(document.params)
-    params = {key: value for key, value in replay.params.items() if key in takes}
+    # The replay's values for the parameters the login scenario has of the same names:
+    # those it was given (a batch row's user signs in again as that user, as the export
+    # does), and its own parameters' defaults.
+    known = {**replay.params, **replay.values.params}
+    takes = replay_takes(document)
+    params = {key: known[key] for key in takes if key in known}
+    # Needed only now that it signs in (automation.recording.takes): named with it.
+    unset = [key for key, taken in takes.items() if taken.needed and key not in params]
 
     async def relogin(budget: Budget) -> str:
+        if unset:
+            raise ParamMissing(
+                f"the login scenario {name!r} signs in with the parameter "
+                f"{', '.join(map(repr, unset))}, and the replay has no value for it (give "
+                "it to the replay as one of its parameters)"
+            )  # fmt: skip
         most_ms = max(1, int(budget.remaining_ms()))
         config = replace(replay.config, run_timeout_ms=most_ms, screenshots=False)
-        result = await type(replay)(replay.tab, document, params=params,
-                                    base_url=replay.base_url, env=replay.env,
-                                    secrets=replay.run_secrets, config=config).run()  # fmt: skip
+        try:
+            signing_in = type(replay)(replay.tab, document, params=params,
+                                      base_url=replay.base_url, env=replay.env,
+                                      secrets=replay.run_secrets, config=config)  # fmt: skip
+        except ParamMissing as exc:  # a secret it types: named with it
+            raise ParamMissing(f"the login scenario {name!r} has {exc.message}") from None
+        result = await signing_in.run()
         if not result.ok:
             raise ActionFailed(f"the login scenario {name!r} did not pass: {result.reason}")
         return f"signed in again with the login scenario {name!r}"

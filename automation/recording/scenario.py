@@ -63,6 +63,7 @@ from automation.recording.placeholders import (
 from automation.recording.replaytabs import TABS, tab_args
 from automation.recording.resolved import Resolved
 from automation.recording.roles import check_role
+from automation.recording.takes import replay_takes
 from automation.secrets import SECRET_ENV_PREFIX, misplaced_secret
 from automation.wording import Words, step_words, verb
 
@@ -420,15 +421,18 @@ class Scenario:
         self, values: Mapping[str, str] | None = None, *, env: Mapping[str, str] | None = None
     ) -> Resolved:
         """Every placeholder's value, checked before the first step runs: ParamMissing
-        names each parameter without a value and each secret without its variable."""
+        names each parameter without a value and each secret without its variable.  A
+        value for a parameter only its login scenario has is taken, not needed here
+        (:mod:`automation.recording.takes`): the login scenario needs it if it signs in."""
         values = dict(values or {})
         env = os.environ if env is None else env
         params, secrets = self.placeholders()
-        unknown = sorted(set(values) - params - set(self.params))
+        takes = replay_takes(self)
+        unknown = sorted(set(values) - set(takes))
         if unknown:
             raise ScenarioInvalid(
                 f"no such parameter: {', '.join(unknown)}",
-                hint="parameters of this scenario: " + (", ".join(sorted(params)) or "none"),
+                hint="parameters of this scenario: " + (", ".join(takes) or "none"),
             )
         resolved: dict[str, str] = {}
         missing: list[str] = []

@@ -11,15 +11,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs
 
 import pytest
 
 from automation import Tab
 from automation.budget import Budget
+from automation.errors import ScenarioInvalid
 from automation.recording.export import to_pytest
 from automation.recording.replay import Replay
 from automation.recording.scenario import Scenario, ScenarioStep
+from automation.recording.takes import Taken, replay_takes
 from tests.exported import run_exported
 from tests.net import QuietHandler, loopback_app
 
@@ -234,25 +237,69 @@ async def test_signing_out_and_signing_in_land_where_they_should_and_pass(
     assert tab.page.url.endswith("/new")
 
 
+def signing_in(ledger: Ledger, user: dict[str, str], customer: str = "${user}'s", *,
+               own: dict[str, Any] | None = None) -> Scenario:  # fmt: skip
+    """A new entry for ``customer`` that signs in again with "Sign in", whose parameter
+    ``user`` is declared ``user``; ``own``: the entry's own parameters."""
+    login = {"version": 1, "name": "Sign in", "base_url": ledger.url,
+             "params": {"user": user}, "steps": [
+                 {"action": "navigate", "args": {"url": f"{ledger.url}/login"}},
+                 field("User", "${user}").to_dict(), field("Password", "pw").to_dict(),
+                 button("Sign in").to_dict()]}  # fmt: skip
+    return Scenario.from_dict({
+        "version": 1, "name": "New entry", "base_url": ledger.url, "login_scenario": "Sign in",
+        "callees": {"Sign in": login}, "params": own or {},
+        "steps": [{"action": "navigate", "args": {"url": f"{ledger.url}/new"}},
+                  *(s.to_dict() for s in (field("Customer", customer), field("Amount", "7"),
+                                          button("Save")))]})  # fmt: skip
+
+
 async def test_the_login_scenario_signs_in_again_with_the_values_the_replay_was_given(
     tab: Tab, ledger: Ledger
 ) -> None:
     """A batch row replays as bob: when its session ends, the login scenario signs in as
     bob again, not as its default user (the pytest export, reading one value a name for
     both, did)."""
-    login = {"version": 1, "name": "Sign in", "base_url": ledger.url,
-             "params": {"user": {"default": "ada"}}, "steps": [
-                 {"action": "navigate", "args": {"url": f"{ledger.url}/login"}},
-                 field("User", "${user}").to_dict(), field("Password", "pw").to_dict(),
-                 button("Sign in").to_dict()]}  # fmt: skip
-    scenario = Scenario.from_dict({
-        "version": 1, "name": "New entry", "base_url": ledger.url, "login_scenario": "Sign in",
-        "callees": {"Sign in": login}, "params": {"user": {"default": "ada"}},
-        "steps": [{"action": "navigate", "args": {"url": f"{ledger.url}/new"}},
-                  *(s.to_dict() for s in (field("Customer", "${user}'s"), field("Amount", "7"),
-                                          button("Save")))]})  # fmt: skip
+    scenario = signing_in(ledger, {"default": "ada"}, own={"user": {"default": "ada"}})
     await signed_in(tab, ledger)
     ledger.ends_at_save = True
     result = await Replay(tab, scenario, params={"user": "bob"}).run()
     assert result.ok, result.to_dict()
     assert ledger.users == ["", "bob"] and ledger.saved == [("bob's", "7")]
+
+
+async def test_the_entrys_own_default_is_the_value_its_login_scenario_signs_in_with(
+    tab: Tab, ledger: Ledger
+) -> None:
+    """A parameter both have is the entry's: not given, its default signs in, not the login
+    scenario's (which it was: only the values given reached the login scenario)."""
+    scenario = signing_in(ledger, {"default": "ada"}, own={"user": {"default": "carol"}})
+    await signed_in(tab, ledger)
+    ledger.ends_at_save = True
+    result = await Replay(tab, scenario).run()
+    assert result.ok, result.to_dict()
+    assert ledger.users == ["", "carol"] and ledger.saved == [("carol's", "7")]
+
+
+async def test_a_parameter_only_the_login_scenario_has_is_needed_only_to_sign_in_again(
+    tab: Tab, ledger: Ledger
+) -> None:
+    """The entry types no user, its login scenario does, with no default: a replay takes
+    it (it was "no such parameter"), needs it only when it signs in again, and then fails
+    the step at once naming it and the login scenario, rather than type nothing."""
+    scenario = signing_in(ledger, {}, "Grace")
+    assert replay_takes(scenario) == {"user": Taken(None, login="Sign in")}
+    await signed_in(tab, ledger)
+    result = await Replay(tab, scenario).run()  # signed in all along
+    assert result.ok, result.to_dict()
+    ledger.ends_at_save = True
+    result = await Replay(tab, scenario).run()
+    assert result.status == "failed", result.to_dict()
+    assert ("the login scenario 'Sign in' signs in with the parameter 'user', and the replay "
+            "has no value for it") in result.reason  # fmt: skip
+    assert ledger.users == [""] and ledger.saved == [("Grace", "7")]
+    result = await Replay(tab, scenario, params={"user": "bob"}).run()  # starts signed out
+    assert result.ok, result.to_dict()
+    assert ledger.users == ["", "bob"] and ledger.saved[-1] == ("Grace", "7")
+    with pytest.raises(ScenarioInvalid, match="no such parameter: who"):
+        Replay(tab, scenario, params={"who": "bob"})
