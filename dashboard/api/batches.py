@@ -13,6 +13,7 @@ from ninja import Router, Schema
 from pydantic import Field
 
 from automation.errors import ActionInvalid, UrlBlocked
+from automation.recording.takes import replay_takes
 from dashboard.api.common import ERRORS, ApiError
 from dashboard.api.runs import heal_model_named, signin_of
 from dashboard.engineconf import url_policy
@@ -105,16 +106,16 @@ def _batch_from_body(user: AbstractBaseUser, scenario_id: int, body: BatchIn) ->
     if scenario.owner_id != user.pk:
         raise ApiError(403, "forbidden", "only the scenario's owner can run a batch of it")
     document = scenario_selectors.scenario_document(scenario=scenario)
-    defaults = job_selectors.scenario_param_defaults(document=document)
+    takes = replay_takes(document)
     if (body.rows is None) == (body.csv is None):
         raise ApiError(400, "invalid", "give the rows either as rows or as csv",
                        fields={"rows": "one of rows or csv"})  # fmt: skip
     try:
         if body.rows is not None:
             data = json.dumps(body.rows).encode()
-            rows = read_rows(data, name="rows.json", defaults=defaults)
+            rows = read_rows(data, name="rows.json", takes=takes)
         else:
-            rows = read_rows((body.csv or "").encode(), name="rows.csv", defaults=defaults)
+            rows = read_rows((body.csv or "").encode(), name="rows.csv", takes=takes)
     except BatchFileInvalid as exc:
         field = "rows" if body.rows is not None else "csv"
         raise ApiError(400, exc.code, exc.message, exc.hint, fields={field: exc.message}) from None

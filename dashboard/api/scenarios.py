@@ -13,6 +13,7 @@ from ninja import Router, Schema, Status
 from pydantic import BaseModel, ConfigDict, Field
 
 from automation.errors import ScenarioInvalid
+from automation.recording.takes import replay_takes
 from dashboard.api.common import ERRORS, ApiError, ErrorOut, ParamValues
 from dashboard.api.runs import RunOut, heal_model_named, run_out, signin_of
 from dashboard.models import Run
@@ -181,8 +182,9 @@ async def replay_scenario(
     request: HttpRequest, scenario_id: int, body: ReplayIn
 ) -> Status[dict[str, Any]]:
     """Replay the scenario (a run of kind ``replay``, queued until a worker claims it) with
-    its parameters; a parameter it does not have, or one without a default left out, is
-    refused before anything runs."""
+    its parameters (its login scenario's too, used if it signs in again); a parameter it
+    does not take, or one of its own without a default left out, is refused before
+    anything runs."""
     run = await sync_to_async(_replay_from_body)(request.user, scenario_id, body)
     await wake()
     return Status(201, run_out(run))
@@ -191,8 +193,8 @@ async def replay_scenario(
 def _replay_from_body(user: AbstractBaseUser, scenario_id: int, body: ReplayIn) -> Run:
     scenario = selectors.scenario_get(user=user, id=scenario_id)
     document = selectors.scenario_document(scenario=scenario)
-    form = ReplayForm(document=document)
-    known = {key.removeprefix("param_") for key in form.fields if key.startswith("param_")}
+    takes = replay_takes(document)  # its login scenario's too, needed if it signs in again
+    known = set(takes)
     unknown = sorted(set(body.params) - known)
     if unknown:
         raise ApiError(400, "invalid", f"the scenario has no parameter {unknown[0]}",
@@ -201,9 +203,8 @@ def _replay_from_body(user: AbstractBaseUser, scenario_id: int, body: ReplayIn) 
     data = {"base_url": body.base_url or document.base_url}
     if heal_model := heal_model_named(body.llm_profile):
         data["llm_profile"] = str(heal_model.pk)
-    for name in known:
-        default = (document.params.get(name) or {}).get("default")
-        value = body.params.get(name, default)
+    for name, taken in takes.items():
+        value = body.params.get(name, None if taken.login else taken.default)
         if value is not None:
             data[f"param_{name}"] = value
     form = ReplayForm(data, document=document)

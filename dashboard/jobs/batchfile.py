@@ -8,7 +8,9 @@ row whose value for such a parameter is empty, a double quote opened and never c
 not UTF-8, too big, or holds no row.  A value left empty (or out of a JSON object, or
 past the end of a CSV row shorter than the header) takes the parameter's default; any
 other is typed as it is, spaces included.  A CSV whose first line is ``sep=;`` (Excel's)
-is read with the separator it names.
+is read with the separator it names.  The parameters are those a replay of the scenario
+takes (:func:`automation.recording.takes.replay_takes`): its login scenario's too, needed
+only when it signs in again (a row without one and without a default has no value).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections import Counter
 from collections.abc import Mapping
 
 from automation.errors import ActionInvalid
+from automation.recording.takes import Taken
 from dashboard.lib import jsonin
 
 __all__ = ["MAX_BATCH_BYTES", "MAX_ROWS", "BatchFileInvalid", "ParamsInvalid", "check_params",
@@ -42,33 +45,28 @@ class BatchFileInvalid(ParamsInvalid):
 _SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "bars"}
 
 
-def check_params(
-    params: Mapping[str, str], *, defaults: Mapping[str, str | None]
-) -> dict[str, str]:
-    """One replay's values: every parameter of the scenario (``defaults``), a missing or
-    empty one taking its default; ParamsInvalid naming a parameter the scenario does not
-    have or one without a default that is not given."""
-    unknown = sorted(set(params) - set(defaults))
+def check_params(params: Mapping[str, str], *, takes: Mapping[str, Taken]) -> dict[str, str]:
+    """One replay's values: every parameter the scenario's replay takes (``takes``), a
+    missing or empty one taking its default; ParamsInvalid naming a parameter it does not
+    take or one it needs that is not given."""
+    unknown = sorted(set(params) - set(takes))
     if unknown:
-        known = ", ".join(sorted(defaults)) or "none"
+        known = ", ".join(sorted(takes)) or "none"
         raise ParamsInvalid(f"the scenario has no parameter {unknown[0]!r}",
                             hint=f"its parameters: {known}")  # fmt: skip
     values = {}
-    for name, default in defaults.items():
-        value = str(params.get(name, "") or "")
-        if not value:
-            if default is None:
-                raise ParamsInvalid(f"the parameter {name!r} has no default and no value")
-            value = default
-        values[name] = value
+    for name, taken in takes.items():
+        value = str(params.get(name, "") or "") or taken.default
+        if value is None and taken.needed:
+            raise ParamsInvalid(f"the parameter {name!r} has no default and no value")
+        if value is not None:
+            values[name] = value
     return values
 
 
-def read_rows(
-    data: bytes, *, name: str, defaults: Mapping[str, str | None]
-) -> list[dict[str, str]]:
-    """The rows of ``data`` (a .json file, or CSV), each the full set of values for the
-    scenario whose parameters and defaults (None: none) are ``defaults``."""
+def read_rows(data: bytes, *, name: str, takes: Mapping[str, Taken]) -> list[dict[str, str]]:
+    """The rows of ``data`` (a .json file, or CSV), each the full set of values for a
+    replay of the scenario that takes the parameters ``takes``."""
     if len(data) > MAX_BATCH_BYTES:
         raise BatchFileInvalid(f"the file is over {MAX_BATCH_BYTES // (1024 * 1024)} MiB")
     try:
@@ -90,10 +88,10 @@ def read_rows(
     if len(given) > MAX_ROWS:
         raise BatchFileInvalid(f"the file has {len(given)} rows; a batch takes at most {MAX_ROWS}")
     columns = {column for row in given for column in row}
-    unknown = sorted(columns - set(defaults))
+    unknown = sorted(columns - set(takes))
     if unknown:
-        hint = f"its parameters: {', '.join(sorted(defaults)) or 'none'}"
-        split = next((c for c in ";\t|" if set(unknown[0].split(c)) & set(defaults)), "")
+        hint = f"its parameters: {', '.join(sorted(takes)) or 'none'}"
+        split = next((c for c in ";\t|" if set(unknown[0].split(c)) & set(takes)), "")
         if split:  # "name;greet": a spreadsheet saved with another separator
             hint = f"the file's values seem separated by {_SEPARATORS[split]}: save it as CSV"
             hint += " with commas"
@@ -104,7 +102,7 @@ def read_rows(
             + (f" (nor {', '.join(map(repr, unknown[1:]))})" if unknown[1:] else ""),
             hint=hint,
         )
-    missing = sorted(p for p, default in defaults.items() if default is None and p not in columns)
+    missing = sorted(p for p, taken in takes.items() if taken.needed and p not in columns)
     if missing:
         raise BatchFileInvalid(
             f"no column gives the parameter {missing[0]!r}, which has no default"
@@ -114,16 +112,18 @@ def read_rows(
     rows = []
     for number, row in enumerate(given, start=1):
         values: dict[str, str] = {}
-        for param, default in defaults.items():
+        for param, taken in takes.items():
             value = row.get(param, "")
             if len(value) > MAX_VALUE_CHARS:
                 raise BatchFileInvalid(
                     f"row {number}: {param} is over {MAX_VALUE_CHARS} characters"
                 )
             if value == "":
-                if default is None:
+                if taken.needed:
                     raise BatchFileInvalid(f"row {number}: {param} is empty and has no default")
-                value = default
+                if taken.default is None:
+                    continue  # its login scenario's: needed if it signs in again
+                value = taken.default
             values[param] = value
         rows.append(values)
     return rows

@@ -8,8 +8,9 @@ from django import forms
 
 from automation.errors import UrlBlocked
 from automation.recording.scenario import Scenario as Document
+from automation.recording.takes import replay_takes
 from dashboard.engineconf import url_policy
-from dashboard.jobs import schedules, selectors
+from dashboard.jobs import schedules
 from dashboard.jobs.batchfile import MAX_BATCH_BYTES, BatchFileInvalid, read_rows
 from dashboard.jobs.services import heal_model_fields
 from dashboard.runs.forms import heal_model_field, signin_field
@@ -33,7 +34,7 @@ class BatchForm(forms.Form):
         self.fields["llm_profile"] = heal_model_field()
         self.document = document
         self.fields["base_url"].initial = document.base_url
-        names = selectors.scenario_param_defaults(document=document)
+        names = replay_takes(document)
         self.fields["file"].help_text = "a header row naming a column per parameter (" + (
             ", ".join(names) or "none yet") + "), then a row of values per replay"  # fmt: skip
 
@@ -50,13 +51,13 @@ class BatchForm(forms.Form):
         upload = self.cleaned_data["file"]
         if upload.size > MAX_BATCH_BYTES:
             raise forms.ValidationError(f"the file is over {MAX_BATCH_BYTES // 1024 // 1024} MiB")
-        defaults = selectors.scenario_param_defaults(document=self.document)
-        if not defaults:
+        takes = replay_takes(self.document)
+        if not takes:
             raise forms.ValidationError(
                 "the scenario has no parameters to vary: make a typed value a parameter first"
             )
         try:
-            return read_rows(upload.read(), name=upload.name or "", defaults=defaults)
+            return read_rows(upload.read(), name=upload.name or "", takes=takes)
         except BatchFileInvalid as exc:
             raise forms.ValidationError(
                 exc.message + (f" ({exc.hint})" if exc.hint else "")
@@ -94,11 +95,12 @@ class ScheduleForm(forms.Form):
         self.scenario = scenario
         # A default is shown, not filled in: a value left empty takes the scenario's
         # default of the day the schedule fires (filled in, today's was kept for good).
-        for name, default in selectors.scenario_param_defaults(document=document).items():
-            shown = {"placeholder": default} if default else {}
+        for name, taken in replay_takes(document).items():
+            shown = {"placeholder": taken.default} if taken.default else {}
             self.fields[f"param_{name}"] = forms.CharField(
                 label=name, required=False, max_length=10_000,
                 widget=forms.TextInput(attrs=shown),
+                help_text=f"for signing in again ({taken.login})" if taken.login else "",
             )  # fmt: skip
 
     def clean(self) -> dict[str, Any]:

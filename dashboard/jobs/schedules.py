@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import re
 import secrets
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
@@ -42,6 +42,7 @@ from django.db.models import Q
 from django.utils import timezone as dj_timezone
 
 from automation.errors import ActionInvalid, UrlBlocked
+from automation.recording.takes import Taken, replay_takes
 from dashboard.engineconf import heal_model_refusal, url_policy
 from dashboard.jobs import alerts, batches, outbox
 from dashboard.jobs import selectors as job_selectors
@@ -246,7 +247,7 @@ def _start(schedule: Schedule, firing: ScheduleFiring) -> None:
     """The firing's replay or batch, checked against the scenario as it is now (it may have
     changed since the schedule was made); a firing that can't start fails, saying why."""
     document = scenario_selectors.scenario_document(scenario=schedule.scenario)
-    defaults = job_selectors.scenario_param_defaults(document=document)
+    takes = replay_takes(document)
     base_url = schedule.base_url or document.base_url
     try:
         if refusal := heal_model_refusal(schedule.llm_profile, schedule.llm_profile_name):
@@ -254,14 +255,14 @@ def _start(schedule: Schedule, firing: ScheduleFiring) -> None:
         if refusal := signin_refusal(schedule):
             raise ActionInvalid(refusal)  # nor without its sign-in
         if schedule.rows is not None:
-            rows = [check_params(row, defaults=defaults) for row in json_rows(schedule.rows)]
+            rows = [check_params(row, takes=takes) for row in json_rows(schedule.rows)]
             firing.batch = job_services.batch_create(
                 owner=schedule.owner, scenario=schedule.scenario, rows=rows, base_url=base_url,
                 concurrency=schedule.concurrency, source=f"schedule {schedule.pk}",
                 signin_profile_id=schedule.signin_profile_id, llm_profile=schedule.llm_profile,
             )  # fmt: skip
         else:
-            params = check_params(schedule.params, defaults=defaults)
+            params = check_params(schedule.params, takes=takes)
             firing.run = scenario_services.replay_run_create(
                 owner=schedule.owner, scenario=schedule.scenario, base_url=base_url,
                 params=params, signin_profile_id=schedule.signin_profile_id,
@@ -487,18 +488,18 @@ def check_schedule(
     except ActionInvalid as exc:
         raise ScheduleInvalid(exc.message, field="timezone", hint=exc.hint) from None
     document = scenario_selectors.scenario_document(scenario=scenario)
-    defaults = job_selectors.scenario_param_defaults(document=document)
+    takes = replay_takes(document)
     try:
         # Only the values given are kept: one not given takes the scenario's default of
         # the day it fires (a default changed since is the one used).
         if {"params", "rows"} & set(kept):
             params = params or {}
         elif rows is not None:
-            rows = [_given(row, defaults) for row in json_rows(rows)]
+            rows = [_given(row, takes) for row in json_rows(rows)]
             if not rows:
                 raise ActionInvalid("a scheduled batch has at least one row")
         else:
-            params = _given(params or {}, defaults)
+            params = _given(params or {}, takes)
     except ActionInvalid as exc:
         field = "rows" if rows is not None else "params"
         raise ScheduleInvalid(exc.message, field=field, hint=exc.hint) from None
@@ -531,10 +532,10 @@ def check_schedule(
             "emails": ", ".join(addresses)}  # fmt: skip
 
 
-def _given(params: dict[str, str], defaults: dict[str, str | None]) -> dict[str, str]:
+def _given(params: dict[str, str], takes: Mapping[str, Taken]) -> dict[str, str]:
     """The values of ``params`` that were given (not empty), checked against the
     scenario's parameters as they are now (ParamsInvalid)."""
-    checked = check_params(params, defaults=defaults)
+    checked = check_params(params, takes=takes)
     return {name: checked[name] for name in params if str(params[name] or "")}
 
 

@@ -9,7 +9,6 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Min, QuerySet
 from django.shortcuts import get_object_or_404
 
-from automation.recording import scenario as fmt
 from dashboard.models import (
     Batch,
     Delivery,
@@ -28,12 +27,6 @@ ROW_STATUS = {
     Run.Status.FAILED: "failed", Run.Status.STOPPED: "stopped",
 }  # fmt: skip
 ROW_STATUSES = ("queued", "running", "needs_person", "passed", "failed", "stopped", "skipped")
-
-
-def scenario_param_defaults(*, document: fmt.Scenario) -> dict[str, str | None]:
-    """Each parameter a replay of ``document`` takes, with its default (None: none)."""
-    names = document.placeholders()[0] | set(document.params)
-    return {name: (document.params.get(name) or {}).get("default") for name in sorted(names)}
 
 
 def batch_get(*, user: AbstractBaseUser, id: int) -> Batch:

@@ -10,8 +10,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from automation.errors import ActionInvalid, ScenarioInvalid
+from automation.recording.takes import replay_takes
 from dashboard.engineconf import heal_model_refusal
-from dashboard.jobs import selectors as job_selectors
 from dashboard.models import (
     Batch,
     BatchRow,
@@ -133,9 +133,9 @@ def batch_retry_failed(*, batch: Batch) -> int:
             Q(run__isnull=True) | Q(run__status__in=(Run.Status.FAILED, Run.Status.STOPPED))
         )
         document = scenario_selectors.scenario_document(scenario=locked.scenario)
-        defaults = job_selectors.scenario_param_defaults(document=document)
+        takes = replay_takes(document)
         for index, values in again.order_by("index").values_list("index", "params"):
-            why = params_misfit(values if isinstance(values, dict) else {}, defaults, after=False)
+            why = params_misfit(values if isinstance(values, dict) else {}, takes, after=False)
             if why:
                 raise ScenarioInvalid(
                     f"row {index} {why}: the scenario changed since the batch ran",

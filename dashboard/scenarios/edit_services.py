@@ -6,7 +6,8 @@ break) rather than let the next replay fail, or run with a value nobody gave."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from django.utils import timezone
@@ -14,6 +15,7 @@ from django.utils import timezone
 from automation.errors import ScenarioInvalid
 from automation.recording import scenario as fmt
 from automation.recording.calls import check_calls
+from automation.recording.takes import Taken, replay_takes
 from dashboard.models import Batch, BatchRow, Run, Scenario, Schedule
 from dashboard.scenarios import selectors as scenario_selectors
 
@@ -28,21 +30,23 @@ def keep_used_params(scenario: Scenario, document: fmt.Scenario) -> None:
     its callers and its jobs are known to still hold."""
     used = document.placeholders()[0]
     params = {name: spec for name, spec in document.params.items() if name in used}
-    check_jobs(scenario, params, used=used)
+    check_jobs(scenario, replace(document, params=params))
     touch(scenario.pk, params=params)
     check_callers(scenario)
 
 
-def check_jobs(scenario: Scenario, params: Mapping[str, Any], *, used: Iterable[str] = ()) -> None:
+def check_jobs(scenario: Scenario, document: fmt.Scenario) -> None:
     """The rows of its batches still to run and its schedules turned on still give values
-    its parameters take after an edit (``params``: each parameter as it will be; ``used``:
-    the names its steps use, a placeholder no parameter declares needing a value all the
-    same): one that gives a parameter it would no longer have (renamed), or none for one
-    it would need, refuses the edit, naming it (else each of its replays would fail)."""
-    defaults = dict.fromkeys(used) | {n: (spec or {}).get("default") for n, spec in params.items()}
+    a replay of it takes after an edit (``document``: its steps and parameters as they
+    will be; its login scenario's are taken as they are: automation.recording.takes):
+    one that gives a parameter it would no longer take (renamed), or none for one it
+    would need, refuses the edit, naming it (else each of its replays would fail)."""
+    stored = scenario_selectors.scenario_document(scenario=scenario)
+    login = {"login_scenario": stored.login_scenario, "callees": stored.callees}
+    takes = replay_takes(replace(document, **login))
 
     def misfit(values: dict[str, Any]) -> str:
-        return params_misfit(values, defaults, after=True)
+        return params_misfit(values, takes, after=True)
 
     rows = BatchRow.objects.filter(
         batch__scenario=scenario, batch__status=Batch.Status.RUNNING, run__isnull=True
@@ -60,15 +64,15 @@ def check_jobs(scenario: Scenario, params: Mapping[str, Any], *, used: Iterable[
                                       hint="change or turn off the schedule first")  # fmt: skip
 
 
-def params_misfit(values: Mapping[str, Any], defaults: Mapping[str, Any], *, after: bool) -> str:
-    """How one replay's ``values`` do not fit the parameters ``defaults`` (each with its
-    default, None: none), in words: "gives the parameter 'who', which it no longer has"
-    (``after``: "which it would no longer have", once an edit is made); "" when they fit."""
-    unknown = sorted(set(values) - set(defaults))
+def params_misfit(values: Mapping[str, Any], takes: Mapping[str, Taken], *, after: bool) -> str:
+    """How one replay's ``values`` do not fit the parameters a replay takes (``takes``),
+    in words: "gives the parameter 'who', which it no longer has" (``after``: "which it
+    would no longer have", once an edit is made); "" when they fit."""
+    unknown = sorted(set(values) - set(takes))
     if unknown:
         has = "would no longer have" if after else "no longer has"
         return f"gives the parameter {unknown[0]!r}, which it {has}"
-    needed = sorted(n for n, d in defaults.items() if d is None and not values.get(n))
+    needed = sorted(n for n, taken in takes.items() if taken.needed and not values.get(n))
     if needed:
         return f"gives no value for {needed[0]!r}, which it {'would need' if after else 'needs'}"
     return ""

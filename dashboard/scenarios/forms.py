@@ -19,6 +19,7 @@ from automation.recording.replaytabs import TABS
 from automation.recording.scenario import EXPECT, MAX_TEXT_CHARS, TYPED_ARG
 from automation.recording.scenario import Scenario as Document
 from automation.recording.scenario import ScenarioStep as DocumentStep
+from automation.recording.takes import replay_takes
 from dashboard.engineconf import url_policy
 from dashboard.lib import jsonin
 from dashboard.lib.jsonin import JsonRefused
@@ -49,8 +50,10 @@ class ImportScenarioForm(forms.Form):
 
 
 class ReplayForm(forms.Form):
-    """Where to replay a scenario, and a field for each of its parameters (secrets come
-    from the server's environment, never from a form)."""
+    """Where to replay a scenario, and a field for each parameter a replay of it takes
+    (secrets come from the server's environment, never from a form): its own, then its
+    login scenario's in a group of their own, each optional (needed if it signs in again:
+    automation.recording.takes)."""
 
     base_url = forms.CharField(label="Base URL", max_length=2000, required=False)
 
@@ -64,15 +67,24 @@ class ReplayForm(forms.Form):
         self.fields["base_url"].initial = document.base_url
         self.fields["base_url"].help_text = "where it runs (recorded at " + (
             document.base_url or "an unknown address") + ")"  # fmt: skip
-        for name in sorted(document.placeholders()[0] | set(document.params)):
-            default = (document.params.get(name) or {}).get("default")
+        takes = replay_takes(document)
+        self.login_name = next((taken.login for taken in takes.values() if taken.login), "")
+        self.login_keys = [f"param_{name}" for name, taken in takes.items() if taken.login]
+        for name, taken in takes.items():
             self.fields[f"param_{name}"] = forms.CharField(  # typed as given, spaces too
                 label=name,
-                required=default is None,
-                initial=default,
+                required=taken.needed,
+                initial=taken.default,
                 max_length=10_000,
                 strip=False,
             )
+
+    def own_fields(self) -> list[forms.BoundField]:
+        return [self[key] for key in self.fields if key not in self.login_keys]
+
+    def login_fields(self) -> list[forms.BoundField]:
+        """The login scenario's parameters, for when the replay signs in again."""
+        return [self[key] for key in self.login_keys]
 
     def clean_base_url(self) -> str:
         url = self.cleaned_data["base_url"].strip()
@@ -92,10 +104,11 @@ class ReplayForm(forms.Form):
         return profile.pk if profile is not None else None
 
     def params(self) -> dict[str, str]:
+        """The values given (a login scenario's left empty: none, it takes its default)."""
         return {
             key.removeprefix("param_"): value
             for key, value in self.cleaned_data.items()
-            if key.startswith("param_")
+            if key.startswith("param_") and (value or key not in self.login_keys)
         }
 
 

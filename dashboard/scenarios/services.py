@@ -262,7 +262,7 @@ def scenario_param_set_default(*, scenario: Scenario, name: str, default: str | 
         spec = {k: v for k, v in (params.get(name) or {}).items() if k != "default"}
         params[name] = spec if default is None else {**spec, "default": default}
         document = fmt.Scenario.from_dict({**data, "params": params})
-        check_jobs(scenario, document.params, used=used)
+        check_jobs(scenario, document)
         touch(scenario.pk, params=document.params)
         check_callers(scenario)
 

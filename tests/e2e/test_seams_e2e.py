@@ -6,16 +6,17 @@ behind it, and what it was sent."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from playwright.async_api import Page
+from playwright.async_api import Page, expect
 
 from tests.e2e.journeys import exported_pytest, import_scenario
-from tests.e2e.ui import SHOP_PASSWORD, Server, log_in
+from tests.e2e.ui import LIVE_MS, SHOP_PASSWORD, Server, log_in, run_batch
 from tests.exported import run_exported
 from tests.net import QuietHandler, loopback_app
 
@@ -137,3 +138,41 @@ async def test_a_login_scenario_with_a_parameter_of_its_own_signs_in_from_the_ex
     status, out = await run_exported(code, tmp_path / "with", till, env=env)
     assert status == 0, out[-3000:]
     assert _Till.saved[-1] == {"customer": "Grace", "amount": "12", "by": "bob"}
+
+
+async def test_a_batch_signs_each_row_in_as_its_own_user_with_the_login_scenario(
+    page: Page, server: Server, till: str, tmp_path: Path
+) -> None:
+    """The till's login scenario needs a user the entry itself does not have: the replay
+    form offers it in a group of its own, optional; a batch gives each row's user in a
+    column, and each row, starting signed out, signs in as its user; a row without one
+    fails naming the parameter and the login scenario (the batch refused the column: a
+    replay could give it no value, and every sign-in again failed)."""
+    await log_in(page, server)
+    await imported(page, server, tmp_path, sign_in(till, {"user": {}}, "Batch sign-in"))
+    scenario_url = await imported(
+        page, server, tmp_path, new_entry(till, "Batch entry", "Batch sign-in")
+    )
+    group = page.locator("#replay").get_by_test_id("login-params")
+    await expect(group.locator("legend")).to_have_text("For signing in again (Batch sign-in)")
+    user = group.get_by_label("user", exact=True)
+    await expect(user).to_have_value("")
+    assert not await user.evaluate("(field) => field.required")
+    rows = tmp_path / "rows.csv"
+    await asyncio.to_thread(rows.write_text, "customer,user\nLinus,lin\nMargaret,meg\nNobody,\n")
+    await run_batch(page, rows, 1)
+    table = page.locator("#batch-rows tr")
+    await expect(table.locator(".badge")).to_have_text(["passed", "passed", "failed"])
+    await expect(table.nth(2)).to_contain_text(
+        "the login scenario 'Batch sign-in' signs in with the parameter 'user', and the "
+        "replay has no value for it"
+    )
+    saved = [(entry["customer"], entry["by"]) for entry in _Till.saved]
+    assert ("Linus", "lin") in saved and ("Margaret", "meg") in saved, saved
+    assert "Nobody" not in {customer for customer, _ in saved}, saved
+    # Replayed from its page with a user, it signs in as that user.
+    await page.goto(scenario_url)
+    await group.get_by_label("user", exact=True).fill("ada")
+    await page.locator("#replay").get_by_role("button", name="Replay").click()
+    await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+    assert _Till.saved[-1] == {"customer": "Ada", "amount": "12", "by": "ada"}

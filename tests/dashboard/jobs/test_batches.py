@@ -18,6 +18,7 @@ from asgiref.sync import sync_to_async
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
+from automation.recording.takes import Taken, replay_takes
 from dashboard.jobs import batches, schedules, selectors
 from dashboard.jobs import services as job_services
 from dashboard.jobs.batchfile import BatchFileInvalid, read_rows
@@ -35,7 +36,7 @@ from tests.dashboard.signup import sign_up
 # thread (sync_to_async), which must see the rows.
 pytestmark = pytest.mark.django_db
 
-DEFAULTS = {"name": None, "greet": None, "page": "form.html"}
+TAKES = {"name": Taken(), "greet": Taken(), "page": Taken("form.html")}
 
 
 # -- the file ----------------------------------------------------------------------------
@@ -101,7 +102,7 @@ DEFAULTS = {"name": None, "greet": None, "page": "form.html"}
 )
 def test_a_bad_file_is_refused_naming_what_is_wrong(data: bytes, name: str, says: str) -> None:
     with pytest.raises(BatchFileInvalid) as refused_:
-        read_rows(data, name=name, defaults=DEFAULTS)
+        read_rows(data, name=name, takes=TAKES)
     assert says in refused_.value.message, refused_.value.message
 
 
@@ -114,47 +115,47 @@ def test_a_file_separated_otherwise_is_refused_saying_how_to_read_it(
     give it (a first line sep=; is read)."""
     data = f"name{separator}greet\nAda{separator}Ada\n".encode()
     with pytest.raises(BatchFileInvalid) as refused_:
-        read_rows(data, name="r.csv", defaults=DEFAULTS)
+        read_rows(data, name="r.csv", takes=TAKES)
     assert f"seem separated by {said}: save it as CSV with commas" in refused_.value.hint
     if separator == ";":  # told how, it reads
         assert "or make its first line sep=;" in refused_.value.hint
-        rows = read_rows(b"sep=;\n" + data, name="r.csv", defaults=DEFAULTS)
+        rows = read_rows(b"sep=;\n" + data, name="r.csv", takes=TAKES)
         assert [(r["name"], r["greet"]) for r in rows] == [("Ada", "Ada")]
 
 
 def test_good_files_read_with_defaults_quotes_and_a_byte_order_mark() -> None:
     text = '\ufeffname,greet\n"Lovelace, Ada","Lovelace, Ada"\n\n , \nGrace,  Grace \n'
-    assert read_rows(text.encode(), name="people.csv", defaults=DEFAULTS) == [
+    assert read_rows(text.encode(), name="people.csv", takes=TAKES) == [
         {"name": "Lovelace, Ada", "greet": "Lovelace, Ada", "page": "form.html"},
         # A value is typed as it is, as a JSON row's is; a line of only spaces is no row.
         {"name": "Grace", "greet": "  Grace ", "page": "form.html"},
     ]
     padded = b'name,greet\n"  padded  ",Bob\n'
-    assert read_rows(padded, name="r.csv", defaults=DEFAULTS) == [
+    assert read_rows(padded, name="r.csv", takes=TAKES) == [
         {"name": "  padded  ", "greet": "Bob", "page": "form.html"}
     ]
     # A quoted value may hold line breaks (an address), and quotes written twice.
     multiline = b'name,greet\n"12 Main St\nSpringfield","say ""hi"""\nGrace,Grace\n'
-    assert read_rows(multiline, name="r.csv", defaults=DEFAULTS) == [
+    assert read_rows(multiline, name="r.csv", takes=TAKES) == [
         {"name": "12 Main St\nSpringfield", "greet": 'say "hi"', "page": "form.html"},
         {"name": "Grace", "greet": "Grace", "page": "form.html"},
     ]
     # A row shorter than the header: its values past the end take their defaults.
     short = b"name,greet,page\nAda,Ada\n"
-    assert read_rows(short, name="r.csv", defaults=DEFAULTS) == [
+    assert read_rows(short, name="r.csv", takes=TAKES) == [
         {"name": "Ada", "greet": "Ada", "page": "form.html"}
     ]
     # Excel's first line naming the separator is no header: the separator it names is.
     for excel in (b"sep=,\r\nname,greet\r\nAda,Ada\r\n", b"SEP=;\nname;greet\nAda;Ada\n"):
-        assert read_rows(excel, name="r.csv", defaults=DEFAULTS) == [
+        assert read_rows(excel, name="r.csv", takes=TAKES) == [
             {"name": "Ada", "greet": "Ada", "page": "form.html"}
         ]
     semicolons = b'\xef\xbb\xbfsep=;\nname;greet\n"Lovelace; Ada";Ada, Countess\n'
-    assert read_rows(semicolons, name="r.csv", defaults=DEFAULTS) == [
+    assert read_rows(semicolons, name="r.csv", takes=TAKES) == [
         {"name": "Lovelace; Ada", "greet": "Ada, Countess", "page": "form.html"}
     ]
     json_rows = b'[{"name": "Ada", "greet": 7, "page": ""}, {"name": "x", "greet": true}]'
-    assert read_rows(json_rows, name="r.json", defaults=DEFAULTS) == [
+    assert read_rows(json_rows, name="r.json", takes=TAKES) == [
         {"name": "Ada", "greet": "7", "page": "form.html"},
         {"name": "x", "greet": "true", "page": "form.html"},
     ]
@@ -447,9 +448,7 @@ def test_failed_rows_are_not_tried_again_with_a_parameter_the_scenario_lost(
     page.force_login(owner)
     wait = scenario.steps.get(index=4)
     page.post(f"/scenarios/{scenario.pk}/steps/4/delete", {"step_id": wait.pk})
-    assert "greet" not in selectors.scenario_param_defaults(
-        document=scenario_selectors.scenario_document(scenario=scenario)
-    )
+    assert "greet" not in replay_takes(scenario_selectors.scenario_document(scenario=scenario))
 
     answer = page.post(f"/batches/{batch.pk}/retry", follow=True)
     said = "row 2 gives the parameter &#x27;greet&#x27;, which it no longer has"
