@@ -77,6 +77,7 @@ from automation.recording.exportliterals import placeholders as _placeholders
 from automation.recording.exportliterals import plain as _plain
 from automation.recording.exportliterals import quote as _quote
 from automation.recording.exportliterals import row_pattern as _row_pattern
+from automation.recording.exportliterals import signs_in_with as _signs_in_with
 from automation.recording.exportliterals import text as _text
 from automation.recording.exportliterals import url as _url
 from automation.recording.exportliterals import used as _used
@@ -149,7 +150,7 @@ def to_pytest(
         lines += ["", "", f"def {functions[name]}(page: Page, params: dict[str, str]) -> None:",
                   *_body(callee, where, (callees_pending or {}).get(name, ()))]  # fmt: skip
     params = _Params(scenario.params, calls=functions)
-    again = _sign_in_again(login, functions, params) if login is not None else []
+    again = _sign_in_again(scenario, login, functions, params) if login is not None else []
     lines += ["", "", f"def test_{_identifier(scenario.name)}(page: Page) -> None:",
               *_needed(scenario, login),
               *(f"    {line}" if line else "" for line in again),
@@ -209,7 +210,9 @@ class _Params(dict[str, dict[str, Any]]):
         self.signs_in: tuple[str, str] | None = None
 
 
-def _sign_in_again(login: Scenario, functions: dict[str, str], params: _Params) -> list[str]:
+def _sign_in_again(
+    scenario: Scenario, login: Scenario, functions: dict[str, str], params: _Params
+) -> list[str]:
     """The test's lines that sign in again with ``login``, as replay does: when the element
     its first step acts on shows before a step (the sign-in page: the session ended), its
     function runs, once, then the page of the latest navigate step opens again (``params``:
@@ -221,8 +224,10 @@ def _sign_in_again(login: Scenario, functions: dict[str, str], params: _Params) 
     _, where = _element(first, _Params(login.params))
     params.opened = True
     params.signs_in = (login.name, where)
-    # Its parameters are the test's, from the environment, as a replay gives its own.
-    given = ", ".join(f"{_text(name, 'a parameter')}: {_param(name, login.params)}"
+    # Its parameters are the test's, from the environment, as a replay gives its own (a
+    # name the scenario has too with the scenario's default).
+    signing = _signs_in_with(scenario, login)
+    given = ", ".join(f"{_text(name, 'a parameter')}: {_param(name, signing)}"
                       for name in _used(login))  # fmt: skip
     return [
         f"{shown}: when its page shows before a step, it signs in again (once)",

@@ -26,6 +26,7 @@ __all__ = [
     "plain",
     "quote",
     "row_pattern",
+    "signs_in_with",
     "text",
     "url",
     "used",
@@ -159,14 +160,26 @@ def needed(scenario: Scenario, login: Scenario | None) -> list[str]:
     environment (its own, or one its login scenario signs in with): each has a value, or
     the test fails before its first step naming each that has none, as a replay checks
     its parameters before its first step (never a KeyError, nor a sign-in that can't
-    run)."""
-    names = sorted({name for one in (scenario, login) if one is not None for name in used(one)
-                    if (one.params.get(name) or {}).get("default") is None})  # fmt: skip
+    run).  A name both have is the scenario's: its default counts."""
+    read = {name: scenario.params for name in used(scenario)}
+    if login is not None:
+        read = {**{name: login.params for name in used(login)}, **read}
+    names = sorted(name for name, params in read.items()
+                   if (params.get(name) or {}).get("default") is None)  # fmt: skip
     for name in names:
         param(name, {})  # a parameter's name, or ScenarioInvalid
     if not names:
         return []
     return [f"    check_params([{', '.join(text(name, 'a parameter') for name in names)}])"]
+
+
+def signs_in_with(scenario: Scenario, login: Scenario) -> dict[str, dict[str, Any]]:
+    """The parameters ``login`` signs in with in ``scenario``'s test: its own, but for a
+    name ``scenario`` has too, whose value (given, or its default) is the one used, as a
+    replay's sign-in again does (:mod:`automation.recording.takes`)."""
+    own = set(scenario.placeholders()[0]) | set(scenario.params)
+    return {**login.params, **{name: dict(scenario.params.get(name) or {})
+                               for name in used(login) if name in own}}  # fmt: skip
 
 
 def used(scenario: Scenario) -> list[str]:

@@ -269,16 +269,22 @@ async def test_the_login_scenario_signs_in_again_with_the_values_the_replay_was_
 
 
 async def test_the_entrys_own_default_is_the_value_its_login_scenario_signs_in_with(
-    tab: Tab, ledger: Ledger
+    tab: Tab, ledger: Ledger, tmp_path: Path
 ) -> None:
     """A parameter both have is the entry's: not given, its default signs in, not the login
-    scenario's (which it was: only the values given reached the login scenario)."""
+    scenario's (which it was: only the values given reached the login scenario); the
+    pytest export (a fresh browser: it signs in first) signs in with it too, needing no
+    value for it."""
     scenario = signing_in(ledger, {"default": "ada"}, own={"user": {"default": "carol"}})
     await signed_in(tab, ledger)
     ledger.ends_at_save = True
     result = await Replay(tab, scenario).run()
     assert result.ok, result.to_dict()
     assert ledger.users == ["", "carol"] and ledger.saved == [("carol's", "7")]
+    ledger.ends_at_save = False
+    status, out = await run_exported(to_pytest(scenario), tmp_path, ledger.url)
+    assert status == 0, out
+    assert ledger.users[-1] == "carol" and ledger.saved[-1] == ("carol's", "7"), ledger.users
 
 
 async def test_a_parameter_only_the_login_scenario_has_is_needed_only_to_sign_in_again(
