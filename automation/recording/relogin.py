@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from automation.recording.replay import Replay
 
 __all__ = [
+    "LOST_HINT",
     "SIGNS_OUT",
     "SUBMITTING",
     "Relogin",
@@ -90,8 +91,9 @@ def login_replay(replay: Replay) -> Relogin | None:
         if unset:
             raise ParamMissing(
                 f"the login scenario {name!r} signs in with the parameter "
-                f"{', '.join(map(repr, unset))}, and the replay has no value for it (give "
-                "it to the replay as one of its parameters)"
+                f"{', '.join(map(repr, unset))}, and the replay has no value for it",
+                hint="give it to the replay as one of its parameters (a batch's column, a "
+                "schedule's values, the replay form's 'For signing in again')",
             )  # fmt: skip
         most_ms = max(1, int(budget.remaining_ms()))
         config = replace(replay.config, run_timeout_ms=most_ms, screenshots=False)
@@ -100,10 +102,12 @@ def login_replay(replay: Replay) -> Relogin | None:
                                       base_url=replay.base_url, env=replay.env,
                                       secrets=replay.run_secrets, config=config)  # fmt: skip
         except ParamMissing as exc:  # a secret it types: named with it
-            raise ParamMissing(f"the login scenario {name!r} has {exc.message}") from None
+            raise ParamMissing(f"the login scenario {name!r} has {exc.message}",
+                               hint=exc.hint) from None  # fmt: skip
         result = await signing_in.run()
         if not result.ok:
-            raise ActionFailed(f"the login scenario {name!r} did not pass: {result.reason}")
+            raise ActionFailed(f"the login scenario {name!r} did not pass: {result.reason}",
+                               hint=f"replay {name!r} alone to see where it fails")  # fmt: skip
         return f"signed in again with the login scenario {name!r}"
 
     return relogin
@@ -140,14 +144,18 @@ async def signed_out(
             if outcome.ok or not await asks_sign_in(replay, budget):
                 return outcome
     hint = replay.signed_out_hint
+    error = dict(outcome.error)
     if replay.relogin_failure:  # the cause, not the remedy it would have needed
         hint = f"the page asks to sign in, and {replay.relogin_failure}"
+        error["hint"] = replay.relogin_hint
     if not hint:
         return outcome
-    assert outcome.error is not None
-    message = f"{outcome.error['message']} ({hint})"
-    return replace(outcome, error={**outcome.error, "message": message})
+    return replace(outcome, error={**error, "message": f"{error['message']} ({hint})"})
 
+
+# What to do about a step that can't be done after signing in again, when the cause is a
+# step before it that could not be done again (the page lost what they did).
+LOST_HINT = "see the steps before it: the page lost them"
 
 # Steps that send a form (a click on its button, Enter in a field), and the names of the
 # controls that sign out (their step lands on a sign-in page as it should).
@@ -197,7 +205,11 @@ async def _sign_in_again(replay: Replay, index: int, budget: Budget) -> bool:
     except (Cancelled, BrowserClosed):
         raise
     except TabwrightError as exc:
-        return await _cannot_go_on(replay, f"signing in again failed: {exc.message}")
+        return await _cannot_go_on(
+            replay,
+            f"signing in again failed: {exc.message}",
+            hint=exc.hint or "see the sign-in on the run's page",
+        )
     await replay.out.emit(Observation(0, said))
     steps = replay.scenario.steps
     back = next((i for i in range(index, -1, -1) if steps[i].action == "navigate"), None)
@@ -226,8 +238,10 @@ async def _sign_in_again(replay: Replay, index: int, budget: Budget) -> bool:
     return True
 
 
-async def _cannot_go_on(replay: Replay, why: str) -> bool:
-    """Why the replay can't go on past the sign-in page, said: False."""
+async def _cannot_go_on(replay: Replay, why: str, *, hint: str = LOST_HINT) -> bool:
+    """Why the replay can't go on past the sign-in page, said, and what to do about it
+    (``hint``: by default, the steps before it, which the page lost): False."""
     replay.relogin_failure = why
+    replay.relogin_hint = hint
     await replay.out.emit(Observation(0, why))
     return False

@@ -198,6 +198,7 @@ class Replay:
         self.base_url = normalize_base(self.base_url)
         self.relogged = False  # signed in again already (once a replay)
         self.relogin_failure = ""  # why signing in again failed, when it did
+        self.relogin_hint = ""  # and what to do about it
         if self.relogin is None:
             self.relogin = login_replay(self)
         self.interruptions = interruptions_of(self)  # automation.recording.replayhandlers
@@ -372,7 +373,7 @@ class Replay:
         result, error, status = "", None, "passed"
         try:
             if refuse:
-                raise ActionFailed(refuse, hint="see the steps before it: the page lost them")
+                raise ActionFailed(refuse, hint=self.relogin_hint)
             asked = sorted(self.asked & secret_names(step.args))
             if asked:
                 raise NeedsPerson(

@@ -15,8 +15,10 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from playwright.async_api import Page, expect
 
-from tests.e2e.journeys import exported_pytest, import_scenario
-from tests.e2e.ui import LIVE_MS, SHOP_PASSWORD, Server, log_in, run_batch
+from tests.daphne import api_token
+from tests.daphne import log_in as client_log_in
+from tests.e2e.journeys import exported_pytest, import_scenario, script
+from tests.e2e.ui import LIVE_MS, PASSWORD, SHOP_PASSWORD, USERNAME, Server, log_in, run_batch
 from tests.exported import run_exported
 from tests.net import QuietHandler, loopback_app
 
@@ -167,6 +169,17 @@ async def test_a_batch_signs_each_row_in_as_its_own_user_with_the_login_scenario
         "the login scenario 'Batch sign-in' signs in with the parameter 'user', and the "
         "replay has no value for it"
     )
+    # What to do about it fits the cause (it said "the page lost" the steps before it).
+    href = await table.nth(2).get_by_role("link").first.get_attribute("href") or ""
+    run_id = int(href.rstrip("/").rsplit("/", 1)[-1])
+    token = await asyncio.to_thread(
+        api_token, client_log_in(server.base_url, (USERNAME, PASSWORD)), "row"
+    )
+    with script(server, token) as api:
+        steps = (await asyncio.to_thread(api.get, f"/runs/{run_id}")).json()["steps"]
+    hints = [step["error"]["hint"] for step in steps if step["error"]]
+    assert hints and "the page lost them" not in hints[-1], steps
+    assert "give it to the replay as one of its parameters" in hints[-1], steps
     saved = [(entry["customer"], entry["by"]) for entry in _Till.saved]
     assert ("Linus", "lin") in saved and ("Margaret", "meg") in saved, saved
     assert "Nobody" not in {customer for customer, _ in saved}, saved
