@@ -24,7 +24,7 @@ from automation.recording import scenario as fmt
 from automation.recording.calls import CALL, brought_names, callee_names, check_calls
 from dashboard.models import Scenario, ScenarioCall, ScenarioStep
 from dashboard.scenarios import selectors as scenario_selectors
-from dashboard.scenarios.edit_services import keep_used_params
+from dashboard.scenarios.edit_services import check_jobs, keep_used_params
 
 MAX_NAME_CHARS = 200
 
@@ -219,7 +219,11 @@ def login_set(
     if login is not None and login.pk == scenario.pk:
         raise ScenarioInvalid("the login scenario is another scenario of yours")
     _one_of_a_name(scenario, login)
-    Scenario.objects.filter(pk=scenario.pk).update(login_scenario=login)
+    with transaction.atomic():
+        Scenario.objects.filter(pk=scenario.pk).update(login_scenario=login)
+        # Its batches at work and its schedules may give the old one's parameters.
+        now = Scenario.objects.get(pk=scenario.pk)
+        check_jobs(now, scenario_selectors.scenario_document(scenario=now))
     scenario.login_scenario = login
 
 

@@ -40,10 +40,26 @@ def check_jobs(scenario: Scenario, document: fmt.Scenario) -> None:
     a replay of it takes after an edit (``document``: its steps and parameters as they
     will be; its login scenario's are taken as they are: automation.recording.takes):
     one that gives a parameter it would no longer take (renamed), or none for one it
-    would need, refuses the edit, naming it (else each of its replays would fail)."""
+    would need, refuses the edit, naming it (else each of its replays would fail).  The
+    scenarios that sign in with it take its parameters too: their jobs are checked the
+    same way, with it as it will be."""
     stored = scenario_selectors.scenario_document(scenario=scenario)
     login = {"login_scenario": stored.login_scenario, "callees": stored.callees}
-    takes = replay_takes(replace(document, **login))
+    _check_job_values(scenario, replay_takes(replace(document, **login)))
+    for user in scenario_selectors.scenario_signs_in_for(scenario=scenario):
+        theirs = scenario_selectors.scenario_document(scenario=user)
+        callees = {**theirs.callees, theirs.login_scenario: document}
+        try:
+            _check_job_values(user, replay_takes(replace(theirs, callees=callees)))
+        except ScenarioInvalid as exc:
+            raise type(exc)(f"{user.name!r} signs in with it: {exc.message}",
+                            hint=exc.hint) from None  # fmt: skip
+
+
+def _check_job_values(scenario: Scenario, takes: Mapping[str, Taken]) -> None:
+    """The rows of ``scenario``'s batches still to run and its schedules turned on give
+    values that fit ``takes``, what a replay of it would take (ScenarioInvalid, naming
+    the first that does not)."""
 
     def misfit(values: dict[str, Any]) -> str:
         return params_misfit(values, takes, after=True)

@@ -189,3 +189,52 @@ async def test_a_batch_signs_each_row_in_as_its_own_user_with_the_login_scenario
     await page.locator("#replay").get_by_role("button", name="Replay").click()
     await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
     assert _Till.saved[-1] == {"customer": "Ada", "amount": "12", "by": "ada"}
+
+
+async def test_a_login_scenario_s_parameter_is_not_renamed_under_a_schedule_that_signs_in_with_it(
+    page: Page, server: Server, till: str, tmp_path: Path
+) -> None:
+    """The entry's schedule gives the user its login scenario signs in with; on the login
+    scenario's page ``${user}`` renamed ``${login}`` is refused, naming the entry and its
+    schedule (the edit went, and each firing was then refused: no such parameter 'user').
+    Naming another login scenario, which signs in with no 'user', is refused alike."""
+    await log_in(page, server)
+    login_url = await imported(page, server, tmp_path, sign_in(till, {"user": {}}, "Edit sign-in"))
+    other = sign_in(till, {"login": {}}, "Other sign-in")
+    other["steps"][1]["args"]["value"] = "${login}"
+    await imported(page, server, tmp_path, other)
+    entry_url = await imported(
+        page, server, tmp_path, new_entry(till, "Edit entry", "Edit sign-in")
+    )
+    await page.get_by_text("Schedule it").click()
+    form = page.get_by_test_id("schedule-form")
+    await form.get_by_label("When (cron)").fill("0 7 * * 1-5")
+    await form.get_by_label("user", exact=True).fill("bob")
+    await form.get_by_role("button", name="Schedule").click()
+    schedule = page.get_by_test_id("schedule")
+    await expect(schedule).to_contain_text("At 07:00, Monday through Friday")
+    schedule_id = await schedule.get_attribute("data-schedule")
+
+    await page.goto(login_url)
+    user = page.locator("#step-1")
+    await user.get_by_text("Change values").click()
+    await user.get_by_label("value", exact=True).fill("${login}")
+    await user.get_by_role("button", name="Save step 1").click()
+    await expect(page.locator("body")).to_contain_text(
+        f"'Edit entry' signs in with it: schedule {schedule_id} (0 7 * * 1-5) gives the "
+        "parameter 'user', which it would no longer have"
+    )
+    await page.goto(login_url)
+    await expect(page.locator("#step-1 .sstep-args")).to_contain_text("${user}")
+
+    await page.goto(entry_url)
+    await page.get_by_text("Settings: name, login scenario, delete").click()
+    login = page.get_by_label("Login scenario")
+    await login.select_option(label="Other sign-in")
+    await page.get_by_role("button", name="Save the login scenario").click()
+    await expect(page.locator("body")).to_contain_text(
+        f"schedule {schedule_id} (0 7 * * 1-5) gives the parameter 'user', which it would "
+        "no longer have"
+    )
+    await page.get_by_text("Settings: name, login scenario, delete").click()
+    await expect(login.locator("option:checked")).to_have_text("Edit sign-in")
