@@ -22,6 +22,7 @@
     │   └── EvaluateError       a script threw, or its result can't be returned
     ├── ActionInvalid           an action request with a bad shape (unknown tool, missing args)
     │   ├── SecretNotGranted    a ${SECRET:NAME} the run's owner was not granted (names it only)
+    │   ├── TabNotFound         a tab id that is none of the run's open tabs (closed since, say)
     │   ├── ScenarioInvalid     a scenario that can't be read (bad shape, future version,
     │   │   │                   unknown step type); nothing of it is used
     │   │   ├── ParamMissing    a ${param} or ${SECRET:NAME} with no value at replay
@@ -69,6 +70,7 @@ __all__ = [
     "SecretNotGranted",
     "StaleRef",
     "StepFailed",
+    "TabNotFound",
     "TabwrightError",
     "UnexpectedDialog",
     "UrlBlocked",
@@ -209,6 +211,10 @@ class ActionInvalid(TabwrightError):
 
 class SecretNotGranted(ActionInvalid):
     code = "secret_not_granted"
+
+
+class TabNotFound(ActionInvalid):
+    code = "tab_not_found"
 
 
 class ScenarioInvalid(ActionInvalid):

@@ -4,6 +4,11 @@ join the group, so the agent can list and select them; the group remembers which
 opened each (:meth:`TabGroup.opener_of`), so a run's steps in a popup its own step opened
 can be saved and replayed (automation.recording.replaytabs).
 
+Each tab has an id of its own for as long as it is open (:meth:`TabGroup.id_of`), never
+reused: a tab's number in the list changes as tabs before it close, its id does not, so a
+person's choice on the live view's tab strip (:meth:`TabGroup.overview`,
+:meth:`TabGroup.select_id`) never lands on another tab than the one they saw.
+
 A group holds at most ``max_tabs`` pages (``BrowserConfig.max_tabs``): a page the site
 opens past that is closed as it opens, and counted.  The first one closed is reported at
 once as a :class:`PageProblem` of kind ``tabs``, and the total once more when the group
@@ -23,7 +28,7 @@ from playwright.async_api import Error as PlaywrightError
 from automation.browser.consolelimit import ConsoleLimit
 from automation.browser.tab import Tab
 from automation.budget import Budget
-from automation.errors import ActionInvalid, BrowserError
+from automation.errors import ActionInvalid, BrowserError, TabNotFound, TabwrightError
 from automation.events import Event, PageProblem
 
 __all__ = ["MAX_TABS", "TabGroup"]
@@ -32,6 +37,8 @@ log = logging.getLogger("automation.browser")
 
 MAX_TABS = 20  # the default of BrowserConfig.max_tabs
 _CLOSE_TIMEOUT_MS = 5_000
+_TITLE_MS = 1_000  # a tab's title for the overview: past it, the title as last read
+MAX_TITLE_CHARS = 200
 
 Report = Callable[[Event], Awaitable[None]]
 
@@ -56,6 +63,9 @@ class TabGroup:
         self._reported_extra = 0
         self.tabs: list[Tab] = []
         self.current: Tab | None = None
+        self._ids: dict[Tab, int] = {}  # each tab's id while it is in the group
+        self._titles: dict[Tab, str] = {}  # each tab's title as last read
+        self._next_id = 1
         self.blocked: deque[tuple[str, str]] = deque(maxlen=100)  # (url, reason), latest last
         self.blocked_total = 0  # navigations the URL guard stopped, ever
         self._make_tab = make_tab
@@ -126,6 +136,8 @@ class TabGroup:
             if not page.is_closed() and not any(t.page is page for t in self.tabs):
                 await self.adopt(page)
         self.tabs = [t for t in self.tabs if not t.page.is_closed()]
+        self._ids = {t: self._ids[t] for t in self.tabs if t in self._ids}
+        self._titles = {t: self._titles[t] for t in self.tabs if t in self._titles}
         if self.current is not None and self.current not in self.tabs:
             self.current = self.tabs[-1] if self.tabs else None
 
@@ -137,6 +149,7 @@ class TabGroup:
             self._adopting.discard(page)
         tab.group = self
         self.tabs.append(tab)
+        self.id_of(tab)
         if self.current is None:
             self.current = tab
         return tab
@@ -168,6 +181,43 @@ class TabGroup:
         except PlaywrightError:  # it closed meanwhile
             return None
         return next((t for t in self.tabs if t.page is opener), None)
+
+    def id_of(self, tab: Tab) -> int:
+        """``tab``'s id in the group: the same while it is open, never another tab's."""
+        if tab not in self._ids:
+            self._ids[tab] = self._next_id
+            self._next_id += 1
+        return self._ids[tab]
+
+    async def overview(self) -> list[dict[str, Any]]:
+        """The open tabs, oldest first: ``{"id", "url", "title", "current", "opener"}``,
+        ``opener`` the id of the tab whose page opened it (a popup, a ``target=_blank``
+        page), else None; ``title`` "" when the page has none (as last read when the page
+        is too busy to say: a title does not flicker while a page works)."""
+        await self.sync()
+        rows = []
+        for tab in self.tabs:
+            opener = await self.opener_of(tab)
+            title = await _title(tab)
+            if title is not None:
+                self._titles[tab] = title
+            rows.append({"id": self.id_of(tab), "url": tab.page.url,
+                         "title": self._titles.get(tab, ""),
+                         "current": tab is self.current,
+                         "opener": self.id_of(opener) if opener is not None else None})  # fmt: skip
+        return rows
+
+    async def select_id(self, tab_id: object) -> Tab:
+        """Make the tab of id ``tab_id`` current, as :meth:`select` does; TabNotFound for
+        an id of no open tab (closed since), ActionInvalid for one that is no id."""
+        if isinstance(tab_id, bool) or not isinstance(tab_id, int):
+            raise ActionInvalid("a tab id is a whole number", hint="choose one of the run's tabs")
+        await self.sync()
+        found = next((t for t in self.tabs if self._ids.get(t) == tab_id), None)
+        if found is None:
+            raise TabNotFound(f"the run has no tab {tab_id} open (it may have closed)",
+                              hint="choose one of the run's tabs as listed now")  # fmt: skip
+        return await self.select(self.tabs.index(found))
 
     def list(self) -> list[dict[str, Any]]:
         return [
@@ -227,3 +277,14 @@ class TabGroup:
             await self.console_limit.close()
         if self._on_close is not None:
             self._on_close(self)
+
+
+async def _title(tab: Tab) -> str | None:
+    """The page's title, one line of at most MAX_TITLE_CHARS; None when it can't be read
+    within _TITLE_MS (a page that hangs must not hold the overview)."""
+    budget = Budget(_TITLE_MS, label="a tab's title")
+    try:
+        title = await budget.run(tab.page.title())
+    except (PlaywrightError, TabwrightError):  # closed, busy, navigating
+        return None
+    return " ".join(str(title).split())[:MAX_TITLE_CHARS]

@@ -263,6 +263,18 @@ class Recorder:
         """Whether the recording listens in ``tab``: its own, or a popup it opened."""
         return self.recording and self._listens_in(tab.page)
 
+    async def went_to(self, tab: Tab, *, budget: Budget) -> None:
+        """The person made ``tab`` (the recorded one, or a popup it opened) the current
+        one by hand (the live view's tab strip): the ``tabs`` steps a replay takes to get
+        there are recorded now, as acting there would record them, after what they did
+        where they were (delivered first), so the recording goes on, or ends, there."""
+        if not self.recording or not self._listens_in(tab.page):
+            return
+        await self._in_documents("flush", budget)
+        if self.recording:
+            self._move_to(tab.page, _now_ms())
+            self._at = tab.page.url
+
     async def check_at(
         self, x: float, y: float, *, budget: Budget, tab: Tab | None = None
     ) -> ScenarioStep:

@@ -13,7 +13,10 @@ automation.browser.screencast.person_input), and ``{"command": "frame.ack"}`` on
 has drawn a frame.
 Messages to the page: the engine events (``{"type": "action.finished", "seq": 12, ...}``),
 ``{"type": "frame", "jpeg": base64, "width", "height", "url"}`` (the live view, never
-stored), ``{"type": "act.result", "id": ..., "ok": ..., "result" | "error": ...}`` per act
+stored), ``{"type": "tabs", "tabs": [{"id", "url", "title", "current", "opener"}]}`` (the
+run's open tabs, when they change: the tab strip, whose choice is an input of kind
+``tab``: ``{"command": "input", "kind": "tab", "tab": id}``),
+``{"type": "act.result", "id": ..., "ok": ..., "result" | "error": ...}`` per act
 command (a ``steps`` macro's also has ``steps`` and, when one failed, ``failed_index``),
 ``{"type": "input.result", "id": ..., "ok": ..., "done" | "error": ...}`` per input,
 and ``{"type": "error", "message": ...}`` for a command that could not be carried out.
@@ -66,6 +69,7 @@ from dashboard.runs.messages import (
     FrameMessage,
     PausingMessage,
     QueueMessage,
+    TabsMessage,
 )
 from dashboard.runs.runner import COMMANDS, group_name, runner
 from dashboard.runs.services import stopped_by
@@ -363,6 +367,9 @@ class RunPageConsumer(AsyncJsonWebsocketConsumer):
             return
         # A frame too big to send is dropped: the page is not waiting to ack it.
         self.frame_in_flight = await self._send_capped(message["frame"])
+
+    async def run_tabs(self, message: TabsMessage) -> None:
+        await self.send_json({"type": "tabs", "tabs": message["tabs"]})
 
     async def _frame_drawn(self) -> None:
         self.frame_in_flight = False

@@ -14,8 +14,9 @@ left of the caller's budget (``timeout_ms``);
 A page on another process watching the run: ``run.watch`` (renewed) and ``run.unwatch``.
 
 To the group ``run_<id>`` that the run's open pages joined (or to one page's channel):
-``run.event`` (an engine event, as stored), ``run.frame`` (a live-view picture) and
-``run.queue`` (a queued run's place in the queue).
+``run.event`` (an engine event, as stored), ``run.frame`` (a live-view picture),
+``run.tabs`` (the run's open tabs, for the live view's tab strip) and ``run.queue`` (a
+queued run's place in the queue).
 """
 
 from __future__ import annotations
@@ -25,11 +26,11 @@ from typing import Any, Literal, NotRequired, TypedDict
 __all__ = [
     "ActMessage", "Answer", "AnswerError", "AnswerMessage", "CallMessage", "CancelMessage",
     "CommandMessage", "EventMessage", "FrameMessage", "InputMessage", "McpMessage",
-    "PausingMessage", "QueueMessage", "SchedulesDueMessage", "SigninMessage", "UnwatchMessage",
-    "WakeMessage", "WatchMessage", "act_message", "answer_message", "cancel_message",
-    "command_message", "event_message", "frame_message", "input_message", "mcp_message",
-    "pausing_message", "queue_message", "schedules_due_message", "signin_message",
-    "unwatch_message", "wake_message", "watch_message",
+    "PausingMessage", "QueueMessage", "SchedulesDueMessage", "SigninMessage", "TabsMessage",
+    "UnwatchMessage", "WakeMessage", "WatchMessage", "act_message", "answer_message",
+    "cancel_message", "command_message", "event_message", "frame_message", "input_message",
+    "mcp_message", "pausing_message", "queue_message", "schedules_due_message",
+    "signin_message", "tabs_message", "unwatch_message", "wake_message", "watch_message",
 ]  # fmt: skip
 
 
@@ -155,6 +156,14 @@ class FrameMessage(TypedDict):
     frame: dict[str, Any]
 
 
+class TabsMessage(TypedDict):
+    """The run's open tabs, oldest first: each ``{"id", "url", "title", "current",
+    "opener"}`` (automation.browser.tabs.TabGroup.overview)."""
+
+    type: Literal["run.tabs"]
+    tabs: list[dict[str, Any]]
+
+
 class QueueMessage(TypedDict):
     type: Literal["run.queue"]
     position: int
@@ -221,6 +230,10 @@ def event_message(event: dict[str, Any]) -> EventMessage:
 
 def frame_message(frame: dict[str, Any]) -> FrameMessage:
     return {"type": "run.frame", "frame": frame}
+
+
+def tabs_message(tabs: list[dict[str, Any]]) -> TabsMessage:
+    return {"type": "run.tabs", "tabs": tabs}
 
 
 def queue_message(position: int) -> QueueMessage:

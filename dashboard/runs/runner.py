@@ -31,14 +31,13 @@ from automation import (
     Tab,
 )
 from automation.actions import act
-from automation.browser.screencast import person_input, viewport_point
+from automation.browser.screencast import person_input
 from automation.browser.storage import storage_state_read
 from automation.errors import ActionInvalid, TabwrightError
 from automation.events import (
     EvaluationFinished,
     UserMessage,
 )
-from automation.recording.recorder import Recorder
 from automation.recording.replayperson import SKIP_REPLIES
 from automation.secrets import RedactingSink, Secrets
 from dashboard.lib.requestthreads import process_task
@@ -49,7 +48,7 @@ from dashboard.runs.browsers import Browsers
 from dashboard.runs.doorbell import wake
 from dashboard.runs.leases import Leases, lease_seconds
 from dashboard.runs.live import END_STEP_S, LiveRun, live_session, one_line
-from dashboard.runs.liveview import LiveView
+from dashboard.runs.liveview import LiveView, check_at, recorder_follows, switch_tab
 from dashboard.runs.signins import signin_save
 from dashboard.runs.sink import DashboardSink, announce_queue, group_name, relay_event
 from dashboard.runs.viewers import Viewers
@@ -448,7 +447,11 @@ class RunManager:
         tab = live.current_tab()
         assert tab is not None
         try:  # the answer (a page read, a result, an error) leaves through the run's secrets
-            return live.secrets.redact_any(await act(tab, action, args, budget=budget))
+            answer = await act(tab, action, args, budget=budget)
+            moved = live.current_tab()
+            if action == "tabs" and moved is not None and moved is not tab:  # as the tab strip
+                await recorder_follows(live.control.recorder, moved, budget)
+            return live.secrets.redact_any(answer)
         except TabwrightError as exc:
             raise _redacted(exc, live.secrets) from None
         finally:
@@ -491,7 +494,8 @@ class RunManager:
 
     async def person_input(self, run_id: int, event: dict[str, Any], *, budget: Budget) -> str:
         """A click, scroll, key or text of the live view, to a paused run's current tab
-        (:func:`automation.browser.screencast.person_input`).  LookupError if the run is
+        (:func:`automation.browser.screencast.person_input`), or a choice of another of
+        its tabs (:func:`dashboard.runs.liveview.switch_tab`).  LookupError if the run is
         not live; ActionInvalid while the agent has the tab, or for a bad input."""
         live = self._live.get(run_id)
         if live is None or live.closing:
@@ -500,7 +504,9 @@ class RunManager:
         if tab is None or not live.control.paused:
             raise ActionInvalid("the agent is using the tab", hint="take over (pause) first")
         if event.get("kind") == "check":
-            return live.secrets.redact(await _check_at(live.control.recorder, tab, event, budget))
+            return live.secrets.redact(await check_at(live.control.recorder, tab, event, budget))
+        if event.get("kind") == "tab":  # the tab strip: the run goes on in another of its tabs
+            return live.secrets.redact(await switch_tab(tab, live.control.recorder, event, budget))
         return live.secrets.redact(await person_input(tab, event, budget=budget))
 
     async def wait(self, run_id: int) -> None:
@@ -561,26 +567,6 @@ class RunManager:
             await asyncio.gather(*tasks, return_exceptions=True)
         await self.leases.stop()
         await self.browsers.close()
-
-
-async def _check_at(
-    recorder: Recorder | None, tab: Tab, event: dict[str, Any], budget: Budget
-) -> str:
-    """The live view's "check this": a check of the element at the point, recorded with
-    the person's steps (nothing is clicked)."""
-    if recorder is None or not recorder.listens_in(tab):
-        raise ActionInvalid(
-            "checks are recorded only while the run is paused, on its tab or a popup it opened",
-            hint="take over, then use Check this",
-        )
-    if not recorder.takes_checks:  # (it would be dropped with the step's rescue)
-        raise ActionInvalid(
-            "a replay's checks are its scenario's: a check made here would not be kept",
-            hint="add the check on the scenario's page",
-        )
-    x, y = viewport_point(tab, event)
-    step = await recorder.check_at(x, y, budget=budget, tab=tab)
-    return step.describe()
 
 
 def _answers_replay(text: str) -> bool:

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from playwright.async_api import Page, expect
+from playwright.async_api import Locator, Page, expect
 
 from automation import BrowserSession
 from tests.e2e.test_scenarios_e2e import exported_pytest
@@ -76,19 +76,70 @@ async def type_on_picture(page: Page, text: str) -> None:
     )
 
 
+async def paused_on_the_form(
+    page: Page, server: Server, browser: BrowserSession, base: str
+) -> tuple[Places, Places, Locator]:
+    """A run of the person's on the app's customer form at ``base``, paused for them with
+    its picture drawn: where the form's and its "+" popup's elements are, and the live
+    view's address."""
+    form = await Places.of(browser, f"{base}/customer", "Name:", "+", "Save")
+    popup = await Places.of(browser, f"{base}/customer", "Name:", "Save", popup_of="+")
+    await log_in(page, server)
+    await start_run(page, f"{base}/customer", "click Nowhere at all")
+    await expect(page.locator("#status")).to_have_text("paused", timeout=LIVE_MS)
+    await live_picture(page)
+    where = page.locator("#live-url")
+    await expect(where).to_have_text(f"{base}/customer")
+    return form, popup, where
+
+
+async def saves_the_customer(
+    page: Page, form: Places, where: Locator, base: str, app: PopupApp
+) -> Locator:
+    """Back on the form, the person saves the customer with the new supplier and ends
+    the pause: the run's steps, those of the popup and the moves there and back with them."""
+    await form.click(page, "Save")
+    await expect(where).to_have_text(f"{base}/done", timeout=LIVE_MS)
+    assert app.customers == [{"name": "Zeta", "supplier": "2"}]
+    await page.locator("#reply-text").fill("skip")
+    await page.get_by_role("button", name="Send", exact=True).click()
+    await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+    steps = page.locator("#steps > li")
+    await expect(steps.locator(".step-action")).to_have_text(
+        ["navigate", "fill", "click", "go to", "fill", "click", "go to", "click"]
+    )
+    return steps
+
+
+async def saved_as(page: Page, name: str) -> str:
+    """The finished run saved as the scenario ``name``: its page's address."""
+    await page.get_by_role("link", name="Save as scenario…").click()
+    await page.get_by_label("Name", exact=True).fill(name)
+    await page.get_by_role("button", name="Save as scenario").click()
+    await expect(page.get_by_role("heading", name=name, exact=True)).to_be_visible()
+    return page.url
+
+
+async def replayed(page: Page, scenario_url: str, base: str) -> str:
+    """Replay the scenario on ``base``: "succeeded", or "failed: " and why."""
+    await page.goto(scenario_url)
+    await page.locator("#replay").get_by_label("Base URL").fill(base)
+    await page.get_by_role("button", name="Replay").click()
+    await expect(page).to_have_url(re.compile(r"/runs/\d+/$"))
+    status = page.locator("#status")
+    await expect(status).to_have_text(re.compile("succeeded|failed"), timeout=LIVE_MS)
+    said = await status.text_content() or ""
+    if said == "failed":
+        said += ": " + (await page.locator("#status-reason").text_content() or "")
+    return said
+
+
 async def test_a_person_records_the_plus_popup_on_the_live_view_and_its_replay_does_it(
     page: Page, server: Server, browser: BrowserSession, tmp_path: Path
 ) -> None:
     app = PopupApp()
     with serve(app) as base:
-        form = await Places.of(browser, f"{base}/customer", "Name:", "+", "Save")
-        popup = await Places.of(browser, f"{base}/customer", "Name:", "Save", popup_of="+")
-        await log_in(page, server)
-        await start_run(page, f"{base}/customer", "click Nowhere at all")
-        await expect(page.locator("#status")).to_have_text("paused", timeout=LIVE_MS)
-        await live_picture(page)
-        where = page.locator("#live-url")
-        await expect(where).to_have_text(f"{base}/customer")
+        form, popup, where = await paused_on_the_form(page, server, browser, base)
 
         await form.click(page, "Name:")
         await type_on_picture(page, "Zeta")
@@ -101,44 +152,17 @@ async def test_a_person_records_the_plus_popup_on_the_live_view_and_its_replay_d
         await popup.click(page, "Save")
         # Its Save closed it: the opener again, its select set to the new supplier.
         await expect(where).to_have_text(f"{base}/customer", timeout=LIVE_MS)
-        await form.click(page, "Save")
-        await expect(where).to_have_text(f"{base}/done", timeout=LIVE_MS)
-        assert app.customers == [{"name": "Zeta", "supplier": "2"}]
-        await page.locator("#reply-text").fill("skip")
-        await page.get_by_role("button", name="Send", exact=True).click()
-        await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
-
-        steps = page.locator("#steps > li")
-        await expect(steps.locator(".step-action")).to_have_text(
-            ["navigate", "fill", "click", "go to", "fill", "click", "go to", "click"]
-        )
+        steps = await saves_the_customer(page, form, where, base, app)
         await expect(steps.nth(4).locator(".step-by")).to_have_text("by the person")
-        await page.get_by_role("link", name="Save as scenario…").click()
-        await page.get_by_label("Name", exact=True).fill("Zeta with a new supplier")
-        await page.get_by_role("button", name="Save as scenario").click()
-        heading = page.get_by_role("heading", name="Zeta with a new supplier", exact=True)
-        await expect(heading).to_be_visible()
-        scenario_url = page.url
+        scenario_url = await saved_as(page, "Zeta with a new supplier")
         listed = page.get_by_test_id("scenario-steps").locator("li.sstep")
         await expect(listed.nth(3)).to_contain_text("popup")
         await expect(listed.nth(6)).to_contain_text("closed itself")
         code = await exported_pytest(page)
 
-    async def replay(base: str) -> str:
-        await page.goto(scenario_url)
-        await page.locator("#replay").get_by_label("Base URL").fill(base)
-        await page.get_by_role("button", name="Replay").click()
-        await expect(page).to_have_url(re.compile(r"/runs/\d+/$"))
-        status = page.locator("#status")
-        await expect(status).to_have_text(re.compile("succeeded|failed"), timeout=LIVE_MS)
-        said = await status.text_content() or ""
-        if said == "failed":
-            said += ": " + (await page.locator("#status-reason").text_content() or "")
-        return said
-
     again = PopupApp()
     with serve(again) as base:
-        said = await replay(base)
+        said = await replayed(page, scenario_url, base)
         assert said == "succeeded", said
         assert again.customers == [{"name": "Zeta", "supplier": "2"}]
         status, out = await run_exported(code, tmp_path, base, timeout_ms=5_000)
@@ -147,7 +171,7 @@ async def test_a_person_records_the_plus_popup_on_the_live_view_and_its_replay_d
 
     refusing = PopupApp(save_fails=True)
     with serve(refusing) as base:
-        said = await replay(base)
+        said = await replayed(page, scenario_url, base)
         assert said.startswith("failed") and "the popup did not close" in said, said
         status, out = await run_exported(code, tmp_path, base, timeout_ms=2_000)
         assert status != 0 and "the popup did not close" in out, out

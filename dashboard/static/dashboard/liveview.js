@@ -1,6 +1,9 @@
 // The run page's live view (run.js makes it): the picture of the run's tab, drawn as its
 // frames come and as large as the person chose (Enlarge), and, while the person has the
-// tab (a paused run of theirs), their clicks, scrolls, keys and checks sent to it.
+// tab (a paused run of theirs), their clicks, scrolls, keys and checks sent to it.  Above
+// it, when the run has more than one tab, a strip of its tabs: the current one marked, a
+// popup marked as opened from another; the person who has the tab makes another current
+// there (the picture and their input follow it), for anyone else it only shows them.
 (function () {
   "use strict";
   const NAMED_KEYS = new Set(["Enter", "Tab", "Escape", "Backspace", "Delete", "ArrowUp",
@@ -17,6 +20,9 @@
     const liveHint = document.getElementById("live-hint");
     const checkThis = document.getElementById("check-this");
     const sizeButton = document.getElementById("live-size");
+    const tabStrip = document.getElementById("live-tabs");
+    const tabList = document.getElementById("live-tab-list");
+    let runTabs = []; // the run's open tabs, as the socket last said
     let frameSize = null; // CSS px of the run's viewport, from the latest frame
     let saidWidth = 0; // device px the picture is shown at, as told to the server
     let checking = false; // the next click on the picture records a check instead
@@ -177,7 +183,53 @@
       ev.preventDefault();
     });
 
+    // A tab as the strip names it: its title, else its host (else its address).
+    function tabName(t) {
+      if (t.title) return t.title;
+      try {
+        return new URL(t.url).host || t.url || "blank";
+      } catch (e) {
+        return t.url || "blank";
+      }
+    }
+    function drawTabs() {
+      tabStrip.hidden = runTabs.length < 2;
+      const byId = new Map(runTabs.map((t) => [t.id, t]));
+      const mine = live.classList.contains("takeover");
+      tabList.replaceChildren(...runTabs.map((t) => {
+        const li = document.createElement("li");
+        const button = document.createElement("button");
+        button.type = "button";
+        button.className = "live-tab";
+        button.dataset.tab = String(t.id);
+        const opener = t.opener === null ? null : byId.get(t.opener);
+        if (opener) {
+          li.className = "popup";
+          const mark = document.createElement("span");
+          mark.setAttribute("aria-hidden", "true");
+          mark.textContent = "\u21b3 "; // opened from the tab before it
+          button.appendChild(mark);
+        }
+        button.appendChild(document.createTextNode(tabName(t)));
+        button.title = (opener ? "Opened from " + tabName(opener) + " \u2014 " : "") + t.url;
+        if (t.current) button.setAttribute("aria-current", "true");
+        button.disabled = !mine;
+        button.addEventListener("click", () => {
+          if (!live.classList.contains("takeover") || t.current) return;
+          flushTyping();
+          send({ command: "input", kind: "tab", tab: t.id });
+        });
+        li.appendChild(button);
+        return li;
+      }));
+    }
+
     return {
+      // The run's open tabs (the socket's "tabs" message; [] when it ended).
+      tabs(list) {
+        runTabs = Array.isArray(list) ? list : [];
+        drawTabs();
+      },
       // A frame of the tab: drawn at the tab's shape, with the address it shows.
       draw(e) {
         frameSize = { width: e.width, height: e.height };
@@ -201,6 +253,7 @@
         live.tabIndex = on ? 0 : -1;
         liveHint.hidden = !on;
         if (!on) setChecking(false);
+        drawTabs(); // chosen from only while the person has the tab
         if (on && focus) live.focus();
       },
       focus() {

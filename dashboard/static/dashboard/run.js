@@ -199,6 +199,7 @@
     if (extendForm) extendForm.hidden = !(status === "paused" && /^round_cap/.test(reason || ""));
     // The person has the tab while the run is paused, once the socket can carry their input.
     view.setTakeover(isOwner && status === "paused" && isOpen(), wantTakeover);
+    if (FINAL.has(status)) view.tabs([]); // the picture of the last step has no tabs
     if (status !== "paused" && status !== "running") wantTakeover = false;
     if (status !== "running") endAllWaits(); // no answer is coming while paused or ended
     if (FINAL.has(status) && shot.getAttribute("src")) {
@@ -407,6 +408,8 @@
       view.draw(e);
       shot.hidden = true;
     },
+    // The run's open tabs changed: the tab strip above the picture.
+    tabs: (e) => view.tabs(FINAL.has(status) ? [] : e.tabs),
     "page.problem": (e) => panels.problem(e),
     // Kept when a stretch of work or the session ends (not stored as an event).
     files: (e) => panels.files(e.files),
