@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from automation.browser.session import BrowserSession
@@ -23,6 +24,24 @@ from tests.popupapp import PopupApp, serve
 from tests.waiting import eventually
 
 
+def caller(session: McpSession) -> Callable[..., Awaitable[str]]:
+    """A tool call of ``session`` by name and arguments: its answer's text (it must be ok)."""
+
+    async def call(name: str, **args: object) -> str:
+        answer = await session.call(name, args)
+        assert answer.ok, answer.text
+        return answer.text
+
+    return call
+
+
+def saved(sink: ListSink, folder: Path) -> Scenario:
+    """The session's scenario as its file says it (written as the stdio server does)."""
+    out = folder / "session.json"
+    write_scenario(sink, out, name="add customer")
+    return Scenario.from_dict(json.loads(out.read_text(encoding="utf-8")))
+
+
 async def test_a_popup_that_closed_itself_between_calls_is_a_step_of_the_scenario(
     tab: Tab, browser: BrowserSession, tmp_path: Path
 ) -> None:
@@ -30,11 +49,7 @@ async def test_a_popup_that_closed_itself_between_calls_is_a_step_of_the_scenari
     app = PopupApp(close_after_ms=HOLD_TIMER_MS + 300)
     sink = ListSink()
     session = McpSession(tab, sink=sink)
-
-    async def call(name: str, **args: object) -> str:
-        answer = await session.call(name, args)
-        assert answer.ok, answer.text
-        return answer.text
+    call = caller(session)
 
     with serve(app) as base:
         await call("navigate", url=f"{base}/customer")
@@ -56,9 +71,7 @@ async def test_a_popup_that_closed_itself_between_calls_is_a_step_of_the_scenari
         await call("click", ref=ref_of(form, 'button "Save"'))
         assert app.customers == [{"name": "Zeta", "supplier": "2"}]
 
-        out = tmp_path / "session.json"
-        write_scenario(sink, out, name="add customer")
-        scenario = Scenario.from_dict(json.loads(out.read_text(encoding="utf-8")))
+        scenario = saved(sink, tmp_path)
         said = [step.summary() for step in scenario.steps]
         assert said == [*through_the_popup(base), "click button 'Save'"], said
         result = await replay(browser, scenario, base, step_timeout_ms=HOLD_TIMER_MS + 5_000)
@@ -75,11 +88,7 @@ async def test_a_person_who_leaves_a_paused_session_in_a_popup_hands_it_over_the
     app = PopupApp(autoclose=False)
     sink = ListSink()
     session = McpSession(tab, sink=sink)
-
-    async def call(name: str, **args: object) -> str:
-        answer = await session.call(name, args)
-        assert answer.ok, answer.text
-        return answer.text
+    call = caller(session)
 
     with serve(app) as base:
         await call("navigate", url=f"{base}/customer")
@@ -104,9 +113,7 @@ async def test_a_person_who_leaves_a_paused_session_in_a_popup_hands_it_over_the
         await call("click", ref=ref_of(form, 'button "Save"'))
         assert app.customers == [{"name": "Zeta", "supplier": "2"}]
 
-        out = tmp_path / "session.json"
-        write_scenario(sink, out, name="add customer")
-        scenario = Scenario.from_dict(json.loads(out.read_text(encoding="utf-8")))
+        scenario = saved(sink, tmp_path)
         said = [step.summary() for step in scenario.steps]
         assert said == [*through_the_popup(base)[:-1], "go to the opener",
                         "click button 'Save'"], said  # fmt: skip
