@@ -18,7 +18,16 @@ from playwright.async_api import Page, expect
 from tests.daphne import api_token
 from tests.daphne import log_in as client_log_in
 from tests.e2e.journeys import exported_pytest, import_scenario, script
-from tests.e2e.ui import LIVE_MS, PASSWORD, SHOP_PASSWORD, USERNAME, Server, log_in, run_batch
+from tests.e2e.ui import (
+    LIVE_MS,
+    PASSWORD,
+    SHOP_PASSWORD,
+    USERNAME,
+    Server,
+    log_in,
+    run_batch,
+    save,
+)  # fmt: skip
 from tests.exported import run_exported
 from tests.net import QuietHandler, loopback_app
 
@@ -160,6 +169,8 @@ async def test_a_batch_signs_each_row_in_as_its_own_user_with_the_login_scenario
     user = group.get_by_label("user", exact=True)
     await expect(user).to_have_value("")
     assert not await user.evaluate("(field) => field.required")
+    await group.scroll_into_view_if_needed()
+    await save(page, "scenario-replay-login-params.png")
     rows = tmp_path / "rows.csv"
     await asyncio.to_thread(rows.write_text, "customer,user\nLinus,lin\nMargaret,meg\nNobody,\n")
     await run_batch(page, rows, 1)
