@@ -2,12 +2,14 @@
 the popup creates a supplier, sets the opener's select through ``window.opener`` and closes
 itself (a moment later with ``close_after_ms``; or, with ``autoclose`` off, says it is done
 and waits; with ``save_fails``, its Save answers the form again with an error, as a back
-office refusing a name does, and the popup stays open).  A "Suppliers" link opens the
-list of suppliers with ``target=_blank``."""
+office refusing a name does, and the popup stays open; with ``popup_ms``, the popup's page
+is slow to come, as a busy back office's is).  A "Suppliers" link opens the list of
+suppliers with ``target=_blank``."""
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -22,6 +24,7 @@ class PopupApp:
     autoclose: bool = True
     save_fails: bool = False
     close_after_ms: int = 0  # the popup's answer shows for a moment before it closes
+    popup_ms: int = 0  # how long the popup's form takes to be served
     suppliers: dict[int, str] = field(default_factory=lambda: {1: "Old Supplier"})
     customers: list[dict[str, str]] = field(default_factory=list)
 
@@ -67,6 +70,7 @@ def serve(app: PopupApp) -> Iterator[str]:
                 rows = "".join(f"<li>{escape(name)}</li>" for name in app.suppliers.values())
                 self.send(200, _page("Suppliers", f"<ul>{rows}</ul>"))
             elif self.path.startswith("/supplier"):
+                time.sleep(app.popup_ms / 1000)  # the app's own pace, not a test's wait
                 self.send(200, _page("Add supplier", _SUPPLIER_FORM))
             elif self.path.startswith("/done"):
                 self.send(200, _page("Saved", "<p>The customer was saved.</p>"))

@@ -523,7 +523,7 @@ class BrowserSession:
             await tab.watch_downloads(session)
         except PlaywrightError:
             return  # not a CDP browser target: refs live with this Tab only
-        target = info["targetInfo"]["targetId"]
+        target = tab.target_id = info["targetInfo"]["targetId"]
         if self.config.evaluate_enabled:
             tab.runtime = await self._page_runtime(target)
 

@@ -69,6 +69,7 @@ class Tab:
         self.reattach_runtime: Callable[[], Awaitable[PageRuntime | None]] | None = None
         self.evaluations: deque[Evaluation] = deque(maxlen=200)
         self.group: TabGroup | None = None
+        self.target_id = ""  # the page's CDP target, set by the session that made the tab
         # Why a host could not be reached, from the egress proxy the browser goes through.
         self.why_unreachable: Callable[[str], str | None] = lambda _url: None
         # Why it refused a URL (a navigation's hop, say), from the same proxy.

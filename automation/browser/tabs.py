@@ -37,6 +37,7 @@ log = logging.getLogger("automation.browser")
 
 MAX_TABS = 20  # the default of BrowserConfig.max_tabs
 _CLOSE_TIMEOUT_MS = 5_000
+_OPENED_POLL_S = 0.05  # how often a tab Chromium has opened is looked for in the group
 _TITLE_MS = 1_000  # a tab's title for the overview: past it, the title as last read
 MAX_TITLE_CHARS = 200
 
@@ -182,6 +183,32 @@ class TabGroup:
             return None
         return next((t for t in self.tabs if t.page is opener), None)
 
+    def target_ids(self) -> set[str]:
+        """The CDP targets of the group's tabs (to tell, after an action, which are new)."""
+        return {t.target_id for t in self.tabs if t.target_id}
+
+    async def opened_by(
+        self, tab: Tab, known: set[str], budget: Budget
+    ) -> tuple[list[Tab], list[str]]:
+        """The tabs ``tab``'s page opened that are not among ``known`` (target ids, from
+        :meth:`target_ids` before an action): a popup, a ``target=_blank`` page.  Chromium
+        has the new window the moment the page asks for it; Playwright tells of it only
+        once its first page has come (seconds, for a slow one), often after the action
+        returned.  So each one Chromium has is waited for until the group holds it (or it
+        closed, or ``budget`` ran out): whoever acted is told of it, and a ``tabs`` select
+        right after finds it.  (the tabs held, the URLs of those still on their way)."""
+        new = await _opened_targets(tab, known, budget) or {}
+        while True:
+            await self.sync()
+            held = [t for t in self.tabs if t.target_id in new]
+            if len(held) == len(new) or budget.expired:
+                ids = {t.target_id for t in held}
+                return held, [url for target, url in new.items() if target not in ids]
+            await asyncio.sleep(_OPENED_POLL_S)
+            # One that closed meanwhile is not waited for; asked too late, the last answer holds.
+            now = await _opened_targets(tab, known, budget)
+            new = new if now is None else now
+
     def id_of(self, tab: Tab) -> int:
         """``tab``'s id in the group: the same while it is open, never another tab's."""
         if tab not in self._ids:
@@ -288,3 +315,23 @@ async def _title(tab: Tab) -> str | None:
     except (PlaywrightError, TabwrightError):  # closed, busy, navigating
         return None
     return " ".join(str(title).split())[:MAX_TITLE_CHARS]
+
+
+async def _opened_targets(tab: Tab, known: set[str], budget: Budget) -> dict[str, str] | None:
+    """The page targets Chromium has open whose opener is ``tab``'s page and that are not
+    among ``known``, with their URLs; None when that can't be asked (no CDP session, the
+    page closed, out of time)."""
+    session = tab.cdp
+    if session is None or not tab.target_id or budget.expired:
+        return None
+    try:
+        answer = await budget.run(session.send("Target.getTargets"))
+    except (PlaywrightError, TabwrightError):
+        return None
+    return {
+        info["targetId"]: str(info.get("url", ""))
+        for info in answer.get("targetInfos", [])
+        if info.get("type") == "page"
+        and info.get("openerId") == tab.target_id
+        and info["targetId"] not in known
+    }

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 
 from automation import AgentConfig, AgentRun, ListSink, Tab
@@ -472,3 +473,31 @@ async def test_a_popup_closing_itself_leaves_the_run_in_its_opener(tab: Tab) -> 
     assert "The tab you were in closed; the run goes on in tab 0" in planner.seen[5]
     steps = run.sink.of_type(StepRecorded)  # type: ignore[attr-defined]
     assert all(s.ok for s in steps) and steps[-1].url == f"{base}/done"
+
+
+def told_tab(seen: str) -> int:
+    """The tab number an observation says the last action opened (a model reading it)."""
+    match = re.search(r"it opened tab (\d+) \(", seen)
+    assert match, seen
+    return int(match.group(1))
+
+
+async def test_a_popup_slow_to_come_is_told_to_the_model_and_selected_at_once(tab: Tab) -> None:
+    # Playwright tells of a popup only once its page came: a second after the click here.
+    app = PopupApp(autoclose=True, popup_ms=1_000)
+    planner = PagePlanner(
+        lambda s: act(action="fill", ref=ref_of(s, "Name:", "textbox"), value="Zeta"),
+        lambda s: act(action="click", ref=ref_of(s, "+", "link")),
+        lambda s: act(action="tabs", op="select", index=told_tab(planner.seen[-1])),
+        lambda s: act(action="fill", ref=ref_of(s, "Name:", "textbox"), value="New Co"),
+        lambda s: act(action="click", ref=ref_of(s, "Save", "button")),  # the popup closes
+        lambda s: act(action="click", ref=ref_of(s, "Save", "button")),
+        lambda s: act(action="done", summary="added"),
+    )
+    with serve(app) as base:
+        run = AgentRun(tab=tab, planner=planner, sink=ListSink(), task="Add Zeta",
+                       start_url=f"{base}/customer")  # fmt: skip
+        finished = await run.run()
+    assert finished.status == "succeeded", finished.reason
+    assert f"it opened tab 1 ({base}/supplier); this one stays current" in planner.seen[2]
+    assert app.customers == [{"name": "Zeta", "supplier": "2"}]

@@ -45,8 +45,9 @@ def saved(sink: ListSink, folder: Path) -> Scenario:
 async def test_a_popup_that_closed_itself_between_calls_is_a_step_of_the_scenario(
     tab: Tab, browser: BrowserSession, tmp_path: Path
 ) -> None:
-    # It closes a moment after its Save answered: after the click's call, before the next.
-    app = PopupApp(close_after_ms=HOLD_TIMER_MS + 300)
+    # It closes a moment after its Save answered: after the click's call, before the next;
+    # its form comes half a second after the "+" click (told once it has, by the click).
+    app = PopupApp(close_after_ms=HOLD_TIMER_MS + 300, popup_ms=500)
     sink = ListSink()
     session = McpSession(tab, sink=sink)
     call = caller(session)
@@ -55,9 +56,8 @@ async def test_a_popup_that_closed_itself_between_calls_is_a_step_of_the_scenari
         await call("navigate", url=f"{base}/customer")
         form = await call("snapshot", interactive=True)
         await call("fill", ref=ref_of(form, 'textbox "Name:"'), value="Zeta")
-        async with tab.page.expect_popup():
-            await call("click", ref=ref_of(form, 'link "+"'))
-        assert "/supplier" in await call("tabs", op="list")
+        opened = await call("click", ref=ref_of(form, 'link "+"'))
+        assert f"it opened tab 1 ({base}/supplier); this one stays current" in opened, opened
         await call("tabs", op="select", index=1)
         popup = await call("snapshot", interactive=True)
         await call("fill", ref=ref_of(popup, 'textbox "Name:"'), value="New Co")
@@ -122,3 +122,28 @@ async def test_a_person_who_leaves_a_paused_session_in_a_popup_hands_it_over_the
         result = await replay(browser, scenario, base2)
     assert result.status == "passed", result.reason
     assert again.customers == [{"name": "Zeta", "supplier": "2"}]
+
+
+async def test_a_link_to_a_new_tab_is_told_and_one_still_loading_is_said_to_be(
+    tab: Tab,
+) -> None:
+    """A ``target=_blank`` link's page (no opener to reach back) is told as the popup's is;
+    a popup whose page has not come when the wait for it ends is said to be on its way,
+    and listed once it has come."""
+    app = PopupApp(popup_ms=3_000)
+    session = McpSession(tab, sink=ListSink())
+    session.steps.opened_wait_ms = 500  # shorter than the popup takes
+    call = caller(session)
+    with serve(app) as base:
+        await call("navigate", url=f"{base}/customer")
+        form = await call("snapshot", interactive=True)
+        opened = await call("click", ref=ref_of(form, 'link "Suppliers"'))
+        assert f"it opened tab 1 ({base}/suppliers); this one stays current" in opened, opened
+        opened = await call("click", ref=ref_of(form, 'link "+"'))
+        assert opened.endswith("it opened a tab still loading: tabs with op list shows it "
+                               "once its page has come"), opened  # fmt: skip
+
+        async def listed() -> bool:
+            return f"2: {base}/supplier" in await call("tabs", op="list")
+
+        await eventually(listed, what="the popup listed once its page came")
