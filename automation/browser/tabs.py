@@ -75,6 +75,7 @@ class TabGroup:
         self._closed = False
         self._pending: set[Page] = set()  # opened by the site, not wrapped yet
         self._adopting: set[Page] = set()  # being wrapped: in neither set above nor tabs
+        self._told: set[str] = set()  # targets :meth:`opened_by` has told of
         context.on("page", self._on_page)
 
     def note_blocked(self, url: str, reason: str) -> None:
@@ -197,7 +198,9 @@ class TabGroup:
         returned.  So each one Chromium has is waited for until the group holds it (or it
         closed, or ``budget`` ran out): whoever acted is told of it, and a ``tabs`` select
         right after finds it.  (the tabs held, the URLs of those still on their way)."""
+        known = known | self._told
         new = await _opened_targets(tab, known, budget) or {}
+        self._told.update(new)  # told once: a page that never comes is not waited for again
         while True:
             await self.sync()
             held = [t for t in self.tabs if t.target_id in new]
@@ -207,7 +210,7 @@ class TabGroup:
             await asyncio.sleep(_OPENED_POLL_S)
             # One that closed meanwhile is not waited for; asked too late, the last answer holds.
             now = await _opened_targets(tab, known, budget)
-            new = new if now is None else now
+            new = new if now is None else {t: now[t] for t in new if t in now}
 
     def id_of(self, tab: Tab) -> int:
         """``tab``'s id in the group: the same while it is open, never another tab's."""

@@ -128,8 +128,8 @@ async def test_a_link_to_a_new_tab_is_told_and_one_still_loading_is_said_to_be(
     tab: Tab,
 ) -> None:
     """A ``target=_blank`` link's page (no opener to reach back) is told as the popup's is;
-    a popup whose page has not come when the wait for it ends is said to be on its way,
-    and listed once it has come."""
+    a popup whose page has not come when the wait for it ends is said to be on its way
+    (once), and listed once it has come."""
     app = PopupApp(popup_ms=3_000)
     session = McpSession(tab, sink=ListSink())
     session.steps.opened_wait_ms = 500  # shorter than the popup takes
@@ -142,6 +142,8 @@ async def test_a_link_to_a_new_tab_is_told_and_one_still_loading_is_said_to_be(
         opened = await call("click", ref=ref_of(form, 'link "+"'))
         assert opened.endswith("it opened a tab still loading: tabs with op list shows it "
                                "once its page has come"), opened  # fmt: skip
+        # Told once: the next action neither waits for it again nor says it again.
+        assert "it opened" not in await call("hover", ref=ref_of(form, 'textbox "Name:"'))
 
         async def listed() -> bool:
             return f"2: {base}/supplier" in await call("tabs", op="list")
