@@ -1,0 +1,69 @@
+"""Every way a page opens a tab is told by the action that opened it, and the new tab is
+there to select right away: a ``target=_blank`` link clicked or pressed, a form posted to
+a new window, ``window.open`` with a URL or blank and written into, one opened once a
+request came back, and one whose page is slow to come.  An action that opens nothing
+says nothing of tabs."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from automation.browser.tab import Tab
+from automation.events import ListSink
+from automation.mcp import McpSession
+from tests.automation.mcp.test_mcp import ref_of
+from tests.automation.mcp.test_mcp_popup import caller
+from tests.net import QuietHandler, loopback_app
+
+OPENERS = {
+    "link": "<a href='/opened?via=link' target=_blank>Open</a>",
+    "form": "<form action='/opened' target=_blank><input type=hidden name=via value=form>"
+    "<button>Open</button></form>",
+    "window.open": "<button onclick=\"window.open('/opened?via=open', 'w', 'width=400')\">"
+    "Open</button>",
+    "written": "<button onclick=\"const w = window.open(''); w.document.write("
+    "'<title>Written</title><h1>Opened page</h1>')\">Open</button>",
+    "after a request": "<button onclick=\"fetch('/slow').then(() => "
+    "window.open('/opened?via=fetch'))\">Open</button>",
+    "slow page": "<a href='/opened?via=slow&ms=1500' target=_blank>Open</a>",
+}
+
+
+class Handler(QuietHandler):
+    def do_GET(self) -> None:
+        if self.path.startswith("/opener/"):
+            kind = self.path.removeprefix("/opener/").replace("%20", " ")
+            body = f"<title>Opener</title><h1>Opener</h1>{OPENERS[kind]}<p><a href=#x>Stay</a>"
+            self.send(200, body.encode())
+        elif self.path.startswith("/slow"):
+            time.sleep(0.3)  # the app's own pace: the popup opens once this answers
+            self.send(200, b"{}", Content_Type="application/json")
+        elif self.path.startswith("/opened"):
+            if "ms=" in self.path:
+                time.sleep(int(self.path.rsplit("ms=", 1)[1]) / 1000)  # a slow page
+            self.send(200, b"<title>Opened</title><h1>Opened page</h1>")
+        else:
+            self.send(404)
+
+
+@pytest.mark.parametrize("kind", list(OPENERS))
+async def test_each_way_of_opening_a_tab_is_told_and_the_tab_is_there(tab: Tab, kind: str) -> None:
+    session = McpSession(tab, sink=ListSink())
+    call = caller(session)
+    with loopback_app(Handler) as base:
+        await call("navigate", url=f"{base}/opener/{kind}")
+        page = await call("snapshot", interactive=True)
+        stayed = await call("click", ref=ref_of(page, '"Stay"'))
+        assert "it opened" not in stayed, stayed
+        opener = ref_of(page, '"Open"')
+        if kind == "link":  # by the keyboard this time
+            opened = await call("press", key="Enter", ref=opener)
+        else:
+            opened = await call("click", ref=opener)
+        assert "\nit opened tab 1 (" in opened, opened
+        assert "this one stays current: tabs with op select and index 1 acts there" in opened
+        assert session.tab.page.url.startswith(f"{base}/opener/")  # still in the opener
+        await call("tabs", op="select", index=1)
+        assert "Opened page" in await call("snapshot")
