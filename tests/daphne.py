@@ -68,13 +68,25 @@ def _manage(env: dict[str, str], *args: str) -> None:
 _migrated: Path | None = None
 
 
+def _migrations(db: Path) -> set[tuple[str, str]]:
+    """The migrations applied to a SQLite database (none where it has no such table)."""
+    try:
+        return set(sql(db, "SELECT app, name FROM django_migrations"))
+    except sqlite3.DatabaseError:
+        return set()
+
+
 def _migrated_copy(env: dict[str, str]) -> bool:
-    """Copy the migrated database to the server's, unless the server has one already or
-    uses another database (DATABASE_URL); True when it did."""
+    """Copy the migrated database to the server's, unless the server uses another
+    database (DATABASE_URL); True when the server's database is then migrated.  A database
+    the server has already (another server of the same folder made it) is kept: migrated
+    when it holds the migrations the copy holds."""
     global _migrated
     db = Path(env["TABWRIGHT_DB_PATH"])
-    if env.get("DATABASE_URL") or db.exists():
+    if env.get("DATABASE_URL"):
         return False
+    if db.exists():
+        return _migrated is not None and _migrations(db) == _migrations(_migrated)
     if _migrated is None:
         folder = Path(tempfile.mkdtemp(prefix="tabwright-migrated-"))
         atexit.register(shutil.rmtree, folder, ignore_errors=True)
@@ -90,7 +102,7 @@ def _setup(
     env: dict[str, str], people: list[tuple[str, str]], grants: Sequence[tuple[str, str]]
 ) -> None:
     """The database's tables, the people and their secret grants."""
-    if _migrated_copy(env):
+    if _migrated_copy(env):  # (a Python process that imports Django costs seconds of CPU)
         _people_in_sqlite(Path(env["TABWRIGHT_DB_PATH"]), people, grants)
         return
     _manage(env, "migrate", "--noinput", "-v", "0")
@@ -133,7 +145,7 @@ def _people_in_sqlite(
                 (secret, now),
             )
             conn.execute(
-                "INSERT INTO dashboard_secretgrant_users (secretgrant_id, user_id)"
+                "INSERT OR IGNORE INTO dashboard_secretgrant_users (secretgrant_id, user_id)"
                 " SELECT g.id, u.id FROM dashboard_secretgrant g, auth_user u"
                 " WHERE g.name = ? AND u.username = ?",
                 (secret, name),
