@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psycopg
 from django.contrib.auth.hashers import MD5PasswordHasher
 
 from tests.net import free_port
@@ -106,50 +107,49 @@ def _setup(
         _people_in_sqlite(Path(env["TABWRIGHT_DB_PATH"]), people, grants)
         return
     _manage(env, "migrate", "--noinput", "-v", "0")
-    _manage(
-        env,
-        "shell",
-        "-c",
-        "from django.contrib.auth import get_user_model\n"
-        f"for name, password in {people!r}:\n"
-        "    get_user_model().objects.create_user(name, password=password)\n"
-        # Secrets belong to someone: (secret name, user name) granted as an admin would.
-        "from dashboard.models import SecretGrant\n"
-        f"for secret, name in {list(grants)!r}:\n"
-        "    SecretGrant.objects.get_or_create(name=secret)[0].users.add(\n"
-        "        get_user_model().objects.get(username=name))",
-    )
+    if not env.get("DATABASE_URL"):
+        _people_in_sqlite(Path(env["TABWRIGHT_DB_PATH"]), people, grants)
+        return
+    with closing(psycopg.connect(env["DATABASE_URL"])) as conn, conn:
+        _people(conn, "%s", people, grants)
 
 
 def _people_in_sqlite(
     db: Path, people: list[tuple[str, str]], grants: Sequence[tuple[str, str]]
 ) -> None:
+    with closing(sqlite3.connect(db)) as conn, conn:
+        _people(conn, "?", people, grants)
+
+
+def _people(
+    conn: Any, mark: str, people: list[tuple[str, str]], grants: Sequence[tuple[str, str]]
+) -> None:
     """The rows ``manage.py shell`` would make (people who are not staff, and their secret
-    grants), written into a new server's SQLite file here: a Python process that imports
-    Django costs seconds of CPU, these rows nothing.  The passwords are hashed as the
-    servers' settings hash them first (tests/server_settings.py)."""
+    grants), written into a new server's database (SQLite or PostgreSQL: ``mark`` is its
+    driver's placeholder) here: a Python process that imports Django costs seconds of CPU,
+    these rows nothing.  The passwords are hashed as the servers' settings hash them first
+    (tests/server_settings.py)."""
     hasher = MD5PasswordHasher()
     now = datetime.now(UTC).isoformat(" ")
-    with closing(sqlite3.connect(db)) as conn, conn:
-        for name, password in people:
-            conn.execute(
-                "INSERT INTO auth_user (password, is_superuser, username, first_name,"
-                " last_name, email, is_staff, is_active, date_joined)"
-                " VALUES (?, 0, ?, '', '', '', 0, 1, ?)",
-                (hasher.encode(password, hasher.salt()), name, now),
-            )
-        for secret, name in grants:
-            conn.execute(
-                "INSERT OR IGNORE INTO dashboard_secretgrant (name, note, created_at)"
-                " VALUES (?, '', ?)",
-                (secret, now),
-            )
-            conn.execute(
-                "INSERT OR IGNORE INTO dashboard_secretgrant_users (secretgrant_id, user_id)"
-                " SELECT g.id, u.id FROM dashboard_secretgrant g, auth_user u"
-                " WHERE g.name = ? AND u.username = ?",
-                (secret, name),
-            )
+    for name, password in people:
+        conn.execute(
+            "INSERT INTO auth_user (password, is_superuser, username, first_name,"
+            " last_name, email, is_staff, is_active, date_joined)"
+            f" VALUES ({mark}, FALSE, {mark}, '', '', '', FALSE, TRUE, {mark})",
+            (hasher.encode(password, hasher.salt()), name, now),
+        )
+    for secret, name in grants:  # (secret name, user name) granted as an admin would
+        conn.execute(
+            "INSERT INTO dashboard_secretgrant (name, note, created_at)"
+            f" VALUES ({mark}, '', {mark}) ON CONFLICT DO NOTHING",
+            (secret, now),
+        )
+        conn.execute(
+            "INSERT INTO dashboard_secretgrant_users (secretgrant_id, user_id)"
+            " SELECT g.id, u.id FROM dashboard_secretgrant g, auth_user u"
+            f" WHERE g.name = {mark} AND u.username = {mark} ON CONFLICT DO NOTHING",
+            (secret, name),
+        )
 
 
 @contextmanager
