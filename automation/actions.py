@@ -30,6 +30,7 @@ from automation.tools.shell import SHELL_ACTIONS
 __all__ = [
     "ACTIONS",
     "MAX_TIMEOUT_MS",
+    "OPENED_WAIT_MS",
     "ActionSpec",
     "Param",
     "act",
@@ -37,8 +38,12 @@ __all__ = [
     "execute",
     "execute_form",
     "execute_steps",
+    "opened_since",
+    "tabs_known",
     "validate",
 ]
+
+OPENED_WAIT_MS = 5_000  # how long a tab an action opened is waited for
 
 ACTIONS: dict[str, ActionSpec] = {
     spec.name: spec
@@ -103,7 +108,47 @@ async def act(tab: Tab, name: str, args: dict[str, Any], *, budget: Budget) -> d
     """The answer of the act entry points (HTTP, WebSocket, command line) to one call:
     ``{"ok": true, "result": text}``; a ``steps`` call adds each step's outcome and, when
     one failed, ``"ok": false`` with its index and error.  A failing single action raises,
-    for the entry point to answer."""
+    for the entry point to answer.  A tab the call opened is told at the result's end
+    (:func:`opened_since`)."""
+    known = await tabs_known(tab)
     if name != "steps":
-        return {"ok": True, "result": await execute(tab, name, args, budget=budget)}
-    return (await execute_steps(tab, args, budget=budget)).answer()
+        result = await execute(tab, name, args, budget=budget)
+        return {"ok": True, "result": result + await opened_since(tab, known, budget)}
+    answer = (await execute_steps(tab, args, budget=budget)).answer()
+    answer["result"] += await opened_since(tab, known, budget)
+    return answer
+
+
+async def tabs_known(tab: Tab) -> set[str]:
+    """The tabs of ``tab``'s group before an action, to tell the ones it opens."""
+    if tab.group is None:
+        return set()
+    await tab.group.sync()
+    return tab.group.target_ids()
+
+
+async def opened_since(
+    tab: Tab, known: set[str], budget: Budget, *, wait_ms: float = OPENED_WAIT_MS
+) -> str:
+    """What an action's result adds of the tabs ``tab``'s page opened since ``known``
+    (:func:`tabs_known` before it): a popup, a ``target=_blank`` page, each waited for (up
+    to ``wait_ms``) until the group holds it, so a ``tabs`` select right after finds it
+    (:meth:`~automation.browser.tabs.TabGroup.opened_by`); "" for none.  The current tab
+    stays current: whoever acts is told where to go."""
+    group = tab.group
+    if group is None:
+        return ""
+    opened, loading = await group.opened_by(
+        tab, known, budget.child(wait_ms, label="a tab the action opened")
+    )
+    said = [
+        f"\nit opened tab {group.tabs.index(new)} ({new.url}); this one stays current: "
+        f"tabs with op select and index {group.tabs.index(new)} acts there"
+        for new in opened
+    ]
+    said += [
+        f"\nit opened a tab still loading{' ' + url if url else ''}: tabs with op list "
+        "shows it once its page has come"
+        for url in loading
+    ]
+    return "".join(said)

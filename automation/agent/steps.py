@@ -16,7 +16,15 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from automation.actions import ACTIONS, execute, execute_form, execute_steps
+from automation.actions import (
+    ACTIONS,
+    OPENED_WAIT_MS,
+    execute,
+    execute_form,
+    execute_steps,
+    opened_since,
+    tabs_known,
+)
 from automation.agent.masks import form_targets, masked, masked_steps
 from automation.agent.parser import Action
 from automation.browser.identity import ElementIdentity
@@ -82,7 +90,7 @@ class ActionSteps:
     out: EventSink
     secrets: Secrets
     action_timeout_ms: int = 15_000
-    opened_wait_ms: int = 5_000  # how long a tab an action opened is waited for
+    opened_wait_ms: float = OPENED_WAIT_MS  # how long a tab an action opened is waited for
     screenshots: bool = True
     step_index: int = 0  # the next step's number
     round: int = 0  # the round the actions belong to (0 outside an agent's rounds)
@@ -109,7 +117,7 @@ class ActionSteps:
         target = self.tab.known_target(ref)  # kept if taking the full target fails
         was_alive = self.tab.alive
         before = self.tab
-        known = await self._tabs_known()
+        known = await tabs_known(self.tab)
         result, error, macro = "", None, None
         self.last_macro = None
         shown = action.args
@@ -190,7 +198,7 @@ class ActionSteps:
             error = exc
         opened = ""
         if error is None and action.name != "tabs":
-            opened = await self._opened(before, known, budget)
+            opened = await opened_since(before, known, budget, wait_ms=self.opened_wait_ms)
         await self.follow()  # a tabs action switched the current tab, or the tab closed
         await self.emit_evaluations(index)
         duration_ms = int((time.monotonic() - started) * 1000)
@@ -231,36 +239,6 @@ class ActionSteps:
             error_dict = self.secrets.redact_any(why.to_dict())
             duration_ms = int((time.monotonic() - started) * 1000)
             await self._finished(index, name, shown, target, "", error_dict, duration_ms)
-
-    async def _tabs_known(self) -> set[str]:
-        """The group's tabs before an action, to tell the ones it opens."""
-        group = self.tab.group
-        if group is None:
-            return set()
-        await group.sync()
-        return group.target_ids()
-
-    async def _opened(self, before: Tab, known: set[str], budget: Budget) -> str:
-        """What the action's result adds of the tabs it opened (a popup, a
-        ``target=_blank`` page), each waited for until the group holds it: "" for none.
-        The run stays where it was; whoever acts is told where to go."""
-        group = before.group
-        if group is None:
-            return ""
-        opened, loading = await group.opened_by(
-            before, known, budget.child(self.opened_wait_ms, label="a tab the action opened")
-        )
-        said = [
-            f"\nit opened tab {group.tabs.index(tab)} ({tab.url}); this one stays current: "
-            f"tabs with op select and index {group.tabs.index(tab)} acts there"
-            for tab in opened
-        ]
-        said += [
-            f"\nit opened a tab still loading{' ' + url if url else ''}: tabs with op list "
-            "shows it once its page has come"
-            for url in loading
-        ]
-        return "".join(said)
 
     async def follow(self) -> bool:
         """Follow the tab group's current tab: a tabs action switched it, or the current tab

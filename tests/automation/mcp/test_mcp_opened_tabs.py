@@ -10,7 +10,9 @@ import time
 
 import pytest
 
+from automation.actions import act
 from automation.browser.tab import Tab
+from automation.budget import Budget
 from automation.events import ListSink
 from automation.mcp import McpSession
 from tests.automation.mcp.test_mcp import ref_of
@@ -67,3 +69,20 @@ async def test_each_way_of_opening_a_tab_is_told_and_the_tab_is_there(tab: Tab, 
         assert session.tab.page.url.startswith(f"{base}/opener/")  # still in the opener
         await call("tabs", op="select", index=1)
         assert "Opened page" in await call("snapshot")
+
+
+async def test_the_act_entry_points_tell_it_too(tab: Tab) -> None:
+    """The act API's answer (HTTP, WebSocket, command line; a person's act on a paused run)
+    tells the tab a call opened, a ``steps`` call's as well."""
+    with loopback_app(Handler) as base:
+        await tab.navigate(f"{base}/opener/link")
+        snap = await tab.snapshot()
+        ref = next(r.ref for r in snap.find("Open") if r.role == "link")
+        answer = await act(tab, "click", {"ref": ref}, budget=Budget(30_000))
+        assert answer["result"].endswith(
+            f"\nit opened tab 1 ({base}/opened?via=link); this one stays current: tabs with "
+            "op select and index 1 acts there"
+        ), answer
+        steps = {"steps": [{"type": "click", "ref": ref}]}  # the same link again
+        answer = await act(tab, "steps", steps, budget=Budget(30_000))
+        assert answer["ok"] and "\nit opened tab 2 (" in answer["result"], answer
