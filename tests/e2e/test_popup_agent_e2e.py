@@ -56,7 +56,9 @@ async def test_the_model_is_told_of_the_popup_its_click_opened_and_the_run_repla
         told = f"it opened tab 1 ({base}/supplier); this one stays current"
         asked = json.dumps(server.llm.requests[1])  # the round after the click
         assert told in asked, asked[-2_000:]
-        await expect(page.locator("#chat")).to_contain_text(told)
+        shown = page.locator("#chat li").filter(has_text=told)
+        await expect(shown).to_have_count(1)
+        await shown.scroll_into_view_if_needed()
         await save(page, "run-agent-popup.png")
 
         scenario_url = await saved_as(page, "Customer with a new supplier")
