@@ -174,6 +174,9 @@ def _shown(value: Any, quote: Quote) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
+_MOVES = ("popup", "opener", "first")  # where a tabs step goes (replaytabs)
+
+
 def _tab_words(args: Mapping[str, Any]) -> str:
     """Where a scenario's ``tabs`` step goes (automation.recording.replaytabs)."""
     if args.get("op") == "popup":
@@ -202,8 +205,11 @@ def step_words(
         return Words("expect", check_words(args, identity, quote))
     if action == "call":
         return Words("call", call_words(args, quote).removeprefix("call "))
-    if action == "tabs" and args.get("op") in ("popup", "opener", "first"):  # a scenario's
+    if action == "tabs" and args.get("op") in _MOVES:  # a scenario's
         return Words("go to", _tab_words(args))
+    if action == "tabs" and args.get("to") in _MOVES:  # a run's, where it went (its detail)
+        closed = bool(args.get("closed")) or args.get("op") == "closed"
+        return Words("go to", _tab_words({**args, "op": args["to"], "closed": closed}))
     if action == "steps":
         steps = args.get("steps")
         steps = steps if isinstance(steps, list) else []

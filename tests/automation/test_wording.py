@@ -78,6 +78,13 @@ CASES: list[tuple[str, dict[str, Any], ElementIdentity | None, str, str]] = [
     ("steps", {"steps": [{"type": "fill"}, {"type": "click"}]}, None, "steps (2)",
      ": fill → click"),
     ("fill_form", {"fields": [{}, {}]}, None, "fill a form of 2 fields", ""),
+    # A run's moves between tabs, as its steps recorded them (where each went).
+    ("tabs", {"op": "select", "index": 1, "to": "popup"}, None,
+     "go to the popup the steps before opened", ""),
+    ("tabs", {"op": "closed", "to": "opener", "changed": True}, None,
+     "go to the opener (the popup closed itself, having changed its form)", ""),
+    ("tabs", {"op": "select", "index": 0, "to": "first"}, None, "go to the first tab", ""),
+    ("tabs", {"op": "select", "index": 2, "to": ""}, None, "tabs", " op='select' index=2 to=''"),
 ]  # fmt: skip
 
 
