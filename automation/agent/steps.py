@@ -198,7 +198,11 @@ class ActionSteps:
             error = exc
         opened = ""
         if error is None and action.name != "tabs":
-            opened = await opened_since(before, known, budget, wait_ms=self.opened_wait_ms)
+            try:
+                opened = await opened_since(before, known, budget, wait_ms=self.opened_wait_ms)
+            except asyncio.CancelledError as exc:
+                await self._cut(index, action.name, shown, target, started, exc)
+                raise
         await self.follow()  # a tabs action switched the current tab, or the tab closed
         await self.emit_evaluations(index)
         duration_ms = int((time.monotonic() - started) * 1000)

@@ -197,14 +197,15 @@ class TabGroup:
         once its first page has come (seconds, for a slow one), often after the action
         returned.  So each one Chromium has is waited for until the group holds it (or it
         closed, or ``budget`` ran out): whoever acted is told of it, and a ``tabs`` select
-        right after finds it.  (the tabs held, the URLs of those still on their way)."""
+        right after finds it; a cancelled ``budget`` ends the wait at once.  (the tabs
+        held, the URLs of those still on their way)."""
         known = known | self._told
         new = await _opened_targets(tab, known, budget) or {}
         self._told.update(new)  # told once: a page that never comes is not waited for again
         while True:
             await self.sync()
             held = [t for t in self.tabs if t.target_id in new]
-            if len(held) == len(new) or budget.expired:
+            if len(held) == len(new) or budget.expired or budget.cancelled:
                 ids = {t.target_id for t in held}
                 return held, [url for target, url in new.items() if target not in ids]
             await asyncio.sleep(_OPENED_POLL_S)

@@ -6,11 +6,12 @@ says nothing of tabs."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import pytest
 
-from automation.actions import act
+from automation.actions import act, opened_since, tabs_known
 from automation.browser.tab import Tab
 from automation.budget import Budget
 from automation.events import ListSink
@@ -18,6 +19,7 @@ from automation.mcp import McpSession
 from tests.automation.mcp.test_mcp import ref_of
 from tests.automation.mcp.test_mcp_popup import caller
 from tests.net import QuietHandler, loopback_app
+from tests.waiting import eventually
 
 OPENERS = {
     "link": "<a href='/opened?via=link' target=_blank>Open</a>",
@@ -29,7 +31,7 @@ OPENERS = {
     "'<title>Written</title><h1>Opened page</h1>')\">Open</button>",
     "after a request": "<button onclick=\"fetch('/slow').then(() => "
     "window.open('/opened?via=fetch'))\">Open</button>",
-    "slow page": "<a href='/opened?via=slow&ms=1500' target=_blank>Open</a>",
+    "slow page": "<a href='/opened?via=slow&ms=3000' target=_blank>Open</a>",
 }
 
 
@@ -86,3 +88,23 @@ async def test_the_act_entry_points_tell_it_too(tab: Tab) -> None:
         steps = {"steps": [{"type": "click", "ref": ref}]}  # the same link again
         answer = await act(tab, "steps", steps, budget=Budget(30_000))
         assert answer["ok"] and "\nit opened tab 2 (" in answer["result"], answer
+
+
+async def test_a_cancelled_call_stops_waiting_for_the_tab_it_opened(tab: Tab) -> None:
+    """The wait for a tab whose page is slow to come ends as the call is cancelled (its
+    caller went away): it is said to be on its way, not waited for."""
+    with loopback_app(Handler) as base:
+        await tab.navigate(f"{base}/opener/slow page")
+        snap = await tab.snapshot()
+        known = await tabs_known(tab)
+        await tab.click(next(r.ref for r in snap.find("Open") if r.role == "link"))
+        budget = Budget(60_000)
+        waiting = asyncio.ensure_future(opened_since(tab, known, budget))
+        group = tab.group
+        assert group is not None
+        await eventually(lambda: group._told, what="the new tab seen, its page awaited")
+        budget.cancel("the caller went away")
+        said = await waiting
+        assert said == (
+            "\nit opened a tab still loading: tabs with op list shows it once its page has come"
+        )
