@@ -31,15 +31,18 @@ OPENERS = {
     "'<title>Written</title><h1>Opened page</h1>')\">Open</button>",
     "after a request": "<button onclick=\"fetch('/slow').then(() => "
     "window.open('/opened?via=fetch'))\">Open</button>",
-    "slow page": "<a href='/opened?via=slow&ms=3000' target=_blank>Open</a>",
+    "slow page": "<a href='/opened?via=slow&ms=1500' target=_blank>Open</a>",
 }
+# Slower than a cancel takes to come, even on a busy machine.
+SLOWER = "<a href='/opened?via=slower&ms=4000' target=_blank>Open</a>"
 
 
 class Handler(QuietHandler):
     def do_GET(self) -> None:
         if self.path.startswith("/opener/"):
             kind = self.path.removeprefix("/opener/").replace("%20", " ")
-            body = f"<title>Opener</title><h1>Opener</h1>{OPENERS[kind]}<p><a href=#x>Stay</a>"
+            opener = {**OPENERS, "slower page": SLOWER}[kind]
+            body = f"<title>Opener</title><h1>Opener</h1>{opener}<p><a href=#x>Stay</a>"
             self.send(200, body.encode())
         elif self.path.startswith("/slow"):
             time.sleep(0.3)  # the app's own pace: the popup opens once this answers
@@ -94,7 +97,7 @@ async def test_a_cancelled_call_stops_waiting_for_the_tab_it_opened(tab: Tab) ->
     """The wait for a tab whose page is slow to come ends as the call is cancelled (its
     caller went away): it is said to be on its way, not waited for."""
     with loopback_app(Handler) as base:
-        await tab.navigate(f"{base}/opener/slow page")
+        await tab.navigate(f"{base}/opener/slower page")
         snap = await tab.snapshot()
         known = await tabs_known(tab)
         await tab.click(next(r.ref for r in snap.find("Open") if r.role == "link"))
