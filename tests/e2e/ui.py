@@ -194,6 +194,9 @@ _HOLDS_POINT = """([x, y, tab]) => {
 }"""
 _DRAWN = """(img) => ({natural: [img.naturalWidth, img.naturalHeight],
   shown: [img.clientWidth, img.clientHeight]})"""
+# How many frames the page received, and the tab's size in the last ones.
+_FRAMES = """() => { const f = window.__socketEvents.filter((e) => e.type === 'frame');
+  return {count: f.length, last: f.slice(-4).map((e) => [e.width, e.height])}; }"""
 _IS_RESULT = "(e) => e.type === 'input.result'"
 _INPUT_RESULTS = f"() => window.__socketEvents.filter({_IS_RESULT}).length"
 
@@ -206,7 +209,15 @@ async def click_picture(page: Page, x: float, y: float, tab_width: float) -> Non
     picture = page.locator("#live-frame")
     # The frames are as large as the picture is shown (Enlarge asks for larger ones): the
     # picture is measured as it will be when clicked.
-    await page.wait_for_function(_SIZED, arg=tab_width)
+    try:
+        await page.wait_for_function(_SIZED, arg=tab_width)
+    except PlaywrightTimeoutError as exc:
+        drawn = await picture.evaluate(_DRAWN)
+        frames = await page.evaluate(_FRAMES)
+        raise AssertionError(
+            f"no frame as large as the picture is shown (a {tab_width} px tab): {drawn}; "
+            f"frames received, latest last: {frames}"
+        ) from exc
     await picture.click(trial=True)  # drawn, still, not covered
     # The point is on the picture as drawn (a frame of another shape would put it off).
     try:
