@@ -231,3 +231,41 @@ async def test_action_tags_become_chips_and_everything_else_stays_text(
         [["chips", ["chip pending: type …"]]],  # still streaming: never half an argument
         [["chips", ["chip bad: unreadable action"]], ["said", "<script>alert(1)</script>"]],
     ]
+
+
+# What the run page does as it draws its stored events: the pictures #shot was given
+# (window.__shots) and how often the page was asked to bring something into view.
+WATCH_DRAWING = """(() => {
+  window.__shots = [];
+  window.__scrolls = 0;
+  const scroll = Element.prototype.scrollIntoView;
+  Element.prototype.scrollIntoView = function (...args) {
+    window.__scrolls += 1;
+    return scroll.apply(this, args);
+  };
+  new MutationObserver((changes) => changes.forEach((c) => {
+    if (c.target.id === "shot") window.__shots.push(c.target.getAttribute("src"));
+  })).observe(document, { subtree: true, attributes: true, attributeFilter: ["src"] });
+})();"""
+
+
+async def test_a_finished_run_opens_on_its_last_picture_without_fetching_each_steps(
+    page: Page, server: Server
+) -> None:
+    """Opened again, a finished run's page shows the picture after its last step and its
+    latest message in view; it gave the picture no other step's (each fetched and decoded
+    for nothing, forty on a run of forty steps) and brought the conversation into view
+    once, not once a message (each a layout of the whole page)."""
+    await log_in(page, server)
+    task = "\n".join(f"type Ada {i} into Name" for i in range(4))
+    run_id = await start_run(page, f"{server.base_url}/demo/form.html", task)
+    await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+    await page.add_init_script(WATCH_DRAWING)
+    await page.reload()
+    shot = page.locator("#shot")
+    await expect(shot).to_be_visible()
+    await expect(shot).to_have_attribute("src", f"/runs/{run_id}/screenshots/4.jpg")
+    await expect(page.locator("#steps img.thumb")).to_have_count(5)
+    assert await page.evaluate("() => window.__shots") == [f"/runs/{run_id}/screenshots/4.jpg"]
+    assert await page.evaluate("() => window.__scrolls") == 1
+    await expect(page.locator("#chat > li").last).to_be_in_viewport()

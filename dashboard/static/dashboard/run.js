@@ -50,12 +50,18 @@
   const { el, wordsOf } = window.tabwrightChips;
   const panels = window.tabwrightRunPanels(isConversation);
 
+  // While the stored events are drawn, the newest message only (each brought into view
+  // would have the browser lay the page out again, once per message of a long run).
+  let drawingStored = true;
+  let lastAdded = null;
+  let laterShot = ""; // the picture after the latest stored step
   function addChat(cls, label, text) {
     const li = el("li", "msg " + cls);
     li.appendChild(el("span", "who", label));
     li.appendChild(el("div", "body", text));
     chat.appendChild(li);
-    li.scrollIntoView({ block: "nearest" });
+    if (drawingStored) lastAdded = li; // brought into view once the stored events are drawn
+    else li.scrollIntoView({ block: "nearest" });
     return li;
   }
 
@@ -202,7 +208,7 @@
     if (FINAL.has(status)) view.tabs([]); // the picture of the last step has no tabs
     if (status !== "paused" && status !== "running") wantTakeover = false;
     if (status !== "running") endAllWaits(); // no answer is coming while paused or ended
-    if (FINAL.has(status) && shot.getAttribute("src")) {
+    if (FINAL.has(status) && (shot.getAttribute("src") || laterShot)) {
       // Ended: the last step's screenshot (it links from the steps too) replaces the stream.
       liveFrame.hidden = true;
       shot.hidden = false;
@@ -418,7 +424,8 @@
       else if (/^expect /.test(e.done || "")) addChat("note", "check", e.done); // a Check this
     },
     screenshot: (e) => {
-      shot.src = e.src;
+      if (drawingStored) laterShot = e.src; // each step's, fetched and decoded for nothing
+      else shot.src = e.src;
       if (e.url) liveUrl.textContent = e.url;
       shot.hidden = !liveFrame.hidden && !FINAL.has(status);
       if (!shot.hidden) liveFrame.hidden = true;
@@ -564,6 +571,9 @@
   }
 
   JSON.parse(document.getElementById("initial-events").textContent).forEach(handle);
+  drawingStored = false;
+  if (laterShot) shot.src = laterShot;
+  if (lastAdded) lastAdded.scrollIntoView({ block: "nearest" });
   // Not started yet (queued, or starting on a worker): the first request is the thread's
   // first line all the same, above any message written meanwhile.
   if (isConversation && !chat.querySelector("li.first-request")) {

@@ -66,6 +66,10 @@
         a.href = src;
         a.target = "_blank";
         const img = el("img", "thumb");
+        // Fetched and decoded once scrolled near: a long run's list holds many, and its
+        // box shows a few at a time.
+        img.loading = "lazy";
+        img.decoding = "async";
         img.src = src;
         img.alt = "after step " + index;
         a.appendChild(img);
