@@ -37,6 +37,10 @@ log = logging.getLogger("automation.browser")
 
 MAX_TABS = 20  # the default of BrowserConfig.max_tabs
 _CLOSE_TIMEOUT_MS = 5_000
+# How long a look at the tabs waits for pages being wrapped (a new tab's own CDP session
+# and the evaluate engine's): past it, the look goes on without them and a later one finds
+# them.
+_WRAP_WAIT_S = 10.0
 _OPENED_POLL_S = 0.05  # how often a tab Chromium has opened is looked for in the group
 _TITLE_MS = 1_000  # a tab's title for the overview: past it, the title as last read
 MAX_TITLE_CHARS = 200
@@ -75,6 +79,7 @@ class TabGroup:
         self._closed = False
         self._pending: set[Page] = set()  # opened by the site, not wrapped yet
         self._adopting: set[Page] = set()  # being wrapped: in neither set above nor tabs
+        self._wrapping: dict[Page, asyncio.Future[Tab]] = {}  # each wrapping under way
         self._told: set[str] = set()  # targets :meth:`opened_by` has told of
         context.on("page", self._on_page)
 
@@ -132,11 +137,16 @@ class TabGroup:
             log.exception("tabs: the report of closed tabs failed")
 
     async def sync(self) -> None:
-        """Wrap pages opened by the site since the last call; drop closed ones."""
+        """Wrap pages opened by the site since the last call, and wait (up to
+        ``_WRAP_WAIT_S``) for those being wrapped already: a look that comes while another
+        wraps a popup sees it too (the live view following a popup while its tab strip
+        looks).  Drop closed ones."""
         for page in list(self._pending):
             self._pending.discard(page)
             if not page.is_closed() and not any(t.page is page for t in self.tabs):
-                await self.adopt(page)
+                self._wrap(page)
+        if self._wrapping:  # each goes on when a look is cut off: the next one finds it
+            await asyncio.wait(set(self._wrapping.values()), timeout=_WRAP_WAIT_S)
         self.tabs = [t for t in self.tabs if not t.page.is_closed()]
         self._ids = {t: self._ids[t] for t in self.tabs if t in self._ids}
         self._titles = {t: self._titles[t] for t in self.tabs if t in self._titles}
@@ -144,6 +154,26 @@ class TabGroup:
             self.current = self.tabs[-1] if self.tabs else None
 
     async def adopt(self, page: Page) -> Tab:
+        """``page``'s tab in the group, wrapped now unless it is (or is being) already."""
+        found = next((t for t in self.tabs if t.page is page), None)
+        if found is not None:
+            return found
+        return await asyncio.shield(self._wrap(page))
+
+    def _wrap(self, page: Page) -> asyncio.Future[Tab]:
+        """The one wrapping of ``page`` (a task of its own, shared by whoever waits)."""
+        wrapping = self._wrapping.get(page)
+        if wrapping is None:
+            wrapping = self._wrapping[page] = asyncio.ensure_future(self._make(page))
+            wrapping.add_done_callback(lambda done: self._wrapped(page, done))
+        return wrapping
+
+    def _wrapped(self, page: Page, done: asyncio.Future[Tab]) -> None:
+        self._wrapping.pop(page, None)
+        if not done.cancelled() and done.exception() is not None:  # read: not left unseen
+            log.warning("a tab the site opened could not be wrapped: %s", done.exception())
+
+    async def _make(self, page: Page) -> Tab:
         self._adopting.add(page)  # counted while it is wrapped: popups go on arriving
         try:
             tab = await self._make_tab(page, self)

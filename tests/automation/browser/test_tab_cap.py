@@ -1,13 +1,17 @@
 """A run's tabs are capped: a site that opens popups in a loop gets the cap, the rest are
-closed as they open, and the run is told once (and the total when the group closes)."""
+closed as they open, and the run is told once (and the total when the group closes).  A
+popup being wrapped as a tab is seen by every look at the tabs, and none loses it."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import pytest
 
 from automation import BrowserSession, ListSink
+from automation.browser.tabs import TabGroup
 from automation.errors import ActionInvalid
 from automation.events import PageProblem
 from tests.conftest import browser_config
@@ -106,3 +110,59 @@ async def test_a_popup_that_opens_while_another_is_wrapped_still_finds_the_group
         assert len(group.tabs) == cap
         assert group.closed_extra == 6 - (cap - 1)
         await group.close()
+
+
+@asynccontextmanager
+async def wrapping_held() -> AsyncIterator[tuple[TabGroup, asyncio.Event, asyncio.Event]]:
+    """A group whose tab has opened a popup, the popup's wrapping (its tab made) held
+    until the test releases it: (the group, wrapping started, release)."""
+    async with BrowserSession(browser_config()) as session:
+        group = await session.new_group()
+        tab = group.current
+        assert tab is not None
+        wrap, started, release = group._make_tab, asyncio.Event(), asyncio.Event()
+
+        async def slow_first(page, owner):  # type: ignore[no-untyped-def]
+            if not started.is_set():  # the first wrapping takes as long as the test says
+                started.set()
+                await release.wait()
+            return await wrap(page, owner)
+
+        group._make_tab = slow_first
+        await tab.page.evaluate("window.open('about:blank#popup')")
+        await eventually(lambda: group._pending, what="the popup announced")
+        yield group, started, release
+        await group.close()
+
+
+def urls(group: TabGroup) -> list[str]:
+    return [t.page.url for t in group.tabs]
+
+
+async def test_a_popup_whose_wrapping_was_cut_off_is_wrapped_by_the_next_look() -> None:
+    """A look at the tabs cut off while it wraps a popup the site opened (the live view
+    following a popup within its time, a caller going away) leaves the popup to the next
+    look: before, it was in neither the group's tabs nor its waiting pages for good."""
+    async with wrapping_held() as (group, started, release):
+        looking = asyncio.ensure_future(group.sync())
+        await started.wait()
+        looking.cancel()
+        await asyncio.gather(looking, return_exceptions=True)
+        release.set()
+        await group.sync()
+        assert urls(group) == ["about:blank", "about:blank#popup"]
+
+
+async def test_a_look_while_another_wraps_a_popup_sees_it() -> None:
+    """Two looks at once (the live view's tab strip, and the live view following the
+    popup): the second waits for the popup the first is wrapping. Before, it answered at
+    once without it, and the live view never went to the popup."""
+    async with wrapping_held() as (group, started, release):
+        first = asyncio.ensure_future(group.sync())
+        await started.wait()
+        second = asyncio.ensure_future(group.sync())
+        seen: list[list[str]] = []
+        second.add_done_callback(lambda _done: seen.append(urls(group)))
+        release.set()
+        await asyncio.gather(first, second)
+        assert seen == [["about:blank", "about:blank#popup"]]
