@@ -1,8 +1,8 @@
 """Every way a page opens a tab is told by the action that opened it, and the new tab is
 there to select right away: a ``target=_blank`` link clicked or pressed, a form posted to
 a new window, ``window.open`` with a URL or blank and written into, one opened once a
-request came back, and one whose page is slow to come.  An action that opens nothing
-says nothing of tabs."""
+request came back, one whose page is slow to come, and one a cross-site frame opened.  An
+action that opens nothing says nothing of tabs."""
 
 from __future__ import annotations
 
@@ -32,6 +32,8 @@ OPENERS = {
     "after a request": "<button onclick=\"fetch('/slow').then(() => "
     "window.open('/opened?via=fetch'))\">Open</button>",
     "slow page": "<a href='/opened?via=slow&ms=1500' target=_blank>Open</a>",
+    # A frame of another site (a process of its own): its window is still the page's.
+    "cross-site frame": "<iframe src='http://localhost:{port}/frame'></iframe>",
 }
 # Slower than a cancel takes to come, even on a busy machine.
 SLOWER = "<a href='/opened?via=slower&ms=4000' target=_blank>Open</a>"
@@ -41,9 +43,12 @@ class Handler(QuietHandler):
     def do_GET(self) -> None:
         if self.path.startswith("/opener/"):
             kind = self.path.removeprefix("/opener/").replace("%20", " ")
-            opener = {**OPENERS, "slower page": SLOWER}[kind]
+            port = self.server.server_address[1]
+            opener = {**OPENERS, "slower page": SLOWER}[kind].replace("{port}", str(port))
             body = f"<title>Opener</title><h1>Opener</h1>{opener}<p><a href=#x>Stay</a>"
             self.send(200, body.encode())
+        elif self.path == "/frame":
+            self.send(200, b"<button onclick=\"window.open('/opened?via=frame')\">Open</button>")
         elif self.path.startswith("/slow"):
             time.sleep(0.3)  # the app's own pace: the popup opens once this answers
             self.send(200, b"{}", Content_Type="application/json")
