@@ -69,6 +69,8 @@ __all__ = ["CONTEXT_OPTIONS", "BrowserSession"]
 
 log = logging.getLogger("automation.browser")
 
+_KEEP_MS = 5_000  # a new tab's own CDP session and its first commands
+
 
 # What a caller may set on the fresh context it gets (Playwright's new_context options),
 # besides storage_state: how the site sees the browser.  Nothing that would take a context
@@ -516,14 +518,25 @@ class BrowserSession:
         self._taught.add(context)
 
     async def _keep_state(self, tab: Tab) -> None:
+        """The tab's own CDP session, its target, its downloads followed, its evaluate
+        engine and its refs' state.  Each within its time: a page whose own script spins
+        (a hostile popup) answers none of its domains' commands, and a tab made for it must
+        not wait for it forever, nor keep every look at the run's tabs waiting."""
+        budget = Budget(_KEEP_MS, label="a new tab's own CDP session")
         try:
             # The tab's own session, made now and kept for its CDP calls (backend node ids).
-            session = await tab.core.cdp_session()
-            info = await session.send("Target.getTargetInfo")
-            await tab.watch_downloads(session)
+            session = await tab.core.cdp_session(budget)
+            info = await budget.run(session.send("Target.getTargetInfo"))
         except PlaywrightError:
             return  # not a CDP browser target: refs live with this Tab only
+        except TabwrightError as exc:  # out of time: the tab goes on without them
+            log.warning("a new tab's own CDP session did not answer: %s", exc)
+            return
         target = tab.target_id = info["targetInfo"]["targetId"]
+        try:  # Page.enable is answered by the page's renderer, which may be busy for good
+            await budget.run(tab.watch_downloads(session))
+        except (PlaywrightError, TabwrightError) as exc:
+            log.warning("a new tab's downloads are not followed: %s", exc)
         if self.config.evaluate_enabled:
             tab.runtime = await self._page_runtime(target)
 

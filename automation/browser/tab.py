@@ -99,9 +99,9 @@ class Tab:
     async def watch_downloads(self, session: CDPSession) -> None:
         """Follow this tab's downloads as they come on its CDP session (a download past
         ``max_download_bytes`` is cancelled)."""
-        await session.send("Page.enable")  # its download events
-        if self.downloads is not None:
+        if self.downloads is not None:  # listening first: an enable answered late still counts
             self.downloads.listen(session)
+        await session.send("Page.enable")  # its download events
 
     def use_workspace(self, workspace: Path) -> None:
         """Keep this tab's downloads (and the run's files) in ``workspace`` from now: for

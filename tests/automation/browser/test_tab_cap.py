@@ -15,6 +15,7 @@ from automation.browser.tabs import TabGroup
 from automation.errors import ActionInvalid
 from automation.events import PageProblem
 from tests.conftest import browser_config
+from tests.net import QuietHandler, loopback_app
 from tests.waiting import eventually
 
 CAP = 5
@@ -166,3 +167,33 @@ async def test_a_look_while_another_wraps_a_popup_sees_it() -> None:
         release.set()
         await asyncio.gather(first, second)
         assert seen == [["about:blank", "about:blank#popup"]]
+
+
+class Spinning(QuietHandler):
+    """A page whose "Open" opens a popup whose own script spins for good as it loads."""
+
+    def do_GET(self) -> None:
+        if self.path == "/spin":
+            spin = b"<script>while (true) {}</script>"
+            self.send(200, b"<title>Spin</title><h1>Spinning</h1>" + spin)
+        else:
+            self.send(200, b"<button onclick=\"window.open('/spin')\">Open</button>")
+
+
+async def test_a_popup_whose_script_spins_is_a_tab_all_the_same() -> None:
+    """A hostile popup whose script spins as it loads answers none of its page's CDP
+    commands: its tab is made within the time each part has (without what did not
+    answer), and no look at the run's tabs waits for it again. Before, its wrapping never
+    ended: every look waited its 10 s for it and went on without the popup."""
+    async with BrowserSession(browser_config()) as session:
+        group = await session.new_group()
+        tab = group.current
+        assert tab is not None
+        with loopback_app(Spinning) as base:
+            await tab.navigate(f"{base}/")
+            await tab.page.click("button")
+            await eventually(lambda: group._pending, what="the popup announced")
+            await group.sync()
+            assert [t.page.url for t in group.tabs] == [f"{base}/", f"{base}/spin"]
+            assert not group._wrapping  # nothing left under way for the next look
+        await group.close()
