@@ -330,6 +330,10 @@ class TabGroup:
                 f"{self.closed_extra} tabs the site opened past the run's limit of "
                 f"{self.max_tabs} were closed in all"
             )
+        wrapping = list(self._wrapping.values())
+        for task in wrapping:  # a tab being made for a page about to close with the rest
+            task.cancel()
+        await asyncio.gather(*wrapping, return_exceptions=True)
         try:
             await self.context.close()
         except PlaywrightError:
