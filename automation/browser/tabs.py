@@ -78,8 +78,8 @@ class TabGroup:
         self._on_close = on_close
         self._closed = False
         self._pending: set[Page] = set()  # opened by the site, not wrapped yet
-        self._adopting: set[Page] = set()  # being wrapped: in neither set above nor tabs
-        self._wrapping: dict[Page, asyncio.Future[Tab]] = {}  # each wrapping under way
+        # Each page being wrapped (in neither set above nor tabs), its wrapping under way.
+        self._wrapping: dict[Page, asyncio.Future[Tab]] = {}
         self._told: set[str] = set()  # targets :meth:`opened_by` has told of
         context.on("page", self._on_page)
 
@@ -94,7 +94,7 @@ class TabGroup:
 
     def _open_pages(self) -> int:
         """Pages the group holds, whether wrapped, being wrapped or not yet asked for."""
-        pages = self._pending | self._adopting | {t.page for t in self.tabs}
+        pages = self._pending | set(self._wrapping) | {t.page for t in self.tabs}
         return sum(1 for p in pages if not p.is_closed())
 
     def _on_page(self, page: Page) -> None:
@@ -174,11 +174,8 @@ class TabGroup:
             log.warning("a tab the site opened could not be wrapped: %s", done.exception())
 
     async def _make(self, page: Page) -> Tab:
-        self._adopting.add(page)  # counted while it is wrapped: popups go on arriving
-        try:
-            tab = await self._make_tab(page, self)
-        finally:
-            self._adopting.discard(page)
+        # Counted while it is wrapped (in _wrapping): popups go on arriving.
+        tab = await self._make_tab(page, self)
         tab.group = self
         self.tabs.append(tab)
         self.id_of(tab)
