@@ -7,6 +7,7 @@ import asyncio
 import json
 import re
 import time
+from collections.abc import Callable
 
 from automation import AgentConfig, AgentRun, ListSink, Tab
 from automation.events import (
@@ -453,23 +454,37 @@ def ref_of(snapshot, name: str, role: str) -> str:  # type: ignore[no-untyped-de
     return next(r.ref for r in snapshot.find(name) if r.role == role)
 
 
-async def test_a_popup_closing_itself_leaves_the_run_in_its_opener(tab: Tab) -> None:
-    app = PopupApp(autoclose=True)
+def zeta_through_the_popup(select: Callable[[PagePlanner], int]) -> PagePlanner:
+    """A model that adds Zeta with a new supplier in the "+" popup (which closes itself
+    after its Save), selecting the tab ``select`` gives it (reading the planner's own
+    last observation, say)."""
     planner = PagePlanner(
         lambda s: act(action="fill", ref=ref_of(s, "Name:", "textbox"), value="Zeta"),
         lambda s: act(action="click", ref=ref_of(s, "+", "link")),
-        lambda s: act(action="tabs", op="select", index=1),
+        lambda s: act(action="tabs", op="select", index=select(planner)),
         lambda s: act(action="fill", ref=ref_of(s, "Name:", "textbox"), value="New Co"),
         lambda s: act(action="click", ref=ref_of(s, "Save", "button")),  # the popup closes
         lambda s: act(action="click", ref=ref_of(s, "Save", "button")),
         lambda s: act(action="done", summary="added"),
     )
+    return planner
+
+
+async def add_zeta(tab: Tab, app: PopupApp, planner: PagePlanner) -> tuple[AgentRun, str]:
+    """``planner``'s run on ``app``'s customer form, ended as it succeeded: (the run, the
+    app's base URL)."""
     with serve(app) as base:
         run = AgentRun(tab=tab, planner=planner, sink=ListSink(), task="Add Zeta",
                        start_url=f"{base}/customer")  # fmt: skip
         finished = await run.run()
     assert finished.status == "succeeded", finished.reason
     assert app.customers == [{"name": "Zeta", "supplier": "2"}]
+    return run, base
+
+
+async def test_a_popup_closing_itself_leaves_the_run_in_its_opener(tab: Tab) -> None:
+    planner = zeta_through_the_popup(lambda _planner: 1)
+    run, base = await add_zeta(tab, PopupApp(autoclose=True), planner)
     assert "The tab you were in closed; the run goes on in tab 0" in planner.seen[5]
     steps = run.sink.of_type(StepRecorded)  # type: ignore[attr-defined]
     assert all(s.ok for s in steps) and steps[-1].url == f"{base}/done"
@@ -484,20 +499,6 @@ def told_tab(seen: str) -> int:
 
 async def test_a_popup_slow_to_come_is_told_to_the_model_and_selected_at_once(tab: Tab) -> None:
     # Playwright tells of a popup only once its page came: a second after the click here.
-    app = PopupApp(autoclose=True, popup_ms=1_000)
-    planner = PagePlanner(
-        lambda s: act(action="fill", ref=ref_of(s, "Name:", "textbox"), value="Zeta"),
-        lambda s: act(action="click", ref=ref_of(s, "+", "link")),
-        lambda s: act(action="tabs", op="select", index=told_tab(planner.seen[-1])),
-        lambda s: act(action="fill", ref=ref_of(s, "Name:", "textbox"), value="New Co"),
-        lambda s: act(action="click", ref=ref_of(s, "Save", "button")),  # the popup closes
-        lambda s: act(action="click", ref=ref_of(s, "Save", "button")),
-        lambda s: act(action="done", summary="added"),
-    )
-    with serve(app) as base:
-        run = AgentRun(tab=tab, planner=planner, sink=ListSink(), task="Add Zeta",
-                       start_url=f"{base}/customer")  # fmt: skip
-        finished = await run.run()
-    assert finished.status == "succeeded", finished.reason
+    planner = zeta_through_the_popup(lambda planner: told_tab(planner.seen[-1]))
+    _run, base = await add_zeta(tab, PopupApp(autoclose=True, popup_ms=1_000), planner)
     assert f"it opened tab 1 ({base}/supplier); this one stays current" in planner.seen[2]
-    assert app.customers == [{"name": "Zeta", "supplier": "2"}]
