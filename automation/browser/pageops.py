@@ -252,17 +252,19 @@ async def screenshot(
         extra["quality"] = max(1, min(int(quality), 100))
     if ref:
         locator, entry = await tab.resolve(ref, budget=budget, action="screenshot")
-        data = await tab.core.call(
-            f"screenshot of {entry.describe()}",
-            budget,
-            locator.screenshot(type=format, timeout=timeout, **extra),
-        )
+        async with tab.one_picture(budget):
+            data = await tab.core.call(
+                f"screenshot of {entry.describe()}",
+                budget,
+                locator.screenshot(type=format, timeout=timeout, **extra),
+            )
     else:
-        data = await tab.core.call(
-            "screenshot",
-            budget,
-            tab.page.screenshot(type=format, full_page=full_page, timeout=timeout, **extra),
-        )
+        async with tab.one_picture(budget):
+            data = await tab.core.call(
+                "screenshot",
+                budget,
+                tab.page.screenshot(type=format, full_page=full_page, timeout=timeout, **extra),
+            )
     if path is not None:
         await asyncio.to_thread(Path(path).write_bytes, data)
     return data

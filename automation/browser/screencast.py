@@ -404,7 +404,8 @@ class Screencast:
                     params["clip"] = {"x": view["pageX"], "y": view["pageY"],
                                       "width": size["width"], "height": size["height"],
                                       "scale": scale}  # fmt: skip
-            shot = await budget.run(session.send("Page.captureScreenshot", params))
+            async with tab.one_picture(budget):
+                shot = await budget.run(session.send("Page.captureScreenshot", params))
             jpeg = base64.b64decode(shot["data"], validate=True)
         except (PlaywrightError, TabwrightError, KeyError, ValueError) as exc:
             log.info("no picture for the live view of %s: %s", tab.page.url, exc)

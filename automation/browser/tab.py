@@ -17,8 +17,10 @@ The actions that can set something off (a request, a navigation) settle before t
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -87,6 +89,24 @@ class Tab:
         self.watchdog = Watchdog(self.core)
         # Downloads land in the run's workspace; without one they are refused by Chromium.
         self.downloads = self._keeper(workspace) if workspace else None
+        self._picturing = asyncio.Lock()  # one picture of the page at a time (one_picture)
+
+    @contextlib.asynccontextmanager
+    async def one_picture(self, budget: Budget) -> AsyncIterator[None]:
+        """The turn to take a picture of the page, waited for within ``budget``.  Chromium
+        draws the page at a scaled picture's size while it takes one; two taken at once (the
+        live view's and a step's, say) leave the page laid out at that size for a moment:
+        resize events to it, and a script or an action reading a layout 480 px wide."""
+        try:
+            async with asyncio.timeout(max(budget.remaining_ms(), 0) / 1000):
+                await self._picturing.acquire()
+        except TimeoutError:
+            budget.check()
+            raise budget.exceeded(" waiting for another picture of the page") from None
+        try:
+            yield
+        finally:
+            self._picturing.release()
 
     def _keeper(self, workspace: Path) -> DownloadKeeper:
         keeper = DownloadKeeper(

@@ -608,3 +608,34 @@ async def test_frames_and_pictures_come_at_most_the_size_asked_for(
             Screencast(lambda: tab, frames, max_height=5_000)
     finally:
         await decoder.close()
+
+
+RESIZES = """data:text/html,<title>Sized</title><script>window.sizes = [];
+addEventListener("resize", () => sizes.push([innerWidth, innerHeight]));</script><h1>Sized</h1>"""
+
+
+async def test_a_live_view_picture_taken_beside_a_step_s_leaves_the_page_at_its_size(
+    tab: Tab,
+) -> None:
+    """Chromium draws the page at a picture's size while it takes a scaled one; two taken at
+    once (the live view's, and a step's or an MCP client's screenshot) left the page laid
+    out at the small size for a moment: resize events to it, and an action or a script
+    then read a 480 px wide layout (a person's click on the picture found its point there).
+    One picture of a tab is taken at a time."""
+    size = tab.page.viewport_size
+    assert size is not None
+    await tab.page.goto(RESIZES)
+    cast = Screencast(lambda: tab, Frames(), every_nth_frame=1000, max_width=320)
+    cast.start()
+    try:
+        await eventually(lambda: cast._session is not None, what="the live view on the tab")
+        for _ in range(8):
+            pictures = await asyncio.gather(cast._shot(), tab.screenshot(format="jpeg"))
+            assert all(pictures)
+        assert await tab.page.evaluate("sizes") == []
+        assert await tab.page.evaluate("[innerWidth, innerHeight]") == [
+            size["width"],
+            size["height"],
+        ]
+    finally:
+        await cast.stop()
