@@ -111,14 +111,13 @@ async def test_the_page_shows_the_wait_the_retries_and_the_reply_as_it_happens(
 
     # A reload draws the stored events the same way, without a live counter.
     retry_lines = await retries.all_text_contents()
+    answered_line = await answered.nth(0).text_content()
     await page.reload()
     await expect(page.locator("#status")).to_have_text("succeeded")
     assert await usage_shown(page) == summed
     await expect(chat.locator(".msg.model.waiting")).to_have_count(0)
     await expect(chat.locator(".msg.model.retry .body")).to_have_text(retry_lines)
-    await expect(chat.locator(".msg.model.answered .body").nth(0)).to_have_text(
-        re.compile(r"^the model answered in [3-9]\.\d s \(try 3\)$")
-    )
+    await expect(chat.locator(".msg.model.answered .body").nth(0)).to_have_text(answered_line or "")
     await expect(chat.locator(".msg.agent .chip")).to_have_text(
         [f'fill {name} "Ada"', f'fill {email} "ada@example.org"', 'done "filled in"']
     )
