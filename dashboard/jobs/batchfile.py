@@ -64,9 +64,13 @@ def check_params(params: Mapping[str, str], *, takes: Mapping[str, Taken]) -> di
     return values
 
 
-def read_rows(data: bytes, *, name: str, takes: Mapping[str, Taken]) -> list[dict[str, str]]:
+def read_rows(
+    data: bytes, *, name: str, takes: Mapping[str, Taken], given_only: bool = False
+) -> list[dict[str, str]]:
     """The rows of ``data`` (a .json file, or CSV), each the full set of values for a
-    replay of the scenario that takes the parameters ``takes``."""
+    replay of the scenario that takes the parameters ``takes``; with ``given_only``, each
+    the values its row gives (a schedule's rows: an empty one takes the default of the
+    day it fires), checked alike."""
     if len(data) > MAX_BATCH_BYTES:
         raise BatchFileInvalid(f"the file is over {MAX_BATCH_BYTES // (1024 * 1024)} MiB")
     try:
@@ -121,7 +125,7 @@ def read_rows(data: bytes, *, name: str, takes: Mapping[str, Taken]) -> list[dic
             if value == "":
                 if taken.needed:
                     raise BatchFileInvalid(f"row {number}: {param} is empty and has no default")
-                if taken.default is None:
+                if taken.default is None or given_only:
                     continue  # its login scenario's: needed if it signs in again
                 value = taken.default
             values[param] = value

@@ -95,7 +95,8 @@ class ScheduleForm(forms.Form):
         self.scenario = scenario
         # A default is shown, not filled in: a value left empty takes the scenario's
         # default of the day the schedule fires (filled in, today's was kept for good).
-        for name, taken in replay_takes(document).items():
+        self.takes = replay_takes(document)
+        for name, taken in self.takes.items():
             shown = {"placeholder": taken.default} if taken.default else {}
             self.fields[f"param_{name}"] = forms.CharField(
                 label=name, required=False, max_length=10_000,
@@ -112,8 +113,7 @@ class ScheduleForm(forms.Form):
         if upload:
             try:
                 data = upload.read()
-                defaults = {name: "" for name in self._param_names()}  # checked again below
-                rows = read_rows(data, name=upload.name or "", defaults=defaults)
+                rows = read_rows(data, name=upload.name or "", takes=self.takes, given_only=True)
             except BatchFileInvalid as exc:
                 self.add_error("file", exc.message)
                 return cleaned
