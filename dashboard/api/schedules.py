@@ -190,9 +190,9 @@ async def edit_schedule(request: HttpRequest, schedule_id: int, body: SchedulePa
         signin = given.pop("signin_profile", None)
         fields = {**schedules.stored_fields(schedule), "enabled": schedule.enabled}
         fields.update({key: value for key, value in given.items() if value is not None})
-        if given.get("params") is not None:  # a replay again
+        if given.get("rows") is None and given.get("params") is not None:  # a replay again
             fields["rows"] = None
-        if given.get("rows") is not None:  # a batch
+        if given.get("params") is None and given.get("rows") is not None:  # a batch
             fields["params"] = None
         changed = {key for key, value in given.items() if value is not None}
         if changed & {"params", "rows"}:

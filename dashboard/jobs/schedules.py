@@ -487,6 +487,11 @@ def check_schedule(
         zone = timezone if "timezone" in kept else check_timezone(timezone).key
     except ActionInvalid as exc:
         raise ScheduleInvalid(exc.message, field="timezone", hint=exc.hint) from None
+    if params and rows is not None:  # one of them would be dropped without a word
+        raise ScheduleInvalid(
+            "give the parameters' values (a replay at each time) or rows (a batch), not both",
+            field="params", hint="values a batch's rows all share go in each row",
+        )  # fmt: skip
     document = scenario_selectors.scenario_document(scenario=scenario)
     takes = replay_takes(document)
     try:

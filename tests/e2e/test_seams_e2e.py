@@ -18,7 +18,7 @@ from playwright.async_api import Page, expect
 
 from tests.daphne import api_token
 from tests.daphne import log_in as client_log_in
-from tests.e2e.journeys import exported_pytest, import_scenario, script, until
+from tests.e2e.journeys import exported_pytest, import_scenario, script, until, wait_until
 from tests.e2e.ui import (
     LIVE_MS,
     PASSWORD,
@@ -297,3 +297,46 @@ async def test_a_schedule_of_rows_from_a_file_fires_a_batch_that_signs_each_row_
         return [row[0] for row in server.sql(firing, (schedule_id,))] == ["ok"]
 
     await until("the firing is judged ok", judged)
+
+
+def test_a_schedule_given_both_values_and_rows_is_refused_and_keeps_what_it_had(
+    server: Server, till: str
+) -> None:
+    """Over the API a schedule fires a replay with values or a batch of rows.  Given both,
+    it is refused naming both, and nothing is stored; a change giving both to a schedule
+    leaves it as it was (the values were dropped for the rows, silently, and a change
+    giving both made it a replay with neither: each firing typed the defaults).  Given
+    rows alone, it fires a batch of them, each row signing in as its user."""
+    token = api_token(client_log_in(server.base_url, (USERNAME, PASSWORD)), "both")
+    with script(server, token) as api:
+        made = api.post("/scenarios", json=sign_in(till, {"user": {}}, "Both sign-in"))
+        assert made.status_code == 201, made.text
+        made = api.post("/scenarios", json=new_entry(till, "Both entry", "Both sign-in"))
+        assert made.status_code == 201, made.text
+        scenario = made.json()["id"]
+        when = {"cron": "0 7 * * 1-5", "timezone": "UTC"}
+        values = {"customer": "Grace", "user": "gus"}
+        both = {"params": values, "rows": [{"customer": "Linus", "user": "lin"}]}
+        refused = api.post(f"/scenarios/{scenario}/schedules", json={**when, **both})
+        assert refused.status_code == 400, refused.text
+        error = refused.json()["error"]
+        assert error["code"] == "schedule_invalid", error
+        assert "params" in error["fields"] and "rows" in error["message"], error
+        assert [s for s in api.get("/schedules").json() if s["scenario_id"] == scenario] == []
+
+        kept = api.post(f"/scenarios/{scenario}/schedules", json={**when, "params": values})
+        assert kept.status_code == 201, kept.text
+        schedule = kept.json()["id"]
+        refused = api.patch(f"/schedules/{schedule}", json=both)
+        assert refused.status_code == 400, refused.text
+        assert refused.json()["error"]["code"] == "schedule_invalid", refused.text
+        now = api.get(f"/schedules/{schedule}").json()
+        assert (now["params"], now["rows"]) == (values, None), now
+
+        batch = api.patch(f"/schedules/{schedule}", json={"rows": both["rows"]})
+        assert batch.status_code == 200, batch.text
+        assert (batch.json()["params"], batch.json()["rows"]) == ({}, both["rows"]), batch.text
+        fired = api.post(f"/schedules/{schedule}/fire")
+        assert fired.status_code == 202, fired.text
+        entry = {"customer": "Linus", "amount": "12", "by": "lin"}
+        wait_until("the scheduled batch's row saved its entry", lambda: entry in _Till.saved)

@@ -24,8 +24,9 @@ def scenario(owner: Any, fixture_url: str) -> Scenario:
 
 
 def make(scenario: Scenario, **fields: Any) -> Schedule:
-    defaults = {"cron": "*/10 * * * *", "timezone": "Europe/Paris",
-                "params": {"name": "Ada", "greet": "Ada"}}  # fmt: skip
+    defaults: dict[str, Any] = {"cron": "*/10 * * * *", "timezone": "Europe/Paris"}
+    if "rows" not in fields:  # a replay's values, or a batch's rows: never both
+        defaults["params"] = {"name": "Ada", "greet": "Ada"}
     checked = schedules.check_schedule(scenario=scenario, **{**defaults, **fields})
     return schedules.save(Schedule(owner=scenario.owner, scenario=scenario), **checked)
 
