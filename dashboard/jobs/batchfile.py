@@ -48,7 +48,7 @@ _SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "bars"}
 def check_params(params: Mapping[str, str], *, takes: Mapping[str, Taken]) -> dict[str, str]:
     """One replay's values: every parameter the scenario's replay takes (``takes``), a
     missing or empty one taking its default; ParamsInvalid naming a parameter it does not
-    take or one it needs that is not given."""
+    take, one it needs that is not given, or a value longer than a replay's field takes."""
     unknown = sorted(set(params) - set(takes))
     if unknown:
         known = ", ".join(sorted(takes)) or "none"
@@ -57,6 +57,8 @@ def check_params(params: Mapping[str, str], *, takes: Mapping[str, Taken]) -> di
     values = {}
     for name, taken in takes.items():
         value = str(params.get(name, "") or "") or taken.default
+        if value is not None and len(value) > MAX_VALUE_CHARS:  # as a replay and a batch take it
+            raise ParamsInvalid(f"the parameter {name!r} is over {MAX_VALUE_CHARS} characters")
         if value is None and taken.needed:
             raise ParamsInvalid(f"the parameter {name!r} has no default and no value")
         if value is not None:
@@ -228,6 +230,8 @@ def json_rows(data: object) -> list[dict[str, str]]:
             value = jsonin.as_text(given)
             if not isinstance(value, str):
                 raise BatchFileInvalid(f"row {number}: {key} is not a text")
+            if len(value) > MAX_VALUE_CHARS:
+                raise BatchFileInvalid(f"row {number}: {key} is over {MAX_VALUE_CHARS} characters")
             row[str(key)] = value
         rows.append(row)
     return rows

@@ -340,3 +340,37 @@ def test_a_schedule_given_both_values_and_rows_is_refused_and_keeps_what_it_had(
         assert fired.status_code == 202, fired.text
         entry = {"customer": "Linus", "amount": "12", "by": "lin"}
         wait_until("the scheduled batch's row saved its entry", lambda: entry in _Till.saved)
+
+
+def test_a_value_too_long_for_a_replay_is_refused_by_a_schedule_too(
+    server: Server, till: str
+) -> None:
+    """A value over 10,000 characters is refused by the API's replay and batch, naming
+    the parameter; a schedule of the same values, as a replay or as rows, is refused alike
+    and stores nothing (it was kept, and each firing typed it)."""
+    token = api_token(client_log_in(server.base_url, (USERNAME, PASSWORD)), "long")
+    with script(server, token) as api:
+        made = api.post("/scenarios", json=sign_in(till, {"user": {}}, "Long sign-in"))
+        assert made.status_code == 201, made.text
+        made = api.post("/scenarios", json=new_entry(till, "Long entry", "Long sign-in"))
+        assert made.status_code == 201, made.text
+        scenario = made.json()["id"]
+        long = "x" * 10_001
+        refusals = [
+            api.post(f"/scenarios/{scenario}/replays", json={"params": {"customer": long}}),
+            api.post(f"/scenarios/{scenario}/batches", json={"rows": [{"customer": long}]}),
+        ]
+        when = {"cron": "0 7 * * 1-5", "timezone": "UTC"}
+        for what in ({"params": {"customer": long}}, {"rows": [{"customer": "Ada"},
+                                                             {"customer": long}]}):  # fmt: skip
+            refusals.append(api.post(f"/scenarios/{scenario}/schedules", json={**when, **what}))
+        for refused in refusals:
+            assert refused.status_code == 400, refused.text[:500]
+            error = refused.json()["error"]
+            assert "customer" in json.dumps(error) and "10000" in json.dumps(error), error
+        assert [s for s in api.get("/schedules").json() if s["scenario_id"] == scenario] == []
+        kept = api.post(f"/scenarios/{scenario}/schedules", json={**when, "params": {}})
+        assert kept.status_code == 201, kept.text
+        changed = api.patch(f"/schedules/{kept.json()['id']}", json={"params": {"customer": long}})
+        assert changed.status_code == 400, changed.text[:500]
+        assert api.get(f"/schedules/{kept.json()['id']}").json()["params"] == {}
