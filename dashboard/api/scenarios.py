@@ -204,7 +204,8 @@ def _replay_from_body(user: AbstractBaseUser, scenario_id: int, body: ReplayIn) 
     if heal_model := heal_model_named(body.llm_profile):
         data["llm_profile"] = str(heal_model.pk)
     for name, taken in takes.items():
-        value = body.params.get(name, None if taken.login else taken.default)
+        # As a batch's row takes it: a value given empty (or null) takes the default.
+        value = body.params.get(name) or (None if taken.login else taken.default)
         if value is not None:
             data[f"param_{name}"] = value
     form = ReplayForm(data, document=document)

@@ -374,3 +374,36 @@ def test_a_value_too_long_for_a_replay_is_refused_by_a_schedule_too(
         changed = api.patch(f"/schedules/{kept.json()['id']}", json={"params": {"customer": long}})
         assert changed.status_code == 400, changed.text[:500]
         assert api.get(f"/schedules/{kept.json()['id']}").json()["params"] == {}
+
+
+def test_an_empty_value_takes_the_default_in_an_api_replay_as_in_a_batch_s_cell(
+    server: Server, till: str
+) -> None:
+    """A value given empty (or null) takes the parameter's default, in the API's replay
+    as in a batch's empty cell or JSON row (the docs: the replay takes its values as a
+    batch file's JSON takes them): the till gets the same entry from each (the replay
+    typed an empty customer, and its check of "Saved for " held all the same)."""
+    token = api_token(client_log_in(server.base_url, (USERNAME, PASSWORD)), "empty")
+    with script(server, token) as api:
+        made = api.post("/scenarios", json=sign_in(till, {"user": {}}, "Empty sign-in"))
+        assert made.status_code == 201, made.text
+        made = api.post("/scenarios", json=new_entry(till, "Empty entry", "Empty sign-in"))
+        assert made.status_code == 201, made.text
+        scenario = made.json()["id"]
+        batch = api.post(f"/scenarios/{scenario}/batches",
+                         json={"csv": "customer,user\n,cel\n", "concurrency": 1})  # fmt: skip
+        assert batch.status_code == 201, batch.text
+        runs = []
+        for user, customer in (("api", ""), ("nul", None)):
+            replay = api.post(f"/scenarios/{scenario}/replays",
+                              json={"params": {"customer": customer, "user": user}})  # fmt: skip
+            assert replay.status_code == 201, replay.text
+            assert replay.json()["params"]["customer"] == "Ada", replay.text
+            runs.append(replay.json()["id"])
+        entries = [{"customer": "Ada", "amount": "12", "by": by} for by in ("cel", "api", "nul")]
+        wait_until("each saved its entry", lambda: all(e in _Till.saved for e in entries))
+        ended = ("succeeded", "failed", "stopped", "paused")
+        for run in runs:
+            status = lambda run=run: api.get(f"/runs/{run}").json()["status"]  # noqa: E731
+            wait_until("the replay ended", lambda status=status: status() in ended)
+            assert status() == "succeeded", api.get(f"/runs/{run}").text
