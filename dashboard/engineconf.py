@@ -18,11 +18,13 @@ from automation.budget import Budget
 from automation.errors import LLMError
 from automation.llm.base import ChatMessage, Planner, PlannerRequest
 from automation.llm.keys import api_key_from_env, key_env_refusal
+from dashboard.lib.urls import plain_url
 from dashboard.models import LLMProfile, Run
 from dashboard.runs import selectors, services
 
 __all__ = [
     "PLANNER_KINDS",
+    "base_url_checked",
     "browser_config",
     "chromium_sandbox_setting",
     "demo_rules",
@@ -44,6 +46,13 @@ def url_policy() -> UrlPolicy:
         block_private=bool(conf["BLOCK_PRIVATE_ADDRESSES"]),
         extra_allowed=demo_rules(),
     )
+
+
+def base_url_checked(url: str) -> str:
+    """A base URL a person gave a replay, a batch or a schedule: one plain absolute http(s)
+    URL (no control character or whitespace in it: UrlInvalid saying where) that the URL
+    policy lets runs open (UrlBlocked)."""
+    return url_policy().check(plain_url(url))
 
 
 def demo_rules() -> tuple[str, ...]:

@@ -16,12 +16,13 @@ from automation.errors import ActionInvalid, UrlBlocked
 from automation.recording.takes import replay_takes
 from dashboard.api.common import ERRORS, ApiError
 from dashboard.api.runs import heal_model_named, signin_of
-from dashboard.engineconf import url_policy
+from dashboard.engineconf import base_url_checked
 from dashboard.jobs import batches, services
 from dashboard.jobs import selectors as job_selectors
 from dashboard.jobs.batch_views import results_csv
 from dashboard.jobs.batchfile import BatchFileInvalid, read_rows
 from dashboard.jobs.services import MAX_BATCH_CONCURRENCY
+from dashboard.lib.urls import UrlInvalid
 from dashboard.models import Batch
 from dashboard.runs.services import stopped_by
 from dashboard.scenarios import selectors as scenario_selectors
@@ -121,8 +122,8 @@ def _batch_from_body(user: AbstractBaseUser, scenario_id: int, body: BatchIn) ->
         raise ApiError(400, exc.code, exc.message, exc.hint, fields={field: exc.message}) from None
     base_url = body.base_url.strip() or document.base_url
     try:
-        base_url = url_policy().check(base_url) if base_url else ""
-    except UrlBlocked as exc:
+        base_url = base_url_checked(base_url) if base_url else ""
+    except (UrlInvalid, UrlBlocked) as exc:
         raise ApiError(400, "invalid", str(exc), fields={"base_url": str(exc)}) from None
     profile = signin_of(user, body.signin_profile)
     heal_model = heal_model_named(body.llm_profile)

@@ -9,10 +9,11 @@ from django import forms
 from automation.errors import UrlBlocked
 from automation.recording.scenario import Scenario as Document
 from automation.recording.takes import replay_takes
-from dashboard.engineconf import url_policy
+from dashboard.engineconf import base_url_checked
 from dashboard.jobs import schedules
 from dashboard.jobs.batchfile import MAX_BATCH_BYTES, BatchFileInvalid, read_rows
 from dashboard.jobs.services import heal_model_fields
+from dashboard.lib.urls import UrlInvalid
 from dashboard.runs.forms import heal_model_field, signin_field
 
 
@@ -43,8 +44,8 @@ class BatchForm(forms.Form):
         if not url:
             return self.document.base_url
         try:
-            return url_policy().check(url)
-        except UrlBlocked as exc:
+            return base_url_checked(url)
+        except (UrlInvalid, UrlBlocked) as exc:
             raise forms.ValidationError(str(exc)) from None
 
     def clean_file(self) -> list[dict[str, str]]:

@@ -43,12 +43,12 @@ from django.utils import timezone as dj_timezone
 
 from automation.errors import ActionInvalid, UrlBlocked
 from automation.recording.takes import Taken, replay_takes
-from dashboard.engineconf import heal_model_refusal, url_policy
+from dashboard.engineconf import base_url_checked, heal_model_refusal
 from dashboard.jobs import alerts, batches, outbox
 from dashboard.jobs import selectors as job_selectors
 from dashboard.jobs import services as job_services
 from dashboard.jobs.batchfile import check_params, json_rows
-from dashboard.lib.urls import UrlInvalid, plain_url
+from dashboard.lib.urls import UrlInvalid
 from dashboard.models import (
     Batch,
     Run,
@@ -521,7 +521,7 @@ def check_schedule(
                 if field == "webhook_url":
                     urls[field] = alerts.check_webhook_url(url)
                 else:
-                    urls[field] = url_policy().check(plain_url(url))
+                    urls[field] = base_url_checked(url)
             except (UrlInvalid, UrlBlocked) as exc:
                 raise ScheduleInvalid(exc.message, field=field, hint=exc.hint) from None
     addresses = [e.strip() for e in emails.split(",") if e.strip()]

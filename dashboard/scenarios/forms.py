@@ -20,9 +20,10 @@ from automation.recording.scenario import EXPECT, MAX_TEXT_CHARS, TYPED_ARG
 from automation.recording.scenario import Scenario as Document
 from automation.recording.scenario import ScenarioStep as DocumentStep
 from automation.recording.takes import replay_takes
-from dashboard.engineconf import url_policy
+from dashboard.engineconf import base_url_checked
 from dashboard.lib import jsonin
 from dashboard.lib.jsonin import JsonRefused
+from dashboard.lib.urls import UrlInvalid
 from dashboard.models import Scenario, ScenarioStep
 from dashboard.runs.forms import heal_model_field, signin_field
 
@@ -91,8 +92,8 @@ class ReplayForm(forms.Form):
         if not url:
             return ""
         try:
-            return url_policy().check(url)
-        except UrlBlocked as exc:
+            return base_url_checked(url)
+        except (UrlInvalid, UrlBlocked) as exc:
             raise forms.ValidationError(str(exc)) from None
 
     def signin_profile_id(self) -> int | None:

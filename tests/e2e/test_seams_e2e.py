@@ -407,3 +407,33 @@ def test_an_empty_value_takes_the_default_in_an_api_replay_as_in_a_batch_s_cell(
             status = lambda run=run: api.get(f"/runs/{run}").json()["status"]  # noqa: E731
             wait_until("the replay ended", lambda status=status: status() in ended)
             assert status() == "succeeded", api.get(f"/runs/{run}").text
+
+
+def test_a_base_url_a_schedule_refuses_is_refused_by_a_replay_and_a_batch_too(
+    server: Server, till: str
+) -> None:
+    """A base URL with a line break or a tab in it is refused by a schedule, naming the
+    field and where the character is; a replay and a batch of the same scenario refuse
+    it alike, over the API and nothing starts (they queued a run whose start address
+    held the line break, its checks of addresses then read against it)."""
+    token = api_token(client_log_in(server.base_url, (USERNAME, PASSWORD)), "base")
+    with script(server, token) as api:
+        made = api.post("/scenarios", json=sign_in(till, {"user": {}}, "Base sign-in"))
+        assert made.status_code == 201, made.text
+        made = api.post("/scenarios", json=new_entry(till, "Base entry", "Base sign-in"))
+        assert made.status_code == 201, made.text
+        scenario = made.json()["id"]
+        before = len(api.get("/runs?limit=100").json())
+        for bad in (f"{till}/\r\nX-Injected: 1", f"{till}/\tnew"):
+            refusals = [
+                api.post(f"/scenarios/{scenario}/schedules",
+                         json={"cron": "0 7 * * *", "timezone": "UTC", "base_url": bad}),
+                api.post(f"/scenarios/{scenario}/replays", json={"base_url": bad}),
+                api.post(f"/scenarios/{scenario}/batches",
+                         json={"rows": [{"customer": "Ada"}], "base_url": bad}),
+            ]  # fmt: skip
+            for refused in refusals:
+                assert refused.status_code == 400, refused.text
+                fields = refused.json()["error"]["fields"]
+                assert "at character" in fields.get("base_url", ""), fields
+        assert len(api.get("/runs?limit=100").json()) == before
