@@ -14,7 +14,7 @@ from typing import Any
 from automation.actionspec import ActionSpec, Param, optional
 from automation.browser.tab import Tab
 from automation.budget import Budget
-from automation.errors import ActionInvalid, ScenarioInvalid
+from automation.errors import ActionInvalid, CheckFailed, ScenarioInvalid
 from automation.recording import expect
 
 __all__ = ["VERIFY_ACTIONS", "check_args"]
@@ -40,7 +40,12 @@ async def _verify(tab: Tab, args: dict[str, Any], budget: Budget) -> str:
         identity = (await tab.target(args["ref"], budget=budget)).identity
         if identity is None:
             raise ActionInvalid(f"verify: the element of {args['ref']} could not be identified")
-    return await expect.check(tab, check, identity, budget=budget)
+    try:
+        return await expect.check(tab, check, identity, budget=budget)
+    except CheckFailed as exc:  # said of a replay's check; here the page is the session's
+        raise CheckFailed(
+            exc.message, hint="the page does not show it now: act on it, or verify again later"
+        ) from None
 
 
 VERIFY_ACTIONS: tuple[ActionSpec, ...] = (

@@ -89,6 +89,11 @@ async def test_verify_checks_the_page_and_is_recorded_as_an_expect_step(
     assert [s.action for s in recorded] == ["expect"] * 5
     assert recorded[1].identity is not None and recorded[1].args["items"] == ["Apple", "Cherry"]
     assert recorded[0].identity is None and recorded[-1].ok is False
+    # What an MCP client is told: the session's page, not a replay, is what fell short.
+    with pytest.raises(CheckFailed) as failed:
+        await run(tab, "verify", kind="text_visible", text="Nowhere", timeout_ms=1_500)
+    assert "replay" not in failed.value.hint and "scenario" not in failed.value.hint
+    assert "verify again" in failed.value.hint, failed.value.hint
     with pytest.raises(ActionInvalid):  # an element check needs its element
         await run(tab, "verify", kind="value", value="x")
     with pytest.raises(ActionInvalid):
