@@ -16,7 +16,8 @@ as ``${TOTP:NAME}``.  One :class:`Secrets` lives per run:
   selector or a check would leave the page's own records (history, logs, server) holding it.
 - :class:`RedactingSink` wraps the run's event sink: every event (steps, actions, problems,
   screenshots' URLs, pauses, the end) has each value used so far, and each password typed
-  literally, replaced, also where a URL or a form body carries it percent-encoded.
+  literally, replaced, also where a URL or a form body carries it percent-encoded, or an
+  answer's HTML or JSON carries it escaped.
 - :meth:`Secrets.is_secret` tells the browser layer which typed values to hide from
   screenshots and the live view (:mod:`automation.browser.masking`).
 """
@@ -142,11 +143,24 @@ SHORT_CHARS = 4
 _ALONE_BEFORE, _ALONE_AFTER = r"(?<![0-9A-Za-z])", r"(?![0-9A-Za-z])"
 
 
+# How a page's HTML writes a character it must escape, besides its numeric references.
+_HTML_NAMED = {"&": "amp", "<": "lt", ">": "gt", '"': "quot", "'": "apos"}
+# How JSON (and a script's string) writes one, besides \\uXXXX.
+_JSON_ESCAPED = {'"': '\\"', "\\": "\\\\", "/": "\\/", "'": "\\'"}
+
+
+def _hex(text: str) -> str:
+    """``text`` (hex digits) in either case."""
+    return "".join(f"[{h.upper()}{h.lower()}]" if h.isalpha() else h for h in text)
+
+
 def _encoded_pattern(value: str) -> re.Pattern[str]:
-    """``value`` as it appears in text, a URL or a form body: each character as itself or
-    percent-encoded (either case of hex, ``%25``-encoded once more), a space also as
-    ``+``.  A GET form submit puts ``pw=s%40cret`` in the page's address.  A value shorter
-    than ``SHORT_CHARS``: only where it stands by itself."""
+    """``value`` as it appears in text, a URL, a form body, a page's HTML or JSON: each
+    character as itself, percent-encoded (either case of hex, ``%25``-encoded once more),
+    a space also as ``+``; as an HTML character reference (``&amp;``, ``&#38;``,
+    ``&#x26;``) and a JSON or script escape (``\\"``, ``\\u00e9``), as an app's answer echoes
+    what was typed.  A GET form submit puts ``pw=s%40cret`` in the page's address.  A
+    value shorter than ``SHORT_CHARS``: only where it stands by itself."""
     parts = []
     for char in value:
         hexes = [f"{byte:02X}" for byte in char.encode("utf-8")]
@@ -157,6 +171,16 @@ def _encoded_pattern(value: str) -> re.Pattern[str]:
             )
         if char == " ":
             options.append(r"\+")
+        code = ord(char)
+        options.append(f"&#0*{code};|&#[xX]0*{_hex(f'{code:x}')};")
+        if char in _HTML_NAMED:
+            options.append(f"&{_HTML_NAMED[char]};")
+        if char in _JSON_ESCAPED:
+            options.append(re.escape(_JSON_ESCAPED[char]))
+        units = char.encode("utf-16-be")
+        options.append(
+            "".join(r"\\u" + _hex(units[i : i + 2].hex()) for i in (0, 2)[: len(units) // 2])
+        )
         parts.append("(?:" + "|".join(options) + ")")
     if len(value) < SHORT_CHARS:
         return re.compile(_ALONE_BEFORE + "".join(parts) + _ALONE_AFTER)

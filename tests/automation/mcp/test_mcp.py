@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import html
 import json
 import os
 import sys
@@ -15,6 +16,7 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from urllib.parse import parse_qs
 
 import pytest
 from mcp import Client
@@ -37,6 +39,7 @@ from automation.recording.scenario import Scenario
 from tests.automation.browser.test_session import descendants, processes
 from tests.bounds import ROOM_MS, room
 from tests.conftest import CHROMIUM, FIXTURES
+from tests.net import QuietHandler, loopback_app
 from tests.sinks import WaitingSink
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -46,12 +49,13 @@ NOTE = "n0te-s3cret-value"
 
 
 @asynccontextmanager
-async def server(*flags: str) -> AsyncIterator[Client]:
+async def server(*flags: str, secrets: dict[str, str] | None = None) -> AsyncIterator[Client]:
+    named = {f"TABWRIGHT_SECRET_{name}": value for name, value in (secrets or {}).items()}
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "automation.mcp", "--chromium", CHROMIUM, "--allow-private",
               "--upload-dir", str(FIXTURES / "uploads"), *flags],
-        env={"TABWRIGHT_SECRET_NOTE": NOTE, "PATH": os.environ.get("PATH", "")},
+        env={"TABWRIGHT_SECRET_NOTE": NOTE, "PATH": os.environ.get("PATH", ""), **named},
         cwd=str(ROOT),
     )  # fmt: skip
     async with Client(params) as client:
@@ -447,3 +451,46 @@ async def test_a_snapshot_s_first_line_says_only_what_the_model_was_not_just_tol
     assert page.text.startswith(f"Page: {other}/demo/form.html\n"), page.text
     page = await session.call("snapshot", {})
     assert page.text.startswith("Page: /demo/form.html\n"), page.text
+
+
+# A password with the characters an app's page writes as entities and its JSON as escapes.
+KEY = 'Tr&u"\u00e9<1'
+
+
+class _Echo(QuietHandler):
+    """A settings form whose save shows the key as a page writes it (HTML-escaped) and
+    hands it to the page's script as JSON (escaped, as Python's json writes it)."""
+
+    def do_GET(self) -> None:
+        form = '<form method="post" action="/save"><label>Key <input name="key"></label>'
+        self.send(
+            200, f"<!doctype html><title>Key</title>{form}<button>Save</button></form>".encode()
+        )
+
+    def do_POST(self) -> None:
+        sent = parse_qs(self.rfile.read(int(self.headers["Content-Length"])).decode())
+        key = sent["key"][0]
+        page = f"<p>Saved {html.escape(key)}</p><script>window.key = {json.dumps(key)};</script>"
+        self.send(200, page.encode())
+
+
+async def test_a_secret_the_app_echoes_escaped_is_not_in_a_network_request_s_answer() -> None:
+    """The MCP client types a secret into an app that echoes it in its answer, escaped as
+    HTML (``&amp;``, ``&quot;``, ``&lt;``) and as JSON (``\\"``, ``\\u00e9``): the body
+    ``network_request`` shows hides it in each form, as it hides it plain and
+    percent-encoded (those escapes spelled the password out to the client)."""
+    with loopback_app(_Echo) as app:
+        async with server(secrets={"KEY": KEY}) as client:
+            ok, said = await call(client, "navigate", url=f"{app}/form")
+            assert ok, said
+            ok, snap = await call(client, "snapshot", interactive=True)
+            ok, said = await call(client, "fill", ref=ref_of(snap, 'textbox "Key"'),
+                                  value="${SECRET:KEY}")  # fmt: skip
+            assert ok, said
+            ok, said = await call(client, "click", ref=ref_of(snap, 'button "Save"'))
+            assert ok, said
+            ok, said = await call(client, "network_request", number=2)
+            assert ok and "response body:" in said, said
+    escaped = (html.escape(KEY), json.dumps(KEY), KEY)
+    assert not [form for form in escaped if form in said], said
+    assert said.count("${SECRET:KEY}") >= 2, said  # the body sent, and what came back
