@@ -179,6 +179,18 @@ def validate(args: object, *, has_element: bool, index: int = 0) -> dict[str, An
     return clean
 
 
+def words_given(args: dict[str, Any]) -> None:
+    """A check whose text or address its parameters' values left empty would hold on any
+    page (its file can't hold an empty one): CheckFailed, saying so."""
+    for name in ("text", "url"):
+        if isinstance(args.get(name), str) and not args[name].strip():
+            raise CheckFailed(
+                f"expected {check_words(args, None)}, but its {name} is empty with the values "
+                "it was given: it would hold on any page",
+                hint="give the parameter it reads a value (none given: its default)",
+            )
+
+
 async def check(
     tab: Tab, args: dict[str, Any], identity: ElementIdentity | None, *, budget: Budget
 ) -> str:

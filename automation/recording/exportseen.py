@@ -118,10 +118,19 @@ def read_until(page: Page, holds: Callable[[], tuple[bool, str]], expected: str)
         page.wait_for_timeout(100)
 
 
+def words_given(text: str, expected: str) -> None:
+    """A check of a text its parameters left empty fails at once, as replay fails it."""
+    assert text.strip(), (
+        f"expected {expected}, but its text is empty with the values it was given: "
+        "it would hold on any page"
+    )
+
+
 def expect_text(page: Page, text: str, *, shown: bool = True) -> None:
     """A text seen (or, not ``shown``, seen nowhere) where a person looks at the page."""
     said = "it is not shown" if shown else "it is shown"
     expected = f"the page to {'show' if shown else 'not show'} {text!r}"
+    words_given(text, expected)
     read_until(page, lambda: (shows_text(page, text) is shown, said), expected)
 
 
@@ -133,6 +142,7 @@ def expect_rows(page: Page, text: str, count: int, *, at_least: bool = False) ->
         return (now >= count if at_least else now == count), f"{now} row(s) show it"
 
     expected = f"{'at least ' if at_least else ''}{count} row(s) to show {text!r}"
+    words_given(text, expected)
     read_until(page, holds, expected)
 
 

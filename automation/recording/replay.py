@@ -563,6 +563,7 @@ class Replay:
         """An expect step: read the page until it holds (CheckFailed if it does not)."""
         not_a_form_answered_again(self, step)
         args = self.values.fill(step.args)
+        expect.words_given(args)  # (before the address moves to the base URL: never empty)
         if args["kind"] == "url":
             args["url"] = rebase(args["url"], self.scenario.base_url, self.base_url)
         return await expect.check(self.tab, args, self.values.target(step), budget=budget)

@@ -437,3 +437,41 @@ def test_a_base_url_a_schedule_refuses_is_refused_by_a_replay_and_a_batch_too(
                 fields = refused.json()["error"]["fields"]
                 assert "at character" in fields.get("base_url", ""), fields
         assert len(api.get("/runs?limit=100").json()) == before
+
+
+async def test_a_check_its_parameter_left_empty_fails_in_the_replay_and_the_export(
+    page: Page, server: Server, till: str, tmp_path: Path
+) -> None:
+    """The entry checks that the page shows its customer.  Replayed from its page with the
+    customer emptied, the till saves an entry for nobody: the replay fails that check,
+    saying its text is empty, and so does the pytest export run with the customer's
+    variable empty (both passed: an empty text is "shown" on any page)."""
+    await log_in(page, server)
+    await imported(page, server, tmp_path, sign_in(till, {"user": {}}, "Blank sign-in"))
+    entry = new_entry(till, "Blank entry", "Blank sign-in")
+    entry["steps"].append(_step("expect", {"kind": "text_visible", "text": "${customer}"}))
+    scenario_url = await imported(page, server, tmp_path, entry)
+    form = page.locator("#replay")
+    await form.get_by_label("customer", exact=True).fill("")
+    await form.get_by_test_id("login-params").get_by_label("user", exact=True).fill("eve")
+    await form.get_by_role("button", name="Replay").click()
+    await expect(page.locator("#status")).to_have_text("failed", timeout=LIVE_MS)
+    assert _Till.saved[-1] == {"customer": "", "amount": "12", "by": "eve"}
+    await expect(page.locator("body")).to_contain_text(
+        "its text is empty with the values it was given"
+    )
+
+    await page.goto(scenario_url)
+    code = await exported_pytest(page)
+    env = {"TABWRIGHT_SECRET_PASSWORD": SHOP_PASSWORD, "TABWRIGHT_PARAM_user": "eve",
+           "TABWRIGHT_PARAM_customer": ""}  # fmt: skip
+    (tmp_path / "empty").mkdir()
+    status, out = await run_exported(code, tmp_path / "empty", till, env=env)
+    assert status == 1, out[-3000:]
+    assert "its text is empty with the values it was given" in out, out[-3000:]
+    (tmp_path / "given").mkdir()
+    status, out = await run_exported(
+        code, tmp_path / "given", till, env={**env, "TABWRIGHT_PARAM_customer": "Hedy"}
+    )
+    assert status == 0, out[-3000:]
+    assert _Till.saved[-1] == {"customer": "Hedy", "amount": "12", "by": "eve"}
