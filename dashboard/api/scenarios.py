@@ -13,6 +13,7 @@ from ninja import Router, Schema, Status
 from pydantic import BaseModel, ConfigDict, Field
 
 from automation.errors import ScenarioInvalid
+from automation.recording import fromrun
 from automation.recording.takes import replay_takes
 from dashboard.api.common import ERRORS, ApiError, ErrorOut, ParamValues
 from dashboard.api.runs import RunOut, heal_model_named, run_out, signin_of
@@ -137,6 +138,7 @@ async def save_run_as_scenario(request: HttpRequest, run_id: int, body: SaveRunI
         run = run_selectors.run_get(user=request.user, id=run_id)
         if run.owner_id != request.user.pk:
             raise ApiError(403, "forbidden", "only the run's owner can save it as a scenario")
+        _keepable(run, body.keep)
         proposals = run_selectors.run_proposed_checks(run=run)
         checks = body.checks
         if checks is None:
@@ -155,6 +157,22 @@ async def save_run_as_scenario(request: HttpRequest, run_id: int, body: SaveRunI
         return _scenario_out(selectors.scenario_list(user=request.user).get(pk=scenario.pk))
 
     return Status(201, await sync_to_async(save)())
+
+
+def _keepable(run: Run, keep: list[int]) -> None:
+    """Each step ``keep`` names is one the save page offers to keep (a failed step whose
+    element is known); ApiError naming the first that is not."""
+    if not keep:
+        return
+    rows = run_selectors.run_step_rows(run=run)
+    typed = run_selectors.run_typed_passwords(run=run, rows=rows)
+    words = typed.found_in([run.task, *run_selectors.run_requests(run=run)])
+    keepable = sorted(p.index for p in fromrun.plan(rows, passwords=words) if p.keepable)
+    wrong = [index for index in keep if index not in keepable]
+    if wrong:
+        raise ApiError(400, "invalid", f"step {wrong[0]} is not a failed step to keep",
+                       "failed steps it may keep: " + (", ".join(map(str, keepable)) or "none"),
+                       {"keep": f"step {wrong[0]} can't be kept"})  # fmt: skip
 
 
 @router.post("/scenarios", response={201: ScenarioOut, **ERRORS, 409: ErrorOut}, tags=["scenarios"])

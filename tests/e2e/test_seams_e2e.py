@@ -475,3 +475,31 @@ async def test_a_check_its_parameter_left_empty_fails_in_the_replay_and_the_expo
     )
     assert status == 0, out[-3000:]
     assert _Till.saved[-1] == {"customer": "Hedy", "amount": "12", "by": "eve"}
+
+
+def test_a_run_saved_through_the_api_refuses_a_step_to_keep_it_can_t_keep(
+    server: Server, till: str
+) -> None:
+    """The save page offers a *keep it* box only beside a failed step whose element is
+    known; the API's ``keep`` naming any other step (one that passed, one that is not
+    there) is refused naming it, and nothing is stored, as an out-of-range check is (it
+    was dropped without a word: the scenario lacked what the script asked to keep)."""
+    token = api_token(client_log_in(server.base_url, (USERNAME, PASSWORD)), "keep")
+    with script(server, token) as api:
+        made = api.post("/runs", json={"task": "type ada into User", "planner": "rules",
+                                       "start_url": f"{till}/login"})  # fmt: skip
+        assert made.status_code == 201, made.text
+        run = made.json()["id"]
+        ended = ("succeeded", "failed", "stopped", "paused")
+        wait_until("the run ended", lambda: api.get(f"/runs/{run}").json()["status"] in ended)
+        steps = api.get(f"/runs/{run}").json()["steps"]
+        assert steps and all(step["ok"] for step in steps), steps
+        before = len(api.get("/scenarios").json())
+        for keep in ([steps[-1]["index"]], [999]):
+            refused = api.post(f"/runs/{run}/scenario", json={"name": "Kept", "keep": keep})
+            assert refused.status_code == 400, refused.text
+            error = refused.json()["error"]
+            assert "keep" in error["fields"] and str(keep[0]) in error["message"], error
+        assert len(api.get("/scenarios").json()) == before
+        saved = api.post(f"/runs/{run}/scenario", json={"name": "Kept"})
+        assert saved.status_code == 201, saved.text
