@@ -24,6 +24,7 @@ who saves a run that downloaded something.
 from __future__ import annotations
 
 import asyncio
+import csv
 from pathlib import Path
 from typing import Any
 
@@ -110,7 +111,10 @@ def propose(path: Path, name: str) -> dict[str, Any]:
     args: dict[str, Any] = {"kind": "download", "name": _pattern(name), "type": kind,
                             "min_bytes": 1 if size else 0}  # fmt: skip
     if kind == "csv" and size <= MAX_READ_BYTES:
-        header, _rows = csv_table(data.decode("utf-8-sig", errors="replace"))
+        try:
+            header, _rows = csv_table(data.decode("utf-8-sig", errors="replace"))
+        except csv.Error:  # not a CSV after all: no header to check
+            header = []
         if header and len(header) <= MAX_HEADER and all(len(h) <= MAX_TEXT for h in header):
             args.update(header=header)
     return args

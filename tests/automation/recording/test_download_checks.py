@@ -87,6 +87,41 @@ def test_a_bad_download_check_is_refused_saying_why(args: dict[str, object], mes
         expect.validate({"kind": "download", **args}, has_element=False, index=3)
 
 
+# A file a page served as a CSV, shaped against csv.Sniffer: its patterns take time
+# quadratic in the file's first 64 KiB, in one call that holds the interpreter (minutes
+# for each of these, during which every thread of the process waited: the pages, sockets
+# and runs of the server a run's worker lives in).  Each is read now in linear time.
+HOSTILE_CSV = ['"\n' * 40_000, ',"' * 40_000, ';"x' * 30_000]
+
+
+@pytest.mark.parametrize("text", HOSTILE_CSV, ids=["quote-break", "comma-quote", "semi-quote"])
+def test_a_csv_shaped_against_the_delimiter_guess_is_read_at_once(
+    tmp_path: Path, text: str
+) -> None:
+    path = write(tmp_path, "export.csv", text)
+    held, why = holds(path, rows=1)
+    assert not held and why.startswith("'export.csv' has "), why
+    assert downloads.propose(path, "export.csv")["type"] == "csv"
+
+
+def test_the_delimiter_is_the_one_that_splits_the_rows_alike(tmp_path: Path) -> None:
+    semi = write(tmp_path, "a.csv", 'order;note;total\r\n1;"late, again";3\r\n2;ok;4\r\n')
+    assert holds(semi, header=["order", "note", "total"], rows=2)[0]
+    spaced = write(tmp_path, "b.csv", 'order, note\n1, "late, again"\n')
+    assert holds(spaced, header=["order", "note"], rows=1)[0]
+    piped = write(tmp_path, "c.csv", "order|total\n1|2\n")
+    assert holds(piped, header=["order", "total"], rows=1)[0]
+    one = write(tmp_path, "d.csv", "order\n1\n2\n")
+    assert holds(one, header=["order"], rows=2)[0]
+
+
+def test_a_csv_that_cant_be_read_says_so(tmp_path: Path) -> None:
+    path = write(tmp_path, "big.csv", 'a,b\n"' + "x" * 200_000 + '",1\n')
+    held, why = holds(path, rows=1)
+    assert not held and why.startswith("'big.csv' can't be read as CSV: field larger"), why
+    assert "header" not in downloads.propose(path, "big.csv")
+
+
 # -- in a real browser: the back office's export --------------------------------------
 
 
