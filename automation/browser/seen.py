@@ -24,13 +24,15 @@ whether something else is drawn over the text.
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import TYPE_CHECKING, Any
 
+import re2
 from playwright.async_api import ElementHandle, Frame
 from playwright.async_api import Error as PlaywrightError
 
 from automation.browser.jsparts import joined
-from automation.browser.textmatch import words
+from automation.browser.textmatch import WORD_CHARS, words
 from automation.budget import Budget
 
 if TYPE_CHECKING:
@@ -41,6 +43,7 @@ __all__ = [
     "count_rows",
     "element_seen",
     "errors_shown",
+    "find_words",
     "fold",
     "page_text",
     "seen_frames",
@@ -53,6 +56,12 @@ _FRAME_JS = f"(element) => ({SEEN_JS})({{ op: 'frame', element }})"
 _ELEMENT_JS = f"(element) => ({SEEN_JS})({{ op: 'element', element }})"
 # wait_for reads the page again after each of these pauses, then every last one.
 _POLL_S = (0.0, 0.05, 0.1, 0.15, 0.25)
+# WORD_CHARS as RE2 writes a character's code (\x{00aa}, where re and RegExp take \u00aa).
+_RE2_WORD = re.sub(r"\\u([0-9a-fA-F]{4})", r"\\x{\1}", WORD_CHARS)
+_WORD = re.compile(f"[{WORD_CHARS}]")
+_RE2 = re2.Options()
+_RE2.case_sensitive = False
+_RE2.log_errors = False
 
 
 async def seen_frames(tab: Tab, budget: Budget) -> list[Frame]:
@@ -152,6 +161,26 @@ async def errors_shown(tab: Tab, budget: Budget) -> list[str]:
         except PlaywrightError:
             continue
     return found
+
+
+def find_words(text: str, wanted: str, pos: int = 0) -> tuple[int, int] | None:
+    """Where ``text`` shows ``wanted`` as words (textmatch.words: case and runs of spaces
+    ignored, not inside a longer word), from ``pos`` on; None if nowhere.
+
+    Matched with RE2, in time linear in the text: Python's ``re`` tries the pattern at
+    each place in turn, so a page of a million characters of "a a a …" and a check of 500
+    words "a … b" held the event loop for seconds at each read.  RE2 has no lookaround:
+    the character before and after is matched, and the words' own place told."""
+    wanted = " ".join(wanted.split())
+    core = r"\s+".join(re.escape(part) for part in wanted.split(" "))
+    before = after = ""
+    if _WORD.match(wanted[:1]):  # the character before, from pos - 1 on, is no letter
+        before = f"[^{_RE2_WORD}]" if pos > 0 else f"(?:^|[^{_RE2_WORD}])"
+        pos = max(pos - 1, 0)
+    if _WORD.match(wanted[-1:]):
+        after = f"(?:[^{_RE2_WORD}]|$)"
+    found = re2.compile(f"{before}({core}){after}", _RE2).search(text, pos)
+    return None if found is None else found.span(1)
 
 
 def fold(text: str) -> str:

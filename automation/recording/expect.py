@@ -45,11 +45,11 @@ from automation.browser.seen import (
     count_rows,
     element_seen,
     errors_shown,
+    find_words,
     fold,
     page_text,
     shows_text,
 )
-from automation.browser.textmatch import words
 from automation.budget import Budget
 from automation.errors import BudgetExceeded, CheckFailed, ScenarioInvalid
 from automation.recording import downloads
@@ -294,16 +294,16 @@ def _in_order(text: str, items: list[str]) -> bool:
     """Whether each item is in ``text`` (folded) as words, each after the one before."""
     at = 0
     for item in items:
-        found = re.compile(words(fold(item)), re.IGNORECASE).search(text, at)
+        found = find_words(text, fold(item), at)
         if found is None:
             return False
-        at = found.end()
+        at = found[1]
     return True
 
 
 def shows(text: str, wanted: str) -> bool:
-    """Whether ``text`` (folded) shows ``wanted`` as words."""
-    return re.search(words(fold(wanted)), text, re.IGNORECASE) is not None
+    """Whether ``text`` (folded) shows ``wanted`` as words (in time linear in the text)."""
+    return find_words(text, fold(wanted)) is not None
 
 
 def _norm(text: str) -> str:

@@ -55,6 +55,30 @@ def test_a_text_is_found_as_words(text: str, page: str, found: bool) -> None:
     assert expect.shows(expect.fold(page), text) is found
 
 
+# A page of four million words "a", and checks of 500 words that end in one it lacks, or
+# that it shows only at its very end: Python's re tried the words at each place in turn
+# (time of the page's length times the check's), over a minute of the event loop held
+# for each read, every page, socket and run of the process waiting.
+MANY_WORDS = expect.fold("a " * 4_000_000)
+LONG_CHECK = "a " * 499 + "b"
+
+
+def test_a_page_of_repeated_words_is_searched_in_time_linear_in_it() -> None:
+    assert not expect.shows(MANY_WORDS, LONG_CHECK)
+    assert expect.shows(MANY_WORDS + " b.", LONG_CHECK)
+    assert not expect._in_order(MANY_WORDS + " b", ["a a", LONG_CHECK, "a"])
+    assert expect._in_order("x)y", ["x)", "y"]) and not expect._in_order("xy", ["x", "y"])
+
+
+async def test_an_items_check_reads_a_page_of_repeated_words(tab: Tab) -> None:
+    await tab.page.set_content(f"<ul aria-label=Todos><li>{'a ' * 500_000}</li></ul>")
+    todos = {"role": "list", "name": "Todos", "tag": "ul"}
+    check = ScenarioStep.from_dict({"action": "expect", "args": {"kind": "items",
+                                    "items": [LONG_CHECK]}, "identity": todos})  # fmt: skip
+    ok, seen = await expect._once(tab, check.args, check.identity, room())
+    assert not ok and seen.startswith("it reads 'a a a"), seen
+
+
 async def test_a_check_and_a_wait_find_words_not_parts_of_words(tab: Tab, fixture_url: str) -> None:
     await tab.navigate(f"{fixture_url}/words/v1/index.html")
     gone = {"kind": "text_hidden", "text": "Saved"}  # "Unsaved" is not "Saved"
