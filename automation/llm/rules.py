@@ -50,18 +50,21 @@ _PRESS_RE = re.compile(r"press\s+(?P<key>.+)", _F)
 _WAIT_RE = re.compile(r"wait\s+for\s+(?P<text>.+)", _F)
 # Tried in order: a quoted value settles where it ends; only when nothing is quoted do we
 # have to pick a separator, and then the one least likely to sit inside the free text.
+# A free text before a separator's spaces ends in a non-space (``.*?\S``, not ``.+?``):
+# where either could take a space, a line of 20,000 spaces was split at each place in
+# turn, each split trying each length of the run after it (seconds of the event loop).
 _TYPE_RES = (
     re.compile(rf"type\s+(?P<text>{_Q})\s+into\s+(?P<target>.+)", _F),
-    re.compile(rf"type\s+(?P<text>.+?)\s+into\s+(?P<target>{_QUOTED_TARGET})", _F),
-    re.compile(r"type\s+(?P<text>.+)\s+into\s+(?P<target>.+)", _F),  # the last " into "
+    re.compile(rf"type\s+(?P<text>.*?\S)\s+into\s+(?P<target>{_QUOTED_TARGET})", _F),
+    re.compile(r"type\s+(?P<text>.*\S)\s+into\s+(?P<target>.+)", _F),  # the last " into "
 )
 _FILL_RES = (
     re.compile(rf"fill\s+(?P<target>{_QUOTED_TARGET})\s+with\s+(?P<text>.+)", _F),
-    re.compile(rf"fill\s+(?P<target>.+?)\s+with\s+(?P<text>{_Q})", _F),
-    re.compile(r"fill\s+(?P<target>.+?)\s+with\s+(?P<text>.+)", _F),  # the first " with "
+    re.compile(rf"fill\s+(?P<target>.*?\S)\s+with\s+(?P<text>{_Q})", _F),
+    re.compile(r"fill\s+(?P<target>.*?\S)\s+with\s+(?P<text>.+)", _F),  # the first " with "
 )
 _QUOTED_ORDINAL_RE = re.compile(rf"(?P<name>{_Q})\s*(?:#(?P<nth>\d+))?", _F)
-_PLAIN_ORDINAL_RE = re.compile(r"(?P<name>.+?)\s+#(?P<nth>\d+)", _F)
+_PLAIN_ORDINAL_RE = re.compile(r"(?P<name>.*?\S)\s+#(?P<nth>\d+)", _F)
 # People paste numbered or bulleted steps; the marker is not part of the command.
 _LIST_MARKER_RE = re.compile(r"^(?:\d+[.)]|[-*\u2022])\s+")
 _ESCAPE_RE = re.compile(r"\\(.)")

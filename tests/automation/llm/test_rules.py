@@ -500,6 +500,10 @@ async def test_on_token_gets_the_reply_text() -> None:
         ("click Save #2", "click", "", "Save", 2),
         ('click "Order #1003"', "click", "", "Order #1003", None),
         ("type a into b into c", "type", "a into b", "c", None),
+        ("type  a   b  into   c", "type", "a   b", "c", None),
+        ('type a  into  "b c"  #2', "type", "a", "b c", 2),
+        ('fill  Notes   with  "x  y"', "type", "x  y", "Notes", None),
+        ("click  Save   #3", "click", "", "Save", 3),
         ("fill Notes with call me with news", "type", "call me with news", "Notes", None),
         ("press Control+A", "press", "Control+A", "", None),
         ("wait for 'Order confirmed'", "wait_for", "Order confirmed", "", None),
@@ -514,6 +518,26 @@ def test_parse_command(line: str, kind: str, value: str, target: str, nth: int |
 @pytest.mark.parametrize("line", ["", "hello", "click", "type x", "wait", "scroll down"])
 def test_parse_command_rejects(line: str) -> None:
     assert parse_command(line) is None
+
+
+# Lines mostly of spaces between a command's words: the patterns split them at each
+# place in turn and tried each length of the spaces after it, in time of the square of
+# the line (14 s of the event loop for the first two at the dashboard's 20,000
+# characters, every run of the process waiting; minutes for these, the engine's own
+# callers have no limit).
+HOSTILE_LINES = [
+    "type a" + " " * 99_990 + "b",
+    "fill a" + " " * 99_990 + "b",
+    "click a" + " \t" * 49_995 + "#",
+    "type " + "a " * 49_990 + "into",
+]
+
+
+def test_a_line_of_spaces_between_words_is_read_at_once() -> None:
+    for line in HOSTILE_LINES[:2] + HOSTILE_LINES[3:]:
+        assert parse_command(line) is None
+    command = parse_command(HOSTILE_LINES[2])
+    assert command is not None and command.target.endswith("#") and command.nth is None
 
 
 # --- against a real Chromium page -------------------------------------------------------
