@@ -80,6 +80,11 @@ def _parse_one(body: str, n: int, offered: Collection[str] | None) -> Action:
             f"action {n}: not valid JSON ({exc.msg} at char {exc.pos}): {body[:120]!r}",
             hint='write <action>{"action": "click", "ref": "e5"}</action>',
         ) from None
+    except RecursionError:  # arrays in arrays a thousand deep: told, not a crashed run
+        raise ActionInvalid(
+            f"action {n}: its JSON nests too deep to read: {body[:120]!r}",
+            hint='write <action>{"action": "click", "ref": "e5"}</action>',
+        ) from None
     if not isinstance(data, dict):
         raise ActionInvalid(f"action {n}: expected a JSON object, got {type(data).__name__}")
     name = data.get("action")

@@ -506,7 +506,13 @@ def _decode(out: Any, cap: int, what: str) -> Any:
             f"the result is {out['size']} characters of JSON, more than the cap of {cap}",
             hint="return less: select fields, slice lists, or cut long text in the script",
         )
-    return json.loads(out["json"])
+    try:
+        return json.loads(out["json"])
+    except RecursionError:  # JSON.stringify writes what Python's parser can't read back
+        raise EvaluateError(
+            "the result nests arrays and objects too deep to read",
+            hint="return a flatter value: select fields in the script",
+        ) from None
 
 
 def _settle(tasks: set[asyncio.Task[object]]) -> Callable[[asyncio.Task[object]], None]:

@@ -324,7 +324,7 @@ class Endpoint:
         text = body.decode("utf-8", errors="replace")
         try:
             data = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             data = None
         if isinstance(data, dict):
             # OpenAI: {"error": {"message"}}; Anthropic: {"type": "error", "error": {...}}.
@@ -342,7 +342,7 @@ class Endpoint:
         """A JSON object from the server, or LLMResponseError naming ``where`` it was."""
         try:
             data = json.loads(text)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # nested too deep to read: malformed too
             raise LLMResponseError(
                 self.scrub(f"{self.display_url} sent malformed JSON in its {where}: {text[:200]!r}")
             ) from exc

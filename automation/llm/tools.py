@@ -110,7 +110,7 @@ def call_tag(name: str, arguments: str | dict[str, Any]) -> str:
     if isinstance(arguments, str):
         try:
             args = json.loads(arguments) if arguments.strip() else {}
-        except ValueError:
+        except (ValueError, RecursionError):  # nested too deep: told as not an object
             args = None
     if not isinstance(args, dict):
         return f"<action>{arguments}</action>"

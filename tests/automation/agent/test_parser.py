@@ -79,3 +79,14 @@ def test_the_hint_lists_only_the_actions_this_run_offers() -> None:
     assert "does not offer: 'evaluate'" in str(not_offered)
     for error in (unknown, not_offered):
         assert error.hint == "the actions you have: click, done, fill, navigate"
+
+
+def test_an_action_nested_too_deep_is_a_typed_error() -> None:
+    """A reply's action of arrays in arrays thousands deep (a model a page talked into it)
+    is told to the model; Python's parser raised RecursionError, ending the run."""
+    deep = "[" * 5_000 + "]" * 5_000
+    result = parse_reply(f'<action>{{"action": "click", "ref": {deep}}}</action>'
+                         '<action>{"action": "click", "ref": "e2"}</action>')  # fmt: skip
+    assert [a.args for a in result.actions] == [{"ref": "e2"}]
+    assert [e.code for e in result.errors] == ["action_invalid"]
+    assert "nests too deep to read" in str(result.errors[0])

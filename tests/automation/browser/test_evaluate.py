@@ -286,6 +286,9 @@ async def test_bad_scripts_and_results_are_typed_errors(etab: Tab) -> None:
         await etab.evaluate("'x'.repeat(2_000_000)")
     with pytest.raises(EvaluateError, match="JSON"):
         await etab.evaluate("(() => { const a = {}; a.self = a; return a; })()")
+    with pytest.raises(EvaluateError, match="nests arrays and objects too deep"):
+        await etab.evaluate("(() => { let a = []; for (let i = 0; i < 2000; i++) a = [a];"
+                            " return a; })()")  # fmt: skip
     with pytest.raises(ActionInvalid, match="function of the element"):
         await etab.evaluate("document.title", ref="e1")
     with pytest.raises(ActionInvalid, match="JSON"):

@@ -267,6 +267,20 @@ async def test_malformed_sse_data_is_a_response_error(
     assert "malformed" in info.value.message
 
 
+async def test_an_answer_nested_too_deep_is_a_response_error(
+    planner: OpenAICompatPlanner,
+    llm_server: ScriptedLLMServer,
+) -> None:
+    """Arrays in arrays thousands deep: Python's parser raised RecursionError, a crash
+    where a server's malformed answer is a typed error."""
+    llm_server.script(Reply(raw_sse=f"data: {'[' * 5_000}{']' * 5_000}\n\ndata: [DONE]\n\n"))
+
+    with pytest.raises(LLMResponseError) as info:
+        await planner.plan(make_request(), budget=Budget(5000))
+
+    assert "malformed" in info.value.message
+
+
 async def test_empty_reply_is_a_response_error(
     planner: OpenAICompatPlanner,
     llm_server: ScriptedLLMServer,

@@ -85,6 +85,8 @@ def test_action_tag_puts_the_name_first_and_keeps_unicode() -> None:
     assert tag == '<action>{"action": "type", "text": "Grüße", "ref": "e5"}</action>'
     assert call_tag("click", '{"ref": "e5"') == '<action>{"ref": "e5"</action>'
     assert call_tag("back", "") == '<action>{"action": "back"}</action>'
+    deep = "[" * 5_000 + "]" * 5_000  # past Python's parser: kept raw, a parse error
+    assert call_tag("click", deep) == f"<action>{deep}</action>"
 
 
 async def test_streamed_tool_calls_become_tags_the_parser_accepts(
