@@ -42,6 +42,7 @@ from automation.mcp.server import build_server
 from automation.mcp.session import Answer, call_timeout_ms
 from dashboard.accounts import services as token_services
 from dashboard.engineconf import browser_config
+from dashboard.lib import jsonin
 from dashboard.models import Run
 from dashboard.runs import selectors as run_selectors
 from dashboard.runs import services as run_services
@@ -406,9 +407,9 @@ async def _refuse_stateless(version: str, receive: Any, send: Any) -> None:
         message = await receive()
         body += message.get("body", b"")
         more = message.get("more_body", False)
-    try:
-        request_id = json.loads(body).get("id")
-    except (ValueError, AttributeError):
+    try:  # bounded: a body of arrays nested thousands deep is no id, not a crash
+        request_id = jsonin.loads(body, max_bytes=_MAX_PROBE_BYTES, what="the request").get("id")
+    except (ValueError, AttributeError):  # JsonRefused is a ValueError
         request_id = None
     answer = {"jsonrpc": "2.0", "id": request_id, "error": {
         "code": UNSUPPORTED_PROTOCOL_VERSION,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
@@ -17,6 +16,7 @@ from automation.agent.output import MAX_SCHEMA_CHARS, check_schema
 from automation.budget import timeout_ms_of
 from automation.errors import ActionInvalid, OutputInvalid, UrlBlocked
 from dashboard.engineconf import heal_model_problem, profile_key_problem, url_policy
+from dashboard.lib import jsonin
 from dashboard.models import LLMProfile, Run, UrlRule
 from dashboard.runs import selectors
 from dashboard.runs.signins import signins_usable_by
@@ -171,10 +171,10 @@ class NewRunForm(forms.Form):
         text = self.cleaned_data["output_schema"]
         if not text:
             return None
-        try:
-            schema = json.loads(text)
-        except ValueError as exc:
-            raise forms.ValidationError(f"not JSON: {exc}") from None
+        try:  # bounded: objects nested thousands deep are refused, not a RecursionError
+            schema = jsonin.loads(text, max_bytes=4 * MAX_SCHEMA_CHARS, what="the schema")
+        except jsonin.JsonRefused as exc:
+            raise forms.ValidationError(exc.message) from None
         try:
             return check_schema(schema)
         except OutputInvalid as exc:

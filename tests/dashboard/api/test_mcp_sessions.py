@@ -182,3 +182,29 @@ async def test_a_session_whose_token_is_revoked_ends_though_its_client_sends_not
     await app._check_tokens()
     assert await ended(app, runs["a"]) == (Run.Status.STOPPED, mcp.REVOKED)
     assert app._sessions["a"].ended == mcp.REVOKED and not app._sessions["b"].ended
+
+
+@pytest.mark.parametrize(
+    ("body", "request_id"),
+    [(b'{"jsonrpc": "2.0", "id": 7, "method": "server/discover"}', 7),
+     (b"[" * 5_000 + b"]" * 5_000, None),  # Python's parser: a RecursionError, a crash
+     (b'{"id": 8, "x": "' + b"y" * (2 << 20) + b'"}', None)],  # past the probe: not read
+    ids=["plain", "nested-too-deep", "too-large"],
+)  # fmt: skip
+async def test_a_stateless_request_is_refused_whatever_its_body(
+    body: bytes, request_id: Any
+) -> None:
+    chunks = [{"body": body[at : at + 65_536], "more_body": at + 65_536 < len(body)}
+              for at in range(0, len(body), 65_536)]  # fmt: skip
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", **chunks.pop(0)}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    await mcp._refuse_stateless("2026-07-28", receive, send)
+    assert sent[0]["status"] == 400
+    answer = json.loads(sent[1]["body"])
+    assert answer["id"] == request_id and "session-based" in answer["error"]["message"]

@@ -108,6 +108,8 @@ def test_the_new_run_form_takes_an_output_schema() -> None:
 
     for text, problem in [
         ("{not json", "not JSON"),
+        # Nested past Python's parser (a RecursionError: the page answered 500).
+        ('{"a":' * 3_000 + "1" + "}" * 3_000, "nests arrays and objects 3000 deep; at most 64"),
         ('{"type": 5}', "not a valid JSON Schema"),
         ("[1, 2]", "must be a JSON object"),
         # Nothing is fetched, read from disk or matched by backtracking.
