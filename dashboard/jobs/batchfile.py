@@ -180,13 +180,19 @@ def _csv_rows(text: str) -> list[dict[str, str]]:
 def _csv_lines(text: str, delimiter: str, skipped: int) -> list[list[str]]:
     """The lines of values of ``text``, but blank ones; a quote left open or a quoted
     value going on after its closing quote refused, naming the line of the file (past the
-    ``skipped`` lines before ``text``) where it is."""
+    ``skipped`` lines before ``text``) where it is.  Past the header and MAX_ROWS lines the
+    file is refused as it is read: 5 MiB of one-character lines, read whole before they
+    were counted, took 900 MiB and seconds of a thread to be refused."""
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     lines, read = [], 0
     try:
         for line in reader:
             if any(cell.strip() for cell in line):
                 lines.append(line)
+                if len(lines) > MAX_ROWS + 1:
+                    raise BatchFileInvalid(
+                        f"the file has more than {MAX_ROWS} rows; a batch takes at most {MAX_ROWS}"
+                    )
             read = reader.line_num
     except csv.Error as exc:
         opened, at = skipped + read + 1, skipped + reader.line_num
