@@ -145,6 +145,34 @@ def test_a_body_past_any_request_s_limit_is_answered_before_it_is_all_sent(
     assert httpx.get(f"{server.base_url}/accounts/login/", timeout=WAIT_S).status_code == 200
 
 
+@pytest.mark.parametrize("many", [False, True], ids=["one-long-header", "headers-without-end"])
+def test_headers_without_end_are_refused_before_they_are_all_sent(
+    server: Server, many: bool
+) -> None:
+    """Anyone, unsigned, sending a header line that never ends (or header lines without
+    end): the server answers 400 once it has read past its limit and closes (the answer
+    may be lost to the reset of a connection still sending), and the next request is
+    answered as any."""
+    meant, sent = 20 * MiB, 0
+    port = urlsplit(server.base_url).port
+    with socket.create_connection(("127.0.0.1", port), timeout=WAIT_S) as sock:
+        sock.sendall(b"GET /accounts/login/ HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Long: ")
+        chunk = b"x: y\r\n" * (MiB // 6) if many else b"x" * MiB
+        try:
+            while sent < meant:
+                sock.sendall(chunk)
+                sent += len(chunk)
+        except OSError:  # the server closed the connection: its answer is waiting
+            pass
+        answer = b""
+        with contextlib.suppress(OSError):
+            while data := sock.recv(65536):
+                answer += data
+    assert sent < meant, "the server read all the headers"
+    assert not answer or answer.startswith(b"HTTP/1.1 400 "), answer[:300]
+    assert httpx.get(f"{server.base_url}/accounts/login/", timeout=WAIT_S).status_code == 200
+
+
 def test_a_socket_sending_past_a_page_s_pace_is_cut_and_the_next_one_is_answered(
     server: Server, token: str
 ) -> None:
