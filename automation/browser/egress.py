@@ -55,12 +55,19 @@ import contextlib
 import logging
 import time
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 import h11
 
-from automation.browser.url_policy import SHOWN_URL_CHARS, IPAddress, UrlPolicy, system_lookup
+from automation.browser.url_policy import (
+    LOOKUP_THREADS,
+    SHOWN_URL_CHARS,
+    IPAddress,
+    UrlPolicy,
+    system_lookup,
+)
 from automation.budget import Budget
 from automation.errors import BudgetExceeded, UrlBlocked
 
@@ -166,11 +173,19 @@ class _Pool:
 
 class _Names:
     """The addresses names resolved to, each answer kept for :data:`RESOLVED_S`: what the
-    policy checks (every time) and the proxy connects to.  A failed lookup is not kept."""
+    policy checks (every time) and the proxy connects to.  A failed lookup is not kept.
+    The proxy's lookups have threads of their own: names a page asks for that resolve
+    slowly hold these, never the threads of another proxy's or of the outbox's lookups."""
 
     def __init__(self) -> None:
         self._answers: OrderedDict[tuple[str, int], tuple[float, list[IPAddress]]] = OrderedDict()
         self.looked_up = 0  # lookups the system's resolver answered or failed
+        self._threads: ThreadPoolExecutor | None = None
+
+    def close(self) -> None:
+        threads, self._threads = self._threads, None
+        if threads is not None:  # a lookup in one ends when the resolver answers
+            threads.shutdown(wait=False, cancel_futures=True)
 
     async def lookup(self, host: str, port: int, budget: Budget) -> list[IPAddress]:
         key = (host, port)
@@ -178,7 +193,9 @@ class _Names:
         if kept is not None and time.monotonic() < kept[0]:
             return list(kept[1])
         self.looked_up += 1
-        found = await system_lookup(host, port, budget)
+        if self._threads is None:
+            self._threads = ThreadPoolExecutor(LOOKUP_THREADS, thread_name_prefix="tabwright-proxy")
+        found = await system_lookup(host, port, budget, threads=self._threads)
         self._answers.pop(key, None)
         self._answers[key] = (time.monotonic() + RESOLVED_S, found)
         while len(self._answers) > MAX_RESOLVED:
@@ -256,6 +273,7 @@ class EgressProxy:
             task.cancel()
         await asyncio.gather(*self._handlers, return_exceptions=True)
         self._pool.close()
+        self._names.close()
         await server.wait_closed()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

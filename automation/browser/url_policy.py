@@ -41,10 +41,12 @@ tests and closed networks.
 from __future__ import annotations
 
 import asyncio
+import functools
 import ipaddress
 import socket
 import string
 from collections.abc import Awaitable, Callable
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import NamedTuple
 from urllib.parse import unquote_to_bytes
@@ -52,7 +54,8 @@ from urllib.parse import unquote_to_bytes
 from automation.budget import Budget
 from automation.errors import UrlBlocked
 
-__all__ = ["DEFAULT_RESOLVE_TIMEOUT_MS", "IPAddress", "Lookup", "UrlPolicy", "system_lookup"]
+__all__ = ["DEFAULT_RESOLVE_TIMEOUT_MS", "LOOKUP_THREADS", "IPAddress", "Lookup", "UrlPolicy",
+           "system_lookup"]  # fmt: skip
 
 ALLOWED_SCHEMES = frozenset({"http", "https"})
 DEFAULT_RESOLVE_TIMEOUT_MS = 5_000
@@ -72,6 +75,13 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 # Resolves a host name (and port) to its addresses within a budget: the system's resolver
 # (system_lookup), or one that remembers its answers (the egress proxy's).
 Lookup = Callable[[str, int, Budget], Awaitable[list[IPAddress]]]
+# The system's resolver is asked in threads of its own, never the event loop's default
+# executor: a lookup the resolver answers slowly (a page asking for names whose servers
+# never answer) holds its thread until the resolver gives up, long after its budget
+# ended, and with the default executor's few threads held so, every read of a file,
+# parse of a big page and check of a download of the process waited behind it.
+LOOKUP_THREADS = 8
+_lookup_threads = ThreadPoolExecutor(LOOKUP_THREADS, thread_name_prefix="tabwright-lookup")
 
 _PRIVATE_HINT = (
     "private and local addresses are blocked: allow them all with block_private=False "
@@ -273,11 +283,16 @@ class UrlPolicy:
         return any(rule.matches(target) for rule in (*self._allow, *self._extra))
 
 
-async def system_lookup(host: str, port: int, budget: Budget) -> list[IPAddress]:
+async def system_lookup(
+    host: str, port: int, budget: Budget, *, threads: Executor | None = None
+) -> list[IPAddress]:
     """``host``'s addresses from the system's resolver (hosts file, DNS...), each once, in
-    the resolver's order; OSError when it has none."""
+    the resolver's order; OSError when it has none.  Asked in one of ``threads`` (the
+    lookups' own, unless given); one still waiting for a thread when the budget ends is
+    dropped."""
+    asking = functools.partial(socket.getaddrinfo, host, port, type=socket.SOCK_STREAM)
     loop = asyncio.get_running_loop()
-    infos = await budget.run(loop.getaddrinfo(host, port, type=socket.SOCK_STREAM))
+    infos = await budget.run(loop.run_in_executor(threads or _lookup_threads, asking))
     found: list[IPAddress] = []
     for *_, sockaddr in infos:
         address = ipaddress.ip_address(str(sockaddr[0]).split("%", 1)[0])

@@ -6,13 +6,15 @@ checked address without skipping the policy, names looked up once."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
 import pytest_asyncio
 
-from automation import UrlPolicy
+from automation import Budget, UrlPolicy
 from automation.browser.egress import EgressProxy
+from automation.browser.url_policy import system_lookup
 from tests.automation.browser import counting
 from tests.automation.browser.counting import Counting, CountingHandler, serve
 
@@ -199,3 +201,26 @@ async def test_a_kept_connection_the_server_closed_is_replaced(keeping: Counting
     assert answer.count(b"HTTP/1.1 200 ") == 3
     assert keeping.requests == [("GET", "/data"), ("GET", "/data"), ("GET", "/blank")]
     assert keeping.connections == 3
+
+
+async def test_names_are_looked_up_while_the_default_executor_is_held(keeping: Counting) -> None:
+    """Every thread of the event loop's default executor held (a slow read of a file, a
+    big page's parse, a download's check, or lookups a resolver answers slowly): a name
+    a page asks for is still looked up, and any other's.  The loop's getaddrinfo queued
+    each lookup behind all of that, and the page's request was refused at the lookup's
+    deadline ("did not resolve within 5000 ms")."""
+    loop = asyncio.get_running_loop()
+    release = threading.Event()
+    held = [loop.run_in_executor(None, release.wait) for _ in range(64)]  # past its threads
+    try:
+        egress = EgressProxy(UrlPolicy(allowed_domains=(f"localhost:{keeping.port}/data",)))
+        await egress.start()
+        try:
+            answer = await exchange(egress, gets(keeping, "/data", host="localhost"))
+        finally:
+            await egress.close()
+        assert answer.startswith(b"HTTP/1.1 200 "), answer[:300]
+        assert await system_lookup("localhost", keeping.port, Budget(30_000))
+    finally:
+        release.set()
+        await asyncio.gather(*held)
