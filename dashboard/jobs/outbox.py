@@ -35,6 +35,7 @@ tries keep dying is given up like any other, never claimed forever.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import re
@@ -55,7 +56,7 @@ from django.db.models import F, Q, QuerySet, Window
 from django.db.models.functions import RowNumber
 from django.utils import timezone
 
-from automation.browser.url_policy import UrlPolicy
+from automation.browser.url_policy import UrlPolicy, system_lookup
 from automation.budget import Budget
 from automation.llm.http import tls_context
 from dashboard.jobs import alerts
@@ -80,9 +81,11 @@ MAX_ANSWER_CHARS = 200  # of a refusing receiver's answer, kept in the log
 MAX_LOG = 20  # tries kept in a delivery's log (the latest)
 UNRECORDED = "its last try was never recorded (the worker making it stopped)"
 
-# Threads for a mail backend other than SMTP (console, file, locmem), so that none waits
-# on the loop's default executor (name lookups) nor on the database's thread.
-_mail_threads = ThreadPoolExecutor(max_workers=2, thread_name_prefix="tabwright-mail")
+# The outbox's own threads: a webhook's name lookups, the TLS context, the mail server's
+# name for itself, a mail backend other than SMTP (console, file, locmem).  None waits on
+# the loop's default executor (held by whatever else the process reads or parses) nor on
+# the database's thread, and slow lookups of the pages' names hold none of these.
+_threads = ThreadPoolExecutor(max_workers=4, thread_name_prefix="tabwright-outbox")
 _wakers: set[asyncio.Event] = set()
 
 
@@ -315,7 +318,8 @@ async def _post(delivery: Delivery, policy: UrlPolicy, seconds: float) -> tuple[
     except (UrlInvalid, httpx.InvalidURL) as exc:
         raise _Unsendable(f"the webhook URL can't be sent to: {exc}") from None
     lookup = Budget(seconds * 1000, label=f"lookup of {url.host}")
-    addresses, _port = await policy.connect_addresses(str(url), budget=lookup)
+    ask = functools.partial(system_lookup, threads=_threads)
+    addresses, _port = await policy.connect_addresses(str(url), budget=lookup, lookup=ask)
     body = json.dumps(delivery.payload, ensure_ascii=False).encode()
     stamp = str(int(time.time()))
     headers = {
@@ -331,7 +335,7 @@ async def _post(delivery: Delivery, policy: UrlPolicy, seconds: float) -> tuple[
     # address; no proxy from the environment, no redirect followed.
     extensions = {"sni_hostname": url.raw_host.decode("ascii")} if url.scheme == "https" else {}
     # The CA bundle, loaded once per process and in a thread (tens of ms each time).
-    tls = await asyncio.to_thread(tls_context)
+    tls = await asyncio.get_running_loop().run_in_executor(_threads, tls_context)
     # No per-read timeout: the caller's deadline bounds the whole exchange.
     async with httpx.AsyncClient(
         timeout=None, follow_redirects=False, trust_env=False, verify=tls
@@ -379,9 +383,10 @@ async def _mail(delivery: Delivery) -> None:
     to = [address.strip() for address in delivery.to.split(",") if address.strip()]
     message = EmailMessage(subject, text, None, to)
     if settings.EMAIL_BACKEND != SMTP_BACKEND:
-        await asyncio.get_running_loop().run_in_executor(_mail_threads, message.send)
+        await asyncio.get_running_loop().run_in_executor(_threads, message.send)
         return
-    local_name = await asyncio.to_thread(str, DNS_NAME)  # the FQDN, looked up once
+    # The FQDN, looked up once.
+    local_name = await asyncio.get_running_loop().run_in_executor(_threads, str, DNS_NAME)
     client = aiosmtplib.SMTP(
         hostname=settings.EMAIL_HOST, port=int(settings.EMAIL_PORT), timeout=None,  # the try's
         use_tls=bool(settings.EMAIL_USE_SSL), start_tls=bool(settings.EMAIL_USE_TLS),

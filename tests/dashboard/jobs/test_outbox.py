@@ -190,6 +190,31 @@ async def test_a_receiver_that_drips_its_answer_ends_at_the_deadline_and_firings
 
 
 @pytest.mark.django_db(transaction=True)
+async def test_a_webhook_is_sent_while_the_default_executor_is_held(
+    scenario: Scenario, receiver: str, settings: Any
+) -> None:
+    """Every thread of the event loop's default executor held (slow reads, a big page's
+    parse, lookups of a page's names the resolver answers slowly): the try's lookup and
+    its TLS context waited behind them all, and the alert was not sent within its
+    deadline.  The outbox has threads of its own."""
+    settings.TABWRIGHT = {**settings.TABWRIGHT, "ALERT_TIMEOUT_S": 30.0, "ALERT_RETRY_S": (3600,)}
+    hook = receiver.replace("127.0.0.1", "localhost")  # a name to look up
+    await sync_to_async(_told)(await sync_to_async(make)(scenario, webhook_url=hook))
+    loop = asyncio.get_running_loop()
+    release = threading.Event()
+    held = [loop.run_in_executor(None, release.wait) for _ in range(64)]  # past its threads
+    try:
+        async with asyncio.timeout(120):
+            sent = await outbox.send_due()
+    finally:
+        release.set()
+        await asyncio.gather(*held)
+    delivery = await Delivery.objects.aget()
+    assert (sent, delivery.status) == (1, "sent"), delivery.last_error
+    assert len(Receiver.got) == 1
+
+
+@pytest.mark.django_db(transaction=True)
 async def test_a_mail_server_that_drips_its_greeting_ends_at_the_deadline(
     scenario: Scenario, dripping_smtp: Dripping, settings: Any
 ) -> None:
