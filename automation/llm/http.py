@@ -33,6 +33,7 @@ import re
 import socket
 import ssl
 from collections.abc import AsyncIterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -186,6 +187,20 @@ def tls_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
+# The thread the TLS context is made in: loading the CA bundle takes tens of ms, which the
+# event loop (every page, socket and run) would wait; and the loop's default executor may
+# be held by whatever else the process reads or parses, which a model call must not wait
+# behind.
+_tls_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tabwright-tls")
+
+
+async def tls_context_made() -> ssl.SSLContext:
+    """:func:`tls_context`, at once once made; the first time, made in a thread of its own."""
+    if tls_context.cache_info().currsize:
+        return tls_context()
+    return await asyncio.get_running_loop().run_in_executor(_tls_thread, tls_context)
+
+
 class Endpoint:
     """One provider URL: a lazily made client, budget-bound requests, scrubbed errors."""
 
@@ -212,9 +227,7 @@ class Endpoint:
 
     async def _get_client(self) -> httpx.AsyncClient:
         if self._client is None:
-            # One TLS context per process, made in a thread: loading the CA bundle takes
-            # tens of ms, which the event loop (every page, socket and run) would wait.
-            tls = await asyncio.to_thread(tls_context)
+            tls = await tls_context_made()  # one per process, made off the event loop
             if self._client is None:
                 # timeout=None: every request passes its own timeout, from its budget.
                 self._client = httpx.AsyncClient(

@@ -58,7 +58,7 @@ from django.utils import timezone
 
 from automation.browser.url_policy import UrlPolicy, system_lookup
 from automation.budget import Budget
-from automation.llm.http import tls_context
+from automation.llm.http import tls_context_made
 from dashboard.jobs import alerts
 from dashboard.lib.urls import UrlInvalid, plain_url
 from dashboard.models import Delivery
@@ -81,10 +81,10 @@ MAX_ANSWER_CHARS = 200  # of a refusing receiver's answer, kept in the log
 MAX_LOG = 20  # tries kept in a delivery's log (the latest)
 UNRECORDED = "its last try was never recorded (the worker making it stopped)"
 
-# The outbox's own threads: a webhook's name lookups, the TLS context, the mail server's
-# name for itself, a mail backend other than SMTP (console, file, locmem).  None waits on
-# the loop's default executor (held by whatever else the process reads or parses) nor on
-# the database's thread, and slow lookups of the pages' names hold none of these.
+# The outbox's own threads: a webhook's name lookups, the mail server's name for itself, a
+# mail backend other than SMTP (console, file, locmem).  None waits on the loop's default
+# executor (held by whatever else the process reads or parses) nor on the database's
+# thread, and slow lookups of the pages' names hold none of these.
 _threads = ThreadPoolExecutor(max_workers=4, thread_name_prefix="tabwright-outbox")
 _wakers: set[asyncio.Event] = set()
 
@@ -335,7 +335,7 @@ async def _post(delivery: Delivery, policy: UrlPolicy, seconds: float) -> tuple[
     # address; no proxy from the environment, no redirect followed.
     extensions = {"sni_hostname": url.raw_host.decode("ascii")} if url.scheme == "https" else {}
     # The CA bundle, loaded once per process and in a thread (tens of ms each time).
-    tls = await asyncio.get_running_loop().run_in_executor(_threads, tls_context)
+    tls = await tls_context_made()
     # No per-read timeout: the caller's deadline bounds the whole exchange.
     async with httpx.AsyncClient(
         timeout=None, follow_redirects=False, trust_env=False, verify=tls

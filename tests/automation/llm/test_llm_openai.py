@@ -397,6 +397,32 @@ async def test_the_tls_context_is_made_once_per_process_and_off_the_event_loop(
     http.tls_context.cache_clear()
 
 
+async def test_a_model_call_is_answered_while_the_default_executor_is_held(
+    llm_server: ScriptedLLMServer,
+) -> None:
+    """Every thread of the event loop's default executor held (slow reads, a big page's
+    parse): a new planner's client waited behind them for its TLS context (made, or made
+    long ago) and the run's model call ran out of its budget."""
+    loop = asyncio.get_running_loop()
+    release = threading.Event()
+    held = [loop.run_in_executor(None, release.wait) for _ in range(64)]  # past its threads
+    llm_server.script(REPLY_TEXT, REPLY_TEXT)
+    try:
+        for fresh in (True, False):  # the process's first context, then the one it made
+            if fresh:
+                http.tls_context.cache_clear()
+            planner = OpenAICompatPlanner(base_url=llm_server.base_url, model="test-model",
+                                          retries=0)  # fmt: skip
+            try:
+                reply = await planner.plan(make_request(), budget=Budget(30_000))
+            finally:
+                await planner.aclose()
+            assert reply.text == REPLY_TEXT
+    finally:
+        release.set()
+        await asyncio.gather(*held)
+
+
 async def test_a_reply_that_arrives_at_once_lets_the_event_loop_turn_while_it_is_read(
     planner: OpenAICompatPlanner, llm_server: ScriptedLLMServer
 ) -> None:
