@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import csv
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,7 @@ from automation.recording.downloadfile import (
     holds_file,
 )
 
-__all__ = ["ARGS", "MAX_READ_BYTES", "TYPES", "file_type", "holds", "propose",
+__all__ = ["ARGS", "MAX_READ_BYTES", "TYPES", "file_type", "holds", "propose", "proposed",
            "validate"]  # fmt: skip
 
 ARGS = ("name", "type", "min_bytes", "max_bytes", "header", "rows", "text")
@@ -94,10 +95,21 @@ def validate(args: dict[str, Any], *, where: str, index: int) -> dict[str, Any]:
     return clean
 
 
+# A check reads up to MAX_READ_BYTES of a file a page served, seconds of work for some:
+# in threads of their own, so that none holds the event loop's default executor (what
+# else the process reads, and big pages' parses, would wait behind it), nor waits on it.
+_threads = ThreadPoolExecutor(max_workers=2, thread_name_prefix="tabwright-download-check")
+
+
 async def holds(path: Path, name: str, args: dict[str, Any]) -> tuple[bool, str]:
     """Whether the download at ``path`` (named ``name``) has what ``args`` asks, and
-    what it has instead; read in a thread."""
-    return await asyncio.to_thread(holds_file, path, name, args)
+    what it has instead; read in a thread of the checks' own."""
+    return await asyncio.get_running_loop().run_in_executor(_threads, holds_file, path, name, args)
+
+
+async def proposed(path: Path, name: str) -> dict[str, Any]:
+    """:func:`propose`, in a thread of the checks' own."""
+    return await asyncio.get_running_loop().run_in_executor(_threads, propose, path, name)
 
 
 def propose(path: Path, name: str) -> dict[str, Any]:

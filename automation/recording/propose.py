@@ -23,7 +23,6 @@ Passwords, secrets and placeholders are never proposed.
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -271,7 +270,7 @@ async def _downloaded(tab: Tab) -> list[Proposal]:
     last = records[-1]
     assert last.path is not None
     try:
-        args = await asyncio.to_thread(downloads.propose, last.path, last.name)
+        args = await downloads.proposed(last.path, last.name)
         check = ScenarioStep("expect", expect.validate(args, has_element=False))
     except (OSError, ScenarioInvalid):
         return []

@@ -3,6 +3,8 @@ from the file a run downloaded, and held against the file a replay downloads."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from pathlib import Path
 
 import pytest
@@ -102,6 +104,23 @@ def test_a_csv_shaped_against_the_delimiter_guess_is_read_at_once(
     held, why = holds(path, rows=1)
     assert not held and why.startswith("'export.csv' has "), why
     assert downloads.propose(path, "export.csv")["type"] == "csv"
+
+
+async def test_a_download_is_checked_while_the_default_executor_is_held(tmp_path: Path) -> None:
+    """Every thread of the event loop's default executor held (slow reads, a big page's
+    parse, lookups): a check of a download waited behind them; and a check, seconds of
+    work for a file a page shaped, held one of them.  Checks have threads of their own."""
+    path = write(tmp_path, "orders.csv", CSV)
+    loop = asyncio.get_running_loop()
+    release = threading.Event()
+    held = [loop.run_in_executor(None, release.wait) for _ in range(64)]  # past its threads
+    try:
+        async with asyncio.timeout(60):
+            assert (await downloads.holds(path, path.name, {"kind": "download", "rows": 2}))[0]
+            assert (await downloads.proposed(path, path.name))["type"] == "csv"
+    finally:
+        release.set()
+        await asyncio.gather(*held)
 
 
 def test_the_delimiter_is_the_one_that_splits_the_rows_alike(tmp_path: Path) -> None:
