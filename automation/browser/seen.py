@@ -24,6 +24,7 @@ whether something else is drawn over the text.
 from __future__ import annotations
 
 import asyncio
+import functools
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -172,15 +173,22 @@ def find_words(text: str, wanted: str, pos: int = 0) -> tuple[int, int] | None:
     words "a … b" held the event loop for seconds at each read.  RE2 has no lookaround:
     the character before and after is matched, and the words' own place told."""
     wanted = " ".join(wanted.split())
+    start = max(pos - 1, 0) if _WORD.match(wanted[:1]) else pos  # (the character before)
+    found = _words_pattern(wanted, pos > 0).search(text, start)
+    return None if found is None else found.span(1)
+
+
+@functools.lru_cache(maxsize=256)
+def _words_pattern(wanted: str, inside: bool) -> Any:
+    """find_words' pattern for ``wanted`` (spaces squeezed), searched from inside the text
+    (``inside``) or from its start; made once for the reads that wait for it."""
     core = r"\s+".join(re.escape(part) for part in wanted.split(" "))
     before = after = ""
     if _WORD.match(wanted[:1]):  # the character before, from pos - 1 on, is no letter
-        before = f"[^{_RE2_WORD}]" if pos > 0 else f"(?:^|[^{_RE2_WORD}])"
-        pos = max(pos - 1, 0)
+        before = f"[^{_RE2_WORD}]" if inside else f"(?:^|[^{_RE2_WORD}])"
     if _WORD.match(wanted[-1:]):
         after = f"(?:[^{_RE2_WORD}]|$)"
-    found = re2.compile(f"{before}({core}){after}", _RE2).search(text, pos)
-    return None if found is None else found.span(1)
+    return re2.compile(f"{before}({core}){after}", _RE2)
 
 
 def fold(text: str) -> str:
