@@ -111,6 +111,26 @@ def test_a_body_past_its_call_s_limit_gets_the_json_error(server: Server, token:
     client.post(f"/api/batches/{batch.json()['id']}/stop")
 
 
+def send_until_closed(
+    sock: socket.socket, chunk: bytes, counts: int, meant: int
+) -> tuple[int, bytes]:
+    """``chunk`` sent again and again (each ``counts`` bytes of what is meant) until
+    ``meant`` bytes are sent or the server closes the connection; how much was sent, and
+    the server's answer read to its end."""
+    sent = 0
+    try:
+        while sent < meant:
+            sock.sendall(chunk)
+            sent += counts
+    except OSError:  # the server closed the connection: its answer is waiting
+        pass
+    answer = b""
+    with contextlib.suppress(OSError):
+        while data := sock.recv(65536):
+            answer += data
+    return sent, answer
+
+
 @pytest.mark.parametrize("path", ["/api/runs", "/mcp", "/accounts/login/"])
 def test_a_body_past_any_request_s_limit_is_answered_before_it_is_all_sent(
     server: Server, path: str
@@ -119,7 +139,6 @@ def test_a_body_past_any_request_s_limit_is_answered_before_it_is_all_sent(
     it has read past its limit and closes, so the client can't send what it meant to (the
     whole body would have been held in memory and read back on the event loop)."""
     meant = 20 * MAX_REQUEST_BYTES
-    sent = 0
     port = urlsplit(server.base_url).port
     with socket.create_connection(("127.0.0.1", port), timeout=WAIT_S) as sock:
         sock.sendall(
@@ -127,16 +146,7 @@ def test_a_body_past_any_request_s_limit_is_answered_before_it_is_all_sent(
             "Transfer-Encoding: chunked\r\n\r\n".encode()
         )
         chunk = b"%x\r\n%s\r\n" % (MiB, b"x" * MiB)
-        try:
-            while sent < meant:
-                sock.sendall(chunk)
-                sent += MiB
-        except OSError:  # the server closed the connection: its answer is waiting
-            pass
-        answer = b""
-        with contextlib.suppress(OSError):
-            while data := sock.recv(65536):
-                answer += data
+        sent, answer = send_until_closed(sock, chunk, MiB, meant)
     assert sent < meant, "the server read the whole body"
     head, _, body = answer.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 413 "), answer[:300]
@@ -153,21 +163,12 @@ def test_headers_without_end_are_refused_before_they_are_all_sent(
     end): the server answers 400 once it has read past its limit and closes (the answer
     may be lost to the reset of a connection still sending), and the next request is
     answered as any."""
-    meant, sent = 20 * MiB, 0
+    meant = 20 * MiB
     port = urlsplit(server.base_url).port
     with socket.create_connection(("127.0.0.1", port), timeout=WAIT_S) as sock:
         sock.sendall(b"GET /accounts/login/ HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Long: ")
         chunk = b"x: y\r\n" * (MiB // 6) if many else b"x" * MiB
-        try:
-            while sent < meant:
-                sock.sendall(chunk)
-                sent += len(chunk)
-        except OSError:  # the server closed the connection: its answer is waiting
-            pass
-        answer = b""
-        with contextlib.suppress(OSError):
-            while data := sock.recv(65536):
-                answer += data
+        sent, answer = send_until_closed(sock, chunk, len(chunk), meant)
     assert sent < meant, "the server read all the headers"
     assert not answer or answer.startswith(b"HTTP/1.1 400 "), answer[:300]
     assert httpx.get(f"{server.base_url}/accounts/login/", timeout=WAIT_S).status_code == 200

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import httpx
 import pytest
 from playwright.async_api import Page, expect
 
@@ -120,6 +121,16 @@ def new_entry(till: str, name: str, login: str) -> dict[str, Any]:
                 _step("click", {}, "button", "Save"),
                 _step("expect", {"kind": "text_visible", "text": "Saved for ${customer}"}),
             ]}  # fmt: skip
+
+
+def entry_over_api(api: httpx.Client, till: str, name: str) -> int:
+    """The till's login scenario (its user a parameter) and a new entry signing in with
+    it, both made over the API as ``name`` sign-in and ``name`` entry; the entry's id."""
+    made = api.post("/scenarios", json=sign_in(till, {"user": {}}, f"{name} sign-in"))
+    assert made.status_code == 201, made.text
+    made = api.post("/scenarios", json=new_entry(till, f"{name} entry", f"{name} sign-in"))
+    assert made.status_code == 201, made.text
+    return made.json()["id"]
 
 
 async def imported(page: Page, server: Server, folder: Path, data: dict[str, Any]) -> str:
@@ -309,11 +320,7 @@ def test_a_schedule_given_both_values_and_rows_is_refused_and_keeps_what_it_had(
     rows alone, it fires a batch of them, each row signing in as its user."""
     token = api_token(client_log_in(server.base_url, (USERNAME, PASSWORD)), "both")
     with script(server, token) as api:
-        made = api.post("/scenarios", json=sign_in(till, {"user": {}}, "Both sign-in"))
-        assert made.status_code == 201, made.text
-        made = api.post("/scenarios", json=new_entry(till, "Both entry", "Both sign-in"))
-        assert made.status_code == 201, made.text
-        scenario = made.json()["id"]
+        scenario = entry_over_api(api, till, "Both")
         when = {"cron": "0 7 * * 1-5", "timezone": "UTC"}
         values = {"customer": "Grace", "user": "gus"}
         both = {"params": values, "rows": [{"customer": "Linus", "user": "lin"}]}
@@ -350,11 +357,7 @@ def test_a_value_too_long_for_a_replay_is_refused_by_a_schedule_too(
     and stores nothing (it was kept, and each firing typed it)."""
     token = api_token(client_log_in(server.base_url, (USERNAME, PASSWORD)), "long")
     with script(server, token) as api:
-        made = api.post("/scenarios", json=sign_in(till, {"user": {}}, "Long sign-in"))
-        assert made.status_code == 201, made.text
-        made = api.post("/scenarios", json=new_entry(till, "Long entry", "Long sign-in"))
-        assert made.status_code == 201, made.text
-        scenario = made.json()["id"]
+        scenario = entry_over_api(api, till, "Long")
         long = "x" * 10_001
         refusals = [
             api.post(f"/scenarios/{scenario}/replays", json={"params": {"customer": long}}),
