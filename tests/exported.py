@@ -22,11 +22,15 @@ async def run_exported(
     for name, text in (more or {}).items():
         (folder / name).write_text(text)
     (folder / "pytest.ini").write_text("[pytest]\n")
+    # A plain pytest: none of this project's plugins (Django, asyncio, xdist, timeout)
+    # loaded, which also shows the file needs none of them.  (Loading them is about a
+    # second of CPU a run, and the suite runs dozens of exports.)
     environ = {**os.environ, **(env or {}), "BASE_URL": base_url,
-               "TABWRIGHT_CHROMIUM_PATH": CHROMIUM, "TIMEOUT_MS": str(timeout_ms)}  # fmt: skip
+               "TABWRIGHT_CHROMIUM_PATH": CHROMIUM, "TIMEOUT_MS": str(timeout_ms),
+               "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}  # fmt: skip
     environ.pop("DJANGO_SETTINGS_MODULE", None)
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "pytest", "-q", "-p", "no:django", "-p", "no:cacheprovider",
+        sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
         "test_exported.py", *(more or {}), cwd=folder, env=environ,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
     )  # fmt: skip
