@@ -40,12 +40,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from playwright.async_api import Browser, BrowserContext, Page, Playwright, async_playwright
+from playwright.async_api import Browser, BrowserContext, Page, Playwright
 from playwright.async_api import Error as PlaywrightError
 
 from automation.browser.cdp import CdpConnection, endpoint_of_launched, endpoint_of_url
 from automation.browser.config import BrowserConfig, default_chromium
 from automation.browser.consolelimit import limit_console
+from automation.browser.driver import acquire_driver, release_driver
 from automation.browser.egress import EgressProxy
 from automation.browser.evaluate import PageRuntime
 from automation.browser.launch import (
@@ -53,7 +54,6 @@ from automation.browser.launch import (
     KEPT_LIMITS,
     SANDBOX_HINT,
     chromium_sandbox,
-    node_compile_cache,
     proxy_args,
 )
 from automation.browser.pwcall import brief
@@ -240,11 +240,7 @@ class BrowserSession:
 
     async def _start_browser(self, budget: Budget) -> None:
         if self._playwright is None:
-            node_compile_cache()
-            self._playwright = await async_playwright().start()
-            await self._playwright.selectors.register(
-                "tabwright", SELECTOR_ENGINE, content_script=True
-            )
+            self._playwright = await acquire_driver()
         chromium = self._playwright.chromium
         try:
             if self.config.cdp_url:
@@ -567,8 +563,8 @@ class BrowserSession:
             await self._drop_cdp()
             await self._drop_browser()
             if self._playwright is not None:
-                await self._playwright.stop()
-                self._playwright = None
+                playwright, self._playwright = self._playwright, None
+                await release_driver(playwright)
             if self.egress is not None:
                 await self.egress.close()
 

@@ -84,10 +84,6 @@ async def test_dead_browser_is_relaunched_and_leaves_no_processes(fixture_url: s
     table = processes()
     family = {browser_pid} | descendants(browser_pid, table)
     assert len(family) > 1  # the browser and its helpers (renderer, utility...)
-    # Its Playwright driver keeps Node.js's compiled code in the user's own folder.
-    driver = table[browser_pid][0]
-    assert "run-driver" in table[driver][2]
-    cache = compile_cache_of(driver)
 
     os.kill(browser_pid, signal.SIGKILL)
     with pytest.raises(BrowserClosed):
@@ -110,9 +106,42 @@ async def test_dead_browser_is_relaunched_and_leaves_no_processes(fixture_url: s
         await asyncio.sleep(0.2)
     assert not left, f"processes of the killed browser are still there: {left}"
     assert not relaunched, f"the relaunched browser outlived session.close(): {relaunched}"
-    while not holds_compiled_code(cache):  # written by the driver as it exited
-        assert time.monotonic() < deadline, f"no compiled code in {cache}"
-        await asyncio.sleep(0.2)
+
+
+def test_sessions_of_one_loop_share_a_driver_that_the_last_one_stops(fixture_url: str) -> None:
+    """Two sessions of one event loop launch their browsers through one Playwright driver;
+    it runs on while either is open and exits when the last closes, leaving Node.js's
+    compiled code in the user's own folder.  (A loop of its own: the suite's loop has
+    sessions open throughout.)"""
+    marks = [f"--tabwright-test={uuid.uuid4().hex}" for _ in range(2)]
+
+    async def two_sessions() -> None:
+        first, second = (BrowserSession(browser_config(args=(*QUIET_CHROMIUM_ARGS, mark)))
+                         for mark in marks)  # fmt: skip
+        for session in (first, second):
+            await (await session.new_tab()).navigate(f"{fixture_url}/demo/form.html")
+        table = processes()
+        drivers = {table[pid][0] for mark in marks for pid in browser_pids(mark)}
+        assert len(drivers) == 1, f"each session started a driver: {drivers}"
+        (driver,) = drivers
+        assert "run-driver" in table[driver][2]
+        cache = compile_cache_of(driver)
+
+        await first.close()
+        assert driver in processes(), "the driver stopped while a session still used it"
+        tab = await second.new_tab()  # the other session still works through it
+        await tab.navigate(f"{fixture_url}/demo/form.html")
+        assert (await tab.snapshot()).find("Sign up")
+        await second.close()
+        deadline = time.monotonic() + 60  # bounds a hang only
+        while driver in processes() and processes()[driver][1] != "Z":
+            assert time.monotonic() < deadline, "the driver outlived its last session"
+            await asyncio.sleep(0.1)
+        while not holds_compiled_code(cache):  # written by the driver as it exited
+            assert time.monotonic() < deadline, f"no compiled code in {cache}"
+            await asyncio.sleep(0.2)
+
+    asyncio.run(two_sessions())
 
 
 async def test_cdp_url_and_refs_kept_per_target(chromium_with_cdp: str, fixture_url: str) -> None:
