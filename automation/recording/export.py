@@ -464,7 +464,8 @@ def _assertion(step: ScenarioStep, params: dict[str, dict[str, Any]], el: str) -
     if kind == "no_error":  # as replay reads it: automation.browser.seen's errors
         return "expect_no_error(page)"
     if kind == "url":
-        return f"expect(page).to_have_url(re.compile(re.escape({_url(value('url'), params)})))"
+        address = _url(f"address_given({value('url')})", params)
+        return f"expect(page).to_have_url(re.compile(re.escape({address})))"
     target = step.target()
     if target is None or not el:
         raise ScenarioInvalid(f"the check {kind} needs the element's identity")

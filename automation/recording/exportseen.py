@@ -118,12 +118,20 @@ def read_until(page: Page, holds: Callable[[], tuple[bool, str]], expected: str)
         page.wait_for_timeout(100)
 
 
-def words_given(text: str, expected: str) -> None:
-    """A check of a text its parameters left empty fails at once, as replay fails it."""
+def words_given(text: str, expected: str, *, what: str = "text") -> None:
+    """A check of a text (an address: ``what``) its parameters left empty fails at once,
+    as replay fails it."""
     assert text.strip(), (
-        f"expected {expected}, but its text is empty with the values it was given: "
+        f"expected {expected}, but its {what} is empty with the values it was given: "
         "it would hold on any page"
     )
+
+
+def address_given(address: str) -> str:
+    """A ``url`` check's address as its values made it, before it moves to BASE_URL: one
+    they left empty fails at once, as replay fails it (else it holds on any page)."""
+    words_given(address, "the page's address to hold the one given", what="url")
+    return address
 
 
 def expect_text(page: Page, text: str, *, shown: bool = True) -> None:

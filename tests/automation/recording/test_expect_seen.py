@@ -272,3 +272,32 @@ async def test_a_visible_check_sees_the_element_as_a_person_does_in_replay_and_e
     status, out = await run_exported(code, tmp_path, pages, more=files, timeout_ms=1_500)
     assert status == 1 and "3 failed, 1 passed" in out, out
     assert "FAILED test_exported.py" not in out and "it is not seen" in out, out
+
+
+async def test_an_address_check_its_parameter_left_empty_fails_in_replay_and_export(
+    module_tab: Tab, pages: str, tmp_path: Path
+) -> None:
+    """A ``url`` check of ``${where}`` with ``where`` empty: the replay failed it saying
+    its address is empty, the export with Playwright's "Page URL expected to be
+    re.compile('')", which says nothing of the parameter.  Both say it now; given, it
+    holds in both."""
+    scenario = Scenario.from_dict({
+        "version": 1, "name": "Where", "base_url": pages, "params": {"where": {}},
+        "steps": [{"action": "navigate", "args": {"url": f"{pages}/todos"}},
+                  {"action": "expect", "args": {"kind": "url", "url": "${where}"}}],
+    })  # fmt: skip
+    config = ReplayConfig(check_timeout_ms=1_500)
+    for where, holds in (("", False), ("/todos", True)):
+        replayed = await Replay(module_tab, scenario, {"where": where}, config=config).run()
+        assert replayed.ok is holds, replayed
+        if not holds:
+            assert "its url is empty with the values it was given" in replayed.reason
+    code = to_pytest(scenario)
+    for where, holds in (("", False), ("/todos", True)):
+        folder = tmp_path / ("given" if where else "empty")
+        folder.mkdir()
+        env = {"TABWRIGHT_PARAM_where": where}
+        status, out = await run_exported(code, folder, pages, env=env, timeout_ms=1_500)
+        assert (status == 0) is holds, out[-3000:]
+        if not holds:
+            assert "its url is empty with the values it was given" in out, out[-3000:]
