@@ -11,6 +11,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -218,8 +219,10 @@ def chromium_cdp() -> Iterator[str]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
     try:
-        yield f"http://127.0.0.1:{port}"
+        _until_listening(proc, url)
+        yield url
     finally:
         proc.terminate()
         try:
@@ -228,6 +231,21 @@ def chromium_cdp() -> Iterator[str]:
             proc.kill()
             proc.wait()
         shutil.rmtree(profile, ignore_errors=True)
+
+
+def _until_listening(proc: subprocess.Popen[bytes], url: str) -> None:
+    """Until the Chromium ``proc`` answers on its debugging address ``url`` (it opens
+    the port a moment after it starts; longer on a busy machine)."""
+    deadline = time.monotonic() + 60  # bounds a hang only
+    direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # no proxy of env
+    while True:
+        assert proc.poll() is None, f"the Chromium for {url} exited: {proc.returncode}"
+        try:
+            with direct.open(f"{url}/json/version", timeout=5):
+                return
+        except OSError:
+            assert time.monotonic() < deadline, f"no Chromium answered at {url}"
+            time.sleep(0.05)
 
 
 tiers.BROWSER.extend([BrowserSession, browser_config, chromium_cdp, async_playwright])
