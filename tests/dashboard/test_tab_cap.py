@@ -3,6 +3,7 @@ says so: one problem when the first extra tab is closed, the total when the run 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -27,8 +28,20 @@ async def test_a_popup_flood_is_capped_and_reported_on_the_run_page(
     got = await receive_until(comm, of_type("run.finished"), timeout_s=60)
     await runner.wait(run.pk)
     assert got[-1]["status"] == "succeeded", got[-1]
-    rest = await receive_until(comm, lambda m: m.get("kind") == "tabs" and "in all" in m["text"])
+    # The total is said as the run's tabs close, before the session is said closed.
+    rest = await receive_until(comm, of_type("session.closed"))
     tabs = [m for m in got + rest if m["type"] == "page.problem" and m["kind"] == "tabs"]
-    assert len(tabs) == 2
-    assert "limit of 3" in tabs[0]["text"]
-    assert tabs[1]["text"] == "10 tabs the site opened past the run's limit of 3 were closed in all"
+    first = re.fullmatch(
+        r"the site opened more tabs than the run's limit of 3: (\d+) closed as it opened; "
+        r"later ones are closed too",
+        tabs[0]["text"],
+    )
+    assert first is not None, tabs
+    # The first is said once the first extra tab is closed: on a busy machine every one of
+    # them may have been counted by then, and then there is nothing more to say.
+    if int(first.group(1)) == 10:
+        assert len(tabs) == 1, tabs
+    else:
+        assert [m["text"] for m in tabs[1:]] == [
+            "10 tabs the site opened past the run's limit of 3 were closed in all"
+        ]
