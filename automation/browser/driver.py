@@ -1,13 +1,12 @@
 """The Playwright driver a process's browser sessions share: one per event loop.
 
-Playwright talks to Chromium through a driver, a Node process of its own: about 0.8 s of
-CPU to start and a process kept running.  A worker may hold several browsers (sessions of
-other launch settings, a browser replaced after a crash keeps its session), and each
-session used to start a driver of its own; now the sessions of one event loop share one,
-started by the first and stopped when the last lets it go.  A driver is bound to the loop
-it started in, so a session in another loop (a thread's, a command's ``asyncio.run``)
-gets another.  The ``tabwright`` selector engine is registered once, as the driver
-starts.
+Playwright talks to Chromium through a driver, a Node process of its own: about half a
+second and 0.3 s of CPU to start, and a process kept running.  A worker may hold several
+browsers (sessions of other launch settings, one per remote Chrome), and each session
+used to start a driver of its own; now the sessions of one event loop share one, started
+by the first and stopped when the last lets it go.  A driver is bound to the loop it
+started in, so a session in another loop (a thread's, a command's ``asyncio.run``) gets
+another.  The ``tabwright`` selector engine is registered once, as the driver starts.
 """
 
 from __future__ import annotations
@@ -58,13 +57,12 @@ async def acquire_driver() -> Playwright:
 
 async def release_driver(playwright: Playwright) -> None:
     """One user of ``playwright`` is done with it: the last one stops the driver."""
-    driver = _drivers.get(asyncio.get_running_loop())
-    if driver is None or driver.playwright is not playwright:
-        await playwright.stop()  # not a shared one (or its loop's driver was replaced)
-        return
-    async with driver.lock:
-        driver.users -= 1
-        if driver.users > 0:
-            return
-        driver.playwright = None
+    driver = next((d for d in list(_drivers.values()) if d.playwright is playwright), None)
+    if driver is None:  # not one of ours any more: nobody else uses it
         await playwright.stop()
+        return
+    driver.users -= 1  # no await between this and the check: no other user slips in
+    if driver.users > 0:
+        return
+    driver.playwright = None  # the next acquire starts another
+    await playwright.stop()
