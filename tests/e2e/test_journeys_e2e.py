@@ -217,8 +217,9 @@ async def test_a_persons_week_from_a_conversation_to_a_verified_webhook(
     await page.get_by_role("button", name="Enlarge").click()
     box = the.dog_box
     await click_picture(
-        page, box["x"] + box["width"] / 2, box["y"] + box["height"] / 2, the.viewport["width"]
-    )
+        page, box["x"] + box["width"] / 2, box["y"] + box["height"] / 2, the.viewport["width"],
+        log=server.log,
+    )  # fmt: skip
     await page.wait_for_function(
         "() => window.__socketEvents.some((e) => e.type === 'input.result' && e.ok)"
     )

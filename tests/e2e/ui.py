@@ -197,15 +197,28 @@ _DRAWN = """(img) => ({natural: [img.naturalWidth, img.naturalHeight],
 # How many frames the page received, and the tab's size in the last ones.
 _FRAMES = """() => { const f = window.__socketEvents.filter((e) => e.type === 'frame');
   return {count: f.length, last: f.slice(-4).map((e) => [e.width, e.height])}; }"""
+# What the page told the server of the picture: its widths said, frames acked, closes.
+_TOLD = """() => ({views: window.__socketSent.filter((m) => m.command === 'view'),
+  acks: window.__socketSent.filter((m) => m.command === 'frame.ack').length,
+  closes: window.__socketCloses})"""
 _IS_RESULT = "(e) => e.type === 'input.result'"
 _INPUT_RESULTS = f"() => window.__socketEvents.filter({_IS_RESULT}).length"
 
 
-async def click_picture(page: Page, x: float, y: float, tab_width: float) -> None:
+def _live_view_lines(log: Path) -> list[str]:
+    """The server log's lines about the live view."""
+    text = log.read_text(errors="replace") if log.exists() else ""
+    return [line for line in text.splitlines() if "live view" in line or "live-view" in line]
+
+
+async def click_picture(
+    page: Page, x: float, y: float, tab_width: float, *, log: Path | None = None
+) -> None:
     """A person's click on the live view's picture, on the point (x, y) of the run's tab
     (CSS px of a tab ``tab_width`` wide).  Playwright finds the picture where it is when it
     clicks (the run page grows as messages, steps and their pictures come) and waits for
-    it to stand still; the point is inside its border, at the size it is drawn."""
+    it to stand still; the point is inside its border, at the size it is drawn.  ``log``:
+    the server's, whose live-view lines a failure shows."""
     picture = page.locator("#live-frame")
     # The frames are as large as the picture is shown (Enlarge asks for larger ones): the
     # picture is measured as it will be when clicked.
@@ -214,9 +227,12 @@ async def click_picture(page: Page, x: float, y: float, tab_width: float) -> Non
     except PlaywrightTimeoutError as exc:
         drawn = await picture.evaluate(_DRAWN)
         frames = await page.evaluate(_FRAMES)
+        told = await page.evaluate(_TOLD)
+        said = await asyncio.to_thread(_live_view_lines, log) if log is not None else []
         raise AssertionError(
             f"no frame as large as the picture is shown (a {tab_width} px tab): {drawn}; "
-            f"frames received, latest last: {frames}"
+            f"frames received, latest last: {frames}; the page told the server: {told}; "
+            f"the server's live-view lines: {said[-20:]}"
         ) from exc
     await picture.click(trial=True)  # drawn, still, not covered
     # The point is on the picture as drawn (a frame of another shape would put it off).
@@ -275,6 +291,7 @@ SOCKET_SPY = """(() => {
   window.__sockets = [];
   window.__socketCloses = [];
   window.__holdSockets = false;
+  window.__socketSent = []; // the commands the page sent (their name and width), latest 200
   const Native = window.WebSocket;
   window.WebSocket = function (url, ...rest) {
     const target = window.__holdSockets ? url.replace("/ws/runs/", "/ws/held/") : url;
@@ -282,6 +299,17 @@ SOCKET_SPY = """(() => {
     ws.addEventListener("message", (m) => window.__socketEvents.push(JSON.parse(m.data)));
     ws.addEventListener("close", (c) => window.__socketCloses.push(c.code));
     window.__sockets.push(ws);
+    const send = ws.send.bind(ws);
+    ws.send = (data) => {
+      try {
+        const sent = JSON.parse(data);
+        window.__socketSent.push({ command: sent.command, width: sent.width });
+        if (window.__socketSent.length > 200) window.__socketSent.shift();
+      } catch (e) {
+        // Not JSON: not one of the page's commands.
+      }
+      return send(data);
+    };
     return ws;
   };
   window.WebSocket.prototype = Native.prototype;
