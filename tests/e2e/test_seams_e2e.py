@@ -388,11 +388,7 @@ def test_an_empty_value_takes_the_default_in_an_api_replay_as_in_a_batch_s_cell(
     typed an empty customer, and its check of "Saved for " held all the same)."""
     token = api_token(client_log_in(server.base_url, (USERNAME, PASSWORD)), "empty")
     with script(server, token) as api:
-        made = api.post("/scenarios", json=sign_in(till, {"user": {}}, "Empty sign-in"))
-        assert made.status_code == 201, made.text
-        made = api.post("/scenarios", json=new_entry(till, "Empty entry", "Empty sign-in"))
-        assert made.status_code == 201, made.text
-        scenario = made.json()["id"]
+        scenario = entry_over_api(api, till, "Empty")
         batch = api.post(f"/scenarios/{scenario}/batches",
                          json={"csv": "customer,user\n,cel\n", "concurrency": 1})  # fmt: skip
         assert batch.status_code == 201, batch.text
@@ -421,11 +417,7 @@ def test_a_base_url_a_schedule_refuses_is_refused_by_a_replay_and_a_batch_too(
     held the line break, its checks of addresses then read against it)."""
     token = api_token(client_log_in(server.base_url, (USERNAME, PASSWORD)), "base")
     with script(server, token) as api:
-        made = api.post("/scenarios", json=sign_in(till, {"user": {}}, "Base sign-in"))
-        assert made.status_code == 201, made.text
-        made = api.post("/scenarios", json=new_entry(till, "Base entry", "Base sign-in"))
-        assert made.status_code == 201, made.text
-        scenario = made.json()["id"]
+        scenario = entry_over_api(api, till, "Base")
         before = len(api.get("/runs?limit=100").json())
         for bad in (f"{till}/\r\nX-Injected: 1", f"{till}/\tnew"):
             refusals = [
