@@ -118,7 +118,7 @@ class ScheduleForm(forms.Form):
             except BatchFileInvalid as exc:
                 self.add_error("file", exc.message)
                 return cleaned
-        params = {name: cleaned.get(f"param_{name}", "") for name in self._param_names()}
+        params = {name: cleaned.get(f"param_{name}", "") for name in self.takes}
         try:
             self.checked = schedules.check_schedule(
                 scenario=self.scenario, cron=cleaned["cron"], timezone=cleaned["timezone"],
@@ -134,6 +134,3 @@ class ScheduleForm(forms.Form):
             field = field if field in self.fields else None
             self.add_error(field, exc.message + (f" ({exc.hint})" if exc.hint else ""))
         return cleaned
-
-    def _param_names(self) -> list[str]:
-        return [key.removeprefix("param_") for key in self.fields if key.startswith("param_")]
