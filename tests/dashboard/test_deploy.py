@@ -36,8 +36,6 @@ PRODUCTION = {
     "TABWRIGHT_HSTS_PRELOAD": "1",
 }
 
-pytestmark = pytest.mark.long  # one of the longest files: dealt out first
-
 
 def manage(var: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     """manage.py in a fresh environment (only PATH and the TABWRIGHT_* given), umask 022."""

@@ -26,8 +26,6 @@ from tests.tasks import AMBIGUOUS_TASK
 LIVE = ("pending", "running", "paused")
 STARTED = ("running", "paused")
 
-pytestmark = pytest.mark.long  # one of the longest files: dealt out first
-
 
 def make_runs(owner: Any) -> dict[str, int]:
     ids = {}

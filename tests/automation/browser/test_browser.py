@@ -29,6 +29,8 @@ from tests.net import QuietHandler, loopback_app
 from tests.refs import ref_of
 from tests.waiting import eventually
 
+pytestmark = pytest.mark.long  # one of the longest files: dealt out first
+
 
 async def test_snapshot_lists_refs_with_role_name_nth(tab: Tab, fixture_url: str) -> None:
     await tab.navigate(f"{fixture_url}/demo/list.html")

@@ -21,6 +21,8 @@ from automation.recording.recorder import Recorder
 from tests.bounds import room
 from tests.waiting import eventually
 
+pytestmark = pytest.mark.long  # one of the longest files: dealt out first
+
 ANIMATED = """data:text/html,<body><p id=n>0</p><script>
 let n = 0; (function tick() { document.getElementById('n').textContent = ++n;
 requestAnimationFrame(tick); })();</script></body>"""

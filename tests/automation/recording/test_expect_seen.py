@@ -24,6 +24,8 @@ from tests.bounds import room
 from tests.exported import run_exported
 from tests.net import QuietHandler, loopback_app
 
+pytestmark = pytest.mark.long  # one of the longest files: dealt out first
+
 PAGE = """<main><ul>
 <li>Acme</li>
 <li hidden>Zed Corp 1</li>

@@ -31,6 +31,8 @@ from tests.exported import run_exported
 from tests.net import QuietHandler, loopback_app
 from tests.refs import ref_of
 
+pytestmark = pytest.mark.long  # one of the longest files: dealt out first
+
 BANNERS = {  # how the app says it saved
     "alert": '<div class="alert alert-success" role="alert">{said}</div>',
     "status": '<ul class="messagelist" role="status"><li class="success">{said}</li></ul>',

@@ -21,6 +21,8 @@ from automation.recording.scenario import Scenario, ScenarioStep
 from tests.bounds import room
 from tests.exported import run_exported
 
+pytestmark = pytest.mark.long  # one of the longest files: dealt out first
+
 
 def on(role: str, name: str, action: str, **args: object) -> ScenarioStep:
     tag = {"textbox": "input", "switch": "input"}.get(role, role)

@@ -29,6 +29,8 @@ from automation.recording.scenario import Scenario
 from tests.exported import run_exported
 from tests.net import QuietHandler, loopback_app
 
+pytestmark = pytest.mark.long  # one of the longest files: dealt out first
+
 FORM = """<!doctype html><title>Edit customer</title><h1>Acme Ltd</h1>{said}
 <form method="post"><label>Email <input name="email" value="{email}"></label>
 <label>Phone <input name="phone" value=""></label><button>Save</button></form>"""
