@@ -175,14 +175,22 @@ class _Names:
     """The addresses names resolved to, each answer kept for :data:`RESOLVED_S`: what the
     policy checks (every time) and the proxy connects to.  A failed lookup is not kept.
     The proxy's lookups have threads of their own: names a page asks for that resolve
-    slowly hold these, never the threads of another proxy's or of the outbox's lookups."""
+    slowly hold these, never the threads of another proxy's or of the outbox's lookups.
+    A name asked for again while it is being looked up waits for that lookup, each asker
+    within its own budget: a page's first requests to a host (a connection each, up to
+    Chromium's dozens through a proxy) hold one thread, not one each, and a page asking
+    for one slow name again and again can't take every thread from the other pages."""
 
     def __init__(self) -> None:
         self._answers: OrderedDict[tuple[str, int], tuple[float, list[IPAddress]]] = OrderedDict()
+        self._asking: dict[tuple[str, int], asyncio.Task[list[IPAddress]]] = {}
         self.looked_up = 0  # lookups the system's resolver answered or failed
         self._threads: ThreadPoolExecutor | None = None
 
     def close(self) -> None:
+        for asking in self._asking.values():
+            asking.cancel()
+        self._asking.clear()
         threads, self._threads = self._threads, None
         if threads is not None:  # a lookup in one ends when the resolver answers
             threads.shutdown(wait=False, cancel_futures=True)
@@ -192,15 +200,36 @@ class _Names:
         kept = self._answers.get(key)
         if kept is not None and time.monotonic() < kept[0]:
             return list(kept[1])
-        self.looked_up += 1
-        if self._threads is None:
-            self._threads = ThreadPoolExecutor(LOOKUP_THREADS, thread_name_prefix="tabwright-proxy")
-        found = await system_lookup(host, port, budget, threads=self._threads)
+        asking = self._asking.get(key)
+        if asking is None:
+            asking = self._asking[key] = asyncio.create_task(self._look_up(key))
+            asking.add_done_callback(_retrieved)  # its askers may all have gone
+        # Shielded: an asker whose budget ends (or whose connection goes) leaves the
+        # lookup to those still waiting for it.
+        return list(await budget.run(asyncio.shield(asking)))
+
+    async def _look_up(self, key: tuple[str, int]) -> list[IPAddress]:
+        """One lookup of ``key``, within a bound of its own (not its first asker's)."""
+        try:
+            self.looked_up += 1
+            if self._threads is None:
+                self._threads = ThreadPoolExecutor(
+                    LOOKUP_THREADS, thread_name_prefix="tabwright-proxy"
+                )
+            budget = Budget(RESOLVE_TIMEOUT_MS, label="proxy resolve")
+            found = await system_lookup(*key, budget, threads=self._threads)
+        finally:
+            self._asking.pop(key, None)
         self._answers.pop(key, None)
         self._answers[key] = (time.monotonic() + RESOLVED_S, found)
         while len(self._answers) > MAX_RESOLVED:
             self._answers.popitem(last=False)
-        return list(found)
+        return found
+
+
+def _retrieved(task: asyncio.Task[list[IPAddress]]) -> None:
+    if not task.cancelled():
+        task.exception()  # told to whoever still waited; not "never retrieved"
 
 
 class EgressProxy:

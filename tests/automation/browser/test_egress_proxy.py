@@ -6,6 +6,7 @@ checked address without skipping the policy, names looked up once."""
 from __future__ import annotations
 
 import asyncio
+import socket
 import threading
 from collections.abc import AsyncIterator, Iterator
 
@@ -188,6 +189,44 @@ async def test_a_name_is_looked_up_once_for_many_requests_each_still_judged(
     assert keeping.requests == [("GET", "/data")] * 3
     assert keeping.hosts == [f"localhost:{keeping.port}"] * 3
     assert egress.looked_up == 1 and egress.refused == 1
+
+
+async def test_a_name_asked_for_on_many_connections_at_once_is_looked_up_once(
+    keeping: Counting,
+) -> None:
+    """A page's first requests to a host come on many connections at once (Chromium opens
+    dozens through a proxy): they wait for one lookup of its name, not a lookup (and a
+    thread of the proxy's few) each, and each request is still judged on its own."""
+    egress = EgressProxy(UrlPolicy(allowed_domains=(f"localhost:{keeping.port}/data",)))
+    await egress.start()
+    port = int(egress.url.rsplit(":", 1)[1])
+    paths = ["/data"] * 5 + ["/blank"]
+    sockets = []
+    try:
+        # Every connection made and its request sent before the proxy's event loop runs
+        # again (the kernel accepts them meanwhile): each asks for the name before any
+        # lookup of it has answered.
+        for path in paths:
+            connection = socket.create_connection(("127.0.0.1", port))
+            connection.sendall(gets(keeping, path, host="localhost"))
+            connection.setblocking(False)
+            sockets.append(connection)
+        answers = await asyncio.gather(*(_read_to_end(connection) for connection in sockets))
+    finally:
+        for connection in sockets:
+            connection.close()
+        await egress.close()
+    assert [answer.split(b" ", 2)[1] for answer in answers] == [b"200"] * 5 + [b"403"]
+    assert keeping.requests == [("GET", "/data")] * 5
+    assert egress.looked_up == 1 and egress.refused == 1
+
+
+async def _read_to_end(connection: socket.socket) -> bytes:
+    loop = asyncio.get_running_loop()
+    answer = b""
+    while chunk := await loop.sock_recv(connection, 65_536):
+        answer += chunk
+    return answer
 
 
 async def test_a_kept_connection_the_server_closed_is_replaced(keeping: Counting) -> None:
