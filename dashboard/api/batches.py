@@ -14,7 +14,7 @@ from pydantic import Field
 
 from automation.errors import ActionInvalid, UrlBlocked
 from automation.recording.takes import replay_takes
-from dashboard.api.common import ERRORS, ApiError
+from dashboard.api.common import ERRORS, ApiError, BodyIn
 from dashboard.api.runs import heal_model_named, signin_of
 from dashboard.engineconf import base_url_checked
 from dashboard.jobs import batches, services
@@ -33,7 +33,7 @@ router = Router()
 # -- batches ----------------------------------------------------------------------------
 
 
-class BatchIn(Schema):
+class BatchIn(BodyIn):
     rows: list[dict[str, Any]] | None = Field(
         None, description="a list of objects of parameter values, one per replay"
     )

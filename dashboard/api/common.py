@@ -10,7 +10,7 @@ from django.http import HttpRequest
 from ninja import Schema
 from ninja.parser import Parser
 from ninja.security import HttpBearer
-from pydantic import BeforeValidator
+from pydantic import BeforeValidator, ConfigDict
 
 from dashboard.accounts import services
 from dashboard.api.bodylimit import PARSED, TOKEN_USER
@@ -54,6 +54,14 @@ class TokenAuth(HttpBearer):
         if user is not None:
             request.user = user  # type: ignore[assignment]  # what the selectors are given
         return user
+
+
+class BodyIn(Schema):
+    """A request's body: each field of the JSON type it declares, as the OpenAPI schema
+    says (pydantic's lax mode took ``true`` for a number, 1 and 0 for true and false, and
+    ``"3"`` for 3: a mistake answered as if it were meant)."""
+
+    model_config = ConfigDict(strict=True)
 
 
 class BoundedParser(Parser):

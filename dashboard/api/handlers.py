@@ -12,7 +12,7 @@ from ninja import Router, Schema, Status
 from pydantic import Field
 
 from automation.errors import ScenarioInvalid
-from dashboard.api.common import ERRORS, ApiError, ErrorOut
+from dashboard.api.common import ERRORS, ApiError, BodyIn, ErrorOut
 from dashboard.models import Scenario
 from dashboard.runs import selectors as run_selectors
 from dashboard.scenarios import handlers, selectors
@@ -20,13 +20,13 @@ from dashboard.scenarios import handlers, selectors
 router = Router()
 
 
-class HandlersIn(Schema):
+class HandlersIn(BodyIn):
     handlers: list[Any] = Field(
         description="each {name, when: an element identity, steps: [scenario steps]}"
     )
 
 
-class LearnIn(Schema):
+class LearnIn(BodyIn):
     seq: int = Field(description="the proposal's event (GET /api/runs/{id}/handlers)")
     name: str = Field("", max_length=100, description="its name (default: the proposed one)")
 

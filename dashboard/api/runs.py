@@ -17,7 +17,7 @@ from pydantic import Field
 
 from automation import Budget
 from automation.errors import BudgetExceeded
-from dashboard.api.common import ERRORS, MAX_EVENTS, MAX_LIST, ApiError, ErrorOut
+from dashboard.api.common import ERRORS, MAX_EVENTS, MAX_LIST, ApiError, BodyIn, ErrorOut
 from dashboard.engineconf import heal_model_problem
 from dashboard.models import LLMProfile, Run, SigninProfile, Step
 from dashboard.runs import selectors, services
@@ -73,7 +73,7 @@ class RunOut(Schema):
     steps: list[StepOut] | None = None  # in GET /runs/{id} only
 
 
-class RunIn(Schema):
+class RunIn(BodyIn):
     task: str = Field(min_length=1, max_length=20_000, description="what the agent does")
     start_url: str = Field("", max_length=2000)
     planner: str = Field(
@@ -206,7 +206,7 @@ def signin_of(user: AbstractBaseUser, name: str) -> SigninProfile | None:
                        fields={"signin_profile": "no such profile"}) from None  # fmt: skip
 
 
-class SigninIn(Schema):
+class SigninIn(BodyIn):
     name: str = Field(min_length=1, max_length=100, description="the profile's name")
 
 
@@ -266,11 +266,11 @@ async def run_events(request: HttpRequest, run_id: int, after: int = 0) -> Any:
     return await sync_to_async(read)()
 
 
-class TextIn(Schema):
+class TextIn(BodyIn):
     text: str = Field(min_length=1, max_length=20_000, description="what the person writes")
 
 
-class ExtendIn(Schema):
+class ExtendIn(BodyIn):
     rounds: int = Field(description="how many more rounds past the round cap")
 
 

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from automation.errors import ScenarioInvalid
 from automation.recording import fromrun
 from automation.recording.takes import replay_takes
-from dashboard.api.common import ERRORS, ApiError, ErrorOut, ParamValues
+from dashboard.api.common import ERRORS, ApiError, BodyIn, ErrorOut, ParamValues
 from dashboard.api.runs import RunOut, heal_model_named, run_out, signin_of
 from dashboard.models import Run
 from dashboard.runs import selectors as run_selectors
@@ -43,7 +43,7 @@ class ScenarioFileIn(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-class ReplayIn(Schema):
+class ReplayIn(BodyIn):
     base_url: str = Field("", max_length=2000, description="where it runs (default: recorded)")
     params: ParamValues = {}
     signin_profile: str = Field(
@@ -89,7 +89,7 @@ async def export_scenario(request: HttpRequest, scenario_id: int) -> dict[str, A
     return await sync_to_async(read)()
 
 
-class SaveRunIn(Schema):
+class SaveRunIn(BodyIn):
     name: str = Field(
         "", max_length=200, description="the scenario's name (default: the run's title, each "
         "password the run typed masked; a name holding one is refused)"
@@ -239,7 +239,7 @@ def _replay_from_body(user: AbstractBaseUser, scenario_id: int, body: ReplayIn) 
     )  # fmt: skip
 
 
-class LoginIn(Schema):
+class LoginIn(BodyIn):
     login_scenario: str = Field(
         "", max_length=200, description="the name of another scenario of yours that signs "
         "in again when a replay meets a sign-in page; empty: none",

@@ -11,7 +11,7 @@ from django.http import Http404, HttpRequest
 from ninja import Router, Schema, Status
 from pydantic import Field
 
-from dashboard.api.common import ERRORS, ApiError, ErrorOut, ParamValues
+from dashboard.api.common import ERRORS, ApiError, BodyIn, ErrorOut, ParamValues
 from dashboard.api.runs import heal_model_named, signin_of
 from dashboard.jobs import alerts, schedules
 from dashboard.jobs import selectors as job_selectors
@@ -25,7 +25,7 @@ router = Router()
 # -- schedules ---------------------------------------------------------------------------
 
 
-class ScheduleIn(Schema):
+class ScheduleIn(BodyIn):
     cron: str = Field(description="minute hour day month weekday, e.g. 0 7 * * 1-5")
     timezone: str = Field("UTC", description="an IANA time zone, e.g. Europe/Paris")
     params: ParamValues | None = Field(None, description="a replay's parameter values")
@@ -42,7 +42,7 @@ class ScheduleIn(Schema):
     )  # fmt: skip
 
 
-class SchedulePatch(Schema):
+class SchedulePatch(BodyIn):
     cron: str | None = None
     timezone: str | None = None
     params: ParamValues | None = None

@@ -18,9 +18,10 @@ from django.core.management import CommandError, call_command
 from django.test import AsyncClient, Client
 
 from dashboard.accounts import services
-from dashboard.models import ApiToken, Run
+from dashboard.models import ApiToken, Batch, Run, Schedule
 from dashboard.runs import services as services_runs
 from dashboard.runs.runner import RunManager
+from dashboard.scenarios import services as scenario_services
 from tests.dashboard.conftest import Runs
 from tests.dashboard.signup import sign_up
 from tests.tasks import FORM_TASK
@@ -275,6 +276,31 @@ def test_an_output_schema_that_would_fetch_or_backtrack_is_refused(
     error = refused(client.post("/api/runs", body, content_type="application/json"), 400, "invalid")
     assert says in error["fields"]["output_schema"], error
     assert not Run.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("call", "given", "field"),
+    [
+        ("batches", {"concurrency": True}, "concurrency"),
+        ("batches", {"concurrency": "3"}, "concurrency"),
+        ("schedules", {"enabled": 0}, "enabled"),
+        ("schedules", {"enabled": "false"}, "enabled"),
+        ("schedules", {"concurrency": True}, "concurrency"),
+    ],
+)
+def test_a_value_of_another_json_type_is_refused_not_taken_for_one(
+    owner: Any, call: str, given: dict[str, Any], field: str
+) -> None:
+    """true for a number, 0 or "false" for false, "3" for 3: a mistake, answered as one
+    (they were taken as 1, false and 3, and the batch or schedule made)."""
+    scenario = scenario_services.scenario_import(owner=owner, data=sign_up("http://shop.test"))
+    client = Client(headers={"Authorization": f"Bearer {token_of(owner)}"})
+    body = {"csv": "name,greet\nAda,Ada\n"} if call == "batches" else {
+        "cron": "0 7 * * *", "params": {"name": "Ada", "greet": "Ada"}}  # fmt: skip
+    answer = client.post(f"/api/scenarios/{scenario.pk}/{call}", {**body, **given},
+                         content_type="application/json")  # fmt: skip
+    assert field in refused(answer, 400, "invalid")["fields"]
+    assert not Batch.objects.exists() and not Schedule.objects.exists() and not Run.objects.exists()
 
 
 def test_a_body_that_is_not_json_and_bad_queries_are_refused(owner: Any) -> None:
