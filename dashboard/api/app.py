@@ -78,7 +78,8 @@ def _invalid(request: HttpRequest, exc: NinjaValidationError) -> HttpResponse:
         loc = [str(part) for part in error.get("loc", ())]
         # ("query", "limit"), or ("body", <the body parameter>, "task"): name the field.
         parts = loc[2:] if loc[:1] == ["body"] and len(loc) > 2 else loc[1:]
-        fields[".".join(parts) or "body"] = str(error.get("msg", "invalid"))
+        said = "no such field" if error.get("type") == "extra_forbidden" else error.get("msg")
+        fields[".".join(parts) or "body"] = str(said or "invalid")
     return _error(request, 400, "invalid", "the request is not valid", fields=fields)
 
 

@@ -59,9 +59,11 @@ class TokenAuth(HttpBearer):
 class BodyIn(Schema):
     """A request's body: each field of the JSON type it declares, as the OpenAPI schema
     says (pydantic's lax mode took ``true`` for a number, 1 and 0 for true and false, and
-    ``"3"`` for 3: a mistake answered as if it were meant)."""
+    ``"3"`` for 3: a mistake answered as if it were meant), and no field it does not
+    declare (a misspelt one was dropped, and the call went on without it: a PUT of the
+    login scenario forgot the login)."""
 
-    model_config = ConfigDict(strict=True)
+    model_config = ConfigDict(strict=True, extra="forbid")
 
 
 class BoundedParser(Parser):

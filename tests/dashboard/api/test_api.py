@@ -303,6 +303,29 @@ def test_a_value_of_another_json_type_is_refused_not_taken_for_one(
     assert not Batch.objects.exists() and not Schedule.objects.exists() and not Run.objects.exists()
 
 
+def test_a_field_the_call_does_not_take_is_refused_and_nothing_changes(owner: Any) -> None:
+    """A misspelt field was dropped and the call went on without it: the login scenario
+    forgotten, a run started elsewhere than asked, a schedule answered as changed."""
+    login = scenario_services.scenario_import(
+        owner=owner, data={**sign_up("http://shop.test"), "name": "Sign in"}
+    )
+    scenario = scenario_services.scenario_import(owner=owner, data=sign_up("http://shop.test"))
+    client = Client(headers={"Authorization": f"Bearer {token_of(owner)}"})
+    login_url = f"/api/scenarios/{scenario.pk}/login"
+    set_login = client.put(login_url, {"login_scenario": login.name},
+                           content_type="application/json")  # fmt: skip
+    assert set_login.status_code == 200, set_login.content
+    error = refused(client.put(login_url, {"login_senario": login.name},
+                               content_type="application/json"), 400, "invalid")  # fmt: skip
+    assert error["fields"] == {"login_senario": "no such field"}, error
+    assert client.get(f"/api/scenarios/{scenario.pk}").json()["login_scenario"] == "Sign in"
+    body = {"task": "t", "planner": "rules", "start_ulr": "http://shop.test"}
+    error = refused(client.post("/api/runs", body, content_type="application/json"),
+                    400, "invalid")  # fmt: skip
+    assert "start_ulr" in error["fields"], error
+    assert not Run.objects.exists()
+
+
 def test_a_body_that_is_not_json_and_bad_queries_are_refused(owner: Any) -> None:
     client = Client(headers={"Authorization": f"Bearer {token_of(owner)}"})
     error = refused(client.post("/api/runs", "{not json", content_type="application/json"),
