@@ -145,7 +145,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     # First: a call of the JSON API past its body limit is answered before anything reads
-    # the body (dashboard/api/bodylimit.py).
+    # the body, and a path under /api/ that is no call in the API's error shape
+    # (dashboard/api/bodylimit.py).
     "dashboard.api.bodylimit.ApiBodyLimit",
     # Django's and django-csp's, their hooks run on the event loop instead of a thread hop
     # per hook and request; what may block still goes to the thread

@@ -11,6 +11,9 @@ Within the limit, the body is read here, in a worker thread, and parsed there to
 (dashboard.lib.jsonin: bounded in size, values and nesting, so that the parse, which holds
 the interpreter, is short); the API's parser (dashboard.api.common.BoundedParser) takes
 what was parsed, and its token check the person found here.
+
+A path under /api/ that is no call of the API, or a method its path does not take, is
+answered here in the API's error shape too (``not_found``), not as Django's HTML page.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from typing import Any
 
 from asgiref.sync import markcoroutinefunction
 from channels.db import database_sync_to_async
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.urls import Resolver404, resolve
 
 from dashboard.accounts.services import api_token_user, bearer_token
@@ -31,7 +34,7 @@ from dashboard.lib import jsonin
 from dashboard.scenarios.forms import MAX_SCENARIO_BYTES
 
 __all__ = ["BODY_LIMITS", "MAX_BODY_BYTES", "MAX_REQUEST_BYTES", "MAX_ROWS_BODY_BYTES",
-           "ApiBodyLimit", "body_limit"]  # fmt: skip
+           "ApiBodyLimit", "body_limit", "no_such_call"]  # fmt: skip
 
 PREFIX = "/api/"
 MAX_BODY_BYTES = 1024 * 1024  # a run, a replay, a stop: a task and a few fields
@@ -80,6 +83,22 @@ def unauthorized() -> JsonResponse:
     return JsonResponse({"error": error}, status=401)
 
 
+def no_such_call(request: HttpRequest, allowed: str = "") -> JsonResponse:
+    """A path under /api/ that is no call of the API (404), or a method its path does not
+    take (405, with the methods it takes): the API's error JSON, not Django's HTML page or
+    Ninja's text."""
+    call = f"{request.method} {request.path_info}"
+    if allowed:
+        message, hint = f"{call}: this path takes {allowed}", ""
+    else:
+        message, hint = f"{call} is no call of the API", "the calls are listed at /api/docs"
+    error = {"code": "not_found", "message": message, "hint": hint, "fields": {}}
+    answer = JsonResponse({"error": error}, status=405 if allowed else 404)
+    if allowed:
+        answer["Allow"] = allowed
+    return answer
+
+
 def _size(request: HttpRequest) -> int:
     """The body's size as the server received it (ASGI: a file), else as announced."""
     stream: Any = getattr(request, "_stream", None)  # Django's own; read() reads it
@@ -119,9 +138,19 @@ class ApiBodyLimit:
         markcoroutinefunction(self)
 
     async def __call__(self, request: HttpRequest) -> HttpResponse:
+        if not request.path_info.startswith(PREFIX):
+            return await self.get_response(request)
         limit = body_limit(request.method or "", request.path_info)
         if limit is None:
-            return await self.get_response(request)
+            return no_such_call(request)
+        answer = await self._call(request, limit)
+        if isinstance(answer, HttpResponseNotAllowed):  # Ninja's, in plain text
+            return no_such_call(request, allowed=answer["Allow"])
+        if answer.status_code == 404 and answer["Content-Type"].startswith("text/html"):
+            return no_such_call(request)  # Django's page (for /api/ itself: Ninja's root)
+        return answer
+
+    async def _call(self, request: HttpRequest, limit: int) -> HttpResponse:
         announced = _size(request)
         if announced > limit:
             return too_large(limit, announced)

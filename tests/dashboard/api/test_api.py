@@ -326,6 +326,24 @@ def test_a_field_the_call_does_not_take_is_refused_and_nothing_changes(owner: An
     assert not Run.objects.exists()
 
 
+def test_a_call_the_api_does_not_have_is_answered_in_its_error_shape(owner: Any) -> None:
+    """A path under /api/ that is no call (a typo, a trailing slash) got Django's HTML
+    page, a method its path does not take Ninja's "Method not allowed" in plain text."""
+    client = Client(headers={"Authorization": f"Bearer {token_of(owner)}"})
+    for path in ["/api/nope", "/api/runs/", "/api/runs/1/nope", "/api/"]:
+        error = refused(client.get(path), 404, "not_found")
+        assert error["message"] == f"GET {path} is no call of the API", error
+        assert "/api/docs" in error["hint"]
+    # Before its token or body is looked at.
+    refused(Client().post("/api/runs/", "{", content_type="text/plain"), 404, "not_found")
+    answer = client.delete("/api/runs")
+    error = refused(answer, 405, "not_found")
+    assert set(answer["Allow"].split(", ")) == {"GET", "POST"}
+    assert error["message"].startswith("DELETE /api/runs: this path takes "), error
+    refused(client.put("/api/runs/1/stop", "{}", content_type="application/json"), 405,
+            "not_found")  # fmt: skip
+
+
 def test_a_body_that_is_not_json_and_bad_queries_are_refused(owner: Any) -> None:
     client = Client(headers={"Authorization": f"Bearer {token_of(owner)}"})
     error = refused(client.post("/api/runs", "{not json", content_type="application/json"),
