@@ -161,7 +161,7 @@ class ElementIdentity:
         if not isinstance(data, dict):
             raise ActionInvalid("an element identity is a JSON object")
         version = data.get("version", 1)
-        if not isinstance(version, int) or version < 1:
+        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
             raise ActionInvalid(f"element identity: bad version {version!r}")
         if version > IDENTITY_VERSION:
             raise ActionInvalid(
@@ -198,7 +198,11 @@ class ElementIdentity:
                 if not isinstance(values.get(name, ""), str):
                     raise ValueError(f"{name} must be text")
             values["name_count"] = int(values.get("name_count") or 0)
-        except (TypeError, ValueError) as exc:
+            node = values.get("backend_node_id")
+            if node is not None and (not isinstance(node, int) or isinstance(node, bool)):
+                raise ValueError("backend_node_id must be a whole number")
+        # OverflowError: a number of JSON's that is no whole number (1e400 reads as inf)
+        except (TypeError, ValueError, OverflowError) as exc:
             raise ActionInvalid(f"element identity: {exc}") from None
         _check_texts(values)
         return cls(**values)
