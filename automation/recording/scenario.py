@@ -294,6 +294,14 @@ class ScenarioStep:
             validate(self.action, probe)
         except ActionInvalid as exc:
             raise ScenarioInvalid(f"step {index}: {exc.message}", index=index) from None
+        if self.action == "select_option":  # what it chooses, as replay takes it (str or list)
+            values = self.args["values"]
+            labels = [values] if isinstance(values, str) else values
+            if not labels or not all(isinstance(label, str) for label in labels):
+                raise ScenarioInvalid(
+                    f"step {index}: select_option needs one option label or a list of labels",
+                    index=index,
+                )
         # What the click runs with is checked only when it runs; a scenario says it now
         # (the pytest export writes these values into code).
         button, keys = self.args.get("button", "left"), self.args.get("modifiers", [])
