@@ -119,7 +119,7 @@ def validate(args: object, *, has_element: bool, index: int = 0) -> dict[str, An
     if not isinstance(args, dict):
         raise ScenarioInvalid(f"{where}: expect args must be an object", index=index)
     kind = args.get("kind")
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         raise ScenarioInvalid(
             f"{where}: unknown check {kind!r}", index=index, hint="checks: " + ", ".join(KINDS)
         )

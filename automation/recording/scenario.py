@@ -230,7 +230,7 @@ class ScenarioStep:
         if not isinstance(data, dict):
             raise ScenarioInvalid(f"{where}: a step is a JSON object", index=index)
         action = data.get("action")
-        if action not in STEP_ACTIONS:
+        if not isinstance(action, str) or action not in STEP_ACTIONS:
             raise ScenarioInvalid(
                 f"{where}: unknown step type {action!r}",
                 index=index,
