@@ -24,7 +24,8 @@ json_scalars = (
     | st.floats(allow_nan=False) | st.text(max_size=12)
     | st.sampled_from(["", " ", "\n", "\x00", "\u2028", "${x}", "${SECRET:A}", "$${", "e1",
                        "button", "popup", "Promo", "Sign in", "text_visible", "1e9", "-1", "🙂",
-                       float("inf"), -float("inf"), 1e308, 2**63, -1, 0, True, [], {}])
+                       float("inf"), -float("inf"), float("nan"), 1e308, 2**63, -1, 0, True,
+                       [], {}])
 )  # fmt: skip
 json_values = st.recursive(
     json_scalars,

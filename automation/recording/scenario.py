@@ -36,6 +36,7 @@ A scenario is plain JSON with a format name and a version::
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -108,6 +109,8 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # (CONTROL_CHARS) in them would break the line of a log, a listing or a terminal
 # (``scenario_replay`` prints one line a step), so a scenario that has them is refused.
 MAX_TEXT_CHARS = 10_000  # a step's name, selector, url or note; the scenario's base URL
+# As deep as JSON from outside may nest (dashboard.lib.jsonin); a scenario nests about 9.
+MAX_DEPTH = 64
 
 
 @dataclass(frozen=True)
@@ -368,6 +371,7 @@ class Scenario:
         """Read a whole scenario or refuse it: ScenarioInvalid says where and why."""
         if not isinstance(data, dict):
             raise ScenarioInvalid("a scenario is a JSON object")
+        _check_json(data)
         if data.get("format", FORMAT) != FORMAT:
             raise ScenarioInvalid(f"not a Tabwright scenario (format {data.get('format')!r})")
         version = data.get("version")
@@ -583,6 +587,23 @@ def _check_line(text: str, what: str, *, index: int | None = None) -> None:
         raise ScenarioInvalid(f"{what} is longer than {MAX_TEXT_CHARS}", index=index)
     if CONTROL_CHARS.search(text):
         raise ScenarioInvalid(f"{what} holds a control character or a line break", index=index)
+
+
+def _check_json(data: object) -> None:
+    """ScenarioInvalid for what no JSON text can be stored as: a number that is not finite
+    (Python's parser reads 1e400 as inf, and NaN; a database's JSON refuses them, untyped)
+    or values nested deeper than MAX_DEPTH (each reader of args recurses).  Walked without
+    recursion."""
+    stack: list[tuple[object, int]] = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ScenarioInvalid(f"a number is {value}: a scenario's numbers are finite")
+        if isinstance(value, dict | list):
+            if depth >= MAX_DEPTH:
+                raise ScenarioInvalid(f"values are nested deeper than {MAX_DEPTH}")
+            items = value.values() if isinstance(value, dict) else value
+            stack.extend((item, depth + 1) for item in items)
 
 
 def _params(data: object) -> dict[str, dict[str, Any]]:

@@ -129,6 +129,33 @@ def test_a_choice_of_labels_that_are_no_texts_is_refused(values: object) -> None
         assert read.steps[0].purpose() == f"set the element to {said}"
 
 
+@pytest.mark.parametrize(
+    "changed",
+    [
+        {"params": {"n": {"default": float("inf")}}},  # JSON's 1e400
+        {"params": {"n": {"default": float("nan")}}},
+        {"steps": [{"action": "back", "args": {"timeout": -float("inf")}}]},
+        {"handlers": [{**SEED["handlers"][0], "x": [float("inf")]}]},
+    ],
+)
+def test_a_number_that_is_not_finite_is_refused(changed: dict[str, Any]) -> None:
+    """It was read, and stored where args and params are JSON: the database refused it
+    with an IntegrityError (a 500 of the Import page); NaN never equalled itself."""
+    with pytest.raises(ScenarioInvalid, match=r"a number is (-?inf|nan): a scenario.s numbers"):
+        Scenario.from_dict({**SEED, **changed})
+
+
+def test_values_nested_deeper_than_json_from_outside_are_refused() -> None:
+    """Args nested 5,000 deep were read, then the placeholders' reader ran out of stack (a
+    RecursionError); 64 is as deep as the dashboard reads JSON from outside."""
+    deep: list[Any] = []
+    for _ in range(5_000):
+        deep = [deep]
+    with pytest.raises(ScenarioInvalid, match="nested deeper than 64"):
+        Scenario.from_dict({**STEP, "steps": [{"action": "back", "args": {"x": deep}}]})
+    Scenario.from_dict(SEED)  # a scenario nests about 9 deep
+
+
 @FUZZ
 @given(data=json_values | st.dictionaries(st.sampled_from(sorted(SEED)), json_values))
 @example(data={**STEP, "steps": [{"action": ["click"]}]})
