@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from automation.browser.identity import ElementIdentity
 from automation.errors import ActionInvalid, ScenarioInvalid
+from automation.limits import cut_text
 from automation.recording import scenario as fmt
 from automation.recording.fromrun import from_run_steps
 from automation.recording.replay import StepOutcome
@@ -83,6 +84,9 @@ def scenario_import(*, owner: AbstractBaseUser, data: object) -> Scenario:
     (``callees``), are stored too, as the owner's, unless the owner has each already (same
     name, same steps): CalleeClash when the owner's scenario of that name is another."""
     document = fmt.Scenario.from_dict(data)
+    _check_fits(document, "the scenario")
+    for name, callee in document.callees.items():
+        _check_fits(callee, f"callee {cut_text(name, 40)!r}")
     with transaction.atomic():
         # One import of a person's at a time: two would both store a callee they lack.
         get_user_model().objects.select_for_update().filter(pk=owner.pk).first()
@@ -91,6 +95,17 @@ def scenario_import(*, owner: AbstractBaseUser, data: object) -> Scenario:
             existing = callee_existing(owner_id=owner.pk, callee=callee, chosen=chosen)
             chosen[name] = existing or scenario_save(owner=owner, document=callee, callees=chosen)
         return scenario_save(owner=owner, document=document, callees=chosen)
+
+
+def _check_fits(document: fmt.Scenario, what: str) -> None:
+    """ScenarioInvalid when the scenario's name or base URL is longer than its column:
+    cut, the name would be another one (calls and sign-ins find a scenario by its name),
+    the address another place (and a database that checks lengths refuses it untyped)."""
+    for field in ("name", "base_url"):
+        most, value = Scenario._meta.get_field(field).max_length, getattr(document, field)
+        if most is not None and len(value) > most:
+            raise ScenarioInvalid(f"{what}: its {field} is {len(value)} characters long "
+                                  f"(at most {most})")  # fmt: skip
 
 
 def scenario_from_run(
