@@ -307,7 +307,8 @@ class ScenarioStep:
                 )
         # What the click runs with is checked only when it runs; a scenario says it now
         # (the pytest export writes these values into code).
-        button, keys = self.args.get("button", "left"), self.args.get("modifiers", [])
+        # (null modifiers are none, as validate and the export take them)
+        button, keys = self.args.get("button", "left"), self.args.get("modifiers") or []
         if button not in MOUSE_BUTTONS or not all(k in MODIFIERS for k in keys):
             raise ScenarioInvalid(
                 f"step {index}: button must be one of {', '.join(MOUSE_BUTTONS)} and "

@@ -58,7 +58,11 @@ SEED: dict[str, Any] = {
         {"action": "expect", "args": {"kind": "value", "value": ""}, "identity": FIELD},
         {"action": "expect", "args": {"kind": "items", "items": ["a", "b"]},
          "identity": IDENTITY},
-        {"action": "expect", "args": {"kind": "download", "name": "orders.csv"}},
+        {"action": "expect", "args": {"kind": "download", "name": "orders.csv", "type": "csv",
+                                      "min_bytes": 1, "max_bytes": 10**6, "rows": 2,
+                                      "header": ["id", "name"], "text": "Ada"}},
+        {"action": "expect", "args": {"kind": "checked"}, "identity": FIELD},
+        {"action": "expect", "args": {"kind": "text_hidden", "text": "Error"}},
         {"action": "expect", "args": {"kind": "no_error"}},
         {"action": "back", "args": {}}, {"action": "reload"},
     ],
@@ -129,6 +133,16 @@ def test_a_choice_of_labels_that_are_no_texts_is_refused(values: object) -> None
         assert read.steps[0].purpose() == f"set the element to {said}"
 
 
+def test_a_click_with_null_modifiers_is_read_as_one_with_none() -> None:
+    """Null modifiers (a model's "no modifiers") escaped as a TypeError (None is not
+    iterable); validate and the export take them as none."""
+    click = {"action": "click", "args": {"modifiers": None}, "selector": "#save"}
+    read = Scenario.from_dict({**STEP, "steps": [click]})
+    assert Scenario.from_dict(read.to_dict()) == read
+    with pytest.raises(ScenarioInvalid, match="step 0: button must be one of left"):
+        Scenario.from_dict({**STEP, "steps": [{**click, "args": {"button": None}}]})
+
+
 @pytest.mark.parametrize(
     "changed",
     [
@@ -166,6 +180,7 @@ def test_any_json_is_read_or_refused(data: Any) -> None:
 @FUZZ
 @given(data=mutated(SEED, keys=KEYS))
 @example(data={**SEED, "steps": [{"action": "expect", "args": {"kind": {}}}]})
+@example(data={**SEED, "steps": [{**SEED["steps"][1], "args": {"modifiers": None}}]})
 @example(data={**SEED, "steps": [{**SEED["steps"][5], "args": {"values": [1]}}]})
 def test_a_valid_scenario_changed_once_is_read_or_refused(data: Any) -> None:
     check_read(data)
