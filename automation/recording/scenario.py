@@ -622,4 +622,14 @@ def _params(data: object) -> dict[str, dict[str, Any]]:
         if default is not None and not isinstance(default, str | int | float):
             raise ScenarioInvalid(f"parameter {name!r}: the default must be text")
         out[name] = {k: v for k, v in spec.items() if k in ("default", "description")}
+        if default is not None:  # a number or true/false: its text, as the API takes values
+            out[name]["default"] = _as_text(default)
     return out
+
+
+def _as_text(value: str | int | float) -> str:
+    """A parameter's value as a spreadsheet or JSON writes it: true/false, not Python's
+    True/False (a bool is an int)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

@@ -22,6 +22,7 @@ from automation.recording.scenario import (
     Scenario,
     ScenarioStep,
 )
+from automation.recording.takes import replay_takes
 
 IDENTITY = {"role": "button", "name": "Sign in", "tag": "button", "selectors": ["#signin"]}
 
@@ -111,6 +112,20 @@ def test_parameters_and_secrets_are_filled_in_and_secrets_come_only_from_their_v
     without_default = Scenario.from_dict(scenario_dict(*scenario.to_dict()["steps"][:1]))
     with pytest.raises(ParamMissing, match="parameter 'email'"):
         without_default.resolve({}, env=env)
+
+
+def test_a_default_written_as_a_number_or_true_false_is_typed_as_json_writes_it() -> None:
+    """As the API and a batch's cells take such values: true, not Python's True."""
+    scenario = Scenario.from_dict(
+        scenario_dict(
+            {"action": "fill", "args": {"value": "${gift} ${n} ${price}"}, "identity": IDENTITY},
+            params={"gift": {"default": True}, "n": {"default": 3}, "price": {"default": 2.5}},
+        )
+    )
+    values = scenario.resolve({}, env={})
+    assert values.fill(scenario.steps[0].args) == {"value": "true 3 2.5"}
+    assert scenario.to_dict()["params"]["gift"] == {"default": "true"}
+    assert replay_takes(scenario)["gift"].default == "true"
 
 
 def test_a_typed_value_can_become_a_parameter_or_a_secret() -> None:
