@@ -92,6 +92,9 @@ def validate(args: dict[str, Any], *, where: str, index: int) -> dict[str, Any]:
                               + ", ".join(ARGS), index=index)  # fmt: skip
     if ("header" in clean or "rows" in clean) and clean.get("type", "csv") != "csv":
         raise ScenarioInvalid(f"{where}: header and rows are a CSV's", index=index)
+    if clean.get("min_bytes", 0) > clean.get("max_bytes", 10**12):  # no file could pass it
+        raise ScenarioInvalid(f"{where}: download min_bytes is over its max_bytes",
+                              index=index)  # fmt: skip
     return clean
 
 

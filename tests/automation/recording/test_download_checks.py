@@ -79,6 +79,7 @@ def test_the_proposal_is_the_file_as_it_is_and_holds_on_the_next_days(tmp_path: 
         ({"rows": -1}, "rows must be a whole number"),
         ({"header": "a,b"}, "header must be a list"),
         ({"type": "pdf", "rows": 2}, "header and rows are a CSV's"),
+        ({"min_bytes": 2_000, "max_bytes": 1_000}, "min_bytes is over its max_bytes"),
         ({"size": 3}, "download takes no size"),
         ({"text": "${SECRET:PW}"}, "can't hold a secret"),
         ({"text": "${TOTP:BO}"}, "can't hold a secret"),
