@@ -13,7 +13,8 @@ the interpreter, is short); the API's parser (dashboard.api.common.BoundedParser
 what was parsed, and its token check the person found here.
 
 A path under /api/ that is no call of the API, or a method its path does not take, is
-answered here in the API's error shape too (``not_found``), not as Django's HTML page.
+answered here in the API's error shape too (``not_found``), not as Django's HTML page; so
+is a call the server failed on (``server_error``, 500).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from dashboard.lib import jsonin
 from dashboard.scenarios.forms import MAX_SCENARIO_BYTES
 
 __all__ = ["BODY_LIMITS", "MAX_BODY_BYTES", "MAX_REQUEST_BYTES", "MAX_ROWS_BODY_BYTES",
-           "ApiBodyLimit", "body_limit", "no_such_call"]  # fmt: skip
+           "ApiBodyLimit", "body_limit", "no_such_call", "server_failed"]  # fmt: skip
 
 PREFIX = "/api/"
 MAX_BODY_BYTES = 1024 * 1024  # a run, a replay, a stop: a task and a few fields
@@ -99,6 +100,15 @@ def no_such_call(request: HttpRequest, allowed: str = "") -> JsonResponse:
     return answer
 
 
+def server_failed(request: HttpRequest, status: int) -> JsonResponse:
+    """A call the server failed on (a bug of ours, logged with its traceback by Django):
+    the API's error JSON, never Django's page, which with DEBUG shows the traceback."""
+    message = f"{request.method} {request.path_info}: the server failed on this call"
+    hint = "the server's log says why; try again, or tell its operator"
+    error = {"code": "server_error", "message": message, "hint": hint, "fields": {}}
+    return JsonResponse({"error": error}, status=status)
+
+
 def _size(request: HttpRequest) -> int:
     """The body's size as the server received it (ASGI: a file), else as announced."""
     stream: Any = getattr(request, "_stream", None)  # Django's own; read() reads it
@@ -148,6 +158,8 @@ class ApiBodyLimit:
             return no_such_call(request, allowed=answer["Allow"])
         if answer.status_code == 404 and answer["Content-Type"].startswith("text/html"):
             return no_such_call(request)  # Django's page (for /api/ itself: Ninja's root)
+        if answer.status_code >= 500 and answer["Content-Type"].startswith("text/html"):
+            return server_failed(request, answer.status_code)  # Django's page of an error
         return answer
 
     async def _call(self, request: HttpRequest, limit: int) -> HttpResponse:

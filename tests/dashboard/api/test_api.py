@@ -19,6 +19,7 @@ from django.test import AsyncClient, Client
 
 from dashboard.accounts import services
 from dashboard.models import ApiToken, Batch, Run, Schedule
+from dashboard.runs import selectors as run_selectors
 from dashboard.runs import services as services_runs
 from dashboard.runs.runner import RunManager
 from dashboard.scenarios import services as scenario_services
@@ -342,6 +343,25 @@ def test_a_call_the_api_does_not_have_is_answered_in_its_error_shape(owner: Any)
     assert error["message"].startswith("DELETE /api/runs: this path takes "), error
     refused(client.put("/api/runs/1/stop", "{}", content_type="application/json"), 405,
             "not_found")  # fmt: skip
+
+
+def test_a_call_the_server_fails_on_is_answered_in_its_error_shape(
+    owner: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug of ours met by a call: the script still reads the API's error JSON (Django's
+    own page was HTML, and with DEBUG it shows the traceback)."""
+
+    def broken(**_kwargs: Any) -> Any:
+        raise RuntimeError("the words of a bug")
+
+    monkeypatch.setattr(run_selectors, "run_list", broken)
+    client = Client(
+        headers={"Authorization": f"Bearer {token_of(owner)}"}, raise_request_exception=False
+    )
+    answer = client.get("/api/runs")
+    error = refused(answer, 500, "server_error")
+    assert error["message"] == "GET /api/runs: the server failed on this call", error
+    assert b"the words of a bug" not in answer.content and b"Traceback" not in answer.content
 
 
 def test_a_body_that_is_not_json_and_bad_queries_are_refused(owner: Any) -> None:
