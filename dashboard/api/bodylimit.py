@@ -13,8 +13,8 @@ the interpreter, is short); the API's parser (dashboard.api.common.BoundedParser
 what was parsed, and its token check the person found here.
 
 A path under /api/ that is no call of the API, or a method its path does not take, is
-answered here in the API's error shape too (``not_found``), not as Django's HTML page; so
-is a call the server failed on (``server_error``, 500).
+answered here in the API's error shape too (``not_found``, ``method_not_allowed``), not
+as Django's HTML page; so is a call the server failed on (``server_error``, 500).
 """
 
 from __future__ import annotations
@@ -85,15 +85,16 @@ def unauthorized() -> JsonResponse:
 
 
 def no_such_call(request: HttpRequest, allowed: str = "") -> JsonResponse:
-    """A path under /api/ that is no call of the API (404), or a method its path does not
-    take (405, with the methods it takes): the API's error JSON, not Django's HTML page or
-    Ninja's text."""
+    """A path under /api/ that is no call of the API (404, ``not_found``), or a method its
+    path does not take (405, ``method_not_allowed``, with the methods it takes): the API's
+    error JSON, not Django's HTML page or Ninja's text."""
     call = f"{request.method} {request.path_info}"
     if allowed:
         message, hint = f"{call}: this path takes {allowed}", ""
     else:
         message, hint = f"{call} is no call of the API", "the calls are listed at /api/docs"
-    error = {"code": "not_found", "message": message, "hint": hint, "fields": {}}
+    code = "method_not_allowed" if allowed else "not_found"
+    error = {"code": code, "message": message, "hint": hint, "fields": {}}
     answer = JsonResponse({"error": error}, status=405 if allowed else 404)
     if allowed:
         answer["Allow"] = allowed

@@ -19,7 +19,7 @@ from dashboard.scenarios.forms import MAX_SCENARIO_BYTES
 
 API_CODES = (
     "unauthorized", "not_found", "forbidden", "invalid", "too_large", "not_live", "refused",
-    "unreachable", "http_error", "server_error",
+    "unreachable", "http_error", "server_error", "method_not_allowed",
 )  # fmt: skip
 MAX_EVENTS = 1_000  # per call; ask again with ``after`` for more
 MAX_LIST = 500

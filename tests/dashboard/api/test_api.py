@@ -338,11 +338,11 @@ def test_a_call_the_api_does_not_have_is_answered_in_its_error_shape(owner: Any)
     # Before its token or body is looked at.
     refused(Client().post("/api/runs/", "{", content_type="text/plain"), 404, "not_found")
     answer = client.delete("/api/runs")
-    error = refused(answer, 405, "not_found")
+    error = refused(answer, 405, "method_not_allowed")
     assert set(answer["Allow"].split(", ")) == {"GET", "POST"}
     assert error["message"].startswith("DELETE /api/runs: this path takes "), error
     refused(client.put("/api/runs/1/stop", "{}", content_type="application/json"), 405,
-            "not_found")  # fmt: skip
+            "method_not_allowed")  # fmt: skip
 
 
 def test_a_call_the_server_fails_on_is_answered_in_its_error_shape(
