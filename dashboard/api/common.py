@@ -10,7 +10,7 @@ from django.http import HttpRequest
 from ninja import Schema
 from ninja.parser import Parser
 from ninja.security import HttpBearer
-from pydantic import BeforeValidator, ConfigDict
+from pydantic import BeforeValidator, ConfigDict, field_validator
 
 from dashboard.accounts import services
 from dashboard.api.bodylimit import PARSED, TOKEN_USER
@@ -61,9 +61,25 @@ class BodyIn(Schema):
     says (pydantic's lax mode took ``true`` for a number, 1 and 0 for true and false, and
     ``"3"`` for 3: a mistake answered as if it were meant), and no field it does not
     declare (a misspelt one was dropped, and the call went on without it: a PUT of the
-    login scenario forgot the login)."""
+    login scenario forgot the login), and no text holding a NUL."""
 
     model_config = ConfigDict(strict=True, extra="forbid")
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _no_nul(cls, value: Any) -> Any:
+        """No text of it holds a NUL, as the pages' forms refuse one: no text column of
+        PostgreSQL keeps it, and no page's field can be given it."""
+        todo = [value]
+        while todo:
+            item = todo.pop()
+            if isinstance(item, str) and "\x00" in item:
+                raise ValueError("holds a NUL character (U+0000)")
+            if isinstance(item, dict):
+                todo += [*item.keys(), *item.values()]
+            elif isinstance(item, list | tuple):
+                todo += item
+        return value
 
 
 class BoundedParser(Parser):

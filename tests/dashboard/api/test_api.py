@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import io
+import json
 import re
 from typing import Any
 
@@ -302,6 +303,28 @@ def test_a_value_of_another_json_type_is_refused_not_taken_for_one(
                          content_type="application/json")  # fmt: skip
     assert field in refused(answer, 400, "invalid")["fields"]
     assert not Batch.objects.exists() and not Schedule.objects.exists() and not Run.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("call", "given", "field"),
+    [
+        ("runs", {"task": "sign up\u0000"}, "task"),
+        ("replays", {"params": {"name": "Ada\u0000", "greet": "Ada"}}, "params"),
+        ("batches", {"rows": [{"name": "Ada", "greet": "\u0000"}]}, "rows"),
+    ],
+)
+def test_a_text_holding_a_nul_is_refused_as_the_pages_forms_refuse_it(
+    owner: Any, call: str, given: dict[str, Any], field: str
+) -> None:
+    """No text column of PostgreSQL keeps a NUL and no page's field can be given one: the
+    pages' forms refuse it ("Null characters are not allowed"), and so does the API."""
+    scenario = scenario_services.scenario_import(owner=owner, data=sign_up("http://shop.test"))
+    client = Client(headers={"Authorization": f"Bearer {token_of(owner)}"})
+    path = "/api/runs" if call == "runs" else f"/api/scenarios/{scenario.pk}/{call}"
+    body = json.dumps({"planner": "rules", **given} if call == "runs" else given)
+    error = refused(client.post(path, body, content_type="application/json"), 400, "invalid")
+    assert "NUL" in error["fields"][field], error
+    assert not Batch.objects.exists() and not Run.objects.exists()
 
 
 def test_a_field_the_call_does_not_take_is_refused_and_nothing_changes(owner: Any) -> None:

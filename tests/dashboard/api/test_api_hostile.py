@@ -8,10 +8,10 @@ parameters of the wrong type; another person's token.
 
 An input that the operation's served schema does not take is refused: a 4xx in the one
 error shape (a ``code`` of the API's or of an engine error, a message), never a 500 or a
-traceback, and no record changed.  One that the schema takes may be taken (a NUL is text:
-PostgreSQL stores it as U+FFFD, dashboard/lib/pgtext.py) or refused for what it means,
-in the same shape and changing nothing; a wrong Content-Type with a JSON body too (the
-body is read as JSON whatever it says)."""
+traceback, and no record changed.  One that the schema takes may be taken or refused for
+what it means (a text holding a NUL is refused, as the pages' forms refuse it), in the
+same shape and changing nothing; a wrong Content-Type with a JSON body too (the body is
+read as JSON whatever it says)."""
 
 from __future__ import annotations
 
