@@ -133,7 +133,7 @@ def _read(request: HttpRequest, limit: int) -> bytes:
 
 def _parse(data: bytes, limit: int) -> Any:
     try:
-        return jsonin.loads(data, max_bytes=limit)
+        return jsonin.loads(data, max_bytes=limit, no_nul=True)
     except jsonin.JsonRefused as exc:
         return exc
 

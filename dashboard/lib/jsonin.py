@@ -79,10 +79,12 @@ def loads(
     max_depth: int = MAX_DEPTH,
     max_values: int = MAX_VALUES,
     what: str = "the body",
+    no_nul: bool = False,
 ) -> Any:
     """The value of the JSON text ``data``; JsonRefused when it is over ``max_bytes``, holds
     more than ``max_values`` arrays, objects and values, nests deeper than ``max_depth``,
-    is not UTF-8, not JSON, or holds half of a UTF-16 pair."""
+    is not UTF-8, not JSON, or holds half of a UTF-16 pair; with ``no_nul``, a text (a key
+    too) holding a NUL as well."""
     size = len(data.encode("utf-8", "surrogatepass")) if isinstance(data, str) else len(data)
     if size > max_bytes:
         raise JsonRefused("too_large", f"{what} is over {max_bytes} bytes")
@@ -114,7 +116,28 @@ def loads(
         raise JsonRefused(
             "bad_text", f"{what} holds half of a UTF-16 pair (\\ud800 to \\udfff alone): no text"
         )
+    if no_nul and "\\u0000" in text and (where := _nul_at(value)) is not None:
+        at = f" (in {where})" if where else ""
+        raise JsonRefused("bad_text", f"{what} holds a NUL character, U+0000{at}: no text")
     return value
+
+
+def _nul_at(value: Any) -> str | None:
+    """Where a string in ``value`` (a key too) holds a NUL: the top-level key it is under
+    ("" for the value itself), or None; a step at a time, as :func:`_has_half_pair`."""
+    todo: list[tuple[Any, str]] = [(value, "")]
+    while todo:
+        item, where = todo.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return where
+        elif isinstance(item, dict):
+            for key, inner in item.items():
+                here = where or (repr(key) if value is item else "")
+                todo += [(key, here), (inner, here)]
+        elif isinstance(item, list):
+            todo += [(inner, where) for inner in item]
+    return None
 
 
 def _has_half_pair(value: Any) -> bool:
