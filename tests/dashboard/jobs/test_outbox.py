@@ -392,7 +392,7 @@ async def test_a_backlog_to_a_receiver_that_never_answers_delays_no_one_else_s_a
         ("https://hooks.example.com/a\r\nX-Injected: 1", "carriage return (CR) at character 28"),
         ("https://hooks.example.com/a\nb", "line feed (LF) at character 28"),
         ("https://hooks.example.com/a b", "a space at character 28"),
-        ("https://hooks.example.com/\x00", "NUL character"),
+        ("https://hooks.example.com/\x00", "NUL character, U+0000 (in 'webhook_url')"),
         ("https://hooks.example.com/\u202ex", "invisible format character (U+202E)"),
         ("ftp://hooks.example.com/", "ftp: is not allowed"),
         ("hooks.example.com/x", "no scheme is not allowed"),
@@ -407,8 +407,11 @@ def test_a_webhook_url_that_is_not_one_plain_url_is_refused_over_the_api(
     answer = client.post(f"/api/scenarios/{scenario.pk}/schedules",
                          {"cron": "0 7 * * 1", "params": {"name": "A", "greet": "A"},
                           "webhook_url": url}, content_type="application/json")  # fmt: skip
-    error = refused(answer, 400, "schedule_invalid")
-    assert says in error["fields"]["webhook_url"], error
+    if "\x00" in url:  # no body of the API holds a NUL: refused as the body is read
+        assert says in refused(answer, 400, "invalid")["fields"]["body"]
+    else:
+        error = refused(answer, 400, "schedule_invalid")
+        assert says in error["fields"]["webhook_url"], error
     assert not Schedule.objects.exists()
 
 
