@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from itertools import accumulate
 from typing import Any
 
@@ -112,51 +113,46 @@ def loads(
         ) from None
     except RecursionError:  # a limit above the interpreter's: still an answer, not a crash
         raise JsonRefused("too_deep", f"{what} nests too deep to read") from None
-    if _HALF.search(text) and _has_half_pair(value):
+    if _HALF.search(text) and _text_at(value, _half_pair) is not None:
         raise JsonRefused(
             "bad_text", f"{what} holds half of a UTF-16 pair (\\ud800 to \\udfff alone): no text"
         )
-    if no_nul and "\\u0000" in text and (where := _nul_at(value)) is not None:
+    if no_nul and "\\u0000" in text and (where := _text_at(value, _nul)) is not None:
         at = f" (in {where})" if where else ""
         raise JsonRefused("bad_text", f"{what} holds a NUL character, U+0000{at}: no text")
     return value
 
 
-def _nul_at(value: Any) -> str | None:
-    """Where a string in ``value`` (a key too) holds a NUL: the top-level key it is under
-    ("" for the value itself), or None; a step at a time, as :func:`_has_half_pair`."""
+def _text_at(value: Any, bad: Callable[[str], bool]) -> str | None:
+    """Where a string in ``value`` (a key too) is ``bad``: the top-level key it is under
+    ("" for the value itself), or None.  Python code, a step at a time, so other threads
+    run meanwhile."""
     todo: list[tuple[Any, str]] = [(value, "")]
+    if isinstance(value, dict):
+        todo = [(part, repr(key)) for key, inner in value.items() for part in (key, inner)]
     while todo:
         item, where = todo.pop()
         if isinstance(item, str):
-            if "\x00" in item:
+            if bad(item):
                 return where
         elif isinstance(item, dict):
-            for key, inner in item.items():
-                here = where or (repr(key) if value is item else "")
-                todo += [(key, here), (inner, here)]
+            todo += [(part, where) for pair in item.items() for part in pair]
         elif isinstance(item, list):
             todo += [(inner, where) for inner in item]
     return None
 
 
-def _has_half_pair(value: Any) -> bool:
-    """Whether a string in ``value`` (a key too) holds a surrogate of its own: Python code,
-    a step at a time, so other threads run meanwhile."""
-    todo = [value]
-    while todo:
-        item = todo.pop()
-        if isinstance(item, str):
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError:
-                return True
-        elif isinstance(item, dict):
-            todo.extend(item.keys())
-            todo.extend(item.values())
-        elif isinstance(item, list):
-            todo.extend(item)
+def _half_pair(text: str) -> bool:
+    """Whether ``text`` holds a surrogate of its own (no UTF-8 for it)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
     return False
+
+
+def _nul(text: str) -> bool:
+    return "\x00" in text
 
 
 def as_text(value: object) -> object:
