@@ -30,6 +30,7 @@ from typing import Any
 
 __all__ = [
     "MAX_FIELD_CHARS",
+    "MAX_JSON_DEPTH",
     "MAX_MESSAGE_BYTES",
     "MAX_REPLY_CHARS",
     "TRANSPORT_LIMIT_BYTES",
@@ -37,6 +38,11 @@ __all__ = [
     "fit",
     "json_size",
 ]
+
+# How deep JSON from outside may nest (a body, a command, a scenario file): Tabwright's own
+# documents nest about 8 deep (a scenario's step's identity's variants); 64 leaves room for
+# any args a person sends and is far below the parser's recursion limit.
+MAX_JSON_DEPTH = 64
 
 # Daphne's websocket_max_message_size (and max frame size): its default, which we run with.
 TRANSPORT_LIMIT_BYTES = 1024 * 1024

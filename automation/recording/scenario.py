@@ -48,6 +48,7 @@ from automation.actions import validate
 from automation.browser.identity import CONTROL_CHARS, ElementIdentity
 from automation.browser.interact import MODIFIERS, MOUSE_BUTTONS
 from automation.errors import ActionInvalid, ParamMissing, ScenarioInvalid
+from automation.limits import MAX_JSON_DEPTH
 from automation.recording import expect
 from automation.recording import params as carried
 from automation.recording.calls import CALL, call_args, check_calls, read_callees
@@ -109,8 +110,6 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # (CONTROL_CHARS) in them would break the line of a log, a listing or a terminal
 # (``scenario_replay`` prints one line a step), so a scenario that has them is refused.
 MAX_TEXT_CHARS = 10_000  # a step's name, selector, url or note; the scenario's base URL
-# As deep as JSON from outside may nest (dashboard.lib.jsonin); a scenario nests about 9.
-MAX_DEPTH = 64
 
 
 @dataclass(frozen=True)
@@ -593,16 +592,16 @@ def _check_line(text: str, what: str, *, index: int | None = None) -> None:
 def _check_json(data: object) -> None:
     """ScenarioInvalid for what no JSON text can be stored as: a number that is not finite
     (Python's parser reads 1e400 as inf, and NaN; a database's JSON refuses them, untyped)
-    or values nested deeper than MAX_DEPTH (each reader of args recurses).  Walked without
-    recursion."""
+    or values nested deeper than MAX_JSON_DEPTH, as JSON from outside may nest (each reader
+    of args recurses).  Walked without recursion."""
     stack: list[tuple[object, int]] = [(data, 0)]
     while stack:
         value, depth = stack.pop()
         if isinstance(value, float) and not math.isfinite(value):
             raise ScenarioInvalid(f"a number is {value}: a scenario's numbers are finite")
         if isinstance(value, dict | list):
-            if depth >= MAX_DEPTH:
-                raise ScenarioInvalid(f"values are nested deeper than {MAX_DEPTH}")
+            if depth >= MAX_JSON_DEPTH:
+                raise ScenarioInvalid(f"values are nested deeper than {MAX_JSON_DEPTH}")
             items = value.values() if isinstance(value, dict) else value
             stack.extend((item, depth + 1) for item in items)
 

@@ -22,12 +22,12 @@ from collections.abc import Callable
 from itertools import accumulate
 from typing import Any
 
+from automation.limits import MAX_JSON_DEPTH
+
 __all__ = ["MAX_COMMAND_BYTES", "MAX_COMMAND_VALUES", "MAX_DEPTH", "MAX_VALUES", "JsonRefused",
            "as_text", "loads", "nesting_depth"]  # fmt: skip
 
-# Tabwright's own documents nest about 8 deep (a scenario's step's identity's variants);
-# 64 leaves room for any args a person sends and is far below the parser's recursion limit.
-MAX_DEPTH = 64
+MAX_DEPTH = MAX_JSON_DEPTH  # (automation.limits: a scenario is held to it too)
 # One act request or socket command: an action and its args, never a document.
 MAX_COMMAND_BYTES = 256 * 1024
 # Arrays, objects and values in one text: a batch's 10,000 rows of a few dozen values, a
