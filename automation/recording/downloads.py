@@ -46,6 +46,7 @@ TYPES = ("csv", "pdf", "json", "text", "zip", "other")
 MAX_HEADER = 200
 MAX_TEXT = 1_000
 MAX_ROWS = 10_000_000
+MAX_BYTES = 10**12  # a size bound's most
 
 
 def validate(args: dict[str, Any], *, where: str, index: int) -> dict[str, Any]:
@@ -73,7 +74,7 @@ def validate(args: dict[str, Any], *, where: str, index: int) -> dict[str, Any]:
             if (
                 not isinstance(value, int)
                 or isinstance(value, bool)
-                or not 0 <= value <= (MAX_ROWS if name == "rows" else 10**12)
+                or not 0 <= value <= (MAX_ROWS if name == "rows" else MAX_BYTES)
             ):
                 raise ScenarioInvalid(f"{where}: download {name} must be a whole number, 0 or "
                                       "more", index=index)  # fmt: skip
@@ -92,7 +93,7 @@ def validate(args: dict[str, Any], *, where: str, index: int) -> dict[str, Any]:
                               + ", ".join(ARGS), index=index)  # fmt: skip
     if ("header" in clean or "rows" in clean) and clean.get("type", "csv") != "csv":
         raise ScenarioInvalid(f"{where}: header and rows are a CSV's", index=index)
-    if clean.get("min_bytes", 0) > clean.get("max_bytes", 10**12):  # no file could pass it
+    if clean.get("min_bytes", 0) > clean.get("max_bytes", MAX_BYTES):  # no file passes it
         raise ScenarioInvalid(f"{where}: download min_bytes is over its max_bytes",
                               index=index)  # fmt: skip
     return clean
