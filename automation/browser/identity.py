@@ -44,6 +44,7 @@ from typing import Any
 from playwright.async_api import ElementHandle, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
+from automation.browser.frames import silent_note, unanswering
 from automation.browser.jsparts import joined
 from automation.budget import DEFAULT_HEADROOM_MS, Budget
 from automation.errors import ActionFailed, ActionInvalid, BudgetExceeded
@@ -341,8 +342,9 @@ async def locate(
     longest = started + max(wait_ms, longest_ms) / 1000
     delay_s = 0.05
     waited = False  # for a document to be parsed
+    silent: set[Frame] = set()  # child frames that did not answer: not asked again
     while True:
-        located = await _locate_once(page, identity, budget=budget)
+        located = await _locate_once(page, identity, budget=budget, silent=silent)
         if located.parsing and located.frame is not None and not waited:
             # The rest of the document, and the scripts it runs as it is parsed, may
             # still change what was found, or what lies over it: looked for again once
@@ -415,12 +417,20 @@ async def page_changing(page: Page, *, budget: Budget) -> bool:
         return True
 
 
-async def _locate_once(page: Page, identity: ElementIdentity, *, budget: Budget) -> Located:
+async def _locate_once(
+    page: Page, identity: ElementIdentity, *, budget: Budget, silent: set[Frame]
+) -> Located:
+    """One search of every frame, the recorded one first; child frames that do not
+    answer (:mod:`automation.browser.frames`) are added to ``silent`` and left out."""
     frames = sorted(page.frames, key=lambda f: frame_url(f) != identity.frame_url)
+    silent |= await unanswering([f for f in frames if f not in silent], budget)
     answers: list[tuple[Frame, ElementHandle | None, dict[str, Any]]] = []
     errors: list[str] = []  # why frames could not be searched
     recorded = [i.to_dict() for i in identity.every()]
+    left_out = [silent_note(frame) for frame in frames if frame in silent]
     for frame in frames:
+        if frame in silent:
+            continue
         # An element that moved into or out of a frame must keep its row, card or section.
         crossing = bool(identity.frame_url) != (frame.parent_frame is not None)
         args = {"op": "locate", "identities": recorded, "crossing": crossing}
@@ -448,12 +458,13 @@ async def _locate_once(page: Page, identity: ElementIdentity, *, budget: Budget)
         return _located(identity, element, report, frame)
     best = max(answers, key=lambda a: a[2].get("score", 0), default=None)
     if best is None:
-        return Located(None, reason=_unsearched(errors))
+        return Located(None, reason=_unsearched(errors + left_out))
     report = best[2]
+    reason = str(report.get("reason", "not found"))
     return Located(
         None,
         score=float(report.get("score", 0)),
-        reason=str(report.get("reason", "not found")),
+        reason=f"{reason}; {left_out[0]}" if left_out else reason,
         candidates=list(report.get("candidates", [])),
     )
 

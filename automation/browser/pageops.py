@@ -12,12 +12,16 @@ them as its methods, and settles after navigations.
 from __future__ import annotations
 
 import asyncio
+import base64
+import contextlib
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from playwright.async_api import Request, Response
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Frame, Request, Response
 
+from automation.browser.frames import ancestors, silent_note, unanswering
 from automation.browser.listen import listener
 from automation.browser.masking import MASK_COLOR, PICTURE_CSS, mask_locators
 from automation.browser.seen import wait_text
@@ -244,6 +248,13 @@ async def screenshot(
     if format not in ("png", "jpeg"):
         raise ActionInvalid("screenshot format must be png or jpeg")
     budget = tab.core.budget(budget, "screenshot")
+    silent = await unanswering(tab.page.frames, budget)
+    if silent:  # Playwright's picture would wait on every frame: Chromium's own is taken
+        data = await _picture_past(tab, silent, ref=ref, full_page=full_page, format=format,
+                                   quality=quality, budget=budget)  # fmt: skip
+        if path is not None:
+            await asyncio.to_thread(Path(path).write_bytes, data)
+        return data
     timeout = budget.playwright_timeout()
     # Fields holding a secret are covered, and passwords drawn blank, in every picture.
     extra: dict[str, Any] = {"mask": mask_locators(tab), "mask_color": MASK_COLOR,
@@ -268,6 +279,72 @@ async def screenshot(
     if path is not None:
         await asyncio.to_thread(Path(path).write_bytes, data)
     return data
+
+
+# Into each frame that answers, for a picture taken past the frames (_picture_past).
+_PICTURE_STYLE_JS = """([id, css]) => {
+  const style = document.createElement("style");
+  style.id = id;
+  style.textContent = css;
+  (document.head || document.documentElement).append(style);
+}"""
+_PICTURE_STYLE_ID = "tabwright-picture-style"
+
+
+async def _picture_past(
+    tab: Tab, silent: set[Frame], *, ref: str, full_page: bool, format: str, quality: int,
+    budget: Budget,
+) -> bytes:  # fmt: skip
+    """The picture by Chromium's own capture, past frames that do not answer: Playwright's
+    asks each frame to get ready for a picture and waits for every one.  Fields holding a
+    secret are drawn blank by their marks (as in the live view), passwords by a style put
+    into every frame that answers for the picture's time; a frame that does not answer
+    shows what it last drew."""
+    params: dict[str, Any] = {"format": format}
+    if format == "jpeg":
+        params["quality"] = max(1, min(int(quality), 100))
+    session = await tab.core.call("screenshot", budget, tab.core.cdp_session(budget))
+    if ref:
+        entry = tab.core.entry(ref)
+        frame = tab.core.frame_of(entry)
+        if frame in silent or any(f in silent for f in ancestors(frame)):
+            raise ActionFailed(f"screenshot of {entry.describe()}: {silent_note(frame)}")
+        locator, entry = await tab.resolve(ref, budget=budget, action="screenshot")
+        timeout = budget.playwright_timeout()
+        box = await tab.core.call(f"screenshot of {entry.describe()}", budget,
+                                  locator.bounding_box(timeout=timeout))  # fmt: skip
+        if box is None:
+            raise ActionFailed(f"screenshot of {entry.describe()}: it is not shown")
+        metrics = await tab.core.call("screenshot", budget, session.send("Page.getLayoutMetrics"))
+        view = metrics["cssVisualViewport"]
+        params["clip"] = {"x": box["x"] + view["pageX"], "y": box["y"] + view["pageY"],
+                          "width": box["width"], "height": box["height"], "scale": 1}  # fmt: skip
+        params["captureBeyondViewport"] = True
+    elif full_page:
+        metrics = await tab.core.call("screenshot", budget, session.send("Page.getLayoutMetrics"))
+        size = metrics["cssContentSize"]
+        params["clip"] = {"x": 0, "y": 0, "width": size["width"], "height": size["height"],
+                          "scale": 1}  # fmt: skip
+        params["captureBeyondViewport"] = True
+    styled = [
+        f for f in tab.page.frames if f not in silent and not any(a in silent for a in ancestors(f))
+    ]
+    try:
+        for frame in styled:
+            with contextlib.suppress(PlaywrightError):  # a frame that went away
+                await budget.run(
+                    frame.evaluate(_PICTURE_STYLE_JS, [_PICTURE_STYLE_ID, PICTURE_CSS])
+                )
+        async with tab.one_picture(budget):
+            shot = await tab.core.call("screenshot", budget,
+                                       session.send("Page.captureScreenshot", params))  # fmt: skip
+    finally:
+        for frame in styled:
+            with contextlib.suppress(PlaywrightError, TabwrightError):
+                gone = f"() => document.getElementById({_PICTURE_STYLE_ID!r})?.remove()"
+                await budget.run(frame.evaluate(gone))
+    log.info("a picture of %s past a frame that does not answer", tab.page.url)
+    return base64.b64decode(shot["data"])
 
 
 async def step_screenshot(tab: Tab, index: int, *, budget: Budget) -> ScreenshotTaken | None:

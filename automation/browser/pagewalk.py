@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame
 
+from automation.browser.frames import ancestors, silent_note, unanswering
 from automation.browser.snapshot import (
     CALL_JS,
     REF_RE,
@@ -67,9 +68,11 @@ async def take_snapshot(core: TabCore, options: SnapshotOptions, budget: Budget)
     except (ActionFailed, BudgetExceeded):
         budget.check()  # (the caller's own budget gone, or cancelled: that ends it)
     frames = _frames_to_walk(core, options.scope)  # parents first: a child needs its host
+    silent = await unanswering(frames, budget)  # busy or hung: shown as such, not walked
 
     async def walk(frame: Frame, refs: dict[str, RefEntry], ms: float, cut: bool) -> Any:
-        return await _walk(core, frame, options, budget, refs, time_ms=ms, reduced=cut)
+        return await _walk(core, frame, options, budget, refs, time_ms=ms, reduced=cut,
+                           silent=silent)  # fmt: skip
 
     # A page too big to walk in time gets the reduced snapshot, not a failed run.
     parts, refs, reduced = await walk_frames(
@@ -146,13 +149,19 @@ async def _walk(
     *,
     time_ms: float = 0,
     reduced: bool = False,
+    silent: set[Frame] | frozenset[Frame] = frozenset(),
 ) -> FramePart | None:
     prefix = core.prefix_of(frame)
     host = ""
     if frame is not core.page.main_frame:
+        if any(above in silent for above in ancestors(frame)):
+            return None  # its <iframe> is in a frame that did not answer: not shown
         host = await _host_ref(frame, budget)
         if not host:
             return None  # its <iframe> is hidden or not walked: nothing to show
+        if frame in silent:
+            note = f"# {silent_note(frame)}: what it shows is not listed"
+            return FramePart(prefix, [note], {}, "" if options.scope else host)
     args = options.for_js(prefix=prefix, seed=core.state.seed, time_ms=time_ms, reduced=reduced)
     raw = await _evaluate_in(core, frame, args, budget)
     if raw is None:

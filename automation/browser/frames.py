@@ -1,0 +1,77 @@
+"""A page's child frames that do not answer: left out, not waited for.
+
+A frame from another site runs in a renderer process of its own, so its script can be
+busy or hung (a chat widget caught in an endless loop, an ad) while the page around it
+answers as ever; a frame still loading its document has nothing to answer with yet.  A
+question put to such a frame waits for the caller's whole budget: a
+snapshot would show the agent nothing of the page, a replay's search for an element in no
+frame would run its step out of time, for a widget nobody asked about.  So a question to
+every frame of a page is preceded by one that costs nothing, put to all its child frames
+at once (:func:`unanswering`): those that do not answer it within
+:data:`FRAME_ANSWER_MS` are left out of the question, and the caller says so where it
+answers.  The main frame is never left out: a page whose own document hangs is a page
+that hangs, and the caller's budget says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections.abc import Iterable
+
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Frame
+
+from automation.budget import Budget
+
+__all__ = ["FRAME_ANSWER_MS", "ancestors", "silent_note", "unanswering"]
+
+FRAME_ANSWER_MS = 3_000  # a child frame's answer to a question that costs nothing
+FRAME_RECHECK_MS = 300  # ... from a frame that did not answer the last one
+# The frames that did not answer their last question (forgotten with their page).
+_silent: weakref.WeakSet[Frame] = weakref.WeakSet()
+
+
+async def unanswering(frames: Iterable[Frame], budget: Budget) -> set[Frame]:
+    """The child frames of ``frames`` that did not answer within FRAME_ANSWER_MS (asked
+    all at once: one bound, however many there are; a frame that did not answer last time
+    is given FRAME_RECHECK_MS, so that a page with a hung widget costs each question that
+    once).  A frame that went away meanwhile is not among them (its caller finds it
+    gone); BudgetExceeded or Cancelled when ``budget`` ends first."""
+    asked = [frame for frame in frames if frame.parent_frame is not None]
+    if not asked:
+        return set()
+    answered = await budget.run(asyncio.gather(*(_answers(frame) for frame in asked)))
+    silent = {frame for frame, yes in zip(asked, answered, strict=True) if not yes}
+    _silent.difference_update(asked)
+    _silent.update(silent)
+    return silent
+
+
+async def _answers(frame: Frame) -> bool:
+    try:
+        async with asyncio.timeout(
+            (FRAME_RECHECK_MS if frame in _silent else FRAME_ANSWER_MS) / 1000
+        ):
+            await frame.evaluate("0")
+    except TimeoutError:
+        return False
+    except PlaywrightError:
+        pass  # gone, or going: not a frame that hangs
+    return True
+
+
+def silent_note(frame: Frame) -> str:
+    """What is said where a frame that did not answer is left out."""
+    return (
+        f"the frame {frame.url[:200]} did not answer within {FRAME_ANSWER_MS} ms "
+        "(its page is loading, busy or hung)"
+    )
+
+
+def ancestors(frame: Frame) -> list[Frame]:
+    """The frames that hold ``frame``, its parent first."""
+    found = []
+    while (frame := frame.parent_frame) is not None:  # type: ignore[assignment]
+        found.append(frame)
+    return found

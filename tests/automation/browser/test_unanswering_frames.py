@@ -1,0 +1,90 @@
+"""A page whose widget frame hangs (fixtures/engine/hung-frame.html: a frame from another
+site, in a renderer of its own, whose script a message sends into an endless loop): the
+page around it is still seen and acted on, the frame is said to be left out, and a replay
+looking for an element that is in no frame asks a person instead of running out of time;
+its pictures are taken."""
+
+from __future__ import annotations
+
+import pytest
+
+from automation import ActionFailed, Tab
+from automation.browser.identity import ElementIdentity, locate
+from automation.recording.replay import Replay, ReplayConfig
+from automation.recording.scenario import Scenario
+from tests.bounds import room
+from tests.refs import ref_of
+
+MISSING = {"role": "button", "name": "Delete account", "tag": "button"}
+
+
+async def hung(tab: Tab, fixture_url: str) -> None:
+    """The page open, its widget's script in an endless loop."""
+    await tab.navigate(f"{fixture_url}/engine/hung-frame.html")
+    before = await tab.snapshot(budget=room())
+    assert 'button "Open chat"' in before.text  # the widget, while it answers
+    await tab.page.evaluate("window.hangWidget()")
+
+
+async def test_a_snapshot_shows_the_page_and_says_which_frame_did_not_answer(
+    tab: Tab, fixture_url: str
+) -> None:
+    await hung(tab, fixture_url)
+    snap = await tab.snapshot(budget=room())
+    lines = snap.text.splitlines()
+    assert 'heading "Orders"' in snap.text and "Open chat" not in snap.text
+    at = next(i for i, line in enumerate(lines) if line.startswith("- iframe "))
+    assert "/engine/hung-widget.html did not answer within" in lines[at + 1]
+    assert "loading, busy or hung" in lines[at + 1] and lines[at + 1].startswith("  # ")
+    # The page around it is acted on as ever, by the refs of that snapshot.
+    await tab.click(ref_of(snap, "button", "Save order"), budget=room())
+    assert "- status [e3]: Order saved" in (await tab.snapshot(budget=room())).text
+
+
+async def test_a_search_leaves_the_frame_out_and_says_so(tab: Tab, fixture_url: str) -> None:
+    await hung(tab, fixture_url)
+    save = ElementIdentity.from_dict({"role": "button", "name": "Save order", "tag": "button"})
+    found = await locate(tab.page, save, budget=room())
+    assert found.ok and found.frame is tab.page.main_frame
+    missing = await locate(tab.page, ElementIdentity.from_dict(MISSING), budget=room())
+    assert not missing.ok
+    assert "/engine/hung-widget.html did not answer within" in missing.reason
+
+
+async def test_a_replay_asks_a_person_for_an_element_in_no_frame(
+    tab: Tab, fixture_url: str
+) -> None:
+    await hung(tab, fixture_url)
+    scenario = Scenario.from_dict({
+        "format": "tabwright.scenario", "version": 1, "name": "Delete the account",
+        "steps": [{"action": "click", "args": {}, "identity": MISSING}],
+    })  # fmt: skip
+    result = await Replay(tab, scenario, config=ReplayConfig(locate_wait_ms=300)).run()
+    step = result.steps[0]
+    assert (result.status, step.status) == ("needs_person", "needs_person")
+    assert step.error is not None and "can't tell which element" in step.error["message"]
+    assert "did not answer within" in step.error["message"]
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+
+
+async def test_pictures_are_taken_past_the_frame(tab: Tab, fixture_url: str) -> None:
+    await tab.navigate(f"{fixture_url}/engine/hung-frame.html")
+    snap = await tab.snapshot(budget=room())
+    await tab.page.evaluate("window.hangWidget()")
+    width, height = png_size(await tab.screenshot(budget=room()))
+    viewport = tab.page.viewport_size
+    assert viewport is not None and (width, height) == (viewport["width"], viewport["height"])
+    assert png_size(await tab.screenshot(full_page=True, budget=room()))[0] == width
+    assert (await tab.screenshot_jpeg(budget=room()))[:2] == b"\xff\xd8"
+    box = await tab.page.locator("#save").bounding_box()
+    assert box is not None
+    button = png_size(await tab.screenshot(ref=ref_of(snap, "button", "Save order"), budget=room()))
+    assert button == (round(box["width"]), round(box["height"]))
+    with pytest.raises(ActionFailed, match=r"hung-widget\.html did not answer within"):
+        await tab.screenshot(ref=ref_of(snap, "button", "Open chat"), budget=room())
+    # The style drawing passwords blank was put in for the picture and taken out after it.
+    assert await tab.page.locator("#tabwright-picture-style").count() == 0
