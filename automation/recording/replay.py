@@ -517,12 +517,20 @@ class Replay:
         reserve_ms = min(5_000, self.config.step_timeout_ms / 3)
         longest_ms = max(0, budget.remaining_ms() - reserve_ms)
         wait_ms = min(self.config.locate_wait_ms, longest_ms)
+        # The search ends before the step does, its reserve kept for acting: a search that
+        # takes all of its time (a busy machine, a page slow to answer) found nothing.
+        search = budget.reserve(reserve_ms, label="search for the element")
 
         async def changing() -> bool:  # still loading, or drawing new elements
-            return self.tab.settler.busy() or await page_changing(self.tab.page, budget=budget)
+            return self.tab.settler.busy() or await page_changing(self.tab.page, budget=search)
 
-        located = await locate(self.tab.page, target, budget=budget, wait_ms=wait_ms,
-                               longest_ms=longest_ms, changing=changing)  # fmt: skip
+        try:
+            located = await locate(self.tab.page, target, budget=search, wait_ms=wait_ms,
+                                   longest_ms=longest_ms, changing=changing)  # fmt: skip
+        except BudgetExceeded:
+            if search.binding() is not search:
+                raise  # the step's own time, or the replay's, is what ran out
+            located = Located(None, reason=f"the search for it took all of its {longest_ms:.0f} ms")
         if not located.ok:
             raise NeedsPerson(
                 f"can't tell which element it means: {located.reason or 'not found'}",

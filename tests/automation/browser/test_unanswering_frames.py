@@ -2,7 +2,8 @@
 site, in a renderer of its own, whose script a message sends into an endless loop): the
 page around it is still seen and acted on, the frame is said to be left out, and a replay
 looking for an element that is in no frame asks a person instead of running out of time;
-its pictures are taken."""
+its pictures are taken.  And a page too busy to answer a replay's search for the whole of
+it: the step asks a person, as for an element not found, and keeps its time for acting."""
 
 from __future__ import annotations
 
@@ -64,6 +65,26 @@ async def test_a_replay_asks_a_person_for_an_element_in_no_frame(
     assert (result.status, step.status) == ("needs_person", "needs_person")
     assert step.error is not None and "can't tell which element" in step.error["message"]
     assert "did not answer within" in step.error["message"]
+
+
+async def test_a_page_too_busy_for_the_whole_search_has_the_step_ask_a_person(
+    tab: Tab, fixture_url: str
+) -> None:
+    await tab.navigate(f"{fixture_url}/engine/hung-frame.html")
+    # The page's own script busy for longer than the step may look (a long task: a big
+    # report drawn, a bundle parsed), then free again.
+    await tab.page.evaluate(
+        "setTimeout(() => { const end = Date.now() + 4000; while (Date.now() < end); }, 0)"
+    )
+    scenario = Scenario.from_dict({
+        "format": "tabwright.scenario", "version": 1, "name": "Delete the account",
+        "steps": [{"action": "click", "args": {}, "identity": MISSING}],
+    })  # fmt: skip
+    config = ReplayConfig(step_timeout_ms=3_000, locate_wait_ms=300)
+    result = await Replay(tab, scenario, config=config).run()
+    step = result.steps[0]
+    assert (result.status, step.status) == ("needs_person", "needs_person"), step.error
+    assert step.error is not None and "the search for it took all of its" in step.error["message"]
 
 
 def png_size(data: bytes) -> tuple[int, int]:
