@@ -17,6 +17,10 @@ from tests.bounds import room
 from tests.refs import ref_of
 
 MISSING = {"role": "button", "name": "Delete account", "tag": "button"}
+DELETE_ACCOUNT = Scenario.from_dict({
+    "format": "tabwright.scenario", "version": 1, "name": "Delete the account",
+    "steps": [{"action": "click", "args": {}, "identity": MISSING}],
+})  # fmt: skip
 
 
 async def hung(tab: Tab, fixture_url: str) -> None:
@@ -56,11 +60,7 @@ async def test_a_replay_asks_a_person_for_an_element_in_no_frame(
     tab: Tab, fixture_url: str
 ) -> None:
     await hung(tab, fixture_url)
-    scenario = Scenario.from_dict({
-        "format": "tabwright.scenario", "version": 1, "name": "Delete the account",
-        "steps": [{"action": "click", "args": {}, "identity": MISSING}],
-    })  # fmt: skip
-    result = await Replay(tab, scenario, config=ReplayConfig(locate_wait_ms=300)).run()
+    result = await Replay(tab, DELETE_ACCOUNT, config=ReplayConfig(locate_wait_ms=300)).run()
     step = result.steps[0]
     assert (result.status, step.status) == ("needs_person", "needs_person")
     assert step.error is not None and "can't tell which element" in step.error["message"]
@@ -76,12 +76,8 @@ async def test_a_page_too_busy_for_the_whole_search_has_the_step_ask_a_person(
     await tab.page.evaluate(
         "setTimeout(() => { const end = Date.now() + 4000; while (Date.now() < end); }, 0)"
     )
-    scenario = Scenario.from_dict({
-        "format": "tabwright.scenario", "version": 1, "name": "Delete the account",
-        "steps": [{"action": "click", "args": {}, "identity": MISSING}],
-    })  # fmt: skip
     config = ReplayConfig(step_timeout_ms=3_000, locate_wait_ms=300)
-    result = await Replay(tab, scenario, config=config).run()
+    result = await Replay(tab, DELETE_ACCOUNT, config=config).run()
     step = result.steps[0]
     assert (result.status, step.status) == ("needs_person", "needs_person"), step.error
     assert step.error is not None and "the search for it took all of its" in step.error["message"]
