@@ -82,6 +82,12 @@ def read_rows(
             f"the file is not UTF-8 text (byte {exc.start})",
             hint="save the spreadsheet as CSV UTF-8",
         ) from None
+    if "\x00" in text:  # no spreadsheet writes one, nor can a field take one
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise BatchFileInvalid(
+            f"line {line} holds a NUL character (U+0000): no text",
+            hint="a NUL comes from a file that is not text: save the spreadsheet as CSV again",
+        )
     # A .csv is CSV, whatever its first character ("[name],greet"); a file of another
     # name is JSON when it reads as a list.
     named = name.lower()
@@ -212,7 +218,7 @@ def _csv_lines(text: str, delimiter: str, skipped: int) -> list[list[str]]:
 
 def _json_rows(text: str) -> list[dict[str, str]]:
     try:
-        data = jsonin.loads(text, max_bytes=MAX_BATCH_BYTES, what="the file")
+        data = jsonin.loads(text, max_bytes=MAX_BATCH_BYTES, what="the file", no_nul=True)
     except jsonin.JsonRefused as exc:
         raise BatchFileInvalid(f"the JSON can't be read: {exc.message}") from None
     return json_rows(data)

@@ -42,7 +42,7 @@ class ImportScenarioForm(forms.Form):
             raise forms.ValidationError(f"the file is over {MAX_SCENARIO_BYTES} bytes")
         try:
             cleaned["data"] = jsonin.loads(
-                upload.read(), max_bytes=MAX_SCENARIO_BYTES, what="the file"
+                upload.read(), max_bytes=MAX_SCENARIO_BYTES, what="the file", no_nul=True
             )
         except JsonRefused as exc:
             message = f"not a JSON file: {exc}" if exc.code == "bad_json" else str(exc)

@@ -40,7 +40,8 @@ def read_scenario_file(file: str) -> object:
     try:
         if path.stat().st_size > MAX_SCENARIO_BYTES:
             raise CommandError(f"{file}: larger than {MAX_SCENARIO_BYTES} bytes", returncode=3)
-        return jsonin.loads(path.read_bytes(), max_bytes=MAX_SCENARIO_BYTES, what="it")
+        data = path.read_bytes()
+        return jsonin.loads(data, max_bytes=MAX_SCENARIO_BYTES, what="it", no_nul=True)
     except OSError as exc:
         raise CommandError(f"{file}: {exc.strerror or exc}", returncode=3) from None
     except JsonRefused as exc:

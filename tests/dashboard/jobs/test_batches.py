@@ -99,6 +99,9 @@ TAKES = {"name": Taken(), "greet": Taken(), "page": Taken("form.html")}
             "row 1 has 1001 values; at most 1000",
         ),
         (b'[{"name": "Ada \\ud800", "greet": "x"}]', "r.json", "half of a UTF-16 pair"),
+        # PostgreSQL keeps no NUL (a replay would type another character in its place).
+        (b"name,greet\nAda,hi\nGrace,h\x00i\n", "r.csv", "line 3 holds a NUL character"),
+        (b'[{"name": "Ada \\u0000", "greet": "x"}]', "r.json", "NUL character, U+0000"),
     ],
 )
 def test_a_bad_file_is_refused_naming_what_is_wrong(data: bytes, name: str, says: str) -> None:

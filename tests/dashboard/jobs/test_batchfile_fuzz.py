@@ -86,7 +86,10 @@ def test_any_values_of_a_replay_are_checked_or_refused(params: dict[str, Any]) -
     assert set(values) <= set(TAKES) and all(isinstance(v, str) for v in values.values())
 
 
-given_text = st.text(st.characters(exclude_categories=["Cs"]), max_size=20)
+# No NUL: a file holding one is refused (test_batches), as PostgreSQL keeps none.
+given_text = st.text(
+    st.characters(exclude_categories=["Cs"], exclude_characters="\x00"), max_size=20
+)
 rows_written = st.lists(
     st.fixed_dictionaries(
         {"name": given_text.filter(str.strip), "greet": given_text.filter(str.strip)},
@@ -102,7 +105,7 @@ rows_written = st.lists(
 def test_rows_a_spreadsheet_writes_are_read_as_written(
     rows: list[dict[str, str]], sep: str, bom: bool
 ) -> None:
-    """Quotes, separators, line breaks, NULs and spaces in a value are the value's."""
+    """Quotes, separators, line breaks and spaces in a value are the value's."""
     out = io.StringIO(newline="")
     if sep != ",":
         out.write(f"sep={sep}\r\n")

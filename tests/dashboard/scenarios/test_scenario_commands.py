@@ -84,6 +84,8 @@ def test_export_and_import_carry_a_scenario_whole(
          "newer than this Tabwright reads"),
         (json.dumps({"version": 1, "name": "x", "steps": [{"action": "navigate", "args": {}},
                      {"action": "warp"}]}), "step 0: navigate needs 'url'"),
+        (json.dumps({"version": 1, "name": "x", "steps": [{"action": "type",
+                     "args": {"text": "Ada\u0000"}}]}), "NUL character, U+0000 (in 'steps')"),
     ],
 )  # fmt: skip
 def test_import_refuses_corrupt_and_future_files_and_stores_nothing(

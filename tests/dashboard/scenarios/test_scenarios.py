@@ -167,6 +167,9 @@ def test_import_refuses_a_bad_file_whole_and_export_gives_it_back(
         (json.dumps(scenario_json(fixture_url, version=2)).encode(), "newer than this Tabwright"),
         (json.dumps({**scenario_json(fixture_url), "steps": [{"action": "fly"}]}).encode(),
          "unknown step type"),
+        # PostgreSQL keeps no NUL: a typed text holding one is refused, as the forms do.
+        (json.dumps(scenario_json(fixture_url, params={"email": {"default": "ada\x00"}})
+                    ).encode(), "NUL character, U+0000 (in &#x27;params&#x27;)"),
     ]:  # fmt: skip
         upload = SimpleUploadedFile("s.json", content, content_type="application/json")
         response = client.post("/scenarios/import", {"file": upload})
