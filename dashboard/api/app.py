@@ -26,6 +26,7 @@ from ninja.operation import Operation
 
 from automation.errors import TabwrightError
 from dashboard.api import batches, handlers, runs, scenarios, schedules
+from dashboard.api.bodylimit import schema_from
 from dashboard.api.common import ApiError, BoundedParser, TokenAuth
 from dashboard.lib.jsonin import JsonRefused
 
@@ -47,6 +48,7 @@ api = _Api(
     auth=TokenAuth(),
     urls_namespace="api",
 )
+schema_from(api.get_openapi_schema)  # a body sent to a call that takes none is refused
 
 
 # -- one error shape --------------------------------------------------------------------

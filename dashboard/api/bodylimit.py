@@ -12,6 +12,9 @@ Within the limit, the body is read here, in a worker thread, and parsed there to
 the interpreter, is short); the API's parser (dashboard.api.common.BoundedParser) takes
 what was parsed, and its token check the person found here.
 
+A JSON body sent to a call that takes none (the API's OpenAPI schema says which) is
+refused (``invalid``), not ignored; null and ``{}`` are no body.
+
 A path under /api/ that is no call of the API, or a method its path does not take, is
 answered here in the API's error shape too (``not_found``, ``method_not_allowed``), not
 as Django's HTML page; so is a call the server failed on (``server_error``, 500).
@@ -20,7 +23,9 @@ as Django's HTML page; so is a call the server failed on (``server_error``, 500)
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -68,6 +73,54 @@ def body_limit(method: str, path: str) -> int | None:
     except Resolver404:
         return None
     return BODY_LIMITS.get((method, route.removeprefix(PREFIX.lstrip("/"))), MAX_BODY_BYTES)
+
+
+def _says_something(parsed: object) -> bool:
+    """A body parsed as JSON that is more than null or an empty object (a body that is not
+    JSON, a form's empty one, is left to the call: one that takes none reads none)."""
+    return not isinstance(parsed, jsonin.JsonRefused) and parsed is not None and parsed != {}
+
+
+def _route(request: HttpRequest) -> str:
+    """The route under /api/ of a path the API has (body_limit checked it)."""
+    return str(resolve(request.path_info).route).removeprefix(PREFIX.lstrip("/"))
+
+
+async def _bodiless() -> frozenset[tuple[str, str]]:
+    return bodiless() if bodiless.cache_info().currsize else await asyncio.to_thread(bodiless)
+
+
+# The API's OpenAPI schema, as dashboard.api.app makes the API (which imports this module).
+_SCHEMA: list[Callable[[], dict[str, Any]]] = []
+
+
+def schema_from(read: Callable[[], dict[str, Any]]) -> None:
+    """Where the API's OpenAPI schema is read: the calls it gives without a request body
+    take none (:func:`bodiless`)."""
+    _SCHEMA[:] = [read]
+    bodiless.cache_clear()
+
+
+@functools.cache
+def bodiless() -> frozenset[tuple[str, str]]:
+    """(method, route under /api/) of each call that takes no body, as the API's OpenAPI
+    schema says (read once, on the first body sent to the API)."""
+    paths = _SCHEMA[0]()["paths"] if _SCHEMA else {}
+    return frozenset(
+        (method.upper(), re.sub(r"\{(\w+)\}", r"<\1>", path.removeprefix(PREFIX)))
+        for path, operations in paths.items()
+        for method, operation in operations.items()
+        if "requestBody" not in operation
+    )
+
+
+def no_body(request: HttpRequest) -> JsonResponse:
+    """A body sent to a call that takes none: refused, not ignored (what it says would
+    not be done, as a field a body does not declare is refused)."""
+    message = f"{request.method} {request.path_info} takes no body"
+    hint = "send it without one (null or an empty object, {}, is taken as none)"
+    error = {"code": "invalid", "message": message, "hint": hint, "fields": {"body": message}}
+    return JsonResponse({"error": error}, status=400)
 
 
 def too_large(limit: int, size: int) -> JsonResponse:
@@ -176,6 +229,12 @@ class ApiBodyLimit:
             data = await asyncio.to_thread(_read, request, limit)
             if len(data) > limit:  # more came than was announced
                 return too_large(limit, len(data))
-            if data:
-                setattr(request, PARSED, await asyncio.to_thread(_parse, data, limit))
+            if data.strip():
+                parsed = await asyncio.to_thread(_parse, data, limit)
+                if (
+                    _says_something(parsed)
+                    and (request.method, _route(request)) in await _bodiless()
+                ):
+                    return no_body(request)
+                setattr(request, PARSED, parsed)
         return await self.get_response(request)

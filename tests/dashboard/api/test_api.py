@@ -233,7 +233,14 @@ async def test_a_queued_run_is_stopped_and_a_stopped_one_is_not_live(
 ) -> None:
     client = api(await sync_to_async(token_of)(owner))  # no worker: it stays queued
     made = (await client.post("/api/runs", {"task": "click OK", "planner": "rules"})).json()
-    stopped = await client.post(f"/api/runs/{made['id']}/stop")
+    # A body sent to a call that takes none is refused, not ignored: the run goes on.
+    for body in ({"reason": "done"}, [], '""', "0"):
+        error = refused(await client.post(f"/api/runs/{made['id']}/stop", body), 400, "invalid")
+        assert error["message"] == f"POST /api/runs/{made['id']}/stop takes no body", error
+    assert (await client.get(f"/api/runs/{made['id']}")).json()["status"] == "queued"
+    # Null or an empty object is no body.
+    refused(await client.post(f"/api/runs/{made['id']}/pause", "null"), 409, "not_live")
+    stopped = await client.post(f"/api/runs/{made['id']}/stop", {})
     assert stopped.status_code == 200 and stopped.json()["status"] == "stopped"
     refused(await client.post(f"/api/runs/{made['id']}/stop"), 409, "not_live")
 
