@@ -32,9 +32,11 @@ import re2
 from playwright.async_api import ElementHandle, Frame
 from playwright.async_api import Error as PlaywrightError
 
+from automation.browser.frames import ancestors, silent_note, unanswering
 from automation.browser.jsparts import joined
 from automation.browser.textmatch import WORD_CHARS, words
 from automation.budget import Budget
+from automation.errors import BudgetExceeded
 
 if TYPE_CHECKING:
     from automation.browser.tab import Tab
@@ -65,11 +67,19 @@ _RE2.case_sensitive = False
 _RE2.log_errors = False
 
 
-async def seen_frames(tab: Tab, budget: Budget) -> list[Frame]:
+async def seen_frames(
+    tab: Tab, budget: Budget, *, unread: list[Frame] | None = None
+) -> list[Frame]:
     """The page's frames a person sees: the main frame, and each frame whose element, and
-    every frame element above it, is seen."""
+    every frame element above it, is seen.  A seen frame that does not answer
+    (:mod:`automation.browser.frames`) is left out, not waited for, and added to
+    ``unread``: what the page shows there can't be read (a "no" read without it is
+    only a "no" where it could read)."""
+    silent = await unanswering(tab.page.frames, budget)
     seen = []
     for frame in tab.page.frames:
+        if any(above in silent for above in ancestors(frame)):
+            continue  # its element is in a frame that does not answer: that one stands for it
         at: Frame | None = frame
         try:
             while at is not None and at.parent_frame is not None:
@@ -82,8 +92,12 @@ async def seen_frames(tab: Tab, budget: Budget) -> list[Frame]:
                 at = at.parent_frame
         except PlaywrightError:
             continue  # a frame that went away shows nothing
-        if at is None or at.parent_frame is None:
+        if at is not None and at.parent_frame is not None:
+            continue
+        if frame not in silent:
             seen.append(frame)
+        elif unread is not None:
+            unread.append(frame)
     return seen
 
 
@@ -99,10 +113,13 @@ async def element_seen(tab: Tab, element: ElementHandle, budget: Budget) -> bool
         return False  # it went away
 
 
-async def shows_text(tab: Tab, text: str, budget: Budget) -> bool:
-    """Whether a frame a person sees shows ``text`` as words (case and spaces ignored)."""
+async def shows_text(
+    tab: Tab, text: str, budget: Budget, *, unread: list[Frame] | None = None
+) -> bool:
+    """Whether a frame a person sees shows ``text`` as words (case and spaces ignored);
+    seen frames that do not answer are added to ``unread`` (see :func:`seen_frames`)."""
     finds = {"op": "finds", "pattern": words(text)}
-    for frame in await seen_frames(tab, budget):
+    for frame in await seen_frames(tab, budget, unread=unread):
         try:
             if await budget.run(frame.evaluate(SEEN_JS, finds)):
                 return True
@@ -115,11 +132,20 @@ async def wait_text(tab: Tab, text: str, *, shown: bool, budget: Budget) -> None
     """Read the page until ``text`` is seen (or, not ``shown``, seen nowhere); the
     budget's BudgetExceeded when it never is."""
     polls = iter(_POLL_S)
-    while True:
-        await budget.run(asyncio.sleep(next(polls, _POLL_S[-1])))
-        tab.core.check_alive()
-        if await shows_text(tab, text, budget) is shown:
-            return
+    unread: list[Frame] = []  # at the last read
+    try:
+        while True:
+            await budget.run(asyncio.sleep(next(polls, _POLL_S[-1])))
+            tab.core.check_alive()
+            now: list[Frame] = []
+            found = await shows_text(tab, text, budget, unread=now)
+            unread = now
+            if found is shown and (shown or not unread):  # not gone from frames not read
+                return
+    except BudgetExceeded:
+        if shown or not unread:
+            raise
+        raise budget.exceeded(f"; it can't be told gone: {silent_note(unread[0])}") from None
 
 
 async def page_text(tab: Tab, budget: Budget, *, messages: bool = True) -> str:
@@ -136,12 +162,14 @@ async def page_text(tab: Tab, budget: Budget, *, messages: bool = True) -> str:
     return fold(" ".join(parts))
 
 
-async def count_rows(tab: Tab, text: str, budget: Budget) -> int:
+async def count_rows(
+    tab: Tab, text: str, budget: Budget, *, unread: list[Frame] | None = None
+) -> int:
     """How many seen rows (innermost table rows or list items) show ``text`` as words:
     rows of the app's data, not the items of a message or an error ("Customer Zeta Corp
     was added")."""
     total = 0
-    for frame in await seen_frames(tab, budget):
+    for frame in await seen_frames(tab, budget, unread=unread):
         try:
             rows = {"op": "rows", "pattern": words(text)}
             total += int(await budget.run(frame.evaluate(SEEN_JS, rows)))
@@ -150,13 +178,13 @@ async def count_rows(tab: Tab, text: str, budget: Budget) -> int:
     return total
 
 
-async def errors_shown(tab: Tab, budget: Budget) -> list[str]:
+async def errors_shown(tab: Tab, budget: Budget, *, unread: list[Frame] | None = None) -> list[str]:
     """What a person reads as "it refused" on the page and its seen frames, a few of them:
     a field marked invalid (``aria-invalid``), an element whose class or id names an error
     (``errorlist``, ``is-invalid``, ``alert-danger``) or an alert (``role=alert``) that is
     not marked a success (``alert-success``), each saying words."""
     found: list[str] = []
-    for frame in await seen_frames(tab, budget):
+    for frame in await seen_frames(tab, budget, unread=unread):
         try:
             found += [str(t) for t in await budget.run(frame.evaluate(SEEN_JS, {"op": "errors"}))]
         except PlaywrightError:

@@ -38,8 +38,10 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Frame
 
 from automation.browser.effect import TOGGLE_STATE_JS
+from automation.browser.frames import silent_note
 from automation.browser.identity import ElementIdentity, locate, still_parsing, wait_parsed
 from automation.browser.seen import (
     count_rows,
@@ -224,6 +226,14 @@ async def check(
             )
 
 
+def _unread(unread: list[Frame]) -> str:
+    return f"it can't be told: {silent_note(unread[0])}"
+
+
+def _where_read(seen: str, unread: list[Frame]) -> str:
+    return f"{seen} where the page could be read ({silent_note(unread[0])})" if unread else seen
+
+
 async def _once(
     tab: Tab, args: dict[str, Any], identity: ElementIdentity | None, budget: Budget
 ) -> tuple[bool, str]:
@@ -233,18 +243,25 @@ async def _once(
     if kind == "url":
         url = tab.page.url
         return args["url"] in url, f"the address is {url!r}"
+    # A seen frame that does not answer can't be read: a "no" read without it is no "no".
+    unread: list[Frame] = []
     if kind in ("text_visible", "text_hidden"):
-        shown = await shows_text(tab, args["text"], budget)
+        shown = await shows_text(tab, args["text"], budget, unread=unread)
         if kind == "text_visible":
-            return shown, "it is not shown"
-        return not shown, "it is shown"
+            return shown, _where_read("it is not shown", unread)
+        if shown:
+            return False, "it is shown"
+        return not unread, _unread(unread) if unread else ""
     if kind == "no_error":
-        errors = await errors_shown(tab, budget)
-        return not errors, f"it shows {errors[0][:200]!r}" if errors else ""
+        errors = await errors_shown(tab, budget, unread=unread)
+        if errors:
+            return False, f"it shows {errors[0][:200]!r}"
+        return not unread, _unread(unread) if unread else ""
     if kind == "rows":
-        count = await count_rows(tab, args["text"], budget)
-        wanted = count >= args["count"] if args.get("at_least") else count == args["count"]
-        return wanted, f"{count} row(s) show it"
+        count = await count_rows(tab, args["text"], budget, unread=unread)
+        if args.get("at_least"):
+            return count >= args["count"], _where_read(f"{count} row(s) show it", unread)
+        return count == args["count"] and not unread, _where_read(f"{count} row(s) show it", unread)
     assert identity is not None
     located = await locate(tab.page, identity, budget=budget)
     if located.element is None:

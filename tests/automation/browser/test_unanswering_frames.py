@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from automation import ActionFailed, Tab
+from automation import ActionFailed, BudgetExceeded, CheckFailed, Tab
 from automation.browser.identity import ElementIdentity, locate
+from automation.budget import Budget
+from automation.recording import expect
 from automation.recording.replay import Replay, ReplayConfig
 from automation.recording.scenario import Scenario
 from tests.bounds import room
@@ -105,3 +107,21 @@ async def test_pictures_are_taken_past_the_frame(tab: Tab, fixture_url: str) -> 
         await tab.screenshot(ref=ref_of(snap, "button", "Open chat"), budget=room())
     # The style drawing passwords blank was put in for the picture and taken out after it.
     assert await tab.page.locator("#tabwright-picture-style").count() == 0
+
+
+async def test_what_the_page_shows_is_read_around_the_frame_and_no_no_is_guessed(
+    tab: Tab, fixture_url: str
+) -> None:
+    """A check or a wait that finds what it looks for where the page answers holds; one
+    that would hold on not finding it can't tell, with the frame unread, and says why."""
+    await hung(tab, fixture_url)
+    await tab.page.click("#save")
+    await tab.wait_for(text="Order saved", budget=room())
+    await expect.check(tab, {"kind": "text_visible", "text": "Orders"}, None, budget=room())
+    rows = {"kind": "rows", "text": "Order saved", "count": 0, "at_least": True}
+    await expect.check(tab, rows, None, budget=room())
+    with pytest.raises(BudgetExceeded, match=r"can't be told gone: the frame .*hung-widget"):
+        await tab.wait_for(text_gone="Open chat", budget=Budget(2_000, label="wait"))
+    for kind in ({"kind": "text_hidden", "text": "Open chat"}, {"kind": "no_error"}):
+        with pytest.raises(CheckFailed, match=r"it can't be told: the frame .*did not answer"):
+            await expect.check(tab, kind, None, budget=Budget(2_000, label="check"))
