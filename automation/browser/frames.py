@@ -3,14 +3,14 @@
 A frame from another site runs in a renderer process of its own, so its script can be
 busy or hung (a chat widget caught in an endless loop, an ad) while the page around it
 answers as ever; a frame still loading its document has nothing to answer with yet.  A
-question put to such a frame waits for the caller's whole budget: a
-snapshot would show the agent nothing of the page, a replay's search for an element in no
-frame would run its step out of time, for a widget nobody asked about.  So a question to
-every frame of a page is preceded by one that costs nothing, put to all its child frames
-at once (:func:`unanswering`): those that do not answer it within
-:data:`FRAME_ANSWER_MS` are left out of the question, and the caller says so where it
-answers.  The main frame is never left out: a page whose own document hangs is a page
-that hangs, and the caller's budget says so.
+question put to such a frame waits for the caller's whole budget: a snapshot would show
+the agent nothing of the page, a replay's search for an element in no frame would run its
+step out of time, a picture would never be taken, a check would never read the page, for
+a widget nobody asked about.  So a question to every frame of a page is preceded by one
+that costs nothing, put to all its child frames at once (:func:`unanswering`): those
+that do not answer it within :data:`FRAME_ANSWER_MS` are left out of the question, and
+the caller says so where it answers.  The main frame is never left out: a page whose own
+document hangs is a page that hangs, and the caller's budget says so.
 """
 
 from __future__ import annotations

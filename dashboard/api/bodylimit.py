@@ -229,7 +229,7 @@ class ApiBodyLimit:
             data = await asyncio.to_thread(_read, request, limit)
             if len(data) > limit:  # more came than was announced
                 return too_large(limit, len(data))
-            if data.strip():
+            if data and not data.isspace():  # (no copy of a big body, on the loop)
                 parsed = await asyncio.to_thread(_parse, data, limit)
                 if (
                     _says_something(parsed)
