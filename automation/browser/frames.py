@@ -24,7 +24,7 @@ from playwright.async_api import Frame
 
 from automation.budget import Budget
 
-__all__ = ["FRAME_ANSWER_MS", "ancestors", "silent_note", "unanswering"]
+__all__ = ["FRAME_ANSWER_MS", "held_by", "silent_note", "unanswering"]
 
 FRAME_ANSWER_MS = 3_000  # a child frame's answer to a question that costs nothing
 FRAME_RECHECK_MS = 300  # ... from a frame that did not answer the last one
@@ -69,9 +69,10 @@ def silent_note(frame: Frame) -> str:
     )
 
 
-def ancestors(frame: Frame) -> list[Frame]:
-    """The frames that hold ``frame``, its parent first."""
-    found = []
+def held_by(frame: Frame, silent: set[Frame] | frozenset[Frame]) -> bool:
+    """Whether a frame that holds ``frame`` (its parent, or one above) is in ``silent``:
+    what ``frame`` is in the page can only be asked of that one."""
     while (frame := frame.parent_frame) is not None:  # type: ignore[assignment]
-        found.append(frame)
-    return found
+        if frame in silent:
+            return True
+    return False

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Request, Response
 
-from automation.browser.frames import ancestors, silent_note, unanswering
+from automation.browser.frames import held_by, silent_note, unanswering
 from automation.browser.listen import listener
 from automation.browser.masking import MASK_COLOR, PICTURE_CSS, mask_locators
 from automation.browser.seen import wait_text
@@ -307,7 +307,7 @@ async def _picture_past(
     if ref:
         entry = tab.core.entry(ref)
         frame = tab.core.frame_of(entry)
-        if frame in silent or any(f in silent for f in ancestors(frame)):
+        if frame in silent or held_by(frame, silent):
             raise ActionFailed(f"screenshot of {entry.describe()}: {silent_note(frame)}")
         locator, entry = await tab.resolve(ref, budget=budget, action="screenshot")
         timeout = budget.playwright_timeout()
@@ -326,9 +326,7 @@ async def _picture_past(
         params["clip"] = {"x": 0, "y": 0, "width": size["width"], "height": size["height"],
                           "scale": 1}  # fmt: skip
         params["captureBeyondViewport"] = True
-    styled = [
-        f for f in tab.page.frames if f not in silent and not any(a in silent for a in ancestors(f))
-    ]
+    styled = [f for f in tab.page.frames if f not in silent and not held_by(f, silent)]
     try:
         for frame in styled:
             with contextlib.suppress(PlaywrightError):  # a frame that went away

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame
 
-from automation.browser.frames import ancestors, silent_note, unanswering
+from automation.browser.frames import held_by, silent_note, unanswering
 from automation.browser.snapshot import (
     CALL_JS,
     REF_RE,
@@ -154,7 +154,7 @@ async def _walk(
     prefix = core.prefix_of(frame)
     host = ""
     if frame is not core.page.main_frame:
-        if any(above in silent for above in ancestors(frame)):
+        if held_by(frame, silent):
             return None  # its <iframe> is in a frame that did not answer: not shown
         host = await _host_ref(frame, budget)
         if not host:

@@ -32,7 +32,7 @@ import re2
 from playwright.async_api import ElementHandle, Frame
 from playwright.async_api import Error as PlaywrightError
 
-from automation.browser.frames import ancestors, silent_note, unanswering
+from automation.browser.frames import held_by, silent_note, unanswering
 from automation.browser.jsparts import joined
 from automation.browser.textmatch import WORD_CHARS, words
 from automation.budget import Budget
@@ -78,7 +78,7 @@ async def seen_frames(
     silent = await unanswering(tab.page.frames, budget)
     seen = []
     for frame in tab.page.frames:
-        if any(above in silent for above in ancestors(frame)):
+        if held_by(frame, silent):
             continue  # its element is in a frame that does not answer: that one stands for it
         at: Frame | None = frame
         try:
