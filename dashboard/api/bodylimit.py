@@ -40,7 +40,7 @@ from dashboard.lib import jsonin
 from dashboard.scenarios.forms import MAX_SCENARIO_BYTES
 
 __all__ = ["BODY_LIMITS", "MAX_BODY_BYTES", "MAX_REQUEST_BYTES", "MAX_ROWS_BODY_BYTES",
-           "ApiBodyLimit", "body_limit", "no_such_call", "server_failed"]  # fmt: skip
+           "ApiBodyLimit", "no_such_call", "schema_from", "server_failed"]  # fmt: skip
 
 PREFIX = "/api/"
 MAX_BODY_BYTES = 1024 * 1024  # a run, a replay, a stop: a task and a few fields
@@ -63,27 +63,22 @@ PARSED = "tabwright_json"  # the request's attribute with the parsed body (or it
 TOKEN_USER = "tabwright_token_user"  # ... with (token, its person), checked here
 
 
-def body_limit(method: str, path: str) -> int | None:
-    """The most bytes the API call ``method path`` takes; None for a path outside the API
-    (or one it does not have: the API answers that)."""
+def _api_route(path: str) -> str | None:
+    """The route under /api/ of ``path`` ("runs/<run_id>/stop"); None for a path outside
+    the API, or one it does not have."""
     if not path.startswith(PREFIX):
         return None
     try:
         route = resolve(path).route
     except Resolver404:
         return None
-    return BODY_LIMITS.get((method, route.removeprefix(PREFIX.lstrip("/"))), MAX_BODY_BYTES)
+    return str(route).removeprefix(PREFIX.lstrip("/"))
 
 
 def _says_something(parsed: object) -> bool:
     """A body parsed as JSON that is more than null or an empty object (a body that is not
     JSON, a form's empty one, is left to the call: one that takes none reads none)."""
     return not isinstance(parsed, jsonin.JsonRefused) and parsed is not None and parsed != {}
-
-
-def _route(request: HttpRequest) -> str:
-    """The route under /api/ of a path the API has (body_limit checked it)."""
-    return str(resolve(request.path_info).route).removeprefix(PREFIX.lstrip("/"))
 
 
 async def _bodiless() -> frozenset[tuple[str, str]]:
@@ -204,10 +199,10 @@ class ApiBodyLimit:
     async def __call__(self, request: HttpRequest) -> HttpResponse:
         if not request.path_info.startswith(PREFIX):
             return await self.get_response(request)
-        limit = body_limit(request.method or "", request.path_info)
-        if limit is None:
+        route = _api_route(request.path_info)
+        if route is None:
             return no_such_call(request)
-        answer = await self._call(request, limit)
+        answer = await self._call(request, route)
         if isinstance(answer, HttpResponseNotAllowed):  # Ninja's, in plain text
             return no_such_call(request, allowed=answer["Allow"])
         if answer.status_code == 404 and answer["Content-Type"].startswith("text/html"):
@@ -216,7 +211,8 @@ class ApiBodyLimit:
             return server_failed(request, answer.status_code)  # Django's page of an error
         return answer
 
-    async def _call(self, request: HttpRequest, limit: int) -> HttpResponse:
+    async def _call(self, request: HttpRequest, route: str) -> HttpResponse:
+        limit = BODY_LIMITS.get((request.method or "", route), MAX_BODY_BYTES)
         announced = _size(request)
         if announced > limit:
             return too_large(limit, announced)
@@ -231,10 +227,7 @@ class ApiBodyLimit:
                 return too_large(limit, len(data))
             if data and not data.isspace():  # (no copy of a big body, on the loop)
                 parsed = await asyncio.to_thread(_parse, data, limit)
-                if (
-                    _says_something(parsed)
-                    and (request.method, _route(request)) in await _bodiless()
-                ):
+                if _says_something(parsed) and (request.method, route) in await _bodiless():
                     return no_body(request)
                 setattr(request, PARSED, parsed)
         return await self.get_response(request)
