@@ -615,3 +615,28 @@ async def test_a_key_made_a_secret_is_nowhere_in_the_scenario_its_page_or_export
 
     for sent in await _replay_and_export(page, desk, tmp_path / "export"):
         assert (sent["path"], sent["key"], sent["again"]) == ("/keys", *[SHOP_PASSWORD] * 2)
+
+
+async def test_a_spreadsheet_export_holding_a_nul_is_refused_on_the_page_and_the_fixed_one_runs(
+    page: Page, server: Server, tmp_path: Path
+) -> None:
+    """A person's rows from a broken export (a NUL in a cell): the batch form says which
+    line and starts nothing (PostgreSQL would have stored another character, and each
+    replay typed it); the file saved again runs."""
+    await log_in(page, server)
+    await import_sign_up(page, server, tmp_path)
+    rows = tmp_path / "people.csv"
+    rows.write_bytes(b"name,greet,page\nAda,Ada,list.html\nGrace,Gr\x00ace,list.html\n")
+    form = page.get_by_test_id("batch-form")
+    await form.get_by_label("Rows (.csv or .json)").set_input_files(rows)
+    await form.get_by_role("button", name="Run the batch").click()
+    await expect(page.get_by_test_id("batch-form")).to_contain_text(
+        "line 3 holds a NUL character (U+0000): no text"
+    )
+    await expect(page.locator("#batch-rows")).to_have_count(0)  # no batch was made
+    rows.write_text("name,greet,page\nAda,Ada,list.html\nGrace,Grace,list.html\n")
+    form = page.get_by_test_id("batch-form")
+    await form.get_by_label("Rows (.csv or .json)").set_input_files(rows)
+    await form.get_by_role("button", name="Run the batch").click()
+    badges = page.locator("#batch-rows tr .badge")
+    await expect(badges).to_have_count(2, timeout=4 * LIVE_MS)
