@@ -160,9 +160,22 @@ async def _element_states(
             continue
         last[identity.sameness()] = (index, row, identity)
     out = []
-    for index, row, identity in last.values():
+    changed = list(last.values())
+    for position, (index, row, identity) in enumerate(changed):
         written = True
-        located = await locate(tab.page, identity, budget=budget.child(2_000, label="locate"))
+        # Each element is looked for in its share of what is left (the texts read after
+        # them count as one more): one that takes all of it is left out, not every check
+        # after it.  A share, not a fixed time: on a busy machine or page a search that
+        # takes a few ms alone takes seconds.
+        share = budget.remaining_ms() / (len(changed) - position + 1)
+        try:
+            located = await locate(
+                tab.page, identity, budget=budget.child(share, label="finding a changed element")
+            )
+        except BudgetExceeded:
+            if budget.expired:
+                raise
+            continue
         if located.element is None or located.found is None:
             continue
         try:

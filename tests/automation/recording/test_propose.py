@@ -17,6 +17,7 @@ from automation.recording import expect
 from automation.recording.propose import Proposal, propose_checks
 from automation.recording.recorder import Recorder
 from tests.bounds import room
+from tests.busypage import busy_in_bursts
 from tests.fakellm import ScriptedLLMServer
 from tests.refs import ref_of
 from tests.sinks import WaitingSink
@@ -66,6 +67,21 @@ async def test_proposals_read_the_final_page_and_hold_there(tab: Tab, fixture_ur
                                 "value": "Buy milk", "submit": True}, budget=room())  # fmt: skip
     assert await expect.count_rows(tab, "Buy milk", room()) == 2
     assert await expect.check(tab, typed.args, None, budget=room())
+
+
+async def test_a_final_page_slow_to_answer_still_gets_every_proposal(
+    tab: Tab, fixture_url: str
+) -> None:
+    """Finding a changed element again takes seconds on a page that answers slowly: it
+    takes what it needs of the budget, and the checks read after it are still proposed."""
+    rows = await run_steps(tab, fixture_url)
+    await tab.page.evaluate(busy_in_bursts(2_500, for_ms=5_000))  # a question waits up to 2.5 s
+    proposals = await propose_checks(tab, rows, budget=room())
+    shown = [p.check.describe() for p in proposals]
+    assert "expect checkbox 'Toggle' in row 'Buy milk' is ticked" in shown
+    assert "expect at least 1 row(s) show 'Buy milk'" in shown
+    assert "expect at least 1 row(s) show 'Walk the dog'" in shown
+    assert "expect text '1 item left' is visible" in shown
 
 
 async def test_every_box_the_run_ticked_has_its_check_proposed(tab: Tab, fixture_url: str) -> None:
