@@ -76,7 +76,7 @@ HANDLER_ACTIONS = frozenset({"click", "double_click", "hover", "press", "check",
 # under a cover; a known interruption over them is still cleared first.
 POINTER_ACTIONS = frozenset({"click", "double_click", "hover", "check"})
 _MAX_RUNS = 100  # handlers run in one replay, at most (one that comes back at every step)
-_LOOK_MS = 3_000  # to tell whether an interruption shows, or has gone
+_GONE_MS = 3_000  # how long an interruption may take to go after its handler
 _COVER_WAIT_MS = 2_000  # how long a cover no handler knows may take to leave by itself
 _SURE_SIMILARITY = 0.7  # an interruption found by similarity counts from this score
 _ROLE_WORDS = {"dialog": "dialog", "alertdialog": "dialog", "region": "banner",
@@ -253,6 +253,10 @@ class Interruptions:
     handlers: tuple[Handler, ...]
     out: EventSink
     run_steps: RunSteps
+    # How long one question of the page ("does this interruption show?", "what covers the
+    # element?") may take: the replay's step time, not a fixed guess: running out, it
+    # would read as "no" on a page that is only slow to answer.
+    ask_ms: float = 15_000
     handled: list[str] = field(default_factory=list)  # each handler run that cleared one
     blocked: Cover | None = None  # the latest cover a step needed a person for
 
@@ -346,7 +350,7 @@ class Interruptions:
         return True
 
     async def _cover_of(self, element: ElementHandle, budget: Budget) -> Cover | None:
-        within = budget.child(_LOOK_MS, label="what covers the element")
+        within = budget.child(self.ask_ms, label="what covers the element")
         try:
             found = await within.run(element.evaluate(_COVERS_CAPTURED_JS))
             frame = await within.run(element.owner_frame())
@@ -378,7 +382,7 @@ class Interruptions:
         identity is looked for among elements of its tag) by its role and name."""
         if look == ElementIdentity():
             return None
-        within = budget.child(_LOOK_MS, label="an interruption")
+        within = budget.child(self.ask_ms, label="an interruption")
         try:
             located = await locate(self.tab.page, look, budget=within)
             sure = located.strategy not in ("similarity", "coordinates") or (
@@ -419,7 +423,7 @@ class Interruptions:
     async def _still_there(self, look: ElementIdentity, budget: Budget) -> bool:
         """Whether the interruption stays after its handler (an app may take a moment to
         take it away: looked for until it is gone, for a short while)."""
-        within = budget.child(_LOOK_MS, label="the interruption gone")
+        within = budget.child(_GONE_MS, label="the interruption gone")
         try:
             while await self._shows(look, within):
                 await within.run(asyncio.sleep(0.1))

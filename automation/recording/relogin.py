@@ -25,6 +25,7 @@ import of :mod:`automation.recording.replay`, which imports it.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
@@ -62,6 +63,8 @@ __all__ = [
     "sign_in_first",
     "signed_out",
 ]
+
+log = logging.getLogger("automation.recording")
 
 Relogin = Callable[[Budget], Awaitable[str]]
 
@@ -187,9 +190,14 @@ async def asks_sign_in(replay: Replay, budget: Budget) -> bool:
     """Whether the replay's page shows a sign-in form now (automation.browser.signin): not
     a sign-up's or a change of password's."""
     try:
-        found = await sign_in_form(replay.tab.page, budget.child(2_000, label="sign-in form"))
+        found = await sign_in_form(replay.tab.page, replay.asking(budget, "sign-in form"))
         return found.shown
-    except (PlaywrightError, BudgetExceeded):
+    except PlaywrightError:
+        return False  # a page going away meanwhile (a navigation) shows none
+    except BudgetExceeded:
+        if budget.expired:
+            raise  # the caller's time ran out: its step says so
+        log.info("the page took a step's time to say whether it asks to sign in: taken as no")
         return False
 
 

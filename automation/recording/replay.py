@@ -346,12 +346,19 @@ class Replay:
             outcome = await signed_out(self, index, await self.step(index, step, budget), budget)
         return outcome
 
+    def asking(self, budget: Budget, what: str) -> Budget:
+        """The time for one question of the page on a step's way (is its element there,
+        does the page ask to sign in): what a step may take at most, never a fixed guess;
+        a question a page answers in milliseconds alone takes seconds on a busy machine,
+        and its running out must not read as "no"."""
+        return budget.child(self.config.step_timeout_ms, label=what)
+
     async def findable(self, step: ScenarioStep, budget: Budget) -> bool:
         """Whether replay finds the step's element now, at once."""
         target = self.values.target(step)
         if target is None:
             return True
-        located = await locate(self.tab.page, target, budget=budget.child(5_000, label="locate"))
+        located = await locate(self.tab.page, target, budget=self.asking(budget, "locate"))
         return located.ok
 
     async def step(

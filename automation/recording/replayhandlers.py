@@ -33,7 +33,8 @@ def interruptions_of(replay: Replay, caller: Interruptions | None = None) -> Int
             return await caller.run_steps(handler, budget)
         return await play_handler(replay, handler, budget)
 
-    return Interruptions(replay.tab, (*own, *theirs), replay.out, play)
+    return Interruptions(replay.tab, (*own, *theirs), replay.out, play,
+                         ask_ms=replay.config.step_timeout_ms)  # fmt: skip
 
 
 async def play_handler(replay: Replay, handler: Handler, budget: Budget) -> str:
