@@ -477,7 +477,10 @@ class AgentRun:
             budget=budget.child(self.config.llm_timeout_ms, label="llm"),
             on_token=on_token,
         )
-        await hide_typed_passwords(self.tab, self.secrets, reply.text, budget)
+        await hide_typed_passwords(
+            self.tab, self.secrets, reply.text,
+            budget.child(self.config.action_timeout_ms, label="the fields typed into"),
+        )  # fmt: skip
         # The whole reply is acted on; what the events keep of it is cut, so one huge answer
         # can't break the run page's socket (automation.limits).  The model's context keeps
         # past replies much shorter on its own (ContextLimits.reply_chars).

@@ -18,8 +18,6 @@ from automation.secrets import MASK, SECRET_RE, Secrets
 
 __all__ = ["form_targets", "hide_typed_passwords", "is_password", "masked", "masked_steps"]
 
-_LOOKUP_MS = 2_000  # finding a field's element, to tell whether it is a password field
-
 
 def is_password(target: Target) -> bool:
     """A password field: by its identity (of type password, or marked as one, as a field
@@ -101,9 +99,12 @@ async def form_targets(
 
 async def _target(tab: Tab, ref: str, budget: Budget) -> Target:
     """The ref's element with its identity, or what the tab knows of it when that can't
-    be taken (the action reports the ref's problem when it gets there)."""
+    be taken (the action reports the ref's problem when it gets there).  Within the
+    caller's budget (an action's), as the action takes its own: a fixed time would run out
+    on a page slow to answer, and a password field told only by its name ("PIN") would
+    go unmasked."""
     try:
-        return await tab.target(ref, budget=budget.child(_LOOKUP_MS, label="identity"))
+        return await tab.target(ref, budget=budget)
     except TabwrightError as exc:
         if isinstance(exc, Cancelled | BrowserClosed):
             raise
