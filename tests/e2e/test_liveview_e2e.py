@@ -125,15 +125,21 @@ BROKEN_FRAME = """() => {
     if (JSON.parse(m.data).type === "frame") window.__heldFrames.push(m);
     else hear.call(socket, m);
   };
-  window.__pictureBefore = document.getElementById("live-frame").src;
+  const img = document.getElementById("live-frame");
+  window.__pictureBefore = img.src;
+  window.__shapeBefore = img.style.getPropertyValue("--tab-ratio");
+  // Of another shape and address (a popup's): neither is the picture's while it shows none.
   const last = window.__socketEvents.filter((e) => e.type === "frame").at(-1);
-  const broken = { ...last, jpeg: btoa("not a picture") };
+  const broken = { ...last, jpeg: btoa("not a picture"), height: last.height * 2,
+                   url: "http://broken.invalid/" };
   hear.call(socket, new MessageEvent("message", { data: JSON.stringify(broken) }));
 }"""
 PICTURE_BACK = """() => {
   const img = document.getElementById("live-frame");
   return img.src === window.__pictureBefore && img.complete && img.naturalWidth > 0;
 }"""
+SHAPE_KEPT = """() => document.getElementById("live-frame").style.getPropertyValue("--tab-ratio")
+  === window.__shapeBefore"""
 
 
 async def test_a_person_takes_over_with_a_click_on_the_live_view(
@@ -160,10 +166,15 @@ async def test_a_person_takes_over_with_a_click_on_the_live_view(
     await save(page, "run-takeover.png")
     # A frame whose picture does not decode (broken on its way): the picture drawn last
     # stays, and the next frame is asked for (else the view stood on a broken image, a
-    # strip of its alt text a click on it missed, and no frame came after it).
+    # strip of its alt text a click on it missed, and no frame came after it).  The
+    # address and shape shown stay the picture's, and a click maps by them (a frame's
+    # size taken before its picture drew sent a click on an opener's picture, just after
+    # its popup's, to a point 1.6 times too low).
     await page.evaluate(BROKEN_FRAME)
     await page.wait_for_function("() => window.__sent.some((m) => m.command === 'frame.ack')")
     await page.wait_for_function(PICTURE_BACK)
+    await expect(page.locator("#live-url")).to_have_text(orders)
+    assert await page.evaluate(SHAPE_KEPT)
     await page.evaluate("() => window.__hearAgain()")
     small = await drawn(page)
     assert small["width"] < viewport["width"] / 2  # beside the conversation: too small

@@ -23,7 +23,11 @@
     const tabStrip = document.getElementById("live-tabs");
     const tabList = document.getElementById("live-tab-list");
     let runTabs = []; // the run's open tabs, as the socket last said
-    let frameSize = null; // CSS px of the run's viewport, from the latest frame
+    let frameSize = null; // CSS px of the run's viewport, in the picture drawn now
+    // The latest frame, until its picture draws: its size and address are the picture's
+    // from then on.  A click maps with the size of the picture the person sees, not of one
+    // still decoding (a popup's, of another shape, just before its opener's).
+    let pending = null;
     let saidWidth = 0; // device px the picture is shown at, as told to the server
     let checking = false; // the next click on the picture records a check instead
 
@@ -38,6 +42,10 @@
         return;
       }
       drawnSrc = liveFrame.src;
+      if (pending !== null && pending.src === drawnSrc) {
+        shows(pending);
+        pending = null;
+      }
       drawn();
     });
     liveFrame.addEventListener("error", () => {
@@ -52,6 +60,16 @@
       checking = on;
       if (checkThis) checkThis.setAttribute("aria-pressed", on ? "true" : "false");
       live.classList.toggle("checking", on);
+    }
+
+    // The picture drawn is of frame ``e``: its size, shape and address.
+    function shows(e) {
+      frameSize = { width: e.width, height: e.height };
+      if (e.width > 0 && e.height > 0) {
+        liveFrame.style.setProperty("--tab-width", e.width + "px");
+        liveFrame.style.setProperty("--tab-ratio", String(e.width / e.height));
+      }
+      if (e.url) liveUrl.textContent = e.url;
     }
 
     function takingOver() {
@@ -232,15 +250,11 @@
       },
       // A frame of the tab: drawn at the tab's shape, with the address it shows.
       draw(e) {
-        frameSize = { width: e.width, height: e.height };
-        if (e.width > 0 && e.height > 0) {
-          liveFrame.style.setProperty("--tab-width", e.width + "px");
-          liveFrame.style.setProperty("--tab-ratio", String(e.width / e.height));
-        }
         restoring = false; // a new frame replaces the picture being put back
-        liveFrame.src = "data:image/jpeg;base64," + e.jpeg;
+        const src = "data:image/jpeg;base64," + e.jpeg;
+        pending = { width: e.width, height: e.height, url: e.url, src: src };
+        liveFrame.src = src;
         liveFrame.hidden = false;
-        if (e.url) liveUrl.textContent = e.url;
       },
       // The width to ask frames for as the socket (re)connects: said with it.
       widthToSay() {
