@@ -8,9 +8,13 @@ the agent nothing of the page, a replay's search for an element in no frame woul
 step out of time, a picture would never be taken, a check would never read the page, for
 a widget nobody asked about.  So a question to every frame of a page is preceded by one
 that costs nothing, put to all its child frames at once (:func:`unanswering`): those
-that do not answer it within :data:`FRAME_ANSWER_MS` are left out of the question, and
-the caller says so where it answers.  The main frame is never left out: a page whose own
-document hangs is a page that hangs, and the caller's budget says so.
+that do not answer it within :data:`FRAME_ANSWER_MS` of the page's main frame answering
+it (asked beside them) are left out of the question, and the caller says so where it
+answers.  Timed from the main frame's answer, not from the question: on a machine or in a
+browser slow to answer anything (a loaded machine, the page's own script busy, which holds
+the frames of its site as well) a frame is judged beside its page, as the watchdog judges
+a page beside the browser.  The main frame is never left out: a page whose own document
+hangs is a page that hangs, and the caller's budget says so.
 """
 
 from __future__ import annotations
@@ -26,46 +30,74 @@ from automation.budget import Budget
 
 __all__ = ["FRAME_ANSWER_MS", "held_by", "silent_note", "unanswering"]
 
-FRAME_ANSWER_MS = 3_000  # a child frame's answer to a question that costs nothing
+# A child frame's answer to a question that costs nothing, after its page's main frame's.
+FRAME_ANSWER_MS = 3_000
 FRAME_RECHECK_MS = 300  # ... from a frame that did not answer the last one
 # The frames that did not answer their last question (forgotten with their page).
 _silent: weakref.WeakSet[Frame] = weakref.WeakSet()
 
 
 async def unanswering(frames: Iterable[Frame], budget: Budget) -> set[Frame]:
-    """The child frames of ``frames`` that did not answer within FRAME_ANSWER_MS (asked
-    all at once: one bound, however many there are; a frame that did not answer last time
-    is given FRAME_RECHECK_MS, so that a page with a hung widget costs each question that
-    once).  A frame that went away meanwhile is not among them (its caller finds it
-    gone); BudgetExceeded or Cancelled when ``budget`` ends first."""
+    """The child frames of ``frames`` that did not answer within FRAME_ANSWER_MS of their
+    page's main frame (asked all at once, the main frame beside them: one bound, however
+    many there are; a frame that did not answer last time is given FRAME_RECHECK_MS, so
+    that a page with a hung widget costs each question that once).  A frame that went
+    away meanwhile is not among them (its caller finds it gone); BudgetExceeded or
+    Cancelled when ``budget`` ends first (a main frame that does not answer)."""
     asked = [frame for frame in frames if frame.parent_frame is not None]
     if not asked:
         return set()
-    answered = await budget.run(asyncio.gather(*(_answers(frame) for frame in asked)))
+    main = asked[0].page.main_frame
+    answered = await budget.run(_asked(main, asked))
     silent = {frame for frame, yes in zip(asked, answered, strict=True) if not yes}
     _silent.difference_update(asked)
     _silent.update(silent)
     return silent
 
 
-async def _answers(frame: Frame) -> bool:
+async def _asked(main: Frame, frames: list[Frame]) -> list[bool]:
+    """Whether each of ``frames`` answered, asked together with ``main``."""
+    page_answered = asyncio.Event()
+
+    async def page() -> None:
+        try:
+            await main.evaluate("0")
+        except PlaywrightError:
+            pass  # going away: the frames' own answers tell
+        finally:
+            page_answered.set()
+
+    beside = asyncio.ensure_future(page())
     try:
-        async with asyncio.timeout(
-            (FRAME_RECHECK_MS if frame in _silent else FRAME_ANSWER_MS) / 1000
-        ):
-            await frame.evaluate("0")
-    except TimeoutError:
-        return False
-    except PlaywrightError:
-        pass  # gone, or going: not a frame that hangs
-    return True
+        return list(await asyncio.gather(*(_answers(f, page_answered) for f in frames)))
+    finally:
+        beside.cancel()
+
+
+async def _answers(frame: Frame, page_answered: asyncio.Event) -> bool:
+    limit_s = (FRAME_RECHECK_MS if frame in _silent else FRAME_ANSWER_MS) / 1000
+    asked = asyncio.ensure_future(frame.evaluate("0"))
+    page = asyncio.ensure_future(page_answered.wait())
+    try:
+        await asyncio.wait({asked, page}, return_when=asyncio.FIRST_COMPLETED)
+        if not asked.done():
+            await asyncio.wait({asked}, timeout=limit_s)
+        if not asked.done():
+            return False
+        if not asked.cancelled():
+            asked.exception()  # gone, or going (an error answer): not a frame that hangs
+        return True
+    finally:
+        page.cancel()
+        if not asked.done():
+            asked.cancel()
 
 
 def silent_note(frame: Frame) -> str:
     """What is said where a frame that did not answer is left out."""
     return (
-        f"the frame {frame.url[:200]} did not answer within {FRAME_ANSWER_MS} ms "
-        "(its page is loading, busy or hung)"
+        f"the frame {frame.url[:200]} did not answer within {FRAME_ANSWER_MS} ms of the "
+        "page around it (its page is loading, busy or hung)"
     )
 
 

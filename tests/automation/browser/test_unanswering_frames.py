@@ -16,6 +16,7 @@ from automation.recording import expect
 from automation.recording.replay import Replay, ReplayConfig
 from automation.recording.scenario import Scenario
 from tests.bounds import room
+from tests.busypage import busy_once
 from tests.refs import ref_of
 
 MISSING = {"role": "button", "name": "Delete account", "tag": "button"}
@@ -125,3 +126,16 @@ async def test_what_the_page_shows_is_read_around_the_frame_and_no_no_is_guessed
     for kind in ({"kind": "text_hidden", "text": "Open chat"}, {"kind": "no_error"}):
         with pytest.raises(CheckFailed, match=r"it can't be told: the frame .*did not answer"):
             await expect.check(tab, kind, None, budget=Budget(2_000, label="check"))
+
+
+async def test_a_frame_is_judged_beside_its_page_not_by_the_clock(
+    tab: Tab, fixture_url: str
+) -> None:
+    """The page's own script busy for 4 s holds the frames of its site too (one renderer):
+    its payment frame answers late, but no later than the page does, and is read, not left
+    out as a frame that hangs (a loaded machine slows every frame the same way)."""
+    await tab.navigate(f"{fixture_url}/engine/identity.html")
+    await tab.page.evaluate(busy_once(4_000))
+    snap = await tab.snapshot(budget=room())
+    assert "did not answer" not in snap.text
+    assert 'button "Pay now"' in snap.text
