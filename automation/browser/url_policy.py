@@ -41,6 +41,7 @@ tests and closed networks.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import ipaddress
 import socket
@@ -284,15 +285,30 @@ class UrlPolicy:
 
 
 async def system_lookup(
-    host: str, port: int, budget: Budget, *, threads: Executor | None = None
+    host: str,
+    port: int,
+    budget: Budget,
+    *,
+    threads: Executor | None = None,
+    done: Callable[[], object] | None = None,
 ) -> list[IPAddress]:
     """``host``'s addresses from the system's resolver (hosts file, DNS...), each once, in
     the resolver's order; OSError when it has none.  Asked in one of ``threads`` (the
     lookups' own, unless given); one still waiting for a thread when the budget ends is
-    dropped."""
+    dropped.  ``done`` is called on the event loop once the lookup holds no thread (it
+    may be long after the budget ended: a lookup in a thread can't be stopped)."""
     asking = functools.partial(socket.getaddrinfo, host, port, type=socket.SOCK_STREAM)
     loop = asyncio.get_running_loop()
-    infos = await budget.run(loop.run_in_executor(threads or _lookup_threads, asking))
+    try:
+        budget.check()
+        future = (threads or _lookup_threads).submit(asking)
+    except BaseException:
+        if done is not None:
+            done()
+        raise
+    if done is not None:
+        future.add_done_callback(lambda _: _soon(loop, done))
+    infos = await budget.run(asyncio.wrap_future(future, loop=loop))
     found: list[IPAddress] = []
     for *_, sockaddr in infos:
         address = ipaddress.ip_address(str(sockaddr[0]).split("%", 1)[0])
@@ -301,6 +317,12 @@ async def system_lookup(
     if not found:
         raise OSError(f"{host} has no address")
     return found
+
+
+def _soon(loop: asyncio.AbstractEventLoop, call: Callable[[], object]) -> None:
+    """``call`` on ``loop``, from a lookup's thread (not when the loop has closed)."""
+    with contextlib.suppress(RuntimeError):
+        loop.call_soon_threadsafe(call)
 
 
 def _port_shown(target: _Target) -> str:

@@ -14,6 +14,7 @@ import pytest
 import pytest_asyncio
 
 from automation import Budget, UrlPolicy
+from automation.browser import egress as egress_module
 from automation.browser.egress import EgressProxy
 from automation.browser.url_policy import system_lookup
 from tests.automation.browser import counting
@@ -263,3 +264,53 @@ async def test_names_are_looked_up_while_the_default_executor_is_held(keeping: C
     finally:
         release.set()
         await asyncio.gather(*held)
+
+
+async def test_one_site_s_names_that_never_resolve_hold_no_lookup_of_another_site(
+    keeping: Counting, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hostile page asks, again and again, for names of a site of its own whose name
+    servers never answer (r0-0.slow.test, r0-1.slow.test…): they hold two of the proxy's
+    lookup threads, still held once each lookup's bound has ended (a lookup in a thread
+    runs until the resolver gives up), and a page of another run, behind the same proxy,
+    still reaches its own host.  They held every thread, and the other page's request was
+    refused at the lookup's deadline ("did not resolve within …").  The system's resolver
+    is the one part made slow here (this machine has no DNS to be slow): a lookup of a
+    slow.test name waits in its thread, as one whose server never answers does."""
+    release = threading.Event()
+    resolve = socket.getaddrinfo
+
+    def resolver(host: object, *args: object, **kwargs: object) -> object:
+        if isinstance(host, str) and host.endswith(".slow.test"):
+            release.wait(60)
+            raise socket.gaierror(socket.EAI_AGAIN, "no answer")
+        return resolve(host, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolver)
+    monkeypatch.setattr(egress_module, "RESOLVE_TIMEOUT_MS", 1_000)  # the waves end sooner
+    egress = EgressProxy(UrlPolicy(block_private=False))
+    await egress.start()
+    port = int(egress.url.rsplit(":", 1)[1])
+    try:
+        for wave in range(5):  # each refused at its bound; the threads they took still held
+            hostile = []
+            for n in range(10):
+                name = f"r{wave}-{n}.slow.test"
+                connection = socket.create_connection(("127.0.0.1", port))
+                connection.sendall(
+                    f"GET http://{name}/ HTTP/1.1\r\nHost: {name}\r\n"
+                    "Connection: close\r\n\r\n".encode()
+                )
+                connection.setblocking(False)
+                hostile.append(connection)
+            try:
+                answers = await asyncio.gather(*(_read_to_end(c) for c in hostile))
+            finally:
+                for connection in hostile:
+                    connection.close()
+            assert all(answer.startswith(b"HTTP/1.1 403 ") for answer in answers)
+        answer = await exchange(egress, gets(keeping, "/data", host="localhost"))
+        assert answer.startswith(b"HTTP/1.1 200 "), answer[:300]
+    finally:
+        release.set()
+        await egress.close()
