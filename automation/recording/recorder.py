@@ -57,6 +57,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Page
 
 from automation.browser.effect import TOGGLE_STATE_JS
+from automation.browser.frames import silent_note, unanswering
 from automation.browser.identity import CONTROL_CHARS, IDENTITY_JS, ElementIdentity, locate
 from automation.browser.pwcall import call
 from automation.browser.snapshot import INTERACTIVE_ROLES, SNAPSHOT_JS
@@ -178,7 +179,7 @@ class Recorder:
                 ScenarioStep("navigate", {"url": page.url}, url=page.url), _Mark("", _now_ms())
             )
         try:
-            await self._listen_in(page, what, budget)
+            await self._listen_unless_held(page, what, budget)
             # Documents loaded before the init script existed.  One that goes away meanwhile
             # (a navigation under way) is replaced by a document the init script runs in.
             # The page's own document must have its listeners: a recorder that ran out of
@@ -429,6 +430,32 @@ class Recorder:
         script = page.add_init_script(_install_js(self._binding, fresh=True))
         self._disposables.append(await self._call(what, budget, script))
 
+    async def _listen_unless_held(self, page: Page, what: str, budget: Budget) -> None:
+        """:meth:`_listen_in` ``page``; refused, naming the frame, when a frame that does
+        not answer holds it.  Playwright puts the binding and the init script into every
+        frame and waits for each (not for a frame still loading: it has nothing to wait
+        for yet): a widget whose script hangs held the start, and the person a pause tells
+        only once their recorder is ready, for the whole budget."""
+        listening = asyncio.ensure_future(self._listen_in(page, what, budget))
+        asking = asyncio.ensure_future(unanswering(page.frames, budget))
+        try:
+            await asyncio.wait({listening, asking}, return_when=asyncio.FIRST_COMPLETED)
+            if not listening.done():
+                silent = await asking
+                if silent and not listening.done():
+                    raise ActionFailed(
+                        f"recording can't start: {silent_note(next(iter(silent)))}",
+                        hint="what is done in the tab is not recorded while that frame "
+                        "hangs; reloading the page may bring it back",
+                    )
+            await listening
+        finally:
+            for task in (listening, asking):
+                if not task.done():
+                    task.cancel()
+                elif not task.cancelled():
+                    task.exception()  # (raised above when it mattered)
+
     async def _popup_opened(self, popup: Page) -> None:
         """Listen in a popup: in its documents from now on, in those loaded already, and
         in the one it loads first (installed once per document)."""
@@ -496,8 +523,10 @@ class Recorder:
         key = f"__tabwright_recorder_{self._binding}"
         pages = self._popups.pages if self._popups is not None else [self.tab.page]
         for page in pages if self._alive() else ():
+            silent = await quietly(budget, unanswering(page.frames, budget)) or set()
             for frame in page.frames:
-                await quietly(budget, frame.evaluate(f"window[{key!r}]?.{op}()"))
+                if frame not in silent:  # (one that hangs sends nothing meanwhile)
+                    await quietly(budget, frame.evaluate(f"window[{key!r}]?.{op}()"))
 
     def _alive(self) -> bool:
         return self.tab.core.alive

@@ -13,7 +13,9 @@ from automation import ActionFailed, BudgetExceeded, CheckFailed, Tab
 from automation.browser.identity import ElementIdentity, locate
 from automation.budget import Budget
 from automation.recording import expect
+from automation.recording.recorder import Recorder
 from automation.recording.replay import Replay, ReplayConfig
+from automation.recording.rescue import start_recorder
 from automation.recording.scenario import Scenario
 from tests.bounds import room
 from tests.busypage import busy_once
@@ -139,3 +141,17 @@ async def test_a_frame_is_judged_beside_its_page_not_by_the_clock(
     snap = await tab.snapshot(budget=room())
     assert "did not answer" not in snap.text
     assert 'button "Pay now"' in snap.text
+
+
+async def test_a_recorder_is_not_started_past_the_frame_and_says_so_at_once(
+    tab: Tab, fixture_url: str
+) -> None:
+    """Playwright puts a recorder's binding into every frame and waits for each: on the
+    page with the hung widget the start waited for its whole budget (and the person a
+    pause asks, told only once their recorder is ready, waited with it), then its stop
+    for the widget again.  It is refused at once, naming the frame; a pause goes on
+    saying what the person does is not recorded."""
+    await hung(tab, fixture_url)
+    with pytest.raises(ActionFailed, match=r"recording can't start: the frame .*hung-widget"):
+        await Recorder(tab).start(budget=room())
+    assert await start_recorder(tab, room()) is None
