@@ -200,7 +200,7 @@ class Recorder:
             return self.steps
         budget = Budget(_STOP_MS, label="stop recording")
         # A document's flush is answered once the events it sent before are handled.
-        await self._in_documents("flush", budget)
+        held = await self._in_documents("flush", budget)
         self._stopped = True
         where = self._popups.where if self._popups is not None else self.tab.page
         if self._steps and self._alive() and not where.is_closed():  # where the last step led
@@ -209,9 +209,13 @@ class Recorder:
         await self._in_documents("stop", budget)
         if self._popups is not None:  # a popup's listening, its "changed" read; the current tab
             await self._popups.stop(budget)
-        for disposable in self._disposables:
-            await quietly(budget, disposable.close())
+        closing = [disposable.close() for disposable in self._disposables]
         self._disposables.clear()
+        for work in closing:
+            if held:  # each close waits for every frame: it ends once that one answers
+                _in_background(work)
+            else:
+                await quietly(budget, work)
         await self._notices.put(None)
         if self._notifier is not None:
             try:
@@ -518,15 +522,20 @@ class Recorder:
 
     # -- helpers -----------------------------------------------------------------------
 
-    async def _in_documents(self, op: str, budget: Budget) -> None:
-        """Call the listener's ``op`` in every document that has one."""
+    async def _in_documents(self, op: str, budget: Budget) -> bool:
+        """Call the listener's ``op`` in every document that has one, but in the frames
+        that do not answer (one that hangs sends nothing meanwhile); whether there were
+        any."""
         key = f"__tabwright_recorder_{self._binding}"
         pages = self._popups.pages if self._popups is not None else [self.tab.page]
+        held = False
         for page in pages if self._alive() else ():
             silent = await quietly(budget, unanswering(page.frames, budget)) or set()
+            held = held or bool(silent)
             for frame in page.frames:
-                if frame not in silent:  # (one that hangs sends nothing meanwhile)
+                if frame not in silent:
                     await quietly(budget, frame.evaluate(f"window[{key!r}]?.{op}()"))
+        return held
 
     def _alive(self) -> bool:
         return self.tab.core.alive
@@ -536,6 +545,23 @@ class Recorder:
 
     async def _call(self, what: str, budget: Budget, work: Awaitable[T]) -> T:
         return await call(what, budget, work, gone=lambda: not self._alive())
+
+
+# Work left to end by itself (a binding's removal a hung frame holds), kept from the
+# garbage collector meanwhile.
+_background: set[asyncio.Task[object]] = set()
+
+
+def _in_background(work: Awaitable[object]) -> None:
+    task = asyncio.ensure_future(work)
+    _background.add(task)
+    task.add_done_callback(_ended_in_background)
+
+
+def _ended_in_background(task: asyncio.Task[object]) -> None:
+    _background.discard(task)
+    if not task.cancelled() and task.exception() is not None:
+        log.info("a recorder's script was not removed: %s", task.exception())
 
 
 # What a check of an element reads: its toggle state, a field's value, its text.

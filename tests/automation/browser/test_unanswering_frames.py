@@ -7,12 +7,15 @@ it: the step asks a person, as for an element not found, and keeps its time for 
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from automation import ActionFailed, BudgetExceeded, CheckFailed, Tab
 from automation.browser.identity import ElementIdentity, locate
 from automation.budget import Budget
 from automation.recording import expect
+from automation.recording import recorder as recording
 from automation.recording.recorder import Recorder
 from automation.recording.replay import Replay, ReplayConfig
 from automation.recording.rescue import start_recorder
@@ -155,3 +158,21 @@ async def test_a_recorder_is_not_started_past_the_frame_and_says_so_at_once(
     with pytest.raises(ActionFailed, match=r"recording can't start: the frame .*hung-widget"):
         await Recorder(tab).start(budget=room())
     assert await start_recorder(tab, room()) is None
+
+
+async def test_a_recording_whose_widget_hangs_meanwhile_stops_without_waiting_for_it(
+    tab: Tab, fixture_url: str
+) -> None:
+    """The widget hangs while the person records: the stop keeps their steps, leaves the
+    frame out of its flush and removes the recorder's scripts without waiting for it
+    (each removal waits for every frame); it waited for its whole budget."""
+    await tab.navigate(f"{fixture_url}/engine/hung-frame.html")
+    assert 'button "Open chat"' in (await tab.snapshot(budget=room())).text
+    recorder = Recorder(tab)
+    await recorder.start(budget=room())
+    await tab.page.locator("#save").click()
+    await tab.page.evaluate("window.hangWidget()")
+    started = time.monotonic()
+    steps = await recorder.stop()
+    assert time.monotonic() - started < recording._STOP_MS / 1000, "it waited its whole budget"
+    assert [step.describe() for step in steps][-1] == "click button 'Save order'"
