@@ -26,14 +26,14 @@ exception), and the proxy judges each connection:
   message with both a Content-Length and chunks goes on chunked alone.
 
 For either, the proxy resolves the name itself, refuses when the policy refuses any of its
-addresses, and connects to a checked address.  A name's answer is remembered for
-:data:`RESOLVED_S` (the system's resolver tells no TTL; Chromium keeps such answers for a
-minute), so a page's hundred requests to one host cost one lookup; the addresses are
-checked again for each connection all the same. Chromium never resolves a name of a page
-(it hands names to the proxy), so a name can't resolve to a public address for the check
-and to a private one for the connection (DNS rebinding).  A refusal is a 403 with a line
-of text, logged at INFO, and remembered: :meth:`EgressProxy.why_refused` tells a
-navigation whose hop it refused why (a refused tunnel shows the browser only an error).
+addresses, and connects to a checked address.  A name's answer is remembered for 30 s
+(:mod:`automation.browser.egressnames`: the system's resolver tells no TTL; Chromium keeps
+such answers for a minute), so a page's hundred requests to one host cost one lookup; the
+addresses are checked again for each connection all the same.  Chromium never resolves a
+name of a page (it hands names to the proxy), so a name can't resolve to a public address
+for the check and to a private one for the connection (DNS rebinding).  A refusal is a 403
+with a line of text, logged at INFO, and remembered: :meth:`EgressProxy.why_refused` tells
+a navigation whose hop it refused why (a refused tunnel shows the browser only an error).
 Where the network fails (a name that does not resolve, a refused connection) the browser
 is shown the network failing, as it would be without us: the connection closes without an
 answer, so a fetch rejects and a navigation errors (``net::ERR_EMPTY_RESPONSE``), and
@@ -55,19 +55,13 @@ import contextlib
 import logging
 import time
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 import h11
 
-from automation.browser.url_policy import (
-    LOOKUP_THREADS,
-    SHOWN_URL_CHARS,
-    IPAddress,
-    UrlPolicy,
-    system_lookup,
-)
+from automation.browser.egressnames import RESOLVE_TIMEOUT_MS, Names
+from automation.browser.url_policy import SHOWN_URL_CHARS, UrlPolicy
 from automation.budget import Budget
 from automation.errors import BudgetExceeded, UrlBlocked
 
@@ -75,22 +69,12 @@ __all__ = ["EgressProxy"]
 
 log = logging.getLogger("automation.browser")
 
-RESOLVE_TIMEOUT_MS = 5_000
 CONNECT_TIMEOUT_MS = 10_000
 HEAD_TIMEOUT_MS = 30_000  # a client that opens a connection and never asks for anything
 READ_CHUNK_BYTES = 65_536
 MAX_REMEMBERED = 256  # unreachable hosts, and refusals, kept to explain the browser's errors
 MAX_IDLE_PER_ADDRESS = 8  # kept-alive upstream connections left idle, per address and port
 IDLE_S = 30.0  # an idle upstream connection older than this is closed, not reused
-RESOLVED_S = 30.0  # a name's addresses are looked up again after this long
-MAX_RESOLVED = 1_024  # names remembered; the oldest is forgotten past this
-# Lookups of one site's names under way at once, at most (of the proxy's LOOKUP_THREADS):
-# a page asking for name after name of a site whose name servers never answer (random
-# names under a domain of its own) holds this many threads, not every one, and the names
-# of other sites, other runs' pages among them, are looked up meanwhile.
-LOOKUPS_PER_SITE = 2
-# Second-level labels under which a country's domains are registered (example.co.uk).
-_SHARED_SECOND_LEVELS = frozenset({"ac", "co", "com", "edu", "gov", "ltd", "net", "or", "org"})
 # Hop-by-hop headers (RFC 9110 7.6.1) and the proxy's own: they are about the connection
 # to the proxy and never travel on; Host is set from the URL that was checked.
 _HOP_HEADERS = frozenset(
@@ -178,114 +162,6 @@ class _Pool:
         self._idle.clear()
 
 
-class _Names:
-    """The addresses names resolved to, each answer kept for :data:`RESOLVED_S`: what the
-    policy checks (every time) and the proxy connects to.  A failed lookup is not kept.
-    The proxy's lookups have threads of their own: names a page asks for that resolve
-    slowly hold these, never the threads of another proxy's or of the outbox's lookups.
-    A name asked for again while it is being looked up waits for that lookup, each asker
-    within its own budget: a page's first requests to a host (a connection each, up to
-    Chromium's dozens through a proxy) hold one thread, not one each, and a page asking
-    for one slow name again and again can't take every thread from the other pages; nor
-    one asking for many names of one site (:data:`LOOKUPS_PER_SITE`)."""
-
-    def __init__(self) -> None:
-        self._answers: OrderedDict[tuple[str, int], tuple[float, list[IPAddress]]] = OrderedDict()
-        self._asking: dict[tuple[str, int], asyncio.Task[list[IPAddress]]] = {}
-        self.looked_up = 0  # lookups asked of the system's resolver (one a name at a time)
-        self._threads: ThreadPoolExecutor | None = None
-        self._sites: dict[str, _Site] = {}  # the sites with lookups under way or waiting
-
-    def close(self) -> None:
-        for asking in self._asking.values():
-            asking.cancel()
-        self._asking.clear()
-        threads, self._threads = self._threads, None
-        if threads is not None:  # a lookup in one ends when the resolver answers
-            threads.shutdown(wait=False, cancel_futures=True)
-
-    async def lookup(self, host: str, port: int, budget: Budget) -> list[IPAddress]:
-        key = (host, port)
-        kept = self._answers.get(key)
-        if kept is not None and time.monotonic() < kept[0]:
-            return list(kept[1])
-        asking = self._asking.get(key)
-        if asking is None:
-            asking = self._asking[key] = asyncio.create_task(self._look_up(key))
-            asking.add_done_callback(_retrieved)  # its askers may all have gone
-        # Shielded: an asker whose budget ends (or whose connection goes) leaves the
-        # lookup to those still waiting for it.
-        return list(await budget.run(asyncio.shield(asking)))
-
-    async def _look_up(self, key: tuple[str, int]) -> list[IPAddress]:
-        """One lookup of ``key``, within a bound of its own (not its first asker's), once
-        its site has a lookup free: held until the resolver's thread is done with it,
-        which may be long after the bound (a lookup in a thread can't be stopped)."""
-        name = _site_of(key[0])
-        site = self._sites.get(name)
-        if site is None:
-            site = self._sites[name] = _Site(asyncio.Semaphore(LOOKUPS_PER_SITE))
-        site.users += 1
-        looking = False
-        try:
-            self.looked_up += 1
-            if self._threads is None:
-                self._threads = ThreadPoolExecutor(
-                    LOOKUP_THREADS, thread_name_prefix="tabwright-proxy"
-                )
-            budget = Budget(RESOLVE_TIMEOUT_MS, label="proxy resolve")
-            try:
-                async with asyncio.timeout(budget.remaining_ms() / 1000):
-                    await site.free.acquire()
-            except TimeoutError:
-                raise budget.exceeded() from None
-            looking = True
-            found = await system_lookup(
-                *key, budget, threads=self._threads, done=lambda: self._done(name, site)
-            )
-        finally:
-            self._asking.pop(key, None)
-            if not looking:
-                self._left(name, site)
-        self._answers.pop(key, None)
-        self._answers[key] = (time.monotonic() + RESOLVED_S, found)
-        while len(self._answers) > MAX_RESOLVED:
-            self._answers.popitem(last=False)
-        return found
-
-    def _done(self, name: str, site: _Site) -> None:
-        """A lookup's thread is done: its site may have another one under way."""
-        site.free.release()
-        self._left(name, site)
-
-    def _left(self, name: str, site: _Site) -> None:
-        site.users -= 1
-        if not site.users and self._sites.get(name) is site:
-            del self._sites[name]
-
-
-@dataclass
-class _Site:
-    free: asyncio.Semaphore  # its lookups that may be under way
-    users: int = 0  # its lookups waiting, under way, or whose thread is not done yet
-
-
-def _site_of(host: str) -> str:
-    """The site a name belongs to, near enough: its last two labels, three under a
-    country's shared second level (``shop.example.co.uk``: ``example.co.uk``).  Names
-    grouped too widely only wait for each other while one of them resolves slowly."""
-    labels = host.lower().rstrip(".").split(".")
-    keep = (
-        3 if len(labels) > 2 and len(labels[-1]) == 2 and labels[-2] in _SHARED_SECOND_LEVELS else 2
-    )
-    return ".".join(labels[-keep:])
-
-
-def _retrieved(task: asyncio.Task[list[IPAddress]]) -> None:
-    if not task.cancelled():
-        task.exception()  # told to whoever still waited; not "never retrieved"
-
-
 class EgressProxy:
     """An HTTP forward proxy on 127.0.0.1 that lets through only what ``policy`` allows."""
 
@@ -302,7 +178,7 @@ class EgressProxy:
         # its host and port (all the proxy saw of it), so a navigation's error can say so.
         self._refusals: OrderedDict[str, str] = OrderedDict()
         self._pool = _Pool()
-        self._names = _Names()
+        self._names = Names()
 
     @property
     def url(self) -> str:

@@ -14,7 +14,7 @@ import pytest
 import pytest_asyncio
 
 from automation import Budget, UrlPolicy
-from automation.browser import egress as egress_module
+from automation.browser import egressnames
 from automation.browser.egress import EgressProxy
 from automation.browser.url_policy import system_lookup
 from tests.automation.browser import counting
@@ -287,7 +287,7 @@ async def test_one_site_s_names_that_never_resolve_hold_no_lookup_of_another_sit
         return resolve(host, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(socket, "getaddrinfo", resolver)
-    monkeypatch.setattr(egress_module, "RESOLVE_TIMEOUT_MS", 1_000)  # the waves end sooner
+    monkeypatch.setattr(egressnames, "RESOLVE_TIMEOUT_MS", 1_000)  # the waves end sooner
     egress = EgressProxy(UrlPolicy(block_private=False))
     await egress.start()
     port = int(egress.url.rsplit(":", 1)[1])
