@@ -20,6 +20,7 @@ hangs is a page that hangs, and the caller's budget says so.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import weakref
 from collections.abc import Iterable
 
@@ -57,29 +58,23 @@ async def unanswering(frames: Iterable[Frame], budget: Budget) -> set[Frame]:
 
 async def _asked(main: Frame, frames: list[Frame]) -> list[bool]:
     """Whether each of ``frames`` answered, asked together with ``main``."""
-    page_answered = asyncio.Event()
 
     async def page() -> None:
-        try:
+        with contextlib.suppress(PlaywrightError):  # going away: the frames' answers tell
             await main.evaluate("0")
-        except PlaywrightError:
-            pass  # going away: the frames' own answers tell
-        finally:
-            page_answered.set()
 
-    beside = asyncio.ensure_future(page())
+    answered = asyncio.ensure_future(page())
     try:
-        return list(await asyncio.gather(*(_answers(f, page_answered) for f in frames)))
+        return list(await asyncio.gather(*(_answers(f, answered) for f in frames)))
     finally:
-        beside.cancel()
+        answered.cancel()
 
 
-async def _answers(frame: Frame, page_answered: asyncio.Event) -> bool:
+async def _answers(frame: Frame, page_answered: asyncio.Future[None]) -> bool:
     limit_s = (FRAME_RECHECK_MS if frame in _silent else FRAME_ANSWER_MS) / 1000
     asked = asyncio.ensure_future(frame.evaluate("0"))
-    page = asyncio.ensure_future(page_answered.wait())
     try:
-        await asyncio.wait({asked, page}, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait({asked, page_answered}, return_when=asyncio.FIRST_COMPLETED)
         if not asked.done():
             await asyncio.wait({asked}, timeout=limit_s)
         if not asked.done():
@@ -88,7 +83,6 @@ async def _answers(frame: Frame, page_answered: asyncio.Event) -> bool:
             asked.exception()  # gone, or going (an error answer): not a frame that hangs
         return True
     finally:
-        page.cancel()
         if not asked.done():
             asked.cancel()
 
