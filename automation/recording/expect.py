@@ -259,9 +259,10 @@ async def _once(
         return not unread, _unread(unread) if unread else ""
     if kind == "rows":
         count = await count_rows(tab, args["text"], budget, unread=unread)
+        said = _where_read(f"{count} row(s) show it", unread)
         if args.get("at_least"):
-            return count >= args["count"], _where_read(f"{count} row(s) show it", unread)
-        return count == args["count"] and not unread, _where_read(f"{count} row(s) show it", unread)
+            return count >= args["count"], said
+        return count == args["count"] and not unread, said
     assert identity is not None
     located = await locate(tab.page, identity, budget=budget)
     if located.element is None:
