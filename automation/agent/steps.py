@@ -43,7 +43,7 @@ from automation.events import (
 )
 from automation.llm.base import ActionOutcome
 from automation.recording.replaytabs import form_state, moved_to
-from automation.recording.rescue import NOT_RECORDED, start_recorder
+from automation.recording.rescue import start_recorder, unrecorded
 from automation.recording.scenario import ScenarioStep
 from automation.secrets import SecretNotGranted, Secrets
 from automation.wording import double_quoted, step_words
@@ -396,8 +396,8 @@ class ActionSteps:
             await start_recorder(self.tab, budget, on_secret=self.secrets.hide) if record else None
         )
         control.recorder = recorder
-        if record and recorder is None:
-            detail = f"{detail} ({NOT_RECORDED})" if detail else NOT_RECORDED
+        if record and (unheard := unrecorded(recorder)):
+            detail = f"{detail} ({unheard})" if detail else unheard
         await self.out.emit(RunPaused(reason, self.secrets.redact(detail)))
         try:
             await control.wait_for_person(budget)

@@ -1,16 +1,19 @@
 // The recorder's listener, in the page: what a person does in this document, sent to Python
 // as it happens through one binding (see recorder.py).
 //
-// Called as (binding, identify, fresh) => ...: ``binding`` is the name of the exposed
-// function, ``identify`` is identity.js (the same capture replay compares against), and
-// ``fresh`` says the call is the init script of a new document (then the top document
-// reports that it was loaded, for navigations no step caused).
+// Called as (key, binding, encoded, identify, fresh) => ...: ``key`` names the recorder
+// (one listener per recorder and document, whichever of its scripts runs first),
+// ``binding`` is the name of the function that takes the events, ``encoded`` says it takes
+// one text (a CDP binding: each event goes as JSON, see cdplisten.py) rather than the
+// event itself (Playwright's), ``identify`` is identity.js (the same capture replay
+// compares against), and ``fresh`` says the call is the init script of a new document
+// (then the top document reports that it was loaded, for navigations no step caused).
 //
 // Identities are taken here, synchronously, while the event is handled: a click may leave
 // the page right after, and then there is nothing left to ask.  Listeners are on window,
 // in the capture phase, so a page that stops propagation still gets recorded.
-(binding, identify, fresh) => {
-  const KEY = "__tabwright_recorder_" + binding;
+(key, binding, encoded, identify, fresh) => {
+  const KEY = "__tabwright_recorder_" + key;
   if (Object.prototype.hasOwnProperty.call(window, KEY)) return;
   const tw = window.__tabwright;
   if (!tw || !tw.roleOf) return;
@@ -74,7 +77,8 @@
     if (typeof fn !== "function") return false;
     while (pending.length) {
       try {
-        Promise.resolve(fn(pending.shift())).catch(() => {});
+        const ev = pending.shift();
+        Promise.resolve(fn(encoded ? JSON.stringify(ev) : ev)).catch(() => {});
       } catch (err) { /* the binding was removed: recording is over */ }
     }
     return true;
@@ -344,12 +348,18 @@
         on = false;
         for (const [type, fn] of listeners) window.removeEventListener(type, fn, true);
       },
-      // Resolves once Python has handled this call, and so every call sent before it.
+      // Resolves once Python has handled this call, and so every call sent before it;
+      // through an encoded binding (which answers nothing), the mark it sent: Python
+      // waits for the mark to come.
       flush() {
         for (const watch of toggles.slice()) settleToggle(watch, true);
         drain();
         const fn = window[binding];
-        return on && typeof fn === "function" ? fn({ kind: "flush" }) : null;
+        if (!on || typeof fn !== "function") return null;
+        if (!encoded) return fn({ kind: "flush" });
+        const mark = Math.random().toString(36).slice(2);
+        fn(JSON.stringify({ kind: "flush", mark }));
+        return mark;
       },
     }),
   });

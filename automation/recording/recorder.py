@@ -32,7 +32,11 @@ a field's caret, Enter in a multi-line field, events the page's own scripts make
 same-document route changes (the step that caused them is recorded).
 
 What the person does in a popup the tab opens (and in its popups) is recorded too, with
-the ``tabs`` steps that go there and back (:mod:`automation.recording.popups`).
+the ``tabs`` steps that go there and back (:mod:`automation.recording.popups`).  A page
+whose frame of another site hangs is listened to through a CDP session of the recorder's
+own (:mod:`automation.recording.cdplisten`: Playwright's binding would wait for that frame
+for good); what is done inside frames of other sites is then left out, and
+:attr:`Recorder.left_out` says so.
 
 ``start`` on a recording recorder does nothing; ``start`` after ``stop`` raises
 ActionInvalid (make a new recorder).  ``stop`` may be called again, and never fails because
@@ -57,7 +61,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Page
 
 from automation.browser.effect import TOGGLE_STATE_JS
-from automation.browser.frames import silent_note, unanswering
+from automation.browser.frames import held_by, silent_note, unanswering
 from automation.browser.identity import CONTROL_CHARS, IDENTITY_JS, ElementIdentity, locate
 from automation.browser.pwcall import call
 from automation.browser.snapshot import INTERACTIVE_ROLES, SNAPSHOT_JS
@@ -68,6 +72,7 @@ from automation.errors import (
     ActionInvalid,
     TabwrightError,
 )
+from automation.recording.cdplisten import CdpListener
 from automation.recording.expect import VALUE_JS
 from automation.recording.pointed import element_at, quietly
 from automation.recording.popups import Popups
@@ -97,9 +102,11 @@ _UNREAD_BOX = (
 _STOP_MS = 10_000
 
 
-def _install_js(binding: str, *, fresh: bool) -> str:
-    """The registry (idempotent, for documents without it), then the listener."""
-    args = f"{binding!r}, {IDENTITY_JS}, {'true' if fresh else 'false'}"
+def _install_js(key: str, binding: str, *, encoded: bool, fresh: bool) -> str:
+    """The registry (idempotent, for documents without it), then the listener (one per
+    ``key`` and document)."""
+    js = {True: "true", False: "false"}
+    args = f"{key!r}, {binding!r}, {js[encoded]}, {IDENTITY_JS}, {js[fresh]}"
     return f"{SNAPSHOT_JS};\n({RECORDER_JS})({args});"
 
 
@@ -134,9 +141,14 @@ class Recorder:
         self._typed: tuple[str, str] | None = None  # (field's key, what was typed so far)
         self._steps: list[ScenarioStep] = []
         self._marks: list[_Mark] = []
-        # Its own binding name: two recorders (one after another) never share one.
-        self._binding = f"__tabwright_rec_{secrets.token_hex(4)}"
+        # Its own names: two recorders (one after another) never share a binding.
+        self._key = secrets.token_hex(4)
+        self._binding = f"__tabwright_rec_{self._key}"
         self._disposables: list[Any] = []  # the binding and the init script, removed at stop
+        # The pages a frame of another site held, listened to through CDP (cdplisten.py).
+        self._listeners: dict[Page, CdpListener] = {}
+        # What is not recorded, said to the person ("" when everything is).
+        self.left_out = ""
         self._started = False
         self._stopped = False
         # Epoch ms from, to: the page's reports of click_at's own click (see click_at).
@@ -179,13 +191,13 @@ class Recorder:
                 ScenarioStep("navigate", {"url": page.url}, url=page.url), _Mark("", _now_ms())
             )
         try:
-            await self._listen_unless_held(page, what, budget)
+            silent = await self._listen_unless_held(page, what, budget)
             # Documents loaded before the init script existed.  One that goes away meanwhile
             # (a navigation under way) is replaced by a document the init script runs in.
             # The page's own document must have its listeners: a recorder that ran out of
             # time there would miss every act on the page as it stands, so it fails instead.
-            for frame in page.frames:
-                install = frame.evaluate(_install_js(self._binding, fresh=False))
+            for frame in _answering(page.frames, silent):
+                install = frame.evaluate(self._script(page, fresh=False))
                 await quietly(budget, install, out_of_time=frame is not page.main_frame)
             self._check_alive()
         except BaseException:
@@ -216,6 +228,8 @@ class Recorder:
                 _in_background(work)
             else:
                 await quietly(budget, work)
+        for listener in self._listeners.values():
+            await listener.close(budget)
         await self._notices.put(None)
         if self._notifier is not None:
             try:
@@ -343,7 +357,9 @@ class Recorder:
         if isinstance(typed, str) and typed and event.get("kind") == "fill":
             self._typed = (key, typed)
         if event.get("kind") == "load":
-            self._on_load(page, source.get("frame"), event)
+            frame = source.get("frame")
+            top = source["top"] if "top" in source else frame is None or not frame.parent_frame
+            self._on_load(page, top, event)
             return
         found = _action_of(event)
         at_ms = float(event.get("t") or _now_ms())
@@ -398,12 +414,12 @@ class Recorder:
             except Exception:
                 log.exception("a typed secret could not be hidden")
 
-    def _on_load(self, page: Page, frame: Frame | None, event: dict[str, Any]) -> None:
+    def _on_load(self, page: Page, top: bool, event: dict[str, Any]) -> None:
         """A new top document: a navigate step, unless the last step caused it.  Only in
         the page of the last step: a popup's documents before the person acts there are
         its opening's (the step that opened it), and the opener's meanwhile its own."""
         url = str(event.get("location", ""))
-        if (frame is not None and frame.parent_frame is not None) or not _is_web(url):
+        if not top or not _is_web(url):
             return
         if self._popups is not None and page is not self._popups.where:
             return
@@ -431,15 +447,16 @@ class Recorder:
         first document may be loaded before a context's init scripts reach it)."""
         binding = page.expose_binding(self._binding, self._on_event)
         self._disposables.append(await self._call(what, budget, binding))
-        script = page.add_init_script(_install_js(self._binding, fresh=True))
+        script = page.add_init_script(self._script(page, fresh=True))
         self._disposables.append(await self._call(what, budget, script))
 
-    async def _listen_unless_held(self, page: Page, what: str, budget: Budget) -> None:
-        """:meth:`_listen_in` ``page``; refused, naming the frame, when a frame that does
-        not answer holds it.  Playwright puts the binding and the init script into every
-        frame and waits for each (not for a frame still loading: it has nothing to wait
-        for yet): a widget whose script hangs held the start, and the person a pause tells
-        only once their recorder is ready, for the whole budget."""
+    async def _listen_unless_held(self, page: Page, what: str, budget: Budget) -> set[Frame]:
+        """:meth:`_listen_in` ``page``, or, when a frame that does not answer holds that,
+        listen through CDP (:meth:`_listen_past`): the frames left out.  Playwright puts
+        the binding and the init script into every frame and waits for each (not for a
+        frame still loading: it has nothing to wait for yet): a widget whose script hangs
+        held the start, and the person a pause tells only once their recorder is ready,
+        for the whole budget."""
         listening = asyncio.ensure_future(self._listen_in(page, what, budget))
         asking = asyncio.ensure_future(unanswering(page.frames, budget))
         try:
@@ -447,12 +464,11 @@ class Recorder:
             if not listening.done():
                 silent = await asking
                 if silent and not listening.done():
-                    raise ActionFailed(
-                        f"recording can't start: {silent_note(next(iter(silent)))}",
-                        hint="what is done in the tab is not recorded while that frame "
-                        "hangs; reloading the page may bring it back",
-                    )
+                    listening.cancel()
+                    await self._listen_past(page, next(iter(silent)), what, budget)
+                    return silent
             await listening
+            return set()
         finally:
             for task in (listening, asking):
                 if not task.done():
@@ -460,20 +476,37 @@ class Recorder:
                 elif not task.cancelled():
                     task.exception()  # (raised above when it mattered)
 
+    async def _listen_past(self, page: Page, silent: Frame, what: str, budget: Budget) -> None:
+        """Listen in ``page``'s own renderer through a CDP session of its own: its
+        documents and its frames of the same site; frames of other sites are left out, and
+        :attr:`left_out` says so."""
+        listener = self._listeners[page] = CdpListener(page, f"{self._binding}c", self._on_event)
+        await listener.open(self._script(page, fresh=True), what, budget)
+        self.left_out = (
+            f"what is done inside frames of other sites is not recorded: {silent_note(silent)}"
+        )
+        log.warning("recording past a frame: %s", self.left_out)
+
+    def _script(self, page: Page, *, fresh: bool) -> str:
+        """The listener's script for ``page``'s documents, through its binding."""
+        listener = self._listeners.get(page)
+        binding = self._binding if listener is None else listener.binding
+        return _install_js(self._key, binding, encoded=listener is not None, fresh=fresh)
+
     async def _popup_opened(self, popup: Page) -> None:
         """Listen in a popup: in its documents from now on, in those loaded already, and
         in the one it loads first (installed once per document)."""
         budget = Budget(_STOP_MS, label="record in a popup")
         try:
-            await self._listen_in(popup, "record in a popup", budget)
+            silent = await self._listen_unless_held(popup, "record in a popup", budget)
         except TabwrightError as exc:  # it closed meanwhile, or the browser is busy
             log.warning("a popup's recording did not start: %s", exc)
             return
         for loaded in (False, True):
             if loaded:
                 await quietly(budget, popup.wait_for_load_state("domcontentloaded"))
-            for frame in popup.frames if self.recording else ():
-                await quietly(budget, frame.evaluate(_install_js(self._binding, fresh=False)))
+            for frame in _answering(popup.frames, silent) if self.recording else ():
+                await quietly(budget, frame.evaluate(self._script(popup, fresh=False)))
 
     def _popup_closed(self, popup: Page, opener: Page) -> None:
         """The popup of the last step closed itself (its Save): back to its opener, and
@@ -526,15 +559,17 @@ class Recorder:
         """Call the listener's ``op`` in every document that has one, but in the frames
         that do not answer (one that hangs sends nothing meanwhile); whether there were
         any."""
-        key = f"__tabwright_recorder_{self._binding}"
+        key = f"__tabwright_recorder_{self._key}"
         pages = self._popups.pages if self._popups is not None else [self.tab.page]
         held = False
         for page in pages if self._alive() else ():
             silent = await quietly(budget, unanswering(page.frames, budget)) or set()
             held = held or bool(silent)
-            for frame in page.frames:
-                if frame not in silent:
-                    await quietly(budget, frame.evaluate(f"window[{key!r}]?.{op}()"))
+            listener = self._listeners.get(page)
+            for frame in _answering(page.frames, silent):
+                answer = await quietly(budget, frame.evaluate(f"window[{key!r}]?.{op}()"))
+                if listener is not None and isinstance(answer, str):  # a flush's mark
+                    await quietly(budget, listener.arrived(answer))
         return held
 
     def _alive(self) -> bool:
@@ -550,6 +585,11 @@ class Recorder:
 # Work left to end by itself (a binding's removal a hung frame holds), kept from the
 # garbage collector meanwhile.
 _background: set[asyncio.Task[object]] = set()
+
+
+def _answering(frames: list[Frame], silent: set[Frame]) -> list[Frame]:
+    """``frames`` but those in ``silent`` and those inside them."""
+    return [frame for frame in frames if frame not in silent and not held_by(frame, silent)]
 
 
 def _in_background(work: Awaitable[object]) -> None:

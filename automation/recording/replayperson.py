@@ -30,7 +30,7 @@ from automation.events import RunPaused, RunResumed, StepReplayed
 from automation.recording.outcome import StepOutcome, event_fields
 from automation.recording.params import unfill
 from automation.recording.rebase import rebase_identity
-from automation.recording.rescue import NOT_RECORDED, Rescue, rescue_of, start_recorder
+from automation.recording.rescue import Rescue, rescue_of, start_recorder, unrecorded
 from automation.recording.scenario import ScenarioStep
 
 if TYPE_CHECKING:
@@ -110,7 +110,7 @@ async def _wait_for_person(
             "Clear it in the live view, then resume: the step is tried again, and what "
             "you did is offered to keep as a handler. Or do the step yourself"
         )
-    unheard = f" ({NOT_RECORDED})" if recorder is None else ""
+    unheard = f" ({left_out})" if (left_out := unrecorded(recorder)) else ""
     await replay.out.emit(
         RunPaused(
             reason,

@@ -20,7 +20,7 @@ from automation.errors import BrowserClosed, Cancelled, TabwrightError
 from automation.recording.recorder import Recorder
 from automation.recording.scenario import ScenarioStep
 
-__all__ = ["Rescue", "rescue_of", "start_recorder"]
+__all__ = ["Rescue", "rescue_of", "start_recorder", "unrecorded"]
 
 log = logging.getLogger("automation.recording")
 
@@ -72,6 +72,12 @@ def _same_kind(a: str, b: str) -> bool:
 
 # Said to the person with the pause when their recorder could not start.
 NOT_RECORDED = "what you do in the tab is not recorded this time (its recorder did not start)"
+
+
+def unrecorded(recorder: Recorder | None) -> str:
+    """What the person is told, with a pause, of what their ``recorder`` leaves out: all
+    (:data:`NOT_RECORDED`, none started), a part (a frame held it), or "" (nothing)."""
+    return NOT_RECORDED if recorder is None else recorder.left_out
 
 
 async def start_recorder(

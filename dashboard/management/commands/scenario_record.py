@@ -108,6 +108,8 @@ class Command(BaseCommand):
             await tab.navigate(url)
             recorder = Recorder(tab, on_step=printer.notice)
             await recorder.start()
+            if recorder.left_out:
+                self.stderr.write(recorder.left_out)
             with _stop_on_signals(ended.set):
                 self.stdout.write(
                     f"recording {tab.page.url}: close the tab or press Ctrl-C to finish"

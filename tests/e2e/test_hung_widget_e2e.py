@@ -1,0 +1,87 @@
+"""A back-office page whose chat widget hangs (fixtures/engine/hung-frame.html?hang: a frame
+of another site whose script never returns once loaded), as a person meets it on the
+dashboard: their run pauses there, they type a note and save the order on the live view,
+and what they did is their steps, saved as a scenario that replays on the same page.  The
+pause says what is not recorded (inside the widget).  Before, the recorder could not start
+past the widget: the pause said nothing they did was recorded, and nothing was."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.async_api import Page, expect
+
+from automation import BrowserSession
+from tests.e2e.test_popup_recording_e2e import Places, replayed, saved_as, type_on_picture
+from tests.e2e.ui import LIVE_MS, Server, live_picture, log_in, save, start_run
+
+pytestmark = pytest.mark.e2e
+
+
+async def places_on(browser: BrowserSession, url: str) -> Places:
+    """Where the note's field and the Save button are in a tab of the run's size."""
+    probe = await browser.new_tab()
+    try:
+        await probe.page.goto(url)
+        found = {}
+        for name, element in (
+            ("Note", probe.page.get_by_label("Note", exact=True)),
+            ("Save order", probe.page.get_by_role("button", name="Save order")),
+        ):
+            box = await element.bounding_box()
+            assert box is not None, name
+            found[name] = (box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        return Places(await probe.page.evaluate("() => innerWidth"), found)
+    finally:
+        await probe.close()
+
+
+async def test_a_person_s_work_on_a_page_whose_widget_hangs_is_recorded_and_replayed(
+    page: Page, server: Server, browser: BrowserSession, fixture_url: str
+) -> None:
+    orders = f"{fixture_url}/engine/hung-frame.html?hang"
+    places = await places_on(browser, f"{fixture_url}/engine/hung-frame.html")
+    await log_in(page, server)
+    await start_run(page, orders, "click Nowhere at all")
+    await expect(page.locator("#status")).to_have_text("paused", timeout=LIVE_MS)
+    reason = page.locator("#status-reason")
+    await expect(reason).to_contain_text(
+        re.compile(r"inside frames of other sites is not recorded: the frame \S+hung-widget")
+    )
+    await expect(reason).not_to_contain_text("its recorder did not start")
+    await live_picture(page)
+    await places.click(page, "Note")
+    await type_on_picture(page, "rush")
+    await places.click(page, "Save order")
+    await page.locator("#reply-text").fill("skip")
+    await page.get_by_role("button", name="Send", exact=True).click()
+    await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+    steps = page.locator("#steps > li")
+    await expect(steps.locator(".step-action")).to_have_text(["navigate", "fill", "click"])
+    await save(page, "run-hung-widget.png")
+    await expect(steps.nth(1).locator(".step-by")).to_have_text("by the person")
+    await expect(steps.nth(1).locator(".step-target")).to_have_text(re.compile('textbox "Note"'))
+
+    # Its replay on the same page does the person's work, and does not say the page shows
+    # no error: the widget, which can't be read, may show one.
+    scenario = await saved_as(page, "Order with a note")
+    base = f"{fixture_url}/engine"
+    assert re.fullmatch(
+        r"failed: step 3 \(expect the page shows no error\): .* it can't be told: the "
+        r"frame \S+/engine/hung-widget\.html did not answer .*",
+        await replayed(page, scenario, base),
+    )
+    # The person checks the page's own answer instead: the replay proves it, green.
+    await page.goto(scenario)
+    page.once("dialog", lambda dialog: dialog.accept())
+    await page.get_by_role("button", name="Delete step 3").click()
+    deleted = "Step 3 (expect the page shows no error) deleted"
+    await expect(page.get_by_role("status")).to_contain_text(deleted)
+    await page.get_by_text("Add a check").click()
+    form = page.locator("#add-check")
+    await form.get_by_label("Check").select_option(label="text is shown")
+    await form.get_by_label("Text", exact=True).fill("Order saved: rush")
+    await form.get_by_role("button", name="Add check").click()
+    await expect(page.get_by_role("status")).to_contain_text("Check added")
+    assert await replayed(page, scenario, base) == "succeeded"
