@@ -51,7 +51,6 @@ import contextlib
 import logging
 import math
 import secrets
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -62,7 +61,7 @@ from playwright.async_api import Frame, Page
 
 from automation.browser.effect import TOGGLE_STATE_JS
 from automation.browser.frames import held_by, silent_note, unanswering
-from automation.browser.identity import CONTROL_CHARS, IDENTITY_JS, ElementIdentity, locate
+from automation.browser.identity import IDENTITY_JS, ElementIdentity, locate
 from automation.browser.pwcall import call
 from automation.browser.snapshot import INTERACTIVE_ROLES, SNAPSHOT_JS
 from automation.browser.tab import Tab
@@ -73,7 +72,15 @@ from automation.errors import (
     TabwrightError,
 )
 from automation.recording.cdplisten import CdpListener
-from automation.recording.expect import VALUE_JS
+from automation.recording.pageevents import (
+    SEEN_JS,
+    action_of,
+    check_of,
+    is_web,
+    now_ms,
+    page_line,
+    with_intent,
+)
 from automation.recording.pointed import element_at, quietly
 from automation.recording.popups import Popups
 from automation.recording.replaytabs import TABS
@@ -92,7 +99,6 @@ CAUSE_WINDOW_MS = 1_500  # a navigation starting this soon after a step is that 
 _CAUSES = frozenset({"click", "double_click", "press", "fill", "select_option", "check"})
 _QUIET_S = 0.3  # after click_at's own click, the page's report of it is not a second step
 _SETTLE_S = 0.15  # after click_at's click on a checkbox, when its state is read
-MAX_CHECK_TEXT = 200  # a longer text is not a check of its own (the element's presence is)
 _UNREAD_BOX = (
     "the box could not be read after the click; recorded with the state the click should have made"
 )
@@ -186,9 +192,9 @@ class Recorder:
             self._notifier = asyncio.create_task(self._notify_loop(self.on_step))
         self._at = page.url
         self._popups = Popups(self.tab, opened=self._popup_opened, closed=self._popup_closed)
-        if _is_web(page.url):
+        if is_web(page.url):
             self._add(
-                ScenarioStep("navigate", {"url": page.url}, url=page.url), _Mark("", _now_ms())
+                ScenarioStep("navigate", {"url": page.url}, url=page.url), _Mark("", now_ms())
             )
         try:
             silent = await self._listen_unless_held(page, what, budget)
@@ -262,14 +268,14 @@ class Recorder:
             args = {} if button == "left" else {"button": button}
             step = ScenarioStep("click", args, identity, url=url)
         if self.recording:
-            step = self._add(step, _Mark("", _now_ms()))
+            step = self._add(step, _Mark("", now_ms()))
         # The page reports this click (and the change it makes) too: not a second step.
-        self._quiet = (_now_ms(), math.inf)
+        self._quiet = (now_ms(), math.inf)
         try:
             click = self.tab.page.mouse.click(x, y, button=button)  # type: ignore[arg-type]
             await self._call("click", budget, click)
         finally:
-            self._quiet = (self._quiet[0], _now_ms() + _QUIET_S * 1000)
+            self._quiet = (self._quiet[0], now_ms() + _QUIET_S * 1000)
         if step.action == "check":
             step = await self._settled_check(step, budget)
         return step
@@ -291,7 +297,7 @@ class Recorder:
             return
         await self._in_documents("flush", budget)
         if self.recording:
-            self._move_to(tab.page, _now_ms())
+            self._move_to(tab.page, now_ms())
             self._at = tab.page.url
 
     async def check_at(
@@ -307,18 +313,18 @@ class Recorder:
         if found.element is None:
             raise ActionFailed(f"the element at ({x:g}, {y:g}) can't be found again to check")
         try:
-            seen = await self._call("check", budget, found.element.evaluate(_SEEN_JS))
+            seen = await self._call("check", budget, found.element.evaluate(SEEN_JS))
         finally:
             with contextlib.suppress(PlaywrightError):
                 await found.element.dispose()
-        args = _check_of(seen, interactive=identity.role in INTERACTIVE_ROLES)
+        args = check_of(seen, interactive=identity.role in INTERACTIVE_ROLES)
         step = ScenarioStep("expect", args, identity, url=tab.page.url)
         if not step.needs_element:
             step = replace(step, identity=None)
         if self.recording and self._listens_in(tab.page):
-            self._move_to(tab.page, _now_ms())
+            self._move_to(tab.page, now_ms())
             self._at = step.url
-            step = self._add(step, _Mark("", _now_ms()))
+            step = self._add(step, _Mark("", now_ms()))
         return step
 
     async def _settled_check(self, step: ScenarioStep, budget: Budget) -> ScenarioStep:
@@ -336,7 +342,7 @@ class Recorder:
         if state is None:
             settled = replace(step, note=_UNREAD_BOX)
         else:
-            settled = _with_intent(replace(step, args={"checked": bool(state)}, intent=""))
+            settled = with_intent(replace(step, args={"checked": bool(state)}, intent=""))
         if self.recording and self._steps and self._steps[-1] is step:
             self._steps[-1] = settled
             if self._notifier is not None:
@@ -361,8 +367,8 @@ class Recorder:
             top = source["top"] if "top" in source else frame is None or not frame.parent_frame
             self._on_load(page, top, event)
             return
-        found = _action_of(event)
-        at_ms = float(event.get("t") or _now_ms())
+        found = action_of(event)
+        at_ms = float(event.get("t") or now_ms())
         if found is None or (
             found[0] in ("click", "check") and self._quiet[0] <= at_ms <= self._quiet[1]
         ):
@@ -381,10 +387,10 @@ class Recorder:
         if identity is None and action != "press":
             return  # an element step without an identity could never be replayed
         # The page sends the url and the warning: kept only as one line of sane length.
-        url = _page_line(event.get("url"), 8_000)
-        url = url if _is_web(url) else page.url
+        url = page_line(event.get("url"), 8_000)
+        url = url if is_web(url) else page.url
         # A step the recorder is not sure of says why (a box it could not read again).
-        step = ScenarioStep(action, args, identity, url=url, note=_page_line(event.get("warning")))
+        step = ScenarioStep(action, args, identity, url=url, note=page_line(event.get("warning")))
         mark = _Mark(str(event.get("el", "")), at_ms)
         detail = int(event.get("detail") or 0)
         if action == "click" and detail > 2:
@@ -419,11 +425,11 @@ class Recorder:
         the page of the last step: a popup's documents before the person acts there are
         its opening's (the step that opened it), and the opener's meanwhile its own."""
         url = str(event.get("location", ""))
-        if not top or not _is_web(url):
+        if not top or not is_web(url):
             return
         if self._popups is not None and page is not self._popups.where:
             return
-        started = float(event.get("started") or _now_ms())
+        started = float(event.get("started") or now_ms())
         if self._steps and self._steps[-1].action in _CAUSES:
             # A little slack below zero: the page's clock and ours are read apart.
             if -100 <= started - self._marks[-1].t_ms <= CAUSE_WINDOW_MS:
@@ -515,7 +521,7 @@ class Recorder:
             return
         self._at = ""  # the step that closed it led nowhere there
         args = {"op": "opener", "closed": True, "changed": False}
-        self._add(ScenarioStep(TABS, args), _Mark("", _now_ms()))
+        self._add(ScenarioStep(TABS, args), _Mark("", now_ms()))
         self._at = opener.url
         self._popups.spawn(self._changed(len(self._steps) - 1, popup, opener))
 
@@ -529,7 +535,7 @@ class Recorder:
 
     def _add(self, step: ScenarioStep, mark: _Mark, *, replace_last: bool = False) -> ScenarioStep:
         """Keep ``step`` (with its intent in words, what the person meant): the step kept."""
-        step = _with_intent(step)
+        step = with_intent(step)
         if replace_last and self._steps:
             self._steps[-1], self._marks[-1] = step, mark
         else:
@@ -542,8 +548,8 @@ class Recorder:
 
     def _led(self, url: str) -> None:
         """The last step led to ``url`` (kept when it is a web address, one sane line)."""
-        if self._steps and not self._steps[-1].led_to and _is_web(url):
-            self._steps[-1] = replace(self._steps[-1], led_to=_page_line(url, 8_000))
+        if self._steps and not self._steps[-1].led_to and is_web(url):
+            self._steps[-1] = replace(self._steps[-1], led_to=page_line(url, 8_000))
 
     async def _notify_loop(self, on_step: OnRecorded) -> None:
         """One task calls on_step, so the callback sees the steps in order."""
@@ -602,60 +608,3 @@ def _ended_in_background(task: asyncio.Task[object]) -> None:
     _background.discard(task)
     if not task.cancelled() and task.exception() is not None:
         log.info("a recorder's script was not removed: %s", task.exception())
-
-
-# What a check of an element reads: its toggle state, a field's value, its text.
-_SEEN_JS = f"""(e) => ({{
-  toggle: ({TOGGLE_STATE_JS})(e),
-  field: ["INPUT", "TEXTAREA", "SELECT"].includes(e.tagName) || e.isContentEditable,
-  secret: e.tagName === "INPUT" && e.type === "password",
-  value: ({VALUE_JS})(e),
-  text: (e.innerText || "").replace(/\\s+/g, " ").trim(),
-}})"""
-
-
-def _check_of(seen: dict[str, Any], *, interactive: bool) -> dict[str, Any]:
-    """The expect args that say what the element shows now: a control's state or its
-    being there, a text's being shown."""
-    if seen.get("toggle") is not None:
-        return {"kind": "checked" if seen["toggle"] else "unchecked"}
-    if seen.get("field") and not seen.get("secret") and isinstance(seen.get("value"), str):
-        return {"kind": "value", "value": seen["value"][:MAX_CHECK_TEXT]}
-    text = str(seen.get("text") or "")
-    if text and len(text) <= MAX_CHECK_TEXT and not interactive:
-        return {"kind": "text_visible", "text": text}
-    return {"kind": "visible"}
-
-
-def _action_of(event: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
-    """The step's action and args for one event of recorder.js (None: not a step)."""
-    kind, button = event.get("kind"), str(event.get("button", "left"))
-    if kind == "press" and not event.get("key"):
-        return None
-    return {
-        "click": ("click", {} if button == "left" else {"button": button}),
-        "fill": ("fill", {"value": str(event.get("value", ""))}),
-        "select": ("select_option", {"values": [str(v) for v in event.get("values") or []]}),
-        "check": ("check", {"checked": bool(event.get("checked"))}),
-        "press": ("press", {"key": str(event.get("key", ""))}),
-    }.get(str(kind))
-
-
-def _with_intent(step: ScenarioStep) -> ScenarioStep:
-    """An element step with its intent in words (:meth:`ScenarioStep.purpose`)."""
-    if not step.needs_element or step.intent:
-        return step
-    return replace(step, intent=_page_line(step.purpose(), 300))
-
-
-def _page_line(value: object, most: int = 500) -> str:
-    """A text the page sent, as one line of at most ``most`` characters."""
-    return CONTROL_CHARS.sub(" ", str(value or ""))[:most]
-
-
-def _is_web(url: str) -> bool:
-    return url.startswith(("http://", "https://"))
-
-
-def _now_ms() -> float:
-    return time.time() * 1000
