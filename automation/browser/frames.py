@@ -21,15 +21,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import weakref
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
 
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Frame
+from playwright.async_api import Frame, Page
 
 from automation.budget import Budget
 
-__all__ = ["FRAME_ANSWER_MS", "held_by", "silent_note", "unanswering"]
+__all__ = ["FRAME_ANSWER_MS", "held_by", "left_to_end", "silent_at", "silent_note", "unanswering"]
+
+log = logging.getLogger(__name__)
 
 # A child frame's answer to a question that costs nothing, after its page's main frame's.
 FRAME_ANSWER_MS = 3_000
@@ -87,6 +90,35 @@ async def _answers(frame: Frame, page_answered: asyncio.Future[None]) -> bool:
             asked.cancel()
 
 
+async def silent_at(page: Page, x: float, y: float, budget: Budget) -> Frame | None:
+    """The frame under the viewport point (x, y) of ``page`` that does not answer, if one
+    does not: the one the browser would hand a click or a wheel there, whose answer (the
+    input's acknowledgement) a frame that hangs never gives.  Each frame under the point,
+    from the page's down, is asked as :func:`unanswering` asks."""
+    frame = page.main_frame
+    while (inner := await _child_at(frame, x, y, budget)) is not None:
+        if await unanswering([inner], budget):
+            return inner
+        frame = inner
+    return None
+
+
+async def _child_at(frame: Frame, x: float, y: float, budget: Budget) -> Frame | None:
+    """The child frame of ``frame`` whose box holds (x, y), if one does."""
+    for child in frame.child_frames:
+        try:
+            owner = await budget.run(child.frame_element())
+            try:
+                box = await budget.run(owner.bounding_box())
+            finally:
+                await budget.run(owner.dispose())
+        except PlaywrightError:
+            continue  # gone meanwhile
+        if box and 0 <= x - box["x"] < box["width"] and 0 <= y - box["y"] < box["height"]:
+            return child
+    return None
+
+
 def silent_note(frame: Frame) -> str:
     """What is said where a frame that did not answer is left out."""
     return (
@@ -102,3 +134,23 @@ def held_by(frame: Frame, silent: set[Frame] | frozenset[Frame]) -> bool:
         if frame in silent:
             return True
     return False
+
+
+# Work a frame that does not answer holds, left to end by itself (see left_to_end).
+_left: set[asyncio.Task[object]] = set()
+
+
+def left_to_end(work: Awaitable[object], what: str) -> None:
+    """Let ``work`` that a frame which does not answer holds (a script's removal, a
+    session's detach: each waits for every frame it reaches) end by itself, once the frame
+    answers or goes with its page, instead of holding its caller; kept from the garbage
+    collector meanwhile, its failure logged as ``what``'s."""
+    task = asyncio.ensure_future(work)
+    _left.add(task)
+    task.add_done_callback(lambda done: _ended(done, what))
+
+
+def _ended(task: asyncio.Task[object], what: str) -> None:
+    _left.discard(task)
+    if not task.cancelled() and task.exception() is not None:
+        log.info("%s did not end: %s", what, task.exception())

@@ -66,9 +66,10 @@ from typing import Any
 from playwright.async_api import CDPSession
 from playwright.async_api import Error as PlaywrightError
 
+from automation.browser.frames import silent_at, silent_note
 from automation.browser.tab import Tab
 from automation.budget import Budget
-from automation.errors import ActionInvalid, TabwrightError
+from automation.errors import ActionFailed, ActionInvalid, TabwrightError
 
 __all__ = [
     "DEFAULT_MAX_SIZE",
@@ -507,6 +508,10 @@ async def person_input(tab: Tab, event: Mapping[str, Any], *, budget: Budget) ->
     mouse, keyboard = tab.page.mouse, tab.page.keyboard
     if kind in ("click", "scroll"):
         x, y = viewport_point(tab, event)
+        # A frame that hangs never acknowledges the input: it would hold this one, and the
+        # person's next ones behind it, for the whole of its time.
+        if (silent := await silent_at(tab.page, x, y, budget)) is not None:
+            raise ActionFailed(f"nothing at ({x:g}, {y:g}) can be acted on: {silent_note(silent)}")
         if kind == "click":
             button = event.get("button", "left")
             clicks = event.get("clicks", 1)

@@ -14,9 +14,10 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
-from playwright.async_api import CDPSession
+from playwright.async_api import CDPSession, Frame
 from playwright.async_api import Error as PlaywrightError
 
+from automation.browser.frames import left_to_end, silent_note, unanswering
 from automation.browser.identity import IDENTITY_JS, ElementIdentity
 from automation.browser.pwcall import call
 from automation.browser.snapshot import SNAPSHOT_JS
@@ -65,6 +66,7 @@ async def element_at(
     session = tab.cdp or await _call(tab, "identity", budget, tab.core.cdp_session())
     cdp, left, top = _Cdp(tab, session, budget), x, y
     where, opened = f"({x:g}, {y:g})", []  # sessions of out-of-process frames, this call
+    silent = False  # the last frame entered did not answer
     try:
         while True:
             # The point is in the viewport; hit testing takes it in the document.
@@ -84,7 +86,13 @@ async def element_at(
                 inner = await _frame_session(tab, str(node.get("frameId", "")), budget)
             if inner is None:
                 break
+            frame, inner = inner
             opened.append(inner)
+            # A frame whose script hangs (a widget) would hold the person's act, and their
+            # next ones behind it, for the whole of its time: it is asked first, beside the
+            # page, as every read of the page's frames does.
+            if silent := bool(await unanswering([frame], budget)):
+                raise ActionFailed(f"nothing at {where} can be acted on: {silent_note(frame)}")
             box = (await cdp("DOM.getBoxModel", backendNodeId=node_id))["model"]
             content = box["content"]  # x, y of four corners, clockwise from top left
             dx, dy = left - content[0], top - content[1]
@@ -95,7 +103,10 @@ async def element_at(
         return await _capture(tab, cdp, node_id, climbed, where)
     finally:
         for session in opened:
-            await quietly(budget, session.detach())
+            if silent and session is opened[-1]:  # its detach waits for the frame
+                left_to_end(session.detach(), "a silent frame's session's detach")
+            else:
+                await quietly(budget, session.detach())
 
 
 async def _capture(
@@ -136,8 +147,10 @@ async def _capture(
     return identity, result["checked"]
 
 
-async def _frame_session(tab: Tab, frame_id: str, budget: Budget) -> CDPSession | None:
-    """The session of the out-of-process frame ``frame_id`` (its target id), if it is
+async def _frame_session(
+    tab: Tab, frame_id: str, budget: Budget
+) -> tuple[Frame, CDPSession] | None:
+    """The out-of-process frame ``frame_id`` (its target id) and its session, if it is
     one: only those can have a session of their own."""
     for frame in tab.page.frames:
         if frame.parent_frame is None or frame.is_detached():
@@ -148,7 +161,7 @@ async def _frame_session(tab: Tab, frame_id: str, budget: Budget) -> CDPSession 
             continue  # a frame of the page's own process
         info = await quietly(budget, inner.send("Target.getTargetInfo"))
         if info and info["targetInfo"]["targetId"] == frame_id:
-            return inner
+            return frame, inner
         await quietly(budget, inner.detach())
     return None
 

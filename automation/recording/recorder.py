@@ -60,7 +60,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Page
 
 from automation.browser.effect import TOGGLE_STATE_JS
-from automation.browser.frames import held_by, silent_note, unanswering
+from automation.browser.frames import held_by, left_to_end, silent_note, unanswering
 from automation.browser.identity import IDENTITY_JS, ElementIdentity, locate
 from automation.browser.pwcall import call
 from automation.browser.snapshot import INTERACTIVE_ROLES, SNAPSHOT_JS
@@ -231,7 +231,7 @@ class Recorder:
         self._disposables.clear()
         for work in closing:
             if held:  # each close waits for every frame: it ends once that one answers
-                _in_background(work)
+                left_to_end(work, "a recorder's script's removal")
             else:
                 await quietly(budget, work)
         for listener in self._listeners.values():
@@ -588,23 +588,6 @@ class Recorder:
         return await call(what, budget, work, gone=lambda: not self._alive())
 
 
-# Work left to end by itself (a binding's removal a hung frame holds), kept from the
-# garbage collector meanwhile.
-_background: set[asyncio.Task[object]] = set()
-
-
 def _answering(frames: list[Frame], silent: set[Frame]) -> list[Frame]:
     """``frames`` but those in ``silent`` and those inside them."""
     return [frame for frame in frames if frame not in silent and not held_by(frame, silent)]
-
-
-def _in_background(work: Awaitable[object]) -> None:
-    task = asyncio.ensure_future(work)
-    _background.add(task)
-    task.add_done_callback(_ended_in_background)
-
-
-def _ended_in_background(task: asyncio.Task[object]) -> None:
-    _background.discard(task)
-    if not task.cancelled() and task.exception() is not None:
-        log.info("a recorder's script was not removed: %s", task.exception())

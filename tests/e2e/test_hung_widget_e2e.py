@@ -14,13 +14,14 @@ from playwright.async_api import Page, expect
 
 from automation import BrowserSession
 from tests.e2e.test_popup_recording_e2e import Places, replayed, saved_as, type_on_picture
-from tests.e2e.ui import LIVE_MS, Server, live_picture, log_in, save, start_run
+from tests.e2e.ui import LIVE_MS, Server, click_picture, live_picture, log_in, save, start_run
 
 pytestmark = pytest.mark.e2e
 
 
 async def places_on(browser: BrowserSession, url: str) -> Places:
-    """Where the note's field and the Save button are in a tab of the run's size."""
+    """Where the note's field, the Save button and the widget are in a tab of the run's
+    size."""
     probe = await browser.new_tab()
     try:
         await probe.page.goto(url)
@@ -28,6 +29,7 @@ async def places_on(browser: BrowserSession, url: str) -> Places:
         for name, element in (
             ("Note", probe.page.get_by_label("Note", exact=True)),
             ("Save order", probe.page.get_by_role("button", name="Save order")),
+            ("widget", probe.page.locator("#widget")),
         ):
             box = await element.bounding_box()
             assert box is not None, name
@@ -51,6 +53,13 @@ async def test_a_person_s_work_on_a_page_whose_widget_hangs_is_recorded_and_repl
     )
     await expect(reason).not_to_contain_text("its recorder did not start")
     await live_picture(page)
+    # A click on the widget is answered at once, saying why nothing there can be clicked
+    # (it held the person's live view for the whole of an action's time, their next acts
+    # behind it, and then said only that time ran out).
+    x, y = places.found["widget"]
+    refused = await click_picture(page, x, y, places.width, refused=True)
+    said = refused["error"]["message"]
+    assert re.search(r"can be acted on: the frame \S+/hung-widget\.html did not answer", said)
     await places.click(page, "Note")
     await type_on_picture(page, "rush")
     await places.click(page, "Save order")

@@ -212,13 +212,15 @@ def _live_view_lines(log: Path) -> list[str]:
 
 
 async def click_picture(
-    page: Page, x: float, y: float, tab_width: float, *, log: Path | None = None
-) -> None:
+    page: Page, x: float, y: float, tab_width: float, *, log: Path | None = None,
+    refused: bool = False,
+) -> dict[str, Any]:  # fmt: skip
     """A person's click on the live view's picture, on the point (x, y) of the run's tab
     (CSS px of a tab ``tab_width`` wide).  Playwright finds the picture where it is when it
     clicks (the run page grows as messages, steps and their pictures come) and waits for
     it to stand still; the point is inside its border, at the size it is drawn.  ``log``:
-    the server's, whose live-view lines a failure shows."""
+    the server's, whose live-view lines a failure shows.  The live view's answer; with
+    ``refused``, one that says the click was not done."""
     picture = page.locator("#live-frame")
     # The frames are as large as the picture is shown (Enlarge asks for larger ones): the
     # picture is measured as it will be when clicked.
@@ -252,6 +254,9 @@ async def click_picture(
         f"() => window.__socketEvents.filter({_IS_RESULT}).length > {answered}"
     )
     result = await page.evaluate(f"() => window.__socketEvents.filter({_IS_RESULT})[{answered}]")
+    if refused:
+        assert not result["ok"], result
+        return result
     assert result["ok"], result
     clicked = re.search(r"click at \((\S+), (\S+)\)", result["done"])
     assert clicked, result
@@ -261,6 +266,7 @@ async def click_picture(
         y,
         result,
     )
+    return result
 
 
 # A fetch of the act API from the logged-in page; ``abort_after_ms`` hangs up mid-request.

@@ -183,6 +183,29 @@ async def test_a_person_is_recorded_past_the_frame_and_told_what_is_left_out(
     assert await tab.page.evaluate(left) == []
 
 
+async def test_a_point_on_the_frame_is_refused_naming_it_and_the_page_is_acted_on_after(
+    tab: Tab, fixture_url: str
+) -> None:
+    """A person's click or check at a point of the live view over the hung widget: the
+    element there was asked of the widget's own renderer, which held the click (and the
+    person's next acts behind it) for the whole of its time, and then its session's detach
+    as long again.  It is refused naming the frame, recording nothing, and the next click
+    on the page is done and recorded."""
+    await hung(tab, fixture_url)
+    recorder = Recorder(tab)
+    await recorder.start(budget=room())
+    widget = await tab.page.locator("#widget").bounding_box()
+    save = await tab.page.locator("#save").bounding_box()
+    assert widget is not None and save is not None
+    for act in (recorder.click_at, recorder.check_at):
+        with pytest.raises(ActionFailed, match=r"can be acted on: the frame \S+hung-widget"):
+            await act(widget["x"] + 20, widget["y"] + 20, budget=room())
+    await recorder.click_at(save["x"] + 5, save["y"] + 5, budget=room())
+    await tab.wait_for(text="Order saved", budget=room())
+    steps = await recorder.stop()
+    assert [step.describe() for step in steps] == ["navigate", "click button 'Save order'"]
+
+
 async def test_a_recording_whose_widget_hangs_meanwhile_stops_without_waiting_for_it(
     tab: Tab, fixture_url: str
 ) -> None:
