@@ -201,7 +201,11 @@ def listen(page: Page) -> None:
 def page() -> Iterator[Page]:
     executable = os.environ.get("TABWRIGHT_CHROMIUM_PATH") or os.environ.get("CHROMIUM") or None
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable)
+        # Each site's frames in a process of their own, as replay runs them (the headless
+        # shell does so only when told): a widget of another site whose script hangs
+        # holds its own frame, not the page around it.
+        isolated = ["--site-per-process"]
+        browser = playwright.chromium.launch(executable_path=executable, args=isolated)
         page = browser.new_page()
         page.add_init_script(SHORT_TIMERS_JS)
         timeout_ms = float(os.environ.get("TIMEOUT_MS", "15000"))

@@ -9,7 +9,14 @@ or of an error is no row, and an error is what replay reads as one.
 The export writes the rule's script (:data:`automation.browser.seen.SEEN_JS`, as it is)
 into the file as ``SEEN_JS``, then the code below the marker, as it is: the frames a
 person sees found as :func:`automation.browser.seen.seen_frames` finds them, in
-Playwright's sync API, and a check read until it holds or ``TIMEOUT_MS`` is out.
+Playwright's sync API, and a check read until it holds or ``TIMEOUT_MS`` is out.  A child
+frame that does not answer (a widget of another site whose script hangs) is left out as
+replay leaves it out (:mod:`automation.browser.frames`, whose bounds the file keeps): each
+child frame is asked a constant once the page's main frame has answered one, and one
+that does not answer within ``FRAME_ANSWER_MS`` is not read (a read of it waited for
+good: Playwright's ``evaluate`` has no timeout), so a check that holds on finding nothing
+there (``text_hidden``, ``no_error``, an exact ``rows`` count) fails saying it can't be
+told, naming the frame, as replay fails it.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from playwright.sync_api import Error as PlaywrightError
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from automation.browser.seen import SEEN_JS
 from automation.browser.textmatch import words
@@ -29,6 +37,8 @@ if TYPE_CHECKING:
     from playwright.sync_api import Frame, Locator, Page
 
 __all__ = [
+    "FRAME_ANSWER_MS",
+    "FRAME_RECHECK_MS",
     "count_rows",
     "errors_shown",
     "expect_items",
@@ -39,6 +49,7 @@ __all__ = [
     "read_until",
     "seen_frames",
     "shows_text",
+    "unanswering",
 ]
 
 # -- written into an exported pytest file as it is
@@ -46,11 +57,61 @@ SEEN_FRAME_JS = f"(element) => ({SEEN_JS})({{ op: 'frame', element }})"
 SEEN_ELEMENT_JS = f"(element) => ({SEEN_JS})({{ op: 'element', element }})"
 
 
-def seen_frames(page: Page) -> list[Frame]:
+# A child frame's answer after its page's, as Tabwright's replay bounds it (300 ms for one
+# that did not answer the last time).
+FRAME_ANSWER_MS = 3_000
+FRAME_RECHECK_MS = 300
+SILENT: set[Frame] = set()  # the frames that did not answer their last question
+
+
+def unanswering(page: Page) -> list[Frame]:
+    """The page's child frames that do not answer a constant within FRAME_ANSWER_MS, each
+    asked once the page's main frame has answered it, and those inside them."""
+    page.main_frame.evaluate("0")
+    silent: list[Frame] = []
+    for frame in page.frames:
+        if frame.parent_frame is None:
+            continue
+        if held_by(frame, silent):
+            silent.append(frame)  # asked only through the frame that holds it
+            continue
+        limit = FRAME_RECHECK_MS if frame in SILENT else FRAME_ANSWER_MS
+        try:
+            frame.wait_for_function("() => true", timeout=limit)
+            SILENT.discard(frame)
+        except PlaywrightTimeout:
+            silent.append(frame)
+            SILENT.add(frame)
+        except PlaywrightError:
+            continue  # gone, or going: not a frame that hangs
+    return silent
+
+
+def held_by(frame: Frame, silent: list[Frame]) -> bool:
+    """Whether a frame above ``frame`` is in ``silent``."""
+    at = frame.parent_frame
+    while at is not None and at not in silent:
+        at = at.parent_frame
+    return at is not None
+
+
+def silent_note(frame: Frame) -> str:
+    """What a check says of a frame it could not read, in replay's words."""
+    return (
+        f"the frame {frame.url[:200]} did not answer within {FRAME_ANSWER_MS} ms of the "
+        "page around it (its page is loading, busy or hung)"
+    )
+
+
+def seen_frames(page: Page, unread: list[Frame] | None = None) -> list[Frame]:
     """The page's frames a person sees: the main frame, and each frame whose element, and
-    every frame element above it, is seen (Tabwright's rule: SEEN_JS)."""
+    every frame element above it, is seen (Tabwright's rule: SEEN_JS).  A seen frame that
+    does not answer is left out, and added to ``unread``."""
+    silent = unanswering(page)
     seen = []
     for frame in page.frames:
+        if held_by(frame, silent):
+            continue  # its element is in a frame that does not answer: that one stands for it
         at: Frame | None = frame
         try:
             while at is not None and at.parent_frame is not None:
@@ -63,14 +124,18 @@ def seen_frames(page: Page) -> list[Frame]:
                 at = at.parent_frame
         except PlaywrightError:
             continue  # a frame that went away shows nothing
-        if at is None or at.parent_frame is None:
+        if at is not None and at.parent_frame is not None:
+            continue
+        if frame not in silent:
             seen.append(frame)
+        elif unread is not None:
+            unread.append(frame)
     return seen
 
 
-def shows_text(page: Page, text: str) -> bool:
+def shows_text(page: Page, text: str, unread: list[Frame] | None = None) -> bool:
     """Whether a frame a person sees shows ``text`` as words (case and spaces ignored)."""
-    for frame in seen_frames(page):
+    for frame in seen_frames(page, unread):
         try:
             if frame.evaluate(SEEN_JS, {"op": "finds", "pattern": words(text)}):
                 return True
@@ -79,11 +144,11 @@ def shows_text(page: Page, text: str) -> bool:
     return False
 
 
-def count_rows(page: Page, text: str) -> int:
+def count_rows(page: Page, text: str, unread: list[Frame] | None = None) -> int:
     """How many seen rows (innermost table rows or list items) show ``text`` as words:
     rows of the app's data, not the items of a message or an error."""
     total = 0
-    for frame in seen_frames(page):
+    for frame in seen_frames(page, unread):
         try:
             total += int(frame.evaluate(SEEN_JS, {"op": "rows", "pattern": words(text)}))
         except PlaywrightError:
@@ -91,11 +156,11 @@ def count_rows(page: Page, text: str) -> int:
     return total
 
 
-def errors_shown(page: Page) -> list[str]:
+def errors_shown(page: Page, unread: list[Frame] | None = None) -> list[str]:
     """What a person reads as "it refused" on the page and its seen frames, a few of them
     (as :func:`automation.browser.seen.errors_shown` reads them)."""
     found: list[str] = []
-    for frame in seen_frames(page):
+    for frame in seen_frames(page, unread):
         try:
             found += [str(t) for t in frame.evaluate(SEEN_JS, {"op": "errors"})]
         except PlaywrightError:
@@ -135,19 +200,39 @@ def address_given(address: str) -> str:
 
 
 def expect_text(page: Page, text: str, *, shown: bool = True) -> None:
-    """A text seen (or, not ``shown``, seen nowhere) where a person looks at the page."""
-    said = "it is not shown" if shown else "it is shown"
+    """A text seen (or, not ``shown``, seen nowhere) where a person looks at the page; a
+    text not shown where the page could be read is not known to be gone."""
+
+    def holds() -> tuple[bool, str]:
+        unread: list[Frame] = []
+        now = shows_text(page, text, unread)
+        if shown:
+            return now, where_read("it is not shown", unread)
+        if now:
+            return False, "it is shown"
+        return not unread, cant_tell(unread)
+
     expected = f"the page to {'show' if shown else 'not show'} {text!r}"
     words_given(text, expected)
-    read_until(page, lambda: (shows_text(page, text) is shown, said), expected)
+    read_until(page, holds, expected)
+
+
+def cant_tell(unread: list[Frame]) -> str:
+    return f"it can't be told: {silent_note(unread[0])}" if unread else ""
+
+
+def where_read(seen: str, unread: list[Frame]) -> str:
+    return f"{seen} where the page could be read ({silent_note(unread[0])})" if unread else seen
 
 
 def expect_rows(page: Page, text: str, count: int, *, at_least: bool = False) -> None:
     """``count`` seen rows (``at_least``: that many or more) showing ``text``."""
 
     def holds() -> tuple[bool, str]:
-        now = count_rows(page, text)
-        return (now >= count if at_least else now == count), f"{now} row(s) show it"
+        unread: list[Frame] = []
+        now = count_rows(page, text, unread)
+        said = where_read(f"{now} row(s) show it", unread)
+        return (now >= count if at_least else now == count and not unread), said
 
     expected = f"{'at least ' if at_least else ''}{count} row(s) to show {text!r}"
     words_given(text, expected)
@@ -159,8 +244,11 @@ def expect_no_error(page: Page) -> None:
     marked invalid, an alert that is no success banner)."""
 
     def holds() -> tuple[bool, str]:
-        errors = errors_shown(page)
-        return not errors, f"it shows {errors[0][:200]!r}" if errors else ""
+        unread: list[Frame] = []
+        errors = errors_shown(page, unread)
+        if errors:
+            return False, f"it shows {errors[0][:200]!r}"
+        return not unread, cant_tell(unread)
 
     read_until(page, holds, "the page to show no error")
 

@@ -8,13 +8,16 @@ past the widget: the pause said nothing they did was recorded, and nothing was."
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from playwright.async_api import Page, expect
 
 from automation import BrowserSession
+from tests.e2e.journeys import exported_pytest
 from tests.e2e.test_popup_recording_e2e import Places, replayed, saved_as, type_on_picture
 from tests.e2e.ui import LIVE_MS, Server, click_picture, live_picture, log_in, save, start_run
+from tests.exported import run_exported
 
 pytestmark = pytest.mark.e2e
 
@@ -40,7 +43,7 @@ async def places_on(browser: BrowserSession, url: str) -> Places:
 
 
 async def test_a_person_s_work_on_a_page_whose_widget_hangs_is_recorded_and_replayed(
-    page: Page, server: Server, browser: BrowserSession, fixture_url: str
+    page: Page, server: Server, browser: BrowserSession, fixture_url: str, tmp_path: Path
 ) -> None:
     orders = f"{fixture_url}/engine/hung-frame.html?hang"
     places = await places_on(browser, f"{fixture_url}/engine/hung-frame.html")
@@ -73,14 +76,21 @@ async def test_a_person_s_work_on_a_page_whose_widget_hangs_is_recorded_and_repl
     await expect(steps.nth(1).locator(".step-target")).to_have_text(re.compile('textbox "Note"'))
 
     # Its replay on the same page does the person's work, and does not say the page shows
-    # no error: the widget, which can't be read, may show one.
+    # no error: the widget, which can't be read, may show one.  Its pytest export says
+    # the same (it waited for the widget for good: Playwright's reads have no timeout).
     scenario = await saved_as(page, "Order with a note")
     base = f"{fixture_url}/engine"
-    assert re.fullmatch(
-        r"failed: step 3 \(expect the page shows no error\): .* it can't be told: the "
-        r"frame \S+/engine/hung-widget\.html did not answer .*",
-        await replayed(page, scenario, base),
+    cant_tell = (
+        r"it can't be told: the frame \S+/engine/hung-widget\.html did not answer within "
+        r"3000 ms of the page around it"
     )
+    said = await replayed(page, scenario, base)
+    assert re.fullmatch(
+        rf"failed: step 3 \(expect the page shows no error\): .*{cant_tell}.*", said
+    )
+    await page.goto(scenario)
+    status, out = await run_exported(await exported_pytest(page), tmp_path, base, timeout_ms=3_000)
+    assert status == 1 and re.search(rf"expected the page to show no error .*{cant_tell}", out), out
     # The person checks the page's own answer instead: the replay proves it, green.
     await page.goto(scenario)
     page.once("dialog", lambda dialog: dialog.accept())
@@ -94,3 +104,6 @@ async def test_a_person_s_work_on_a_page_whose_widget_hangs_is_recorded_and_repl
     await form.get_by_role("button", name="Add check").click()
     await expect(page.get_by_role("status")).to_contain_text("Check added")
     assert await replayed(page, scenario, base) == "succeeded"
+    await page.goto(scenario)
+    status, out = await run_exported(await exported_pytest(page), tmp_path, base)
+    assert status == 0, out
