@@ -30,6 +30,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Frame
 
 from automation.browser.effect import TOGGLE_STATE_JS
 from automation.browser.identity import ElementIdentity, locate
@@ -130,9 +131,12 @@ async def propose_checks(
 async def _no_error(tab: Tab, steps: Sequence[Mapping[str, Any]], budget: Budget) -> list[Proposal]:
     """That the page shows no error, when the run acted on it (a form sent, a box ticked)
     and none shows now: a replay whose write the app refuses on the same page (what was
-    typed shown again, an error list above it) fails it.  One shown now says nothing."""
+    typed shown again, an error list above it) fails it.  One shown now says nothing, nor
+    does a page with a frame that does not answer (a widget that hangs): what it shows
+    can't be read, now or in a replay, which would fail the check every time."""
     acted = any(row.get("ok", True) and row.get("action") in _ACTS for row in steps)
-    if not acted or await errors_shown(tab, budget):
+    unread: list[Frame] = []
+    if not acted or await errors_shown(tab, budget, unread=unread) or unread:
         return []
     check = ScenarioStep("expect", {"kind": "no_error"})
     return [Proposal(check, "the page showed no error when the run was done", True)]

@@ -75,10 +75,16 @@ async def test_a_person_s_work_on_a_page_whose_widget_hangs_is_recorded_and_repl
     await expect(steps.nth(1).locator(".step-by")).to_have_text("by the person")
     await expect(steps.nth(1).locator(".step-target")).to_have_text(re.compile('textbox "Note"'))
 
-    # Its replay on the same page does the person's work, and does not say the page shows
-    # no error: the widget, which can't be read, may show one.  Its pytest export says
-    # the same (it waited for the widget for good: Playwright's reads have no timeout).
+    # The run did not propose that its page shows no error: the widget could not be read.
     scenario = await saved_as(page, "Order with a note")
+    listed = page.locator("li.sstep")
+    await expect(listed).to_have_count(3)  # the person's steps, and their page
+    await expect(listed.filter(has_text="the page shows no error")).to_have_count(0)
+    # The person adds that check: its replay on the same page does their work, and does
+    # not say the page shows no error (the widget, which can't be read, may show one).
+    # Its pytest export says the same (it waited for the widget for good: Playwright's
+    # reads have no timeout).
+    await add_check(page, "the page shows no error")
     base = f"{fixture_url}/engine"
     cant_tell = (
         r"it can't be told: the frame \S+/engine/hung-widget\.html did not answer within "
@@ -86,24 +92,30 @@ async def test_a_person_s_work_on_a_page_whose_widget_hangs_is_recorded_and_repl
     )
     said = await replayed(page, scenario, base)
     assert re.fullmatch(
-        rf"failed: step 3 \(expect the page shows no error\): .*{cant_tell}.*", said
+        rf"failed: step (\d+) \(expect the page shows no error\): .*{cant_tell}.*", said
     )
     await page.goto(scenario)
     status, out = await run_exported(await exported_pytest(page), tmp_path, base, timeout_ms=3_000)
     assert status == 1 and re.search(rf"expected the page to show no error .*{cant_tell}", out), out
     # The person checks the page's own answer instead: the replay proves it, green.
-    await page.goto(scenario)
+    last = await listed.count() - 1
     page.once("dialog", lambda dialog: dialog.accept())
-    await page.get_by_role("button", name="Delete step 3").click()
-    deleted = "Step 3 (expect the page shows no error) deleted"
+    await page.get_by_role("button", name=f"Delete step {last}").click()
+    deleted = f"Step {last} (expect the page shows no error) deleted"
     await expect(page.get_by_role("status")).to_contain_text(deleted)
-    await page.get_by_text("Add a check").click()
-    form = page.locator("#add-check")
-    await form.get_by_label("Check").select_option(label="text is shown")
-    await form.get_by_label("Text", exact=True).fill("Order saved: rush")
-    await form.get_by_role("button", name="Add check").click()
-    await expect(page.get_by_role("status")).to_contain_text("Check added")
+    await add_check(page, "text is shown", "Order saved: rush")
     assert await replayed(page, scenario, base) == "succeeded"
     await page.goto(scenario)
     status, out = await run_exported(await exported_pytest(page), tmp_path, base)
     assert status == 0, out
+
+
+async def add_check(page: Page, kind: str, text: str = "") -> None:
+    """On the scenario's page, the person adds a check of ``kind`` (its label)."""
+    await page.get_by_text("Add a check").click()
+    form = page.locator("#add-check")
+    await form.get_by_label("Check").select_option(label=kind)
+    if text:
+        await form.get_by_label("Text", exact=True).fill(text)
+    await form.get_by_role("button", name="Add check").click()
+    await expect(page.get_by_role("status")).to_contain_text("Check added")

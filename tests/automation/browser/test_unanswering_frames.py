@@ -17,6 +17,7 @@ from automation.browser.identity import ElementIdentity, locate
 from automation.budget import Budget
 from automation.recording import expect
 from automation.recording import recorder as recording
+from automation.recording.propose import propose_checks
 from automation.recording.recorder import Recorder
 from automation.recording.replay import Replay, ReplayConfig
 from automation.recording.rescue import start_recorder, unrecorded
@@ -181,6 +182,24 @@ async def test_a_person_is_recorded_past_the_frame_and_told_what_is_left_out(
     await tab.page.reload(wait_until="domcontentloaded")
     left = "Object.getOwnPropertyNames(window).filter((n) => n.startsWith('__tabwright_rec'))"
     assert await tab.page.evaluate(left) == []
+
+
+async def test_no_error_is_not_proposed_where_a_frame_can_t_be_read(
+    tab: Tab, fixture_url: str
+) -> None:
+    """A run done on the page with the hung widget was proposed, ticked, that its page
+    showed no error, which nobody could read there: every replay of the scenario saved
+    with it failed that check ("it can't be told").  Not proposed; on the same page with
+    the widget answering, it is."""
+    acted = [{"action": "click", "ok": True}]
+    for hangs in (True, False):
+        await tab.navigate(f"{fixture_url}/engine/hung-frame.html")
+        assert 'button "Open chat"' in (await tab.snapshot(budget=room())).text
+        if hangs:
+            await tab.page.evaluate("window.hangWidget()")
+        proposed = await propose_checks(tab, acted, budget=room())
+        kinds = [proposal.check.args["kind"] for proposal in proposed]
+        assert ("no_error" in kinds) is not hangs, kinds
 
 
 async def test_a_point_on_the_frame_is_refused_naming_it_and_the_page_is_acted_on_after(
