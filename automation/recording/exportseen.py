@@ -66,14 +66,14 @@ SILENT: set[Frame] = set()  # the frames that did not answer their last question
 
 def unanswering(page: Page) -> list[Frame]:
     """The page's child frames that do not answer a constant within FRAME_ANSWER_MS, each
-    asked once the page's main frame has answered it, and those inside them."""
+    asked once the page's main frame has answered it; one inside such a frame is not
+    asked (its element is that frame's to show: see held_by)."""
     page.main_frame.evaluate("0")
     silent: list[Frame] = []
     for frame in page.frames:
         if frame.parent_frame is None:
             continue
         if held_by(frame, silent):
-            silent.append(frame)  # asked only through the frame that holds it
             continue
         limit = FRAME_RECHECK_MS if frame in SILENT else FRAME_ANSWER_MS
         try:

@@ -482,14 +482,14 @@ class Recorder:
                 elif not task.cancelled():
                     task.exception()  # (raised above when it mattered)
 
-    async def _listen_past(self, page: Page, silent: Frame, what: str, budget: Budget) -> None:
+    async def _listen_past(self, page: Page, holding: Frame, what: str, budget: Budget) -> None:
         """Listen in ``page``'s own renderer through a CDP session of its own: its
         documents and its frames of the same site; frames of other sites are left out, and
-        :attr:`left_out` says so."""
+        :attr:`left_out` says so, naming ``holding`` (a frame that does not answer)."""
         listener = self._listeners[page] = CdpListener(page, f"{self._binding}c", self._on_event)
         await listener.open(self._script(page, fresh=True), what, budget)
         self.left_out = (
-            f"what is done inside frames of other sites is not recorded: {silent_note(silent)}"
+            f"what is done inside frames of other sites is not recorded: {silent_note(holding)}"
         )
         log.warning("recording past a frame: %s", self.left_out)
 
