@@ -30,7 +30,15 @@ from playwright.async_api import Frame, Page
 
 from automation.budget import Budget
 
-__all__ = ["FRAME_ANSWER_MS", "held_by", "left_to_end", "silent_at", "silent_note", "unanswering"]
+__all__ = [
+    "FRAME_ANSWER_MS",
+    "held_by",
+    "left_to_end",
+    "silent_at",
+    "silent_focus",
+    "silent_note",
+    "unanswering",
+]
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +123,53 @@ async def _child_at(frame: Frame, x: float, y: float, budget: Budget) -> Frame |
         except PlaywrightError:
             continue  # gone meanwhile
         if box and 0 <= x - box["x"] < box["width"] and 0 <= y - box["y"] < box["height"]:
+            return child
+    return None
+
+
+async def silent_focus(page: Page, budget: Budget) -> Frame | None:
+    """The frame holding the keyboard focus of ``page`` when it does not answer: the one
+    the browser hands a key to, whose acknowledgement a frame that hangs never gives.  Each
+    frame on the way to the focus, from the page's down, is asked as :func:`unanswering`
+    asks; a page with no child frames costs nothing, one whose focus is on none of them one
+    question."""
+    frame = page.main_frame
+    while (inner := await _focused_child(frame, budget)) is not None:
+        if await unanswering([inner], budget):
+            return inner
+        frame = inner
+    return None
+
+
+# The element with the focus of a document, through open shadow roots.
+_FOCUSED_IN_JS = """(doc) => {
+  let a = doc.activeElement;
+  while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
+  return a;
+}"""
+_HOLDS_FOCUS_JS = f"(el) => ({_FOCUSED_IN_JS})(el.ownerDocument) === el"
+_FOCUS_ON_FRAME_JS = f'() => ["IFRAME", "FRAME"].includes(({_FOCUSED_IN_JS})(document)?.tagName)'
+
+
+async def _focused_child(frame: Frame, budget: Budget) -> Frame | None:
+    """The child frame of ``frame`` whose element has the focus of ``frame``'s document."""
+    if not frame.child_frames:
+        return None
+    try:
+        if not await budget.run(frame.evaluate(_FOCUS_ON_FRAME_JS)):
+            return None
+    except PlaywrightError:
+        return None  # going away: the key goes nowhere, as it would
+    for child in frame.child_frames:
+        try:
+            owner = await budget.run(child.frame_element())
+            try:
+                focused = await budget.run(owner.evaluate(_HOLDS_FOCUS_JS))
+            finally:
+                await budget.run(owner.dispose())
+        except PlaywrightError:
+            continue  # gone meanwhile
+        if focused:
             return child
     return None
 

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from automation.browser.effect import TOGGLE_STATE_JS, Subject, click_target, dispose
+from automation.browser.frames import silent_focus, silent_note
 from automation.browser.masking import mask_field
 from automation.browser.refs import REFUSED, refusal, to_act
 from automation.browser.uploads import upload_paths
@@ -343,6 +344,12 @@ async def press_key(tab: Tab, key: str, *, ref: str = "", budget: Budget | None 
         await tab.core.call(what, budget, locator.press(key, timeout=budget.playwright_timeout()))
     else:
         what = f"press {key}"
+        # A key goes where the focus is; a frame there that hangs would never take it.
+        if (silent := await silent_focus(tab.page, budget)) is not None:
+            raise ActionFailed(
+                f"{what}: the focus is where keys can't reach: {silent_note(silent)}",
+                hint="press with a ref, on the element the key is for",
+            )
         await tab.core.call(what, budget, tab.page.keyboard.press(key))
     tab.dialogs_raise(what)
     return f"pressed {key}"

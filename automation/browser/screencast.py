@@ -66,7 +66,7 @@ from typing import Any
 from playwright.async_api import CDPSession
 from playwright.async_api import Error as PlaywrightError
 
-from automation.browser.frames import silent_at, silent_note
+from automation.browser.frames import silent_at, silent_focus, silent_note
 from automation.browser.tab import Tab
 from automation.budget import Budget
 from automation.errors import ActionFailed, ActionInvalid, TabwrightError
@@ -537,13 +537,25 @@ async def person_input(tab: Tab, event: Mapping[str, Any], *, budget: Budget) ->
         text = event.get("text")
         if not isinstance(text, str) or not text or len(text) > MAX_TYPE_CHARS:
             raise ActionInvalid(f"text must be 1 to {MAX_TYPE_CHARS} characters")
+        await _focus_answers(tab, budget)
         await tab.core.call("live-view typing", budget, keyboard.type(text))
         return f"typed {len(text)} characters"
     if kind == "key":
         combo = _key_combo(event)
+        await _focus_answers(tab, budget)
         await tab.core.call("live-view key", budget, keyboard.press(combo))
         return f"pressed {combo}"
     raise ActionInvalid("kind must be click, scroll, type or key")
+
+
+async def _focus_answers(tab: Tab, budget: Budget) -> None:
+    """ActionFailed when the focus is in a frame that hangs: as a click on one, the keys
+    would hold this input and the person's next ones for the whole of its time."""
+    if (silent := await silent_focus(tab.page, budget)) is not None:
+        raise ActionFailed(
+            f"keys can't reach the focus: {silent_note(silent)}",
+            hint="click the page where the keys should go",
+        )
 
 
 def viewport_point(tab: Tab, event: Mapping[str, Any]) -> tuple[float, float]:

@@ -13,7 +13,9 @@ import time
 import pytest
 
 from automation import ActionFailed, BudgetExceeded, CheckFailed, Tab
+from automation.browser.frames import unanswering
 from automation.browser.identity import ElementIdentity, locate
+from automation.browser.screencast import person_input
 from automation.budget import Budget
 from automation.recording import expect
 from automation.recording import recorder as recording
@@ -25,6 +27,7 @@ from automation.recording.scenario import Scenario
 from tests.bounds import room
 from tests.busypage import busy_once
 from tests.refs import ref_of
+from tests.waiting import eventually
 
 MISSING = {"role": "button", "name": "Delete account", "tag": "button"}
 DELETE_ACCOUNT = Scenario.from_dict({
@@ -38,7 +41,15 @@ async def hung(tab: Tab, fixture_url: str) -> None:
     await tab.navigate(f"{fixture_url}/engine/hung-frame.html")
     before = await tab.snapshot(budget=room())
     assert 'button "Open chat"' in before.text  # the widget, while it answers
+    await hang_widget(tab)
+
+
+async def hang_widget(tab: Tab) -> None:
+    """The widget told to hang, once it does: it says so as the task that starts its loop
+    ends, and a loaded renderer may answer a question or a key before that loop runs."""
     await tab.page.evaluate("window.hangWidget()")
+    widget = next(f for f in tab.page.frames if f.url.endswith("/engine/hung-widget.html"))
+    await eventually(lambda: unanswering([widget], room()), what="the widget never hung")
 
 
 async def test_a_snapshot_shows_the_page_and_says_which_frame_did_not_answer(
@@ -101,7 +112,7 @@ def png_size(data: bytes) -> tuple[int, int]:
 async def test_pictures_are_taken_past_the_frame(tab: Tab, fixture_url: str) -> None:
     await tab.navigate(f"{fixture_url}/engine/hung-frame.html")
     snap = await tab.snapshot(budget=room())
-    await tab.page.evaluate("window.hangWidget()")
+    await hang_widget(tab)
     width, height = png_size(await tab.screenshot(budget=room()))
     viewport = tab.page.viewport_size
     assert viewport is not None and (width, height) == (viewport["width"], viewport["height"])
@@ -196,7 +207,7 @@ async def test_no_error_is_not_proposed_where_a_frame_can_t_be_read(
         await tab.navigate(f"{fixture_url}/engine/hung-frame.html")
         assert 'button "Open chat"' in (await tab.snapshot(budget=room())).text
         if hangs:
-            await tab.page.evaluate("window.hangWidget()")
+            await hang_widget(tab)
         proposed = await propose_checks(tab, acted, budget=room())
         kinds = [proposal.check.args["kind"] for proposal in proposed]
         assert ("no_error" in kinds) is not hangs, kinds
@@ -241,3 +252,35 @@ async def test_a_recording_whose_widget_hangs_meanwhile_stops_without_waiting_fo
     steps = await recorder.stop()
     assert time.monotonic() - started < recording._STOP_MS / 1000, "it waited its whole budget"
     assert [step.describe() for step in steps][-1] == "click button 'Save order'"
+
+
+async def test_keys_for_a_focus_in_the_frame_are_refused_naming_it_and_go_to_the_page_after(
+    tab: Tab, fixture_url: str
+) -> None:
+    """A person clicks the widget on the live view, so the focus goes into it, and it
+    hangs: what they typed and the keys they pressed waited for an acknowledgement the
+    widget never gives, the whole of the input's budget (their next inputs behind), as did
+    an agent's press with no ref.  Each is refused naming the frame; once the person
+    clicks the page's field, what they type goes there."""
+    await tab.navigate(f"{fixture_url}/engine/hung-frame.html")
+    assert 'button "Open chat"' in (await tab.snapshot(budget=room())).text
+    widget = await tab.page.locator("#widget").bounding_box()
+    note = await tab.page.locator("#note").bounding_box()
+    assert widget is not None and note is not None
+    click = {"kind": "click", "x": widget["x"] + 40, "y": widget["y"] + 15}
+    await person_input(tab, click, budget=room())
+    assert await tab.page.evaluate("document.activeElement.id") == "widget"
+    await hang_widget(tab)
+    frame = r"the frame \S+/engine/hung-widget\.html did not answer within"
+    for event in ({"kind": "type", "text": "rush"}, {"kind": "key", "key": "Enter"}):
+        with pytest.raises(ActionFailed, match=f"keys can't reach the focus: {frame}"):
+            await person_input(tab, event, budget=room())
+    with pytest.raises(
+        ActionFailed, match=f"press Enter: the focus is where keys can't reach: {frame}"
+    ):
+        await tab.press("Enter", budget=room())
+    click = {"kind": "click", "x": note["x"] + 5, "y": note["y"] + 5}
+    await person_input(tab, click, budget=room())
+    await person_input(tab, {"kind": "type", "text": "rush"}, budget=room())
+    await person_input(tab, {"kind": "key", "key": "End"}, budget=room())
+    assert await tab.page.locator("#note").input_value() == "rush"
