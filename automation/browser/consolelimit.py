@@ -31,6 +31,7 @@ import itertools
 import json
 import logging
 import secrets
+import weakref
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
@@ -94,6 +95,10 @@ class ConsoleLimit:
         self._answers: dict[tuple[str, int], asyncio.Future[dict[str, Any]]] = {}
         self._ids = itertools.count(1)
         self._closer: asyncio.Task[None] | None = None
+        # Each page's watch, until it is in place (see watched).
+        self._watching: weakref.WeakKeyDictionary[Page, asyncio.Task[None]] = (
+            weakref.WeakKeyDictionary()
+        )
 
     @property
     def busy(self) -> int:
@@ -148,16 +153,27 @@ class ConsoleLimit:
             except Exception:
                 pass  # gone with its browser
 
-    def _spawn(self, work: Coroutine[Any, Any, Any]) -> None:
+    def _spawn(self, work: Coroutine[Any, Any, Any]) -> asyncio.Task[Any] | None:
         if self.closed:
             work.close()
-            return
+            return None
         task = asyncio.get_running_loop().create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     def _on_page(self, page: Page) -> None:
-        self._spawn(self._watch(page))
+        if page not in self._watching and (task := self._spawn(self._watch(page))):
+            self._watching[page] = task
+
+    async def watched(self, page: Page) -> None:
+        """Once the workers ``page`` starts are held as they start: a page opened for a
+        caller is handed over only then, else the first document it is sent to could start
+        a worker before the watch is in place (a caller's cancel leaves the watch going)."""
+        self._on_page(page)  # (the context tells of a new page as it makes it: seldom first)
+        task = self._watching.get(page)
+        if task is not None:
+            await asyncio.shield(task)
 
     async def _watch(self, page: Page) -> None:
         """Ask for the page's workers, held as they start."""

@@ -197,6 +197,8 @@ class TabGroup:
             raise BrowserError(f"could not open a tab: {str(exc).splitlines()[0]}") from None
         self._pending.discard(page)
         tab = await self.adopt(page)
+        if self.console_limit is not None:  # before its first document
+            await budget.run(self.console_limit.watched(page))
         self.current = tab
         if url:
             await tab.navigate(url, budget=budget)

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from automation import BrowserSession, ProblemWatcher, Tab
-from automation.browser.consolelimit import BURST, RATE
+from automation.browser.consolelimit import BURST, RATE, ConsoleLimit
 from tests.automation.browser.test_problems import Collected
 from tests.conftest import browser_config
 from tests.waiting import eventually
@@ -99,6 +101,30 @@ async def test_a_worker_is_held_from_its_first_line(tab: Tab, fixture_url: str) 
         assert await tab.page.locator("#status").inner_text() == said
         await eventually(lambda: tab.log.summary()["console"]["not_kept"] > 0, what=shape)
         assert tab.log.summary()["console"]["seen"] < 20_000
+
+
+async def test_a_new_tab_is_handed_over_once_its_workers_are_watched(
+    browser: BrowserSession, fixture_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a busy machine the watch of a new tab's workers came after the tab was handed
+    over: the document it was sent to at once started its worker unheld, and the flood
+    went through (seen under load).  A watch made slow here: the tab comes once it is in
+    place, and the worker is held."""
+    slow = ConsoleLimit._watch_target
+
+    async def slowly(self: ConsoleLimit, target_id: str) -> None:
+        await asyncio.sleep(0.5)  # a driver busy with other runs
+        await slow(self, target_id)
+
+    monkeypatch.setattr(ConsoleLimit, "_watch_target", slowly)
+    tab = await browser.new_tab()
+    try:
+        await tab.page.goto(f"{fixture_url}/engine/console-worker.html")
+        said_it = "document.getElementById('status').textContent !== 'Starting'"
+        await tab.page.wait_for_function(said_it)
+        assert await tab.page.locator("#status").inner_text() == "held"
+    finally:
+        await tab.close()
 
 
 async def test_a_closed_session_leaves_nothing_watching(fixture_url: str) -> None:
