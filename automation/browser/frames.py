@@ -31,7 +31,9 @@ from playwright.async_api import Frame, Page
 from automation.budget import Budget
 
 __all__ = [
+    "FOCUS_ON_FRAME_JS",
     "FRAME_ANSWER_MS",
+    "HOLDS_FOCUS_JS",
     "held_by",
     "left_to_end",
     "silent_at",
@@ -147,8 +149,8 @@ _FOCUSED_IN_JS = """(doc) => {
   while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
   return a;
 }"""
-_HOLDS_FOCUS_JS = f"(el) => ({_FOCUSED_IN_JS})(el.ownerDocument) === el"
-_FOCUS_ON_FRAME_JS = f'() => ["IFRAME", "FRAME"].includes(({_FOCUSED_IN_JS})(document)?.tagName)'
+HOLDS_FOCUS_JS = f"(el) => ({_FOCUSED_IN_JS})(el.ownerDocument) === el"
+FOCUS_ON_FRAME_JS = f'() => ["IFRAME", "FRAME"].includes(({_FOCUSED_IN_JS})(document)?.tagName)'
 
 
 async def _focused_child(frame: Frame, budget: Budget) -> Frame | None:
@@ -156,7 +158,7 @@ async def _focused_child(frame: Frame, budget: Budget) -> Frame | None:
     if not frame.child_frames:
         return None
     try:
-        if not await budget.run(frame.evaluate(_FOCUS_ON_FRAME_JS)):
+        if not await budget.run(frame.evaluate(FOCUS_ON_FRAME_JS)):
             return None
     except PlaywrightError:
         return None  # going away: the key goes nowhere, as it would
@@ -164,7 +166,7 @@ async def _focused_child(frame: Frame, budget: Budget) -> Frame | None:
         try:
             owner = await budget.run(child.frame_element())
             try:
-                focused = await budget.run(owner.evaluate(_HOLDS_FOCUS_JS))
+                focused = await budget.run(owner.evaluate(HOLDS_FOCUS_JS))
             finally:
                 await budget.run(owner.dispose())
         except PlaywrightError:

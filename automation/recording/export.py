@@ -49,7 +49,7 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
-from automation.browser import seen, served, textmatch
+from automation.browser import frames, seen, served, textmatch
 from automation.browser.dialogs import unexpected_words
 from automation.browser.identity import ElementIdentity
 from automation.browser.interact import MODIFIERS, MOUSE_BUTTONS
@@ -131,7 +131,10 @@ def to_pytest(
         lines.append(_copied(module))
     # What a person sees of the page, by replay's rule (its script, as it is).
     lines.append(f"\n\n# Tabwright's rule of what a person sees (automation/browser/visible.js)\n"
-                 f"SEEN_JS = {_text(seen.SEEN_JS, 'the rule')}\n{_copied(exportseen)}")  # fmt: skip
+                 f"SEEN_JS = {_text(seen.SEEN_JS, 'the rule')}\n"
+                 f"FOCUS_ON_FRAME_JS = {_text(frames.FOCUS_ON_FRAME_JS, 'the rule')}\n"
+                 f"HOLDS_FOCUS_JS = {_text(frames.HOLDS_FOCUS_JS, 'the rule')}\n"
+                 f"{_copied(exportseen)}")  # fmt: skip
     lines.append(exportsignin.constants() + _copied(exportsignin))  # a sign-in page's judgement
     # Dialogs answered as replay answers them, one nobody armed said in its words.
     lines.append(f"\n\n{inspect.getsource(unexpected_words).rstrip()}{_copied(exportdialogs)}")
@@ -392,7 +395,7 @@ def _step(step: ScenarioStep, params: dict[str, dict[str, Any]]) -> list[str]:
         return _wait(args, params)
     if target is None:  # press or scroll on the page
         if step.action == "press":
-            return [f"page.keyboard.press({value('key')})"]
+            return [f"press_key(page, {value('key')})"]
         dx, dy = _int(args.get("dx", 0), "dx"), _int(args.get("dy", 0), "dy")
         return [f"page.mouse.wheel({dx}, {dy})"]
     notes, el = _element(target, params)

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+from automation.browser.frames import FOCUS_ON_FRAME_JS, HOLDS_FOCUS_JS
 from automation.browser.seen import SEEN_JS
 from automation.browser.textmatch import words
 
@@ -46,6 +47,7 @@ __all__ = [
     "expect_rows",
     "expect_seen",
     "expect_text",
+    "press_key",
     "read_until",
     "seen_frames",
     "shows_text",
@@ -101,6 +103,31 @@ def silent_note(frame: Frame) -> str:
         f"the frame {frame.url[:200]} did not answer within {FRAME_ANSWER_MS} ms of the "
         "page around it (its page is loading, busy or hung)"
     )
+
+
+def press_key(page: Page, key: str) -> None:
+    """A key pressed where the focus is, as replay presses it: where the focus is inside a
+    frame that does not answer, the step fails saying so (the key waited for it for good:
+    Playwright's keyboard has no timeout)."""
+    frame = page.main_frame
+    silent: list[Frame] | None = None
+    while frame.child_frames and frame.evaluate(FOCUS_ON_FRAME_JS):
+        silent = unanswering(page) if silent is None else silent
+        inner = next((f for f in frame.child_frames if _holds_focus(f)), None)
+        if inner is None:
+            break
+        if inner in silent:
+            raise AssertionError(f"press {key}: the focus is where keys can't reach: "
+                                 f"{silent_note(inner)}")  # fmt: skip
+        frame = inner
+    page.keyboard.press(key)
+
+
+def _holds_focus(frame: Frame) -> bool:
+    try:
+        return bool(frame.frame_element().evaluate(HOLDS_FOCUS_JS))
+    except PlaywrightError:
+        return False  # gone meanwhile
 
 
 def seen_frames(page: Page, unread: list[Frame] | None = None) -> list[Frame]:

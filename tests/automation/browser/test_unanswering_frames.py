@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import time
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +20,7 @@ from automation.browser.screencast import person_input
 from automation.budget import Budget
 from automation.recording import expect
 from automation.recording import recorder as recording
+from automation.recording.export import to_pytest
 from automation.recording.propose import propose_checks
 from automation.recording.recorder import Recorder
 from automation.recording.replay import Replay, ReplayConfig
@@ -26,6 +28,7 @@ from automation.recording.rescue import start_recorder, unrecorded
 from automation.recording.scenario import Scenario
 from tests.bounds import room
 from tests.busypage import busy_once
+from tests.exported import run_exported
 from tests.refs import ref_of
 from tests.waiting import eventually
 
@@ -284,3 +287,28 @@ async def test_keys_for_a_focus_in_the_frame_are_refused_naming_it_and_go_to_the
     await person_input(tab, {"kind": "type", "text": "rush"}, budget=room())
     await person_input(tab, {"kind": "key", "key": "End"}, budget=room())
     assert await tab.page.locator("#note").input_value() == "rush"
+
+
+async def test_a_press_where_the_focus_is_in_the_frame_fails_in_replay_and_export(
+    tab: Tab, fixture_url: str, tmp_path: Path
+) -> None:
+    """A step pressing a key where the focus is, the focus inside the hung widget: the
+    replay's press waited out its step, and the export's waited for good (Playwright's
+    keyboard has no timeout).  Both fail saying where the focus is."""
+    page = f"{fixture_url}/engine/hung-frame.html?focus-hang"  # says "Chat is busy" once hung
+    scenario = Scenario.from_dict({
+        "format": "tabwright.scenario", "version": 1, "name": "Send the chat",
+        "base_url": fixture_url,
+        "steps": [
+            {"action": "navigate", "args": {"url": page}},
+            {"action": "wait_for", "args": {"text": "Chat is busy"}},
+            {"action": "press", "args": {"key": "Enter"}},
+        ],
+    })  # fmt: skip
+    said = r"press Enter: the focus is where keys can't reach: the frame \S+hung-widget\.html"
+    result = await Replay(tab, scenario, config=ReplayConfig(step_timeout_ms=30_000)).run()
+    press = result.steps[2]
+    assert result.status == "failed" and press.status == "failed", result.steps
+    assert press.error is not None and re.search(said, press.error["message"]), press.error
+    code, out = await run_exported(to_pytest(scenario), tmp_path, fixture_url)
+    assert code == 1 and re.search(said, out), out
