@@ -23,10 +23,10 @@ import asyncio
 import contextlib
 import logging
 import weakref
-from collections.abc import Awaitable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 
+from playwright.async_api import ElementHandle, Frame, Page
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Frame, Page
 
 from automation.budget import Budget
 
@@ -105,28 +105,17 @@ async def silent_at(page: Page, x: float, y: float, budget: Budget) -> Frame | N
     does not: the one the browser would hand a click or a wheel there, whose answer (the
     input's acknowledgement) a frame that hangs never gives.  Each frame under the point,
     from the page's down, is asked as :func:`unanswering` asks."""
-    frame = page.main_frame
-    while (inner := await _child_at(frame, x, y, budget)) is not None:
-        if await unanswering([inner], budget):
-            return inner
-        frame = inner
-    return None
 
+    async def holds_point(owner: ElementHandle) -> bool:
+        box = await budget.run(owner.bounding_box())
+        if box is None:
+            return False
+        return 0 <= x - box["x"] < box["width"] and 0 <= y - box["y"] < box["height"]
 
-async def _child_at(frame: Frame, x: float, y: float, budget: Budget) -> Frame | None:
-    """The child frame of ``frame`` whose box holds (x, y), if one does."""
-    for child in frame.child_frames:
-        try:
-            owner = await budget.run(child.frame_element())
-            try:
-                box = await budget.run(owner.bounding_box())
-            finally:
-                await budget.run(owner.dispose())
-        except PlaywrightError:
-            continue  # gone meanwhile
-        if box and 0 <= x - box["x"] < box["width"] and 0 <= y - box["y"] < box["height"]:
-            return child
-    return None
+    async def under_point(frame: Frame) -> Frame | None:
+        return await _child_whose(frame, holds_point, budget)
+
+    return await _silent_on_the_way(page, under_point, budget)
 
 
 async def silent_focus(page: Page, budget: Budget) -> Frame | None:
@@ -135,12 +124,21 @@ async def silent_focus(page: Page, budget: Budget) -> Frame | None:
     frame on the way to the focus, from the page's down, is asked as :func:`unanswering`
     asks; a page with no child frames costs nothing, one whose focus is on none of them one
     question."""
-    frame = page.main_frame
-    while (inner := await _focused_child(frame, budget)) is not None:
-        if await unanswering([inner], budget):
-            return inner
-        frame = inner
-    return None
+
+    async def holds_focus(owner: ElementHandle) -> bool:
+        return bool(await budget.run(owner.evaluate(HOLDS_FOCUS_JS)))
+
+    async def focused(frame: Frame) -> Frame | None:
+        if not frame.child_frames:
+            return None
+        try:
+            if not await budget.run(frame.evaluate(FOCUS_ON_FRAME_JS)):
+                return None
+        except PlaywrightError:
+            return None  # going away: the key goes nowhere, as it would
+        return await _child_whose(frame, holds_focus, budget)
+
+    return await _silent_on_the_way(page, focused, budget)
 
 
 # The element with the focus of a document, through open shadow roots.
@@ -153,25 +151,34 @@ HOLDS_FOCUS_JS = f"(el) => ({_FOCUSED_IN_JS})(el.ownerDocument) === el"
 FOCUS_ON_FRAME_JS = f'() => ["IFRAME", "FRAME"].includes(({_FOCUSED_IN_JS})(document)?.tagName)'
 
 
-async def _focused_child(frame: Frame, budget: Budget) -> Frame | None:
-    """The child frame of ``frame`` whose element has the focus of ``frame``'s document."""
-    if not frame.child_frames:
-        return None
-    try:
-        if not await budget.run(frame.evaluate(FOCUS_ON_FRAME_JS)):
-            return None
-    except PlaywrightError:
-        return None  # going away: the key goes nowhere, as it would
+async def _silent_on_the_way(
+    page: Page, into: Callable[[Frame], Awaitable[Frame | None]], budget: Budget
+) -> Frame | None:
+    """The first frame that does not answer on the way down from ``page``'s main frame,
+    each step taken by ``into`` (the child frame an input would go to, or None)."""
+    frame = page.main_frame
+    while (inner := await into(frame)) is not None:
+        if await unanswering([inner], budget):
+            return inner
+        frame = inner
+    return None
+
+
+async def _child_whose(
+    frame: Frame, holds: Callable[[ElementHandle], Awaitable[bool]], budget: Budget
+) -> Frame | None:
+    """The first child frame of ``frame`` whose element (asked in ``frame``'s document,
+    which answers) ``holds``; one gone meanwhile is passed over."""
     for child in frame.child_frames:
         try:
             owner = await budget.run(child.frame_element())
             try:
-                focused = await budget.run(owner.evaluate(HOLDS_FOCUS_JS))
+                found = await holds(owner)
             finally:
                 await budget.run(owner.dispose())
         except PlaywrightError:
             continue  # gone meanwhile
-        if focused:
+        if found:
             return child
     return None
 
