@@ -90,7 +90,10 @@ class _Drip(socketserver.BaseRequestHandler):
             if self.server.stopping.wait(Dripping.DRIP_S):
                 return
             readable, _, _ = select.select([sock], [], [], 0)
-            if readable and not sock.recv(1024):
+            try:
+                if readable and not sock.recv(1024):
+                    break
+            except OSError:  # a reset: the client closed with our bytes unread
                 break
         self.server.hung_up.set()
 
@@ -104,7 +107,10 @@ class _Mute(_Drip):
         self.server.reached.set()
         while not self.server.stopping.wait(Dripping.DRIP_S):
             readable, _, _ = select.select([sock], [], [], 0)
-            if readable and not sock.recv(1024):
+            try:
+                if readable and not sock.recv(1024):
+                    break
+            except OSError:  # a reset: the client closed with our bytes unread
                 break
         self.server.hung_up.set()
 
