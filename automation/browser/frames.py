@@ -29,11 +29,13 @@ from playwright.async_api import ElementHandle, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
 from automation.budget import Budget
+from automation.errors import TabwrightError
 
 __all__ = [
     "FOCUS_ON_FRAME_JS",
     "FRAME_ANSWER_MS",
     "HOLDS_FOCUS_JS",
+    "falls_silent",
     "held_by",
     "left_to_end",
     "silent_at",
@@ -181,6 +183,25 @@ async def _child_whose(
         if found:
             return child
     return None
+
+
+async def falls_silent(frames: list[Frame]) -> Frame | None:
+    """The first of ``frames`` (child frames) found not answering, asked every
+    FRAME_ANSWER_MS as :func:`unanswering` asks; None once none is left to ask (gone with
+    their page) or when the page's main frame itself does not answer (its hang is the
+    page's, for its watchdog to tell).  Runs until then: an action on an element of a
+    frame races it (:func:`automation.browser.watchdog.watched`)."""
+    while True:
+        await asyncio.sleep(FRAME_ANSWER_MS / 1000)
+        live = [frame for frame in frames if not frame.is_detached()]
+        if not live:
+            return None
+        try:
+            silent = await unanswering(live, Budget(2 * FRAME_ANSWER_MS, label="ask the frames"))
+        except TabwrightError:  # the main frame did not answer either
+            return None
+        if silent:
+            return next(frame for frame in live if frame in silent)
 
 
 def silent_note(frame: Frame) -> str:

@@ -37,18 +37,22 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import inspect
 import logging
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Frame
 
-from automation.errors import BudgetExceeded, Cancelled, PageHung, TabwrightError
+from automation.browser.frames import falls_silent, silent_note
+from automation.errors import ActionFailed, BudgetExceeded, Cancelled, PageHung, TabwrightError
 from automation.metrics import PAGE_PROBES
 
 if TYPE_CHECKING:
     from automation.browser.core import TabCore
+    from automation.browser.snapshot import RefEntry
     from automation.browser.tab import Tab
 
 __all__ = ["PROBE_MS", "TERMINATE_WAIT_MS", "Watchdog", "watched"]
@@ -64,6 +68,7 @@ TERMINATE_WAIT_MS = 1_000
 ALIVE, STOPPED, STILL_HUNG, SLOW = "alive", "stopped", "still_hung", "slow"
 
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+T = TypeVar("T")
 
 # The watchdogs whose call the current task is inside: a call made there is part of it.
 _WATCHING: ContextVar[tuple[int, ...]] = ContextVar("tabwright_watching", default=())
@@ -170,7 +175,11 @@ class Watchdog:
 def watched(method: F) -> F:
     """Make a :class:`~automation.browser.tab.Tab` call end as :meth:`Watchdog.judge` says
     when it runs out of time or is cancelled; a call made inside another of the tab's is
-    left to the outer one."""
+    left to the outer one.  A call on a ref of a child frame (its ``ref``, ``source`` or
+    ``target``) ends as soon as that frame is found not answering (:func:`unless_silent`),
+    not when its budget runs out."""
+    signature = inspect.signature(method)
+    names = [name for name in _REF_PARAMETERS if name in signature.parameters]
 
     @functools.wraps(method)
     async def guarded(self: Tab, *args: Any, **kwargs: Any) -> Any:
@@ -181,6 +190,8 @@ def watched(method: F) -> F:
         token = _WATCHING.set((*inside, id(watchdog)))
         since = watchdog.stopped
         try:
+            if names and (held := _frames_of(self, signature.bind(self, *args, **kwargs), names)):
+                return await unless_silent(method(self, *args, **kwargs), held, method.__name__)
             return await method(self, *args, **kwargs)
         except (BudgetExceeded, Cancelled) as exc:
             judged = await watchdog.judge(exc, since=since)
@@ -194,3 +205,53 @@ def watched(method: F) -> F:
             _WATCHING.reset(token)
 
     return cast(F, guarded)
+
+
+# The parameters of a tab's call that name an element by its ref.
+_REF_PARAMETERS = ("ref", "source", "target")
+
+
+def _frames_of(tab: Tab, bound: inspect.BoundArguments, names: list[str]) -> dict[Frame, RefEntry]:
+    """The child frames holding the refs the call names, each with the first such ref's
+    entry (a ref that names nothing is the call's own business to refuse)."""
+    held: dict[Frame, RefEntry] = {}
+    for name in names:
+        ref = bound.arguments.get(name)
+        if not isinstance(ref, str) or not ref:
+            continue
+        try:
+            entry = tab.core.entry(ref)
+            frame = tab.core.frame_of(entry) if entry.frame else None
+        except TabwrightError:
+            continue
+        if frame is not None:
+            held.setdefault(frame, entry)
+    return held
+
+
+async def unless_silent(work: Awaitable[T], held: dict[Frame, RefEntry], what: str) -> T:
+    """``work`` on elements of child frames, ended with ActionFailed as soon as one of those
+    frames is found not answering (:func:`falls_silent`): a frame that hung after the
+    snapshot would otherwise hold the call until its budget ran out, and say only that."""
+    task = asyncio.ensure_future(work)
+    watch = asyncio.ensure_future(falls_silent(list(held)))
+    try:
+        await asyncio.wait({task, watch}, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        for pending in (task, watch):
+            pending.cancel()
+        await asyncio.gather(task, watch, return_exceptions=True)
+        raise
+    if task.done():
+        watch.cancel()
+        return task.result()
+    silent = watch.result()
+    if silent is None:  # none left to ask, or the page itself: the call's own end says
+        return await task
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    raise ActionFailed(
+        f"{what} {held[silent].describe()}: {silent_note(silent)}",
+        hint="the frame's own script is busy or hung: act on the page around it, or take a "
+        "new snapshot later",
+    )

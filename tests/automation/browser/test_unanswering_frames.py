@@ -29,6 +29,7 @@ from automation.recording.scenario import Scenario
 from tests.bounds import room
 from tests.busypage import busy_once
 from tests.exported import run_exported
+from tests.net import QuietHandler, loopback_app
 from tests.refs import ref_of
 from tests.waiting import eventually
 
@@ -237,6 +238,73 @@ async def test_a_point_on_the_frame_is_refused_naming_it_and_the_page_is_acted_o
     await tab.wait_for(text="Order saved", budget=room())
     steps = await recorder.stop()
     assert [step.describe() for step in steps] == ["navigate", "click button 'Save order'"]
+
+
+async def test_an_action_on_the_frame_s_element_after_it_hung_ends_naming_the_frame(
+    tab: Tab, fixture_url: str
+) -> None:
+    """The agent took its snapshot while the widget answered, and the widget hung before
+    the action: each action on the widget's element waited for its whole budget (15 s by
+    default; a minute here) and said only that time ran out ("give it more time").  It
+    ends once the frame is found not answering, naming it; the page around it is acted
+    on after."""
+    await tab.navigate(f"{fixture_url}/engine/hung-frame.html")
+    snap = await tab.snapshot(budget=room())
+    chat = ref_of(snap, "button", "Open chat")
+    await hang_widget(tab)
+    actions = {
+        "click": lambda: tab.click(chat, budget=room()),
+        "press_key": lambda: tab.press_key("Enter", ref=chat, budget=room()),
+        "set_checked": lambda: tab.set_checked(chat, True, budget=room()),
+    }
+    for name, action in actions.items():
+        with pytest.raises(ActionFailed) as failed:
+            await action()
+        assert not isinstance(failed.value, BudgetExceeded), name
+        assert failed.value.message.startswith(f"{name} {chat} (button 'Open chat'): "), name
+        assert "the frame " in failed.value.message and "hung-widget.html did not answer" in (
+            failed.value.message
+        )
+        assert "act on the page around it" in failed.value.hint
+    await tab.click(ref_of(snap, "button", "Save order"), budget=room())
+    assert "Order saved" in (await tab.snapshot(budget=room())).text
+
+
+async def test_an_action_a_live_frame_keeps_waiting_longer_than_its_question_goes_on(
+    tab: Tab,
+) -> None:
+    """A wait on the frame's element that lasts four and a half seconds, past the first
+    question put to the frame: the frame answers, so the wait goes on to its end."""
+
+    class Site(QuietHandler):
+        def do_GET(self) -> None:
+            if self.path.startswith("/widget"):
+                self.send(200, SLOW_WIDGET)
+            else:
+                port = self.server.server_address[1]
+                self.send(200, SLOW_PAGE.replace(b"PORT", str(port).encode()))
+
+    with loopback_app(Site) as site:
+        await tab.navigate(f"{site}/")
+        await tab.page.frame_locator("#widget").locator("button").wait_for()
+        snap = await tab.snapshot(budget=room())
+        await tab.wait_for(ref=ref_of(snap, "button", "Sending"), state="hidden", budget=room())
+        widget = tab.page.frame_locator("#widget")
+        assert await widget.locator("#said").inner_text() == "Sent"
+
+
+# A page with a widget from another site (localhost beside 127.0.0.1) whose button goes
+# after 4.5 s.
+SLOW_PAGE = b"""<!doctype html><title>Slow widget</title><h1>Page</h1>
+<iframe id="widget" src="http://localhost:PORT/widget" title="Widget"></iframe>"""
+SLOW_WIDGET = b"""<!doctype html><title>Widget</title>
+<button type="button">Sending</button><p id="said"></p>
+<script>
+  setTimeout(() => {
+    document.querySelector("button").hidden = true;
+    document.getElementById("said").textContent = "Sent";
+  }, 4500);
+</script>"""
 
 
 async def test_a_recording_whose_widget_hangs_meanwhile_stops_without_waiting_for_it(
