@@ -175,9 +175,9 @@ class Watchdog:
 def watched(method: F) -> F:
     """Make a :class:`~automation.browser.tab.Tab` call end as :meth:`Watchdog.judge` says
     when it runs out of time or is cancelled; a call made inside another of the tab's is
-    left to the outer one.  A call on a ref of a child frame (its ``ref``, ``source`` or
-    ``target``) ends as soon as that frame is found not answering (:func:`unless_silent`),
-    not when its budget runs out."""
+    left to the outer one.  A call on a ref of a child frame (its ``ref``, ``source``,
+    ``target`` or a field's) ends as soon as that frame is found not answering
+    (:func:`unless_silent`), not when its budget runs out."""
     signature = inspect.signature(method)
     names = [name for name in _REF_PARAMETERS if name in signature.parameters]
 
@@ -207,16 +207,23 @@ def watched(method: F) -> F:
     return cast(F, guarded)
 
 
-# The parameters of a tab's call that name an element by its ref.
-_REF_PARAMETERS = ("ref", "source", "target")
+# The parameters of a tab's call that name an element by its ref (fill_form's fields: each
+# field's).
+_REF_PARAMETERS = ("ref", "source", "target", "fields")
 
 
 def _frames_of(tab: Tab, bound: inspect.BoundArguments, names: list[str]) -> dict[Frame, RefEntry]:
     """The child frames holding the refs the call names, each with the first such ref's
     entry (a ref that names nothing is the call's own business to refuse)."""
     held: dict[Frame, RefEntry] = {}
+    refs: list[object] = []
     for name in names:
-        ref = bound.arguments.get(name)
+        value = bound.arguments.get(name)
+        if isinstance(value, list | tuple):
+            refs.extend(field.get("ref") for field in value if isinstance(field, dict))
+        else:
+            refs.append(value)
+    for ref in refs:
         if not isinstance(ref, str) or not ref:
             continue
         try:
