@@ -244,6 +244,8 @@ class Replay:
 
     async def play(self, budget: Budget, outcomes: list[StepOutcome]) -> tuple[str, str]:
         """Every step in order, each outcome added to ``outcomes``: the status and why."""
+        if not self.scenario.steps:  # nothing done, nothing checked: no success to tell
+            return "failed", "the scenario has no steps: nothing was replayed"
         status, reason = "passed", ""
         failed_checks = 0
         for index, step in enumerate(self.scenario.steps):

@@ -98,9 +98,14 @@ def scenario_import(*, owner: AbstractBaseUser, data: object) -> Scenario:
 
 
 def _check_fits(document: fmt.Scenario, what: str) -> None:
-    """ScenarioInvalid when the scenario's name or base URL is longer than its column:
-    cut, the name would be another one (calls and sign-ins find a scenario by its name),
-    the address another place (and a database that checks lengths refuses it untyped)."""
+    """ScenarioInvalid when the scenario has no step (its replay would succeed having done
+    and checked nothing, as would its batches, schedules and callers: a scenario keeps at
+    least one step, as saving a run and deleting steps hold it to), or when its name or
+    base URL is longer than its column: cut, the name would be another one (calls and
+    sign-ins find a scenario by its name), the address another place (and a database that
+    checks lengths refuses it untyped)."""
+    if not document.steps:
+        raise ScenarioInvalid(f"{what} has no steps: a scenario keeps at least one step")
     for field in ("name", "base_url"):
         most, value = Scenario._meta.get_field(field).max_length, getattr(document, field)
         if most is not None and len(value) > most:

@@ -135,6 +135,17 @@ async def test_a_gone_element_needs_a_person_and_nothing_is_clicked(
     assert await status_text(tab) == ""  # no other order was edited instead
 
 
+async def test_a_scenario_of_no_steps_does_not_succeed(tab: Tab) -> None:
+    """Nothing done and nothing checked is no success: it succeeded, and so did every batch
+    row, firing and caller of it."""
+    empty = Scenario.from_dict({"version": 1, "name": "Nothing", "steps": []})
+    result = await Replay(tab, empty).run()
+    assert (result.status, result.reason) == (
+        "failed",
+        "the scenario has no steps: nothing was replayed",
+    )
+
+
 async def test_with_a_person_the_replay_pauses_and_carries_on_when_told(
     tab: Tab, scenario: Scenario, fixture_url: str
 ) -> None:

@@ -466,6 +466,15 @@ async def test_a_script_imports_exports_and_replays_a_scenario(
     refused(await other.post(replays, {"params": {"name": "x"}}), 404, "not_found")
     bad = await client.post("/api/scenarios", {"format": "tabwright.scenario", "version": 99})
     assert bad.status_code == 400 and bad.json()["error"]["code"] == "scenario_invalid"
+    # A scenario, or a scenario it calls, of no steps: its replay would prove nothing.
+    empty = {"version": 1, "name": "Nothing", "steps": []}
+    error = refused(await client.post("/api/scenarios", empty), 400, "scenario_invalid")
+    assert "the scenario has no steps" in error["message"]
+    calling = {"version": 1, "name": "Caller", "callees": {"Nothing": empty},
+               "steps": [{"action": "call", "args": {"scenario": "Nothing"}}]}  # fmt: skip
+    error = refused(await client.post("/api/scenarios", calling), 400, "scenario_invalid")
+    assert "callee 'Nothing' has no steps" in error["message"]
+    assert [s["id"] for s in (await client.get("/api/scenarios")).json()] == [scenario["id"]]
 
 
 def test_the_schema_and_its_docs_page_are_served(owner: Any) -> None:
