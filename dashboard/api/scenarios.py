@@ -99,7 +99,9 @@ class SaveRunIn(BodyIn):
         None, description="the proposed checks to add, by position (default: those the save "
         "page ticks); GET /api/runs/{id}/proposals lists them"
     )  # fmt: skip
-    stretches: list[int] = Field([], description="a conversation's requests to save (default: all)")
+    stretches: list[int] = Field(
+        [], description="a conversation's requests to save, by number from 1 (default: all)"
+    )
 
 
 class ProposalOut(Schema):
@@ -139,10 +141,18 @@ async def save_run_as_scenario(request: HttpRequest, run_id: int, body: SaveRunI
         if run.owner_id != request.user.pk:
             raise ApiError(403, "forbidden", "only the run's owner can save it as a scenario")
         _keepable(run, body.keep)
+        requests = len(run_selectors.run_requests(run=run))
+        unknown = [n for n in body.stretches if not 1 <= n <= requests]
+        if unknown:
+            raise ApiError(400, "invalid", f"no request {unknown[0]} in this run (its "
+                           f"requests are 1 to {requests})",
+                           fields={"stretches": "out of range"})  # fmt: skip
         proposals = run_selectors.run_proposed_checks(run=run)
         checks = body.checks
-        if checks is None:
-            checks = [i for i, (_, p) in enumerate(proposals) if p.picked]
+        if checks is None:  # the picked ones, of the requests saved
+            saved = set(body.stretches)
+            checks = [i for i, (stretch, p) in enumerate(proposals)
+                      if p.picked and (not saved or stretch in saved)]  # fmt: skip
         wrong = [i for i in checks if not 0 <= i < len(proposals)]
         if wrong:
             raise ApiError(400, "invalid", f"no proposed check {wrong[0]} (there are "

@@ -14,6 +14,7 @@ from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from dashboard.api.common import API_CODES
 from dashboard.models import LLMProfile, Run, Scenario
 from dashboard.runs.runner import RunManager, runner
+from dashboard.runs.selectors import run_requests
 from tests.dashboard.api.test_api import api, finished, refused, token_of
 from tests.dashboard.conftest import Runs
 from tests.waiting import eventually
@@ -106,6 +107,31 @@ async def test_a_script_talks_to_a_conversation_and_saves_it_as_a_scenario(
     assert "click" in actions and actions[0] == "navigate"
     picked = sum(1 for p in proposals if p["picked"])
     assert actions.count("expect") >= picked
+
+    # Its last request alone, with the checks its save page would tick of that request
+    # (the picked ones of the others were refused as "not saved"); a request it does not
+    # have is refused naming the field, however large its number.
+    last = len(
+        await sync_to_async(run_requests)(run=await sync_to_async(Run.objects.get)(pk=run_id))
+    )
+    alone = await client.post(
+        f"/api/runs/{run_id}/scenario", {"name": "Ada signs up alone", "stretches": [last]}
+    )
+    assert alone.status_code == 201, alone.content
+    scenario = await sync_to_async(Scenario.objects.get)(pk=alone.json()["id"])
+    values = await sync_to_async(list)(scenario.steps.values_list("action", "args"))
+    assert [a for a, _ in values if a != "expect"][-3:] == ["type", "click", "wait_for"]
+    assert not any("Ada Lovelace" == args.get("text") for _, args in values), values
+    for wrong in (last + 1, 0, 2**63):
+        answer = refused(
+            await client.post(f"/api/runs/{run_id}/scenario", {"stretches": [wrong]}),
+            400,
+            "invalid",
+        )
+        assert (
+            "stretches" in answer["fields"]
+            and f"no request {wrong} in this run" in (answer["message"])
+        )
 
 
 async def test_a_run_that_ended_takes_no_command_and_an_unknown_profile_lists_the_others(
