@@ -200,6 +200,12 @@ async def edit_schedule(request: HttpRequest, schedule_id: int, body: SchedulePa
         turned_on = given.get("enabled") is True and not schedule.enabled
         kept = () if turned_on else fields.keys() - changed
         checked = _checked_schedule(schedule.scenario, fields, kept)
+        if turned_on and signin is None:  # (a profile given now is checked below)
+            try:
+                schedules.check_signin(schedule)
+            except schedules.ScheduleInvalid as exc:
+                raise ApiError(400, exc.code, exc.message, exc.hint,
+                               fields={exc.field: exc.message}) from None  # fmt: skip
         if heal_model is not None:  # "": none any more
             checked.update(heal_model_fields(heal_model_named(heal_model)))
         if signin is not None:  # "": none any more

@@ -52,10 +52,12 @@ def schedule_toggle(request: HttpRequest, schedule_id: int) -> HttpResponse:
         messages.info(request, f"The schedule is {'on' if schedule.enabled else 'off'} already.")
     else:
         try:  # turned on, it fires with what it holds: checked again (its scenario may
-            # have renamed a parameter since, its cron be one refused since)
+            # have renamed a parameter since, its cron be one refused since, its sign-in
+            # profile be deleted since)
             if wanted == "1":
                 schedules.check_schedule(scenario=schedule.scenario,
                                          **schedules.stored_fields(schedule))  # fmt: skip
+                schedules.check_signin(schedule)
         except schedules.ScheduleInvalid as exc:
             hint = f"; {exc.hint}" if exc.hint else ""
             messages.error(request, f"Not turned on: {exc.message}{hint}.")

@@ -463,6 +463,13 @@ class ScheduleInvalid(ActionInvalid):
         self.field = field
 
 
+def check_signin(schedule: Schedule) -> None:
+    """ScheduleInvalid when the sign-in profile chosen for ``schedule`` was deleted since:
+    turned on, each of its firings would fail saying so."""
+    if refusal := signin_refusal(schedule):
+        raise ScheduleInvalid(refusal, field="signin_profile")
+
+
 def check_schedule(
     *, scenario: Any, cron: str, timezone: str, params: dict[str, str] | None = None,
     rows: list[dict[str, str]] | None = None, concurrency: int = 2, base_url: str = "",

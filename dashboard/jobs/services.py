@@ -126,12 +126,17 @@ def batch_retry_failed(*, batch: Batch) -> int:
     rows wait now.  Their values are checked against the scenario as it is now (it may
     have been edited since the batch was done): a row that gives a parameter it no longer
     has, or none for one it needs, refuses the retry (ScenarioInvalid, naming the row and
-    the parameter), as starting a batch of such rows is refused."""
+    the parameter), as starting a batch of such rows is refused; so does a sign-in profile
+    chosen for it and deleted since."""
     with transaction.atomic():
         locked = Batch.objects.select_for_update().select_related("scenario").get(pk=batch.pk)
         again = locked.rows.filter(
             Q(run__isnull=True) | Q(run__status__in=(Run.Status.FAILED, Run.Status.STOPPED))
         )
+        if refusal := signin_refusal(locked):  # each row would fail so, at once
+            raise ScenarioInvalid(
+                refusal, hint="start a new batch with another sign-in profile, or none"
+            )
         document = scenario_selectors.scenario_document(scenario=locked.scenario)
         takes = replay_takes(document)
         for index, values in again.order_by("index").values_list("index", "params"):

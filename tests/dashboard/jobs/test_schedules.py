@@ -610,7 +610,26 @@ def test_a_sign_in_profile_deleted_since_it_was_chosen_is_told_never_left_out(
     client = Client(headers={"Authorization": f"Bearer {token_of(owner)}"})
     read = client.get(f"/api/schedules/{schedule.pk}").json()
     assert read["signin_profile"] == "back office (deleted)"
+    # Turned off, it can't be turned on again with it, on the page or through the API
+    # (turning on checks it all, as it will fire); nor can the batch's failed rows be
+    # replayed again with it: each would fail at once.
+    schedules.save(Schedule.objects.get(pk=schedule.pk), enabled=False)
+    on = client.patch(f"/api/schedules/{schedule.pk}", {"enabled": True},
+                      content_type="application/json")  # fmt: skip
+    assert refused(on, 400, "schedule_invalid")["fields"] == {"signin_profile": deleted}
+    page = Client()
+    page.force_login(owner)
+    page.post(f"/schedules/{schedule.pk}/toggle", {"enabled": "1"})
+    told = page.get(f"/scenarios/{scenario.pk}/").content.decode()
+    assert "Not turned on: the sign-in profile &#x27;back office&#x27; was deleted" in told
+    assert not Schedule.objects.get(pk=schedule.pk).enabled
+    retried = client.post(f"/api/batches/{batch.pk}/retry")
+    assert refused(retried, 400, "scenario_invalid")["message"] == deleted
+    assert Run.objects.filter(batch_row__batch=batch).count() == 2  # no row tried again
     none = client.patch(f"/api/schedules/{schedule.pk}", {"signin_profile": ""},
                         content_type="application/json")  # fmt: skip
     assert none.json()["signin_profile"] == ""
     assert Schedule.objects.filter(signin_profile_name="").count() == 1  # fires as any
+    on = client.patch(f"/api/schedules/{schedule.pk}", {"enabled": True},
+                      content_type="application/json")  # fmt: skip
+    assert on.status_code == 200 and on.json()["enabled"], on.content
