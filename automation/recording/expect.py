@@ -55,6 +55,7 @@ from automation.browser.seen import (
 from automation.budget import Budget
 from automation.errors import BudgetExceeded, CheckFailed, ScenarioInvalid
 from automation.recording import downloads
+from automation.recording.params import address_holds
 from automation.wording import check_words
 
 if TYPE_CHECKING:
@@ -242,7 +243,7 @@ async def _once(
         return await _download(tab, args)
     if kind == "url":
         url = tab.page.url
-        return args["url"] in url, f"the address is {url!r}"
+        return address_holds(args["url"], url), f"the address is {url!r}"
     # A seen frame that does not answer can't be read: a "no" read without it is no "no".
     unread: list[Frame] = []
     if kind in ("text_visible", "text_hidden"):

@@ -75,6 +75,7 @@ from automation.recording.exportliterals import needed as _needed
 from automation.recording.exportliterals import param as _param
 from automation.recording.exportliterals import placeholders as _placeholders
 from automation.recording.exportliterals import plain as _plain
+from automation.recording.exportliterals import query_value as _query_value
 from automation.recording.exportliterals import quote as _quote
 from automation.recording.exportliterals import row_pattern as _row_pattern
 from automation.recording.exportliterals import signs_in_with as _signs_in_with
@@ -365,9 +366,10 @@ def _step(step: ScenarioStep, params: dict[str, dict[str, Any]]) -> list[str]:
         text = value("prompt_text") if accept and "prompt_text" in args else "None"
         return [f"DIALOGS.arm({accept}, {text}, {_int(args.get('times', 1), 'times')})"]
     if step.action == "navigate":
+        address = _url(_query_value(_arg(args, "url"), params), params)
         if getattr(params, "opened", False):  # the test's, when it signs in again
-            return [f"opened.append({_url(value('url'), params)})", "page.goto(opened[-1])"]
-        return [f"page.goto({_url(value('url'), params)})"]
+            return [f"opened.append({address})", "page.goto(opened[-1])"]
+        return [f"page.goto({address})"]
     if step.action == CALL:
         function = params.calls.get(str(args.get("scenario")))  # type: ignore[attr-defined]
         if function is None:
@@ -467,7 +469,7 @@ def _assertion(step: ScenarioStep, params: dict[str, dict[str, Any]], el: str) -
     if kind == "no_error":  # as replay reads it: automation.browser.seen's errors
         return "expect_no_error(page)"
     if kind == "url":
-        address = _url(f"address_given({value('url')})", params)
+        address = _url(f"address_given({_query_value(_arg(args, 'url'), params)})", params)
         return f"expect(page).to_have_url(re.compile(re.escape({address})))"
     target = step.target()
     if target is None or not el:

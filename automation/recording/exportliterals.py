@@ -24,6 +24,7 @@ __all__ = [
     "param",
     "placeholders",
     "plain",
+    "query_value",
     "quote",
     "row_pattern",
     "signs_in_with",
@@ -217,9 +218,19 @@ def plain(given: Any, params: dict[str, dict[str, Any]]) -> str:
     return value(given, params)
 
 
-def value(recorded: Any, params: dict[str, dict[str, Any]]) -> str:
+def query_value(recorded: Any, params: dict[str, dict[str, Any]]) -> str:
+    """:func:`value` of an address a step goes to or checks (a ``navigate``'s, a URL
+    check's): a parameter's value past its ``?`` URL-encoded at run time, as replay fills
+    it (automation.recording.params.fill_query)."""
+    cut = recorded.find("?") if isinstance(recorded, str) else -1
+    return value(recorded, params, encoded_after=cut if cut >= 0 else None)
+
+
+def value(
+    recorded: Any, params: dict[str, dict[str, Any]], *, encoded_after: int | None = None
+) -> str:
     """A Python expression for a recorded value: a literal, or its placeholders read from
-    the environment at run time."""
+    the environment at run time (a parameter's URL-encoded past ``encoded_after``)."""
     if not isinstance(recorded, str):
         return literal(recorded)
     parts: list[str] = []
@@ -234,6 +245,8 @@ def value(recorded: Any, params: dict[str, dict[str, Any]]) -> str:
             parts.append(f"pyotp.TOTP({seed}).now()")
         elif match.group(1):
             parts.append(f"os.environ[{SECRET_ENV_PREFIX + match.group(2)!r}]")
+        elif encoded_after is not None and match.start() > encoded_after:
+            parts.append(f"quote_plus({param(match.group(2), params)})")
         else:
             parts.append(param(match.group(2), params))
         last = match.end()

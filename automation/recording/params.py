@@ -31,7 +31,7 @@ import re
 from collections.abc import Collection, Mapping
 from dataclasses import replace
 from typing import Any
-from urllib.parse import quote, quote_plus
+from urllib.parse import quote, quote_plus, unquote, unquote_plus
 
 from automation.browser.identity import ElementIdentity
 
@@ -39,11 +39,14 @@ __all__ = [
     "CHECK_ARGS",
     "IDENTITY_FIELDS",
     "MIN_CARRIED_CHARS",
+    "address_holds",
     "carry",
     "carry_args",
     "carry_url",
     "fill",
+    "fill_query",
     "fill_url",
+    "holds_address",
     "unfill",
     "used_in",
 ]
@@ -55,6 +58,7 @@ IDENTITY_FIELDS = ("name", "name_base", "aria_label", "label", "text", "row", "c
 CHECK_ARGS = {"expect": ("text", "value", "items"), "wait_for": ("text", "text_gone")}
 MIN_CARRIED_CHARS = 3
 _TOKEN = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_IN_QUERY = re.compile(r"(?<!\$)\$\{([A-Za-z_][A-Za-z0-9_]*)\}")  # not a $${…}
 
 
 def token(name: str) -> str:
@@ -136,6 +140,8 @@ def carry_args(action: str, args: Mapping[str, Any], value: str, name: str) -> d
     if action == "call" and isinstance(given, Mapping):
         out["params"] = {key: pattern.sub(_literal(token(name)), text) if isinstance(text, str)
                          else text for key, text in given.items()}  # fmt: skip
+    if holds_address(action, out) and isinstance(out.get("url"), str):
+        out["url"] = carry_url(out["url"], value, name)
     for key in CHECK_ARGS.get(action, ()):
         text = out.get(key)
         if isinstance(text, str):
@@ -145,6 +151,12 @@ def carry_args(action: str, args: Mapping[str, Any], value: str, name: str) -> d
                 pattern.sub(_literal(token(name)), t) if isinstance(t, str) else t for t in text
             ]
     return out
+
+
+def holds_address(action: str, args: Mapping[str, Any]) -> bool:
+    """Whether the step's ``url`` arg is an address: a ``navigate``'s, a ``wait_for``'s, a
+    URL check's."""
+    return action in ("navigate", "wait_for") or (action == "expect" and args.get("kind") == "url")
 
 
 def carry_url(url: str, value: str, name: str) -> str:
@@ -162,6 +174,44 @@ def fill_url(url: str, values: Mapping[str, str]) -> str:
     form sends it; other ``${…}`` stay as they are."""
     return _TOKEN.sub(lambda m: quote_plus(values[m.group(1)]) if m.group(1) in values
                       else m.group(0), url)  # fmt: skip
+
+
+def fill_query(url: str, values: Mapping[str, str]) -> str:
+    """``url`` (a ``navigate``'s, a check's or a wait's address) with each ``${name}`` of
+    ``values`` past its ``?`` replaced by its value URL-encoded as a form sends it: a value
+    holding ``&``, ``=`` or ``#`` stays one value of one field.  Those before the ``?`` (a
+    host, a path, a whole address a parameter gives) are left as they are, to be filled as
+    any text is; so are ``$${…}`` (a literal ``${…}``)."""
+    head, sep, query = url.partition("?")
+    if not sep:
+        return url
+    return (
+        head
+        + sep
+        + _IN_QUERY.sub(
+            lambda m: quote_plus(values[m.group(1)]) if m.group(1) in values else m.group(0), query
+        )
+    )
+
+
+def address_holds(expected: str, url: str) -> bool:
+    """Whether the address ``url`` holds ``expected`` (a URL check's): as written, or once
+    both are written one way (each query field's name and value decoded and encoded as a
+    form sends them, the path decoded and encoded again), so that ``Grace+Hopper``,
+    ``Grace%20Hopper`` and a path's ``Zo%C3%AB`` hold what ``Grace Hopper`` and ``Zoë``
+    filled in.  Fields are split before they are decoded: ``a%26b`` is never ``a&b``."""
+    return expected in url or _one_way(expected) in _one_way(url)
+
+
+def _one_way(url: str) -> str:
+    url, hashed, fragment = url.partition("#")
+    path, asked, query = url.partition("?")
+    path = quote(unquote(path), safe="/:@!$&'()*+,;=~")
+    if asked:
+        fields = (piece.partition("=") for piece in query.split("&"))
+        query = "&".join(quote_plus(unquote_plus(name)) + eq + quote_plus(unquote_plus(value))
+                         for name, eq, value in fields)  # fmt: skip
+    return path + asked + query + hashed + fragment
 
 
 def _filled(text: str, values: Mapping[str, str]) -> str:

@@ -425,7 +425,7 @@ class Replay:
                                           self.tab.log.wrote(since), step_budget)  # fmt: skip
                     not_where_it_led(self, step, since)
             else:
-                args = self.values.fill(step.args)
+                args = self.values.fill(step.args, step.action)
                 if step.action == "navigate":
                     args["url"] = rebase(args["url"], self.scenario.base_url, self.base_url)
                 since = self.tab.log.requests_seen
@@ -579,7 +579,7 @@ class Replay:
     async def _check(self, step: ScenarioStep, budget: Budget) -> str:
         """An expect step: read the page until it holds (CheckFailed if it does not)."""
         not_a_form_answered_again(self, step)
-        args = self.values.fill(step.args)
+        args = self.values.fill(step.args, step.action)
         expect.words_given(args)  # (before the address moves to the base URL: never empty)
         if args["kind"] == "url":
             args["url"] = rebase(args["url"], self.scenario.base_url, self.base_url)

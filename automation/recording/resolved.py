@@ -33,8 +33,15 @@ class Resolved:
     on_code: Callable[[str, str, str], None] | None = field(default=None, repr=False)
     codes: list[str] = field(default_factory=list, repr=False)
 
-    def fill(self, args: dict[str, Any]) -> dict[str, Any]:
-        return {k: self._value(v) for k, v in args.items()}
+    def fill(self, args: dict[str, Any], action: str = "") -> dict[str, Any]:
+        """``args`` as ``action``'s step runs with them: in an address (a ``navigate``'s, a
+        wait's or a URL check's ``url``), a parameter's value past the ``?`` URL-encoded
+        (:func:`~automation.recording.params.fill_query`)."""
+        filled = {k: self._value(v) for k, v in args.items()}
+        url = args.get("url")
+        if isinstance(url, str) and carried.holds_address(action, args):
+            filled["url"] = self._value(carried.fill_query(url, self.params))
+        return filled
 
     def identity(self, identity: ElementIdentity | None) -> ElementIdentity | None:
         """The identity with its parameters' values in (never a secret's)."""

@@ -6,6 +6,7 @@ wait for a person shows them stopped as they end."""
 from __future__ import annotations
 
 import asyncio
+import html
 import json
 import re
 from collections.abc import Iterator
@@ -492,10 +493,16 @@ class _Desk(QuietHandler):
         "/settings": '<form method="post" action="/keys"><label>API key <input name="key">'
         '</label><label>Repeat the key <input name="again"></label><button>Save</button>'
         "</form>",
+        "/find": '<form action="/found"><label>Name <input name="name"></label>'
+        "<button>Find</button></form>",
     }
 
     def do_GET(self) -> None:
         body = self.PAGES.get(self.path, f"<h1>Saved</h1><p>{len(self.sent)} sent</p>")
+        if self.path.startswith("/found?"):  # a search, kept as it came
+            form = parse_qs(self.path.partition("?")[2], keep_blank_values=True)
+            self.sent.append({"path": "/found", **{k: v[0] for k, v in form.items()}})
+            body = f"<h1>Found {html.escape(form['name'][0])}</h1>"
         self.send(200, f"<!doctype html><title>Desk</title><main>{body}</main>".encode())
 
     def do_POST(self) -> None:
@@ -529,6 +536,56 @@ async def _replay_and_export(page: Page, desk: str, folder: Path) -> list[dict[s
     status, out = await run_exported(code, folder, desk + "/", env=env)
     assert status == 0, out[-3000:]
     return [replayed, _Desk.sent[-1]]
+
+
+async def test_a_name_made_a_parameter_follows_into_the_addresses_its_steps_go_to_and_check(
+    page: Page, server: Server, desk: str, tmp_path: Path
+) -> None:
+    """A search by name, a check of the address it led to, and a link to that address
+    opened again.  The name made a parameter on the scenario page: the address check takes
+    it too (it stayed "Grace+Hopper", and every batch row of another name failed), and each
+    row's name reaches each address encoded as a form sends it, one field whatever it holds
+    ("Ann & Bo=1" sent a second field, and was cut at its "&"), in the replays of a batch
+    and in the pytest export."""
+    await log_in(page, server)
+    found = desk + "/found?name=Grace+Hopper"
+    await _import(page, server, tmp_path / "find.json", {
+        "format": "tabwright.scenario", "version": 1, "name": "Find", "base_url": desk + "/",
+        "steps": [
+            {"action": "navigate", "args": {"url": desk + "/find"}},
+            {"action": "fill", "args": {"value": "Grace Hopper"}, **_field("textbox", "Name")},
+            {"action": "click", "args": {}, **_field("button", "Find")},
+            {"action": "expect", "args": {"kind": "url", "url": found}},
+            {"action": "navigate", "args": {"url": found + "&again=1"}},
+            {"action": "expect", "args": {"kind": "text_visible", "text": "Found Grace Hopper"}},
+        ]})  # fmt: skip
+    typed = page.locator("#step-1")
+    await typed.get_by_label("Parameter name for step 1").fill("name")
+    await typed.get_by_role("button", name="Make parameter").click()
+    await expect(page.get_by_role("status")).to_contain_text("takes its value from ${name} now")
+    await expect(page.locator("#step-3 .sstep-target")).to_contain_text("/found?name=${name}”")
+    await expect(page.locator("#step-4 .sstep-args")).to_contain_text("?name=${name}&again=1")
+    names = ["Zoë Ann", "Ann & Bo=1"]
+    rows = tmp_path / "names.json"
+    rows.write_text(json.dumps([{"name": name} for name in names]), encoding="utf-8")
+    _Desk.sent.clear()
+    form = page.get_by_test_id("batch-form")
+    await form.get_by_label("Rows (.csv or .json)").set_input_files(rows)
+    await form.get_by_role("button", name="Run the batch").click()
+    await expect(page.get_by_test_id("batch-status")).to_have_text("done", timeout=4 * LIVE_MS)
+    await expect(page.locator("#batch-rows tr .badge")).to_have_text(["passed"] * 2)
+    searched = sorted((sent["name"], sent.get("again", "")) for sent in _Desk.sent)
+    assert searched == sorted([(n, "") for n in names] + [(n, "1") for n in names]), searched
+
+    await page.go_back()  # the scenario's page
+    await asyncio.to_thread((tmp_path / "export").mkdir)
+    code = await exported_pytest(page)
+    _Desk.sent.clear()
+    env = {"TABWRIGHT_PARAM_name": names[1]}
+    status, out = await run_exported(code, tmp_path / "export", desk + "/", env=env)
+    assert status == 0, out[-3000:]
+    assert [sent["name"] for sent in _Desk.sent] == [names[1]] * 2
+    assert {sent.get("again", "") for sent in _Desk.sent} == {"", "1"}
 
 
 async def test_a_steps_values_saved_on_the_page_replay_and_export_as_they_were(

@@ -14,7 +14,7 @@ from automation.browser.served import same_place
 from automation.errors import ParamMissing, ScenarioInvalid
 from automation.recording.export import to_pytest
 from automation.recording.fromrun import from_run_steps, plan
-from automation.recording.params import unfill
+from automation.recording.params import address_holds, unfill
 from automation.recording.rebase import rebase
 from automation.recording.scenario import (
     FORMAT,
@@ -112,6 +112,47 @@ def test_parameters_and_secrets_are_filled_in_and_secrets_come_only_from_their_v
     without_default = Scenario.from_dict(scenario_dict(*scenario.to_dict()["steps"][:1]))
     with pytest.raises(ParamMissing, match="parameter 'email'"):
         without_default.resolve({}, env=env)
+
+
+def test_a_parameter_in_an_address_s_query_is_one_field_of_it() -> None:
+    """A navigate's, a wait's and a URL check's address: past its ``?`` a parameter's value
+    is URL-encoded as a form sends it ("a&age=99" was a second field, "x#y" cut the rest
+    off as a fragment); before it (a host, a path, a whole address) it is put as it is, as
+    it is in any other text."""
+    scenario = Scenario.from_dict(
+        scenario_dict(
+            {"action": "navigate", "args": {"url": "${site}/people?name=${name}&age=1"}},
+            {"action": "wait_for", "args": {"url": "?name=${name}"}},
+            {"action": "expect", "args": {"kind": "url", "url": "/p/${name}?n=${name}&t=$${x}"}},
+            {"action": "expect", "args": {"kind": "text_visible", "text": "?q=${name}"}},
+            params={"site": {"default": "https://a.test"}, "name": {"default": "Zoë & Bo=1#x"}},
+        )
+    )
+    values = scenario.resolve({}, env={})
+    filled = [values.fill(step.args, step.action) for step in scenario.steps]
+    assert filled[0]["url"] == "https://a.test/people?name=Zo%C3%AB+%26+Bo%3D1%23x&age=1"
+    assert filled[1]["url"] == "?name=Zo%C3%AB+%26+Bo%3D1%23x"
+    assert filled[2]["url"] == "/p/Zoë & Bo=1#x?n=Zo%C3%AB+%26+Bo%3D1%23x&t=${x}"
+    assert filled[3]["text"] == "?q=Zoë & Bo=1#x"  # a text the page shows, not an address
+
+
+@pytest.mark.parametrize(
+    ("expected", "url", "holds"),
+    [
+        ("/found?name=Grace+Hopper", "http://h/found?name=Grace+Hopper&x=1", True),
+        ("/found?name=Grace+Hopper", "http://h/found?name=Grace%20Hopper", True),
+        ("/found?name=Zo%C3%AB", "http://h/found?name=Zo%C3%AB", True),
+        ("/people/Zoë Ann", "http://h/people/Zo%C3%AB%20Ann", True),
+        ("?q=a%26b", "http://h/?q=a&b", False),  # one field is not two
+        ("?q=a&b", "http://h/?q=a%26b", False),
+        ("/found?name=Grace+Hopper", "http://h/found?name=Grace", False),
+        ("/orders?status=open", "http://h/orders?status=opened", True),  # a part, as ever
+    ],
+)
+def test_a_url_check_holds_whatever_way_its_address_is_encoded(
+    expected: str, url: str, holds: bool
+) -> None:
+    assert address_holds(expected, url) is holds
 
 
 def test_a_default_written_as_a_number_or_true_false_is_typed_as_json_writes_it() -> None:
