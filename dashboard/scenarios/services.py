@@ -151,10 +151,23 @@ def scenario_from_run(
         placed.append((after, proposal.check))
     words = typed.found_in([run.task, *run_selectors.run_requests(run=run)])
     document = from_run_steps(rows, name=name, keep=keep, placed_checks=placed, passwords=words)
-    document = replace(document, description=typed.mask(document.description))
+    document = replace(document, description=typed.mask(document.description),
+                       params={**_params_run_with(document, run), **document.params})  # fmt: skip
     if not any(not s.is_check for s in document.steps):
         raise ScenarioInvalid("the run has no step that can be replayed")
     return scenario_save(owner=owner, document=document, source_run=run)
+
+
+def _params_run_with(document: fmt.Scenario, run: Run) -> dict[str, dict[str, Any]]:
+    """The parameters a scenario saved from ``run`` declares: those its steps use (a
+    replay's steps keep the placeholders they ran with), each with the value it had in
+    that run as its default (a saved replay replays as it ran; one without a default
+    would refuse to replay without a value)."""
+    given = run.params if isinstance(run.params, dict) else {}
+    return {
+        name: {"default": str(given[name])} if name in given else {}
+        for name in sorted(document.placeholders()[0])
+    }
 
 
 def scenario_check_add(

@@ -459,6 +459,18 @@ async def test_a_script_imports_exports_and_replays_a_scenario(
     )
     done = await finished(client, run["id"])
     assert done["status"] == "succeeded", done
+    # Saved as a scenario, the replay keeps the parameters its steps use, each with the
+    # value it had as its default (it declared none, and would not replay without values).
+    saved = await client.post(f"/api/runs/{run['id']}/scenario", {"name": "Ada L signs up"})
+    assert saved.status_code == 201, saved.content
+    kept = (await client.get(f"/api/scenarios/{saved.json()['id']}")).json()
+    assert kept["params"] and {name: spec["default"] for name, spec in kept["params"].items()} == {
+        name: value for name, value in run["params"].items() if name in kept["params"]
+    }
+    again = await client.post(f"/api/scenarios/{saved.json()['id']}/replays", {})
+    assert again.status_code == 201, again.content
+    runs.started.append(again.json()["id"])
+    assert (await finished(client, again.json()["id"]))["status"] == "succeeded"
 
     other = api(await sync_to_async(token_of)(stranger))
     assert (await other.get("/api/scenarios")).json() == []
@@ -474,7 +486,8 @@ async def test_a_script_imports_exports_and_replays_a_scenario(
                "steps": [{"action": "call", "args": {"scenario": "Nothing"}}]}  # fmt: skip
     error = refused(await client.post("/api/scenarios", calling), 400, "scenario_invalid")
     assert "callee 'Nothing' has no steps" in error["message"]
-    assert [s["id"] for s in (await client.get("/api/scenarios")).json()] == [scenario["id"]]
+    listed = {s["id"] for s in (await client.get("/api/scenarios")).json()}
+    assert listed == {scenario["id"], saved.json()["id"]}  # neither empty one stored
 
 
 def test_the_schema_and_its_docs_page_are_served(owner: Any) -> None:
