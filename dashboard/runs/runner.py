@@ -349,7 +349,16 @@ class RunManager:
                 raise ValueError("only a conversation has a session to close; stop the run")
             live.close("closed by the person")
             return
-        if command == "reply":
+        if command == "reply":  # an answer to a pause: to nothing else (a message is one)
+            if not (live.working and live.control.paused):
+                raise ValueError(
+                    "nothing waits for a reply: the run is not paused (write a message instead)"
+                )
+            if not live.conversation and live.mcp is None and not _answers_replay(text):
+                raise ValueError(
+                    'a paused replay takes "retry" (try the step again) or "skip" (you did '
+                    "it some other way); or stop it"
+                )
             await self.message(run_id, text)
             return
         if not live.working:

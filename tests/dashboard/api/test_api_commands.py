@@ -47,6 +47,10 @@ async def test_a_script_talks_to_a_conversation_and_saves_it_as_a_scenario(
     # Nothing is at work: a stop is refused with a listed code, and the tab stays.
     answer = refused(await client.post(f"/api/runs/{run_id}/stop"), 409, "refused")
     assert "nothing is working now" in answer["message"] and "refused" in API_CODES
+    # Nor does a reply, with no pause to answer (it started a new request, "skip").
+    answer = refused(await client.post(f"/api/runs/{run_id}/reply", {"text": "skip"}), 409,
+                     "refused")  # fmt: skip
+    assert "nothing waits for a reply" in answer["message"]
     refused(await client.post(f"/api/runs/{run_id}/pause"), 409, "refused")
     refused(await client.post(f"/api/runs/{run_id}/messages", {"text": ""}), 400, "invalid")
     other = api(await sync_to_async(token_of)(stranger))

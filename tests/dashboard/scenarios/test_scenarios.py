@@ -145,6 +145,9 @@ async def test_a_replay_that_needs_a_person_pauses_until_told_to_skip(
     await sync_to_async(page.force_login)(owner)
     shown = (await sync_to_async(page.get)(f"/runs/{run.pk}/")).content.decode()
     assert 'id="live-hint"' in shown and 'id="check-this"' not in shown
+    # A reply it can't act on is refused, saying what it takes (it was taken as "retry").
+    with pytest.raises(ValueError, match='a paused replay takes "retry"'):
+        await runs.manager.command(run.pk, "reply", "hello")
     await runs.manager.command(run.pk, "reply", "skip")
     run = await finished(runs, run.pk)
     assert run.status == Run.Status.SUCCEEDED, run.status_reason
