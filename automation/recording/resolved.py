@@ -48,8 +48,9 @@ class Resolved:
         return carried.fill(identity, self.params) if identity is not None else None
 
     def target(self, step: ScenarioStep) -> ElementIdentity | None:
-        """How replay finds ``step``'s element with these values."""
-        return self.identity(step.identity) if step.identity is not None else step.target()
+        """How replay finds ``step``'s element with these values (its identity's, or its
+        role and name's, when a file gives only those)."""
+        return self.identity(step.target())
 
     def _value(self, value: Any) -> Any:
         if isinstance(value, str):

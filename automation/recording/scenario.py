@@ -426,7 +426,7 @@ class Scenario:
                 for match in PLACEHOLDER.finditer(text):
                     if match.group(2):
                         (secrets if match.group(1) else params).add(match.group(2))
-            params |= carried.used_in(step.identity, self.params)
+            params |= carried.used_in(step.target(), self.params)  # (a role and name too)
         return params, secrets
 
     def resolve(

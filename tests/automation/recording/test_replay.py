@@ -146,6 +146,33 @@ async def test_a_scenario_of_no_steps_does_not_succeed(tab: Tab) -> None:
     )
 
 
+PRESS_PAGE = b"""<!doctype html><title>Form</title><p id="out"></p>
+<button onclick="out.textContent = this.textContent + ' pressed'">Sign up</button>
+<button onclick="out.textContent = this.textContent + ' pressed'">Cancel</button>"""
+
+
+async def test_a_parameter_in_a_step_s_role_and_name_is_filled_in(tab: Tab) -> None:
+    """A file's step given as a role and a name (no identity), the name a parameter's: the
+    replay looked for a button named "${b}" and asked a person; it clicks the button the
+    value names, and the parameter is one the scenario uses (a batch's column for it)."""
+
+    class Site(QuietHandler):
+        def do_GET(self) -> None:
+            self.send(200, PRESS_PAGE)
+
+    with loopback_app(Site) as site:
+        scenario = Scenario.from_dict({
+            "version": 1, "name": "Press", "params": {"b": {"default": "Cancel"}},
+            "steps": [{"action": "navigate", "args": {"url": site + "/"}},
+                      {"action": "click", "args": {}, "role": "button", "name": "${b}"},
+                      {"action": "expect",
+                       "args": {"kind": "text_visible", "text": "Sign up pressed"}}],
+        })  # fmt: skip
+        assert scenario.placeholders() == ({"b"}, set())
+        result = await Replay(tab, scenario, params={"b": "Sign up"}).run()
+        assert result.status == "passed", result.reason
+
+
 async def test_with_a_person_the_replay_pauses_and_carries_on_when_told(
     tab: Tab, scenario: Scenario, fixture_url: str
 ) -> None:
