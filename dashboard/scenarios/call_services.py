@@ -311,12 +311,30 @@ def _difference(stored: fmt.Scenario, callee: fmt.Scenario) -> str:
     return ""
 
 
+def _undated(step: dict[str, Any]) -> dict[str, Any]:
+    """``step`` without when its element's identity (and each variant) was captured: two
+    people's replays of one file capture the same element at other times."""
+    identity = step.get("identity")
+    if not isinstance(identity, dict):
+        return step
+    undated = {key: value for key, value in identity.items() if key != "captured_at"}
+    if isinstance(identity.get("variants"), list):
+        undated["variants"] = [
+            {k: v for k, v in each.items() if k != "captured_at"}
+            if isinstance(each, dict)
+            else each
+            for each in identity["variants"]
+        ]
+    return {**step, "identity": undated}
+
+
 def _same_step(stored: dict[str, Any], brought: dict[str, Any]) -> bool:
-    """Whether a stored step is the one a file brings: the same, or the file's step as
+    """Whether a stored step is the one a file brings: the same (when its identity was
+    captured aside), or the file's step as
     written before identities (its element's role and name), to which a replay added the
     identity of the element it found by them, still of that role and name (a heal since,
     to another name, makes it another step)."""
-    if stored == brought:
+    if stored == brought or _undated(stored) == _undated(brought):
         return True
     learned = stored.get("identity")
     if "identity" in brought or not isinstance(learned, dict):

@@ -112,6 +112,28 @@ def test_an_exported_caller_brings_its_callees_to_whoever_imports_it(
         }  # fmt: skip
 
 
+def test_a_callee_whose_element_was_captured_at_another_time_is_the_same_one(
+    client: Client, owner: Any, stranger: Any
+) -> None:
+    """Two people import one file and each replays it: each replay captures the callee's
+    element, at its own time.  The owner's export of it, imported by the other, calls the
+    other's own copy; it was refused as another scenario (callee_clash) for that time
+    alone."""
+    for data in (sign_in(), orders()):
+        scenario_services.scenario_import(owner=owner, data=data)
+    file = selectors.scenario_document(scenario=Scenario.objects.get(name="Orders")).to_dict()
+    captured = file["callees"]["Sign in"]["steps"][1]["identity"]["captured_at"]
+    theirs = json.loads(json.dumps(file["callees"]["Sign in"]))
+    theirs["steps"][1]["identity"]["captured_at"] = "2031-01-02T03:04:05+00:00"
+    assert theirs["steps"][1]["identity"]["captured_at"] != captured
+    mine = scenario_services.scenario_import(owner=stranger, data=theirs)
+    imported = api(client, stranger, "post", "/scenarios", file)
+    assert imported.status_code == 201, imported.json()
+    caller = Scenario.objects.get(pk=imported.json()["id"])
+    assert [c.callee_id for c in ScenarioCall.objects.filter(caller=caller)] == [mine.pk]
+    assert Scenario.objects.filter(owner=stranger, name="Sign in").count() == 1
+
+
 def test_a_callee_named_as_another_of_the_importer_s_is_refused_naming_both(
     client: Client, owner: Any, stranger: Any
 ) -> None:
