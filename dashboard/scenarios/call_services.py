@@ -74,6 +74,10 @@ def calls_link(
             if everything.setdefault(name, further).pk != further.pk:
                 raise ScenarioInvalid(f"two scenarios named {name!r} are called here",
                                       hint="rename one of them")  # fmt: skip
+    for callee in everything.values():  # one that signs in again with this one
+        if callee.login_scenario_id == scenario.pk:
+            raise CallCycle(f"{callee.name!r} signs in again with {scenario.name!r}, which "
+                            "would call it: a cycle of calls")  # fmt: skip
     data = {name: scenario_selectors.scenario_data(scenario=s) for name, s in everything.items()}
     check_calls(fmt.Scenario.from_dict({**document.to_dict(), "callees": data}))
     ScenarioCall.objects.filter(caller=scenario).exclude(
@@ -218,6 +222,11 @@ def login_set(
         login = (chosen or {}).get(name) or one_named(scenario, name)
     if login is not None and login.pk == scenario.pk:
         raise ScenarioInvalid("the login scenario is another scenario of yours")
+    if login is not None:  # signing in again would replay it, and it would sign in again
+        for name, further in scenario_selectors.scenario_callees(scenario=login).items():
+            if further.pk == scenario.pk:
+                raise CallCycle(f"the login scenario {login.name!r} calls {scenario.name!r} "
+                                f"(through {name!r}): a cycle of calls")  # fmt: skip
     _one_of_a_name(scenario, login)
     with transaction.atomic():
         Scenario.objects.filter(pk=scenario.pk).update(login_scenario=login)

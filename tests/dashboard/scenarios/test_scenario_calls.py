@@ -370,6 +370,37 @@ def test_the_login_scenario_is_set_through_the_api_and_the_file(client: Client, 
     assert exported["login_scenario"] == "Sign in"
 
 
+def test_a_login_scenario_that_would_call_its_scenario_is_refused_either_way(
+    client: Client, owner: Any
+) -> None:
+    """A scenario signs in again with one that calls it: signing in would replay it, and
+    it would sign in again.  It was kept, and the replay then blamed a scenario "not
+    there"; it is refused as a cycle of calls, whichever of the two is set first."""
+    api(client, owner, "post", "/scenarios", sign_in())
+    api(client, owner, "post", "/scenarios", orders())  # "Orders" calls "Sign in"
+    login = Scenario.objects.get(name="Sign in")
+    answer = api(client, owner, "put", f"/scenarios/{login.pk}/login", {"login_scenario": "Orders"})
+    assert answer.status_code == 400 and answer.json()["error"]["code"] == "call_cycle"
+    assert answer.json()["error"]["message"] == (
+        "the login scenario 'Orders' calls 'Sign in' (through 'Sign in'): a cycle of calls"
+    )
+    assert Scenario.objects.get(pk=login.pk).login_scenario is None
+    # Set first, then the call that closes the circle: refused on the page.
+    plain = scenario_services.scenario_import(owner=owner, data=sign_in("Plain"))
+    answer = api(
+        client, owner, "put", f"/scenarios/{plain.pk}/login", {"login_scenario": "Sign in"}
+    )
+    assert answer.status_code == 200
+    client.force_login(owner)
+    steps = list(login.steps.values_list("action", flat=True))
+    call = {"callee": plain.pk, "params": "user = ada", "position": "0"}
+    refused = client.post(f"/scenarios/{login.pk}/calls", call)
+    assert refused.status_code == 400
+    assert ("&#x27;Plain&#x27; signs in again with &#x27;Sign in&#x27;, which would call it"
+            in refused.content.decode())  # fmt: skip
+    assert list(login.steps.values_list("action", flat=True)) == steps  # no call added
+
+
 def test_the_page_adds_a_call_and_says_who_calls_a_scenario(client: Client, owner: Any) -> None:
     client.force_login(owner)
     login = scenario_services.scenario_import(owner=owner, data=sign_in())
