@@ -128,12 +128,21 @@ def batch_results(request: HttpRequest, batch_id: int) -> HttpResponse:
     return response
 
 
+RESULT_COLUMNS = ("status", "attempts", "run", "seconds", "reason", "output")
+
+
 def results_csv(batch: Batch) -> str:
+    """A line per row: its number, its values (a column a parameter), then the columns of
+    :data:`RESULT_COLUMNS`.  A column of the row's own whose name a parameter has is written
+    ``result <name>``: two columns of one name would be read as one (a ``status``
+    parameter's value taken for the row's status)."""
     rows = job_selectors.batch_rows(batch=batch)
     params = sorted({name for row in rows for name in row["params"]})
+    taken = set(params)
+    ours = [f"result {name}" if name in taken else name for name in ("row", *RESULT_COLUMNS)]
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow(["row", *params, "status", "attempts", "run", "seconds", "reason", "output"])
+    writer.writerow([ours[0], *params, *ours[1:]])
     for row in rows:
         output = "" if row["output"] is None else json.dumps(row["output"], ensure_ascii=False)
         writer.writerow([

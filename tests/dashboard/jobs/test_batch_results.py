@@ -61,3 +61,29 @@ def test_no_cell_of_the_results_starts_a_formula(owner: Any) -> None:
         assert [line[6] for line in lines[1:]] == [want for _, want in CELLS]  # the reasons
         # The output is JSON: a string's quote comes first, never a formula's sign.
         assert all(not line[7][:1] or line[7][0] == '"' for line in lines[1:])
+
+
+def test_a_parameter_named_as_a_column_of_the_results_keeps_its_name_and_the_column_moves(
+    owner: Any,
+) -> None:
+    """Parameters named status, reason, row and run (names a scenario may well have): the
+    file had two columns of each name, and a reader of it took a parameter's value for the
+    row's status.  The row's own are written "result <name>"."""
+    scenario = scenario_services.scenario_import(owner=owner, data=sign_up("http://shop.test"))
+    batch = Batch.objects.create(owner=owner, scenario=scenario, status=Batch.Status.DONE)
+    run = Run.objects.create(owner=owner, task="t", status=Run.Status.FAILED, status_reason="no")
+    values = {"status": "gold", "reason": "renewal", "row": "99", "run": "late"}
+    BatchRow.objects.create(batch=batch, index=1, params=values, run=run)
+    page = Client()
+    page.force_login(owner)
+    text = page.get(f"/batches/{batch.pk}/results.csv").content.decode()
+    header, line = list(csv.reader(io.StringIO(text)))
+    assert len(set(header)) == len(header), header
+    read = dict(zip(header, line, strict=True))
+    assert {name: read[name] for name in values} == values
+    assert (read["result row"], read["result status"], read["result reason"]) == (
+        "1",
+        "failed",
+        "no",
+    )
+    assert read["result run"] == str(run.pk) and read["attempts"] == "0"
