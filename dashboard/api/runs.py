@@ -25,7 +25,7 @@ from dashboard.runs.carry import COMMAND_ANSWER_MS, carry, command_where_it_runs
 from dashboard.runs.doorbell import wake
 from dashboard.runs.forms import PROFILE_PREFIX, NewRunForm
 from dashboard.runs.messages import signin_message
-from dashboard.runs.runner import runner
+from dashboard.runs.runner import MAX_EXTEND_ROUNDS, runner
 from dashboard.runs.signins import SigninRefused, signin_by_name
 
 router = Router()
@@ -271,7 +271,8 @@ class TextIn(BodyIn):
 
 
 class ExtendIn(BodyIn):
-    rounds: int = Field(description="how many more rounds past the round cap")
+    rounds: int = Field(ge=1, le=MAX_EXTEND_ROUNDS,
+                       description="how many more rounds past the round cap")  # fmt: skip
 
 
 async def _command(request: HttpRequest, run_id: int, command: str, text: str = "",

@@ -151,3 +151,10 @@ async def test_a_run_that_ended_takes_no_command_and_an_unknown_profile_lists_th
     for command in ("pause", "resume", "close"):
         refused(await client.post(f"/api/runs/{made['id']}/{command}"), 409, "not_live")
     refused(await client.post(f"/api/runs/{made['id']}/reply", {"text": "skip"}), 409, "not_live")
+    # A number of rounds out of range is a bad value, named as a wrong type is (it was 409
+    # "refused", as for a command that does not apply now), whatever the run's state.
+    for rounds in (0, -1, 10**20, "3"):
+        answer = refused(
+            await client.post(f"/api/runs/{made['id']}/extend", {"rounds": rounds}), 400, "invalid"
+        )
+        assert "rounds" in answer["fields"], answer
