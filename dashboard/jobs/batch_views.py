@@ -132,7 +132,7 @@ RESULT_COLUMNS = ("status", "attempts", "run", "seconds", "reason", "output")
 
 
 def results_csv(batch: Batch) -> str:
-    """A line per row: its number, its values (a column a parameter), then the columns of
+    """A line per row: its number, its values (a column for each parameter), then the columns of
     :data:`RESULT_COLUMNS`.  A column of the row's own whose name a parameter has is written
     ``result <name>``: two columns of one name would be read as one (a ``status``
     parameter's value taken for the row's status)."""

@@ -135,9 +135,14 @@ def _checked(expression: str) -> tuple[str, str]:
     return normal, words
 
 
+# Names the system's time zone files have that are no place's zone: the server's own
+# (a link to /etc/localtime: another zone on another server), and tzdata's placeholders.
+_NO_PLACE = frozenset({"localtime", "Factory", "posixrules"})
+
+
 def check_timezone(name: str) -> ZoneInfo:
     name = name.strip()
-    if not name or name not in available_timezones():
+    if not name or name not in available_timezones() or name in _NO_PLACE:
         raise ActionInvalid(f"{name!r} is not a time zone",
                             hint="an IANA name, e.g. Europe/Paris or America/New_York")  # fmt: skip
     try:

@@ -72,7 +72,8 @@ def test_a_bad_cron_expression_is_refused_saying_why(cron: str, says: str) -> No
 def test_times_follow_the_time_zone_through_summer_time_and_read_as_words() -> None:
     assert schedules.check_cron("  0  7 * * 1-5 ") == "0 7 * * 1-5"
     assert schedules.describe("0 7 * * 1-5") == "At 07:00, Monday through Friday"
-    for zone in ["", "Mars/Olympus", "../etc/passwd", "UTC+2"]:
+    # ("localtime": the server's own zone, another on another server; "Factory": none)
+    for zone in ["", "Mars/Olympus", "../etc/passwd", "UTC+2", "localtime", "Factory"]:
         with pytest.raises(ActionInvalid):
             schedules.check_timezone(zone)
     # Paris moves its clocks at 2:00 on 29 March 2026: 7:00 stays 7:00 there, an hour
