@@ -180,7 +180,7 @@ class ElementIdentity:
             values["unique"] = tuple(
                 str(s) for s in values.get("unique") or () if s in _UNIQUE_KINDS
             )
-            values["row_peers"] = int(values.get("row_peers") or 0)
+            values["row_peers"] = _whole(values.get("row_peers") or 0, "row_peers")
             values["row_words"] = tuple(
                 str(w)[:MAX_ROW_WORD] for w in (values.get("row_words") or ())[:MAX_ROW_WORDS]
             )
@@ -192,13 +192,13 @@ class ElementIdentity:
                 for v in variants[:MAX_VARIANTS]
             )
             box = values.get("box")
-            values["box"] = tuple(int(v) for v in box) if box else None
-            if values["box"] is not None and len(values["box"]) != 4:
+            if box and (not isinstance(box, list | tuple) or len(box) != 4):
                 raise ValueError("box needs x, y, width, height")
+            values["box"] = tuple(_whole(v, "box") for v in box) if box else None
             for name in _TEXT_FIELDS:
                 if not isinstance(values.get(name, ""), str):
                     raise ValueError(f"{name} must be text")
-            values["name_count"] = int(values.get("name_count") or 0)
+            values["name_count"] = _whole(values.get("name_count") or 0, "name_count")
             node = values.get("backend_node_id")
             if node is not None and (not isinstance(node, int) or isinstance(node, bool)):
                 raise ValueError("backend_node_id must be a whole number")
@@ -562,3 +562,13 @@ def frame_url(frame: Frame) -> str:
 
 def _now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+def _whole(value: object, name: str) -> int:
+    """``value`` as a whole number (a JSON number, or text of one), or ValueError naming
+    ``name``."""
+    try:
+        return int(value)  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        what = "whole numbers" if name == "box" else "a whole number"
+        raise ValueError(f"{name} must be {what}, not {str(value)[:40]!r}") from None

@@ -87,6 +87,25 @@ def test_a_number_past_any_whole_number_is_refused(changed: dict[str, Any]) -> N
         ElementIdentity.from_dict({**IDENTITY, **changed})
 
 
+@pytest.mark.parametrize(
+    ("changed", "said"),
+    [
+        ({"box": ["a", 1, 2, 3]}, "box must be whole numbers, not 'a'"),
+        ({"box": "1234"}, "box needs x, y, width, height"),  # (was read as 1, 2, 3, 4)
+        ({"box": {"x": 1}}, "box needs x, y, width, height"),
+        ({"name_count": "many"}, "name_count must be a whole number, not 'many'"),
+        ({"row_peers": [2]}, "row_peers must be a whole number, not '[2]'"),
+    ],
+)
+def test_a_number_that_is_no_number_is_refused_naming_the_field(
+    changed: dict[str, Any], said: str
+) -> None:
+    """It was refused with Python's own words ("invalid literal for int() with base 10")."""
+    with pytest.raises(ActionInvalid) as refused:
+        ElementIdentity.from_dict({**IDENTITY, **changed})
+    assert refused.value.message == f"element identity: {said}"
+
+
 @pytest.mark.parametrize("node", ["17", [17], {"id": 17}, 1.5, True])
 def test_a_backend_node_id_is_a_whole_number(node: object) -> None:
     """It was kept as it was, whatever it was: a node id of a text, a list, a bool."""
