@@ -470,7 +470,7 @@ def _assertion(step: ScenarioStep, params: dict[str, dict[str, Any]], el: str) -
         return "expect_no_error(page)"
     if kind == "url":
         address = _url(f"address_given({_query_value(_arg(args, 'url'), params)})", params)
-        return f"expect(page).to_have_url(re.compile(re.escape({address})))"
+        return f"expect_url(page, {address})"
     target = step.target()
     if target is None or not el:
         raise ScenarioInvalid(f"the check {kind} needs the element's identity")

@@ -25,7 +25,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterator
-from urllib.parse import quote_plus, urlsplit
+from urllib.parse import quote, quote_plus, unquote, unquote_plus, urlsplit
 
 import pytest
 from playwright.sync_api import Error as PlaywrightError

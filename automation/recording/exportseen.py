@@ -26,6 +26,7 @@ import re
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
+from urllib.parse import quote, quote_plus, unquote, unquote_plus
 
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FRAME_ANSWER_MS",
     "FRAME_RECHECK_MS",
+    "address_holds",
     "count_rows",
     "errors_shown",
     "expect_items",
@@ -47,6 +49,7 @@ __all__ = [
     "expect_rows",
     "expect_seen",
     "expect_text",
+    "expect_url",
     "press_key",
     "read_until",
     "seen_frames",
@@ -217,6 +220,34 @@ def words_given(text: str, expected: str, *, what: str = "text") -> None:
         f"expected {expected}, but its {what} is empty with the values it was given: "
         "it would hold on any page"
     )
+
+
+def address_holds(expected: str, url: str) -> bool:
+    """Whether the address ``url`` holds ``expected`` (a URL check's): as written, or once
+    both are written one way (each query field's name and value decoded and encoded as a
+    form sends them, the path decoded and encoded again), so that ``Grace+Hopper``,
+    ``Grace%20Hopper`` and a path's ``Zo%C3%AB`` hold what ``Grace Hopper`` and ``Zoë``
+    filled in.  Fields are split before they are decoded: ``a%26b`` is never ``a&b``.
+    (Replay's rule too: automation.recording.params takes it from here.)"""
+    return expected in url or _one_way(expected) in _one_way(url)
+
+
+def _one_way(url: str) -> str:
+    url, hashed, fragment = url.partition("#")
+    path, asked, query = url.partition("?")
+    path = quote(unquote(path), safe="/:@!$&'()*+,;=~")
+    if asked:
+        fields = (piece.partition("=") for piece in query.split("&"))
+        query = "&".join(quote_plus(unquote_plus(name)) + eq + quote_plus(unquote_plus(value))
+                         for name, eq, value in fields)  # fmt: skip
+    return path + asked + query + hashed + fragment
+
+
+def expect_url(page: Page, expected: str) -> None:
+    """The page's address holds ``expected`` (:func:`address_holds`), read until it does
+    for up to TIMEOUT_MS, as replay reads a URL check."""
+    read_until(page, lambda: (address_holds(expected, page.url), f"the address is {page.url!r}"),
+               f"the address to hold {expected!r}")  # fmt: skip
 
 
 def address_given(address: str) -> str:

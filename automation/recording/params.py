@@ -31,9 +31,10 @@ import re
 from collections.abc import Collection, Mapping
 from dataclasses import replace
 from typing import Any
-from urllib.parse import quote, quote_plus, unquote, unquote_plus
+from urllib.parse import quote, quote_plus
 
 from automation.browser.identity import ElementIdentity
+from automation.recording.exportseen import address_holds  # (one rule, export and replay)
 
 __all__ = [
     "CHECK_ARGS",
@@ -192,26 +193,6 @@ def fill_query(url: str, values: Mapping[str, str]) -> str:
             lambda m: quote_plus(values[m.group(1)]) if m.group(1) in values else m.group(0), query
         )
     )
-
-
-def address_holds(expected: str, url: str) -> bool:
-    """Whether the address ``url`` holds ``expected`` (a URL check's): as written, or once
-    both are written one way (each query field's name and value decoded and encoded as a
-    form sends them, the path decoded and encoded again), so that ``Grace+Hopper``,
-    ``Grace%20Hopper`` and a path's ``Zo%C3%AB`` hold what ``Grace Hopper`` and ``Zoë``
-    filled in.  Fields are split before they are decoded: ``a%26b`` is never ``a&b``."""
-    return expected in url or _one_way(expected) in _one_way(url)
-
-
-def _one_way(url: str) -> str:
-    url, hashed, fragment = url.partition("#")
-    path, asked, query = url.partition("?")
-    path = quote(unquote(path), safe="/:@!$&'()*+,;=~")
-    if asked:
-        fields = (piece.partition("=") for piece in query.split("&"))
-        query = "&".join(quote_plus(unquote_plus(name)) + eq + quote_plus(unquote_plus(value))
-                         for name, eq, value in fields)  # fmt: skip
-    return path + asked + query + hashed + fragment
 
 
 def _filled(text: str, values: Mapping[str, str]) -> str:

@@ -34,7 +34,7 @@ LINE_BREAKS = ["\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\u
 BODY_NAMES = {"page", "expect", "re", "os", "url", "frame_of", "served", "words", "DIALOGS",
               "expect_text", "expect_rows", "sent_to_sign_in", "where_it_led", "sent",
               "asked", "not_answered_again", "expect_items", "expect_seen",
-              "check_params", "address_given", "press_key"}  # fmt: skip
+              "check_params", "address_given", "press_key", "expect_url"}  # fmt: skip
 # What a step that may send a write keeps before it (the writes sent, whether the page
 # asked to sign in), the only statements of the body that are not a call.
 KEPT_BEFORE_A_STEP = {
@@ -130,6 +130,7 @@ def assert_safe_module(code: str) -> ast.FunctionDef:
             "expect_seen",
             "check_params",  # the parameters it reads that have no default: given?
             "press_key",  # press_key(page, key): a key where the focus is, as replay presses it
+            "expect_url",  # expect_url(page, address): the address read as replay reads it
             "DIALOGS",  # DIALOGS.arm(...): a dialog step; DIALOGS.none_unexpected(...)
         )  # (and what a write answered is judged by)
         assert isinstance(root, ast.Name) and root.id in roots
