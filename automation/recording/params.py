@@ -173,8 +173,7 @@ def carry_url(url: str, value: str, name: str) -> str:
 def fill_url(url: str, values: Mapping[str, str]) -> str:
     """``url`` with each ``${name}`` of ``values`` replaced by its value URL-encoded as a
     form sends it; other ``${…}`` stay as they are."""
-    return _TOKEN.sub(lambda m: quote_plus(values[m.group(1)]) if m.group(1) in values
-                      else m.group(0), url)  # fmt: skip
+    return _encoded(_TOKEN, url, values)
 
 
 def fill_query(url: str, values: Mapping[str, str]) -> str:
@@ -186,13 +185,14 @@ def fill_query(url: str, values: Mapping[str, str]) -> str:
     head, sep, query = url.partition("?")
     if not sep:
         return url
-    return (
-        head
-        + sep
-        + _IN_QUERY.sub(
-            lambda m: quote_plus(values[m.group(1)]) if m.group(1) in values else m.group(0), query
-        )
-    )
+    return head + sep + _encoded(_IN_QUERY, query, values)
+
+
+def _encoded(tokens: re.Pattern[str], text: str, values: Mapping[str, str]) -> str:
+    """``text`` with each of ``tokens`` that names one of ``values`` replaced by its value
+    URL-encoded as a form sends it; the others stay as they are."""
+    return tokens.sub(lambda m: quote_plus(values[m.group(1)]) if m.group(1) in values
+                      else m.group(0), text)  # fmt: skip
 
 
 def _filled(text: str, values: Mapping[str, str]) -> str:
