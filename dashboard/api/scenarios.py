@@ -17,6 +17,7 @@ from automation.recording import fromrun
 from automation.recording.takes import replay_takes
 from dashboard.api.common import ERRORS, ApiError, BodyIn, ErrorOut, ParamValues
 from dashboard.api.runs import RunOut, heal_model_named, run_out, signin_of
+from dashboard.jobs import batches
 from dashboard.models import Run
 from dashboard.runs import selectors as run_selectors
 from dashboard.runs.doorbell import wake
@@ -281,17 +282,18 @@ async def set_login(request: HttpRequest, scenario_id: int, body: LoginIn) -> di
     tags=["scenarios"],
 )  # fmt: skip
 async def delete_scenario(request: HttpRequest, scenario_id: int) -> Any:
-    """Delete the scenario (its runs stay); 409 ``scenario_called`` naming the scenarios
-    that call it or sign in with it (their login scenario), while any does."""
+    """Delete the scenario (its runs stay; its batches' replays still at work are
+    stopped); 409 ``scenario_called`` naming the scenarios that call it or sign in with
+    it (their login scenario), while any does."""
 
-    def delete() -> None:
+    def delete() -> list[int]:
         scenario = _own_scenario(request.user, scenario_id)
         try:
-            services.scenario_delete(scenario=scenario)
+            return services.scenario_delete(scenario=scenario)
         except call_services.ScenarioCalled as exc:
             raise ApiError(409, exc.code, exc.message, exc.hint) from None
 
-    await sync_to_async(delete)()
+    await batches.scenario_deleted(await sync_to_async(delete)(), request.user)
     return Status(204, None)
 
 

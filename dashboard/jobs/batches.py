@@ -6,6 +6,7 @@ and stops a batch's replays wherever they run."""
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from channels.db import database_sync_to_async
 
@@ -13,8 +14,9 @@ from dashboard.jobs import services
 from dashboard.models import Batch, BatchRow, Run
 from dashboard.runs.carry import command_where_it_runs
 from dashboard.runs.doorbell import wake
+from dashboard.runs.services import stopped_by
 
-__all__ = ["advance", "advance_all", "advance_row", "run_ended", "stop"]
+__all__ = ["advance", "advance_all", "advance_row", "run_ended", "scenario_deleted", "stop"]
 
 log = logging.getLogger("tabwright.batches")
 
@@ -55,7 +57,20 @@ async def advance_all() -> None:
 async def stop(batch: Batch, by: str = "") -> None:
     """No more rows start, and the replays still queued, at work or waiting for a person
     are stopped, on whichever worker holds each; ``by`` says who (their runs' reason)."""
-    for run_id in await database_sync_to_async(services.batch_stop)(batch=batch):
+    await stop_replays(await database_sync_to_async(services.batch_stop)(batch=batch), by)
+
+
+async def scenario_deleted(run_ids: list[int], user: Any) -> None:
+    """``user`` deleted a scenario, its batches with it: their replays still at work
+    (``run_ids``, from dashboard.scenarios.services.scenario_delete) stop, as the batch's
+    Stop would stop them, since no batch page is left to stop them from."""
+    await stop_replays(run_ids, f"{stopped_by(user)}, who deleted its scenario")
+
+
+async def stop_replays(run_ids: list[int], by: str) -> None:
+    """Stop these replays of batches' rows, on whichever worker holds each (one that has
+    ended meanwhile is left as it ended); ``by`` says who (their runs' reason)."""
+    for run_id in run_ids:
         got = await command_where_it_runs(run_id, "stop", by)
         if "error" in got and got["error"]["kind"] != "lookup":  # lookup: it ended anyway
-            log.warning("batch %s: run %s was not stopped: %s", batch.pk, run_id, got["error"])
+            log.warning("run %s was not stopped: %s", run_id, got["error"])

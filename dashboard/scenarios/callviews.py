@@ -3,6 +3,7 @@ scenario (automation.recording.calls), and deleting it (refused while others cal
 
 from __future__ import annotations
 
+from asgiref.sync import sync_to_async
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
@@ -11,6 +12,7 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from automation.errors import ScenarioInvalid
+from dashboard.jobs import batches
 from dashboard.scenarios import call_services, services
 from dashboard.scenarios.forms import CallForm, call_choices
 from dashboard.scenarios.pages import back as _back
@@ -64,13 +66,22 @@ def scenario_login(request: HttpRequest, scenario_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def scenario_delete(request: HttpRequest, scenario_id: int) -> HttpResponse:
-    """Delete the scenario, unless another scenario calls it or signs in with it."""
+async def scenario_delete(request: HttpRequest, scenario_id: int) -> HttpResponse:
+    """Delete the scenario, unless another scenario calls it or signs in with it; its
+    batches' replays still at work stop with it."""
+    deleted = await sync_to_async(_delete)(request, scenario_id)
+    if isinstance(deleted, HttpResponse):  # refused: its page says why
+        return deleted
+    await batches.scenario_deleted(deleted, await request.auser())
+    return redirect("scenario_list")
+
+
+def _delete(request: HttpRequest, scenario_id: int) -> list[int] | HttpResponse:
     scenario = _owned(request, scenario_id)
     try:
-        services.scenario_delete(scenario=scenario)
+        at_work = services.scenario_delete(scenario=scenario)
     except ScenarioInvalid as exc:
         messages.error(request, f"Not deleted: {exc}")
         return _back(scenario)
     messages.success(request, f"Scenario {scenario.name!r} deleted.")
-    return redirect("scenario_list")
+    return at_work

@@ -470,9 +470,11 @@ def _step_fields(step: fmt.ScenarioStep) -> dict[str, Any]:
     }
 
 
-def scenario_delete(*, scenario: Scenario) -> None:
+def scenario_delete(*, scenario: Scenario) -> list[int]:
     """Delete the scenario (its steps, heals, batches and schedules go with it; its runs
-    stay); ScenarioCalled when another scenario calls it or signs in with it."""
+    stay); ScenarioCalled when another scenario calls it or signs in with it.  Returns
+    its batches' replays still queued, at work or waiting for a person, for the caller
+    to stop (dashboard.jobs.batches.stop_replays): no batch page is left to stop them."""
     with transaction.atomic():
         callers = list(scenario_selectors.scenario_callers(scenario=scenario))
         users = list(scenario_selectors.scenario_signs_in_for(scenario=scenario))
@@ -488,4 +490,10 @@ def scenario_delete(*, scenario: Scenario) -> None:
                 callers=[f"{c.name!r} ({c.pk})" for c in [*callers, *users]],
                 hint="delete their call steps, or choose another login scenario for them, first",
             )  # fmt: skip
+        at_work = list(
+            Run.objects.filter(batch_row__batch__scenario=scenario)
+            .exclude(status__in=Run.FINAL)
+            .values_list("pk", flat=True)
+        )
         scenario.delete()
+    return at_work

@@ -306,7 +306,8 @@ async def test_a_batch_page_whose_scenario_is_deleted_says_so_and_stops_asking(
 ) -> None:
     """The scenario is deleted (in another tab) while its batch's rows wait for a person:
     the batch page said "running, 0 of 2 done" for good, asking every 2 s for a batch
-    that was gone."""
+    that was gone; and its replays went on waiting, each holding a worker's room, with
+    no batch page left to stop them.  They stop with it, saying who and why."""
     await log_in(page, server)
     await import_sign_up(page, server, tmp_path)
     scenario_url = page.url.split("#")[0]
@@ -317,6 +318,10 @@ async def test_a_batch_page_whose_scenario_is_deleted_says_so_and_stops_asking(
     await form.get_by_role("button", name="Run the batch").click()
     badges = page.locator("#batch-rows tr .badge")
     await expect(badges).to_have_text(["needs a person"] * 2, timeout=4 * LIVE_MS)
+    replays = await page.locator("#batch-rows tr a[href^='/runs/']").evaluate_all(
+        "(links) => links.map((a) => a.href)"
+    )
+    assert len(replays) == 2, replays
     other = await page.context.new_page()  # the other tab
     await other.goto(scenario_url)
     await other.locator("#scenario-delete").evaluate("(form) => form.submit()")
@@ -330,6 +335,11 @@ async def test_a_batch_page_whose_scenario_is_deleted_says_so_and_stops_asking(
     page.on("request", lambda request: asked.append(request.url))
     await page.wait_for_timeout(2_500)  # longer than a poll's pause: none comes
     assert not [url for url in asked if "state.json" in url], asked
+    why = f"stopped by {USERNAME}, who deleted its scenario while it waited for a person"
+    for replay in replays:
+        await other.goto(replay)
+        await expect(other.locator("#status")).to_have_text("stopped", timeout=LIVE_MS)
+        await expect(other.locator("#status-reason")).to_have_text(why)
     await other.close()
 
 

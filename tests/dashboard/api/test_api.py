@@ -58,6 +58,9 @@ class Api:
         return await self.client.post(path, body, content_type="application/json",
                                       headers=self.headers)  # fmt: skip
 
+    async def delete(self, path: str) -> Any:
+        return await self.client.delete(path, headers=self.headers)
+
 
 def api(token: str) -> Api:
     return Api(token)

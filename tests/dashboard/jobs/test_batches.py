@@ -28,7 +28,7 @@ from dashboard.runs import services as run_services
 from dashboard.runs.runner import RunManager, runner
 from dashboard.scenarios import selectors as scenario_selectors
 from dashboard.scenarios import services as scenario_services
-from tests.dashboard.api.test_api import api, refused, token_of
+from tests.dashboard.api.test_api import api, finished, refused, token_of
 from tests.dashboard.conftest import Runs
 from tests.dashboard.jobs.conftest import make
 from tests.dashboard.signup import sign_up
@@ -192,6 +192,20 @@ def upload(text: str, name: str = "people.csv") -> SimpleUploadedFile:
     return SimpleUploadedFile(name, text.encode(), content_type="text/csv")
 
 
+async def batch_from_page(owner: Any, scenario: Scenario, rows: str, concurrency: int) -> Batch:
+    """The batch of these rows (CSV), made on the scenario's page; its page is shown next."""
+    page = Client()
+    await sync_to_async(page.force_login)(owner)
+    made = await sync_to_async(page.post)(
+        f"/scenarios/{scenario.pk}/batches",
+        {"file": upload(rows), "base_url": "", "concurrency": concurrency},
+    )
+    assert made.status_code == 302, made.content[:2000]
+    batch = await Batch.objects.aget()
+    assert made["Location"] == f"/batches/{batch.pk}/"
+    return batch
+
+
 async def until_batch(batch_id: int, wanted: set[str], timeout_s: float = 90) -> dict[str, Any]:
     """The batch's state once its status is one of ``wanted``; also the most rows seen
     queued or at work at once (``peak``)."""
@@ -218,15 +232,7 @@ async def test_a_csv_batch_runs_every_row_once_a_few_at_a_time_and_gives_its_res
 ) -> None:
     people = ["Ada", "Grace", "Katherine", "=HYPERLINK(1)", "Dorothy"]
     rows = "name,greet\n" + "".join(f"{p},{p}\n" for p in people)
-    page = Client()
-    await sync_to_async(page.force_login)(owner)
-    made = await sync_to_async(page.post)(
-        f"/scenarios/{scenario.pk}/batches",
-        {"file": upload(rows), "base_url": "", "concurrency": 2},
-    )
-    assert made.status_code == 302, made.content[:2000]
-    batch = await Batch.objects.aget()
-    assert made["Location"] == f"/batches/{batch.pk}/"
+    batch = await batch_from_page(owner, scenario, rows, concurrency=2)
 
     state = await until_batch(batch.pk, {"done"})
     assert state["peak"] <= 2  # never more than its concurrency at once
@@ -238,6 +244,8 @@ async def test_a_csv_batch_runs_every_row_once_a_few_at_a_time_and_gives_its_res
     assert per_row == [1, 2, 3, 4, 5]  # each row replayed exactly once
     assert state["progress"]["done"] == 5 and state["progress"]["seconds_left"] is None
 
+    page = Client()
+    await sync_to_async(page.force_login)(owner)
     shown = await sync_to_async(page.get)(f"/batches/{batch.pk}/")
     assert shown.status_code == 200 and b'id="batch-state"' in shown.content
     results = await sync_to_async(page.get)(f"/batches/{batch.pk}/results.csv")
@@ -287,6 +295,33 @@ async def test_a_row_waiting_for_a_person_holds_up_no_other_and_a_stop_ends_it(
     await sync_to_async(schedules.judge)(firing.pk)  # told now, or as it waited before
     firing = await ScheduleFiring.objects.aget(pk=firing.pk)
     assert (firing.outcome, firing.error) == ("stopped", why) and firing.alerted_at
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_deleting_the_scenario_over_the_api_stops_its_batch_s_replays(
+    worker: RunManager, runs: Runs, owner: Any, scenario: Scenario
+) -> None:
+    """Its batches go with the scenario; their replays went on waiting for a person,
+    each holding a worker's room, with no batch page left to stop them."""
+    client = api(await sync_to_async(token_of)(owner))
+    rows = "name,greet,page\nAda,Ada,list.html\nGrace,Grace,list.html\n"  # no Name field
+    batch = await batch_from_page(owner, scenario, rows, concurrency=2)
+    async with asyncio.timeout(90):
+        while True:
+            state = (await client.get(f"/api/batches/{batch.pk}")).json()
+            if [r["status"] for r in state["rows"]] == ["needs_person"] * 2:
+                break
+            await asyncio.sleep(0.1)
+    replays = [row["run_id"] for row in state["rows"]]
+
+    deleted = await client.delete(f"/api/scenarios/{scenario.pk}")
+    assert deleted.status_code == 204, deleted.text
+    assert not await Batch.objects.filter(pk=batch.pk).aexists()
+    why = "stopped by olive, who deleted its scenario while it waited for a person"
+    for run_id in replays:
+        run = await finished(client, run_id)
+        assert (run["status"], run["status_reason"]) == ("stopped", why)
+        await runner.wait_closed(run_id)  # its tab closes as it ends
 
 
 @pytest.mark.django_db(transaction=True)
