@@ -106,7 +106,7 @@ async def test_a_replay_whose_checks_fail_is_failed_and_reports_each(
         wrong = (
             ScenarioStep("expect", {"kind": "text_visible", "text": "2 items left"}),
             ScenarioStep("expect", {"kind": "rows", "text": "Walk the dog", "count": 0}),
-            ScenarioStep("expect", {"kind": "url", "url": f"{fixture_url}/outcomes/v1/index"}),
+            ScenarioStep("expect", {"kind": "url", "url": f"{fixture_url}/outcomes/v1/index.html"}),
         )
         scenario = replace(recorded, steps=(*recorded.steps, *wrong))
         config = ReplayConfig(check_timeout_ms=1_500)
