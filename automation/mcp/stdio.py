@@ -7,6 +7,8 @@ is opened again at the next call, which answers why it could not.
 With ``scenario_out`` the session's recorded steps are written as a scenario file when
 the client ends the session (the same file the dashboard imports and exports); steps that
 failed or only read the page are left out, and the file's description says which.
+SIGTERM, SIGHUP and SIGINT end the session as the client's closing stdin does, the
+process then exiting with status 0.
 """
 
 from __future__ import annotations
@@ -14,9 +16,15 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
+import signal
+import sys
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
+import anyio
 from mcp.server import ServerRequestContext
 from mcp.server.stdio import stdio_server
 
@@ -34,12 +42,20 @@ __all__ = ["serve_stdio", "write_scenario"]
 log = logging.getLogger("automation.mcp")
 
 
+# How a client whose closing stdin did not end the server (the MCP spec's fallback), a
+# process manager or a terminal stops it: each ends the session as closing stdin does.
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+
+
 def write_scenario(sink: ListSink, path: Path, *, name: str) -> int:
-    """The session's steps as a scenario file at ``path``; how many steps it kept."""
+    """The session's steps as a scenario file at ``path``, whole or not at all (written
+    beside it, then renamed over it); how many steps it kept."""
     rows = [event.to_dict() for event in sink.of_type(StepRecorded)]
     scenario = from_run_steps(rows, name=name)
     text = json.dumps(scenario.to_dict(), indent=2, ensure_ascii=False)
-    path.write_text(text + "\n", encoding="utf-8")
+    part = path.with_name(f".{path.name}.part")
+    part.write_text(text + "\n", encoding="utf-8")
+    part.replace(path)
     return len(scenario.steps)
 
 
@@ -50,8 +66,10 @@ async def serve_stdio(
     scenario_name: str = "",
     ahead: TabAhead | None = None,
 ) -> None:
-    """Serve one client on stdin and stdout until it leaves; ``ahead``: its tab, already
-    opening (made here otherwise), closed here at the end."""
+    """Serve one client on stdin and stdout until it leaves (closes stdin) or the process
+    is told to stop (SIGTERM, SIGHUP or SIGINT); ``ahead``: its tab, already opening (made
+    here otherwise), closed here at the end.  Told to stop, it then ends the process, with
+    status 0."""
     ahead = ahead or TabAhead(config)
     sink = ListSink()
     secrets = Secrets()  # ${SECRET:NAME}: the operator's own TABWRIGHT_SECRET_NAME
@@ -69,12 +87,44 @@ async def serve_stdio(
                 opened = McpSession(tab, sink=sink, secrets=secrets)
         return await opened.call(name, args)
 
-    server = build_server(config, call)
-    try:
-        async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
-    finally:
+    async def finish() -> None:  # the file first: it is kept if closing the browser is cut short
         if scenario_out is not None and sink.of_type(StepRecorded):
             kept = write_scenario(sink, scenario_out, name=scenario_name or "MCP session")
             log.info("wrote %s steps to %s", kept, scenario_out)
         await ahead.close()
+
+    server = build_server(config, call)
+    stop = anyio.CancelScope()
+    try:
+        async with stdio_server() as (read, write):
+            with _on_signals(_STOP_SIGNALS, stop.cancel), stop:
+                await server.run(read, write, server.create_initialization_options())
+            if stop.cancel_called:
+                await _exit_after(finish)  # it does not return: no finish in the finally
+    finally:
+        await finish()
+
+
+@contextmanager
+def _on_signals(signums: tuple[int, ...], handler: Callable[[], object]) -> Iterator[None]:
+    loop = asyncio.get_running_loop()
+    for signum in signums:
+        loop.add_signal_handler(signum, handler)
+    try:
+        yield
+    finally:
+        for signum in signums:
+            loop.remove_signal_handler(signum)
+
+
+async def _exit_after(finish: Callable[[], Awaitable[None]]) -> NoReturn:
+    """Leaving ``stdio_server`` would wait for its stdin reader, a thread blocked in a read
+    that only the client's closing stdin ends: ``finish``, then end the process here."""
+    status = 0
+    try:
+        await finish()
+    except BaseException:
+        log.exception("the session did not finish")
+        status = 1
+    sys.stderr.flush()
+    os._exit(status)

@@ -11,6 +11,7 @@ import contextlib
 import html
 import json
 import os
+import signal
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -141,6 +142,67 @@ async def test_a_session_acts_by_ref_answers_briefly_and_writes_its_scenario(
     assert "(snapshot): it only read the page" in left_out
     assert "(wait_for text='never there'): it failed: " in left_out
     assert "(fill): its element was not identified" in left_out  # the stale ref's
+
+
+async def test_a_signal_ends_the_session_as_closing_stdin_does_writing_its_scenario(
+    fixture_url: str, tmp_path: Path
+) -> None:
+    """SIGTERM (how a client stops a stdio server that did not exit once stdin closed, per
+    the MCP spec, and how process managers stop one) ends the session in order: its
+    scenario written, its browser closed, exit status 0.  (It ended the process at once:
+    no file, the whole session's recording lost.)"""
+    out = tmp_path / "session.json"
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "automation.mcp", "--chromium", CHROMIUM, "--allow-private",
+        "--scenario-out", str(out),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, cwd=str(ROOT),
+        env={"PATH": os.environ.get("PATH", "")},
+    )  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    asked = 0
+
+    async def ask(method: str, **params: object) -> dict[str, object]:
+        nonlocal asked
+        asked += 1
+        message = {"jsonrpc": "2.0", "id": asked, "method": method, "params": params}
+        proc.stdin.write(json.dumps(message).encode() + b"\n")
+        while True:  # (past any notification)
+            answer = json.loads(await proc.stdout.readline())
+            if answer.get("id") == asked:
+                return answer["result"]
+
+    async def tool(name: str, **args: object) -> str:
+        result = await ask("tools/call", name=name, arguments=args)
+        assert not result.get("isError"), result
+        return result["content"][0]["text"]
+
+    try:
+        async with asyncio.timeout(ROOM_MS / 1000):  # ends a hang only
+            await ask("initialize", protocolVersion="2025-06-18", capabilities={},
+                      clientInfo={"name": "test", "version": "1"})  # fmt: skip
+            proc.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+            await tool("navigate", url=f"{fixture_url}/demo/form.html")
+            snap = await tool("snapshot", interactive=True)
+            await tool("fill", ref=ref_of(snap, 'textbox "Name"'), value="Ada")
+            await tool("click", ref=ref_of(snap, 'button "Sign up"'))
+            table = processes()
+            chromium = {p for p in descendants(proc.pid, table) if "chromium" in table[p][2]}
+            assert chromium
+            proc.send_signal(signal.SIGTERM)  # stdin left open
+            status = await proc.wait()
+            while True:  # the browser closed (its processes reaped by whoever inherits them)
+                if not {p for p, (_, state, _) in processes().items() if state != "Z"} & chromium:
+                    break
+                await asyncio.sleep(0.1)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert out.exists(), f"no scenario written; exit status {status}"
+    scenario = Scenario.from_dict(json.loads(out.read_text(encoding="utf-8")))
+    assert [s.action for s in scenario.steps] == ["navigate", "fill", "click"]
+    assert not out.with_name(f".{out.name}.part").exists()  # written, then renamed
+    assert status == 0
 
 
 async def test_a_hung_script_is_stopped_within_the_call_s_budget(fixture_url: str) -> None:
