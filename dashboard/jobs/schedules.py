@@ -331,15 +331,28 @@ RUN_OUTCOME = {Run.Status.SUCCEEDED: "ok", Run.Status.FAILED: "failed",
                Run.Status.STOPPED: "stopped", Run.Status.PAUSED: "needs_person"}  # fmt: skip
 BAD = ("failed", "stopped", "needs_person", "missed")
 UNSETTLED = ("", "needs_person")  # what the firing's work may still change
+# A pause a person asked for (to watch it, or take over), as its run's reason begins
+# (automation's RunPaused "requested"): nobody is waited for, the firing's work goes on.
+ASKED = "requested:"
+
+
+def _rows(batch: Batch) -> list[dict[str, Any]]:
+    """The batch's rows as its firing reads them: one paused by a person who asked, at work."""
+    return [{**row, "status": "running"}
+            if row["status"] == "needs_person" and row["reason"].startswith(ASKED) else row
+            for row in job_selectors.batch_rows(batch=batch)]  # fmt: skip
 
 
 def outcome_of(firing: ScheduleFiring) -> str:
     """ok, failed, stopped or needs_person once the firing's work says so; "" while it
-    runs (a stopped batch: until its rows have stopped)."""
-    if firing.run is not None:
-        return RUN_OUTCOME.get(Run.Status(firing.run.status), "")
+    runs (a stopped batch: until its rows have stopped), a pause a person asked for
+    included."""
+    if (run := firing.run) is not None:
+        if run.status == Run.Status.PAUSED and run.status_reason.startswith(ASKED):
+            return ""
+        return RUN_OUTCOME.get(Run.Status(run.status), "")
     if firing.batch is not None:
-        rows = job_selectors.batch_rows(batch=firing.batch)
+        rows = _rows(firing.batch)
         statuses = {row["status"] for row in rows}
         if firing.batch.status == Batch.Status.STOPPED:  # by its owner: once its rows are
             return "" if statuses & {"queued", "running", "needs_person"} else "stopped"
@@ -366,7 +379,7 @@ def _why(firing: ScheduleFiring, outcome: str) -> str:
         return firing.run.status_reason
     if firing.batch is None:
         return ""
-    rows = job_selectors.batch_rows(batch=firing.batch)
+    rows = _rows(firing.batch)
     kinds = ("needs_person",) if outcome == "needs_person" else ("failed", "stopped", "skipped")
     bad = [row for row in rows if row["status"] in kinds]
     if not bad:
@@ -379,7 +392,7 @@ def _why(firing: ScheduleFiring, outcome: str) -> str:
 def judge(firing_id: int) -> ScheduleFiring | None:
     """Record the firing's outcome once its work says it (one that waited for a person
     is judged again when its run or batch ends); the firing when it is bad and nobody was
-    told yet, or a batch told it waited that now failed (a conditional update: of two
+    told yet, or one told it waited that now failed (a conditional update: of two
     workers judging it, one tells), its alerts put into the
     outbox in the same transaction (told, and queued, or neither).  A stopped replay's
     firing says why, as its run does ("stopped by ada while it waited for a person")."""
@@ -399,10 +412,11 @@ def judge(firing_id: int) -> ScheduleFiring | None:
     if outcome not in BAD:
         settle.update(outcome=outcome, error=error)
         return None
-    # Told once; a batch told it waited for a person is told again when it ends failed:
-    # its other rows, or the one no one came to, were never told.
+    # Told once; a replay or batch told it waited for a person is told again when it
+    # ends failed (a later step, the row no one came to, a worker's restart, other rows):
+    # else the receiver's last word would be that it waits.
     untold = Q(alerted_at__isnull=True)
-    if firing.batch_id is not None and outcome == "failed":
+    if outcome == "failed":
         untold |= Q(outcome="needs_person")
     with transaction.atomic():
         if not mine.filter(untold).update(
