@@ -18,6 +18,7 @@ from automation.errors import ActionInvalid, ScenarioInvalid
 from automation.limits import cut_text
 from automation.recording import scenario as fmt
 from automation.recording.fromrun import from_run_steps
+from automation.recording.params import carry, used_in
 from automation.recording.replay import StepOutcome
 from dashboard.models import (
     BatchRow,
@@ -219,6 +220,13 @@ def scenario_step_make_param(
             if i != index:
                 changed.append((i, new))
         touch(scenario.pk, params=document.params)
+        # Proposals found with the value, shown and approved as the step now is.
+        for heal in IdentityHeal.objects.select_related("step__scenario").filter(
+            step__scenario=scenario, status=IdentityHeal.Status.PROPOSED
+        ):
+            carried = _with_placeholders(heal.after, heal.step)
+            if carried != heal.after:
+                IdentityHeal.objects.filter(pk=heal.pk).update(after=carried)
     return changed
 
 
@@ -382,10 +390,11 @@ def heal_record(
         )
         if step is None:  # the scenario was edited since
             return None
-        if _same_element(step.identity, data["healed"]):
+        healed = _with_placeholders(data["healed"], step)
+        if _same_element(step.identity, healed):
             return None
         for waiting in step.heals.filter(status=IdentityHeal.Status.PROPOSED):
-            if _same_element(waiting.after, data["healed"]):
+            if _same_element(waiting.after, healed):
                 if data["heal"] == "confident":  # sure now: what waited is written
                     _apply(waiting, step, user=None)
                 return waiting
@@ -397,7 +406,7 @@ def heal_record(
             score=data.get("score"),
             changes=data.get("changes", []),
             before=step.identity,
-            after=data["healed"],
+            after=healed,
         )
         if data["heal"] == "confident":
             _apply(heal, step, user=None)
@@ -423,14 +432,34 @@ def heal_decide(*, heal_id: int, approve: bool, user: AbstractBaseUser) -> Ident
 def _apply(heal: IdentityHeal, step: ScenarioStep, *, user: AbstractBaseUser | None) -> None:
     """Write the heal to the step: the element as found now, the identities it was known
     by before kept as its variants (replay finds it by any of them)."""
-    heal.before = step.identity
+    heal.before, heal.after = step.identity, _with_placeholders(heal.after, step)
     step.identity = _confirmed(step.identity, heal.after)
     step.save(update_fields=["identity"])
     heal.status = IdentityHeal.Status.APPLIED
     heal.decided_by = user  # type: ignore[assignment]
     heal.decided_at = timezone.now()
-    heal.save(update_fields=["before", "status", "decided_by", "decided_at"])
+    heal.save(update_fields=["before", "after", "status", "decided_by", "decided_at"])
     touch(step.scenario_id)
+
+
+def _with_placeholders(found: Any, step: ScenarioStep) -> Any:
+    """``found`` (an element a replay found, as its identity) with each parameter the
+    step's identity uses written back where the parameter's default stands, as making the
+    parameter carried it into the step.  A heal found before the value was made a
+    parameter (proposed then, or by a replay begun before) spells the value out: written
+    so, every later value would find the first one's element."""
+    if not step.identity or not found:
+        return found
+    declared = step.scenario.params or {}
+    try:
+        stored, now = ElementIdentity.from_dict(step.identity), ElementIdentity.from_dict(found)
+    except ActionInvalid:
+        return found
+    for name in sorted(used_in(stored, declared) - used_in(now, declared)):
+        default = declared[name].get("default") if isinstance(declared[name], dict) else None
+        if isinstance(default, str):
+            now = carry(now, default, name)
+    return now.to_dict()
 
 
 def _same_element(known: Any, found: Any) -> bool:

@@ -568,6 +568,64 @@ def test_a_proposed_change_is_told_in_the_pytest_export_until_it_is_approved(
     assert ".or_(" in step and "Sign in now" in step and "'Sign in'" in step  # either name
 
 
+def settle(customer: str) -> dict[str, Any]:
+    """Find a customer, settle their row's invoice: the row is told by the name typed."""
+    return {
+        "format": "tabwright.scenario", "version": 1, "name": "Settle an invoice",
+        "base_url": BASE,
+        "steps": [
+            {"action": "navigate", "args": {"url": f"{BASE}/invoices"}},
+            {"action": "fill", "args": {"value": customer},
+             "identity": {"role": "searchbox", "name": "Find", "tag": "input"}},
+            {"action": "click", "args": {},
+             "identity": {"role": "button", "name": "Pay", "tag": "button",
+                          "row": f"{customer} 12.00 EUR Pay"}},
+        ],
+    }  # fmt: skip
+
+
+RENAMED = {"role": "button", "name": "Settle", "tag": "button", "row": "Ada 12.00 EUR Settle"}
+
+
+def test_a_change_proposed_before_its_value_was_made_a_parameter_is_approved_with_it(
+    owner: Any, client: Client
+) -> None:
+    """A replay proposed the renamed button, found in Ada's row; the person then made the
+    typed "Ada" a parameter, and approved: the step's row was "Ada" again, so a batch's
+    every row paid Ada's invoice, each "passed"."""
+    scenario = scenario_services.scenario_import(owner=owner, data=settle("Ada"))
+    pay = ScenarioStep.objects.get(scenario=scenario, index=2)
+    heal = IdentityHeal.objects.create(
+        step=pay, status=IdentityHeal.Status.PROPOSED, changes=["name → 'Settle'"], after=RENAMED
+    )
+    assert client.post(url(scenario, "steps/1/param"), {"name": "customer"}).status_code == 302
+    heal.refresh_from_db()  # shown as it would be written
+    assert heal.after["row"] == "${customer} 12.00 EUR Settle"
+
+    assert client.post(f"/heals/{heal.pk}/decide", {"approve": "1"}).status_code == 302
+    pay.refresh_from_db()
+    assert (pay.identity["name"], pay.identity["row"]) == ("Settle", "${customer} 12.00 EUR Settle")
+    document = selectors.scenario_document(scenario=scenario)
+    filled = document.resolve({"customer": "Bob"}, env={}).identity(document.steps[2].identity)
+    assert filled is not None and filled.row == "Bob 12.00 EUR Settle"
+
+
+def test_a_heal_a_replay_found_before_its_value_was_made_a_parameter_keeps_it(
+    owner: Any, client: Client
+) -> None:
+    """The replay began with "Ada" typed as it is; the value was made a parameter while
+    it ran; its confident heal, found in Ada's row, is written with the parameter."""
+    scenario = scenario_services.scenario_import(owner=owner, data=settle("Ada"))
+    assert client.post(url(scenario, "steps/1/param"), {"name": "customer"}).status_code == 302
+    outcome = {"index": 2, "action": "click", "status": "passed", "strategy": "role_name",
+               "score": 0.9, "changes": ["name: 'Pay' → 'Settle'"], "heal": "confident",
+               "healed": RENAMED}  # fmt: skip
+    heal = scenario_services.heal_record(scenario_id=scenario.pk, outcome=outcome)
+    assert heal is not None and heal.status == IdentityHeal.Status.APPLIED
+    pay = ScenarioStep.objects.get(scenario=scenario, index=2)
+    assert (pay.identity["name"], pay.identity["row"]) == ("Settle", "${customer} 12.00 EUR Settle")
+
+
 def test_a_step_changed_in_another_tab_is_not_written_over(
     scenario: Scenario, client: Client
 ) -> None:
