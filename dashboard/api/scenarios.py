@@ -130,12 +130,13 @@ async def run_proposals(request: HttpRequest, run_id: int) -> list[dict[str, Any
 
 @router.post(
     "/runs/{run_id}/scenario",
-    response={201: ScenarioOut, **ERRORS, 403: ErrorOut},
+    response={201: ScenarioOut, **ERRORS, 403: ErrorOut, 409: ErrorOut},
     tags=["scenarios"],
 )
 async def save_run_as_scenario(request: HttpRequest, run_id: int, body: SaveRunIn) -> Status[Any]:
     """Save the run as a scenario, as its "Save as scenario" page does: the steps that ran,
-    the failed ones in ``keep``, the proposed ``checks``; nothing is stored if it can't be."""
+    the failed ones in ``keep``, the proposed ``checks``; nothing is stored if it can't be
+    (409 ``refused`` while the run has not ended)."""
 
     def save() -> dict[str, Any]:
         run = run_selectors.run_get(user=request.user, id=run_id)
@@ -163,6 +164,8 @@ async def save_run_as_scenario(request: HttpRequest, run_id: int, body: SaveRunI
                 owner=request.user, run=run, name=body.name,
                 keep=body.keep, checks=checks, stretches=body.stretches,
             )  # fmt: skip
+        except services.RunAtWork as exc:  # not now: a command that does not apply yet
+            raise ApiError(409, "refused", exc.message, exc.hint) from None
         except ScenarioInvalid as exc:
             raise ApiError(400, exc.code, exc.message, exc.hint) from None
         return _scenario_out(selectors.scenario_list(user=request.user).get(pk=scenario.pk))

@@ -114,6 +114,11 @@ def _check_fits(document: fmt.Scenario, what: str) -> None:
                                   f"(at most {most})")  # fmt: skip
 
 
+class RunAtWork(ScenarioInvalid):
+    """A run is saved as a scenario once it has ended (a conversation: its request's work
+    has), with the checks its end proposed."""
+
+
 def scenario_from_run(
     *,
     owner: AbstractBaseUser,
@@ -130,6 +135,11 @@ def scenario_from_run(
     checks of these stretches (empty: all).  Every step left out is listed, with why, in
     the scenario's description.  No password the run typed is kept: not in ``name``
     (refused; none given, the run's title with it masked), nor in what its steps do."""
+    if not run.is_final:  # what it did so far, and none of the checks its end proposes
+        raise RunAtWork(
+            f"the run is still at work ({run.status}): it is saved once it has ended",
+            hint="wait for it to end, or stop it, then save it",
+        )
     every = run_selectors.run_step_rows(run=run)  # a password typed in any stretch counts
     typed = run_selectors.run_typed_passwords(run=run, rows=every)
     name = name.strip() or typed.mask(run.title)

@@ -34,7 +34,7 @@ from dashboard.runs import services as run_services
 from dashboard.runs.consumers import CLOSE_FORBIDDEN
 from dashboard.runs.runner import runner
 from dashboard.scenarios import services as scenario_services
-from tests.dashboard.conftest import Socket
+from tests.dashboard.conftest import Socket, ended
 from tests.dashboard.sockets import ANSWER_S
 
 SECRET_TASK = "type olive-secret-4711 into Notes"
@@ -91,6 +91,7 @@ class World:
         run_services.step_attach_screenshot(
             run_id=self.run.pk, index=0, path=f"runs/{self.run.pk}/step-0.jpg"
         )
+        ended(self.run)
         self.scenario = scenario_services.scenario_from_run(
             owner=owner, run=self.run, name=SECRET_SCENARIO
         )

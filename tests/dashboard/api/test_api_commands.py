@@ -72,6 +72,9 @@ async def test_a_script_talks_to_a_conversation_and_saves_it_as_a_scenario(
         return run.status == Run.Status.PAUSED
 
     await eventually(is_paused, what="the run pauses")
+    # Saved now, it would hold the steps so far and none of the checks its end proposes.
+    answer = refused(await client.post(f"/api/runs/{run_id}/scenario", {}), 409, "refused")
+    assert answer["message"].startswith("the run is still at work (paused)"), answer
     resumed = await client.post(f"/api/runs/{run_id}/resume")
     assert resumed.status_code == 200, resumed.content
     stopped = await client.post(f"/api/runs/{run_id}/stop")

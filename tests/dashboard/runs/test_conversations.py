@@ -390,6 +390,7 @@ async def test_messages_and_closes_that_cant_be_taken_are_refused(
     assert runner.is_live(run.pk) and not runner.is_working(run.pk)
 
     # A replay is no conversation: it takes no message once over, and has no session.
+    run = await load_run(run.pk)  # its request's work ended
     scenario = await sync_to_async(services.scenario_from_run)(owner=owner, run=run)
     replay, replay_comm = await start_replay(runs, open_socket, owner, scenario)
     await receive_until(replay_comm, of_type("run.finished"))

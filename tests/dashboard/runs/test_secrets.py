@@ -23,7 +23,7 @@ from dashboard.runs import services as run_services
 from dashboard.runs.runner import runner
 from dashboard.scenarios import services
 from tests.bounds import room
-from tests.dashboard.conftest import Runs
+from tests.dashboard.conftest import Runs, ended
 
 # Rollback transactions, but for the async tests: their database work runs in another
 # thread (sync_to_async), which must see the rows.
@@ -124,6 +124,7 @@ async def test_a_granted_secret_never_comes_back_in_clear(
     shots = [e for e in events if e["type"] == "screenshot"]
     assert any("${SECRET:PW}" in s["url"] for s in shots)
 
+    run = await Run.objects.aget(pk=run.pk)  # stopped
     scenario = await sync_to_async(services.scenario_from_run)(owner=owner, run=run, name="Login")
     client = AsyncClient()
     await client.aforce_login(owner)
@@ -231,6 +232,7 @@ async def test_a_password_a_person_types_on_the_live_view_never_comes_back_in_cl
         text = json.dumps(kept, default=str)
         assert typed not in text and "Hand-Typed" not in text
     assert any("/done?pw=" in json.dumps(e) for e in events)  # the address, without it
+    run = await Run.objects.aget(pk=run.pk)  # stopped
     scenario = await sync_to_async(services.scenario_from_run)(owner=owner, run=run, name="In")
     client = AsyncClient()
     await client.aforce_login(owner)
@@ -326,6 +328,7 @@ def test_a_scenario_saved_with_no_name_takes_the_run_s_title_with_its_password_m
         run_services.step_record(run_id=run.pk, data={"index": index, **row})
     run.refresh_from_db()
     assert len(run.password_marks) == 1
+    ended(run)
     with pytest.raises(ScenarioInvalid, match="holds a password the run typed"):
         services.scenario_from_run(owner=owner, run=run, name="hunter22 sign-in")
     scenario = services.scenario_from_run(owner=owner, run=run, name="")

@@ -16,7 +16,7 @@ from dashboard.models import Run, Scenario, ScenarioStep
 from dashboard.runs import services as run_services
 from dashboard.scenarios import services as scenario_services
 from dashboard.scenarios.forms import StepValuesForm
-from tests.dashboard.conftest import Runs
+from tests.dashboard.conftest import Runs, ended
 
 BOX = {"role": "checkbox", "name": "", "tag": "input", "type": "checkbox", "row": "Buy milk",
        "selectors": ["li:nth-of-type(1) > input"]}  # fmt: skip
@@ -28,6 +28,7 @@ def saved_run(owner: Any) -> Run:
     """A finished run: a failed tick whose effect the page shows, a read, an evaluate,
     and the checks its final page proposed."""
     run = run_services.run_create(owner=owner, task="add milk", start_url="", planner="rules")
+    ended(run)
     rows = [
         {"index": 0, "action": "navigate", "args": {"url": "http://todo.test/app/"}},
         {"index": 1, "action": "fill", "args": {"ref": "e3", "value": "Buy milk",
@@ -99,6 +100,7 @@ def test_the_save_page_lists_what_it_leaves_out_and_what_the_run_proposes(
 @pytest.mark.django_db
 def test_a_run_that_proposed_nothing_says_so_and_saves_without_checks(owner: Any) -> None:
     run = run_services.run_create(owner=owner, task="open", start_url="", planner="rules")
+    ended(run)
     run_services.step_record(
         run_id=run.pk, data={"index": 0, "action": "navigate", "args": {"url": "http://a.test/"}}
     )

@@ -20,7 +20,7 @@ from automation.recording.scenario import Scenario as Document
 from dashboard.models import IdentityHeal, Run, Scenario, ScenarioStep, SecretGrant
 from dashboard.runs import services as run_services
 from dashboard.scenarios import services as scenario_services
-from tests.dashboard.conftest import Runs
+from tests.dashboard.conftest import Runs, ended
 from tests.dashboard.runs.test_liveview import centre_of, run_tab
 
 # Rollback transactions, but for the async tests: their database work runs in another
@@ -286,6 +286,7 @@ def test_replays_side_by_side_record_one_heal_for_the_same_change(
 @pytest.mark.django_db
 def test_a_run_without_replayable_steps_is_not_saved(owner: Any) -> None:
     run = run_services.run_create(owner=owner, task="look around", start_url="", planner="rules")
+    ended(run)
     run_services.step_record(run_id=run.pk, data={"index": 0, "action": "read_page", "args": {}})
     client = Client()
     client.force_login(owner)
@@ -297,6 +298,7 @@ def test_a_run_without_replayable_steps_is_not_saved(owner: Any) -> None:
 @pytest.mark.django_db
 def test_a_step_the_person_did_while_paused_is_kept_and_saved_with_the_run(owner: Any) -> None:
     run = run_services.run_create(owner=owner, task="sign in", start_url="", planner="rules")
+    ended(run)
     nav = {"index": 0, "action": "navigate", "args": {"url": "http://shop.test/login.html"}}
     run_services.step_record(run_id=run.pk, data=nav)
     identity = {"role": "button", "name": "Sign in", "tag": "button", "selectors": ["#go"]}
