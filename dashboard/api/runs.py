@@ -371,8 +371,9 @@ async def extend_run(request: HttpRequest, run_id: int, body: ExtendIn) -> dict[
 async def close_run(request: HttpRequest, run_id: int) -> dict[str, Any]:
     """Close a conversation's tab (a later message restores the page) and answer the run
     as it is then: its tab closed (``session`` closed), or, when it has not closed within
-    COMMAND_ANSWER_MS of the request, still open (the close goes on)."""
+    COMMAND_ANSWER_MS of the request, still open (the close goes on).  An MCP session
+    closed so ends stopped, saying by whom (its client is told the same)."""
     wait = Budget(COMMAND_ANSWER_MS, label="close")
-    await _command(request, run_id, "close", wait=wait)
+    await _command(request, run_id, "close", services.stopped_by(request.user), wait=wait)
     await _within(wait, runner.wait_closed(run_id))
     return await _now(run_id)

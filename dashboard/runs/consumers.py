@@ -3,7 +3,8 @@
 Messages from the page: ``{"command": "message", "text": "..."}`` (to the agent at any time:
 read at its next round while it works, the answer to a pause, the next stretch of work of
 a conversation waiting for one, or a closed conversation restored and continued),
-``{"command": "close"}`` (end a conversation's session: its tab is closed),
+``{"command": "close"}`` (end a conversation's session: its tab is closed; an MCP
+session's run ends stopped by the person),
 ``{"command": "pause" | "resume" | "stop" | "reply", "text": "..."}``,
 ``{"command": "extend", "rounds": N}`` (N more rounds past the round cap, and resume),
 ``{"command": "act", "id": ..., "action": ..., "args": {...}, "timeout_ms": N}`` for one
@@ -284,8 +285,8 @@ class RunPageConsumer(AsyncJsonWebsocketConsumer):
         if command == "extend" and (isinstance(rounds, bool) or not isinstance(rounds, int)):
             await self.send_json({"type": "error", "message": "rounds must be a whole number"})
             return
-        if command == "stop":  # who stops it is the run's reason, never what the page says
-            text = stopped_by(self.scope["user"])
+        if command in ("stop", "close"):  # who stops (or closes) it is the run's reason,
+            text = stopped_by(self.scope["user"])  # never what the page says
         await self._inputs_done()
         place = await carry.where(self.run_id)
         if place.elsewhere:  # answered in a task: events and frames keep coming meanwhile

@@ -48,7 +48,7 @@ async def serve(run: Run, live: LiveRun) -> None:
             await live.sink.emit(RunFinished("failed", reason=control.failure))
             return
         if control.stopped or live.closing:
-            reason = live.closing or "stopped by the person"
+            reason = live.closing or control.stop_reason or "stopped by the person"
             await live.sink.emit(RunFinished("stopped", reason=reason))
             return
         if control.pause_requested:

@@ -63,6 +63,13 @@ MODEL_GAVE_WAY = (
     "room (write to go on from where it was)"
 )
 COMMANDS = frozenset({"pause", "resume", "stop", "reply", "extend", "message", "close"})
+# What an MCP session refuses: its client plans every call and reads only the answers.
+NOT_FOR_MCP = {
+    "message": "an MCP session takes no messages: its client never reads them (tell the "
+    "client in its own chat, or pause the run and act on its live view)",
+    "extend": "an MCP session has no round cap to extend: its client makes as many calls "
+    "as it needs (resume it if it is paused)",
+}
 MAX_EXTEND_ROUNDS = 1_000
 
 
@@ -328,13 +335,17 @@ class RunManager:
         """pause / resume / stop / reply / extend (``rounds`` more past the round cap, then
         resume) / message / close; raises LookupError if the run is not live (a message
         to a closed conversation restores it: :meth:`message`), ValueError for a command
-        that does not apply now."""
+        that does not apply now (an MCP session takes no message and no extend).  A
+        close's ``text`` says why an MCP session ends: who closed it, or how its client
+        left."""
         if command not in COMMANDS:
             raise ValueError(f"unknown command {command!r}")
+        live = await self._live_run(run_id)
+        if live is not None and live.mcp is not None and command in NOT_FOR_MCP:
+            raise ValueError(NOT_FOR_MCP[command])
         if command == "message":
             await self.message(run_id, text)
             return
-        live = await self._live_run(run_id)
         if live is None:
             if command == "stop" and await self.stop_queued(run_id):
                 return
@@ -342,8 +353,9 @@ class RunManager:
         if live.mcp is not None:  # its session's loop looks at the control again
             live.inbox.put_nowait("")
         if command == "close":
-            if live.mcp is not None:  # ``text``: how the client left, when it said nothing
-                live.close(text or "the MCP client ended the session")
+            if live.mcp is not None:  # ``text``: who closed it (services.stopped_by), or
+                # how its client left (dashboard.api.mcp)
+                live.close(text or f"{services.STOPPED_BY}the person")
                 return
             if not live.conversation:
                 raise ValueError("only a conversation has a session to close; stop the run")
@@ -413,6 +425,9 @@ class RunManager:
                 live = self._live.get(run_id)
             if live is None:
                 run = await database_sync_to_async(Run.objects.get)(pk=run_id)
+                if run.kind == Run.Kind.MCP:
+                    raise ActionInvalid("this run is over and an MCP session takes no messages",
+                                        hint="start a new session from the MCP client")  # fmt: skip
                 if run.kind != Run.Kind.AGENT:
                     raise ActionInvalid("this run is over and a replay takes no messages",
                                         hint="replay the scenario again")  # fmt: skip

@@ -15,9 +15,22 @@ from typing import Any
 import pytest
 from channels.db import database_sync_to_async
 
+from automation import Budget
 from dashboard.accounts import services as token_services
 from dashboard.api import mcp
 from dashboard.models import Run
+from dashboard.runs.doorbell import wake
+from dashboard.runs.runner import RunManager
+from dashboard.runs.services import stopped_by
+from tests.dashboard.api.test_api import api, refused, token_of
+from tests.dashboard.conftest import OpenSocket, Runs
+from tests.dashboard.sockets import (
+    connected_socket,
+    load_run,
+    of_type,
+    receive_until,
+    stored_events,
+)
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio(loop_scope="session")]
 
@@ -85,6 +98,59 @@ async def test_a_client_that_loses_its_event_stream_has_gone(
     # A client that keeps no stream is between calls, not gone: its run waits on.
     assert app._sessions["kept"].ended == ""
     assert (await database_sync_to_async(Run.objects.get)(pk=runs["kept"])).status == "queued"
+
+
+async def test_a_live_session_s_end_says_who_ended_it_and_it_takes_no_message_nor_extend(
+    owner: Any, runs: Runs, worker: RunManager, fixture_url: str, open_socket: OpenSocket
+) -> None:
+    """Sessions whose tabs are open: one its client ends says so; one the person closes
+    (the API's close, the page's whatever words the page sends) or stops ends stopped by
+    them ("stopped by the person", whoever it was, before), which
+    its client's next call is told (it said the client ended it).  A message (the client
+    never reads one) and an extend (a session has no round cap) are refused, saying why,
+    on the API and on the page: nothing is stored (they answered 200 and did nothing)."""
+    app = app_with(owner, "left", "closed", "closed on the page", "stopped")
+    run_ids = {s: await app._run_of(app._sessions[s], owner, "a client") for s in app._sessions}
+    await wake()
+    for run_id in run_ids.values():
+        await runs.claimed(run_id)
+        budget = Budget(HANG_S * 1000)
+        url = f"{fixture_url}/demo/form.html"
+        opened = await worker.mcp_call(run_id, "navigate", {"url": url}, budget=budget)
+        assert opened["ok"], opened
+    session = app._sessions["left"]
+    app._began(session)
+    app._ended("left", session, "DELETE", 200)
+    assert await ended(app, run_ids["left"]) == (Run.Status.STOPPED, mcp.ENDED_BY_CLIENT)
+
+    run_id = run_ids["closed"]
+    client = api(await database_sync_to_async(token_of)(owner))
+    said = await client.post(f"/api/runs/{run_id}/messages", {"text": "fill in Email too"})
+    assert "an MCP session takes no messages" in refused(said, 409, "refused")["message"]
+    more = await client.post(f"/api/runs/{run_id}/extend", {"rounds": 5})
+    assert "no round cap to extend" in refused(more, 409, "refused")["message"]
+    assert "user.message" not in {kind for _seq, kind in await stored_events(run_id)}
+    closed = await client.post(f"/api/runs/{run_id}/close")
+    assert closed.status_code == 200, closed.content
+    # Its status reason is what the client's next call is told (mcp._session_ended).
+    assert await ended(app, run_id) == (Run.Status.STOPPED, stopped_by(owner))
+    late = await client.post(f"/api/runs/{run_id}/messages", {"text": "fill in Email too"})
+    assert "an MCP session takes no messages" in refused(late, 400, "action_invalid")["message"]
+
+    run_id = run_ids["closed on the page"]
+    page = await connected_socket(open_socket, await load_run(run_id), owner)
+    await page.send_json_to({"command": "message", "text": "fill in Email too"})
+    error = (await receive_until(page, of_type("error")))[-1]
+    assert "an MCP session takes no messages" in error["message"], error
+    await page.send_json_to({"command": "extend", "rounds": 5})
+    error = (await receive_until(page, of_type("error")))[-1]
+    assert "no round cap to extend" in error["message"], error
+    await page.send_json_to({"command": "close", "text": mcp.ENDED_BY_CLIENT})
+    assert await ended(app, run_id) == (Run.Status.STOPPED, stopped_by(owner))
+
+    stopped = await client.post(f"/api/runs/{run_ids['stopped']}/stop")  # as a stop says
+    assert stopped.status_code == 200, stopped.content
+    assert await ended(app, run_ids["stopped"]) == (Run.Status.STOPPED, stopped_by(owner))
 
 
 async def test_a_stream_opened_again_in_time_keeps_the_session(owner: Any) -> None:
