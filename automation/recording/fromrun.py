@@ -92,11 +92,14 @@ def plan(rows: Sequence[Mapping[str, Any]], *, passwords: Sequence[str] = ()) ->
         if row.get("by") == "call":  # kept as the call step that ran it
             out.append(Planned(index, action, None, "a step of a scenario it called"))
             continue
+        # Left out because it failed, whatever else it lacks: one whose ref was not found
+        # has no element identity, a fill_form that failed whole was never split into fills.
+        failed = _failure(row)
         if action == TABS:
-            out.append(where.move(index, row))
+            out.append(Planned(index, TABS, None, failed) if failed else where.move(index, row))
             continue
         if not where.known and action in STEP_ACTIONS:
-            out.append(Planned(index, action, None, _OTHER_TAB))
+            out.append(Planned(index, action, None, failed or _OTHER_TAB))
             continue
         if action not in STEP_ACTIONS:
             why = (
@@ -104,12 +107,12 @@ def plan(rows: Sequence[Mapping[str, Any]], *, passwords: Sequence[str] = ()) ->
                 if action in READ_ONLY_ACTIONS
                 else f"replay can't do {action!r} steps"
             )
-            out.append(Planned(index, action, None, why))
+            out.append(Planned(index, action, None, failed or why))
             continue
         args = dict(row.get("args") or {})
         identity = row.get("identity")
         if "ref" in args and not identity and not row.get("selector"):
-            out.append(Planned(index, action, None, "its element was not identified"))
+            out.append(Planned(index, action, None, failed or "its element was not identified"))
             continue
         args = {k: v for k, v in args.items() if k not in ("ref", "timeout_ms")}
         data = {
@@ -130,13 +133,11 @@ def plan(rows: Sequence[Mapping[str, Any]], *, passwords: Sequence[str] = ()) ->
             if step is not typed and _typed(step).startswith("${SECRET:"):
                 typed_at[str(typed.typed_value())] = (index, _typed(step))
         except ScenarioInvalid as exc:
-            out.append(Planned(index, action, None, f"it can't be replayed: {exc.message}"))
+            why = f"it can't be replayed: {exc.message}"
+            out.append(Planned(index, action, None, failed or why))
             continue
-        if not row.get("ok", True):
-            error = row.get("error") or {}
-            message = error.get("message", "") if isinstance(error, dict) else str(error)
-            out.append(Planned(index, action, step, f"it failed: {message or 'no reason given'}",
-                               keepable=True))  # fmt: skip
+        if failed:  # the person may keep it: its effect may show on the page all the same
+            out.append(Planned(index, action, step, failed, keepable=True))
             continue
         out.append(Planned(index, action, step))
     # One the steps show masked was typed by the first password field's step, if any.
@@ -144,6 +145,15 @@ def plan(rows: Sequence[Mapping[str, Any]], *, passwords: Sequence[str] = ()) ->
     for value in passwords:
         typed_at.setdefault(value, first)
     return [_password_hidden(planned, typed_at) for planned in out]
+
+
+def _failure(row: Mapping[str, Any]) -> str:
+    """Why a recorded step that failed is left out, in its error's words; "" if it did not."""
+    if row.get("ok", True):
+        return ""
+    error = row.get("error") or {}
+    message = error.get("message", "") if isinstance(error, dict) else str(error)
+    return f"it failed: {message or 'no reason given'}"
 
 
 def typed_passwords(rows: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -183,6 +193,7 @@ class _Where:
         self.known = True
 
     def move(self, index: int, row: Mapping[str, Any]) -> Planned:
+        """A ``tabs`` step that did not fail (one that did is left out as failed)."""
         args = dict(row.get("args") or {})
         op = args.get("op", "list")
         if op == "list":
@@ -191,8 +202,6 @@ class _Where:
         said = row.get("by") in ("replay", "person") and op in ("popup", "opener", "first")
         to = op if said else None
         to = to or args.get("to") or ("first" if op == "select" and args.get("index") == 0 else "")
-        if not row.get("ok", True):
-            return Planned(index, TABS, None, _SWITCHED)
         step_args: dict[str, Any] = {"op": to}
         if to == "popup" and self.known:
             self.depth += 1

@@ -141,7 +141,7 @@ async def test_a_session_acts_by_ref_answers_briefly_and_writes_its_scenario(
     left_out = scenario.description
     assert "(snapshot): it only read the page" in left_out
     assert "(wait_for text='never there'): it failed: " in left_out
-    assert "(fill): its element was not identified" in left_out  # the stale ref's
+    assert f"(fill): it failed: ref {email} (textbox 'Email') no longer points" in left_out
 
 
 async def test_a_signal_ends_the_session_as_closing_stdin_does_writing_its_scenario(
