@@ -274,26 +274,27 @@ class ScenarioStep:
                 f"{where}: {action} needs the element's identity (or at least its selector)",
                 index=index,
             )
-        step.check(index)
-        return step
+        return replace(step, args=step.check(index))
 
-    def check(self, index: int = 0) -> None:
-        """The args fit the action (types and required values), placeholders included."""
+    def check(self, index: int = 0) -> dict[str, Any]:
+        """The args fit the action (types and required values), placeholders included;
+        the args as the action takes them (a number given for a text, ``"url": 5``, is
+        that text, as replay and the export would take it)."""
         self.check_secrets(index)
         if self.action == EXPECT:
             expect.validate(self.args, has_element=self.target() is not None, index=index)
-            return
+            return self.args
         if self.action == CALL:
             call_args(self.args, where=f"step {index}", index=index)
-            return
+            return self.args
         if self.action == TABS:
             tab_args(self.args, where=f"step {index}", index=index)
-            return
+            return self.args
         probe = dict(self.args)
         if self.needs_element:
             probe["ref"] = "e1"  # found at replay; only its presence is checked here
         try:
-            validate(self.action, probe)
+            taken = validate(self.action, probe)
         except ActionInvalid as exc:
             raise ScenarioInvalid(f"step {index}: {exc.message}", index=index) from None
         if self.action == "select_option":  # what it chooses, as replay takes it (str or list)
@@ -314,6 +315,7 @@ class ScenarioStep:
                 f"modifiers of {', '.join(MODIFIERS)}",
                 index=index,
             )
+        return {key: taken.get(key, value) for key, value in self.args.items()}
 
     def check_secrets(self, index: int = 0) -> None:
         """ScenarioInvalid, naming the step and the arg, for a ``${SECRET:…}`` anywhere but
