@@ -37,7 +37,9 @@ def scenario_list(*, user: AbstractBaseUser, q: str = "") -> QuerySet[Scenario]:
     ``q`` (any case) when it is given; each with its step count and its latest replay."""
     scenarios = _visible_scenarios(user=user)
     q = q.strip()
-    if q:
+    if "\x00" in q:  # none holds one (refused in each), and SQLite's LIKE ends at a NUL
+        scenarios = scenarios.none()  # (it matched every scenario; PostgreSQL refuses it)
+    elif q:
         scenarios = scenarios.filter(
             Q(name__icontains=q) | Q(description__icontains=q) | Q(base_url__icontains=q)
         )

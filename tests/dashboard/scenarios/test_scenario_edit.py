@@ -99,6 +99,10 @@ def test_search_matches_name_description_or_address_in_what_the_user_may_see(
     assert "Stock count" in page and "Billing run" not in page and 'value="ERP.test"' in page
     page = page_of(client.get("/scenarios/", {"q": "nothing like it"}))
     assert "No scenario matches “nothing like it”" in page
+    # A NUL no name holds (SQLite's LIKE stopped at it: every scenario matched).
+    for nul in ("\x00", "Stock\x00 count"):
+        page = page_of(client.get("/scenarios/", {"q": nul}))
+        assert "No scenario matches" in page and "Stock count" not in page
     page = page_of(client.get("/scenarios/"))
     assert all(name in page for name in ("Close the account", "Billing run", "Stock count"))
     assert "Invoices of Sam" not in page
