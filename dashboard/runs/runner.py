@@ -69,6 +69,8 @@ NOT_FOR_MCP = {
     "client in its own chat, or pause the run and act on its live view)",
     "extend": "an MCP session has no round cap to extend: its client makes as many calls "
     "as it needs (resume it if it is paused)",
+    "reply": "an MCP session takes no reply: its client never reads one (resume it, once "
+    "you have done on its live view what you paused it for)",
 }
 MAX_EXTEND_ROUNDS = 1_000
 
@@ -335,7 +337,7 @@ class RunManager:
         """pause / resume / stop / reply / extend (``rounds`` more past the round cap, then
         resume) / message / close; raises LookupError if the run is not live (a message
         to a closed conversation restores it: :meth:`message`), ValueError for a command
-        that does not apply now (an MCP session takes no message and no extend).  A
+        that does not apply now (an MCP session takes no message, reply or extend).  A
         close's ``text`` says why an MCP session ends: who closed it, or how its client
         left."""
         if command not in COMMANDS:

@@ -129,6 +129,10 @@ async def test_a_live_session_s_end_says_who_ended_it_and_it_takes_no_message_no
     assert "an MCP session takes no messages" in refused(said, 409, "refused")["message"]
     more = await client.post(f"/api/runs/{run_id}/extend", {"rounds": 5})
     assert "no round cap to extend" in refused(more, 409, "refused")["message"]
+    paused = await client.post(f"/api/runs/{run_id}/pause")
+    assert paused.status_code == 200, paused.content
+    answer = await client.post(f"/api/runs/{run_id}/reply", {"text": "done, go on"})
+    assert "takes no reply" in refused(answer, 409, "refused")["message"]
     assert "user.message" not in {kind for _seq, kind in await stored_events(run_id)}
     closed = await client.post(f"/api/runs/{run_id}/close")
     assert closed.status_code == 200, closed.content
