@@ -1,13 +1,17 @@
 """Features a person combines in an afternoon, each journey through the dashboard in a real
 browser: a scenario that signs in again with its login scenario, with parameters, in a
 batch, exported; a heal, then the export; a step edited on the scenario's page, then the
-replay and the export.  The app is a till of our own on loopback: its sign-in page, a form
-behind it, and what it was sent."""
+replay and the export; a step a person did on the live view, its value then made a
+parameter, the change approved, then a batch.  The apps are our own on loopback: a till
+(its sign-in page, a form behind it, and what it was sent) and a list of invoices (who
+was paid)."""
 
 from __future__ import annotations
 
 import asyncio
+import html
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +21,7 @@ import httpx
 import pytest
 from playwright.async_api import Page, expect
 
+from automation import BrowserSession
 from tests.daphne import api_token
 from tests.daphne import log_in as client_log_in
 from tests.e2e.journeys import exported_pytest, import_scenario, script, until, wait_until
@@ -26,6 +31,8 @@ from tests.e2e.ui import (
     SHOP_PASSWORD,
     USERNAME,
     Server,
+    click_picture,
+    live_picture,
     log_in,
     run_batch,
     save,
@@ -498,3 +505,122 @@ def test_a_run_saved_through_the_api_refuses_a_step_to_keep_it_can_t_keep(
         assert len(api.get("/scenarios").json()) == before
         saved = api.post(f"/runs/{run}/scenario", json={"name": "Kept"})
         assert saved.status_code == 201, saved.text
+
+
+CUSTOMERS = ("Ada", "Bob", "Cyd")
+
+
+class _Invoices(QuietHandler):
+    """A list of invoices, a row per customer with its button (``Mark paid``; from
+    ``release`` 2 on, ``Settle``), which sends ``/paid?who=<customer>``; ``paid`` keeps
+    who was paid, in order."""
+
+    release = 1
+    paid: list[str] = []
+
+    def do_GET(self) -> None:
+        where = urlsplit(self.path)
+        if where.path == "/paid":
+            who = parse_qs(where.query).get("who", [""])[0]
+            self.paid.append(who)
+            body = f"<h1>Paid</h1><p>{html.escape(who)} paid</p>"
+        else:
+            button = "Mark paid" if self.release == 1 else "Settle"
+            rows = "".join(
+                f'<tr><td>{who}</td><td><form action="/paid"><input type="hidden" name="who" '
+                f'value="{who}"><button>{button}</button></form></td></tr>'
+                for who in CUSTOMERS
+            )
+            body = f'<h1>Orders</h1><label>Find <input name="q"></label><table>{rows}</table>'
+        self.send(200, f"<!doctype html><title>Invoices</title>{body}".encode())
+
+
+@pytest.fixture(scope="module")
+def invoices() -> Iterator[str]:
+    with loopback_app(_Invoices) as url:
+        yield url
+
+
+def pay_ada(invoices: str) -> dict[str, Any]:
+    """Ada's invoice paid, as recorded on the first release: her name typed into Find,
+    then the "Mark paid" of her row (told from the others by her name alone), and a check
+    that no error shows."""
+    mark_paid = {"role": "button", "kind": "press", "name": "Mark paid", "text": "Mark paid",
+                 "tag": "button", "target": f"{invoices}/paid", "method": "get", "row": "Ada",
+                 "section": "Orders", "name_count": 3, "row_peers": 1,
+                 "row_words": ["ada"]}  # fmt: skip
+    return {"format": "tabwright.scenario", "version": 1, "name": "Pay an invoice",
+            "base_url": invoices + "/", "steps": [
+                _step("navigate", {"url": invoices + "/orders"}),
+                _step("type", {"text": "Ada"}, "textbox", "Find"),
+                {"action": "click", "args": {}, "identity": mark_paid},
+                _step("expect", {"kind": "no_error"}),
+            ]}  # fmt: skip
+
+
+async def test_a_change_a_person_proposed_before_its_value_was_made_a_parameter_keeps_it(
+    page: Page, server: Server, invoices: str, browser: BrowserSession, tmp_path: Path
+) -> None:
+    """The next release renames each row's "Mark paid" to "Settle": the replay waits for
+    a person, who clicks Ada's on the live view and resumes, which proposes her button as
+    the step's.  They then make the typed "Ada" a parameter, and approve the change.  A
+    batch of Bob and Cyd pays Bob's invoice, then Cyd's (the approved change wrote "Ada"
+    back into the step's row: each row paid Ada's invoice, and passed)."""
+    _Invoices.release, _Invoices.paid = 1, []
+    await log_in(page, server)
+    scenario_url = await import_scenario(page, server, tmp_path / "pay.json", pay_ada(invoices))
+    _Invoices.release = 2
+    probe = await browser.new_tab()  # where Ada's button is, in a tab of the run's size
+    try:
+        await probe.page.goto(f"{invoices}/orders")
+        ada = probe.page.locator("tr", has_text="Ada").get_by_role("button", name="Settle")
+        box = await ada.bounding_box()
+        width = await probe.page.evaluate("() => innerWidth")
+    finally:
+        await probe.close()
+    assert box is not None
+
+    await page.locator("#replay").get_by_role("button", name="Replay").click()
+    await expect(page).to_have_url(re.compile(r"/runs/\d+/$"))
+    await expect(page.locator("#status")).to_have_text("paused", timeout=LIVE_MS)
+    await expect(page.locator("#status-reason")).to_contain_text(
+        "Do the step yourself in the live view"
+    )
+    await live_picture(page)
+    await page.get_by_role("button", name="Enlarge").click()
+    await click_picture(page, box["x"] + box["width"] / 2, box["y"] + box["height"] / 2, width,
+                        log=server.log)  # fmt: skip
+    await until("the person's click paid Ada's invoice", lambda: _Invoices.paid == ["Ada"])
+    await page.get_by_role("button", name="Resume").click()
+    await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+
+    await page.get_by_role("link", name="Scenario", exact=True).click()
+    await expect(page).to_have_url(scenario_url)
+    proposed = page.get_by_test_id("proposed").locator("li")
+    await expect(proposed).to_have_count(1)
+    await expect(proposed).to_contain_text("Step 2: the element the person did it on")
+    typed = page.locator("#step-1")
+    await typed.get_by_label("Parameter name for step 1").fill("customer")
+    await typed.get_by_role("button", name="Make parameter").click()
+    await expect(page.get_by_role("status")).to_contain_text(
+        "Step 1 takes its value from ${customer} now"
+    )
+    await proposed.get_by_role("button", name="Approve").click()
+    await expect(page.get_by_test_id("proposed")).to_have_count(0)
+
+    rows = tmp_path / "customers.csv"
+    await asyncio.to_thread(rows.write_text, "customer\nBob\nCyd\n")
+    await run_batch(page, rows, at_once=1)  # one row after the other: Bob's, then Cyd's
+    table = page.locator("#batch-rows tr")
+    await expect(table.locator(".badge")).to_have_text(["passed"] * 2)
+    await expect(table.nth(0)).to_contain_text("Bob")
+    await expect(table.nth(1)).to_contain_text("Cyd")
+    paid = _Invoices.paid[1:]  # after the person's click on Ada's
+    assert paid[:1] == ["Bob"], f"Bob's row paid the invoice of {paid[:1]}"
+    assert paid == ["Bob", "Cyd"], paid
+    await save(page, "seams-heal-approved-after-parameter.png")
+    # The step is the button approved, in the row of the customer given.
+    await page.goto(scenario_url)
+    await expect(page.locator("#step-2 .sstep-target")).to_have_text(
+        "button “Settle” in row “${customer}”"
+    )
