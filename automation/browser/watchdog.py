@@ -172,6 +172,10 @@ class Watchdog:
                     asked.exception()  # an error answer is an answer: nothing to raise
 
 
+# A Tab call named as the action (the tool) that makes it: what a model and a person know.
+_TOOL_OF = {"press_key": "press", "set_checked": "check", "set_input_files": "upload"}
+
+
 def watched(method: F) -> F:
     """Make a :class:`~automation.browser.tab.Tab` call end as :meth:`Watchdog.judge` says
     when it runs out of time or is cancelled; a call made inside another of the tab's is
@@ -191,7 +195,8 @@ def watched(method: F) -> F:
         since = watchdog.stopped
         try:
             if names and (held := _frames_of(self, signature.bind(self, *args, **kwargs), names)):
-                return await unless_silent(method(self, *args, **kwargs), held, method.__name__)
+                said = _TOOL_OF.get(method.__name__, method.__name__)
+                return await unless_silent(method(self, *args, **kwargs), held, said)
             return await method(self, *args, **kwargs)
         except (BudgetExceeded, Cancelled) as exc:
             judged = await watchdog.judge(exc, since=since)

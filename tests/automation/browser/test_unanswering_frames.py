@@ -254,8 +254,8 @@ async def test_an_action_on_the_frame_s_element_after_it_hung_ends_naming_the_fr
     await hang_widget(tab)
     actions = {
         "click": lambda: tab.click(chat, budget=room()),
-        "press_key": lambda: tab.press_key("Enter", ref=chat, budget=room()),
-        "set_checked": lambda: tab.set_checked(chat, True, budget=room()),
+        "press": lambda: tab.press_key("Enter", ref=chat, budget=room()),  # as the tools say
+        "check": lambda: tab.set_checked(chat, True, budget=room()),
         "fill_form": lambda: tab.fill_form([{"ref": chat, "value": True}], budget=room()),
     }
     for name, action in actions.items():
