@@ -254,9 +254,9 @@ async def read_run(request: HttpRequest, run_id: int) -> dict[str, Any]:
 async def run_events(request: HttpRequest, run_id: int, after: int = 0) -> Any:
     """The run's stored events after the sequence number ``after`` (at most 1,000 a call),
     as its page gets them."""
-    if after < 0:
-        raise ApiError(400, "invalid", "after is a sequence number, 0 or more",
-                       fields={"after": "negative"})  # fmt: skip
+    if not 0 <= after < 2**63:  # (past 64 bits no database takes it)
+        raise ApiError(400, "invalid", "after is a sequence number, 0 to 2**63 - 1",
+                       fields={"after": "negative" if after < 0 else "too large"})  # fmt: skip
 
     def read() -> dict[str, Any]:
         run = selectors.run_get(user=request.user, id=run_id)

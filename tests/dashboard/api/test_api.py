@@ -411,6 +411,8 @@ def test_a_body_that_is_not_json_and_bad_queries_are_refused(owner: Any) -> None
     refused(client.get("/api/runs", {"limit": "many"}), 400, "invalid")
     refused(client.get("/api/runs/999999"), 404, "not_found")
     refused(client.get("/api/runs/1/events", {"after": -1}), 400, "invalid")
+    past = refused(client.get("/api/runs/1/events", {"after": 10**20}), 400, "invalid")
+    assert past["fields"] == {"after": "too large"}  # it was answered as the last seq seen
 
 
 # -- scenarios ---------------------------------------------------------------------------
