@@ -99,6 +99,10 @@ class DownloadKeeper:
         self.folder.mkdir(parents=True, exist_ok=True)
         self.max_bytes = max_bytes
         self._started = 0
+        # What a download check reads (automation.recording.expect): the downloads begun
+        # since ``_window``, which a step after a check that read one moves past it.
+        self._window = 0
+        self._judged = -1
         self._records: dict[int, DownloadRecord] = {}
         self._waiters: dict[int, list[asyncio.Future[DownloadRecord]]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
@@ -131,6 +135,26 @@ class DownloadKeeper:
     def records(self) -> list[DownloadRecord]:
         """Finished downloads (saved or failed), oldest first."""
         return [self._records[seq] for seq in sorted(self._records)]
+
+    def latest_to_check(self) -> tuple[int, DownloadRecord | None] | None:
+        """The latest download begun since the last step that followed a check of one
+        (:meth:`step_begins`): its number, and its record once it has ended (None while
+        it comes); None when none has begun since.  A check of an earlier download would
+        hold on a file a step before gave, whatever the step it checks did."""
+        if self._started <= self._window:
+            return None
+        seq = self._started - 1
+        return seq, self._records.get(seq)
+
+    def judged(self, seq: int) -> None:
+        """A check read download ``seq``: the next step's downloads are the next check's."""
+        self._judged = max(self._judged, seq)
+
+    def step_begins(self) -> None:
+        """A step that may download begins: once a check has read a download, the checks
+        after this step read only what began since (two checks in a row read one)."""
+        if self._judged >= self._window:
+            self._window = self._judged + 1
 
     def mark(self) -> int:
         """How many downloads have begun; pass it to :meth:`wait_next` as ``after``."""

@@ -289,11 +289,18 @@ async def _once(
 
 
 async def _download(tab: Tab, args: dict[str, Any]) -> tuple[bool, str]:
-    """The tab's latest finished download against a download check."""
-    records = tab.downloads.records() if tab.downloads is not None else []
-    if not records:
-        return False, "nothing was downloaded"
-    last = records[-1]
+    """The tab's latest download against a download check: the latest begun since the
+    step after an earlier check of one (:meth:`DownloadKeeper.latest_to_check`), once it
+    has ended."""
+    keeper = tab.downloads
+    latest = keeper.latest_to_check() if keeper is not None else None
+    if keeper is None or latest is None:
+        since = " since the download checked before" if keeper and keeper.mark() else ""
+        return False, f"nothing was downloaded{since}"
+    seq, last = latest
+    if last is None:
+        return False, "the download has not ended"
+    keeper.judged(seq)
     if last.path is None:
         return False, f"the download {last.suggested_name!r} failed ({last.failure})"
     try:

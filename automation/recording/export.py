@@ -263,11 +263,17 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
         lines.append("    INTERRUPTIONS.enter()")
     for number, handler in enumerate(scenario.handlers):
         lines.extend(f"    {line}" for line in _handler(number, handler, params))
+    checked = False  # a download check since the last step: the next step moves past it
     for index, step in enumerate(scenario.steps):
         try:
             if step.action not in STEP_ACTIONS:
                 raise ScenarioInvalid(f"unknown step type {step.action!r}")
             body = [_comment(index, step), *_step(step, params)]
+            if step.is_check and step.args.get("kind") == "download":
+                checked = True
+            elif checked and not step.is_check:  # as replay's DownloadKeeper.step_begins
+                body[1:1] = ["downloads_step()"]
+                checked = False
             if not step.is_check:  # a dialog it brought that no step armed fails it
                 where = f"step {index}" + ("" if params.base is None else f" of {scenario.name!r}")
                 body.append(f"DIALOGS.none_unexpected({_text(where, 'the step')})")

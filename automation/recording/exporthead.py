@@ -220,13 +220,25 @@ def page() -> Iterator[Page]:
 DOWNLOADS = '''
 
 DOWNLOADS: list = []  # the page's downloads, the latest last
+CHECKED = [0, 0]  # the downloads before this one are no answer; how many a check read
+
+
+def downloads_step() -> None:
+    """A step after a download check: the checks after it read only what begins since."""
+    CHECKED[0] = CHECKED[1]
 
 
 def check_download(page: Page, args: dict) -> None:
-    """The latest download against a download check, as Tabwright's replay checks it."""
-    if not DOWNLOADS:
-        page.wait_for_event("download")
+    """The latest download begun since the step after the download checked before, once
+    it has ended, against a download check, as Tabwright's replay checks it."""
+    since = " since the download checked before" if CHECKED[0] else ""
+    while len(DOWNLOADS) <= CHECKED[0]:
+        try:
+            page.wait_for_event("download")
+        except PlaywrightTimeout:
+            raise AssertionError(f"nothing was downloaded{since}") from None
     download = DOWNLOADS[-1]
+    CHECKED[1] = len(DOWNLOADS)
     failure = download.failure()  # once it has ended
     assert failure is None, f"the download {download.suggested_filename!r} failed ({failure})"
     held, why = holds_file(Path(download.path()), download.suggested_filename, args)

@@ -370,6 +370,8 @@ class Replay:
         with ``refuse``, failed for that reason without being tried."""
         if step.action != TABS:  # out of a popup that closed itself meanwhile
             await self.windows.follow(self)
+        if not step.is_check and self.tab.downloads is not None:
+            self.tab.downloads.step_begins()  # a download checked before is no answer now
         shown = dict(step.args)  # placeholders, not values
         words = step.words(double_quoted).to_dict()
         await self.out.emit(ActionStarted(0, index, step.action, shown, words))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,13 +14,16 @@ from automation.browser.session import BrowserSession
 from automation.errors import ScenarioInvalid
 from automation.recording import downloads, expect
 from automation.recording.downloadfile import holds_file
+from automation.recording.export import to_pytest
 from automation.recording.propose import propose_checks
-from automation.recording.replay import Replay
+from automation.recording.replay import Replay, ReplayConfig
 from automation.recording.scenario import Scenario, ScenarioStep
 from automation.secrets import Secrets
 from tests.automation.recording.test_totp_replay import ENV, sign_in
 from tests.backoffice import back_office
 from tests.bounds import room
+from tests.exported import run_exported
+from tests.net import QuietHandler, loopback_app
 
 CSV = 'order,customer,total\r\n1001,Ada,12.50\r\n1002,"Grace, H.",8.00\r\n'
 
@@ -170,6 +174,68 @@ async def test_a_replay_checks_the_export_it_downloads(
     assert results[0].ok, results[0].reason
     assert not results[1].ok
     assert results[1].reason.endswith("but 'orders.csv' has 2 row(s) of data"), results[1].reason
+
+
+class _TwoExports(QuietHandler):
+    """Two exports, orders and customers; from ``release`` 2 on, the customers' link opens
+    a page saying the export failed, and downloads nothing."""
+
+    release = 1
+
+    def do_GET(self) -> None:
+        if self.path == "/orders.csv":
+            self.send(200, b"order,customer\r\n1001,Ada\r\n", Content_Type="text/csv",
+                      Content_Disposition='attachment; filename="orders.csv"')  # fmt: skip
+        elif self.path == "/customers.csv" and self.release == 1:
+            self.send(200, b"customer\r\nBob\r\n", Content_Type="text/csv",
+                      Content_Disposition='attachment; filename="customers.csv"')  # fmt: skip
+        elif self.path == "/customers.csv":
+            self.send(200, b"<h1>The export failed</h1>")
+        else:
+            self.send(200, b'<h1>Exports</h1><a href="/orders.csv">Orders</a> '
+                      b'<a href="/customers.csv">Customers</a>')  # fmt: skip
+
+
+async def test_a_download_check_reads_a_download_its_steps_began_not_one_checked_before(
+    browser: BrowserSession, tmp_path: Path
+) -> None:
+    """The customers' export stopped downloading: the check after its click read the
+    orders' file, checked before it, and the replay passed."""
+
+    def link(name: str) -> dict[str, Any]:
+        return {"action": "click", "args": {},
+                "identity": {"role": "link", "name": name, "tag": "a"}}  # fmt: skip
+
+    csv = {"action": "expect", "args": {"kind": "download", "type": "csv"}}
+    with loopback_app(_TwoExports) as site:
+        steps = [{"action": "navigate", "args": {"url": f"{site}/"}}, link("Orders"), csv,
+                 {"action": "expect", "args": {"kind": "download", "text": "Ada"}},  # one file
+                 link("Customers"), csv]  # fmt: skip
+        scenario = Scenario.from_dict({"version": 1, "name": "Exports", "steps": steps})
+        results = []
+        for release in (1, 2):
+            _TwoExports.release = release
+            tab = await browser.new_tab(workspace=tmp_path / str(release))
+            try:
+                config = ReplayConfig(check_timeout_ms=1_500)
+                results.append(await Replay(tab, scenario, config=config).run())
+            finally:
+                await tab.close()
+        # The pytest export reads the downloads by the same rule (it read the latest one).
+        code = to_pytest(scenario)
+        exported = []
+        for release in (1, 2):
+            _TwoExports.release = release
+            folder = tmp_path / f"export-{release}"
+            folder.mkdir()
+            exported.append(await run_exported(code, folder, site, timeout_ms=3_000))
+    assert results[0].ok, results[0].reason
+    assert not results[1].ok
+    assert results[1].reason.startswith("step 5 (expect"), results[1].reason
+    assert "nothing was downloaded since the download checked before" in results[1].reason
+    assert exported[0][0] == 0, exported[0][1]
+    assert exported[1][0] == 1 and "1 failed" in exported[1][1], exported[1][1]
+    assert "nothing was downloaded since the download checked before" in exported[1][1]
 
 
 async def test_a_run_that_downloaded_an_export_is_proposed_a_check_of_it(
