@@ -368,7 +368,7 @@ class RunManager:
                 raise ValueError(
                     "nothing waits for a reply: the run is not paused (write a message instead)"
                 )
-            if not live.conversation and live.mcp is None and not _answers_replay(text):
+            if not live.conversation and not _answers_replay(text):  # (MCP: refused above)
                 raise ValueError(
                     'a paused replay takes "retry" (try the step again) or "skip" (you did '
                     "it some other way); or stop it"
