@@ -127,6 +127,9 @@ class Cluster:
     port: int
 
 
+_PORT_TRIES = 5
+
+
 @contextmanager
 def _cluster(*initdb: str) -> Iterator[Cluster]:
     """A cluster made with ``initdb``'s options (its superuser, its authentication),
@@ -139,7 +142,7 @@ def _cluster(*initdb: str) -> Iterator[Cluster]:
     if os.getuid() == 0:
         shutil.chown(folder, "postgres", "postgres")
         as_user = ["runuser", "-u", "postgres", "--"]
-    data, log, port = folder / "data", folder / "postgres.log", free_port()
+    data, log = folder / "data", folder / "postgres.log"
 
     def run(*args: str) -> None:
         done = subprocess.run(
@@ -150,9 +153,19 @@ def _cluster(*initdb: str) -> Iterator[Cluster]:
 
     run(str(POSTGRES_BIN / "initdb"), "-D", str(data), *initdb, "-E", "UTF8",
         "--locale=C.UTF-8")  # fmt: skip
-    options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off"
-    run(str(POSTGRES_BIN / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(log),
-        "-w", "-t", str(START_TIMEOUT_S), "start")  # fmt: skip
+    for tries_left in reversed(range(_PORT_TRIES)):
+        # A port free when asked may be taken before the server binds it (another test
+        # process asked too): then it starts again on another.
+        port = free_port()
+        log.unlink(missing_ok=True)
+        options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off"
+        try:
+            run(str(POSTGRES_BIN / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(log),
+                "-w", "-t", str(START_TIMEOUT_S), "start")  # fmt: skip
+            break
+        except RuntimeError as exc:
+            if not tries_left or "Address already in use" not in str(exc):
+                raise
     try:
         yield Cluster(folder, port)
     finally:
