@@ -46,7 +46,7 @@ from automation.errors import (
 from automation.events import Observation
 from automation.recording.calls import brought_login
 from automation.recording.outcome import StepOutcome
-from automation.recording.scenario import ScenarioStep
+from automation.recording.scenario import Scenario, ScenarioStep
 from automation.recording.takes import replay_takes
 
 if TYPE_CHECKING:
@@ -59,9 +59,11 @@ __all__ = [
     "Relogin",
     "asks_sign_in",
     "login_replay",
+    "login_values",
     "sent_to_sign_in",
     "sign_in_first",
     "signed_out",
+    "signs_in_as_given",
 ]
 
 log = logging.getLogger("automation.recording")
@@ -81,12 +83,8 @@ def login_replay(replay: Replay) -> Relogin | None:
     if document is None or replay.frame is not None:
         return None
     name = document.name
-    # The replay's values for the parameters the login scenario has of the same names:
-    # those it was given (a batch row's user signs in again as that user, as the export
-    # does), and its own parameters' defaults.
-    known = {**replay.params, **replay.values.params}
     takes = replay_takes(document)
-    params = {key: known[key] for key in takes if key in known}
+    params = login_values(replay, document)
     # Needed only now that it signs in (automation.recording.takes): named with it.
     unset = [key for key, taken in takes.items() if taken.needed and key not in params]
 
@@ -114,6 +112,27 @@ def login_replay(replay: Replay) -> Relogin | None:
         return f"signed in again with the login scenario {name!r}"
 
     return relogin
+
+
+def login_values(replay: Replay, document: Scenario) -> dict[str, str]:
+    """The values the login scenario ``document`` signs in again with in ``replay``: the
+    replay's for the parameters of the same names, those it was given (a batch row's user
+    signs in again as that user, as the export does) and its own parameters' defaults."""
+    known = {**replay.params, **replay.values.params}
+    return {key: known[key] for key in replay_takes(document) if key in known}
+
+
+def signs_in_as_given(replay: Replay) -> list[str]:
+    """The parameters of its login scenario ``replay`` signs in again with a value of
+    its own, not the login scenario's default (a batch row's user): signed in so, its tab
+    holds another sign-in than the login scenario's own ([] when none, or no login
+    scenario)."""
+    document = brought_login(replay.scenario)
+    if document is None:
+        return []
+    takes = replay_takes(document)
+    return [key for key, value in login_values(replay, document).items()
+            if str(value) != takes[key].default]  # fmt: skip
 
 
 async def sign_in_first(replay: Replay, index: int, step: ScenarioStep, budget: Budget) -> str:

@@ -7,8 +7,11 @@ scenario in the same tab, with the run's secrets (automation.recording.relogin: 
 replay of the document does so), then goes back to the step's page and tries the step
 again.  When the run started with its owner's own sign-in profile, the profile is saved
 again with the new sign-in, so the next run starts signed in (unless it was deleted
-meanwhile: a deleted profile is not made again).  The run's page shows each
-time it happened (an observation event).
+meanwhile: a deleted profile is not made again), but only when the login scenario signed
+in with its own values: a batch row, a schedule or a replay that gives it another value
+(the row's ``user``) signed in as someone else, and the profile, shared by every run that
+starts with it, keeps its own sign-in.  The run's page shows each time it happened (an
+observation event).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from channels.db import database_sync_to_async
 
 from automation.browser.storage import storage_state_read
 from automation.budget import Budget
-from automation.recording.relogin import Relogin
+from automation.recording.relogin import Relogin, signs_in_as_given
 from automation.recording.replay import Replay
 from dashboard.models import Run
 from dashboard.runs.signins import signin_save_again
@@ -47,9 +50,15 @@ async def relogin_for(run: Run, replay: Replay) -> Relogin | None:
         return sign_in
     profile_id, name = own
     tab = replay.tab
+    given = signs_in_as_given(replay)
 
     async def relogin(budget: Budget) -> str:
         said = await sign_in(budget)
+        if given:
+            names = ", ".join(map(repr, given))
+            return (f"{said}; the sign-in profile {name!r} was not saved again: the login "
+                    f"scenario signed in with the value this replay gave {names}, not its "
+                    "own, and the profile keeps its own sign-in")  # fmt: skip
         state = await storage_state_read(tab.context, budget=budget)
         parts = urlsplit(tab.page.url)
         saved = await database_sync_to_async(signin_save_again)(

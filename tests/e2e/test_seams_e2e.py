@@ -36,6 +36,7 @@ from tests.e2e.ui import (
     log_in,
     run_batch,
     save,
+    start_run,
 )  # fmt: skip
 from tests.exported import run_exported
 from tests.net import QuietHandler, loopback_app
@@ -54,14 +55,21 @@ ENTRY = (
 class _Till(QuietHandler):
     """A till: ``/login`` signs a user in (the password is the shop's), ``/new`` is the
     form of a new entry behind it (no session: sent to ``/login``), ``/save`` keeps the
-    entry with who saved it in ``saved`` and says "Saved for <customer>"."""
+    entry with who saved it in ``saved`` and says "Saved for <customer>";
+    :meth:`end_sessions` signs everyone out."""
 
     saved: list[dict[str, str]] = []
-    sessions: dict[str, str] = {}  # cookie -> user
+    sessions: dict[str, str] = {}  # cookie -> user ("": the session ended)
+
+    @classmethod
+    def end_sessions(cls) -> None:
+        """Every session ends now (its cookie is never given to anyone else)."""
+        for token in cls.sessions:
+            cls.sessions[token] = ""
 
     def _user(self) -> str | None:
         cookies = (self.headers.get("Cookie") or "").split(";")
-        return next((self.sessions[c.strip()] for c in cookies if c.strip() in self.sessions),
+        return next((self.sessions[c.strip()] for c in cookies if self.sessions.get(c.strip())),
                     None)  # fmt: skip
 
     def _page(self, body: str) -> None:
@@ -219,6 +227,64 @@ async def test_a_batch_signs_each_row_in_as_its_own_user_with_the_login_scenario
     await page.locator("#replay").get_by_role("button", name="Replay").click()
     await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
     assert _Till.saved[-1] == {"customer": "Ada", "amount": "12", "by": "ada"}
+
+
+async def test_a_batch_row_signed_in_as_its_own_user_leaves_the_shared_sign_in_profile_alone(
+    page: Page, server: Server, till: str, tmp_path: Path
+) -> None:
+    """A person signs in to the till as ada in a conversation and saves the tab's sign-in
+    as a profile; the till ends every session; a batch of entries starting with that
+    profile has a row that signs in again as its own user (lin); the next replay with the
+    profile signs in again as ada, the login scenario's own user, and saves its entry as
+    ada (the row's sign-in was saved over the profile: every later run with it was lin's)."""
+    await log_in(page, server)
+    await imported(page, server, tmp_path,
+                   sign_in(till, {"user": {"default": "ada"}}, "Profile sign-in"))  # fmt: skip
+    scenario_url = await imported(
+        page, server, tmp_path, new_entry(till, "Profile entry", "Profile sign-in")
+    )
+    await page.goto(f"{server.base_url}/")
+    task = "\n".join([f"go to {till}/login", 'type "ada" into "User"',
+                      'type "${SECRET:PASSWORD}" into "Password"', 'click "Sign in"',
+                      "wait for New entry", "click Nowhere"])  # fmt: skip
+    await start_run(page, f"{till}/login", task)
+    await expect(page.locator("#status")).to_have_text("paused", timeout=LIVE_MS)
+    await page.get_by_label("Sign-in name").fill("till")
+    await page.get_by_role("button", name="Save sign-in").click()
+    await expect(page.locator(".messages .message.success")).to_contain_text(
+        "Sign-in saved as 'till'"
+    )
+    await page.get_by_role("button", name="Stop").click()
+    await expect(page.locator("#status")).to_have_text("stopped", timeout=LIVE_MS)
+    _Till.end_sessions()
+
+    await page.goto(scenario_url)
+    batch = page.get_by_test_id("batch-form")
+    await batch.get_by_label("Sign-in profile").select_option(label="till")
+    rows = tmp_path / "rows.csv"
+    await asyncio.to_thread(rows.write_text, "customer,user\nLinus,lin\n")
+    await run_batch(page, rows, 1)
+    table = page.locator("#batch-rows tr")
+    await expect(table.locator(".badge")).to_have_text(["passed"])
+    assert _Till.saved[-1] == {"customer": "Linus", "amount": "12", "by": "lin"}
+    await table.get_by_role("link").first.click()
+    await expect(page.locator("#chat")).to_contain_text(
+        "signed in again with the login scenario 'Profile sign-in'; the sign-in profile "
+        "'till' was not saved again: the login scenario signed in with the value this "
+        "replay gave 'user', not its own"
+    )
+
+    await page.goto(scenario_url)
+    replay = page.locator("#replay")
+    await replay.get_by_label("Sign-in profile").select_option(label="till")
+    await replay.get_by_role("button", name="Replay").click()
+    await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+    assert _Till.saved[-1] == {"customer": "Ada", "amount": "12", "by": "ada"}
+    await expect(page.locator("#chat")).to_contain_text(
+        "signed in again with the login scenario 'Profile sign-in'; the sign-in profile "
+        "'till' was saved again"
+    )
+    await save(page, "replay-profile-saved-again.png")
 
 
 async def test_a_login_scenario_s_parameter_is_not_renamed_under_a_schedule_that_signs_in_with_it(
