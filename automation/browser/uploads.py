@@ -4,7 +4,8 @@ page.
 Uploads are off until an operator names a folder (``BrowserConfig.upload_dir``,
 TABWRIGHT_UPLOAD_DIR in the dashboard).  A file is named relative to it; one that resolves
 outside it (``..``, an absolute path, a link leading out) is refused, as is a name that is
-not a file there.
+not a file there.  The pytest export reads its files by the same rule (:func:`in_folder`,
+copied into it), from the folder its TABWRIGHT_UPLOAD_DIR names.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from pathlib import Path
 
 from automation.errors import ActionInvalid
 
-__all__ = ["upload_paths"]
+__all__ = ["in_folder", "upload_paths"]
+
+OUTSIDE_HINT = "name files relative to the upload folder"
 
 
 def upload_paths(folder: str, files: Sequence[str]) -> list[Path]:
@@ -29,18 +32,27 @@ def upload_paths(folder: str, files: Sequence[str]) -> list[Path]:
         files = [files]
     if not isinstance(files, list | tuple) or not all(isinstance(f, str) for f in files):
         raise ActionInvalid("set_input_files needs a list of file names")
-    root = Path(folder).resolve()
     paths = []
     for name in files:
-        if "\x00" in name:  # no file's name holds one (resolve() would raise ValueError)
-            raise ActionInvalid(f"refused upload {name!r}: a file name holds no NUL character")
-        path = (root / name).resolve()  # resolves "..", absolute paths and links
-        if not path.is_relative_to(root):
-            raise ActionInvalid(
-                f"refused upload {name!r}: it is outside the upload folder",
-                hint="name files relative to the upload folder",
-            )
-        if not path.is_file():
-            raise ActionInvalid(f"no file {name!r} in the upload folder")
+        path, refused = in_folder(folder, name)
+        if refused:
+            outside = refused.endswith("outside the upload folder")
+            raise ActionInvalid(refused, hint=OUTSIDE_HINT if outside else "")
         paths.append(path)
     return paths
+
+
+# -- written into an exported pytest file as it is ----------------------------------
+def in_folder(folder: str, name: str) -> tuple[Path, str]:
+    """The path of the file ``name`` in the upload folder ``folder``, and why it is
+    refused ("" when it is not): outside the folder (``..``, an absolute path, a link
+    leading out), not a file there, or a name no file has."""
+    root = Path(folder).resolve()
+    if "\x00" in name:  # no file's name holds one (resolve() would raise ValueError)
+        return root, f"refused upload {name!r}: a file name holds no NUL character"
+    path = (root / name).resolve()  # resolves "..", absolute paths and links
+    if not path.is_relative_to(root):
+        return path, f"refused upload {name!r}: it is outside the upload folder"
+    if not path.is_file():
+        return path, f"no file {name!r} in the upload folder"
+    return path, ""

@@ -49,7 +49,7 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
-from automation.browser import frames, seen, served, textmatch
+from automation.browser import frames, seen, served, textmatch, uploads
 from automation.browser.dialogs import unexpected_words
 from automation.browser.identity import ElementIdentity
 from automation.browser.interact import MODIFIERS, MOUSE_BUTTONS
@@ -63,6 +63,7 @@ from automation.recording import (
     exportpopups,
     exportseen,
     exportsignin,
+    exportuploads,
 )
 from automation.recording.calls import CALL, brought_login, called
 from automation.recording.expect import KINDS
@@ -149,6 +150,8 @@ def to_pytest(
         keep = '        page.on("download", lambda download: DOWNLOADS.append(download))\n'
         lines[0] = _in_fixture(lines[0], keep)
         lines.append(DOWNLOADS + _copied(downloadfile).lstrip("\n"))
+    if any(s.action == "upload" for s in steps):  # from the upload folder, as replay's
+        lines += ["\n\nfrom pathlib import Path", _copied(uploads), _copied(exportuploads)]
     for name, callee in callees.items():
         where = _Params(callee.params, base=callee.base_url, calls=functions)
         lines += ["", "", f"def {functions[name]}(page: Page, params: dict[str, str]) -> None:",
@@ -443,8 +446,10 @@ def _act(step: ScenarioStep, el: str, params: dict[str, dict[str, Any]]) -> list
     if step.action == "upload":
         if not isinstance(args.get("files", []), list):
             raise ScenarioInvalid("files must be a list of file names")
-        files = ", ".join(_text(f, "a file name") for f in args.get("files", []))
-        return [f"{el}.set_input_files([{files}])  # from the upload folder"]
+        for name in args.get("files", []):
+            _text(name, "a file name")  # (a name is text)
+        files = ", ".join(_value(f, params) for f in args.get("files", []))
+        return [f"{el}.set_input_files(uploaded([{files}]))  # from TABWRIGHT_UPLOAD_DIR"]
     raise ScenarioInvalid(f"{step.action} steps are not exported")
 
 

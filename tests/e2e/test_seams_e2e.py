@@ -13,6 +13,8 @@ import html
 import json
 import re
 from collections.abc import Iterator
+from email.parser import BytesParser
+from email.policy import default
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -29,6 +31,7 @@ from tests.e2e.ui import (
     LIVE_MS,
     PASSWORD,
     SHOP_PASSWORD,
+    UPLOADS,
     USERNAME,
     Server,
     click_picture,
@@ -102,6 +105,28 @@ class _Till(QuietHandler):
             return
         self.saved.append({**form, "by": user})
         self._page(f"<h1>Saved</h1><p>Saved for {form.get('customer', '')}</p>")
+
+
+class _Expenses(QuietHandler):
+    """An expense form: ``/expense`` sends a receipt (a file); what it was sent is kept in
+    ``received`` (file name, text) and said: "Received <file name>"."""
+
+    received: list[tuple[str, str]] = []
+
+    def do_GET(self) -> None:
+        self.send(200, b"<!doctype html><title>Expenses</title><main><h1>New expense</h1>"
+                  b'<form method="post" action="/expense" enctype="multipart/form-data">'
+                  b'<label>Receipt <input type="file" name="receipt"></label>'
+                  b"<button>Send</button></form></main>")  # fmt: skip
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        head = f"Content-Type: {self.headers.get('Content-Type')}\r\n\r\n".encode()
+        sent = BytesParser(policy=default).parsebytes(head + self.rfile.read(length))
+        files = [(part.get_filename() or "", part.get_content()) for part in sent.iter_parts()]
+        name, data = files[0] if files else ("", b"")
+        self.received.append((name, data.decode() if isinstance(data, bytes) else data))
+        self.send(200, f"<!doctype html><h1>Sent</h1><p>Received {html.escape(name)}</p>".encode())
 
 
 @pytest.fixture(scope="module")
@@ -285,6 +310,54 @@ async def test_a_batch_row_signed_in_as_its_own_user_leaves_the_shared_sign_in_p
         "'till' was saved again"
     )
     await save(page, "replay-profile-saved-again.png")
+
+
+async def test_an_upload_whose_file_is_a_parameter_sends_each_row_s_file_and_the_export_s(
+    page: Page, server: Server, tmp_path: Path
+) -> None:
+    """A receipt's upload, its file a parameter: a batch sends each row's file from the
+    upload folder, and the pytest export sends the file its variable names from
+    TABWRIGHT_UPLOAD_DIR (it sent a file named "${file}" from the folder it ran in);
+    without the variable, or given a name outside the folder, it fails saying so."""
+    with loopback_app(_Expenses) as app:
+        field = {"tag": "input", "name_attr": "receipt", "selectors": ["input[name=receipt]"]}
+        receipt = {"format": "tabwright.scenario", "version": 1, "name": "Send a receipt",
+                   "base_url": app + "/", "params": {"file": {"default": "avatar.txt"}},
+                   "steps": [
+                       _step("navigate", {"url": app + "/expense"}),
+                       {"action": "upload", "args": {"files": ["${file}"]}, "identity": field},
+                       _step("click", {}, "button", "Send"),
+                       _step("expect", {"kind": "text_visible", "text": "Received ${file}"}),
+                   ]}  # fmt: skip
+        await log_in(page, server)
+        scenario_url = await imported(page, server, tmp_path, receipt)
+        rows = tmp_path / "rows.csv"
+        await asyncio.to_thread(rows.write_text, "file\nreceipt.txt\navatar.txt\n")
+        await run_batch(page, rows, 1)
+        table = page.locator("#batch-rows tr")
+        await expect(table.locator(".badge")).to_have_text(["passed", "passed"])
+        sent = {name: text for name, text in _Expenses.received}
+        assert sent == {"receipt.txt": "receipt 2026-11\n", "avatar.txt": "portrait\n"}, sent
+
+        await page.goto(scenario_url)
+        code = await exported_pytest(page)
+        env = {"TABWRIGHT_UPLOAD_DIR": str(UPLOADS), "TABWRIGHT_PARAM_file": "receipt.txt"}
+        _Expenses.received.clear()
+        (tmp_path / "given").mkdir()
+        status, out = await run_exported(code, tmp_path / "given", app, env=env)
+        assert status == 0, out[-3000:]
+        assert _Expenses.received == [("receipt.txt", "receipt 2026-11\n")]
+        (tmp_path / "no-folder").mkdir()
+        status, out = await run_exported(code, tmp_path / "no-folder", app,
+                                         env={**env, "TABWRIGHT_UPLOAD_DIR": ""})  # fmt: skip
+        assert status == 1, out[-3000:]
+        assert "TABWRIGHT_UPLOAD_DIR names no upload folder" in out, out[-3000:]
+        (tmp_path / "outside").mkdir()
+        env["TABWRIGHT_PARAM_file"] = "../../pyproject.toml"
+        status, out = await run_exported(code, tmp_path / "outside", app, env=env)
+        assert status == 1, out[-3000:]
+        assert "refused upload '../../pyproject.toml': it is outside the upload folder" in out
+        assert _Expenses.received == [("receipt.txt", "receipt 2026-11\n")]
 
 
 async def test_a_login_scenario_s_parameter_is_not_renamed_under_a_schedule_that_signs_in_with_it(

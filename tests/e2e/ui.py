@@ -22,11 +22,13 @@ from automation.browser.config import default_chromium
 from automation.browser.screencast import DEFAULT_MAX_SIZE
 from tests.backoffice import PASSWORD as BO_PASSWORD
 from tests.backoffice import SEED as BO_SEED
+from tests.conftest import FIXTURES
 from tests.daphne import daphne, sql
 from tests.fakellm import ScriptedLLMServer
 
 CHROMIUM = os.environ.get("TABWRIGHT_CHROMIUM_PATH") or default_chromium()
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
+UPLOADS = FIXTURES / "uploads"
 USERNAME = "e2e-user"
 PASSWORD = "e2e-password-9f3k"
 # A second person on the same server, for what one person must not see of another's.
@@ -73,6 +75,7 @@ def e2e_server(tmp_path_factory: pytest.TempPathFactory, **settings: str) -> Ite
         # The back office's (tests.backoffice): its password and its TOTP seed.
         "TABWRIGHT_SECRET_BO_PASSWORD": BO_PASSWORD,
         "TABWRIGHT_SECRET_BO": BO_SEED,
+        "TABWRIGHT_UPLOAD_DIR": str(UPLOADS),  # the files upload steps attach
         **settings,
     }
     try:
