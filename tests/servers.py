@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import threading
@@ -43,23 +42,27 @@ POSTGRES_BIN = _postgres_bin()
 # Bounds a hang only: the waits end when the server listens (or exits); a busy machine
 # (tests beside other test runs) starts a cluster in a minute or more.
 START_TIMEOUT_S = 180
+_PORT_TRIES = 5  # a port free when asked may be taken before the server binds it
 
 
-def _wait_for_port(port: int, proc: subprocess.Popen[bytes], log: Path) -> None:
+def _wait_for_log(log: Path, ready: str, proc: subprocess.Popen[bytes]) -> None:
+    """Until ``log`` holds ``ready``; RuntimeError with the log's end when the server
+    exited first."""
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
+        if ready in _tail(log, 1_000_000):
+            return
         if proc.poll() is not None:
             raise RuntimeError(f"the server exited ({proc.returncode}):\n{_tail(log)}")
-        with socket.socket() as probe:
-            if probe.connect_ex(("127.0.0.1", port)) == 0:
-                return
         time.sleep(0.05)
-    raise RuntimeError(f"the server did not listen on {port} in {START_TIMEOUT_S} s:\n{_tail(log)}")
+    proc.kill()
+    proc.wait()
+    raise RuntimeError(f"the server was not ready in {START_TIMEOUT_S} s:\n{_tail(log)}")
 
 
-def _tail(log: Path) -> str:
+def _tail(log: Path, most: int = 2000) -> str:
     try:
-        return log.read_text(errors="replace")[-2000:]
+        return log.read_text(errors="replace")[-most:]
     except FileNotFoundError:
         return "(no log)"
 
@@ -75,13 +78,29 @@ class RedisServer:
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.log = self.folder / "redis.log"
         self._proc: subprocess.Popen[bytes] | None = None
+        self._started = False  # once: its port is its own
 
     def start(self) -> None:
-        args = [REDIS_SERVER, "--bind", "127.0.0.1", "--port", str(self.port), "--save", "",
-                "--appendonly", "no", "--dir", str(self.folder),
-                "--logfile", str(self.log)]  # fmt: skip
-        self._proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        _wait_for_port(self.port, self._proc, self.log)
+        """Started, and ready: its log says so (a port that answers may be another
+        server's).  A first start whose port was taken between asking and binding
+        (another test process asked too) starts again on another port; a start again
+        keeps its port."""
+        for tries_left in reversed(range(_PORT_TRIES)):
+            self.log.unlink(missing_ok=True)
+            args = [REDIS_SERVER, "--bind", "127.0.0.1", "--port", str(self.port), "--save",
+                    "", "--appendonly", "no", "--dir", str(self.folder),
+                    "--logfile", str(self.log)]  # fmt: skip
+            proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+            try:
+                _wait_for_log(self.log, "Ready to accept connections", proc)
+            except RuntimeError as exc:
+                if self._started or not tries_left or "Address already in use" not in str(exc):
+                    raise
+                self.port = free_port()
+                self.url = f"redis://127.0.0.1:{self.port}/0"
+                continue
+            self._proc, self._started = proc, True
+            return
 
     @property
     def running(self) -> bool:
@@ -125,9 +144,6 @@ class Cluster:
 
     folder: Path
     port: int
-
-
-_PORT_TRIES = 5
 
 
 @contextmanager
