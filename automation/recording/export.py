@@ -147,7 +147,7 @@ def to_pytest(
     if any(one.handlers for one in every):  # each in force where replay's is
         lines.append(_copied(exporthandlers))
     if any(s.is_check and s.args.get("kind") == "download" for s in steps):
-        keep = '        page.on("download", lambda download: DOWNLOADS.append(download))\n'
+        keep = '        keep_downloads(page)\n        page.context.on("page", keep_downloads)\n'
         lines[0] = _in_fixture(lines[0], keep)
         lines.append(DOWNLOADS + _copied(downloadfile).lstrip("\n"))
     if any(s.action == "upload" for s in steps):  # from the upload folder, as replay's
@@ -275,7 +275,7 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
             if step.is_check and step.args.get("kind") == "download":
                 checked = True
             elif checked and not step.is_check:  # as replay's DownloadKeeper.step_begins
-                body[1:1] = ["downloads_step()"]
+                body[1:1] = ["downloads_step(page)"]
                 checked = False
             if not step.is_check:  # a dialog it brought that no step armed fails it
                 where = f"step {index}" + ("" if params.base is None else f" of {scenario.name!r}")

@@ -219,26 +219,36 @@ def page() -> Iterator[Page]:
 # automation.recording.downloadfile as it is.
 DOWNLOADS = '''
 
-DOWNLOADS: list = []  # the page's downloads, the latest last
-CHECKED = [0, 0]  # the downloads before this one are no answer; how many a check read
+DOWNLOADS: dict = {}  # each page's downloads (the test's, its popups'), the latest last
+CHECKED: dict = {}  # each page's: the downloads before this one are no answer; how many read
 
 
-def downloads_step() -> None:
+def keep_downloads(page: Page) -> None:
+    """Keep the downloads of ``page`` (the test's, and each popup it opens: by its
+    context), as replay keeps each tab's."""
+    DOWNLOADS.setdefault(page, [])
+    CHECKED.setdefault(page, [0, 0])
+    page.on("download", lambda download: DOWNLOADS[page].append(download))
+
+
+def downloads_step(page: Page) -> None:
     """A step after a download check: the checks after it read only what begins since."""
-    CHECKED[0] = CHECKED[1]
+    checked = CHECKED.setdefault(page, [0, 0])
+    checked[0] = checked[1]
 
 
 def check_download(page: Page, args: dict) -> None:
-    """The latest download begun since the step after the download checked before, once
-    it has ended, against a download check, as Tabwright's replay checks it."""
-    since = " since the download checked before" if CHECKED[0] else ""
-    while len(DOWNLOADS) <= CHECKED[0]:
+    """The page's latest download begun since the step after the download checked before,
+    once it has ended, against a download check, as Tabwright's replay checks it."""
+    kept, checked = DOWNLOADS.setdefault(page, []), CHECKED.setdefault(page, [0, 0])
+    since = " since the download checked before" if checked[0] else ""
+    while len(kept) <= checked[0]:
         try:
             page.wait_for_event("download")
         except PlaywrightTimeout:
             raise AssertionError(f"nothing was downloaded{since}") from None
-    download = DOWNLOADS[-1]
-    CHECKED[1] = len(DOWNLOADS)
+    download = kept[-1]
+    checked[1] = len(kept)
     failure = download.failure()  # once it has ended
     assert failure is None, f"the download {download.suggested_filename!r} failed ({failure})"
     held, why = holds_file(Path(download.path()), download.suggested_filename, args)

@@ -238,6 +238,47 @@ async def test_a_download_check_reads_a_download_its_steps_began_not_one_checked
     assert "nothing was downloaded since the download checked before" in exported[1][1]
 
 
+class _ReportPopup(QuietHandler):
+    """A report opened in a popup (``target=_blank``), whose link downloads the orders."""
+
+    def do_GET(self) -> None:
+        if self.path == "/orders.csv":
+            self.send(200, b"order,customer\r\n1001,Ada\r\n", Content_Type="text/csv",
+                      Content_Disposition='attachment; filename="orders.csv"')  # fmt: skip
+        elif self.path == "/report":
+            self.send(200, b'<h1>Report</h1><a href="/orders.csv">Orders</a>')
+        else:
+            self.send(200, b'<h1>Home</h1><a href="/report" target="_blank">Report</a>')
+
+
+async def test_a_download_in_a_popup_is_checked_there_by_the_replay_and_the_export(
+    browser: BrowserSession, tmp_path: Path
+) -> None:
+    """The orders are downloaded from a report the home page opens in a popup, and checked
+    there: the replay reads the popup's download, and so does the pytest export (it kept
+    only its first page's downloads: nothing was downloaded, it said)."""
+
+    def link(name: str) -> dict[str, Any]:
+        return {"action": "click", "args": {},
+                "identity": {"role": "link", "name": name, "tag": "a"}}  # fmt: skip
+
+    with loopback_app(_ReportPopup) as site:
+        steps = [{"action": "navigate", "args": {"url": f"{site}/"}}, link("Report"),
+                 {"action": "tabs", "args": {"op": "popup"}}, link("Orders"),
+                 {"action": "expect", "args": {"kind": "download", "type": "csv", "rows": 1,
+                                               "text": "Ada"}}]  # fmt: skip
+        scenario = Scenario.from_dict({"version": 1, "name": "Report", "steps": steps})
+        tab = await browser.new_tab(workspace=tmp_path / "replay")
+        try:
+            result = await Replay(tab, scenario).run()
+        finally:
+            await tab.close()
+        (tmp_path / "export").mkdir()
+        status, out = await run_exported(to_pytest(scenario), tmp_path / "export", site)
+    assert result.ok, result.reason
+    assert status == 0, out[-3000:]
+
+
 async def test_a_run_that_downloaded_an_export_is_proposed_a_check_of_it(
     browser: BrowserSession, fixture_url: str, tmp_path: Path
 ) -> None:
