@@ -148,7 +148,7 @@ def check_words(
         "text_hidden": f"text {quote(str(args.get('text')))} is not visible",
         "rows": f"{'at least ' if args.get('at_least') else ''}{args.get('count')} row(s) show "
         f"{quote(str(args.get('text')))}",
-        "url": f"the address contains {quote(str(args.get('url')))}",
+        "url": f"the address holds {quote(str(args.get('url')))}",
         "no_error": "the page shows no error",
         "visible": f"{what} is on the page",
         "checked": f"{what} is ticked",

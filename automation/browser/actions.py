@@ -295,13 +295,13 @@ BROWSER_ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec(
         "wait_for",
         "wait for one: text to appear, text_gone to vanish, ref to reach state "
-        "(visible|hidden|enabled|disabled), url to contain, load_state, time_ms to pass",
+        "(visible|hidden|enabled|disabled), url to be reached, load_state, time_ms to pass",
         (
             _opt("text", str, "text to wait for"),
             _opt("text_gone", str, "text to wait to vanish"),
             _opt("ref", str, "element to watch"),
             _opt("state", str, "for ref: visible, hidden, enabled, disabled"),
-            _opt("url", str, "part of the URL to wait for"),
+            _opt("url", str, "address, its path's whole segments or ?field=value"),
             _opt("load_state", str, "load, domcontentloaded or networkidle"),
             _opt("time_ms", int, "milliseconds to wait"),
         ),

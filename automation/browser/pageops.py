@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Request, Response
 
+from automation.browser.address import address_holds
 from automation.browser.frames import held_by, silent_note, unanswering
 from automation.browser.listen import listener
 from automation.browser.masking import MASK_COLOR, PICTURE_CSS, mask_locators
@@ -149,7 +150,8 @@ async def wait_for(
     budget: Budget | None = None,
 ) -> str:
     """Wait for exactly one condition: a text to appear or go, a ref to reach a state,
-    the URL to contain a string, a load state, or a fixed time."""
+    the address to hold ``url`` (its path or whole segments of it, its query's fields,
+    as a URL check reads it), a load state, or a fixed time."""
     given = [bool(text), bool(text_gone), bool(ref), bool(url), bool(load_state), bool(time_ms)]
     if sum(given) != 1:
         raise ActionInvalid(
@@ -182,12 +184,18 @@ async def wait_for(
         return f"text {wanted!r} is {'visible' if text else 'gone'}"
     if ref:
         return await _wait_for_ref(tab, ref, state, budget)
-    if url:
-        await tab.core.call(
-            f"wait for the URL to contain {url!r}",
-            budget,
-            tab.page.wait_for_url(lambda u: url in u, timeout=timeout),
-        )
+    if url:  # as a URL check holds (automation.browser.address): not on /login?next=<url>
+        what = f"wait for the address to hold {url!r}"
+        try:
+            await tab.core.call(
+                what,
+                budget,
+                tab.page.wait_for_url(lambda u: address_holds(url, u), timeout=timeout),
+            )
+        except BudgetExceeded as exc:
+            raise BudgetExceeded(
+                f"{what}: it is {tab.page.url!r}; {exc.message}", hint=exc.hint
+            ) from None
         return f"the URL is {tab.page.url}"
     if load_state not in LOAD_STATES:
         raise ActionInvalid(f"wait_for: load_state must be one of {', '.join(LOAD_STATES)}")

@@ -9,7 +9,7 @@ A scenario says what it reaches with ``expect`` steps, each one check::
 Page checks: ``text_visible`` / ``text_hidden`` (a text is, or is not, shown anywhere on
 the page; case and spaces ignored), ``rows`` (how many visible table rows or list items
 show a text: 0 says it is gone, or filtered out; with ``"at_least": true``, that many or
-more), ``url`` (the address contains it, moved
+more), ``url`` (the address holds it: automation.browser.address's rule, moved
 to the replay's base URL as navigations are), ``no_error`` (the page shows no error: an
 error list, a field marked invalid, an alert that is no success banner).  Element checks
 find their element by its identity, as any step does: ``visible``, ``checked``,

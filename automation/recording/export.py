@@ -49,7 +49,7 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
-from automation.browser import frames, seen, served, textmatch, uploads
+from automation.browser import address, frames, seen, served, textmatch, uploads
 from automation.browser.dialogs import unexpected_words
 from automation.browser.identity import ElementIdentity
 from automation.browser.interact import MODIFIERS, MOUSE_BUTTONS
@@ -136,7 +136,7 @@ def to_pytest(
                  f"SEEN_JS = {_text(seen.SEEN_JS, 'the rule')}\n"
                  f"FOCUS_ON_FRAME_JS = {_text(frames.FOCUS_ON_FRAME_JS, 'the rule')}\n"
                  f"HOLDS_FOCUS_JS = {_text(frames.HOLDS_FOCUS_JS, 'the rule')}\n"
-                 f"{_copied(exportseen)}")  # fmt: skip
+                 f"{_copied(address)}{_copied(exportseen)}")  # fmt: skip
     lines.append(exportsignin.constants() + _copied(exportsignin))  # a sign-in page's judgement
     # Dialogs answered as replay answers them, one nobody armed said in its words.
     lines.append(f"\n\n{inspect.getsource(unexpected_words).rstrip()}{_copied(exportdialogs)}")
@@ -480,8 +480,7 @@ def _assertion(step: ScenarioStep, params: dict[str, dict[str, Any]], el: str) -
     if kind == "no_error":  # as replay reads it: automation.browser.seen's errors
         return "expect_no_error(page)"
     if kind == "url":
-        address = _url(f"address_given({_query_value(_arg(args, 'url'), params)})", params)
-        return f"expect_url(page, {address})"
+        return _expect_address(args, params)
     target = step.target()
     if target is None or not el:
         raise ScenarioInvalid(f"the check {kind} needs the element's identity")
@@ -594,12 +593,19 @@ def _wait(args: dict[str, Any], params: dict[str, dict[str, Any]]) -> list[str]:
         wanted = _value(args.get("text", args.get("text_gone")), params)
         return [f"expect_text(page, {wanted}{'' if 'text' in args else ', shown=False'})"]
     if "url" in args:
-        return [f"expect(page).to_have_url(re.compile(re.escape({_value(args['url'], params)})))"]
+        return [_expect_address(args, params)]
     if "load_state" in args:
         if args["load_state"] not in _LOAD_STATES:
             raise ScenarioInvalid(f"load_state {args['load_state']!r} is not a load state")
         return [f"page.wait_for_load_state({_text(args['load_state'], 'load_state')})"]
     return [f"page.wait_for_timeout({_int(args.get('time_ms', 0), 'time_ms')})"]
+
+
+def _expect_address(args: dict[str, Any], params: dict[str, dict[str, Any]]) -> str:
+    """A URL check, or a wait for an address, as replay reads both: the address moved to
+    BASE_URL, held by automation.browser.address's rule (written into the file)."""
+    address = _url(f"address_given({_query_value(_arg(args, 'url'), params)})", params)
+    return f"expect_url(page, {address})"
 
 
 def _role(role: str) -> str:

@@ -33,8 +33,8 @@ from dataclasses import replace
 from typing import Any
 from urllib.parse import quote, quote_plus
 
+from automation.browser.address import address_holds  # (one rule, export and replay)
 from automation.browser.identity import ElementIdentity
-from automation.recording.exportseen import address_holds  # (one rule, export and replay)
 
 __all__ = [
     "CHECK_ARGS",

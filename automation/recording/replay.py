@@ -428,11 +428,17 @@ class Replay:
                     not_where_it_led(self, step, since)
             else:
                 args = self.values.fill(step.args, step.action)
-                if step.action == "navigate":
+                if step.action == "wait_for" and "url" in args:  # as a URL check's
+                    expect.words_given({"kind": "url", "url": args["url"]})
+                if step.action == "navigate" or (step.action == "wait_for" and "url" in args):
                     args["url"] = rebase(args["url"], self.scenario.base_url, self.base_url)
                 since = self.tab.log.requests_seen
                 try:
-                    result = await execute(self.tab, step.action, args, budget=step_budget)
+                    if step.action == "wait_for" and "url" in args:  # read as a URL check
+                        check = {"kind": "url", "url": args["url"]}
+                        result = await expect.check(self.tab, check, None, budget=step_budget)
+                    else:
+                        result = await execute(self.tab, step.action, args, budget=step_budget)
                     await self.tab.settle(budget=step_budget)
                     self.tab.dialogs_raise(_WENT_ON)
                 finally:

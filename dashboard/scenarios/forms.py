@@ -200,7 +200,7 @@ class CheckForm(forms.Form):
         ("text_visible", "text is shown"),
         ("text_hidden", "text is not shown"),
         ("rows", "rows showing a text"),
-        ("url", "the address contains"),
+        ("url", "the address holds"),
         ("no_error", "the page shows no error"),
         ("visible", "the step's element is on the page"),
         ("checked", "the step's element is ticked"),
@@ -380,7 +380,7 @@ _CHECK_PARAMS = {
     "text": Param("text", str, "the text (case and spaces are ignored)"),
     "count": Param("count", int, "how many rows show the text"),
     "at_least": Param("at_least", bool, "that many rows or more", required=False),
-    "url": Param("url", str, "what the address contains"),
+    "url": Param("url", str, "the address, its path's whole segments or ?field=value"),
     "value": Param("value", str, "what the field shows (empty: an empty field)", required=False),
     "items": Param("items", list, "the texts it shows, in order"),
 }

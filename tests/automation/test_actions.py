@@ -179,8 +179,10 @@ async def test_wait_for_each_condition(tab: Tab, controls: Snapshot, fixture_url
     assert "gone" in await run(tab, "wait_for", text_gone="Make lateX")
     assert await run(tab, "wait_for", time_ms=50) == "waited 50 ms"
     assert "reached load" in await run(tab, "wait_for", load_state="load")
-    await tab.page.evaluate("() => history.pushState({}, '', '?step=2')")
-    assert "step=2" in await run(tab, "wait_for", url="step=2")
+    await tab.page.evaluate("() => history.pushState({}, '', '?step=2&from=/done')")
+    assert "step=2" in await run(tab, "wait_for", url="?step=2")
+    with pytest.raises((BudgetExceeded, ActionFailed)):  # as a URL check: not in its query
+        await execute(tab, "wait_for", {"url": "/done"}, budget=Budget(300))
     with pytest.raises(ActionInvalid, match="exactly one"):
         await run(tab, "wait_for", text="a", url="b")
     with pytest.raises(ActionInvalid, match="exactly one"):

@@ -67,7 +67,7 @@ CASES: list[tuple[str, dict[str, Any], ElementIdentity | None, str, str]] = [
      "expect text 'Error' is not visible", ""),
     ("expect", {"kind": "rows", "text": "Buy milk", "count": 1}, None,
      "expect 1 row(s) show 'Buy milk'", ""),
-    ("expect", {"kind": "url", "url": "/done"}, None, "expect the address contains '/done'", ""),
+    ("expect", {"kind": "url", "url": "/done"}, None, "expect the address holds '/done'", ""),
     ("expect", {"kind": "visible"}, BUTTON, "expect button 'Save' is on the page", ""),
     ("expect", {"kind": "value", "value": "FR"}, SELECT, "expect combobox 'Country' shows 'FR'",
      ""),
