@@ -218,7 +218,7 @@ async def type_text(
     finally:
         await subject.release()
     return (
-        f"typed {len(text)} characters into {_told(entry)}"
+        f"typed {_how_long(tab, text)} into {_told(entry)}"
         + (" and pressed Enter" if submit else "")
         + shown
     )
@@ -427,6 +427,14 @@ async def set_input_files(
     return f"attached {names} to {_told(entry)}"
 
 
+def _how_long(tab: Tab, value: str) -> str:
+    """How much was typed, as the step's answer says it: a secret's length is none of its
+    reader's business (a password's length narrows a guess)."""
+    if tab.is_secret is not None and tab.is_secret(value):
+        return "a secret"
+    return f"{len(value)} characters"
+
+
 async def _fill(tab: Tab, subject: Subject, value: str, submit: bool, budget: Budget) -> str:
     entry = subject.entry
     what = f"fill {entry.describe()}"
@@ -436,7 +444,7 @@ async def _fill(tab: Tab, subject: Subject, value: str, submit: bool, budget: Bu
     if submit:
         await _press_enter(tab, subject, what, budget)
     return (
-        f"filled {_told(entry)} with {len(value)} characters"
+        f"filled {_told(entry)} with {_how_long(tab, value)}"
         + (" and pressed Enter" if submit else "")
         + shown
     )

@@ -163,6 +163,12 @@ def _check_step(index: int, step: object) -> dict[str, Any]:
     if not isinstance(step, dict):
         raise ActionInvalid(f"step {index}: expected an object")
     kind = step.get("type")
+    if kind is None:  # ("action": "click", as a scenario's step says it, is the usual slip)
+        raise ActionInvalid(
+            f"step {index}: it has no type (its keys: {', '.join(map(str, step)) or 'none'})",
+            hint='each step names its type: {"type": "click", "ref": "e3"}; types: '
+            + ", ".join(STEP_KINDS),
+        )
     if kind not in STEP_KINDS:
         raise ActionInvalid(
             f"step {index}: {kind!r} is not a step type",

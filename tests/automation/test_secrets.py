@@ -255,6 +255,30 @@ PASSWORDS = """<!doctype html><title>Login</title>
 <label>New <input id="new" type="password" placeholder="at least 12 characters"></label>"""
 
 
+async def test_a_secret_typed_is_said_typed_without_its_length(tab: Tab) -> None:
+    """A fill or a type of a secret answers "a secret", not how many characters it has
+    (a password's length narrows a guess); another value's answer says its length."""
+    await tab.page.set_content(FORM)
+    secrets = Secrets({"TABWRIGHT_SECRET_PW": "hunter2-hunter2"})
+    tab.is_secret = secrets.is_secret
+    try:
+        field = ref_of(await tab.snapshot(), "textbox", "Password")
+        budget = room()
+        filled = await tab.fill(
+            field, secrets.fill_action("fill", {"value": "${SECRET:PW}"})["value"], budget=budget
+        )
+        typed = await tab.type(
+            field, secrets.fill_action("type", {"text": "${SECRET:PW}"})["text"], budget=budget
+        )
+        plain = await tab.fill(field, "open sesame", budget=budget)
+    finally:
+        tab.is_secret = None
+    assert filled.startswith("filled textbox 'Password' with a secret"), filled
+    assert typed.startswith("typed a secret into textbox 'Password'"), typed
+    assert "15" not in filled + typed
+    assert plain.startswith("filled textbox 'Password' with 11 characters"), plain
+
+
 async def test_a_password_field_is_drawn_as_a_field_and_never_with_its_dots(tab: Tab) -> None:
     """Empty, a password field looks as the page draws it (no box over it, its
     placeholder shown); filled by a person or the page, it looks the same whatever the

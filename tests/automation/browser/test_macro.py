@@ -141,6 +141,7 @@ async def test_navigate_is_under_the_url_policy(tab: Tab, page: Snapshot) -> Non
         ({"steps": [{"type": "teleport"}]}, "not a step type"),
         ({"steps": [{"type": "evaluate", "expression": "1"}]}, "not a step type"),
         ({"steps": [{"type": "scroll"}]}, "not a step type"),
+        ({"steps": [{"action": "click", "ref": "e1"}]}, r"no type \(its keys: action, ref\)"),
         ({"steps": [{"type": "click"}]}, "needs a ref or a backend_node_id"),
         ({"steps": [{"type": "fill", "ref": "e1"}]}, "fill needs a value"),
         ({"steps": [{"type": "navigate"}]}, "explicit url"),
