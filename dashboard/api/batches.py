@@ -12,7 +12,7 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Router, Schema
 from pydantic import Field
 
-from automation.errors import ActionInvalid, UrlBlocked
+from automation.errors import ActionInvalid, SecretNotGranted, UrlBlocked
 from automation.recording.takes import replay_takes
 from dashboard.api.common import ERRORS, ApiError, BodyIn
 from dashboard.api.runs import heal_model_named, signin_of
@@ -107,6 +107,10 @@ def _batch_from_body(user: AbstractBaseUser, scenario_id: int, body: BatchIn) ->
     if scenario.owner_id != user.pk:
         raise ApiError(403, "forbidden", "only the scenario's owner can run a batch of it")
     document = scenario_selectors.scenario_document(scenario=scenario)
+    try:  # else every row would fail at once, saying so
+        scenario_selectors.secrets_granted(owner=user, document=document)
+    except SecretNotGranted as exc:
+        raise ApiError(400, exc.code, exc.message, exc.hint) from None
     takes = replay_takes(document)
     if (body.rows is None) == (body.csv is None):
         raise ApiError(400, "invalid", "give the rows either as rows or as csv",

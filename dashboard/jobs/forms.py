@@ -6,7 +6,7 @@ from typing import Any
 
 from django import forms
 
-from automation.errors import UrlBlocked
+from automation.errors import SecretNotGranted, UrlBlocked
 from automation.recording.scenario import Scenario as Document
 from automation.recording.takes import replay_takes
 from dashboard.engineconf import base_url_checked
@@ -15,6 +15,7 @@ from dashboard.jobs.batchfile import MAX_BATCH_BYTES, BatchFileInvalid, read_row
 from dashboard.jobs.services import heal_model_fields
 from dashboard.lib.urls import UrlInvalid
 from dashboard.runs.forms import heal_model_field, signin_field
+from dashboard.scenarios.selectors import secrets_granted
 
 
 class BatchForm(forms.Form):
@@ -33,11 +34,20 @@ class BatchForm(forms.Form):
         if user is not None:
             self.fields["signin_profile"] = signin_field(user)
         self.fields["llm_profile"] = heal_model_field()
-        self.document = document
+        self.document, self.user = document, user
         self.fields["base_url"].initial = document.base_url
         names = replay_takes(document)
         self.fields["file"].help_text = "a header row naming a column per parameter (" + (
             ", ".join(names) or "none yet") + "), then a row of values per replay"  # fmt: skip
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        if self.user is not None:  # else every row would fail at once, saying so
+            try:
+                secrets_granted(owner=self.user, document=self.document)
+            except SecretNotGranted as exc:
+                self.add_error(None, f"{exc.message} ({exc.hint})")
+        return cleaned
 
     def clean_base_url(self) -> str:
         url = self.cleaned_data["base_url"].strip()

@@ -41,7 +41,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone as dj_timezone
 
-from automation.errors import ActionInvalid, UrlBlocked
+from automation.errors import ActionInvalid, SecretNotGranted, UrlBlocked
 from automation.recording.takes import Taken, replay_takes
 from dashboard.engineconf import base_url_checked, heal_model_refusal
 from dashboard.jobs import alerts, batches, outbox
@@ -482,6 +482,12 @@ class ScheduleInvalid(ActionInvalid):
         self.field = field
 
 
+class SecretsRefused(ScheduleInvalid):
+    """The scenario types a secret the schedule's owner was not granted."""
+
+    code = "secret_not_granted"
+
+
 def check_signin(schedule: Schedule) -> None:
     """ScheduleInvalid when the sign-in profile chosen for ``schedule`` was deleted since:
     turned on, each of its firings would fail saying so."""
@@ -519,6 +525,11 @@ def check_schedule(
             field="params", hint="values a batch's rows all share go in each row",
         )  # fmt: skip
     document = scenario_selectors.scenario_document(scenario=scenario)
+    if not {"params", "rows"} & set(kept):  # else each firing would fail at once, saying so
+        try:
+            scenario_selectors.secrets_granted(owner=scenario.owner, document=document)
+        except SecretNotGranted as exc:
+            raise SecretsRefused(exc.message, field="scenario", hint=exc.hint) from None
     takes = replay_takes(document)
     try:
         # Only the values given are kept: one not given takes the scenario's default of

@@ -18,12 +18,14 @@ from django.shortcuts import get_object_or_404
 
 from automation.recording import scenario as fmt
 from automation.recording.export import to_pytest
+from automation.secrets import Secrets
 from dashboard.models import (
     IdentityHeal,
     Run,
     Scenario,
     ScenarioCall,
     ScenarioStep,
+    SecretGrant,
 )
 
 
@@ -70,6 +72,17 @@ def scenario_document(*, scenario: Scenario) -> fmt.Scenario:
         login = Scenario.objects.filter(pk=scenario.login_scenario_id).first()
         data["login_scenario"] = login.name if login is not None else ""
     return fmt.Scenario.from_dict(data)
+
+
+def secrets_granted(*, owner: AbstractBaseUser, document: fmt.Scenario) -> None:
+    """SecretNotGranted naming the first secret the scenario, a scenario it calls or its
+    login scenario types that ``owner`` was not granted: each replay of it by them would
+    fail at once saying so (a batch's every row, a schedule's every firing).  Reads the
+    database."""
+    names = set(document.placeholders()[1])
+    for callee in document.callees.values():
+        names |= callee.placeholders()[1]
+    Secrets(allowed=SecretGrant.objects.names_for(owner)).require(names)
 
 
 def scenario_callees(*, scenario: Scenario, login: bool = False) -> dict[str, Scenario]:

@@ -29,6 +29,8 @@ from tests.daphne import log_in as client_log_in
 from tests.e2e.journeys import exported_pytest, import_scenario, script, until, wait_until
 from tests.e2e.ui import (
     LIVE_MS,
+    OTHER_PASSWORD,
+    OTHER_USERNAME,
     PASSWORD,
     SHOP_PASSWORD,
     UPLOADS,
@@ -454,6 +456,38 @@ async def test_a_schedule_of_rows_from_a_file_fires_a_batch_that_signs_each_row_
         return [row[0] for row in server.sql(firing, (schedule_id,))] == ["ok"]
 
     await until("the firing is judged ok", judged)
+
+
+async def test_a_batch_or_schedule_of_a_secret_not_granted_is_refused_before_it_runs(
+    page: Page, server: Server, till: str, tmp_path: Path
+) -> None:
+    """A person nobody granted the till's password imports its entry (whose login
+    scenario types ``${SECRET:PASSWORD}``), then asks for a batch of it and schedules it:
+    each form says the secret is not granted, and no batch nor schedule is made (each
+    was, and every row and firing failed at once, unattended, for the same reason)."""
+    await log_in(page, server, OTHER_USERNAME, OTHER_PASSWORD)
+    await imported(
+        page, server, tmp_path, sign_in(till, {"user": {"default": "ada"}}, "Ungranted sign-in")
+    )
+    await imported(page, server, tmp_path, new_entry(till, "Ungranted entry", "Ungranted sign-in"))
+    said = "the secret PASSWORD is not granted to this run's owner"
+    rows = tmp_path / "rows.csv"
+    await asyncio.to_thread(rows.write_text, "customer\nLinus\n")
+    form = page.get_by_test_id("batch-form")
+    await form.get_by_label("Rows (.csv or .json)").set_input_files(rows)
+    await form.get_by_role("button", name="Run the batch").click()
+    await expect(page.get_by_test_id("batch-form")).to_contain_text(said)
+    await page.get_by_text("Schedule it").click()
+    form = page.get_by_test_id("schedule-form")
+    await form.get_by_label("When (cron)").fill("0 7 * * 1-5")
+    await form.get_by_label("customer", exact=True).fill("Linus")
+    await form.get_by_role("button", name="Schedule").click()
+    await expect(page.get_by_test_id("schedule-form")).to_contain_text(said)
+    await save(page, "scenario-schedule-secret-not-granted.png")
+    made = "select count(*) from {} b join dashboard_scenario s on s.id = b.scenario_id"
+    for table in ("dashboard_batch", "dashboard_schedule"):
+        count = server.sql(made.format(table) + " where s.name = ?", ("Ungranted entry",))
+        assert count == [(0,)], (table, count)
 
 
 def test_a_schedule_given_both_values_and_rows_is_refused_and_keeps_what_it_had(

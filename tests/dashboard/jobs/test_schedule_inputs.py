@@ -12,13 +12,16 @@ from typing import Any
 
 import pytest
 from asgiref.sync import async_to_sync
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.utils import timezone as dj_timezone
 
 from dashboard.jobs import schedules
-from dashboard.models import Scenario, ScenarioStep, Schedule
+from dashboard.models import Batch, Scenario, ScenarioStep, Schedule, SecretGrant
+from dashboard.scenarios import services
 from tests.dashboard.api.test_api import refused, token_of
 from tests.dashboard.jobs.conftest import make
+from tests.dashboard.signup import sign_up
 
 pytestmark = pytest.mark.django_db
 
@@ -172,3 +175,61 @@ def test_a_change_of_what_a_schedule_replays_keeps_a_time_due_that_has_not_fired
     api.patch(f"/api/schedules/{schedule.pk}", {"cron": "0 6 * * *"},
               content_type="application/json")  # fmt: skip
     assert Schedule.objects.get(pk=schedule.pk).next_fire_at > dj_timezone.now()
+
+
+def test_a_batch_or_schedule_typing_a_secret_its_owner_was_not_granted_is_refused(
+    owner: Any, fixture_url: str
+) -> None:
+    """Each of its replays would fail at once, saying so (every row of the batch, every
+    firing of the schedule, unattended): the API and the scenario page's forms refuse it,
+    naming the secret, and make nothing; once an admin grants it, the same are taken."""
+    data = sign_up(fixture_url)
+    data["steps"][2]["args"]["value"] = "${SECRET:SHOP_PW}"
+    scenario = services.scenario_import(owner=owner, data=data)
+    api = Client(headers={"Authorization": f"Bearer {token_of(owner)}"})
+    values = {"name": "Ada", "greet": "Ada"}
+
+    def by_api() -> tuple[Any, Any]:
+        batch = api.post(f"/api/scenarios/{scenario.pk}/batches", {"rows": [values]},
+                         content_type="application/json")  # fmt: skip
+        schedule = api.post(f"/api/scenarios/{scenario.pk}/schedules",
+                            {"cron": "0 7 * * *", "timezone": "UTC", "params": values},
+                            content_type="application/json")  # fmt: skip
+        return batch, schedule
+
+    batch, schedule = by_api()
+    for answer in (batch, schedule):
+        error = refused(answer, 400, "secret_not_granted")
+        assert "the secret SHOP_PW is not granted" in error["message"], error
+    assert "SHOP_PW" in error["fields"]["scenario"]
+    page = Client()
+    page.force_login(owner)
+    rows = SimpleUploadedFile("rows.csv", b"name,greet\r\nAda,Ada\r\n", content_type="text/csv")
+    shown = [
+        page.post(f"/scenarios/{scenario.pk}/batches", {"file": rows, "concurrency": 2}),
+        page.post(
+            f"/scenarios/{scenario.pk}/schedules",
+            {
+                "cron": "0 7 * * *",
+                "timezone": "UTC",
+                "concurrency": 2,
+                "param_name": "Ada",
+                "param_greet": "Ada",
+            },
+        ),
+    ]
+    for answer in shown:
+        assert answer.status_code == 400
+        assert "the secret SHOP_PW is not granted" in answer.content.decode()
+    assert not Batch.objects.exists() and not Schedule.objects.exists()
+    SecretGrant.objects.create(name="SHOP_PW").users.set([owner])
+    batch, schedule = by_api()
+    assert (batch.status_code, schedule.status_code) == (201, 201), batch.content[:300]
+    # Turned off after the grant was taken back: a change that keeps what it replays.
+    SecretGrant.objects.all().delete()
+    off = api.patch(f"/api/schedules/{schedule.json()['id']}", {"enabled": False},
+                    content_type="application/json")  # fmt: skip
+    assert off.status_code == 200 and off.json()["enabled"] is False, off.content[:300]
+    on = api.patch(f"/api/schedules/{schedule.json()['id']}", {"enabled": True},
+                   content_type="application/json")  # fmt: skip
+    refused(on, 400, "secret_not_granted")
