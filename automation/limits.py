@@ -20,11 +20,19 @@ is made:
 
 What is cut says so where it was cut: ``…[cut: N more chars]``.  Sizes are measured as
 the message is sent: ``json.dumps`` with its default ASCII escaping.
+
+And what is fitted can be stored and sent: JSON has no number for NaN or infinity (Python
+writes them anyway, as ``NaN``), and UTF-8 no bytes for half of a UTF-16 pair alone, which
+a page's JavaScript strings may hold.  :func:`fit` writes them as text where it meets them
+(``"NaN"``, U+FFFD); JSON a model writes is read with :func:`loads_finite`, which refuses
+such numbers, so the model hears it and writes them again.  (A NUL, which PostgreSQL's
+text refuses, is PostgreSQL's adapter's to replace: dashboard.lib.pgtext.)
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -37,6 +45,9 @@ __all__ = [
     "cut_text",
     "fit",
     "json_size",
+    "loads_finite",
+    "storable",
+    "whole_text",
 ]
 
 # How deep JSON from outside may nest (a body, a command, a scenario file): Tabwright's own
@@ -57,6 +68,12 @@ _MARKER_ROOM = 48  # "…[cut: 1234567 more chars]" and its JSON escaping
 _STUB_CHARS = 200  # what is left of a string that could not absorb the whole excess
 _MAX_PASSES = 64
 _LIST_MARKER = re.compile(r"…\[cut: (\d+) more items\]")
+# In JSON as json.dumps writes it: half of a UTF-16 pair alone (a whole pair is an astral
+# character, an emoji: written as two escapes, and stored as it is).
+_UNSTORABLE_TEXT = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])"
+    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F]"
+)
 
 
 def json_size(value: Any) -> int:
@@ -65,8 +82,10 @@ def json_size(value: Any) -> int:
 
 
 def cut_text(text: str, max_chars: int, *, tail_chars: int = 0) -> str:
-    """``text`` at most ``max_chars`` long, marker included.  With ``tail_chars``, the end
-    is kept too and the cut is in the middle (a reply's actions come last)."""
+    """``text`` at most ``max_chars`` long, marker included, and :func:`whole_text`.  With
+    ``tail_chars``, the end is kept too and the cut is in the middle (a reply's actions
+    come last)."""
+    text = whole_text(text)
     if len(text) <= max_chars:
         return text
     room = max(0, max_chars - _MARKER_ROOM)
@@ -77,11 +96,80 @@ def cut_text(text: str, max_chars: int, *, tail_chars: int = 0) -> str:
     return text[:head] + marker + (("…" + text[len(text) - tail :]) if tail else "")
 
 
+def loads_finite(text: str) -> Any:
+    """The value of the JSON text ``text``, as ``json.loads`` reads it, but a ValueError
+    (as its JSONDecodeError is) for a number JSON has none for: ``NaN``, ``Infinity``, a
+    number past a float's range (``1e400``) or of more digits than Python reads."""
+    return json.loads(text, parse_constant=_no_constant, parse_float=_finite, parse_int=_whole)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is no JSON number: write a finite number, or text")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(
+            f"{_short(text)} is no JSON number: past the largest a float holds (about 1.8e308)"
+        )
+    return value
+
+
+def _whole(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:  # more than sys.get_int_max_str_digits() digits
+        raise ValueError(f"{_short(text)} is no JSON number: {len(text)} digits") from None
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 24 else f"{text[:12]}…{text[-4:]}"
+
+
+def storable(value: Any) -> Any:
+    """``value`` if every database and page can hold it as JSON; else a copy with each
+    number that is not finite written as text (``"NaN"``, ``"Infinity"``, ``"-Infinity"``)
+    and each half of a UTF-16 pair alone in a text (a key too) as U+FFFD."""
+    try:
+        text = json.dumps(value, default=str, allow_nan=False)
+    except ValueError:
+        return _storable(value)
+    return _storable(value) if _UNSTORABLE_TEXT.search(text) else value
+
+
+def _storable(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, str):
+        return whole_text(value)
+    if isinstance(value, dict):
+        return {whole_text(str(k)): _storable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_storable(v) for v in value]
+    return value
+
+
+def whole_text(text: str) -> str:
+    """``text`` with each half of a UTF-16 pair that stands alone as U+FFFD: a page's
+    JavaScript strings may hold them (``"\\ud800"``), and UTF-8 has no bytes for them, so
+    neither a database nor an HTTP body can carry them as they are."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text)
+    return text
+
+
 def fit(data: dict[str, Any], max_bytes: int = MAX_MESSAGE_BYTES) -> dict[str, Any]:
     """``data`` if it fits in ``max_bytes`` as sent; else a copy in which the biggest string
     or list is cut, again and again, until it fits: a string keeps its start and a marker,
     a list its first items and a marker item saying how many more there were.  ``type``
-    and ``seq`` are never cut; what can't be made to fit becomes a marker of its own."""
+    and ``seq`` are never cut; what can't be made to fit becomes a marker of its own.
+    Either way it is :func:`storable`."""
+    data = storable(data)
     size = json_size(data)
     if size <= max_bytes:
         return data

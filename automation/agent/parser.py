@@ -14,12 +14,15 @@ from typing import Any
 
 from automation.actions import ACTIONS, validate
 from automation.errors import ActionInvalid, TabwrightError
+from automation.limits import loads_finite, whole_text
 
 __all__ = ["AGENT_ACTIONS", "MAX_ACTIONS_PER_REPLY", "Action", "ParseResult", "parse_reply"]
 
 # Actions the loop handles itself rather than the browser.
 AGENT_ACTIONS = frozenset({"done"})
 MAX_ACTIONS_PER_REPLY = 10
+# An escape of half of a UTF-16 pair, which JSON reads as a character of its own.
+_HALF_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _TAG_RE = re.compile(r"<action>(.*?)(?:</action>|$)", re.DOTALL | re.IGNORECASE)
 NEED_HELP_RE = re.compile(r"\bNEED_HELP\b[:\s]*(.*)", re.DOTALL)
 
@@ -50,6 +53,7 @@ def parse_reply(text: str, *, offered: Collection[str] | None = None) -> ParseRe
     if not isinstance(text, str):
         result.errors.append(ActionInvalid("the reply was not text"))
         return result
+    text = whole_text(text)  # (a server's JSON may hold a half of a UTF-16 pair alone)
     result.prose = _TAG_RE.sub("", text).strip()
     help_m = NEED_HELP_RE.search(result.prose)
     if help_m:
@@ -74,17 +78,25 @@ def _parse_one(body: str, n: int, offered: Collection[str] | None) -> Action:
     if body.startswith("```"):  # models like to fence JSON even inside tags
         body = body.strip("`").removeprefix("json").strip()
     try:
-        data = json.loads(body)
+        data = loads_finite(body)
     except json.JSONDecodeError as exc:
         raise ActionInvalid(
             f"action {n}: not valid JSON ({exc.msg} at char {exc.pos}): {body[:120]!r}",
             hint='write <action>{"action": "click", "ref": "e5"}</action>',
         ) from None
+    except ValueError as exc:  # NaN, 1e400: Python reads them, nothing can store them
+        raise ActionInvalid(f"action {n}: {exc}: {body[:120]!r}") from None
     except RecursionError:  # arrays in arrays a thousand deep: told, not a crashed run
         raise ActionInvalid(
             f"action {n}: its JSON nests too deep to read: {body[:120]!r}",
             hint='write <action>{"action": "click", "ref": "e5"}</action>',
         ) from None
+    if _HALF_ESCAPE.search(body) and not _whole(data):
+        raise ActionInvalid(
+            f"action {n}: a text holds half of a UTF-16 pair alone: no character a page or "
+            f"a database holds: {body[:120]!r}",
+            hint="write the character itself, or both halves of its pair",
+        )
     if not isinstance(data, dict):
         raise ActionInvalid(f"action {n}: expected a JSON object, got {type(data).__name__}")
     name = data.get("action")
@@ -105,3 +117,12 @@ def _parse_one(body: str, n: int, offered: Collection[str] | None) -> Action:
             hint="the actions you have: " + ", ".join(sorted([*known, *AGENT_ACTIONS])),
         )
     return Action(name, validate(name, args))
+
+
+def _whole(data: object) -> bool:
+    """Whether every text in ``data`` is whole characters (UTF-8 has bytes for each)."""
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

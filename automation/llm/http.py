@@ -42,6 +42,7 @@ import httpx
 
 from automation.budget import Budget
 from automation.errors import LLMResponseError, LLMUnavailable
+from automation.limits import whole_text
 from automation.llm.base import ChatMessage, OnToken, PlannerReply, PlannerRequest
 from automation.llm.retry import (
     DEFAULT_RETRIES,
@@ -251,8 +252,9 @@ class Endpoint:
         try:
             client = await self._get_client()
             async with client.stream(
-                "POST", self.url, json=payload, headers=dict(headers), timeout=timeout
-            ) as response:
+                "POST", self.url, content=request_body(payload), timeout=timeout,
+                headers=_json_headers(headers),
+            ) as response:  # fmt: skip
                 answered = True
                 yield response
         except httpx.ConnectTimeout as exc:
@@ -526,3 +528,20 @@ class HttpPlanner:
         self, response: httpx.Response, on_token: OnToken | None
     ) -> PlannerReply:
         raise NotImplementedError
+
+
+def _json_headers(headers: Mapping[str, str]) -> httpx.Headers:
+    out = httpx.Headers(headers)
+    out.setdefault("Content-Type", "application/json")
+    return out
+
+
+def request_body(payload: dict[str, Any]) -> bytes:
+    """``payload`` as the UTF-8 JSON body of a request (as httpx's ``json=`` writes it),
+    with any half of a UTF-16 pair a page's text left alone written as U+FFFD: UTF-8 has
+    no bytes for it, and one such character in a snapshot failed every request of the run."""
+    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return whole_text(text).encode("utf-8")

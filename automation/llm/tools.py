@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from automation.actionspec import ActionSpec
+from automation.limits import loads_finite
 from automation.llm.base import OnToken
 
 __all__ = [
@@ -109,8 +110,8 @@ def call_tag(name: str, arguments: str | dict[str, Any]) -> str:
     args: object = arguments
     if isinstance(arguments, str):
         try:
-            args = json.loads(arguments) if arguments.strip() else {}
-        except (ValueError, RecursionError):  # nested too deep: told as not an object
+            args = loads_finite(arguments) if arguments.strip() else {}
+        except (ValueError, RecursionError):  # NaN, or nested too deep: the parser tells
             args = None
     if not isinstance(args, dict):
         return f"<action>{arguments}</action>"

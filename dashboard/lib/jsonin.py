@@ -6,7 +6,8 @@ that holds the interpreter until it is done, in whatever thread it runs: 20 MiB 
 ``[[],[],…]`` (7 million values) held every other request of the server for seconds.
 Every entry point parses through :func:`loads`, which refuses a text over its size, then
 one of more than ``max_values`` arrays, objects and values, then one nested deeper than
-``max_depth``, all before the parse (each count is a scan in C of milliseconds), and a
+``max_depth``, all before the parse (each count is a scan in C of milliseconds), one with a
+number JSON has none for (``NaN``, ``Infinity``, ``1e400``: Python reads them) in it, and a
 text with half of a UTF-16 pair (``"\ud800"``: JSON, but no text a database or a page can
 hold) after it; every failure is a :class:`JsonRefused`: a ValueError (as
 ``json.JSONDecodeError`` is), with a stable ``code`` and a message for the person who sent
@@ -22,7 +23,7 @@ from collections.abc import Callable
 from itertools import accumulate
 from typing import Any
 
-from automation.limits import MAX_JSON_DEPTH
+from automation.limits import MAX_JSON_DEPTH, loads_finite
 
 __all__ = ["MAX_COMMAND_BYTES", "MAX_COMMAND_VALUES", "MAX_DEPTH", "MAX_VALUES", "JsonRefused",
            "as_text", "loads", "nesting_depth"]  # fmt: skip
@@ -84,8 +85,8 @@ def loads(
 ) -> Any:
     """The value of the JSON text ``data``; JsonRefused when it is over ``max_bytes``, holds
     more than ``max_values`` arrays, objects and values, nests deeper than ``max_depth``,
-    is not UTF-8, not JSON, or holds half of a UTF-16 pair; with ``no_nul``, a text (a key
-    too) holding a NUL as well."""
+    is not UTF-8, not JSON (NaN is not), or holds half of a UTF-16 pair; with ``no_nul``,
+    a text (a key too) holding a NUL as well."""
     size = len(data.encode("utf-8", "surrogatepass")) if isinstance(data, str) else len(data)
     if size > max_bytes:
         raise JsonRefused("too_large", f"{what} is over {max_bytes} bytes")
@@ -106,11 +107,13 @@ def loads(
             "too_deep", f"{what} nests arrays and objects {depth} deep; at most {max_depth}"
         )
     try:
-        value = json.loads(text)
+        value = loads_finite(text)
     except json.JSONDecodeError as exc:
         raise JsonRefused(
             "bad_json", f"{what} is not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
         ) from None
+    except ValueError as exc:  # NaN, Infinity, 1e400: Python reads them, JSON has no such
+        raise JsonRefused("bad_json", f"{what} is not JSON: {exc}") from None
     except RecursionError:  # a limit above the interpreter's: still an answer, not a crash
         raise JsonRefused("too_deep", f"{what} nests too deep to read") from None
     if _HALF.search(text) and _text_at(value, _half_pair) is not None:

@@ -195,8 +195,13 @@ class DashboardSink:
                     run_id=self.run_id, holder=self.holder, status=status, seq=self._seq,
                     type=kind, data=data,
                 )  # fmt: skip
-            except IntegrityError:
-                self._seq = await database_sync_to_async(selectors.run_last_seq)(run_id=self.run_id)
+            except IntegrityError as exc:
+                last = await database_sync_to_async(selectors.run_last_seq)(run_id=self.run_id)
+                if last < self._seq:  # the number was free: the row itself was refused
+                    raise RuntimeError(
+                        f"run {self.run_id}: the database refused its {kind} event: {exc}"
+                    ) from exc
+                self._seq = last
         raise RuntimeError(f"run {self.run_id}: no free event number after {self._seq}")
 
     async def _save_screenshot(self, event: ScreenshotTaken) -> str:

@@ -90,3 +90,33 @@ def test_an_action_nested_too_deep_is_a_typed_error() -> None:
     assert [a.args for a in result.actions] == [{"ref": "e2"}]
     assert [e.code for e in result.errors] == ["action_invalid"]
     assert "nests too deep to read" in str(result.errors[0])
+
+
+def test_a_number_json_has_none_for_is_a_typed_error_naming_it() -> None:
+    """Python's parser reads NaN, Infinity and 1e400 as floats: nothing could store them."""
+    for number, said in [
+        ("NaN", "NaN is no JSON number"),
+        ("-Infinity", "-Infinity is no JSON number"),
+        ("1e400", "1e400 is no JSON number"),
+        ("-2.5E+999", "-2.5E+999 is no JSON number"),
+        ("9" * 5000, "5000 digits"),  # past Python's int digits: a ValueError of its own
+    ]:
+        reply = f'<action>{{"action": "scroll", "dy": {number}}}</action>'
+        reply += '<action>{"action": "done", "summary": "s", "output": {"n": 1e308}}</action>'
+        result = parse_reply(reply)
+        assert [e.message for e in result.errors if said in e.message], (number, result.errors)
+        assert [a.name for a in result.actions] == ["done"]  # the rest still read
+        assert result.actions[0].args["output"] == {"n": 1e308}
+
+
+def test_half_of_a_utf16_pair_alone_is_refused_and_a_whole_pair_is_read() -> None:
+    result = parse_reply(
+        '<action>{"action": "fill", "ref": "e4", "value": "Ada\\ud800"}</action>'
+        '<action>{"action": "fill", "ref": "e4", "value": "Ada \\ud83d\\ude00"}</action>'
+        '<action>{"action": "fill", "ref": "e4", "value": "Ada\\\\ud800"}</action>'
+    )
+    assert len(result.errors) == 1 and "half of a UTF-16 pair alone" in result.errors[0].message
+    assert [a.args["value"] for a in result.actions] == ["Ada \U0001f600", "Ada\\ud800"]
+    # A half the server's own JSON decoded into the reply text is a replacement character.
+    prose = parse_reply("I see \ud800 here").prose
+    assert prose == "I see \ufffd here"

@@ -504,3 +504,28 @@ def test_the_schema_and_its_docs_page_are_served(owner: Any) -> None:
     assert docs.status_code == 200
     body = docs.content.decode()
     assert "/static/ninja/swagger-ui-bundle.js" in body and "cdn" not in body.lower()
+
+
+@pytest.mark.parametrize(
+    ("call", "body"),
+    [
+        ("runs", '{"task": "t", "planner": "openai", "output_schema": {"maximum": NaN}}'),
+        ("runs", '{"task": "t", "planner": "openai", "output_schema": {"maximum": 1e400}}'),
+        ("replays", '{"params": {"name": "Ada", "greet": Infinity}}'),
+        ("batches", '{"rows": [{"name": "Ada", "greet": -Infinity}]}'),
+        ("schedules", '{"cron": "0 7 * * *", "params": {"name": NaN, "greet": "Ada"}}'),
+    ],
+)
+def test_a_number_json_has_none_for_is_refused_and_nothing_is_made(
+    owner: Any, call: str, body: str
+) -> None:
+    """Python's parser reads NaN, Infinity and 1e400; a schema's maximum of NaN was stored
+    (every check against it false) or the write failed with a 500."""
+    scenario = scenario_services.scenario_import(owner=owner, data=sign_up("http://shop.test"))
+    client = Client(headers={"Authorization": f"Bearer {token_of(owner)}"})
+    path = "/api/runs" if call == "runs" else f"/api/scenarios/{scenario.pk}/{call}"
+    error = refused(client.post(path, body, content_type="application/json"), 400, "invalid")
+    assert "the body is not JSON: " in error["fields"]["body"], error
+    assert "is no JSON number" in error["fields"]["body"], error
+    assert not Batch.objects.exists() and not Run.objects.exists()
+    assert not Schedule.objects.exists()

@@ -157,3 +157,12 @@ def test_half_of_a_utf16_pair_is_no_text(text: str) -> None:
 def test_a_whole_utf16_pair_and_an_escaped_backslash_are_text() -> None:
     assert jsonin.loads('["\\ud83d\\ude00"]', max_bytes=100) == ["\U0001f600"]
     assert jsonin.loads('["\\\\ud800"]', max_bytes=100) == ["\\ud800"]  # a backslash, then text
+
+
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e400", "9" * 5000])
+def test_a_number_json_has_none_for_is_no_json(number: str) -> None:
+    """Python's parser reads them; no database's JSON column nor any page holds them."""
+    with pytest.raises(JsonRefused, match="is no JSON number") as caught:
+        jsonin.loads(f'{{"rows": [{{"n": {number}}}]}}', max_bytes=100_000)
+    assert caught.value.code == "bad_json"
+    assert jsonin.loads('{"n": 1e308, "s": "NaN"}', max_bytes=100) == {"n": 1e308, "s": "NaN"}

@@ -232,3 +232,27 @@ def test_a_status_and_the_event_that_sets_it_are_written_together_or_not_at_all(
     assert run.status == "succeeded"
     assert list(run.events.values_list("type", flat=True).order_by("seq")) == [
         "run.started", "run.finished"]  # fmt: skip
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_an_event_another_process_took_the_number_of_goes_after_it_and_a_refused_one_says_so(
+    owner: Any,
+) -> None:
+    """A store that failed was always taken for another process's event at the same number:
+    a row the database refused ended the run as "no free event number", its cause unsaid."""
+    from automation.events import LLMWaiting
+
+    run = await sync_to_async(a_run)(owner, "t")
+    sink = DashboardSink(run.pk, 0)
+    await sink.emit(RunStarted("t", "", "rules"))
+    # Another process (which declared the run lost) appended the next number meanwhile.
+    await sync_to_async(RunEvent.objects.create)(run=run, seq=2, type="run.requeued", data={})
+    await sink.emit(LLMWaiting(round=1, attempt=1))
+    seqs = await sync_to_async(lambda: list(run.events.values_list("type", "seq")))()
+    assert sorted(seqs, key=lambda pair: pair[1]) == [
+        ("run.started", 1), ("run.requeued", 2), ("llm.waiting", 3),
+    ]  # fmt: skip
+
+    await sync_to_async(Run.objects.filter(pk=run.pk).delete)()  # its row is gone
+    with pytest.raises(RuntimeError, match=r"the database refused its llm\.waiting event"):
+        await sink.emit(LLMWaiting(round=2, attempt=1))
