@@ -7,16 +7,19 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from automation.errors import NeedsPerson
+from automation.events import StepRecorded
 from automation.recording.params import unfill
 from automation.recording.rebase import rebase_identity
+from automation.wording import double_quoted, step_words
 
 if TYPE_CHECKING:
-    from automation.browser.identity import Located
+    from automation.browser.identity import ElementIdentity, Located
     from automation.errors import TabwrightError
     from automation.recording.replay import Replay
     from automation.recording.scenario import ScenarioStep
 
-__all__ = ["ReplayResult", "StepOutcome", "event_fields", "every_outcome", "step_outcome"]
+__all__ = ["ReplayResult", "StepOutcome", "event_fields", "every_outcome", "replayed_record",
+           "step_outcome"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -145,3 +148,31 @@ def step_outcome(
         index, step.action, status, strategy=located.strategy, score=located.score,
         changes=changes, heal=heal, healed=healed.to_dict() if healed else None, **common,
     )  # fmt: skip
+
+
+def replayed_record(
+    index: int, step: ScenarioStep, element: ElementIdentity | None, *, url: str, led_to: str,
+    error: dict[str, Any] | None = None, duration_ms: int = 0,
+) -> StepRecorded:  # fmt: skip
+    """The record of a replay's step ``index``, done (or tried, with ``error``) on
+    ``element``: its args the scenario's own, placeholders and all
+    (automation.recording.fromrun)."""
+    shown = dict(step.args)
+    return StepRecorded(
+        index=index,
+        action=step.action,
+        args=shown,
+        role=element.role if element else "",
+        name=element.name if element else "",
+        selector=element.selectors[0] if element and element.selectors else "",
+        identity=element.to_dict() if element else None,
+        url=url,
+        led_to=led_to,
+        ok=error is None,
+        error=error,
+        duration_ms=duration_ms,
+        by="replay",
+        words=step_words(
+            step.action, shown, element or step.target(), quote=double_quoted
+        ).to_dict(),
+    )

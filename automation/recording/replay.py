@@ -74,7 +74,6 @@ from automation.events import (
     EventSink,
     RunFinished,
     RunStarted,
-    StepRecorded,
     StepReplayed,
 )
 from automation.recording import expect
@@ -85,7 +84,13 @@ from automation.recording.answered import (
 )
 from automation.recording.calls import CALL, CallFrame, called, check_calls
 from automation.recording.intent import IntentAgent, Reached, agent_goal, by_agent, go_directly
-from automation.recording.outcome import ReplayResult, StepOutcome, event_fields, step_outcome
+from automation.recording.outcome import (
+    ReplayResult,
+    StepOutcome,
+    event_fields,
+    replayed_record,
+    step_outcome,
+)
 from automation.recording.params import unfill
 from automation.recording.rebase import normalize_base, rebase, rebase_identity
 from automation.recording.relogin import (
@@ -105,7 +110,7 @@ from automation.recording.replaytabs import TABS, Windows
 from automation.recording.scenario import Resolved, Scenario, ScenarioStep
 from automation.recording.secretfree import heal_without_secrets
 from automation.secrets import SECRET_ENV_PREFIX, Secrets, redacting, secret_names
-from automation.wording import double_quoted, element_words, step_words
+from automation.wording import double_quoted, element_words
 
 __all__ = ["Replay", "ReplayConfig", "ReplayResult", "StepOutcome"]
 
@@ -487,26 +492,9 @@ class Replay:
         changes = self.run_secrets.redact_any(outcome.changes)
         outcome = replace(outcome, healed=healed, heal=heal, changes=changes)
         found = located.found if located is not None and located.ok else None
-        await self.out.emit(
-            StepRecorded(
-                index=index,
-                action=step.action,
-                args=shown,
-                role=found.role if found else "",
-                name=found.name if found else "",
-                selector=found.selectors[0] if found and found.selectors else "",
-                identity=found.to_dict() if found else None,
-                url=self.tab.url,
-                led_to=self.tab.url,
-                ok=error is None,
-                error=error_dict,
-                duration_ms=duration_ms,
-                by="replay",  # its args are the scenario's own (automation.recording.fromrun)
-                words=step_words(
-                    step.action, shown, found or step.target(), quote=double_quoted
-                ).to_dict(),
-            )
-        )
+        record = replayed_record(index, step, found, url=self.tab.url, led_to=self.tab.url,
+                                 error=error_dict, duration_ms=duration_ms)  # fmt: skip
+        await self.out.emit(record)
         await self.out.emit(StepReplayed(**event_fields(outcome)))
         if self.config.screenshots and status != "needs_person":
             await self._screenshot(index, budget)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from automation.browser.identity import ElementIdentity
 from automation.budget import Budget
 from automation.events import RunPaused, RunResumed, StepReplayed
-from automation.recording.outcome import StepOutcome, event_fields
+from automation.recording.outcome import StepOutcome, event_fields, replayed_record
 from automation.recording.params import unfill
 from automation.recording.rebase import rebase_identity
 from automation.recording.rescue import Rescue, rescue_of, start_recorder, unrecorded
@@ -49,16 +49,18 @@ async def step_with_person(
     for is taken before the step, and ends the same way."""
     if replay.control is not None and replay.control.pause_requested:
         replay.control.pause_requested = False
+        at = replay.tab.url
         done = await _wait_for_person(
             replay, index, step, budget, "requested", f"paused by the person before step {index}"
         )
         if done.skipped:
-            return await _done_by_person(replay, index, step, done.rescue)
+            return await _done_by_person(replay, index, step, done.rescue, at)
     while True:
         outcome = await replay.tried(index, step, budget)
         if outcome.status != "needs_person" or replay.control is None:
             return outcome
         assert outcome.error is not None
+        at = replay.tab.url
         done = await _wait_for_person(
             replay, index, step, budget, "needs_person",
             f"step {index} ({step.describe()}): {outcome.error['message']}",
@@ -69,7 +71,7 @@ async def step_with_person(
             message = f"{outcome.error['message']}; {waited}"
             return replace(outcome, error={**outcome.error, "message": message})
         if done.skipped:
-            return await _done_by_person(replay, index, step, done.rescue)
+            return await _done_by_person(replay, index, step, done.rescue, at)
         covered = replay.interruptions.blocked is not None  # (they were asked to clear it)
         if done.rescue is not None and (
             (not covered and _named_alike(replay.values.target(step), done.rescue))
@@ -78,7 +80,7 @@ async def step_with_person(
             # They did the step: on an element named as its own (the one of two alike
             # they meant: done again, it would act on the other), or on one replay still
             # can't find.  Else what they did cleared the way (a cover): tried again.
-            return await _done_by_person(replay, index, step, done.rescue)
+            return await _done_by_person(replay, index, step, done.rescue, at)
 
 
 def _named_alike(target: ElementIdentity | None, rescue: ElementIdentity) -> bool:
@@ -139,12 +141,17 @@ async def _wait_for_person(
 
 
 async def _done_by_person(
-    replay: Replay, index: int, step: ScenarioStep, rescue: ElementIdentity | None
+    replay: Replay, index: int, step: ScenarioStep, rescue: ElementIdentity | None, at: str
 ) -> StepOutcome:
-    """The step counts as done by the person; the element they did it on (if any) is
-    proposed as its identity, so the next replay finds it."""
+    """The step counts as done by the person (``at`` the address they were asked on); the
+    element they did it on (if any) is proposed as its identity, so the next replay finds
+    it.  It is recorded again as done, on that element (or on the one replay looked for,
+    when they did it some other way): the record of its failed try left it out of a
+    scenario saved from this replay, which then passed without doing it."""
     fields: dict[str, Any] = {"url": replay.tab.url}
     target = replay.values.target(step)  # as this replay looked for it
+    element = rescue if rescue is not None and step.needs_element else target
+    await replay.out.emit(replayed_record(index, step, element, url=at, led_to=replay.tab.url))
     if rescue is not None and target is not None and step.needs_element:
         changes = ["done by the person", *target.changes(rescue)]
         kept = unfill(step.identity, rescue, replay.values.params)

@@ -731,14 +731,12 @@ def pay_ada(invoices: str) -> dict[str, Any]:
             ]}  # fmt: skip
 
 
-async def test_a_change_a_person_proposed_before_its_value_was_made_a_parameter_keeps_it(
+async def person_settles_ada_in_a_replay(
     page: Page, server: Server, invoices: str, browser: BrowserSession, tmp_path: Path
-) -> None:
-    """The next release renames each row's "Mark paid" to "Settle": the replay waits for
-    a person, who clicks Ada's on the live view and resumes, which proposes her button as
-    the step's.  They then make the typed "Ada" a parameter, and approve the change.  A
-    batch of Bob and Cyd pays Bob's invoice, then Cyd's (the approved change wrote "Ada"
-    back into the step's row: each row paid Ada's invoice, and passed)."""
+) -> tuple[str, int]:
+    """Ada's invoice paid as recorded on the first release, replayed on the second: the
+    replay waits for a person, who clicks Ada's "Settle" on the live view and resumes.
+    The scenario's page URL and the replay's run id."""
     _Invoices.release, _Invoices.paid = 1, []
     await log_in(page, server)
     scenario_url = await import_scenario(page, server, tmp_path / "pay.json", pay_ada(invoices))
@@ -755,6 +753,7 @@ async def test_a_change_a_person_proposed_before_its_value_was_made_a_parameter_
 
     await page.locator("#replay").get_by_role("button", name="Replay").click()
     await expect(page).to_have_url(re.compile(r"/runs/\d+/$"))
+    replay_id = int(page.url.rstrip("/").rsplit("/", 1)[1])
     await expect(page.locator("#status")).to_have_text("paused", timeout=LIVE_MS)
     await expect(page.locator("#status-reason")).to_contain_text(
         "Do the step yourself in the live view"
@@ -766,6 +765,53 @@ async def test_a_change_a_person_proposed_before_its_value_was_made_a_parameter_
     await until("the person's click paid Ada's invoice", lambda: _Invoices.paid == ["Ada"])
     await page.get_by_role("button", name="Resume").click()
     await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+    return scenario_url, replay_id
+
+
+async def test_a_replay_whose_step_the_person_did_is_saved_with_it_and_its_replay_does_it(
+    page: Page, server: Server, invoices: str, browser: BrowserSession, tmp_path: Path
+) -> None:
+    """The next release renames "Mark paid": the replay waits for a person, who clicks
+    Ada's "Settle" on the live view and resumes.  A script saves that replay as a scenario
+    (the API's save of a run): the step the person did was left out (recorded as failed,
+    its element unknown), so the saved scenario typed Ada, checked no error showed and
+    passed, paying nobody.  It keeps the click now, on the button the person clicked, and
+    its replay pays Ada's invoice."""
+    _, replay_id = await person_settles_ada_in_a_replay(page, server, invoices, browser, tmp_path)
+
+    token = await asyncio.to_thread(
+        api_token, client_log_in(server.base_url, (USERNAME, PASSWORD)), "save replay"
+    )
+
+    def save_replay() -> dict[str, Any]:
+        with script(server, token) as api:
+            saved = api.post(f"/runs/{replay_id}/scenario", json={"name": "Pay Ada, settled"})
+            assert saved.status_code == 201, saved.text
+            return api.get(f"/scenarios/{saved.json()['id']}").json()
+
+    document = await asyncio.to_thread(save_replay)
+    steps = document["steps"]
+    assert [step["action"] for step in steps] == ["navigate", "type", "click", "expect"], steps
+    assert steps[2]["identity"]["name"] == "Settle" and steps[2]["identity"]["row"] == "Ada"
+
+    await page.goto(f"{server.base_url}/scenarios/")
+    await page.get_by_role("link", name="Pay Ada, settled").click()
+    await page.locator("#replay").get_by_role("button", name="Replay").click()
+    await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+    assert _Invoices.paid == ["Ada", "Ada"], _Invoices.paid  # the replay paid it again
+    await save(page, "seams-replay-done-by-person-saved.png")
+
+
+async def test_a_change_a_person_proposed_before_its_value_was_made_a_parameter_keeps_it(
+    page: Page, server: Server, invoices: str, browser: BrowserSession, tmp_path: Path
+) -> None:
+    """The next release renames each row's "Mark paid" to "Settle": the replay waits for
+    a person, who clicks Ada's on the live view and resumes, which proposes her button as
+    the step's.  They then make the typed "Ada" a parameter, and approve the change.  A
+    batch of Bob and Cyd pays Bob's invoice, then Cyd's (the approved change wrote "Ada"
+    back into the step's row: each row paid Ada's invoice, and passed)."""
+    scenario_url, _ = await person_settles_ada_in_a_replay(page, server, invoices, browser,
+                                                           tmp_path)  # fmt: skip
 
     await page.get_by_role("link", name="Scenario", exact=True).click()
     await expect(page).to_have_url(scenario_url)

@@ -227,6 +227,18 @@ async def test_with_a_person_the_replay_pauses_and_carries_on_when_told(
     assert result.ok, result.to_dict()
     assert [s.status for s in result.steps][-2:] == ["skipped", "passed"]
     assert tab.url.endswith("/replay/v3/login.html")
+    # The step the person did is recorded again, done: a scenario saved from this replay
+    # keeps it (the record of its failed try left it out, and that scenario's replay
+    # passed without doing it).
+    skipped = result.steps[-2].index
+    records = [e for e in sink.events if isinstance(e, StepRecorded)]
+    tries = [e for e in records if e.index == skipped]
+    assert [e.ok for e in tries] == [False, False, True], tries
+    assert tries[-1].identity == longer.steps[skipped].identity.to_dict()  # as looked for
+    rows = {e.index: e.to_dict() for e in records}  # the last of each, as stored
+    saved = from_run_steps(list(rows.values()), name="Saved", base_url=f"{fixture_url}/replay/v3")
+    assert [st.action for st in saved.steps] == [st.action for st in longer.steps]
+    assert saved.steps[skipped].identity == longer.steps[skipped].identity
 
 
 async def test_a_replay_s_pause_whose_recorder_could_not_start_says_so(
