@@ -132,6 +132,8 @@ class ActionSpec:
                 f"{self.name} is turned off",
                 hint=f"the operator can turn it on (BrowserConfig.{self.switch})",
             )
+        if self.name != "downloads" and tab.downloads is not None:
+            tab.downloads.action_begins()
         return await self.run(tab, clean, call_budget)
 
     def signature(self) -> str:

@@ -129,8 +129,8 @@ async def _downloads(tab: Tab, args: dict[str, Any], budget: Budget) -> str:
     if tab.downloads is None:
         raise ActionInvalid("downloads are off: this tab has no workspace folder")
     if args.get("wait"):
-        record = await tab.downloads.wait_next(budget=budget, after=args.get("after"))
-        records = [record]
+        after = tab.downloads.unanswered()
+        records = [await tab.downloads.wait_next(budget=budget, after=after)]
     else:
         records = tab.downloads.records()
     rows = [
@@ -360,8 +360,14 @@ BROWSER_ACTIONS: tuple[ActionSpec, ...] = (
     ),
     ActionSpec(
         "downloads",
-        "files downloaded into the workspace, or wait for the next",
-        (_opt("wait", bool, "wait for the next download to finish"),),
+        "files downloaded into the workspace, or wait for one",
+        (
+            _opt(
+                "wait",
+                bool,
+                "wait for the download the action before started (or the next) to finish",
+            ),
+        ),
         _downloads,
     ),
     ActionSpec(

@@ -103,6 +103,10 @@ class DownloadKeeper:
         # since ``_window``, which a step after a check that read one moves past it.
         self._window = 0
         self._judged = -1
+        # What a wait with no ``after`` answers (:meth:`unanswered`): the downloads begun
+        # since the last action began, that no wait answered yet.
+        self._action_from = 0
+        self._answered = -1
         self._records: dict[int, DownloadRecord] = {}
         self._waiters: dict[int, list[asyncio.Future[DownloadRecord]]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
@@ -160,6 +164,16 @@ class DownloadKeeper:
         """How many downloads have begun; pass it to :meth:`wait_next` as ``after``."""
         return self._started
 
+    def action_begins(self) -> None:
+        """An action begins (not a wait for a download): a wait right after it answers the
+        downloads it starts, though they end as it settles, before the wait is asked."""
+        self._action_from = self._started
+
+    def unanswered(self) -> int:
+        """What a wait after an action waits for (``after``): the first download begun
+        since the action began that no wait answered yet; else the next to begin."""
+        return max(self._action_from, self._answered + 1)
+
     async def wait_next(self, *, budget: Budget, after: int | None = None) -> DownloadRecord:
         """The first download that begins after ``after`` (default: now), once it is finished.
 
@@ -172,13 +186,16 @@ class DownloadKeeper:
         if isinstance(after, bool) or not isinstance(after, int) or after < 0:
             raise ActionInvalid(f"after must be a mark() value, not {after!r}")
         if after in self._records:
+            self._answered = max(self._answered, after)
             return self._records[after]
         if self.page.is_closed():
             raise BrowserClosed("the tab is closed; no download can arrive")
         waiter: asyncio.Future[DownloadRecord] = asyncio.get_running_loop().create_future()
         self._waiters.setdefault(after, []).append(waiter)
         try:
-            return await budget.run(waiter)
+            record = await budget.run(waiter)
+            self._answered = max(self._answered, after)
+            return record
         except BudgetExceeded:
             raise BudgetExceeded(
                 f"no download finished within {budget.timeout_ms:.0f} ms",

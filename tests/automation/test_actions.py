@@ -21,6 +21,7 @@ from automation.errors import (
 )
 from tests.bounds import room
 from tests.refs import ref_of
+from tests.waiting import eventually
 
 
 async def run(tab: Tab, name: str, **args: object) -> str:
@@ -359,3 +360,38 @@ async def test_two_actions_on_one_tab_at_once_take_turns(tab: Tab, fixture_url: 
         said = await asyncio.gather(tab.click(alpha, budget=room()), tab.click(beta, budget=room()))
         assert said == ["clicked button 'Alpha'", "clicked button 'Beta'"]
         assert await tab.page.text_content("#n") == "a=1 b=1", round_
+
+
+async def test_a_wait_for_a_download_after_the_click_that_started_it_is_that_download(
+    browser, fixture_url: str, tmp_path
+) -> None:
+    """The natural order, click then wait: a small download ends as the click settles, and
+    the wait asked for the next one, which never came (it timed out).  It answers the one
+    the action before it started; with none, the next to begin."""
+    tab = await browser.new_tab(workspace=tmp_path)
+
+    def listed() -> list[str]:
+        return [f"{r.name}: {r.size_bytes} bytes" for r in tab.downloads.records()]
+
+    try:
+        await tab.navigate(f"{fixture_url}/engine/downloads.html")
+        snap = await tab.snapshot()
+        await run(tab, "click", ref=ref_of(snap, "link", "Report (file)"))
+        await eventually(lambda: listed(), what="the download ended")  # before the wait
+        assert await run(tab, "downloads", wait=True) == listed()[0] == "report.csv: 31 bytes"
+        # Asked again, it waits for the next: the one the click started was answered.
+        with pytest.raises(BudgetExceeded, match="no download finished"):
+            await run(tab, "downloads", wait=True, timeout_ms=300)
+        await run(tab, "click", ref=ref_of(snap, "link", "Notes (blob)"))
+        assert await run(tab, "downloads", wait=True) == listed()[-1] == "notes.txt: 23 bytes"
+        # One an action before the last started, no wait answered: the wait after an
+        # action that started none is for the next to begin, not that old one.
+        await run(tab, "click", ref=ref_of(snap, "link", "Report again"))
+        await eventually(lambda: len(listed()) == 3, what="the third download ended")
+        await run(tab, "read_page")
+        assert tab.downloads.unanswered() == tab.downloads.mark() == 3
+        waiting = asyncio.create_task(run(tab, "downloads", wait=True))
+        await tab.page.click("#dotfile")
+        assert await waiting == listed()[-1] and len(listed()) == 4
+    finally:
+        await tab.close()
