@@ -8,6 +8,7 @@ and assembled into one registry in :mod:`automation.actions`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -93,6 +94,10 @@ class ActionSpec:
                 continue
             value = args[param.name]
             if param.type is str and isinstance(value, int | float) and not isinstance(value, bool):
+                if not math.isfinite(value):  # "inf" typed into a field was never meant
+                    raise ActionInvalid(
+                        f"{name}: {param.name!r} must be text, not {value} (no JSON number)"
+                    )
                 value = str(value)  # a model writing 42 for "42" is harmless
             wrong_bool = isinstance(value, bool) and param.type is int
             if not isinstance(value, param.type) or wrong_bool:

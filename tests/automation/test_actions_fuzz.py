@@ -4,6 +4,7 @@ says, its required args, and validates again to itself."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from hypothesis import given, settings
@@ -58,6 +59,20 @@ def test_any_args_are_validated_or_refused(call: tuple[str, dict[str, Any], bool
     if strict:
         assert set(args) <= {*params, "timeout_ms"}
     assert validate(name, clean, strict=True) == clean
+    # A step's args are kept, and PostgreSQL's JSON has no NaN: none is taken (nor one
+    # turned into the text "nan" for a text param).
+    assert holds_in_json({key: args[key] for key in clean}), args
+
+
+def holds_in_json(value: Any) -> bool:
+    """No NaN or infinity anywhere in ``value``: every number is one JSON can hold."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(holds_in_json(v) for v in value.values())
+    if isinstance(value, list):
+        return all(holds_in_json(v) for v in value)
+    return True
 
 
 @FUZZ
