@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from automation.errors import NeedsPerson
 from automation.events import StepRecorded
-from automation.recording.params import unfill
-from automation.recording.rebase import rebase_identity
+from automation.recording.params import unfill, unfill_url
+from automation.recording.rebase import rebase, rebase_identity
 from automation.wording import double_quoted, step_words
 
 if TYPE_CHECKING:
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from automation.recording.scenario import ScenarioStep
 
 __all__ = ["ReplayResult", "StepOutcome", "event_fields", "every_outcome", "replayed_record",
-           "step_outcome"]  # fmt: skip
+           "step_outcome", "written_back"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -140,24 +140,39 @@ def step_outcome(
             located.strategy == "similarity" and located.score >= replay.config.heal_min_score
         )
         heal = "confident" if confident else "proposed"
-    # Written back with its parameters' placeholders where their values stand.
-    healed = unfill(step.identity, located.found, replay.values.params) if heal else None
-    if healed is not None:  # where it leads, on the origin the scenario was recorded on
-        healed = rebase_identity(healed, replay.base_url, replay.scenario.base_url)
+    healed = written_back(replay, step, located.found) if heal else None
     return StepOutcome(
         index, step.action, status, strategy=located.strategy, score=located.score,
         changes=changes, heal=heal, healed=healed.to_dict() if healed else None, **common,
     )  # fmt: skip
 
 
+def written_back(replay: Replay, step: ScenarioStep, found: ElementIdentity) -> ElementIdentity:
+    """``found`` (an element as ``replay`` saw it for ``step``) in the scenario's terms: its
+    parameters' placeholders where their values stand (:func:`unfill`), and where it leads
+    on the origin the scenario was recorded on.  A heal is written back so, and a replay's
+    steps are recorded so: a scenario saved from that replay, replayed with another value,
+    looks for that value's row, not for the one this replay was given."""
+    kept = unfill(step.identity, found, replay.values.params)
+    return rebase_identity(kept, replay.base_url, replay.scenario.base_url)
+
+
 def replayed_record(
-    index: int, step: ScenarioStep, element: ElementIdentity | None, *, url: str, led_to: str,
-    error: dict[str, Any] | None = None, duration_ms: int = 0,
+    replay: Replay, index: int, step: ScenarioStep, element: ElementIdentity | None, *,
+    url: str, led_to: str, error: dict[str, Any] | None = None, duration_ms: int = 0,
 ) -> StepRecorded:  # fmt: skip
-    """The record of a replay's step ``index``, done (or tried, with ``error``) on
-    ``element``: its args the scenario's own, placeholders and all
-    (automation.recording.fromrun)."""
+    """The record of ``replay``'s step ``index``, done (or tried, with ``error``) on
+    ``element``, at ``url`` and leading to ``led_to``: in the scenario's terms, as its
+    args are (placeholders and all: automation.recording.fromrun), its element and its
+    addresses :func:`written_back` (a value in an address as a form sends it)."""
     shown = dict(step.args)
+    seen = element  # the words say what the person watching saw it as
+    element = written_back(replay, step, element) if element is not None else None
+
+    def address(live: str, stored: str) -> str:
+        moved = rebase(live, replay.base_url, replay.scenario.base_url)
+        return unfill_url(stored, moved, replay.values.params)
+
     return StepRecorded(
         index=index,
         action=step.action,
@@ -166,13 +181,11 @@ def replayed_record(
         name=element.name if element else "",
         selector=element.selectors[0] if element and element.selectors else "",
         identity=element.to_dict() if element else None,
-        url=url,
-        led_to=led_to,
+        url=address(url, step.url),
+        led_to=address(led_to, step.led_to or step.url),
         ok=error is None,
         error=error,
         duration_ms=duration_ms,
         by="replay",
-        words=step_words(
-            step.action, shown, element or step.target(), quote=double_quoted
-        ).to_dict(),
+        words=step_words(step.action, shown, seen or step.target(), quote=double_quoted).to_dict(),
     )

@@ -49,6 +49,7 @@ __all__ = [
     "fill_url",
     "holds_address",
     "unfill",
+    "unfill_url",
     "used_in",
 ]
 
@@ -89,15 +90,19 @@ def unfill(
 ) -> ElementIdentity:
     """``found`` (the element as replay saw it, values filled in) with the placeholders
     of ``stored`` put back where their value still stands, so a heal written back
-    keeps the parameter."""
+    keeps the parameter.  As :func:`carry` does, a selector that spells such a value out
+    is dropped, and a row or card that holds its placeholder again keeps the words
+    ``stored`` told it apart by (``found``'s were the value's)."""
     if stored is None:
         return found
-    changes: dict[str, str] = {}
+    changes: dict[str, Any] = {}
+    put_back: set[str] = set()
     for name in IDENTITY_FIELDS:
         template, now = getattr(stored.plain(), name), getattr(found, name)
         names = [m.group(1) for m in _TOKEN.finditer(template) if m.group(1) in values]
         if not names:
             continue
+        put_back.update(param for param in names if values[param])
         if now == _filled(template, values):
             changes[name] = template  # as it was: the placeholder stands for what is there
             continue
@@ -105,7 +110,36 @@ def unfill(
             if values[param]:  # (however short: the stored text said it stood there)
                 now = _whole(values[param]).sub(_literal(token(param)), now)
         changes[name] = now
-    return replace(found, **changes) if changes else found
+    if not changes:
+        return found
+    spelled = [_whole(values[param]) for param in sorted(put_back)]
+    changes["selectors"] = tuple(
+        s for s in found.selectors if not any(value.search(s) for value in spelled)
+    )
+    if (changes.get("row", found.row), changes.get("card", found.card)) != (found.row, found.card):
+        changes["row_words"] = stored.plain().row_words
+    return replace(found, **changes)
+
+
+def unfill_url(stored: str, found: str, values: Mapping[str, str]) -> str:
+    """``found`` (an address a replay reached, values filled in) with the placeholders of
+    ``stored`` (the step's address as the scenario has it) put back where their values
+    stand, URL-encoded as a form or a link writes them; any other parameter's value is
+    carried as :func:`carry_url` carries a value made a parameter into the steps after it
+    (a replay reached ``/paid?who=Bob`` with customer=Bob, where the scenario had no
+    address for the step)."""
+    names = {m.group(1) for m in _IN_QUERY.finditer(stored) if m.group(1) in values}
+    if not found:
+        return found
+    if names and found == fill_url(stored, values):
+        return stored
+    for param, value in sorted(values.items()):
+        if param not in names:
+            found = carry_url(found, value, param)
+            continue
+        for encoded in dict.fromkeys((quote_plus(value), quote(value, safe=""))) if value else ():
+            found = _whole(encoded).sub(_literal(token(param)), found)  # however short
+    return found
 
 
 def carry(identity: ElementIdentity, value: str, name: str) -> ElementIdentity:

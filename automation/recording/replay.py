@@ -90,8 +90,8 @@ from automation.recording.outcome import (
     event_fields,
     replayed_record,
     step_outcome,
+    written_back,
 )
-from automation.recording.params import unfill
 from automation.recording.rebase import normalize_base, rebase, rebase_identity
 from automation.recording.relogin import (
     SUBMITTING,
@@ -480,8 +480,7 @@ class Replay:
         if reached is not None and status == "passed":
             healed = None
             if reached.healed is not None and step.identity is not None:
-                kept = unfill(step.identity, reached.healed, self.values.params)
-                healed = rebase_identity(kept, self.base_url, self.scenario.base_url).to_dict()
+                healed = written_back(self, step, reached.healed).to_dict()
             outcome = replace(outcome, strategy=reached.strategy, changes=reached.changes,
                               heal="proposed" if healed else "", healed=healed)  # fmt: skip
         # What the page showed of a secret (a token listed once typed) is redacted in the
@@ -492,8 +491,9 @@ class Replay:
         changes = self.run_secrets.redact_any(outcome.changes)
         outcome = replace(outcome, healed=healed, heal=heal, changes=changes)
         found = located.found if located is not None and located.ok else None
-        record = replayed_record(index, step, found, url=self.tab.url, led_to=self.tab.url,
-                                 error=error_dict, duration_ms=duration_ms)  # fmt: skip
+        record = replayed_record(self, index, step, found, url=self.tab.url,
+                                 led_to=self.tab.url, error=error_dict,
+                                 duration_ms=duration_ms)  # fmt: skip
         await self.out.emit(record)
         await self.out.emit(StepReplayed(**event_fields(outcome)))
         if self.config.screenshots and status != "needs_person":

@@ -27,9 +27,12 @@ from typing import TYPE_CHECKING, Any
 from automation.browser.identity import ElementIdentity
 from automation.budget import Budget
 from automation.events import RunPaused, RunResumed, StepReplayed
-from automation.recording.outcome import StepOutcome, event_fields, replayed_record
-from automation.recording.params import unfill
-from automation.recording.rebase import rebase_identity
+from automation.recording.outcome import (
+    StepOutcome,
+    event_fields,
+    replayed_record,
+    written_back,
+)
 from automation.recording.rescue import Rescue, rescue_of, start_recorder, unrecorded
 from automation.recording.scenario import ScenarioStep
 
@@ -151,13 +154,12 @@ async def _done_by_person(
     fields: dict[str, Any] = {"url": replay.tab.url}
     target = replay.values.target(step)  # as this replay looked for it
     element = rescue if rescue is not None and step.needs_element else target
-    await replay.out.emit(replayed_record(index, step, element, url=at, led_to=replay.tab.url))
+    record = replayed_record(replay, index, step, element, url=at, led_to=replay.tab.url)
+    await replay.out.emit(record)
     if rescue is not None and target is not None and step.needs_element:
         changes = ["done by the person", *target.changes(rescue)]
-        kept = unfill(step.identity, rescue, replay.values.params)
-        kept = rebase_identity(kept, replay.base_url, replay.scenario.base_url)
         fields.update(strategy="person", changes=changes, heal="proposed",
-                      healed=kept.to_dict())  # fmt: skip
+                      healed=written_back(replay, step, rescue).to_dict())  # fmt: skip
     skipped = StepOutcome(index, step.action, "skipped", **fields)
     await replay.out.emit(StepReplayed(**event_fields(skipped)))
     return skipped

@@ -843,3 +843,56 @@ async def test_a_change_a_person_proposed_before_its_value_was_made_a_parameter_
     await expect(page.locator("#step-2 .sstep-target")).to_have_text(
         "button “Settle” in row “${customer}”"
     )
+
+
+def pay_whom(invoices: str) -> dict[str, Any]:
+    """:func:`pay_ada` with the customer a parameter: the name typed, and the row whose
+    "Mark paid" is clicked."""
+    data = pay_ada(invoices)
+    data["params"] = {"customer": {"default": "Ada"}}
+    data["steps"][1]["args"] = {"text": "${customer}"}
+    data["steps"][2]["identity"] |= {"row": "${customer}", "row_words": []}
+    return data
+
+
+async def test_a_replay_for_one_customer_saved_as_a_scenario_pays_each_batch_row_s_customer(
+    page: Page, server: Server, invoices: str, tmp_path: Path
+) -> None:
+    """A scenario that pays the invoice of its parameter ``customer`` is replayed for Bob
+    from its page, and a script saves that replay as a scenario (the API's save of a run).
+    A batch of the saved one, a row for Cyd, pays Cyd's invoice: the replay had recorded
+    the click on the element as it found it (in Bob's row, by Bob's name), so every row of
+    the saved scenario paid Bob's invoice again, and passed."""
+    _Invoices.release, _Invoices.paid = 1, []
+    await log_in(page, server)
+    await import_scenario(page, server, tmp_path / "pay.json", pay_whom(invoices))
+    replay = page.locator("#replay")
+    await replay.get_by_label("customer").fill("Bob")
+    await replay.get_by_role("button", name="Replay").click()
+    await expect(page).to_have_url(re.compile(r"/runs/\d+/$"))
+    replay_id = int(page.url.rstrip("/").rsplit("/", 1)[1])
+    await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+    assert _Invoices.paid == ["Bob"], _Invoices.paid
+
+    token = await asyncio.to_thread(
+        api_token, client_log_in(server.base_url, (USERNAME, PASSWORD)), "save replay"
+    )
+
+    def save_replay() -> int:
+        with script(server, token) as api:
+            saved = api.post(f"/runs/{replay_id}/scenario", json={"name": "Pay, as replayed"})
+            assert saved.status_code == 201, saved.text
+            return int(saved.json()["id"])
+
+    saved_id = await asyncio.to_thread(save_replay)
+    await page.goto(f"{server.base_url}/scenarios/{saved_id}/")
+    await expect(page.locator("#step-2 .sstep-target")).to_have_text(
+        "button “Mark paid” in row “${customer}”"
+    )
+
+    rows = tmp_path / "customers.csv"
+    await asyncio.to_thread(rows.write_text, "customer\nCyd\n")
+    await run_batch(page, rows, at_once=1)
+    await expect(page.locator("#batch-rows tr .badge")).to_have_text(["passed"])
+    assert _Invoices.paid == ["Bob", "Cyd"], f"Cyd's row paid {_Invoices.paid[1:]}"
+    await save(page, "seams-replay-saved-keeps-parameter.png")

@@ -16,8 +16,9 @@ from playwright.async_api import Page
 from automation import Tab
 from automation.browser.identity import ElementIdentity, locate
 from automation.control import RunControl
-from automation.events import RunPaused
+from automation.events import RunPaused, StepRecorded
 from automation.recording.export import to_pytest
+from automation.recording.fromrun import from_run_steps
 from automation.recording.recorder import Recorder
 from automation.recording.replay import Replay, ReplayConfig, StepOutcome
 from automation.recording.scenario import Scenario, ScenarioStep
@@ -312,3 +313,37 @@ async def test_a_parameter_reaches_the_steps_and_checks_that_use_its_value(
             await tab.close()
         rows = [ElementIdentity.from_dict(o.healed).row for o in result.steps[5:] if o.healed]
         assert rows == ([] if release == "v1" else ["${item}", "${item}"])  # v2: unnamed boxes
+
+
+async def test_a_replay_saved_as_a_scenario_keeps_the_parameter_it_ran_with(
+    browser, recorded: Scenario, fixture_url: str
+) -> None:
+    """A replay with item="Call mom", saved as a scenario (its steps as the run recorded
+    them), ticks the row of the value its own replay is given: its steps look for the row
+    ``${item}``, as the scenario replayed did, not for "Call mom"'s."""
+    scenario = replace(recorded, steps=(*recorded.steps, *checks())).with_param(1, "item")
+    sink = WaitingSink()
+    tab = await browser.new_tab()
+    try:
+        ran = await Replay(tab, scenario, params={"item": "Call mom"}, sink=sink,
+                           base_url=f"{fixture_url}/outcomes/v2").run()  # fmt: skip
+    finally:
+        await tab.close()
+    assert ran.ok, ran.to_dict()
+    rows = {e.index: e.to_dict() for e in sink.of_type(StepRecorded)}  # the last of each
+    assert "Call mom" in rows[5]["words"]["text"]  # as the person watching saw it
+    saved = from_run_steps(list(rows.values()), name="Saved")
+    assert saved.base_url == scenario.base_url  # in the scenario's terms, not the replay's
+    assert saved.placeholders()[0] == {"item"}
+    tick = saved.steps[5].identity
+    assert tick is not None and tick.row == "${item}", tick
+    assert not any("Call mom" in s for s in tick.selectors)
+    saved = replace(saved, params={"item": {"default": "Call mom"}})
+    tab = await browser.new_tab()
+    try:
+        again = await Replay(tab, saved, params={"item": "Pay the rent"}).run()
+        assert again.ok, again.to_dict()
+        ticked = tab.page.locator("li").filter(has_text="Pay the rent").locator("input")
+        assert await ticked.is_checked()
+    finally:
+        await tab.close()

@@ -14,7 +14,7 @@ from automation.browser.served import same_place
 from automation.errors import ParamMissing, ScenarioInvalid
 from automation.recording.export import to_pytest
 from automation.recording.fromrun import from_run_steps, plan
-from automation.recording.params import address_holds, unfill
+from automation.recording.params import address_holds, unfill, unfill_url
 from automation.recording.rebase import rebase
 from automation.recording.scenario import (
     FORMAT,
@@ -737,6 +737,41 @@ def test_a_heal_written_back_keeps_a_short_values_placeholder() -> None:
         assert unfill(stored, found, {"name": value}).row == "${name} (VIP)", value
     found = replace(stored, row="Al (VIP) and All")
     assert unfill(stored, found, {"name": "Al"}).row == "${name} (VIP) and All"  # whole words
+
+
+def test_an_element_found_with_a_value_is_written_back_without_what_spells_it() -> None:
+    """Found in Bob's row with name=Bob: the row holds ``${name}`` again, a selector that
+    spells "Bob" out is dropped (it would find Bob's row for every value), and the row is
+    told apart by the words the scenario had, not by Bob's."""
+    stored = ElementIdentity.from_dict({"role": "button", "name": "Pay", "tag": "button",
+                                        "row": "${name}", "row_words": []})  # fmt: skip
+    found = replace(stored, row="Bob", row_words=("bob",),
+                    selectors=("tr[data-who='Bob'] button", "#pay-form button"))  # fmt: skip
+    kept = unfill(stored, found, {"name": "Bob"})
+    assert (kept.row, kept.row_words, kept.selectors) == ("${name}", (), ("#pay-form button",))
+    unnamed = replace(stored, row="Orders")  # no placeholder: what replay found is kept whole
+    assert unfill(unnamed, found, {"name": "Bob"}) == found
+
+
+@pytest.mark.parametrize(
+    ("stored", "who", "found", "written"),
+    [
+        ("/find?q=${who}", "Ada Lovelace", "/find?q=Ada+Lovelace", "/find?q=${who}"),  # as it is
+        ("/find?q=${who}", "Ada Lovelace", "/find?q=Ada+Lovelace&page=2",
+         "/find?q=${who}&page=2"),  # changed around the value
+        ("/find?q=${who}", "Al", "/find?q=Al&page=2", "/find?q=${who}&page=2"),  # however short
+        ("", "Ada Lovelace", "/paid?who=Ada%20Lovelace", "/paid?who=${who}"),  # none stored
+        ("", "Al", "/paid?who=Al", "/paid?who=Al"),  # too short to carry where none is stored
+        ("", "Ada", "/paid?who=Adam", "/paid?who=Adam"),  # not inside a longer word
+        ("/x", "Ada", "", ""),
+    ],
+)  # fmt: skip
+def test_an_address_a_replay_reached_is_written_back_with_its_parameters(
+    stored: str, who: str, found: str, written: str
+) -> None:
+    site = "http://a.test"
+    stored, found = (f"{site}{stored}" if stored else ""), (f"{site}{found}" if found else "")
+    assert unfill_url(stored, found, {"who": who}) == (f"{site}{written}" if written else "")
 
 
 def test_an_element_known_by_its_text_alone_is_exported_by_its_text() -> None:
