@@ -894,5 +894,6 @@ async def test_a_replay_for_one_customer_saved_as_a_scenario_pays_each_batch_row
     await asyncio.to_thread(rows.write_text, "customer\nCyd\n")
     await run_batch(page, rows, at_once=1)
     await expect(page.locator("#batch-rows tr .badge")).to_have_text(["passed"])
+    await expect(page.locator("#batch .hint")).to_contain_text("1 row from customers.csv")
     assert _Invoices.paid == ["Bob", "Cyd"], f"Cyd's row paid {_Invoices.paid[1:]}"
     await save(page, "seams-replay-saved-keeps-parameter.png")
