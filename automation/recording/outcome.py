@@ -153,8 +153,8 @@ def written_back(replay: Replay, step: ScenarioStep, found: ElementIdentity) -> 
     on the origin the scenario was recorded on.  A heal is written back so, and a replay's
     steps are recorded so: a scenario saved from that replay, replayed with another value,
     looks for that value's row, not for the one this replay was given."""
-    kept = unfill(step.identity, found, replay.values.params)
-    return rebase_identity(kept, replay.base_url, replay.scenario.base_url)
+    moved = rebase_identity(found, replay.base_url, replay.scenario.base_url)
+    return unfill(step.identity, moved, replay.values.params)
 
 
 def replayed_record(

@@ -6,14 +6,19 @@ that depend on that value must follow, or a replay with another value looks for 
 into what a later step holds of the value:
 
 - its element's identity: the texts that name or place it (:data:`IDENTITY_FIELDS`: its
-  name, label, text, row, card, section), variants included; a stored selector that
-  spells the value out is dropped (it would find the old row, and a value can't be put
-  into a selector safely), the other ways to find the element stay;
+  name, label, text, row, card, section), variants included, and where it leads (its
+  ``target``: the "Pay" link of Bob's row led to ``?customer=Bob``), the value URL-encoded
+  there; a stored selector that spells the value out is dropped (it would find the old
+  row, and a value can't be put into a selector safely), the other ways to find the
+  element stay;
 - a check's texts and value (``rows``, ``text_visible``, ``value``, ``items``…) and what a
   ``wait_for`` waits for;
 - the addresses a step ran at and led to (its ``url``, ``led_to``: a search for the value
   led to ``?q=Delta``), where the value stands URL-encoded as a form sends it
   (:func:`carry_url`); replay fills them with the value encoded so (:func:`fill_url`).
+
+In addresses the value is looked for past the host (a value "shop" is no part of
+``http://shop.test/``).
 
 The value is matched whole (not inside a longer word) and only when it is at least
 :data:`MIN_CARRIED_CHARS` long: "1" typed into a quantity is not carried into "1 item left".
@@ -60,6 +65,7 @@ IDENTITY_FIELDS = ("name", "name_base", "aria_label", "label", "text", "row", "c
 CHECK_ARGS = {"expect": ("text", "value", "items"), "wait_for": ("text", "text_gone")}
 MIN_CARRIED_CHARS = 3
 _TOKEN = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_ORIGIN = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*")  # scheme and host
 _IN_QUERY = re.compile(r"(?<!\$)\$\{([A-Za-z_][A-Za-z0-9_]*)\}")  # not a $${…}
 
 
@@ -68,21 +74,33 @@ def token(name: str) -> str:
 
 
 def used_in(identity: ElementIdentity | None, known: Collection[str]) -> set[str]:
-    """The declared parameters (of ``known``) the identity's texts name."""
+    """The declared parameters (of ``known``) the identity's texts (and where it leads)
+    name."""
     if identity is None:
         return set()
     found: set[str] = set()
     for each in identity.every():
-        for name in IDENTITY_FIELDS:
+        for name in (*IDENTITY_FIELDS, "target"):
             found.update(m.group(1) for m in _TOKEN.finditer(getattr(each, name)))
     return found & set(known)
 
 
 def fill(identity: ElementIdentity, values: Mapping[str, str]) -> ElementIdentity:
     """The identity with each ``${name}`` of ``values`` replaced by its value (variants
-    too); other ``${…}`` texts stay as the page showed them."""
+    too), URL-encoded where it leads (:func:`fill_target`); other ``${…}`` texts stay as
+    the page showed them."""
+    return _each(identity, lambda text: _filled(text, values),
+                 lambda url: fill_target(url, values))  # fmt: skip
 
-    return _each(identity, lambda text: _filled(text, values))
+
+def fill_target(url: str, values: Mapping[str, str]) -> str:
+    """Where a link or a form leads (an identity's ``target``), each ``${name}`` of
+    ``values`` replaced by its value URL-encoded as the page's own link to it is: in its
+    path as a path segment (``Ada%20L``), past its ``?`` as a form sends it."""
+    path, sep, rest = url.partition("?")
+    each_part = _TOKEN.sub(lambda m: quote(values[m.group(1)], safe="") if m.group(1) in values
+                           else m.group(0), path)  # fmt: skip
+    return each_part + sep + _encoded(_TOKEN, rest, values)
 
 
 def unfill(
@@ -110,11 +128,20 @@ def unfill(
             if values[param]:  # (however short: the stored text said it stood there)
                 now = _whole(values[param]).sub(_literal(token(param)), now)
         changes[name] = now
+    template = stored.plain().target
+    names = [m.group(1) for m in _TOKEN.finditer(template) if m.group(1) in values]
+    if names and found.target:
+        put_back.update(param for param in names if values[param])
+        if found.target == fill_target(template, values):
+            changes["target"] = template
+        else:
+            changes["target"] = _after_origin(found.target, lambda rest: _tokens_for(
+                rest, {param: values[param] for param in names}))  # fmt: skip
     if not changes:
         return found
-    spelled = [_whole(values[param]) for param in sorted(put_back)]
+    spelled = [way for param in sorted(put_back) for way in _spellings(values[param])]
     changes["selectors"] = tuple(
-        s for s in found.selectors if not any(value.search(s) for value in spelled)
+        s for s in found.selectors if not any(way.search(s) for way in spelled)
     )
     if (changes.get("row", found.row), changes.get("card", found.card)) != (found.row, found.card):
         changes["row_words"] = stored.plain().row_words
@@ -137,8 +164,7 @@ def unfill_url(stored: str, found: str, values: Mapping[str, str]) -> str:
         if param not in names:
             found = carry_url(found, value, param)
             continue
-        for encoded in dict.fromkeys((quote_plus(value), quote(value, safe=""))) if value else ():
-            found = _whole(encoded).sub(_literal(token(param)), found)  # however short
+        found = _after_origin(found, lambda rest, p=param, v=value: _tokens_for(rest, {p: v}))
     return found
 
 
@@ -150,12 +176,17 @@ def carry(identity: ElementIdentity, value: str, name: str) -> ElementIdentity:
     pattern = _whole(value)
     carried = _each(identity, lambda text: pattern.sub(_literal(token(name)), text))
 
+    carried = _each(carried, lambda text: text, lambda url: carry_url(url, value, name))
+
+    spelled = _spellings(value)
+
     def kept(each: ElementIdentity, before: ElementIdentity) -> ElementIdentity:
         # A row that now holds the value's placeholder is told apart by the value given:
         # the words that told the recorded row from the others were the old value's.
         moved = (each.row, each.card) != (before.row, before.card)
         return replace(
-            each, selectors=tuple(s for s in each.selectors if not pattern.search(s)),
+            each, selectors=tuple(s for s in each.selectors
+                                  if not any(way.search(s) for way in spelled)),
             row_words=() if moved else each.row_words,
         )  # fmt: skip
 
@@ -196,12 +227,10 @@ def holds_address(action: str, args: Mapping[str, Any]) -> bool:
 
 def carry_url(url: str, value: str, name: str) -> str:
     """``url`` with ``value``, URL-encoded as a form or a link writes it, as ``${name}``
-    (matched whole, as in :func:`carry`)."""
+    (matched whole, as in :func:`carry`), past its host."""
     if len(value) < MIN_CARRIED_CHARS or not url:
         return url
-    for encoded in dict.fromkeys((quote_plus(value), quote(value, safe=""))):
-        url = _whole(encoded).sub(_literal(token(name)), url)
-    return url
+    return _after_origin(url, lambda rest: _tokens_for(rest, {name: value}))
 
 
 def fill_url(url: str, values: Mapping[str, str]) -> str:
@@ -229,13 +258,41 @@ def _encoded(tokens: re.Pattern[str], text: str, values: Mapping[str, str]) -> s
                       else m.group(0), text)  # fmt: skip
 
 
+def _spellings(value: str) -> list[re.Pattern[str]]:
+    """The ways a selector may spell ``value`` out: as it is, URL-encoded (an ``href``)."""
+    ways = dict.fromkeys((value, quote_plus(value), quote(value, safe="")))
+    return [_whole(way) for way in ways]
+
+
+def _tokens_for(text: str, values: Mapping[str, str]) -> str:
+    """``text`` (part of an address) with each of ``values``, URL-encoded as a form or a
+    link writes it, as its ``${name}`` (matched whole; an empty value is nowhere)."""
+    for name, value in values.items():
+        for encoded in dict.fromkeys((quote_plus(value), quote(value, safe=""))) if value else ():
+            text = _whole(encoded).sub(_literal(token(name)), text)
+    return text
+
+
+def _after_origin(url: str, change: Any) -> str:
+    """``url`` with ``change`` made to what follows its scheme and host (all of a relative
+    address)."""
+    origin = _ORIGIN.match(url)
+    cut = origin.end() if origin else 0
+    return url[:cut] + change(url[cut:])
+
+
 def _filled(text: str, values: Mapping[str, str]) -> str:
     return _TOKEN.sub(lambda m: values.get(m.group(1), m.group(0)), text)
 
 
-def _each(identity: ElementIdentity, change: Any) -> ElementIdentity:
+def _each(identity: ElementIdentity, change: Any, leads: Any = None) -> ElementIdentity:
+    """The identity (variants too) with ``change`` made to each of its texts, and ``leads``
+    to where it leads."""
+
     def one(each: ElementIdentity) -> ElementIdentity:
         texts = {name: change(getattr(each, name)) for name in IDENTITY_FIELDS}
+        if leads is not None and each.target:
+            texts["target"] = leads(each.target)
         return replace(each, **texts)
 
     return replace(one(identity.plain()), variants=tuple(one(v) for v in identity.variants))

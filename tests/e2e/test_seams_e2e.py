@@ -684,9 +684,9 @@ CUSTOMERS = ("Ada", "Bob", "Cyd")
 
 
 class _Invoices(QuietHandler):
-    """A list of invoices, a row per customer with its button (``Mark paid``; from
-    ``release`` 2 on, ``Settle``), which sends ``/paid?who=<customer>``; ``paid`` keeps
-    who was paid, in order."""
+    """A list of invoices, a row per customer with its button (``Mark paid``; on
+    ``release`` 2, ``Settle``; on release 3, a link ``Pay``), which sends
+    ``/paid?who=<customer>``; ``paid`` keeps who was paid, in order."""
 
     release = 1
     paid: list[str] = []
@@ -697,6 +697,10 @@ class _Invoices(QuietHandler):
             who = parse_qs(where.query).get("who", [""])[0]
             self.paid.append(who)
             body = f"<h1>Paid</h1><p>{html.escape(who)} paid</p>"
+        elif self.release == 3:
+            rows = "".join(f'<tr><td>{who}</td><td><a href="/paid?who={who}">Pay</a></td></tr>'
+                           for who in CUSTOMERS)  # fmt: skip
+            body = f'<h1>Orders</h1><label>Find <input name="q"></label><table>{rows}</table>'
         else:
             button = "Mark paid" if self.release == 1 else "Settle"
             rows = "".join(
@@ -897,3 +901,54 @@ async def test_a_replay_for_one_customer_saved_as_a_scenario_pays_each_batch_row
     await expect(page.locator("#batch .hint")).to_contain_text("1 row from customers.csv")
     assert _Invoices.paid == ["Bob", "Cyd"], f"Cyd's row paid {_Invoices.paid[1:]}"
     await save(page, "seams-replay-saved-keeps-parameter.png")
+
+
+async def each_row_pays_its_own(page: Page, tmp_path: Path, column: str, rows: list[str]) -> None:
+    """From a scenario's page: a batch of ``rows`` (the values of ``column``), one after
+    the other; each passes, and each paid its own customer's invoice, in order."""
+    before = len(_Invoices.paid)
+    file = tmp_path / f"{column}.csv"
+    await asyncio.to_thread(file.write_text, "\n".join([column, *rows]) + "\n")
+    await run_batch(page, file, at_once=1)
+    await expect(page.locator("#batch-rows tr .badge")).to_have_text(["passed"] * len(rows))
+    paid = _Invoices.paid[before:]
+    assert paid[:1] == rows[:1], f"{rows[0]}'s row paid the invoice of {paid[:1]}"
+    assert paid == rows, paid
+
+
+async def test_a_value_made_a_parameter_follows_into_where_each_row_s_link_leads(
+    page: Page, server: Server, invoices: str, tmp_path: Path
+) -> None:
+    """Each row has its own "Pay" link, to ``/paid?who=<customer>``.  A scenario recorded
+    paying Bob's (his name typed into Find, then his row's link) is imported, the typed
+    "Bob" made the parameter ``customer`` on its page, and a batch of Ada and Cyd run:
+    each row pays its own customer's invoice.  The link was found by where Bob's led,
+    which making the parameter left alone: every row paid Bob's, and passed."""
+    _Invoices.release, _Invoices.paid = 3, []
+    pay = {"role": "link", "name": "Pay", "text": "Pay", "tag": "a", "row": "Bob",
+           "target": f"{invoices}/paid?who=Bob", "section": "Orders", "name_count": 3,
+           "row_peers": 1, "row_words": ["bob"]}  # fmt: skip
+    recorded = {"format": "tabwright.scenario", "version": 1, "name": "Pay by link",
+                "base_url": invoices + "/", "steps": [
+                    _step("navigate", {"url": invoices + "/orders"}),
+                    _step("type", {"text": "Bob"}, "textbox", "Find"),
+                    {"action": "click", "args": {}, "identity": pay},
+                ]}  # fmt: skip
+    await log_in(page, server)
+    scenario_url = await import_scenario(page, server, tmp_path / "pay.json", recorded)
+    typed = page.locator("#step-1")
+    await typed.get_by_label("Parameter name for step 1").fill("customer")
+    await typed.get_by_role("button", name="Make parameter").click()
+    await expect(page.get_by_role("status")).to_contain_text(
+        "Step 1 takes its value from ${customer} now"
+    )
+    await expect(page.locator("#step-2 .sstep-target")).to_have_text(
+        "link “Pay” in row “${customer}”"
+    )
+
+    await each_row_pays_its_own(page, tmp_path, "customer", ["Ada", "Cyd"])
+    await save(page, "seams-parameter-in-link-target.png")
+    await page.goto(scenario_url)
+    await expect(page.locator("#step-2 .sstep-target")).to_have_text(
+        "link “Pay” in row “${customer}”"
+    )

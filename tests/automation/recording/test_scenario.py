@@ -753,6 +753,43 @@ def test_an_element_found_with_a_value_is_written_back_without_what_spells_it() 
     assert unfill(unnamed, found, {"name": "Bob"}) == found
 
 
+def test_a_parameter_is_carried_into_where_its_link_leads_past_the_host() -> None:
+    """Each row's "Pay" link leads to its customer's page: made a parameter, the value in
+    where the link leads becomes the placeholder (in the path as a link writes it, past
+    the ``?`` as a form sends it; the host is no part of it), replay looks for the link
+    leading to the given value's page, and a link found so is written back with the
+    placeholder (the "Pay" of Bob's row found, by the link to Bob's page, for every row)."""
+    link = {"role": "link", "name": "Pay", "tag": "a", "row": "Ada Lovelace", "name_count": 3,
+            "target": "http://ada.test/c/Ada%20Lovelace/pay?who=Ada+Lovelace&to=Ada%20Lovelace",
+            "selectors": ["a[href$='who=Ada+Lovelace']", "tr:nth-of-type(1) a"]}  # fmt: skip
+    steps = ({"action": "fill", "args": {"value": "Ada Lovelace"}, "identity": IDENTITY},
+             {"action": "click", "args": {}, "identity": link})  # fmt: skip
+    made = Scenario.from_dict(scenario_dict(*steps)).with_param(0, "who")
+    pay = made.steps[1].identity
+    assert pay is not None and pay.target == "http://ada.test/c/${who}/pay?who=${who}&to=${who}"
+    assert pay.selectors == ("tr:nth-of-type(1) a",)
+    only_there = replace(made.steps[1], identity=replace(pay, row="Orders"))
+    assert replace(made, steps=(made.steps[0], only_there)).placeholders() == ({"who"}, set())
+    values = {"who": "Bob Ray & Co"}
+    found = made.resolve(values, env={}).target(made.steps[1])
+    assert found is not None
+    assert (
+        found.target
+        == "http://ada.test/c/Bob%20Ray%20%26%20Co/pay?who=Bob+Ray+%26+Co&to=Bob+Ray+%26+Co"
+    )
+    assert unfill(pay, found, values).target == pay.target
+    moved = replace(found, target=found.target + "&page=2", row="Bob Ray & Co (VIP)")
+    kept = unfill(pay, moved, values)
+    assert kept.target == pay.target + "&page=2" and kept.row == "${who} (VIP)"
+    # A value that is also the host's name is no part of where the link leads.
+    shop = {**link, "row": "shop", "target": "http://shop.test/pay?who=shop"}
+    steps = ({"action": "fill", "args": {"value": "shop"}, "identity": IDENTITY},
+             {"action": "click", "args": {}, "identity": shop})  # fmt: skip
+    made = Scenario.from_dict(scenario_dict(*steps)).with_param(0, "who")
+    assert made.steps[1].identity is not None
+    assert made.steps[1].identity.target == "http://shop.test/pay?who=${who}"
+
+
 @pytest.mark.parametrize(
     ("stored", "who", "found", "written"),
     [
