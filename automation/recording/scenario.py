@@ -513,6 +513,46 @@ class Scenario:
         params[name] = {**(known or {}), "default": default}
         return replace(self, steps=steps, params=params)
 
+    def following(self, index: int, was: Mapping[str, Any], *, led_to: bool = True) -> Scenario:
+        """The scenario, whose step ``index`` had args ``was`` before a person edited
+        them, with the later steps following the edit.
+
+        A step that typed a parameter nothing else types, and now types another one,
+        takes the later steps that used the first along (what :meth:`with_param` carried
+        into them, or a person wrote: their elements, checks, addresses, what a call
+        gives): they use the new one, as does where the step itself led (``led_to``:
+        unless the edit gave that too).  One that no longer types a parameter later
+        steps use (a plain value instead, or more than one parameter) is refused
+        (ScenarioInvalid), naming those steps: they would look for that parameter's
+        default, not for what the step types now."""
+        step = self.steps[index]
+        before = replace(step, args=dict(was))
+        others = set().union(*(_typed(s) for i, s in enumerate(self.steps) if i != index))
+        gone = sorted(_typed(before) - _typed(step) - others)
+        followed = self
+        for name in gone:
+            users = [i for i, later in enumerate(self.steps)
+                     if i > index and _uses(later.to_dict(), name)]  # fmt: skip
+            if not users:
+                continue
+            now = _typed_text(step)
+            given = _ONE_PARAM.fullmatch(now) if len(gone) == 1 else None
+            if given is None:
+                where = ", ".join(f"step {i} ({self.steps[i].verb()})" for i in users)
+                default = self.params.get(name, {}).get("default")
+                raise ScenarioInvalid(
+                    f"step {index} typed ${{{name}}}, and {where} use it: typing "
+                    f"{now!r} instead, they would still look for ${{{name}}}"
+                    + (f" (its default {default!r})" if default is not None else ""),
+                    index=index, hint=f"to type another value, keep ${{{name}}} and change "
+                    "its default; or type one other parameter, which they then follow",
+                )  # fmt: skip
+            data = self.to_dict()
+            for i in users + ([index] if led_to else []):
+                data["steps"][i] = _renamed(data["steps"][i], name, given.group(1))
+            followed = Scenario.from_dict(data)
+        return followed
+
     def _with_secret(self, index: int, name: str, value: str) -> Scenario:
         """Step ``index``'s typed ``value`` made the secret ``name``: every step that
         types the value types the secret (what it types is the same).  Spelled out
@@ -581,6 +621,33 @@ def _carried(step: ScenarioStep, value: str, name: str) -> ScenarioStep:
                                                                      value, name),
                    url=carried.carry_url(step.url, unliteral(value), name),
                    led_to=carried.carry_url(step.led_to, unliteral(value), name))  # fmt: skip
+
+
+_ONE_PARAM = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_USE = r"(?<!\$)\$\{%s\}"  # a parameter's placeholder, not a literal $${…}
+
+
+def _typed_text(step: ScenarioStep) -> str:
+    text = step.args.get(TYPED_ARG.get(step.action, ""))
+    return text if isinstance(text, str) else ""
+
+
+def _typed(step: ScenarioStep) -> set[str]:
+    """The parameters ``step`` types (no secret: nothing but its typing spells it)."""
+    return {m.group(2) for m in PLACEHOLDER.finditer(_typed_text(step))
+            if m.group(2) and not m.group(1)}  # fmt: skip
+
+
+def _uses(data: Any, name: str) -> bool:
+    """Whether ``data`` (a step as the format writes it) holds ``${name}``."""
+    use = re.compile(_USE % re.escape(name))
+    return any(use.search(text) for text in texts_in(data))
+
+
+def _renamed(data: Any, name: str, new: str) -> Any:
+    """``data`` (a step as the format writes it) with ``${name}`` written ``${new}``."""
+    use = re.compile(_USE % re.escape(name))
+    return map_texts(data, lambda text: use.sub(lambda _m: "${" + new + "}", text))
 
 
 def _check_line(text: str, what: str, *, index: int | None = None) -> None:

@@ -218,17 +218,7 @@ def scenario_step_make_param(
     with transaction.atomic():
         before = scenario_selectors.scenario_document(scenario=_locked(scenario))
         document = before.with_param(index, name, secret=secret)
-        changed = []
-        for i, (old, new) in enumerate(zip(before.steps, document.steps, strict=True)):
-            if old == new:
-                continue
-            fields = _step_fields(new)
-            ScenarioStep.objects.filter(scenario=scenario, index=i).update(
-                args=fields["args"], identity=fields["identity"], url=fields["url"],
-                led_to=fields["led_to"],
-            )  # fmt: skip
-            if i != index:
-                changed.append((i, new))
+        changed = _steps_written(scenario, before, document, index)
         touch(scenario.pk, params=document.params)
         # Proposals found with the value, shown and approved as the step now is.
         for heal in IdentityHeal.objects.select_related("step__scenario").filter(
@@ -251,23 +241,25 @@ _REORDER_OFFSET = 1_000_000
 
 def scenario_step_update(
     *, scenario: Scenario, index: int, args: Mapping[str, Any], led_to: str | None = None
-) -> fmt.ScenarioStep:
+) -> list[tuple[int, fmt.ScenarioStep]]:
     """Give step ``index`` new args (its values: a fill's value, a navigate's url...) and,
-    unless None, where it leads (its ``led_to``: "" judges it no more by where it led)."""
+    unless None, where it leads (its ``led_to``: "" judges it no more by where it led).
+    A step that types another parameter instead of one later steps used takes them along
+    (:meth:`automation.recording.scenario.Scenario.following`): returns those steps
+    (index, step as it is now), for the person to see what changed."""
     with transaction.atomic():
         data = scenario_selectors.scenario_data(scenario=_locked(scenario))
         _check_index(data, index)
+        was = data["steps"][index].get("args", {})
         data["steps"][index] = {**data["steps"][index], "args": dict(args)}
         if led_to is not None:
             data["steps"][index]["led_to"] = led_to
-        document = fmt.Scenario.from_dict(data)
-        step = document.steps[index]
+        edited = fmt.Scenario.from_dict(data)
+        document = edited.following(index, was, led_to=led_to is None)
         calls_link(scenario=scenario, document=document)
-        ScenarioStep.objects.filter(scenario=scenario, index=index).update(
-            args=step.args, led_to=step.led_to
-        )
+        changed = _steps_written(scenario, edited, document, index, edited_too=True)
         keep_used_params(scenario, document)
-    return step
+    return changed
 
 
 def scenario_step_move(*, scenario: Scenario, index: int, to: int) -> None:
@@ -492,6 +484,27 @@ def _confirmed(before: Any, after: dict[str, Any]) -> dict[str, Any]:
         return ElementIdentity.from_dict(before).confirmed_as(now).to_dict()
     except ActionInvalid:
         return now.to_dict()  # an identity that can't be read any more is not kept
+
+
+def _steps_written(
+    scenario: Scenario, before: fmt.Scenario, document: fmt.Scenario, index: int, *,
+    edited_too: bool = False,
+) -> list[tuple[int, fmt.ScenarioStep]]:  # fmt: skip
+    """Write the steps of ``document`` that differ from ``before`` (their values, element,
+    addresses; step ``index`` whatever it is, ``edited_too``): the others that changed
+    with step ``index``, as (index, step as it is now)."""
+    changed = []
+    for i, (old, new) in enumerate(zip(before.steps, document.steps, strict=True)):
+        if old == new and not (edited_too and i == index):
+            continue
+        fields = _step_fields(new)
+        ScenarioStep.objects.filter(scenario=scenario, index=i).update(
+            args=fields["args"], identity=fields["identity"], url=fields["url"],
+            led_to=fields["led_to"],
+        )  # fmt: skip
+        if i != index:
+            changed.append((i, new))
+    return changed
 
 
 def _step_fields(step: fmt.ScenarioStep) -> dict[str, Any]:

@@ -489,13 +489,16 @@ def scenario_step_values(request: HttpRequest, scenario_id: int, index: int) -> 
     form = StepValuesForm(request.POST, step=step)
     if form.is_valid():
         try:
-            services.scenario_step_update(
+            changed = services.scenario_step_update(
                 scenario=scenario, index=index, args=form.args(), led_to=form.led_to()
             )
         except ScenarioInvalid as exc:
             form.add_error(None, str(exc))
         else:
-            messages.success(request, f"Step {index} changed.")
+            told = "; ".join(f"step {i}: {step.describe()}" for i, step in changed)
+            messages.success(request, f"Step {index} changed, and so did the steps and "
+                             f"checks that used its value: {told}." if told
+                             else f"Step {index} changed.")  # fmt: skip
             return _back(scenario, index)
     return _detail_page(request, scenario, bound={f"step:{index}": form}, status=400)
 

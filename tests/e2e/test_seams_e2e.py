@@ -952,3 +952,29 @@ async def test_a_value_made_a_parameter_follows_into_where_each_row_s_link_leads
     await expect(page.locator("#step-2 .sstep-target")).to_have_text(
         "link “Pay” in row “${customer}”"
     )
+
+
+async def test_a_value_edited_to_another_parameter_takes_the_row_it_pays_along(
+    page: Page, server: Server, invoices: str, tmp_path: Path
+) -> None:
+    """A scenario pays the invoice of its parameter ``customer`` (typed into Find, and
+    the row whose "Mark paid" is clicked).  The person changes the typed value to
+    ``${client}`` on its page and runs a batch of clients, Bob and Cyd: each row pays its
+    client's invoice.  The row kept ``${customer}`` (its default Ada): every row typed its
+    client and paid Ada's invoice, and passed."""
+    _Invoices.release, _Invoices.paid = 1, []
+    await log_in(page, server)
+    await import_scenario(page, server, tmp_path / "pay.json", pay_whom(invoices))
+    typed = page.get_by_test_id("scenario-steps").locator("li.sstep").nth(1)
+    await typed.get_by_text("Change values").click()
+    await typed.get_by_label("text", exact=True).fill("${client}")
+    await typed.get_by_role("button", name="Save step 1").click()
+    await expect(page.get_by_role("status")).to_contain_text(
+        "Step 1 changed, and so did the steps and checks that used its value: step 2: "
+    )
+    await expect(page.locator("#step-2 .sstep-target")).to_have_text(
+        "button “Mark paid” in row “${client}”"
+    )
+
+    await each_row_pays_its_own(page, tmp_path, "client", ["Bob", "Cyd"])
+    await save(page, "seams-edited-value-takes-its-row-along.png")

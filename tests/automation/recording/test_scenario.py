@@ -790,6 +790,44 @@ def test_a_parameter_is_carried_into_where_its_link_leads_past_the_host() -> Non
     assert made.steps[1].identity.target == "http://shop.test/pay?who=${who}"
 
 
+def test_an_edit_to_type_another_parameter_takes_the_steps_that_used_the_value_along() -> None:
+    """Bob typed, made ``${customer}`` (carried into his row, where the search led, the
+    check of the row), then edited to type ``${client}``: the later steps use ``${client}``
+    (they kept ``${customer}``, its default Bob: a batch of clients paid Bob's invoice and
+    passed).  Edited to a plain value instead, the edit is refused, naming them."""
+    pay = {"role": "button", "name": "Pay", "tag": "button", "row": "Bob", "name_count": 3}
+    paid = {"kind": "text_visible", "text": "Bob paid, $${customer}"}
+    mail = {"scenario": "Mail", "params": {"to": "${customer}"}}
+    steps = ({"action": "fill", "args": {"value": "Bob"}, "identity": IDENTITY,
+              "led_to": "http://a.test/find?q=Bob"},
+             {"action": "click", "args": {}, "identity": pay},
+             {"action": "expect", "args": paid}, {"action": "call", "args": mail})  # fmt: skip
+    made = Scenario.from_dict(scenario_dict(*steps)).with_param(0, "customer")
+
+    def edited(value: str, *, source: Scenario = made) -> Scenario:
+        data = source.to_dict()
+        was = data["steps"][0]["args"]
+        data["steps"][0] = {**data["steps"][0], "args": {"value": value}}
+        return Scenario.from_dict(data).following(0, was)
+
+    followed = edited("${client}")
+    assert followed.steps[0].led_to == "http://a.test/find?q=${client}"
+    assert followed.steps[1].identity is not None and followed.steps[1].identity.row == "${client}"
+    assert followed.steps[2].args["text"] == "${client} paid, $${customer}"  # (a literal one)
+    assert followed.steps[3].args["params"] == {"to": "${client}"}
+    assert followed.placeholders() == ({"client"}, set())
+    for value in ("Zed", "${client} ${code}", "${SECRET:KEY}"):
+        with pytest.raises(ScenarioInvalid) as refused:
+            edited(value)
+        told = refused.value.message
+        assert "step 0 typed ${customer}, and step 1 (click), step 2 (expect)" in told, told
+        assert "(its default 'Bob')" in told and "change its default" in (refused.value.hint or "")
+    # Typed by another step too, it is that step's value the others may use: none follows.
+    twice = replace(made, steps=(*made.steps, made.steps[0]))
+    assert edited("${client}", source=twice).steps[1:4] == made.steps[1:4]
+    assert edited("Zed", source=twice).steps[0].args == {"value": "Zed"}
+
+
 @pytest.mark.parametrize(
     ("stored", "who", "found", "written"),
     [

@@ -739,3 +739,32 @@ def test_where_a_step_led_is_kept_through_the_api_and_changed_on_the_page(
     assert stored(scenario) == before
     assert client.post(edit, {"step4-led_to": ""}).status_code == 302
     assert ScenarioStep.objects.get(scenario=scenario, index=4).led_to == ""
+
+
+def test_a_value_edited_to_another_parameter_takes_the_steps_that_used_it_along(
+    owner: Any, client: Client
+) -> None:
+    """``${email}`` is typed, and the page's welcome is checked for it: the person edits
+    the typed value to ``${mail}``, and the check follows, told on the page (it kept
+    ``${email}``, its default Ada's: a batch of mails checked Ada's welcome).  Edited to a
+    plain address then, it is refused, naming the check, and nothing changes."""
+    data = shop()
+    data["steps"][6]["args"] = {"text": "Signed in as ${email}"}
+    scenario = scenario_services.scenario_import(owner=owner, data=data)
+    step = ScenarioStep.objects.get(scenario=scenario, index=1)
+    response = client.post(url(scenario, "steps/1/values"),
+                           {"step_id": step.pk, "step1-value": "${mail}"}, follow=True)  # fmt: skip
+    assert (
+        "Step 1 changed, and so did the steps and checks that used its value: step 6: "
+        in page_of(response)
+    )
+    checked = ScenarioStep.objects.get(scenario=scenario, index=6)
+    assert checked.args == {"text": "Signed in as ${mail}"}
+    scenario.refresh_from_db()
+    assert scenario.params == {}  # email is used no more; mail has no default yet
+    before = stored(scenario)
+    refused = client.post(url(scenario, "steps/1/values"),
+                          {"step_id": step.pk, "step1-value": "grace@example.org"})  # fmt: skip
+    assert refused.status_code == 400
+    assert "step 1 typed ${mail}, and step 6 (wait_for) use it" in page_of(refused)
+    assert stored(scenario) == before
