@@ -56,6 +56,7 @@ from automation.browser.interact import MODIFIERS, MOUSE_BUTTONS
 from automation.browser.settle import HOLD_TIMER_MS
 from automation.errors import ActionInvalid, ScenarioInvalid
 from automation.recording import (
+    basemove,
     downloadfile,
     expect,
     exportdialogs,
@@ -152,6 +153,8 @@ def to_pytest(
         lines.append(DOWNLOADS + _copied(downloadfile).lstrip("\n"))
     if any(s.action == "upload" for s in steps):  # from the upload folder, as replay's
         lines += ["\n\nfrom pathlib import Path", _copied(uploads), _copied(exportuploads)]
+    if callees:  # moved where the test is replayed, as replay moves them
+        lines.append(_copied(basemove))
     for name, callee in callees.items():
         where = _Params(callee.params, base=callee.base_url, calls=functions)
         lines += ["", "", f"def {functions[name]}(page: Page, params: dict[str, str]) -> None:",

@@ -39,10 +39,13 @@ RECORDED_BASE = {base_url}
 
 def url(recorded: str, recorded_base: str = RECORDED_BASE) -> str:
     """A recorded address moved to BASE_URL (other sites stay as they are); a base is
-    a folder, with or without its last slash."""
+    a folder, with or without its last slash.  A called scenario's (recorded under
+    its own base) moves as the test's moved (moved_base, below)."""
     base = recorded_base.rstrip("/")
     if base and (recorded == base or recorded.startswith((base + "/", base + "?"))):
-        return BASE_URL + recorded[len(base):]
+        to = BASE_URL if recorded_base == RECORDED_BASE else moved_base(
+            recorded_base, RECORDED_BASE, BASE_URL)
+        return to + recorded[len(base):]
     return recorded
 
 

@@ -16,27 +16,12 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
 from automation.browser.identity import ElementIdentity
+from automation.recording.basemove import normalize_base
 
 if TYPE_CHECKING:
     from automation.recording.scenario import ScenarioStep
 
 __all__ = ["first_folder", "normalize_base", "rebase", "rebase_identity"]
-
-
-# A last path segment with one of these endings names a file, not a folder.
-_FILE_ENDINGS = (".html", ".htm", ".xhtml", ".shtml", ".php", ".asp", ".aspx", ".jsp", ".cgi")
-
-
-def normalize_base(url: str) -> str:
-    """A base URL as the folder it means: without a file name at its end (``index.html``),
-    its query and fragment, and a trailing slash."""
-    parts = urlsplit(url.strip())
-    if not (parts.scheme and parts.netloc):
-        return url.strip()
-    path = parts.path
-    if path.rsplit("/", 1)[-1].lower().endswith(_FILE_ENDINGS):
-        path = path.rsplit("/", 1)[0]
-    return urlunsplit((parts.scheme, parts.netloc, path.rstrip("/"), "", ""))
 
 
 def rebase(url: str, recorded_base: str, base_url: str) -> str:

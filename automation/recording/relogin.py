@@ -44,6 +44,7 @@ from automation.errors import (
     TabwrightError,
 )
 from automation.events import Observation
+from automation.recording.basemove import moved_base
 from automation.recording.calls import brought_login
 from automation.recording.outcome import StepOutcome
 from automation.recording.scenario import Scenario, ScenarioStep
@@ -100,7 +101,10 @@ def login_replay(replay: Replay) -> Relogin | None:
         config = replace(replay.config, run_timeout_ms=most_ms, screenshots=False)
         try:
             signing_in = type(replay)(replay.tab, document, params=params,
-                                      base_url=replay.base_url, env=replay.env,
+                                      base_url=moved_base(document.base_url,
+                                                          replay.scenario.base_url,
+                                                          replay.base_url),
+                                      env=replay.env,
                                       secrets=replay.run_secrets, config=config)  # fmt: skip
         except ParamMissing as exc:  # a secret it types: named with it
             raise ParamMissing(f"the login scenario {name!r} has {exc.message}",

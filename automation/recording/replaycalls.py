@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from automation.budget import Budget
 from automation.errors import ActionFailed, NeedsPerson
 from automation.events import StepRecorded
+from automation.recording.basemove import moved_base
 from automation.recording.calls import CallFrame
 from automation.recording.outcome import StepOutcome
 from automation.recording.replayhandlers import interruptions_of
@@ -52,7 +53,8 @@ async def play_call(
     callee = replace(replay.scenario.callees[name], callees=replay.scenario.callees)
     child = type(replay)(
         replay.tab, callee,
-        params=replay.values.fill(step.args["params"]), base_url=replay.base_url,
+        params=replay.values.fill(step.args["params"]),
+        base_url=moved_base(callee.base_url, replay.scenario.base_url, replay.base_url),
         config=replay.config, sink=frame, control=replay.control, env=replay.env,
         secrets=replay.run_secrets, agent=replay.agent, frame=frame,
     )  # fmt: skip

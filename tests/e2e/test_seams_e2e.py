@@ -24,6 +24,7 @@ import pytest
 from playwright.async_api import Page, expect
 
 from automation import BrowserSession
+from tests.automation.recording.test_calls import Mounted
 from tests.daphne import api_token
 from tests.daphne import log_in as client_log_in
 from tests.e2e.journeys import exported_pytest, import_scenario, script, until, wait_until
@@ -978,3 +979,51 @@ async def test_a_value_edited_to_another_parameter_takes_the_row_it_pays_along(
 
     await each_row_pays_its_own(page, tmp_path, "client", ["Bob", "Cyd"])
     await save(page, "seams-edited-value-takes-its-row-along.png")
+
+
+async def test_a_call_to_a_scenario_recorded_elsewhere_on_the_site_replays_and_exports(
+    page: Page, server: Server, tmp_path: Path
+) -> None:
+    """ "Orders" (recorded under ``/orders``) gets a step that calls "Open sign-in"
+    (recorded at the site's root) on its page, and is replayed from there, at its own
+    base URL, then at another build's mount; its pytest export runs there too.  Each opens
+    the sign-in page where it is: the called scenario was moved into the caller's folder
+    (``/orders/login``, not found), and every replay of "Orders" failed."""
+    with loopback_app(Mounted) as app:
+        await log_in(page, server)
+        opens = {"format": "tabwright.scenario", "version": 1, "name": "Open sign-in",
+                 "base_url": app + "/", "steps": [
+                     _step("navigate", {"url": f"{app}/login"}),
+                     _step("expect", {"kind": "text_visible", "text": "Sign in"})]}  # fmt: skip
+        orders = {"format": "tabwright.scenario", "version": 1, "name": "Orders",
+                  "base_url": f"{app}/orders/", "steps": [
+                      _step("navigate", {"url": f"{app}/orders/list.html"}),
+                      _step("expect", {"kind": "text_visible", "text": "Orders"})]}  # fmt: skip
+        await import_scenario(page, server, tmp_path / "opens.json", opens)
+        await import_scenario(page, server, tmp_path / "orders.json", orders)
+        await page.get_by_text("Add a step that calls another scenario").click()
+        form = page.locator("#add-call")
+        await form.get_by_label("Scenario").select_option(label="Open sign-in")
+        await form.get_by_label("At step").fill("0")
+        await form.get_by_role("button", name="Add the call").click()
+        await expect(page.get_by_role("status")).to_contain_text("Step 0 calls another scenario")
+        scenario_url = page.url
+
+        for at, login in (("", "/login"), (f"{app}/v2/orders/", "/v2/login")):
+            Mounted.asked = []
+            await page.goto(scenario_url)
+            replay = page.locator("#replay")
+            if at:
+                await replay.get_by_label("Base URL").fill(at)
+            await replay.get_by_role("button", name="Replay").click()
+            await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+            assert Mounted.asked[:1] == [login], Mounted.asked
+        await save(page, "seams-call-recorded-elsewhere.png")
+
+        await page.goto(scenario_url)
+        code = await exported_pytest(page)
+        Mounted.asked = []
+        await asyncio.to_thread((tmp_path / "export").mkdir)
+        status, out = await run_exported(code, tmp_path / "export", f"{app}/v2/orders/")
+        assert status == 0, out[-3000:]
+        assert Mounted.asked == ["/v2/login", "/v2/orders/list.html"], Mounted.asked

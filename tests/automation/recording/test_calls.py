@@ -10,12 +10,14 @@ import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
 from automation.browser.session import BrowserSession
 from automation.errors import CallCycle, CallMissing, ParamMissing, ScenarioInvalid
 from automation.events import ActionStarted, ListSink, StepRecorded, StepReplayed
+from automation.recording.basemove import moved_base
 from automation.recording.calls import brought_names, called, check_calls
 from automation.recording.export import to_pytest
 from automation.recording.outcome import every_outcome
@@ -25,6 +27,7 @@ from automation.secrets import Secrets
 from tests.automation.recording.test_totp_replay import ENV, sign_in, signs_in_with
 from tests.backoffice import PASSWORD, SEED, USER, back_office
 from tests.exported import run_exported
+from tests.net import QuietHandler, loopback_app
 
 
 def call(name: str, **params: str) -> dict[str, Any]:
@@ -222,3 +225,71 @@ async def test_a_caller_replays_its_callee_in_the_same_tab_and_its_export_does_t
         assert status == 1 and "1 failed, 3 passed" in out, out
         assert "test_fewer.py" in out and "'orders.csv' has 2 row(s) of data" in out, out
         assert office.sign_ins == 5 and office.views["/orders/1001"] == 1
+
+
+@pytest.mark.parametrize(
+    ("base", "caller", "replayed_at", "moved"),
+    [
+        ("http://a.test", "http://a.test/orders", "http://a.test/orders/", "http://a.test"),
+        ("http://a.test", "http://a.test/orders", "http://b.test/orders", "http://b.test"),
+        ("http://a.test/auth", "http://a.test/orders", "http://b.test/v2/orders",
+         "http://b.test/v2/auth"),  # the app's mount moved: the sign-in's did too
+        ("http://a.test/orders/x", "http://a.test/orders", "http://b.test/v2", "http://b.test/v2/x"),
+        ("http://a.test/auth", "http://a.test/orders", "http://b.test/sales", "http://b.test/auth"),
+        ("http://id.test", "http://a.test/orders", "http://b.test/orders", "http://id.test"),
+        ("http://a.test/auth", "", "http://b.test/app", "http://b.test/app"),  # it only calls
+        ("", "http://a.test/orders", "http://b.test/orders", "http://b.test/orders"),
+        ("http://a.test/auth", "http://a.test/orders", "", "http://a.test/auth"),
+        ("http://a.test/auth/index.html", "http://a.test/orders/list.html",
+         "http://b.test/orders/", "http://b.test/auth"),
+    ],
+)  # fmt: skip
+def test_a_called_scenario_moves_as_its_caller_moved(
+    base: str, caller: str, replayed_at: str, moved: str
+) -> None:
+    assert moved_base(base, caller, replayed_at) == moved
+
+
+class Mounted(QuietHandler):
+    """An app with its sign-in page at ``/login`` and its orders at ``/orders/``, served at
+    the root and again under ``/v2`` (another build, mounted there); ``asked`` keeps the
+    paths asked for."""
+
+    asked: list[str] = []
+
+    def do_GET(self) -> None:
+        path = urlsplit(self.path).path
+        self.asked.append(path)
+        pages = {"/login": "<h1>Sign in</h1>", "/orders/list.html": "<h1>Orders</h1>"}
+        page = pages.get(path.removeprefix("/v2"))
+        self.send(200 if page else 404, (page or "<h1>Not found</h1>").encode())
+
+
+async def test_a_called_scenario_recorded_outside_its_caller_s_folder_replays_where_it_was(
+    browser: BrowserSession, tmp_path: Path
+) -> None:
+    """The orders (recorded under ``/orders``) call "Open sign-in" (recorded at the root):
+    replayed at their own base, or at another build's mount, the sign-in page is opened
+    where it is there, by the replay and by the export.  The called one was moved into
+    the caller's folder (``/orders/login``: not found) and failed."""
+    with loopback_app(Mounted) as url:
+        opened = {"action": "expect", "args": {"kind": "text_visible", "text": "Sign in"}}
+        signing = scenario("Open sign-in", {"action": "navigate", "args": {"url": f"{url}/login"}},
+                           opened, base_url=url)  # fmt: skip
+        document = Scenario.from_dict(scenario(
+            "Orders", {"action": "navigate", "args": {"url": f"{url}/orders/list.html"}},
+            call("Open sign-in"), base_url=f"{url}/orders", callees={"Open sign-in": signing},
+        ))  # fmt: skip
+        tab = await browser.new_tab()
+        try:
+            for at, login in ((f"{url}/orders/", "/login"), (f"{url}/v2/orders", "/v2/login")):
+                Mounted.asked = []
+                result = await Replay(tab, document, base_url=at).run()
+                assert result.ok, (at, result.reason, Mounted.asked)
+                assert Mounted.asked[-1] == login, Mounted.asked
+        finally:
+            await tab.close()
+        Mounted.asked = []
+        status, out = await run_exported(to_pytest(document), tmp_path, f"{url}/v2/orders")
+        assert status == 0, out[-3000:]
+        assert Mounted.asked == ["/v2/orders/list.html", "/v2/login"], Mounted.asked
