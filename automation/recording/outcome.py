@@ -10,6 +10,7 @@ from automation.errors import NeedsPerson
 from automation.events import StepRecorded
 from automation.recording.params import unfill, unfill_url
 from automation.recording.rebase import rebase, rebase_identity
+from automation.recording.secretfree import without_secrets
 from automation.wording import double_quoted, step_words
 
 if TYPE_CHECKING:
@@ -149,11 +150,14 @@ def step_outcome(
 
 def written_back(replay: Replay, step: ScenarioStep, found: ElementIdentity) -> ElementIdentity:
     """``found`` (an element as ``replay`` saw it for ``step``) in the scenario's terms: its
-    parameters' placeholders where their values stand (:func:`unfill`), and where it leads
-    on the origin the scenario was recorded on.  A heal is written back so, and a replay's
-    steps are recorded so: a scenario saved from that replay, replayed with another value,
-    looks for that value's row, not for the one this replay was given."""
-    moved = rebase_identity(found, replay.base_url, replay.scenario.base_url)
+    parameters' placeholders where their values stand (:func:`unfill`), where it leads
+    on the origin the scenario was recorded on, and no text that shows a secret (what
+    the stored identity had there, or nothing: automation.recording.secretfree).  A heal
+    is written back so, and a replay's steps are recorded so: a scenario saved from that
+    replay, replayed with another value, looks for that value's row, not for the one this
+    replay was given, nor for a row that shows ``${SECRET:…}``."""
+    free = without_secrets(step.identity, found, replay.run_secrets)
+    moved = rebase_identity(free, replay.base_url, replay.scenario.base_url)
     return unfill(step.identity, moved, replay.values.params)
 
 
