@@ -174,10 +174,8 @@ def carry(identity: ElementIdentity, value: str, name: str) -> ElementIdentity:
     if len(value) < MIN_CARRIED_CHARS:
         return identity
     pattern = _whole(value)
-    carried = _each(identity, lambda text: pattern.sub(_literal(token(name)), text))
-
-    carried = _each(carried, lambda text: text, lambda url: carry_url(url, value, name))
-
+    carried = _each(identity, lambda text: pattern.sub(_literal(token(name)), text),
+                    lambda url: carry_url(url, value, name))  # fmt: skip
     spelled = _spellings(value)
 
     def kept(each: ElementIdentity, before: ElementIdentity) -> ElementIdentity:
