@@ -82,6 +82,7 @@ __all__ = [
     "ScenarioStep",
     "literal",
     "map_texts",
+    "renamed_in",
     "unliteral",
 ]
 
@@ -513,9 +514,12 @@ class Scenario:
         params[name] = {**(known or {}), "default": default}
         return replace(self, steps=steps, params=params)
 
-    def following(self, index: int, was: Mapping[str, Any], *, led_to: bool = True) -> Scenario:
+    def following(
+        self, index: int, was: Mapping[str, Any], *, led_to: bool = True
+    ) -> tuple[Scenario, dict[str, str]]:
         """The scenario, whose step ``index`` had args ``was`` before a person edited
-        them, with the later steps following the edit.
+        them, with the later steps following the edit; and the parameters they follow
+        (old name: new name).
 
         A step that typed a parameter nothing else types, and now types another one,
         takes the later steps that used the first along (what :meth:`with_param` carried
@@ -529,7 +533,7 @@ class Scenario:
         before = replace(step, args=dict(was))
         others = set().union(*(_typed(s) for i, s in enumerate(self.steps) if i != index))
         gone = sorted(_typed(before) - _typed(step) - others)
-        followed = self
+        followed, renamed = self, {}
         for name in gone:
             users = [i for i, later in enumerate(self.steps)
                      if i > index and _uses(later.to_dict(), name)]  # fmt: skip
@@ -549,9 +553,9 @@ class Scenario:
                 )  # fmt: skip
             data = self.to_dict()
             for i in users + ([index] if led_to else []):
-                data["steps"][i] = _renamed(data["steps"][i], name, given.group(1))
-            followed = Scenario.from_dict(data)
-        return followed
+                data["steps"][i] = renamed_in(data["steps"][i], name, given.group(1))
+            followed, renamed[name] = Scenario.from_dict(data), given.group(1)
+        return followed, renamed
 
     def _with_secret(self, index: int, name: str, value: str) -> Scenario:
         """Step ``index``'s typed ``value`` made the secret ``name``: every step that
@@ -644,8 +648,9 @@ def _uses(data: Any, name: str) -> bool:
     return any(use.search(text) for text in texts_in(data))
 
 
-def _renamed(data: Any, name: str, new: str) -> Any:
-    """``data`` (a step as the format writes it) with ``${name}`` written ``${new}``."""
+def renamed_in(data: Any, name: str, new: str) -> Any:
+    """``data`` (a step, or an element's identity, as the format writes it) with
+    ``${name}`` written ``${new}``."""
     use = re.compile(_USE % re.escape(name))
     return map_texts(data, lambda text: use.sub(lambda _m: "${" + new + "}", text))
 

@@ -255,10 +255,19 @@ def scenario_step_update(
         if led_to is not None:
             data["steps"][index]["led_to"] = led_to
         edited = fmt.Scenario.from_dict(data)
-        document = edited.following(index, was, led_to=led_to is None)
+        document, renamed = edited.following(index, was, led_to=led_to is None)
         calls_link(scenario=scenario, document=document)
         changed = _steps_written(scenario, edited, document, index, edited_too=True)
         keep_used_params(scenario, document)
+        # Proposals found with the parameter, approved as the steps now are.
+        for heal in IdentityHeal.objects.filter(
+            step__scenario=scenario, status=IdentityHeal.Status.PROPOSED
+        ):
+            after = heal.after
+            for name, new in renamed.items():
+                after = fmt.renamed_in(after, name, new)
+            if after != heal.after:
+                IdentityHeal.objects.filter(pk=heal.pk).update(after=after)
     return changed
 
 

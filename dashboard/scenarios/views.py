@@ -495,7 +495,7 @@ def scenario_step_values(request: HttpRequest, scenario_id: int, index: int) -> 
         except ScenarioInvalid as exc:
             form.add_error(None, str(exc))
         else:
-            told = "; ".join(f"step {i}: {step.describe()}" for i, step in changed)
+            told = "; ".join(f"step {i}: {later.describe()}" for i, later in changed)
             messages.success(request, f"Step {index} changed, and so did the steps and "
                              f"checks that used its value: {told}." if told
                              else f"Step {index} changed.")  # fmt: skip

@@ -744,27 +744,37 @@ def test_where_a_step_led_is_kept_through_the_api_and_changed_on_the_page(
 def test_a_value_edited_to_another_parameter_takes_the_steps_that_used_it_along(
     owner: Any, client: Client
 ) -> None:
-    """``${email}`` is typed, and the page's welcome is checked for it: the person edits
-    the typed value to ``${mail}``, and the check follows, told on the page (it kept
-    ``${email}``, its default Ada's: a batch of mails checked Ada's welcome).  Edited to a
-    plain address then, it is refused, naming the check, and nothing changes."""
+    """``${email}`` is typed, and the page's welcome is checked for it (and a button
+    found in it, a change to which replay proposed): the person edits the typed value to
+    ``${mail}``, and the check, the button and the proposal follow, told on the page
+    (they kept ``${email}``, its default Ada's: a batch of mails checked Ada's welcome).
+    Edited to a plain address then, it is refused, naming them, and nothing changes."""
     data = shop()
     data["steps"][6]["args"] = {"text": "Signed in as ${email}"}
+    data["steps"][4]["identity"] = {**SIGN_IN, "section": "Welcome ${email}"}
     scenario = scenario_services.scenario_import(owner=owner, data=data)
     step = ScenarioStep.objects.get(scenario=scenario, index=1)
+    sign_in = ScenarioStep.objects.get(scenario=scenario, index=4)
+    proposed = {**SIGN_IN, "name": "Sign in now", "section": "Welcome ${email}"}
+    heal = IdentityHeal.objects.create(
+        step=sign_in, status=IdentityHeal.Status.PROPOSED, changes=["name"], after=proposed
+    )
     response = client.post(url(scenario, "steps/1/values"),
                            {"step_id": step.pk, "step1-value": "${mail}"}, follow=True)  # fmt: skip
     assert (
-        "Step 1 changed, and so did the steps and checks that used its value: step 6: "
+        "Step 1 changed, and so did the steps and checks that used its value: step 4: "
         in page_of(response)
     )
     checked = ScenarioStep.objects.get(scenario=scenario, index=6)
     assert checked.args == {"text": "Signed in as ${mail}"}
+    sign_in.refresh_from_db()
+    heal.refresh_from_db()  # a change proposed with the parameter, approved as it now is
+    assert sign_in.identity["section"] == heal.after["section"] == "Welcome ${mail}"
     scenario.refresh_from_db()
     assert scenario.params == {}  # email is used no more; mail has no default yet
     before = stored(scenario)
     refused = client.post(url(scenario, "steps/1/values"),
                           {"step_id": step.pk, "step1-value": "grace@example.org"})  # fmt: skip
     assert refused.status_code == 400
-    assert "step 1 typed ${mail}, and step 6 (wait_for) use it" in page_of(refused)
+    assert "step 1 typed ${mail}, and step 4 (click), step 6 (wait_for) use it" in page_of(refused)
     assert stored(scenario) == before
