@@ -15,6 +15,8 @@ from urllib.parse import urlsplit
 __all__ = ["WRITES", "address_shape", "refused_write", "same_place", "same_site"]
 
 # -- written into an exported pytest file as it is ----------------------------------
+from urllib.parse import parse_qsl, unquote
+
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
@@ -45,16 +47,20 @@ def same_place(recorded: str, now: str) -> bool:
     person reads an address: the same path, a trailing slash aside, and every parameter of
     the recorded query still there with its value; runs of digits aside in both (record 17
     where the recording had 12, page 3 where it had 2).  A parameter the app adds
-    (``?saved=1``, ``?page=2``) and the fragment (``#saved``) name no other place."""
+    (``?saved=1``, ``?page=2``) and the fragment (``#saved``) name no other place.  Each
+    is read decoded, however it was encoded (``Ada%20L``, ``Ada+L``: a form and a script
+    write a value differently)."""
     was, now_parts = urlsplit(recorded), urlsplit(now)
 
     def shape(text: str) -> str:
         return re.sub(r"\d+", "#", text)
 
-    if shape(was.path.rstrip("/")) != shape(now_parts.path.rstrip("/")):
+    def fields(query: str) -> set[tuple[str, str]]:
+        return {(shape(key), shape(value)) for key, value in parse_qsl(query, True)}
+
+    if shape(unquote(was.path).rstrip("/")) != shape(unquote(now_parts.path).rstrip("/")):
         return False
-    have = {shape(part) for part in now_parts.query.split("&") if part}
-    return all(shape(part) in have for part in was.query.split("&") if part)
+    return fields(was.query) <= fields(now_parts.query)
 
 
 def address_shape(url: str) -> str:

@@ -17,7 +17,7 @@ from email.parser import BytesParser
 from email.policy import default
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 import httpx
 import pytest
@@ -1027,3 +1027,63 @@ async def test_a_call_to_a_scenario_recorded_elsewhere_on_the_site_replays_and_e
         status, out = await run_exported(code, tmp_path / "export", f"{app}/v2/orders/")
         assert status == 0, out[-3000:]
         assert Mounted.asked == ["/v2/login", "/v2/orders/list.html"], Mounted.asked
+
+
+class _Signups(QuietHandler):
+    """A new customer's form whose save leads, as a script or a template writes an
+    address, to ``/customers?created=<name, spaces as %20>``; ``saved`` keeps the names."""
+
+    saved: list[str] = []
+
+    def do_GET(self) -> None:
+        where = urlsplit(self.path)
+        if where.path == "/customers/new":
+            body = (
+                '<h1>New customer</h1><form method="post" action="/customers/new">'
+                '<label>Name <input name="name"></label><button>Save</button></form>'
+            )
+        else:
+            created = html.escape(parse_qs(where.query).get("created", [""])[0])
+            body = f"<h1>Customers</h1><p>Customer {created} was added</p>"
+        self.send(200, f"<!doctype html><title>Customers</title>{body}".encode())
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        name = parse_qs(self.rfile.read(length).decode()).get("name", [""])[0]
+        self.saved.append(name)
+        self.send(303, Location=f"/customers?created={quote(name, safe='')}")
+
+
+async def test_a_name_made_a_parameter_is_judged_where_its_save_led_however_encoded(
+    page: Page, server: Server, tmp_path: Path
+) -> None:
+    """A new customer saved as Ada Lovelace leads to ``?created=Ada%20Lovelace``: the
+    person makes the typed name a parameter and runs a batch of two names.  Each passes,
+    the app having saved it: replay looked for ``?created=Grace+Hopper`` where the app
+    wrote ``Grace%20Hopper``, and failed every row the app had saved."""
+    with loopback_app(_Signups) as app:
+        _Signups.saved = []
+        name = {"role": "textbox", "name": "Name", "tag": "input", "name_attr": "name"}
+        save_button = {"role": "button", "name": "Save", "tag": "button"}
+        added = {"kind": "text_visible", "text": "Customer Ada Lovelace was added"}
+        recorded = {"format": "tabwright.scenario", "version": 1, "name": "Add a customer",
+                    "base_url": app + "/", "steps": [
+                        _step("navigate", {"url": f"{app}/customers/new"}),
+                        {"action": "fill", "args": {"value": "Ada Lovelace"}, "identity": name},
+                        {"action": "click", "args": {}, "identity": save_button,
+                         "led_to": f"{app}/customers?created=Ada%20Lovelace"},
+                        _step("expect", added)]}  # fmt: skip
+        await log_in(page, server)
+        await import_scenario(page, server, tmp_path / "add.json", recorded)
+        typed = page.locator("#step-1")
+        await typed.get_by_label("Parameter name for step 1").fill("name")
+        await typed.get_by_role("button", name="Make parameter").click()
+        await expect(page.get_by_role("status")).to_contain_text(
+            "Step 1 takes its value from ${name} now"
+        )
+        rows = tmp_path / "names.csv"
+        await asyncio.to_thread(rows.write_text, "name\nGrace Hopper\nKatherine Johnson\n")
+        await run_batch(page, rows, at_once=1)
+        await expect(page.locator("#batch-rows tr .badge")).to_have_text(["passed"] * 2)
+        assert _Signups.saved == ["Grace Hopper", "Katherine Johnson"], _Signups.saved
+        await save(page, "seams-parameter-where-its-save-led.png")

@@ -877,6 +877,12 @@ def test_an_element_known_by_its_text_alone_is_exported_by_its_text() -> None:
         ("http://a.test/customers/", "http://a.test/error?code=3", False),
         ("http://a.test/c/?tab=all", "http://a.test/c/?tab=mine", False),  # another value
         ("http://a.test/c/?tab=all", "http://a.test/c/", False),  # a parameter gone
+        # Read decoded: a value a form wrote (+) is the one a script wrote (%20).
+        ("http://a.test/c?created=Ada+L", "http://a.test/c?created=Ada%20L", True),
+        ("http://a.test/c?who=a%40b.org", "http://a.test/c?who=a@b.org&x=1", True),
+        ("http://a.test/c/Ada%20L/", "http://a.test/c/Ada L", True),
+        ("http://a.test/c?created=Ada+L", "http://a.test/c?created=Ada%2BL", False),
+        ("http://a.test/c?who=a%26b", "http://a.test/c?who=a&b", False),  # a value, not two
     ],
 )
 def test_the_same_place_is_its_path_and_recorded_query_numbers_aside(
