@@ -357,7 +357,8 @@
 
   // Whether a candidate leads where the recorded element led: the same address (its path,
   // and its fragment when either has one; the recorded query's parameters, and others
-  // besides), and the same method.
+  // besides), and the same method.  Read decoded, however each was encoded (a page writes
+  // "a@b.org", "a%40b.org" or "a+b" for what a form sends as "a%2Bb").
   function sameTarget(id, f) {
     if (!id.target || !f.target) return false;
     if ((id.method || "") !== (f.method || "")) return false;
@@ -369,9 +370,19 @@
     } catch (err) {
       return false;
     }
-    const path = (u) => u.pathname.replace(/\/+$/, "") || "/";
+    const path = (u) => {
+      const p = u.pathname.replace(/\/+$/, "") || "/";
+      try {
+        return decodeURIComponent(p);
+      } catch (err) {
+        return p;
+      }
+    };
+    const value = (v) => (v === null ? null : v.replace(/\+/g, " "));
     if (a.origin !== b.origin || path(a) !== path(b) || a.hash !== b.hash) return false;
-    for (const [k, v] of a.searchParams) if (b.searchParams.get(k) !== v) return false;
+    for (const [k, v] of a.searchParams) {
+      if (value(b.searchParams.get(k)) !== value(v)) return false;
+    }
     return true;
   }
 

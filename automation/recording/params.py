@@ -65,6 +65,10 @@ IDENTITY_FIELDS = ("name", "name_base", "aria_label", "label", "text", "row", "c
 CHECK_ARGS = {"expect": ("text", "value", "items"), "wait_for": ("text", "text_gone")}
 MIN_CARRIED_CHARS = 3
 _TOKEN = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+# What a browser leaves as it is in the query and the path of an address it writes (the
+# URL standard's query and path percent-encode sets, for http and https).
+_QUERY_SAFE = "!$%&()*+,-./:;=?@[\\]^_`{|}~"
+_PATH_SAFE = "!$%&'()*+,-./:;=@[\\]^_|~"
 _ORIGIN = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*")  # scheme and host
 _IN_QUERY = re.compile(r"(?<!\$)\$\{([A-Za-z_][A-Za-z0-9_]*)\}")  # not a $${…}
 
@@ -257,16 +261,26 @@ def _encoded(tokens: re.Pattern[str], text: str, values: Mapping[str, str]) -> s
 
 
 def _spellings(value: str) -> list[re.Pattern[str]]:
-    """The ways a selector may spell ``value`` out: as it is, URL-encoded (an ``href``)."""
-    ways = dict.fromkeys((value, quote_plus(value), quote(value, safe="")))
-    return [_whole(way) for way in ways]
+    """The ways a selector may spell ``value`` out: as it is, in an address (an ``href``)."""
+    return [_whole(way) for way in dict.fromkeys((value, *_in_addresses(value)))]
+
+
+def _in_addresses(value: str) -> tuple[str, ...]:
+    """The ways an address spells ``value``: as a form sends it (``Smith%2C+Bob``), as a
+    script's encodeURIComponent does (``Smith%2C%20Bob``), as a browser writes a link's
+    query and path (``Smith,%20Bob``, ``bob@example.org``: the URL standard's
+    percent-encode sets)."""
+    ways = (quote_plus(value), quote(value, safe=""), quote(value, safe=_QUERY_SAFE),
+            quote(value, safe=_PATH_SAFE))  # fmt: skip
+    return tuple(dict.fromkeys(ways))
 
 
 def _tokens_for(text: str, values: Mapping[str, str]) -> str:
-    """``text`` (part of an address) with each of ``values``, URL-encoded as a form or a
-    link writes it, as its ``${name}`` (matched whole; an empty value is nowhere)."""
+    """``text`` (part of an address) with each of ``values``, however an address spells
+    it (:func:`_in_addresses`), as its ``${name}`` (matched whole; an empty value is
+    nowhere)."""
     for name, value in values.items():
-        for encoded in dict.fromkeys((quote_plus(value), quote(value, safe=""))) if value else ():
+        for encoded in _in_addresses(value) if value else ():
             text = _whole(encoded).sub(_literal(token(name)), text)
     return text
 

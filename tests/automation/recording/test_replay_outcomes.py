@@ -7,14 +7,17 @@ that accumulate variants."""
 from __future__ import annotations
 
 import asyncio
+import html
 from dataclasses import replace
 from pathlib import Path
+from urllib.parse import parse_qs, quote, quote_plus, unquote, urlsplit
 
 import pytest
 from playwright.async_api import Page
 
 from automation import Tab
-from automation.browser.identity import ElementIdentity, locate
+from automation.browser.identity import ElementIdentity, capture, locate
+from automation.budget import Budget
 from automation.control import RunControl
 from automation.events import RunPaused, StepRecorded
 from automation.recording.export import to_pytest
@@ -24,6 +27,7 @@ from automation.recording.replay import Replay, ReplayConfig, StepOutcome
 from automation.recording.scenario import Scenario, ScenarioStep
 from tests.bounds import room
 from tests.exported import run_exported
+from tests.net import QuietHandler, loopback_app
 from tests.sinks import WaitingSink
 
 STATE = "() => JSON.parse(sessionStorage.getItem('todos') || '[]')"
@@ -347,3 +351,58 @@ async def test_a_replay_saved_as_a_scenario_keeps_the_parameter_it_ran_with(
         assert await ticked.is_checked()
     finally:
         await tab.close()
+
+
+CUSTOMERS = ("Ann Lee, Jr.", "bob@example.org", "Zoë Ray")
+# How a page may write a customer's name into its "Pay" link: as it is in the query (the
+# browser keeps "@" and "," there), as a template's urlencode does, as a path segment.
+LINKS = {
+    "query as written": lambda name: f"/paid?who={html.escape(name)}",
+    "query urlencoded": lambda name: f"/paid?who={quote_plus(name)}",
+    "path segment": lambda name: f"/paid/to/{quote(name, safe='')}",
+}
+
+
+class _PayLinks(QuietHandler):
+    """Customers, each a row with a Note field above and a "Pay" link to its own page,
+    written as ``LINKS[link]`` says; ``paid`` keeps whom each payment was for."""
+
+    link = "query as written"
+    paid: list[str] = []
+
+    def do_GET(self) -> None:
+        where = urlsplit(self.path)
+        if where.path.startswith("/paid"):
+            to = where.path.removeprefix("/paid/to/") if where.path != "/paid" else ""
+            self.paid.append(unquote(to) or parse_qs(where.query)["who"][0])
+            self.send(200, b"<!doctype html><title>Paid</title><h1>Paid</h1>")
+            return
+        rows = "".join(f'<tr><td>{html.escape(name)}</td><td><a href="{LINKS[self.link](name)}">'
+                       "Pay</a></td></tr>" for name in CUSTOMERS)  # fmt: skip
+        self.send(200, ("<!doctype html><title>Customers</title><h1>Customers</h1>"
+                        '<label>Note <input id="note"></label>'
+                        f"<table>{rows}</table>").encode())  # fmt: skip
+
+
+@pytest.mark.parametrize("link", list(LINKS))
+async def test_a_parameter_is_found_in_each_row_s_link_however_the_page_writes_it(
+    tab: Tab, link: str
+) -> None:
+    """Bob's "Pay" clicked after his e-mail was typed, the typed value made a parameter:
+    a replay for each other customer pays that customer, whether the page writes the name
+    into its link as it is (``?who=bob@example.org``, which the parameter did not reach:
+    every replay paid Bob, and passed), urlencoded, or as a path segment."""
+    _PayLinks.link, _PayLinks.paid = link, []
+    with loopback_app(_PayLinks) as app:
+        await tab.page.goto(f"{app}/customers")
+        budget = Budget(10_000)
+        note = await capture(await tab.page.query_selector("#note"), budget=budget)
+        pay = await capture(await tab.page.query_selector("tr:nth-child(2) a"), budget=budget)
+        steps = (ScenarioStep("navigate", {"url": f"{app}/customers"}),
+                 ScenarioStep("fill", {"value": CUSTOMERS[1]}, note),
+                 ScenarioStep("click", {}, pay))  # fmt: skip
+        scenario = Scenario("Pay", steps, base_url=app).with_param(1, "customer")
+        for who in (CUSTOMERS[0], CUSTOMERS[2]):
+            result = await Replay(tab, scenario, params={"customer": who}).run()
+            assert result.ok, result.to_dict()
+        assert _PayLinks.paid == [CUSTOMERS[0], CUSTOMERS[2]], _PayLinks.paid
