@@ -9,8 +9,9 @@
 //   args.op "text": the document's visible text, spaces squeezed (at most max characters;
 //                   args.messages false: without the page's messages, MESSAGES below,
 //                   nor its errors, isError);
-//   args.op "finds": whether that text (all of it) shows args.pattern, a RegExp's source,
-//                   ignoring case (textmatch.words makes it);
+//   args.op "finds": whether that text (all of it, however long: a check that a text is
+//                   gone must not pass for not reading it) shows args.pattern, a RegExp's
+//                   source, ignoring case (textmatch.words makes it);
 //   args.op "rows": how many visible rows (table rows, list items) show a text (where
 //                   args.pattern finds it), only the innermost row counting when rows
 //                   hold rows; rows of the app's data only: an item of a message (MESSAGES)
@@ -30,7 +31,7 @@
   const ERROR = "[role=alert], [aria-invalid=true], [class*=err i], [id*=err i], " +
     "[class*=invalid i], [id*=invalid i], [class*=danger i]";
   const UNSEEN = new Set(["SCRIPT", "STYLE", "TEMPLATE", "NOSCRIPT", "HEAD"]);
-  const MAX_TEXT = 200000; // characters of a document's text read
+  const MAX_TEXT = 200000; // characters of a document's text told (op "text")
   const norm = (t) => (t || "").replace(/\s+/g, " ").trim();
 
   // @include visible.js
@@ -143,7 +144,7 @@
     return seen(document.documentElement, args.max || MAX_TEXT, false, args.messages !== false);
   }
   if (args.op === "finds") {
-    return new RegExp(args.pattern, "i").test(seen(document.documentElement, MAX_TEXT, false));
+    return new RegExp(args.pattern, "i").test(seen(document.documentElement, Infinity, false));
   }
   if (args.op === "frame") return seenFrame(args.element);
   if (args.op === "element") return seenAlone(args.element);

@@ -61,6 +61,25 @@ async def test_a_check_sees_what_a_person_sees(tab: Tab, fixture_url: str) -> No
     assert not (await expect._once(tab, check, None, room()))[0]
 
 
+async def test_a_check_reads_a_long_page_to_its_end(tab: Tab, fixture_url: str) -> None:
+    """A list of 3,000 orders (over 200,000 characters): the last ones are shown, and a
+    check of them reads them.  The text was read up to 200,000 characters: a check that
+    an order is no longer shown passed while it stood near the end of the list, and one
+    that it is shown failed."""
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    rows = "".join(f"<tr><td>Order {n}</td><td>{'Widget, blue, large. ' * 4}</td></tr>"
+                   for n in range(1000, 4000))  # fmt: skip
+    await tab.page.set_content(f"<main><table>{rows}</table></main>")
+    assert len(await tab.page.inner_text("main")) > 250_000
+    shown = {"kind": "text_visible", "text": "Order 3995"}
+    assert (await expect._once(tab, shown, None, room()))[0]
+    for gone in ({"kind": "text_hidden", "text": "Order 3990"},
+                 {"kind": "text_hidden", "text": "Order 1001"}):  # fmt: skip
+        assert not (await expect._once(tab, gone, None, room()))[0], gone
+    assert (await expect._once(tab, {"kind": "text_hidden", "text": "Order 4001"}, None,
+                               room()))[0]  # fmt: skip
+
+
 HIDDEN_FRAMES = [
     '<div style="display: none"><iframe srcdoc="{doc}"></iframe></div>',
     '<div style="visibility: hidden"><iframe srcdoc="{doc}"></iframe></div>',
