@@ -13,7 +13,8 @@
 //                   gone must not pass for not reading it) shows args.pattern, a RegExp's
 //                   source, ignoring case (textmatch.words makes it);
 //   args.op "rows": how many visible rows (table rows, list items) show a text (where
-//                   args.pattern finds it), only the innermost row counting when rows
+//                   args.pattern finds it in all of the row, however long), only the
+//                   innermost row counting when rows
 //                   hold rows; rows of the app's data only: an item of a message (MESSAGES)
 //                   or of an error (ERROR) is no row ("Customer Zeta Corp was added");
 //   args.op "errors": the texts of the errors the page shows (see isError), at most 5;
@@ -152,7 +153,7 @@
   if (args.op === "rows") {
     const want = new RegExp(args.pattern, "i");
     const showing = rows().filter(
-      (r) => seenHere(r) && want.test(seen(r, 4000, true)) && !told(r),
+      (r) => seenHere(r) && want.test(seen(r, Infinity, true)) && !told(r),
     );
     const inner = showing.filter((r) => !showing.some((o) => o !== r && r.contains(o)));
     return inner.length;
