@@ -81,7 +81,9 @@ async def test_a_check_reads_a_long_page_to_its_end(tab: Tab, fixture_url: str) 
     # A row is read whole too: a long note before the customer (it was read up to 4,000
     # characters, and a row still showing Zeta Corp counted as none).
     note = "Delivery to the back door, ring twice. " * 150
-    await tab.page.set_content(f"<main><ul><li>Acme Corp</li><li>{note} Zeta Corp</li></ul></main>")
+    await tab.page.set_content(
+        f"<main><ul><li>Acme Corp</li><li><p>{note}</p><b>Zeta Corp</b></li></ul></main>"
+    )
     assert await expect.count_rows(tab, "Zeta Corp", room()) == 1
 
 
