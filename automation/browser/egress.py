@@ -65,13 +65,16 @@ from automation.browser.url_policy import SHOWN_URL_CHARS, UrlPolicy
 from automation.budget import Budget
 from automation.errors import BudgetExceeded, UrlBlocked
 
-__all__ = ["EgressProxy"]
+__all__ = ["RELAY_EVENTS_PER_TURN", "EgressProxy"]
 
 log = logging.getLogger("automation.browser")
 
 CONNECT_TIMEOUT_MS = 10_000
 HEAD_TIMEOUT_MS = 30_000  # a client that opens a connection and never asks for anything
 READ_CHUNK_BYTES = 65_536
+# A body's parts relayed before the loop goes to others (a read of one-byte chunks is ten
+# thousand of them: on the loop every run of the worker shares).
+RELAY_EVENTS_PER_TURN = 256
 MAX_REMEMBERED = 256  # unreachable hosts, and refusals, kept to explain the browser's errors
 MAX_IDLE_PER_ADDRESS = 8  # kept-alive upstream connections left idle, per address and port
 IDLE_S = 30.0  # an idle upstream connection older than this is closed, not reused
@@ -452,10 +455,15 @@ async def _relay_body(
 ) -> bool:
     """Pass one message's body on from ``source`` to ``sink`` as it arrives (after
     ``head``, in the same write): what one read brought goes out in one write, the body's
-    bytes as they are.  False when ``source`` ended before the whole message (the caller
-    then closes the other side too)."""
+    bytes as they are; every RELAY_EVENTS_PER_TURN parts, the loop goes to others.  False
+    when ``source`` ended before the whole message (the caller then closes the other side
+    too)."""
     out: list[bytes] = [head] if head else []
+    events = 0
     while True:
+        events += 1
+        if events % RELAY_EVENTS_PER_TURN == 0:
+            await asyncio.sleep(0)
         event = source.next_event()
         if event is h11.NEED_DATA:
             if out:

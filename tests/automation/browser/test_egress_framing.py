@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import pytest_asyncio
 
 from automation import UrlPolicy
-from automation.browser.egress import EgressProxy
+from automation.browser.egress import RELAY_EVENTS_PER_TURN, EgressProxy
 from tests.waiting import eventually
 
 OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
@@ -283,3 +283,32 @@ async def test_a_plain_upgrade_is_not_passed_on(proxy: EgressProxy, upstream: Sc
     assert request.header(b"upgrade") == [] and request.header(b"connection") == []
     assert request.header(b"sec-websocket-version") == [b"13"]
     assert b"101" not in answer
+
+
+async def test_a_body_of_tiny_chunks_leaves_the_loop_to_others_as_it_goes(
+    proxy: EgressProxy, upstream: Scripted
+) -> None:
+    """A site that answers in one-byte chunks: each is an event of the proxy's own, on the
+    loop every run of the worker shares.  The relay lets the others run every few hundred
+    of them (it read a buffer's ten thousand in one go: a tab's snapshot beside it waited
+    out its budget).  Counted in the loop's turns another task gets, not in time."""
+    chunks = 30_000
+    upstream.answer = lambda r: (
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + b"1\r\nx\r\n" * chunks
+        + b"0\r\n\r\n", True,
+    )  # fmt: skip
+    turns = 0
+
+    async def other_work() -> None:
+        nonlocal turns
+        while True:
+            turns += 1
+            await asyncio.sleep(0)
+
+    beside = asyncio.create_task(other_work())
+    try:
+        answer = await exchange(proxy, get(upstream, close=True))
+    finally:
+        beside.cancel()
+    assert dechunk(answer.partition(b"\r\n\r\n")[2]) == b"x" * chunks
+    assert turns >= chunks // RELAY_EVENTS_PER_TURN // 2, turns
