@@ -52,7 +52,10 @@ from dashboard.runs.messages import mcp_message
 from dashboard.runs.runner import runner
 from dashboard.runs.signins import SigninRefused, signin_by_name
 
-__all__ = ["CLIENT_GONE_S", "ENDED_BY_CLIENT", "WENT_AWAY", "McpApp"]
+__all__ = [
+    "CLIENT_GONE_S", "ENDED_BY_CLIENT", "MAX_REQUEST_BYTES", "MAX_REQUEST_VALUES", "WENT_AWAY",
+    "McpApp",
+]  # fmt: skip
 
 log = logging.getLogger("tabwright.mcp")
 
@@ -74,6 +77,10 @@ _SESSION_HEADER = "mcp-session-id"
 # first call; dashboard.runs.signins).
 SIGNIN_HEADER = "x-tabwright-signin-profile"
 _MAX_PROBE_BYTES = 1 << 20  # a refused stateless request is read this far for its id
+# A request of a client's (a tool call and its arguments) is at most this large, and holds
+# at most this many values: checked before the SDK parses it on the loop.
+MAX_REQUEST_BYTES = 1 << 20
+MAX_REQUEST_VALUES = 20_000
 # One person's open MCP sessions (opened, not ended, not let go): past this, a new one is
 # refused (429).  A session holds no browser until its first tool call, so a client that
 # only opens sessions would otherwise fill the SDK's table, which every person's clients
@@ -124,6 +131,11 @@ class McpApp:
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
             await _refuse_stateless(version, receive, send)
             return
+        if str(scope.get("method", "")) == "POST":
+            body = await _request_body(receive, send)
+            if body is None:
+                return
+            receive = _given(body, receive)
         session_id = headers.get(_SESSION_HEADER, "")
         session = self._sessions.get(session_id)
         if session is not None and session.owner_id != user.pk:
@@ -396,6 +408,47 @@ def _reason(run_id: int) -> str:
 
 def _ordinal(n: int) -> str:
     return {1: "first", 2: "second", 3: "third"}.get(n, f"number {n}")
+
+
+async def _request_body(receive: Any, send: Any) -> bytes | None:
+    """A POST's body, read whole and checked as JSON in a thread of its own before the
+    SDK parses it on the loop every session shares (a body of a million small arrays took
+    it seconds there, for everyone): None, answered 413 or 400 (JSON-RPC), when it is over
+    MAX_REQUEST_BYTES, or is no JSON of at most MAX_REQUEST_VALUES values."""
+    body, more = b"", True
+    while more:
+        message = await receive()
+        if message.get("type") == "http.disconnect":
+            return None
+        body += message.get("body", b"")
+        more = message.get("more_body", False)
+        if len(body) > MAX_REQUEST_BYTES:
+            error = {"code": -32600, "message": f"an MCP request is at most "
+                     f"{MAX_REQUEST_BYTES} bytes"}  # fmt: skip
+            await _send_json(send, 413, {"jsonrpc": "2.0", "id": None, "error": error})
+            return None
+    try:
+        await asyncio.to_thread(jsonin.loads, body, max_bytes=MAX_REQUEST_BYTES,
+                                max_values=MAX_REQUEST_VALUES, what="the MCP request")  # fmt: skip
+    except ValueError as exc:  # JsonRefused is a ValueError
+        error = {"code": -32700, "message": f"Parse error: {exc}"}
+        await _send_json(send, 400, {"jsonrpc": "2.0", "id": None, "error": error})
+        return None
+    return body
+
+
+def _given(body: bytes, receive: Any) -> Any:
+    """``receive`` that gives ``body`` (already read) first, then what comes after it."""
+    given = False
+
+    async def again() -> dict[str, Any]:
+        nonlocal given
+        if not given:
+            given = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return again
 
 
 async def _refuse_stateless(version: str, receive: Any, send: Any) -> None:

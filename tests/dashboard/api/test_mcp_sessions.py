@@ -278,3 +278,53 @@ async def test_a_stateless_request_is_refused_whatever_its_body(
     assert sent[0]["status"] == 400
     answer = json.loads(sent[1]["body"])
     assert answer["id"] == request_id and "session-based" in answer["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "told"),
+    [(b"[" + b"[]," * 200_000 + b"[]]", 400, "at most 20000"),  # under 1 MiB, 200,000 arrays
+     (b'{"id": 1, "x": "' + b"y" * (mcp.MAX_REQUEST_BYTES + 1) + b'"}', 413, "at most"),
+     (b'{"jsonrpc": "2.0", "id": 3, "method": "tools/list"}', 200, "")],
+    ids=["too-many-values", "too-large", "plain"],
+)  # fmt: skip
+async def test_a_request_is_bounded_before_the_sdk_parses_it(
+    owner: Any, body: bytes, status: int, told: str
+) -> None:
+    """A body of a million small arrays held the loop every session and page shares for
+    seconds while the SDK parsed it, before it even looked for the session: it is read
+    whole and checked in a thread first, refused as JSON-RPC says, and never reaches the
+    SDK; one that passes reaches it as it was sent."""
+    app = app_with(owner)
+    reached: list[bytes] = []
+
+    async def handle_request(scope: Any, receive: Any, send: Any) -> None:
+        reached.append((await receive())["body"])
+        await mcp._send_json(send, 200, {})
+
+    sdk = SimpleNamespace(session_idle_timeout=1800, handle_request=handle_request)
+
+    async def started() -> Any:
+        return sdk
+
+    app._manager_started = started  # type: ignore[method-assign]
+    _, secret = await database_sync_to_async(token_services.api_token_create)(
+        owner=owner, name="client"
+    )
+    chunks = [{"body": body[at : at + 65_536], "more_body": at + 65_536 < len(body)}
+              for at in range(0, len(body), 65_536)]  # fmt: skip
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", **chunks.pop(0)}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": "/mcp",
+             "headers": [(b"authorization", f"Bearer {secret}".encode())]}  # fmt: skip
+    await app(scope, receive, send)
+    assert sent[0]["status"] == status, sent
+    if told:
+        assert told in json.loads(sent[1]["body"])["error"]["message"] and not reached
+    else:
+        assert reached == [body]
