@@ -48,6 +48,21 @@ def app_with(owner: Any, *session_ids: str) -> mcp.McpApp:
     return app
 
 
+def exchange_of(body: bytes) -> tuple[Any, Any, list[dict[str, Any]]]:
+    """An ASGI receive that gives ``body`` in 64 KiB messages, a send, and what it sent."""
+    chunks = [{"body": body[at : at + 65_536], "more_body": at + 65_536 < len(body)}
+              for at in range(0, len(body), 65_536)]  # fmt: skip
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", **chunks.pop(0)}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    return receive, send, sent
+
+
 async def mcp_runs() -> list[tuple[int, str, str]]:
     rows = Run.objects.filter(kind=Run.Kind.MCP).order_by("pk")
     return await database_sync_to_async(list)(rows.values_list("pk", "status", "status_reason"))
@@ -264,15 +279,7 @@ async def test_a_session_whose_token_is_revoked_ends_though_its_client_sends_not
 async def test_a_stateless_request_is_refused_whatever_its_body(
     body: bytes, request_id: Any
 ) -> None:
-    chunks = [{"body": body[at : at + 65_536], "more_body": at + 65_536 < len(body)}
-              for at in range(0, len(body), 65_536)]  # fmt: skip
-    sent: list[dict[str, Any]] = []
-
-    async def receive() -> dict[str, Any]:
-        return {"type": "http.request", **chunks.pop(0)}
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
+    receive, send, sent = exchange_of(body)
 
     await mcp._refuse_stateless("2026-07-28", receive, send)
     assert sent[0]["status"] == 400
@@ -310,15 +317,7 @@ async def test_a_request_is_bounded_before_the_sdk_parses_it(
     _, secret = await database_sync_to_async(token_services.api_token_create)(
         owner=owner, name="client"
     )
-    chunks = [{"body": body[at : at + 65_536], "more_body": at + 65_536 < len(body)}
-              for at in range(0, len(body), 65_536)]  # fmt: skip
-    sent: list[dict[str, Any]] = []
-
-    async def receive() -> dict[str, Any]:
-        return {"type": "http.request", **chunks.pop(0)}
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
+    receive, send, sent = exchange_of(body)
 
     scope = {"type": "http", "method": "POST", "path": "/mcp",
              "headers": [(b"authorization", f"Bearer {secret}".encode())]}  # fmt: skip
