@@ -33,7 +33,7 @@ with the values filled in, so a heal written back keeps the parameter.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import replace
 from typing import Any
 from urllib.parse import quote, quote_plus
@@ -102,9 +102,8 @@ def fill_target(url: str, values: Mapping[str, str]) -> str:
     ``values`` replaced by its value URL-encoded as the page's own link to it is: in its
     path as a path segment (``Ada%20L``), past its ``?`` as a form sends it."""
     path, sep, rest = url.partition("?")
-    each_part = _TOKEN.sub(lambda m: quote(values[m.group(1)], safe="") if m.group(1) in values
-                           else m.group(0), path)  # fmt: skip
-    return each_part + sep + _encoded(_TOKEN, rest, values)
+    segment = _encoded(_TOKEN, path, values, lambda value: quote(value, safe=""))
+    return segment + sep + _encoded(_TOKEN, rest, values)
 
 
 def unfill(
@@ -139,8 +138,7 @@ def unfill(
         if found.target == fill_target(template, values):
             changes["target"] = template
         else:
-            changes["target"] = _after_origin(found.target, lambda rest: _tokens_for(
-                rest, {param: values[param] for param in names}))  # fmt: skip
+            changes["target"] = _tokens_for(found.target, {p: values[p] for p in names})
     if not changes:
         return found
     spelled = [way for param in sorted(put_back) for way in _spellings(values[param])]
@@ -168,7 +166,7 @@ def unfill_url(stored: str, found: str, values: Mapping[str, str]) -> str:
         if param not in names:
             found = carry_url(found, value, param)
             continue
-        found = _after_origin(found, lambda rest, p=param, v=value: _tokens_for(rest, {p: v}))
+        found = _tokens_for(found, {param: value})
     return found
 
 
@@ -232,7 +230,7 @@ def carry_url(url: str, value: str, name: str) -> str:
     (matched whole, as in :func:`carry`), past its host."""
     if len(value) < MIN_CARRIED_CHARS or not url:
         return url
-    return _after_origin(url, lambda rest: _tokens_for(rest, {name: value}))
+    return _tokens_for(url, {name: value})
 
 
 def fill_url(url: str, values: Mapping[str, str]) -> str:
@@ -253,10 +251,13 @@ def fill_query(url: str, values: Mapping[str, str]) -> str:
     return head + sep + _encoded(_IN_QUERY, query, values)
 
 
-def _encoded(tokens: re.Pattern[str], text: str, values: Mapping[str, str]) -> str:
+def _encoded(
+    tokens: re.Pattern[str], text: str, values: Mapping[str, str],
+    encode: Callable[[str], str] = quote_plus,
+) -> str:  # fmt: skip
     """``text`` with each of ``tokens`` that names one of ``values`` replaced by its value
-    URL-encoded as a form sends it; the others stay as they are."""
-    return tokens.sub(lambda m: quote_plus(values[m.group(1)]) if m.group(1) in values
+    URL-encoded (``encode``: as a form sends it); the others stay as they are."""
+    return tokens.sub(lambda m: encode(values[m.group(1)]) if m.group(1) in values
                       else m.group(0), text)  # fmt: skip
 
 
@@ -275,22 +276,17 @@ def _in_addresses(value: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(ways))
 
 
-def _tokens_for(text: str, values: Mapping[str, str]) -> str:
-    """``text`` (part of an address) with each of ``values``, however an address spells
-    it (:func:`_in_addresses`), as its ``${name}`` (matched whole; an empty value is
-    nowhere)."""
-    for name, value in values.items():
-        for encoded in _in_addresses(value) if value else ():
-            text = _whole(encoded).sub(_literal(token(name)), text)
-    return text
-
-
-def _after_origin(url: str, change: Any) -> str:
-    """``url`` with ``change`` made to what follows its scheme and host (all of a relative
-    address)."""
+def _tokens_for(url: str, values: Mapping[str, str]) -> str:
+    """``url`` with each of ``values``, however an address spells it
+    (:func:`_in_addresses`), as its ``${name}`` past its scheme and host (matched whole;
+    an empty value is nowhere)."""
     origin = _ORIGIN.match(url)
     cut = origin.end() if origin else 0
-    return url[:cut] + change(url[cut:])
+    rest = url[cut:]
+    for name, value in values.items():
+        for encoded in _in_addresses(value) if value else ():
+            rest = _whole(encoded).sub(_literal(token(name)), rest)
+    return url[:cut] + rest
 
 
 def _filled(text: str, values: Mapping[str, str]) -> str:
