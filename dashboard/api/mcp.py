@@ -415,18 +415,14 @@ async def _request_body(receive: Any, send: Any) -> bytes | None:
     SDK parses it on the loop every session shares (a body of a million small arrays took
     it seconds there, for everyone): None, answered 413 or 400 (JSON-RPC), when it is over
     MAX_REQUEST_BYTES, or is no JSON of at most MAX_REQUEST_VALUES values."""
-    body, more = b"", True
-    while more:
-        message = await receive()
-        if message.get("type") == "http.disconnect":
-            return None
-        body += message.get("body", b"")
-        more = message.get("more_body", False)
-        if len(body) > MAX_REQUEST_BYTES:
-            error = {"code": -32600, "message": f"an MCP request is at most "
-                     f"{MAX_REQUEST_BYTES} bytes"}  # fmt: skip
-            await _send_json(send, 413, {"jsonrpc": "2.0", "id": None, "error": error})
-            return None
+    body, whole = await _read(receive, MAX_REQUEST_BYTES)
+    if body is None:
+        return None  # the client went away
+    if not whole:
+        error = {"code": -32600, "message": f"an MCP request is at most "
+                 f"{MAX_REQUEST_BYTES} bytes"}  # fmt: skip
+        await _send_json(send, 413, {"jsonrpc": "2.0", "id": None, "error": error})
+        return None
     try:
         await asyncio.to_thread(jsonin.loads, body, max_bytes=MAX_REQUEST_BYTES,
                                 max_values=MAX_REQUEST_VALUES, what="the MCP request")  # fmt: skip
@@ -435,6 +431,19 @@ async def _request_body(receive: Any, send: Any) -> bytes | None:
         await _send_json(send, 400, {"jsonrpc": "2.0", "id": None, "error": error})
         return None
     return body
+
+
+async def _read(receive: Any, most: int) -> tuple[bytes | None, bool]:
+    """A request's body as far as ``most`` bytes (None when the client went away first),
+    and whether that is all of it."""
+    body, more = b"", True
+    while more and len(body) <= most:
+        message = await receive()
+        if message.get("type") == "http.disconnect":
+            return None, False
+        body += message.get("body", b"")
+        more = message.get("more_body", False)
+    return body, len(body) <= most
 
 
 def _given(body: bytes, receive: Any) -> Any:
@@ -455,13 +464,10 @@ async def _refuse_stateless(version: str, receive: Any, send: Any) -> None:
     """A request of the stateless protocol era (2026-07-28: no session, each request on
     its own) is answered -32022 naming the session-based versions: a client falls back to
     them (the SDK's client does), and its session keeps its browser tab."""
-    body, more = b"", True
-    while more and len(body) <= _MAX_PROBE_BYTES:
-        message = await receive()
-        body += message.get("body", b"")
-        more = message.get("more_body", False)
+    body, _whole = await _read(receive, _MAX_PROBE_BYTES)
     try:  # bounded: a body of arrays nested thousands deep is no id, not a crash
-        request_id = jsonin.loads(body, max_bytes=_MAX_PROBE_BYTES, what="the request").get("id")
+        request_id = jsonin.loads(body or b"", max_bytes=_MAX_PROBE_BYTES,
+                                  what="the request").get("id")  # fmt: skip
     except (ValueError, AttributeError):  # JsonRefused is a ValueError
         request_id = None
     answer = {"jsonrpc": "2.0", "id": request_id, "error": {
