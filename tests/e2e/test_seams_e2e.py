@@ -736,6 +736,16 @@ def pay_ada(invoices: str) -> dict[str, Any]:
             ]}  # fmt: skip
 
 
+async def make_parameter(page: Page, index: int, name: str) -> None:
+    """On a scenario's page: make step ``index``'s typed value the parameter ``name``."""
+    typed = page.locator(f"#step-{index}")
+    await typed.get_by_label(f"Parameter name for step {index}").fill(name)
+    await typed.get_by_role("button", name="Make parameter").click()
+    await expect(page.get_by_role("status")).to_contain_text(
+        f"Step {index} takes its value from ${{{name}}} now"
+    )
+
+
 async def person_settles_ada_in_a_replay(
     page: Page, server: Server, invoices: str, browser: BrowserSession, tmp_path: Path
 ) -> tuple[str, int]:
@@ -823,12 +833,7 @@ async def test_a_change_a_person_proposed_before_its_value_was_made_a_parameter_
     proposed = page.get_by_test_id("proposed").locator("li")
     await expect(proposed).to_have_count(1)
     await expect(proposed).to_contain_text("Step 2: the element the person did it on")
-    typed = page.locator("#step-1")
-    await typed.get_by_label("Parameter name for step 1").fill("customer")
-    await typed.get_by_role("button", name="Make parameter").click()
-    await expect(page.get_by_role("status")).to_contain_text(
-        "Step 1 takes its value from ${customer} now"
-    )
+    await make_parameter(page, 1, "customer")
     await proposed.get_by_role("button", name="Approve").click()
     await expect(page.get_by_test_id("proposed")).to_have_count(0)
 
@@ -937,12 +942,7 @@ async def test_a_value_made_a_parameter_follows_into_where_each_row_s_link_leads
                 ]}  # fmt: skip
     await log_in(page, server)
     scenario_url = await import_scenario(page, server, tmp_path / "pay.json", recorded)
-    typed = page.locator("#step-1")
-    await typed.get_by_label("Parameter name for step 1").fill("customer")
-    await typed.get_by_role("button", name="Make parameter").click()
-    await expect(page.get_by_role("status")).to_contain_text(
-        "Step 1 takes its value from ${customer} now"
-    )
+    await make_parameter(page, 1, "customer")
     await expect(page.locator("#step-2 .sstep-target")).to_have_text(
         "link “Pay” in row “${customer}”"
     )
@@ -1075,12 +1075,7 @@ async def test_a_name_made_a_parameter_is_judged_where_its_save_led_however_enco
                         _step("expect", added)]}  # fmt: skip
         await log_in(page, server)
         await import_scenario(page, server, tmp_path / "add.json", recorded)
-        typed = page.locator("#step-1")
-        await typed.get_by_label("Parameter name for step 1").fill("name")
-        await typed.get_by_role("button", name="Make parameter").click()
-        await expect(page.get_by_role("status")).to_contain_text(
-            "Step 1 takes its value from ${name} now"
-        )
+        await make_parameter(page, 1, "name")
         rows = tmp_path / "names.csv"
         await asyncio.to_thread(rows.write_text, "name\nGrace Hopper\nKatherine Johnson\n")
         await run_batch(page, rows, at_once=1)
