@@ -43,13 +43,19 @@
   // The row's text leaves out the element's own label ("Done" beside each box), unless
   // that label is all the row says (a box labelled by the item's title); and a row that is
   // all the element's own text (a role=checkbox div holding the title) is that text.
+  // An identity keeps 200 characters of it; what tells rows apart is read in the whole
+  // text (rows alike for their first 200 characters: a long note before the number).
   function rowOf(e) {
+    return cut(rowTextOf(e), 200);
+  }
+
+  function rowTextOf(e) {
     const row = rowElOf(e);
     if (!row) return "";
     const labels = ownLabels(e);
     for (const skip of [new Set([e, ...labels]), new Set([e]), new Set()]) {
       const text = seenText(row, skip, true);
-      if (words(text).length) return cut(text, 200);
+      if (words(text).length) return text;
     }
     return "";
   }
@@ -307,7 +313,7 @@
     const r = e.getBoundingClientRect();
     const tests = {};
     for (const attr of TEST_ATTRS) if (e.hasAttribute(attr)) tests[attr] = e.getAttribute(attr);
-    const row = rowOf(e);
+    const rowText = rowTextOf(e);
     return {
       role,
       kind: kindOfEl(e),
@@ -324,8 +330,9 @@
       tag: lower(e.tagName),
       text: textOf(e),
       ...targetOf(e),
-      row,
-      card: row ? "" : cardOf(e, name, peers),
+      row: cut(rowText, 200),
+      row_text: rowText, // not kept: read whole, in the page only
+      card: rowText ? "" : cardOf(e, name, peers),
       titles: titlesOf(e, name), // not kept: the section is chosen from them
       box: [r.left + scrollX, r.top + scrollY, r.width, r.height].map((v) => Math.round(v)),
       look: look(e),
@@ -390,26 +397,27 @@
     const peers = peersOf(e, all);
     const f = features(e, peers);
     f.section = sectionOf(f.titles, peers.map((p) => titlesOf(p, nameOf(p))));
-    delete f.titles;
     f.selectors = selectorsOf(e);
     f.name_count = f.name ? peers.length + (visible(e) ? 1 : 0) : 0;
     f.alike = alikeOf(e, f, all);
     f.row_peers = rowKindCount(e);
     f.row_words = rowWordsOf(e, f, peers);
     f.unique = uniqueOf(e, f, all);
+    delete f.titles;
+    delete f.row_text;
     return f;
   }
 
   // What tells its row from the row most like it among those holding a control of its
   // role and name (the invoice's number beside the same customer, date and amount): the
-  // words of its row that one lacks.  A row that has none of them now is another row.
+  // words of its whole row that one lacks.  A row that has none of them now is another row.
   const MAX_ROW_PEERS = 300;
   function rowWordsOf(e, f, peers) {
-    if (!f.row || !peers.length) return [];
-    const mine = new Set(words(f.row));
+    if (!f.row_text || !peers.length) return [];
+    const mine = new Set(words(f.row_text));
     let nearest = null;
     for (const p of peers.slice(0, MAX_ROW_PEERS)) { // (a capture stays quick on long lists)
-      const theirs = new Set(words(rowOf(p)));
+      const theirs = new Set(words(rowTextOf(p)));
       if (!theirs.size) continue;
       const apart = [...mine].filter((w) => !theirs.has(w));
       if (apart.length && (nearest === null || apart.length < nearest.length)) nearest = apart;

@@ -742,6 +742,43 @@ async def test_a_row_action_follows_its_record_not_the_number_it_had_where_it_wa
     assert not gone.ok and "another row" in gone.reason, gone.reason
 
 
+NOTE = (
+    "Deliver to the loading bay behind the warehouse, ring twice, ask for the duty "
+    "manager, never leave parcels outside, call ahead on public holidays, pallets "
+    "go through gate B only, the forklift is shared with the bakery next door."
+)
+
+
+def long_notes(ids: list[int]) -> str:
+    """Orders whose rows read alike for their first 200 characters and more: a long
+    delivery note comes before the order's number."""
+    return "<main><h1>Orders</h1><table>" + "".join(
+        f"<tr><td>{NOTE}</td><td>Order {i}</td><td>Acme</td><td><button>Approve</button></td></tr>"
+        for i in ids
+    ) + "</table></main>"  # fmt: skip
+
+
+async def test_rows_alike_for_what_an_identity_keeps_are_told_apart_by_their_whole_text(
+    tab: Tab, fixture_url: str
+) -> None:
+    """An identity keeps 200 characters of its row; the rows' long note fills them.  Order
+    1002 approved and gone, order 1003's Approve (where 1002's stood, found by its
+    selector) is not taken; with the orders in another order, 1002's is."""
+    assert len(NOTE) > 200
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    await tab.page.set_content(long_notes([1001, 1002, 1003]))
+    recorded = await identity_of(tab, await tab.snapshot(), "button", "Approve", 1)
+    assert "1002" in recorded.row_words, recorded.row_words
+    assert "1002" not in recorded.row  # the identity keeps the note only
+    await tab.page.set_content(long_notes([1001, 1003]))
+    gone = await find(tab, recorded)
+    assert not gone.ok, f"took {await html_of(gone)} by {gone.strategy}"
+    await tab.page.set_content(long_notes([1003, 1001, 1002]))
+    kept = await find(tab, recorded)
+    assert kept.ok and kept.element is not None, kept.reason
+    assert "Order 1002" in await kept.element.evaluate("(e) => e.closest('tr').textContent")
+
+
 CUSTOMERS = ["Juliet", "Acme", "Beta", "Acme", "Delta", "Echo", "Foxtrot", "Acme", "Hotel",
              "India"]  # fmt: skip
 

@@ -406,3 +406,53 @@ async def test_a_parameter_is_found_in_each_row_s_link_however_the_page_writes_i
             result = await Replay(tab, scenario, params={"customer": who}).run()
             assert result.ok, result.to_dict()
         assert _PayLinks.paid == [CUSTOMERS[0], CUSTOMERS[2]], _PayLinks.paid
+
+
+class _LongNotes(QuietHandler):
+    """Orders to approve, each row a long delivery note (the same for all) before its
+    number, and an Approve posting the order's number; ``approved`` keeps which were."""
+
+    NOTE = ("Deliver to the loading bay behind the warehouse, ring twice, ask for the "
+            "duty manager, never leave parcels outside, call ahead on public holidays, "
+            "pallets go through gate B only, the forklift is shared with the bakery.")  # fmt: skip
+    pending: list[int] = []
+    approved: list[int] = []
+
+    def do_GET(self) -> None:
+        rows = "".join(
+            f"<tr><td>{self.NOTE}</td><td>Order {n}</td><td><form method=post action=/approve>"
+            f"<input type=hidden name=order value={n}><button>Approve</button></form></td></tr>"
+            for n in self.pending
+        )
+        page = f"<!doctype html><title>Orders</title><h1>Orders</h1><table>{rows}</table>"
+        self.send(200, page.encode())
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"])).decode()
+        order = int(parse_qs(body)["order"][0])
+        self.approved.append(order)
+        self.pending.remove(order)
+        self.send(303, Location="/orders")
+
+
+async def test_a_row_s_action_is_not_taken_for_a_row_alike_for_what_its_identity_keeps(
+    tab: Tab,
+) -> None:
+    """Order 1002's Approve, recorded where every row starts with the same long note: an
+    identity keeps 200 characters of its row, all of them the note.  Replayed once 1002
+    was approved, the replay approved 1003 (its Approve stood where 1002's had) and
+    passed; it stops now, and approves 1002 wherever its row has moved."""
+    _LongNotes.pending, _LongNotes.approved = [1001, 1002, 1003], []
+    with loopback_app(_LongNotes) as app:
+        await tab.page.goto(f"{app}/orders")
+        approve = await tab.page.query_selector("tr:nth-child(2) button")
+        identity = await capture(approve, budget=Budget(10_000))
+        steps = (ScenarioStep("navigate", {"url": f"{app}/orders"}),
+                 ScenarioStep("click", {}, identity))  # fmt: skip
+        scenario = Scenario("Approve 1002", steps, base_url=app)
+        _LongNotes.pending = [1001, 1003]  # 1002 approved by hand since
+        result = await Replay(tab, scenario).run()
+        assert not result.ok and _LongNotes.approved == [], result.to_dict()
+        _LongNotes.pending = [1003, 1004, 1002]
+        result = await Replay(tab, scenario).run()
+        assert result.ok and _LongNotes.approved == [1002], result.to_dict()
