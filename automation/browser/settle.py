@@ -257,6 +257,7 @@ class Settler:
         self.traffic = Traffic(page, bound_ms=lambda: self.bound_ms)
         self._since = self.traffic.mark(armed=False)  # when the last settle ended
         self._refused_since = 0  # traffic.refused then
+        self._writes_waited = 0  # the requests numbered up to this: writes waited for once
 
     def busy(self) -> bool:
         """Whether the page is loading something a snapshot shows: a navigation not yet
@@ -336,6 +337,25 @@ class Settler:
         report = await self.settle(mark, budget=budget, what="hold")
         waited_ms = int((time.monotonic() - begun) * 1000)
         return replace(report, waited_ms=waited_ms, refused=self.traffic.refused - refused)
+
+    async def writes_answered(self, budget: Budget) -> bool:
+        """The writes the page sent that are still unanswered (a slow save), waited for
+        up to :data:`HOLD_WRITE_MS` (each write once), and what their answers set off:
+        before a replay's next step, which would otherwise read what the app showed
+        before the answer came (and takes back when the save is refused), or leave the
+        page and cancel it.  Whether there was one to wait for.  Never raises but
+        Cancelled."""
+        after, self._writes_waited = self._writes_waited, self.traffic.seq
+        if not self.enabled or self._gone() or not self.traffic.writing(after):
+            return False
+        mark = await self.arm(budget)
+        try:
+            wait = budget.child(HOLD_WRITE_MS, label="writes under way")
+            await self.traffic.until(lambda: not self.traffic.writing(after), wait)
+        except (PlaywrightError, BudgetExceeded):
+            budget.check_cancelled()
+        await self.settle(mark, budget=budget, what="writes answered")
+        return True
 
     # -- the two halves around an action -------------------------------------------------
 

@@ -101,9 +101,10 @@ class Traffic:
         """A navigation not yet committed, or a waited-for request not yet answered."""
         return self.nav is not None or bool(self._inflight)
 
-    def writing(self) -> bool:
-        """A write (POST, PUT, PATCH, DELETE) the page sent not yet answered."""
-        return any(request.method in WRITES for request in self._inflight)
+    def writing(self, after: int = 0) -> bool:
+        """A write (POST, PUT, PATCH, DELETE) the page sent not yet answered (of those
+        numbered above ``after``)."""
+        return any(r.method in WRITES and seq > after for r, seq in self._inflight.items())
 
     def mark(self, *, armed: bool) -> Mark:
         return Mark(self.seq, self.commits, self.tracked, self.dropped, self.streams, armed)

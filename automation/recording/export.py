@@ -283,6 +283,7 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
             if not step.is_check:  # a dialog it brought that no step armed fails it
                 where = f"step {index}" + ("" if params.base is None else f" of {scenario.name!r}")
                 body.append(f"DIALOGS.none_unexpected({_text(where, 'the step')})")
+                body.append("writes_answered(page)")  # before the next step
             sends = _sends_form(step)  # as replay judges it: answered with the sign-in page?
             if sends is not None or step.judged_where_it_led:
                 body[1:] = ["sent = len(WROTE)", *body[1:]]

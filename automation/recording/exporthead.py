@@ -115,12 +115,29 @@ def served(page: Page) -> None:
         page.wait_for_timeout(100)  # the requests those timers sent: seen as under way
     elif len(page.frames) > 1:
         page.wait_for_timeout(100)  # a form a frame posts: its request seen as under way
+    _until_answered(page)
+    DIALOGS.none_unexpected("after the last step")  # one that came as the page went on
+    assert not REFUSED, f"the server refused {{REFUSED[0]}}"
+
+
+def writes_answered(page: Page) -> None:
+    """As Tabwright's replay goes on after a step: a write the page's script sent that is
+    still under way (a slow save) is answered first (up to 15 s), and not refused: a check
+    read before the answer reads what the app showed meanwhile (taken back when the save
+    is refused), and a step that leaves the page cancels it."""
+    try:  # a round trip: the page's requests sent before it are seen as under way
+        page.evaluate("0")
+    except PlaywrightError:
+        pass  # (a page going away: its writes are seen all the same)
+    _until_answered(page)
+    assert not REFUSED, f"the server refused {{REFUSED[0]}}"
+
+
+def _until_answered(page: Page) -> None:
     for _ in range(300):
         if not UNDER_WAY:
             break
         page.wait_for_timeout(50)
-    DIALOGS.none_unexpected("after the last step")  # one that came as the page went on
-    assert not REFUSED, f"the server refused {{REFUSED[0]}}"
 
 
 def where_it_led(page: Page, sent: int, recorded: str) -> None:

@@ -379,6 +379,10 @@ class Replay:
             self.tab.downloads.step_begins()  # a download checked before is no answer now
         shown = dict(step.args)  # placeholders, not values
         words = step.words(double_quoted).to_dict()
+        # A save of an earlier step still unanswered is waited for, as a person waits for
+        # it before going on: a check read before its answer reads what the app shows
+        # meanwhile (taken back when it is refused), and leaving the page cancels it.
+        await self.tab.settler.writes_answered(budget)
         await self.out.emit(ActionStarted(0, index, step.action, shown, words))
         timeout_ms = self.config.check_timeout_ms if step.is_check else self.config.step_timeout_ms
         step_budget = budget.child(timeout_ms, label=f"step {index}")
@@ -390,6 +394,7 @@ class Replay:
         try:
             if refuse:
                 raise ActionFailed(refuse, hint=self.relogin_hint)
+            self._refusals(self.tab.log.requests_seen)  # (an earlier step's, answered since)
             asked = sorted(self.asked & secret_names(step.args))
             if asked:
                 raise NeedsPerson(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import html
+import time
 from dataclasses import replace
 from pathlib import Path
 from urllib.parse import parse_qs, quote, quote_plus, unquote, urlsplit
@@ -456,3 +457,85 @@ async def test_a_row_s_action_is_not_taken_for_a_row_alike_for_what_its_identity
         _LongNotes.pending = [1003, 1004, 1002]
         result = await Replay(tab, scenario).run()
         assert result.ok and _LongNotes.approved == [1002], result.to_dict()
+
+
+class _SlowSave(QuietHandler):
+    """A profile whose Save says "Saved" at once and sends the save, answered after a
+    while with ``status``: refused, the app takes "Saved" back.  ``saves`` counts the
+    saves the server answered."""
+
+    status = 409
+    delay_s = 1.5
+    saves = 0
+
+    def do_GET(self) -> None:
+        page = """<!doctype html><title>Profile</title><h1>Profile</h1>
+        <button id=save>Save</button> <a id=orders href="/orders">Orders</a><p id=said></p>
+        <script>
+        save.onclick = async () => {
+          said.textContent = "Saved";
+          const answer = await fetch("/save", {method: "POST", body: "x"});
+          if (!answer.ok) said.textContent = "Could not save";
+        };
+        </script>"""
+        self.send(200, page.encode() if self.path == "/profile" else b"<h1>Orders</h1>")
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        time.sleep(self.delay_s)  # (a slow server: longer than the settle's bound)
+        type(self).saves += 1
+        self.send(self.status, b"{}", Content_Type="application/json")
+
+
+@pytest.mark.parametrize("status", [409, 200])
+async def test_a_check_after_a_slow_save_is_read_once_the_save_is_answered(
+    tab: Tab, status: int
+) -> None:
+    """A save the server answers after the settle's bound, a check of what the app showed
+    at once ("Saved"), then a link to another page: the check was read before the answer
+    and held, and leaving the page cancelled the save in the browser, which the server
+    refused: the replay passed.  The next step waits for a write under way; the refusal
+    fails the check, and a save that was accepted replays as before."""
+    _SlowSave.status, _SlowSave.saves = status, 0
+    tab.settler.configure(bound_ms=500)
+    with loopback_app(_SlowSave) as app:
+        await tab.page.goto(f"{app}/profile")
+        budget = Budget(10_000)
+        save = await capture(await tab.page.query_selector("#save"), budget=budget)
+        orders = await capture(await tab.page.query_selector("#orders"), budget=budget)
+        steps = (ScenarioStep("navigate", {"url": f"{app}/profile"}),
+                 ScenarioStep("click", {}, save),
+                 ScenarioStep("expect", {"kind": "text_visible", "text": "Saved"}),
+                 ScenarioStep("click", {}, orders),
+                 ScenarioStep("expect", {"kind": "url", "url": f"{app}/orders"}))  # fmt: skip
+        result = await Replay(tab, Scenario("Save", steps, base_url=app)).run()
+        if status == 200:
+            assert result.ok and _SlowSave.saves == 1, result.to_dict()
+            return
+        assert not result.ok and result.reason.startswith("step 2 (expect"), result.reason
+        assert "POST" in result.reason and "409" in result.reason, result.reason
+        assert [o.status for o in result.steps][3:] == ["not_run", "not_run"]
+
+
+@pytest.mark.parametrize("status", [409, 200])
+async def test_the_export_waits_for_a_slow_save_as_replay_does(
+    tab: Tab, tmp_path: Path, status: int
+) -> None:
+    """The exported test of the scenario above: its check of "Saved" held before the
+    save's answer, the link cancelled it, and the test passed whatever the server said."""
+    _SlowSave.status, _SlowSave.saves = status, 0
+    with loopback_app(_SlowSave) as app:
+        await tab.page.goto(f"{app}/profile")
+        budget = Budget(10_000)
+        save = await capture(await tab.page.query_selector("#save"), budget=budget)
+        orders = await capture(await tab.page.query_selector("#orders"), budget=budget)
+        steps = (ScenarioStep("navigate", {"url": f"{app}/profile"}),
+                 ScenarioStep("click", {}, save),
+                 ScenarioStep("expect", {"kind": "text_visible", "text": "Saved"}),
+                 ScenarioStep("click", {}, orders))  # fmt: skip
+        code, out = await run_exported(to_pytest(Scenario("Save", steps, base_url=app)),
+                                       tmp_path, app)  # fmt: skip
+    if status == 200:
+        assert code == 0 and "1 passed" in out and _SlowSave.saves == 1, out
+    else:
+        assert code == 1 and "the server refused POST" in out and "409" in out, out
