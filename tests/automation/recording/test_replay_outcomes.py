@@ -487,6 +487,20 @@ class _SlowSave(QuietHandler):
         self.send(self.status, b"{}", Content_Type="application/json")
 
 
+async def save_then_leave(tab: Tab, app: str) -> Scenario:
+    """Save, a check that it says "Saved", then the link to another page."""
+    await tab.page.goto(f"{app}/profile")
+    budget = Budget(10_000)
+    save = await capture(await tab.page.query_selector("#save"), budget=budget)
+    orders = await capture(await tab.page.query_selector("#orders"), budget=budget)
+    steps = (ScenarioStep("navigate", {"url": f"{app}/profile"}),
+             ScenarioStep("click", {}, save),
+             ScenarioStep("expect", {"kind": "text_visible", "text": "Saved"}),
+             ScenarioStep("click", {}, orders),
+             ScenarioStep("expect", {"kind": "url", "url": f"{app}/orders"}))  # fmt: skip
+    return Scenario("Save", steps, base_url=app)
+
+
 @pytest.mark.parametrize("status", [409, 200])
 async def test_a_check_after_a_slow_save_is_read_once_the_save_is_answered(
     tab: Tab, status: int
@@ -499,16 +513,7 @@ async def test_a_check_after_a_slow_save_is_read_once_the_save_is_answered(
     _SlowSave.status, _SlowSave.saves = status, 0
     tab.settler.configure(bound_ms=500)
     with loopback_app(_SlowSave) as app:
-        await tab.page.goto(f"{app}/profile")
-        budget = Budget(10_000)
-        save = await capture(await tab.page.query_selector("#save"), budget=budget)
-        orders = await capture(await tab.page.query_selector("#orders"), budget=budget)
-        steps = (ScenarioStep("navigate", {"url": f"{app}/profile"}),
-                 ScenarioStep("click", {}, save),
-                 ScenarioStep("expect", {"kind": "text_visible", "text": "Saved"}),
-                 ScenarioStep("click", {}, orders),
-                 ScenarioStep("expect", {"kind": "url", "url": f"{app}/orders"}))  # fmt: skip
-        result = await Replay(tab, Scenario("Save", steps, base_url=app)).run()
+        result = await Replay(tab, await save_then_leave(tab, app)).run()
         if status == 200:
             assert result.ok and _SlowSave.saves == 1, result.to_dict()
             return
@@ -525,16 +530,7 @@ async def test_the_export_waits_for_a_slow_save_as_replay_does(
     save's answer, the link cancelled it, and the test passed whatever the server said."""
     _SlowSave.status, _SlowSave.saves = status, 0
     with loopback_app(_SlowSave) as app:
-        await tab.page.goto(f"{app}/profile")
-        budget = Budget(10_000)
-        save = await capture(await tab.page.query_selector("#save"), budget=budget)
-        orders = await capture(await tab.page.query_selector("#orders"), budget=budget)
-        steps = (ScenarioStep("navigate", {"url": f"{app}/profile"}),
-                 ScenarioStep("click", {}, save),
-                 ScenarioStep("expect", {"kind": "text_visible", "text": "Saved"}),
-                 ScenarioStep("click", {}, orders))  # fmt: skip
-        code, out = await run_exported(to_pytest(Scenario("Save", steps, base_url=app)),
-                                       tmp_path, app)  # fmt: skip
+        code, out = await run_exported(to_pytest(await save_then_leave(tab, app)), tmp_path, app)
     if status == 200:
         assert code == 0 and "1 passed" in out and _SlowSave.saves == 1, out
     else:
