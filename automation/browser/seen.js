@@ -50,7 +50,9 @@
       if (left <= 0) return;
       if (n.nodeType === 3) {
         parts.push(n.data);
-        left -= n.data.length;
+        // What it says counts, not the markup's indentation and blank lines (an error
+        // list read for its first words past 600 blank characters).
+        left -= norm(n.data).length + 1;
         return;
       }
       if (n.nodeType !== 1 && n.nodeType !== 11) return;

@@ -87,6 +87,22 @@ async def test_a_check_reads_a_long_page_to_its_end(tab: Tab, fixture_url: str) 
     assert await expect.count_rows(tab, "Zeta Corp", room()) == 1
 
 
+async def test_an_error_box_is_read_past_its_markup_s_blank_lines(
+    tab: Tab, fixture_url: str
+) -> None:
+    """A server's error list, written by a template that leaves its indentation and blank
+    lines in: 600 characters of white space before its first word.  The box was read for
+    a letter in its first 400 characters, white space counted: it read as no error, and
+    a no_error check passed while the page said the order could not be saved."""
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    blank = "".join(f"<span>{' ' * 40}\n</span>" for _ in range(15))
+    await tab.page.set_content(
+        f"<main><div class='errorlist'>{blank}<p>The order could not be saved.</p></div></main>"
+    )
+    held, said = await expect._once(tab, {"kind": "no_error"}, None, room())
+    assert not held and "could not be saved" in said, said
+
+
 HIDDEN_FRAMES = [
     '<div style="display: none"><iframe srcdoc="{doc}"></iframe></div>',
     '<div style="visibility: hidden"><iframe srcdoc="{doc}"></iframe></div>',
