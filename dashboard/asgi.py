@@ -60,6 +60,14 @@ from dashboard.worker import channel_application, drain, start_embedded  # noqa:
 
 # It serves its own few static files; each request's sync code on a pooled thread.
 _pages = RequestThreads(ASGIStaticFilesHandler(django_asgi_app))
+# Each socket's sync code (its session's lookup, its checks, its backlog's reads) on a
+# pooled thread of its own too: on the process's one default thread, a person's pages
+# reading long backlogs held every other socket's handshake and the runs' own writes.
+# Scheme, host and port of the Origin must be the dashboard's own (or trusted):
+# AllowedHostsOriginValidator would let any port of an allowed host in.
+_sockets = RequestThreads(
+    SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))
+)
 _mcp = McpMount()  # the MCP SDK loads at the first request to /mcp
 
 
@@ -74,9 +82,7 @@ async def http_application(scope: dict[str, Any], receive: Any, send: Any) -> No
 application = ProtocolTypeRouter(
     {
         "http": http_application,
-        # Scheme, host and port of the Origin must be the dashboard's own (or trusted):
-        # AllowedHostsOriginValidator would let any port of an allowed host in.
-        "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "websocket": _sockets,
         # The runs' worker (dashboard/worker.py): in this process, or in runworker ones.
         "channel": channel_application,
     }

@@ -1,4 +1,4 @@
-"""Each HTTP request's thread for sync code, kept from one request to the next.
+"""Each HTTP request's (and WebSocket's) thread for sync code, kept from one to the next.
 
 Under ASGI, Django gives every request a thread of its own for the sync code it runs (its
 middleware hooks, the ORM's queries, a sync view): asgiref's ``ThreadSensitiveContext``,
@@ -10,6 +10,10 @@ it (``ThreadSensitiveContext(executor=...)``): requests at the same time still e
 their own thread, one after another share one.  Idle threads past ``keep`` are let go, and
 so is a thread still busy when its request ends (a sync call the request gave up on, its
 client gone): the next request must not wait behind it.
+
+A WebSocket is served the same way, as a request that lasts: its thread is its own while
+it is open (an open socket holds one thread, and with SQLite that thread's connection),
+so no socket's sync work waits behind another's, nor behind the process's own.
 
 A task that a request starts and that outlives it (a run's session, a lease's renewal)
 must not keep the request's thread: asgiref refuses the sync calls of such a task once

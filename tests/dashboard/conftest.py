@@ -15,6 +15,7 @@ from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.db import connections
 
+from dashboard.lib.requestthreads import RequestThreads
 from dashboard.models import Run
 from dashboard.routing import websocket_urlpatterns
 from dashboard.runs import services
@@ -204,16 +205,18 @@ async def runs(
 async def open_socket() -> AsyncIterator[OpenSocket]:
     """Connect to a run's socket as ``user`` (None: no user in the scope at all).
 
-    Routed like dashboard.asgi but without the session middleware, so the test sets
+    Routed like dashboard.asgi (each socket's sync code on a thread of its own) but
+    without the origin check and the session middleware, so the test sets
     ``scope["user"]`` itself.  Every communicator is disconnected at teardown.
     """
     opened: list[WebsocketCommunicator] = []
+    app = RequestThreads(URLRouter(websocket_urlpatterns))
 
     async def open_(
         run_id: int, user: Any, query: str = ""
     ) -> tuple[WebsocketCommunicator, bool, Any]:
         path = f"/ws/runs/{run_id}/" + (f"?{query}" if query else "")
-        comm = Socket(URLRouter(websocket_urlpatterns), path)
+        comm = Socket(app, path)
         if user is not None:
             comm.scope["user"] = user
         opened.append(comm)
