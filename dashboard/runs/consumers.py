@@ -160,17 +160,21 @@ class RunPageConsumer(AsyncJsonWebsocketConsumer):
             return
         user = self.scope.get("user")
         self.run_id = int(self.scope["url_route"]["kwargs"]["run_id"])
-        allowed = user is not None and await database_sync_to_async(selectors.run_can_view)(
-            user=user, id=self.run_id
-        )
-        if not allowed:
+        if user is None or not user.is_authenticated:
             await self.close(code=CLOSE_FORBIDDEN)
             return
-        if _sockets[user.pk] >= MAX_SOCKETS_PER_USER:  # one person's many pages (or a script)
+        # One person's many pages (or a script) are refused before any work for them: the
+        # place is taken now, before the database is asked (sockets connecting at once
+        # must not all find room), and given back if the run may not be seen.
+        if _sockets[user.pk] >= MAX_SOCKETS_PER_USER:
             await self.close(code=CLOSE_TOO_MANY)
             return
         self.counted_for = user.pk
         _sockets[user.pk] += 1
+        if not await database_sync_to_async(selectors.run_can_view)(user=user, id=self.run_id):
+            self._uncount()
+            await self.close(code=CLOSE_FORBIDDEN)
+            return
         # Join before reading the backlog: an event stored in between arrives twice, and the
         # page drops what it has seen by seq, rather than never.
         try:
@@ -200,12 +204,15 @@ class RunPageConsumer(AsyncJsonWebsocketConsumer):
         if frame is not None:
             await self.run_frame(messages.frame_message(frame))
 
-    async def disconnect(self, code: int) -> None:
+    def _uncount(self) -> None:
         if self.counted_for is not None:
             _sockets[self.counted_for] -= 1
             if not _sockets[self.counted_for]:
                 del _sockets[self.counted_for]
             self.counted_for = None
+
+    async def disconnect(self, code: int) -> None:
+        self._uncount()
         if self.watching:
             runner.unwatch(self.run_id, self.channel_name)
             self.watching = False

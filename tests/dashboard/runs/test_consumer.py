@@ -126,6 +126,36 @@ async def test_one_person_s_sockets_are_bounded_and_a_closed_one_frees_its_place
     await connected_socket(open_socket, quiet_run, owner)
 
 
+async def test_a_socket_past_the_persons_cap_is_refused_before_any_database_work(
+    open_socket: OpenSocket, quiet_run: Run, owner: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A script opening a person's run page over and over costs no query past the cap
+    (each would wait for a thread, and hold it, before being refused)."""
+    monkeypatch.setattr(consumers, "MAX_SOCKETS_PER_USER", 2)
+    for _ in range(2):
+        await receive_until(await connected_socket(open_socket, quiet_run, owner), of_type("state"))
+    calls: list[Callable[..., Any]] = []
+
+    def counted(fn: Callable[..., Any]) -> Any:
+        calls.append(fn)
+        return database_sync_to_async(fn)
+
+    monkeypatch.setattr(consumers, "database_sync_to_async", counted)
+    _comm, connected, code = await open_socket(quiet_run.pk, owner)
+    assert (connected, code) == (False, CLOSE_TOO_MANY)
+    assert calls == []
+
+
+async def test_a_socket_refused_the_run_gives_its_place_back(
+    open_socket: OpenSocket, quiet_run: Run, stranger: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A place is taken before the run is looked at; refused, the socket gives it back."""
+    monkeypatch.setattr(consumers, "MAX_SOCKETS_PER_USER", 2)
+    for _ in range(3):
+        _comm, connected, code = await open_socket(quiet_run.pk, stranger)
+        assert (connected, code) == (False, CLOSE_FORBIDDEN)
+
+
 async def test_owner_gets_stored_events_in_seq_order_then_state(
     open_socket: OpenSocket, quiet_run: Run, owner: Any
 ) -> None:
