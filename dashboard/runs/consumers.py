@@ -85,7 +85,14 @@ INPUT_TIMEOUT_MS = 5_000
 CLOSE_FORBIDDEN = 4403
 CLOSE_TOO_MANY = 4429  # past a person's sockets
 MAX_SOCKETS_PER_USER = 50  # run pages open at once, per person and process
-_BACKLOG_TURN = 100  # stored events sent before the loop serves others
+# The stored events sent to a run page as it connects are read in pages of events: each
+# read (on the socket's thread) and each page's sending (on the loop) is short however
+# long the run, and a run page closed mid-way stops the reading.  At most so many events
+# a page, and none more once so many bytes of text are read (an event is at most
+# MAX_MESSAGE_BYTES).
+BACKLOG_PAGE_EVENTS = 100
+BACKLOG_PAGE_BYTES = 1024 * 1024
+_BACKLOG_CHUNK = 10  # rows fetched from the database at a time within a page
 CLOSE_LAYER_LOST = 4503  # the layer is unavailable: the page reconnects and catches up
 # A live-view frame is a picture: never cut, sent up to the transport's limit (less room
 # for the framing), dropped beyond.
@@ -122,6 +129,25 @@ class RunPageConsumer(AsyncJsonWebsocketConsumer):
         self.layer_gone = False  # the channel layer failed under this socket: it closes
         self.layer_closed = False
         self.counted_for: int | None = None  # the person whose sockets this one counts in
+        self.gone = False  # the page closed its socket (known before it is handled)
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        # Channels reads the page's next message only once the handler at work is done
+        # (connect, with its backlog): read here as they come instead, a close is known
+        # at once, and stops the backlog's reading.  They are handled in order as before.
+        inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        reading = asyncio.create_task(self._read_socket(receive, inbox))
+        try:
+            await super().__call__(scope, inbox.get, send)
+        finally:
+            reading.cancel()
+            await asyncio.gather(reading, return_exceptions=True)
+
+    async def _read_socket(self, receive: Any, inbox: asyncio.Queue[dict[str, Any]]) -> None:
+        while not self.gone:  # nothing comes after the close
+            message = await receive()
+            self.gone = message.get("type") == "websocket.disconnect"
+            inbox.put_nowait(message)
 
     # Channels' consumer reads its channel with ``channel_receive`` (set when it starts);
     # read through here, a failing layer becomes a ``layer.lost`` message to this consumer
@@ -192,6 +218,8 @@ class RunPageConsumer(AsyncJsonWebsocketConsumer):
         self.watching = True
         self.watcher = asyncio.create_task(self._watch_elsewhere())
         await self._send_backlog(_int(query.get("after", ["0"])[0]))
+        if self.gone:  # the page left while its backlog was read
+            return
         run = await database_sync_to_async(Run.objects.get)(pk=self.run_id)
         queue = await database_sync_to_async(selectors.run_queue_position)(run=run)
         place = await carry.where(self.run_id)
@@ -510,17 +538,38 @@ class RunPageConsumer(AsyncJsonWebsocketConsumer):
         return text, True
 
     async def _send_backlog(self, after: int) -> None:
-        """The run's stored events after ``after``, read and made into text in a thread (a
-        long conversation's are megabytes), sent in order, other sockets served between."""
+        """The run's stored events after ``after``, in order of seq, a page at a time: each
+        read and made into text on the socket's thread (a long conversation's are
+        megabytes), sent, then the next read after the last one sent, until a page is the
+        last or the run page has gone.  An event stored meanwhile is in a later page or comes
+        live after the backlog, or both: the page drops what it has seen by seq."""
+        more = True
+        while more and not self.gone:
+            texts, after, more = await database_sync_to_async(self._backlog_page)(after)
+            if self.gone:
+                return
+            for text in texts:
+                await self.send(text_data=text)
 
-        def texts() -> list[str]:
-            events = selectors.run_events(run_id=self.run_id, after_seq=after)
-            return [text for text, _ in map(self._fitted, events) if text is not None]
-
-        for count, text in enumerate(await database_sync_to_async(texts)(), start=1):
-            await self.send(text_data=text)
-            if count % _BACKLOG_TURN == 0:
-                await asyncio.sleep(0)
+    def _backlog_page(self, after: int) -> tuple[list[str], int, bool]:
+        """The texts of the run's next stored events after seq ``after`` (at most
+        BACKLOG_PAGE_EVENTS of them, and none more once BACKLOG_PAGE_BYTES are read), the
+        seq of the last one read, and whether more may follow."""
+        texts: list[str] = []
+        size = count = 0
+        events = selectors.run_events_iter(
+            run_id=self.run_id, after_seq=after, limit=BACKLOG_PAGE_EVENTS, chunk=_BACKLOG_CHUNK
+        )
+        with contextlib.closing(events):
+            for event in events:
+                text, _ = self._fitted(event)
+                after, count = event["seq"], count + 1
+                if text is not None:
+                    texts.append(text)
+                    size += len(text)
+                if size >= BACKLOG_PAGE_BYTES:
+                    return texts, after, True
+        return texts, after, count == BACKLOG_PAGE_EVENTS
 
 
 def _page_error(error: AnswerError) -> dict[str, str]:

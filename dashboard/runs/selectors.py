@@ -4,7 +4,7 @@ that depends on who is asking goes through here."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -105,6 +105,17 @@ def run_events(*, run_id: int, after_seq: int = 0, limit: int | None = None) -> 
     if limit is not None:
         rows = rows[:limit]
     return [{**row.data, "seq": row.seq} for row in rows]
+
+
+def run_events_iter(
+    *, run_id: int, after_seq: int, limit: int, chunk: int
+) -> Iterator[dict[str, Any]]:
+    """The run's first ``limit`` events after ``after_seq``, in order, fetched ``chunk``
+    rows at a time as they are taken: a reader that stops early (and closes it) has not
+    read the rest."""
+    rows = RunEvent.objects.filter(run_id=run_id, seq__gt=after_seq).order_by("seq")
+    for row in rows[:limit].iterator(chunk_size=chunk):
+        yield {**row.data, "seq": row.seq}
 
 
 def run_step_rows(*, run: Run, stretches: Collection[int] = ()) -> list[dict[str, Any]]:

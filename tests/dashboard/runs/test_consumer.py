@@ -3,9 +3,12 @@ against the fixture pages, and the scripted LLM server for LLM-backed runs."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import threading
 import time
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +19,12 @@ from django.contrib.auth.models import AnonymousUser
 
 from dashboard.models import Run, RunEvent, Step
 from dashboard.runs import consumers, services
-from dashboard.runs.consumers import CLOSE_FORBIDDEN, CLOSE_TOO_MANY, MAX_REPLY_CHARS
+from dashboard.runs.consumers import (
+    CLOSE_FORBIDDEN,
+    CLOSE_TOO_MANY,
+    MAX_REPLY_CHARS,
+    RunPageConsumer,
+)
 from dashboard.runs.runner import runner
 from tests.dashboard.conftest import OpenSocket, Runs
 from tests.dashboard.sockets import (
@@ -194,21 +202,79 @@ async def test_after_replays_only_later_events(
     assert [m["seq"] for m in messages[:-1]] == seqs
 
 
-async def test_a_long_backlog_arrives_whole_and_in_order(
-    open_socket: OpenSocket, quiet_run: Run, owner: Any
-) -> None:
-    """A long conversation's stored events (made into text in a thread, sent in turns so
-    that other sockets are served between) reach a page that connects, each once, in
-    order, from where it asks."""
-    rows = [RunEvent(run_id=quiet_run.pk, seq=seq, type="llm.message",
+class HeldBacklog:
+    """A socket's reading of its backlog, held before the first event past its first
+    page is made into text (on the socket's thread) until ``release``; ``made``: the
+    stored events made into text; ``consumers``: the socket's consumer."""
+
+    def __init__(self) -> None:
+        self.made = 0
+        self.release = threading.Event()
+        self.consumers: list[RunPageConsumer] = []
+
+    @contextlib.contextmanager
+    def installed(self, monkeypatch: pytest.MonkeyPatch) -> Iterator[HeldBacklog]:
+        fitted = RunPageConsumer._fitted
+
+        def held(consumer: RunPageConsumer, content: Any) -> tuple[str | None, bool]:
+            if isinstance(content, dict) and "seq" in content:  # a stored event
+                self.made += 1
+                if self.made == 1:
+                    self.consumers.append(consumer)
+                if self.made == consumers.BACKLOG_PAGE_EVENTS + 1:
+                    self.release.wait(ANSWER_S)
+            return fitted(consumer, content)
+
+        monkeypatch.setattr(RunPageConsumer, "_fitted", held)
+        try:
+            yield self
+        finally:
+            self.release.set()  # a failing test leaves no thread waiting
+
+
+def long_backlog(run: Run, pages: int) -> list[RunEvent]:
+    """``pages`` pages of events after the quiet run's three, stored."""
+    rows = [RunEvent(run_id=run.pk, seq=seq, type="llm.message",
                      data={"type": "llm.message", "text": f"reply {seq}"})
-            for seq in range(4, 4 + 5 * consumers._BACKLOG_TURN)]  # fmt: skip
-    await RunEvent.objects.abulk_create(rows)
-    last = rows[-1].seq
-    comm = await connected_socket(open_socket, quiet_run, owner, "after=2")
-    messages = await receive_until(comm, of_type("state"))
+            for seq in range(4, 4 + pages * consumers.BACKLOG_PAGE_EVENTS)]  # fmt: skip
+    return RunEvent.objects.bulk_create(rows)
+
+
+async def test_a_long_backlog_arrives_a_page_at_a_time_whole_and_in_order(
+    open_socket: OpenSocket, quiet_run: Run, owner: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long conversation's stored events reach a page that connects, each once, in
+    order, from where it asks: a page of them sent before the next is read, so that no
+    read holds its thread (nor the events in memory) for the whole run."""
+    last = (await database_sync_to_async(long_backlog)(quiet_run, 5))[-1].seq
+    page = consumers.BACKLOG_PAGE_EVENTS
+    with HeldBacklog().installed(monkeypatch) as reading:
+        comm = await connected_socket(open_socket, quiet_run, owner, "after=2")
+        async with asyncio.timeout(ANSWER_S):  # the whole run read first: it never comes
+            first = [await comm.receive_json_from(timeout=ANSWER_S) for _ in range(page)]
+        assert [m["seq"] for m in first] == list(range(3, 3 + page))
+        reading.release.set()
+        messages = first + await receive_until(comm, of_type("state"))
     assert [m["seq"] for m in messages[:-1]] == list(range(3, last + 1))
     assert messages[-2] == {"type": "llm.message", "text": f"reply {last}", "seq": last}
+
+
+async def test_a_page_closed_mid_backlog_stops_its_reading(
+    open_socket: OpenSocket, quiet_run: Run, owner: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stored = len(await database_sync_to_async(long_backlog)(quiet_run, 5))
+    page = consumers.BACKLOG_PAGE_EVENTS
+    with HeldBacklog().installed(monkeypatch) as reading:
+        comm = await connected_socket(open_socket, quiet_run, owner)
+        async with asyncio.timeout(ANSWER_S):
+            for _ in range(page):
+                await comm.receive_json_from(timeout=ANSWER_S)
+            await comm.send_input({"type": "websocket.disconnect", "code": 1001})
+            while not reading.consumers[0].gone:  # noqa: ASYNC110  (the close is seen)
+                await asyncio.sleep(0.01)
+        reading.release.set()
+        await comm.wait(ANSWER_S)  # the consumer ends
+    assert reading.made <= 2 * page < stored  # the page under way read, no other
 
 
 async def test_commands_to_a_run_that_is_not_live_are_refused(
