@@ -371,6 +371,10 @@ class Scenario(models.Model):
     class Meta:
         ordering = ["-updated_at"]
         indexes = [models.Index(fields=["owner", "-updated_at"])]
+        # A call (and a sign-in) finds its scenario by name: each of a person's has its own.
+        constraints = [
+            models.UniqueConstraint(fields=["owner", "name"], name="scenario_unique_name")
+        ]
 
     def __str__(self) -> str:
         return f"Scenario {self.pk}: {self.name}"

@@ -60,9 +60,11 @@ def scenario_save(
     steps call the scenarios ``callees`` names (an import's), else the owner's of their
     names."""
     with transaction.atomic():
+        # One save of a person's at a time: two would both find the same name free.
+        get_user_model().objects.select_for_update().filter(pk=owner.pk).first()
         scenario = Scenario.objects.create(
             owner=owner,
-            name=document.name[:200],
+            name=_name_free(owner_id=owner.pk, name=document.name),
             description=document.description,
             base_url=document.base_url,
             params=document.params,
@@ -77,6 +79,25 @@ def scenario_save(
         if document.login_scenario:
             login_set(scenario=scenario, name=document.login_scenario, chosen=callees)
     return scenario
+
+
+def _name_free(*, owner_id: int, name: str) -> str:
+    """``name``, or when the owner has a scenario of that name already (a file imported
+    twice, a run saved again), the first of "name (2)", "name (3)"... they have not: a
+    call finds its scenario by name, and each of a person's has its own."""
+    most = Scenario._meta.get_field("name").max_length or 200
+    name = name[:most]
+    taken = set(
+        Scenario.objects.filter(owner_id=owner_id, name__startswith=name[: most - 12])
+        .values_list("name", flat=True)
+    )  # fmt: skip
+    number = 1
+    free = name
+    while free in taken:
+        number += 1
+        suffix = f" ({number})"
+        free = name[: most - len(suffix)] + suffix
+    return free
 
 
 def scenario_import(*, owner: AbstractBaseUser, data: object) -> Scenario:

@@ -67,12 +67,25 @@ def scenario_import(request: HttpRequest) -> HttpResponse:
     form = ImportScenarioForm(request.POST, request.FILES)
     if not form.is_valid():
         return _list_page(request, form, status=400)
+    data = form.cleaned_data["data"]
     try:
-        scenario = services.scenario_import(owner=request.user, data=form.cleaned_data["data"])
+        scenario = services.scenario_import(owner=request.user, data=data)
     except ScenarioInvalid as exc:
         form.add_error("file", str(exc))
         return _list_page(request, form, status=400)
+    _told_if_renamed(request, scenario, data["name"])
     return redirect("scenario_detail", scenario_id=scenario.pk)
+
+
+def _told_if_renamed(request: HttpRequest, scenario: Scenario, name: str) -> None:
+    """Said on the scenario's page when it was saved under another name than ``name``
+    (one of the person's scenarios has it: each has its own, as calls find them by it)."""
+    if scenario.name != name:
+        messages.info(
+            request,
+            f"Saved as {curly_quoted(scenario.name)}: you have a scenario named "
+            f"{curly_quoted(name)} already.",
+        )
 
 
 @login_required
@@ -109,6 +122,8 @@ def run_save_scenario(request: HttpRequest, run_id: int) -> HttpResponse:
             except ScenarioInvalid as exc:
                 form.add_error(None, str(exc))
             else:
+                asked = form.cleaned_data["name"].strip() or title
+                _told_if_renamed(request, scenario, asked[:200])
                 return redirect("scenario_detail", scenario_id=scenario.pk)
     boxes = {int(box.data["value"]): box for box in form["keep"]}
     stretch_of = {row["index"]: row["stretch"] for row in rows}
