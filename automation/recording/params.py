@@ -40,6 +40,7 @@ from urllib.parse import quote, quote_plus
 
 from automation.browser.address import address_holds  # (one rule, export and replay)
 from automation.browser.identity import ElementIdentity
+from automation.recording.placeholders import PARAM
 
 __all__ = [
     "CHECK_ARGS",
@@ -64,7 +65,6 @@ IDENTITY_FIELDS = ("name", "name_base", "aria_label", "label", "text", "row", "c
 # The args of a check, or of a wait, that hold a text the page shows.
 CHECK_ARGS = {"expect": ("text", "value", "items"), "wait_for": ("text", "text_gone")}
 MIN_CARRIED_CHARS = 3
-_TOKEN = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # What a browser leaves as it is in the query and the path of an address it writes (the
 # URL standard's query and path percent-encode sets, for http and https).
 _QUERY_SAFE = "!$%&()*+,-./:;=?@[\\]^_`{|}~"
@@ -85,7 +85,7 @@ def used_in(identity: ElementIdentity | None, known: Collection[str]) -> set[str
     found: set[str] = set()
     for each in identity.every():
         for name in (*IDENTITY_FIELDS, "target"):
-            found.update(m.group(1) for m in _TOKEN.finditer(getattr(each, name)))
+            found.update(m.group(1) for m in PARAM.finditer(getattr(each, name)))
     return found & set(known)
 
 
@@ -102,8 +102,8 @@ def fill_target(url: str, values: Mapping[str, str]) -> str:
     ``values`` replaced by its value URL-encoded as the page's own link to it is: in its
     path as a path segment (``Ada%20L``), past its ``?`` as a form sends it."""
     path, sep, rest = url.partition("?")
-    segment = _encoded(_TOKEN, path, values, lambda value: quote(value, safe=""))
-    return segment + sep + _encoded(_TOKEN, rest, values)
+    segment = _encoded(PARAM, path, values, lambda value: quote(value, safe=""))
+    return segment + sep + _encoded(PARAM, rest, values)
 
 
 def unfill(
@@ -120,7 +120,7 @@ def unfill(
     put_back: set[str] = set()
     for name in IDENTITY_FIELDS:
         template, now = getattr(stored.plain(), name), getattr(found, name)
-        names = [m.group(1) for m in _TOKEN.finditer(template) if m.group(1) in values]
+        names = [m.group(1) for m in PARAM.finditer(template) if m.group(1) in values]
         if not names:
             continue
         put_back.update(param for param in names if values[param])
@@ -132,7 +132,7 @@ def unfill(
                 now = _whole(values[param]).sub(_literal(token(param)), now)
         changes[name] = now
     template = stored.plain().target
-    names = [m.group(1) for m in _TOKEN.finditer(template) if m.group(1) in values]
+    names = [m.group(1) for m in PARAM.finditer(template) if m.group(1) in values]
     if names and found.target:
         put_back.update(param for param in names if values[param])
         if found.target == fill_target(template, values):
@@ -236,7 +236,7 @@ def carry_url(url: str, value: str, name: str) -> str:
 def fill_url(url: str, values: Mapping[str, str]) -> str:
     """``url`` with each ``${name}`` of ``values`` replaced by its value URL-encoded as a
     form sends it; other ``${…}`` stay as they are."""
-    return _encoded(_TOKEN, url, values)
+    return _encoded(PARAM, url, values)
 
 
 def fill_query(url: str, values: Mapping[str, str]) -> str:
@@ -290,7 +290,7 @@ def _tokens_for(url: str, values: Mapping[str, str]) -> str:
 
 
 def _filled(text: str, values: Mapping[str, str]) -> str:
-    return _TOKEN.sub(lambda m: values.get(m.group(1), m.group(0)), text)
+    return PARAM.sub(lambda m: values.get(m.group(1), m.group(0)), text)
 
 
 def _each(identity: ElementIdentity, change: Any, leads: Any = None) -> ElementIdentity:

@@ -13,10 +13,21 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["PLACEHOLDER", "hide", "literal", "map_texts", "spells", "texts_in", "unliteral"]
+__all__ = [
+    "PARAM",
+    "PLACEHOLDER",
+    "hide",
+    "literal",
+    "map_texts",
+    "spells",
+    "texts_in",
+    "unliteral",
+]
 
 # ${name}, ${SECRET:NAME}, ${TOTP:NAME}, or $${ for a literal "${".
 PLACEHOLDER = re.compile(r"\$\$\{|\$\{(?:(SECRET|TOTP):)?([A-Za-z_][A-Za-z0-9_]*)\}")
+# One parameter's ${name}: its name.
+PARAM = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 def literal(value: Any) -> Any:

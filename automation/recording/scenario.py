@@ -54,6 +54,7 @@ from automation.recording import params as carried
 from automation.recording.calls import CALL, call_args, check_calls, read_callees
 from automation.recording.handlers import Handler, read_handlers
 from automation.recording.placeholders import (
+    PARAM,
     PLACEHOLDER,
     hide,
     literal,
@@ -540,7 +541,7 @@ class Scenario:
             if not users:
                 continue
             now = _typed_text(step)
-            given = _ONE_PARAM.fullmatch(now) if len(gone) == 1 else None
+            given = PARAM.fullmatch(now) if len(gone) == 1 else None
             if given is None:
                 where = ", ".join(f"step {i} ({self.steps[i].verb()})" for i in users)
                 default = self.params.get(name, {}).get("default")
@@ -627,7 +628,6 @@ def _carried(step: ScenarioStep, value: str, name: str) -> ScenarioStep:
                    led_to=carried.carry_url(step.led_to, unliteral(value), name))  # fmt: skip
 
 
-_ONE_PARAM = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _USE = r"(?<!\$)\$\{%s\}"  # a parameter's placeholder, not a literal $${…}
 
 
