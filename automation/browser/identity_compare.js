@@ -188,7 +188,7 @@
     // an attribute or where it leads says: ids, addresses and test ids made of a record's
     // number point at whichever record has that number where the replay runs.
     if (id.row_words && id.row_words.length && (f.row || f.card) && !why.includes("another row")) {
-      const theirs = new Set(words(f.row_text || f.card));
+      const theirs = new Set(words(f.around || f.row || f.card));
       // A number among them must be there itself: "Order 33 … 13.00" still says "13" of
       // "Order 3 … 13.00", and is order 33.
       const numbers = id.row_words.filter((w) => /^\d+$/.test(w));

@@ -173,6 +173,10 @@
   // ancestor is already the list (it holds another control of the same role and name:
   // we went past the card) or a region (too much text to be one card).
   function cardOf(e, name, peers) {
+    return cut(cardTextOf(e, name, peers), 200);
+  }
+
+  function cardTextOf(e, name, peers) {
     const own = [textOf(e), name].filter(Boolean);
     let steps = 0;
     for (let n = parentOf(e); n && steps < 12; n = parentOf(n), steps++) {
@@ -182,7 +186,7 @@
       let text = n.shadowRoot ? seenText(n, null) : norm(n.innerText || "");
       for (const t of own) text = norm(text.replace(t, " "));
       if (text.length > CARD_TEXT) return "";
-      if (words(text).length) return cut(text, 200);
+      if (words(text).length) return text;
     }
     return "";
   }
@@ -314,6 +318,7 @@
     const tests = {};
     for (const attr of TEST_ATTRS) if (e.hasAttribute(attr)) tests[attr] = e.getAttribute(attr);
     const rowText = rowTextOf(e);
+    const cardText = rowText ? "" : cardTextOf(e, name, peers);
     return {
       role,
       kind: kindOfEl(e),
@@ -331,8 +336,8 @@
       text: textOf(e),
       ...targetOf(e),
       row: cut(rowText, 200),
-      row_text: rowText, // not kept: read whole, in the page only
-      card: rowText ? "" : cardOf(e, name, peers),
+      card: cut(cardText, 200),
+      around: rowText || cardText, // not kept: the row's or card's whole text, in the page
       titles: titlesOf(e, name), // not kept: the section is chosen from them
       box: [r.left + scrollX, r.top + scrollY, r.width, r.height].map((v) => Math.round(v)),
       look: look(e),
@@ -404,25 +409,31 @@
     f.row_words = rowWordsOf(e, f, peers);
     f.unique = uniqueOf(e, f, all);
     delete f.titles;
-    delete f.row_text;
+    delete f.around;
     return f;
   }
 
-  // What tells its row from the row most like it among those holding a control of its
-  // role and name (the invoice's number beside the same customer, date and amount): the
-  // words of its whole row that one lacks.  A row that has none of them now is another row.
+  // What tells its row (or card) from the one most like it among those holding a control
+  // of its role and name (the invoice's number beside the same customer, date and amount):
+  // the words of its whole text that one lacks.  A row that has none of them now is
+  // another row.  Of a card, only its numbers: its other words may be those of the part
+  // of a form it sits in ("Profile" beside "Billing"), which a redesign changes; its
+  // number is its record's (order 1002's card gone, 1003's is not it).
   const MAX_ROW_PEERS = 300;
   function rowWordsOf(e, f, peers) {
-    if (!f.row_text || !peers.length) return [];
-    const mine = new Set(words(f.row_text));
+    if (!f.around || !peers.length) return [];
+    const others = (p) => [e, ...peers.filter((o) => o !== p)];
+    const aroundOf = (p) => (f.row ? rowTextOf(p) : cardTextOf(p, f.name, others(p)));
+    const mine = new Set(words(f.around));
     let nearest = null;
     for (const p of peers.slice(0, MAX_ROW_PEERS)) { // (a capture stays quick on long lists)
-      const theirs = new Set(words(rowTextOf(p)));
+      const theirs = new Set(words(aroundOf(p)));
       if (!theirs.size) continue;
       const apart = [...mine].filter((w) => !theirs.has(w));
       if (apart.length && (nearest === null || apart.length < nearest.length)) nearest = apart;
     }
-    return nearest ? nearest.slice(0, 8) : [];
+    if (!nearest) return [];
+    return (f.row ? nearest : nearest.filter((w) => /^\d+$/.test(w))).slice(0, 8);
   }
 
   // The text of the <label>s of a form control.

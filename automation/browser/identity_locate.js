@@ -209,7 +209,7 @@
   function found(strategy, hit, all, errors) {
     // Should describing it fail, what was compared still says what it is now.
     const plain = () => {
-      const { titles, row_text, ...f } = hit.f;
+      const { titles, around, ...f } = hit.f;
       return { ...f, section: titles[0] || "", selectors: [], name_count: 0, alike: [] };
     };
     if (!described.has(hit.e)) described.set(hit.e, attempt(errors, () => describe(hit.e, all)));

@@ -779,6 +779,36 @@ async def test_rows_alike_for_what_an_identity_keeps_are_told_apart_by_their_who
     assert "Order 1002" in await kept.element.evaluate("(e) => e.closest('tr').textContent")
 
 
+def order_cards(ids: list[int], note: str = "") -> str:
+    """Orders as cards (plain divs, no rows) alike but for their number."""
+    return "<main><h1>Orders</h1><div class=board>" + "".join(
+        f"<div class=card><p>{note}</p><p>Acme GmbH, pending, 120.00 EUR</p><p>Order {i}</p>"
+        "<button>Approve</button></div>"
+        for i in ids
+    ) + "</div></main>"  # fmt: skip
+
+
+@pytest.mark.parametrize("note", ["", "Ring twice at the back door. " * 8], ids=["short", "long"])
+async def test_a_card_gone_is_not_replaced_by_the_card_most_like_it(
+    tab: Tab, fixture_url: str, note: str
+) -> None:
+    """Order 1002's card approved and gone, 1003's (alike but for its number, its Approve
+    where 1002's stood) was taken by the selector: cards had no words that tell them apart.
+    A card's number does now, read in its whole text (past the 200 characters kept); its
+    other words do not (a form's "Profile" beside its "Billing" is a card too)."""
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    await tab.page.set_content(order_cards([1001, 1002, 1003], note))
+    recorded = await identity_of(tab, await tab.snapshot(), "button", "Approve", 1)
+    assert recorded.card and recorded.row_words == ("1002",), recorded
+    await tab.page.set_content(order_cards([1001, 1003], note))
+    gone = await find(tab, recorded)
+    assert not gone.ok, f"took {await html_of(gone)} by {gone.strategy}"
+    await tab.page.set_content(order_cards([1003, 1001, 1002], note))
+    kept = await find(tab, recorded)
+    assert kept.ok and kept.element is not None, kept.reason
+    assert "Order 1002" in await kept.element.evaluate("(e) => e.parentElement.textContent")
+
+
 CUSTOMERS = ["Juliet", "Acme", "Beta", "Acme", "Delta", "Echo", "Foxtrot", "Acme", "Hotel",
              "India"]  # fmt: skip
 
