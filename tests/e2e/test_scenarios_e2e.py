@@ -18,7 +18,7 @@ from playwright.async_api import Page, expect
 
 from tests.backoffice import back_office, sign_in_task
 from tests.dashboard.signup import sign_up
-from tests.e2e.journeys import exported_pytest
+from tests.e2e.journeys import exported_pytest, numbered
 from tests.e2e.journeys import import_scenario as _import
 from tests.e2e.ui import (
     LIVE_MS,
@@ -152,7 +152,11 @@ async def test_a_scenario_is_edited_replayed_and_exported_again(
     await page.get_by_label("Scenario file (.json)").set_input_files(exported)
     await page.get_by_role("button", name="Import").click()
     await expect(page).not_to_have_url(scenario_url)
-    await expect(page.get_by_role("heading", name="Shop sign-in", exact=True)).to_be_visible()
+    # A name of its own (calls find a scenario by its name), and the page says so.
+    await expect(page.get_by_role("heading", name="Shop sign-in (2)", exact=True)).to_be_visible()
+    await expect(page.get_by_role("status")).to_contain_text(
+        "Saved as “Shop sign-in (2)”: you have a scenario named “Shop sign-in” already."
+    )
     await expect(actions).to_have_text(after_delete)
     async with page.expect_download() as download_info:
         await page.get_by_role("link", name="Export JSON").click()
@@ -380,7 +384,7 @@ async def import_sign_up(page: Page, server: Server, tmp_path: Path) -> str:
     await page.goto(f"{server.base_url}/scenarios/")
     await page.get_by_label("Scenario file (.json)").set_input_files(scenario_file)
     await page.get_by_role("button", name="Import").click()
-    await expect(page.get_by_role("heading", name="Sign up people", exact=True)).to_be_visible()
+    await expect(page.get_by_role("heading", name=numbered("Sign up people"))).to_be_visible()
     return page.url
 
 
