@@ -205,7 +205,9 @@ async def test_the_export_reads_a_kept_state_again_once_the_page_is_done(
     act, holds = CHANGES["switch"]
     later = (check("text_visible", text="Synced"),) if "synced" in query else ()
     recorded = scenario(fixture_url, query, act, holds, *later)
-    code, out = await run_exported(to_pytest(recorded), tmp_path, recorded.base_url)
+    code, out = await run_exported(  # the check meant to fail waits 5 s, as long as a step
+        to_pytest(recorded), tmp_path, recorded.base_url, timeout_ms=5_000 if fails else 30_000
+    )
     if fails:
         assert code == 1 and "to_be_checked" in out, out
         assert "step 2, read again: expect switch" in out, out
