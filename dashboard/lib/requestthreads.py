@@ -18,40 +18,41 @@ so no socket's sync work waits behind another's, nor behind the process's own.
 A task that a request starts and that outlives it (a run's session, a lease's renewal)
 must not keep the request's thread: asgiref refuses the sync calls of such a task once
 the request has ended.  :func:`process_task` starts it in a context of its own, as if
-the process had started it.
+the process had started it; :func:`thread_task` does too, and gives its sync calls a
+pooled thread of its own rather than the process's (where the runs' worker writes).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from asgiref.sync import ThreadSensitiveContext
 
-__all__ = ["KEEP_THREADS", "RequestThreads", "process_task"]
+__all__ = ["KEEP_THREADS", "RequestThreads", "process_task", "thread_task"]
 
 T = TypeVar("T")
 
 KEEP_THREADS = 8  # idle request threads kept for the next requests; more are let go
 
 
-class RequestThreads:
-    """ASGI middleware: the wrapped app's sync code runs on a thread from the pool, one
-    thread per request at a time."""
+class Threads:
+    """Threads for sync code, one to each piece of work at a time (its calls run there in
+    turn), kept for the next piece of work when it ends."""
 
-    def __init__(self, app: Any, *, keep: int = KEEP_THREADS) -> None:
-        self.app = app
+    def __init__(self, *, keep: int = KEEP_THREADS) -> None:
         self.keep = keep
         self._idle: list[_RequestThread] = []
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    async def run(self, work: Awaitable[T]) -> T:
+        """``work`` awaited, its sync calls on a thread of its own."""
         thread = self._idle.pop() if self._idle else _RequestThread()
         try:
             async with ThreadSensitiveContext(executor=thread):
-                await self.app(scope, receive, send)
+                return await work
         finally:
             if thread.busy == 0 and len(self._idle) < self.keep:
                 self._idle.append(thread)
@@ -61,6 +62,18 @@ class RequestThreads:
     @property
     def idle(self) -> int:
         return len(self._idle)
+
+
+class RequestThreads(Threads):
+    """ASGI middleware: the wrapped app's sync code runs on a thread from the pool, one
+    thread per request at a time."""
+
+    def __init__(self, app: Any, *, keep: int = KEEP_THREADS) -> None:
+        super().__init__(keep=keep)
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        await self.run(self.app(scope, receive, send))
 
 
 class _RequestThread(ThreadPoolExecutor):
@@ -86,3 +99,14 @@ def process_task(coro: Coroutine[Any, Any, T], *, name: str | None = None) -> as
     an empty context, so its sync calls go where a task started by the process sends
     them, not to a request's thread that ends with the request."""
     return asyncio.get_running_loop().create_task(coro, name=name, context=contextvars.Context())
+
+
+def thread_task(coro: Coroutine[Any, Any, T], *, name: str | None = None) -> asyncio.Task[T]:
+    """A task of the process (:func:`process_task`) whose sync calls run on a pooled
+    thread of its own rather than the process's (where the runs' worker claims runs and
+    writes their events): for work a request starts that may outlive it and must neither
+    wait behind the process's thread nor hold it."""
+    return process_task(_TASK_THREADS.run(coro), name=name)
+
+
+_TASK_THREADS = Threads()  # thread_task's

@@ -1,7 +1,7 @@
 """A request's sync code runs on a thread kept from one request to the next (no thread
 started and joined per request), with its SQLite connection, requests at the same time
 each on their own, and a task a request starts outlives it with its sync calls still
-served."""
+served (on the process's thread, or on a pooled thread of its own)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from django.db import connection
 from django.test import AsyncClient
 
 import dashboard.asgi as asgi
-from dashboard.lib.requestthreads import RequestThreads, process_task
+from dashboard.lib.requestthreads import RequestThreads, process_task, thread_task
 
 TIMEOUT_S = 30  # a hang, not a slow answer
 
@@ -79,6 +79,23 @@ async def test_a_task_of_the_process_outlives_the_request_that_started_it() -> N
         await pooled({}, None, None)
         with pytest.raises(RuntimeError, match="has exited"):
             await app.started[1]
+
+
+async def test_a_task_with_a_thread_of_its_own_outlives_its_request_off_the_process_s() -> None:
+    """thread_task: a task that outlives its request, whose sync calls go to neither the
+    request's thread nor the process's (where the runs' worker writes), but to a pooled
+    thread of its own: tasks one after the other share one."""
+    app = App()
+    pooled = RequestThreads(app)
+    app.start = thread_task
+    async with asyncio.timeout(TIMEOUT_S):
+        await pooled({}, None, None)
+        first = await app.started[0]
+        await pooled({}, None, None)
+        second = await app.started[1]
+        process = await process_task(sync_to_async(_thread)())
+    assert first is second
+    assert first not in (app.threads[0], app.threads[1], process)
 
 
 async def test_a_thread_still_at_a_call_its_request_gave_up_on_serves_no_other() -> None:
