@@ -69,12 +69,16 @@ _sockets = RequestThreads(
     SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))
 )
 _mcp = McpMount()  # the MCP SDK loads at the first request to /mcp
+# Each MCP request's sync code (its token's lookup, its tool call's reads) on a pooled
+# thread of its own as well: on the process's one default thread, a flood of requests
+# (even with bad tokens: each is looked up first) held the runs' claims and event writes.
+_mcp_requests = RequestThreads(_mcp)
 
 
 async def http_application(scope: dict[str, Any], receive: Any, send: Any) -> None:
     """/mcp to the MCP server (dashboard.api.mcp), everything else to Django."""
     if scope["path"].rstrip("/") == MCP_PATH:
-        await _mcp(scope, receive, send)
+        await _mcp_requests(scope, receive, send)
     else:
         await _pages(scope, receive, send)
 

@@ -15,6 +15,14 @@ The run ends when its client goes, so it holds no worker slot (nor waits for one
 nobody: when the client ends the session (HTTP DELETE), or when a client that kept an
 event stream open (a GET, as the SDK's client does) has had no connection to the session
 for CLIENT_GONE_S (its process ended, its network went).  Its status says which.
+
+Each request's sync work (its token's lookup, a tool call's reads) runs on a thread of
+the request's own (dashboard.asgi serves /mcp under RequestThreads), as a page's does:
+not on the process's thread, where the runs' worker claims runs and writes their events.
+What may outlive the request that starts it (the SDK's session manager and its token
+checks, a tool call, a session's run being made, a run being ended) is a task of the
+process with a pooled thread of its own (``thread_task``): a request's thread is refused
+once its request has ended.
 """
 
 from __future__ import annotations
@@ -43,6 +51,7 @@ from automation.mcp.session import Answer, call_timeout_ms
 from dashboard.accounts import services as token_services
 from dashboard.engineconf import browser_config
 from dashboard.lib import jsonin
+from dashboard.lib.requestthreads import thread_task
 from dashboard.models import Run
 from dashboard.runs import selectors as run_selectors
 from dashboard.runs import services as run_services
@@ -261,7 +270,7 @@ class McpApp:
         session.ended = reason
         if session.run is None:
             return
-        task = asyncio.get_running_loop().create_task(_end_run(session.run, reason))
+        task = thread_task(_end_run(session.run, reason))  # the request may end first
         self._ending.add(task)
         task.add_done_callback(self._ending.discard)
 
@@ -269,10 +278,11 @@ class McpApp:
 
     async def _manager_started(self) -> StreamableHTTPSessionManager:
         """The SDK's session manager, running in a task of its own (daphne has no ASGI
-        lifespan to run it in): one, however many requests come at once."""
+        lifespan to run it in): one, however many requests come at once.  Not the task of
+        the request that starts it, which ends long before it does."""
         if self._ready is None or self._task is None or self._task.done():
             self._ready = asyncio.get_running_loop().create_future()
-            self._task = asyncio.get_running_loop().create_task(self._keep(), name="mcp")
+            self._task = thread_task(self._keep(), name="mcp")
         return await asyncio.shield(self._ready)
 
     async def _keep(self) -> None:
@@ -295,6 +305,14 @@ class McpApp:
             raise
 
     async def _call(
+        self, ctx: ServerRequestContext[Any], name: str, args: dict[str, Any]
+    ) -> Answer:
+        """A tool call, in a task with a thread of its own that it awaits (cancelling the
+        call cancels it): the SDK runs it in a task that goes on when the request that
+        brought it ends (its client gone), whose thread is then refused."""
+        return await thread_task(self._answer(ctx, name, args), name="mcp call")
+
+    async def _answer(
         self, ctx: ServerRequestContext[Any], name: str, args: dict[str, Any]
     ) -> Answer:
         headers = _headers_of(getattr(ctx.request, "scope", {}).get("headers", []))
@@ -339,7 +357,9 @@ class McpApp:
         """The session's one run, made (queued, a worker woken) at its first call, signed
         in with the profile its ``signin`` header names; calls that come together share it."""
         if session.run is None or (session.run.done() and session.run.exception()):
-            session.run = asyncio.ensure_future(_new_run(user, client, signin))
+            # Not in the call's task: that call may end first (cancelled by its client),
+            # and its thread with it, while another call of the session waits for the run.
+            session.run = thread_task(_new_run(user, client, signin))
         return await asyncio.shield(session.run)
 
 

@@ -18,6 +18,7 @@ from channels.db import database_sync_to_async
 from automation import Budget
 from dashboard.accounts import services as token_services
 from dashboard.api import mcp
+from dashboard.lib.requestthreads import RequestThreads
 from dashboard.models import Run
 from dashboard.runs.doorbell import wake
 from dashboard.runs.runner import RunManager
@@ -170,6 +171,58 @@ async def test_a_live_session_s_end_says_who_ended_it_and_it_takes_no_message_no
     stopped = await client.post(f"/api/runs/{run_ids['stopped']}/stop")  # as a stop says
     assert stopped.status_code == 200, stopped.content
     assert await ended(app, run_ids["stopped"]) == (Run.Status.STOPPED, stopped_by(owner))
+
+
+async def test_a_session_s_run_is_made_and_ended_after_the_requests_that_began_it_ended(
+    owner: Any,
+) -> None:
+    """A session's first call whose client goes while its run is being made (another call
+    of the session waits for that run), and a client's end of the session (the DELETE's
+    answer is sent before its run is stopped): each request's thread is gone before the
+    run is made, or stopped, and neither is left undone."""
+    app = app_with(owner, "s")
+    session = app._sessions["s"]
+    first: list[asyncio.Future[int]] = []
+
+    async def first_call(scope: Any, receive: Any, send: Any) -> None:
+        first.append(asyncio.ensure_future(app._run_of(session, owner, "a client")))
+        while session.run is None:  # noqa: ASYNC110  (the call has begun making the run)
+            await asyncio.sleep(0)
+        # ... and its client goes: the request ends here.
+
+    async def client_ends(scope: Any, receive: Any, send: Any) -> None:
+        app._began(session)
+        app._ended("s", session, "DELETE", 200)
+
+    async with asyncio.timeout(HANG_S):
+        await RequestThreads(first_call)({}, None, None)
+        run_id = await app._run_of(session, owner, "a client")  # the session's next call
+        assert await first[0] == run_id
+        await RequestThreads(client_ends)({}, None, None)
+    assert await ended(app, run_id) == (Run.Status.STOPPED, mcp.ENDED_BY_CLIENT)
+
+
+async def test_a_tool_call_is_served_after_the_request_that_brought_it_ended(
+    owner: Any,
+) -> None:
+    """The SDK goes on with a tool call whose request has ended (its client gone): the
+    call's sync work is still served, on a thread that is not the request's."""
+    app = app_with(owner, "s")
+    app._sessions["s"].ended = mcp.ENDED_BY_CLIENT  # answered after the token's lookup
+    _, secret = await database_sync_to_async(token_services.api_token_create)(
+        owner=owner, name="client"
+    )
+    headers = [(b"authorization", f"Bearer {secret}".encode()), (b"mcp-session-id", b"s")]
+    ctx = SimpleNamespace(request=SimpleNamespace(scope={"headers": headers}), session=None)
+    calls: list[asyncio.Future[Any]] = []
+
+    async def brought(scope: Any, receive: Any, send: Any) -> None:
+        calls.append(asyncio.ensure_future(app._call(ctx, "snapshot", {})))  # ... and ends
+
+    async with asyncio.timeout(HANG_S):
+        await RequestThreads(brought)({}, None, None)
+        answer = await calls[0]
+    assert not answer.ok and answer.text.startswith("error session_ended"), answer
 
 
 async def test_a_stream_opened_again_in_time_keeps_the_session(owner: Any) -> None:
