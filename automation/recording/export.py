@@ -44,6 +44,7 @@ the export with :class:`~automation.errors.ScenarioInvalid` naming the step.
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Collection, Mapping
 from types import ModuleType
 from typing import Any
@@ -74,6 +75,7 @@ from automation.recording.exportliterals import arg as _arg
 from automation.recording.exportliterals import ident as _ident
 from automation.recording.exportliterals import identifier as _identifier
 from automation.recording.exportliterals import needed as _needed
+from automation.recording.exportliterals import number_pattern as _number_pattern
 from automation.recording.exportliterals import param as _param
 from automation.recording.exportliterals import placeholders as _placeholders
 from automation.recording.exportliterals import plain as _plain
@@ -547,6 +549,10 @@ def _locator(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> st
         if identity.row and (identity.name_count != 1 or not identity.name):
             row = _row_pattern(identity.row, params)
             rows = f"{scope}.locator({_ROWS!r}).filter(has_text=re.compile({row}))"
+            # As replay tells rows apart: the numbers that told its row from the one most
+            # like it are there, whole (past the row's first words it keeps).
+            for number in (w for w in identity.row_words if re.fullmatch(r"[0-9]+", w)):
+                rows += f".filter(has_text=re.compile({_number_pattern(number)}))"
             return f"{rows}.{by_role}"
         if identity.name and identity.name_count <= 1:
             return f"{scope}.{by_role}"

@@ -104,10 +104,23 @@ def row_pattern(row: str, params: dict[str, dict[str, Any]]) -> str:
         pieces.append(("param", f"re.escape({param(match.group(1), params)})"))
         last = match.end()
     pieces = (pieces + [("word", re.escape(w)) for w in row[last:].split()])[:8]
+    # A row that begins with a number begins with all of it: invoice 100's row is not
+    # invoice 1100's (a letter may touch it: cells' texts do).
+    if pieces and pieces[0][0] == "word" and pieces[0][1][:1].isdigit():
+        pieces[0] = ("word", NOT_AFTER_A_DIGIT + pieces[0][1])
     if all(kind == "word" for kind, _ in pieces):
         return text(r"\s*".join(p for _, p in pieces), "row")
     source = [p if kind == "param" else text(p, "row") for kind, p in pieces]
     return (" + " + text(r"\s*", "row") + " + ").join(source)
+
+
+NOT_AFTER_A_DIGIT = r"(?<![0-9])"
+
+
+def number_pattern(number: str) -> str:
+    """A regular expression (as Python source) for a number standing whole in a row's
+    text: 1002 in "Order 1002", not in "Order 10021" nor "Order 11002"."""
+    return text(rf"{NOT_AFTER_A_DIGIT}{re.escape(number)}(?![0-9])", "row")
 
 
 def ident(shown: Any, params: dict[str, dict[str, Any]], what: str) -> str:

@@ -535,3 +535,50 @@ async def test_the_export_waits_for_a_slow_save_as_replay_does(
         assert code == 0 and "1 passed" in out and _SlowSave.saves == 1, out
     else:
         assert code == 1 and "the server refused POST" in out and "409" in out, out
+
+
+class _Invoices(QuietHandler):
+    """Invoices (``?i=100,2200``), each row's "Mark paid" posting its number; ``paid``
+    keeps which were."""
+
+    paid: list[str] = []
+
+    def do_GET(self) -> None:
+        numbers = parse_qs(urlsplit(self.path).query)["i"][0].split(",")
+        rows = "".join(
+            f"<tr><td>{n}</td><td>ACME</td><td>250.00</td><td><button "
+            f"onclick=\"fetch('/pay?n={n}', {{method: 'POST'}}).then(() => "
+            f"this.textContent = 'Paid')\">Mark paid</button></td></tr>"
+            for n in numbers
+        )
+        self.send(200, f"<!doctype html><title>Invoices</title><table>{rows}</table>".encode())
+
+    def do_POST(self) -> None:
+        self.paid.append(parse_qs(urlsplit(self.path).query)["n"][0])
+        self.send(200, b"{}", Content_Type="application/json")
+
+
+async def test_the_export_tells_a_row_by_its_whole_number_as_replay_does(
+    tab: Tab, tmp_path: Path
+) -> None:
+    """Invoice 100's "Mark paid", recorded beside invoice 2200; another day the list holds
+    1100 and 2200.  Replay refuses (1100's row lacks the number that told 100's apart);
+    the export found the row by a pattern "100 ACME 250.00" that 1100's row holds, paid
+    invoice 1100 and passed.  Where 100 is, both pay it."""
+    _Invoices.paid = []
+    with loopback_app(_Invoices) as app:
+        await tab.page.goto(f"{app}/invoices?i=100,2200")
+        button = await tab.page.query_selector("tr:nth-child(1) button")
+        pay = await capture(button, budget=Budget(10_000))
+        for numbers, pays in (("1100,2200", []), ("2200,100", ["100"])):
+            steps = (ScenarioStep("navigate", {"url": f"{app}/invoices?i={numbers}"}),
+                     ScenarioStep("click", {}, pay),
+                     ScenarioStep("expect", {"kind": "text_visible", "text": "Paid"}))  # fmt: skip
+            scenario = Scenario("Pay 100", steps, base_url=app)
+            config = ReplayConfig(locate_wait_ms=1_000, person_wait_ms=0)
+            result = await Replay(tab, scenario, config=config).run()
+            assert result.ok is bool(pays) and _Invoices.paid == pays, result.to_dict()
+            _Invoices.paid = []
+            code, out = await run_exported(to_pytest(scenario), tmp_path, app, timeout_ms=4_000)
+            assert (code == 0) is bool(pays) and _Invoices.paid == pays, out
+            _Invoices.paid = []
