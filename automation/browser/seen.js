@@ -41,6 +41,16 @@
     return !e.disabled && !e.readOnly;
   }
 
+  // Whether a list shows the choice the page came with: its options chosen in the HTML,
+  // else (one choice, shown as a drop-down) its first that can be chosen.
+  function sentChoice(n) {
+    const options = Array.from(n.options);
+    if (n.multiple) return options.every((o) => o.selected === o.defaultSelected);
+    let index = options.map((o) => o.defaultSelected).lastIndexOf(true);
+    if (index < 0 && n.size <= 1) index = options.findIndex((o) => !o.disabled);
+    return n.selectedIndex === index;
+  }
+
   // Text of n as drawn: through shadow roots (a host shows its shadow tree, slots show
   // what is assigned to them), without what is not drawn.  A field shows its value.
   function seen(root, max, fields, messages = true) {
@@ -72,7 +82,11 @@
           return;
         }
         if (n.tagName === "SELECT") {
-          parts.push(Array.from(n.selectedOptions, (o) => o.label).join(" "));
+          // As a field's value: a row's list shows the choice the app sent (a choice made
+          // since, its save refused, is no status of the row's), and a list one can change
+          // is no text of the page's.
+          const kept = !typable(n) || (fields && sentChoice(n));
+          if (kept) parts.push(Array.from(n.selectedOptions, (o) => o.label).join(" "));
           return;
         }
         if (n.shadowRoot) {

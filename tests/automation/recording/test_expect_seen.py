@@ -103,6 +103,37 @@ async def test_an_error_box_is_read_past_its_markup_s_blank_lines(
     assert not held and "could not be saved" in said, said
 
 
+def orders(shipped: str = "") -> str:
+    """Orders whose Status is a list in each row; ``shipped``'s row sent with "Shipped"
+    chosen, the others with no option marked (the first shows)."""
+    rows = "".join(
+        f"<tr><td>{who}</td><td><select aria-label=Status><option>Pending</option>"
+        f"<option{' selected' if who == shipped else ''}>Shipped</option></select></td></tr>"
+        for who in ("Ann", "Bob")
+    )
+    return f"<main><table>{rows}</table></main>"
+
+
+async def test_a_list_shows_the_choice_the_app_sent_not_one_made_since(
+    tab: Tab, fixture_url: str
+) -> None:
+    """Ann's Status chosen "Shipped" by the replay, its save refused, the row not redrawn:
+    a check that Ann's row shows "Shipped" held on the replay's own choice.  A row's list
+    reads as the app sent it (its first option when none is marked), and a list one can
+    change is no text of the page."""
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    await tab.page.set_content(orders())
+    assert await expect.count_rows(tab, "Ann Pending", room()) == 1
+    await tab.page.get_by_role("row", name="Ann").get_by_label("Status").select_option("Shipped")
+    assert await expect.count_rows(tab, "Ann Shipped", room()) == 0
+    assert await expect.count_rows(tab, "Ann Pending", room()) == 0  # (nor what it showed)
+    shown = {"kind": "text_visible", "text": "Shipped"}
+    assert not (await expect._once(tab, shown, None, room()))[0]
+    await tab.page.set_content(orders(shipped="Ann"))  # saved: the app sends it chosen
+    assert await expect.count_rows(tab, "Ann Shipped", room()) == 1
+    assert await expect.count_rows(tab, "Bob Pending", room()) == 1
+
+
 HIDDEN_FRAMES = [
     '<div style="display: none"><iframe srcdoc="{doc}"></iframe></div>',
     '<div style="visibility: hidden"><iframe srcdoc="{doc}"></iframe></div>',
