@@ -81,6 +81,10 @@
           if (told) parts.push(n.value || "");
           return;
         }
+        // An editor's text (an element one types into) is a field's value: what the
+        // replay typed there is no text of the page's (a row's keeps it: its cells may be
+        // edited in place, and read as the app wrote them).
+        if (!fields && n.isContentEditable && !(n.parentElement || {}).isContentEditable) return;
         if (n.tagName === "SELECT") {
           // As a field's value: a row's list shows the choice the app sent (a choice made
           // since, its save refused, is no status of the row's), and a list one can change

@@ -134,6 +134,23 @@ async def test_a_list_shows_the_choice_the_app_sent_not_one_made_since(
     assert await expect.count_rows(tab, "Bob Pending", room()) == 1
 
 
+async def test_what_is_typed_into_an_editor_is_no_text_of_the_page(
+    tab: Tab, fixture_url: str
+) -> None:
+    """A note typed into an editor (contenteditable) and its save refused: a check that
+    the page shows the note held on the replay's own typing.  An editor's text is a
+    field's value, as an input's is; the notes the app lists are the page's."""
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    await tab.page.set_content(
+        "<main><div contenteditable=true aria-label=Notes><p>Draft</p></div>"
+        "<ul><li>Checked by legal</li></ul></main>"
+    )
+    await tab.page.get_by_label("Notes").fill("Approved by finance")
+    for text, held in (("Approved by finance", False), ("Checked by legal", True)):
+        shown = {"kind": "text_visible", "text": text}
+        assert (await expect._once(tab, shown, None, room()))[0] is held, text
+
+
 HIDDEN_FRAMES = [
     '<div style="display: none"><iframe srcdoc="{doc}"></iframe></div>',
     '<div style="visibility: hidden"><iframe srcdoc="{doc}"></iframe></div>',
