@@ -71,6 +71,7 @@ __all__ = [
     "fold",
     "page_text",
     "shows",
+    "ticked_now",
     "validate",
 ]
 
@@ -233,6 +234,22 @@ def _unread(unread: list[Frame]) -> str:
 
 def _where_read(seen: str, unread: list[Frame]) -> str:
     return f"{seen} where the page could be read ({silent_note(unread[0])})" if unread else seen
+
+
+async def ticked_now(tab: Tab, identity: ElementIdentity, budget: Budget) -> bool | None:
+    """Whether the element of ``identity`` is ticked now, read once; None when it is not
+    there (a list that hides a done item) or can't be ticked (a filter link found for the
+    recorded radio button): then it says nothing."""
+    located = await locate(tab.page, identity, budget=budget)
+    if not located.ok or located.element is None:
+        return None
+    try:
+        state = await budget.run(located.element.evaluate(TOGGLE_STATE_JS))
+    except PlaywrightError:
+        return None
+    finally:
+        await _dispose(located.element)
+    return state if isinstance(state, bool) else None
 
 
 async def _once(

@@ -172,17 +172,26 @@ def to_pytest(
 
 def _end(scenario: Scenario, params: _Params) -> list[str]:
     """The end of the test, as replay's verdict: what the last steps left for later done
-    (``served``), the checks after them of a state the app keeps read again, unless the
-    app went on to another page meanwhile (a save it took back fails them)."""
+    (``served``), the checks after them of a state the app keeps, and the box the last
+    step ticked, read again, unless the app went on to another page meanwhile (a save it
+    took back fails them)."""
     steps = scenario.steps
     last = max((i for i, s in enumerate(steps) if not s.is_check), default=-1)
     kept = expect.KEPT_KINDS
     again = [(i, steps[i]) for i in range(last + 1, len(steps))
              if steps[i].action == "expect" and steps[i].args.get("kind") in kept]  # fmt: skip
-    if not again:
+    state = steps[last].kept_state() if last >= 0 else None  # the box it ticked
+    if not again and state is None:
         return ["    served(page)"]
     lines = ["    documents = len(DOCUMENT)", "    served(page)",
              "    if len(DOCUMENT) == documents:  # the page the checks read: again"]  # fmt: skip
+    if state is not None:
+        assert state.identity is not None
+        ticked = state.args["kind"] == "checked"
+        lines += [
+            "        " + _comment(last, steps[last]).replace(":", ", its box read again:", 1),
+            f"        kept_tick({_locator(state.identity, params)}, {ticked})",
+        ]
     for index, step in again:
         lines += [
             "        " + _comment(index, step).replace(":", ", read again:", 1),

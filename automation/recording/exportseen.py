@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from playwright.sync_api import expect
 
 from automation.browser.address import address_holds
 from automation.browser.frames import FOCUS_ON_FRAME_JS, HOLDS_FOCUS_JS
@@ -309,6 +310,18 @@ def expect_seen(page: Page, element: Locator) -> None:
         return seen, "it is not seen (transparent, hidden, of no size, or off the page)"
 
     read_until(page, holds, "the element to be seen")
+
+
+def kept_tick(element: Locator, ticked: bool) -> None:
+    """As replay reads the box the last step ticked again, once the page is done: where
+    it still is, and can be ticked, it is as the step left it."""
+    if element.count() != 1:
+        return  # gone, or not one to tell
+    try:
+        element.is_checked(timeout=1_000)
+    except PlaywrightError:
+        return  # no box now (a filter link found for the recorded radio button)
+    expect(element).to_be_checked(checked=ticked)
 
 
 def expect_items(page: Page, element: Locator, items: list[str]) -> None:

@@ -62,6 +62,7 @@ from automation.errors import (
     BrowserClosed,
     BudgetExceeded,
     Cancelled,
+    CheckFailed,
     HttpStatus,
     NeedsPerson,
     TabwrightError,
@@ -302,6 +303,20 @@ class Replay:
             if held is not None
             else "when read again at the end"
         )
+        # The box the last step ticked (with no check of it after): the app may untick it
+        # when its save is refused, answered 200 with an error the status does not tell.
+        kept = steps[last].kept_state() if last >= 0 else None
+        target = self.values.target(kept) if kept is not None else None
+        if target is not None and not navigated:
+            ticked = kept.args["kind"] == "checked"
+            now = await expect.ticked_now(self.tab, target, budget.child(_CONFIRM_MS))
+            if now is not None and now != ticked:
+                said = f"the box is {'not ' if ticked else ''}ticked"
+                error = CheckFailed(said).to_dict()
+                outcomes[:] = [replace(o, status="failed", error=error) if o.index == last else o
+                               for o in outcomes]  # fmt: skip
+                return "failed", (f"step {last} ({steps[last].describe()}): held at first, "
+                                  f"then not {when}: {said}")  # fmt: skip
         for index in [] if navigated else trailing:
             step = steps[index]
             if step.args.get("kind") not in expect.KEPT_KINDS and not refused:

@@ -219,6 +219,15 @@ class ScenarioStep:
             return f"open {where} through {name}"
         return self.describe()
 
+    def kept_state(self) -> ScenarioStep | None:
+        """The check of the state this step leaves, which the app keeps (a box it ticks
+        is ticked): read again at the end, as the checks after it are, should the app take
+        it back once the save the step set off is answered.  None for other steps."""
+        if self.action != "check" or self.identity is None:
+            return None
+        kind = "unchecked" if self.args.get("checked", True) is False else "checked"
+        return ScenarioStep(EXPECT, {"kind": kind}, self.identity, url=self.url)
+
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"action": self.action, "args": dict(self.args)}
         if self.identity is not None:

@@ -20,12 +20,13 @@ from automation.recording.replay import Replay, ReplayConfig
 from automation.recording.scenario import Scenario, ScenarioStep
 from tests.bounds import room
 from tests.exported import run_exported
+from tests.net import QuietHandler, loopback_app
 
 pytestmark = pytest.mark.long  # one of the longest files: dealt out first
 
 
 def on(role: str, name: str, action: str, **args: object) -> ScenarioStep:
-    tag = {"textbox": "input", "switch": "input"}.get(role, role)
+    tag = {"textbox": "input", "switch": "input", "checkbox": "input"}.get(role, role)
     identity = {"role": role, "name": name, "tag": tag}
     return ScenarioStep.from_dict({"action": action, "args": args, "identity": identity})
 
@@ -212,4 +213,56 @@ async def test_the_export_reads_a_kept_state_again_once_the_page_is_done(
         assert code == 1 and "to_be_checked" in out, out
         assert "step 2, read again: expect switch" in out, out
     else:
+        assert code == 0, out
+
+
+@pytest.mark.parametrize(("query", "fails"), [("?save=offline", True), ("", False)])
+async def test_a_box_the_last_step_ticked_is_read_again_once_the_page_is_done(
+    tab: Tab, fixture_url: str, tmp_path: Path, query: str, fails: bool
+) -> None:
+    """The last step ticks the switch, and no check follows: its save fails without an
+    HTTP error (offline; an app's {"ok": false} alike) and the app unticks it a moment
+    later.  The tick was verified as it was done, and the replay (and its export) passed.
+    The box the last step ticked is read again once the page is done, as a check of it
+    would be."""
+    tick = on("switch", SWITCH, "check", checked=True)
+    recorded = scenario(fixture_url, query, tick)
+    result = await Replay(tab, recorded, config=SHORT).run()
+    code, out = await run_exported(  # the check meant to fail waits 5 s, as long as a step
+        to_pytest(recorded), tmp_path, recorded.base_url, timeout_ms=5_000 if fails else 30_000
+    )
+    if not fails:
+        assert result.ok and code == 0, (result.to_dict(), out)
+        return
+    assert result.status == "failed", result.to_dict()
+    assert result.reason.startswith("step 1 (tick switch 'Email me about new orders'): held "
+                                    "at first, then not"), result.reason  # fmt: skip
+    assert [s.status for s in result.steps] == ["passed", "failed"]
+    assert code == 1 and "step 1, its box read again: tick switch" in out, out
+
+
+class _DoneGoes(QuietHandler):
+    """A to-do list showing what is left: an item ticked done leaves it a moment later."""
+
+    def do_GET(self) -> None:
+        goes = "setTimeout(() => this.closest('li').remove(), 300)"
+        page = (f'<!doctype html><title>Active</title><h1>Active</h1><ul><li><label>'
+                f'<input type=checkbox onchange="{goes}"> Buy milk</label></li>'
+                "<li>Walk the dog</li></ul>")  # fmt: skip
+        self.send(200, page.encode())
+
+
+async def test_a_box_the_last_step_ticked_that_then_went_away_is_no_failure(
+    tab: Tab, tmp_path: Path
+) -> None:
+    """Ticked done under "Active", the item leaves the list: the box it ticked is not
+    there to read again, which says nothing against the step (nor in the export)."""
+    with loopback_app(_DoneGoes) as app:
+        tick = on("checkbox", "Buy milk", "check", checked=True)
+        steps = (ScenarioStep("navigate", {"url": f"{app}/active"}), tick)
+        recorded = Scenario("Done", steps, base_url=app)
+        result = await Replay(tab, recorded, config=SHORT).run()
+        assert result.ok, result.to_dict()
+        assert not await tab.page.get_by_text("Buy milk").count()  # (it went)
+        code, out = await run_exported(to_pytest(recorded), tmp_path, app)
         assert code == 0, out
