@@ -38,8 +38,9 @@
   // that is hidden or only there for screen readers (a checkbox's clipped "Toggle Todo
   // Buy milk" beside the visible "Buy milk").
   // A row of fields reads as the values the app wrote into them (their value attribute,
-  // a select's option chosen in the page as sent), never a value typed since: an order
-  // line "Part 25" is told from "Part 24" by them, and a row just added reads as empty.
+  // a select's option chosen in the page as sent, the value before typing where the app
+  // copies keys into the attribute), never a value typed since: an order line "Part 25"
+  // is told from "Part 24" by them, and a row just added reads as empty.
   // The row's text leaves out the element's own label ("Done" beside each box), unless
   // that label is all the row says (a box labelled by the item's title); and a row that is
   // all the element's own text (a role=checkbox div holding the title) is that text.
@@ -88,7 +89,9 @@
         return;
       }
       if (n.nodeType === 1) {
-        if (fields && FIELD_TAGS.has(n.tagName) && shown(n)) {
+        // (an editor typed into, as a field: the text the app wrote there before)
+        const editor = n.isContentEditable && typedBefore(n) !== undefined;
+        if (fields && (FIELD_TAGS.has(n.tagName) || editor) && shown(n)) {
           const value = writtenValue(n);
           if (value) {
             parts.push(" ", value, " ");
@@ -119,12 +122,22 @@
   const VALUELESS = new Set(["hidden", "password", "checkbox", "radio", "submit", "button",
     "reset", "image", "file"]);
 
-  // The value the page was sent with (not one typed since); never a password's.
+  // The value n had before it was typed into, where it still shows what was typed.
+  function typedBefore(n) {
+    const typed = window.__tabwrightTyped;
+    return typed ? typed.before(n) : undefined;
+  }
+
+  // The value the page was sent with (not one typed since, even where the app copied the
+  // keys typed into the value attribute: typed.js remembers the value before); never a
+  // password's.
   function writtenValue(n) {
     if (n.tagName === "SELECT") {
       const chosen = Array.from(n.options).filter((o) => o.defaultSelected);
       return norm(chosen.map((o) => o.textContent).join(" "));
     }
+    const before = typedBefore(n);
+    if (before !== undefined) return VALUELESS.has(lower(n.getAttribute("type"))) ? "" : norm(before);
     if (n.tagName === "TEXTAREA") return norm(n.defaultValue);
     return VALUELESS.has(lower(n.getAttribute("type"))) ? "" : norm(n.getAttribute("value") || "");
   }

@@ -3,7 +3,8 @@
 // what is not seen is not read, and hidden="until-found" shows its box, not what it holds.
 // A field's value is page text only where the field can't be typed into (read-only,
 // disabled): what a run typed into a field is there whether or not anything came of it.
-// A row counts its fields' values as the app wrote them (their value attribute).
+// A row counts its fields' values as the app wrote them (their value attribute), not what
+// was typed into them (typed.js, an init script, remembers it).
 //
 // Evaluated as (args) => ...:
 //   args.op "text": the document's visible text, spaces squeezed (at most max characters;
@@ -18,6 +19,7 @@
 //                   hold rows; rows of the app's data only: an item of a message (MESSAGES)
 //                   or of an error (ERROR) is no row ("Customer Zeta Corp was added");
 //   args.op "errors": the texts of the errors the page shows (see isError), at most 5;
+//   args.op "row": the text of args.element, a row, as op "rows" reads each row;
 //   args.op "frame": whether args.element, a frame's element, is seen (its ancestors too);
 //   args.op "element": whether args.element is seen (its ancestors too; not its frame).
 (args) => {
@@ -39,6 +41,19 @@
 
   function typable(e) {
     return !e.disabled && !e.readOnly;
+  }
+
+  // The value the app wrote in a field one types into: the one it had before typing
+  // where it still shows what was typed (typed.js: even where the app copied the keys
+  // into the value attribute), else its value attribute where the value is that, else
+  // none (null: a value the app set since, never written as the attribute, or typed
+  // into a page opened before the init script was there).
+  function written(e) {
+    const typed = window.__tabwrightTyped;
+    const before = typed ? typed.before(e) : undefined;
+    if (before !== undefined) return before;
+    if (e.isContentEditable) return null;
+    return e.value === e.defaultValue ? e.value : null;
   }
 
   // Whether a list shows the choice the page came with: its options chosen in the HTML,
@@ -74,17 +89,23 @@
         parts.push(" ");
         if (n.tagName === "INPUT" || n.tagName === "TEXTAREA") {
           const type = (n.getAttribute("type") || "").toLowerCase();
-          // A row's field shows the value the app put there (its value attribute, or
+          // A row's field shows the value the app put there (written, or the value of
           // a field one can't type into), not one typed into it since.
-          const kept = !typable(n) || (fields && n.value === n.defaultValue);
-          const told = type !== "password" && type !== "hidden" && kept;
-          if (told) parts.push(n.value || "");
+          const shown = !typable(n) ? n.value : fields ? written(n) : null;
+          if (type !== "password" && type !== "hidden" && shown) parts.push(shown);
           return;
         }
         // An editor's text (an element one types into) is a field's value: what the
         // replay typed there is no text of the page's (a row's keeps it: its cells may be
-        // edited in place, and read as the app wrote them).
-        if (!fields && n.isContentEditable && !(n.parentElement || {}).isContentEditable) return;
+        // edited in place, and read as the app wrote them, not as typed).
+        if (n.isContentEditable && !(n.parentElement || {}).isContentEditable) {
+          if (!fields) return;
+          const before = written(n);
+          if (before !== null) { // typed into: the text the app wrote there before
+            parts.push(before, " ");
+            return;
+          }
+        }
         if (n.tagName === "SELECT") {
           // As a field's value: a row's list shows the choice the app sent (a choice made
           // since, its save refused, is no status of the row's), and a list one can change
@@ -167,6 +188,7 @@
   if (args.op === "finds") {
     return new RegExp(args.pattern, "i").test(seen(document.documentElement, Infinity, false));
   }
+  if (args.op === "row") return seen(args.element, Infinity, true);
   if (args.op === "frame") return seenFrame(args.element);
   if (args.op === "element") return seenAlone(args.element);
   if (args.op === "errors") return errors();

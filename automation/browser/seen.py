@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SEEN_JS",
+    "TYPED_JS",
     "count_rows",
     "element_seen",
     "errors_shown",
@@ -55,6 +56,9 @@ __all__ = [
 ]
 
 SEEN_JS = f"(args) => ({joined('seen.js', ['visible.js'])})(args)"
+# The context's init script that remembers what was typed into each field (typed.js):
+# a row's field still showing it shows no value the app wrote.
+TYPED_JS = joined("typed.js", [])
 _FRAME_JS = f"(element) => ({SEEN_JS})({{ op: 'frame', element }})"
 _ELEMENT_JS = f"(element) => ({SEEN_JS})({{ op: 'element', element }})"
 # wait_for reads the page again after each of these pauses, then every last one.

@@ -57,6 +57,7 @@ from automation.browser.launch import (
     proxy_args,
 )
 from automation.browser.pwcall import brief
+from automation.browser.seen import TYPED_JS
 from automation.browser.settle import PENDING_JS
 from automation.browser.snapshot import SNAPSHOT_JS
 from automation.browser.tab import SELECTOR_ENGINE, RefState, Tab
@@ -375,6 +376,7 @@ class BrowserSession:
             )
             await budget.run(context.add_init_script(script=SNAPSHOT_JS))
             await budget.run(context.add_init_script(script=PENDING_JS))
+            await budget.run(context.add_init_script(script=TYPED_JS))
             console_limit = await budget.run(limit_console(context))
         except PlaywrightError as exc:
             raise BrowserError(f"could not open a tab: {brief(exc)}") from None

@@ -137,6 +137,7 @@ def to_pytest(
     # What a person sees of the page, by replay's rule (its script, as it is).
     lines.append(f"\n\n# Tabwright's rule of what a person sees (automation/browser/visible.js)\n"
                  f"SEEN_JS = {_text(seen.SEEN_JS, 'the rule')}\n"
+                 f"TYPED_JS = {_text(seen.TYPED_JS, 'the rule')}\n"
                  f"FOCUS_ON_FRAME_JS = {_text(frames.FOCUS_ON_FRAME_JS, 'the rule')}\n"
                  f"HOLDS_FOCUS_JS = {_text(frames.HOLDS_FOCUS_JS, 'the rule')}\n"
                  f"{_copied(address)}{_copied(exportseen)}")  # fmt: skip
@@ -556,13 +557,13 @@ def _locator(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> st
             else f"get_by_role({_text(role, 'role')})"
         )
         if identity.row and (identity.name_count != 1 or not identity.name):
-            row = _row_pattern(identity.row, params)
-            rows = f"{scope}.locator({_ROWS!r}).filter(has_text=re.compile({row}))"
-            # As replay tells rows apart: the numbers that told its row from the one most
-            # like it are there, whole (past the row's first words it keeps).
-            for number in (w for w in identity.row_words if re.fullmatch(r"[0-9]+", w)):
-                rows += f".filter(has_text=re.compile({_number_pattern(number)}))"
-            return f"{rows}.{by_role}"
+            # Its row's first words (its fields' values as the app wrote them), and as
+            # replay tells rows apart: the numbers that told its row from the one most
+            # like it, whole (past the row's first words it keeps).
+            patterns = [_row_pattern(identity.row, params)] + [
+                _number_pattern(w) for w in identity.row_words if re.fullmatch(r"[0-9]+", w)
+            ]
+            return f"rows_showing({scope}, {', '.join(patterns)}).{by_role}"
         if identity.name and identity.name_count <= 1:
             return f"{scope}.{by_role}"
         if identity.name and identity.row_peers and not identity.row:
@@ -588,7 +589,6 @@ def _locator(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> st
     raise ScenarioInvalid("its element has nothing a Playwright locator can find it by")
 
 
-_ROWS = "tr, li, [role=row], [role=listitem], article"
 _LOAD_STATES = frozenset({"load", "domcontentloaded", "networkidle"})
 
 

@@ -21,6 +21,7 @@ SCENARIO below is the scenario's name, RECORDED_BASE where it was recorded.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import time
@@ -29,7 +30,7 @@ from urllib.parse import quote, quote_plus, unquote, unquote_plus, urlsplit
 
 import pytest
 from playwright.sync_api import Error as PlaywrightError
-from playwright.sync_api import Frame, Locator, Page, expect, sync_playwright
+from playwright.sync_api import Frame, FrameLocator, Locator, Page, expect, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 SCENARIO = {name}
@@ -221,6 +222,7 @@ def listen(page: Page) -> None:
 def page() -> Iterator[Page]:
     executable = os.environ.get("TABWRIGHT_CHROMIUM_PATH") or os.environ.get("CHROMIUM") or None
     with sync_playwright() as playwright:
+        playwright.selectors.register("tabwright-row", ROW_ENGINE_JS)  # rows_showing's
         # Each site's frames in a process of their own, as replay runs them (the headless
         # shell does so only when told): a widget of another site whose script hangs
         # holds its own frame, not the page around it.
@@ -228,6 +230,7 @@ def page() -> Iterator[Page]:
         browser = playwright.chromium.launch(executable_path=executable, args=isolated)
         page = browser.new_page()
         page.add_init_script(SHORT_TIMERS_JS)
+        page.add_init_script(TYPED_JS)  # what is typed, told from what the app wrote
         timeout_ms = float(os.environ.get("TIMEOUT_MS", "15000"))
         page.set_default_timeout(timeout_ms)
         expect.set_options(timeout=timeout_ms)  # a check waits as long as a step

@@ -21,6 +21,7 @@ told, naming the frame, as replay fails it.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import time
@@ -37,7 +38,7 @@ from automation.browser.seen import SEEN_JS
 from automation.browser.textmatch import words
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Frame, Locator, Page
+    from playwright.sync_api import Frame, FrameLocator, Locator, Page
 
 __all__ = [
     "FRAME_ANSWER_MS",
@@ -52,6 +53,7 @@ __all__ = [
     "expect_url",
     "press_key",
     "read_until",
+    "rows_showing",
     "seen_frames",
     "shows_text",
     "unanswering",
@@ -60,6 +62,30 @@ __all__ = [
 # -- written into an exported pytest file as it is
 SEEN_FRAME_JS = f"(element) => ({SEEN_JS})({{ op: 'frame', element }})"
 SEEN_ELEMENT_JS = f"(element) => ({SEEN_JS})({{ op: 'element', element }})"
+# Rows (table rows, list items) whose text, as a row check reads it (their fields with the
+# values the app wrote into them), each pattern of a JSON list finds: a step's element is
+# looked for in its row as replay tells the row (Playwright's has_text reads no field).
+ROWS = "tr, li, [role=row], [role=listitem], article"
+ROW_ENGINE_JS = f"""{{
+  queryAll(root, body) {{
+    const patterns = JSON.parse(body).map((p) => new RegExp(p));
+    const text = (row) => ({SEEN_JS})({{ op: "row", element: row }});
+    const rows = [];
+    const walk = (at) => {{
+      for (const e of at.querySelectorAll("*")) {{
+        if (e.matches({ROWS!r})) rows.push(e);
+        if (e.shadowRoot) walk(e.shadowRoot);
+      }}
+    }};
+    walk(root);
+    return rows.filter((row) => patterns.every((p) => p.test(text(row))));
+  }},
+}}"""
+
+
+def rows_showing(scope: Page | Frame | FrameLocator, *patterns: str) -> Locator:
+    """The rows in ``scope`` whose text (fields as the app wrote them) each pattern finds."""
+    return scope.locator("tabwright-row=" + json.dumps(list(patterns)))
 
 
 # A child frame's answer after its page's, as Tabwright's replay bounds it (300 ms for one

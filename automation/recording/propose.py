@@ -73,6 +73,8 @@ _WRITTEN_JS = """(e) => {
     const chosen = Array.from(e.selectedOptions);
     return chosen.length > 0 && chosen.every((o) => o.defaultSelected);
   }
+  // (what was typed, still shown, is no value the app wrote: typed.js)
+  if (window.__tabwrightTyped && window.__tabwrightTyped.shows(e)) return false;
   if (e.isContentEditable) return true;
   return typeof e.value === "string" && e.value === e.defaultValue;
 }"""

@@ -361,7 +361,7 @@ async def test_the_exported_pytest_file_runs_the_scenario_with_role_first_locato
 ) -> None:
     code = to_pytest(scenario)
     assert "get_by_role('button', name='Sign in', exact=True).click()" in code
-    assert "filter(has_text=re.compile('\\\\#1002\\\\s*Grace\\\\s*Hopper'))" in code  # its row
+    assert "rows_showing(page, '\\\\#1002\\\\s*Grace\\\\s*Hopper'" in code  # its row
     assert PASSWORD not in code and "os.environ['TABWRIGHT_SECRET_PASSWORD']" in code
     status, out = await run_exported(
         code, tmp_path, f"{fixture_url}/replay/v1", {**ENV, "EMAIL": "grace@example.org"}

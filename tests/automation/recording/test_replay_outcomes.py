@@ -151,7 +151,7 @@ async def test_the_pytest_export_asserts_the_checks(recorded: Scenario) -> None:
     # A text's checks read the page by replay's rule of what a person sees.
     assert "expect_rows(page, 'Buy milk', 1)" in text
     assert "expect_text(page, '1 item left')" in text
-    assert "filter(has_text=re.compile('Buy\\\\s*milk')).get_by_role('checkbox', " in text
+    assert "rows_showing(page, 'Buy\\\\s*milk').get_by_role('checkbox', " in text
     # The last check, then the helper that fails a write the server refused, then the
     # checks of a state the app keeps read again, on the page they read.
     end = text[text.index(".to_be_checked()\n    documents = len(DOCUMENT)\n    served(page)") :]
@@ -582,3 +582,66 @@ async def test_the_export_tells_a_row_by_its_whole_number_as_replay_does(
             code, out = await run_exported(to_pytest(scenario), tmp_path, app, timeout_ms=4_000)
             assert (code == 0) is bool(pays) and _Invoices.paid == pays, out
             _Invoices.paid = []
+
+
+class _StatusGrid(QuietHandler):
+    """Orders whose Status is typed into a field in each row, as an app drawn by React
+    keeps it: each key copied into the field's value attribute.  A row's Save posts it;
+    the app answers ``{"ok": true}`` and shows the status as text, or ``{"ok": false}``
+    when ``refuse`` is set, and the app, like many, says nothing."""
+
+    refuse = False
+    saved: list[str] = []
+
+    def do_GET(self) -> None:
+        rows = "".join(
+            f"<tr><td>{who}</td><td><input aria-label=Status value=Pending "
+            f'oninput="this.defaultValue = this.value"></td><td><button onclick="save(this)">'
+            f"Save</button></td></tr>"
+            for who in ("Ann", "Bob")
+        )
+        page = f"""<!doctype html><title>Orders</title><table>{rows}</table><script>
+        async function save(button) {{
+          const row = button.closest("tr"), field = row.querySelector("input");
+          const answer = await fetch("/save", {{method: "POST", body: field.value}});
+          if ((await answer.json()).ok) field.replaceWith(field.value);
+        }}
+        </script>"""
+        self.send(200, page.encode())
+
+    def do_POST(self) -> None:
+        status = self.rfile.read(int(self.headers["Content-Length"])).decode()
+        if not self.refuse:
+            self.saved.append(status)
+        body = b'{"ok": false}' if self.refuse else b'{"ok": true}'
+        self.send(200, body, Content_Type="application/json")
+
+
+@pytest.mark.parametrize("refuse", [True, False])
+async def test_a_row_shows_no_status_typed_into_its_field_the_app_copied_as_typed(
+    tab: Tab, tmp_path: Path, refuse: bool
+) -> None:
+    """Ann's Status typed "Shipped", its save answered ``{"ok": false}``, nothing drawn:
+    a check that Ann's row shows "Shipped" held, the replay and its export passed.  A
+    row's field counted with the value the app wrote, judged by the value attribute, and
+    React copies each key typed into it.  What was typed, still shown, is no value the
+    app wrote, wherever the attribute stands; the status the app shows once saved is."""
+    _StatusGrid.refuse, _StatusGrid.saved = refuse, []
+    with loopback_app(_StatusGrid) as app:
+        await tab.page.goto(f"{app}/orders")
+        budget = Budget(10_000)
+        field = await capture(await tab.page.query_selector("tr input"), budget=budget)
+        save = await capture(await tab.page.query_selector("tr button"), budget=budget)
+        shipped = {"kind": "rows", "text": "Ann Shipped", "count": 1}
+        steps = (ScenarioStep("navigate", {"url": f"{app}/orders"}),
+                 ScenarioStep("fill", {"value": "Shipped"}, field),
+                 ScenarioStep("click", {}, save),
+                 ScenarioStep("expect", shipped))  # fmt: skip
+        scenario = Scenario("Ship Ann's order", steps, base_url=app)
+        result = await Replay(tab, scenario, config=ReplayConfig(check_timeout_ms=1_000)).run()
+        assert result.ok is not refuse, result.to_dict()
+        if refuse:
+            assert result.reason.startswith("step 3 (expect"), result.reason
+        code, out = await run_exported(to_pytest(scenario), tmp_path, app, timeout_ms=4_000)
+        assert (code == 0) is not refuse, out
+        assert _StatusGrid.saved == ([] if refuse else ["Shipped", "Shipped"])

@@ -391,12 +391,11 @@ def test_the_export_reads_each_parameter_from_a_variable_of_its_own() -> None:
 def test_the_export_finds_an_element_by_each_identity_it_was_known_by() -> None:
     made = Scenario.from_dict(todo_steps()).with_param(1, "item")
     code = to_pytest(made)
-    rows = "page.locator('tr, li, [role=row], [role=listitem], article')"
     item = "os.environ.get('TABWRIGHT_PARAM_item', 'Buy milk')"
     assert (
         f"    # step 2: tick checkbox 'Toggle ${{item}}'\n"
         f"    page.get_by_role('checkbox', name='Toggle ' + {item}, exact=True)"
-        f".or_({rows}.filter(has_text=re.compile(re.escape({item}))).get_by_role('checkbox'))"
+        f".or_(rows_showing(page, re.escape({item})).get_by_role('checkbox'))"
         ".set_checked(True)\n"
     ) in code
     assert "# step 4: expect 1 row(s) show '${item}'" in code
