@@ -83,6 +83,7 @@ _OPTIONS_JS = """(el) => el.tagName === "SELECT" ?
 _SELECTED_JS = """(el) => el.tagName === "SELECT" ?
   Array.from(el.selectedOptions, (o) => o.value) : null"""
 _VALUE_JS = "(el) => el.isContentEditable ? el.innerText : (el.value ?? null)"
+_MAX_LENGTH_JS = "(el) => (typeof el.maxLength === 'number' ? el.maxLength : -1)"
 _CARET_TO_END_JS = """(el) => {
   if (typeof el.setSelectionRange === "function" && typeof el.value === "string") {
     try { el.setSelectionRange(el.value.length, el.value.length); } catch (err) {}
@@ -582,6 +583,15 @@ async def _typed_value(
         )
     if shown == text if whole else text in shown:
         return ""
+    if whole and len(shown) < len(text):
+        # A field that holds fewer characters (maxlength) cut the value: the app would keep
+        # another one than asked for (a customer's name cut short).
+        limit, _ = await subject.read(_MAX_LENGTH_JS, budget)
+        if isinstance(limit, int) and 0 <= limit < len(text):
+            raise ActionFailed(
+                f"{what}: the field holds at most {limit} characters, fewer than the value's",
+                hint="give a value that fits, or look at what the field asks for",
+            )
     # A mask or a formatter keeps the letters and digits; a line break a one-line field
     # can't hold (it shows a space) is a change of the text all the same: said.
     breaks_kept = not _BREAKS.intersection(text) or _BREAKS.intersection(shown)

@@ -448,12 +448,14 @@ def _act(step: ScenarioStep, el: str, params: dict[str, dict[str, Any]]) -> list
         if step.action == "press" and "key" not in args:
             raise ScenarioInvalid("press needs its key")
         return [calls[step.action]()]
-    if step.action == "fill":
-        out = [f"{el}.fill({value('value')})"]
+    if step.action == "fill":  # (the whole value taken, as replay judges typing)
+        out = [f"{el}.fill({value('value')})", f"fits({el}, {value('value')})"]
         return out + ([f"{el}.press('Enter')"] if args.get("submit") else [])
     if step.action == "type":  # key by key into the field emptied first, as replay types
-        first = f"{el}.fill('')" if args.get("clear", True) else f"{el}.press('Control+End')"
+        clear = args.get("clear", True)
+        first = f"{el}.fill('')" if clear else f"{el}.press('Control+End')"
         out = [first, f"{el}.press_sequentially({value('text')})"]
+        out += [f"fits({el}, {value('text')})"] if clear else []
         return out + ([f"{el}.press('Enter')"] if args.get("submit") else [])
     if step.action == "select_option":
         labels = _arg(args, "values")

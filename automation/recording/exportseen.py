@@ -51,6 +51,7 @@ __all__ = [
     "expect_seen",
     "expect_text",
     "expect_url",
+    "fits",
     "press_key",
     "read_until",
     "rows_showing",
@@ -150,6 +151,21 @@ def press_key(page: Page, key: str) -> None:
                                  f"{silent_note(inner)}")  # fmt: skip
         frame = inner
     page.keyboard.press(key)
+
+
+MAX_LENGTH_JS = "(el) => (typeof el.maxLength === 'number' ? el.maxLength : -1)"
+
+
+def fits(element: Locator, value: str) -> None:
+    """The field typed into took the whole value, as replay judges typing: one that holds
+    fewer characters (maxlength) cut it, and the app would keep another value."""
+    try:
+        limit = element.evaluate(MAX_LENGTH_JS, timeout=1_000)
+        cut = 0 <= limit < len(value) and len(element.input_value(timeout=1_000)) < len(value)
+    except PlaywrightError:
+        return  # gone since (a page it sent away): nothing to judge it by, as in replay
+    if cut:
+        raise AssertionError(f"the field holds at most {limit} characters, fewer than the value's")
 
 
 def _holds_focus(frame: Frame) -> bool:

@@ -73,6 +73,22 @@ async def test_typing_says_what_a_field_shows_when_it_is_not_what_was_typed(
     assert await tab.page.input_value("#code") == "AB12"
 
 
+async def test_a_value_longer_than_its_field_holds_fails_the_fill(
+    tab: Tab, fixture_url: str
+) -> None:
+    """A customer's name longer than its field's maxlength: the browser cut it and the fill
+    passed, saying what the field showed; the app would keep a name cut short.  It fails,
+    saying how much the field holds; a value that fits passes."""
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    await tab.page.set_content('<label>Name <input id="name" maxlength="8"></label>')
+    snap = await tab.snapshot()
+    for typing in (tab.fill, tab.type):
+        with pytest.raises(ActionFailed, match="holds at most 8 characters"):
+            await typing(ref_of(snap, "textbox", "Name"), "Ada Lovelace")
+        assert await typing(ref_of(snap, "textbox", "Name"), "Ada King")
+        assert await tab.page.input_value("#name") == "Ada King"
+
+
 async def test_duplicate_names_click_the_right_row(tab: Tab, fixture_url: str) -> None:
     await tab.navigate(f"{fixture_url}/demo/list.html")
     snap = await tab.snapshot()

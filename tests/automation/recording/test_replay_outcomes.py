@@ -645,3 +645,52 @@ async def test_a_row_shows_no_status_typed_into_its_field_the_app_copied_as_type
         code, out = await run_exported(to_pytest(scenario), tmp_path, app, timeout_ms=4_000)
         assert (code == 0) is not refuse, out
         assert _StatusGrid.saved == ([] if refuse else ["Shipped", "Shipped"])
+
+
+class _Customers(QuietHandler):
+    """A customer form whose Name holds at most 12 characters; ``added`` keeps the names
+    its Add posted."""
+
+    added: list[str] = []
+
+    def do_GET(self) -> None:
+        page = """<!doctype html><title>Customers</title><form method=post action=/add>
+        <label>Name <input name=name maxlength=12></label><button>Add</button></form>"""
+        self.send(200, page.encode() if self.path == "/new" else b"<p>Added</p>")
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"])).decode()
+        self.added.append(parse_qs(body)["name"][0])
+        self.send(303, Location="/done")
+
+
+async def test_a_parameter_longer_than_its_field_holds_fails_its_row(
+    tab: Tab, tmp_path: Path
+) -> None:
+    """A batch row's name longer than the field holds: the browser cut it, the replay
+    and its export passed and the app added "Ada Lovelac".  The fill fails saying how much
+    the field holds, nothing is added; a name that fits is added whole."""
+    with loopback_app(_Customers) as app:
+        await tab.page.goto(f"{app}/new")
+        budget = Budget(10_000)
+        name = await capture(await tab.page.query_selector("input"), budget=budget)
+        add = await capture(await tab.page.query_selector("button"), budget=budget)
+        steps = (ScenarioStep("navigate", {"url": f"{app}/new"}),
+                 ScenarioStep("fill", {"value": "${name}"}, name),
+                 ScenarioStep("click", {}, add),
+                 ScenarioStep("expect", {"kind": "text_visible", "text": "Added"}))  # fmt: skip
+        scenario = Scenario("Add a customer", steps, base_url=app,
+                            params={"name": {"default": "Ada"}})  # fmt: skip
+        for given in ("Ada Lovelace King", "Ada Lovelace"):
+            _Customers.added = []
+            result = await Replay(tab, scenario, params={"name": given}).run()
+            fits = len(given) <= 12
+            assert result.ok is fits, result.to_dict()
+            if not fits:
+                assert result.reason.startswith("step 1 (fill"), result.reason
+                assert "holds at most 12 characters" in result.reason, result.reason
+            env = {"TABWRIGHT_PARAM_name": given}
+            code, out = await run_exported(to_pytest(scenario), tmp_path, app, env)
+            assert (code == 0) is fits, out
+            assert "holds at most 12 characters" in out or fits, out
+            assert _Customers.added == ([given, given] if fits else []), _Customers.added
