@@ -245,6 +245,9 @@ class Run(models.Model):
     batch_row = models.ForeignKey(
         "BatchRow", null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
     )
+    # Nobody watches it (a schedule's firing, a batch's row): a replay that needs a person
+    # waits BATCH_PERSON_WAIT_S for one, then fails, its worker's slot free again.
+    unattended = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["-created_at"]

@@ -271,7 +271,7 @@ def _start(schedule: Schedule, firing: ScheduleFiring) -> None:
             firing.run = scenario_services.replay_run_create(
                 owner=schedule.owner, scenario=schedule.scenario, base_url=base_url,
                 params=params, signin_profile_id=schedule.signin_profile_id,
-                llm_profile_id=schedule.llm_profile_id,
+                llm_profile_id=schedule.llm_profile_id, unattended=True,
             )  # fmt: skip
     except ActionInvalid as exc:
         firing.outcome, firing.error = "failed", f"could not start: {exc.message}"

@@ -244,9 +244,10 @@ async def live_session(
 
 
 def _person_wait_ms(run: Run) -> int | None:
-    """How long a replay waits for a person: a batch's row (nobody watches it, and its
-    batch must end) for BATCH_PERSON_WAIT_S; any other until someone comes."""
-    if run.batch_row_id is None:
+    """How long a replay waits for a person: one nobody watches (a schedule's firing, a
+    batch's row, whose batch must end) for BATCH_PERSON_WAIT_S, then it fails and its
+    worker's slot is free for everyone's runs; any other until someone comes."""
+    if not run.unattended and run.batch_row_id is None:
         return None
     return max(1, int(settings.TABWRIGHT["BATCH_PERSON_WAIT_S"])) * 1000
 

@@ -367,11 +367,12 @@ def _renumber(scenario: Scenario, order: list[int]) -> None:
 def replay_run_create(
     *, owner: AbstractBaseUser, scenario: Scenario, base_url: str, params: dict[str, str],
     batch_row: BatchRow | None = None, signin_profile_id: int | None = None,
-    llm_profile_id: int | None = None,
+    llm_profile_id: int | None = None, unattended: bool = False,
 ) -> Run:  # fmt: skip
     """A queued replay; ``signin_profile_id``: the sign-in profile its tab starts with
     (checked for its owner when it starts: dashboard.runs.signins); ``llm_profile_id``: the
-    model that may reach a step's intent when its recorded element is gone."""
+    model that may reach a step's intent when its recorded element is gone; ``unattended``
+    (a batch's row is): nobody watches it, so it waits for a person only so long."""
     heal_model = LLMProfile.objects.filter(pk=llm_profile_id).first() if llm_profile_id else None
     return Run.objects.create(
         **signin_fields(signin_profile_id),
@@ -385,6 +386,7 @@ def replay_run_create(
         start_url=base_url,
         planner="replay",
         batch_row=batch_row,
+        unattended=unattended or batch_row is not None,
     )
 
 

@@ -282,6 +282,32 @@ async def test_run_now_is_fired_at_once_by_the_worker_it_rings_and_the_times_go_
 
 
 @pytest.mark.django_db(transaction=True)
+async def test_a_firing_no_one_comes_to_ends_after_the_wait_for_a_person(
+    runs: Runs, scenario: Scenario, settings: Any
+) -> None:
+    """A firing whose replay needs a person (its page has no Name field): it waited until
+    someone came, though nobody watches a schedule, holding its worker's slot; a few days
+    of a daily schedule broken by a release held every slot, and nobody's runs started.
+    It waits as a batch's row does (BATCH_PERSON_WAIT_S), then fails saying no one came;
+    the firing fails with it (and is alerted as any)."""
+    settings.TABWRIGHT = {**settings.TABWRIGHT, "BATCH_PERSON_WAIT_S": 1}
+    schedule = await sync_to_async(make)(
+        scenario, params={"name": "Ada", "greet": "Ada", "page": "list.html"}
+    )
+    firing = await sync_to_async(schedules.fire)(
+        schedule.pk, schedule.next_fire_at + timedelta(seconds=1)
+    )
+    assert firing is not None and firing.run is not None
+    await runs.start(firing.run)
+    async with asyncio.timeout(120):  # (bounds a replay paused for good)
+        await runs.manager.wait_closed(firing.run.pk)
+    firing = await ScheduleFiring.objects.select_related("run").aget(pk=firing.pk)
+    assert firing.run.status == Run.Status.FAILED, firing.run.status_reason
+    assert firing.run.status_reason.endswith("; no one came to do it within 1 s")
+    assert (firing.outcome, firing.error) == ("failed", firing.run.status_reason)
+
+
+@pytest.mark.django_db(transaction=True)
 async def test_a_firing_is_judged_when_its_run_ends(
     runs: Runs, scenario: Scenario, fixture_url: str
 ) -> None:
