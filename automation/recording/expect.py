@@ -108,6 +108,10 @@ MAX_TEXT = 1_000
 MAX_COUNT = 10_000
 _SECRET = re.compile(r"\$\{(?:SECRET|TOTP):", re.IGNORECASE)
 _POLL_S = (0.0, 0.1, 0.2, 0.3, 0.5)  # then every 0.5 s
+# What a no_error check says of an error it reads: that fails it at once.  An error shown
+# is no less an error for going by itself (a toast hides in 3 to 6 s): read until it had
+# gone, the check passed on a save the app refused.
+_SHOWS_ERROR = "it shows "
 _LAST_READ_MS = 800  # a read and its answer fit in this much of the budget
 _TEXT_JS = "(e) => e.innerText || e.textContent || ''"
 VALUE_JS = """(e) => {
@@ -199,7 +203,8 @@ async def check(
     tab: Tab, args: dict[str, Any], identity: ElementIdentity | None, *, budget: Budget
 ) -> str:
     """Read the page until the check holds (within ``budget``): what was seen, or
-    CheckFailed with what the page shows instead."""
+    CheckFailed with what the page shows instead (at once for an error a no_error check
+    reads)."""
     polls = iter(_POLL_S)
     seen: str | None = None
     waited = False  # for a document to be parsed
@@ -220,7 +225,8 @@ async def check(
             ok = False
         if ok:
             return f"{check_words(args, identity)}: yes"
-        if budget.remaining_ms() < _LAST_READ_MS:
+        error = args["kind"] == "no_error" and (seen or "").startswith(_SHOWS_ERROR)
+        if error or budget.remaining_ms() < _LAST_READ_MS:
             assert seen is not None
             raise CheckFailed(
                 f"expected {check_words(args, identity)}, but {seen}",
@@ -273,7 +279,7 @@ async def _once(
     if kind == "no_error":
         errors = await errors_shown(tab, budget, unread=unread)
         if errors:
-            return False, f"it shows {errors[0][:200]!r}"
+            return False, f"{_SHOWS_ERROR}{errors[0][:200]!r}"
         return not unread, _unread(unread) if unread else ""
     if kind == "rows":
         count = await count_rows(tab, args["text"], budget, unread=unread)

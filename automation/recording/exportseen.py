@@ -329,6 +329,11 @@ def expect_no_error(page: Page) -> None:
             return False, f"it shows {errors[0][:200]!r}"
         return not unread, cant_tell(unread)
 
+    # An error shown fails at once, as in replay: one that goes by itself (a toast hidden
+    # after 3 s) is an error all the same.
+    held, seen = holds()
+    said = f"expected the page to show no error, but {seen}"
+    assert held or not seen.startswith("it shows "), said
     read_until(page, holds, "the page to show no error")
 
 

@@ -694,3 +694,55 @@ async def test_a_parameter_longer_than_its_field_holds_fails_its_row(
             assert (code == 0) is fits, out
             assert "holds at most 12 characters" in out or fits, out
             assert _Customers.added == ([given, given] if fits else []), _Customers.added
+
+
+class _Toasts(QuietHandler):
+    """A profile whose Save answers ``{"ok": false}`` when ``refuse`` is set: the app says
+    so in an error toast (``role=alert``) that hides itself after ``toast_ms``, as toast
+    libraries do (3 to 6 s); else a "Saved" toast (``role=status``)."""
+
+    refuse = True
+    toast_ms = 1_500
+
+    def do_GET(self) -> None:
+        page = f"""<!doctype html><title>Profile</title><h1>Profile</h1>
+        <button id=save>Save</button><div id=toasts></div><script>
+        save.onclick = async () => {{
+          const ok = (await (await fetch("/save", {{method: "POST"}})).json()).ok;
+          const toast = document.createElement("div");
+          toast.setAttribute("role", ok ? "status" : "alert");
+          toast.textContent = ok ? "Saved" : "Could not save your display name";
+          toasts.append(toast);
+          setTimeout(() => toast.remove(), {self.toast_ms});
+        }};
+        </script>"""
+        self.send(200, page.encode())
+
+    def do_POST(self) -> None:
+        body = b'{"ok": false}' if self.refuse else b'{"ok": true}'
+        self.send(200, body, Content_Type="application/json")
+
+
+@pytest.mark.parametrize("refuse", [True, False])
+async def test_an_error_toast_that_hides_itself_fails_the_no_error_check(
+    tab: Tab, tmp_path: Path, refuse: bool
+) -> None:
+    """A save refused, the app saying so in a toast that hides itself after 1.5 s: the
+    no_error check was read until it held, so once the toast had gone, and the replay
+    and its export passed.  An error read fails the check at once; a save the app took
+    passes."""
+    _Toasts.refuse = refuse
+    with loopback_app(_Toasts) as app:
+        await tab.page.goto(f"{app}/profile")
+        save = await capture(await tab.page.query_selector("#save"), budget=Budget(10_000))
+        steps = (ScenarioStep("navigate", {"url": f"{app}/profile"}),
+                 ScenarioStep("click", {}, save),
+                 ScenarioStep("expect", {"kind": "no_error"}))  # fmt: skip
+        scenario = Scenario("Save the profile", steps, base_url=app)
+        result = await Replay(tab, scenario).run()
+        assert result.ok is not refuse, result.to_dict()
+        if refuse:
+            assert "Could not save your display name" in result.reason, result.reason
+        code, out = await run_exported(to_pytest(scenario), tmp_path, app)
+        assert (code == 0) is not refuse, out
+        assert "Could not save your display name" in out or not refuse, out
