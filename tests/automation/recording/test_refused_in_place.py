@@ -162,8 +162,7 @@ async def test_a_save_refused_on_the_same_page_fails_replay_and_export(
     )
     assert office.customers[1] == "Acme Ltd"
     assert not ok and code == 1, out
-    assert "expected the page to show no error (waited" in out, out
-    assert "ms), but it shows" in out, out
+    assert "expected the page to show no error, but it shows" in out, out
     ok, code, out = await replayed_and_exported(tab, office, scenario, tmp_path, refused=set())
     assert office.customers[1] == "Acme Holdings"
     assert ok and code == 0 and "1 passed" in out, out
