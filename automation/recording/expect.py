@@ -37,8 +37,8 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
+from playwright.async_api import ElementHandle, Frame
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Frame
 
 from automation.browser.effect import TOGGLE_STATE_JS
 from automation.browser.frames import silent_note
@@ -240,6 +240,18 @@ def _unread(unread: list[Frame]) -> str:
 
 def _where_read(seen: str, unread: list[Frame]) -> str:
     return f"{seen} where the page could be read ({silent_note(unread[0])})" if unread else seen
+
+
+async def click_leaves(element: ElementHandle, role: str, budget: Budget) -> bool | None:
+    """Whether a click on the box ``element`` (of ``role``) is to leave it ticked: a radio
+    button on, another box the other way than it is now; None when it can't be read."""
+    if role in ("radio", "menuitemradio"):
+        return True
+    try:
+        state = await budget.run(element.evaluate(TOGGLE_STATE_JS))
+    except PlaywrightError:
+        return None
+    return not state if isinstance(state, bool) else None
 
 
 async def ticked_now(tab: Tab, identity: ElementIdentity, budget: Budget) -> bool | None:

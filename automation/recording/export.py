@@ -96,6 +96,7 @@ from automation.recording.scenario import (
     STEP_ACTIONS,
     Scenario,
     ScenarioStep,
+    last_acting,
 )
 from automation.wording import element_words, step_words
 
@@ -181,22 +182,23 @@ def _end(scenario: Scenario, params: _Params) -> list[str]:
     kept = expect.KEPT_KINDS
     again = [(i, steps[i]) for i in range(last + 1, len(steps))
              if steps[i].action == "expect" and steps[i].args.get("kind") in kept]  # fmt: skip
-    state = steps[last].kept_state() if last >= 0 else None  # the box it ticked
+    acting = last_acting(steps)  # the box it ticked, or clicked (as left_ticked read it)
+    state = steps[acting].kept_state(left=True) if acting >= 0 else None
     if not again and state is None:
         return ["    served(page)"]
     lines = ["    documents = len(DOCUMENT)", "    served(page)",
              "    if len(DOCUMENT) == documents:  # the page the checks read: again"]  # fmt: skip
-    if state is not None:
-        assert state.identity is not None
-        ticked = state.args["kind"] == "checked"
-        lines += [
-            "        " + _comment(last, steps[last]).replace(":", ", its box read again:", 1),
-            f"        kept_tick({_locator(state.identity, params)}, {ticked})",
-        ]
     for index, step in again:
         lines += [
             "        " + _comment(index, step).replace(":", ", read again:", 1),
             *(f"        {line}" for line in _step(step, params)),
+        ]
+    if state is not None:
+        assert state.identity is not None
+        ticked = "" if _toggles(steps[acting]) else f", {state.args['kind'] == 'checked'}"
+        lines += [
+            "        " + _comment(acting, steps[acting]).replace(":", ", its box read again:", 1),
+            f"        kept_tick({_locator(state.identity, params)}{ticked})",
         ]
     return lines
 
@@ -273,6 +275,13 @@ def _function_names(callees: Mapping[str, Scenario]) -> dict[str, str]:
     return names
 
 
+def _toggles(step: ScenarioStep) -> bool:
+    """Whether the step clicks a box that a click turns the other way (not a radio button,
+    which a click turns on): its state is read before the click (left_ticked)."""
+    role = step.identity.role if step.identity is not None else ""
+    return step.clicks_a_box() and role not in ("radio", "menuitemradio")
+
+
 def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list[str]:
     """The steps of ``scenario`` as the indented lines of a function."""
     lines = []
@@ -282,6 +291,7 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
     for number, handler in enumerate(scenario.handlers):
         lines.extend(f"    {line}" for line in _handler(number, handler, params))
     checked = False  # a download check since the last step: the next step moves past it
+    acting = last_acting(scenario.steps)  # its box, as it left it, read again at the end
     for index, step in enumerate(scenario.steps):
         try:
             if step.action not in STEP_ACTIONS:
@@ -296,6 +306,9 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
                 where = f"step {index}" + ("" if params.base is None else f" of {scenario.name!r}")
                 body.append(f"DIALOGS.none_unexpected({_text(where, 'the step')})")
                 body.append("writes_answered(page)")  # before the next step
+            if params.base is None and index == acting and _toggles(step):
+                assert step.identity is not None  # (read before it, and at the end: _end)
+                body.insert(1, f"left_ticked({_locator(step.identity, params)})")
             sends = _sends_form(step)  # as replay judges it: answered with the sign-in page?
             if sends is not None or step.judged_where_it_led:
                 body[1:] = ["sent = len(WROTE)", *body[1:]]

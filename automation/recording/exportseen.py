@@ -52,6 +52,7 @@ __all__ = [
     "expect_text",
     "expect_url",
     "fits",
+    "left_ticked",
     "press_key",
     "read_until",
     "rows_showing",
@@ -359,10 +360,25 @@ def expect_seen(page: Page, element: Locator) -> None:
     read_until(page, holds, "the element to be seen")
 
 
-def kept_tick(element: Locator, ticked: bool) -> None:
-    """As replay reads the box the last step ticked again, once the page is done: where
-    it still is, and can be ticked, it is as the step left it."""
-    if element.count() != 1:
+LEFT_TICKED: list = []  # whether the box the last step clicks is to be left ticked
+
+
+def left_ticked(element: Locator) -> None:
+    """As replay reads the box (not a radio button) the last step clicks, before the click:
+    the click is to leave it the other way, read again at the end (kept_tick)."""
+    try:
+        LEFT_TICKED.append(not element.is_checked(timeout=1_000))
+    except PlaywrightError:
+        LEFT_TICKED.append(None)  # gone, or no box now: nothing to read again
+
+
+def kept_tick(element: Locator, ticked: bool | None = None) -> None:
+    """As replay reads the box the last step ticked (or clicked: ``ticked`` None, as the
+    click was to leave it) again, once the page is done: where it still is, and can be
+    ticked, it is as the step left it."""
+    if ticked is None:
+        ticked = LEFT_TICKED[-1] if LEFT_TICKED else None
+    if ticked is None or element.count() != 1:
         return  # gone, or not one to tell
     try:
         element.is_checked(timeout=1_000)

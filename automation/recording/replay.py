@@ -108,7 +108,7 @@ from automation.recording.replaycalls import calls_frame, play_call
 from automation.recording.replayhandlers import interruptions_of
 from automation.recording.replayperson import step_with_person
 from automation.recording.replaytabs import TABS, Windows
-from automation.recording.scenario import Resolved, Scenario, ScenarioStep
+from automation.recording.scenario import Resolved, Scenario, ScenarioStep, last_acting
 from automation.recording.secretfree import heal_without_secrets
 from automation.secrets import SECRET_ENV_PREFIX, Secrets, redacting, secret_names
 from automation.wording import double_quoted, element_words
@@ -173,6 +173,8 @@ class Replay:
     ask_for_secrets: bool = False
 
     def __post_init__(self) -> None:
+        # Whether each box a step clicked was to be left ticked (kept_state reads it again).
+        self.left_ticked: dict[int, bool | None] = {}
         self.run_secrets = self.secrets if self.secrets is not None else Secrets(self.env)
         for index, step in enumerate(self.scenario.steps):
             step.check_secrets(index)  # also when the scenario was built in code
@@ -303,20 +305,6 @@ class Replay:
             if held is not None
             else "when read again at the end"
         )
-        # The box the last step ticked (with no check of it after): the app may untick it
-        # when its save is refused, answered 200 with an error the status does not tell.
-        kept = steps[last].kept_state() if last >= 0 else None
-        target = self.values.target(kept) if kept is not None else None
-        if target is not None and not navigated:
-            ticked = kept.args["kind"] == "checked"
-            now = await expect.ticked_now(self.tab, target, budget.child(_CONFIRM_MS))
-            if now is not None and now != ticked:
-                said = f"the box is {'not ' if ticked else ''}ticked"
-                error = CheckFailed(said).to_dict()
-                outcomes[:] = [replace(o, status="failed", error=error) if o.index == last else o
-                               for o in outcomes]  # fmt: skip
-                return "failed", (f"step {last} ({steps[last].describe()}): held at first, "
-                                  f"then not {when}: {said}")  # fmt: skip
         for index in [] if navigated else trailing:
             step = steps[index]
             if step.args.get("kind") not in expect.KEPT_KINDS and not refused:
@@ -335,12 +323,27 @@ class Replay:
                 return outcome.status, (
                     f"step {index} ({step.describe()}): held at first, then not {when}: " + message
                 )
-        if held is None:
-            return "passed", ""
-        try:
-            self._refusals(self.tab.log.requests_seen)
-        except HttpStatus as exc:
-            return "failed", f"after {after}, {when}: " + exc.message
+        if held is not None:
+            try:
+                self._refusals(self.tab.log.requests_seen)
+            except HttpStatus as exc:
+                return "failed", f"after {after}, {when}: " + exc.message
+        # The box the last step that acts ticked (a check, or a click on it; no check of it
+        # after, waits aside): the app may untick it when its save is refused, answered
+        # 200 with an error the status does not tell.
+        acting = last_acting(steps)
+        kept = steps[acting].kept_state(self.left_ticked.get(acting)) if acting >= 0 else None
+        target = self.values.target(kept) if kept is not None else None
+        if target is not None and not navigated:
+            ticked = kept.args["kind"] == "checked"
+            now = await expect.ticked_now(self.tab, target, budget.child(_CONFIRM_MS))
+            if now is not None and now != ticked:
+                said = f"the box is {'not ' if ticked else ''}ticked"
+                error = CheckFailed(said).to_dict()
+                outcomes[:] = [replace(o, status="failed", error=error) if o.index == acting
+                               else o for o in outcomes]  # fmt: skip
+                return "failed", (f"step {acting} ({steps[acting].describe()}): held at first, "
+                                  f"then not {when}: {said}")  # fmt: skip
         return "passed", ""
 
     def not_run(self, outcomes: list[StepOutcome]) -> None:
@@ -440,6 +443,11 @@ class Replay:
                     # A form sent from a page that asked to sign in is signing in.
                     signing_in = step.action in SUBMITTING and await asks_sign_in(self, step_budget)
                     since = self.tab.log.requests_seen
+                    if step.clicks_a_box() and located.element is not None:  # read at the end
+                        role = located.found.role if located.found is not None else ""
+                        self.left_ticked[index] = await expect.click_leaves(
+                            located.element, role, step_budget
+                        )
                     try:
                         result = await act_on(self, located, step, step_budget)
                         await self.tab.settle(budget=step_budget)

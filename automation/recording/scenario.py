@@ -39,7 +39,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
@@ -81,6 +81,7 @@ __all__ = [
     "Resolved",
     "Scenario",
     "ScenarioStep",
+    "last_acting",
     "literal",
     "map_texts",
     "renamed_in",
@@ -99,6 +100,8 @@ OPTIONAL_ELEMENT_ACTIONS = frozenset({"press", "scroll", "wait_for"})
 PAGE_ACTIONS = frozenset({"navigate", "back", "forward", "reload", "dialog"})
 # An outcome check (automation.recording.expect): of the page, or of an element.
 EXPECT = "expect"
+# What a click ticks or unticks: its state is read before it, and again at the end.
+BOX_ROLES = frozenset({"checkbox", "switch", "radio", "menuitemcheckbox", "menuitemradio"})
 # Another scenario run at that point (automation.recording.calls); where the steps after
 # it happen: a popup, its opener (automation.recording.replaytabs).
 STEP_ACTIONS = ELEMENT_ACTIONS | OPTIONAL_ELEMENT_ACTIONS | PAGE_ACTIONS | {EXPECT, CALL, TABS}
@@ -219,14 +222,29 @@ class ScenarioStep:
             return f"open {where} through {name}"
         return self.describe()
 
-    def kept_state(self) -> ScenarioStep | None:
+    def kept_state(self, left: bool | None = None) -> ScenarioStep | None:
         """The check of the state this step leaves, which the app keeps (a box it ticks
-        is ticked): read again at the end, as the checks after it are, should the app take
-        it back once the save the step set off is answered.  None for other steps."""
-        if self.action != "check" or self.identity is None:
+        is ticked; a box it clicks is as the click ``left`` it: the other way than it found
+        it, a radio button on): read again at the end, as the checks after it are, should
+        the app take it back once the save the step set off is answered.  None for other
+        steps."""
+        if self.identity is None:
             return None
-        kind = "unchecked" if self.args.get("checked", True) is False else "checked"
+        if self.action == "check":
+            ticked = self.args.get("checked", True) is not False
+        elif self.clicks_a_box() and left is not None:
+            ticked = left
+        else:
+            return None
+        kind = "checked" if ticked else "unchecked"
         return ScenarioStep(EXPECT, {"kind": kind}, self.identity, url=self.url)
+
+    def clicks_a_box(self) -> bool:
+        """Whether this step clicks a box (a checkbox, a switch, a radio button): what an
+        agent or an MCP client does to tick one, where a person's recording says check."""
+        role = self.identity.role if self.identity is not None else ""
+        plain = self.args.get("button", "left") == "left" and not self.args.get("modifiers")
+        return self.action == "click" and plain and role in BOX_ROLES
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"action": self.action, "args": dict(self.args)}
@@ -611,6 +629,13 @@ class Scenario:
 
 def _read_step(data: object, index: int) -> ScenarioStep:
     return ScenarioStep.from_dict(data, index=index)
+
+
+def last_acting(steps: Sequence[ScenarioStep]) -> int:
+    """The index of the last step that acts on the page (not a check, nor a wait for what
+    the page shows), whose kept state is read again at the end; -1 for none."""
+    return max((i for i, s in enumerate(steps) if not s.is_check and s.action != "wait_for"),
+               default=-1)  # fmt: skip
 
 
 # The arg that holds what a step types.

@@ -36,7 +36,7 @@ BODY_NAMES = {"page", "expect", "re", "os", "url", "frame_of", "served", "words"
               "asked", "not_answered_again", "expect_items", "expect_seen",
               "check_params", "address_given", "press_key", "expect_url",
               "uploaded", "writes_answered", "kept_tick", "rows_showing",
-              "fits"}  # fmt: skip
+              "fits", "left_ticked"}  # fmt: skip
 # What a step that may send a write keeps before it (the writes sent, whether the page
 # asked to sign in), the only statements of the body that are not a call.
 KEPT_BEFORE_A_STEP = {
@@ -136,6 +136,7 @@ def assert_safe_module(code: str) -> ast.FunctionDef:
             "kept_tick",  # kept_tick(locator, ticked): the last step's box read again
             "rows_showing",  # rows_showing(scope, pattern, ...): rows read as row checks read
             "fits",  # fits(locator, value): the field typed into took the whole value
+            "left_ticked",  # left_ticked(locator): the box the last step clicked, as left
             "expect_text",
             "expect_rows",
             "sent_to_sign_in",

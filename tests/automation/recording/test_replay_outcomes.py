@@ -156,7 +156,8 @@ async def test_the_pytest_export_asserts_the_checks(recorded: Scenario) -> None:
     # checks of a state the app keeps read again, on the page they read.
     end = text[text.index(".to_be_checked()\n    documents = len(DOCUMENT)\n    served(page)") :]
     assert "\n    if len(DOCUMENT) == documents:" in end
-    assert end.rstrip().endswith(".to_be_checked()")
+    again, box = end.rstrip().split("\n        kept_tick(")  # then the box the step ticked
+    assert again.splitlines()[-2].endswith(".to_be_checked()") and box.endswith(", True)")
 
 
 async def test_a_person_s_rescue_is_proposed_as_the_step_s_identity(
@@ -746,3 +747,51 @@ async def test_an_error_toast_that_hides_itself_fails_the_no_error_check(
         code, out = await run_exported(to_pytest(scenario), tmp_path, app)
         assert (code == 0) is not refuse, out
         assert "Could not save your display name" in out or not refuse, out
+
+
+class _Notifications(QuietHandler):
+    """A switch (``role=switch``) whose click saves it; the save answered ``{"ok": false}``
+    when ``refuse`` is set, and the app turns the switch back off 300 ms later."""
+
+    refuse = True
+
+    def do_GET(self) -> None:
+        page = """<!doctype html><title>Settings</title><h1>Notifications</h1>
+        <button id=mail role=switch aria-checked=false>Email me</button><script>
+        mail.onclick = async () => {
+          mail.setAttribute("aria-checked", "true");
+          const ok = (await (await fetch("/save", {method: "POST"})).json()).ok;
+          if (!ok) setTimeout(() => mail.setAttribute("aria-checked", "false"), 300);
+        };
+        </script>"""
+        self.send(200, page.encode())
+
+    def do_POST(self) -> None:
+        body = b'{"ok": false}' if self.refuse else b'{"ok": true}'
+        self.send(200, body, Content_Type="application/json")
+
+
+@pytest.mark.parametrize("refuse", [True, False])
+async def test_a_switch_a_click_turned_on_is_read_again_at_the_end(
+    tab: Tab, tmp_path: Path, refuse: bool
+) -> None:
+    """An agent (or an MCP client) turns a switch on with a click, a wait for the page's
+    heading after it: its save refused, the app turned it back off, and the replay and its
+    export passed (only a check step's box, and only the very last step's, was read
+    again).  A click on a box is read right after and again at the end, past waits."""
+    _Notifications.refuse = refuse
+    with loopback_app(_Notifications) as app:
+        await tab.page.goto(f"{app}/settings")
+        switch = await capture(await tab.page.query_selector("#mail"), budget=Budget(10_000))
+        assert switch.role == "switch"
+        steps = (ScenarioStep("navigate", {"url": f"{app}/settings"}),
+                 ScenarioStep("click", {}, switch),
+                 ScenarioStep("wait_for", {"text": "Notifications"}))  # fmt: skip
+        scenario = Scenario("Email me", steps, base_url=app)
+        result = await Replay(tab, scenario).run()
+        assert result.ok is not refuse, result.to_dict()
+        if refuse:
+            assert result.reason.startswith("step 1 (click"), result.reason
+            assert result.reason.endswith("the box is not ticked"), result.reason
+        code, out = await run_exported(to_pytest(scenario), tmp_path, app, timeout_ms=4_000)
+        assert (code == 0) is not refuse, out
