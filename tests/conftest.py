@@ -100,6 +100,12 @@ def pytest_configure(config: pytest.Config) -> None:
     # rewrites the test modules' asserts once, before they start (tests/rewritten.py).
     if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
         rewritten.rewrite_once(config, Path(__file__).parent)
+    # A folder for what the run's processes share (tests/daphne.py: a migrated
+    # PostgreSQL cluster), named to the processes it starts; removed when the run ends.
+    if not hasattr(config, "workerinput") and "TABWRIGHT_TESTS_SHARED" not in os.environ:
+        shared = tempfile.mkdtemp(prefix="tabwright-tests-")
+        os.environ["TABWRIGHT_TESTS_SHARED"] = shared
+        config.add_cleanup(functools.partial(shutil.rmtree, shared, ignore_errors=True))
 
 
 @pytest.fixture(scope="session")

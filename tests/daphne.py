@@ -4,6 +4,7 @@ daphne on a free loopback port (for the end-to-end tests and the benchmarks)."""
 from __future__ import annotations
 
 import atexit
+import fcntl
 import os
 import re
 import shutil
@@ -24,8 +25,10 @@ import psycopg
 from django.contrib.auth.hashers import MD5PasswordHasher
 
 from tests.net import free_port
+from tests.servers import postgres_data, postgres_server
 
-__all__ = ["ROOT", "api_token", "daphne", "log_in", "log_tail", "new_run", "runworker", "sql"]
+__all__ = ["ROOT", "api_token", "daphne", "log_in", "log_tail", "migrated_postgres", "new_run",
+           "runworker", "sql"]  # fmt: skip
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -99,10 +102,67 @@ def _migrated_copy(env: dict[str, str]) -> bool:
     return True
 
 
+# Where the processes of one test run share what each would make alike (tests/conftest.py
+# names a folder for the run), else this process's own folder.
+def _shared() -> Path:
+    named = os.environ.get("TABWRIGHT_TESTS_SHARED")
+    if named:
+        return Path(named)
+    folder = Path(tempfile.mkdtemp(prefix="tabwright-shared-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    os.environ["TABWRIGHT_TESTS_SHARED"] = str(folder)
+    return folder
+
+
+_postgres_template: Path | None = None
+_migrated_postgres: set[str] = set()  # the URLs of migrated_postgres()'s running servers
+
+
+def _migrated_postgres_data() -> Path:
+    """The data folder of a stopped PostgreSQL cluster (tests.servers.postgres_server's)
+    whose database is migrated: made once per test run, by the first of its processes to
+    ask (the others wait for it)."""
+    global _postgres_template
+    if _postgres_template is None:
+        shared = _shared()
+        with (shared / "postgres-template.lock").open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+            template = shared / "postgres-template"
+            if not template.exists():
+                with postgres_server(keep=True) as url:
+                    env = {**os.environ, "DJANGO_SETTINGS_MODULE": SETTINGS, "DATABASE_URL": url,
+                           "TABWRIGHT_VAR_DIR": str(shared / "migrate-var")}  # fmt: skip
+                    _manage(env, "migrate", "--noinput", "-v", "0")
+                    data = postgres_data(url)
+                shutil.move(data, shared / "postgres-template.making")  # (stopped now)
+                shutil.rmtree(data.parent, ignore_errors=True)
+                (shared / "postgres-template.making").rename(template)
+        _postgres_template = template
+    return _postgres_template
+
+
+@contextmanager
+def migrated_postgres() -> Iterator[str]:
+    """A PostgreSQL of its own (tests.servers.postgres_server) whose database is migrated:
+    a copy of a cluster migrated once per test run (a migration on PostgreSQL costs a
+    Django process's seconds of CPU, and half a minute on a busy machine; a copy, nothing).
+    A daphne() on it makes only its people.  Yields its URL."""
+    with postgres_server(copy_of=_migrated_postgres_data()) as url:
+        _migrated_postgres.add(url)
+        try:
+            yield url
+        finally:
+            _migrated_postgres.discard(url)
+
+
 def _setup(
     env: dict[str, str], people: list[tuple[str, str]], grants: Sequence[tuple[str, str]]
 ) -> None:
     """The database's tables, the people and their secret grants."""
+    if env.get("DATABASE_URL") in _migrated_postgres:
+        with closing(psycopg.connect(env["DATABASE_URL"])) as conn, conn:
+            _people(conn, "%s", people, grants)
+        return
     if _migrated_copy(env):  # (a Python process that imports Django costs seconds of CPU)
         _people_in_sqlite(Path(env["TABWRIGHT_DB_PATH"]), people, grants)
         return

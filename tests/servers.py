@@ -147,9 +147,11 @@ class Cluster:
 
 
 @contextmanager
-def _cluster(*initdb: str) -> Iterator[Cluster]:
-    """A cluster made with ``initdb``'s options (its superuser, its authentication),
-    serving on 127.0.0.1 and on a socket in its folder, stopped and removed at the end.
+def _cluster(*initdb: str, copy_of: Path | None = None, keep: bool = False) -> Iterator[Cluster]:
+    """A cluster made with ``initdb``'s options (its superuser, its authentication), or a
+    copy of the stopped cluster whose data folder is ``copy_of``, serving on 127.0.0.1 and
+    on a socket in its folder, stopped and removed at the end (``keep``: stopped only; its
+    data is in the folder's ``data``).
 
     PostgreSQL refuses to run as root, so as root the cluster belongs to Debian's
     ``postgres`` user."""
@@ -167,8 +169,11 @@ def _cluster(*initdb: str) -> Iterator[Cluster]:
         if done.returncode != 0:
             raise RuntimeError(f"{args[0]} failed:\n{done.stdout}\n{done.stderr}\n{_tail(log)}")
 
-    run(str(POSTGRES_BIN / "initdb"), "-D", str(data), *initdb, "-E", "UTF8",
-        "--locale=C.UTF-8")  # fmt: skip
+    if copy_of is not None:  # (as root: its owner kept)
+        subprocess.run(["cp", "-a", str(copy_of), str(data)], check=True, timeout=START_TIMEOUT_S)
+    else:
+        run(str(POSTGRES_BIN / "initdb"), "-D", str(data), *initdb, "-E", "UTF8",
+            "--locale=C.UTF-8")  # fmt: skip
     for tries_left in reversed(range(_PORT_TRIES)):
         # A port free when asked may be taken before the server binds it (another test
         # process asked too): then it starts again on another.
@@ -186,25 +191,41 @@ def _cluster(*initdb: str) -> Iterator[Cluster]:
         yield Cluster(folder, port)
     finally:
         run(str(POSTGRES_BIN / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop")
-        shutil.rmtree(folder, ignore_errors=True)
+        if not keep:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 @contextmanager
-def postgres_server() -> Iterator[str]:
+def postgres_server(copy_of: Path | None = None, *, keep: bool = False) -> Iterator[str]:
     """A PostgreSQL cluster of its own on 127.0.0.1 with a database ``tabwright`` owned by
-    the user ``tabwright`` (trusted on loopback: a throwaway cluster); yields its URL."""
-    with _cluster("-U", "tabwright", "--auth=trust") as cluster:
-        done = subprocess.run(
-            [str(POSTGRES_BIN / "createdb"), "-h", "127.0.0.1", "-p", str(cluster.port),
-             "-U", "tabwright", "tabwright"],
-            capture_output=True, text=True, timeout=START_TIMEOUT_S,
-        )  # fmt: skip
-        assert done.returncode == 0, done.stderr
+    the user ``tabwright`` (trusted on loopback: a throwaway cluster); yields its URL.
+    ``copy_of``: the data folder of such a cluster, stopped, whose copy it runs (its
+    database as that one left it); ``keep``: its data folder is kept when it stops, at
+    ``postgres_data(url)`` (the caller removes it)."""
+    made = "-U", "tabwright", "--auth=trust"
+    with _cluster(*made, copy_of=copy_of, keep=keep) as cluster:
+        if copy_of is None:
+            done = subprocess.run(
+                [str(POSTGRES_BIN / "createdb"), "-h", "127.0.0.1", "-p", str(cluster.port),
+                 "-U", "tabwright", "tabwright"],
+                capture_output=True, text=True, timeout=START_TIMEOUT_S,
+            )  # fmt: skip
+            assert done.returncode == 0, done.stderr
         url = f"postgres://tabwright@127.0.0.1:{cluster.port}/tabwright"
+        _folders[url] = cluster.folder
         try:
             yield url
         finally:
             _forget(url)
+            _folders.pop(url, None)
+
+
+_folders: dict[str, Path] = {}  # each running postgres_server()'s folder, by its URL
+
+
+def postgres_data(database_url: str) -> Path:
+    """The data folder of the running postgres_server() at ``database_url``."""
+    return _folders[database_url] / "data"
 
 
 @contextmanager

@@ -23,9 +23,9 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from tests.daphne import api_token, daphne, log_in, log_tail, new_run, runworker
+from tests.daphne import api_token, daphne, log_in, log_tail, migrated_postgres, new_run, runworker
 from tests.e2e.ui import CHROMIUM, PASSWORD, USERNAME
-from tests.servers import postgres_server, redis_server, shared_settings
+from tests.servers import redis_server, shared_settings
 from tests.tasks import FORM_TASK
 from tests.waiting import eventually
 
@@ -79,7 +79,7 @@ def dashboard(
             )
             logs = [log]
         else:
-            database_url = stack.enter_context(postgres_server())
+            database_url = stack.enter_context(migrated_postgres())
             redis_url = stack.enter_context(redis_server())
             media = tmp_path_factory.mktemp("media")
             settings = shared_settings(database_url, redis_url, media, EMBEDDED_WORKER="0", **more)

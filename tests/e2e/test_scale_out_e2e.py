@@ -24,11 +24,11 @@ import httpx
 import pytest
 from playwright.async_api import Browser, Page, expect
 
-from tests.daphne import api_token, daphne, log_tail, new_run, runworker
+from tests.daphne import api_token, daphne, log_tail, migrated_postgres, new_run, runworker
 from tests.daphne import log_in as http_log_in
 from tests.e2e.ui import PASSWORD, SOCKET_SPY, UI_MS, USERNAME, log_in, save, start_run
 from tests.fakellm import Reply, ScriptedLLMServer
-from tests.servers import RedisServer, postgres_server, psql, restartable_redis, shared_settings
+from tests.servers import RedisServer, psql, restartable_redis, shared_settings
 from tests.tasks import FORM_TASK
 from tests.waiting import eventually
 
@@ -64,7 +64,7 @@ class Site:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory, llm: ScriptedLLMServer) -> Iterator[Site]:
-    with postgres_server() as database_url, restartable_redis() as redis:
+    with migrated_postgres() as database_url, restartable_redis() as redis:
         settings = shared_settings(
             database_url, redis.url, tmp_path_factory.mktemp("media"),
             EMBEDDED_WORKER="0", WORKER_RUNS="1",  # two runs on two workers: one each

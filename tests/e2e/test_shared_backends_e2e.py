@@ -27,7 +27,7 @@ import pytest
 from playwright.async_api import Browser, BrowserContext, Page, expect
 from websockets.asyncio.client import connect
 
-from tests.daphne import ROOT, START_TIMEOUT_S, daphne
+from tests.daphne import ROOT, START_TIMEOUT_S, daphne, migrated_postgres
 from tests.e2e.ui import (
     ACT_JS,
     LIVE_MS,
@@ -43,7 +43,7 @@ from tests.e2e.ui import (
 )
 from tests.fakellm import Reply, ScriptedLLMServer
 from tests.net import free_port
-from tests.servers import postgres_server, psql, redis_server, shared_settings
+from tests.servers import psql, redis_server, shared_settings
 from tests.tasks import AMBIGUOUS_TASK
 from tests.waiting import eventually
 
@@ -53,7 +53,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.multiprocess]
 @pytest.fixture(scope="module")
 def backends(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, Path]]:
     """The database, the layer and the media folder every process shares."""
-    with postgres_server() as database_url, redis_server() as redis_url:
+    with migrated_postgres() as database_url, redis_server() as redis_url:
         yield database_url, redis_url, tmp_path_factory.mktemp("media")
 
 

@@ -25,10 +25,10 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.daphne import api_token, daphne, log_in, log_tail, new_run, runworker
+from tests.daphne import api_token, daphne, log_in, log_tail, migrated_postgres, new_run, runworker
 from tests.dashboard.signup import sign_up
 from tests.e2e.ui import PASSWORD, USERNAME
-from tests.servers import postgres_server, psql, redis_server, shared_settings
+from tests.servers import psql, redis_server, shared_settings
 from tests.tasks import AMBIGUOUS_TASK, FORM_TASK
 
 pytestmark = [pytest.mark.e2e, pytest.mark.multiprocess]
@@ -62,7 +62,7 @@ class Cluster:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    with postgres_server() as database_url, redis_server() as redis_url:
+    with migrated_postgres() as database_url, redis_server() as redis_url:
         media = tmp_path_factory.mktemp("media")
         settings = shared_settings(
             database_url, redis_url, media,
