@@ -96,6 +96,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # Compiled files are written and read as make test writes them (the Makefile): a run of
+    # pytest where PYTHONDONTWRITEBYTECODE is set compiled the project again in each of its
+    # processes (each pytest-xdist process: ~8 s of CPU collecting) and in each daphne,
+    # worker and manage.py it starts.
+    if not hasattr(config, "workerinput") and os.environ.pop("PYTHONDONTWRITEBYTECODE", ""):
+        sys.dont_write_bytecode = False
     # The process that deals the tests out to pytest-xdist's processes (make test)
     # rewrites the test modules' asserts once, before they start (tests/rewritten.py).
     if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
