@@ -181,9 +181,9 @@ def test_the_save_page_and_the_exported_test_say_it_the_same_way() -> None:
         "# step 3: untick the checkbox in row 'Walk the dog'",
         "# step 4: expect the checkbox in row 'Buy milk' is ticked",
         "# step 5: expect 1 row(s) show 'Buy milk'",
-        # Read again once the page has done what the last steps left for later: the box
-        # the last step unticked, and the checks after it.
-        "# step 3, its box read again: untick the checkbox in row 'Walk the dog'",
+        # Read again once the page has done what the last steps left for later: the checks
+        # after the last step, and the box it unticked.
         "# step 4, read again: expect the checkbox in row 'Buy milk' is ticked",
         "# step 5, read again: expect 1 row(s) show 'Buy milk'",
+        "# step 3, its box read again: untick the checkbox in row 'Walk the dog'",
     ]
