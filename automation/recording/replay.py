@@ -328,9 +328,9 @@ class Replay:
                 self._refusals(self.tab.log.requests_seen)
             except HttpStatus as exc:
                 return "failed", f"after {after}, {when}: " + exc.message
-        # The box the last step that acts ticked (a check, or a click on it; no check of it
-        # after, waits aside): the app may untick it when its save is refused, answered
-        # 200 with an error the status does not tell.
+        # The box the last step that acts ticked (a check, or a click on it; a wait after
+        # it aside), once the checks after it held: the app may untick it when its save is
+        # refused, answered 200 with an error the status does not tell.
         acting = last_acting(steps)
         kept = steps[acting].kept_state(self.left_ticked.get(acting)) if acting >= 0 else None
         target = self.values.target(kept) if kept is not None else None
