@@ -697,12 +697,22 @@ async def test_a_parameter_longer_than_its_field_holds_fails_its_row(
             assert _Customers.added == ([given, given] if fits else []), _Customers.added
 
 
-class _Toasts(QuietHandler):
+class _Saves(QuietHandler):
+    """An app whose save is answered ``{"ok": false}`` when ``refuse`` is set, else
+    ``{"ok": true}``: a refusal its HTTP status does not tell."""
+
+    refuse = True
+
+    def do_POST(self) -> None:
+        body = b'{"ok": false}' if self.refuse else b'{"ok": true}'
+        self.send(200, body, Content_Type="application/json")
+
+
+class _Toasts(_Saves):
     """A profile whose Save answers ``{"ok": false}`` when ``refuse`` is set: the app says
     so in an error toast (``role=alert``) that hides itself after ``toast_ms``, as toast
     libraries do (3 to 6 s); else a "Saved" toast (``role=status``)."""
 
-    refuse = True
     toast_ms = 1_500
 
     def do_GET(self) -> None:
@@ -718,10 +728,6 @@ class _Toasts(QuietHandler):
         }};
         </script>"""
         self.send(200, page.encode())
-
-    def do_POST(self) -> None:
-        body = b'{"ok": false}' if self.refuse else b'{"ok": true}'
-        self.send(200, body, Content_Type="application/json")
 
 
 @pytest.mark.parametrize("refuse", [True, False])
@@ -749,11 +755,9 @@ async def test_an_error_toast_that_hides_itself_fails_the_no_error_check(
         assert "Could not save your display name" in out or not refuse, out
 
 
-class _Notifications(QuietHandler):
+class _Notifications(_Saves):
     """A switch (``role=switch``) whose click saves it; the save answered ``{"ok": false}``
     when ``refuse`` is set, and the app turns the switch back off 300 ms later."""
-
-    refuse = True
 
     def do_GET(self) -> None:
         page = """<!doctype html><title>Settings</title><h1>Notifications</h1>
@@ -765,10 +769,6 @@ class _Notifications(QuietHandler):
         };
         </script>"""
         self.send(200, page.encode())
-
-    def do_POST(self) -> None:
-        body = b'{"ok": false}' if self.refuse else b'{"ok": true}'
-        self.send(200, body, Content_Type="application/json")
 
 
 @pytest.mark.parametrize("refuse", [True, False])
