@@ -71,7 +71,8 @@ Not seen: a timer longer than :data:`QUIET_MS` that fires after the action and i
 settling (a search box's debounce, say) while the DOM stays still; ``wait_for`` waits
 for those, and so does :meth:`Settler.hold`, which a replay calls before its verdict:
 the timers of up to :data:`HOLD_TIMER_MS` the last action set (a debounced save), the
-requests they start and the quiet after them.  Nor what a click with no default action
+requests they start and the quiet after them, and the timers those left in turn (an
+answer that puts the old value back a moment later).  Nor what a click with no default action
 leaves to a browser API that answers in a task of its own, other than those pending.js
 counts (a clipboard read, a digest of WebCrypto), when it changed nothing else: that
 click is decided as its event was handled.
@@ -142,6 +143,10 @@ ARM_WAIT_MS = 500
 HOLD_TIMER_MS = 3_000
 # ... and the longest it waits for a write (POST, PUT, PATCH, DELETE) still unanswered.
 HOLD_WRITE_MS = 15_000
+# A hold's rounds: what one round waited for may leave timers of its own (a debounced
+# save whose answer puts the old value back a moment later: two); a page whose timers
+# set the next one, forever, is waited for this many rounds, no more.
+HOLD_ROUNDS = 3
 # Navigations followed in one settle, each with its own bound (a login that redirects
 # through a JS page to the dashboard is two).
 MAX_NAVIGATIONS = 3
@@ -302,7 +307,8 @@ class Settler:
         """What the last action left for later, waited for (within the bound and
         ``budget``): the timers of up to :data:`HOLD_TIMER_MS` it set that are still to
         run (a debounced save), then the requests under way, and those started meanwhile,
-        answered (a write up to :data:`HOLD_WRITE_MS`), and the DOM quiet.  None when it
+        answered (a write up to :data:`HOLD_WRITE_MS`), and the DOM quiet; then again for
+        the timers those left (up to :data:`HOLD_ROUNDS` rounds).  None when it
         left nothing (one round trip) and no request was sent since the last action settled
         (one its timers sent while the checks after it were read: what they read may have
         been taken back).  Its ``refused`` counts those since then too.  Never raises but
@@ -318,7 +324,26 @@ class Settler:
         if not left and not self.traffic.busy() and not sent:
             return None
         begun, refused = time.monotonic(), self._refused_since
-        mark = await self.arm(budget)
+        for _ in range(HOLD_ROUNDS):
+            mark = await self.arm(budget)
+            await self._held(left, budget)
+            report = await self.settle(mark, budget=budget, what="hold")
+            # What ran meanwhile may have left timers of its own: a save's answer that
+            # puts the old value back 300 ms later, a debounce that then saves.
+            try:
+                left = await Budget(ARM_WAIT_MS, label="hold", parent=budget).run(
+                    self.page.evaluate(_LEFT_JS)
+                )
+            except (PlaywrightError, BudgetExceeded):
+                left = []
+            if not left or self._gone():
+                break
+        waited_ms = int((time.monotonic() - begun) * 1000)
+        return replace(report, waited_ms=waited_ms, refused=self.traffic.refused - refused)
+
+    async def _held(self, left: list[Any], budget: Budget) -> None:
+        """One round of a hold: the timers ``left`` run, the requests under way answered
+        (a write up to :data:`HOLD_WRITE_MS`)."""
         try:
             if left:
                 wait = budget.child(HOLD_TIMER_MS + ARM_WAIT_MS, label="hold")
@@ -334,9 +359,6 @@ class Settler:
                 await self.traffic.until(lambda: not self.traffic.writing(), wait)
         except (PlaywrightError, BudgetExceeded):
             budget.check_cancelled()
-        report = await self.settle(mark, budget=budget, what="hold")
-        waited_ms = int((time.monotonic() - begun) * 1000)
-        return replace(report, waited_ms=waited_ms, refused=self.traffic.refused - refused)
 
     async def writes_answered(self, budget: Budget) -> bool:
         """The writes the page sent that are still unanswered (a slow save), waited for

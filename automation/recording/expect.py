@@ -73,6 +73,8 @@ __all__ = [
     "shows",
     "ticked_now",
     "validate",
+    "value_now",
+    "value_shown",
 ]
 
 
@@ -268,6 +270,27 @@ async def ticked_now(tab: Tab, identity: ElementIdentity, budget: Budget) -> boo
     finally:
         await _dispose(located.element)
     return state if isinstance(state, bool) else None
+
+
+async def value_shown(element: ElementHandle, budget: Budget) -> str | None:
+    """What the field ``element`` shows (as a value check reads it), read once; None when
+    it can't be read (gone)."""
+    try:
+        value = await budget.run(element.evaluate(VALUE_JS))
+    except PlaywrightError:
+        return None
+    return value if isinstance(value, str) else None
+
+
+async def value_now(tab: Tab, identity: ElementIdentity, budget: Budget) -> str | None:
+    """What the field of ``identity`` shows now, read once; None when it is not there."""
+    located = await locate(tab.page, identity, budget=budget)
+    if not located.ok or located.element is None:
+        return None
+    try:
+        return await value_shown(located.element, budget)
+    finally:
+        await _dispose(located.element)
 
 
 async def _once(

@@ -139,6 +139,7 @@ def to_pytest(
     lines.append(f"\n\n# Tabwright's rule of what a person sees (automation/browser/visible.js)\n"
                  f"SEEN_JS = {_text(seen.SEEN_JS, 'the rule')}\n"
                  f"TYPED_JS = {_text(seen.TYPED_JS, 'the rule')}\n"
+                 f"VALUE_JS = {_text(expect.VALUE_JS, 'the rule')}\n"
                  f"FOCUS_ON_FRAME_JS = {_text(frames.FOCUS_ON_FRAME_JS, 'the rule')}\n"
                  f"HOLDS_FOCUS_JS = {_text(frames.HOLDS_FOCUS_JS, 'the rule')}\n"
                  f"{_copied(address)}{_copied(exportseen)}")  # fmt: skip
@@ -175,8 +176,8 @@ def to_pytest(
 def _end(scenario: Scenario, params: _Params) -> list[str]:
     """The end of the test, as replay's verdict: what the last steps left for later done
     (``served``), the checks after them of a state the app keeps, and the box the last
-    step ticked, read again, unless the app went on to another page meanwhile (a save it
-    took back fails them)."""
+    step ticked or the field it wrote, read again, unless the app went on to another page
+    meanwhile (a save it took back fails them)."""
     steps = scenario.steps
     last = max((i for i, s in enumerate(steps) if not s.is_check), default=-1)
     kept = expect.KEPT_KINDS
@@ -184,7 +185,8 @@ def _end(scenario: Scenario, params: _Params) -> list[str]:
              if steps[i].action == "expect" and steps[i].args.get("kind") in kept]  # fmt: skip
     acting = last_acting(steps)  # the box it ticked, or clicked (as left_ticked read it)
     state = steps[acting].kept_state(left=True) if acting >= 0 else None
-    if not again and state is None:
+    wrote = acting >= 0 and params.base is None and steps[acting].writes_a_value()
+    if not again and state is None and not wrote:
         return ["    served(page)"]
     lines = ["    documents = len(DOCUMENT)", "    served(page)",
              "    if len(DOCUMENT) == documents:  # the page the checks read: again"]  # fmt: skip
@@ -199,6 +201,13 @@ def _end(scenario: Scenario, params: _Params) -> list[str]:
         lines += [
             "        " + _comment(acting, steps[acting]).replace(":", ", its box read again:", 1),
             f"        kept_tick({_locator(state.identity, params)}{ticked})",
+        ]
+    if wrote:
+        identity = steps[acting].identity
+        assert identity is not None
+        lines += [
+            "        " + _comment(acting, steps[acting]).replace(":", ", its field read again:", 1),
+            f"        kept_value({_locator(identity, params)})",
         ]
     return lines
 
@@ -309,6 +318,10 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
             if params.base is None and index == acting and _toggles(step):
                 assert step.identity is not None  # (read before it, and at the end: _end)
                 body.insert(1, f"left_ticked({_locator(step.identity, params)})")
+            if params.base is None and index == acting and step.writes_a_value():
+                assert step.identity is not None  # (read before it, after, and at the end)
+                read = f"left_value({_locator(step.identity, params)})"
+                body[1 : 1 + len(_step(step, params))] = [read, *_step(step, params), read]
             sends = _sends_form(step)  # as replay judges it: answered with the sign-in page?
             if sends is not None or step.judged_where_it_led:
                 body[1:] = ["sent = len(WROTE)", *body[1:]]

@@ -105,8 +105,15 @@ def served(page: Page) -> None:
     (HTTP 4xx/5xx) or never answered, fails the test, one still under way waited for (up
     to 15 s); so does the page itself answered 4xx/5xx (a form posted, a link followed).
     A dialog no step armed fails it first, as replay's verdict."""
-    left = page.evaluate("() => window.__timersLeft ? window.__timersLeft() : []")
-    if left:
+    look = "() => window.__timersLeft ? window.__timersLeft() : []"
+    left = page.evaluate(look)
+    if not left and len(page.frames) > 1:
+        page.wait_for_timeout(100)  # a form a frame posts: its request seen as under way
+    # What ran may leave timers of its own (a save's answer that puts the old value back
+    # a moment later): looked for again, three rounds at most, as replay's hold.
+    for _ in range(3):
+        if not left:
+            break
         try:
             page.wait_for_function("(ids) => !window.__timersLeft || "
                                    "window.__timersLeft(ids).length === 0", arg=left,
@@ -114,8 +121,9 @@ def served(page: Page) -> None:
         except PlaywrightTimeout:
             pass
         page.wait_for_timeout(100)  # the requests those timers sent: seen as under way
-    elif len(page.frames) > 1:
-        page.wait_for_timeout(100)  # a form a frame posts: its request seen as under way
+        _until_answered(page)
+        page.wait_for_timeout(100)  # what their answers set off: begun
+        left = page.evaluate(look)
     _until_answered(page)
     DIALOGS.none_unexpected("after the last step")  # one that came as the page went on
     assert not REFUSED, f"the server refused {{REFUSED[0]}}"

@@ -36,6 +36,7 @@ from automation.browser.address import address_holds
 from automation.browser.frames import FOCUS_ON_FRAME_JS, HOLDS_FOCUS_JS
 from automation.browser.seen import SEEN_JS
 from automation.browser.textmatch import words
+from automation.recording.expect import VALUE_JS
 
 if TYPE_CHECKING:
     from playwright.sync_api import Frame, FrameLocator, Locator, Page
@@ -52,13 +53,16 @@ __all__ = [
     "expect_text",
     "expect_url",
     "fits",
+    "kept_value",
     "left_ticked",
+    "left_value",
     "press_key",
     "read_until",
     "rows_showing",
     "seen_frames",
     "shows_text",
     "unanswering",
+    "value_shown",
 ]
 
 # -- written into an exported pytest file as it is
@@ -385,6 +389,36 @@ def kept_tick(element: Locator, ticked: bool | None = None) -> None:
     except PlaywrightError:
         return  # no box now (a filter link found for the recorded radio button)
     expect(element).to_be_checked(checked=ticked)
+
+
+LEFT_VALUE: list = []  # what the field the last step writes showed before it, after it
+
+
+def value_shown(element: Locator) -> str | None:
+    """What the field shows, as replay's value check reads it (VALUE_JS); None when it
+    can't be read."""
+    try:
+        value = element.evaluate(VALUE_JS, timeout=1_000)
+    except PlaywrightError:
+        return None
+    return value if isinstance(value, str) else None
+
+
+def left_value(element: Locator) -> None:
+    """As replay reads the field the last step writes (types into, picks an option of),
+    before it and after it: read again at the end (kept_value)."""
+    LEFT_VALUE.append(value_shown(element))
+
+
+def kept_value(element: Locator) -> None:
+    """As replay reads the field the last step wrote again, once the page is done: where
+    it still is, it does not show the value from before the step again (the app put it
+    back) when the step had changed it."""
+    before, after = LEFT_VALUE[-2:] if len(LEFT_VALUE) >= 2 else (None, None)
+    if before is None or after is None or before == after or element.count() != 1:
+        return  # nothing new shown (its step tells), or gone
+    now = value_shown(element)
+    assert now != before, f"it shows {now[:200]!r} again, as before the step: the app put it back"
 
 
 def expect_items(page: Page, element: Locator, items: list[str]) -> None:

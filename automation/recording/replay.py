@@ -175,6 +175,9 @@ class Replay:
     def __post_init__(self) -> None:
         # Whether each box a step clicked was to be left ticked (kept_state reads it again).
         self.left_ticked: dict[int, bool | None] = {}
+        # What the field the last step that acts writes showed before it and after it (an
+        # app that then puts the value before back took the write back: confirm).
+        self.left_value: dict[int, tuple[str | None, str | None]] = {}
         self.run_secrets = self.secrets if self.secrets is not None else Secrets(self.env)
         for index, step in enumerate(self.scenario.steps):
             step.check_secrets(index)  # also when the scenario was built in code
@@ -331,20 +334,39 @@ class Replay:
         # The box the last step that acts ticked (a check, or a click on it; a wait after
         # it aside), once the checks after it held: the app may untick it when its save is
         # refused, answered 200 with an error the status does not tell.
+        # So is the value the last step that acts wrote (typed, picked): an app that
+        # shows the value from before it again took the write back.
         acting = last_acting(steps)
-        kept = steps[acting].kept_state(self.left_ticked.get(acting)) if acting >= 0 else None
+        said = "" if navigated or acting < 0 else await self._taken_back(acting, budget)
+        if said:
+            error = CheckFailed(said).to_dict()
+            outcomes[:] = [replace(o, status="failed", error=error) if o.index == acting
+                           else o for o in outcomes]  # fmt: skip
+            return "failed", (f"step {acting} ({steps[acting].describe()}): held at first, "
+                              f"then not {when}: {said}")  # fmt: skip
+        return "passed", ""
+
+    async def _taken_back(self, index: int, budget: Budget) -> str:
+        """What step ``index`` left that the page no longer shows, read once: the box it
+        ticked (or clicked), or the value it wrote back to the one before it; "" when it
+        still holds or can't be told (not there, not read)."""
+        step = self.scenario.steps[index]
+        kept = step.kept_state(self.left_ticked.get(index))
         target = self.values.target(kept) if kept is not None else None
-        if target is not None and not navigated:
+        if kept is not None and target is not None:
             ticked = kept.args["kind"] == "checked"
             now = await expect.ticked_now(self.tab, target, budget.child(_CONFIRM_MS))
-            if now is not None and now != ticked:
-                said = f"the box is {'not ' if ticked else ''}ticked"
-                error = CheckFailed(said).to_dict()
-                outcomes[:] = [replace(o, status="failed", error=error) if o.index == acting
-                               else o for o in outcomes]  # fmt: skip
-                return "failed", (f"step {acting} ({steps[acting].describe()}): held at first, "
-                                  f"then not {when}: {said}")  # fmt: skip
-        return "passed", ""
+            if now is None or now == ticked:
+                return ""
+            return f"the box is {'not ' if ticked else ''}ticked"
+        before, after = self.left_value.get(index, (None, None))
+        target = self.values.target(step)
+        if before is None or after is None or before == after or target is None:
+            return ""  # (a write that showed nothing new: its own step tells)
+        now = await expect.value_now(self.tab, target, budget.child(_CONFIRM_MS))
+        if now != before:
+            return ""
+        return f"it shows {now[:200]!r} again, as before the step: the app put it back"
 
     def not_run(self, outcomes: list[StepOutcome]) -> None:
         """The steps with no outcome in ``outcomes`` added to it, not run."""
@@ -448,12 +470,19 @@ class Replay:
                         self.left_ticked[index] = await expect.click_leaves(
                             located.element, role, step_budget
                         )
+                    writes = (step.writes_a_value() and located.element is not None
+                              and index == last_acting(self.scenario.steps))  # fmt: skip
+                    if writes:  # read before it, after it, and at the end (confirm)
+                        before = await expect.value_shown(located.element, step_budget)
                     try:
                         result = await act_on(self, located, step, step_budget)
                         await self.tab.settle(budget=step_budget)
                         self.tab.dialogs_raise(_WENT_ON)  # (one its action brought: said)
                     finally:
                         self._note_writes(index, since)
+                    if writes:
+                        after = await expect.value_shown(located.element, step_budget)
+                        self.left_value[index] = (before, after)
                     self._refusals(since)
                     name = located.found.name if located.found is not None else ""
                     await sent_to_sign_in(self, step, name, signing_in,

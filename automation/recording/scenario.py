@@ -102,6 +102,9 @@ PAGE_ACTIONS = frozenset({"navigate", "back", "forward", "reload", "dialog"})
 EXPECT = "expect"
 # What a click ticks or unticks: its state is read before it, and again at the end.
 BOX_ROLES = frozenset({"checkbox", "switch", "radio", "menuitemcheckbox", "menuitemradio"})
+# What writes a field's value: what it shows is read before it and, when it is the last
+# step that acts, again at the end (an app that puts the old value back fails it).
+VALUE_ACTIONS = frozenset({"fill", "type", "select_option"})
 # Another scenario run at that point (automation.recording.calls); where the steps after
 # it happen: a popup, its opener (automation.recording.replaytabs).
 STEP_ACTIONS = ELEMENT_ACTIONS | OPTIONAL_ELEMENT_ACTIONS | PAGE_ACTIONS | {EXPECT, CALL, TABS}
@@ -245,6 +248,11 @@ class ScenarioStep:
         role = self.identity.role if self.identity is not None else ""
         plain = self.args.get("button", "left") == "left" and not self.args.get("modifiers")
         return self.action == "click" and plain and role in BOX_ROLES
+
+    def writes_a_value(self) -> bool:
+        """Whether this step writes the value of a field it finds (types, picks an
+        option): the app may put the old one back when the save it sets off fails."""
+        return self.action in VALUE_ACTIONS and self.identity is not None
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"action": self.action, "args": dict(self.args)}

@@ -36,7 +36,7 @@ BODY_NAMES = {"page", "expect", "re", "os", "url", "frame_of", "served", "words"
               "asked", "not_answered_again", "expect_items", "expect_seen",
               "check_params", "address_given", "press_key", "expect_url",
               "uploaded", "writes_answered", "kept_tick", "rows_showing",
-              "fits", "left_ticked"}  # fmt: skip
+              "fits", "left_ticked", "left_value", "kept_value"}  # fmt: skip
 # What a step that may send a write keeps before it (the writes sent, whether the page
 # asked to sign in), the only statements of the body that are not a call.
 KEPT_BEFORE_A_STEP = {
@@ -137,6 +137,8 @@ def assert_safe_module(code: str) -> ast.FunctionDef:
             "rows_showing",  # rows_showing(scope, pattern, ...): rows read as row checks read
             "fits",  # fits(locator, value): the field typed into took the whole value
             "left_ticked",  # left_ticked(locator): the box the last step clicked, as left
+            "left_value",  # left_value(locator): the field the last step writes, before/after
+            "kept_value",  # kept_value(locator): ... read again: not put back
             "expect_text",
             "expect_rows",
             "sent_to_sign_in",

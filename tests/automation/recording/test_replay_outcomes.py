@@ -795,3 +795,60 @@ async def test_a_switch_a_click_turned_on_is_read_again_at_the_end(
             assert result.reason.endswith("the box is not ticked"), result.reason
         code, out = await run_exported(to_pytest(scenario), tmp_path, app, timeout_ms=4_000)
         assert (code == 0) is not refuse, out
+
+
+class _InlineEdit(_Saves):
+    """An order edited in place: its status (a select) and its reference (a text field)
+    are saved as they change (the text 200 ms after the last key), the save answered
+    ``{"ok": false}`` when ``refuse`` is set; the app then puts the value from before back
+    300 ms later, else writes the reference as it keeps it (upper case)."""
+
+    def do_GET(self) -> None:
+        page = """<!doctype html><title>Order 12</title><h1>Order 12</h1>
+        <label>Status <select id=state><option>Pending</option><option>Shipped</option>
+        </select></label>
+        <label>Reference <input id=reference value="ab-1"></label><script>
+        for (const field of [state, reference]) {
+          let kept = field.value, timer;
+          const save = async () => {
+            const ok = (await (await fetch("/save", {method: "POST"})).json()).ok;
+            const value = field === reference ? field.value.toUpperCase() : field.value;
+            setTimeout(() => { field.value = ok ? value : kept; kept = field.value; }, 300);
+          };
+          field.addEventListener(field === state ? "change" : "input", () => {
+            clearTimeout(timer);
+            timer = setTimeout(save, field === state ? 0 : 200);
+          });
+        }
+        </script>"""
+        self.send(200, page.encode())
+
+
+@pytest.mark.parametrize("refuse", [True, False])
+@pytest.mark.parametrize("field", ["state", "reference"])
+async def test_a_value_the_last_step_wrote_is_read_again_at_the_end(
+    tab: Tab, tmp_path: Path, refuse: bool, field: str
+) -> None:
+    """A status picked (or a reference typed) as a scenario's last step, the app saving it
+    as it changes: its save refused, the app put the old value back, and the replay and
+    its export passed with no check to read it.  The field the last step writes is read
+    before it, after it, and again at the end: showing the old value again fails it; the
+    value as the app keeps it (written in upper case) passes."""
+    _InlineEdit.refuse = refuse
+    with loopback_app(_InlineEdit) as app:
+        await tab.page.goto(f"{app}/order")
+        found = await capture(await tab.page.query_selector(f"#{field}"), budget=Budget(10_000))
+        picks = field == "state"
+        write = ScenarioStep("select_option", {"values": ["Shipped"]}, found) if picks else (
+            ScenarioStep("fill", {"value": "ab-2"}, found))  # fmt: skip
+        steps = (ScenarioStep("navigate", {"url": f"{app}/order"}), write)
+        scenario = Scenario("Edit order 12", steps, base_url=app)
+        result = await Replay(tab, scenario).run()
+        assert result.ok is not refuse, result.to_dict()
+        if refuse:
+            old = "Pending" if field == "state" else "ab-1"
+            assert result.reason.startswith("step 1 ("), result.reason
+            assert f"it shows {old!r} again, as before the step" in result.reason, result.reason
+        code, out = await run_exported(to_pytest(scenario), tmp_path, app, timeout_ms=4_000)
+        assert (code == 0) is not refuse, out
+        assert "again, as before the step" in out or not refuse, out
