@@ -209,6 +209,9 @@ class StepRecorded(Event):
     # calling it, from the outermost ("Nav > Sign in").
     call: str = ""
     words: dict[str, str] | None = None  # the step in words, as ActionStarted's
+    # The dialogs answered as an earlier dialog step armed while it ran: [{"type",
+    # "message"}]; the scenario's dialog step then answers that kind only (fromrun).
+    dialogs: list[dict[str, str]] | None = None
 
 
 @dataclass(frozen=True)

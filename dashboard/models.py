@@ -320,6 +320,8 @@ class Step(models.Model):
     by = models.CharField(max_length=10, default="agent")
     # Which stretch of the conversation recorded it (1: the first message's work).
     stretch = models.PositiveIntegerField(default=1)
+    # As StepRecorded.dialogs: the dialogs an earlier dialog step's arming answered in it.
+    dialogs = models.JSONField(null=True, blank=True)
 
     class Meta:
         ordering = ["run", "index"]

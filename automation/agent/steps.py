@@ -364,6 +364,9 @@ class ActionSteps:
             "action": action, "args": args, "ok": error is None,
             "identity": target.identity.to_dict() if target.identity else None,
         })  # fmt: skip
+        # The dialogs an arming answered while it ran: of which kind the arming was for.
+        answered = [{"type": d.type, "message": self.secrets.redact(d.message)}
+                    for d in self.tab.dialogs.take_answered()]  # fmt: skip
         await self.out.emit(
             StepRecorded(
                 index=self.step_index,
@@ -381,6 +384,7 @@ class ActionSteps:
                 duration_ms=duration_ms,
                 by=by,
                 words=words_of(action, args, target),
+                dialogs=answered or None,
             )
         )
         self.step_index += 1

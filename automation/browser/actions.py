@@ -66,10 +66,11 @@ def _dialog_action(args: dict[str, Any]) -> str:
 
 
 async def _dialog(tab: Tab, args: dict[str, Any], budget: Budget) -> str:
-    action = _dialog_action(args)
-    tab.dialogs.arm(action, prompt_text=args.get("prompt_text"), times=args.get("times", 1))
+    action, kind = _dialog_action(args), args.get("kind")
+    tab.dialogs.arm(action, prompt_text=args.get("prompt_text"), times=args.get("times", 1),
+                    kind=kind)  # fmt: skip
     answer = f" with {args['prompt_text']!r}" if args.get("prompt_text") is not None else ""
-    return f"armed: the next dialog will be {action}ed{answer}"
+    return f"armed: the next {kind or 'dialog'} will be {action}ed{answer}"
 
 
 async def _page_log(tab: Tab, args: dict[str, Any], budget: Budget) -> str:
@@ -321,9 +322,17 @@ BROWSER_ACTIONS: tuple[ActionSpec, ...] = (
             _opt("accept", bool, "true (default) to accept, false to dismiss"),
             _opt("prompt_text", str, "the answer to type into a prompt"),
             _opt("times", int, "how many dialogs to answer this way (default 1)"),
+            _opt(
+                "kind",
+                str,
+                "answer only a dialog of this kind: alert, confirm, prompt or "
+                "beforeunload (default: any); one of another kind is unexpected",
+            ),
         ),
         _dialog,
-        check=lambda a: check_arming(_dialog_action(a), a.get("prompt_text"), a.get("times", 1)),
+        check=lambda a: check_arming(
+            _dialog_action(a), a.get("prompt_text"), a.get("times", 1), a.get("kind")
+        ),
     ),
     ActionSpec(
         "page_log",

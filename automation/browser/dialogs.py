@@ -5,7 +5,11 @@ every later action.  :class:`DialogGuard` answers each dialog at once: as armed,
 caller said beforehand what the next dialog should get (``arm("accept", prompt_text=...)``),
 otherwise by dismissing it and keeping it as *unexpected*, so the action that caused it can
 report it (:meth:`DialogGuard.raise_if_unexpected`) instead of carrying on as if a "Delete
-order?" question had never been asked.
+order?" question had never been asked.  An arming may name the kind of dialog it answers
+(``kind="confirm"``; a scenario's dialog step names the kind its run answered): a dialog of
+another kind is then unexpected, and the arming waits for its own.  Else an
+``alert("Order 12 can't be deleted")`` where the app used to ask ``confirm("Delete order
+12?")`` took the answer meant for the question, and a replay of the delete passed.
 """
 
 from __future__ import annotations
@@ -22,11 +26,19 @@ from playwright.async_api import Error as PlaywrightError
 
 from automation.errors import ActionInvalid, UnexpectedDialog
 
-__all__ = ["DialogAction", "DialogGuard", "DialogRecord", "check_arming", "unexpected_words"]
+__all__ = [
+    "DIALOG_KINDS",
+    "DialogAction",
+    "DialogGuard",
+    "DialogRecord",
+    "check_arming",
+    "unexpected_words",
+]
 
 log = logging.getLogger("automation.browser")
 
 DialogAction = Literal["accept", "dismiss"]
+DIALOG_KINDS = ("alert", "confirm", "prompt", "beforeunload")
 _MAX_TIMES = 100
 _MAX_MESSAGE_CHARS = 500
 
@@ -59,8 +71,10 @@ class DialogGuard:
         self._action: DialogAction | None = None
         self._prompt_text: str | None = None
         self._times = 0
+        self._kind: str | None = None  # the kind of dialog the arming answers (None: any)
         self._history: deque[DialogRecord] = deque(maxlen=history_size)
         self._unexpected: list[DialogRecord] = []
+        self._answered: list[DialogRecord] = []  # answered as armed, not taken yet
         self._tasks: set[asyncio.Task[None]] = set()
         self._attached = True
         page.on("dialog", self._on_dialog)
@@ -73,14 +87,23 @@ class DialogGuard:
 
     # -- arming -------------------------------------------------------------------------
 
-    def arm(self, action: DialogAction, *, prompt_text: str | None = None, times: int = 1) -> None:
-        """Answer the next ``times`` dialogs with ``action``; replaces any earlier arming."""
-        check_arming(action, prompt_text, times)
+    def arm(
+        self,
+        action: DialogAction,
+        *,
+        prompt_text: str | None = None,
+        times: int = 1,
+        kind: str | None = None,
+    ) -> None:
+        """Answer the next ``times`` dialogs (of ``kind`` only, when given) with
+        ``action``; replaces any earlier arming."""
+        check_arming(action, prompt_text, times, kind)
         self._action, self._prompt_text, self._times = action, prompt_text, times
+        self._kind = kind
 
     def disarm(self) -> None:
         """Forget the arming: the next dialog is unexpected again."""
-        self._action, self._prompt_text, self._times = None, None, 0
+        self._action, self._prompt_text, self._times, self._kind = None, None, 0, None
 
     @property
     def armed(self) -> DialogAction | None:
@@ -94,6 +117,12 @@ class DialogGuard:
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise ActionInvalid(f"limit must be a positive whole number, not {limit!r}")
         return list(self._history)[-limit:]
+
+    def take_answered(self) -> list[DialogRecord]:
+        """The dialogs answered as armed since the last call: what a recorded step keeps
+        of them (their kind makes the scenario's dialog step answer that kind only)."""
+        taken, self._answered = self._answered, []
+        return taken
 
     def take_unexpected(self) -> list[DialogRecord]:
         """The unexpected dialogs since the last call (each is reported once)."""
@@ -129,6 +158,8 @@ class DialogGuard:
 
     def _decide(self, dialog: Dialog) -> DialogRecord:
         kind, armed = dialog.type, self.armed
+        if self._kind not in (None, kind):
+            armed = None  # another kind than armed for: as if none were armed
         if armed is not None:
             self._times -= 1
             accept = armed == "accept"
@@ -159,6 +190,8 @@ class DialogGuard:
         self._history.append(record)
         if record.unexpected:
             self._unexpected.append(record)
+        if record.armed:
+            self._answered.append(record)
         return record
 
     async def _answer(self, dialog: Dialog, accept: bool, prompt_text: str | None) -> None:
@@ -184,10 +217,15 @@ def unexpected_words(what: str, found: list[tuple[str, str]]) -> str:
     return f"{what}: {subject} appeared and was dismissed: {shown}{more}"
 
 
-def check_arming(action: str, prompt_text: object, times: object) -> None:
+def check_arming(action: str, prompt_text: object, times: object, kind: object = None) -> None:
     """ActionInvalid unless ``action`` is accept or dismiss, ``prompt_text`` a text given
-    only when accepting, and ``times`` a whole number from 1 to the most one arming
-    answers."""
+    only when accepting, ``times`` a whole number from 1 to the most one arming answers,
+    and ``kind``, when given, a kind of dialog."""
+    if kind is not None and kind not in DIALOG_KINDS:
+        raise ActionInvalid(
+            f"unknown kind of dialog {kind!r}",
+            hint="use " + ", ".join(DIALOG_KINDS[:-1]) + f" or {DIALOG_KINDS[-1]}",
+        )
     if action not in ("accept", "dismiss"):
         raise ActionInvalid(f"unknown dialog action {action!r}", hint="use 'accept' or 'dismiss'")
     if prompt_text is not None:

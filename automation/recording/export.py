@@ -51,7 +51,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from automation.browser import address, frames, seen, served, textmatch, uploads
-from automation.browser.dialogs import unexpected_words
+from automation.browser.dialogs import DIALOG_KINDS, unexpected_words
 from automation.browser.identity import ElementIdentity
 from automation.browser.interact import MODIFIERS, MOUSE_BUTTONS
 from automation.browser.settle import HOLD_TIMER_MS
@@ -415,7 +415,11 @@ def _step(step: ScenarioStep, params: dict[str, dict[str, Any]]) -> list[str]:
     if step.action == "dialog":  # armed before the step that opens the dialog
         accept = bool(args.get("accept", True))
         text = value("prompt_text") if accept and "prompt_text" in args else "None"
-        return [f"DIALOGS.arm({accept}, {text}, {_int(args.get('times', 1), 'times')})"]
+        kind = args.get("kind")
+        if kind is not None and kind not in DIALOG_KINDS:
+            raise ScenarioInvalid(f"unknown kind of dialog {str(kind)[:40]!r}")
+        times = _int(args.get("times", 1), "times")
+        return [f"DIALOGS.arm({accept}, {text}, {times}{'' if kind is None else f', {kind!r}'})"]
     if step.action == "navigate":
         address = _url(_query_value(_arg(args, "url"), params), params)
         if getattr(params, "opened", False):  # the test's, when it signs in again

@@ -21,7 +21,9 @@ it is left out:
 :func:`from_run_steps` builds the scenario from the plan, the steps the person keeps, and
 the outcome checks they tick (``expect`` steps, appended at the end).  A value typed into a
 password field becomes a secret named after the field, a value typed into a one-time code
-field (``autocomplete="one-time-code"``) a ``${TOTP:…}`` of that name.
+field (``autocomplete="one-time-code"``) a ``${TOTP:…}`` of that name.  A ``dialog`` step
+answers, replayed, the kind of dialog its arming answered in the run (the ``dialogs`` of
+the steps after it): a dialog of another kind is then one no step armed.
 
 What a run types is text as it is, but for its ``${SECRET:…}`` and ``${TOTP:…}``; in a
 scenario, ``${name}`` is a parameter too.  So the steps of a conversation, of a person and
@@ -39,6 +41,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import parse_qsl, quote, quote_plus, urlencode, urlsplit, urlunsplit
 
+from automation.browser.dialogs import DIALOG_KINDS
 from automation.browser.identity import ElementIdentity
 from automation.errors import ScenarioInvalid, TabwrightError
 from automation.recording.params import MIN_CARRIED_CHARS
@@ -115,6 +118,8 @@ def plan(rows: Sequence[Mapping[str, Any]], *, passwords: Sequence[str] = ()) ->
             out.append(Planned(index, action, None, failed or "its element was not identified"))
             continue
         args = {k: v for k, v in args.items() if k not in ("ref", "timeout_ms")}
+        if action == "dialog" and "kind" not in args and (kind := _answered_kind(rows, position)):
+            args["kind"] = kind  # another kind of dialog fails its replay: not this answer's
         data = {
             "action": action,
             "args": args,
@@ -145,6 +150,21 @@ def plan(rows: Sequence[Mapping[str, Any]], *, passwords: Sequence[str] = ()) ->
     for value in passwords:
         typed_at.setdefault(value, first)
     return [_password_hidden(planned, typed_at) for planned in out]
+
+
+def _answered_kind(rows: Sequence[Mapping[str, Any]], position: int) -> str:
+    """The kind of dialog (alert, confirm, prompt) the dialog step at ``position`` answered
+    in the run: the steps after it, up to the next dialog step (which replaces its
+    arming), answered dialogs of that kind alone; "" when none, or of several kinds."""
+    kinds = set()
+    for row in rows[position + 1 :]:
+        if row.get("action") == "dialog":
+            break
+        answered = row.get("dialogs")
+        for dialog in answered if isinstance(answered, list) else []:
+            kinds.add(dialog.get("type") if isinstance(dialog, dict) else None)
+    kind = kinds.pop() if len(kinds) == 1 else None
+    return kind if kind in DIALOG_KINDS else ""
 
 
 def _failure(row: Mapping[str, Any]) -> str:

@@ -162,7 +162,7 @@ def run_set_status_with_event(
 
 
 _STEP_FIELDS = ("action", "args", "ref", "role", "name", "selector", "identity", "url", "led_to",
-                "ok", "error", "duration_ms", "by", "stretch")  # fmt: skip
+                "ok", "error", "duration_ms", "by", "stretch", "dialogs")  # fmt: skip
 
 
 def step_record(*, run_id: int, data: dict[str, Any]) -> Step:

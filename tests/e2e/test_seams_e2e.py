@@ -46,6 +46,7 @@ from tests.e2e.ui import (
 )  # fmt: skip
 from tests.exported import run_exported
 from tests.net import QuietHandler, loopback_app
+from tests.refs import fresh_snapshot, ref_of
 
 LOGIN = (
     '<form method="post" action="/login"><label>User <input name="user"></label>'
@@ -1082,3 +1083,78 @@ async def test_a_name_made_a_parameter_is_judged_where_its_save_led_however_enco
         await expect(page.locator("#batch-rows tr .badge")).to_have_text(["passed"] * 2)
         assert _Signups.saved == ["Grace Hopper", "Katherine Johnson"], _Signups.saved
         await save(page, "seams-parameter-where-its-save-led.png")
+
+
+class _Orders(QuietHandler):
+    """Order 12 on two builds: ``/v1/`` asks ``confirm("Delete order 12?")`` before its
+    Delete deletes it; ``/v2/`` says instead, in an alert, that it can't be deleted (an
+    invoice holds it), and deletes nothing.  Each delete is kept in ``deleted``."""
+
+    deleted: list[str] = []
+
+    def do_GET(self) -> None:
+        build = urlsplit(self.path).path.split("/")[1]
+        click = ('if (confirm("Delete order 12?")) fetch("delete", {method: "POST"})'
+                 '.then(() => { state.textContent = "Deleted"; });') if build == "v1" else (
+                 'alert("Order 12 cannot be deleted: an invoice holds it");')  # fmt: skip
+        self.send(
+            200,
+            f"""<!doctype html><title>Order 12</title><main><h1>Order 12</h1>
+            <p id=state>Open</p><button id=remove>Delete</button></main>
+            <script>remove.onclick = () => {{ {click} }};</script>""".encode(),
+        )
+
+    def do_POST(self) -> None:
+        self.deleted.append(self.path)
+        self.send(200, b"{}", Content_Type="application/json")
+
+
+async def test_a_dialog_the_run_answered_is_answered_in_replay_only_when_of_its_kind(
+    page: Page, server: Server, browser: BrowserSession, tmp_path: Path
+) -> None:
+    """The agent accepts the confirm that order 12's Delete asks, and the order is deleted;
+    the person saves the run as a scenario (no check ticked).  The next build says in an
+    alert that the order can't be deleted, and deletes nothing: the alert took the answer
+    meant for the question, and the replay and its export passed.  The saved dialog step
+    answers a confirm only, as its run did: the alert fails the Delete in both."""
+    _Orders.deleted = []
+    with loopback_app(_Orders) as app:
+        snap = await fresh_snapshot(browser, f"{app}/v1/orders/12")
+        delete = {"action": "click", "ref": ref_of(snap, "button", "Delete")}
+        server.llm.script(
+            '<action>{"action": "dialog", "accept": true}</action>',
+            "<action>" + json.dumps(delete) + "</action>",
+            '<action>{"action": "done", "summary": "order 12 deleted"}</action>',
+        )
+        await log_in(page, server)
+        await start_run(page, f"{app}/v1/orders/12", "Delete order 12", planner="openai")
+        await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+        assert _Orders.deleted == ["/v1/orders/delete"], _Orders.deleted
+
+        await page.get_by_role("link", name="Save as scenario…").click()
+        await page.get_by_label("Name", exact=True).fill("Delete order 12")
+        for box in await page.get_by_test_id("proposed-checks").get_by_role("checkbox").all():
+            await box.uncheck()
+        await page.get_by_role("button", name="Save as scenario").click()
+        heading = page.get_by_role("heading", name="Delete order 12", exact=True)
+        await expect(heading).to_be_visible()
+        scenario_url = page.url
+        await expect(page.get_by_test_id("scenario-steps")).to_contain_text("kind")
+        await save(page, "seams-dialog-kind-saved.png")
+
+        await page.locator("#replay").get_by_label("Base URL").fill(f"{app}/v2/orders/")
+        await page.get_by_role("button", name="Replay").click()
+        await expect(page.locator("#status")).to_have_text("failed", timeout=LIVE_MS)
+        await expect(page.locator("body")).to_contain_text(
+            "unexpected dialog appeared and was dismissed: alert"
+        )
+        await save(page, "seams-dialog-of-another-kind-failed.png")
+
+        await page.goto(scenario_url)
+        code = await exported_pytest(page)
+        status, out = await run_exported(code, tmp_path, f"{app}/v2/orders/")
+        assert status == 1, out[-3000:]
+        assert "alert 'Order 12 cannot be deleted: an invoice holds it'" in out, out[-3000:]
+        status, out = await run_exported(code, tmp_path, f"{app}/v1/orders/")  # its own build
+        assert status == 0, out[-3000:]
+        assert _Orders.deleted == ["/v1/orders/delete"] * 2, _Orders.deleted

@@ -38,6 +38,9 @@ ASKS = {  # what the app's Save asks first, by release
     "alert_later": 'form.addEventListener("submit", (e) => { e.preventDefault();'
     ' fetch("", { method: "POST", body: new URLSearchParams(new FormData(form)) })'
     '.then(() => alert("Saved, but order 2 was deleted")); });',
+    # says, where it used to ask, why it saves nothing
+    "alert_instead": 'form.addEventListener("submit", (e) => { e.preventDefault();'
+    ' alert("Order 1 is locked: its note cannot change"); });',
 }
 
 
@@ -160,3 +163,27 @@ async def test_a_replay_owes_nothing_to_the_dialogs_of_the_tab_before_it(
     assert [s.status for s in result.steps][:3] == ["passed", "passed", "failed"], result.to_dict()
     assert "unexpected dialog appeared and was dismissed: confirm" in result.reason
     assert orders.saved == []
+
+
+@pytest.mark.parametrize("asks", ["confirm", "alert_instead"])
+async def test_a_dialog_step_answers_only_the_kind_of_dialog_it_names(
+    tab: Tab, orders: Orders, tmp_path: Path, asks: str
+) -> None:
+    """The scenario accepts the confirm its Save asks.  The next release says instead, in
+    an alert, that the order is locked, and saves nothing: the alert took the answer meant
+    for the question, the field still showed what was typed, and replay and export passed.
+    A dialog step that names its kind (as a run's saved dialog step does) answers that
+    kind only: the alert is unexpected, and fails the Save in both."""
+    steps = scenario(orders, step("dialog", {"accept": True, "kind": "confirm"}))
+    result, code, out, saved = await both(tab, orders, steps, tmp_path, asks)
+    if asks == "confirm":
+        assert result.ok, result.to_dict()
+        assert code == 0, out
+        assert saved == [("Rush", "")]
+        return
+    said = "unexpected dialog appeared and was dismissed: alert 'Order 1 is locked"
+    assert result.status == "failed", result.to_dict()
+    assert result.reason.startswith("step 3 (click button 'Save')"), result.reason
+    assert said in result.reason, result.reason
+    assert code == 1 and said in out, out
+    assert saved == []
