@@ -186,10 +186,10 @@ def _end(scenario: Scenario, params: _Params) -> list[str]:
     acting = last_acting(steps)  # the box it ticked, or clicked (as left_ticked read it)
     state = steps[acting].kept_state(left=True) if acting >= 0 else None
     wrote = acting >= 0 and params.base is None and steps[acting].writes_a_value()
-    if not again and state is None and not wrote:
-        return ["    served(page)"]
-    lines = ["    documents = len(DOCUMENT)", "    served(page)",
-             "    if len(DOCUMENT) == documents:  # the page the checks read: again"]  # fmt: skip
+    lines = ["    documents, address = len(DOCUMENT), page.url", "    served(page)"]
+    if not again and state is None and not wrote:  # the page it went on to: no error
+        return [*lines, "    went_on(page, documents, address)"]
+    lines.append("    if not went_on(page, documents, address):  # the page the checks read: again")
     for index, step in again:
         lines += [
             "        " + _comment(index, step).replace(":", ", read again:", 1),

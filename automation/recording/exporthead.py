@@ -129,6 +129,19 @@ def served(page: Page) -> None:
     assert not REFUSED, f"the server refused {{REFUSED[0]}}"
 
 
+def went_on(page: Page, documents: int, address: str) -> bool:
+    """As Tabwright's replay reads the end: whether the app went on to another page by
+    itself while what the last steps left was done (a document loaded since there were
+    ``documents``, at another address than ``address``: the checks are of the page
+    before), which then shows no error.  The same address loaded again (a reload) is the
+    page the checks read."""
+    if len(DOCUMENT) == documents or page.url.split("#")[0] == address.split("#")[0]:
+        return False
+    found = errors_shown(page)
+    assert not found, f"the page the app went on to ({{page.url[:200]}}) shows {{found[0][:200]!r}}"
+    return True
+
+
 def writes_answered(page: Page) -> None:
     """As Tabwright's replay goes on after a step: a write the page's script sent that is
     still under way (a slow save) is answered first (up to 15 s), and not refused: a check

@@ -50,10 +50,12 @@ import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from urllib.parse import urldefrag
 
 from automation.actions import execute
 from automation.browser.identity import Located, locate, page_changing
 from automation.browser.pagelog import Refused
+from automation.browser.seen import errors_shown
 from automation.browser.tab import Tab
 from automation.budget import Budget
 from automation.control import RunControl
@@ -287,12 +289,14 @@ class Replay:
         keeps (a box, a value, rows, a text gone, the address) must still hold, even when
         nothing was left for later (a timer may have put it back while the checks after
         it were read); a text shown (a toast may go by itself) only when a request failed
-        meanwhile; none when the app went on to another page.  The first that no longer
-        holds is the step that failed."""
+        meanwhile; none when the app went on to another page, which must show no error
+        (the same address loaded again is the page they read: read again).  The first
+        that no longer holds is the step that failed."""
         steps = self.scenario.steps
         last = max((i for i, s in enumerate(steps) if not s.is_check), default=-1)
         trailing = [i for i in range(last + 1, len(steps)) if steps[i].action == "expect"]
         await self.windows.follow(self)  # the last steps' popup closed itself
+        read_at = self.tab.url  # where the checks after the last step were read
         held = await self.tab.settler.hold(budget.child(label="hold"))
         after = f"step {last} ({steps[last].describe()})" if last >= 0 else "the steps"
         try:  # a dialog no step armed, that came as the page went on by itself
@@ -300,14 +304,21 @@ class Replay:
         except UnexpectedDialog as exc:
             return "failed", exc.message
         # A page the app went on to by itself ("saved, back to the list in 2 s") is not
-        # the one the checks read: they are not read again there.  When nothing was left
-        # (None), a timer may still have taken back a state after its check was read.
+        # the one the checks read: they are not read again there, but it shows no error
+        # (a save refused: "Something went wrong").  The same address loaded again (a
+        # reload, the form's page answered again) is the page they read, as the server
+        # now draws it: read again.  When nothing was left (None), a timer may still have
+        # taken back a state after its check was read.
         navigated, refused = (held.navigated, held.refused) if held is not None else (False, 0)
+        navigated = navigated and not _same_page(self.tab.url, read_at)
         when = (
             f"once the page had done what the steps before it left for later ({held})"
             if held is not None
             else "when read again at the end"
         )
+        if navigated and (errors := await errors_shown(self.tab, budget.child(_CONFIRM_MS))):
+            return "failed", (f"after {after}, {when}, the page the app went on to "
+                              f"({self.tab.url[:200]}) shows {errors[0][:200]!r}")  # fmt: skip
         for index in [] if navigated else trailing:
             step = steps[index]
             if step.args.get("kind") not in expect.KEPT_KINDS and not refused:
@@ -668,6 +679,13 @@ class Replay:
 
 # A check read again after the hold gets this long before it is read as a step (told).
 _CONFIRM_MS = 2_000
+
+
+def _same_page(url: str, other: str) -> bool:
+    """Whether two addresses name the same page (but for their fragment)."""
+    return urldefrag(url).url == urldefrag(other).url
+
+
 # A dialog no step armed that came after a step's action, as the page went on (its save's
 # answer): the step fails, naming it, as one its action brought does.
 _WENT_ON = "as the page went on after it"

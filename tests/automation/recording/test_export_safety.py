@@ -36,16 +36,17 @@ BODY_NAMES = {"page", "expect", "re", "os", "url", "frame_of", "served", "words"
               "asked", "not_answered_again", "expect_items", "expect_seen",
               "check_params", "address_given", "press_key", "expect_url",
               "uploaded", "writes_answered", "kept_tick", "rows_showing",
-              "fits", "left_ticked", "left_value", "kept_value"}  # fmt: skip
+              "fits", "left_ticked", "left_value", "kept_value", "went_on", "documents",
+              "address"}  # fmt: skip
 # What a step that may send a write keeps before it (the writes sent, whether the page
 # asked to sign in), the only statements of the body that are not a call.
 KEPT_BEFORE_A_STEP = {
     "sent = len(WROTE)",
     "asked = asks_sign_in(page)",
-    "documents = len(DOCUMENT)",
+    "documents, address = (len(DOCUMENT), page.url)",
 }
 # The one condition: the checks read again at the end, on the page they read.
-READ_AGAIN_IF = "len(DOCUMENT) == documents"
+READ_AGAIN_IF = "not went_on(page, documents, address)"
 MODULE_ATTRS = {"os": {"environ"}, "re": {"compile", "escape", "I"}}
 BODY_NODES = (ast.Expr, ast.Call, ast.Attribute, ast.Name, ast.Load, ast.Constant,
               ast.keyword, ast.List, ast.BinOp, ast.Add, ast.Subscript, ast.UnaryOp,
@@ -139,6 +140,7 @@ def assert_safe_module(code: str) -> ast.FunctionDef:
             "left_ticked",  # left_ticked(locator): the box the last step clicked, as left
             "left_value",  # left_value(locator): the field the last step writes, before/after
             "kept_value",  # kept_value(locator): ... read again: not put back
+            "went_on",  # went_on(page, documents, address): the page it went on to: no error
             "expect_text",
             "expect_rows",
             "sent_to_sign_in",

@@ -154,8 +154,11 @@ async def test_the_pytest_export_asserts_the_checks(recorded: Scenario) -> None:
     assert "rows_showing(page, 'Buy\\\\s*milk').get_by_role('checkbox', " in text
     # The last check, then the helper that fails a write the server refused, then the
     # checks of a state the app keeps read again, on the page they read.
-    end = text[text.index(".to_be_checked()\n    documents = len(DOCUMENT)\n    served(page)") :]
-    assert "\n    if len(DOCUMENT) == documents:" in end
+    end = text[
+        text.index(".to_be_checked()\n    documents, address = len(DOCUMENT), page.url\n"
+                   "    served(page)") :
+    ]  # fmt: skip
+    assert "\n    if not went_on(page, documents, address):" in end
     again, box = end.rstrip().split("\n        kept_tick(")  # then the box the step ticked
     assert again.splitlines()[-2].endswith(".to_be_checked()") and box.endswith(", True)")
 
@@ -852,3 +855,67 @@ async def test_a_value_the_last_step_wrote_is_read_again_at_the_end(
         code, out = await run_exported(to_pytest(scenario), tmp_path, app, timeout_ms=4_000)
         assert (code == 0) is not refuse, out
         assert "again, as before the step" in out or not refuse, out
+
+
+class _Reloads(QuietHandler):
+    """A setting saved 300 ms after its box is ticked; the save is refused (``{"ok":
+    false}``) when ``refuse`` is set.  Then the app, as ``goes`` says, loads the page
+    again (``reload``: the box as the server keeps it) or goes on to ``/error`` (an
+    error banner) or ``/done`` ("Saved")."""
+
+    refuse, goes, on = True, "reload", False
+
+    def do_GET(self) -> None:
+        path = urlsplit(self.path).path
+        if path in ("/error", "/done"):
+            said = (
+                '<div class="alert alert-danger">Your settings could not be saved</div>'
+                if path == "/error"
+                else '<p class="alert alert-success">Saved</p>'
+            )
+            self.send(200, f"<!doctype html><title>Settings</title>{said}".encode())
+            return
+        after = "location.reload()" if self.goes == "reload" else (
+            'location.assign(ok ? "/done" : "/error")')  # fmt: skip
+        page = f"""<!doctype html><title>Settings</title><h1>Settings</h1><label>
+        <input type=checkbox id=digest {"checked" if _Reloads.on else ""}> Weekly digest
+        </label><script>
+        digest.onchange = () => setTimeout(async () => {{
+          const ok = (await (await fetch("/save", {{method: "POST"}})).json()).ok;
+          {after};
+        }}, 300);
+        </script>"""
+        self.send(200, page.encode())
+
+    def do_POST(self) -> None:
+        _Reloads.on = _Reloads.on or not self.refuse
+        self.send(200, b'{"ok": false}' if self.refuse else b'{"ok": true}',
+                  Content_Type="application/json")  # fmt: skip
+
+
+@pytest.mark.parametrize("refuse", [True, False])
+@pytest.mark.parametrize("goes", ["reload", "leave"])
+async def test_a_page_the_app_loads_after_a_save_is_read_for_what_the_save_did(
+    tab: Tab, tmp_path: Path, refuse: bool, goes: str
+) -> None:
+    """A box ticked and checked, its save sent 300 ms later and refused, after which the
+    app loads its page again (the box unticked, as the server keeps it) or goes on to an
+    error page: the checks were never read again once a page loaded, and the replay and
+    its export passed.  The same page loaded again is read again; another page the app
+    went on to is read for an error.  A save the server kept passes either way."""
+    _Reloads.refuse, _Reloads.goes, _Reloads.on = refuse, goes, False
+    with loopback_app(_Reloads) as app:
+        await tab.page.goto(f"{app}/settings")
+        box = await capture(await tab.page.query_selector("#digest"), budget=Budget(10_000))
+        steps = (ScenarioStep("navigate", {"url": f"{app}/settings"}),
+                 ScenarioStep("check", {"checked": True}, box),
+                 ScenarioStep("expect", {"kind": "checked"}, box))  # fmt: skip
+        scenario = Scenario("Weekly digest", steps, base_url=app)
+        result = await Replay(tab, scenario).run()
+        assert result.ok is not refuse, result.to_dict()
+        said = "could not be saved" if goes == "leave" else "it is not ticked"
+        assert said in result.reason or not refuse, result.reason
+        _Reloads.on = False
+        code, out = await run_exported(to_pytest(scenario), tmp_path, app, timeout_ms=4_000)
+        assert (code == 0) is not refuse, out
+        assert (said if goes == "leave" else "expected to be checked") in out or not refuse, out
