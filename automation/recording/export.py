@@ -335,6 +335,8 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
                 body.insert(
                     1, f"not_answered_again(page, {_url(_address(step.url, params), params)})"
                 )
+            if index > 0 and step.leaves_the_page:  # a debounced save sent first
+                body.insert(1, "held(page)")
             if index in pending:
                 body.insert(1, _PENDING)
             if any(len(line.splitlines()) != 1 or "\x00" in line for line in body):

@@ -105,6 +105,15 @@ def served(page: Page) -> None:
     (HTTP 4xx/5xx) or never answered, fails the test, one still under way waited for (up
     to 15 s); so does the page itself answered 4xx/5xx (a form posted, a link followed).
     A dialog no step armed fails it first, as replay's verdict."""
+    held(page)
+    DIALOGS.none_unexpected("after the last step")  # one that came as the page went on
+    assert not REFUSED, f"the server refused {{REFUSED[0]}}"
+
+
+def held(page: Page) -> None:
+    """As Tabwright's replay holds: what the steps left for later (the page's timers of up
+    to HOLD_MS) run, and the requests they sent answered; before a step that leaves the
+    page too (a debounced save is sent, as a person waits for "Saved" before going on)."""
     look = "() => window.__timersLeft ? window.__timersLeft() : []"
     left = page.evaluate(look)
     if not left and len(page.frames) > 1:
@@ -125,8 +134,6 @@ def served(page: Page) -> None:
         page.wait_for_timeout(100)  # what their answers set off: begun
         left = page.evaluate(look)
     _until_answered(page)
-    DIALOGS.none_unexpected("after the last step")  # one that came as the page went on
-    assert not REFUSED, f"the server refused {{REFUSED[0]}}"
 
 
 def went_on(page: Page, documents: int, address: str) -> bool:

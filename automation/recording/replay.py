@@ -432,7 +432,10 @@ class Replay:
         words = step.words(double_quoted).to_dict()
         # A save of an earlier step still unanswered is waited for, as a person waits for
         # it before going on: a check read before its answer reads what the app shows
-        # meanwhile (taken back when it is refused), and leaving the page cancels it.
+        # meanwhile (taken back when it is refused), and leaving the page cancels it; so is
+        # one still to be sent (a debounce) before a step that leaves the page.
+        if index > 0 and step.leaves_the_page:
+            await self.tab.settler.hold(budget.child(label="hold"))
         await self.tab.settler.writes_answered(budget)
         await self.out.emit(ActionStarted(0, index, step.action, shown, words))
         timeout_ms = self.config.check_timeout_ms if step.is_check else self.config.step_timeout_ms

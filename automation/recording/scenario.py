@@ -42,7 +42,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urldefrag, urlsplit
 
 from automation.actions import validate
 from automation.browser.identity import CONTROL_CHARS, ElementIdentity
@@ -159,6 +159,17 @@ class ScenarioStep:
         address says, a check and a dialog's answer act on nothing, a call's steps are
         judged in the scenario it calls)."""
         return bool(self.led_to) and self.action not in ("navigate", "dialog", EXPECT, CALL, TABS)
+
+    @property
+    def leaves_the_page(self) -> bool:
+        """Whether the step goes to another page (a navigation, back, forward, a reload,
+        or a step whose recording led elsewhere than where it began, a link followed): a
+        save the app left for later (a debounce) must be sent before it, as a person
+        waits for "Saved" before going on, else it is never sent."""
+        if self.action in ("navigate", "back", "forward", "reload"):
+            return True
+        moved = urldefrag(self.led_to).url != urldefrag(self.url).url
+        return bool(self.led_to and self.url) and moved and self.action not in (EXPECT, CALL)
 
     def target(self) -> ElementIdentity | None:
         """How replay finds the step's element: its identity, else (older steps) its role,

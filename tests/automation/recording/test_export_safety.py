@@ -36,7 +36,7 @@ BODY_NAMES = {"page", "expect", "re", "os", "url", "frame_of", "served", "words"
               "asked", "not_answered_again", "expect_items", "expect_seen",
               "check_params", "address_given", "press_key", "expect_url",
               "uploaded", "writes_answered", "kept_tick", "rows_showing",
-              "fits", "left_ticked", "left_value", "kept_value", "went_on", "documents",
+              "fits", "left_ticked", "left_value", "kept_value", "went_on", "documents", "held",
               "address"}  # fmt: skip
 # What a step that may send a write keeps before it (the writes sent, whether the page
 # asked to sign in), the only statements of the body that are not a call.
@@ -141,6 +141,7 @@ def assert_safe_module(code: str) -> ast.FunctionDef:
             "left_value",  # left_value(locator): the field the last step writes, before/after
             "kept_value",  # kept_value(locator): ... read again: not put back
             "went_on",  # went_on(page, documents, address): the page it went on to: no error
+            "held",  # held(page): what the steps left for later done, before leaving the page
             "expect_text",
             "expect_rows",
             "sent_to_sign_in",

@@ -919,3 +919,62 @@ async def test_a_page_the_app_loads_after_a_save_is_read_for_what_the_save_did(
         code, out = await run_exported(to_pytest(scenario), tmp_path, app, timeout_ms=4_000)
         assert (code == 0) is not refuse, out
         assert (said if goes == "leave" else "expected to be checked") in out or not refuse, out
+
+
+class _Notes(QuietHandler):
+    """An order's note, saved 600 ms after the last key (a debounce), refused (500) when
+    ``refuse`` is set; a link back to the list of orders.  The notes it kept: ``saved``."""
+
+    refuse, saved = False, []
+
+    def do_GET(self) -> None:
+        if urlsplit(self.path).path == "/orders":
+            self.send(200, b"<!doctype html><title>Orders</title><h1>Orders</h1>")
+            return
+        self.send(
+            200,
+            b"""<!doctype html><title>Order 12</title><h1>Order 12</h1>
+        <label>Note <input id=note></label> <a href="/orders">Back to orders</a><script>
+        let timer;
+        note.oninput = () => {
+          clearTimeout(timer);
+          timer = setTimeout(() => fetch("/note", {method: "POST", body: note.value}), 600);
+        };
+        </script>""",
+        )
+
+    def do_POST(self) -> None:
+        note = self.rfile.read(int(self.headers["Content-Length"])).decode()
+        if self.refuse:
+            self.send(500, b"the note could not be kept")
+            return
+        _Notes.saved.append(note)
+        self.send(200, b"{}", Content_Type="application/json")
+
+
+@pytest.mark.parametrize("refuse", [False, True])
+async def test_a_save_the_app_left_for_later_is_sent_before_a_step_leaves_the_page(
+    tab: Tab, tmp_path: Path, refuse: bool
+) -> None:
+    """A note typed, then the link back to the list followed at once: the app saves the
+    note 600 ms after the last key, so leaving the page dropped it, nothing was saved and
+    the replay and its export passed.  Before a step that leaves the page, what the steps
+    before it left for later is done, as a person waits for "Saved": the note is saved,
+    and a save refused fails the step."""
+    _Notes.refuse, _Notes.saved = refuse, []
+    with loopback_app(_Notes) as app:
+        await tab.page.goto(f"{app}/order")
+        note = await capture(await tab.page.query_selector("#note"), budget=Budget(10_000))
+        back = await capture(await tab.page.query_selector("a"), budget=Budget(10_000))
+        steps = (ScenarioStep("navigate", {"url": f"{app}/order"}),
+                 ScenarioStep("fill", {"value": "Rush"}, note, url=f"{app}/order"),
+                 ScenarioStep("click", {}, back, url=f"{app}/order", led_to=f"{app}/orders"),
+                 ScenarioStep("expect", {"kind": "text_visible", "text": "Orders"}))  # fmt: skip
+        scenario = Scenario("Note order 12", steps, base_url=app)
+        result = await Replay(tab, scenario).run()
+        assert result.ok is not refuse, result.to_dict()
+        assert _Notes.saved == ([] if refuse else ["Rush"])
+        assert "500" in result.reason or not refuse, result.reason
+        code, out = await run_exported(to_pytest(scenario), tmp_path, app, timeout_ms=4_000)
+        assert (code == 0) is not refuse, out
+        assert _Notes.saved == ([] if refuse else ["Rush", "Rush"])
