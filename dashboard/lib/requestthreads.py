@@ -9,7 +9,9 @@ gives each request such a thread from a pool instead, through asgiref's own way 
 it (``ThreadSensitiveContext(executor=...)``): requests at the same time still each have
 their own thread, one after another share one.  Idle threads past ``keep`` are let go, and
 so is a thread still busy when its request ends (a sync call the request gave up on, its
-client gone): the next request must not wait behind it.
+client gone): the next request must not wait behind it.  A new thread is started off the
+event loop: starting one waits until it runs, and a hundred requests at once, each
+starting its thread, held the loop for more than half a second on a busy machine.
 
 A WebSocket is served the same way, as a request that lasts: its thread is its own while
 it is open (an open socket holds one thread, and with SQLite that thread's connection),
@@ -49,7 +51,7 @@ class Threads:
 
     async def run(self, work: Awaitable[T]) -> T:
         """``work`` awaited, its sync calls on a thread of its own."""
-        thread = self._idle.pop() if self._idle else _RequestThread()
+        thread = self._idle.pop() if self._idle else await asyncio.to_thread(_RequestThread.started)
         try:
             async with ThreadSensitiveContext(executor=thread):
                 return await work
@@ -82,6 +84,13 @@ class _RequestThread(ThreadPoolExecutor):
     def __init__(self) -> None:
         super().__init__(max_workers=1, thread_name_prefix="request")
         self._calls: set[Future[Any]] = set()  # (a set's add and discard are atomic)
+
+    @classmethod
+    def started(cls) -> _RequestThread:
+        """One whose thread is running (and idle): a call given to it then starts none."""
+        executor = cls()
+        executor.submit(int).result()
+        return executor
 
     def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
         future = super().submit(fn, *args, **kwargs)

@@ -66,6 +66,37 @@ async def test_requests_one_after_another_share_a_thread_and_at_once_each_has_it
     assert pooled.idle == 1  # the other was let go: keep=1
 
 
+async def test_many_requests_at_once_start_their_threads_off_the_event_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A hundred requests at once, none of them with an idle thread to take: each started
+    its thread on the event loop, and a thread's start waits until it runs (on a busy
+    machine, the loop was held 615 ms).  They are started off the loop."""
+    starts: list[tuple[str, int]] = []  # (the thread started, the thread that started it)
+    start = threading.Thread.start
+
+    def noted(thread: threading.Thread) -> None:
+        starts.append((thread.name, threading.get_ident()))
+        start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", noted)
+    app = App()
+    app.release.clear()
+    pooled = RequestThreads(app, keep=4)
+    async with asyncio.timeout(TIMEOUT_S):
+        requests = [asyncio.ensure_future(pooled({}, None, None)) for _ in range(100)]
+        while len(app.threads) < 100:  # noqa: ASYNC110  (each notes its thread, then waits)
+            await asyncio.sleep(0.01)
+        app.release.set()
+        await asyncio.gather(*requests)
+    assert len(set(app.threads)) == 100  # each its own, at once
+    loop = threading.get_ident()
+    request_starts = [by for name, by in starts if name.startswith("request")]
+    assert len(request_starts) == 100, starts
+    assert loop not in request_starts
+    assert pooled.idle == 4
+
+
 async def test_a_task_of_the_process_outlives_the_request_that_started_it() -> None:
     app = App()
     pooled = RequestThreads(app)
