@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from automation.browser.tab import Tab
 
 __all__ = [
+    "MAX_LENGTH_JS",
     "OnField",
     "click",
     "click_event",
@@ -83,7 +84,8 @@ _OPTIONS_JS = """(el) => el.tagName === "SELECT" ?
 _SELECTED_JS = """(el) => el.tagName === "SELECT" ?
   Array.from(el.selectedOptions, (o) => o.value) : null"""
 _VALUE_JS = "(el) => el.isContentEditable ? el.innerText : (el.value ?? null)"
-_MAX_LENGTH_JS = "(el) => (typeof el.maxLength === 'number' ? el.maxLength : -1)"
+# How many characters a field holds (-1: no limit); the export reads it the same way.
+MAX_LENGTH_JS = "(el) => (typeof el.maxLength === 'number' ? el.maxLength : -1)"
 _CARET_TO_END_JS = """(el) => {
   if (typeof el.setSelectionRange === "function" && typeof el.value === "string") {
     try { el.setSelectionRange(el.value.length, el.value.length); } catch (err) {}
@@ -586,7 +588,7 @@ async def _typed_value(
     if whole and len(shown) < len(text):
         # A field that holds fewer characters (maxlength) cut the value: the app would keep
         # another one than asked for (a customer's name cut short).
-        limit, _ = await subject.read(_MAX_LENGTH_JS, budget)
+        limit, _ = await subject.read(MAX_LENGTH_JS, budget)
         if isinstance(limit, int) and 0 <= limit < len(text):
             raise ActionFailed(
                 f"{what}: the field holds at most {limit} characters, fewer than the value's",

@@ -34,6 +34,7 @@ from playwright.sync_api import expect
 
 from automation.browser.address import address_holds
 from automation.browser.frames import FOCUS_ON_FRAME_JS, HOLDS_FOCUS_JS
+from automation.browser.interact import MAX_LENGTH_JS
 from automation.browser.seen import SEEN_JS
 from automation.browser.textmatch import words
 from automation.recording.expect import VALUE_JS
@@ -156,9 +157,6 @@ def press_key(page: Page, key: str) -> None:
                                  f"{silent_note(inner)}")  # fmt: skip
         frame = inner
     page.keyboard.press(key)
-
-
-MAX_LENGTH_JS = "(el) => (typeof el.maxLength === 'number' ? el.maxLength : -1)"
 
 
 def fits(element: Locator, value: str) -> None:
