@@ -145,7 +145,8 @@ HOLD_TIMER_MS = 3_000
 HOLD_WRITE_MS = 15_000
 # A hold's rounds: what one round waited for may leave timers of its own (a debounced
 # save whose answer puts the old value back a moment later: two); a page whose timers
-# set the next one, forever, is waited for this many rounds, no more.
+# set the next one, forever, is waited for this many rounds, no more (one, when the
+# round's timers only read: a page that polls).
 HOLD_ROUNDS = 3
 # Navigations followed in one settle, each with its own bound (a login that redirects
 # through a JS page to the dashboard is two).
@@ -325,18 +326,22 @@ class Settler:
             return None
         begun, refused = time.monotonic(), self._refused_since
         for _ in range(HOLD_ROUNDS):
-            mark = await self.arm(budget)
+            mark, writes = await self.arm(budget), self.traffic.writes
             await self._held(left, budget)
             report = await self.settle(mark, budget=budget, what="hold")
             # What ran meanwhile may have left timers of its own: a save's answer that
-            # puts the old value back 300 ms later, a debounce that then saves.
+            # puts the old value back 300 ms later, a debounce that then saves.  Not a
+            # round that only read (a page polling on a timer, which never ends).
+            reads_only = self.traffic.tracked > mark.tracked and self.traffic.writes == writes
+            if reads_only or self._gone():
+                break
             try:
                 left = await Budget(ARM_WAIT_MS, label="hold", parent=budget).run(
                     self.page.evaluate(_LEFT_JS)
                 )
             except (PlaywrightError, BudgetExceeded):
                 left = []
-            if not left or self._gone():
+            if not left:
                 break
         waited_ms = int((time.monotonic() - begun) * 1000)
         return replace(report, waited_ms=waited_ms, refused=self.traffic.refused - refused)

@@ -82,6 +82,7 @@ class Traffic:
         self.answered = 0  # requests of _ANSWERED_TYPES seen
         self.answered_at_commit = 0
         self.refused = 0  # waited-for requests answered 4xx/5xx, or failed
+        self.writes = 0  # waited-for requests that write (POST, PUT, PATCH, DELETE) seen
         self._inflight: dict[Request, int] = {}
         self._responded: set[Request] = set()  # of those, answered (headers come)
         self._long_lived: OrderedDict[str, None] = OrderedDict()
@@ -154,6 +155,7 @@ class Traffic:
                 self._background[request] = time.monotonic()
             elif request.resource_type in WAITED_TYPES:
                 self.tracked += 1
+                self.writes += request.method in WRITES
                 if len(self._inflight) >= _INFLIGHT_CAP:
                     oldest = next(iter(self._inflight))
                     self._inflight.pop(oldest)
