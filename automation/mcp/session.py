@@ -11,6 +11,7 @@ like every event, leaves through the session's secrets.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from dataclasses import dataclass, replace
 
@@ -21,11 +22,19 @@ from automation.browser.snapshot import SnapshotOptions
 from automation.browser.tab import Tab
 from automation.budget import Budget, timeout_ms_of
 from automation.control import RunControl
-from automation.errors import ActionFailed, ActionInvalid, BudgetExceeded, TabwrightError
-from automation.events import EventSink, RunResumed
+from automation.errors import (
+    ActionFailed,
+    ActionInvalid,
+    BrowserClosed,
+    BudgetExceeded,
+    Cancelled,
+    TabwrightError,
+)
+from automation.events import ChecksProposed, EventSink, RunResumed
 from automation.limits import cut_text
 from automation.mcp.origin import ShownOrigin
 from automation.mcp.tools import READ_ONLY, SCREENSHOT, offered
+from automation.recording.propose import propose_checks
 from automation.secrets import SecretNotGranted, Secrets, redacting
 
 __all__ = [
@@ -36,6 +45,8 @@ __all__ = [
     "SessionEnded",
     "call_timeout_ms",
 ]
+
+log = logging.getLogger("automation.mcp")
 
 DEFAULT_CALL_MS = 30_000
 # What a call may take past its deadline to record the step whose action ran out (the
@@ -102,6 +113,27 @@ class McpSession:
     def busy(self) -> bool:
         """A call is under way (or waits for the one under way)."""
         return self._lock.locked()
+
+    async def propose_checks(self, budget: Budget) -> None:
+        """Checks of what the session reached, read from its page as it ends (its client
+        left, a person stopped it), for whoever saves it as a scenario, as an agent's run
+        proposes them at its end (its client's verify calls are checks already, kept as
+        steps).  Nothing when a call still holds the tab, or the page can't be read."""
+        try:
+            await self._turn("propose checks", budget)
+        except BudgetExceeded:
+            return
+        try:
+            proposals = await propose_checks(self.tab, self.steps.recorded, budget=budget)
+        except (Cancelled, BrowserClosed):
+            raise
+        except TabwrightError as exc:
+            log.info("no checks proposed: %s", exc)
+            return
+        finally:
+            self._lock.release()
+        if proposals:
+            await self.steps.out.emit(ChecksProposed([p.to_dict() for p in proposals]))
 
     async def call(
         self, name: str, args: dict[str, object], *, within: Budget | None = None

@@ -5,7 +5,9 @@ pause (calls are refused meanwhile; what the person does becomes steps), until t
 ends the session, a person stops it, or no call comes for TABWRIGHT_SESSION_IDLE_S.
 
 The run never ends "succeeded": only the client knows whether its task worked.  A session
-the client ended is "stopped" with that reason; one that lost its browser is "failed".
+the client ended is "stopped" with that reason; one that lost its browser is "failed".  As
+it stops, checks of its last page are proposed, as an agent's run proposes them at its end,
+for whoever saves it as a scenario.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ __all__ = ["DEFAULT_IDLE_S", "serve"]
 
 DEFAULT_IDLE_S = 30 * 60  # when the server keeps no conversation tabs (SESSION_IDLE_S=0)
 _PAUSE_MS = 24 * 3600 * 1000  # a pause lasts until the person resumes or stops
+_PROPOSE_MS = 5_000  # reading the session's last page for checks to propose (as an agent's)
 
 
 async def serve(run: Run, live: LiveRun) -> None:
@@ -49,6 +52,7 @@ async def serve(run: Run, live: LiveRun) -> None:
             return
         if control.stopped or live.closing:
             reason = live.closing or control.stop_reason or "stopped by the person"
+            await session.propose_checks(Budget(_PROPOSE_MS, label="propose checks"))
             await live.sink.emit(RunFinished("stopped", reason=reason))
             return
         if control.pause_requested:

@@ -145,6 +145,12 @@ async def test_an_mcp_session_is_a_run_a_person_pauses_and_saves_as_a_scenario(
         ], steps  # fmt: skip
 
         await page.goto(f"{base}/runs/{run['id']}/")
+        # Checks of the session's last page are proposed, as at an agent's run's end.
+        await page.get_by_role("link", name="Save as scenario…").click()
+        proposed = page.get_by_test_id("proposed-checks")
+        await expect(proposed).to_contain_text("the page shows no error")
+        await expect(proposed).to_contain_text("I accept the terms")
+        await page.go_back()
         await save_as_scenario(page, "Sign up from MCP", screenshot="mcp-save.png")
         scenario_id = int(page.url.rstrip("/").rsplit("/", 1)[1])
         replay = mine.post(f"/api/scenarios/{scenario_id}/replays", json={})
