@@ -21,9 +21,10 @@ exception), and the proxy judges each connection:
   arrives, a head and what follows it in one write.  A head goes on as it was received
   but for its hop-by-hop headers (and those its Connection header names; so
   Proxy-Authorization, the credentials of the browser's context, never reaches a server):
-  h11 reads each head and writes only its start line and framing (Content-Length, or
-  chunks where the length is not known in advance or the other side cut it short), and a
-  message with both a Content-Length and chunks goes on chunked alone.
+  httptools reads each head, and the proxy writes only its start line and framing
+  (Content-Length, or chunks where the length is not known in advance), and a message
+  with both a Content-Length and chunks goes on chunked alone
+  (:mod:`automation.browser.egresshttp`, which says what a message must be to pass).
 
 For either, the proxy resolves the name itself, refuses when the policy refuses any of its
 addresses, and connects to a checked address.  A name's answer is remembered for 30 s
@@ -45,7 +46,9 @@ large dependency tree; neither lives in a BrowserSession's own event loop with i
 policy.  httpcore's pool (httpx's) keys connections by origin and resolves names itself,
 where ours must connect only to the address the policy just checked, and it reads a
 response for a caller instead of relaying both bodies as they stream.  HTTP/1.1 parsing,
-the part where a proxy gets things subtly wrong, is h11's.
+the part where a proxy gets things subtly wrong, is llhttp's (Node's parser, through
+httptools, as uvicorn uses it): h11, which the proxy used first, took two thirds of the
+proxy's CPU a request (a request's head, about 50 µs to llhttp's 5).
 """
 
 from __future__ import annotations
@@ -58,8 +61,17 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-import h11
-
+from automation.browser.egresshttp import (
+    END,
+    READ_CHUNK_BYTES,
+    BadMessage,
+    Cut,
+    Head,
+    Incoming,
+    answer_head,
+    chunk,
+    request_head,
+)
 from automation.browser.egressnames import RESOLVE_TIMEOUT_MS, Names
 from automation.browser.url_policy import SHOWN_URL_CHARS, UrlPolicy
 from automation.budget import Budget
@@ -71,34 +83,12 @@ log = logging.getLogger("automation.browser")
 
 CONNECT_TIMEOUT_MS = 10_000
 HEAD_TIMEOUT_MS = 30_000  # a client that opens a connection and never asks for anything
-READ_CHUNK_BYTES = 65_536
 # A body's parts relayed before the loop goes to others (a read of one-byte chunks is ten
 # thousand of them: on the loop every run of the worker shares).
 RELAY_EVENTS_PER_TURN = 256
 MAX_REMEMBERED = 256  # unreachable hosts, and refusals, kept to explain the browser's errors
 MAX_IDLE_PER_ADDRESS = 8  # kept-alive upstream connections left idle, per address and port
 IDLE_S = 30.0  # an idle upstream connection older than this is closed, not reused
-# Hop-by-hop headers (RFC 9110 7.6.1) and the proxy's own: they are about the connection
-# to the proxy and never travel on; Host is set from the URL that was checked.
-_HOP_HEADERS = frozenset(
-    {
-        b"connection",
-        b"proxy-connection",
-        b"keep-alive",
-        b"proxy-authorization",
-        b"proxy-authenticate",
-        b"te",
-        b"trailer",
-        b"upgrade",
-        b"expect",  # the body follows the head unasked: nobody waits for a 100 Continue
-        b"host",
-    }
-)
-# How a message's body is delimited: h11 writes these, from what it read (and what the
-# peer it writes to understands); every other header of a head goes on as it came.
-_FRAMING_HEADERS = frozenset({b"content-length", b"transfer-encoding"})
-_END = h11.EndOfMessage()
-_Fields = list[tuple[bytes, bytes]]
 
 
 class _Refused(Exception):
@@ -111,15 +101,27 @@ class _Refused(Exception):
 
 
 @dataclass
+class _Client:
+    """The browser's connection to the proxy."""
+
+    incoming: Incoming
+    writer: asyncio.StreamWriter
+    answering: bool = False  # an answer's head went out for the request being served
+
+
+@dataclass
 class _Upstream:
-    """A connection to a checked address, with its HTTP/1.1 state."""
+    """A connection to a checked address, and the answers read on it."""
 
     key: tuple[str, int]  # the address and port it was opened to
     reader: asyncio.StreamReader
     writer: asyncio.StreamWriter
-    http: h11.Connection = field(default_factory=lambda: h11.Connection(h11.CLIENT))
+    incoming: Incoming = field(init=False)
     reused: bool = False
     idle_since: float = 0.0
+
+    def __post_init__(self) -> None:
+        self.incoming = Incoming(self.reader, answers=True)
 
     def close(self) -> None:
         self.writer.close()
@@ -145,13 +147,12 @@ class _Pool:
         self._idle.pop(key, None)
         return None
 
-    def give(self, upstream: _Upstream) -> None:
-        """Keep ``upstream`` for the next request to its address, when HTTP allows."""
-        http = upstream.http
-        if http.our_state is not h11.DONE or http.their_state is not h11.DONE:
-            upstream.close()  # an exchange cut short, or one that ends the connection
+    def give(self, upstream: _Upstream, answer: Head) -> None:
+        """Keep ``upstream``, whose exchange just ended with ``answer``, for the next
+        request to its address, when HTTP allows."""
+        if not (answer.keep_alive and upstream.incoming.idle):
+            upstream.close()  # an answer that ends the connection, or more came than asked
             return
-        http.start_next_cycle()
         upstream.idle_since = time.monotonic()
         idle = self._idle.setdefault(upstream.key, [])
         idle.append(upstream)
@@ -242,20 +243,19 @@ class EgressProxy:
         task = asyncio.current_task()
         assert task is not None
         self._handlers.add(task)
-        client = h11.Connection(h11.SERVER)
+        client = _Client(Incoming(reader, answers=False), writer)
         try:
             while True:  # plain-HTTP requests, each judged on its own, while the client keeps on
+                client.answering = False
                 async with asyncio.timeout(HEAD_TIMEOUT_MS / 1000):  # no task of its own
-                    request = await _next_event(client, reader)
-                if not isinstance(request, h11.Request):
+                    request = await client.incoming.next()
+                if not isinstance(request, Head):
                     return  # the client went away without asking (more)
                 if request.method == b"CONNECT":
-                    await self._tunnel(client, request, reader, writer)
+                    await self._tunnel(client, request)
                     return
-                await self._forward(client, request, reader, writer)
-                if client.our_state is not h11.DONE or client.their_state is not h11.DONE:
+                if not await self._forward(client, request):
                     return  # an exchange cut short, or one that asked to close
-                client.start_next_cycle()
         except _Refused as refusal:
             if refusal.status == 403:
                 self.refused += 1
@@ -265,9 +265,11 @@ class EgressProxy:
                 # fetch rejects, a navigation errors) rather than a page of ours.
                 writer.transport.abort()
                 return
-            await _answer(client, writer, refusal.status, refusal.reason)
-        except h11.ProtocolError as exc:
-            await _answer(client, writer, 400, f"bad request: {exc}")
+            await _answer(client, refusal.status, refusal.reason)
+        except Cut:
+            pass  # the client went away mid-request: nobody to answer
+        except BadMessage as exc:
+            await _answer(client, 400, f"bad request: {exc}")
         except (TimeoutError, BudgetExceeded, ConnectionError, asyncio.IncompleteReadError):
             pass  # a slow or vanished peer: nothing to tell anyone
         except asyncio.CancelledError:
@@ -280,37 +282,28 @@ class EgressProxy:
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
 
-    async def _tunnel(
-        self,
-        client: h11.Connection,
-        request: h11.Request,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
-    ) -> None:
+    async def _tunnel(self, client: _Client, request: Head) -> None:
         target = request.target.decode("ascii", "replace")
         if target.startswith("[") or target.count(":") == 1:
             url = f"https://{target}/"
         else:
             raise _Refused(400, f"refused CONNECT {target[:SHOWN_URL_CHARS]!r}: no port")
-        if not isinstance(await _next_event(client, reader), h11.EndOfMessage):
-            return  # h11 switches protocols only after the whole CONNECT request
+        if await client.incoming.next() is not END:
+            return  # (a CONNECT has no body: its head is the whole request)
         upstream = await self._connect(url, f"CONNECT {target}", pooled=False)
         try:
-            writer.write(client.send(h11.Response(status_code=200, headers=[])) or b"")
-            early, _closed = client.trailing_data
+            client.answering = True
+            client.writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            early = client.incoming.take_rest()  # sent after the CONNECT, before our answer
             if early:
                 upstream.writer.write(early)
-            await _splice(reader, writer, upstream.reader, upstream.writer)
+            await _splice(client.incoming.reader, client.writer, upstream.reader, upstream.writer)
         finally:
             upstream.close()
 
-    async def _forward(
-        self,
-        client: h11.Connection,
-        request: h11.Request,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
-    ) -> None:
+    async def _forward(self, client: _Client, request: Head) -> bool:
+        """Judge ``request``, send it upstream and its answer back; True when the
+        client's connection may carry another request."""
         url = request.target.decode("ascii", "replace")
         scheme, sep, rest = url.partition("://")
         if not sep or scheme.lower() != "http":
@@ -321,55 +314,56 @@ class EgressProxy:
             origin_form = "/" + origin_form
         authority = authority.rpartition("@")[2]  # credentials are not for the server
         what = f"{request.method.decode('ascii', 'replace')} {url[:SHOWN_URL_CHARS]}"
-        framing, passed = _split_head(request.headers.raw_items())
+        head = request_head(request, origin_form.encode("ascii"), authority.encode("ascii"))
         # A request without a body can go again on a new connection when a kept-alive one
         # turns out closed before it answered (the server closed it as it was taken).
-        bodiless = not framing
-        sent = h11.Request(
-            method=request.method,
-            target=origin_form.encode("ascii"),
-            headers=[(b"host", authority.encode("ascii")), *framing],
-        )
-        if bodiless and not isinstance(await _next_event(client, reader), h11.EndOfMessage):
-            return  # the client went away mid-request
+        bodiless = request.bodiless_request
+        if bodiless and await client.incoming.next() is not END:
+            return False  # (llhttp ends a bodiless request with its head)
         upstream = await self._connect(url, what)
         try:
             while True:
-                head = _head(upstream.http.send(sent), passed)
+                if request.method == b"HEAD":
+                    upstream.incoming.expect_head_only()
                 if bodiless:
-                    upstream.writer.write(head + (upstream.http.send(_END) or b""))
-                elif not await _relay_body(client, reader, upstream.http, upstream.writer, head):
-                    return  # the client went away mid-request
+                    upstream.writer.write(head)
+                else:
+                    try:
+                        await _relay_body(client.incoming, upstream.writer, head, request.chunked)
+                    except Cut:
+                        return False  # the client went away mid-request
                 try:
-                    event = await _next_event(upstream.http, upstream.reader)
+                    event = await upstream.incoming.next()
+                except BadMessage as exc:
+                    raise _Refused(502, f"{what}: the answer is not HTTP/1.1: {exc}") from None
+                if event is not None:
                     break
-                except h11.RemoteProtocolError as exc:
-                    closed = upstream.reader.at_eof() and upstream.reused and bodiless
-                    if not closed:
-                        raise _Refused(502, f"{what}: the answer is not HTTP/1.1: {exc}") from None
-                upstream.close()
+                if not (upstream.reused and bodiless):
+                    raise _Refused(502, f"{what}: the server closed without an answer")
+                upstream.close()  # closed as it was taken: the request goes again
                 upstream = await self._connect(url, what, pooled=False)
             heads: list[bytes] = []
             while True:  # informational answers, then the answer's head
-                if not isinstance(event, h11.InformationalResponse | h11.Response):
-                    return  # the server closed without an answer: so does the client
-                framing, passed = _split_head(event.headers.raw_items())
-                kind = type(event)
-                answer = kind(status_code=event.status_code, headers=framing,
-                              reason=event.reason)  # fmt: skip
-                heads.append(_head(client.send(answer), passed))
-                if kind is h11.Response:
+                if not isinstance(event, Head):
+                    raise _Refused(502, f"{what}: the server closed without an answer")
+                if event.status == 101:  # never asked for: Upgrade is not passed on
+                    raise _Refused(502, f"{what}: the server switched protocols unasked")
+                written, chunked, close = answer_head(event, request)
+                heads.append(written)
+                if event.status >= 200:
                     break
                 try:
-                    event = await _next_event(upstream.http, upstream.reader)
-                except h11.RemoteProtocolError as exc:
+                    event = await upstream.incoming.next()
+                except BadMessage as exc:
                     raise _Refused(502, f"{what}: the answer is not HTTP/1.1: {exc}") from None
+            client.answering = True
             try:
-                await _relay_body(upstream.http, upstream.reader, client, writer, b"".join(heads))
-            except h11.RemoteProtocolError:
-                return  # a broken body: the client's connection closes mid-answer
-            self._pool.give(upstream)
+                await _relay_body(upstream.incoming, client.writer, b"".join(heads), chunked)
+            except BadMessage:
+                return False  # a broken body: the client's connection closes mid-answer
+            self._pool.give(upstream, event)
             upstream = None
+            return not close
         finally:
             if upstream is not None:
                 upstream.close()
@@ -437,104 +431,58 @@ def _connect_failure(exc: Exception | None) -> str:
     return f"could not connect ({exc})"
 
 
-async def _next_event(conn: h11.Connection, reader: asyncio.StreamReader) -> object:
-    """The next h11 event of ``conn``, reading from ``reader`` as it needs."""
-    while True:
-        event = conn.next_event()
-        if event is not h11.NEED_DATA:
-            return event
-        conn.receive_data(await reader.read(READ_CHUNK_BYTES))
-
-
 async def _relay_body(
-    source: h11.Connection,
-    reader: asyncio.StreamReader,
-    sink: h11.Connection,
-    writer: asyncio.StreamWriter,
-    head: bytes = b"",
-) -> bool:
-    """Pass one message's body on from ``source`` to ``sink`` as it arrives (after
-    ``head``, in the same write): what one read brought goes out in one write, the body's
-    bytes as they are; every RELAY_EVENTS_PER_TURN parts, the loop goes to others.  False
-    when ``source`` ended before the whole message (the caller then closes the other side
-    too)."""
+    source: Incoming, writer: asyncio.StreamWriter, head: bytes, chunked: bool
+) -> None:
+    """Pass one message's body on from ``source`` to ``writer`` as it arrives (after
+    ``head``, in the same write), in chunks when ``chunked``: what one read brought goes
+    out in one write, the body's bytes as they are; every RELAY_EVENTS_PER_TURN parts,
+    the loop goes to others.  Cut when ``source`` ended before the whole message, after
+    writing what came (the caller then closes the other side too)."""
     out: list[bytes] = [head] if head else []
     events = 0
-    while True:
-        events += 1
-        if events % RELAY_EVENTS_PER_TURN == 0:
-            await asyncio.sleep(0)
-        event = source.next_event()
-        if event is h11.NEED_DATA:
-            if out:
+    try:
+        while True:
+            events += 1
+            if events % RELAY_EVENTS_PER_TURN == 0:
+                await asyncio.sleep(0)
+            if not source.ready and out:
                 writer.write(b"".join(out))
                 out.clear()
                 await writer.drain()
-            source.receive_data(await reader.read(READ_CHUNK_BYTES))
-        elif type(event) is h11.Data:
-            out += sink.send_with_data_passthrough(event) or ()
-        elif type(event) is h11.EndOfMessage:
-            out.append(sink.send(_END) or b"")
-            writer.write(b"".join(out))
-            await writer.drain()
-            return True
-        else:
-            if out:
+            event = await source.next()
+            if event is END:
+                if chunked:
+                    out.append(b"0\r\n\r\n")
                 writer.write(b"".join(out))
-            return False
+                await writer.drain()
+                return
+            if type(event) is bytes:
+                out.append(chunk(event) if chunked else event)
+            else:  # (a head where a body was due can't come: llhttp ends a body first)
+                raise Cut("the message ended without its end")
+    except BadMessage:
+        if out:
+            writer.write(b"".join(out))
+        raise
 
 
-def _split_head(headers: _Fields) -> tuple[_Fields, _Fields]:
-    """A received head's framing headers (Content-Length or Transfer-Encoding, as h11
-    read them; chunked alone when both came) and the others that travel on, as they were
-    received: hop-by-hop ones left out, and those its Connection header names."""
-    framing: _Fields = []
-    passed: _Fields = []
-    named: set[bytes] = set()
-    for name, value in headers:
-        lower = name.lower()
-        if lower in _FRAMING_HEADERS:
-            framing.append((lower, value))
-        elif lower not in _HOP_HEADERS:
-            passed.append((name, value))
-        elif lower == b"connection":
-            named.update(token.strip().lower() for token in value.split(b","))
-    if len(framing) > 1:  # h11 keeps one of each: Transfer-Encoding wins (RFC 9112 6.3)
-        framing = [(b"transfer-encoding", b"chunked")]
-    if named:
-        passed = [(name, value) for name, value in passed if name.lower() not in named]
-    return framing, passed
-
-
-def _head(written: bytes | None, passed: _Fields) -> bytes:
-    """The head h11 wrote (its start line and the framing it chose) with ``passed``, the
-    rest of the head as received, before its blank line: h11 checked those when it read
-    them, and nothing writes them anew."""
-    assert written is not None
-    parts = [written[:-2]]
-    for name, value in passed:
-        parts += (name, b": ", value, b"\r\n")
-    parts.append(b"\r\n")
-    return b"".join(parts)
-
-
-async def _answer(
-    client: h11.Connection, writer: asyncio.StreamWriter, status: int, text: str
-) -> None:
+async def _answer(client: _Client, status: int, text: str) -> None:
     """A short text answer, if the client is still in a state to get one."""
-    if client.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
+    if client.answering:
         return
     body = f"Tabwright egress proxy: {text}\n".encode()
-    headers = [
-        (b"content-type", b"text/plain; charset=utf-8"),
-        (b"content-length", str(len(body)).encode()),
-        (b"connection", b"close"),
-    ]
-    with contextlib.suppress(h11.LocalProtocolError, ConnectionError):
-        writer.write(client.send(h11.Response(status_code=status, headers=headers)) or b"")
-        writer.write(client.send(h11.Data(data=body)) or b"")
-        writer.write(client.send(h11.EndOfMessage()) or b"")
-        await writer.drain()
+    head = (
+        f"HTTP/1.1 {status} {_REASONS.get(status, '')}\r\n"
+        "content-type: text/plain; charset=utf-8\r\n"
+        f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+    )
+    with contextlib.suppress(ConnectionError):
+        client.writer.write(head.encode() + body)
+        await client.writer.drain()
+
+
+_REASONS = {400: "Bad Request", 403: "Forbidden"}
 
 
 async def _splice(
