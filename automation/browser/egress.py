@@ -73,7 +73,7 @@ from automation.browser.egresshttp import (
     request_head,
 )
 from automation.browser.egressnames import RESOLVE_TIMEOUT_MS, Names
-from automation.browser.url_policy import SHOWN_URL_CHARS, UrlPolicy
+from automation.browser.url_policy import SHOWN_URL_CHARS, IPAddress, UrlPolicy
 from automation.budget import Budget
 from automation.errors import BudgetExceeded, UrlBlocked
 
@@ -113,7 +113,7 @@ class _Client:
 class _Upstream:
     """A connection to a checked address, and the answers read on it."""
 
-    key: tuple[str, int]  # the address and port it was opened to
+    key: tuple[IPAddress, int]  # the address and port it was opened to
     reader: asyncio.StreamReader
     writer: asyncio.StreamWriter
     incoming: Incoming = field(init=False)
@@ -131,10 +131,10 @@ class _Pool:
     """Idle kept-alive upstream connections, by the address and port they go to."""
 
     def __init__(self) -> None:
-        self._idle: dict[tuple[str, int], list[_Upstream]] = {}
+        self._idle: dict[tuple[IPAddress, int], list[_Upstream]] = {}
         self.opened = 0  # upstream connections opened so far
 
-    def take(self, key: tuple[str, int]) -> _Upstream | None:
+    def take(self, key: tuple[IPAddress, int]) -> _Upstream | None:
         """The newest idle connection to ``key`` still open, if any."""
         idle = self._idle.get(key, [])
         while idle:
@@ -389,7 +389,7 @@ class EgressProxy:
             raise _Refused(502, f"{what}: the name does not resolve ({exc})") from None
         if pooled:
             for address in addresses:
-                kept = self._pool.take((str(address), port))
+                kept = self._pool.take((address, port))
                 if kept is not None:
                     return kept
         failure: Exception | None = None
@@ -401,7 +401,7 @@ class EgressProxy:
                 )
                 self._unreachable.pop(_authority(url), None)
                 self._pool.opened += 1
-                return _Upstream((str(address), port), reader, writer)
+                return _Upstream((address, port), reader, writer)
             except (OSError, BudgetExceeded) as exc:
                 failure = exc
         reason = _connect_failure(failure)

@@ -255,18 +255,17 @@ class UrlPolicy:
 
     def _checked(self, url: str) -> _Target:
         target = _parse(url)
-        shown = str(target.host)
         if any(rule.matches(target) for rule in self._block):
             raise _refused(
                 target.url,
-                f"{shown} is on the blocked list",
+                f"{target.host} is on the blocked list",
                 hint="blocked: " + ", ".join(self.blocked_domains),
                 rule="blocked",
             )
         if self.allowed_domains and not self._trusted(target):
             raise _refused(
                 target.url,
-                f"{shown}{_port_shown(target)} is not on the allowed list",
+                f"{target.host}{_port_shown(target)} is not on the allowed list",
                 hint="allowed: " + ", ".join(self.allowed_domains),
                 rule="not_allowed",
             )
@@ -366,13 +365,9 @@ def _parse(url: object) -> _Target:
         if not raw:
             raise _refused(url, "no host", hint="give an absolute http(s) URL")
         try:
-            name = _domain_to_ascii(raw)
-            address = _ipv4(name)
-            if address is None and not name.rstrip("."):
-                raise ValueError("no name")
+            host = _host(raw)
         except ValueError:
             raise _refused(url, f"malformed host {raw[:60]!r}") from None
-        host = address if address is not None else name.rstrip(".")
     port = _port(port_text, default=_DEFAULT_PORTS[scheme])
     if port is None:
         raise _refused(url, f"malformed port {port_text[:20]!r}")
@@ -470,6 +465,21 @@ def _rule(text: str, *, path_ok: bool) -> _Rule:
 
 def _is_localhost(host: str) -> bool:
     return host == "localhost" or host.endswith(".localhost")
+
+
+# A page asks for many URLs of a few hosts (the egress proxy judges every request): each
+# host's reading is kept.  A pure function of the text; a malformed one raises each time.
+@functools.lru_cache(maxsize=256)
+def _host(raw: str) -> str | ipaddress.IPv4Address:
+    """A URL's host (not in brackets) as Chromium reads it: an IPv4 address (in any of
+    the forms WHATWG allows), else the name; ValueError when it is none."""
+    name = _domain_to_ascii(raw)
+    address = _ipv4(name)
+    if address is not None:
+        return address
+    if not name.rstrip("."):
+        raise ValueError("no name")
+    return name.rstrip(".")
 
 
 def _domain_to_ascii(raw: str) -> str:
