@@ -77,6 +77,20 @@ async def test_a_head_answer_s_length_is_no_body_on_connections_that_go_on(
     assert upstream.connections == 1 and proxy.opened == 1
 
 
+async def test_a_head_answer_followed_by_a_body_leaves_no_connection_to_reuse(
+    proxy: EgressProxy, upstream: Scripted
+) -> None:
+    # A server that sends the GET's body after a HEAD's head: read as the next answer,
+    # it would be the answer to whatever request the pooled connection carried next.
+    upstream.answer = answering(b"HEAD ", b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello")
+    head = f"HEAD {upstream.url()} HTTP/1.1\r\nHost: x\r\n\r\n".encode()
+    answer = await exchange(proxy, head + get(upstream, "/next", close=True))
+    first, _, rest = answer.partition(b"\r\n\r\n")
+    assert b"content-length: 5" in first.lower()
+    assert rest.startswith(b"HTTP/1.1 200 OK\r\n") and rest.endswith(b"\r\n\r\nok")
+    assert b"hello" not in answer and upstream.connections == 2
+
+
 @pytest.mark.parametrize("status", [b"204 No Content", b"304 Not Modified"])
 async def test_an_answer_that_has_no_body_is_whole_with_its_head(
     proxy: EgressProxy, upstream: Scripted, status: bytes
@@ -128,6 +142,8 @@ SMUGGLED = [
     # A request to switch protocols with a body: llhttp would read no body of it.
     "GET {url} HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
     "Content-Length: 26\r\n\r\nGET /smuggled HTTP/1.1\r\n\r\n",
+    # A method llhttp does not know (it knows every one IANA registers, WebDAV's too).
+    "BREW {url} HTTP/1.1\r\nHost: x\r\n\r\n",
     # Not HTTP/1.1: another version, or none (HTTP/0.9); no Host.
     "GET {url} HTTP/2.0\r\nHost: x\r\n\r\n",
     "GET {url}\r\n\r\n",
