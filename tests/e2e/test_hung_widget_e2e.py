@@ -37,7 +37,8 @@ async def places_on(browser: BrowserSession, url: str) -> Places:
             box = await element.bounding_box()
             assert box is not None, name
             found[name] = (box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-        return Places(await probe.page.evaluate("() => innerWidth"), found)
+        width, height = await probe.page.evaluate("() => [innerWidth, innerHeight]")
+        return Places(width, height, found)
     finally:
         await probe.close()
 

@@ -22,13 +22,21 @@ from tests.popupapp import PopupApp, serve
 pytestmark = pytest.mark.e2e
 
 _RESULTS = "() => window.__socketEvents.filter((e) => e.type === 'input.result')"
+# The latest frame is of a window this size, and the picture drawn is that frame's shape.
+_SHOWS_SIZE = """([width, height]) => {
+  const frames = window.__socketEvents.filter((e) => e.type === "frame");
+  const last = frames[frames.length - 1];
+  const img = document.getElementById("live-frame");
+  if (!last || last.width !== width || last.height !== height || !img.complete) return false;
+  return Math.abs(img.naturalWidth / img.naturalHeight - width / height) < 0.02;
+}"""
 
 
 class Places:
     """Where the elements of a page are in a tab of the run's size (viewport CSS px)."""
 
-    def __init__(self, width: float, found: dict[str, tuple[float, float]]) -> None:
-        self.width = width
+    def __init__(self, width: float, height: float, found: dict[str, tuple[float, float]]) -> None:
+        self.width, self.height = width, height
         self.found = found
 
     @classmethod
@@ -56,13 +64,17 @@ class Places:
                 box = await element.bounding_box()
                 assert box is not None, name
                 found[name] = (box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-            return cls(await page.evaluate("() => innerWidth"), found)
+            width, height = await page.evaluate("() => [innerWidth, innerHeight]")
+            return cls(width, height, found)
         finally:
             await probe.close()
 
     async def click(self, page: Page, name: str) -> None:
         """The person clicks ``name`` on the live view's picture."""
         x, y = self.found[name]
+        # The picture shows this page's window, not the other's (the popup's is of another
+        # size): a point measured on one and clicked on the other's picture lands elsewhere.
+        await page.wait_for_function(_SHOWS_SIZE, arg=[self.width, self.height])
         await click_picture(page, x, y, self.width)
 
 
