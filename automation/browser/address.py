@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from urllib.parse import quote, unquote, unquote_plus
 
-__all__ = ["address_holds"]
+__all__ = ["address_holds", "same_page"]
 
 
 # -- written into an exported pytest file as it is ----------------------------------
@@ -84,3 +84,9 @@ def _segments_hold(want: str, where: str, *, at_start: bool) -> bool:
             return False
         index = where.find(want, index + 1)
     return False
+
+
+def same_page(url: str, other: str) -> bool:
+    """Whether two addresses name the same page: the same but for their fragment (a page
+    loaded again, a form's page answered again)."""
+    return url.split("#")[0] == other.split("#")[0]

@@ -306,7 +306,8 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
         try:
             if step.action not in STEP_ACTIONS:
                 raise ScenarioInvalid(f"unknown step type {step.action!r}")
-            body = [_comment(index, step), *_step(step, params)]
+            does = _step(step, params)
+            body = [_comment(index, step), *does]
             if step.is_check and step.args.get("kind") == "download":
                 checked = True
             elif checked and not step.is_check:  # as replay's DownloadKeeper.step_begins
@@ -322,7 +323,7 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
             if params.base is None and index == acting and step.writes_a_value():
                 assert step.identity is not None  # (read before it, after, and at the end)
                 read = f"left_value({_locator(step.identity, params)})"
-                body[1 : 1 + len(_step(step, params))] = [read, *_step(step, params), read]
+                body[1 : 1 + len(does)] = [read, *does, read]
             sends = _sends_form(step)  # as replay judges it: answered with the sign-in page?
             if sends is not None or step.judged_where_it_led:
                 body[1:] = ["sent = len(WROTE)", *body[1:]]

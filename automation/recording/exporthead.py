@@ -142,7 +142,7 @@ def went_on(page: Page, documents: int, address: str) -> bool:
     ``documents``, at another address than ``address``: the checks are of the page
     before), which then shows no error.  The same address loaded again (a reload) is the
     page the checks read."""
-    if len(DOCUMENT) == documents or page.url.split("#")[0] == address.split("#")[0]:
+    if len(DOCUMENT) == documents or same_page(page.url, address):
         return False
     found = errors_shown(page)
     assert not found, f"the page the app went on to ({{page.url[:200]}}) shows {{found[0][:200]!r}}"

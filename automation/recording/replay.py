@@ -50,9 +50,9 @@ import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from urllib.parse import urldefrag
 
 from automation.actions import execute
+from automation.browser.address import same_page
 from automation.browser.identity import Located, locate, page_changing
 from automation.browser.pagelog import Refused
 from automation.browser.seen import errors_shown
@@ -180,6 +180,7 @@ class Replay:
         # What the field the last step that acts writes showed before it and after it (an
         # app that then puts the value before back took the write back: confirm).
         self.left_value: dict[int, tuple[str | None, str | None]] = {}
+        self.acting = last_acting(self.scenario.steps)  # the last step that acts
         self.run_secrets = self.secrets if self.secrets is not None else Secrets(self.env)
         for index, step in enumerate(self.scenario.steps):
             step.check_secrets(index)  # also when the scenario was built in code
@@ -310,7 +311,7 @@ class Replay:
         # now draws it: read again.  When nothing was left (None), a timer may still have
         # taken back a state after its check was read.
         navigated, refused = (held.navigated, held.refused) if held is not None else (False, 0)
-        navigated = navigated and not _same_page(self.tab.url, read_at)
+        navigated = navigated and not same_page(self.tab.url, read_at)
         when = (
             f"once the page had done what the steps before it left for later ({held})"
             if held is not None
@@ -347,7 +348,7 @@ class Replay:
         # refused, answered 200 with an error the status does not tell.
         # So is the value the last step that acts wrote (typed, picked): an app that
         # shows the value from before it again took the write back.
-        acting = last_acting(steps)
+        acting = self.acting
         said = "" if navigated or acting < 0 else await self._taken_back(acting, budget)
         if said:
             error = CheckFailed(said).to_dict()
@@ -485,7 +486,7 @@ class Replay:
                             located.element, role, step_budget
                         )
                     writes = (step.writes_a_value() and located.element is not None
-                              and index == last_acting(self.scenario.steps))  # fmt: skip
+                              and index == self.acting)  # fmt: skip
                     if writes:  # read before it, after it, and at the end (confirm)
                         before = await expect.value_shown(located.element, step_budget)
                     try:
@@ -682,11 +683,6 @@ class Replay:
 
 # A check read again after the hold gets this long before it is read as a step (told).
 _CONFIRM_MS = 2_000
-
-
-def _same_page(url: str, other: str) -> bool:
-    """Whether two addresses name the same page (but for their fragment)."""
-    return urldefrag(url).url == urldefrag(other).url
 
 
 # A dialog no step armed that came after a step's action, as the page went on (its save's

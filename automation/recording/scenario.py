@@ -42,9 +42,10 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
-from urllib.parse import urldefrag, urlsplit
+from urllib.parse import urlsplit
 
 from automation.actions import validate
+from automation.browser.address import same_page
 from automation.browser.identity import CONTROL_CHARS, ElementIdentity
 from automation.browser.interact import MODIFIERS, MOUSE_BUTTONS
 from automation.errors import ActionInvalid, ParamMissing, ScenarioInvalid
@@ -168,7 +169,7 @@ class ScenarioStep:
         waits for "Saved" before going on, else it is never sent."""
         if self.action in ("navigate", "back", "forward", "reload"):
             return True
-        moved = urldefrag(self.led_to).url != urldefrag(self.url).url
+        moved = not same_page(self.led_to, self.url)
         return bool(self.led_to and self.url) and moved and self.action not in (EXPECT, CALL)
 
     def target(self) -> ElementIdentity | None:
