@@ -138,6 +138,11 @@ class ElementIdentity:
     # lacked when it was taken: an invoice's number.  A row with none of them is another
     # row.  Optional: identities without it read as having none.
     row_words: tuple[str, ...] = ()
+    # Only as a replay looks for it, never kept: each of its texts that holds a parameter
+    # (``row``: "${name} Sales Leeds"), with the values given for them.  The element found
+    # must show each whole there: the row for "Ann Lee" is not "Ann Leeds Sales Leeds",
+    # however much else of the row matches (recording.params.fill sets it).
+    shows: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # The identities it was confirmed in before (an earlier release), newest first: replay
     # finds the element by any of them.  Each without variants of its own.
     variants: tuple[ElementIdentity, ...] = ()
@@ -152,6 +157,9 @@ class ElementIdentity:
         data["alike"] = list(self.alike)
         data["unique"] = list(self.unique)
         data["row_words"] = list(self.row_words)
+        data["shows"] = {text: list(values) for text, values in self.shows.items()}
+        if not self.shows:
+            del data["shows"]
         data["box"] = list(self.box) if self.box else None
         data["variants"] = [v.to_dict() for v in self.variants]
         return data
@@ -172,6 +180,7 @@ class ElementIdentity:
             )
         known = {f.name for f in fields(cls)}
         values = {k: v for k, v in data.items() if k in known}  # newer minor fields: ignored
+        values.pop("shows", None)  # a replay's, never read back
         try:
             tests = dict(values.get("test_ids") or {})
             values["test_ids"] = {str(k): str(v) for k, v in tests.items()}

@@ -196,6 +196,10 @@
         why.push("another row");
       }
     }
+    // A parameter's value stands whole where its placeholder stood, whatever else says
+    // which element it is: the row for "Ann Lee" is not Ann Leeds's, nor "Ann"'s Anna's,
+    // however alike the rest of the row reads.
+    why.push(...notShown(id, f, needsContext));
     const ok = why.length === 0;
     return {
       score: total ? got / total : 0, ok, why,
@@ -254,6 +258,40 @@
     if (!a || !b) return { sim: null, gap: true, core: false };
     const core = textSim(a, b);
     return core >= MIN_NAME ? { sim: core, gap: false, core: true } : { sim: plain, gap: false, core: false };
+  }
+
+  // The values given to the identity's texts (its ``shows``) that the element does not
+  // show whole: in its own texts or its row's (a name's, a label's, a row's: "Delete" in
+  // the row of "Ann Lee", or named "Delete Ann Lee").  A card's or a section's only where
+  // they tell it apart (``context``: see contextMisfits): the card around a form's only
+  // field may hold a value typed before, and lose it on another release.
+  const SHOWN_IN = { name: "name", name_base: "name", aria_label: "name", label: "label",
+    text: "text", section: "section" }; // (and a row's or card's: "row")
+  function notShown(id, f, context) {
+    const out = [];
+    const own = [f.name, f.aria_label, f.label, f.text, f.around || f.row || f.card];
+    for (const [text, values] of Object.entries(id.shows || {})) {
+      const loose = text === "card" || text === "section";
+      if (loose && !context) continue;
+      const there = text === "section" ? f.titles || [] : loose ? [f.around || f.card] : own;
+      for (const value of values) {
+        if (!there.some((t) => holdsWhole(t, value))) {
+          out.push(`${SHOWN_IN[text] || "row"} without ${JSON.stringify(value)}`);
+        }
+      }
+    }
+    return out;
+  }
+
+  // Whether ``value``'s words stand in ``text``, one after another, each whole.
+  function holdsWhole(text, value) {
+    const want = words(value);
+    const have = words(text || "");
+    if (!want.length) return true;
+    for (let at = 0; at + want.length <= have.length; at++) {
+      if (want.every((w, i) => have[at + i] === w)) return true;
+    }
+    return false;
   }
 
   // A name shared at recording must keep its table row or list item; out of rows, its

@@ -72,6 +72,7 @@ from automation.recording.expect import KINDS
 from automation.recording.exporthead import DOWNLOADS, HEADER, MARKER
 from automation.recording.exportliterals import address as _address
 from automation.recording.exportliterals import arg as _arg
+from automation.recording.exportliterals import holds_param
 from automation.recording.exportliterals import ident as _ident
 from automation.recording.exportliterals import identifier as _identifier
 from automation.recording.exportliterals import needed as _needed
@@ -592,10 +593,13 @@ def _locator(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> st
             if identity.name
             else f"get_by_role({_text(role, 'role')})"
         )
-        if identity.row and (identity.name_count != 1 or not identity.name):
+        if identity.row and (identity.name_count != 1 or not identity.name
+                             or holds_param(identity.row, params)):  # fmt: skip
             # Its row's first words (its fields' values as the app wrote them), and as
             # replay tells rows apart: the numbers that told its row from the one most
-            # like it, whole (past the row's first words it keeps).
+            # like it, whole (past the row's first words it keeps).  A parameter's row
+            # is looked for even where its name was the page's only one: the row shows
+            # the value given whole, or the step acts on another record.
             patterns = [_row_pattern(identity.row, params)] + [
                 _number_pattern(w) for w in identity.row_words if re.fullmatch(r"[0-9]+", w)
             ]

@@ -17,6 +17,7 @@ __all__ = [
     "PARAM_ENV_PREFIX",
     "address",
     "arg",
+    "holds_param",
     "ident",
     "identifier",
     "literal",
@@ -101,7 +102,9 @@ def row_pattern(row: str, params: dict[str, dict[str, Any]]) -> str:
         if match.group(1) not in params:
             continue
         pieces += [("word", re.escape(w)) for w in row[last : match.start()].split()]
-        pieces.append(("param", f"re.escape({param(match.group(1), params)})"))
+        # (whole: the row of "Ann Lee" is not Ann Leeds's, nor "Ann"'s JoAnn's)
+        escaped = f"re.escape({param(match.group(1), params)})"
+        pieces.append(("param", rf"r'(?<!\w)' + {escaped} + r'(?!\w)'"))
         last = match.end()
     pieces = (pieces + [("word", re.escape(w)) for w in row[last:].split()])[:8]
     # A row that begins with a number begins with all of it: invoice 100's row is not
@@ -115,6 +118,11 @@ def row_pattern(row: str, params: dict[str, dict[str, Any]]) -> str:
 
 
 NOT_AFTER_A_DIGIT = r"(?<![0-9])"
+
+
+def holds_param(shown: str, params: dict[str, dict[str, Any]]) -> bool:
+    """Whether a text of an identity holds a declared parameter's ``${name}``."""
+    return any(m.group(1) in params for m in _IDENTITY_PARAM.finditer(shown))
 
 
 def number_pattern(number: str) -> str:

@@ -92,9 +92,24 @@ def used_in(identity: ElementIdentity | None, known: Collection[str]) -> set[str
 def fill(identity: ElementIdentity, values: Mapping[str, str]) -> ElementIdentity:
     """The identity with each ``${name}`` of ``values`` replaced by its value (variants
     too), URL-encoded where it leads (:func:`fill_target`); other ``${…}`` texts stay as
-    the page showed them."""
-    return _each(identity, lambda text: _filled(text, values),
-                 lambda url: fill_target(url, values))  # fmt: skip
+    the page showed them.  What each text was given is kept in its ``shows``: the element
+    found must show those values whole there (the row of "Ann Lee", not of "Ann Leeds"),
+    however like the rest of the text is."""
+    filled = _each(identity, lambda text: _filled(text, values),
+                   lambda url: fill_target(url, values))  # fmt: skip
+
+    def given(each: ElementIdentity, template: ElementIdentity) -> ElementIdentity:
+        shows = {}
+        for name in IDENTITY_FIELDS:
+            texts = [values[m.group(1)] for m in PARAM.finditer(getattr(template, name))
+                     if values.get(m.group(1))]  # fmt: skip
+            if texts:
+                shows[name] = tuple(dict.fromkeys(texts))
+        return replace(each, shows=shows) if shows else each
+
+    plain = given(filled.plain(), identity.plain())
+    variants = tuple(given(v, t) for v, t in zip(filled.variants, identity.variants, strict=True))
+    return replace(plain, variants=variants)
 
 
 def fill_target(url: str, values: Mapping[str, str]) -> str:

@@ -392,10 +392,11 @@ def test_the_export_finds_an_element_by_each_identity_it_was_known_by() -> None:
     made = Scenario.from_dict(todo_steps()).with_param(1, "item")
     code = to_pytest(made)
     item = "os.environ.get('TABWRIGHT_PARAM_item', 'Buy milk')"
+    row = f"rows_showing(page, r'(?<!\\w)' + re.escape({item}) + r'(?!\\w)')"
     assert (
         f"    # step 2: tick checkbox 'Toggle ${{item}}'\n"
-        f"    page.get_by_role('checkbox', name='Toggle ' + {item}, exact=True)"
-        f".or_(rows_showing(page, re.escape({item})).get_by_role('checkbox'))"
+        f"    {row}.get_by_role('checkbox', name='Toggle ' + {item}, exact=True)"
+        f".or_({row}.get_by_role('checkbox'))"
         ".set_checked(True)\n"
     ) in code
     assert "# step 4: expect 1 row(s) show '${item}'" in code

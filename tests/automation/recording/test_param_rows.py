@@ -1,0 +1,117 @@
+"""A parameter carried into a row names the record its step acts on: a replay (or its
+exported test) given a value acts only in a row that shows that value whole, never in the
+row of a near name ("Ann Lee" is not "Ann Leeds", "Ann" is not "Anna"), whether the
+row's button is the page's only one (a search narrowed the table) or one of several."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from automation import Tab
+from automation.recording.export import to_pytest
+from automation.recording.recorder import Recorder
+from automation.recording.replay import Replay, ReplayConfig
+from automation.recording.scenario import Scenario, ScenarioStep
+from tests.automation.recording.test_recorder import click_center
+from tests.exported import run_exported
+from tests.net import QuietHandler, loopback_app
+
+SHORT = ReplayConfig(locate_wait_ms=1_000)
+
+
+class _People(QuietHandler):
+    """People, each a row (Name, Dept, City, Status) with a Delete posting the name; the
+    search narrows the table to the names holding what was searched for, unless
+    ``narrows`` is off (a table that shows everyone)."""
+
+    people: list[str] = []
+    narrows = True
+
+    def do_GET(self) -> None:
+        query = parse_qs(urlsplit(self.path).query)
+        term = query.get("q", [""])[0].strip().lower() if self.narrows else ""
+        rows = "".join(
+            f"<tr><td>{html.escape(name)}</td><td>Sales</td><td>Leeds</td><td>Active</td>"
+            "<td><form method=post action=/delete>"
+            f'<input type=hidden name=who value="{html.escape(name)}">'
+            "<button>Delete</button></form></td></tr>"
+            for name in self.people
+            if term in name.lower()
+        )
+        self.send(200, (
+            "<!doctype html><title>People</title><h1>People</h1>"
+            '<form action=/people><input name=q aria-label=Search><button>Search</button></form>'
+            "<table><thead><tr><th>Name</th><th>Dept</th><th>City</th><th>Status</th><th></th>"
+            f"</tr></thead><tbody>{rows}</tbody></table>"
+        ).encode())  # fmt: skip
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"])).decode()
+        who = parse_qs(body)["who"][0]
+        _People.people = [name for name in _People.people if name != who]
+        self.send(303, Location="/people?msg=Deleted")
+
+
+async def _recorded(tab: Tab, app: str) -> Scenario:
+    """A person searches for Ada Lovelace and deletes her row; the typed name is made the
+    parameter ``name`` (carried into the Delete button's row)."""
+    _People.people = ["Ada Lovelace", "Bob Smith", "Carl Jung"]
+    await tab.navigate(f"{app}/people")
+    recorder = Recorder(tab)
+    await recorder.start()
+    await click_center(tab.page, "input[name=q]")
+    await tab.page.keyboard.type("Ada Lovelace")
+    await tab.page.keyboard.press("Enter")
+    await tab.page.wait_for_url("**q=*")
+    await click_center(tab.page, "tr:has-text('Ada Lovelace') button")
+    await tab.page.wait_for_url("**msg=*")
+    steps = [*await recorder.stop(), ScenarioStep("expect", {"kind": "no_error"})]
+    scenario = Scenario("Delete a person", tuple(steps), base_url=app)
+    typed = next(i for i, step in enumerate(scenario.steps) if step.action == "fill")
+    return scenario.with_param(typed, "name")
+
+
+@pytest.mark.parametrize("narrows", [True, False], ids=["search narrows", "full table"])
+async def test_a_row_given_a_parameter_s_value_is_acted_on_only_where_it_shows_it_whole(
+    tab: Tab, tmp_path: Path, narrows: bool
+) -> None:
+    """Replay and export delete the person named, and no one when only a near name is
+    there: with "Ann Lee" given where only Ann Leeds is (and "Ann" where only Anna is),
+    both deleted that other person and passed, the row matching in every other word."""
+    _People.narrows = True
+    with loopback_app(_People) as app:
+        scenario = await _recorded(tab, app)
+        click = scenario.steps[-2]
+        assert click.action == "click" and click.identity is not None
+        assert click.identity.row.startswith("${name}"), click.identity.row
+        _People.narrows = narrows
+        code = to_pytest(scenario)
+        for given, there in (("Ann Lee", "Ann Leeds"), ("Ann", "Anna")):
+            everyone = [there, "Bob Smith", "Carl Jung"]
+            _People.people = list(everyone)
+            # (The row is never there: a short wait for it says the same.)
+            result = await Replay(tab, scenario, params={"name": given}, config=SHORT).run()
+            assert not result.ok, result.to_dict()
+            assert _People.people == everyone, (given, _People.people)
+            assert f'row without "{given}"' in result.reason, result.reason
+            folder = tmp_path / f"near-{given.replace(' ', '-')}"
+            folder.mkdir()
+            env = {"TABWRIGHT_PARAM_name": given}
+            status, out = await run_exported(code, folder, app, env, timeout_ms=3_000)
+            assert status != 0, out
+            assert _People.people == everyone, (given, _People.people, out)
+        # The person named is there: replay and export each delete that person, no other.
+        _People.people = ["Ann Leeds", "Bob Smith", "Carl Jung"]
+        result = await Replay(tab, scenario, params={"name": "Bob Smith"}).run()
+        assert result.ok, result.to_dict()
+        assert _People.people == ["Ann Leeds", "Carl Jung"]
+        folder = tmp_path / "named"
+        folder.mkdir()
+        env = {"TABWRIGHT_PARAM_name": "Carl Jung"}
+        status, out = await run_exported(code, folder, app, env)
+        assert status == 0 and "1 passed" in out, out
+        assert _People.people == ["Ann Leeds"]
