@@ -181,22 +181,14 @@ def _end(scenario: Scenario, params: _Params) -> list[str]:
     step ticked or the field it wrote, read again, unless the app went on to another page
     meanwhile (a save it took back fails them)."""
     steps = scenario.steps
-    last = max((i for i, s in enumerate(steps) if not s.is_check), default=-1)
-    kept = expect.KEPT_KINDS
-    again = [(i, steps[i]) for i in range(last + 1, len(steps))
-             if steps[i].action == "expect" and steps[i].args.get("kind") in kept]  # fmt: skip
+    again = _kept_checks(steps, len(steps))
     acting = last_acting(steps)  # the box it ticked, or clicked (as left_ticked read it)
     state = steps[acting].kept_state(left=True) if acting >= 0 else None
     wrote = acting >= 0 and params.base is None and steps[acting].writes_a_value()
     lines = ["    documents, address = len(DOCUMENT), page.url", "    served(page)"]
     if not again and state is None and not wrote:  # the page it went on to: no error
         return [*lines, "    went_on(page, documents, address)"]
-    lines.append("    if not went_on(page, documents, address):  # the page the checks read: again")
-    for index, step in again:
-        lines += [
-            "        " + _comment(index, step).replace(":", ", read again:", 1),
-            *(f"        {line}" for line in _step(step, params)),
-        ]
+    lines += [f"    {line}" for line in _read_again(again, params)]
     if state is not None:
         assert state.identity is not None
         ticked = "" if _toggles(steps[acting]) else f", {state.args['kind'] == 'checked'}"
@@ -293,6 +285,26 @@ def _toggles(step: ScenarioStep) -> bool:
     return step.clicks_a_box() and role not in ("radio", "menuitemradio")
 
 
+def _kept_checks(steps: tuple[ScenarioStep, ...], before: int) -> list[tuple[int, ScenarioStep]]:
+    """The checks of a state the app keeps (rows, a box, a value, a text gone, the
+    address) since the last step before ``before`` that acts, as replay reads them again."""
+    last = max((i for i in range(before) if not steps[i].is_check), default=-1)
+    return [(i, steps[i]) for i in range(last + 1, before) if steps[i].action == "expect"
+            and steps[i].args.get("kind") in expect.KEPT_KINDS]  # fmt: skip
+
+
+def _read_again(checks: list[tuple[int, ScenarioStep]], params: _Params) -> list[str]:
+    """``checks`` read again unless the app went on to another page since ``documents``
+    and ``address`` were taken (the page they read: see went_on)."""
+    lines = ["if not went_on(page, documents, address):  # the page the checks read: again"]
+    for index, step in checks:
+        lines += [
+            "    " + _comment(index, step).replace(":", ", read again:", 1),
+            *(f"    {line}" for line in _step(step, params)),
+        ]
+    return lines
+
+
 def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list[str]:
     """The steps of ``scenario`` as the indented lines of a function."""
     lines = []
@@ -338,8 +350,11 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
                 body.insert(
                     1, f"not_answered_again(page, {_url(_address(step.url, params), params)})"
                 )
-            if index > 0 and step.leaves_the_page:  # a debounced save sent first
-                body.insert(1, "held(page)")
+            if index > 0 and step.leaves_the_page:  # a debounced save sent first, and
+                again = _kept_checks(scenario.steps, index)  # the checks before it re-read
+                held = ["documents, address = len(DOCUMENT), page.url", "held(page)",
+                        *_read_again(again, params)] if again else ["held(page)"]  # fmt: skip
+                body[1:1] = held
             if index in pending:
                 body.insert(1, _PENDING)
             if any(len(line.splitlines()) != 1 or "\x00" in line for line in body):

@@ -56,6 +56,7 @@ from automation.browser.address import same_page
 from automation.browser.identity import Located, locate, page_changing
 from automation.browser.pagelog import Refused
 from automation.browser.seen import errors_shown
+from automation.browser.settle import SettleReport
 from automation.browser.tab import Tab
 from automation.budget import Budget
 from automation.control import RunControl
@@ -181,6 +182,7 @@ class Replay:
         # app that then puts the value before back took the write back: confirm).
         self.left_value: dict[int, tuple[str | None, str | None]] = {}
         self.acting = last_acting(self.scenario.steps)  # the last step that acts
+        self.held_before = -1  # the step that leaves the page the page was last held for
         self.run_secrets = self.secrets if self.secrets is not None else Secrets(self.env)
         for index, step in enumerate(self.scenario.steps):
             step.check_secrets(index)  # also when the scenario was built in code
@@ -265,6 +267,10 @@ class Replay:
         for index, step in enumerate(self.scenario.steps):
             if status != "passed" and not step.is_check:
                 break  # after a failure, only the checks right after it are read
+            if index > 0 and step.leaves_the_page:
+                status, reason = await self.before_leaving(index, budget, outcomes)
+                if status != "passed":
+                    break
             outcome = await step_with_person(self, index, step, budget)
             outcomes.append(outcome)
             if outcome.ok:
@@ -304,40 +310,12 @@ class Replay:
             self.tab.dialogs_raise(f"after {after}")
         except UnexpectedDialog as exc:
             return "failed", exc.message
-        # A page the app went on to by itself ("saved, back to the list in 2 s") is not
-        # the one the checks read: they are not read again there, but it shows no error
-        # (a save refused: "Something went wrong").  The same address loaded again (a
-        # reload, the form's page answered again) is the page they read, as the server
-        # now draws it: read again.  When nothing was left (None), a timer may still have
-        # taken back a state after its check was read.
-        navigated, refused = (held.navigated, held.refused) if held is not None else (False, 0)
-        navigated = navigated and not same_page(self.tab.url, read_at)
-        when = (
-            f"once the page had done what the steps before it left for later ({held})"
-            if held is not None
-            else "when read again at the end"
+        status, reason, navigated = await self._read_again(
+            trailing, held, read_at, after, "at the end", budget, outcomes
         )
-        if navigated and (errors := await errors_shown(self.tab, budget.child(_CONFIRM_MS))):
-            return "failed", (f"after {after}, {when}, the page the app went on to "
-                              f"({self.tab.url[:200]}) shows {errors[0][:200]!r}")  # fmt: skip
-        for index in [] if navigated else trailing:
-            step = steps[index]
-            if step.args.get("kind") not in expect.KEPT_KINDS and not refused:
-                continue
-            try:
-                await self._check(step, budget.child(_CONFIRM_MS, label="confirm"))
-                continue
-            except (Cancelled, BrowserClosed):
-                raise
-            except TabwrightError:  # not held, or not read in time: read as a step
-                budget.check()
-            outcome = await self.step(index, step, budget)  # read as a step, and told
-            outcomes[:] = [outcome if o.index == index else o for o in outcomes]
-            if not outcome.ok:
-                message = outcome.error["message"] if outcome.error else outcome.status
-                return outcome.status, (
-                    f"step {index} ({step.describe()}): held at first, then not {when}: " + message
-                )
+        if status != "passed":
+            return status, reason
+        when = _when(held, "at the end")
         if held is not None:
             try:
                 self._refusals(self.tab.log.requests_seen)
@@ -357,6 +335,73 @@ class Replay:
             return "failed", (f"step {acting} ({steps[acting].describe()}): held at first, "
                               f"then not {when}: {said}")  # fmt: skip
         return "passed", ""
+
+    async def before_leaving(
+        self, index: int, budget: Budget, outcomes: list[StepOutcome]
+    ) -> tuple[str, str]:
+        """Before step ``index`` leaves the page: what the steps before it left for later
+        done first (a debounced save sent and answered, as a person waits for "Saved"
+        before going on), then the checks since the last step that acts read again, as
+        :meth:`confirm` reads those at the end: the page about to be left is the only
+        place a save the app took back shows (its row back, the box unticked)."""
+        self.held_before = index
+        steps = self.scenario.steps
+        last = max((i for i in range(index) if not steps[i].is_check), default=-1)
+        checks = [i for i in range(last + 1, index) if steps[i].action == "expect"]
+        read_at = self.tab.url
+        held = await self.tab.settler.hold(budget.child(label="hold"))
+        if last < 0 or not checks:
+            return "passed", ""
+        after = f"step {last} ({steps[last].describe()})"
+        at = f"before step {index} ({steps[index].describe()}) left the page"
+        status, reason, _ = await self._read_again(
+            checks, held, read_at, after, at, budget, outcomes
+        )
+        return status, reason
+
+    async def _read_again(
+        self, checks: list[int], held: SettleReport | None, read_at: str, after: str, at: str,
+        budget: Budget, outcomes: list[StepOutcome],
+    ) -> tuple[str, str, bool]:  # fmt: skip
+        """``checks`` (read at ``read_at``, ``after`` a step) read again (``at``, as the
+        verdict says when) once the page did
+        what the steps left for later (``held``): those of a state the app keeps (a box, a
+        value, rows, a text gone, the address), and a text shown only when a request
+        failed meanwhile (a toast may go by itself).  None when the app went on to another
+        page, which must show no error (the same address loaded again is the page they
+        read: read again).  The status and reason (of the first that no longer holds,
+        read as a step and told), and whether the app went on to another page."""
+        steps = self.scenario.steps
+        # A page the app went on to by itself ("saved, back to the list in 2 s") is not
+        # the one the checks read: they are not read again there, but it shows no error
+        # (a save refused: "Something went wrong").  The same address loaded again (a
+        # reload, the form's page answered again) is the page they read, as the server
+        # now draws it: read again.  When nothing was left (None), a timer may still have
+        # taken back a state after its check was read.
+        navigated, refused = (held.navigated, held.refused) if held is not None else (False, 0)
+        navigated = navigated and not same_page(self.tab.url, read_at)
+        when = _when(held, at)
+        if navigated and (errors := await errors_shown(self.tab, budget.child(_CONFIRM_MS))):
+            went = f"the page the app went on to ({self.tab.url[:200]})"
+            return "failed", f"after {after}, {when}, {went} shows {errors[0][:200]!r}", True
+        for index in [] if navigated else checks:
+            step = steps[index]
+            if step.args.get("kind") not in expect.KEPT_KINDS and not refused:
+                continue
+            try:
+                await self._check(step, budget.child(_CONFIRM_MS, label="confirm"))
+                continue
+            except (Cancelled, BrowserClosed):
+                raise
+            except TabwrightError:  # not held, or not read in time: read as a step
+                budget.check()
+            outcome = await self.step(index, step, budget)  # read as a step, and told
+            outcomes[:] = [outcome if o.index == index else o for o in outcomes]
+            if not outcome.ok:
+                message = outcome.error["message"] if outcome.error else outcome.status
+                said = f"step {index} ({step.describe()}): held at first, then not {when}: "
+                return outcome.status, said + message, navigated
+        return "passed", "", navigated
 
     async def _taken_back(self, index: int, budget: Budget) -> str:
         """What step ``index`` left that the page no longer shows, read once: the box it
@@ -435,8 +480,8 @@ class Replay:
         # it before going on: a check read before its answer reads what the app shows
         # meanwhile (taken back when it is refused), and leaving the page cancels it; so is
         # one still to be sent (a debounce) before a step that leaves the page.
-        if index > 0 and step.leaves_the_page:
-            await self.tab.settler.hold(budget.child(label="hold"))
+        if index > 0 and step.leaves_the_page and self.held_before != index:
+            await self.tab.settler.hold(budget.child(label="hold"))  # (redone after a sign-in)
         await self.tab.settler.writes_answered(budget)
         await self.out.emit(ActionStarted(0, index, step.action, shown, words))
         timeout_ms = self.config.check_timeout_ms if step.is_check else self.config.step_timeout_ms
@@ -688,3 +733,10 @@ _CONFIRM_MS = 2_000
 # A dialog no step armed that came after a step's action, as the page went on (its save's
 # answer): the step fails, naming it, as one its action brought does.
 _WENT_ON = "as the page went on after it"
+
+
+def _when(held: SettleReport | None, at: str) -> str:
+    """When checks were read again (``at``: where in the replay), as a verdict says it."""
+    if held is None:
+        return f"when read again {at}"
+    return f"once the page had done what the steps before it left for later ({held})"

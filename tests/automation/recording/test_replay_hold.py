@@ -266,3 +266,42 @@ async def test_a_box_the_last_step_ticked_that_then_went_away_is_no_failure(
         assert not await tab.page.get_by_text("Buy milk").count()  # (it went)
         code, out = await run_exported(to_pytest(recorded), tmp_path, app)
         assert code == 0, out
+
+
+def then_leaves(fixture_url: str, query: str, change: str) -> Scenario:
+    """The change and its check, then a step to another page (a conversation saved as a
+    scenario places each request's checks after its own steps, the next request's after
+    them), and a check there."""
+    act, holds = CHANGES[change]
+    away = ScenarioStep("navigate", {"url": f"{fixture_url}/demo/index.html"})
+    there = check("text_visible", text="Tabwright demo pages")
+    return scenario(fixture_url, query, act, holds, away, there)
+
+
+@pytest.mark.parametrize("change", sorted(CHANGES))
+async def test_a_check_before_a_step_that_leaves_the_page_is_read_again_before_it_leaves(
+    tab: Tab, fixture_url: str, tmp_path: Path, change: str
+) -> None:
+    """The check of a change held when read; the app's save, 600 ms later, failed (no
+    request: it is offline) and it put back what was there; the next step went to another
+    page.  Only the checks after the last step were read again, so the replay and its
+    export passed.  Now the checks since the last step that acts are read again before a
+    step leaves the page, as at the end: both fail at that check, and pass where the save
+    was taken."""
+    recorded = then_leaves(fixture_url, "?save=offline", change)
+    result = await Replay(tab, recorded, config=SHORT).run()
+    assert result.status == "failed", result.to_dict()
+    assert result.reason.startswith("step 2 (expect "), result.reason
+    assert "held at first, then not" in result.reason, result.reason
+    assert [s.status for s in result.steps] == ["passed", "passed", "failed", "not_run", "not_run"]
+    assert "autosave.html" in tab.page.url  # it did not leave
+    code, out = await run_exported(to_pytest(recorded), tmp_path, recorded.base_url,
+                                   timeout_ms=3_000)  # fmt: skip
+    assert code == 1 and "step 2, read again" in out, out
+    # The save taken: both pass, the check read again where it held.
+    taken = then_leaves(fixture_url, "", change)
+    result = await Replay(tab, taken, config=SHORT).run()
+    assert result.ok, result.to_dict()
+    (tmp_path / "taken").mkdir()
+    code, out = await run_exported(to_pytest(taken), tmp_path / "taken", taken.base_url)
+    assert code == 0, out
