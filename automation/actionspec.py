@@ -104,6 +104,8 @@ class ActionSpec:
                 raise ActionInvalid(
                     f"{name}: {param.name!r} must be {param.type_name}, not {type(value).__name__}"
                 )
+            if not _finite(value):  # kept as a step's args: JSON (and PostgreSQL) has no NaN
+                raise ActionInvalid(f"{name}: {param.name!r} holds a number JSON can't hold")
             clean[param.name] = value
         if self.check is not None:
             self.check(clean)
@@ -158,3 +160,18 @@ def _timeout(name: str, args: dict[str, Any]) -> float | None:
 
 def optional(name: str, kind: type | tuple[type, ...], description: str) -> Param:
     return Param(name, kind, description, required=False)
+
+
+def _finite(value: Any) -> bool:
+    """Whether every number in ``value`` (a list's, a mapping's, however deep) is one JSON
+    can hold."""
+    stack = [value]
+    while stack:
+        each = stack.pop()
+        if isinstance(each, float) and not math.isfinite(each):
+            return False
+        if isinstance(each, list | tuple):
+            stack.extend(each)
+        elif isinstance(each, dict):
+            stack.extend(each.values())
+    return True
