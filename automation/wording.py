@@ -155,7 +155,7 @@ def check_words(
         "unchecked": f"{what} is not ticked",
         "value": f"{what} shows {quote(str(args.get('value')))}",
         "items": f"{what} lists {', '.join(quote(str(i)) for i in args.get('items') or [])} "
-        "in order",
+        f"in order{', among others' if args.get('among_others') else ''}",
     }.get(kind, f"{kind} holds")
 
 

@@ -5,7 +5,8 @@
 
   // Words of a name: "E-mail" and "Email" are one word, case and punctuation ignored.
   function words(t) {
-    return lower(t).replace(/(\w)[-'’](\w)/g, "$1$2").split(/[^\p{L}\p{N}]+/u).filter(Boolean);
+    return lower(t).normalize("NFC").replace(/(\w)[-'’](\w)/g, "$1$2")
+      .split(/[^\p{L}\p{M}\p{N}]+/u).filter(Boolean);
   }
 
   // A name as compared: its words, case and punctuation ignored.

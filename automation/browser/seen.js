@@ -20,10 +20,18 @@
 //                   or of an error (ERROR) is no row ("Customer Zeta Corp was added");
 //   args.op "errors": the texts of the errors the page shows (see isError), at most 5;
 //   args.op "row": the text of args.element, a row, as op "rows" reads each row;
+//   args.op "entries": the texts of args.element's entries (its list items, options or
+//                   table rows, the outermost; a header row aside), each read as a row
+//                   without its buttons' and boxes' words (a "Remove" in each line), the
+//                   entries nobody sees left out; null when it has none;
 //   args.op "frame": whether args.element, a frame's element, is seen (its ancestors too);
 //   args.op "element": whether args.element is seen (its ancestors too; not its frame).
 (args) => {
   const ROW = "tr, li, [role=row], [role=listitem], article";
+  const ENTRY = "li, [role=listitem], [role=option], tr, [role=row]";
+  // What acts on an entry of a list rather than says what it is.
+  const CONTROLS = "button, [role=button], input[type=checkbox], input[type=radio], " +
+    "input[type=button], input[type=submit], input[type=reset], input[type=image]";
   // What a page tells of what just happened (an error repeats what was typed, say).
   const MESSAGES = "[role=status], [role=alert], [aria-live=polite], [aria-live=assertive], output";
   // What names an error, as a word of an element's class or id: "errorlist", "errornote",
@@ -68,7 +76,7 @@
 
   // Text of n as drawn: through shadow roots (a host shows its shadow tree, slots show
   // what is assigned to them), without what is not drawn.  A field shows its value.
-  function seen(root, max, fields, messages = true) {
+  function seen(root, max, fields, messages = true, controls = true) {
     const parts = [];
     let left = max;
     const walk = (n) => {
@@ -84,6 +92,7 @@
       if (n.nodeType === 1) {
         if (UNSEEN.has(n.tagName) || !seenHere(n)) return;
         if (!messages && (n.matches(MESSAGES) || (n.matches(ERROR) && isError(n)))) return;
+        if (!controls && n !== root && n.matches(CONTROLS)) return;
         // hidden="until-found": drawn as a box, its contents not (until a search finds them).
         if (n.getAttribute("hidden") === "until-found") return;
         parts.push(" ");
@@ -127,7 +136,25 @@
       for (const c of n.childNodes) walk(c);
     };
     walk(root);
-    return norm(parts.join(""));
+    // One form of each letter: "é" stored as e and a combining accent (NFD) is the "é"
+    // a check gives (NFC), as a person reads both.
+    return norm(parts.join("")).normalize("NFC");
+  }
+
+  function entries(list) {
+    const all = Array.from(list.querySelectorAll(ENTRY));
+    const outer = all.filter((e) => {
+      for (let p = e.parentElement; p && p !== list; p = p.parentElement) {
+        if (p.matches(ENTRY)) return false;
+      }
+      return true;
+    });
+    if (!outer.length) return null;
+    const heading = (e) => !!e.closest("thead") ||
+      (!e.querySelector("td, [role=cell], [role=gridcell]") &&
+        !!e.querySelector("th, [role=columnheader]"));
+    return outer.filter((e) => !heading(e) && seenHere(e))
+      .map((e) => seen(e, Infinity, true, true, false)).filter(Boolean);
   }
 
   function named(e, pattern) {
@@ -182,18 +209,24 @@
     return out;
   }
 
+  // The text looked for, its letters in the one form the page's text is read in.
+  function wanted() {
+    return new RegExp(args.pattern.normalize("NFC"), "i");
+  }
+
   if (args.op === "text") {
     return seen(document.documentElement, args.max || MAX_TEXT, false, args.messages !== false);
   }
   if (args.op === "finds") {
-    return new RegExp(args.pattern, "i").test(seen(document.documentElement, Infinity, false));
+    return wanted().test(seen(document.documentElement, Infinity, false));
   }
   if (args.op === "row") return seen(args.element, Infinity, true);
+  if (args.op === "entries") return entries(args.element);
   if (args.op === "frame") return seenFrame(args.element);
   if (args.op === "element") return seenAlone(args.element);
   if (args.op === "errors") return errors();
   if (args.op === "rows") {
-    const want = new RegExp(args.pattern, "i");
+    const want = wanted();
     const showing = rows().filter(
       (r) => seenHere(r) && want.test(seen(r, Infinity, true)) && !told(r),
     );

@@ -34,7 +34,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from automation.browser.frames import held_by, silent_note, unanswering
 from automation.browser.jsparts import joined
-from automation.browser.textmatch import WORD_CHARS, words
+from automation.browser.textmatch import WORD_CHARS, folded, words
 from automation.budget import Budget
 from automation.errors import BudgetExceeded
 
@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     from automation.browser.tab import Tab
 
 __all__ = [
+    "ELEMENT_TEXT_JS",
+    "ENTRIES_JS",
     "SEEN_JS",
     "TYPED_JS",
     "count_rows",
@@ -61,6 +63,9 @@ SEEN_JS = f"(args) => ({joined('seen.js', ['visible.js'])})(args)"
 TYPED_JS = joined("typed.js", [])
 _FRAME_JS = f"(element) => ({SEEN_JS})({{ op: 'frame', element }})"
 _ELEMENT_JS = f"(element) => ({SEEN_JS})({{ op: 'element', element }})"
+# A list's entries, and an element's text, as a person reads them (seen.js "entries", "row").
+ENTRIES_JS = f"(element) => ({SEEN_JS})({{ op: 'entries', element }})"
+ELEMENT_TEXT_JS = f"(element) => ({SEEN_JS})({{ op: 'row', element }})"
 # wait_for reads the page again after each of these pauses, then every last one.
 _POLL_S = (0.0, 0.05, 0.1, 0.15, 0.25)
 # WORD_CHARS as RE2 writes a character's code (\x{00aa}, where re and RegExp take \u00aa).
@@ -224,8 +229,9 @@ def _words_pattern(wanted: str, inside: bool) -> Any:
 
 
 def fold(text: str) -> str:
-    """Text as checks compare it: spaces squeezed, case folded."""
-    return " ".join(text.split()).casefold()
+    """Text as checks compare it: spaces squeezed, case folded, each letter in one form
+    (NFC: an "é" stored as e and a combining accent is the "é" typed)."""
+    return folded(text)
 
 
 async def _dispose(element: Any) -> None:

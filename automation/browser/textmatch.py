@@ -12,8 +12,9 @@ the pytest export writes the code below its marker into the exported file as it 
 from __future__ import annotations
 
 import re
+import unicodedata
 
-__all__ = ["WORD_CHARS", "words"]
+__all__ = ["WORD_CHARS", "folded", "listed_as", "lists", "words"]
 
 # -- written into an exported pytest file as it is ----------------------------------
 # Letters and digits of the scripts that put spaces between words (Latin, Greek,
@@ -29,11 +30,41 @@ _WORD = re.compile(f"[{WORD_CHARS}]")
 def words(text: str) -> str:
     """The pattern (for Python's re and JavaScript's RegExp alike, with the ignore-case
     flag) that finds ``text`` where it stands as words: its spaces any run of spaces, and
-    no letter or digit of a spaced script right before or after it."""
-    text = " ".join(text.split())
+    no letter or digit of a spaced script right before or after it.  Its letters in one
+    form (NFC), as the page's text is read (seen.js)."""
+    text = unicodedata.normalize("NFC", " ".join(text.split()))
     pattern = r"\s+".join(re.escape(part) for part in text.split(" "))
     if _WORD.match(text[:1]):
         pattern = f"(?<![{WORD_CHARS}])" + pattern
     if _WORD.match(text[-1:]):
         pattern += f"(?![{WORD_CHARS}])"
     return pattern
+
+
+def folded(text: str) -> str:
+    """Text as checks compare it: spaces squeezed, case folded, each letter in one form
+    (NFC: an "é" stored as e and a combining accent is the "é" typed)."""
+    return unicodedata.normalize("NFC", " ".join(text.split())).casefold()
+
+
+def lists(entries: list[str], items: list[str], among_others: bool = False) -> bool:
+    """Whether a list's ``entries`` (as read: seen.js's "entries") are ``items``, each
+    entry the whole item (as :func:`folded`): all of them, in order; or, ``among_others``,
+    each item an entry of its own after the one before, other entries between."""
+    have, want = [folded(e) for e in entries], [folded(i) for i in items]
+    if not among_others:
+        return have == want
+    at = 0
+    for item in want:
+        if item not in have[at:]:
+            return False
+        at = have.index(item, at) + 1
+    return True
+
+
+def listed_as(entries: list[str]) -> str:
+    """What a list's entries read, as a failed ``items`` check says it."""
+    if not entries:
+        return "it lists nothing"
+    shown = ", ".join(repr(e[:80]) for e in entries[:10])
+    return f"it lists {shown}{f' and {len(entries) - 10} more' if len(entries) > 10 else ''}"

@@ -44,6 +44,8 @@ from automation.browser.effect import TOGGLE_STATE_JS
 from automation.browser.frames import silent_note
 from automation.browser.identity import ElementIdentity, locate, still_parsing, wait_parsed
 from automation.browser.seen import (
+    ELEMENT_TEXT_JS,
+    ENTRIES_JS,
     count_rows,
     element_seen,
     errors_shown,
@@ -52,6 +54,7 @@ from automation.browser.seen import (
     page_text,
     shows_text,
 )
+from automation.browser.textmatch import listed_as, lists
 from automation.budget import Budget
 from automation.errors import BudgetExceeded, CheckFailed, ScenarioInvalid
 from automation.recording import downloads
@@ -97,8 +100,10 @@ KINDS: dict[str, tuple[str, ...]] = {
     "download": (),
 }
 # kind -> the args it may have besides: ``rows`` with ``"at_least": true`` holds when that
-# many rows or more show the text (a list that grows with each replay: one more order).
-OPTIONAL: dict[str, tuple[str, ...]] = {"rows": ("at_least",)}
+# many rows or more show the text (a list that grows with each replay: one more order);
+# ``items`` with ``"among_others": true`` when each item is an entry, in order, other
+# entries between (without it, the entries are the items, no more).
+OPTIONAL: dict[str, tuple[str, ...]] = {"rows": ("at_least",), "items": ("among_others",)}
 ELEMENT_KINDS = frozenset({"visible", "checked", "unchecked", "value", "items"})
 # Checks of a state an app keeps until something changes it: read again once the page
 # has done what the last steps left for later (replay's confirm, the export's end).
@@ -115,7 +120,6 @@ _POLL_S = (0.0, 0.1, 0.2, 0.3, 0.5)  # then every 0.5 s
 # gone, the check passed on a save the app refused.
 _SHOWS_ERROR = "it shows "
 _LAST_READ_MS = 800  # a read and its answer fit in this much of the budget
-_TEXT_JS = "(e) => e.innerText || e.textContent || ''"
 VALUE_JS = """(e) => {
   if (e.tagName === "SELECT") return Array.from(e.selectedOptions, (o) => o.label).join(", ");
   if (e.isContentEditable) return e.innerText;
@@ -180,6 +184,11 @@ def validate(args: object, *, has_element: bool, index: int = 0) -> dict[str, An
             )
         if args["at_least"]:
             clean["at_least"] = True
+    if kind == "items" and args.get("among_others") is not None:
+        if not isinstance(args["among_others"], bool):
+            raise ScenarioInvalid(f"{where}: among_others is true or false", index=index)
+        if args["among_others"]:
+            clean["among_others"] = True
     unknown = set(args) - {"kind", *KINDS[kind], *OPTIONAL.get(kind, ())}
     if unknown:
         raise ScenarioInvalid(f"{where}: {kind} takes no {', '.join(sorted(unknown))}", index=index)
@@ -336,8 +345,7 @@ async def _once(
                 return False, "it can't be ticked"
             return state == (kind == "checked"), "it is " + ("ticked" if state else "not ticked")
         if kind == "items":
-            shown = fold(str(await budget.run(located.element.evaluate(_TEXT_JS))))
-            return _in_order(shown, args["items"]), f"it reads {shown[:200]!r}"
+            return await _listed(located.element, args, budget)
         value = await budget.run(located.element.evaluate(VALUE_JS))
         return _norm(str(value)) == _norm(args["value"]), f"it shows {str(value)[:200]!r}"
     except PlaywrightError:
@@ -372,6 +380,18 @@ async def _dispose(element: Any) -> None:
         await element.dispose()
     except PlaywrightError:
         pass
+
+
+async def _listed(element: ElementHandle, args: dict[str, Any], budget: Budget) -> tuple[bool, str]:
+    """An ``items`` check of ``element``: its entries as a person reads them (seen.js) are
+    the items, each entry a whole item, all of them or (``among_others``) in order among
+    others (textmatch.lists).  An element without entries (no list items, rows nor
+    options) shows the items as words, in order."""
+    entries = await budget.run(element.evaluate(ENTRIES_JS))
+    if entries is None:
+        shown = fold(str(await budget.run(element.evaluate(ELEMENT_TEXT_JS))))
+        return _in_order(shown, args["items"]), f"it reads {shown[:200]!r}"
+    return lists(entries, args["items"], bool(args.get("among_others"))), listed_as(entries)
 
 
 def _in_order(text: str, items: list[str]) -> bool:

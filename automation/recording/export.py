@@ -560,7 +560,9 @@ def _assertion(step: ScenarioStep, params: dict[str, dict[str, Any]], el: str) -
         items = _arg(args, "items")
         if not isinstance(items, list):
             raise ScenarioInvalid("items must be a list of texts")
-        return f"expect_items(page, {el}, [{', '.join(_value(i, params) for i in items)}])"
+        among = ", among_others=True" if args.get("among_others") else ""
+        listed = ", ".join(_value(i, params) for i in items)
+        return f"expect_items(page, {el}, [{listed}]{among})"
     if target.tag == "select":
         return f"expect({el}.locator('option:checked')).to_have_text({value('value')})"
     return f"expect({el}).to_have_value({value('value')})"

@@ -25,6 +25,7 @@ import json
 import os
 import re
 import time
+import unicodedata
 from collections.abc import Callable, Iterator
 from urllib.parse import quote, quote_plus, unquote, unquote_plus, urlsplit
 

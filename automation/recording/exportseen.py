@@ -36,7 +36,7 @@ from automation.browser.address import address_holds
 from automation.browser.frames import FOCUS_ON_FRAME_JS, HOLDS_FOCUS_JS
 from automation.browser.interact import MAX_LENGTH_JS
 from automation.browser.seen import SEEN_JS
-from automation.browser.textmatch import words
+from automation.browser.textmatch import folded, listed_as, lists, words
 from automation.recording.expect import VALUE_JS
 
 if TYPE_CHECKING:
@@ -69,13 +69,15 @@ __all__ = [
 # -- written into an exported pytest file as it is
 SEEN_FRAME_JS = f"(element) => ({SEEN_JS})({{ op: 'frame', element }})"
 SEEN_ELEMENT_JS = f"(element) => ({SEEN_JS})({{ op: 'element', element }})"
+SEEN_ENTRIES_JS = f"(element) => ({SEEN_JS})({{ op: 'entries', element }})"
+SEEN_TEXT_JS = f"(element) => ({SEEN_JS})({{ op: 'row', element }})"
 # Rows (table rows, list items) whose text, as a row check reads it (their fields with the
 # values the app wrote into them), each pattern of a JSON list finds: a step's element is
 # looked for in its row as replay tells the row (Playwright's has_text reads no field).
 ROWS = "tr, li, [role=row], [role=listitem], article"
 ROW_ENGINE_JS = f"""{{
   queryAll(root, body) {{
-    const patterns = JSON.parse(body).map((p) => new RegExp(p));
+    const patterns = JSON.parse(body).map((p) => new RegExp(p.normalize("NFC")));
     const text = (row) => ({SEEN_JS})({{ op: "row", element: row }});
     const rows = [];
     const walk = (at) => {{
@@ -419,21 +421,28 @@ def kept_value(element: Locator) -> None:
     assert now != before, f"it shows {now[:200]!r} again, as before the step: the app put it back"
 
 
-def expect_items(page: Page, element: Locator, items: list[str]) -> None:
-    """The element shows each of ``items`` as words, each after the one before (case and
-    spaces ignored), as replay's ``items`` check reads its text."""
+def expect_items(
+    page: Page, element: Locator, items: list[str], *, among_others: bool = False
+) -> None:
+    """As replay's ``items`` check: the element's entries as a person reads them are the
+    items, each whole (``among_others``: in order, other entries between); an element
+    without entries shows each as words, each after the one before."""
 
     def holds() -> tuple[bool, str]:
         try:
-            text = element.evaluate("(e) => e.innerText || e.textContent || ''", timeout=1_000)
+            entries = element.evaluate(SEEN_ENTRIES_JS, timeout=1_000)
+            text = "" if entries is not None else element.evaluate(SEEN_TEXT_JS, timeout=1_000)
         except PlaywrightError:
             return False, "the element is not found"
-        shown, at = " ".join(str(text).split()).casefold(), 0
+        if entries is not None:
+            return lists(entries, items, among_others), listed_as(entries)
+        shown, at = folded(str(text)), 0
         for item in items:
-            found = re.compile(words(" ".join(item.split()).casefold()), re.I).search(shown, at)
+            found = re.compile(words(folded(item)), re.I).search(shown, at)
             if found is None:
                 return False, f"it reads {shown[:200]!r}"
             at = found.end()
         return True, ""
 
-    read_until(page, holds, f"the element to show {items!r} in that order")
+    others = ", among others" if among_others else ""
+    read_until(page, holds, f"the element to list {items!r} in that order{others}")

@@ -53,7 +53,7 @@ VERIFY_ACTIONS: tuple[ActionSpec, ...] = (
         "verify",
         "check the page, recorded as a check the replay must pass: kind text_visible|"
         "text_hidden (text), rows (text, count), url (url); with ref: visible, checked, "
-        "unchecked, value (value), items (items: texts in order)",
+        "unchecked, value (value), items (items: its entries in order; among_others)",
         (
             Param("kind", str, "the check"),
             optional("ref", str, "the element, for element checks"),
@@ -61,7 +61,8 @@ VERIFY_ACTIONS: tuple[ActionSpec, ...] = (
             optional("count", int, "rows: how many rows show text"),
             optional("url", str, "url: part of the address"),
             optional("value", str, "value: the field's value"),
-            optional("items", list, "items: texts shown in order"),
+            optional("items", list, "items: the list's entries, in order"),
+            optional("among_others", bool, "items: each an entry, other entries between"),
         ),
         _verify,
         targets_ref=True,

@@ -382,7 +382,10 @@ _CHECK_PARAMS = {
     "at_least": Param("at_least", bool, "that many rows or more", required=False),
     "url": Param("url", str, "the address, its path's whole segments or ?field=value"),
     "value": Param("value", str, "what the field shows (empty: an empty field)", required=False),
-    "items": Param("items", list, "the texts it shows, in order"),
+    "items": Param("items", list, "its entries, in order"),
+    "among_others": Param(
+        "among_others", bool, "each an entry, others between them", required=False
+    ),
 }
 # A download check's args, each optional (automation.recording.downloads).
 _DOWNLOAD_PARAMS = {

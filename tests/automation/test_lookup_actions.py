@@ -73,7 +73,7 @@ async def test_verify_checks_the_page_and_is_recorded_as_an_expect_step(
     budget = room()
     checks = [
         {"kind": "text_visible", "text": "Beta"},
-        {"kind": "items", "ref": fruit, "items": ["Apple", "Cherry"]},
+        {"kind": "items", "ref": fruit, "items": ["Apple", "Cherry"], "among_others": True},
         {"kind": "value", "ref": note, "value": "urgent"},
         {"kind": "rows", "text": "Alpha", "count": 1},
     ]
@@ -88,6 +88,10 @@ async def test_verify_checks_the_page_and_is_recorded_as_an_expect_step(
     recorded = sink.of_type(StepRecorded)
     assert [s.action for s in recorded] == ["expect"] * 5
     assert recorded[1].identity is not None and recorded[1].args["items"] == ["Apple", "Cherry"]
+    assert recorded[1].args["among_others"] is True
+    # Without among_others, the entries are the items: Banana between is one more.
+    exact = {"kind": "items", "ref": fruit, "items": ["Apple", "Cherry"], "timeout_ms": 1_500}
+    assert not (await steps.run(Action("verify", exact), budget)).ok
     assert recorded[0].identity is None and recorded[-1].ok is False
     # What an MCP client is told: the session's page, not a replay, is what fell short.
     with pytest.raises(CheckFailed) as failed:

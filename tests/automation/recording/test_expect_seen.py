@@ -221,6 +221,20 @@ FRAMES = {
     "/outer-hiding": '<h2>Outer</h2><iframe src="/inner" style="visibility: hidden"></iframe>',
     "/todos": '<ul aria-label="Todos"><li>Buy milk</li><li>Walk the dog</li></ul>',
 }
+# A cart's entries, each line with its Remove button and quantity box; whether the list
+# is "Apple", "Pear" (the items checked).
+LINE = "<li><input type=checkbox aria-label=Pick> {} <button>Remove</button></li>"
+SR_ONLY = "position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0)"
+CARTS = {
+    "as listed": ("".join(LINE.format(x) for x in ("Apple", "Pear")), True),
+    "a table": ("<table aria-label=Cart><thead><tr><th>Fruit</th></tr></thead><tbody>"
+                "<tr><td>Apple</td></tr><tr><td>Pear</td></tr></tbody></table>", True),
+    "a line twice": ("".join(LINE.format(x) for x in ("Apple", "Apple", "Pear")), False),
+    "a line more": ("".join(LINE.format(x) for x in ("Apple", "Banana", "Pear")), False),
+    "other products": ("".join(LINE.format(x) for x in ("Apple crumble", "Pear cider")), False),
+    "one nobody sees": (LINE.format("Apple") + f'<li style="{SR_ONLY}">Pear</li>', False),
+    "one transparent": (LINE.format("Apple") + '<li style="opacity: 0">Pear</li>', False),
+}  # fmt: skip
 SEEN_CASES = {
     "plain": (SAVED, True),
     "below the fold": ('<div style="height: 3000px"></div>' + SAVED, True),
@@ -252,6 +266,9 @@ class _Pages(QuietHandler):
     def do_GET(self) -> None:
         name = self.path.removeprefix("/case/").replace("%20", " ")
         body = FRAMES.get(self.path) or SEEN_CASES.get(name, ("",))[0]
+        if self.path.startswith("/cart/"):
+            cart = CARTS[self.path.removeprefix("/cart/").replace("%20", " ")][0]
+            body = cart if cart.startswith("<table") else f'<ul aria-label="Cart">{cart}</ul>'
         if self.path.startswith("/element/"):
             body = ELEMENT_CASES[self.path.removeprefix("/element/").replace("%20", " ")][0]
         page = f"<!doctype html><title>Report</title><h1>Report</h1>{body}"
@@ -372,7 +389,7 @@ async def test_an_items_check_is_exported_and_read_as_the_replay_reads_it(
     code = files.pop("test_exported.py")
     status, out = await run_exported(code, tmp_path, pages, more=files, timeout_ms=1_500)
     assert status == 1 and "1 failed, 1 passed" in out and "FAILED test_wrong.py" in out, out
-    assert "it reads 'buy milk walk the dog'" in out, out
+    assert "it lists 'Buy milk', 'Walk the dog'" in out, out
 
 
 async def test_a_visible_check_sees_the_element_as_a_person_does_in_replay_and_export(
@@ -427,3 +444,41 @@ async def test_an_address_check_its_parameter_left_empty_fails_in_replay_and_exp
         assert (status == 0) is holds, out[-3000:]
         if not holds:
             assert "its url is empty with the values it was given" in out, out[-3000:]
+
+
+async def test_an_items_check_holds_where_the_list_s_entries_are_the_items(
+    module_tab: Tab, pages: str, tmp_path: Path
+) -> None:
+    """``items`` Apple, Pear passed on a cart listing Apple twice, a Banana between, Apple
+    crumble and Pear cider, or a Pear nobody sees: it looked for the words anywhere in the
+    list's text.  Now the list's entries as a person reads them (a line's Remove aside)
+    are the items, in replay and export alike; with ``among_others``, each item is an
+    entry of its own, others between."""
+    config = ReplayConfig(check_timeout_ms=1_500)
+    files: dict[str, str] = {}
+    expected: dict[str, bool] = {}
+    cases = [(case, False, listed) for case, (_, listed) in CARTS.items()] + [
+        ("a line more", True, True), ("other products", True, False),
+    ]  # fmt: skip
+    for number, (case, among, listed) in enumerate(cases):
+        role, tag = ("table", "table") if case == "a table" else ("list", "ul")
+        cart = {"role": role, "name": "Cart", "tag": tag}
+        args = {"kind": "items", "items": ["Apple", "Pear"]}
+        if among:
+            args["among_others"] = True
+        steps = [{"action": "navigate", "args": {"url": f"{pages}/cart/{case}"}},
+                 {"action": "expect", "args": args, "identity": cart}]  # fmt: skip
+        scenario = Scenario.from_dict({"version": 1, "name": f"cart {number}", "base_url": pages,
+                                       "steps": steps})  # fmt: skip
+        result = await Replay(module_tab, scenario, config=config).run()
+        assert result.ok is listed, (case, among, result.to_dict())
+        if not listed:
+            assert "but it lists 'Apple" in result.reason, result.reason
+        name = "test_exported.py" if not number else f"test_{number}.py"
+        files[name], expected[name] = to_pytest(scenario), listed
+    code = files.pop("test_exported.py")
+    status, out = await run_exported(code, tmp_path, pages, more=files, timeout_ms=1_500)
+    failed = sum(not ok for ok in expected.values())
+    assert status == 1 and f"{failed} failed, {len(cases) - failed} passed" in out, out
+    for name, ok in expected.items():
+        assert (f"FAILED {name}::" not in out) is ok, (name, out)

@@ -76,7 +76,7 @@ async def test_an_items_check_reads_a_page_of_repeated_words(tab: Tab) -> None:
     check = ScenarioStep.from_dict({"action": "expect", "args": {"kind": "items",
                                     "items": [LONG_CHECK]}, "identity": todos})  # fmt: skip
     ok, seen = await expect._once(tab, check.args, check.identity, room())
-    assert not ok and seen.startswith("it reads 'a a a"), seen
+    assert not ok and seen.startswith("it lists 'a a a"), seen
 
 
 async def test_a_check_and_a_wait_find_words_not_parts_of_words(tab: Tab, fixture_url: str) -> None:
