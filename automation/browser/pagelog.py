@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import logging
 import time
+import weakref
 from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from playwright.async_api import ConsoleMessage, Page, Request, Response
+from playwright.async_api import ConsoleMessage, Frame, Page, Request, Response
 from playwright.async_api import Error as PlaywrightError
 
 from automation.browser.consolelimit import MARK
@@ -214,6 +215,9 @@ class PageLog:
         # sent to its site (fetch, XHR), answered HTTP 4xx/5xx.
         self._refused: deque[Refused] = deque(maxlen=20)
         self._last_write = 0  # the number of the latest request that sent a write
+        # The child frames a step acted in (a widget of another site): their scripts'
+        # writes to their own site are the task's, refused as the page's are.
+        self._acted: weakref.WeakSet[Frame] = weakref.WeakSet()
         # How the page's document came: the method of the request it is the answer to
         # ("POST": the server's own answer to a form, not a redirect after it).
         self.document_method = ""
@@ -349,15 +353,30 @@ class PageLog:
                 return
             if _top_document(request):
                 self._refused.append(Refused(pending.number, response.status, pending.url, ""))
-            elif _frame_write(request) or refused_write(
-                request.method, request.resource_type, response.status, request.url,
-                self.page.url,
-            ):  # fmt: skip
+            elif _frame_write(request) or self._script_write(request, response.status):
                 self._refused.append(
                     Refused(pending.number, response.status, pending.url, request.method)
                 )
         except Exception:
             log.debug("response not recorded", exc_info=True)
+
+    def acted_in(self, frame: Frame) -> None:
+        """A step acts in ``frame``: when it is a child frame (a widget, of any site), a
+        write its script sends to the frame's own site and the server refuses is refused
+        as one of the page's own is."""
+        if frame.parent_frame is not None:
+            self._acted.add(frame)
+
+    def _script_write(self, request: Request, status: int) -> bool:
+        """Whether ``request``, answered ``status``, is a refused write of a script's to
+        its site: the page's, or that of a child frame a step acted in."""
+        if refused_write(request.method, request.resource_type, status, request.url,
+                         self.page.url):  # fmt: skip
+            return True
+        frame = request.frame
+        return frame in self._acted and refused_write(
+            request.method, request.resource_type, status, request.url, frame.url
+        )
 
     def _unanswered(self, request: Request, failure: str) -> None:
         """A request that got no answer (the connection dropped or was refused): the
@@ -368,9 +387,7 @@ class PageLog:
             pending = self._pending.get(request)
             if pending is None or "ERR_ABORTED" in failure:
                 return
-            script_write = refused_write(  # (as a refusal: 599, an answer it never got)
-                request.method, request.resource_type, 599, request.url, self.page.url
-            )
+            script_write = self._script_write(request, 599)  # (599: an answer never got)
             if _top_document(request) or _frame_write(request) or script_write:
                 method = "" if _top_document(request) else request.method
                 self._refused.append(

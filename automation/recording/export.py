@@ -350,6 +350,9 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
                 body.insert(
                     1, f"not_answered_again(page, {_url(_address(step.url, params), params)})"
                 )
+            if not step.is_check and step.identity is not None and step.identity.frame_url:
+                path = _text(_frame_path(step.identity.frame_url), "frame_url")
+                body.insert(1, f"ACTED.add({path})")  # its writes there are the step's
             if index > 0 and step.leaves_the_page:  # a debounced save sent first, and
                 again = _kept_checks(scenario.steps, index)  # the checks before it re-read
                 held = ["documents, address = len(DOCUMENT), page.url", "held(page)",

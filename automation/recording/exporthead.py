@@ -72,6 +72,7 @@ REFUSED: list = []  # the writes of the page's scripts that its site refused
 UNDER_WAY: set = set()  # ... and those not answered yet
 WROTE: list = []  # every write the page sent (a form posted, a save), the latest last
 DOCUMENT: list = []  # the method of the request each page's document answered, the latest last
+ACTED: set = set()  # the paths of the frames a step acted in (their writes are the steps')
 # The page's timers of up to HOLD_MS still to run (a save 600 ms after the last change),
 # put in before the page's own scripts: what the last steps left for later, which replay's
 # verdict waits for too (automation.browser.settle.HOLD_TIMER_MS).
@@ -215,14 +216,28 @@ def _page_itself(request) -> bool:  # noqa: ANN001 (a Request)
     return request.is_navigation_request() and request.frame.parent_frame is None
 
 
+def _script_write(page: Page, request, status: int) -> bool:  # noqa: ANN001 (a Request)
+    """As Tabwright's replay: a write of a script's to its site that the server refused,
+    the page's or that of a frame a step acted in (a widget of another site)."""
+    if refused_write(request.method, request.resource_type, status, request.url, page.url):
+        return True
+    try:
+        frame = request.frame
+    except PlaywrightError:
+        return False  # (a service worker's)
+    return (frame.parent_frame is not None
+            and any(re.search(re.escape(path) + "$", frame.url) for path in ACTED)
+            and refused_write(request.method, request.resource_type, status, request.url,
+                              frame.url))
+
+
 def _answered(page: Page, response) -> None:  # noqa: ANN001 (a Response)
     request = response.request
     UNDER_WAY.discard(request)
     if not 300 <= response.status < 400 and _page_itself(request):
         DOCUMENT.append(request.method)
-    if refused_write(request.method, request.resource_type, response.status, request.url,
-                     page.url) or (response.status >= 400 and (_frame_write(request)
-                                                              or _page_itself(request))):
+    if _script_write(page, request, response.status) or (
+            response.status >= 400 and (_frame_write(request) or _page_itself(request))):
         REFUSED.append(f"{{request.method}} {{request.url}}: HTTP {{response.status}}")
 
 
@@ -233,8 +248,7 @@ def _failed(page: Page, request) -> None:  # noqa: ANN001 (a Request)
     failure = request.failure or "failed"
     if "ERR_ABORTED" in failure:
         return
-    if refused_write(request.method, request.resource_type, 599, request.url,
-                     page.url) or _frame_write(request):
+    if _script_write(page, request, 599) or _frame_write(request):
         REFUSED.append(f"{{request.method}} {{request.url}}: no answer ({{failure}})")
 
 

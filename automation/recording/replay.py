@@ -522,6 +522,8 @@ class Replay:
                         located, step.action, lambda within: self.locate_step(step, within),
                         step_budget, index=index,
                     )  # fmt: skip
+                    if located.frame is not None:  # its writes there are the step's
+                        self.tab.log.acted_in(located.frame)
                     # A form sent from a page that asked to sign in is signing in.
                     signing_in = step.action in SUBMITTING and await asks_sign_in(self, step_budget)
                     since = self.tab.log.requests_seen

@@ -37,7 +37,7 @@ BODY_NAMES = {"page", "expect", "re", "os", "url", "frame_of", "served", "words"
               "check_params", "address_given", "press_key", "expect_url",
               "uploaded", "writes_answered", "kept_tick", "rows_showing",
               "fits", "left_ticked", "left_value", "kept_value", "went_on", "documents", "held",
-              "address"}  # fmt: skip
+              "address", "ACTED"}  # fmt: skip
 # What a step that may send a write keeps before it (the writes sent, whether the page
 # asked to sign in), the only statements of the body that are not a call.
 KEPT_BEFORE_A_STEP = {
@@ -153,6 +153,7 @@ def assert_safe_module(code: str) -> ast.FunctionDef:
             "press_key",  # press_key(page, key): a key where the focus is, as replay presses it
             "expect_url",  # expect_url(page, address): the address read as replay reads it
             "DIALOGS",  # DIALOGS.arm(...): a dialog step; DIALOGS.none_unexpected(...)
+            "ACTED",  # ACTED.add(path): a step acts in the frame at that path (its writes)
         )  # (and what a write answered is judged by)
         assert isinstance(root, ast.Name) and root.id in roots
         for node in ast.walk(stmt):
