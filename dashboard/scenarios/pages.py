@@ -8,6 +8,7 @@ from django.urls import reverse
 
 from dashboard.models import Scenario
 from dashboard.scenarios import selectors as scenario_selectors
+from dashboard.templatetags.steps import steps_page_of
 
 __all__ = ["back", "owned"]
 
@@ -23,4 +24,7 @@ def owned(request: HttpRequest, scenario_id: int) -> Scenario:
 def back(scenario: Scenario, index: int | None = None) -> HttpResponseRedirect:
     """To the scenario's page (at step ``index``)."""
     url = reverse("scenario_detail", args=[scenario.pk])
-    return HttpResponseRedirect(url + (f"#step-{index}" if index is not None else ""))
+    if index is None:
+        return HttpResponseRedirect(url)
+    page = steps_page_of(index)  # (the first page of its steps is the page itself)
+    return HttpResponseRedirect(f"{url}{f'?steps={page}' if page > 1 else ''}#step-{index}")

@@ -13,6 +13,7 @@ from asgiref.sync import sync_to_async
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
@@ -45,6 +46,7 @@ from dashboard.scenarios.forms import (
 from dashboard.scenarios.handlers import handler_rows
 from dashboard.scenarios.pages import back as _back
 from dashboard.scenarios.pages import owned as _owned
+from dashboard.templatetags.steps import STEPS_PER_PAGE, steps_page_of
 
 
 @login_required
@@ -171,7 +173,11 @@ def _detail_page(
     steps = list(scenario.steps.order_by("index"))
     report = _report(scenario, last_replay)
     outcomes = {step.pk: key for key, _label, rows in report for step in rows}
-    rows = [_step_row(step, document, bound, outcomes, is_owner=is_owner) for step in steps]
+    # A page of steps at a time (``?steps=``, else the page of a step a refused form was
+    # sent for): each step's rows, forms and identity are HTML of their own.
+    asked = request.GET.get("steps") or _bound_page(bound)
+    shown = Paginator(steps, STEPS_PER_PAGE).get_page(asked)
+    rows = [_step_row(step, document, bound, outcomes, is_owner=is_owner) for step in shown]
     choices = call_choices(scenario)
     scenario_schedules = scenario.schedules.select_related("llm_profile").order_by("pk")
     context = {
@@ -179,7 +185,8 @@ def _detail_page(
         "is_owner": is_owner,
         "check_form": bound.get("check")
         or CheckForm(element_steps=_element_steps(steps, document)),
-        "checks": [row for row in rows if row.step.action == "expect"],
+        "checks": _check_rows(steps, document),
+        "steps_page": shown,
         "form": bound.get("replay") or ReplayForm(document=document, user=request.user),
         "edit_form": bound.get("edit")
         or ScenarioEditForm(initial={"name": scenario.name, "description": scenario.description}),
@@ -234,6 +241,27 @@ def _schedule_row(schedule: Schedule) -> dict[str, Any]:
             for firing in firings[:5]
         ],
     }  # fmt: skip
+
+
+def _bound_page(bound: dict[str, Any]) -> int:
+    """The page of steps that shows the step a refused form was sent for (else the first)."""
+    for key in bound:
+        if key.startswith("step:"):
+            return steps_page_of(int(key.removeprefix("step:")))
+    return 1
+
+
+@dataclass(frozen=True)
+class CheckRow:
+    """A check in the list of the outcome's checks: its step, and what it expects."""
+
+    step: ScenarioStep
+    target: str
+
+
+def _check_rows(steps: list[ScenarioStep], document: Document) -> list[CheckRow]:
+    return [CheckRow(step, document.steps[step.index].words(quote=curly_quoted).target)
+            for step in steps if step.action == "expect"]  # fmt: skip
 
 
 @dataclass(frozen=True)
