@@ -447,13 +447,19 @@ async def test_a_calm_page_is_not_stopped_while_the_connection_is_drowned(
         flooding = await unlimited.new_page()
         flooding.on("console", lambda _message: written.__setitem__(0, written[0] + 1))
         await flooding.goto(f"{fixture_url}/engine/console-flood.html?calm")
-        flood = "for (let i = 0; i < 40000; i++) console.log('x' + i, { a: i })"
-        writing = asyncio.ensure_future(flooding.evaluate(flood))
+        # Written until told to stop: the connection stays drowned however fast the
+        # machine is (a fixed number of lines could be written before the click began).
+        flood = """() => { window.flooding = true;
+          (function write() {
+            for (let i = 0; i < 2000; i++) console.log('x' + i, { a: i });
+            if (window.flooding) setTimeout(write, 0);
+          })(); }"""
+        await flooding.evaluate(flood)
         await eventually(lambda: written[0] >= 1_000)
         with pytest.raises(BudgetExceeded) as late:
             await calm.click(ref_of(snap, "button", "Count"), budget=Budget(2_000))
         assert not isinstance(late.value, PageHung)
         assert calm.watchdog.stopped == 0
-        await writing
+        await flooding.evaluate("window.flooding = false")
         await unlimited.close()
         await _counts(calm)
