@@ -364,13 +364,13 @@ class Replay:
         budget: Budget, outcomes: list[StepOutcome],
     ) -> tuple[str, str, bool]:  # fmt: skip
         """``checks`` (read at ``read_at``, ``after`` a step) read again (``at``, as the
-        verdict says when) once the page did
-        what the steps left for later (``held``): those of a state the app keeps (a box, a
-        value, rows, a text gone, the address), and a text shown only when a request
-        failed meanwhile (a toast may go by itself).  None when the app went on to another
-        page, which must show no error (the same address loaded again is the page they
-        read: read again).  The status and reason (of the first that no longer holds,
-        read as a step and told), and whether the app went on to another page."""
+        verdict says when) once the page did what the steps left for later (``held``):
+        those of a state the app keeps (a box, a value, rows, a text gone, the address),
+        and a text shown only when a request failed meanwhile (a toast may go by itself).
+        None when the app went on to another page, which must show no error (the same
+        address loaded again is the page they read: read again).  The status and reason
+        (of the first that no longer holds, read as a step and told), and whether the app
+        went on to another page."""
         steps = self.scenario.steps
         # A page the app went on to by itself ("saved, back to the list in 2 s") is not
         # the one the checks read: they are not read again there, but it shows no error
