@@ -97,6 +97,7 @@ from automation.recording.scenario import (
     STEP_ACTIONS,
     Scenario,
     ScenarioStep,
+    holds_before,
     last_acting,
 )
 from automation.wording import element_words, step_words
@@ -353,7 +354,7 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
             if not step.is_check and step.identity is not None and step.identity.frame_url:
                 path = _text(_frame_path(step.identity.frame_url), "frame_url")
                 body.insert(1, f"ACTED.add({path})")  # its writes there are the step's
-            if index > 0 and step.leaves_the_page:  # a debounced save sent first, and
+            if holds_before(scenario.steps, index):  # a debounced save sent first, and
                 again = _kept_checks(scenario.steps, index)  # the checks before it re-read
                 held = ["documents, address = len(DOCUMENT), page.url", "held(page)",
                         *_read_again(again, params)] if again else ["held(page)"]  # fmt: skip

@@ -111,7 +111,13 @@ from automation.recording.replaycalls import calls_frame, play_call
 from automation.recording.replayhandlers import interruptions_of
 from automation.recording.replayperson import step_with_person
 from automation.recording.replaytabs import TABS, Windows
-from automation.recording.scenario import Resolved, Scenario, ScenarioStep, last_acting
+from automation.recording.scenario import (
+    Resolved,
+    Scenario,
+    ScenarioStep,
+    holds_before,
+    last_acting,
+)
 from automation.recording.secretfree import heal_without_secrets
 from automation.secrets import SECRET_ENV_PREFIX, Secrets, redacting, secret_names
 from automation.wording import double_quoted, element_words
@@ -182,7 +188,7 @@ class Replay:
         # app that then puts the value before back took the write back: confirm).
         self.left_value: dict[int, tuple[str | None, str | None]] = {}
         self.acting = last_acting(self.scenario.steps)  # the last step that acts
-        self.held_before = -1  # the step that leaves the page the page was last held for
+        self.held_before = -1  # the step the page was last held before (holds_before)
         self.run_secrets = self.secrets if self.secrets is not None else Secrets(self.env)
         for index, step in enumerate(self.scenario.steps):
             step.check_secrets(index)  # also when the scenario was built in code
@@ -267,8 +273,8 @@ class Replay:
         for index, step in enumerate(self.scenario.steps):
             if status != "passed" and not step.is_check:
                 break  # after a failure, only the checks right after it are read
-            if index > 0 and step.leaves_the_page:
-                status, reason = await self.before_leaving(index, budget, outcomes)
+            if holds_before(self.scenario.steps, index):
+                status, reason = await self.before(index, budget, outcomes)
                 if status != "passed":
                     break
             outcome = await step_with_person(self, index, step, budget)
@@ -336,14 +342,15 @@ class Replay:
                               f"then not {when}: {said}")  # fmt: skip
         return "passed", ""
 
-    async def before_leaving(
+    async def before(
         self, index: int, budget: Budget, outcomes: list[StepOutcome]
     ) -> tuple[str, str]:
-        """Before step ``index`` leaves the page: what the steps before it left for later
-        done first (a debounced save sent and answered, as a person waits for "Saved"
-        before going on), then the checks since the last step that acts read again, as
-        :meth:`confirm` reads those at the end: the page about to be left is the only
-        place a save the app took back shows (its row back, the box unticked)."""
+        """Before step ``index`` (one that leaves the page, or acts after checks:
+        :func:`holds_before`): what the steps before it left for later done first (a
+        debounced save sent and answered, as a person waits for "Saved" before going
+        on), then the checks since the last step that acts read again, as
+        :meth:`confirm` reads those at the end: a save the app took back shows on this
+        page, before the next step leaves it or changes it."""
         self.held_before = index
         steps = self.scenario.steps
         last = max((i for i in range(index) if not steps[i].is_check), default=-1)
@@ -353,7 +360,8 @@ class Replay:
         if last < 0 or not checks:
             return "passed", ""
         after = f"step {last} ({steps[last].describe()})"
-        at = f"before step {index} ({steps[index].describe()}) left the page"
+        leaves = "left the page" if steps[index].leaves_the_page else "acted"
+        at = f"before step {index} ({steps[index].describe()}) {leaves}"
         status, reason, _ = await self._read_again(
             checks, held, read_at, after, at, budget, outcomes
         )
@@ -480,7 +488,7 @@ class Replay:
         # it before going on: a check read before its answer reads what the app shows
         # meanwhile (taken back when it is refused), and leaving the page cancels it; so is
         # one still to be sent (a debounce) before a step that leaves the page.
-        if index > 0 and step.leaves_the_page and self.held_before != index:
+        if holds_before(self.scenario.steps, index) and self.held_before != index:
             await self.tab.settler.hold(budget.child(label="hold"))  # (redone after a sign-in)
         await self.tab.settler.writes_answered(budget)
         await self.out.emit(ActionStarted(0, index, step.action, shown, words))

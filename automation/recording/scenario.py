@@ -82,6 +82,7 @@ __all__ = [
     "Resolved",
     "Scenario",
     "ScenarioStep",
+    "holds_before",
     "last_acting",
     "literal",
     "map_texts",
@@ -656,6 +657,15 @@ def last_acting(steps: Sequence[ScenarioStep]) -> int:
     the page shows), whose kept state is read again at the end; -1 for none."""
     return max((i for i, s in enumerate(steps) if not s.is_check and s.action != "wait_for"),
                default=-1)  # fmt: skip
+
+
+def holds_before(steps: Sequence[ScenarioStep], index: int) -> bool:
+    """Whether replay (and the export) hold the page before step ``index`` and read the
+    checks since the last step that acts again: before a step that leaves the page (a
+    debounced save sent first), or that acts after checks (the next request of a saved
+    conversation: a save its checks read before the app took it back)."""
+    step = steps[index]
+    return index > 0 and not step.is_check and (step.leaves_the_page or steps[index - 1].is_check)
 
 
 # The arg that holds what a step types.

@@ -268,27 +268,32 @@ async def test_a_box_the_last_step_ticked_that_then_went_away_is_no_failure(
         assert code == 0, out
 
 
-def then_leaves(fixture_url: str, query: str, change: str) -> Scenario:
-    """The change and its check, then a step to another page (a conversation saved as a
-    scenario places each request's checks after its own steps, the next request's after
-    them), and a check there."""
+def then_goes_on(fixture_url: str, query: str, change: str, leaves: bool) -> Scenario:
+    """The change and its check, then a step to another page or one on the same page (a
+    conversation saved as a scenario places each request's checks after its own steps,
+    the next request's after them), and a check after it."""
     act, holds = CHANGES[change]
-    away = ScenarioStep("navigate", {"url": f"{fixture_url}/demo/index.html"})
-    there = check("text_visible", text="Tabwright demo pages")
+    if leaves:
+        away = ScenarioStep("navigate", {"url": f"{fixture_url}/demo/index.html"})
+        there = check("text_visible", text="Tabwright demo pages")
+    else:
+        away = ScenarioStep("scroll", {"dy": 200})
+        there = check("text_visible", text="Notification settings")
     return scenario(fixture_url, query, act, holds, away, there)
 
 
 @pytest.mark.parametrize("change", sorted(CHANGES))
-async def test_a_check_before_a_step_that_leaves_the_page_is_read_again_before_it_leaves(
-    tab: Tab, fixture_url: str, tmp_path: Path, change: str
+@pytest.mark.parametrize("leaves", [True, False], ids=["leaves the page", "stays"])
+async def test_a_check_before_the_next_step_is_read_again_before_it(
+    tab: Tab, fixture_url: str, tmp_path: Path, change: str, leaves: bool
 ) -> None:
     """The check of a change held when read; the app's save, 600 ms later, failed (no
     request: it is offline) and it put back what was there; the next step went to another
-    page.  Only the checks after the last step were read again, so the replay and its
-    export passed.  Now the checks since the last step that acts are read again before a
-    step leaves the page, as at the end: both fail at that check, and pass where the save
-    was taken."""
-    recorded = then_leaves(fixture_url, "?save=offline", change)
+    page, or acted on this one.  Only the checks after the last step were read again, so
+    the replay and its export passed.  Now the checks since the last step that acts are
+    read again before the next step, as at the end: both fail at that check, and pass
+    where the save was taken."""
+    recorded = then_goes_on(fixture_url, "?save=offline", change, leaves)
     result = await Replay(tab, recorded, config=SHORT).run()
     assert result.status == "failed", result.to_dict()
     assert result.reason.startswith("step 2 (expect "), result.reason
@@ -299,7 +304,7 @@ async def test_a_check_before_a_step_that_leaves_the_page_is_read_again_before_i
                                    timeout_ms=3_000)  # fmt: skip
     assert code == 1 and "step 2, read again" in out, out
     # The save taken: both pass, the check read again where it held.
-    taken = then_leaves(fixture_url, "", change)
+    taken = then_goes_on(fixture_url, "", change, leaves)
     result = await Replay(tab, taken, config=SHORT).run()
     assert result.ok, result.to_dict()
     (tmp_path / "taken").mkdir()
