@@ -51,6 +51,8 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from playwright.async_api import Error as PlaywrightError
+
 from automation.actions import execute
 from automation.browser.address import same_page
 from automation.browser.identity import Located, locate, page_changing
@@ -389,10 +391,9 @@ class Replay:
         navigated, refused = (held.navigated, held.refused) if held is not None else (False, 0)
         navigated = navigated and not same_page(self.tab.url, read_at)
         when = _when(held, at)
-        if navigated and (errors := await errors_shown(self.tab, budget.child(_CONFIRM_MS))):
-            went = f"the page the app went on to ({self.tab.url[:200]})"
-            return "failed", f"after {after}, {when}, {went} shows {errors[0][:200]!r}", True
-        for index in [] if navigated else checks:
+        if navigated:
+            return await self._went_on(after, when, budget)
+        for index in checks:
             step = steps[index]
             if step.args.get("kind") not in expect.KEPT_KINDS and not refused:
                 continue
@@ -404,12 +405,29 @@ class Replay:
             except TabwrightError:  # not held, or not read in time: read as a step
                 budget.check()
             outcome = await self.step(index, step, budget)  # read as a step, and told
+            if not outcome.ok and not same_page(self.tab.url, read_at):
+                # The app went on to another page as it was read (its answer came just
+                # after the hold): as above, that page is read for an error.
+                return await self._went_on(after, when, budget)
             outcomes[:] = [outcome if o.index == index else o for o in outcomes]
             if not outcome.ok:
                 message = outcome.error["message"] if outcome.error else outcome.status
                 said = f"step {index} ({step.describe()}): held at first, then not {when}: "
-                return outcome.status, said + message, navigated
-        return "passed", "", navigated
+                return outcome.status, said + message, False
+        return "passed", "", False
+
+    async def _went_on(self, after: str, when: str, budget: Budget) -> tuple[str, str, bool]:
+        """The page the app went on to by itself shows no error, else the replay fails
+        (read once it has loaded: an error page still on its way shows none yet)."""
+        try:
+            await budget.child(_CONFIRM_MS).run(self.tab.page.wait_for_load_state())
+        except (PlaywrightError, BudgetExceeded):
+            pass  # (read as it is)
+        errors = await errors_shown(self.tab, budget.child(_CONFIRM_MS))
+        if not errors:
+            return "passed", "", True
+        went = f"the page the app went on to ({self.tab.url[:200]})"
+        return "failed", f"after {after}, {when}, {went} shows {errors[0][:200]!r}", True
 
     async def _taken_back(self, index: int, budget: Budget) -> str:
         """What step ``index`` left that the page no longer shows, read once: the box it
