@@ -228,10 +228,7 @@ def _words_pattern(wanted: str, inside: bool) -> Any:
     return re2.compile(f"{before}({core}){after}", _RE2)
 
 
-def fold(text: str) -> str:
-    """Text as checks compare it: spaces squeezed, case folded, each letter in one form
-    (NFC: an "é" stored as e and a combining accent is the "é" typed)."""
-    return folded(text)
+fold = folded  # text as checks compare it (spaces, case and Unicode form: textmatch)
 
 
 async def _dispose(element: Any) -> None:

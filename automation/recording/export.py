@@ -97,6 +97,7 @@ from automation.recording.scenario import (
     STEP_ACTIONS,
     Scenario,
     ScenarioStep,
+    acted_before,
     holds_before,
     last_acting,
 )
@@ -289,9 +290,8 @@ def _toggles(step: ScenarioStep) -> bool:
 def _kept_checks(steps: tuple[ScenarioStep, ...], before: int) -> list[tuple[int, ScenarioStep]]:
     """The checks of a state the app keeps (rows, a box, a value, a text gone, the
     address) since the last step before ``before`` that acts, as replay reads them again."""
-    last = max((i for i in range(before) if not steps[i].is_check), default=-1)
-    return [(i, steps[i]) for i in range(last + 1, before) if steps[i].action == "expect"
-            and steps[i].args.get("kind") in expect.KEPT_KINDS]  # fmt: skip
+    return [(i, steps[i]) for i in range(acted_before(steps, before) + 1, before)
+            if steps[i].args.get("kind") in expect.KEPT_KINDS]  # fmt: skip
 
 
 def _read_again(checks: list[tuple[int, ScenarioStep]], params: _Params) -> list[str]:

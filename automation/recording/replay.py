@@ -117,6 +117,7 @@ from automation.recording.scenario import (
     Resolved,
     Scenario,
     ScenarioStep,
+    acted_before,
     holds_before,
     last_acting,
 )
@@ -308,8 +309,8 @@ class Replay:
         (the same address loaded again is the page they read: read again).  The first
         that no longer holds is the step that failed."""
         steps = self.scenario.steps
-        last = max((i for i, s in enumerate(steps) if not s.is_check), default=-1)
-        trailing = [i for i in range(last + 1, len(steps)) if steps[i].action == "expect"]
+        last = acted_before(steps, len(steps))
+        trailing = list(range(last + 1, len(steps)))
         await self.windows.follow(self)  # the last steps' popup closed itself
         read_at = self.tab.url  # where the checks after the last step were read
         held = await self.tab.settler.hold(budget.child(label="hold"))
@@ -355,8 +356,8 @@ class Replay:
         page, before the next step leaves it or changes it."""
         self.held_before = index
         steps = self.scenario.steps
-        last = max((i for i in range(index) if not steps[i].is_check), default=-1)
-        checks = [i for i in range(last + 1, index) if steps[i].action == "expect"]
+        last = acted_before(steps, index)
+        checks = list(range(last + 1, index))
         read_at = self.tab.url
         held = await self.tab.settler.hold(budget.child(label="hold"))
         if last < 0 or not checks:

@@ -82,6 +82,7 @@ __all__ = [
     "Resolved",
     "Scenario",
     "ScenarioStep",
+    "acted_before",
     "holds_before",
     "last_acting",
     "literal",
@@ -657,6 +658,13 @@ def last_acting(steps: Sequence[ScenarioStep]) -> int:
     the page shows), whose kept state is read again at the end; -1 for none."""
     return max((i for i, s in enumerate(steps) if not s.is_check and s.action != "wait_for"),
                default=-1)  # fmt: skip
+
+
+def acted_before(steps: Sequence[ScenarioStep], before: int) -> int:
+    """The index of the last step before ``before`` that is no check (-1: none): the steps
+    after it, up to ``before``, are the checks replay (and the export) read again there
+    (at the end, ``before`` is ``len(steps)``)."""
+    return max((i for i in range(before) if not steps[i].is_check), default=-1)
 
 
 def holds_before(steps: Sequence[ScenarioStep], index: int) -> bool:
