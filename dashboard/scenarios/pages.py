@@ -1,5 +1,5 @@
-"""What the scenario pages share: the scenario a request may change, and the way back
-to its page."""
+"""What the scenario pages share: the scenario a request may change, the way back to its
+page, and where on it a step is (its steps are shown a page at a time)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,22 @@ from django.urls import reverse
 
 from dashboard.models import Scenario
 from dashboard.scenarios import selectors as scenario_selectors
-from dashboard.templatetags.steps import steps_page_of
 
-__all__ = ["back", "owned"]
+__all__ = ["STEPS_PER_PAGE", "back", "owned", "step_anchor", "steps_page_of"]
+
+STEPS_PER_PAGE = 100  # a scenario's steps shown at once (a 2,000-step page is 20 MB of HTML)
+
+
+def steps_page_of(index: int) -> int:
+    """The page of the scenario's steps (1 first) that shows step ``index``."""
+    return index // STEPS_PER_PAGE + 1
+
+
+def step_anchor(index: int, here: int = 1) -> str:
+    """Where step ``index`` is on the scenario's page, seen from its page of steps
+    ``here``: its anchor, and that page's number where it is on another."""
+    page = steps_page_of(index)
+    return f"#step-{index}" if page == here else f"?steps={page}#step-{index}"
 
 
 def owned(request: HttpRequest, scenario_id: int) -> Scenario:
@@ -24,7 +37,4 @@ def owned(request: HttpRequest, scenario_id: int) -> Scenario:
 def back(scenario: Scenario, index: int | None = None) -> HttpResponseRedirect:
     """To the scenario's page (at step ``index``)."""
     url = reverse("scenario_detail", args=[scenario.pk])
-    if index is None:
-        return HttpResponseRedirect(url)
-    page = steps_page_of(index)  # (the first page of its steps is the page itself)
-    return HttpResponseRedirect(f"{url}{f'?steps={page}' if page > 1 else ''}#step-{index}")
+    return HttpResponseRedirect(url + (step_anchor(index) if index is not None else ""))

@@ -44,9 +44,9 @@ from dashboard.scenarios.forms import (
     call_choices,
 )
 from dashboard.scenarios.handlers import handler_rows
+from dashboard.scenarios.pages import STEPS_PER_PAGE, steps_page_of
 from dashboard.scenarios.pages import back as _back
 from dashboard.scenarios.pages import owned as _owned
-from dashboard.templatetags.steps import STEPS_PER_PAGE, steps_page_of
 
 
 @login_required

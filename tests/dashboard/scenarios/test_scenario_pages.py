@@ -13,7 +13,7 @@ from django.test import Client
 
 from dashboard.models import Scenario
 from dashboard.scenarios import services as scenario_services
-from dashboard.templatetags.steps import STEPS_PER_PAGE
+from dashboard.scenarios.pages import STEPS_PER_PAGE
 
 pytestmark = pytest.mark.django_db
 
