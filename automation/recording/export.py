@@ -72,7 +72,7 @@ from automation.recording.expect import KINDS
 from automation.recording.exporthead import DOWNLOADS, HEADER, MARKER
 from automation.recording.exportliterals import address as _address
 from automation.recording.exportliterals import arg as _arg
-from automation.recording.exportliterals import holds_param
+from automation.recording.exportliterals import holds_param, params_shown
 from automation.recording.exportliterals import ident as _ident
 from automation.recording.exportliterals import identifier as _identifier
 from automation.recording.exportliterals import needed as _needed
@@ -627,6 +627,13 @@ def _locator(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> st
             return f"rows_showing({scope}, {', '.join(patterns)}).{by_role}"
         if identity.name and identity.name_count <= 1:
             return f"{scope}.{by_role}"
+        if identity.name and identity.card and not identity.row_peers:
+            # One of several alike, each in a card (tile) of its own: the one in the card
+            # that reads as its card did, as replay tells them apart (never by where it
+            # stood: a tile added before it moves it), a parameter's value in it whole.
+            card = ", ".join([_ident(identity.card, params, "card"),
+                              *params_shown(identity.card, params)])  # fmt: skip
+            return f"in_card({scope}.{by_role}, {card})"
         if identity.name and identity.row_peers and not identity.row:
             # One of several alike in rows, its own reading as nothing (a line just added):
             # its id, name attribute or path numbers rows (form-2-qty), and another day

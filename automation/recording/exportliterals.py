@@ -23,6 +23,7 @@ __all__ = [
     "literal",
     "needed",
     "param",
+    "params_shown",
     "placeholders",
     "plain",
     "query_value",
@@ -123,6 +124,13 @@ NOT_AFTER_A_DIGIT = r"(?<![0-9])"
 def holds_param(shown: str, params: dict[str, dict[str, Any]]) -> bool:
     """Whether a text of an identity holds a declared parameter's ``${name}``."""
     return any(m.group(1) in params for m in _IDENTITY_PARAM.finditer(shown))
+
+
+def params_shown(shown: str, params: dict[str, dict[str, Any]]) -> list[str]:
+    """The values (Python expressions) of the declared parameters a text of an identity
+    holds, each once."""
+    names = dict.fromkeys(m.group(1) for m in _IDENTITY_PARAM.finditer(shown))
+    return [param(name, params) for name in names if name in params]
 
 
 def number_pattern(number: str) -> str:

@@ -54,6 +54,7 @@ __all__ = [
     "expect_text",
     "expect_url",
     "fits",
+    "in_card",
     "kept_value",
     "left_ticked",
     "left_value",
@@ -95,6 +96,61 @@ ROW_ENGINE_JS = f"""{{
 def rows_showing(scope: Page | Frame | FrameLocator, *patterns: str) -> Locator:
     """The rows in ``scope`` whose text (fields as the app wrote them) each pattern finds."""
     return scope.locator("tabwright-row=" + json.dumps(list(patterns)))
+
+
+# The text of the card (tile) around each element, as replay reads it: the nearest
+# ancestor with text besides the element's own, up to 300 characters, unless it holds
+# another element of its tag with its text (past the card: the list of them) ("": none).
+CARDS_TEXT_JS = """(elements) => elements.map((element) => {
+  const norm = (t) => (t || "").replace(/\\s+/g, " ").trim();
+  const own = [norm(element.innerText || element.textContent),
+    norm(element.getAttribute("aria-label"))].filter(Boolean);
+  const alike = (other) => other !== element && norm(other.innerText) === own[0];
+  let n = element.parentElement || element.getRootNode().host;
+  for (let steps = 0; n && steps < 12; steps++) {
+    if ((n.textContent || "").length > 1200) return "";
+    if (own.length && [...n.querySelectorAll(element.tagName)].some(alike)) return "";
+    let text = norm(n.innerText);
+    for (const t of own) text = norm(text.replace(t, " "));
+    if (text.length > 300) return "";
+    if (/[\\p{L}\\p{N}]/u.test(text)) return text;
+    n = n.parentElement || n.getRootNode().host;
+  }
+  return "";
+})"""
+CARD_ALIKE = 0.6  # of the recorded card's words and a card's, this share in common at least
+
+
+def in_card(candidates: Locator, recorded: str, *values: str) -> Locator:
+    """Of ``candidates`` (alike elements: one role, one name), the one in the card (tile)
+    that reads most as the recorded one, ``recorded`` (its parameters' ``values`` in
+    it), showing each value whole, as replay tells alike elements apart: the Delete of
+    Bob's tile wherever his tile now stands, never another's."""
+    timeout_ms = float(os.environ.get("TIMEOUT_MS", "15000"))
+    candidates.first.wait_for(state="attached", timeout=timeout_ms)
+    cards = candidates.evaluate_all(CARDS_TEXT_JS)
+    fits = [
+        (_overlap(recorded, card), at)
+        for at, card in enumerate(cards)
+        if all(re.search(words(folded(value)), folded(card)) for value in values)
+    ]
+    best = max(fits, default=(0.0, -1))
+    if best[0] < CARD_ALIKE:
+        raise AssertionError(f"no card reads as {recorded[:160]!r}: {cards[:5]!r}")
+    if sum(1 for fit, _ in fits if fit == best[0]) > 1:
+        raise AssertionError(f"more than one card reads as {recorded[:160]!r}")
+    return candidates.nth(best[1])
+
+
+def _overlap(a: str, b: str) -> float:
+    """The words ``a`` and ``b`` have in common, of those either has (replay's rule)."""
+
+    def split(text: str) -> set[str]:
+        joined = re.sub("(\\w)[-'\u2019](\\w)", r"\1\2", folded(text))
+        return set(re.findall(r"[^\W_]+", joined))
+
+    x, y = split(a), split(b)
+    return len(x & y) / len(x | y) if x | y else 1.0
 
 
 # A child frame's answer after its page's, as Tabwright's replay bounds it (300 ms for one

@@ -52,14 +52,17 @@ class _People(QuietHandler):
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers["Content-Length"])).decode()
         who = parse_qs(body)["who"][0]
-        _People.people = [name for name in _People.people if name != who]
+        type(self).people = [name for name in self.people if name != who]
         self.send(303, Location="/people?msg=Deleted")
 
 
-async def _recorded(tab: Tab, app: str) -> Scenario:
-    """A person searches for Ada Lovelace and deletes her row; the typed name is made the
-    parameter ``name`` (carried into the Delete button's row)."""
-    _People.people = ["Ada Lovelace", "Bob Smith", "Carl Jung"]
+async def _recorded(
+    tab: Tab, app: str, shown: type[_People] = _People, in_: str = "tr"
+) -> Scenario:
+    """A person searches for Ada Lovelace and deletes her row (her tile: ``shown`` and
+    ``in_``); the typed name is made the parameter ``name`` (carried into the Delete
+    button's row)."""
+    shown.people = ["Ada Lovelace", "Bob Smith", "Carl Jung"]
     await tab.navigate(f"{app}/people")
     recorder = Recorder(tab)
     await recorder.start()
@@ -67,7 +70,7 @@ async def _recorded(tab: Tab, app: str) -> Scenario:
     await tab.page.keyboard.type("Ada Lovelace")
     await tab.page.keyboard.press("Enter")
     await tab.page.wait_for_url("**q=*")
-    await click_center(tab.page, "tr:has-text('Ada Lovelace') button")
+    await click_center(tab.page, f"{in_}:has-text('Ada Lovelace') button")
     await tab.page.wait_for_url("**msg=*")
     steps = [*await recorder.stop(), ScenarioStep("expect", {"kind": "no_error"})]
     scenario = Scenario("Delete a person", tuple(steps), base_url=app)
@@ -115,3 +118,59 @@ async def test_a_row_given_a_parameter_s_value_is_acted_on_only_where_it_shows_i
         status, out = await run_exported(code, folder, app, env)
         assert status == 0 and "1 passed" in out, out
         assert _People.people == ["Ann Leeds"]
+
+
+class _Tiles(_People):
+    """The same people, each a tile (plain divs: name, dept, office, a Delete) rather
+    than a table row; the search shows everyone."""
+
+    narrows = False
+
+    def do_GET(self) -> None:
+        tiles = "".join(
+            f'<div class="tile"><div><b>{html.escape(name)}</b></div><div>Sales</div>'
+            "<div>Leeds office</div><form method=post action=/delete>"
+            f'<input type=hidden name=who value="{html.escape(name)}">'
+            "<button>Delete</button></form></div>"
+            for name in self.people
+        )
+        self.send(200, (
+            "<!doctype html><title>People</title><h1>People</h1>"
+            '<form action=/people><input name=q aria-label=Search><button>Search</button></form>'
+            f"<main><div class=grid>{tiles}</div></main>"
+        ).encode())  # fmt: skip
+
+
+async def test_the_export_acts_in_the_tile_it_acted_in_wherever_it_now_stands(
+    tab: Tab, tmp_path: Path
+) -> None:
+    """Several tiles, each with its Delete: the export found the one recorded by where it
+    stood (the second tile's), so once the tiles came in another order it deleted
+    another person and passed.  Now it finds the Delete in the tile that reads as the
+    recorded one, as replay does, a parameter's value in it whole: given "Ann Lee" where
+    only Ann Leeds is, it deletes no one."""
+    with loopback_app(_Tiles) as app:
+        scenario = await _recorded(tab, app, _Tiles, in_=".tile")
+        click = scenario.steps[-2]
+        assert click.identity is not None and click.identity.name_count == 3, click.identity
+        assert click.identity.card.startswith("${name}"), click.identity.card
+        code = to_pytest(scenario)
+        for given, there, left in (
+            ("Carl Jung", ["Dan Brown", "Carl Jung", "Ann Leeds"], ["Dan Brown", "Ann Leeds"]),
+            ("Ann Lee", ["Bob Smith", "Ann Leeds", "Dan Brown"], None),
+        ):
+            _Tiles.people = list(there)
+            folder = tmp_path / given.replace(" ", "-")
+            folder.mkdir()
+            env = {"TABWRIGHT_PARAM_name": given}
+            status, out = await run_exported(code, folder, app, env, timeout_ms=3_000)
+            if left is None:
+                assert status != 0 and "no card reads as 'Ann Lee Sales" in out, out
+                assert _Tiles.people == there, out
+            else:
+                assert status == 0 and "1 passed" in out, out
+                assert _Tiles.people == left, out
+            _Tiles.people = list(there)
+            result = await Replay(tab, scenario, params={"name": given}, config=SHORT).run()
+            assert result.ok == (left is not None), result.to_dict()
+            assert _Tiles.people == (left or there)
