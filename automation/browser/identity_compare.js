@@ -264,8 +264,10 @@
   // The values given to the identity's texts (its ``shows``) that the element does not
   // show whole: in its own texts or its row's (a name's, a label's, a row's: "Delete" in
   // the row of "Ann Lee", or named "Delete Ann Lee").  A card's or a section's only where
-  // they tell it apart (``context``: see contextMisfits): the card around a form's only
-  // field may hold a value typed before, and lose it on another release.
+  // they tell it apart (``context``: see contextMisfits), or, a card's, where it is one
+  // record's tile (:func:`recordCard`): the card around a form's only field may hold a
+  // value typed before, and lose it on another release; the one around a search box and
+  // its button may list records without the one searched for.
   const SHOWN_IN = { name: "name", name_base: "name", aria_label: "name", label: "label",
     text: "text", section: "section" }; // (and a row's or card's: "row")
   function notShown(id, f, context) {
@@ -273,7 +275,7 @@
     const own = [f.name, f.aria_label, f.label, f.text, f.around || f.row || f.card];
     for (const [text, values] of Object.entries(id.shows || {})) {
       const loose = text === "card" || text === "section";
-      if (loose && !context) continue;
+      if (loose && !context && !(text === "card" && recordCard(id, f, values))) continue;
       const there = text === "section" ? f.titles || [] : loose ? [f.around || f.card] : own;
       for (const value of values) {
         if (!there.some((t) => holdsWhole(t, value))) {
@@ -282,6 +284,22 @@
       }
     }
     return out;
+  }
+
+  // Whether the element's card is one record's tile, whose value says which record the
+  // element acts on (the Delete in the one tile a search left): the element acts (it is
+  // no field one types into), its card holds no such field (a form's, a page's), and it
+  // reads as the recorded card but for the values (another person's tile, not another
+  // release's layout).
+  function recordCard(id, f, values) {
+    if (["text", "list"].includes(kindOfId(id)) || f.card_form) return false;
+    const given = new Set(values.flatMap((v) => words(v)));
+    const rest = new Set(words(id.card || "").filter((w) => !given.has(w)));
+    if (!rest.size) return false;
+    const have = new Set(words(f.around || f.card || ""));
+    let kept = 0;
+    for (const w of rest) if (have.has(w)) kept++;
+    return kept / rest.size >= ROW_PROOF;
   }
 
   // Whether ``value``'s words stand in ``text``, one after another, each whole.

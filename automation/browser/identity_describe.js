@@ -190,18 +190,34 @@
   }
 
   function cardTextOf(e, name, peers) {
+    return cardFound(e, name, peers).text;
+  }
+
+  // The card's text and element (none: "" and null).
+  function cardFound(e, name, peers) {
+    const none = { text: "", el: null };
     const own = [textOf(e), name].filter(Boolean);
     let steps = 0;
     for (let n = parentOf(e); n && steps < 12; n = parentOf(n), steps++) {
-      if (peers.some((p) => within(n, p))) return "";
-      if ((n.textContent || "").length > 4 * CARD_TEXT) return ""; // cheap, before layout
+      if (peers.some((p) => within(n, p))) return none;
+      if ((n.textContent || "").length > 4 * CARD_TEXT) return none; // cheap, before layout
       // Through shadow roots: a card may be a custom element drawing its text inside.
       let text = n.shadowRoot ? seenText(n, null) : norm(n.innerText || "");
       for (const t of own) text = norm(text.replace(t, " "));
-      if (text.length > CARD_TEXT) return "";
-      if (words(text).length) return text;
+      if (text.length > CARD_TEXT) return none;
+      if (words(text).length) return { text, el: n };
     }
-    return "";
+    return none;
+  }
+
+  // Whether a card holds a field one types into or chooses in (not ``e``): the form (or
+  // the page) around a search box and its button, whose text may list records, is no
+  // one record's tile.
+  const FIELDS = "textarea, select, [contenteditable=''], [contenteditable=true], " +
+    "input:not([type=hidden]):not([type=button]):not([type=submit]):not([type=reset])" +
+    ":not([type=image]):not([type=checkbox]):not([type=radio])";
+  function holdsField(card, e) {
+    return [...card.querySelectorAll(FIELDS)].some((x) => x !== e);
   }
 
   // The titles it sits under, nearest first: each labelled group's (its name, else its
@@ -331,7 +347,8 @@
     const tests = {};
     for (const attr of TEST_ATTRS) if (e.hasAttribute(attr)) tests[attr] = e.getAttribute(attr);
     const rowText = rowTextOf(e);
-    const cardText = rowText ? "" : cardTextOf(e, name, peers);
+    const card = rowText ? { text: "", el: null } : cardFound(e, name, peers);
+    const cardText = card.text;
     return {
       role,
       kind: kindOfEl(e),
@@ -351,6 +368,8 @@
       row: cut(rowText, 200),
       card: cut(cardText, 200),
       around: rowText || cardText, // not kept: the row's or card's whole text, in the page
+      // not kept: its card holds a field (a form's, not a record's: see notShown)
+      card_form: !!card.el && holdsField(card.el, e),
       titles: titlesOf(e, name), // not kept: the section is chosen from them
       box: [r.left + scrollX, r.top + scrollY, r.width, r.height].map((v) => Math.round(v)),
       look: look(e),
@@ -423,6 +442,7 @@
     f.unique = uniqueOf(e, f, all);
     delete f.titles;
     delete f.around;
+    delete f.card_form;
     return f;
   }
 

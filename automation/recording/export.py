@@ -601,6 +601,11 @@ def _frame_path(frame_url: str) -> str:
         raise ScenarioInvalid(f"frame_url {frame_url[:80]!r} is no address") from None
 
 
+# Fields one types into or chooses in (identity.js's kinds "text" and "list"): an older
+# identity has no kind.
+_FIELD_ROLES = frozenset({"textbox", "searchbox", "combobox", "spinbutton", "listbox"})
+
+
 def _locator(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> str:
     scope = "page"
     if identity.frame_url:
@@ -626,6 +631,13 @@ def _locator(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> st
             ]
             return f"rows_showing({scope}, {', '.join(patterns)}).{by_role}"
         if identity.name and identity.name_count <= 1:
+            fills = identity.kind in ("text", "list") or role in _FIELD_ROLES
+            if not identity.row and not fills and holds_param(identity.card, params):
+                # Its card holds a parameter: where the card is one record's tile, the
+                # tile of the value given (a search left one), as replay tells it.
+                card = ", ".join([_ident(identity.card, params, "card"),
+                                  *params_shown(identity.card, params)])  # fmt: skip
+                return f"card_showing({scope}.{by_role}, {card})"
             return f"{scope}.{by_role}"
         if identity.name and identity.card and not identity.row_peers:
             # One of several alike, each in a card (tile) of its own: the one in the card

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FRAME_ANSWER_MS",
     "FRAME_RECHECK_MS",
+    "card_showing",
     "count_rows",
     "errors_shown",
     "expect_items",
@@ -100,25 +101,31 @@ def rows_showing(scope: Page | Frame | FrameLocator, *patterns: str) -> Locator:
 
 # The text of the card (tile) around each element, as replay reads it: the nearest
 # ancestor with text besides the element's own, up to 300 characters, unless it holds
-# another element of its tag with its text (past the card: the list of them) ("": none).
-CARDS_TEXT_JS = """(elements) => elements.map((element) => {
+# another element of its tag with its text (past the card: the list of them) ("": none);
+# and whether it holds a field one types into or chooses in (a form's, not a record's).
+CARDS_JS = """(elements) => elements.map((element) => {
+  const fields = "textarea, select, [contenteditable=''], [contenteditable=true], " +
+    "input:not([type=hidden]):not([type=button]):not([type=submit]):not([type=reset])" +
+    ":not([type=image]):not([type=checkbox]):not([type=radio])";
+  const form = (n) => [...n.querySelectorAll(fields)].some((x) => x !== element);
   const norm = (t) => (t || "").replace(/\\s+/g, " ").trim();
   const own = [norm(element.innerText || element.textContent),
     norm(element.getAttribute("aria-label"))].filter(Boolean);
   const alike = (other) => other !== element && norm(other.innerText) === own[0];
   let n = element.parentElement || element.getRootNode().host;
   for (let steps = 0; n && steps < 12; steps++) {
-    if ((n.textContent || "").length > 1200) return "";
-    if (own.length && [...n.querySelectorAll(element.tagName)].some(alike)) return "";
+    if ((n.textContent || "").length > 1200) break;
+    if (own.length && [...n.querySelectorAll(element.tagName)].some(alike)) break;
     let text = norm(n.innerText);
     for (const t of own) text = norm(text.replace(t, " "));
-    if (text.length > 300) return "";
-    if (/[\\p{L}\\p{N}]/u.test(text)) return text;
+    if (text.length > 300) break;
+    if (/[\\p{L}\\p{N}]/u.test(text)) return [text, form(n)];
     n = n.parentElement || n.getRootNode().host;
   }
-  return "";
+  return ["", false];
 })"""
 CARD_ALIKE = 0.6  # of the recorded card's words and a card's, this share in common at least
+RECORD_CARD = 0.8  # of the recorded card's words (but the values'), this share in a tile
 
 
 def in_card(candidates: Locator, recorded: str, *values: str) -> Locator:
@@ -128,7 +135,7 @@ def in_card(candidates: Locator, recorded: str, *values: str) -> Locator:
     Bob's tile wherever his tile now stands, never another's."""
     timeout_ms = float(os.environ.get("TIMEOUT_MS", "15000"))
     candidates.first.wait_for(state="attached", timeout=timeout_ms)
-    cards = candidates.evaluate_all(CARDS_TEXT_JS)
+    cards = [text for text, _ in candidates.evaluate_all(CARDS_JS)]
     fits = [
         (_overlap(recorded, card), at)
         for at, card in enumerate(cards)
@@ -142,14 +149,36 @@ def in_card(candidates: Locator, recorded: str, *values: str) -> Locator:
     return candidates.nth(best[1])
 
 
+def card_showing(element: Locator, recorded: str, *values: str) -> Locator:
+    """``element`` (the page's only one of its role and name) once found, where its card
+    is one record's tile that reads as the recorded one (``recorded``, its parameters'
+    ``values`` in it) but for them: the tile must show each value whole, as replay tells
+    it (the Delete in the one tile a search left is Ann Leeds's, not "Ann Lee"'s).  A
+    card holding a field is a form's, or the page's, not a record's: not judged."""
+    timeout_ms = float(os.environ.get("TIMEOUT_MS", "15000"))
+    element.wait_for(state="attached", timeout=timeout_ms)
+    found = element.evaluate_all(CARDS_JS)
+    if len(found) != 1:  # gone again, or several: the step's action says so
+        return element
+    [(card, form)] = found
+    given = set().union(*(_words(value) for value in values))
+    rest = _words(recorded) - given
+    if form or not rest or len(rest & _words(card)) / len(rest) < RECORD_CARD:
+        return element
+    for value in values:
+        if not re.search(words(folded(value)), folded(card)):
+            raise AssertionError(f"its card reads {card[:160]!r}: no {value!r} in it")
+    return element
+
+
+def _words(text: str) -> set[str]:
+    joined = re.sub("(\\w)[-'\u2019](\\w)", r"\1\2", folded(text))
+    return set(re.findall(r"[^\W_]+", joined))
+
+
 def _overlap(a: str, b: str) -> float:
     """The words ``a`` and ``b`` have in common, of those either has (replay's rule)."""
-
-    def split(text: str) -> set[str]:
-        joined = re.sub("(\\w)[-'\u2019](\\w)", r"\1\2", folded(text))
-        return set(re.findall(r"[^\W_]+", joined))
-
-    x, y = split(a), split(b)
+    x, y = _words(a), _words(b)
     return len(x & y) / len(x | y) if x | y else 1.0
 
 
