@@ -447,12 +447,14 @@ async def test_a_calm_page_is_not_stopped_while_the_connection_is_drowned(
         flooding = await unlimited.new_page()
         flooding.on("console", lambda _message: written.__setitem__(0, written[0] + 1))
         await flooding.goto(f"{fixture_url}/engine/console-flood.html?calm")
-        # Written until told to stop: the connection stays drowned however fast the
-        # machine is (a fixed number of lines could be written before the click began).
-        flood = """() => { window.flooding = true;
+        # Written until told to stop (40,000 lines could all be written before the click
+        # began), and at most 200,000: the lines the connection has yet to carry are
+        # held in memory, and a busy machine let an endless flood crash the test process.
+        flood = """() => { window.flooding = true; let left = 200000;
           (function write() {
             for (let i = 0; i < 2000; i++) console.log('x' + i, { a: i });
-            if (window.flooding) setTimeout(write, 0);
+            left -= 2000;
+            if (window.flooding && left > 0) setTimeout(write, 0);
           })(); }"""
         await flooding.evaluate(flood)
         await eventually(lambda: written[0] >= 1_000)
