@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
 import threading
 import time
 import warnings
@@ -429,6 +430,62 @@ async def test_a_slow_page_that_still_answers_is_not_stopped(tab: Tab, hangs_url
     assert metrics.PAGE_PROBES.value(found="alive") >= alive_before + 2
 
 
+# The console flood that drowns the DevTools connection keeps the lines it has written
+# but this process has not yet read to about four seconds' worth of reading, however fast
+# this machine reads them (at least 10,000), and goes on until told to stop.  Paced so,
+# the lines it writes stay few: every one that reaches this process is held (as its
+# arguments' handles) until its context closes, and a flood that ran ahead of a busy
+# machine's reading held a gigabyte and crashed the test process.
+FLOOD = """(pace) => { (async () => {
+  const began = performance.now();
+  let written = 0;
+  for (;;) {
+    const { read, going } = await (await fetch(pace + "/?written=" + written)).json();
+    if (!going) return;
+    const perSecond = read / Math.max(1, (performance.now() - began) / 1000);
+    if (written - read < Math.max(10000, 4 * perSecond)) {
+      for (let i = 0; i < 2000; i++) console.log("x" + i, { a: i });
+      written += 2000;
+    } else {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+})().catch(() => {}); }"""
+
+
+class _Flood:
+    """What the flood's page asks for before each burst: the lines read here, and whether
+    to go on; and what it tells: the lines written."""
+
+    def __init__(self) -> None:
+        self.lines_read = 0
+        self.written = 0
+        self.going = True
+
+    def read(self) -> None:
+        self.lines_read += 1
+
+    def ahead(self) -> bool:
+        """The page has written at least 10,000 lines more than were read here."""
+        return self.lines_read >= 1_000 and self.written - self.lines_read >= 10_000
+
+    def handler(self) -> type[QuietHandler]:
+        flood = self
+
+        class Pace(QuietHandler):
+            def do_GET(self) -> None:
+                flood.written = int(self.path.rpartition("=")[2])
+                body = json.dumps({"read": flood.lines_read, "going": flood.going})
+                self.send(
+                    200,
+                    body.encode(),
+                    Content_Type="application/json",
+                    Access_Control_Allow_Origin="*",
+                )
+
+        return Pace
+
+
 async def test_a_calm_page_is_not_stopped_while_the_connection_is_drowned(
     fixture_url: str, hangs_url: str
 ) -> None:
@@ -437,31 +494,23 @@ async def test_a_calm_page_is_not_stopped_while_the_connection_is_drowned(
     and the probe's answer is late though the page is calm.  The browser's own answer
     (asked beside it) is as late: the connection is slow, the page is not taken as hung
     and its script is not stopped; the call's own error stands."""
+    flood = _Flood()
     async with BrowserSession(browser_config()) as session:
         calm = await session.new_tab()
         await calm.navigate(hangs_url)
         snap = await calm.snapshot()
         assert calm.context.browser is not None
         unlimited = await calm.context.browser.new_context()
-        written = [0]
         flooding = await unlimited.new_page()
-        flooding.on("console", lambda _message: written.__setitem__(0, written[0] + 1))
+        flooding.on("console", lambda _message: flood.read())
         await flooding.goto(f"{fixture_url}/engine/console-flood.html?calm")
-        # Written until told to stop (40,000 lines could all be written before the click
-        # began), and at most 200,000: the lines the connection has yet to carry are
-        # held in memory, and a busy machine let an endless flood crash the test process.
-        flood = """() => { window.flooding = true; let left = 200000;
-          (function write() {
-            for (let i = 0; i < 2000; i++) console.log('x' + i, { a: i });
-            left -= 2000;
-            if (window.flooding && left > 0) setTimeout(write, 0);
-          })(); }"""
-        await flooding.evaluate(flood)
-        await eventually(lambda: written[0] >= 1_000)
-        with pytest.raises(BudgetExceeded) as late:
-            await calm.click(ref_of(snap, "button", "Count"), budget=Budget(2_000))
+        with loopback_app(flood.handler()) as pace:
+            await flooding.evaluate(FLOOD, pace)
+            await eventually(lambda: flood.ahead())
+            with pytest.raises(BudgetExceeded) as late:
+                await calm.click(ref_of(snap, "button", "Count"), budget=Budget(2_000))
+            flood.going = False
         assert not isinstance(late.value, PageHung)
         assert calm.watchdog.stopped == 0
-        await flooding.evaluate("window.flooding = false")
         await unlimited.close()
         await _counts(calm)
