@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["WORD_CHARS", "folded", "listed_as", "lists", "words"]
+__all__ = ["WORD_CHARS", "folded", "listed_as", "lists", "named", "words"]
 
 # -- written into an exported pytest file as it is ----------------------------------
 # Letters and digits of the scripts that put spaces between words (Latin, Greek,
@@ -45,6 +45,25 @@ def folded(text: str) -> str:
     """Text as checks compare it: spaces squeezed, case folded, each letter in one form
     (NFC: an "é" stored as e and a combining accent is the "é" typed)."""
     return unicodedata.normalize("NFC", " ".join(text.split())).casefold()
+
+
+def named(text: str) -> str | re.Pattern[str]:
+    """A name (a link's, a button's, a placeholder's) as a Playwright locator finds it
+    whole: the text itself, or, where a letter of it has two Unicode forms, a pattern
+    that takes either form of each such letter, runs of spaces as any run.  Replay reads
+    names in one form (:func:`folded`), so a page's "José" stored decomposed (NFD) is
+    the "José" a parameter gives composed (NFC), and the other way round: the export
+    finds what replay finds."""
+    composed = unicodedata.normalize("NFC", " ".join(text.split()))
+    if composed == unicodedata.normalize("NFD", composed) == " ".join(text.split()):
+        return text
+
+    def either(letter: str) -> str:
+        apart = unicodedata.normalize("NFD", letter)
+        return re.escape(letter) if apart == letter else f"(?:{letter}|{apart})"
+
+    spelt = ["".join(either(letter) for letter in part) for part in composed.split(" ")]
+    return re.compile(r"^\s*" + r"\s+".join(spelt) + r"\s*$")
 
 
 def lists(entries: list[str], items: list[str], among_others: bool = False) -> bool:

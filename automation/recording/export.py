@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import unicodedata
 from collections.abc import Collection, Mapping
 from types import ModuleType
 from typing import Any
@@ -611,7 +612,7 @@ def _locator(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> st
     if identity.frame_url:
         scope = f"frame_of(page, {_text(_frame_path(identity.frame_url), 'frame_url')})"
     role = _role(identity.role)
-    name = _ident(identity.name, params, "name")
+    name = _named(identity.name, params, "name")
     # Playwright finds only ARIA roles; a clickable <div> or a frame goes by what else it has.
     if is_aria_role(role) and (identity.name or identity.row):
         by_role = (
@@ -657,16 +658,24 @@ def _locator(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> st
     if identity.selectors:
         return f"{scope}.locator({_text(identity.selectors[0], 'selector')})"
     if identity.placeholder:
-        return (
-            f"{scope}.get_by_placeholder({_text(identity.placeholder, 'placeholder')}, exact=True)"
-        )
+        placeholder = _named(identity.placeholder, {}, "placeholder")
+        return f"{scope}.get_by_placeholder({placeholder}, exact=True)"
     if is_aria_role(role):
         return f"{scope}.get_by_role({_text(role, 'role')}, name={name}, exact=True).first"
     if identity.name:
         return f"{scope}.get_by_text({name}, exact=True).first"
     if identity.text:  # (its selector spelled a value made a parameter since: dropped)
-        return f"{scope}.get_by_text({_ident(identity.text, params, 'text')}, exact=True).first"
+        return f"{scope}.get_by_text({_named(identity.text, params, 'text')}, exact=True).first"
     raise ScenarioInvalid("its element has nothing a Playwright locator can find it by")
+
+
+def _named(shown: str, params: dict[str, dict[str, Any]], what: str) -> str:
+    """A name, placeholder or text of an identity as a locator's argument: where a
+    parameter's value is in it, or a letter with two Unicode forms, ``named(...)`` (the
+    exported textmatch's) takes either form, as replay does; else the literal."""
+    found = _ident(shown, params, what)
+    either = unicodedata.normalize("NFC", shown) != unicodedata.normalize("NFD", shown)
+    return f"named({found})" if either or holds_param(shown, params) else found
 
 
 _LOAD_STATES = frozenset({"load", "domcontentloaded", "networkidle"})

@@ -395,7 +395,7 @@ def test_the_export_finds_an_element_by_each_identity_it_was_known_by() -> None:
     row = f"rows_showing(page, r'(?<!\\w)' + re.escape({item}) + r'(?!\\w)')"
     assert (
         f"    # step 2: tick checkbox 'Toggle ${{item}}'\n"
-        f"    {row}.get_by_role('checkbox', name='Toggle ' + {item}, exact=True)"
+        f"    {row}.get_by_role('checkbox', name=named('Toggle ' + {item}), exact=True)"
         f".or_({row}.get_by_role('checkbox'))"
         ".set_checked(True)\n"
     ) in code
@@ -861,8 +861,8 @@ def test_an_element_known_by_its_text_alone_is_exported_by_its_text() -> None:
     ))  # fmt: skip
     code = to_pytest(scenario.with_param(0, "name"))
     assert (
-        "page.get_by_text(os.environ.get('TABWRIGHT_PARAM_name', 'Ada Lovelace'), exact=True)"
-        ".first.click()"
+        "page.get_by_text(named(os.environ.get('TABWRIGHT_PARAM_name', 'Ada Lovelace')), "
+        "exact=True).first.click()"
     ) in code
 
 

@@ -7,13 +7,15 @@ shown".  An unaccented "Jose Diaz" is still another name."""
 from __future__ import annotations
 
 import html
+import re
 import unicodedata
 from pathlib import Path
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, quote
 
 import pytest
 
 from automation import Tab
+from automation.browser.textmatch import named
 from automation.recording.export import to_pytest
 from automation.recording.replay import Replay, ReplayConfig
 from automation.recording.scenario import Scenario, ScenarioStep
@@ -93,3 +95,62 @@ async def test_a_name_in_either_unicode_form_is_found_by_checks_and_rows(
         # The unaccented name is another one: no row of it, nothing deleted.
         result = await Replay(tab, delete, params={"name": "Jose Diaz"}, config=SHORT).run()
         assert not result.ok and _Customers.deleted == [FORMS[stored]] * 2, result.to_dict()
+
+
+class _Directory(QuietHandler):
+    """Customers as links named by each one's name, in the form ``stored`` says; a
+    customer's page says whose it is, and ``opened`` keeps whose were opened."""
+
+    stored = "NFD"
+    opened: list[str] = []
+
+    def do_GET(self) -> None:
+        if self.path.startswith("/customer?"):
+            who = parse_qs(self.path.partition("?")[2])["who"][0]
+            self.opened.append(who)
+            page = f"<!doctype html><title>{html.escape(who)}</title><h1>Customer</h1>"
+            self.send(200, page.encode())
+            return
+        links = "".join(
+            f'<li><a href="/customer?who={quote(name)}">{html.escape(name)}</a></li>'
+            for name in (FORMS[self.stored], "Ann Lee", "José Díazó")
+        )
+        self.send(200, f"<!doctype html><title>Customers</title><ul>{links}</ul>".encode())
+
+
+def _open(app: str, given: str) -> Scenario:
+    """A click on the link named ``${name}`` (given as ``given``), the page's only one."""
+    link = {"role": "link", "name": "${name}", "tag": "a", "name_count": 1}
+    steps = (ScenarioStep("navigate", {"url": f"{app}/customers"}),
+             ScenarioStep.from_dict({"action": "click", "args": {}, "identity": link}))  # fmt: skip
+    return Scenario("Open", steps, base_url=app, params={"name": {"default": given}})
+
+
+@pytest.mark.parametrize(("stored", "given"), [("NFD", "NFC"), ("NFC", "NFD")])
+async def test_a_name_a_parameter_gives_in_either_unicode_form_is_the_one_clicked(
+    tab: Tab, tmp_path: Path, stored: str, given: str
+) -> None:
+    """A link named by a parameter's value: replay and export click it whichever form
+    the page and the value are in, and only it (not the longer name beside it)."""
+    _Directory.stored, _Directory.opened = stored, []
+    with loopback_app(_Directory) as app:
+        scenario = _open(app, FORMS[given])
+        result = await Replay(tab, scenario, params={"name": FORMS[given]}, config=SHORT).run()
+        assert result.ok, result.to_dict()
+        assert _Directory.opened == [FORMS[stored]]
+        env = {"TABWRIGHT_PARAM_name": FORMS[given]}
+        status, out = await run_exported(to_pytest(scenario), tmp_path, app, env)
+        assert status == 0, out
+        assert _Directory.opened == [FORMS[stored]] * 2
+
+
+def test_a_name_with_two_forms_is_matched_whole_in_either_and_only_so() -> None:
+    """``named`` (the export's): a name without letters of two forms stays itself; one
+    with them is a pattern that takes either form of each, spaces as any run, whole."""
+    assert named("Delete") == "Delete"
+    pattern = named(FORMS["NFD"] + "  ")
+    assert isinstance(pattern, re.Pattern)
+    for shown in (*FORMS.values(), " José\n Díaz ", "Jose\u0301 Díaz"):
+        assert pattern.search(shown), shown
+    for other in ("Jose Diaz", "José Díazó", "Dr José Díaz", "josé díaz"):
+        assert not pattern.search(other), other
