@@ -288,11 +288,14 @@
 
   // Whether the element's card is one record's tile, whose value says which record the
   // element acts on (the Delete in the one tile a search left): the element acts (it is
-  // no field one types into), its card holds no such field (a form's, a page's), and it
-  // reads as the recorded card but for the values (another person's tile, not another
-  // release's layout).
+  // no field one types into), its card is no form (a search box's, whose box shows a
+  // value given or nothing: the page around it may list anyone; a tile's own fields,
+  // its seats or its note as the app wrote them, leave it a tile), and it reads as the
+  // recorded card but for the values (another person's tile, not another release's).
   function recordCard(id, f, values) {
-    if (["text", "list"].includes(kindOfId(id)) || f.card_form) return false;
+    if (["text", "list"].includes(kindOfId(id))) return false;
+    const typed = (shown) => !words(shown).length || values.some((v) => holdsWhole(shown, v));
+    if ((f.card_fields || []).some(typed)) return false;
     const given = new Set(values.flatMap((v) => words(v)));
     const rest = new Set(words(id.card || "").filter((w) => !given.has(w)));
     if (!rest.size) return false;

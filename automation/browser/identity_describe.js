@@ -216,8 +216,14 @@
   const FIELDS = "textarea, select, [contenteditable=''], [contenteditable=true], " +
     "input:not([type=hidden]):not([type=button]):not([type=submit]):not([type=reset])" +
     ":not([type=image]):not([type=checkbox]):not([type=radio])";
-  function holdsField(card, e) {
-    return [...card.querySelectorAll(FIELDS)].some((x) => x !== e);
+  // What the fields in ``card`` (but ``e``) show: a box's value, a list's chosen option.
+  function fieldsShown(card, e) {
+    return [...card.querySelectorAll(FIELDS)].filter((x) => x !== e).map((x) => {
+      if (lower(x.tagName) === "select") {
+        return norm([...x.selectedOptions].map((o) => o.textContent).join(" "));
+      }
+      return norm(x.isContentEditable ? x.innerText : x.value);
+    });
   }
 
   // The titles it sits under, nearest first: each labelled group's (its name, else its
@@ -368,8 +374,8 @@
       row: cut(rowText, 200),
       card: cut(cardText, 200),
       around: rowText || cardText, // not kept: the row's or card's whole text, in the page
-      // not kept: its card holds a field (a form's, not a record's: see notShown)
-      card_form: !!card.el && holdsField(card.el, e),
+      // not kept: what the fields its card holds show (see recordCard)
+      card_fields: card.el ? fieldsShown(card.el, e) : [],
       titles: titlesOf(e, name), // not kept: the section is chosen from them
       box: [r.left + scrollX, r.top + scrollY, r.width, r.height].map((v) => Math.round(v)),
       look: look(e),
@@ -442,7 +448,7 @@
     f.unique = uniqueOf(e, f, all);
     delete f.titles;
     delete f.around;
-    delete f.card_form;
+    delete f.card_fields;
     return f;
   }
 

@@ -102,13 +102,16 @@ def rows_showing(scope: Page | Frame | FrameLocator, *patterns: str) -> Locator:
 # The text of the card (tile) around each element, as replay reads it: the nearest
 # ancestor with text besides the element's own, up to 300 characters, unless it holds
 # another element of its tag with its text (past the card: the list of them) ("": none);
-# and whether it holds a field one types into or chooses in (a form's, not a record's).
+# and what the fields in it one types into or chooses in show (see card_showing).
 CARDS_JS = """(elements) => elements.map((element) => {
   const fields = "textarea, select, [contenteditable=''], [contenteditable=true], " +
     "input:not([type=hidden]):not([type=button]):not([type=submit]):not([type=reset])" +
     ":not([type=image]):not([type=checkbox]):not([type=radio])";
-  const form = (n) => [...n.querySelectorAll(fields)].some((x) => x !== element);
   const norm = (t) => (t || "").replace(/\\s+/g, " ").trim();
+  const shown = (n) => [...n.querySelectorAll(fields)].filter((x) => x !== element)
+    .map((x) => norm(x.tagName === "SELECT"
+      ? [...x.selectedOptions].map((o) => o.textContent).join(" ")
+      : x.isContentEditable ? x.innerText : x.value));
   const own = [norm(element.innerText || element.textContent),
     norm(element.getAttribute("aria-label"))].filter(Boolean);
   const alike = (other) => other !== element && norm(other.innerText) === own[0];
@@ -119,10 +122,10 @@ CARDS_JS = """(elements) => elements.map((element) => {
     let text = norm(n.innerText);
     for (const t of own) text = norm(text.replace(t, " "));
     if (text.length > 300) break;
-    if (/[\\p{L}\\p{N}]/u.test(text)) return [text, form(n)];
+    if (/[\\p{L}\\p{N}]/u.test(text)) return [text, shown(n)];
     n = n.parentElement || n.getRootNode().host;
   }
-  return ["", false];
+  return ["", []];
 })"""
 CARD_ALIKE = 0.6  # of the recorded card's words and a card's, this share in common at least
 RECORD_CARD = 0.8  # of the recorded card's words (but the values'), this share in a tile
@@ -154,15 +157,21 @@ def card_showing(element: Locator, recorded: str, *values: str) -> Locator:
     is one record's tile that reads as the recorded one (``recorded``, its parameters'
     ``values`` in it) but for them: the tile must show each value whole, as replay tells
     it (the Delete in the one tile a search left is Ann Leeds's, not "Ann Lee"'s).  A
-    card holding a field is a form's, or the page's, not a record's: not judged."""
+    card holding a field that shows a value given or nothing (a search box) is a form's,
+    or the page's, not a record's: not judged; a tile's own fields (its seats, as the
+    app wrote them) leave it a tile."""
     timeout_ms = float(os.environ.get("TIMEOUT_MS", "15000"))
     element.wait_for(state="attached", timeout=timeout_ms)
     found = element.evaluate_all(CARDS_JS)
     if len(found) != 1:  # gone again, or several: the step's action says so
         return element
-    [(card, form)] = found
+    [(card, fields)] = found
     given = set().union(*(_words(value) for value in values))
     rest = _words(recorded) - given
+    form = any(
+        not _words(shown) or any(re.search(words(folded(v)), folded(shown)) for v in values)
+        for shown in fields
+    )
     if form or not rest or len(rest & _words(card)) / len(rest) < RECORD_CARD:
         return element
     for value in values:

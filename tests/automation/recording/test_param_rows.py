@@ -123,9 +123,11 @@ async def test_a_row_given_a_parameter_s_value_is_acted_on_only_where_it_shows_i
 class _Tiles(_People):
     """The same people, each a tile (plain divs: name, dept, office, a Delete) rather
     than a table row; the search shows everyone (``narrows``: those found, and the first
-    page the first two)."""
+    page the first two; ``seats``: each tile edits its seats in place, a field of its
+    own)."""
 
     narrows = False
+    seats = False
 
     def do_GET(self) -> None:
         term = parse_qs(urlsplit(self.path).query).get("q", [""])[0].strip().lower()
@@ -135,7 +137,9 @@ class _Tiles(_People):
         shown = found if self.narrows and term else self.people[: 2 if self.narrows else None]
         tiles = "".join(
             f'<div class="tile"><div><b>{html.escape(name)}</b></div><div>Sales</div>'
-            "<div>Leeds office</div><form method=post action=/delete>"
+            "<div>Leeds office</div>"
+            + ("<label>Seats <input type=number name=seats value=2></label>" if self.seats else "")
+            + "<form method=post action=/delete>"
             f'<input type=hidden name=who value="{html.escape(name)}">'
             "<button>Delete</button></form></div>"
             for name in shown
@@ -186,16 +190,23 @@ class _FoundTiles(_Tiles):
     narrows = True
 
 
+class _EditableTiles(_FoundTiles):
+    seats = True
+
+
+@pytest.mark.parametrize("tiles", [_FoundTiles, _EditableTiles], ids=["plain", "seats field"])
 async def test_the_one_tile_a_search_left_is_acted_on_only_where_it_shows_the_value(
-    tab: Tab, tmp_path: Path
+    tab: Tab, tmp_path: Path, tiles: type[_FoundTiles]
 ) -> None:
     """The search left one tile, so its Delete was the page's only one: given "Ann Lee"
     where only Ann Leeds is, replay and export deleted Ann Leeds and passed (a tile's
     text counted only where the name was shared).  Now a card that is one record's tile
-    must show the value whole; a search box's card (here the page, listing others) is
-    a form's, and the search for someone not listed before it still goes on."""
-    with loopback_app(_FoundTiles) as app:
-        scenario = await _recorded(tab, app, _FoundTiles, in_=".tile")
+    must show the value whole, a field of its own in it (its seats) or not (with one,
+    both still deleted Ann Leeds: a card holding a field was taken for a form's); a
+    search box's card (here the page, listing others) is a form's, its box showing the
+    value given, and the search for someone not listed before it still goes on."""
+    with loopback_app(tiles) as app:
+        scenario = await _recorded(tab, app, tiles, in_=".tile")
         click = scenario.steps[-2]
         assert click.identity is not None and click.identity.name_count == 1, click.identity
         assert click.identity.card.startswith("${name}"), click.identity.card
@@ -203,9 +214,9 @@ async def test_the_one_tile_a_search_left_is_acted_on_only_where_it_shows_the_va
         assert searched is not None and "${name}" in searched.card, searched
         code = to_pytest(scenario)
         everyone = ["Bob Smith", "Dan Brown", "Ann Leeds", "Carl Jung"]
-        _FoundTiles.people = list(everyone)
+        tiles.people = list(everyone)
         result = await Replay(tab, scenario, params={"name": "Ann Lee"}, config=SHORT).run()
-        assert not result.ok and _FoundTiles.people == everyone, result.to_dict()
+        assert not result.ok and tiles.people == everyone, result.to_dict()
         assert (
             result.reason.startswith("step 3 (click") and 'row without "Ann Lee"' in result.reason
         )
@@ -213,13 +224,13 @@ async def test_the_one_tile_a_search_left_is_acted_on_only_where_it_shows_the_va
         (tmp_path / "near").mkdir()
         status, out = await run_exported(code, tmp_path / "near", app, env, timeout_ms=3_000)
         assert status != 0 and "no 'Ann Lee' in it" in out, out
-        assert _FoundTiles.people == everyone, out
+        assert tiles.people == everyone, out
         # Named people past the first page: each deleted, no one else.
         result = await Replay(tab, scenario, params={"name": "Carl Jung"}).run()
         assert result.ok, result.to_dict()
-        assert _FoundTiles.people == ["Bob Smith", "Dan Brown", "Ann Leeds"]
+        assert tiles.people == ["Bob Smith", "Dan Brown", "Ann Leeds"]
         env = {"TABWRIGHT_PARAM_name": "Ann Leeds"}
         (tmp_path / "named").mkdir()
         status, out = await run_exported(code, tmp_path / "named", app, env)
         assert status == 0 and "1 passed" in out, out
-        assert _FoundTiles.people == ["Bob Smith", "Dan Brown"]
+        assert tiles.people == ["Bob Smith", "Dan Brown"]
