@@ -264,10 +264,11 @@
   // The values given to the identity's texts (its ``shows``) that the element does not
   // show whole: in its own texts or its row's (a name's, a label's, a row's: "Delete" in
   // the row of "Ann Lee", or named "Delete Ann Lee").  A card's or a section's only where
-  // they tell it apart (``context``: see contextMisfits), or, a card's, where it is one
-  // record's tile (:func:`recordCard`): the card around a form's only field may hold a
-  // value typed before, and lose it on another release; the one around a search box and
-  // its button may list records without the one searched for.
+  // they tell it apart (``context``: see contextMisfits), or where the card is one
+  // record's tile (:func:`recordCard`) or the section one record's (:func:`recordSection`):
+  // the card around a form's only field may hold a value typed before, and lose it on
+  // another release; the one around a search box and its button may list records
+  // without the one searched for.
   const SHOWN_IN = { name: "name", name_base: "name", aria_label: "name", label: "label",
     text: "text", section: "section" }; // (and a row's or card's: "row")
   function notShown(id, f, context) {
@@ -275,7 +276,8 @@
     const own = [f.name, f.aria_label, f.label, f.text, f.around || f.row || f.card];
     for (const [text, values] of Object.entries(id.shows || {})) {
       const loose = text === "card" || text === "section";
-      if (loose && !context && !(text === "card" && recordCard(id, f, values))) continue;
+      const held = text === "card" ? recordCard(id, f, values) : recordSection(id, f, values);
+      if (loose && !context && !held) continue;
       const there = text === "section" ? f.titles || [] : loose ? [f.around || f.card] : own;
       for (const value of values) {
         if (!there.some((t) => holdsWhole(t, value))) {
@@ -303,6 +305,20 @@
     let kept = 0;
     for (const w of rest) if (have.has(w)) kept++;
     return kept / rest.size >= ROW_PROOF;
+  }
+
+  // Whether the element's section, holding a parameter's value, is one record's page or
+  // part (the heading "Ann Leeds" over the only Delete, on the page a search opened):
+  // a title it sits under reads as the recorded one but for the values, or the recorded
+  // one was the values alone.
+  function recordSection(id, f, values) {
+    const given = new Set(values.flatMap((v) => words(v)));
+    const rest = words(id.section || "").filter((w) => !given.has(w));
+    if (!rest.length) return true;
+    return (f.titles || []).some((t) => {
+      const have = new Set(words(t));
+      return rest.filter((w) => have.has(w)).length / rest.length >= ROW_PROOF;
+    });
   }
 
   // Whether ``value``'s words stand in ``text``, one after another, each whole.

@@ -632,14 +632,20 @@ def _locator(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> st
             ]
             return f"rows_showing({scope}, {', '.join(patterns)}).{by_role}"
         if identity.name and identity.name_count <= 1:
+            found = f"{scope}.{by_role}"
             fills = identity.kind in ("text", "list") or role in _FIELD_ROLES
             if not identity.row and not fills and holds_param(identity.card, params):
                 # Its card holds a parameter: where the card is one record's tile, the
                 # tile of the value given (a search left one), as replay tells it.
                 card = ", ".join([_ident(identity.card, params, "card"),
                                   *params_shown(identity.card, params)])  # fmt: skip
-                return f"card_showing({scope}.{by_role}, {card})"
-            return f"{scope}.{by_role}"
+                found = f"card_showing({found}, {card})"
+            if holds_param(identity.section, params):
+                # The title it sits under holds a parameter: one record's page or part
+                # (the heading over the Delete a search opened), shown with the value.
+                values = ", ".join(params_shown(identity.section, params))
+                found = f"section_showing({found}, {values})"
+            return found
         if identity.name and identity.card and not identity.row_peers:
             # One of several alike, each in a card (tile) of its own: the one in the card
             # that reads as its card did, as replay tells them apart (never by where it

@@ -62,6 +62,7 @@ __all__ = [
     "press_key",
     "read_until",
     "rows_showing",
+    "section_showing",
     "seen_frames",
     "shows_text",
     "unanswering",
@@ -177,6 +178,22 @@ def card_showing(element: Locator, recorded: str, *values: str) -> Locator:
     for value in values:
         if not re.search(words(folded(value)), folded(card)):
             raise AssertionError(f"its card reads {card[:160]!r}: no {value!r} in it")
+    return element
+
+
+def section_showing(element: Locator, *values: str) -> Locator:
+    """``element`` (the page's only one of its role and name) once found, where the
+    title it was recorded under held parameters' ``values``: its page shows each whole
+    (the Delete under the heading "Ann Leeds", on the page a search for "Ann Lee"
+    opened, is not Ann Lee's), read until it does, as replay holds its section."""
+    timeout_ms = float(os.environ.get("TIMEOUT_MS", "15000"))
+    element.wait_for(state="attached", timeout=timeout_ms)
+
+    def holds() -> tuple[bool, str]:
+        missing = [value for value in values if not shows_text(element.page, value)]
+        return not missing, f"its page shows no {missing[0]!r}" if missing else ""
+
+    read_until(element.page, holds, "its page to show " + " and ".join(map(repr, values)))
     return element
 
 

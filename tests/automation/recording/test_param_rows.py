@@ -1,10 +1,12 @@
 """A parameter carried into a row names the record its step acts on: a replay (or its
 exported test) given a value acts only in a row that shows that value whole, never in the
 row of a near name ("Ann Lee" is not "Ann Leeds", "Ann" is not "Anna"), whether the
-row's button is the page's only one (a search narrowed the table) or one of several."""
+row's button is the page's only one (a search narrowed the table) or one of several; and
+so in a tile, and on the page a search opened under the name's heading."""
 
 from __future__ import annotations
 
+import asyncio
 import html
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -21,6 +23,9 @@ from tests.exported import run_exported
 from tests.net import QuietHandler, loopback_app
 
 SHORT = ReplayConfig(locate_wait_ms=1_000)
+
+
+_SEARCH = "<form action=/people><input name=q aria-label=Search><button>Search</button></form>"
 
 
 class _People(QuietHandler):
@@ -44,7 +49,7 @@ class _People(QuietHandler):
         )
         self.send(200, (
             "<!doctype html><title>People</title><h1>People</h1>"
-            '<form action=/people><input name=q aria-label=Search><button>Search</button></form>'
+            f"{_SEARCH}"
             "<table><thead><tr><th>Name</th><th>Dept</th><th>City</th><th>Status</th><th></th>"
             f"</tr></thead><tbody>{rows}</tbody></table>"
         ).encode())  # fmt: skip
@@ -57,11 +62,12 @@ class _People(QuietHandler):
 
 
 async def _recorded(
-    tab: Tab, app: str, shown: type[_People] = _People, in_: str = "tr"
-) -> Scenario:
+    tab: Tab, app: str, shown: type[_People] = _People, in_: str = "tr",
+    found: str = "**q=*", delete: str = "",
+) -> Scenario:  # fmt: skip
     """A person searches for Ada Lovelace and deletes her row (her tile: ``shown`` and
-    ``in_``); the typed name is made the parameter ``name`` (carried into the Delete
-    button's row)."""
+    ``in_``; or, where the search opened the page ``found``, the button ``delete``); the
+    typed name is made the parameter ``name`` (carried into the Delete button's row)."""
     shown.people = ["Ada Lovelace", "Bob Smith", "Carl Jung"]
     await tab.navigate(f"{app}/people")
     recorder = Recorder(tab)
@@ -69,13 +75,19 @@ async def _recorded(
     await click_center(tab.page, "input[name=q]")
     await tab.page.keyboard.type("Ada Lovelace")
     await tab.page.keyboard.press("Enter")
-    await tab.page.wait_for_url("**q=*")
-    await click_center(tab.page, f"{in_}:has-text('Ada Lovelace') button")
+    await tab.page.wait_for_url(found)
+    await click_center(tab.page, delete or f"{in_}:has-text('Ada Lovelace') button")
     await tab.page.wait_for_url("**msg=*")
     steps = [*await recorder.stop(), ScenarioStep("expect", {"kind": "no_error"})]
     scenario = Scenario("Delete a person", tuple(steps), base_url=app)
     typed = next(i for i, step in enumerate(scenario.steps) if step.action == "fill")
     return scenario.with_param(typed, "name")
+
+
+async def _exported(code: str, folder: Path, app: str, name: str, **kw: int) -> tuple[int, str]:
+    """Runs the exported ``code`` in a new ``folder`` against ``app``, given ``name``."""
+    await asyncio.to_thread(folder.mkdir)
+    return await run_exported(code, folder, app, {"TABWRIGHT_PARAM_name": name}, **kw)
 
 
 @pytest.mark.parametrize("narrows", [True, False], ids=["search narrows", "full table"])
@@ -102,9 +114,7 @@ async def test_a_row_given_a_parameter_s_value_is_acted_on_only_where_it_shows_i
             assert _People.people == everyone, (given, _People.people)
             assert f'row without "{given}"' in result.reason, result.reason
             folder = tmp_path / f"near-{given.replace(' ', '-')}"
-            folder.mkdir()
-            env = {"TABWRIGHT_PARAM_name": given}
-            status, out = await run_exported(code, folder, app, env, timeout_ms=3_000)
+            status, out = await _exported(code, folder, app, given, timeout_ms=3_000)
             assert status != 0, out
             assert _People.people == everyone, (given, _People.people, out)
         # The person named is there: replay and export each delete that person, no other.
@@ -112,10 +122,7 @@ async def test_a_row_given_a_parameter_s_value_is_acted_on_only_where_it_shows_i
         result = await Replay(tab, scenario, params={"name": "Bob Smith"}).run()
         assert result.ok, result.to_dict()
         assert _People.people == ["Ann Leeds", "Carl Jung"]
-        folder = tmp_path / "named"
-        folder.mkdir()
-        env = {"TABWRIGHT_PARAM_name": "Carl Jung"}
-        status, out = await run_exported(code, folder, app, env)
+        status, out = await _exported(code, tmp_path / "named", app, "Carl Jung")
         assert status == 0 and "1 passed" in out, out
         assert _People.people == ["Ann Leeds"]
 
@@ -146,7 +153,7 @@ class _Tiles(_People):
         )
         self.send(200, (
             "<!doctype html><title>People</title><h1>People</h1>"
-            '<form action=/people><input name=q aria-label=Search><button>Search</button></form>'
+            f"{_SEARCH}"
             f"<main><div class=grid>{tiles}</div></main>"
         ).encode())  # fmt: skip
 
@@ -171,9 +178,7 @@ async def test_the_export_acts_in_the_tile_it_acted_in_wherever_it_now_stands(
         ):
             _Tiles.people = list(there)
             folder = tmp_path / given.replace(" ", "-")
-            folder.mkdir()
-            env = {"TABWRIGHT_PARAM_name": given}
-            status, out = await run_exported(code, folder, app, env, timeout_ms=3_000)
+            status, out = await _exported(code, folder, app, given, timeout_ms=3_000)
             if left is None:
                 assert status != 0 and "no card reads as 'Ann Lee Sales" in out, out
                 assert _Tiles.people == there, out
@@ -220,17 +225,76 @@ async def test_the_one_tile_a_search_left_is_acted_on_only_where_it_shows_the_va
         assert (
             result.reason.startswith("step 3 (click") and 'row without "Ann Lee"' in result.reason
         )
-        env = {"TABWRIGHT_PARAM_name": "Ann Lee"}
-        (tmp_path / "near").mkdir()
-        status, out = await run_exported(code, tmp_path / "near", app, env, timeout_ms=3_000)
+        status, out = await _exported(code, tmp_path / "near", app, "Ann Lee", timeout_ms=3_000)
         assert status != 0 and "no 'Ann Lee' in it" in out, out
         assert tiles.people == everyone, out
         # Named people past the first page: each deleted, no one else.
         result = await Replay(tab, scenario, params={"name": "Carl Jung"}).run()
         assert result.ok, result.to_dict()
         assert tiles.people == ["Bob Smith", "Dan Brown", "Ann Leeds"]
-        env = {"TABWRIGHT_PARAM_name": "Ann Leeds"}
-        (tmp_path / "named").mkdir()
-        status, out = await run_exported(code, tmp_path / "named", app, env)
+        status, out = await _exported(code, tmp_path / "named", app, "Ann Leeds")
         assert status == 0 and "1 passed" in out, out
         assert tiles.people == ["Bob Smith", "Dan Brown"]
+
+
+class _Profiles(_People):
+    """A search that finds one person opens their page (a heading with their name, a
+    Delete among its actions); several found, a list of links to them."""
+
+    people: list[str] = []
+
+    def do_GET(self) -> None:
+        query = parse_qs(urlsplit(self.path).query)
+        if self.path.startswith("/person"):
+            name = self.people[int(query["id"][0])]
+            self.send(200, (
+                f"<!doctype html><title>{html.escape(name)}</title><nav><a href=/people>People"
+                f"</a></nav><main><h1>{html.escape(name)}</h1><p>Sales, Leeds office</p>"
+                "<div class=actions><a href=/people>Back</a><form method=post action=/delete>"
+                f'<input type=hidden name=who value="{html.escape(name)}">'
+                "<button>Delete person</button></form></div></main>"
+            ).encode())  # fmt: skip
+            return
+        term = query.get("q", [""])[0].strip().lower()
+        found = [i for i, name in enumerate(self.people) if term and term in name.lower()]
+        if len(found) == 1:
+            self.send(303, Location=f"/person?id={found[0]}")
+            return
+        links = "".join(
+            f'<li><a href="/person?id={i}">{html.escape(self.people[i])}</a></li>' for i in found
+        )
+        self.send(200, (
+            "<!doctype html><title>People</title><h1>People</h1>"
+            f"{_SEARCH}"
+            f"<ul>{links}</ul>"
+        ).encode())  # fmt: skip
+
+
+async def test_the_page_a_search_opened_is_acted_on_only_where_its_title_shows_the_value(
+    tab: Tab, tmp_path: Path
+) -> None:
+    """A search that finds one person opens their page, whose Delete is the page's only
+    one, under a heading with their name: given "Ann Lee" where only Ann Leeds is, the
+    search opens Ann Leeds's page, and replay and export delete no one."""
+    with loopback_app(_Profiles) as app:
+        delete = "button:has-text('Delete person')"
+        scenario = await _recorded(tab, app, _Profiles, found="**/person?*", delete=delete)
+        click = scenario.steps[-2]
+        assert click.identity is not None and click.identity.name_count == 1, click.identity
+        assert "${name}" in click.identity.section, click.identity
+        code = to_pytest(scenario)
+        everyone = ["Bob Smith", "Ann Leeds", "Carl Jung"]
+        _Profiles.people = list(everyone)
+        result = await Replay(tab, scenario, params={"name": "Ann Lee"}, config=SHORT).run()
+        assert not result.ok and _Profiles.people == everyone, result.to_dict()
+        assert 'section without "Ann Lee"' in result.reason, result.reason
+        status, out = await _exported(code, tmp_path / "near", app, "Ann Lee", timeout_ms=3_000)
+        assert status != 0 and "its page shows no 'Ann Lee'" in out, out
+        assert _Profiles.people == everyone, out
+        # The person named: deleted, no one else.
+        result = await Replay(tab, scenario, params={"name": "Carl Jung"}).run()
+        assert result.ok, result.to_dict()
+        assert _Profiles.people == ["Bob Smith", "Ann Leeds"]
+        status, out = await _exported(code, tmp_path / "named", app, "Ann Leeds")
+        assert status == 0 and "1 passed" in out, out
+        assert _Profiles.people == ["Bob Smith"]
