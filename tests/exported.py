@@ -17,7 +17,8 @@ async def run_exported(
     """The exit status and output of pytest on the exported ``code`` against ``base_url``
     (``more``: other exported files by name, run by the same pytest).  ``timeout_ms``: how
     long each step and check waits (TIMEOUT_MS); a passing file waits only as long as the
-    page takes, a check meant to fail waits it out."""
+    page takes, a check meant to fail waits it out.  ``folder`` is made if missing."""
+    await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
     (folder / "test_exported.py").write_text(code)
     for name, text in (more or {}).items():
         (folder / name).write_text(text)

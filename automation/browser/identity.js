@@ -17,6 +17,7 @@
     "[role=region], [role=group], [role=dialog], [role=toolbar], [role=navigation], " +
     "[role=form], [role=search], [role=tabpanel]";
   const HEADING = "h1, h2, h3, h4, h5, h6, legend, [role=heading]";
+  const RANKED = "h1, h2, h3, h4, h5, h6, [role=heading]"; // headings of a rank (not legends)
   // Never a container's title: controls, labels, and table cells (rows have their text).
   const NOT_TITLE = "label, legend, button, a, input, select, textarea, td, th, tr, li";
   const CONTROL = "a[href], button, input, select, textarea, [tabindex], [role=button]";

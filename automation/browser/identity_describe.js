@@ -229,6 +229,8 @@
   // The titles it sits under, nearest first: each labelled group's (its name, else its
   // first heading), each container's whose first child is a heading or reads as one (a
   // kanban lane's "Review" div, a card's title), then the nearest heading before it.
+  // (The pytest export, which must stand alone, reads them by a copy of this rule:
+  // TITLES_JS in automation/recording/exportseen.py.  Change both.)
   function titlesOf(e, name) {
     const out = [];
     const push = (t) => {
@@ -247,7 +249,27 @@
     const named = nameOf(n);
     if (named) return named;
     const heading = n.querySelector(HEADING);
-    return heading ? heading.textContent : "";
+    return heading && headsAll(n, heading) ? heading.textContent : "";
+  }
+
+  // Whether a container's first heading heads all of it: not where another heading of
+  // its rank or higher follows in it (a <main> or a <div> with an <h2> over each
+  // address: each heads its part, the nearest heading before an element says which).
+  // Asked once per container in a call.
+  const heads = new Map();
+  function headsAll(n, heading) {
+    if (heading.tagName === "LEGEND") return true;
+    if (!heads.has(n)) {
+      const rank = rankOf(heading);
+      heads.set(n, ![...n.querySelectorAll(RANKED)]
+        .some((h) => h !== heading && !within(heading, h) && rankOf(h) <= rank));
+    }
+    return heads.get(n);
+  }
+
+  function rankOf(h) {
+    const level = /^H([1-6])$/.exec(h.tagName);
+    return level ? Number(level[1]) : parseInt(h.getAttribute("aria-level"), 10) || 2;
   }
 
   // A container's first child, as its title: a heading, or short text set bold or larger
@@ -260,7 +282,7 @@
     const label = words(name);
     if (words(text).every((w) => label.includes(w))) return "";
     if (first.querySelector(CONTROL) || !visible(first)) return "";
-    if (first.matches(HEADING)) return text;
+    if (first.matches(HEADING)) return headsAll(n, first) ? text : "";
     // <div class="title"><strong>Review</strong></div>: the style is the inner element's.
     const inner = first.children.length === 1 ? first.firstElementChild : null;
     const styled = inner && norm(inner.textContent) === text ? [first, inner] : [first];

@@ -658,6 +658,22 @@ def _locator(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> st
             # its id, name attribute or path numbers rows (form-2-qty), and another day
             # finds another row by it.  Strict: several such fail rather than pick one.
             return f"{scope}.{by_role}"
+        if identity.name and identity.section and not identity.card:
+            # One of several alike, in no row or card of its own: the one under the title
+            # that reads as its section did, as replay tells them apart, a parameter's
+            # value in it whole (where every one reads so, what else it has).
+            section = ", ".join([_ident(identity.section, params, "section"),
+                                 *params_shown(identity.section, params)])  # fmt: skip
+            otherwise = _plain_locator(identity, params, scope, role, name)
+            return f"in_section({scope}.{by_role}, {section}, otherwise={otherwise})"
+    return _plain_locator(identity, params, scope, role, name)
+
+
+def _plain_locator(
+    identity: ElementIdentity, params: dict[str, dict[str, Any]], scope: str, role: str, name: str
+) -> str:
+    """A locator for ``identity`` by its test id, selector, placeholder, role and name,
+    or text: what is left where its role and name alone, its row or card don't find it."""
     if "data-testid" in identity.test_ids:
         test_id = _text(identity.test_ids["data-testid"], "test id")
         return f"{scope}.get_by_test_id({test_id})"

@@ -56,6 +56,7 @@ __all__ = [
     "expect_url",
     "fits",
     "in_card",
+    "in_section",
     "kept_value",
     "left_ticked",
     "left_value",
@@ -179,6 +180,109 @@ def card_showing(element: Locator, recorded: str, *values: str) -> Locator:
         if not re.search(words(folded(value)), folded(card)):
             raise AssertionError(f"its card reads {card[:160]!r}: no {value!r} in it")
     return element
+
+
+# The titles each element sits under, nearest first, as replay reads them
+# (identity_describe.js, titlesOf): each labelled group's (its name, else its first
+# heading), each container's whose first child is a heading or short bold or larger text
+# (not the element's own words, holding no control), a heading only where none of its
+# rank or higher follows in the container, then the nearest heading before it.
+TITLES_JS = """(elements) => elements.map((element) => {
+  const GROUP = "fieldset, section, form, dialog, nav, header, footer, aside, main, " +
+    "[role=region], [role=group], [role=dialog], [role=toolbar], [role=navigation], " +
+    "[role=form], [role=search], [role=tabpanel]";
+  const HEADING = "h1, h2, h3, h4, h5, h6, legend, [role=heading]";
+  const NOT_TITLE = "label, legend, button, a, input, select, textarea, td, th, tr, li";
+  const CONTROL = "a[href], button, input, select, textarea, [tabindex], [role=button]";
+  const norm = (t) => (t || "").replace(/\\s+/g, " ").trim();
+  const words = (t) => norm(t).toLowerCase().match(/[\\p{L}\\p{N}]+/gu) || [];
+  const parentOf = (e) => e.parentElement ||
+    (e.getRootNode() instanceof ShadowRoot ? e.getRootNode().host : null);
+  const within = (n, o) => { for (let x = o; x; x = parentOf(x)) if (x === n) return true;
+    return false; };
+  const visible = (e) =>
+    e.checkVisibility({ visibilityProperty: true }) && e.getClientRects().length > 0;
+  const named = (n) => {
+    const ids = (n.getAttribute("aria-labelledby") || "").split(/\\s+/).filter(Boolean);
+    const by = ids.map((id) => n.ownerDocument.getElementById(id)).filter(Boolean);
+    if (by.length) return by.map((x) => x.textContent).join(" ");
+    if (n.getAttribute("aria-label")) return n.getAttribute("aria-label");
+    const legend = n.tagName === "FIELDSET" ? n.querySelector(":scope > legend") : null;
+    return legend ? legend.textContent : "";
+  };
+  const rankOf = (h) => Number((/^H([1-6])$/.exec(h.tagName) || [])[1]) ||
+    parseInt(h.getAttribute("aria-level"), 10) || 2;
+  const headsAll = (n, h) => h.tagName === "LEGEND" ||
+    ![...n.querySelectorAll("h1, h2, h3, h4, h5, h6, [role=heading]")]
+      .some((o) => o !== h && !within(h, o) && rankOf(o) <= rankOf(h));
+  const label = words(element.getAttribute("aria-label") || element.innerText ||
+    element.textContent);
+  const titled = (t, n) => {
+    const s = getComputedStyle(t);
+    return (parseInt(s.fontWeight, 10) || 400) >= 600 ||
+      parseFloat(s.fontSize) > 1.1 * parseFloat(getComputedStyle(n).fontSize);
+  };
+  const first = (n) => {
+    const f = n.firstElementChild;
+    if (!f || within(f, element) || f.matches(NOT_TITLE)) return "";
+    const text = norm(f.textContent);
+    if (!text || text.length > 60 || !words(text).length) return "";
+    if (words(text).every((w) => label.includes(w))) return "";
+    if (f.querySelector(CONTROL) || !visible(f)) return "";
+    if (f.matches(HEADING)) return headsAll(n, f) ? text : "";
+    const inner = f.children.length === 1 ? f.firstElementChild : null;
+    const styled = inner && norm(inner.textContent) === text ? [f, inner] : [f];
+    return styled.some((t) => titled(t, n)) ? text : "";
+  };
+  const before = () => {
+    let steps = 0;
+    for (let n = element; n && steps < 200; n = parentOf(n)) {
+      for (let s = n.previousElementSibling; s && steps < 200; s = s.previousElementSibling) {
+        steps++;
+        if (s.matches(HEADING)) return s.textContent;
+        const inner = s.querySelectorAll(HEADING);
+        if (inner.length) return inner[inner.length - 1].textContent;
+      }
+    }
+    return "";
+  };
+  const out = [];
+  const push = (t) => { const title = norm(t).slice(0, 120);
+    if (title && !out.includes(title)) out.push(title); };
+  for (let n = parentOf(element); n && out.length < 6; n = parentOf(n)) {
+    const heading = n.matches(GROUP) ? n.querySelector(HEADING) : null;
+    const headed = heading && headsAll(n, heading) ? heading.textContent : "";
+    push((n.matches(GROUP) && (named(n) || headed)) || first(n));
+  }
+  push(before());
+  return out;
+})"""
+
+
+def in_section(candidates: Locator, recorded: str, *values: str, otherwise: Locator) -> Locator:
+    """Of ``candidates`` (alike elements: one role, one name, none in a row or a card of
+    its own), the one under the title that reads most as the recorded one
+    (``recorded``, its parameters' ``values`` in it), showing each value whole, as
+    replay tells alike elements apart by their section: the Delete under "Work
+    address", wherever that section now stands, or under the name given.  Where
+    several read so and no value is given (a title they all sit under), ``otherwise``."""
+    timeout_ms = float(os.environ.get("TIMEOUT_MS", "15000"))
+    candidates.first.wait_for(state="attached", timeout=timeout_ms)
+    titles = candidates.evaluate_all(TITLES_JS)
+    fits = [
+        (max(_overlap(recorded, title) for title in theirs), at)
+        for at, theirs in enumerate(titles)
+        if theirs
+        and all(any(re.search(words(folded(v)), folded(t)) for t in theirs) for v in values)
+    ]
+    best = max(fits, default=(0.0, -1))
+    if best[0] < CARD_ALIKE:
+        raise AssertionError(f"no section reads as {recorded[:160]!r}: {titles[:5]!r}")
+    if sum(1 for fit, _ in fits if fit == best[0]) > 1:
+        if not values:
+            return otherwise
+        raise AssertionError(f"more than one section reads as {recorded[:160]!r}")
+    return candidates.nth(best[1])
 
 
 def section_showing(element: Locator, *values: str) -> Locator:

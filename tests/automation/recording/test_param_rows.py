@@ -6,7 +6,6 @@ so in a tile, and on the page a search opened under the name's heading."""
 
 from __future__ import annotations
 
-import asyncio
 import html
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -86,7 +85,6 @@ async def _recorded(
 
 async def _exported(code: str, folder: Path, app: str, name: str, **kw: int) -> tuple[int, str]:
     """Runs the exported ``code`` in a new ``folder`` against ``app``, given ``name``."""
-    await asyncio.to_thread(folder.mkdir)
     return await run_exported(code, folder, app, {"TABWRIGHT_PARAM_name": name}, **kw)
 
 
