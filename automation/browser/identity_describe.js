@@ -228,7 +228,8 @@
 
   // The titles it sits under, nearest first: each labelled group's (its name, else its
   // first heading), each container's whose first child is a heading or reads as one (a
-  // kanban lane's "Review" div, a card's title), then the nearest heading before it.
+  // kanban lane's "Review" div, a card's title), then the nearest heading before it (or
+  // term, or title of a series).
   // (The pytest export, which must stand alone, reads them by a copy of this rule:
   // TITLES_JS in automation/recording/exportseen.py.  Change both.)
   function titlesOf(e, name) {
@@ -283,10 +284,39 @@
     if (words(text).every((w) => label.includes(w))) return "";
     if (first.querySelector(CONTROL) || !visible(first)) return "";
     if (first.matches(HEADING)) return headsAll(n, first) ? text : "";
-    // <div class="title"><strong>Review</strong></div>: the style is the inner element's.
-    const inner = first.children.length === 1 ? first.firstElementChild : null;
-    const styled = inner && norm(inner.textContent) === text ? [first, inner] : [first];
-    return styled.some((t) => looksLikeTitle(t, n)) ? text : "";
+    return styledTitle(first, n) && !inSeries(first) ? text : "";
+  }
+
+  // Whether t is set as a title in its container n: bold, or larger type.
+  // <div class="title"><strong>Review</strong></div>: the style is the inner element's.
+  function styledTitle(t, n) {
+    const inner = t.children.length === 1 ? t.firstElementChild : null;
+    const styled = inner && norm(inner.textContent) === norm(t.textContent) ? [t, inner] : [t];
+    return styled.some((x) => looksLikeTitle(x, n));
+  }
+
+  // Whether t is one of a series of titles side by side: another child of its parent of
+  // its tag and class is short text without controls, set as a title too (each address's
+  // bold name over its text and its Delete).  Then t titles its part, not its container:
+  // headingBefore finds it for the elements after it.  Asked once per element in a call.
+  const series = new Map();
+  function inSeries(t) {
+    if (!series.has(t)) {
+      const n = t.parentElement;
+      series.set(t, !!n && [...n.children].some((o) => o !== t && o.tagName === t.tagName &&
+        o.className === t.className && shortTitle(o) && styledTitle(o, n)));
+    }
+    return series.get(t);
+  }
+
+  // Short text without controls, as a title is; a title is text or one inner element.
+  function shortTitle(t) {
+    if (t.childElementCount > 1 || (t.firstElementChild && t.firstElementChild.childElementCount)) {
+      return false;
+    }
+    const text = norm(t.textContent);
+    return !!text && text.length <= TITLE_TEXT && words(text).length > 0 &&
+      !t.matches(NOT_TITLE) && !t.querySelector(CONTROL);
   }
 
   function looksLikeTitle(t, container) {
@@ -300,7 +330,10 @@
     for (let n = e; n && steps < 200; n = parentOf(n)) {
       for (let s = n.previousElementSibling; s && steps < 200; s = s.previousElementSibling) {
         steps++;
-        if (s.matches(HEADING)) return s.textContent;
+        // A heading; a description list's term (over its dd); a title of a series.
+        if (s.matches(HEADING) || s.tagName === "DT") return s.textContent;
+        const p = s.parentElement;
+        if (p && shortTitle(s) && styledTitle(s, p) && inSeries(s)) return s.textContent;
         const inner = s.querySelectorAll(HEADING);
         if (inner.length) return inner[inner.length - 1].textContent;
       }

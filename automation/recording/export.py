@@ -652,6 +652,8 @@ def _locator(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> st
             # stood: a tile added before it moves it), a parameter's value in it whole.
             card = ", ".join([_ident(identity.card, params, "card"),
                               *params_shown(identity.card, params)])  # fmt: skip
+            if identity.section:  # (cards alike are told apart by their titles)
+                card += f", section={_ident(identity.section, params, 'section')}"
             return f"in_card({scope}.{by_role}, {card})"
         if identity.name and identity.row_peers and not identity.row:
             # One of several alike in rows, its own reading as nothing (a line just added):

@@ -133,11 +133,13 @@ CARD_ALIKE = 0.6  # of the recorded card's words and a card's, this share in com
 RECORD_CARD = 0.8  # of the recorded card's words (but the values'), this share in a tile
 
 
-def in_card(candidates: Locator, recorded: str, *values: str) -> Locator:
+def in_card(candidates: Locator, recorded: str, *values: str, section: str = "") -> Locator:
     """Of ``candidates`` (alike elements: one role, one name), the one in the card (tile)
     that reads most as the recorded one, ``recorded`` (its parameters' ``values`` in
     it), showing each value whole, as replay tells alike elements apart: the Delete of
-    Bob's tile wherever his tile now stands, never another's."""
+    Bob's tile wherever his tile now stands, never another's.  Cards that read alike
+    (each address's "1 Park Row") are told apart by the title each sits under, where the
+    recorded one sat under ``section``."""
     timeout_ms = float(os.environ.get("TIMEOUT_MS", "15000"))
     candidates.first.wait_for(state="attached", timeout=timeout_ms)
     cards = [text for text, _ in candidates.evaluate_all(CARDS_JS)]
@@ -149,9 +151,17 @@ def in_card(candidates: Locator, recorded: str, *values: str) -> Locator:
     best = max(fits, default=(0.0, -1))
     if best[0] < CARD_ALIKE:
         raise AssertionError(f"no card reads as {recorded[:160]!r}: {cards[:5]!r}")
-    if sum(1 for fit, _ in fits if fit == best[0]) > 1:
+    tied = [at for fit, at in fits if fit == best[0]]
+    if len(tied) > 1 and section:
+        titles = candidates.evaluate_all(TITLES_JS)
+        by_title = {at: max((_overlap(section, t) for t in titles[at]), default=0.0) for at in tied}
+        top = max(by_title.values())
+        if top < CARD_ALIKE:
+            raise AssertionError(f"no section reads as {section[:160]!r}: {titles[:5]!r}")
+        tied = [at for at, fit in by_title.items() if fit == top]
+    if len(tied) > 1:
         raise AssertionError(f"more than one card reads as {recorded[:160]!r}")
-    return candidates.nth(best[1])
+    return candidates.nth(tied[0])
 
 
 def card_showing(element: Locator, recorded: str, *values: str) -> Locator:
@@ -186,7 +196,8 @@ def card_showing(element: Locator, recorded: str, *values: str) -> Locator:
 # (identity_describe.js, titlesOf): each labelled group's (its name, else its first
 # heading), each container's whose first child is a heading or short bold or larger text
 # (not the element's own words, holding no control), a heading only where none of its
-# rank or higher follows in the container, then the nearest heading before it.
+# rank or higher follows in the container and styled text only where none like it does,
+# then the nearest heading, description list term or title of such a series before it.
 TITLES_JS = """(elements) => elements.map((element) => {
   const GROUP = "fieldset, section, form, dialog, nav, header, footer, aside, main, " +
     "[role=region], [role=group], [role=dialog], [role=toolbar], [role=navigation], " +
@@ -222,6 +233,22 @@ TITLES_JS = """(elements) => elements.map((element) => {
     return (parseInt(s.fontWeight, 10) || 400) >= 600 ||
       parseFloat(s.fontSize) > 1.1 * parseFloat(getComputedStyle(n).fontSize);
   };
+  const styledTitle = (t, n) => {
+    const inner = t.children.length === 1 ? t.firstElementChild : null;
+    const styled = inner && norm(inner.textContent) === norm(t.textContent) ? [t, inner] : [t];
+    return styled.some((x) => titled(x, n));
+  };
+  const shortTitle = (t) => {
+    if (t.childElementCount > 1 || (t.firstElementChild && t.firstElementChild.childElementCount)) {
+      return false;
+    }
+    const text = norm(t.textContent);
+    return !!text && text.length <= 60 && words(text).length > 0 &&
+      !t.matches(NOT_TITLE) && !t.querySelector(CONTROL);
+  };
+  const inSeries = (t) => !!t.parentElement && [...t.parentElement.children].some((o) =>
+    o !== t && o.tagName === t.tagName && o.className === t.className && shortTitle(o) &&
+    styledTitle(o, t.parentElement));
   const first = (n) => {
     const f = n.firstElementChild;
     if (!f || within(f, element) || f.matches(NOT_TITLE)) return "";
@@ -230,16 +257,16 @@ TITLES_JS = """(elements) => elements.map((element) => {
     if (words(text).every((w) => label.includes(w))) return "";
     if (f.querySelector(CONTROL) || !visible(f)) return "";
     if (f.matches(HEADING)) return headsAll(n, f) ? text : "";
-    const inner = f.children.length === 1 ? f.firstElementChild : null;
-    const styled = inner && norm(inner.textContent) === text ? [f, inner] : [f];
-    return styled.some((t) => titled(t, n)) ? text : "";
+    return styledTitle(f, n) && !inSeries(f) ? text : "";
   };
   const before = () => {
     let steps = 0;
     for (let n = element; n && steps < 200; n = parentOf(n)) {
       for (let s = n.previousElementSibling; s && steps < 200; s = s.previousElementSibling) {
         steps++;
-        if (s.matches(HEADING)) return s.textContent;
+        if (s.matches(HEADING) || s.tagName === "DT") return s.textContent;
+        const p = s.parentElement;
+        if (p && shortTitle(s) && styledTitle(s, p) && inSeries(s)) return s.textContent;
         const inner = s.querySelectorAll(HEADING);
         if (inner.length) return inner[inner.length - 1].textContent;
       }

@@ -1,11 +1,13 @@
-"""Alike controls told apart by the heading each sits under, and nothing else: a profile's
-addresses, each an ``<h2>`` followed by its text and its Delete, side by side in one
-container (no row, no card of their own).  Replay and the export act under the heading
-recorded wherever that part now stands, and under no other when it is gone; a
-parameter's value in the heading is shown whole there.  Before, the container's first
-heading was taken as the title of everything in it (every Delete sat under "Home
-address" too), so replay picked the Delete by where it stood and the export took the
-first: both deleted another address and passed."""
+"""Alike controls told apart by the title each sits under, and nothing else: a profile's
+addresses, each a title (a heading, bold or larger text, a description list's term)
+followed by its text and its Delete, side by side in one container (no row, no card of
+their own, or cards alike).  Replay and the export act under the title recorded wherever
+that part now stands, and under no other when it is gone; a parameter's value in the
+title is shown whole there.  Before, the container's first title was taken as the title
+of everything in it (every Delete sat under "Home address" too), so replay picked the
+Delete by where it stood and the export took the first (or, for bold titles and terms,
+the recorded section was "Home address"): with Work moved first or gone, both deleted
+another address and passed."""
 
 from __future__ import annotations
 
@@ -25,27 +27,51 @@ from tests.exported import run_exported
 from tests.net import QuietHandler, loopback_app
 
 SHORT = ReplayConfig(locate_wait_ms=1_000)
-# The parts side by side: in the page's <main> (a landmark), or in a plain <div>.
-AROUND = {"main": ("<main>", "</main>"), "div": ("<div class=parts>", "</div>")}
+# How a page sets its parts side by side: each part's title, text and Delete form (``{}``:
+# the title, the form), and what holds them.
+LAYOUTS = {
+    "h2 in main": ("<h2>{}</h2><p>1 Park Row, Leeds</p>{}", "<main>", "</main>"),
+    "h2 in a div": ("<h2>{}</h2><p>1 Park Row, Leeds</p>{}", "<div class=parts>", "</div>"),
+    "h3 under a section's h2": (
+        "<h3>{}</h3><p>1 Park Row, Leeds</p>{}",
+        "<section><h2>Addresses</h2>",
+        "</section>",
+    ),
+    "role=heading": (
+        "<div role=heading aria-level=2>{}</div><p>1 Park Row, Leeds</p>{}",
+        "<main>",
+        "</main>",
+    ),
+    "bold div": ("<div class=title><b>{}</b></div><p>1 Park Row, Leeds</p>{}", "<div>", "</div>"),
+    "strong in a p": ("<p><strong>{}</strong></p><p>1 Park Row, Leeds</p>{}", "<div>", "</div>"),
+    "larger span": (
+        "<span style='font-size: 20px'>{}</span><p>1 Park Row, Leeds</p>{}",
+        "<div>",
+        "</div>",
+    ),
+    "dl": ("<dt>{}</dt><dd>1 Park Row, Leeds {}</dd>", "<dl>", "</dl>"),
+}
 
 
 class _Parts(QuietHandler):
-    """Parts of a page, each a heading, a line of text and a Delete posting its heading
-    (numbered ids, as many apps number them: by place); ``around`` holds them.  A search
-    box above them (what it finds, all of them still show)."""
+    """Parts of a page, each a title, a line of text and a Delete posting its title
+    (numbered ids, as many apps number them: by place), set out as ``layout`` says.  A
+    search box above them (what it finds, all of them still show)."""
 
     parts: list[str] = []
-    around = AROUND["main"]
+    layout = LAYOUTS["h2 in main"]
 
     def do_GET(self) -> None:
+        part, opened, closed = self.layout
         parts = "".join(
-            f"<h2>{html.escape(title)}</h2><p>1 Park Row, Leeds</p>"
-            "<form method=post action=/delete>"
-            f'<input type=hidden name=which value="{html.escape(title)}">'
-            f"<button id=delete-{at}>Delete</button></form>"
+            part.format(
+                html.escape(title),
+                "<form method=post action=/delete style='display: inline'>"
+                f'<input type=hidden name=which value="{html.escape(title)}">'
+                f"<button id=delete-{at}>Delete</button></form>",
+            )
             for at, title in enumerate(self.parts)
         )
-        opened, closed = self.around
         self.send(200, (
             "<!doctype html><title>Profile</title><h1>Profile</h1>"
             "<form action=/><input name=q aria-label=Search><button>Search</button></form>"
@@ -77,11 +103,11 @@ async def _deletes(tab: Tab, app: str, title: str, *, searched: bool = False) ->
     return Scenario("Delete a part", tuple(steps), base_url=app)
 
 
-@pytest.mark.parametrize("around", list(AROUND))
-async def test_a_delete_is_found_under_its_heading_wherever_that_part_stands(
-    tab: Tab, tmp_path: Path, around: str
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+async def test_a_delete_is_found_under_its_title_wherever_that_part_stands(
+    tab: Tab, tmp_path: Path, layout: str
 ) -> None:
-    _Parts.around = AROUND[around]
+    _Parts.layout = LAYOUTS[layout]
     _Parts.parts = ["Home address", "Work address", "Billing address"]
     with loopback_app(_Parts) as app:
         scenario = await _deletes(tab, app, "Work address")
@@ -116,7 +142,7 @@ async def test_a_value_given_for_a_heading_is_acted_on_only_under_that_heading(
     """The heading was a parameter's value (a person's name typed in a search): given
     "Carl Jung", his part's Delete, wherever it stands; given "Ann Lee" where only Ann
     Leeds is, none."""
-    _Parts.around = AROUND["main"]
+    _Parts.layout = LAYOUTS["h2 in main"]
     _Parts.parts = ["Ada Lovelace", "Bob Smith"]
     with loopback_app(_Parts) as app:
         recorded = await _deletes(tab, app, "Ada Lovelace", searched=True)
