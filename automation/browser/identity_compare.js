@@ -179,7 +179,7 @@
     // differ by what they hold (each row's "Delete").
     const leadsThere = !id.method && sameTarget(id, f);
     if (needsContext && !anchored && !attested && !leadsThere) {
-      why.push(...contextMisfits(rowSim, cardSim, sectionSim));
+      why.push(...contextMisfits(id, rowSim, cardSim, sectionSim));
       // A row that read as nothing (a line just added, its fields still empty) is not a
       // row that reads as something now.
       if (!id.row && !id.card && id.row_peers > 0 && words(f.row).length) why.push("another row");
@@ -337,8 +337,15 @@
   // A name shared at recording must keep its table row or list item; out of rows, its
   // card and its section (a card's text alone can be the same in two sections: the same
   // "Phone" field beside "Email" in the billing and the shipping address).
-  function contextMisfits(rowSim, cardSim, sectionSim) {
-    if (rowSim !== null) return rowSim < MIN_CONTEXT ? ["another row"] : [];
+  // Rows alike word for word (its name shared, and no word told its row from the one most
+  // like it: a grouped table's "1 Park Row" under "Home" and under "Work") are told apart
+  // by their section.
+  function contextMisfits(id, rowSim, cardSim, sectionSim) {
+    if (rowSim !== null) {
+      if (rowSim < MIN_CONTEXT) return ["another row"];
+      const alike = id.name_count > 1 && !(id.row_words || []).length;
+      return alike && sectionSim !== null && sectionSim < MIN_CONTEXT ? ["another section"] : [];
+    }
     const out = [];
     if (cardSim !== null && cardSim < MIN_CONTEXT) out.push("another card");
     if (sectionSim !== null && sectionSim < MIN_CONTEXT) out.push("another section");

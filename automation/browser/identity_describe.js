@@ -228,8 +228,9 @@
 
   // The titles it sits under, nearest first: each labelled group's (its name, else its
   // first heading), each container's whose first child is a heading or reads as one (a
-  // kanban lane's "Review" div, a card's title), then the nearest heading before it (or
-  // term, or title of a series).
+  // kanban lane's "Review" div, a card's title; a disclosure's summary, a table's
+  // caption), then the nearest heading before it (or term, group's header row, or title
+  // of a series).
   // (The pytest export, which must stand alone, reads them by a copy of this rule:
   // TITLES_JS in automation/recording/exportseen.py.  Change both.)
   function titlesOf(e, name) {
@@ -246,6 +247,10 @@
   }
 
   function groupTitle(n) {
+    // A disclosure's summary titles it; a table's caption.
+    const own = n.tagName === "DETAILS" ? n.querySelector(":scope > summary")
+      : n.tagName === "TABLE" ? n.querySelector(":scope > caption") : null;
+    if (own) return own.textContent;
     if (!n.matches(GROUP)) return "";
     const named = nameOf(n);
     if (named) return named;
@@ -309,6 +314,10 @@
     return series.get(t);
   }
 
+  function groupRow(s) {
+    return s.tagName === "TR" && s.cells.length === 1 && s.cells[0].tagName === "TH";
+  }
+
   // Short text without controls, as a title is; a title is text or one inner element.
   function shortTitle(t) {
     if (t.childElementCount > 1 || (t.firstElementChild && t.firstElementChild.childElementCount)) {
@@ -330,8 +339,9 @@
     for (let n = e; n && steps < 200; n = parentOf(n)) {
       for (let s = n.previousElementSibling; s && steps < 200; s = s.previousElementSibling) {
         steps++;
-        // A heading; a description list's term (over its dd); a title of a series.
-        if (s.matches(HEADING) || s.tagName === "DT") return s.textContent;
+        // A heading; a description list's term (over its dd); a table's row of one
+        // header cell (over the rows of its group); a title of a series.
+        if (s.matches(HEADING) || s.tagName === "DT" || groupRow(s)) return s.textContent;
         const p = s.parentElement;
         if (p && shortTitle(s) && styledTitle(s, p) && inSeries(s)) return s.textContent;
         const inner = s.querySelectorAll(HEADING);

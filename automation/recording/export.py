@@ -630,7 +630,14 @@ def _locator(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> st
             patterns = [_row_pattern(identity.row, params)] + [
                 _number_pattern(w) for w in identity.row_words if re.fullmatch(r"[0-9]+", w)
             ]
-            return f"rows_showing({scope}, {', '.join(patterns)}).{by_role}"
+            found = f"rows_showing({scope}, {', '.join(patterns)}).{by_role}"
+            if identity.section and not identity.row_words and identity.name_count != 1:
+                # Rows alike word for word: told apart by the title each sits under (a
+                # grouped table's header row, its caption), as replay tells them.
+                section = ", ".join([_ident(identity.section, params, "section"),
+                                     *params_shown(identity.section, params)])  # fmt: skip
+                return f"in_section({found}, {section}, otherwise={found})"
+            return found
         if identity.name and identity.name_count <= 1:
             found = f"{scope}.{by_role}"
             fills = identity.kind in ("text", "list") or role in _FIELD_ROLES

@@ -194,10 +194,11 @@ def card_showing(element: Locator, recorded: str, *values: str) -> Locator:
 
 # The titles each element sits under, nearest first, as replay reads them
 # (identity_describe.js, titlesOf): each labelled group's (its name, else its first
-# heading), each container's whose first child is a heading or short bold or larger text
-# (not the element's own words, holding no control), a heading only where none of its
-# rank or higher follows in the container and styled text only where none like it does,
-# then the nearest heading, description list term or title of such a series before it.
+# heading; a disclosure's summary, a table's caption), each container's whose first child
+# is a heading or short bold or larger text (not the element's own words, holding no
+# control), a heading only where none of its rank or higher follows in the container and
+# styled text only where none like it does, then the nearest heading, description list
+# term, table row of one header cell or title of such a series before it.
 TITLES_JS = """(elements) => elements.map((element) => {
   const GROUP = "fieldset, section, form, dialog, nav, header, footer, aside, main, " +
     "[role=region], [role=group], [role=dialog], [role=toolbar], [role=navigation], " +
@@ -264,7 +265,8 @@ TITLES_JS = """(elements) => elements.map((element) => {
     for (let n = element; n && steps < 200; n = parentOf(n)) {
       for (let s = n.previousElementSibling; s && steps < 200; s = s.previousElementSibling) {
         steps++;
-        if (s.matches(HEADING) || s.tagName === "DT") return s.textContent;
+        const row = s.tagName === "TR" && s.cells.length === 1 && s.cells[0].tagName === "TH";
+        if (s.matches(HEADING) || s.tagName === "DT" || row) return s.textContent;
         const p = s.parentElement;
         if (p && shortTitle(s) && styledTitle(s, p) && inSeries(s)) return s.textContent;
         const inner = s.querySelectorAll(HEADING);
@@ -277,6 +279,9 @@ TITLES_JS = """(elements) => elements.map((element) => {
   const push = (t) => { const title = norm(t).slice(0, 120);
     if (title && !out.includes(title)) out.push(title); };
   for (let n = parentOf(element); n && out.length < 6; n = parentOf(n)) {
+    const own = n.tagName === "DETAILS" ? n.querySelector(":scope > summary")
+      : n.tagName === "TABLE" ? n.querySelector(":scope > caption") : null;
+    if (own) { push(own.textContent); continue; }
     const heading = n.matches(GROUP) ? n.querySelector(HEADING) : null;
     const headed = heading && headsAll(n, heading) ? heading.textContent : "";
     push((n.matches(GROUP) && (named(n) || headed)) || first(n));
