@@ -303,15 +303,21 @@
   // Whether t is one of a series of titles side by side: another child of its parent of
   // its tag and class is short text without controls, set as a title too (each address's
   // bold name over its text and its Delete).  Then t titles its part, not its container:
-  // headingBefore finds it for the elements after it.  Asked once per element in a call.
+  // headingBefore finds it for the elements after it.  (The lines of each tag and class
+  // are counted once per parent in a call.)
   const series = new Map();
   function inSeries(t) {
-    if (!series.has(t)) {
-      const n = t.parentElement;
-      series.set(t, !!n && [...n.children].some((o) => o !== t && o.tagName === t.tagName &&
-        o.className === t.className && shortTitle(o) && styledTitle(o, n)));
+    const n = t.parentElement;
+    if (!n) return false;
+    if (!series.has(n)) series.set(n, new Map());
+    const counts = series.get(n);
+    const kind = `${t.tagName} ${t.className}`;
+    if (!counts.has(kind)) {
+      counts.set(kind, [...n.children].filter((o) => o.tagName === t.tagName &&
+        o.className === t.className && shortTitle(o) && styledTitle(o, n)).length);
     }
-    return series.get(t);
+    const self = shortTitle(t) && styledTitle(t, n) ? 1 : 0;
+    return counts.get(kind) - self > 0;
   }
 
   function groupRow(s) {

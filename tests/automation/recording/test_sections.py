@@ -1,7 +1,8 @@
 """Alike controls told apart by the title each sits under, and nothing else: a profile's
-addresses, each a title (a heading, bold or larger text, a description list's term)
-followed by its text and its Delete, side by side in one container (no row, no card of
-their own, or cards alike).  Replay and the export act under the title recorded wherever
+addresses, each a title (a heading, bold or larger text, a description list's term, a
+disclosure's summary, a table's caption or a group's header row) followed by its text and
+its Delete, side by side in one container (no row or card of their own, or rows and cards
+alike word for word).  Replay and the export act under the title recorded wherever
 that part now stands, and under no other when it is gone; a parameter's value in the
 title is shown whole there.  Before, the container's first title was taken as the title
 of everything in it (every Delete sat under "Home address" too), so replay picked the
