@@ -634,8 +634,7 @@ def _locator(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> st
             if identity.section and not identity.row_words and identity.name_count != 1:
                 # Rows alike word for word: told apart by the title each sits under (a
                 # grouped table's header row, its caption), as replay tells them.
-                section = ", ".join([_ident(identity.section, params, "section"),
-                                     *params_shown(identity.section, params)])  # fmt: skip
+                section = _as_recorded(identity.section, params, "section")
                 return f"in_section({found}, {section}, otherwise={found})"
             return found
         if identity.name and identity.name_count <= 1:
@@ -644,8 +643,7 @@ def _locator(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> st
             if not identity.row and not fills and holds_param(identity.card, params):
                 # Its card holds a parameter: where the card is one record's tile, the
                 # tile of the value given (a search left one), as replay tells it.
-                card = ", ".join([_ident(identity.card, params, "card"),
-                                  *params_shown(identity.card, params)])  # fmt: skip
+                card = _as_recorded(identity.card, params, "card")
                 found = f"card_showing({found}, {card})"
             if holds_param(identity.section, params):
                 # The title it sits under holds a parameter: one record's page or part
@@ -657,8 +655,7 @@ def _locator(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> st
             # One of several alike, each in a card (tile) of its own: the one in the card
             # that reads as its card did, as replay tells them apart (never by where it
             # stood: a tile added before it moves it), a parameter's value in it whole.
-            card = ", ".join([_ident(identity.card, params, "card"),
-                              *params_shown(identity.card, params)])  # fmt: skip
+            card = _as_recorded(identity.card, params, "card")
             if identity.section:  # (cards alike are told apart by their titles)
                 card += f", section={_ident(identity.section, params, 'section')}"
             return f"in_card({scope}.{by_role}, {card})"
@@ -671,11 +668,16 @@ def _locator(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> st
             # One of several alike, in no row or card of its own: the one under the title
             # that reads as its section did, as replay tells them apart, a parameter's
             # value in it whole (where every one reads so, what else it has).
-            section = ", ".join([_ident(identity.section, params, "section"),
-                                 *params_shown(identity.section, params)])  # fmt: skip
+            section = _as_recorded(identity.section, params, "section")
             otherwise = _plain_locator(identity, params, scope, role, name)
             return f"in_section({scope}.{by_role}, {section}, otherwise={otherwise})"
     return _plain_locator(identity, params, scope, role, name)
+
+
+def _as_recorded(shown: str, params: dict[str, dict[str, Any]], what: str) -> str:
+    """A card's or section's text as the exported helpers take it: the recorded text
+    (its parameters' values in it), then each of those values."""
+    return ", ".join([_ident(shown, params, what), *params_shown(shown, params)])
 
 
 def _plain_locator(

@@ -154,7 +154,7 @@ def in_card(candidates: Locator, recorded: str, *values: str, section: str = "")
     tied = [at for fit, at in fits if fit == best[0]]
     if len(tied) > 1 and section:
         titles = candidates.evaluate_all(TITLES_JS)
-        by_title = {at: max((_overlap(section, t) for t in titles[at]), default=0.0) for at in tied}
+        by_title = {at: _title_fit(section, titles[at]) for at in tied}
         top = max(by_title.values())
         if top < CARD_ALIKE:
             raise AssertionError(f"no section reads as {section[:160]!r}: {titles[:5]!r}")
@@ -302,7 +302,7 @@ def in_section(candidates: Locator, recorded: str, *values: str, otherwise: Loca
     candidates.first.wait_for(state="attached", timeout=timeout_ms)
     titles = candidates.evaluate_all(TITLES_JS)
     fits = [
-        (max(_overlap(recorded, title) for title in theirs), at)
+        (_title_fit(recorded, theirs), at)
         for at, theirs in enumerate(titles)
         if theirs
         and all(any(re.search(words(folded(v)), folded(t)) for t in theirs) for v in values)
@@ -315,6 +315,11 @@ def in_section(candidates: Locator, recorded: str, *values: str, otherwise: Loca
             return otherwise
         raise AssertionError(f"more than one section reads as {recorded[:160]!r}")
     return candidates.nth(best[1])
+
+
+def _title_fit(recorded: str, titles: list[str]) -> float:
+    """How well the recorded section reads as the best of an element's titles."""
+    return max((_overlap(recorded, title) for title in titles), default=0.0)
 
 
 def section_showing(element: Locator, *values: str) -> Locator:
