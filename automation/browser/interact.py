@@ -15,13 +15,19 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from playwright.async_api import ElementHandle
+from playwright.async_api import Error as PlaywrightError
 
 from automation.browser.effect import TOGGLE_STATE_JS, Subject, click_target, dispose
 from automation.browser.frames import silent_focus, silent_note
 from automation.browser.masking import mask_field
 from automation.browser.refs import REFUSED, refusal, to_act
-from automation.browser.uploads import upload_paths
+from automation.browser.seen import errors_shown
+from automation.browser.settles import settles
+from automation.browser.uploads import FILES_JS, refused_files, upload_paths
 from automation.budget import Budget
 from automation.errors import (
     ActionFailed,
@@ -66,6 +72,7 @@ MOUSE_BUTTONS = ("left", "right", "middle")
 MODIFIERS = ("Alt", "Control", "ControlOrMeta", "Meta", "Shift")
 MAX_TEXT_CHARS = 100_000  # a fill larger than this is a mistake, not a form value
 MAX_FORM_FIELDS = 50
+_READ_MS = 2_000  # a read of the page around an upload: it answers at once, or not at all
 
 # A short outline around the element, for a person watching the live view.
 _HIGHLIGHT_JS = """(el, ms) => {
@@ -417,17 +424,48 @@ async def highlight(
 async def set_input_files(
     tab: Tab, ref: str, files: Sequence[str], *, budget: Budget | None = None
 ) -> str:
-    """Attach files to a file input; only files inside the configured upload folder."""
+    """Attach files to a file input; only files inside the configured upload folder.
+    Judged by what the page did with them once it is done (:func:`refused_files`): an
+    app that empties the input and says "Only PDF receipts are accepted" refused them,
+    and the action fails saying so (the form would go on without the file)."""
     paths = upload_paths(tab.config.upload_dir, files)
     budget = tab.core.budget(budget, "set_input_files")
     locator, entry = await tab.resolve(ref, budget=budget, action="set_input_files")
-    await tab.core.call(
-        f"attach files to {entry.describe()}",
-        budget,
-        locator.set_input_files(paths, timeout=budget.playwright_timeout()),
-    )
-    names = ", ".join(p.name for p in paths) or "nothing (cleared)"
-    return f"attached {names} to {_told(entry)}"
+    what = f"attach files to {entry.describe()}"
+    handle = await tab.core.call(what, budget, locator.element_handle(timeout=_ms(budget)))
+    try:
+        before = await _files_held(handle, budget)
+        said_before = await errors_shown(tab, budget.child(_READ_MS))
+        await _attached(tab, handle, paths, what, budget=budget)
+        after = await _files_held(handle, budget)
+        said = [e for e in await errors_shown(tab, budget.child(_READ_MS)) if e not in said_before]
+    finally:
+        await dispose(handle)
+    names = [p.name for p in paths]
+    refused = refused_files(names, before, after, said)
+    if refused:
+        raise ActionFailed(
+            f"{what}: the page refused {', '.join(names)}: {refused[:300]!r}",
+            hint="attach a file the page takes (its type and size), or change the file",
+        )
+    return f"attached {', '.join(names) or 'nothing (cleared)'} to {_told(entry)}"
+
+
+@settles
+async def _attached(
+    tab: Tab, handle: ElementHandle, paths: Sequence[Path], what: str, *, budget: Budget
+) -> None:
+    """The files attached, and the page settled after what they set off (its checks)."""
+    await tab.core.call(what, budget, handle.set_input_files(paths, timeout=_ms(budget)))
+
+
+async def _files_held(handle: ElementHandle, budget: Budget) -> dict[str, Any] | None:
+    """The file input as FILES_JS reads it; None when it is out of the page or not read."""
+    try:
+        state = await budget.child(_READ_MS).run(handle.evaluate(FILES_JS))
+    except (PlaywrightError, BudgetExceeded):
+        return None
+    return state if isinstance(state, dict) else None
 
 
 def _how_long(tab: Tab, value: str) -> str:

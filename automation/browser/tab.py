@@ -359,8 +359,7 @@ class Tab:
     ) -> str:
         return await interact.highlight(self, ref, duration_ms=duration_ms, budget=budget)
 
-    @watched
-    @settles
+    @watched  # settled inside, before its effect is judged
     async def set_input_files(
         self, ref: str, files: Sequence[str], *, budget: Budget | None = None
     ) -> str:

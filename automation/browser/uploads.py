@@ -15,7 +15,7 @@ from pathlib import Path
 
 from automation.errors import ActionInvalid
 
-__all__ = ["in_folder", "upload_paths"]
+__all__ = ["FILES_JS", "in_folder", "refused_files", "upload_paths"]
 
 OUTSIDE_HINT = "name files relative to the upload folder"
 
@@ -56,3 +56,39 @@ def in_folder(folder: str, name: str) -> tuple[Path, str]:
     if not path.is_file():
         return path, f"no file {name!r} in the upload folder"
     return path, ""
+
+
+# What a file input holds and says: the names of its files, why it is invalid ("" when
+# it is valid: an app's setCustomValidity, a required input left empty) and whether it
+# is marked invalid (aria-invalid); null for a node the page took out.
+FILES_JS = """(e) => e.isConnected ? {
+  names: e.files ? [...e.files].map((f) => f.name) : [],
+  invalid: e.willValidate && !e.validity.valid ? (e.validationMessage || "invalid") : "",
+  marked: e.getAttribute("aria-invalid") === "true",
+} : null"""
+
+
+def refused_files(names: list, before: dict | None, after: dict | None, said: list) -> str:
+    """Why the page refused the files ``names`` just attached to a file input, "" when
+    nothing says it did.  ``before`` and ``after`` are the input as FILES_JS read it
+    before the files were attached and once the page was done with them; ``said``, the
+    errors the page shows now that it did not show before.  Refused: the input says why
+    it is invalid (anew, or now that the app emptied it), or is newly marked invalid, or
+    no longer holds the files (emptied, or taken out) while the page shows a new error.
+    An input emptied with no error said is not read as a refusal: many widgets keep the
+    file themselves and empty their input."""
+    if not names:
+        return ""  # a clearing
+    # What the page says first; its words rather than a field's mark (errors_shown's
+    # words for a field marked invalid, the input itself among them).
+    said = [t for t in said if t != "a field marked invalid"] or said
+    before = before or {}
+    kept = after is not None and all(name in after["names"] for name in names)
+    if after is not None and after["invalid"]:
+        if not kept or after["invalid"] != before.get("invalid"):
+            return str(after["invalid"])
+    if after is not None and after["marked"] and not before.get("marked"):
+        return str(said[0]) if said else "a field marked invalid"
+    if not kept and said:
+        return str(said[0])
+    return ""

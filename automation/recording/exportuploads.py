@@ -12,11 +12,17 @@ marker into the file as they are.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from automation.browser.uploads import in_folder
+from automation.browser.uploads import FILES_JS, in_folder, refused_files
+from automation.recording.exportseen import errors_shown
 
-__all__ = ["uploaded"]
+if TYPE_CHECKING:
+    from playwright.sync_api import Locator, Page
+
+__all__ = ["attach", "uploaded"]
 
 
 # -- written into an exported pytest file as it is ----------------------------------
@@ -35,3 +41,19 @@ def uploaded(names: list) -> list:
             raise AssertionError(f"{refused} (TABWRIGHT_UPLOAD_DIR={folder})")
         paths.append(path)
     return paths
+
+
+def attach(field: Locator, files: list, settled: Callable[[Page], None]) -> None:
+    """As Tabwright's replay attaches files to a file input: once the page is done with
+    them (``settled``: the header's writes_answered), the step fails where the page
+    refused them (it emptied the input and said why, or marked it invalid:
+    :func:`refused_files`)."""
+    page = field.page
+    handle = field.element_handle()
+    before, said_before = handle.evaluate(FILES_JS), errors_shown(page)
+    handle.set_input_files(files)
+    settled(page)  # what the page sent to check them, answered
+    said = [e for e in errors_shown(page) if e not in said_before]
+    names = [Path(f).name for f in files]
+    refused = refused_files(names, before, handle.evaluate(FILES_JS), said)
+    assert not refused, f"the page refused {', '.join(names)}: {refused[:300]!r}"
