@@ -131,7 +131,34 @@ class _Expenses(QuietHandler):
         files = [(part.get_filename() or "", part.get_content()) for part in sent.iter_parts()]
         name, data = files[0] if files else ("", b"")
         self.received.append((name, data.decode() if isinstance(data, bytes) else data))
-        self.send(200, f"<!doctype html><h1>Sent</h1><p>Received {html.escape(name)}</p>".encode())
+        self.send(200, self.answer(name))
+
+    def answer(self, name: str) -> bytes:
+        return f"<!doctype html><h1>Sent</h1><p>Received {html.escape(name)}</p>".encode()
+
+
+class _CheckedExpenses(_Expenses):
+    """The expense form of an app that checks a receipt as it is chosen: a file whose
+    name is not a receipt's is refused there (the input emptied, "avatar.txt is not a
+    receipt" said beside it); sent, an expense says "Expense sent", with a file or not."""
+
+    def do_GET(self) -> None:
+        self.send(200, b"<!doctype html><title>Expenses</title><main><h1>New expense</h1>"
+                  b'<form method="post" action="/expense" enctype="multipart/form-data">'
+                  b'<label>Receipt <input type="file" name="receipt"></label>'
+                  b'<p id="said"></p><button>Send</button></form><script>'
+                  b'document.querySelector("input").addEventListener("change", (e) => {'
+                  b"  const file = e.target.files[0];"
+                  b"  if (file && !file.name.startsWith('receipt')) {"
+                  b'    e.target.value = "";'
+                  b'    const said = document.getElementById("said");'
+                  b'    said.className = "error";'
+                  b"    said.textContent = `${file.name} is not a receipt`;"
+                  b"  }"
+                  b"});</script></main>")  # fmt: skip
+
+    def answer(self, name: str) -> bytes:
+        return b"<!doctype html><h1>Expense sent</h1>"
 
 
 @pytest.fixture(scope="module")
@@ -317,6 +344,27 @@ async def test_a_batch_row_signed_in_as_its_own_user_leaves_the_shared_sign_in_p
     await save(page, "replay-profile-saved-again.png")
 
 
+async def _receipts_batch(page: Page, server: Server, folder: Path, app: str, said: str) -> str:
+    """A scenario that sends an expense with a receipt, its file the parameter ``file``,
+    checked by the page saying ``said``, imported (its page's address is returned) and run
+    as a batch of two rows: receipt.txt and avatar.txt."""
+    field = {"tag": "input", "name_attr": "receipt", "selectors": ["input[name=receipt]"]}
+    receipt = {"format": "tabwright.scenario", "version": 1, "name": "Send an expense",
+               "base_url": app + "/", "params": {"file": {"default": "receipt.txt"}},
+               "steps": [
+                   _step("navigate", {"url": app + "/expense"}),
+                   {"action": "upload", "args": {"files": ["${file}"]}, "identity": field},
+                   _step("click", {}, "button", "Send"),
+                   _step("expect", {"kind": "text_visible", "text": said}),
+               ]}  # fmt: skip
+    await log_in(page, server)
+    scenario_url = await imported(page, server, folder, receipt)
+    rows = folder / "rows.csv"
+    await asyncio.to_thread(rows.write_text, "file\nreceipt.txt\navatar.txt\n")
+    await run_batch(page, rows, 1)
+    return scenario_url
+
+
 async def test_an_upload_whose_file_is_a_parameter_sends_each_row_s_file_and_the_export_s(
     page: Page, server: Server, tmp_path: Path
 ) -> None:
@@ -325,20 +373,7 @@ async def test_an_upload_whose_file_is_a_parameter_sends_each_row_s_file_and_the
     TABWRIGHT_UPLOAD_DIR (it sent a file named "${file}" from the folder it ran in);
     without the variable, or given a name outside the folder, it fails saying so."""
     with loopback_app(_Expenses) as app:
-        field = {"tag": "input", "name_attr": "receipt", "selectors": ["input[name=receipt]"]}
-        receipt = {"format": "tabwright.scenario", "version": 1, "name": "Send a receipt",
-                   "base_url": app + "/", "params": {"file": {"default": "avatar.txt"}},
-                   "steps": [
-                       _step("navigate", {"url": app + "/expense"}),
-                       {"action": "upload", "args": {"files": ["${file}"]}, "identity": field},
-                       _step("click", {}, "button", "Send"),
-                       _step("expect", {"kind": "text_visible", "text": "Received ${file}"}),
-                   ]}  # fmt: skip
-        await log_in(page, server)
-        scenario_url = await imported(page, server, tmp_path, receipt)
-        rows = tmp_path / "rows.csv"
-        await asyncio.to_thread(rows.write_text, "file\nreceipt.txt\navatar.txt\n")
-        await run_batch(page, rows, 1)
+        scenario_url = await _receipts_batch(page, server, tmp_path, app, "Received ${file}")
         table = page.locator("#batch-rows tr")
         await expect(table.locator(".badge")).to_have_text(["passed", "passed"])
         sent = {name: text for name, text in _Expenses.received}
@@ -362,6 +397,34 @@ async def test_an_upload_whose_file_is_a_parameter_sends_each_row_s_file_and_the
         status, out = await run_exported(code, tmp_path / "outside", app, env=env)
         assert status == 1, out[-3000:]
         assert "refused upload '../../pyproject.toml': it is outside the upload folder" in out
+        assert _Expenses.received == [("receipt.txt", "receipt 2026-11\n")]
+
+
+async def test_a_batch_row_whose_file_the_app_refuses_fails_at_its_upload_and_sends_nothing(
+    page: Page, server: Server, tmp_path: Path
+) -> None:
+    """The receipt's file is a parameter; the app refuses a file that is not a receipt as
+    it is chosen (it empties the input and says so) and sends an expense without one all
+    the same.  The batch's row of such a file fails at its upload, saying what the page
+    said, and sends nothing; the row of a receipt passes.  (Its upload passed, the expense
+    went without the file and the row said passed, as did the export.)"""
+    _Expenses.received.clear()
+    with loopback_app(_CheckedExpenses) as app:
+        scenario_url = await _receipts_batch(page, server, tmp_path, app, "Expense sent")
+        table = page.locator("#batch-rows tr")
+        await expect(table.locator(".badge")).to_have_text(["passed", "failed"])
+        await expect(table.nth(1)).to_contain_text(
+            "the page refused avatar.txt: 'avatar.txt is not a receipt'"
+        )
+        await save(page, "batch-row-upload-refused.png")
+        assert _Expenses.received == [("receipt.txt", "receipt 2026-11\n")]  # nothing else
+
+        await page.goto(scenario_url)
+        code = await exported_pytest(page)
+        env = {"TABWRIGHT_UPLOAD_DIR": str(UPLOADS), "TABWRIGHT_PARAM_file": "avatar.txt"}
+        status, out = await run_exported(code, tmp_path / "export", app, env=env)
+        assert status == 1, out[-3000:]
+        assert "the page refused avatar.txt: 'avatar.txt is not a receipt'" in out, out[-3000:]
         assert _Expenses.received == [("receipt.txt", "receipt 2026-11\n")]
 
 
