@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import base64
 import mimetypes
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from automation.actionspec import REF_DESCRIPTION, ActionSpec, Param, optional
+from automation.browser.interact import files_given
 from automation.browser.uploads import upload_paths
 from automation.budget import Budget
 from automation.errors import ActionFailed, ActionInvalid
@@ -90,7 +91,11 @@ async def drop_files(tab: Tab, ref: str, files: Sequence[str], *, budget: Budget
     ]
     locator, entry = await tab.resolve(ref, budget=budget, action="drop files on")
     what = f"drop files on {entry.describe()}"
-    taken = await tab.core.call(what, budget, locator.evaluate(_DROP_JS, files))
+
+    def drop() -> Awaitable[bool]:
+        return tab.core.call(what, budget, locator.evaluate(_DROP_JS, files))
+
+    taken = await files_given(tab, what, paths, drop, field=None, budget=budget)
     tab.dialogs_raise(what)
     names = ", ".join(p.name for p in paths)
     if not taken:

@@ -50,6 +50,7 @@ __all__ = [
     "click",
     "click_event",
     "drag",
+    "files_given",
     "fill",
     "fill_form",
     "highlight",
@@ -424,43 +425,58 @@ async def highlight(
 async def set_input_files(
     tab: Tab, ref: str, files: Sequence[str], *, budget: Budget | None = None
 ) -> str:
-    """Attach files to a file input; only files inside the configured upload folder.
-    Judged by what the page did with them once it is done (:func:`refused_files`): an
-    app that empties the input and says "Only PDF receipts are accepted" refused them,
-    and the action fails saying so (the form would go on without the file)."""
+    """Attach files to a file input; only files inside the configured upload folder,
+    judged by what the page did with them (:func:`files_given`)."""
     paths = upload_paths(tab.config.upload_dir, files)
     budget = tab.core.budget(budget, "set_input_files")
     locator, entry = await tab.resolve(ref, budget=budget, action="set_input_files")
     what = f"attach files to {entry.describe()}"
     handle = await tab.core.call(what, budget, locator.element_handle(timeout=_ms(budget)))
     try:
-        before = await _files_held(handle, budget)
-        said_before = await errors_shown(tab, budget.child(_READ_MS))
-        await _attached(tab, handle, paths, what, budget=budget)
-        after = await _files_held(handle, budget)
-        said = [e for e in await errors_shown(tab, budget.child(_READ_MS)) if e not in said_before]
+
+        def attach() -> Awaitable[None]:
+            return tab.core.call(what, budget, handle.set_input_files(paths, timeout=_ms(budget)))
+
+        await files_given(tab, what, paths, attach, field=handle, budget=budget)
     finally:
         await dispose(handle)
+    return f"attached {', '.join(p.name for p in paths) or 'nothing (cleared)'} to {_told(entry)}"
+
+
+async def files_given(
+    tab: Tab, what: str, paths: Sequence[Path], give: Callable[[], Awaitable[Any]],
+    *, field: ElementHandle | None, budget: Budget,
+) -> Any:  # fmt: skip
+    """What ``give`` (attaching files to a file input ``field``, or dropping them where
+    there is none) returns, once the page is done with the files; ActionFailed where it
+    refused them (:func:`~automation.browser.uploads.refused_files`): an app that empties
+    the input and says "Only PDF receipts are accepted" (the form would go on without the
+    file)."""
+    before = await _files_held(field, budget)
+    said_before = await errors_shown(tab, budget.child(_READ_MS))
+    given = await _given(tab, give, budget=budget)
+    after = await _files_held(field, budget)
+    said = [e for e in await errors_shown(tab, budget.child(_READ_MS)) if e not in said_before]
     names = [p.name for p in paths]
     refused = refused_files(names, before, after, said)
     if refused:
         raise ActionFailed(
             f"{what}: the page refused {', '.join(names)}: {refused[:300]!r}",
-            hint="attach a file the page takes (its type and size), or change the file",
+            hint="give a file the page takes (its type and size), or change the file",
         )
-    return f"attached {', '.join(names) or 'nothing (cleared)'} to {_told(entry)}"
+    return given
 
 
 @settles
-async def _attached(
-    tab: Tab, handle: ElementHandle, paths: Sequence[Path], what: str, *, budget: Budget
-) -> None:
-    """The files attached, and the page settled after what they set off (its checks)."""
-    await tab.core.call(what, budget, handle.set_input_files(paths, timeout=_ms(budget)))
+async def _given(tab: Tab, give: Callable[[], Awaitable[Any]], *, budget: Budget) -> Any:
+    """What ``give`` returns, the page settled after what it set off (its checks)."""
+    return await give()
 
 
-async def _files_held(handle: ElementHandle, budget: Budget) -> dict[str, Any] | None:
+async def _files_held(handle: ElementHandle | None, budget: Budget) -> dict[str, Any] | None:
     """The file input as FILES_JS reads it; None when it is out of the page or not read."""
+    if handle is None:
+        return None
     try:
         state = await budget.child(_READ_MS).run(handle.evaluate(FILES_JS))
     except (PlaywrightError, BudgetExceeded):

@@ -365,8 +365,7 @@ class Tab:
     ) -> str:
         return await interact.set_input_files(self, ref, files, budget=budget)
 
-    @watched
-    @settles
+    @watched  # settled inside, before its effect is judged
     async def drop_files(
         self, ref: str, files: Sequence[str], *, budget: Budget | None = None
     ) -> str:

@@ -7,7 +7,8 @@ and the replay and its export said succeeded.  Now the step is judged once the p
 done with the file (automation.browser.uploads.refused_files): refused where the input
 says why it is invalid, is newly marked invalid, or lost the file while the page shows
 a new error.  A widget that keeps the file itself and empties its input, a field still
-marked from an earlier try, or an error the page showed before are no refusal."""
+marked from an earlier try, or an error the page showed before are no refusal.  An
+agent's or an MCP client's upload or drop of files is judged alike."""
 
 from __future__ import annotations
 
@@ -18,9 +19,12 @@ from urllib.parse import unquote
 import pytest
 
 from automation import Tab
+from automation.actions import execute
+from automation.errors import ActionFailed
 from automation.recording.export import to_pytest
 from automation.recording.replay import Replay, ReplayConfig
 from automation.recording.scenario import Scenario, ScenarioStep
+from tests.bounds import room
 from tests.conftest import FIXTURES
 from tests.exported import run_exported
 from tests.net import QuietHandler, loopback_app
@@ -130,3 +134,44 @@ async def test_an_upload_the_page_refuses_fails_its_step_in_replay_and_export(
         assert result.ok, result.to_dict()
         assert await tab.page.is_visible("text=Expense saved")
         assert code == 0, out
+
+
+DROP_ZONE = """<!doctype html><title>Receipts</title><main><h1>Receipts</h1>
+<div id=zone role=region aria-label="Drop receipts here">Drop receipts here</div>
+<p id=said></p><ul id=kept></ul>
+<script>
+const zone = document.getElementById("zone");
+zone.addEventListener("dragover", (e) => e.preventDefault());
+zone.addEventListener("drop", async (e) => {
+  e.preventDefault();
+  const file = e.dataTransfer.files[0];
+  await file.text();  // read first, as an app that looks inside does
+  const said = document.getElementById("said");
+  if (!file.name.startsWith("receipt")) {
+    said.className = "error"; said.textContent = `${file.name} is not a receipt`; return;
+  }
+  document.getElementById("kept").insertAdjacentHTML("beforeend", `<li>${file.name}</li>`);
+});
+</script></main>"""
+
+
+async def test_an_agent_is_told_the_page_refused_the_file_it_dropped_or_attached(
+    tab: Tab, app: str
+) -> None:
+    """The engine's actions (an agent's, an MCP client's) say so too: a drop zone that
+    reads the file and says "avatar.txt is not a receipt" refused it; a receipt dropped
+    after it is taken (the error shown before is no refusal of it)."""
+    await tab.page.set_content(DROP_ZONE)
+    snap = await tab.snapshot()
+    zone = next(r for r, e in snap.refs.items() if e.name == "Drop receipts here")
+    with pytest.raises(ActionFailed, match=r"the page refused avatar\.txt: 'avatar\.txt is not a "):
+        await execute(tab, "drop_files", {"ref": zone, "files": ["avatar.txt"]}, budget=room())
+    said = await execute(tab, "drop_files", {"ref": zone, "files": ["receipt.txt"]}, budget=room())
+    assert said.startswith("dropped receipt.txt"), said
+    assert await tab.page.text_content("#kept") == "receipt.txt"
+
+    await tab.page.goto(f"{app}/new?take=emptied, said")
+    snap = await tab.snapshot()
+    field = next(r for r, e in snap.refs.items() if e.name == "Receipt")
+    with pytest.raises(ActionFailed, match=r"the page refused receipt\.txt: 'Only PDF receipts"):
+        await execute(tab, "upload", {"ref": field, "files": ["receipt.txt"]}, budget=room())
