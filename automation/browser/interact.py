@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_LENGTH_JS",
+    "SELECTED_JS",
     "OnField",
     "click",
     "click_event",
@@ -89,7 +90,7 @@ _HIGHLIGHT_JS = """(el, ms) => {
 
 _OPTIONS_JS = """(el) => el.tagName === "SELECT" ?
   Array.from(el.options, (o) => [o.label.trim(), o.value]) : null"""
-_SELECTED_JS = """(el) => el.tagName === "SELECT" ?
+SELECTED_JS = """(el) => el.tagName === "SELECT" ?
   Array.from(el.selectedOptions, (o) => o.value) : null"""
 _VALUE_JS = "(el) => el.isContentEditable ? el.innerText : (el.value ?? null)"
 # How many characters a field holds (-1: no limit); the export reads it the same way.
@@ -243,7 +244,8 @@ async def set_checked(
     budget = tab.core.budget(budget, "check")
     subject = await Subject.hold(tab, ref, budget=budget, action="check", identify=True)
     try:
-        return await _set_checked(tab, subject, checked, budget)
+        return await _kept(tab, subject, TOGGLE_STATE_JS, budget,
+                           lambda: _set_checked(tab, subject, checked, budget))  # fmt: skip
     finally:
         await subject.release()
 
@@ -257,9 +259,36 @@ async def select_option(
     budget = tab.core.budget(budget, "select_option")
     subject = await Subject.hold(tab, ref, budget=budget, action="select_option", identify=True)
     try:
-        return await _select(tab, subject, wanted, budget)
+        return await _kept(tab, subject, SELECTED_JS, budget,
+                           lambda: _select(tab, subject, wanted, budget))  # fmt: skip
     finally:
         await subject.release()
+
+
+async def _kept(
+    tab: Tab, subject: Subject, js: str, budget: Budget, act: Callable[[], Awaitable[str]]
+) -> str:
+    """What ``act`` (a tick, a choice) says, once the page settled after it still showing
+    what it left: ActionFailed where the page put back the state from before it (an app
+    that asks its server whether Express shipping is available, and on a no shows
+    Standard again and says why: read at once, the choice held, and the order went with
+    Standard).  ``js`` reads the state on the element now."""
+    before, _ = await subject.read(js, budget)
+
+    async def acted() -> tuple[str, Any]:
+        said = await act()
+        return said, (await subject.read(js, budget))[0]  # as the action left it
+
+    said, left = await _given(tab, acted, budget=budget)
+    now, where = await subject.read(js, budget)
+    if where is None or left == before or now != before:
+        return said
+    shown = await errors_shown(tab, budget.child(_READ_MS))
+    raise ActionFailed(
+        f"{said}, but the page put it back as it was"
+        + (f", saying {shown[0][:200]!r}" if shown else ""),
+        hint="the page refused the change: read what it says, choose another or wait",
+    )
 
 
 async def fill_form(
@@ -575,7 +604,7 @@ async def _select(tab: Tab, subject: Subject, wanted: list[str], budget: Budget)
         picked.append(match)
     await tab.core.call(what, budget, subject.handle.select_option(picked, timeout=_ms(budget)))
     chosen, where = await subject.settle(
-        _SELECTED_JS, lambda now: sorted(now or []) == sorted(picked), budget
+        SELECTED_JS, lambda now: sorted(now or []) == sorted(picked), budget
     )
     if where is not None and sorted(chosen or []) != sorted(picked):
         raise ActionFailed(

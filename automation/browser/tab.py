@@ -308,15 +308,13 @@ class Tab:
             self, ref, text, submit=submit, delay_ms=delay_ms, clear=clear, budget=budget
         )
 
-    @watched
-    @settles
+    @watched  # settled inside, then read again
     async def set_checked(
         self, ref: str, checked: bool = True, *, budget: Budget | None = None
     ) -> str:
         return await interact.set_checked(self, ref, checked, budget=budget)
 
-    @watched
-    @settles
+    @watched  # settled inside, then read again
     async def select_option(
         self, ref: str, values: str | Sequence[str], *, budget: Budget | None = None
     ) -> str:

@@ -51,7 +51,7 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
-from automation.browser import address, frames, interact, seen, served, textmatch, uploads
+from automation.browser import address, effect, frames, interact, seen, served, textmatch, uploads
 from automation.browser.dialogs import DIALOG_KINDS, unexpected_words
 from automation.browser.identity import ElementIdentity
 from automation.browser.interact import MODIFIERS, MOUSE_BUTTONS
@@ -145,6 +145,8 @@ def to_pytest(
                  f"TYPED_JS = {_text(seen.TYPED_JS, 'the rule')}\n"
                  f"VALUE_JS = {_text(expect.VALUE_JS, 'the rule')}\n"
                  f"MAX_LENGTH_JS = {_text(interact.MAX_LENGTH_JS, 'the rule')}\n"
+                 f"SELECTED_JS = {_text(interact.SELECTED_JS, 'the rule')}\n"
+                 f"TOGGLE_STATE_JS = {_text(effect.TOGGLE_STATE_JS, 'the rule')}\n"
                  f"FOCUS_ON_FRAME_JS = {_text(frames.FOCUS_ON_FRAME_JS, 'the rule')}\n"
                  f"HOLDS_FOCUS_JS = {_text(frames.HOLDS_FOCUS_JS, 'the rule')}\n"
                  f"{_copied(address)}{_copied(exportseen)}")  # fmt: skip
@@ -494,7 +496,9 @@ def _act(step: ScenarioStep, el: str, params: dict[str, dict[str, Any]]) -> list
         # with the same events: a form it sends is judged where it led, as in replay.)
         "double_click": lambda: f"{el}.click(click_count=2)",
         "hover": lambda: f"{el}.hover()",
-        "check": lambda: f"{el}.set_checked({bool(args.get('checked', True))})",
+        "check": lambda: (
+            f"kept_change({el}, 'check', {bool(args.get('checked', True))}, checks_answered)"
+        ),
         "press": lambda: f"{el}.press({value('key')})",
         "scroll": lambda: f"{el}.scroll_into_view_if_needed()",
         "wait_for": lambda: f"expect({el}).to_be_visible()",
@@ -515,7 +519,8 @@ def _act(step: ScenarioStep, el: str, params: dict[str, dict[str, Any]]) -> list
     if step.action == "select_option":
         labels = _arg(args, "values")
         labels = labels if isinstance(labels, list) else [labels]
-        return [f"{el}.select_option(label=[{', '.join(_value(v, params) for v in labels)}])"]
+        labels = ", ".join(_value(v, params) for v in labels)
+        return [f"kept_change({el}, 'select', [{labels}], checks_answered)"]
     if step.action == "upload":
         if not isinstance(args.get("files", []), list):
             raise ScenarioInvalid("files must be a list of file names")

@@ -70,6 +70,7 @@ def frame_of(page: Page, path: str):  # noqa: ANN201 (a Frame)
 
 REFUSED: list = []  # the writes of the page's scripts that its site refused
 UNDER_WAY: set = set()  # ... and those not answered yet
+ASKED: set = set()  # the fetches and XHRs of the page's scripts not done yet (any method)
 WROTE: list = []  # every write the page sent (a form posted, a save), the latest last
 DOCUMENT: list = []  # the method of the request each page's document answered, the latest last
 ACTED: set = set()  # the paths of the frames a step acted in (their writes are the steps')
@@ -171,6 +172,20 @@ def _until_answered(page: Page) -> None:
         page.wait_for_timeout(50)
 
 
+def checks_answered(page: Page) -> None:
+    """As Tabwright's replay settles after a tick or a choice: what the page's scripts
+    asked of the server since (a check that Express reaches the address) done, up to 15
+    s, and their answers' handlers run."""
+    for _ in range(300):
+        try:  # a round trip: what the page sent before it is seen; what it set off, run
+            page.evaluate("0")
+        except PlaywrightError:
+            return  # (a page going away)
+        if not ASKED:
+            return
+        page.wait_for_timeout(50)
+
+
 def where_it_led(page: Page, sent: int, recorded: str) -> None:
     """As Tabwright's replay judges a step that sent a write (a form posted, a save; the
     page's writes were ``sent`` before it): the page it ends on is where it led when
@@ -198,6 +213,8 @@ def not_answered_again(page: Page, recorded: str) -> None:
 
 
 def _sent(request) -> None:  # noqa: ANN001 (a Request)
+    if request.resource_type in ("fetch", "xhr"):
+        ASKED.add(request)
     if request.method in WRITES:
         WROTE.append(request.method)
     script_write = request.method in WRITES and request.resource_type in ("fetch", "xhr")
@@ -245,6 +262,7 @@ def _failed(page: Page, request) -> None:  # noqa: ANN001 (a Request)
     """A write that got no answer (a dropped connection) was not served; one the page
     gave up itself (net::ERR_ABORTED) is not that."""
     UNDER_WAY.discard(request)
+    ASKED.discard(request)
     failure = request.failure or "failed"
     if "ERR_ABORTED" in failure:
         return
@@ -259,6 +277,7 @@ def listen(page: Page) -> None:
     page.on("request", _sent)
     page.on("response", lambda response: _answered(page, response))
     page.on("requestfailed", lambda request: _failed(page, request))
+    page.on("requestfinished", lambda request: ASKED.discard(request))
 
 
 @pytest.fixture

@@ -33,8 +33,9 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
 from automation.browser.address import address_holds
+from automation.browser.effect import TOGGLE_STATE_JS
 from automation.browser.frames import FOCUS_ON_FRAME_JS, HOLDS_FOCUS_JS
-from automation.browser.interact import MAX_LENGTH_JS
+from automation.browser.interact import MAX_LENGTH_JS, SELECTED_JS
 from automation.browser.seen import SEEN_JS
 from automation.browser.textmatch import folded, listed_as, lists, words
 from automation.recording.expect import VALUE_JS
@@ -57,6 +58,7 @@ __all__ = [
     "fits",
     "in_card",
     "in_section",
+    "kept_change",
     "kept_value",
     "left_ticked",
     "left_value",
@@ -698,3 +700,28 @@ def expect_items(
 
     others = ", among others" if among_others else ""
     read_until(page, holds, f"the element to list {items!r} in that order{others}")
+
+
+def kept_change(
+    field: Locator, change: str, value: object, settled: Callable[[Page], None]
+) -> None:
+    """As Tabwright's replay ticks a box (``change`` "check", ``value`` the state) or
+    chooses options ("select", the labels): once the page settled after it (``settled``:
+    the header's checks_answered), a field showing the state from before it again (an
+    app that asked its server whether Express reaches the address and, told no, shows
+    Standard again) fails the step, saying what the page says."""
+    js = TOGGLE_STATE_JS if change == "check" else SELECTED_JS
+    before = field.evaluate(js)
+    if change == "check":
+        field.set_checked(bool(value))
+    else:
+        field.select_option(label=value)
+    left = field.evaluate(js)
+    settled(field.page)
+    if left == before or field.count() != 1 or field.evaluate(js) != before:
+        return
+    shown = errors_shown(field.page)
+    said = f", saying {shown[0][:200]!r}" if shown else ""
+    raise AssertionError(
+        f"the page put the {'tick' if change == 'check' else 'choice'} back as it was{said}"
+    )

@@ -35,7 +35,8 @@ BODY_NAMES = {"page", "expect", "re", "os", "url", "frame_of", "served", "words"
               "expect_text", "expect_rows", "sent_to_sign_in", "where_it_led", "sent",
               "asked", "not_answered_again", "expect_items", "expect_seen",
               "check_params", "address_given", "press_key", "expect_url",
-              "uploaded", "attach", "writes_answered", "kept_tick", "rows_showing",
+              "uploaded", "attach", "writes_answered", "kept_change", "checks_answered",
+              "kept_tick", "rows_showing",
               "fits", "left_ticked", "left_value", "kept_value", "went_on", "documents", "held",
               "address", "ACTED"}  # fmt: skip
 # What a step that may send a write keeps before it (the writes sent, whether the page
@@ -135,6 +136,7 @@ def assert_safe_module(code: str) -> ast.FunctionDef:
             "served",
             "writes_answered",  # writes_answered(page): a write under way answered, unrefused
             "attach",  # attach(locator, uploaded([...]), writes_answered): files, not refused
+            "kept_change",  # kept_change(locator, 'select', [...], checks_answered): not put back
             "kept_tick",  # kept_tick(locator, ticked): the last step's box read again
             "rows_showing",  # rows_showing(scope, pattern, ...): rows read as row checks read
             "fits",  # fits(locator, value): the field typed into took the whole value

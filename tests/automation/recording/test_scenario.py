@@ -395,9 +395,8 @@ def test_the_export_finds_an_element_by_each_identity_it_was_known_by() -> None:
     row = f"rows_showing(page, r'(?<!\\w)' + re.escape({item}) + r'(?!\\w)')"
     assert (
         f"    # step 2: tick checkbox 'Toggle ${{item}}'\n"
-        f"    {row}.get_by_role('checkbox', name=named('Toggle ' + {item}), exact=True)"
-        f".or_({row}.get_by_role('checkbox'))"
-        ".set_checked(True)\n"
+        f"    kept_change({row}.get_by_role('checkbox', name=named('Toggle ' + {item}), "
+        f"exact=True).or_({row}.get_by_role('checkbox')), 'check', True, checks_answered)\n"
     ) in code
     assert "# step 4: expect 1 row(s) show '${item}'" in code
     # A change replay proposed and no one approved yet: the file says where it won't work.
@@ -410,7 +409,8 @@ def test_the_export_finds_an_element_by_each_identity_it_was_known_by() -> None:
     assert (
         "    # where it was the checkbox in row 'Buy milk' (an earlier release) in another "
         "frame, this line won't find it\n"
-        "    page.get_by_role('checkbox', name='Toggle Buy milk', exact=True).set_checked(True)"
+        "    kept_change(page.get_by_role('checkbox', name='Toggle Buy milk', exact=True), "
+        "'check', True, checks_answered)"
     ) in code
 
 

@@ -1,0 +1,150 @@
+"""A choice or a tick the page puts back once it has checked it fails its step.
+
+A person picks Express shipping; the app asks its server whether Express reaches the
+address, and on a no shows Standard again and says why.  Read at once, the choice held:
+the replay went on, placed the order with Standard shipping and said succeeded (its last
+check, "Order placed", held).  Now a choice or a tick is read again once the page has
+settled after it (its checks answered): where it shows the state from before the step,
+the step fails, saying what the page says, and nothing after it runs; in the pytest
+export too (``kept_change``).  A change the app
+keeps, a choice already made, and a state the app changes to something else are no
+putting back."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from automation import Tab
+from automation.recording.export import to_pytest
+from automation.recording.replay import Replay, ReplayConfig
+from automation.recording.scenario import Scenario, ScenarioStep
+from tests.exported import run_exported
+from tests.net import QuietHandler, loopback_app
+
+PAGE = """<!doctype html><title>Checkout</title><main><h1>Checkout</h1>
+<form method=post action="/order">
+<label>Shipping <select name=ship id=ship>
+<option>Standard</option><option>Express</option><option>Pickup</option></select></label>
+<label><input type=checkbox name=gift id=gift> Gift wrap</label>
+<p id=msg></p><button>Place order</button></form>
+<script>
+const msg = document.getElementById("msg");
+const asked = async (what) => (await (await fetch("/available?" + what + "&" +
+                                                  location.search.slice(1))).json());
+const ship = document.getElementById("ship");
+let was = ship.value;
+ship.addEventListener("change", async () => {
+  const answer = await asked("ship=" + ship.value);
+  if (answer.instead) ship.value = answer.instead;  // the app's own pick
+  else if (!answer.ok) { ship.value = was; msg.className = "error"; msg.textContent = answer.why; }
+  was = ship.value;
+});
+const gift = document.getElementById("gift");
+gift.addEventListener("change", async () => {
+  const answer = await asked("gift=" + gift.checked);
+  if (!answer.ok) {
+    gift.checked = !gift.checked; msg.className = "error"; msg.textContent = answer.why;
+  }
+});
+</script></main>"""
+
+
+class Shop(QuietHandler):
+    orders: list[dict[str, list[str]]] = []
+
+    def do_GET(self) -> None:
+        if self.path.startswith("/available"):
+            asked = parse_qs(urlsplit(self.path).query)
+            refuse = asked.get("refuse", [""])[0]
+            answer: dict[str, object] = {"ok": True}
+            if refuse == "express" and asked.get("ship") == ["Express"]:
+                answer = {"ok": False, "why": "Express is not available to your address"}
+            if refuse == "gift" and asked.get("gift") == ["true"]:
+                answer = {"ok": False, "why": "Gift wrap is sold out"}
+            if refuse == "pickup" and asked.get("ship") == ["Express"]:
+                answer = {"ok": False, "instead": "Pickup"}
+            threading.Event().wait(0.3)  # a server that takes its time
+            self.send(200, json.dumps(answer).encode(), **{"Content-Type": "application/json"})
+            return
+        self.send(200, PAGE.encode(), **{"Content-Type": "text/html"})
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
+        self.orders.append(parse_qs(body))
+        self.send(200, b"<!doctype html><title>Done</title><h1>Order placed</h1>",
+                  **{"Content-Type": "text/html"})  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def shop() -> Iterator[str]:
+    with loopback_app(Shop) as url:
+        yield url
+
+
+def order(url: str, refuse: str, change: ScenarioStep) -> Scenario:
+    place = {"role": "button", "name": "Place order", "tag": "button"}
+    steps = (
+        ScenarioStep("navigate", {"url": f"{url}/checkout?refuse={refuse}"}),
+        change,
+        ScenarioStep.from_dict({"action": "click", "args": {}, "identity": place}),
+        ScenarioStep("expect", {"kind": "text_visible", "text": "Order placed"}),
+    )
+    return Scenario("Order", steps, base_url=f"{url}/")
+
+
+EXPRESS = ScenarioStep.from_dict({
+    "action": "select_option", "args": {"values": ["Express"]},
+    "identity": {"role": "combobox", "name": "Shipping", "tag": "select"},
+})  # fmt: skip
+GIFT = ScenarioStep.from_dict({
+    "action": "check", "args": {"checked": True},
+    "identity": {"role": "checkbox", "name": "Gift wrap", "tag": "input"},
+})  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("change", "refuse", "said"),
+    [(EXPRESS, "express", "Express is not available to your address"),
+     (GIFT, "gift", "Gift wrap is sold out")],
+    ids=["a choice", "a tick"],
+)  # fmt: skip
+async def test_a_change_the_page_puts_back_once_checked_fails_its_step(
+    tab: Tab, shop: str, change: ScenarioStep, refuse: str, said: str, tmp_path: Path
+) -> None:
+    Shop.orders.clear()
+    scenario = order(shop, refuse, change)
+    result = await Replay(tab, scenario, config=ReplayConfig()).run()
+    assert result.status == "failed", result.to_dict()
+    assert result.reason.startswith(f"step 1 ({change.describe()})"), result.reason
+    assert "but the page put it back as it was, saying " + repr(said) in result.reason
+    assert [s.status for s in result.steps[2:]] == ["not_run", "not_run"]
+    code, out = await run_exported(to_pytest(scenario), tmp_path, f"{shop}/")
+    assert code == 1, out
+    assert ">       kept_change(" in out, out  # it failed at the change
+    assert "back as it was, saying " + repr(said) in out, out
+    assert Shop.orders == []  # no order went with what the app put back
+
+
+@pytest.mark.parametrize(
+    ("change", "refuse", "sent"),
+    [(EXPRESS, "", {"ship": ["Express"]}), (GIFT, "", {"ship": ["Standard"], "gift": ["on"]}),
+     (EXPRESS, "pickup", {"ship": ["Pickup"]})],
+    ids=["a choice kept", "a tick kept", "a choice the app changed to another"],
+)  # fmt: skip
+async def test_a_change_the_page_keeps_or_makes_its_own_passes(
+    tab: Tab, shop: str, change: ScenarioStep, refuse: str, sent: dict[str, list[str]],
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    Shop.orders.clear()
+    scenario = order(shop, refuse, change)
+    result = await Replay(tab, scenario, config=ReplayConfig()).run()
+    assert result.ok, result.to_dict()
+    code, out = await run_exported(to_pytest(scenario), tmp_path, f"{shop}/")
+    assert code == 0, out
+    assert Shop.orders == [sent, sent]
