@@ -27,6 +27,7 @@ import re
 import time
 import unicodedata
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from urllib.parse import quote, quote_plus, unquote, unquote_plus, urlsplit
 
 import pytest
@@ -172,16 +173,20 @@ def _until_answered(page: Page) -> None:
         page.wait_for_timeout(50)
 
 
-def checks_answered(page: Page) -> None:
-    """As Tabwright's replay settles after a tick or a choice: what the page's scripts
-    asked of the server since (a check that Express reaches the address) done, up to 15
-    s, and their answers' handlers run."""
+@contextmanager
+def checks_answered(page: Page) -> Iterator[None]:
+    """As Tabwright's replay settles after a tick or a choice made inside it: what the
+    page's scripts asked of the server since (a check that Express reaches the address)
+    done, up to 15 s, and their answers' handlers run.  A request under way before (a
+    long poll) is not waited for."""
+    before = set(ASKED)
+    yield
     for _ in range(300):
         try:  # a round trip: what the page sent before it is seen; what it set off, run
             page.evaluate("0")
         except PlaywrightError:
             return  # (a page going away)
-        if not ASKED:
+        if not ASKED - before:
             return
         page.wait_for_timeout(50)
 

@@ -41,6 +41,8 @@ from automation.browser.textmatch import folded, listed_as, lists, words
 from automation.recording.expect import VALUE_JS
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
     from playwright.sync_api import Frame, FrameLocator, Locator, Page
 
 __all__ = [
@@ -703,7 +705,10 @@ def expect_items(
 
 
 def kept_change(
-    field: Locator, change: str, value: object, settled: Callable[[Page], None]
+    field: Locator,
+    change: str,
+    value: object,
+    settled: Callable[[Page], AbstractContextManager[None]],
 ) -> None:
     """As Tabwright's replay ticks a box (``change`` "check", ``value`` the state) or
     chooses options ("select", the labels): once the page settled after it (``settled``:
@@ -712,12 +717,12 @@ def kept_change(
     Standard again) fails the step, saying what the page says."""
     js = TOGGLE_STATE_JS if change == "check" else SELECTED_JS
     before = field.evaluate(js)
-    if change == "check":
-        field.set_checked(bool(value))
-    else:
-        field.select_option(label=value)
-    left = field.evaluate(js)
-    settled(field.page)
+    with settled(field.page):
+        if change == "check":
+            field.set_checked(bool(value))
+        else:
+            field.select_option(label=value)
+        left = field.evaluate(js)
     if left == before or field.count() != 1 or field.evaluate(js) != before:
         return
     shown = errors_shown(field.page)
