@@ -74,7 +74,7 @@ MOUSE_BUTTONS = ("left", "right", "middle")
 MODIFIERS = ("Alt", "Control", "ControlOrMeta", "Meta", "Shift")
 MAX_TEXT_CHARS = 100_000  # a fill larger than this is a mistake, not a form value
 MAX_FORM_FIELDS = 50
-_READ_MS = 2_000  # a read of the page around an upload: it answers at once, or not at all
+_READ_MS = 2_000  # a read of what the page shows around an action: at once, or not at all
 
 # A short outline around the element, for a person watching the live view.
 _HIGHLIGHT_JS = """(el, ms) => {
