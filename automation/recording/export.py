@@ -527,7 +527,10 @@ def _act(step: ScenarioStep, el: str, params: dict[str, dict[str, Any]]) -> list
         for name in args.get("files", []):
             _text(name, "a file name")  # (a name is text)
         files = ", ".join(_value(f, params) for f in args.get("files", []))
-        return [f"attach({el}, uploaded([{files}]), writes_answered)  # from TABWRIGHT_UPLOAD_DIR"]
+        return [
+            f"attach({el}, uploaded([{files}]), checks_answered, writes_answered)"
+            "  # from TABWRIGHT_UPLOAD_DIR"
+        ]
     raise ScenarioInvalid(f"{step.action} steps are not exported")
 
 

@@ -20,6 +20,8 @@ from automation.browser.uploads import FILES_JS, in_folder, refused_files
 from automation.recording.exportseen import errors_shown
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
     from playwright.sync_api import Locator, Page
 
 __all__ = ["attach", "uploaded"]
@@ -43,16 +45,21 @@ def uploaded(names: list) -> list:
     return paths
 
 
-def attach(field: Locator, files: list, settled: Callable[[Page], None]) -> None:
+def attach(
+    field: Locator, files: list, settled: Callable[[Page], AbstractContextManager[None]],
+    answered: Callable[[Page], None],
+) -> None:  # fmt: skip
     """As Tabwright's replay attaches files to a file input: once the page is done with
-    them (``settled``: the header's writes_answered), the step fails where the page
-    refused them (it emptied the input and said why, or marked it invalid:
+    them (``settled``: the header's checks_answered, what its scripts asked of the server
+    since; ``answered``: its writes_answered, none of its writes refused), the step fails
+    where the page refused them (it emptied the input and said why, or marked it invalid:
     :func:`refused_files`)."""
     page = field.page
     handle = field.element_handle()
     before, said_before = handle.evaluate(FILES_JS), errors_shown(page)
-    handle.set_input_files(files)
-    settled(page)  # what the page sent to check them, answered
+    with settled(page):
+        handle.set_input_files(files)
+    answered(page)
     said = [e for e in errors_shown(page) if e not in said_before]
     names = [Path(f).name for f in files]
     refused = refused_files(names, before, handle.evaluate(FILES_JS), said)

@@ -135,7 +135,7 @@ def assert_safe_module(code: str) -> ast.FunctionDef:
             "frame_of",
             "served",
             "writes_answered",  # writes_answered(page): a write under way answered, unrefused
-            "attach",  # attach(locator, uploaded([...]), writes_answered): files, not refused
+            "attach",  # attach(locator, uploaded([...]), ...): files attached, not refused
             "kept_change",  # kept_change(locator, 'select', [...], checks_answered): not put back
             "kept_tick",  # kept_tick(locator, ticked): the last step's box read again
             "rows_showing",  # rows_showing(scope, pattern, ...): rows read as row checks read

@@ -13,6 +13,7 @@ agent's or an MCP client's upload or drop of files is judged alike."""
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -41,6 +42,9 @@ TAKES = {
     "checked by the server": 'fetch("/check", {method: "POST", body: file}).then((r) => {'
                              '  if (!r.ok) { input.value = "";'
                              '               say("Only PDF receipts are accepted"); } });',
+    "asked the server": 'fetch("/check?name=" + file.name).then((r) => {'
+                        '  if (!r.ok) { input.value = "";'
+                        '               say("Only PDF receipts are accepted"); } });',
     "re-rendered, said": 'const fresh = input.cloneNode(); input.replaceWith(fresh);'
                          'say("Only PDF receipts are accepted");',
     # Taken:
@@ -51,7 +55,7 @@ TAKES = {
     "an error shown before": "",
 }  # fmt: skip
 REFUSED = ("emptied, said", "custom validity", "marked, kept", "checked by the server",
-           "re-rendered, said")  # fmt: skip
+           "asked the server", "re-rendered, said")  # fmt: skip
 BEFORE = {
     "marked before": '<p class="error">Receipt is required</p>',
     "an error shown before": '<p class="error">The server was slow to answer earlier</p>',
@@ -73,6 +77,10 @@ document.getElementById("receipt").addEventListener("change", (e) => {{
 
 class App(QuietHandler):
     def do_GET(self) -> None:
+        if self.path.startswith("/check?"):  # a file's check, that takes its time: no PDF
+            threading.Event().wait(0.5)
+            self.send(422, json.dumps({"error": "not a PDF"}).encode())
+            return
         take = unquote(self.path.split("?take=", 1)[-1])
         marked = ' aria-invalid="true"' if take == "marked before" else ""
         page = PAGE.format(take=TAKES[take], before=BEFORE.get(take, ""), marked=marked)
