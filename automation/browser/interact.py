@@ -302,8 +302,10 @@ async def fill_form(
     <select> takes a label or a list of labels.  Stops at the first field that fails,
     saying which one.  Every field's identity is taken first: when filling one field
     re-renders the form, the next fields are found again by their identities (their
-    refs then point at nodes that are gone).  ``on_field`` hears of each field done or
-    failed as the step it is (fill, check or select_option, with its args)."""
+    refs then point at nodes that are gone).  Each field settles as its own action does,
+    a tick or a choice the page puts back failing it (:func:`_field`).  ``on_field``
+    hears of each field done or failed as the step it is (fill, check or select_option,
+    with its args)."""
     if not isinstance(fields, list | tuple) or not fields:
         raise ActionInvalid('fill_form needs "fields": [{"ref": "e5", "value": "..."}]')
     if len(fields) > MAX_FORM_FIELDS:
@@ -344,12 +346,7 @@ async def fill_form(
             try:
                 if maybe_select and await _is_select(tab, subject, budget):
                     action, value = "select_option", [value]
-                if action == "check":
-                    await _set_checked(tab, subject, value, budget)
-                elif action == "select_option":
-                    await _select(tab, subject, value, budget)
-                else:
-                    await _fill(tab, subject, value, False, budget)
+                await _field(tab, subject, action, value, budget)
             finally:
                 await subject.release()
         except (Cancelled, BrowserClosed):
@@ -368,6 +365,20 @@ async def fill_form(
             raise error
         done.append(str(ref))
     return f"filled {len(done)} fields: {', '.join(done)}"
+
+
+async def _field(tab: Tab, subject: Subject, action: str, value: Any, budget: Budget) -> None:
+    """One field of a form, settled after as its own action is (a tick or a choice read
+    again then, as :func:`set_checked` and :func:`select_option` read theirs): a replay
+    takes each field as a step of its own, and judges it so."""
+    if action == "check":
+        await _kept(tab, subject, TOGGLE_STATE_JS, budget,
+                    lambda: _set_checked(tab, subject, value, budget))  # fmt: skip
+    elif action == "select_option":
+        await _kept(tab, subject, SELECTED_JS, budget,
+                    lambda: _select(tab, subject, value, budget))  # fmt: skip
+    else:
+        await _given(tab, lambda: _fill(tab, subject, value, False, budget), budget=budget)
 
 
 async def press_key(tab: Tab, key: str, *, ref: str = "", budget: Budget | None = None) -> str:

@@ -320,8 +320,7 @@ class Tab:
     ) -> str:
         return await interact.select_option(self, ref, values, budget=budget)
 
-    @watched
-    @settles
+    @watched  # each field settles as its own action does (interact.fill_form)
     async def fill_form(
         self,
         fields: Sequence[dict[str, Any]],

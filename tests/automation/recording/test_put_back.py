@@ -8,7 +8,7 @@ settled after it (its checks answered): where it shows the state from before the
 the step fails, saying what the page says, and nothing after it runs; in the pytest
 export too (``kept_change``).  A change the app
 keeps, a choice already made, and a state the app changes to something else are no
-putting back."""
+putting back.  An agent's fill_form is judged so, field by field."""
 
 from __future__ import annotations
 
@@ -21,11 +21,13 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from automation import Tab
+from automation.errors import ActionFailed
 from automation.recording.export import to_pytest
 from automation.recording.replay import Replay, ReplayConfig
 from automation.recording.scenario import Scenario, ScenarioStep
 from tests.exported import run_exported
 from tests.net import QuietHandler, loopback_app
+from tests.refs import ref_of
 
 PAGE = """<!doctype html><title>Checkout</title><main><h1>Checkout</h1>
 <form method=post action="/order">
@@ -148,3 +150,51 @@ async def test_a_change_the_page_keeps_or_makes_its_own_passes(
     code, out = await run_exported(to_pytest(scenario), tmp_path, f"{shop}/")
     assert code == 0, out
     assert Shop.orders == [sent, sent]
+
+
+@pytest.mark.parametrize(
+    ("refuse", "field", "said"),
+    [("express", 0, "Express is not available to your address"),
+     ("gift", 1, "Gift wrap is sold out")],
+    ids=["a choice", "a tick"],
+)  # fmt: skip
+async def test_a_form_field_the_page_puts_back_stops_fill_form_there(
+    tab: Tab, shop: str, refuse: str, field: int, said: str
+) -> None:
+    """An agent's fill_form is judged field by field as the replay of its steps is: a
+    choice or a tick the page puts back stops it at that field, saying so."""
+    await tab.navigate(f"{shop}/checkout?refuse={refuse}")
+    snapshot = await tab.snapshot()
+    fields = [
+        {"ref": ref_of(snapshot, "combobox", "Shipping"), "value": ["Express"]},
+        {"ref": ref_of(snapshot, "checkbox", "Gift wrap"), "value": True},
+        {"ref": ref_of(snapshot, "combobox", "Shipping"), "value": ["Pickup"]},
+    ]
+    heard: list[tuple[int, str, str | None]] = []
+
+    async def on_field(i: int, action: str, args: object, error: object, ms: int) -> None:
+        heard.append((i, action, None if error is None else str(error)))
+
+    with pytest.raises(ActionFailed) as failed:
+        await tab.fill_form(fields, on_field=on_field)
+    assert failed.value.message.startswith(f"fill_form stopped at field {field} "), failed.value
+    assert "but the page put it back as it was, saying " + repr(said) in failed.value.message
+    assert [(i, action) for i, action, _ in heard] == [
+        (0, "select_option"),
+        (1, "check"),
+        (2, "select_option"),
+    ][: field + 1]
+    assert heard[-1][2] is not None and repr(said) in heard[-1][2]  # the step recorded failed
+    shown = await tab.page.evaluate("[ship.value, gift.checked]")
+    assert shown == [["Standard", False], ["Express", False]][field]  # nothing after it ran
+
+
+async def test_a_form_the_page_keeps_is_filled(tab: Tab, shop: str) -> None:
+    await tab.navigate(f"{shop}/checkout?refuse=")
+    snapshot = await tab.snapshot()
+    said = await tab.fill_form([
+        {"ref": ref_of(snapshot, "combobox", "Shipping"), "value": ["Express"]},
+        {"ref": ref_of(snapshot, "checkbox", "Gift wrap"), "value": True},
+    ])  # fmt: skip
+    assert said.startswith("filled 2 fields"), said
+    assert await tab.page.evaluate("[ship.value, gift.checked]") == ["Express", True]
