@@ -101,6 +101,7 @@ from automation.recording.scenario import (
     acted_before,
     holds_before,
     last_acting,
+    last_write,
 )
 from automation.wording import element_words, step_words
 
@@ -189,7 +190,8 @@ def _end(scenario: Scenario, params: _Params) -> list[str]:
     again = _kept_checks(steps, len(steps))
     acting = last_acting(steps)  # the box it ticked, or clicked (as left_ticked read it)
     state = steps[acting].kept_state(left=True) if acting >= 0 else None
-    wrote = acting >= 0 and params.base is None and steps[acting].writes_a_value()
+    written, committed = last_write(steps)  # the field it wrote, or its Enter committed
+    wrote = written >= 0 and params.base is None and steps[written].writes_a_value()
     lines = ["    documents, address = len(DOCUMENT), page.url", "    served(page)"]
     if not again and state is None and not wrote:  # the page it went on to: no error
         return [*lines, "    went_on(page, documents, address)"]
@@ -202,11 +204,13 @@ def _end(scenario: Scenario, params: _Params) -> list[str]:
             f"        kept_tick({_locator(state.identity, params)}{ticked})",
         ]
     if wrote:
-        identity = steps[acting].identity
+        identity = steps[written].identity
         assert identity is not None
         lines += [
-            "        " + _comment(acting, steps[acting]).replace(":", ", its field read again:", 1),
-            f"        kept_value({_locator(identity, params)})",
+            "        "
+            + _comment(written, steps[written]).replace(":", ", its field read again:", 1),
+            f"        kept_value({_locator(identity, params)}"
+            + (", committed=True)" if committed else ")"),
         ]
     return lines
 
@@ -319,6 +323,7 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
         lines.extend(f"    {line}" for line in _handler(number, handler, params))
     checked = False  # a download check since the last step: the next step moves past it
     acting = last_acting(scenario.steps)  # its box, as it left it, read again at the end
+    written, committed = last_write(scenario.steps)  # its field's value, read again too
     for index, step in enumerate(scenario.steps):
         try:
             if step.action not in STEP_ACTIONS:
@@ -337,10 +342,13 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
             if params.base is None and index == acting and _toggles(step):
                 assert step.identity is not None  # (read before it, and at the end: _end)
                 body.insert(1, f"left_ticked({_locator(step.identity, params)})")
-            if params.base is None and index == acting and step.writes_a_value():
+            if params.base is None and index == written and step.writes_a_value():
                 assert step.identity is not None  # (read before it, after, and at the end)
                 read = f"left_value({_locator(step.identity, params)})"
-                body[1 : 1 + len(does)] = [read, *does, read]
+                # (one its own Enter commits: read before the Enter, as replay takes it)
+                enter = 1 if committed and does[-1].endswith(".press('Enter')") else 0
+                body[1 : 1 + len(does)] = [read, *does[: len(does) - enter], read,
+                                           *does[len(does) - enter :]]  # fmt: skip
             sends = _sends_form(step)  # as replay judges it: answered with the sign-in page?
             if sends is not None or step.judged_where_it_led:
                 body[1:] = ["sent = len(WROTE)", *body[1:]]

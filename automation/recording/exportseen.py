@@ -666,13 +666,17 @@ def left_value(element: Locator) -> None:
     LEFT_VALUE.append(value_shown(element))
 
 
-def kept_value(element: Locator) -> None:
+def kept_value(element: Locator, committed: bool = False) -> None:
     """As replay reads the field the last step wrote again, once the page is done: where
     it still is, it does not show the value from before the step again (the app put it
-    back) when the step had changed it."""
+    back) when the step had changed it.  One Enter ``committed`` (an edit in place) was
+    read before the Enter; an entry field it had found empty may be emptied again (the
+    app took what was entered)."""
     before, after = LEFT_VALUE[-2:] if len(LEFT_VALUE) >= 2 else (None, None)
     if before is None or after is None or before == after or element.count() != 1:
         return  # nothing new shown (its step tells), or gone
+    if committed and not before:
+        return
     now = value_shown(element)
     assert now != before, f"it shows {now[:200]!r} again, as before the step: the app put it back"
 

@@ -114,12 +114,14 @@ from automation.recording.replayhandlers import interruptions_of
 from automation.recording.replayperson import step_with_person
 from automation.recording.replaytabs import TABS, Windows
 from automation.recording.scenario import (
+    TYPED_ARG,
     Resolved,
     Scenario,
     ScenarioStep,
     acted_before,
     holds_before,
     last_acting,
+    last_write,
 )
 from automation.recording.secretfree import heal_without_secrets
 from automation.secrets import SECRET_ENV_PREFIX, Secrets, redacting, secret_names
@@ -191,6 +193,9 @@ class Replay:
         # app that then puts the value before back took the write back: confirm).
         self.left_value: dict[int, tuple[str | None, str | None]] = {}
         self.acting = last_acting(self.scenario.steps)  # the last step that acts
+        # The step whose value is read again at the end (the last that acts, or the fill
+        # its Enter commits), and whether Enter committed it (last_write).
+        self.written, self.committed = last_write(self.scenario.steps)
         self.held_before = -1  # the step the page was last held before (holds_before)
         self.run_secrets = self.secrets if self.secrets is not None else Secrets(self.env)
         for index, step in enumerate(self.scenario.steps):
@@ -333,10 +338,14 @@ class Replay:
         # The box the last step that acts ticked (a check, or a click on it; a wait after
         # it aside), once the checks after it held: the app may untick it when its save is
         # refused, answered 200 with an error the status does not tell.
-        # So is the value the last step that acts wrote (typed, picked): an app that
-        # shows the value from before it again took the write back.
+        # So is the value the last step that acts wrote (typed, picked), or the fill it
+        # committed with Enter (an edit in place): an app that shows the value from
+        # before it again took the write back.
         acting = self.acting
         said = "" if navigated or acting < 0 else await self._taken_back(acting, budget)
+        if not said and not navigated and self.written != acting and self.written >= 0:
+            acting = self.written  # the fill the last step's Enter committed
+            said = await self._taken_back(acting, budget)
         if said:
             error = CheckFailed(said).to_dict()
             outcomes[:] = [replace(o, status="failed", error=error) if o.index == acting
@@ -447,6 +456,8 @@ class Replay:
         target = self.values.target(step)
         if before is None or after is None or before == after or target is None:
             return ""  # (a write that showed nothing new: its own step tells)
+        if self.committed and index == self.written and not before:
+            return ""  # an entry field the app emptied as it took what was entered
         now = await expect.value_now(self.tab, target, budget.child(_CONFIRM_MS))
         if now != before:
             return ""
@@ -560,7 +571,7 @@ class Replay:
                             located.element, role, step_budget
                         )
                     writes = (step.writes_a_value() and located.element is not None
-                              and index == self.acting)  # fmt: skip
+                              and index == self.written)  # fmt: skip
                     if writes:  # read before it, after it, and at the end (confirm)
                         before = await expect.value_shown(located.element, step_budget)
                     try:
@@ -569,7 +580,13 @@ class Replay:
                         self.tab.dialogs_raise(_WENT_ON)  # (one its action brought: said)
                     finally:
                         self._note_writes(index, since)
-                    if writes:
+                    if writes and self.committed and index == self.acting:
+                        # Its own Enter committed it: what it wrote, as the field took it
+                        # before the Enter (the app's answer may be the old value back).
+                        typed = self.values.fill(step.args, step.action).get(TYPED_ARG[step.action])
+                        self.left_value[index] = (before, typed if isinstance(typed, str)
+                                                  else None)  # fmt: skip
+                    elif writes:
                         after = await expect.value_shown(located.element, step_budget)
                         self.left_value[index] = (before, after)
                     self._refusals(since)

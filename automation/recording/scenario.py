@@ -85,6 +85,7 @@ __all__ = [
     "acted_before",
     "holds_before",
     "last_acting",
+    "last_write",
     "literal",
     "map_texts",
     "renamed_in",
@@ -658,6 +659,40 @@ def last_acting(steps: Sequence[ScenarioStep]) -> int:
     the page shows), whose kept state is read again at the end; -1 for none."""
     return max((i for i, s in enumerate(steps) if not s.is_check and s.action != "wait_for"),
                default=-1)  # fmt: skip
+
+
+def last_write(steps: Sequence[ScenarioStep]) -> tuple[int, bool]:
+    """The step whose written value replay (and the export) read again at the end, -1 for
+    none, and whether Enter committed it: the last step that acts, when it writes one;
+    the fill before it when it is Enter pressed on that same field (an edit in place,
+    saved as it is committed).  A committed edit's value is read before Enter (the
+    app's answer to it may already be the old value back)."""
+    acting = last_acting(steps)
+    if acting < 0:
+        return -1, False
+    step = steps[acting]
+    if step.writes_a_value():
+        return acting, step.action in TYPED_ARG and step.args.get("submit") is True
+    before = steps[acting - 1] if acting > 0 else None
+    if (
+        step.action == "press"
+        and step.args.get("key") == "Enter"
+        and before is not None
+        and before.action in TYPED_ARG
+        and before.writes_a_value()
+        and not before.args.get("submit")
+        and _same_field(before.identity, step.identity)
+    ):
+        return acting - 1, True
+    return acting, False
+
+
+def _same_field(a: ElementIdentity | None, b: ElementIdentity | None) -> bool:
+    """Whether two steps' identities are of one field (as recorded, its value aside)."""
+    if a is None or b is None:
+        return False
+    keys = ("role", "name", "tag", "id", "name_attr", "label", "placeholder", "frame_url")
+    return all(getattr(a, k) == getattr(b, k) for k in keys) and a.row == b.row
 
 
 def acted_before(steps: Sequence[ScenarioStep], before: int) -> int:
