@@ -345,9 +345,12 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
             if params.base is None and index == written and step.writes_a_value():
                 assert step.identity is not None  # (read before it, after, and at the end)
                 read = f"left_value({_locator(step.identity, params)})"
+                first = f"left_value({_locator(step.identity, params)}" + (
+                    ", said=True)" if committed else ")"
+                )
                 # (one its own Enter commits: read before the Enter, as replay takes it)
                 enter = 1 if committed and does[-1].endswith(".press('Enter')") else 0
-                body[1 : 1 + len(does)] = [read, *does[: len(does) - enter], read,
+                body[1 : 1 + len(does)] = [first, *does[: len(does) - enter], read,
                                            *does[len(does) - enter :]]  # fmt: skip
             sends = _sends_form(step)  # as replay judges it: answered with the sign-in page?
             if sends is not None or step.judged_where_it_led:

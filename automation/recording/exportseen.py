@@ -648,6 +648,7 @@ def kept_tick(element: Locator, ticked: bool | None = None) -> None:
 
 
 LEFT_VALUE: list = []  # what the field the last step writes showed before it, after it
+SAID_BEFORE: list = []  # what the page said was wrong before an edit a key commits
 
 
 def value_shown(element: Locator) -> str | None:
@@ -660,25 +661,37 @@ def value_shown(element: Locator) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def left_value(element: Locator) -> None:
+def left_value(element: Locator, said: bool = False) -> None:
     """As replay reads the field the last step writes (types into, picks an option of),
-    before it and after it: read again at the end (kept_value)."""
+    before it and after it: read again at the end (kept_value); with ``said``, what the
+    page says is wrong too (before an edit a key commits)."""
     LEFT_VALUE.append(value_shown(element))
+    if said:
+        SAID_BEFORE[:] = errors_shown(element.page)
 
 
 def kept_value(element: Locator, committed: bool = False) -> None:
     """As replay reads the field the last step wrote again, once the page is done: where
     it still is, it does not show the value from before the step again (the app put it
-    back) when the step had changed it.  One Enter ``committed`` (an edit in place) was
-    read before the Enter; an entry field it had found empty may be emptied again (the
-    app took what was entered)."""
+    back) when the step had changed it.  One a key ``committed`` (an edit in place) was
+    read before the key, and is put back only where the page says why (a line added
+    and its form drawn anew says nothing is wrong); an entry field it had found empty may
+    be emptied again (the app took what was entered)."""
     before, after = LEFT_VALUE[-2:] if len(LEFT_VALUE) >= 2 else (None, None)
     if before is None or after is None or before == after or element.count() != 1:
         return  # nothing new shown (its step tells), or gone
     if committed and not before:
         return
     now = value_shown(element)
-    assert now != before, f"it shows {now[:200]!r} again, as before the step: the app put it back"
+    said = ""
+    if committed and now == before:  # a line added, its form drawn anew, says nothing
+        new = [e for e in errors_shown(element.page) if e not in SAID_BEFORE]
+        if not new:
+            return
+        said = f", saying {new[0][:200]!r}"
+    assert now != before, (
+        f"it shows {now[:200]!r} again, as before the step: the app put it back{said}"
+    )
 
 
 def expect_items(

@@ -196,6 +196,7 @@ class Replay:
         # The step whose value is read again at the end (the last that acts, or the fill
         # its Enter commits), and whether Enter committed it (last_write).
         self.written, self.committed = last_write(self.scenario.steps)
+        self.said_before: list[str] = []  # what the page said was wrong before that edit
         self.held_before = -1  # the step the page was last held before (holds_before)
         self.run_secrets = self.secrets if self.secrets is not None else Secrets(self.env)
         for index, step in enumerate(self.scenario.steps):
@@ -456,12 +457,20 @@ class Replay:
         target = self.values.target(step)
         if before is None or after is None or before == after or target is None:
             return ""  # (a write that showed nothing new: its own step tells)
-        if self.committed and index == self.written and not before:
+        committed = self.committed and index == self.written
+        if committed and not before:
             return ""  # an entry field the app emptied as it took what was entered
         now = await expect.value_now(self.tab, target, budget.child(_CONFIRM_MS))
         if now != before:
             return ""
-        return f"it shows {now[:200]!r} again, as before the step: the app put it back"
+        said = ""
+        if committed:  # a line added, its form drawn anew, says nothing is wrong
+            shown = await errors_shown(self.tab, budget.child(_CONFIRM_MS))
+            new = [e for e in shown if e not in self.said_before]
+            if not new:
+                return ""
+            said = f", saying {new[0][:200]!r}"
+        return f"it shows {now[:200]!r} again, as before the step: the app put it back{said}"
 
     def not_run(self, outcomes: list[StepOutcome]) -> None:
         """The steps with no outcome in ``outcomes`` added to it, not run."""
@@ -574,6 +583,10 @@ class Replay:
                               and index == self.written)  # fmt: skip
                     if writes:  # read before it, after it, and at the end (confirm)
                         before = await expect.value_shown(located.element, step_budget)
+                        if self.committed:  # (put back only where the page says why)
+                            self.said_before = await errors_shown(
+                                self.tab, step_budget.child(_CONFIRM_MS)
+                            )
                     try:
                         result = await act_on(self, located, step, step_budget)
                         await self.tab.settle(budget=step_budget)

@@ -663,10 +663,11 @@ def last_acting(steps: Sequence[ScenarioStep]) -> int:
 
 def last_write(steps: Sequence[ScenarioStep]) -> tuple[int, bool]:
     """The step whose written value replay (and the export) read again at the end, -1 for
-    none, and whether Enter committed it: the last step that acts, when it writes one;
-    the fill before it when it is Enter pressed on that same field (an edit in place,
-    saved as it is committed).  A committed edit's value is read before Enter (the
-    app's answer to it may already be the old value back)."""
+    none, and whether a key committed it: the last step that acts, when it writes one
+    (committed when it pressed Enter itself); the fill before it when it is Enter or Tab
+    pressed on that same field (an edit in place, saved as it is committed or left).  A
+    committed edit's value is read before the key (the app's answer to it may already be
+    the old value back)."""
     acting = last_acting(steps)
     if acting < 0:
         return -1, False
@@ -676,7 +677,7 @@ def last_write(steps: Sequence[ScenarioStep]) -> tuple[int, bool]:
     before = steps[acting - 1] if acting > 0 else None
     if (
         step.action == "press"
-        and step.args.get("key") == "Enter"
+        and step.args.get("key") in _COMMIT_KEYS
         and before is not None
         and before.action in TYPED_ARG
         and before.writes_a_value()
@@ -685,6 +686,9 @@ def last_write(steps: Sequence[ScenarioStep]) -> tuple[int, bool]:
     ):
         return acting - 1, True
     return acting, False
+
+
+_COMMIT_KEYS = ("Enter", "Tab")  # pressed on a field just written: its edit committed
 
 
 def _same_field(a: ElementIdentity | None, b: ElementIdentity | None) -> bool:

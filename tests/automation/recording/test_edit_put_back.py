@@ -5,8 +5,10 @@ A price edited in place: the person types the new price and presses Enter; the a
 it, is told no (answered 200, ``{"ok": false}``: the status says nothing) and shows the
 old price again, saying why.  Read once the page settled, the field shows the old price:
 the edit did not happen.  In replay and in the pytest export, whether Enter came with the
-fill (``submit``) or as the step after it on the same field.  An entry field emptied as
-its entry is taken (a new item added) is no edit put back."""
+fill (``submit``) or as the step after it on the same field; so is one saved as the field
+is left (Tab).  An entry field emptied as
+its entry is taken (a new item added), and one drawn anew as its line is added (the
+quantity back to 1) with nothing said to be wrong, are no edit put back."""
 
 from __future__ import annotations
 
@@ -25,7 +27,9 @@ from tests.net import QuietHandler, loopback_app
 
 PAGE = """<!doctype html><title>Prices</title><main><h1>Prices</h1>
 <label>Price of Widget <input id=price name=price value="12"></label>
+<label>Stock of Widget <input id=stock name=stock value="7"></label>
 <label>New item <input id=item name=item></label>
+<label>Quantity <input id=qty name=qty value="1"></label>
 <ul id=items></ul><p id=msg role=status></p>
 <script>
 const price = document.getElementById("price"), msg = document.getElementById("msg");
@@ -34,7 +38,14 @@ price.addEventListener("keydown", async (e) => {
   if (e.key !== "Enter") return;
   const answer = await (await fetch("/save", {method: "POST", body: price.value})).json();
   if (answer.ok) { saved = price.value; msg.textContent = "Saved"; }
-  else { price.value = saved; msg.textContent = answer.why; }
+  else { price.value = saved; msg.className = "error"; msg.textContent = answer.why; }
+});
+const stock = document.getElementById("stock");  // saved as it is left
+let stocked = stock.value;
+stock.addEventListener("change", async () => {
+  const answer = await (await fetch("/save", {method: "POST", body: stock.value})).json();
+  if (answer.ok) { stocked = stock.value; msg.textContent = "Saved"; }
+  else { stock.value = stocked; msg.className = "error"; msg.textContent = answer.why; }
 });
 const item = document.getElementById("item");
 item.addEventListener("keydown", async (e) => {
@@ -42,6 +53,13 @@ item.addEventListener("keydown", async (e) => {
   await fetch("/save", {method: "POST", body: "1"});
   const li = document.createElement("li"); li.textContent = item.value;
   document.getElementById("items").append(li); item.value = "";
+});
+const qty = document.getElementById("qty");  // a line added, the quantity back to 1
+qty.addEventListener("keydown", async (e) => {
+  if (e.key !== "Enter") return;
+  await fetch("/save", {method: "POST", body: qty.value});
+  const li = document.createElement("li"); li.textContent = qty.value + " x Widget";
+  document.getElementById("items").append(li); qty.value = "1";
 });
 </script></main>"""
 
@@ -64,7 +82,9 @@ def prices() -> Iterator[str]:
 
 
 PRICE = {"role": "textbox", "name": "Price of Widget", "tag": "input"}
+STOCK = {"role": "textbox", "name": "Stock of Widget", "tag": "input"}
 ITEM = {"role": "textbox", "name": "New item", "tag": "input"}
+QTY = {"role": "textbox", "name": "Quantity", "tag": "input"}
 
 
 def steps_of(url: str, field: dict[str, str], value: str, how: str) -> Scenario:
@@ -74,34 +94,38 @@ def steps_of(url: str, field: dict[str, str], value: str, how: str) -> Scenario:
                 {"action": "fill", "args": {"value": value, "submit": True}, "identity": field}
             )
         ]
-    else:
+    else:  # Enter or Tab pressed on the field as the step after
         edit = [ScenarioStep.from_dict({"action": "fill", "args": {"value": value},
                                         "identity": field}),
-                ScenarioStep.from_dict({"action": "press", "args": {"key": "Enter"},
+                ScenarioStep.from_dict({"action": "press", "args": {"key": how},
                                         "identity": field})]  # fmt: skip
     return Scenario("Edit", (ScenarioStep("navigate", {"url": f"{url}/prices"}), *edit),
                     base_url=f"{url}/")  # fmt: skip
 
 
-@pytest.mark.parametrize("how", ["submit", "press"])
+@pytest.mark.parametrize(
+    ("how", "field", "was"),
+    [("submit", PRICE, "12"), ("Enter", PRICE, "12"), ("Tab", STOCK, "7")],
+)
 async def test_an_edit_put_back_as_its_save_is_refused_fails(
-    tab: Tab, prices: str, how: str, tmp_path: Path
+    tab: Tab, prices: str, how: str, field: dict[str, str], was: str, tmp_path: Path
 ) -> None:
-    scenario = steps_of(prices, PRICE, "-5", how)
+    scenario = steps_of(prices, field, "-5", how)
     result = await Replay(tab, scenario, config=ReplayConfig()).run()
     assert result.status == "failed", result.to_dict()
     assert result.reason.startswith("step 1 (fill "), result.reason  # the edit, not the press
-    assert "it shows '12' again, as before the step: the app put it back" in result.reason
+    said = 'the app put it back, saying "A price can\'t be negative"'
+    assert f"it shows {was!r} again, as before the step: {said}" in result.reason
     code, out = await run_exported(to_pytest(scenario), tmp_path, f"{prices}/")
     assert code == 1, out
-    assert "kept_value(" in out and "it shows '12' again" in out, out
+    assert "kept_value(" in out and f"it shows {was!r} again" in out, out
 
 
-@pytest.mark.parametrize("how", ["submit", "press"])
+@pytest.mark.parametrize("how", ["submit", "Enter", "Tab"])
 async def test_an_edit_kept_or_an_entry_field_emptied_passes(
     tab: Tab, prices: str, how: str, tmp_path: Path
 ) -> None:
-    for field, value in ((PRICE, "15"), (ITEM, "Bolt")):
+    for field, value in ((PRICE, "15"), (STOCK, "9"), (ITEM, "Bolt"), (QTY, "3")):
         scenario = steps_of(prices, field, value, how)
         result = await Replay(tab, scenario, config=ReplayConfig()).run()
         assert result.ok, result.to_dict()
