@@ -190,7 +190,7 @@ def _end(scenario: Scenario, params: _Params) -> list[str]:
     again = _kept_checks(steps, len(steps))
     acting = last_acting(steps)  # the box it ticked, or clicked (as left_ticked read it)
     state = steps[acting].kept_state(left=True) if acting >= 0 else None
-    written, committed = last_write(steps)  # the field it wrote, or its Enter committed
+    written, committed = last_write(steps)  # the field it wrote, or its key committed
     wrote = written >= 0 and params.base is None and steps[written].writes_a_value()
     lines = ["    documents, address = len(DOCUMENT), page.url", "    served(page)"]
     if not again and state is None and not wrote:  # the page it went on to: no error

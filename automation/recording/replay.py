@@ -194,7 +194,7 @@ class Replay:
         self.left_value: dict[int, tuple[str | None, str | None]] = {}
         self.acting = last_acting(self.scenario.steps)  # the last step that acts
         # The step whose value is read again at the end (the last that acts, or the fill
-        # its Enter commits), and whether Enter committed it (last_write).
+        # a key pressed on its field commits), and whether a key committed it (last_write).
         self.written, self.committed = last_write(self.scenario.steps)
         self.said_before: list[str] = []  # what the page said was wrong before that edit
         self.held_before = -1  # the step the page was last held before (holds_before)
@@ -340,12 +340,12 @@ class Replay:
         # it aside), once the checks after it held: the app may untick it when its save is
         # refused, answered 200 with an error the status does not tell.
         # So is the value the last step that acts wrote (typed, picked), or the fill it
-        # committed with Enter (an edit in place): an app that shows the value from
-        # before it again took the write back.
+        # committed with Enter or Tab (an edit in place): an app that shows the value from
+        # before it again took the write back (a committed one: saying why).
         acting = self.acting
         said = "" if navigated or acting < 0 else await self._taken_back(acting, budget)
         if not said and not navigated and self.written != acting and self.written >= 0:
-            acting = self.written  # the fill the last step's Enter committed
+            acting = self.written  # the fill the last step's key committed
             said = await self._taken_back(acting, budget)
         if said:
             error = CheckFailed(said).to_dict()
