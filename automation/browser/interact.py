@@ -13,6 +13,7 @@ them as its methods, and settles after those that can set something off.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -302,8 +303,9 @@ async def fill_form(
     <select> takes a label or a list of labels.  Stops at the first field that fails,
     saying which one.  Every field's identity is taken first: when filling one field
     re-renders the form, the next fields are found again by their identities (their
-    refs then point at nodes that are gone).  Each field settles as its own action does,
-    a tick or a choice the page puts back failing it (:func:`_field`).  ``on_field``
+    refs then point at nodes that are gone).  A tick or a choice settles as its own action
+    does, and one the page puts back fails it (:func:`_field`); text fields in a row
+    settle once after the last of them.  ``on_field``
     hears of each field done or failed as the step it is (fill, check or select_option,
     with its args)."""
     if not isinstance(fields, list | tuple) or not fields:
@@ -331,8 +333,10 @@ async def fill_form(
                     hint=exc.hint,
                 ) from None
     done: list[str] = []
-    for i, field in enumerate(fields):
-        ref, value = field["ref"], field["value"]
+
+    async def one(i: int) -> None:
+        """Field ``i``, told to ``on_field``; its error raised once told."""
+        ref, value = fields[i]["ref"], fields[i]["value"]
         action = {bool: "check", list: "select_option"}.get(type(value), "fill")
         started = time.monotonic()
         error: TabwrightError | None = None
@@ -364,13 +368,41 @@ async def fill_form(
         if error is not None:
             raise error
         done.append(str(ref))
+
+    async def typed(first: int, end: int) -> None:
+        for i in range(first, end):
+            await one(i)
+
+    i = 0
+    while i < len(fields):
+        end = i
+        while end < len(fields) and _typed_only(tab, fields[end]):
+            end += 1
+        if end > i:  # text fields in a row: settled once after the last of them
+            await _given(tab, functools.partial(typed, i, end), budget=budget)
+            i = end
+        else:  # a tick or a choice: settled, then read again (_field)
+            await one(i)
+            i += 1
     return f"filled {len(done)} fields: {', '.join(done)}"
 
 
+def _typed_only(tab: Tab, field: dict[str, Any]) -> bool:
+    """Whether a form's field takes text only (no tick, no choice: not a combobox,
+    which may be a <select>)."""
+    if not isinstance(field["value"], str):
+        return False
+    try:
+        return tab.core.entry(field["ref"]).role not in _SELECT_ROLES
+    except RefError:
+        return False  # (its own turn says why)
+
+
 async def _field(tab: Tab, subject: Subject, action: str, value: Any, budget: Budget) -> None:
-    """One field of a form, settled after as its own action is (a tick or a choice read
-    again then, as :func:`set_checked` and :func:`select_option` read theirs): a replay
-    takes each field as a step of its own, and judges it so."""
+    """One field of a form.  A tick or a choice is settled after as its own action is,
+    and read again then, as :func:`set_checked` and :func:`select_option` read theirs (a
+    replay takes each field as a step of its own, and judges it so); text is settled
+    with the text fields around it (fill_form)."""
     if action == "check":
         await _kept(tab, subject, TOGGLE_STATE_JS, budget,
                     lambda: _set_checked(tab, subject, value, budget))  # fmt: skip
@@ -378,7 +410,7 @@ async def _field(tab: Tab, subject: Subject, action: str, value: Any, budget: Bu
         await _kept(tab, subject, SELECTED_JS, budget,
                     lambda: _select(tab, subject, value, budget))  # fmt: skip
     else:
-        await _given(tab, lambda: _fill(tab, subject, value, False, budget), budget=budget)
+        await _fill(tab, subject, value, False, budget)
 
 
 async def press_key(tab: Tab, key: str, *, ref: str = "", budget: Budget | None = None) -> str:
