@@ -334,8 +334,9 @@ async def fill_form(
                 ) from None
     done: list[str] = []
 
-    async def one(i: int) -> None:
-        """Field ``i``, told to ``on_field``; its error raised once told."""
+    async def one(i: int, alone: bool = False) -> None:
+        """Field ``i``, told to ``on_field``; its error raised once told.  ``alone``: not
+        in a run of text fields (text typed into it settles on its own)."""
         ref, value = fields[i]["ref"], fields[i]["value"]
         action = {bool: "check", list: "select_option"}.get(type(value), "fill")
         started = time.monotonic()
@@ -350,7 +351,7 @@ async def fill_form(
             try:
                 if maybe_select and await _is_select(tab, subject, budget):
                     action, value = "select_option", [value]
-                await _field(tab, subject, action, value, budget)
+                await _field(tab, subject, action, value, budget, alone=alone)
             finally:
                 await subject.release()
         except (Cancelled, BrowserClosed):
@@ -381,8 +382,8 @@ async def fill_form(
         if end > i:  # text fields in a row: settled once after the last of them
             await _given(tab, functools.partial(typed, i, end), budget=budget)
             i = end
-        else:  # a tick or a choice: settled, then read again (_field)
-            await one(i)
+        else:  # a tick or a choice (settled, then read again), or a combobox (_field)
+            await one(i, alone=True)
             i += 1
     return f"filled {len(done)} fields: {', '.join(done)}"
 
@@ -398,17 +399,22 @@ def _typed_only(tab: Tab, field: dict[str, Any]) -> bool:
         return False  # (its own turn says why)
 
 
-async def _field(tab: Tab, subject: Subject, action: str, value: Any, budget: Budget) -> None:
+async def _field(
+    tab: Tab, subject: Subject, action: str, value: Any, budget: Budget, *, alone: bool
+) -> None:
     """One field of a form.  A tick or a choice is settled after as its own action is,
     and read again then, as :func:`set_checked` and :func:`select_option` read theirs (a
     replay takes each field as a step of its own, and judges it so); text is settled
-    with the text fields around it (fill_form)."""
+    with the text fields around it (fill_form), or on its own when ``alone`` (a combobox
+    that turned out no <select>)."""
     if action == "check":
         await _kept(tab, subject, TOGGLE_STATE_JS, budget,
                     lambda: _set_checked(tab, subject, value, budget))  # fmt: skip
     elif action == "select_option":
         await _kept(tab, subject, SELECTED_JS, budget,
                     lambda: _select(tab, subject, value, budget))  # fmt: skip
+    elif alone:
+        await _given(tab, lambda: _fill(tab, subject, value, False, budget), budget=budget)
     else:
         await _fill(tab, subject, value, False, budget)
 

@@ -198,3 +198,28 @@ async def test_a_form_the_page_keeps_is_filled(tab: Tab, shop: str) -> None:
     ])  # fmt: skip
     assert said.startswith("filled 2 fields"), said
     assert await tab.page.evaluate("[ship.value, gift.checked]") == ["Express", True]
+
+
+SUGGESTING = """<!doctype html><title>Find</title><main><h1>Find</h1>
+<label>Note <input id=note></label>
+<label>City <input id=city role=combobox aria-expanded=false aria-controls=list></label>
+<ul id=list role=listbox></ul>
+<script>
+city.addEventListener("input", async () => {
+  const names = await (await fetch("/available?city=" + city.value)).json();
+  list.innerHTML = "<li role=option>" + city.value + "ville</li>";
+});
+</script></main>"""
+
+
+async def test_a_combobox_typed_into_by_fill_form_is_settled(tab: Tab, shop: str) -> None:
+    """A combobox that is no <select> takes its text as a fill, settled on its own: the
+    suggestions its typing fetched are on the page when fill_form returns."""
+    await tab.navigate(f"{shop}/checkout")
+    await tab.page.set_content(SUGGESTING)
+    snapshot = await tab.snapshot()
+    await tab.fill_form([
+        {"ref": ref_of(snapshot, "textbox", "Note"), "value": "ring twice"},
+        {"ref": ref_of(snapshot, "combobox", "City"), "value": "Lyon"},
+    ])  # fmt: skip
+    assert await tab.page.evaluate("list.textContent") == "Lyonville"
