@@ -344,10 +344,9 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
                 body.insert(1, f"left_ticked({_locator(step.identity, params)})")
             if params.base is None and index == written and step.writes_a_value():
                 assert step.identity is not None  # (read before it, after, and at the end)
-                read = f"left_value({_locator(step.identity, params)})"
-                first = f"left_value({_locator(step.identity, params)}" + (
-                    ", said=True)" if committed else ")"
-                )
+                field = _locator(step.identity, params)
+                read = f"left_value({field})"
+                first = f"left_value({field}, said=True)" if committed else read
                 # (one its own Enter commits: read before the Enter, as replay takes it)
                 enter = 1 if committed and does[-1].endswith(".press('Enter')") else 0
                 body[1 : 1 + len(does)] = [first, *does[: len(does) - enter], read,
