@@ -35,9 +35,12 @@ _SHOWS_SIZE = """([width, height]) => {
 class Places:
     """Where the elements of a page are in a tab of the run's size (viewport CSS px)."""
 
-    def __init__(self, width: float, height: float, found: dict[str, tuple[float, float]]) -> None:
+    def __init__(
+        self, width: float, height: float, found: dict[str, tuple[float, float]], tabs: int = 1
+    ) -> None:
         self.width, self.height = width, height
         self.found = found
+        self.tabs = tabs  # the run's tabs while this page is shown
 
     @classmethod
     async def of(cls, browser: BrowserSession, url: str, *names: str, popup_of: str = "") -> Places:
@@ -65,7 +68,7 @@ class Places:
                 assert box is not None, name
                 found[name] = (box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
             width, height = await page.evaluate("() => [innerWidth, innerHeight]")
-            return cls(width, height, found)
+            return cls(width, height, found, tabs=2 if popup_of else 1)
         finally:
             await probe.close()
 
@@ -75,6 +78,11 @@ class Places:
         # The picture shows this page's window, not the other's (the popup's is of another
         # size): a point measured on one and clicked on the other's picture lands elsewhere.
         await page.wait_for_function(_SHOWS_SIZE, arg=[self.width, self.height])
+        # The strip of the run's tabs above the picture is shown while the popup is open:
+        # a click measured as it goes (after the popup's frame, before the tabs' message)
+        # lands its height lower on the picture.
+        strip = page.get_by_test_id("live-tabs")
+        await (expect(strip).to_be_visible() if self.tabs > 1 else expect(strip).to_be_hidden())
         await click_picture(page, x, y, self.width)
 
 
