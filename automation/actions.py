@@ -17,7 +17,7 @@ from automation.actionspec import ActionSpec, Param
 from automation.browser.actions import BROWSER_ACTIONS, EVALUATE_ACTIONS
 from automation.browser.config import BrowserConfig
 from automation.browser.emulation import EMULATION_ACTIONS
-from automation.browser.interact import OnField
+from automation.browser.fieldops import OnField
 from automation.browser.lookup import LOOKUP_ACTIONS
 from automation.browser.macro import MACRO_ACTIONS, Macro, MacroResult, OnStep, run_macro
 from automation.browser.tab import Tab

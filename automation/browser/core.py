@@ -2,11 +2,11 @@
 call and the one way a Playwright call is awaited.
 
 :class:`TabCore` is the small public core a :class:`~automation.browser.tab.Tab` is built
-on.  The tab's actions (:mod:`automation.browser.interact`, :mod:`automation.browser.pageops`),
-its snapshot walk (:mod:`automation.browser.pagewalk`), its refs (:mod:`automation.browser.refs`)
-and its scripts (:mod:`automation.browser.evaluate`) all go through these few public calls,
-so none of them needs to know how the tab keeps its state.  The tab's own CDP session is made
-here and only here (:meth:`TabCore.cdp_session`).
+on.  The tab's actions (:mod:`automation.browser.interact`, :mod:`automation.browser.fieldops`,
+:mod:`automation.browser.pageops`), its snapshot walk (:mod:`automation.browser.pagewalk`),
+its refs (:mod:`automation.browser.refs`) and its scripts (:mod:`automation.browser.evaluate`)
+all go through these few public calls, so none of them needs to know how the tab keeps its
+state.  The tab's own CDP session is made here and only here (:meth:`TabCore.cdp_session`).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from automation.actionspec import REF_DESCRIPTION, ActionSpec, Param, optional
-from automation.browser.interact import files_given
+from automation.browser.fieldops import files_given
 from automation.browser.uploads import upload_paths
 from automation.budget import Budget
 from automation.errors import ActionFailed, ActionInvalid

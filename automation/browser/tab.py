@@ -7,7 +7,8 @@ calls:
 
 - refs, resolved fail closed: :mod:`automation.browser.refs`;
 - the snapshot that issues them: :mod:`automation.browser.pagewalk`;
-- actions on an element: :mod:`automation.browser.interact`;
+- actions on an element: :mod:`automation.browser.interact`, and those that write a field:
+  :mod:`automation.browser.fieldops`;
 - actions on the page as a whole: :mod:`automation.browser.pageops`;
 - scripts in the page: :mod:`automation.browser.evaluate`.
 
@@ -27,14 +28,14 @@ from typing import TYPE_CHECKING, Any, Literal
 from playwright.async_api import BrowserContext, CDPSession, ElementHandle, Locator, Page
 from playwright.async_api import Error as PlaywrightError
 
-from automation.browser import emulation, interact, pageops, refs
+from automation.browser import emulation, fieldops, interact, pageops, refs
 from automation.browser.config import BrowserConfig
 from automation.browser.core import RefState, TabCore
 from automation.browser.dialogs import DialogGuard
 from automation.browser.downloads import DownloadKeeper
 from automation.browser.evaluate import Evaluation, PageRuntime, evaluate
+from automation.browser.fieldops import OnField
 from automation.browser.identity import ElementIdentity
-from automation.browser.interact import OnField
 from automation.browser.pagelog import PageLog
 from automation.browser.pagewalk import take_snapshot
 from automation.browser.refs import SELECTOR_ENGINE, Target
@@ -260,7 +261,7 @@ class Tab:
         """A JS expression that gives the ref's element in the page's main world."""
         return self.core.registry_path(ref)
 
-    # -- actions on an element (automation.browser.interact) ---------------------------
+    # -- actions on an element (automation.browser.interact, fieldops) -----------------
 
     @watched
     @settles(early=interact.click_event)
@@ -290,7 +291,7 @@ class Tab:
     async def fill(
         self, ref: str, value: str, *, submit: bool = False, budget: Budget | None = None
     ) -> str:
-        return await interact.fill(self, ref, value, submit=submit, budget=budget)
+        return await fieldops.fill(self, ref, value, submit=submit, budget=budget)
 
     @watched
     @settles
@@ -304,7 +305,7 @@ class Tab:
         clear: bool = True,
         budget: Budget | None = None,
     ) -> str:
-        return await interact.type_text(
+        return await fieldops.type_text(
             self, ref, text, submit=submit, delay_ms=delay_ms, clear=clear, budget=budget
         )
 
@@ -312,15 +313,15 @@ class Tab:
     async def set_checked(
         self, ref: str, checked: bool = True, *, budget: Budget | None = None
     ) -> str:
-        return await interact.set_checked(self, ref, checked, budget=budget)
+        return await fieldops.set_checked(self, ref, checked, budget=budget)
 
     @watched  # settled inside, then read again
     async def select_option(
         self, ref: str, values: str | Sequence[str], *, budget: Budget | None = None
     ) -> str:
-        return await interact.select_option(self, ref, values, budget=budget)
+        return await fieldops.select_option(self, ref, values, budget=budget)
 
-    @watched  # each field settles as its own action does (interact.fill_form)
+    @watched  # each field settles as its own action does (fieldops.fill_form)
     async def fill_form(
         self,
         fields: Sequence[dict[str, Any]],
@@ -328,7 +329,7 @@ class Tab:
         budget: Budget | None = None,
         on_field: OnField | None = None,
     ) -> str:
-        return await interact.fill_form(self, fields, budget=budget, on_field=on_field)
+        return await fieldops.fill_form(self, fields, budget=budget, on_field=on_field)
 
     @watched
     @settles
@@ -360,7 +361,7 @@ class Tab:
     async def set_input_files(
         self, ref: str, files: Sequence[str], *, budget: Budget | None = None
     ) -> str:
-        return await interact.set_input_files(self, ref, files, budget=budget)
+        return await fieldops.set_input_files(self, ref, files, budget=budget)
 
     @watched  # settled inside, before its effect is judged
     async def drop_files(

@@ -51,7 +51,7 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
-from automation.browser import address, effect, frames, interact, seen, served, textmatch, uploads
+from automation.browser import address, effect, fieldops, frames, seen, served, textmatch, uploads
 from automation.browser.dialogs import DIALOG_KINDS, unexpected_words
 from automation.browser.identity import ElementIdentity
 from automation.browser.interact import MODIFIERS, MOUSE_BUTTONS
@@ -145,8 +145,8 @@ def to_pytest(
                  f"SEEN_JS = {_text(seen.SEEN_JS, 'the rule')}\n"
                  f"TYPED_JS = {_text(seen.TYPED_JS, 'the rule')}\n"
                  f"VALUE_JS = {_text(expect.VALUE_JS, 'the rule')}\n"
-                 f"MAX_LENGTH_JS = {_text(interact.MAX_LENGTH_JS, 'the rule')}\n"
-                 f"SELECTED_JS = {_text(interact.SELECTED_JS, 'the rule')}\n"
+                 f"MAX_LENGTH_JS = {_text(fieldops.MAX_LENGTH_JS, 'the rule')}\n"
+                 f"SELECTED_JS = {_text(fieldops.SELECTED_JS, 'the rule')}\n"
                  f"TOGGLE_STATE_JS = {_text(effect.TOGGLE_STATE_JS, 'the rule')}\n"
                  f"FOCUS_ON_FRAME_JS = {_text(frames.FOCUS_ON_FRAME_JS, 'the rule')}\n"
                  f"HOLDS_FOCUS_JS = {_text(frames.HOLDS_FOCUS_JS, 'the rule')}\n"

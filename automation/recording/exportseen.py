@@ -34,8 +34,8 @@ from playwright.sync_api import expect
 
 from automation.browser.address import address_holds
 from automation.browser.effect import TOGGLE_STATE_JS
+from automation.browser.fieldops import MAX_LENGTH_JS, SELECTED_JS
 from automation.browser.frames import FOCUS_ON_FRAME_JS, HOLDS_FOCUS_JS
-from automation.browser.interact import MAX_LENGTH_JS, SELECTED_JS
 from automation.browser.seen import SEEN_JS
 from automation.browser.textmatch import folded, listed_as, lists, words
 from automation.recording.expect import VALUE_JS
