@@ -44,19 +44,15 @@ the export with :class:`~automation.errors.ScenarioInvalid` naming the step.
 from __future__ import annotations
 
 import inspect
-import re
-import unicodedata
 from collections.abc import Collection, Mapping
 from types import ModuleType
 from typing import Any
-from urllib.parse import urlsplit
 
 from automation.browser import address, effect, fieldops, frames, seen, served, textmatch, uploads
 from automation.browser.dialogs import DIALOG_KINDS, unexpected_words
-from automation.browser.identity import ElementIdentity
 from automation.browser.interact import MODIFIERS, MOUSE_BUTTONS
 from automation.browser.settle import HOLD_TIMER_MS
-from automation.errors import ActionInvalid, ScenarioInvalid
+from automation.errors import ScenarioInvalid
 from automation.recording import (
     basemove,
     downloadfile,
@@ -73,27 +69,26 @@ from automation.recording.expect import KINDS
 from automation.recording.exporthead import DOWNLOADS, HEADER, MARKER
 from automation.recording.exportliterals import address as _address
 from automation.recording.exportliterals import arg as _arg
-from automation.recording.exportliterals import holds_param, params_shown
-from automation.recording.exportliterals import ident as _ident
 from automation.recording.exportliterals import identifier as _identifier
 from automation.recording.exportliterals import needed as _needed
-from automation.recording.exportliterals import number_pattern as _number_pattern
 from automation.recording.exportliterals import param as _param
 from automation.recording.exportliterals import placeholders as _placeholders
 from automation.recording.exportliterals import plain as _plain
 from automation.recording.exportliterals import query_value as _query_value
 from automation.recording.exportliterals import quote as _quote
-from automation.recording.exportliterals import row_pattern as _row_pattern
 from automation.recording.exportliterals import signs_in_with as _signs_in_with
 from automation.recording.exportliterals import text as _text
 from automation.recording.exportliterals import url as _url
 from automation.recording.exportliterals import used as _used
 from automation.recording.exportliterals import value as _value
 from automation.recording.exportliterals import whole as _int
+from automation.recording.exportlocators import element as _element
+from automation.recording.exportlocators import frame_path as _frame_path
+from automation.recording.exportlocators import known_role as _role
+from automation.recording.exportlocators import locator as _locator
 from automation.recording.handlers import Handler
 from automation.recording.relogin import SUBMITTING
 from automation.recording.replaytabs import FORM_STATE_JS, TABS
-from automation.recording.roles import check_role, is_aria_role
 from automation.recording.scenario import (
     STEP_ACTIONS,
     Scenario,
@@ -103,7 +98,7 @@ from automation.recording.scenario import (
     last_acting,
     last_write,
 )
-from automation.wording import element_words, step_words
+from automation.wording import step_words
 
 __all__ = ["to_pytest"]
 
@@ -591,144 +586,6 @@ def _assertion(step: ScenarioStep, params: dict[str, dict[str, Any]], el: str) -
     return f"expect({el}).to_have_value({value('value')})"
 
 
-def _element(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> tuple[list[str], str]:
-    """The element's locator, one alternative per identity it was known by (joined with
-    ``.or_()``), and comments on the releases where it won't find it."""
-    main = identity.plain()
-    found = [_locator(main, params)]
-    notes = []
-    for variant in identity.variants:
-        _role(variant.role)  # a role that would be code refuses the export
-        where = f"it was {element_words(variant, quote=_quote)} (an earlier release)"
-        if variant.frame_url != main.frame_url:
-            notes.append(f"# where {where} in another frame, this line won't find it")
-            continue
-        try:
-            alternative = _locator(variant, params)
-        except ScenarioInvalid:
-            notes.append(f"# where {where}, this line won't find it: nothing to find it by")
-            continue
-        if alternative not in found:
-            found.append(alternative)
-    return notes, found[0] + "".join(f".or_({other})" for other in found[1:])
-
-
-def _frame_path(frame_url: str) -> str:
-    try:
-        return urlsplit(frame_url).path
-    except ValueError:
-        raise ScenarioInvalid(f"frame_url {frame_url[:80]!r} is no address") from None
-
-
-# Fields one types into or chooses in (identity.js's kinds "text" and "list"): an older
-# identity has no kind.
-_FIELD_ROLES = frozenset({"textbox", "searchbox", "combobox", "spinbutton", "listbox"})
-
-
-def _locator(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> str:
-    scope = "page"
-    if identity.frame_url:
-        scope = f"frame_of(page, {_text(_frame_path(identity.frame_url), 'frame_url')})"
-    role = _role(identity.role)
-    name = _named(identity.name, params, "name")
-    # Playwright finds only ARIA roles; a clickable <div> or a frame goes by what else it has.
-    if is_aria_role(role) and (identity.name or identity.row):
-        by_role = (
-            f"get_by_role({_text(role, 'role')}, name={name}, exact=True)"
-            if identity.name
-            else f"get_by_role({_text(role, 'role')})"
-        )
-        if identity.row and (identity.name_count != 1 or not identity.name
-                             or holds_param(identity.row, params)):  # fmt: skip
-            # Its row's first words (its fields' values as the app wrote them), and as
-            # replay tells rows apart: the numbers that told its row from the one most
-            # like it, whole (past the row's first words it keeps).  A parameter's row
-            # is looked for even where its name was the page's only one: the row shows
-            # the value given whole, or the step acts on another record.
-            patterns = [_row_pattern(identity.row, params)] + [
-                _number_pattern(w) for w in identity.row_words if re.fullmatch(r"[0-9]+", w)
-            ]
-            found = f"rows_showing({scope}, {', '.join(patterns)}).{by_role}"
-            if identity.section and not identity.row_words and identity.name_count != 1:
-                # Rows alike word for word: told apart by the title each sits under (a
-                # grouped table's header row, its caption), as replay tells them.
-                section = _as_recorded(identity.section, params, "section")
-                return f"in_section({found}, {section}, otherwise={found})"
-            return found
-        if identity.name and identity.name_count <= 1:
-            found = f"{scope}.{by_role}"
-            fills = identity.kind in ("text", "list") or role in _FIELD_ROLES
-            if not identity.row and not fills and holds_param(identity.card, params):
-                # Its card holds a parameter: where the card is one record's tile, the
-                # tile of the value given (a search left one), as replay tells it.
-                card = _as_recorded(identity.card, params, "card")
-                found = f"card_showing({found}, {card})"
-            if holds_param(identity.section, params):
-                # The title it sits under holds a parameter: one record's page or part
-                # (the heading over the Delete a search opened), shown with the value.
-                values = ", ".join(params_shown(identity.section, params))
-                found = f"section_showing({found}, {values})"
-            return found
-        if identity.name and identity.card and not identity.row_peers:
-            # One of several alike, each in a card (tile) of its own: the one in the card
-            # that reads as its card did, as replay tells them apart (never by where it
-            # stood: a tile added before it moves it), a parameter's value in it whole.
-            card = _as_recorded(identity.card, params, "card")
-            if identity.section:  # (cards alike are told apart by their titles)
-                card += f", section={_ident(identity.section, params, 'section')}"
-            return f"in_card({scope}.{by_role}, {card})"
-        if identity.name and identity.row_peers and not identity.row:
-            # One of several alike in rows, its own reading as nothing (a line just added):
-            # its id, name attribute or path numbers rows (form-2-qty), and another day
-            # finds another row by it.  Strict: several such fail rather than pick one.
-            return f"{scope}.{by_role}"
-        if identity.name and identity.section and not identity.card:
-            # One of several alike, in no row or card of its own: the one under the title
-            # that reads as its section did, as replay tells them apart, a parameter's
-            # value in it whole (where every one reads so, what else it has).
-            section = _as_recorded(identity.section, params, "section")
-            otherwise = _plain_locator(identity, params, scope, role, name)
-            return f"in_section({scope}.{by_role}, {section}, otherwise={otherwise})"
-    return _plain_locator(identity, params, scope, role, name)
-
-
-def _as_recorded(shown: str, params: dict[str, dict[str, Any]], what: str) -> str:
-    """A card's or section's text as the exported helpers take it: the recorded text
-    (its parameters' values in it), then each of those values."""
-    return ", ".join([_ident(shown, params, what), *params_shown(shown, params)])
-
-
-def _plain_locator(
-    identity: ElementIdentity, params: dict[str, dict[str, Any]], scope: str, role: str, name: str
-) -> str:
-    """A locator for ``identity`` by its test id, selector, placeholder, role and name,
-    or text: what is left where its role and name alone, its row or card don't find it."""
-    if "data-testid" in identity.test_ids:
-        test_id = _text(identity.test_ids["data-testid"], "test id")
-        return f"{scope}.get_by_test_id({test_id})"
-    if identity.selectors:
-        return f"{scope}.locator({_text(identity.selectors[0], 'selector')})"
-    if identity.placeholder:
-        placeholder = _named(identity.placeholder, {}, "placeholder")
-        return f"{scope}.get_by_placeholder({placeholder}, exact=True)"
-    if is_aria_role(role):
-        return f"{scope}.get_by_role({_text(role, 'role')}, name={name}, exact=True).first"
-    if identity.name:
-        return f"{scope}.get_by_text({name}, exact=True).first"
-    if identity.text:  # (its selector spelled a value made a parameter since: dropped)
-        return f"{scope}.get_by_text({_named(identity.text, params, 'text')}, exact=True).first"
-    raise ScenarioInvalid("its element has nothing a Playwright locator can find it by")
-
-
-def _named(shown: str, params: dict[str, dict[str, Any]], what: str) -> str:
-    """A name, placeholder or text of an identity as a locator's argument: where a
-    parameter's value is in it, or a letter with two Unicode forms, ``named(...)`` (the
-    exported textmatch's) takes either form, as replay does; else the literal."""
-    found = _ident(shown, params, what)
-    either = unicodedata.normalize("NFC", shown) != unicodedata.normalize("NFD", shown)
-    return f"named({found})" if either or holds_param(shown, params) else found
-
-
 _LOAD_STATES = frozenset({"load", "domcontentloaded", "networkidle"})
 
 
@@ -765,14 +622,6 @@ def _expect_address(args: dict[str, Any], params: dict[str, dict[str, Any]]) -> 
     BASE_URL, held by automation.browser.address's rule (written into the file)."""
     address = _url(f"address_given({_query_value(_arg(args, 'url'), params)})", params)
     return f"expect_url(page, {address})"
-
-
-def _role(role: str) -> str:
-    """A role from the list (ScenarioInvalid for anything else: it would be code)."""
-    try:
-        return check_role(role)
-    except ActionInvalid as exc:
-        raise ScenarioInvalid(exc.message, hint=exc.hint) from None
 
 
 def _kind(args: dict[str, Any]) -> str:
