@@ -59,6 +59,7 @@ from automation.recording import (
     expect,
     exportdialogs,
     exporthandlers,
+    exportplaces,
     exportpopups,
     exportseen,
     exportsignin,
@@ -145,7 +146,7 @@ def to_pytest(
                  f"TOGGLE_STATE_JS = {_text(effect.TOGGLE_STATE_JS, 'the rule')}\n"
                  f"FOCUS_ON_FRAME_JS = {_text(frames.FOCUS_ON_FRAME_JS, 'the rule')}\n"
                  f"HOLDS_FOCUS_JS = {_text(frames.HOLDS_FOCUS_JS, 'the rule')}\n"
-                 f"{_copied(address)}{_copied(exportseen)}")  # fmt: skip
+                 f"{_copied(address)}{_copied(exportseen)}{_copied(exportplaces)}")  # fmt: skip
     lines.append(exportsignin.constants() + _copied(exportsignin))  # a sign-in page's judgement
     # Dialogs answered as replay answers them, one nobody armed said in its words.
     lines.append(f"\n\n{inspect.getsource(unexpected_words).rstrip()}{_copied(exportdialogs)}")

@@ -1,0 +1,309 @@
+"""Where an exported step's element is (automation.recording.export): among elements alike
+(one role, one name), the one in the row, the card (tile) or under the title (section)
+that reads as the recorded one, read as replay reads them (:mod:`automation.browser.seen`'s
+rule for a row's text, :mod:`automation.browser.identity`'s for cards and titles), so the
+export and the replay can't take different elements.  The locators that call these are
+written by :mod:`automation.recording.exportlocators`.
+
+The export writes the code below the marker into the file as it is, after
+:mod:`automation.recording.exportseen`'s (whose ``read_until`` and ``shows_text`` it uses).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import TYPE_CHECKING
+
+from automation.browser.seen import SEEN_JS
+from automation.browser.textmatch import folded, words
+from automation.recording.exportseen import read_until, shows_text
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Frame, FrameLocator, Locator, Page
+
+__all__ = [
+    "CARDS_JS",
+    "ROW_ENGINE_JS",
+    "TITLES_JS",
+    "card_showing",
+    "in_card",
+    "in_section",
+    "rows_showing",
+    "section_showing",
+]
+
+# -- written into an exported pytest file as it is
+# Rows (table rows, list items) whose text, as a row check reads it (their fields with the
+# values the app wrote into them), each pattern of a JSON list finds: a step's element is
+# looked for in its row as replay tells the row (Playwright's has_text reads no field).
+ROWS = "tr, li, [role=row], [role=listitem], article"
+ROW_ENGINE_JS = f"""{{
+  queryAll(root, body) {{
+    const patterns = JSON.parse(body).map((p) => new RegExp(p.normalize("NFC")));
+    const text = (row) => ({SEEN_JS})({{ op: "row", element: row }});
+    const rows = [];
+    const walk = (at) => {{
+      for (const e of at.querySelectorAll("*")) {{
+        if (e.matches({ROWS!r})) rows.push(e);
+        if (e.shadowRoot) walk(e.shadowRoot);
+      }}
+    }};
+    walk(root);
+    return rows.filter((row) => patterns.every((p) => p.test(text(row))));
+  }},
+}}"""
+
+
+def rows_showing(scope: Page | Frame | FrameLocator, *patterns: str) -> Locator:
+    """The rows in ``scope`` whose text (fields as the app wrote them) each pattern finds."""
+    return scope.locator("tabwright-row=" + json.dumps(list(patterns)))
+
+
+# The text of the card (tile) around each element, as replay reads it: the nearest
+# ancestor with text besides the element's own, up to 300 characters, unless it holds
+# another element of its tag with its text (past the card: the list of them) ("": none);
+# and what the fields in it one types into or chooses in show (see card_showing).
+CARDS_JS = """(elements) => elements.map((element) => {
+  const fields = "textarea, select, [contenteditable=''], [contenteditable=true], " +
+    "input:not([type=hidden]):not([type=button]):not([type=submit]):not([type=reset])" +
+    ":not([type=image]):not([type=checkbox]):not([type=radio])";
+  const norm = (t) => (t || "").replace(/\\s+/g, " ").trim();
+  const shown = (n) => [...n.querySelectorAll(fields)].filter((x) => x !== element)
+    .map((x) => norm(x.tagName === "SELECT"
+      ? [...x.selectedOptions].map((o) => o.textContent).join(" ")
+      : x.isContentEditable ? x.innerText : x.value));
+  const own = [norm(element.innerText || element.textContent),
+    norm(element.getAttribute("aria-label"))].filter(Boolean);
+  const alike = (other) => other !== element && norm(other.innerText) === own[0];
+  let n = element.parentElement || element.getRootNode().host;
+  for (let steps = 0; n && steps < 12; steps++) {
+    if ((n.textContent || "").length > 1200) break;
+    if (own.length && [...n.querySelectorAll(element.tagName)].some(alike)) break;
+    let text = norm(n.innerText);
+    for (const t of own) text = norm(text.replace(t, " "));
+    if (text.length > 300) break;
+    if (/[\\p{L}\\p{N}]/u.test(text)) return [text, shown(n)];
+    n = n.parentElement || n.getRootNode().host;
+  }
+  return ["", []];
+})"""
+CARD_ALIKE = 0.6  # of the recorded card's words and a card's, this share in common at least
+RECORD_CARD = 0.8  # of the recorded card's words (but the values'), this share in a tile
+
+
+def in_card(candidates: Locator, recorded: str, *values: str, section: str = "") -> Locator:
+    """Of ``candidates`` (alike elements: one role, one name), the one in the card (tile)
+    that reads most as the recorded one, ``recorded`` (its parameters' ``values`` in
+    it), showing each value whole, as replay tells alike elements apart: the Delete of
+    Bob's tile wherever his tile now stands, never another's.  Cards that read alike
+    (each address's "1 Park Row") are told apart by the title each sits under, where the
+    recorded one sat under ``section``."""
+    timeout_ms = float(os.environ.get("TIMEOUT_MS", "15000"))
+    candidates.first.wait_for(state="attached", timeout=timeout_ms)
+    cards = [text for text, _ in candidates.evaluate_all(CARDS_JS)]
+    fits = [
+        (_overlap(recorded, card), at)
+        for at, card in enumerate(cards)
+        if all(re.search(words(folded(value)), folded(card)) for value in values)
+    ]
+    best = max(fits, default=(0.0, -1))
+    if best[0] < CARD_ALIKE:
+        raise AssertionError(f"no card reads as {recorded[:160]!r}: {cards[:5]!r}")
+    tied = [at for fit, at in fits if fit == best[0]]
+    if len(tied) > 1 and section:
+        titles = candidates.evaluate_all(TITLES_JS)
+        by_title = {at: _title_fit(section, titles[at]) for at in tied}
+        top = max(by_title.values())
+        if top < CARD_ALIKE:
+            raise AssertionError(f"no section reads as {section[:160]!r}: {titles[:5]!r}")
+        tied = [at for at, fit in by_title.items() if fit == top]
+    if len(tied) > 1:
+        raise AssertionError(f"more than one card reads as {recorded[:160]!r}")
+    return candidates.nth(tied[0])
+
+
+def card_showing(element: Locator, recorded: str, *values: str) -> Locator:
+    """``element`` (the page's only one of its role and name) once found, where its card
+    is one record's tile that reads as the recorded one (``recorded``, its parameters'
+    ``values`` in it) but for them: the tile must show each value whole, as replay tells
+    it (the Delete in the one tile a search left is Ann Leeds's, not "Ann Lee"'s).  A
+    card holding a field that shows a value given or nothing (a search box) is a form's,
+    or the page's, not a record's: not judged; a tile's own fields (its seats, as the
+    app wrote them) leave it a tile."""
+    timeout_ms = float(os.environ.get("TIMEOUT_MS", "15000"))
+    element.wait_for(state="attached", timeout=timeout_ms)
+    found = element.evaluate_all(CARDS_JS)
+    if len(found) != 1:  # gone again, or several: the step's action says so
+        return element
+    [(card, fields)] = found
+    given = set().union(*(_words(value) for value in values))
+    rest = _words(recorded) - given
+    form = any(
+        not _words(shown) or any(re.search(words(folded(v)), folded(shown)) for v in values)
+        for shown in fields
+    )
+    if form or not rest or len(rest & _words(card)) / len(rest) < RECORD_CARD:
+        return element
+    for value in values:
+        if not re.search(words(folded(value)), folded(card)):
+            raise AssertionError(f"its card reads {card[:160]!r}: no {value!r} in it")
+    return element
+
+
+# The titles each element sits under, nearest first, as replay reads them
+# (identity_describe.js, titlesOf): each labelled group's (its name, else its first
+# heading; a disclosure's summary, a table's caption), each container's whose first child
+# is a heading or short bold or larger text (not the element's own words, holding no
+# control), a heading only where none of its rank or higher follows in the container and
+# styled text only where none like it does, then the nearest heading, description list
+# term, table row of one header cell or title of such a series before it.
+TITLES_JS = """(elements) => elements.map((element) => {
+  const GROUP = "fieldset, section, form, dialog, nav, header, footer, aside, main, " +
+    "[role=region], [role=group], [role=dialog], [role=toolbar], [role=navigation], " +
+    "[role=form], [role=search], [role=tabpanel]";
+  const HEADING = "h1, h2, h3, h4, h5, h6, legend, [role=heading]";
+  const NOT_TITLE = "label, legend, button, a, input, select, textarea, td, th, tr, li";
+  const CONTROL = "a[href], button, input, select, textarea, [tabindex], [role=button]";
+  const norm = (t) => (t || "").replace(/\\s+/g, " ").trim();
+  const words = (t) => norm(t).toLowerCase().match(/[\\p{L}\\p{N}]+/gu) || [];
+  const parentOf = (e) => e.parentElement ||
+    (e.getRootNode() instanceof ShadowRoot ? e.getRootNode().host : null);
+  const within = (n, o) => { for (let x = o; x; x = parentOf(x)) if (x === n) return true;
+    return false; };
+  const visible = (e) =>
+    e.checkVisibility({ visibilityProperty: true }) && e.getClientRects().length > 0;
+  const named = (n) => {
+    const ids = (n.getAttribute("aria-labelledby") || "").split(/\\s+/).filter(Boolean);
+    const by = ids.map((id) => n.ownerDocument.getElementById(id)).filter(Boolean);
+    if (by.length) return by.map((x) => x.textContent).join(" ");
+    if (n.getAttribute("aria-label")) return n.getAttribute("aria-label");
+    const legend = n.tagName === "FIELDSET" ? n.querySelector(":scope > legend") : null;
+    return legend ? legend.textContent : "";
+  };
+  const rankOf = (h) => Number((/^H([1-6])$/.exec(h.tagName) || [])[1]) ||
+    parseInt(h.getAttribute("aria-level"), 10) || 2;
+  const headsAll = (n, h) => h.tagName === "LEGEND" ||
+    ![...n.querySelectorAll("h1, h2, h3, h4, h5, h6, [role=heading]")]
+      .some((o) => o !== h && !within(h, o) && rankOf(o) <= rankOf(h));
+  const label = words(element.getAttribute("aria-label") || element.innerText ||
+    element.textContent);
+  const titled = (t, n) => {
+    const s = getComputedStyle(t);
+    return (parseInt(s.fontWeight, 10) || 400) >= 600 ||
+      parseFloat(s.fontSize) > 1.1 * parseFloat(getComputedStyle(n).fontSize);
+  };
+  const styledTitle = (t, n) => {
+    const inner = t.children.length === 1 ? t.firstElementChild : null;
+    const styled = inner && norm(inner.textContent) === norm(t.textContent) ? [t, inner] : [t];
+    return styled.some((x) => titled(x, n));
+  };
+  const shortTitle = (t) => {
+    if (t.childElementCount > 1 || (t.firstElementChild && t.firstElementChild.childElementCount)) {
+      return false;
+    }
+    const text = norm(t.textContent);
+    return !!text && text.length <= 60 && words(text).length > 0 &&
+      !t.matches(NOT_TITLE) && !t.querySelector(CONTROL);
+  };
+  const inSeries = (t) => !!t.parentElement && [...t.parentElement.children].some((o) =>
+    o !== t && o.tagName === t.tagName && o.className === t.className && shortTitle(o) &&
+    styledTitle(o, t.parentElement));
+  const first = (n) => {
+    const f = n.firstElementChild;
+    if (!f || within(f, element) || f.matches(NOT_TITLE)) return "";
+    const text = norm(f.textContent);
+    if (!text || text.length > 60 || !words(text).length) return "";
+    if (words(text).every((w) => label.includes(w))) return "";
+    if (f.querySelector(CONTROL) || !visible(f)) return "";
+    if (f.matches(HEADING)) return headsAll(n, f) ? text : "";
+    return styledTitle(f, n) && !inSeries(f) ? text : "";
+  };
+  const before = () => {
+    let steps = 0;
+    for (let n = element; n && steps < 200; n = parentOf(n)) {
+      for (let s = n.previousElementSibling; s && steps < 200; s = s.previousElementSibling) {
+        steps++;
+        const row = s.tagName === "TR" && s.cells.length === 1 && s.cells[0].tagName === "TH";
+        if (s.matches(HEADING) || s.tagName === "DT" || row) return s.textContent;
+        const p = s.parentElement;
+        if (p && shortTitle(s) && styledTitle(s, p) && inSeries(s)) return s.textContent;
+        const inner = s.querySelectorAll(HEADING);
+        if (inner.length) return inner[inner.length - 1].textContent;
+      }
+    }
+    return "";
+  };
+  const out = [];
+  const push = (t) => { const title = norm(t).slice(0, 120);
+    if (title && !out.includes(title)) out.push(title); };
+  for (let n = parentOf(element); n && out.length < 6; n = parentOf(n)) {
+    const own = n.tagName === "DETAILS" ? n.querySelector(":scope > summary")
+      : n.tagName === "TABLE" ? n.querySelector(":scope > caption") : null;
+    if (own) { push(own.textContent); continue; }
+    const heading = n.matches(GROUP) ? n.querySelector(HEADING) : null;
+    const headed = heading && headsAll(n, heading) ? heading.textContent : "";
+    push((n.matches(GROUP) && (named(n) || headed)) || first(n));
+  }
+  push(before());
+  return out;
+})"""
+
+
+def in_section(candidates: Locator, recorded: str, *values: str, otherwise: Locator) -> Locator:
+    """Of ``candidates`` (alike elements: one role, one name, none in a row or a card of
+    its own), the one under the title that reads most as the recorded one
+    (``recorded``, its parameters' ``values`` in it), showing each value whole, as
+    replay tells alike elements apart by their section: the Delete under "Work
+    address", wherever that section now stands, or under the name given.  Where
+    several read so and no value is given (a title they all sit under), ``otherwise``."""
+    timeout_ms = float(os.environ.get("TIMEOUT_MS", "15000"))
+    candidates.first.wait_for(state="attached", timeout=timeout_ms)
+    titles = candidates.evaluate_all(TITLES_JS)
+    fits = [
+        (_title_fit(recorded, theirs), at)
+        for at, theirs in enumerate(titles)
+        if theirs
+        and all(any(re.search(words(folded(v)), folded(t)) for t in theirs) for v in values)
+    ]
+    best = max(fits, default=(0.0, -1))
+    if best[0] < CARD_ALIKE:
+        raise AssertionError(f"no section reads as {recorded[:160]!r}: {titles[:5]!r}")
+    if sum(1 for fit, _ in fits if fit == best[0]) > 1:
+        if not values:
+            return otherwise
+        raise AssertionError(f"more than one section reads as {recorded[:160]!r}")
+    return candidates.nth(best[1])
+
+
+def _title_fit(recorded: str, titles: list[str]) -> float:
+    """How well the recorded section reads as the best of an element's titles."""
+    return max((_overlap(recorded, title) for title in titles), default=0.0)
+
+
+def section_showing(element: Locator, *values: str) -> Locator:
+    """``element`` (the page's only one of its role and name) once found, where the
+    title it was recorded under held parameters' ``values``: its page shows each whole
+    (the Delete under the heading "Ann Leeds", on the page a search for "Ann Lee"
+    opened, is not Ann Lee's), read until it does, as replay holds its section."""
+    timeout_ms = float(os.environ.get("TIMEOUT_MS", "15000"))
+    element.wait_for(state="attached", timeout=timeout_ms)
+
+    def holds() -> tuple[bool, str]:
+        missing = [value for value in values if not shows_text(element.page, value)]
+        return not missing, f"its page shows no {missing[0]!r}" if missing else ""
+
+    read_until(element.page, holds, "its page to show " + " and ".join(map(repr, values)))
+    return element
+
+
+def _words(text: str) -> set[str]:
+    joined = re.sub("(\\w)[-'\u2019](\\w)", r"\1\2", folded(text))
+    return set(re.findall(r"[^\W_]+", joined))
+
+
+def _overlap(a: str, b: str) -> float:
+    """The words ``a`` and ``b`` have in common, of those either has (replay's rule)."""
+    x, y = _words(a), _words(b)
+    return len(x & y) / len(x | y) if x | y else 1.0
