@@ -88,16 +88,13 @@ from automation.recording.exportlocators import frame_path as _frame_path
 from automation.recording.exportlocators import known_role as _role
 from automation.recording.exportlocators import locator as _locator
 from automation.recording.handlers import Handler
+from automation.recording.readagain import acted_before, holds_before, last_acting, last_write
 from automation.recording.relogin import SUBMITTING
 from automation.recording.replaytabs import FORM_STATE_JS, TABS
 from automation.recording.scenario import (
     STEP_ACTIONS,
     Scenario,
     ScenarioStep,
-    acted_before,
-    holds_before,
-    last_acting,
-    last_write,
 )
 from automation.wording import step_words
 

@@ -98,6 +98,7 @@ from automation.recording.outcome import (
     step_outcome,
     written_back,
 )
+from automation.recording.readagain import acted_before, holds_before, last_acting, last_write
 from automation.recording.rebase import normalize_base, rebase, rebase_identity
 from automation.recording.relogin import (
     SUBMITTING,
@@ -118,10 +119,6 @@ from automation.recording.scenario import (
     Resolved,
     Scenario,
     ScenarioStep,
-    acted_before,
-    holds_before,
-    last_acting,
-    last_write,
 )
 from automation.recording.secretfree import heal_without_secrets
 from automation.secrets import SECRET_ENV_PREFIX, Secrets, redacting, secret_names
