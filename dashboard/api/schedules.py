@@ -13,7 +13,7 @@ from pydantic import Field
 
 from dashboard.api.common import ERRORS, ApiError, BodyIn, ErrorOut, ParamValues
 from dashboard.api.runs import heal_model_named, signin_of
-from dashboard.jobs import alerts, schedules
+from dashboard.jobs import alerts, cron, schedules
 from dashboard.jobs import selectors as job_selectors
 from dashboard.jobs.services import heal_model_fields
 from dashboard.models import Schedule, signin_label
@@ -110,7 +110,7 @@ def _schedule_out(schedule: Schedule) -> dict[str, Any]:
     firings = schedule.firings.select_related("run", "batch").prefetch_related("deliveries")[:20]
     return {
         "id": schedule.pk, "scenario_id": schedule.scenario_id, "cron": schedule.cron,
-        "description": schedules.describe(schedule.cron), "timezone": schedule.timezone,
+        "description": cron.describe(schedule.cron), "timezone": schedule.timezone,
         "enabled": schedule.enabled, "params": schedule.params, "rows": schedule.rows,
         "concurrency": schedule.concurrency, "base_url": schedule.base_url,
         "webhook_url": schedule.webhook_url, "webhook_secret": schedule.webhook_secret,

@@ -9,7 +9,7 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_POST
 
-from dashboard.jobs import alerts, schedules
+from dashboard.jobs import alerts, cron, schedules
 from dashboard.jobs.forms import ScheduleForm
 from dashboard.models import Schedule
 from dashboard.scenarios import selectors
@@ -29,9 +29,7 @@ def schedule_new(request: HttpRequest, scenario_id: int) -> HttpResponse:
         return _detail_page(request, scenario, bound={"schedule": form}, status=400)
     schedule = schedules.save(Schedule(owner=request.user, scenario=scenario),
                               origin=alerts.request_origin(request), **form.checked)  # fmt: skip
-    messages.success(
-        request, f"Scheduled: {schedules.describe(schedule.cron)} ({schedule.timezone})."
-    )
+    messages.success(request, f"Scheduled: {cron.describe(schedule.cron)} ({schedule.timezone}).")
     return redirect(f"/scenarios/{scenario.pk}/#schedules")
 
 

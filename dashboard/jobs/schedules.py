@@ -1,5 +1,5 @@
-"""Schedules at work: cron expressions read by croniter (times) and cron-descriptor (words),
-in IANA time zones (zoneinfo).
+"""Schedules at work: a scenario replayed, or run as a batch, at the times of a cron
+expression in a time zone (:mod:`dashboard.jobs.cron`).
 
 Every worker's queue poll fires what is due (:func:`fire_due`): each due time of a
 schedule becomes one ScheduleFiring row — unique per schedule and time, and made in the
@@ -18,23 +18,12 @@ webhook and e-mail (dashboard.jobs.alerts).
 from __future__ import annotations
 
 import logging
-import re
 import secrets
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Mapping
 from datetime import datetime
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from channels.db import database_sync_to_async
-from cron_descriptor import (
-    CasingTypeEnum,
-    ExpressionDescriptor,
-    FormatException,
-    MissingFieldException,
-    Options,
-    WrongArgumentException,
-)
-from croniter import CroniterBadDateError, croniter
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
@@ -48,6 +37,7 @@ from dashboard.jobs import alerts, batches, outbox
 from dashboard.jobs import selectors as job_selectors
 from dashboard.jobs import services as job_services
 from dashboard.jobs.batchfile import check_params, json_rows
+from dashboard.jobs.cron import check_cron, check_timezone, next_times, times_after
 from dashboard.lib.urls import UrlInvalid
 from dashboard.models import (
     Batch,
@@ -63,134 +53,15 @@ from dashboard.runs.services import STOPPED_BY
 from dashboard.scenarios import selectors as scenario_selectors
 from dashboard.scenarios import services as scenario_services
 
-__all__ = ["MISSED_AFTER_S", "ScheduleInvalid", "ScheduleOff", "check_cron", "check_schedule",
-           "check_timezone", "describe", "fire_due", "judge_outcomes", "next_times",
-           "ring_due", "run_ended", "run_now", "save", "stored_fields", "upcoming"]  # fmt: skip
+__all__ = ["MISSED_AFTER_S", "ScheduleInvalid", "ScheduleOff", "check_schedule", "fire_due",
+           "judge_outcomes", "ring_due", "run_ended", "run_now", "save", "stored_fields",
+           "upcoming"]  # fmt: skip
 
 log = logging.getLogger("tabwright.schedules")
 
 MISSED_AFTER_S = 300
 MAX_CATCH_UP = 10_000  # due times counted when reporting a long outage
 MAX_EMAILS = 20  # addresses a schedule's failures are mailed to
-
-
-class CronInvalid(ActionInvalid):
-    code = "cron_invalid"
-
-
-# Each field of a cron expression: its name, and how many values it has.
-_FIELDS = (("minute", 60), ("hour", 24), ("day of the month", 31), ("month", 12),
-           ("day of the week", 7))  # fmt: skip
-_MONTHS = {"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}
-_DAYS = {"sun", "mon", "tue", "wed", "thu", "fri", "sat"}
-# The words each field may hold: L (last), W (weekday nearest), month and day names.
-# croniter reads more (R: a random time, H: a hashed one) that fire at times other than
-# those shown and that cron-descriptor can't say.
-_WORDS = (set(), set(), {"l", "w"}, _MONTHS, _DAYS | {"l"})
-_CANT_DESCRIBE = (FormatException, MissingFieldException, WrongArgumentException)
-
-
-def check_cron(expression: str) -> str:
-    """``expression`` as stored (fields separated by one space); CronInvalid saying why."""
-    return _checked(expression)[0]
-
-
-def _checked(expression: str) -> tuple[str, str]:
-    """``expression`` as stored, and in words; CronInvalid saying why it can't be kept."""
-    fields = expression.split()
-    if len(fields) != 5:
-        raise CronInvalid(
-            f"a cron expression has 5 fields, not {len(fields)}: minute hour day month weekday",
-            hint="e.g. 0 7 * * 1-5 for 7:00 on weekdays",
-        )
-    normal = " ".join(fields)
-    for field, (name, _size), words in zip(fields, _FIELDS, _WORDS, strict=True):
-        for word in re.findall(r"[^\W\d_]+", field):
-            if word.lower() not in words:
-                raise CronInvalid(
-                    f"the {name} field holds {word!r}, which is not a cron value here",
-                    hint="numbers, *, - , / and, where they belong, month and day names, "
-                    "L, W and #",
-                )
-    if not croniter.is_valid(normal):
-        raise CronInvalid(f"{normal!r} is not a valid cron expression",
-                          hint="e.g. 0 7 * * 1-5 for 7:00 on weekdays")  # fmt: skip
-    for field, (name, size) in zip(fields, _FIELDS, strict=True):
-        for part in field.split(","):
-            step = part.partition("/")[2]
-            if step.isdigit() and int(step) > size:  # */90 minutes: hourly, said "every 90"
-                raise CronInvalid(f"a step of {step} in the {name} field is more than its "
-                                  f"{size} values", hint=f"at most */{size}")  # fmt: skip
-    try:
-        croniter(normal).get_next(datetime)
-    except CroniterBadDateError:  # 30 February: valid fields, no date
-        raise CronInvalid(
-            f"{normal!r} never matches a date", hint="no month named has that day"
-        ) from None
-    try:
-        words = _words(normal)
-    except _CANT_DESCRIBE as exc:
-        raise CronInvalid(f"{normal!r} can't be read: {exc}",
-                          hint="e.g. 0 7 * * 1-5 for 7:00 on weekdays") from None  # fmt: skip
-    return normal, words
-
-
-# Names the system's time zone files have that are no place's zone: the server's own
-# (a link to /etc/localtime: another zone on another server), and tzdata's placeholders.
-_NO_PLACE = frozenset({"localtime", "Factory", "posixrules"})
-
-
-def check_timezone(name: str) -> ZoneInfo:
-    name = name.strip()
-    if not name or name not in available_timezones() or name in _NO_PLACE:
-        raise ActionInvalid(f"{name!r} is not a time zone",
-                            hint="an IANA name, e.g. Europe/Paris or America/New_York")  # fmt: skip
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise ActionInvalid(f"{name!r} is not a time zone") from None
-
-
-def next_times(cron: str, zone: str, after: datetime, count: int = 1) -> list[datetime]:
-    """The next ``count`` times of ``cron`` in ``zone`` after ``after`` (aware, in the zone)."""
-    times = _times(cron, zone, after)
-    return [next(times) for _ in range(count)]
-
-
-def _times(cron: str, zone: str, after: datetime) -> Iterator[datetime]:
-    """The times of ``cron`` in ``zone`` after ``after``.  The night clocks go back, a time
-    of day the hours field names (02:30 daily) is fired once, at its first occurrence, as
-    cron does; steps through every hour (``*`` or ``*/2`` hours) go on through the hour
-    that repeats, as time does."""
-    where = ZoneInfo(zone)
-    it = croniter(cron, after.astimezone(where))
-    once_a_day = not cron.split()[1].startswith("*")
-    while True:
-        time = it.get_next(datetime)
-        first = time.replace(tzinfo=None).replace(tzinfo=where, fold=0)
-        if once_a_day and first.utcoffset() != time.utcoffset():
-            continue  # the same wall-clock time again, an hour later
-        yield time
-
-
-def describe(cron: str) -> str:
-    """``cron`` in words: "At 07:00, Monday through Friday"; "" for one kept before such
-    were refused (croniter's random R), which the pages show without words."""
-    try:
-        return _checked(cron)[1]
-    except CronInvalid:
-        return ""
-
-
-def _words(cron: str) -> str:
-    options = Options()
-    options.use_24hour_time_format = True
-    options.casing_type = CasingTypeEnum.Sentence
-    return str(ExpressionDescriptor(cron, options).get_description())
-
-
-def timezone_choices() -> list[str]:
-    return sorted(available_timezones())
 
 
 # -- firing ---------------------------------------------------------------------------------
@@ -210,7 +81,7 @@ def fire(schedule_id: int, now: datetime) -> ScheduleFiring | None:
             if schedule is None or schedule.next_fire_at is None:
                 return None
             due = [schedule.next_fire_at]
-            times = _times(schedule.cron, schedule.timezone, schedule.next_fire_at)
+            times = times_after(schedule.cron, schedule.timezone, schedule.next_fire_at)
             while len(due) < MAX_CATCH_UP:
                 later = next(times)
                 if later > now:

@@ -24,7 +24,7 @@ from automation.recording.params import used_in
 from automation.recording.scenario import SECRET_ENV_PREFIX
 from automation.recording.scenario import Scenario as Document
 from automation.wording import curly_quoted
-from dashboard.jobs import schedules
+from dashboard.jobs import cron, schedules
 from dashboard.jobs import selectors as job_selectors
 from dashboard.jobs.forms import BatchForm, ScheduleForm
 from dashboard.models import IdentityHeal, Run, Scenario, ScenarioStep, Schedule
@@ -207,7 +207,7 @@ def _detail_page(
         "schedule_form": bound.get("schedule")
         or ScheduleForm(scenario=scenario, document=document, user=request.user),
         "schedules": [_schedule_row(s) for s in scenario_schedules],
-        "timezones": schedules.timezone_choices(),
+        "timezones": cron.timezone_choices(),
         "health": scenario_selectors.scenario_health(scenario=scenario),
         "handlers": handler_rows(document=document),
         "handler_typed": bound.get("handler"),  # a refused new handler's words
@@ -231,7 +231,7 @@ def _schedule_row(schedule: Schedule) -> dict[str, Any]:
     firings = schedule.firings.select_related("run", "batch").prefetch_related("deliveries")
     return {
         "schedule": schedule,
-        "words": schedules.describe(schedule.cron),
+        "words": cron.describe(schedule.cron),
         "upcoming": schedules.upcoming(schedule),
         "pending": job_selectors.schedule_pending_alerts(schedule=schedule),
         "fired": schedule.firings.count(),  # the page looks again after "Run now"

@@ -26,30 +26,6 @@ from tests.dashboard.signup import sign_up
 pytestmark = pytest.mark.django_db
 
 
-def test_a_cron_holds_only_cron_s_words_and_a_refusal_names_the_field() -> None:
-    for cron, says in [
-        ("R * * * *", "the minute field holds 'R'"),  # fired at a random minute
-        ("0 R * * *", "the hour field holds 'R'"),  # cron-descriptor can't read it
-        ("0 7 * * R", "the day of the week field holds 'R'"),
-        ("H 7 * * *", "the minute field holds 'H'"),
-        ("0 7 * mon *", "the month field holds 'mon'"),
-    ]:
-        with pytest.raises(schedules.CronInvalid) as refused_:
-            schedules.check_cron(cron)
-        assert says in refused_.value.message, refused_.value.message
-    for cron, words in [
-        ("0 0 L * *", "At 00:00, on the last day of the month"),
-        ("0 0 15W * *", "At 00:00, on the weekday nearest day 15 of the month"),
-        ("0 0 * * L5", "At 00:00, on the last Friday of the month"),
-        (
-            "0 12 * JAN-jun sun#3",
-            "At 12:00, on the third Sunday of the month, January through June",
-        ),
-    ]:
-        assert schedules.check_cron(cron) == cron
-        assert schedules.describe(cron) == words
-
-
 def test_a_random_cron_is_refused_by_the_api_and_the_form(owner: Any, scenario: Scenario) -> None:
     api = Client(headers={"Authorization": f"Bearer {token_of(owner)}"})
     answer = api.post(f"/api/scenarios/{scenario.pk}/schedules",

@@ -22,7 +22,6 @@ from channels.layers import get_channel_layer
 from django.test import AsyncClient, Client
 from django.utils import timezone
 
-from automation.errors import ActionInvalid
 from dashboard.jobs import alerts, outbox, schedules
 from dashboard.jobs import services as job_services
 from dashboard.models import Delivery, Run, Scenario, Schedule, ScheduleFiring
@@ -44,55 +43,6 @@ pytestmark = pytest.mark.django_db
 
 
 # -- when -------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("cron", "says"),
-    [
-        ("", "5 fields"),
-        ("* * *", "5 fields, not 3"),
-        ("0 7 * * 1-5 2026", "5 fields, not 6"),
-        ("61 * * * *", "not a valid cron expression"),
-        ("0 25 * * *", "not a valid cron expression"),
-        ("0 7 32 * *", "not a valid cron expression"),
-        ("0 7 * * funday", "the day of the week field holds 'funday'"),
-        ("@daily", "5 fields, not 1"),
-        ("0 0 30 2 *", "never matches a date"),  # valid fields, no such day
-        ("0 0 31 4,6 *", "never matches a date"),
-        ("*/90 * * * *", "a step of 90 in the minute field"),  # would be hourly
-        ("0 */25 * * *", "a step of 25 in the hour field"),
-    ],
-)
-def test_a_bad_cron_expression_is_refused_saying_why(cron: str, says: str) -> None:
-    with pytest.raises(schedules.CronInvalid) as refused_:
-        schedules.check_cron(cron)
-    assert says in refused_.value.message, refused_.value.message
-
-
-def test_times_follow_the_time_zone_through_summer_time_and_read_as_words() -> None:
-    assert schedules.check_cron("  0  7 * * 1-5 ") == "0 7 * * 1-5"
-    assert schedules.describe("0 7 * * 1-5") == "At 07:00, Monday through Friday"
-    # ("localtime": the server's own zone, another on another server; "Factory": none)
-    for zone in ["", "Mars/Olympus", "../etc/passwd", "UTC+2", "localtime", "Factory"]:
-        with pytest.raises(ActionInvalid):
-            schedules.check_timezone(zone)
-    # Paris moves its clocks at 2:00 on 29 March 2026: 7:00 stays 7:00 there, an hour
-    # sooner in UTC from that day.
-    before = datetime(2026, 3, 27, 12, tzinfo=UTC)
-    times = schedules.next_times("0 7 * * *", "Europe/Paris", before, count=3)
-    assert [t.astimezone(ZoneInfo("Europe/Paris")).hour for t in times] == [7, 7, 7]
-    assert [(t.day, t.astimezone(UTC).hour) for t in times] == [(28, 6), (29, 5), (30, 5)]
-    # They go back at 3:00 on 25 October: 2:30 comes twice that night, and a daily 2:30
-    # replays once (two orders in the back office else); every half hour goes on through
-    # the hour that repeats, as time does.
-    before = datetime(2026, 10, 24, 12, tzinfo=UTC)
-    times = schedules.next_times("30 2 * * *", "Europe/Paris", before, count=3)
-    assert [(t.day, t.astimezone(UTC).hour) for t in times] == [(25, 0), (26, 1), (27, 1)]
-    night = datetime(2026, 10, 24, 23, 50, tzinfo=UTC)  # 01:50 in Paris
-    times = schedules.next_times("*/30 * * * *", "Europe/Paris", night, count=4)
-    assert [t.astimezone(UTC).strftime("%H:%M") for t in times] == [
-        "00:00", "00:30", "01:00", "01:30"
-    ]  # fmt: skip
 
 
 def test_a_daily_time_is_fired_once_the_night_clocks_go_back(scenario: Scenario) -> None:

@@ -12,15 +12,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from automation.errors import ActionInvalid
-from dashboard.jobs.schedules import (
-    CronInvalid,
-    ScheduleInvalid,
-    check_cron,
-    check_schedule,
-    check_timezone,
-    describe,
-    next_times,
-)
+from dashboard.jobs.cron import CronInvalid, check_cron, check_timezone, describe, next_times
+from dashboard.jobs.schedules import ScheduleInvalid, check_schedule
 from dashboard.scenarios import services
 from tests.jsonfuzz import FUZZ, json_values
 
