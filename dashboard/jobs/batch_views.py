@@ -24,7 +24,7 @@ from dashboard.jobs.forms import BatchForm
 from dashboard.models import Batch
 from dashboard.runs.services import stopped_by
 from dashboard.scenarios import selectors as scenario_selectors
-from dashboard.scenarios.views import _detail_page  # the page the form is on
+from dashboard.scenarios.detail import detail_page  # the page the form is on
 
 
 @require_POST
@@ -47,7 +47,7 @@ def _batch_from_form(request: HttpRequest, user: Any, scenario_id: int) -> Batch
     form = BatchForm(request.POST, request.FILES, document=document, user=user)
     if not form.is_valid():
         request.user = user
-        return _detail_page(request, scenario, bound={"batch": form}, status=400)
+        return detail_page(request, scenario, bound={"batch": form}, status=400)
     upload = request.FILES["file"]
     return services.batch_create(
         owner=user, scenario=scenario, rows=form.cleaned_data["file"],

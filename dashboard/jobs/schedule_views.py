@@ -13,7 +13,7 @@ from dashboard.jobs import alerts, cron, schedules
 from dashboard.jobs.forms import ScheduleForm
 from dashboard.models import Schedule
 from dashboard.scenarios import selectors
-from dashboard.scenarios.views import _detail_page  # the page the form is on
+from dashboard.scenarios.detail import detail_page  # the page the form is on
 
 
 @login_required
@@ -26,7 +26,7 @@ def schedule_new(request: HttpRequest, scenario_id: int) -> HttpResponse:
     form = ScheduleForm(request.POST, request.FILES, scenario=scenario, document=document,
                         user=request.user)  # fmt: skip
     if not form.is_valid():
-        return _detail_page(request, scenario, bound={"schedule": form}, status=400)
+        return detail_page(request, scenario, bound={"schedule": form}, status=400)
     schedule = schedules.save(Schedule(owner=request.user, scenario=scenario),
                               origin=alerts.request_origin(request), **form.checked)  # fmt: skip
     messages.success(request, f"Scheduled: {cron.describe(schedule.cron)} ({schedule.timezone}).")

@@ -14,10 +14,10 @@ from django.views.decorators.http import require_POST
 from automation.errors import ScenarioInvalid
 from dashboard.jobs import batches
 from dashboard.scenarios import call_services, services
+from dashboard.scenarios.detail import detail_page  # the page the form is on
 from dashboard.scenarios.forms import CallForm, call_choices
 from dashboard.scenarios.pages import back as _back
 from dashboard.scenarios.pages import owned as _owned
-from dashboard.scenarios.views import _detail_page  # the page the form is on
 
 __all__ = ["scenario_call_new", "scenario_delete", "scenario_login"]
 
@@ -29,7 +29,7 @@ def scenario_call_new(request: HttpRequest, scenario_id: int) -> HttpResponse:
     scenario = _owned(request, scenario_id)
     form = CallForm(request.POST, choices=call_choices(scenario))
     if not form.is_valid():  # the page again, the form open with what was typed and why
-        return _detail_page(request, scenario, bound={"call": form}, status=400)
+        return detail_page(request, scenario, bound={"call": form}, status=400)
     try:
         # One change: a call that can't go where it was asked (a replay of the scenario
         # is live) is not left added at the end.
@@ -44,7 +44,7 @@ def scenario_call_new(request: HttpRequest, scenario_id: int) -> HttpResponse:
                 index = position
     except ScenarioInvalid as exc:
         form.add_error(None, f"The call was not added: {exc}")
-        return _detail_page(request, scenario, bound={"call": form}, status=400)
+        return detail_page(request, scenario, bound={"call": form}, status=400)
     messages.success(request, f"Step {index} calls another scenario now.")
     return _back(scenario, index)
 

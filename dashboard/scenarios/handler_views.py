@@ -17,7 +17,7 @@ from dashboard.models import Scenario
 from dashboard.runs import selectors as run_selectors
 from dashboard.scenarios import handlers
 from dashboard.scenarios import selectors as scenario_selectors
-from dashboard.scenarios.views import _detail_page  # the page the form is on
+from dashboard.scenarios.detail import detail_page  # the page the form is on
 
 _WORDS = ("name", "role", "looks_name", "clear_role", "clear_name")
 
@@ -41,7 +41,7 @@ def scenario_handler_save(request: HttpRequest, scenario_id: int) -> HttpRespons
             return _back(scenario)
         # A new one: the page again, its form open with what was typed and why not.
         typed = {**words, "error": f"The handler was not saved: {exc}"}
-        return _detail_page(request, scenario, bound={"handler": typed}, status=400)
+        return detail_page(request, scenario, bound={"handler": typed}, status=400)
     messages.success(request, f"Handler '{handler.name}' saved.")
     return _back(scenario)
 
