@@ -294,7 +294,7 @@
   // value given or nothing: the page around it may list anyone; a tile's own fields,
   // its seats or its note as the app wrote them, leave it a tile), and it reads as the
   // recorded card but for the values (another person's tile, not another release's).
-  // (The export's copy: card_showing in automation/recording/exportseen.py.)
+  // (The export's copy: card_showing in automation/recording/exportplaces.py.)
   function recordCard(id, f, values) {
     if (["text", "list"].includes(kindOfId(id))) return false;
     const typed = (shown) => !words(shown).length || values.some((v) => holdsWhole(shown, v));
@@ -312,7 +312,7 @@
   // part (the heading "Ann Leeds" over the only Delete, on the page a search opened):
   // a title it sits under reads as the recorded one but for the values, or the recorded
   // one was the values alone.
-  // (The export's, more lenient: section_showing in automation/recording/exportseen.py.)
+  // (The export's, more lenient: section_showing in automation/recording/exportplaces.py.)
   function recordSection(id, f, values) {
     const given = new Set(values.flatMap((v) => words(v)));
     const rest = words(id.section || "").filter((w) => !given.has(w));

@@ -232,7 +232,7 @@
   // caption), then the nearest heading before it (or term, group's header row, or title
   // of a series).
   // (The pytest export, which must stand alone, reads them by a copy of this rule:
-  // TITLES_JS in automation/recording/exportseen.py.  Change both.)
+  // TITLES_JS in automation/recording/exportplaces.py.  Change both.)
   function titlesOf(e, name) {
     const out = [];
     const push = (t) => {
