@@ -72,8 +72,9 @@ class Places:
         finally:
             await probe.close()
 
-    async def click(self, page: Page, name: str) -> None:
-        """The person clicks ``name`` on the live view's picture."""
+    async def click(self, page: Page, name: str, *, tabs: int = 0) -> None:
+        """The person clicks ``name`` on the live view's picture, the run having ``tabs``
+        tabs open (0: as many as when this page was measured)."""
         x, y = self.found[name]
         # The picture shows this page's window, not the other's (the popup's is of another
         # size): a point measured on one and clicked on the other's picture lands elsewhere.
@@ -82,7 +83,8 @@ class Places:
         # a click measured as it goes (after the popup's frame, before the tabs' message)
         # lands its height lower on the picture.
         strip = page.get_by_test_id("live-tabs")
-        await (expect(strip).to_be_visible() if self.tabs > 1 else expect(strip).to_be_hidden())
+        shown = (tabs or self.tabs) > 1
+        await (expect(strip).to_be_visible() if shown else expect(strip).to_be_hidden())
         await click_picture(page, x, y, self.width)
 
 
@@ -118,11 +120,12 @@ async def paused_on_the_form(
 
 
 async def saves_the_customer(
-    page: Page, form: Places, where: Locator, base: str, app: PopupApp
+    page: Page, form: Places, where: Locator, base: str, app: PopupApp, *, tabs: int = 1
 ) -> Locator:
     """Back on the form, the person saves the customer with the new supplier and ends
-    the pause: the run's steps, those of the popup and the moves there and back with them."""
-    await form.click(page, "Save")
+    the pause (``tabs``: the run's tabs open then): the run's steps, those of the popup
+    and the moves there and back with them."""
+    await form.click(page, "Save", tabs=tabs)
     await expect(where).to_have_text(f"{base}/done", timeout=LIVE_MS)
     assert app.customers == [{"name": "Zeta", "supplier": "2"}]
     await page.locator("#reply-text").fill("skip")
