@@ -51,14 +51,10 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from playwright.async_api import Error as PlaywrightError
-
 from automation.actions import execute
-from automation.browser.address import same_page
 from automation.browser.identity import Located, locate, page_changing
 from automation.browser.pagelog import Refused
 from automation.browser.seen import errors_shown
-from automation.browser.settle import SettleReport
 from automation.browser.tab import Tab
 from automation.budget import Budget
 from automation.control import RunControl
@@ -67,11 +63,8 @@ from automation.errors import (
     BrowserClosed,
     BudgetExceeded,
     Cancelled,
-    CheckFailed,
-    HttpStatus,
     NeedsPerson,
     TabwrightError,
-    UnexpectedDialog,
 )
 from automation.events import (
     ActionFinished,
@@ -98,7 +91,7 @@ from automation.recording.outcome import (
     step_outcome,
     written_back,
 )
-from automation.recording.readagain import acted_before, holds_before, last_acting, last_write
+from automation.recording.readagain import holds_before, last_acting, last_write
 from automation.recording.rebase import normalize_base, rebase, rebase_identity
 from automation.recording.relogin import (
     SUBMITTING,
@@ -111,6 +104,7 @@ from automation.recording.relogin import (
 )
 from automation.recording.replayact import act_on
 from automation.recording.replaycalls import calls_frame, play_call
+from automation.recording.replayconfirm import CONFIRM_MS, before, confirm
 from automation.recording.replayhandlers import interruptions_of
 from automation.recording.replayperson import step_with_person
 from automation.recording.replaytabs import TABS, Windows
@@ -230,7 +224,7 @@ class Replay:
         if self.relogin is None:
             self.relogin = login_replay(self)
         self.interruptions = interruptions_of(self)  # automation.recording.replayhandlers
-        # The tab's requests before the replay, and the refusals told since (see _refusals).
+        # The tab's requests before the replay, and the refusals told since (see refusals).
         self.log_since = self.tab.log.requests_seen
         self.told: set[Refused] = set()
         self.wrote: set[int] = set()  # the steps that sent a write (a form posted, a save)
@@ -280,7 +274,7 @@ class Replay:
             if status != "passed" and not step.is_check:
                 break  # after a failure, only the checks right after it are read
             if holds_before(self.scenario.steps, index):
-                status, reason = await self.before(index, budget, outcomes)
+                status, reason = await before(self, index, budget, outcomes)
                 if status != "passed":
                     break
             outcome = await step_with_person(self, index, step, budget)
@@ -294,180 +288,10 @@ class Replay:
                     outcome.error["message"] if outcome.error else outcome.status
                 )
         if status == "passed":
-            status, reason = await self.confirm(budget, outcomes)
+            status, reason = await confirm(self, budget, outcomes)
         if failed_checks > 1:
             reason += f" (and {failed_checks - 1} more checks failed)"
         return status, reason
-
-    async def confirm(self, budget: Budget, outcomes: list[StepOutcome]) -> tuple[str, str]:
-        """Once every step passed: what the last steps left for later (a save the app
-        debounces, an answer still to come) done (:meth:`~automation.browser.settle.
-        Settler.hold`), the checks after them are read again, so that a verdict never
-        rests on a state the app then took back (a switch put back when its save failed),
-        and a write it sent that the server refused fails the replay.  A state the app
-        keeps (a box, a value, rows, a text gone, the address) must still hold, even when
-        nothing was left for later (a timer may have put it back while the checks after
-        it were read); a text shown (a toast may go by itself) only when a request failed
-        meanwhile; none when the app went on to another page, which must show no error
-        (the same address loaded again is the page they read: read again).  The first
-        that no longer holds is the step that failed."""
-        steps = self.scenario.steps
-        last = acted_before(steps, len(steps))
-        trailing = list(range(last + 1, len(steps)))
-        await self.windows.follow(self)  # the last steps' popup closed itself
-        read_at = self.tab.url  # where the checks after the last step were read
-        held = await self.tab.settler.hold(budget.child(label="hold"))
-        after = f"step {last} ({steps[last].describe()})" if last >= 0 else "the steps"
-        try:  # a dialog no step armed, that came as the page went on by itself
-            self.tab.dialogs_raise(f"after {after}")
-        except UnexpectedDialog as exc:
-            return "failed", exc.message
-        status, reason, navigated = await self._read_again(
-            trailing, held, read_at, after, "at the end", budget, outcomes
-        )
-        if status != "passed":
-            return status, reason
-        when = _when(held, "at the end")
-        if held is not None:
-            try:
-                self._refusals(self.tab.log.requests_seen)
-            except HttpStatus as exc:
-                return "failed", f"after {after}, {when}: " + exc.message
-        # The box the last step that acts ticked (a check, or a click on it; a wait after
-        # it aside), once the checks after it held: the app may untick it when its save is
-        # refused, answered 200 with an error the status does not tell.
-        # So is the value the last step that acts wrote (typed, picked), or the fill it
-        # committed with Enter or Tab (an edit in place): an app that shows the value from
-        # before it again took the write back (a committed one: saying why).
-        acting = self.acting
-        said = "" if navigated or acting < 0 else await self._taken_back(acting, budget)
-        if not said and not navigated and self.written != acting and self.written >= 0:
-            acting = self.written  # the fill the last step's key committed
-            said = await self._taken_back(acting, budget)
-        if said:
-            error = CheckFailed(said).to_dict()
-            outcomes[:] = [replace(o, status="failed", error=error) if o.index == acting
-                           else o for o in outcomes]  # fmt: skip
-            return "failed", (f"step {acting} ({steps[acting].describe()}): held at first, "
-                              f"then not {when}: {said}")  # fmt: skip
-        return "passed", ""
-
-    async def before(
-        self, index: int, budget: Budget, outcomes: list[StepOutcome]
-    ) -> tuple[str, str]:
-        """Before step ``index`` (one that leaves the page, or acts after checks:
-        :func:`holds_before`): what the steps before it left for later done first (a
-        debounced save sent and answered, as a person waits for "Saved" before going
-        on), then the checks since the last step that acts read again, as
-        :meth:`confirm` reads those at the end: a save the app took back shows on this
-        page, before the next step leaves it or changes it."""
-        self.held_before = index
-        steps = self.scenario.steps
-        last = acted_before(steps, index)
-        checks = list(range(last + 1, index))
-        read_at = self.tab.url
-        held = await self.tab.settler.hold(budget.child(label="hold"))
-        if last < 0 or not checks:
-            return "passed", ""
-        after = f"step {last} ({steps[last].describe()})"
-        leaves = "left the page" if steps[index].leaves_the_page else "acted"
-        at = f"before step {index} ({steps[index].describe()}) {leaves}"
-        status, reason, _ = await self._read_again(
-            checks, held, read_at, after, at, budget, outcomes
-        )
-        return status, reason
-
-    async def _read_again(
-        self, checks: list[int], held: SettleReport | None, read_at: str, after: str, at: str,
-        budget: Budget, outcomes: list[StepOutcome],
-    ) -> tuple[str, str, bool]:  # fmt: skip
-        """``checks`` (read at ``read_at``, ``after`` a step) read again (``at``, as the
-        verdict says when) once the page did what the steps left for later (``held``):
-        those of a state the app keeps (a box, a value, rows, a text gone, the address),
-        and a text shown only when a request failed meanwhile (a toast may go by itself).
-        None when the app went on to another page, which must show no error (the same
-        address loaded again is the page they read: read again).  The status and reason
-        (of the first that no longer holds, read as a step and told), and whether the app
-        went on to another page."""
-        steps = self.scenario.steps
-        # A page the app went on to by itself ("saved, back to the list in 2 s") is not
-        # the one the checks read: they are not read again there, but it shows no error
-        # (a save refused: "Something went wrong").  The same address loaded again (a
-        # reload, the form's page answered again) is the page they read, as the server
-        # now draws it: read again.  When nothing was left (None), a timer may still have
-        # taken back a state after its check was read.
-        navigated, refused = (held.navigated, held.refused) if held is not None else (False, 0)
-        navigated = navigated and not same_page(self.tab.url, read_at)
-        when = _when(held, at)
-        if navigated:
-            return await self._went_on(after, when, budget)
-        for index in checks:
-            step = steps[index]
-            if step.args.get("kind") not in expect.KEPT_KINDS and not refused:
-                continue
-            try:
-                await self._check(step, budget.child(_CONFIRM_MS, label="confirm"))
-                continue
-            except (Cancelled, BrowserClosed):
-                raise
-            except TabwrightError:  # not held, or not read in time: read as a step
-                budget.check()
-            outcome = await self.step(index, step, budget)  # read as a step, and told
-            if not outcome.ok and not same_page(self.tab.url, read_at):
-                # The app went on to another page as it was read (its answer came just
-                # after the hold): as above, that page is read for an error.
-                return await self._went_on(after, when, budget)
-            outcomes[:] = [outcome if o.index == index else o for o in outcomes]
-            if not outcome.ok:
-                message = outcome.error["message"] if outcome.error else outcome.status
-                said = f"step {index} ({step.describe()}): held at first, then not {when}: "
-                return outcome.status, said + message, False
-        return "passed", "", False
-
-    async def _went_on(self, after: str, when: str, budget: Budget) -> tuple[str, str, bool]:
-        """The page the app went on to by itself shows no error, else the replay fails
-        (read once it has loaded: an error page still on its way shows none yet)."""
-        try:
-            await budget.child(_CONFIRM_MS).run(self.tab.page.wait_for_load_state())
-        except (PlaywrightError, BudgetExceeded):
-            pass  # (read as it is)
-        errors = await errors_shown(self.tab, budget.child(_CONFIRM_MS))
-        if not errors:
-            return "passed", "", True
-        went = f"the page the app went on to ({self.tab.url[:200]})"
-        return "failed", f"after {after}, {when}, {went} shows {errors[0][:200]!r}", True
-
-    async def _taken_back(self, index: int, budget: Budget) -> str:
-        """What step ``index`` left that the page no longer shows, read once: the box it
-        ticked (or clicked), or the value it wrote back to the one before it; "" when it
-        still holds or can't be told (not there, not read)."""
-        step = self.scenario.steps[index]
-        kept = step.kept_state(self.left_ticked.get(index))
-        target = self.values.target(kept) if kept is not None else None
-        if kept is not None and target is not None:
-            ticked = kept.args["kind"] == "checked"
-            now = await expect.ticked_now(self.tab, target, budget.child(_CONFIRM_MS))
-            if now is None or now == ticked:
-                return ""
-            return f"the box is {'not ' if ticked else ''}ticked"
-        before, after = self.left_value.get(index, (None, None))
-        target = self.values.target(step)
-        if before is None or after is None or before == after or target is None:
-            return ""  # (a write that showed nothing new: its own step tells)
-        committed = self.committed and index == self.written
-        if committed and not before:
-            return ""  # an entry field the app emptied as it took what was entered
-        now = await expect.value_now(self.tab, target, budget.child(_CONFIRM_MS))
-        if now != before:
-            return ""
-        said = ""
-        if committed:  # a line added, its form drawn anew, says nothing is wrong
-            shown = await errors_shown(self.tab, budget.child(_CONFIRM_MS))
-            new = [e for e in shown if e not in self.said_before]
-            if not new:
-                return ""
-            said = f", saying {new[0][:200]!r}"
-        return f"it shows {now[:200]!r} again, as before the step: the app put it back{said}"
 
     def not_run(self, outcomes: list[StepOutcome]) -> None:
         """The steps with no outcome in ``outcomes`` added to it, not run."""
@@ -538,7 +362,7 @@ class Replay:
         try:
             if refuse:
                 raise ActionFailed(refuse, hint=self.relogin_hint)
-            self._refusals(self.tab.log.requests_seen)  # (an earlier step's, answered since)
+            self.refusals(self.tab.log.requests_seen)  # (an earlier step's, answered since)
             asked = sorted(self.asked & secret_names(step.args))
             if asked:
                 raise NeedsPerson(
@@ -551,7 +375,7 @@ class Replay:
             elif step.action == CALL:
                 result = await play_call(self, index, step, budget, inner, shown, words)
             elif step.is_check:
-                result = await self._check(step, step_budget)
+                result = await self.read_check(step, step_budget)
                 located = await self._held_on(step, step_budget)
             elif step.needs_element:
                 try:
@@ -582,7 +406,7 @@ class Replay:
                         before = await expect.value_shown(located.element, step_budget)
                         if self.committed:  # (put back only where the page says why)
                             self.said_before = await errors_shown(
-                                self.tab, step_budget.child(_CONFIRM_MS)
+                                self.tab, step_budget.child(CONFIRM_MS)
                             )
                     try:
                         result = await act_on(self, located, step, step_budget)
@@ -599,7 +423,7 @@ class Replay:
                     elif writes:
                         after = await expect.value_shown(located.element, step_budget)
                         self.left_value[index] = (before, after)
-                    self._refusals(since)
+                    self.refusals(since)
                     name = located.found.name if located.found is not None else ""
                     await sent_to_sign_in(self, step, name, signing_in,
                                           self.tab.log.wrote(since), step_budget)  # fmt: skip
@@ -621,7 +445,7 @@ class Replay:
                     self.tab.dialogs_raise(_WENT_ON)
                 finally:
                     self._note_writes(index, since)
-                self._refusals(since)
+                self.refusals(since)
                 not_where_it_led(self, step, since)
         except Cancelled:
             raise
@@ -677,7 +501,7 @@ class Replay:
         if self.tab.log.wrote(since):
             self.wrote.add(index)
 
-    def _refusals(self, since: int) -> None:
+    def refusals(self, since: int) -> None:
         """HttpStatus for what the server refused (:func:`refused_by_server`) that was
         not told yet: a request of this step's (numbered after ``since``), or an earlier
         step's answered only now (a slow save), which fails this one."""
@@ -745,7 +569,7 @@ class Replay:
                                      find)  # fmt: skip
         return reached
 
-    async def _check(self, step: ScenarioStep, budget: Budget) -> str:
+    async def read_check(self, step: ScenarioStep, budget: Budget) -> str:
         """An expect step: read the page until it holds (CheckFailed if it does not)."""
         not_a_form_answered_again(self, step)
         args = self.values.fill(step.args, step.action)
@@ -782,17 +606,6 @@ class Replay:
             await self.out.emit(shot)
 
 
-# A check read again after the hold gets this long before it is read as a step (told).
-_CONFIRM_MS = 2_000
-
-
 # A dialog no step armed that came after a step's action, as the page went on (its save's
 # answer): the step fails, naming it, as one its action brought does.
 _WENT_ON = "as the page went on after it"
-
-
-def _when(held: SettleReport | None, at: str) -> str:
-    """When checks were read again (``at``: where in the replay), as a verdict says it."""
-    if held is None:
-        return f"when read again {at}"
-    return f"once the page had done what the steps before it left for later ({held})"
