@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from automation.browser.tab import Tab
 
 __all__ = [
+    "ANSWER_MET_MS",
     "MAX_LENGTH_JS",
     "SELECTED_JS",
     "OnField",
@@ -68,6 +69,10 @@ _OPTIONS_JS = """(el) => el.tagName === "SELECT" ?
 SELECTED_JS = """(el) => el.tagName === "SELECT" ?
   Array.from(el.selectedOptions, (o) => o.value) : null"""
 _VALUE_JS = "(el) => el.isContentEditable ? el.innerText : (el.value ?? null)"
+# The longest timer a tick or a choice that asked the app's server waits for before it is
+# read again: an app that meets the answer a moment later (it puts the old choice back
+# after an animation, a notice); not a toast's hiding.  The export waits the same.
+ANSWER_MET_MS = 1_000
 # How many characters a field holds (-1: no limit); the export reads it the same way.
 MAX_LENGTH_JS = "(el) => (typeof el.maxLength === 'number' ? el.maxLength : -1)"
 _CARET_TO_END_JS = """(el) => {
@@ -174,7 +179,9 @@ async def _kept(
     what it left: ActionFailed where the page put back the state from before it (an app
     that asks its server whether Express shipping is available, and on a no shows
     Standard again and says why: read at once, the choice held, and the order went with
-    Standard).  ``js`` reads the state on the element now."""
+    Standard).  When it asked the server, the page is held first (the timers of up to
+    :data:`ANSWER_MET_MS` it set as the answer came run: an app that puts it back a
+    moment later).  ``js`` reads the state on the element now."""
     before, _ = await subject.read(js, budget)
 
     async def acted() -> tuple[str, Any]:
@@ -183,6 +190,12 @@ async def _kept(
 
     said, left = await _given(tab, acted, budget=budget)
     now, where = await subject.read(js, budget)
+    asked = tab.settler.last is not None and (tab.settler.last.requests or tab.settler.last.pending)
+    if where is not None and left != before and now != before and asked:
+        # It asked the app's server: what the page does with the answer may come a
+        # moment later (a timer set as the answer came), which a person waits to see.
+        await tab.settler.hold(budget.child(label="the answer met"), timer_ms=ANSWER_MET_MS)
+        now, where = await subject.read(js, budget)
     if where is None or left == before or now != before:
         return said
     shown = await errors_shown(tab, budget.child(_READ_MS))

@@ -24,7 +24,7 @@
   // action left for later (a debounced save), which a replay's verdict waits for
   // (settle.py's hold).  A timer leaves it when it runs or is cleared.
   const HOLD_MS = 3000; // settle.py's HOLD_TIMER_MS, put in by settle.py
-  const held = new Map(); // timer id -> the arm it was set after
+  const held = new Map(); // timer id -> [the arm it was set after, its delay]
   let arms = 0;
   let handed = 0;
   let ticked = 0; // the page's intervals run since arm
@@ -56,9 +56,10 @@
     held: () => ({ timers: [...timers], frames: [...frames], idles: [...idles] }),
     stillDue: (h) => h.timers.some((id) => timers.has(id)) ||
       h.frames.some((id) => frames.has(id)) || h.idles.some((id) => idles.has(id)),
-    // The timers of at most HOLD_MS set since the last arm and still to run; of `ids`,
-    // those still to run.
-    left: () => [...held].filter(([, arm]) => arm === arms).map(([id]) => id),
+    // The timers of at most HOLD_MS (or `maxMs`) set since the last arm and still to run;
+    // of `ids`, those still to run.
+    left: (maxMs = HOLD_MS) => [...held]
+      .filter(([, [arm, ms]]) => arm === arms && ms <= maxMs).map(([id]) => id),
     leftOf: (ids) => ids.filter((id) => held.has(id)),
     // Nothing due, and no socket or stream opened whose messages may come any time.
     idle: () => p.armed && timers.size + frames.size + idles.size + opened === 0,
@@ -84,7 +85,7 @@
     };
     const id = Reflect.apply(target, window, [counted(timers, run, () => id), ...args.slice(1)]);
     if (due) timers.add(id);
-    if (ms <= HOLD_MS) held.set(id, arms);
+    if (ms <= HOLD_MS) held.set(id, [arms, ms]);
     return id;
   });
   // A frame, or an idle callback (it runs once the page is next idle, and is work handed

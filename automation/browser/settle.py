@@ -174,7 +174,7 @@ PENDING_JS = (
 assert _AT_LOAD.replace("100", str(QUIET_MS)) in PENDING_JS
 assert _HOLD.replace("3000", str(HOLD_TIMER_MS)) in PENDING_JS
 # The hold's two looks: the timers the last action left, and a wait for some to run.
-_LEFT_JS = "() => (window.__tabwrightPending ? window.__tabwrightPending.left() : [])"
+_LEFT_JS = "(ms) => (window.__tabwrightPending ? window.__tabwrightPending.left(ms) : [])"
 _RUN_JS = """([ids, maxMs]) => new Promise((done) => {
   const p = window.__tabwrightPending;
   const end = performance.now() + maxMs;
@@ -304,21 +304,21 @@ class Settler:
         the coroutine starts."""
         return self.page.evaluate(_PAGE_JS, list(args))
 
-    async def hold(self, budget: Budget) -> SettleReport | None:
+    async def hold(self, budget: Budget, *, timer_ms: int = HOLD_TIMER_MS) -> SettleReport | None:
         """What the last action left for later, waited for (within the bound and
-        ``budget``): the timers of up to :data:`HOLD_TIMER_MS` it set that are still to
-        run (a debounced save), then the requests under way, and those started meanwhile,
-        answered (a write up to :data:`HOLD_WRITE_MS`), and the DOM quiet; then again for
-        the timers those left (up to :data:`HOLD_ROUNDS` rounds).  None when it
-        left nothing (one round trip) and no request was sent since the last action settled
-        (one its timers sent while the checks after it were read: what they read may have
-        been taken back).  Its ``refused`` counts those since then too.  Never raises but
-        Cancelled."""
+        ``budget``): the timers of up to ``timer_ms`` (at most :data:`HOLD_TIMER_MS`) it
+        set that are still to run (a debounced save), then the requests under way, and
+        those started meanwhile, answered (a write up to :data:`HOLD_WRITE_MS`), and the
+        DOM quiet; then again for the timers those left (up to :data:`HOLD_ROUNDS`
+        rounds).  None when it left nothing (one round trip) and no request was sent
+        since the last action settled (one its timers sent while the checks after it were
+        read: what they read may have been taken back).  Its ``refused`` counts those
+        since then too.  Never raises but Cancelled."""
         if not self.enabled or self._gone():
             return None
         try:
             look = Budget(ARM_WAIT_MS, label="hold", parent=budget)
-            left = await look.run(self.page.evaluate(_LEFT_JS))
+            left = await look.run(self.page.evaluate(_LEFT_JS, timer_ms))
         except (PlaywrightError, BudgetExceeded):
             left = []
         sent = self.traffic.tracked > self._since.tracked
@@ -327,7 +327,7 @@ class Settler:
         begun, refused = time.monotonic(), self._refused_since
         for _ in range(HOLD_ROUNDS):
             mark, writes = await self.arm(budget), self.traffic.writes
-            await self._held(left, budget)
+            await self._held(left, budget, timer_ms)
             report = await self.settle(mark, budget=budget, what="hold")
             # What ran meanwhile may have left timers of its own: a save's answer that
             # puts the old value back 300 ms later, a debounce that then saves.  Not a
@@ -337,7 +337,7 @@ class Settler:
                 break
             try:
                 left = await Budget(ARM_WAIT_MS, label="hold", parent=budget).run(
-                    self.page.evaluate(_LEFT_JS)
+                    self.page.evaluate(_LEFT_JS, timer_ms)
                 )
             except (PlaywrightError, BudgetExceeded):
                 left = []
@@ -346,13 +346,13 @@ class Settler:
         waited_ms = int((time.monotonic() - begun) * 1000)
         return replace(report, waited_ms=waited_ms, refused=self.traffic.refused - refused)
 
-    async def _held(self, left: list[Any], budget: Budget) -> None:
-        """One round of a hold: the timers ``left`` run, the requests under way answered
-        (a write up to :data:`HOLD_WRITE_MS`)."""
+    async def _held(self, left: list[Any], budget: Budget, timer_ms: int) -> None:
+        """One round of a hold: the timers ``left`` run (each due within ``timer_ms``),
+        the requests under way answered (a write up to :data:`HOLD_WRITE_MS`)."""
         try:
             if left:
-                wait = budget.child(HOLD_TIMER_MS + ARM_WAIT_MS, label="hold")
-                await wait.run(self.page.evaluate(_RUN_JS, [left, HOLD_TIMER_MS]))
+                wait = budget.child(timer_ms + ARM_WAIT_MS, label="hold")
+                await wait.run(self.page.evaluate(_RUN_JS, [left, timer_ms]))
             if self.traffic.busy():
                 wait = budget.child(self.bound_ms, label="hold")
                 await self.traffic.until(lambda: not self.traffic.busy(), wait)

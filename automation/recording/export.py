@@ -116,6 +116,7 @@ def to_pytest(
         name=_text(scenario.name, "the name"),
         base_url=_text(scenario.base_url, "base_url"),
         hold_ms=HOLD_TIMER_MS,
+        met_ms=fieldops.ANSWER_MET_MS,
     ).rstrip("\n")
     callees = called(scenario)
     login = brought_login(scenario)  # a function too, when no step calls it: it signs in again

@@ -79,9 +79,13 @@ ACTED: set = set()  # the paths of the frames a step acted in (their writes are 
 # put in before the page's own scripts: what the last steps left for later, which replay's
 # verdict waits for too (automation.browser.settle.HOLD_TIMER_MS).
 HOLD_MS = {hold_ms}
+# ... and those of up to MET_MS a tick or a choice that asked the server set as the answer
+# came (an app that puts it back a moment later), as replay waits for them
+# (automation.browser.fieldops.ANSWER_MET_MS).
+MET_MS = {met_ms}
 SHORT_TIMERS_JS = """(() => {{
   if (window.__timersLeft) return;
-  const left = new Set();
+  const left = new Map();  // timer id -> its delay
   window.setTimeout = new Proxy(window.setTimeout, {{ apply(target, self, args) {{
     const [fn, ms] = args;
     if (typeof fn !== "function" || Number(ms) > {hold_ms}) {{
@@ -89,7 +93,7 @@ SHORT_TIMERS_JS = """(() => {{
     }}
     const run = function () {{ left.delete(id); return fn.apply(this, arguments); }};
     const id = Reflect.apply(target, window, [run, ...args.slice(1)]);
-    left.add(id);
+    left.set(id, Number(ms) || 0);
     return id;
   }} }});
   for (const name of ["clearTimeout", "clearInterval"]) {{
@@ -98,7 +102,59 @@ SHORT_TIMERS_JS = """(() => {{
       return Reflect.apply(target, window, args);
     }} }});
   }}
-  window.__timersLeft = (ids) => (ids || [...left]).filter((id) => left.has(id));
+  window.__timersLeft = (ids, maxMs = {hold_ms}) =>
+    (ids || [...left.keys()]).filter((id) => left.has(id) && left.get(id) <= maxMs);
+}})();"""
+
+
+# What the page's scripts do with their server's answers, still to come: each fetch, XHR
+# and read of an answer's body is left until two tasks after it settled (so an ``await``
+# of it, what that runs at once and a task it posts are done by then); how many the page
+# asked for so far.
+ANSWERS_JS = """(() => {{
+  if (window.__answersLeft) return;
+  const left = new Set();
+  let ids = 0;
+  let asked = 0;
+  const channel = new MessageChannel();
+  const queued = [];
+  channel.port1.onmessage = () => {{ for (const fn of queued.splice(0)) fn(); }};
+  const post = MessagePort.prototype.postMessage;
+  const begun = () => {{ ids += 1; left.add(ids); return ids; }};
+  const later = (fn) => {{ queued.push(fn); Reflect.apply(post, channel.port2, [null]); }};
+  // Two tasks on: what its handlers handed to a task of their own (a render a scheduler
+  // posts) runs first.
+  const done = (id) => () => later(() => later(() => left.delete(id)));
+  const until = (promise) => {{
+    const id = begun();
+    promise.then(done(id), done(id));
+    return promise;
+  }};
+  window.fetch = new Proxy(window.fetch, {{ apply(target, self, args) {{
+    asked += 1;
+    return until(Reflect.apply(target, window, args));
+  }} }});
+  for (const name of ["json", "text", "arrayBuffer", "blob", "formData", "bytes"]) {{
+    const read = Response.prototype[name];
+    if (typeof read !== "function") continue;
+    Response.prototype[name] = new Proxy(read, {{ apply(target, self, args) {{
+      return until(Reflect.apply(target, self, args));
+    }} }});
+  }}
+  XMLHttpRequest.prototype.send = new Proxy(XMLHttpRequest.prototype.send, {{
+    apply(target, self, args) {{
+      asked += 1;
+      const id = begun();
+      self.addEventListener("loadend", done(id));  // after the page's own load handlers
+      try {{
+        return Reflect.apply(target, self, args);
+      }} catch (error) {{
+        left.delete(id);
+        throw error;
+      }}
+    }},
+  }});
+  window.__answersLeft = () => ({{ asked, left: [...left] }});
 }})();"""
 
 
@@ -127,12 +183,7 @@ def held(page: Page) -> None:
     for _ in range(3):
         if not left:
             break
-        try:
-            page.wait_for_function("(ids) => !window.__timersLeft || "
-                                   "window.__timersLeft(ids).length === 0", arg=left,
-                                   timeout=HOLD_MS + 500)  # a page busy longer: as it is
-        except PlaywrightTimeout:
-            pass
+        _timers_run(page, left, HOLD_MS)
         page.wait_for_timeout(100)  # the requests those timers sent: seen as under way
         _until_answered(page)
         page.wait_for_timeout(100)  # what their answers set off: begun
@@ -177,18 +228,61 @@ def _until_answered(page: Page) -> None:
 def checks_answered(page: Page) -> Iterator[None]:
     """As Tabwright's replay settles after a tick or a choice made inside it: what the
     page's scripts asked of the server since (a check that Express reaches the address)
-    done, up to 15 s, and their answers' handlers run.  A request under way before (a
-    long poll) is not waited for."""
-    before = set(ASKED)
+    answered, up to 15 s, and what the page did with the answers done (the handlers of
+    each, and what those ran at once).  When it asked, as the replay then holds the
+    page: the timers of up to MET_MS set since run too (an app that meets the answer a
+    moment later), and what they asked answered, three rounds at most.  A request under
+    way before (a long poll) is not waited for, nor a timer set before."""
+    before = _still_to_come(page) or {{"asked": 0, "answers": [], "timers": []}}
+    asked = set(ASKED)
     yield
-    for _ in range(300):
-        try:  # a round trip: what the page sent before it is seen; what it set off, run
-            page.evaluate("0")
-        except PlaywrightError:
-            return  # (a page going away)
-        if not ASKED - before:
+    for _ in range(3):
+        now = _answers_met(page, asked, before)
+        if now is None or now["asked"] == before["asked"]:
+            return  # (a page going away), or it asked nothing
+        timers = [t for t in now["timers"] if t not in before["timers"]]
+        if not timers or not _timers_run(page, timers, MET_MS):
             return
+
+
+def _timers_run(page: Page, ids: list, within_ms: int) -> bool:
+    """The page's timers ``ids`` run (each due within ``within_ms``: a page busy longer is
+    read as it is); False when the page went away."""
+    try:
+        page.wait_for_function("(ids) => !window.__timersLeft || "
+                               "window.__timersLeft(ids).length === 0", arg=ids,
+                               timeout=within_ms + 500)  # fmt: skip
+    except PlaywrightTimeout:
+        pass
+    except PlaywrightError:
+        return False
+    return True
+
+
+def _still_to_come(page: Page) -> dict | None:
+    """What the page's scripts asked for so far, the answers they still have to meet and
+    their timers of up to MET_MS still to run; None when it can't be read."""
+    try:
+        return page.evaluate("(ms) => ({{asked: window.__answersLeft ? __answersLeft().asked : 0,"
+                             " answers: window.__answersLeft ? __answersLeft().left : [],"
+                             " timers: window.__timersLeft ? __timersLeft(null, ms) : []}})",
+                             MET_MS)
+    except PlaywrightError:
+        return None
+
+
+def _answers_met(page: Page, asked: set, before: dict) -> dict | None:
+    """The page's look once what its scripts asked since ``before`` (the requests new
+    since ``asked``) is answered and the answers met (up to 15 s); None when it went."""
+    for _ in range(300):
+        now = _still_to_come(page)  # a round trip: what the page sent before it is seen
+        if now is None:
+            return None
+        meeting = [a for a in now["answers"] if a not in before["answers"]]
+        if not ASKED - asked and not meeting:
+            return now
         page.wait_for_timeout(50)
+    return _still_to_come(page)
 
 
 def where_it_led(page: Page, sent: int, recorded: str) -> None:
@@ -297,6 +391,7 @@ def page() -> Iterator[Page]:
         browser = playwright.chromium.launch(executable_path=executable, args=isolated)
         page = browser.new_page()
         page.add_init_script(SHORT_TIMERS_JS)
+        page.add_init_script(ANSWERS_JS)  # what the page does with its answers, still to come
         page.add_init_script(TYPED_JS)  # what is typed, told from what the app wrote
         timeout_ms = float(os.environ.get("TIMEOUT_MS", "15000"))
         page.set_default_timeout(timeout_ms)

@@ -37,8 +37,28 @@ PAGE = """<!doctype html><title>Checkout</title><main><h1>Checkout</h1>
 <p id=msg></p><button>Place order</button></form>
 <script>
 const msg = document.getElementById("msg");
-const asked = async (what) => (await (await fetch("/available?" + what + "&" +
-                                                  location.search.slice(1))).json());
+const how = new URLSearchParams(location.search).get("how");
+const asked = async (what) => {  // the app's server asked; how= the way its answer is met
+  const url = "/available?" + what + "&" + location.search.slice(1);
+  const answer = how === "xhr" ? await new Promise((met) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open("GET", url);
+    xhr.onload = () => met(JSON.parse(xhr.responseText));
+    xhr.send();
+  }) : await (await fetch(url)).json();
+  if (how === "timer") {  // a moment later
+    const ms = Number(new URLSearchParams(location.search).get("ms"));
+    await new Promise((met) => setTimeout(met, ms));
+  }
+  if (how === "task") {  // a task later, as a scheduler of renders (React's) posts one
+    await new Promise((met) => {
+      const channel = new MessageChannel();
+      channel.port1.onmessage = met;
+      channel.port2.postMessage(null);
+    });
+  }
+  return answer;
+};
 const ship = document.getElementById("ship");
 let was = ship.value;
 ship.addEventListener("change", async () => {
@@ -131,6 +151,28 @@ async def test_a_change_the_page_puts_back_once_checked_fails_its_step(
     assert ">       kept_change(" in out, out  # it failed at the change
     assert "back as it was, saying " + repr(said) in out, out
     assert Shop.orders == []  # no order went with what the app put back
+
+
+@pytest.mark.parametrize(
+    "how", ["timer&ms=400", "task", "xhr"], ids=["a moment later", "a task later", "by XHR"]
+)
+async def test_a_tick_put_back_a_moment_after_its_answer_fails_its_step(
+    tab: Tab, shop: str, how: str, tmp_path: Path
+) -> None:
+    """The app meets its server's answer a moment later (a short timer), a task later (a
+    scheduler of renders), or by an XMLHttpRequest's handler: the tick it puts back then
+    is read so, by the replay and by its export, which waits for what the page does with
+    the answers to what it asked (not only for the answers) before reading the field."""
+    Shop.orders.clear()
+    scenario = order(shop, f"gift&how={how}", GIFT)
+    result = await Replay(tab, scenario, config=ReplayConfig()).run()
+    assert result.status == "failed", result.to_dict()
+    assert "but the page put it back as it was, saying 'Gift wrap is sold out'" in result.reason
+    code, out = await run_exported(to_pytest(scenario), tmp_path, f"{shop}/")
+    assert code == 1, out
+    assert ">       kept_change(" in out, out
+    assert "back as it was, saying 'Gift wrap is sold out'" in out, out
+    assert Shop.orders == []
 
 
 @pytest.mark.parametrize(
