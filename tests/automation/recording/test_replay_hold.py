@@ -10,13 +10,14 @@ waits for the same timers and judges the save the same way."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from automation import Tab
 from automation.recording.export import to_pytest
-from automation.recording.replay import Replay, ReplayConfig
+from automation.recording.replay import Replay, ReplayConfig, ReplayResult
 from automation.recording.scenario import Scenario, ScenarioStep
 from tests.bounds import room
 from tests.exported import run_exported
@@ -61,6 +62,25 @@ def scenario(fixture_url: str, query: str, *steps: ScenarioStep) -> Scenario:
 SHORT = ReplayConfig(check_timeout_ms=3_000)  # a check that fails: not long
 
 
+def took_back(result: ReplayResult, index: int, again: str = "held at first, then not") -> bool:
+    """Whether the replay failed at step ``index``, where the app takes back what it
+    checks, as read again (True: held at first, then not), or already at its first read
+    (False: a machine slow enough that the app's timer ran first; a true verdict too,
+    reached sooner).  Any other verdict fails the test."""
+    assert result.status == "failed", result.to_dict()
+    assert result.reason.startswith(f"step {index} ("), result.reason
+    assert result.steps[index].status == "failed", result.to_dict()
+    return again in result.reason
+
+
+def exported_took_back(code: int, out: str, index: int, again: str) -> None:
+    """As :func:`took_back`, for the export's output: failed where it reads step
+    ``index`` again (``again`` in it), or at that step's own lines."""
+    assert code == 1, out
+    if again not in out:  # one of its own lines failed (those up to the next step's)
+        assert re.search(rf"# step {index}: [^\n]*\n(?:(?! *# step )[^\n]*\n)*?>", out), out
+
+
 @pytest.mark.parametrize(
     ("change", "save"), [(c, "missing") for c in sorted(CHANGES)] + [("switch", "refused")]
 )
@@ -70,11 +90,9 @@ async def test_a_check_the_app_takes_back_when_its_delayed_save_is_refused_fails
     act, holds = CHANGES[change]
     result = await Replay(tab, scenario(fixture_url, f"?save={save}", act, holds),
                           config=SHORT).run()  # fmt: skip
-    assert result.status == "failed", result.to_dict()
-    assert "held at first, then not" in result.reason, result.reason
-    assert "1 refused" in result.reason  # what the hold saw: the save answered 404 / 501
-    last = result.steps[-1]
-    assert last.index == 2 and last.status == "failed", result.to_dict()
+    if took_back(result, 2):
+        assert "1 refused" in result.reason  # what the hold saw: the save answered 404 / 501
+    assert result.steps[-1].index == 2, result.to_dict()
     assert [s.status for s in result.steps[:2]] == ["passed", "passed"]
     assert await tab.page.is_visible("#error")  # the page did say so
 
@@ -110,8 +128,8 @@ async def test_a_save_refused_while_the_checks_were_read_fails(tab: Tab, fixture
     shown = scenario(fixture_url, "?save=missing&synced_ms=900", act, holds, synced)
     result = await Replay(tab, shown, config=SHORT).run()
     assert await tab.page.evaluate("!document.getElementById('error').hidden")  # refused
-    assert result.status == "failed", result.to_dict()
-    assert "held at first, then not" in result.reason and "1 refused" in result.reason
+    if took_back(result, 2):
+        assert "1 refused" in result.reason
 
 
 @pytest.mark.parametrize("change", sorted(CHANGES))
@@ -127,9 +145,8 @@ async def test_a_state_a_timer_took_back_while_the_checks_were_read_fails(
     shown = scenario(fixture_url, "?save=offline&synced_ms=900", act, holds, synced)
     result = await Replay(tab, shown, config=SHORT).run()
     assert await tab.page.evaluate("!document.getElementById('error').hidden")  # put back
-    assert result.status == "failed", result.to_dict()
-    assert "held at first, then not when read again at the end" in result.reason, result.reason
-    assert [s.status for s in result.steps] == ["passed", "passed", "failed", "passed"]
+    if took_back(result, 2, "held at first, then not when read again at the end"):
+        assert [s.status for s in result.steps] == ["passed", "passed", "failed", "passed"]
 
 
 async def test_a_toast_that_goes_by_itself_is_not_read_again(tab: Tab, fixture_url: str) -> None:
@@ -210,8 +227,8 @@ async def test_the_export_reads_a_kept_state_again_once_the_page_is_done(
         to_pytest(recorded), tmp_path, recorded.base_url, timeout_ms=5_000 if fails else 30_000
     )
     if fails:
-        assert code == 1 and "to_be_checked" in out, out
-        assert "step 2, read again: expect switch" in out, out
+        assert "to_be_checked" in out, out
+        exported_took_back(code, out, 2, "step 2, read again: expect switch")
     else:
         assert code == 0, out
 
@@ -234,11 +251,10 @@ async def test_a_box_the_last_step_ticked_is_read_again_once_the_page_is_done(
     if not fails:
         assert result.ok and code == 0, (result.to_dict(), out)
         return
-    assert result.status == "failed", result.to_dict()
-    assert result.reason.startswith("step 1 (tick switch 'Email me about new orders'): held "
-                                    "at first, then not"), result.reason  # fmt: skip
+    took_back(result, 1)
+    assert result.reason.startswith("step 1 (tick switch 'Email me about new orders'): ")
     assert [s.status for s in result.steps] == ["passed", "failed"]
-    assert code == 1 and "step 1, its box read again: tick switch" in out, out
+    exported_took_back(code, out, 1, "step 1, its box read again: tick switch")
 
 
 class _DoneGoes(QuietHandler):
@@ -295,14 +311,13 @@ async def test_a_check_before_the_next_step_is_read_again_before_it(
     where the save was taken."""
     recorded = then_goes_on(fixture_url, "?save=offline", change, leaves)
     result = await Replay(tab, recorded, config=SHORT).run()
-    assert result.status == "failed", result.to_dict()
+    took_back(result, 2)
     assert result.reason.startswith("step 2 (expect "), result.reason
-    assert "held at first, then not" in result.reason, result.reason
     assert [s.status for s in result.steps] == ["passed", "passed", "failed", "not_run", "not_run"]
     assert "autosave.html" in tab.page.url  # it did not leave
     code, out = await run_exported(to_pytest(recorded), tmp_path, recorded.base_url,
                                    timeout_ms=3_000)  # fmt: skip
-    assert code == 1 and "step 2, read again" in out, out
+    exported_took_back(code, out, 2, "step 2, read again")
     # The save taken: both pass, the check read again where it held.
     taken = then_goes_on(fixture_url, "", change, leaves)
     result = await Replay(tab, taken, config=SHORT).run()
