@@ -18,8 +18,10 @@ the browser process, not the page): when the connection itself is late (drowned 
 of messages from another page, say), that answer is late as well, and a calm page must
 not be taken for a hung one.
 
-- The browser does not answer within :data:`PROBE_MS`: the connection is slow, the page
-  can't be judged.  The call's own error stands; nothing is stopped.
+- The browser does not answer within :data:`CONNECTION_MS`: the connection is slow, the
+  page can't be judged.  The call's own error stands; nothing is stopped.  (The page is
+  judged against the browser's answer, not against the clock: on a loaded machine this
+  process, the driver and the browser may all answer seconds late, a calm page too.)
 - The page answers within :data:`PROBE_MS` of the browser: it is alive, only slow (a fetch
   not answered yet, a text that never came).  The call's own error stands; nothing is stopped.
 - It does not: its running script is terminated and the call raises :class:`PageHung`
@@ -55,13 +57,16 @@ if TYPE_CHECKING:
     from automation.browser.snapshot import RefEntry
     from automation.browser.tab import Tab
 
-__all__ = ["PROBE_MS", "TERMINATE_WAIT_MS", "Watchdog", "watched"]
+__all__ = ["CONNECTION_MS", "PROBE_MS", "TERMINATE_WAIT_MS", "Watchdog", "watched"]
 
 log = logging.getLogger("automation.browser")
 
 # How long a page may take to answer the probe before its script is taken as hung: far
 # above what a page with a free main thread needs (a few ms), even on a loaded machine.
 PROBE_MS = 500
+# How long the browser's own answer beside the probe may take before the connection is
+# taken as too slow to judge the page by (a machine this busy answers late as a whole).
+CONNECTION_MS = 3_000
 # How long the page gets to confirm the terminate (it answers at once when it gets it).
 TERMINATE_WAIT_MS = 1_000
 
@@ -131,7 +136,7 @@ class Watchdog:
         session = self.core.cdp
         if session is None or not self.core.alive:
             return ALIVE
-        answered = await self._answers(PROBE_MS)
+        answered = await self._answers()
         if answered is not False:
             found = ALIVE if answered else SLOW
             PAGE_PROBES.inc(found=found)
@@ -144,25 +149,27 @@ class Watchdog:
         except (TimeoutError, PlaywrightError) as exc:
             log.warning("a hung page did not take the terminate: %s", exc)
         self.stopped += 1
-        found = self._found = STILL_HUNG if await self._answers(PROBE_MS) is False else STOPPED
+        found = self._found = STILL_HUNG if await self._answers() is False else STOPPED
         PAGE_PROBES.inc(found=found)
         log.warning("the page of a tab hung (%s): %s", found, self.core.page.url[:200])
         return found
 
-    async def _answers(self, within_ms: float) -> bool | None:
-        """Whether the page's main world answers a constant within ``within_ms`` of the
-        browser answering beside it; None when the browser's own answer is that late (the
-        connection is slow, the page can't be judged).  An error answer (the page went away
-        meanwhile) counts as answered: nothing hangs there."""
+    async def _answers(self) -> bool | None:
+        """Whether the page's main world answers a constant within :data:`PROBE_MS` of the
+        browser answering beside it; None when the browser's own answer takes longer than
+        :data:`CONNECTION_MS` (the connection is slow, the page can't be judged).  An
+        error answer (the page went away meanwhile) counts as answered: nothing hangs
+        there."""
         session = self.core.cdp
         assert session is not None
         page = asyncio.ensure_future(session.send("Runtime.evaluate", {"expression": "0"}))
         browser = asyncio.ensure_future(session.send("Target.getTargetInfo"))
         try:
-            await asyncio.wait({browser}, timeout=within_ms / 1000)
+            await asyncio.wait({browser}, timeout=CONNECTION_MS / 1000)
             if not browser.done():
                 return True if page.done() else None
-            await asyncio.wait({page}, timeout=within_ms / 1000)
+            if not page.done():
+                await asyncio.wait({page}, timeout=PROBE_MS / 1000)
             return page.done()
         finally:
             for asked in (page, browser):
