@@ -241,32 +241,33 @@ def checks_answered(page: Page) -> Iterator[None]:
         if now is None or now["asked"] == before["asked"]:
             return  # (a page going away), or it asked nothing
         timers = [t for t in now["timers"] if t not in before["timers"]]
-        if not timers or not _timers_run(page, timers, MET_MS):
+        if not timers:
             return
+        try:
+            _timers_run(page, timers, MET_MS)
+        except PlaywrightError:
+            return  # (a page going away)
 
 
-def _timers_run(page: Page, ids: list, within_ms: int) -> bool:
+def _timers_run(page: Page, ids: list, within_ms: int) -> None:
     """The page's timers ``ids`` run (each due within ``within_ms``: a page busy longer is
-    read as it is); False when the page went away."""
+    read as it is)."""
     try:
         page.wait_for_function("(ids) => !window.__timersLeft || "
                                "window.__timersLeft(ids).length === 0", arg=ids,
                                timeout=within_ms + 500)  # fmt: skip
     except PlaywrightTimeout:
         pass
-    except PlaywrightError:
-        return False
-    return True
 
 
 def _still_to_come(page: Page) -> dict | None:
     """What the page's scripts asked for so far, the answers they still have to meet and
     their timers of up to MET_MS still to run; None when it can't be read."""
     try:
-        return page.evaluate("(ms) => ({{asked: window.__answersLeft ? __answersLeft().asked : 0,"
-                             " answers: window.__answersLeft ? __answersLeft().left : [],"
-                             " timers: window.__timersLeft ? __timersLeft(null, ms) : []}})",
-                             MET_MS)
+        return page.evaluate("(ms) => {{ const met = window.__answersLeft ? __answersLeft()"
+                             " : {{asked: 0, left: []}}; return {{asked: met.asked, answers:"
+                             " met.left, timers: window.__timersLeft ? __timersLeft(null, ms)"
+                             " : []}}; }}", MET_MS)  # fmt: skip
     except PlaywrightError:
         return None
 
