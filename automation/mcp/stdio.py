@@ -22,13 +22,14 @@ import sys
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Protocol
 
 import anyio
 from mcp.server import ServerRequestContext
 from mcp.server.stdio import stdio_server
 
 from automation.browser.config import BrowserConfig
+from automation.browser.tab import Tab
 from automation.errors import TabwrightError
 from automation.events import ListSink, StepRecorded
 from automation.mcp.ahead import TabAhead
@@ -37,7 +38,7 @@ from automation.mcp.session import Answer, McpSession
 from automation.recording.fromrun import from_run_steps
 from automation.secrets import Secrets
 
-__all__ = ["serve_stdio", "write_scenario"]
+__all__ = ["StdioSession", "TabSource", "serve_stdio", "write_scenario"]
 
 log = logging.getLogger("automation.mcp")
 
@@ -59,6 +60,69 @@ def write_scenario(sink: ListSink, path: Path, *, name: str) -> int:
     return len(scenario.steps)
 
 
+class TabSource(Protocol):
+    """Where a session's one tab comes from: :class:`TabAhead` (a browser of the process's
+    own) or the warm server's shared browser (:mod:`automation.mcp.warmserver`)."""
+
+    async def tab(self) -> Tab: ...
+
+    async def close(self) -> None: ...
+
+
+class StdioSession:
+    """One client's session over a line-per-message stream: its tab (from ``tabs``, taken
+    at the first call), its recorded steps, and its scenario file written as it ends."""
+
+    def __init__(
+        self,
+        config: BrowserConfig,
+        tabs: TabSource,
+        *,
+        secrets: Secrets,
+        scenario_out: Path | None = None,
+        scenario_name: str = "",
+    ) -> None:
+        self.config = config
+        self.tabs = tabs
+        self.secrets = secrets  # ${SECRET:NAME}: the client's own TABWRIGHT_SECRET_NAME
+        self.scenario_out = scenario_out
+        self.scenario_name = scenario_name
+        self.sink = ListSink()
+        self._opened: McpSession | None = None
+        self._opening = asyncio.Lock()
+        self._finished = False
+
+    async def call(
+        self, _ctx: ServerRequestContext[Any], name: str, args: dict[str, Any]
+    ) -> Answer:
+        async with self._opening:
+            if self._opened is None:
+                try:
+                    tab = await self.tabs.tab()
+                except TabwrightError as exc:
+                    return Answer(False, f"error {exc.code}: {exc.message}")
+                self._opened = McpSession(tab, sink=self.sink, secrets=self.secrets)
+        return await self._opened.call(name, args)
+
+    async def run(self, read: Any, write: Any) -> None:
+        """Answer the client until its stream ends."""
+        server = build_server(self.config, self.call)
+        await server.run(read, write, server.create_initialization_options())
+
+    async def finish(self) -> None:
+        """The file first (it is kept if closing the tab is cut short), then the tab; once."""
+        if self._finished:
+            return
+        self._finished = True
+        try:
+            if self.scenario_out is not None and self.sink.of_type(StepRecorded):
+                name = self.scenario_name or "MCP session"
+                kept = write_scenario(self.sink, self.scenario_out, name=name)
+                log.info("wrote %s steps to %s", kept, self.scenario_out)
+        finally:
+            await self.tabs.close()
+
+
 async def serve_stdio(
     config: BrowserConfig,
     *,
@@ -70,39 +134,22 @@ async def serve_stdio(
     is told to stop (SIGTERM, SIGHUP or SIGINT); ``ahead``: its tab, already opening (made
     here otherwise), closed here at the end.  Told to stop, it then ends the process, with
     status 0."""
-    ahead = ahead or TabAhead(config)
-    sink = ListSink()
-    secrets = Secrets()  # ${SECRET:NAME}: the operator's own TABWRIGHT_SECRET_NAME
-    opened: McpSession | None = None
-    opening = asyncio.Lock()
-
-    async def call(_ctx: ServerRequestContext[Any], name: str, args: dict[str, Any]) -> Answer:
-        nonlocal opened
-        async with opening:
-            if opened is None:
-                try:
-                    tab = await ahead.tab()
-                except TabwrightError as exc:
-                    return Answer(False, f"error {exc.code}: {exc.message}")
-                opened = McpSession(tab, sink=sink, secrets=secrets)
-        return await opened.call(name, args)
-
-    async def finish() -> None:  # the file first: it is kept if closing the browser is cut short
-        if scenario_out is not None and sink.of_type(StepRecorded):
-            kept = write_scenario(sink, scenario_out, name=scenario_name or "MCP session")
-            log.info("wrote %s steps to %s", kept, scenario_out)
-        await ahead.close()
-
-    server = build_server(config, call)
+    session = StdioSession(
+        config,
+        ahead or TabAhead(config),
+        secrets=Secrets(),
+        scenario_out=scenario_out,
+        scenario_name=scenario_name,
+    )
     stop = anyio.CancelScope()
     try:
         async with stdio_server() as (read, write):
             with _on_signals(_STOP_SIGNALS, stop.cancel), stop:
-                await server.run(read, write, server.create_initialization_options())
+                await session.run(read, write)
             if stop.cancel_called:
-                await _exit_after(finish)  # it does not return: no finish in the finally
+                await _exit_after(session.finish)  # it does not return: no finish in the finally
     finally:
-        await finish()
+        await session.finish()
 
 
 @contextmanager
