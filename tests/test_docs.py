@@ -41,6 +41,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.automation.mcp.warmth import servers_started_meanwhile
 from tests.daphne import api_token, log_in
 from tests.net import free_port
 
@@ -265,7 +266,7 @@ def _run(block: Block, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 def outcomes(dashboard: Dashboard) -> Iterator[dict[str, Future[subprocess.CompletedProcess[str]]]]:
     """Every runnable block started at once, PARALLEL_BLOCKS at a time (they wait on
     browsers and servers more than on the processor); each test reads its own."""
-    with ThreadPoolExecutor(PARALLEL_BLOCKS) as pool:
+    with servers_started_meanwhile(), ThreadPoolExecutor(PARALLEL_BLOCKS) as pool:
         yield {block.where: pool.submit(_run, block, dashboard.env) for block in RUNNABLE}
 
 

@@ -2,15 +2,18 @@
 
     python -m automation.mcp --allow-private --scenario-out session.json
 
-Logs go to stderr; stdout carries the protocol only.
+Logs go to stderr; stdout carries the protocol only.  A headless session is served by the
+user's warm server for these settings (started if none runs; :mod:`automation.mcp.warm`),
+which keeps its browser for ``--warm-for`` seconds after the last session ends, so the
+next session starts in a context opened ahead; ``--warm-for 0``, a headed browser or a
+``--cdp-url`` serve the session in this process, with a browser of its own.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import importlib
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,10 +22,12 @@ from automation.browser.config import BrowserConfig
 from automation.browser.url_policy import UrlPolicy
 from automation.loading import pause_gc, resume_gc
 
-__all__ = ["main"]
+__all__ = ["config_of", "main", "parser"]
+
+WARM_FOR_S = 300.0  # how long the warm server keeps its browser after the last session
 
 
-def _parser() -> argparse.ArgumentParser:
+def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m automation.mcp", description="Tabwright's MCP server over stdio"
     )
@@ -43,28 +48,87 @@ def _parser() -> argparse.ArgumentParser:
         "--scenario-out", type=Path, help="write the session's steps as a scenario file here"
     )
     parser.add_argument("--scenario-name", default="", help="the scenario's name")
+    parser.add_argument(
+        "--warm-for",
+        type=_seconds,
+        default=WARM_FOR_S,
+        metavar="SECONDS",
+        help="keep the browser this long after a session for the next one (default "
+        f"{WARM_FOR_S:.0f}; 0: a browser of this process's own, closed with it)",
+    )
     return parser
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 <= value <= 7 * 24 * 3600:
+        raise argparse.ArgumentTypeError(f"from 0 to 604800 seconds, not {text}")
+    return value
+
+
+def config_of(options: argparse.Namespace) -> BrowserConfig:
+    """The browser settings the options name."""
+    return BrowserConfig(
+        executable_path=options.chromium,
+        cdp_url=options.cdp_url,
+        headless=not options.headed,
+        evaluate_enabled=options.allow_evaluate,
+        upload_dir=os.path.abspath(options.upload_dir) if options.upload_dir else "",
+        url_policy=UrlPolicy(block_private=not options.allow_private),
+    )
+
+
+def _warm_args(options: argparse.Namespace, config: BrowserConfig) -> list[str]:
+    """The warm server's launch options: those that made ``config``."""
+    args = ["--warm-for", str(options.warm_for)]
+    if options.chromium:
+        args += ["--chromium", options.chromium]
+    if options.allow_evaluate:
+        args.append("--allow-evaluate")
+    if options.allow_private:
+        args.append("--allow-private")
+    if config.upload_dir:
+        args += ["--upload-dir", config.upload_dir]
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     pause_gc()  # while the server loads (resumed in _serve once it has)
     try:
-        options = _parser().parse_args(argv)
+        options = parser().parse_args(argv)
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
         if options.scenario_out is not None and not options.scenario_out.parent.is_dir():
-            _parser().error(f"--scenario-out: no folder {options.scenario_out.parent}")
-        config = BrowserConfig(
-            executable_path=options.chromium,
-            cdp_url=options.cdp_url,
-            headless=not options.headed,
-            evaluate_enabled=options.allow_evaluate,
-            upload_dir=options.upload_dir,
-            url_policy=UrlPolicy(block_private=not options.allow_private),
-        )
+            parser().error(f"--scenario-out: no folder {options.scenario_out.parent}")
+        config = config_of(options)
+        if options.warm_for > 0 and config.headless and not config.cdp_url:
+            status = _relayed(options, config)
+            if status is not None:
+                return status
+        import asyncio  # (not on the relay's path: a start's tenth)
+
         asyncio.run(_serve(config, options))
     finally:
         resume_gc()
     return 0
+
+
+def _relayed(options: argparse.Namespace, config: BrowserConfig) -> int | None:
+    """The session served by the warm server, through this process: its exit status;
+    None when it could not be (then this process serves it)."""
+    from automation.mcp.warm import PROTOCOL, relay_session
+
+    out = options.scenario_out
+    hello = {
+        "protocol": PROTOCOL,
+        "scenario_out": str(out.resolve()) if out is not None else None,
+        "scenario_name": options.scenario_name,
+        "secrets": {k: v for k, v in os.environ.items() if k.startswith("TABWRIGHT_SECRET_")},
+    }
+    timeout_s = config.launch_timeout_ms / 1000
+    return relay_session(repr(config), _warm_args(options, config), hello, timeout_s=timeout_s)
 
 
 async def _serve(config: BrowserConfig, options: argparse.Namespace) -> None:
@@ -72,6 +136,9 @@ async def _serve(config: BrowserConfig, options: argparse.Namespace) -> None:
     in a thread meanwhile, so a client's first call waits for the later of the two, not
     their sum.  (Loading the SDK from the very start instead makes the browser's own code
     load slower beside it: the browser starts later.)"""
+    import asyncio
+    import importlib
+
     from automation.mcp.ahead import TabAhead  # Playwright: not for --help
 
     ahead = TabAhead(config)

@@ -14,7 +14,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from urllib.parse import parse_qs
@@ -38,6 +38,7 @@ from automation.mcp import McpSession
 from automation.mcp.session import MAX_ANSWER_CHARS, Answer
 from automation.recording.scenario import Scenario
 from tests.automation.browser.test_session import descendants, processes
+from tests.automation.mcp.warmth import warm_servers
 from tests.bounds import ROOM_MS, room
 from tests.conftest import CHROMIUM, FIXTURES
 from tests.net import QuietHandler, loopback_app
@@ -49,14 +50,32 @@ ROOT = Path(__file__).resolve().parents[3]
 NOTE = "n0te-s3cret-value"
 
 
+_RUNTIME: list[Path] = []  # the module's warm servers' folder (the relays' XDG_RUNTIME_DIR)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _warm_runtime(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """This module's sessions share its warm servers (one per set of flags), which stop
+    as it ends."""
+    with warm_servers(tmp_path_factory.mktemp("mcp-warm")) as runtime:
+        _RUNTIME[:] = [runtime]
+        yield
+
+
+def server_env(**more: str) -> dict[str, str]:
+    return {"PATH": os.environ.get("PATH", ""), "XDG_RUNTIME_DIR": str(_RUNTIME[0]), **more}
+
+
 @asynccontextmanager
 async def server(*flags: str, secrets: dict[str, str] | None = None) -> AsyncIterator[Client]:
+    """A client of a session of ``python -m automation.mcp`` (served by the module's warm
+    server for these flags unless they hold ``--warm-for 0``)."""
     named = {f"TABWRIGHT_SECRET_{name}": value for name, value in (secrets or {}).items()}
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "automation.mcp", "--chromium", CHROMIUM, "--allow-private",
               "--upload-dir", str(FIXTURES / "uploads"), *flags],
-        env={"TABWRIGHT_SECRET_NOTE": NOTE, "PATH": os.environ.get("PATH", ""), **named},
+        env=server_env(TABWRIGHT_SECRET_NOTE=NOTE, **named),
         cwd=str(ROOT),
     )  # fmt: skip
     async with Client(params) as client:
@@ -154,9 +173,9 @@ async def test_a_signal_ends_the_session_as_closing_stdin_does_writing_its_scena
     out = tmp_path / "session.json"
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "automation.mcp", "--chromium", CHROMIUM, "--allow-private",
-        "--scenario-out", str(out),
+        "--scenario-out", str(out), "--warm-for", "0",
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, cwd=str(ROOT),
-        env={"PATH": os.environ.get("PATH", "")},
+        env=server_env(),
     )  # fmt: skip
     assert proc.stdin is not None and proc.stdout is not None
     asked = 0
@@ -378,7 +397,7 @@ async def test_a_snapshot_delta_after_an_action_shows_what_changed_not_the_page(
 async def test_the_browser_starts_and_the_tab_opens_while_the_client_initializes() -> None:
     """No tool call yet: the server's own Chromium is up with a page's renderer (the
     first call then waits for nothing of that)."""
-    async with server() as client:
+    async with server("--warm-for", "0") as client:
         await client.list_tools()
         table = processes()
         (pid,) = [
