@@ -70,9 +70,10 @@ def _seconds(text: str) -> float:
 
 
 def config_of(options: argparse.Namespace) -> BrowserConfig:
-    """The browser settings the options name."""
+    """The browser settings the options name (its paths from this process's folder)."""
+    chromium = options.chromium
     return BrowserConfig(
-        executable_path=options.chromium,
+        executable_path=os.path.abspath(chromium) if os.sep in chromium else chromium,
         cdp_url=options.cdp_url,
         headless=not options.headed,
         evaluate_enabled=options.allow_evaluate,
@@ -84,8 +85,8 @@ def config_of(options: argparse.Namespace) -> BrowserConfig:
 def _warm_args(options: argparse.Namespace, config: BrowserConfig) -> list[str]:
     """The warm server's launch options: those that made ``config``."""
     args = ["--warm-for", str(options.warm_for)]
-    if options.chromium:
-        args += ["--chromium", options.chromium]
+    if config.executable_path:
+        args += ["--chromium", config.executable_path]
     if options.allow_evaluate:
         args.append("--allow-evaluate")
     if options.allow_private:

@@ -235,12 +235,18 @@ def _relay(sock: socket.socket) -> int:
             pass
 
     def copy_in() -> None:
-        try:
-            while data := os.read(0, _CHUNK):
+        while True:
+            try:
+                data = os.read(0, _CHUNK)
+            except OSError:
+                data = b""  # stdin unreadable: the client's side is over
+            if not data:
+                end_ours()
+                return
+            try:
                 sock.sendall(data)
-        except OSError:
-            pass
-        end_ours()
+            except OSError:  # the server's side went: the copy out says so
+                return
 
     for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(signum, end_ours)

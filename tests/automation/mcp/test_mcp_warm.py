@@ -54,6 +54,8 @@ class _Desk(QuietHandler):
                 "<button>Save</button></form>"
             )
             self.send(200, page.encode())
+        elif url.path == "/file":
+            self.send(200, b"<title>File</title><label>Note <input type=file></label>")
         elif url.path == "/typed":
             self.typed.append(query.get("key", [""])[0])
             self.send(200, b"<title>Saved</title><h1>Saved</h1>")
@@ -103,11 +105,11 @@ class Relay:
         self.asked = 0
 
     @classmethod
-    async def start(cls, runtime: Path, *flags: str, **env: str) -> Relay:
+    async def start(cls, runtime: Path, *flags: str, cwd: Path = ROOT, **env: str) -> Relay:
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "automation.mcp", *FLAGS, *flags,
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, cwd=str(ROOT), env=env_of(runtime, **env),
+            stderr=asyncio.subprocess.PIPE, cwd=str(cwd), env=env_of(runtime, **env),
         )  # fmt: skip
         relay = cls(proc)
         await relay.ask("initialize", protocolVersion="2025-06-18", capabilities={},
@@ -149,8 +151,8 @@ class Relay:
 
 
 @asynccontextmanager
-async def relay(runtime: Path, *flags: str, **env: str) -> AsyncIterator[Relay]:
-    started = await Relay.start(runtime, *flags, **env)
+async def relay(runtime: Path, *flags: str, cwd: Path = ROOT, **env: str) -> AsyncIterator[Relay]:
+    started = await Relay.start(runtime, *flags, cwd=cwd, **env)
     try:
         yield started
     finally:
@@ -239,6 +241,25 @@ async def test_a_signal_to_the_relay_ends_its_session_in_order_and_the_server_go
                 await sign_up(c, app)
             assert servers_in(runtime) == served
             assert typed == ["k"]
+
+
+async def test_the_client_s_relative_paths_are_from_its_own_folder(tmp_path: Path) -> None:
+    """The warm server runs in a folder of its own: the scenario file and the upload
+    folder a client names relative to its folder are still its own."""
+    work = tmp_path / "work"
+    (work / "files").mkdir(parents=True)
+    (work / "files" / "note.txt").write_text("a note")
+    with warm_servers(tmp_path) as runtime:
+        async with desk() as (app, _):
+            flags = ("--scenario-out", "session.json", "--upload-dir", "files")
+            async with relay(runtime, *flags, cwd=work) as r:
+                await r.tool("navigate", url=f"{app}/file")
+                snap = await r.tool("snapshot")
+                await r.tool("upload", ref=ref_of(snap, "Note"), files=["note.txt"])
+                r.proc.stdin.close()  # type: ignore[union-attr]
+                status, said = await r.ended()
+    assert status == 0, said
+    assert steps_of(work / "session.json") == ["navigate", "upload"]
 
 
 async def test_a_warm_server_gone_mid_session_is_said_and_the_next_session_starts_another(
