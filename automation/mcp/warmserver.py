@@ -36,6 +36,7 @@ from typing import Any
 
 from automation.loading import pause_gc, resume_gc
 from automation.mcp.warm import HELLO_MAX_BYTES, PROTOCOL, folder, socket_address
+from automation.secrets import Secrets, SecretsLogFilter
 
 __all__ = ["main"]
 
@@ -53,9 +54,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     server_parser.prog = "python -m automation.mcp.warmserver"
     server_parser.add_argument("--key", required=True, help="the relay's name for this server")
     options = server_parser.parse_args(argv)
-    logging.basicConfig(
-        stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s"
+    logging.basicConfig(  # its log, kept on disk: no session's secret in it
+        stream=sys.stderr, level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s"
     )
+    logging.getLogger().handlers[0].addFilter(SecretsLogFilter())
+    log.setLevel(logging.INFO)  # its own comings and goings, and each session's file
     where = folder()
     if where is None or not options.key.isalnum():
         print("no private folder", flush=True)
@@ -187,8 +190,6 @@ class WarmServer:
         self, hello: dict[str, Any], reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
         from mcp.server.stdio import stdio_server
-
-        from automation.secrets import Secrets
 
         out = hello["scenario_out"]
         session = self.stdio.StdioSession(
