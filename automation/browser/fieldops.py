@@ -179,9 +179,10 @@ async def _kept(
     what it left: ActionFailed where the page put back the state from before it (an app
     that asks its server whether Express shipping is available, and on a no shows
     Standard again and says why: read at once, the choice held, and the order went with
-    Standard).  When it asked the server, the page is held first (the timers of up to
-    :data:`ANSWER_MET_MS` it set as the answer came run: an app that puts it back a
-    moment later).  ``js`` reads the state on the element now."""
+    Standard) or changed it to another of its own (Pickup instead).  When it asked the
+    server, the page is held first (the timers of up to :data:`ANSWER_MET_MS` it set as
+    the answer came run: an app that puts it back a moment later).  ``js`` reads the
+    state on the element now."""
     before, _ = await subject.read(js, budget)
 
     async def acted() -> tuple[str, Any]:
@@ -196,14 +197,26 @@ async def _kept(
         # moment later (a timer set as the answer came), which a person waits to see.
         await tab.settler.hold(budget.child(label="the answer met"), timer_ms=ANSWER_MET_MS)
         now, where = await subject.read(js, budget)
-    if where is None or left == before or now != before:
+    if where is None or left == before or now == left:
         return said
     shown = await errors_shown(tab, budget.child(_READ_MS))
+    saying = f", saying {shown[0][:200]!r}" if shown else ""
+    if now != before:  # not the step's choice: the app's own (Pickup when Express can't go)
+        raise ActionFailed(
+            f"{said}, but the page changed it to {_shown_state(now)}{saying}",
+            hint="the page chose otherwise: read what it says, choose another or wait",
+        )
     raise ActionFailed(
-        f"{said}, but the page put it back as it was"
-        + (f", saying {shown[0][:200]!r}" if shown else ""),
+        f"{said}, but the page put it back as it was{saying}",
         hint="the page refused the change: read what it says, choose another or wait",
     )
+
+
+def _shown_state(state: Any) -> str:
+    """A select's options (their values) or a box's state, as a verdict says it."""
+    if isinstance(state, list):
+        return ", ".join(repr(str(value)[:100]) for value in state[:5]) or "no option"
+    return repr(state)
 
 
 async def fill_form(

@@ -6,9 +6,9 @@ the replay went on, placed the order with Standard shipping and said succeeded (
 check, "Order placed", held).  Now a choice or a tick is read again once the page has
 settled after it (its checks answered): where it shows the state from before the step,
 the step fails, saying what the page says, and nothing after it runs; in the pytest
-export too (``kept_change``).  A change the app
-keeps, a choice already made, and a state the app changes to something else are no
-putting back.  An agent's fill_form is judged so, field by field."""
+export too (``kept_change``).  A choice the app changes to one of its own (Pickup) fails
+it too; a change the app keeps and a choice already made pass.  An agent's fill_form is
+judged so, field by field."""
 
 from __future__ import annotations
 
@@ -63,7 +63,9 @@ const ship = document.getElementById("ship");
 let was = ship.value;
 ship.addEventListener("change", async () => {
   const answer = await asked("ship=" + ship.value);
-  if (answer.instead) ship.value = answer.instead;  // the app's own pick
+  if (answer.instead) {  // the app's own pick
+    ship.value = answer.instead; msg.className = "error"; msg.textContent = answer.why;
+  }
   else if (!answer.ok) { ship.value = was; msg.className = "error"; msg.textContent = answer.why; }
   was = ship.value;
 });
@@ -90,7 +92,8 @@ class Shop(QuietHandler):
             if refuse == "gift" and asked.get("gift") == ["true"]:
                 answer = {"ok": False, "why": "Gift wrap is sold out"}
             if refuse == "pickup" and asked.get("ship") == ["Express"]:
-                answer = {"ok": False, "instead": "Pickup"}
+                why = "Express can't reach your address: Pickup chosen"
+                answer = {"ok": False, "instead": "Pickup", "why": why}
             threading.Event().wait(0.3)  # a server that takes its time
             self.send(200, json.dumps(answer).encode(), **{"Content-Type": "application/json"})
             return
@@ -176,12 +179,35 @@ async def test_a_tick_put_back_a_moment_after_its_answer_fails_its_step(
 
 
 @pytest.mark.parametrize(
+    "how", ["", "&how=timer&ms=400"], ids=["as its answer came", "a moment later"]
+)
+async def test_a_choice_the_app_changes_to_its_own_fails_its_step(
+    tab: Tab, shop: str, how: str, tmp_path: Path
+) -> None:
+    """The app answers Express with Pickup, its own pick: the step's choice did not hold,
+    and an order with Pickup is not what the scenario does (it passed: the order went
+    with Pickup and the replay said succeeded)."""
+    Shop.orders.clear()
+    scenario = order(shop, "pickup" + how, EXPRESS)
+    result = await Replay(tab, scenario, config=ReplayConfig()).run()
+    assert result.status == "failed", result.to_dict()
+    assert result.reason.startswith(f"step 1 ({EXPRESS.describe()})"), result.reason
+    said = "Express can't reach your address: Pickup chosen"
+    assert f"but the page changed it to 'Pickup', saying {said!r}" in result.reason
+    assert [s.status for s in result.steps[2:]] == ["not_run", "not_run"]
+    code, out = await run_exported(to_pytest(scenario), tmp_path, f"{shop}/")
+    assert code == 1, out
+    assert ">       kept_change(" in out, out
+    assert f"the page changed the choice to ['Pickup'], saying {said!r}" in out, out
+    assert Shop.orders == []
+
+
+@pytest.mark.parametrize(
     ("change", "refuse", "sent"),
-    [(EXPRESS, "", {"ship": ["Express"]}), (GIFT, "", {"ship": ["Standard"], "gift": ["on"]}),
-     (EXPRESS, "pickup", {"ship": ["Pickup"]})],
-    ids=["a choice kept", "a tick kept", "a choice the app changed to another"],
+    [(EXPRESS, "", {"ship": ["Express"]}), (GIFT, "", {"ship": ["Standard"], "gift": ["on"]})],
+    ids=["a choice kept", "a tick kept"],
 )  # fmt: skip
-async def test_a_change_the_page_keeps_or_makes_its_own_passes(
+async def test_a_change_the_page_keeps_passes(
     tab: Tab, shop: str, change: ScenarioStep, refuse: str, sent: dict[str, list[str]],
     tmp_path: Path,
 ) -> None:  # fmt: skip
