@@ -96,6 +96,8 @@ def relay_session(
     """Serve this process's client through the warm server for ``launch`` (started with
     ``server_args`` when none answers, within ``timeout_s``): the exit status, once the
     session ended; None (nothing sent, nothing read) when the warm path is not to be had."""
+    if not hasattr(socket, "SO_PEERCRED"):  # (Linux's: who is at a socket's other end)
+        return None
     where = folder()
     if where is None:
         _say("no private folder for the warm server; serving in this process")
