@@ -1,7 +1,9 @@
-"""The stdio server's one tab, opened ahead: made as the server process starts, it starts
+"""A stdio session's one tab, opened ahead: made as the server process starts, it starts
 the browser and opens the tab's context at once, while the rest of the server (the MCP
 SDK) loads and the client initializes; the first tool call then waits only for what is
-left.  It imports no MCP SDK, so the server's entry point can make it first."""
+left.  In the warm server (:mod:`automation.mcp.warmserver`) each session's is made as
+its client connects, in the browser the sessions share.  It imports no MCP SDK, so the
+server's entry point can make it first."""
 
 from __future__ import annotations
 
@@ -18,20 +20,25 @@ __all__ = ["TabAhead"]
 
 
 class TabAhead:
-    """Make it in the running event loop; :meth:`close` it at the end."""
+    """Make it in the running event loop; :meth:`close` it at the end.  ``browser``: a
+    browser shared with other sessions (closing closes this session's tabs only), else
+    one of its own (closed with it)."""
 
-    def __init__(self, config: BrowserConfig) -> None:
+    def __init__(self, config: BrowserConfig, browser: BrowserSession | None = None) -> None:
         self.config = config
-        self.browser = BrowserSession(config)
+        self._own = browser is None
+        self.browser = browser if browser is not None else BrowserSession(config)
         self._folder = tempfile.TemporaryDirectory(prefix="tabwright-mcp-")
         self.workspace = Path(self._folder.name)  # downloads and the session's files
+        self._tab: Tab | None = None  # the one opened, to close in a shared browser
         self._opening: asyncio.Task[Tab] | None = asyncio.get_running_loop().create_task(
             self._open()
         )
 
     async def _open(self) -> Tab:
         budget = Budget(self.config.launch_timeout_ms, label="open the browser")
-        return await self.browser.new_tab(workspace=self.workspace, budget=budget)
+        self._tab = await self.browser.new_tab(workspace=self.workspace, budget=budget)
+        return self._tab
 
     async def tab(self) -> Tab:
         """The tab opened ahead, once open; if that failed (TabwrightError, raised here),
@@ -43,5 +50,9 @@ class TabAhead:
         if self._opening is not None:  # the client left before its first call
             self._opening.cancel()
             await asyncio.gather(self._opening, return_exceptions=True)
-        await self.browser.close()
+        if self._own:
+            await self.browser.close()
+        elif self._tab is not None:
+            tab = self._tab
+            await (tab.group.close() if tab.group is not None else tab.close())
         self._folder.cleanup()

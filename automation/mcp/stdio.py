@@ -22,14 +22,13 @@ import sys
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn, Protocol
+from typing import Any, NoReturn
 
 import anyio
 from mcp.server import ServerRequestContext
 from mcp.server.stdio import stdio_server
 
 from automation.browser.config import BrowserConfig
-from automation.browser.tab import Tab
 from automation.errors import TabwrightError
 from automation.events import ListSink, StepRecorded
 from automation.mcp.ahead import TabAhead
@@ -38,7 +37,7 @@ from automation.mcp.session import Answer, McpSession
 from automation.recording.fromrun import from_run_steps
 from automation.secrets import Secrets
 
-__all__ = ["StdioSession", "TabSource", "serve_stdio", "write_scenario"]
+__all__ = ["StdioSession", "serve_stdio", "write_scenario"]
 
 log = logging.getLogger("automation.mcp")
 
@@ -60,15 +59,6 @@ def write_scenario(sink: ListSink, path: Path, *, name: str) -> int:
     return len(scenario.steps)
 
 
-class TabSource(Protocol):
-    """Where a session's one tab comes from: :class:`TabAhead` (a browser of the process's
-    own) or the warm server's shared browser (:mod:`automation.mcp.warmserver`)."""
-
-    async def tab(self) -> Tab: ...
-
-    async def close(self) -> None: ...
-
-
 class StdioSession:
     """One client's session over a line-per-message stream: its tab (from ``tabs``, taken
     at the first call), its recorded steps, and its scenario file written as it ends."""
@@ -76,7 +66,7 @@ class StdioSession:
     def __init__(
         self,
         config: BrowserConfig,
-        tabs: TabSource,
+        tabs: TabAhead,
         *,
         secrets: Secrets,
         scenario_out: Path | None = None,

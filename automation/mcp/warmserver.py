@@ -29,7 +29,6 @@ import signal
 import socket
 import struct
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -191,10 +190,12 @@ class WarmServer:
     ) -> None:
         from mcp.server.stdio import stdio_server
 
+        from automation.mcp.ahead import TabAhead
+
         out = hello["scenario_out"]
         session = self.stdio.StdioSession(
             self.config,
-            _SessionTab(self.browser, self.config),
+            TabAhead(self.config, self.browser),
             secrets=Secrets(dict(hello["secrets"])),
             scenario_out=Path(out) if out else None,
             scenario_name=hello["scenario_name"],
@@ -205,45 +206,6 @@ class WarmServer:
                 await session.run(read, write)
         finally:
             await asyncio.shield(session.finish())
-
-
-class _SessionTab:
-    """A session's tab: a context of the shared browser (the one opened ahead, when
-    there is one), opening from the session's start; closed, with its folder, at its end."""
-
-    def __init__(self, browser: Any, config: Any) -> None:
-        from automation.budget import Budget
-
-        self.browser = browser
-        self._folder = tempfile.TemporaryDirectory(prefix="tabwright-mcp-")
-        budget = Budget(config.launch_timeout_ms, label="open the browser")
-        self._opening: asyncio.Task[Any] = asyncio.get_running_loop().create_task(
-            browser.new_tab(workspace=Path(self._folder.name), budget=budget)
-        )
-
-    async def tab(self) -> Any:
-        """The session's tab; if it failed to open (TabwrightError), the next call opens
-        one anew."""
-        from automation.budget import Budget
-
-        try:
-            return await asyncio.shield(self._opening)
-        except Exception:
-            budget = Budget(self.browser.config.launch_timeout_ms, label="open the browser")
-            workspace = Path(self._folder.name)
-            self._opening = asyncio.get_running_loop().create_task(
-                self.browser.new_tab(workspace=workspace, budget=budget)
-            )
-            raise
-
-    async def close(self) -> None:
-        if not self._opening.done():
-            self._opening.cancel()
-        await asyncio.gather(self._opening, return_exceptions=True)
-        if not self._opening.cancelled() and self._opening.exception() is None:
-            tab = self._opening.result()
-            await (tab.group.close() if tab.group is not None else tab.close())
-        self._folder.cleanup()
 
 
 class _Lines:
