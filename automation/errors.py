@@ -175,6 +175,17 @@ class LedElsewhere(ActionFailed):
         self.recorded = recorded
 
 
+class RefusedInPlace(ActionFailed):
+    """``said``: the error the page showed, on the same page, once the step's write was
+    answered (a form sent back with why it was refused, HTTP 200)."""
+
+    code = "refused_in_place"
+
+    def __init__(self, message: str, *, said: str, hint: str = "") -> None:
+        super().__init__(message, hint=hint)
+        self.said = said
+
+
 class UnexpectedDialog(ActionFailed):
     code = "unexpected_dialog"
 

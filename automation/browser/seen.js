@@ -18,7 +18,9 @@
 //                   innermost row counting when rows
 //                   hold rows; rows of the app's data only: an item of a message (MESSAGES)
 //                   or of an error (ERROR) is no row ("Customer Zeta Corp was added");
-//   args.op "errors": the texts of the errors the page shows (see isError), at most 5;
+//   args.op "errors": the texts of the errors the page shows (see isError), at most 5
+//                   (args.named: only those a field's mark or an element's class or id
+//                   names an error, not an alert saying words alone);
 //   args.op "row": the text of args.element, a row, as op "rows" reads each row;
 //   args.op "entries": the texts of args.element's entries (its list items, options or
 //                   table rows, the outermost; a header row aside), each read as a row
@@ -165,21 +167,21 @@
   // What a person reads as "it refused": a field marked invalid (aria-invalid), an element
   // whose class or id names an error ("errorlist", "is-invalid") or an alert (role=alert)
   // that says words and is not marked a success ("alert-success"), seen.
-  function isError(e) {
+  function isError(e, namedOnly = false) {
     if (!seenHere(e)) return false;
     if (e.getAttribute("aria-invalid") === "true") return true;
     if (named(e, ERROR_WORD)) return /\p{L}/u.test(seen(e, 400, false));
-    if (e.getAttribute("role") !== "alert" || named(e, FINE_WORD)) return false;
+    if (namedOnly || e.getAttribute("role") !== "alert" || named(e, FINE_WORD)) return false;
     return /\p{L}/u.test(seen(e, 400, false));
   }
 
-  function errors() {
+  function errors(namedOnly) {
     const out = [];
     const roots = [document];
     for (let i = 0; i < roots.length && out.length < 5; i++) {
       for (const e of roots[i].querySelectorAll("*")) {
         if (e.shadowRoot) roots.push(e.shadowRoot);
-        if (out.length < 5 && e.matches(ERROR) && isError(e)) {
+        if (out.length < 5 && e.matches(ERROR) && isError(e, namedOnly)) {
           const text = e.matches("input, select, textarea")
             ? "a field marked invalid" : seen(e, 200, false);
           out.push(text.slice(0, 200));
@@ -224,7 +226,7 @@
   if (args.op === "entries") return entries(args.element);
   if (args.op === "frame") return seenFrame(args.element);
   if (args.op === "element") return seenAlone(args.element);
-  if (args.op === "errors") return errors();
+  if (args.op === "errors") return errors(Boolean(args.named));
   if (args.op === "rows") {
     const want = wanted();
     const showing = rows().filter(

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ELEMENT_TEXT_JS",
     "ENTRIES_JS",
+    "FIELD_MARKED",
     "SEEN_JS",
     "TYPED_JS",
     "count_rows",
@@ -58,6 +59,8 @@ __all__ = [
 ]
 
 SEEN_JS = f"(args) => ({joined('seen.js', ['visible.js'])})(args)"
+# What seen.js's errors say of a field marked invalid (aria-invalid) that says nothing.
+FIELD_MARKED = "a field marked invalid"
 # The context's init script that remembers what was typed into each field (typed.js):
 # a row's field still showing it shows no value the app wrote.
 TYPED_JS = joined("typed.js", [])
@@ -187,15 +190,19 @@ async def count_rows(
     return total
 
 
-async def errors_shown(tab: Tab, budget: Budget, *, unread: list[Frame] | None = None) -> list[str]:
+async def errors_shown(
+    tab: Tab, budget: Budget, *, unread: list[Frame] | None = None, named: bool = False
+) -> list[str]:
     """What a person reads as "it refused" on the page and its seen frames, a few of them:
     a field marked invalid (``aria-invalid``), an element whose class or id names an error
     (``errorlist``, ``is-invalid``, ``alert-danger``) or an alert (``role=alert``) that is
-    not marked a success (``alert-success``), each saying words."""
+    not marked a success (``alert-success``), each saying words.  ``named``: not an alert
+    that says words alone (a toast "Saved" may be one)."""
     found: list[str] = []
+    args = {"op": "errors", "named": named}
     for frame in await seen_frames(tab, budget, unread=unread):
         try:
-            found += [str(t) for t in await budget.run(frame.evaluate(SEEN_JS, {"op": "errors"}))]
+            found += [str(t) for t in await budget.run(frame.evaluate(SEEN_JS, args))]
         except PlaywrightError:
             continue
     return found

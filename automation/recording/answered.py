@@ -5,15 +5,20 @@ server's own answer to the form at another address (a refused form comes back wi
 values in its fields, and a check of them would hold there); and a step whose write
 (a form posted, a save its script sent) ends on another page than the one it led to when
 recorded fails too (an app that shows its refusal as a page of its own, answered 200:
-``/oops``, ``/error?code=3``)."""
+``/oops``, ``/error?code=3``); and so does one whose write the app answers on the same
+page with an error it did not show before (a form sent back with an error list above it,
+answered 200), unless a check after the step judges the page's errors."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from automation.browser.address import same_page
 from automation.browser.pagelog import Refused
+from automation.browser.seen import FIELD_MARKED, errors_shown, find_words, fold
 from automation.browser.served import address_shape, same_place
-from automation.errors import CheckFailed, HttpStatus, LedElsewhere
+from automation.budget import Budget
+from automation.errors import CheckFailed, HttpStatus, LedElsewhere, RefusedInPlace
 from automation.limits import cut_text
 from automation.recording.params import fill_url
 from automation.recording.rebase import rebase
@@ -22,7 +27,22 @@ from automation.recording.scenario import ScenarioStep
 if TYPE_CHECKING:
     from automation.recording.replay import Replay
 
-__all__ = ["not_a_form_answered_again", "not_where_it_led", "refused_by_server"]
+__all__ = [
+    "checks_after",
+    "errors_before",
+    "judged_in_place",
+    "not_a_form_answered_again",
+    "not_where_it_led",
+    "refused_at_end",
+    "refused_by_server",
+    "refused_in_place",
+]
+
+# Steps that may send what the page holds (a form posted, a save its script sends): a
+# click, a key, an option picked, a box ticked; a fill whose Enter submits it.
+_SENDING = frozenset({"click", "double_click", "press", "select_option", "check"})
+# How long the page's errors are read, before and after such a step.
+_READ_MS = 2_000
 
 
 def not_a_form_answered_again(replay: Replay, step: ScenarioStep) -> None:
@@ -97,3 +117,88 @@ def not_where_it_led(replay: Replay, step: ScenarioStep, since: int) -> None:
         hint="see the page; if the new place is right, change the step's \"led to\" on the "
         "scenario's page (or record the step again)",
     )  # fmt: skip
+
+
+def judged_in_place(steps: tuple[ScenarioStep, ...], index: int) -> bool:
+    """Whether step ``index``, if it sends a write, is judged by the errors the page then
+    shows: a step that may send one (:data:`_SENDING`), not followed by a check that
+    the page shows no error (that check judges them, read as checks are)."""
+    step = steps[index]
+    if step.action not in _SENDING and not (step.writes_a_value() and step.args.get("submit")):
+        return False
+    return all(later.args.get("kind") != "no_error" for later in checks_after(steps, index))
+
+
+def checks_after(steps: tuple[ScenarioStep, ...], index: int) -> list[ScenarioStep]:
+    """The checks right after step ``index``, before the next step that acts."""
+    checks = []
+    for later in steps[index + 1 :]:
+        if not later.is_check:
+            break
+        checks.append(later)
+    return checks
+
+
+async def errors_before(replay: Replay, index: int, budget: Budget) -> list[str] | None:
+    """The errors the page shows before step ``index`` acts, named as errors (a field's
+    mark, an element's class or id: not an alert saying words alone, which a toast
+    "Saved" may be); None when the step is not judged so (:func:`judged_in_place`)."""
+    if not judged_in_place(replay.scenario.steps, index):
+        return None
+    return await errors_shown(replay.tab, budget.child(_READ_MS), named=True)
+
+
+async def refused_in_place(
+    replay: Replay, index: int, since: int, before: tuple[str, list[str] | None], budget: Budget
+) -> None:
+    """RefusedInPlace when step ``index`` sent a write (among the tab's requests after
+    number ``since``) and the page, still at the address it acted on (``before``: that
+    address and the errors it showed then, :func:`errors_before`), now shows an error it
+    did not: the app answered the save with the form again and why it refused it, HTTP
+    200, and a scenario without a check would have passed.  An error a check after the
+    step expects to see (a text it shows) is the scenario's own: a test of the form's
+    refusal passes.  The last step that acts is judged at the end instead
+    (:func:`refused_at_end`), once what it left is read again: an edit the app put back,
+    saying why, is told as that, of the edit."""
+    if index == replay.acting:
+        replay.in_place = (index, since, before)
+        return
+    await _refused(replay, index, since, before, budget)
+
+
+async def refused_at_end(replay: Replay, budget: Budget) -> None:
+    """RefusedInPlace when the last step that acts sent a write that the app answered on
+    the same page with a new error (as :func:`refused_in_place` judges a step before it)."""
+    if replay.in_place is not None:
+        await _refused(replay, *replay.in_place, budget)
+
+
+async def _refused(
+    replay: Replay, index: int, since: int, before: tuple[str, list[str] | None], budget: Budget
+) -> None:
+    url, shown = before
+    tab = replay.tab
+    if shown is None or tab.page.is_closed() or not tab.log.wrote(since):
+        return  # (a popup its save closed: nothing refused there)
+    if not same_page(url, tab.url):
+        return
+    expected = [
+        replay.values.fill({"text": later.args["text"]})["text"]
+        for later in checks_after(replay.scenario.steps, index)
+        if later.args.get("kind") == "text_visible" and isinstance(later.args.get("text"), str)
+    ]
+    new = [
+        error
+        for error in await errors_shown(tab, budget.child(_READ_MS), named=True)
+        if error not in shown and not any(find_words(fold(error), fold(t)) for t in expected)
+    ]
+    if new:
+        new.sort(key=lambda error: error == FIELD_MARKED)  # what it says first
+        saying = ", ".join(repr(cut_text(error, 200)) for error in new[:2])  # a note, a field's
+        raise RefusedInPlace(
+            f"the app answered what it sent on the same page, saying {saying}: it likely "
+            "refused it",
+            said=new[0],
+            hint="see the page: a field it refused, or a message; a check after the step "
+            "that the page shows that text makes it the scenario's own",
+        )

@@ -65,6 +65,7 @@ from automation.recording import (
     exportsignin,
     exportuploads,
 )
+from automation.recording.answered import checks_after, judged_in_place
 from automation.recording.calls import CALL, brought_login, called
 from automation.recording.expect import KINDS
 from automation.recording.exporthead import DOWNLOADS, HEADER, MARKER
@@ -186,9 +187,12 @@ def _end(scenario: Scenario, params: _Params) -> list[str]:
     state = steps[acting].kept_state(left=True) if acting >= 0 else None
     written, committed = last_write(steps)  # the field it wrote, or its key committed
     wrote = written >= 0 and params.base is None and steps[written].writes_a_value()
+    # Its write refused on the same page, read once what it left is (as replay's confirm).
+    judged = acting >= 0 and judged_in_place(steps, acting)
+    refused = [_refused_in_place(steps, acting, params)] if judged else []
     lines = ["    documents, address = len(DOCUMENT), page.url", "    served(page)"]
     if not again and state is None and not wrote:  # the page it went on to: no error
-        return [*lines, "    went_on(page, documents, address)"]
+        return [*lines, "    went_on(page, documents, address)", *(f"    {r}" for r in refused)]
     lines += [f"    {line}" for line in _read_again(again, params)]
     if state is not None:
         assert state.identity is not None
@@ -206,7 +210,17 @@ def _end(scenario: Scenario, params: _Params) -> list[str]:
             f"        kept_value({_locator(identity, params)}"
             + (", committed=True)" if committed else ")"),
         ]
-    return lines
+    return lines + [f"        {r}" for r in refused]
+
+
+def _refused_in_place(steps: tuple[ScenarioStep, ...], index: int, params: _Params) -> str:
+    """The line that judges step ``index``'s write refused on the same page, as replay
+    judges it (answered.refused_in_place): an error a check after it expects to see is the
+    scenario's own."""
+    expected = [_value(_arg(later.args, "text"), params)
+                for later in checks_after(steps, index)
+                if later.args.get("kind") == "text_visible"]  # fmt: skip
+    return f"refused_in_place(page, sent, shown, [{', '.join(expected)}])"
 
 
 def _in_fixture(header: str, line: str) -> str:
@@ -346,7 +360,10 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
                 body[1 : 1 + len(does)] = [first, *does[: len(does) - enter], read,
                                            *does[len(does) - enter :]]  # fmt: skip
             sends = _sends_form(step)  # as replay judges it: answered with the sign-in page?
-            if sends is not None or step.judged_where_it_led:
+            in_place = judged_in_place(scenario.steps, index)  # as replay: refused in place?
+            if in_place:
+                body[1:1] = ["shown = (page.url, errors_shown(page, named=True))"]
+            if sends is not None or step.judged_where_it_led or in_place:
                 body[1:] = ["sent = len(WROTE)", *body[1:]]
             if sends is not None:
                 body[1:1] = ["asked = asks_sign_in(page)  # (then the step signs in)"]
@@ -354,6 +371,8 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
             if step.judged_where_it_led:  # as replay judges it
                 led_to = _url(_address(step.led_to, params), params)
                 body.append(f"where_it_led(page, sent, {led_to})")
+            if in_place and index != acting:  # (the last step that acts: at the end)
+                body.append(_refused_in_place(scenario.steps, index, params))
             if step.is_check and step.url:  # not on a form the server answered with itself
                 body.insert(
                     1, f"not_answered_again(page, {_url(_address(step.url, params), params)})"

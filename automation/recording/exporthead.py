@@ -301,6 +301,26 @@ def where_it_led(page: Page, sent: int, recorded: str) -> None:
         f"what the step sent led to {{page.url}}, not to {{recorded}} as when recorded")
 
 
+def refused_in_place(page: Page, sent: int, shown: tuple, expected: list) -> None:
+    """As Tabwright's replay judges a step that sent a write (the page's writes were
+    ``sent`` before it) and stayed where it acted (``shown``: that address and the errors
+    the page showed before the step, named as errors): the page shows no error it did
+    not show then, but one a check after the step expects (a text ``expected`` shows)."""
+    if len(WROTE) == sent or page.is_closed():  # (a popup its save closed)
+        return
+    try:
+        page.wait_for_load_state()
+    except PlaywrightError:  # it closed meanwhile
+        return
+    if not same_page(shown[0], page.url):
+        return
+    new = [e for e in errors_shown(page, named=True) if e not in shown[1] and not any(
+        re.search(words(text), folded(e), re.IGNORECASE) for text in expected)]
+    new.sort(key=lambda error: error == "a field marked invalid")  # what it says first
+    assert not new, (f"the app answered what the step sent on the same page, saying "
+                     f"{{', '.join(repr(e[:200]) for e in new[:2])}}: it likely refused it")
+
+
 def not_answered_again(page: Page, recorded: str) -> None:
     """As Tabwright's replay reads a check recorded on the page ``recorded``: the page is
     not the server's own answer to a form sent (not a redirect after it) at another

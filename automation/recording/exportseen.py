@@ -209,13 +209,16 @@ def count_rows(page: Page, text: str, unread: list[Frame] | None = None) -> int:
     return total
 
 
-def errors_shown(page: Page, unread: list[Frame] | None = None) -> list[str]:
+def errors_shown(
+    page: Page, unread: list[Frame] | None = None, *, named: bool = False
+) -> list[str]:
     """What a person reads as "it refused" on the page and its seen frames, a few of them
-    (as :func:`automation.browser.seen.errors_shown` reads them)."""
+    (as :func:`automation.browser.seen.errors_shown` reads them; ``named``: not an alert
+    that says words alone)."""
     found: list[str] = []
     for frame in seen_frames(page, unread):
         try:
-            found += [str(t) for t in frame.evaluate(SEEN_JS, {"op": "errors"})]
+            found += [str(t) for t in frame.evaluate(SEEN_JS, {"op": "errors", "named": named})]
         except PlaywrightError:
             continue
     return found

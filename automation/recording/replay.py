@@ -77,9 +77,11 @@ from automation.events import (
 )
 from automation.recording import expect
 from automation.recording.answered import (
+    errors_before,
     not_a_form_answered_again,
     not_where_it_led,
     refused_by_server,
+    refused_in_place,
 )
 from automation.recording.calls import CALL, CallFrame, called, check_calls
 from automation.recording.intent import IntentAgent, Reached, agent_goal, by_agent, go_directly
@@ -188,6 +190,8 @@ class Replay:
         # a key pressed on its field commits), and whether a key committed it (last_write).
         self.written, self.committed = last_write(self.scenario.steps)
         self.said_before: list[str] = []  # what the page said was wrong before that edit
+        # The last step that acts, its write judged at the end (answered.refused_at_end).
+        self.in_place: tuple[int, int, tuple[str, list[str] | None]] | None = None
         self.held_before = -1  # the step the page was last held before (holds_before)
         self.run_secrets = self.secrets if self.secrets is not None else Secrets(self.env)
         for index, step in enumerate(self.scenario.steps):
@@ -408,6 +412,7 @@ class Replay:
                             self.said_before = await errors_shown(
                                 self.tab, step_budget.child(CONFIRM_MS)
                             )
+                    shown = (self.tab.url, await errors_before(self, index, step_budget))
                     try:
                         result = await act_on(self, located, step, step_budget)
                         await self.tab.settle(budget=step_budget)
@@ -428,6 +433,7 @@ class Replay:
                     await sent_to_sign_in(self, step, name, signing_in,
                                           self.tab.log.wrote(since), step_budget)  # fmt: skip
                     not_where_it_led(self, step, since)
+                    await refused_in_place(self, index, since, shown, step_budget)
             else:
                 args = self.values.fill(step.args, step.action)
                 if step.action == "wait_for" and "url" in args:  # as a URL check's

@@ -24,10 +24,12 @@ from automation.errors import (
     Cancelled,
     CheckFailed,
     HttpStatus,
+    RefusedInPlace,
     TabwrightError,
     UnexpectedDialog,
 )
 from automation.recording import expect
+from automation.recording.answered import refused_at_end
 from automation.recording.outcome import StepOutcome
 from automation.recording.readagain import acted_before
 
@@ -91,6 +93,13 @@ async def confirm(replay: Replay, budget: Budget, outcomes: list[StepOutcome]) -
                        else o for o in outcomes]  # fmt: skip
         return "failed", (f"step {acting} ({steps[acting].describe()}): held at first, "
                           f"then not {when}: {said}")  # fmt: skip
+    try:  # its write refused on the same page, the error shown since
+        await refused_at_end(replay, budget)
+    except RefusedInPlace as exc:
+        index = replay.in_place[0] if replay.in_place is not None else acting
+        outcomes[:] = [replace(o, status="failed", error=exc.to_dict()) if o.index == index
+                       else o for o in outcomes]  # fmt: skip
+        return "failed", f"step {index} ({steps[index].describe()}): {exc.message}"
     return "passed", ""
 
 

@@ -11,6 +11,7 @@ import pytest_asyncio
 from playwright.async_api import Browser, Page, async_playwright, expect
 
 from automation.browser.config import QUIET_CHROMIUM_ARGS
+from tests.automation.recording.test_refused_in_place import office  # noqa: F401  (a fixture)
 from tests.e2e.ui import CHROMIUM, SOCKET_SPY, UI_MS, Server, e2e_server
 from tests.fakellm import ScriptedLLMServer
 

@@ -21,11 +21,12 @@ from urllib.parse import parse_qs, quote, urlsplit
 
 import httpx
 import pytest
-from playwright.async_api import Page, expect
+from playwright.async_api import Locator, Page, expect
 
 from automation import BrowserSession
 from tests.automation.recording.test_calls import Mounted
 from tests.automation.recording.test_param_rows import _People
+from tests.automation.recording.test_refused_in_place import Office
 from tests.daphne import api_token
 from tests.daphne import log_in as client_log_in
 from tests.e2e.journeys import exported_pytest, import_scenario, script, until, wait_until
@@ -1237,6 +1238,19 @@ def delete_whom(app: str) -> dict[str, Any]:
                       _step("expect", {"kind": "no_error"})]}  # fmt: skip
 
 
+async def batch_of(page: Page, rows: Path, names: list[str], at_once: int) -> Locator:
+    """From a scenario's page: a batch of one row per name (its ``name`` column), ``at_once``
+    rows at a time, started; the rows' status badges, once each row is listed."""
+    await asyncio.to_thread(rows.write_text, "name\n" + "".join(f"{n}\n" for n in names))
+    form = page.get_by_test_id("batch-form")
+    await form.get_by_label("Rows (.csv or .json)").set_input_files(rows)
+    await form.get_by_label("Rows at once").fill(str(at_once))
+    await form.get_by_role("button", name="Run the batch").click()
+    badges = page.locator("#batch-rows tr .badge")
+    await expect(badges).to_have_count(len(names))
+    return badges
+
+
 async def test_a_batch_row_naming_someone_not_there_deletes_no_one_else(
     page: Page, server: Server, tmp_path: Path
 ) -> None:
@@ -1250,14 +1264,7 @@ async def test_a_batch_row_naming_someone_not_there_deletes_no_one_else(
     with loopback_app(_People) as app:
         await log_in(page, server)
         await import_scenario(page, server, tmp_path / "delete.json", delete_whom(app))
-        rows = tmp_path / "people.csv"
-        await asyncio.to_thread(rows.write_text, "name\nAnn Lee\nBob Smith\n")
-        form = page.get_by_test_id("batch-form")
-        await form.get_by_label("Rows (.csv or .json)").set_input_files(rows)
-        await form.get_by_label("Rows at once").fill("2")
-        await form.get_by_role("button", name="Run the batch").click()
-        badges = page.locator("#batch-rows tr .badge")
-        await expect(badges).to_have_count(2)
+        badges = await batch_of(page, tmp_path / "people.csv", ["Ann Lee", "Bob Smith"], 2)
         await expect(badges.nth(1)).to_have_text("passed", timeout=LIVE_MS)
         # The row for "Ann Lee" waits for a person: no row shows him.
         ann = page.locator("#batch-rows tr").first
@@ -1265,3 +1272,35 @@ async def test_a_batch_row_naming_someone_not_there_deletes_no_one_else(
         await expect(badges.nth(0)).not_to_have_text("passed")
         await save(page, "seams-batch-row-of-someone-not-there.png")
         assert _People.people == ["Ann Leeds", "Carl Jung"], _People.people
+
+
+def rename_customer(app: str) -> dict[str, Any]:
+    """Rename customer 1 to the name a parameter gives, saved with no check after it."""
+    name = {"role": "textbox", "name": "Name:", "tag": "input", "name_attr": "name"}
+    save_ = {"role": "button", "name": "Save and continue editing", "tag": "button",
+             "text": "Save and continue editing", "name_attr": "_continue"}  # fmt: skip
+    return {"format": "tabwright.scenario", "version": 1, "name": "Rename a customer",
+            "base_url": app + "/", "params": {"name": {"default": "Acme Ltd"}},
+            "steps": [_step("navigate", {"url": app + "/customers/1/change/"}),
+                      {"action": "fill", "args": {"value": "${name}"}, "identity": name},
+                      {"action": "click", "args": {}, "identity": save_}]}  # fmt: skip
+
+
+async def test_a_batch_row_whose_name_the_app_refuses_on_its_form_fails(
+    page: Page, server: Server, tmp_path: Path, office: Office
+) -> None:
+    """A batch of a scenario that renames a customer, no check after its Save: the row
+    whose name another customer holds is refused by the app on the form itself (HTTP 200,
+    the same address, an error list above the field), and that row fails, saying what the
+    page said; before, it passed having saved nothing.  The next row renames."""
+    office.reset(taken={"Acme Holdings"})
+    await log_in(page, server)
+    await import_scenario(page, server, tmp_path / "rename.json", rename_customer(office.url))
+    badges = await batch_of(page, tmp_path / "names.csv", ["Acme Holdings", "Acme Group"], 1)
+    await expect(badges.nth(1)).to_have_text("passed", timeout=LIVE_MS)
+    await expect(badges.nth(0)).to_have_text("failed")
+    refused = page.locator("#batch-rows tr").first
+    await expect(refused).to_contain_text("the app answered what it sent on the same page")
+    await expect(refused).to_contain_text("Please correct the error below.")
+    await save(page, "seams-batch-row-refused-on-its-form.png")
+    assert office.customers == {1: "Acme Group"}, office.customers

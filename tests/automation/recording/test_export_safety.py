@@ -38,13 +38,15 @@ BODY_NAMES = {"page", "expect", "re", "os", "url", "frame_of", "served", "words"
               "uploaded", "attach", "writes_answered", "kept_change", "checks_answered",
               "kept_tick", "rows_showing",
               "fits", "left_ticked", "left_value", "kept_value", "went_on", "documents", "held",
-              "address", "ACTED"}  # fmt: skip
+              "address", "ACTED", "refused_in_place", "shown"}  # fmt: skip
 # What a step that may send a write keeps before it (the writes sent, whether the page
-# asked to sign in), the only statements of the body that are not a call.
+# asked to sign in, the errors it shows), the only statements of the body that are not a
+# call.
 KEPT_BEFORE_A_STEP = {
     "sent = len(WROTE)",
     "asked = asks_sign_in(page)",
     "documents, address = (len(DOCUMENT), page.url)",
+    "shown = (page.url, errors_shown(page, named=True))",
 }
 # The one condition: the checks read again at the end, on the page they read.
 READ_AGAIN_IF = "not went_on(page, documents, address)"
@@ -149,6 +151,7 @@ def assert_safe_module(code: str) -> ast.FunctionDef:
             "expect_rows",
             "sent_to_sign_in",
             "where_it_led",
+            "refused_in_place",  # refused_in_place(page, sent, shown, [...]): no new error
             "not_answered_again",
             "expect_items",
             "expect_seen",

@@ -35,6 +35,7 @@ pytestmark = pytest.mark.long  # one of the longest files: dealt out first
 
 BANNERS = {  # how the app says it saved
     "alert": '<div class="alert alert-success" role="alert">{said}</div>',
+    "toast": '<div role="alert">{said}</div>',  # an alert saying words alone
     "status": '<ul class="messagelist" role="status"><li class="success">{said}</li></ul>',
 }
 ERRORS = {  # how the app says it refused: (above the form, beside the field)
@@ -201,6 +202,80 @@ async def test_a_text_only_a_message_lists_is_no_row(
         )
         assert office.customers == {1: "Acme Ltd"}
         assert not ok and code == 1, out
+
+
+def bare(scenario: Scenario, *more: ScenarioStep) -> Scenario:
+    """``scenario``'s steps without its checks, then ``more``."""
+    steps = tuple(s for s in scenario.steps if not s.is_check)
+    return replace(scenario, steps=(*steps, *more))
+
+
+@pytest.mark.parametrize("errors", ["django", "invalid"])
+async def test_a_save_refused_on_the_same_page_fails_with_no_check_after_it(
+    tab: Tab, office: Office, tmp_path: Path, errors: str
+) -> None:
+    """No check after the save (a person unticked them, or the scenario goes on): the
+    errors the page shows once it answered the save on the same page fail it, in replay
+    and export, naming what the page said; saved, both pass."""
+    office.errors = errors
+    url = f"{office.url}/customers/1/change/"
+    recorded_, _ = await recorded(tab, url, "Acme Holdings", "Save and continue editing")
+    then = ScenarioStep("navigate", {"url": f"{office.url}/customers/add/"})
+    for scenario in (bare(recorded_), bare(recorded_, then)):
+        ok, code, out = await replayed_and_exported(
+            tab, office, scenario, tmp_path, refused={"Acme Holdings"}
+        )
+        assert office.customers[1] == "Acme Ltd"
+        assert not ok and code == 1, out
+        said = "the app answered what the step sent on the same page, saying"
+        assert said in out and "already exists" in out, out
+        ok, code, out = await replayed_and_exported(tab, office, scenario, tmp_path, refused=set())
+        assert office.customers[1] == "Acme Holdings"
+        assert ok and code == 0 and "1 passed" in out, out
+    office.reset(taken={"Acme Holdings"})
+    result = await Replay(tab, bare(recorded_, then)).run()
+    failed = result.steps[2]
+    assert [s.status for s in result.steps] == ["passed", "passed", "failed", "not_run"]
+    assert failed.error is not None and failed.error["code"] == "refused_in_place", failed.error
+    assert (
+        "already exists" in failed.error["message"]
+        or "correct the error" in failed.error["message"]
+    ), failed.error
+
+
+async def test_a_refusal_a_check_after_the_save_expects_passes(
+    tab: Tab, office: Office, tmp_path: Path
+) -> None:
+    """A scenario that tests the form's refusal: its check of the error's words makes the
+    error its own, in replay and export; where the save goes through, the check fails."""
+    url = f"{office.url}/customers/1/change/"
+    recorded_, _ = await recorded(tab, url, "Acme Holdings", "Save and continue editing")
+    said = ScenarioStep("expect", {"kind": "text_visible", "text": "already exists"})
+    note = ScenarioStep("expect", {"kind": "text_visible", "text": "correct the error below"})
+    scenario = bare(recorded_, said, note)
+    ok, code, out = await replayed_and_exported(
+        tab, office, scenario, tmp_path, refused={"Acme Holdings"}
+    )
+    assert ok and code == 0 and "1 passed" in out, out
+    ok, code, out = await replayed_and_exported(tab, office, scenario, tmp_path, refused=set())
+    assert not ok and code == 1, out
+    assert "expected the page to show 'already exists'" in out, out
+
+
+async def test_a_save_that_says_so_in_an_alert_alone_passes_with_no_check_after_it(
+    tab: Tab, office: Office, tmp_path: Path
+) -> None:
+    """The app's success said in an alert with no class (a toast "… was changed
+    successfully" in ``role=alert``) is no refusal: an alert saying words alone is not
+    read as one here (a check that the page shows no error reads it, as ever)."""
+    office.banner = "toast"
+    url = f"{office.url}/customers/1/change/"
+    recorded_, _ = await recorded(tab, url, "Acme Holdings", "Save and continue editing")
+    ok, code, out = await replayed_and_exported(
+        tab, office, bare(recorded_), tmp_path, refused=set()
+    )
+    assert office.customers[1] == "Acme Holdings"
+    assert ok and code == 0 and "1 passed" in out, out
 
 
 LINES = """<!doctype html><title>Order 7</title><h1>Order 7</h1><form method="post"><table>
