@@ -362,7 +362,7 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
             sends = _sends_form(step)  # as replay judges it: answered with the sign-in page?
             in_place = judged_in_place(scenario.steps, index)  # as replay: refused in place?
             if in_place:
-                body[1:1] = ["shown = (page.url, errors_shown(page, named=True))"]
+                body[1:1] = ["shown = errors_before(page)"]
             if sends is not None or step.judged_where_it_led or in_place:
                 body[1:] = ["sent = len(WROTE)", *body[1:]]
             if sends is not None:

@@ -74,6 +74,9 @@ UNDER_WAY: set = set()  # ... and those not answered yet
 ASKED: set = set()  # the fetches and XHRs of the page's scripts not done yet (any method)
 WROTE: list = []  # every write the page sent (a form posted, a save), the latest last
 DOCUMENT: list = []  # the method of the request each page's document answered, the latest last
+POSTED: list = []  # each form a page itself posted (its main frame's writes), in order
+POSTING: set = set()  # ... those not answered in full yet
+COMMITS: list = []  # the address of each document a page committed, the latest last
 ACTED: set = set()  # the paths of the frames a step acted in (their writes are the steps')
 # The page's timers of up to HOLD_MS still to run (a save 600 ms after the last change),
 # put in before the page's own scripts: what the last steps left for later, which replay's
@@ -301,20 +304,33 @@ def where_it_led(page: Page, sent: int, recorded: str) -> None:
         f"what the step sent led to {{page.url}}, not to {{recorded}} as when recorded")
 
 
+def errors_before(page: Page) -> tuple:
+    """What :func:`refused_in_place` compares the page with after a step: its address, the
+    errors it shows, named as errors, and how many forms it posted and documents it
+    committed so far."""
+    return page.url, errors_shown(page, named=True), len(POSTED), len(COMMITS)
+
+
 def refused_in_place(page: Page, sent: int, shown: tuple, expected: list) -> None:
     """As Tabwright's replay judges a step that sent a write (the page's writes were
-    ``sent`` before it) and stayed where it acted (``shown``: that address and the errors
-    the page showed before the step, named as errors): the page shows no error it did
-    not show then, but one a check after the step expects (a text ``expected`` shows)."""
+    ``sent`` before it) and stayed where it acted (``shown``: :func:`errors_before`'s):
+    the page shows no error it did not show then, but one a check after the step expects
+    (a text ``expected`` shows).  A form the step posted is read once its answer is the
+    page (Playwright's click and keys wait for no navigation)."""
+    url, said, posted, commits = shown
     if len(WROTE) == sent or page.is_closed():  # (a popup its save closed)
         return
     try:
+        for _ in range(300):  # up to 15 s: its answer committed, or it ended without one
+            if len(COMMITS) > commits or not POSTING.intersection(POSTED[posted:]):
+                break
+            page.wait_for_timeout(50)
         page.wait_for_load_state()
     except PlaywrightError:  # it closed meanwhile
         return
-    if not same_page(shown[0], page.url):
+    if not same_page(url, page.url):
         return
-    new = [e for e in errors_shown(page, named=True) if e not in shown[1] and not any(
+    new = [e for e in errors_shown(page, named=True) if e not in said and not any(
         re.search(words(text), folded(e), re.IGNORECASE) for text in expected)]
     new.sort(key=lambda error: error == "a field marked invalid")  # what it says first
     assert not new, (f"the app answered what the step sent on the same page, saying "
@@ -337,6 +353,10 @@ def _sent(request) -> None:  # noqa: ANN001 (a Request)
         ASKED.add(request)
     if request.method in WRITES:
         WROTE.append(request.method)
+    followed = request.redirected_from is not None and request.redirected_from in POSTED
+    if (request.method in WRITES or followed) and _page_itself(request):  # (its redirect too)
+        POSTED.append(request)
+        POSTING.add(request)
     script_write = request.method in WRITES and request.resource_type in ("fetch", "xhr")
     if script_write or _frame_write(request):
         UNDER_WAY.add(request)
@@ -383,6 +403,7 @@ def _failed(page: Page, request) -> None:  # noqa: ANN001 (a Request)
     gave up itself (net::ERR_ABORTED) is not that."""
     UNDER_WAY.discard(request)
     ASKED.discard(request)
+    POSTING.discard(request)
     failure = request.failure or "failed"
     if "ERR_ABORTED" in failure:
         return
@@ -397,7 +418,10 @@ def listen(page: Page) -> None:
     page.on("request", _sent)
     page.on("response", lambda response: _answered(page, response))
     page.on("requestfailed", lambda request: _failed(page, request))
-    page.on("requestfinished", lambda request: ASKED.discard(request))
+    page.on("requestfinished", lambda request: (ASKED.discard(request),
+                                                POSTING.discard(request)))
+    page.on("framenavigated",
+            lambda frame: COMMITS.append(frame.url) if frame.parent_frame is None else None)
 
 
 @pytest.fixture

@@ -441,6 +441,7 @@ class Replay:
                 if step.action == "navigate" or (step.action == "wait_for" and "url" in args):
                     args["url"] = rebase(args["url"], self.scenario.base_url, self.base_url)
                 since = self.tab.log.requests_seen
+                shown = (self.tab.url, await errors_before(self, index, step_budget))  # a key
                 try:
                     if step.action == "wait_for" and "url" in args:  # read as a URL check
                         check = {"kind": "url", "url": args["url"]}
@@ -453,6 +454,7 @@ class Replay:
                     self._note_writes(index, since)
                 self.refusals(since)
                 not_where_it_led(self, step, since)
+                await refused_in_place(self, index, since, shown, step_budget)
         except Cancelled:
             raise
         except BrowserClosed:

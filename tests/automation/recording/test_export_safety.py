@@ -46,7 +46,7 @@ KEPT_BEFORE_A_STEP = {
     "sent = len(WROTE)",
     "asked = asks_sign_in(page)",
     "documents, address = (len(DOCUMENT), page.url)",
-    "shown = (page.url, errors_shown(page, named=True))",
+    "shown = errors_before(page)",
 }
 # The one condition: the checks read again at the end, on the page they read.
 READ_AGAIN_IF = "not went_on(page, documents, address)"

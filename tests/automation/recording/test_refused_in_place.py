@@ -243,6 +243,28 @@ async def test_a_save_refused_on_the_same_page_fails_with_no_check_after_it(
     ), failed.error
 
 
+async def test_a_form_sent_by_a_key_where_the_focus_is_and_refused_fails(
+    tab: Tab, office: Office
+) -> None:
+    """Enter pressed where the focus is (a step with no element: a keyboard's) sends the
+    form the field is in: refused on the same page, the step fails in replay."""
+    url = f"{office.url}/customers/1/change/"
+    recorded_, _ = await recorded(tab, url, "Acme Holdings", "Save and continue editing")
+    navigate, fill, _click = recorded_.steps[:3]
+    enter = ScenarioStep("press", {"key": "Enter"})
+    scenario = replace(recorded_, steps=(navigate, fill, enter))
+    office.reset(taken={"Acme Holdings"})
+    result = await Replay(tab, scenario).run()
+    assert not result.ok and office.customers[1] == "Acme Ltd"
+    assert (
+        "step 2 (press): the app answered what it sent on the same page, saying 'Please "
+        "correct the error below.'" in result.reason
+    ), result.reason
+    office.reset(taken=set())
+    result = await Replay(tab, scenario).run()
+    assert result.ok and office.customers[1] == "Acme Holdings", result.to_dict()
+
+
 async def test_a_refusal_a_check_after_the_save_expects_passes(
     tab: Tab, office: Office, tmp_path: Path
 ) -> None:

@@ -396,7 +396,7 @@ def test_the_export_finds_an_element_by_each_identity_it_was_known_by() -> None:
     assert (
         f"    # step 2: tick checkbox 'Toggle ${{item}}'\n"
         "    sent = len(WROTE)\n"  # (a save it sets off, refused on the page, fails it)
-        "    shown = (page.url, errors_shown(page, named=True))\n"
+        "    shown = errors_before(page)\n"
         f"    kept_change({row}.get_by_role('checkbox', name=named('Toggle ' + {item}), "
         f"exact=True).or_({row}.get_by_role('checkbox')), 'check', True, checks_answered)\n"
     ) in code
