@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from automation import Budget, Tab
-from automation.browser.seen import SEEN_JS
+from automation.browser.seen import SEEN_JS, errors_shown
 from automation.errors import ActionFailed, BudgetExceeded, CheckFailed
 from automation.recording import expect
 from automation.recording.export import to_pytest
@@ -101,6 +101,26 @@ async def test_an_error_box_is_read_past_its_markup_s_blank_lines(
     )
     held, said = await expect._once(tab, {"kind": "no_error"}, None, room())
     assert not held and "could not be saved" in said, said
+
+
+async def test_a_button_styled_as_danger_is_no_error(tab: Tab, fixture_url: str) -> None:
+    """A "Delete" button or a "Remove" link styled ``btn-danger`` (Bootstrap's) is what a
+    person acts with, not an error the page says: a no_error check on a page of them
+    held only where nothing else says one, and a row added in place with its own Delete
+    button read as a save refused there."""
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    actions = ('<button class="btn btn-danger">Delete</button>'
+               '<a class="btn btn-outline-danger" href="#x">Remove</a>'
+               '<input type=submit class="btn-danger" value="Drop">')  # fmt: skip
+    await tab.page.set_content(f"<main><form><input name=a>{actions}</form></main>")
+    assert await expect._once(tab, {"kind": "no_error"}, None, room()) == (True, "")
+    await tab.page.set_content(
+        f"<main>{actions}<input aria-invalid=true class=btn-danger>"
+        "<p class='text-danger'>Name is taken</p></main>"
+    )
+    held, said = await expect._once(tab, {"kind": "no_error"}, None, room())
+    assert not held and "a field marked invalid" in said, said
+    assert await errors_shown(tab, room()) == ["a field marked invalid", "Name is taken"]
 
 
 def orders(shipped: str = "") -> str:

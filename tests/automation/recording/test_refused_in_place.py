@@ -300,6 +300,44 @@ async def test_a_save_that_says_so_in_an_alert_alone_passes_with_no_check_after_
     assert ok and code == 0 and "1 passed" in out, out
 
 
+ITEMS = """<!doctype html><title>Items</title><h1>Items</h1><table>{rows}</table>
+<form method="post"><label>New item <input name="item"></label><button>Add</button></form>"""
+
+
+async def test_a_row_added_in_place_with_a_delete_button_styled_danger_passes(
+    tab: Tab, tmp_path: Path
+) -> None:
+    """The form's answer is the same page with the new row, and each row has a "Delete"
+    button styled ``btn-danger``: a button is no error the page says, so the save is no
+    refusal there, in replay and export."""
+    items: list[str] = []
+
+    class Handler(QuietHandler):
+        def do_GET(self) -> None:
+            rows = "".join(f'<tr><td>{escape(i)}</td><td><button class="btn btn-danger">'
+                           "Delete</button></td></tr>" for i in items)  # fmt: skip
+            self.send(200, ITEMS.format(rows=rows).encode())
+
+        def do_POST(self) -> None:
+            form = parse_qs(self.rfile.read(int(self.headers["Content-Length"])).decode())
+            items.append(form["item"][0])
+            self.do_GET()  # answered in place, HTTP 200
+
+    box = {"role": "textbox", "name": "New item", "tag": "input", "name_attr": "item"}
+    add = {"role": "button", "name": "Add", "tag": "button", "text": "Add"}
+    with loopback_app(Handler) as base:
+        fill = {"action": "fill", "args": {"value": "Bolt"}, "identity": box}
+        click = {"action": "click", "args": {}, "identity": add}
+        steps = (ScenarioStep("navigate", {"url": f"{base}/items"}),
+                 ScenarioStep.from_dict(fill), ScenarioStep.from_dict(click))  # fmt: skip
+        scenario = Scenario("Add an item", steps, base_url=base + "/")
+        result = await Replay(tab, scenario).run()
+        assert result.ok, result.to_dict()
+        code, out = await run_exported(to_pytest(scenario), tmp_path, base, timeout_ms=3_000)
+    assert code == 0 and "1 passed" in out, out
+    assert items == ["Bolt", "Bolt"]
+
+
 LINES = """<!doctype html><title>Order 7</title><h1>Order 7</h1><form method="post"><table>
 <tr><th>Product</th><th>Qty</th></tr>{rows}</table><button>Save</button></form>"""
 
