@@ -371,7 +371,7 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
             if step.judged_where_it_led:  # as replay judges it
                 led_to = _url(_address(step.led_to, params), params)
                 body.append(f"where_it_led(page, sent, {led_to})")
-            if in_place and index != acting:  # (the last step that acts: at the end)
+            if in_place and (index != acting or params.base is not None):  # (else at the end)
                 body.append(_refused_in_place(scenario.steps, index, params))
             if step.is_check and step.url:  # not on a form the server answered with itself
                 body.insert(

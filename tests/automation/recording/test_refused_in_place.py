@@ -265,6 +265,27 @@ async def test_a_form_sent_by_a_key_where_the_focus_is_and_refused_fails(
     assert result.ok and office.customers[1] == "Acme Holdings", result.to_dict()
 
 
+async def test_a_save_refused_as_the_last_step_of_a_called_scenario_fails_in_both(
+    tab: Tab, office: Office, tmp_path: Path
+) -> None:
+    """The save is the last step of a scenario another calls: judged there, in replay
+    (the called scenario's own end) and in the export (its function has no end of its
+    own: judged at the step)."""
+    url = f"{office.url}/customers/1/change/"
+    recorded_, _ = await recorded(tab, url, "Acme Holdings", "Save and continue editing")
+    rename = replace(bare(recorded_), name="Rename")
+    call = ScenarioStep("call", {"scenario": "Rename", "params": {}})
+    caller = Scenario("Rename, called", (call,), base_url=rename.base_url,
+                      callees={"Rename": rename})  # fmt: skip
+    ok, code, out = await replayed_and_exported(
+        tab, office, caller, tmp_path, refused={"Acme Holdings"}
+    )
+    assert not ok and code == 1, out
+    assert "on the same page, saying 'Please correct the error below.'" in out, out
+    ok, code, out = await replayed_and_exported(tab, office, caller, tmp_path, refused=set())
+    assert ok and code == 0 and "1 passed" in out, out
+
+
 async def test_a_refusal_a_check_after_the_save_expects_passes(
     tab: Tab, office: Office, tmp_path: Path
 ) -> None:
