@@ -88,7 +88,7 @@ async def confirm(replay: Replay, budget: Budget, outcomes: list[StepOutcome]) -
         acting = replay.written  # the fill the last step's key committed
         said = await _taken_back(replay, acting, budget)
     if said:
-        error = CheckFailed(said).to_dict()
+        error = replay._redacted(CheckFailed(said))  # (a secret's value, as a step's are)
         outcomes[:] = [replace(o, status="failed", error=error) if o.index == acting
                        else o for o in outcomes]  # fmt: skip
         return "failed", (f"step {acting} ({steps[acting].describe()}): held at first, "
@@ -97,7 +97,8 @@ async def confirm(replay: Replay, budget: Budget, outcomes: list[StepOutcome]) -
         await refused_at_end(replay, budget)
     except RefusedInPlace as exc:
         index = replay.in_place[0] if replay.in_place is not None else acting
-        outcomes[:] = [replace(o, status="failed", error=exc.to_dict()) if o.index == index
+        error = replay._redacted(exc)
+        outcomes[:] = [replace(o, status="failed", error=error) if o.index == index
                        else o for o in outcomes]  # fmt: skip
         return "failed", f"step {index} ({steps[index].describe()}): {exc.message}"
     return "passed", ""

@@ -286,6 +286,25 @@ async def test_a_save_refused_as_the_last_step_of_a_called_scenario_fails_in_bot
     assert ok and code == 0 and "1 passed" in out, out
 
 
+async def test_a_secret_the_refusal_repeats_is_redacted_from_its_step(
+    tab: Tab, office: Office
+) -> None:
+    """The name typed is a secret's value and the page's error repeats it: the failed
+    step, judged at the end, says the error with the value redacted, as every step does."""
+    url = f"{office.url}/customers/1/change/"
+    recorded_, _ = await recorded(tab, url, "Acme Holdings", "Save and continue editing")
+    navigate, fill, click = bare(recorded_).steps
+    secret = replace(fill, args={"value": "${SECRET:NAME}"})
+    scenario = replace(recorded_, steps=(navigate, secret, click))
+    office.reset(taken={"Acme Holdings"})
+    env = {"TABWRIGHT_SECRET_NAME": "Acme Holdings"}
+    result = await Replay(tab, scenario, env=env).run()
+    failed = result.steps[2]
+    assert not result.ok and failed.error is not None, result.to_dict()
+    assert "A customer named “•••” already exists." in failed.error["message"], failed.error
+    assert "Acme Holdings" not in str(result.to_dict())
+
+
 async def test_a_refusal_a_check_after_the_save_expects_passes(
     tab: Tab, office: Office, tmp_path: Path
 ) -> None:
