@@ -145,7 +145,7 @@ async def errors_before(replay: Replay, index: int, budget: Budget) -> list[str]
     "Saved" may be); None when the step is not judged so (:func:`judged_in_place`)."""
     if not judged_in_place(replay.scenario.steps, index):
         return None
-    return await errors_shown(replay.tab, budget.child(_READ_MS), named=True)
+    return await errors_shown(replay.tab, _reading(budget), named=True)
 
 
 async def refused_in_place(
@@ -189,7 +189,7 @@ async def _refused(
     ]
     new = [
         error
-        for error in await errors_shown(tab, budget.child(_READ_MS), named=True)
+        for error in await errors_shown(tab, _reading(budget), named=True)
         if error not in shown and not any(find_words(fold(error), fold(t)) for t in expected)
     ]
     if new:
@@ -202,3 +202,9 @@ async def _refused(
             hint="see the page: a field it refused, or a message; a check after the step "
             "that the page shows that text makes it the scenario's own",
         )
+
+
+def _reading(budget: Budget) -> Budget:
+    """The time to read the page's errors in, named for it: a page too big or too busy to
+    read them from in time fails the step saying so (unjudged, a refusal would pass)."""
+    return budget.child(_READ_MS, label="read of the errors the page shows")

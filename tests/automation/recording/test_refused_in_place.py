@@ -406,3 +406,22 @@ async def test_a_rows_check_reads_the_values_the_app_wrote_in_export_as_in_repla
     if not saved:
         assert "expected at least 1 row(s) to show 'Screw' (waited" in out, out
         assert "but 0 row(s) show it" in out, out
+
+
+async def test_a_page_whose_errors_cant_be_read_in_time_fails_the_step_saying_so(
+    tab: Tab, office: Office, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No time to read what errors the page shows around a save (a page too big or too
+    busy for it): the step fails naming that read, not the step's own time, and is not
+    passed unjudged (a refusal would pass)."""
+    from automation.recording import answered
+
+    url = f"{office.url}/customers/1/change/"
+    recorded_, _ = await recorded(tab, url, "Acme Holdings", "Save and continue editing")
+    office.reset(taken=set())
+    monkeypatch.setattr(answered, "_READ_MS", 0)
+    result = await Replay(tab, bare(recorded_)).run()
+    failed = result.steps[2]
+    assert not result.ok and failed.error is not None, result.to_dict()
+    assert failed.error["code"] == "budget_exceeded", failed.error
+    assert "the read of the errors the page shows ran out" in failed.error["message"]
