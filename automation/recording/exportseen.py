@@ -119,10 +119,20 @@ def silent_note(frame: Frame) -> str:
     )
 
 
+# The element that holds the focus in a frame (inside shadow roots too), if not the page.
+FOCUSED_JS = """() => {
+  let at = document.activeElement;
+  while (at && at.shadowRoot && at.shadowRoot.activeElement) at = at.shadowRoot.activeElement;
+  return at && at !== document.body && at !== document.documentElement ? at : null;
+}"""
+
+
 def press_key(page: Page, key: str) -> None:
     """A key pressed where the focus is, as replay presses it: where the focus is inside a
     frame that does not answer, the step fails saying so (the key waited for it for good:
-    Playwright's keyboard has no timeout)."""
+    Playwright's keyboard has no timeout).  Pressed on the element that holds the focus,
+    the key waits for a page it sends the frame to, as a click does (the keyboard's own
+    press returns before a form its Enter sent is even asked for)."""
     frame = page.main_frame
     silent: list[Frame] | None = None
     while frame.child_frames and frame.evaluate(FOCUS_ON_FRAME_JS):
@@ -134,7 +144,11 @@ def press_key(page: Page, key: str) -> None:
             raise AssertionError(f"press {key}: the focus is where keys can't reach: "
                                  f"{silent_note(inner)}")  # fmt: skip
         frame = inner
-    page.keyboard.press(key)
+    focused = frame.evaluate_handle(FOCUSED_JS).as_element()
+    if focused is None:
+        page.keyboard.press(key)
+    else:
+        focused.press(key)
 
 
 def fits(element: Locator, value: str) -> None:

@@ -46,7 +46,12 @@ ERRORS = {  # how the app says it refused: (above the form, beside the field)
 }  # fmt: skip
 PAGE = """<!doctype html><title>{title}</title><h1>{title}</h1>{banner}{note}
 <form method="post"><label>Name: <input name="name" value="{name}"{invalid}></label>{error}
-<button name="{button}">{label}</button></form>"""
+<button name="{button}">{label}</button></form>{script}"""
+# An app busy a moment as its form's Enter is pressed (a suggestion list redrawn): the form
+# is asked for after the key's own events are done.
+BUSY_ON_ENTER = """<script>document.querySelector("input").addEventListener("keydown", e => {
+  if (e.key === "Enter") setTimeout(() => { const t = Date.now(); while (Date.now() - t < 200); });
+});</script>"""
 
 
 @dataclass
@@ -59,6 +64,7 @@ class Office:
     taken: set[str] = field(default_factory=set)
     flash: str = ""
     url: str = ""
+    script: str = ""
 
     def reset(self, *, taken: set[str]) -> None:
         self.customers, self.taken, self.flash = {1: "Acme Ltd"}, taken, ""
@@ -80,7 +86,7 @@ def office() -> Iterator[Office]:
                 banner=BANNERS[state.banner].format(said=escape(said)) if said else "",
                 error=error.format(said=escape(refused)),
                 invalid=' aria-invalid="true"' if refused and state.errors == "invalid" else "",
-                button=button[0], label=button[1])  # fmt: skip
+                button=button[0], label=button[1], script=state.script)  # fmt: skip
             self.send(200, html.encode())
 
         def do_GET(self) -> None:
@@ -244,10 +250,12 @@ async def test_a_save_refused_on_the_same_page_fails_with_no_check_after_it(
 
 
 async def test_a_form_sent_by_a_key_where_the_focus_is_and_refused_fails(
-    tab: Tab, office: Office
+    tab: Tab, office: Office, tmp_path: Path
 ) -> None:
     """Enter pressed where the focus is (a step with no element: a keyboard's) sends the
-    form the field is in: refused on the same page, the step fails in replay."""
+    form the field is in: refused on the same page, the step fails, in replay and in the
+    export (whose key waits for the form it sent to be answered, as a click does, on a
+    page busy a moment as the key is pressed too)."""
     url = f"{office.url}/customers/1/change/"
     recorded_, _ = await recorded(tab, url, "Acme Holdings", "Save and continue editing")
     navigate, fill, _click = recorded_.steps[:3]
@@ -263,6 +271,14 @@ async def test_a_form_sent_by_a_key_where_the_focus_is_and_refused_fails(
     office.reset(taken=set())
     result = await Replay(tab, scenario).run()
     assert result.ok and office.customers[1] == "Acme Holdings", result.to_dict()
+    office.script = BUSY_ON_ENTER  # (a key that did not wait ends the test before it)
+    ok, code, out = await replayed_and_exported(
+        tab, office, scenario, tmp_path, refused={"Acme Holdings"}
+    )
+    assert not ok and code == 1, out
+    assert "on the same page, saying 'Please correct the error below.'" in out, out
+    ok, code, out = await replayed_and_exported(tab, office, scenario, tmp_path, refused=set())
+    assert ok and code == 0 and "1 passed" in out, out
 
 
 async def test_a_save_refused_as_the_last_step_of_a_called_scenario_fails_in_both(
