@@ -68,6 +68,10 @@ _OPTIONS_JS = """(el) => el.tagName === "SELECT" ?
   Array.from(el.options, (o) => [o.label.trim(), o.value]) : null"""
 SELECTED_JS = """(el) => el.tagName === "SELECT" ?
   Array.from(el.selectedOptions, (o) => o.value) : null"""
+# Whether a <select> shows its placeholder ("Bulk actions…": an option with no value, or
+# one a person can't choose), not a choice: a menu of actions shows it again once it acted.
+PLACEHOLDER_JS = """(el) => el.tagName === "SELECT" && el.selectedOptions.length > 0 &&
+  Array.from(el.selectedOptions).every((o) => o.value === "" || o.disabled || o.hidden)"""
 _VALUE_JS = "(el) => el.isContentEditable ? el.innerText : (el.value ?? null)"
 # The longest timer a tick or a choice that asked the app's server waits for before it is
 # read again: an app that meets the answer a moment later (it puts the old choice back
@@ -182,8 +186,11 @@ async def _kept(
     Standard) or changed it to another of its own (Pickup instead).  When it asked the
     server, the page is held first (the timers of up to :data:`ANSWER_MET_MS` it set as
     the answer came run: an app that puts it back a moment later).  ``js`` reads the
-    state on the element now."""
+    state on the element now.  A select shown with its placeholder ("Bulk actions…") again,
+    saying no new error, is a menu of actions that acted, not a choice refused."""
     before, _ = await subject.read(js, budget)
+    menu = js == SELECTED_JS and (await subject.read(PLACEHOLDER_JS, budget))[0] is True
+    said_before = await errors_shown(tab, budget.child(_READ_MS)) if menu else []
 
     async def acted() -> tuple[str, Any]:
         said = await act()
@@ -191,6 +198,14 @@ async def _kept(
 
     said, left = await _given(tab, acted, budget=budget)
     now, where = await subject.read(js, budget)
+    if menu and where is not None and now == before:  # its placeholder again
+        new = [e for e in await errors_shown(tab, budget.child(_READ_MS)) if e not in said_before]
+        if new:
+            raise ActionFailed(
+                f"{said}, but the page put it back as it was, saying {new[0][:200]!r}",
+                hint="the page refused it: read what it says",
+            )
+        return f"{said}; the select then showed its placeholder again (a menu of actions)"
     asked = tab.settler.last is not None and (tab.settler.last.requests or tab.settler.last.pending)
     if where is not None and left != before and now != before and asked:
         # It asked the app's server: what the page does with the answer may come a
@@ -496,7 +511,11 @@ async def _select(tab: Tab, subject: Subject, wanted: list[str], budget: Budget)
     chosen, where = await subject.settle(
         SELECTED_JS, lambda now: sorted(now or []) == sorted(picked), budget
     )
-    if where is not None and sorted(chosen or []) != sorted(picked):
+    if (
+        where is not None
+        and sorted(chosen or []) != sorted(picked)
+        and not (await subject.read(PLACEHOLDER_JS, budget))[0]
+    ):  # (a menu of actions showing its placeholder again: judged by _kept)
         raise ActionFailed(
             f"{what}: the page changed the choice to {chosen}",
             hint="the option may not be allowed now; look at the page again",

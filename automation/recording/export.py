@@ -142,6 +142,7 @@ def to_pytest(
                  f"VALUE_JS = {_text(expect.VALUE_JS, 'the rule')}\n"
                  f"MAX_LENGTH_JS = {_text(fieldops.MAX_LENGTH_JS, 'the rule')}\n"
                  f"SELECTED_JS = {_text(fieldops.SELECTED_JS, 'the rule')}\n"
+                 f"PLACEHOLDER_JS = {_text(fieldops.PLACEHOLDER_JS, 'the rule')}\n"
                  f"TOGGLE_STATE_JS = {_text(effect.TOGGLE_STATE_JS, 'the rule')}\n"
                  f"FOCUS_ON_FRAME_JS = {_text(frames.FOCUS_ON_FRAME_JS, 'the rule')}\n"
                  f"HOLDS_FOCUS_JS = {_text(frames.HOLDS_FOCUS_JS, 'the rule')}\n"

@@ -33,7 +33,7 @@ from playwright.sync_api import expect
 
 from automation.browser.address import address_holds
 from automation.browser.effect import TOGGLE_STATE_JS
-from automation.browser.fieldops import MAX_LENGTH_JS, SELECTED_JS
+from automation.browser.fieldops import MAX_LENGTH_JS, PLACEHOLDER_JS, SELECTED_JS
 from automation.browser.frames import FOCUS_ON_FRAME_JS, HOLDS_FOCUS_JS
 from automation.browser.seen import SEEN_JS
 from automation.browser.textmatch import folded, listed_as, lists, words
@@ -469,15 +469,23 @@ def kept_change(
     the header's checks_answered), a field showing the state from before it again (an
     app that asked its server whether Express reaches the address and, told no, shows
     Standard again) or another of the app's own (Pickup) fails the step, saying what
-    the page says."""
+    the page says; a select put back to its placeholder saying no error is a menu of
+    actions that acted."""
     js = TOGGLE_STATE_JS if change == "check" else SELECTED_JS
     before = field.evaluate(js)
+    menu = change == "select" and field.evaluate(PLACEHOLDER_JS)  # "Bulk actions…"
+    said_before = errors_shown(field.page) if menu else []
     with settled(field.page):
         if change == "check":
             field.set_checked(bool(value))
         else:
             field.select_option(label=value)
         left = field.evaluate(js)
+    if menu and field.count() == 1 and field.evaluate(js) == before:  # its placeholder again
+        new = [e for e in errors_shown(field.page) if e not in said_before]
+        if new:
+            raise AssertionError(f"the page put the choice back as it was, saying {new[0][:200]!r}")
+        return  # a menu of actions that acted
     if left == before or field.count() != 1:
         return
     now = field.evaluate(js)

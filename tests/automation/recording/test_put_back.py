@@ -79,6 +79,26 @@ gift.addEventListener("change", async () => {
 </script></main>"""
 
 
+# A menu of actions: choosing one does it and shows the placeholder again, saying what it
+# did (as a status) or why it could not (as an error).  ``?menu=disabled``: a placeholder
+# no one can choose, rather than one with no value.
+ACTIONS = """<!doctype html><title>Orders</title><main><h1>Orders</h1>
+<label>With the selected orders <select id=bulk></select></label><p id=said></p>
+<script>
+const disabled = location.search.includes("menu=disabled");
+bulk.innerHTML = (disabled ? "<option disabled selected>Bulk actions…</option>" :
+  "<option value=''>Bulk actions…</option>") +
+  "<option value=archive>Archive</option><option value=delete>Delete</option>";
+bulk.addEventListener("change", async () => {
+  const answer = await (await fetch("/bulk", {method: "POST", body: bulk.value})).json();
+  said.className = answer.ok ? "status" : "error";
+  said.setAttribute("role", answer.ok ? "status" : "alert");
+  said.textContent = answer.said;
+  bulk.selectedIndex = 0;
+});
+</script></main>"""
+
+
 class Shop(QuietHandler):
     orders: list[dict[str, list[str]]] = []
 
@@ -97,10 +117,17 @@ class Shop(QuietHandler):
             threading.Event().wait(0.3)  # a server that takes its time
             self.send(200, json.dumps(answer).encode(), **{"Content-Type": "application/json"})
             return
-        self.send(200, PAGE.encode(), **{"Content-Type": "text/html"})
+        page = ACTIONS if self.path.startswith("/orders") else PAGE
+        self.send(200, page.encode(), **{"Content-Type": "text/html"})
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
+        if self.path.startswith("/bulk"):  # a menu of actions' action, done or refused
+            self.orders.append({"bulk": [body]})
+            said = {"archive": "2 orders archived", "delete": "none of them can be deleted"}
+            answer = {"ok": body != "delete", "said": said.get(body, "done")}
+            self.send(200, json.dumps(answer).encode(), **{"Content-Type": "application/json"})
+            return
         self.orders.append(parse_qs(body))
         self.send(200, b"<!doctype html><title>Done</title><h1>Order placed</h1>",
                   **{"Content-Type": "text/html"})  # fmt: skip
@@ -291,3 +318,31 @@ async def test_a_combobox_typed_into_by_fill_form_is_settled(tab: Tab, shop: str
         {"ref": ref_of(snapshot, "combobox", "City"), "value": "Lyon"},
     ])  # fmt: skip
     assert await tab.page.evaluate("list.textContent") == "Lyonville"
+
+
+@pytest.mark.parametrize("menu", ["", "disabled"], ids=["no value", "disabled"])
+async def test_a_menu_of_actions_showing_its_placeholder_again_passes_unless_it_refused(
+    tab: Tab, shop: str, menu: str, tmp_path: Path
+) -> None:
+    """A select that does what is chosen and shows its placeholder again ("Bulk
+    actions…") is no choice put back: the step passes, in replay and in the export; where
+    the page says why it could not, the step fails saying so."""
+    for action, said in (("Archive", ""), ("Delete", "none of them can be deleted")):
+        step = ScenarioStep.from_dict({
+            "action": "select_option", "args": {"values": [action]},
+            "identity": {"role": "combobox", "name": "With the selected orders", "tag": "select"},
+        })  # fmt: skip
+        steps = (ScenarioStep("navigate", {"url": f"{shop}/orders?menu={menu}"}), step)
+        scenario = Scenario("Bulk", steps, base_url=f"{shop}/")
+        Shop.orders.clear()
+        result = await Replay(tab, scenario, config=ReplayConfig()).run()
+        code, out = await run_exported(to_pytest(scenario), tmp_path, f"{shop}/")
+        assert Shop.orders == [{"bulk": [action.lower()]}] * 2  # each did it once
+        if not said:
+            assert result.ok, result.to_dict()
+            assert "showed its placeholder again" in result.steps[1].result, result.to_dict()
+            assert code == 0, out
+            continue
+        assert result.status == "failed", result.to_dict()
+        assert f"but the page put it back as it was, saying {said!r}" in result.reason
+        assert code == 1 and f"back as it was, saying {said!r}" in out, out
