@@ -46,6 +46,9 @@
   // What one acts with, not reads: a "Delete" button styled "btn-danger" says no error.
   const ACTS = "button, a[href], input[type=button], input[type=submit], input[type=reset], " +
     "input[type=image], summary, [role=button], [role=link], [role=menuitem], [role=tab]";
+  // What names a status a row or a title wears, not a message: a "badge bg-danger" saying
+  // "Overdue", a "tag is-danger" saying "Unpaid" (Bootstrap's, Bulma's badges).
+  const BADGE_WORD = /(^|[-_])(badge|pill|tag|chip|label)([-_]|$)/i;
   const UNSEEN = new Set(["SCRIPT", "STYLE", "TEMPLATE", "NOSCRIPT", "HEAD"]);
   const MAX_TEXT = 200000; // characters of a document's text told (op "text")
   const norm = (t) => (t || "").replace(/\s+/g, " ").trim();
@@ -170,11 +173,11 @@
   // What a person reads as "it refused": a field marked invalid (aria-invalid), an element
   // whose class or id names an error ("errorlist", "is-invalid") or an alert (role=alert)
   // that says words and is not marked a success ("alert-success"), seen; not a button or
-  // a link (ACTS), whatever its class.
+  // a link (ACTS), nor a badge (BADGE_WORD), whatever its class.
   function isError(e, namedOnly = false) {
     if (!seenHere(e)) return false;
     if (e.getAttribute("aria-invalid") === "true") return true;
-    if (e.matches(ACTS)) return false;
+    if (e.matches(ACTS) || named(e, BADGE_WORD)) return false;
     if (named(e, ERROR_WORD)) return /\p{L}/u.test(seen(e, 400, false));
     if (namedOnly || e.getAttribute("role") !== "alert" || named(e, FINE_WORD)) return false;
     return /\p{L}/u.test(seen(e, 400, false));

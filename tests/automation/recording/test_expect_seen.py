@@ -123,6 +123,30 @@ async def test_a_button_styled_as_danger_is_no_error(tab: Tab, fixture_url: str)
     assert await errors_shown(tab, room()) == ["a field marked invalid", "Name is taken"]
 
 
+async def test_a_status_badge_styled_as_danger_is_no_error(tab: Tab, fixture_url: str) -> None:
+    """A row's status badge styled as danger ("Overdue" in Bootstrap's ``badge bg-danger``,
+    Bootstrap 3's ``label label-danger``, Bulma's ``tag is-danger``) is a status of the
+    app's data, not an error the page says: a no_error check on a list of them holds (it
+    failed once an invoice fell overdue), and a message styled so beside them still fails."""
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    badges = "".join(
+        f'<tr><td>INV-{n}</td><td><span class="{styled}">{said}</span></td></tr>'
+        for n, (styled, said) in enumerate([("badge bg-danger", "Overdue"),
+                                            ("label label-danger", "Unpaid"),
+                                            ("tag is-danger", "Disputed")])
+    )  # fmt: skip
+    await tab.page.set_content(f"<main><table>{badges}</table></main>")
+    assert await expect._once(tab, {"kind": "no_error"}, None, room()) == (True, "")
+    assert await errors_shown(tab, room(), named=True) == []
+    await tab.page.set_content(
+        f"<main><div class='alert alert-danger'>The invoice could not be sent</div>"
+        f"<table>{badges}</table></main>"
+    )
+    held, said = await expect._once(tab, {"kind": "no_error"}, None, room())
+    assert not held and "could not be sent" in said, said
+    assert await errors_shown(tab, room()) == ["The invoice could not be sent"]
+
+
 def orders(shipped: str = "") -> str:
     """Orders whose Status is a list in each row; ``shipped``'s row sent with "Shipped"
     chosen, the others with no option marked (the first shows)."""

@@ -360,18 +360,22 @@ ITEMS = """<!doctype html><title>Items</title><h1>Items</h1><table>{rows}</table
 <form method="post"><label>New item <input name="item"></label><button>Add</button></form>"""
 
 
+@pytest.mark.parametrize(
+    "wears",
+    ['<button class="btn btn-danger">Delete</button>', '<span class="badge bg-danger">New</span>'],
+    ids=["a delete button", "a status badge"],
+)
 async def test_a_row_added_in_place_with_a_delete_button_styled_danger_passes(
-    tab: Tab, tmp_path: Path
+    tab: Tab, tmp_path: Path, wears: str
 ) -> None:
     """The form's answer is the same page with the new row, and each row has a "Delete"
-    button styled ``btn-danger``: a button is no error the page says, so the save is no
-    refusal there, in replay and export."""
+    button styled ``btn-danger`` or a status badge styled so: neither is an error the
+    page says, so the save is no refusal there, in replay and export."""
     items: list[str] = []
 
     class Handler(QuietHandler):
         def do_GET(self) -> None:
-            rows = "".join(f'<tr><td>{escape(i)}</td><td><button class="btn btn-danger">'
-                           "Delete</button></td></tr>" for i in items)  # fmt: skip
+            rows = "".join(f"<tr><td>{escape(i)}</td><td>{wears}</td></tr>" for i in items)
             self.send(200, ITEMS.format(rows=rows).encode())
 
         def do_POST(self) -> None:
