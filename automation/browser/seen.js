@@ -41,8 +41,13 @@
   const ERROR_WORD = /(^|[-_])(err|error|errors|invalid|danger)/i;
   // What names a message that is no error ("alert alert-success": a role=alert banner).
   const FINE_WORD = /(^|[-_])(success|succeeded|ok|info|notice|saved)([-_]|$)/i;
+  // What colours a text as an error, where the markup names none (Tailwind's
+  // "text-red-600" under a field, shadcn's "text-destructive"): an error only beside a
+  // field, in its form (a red badge in a list is a status).
+  const RED_WORD = /^([\w-]+:)*text-(red|rose)-[4-9]00$|(^|[-_])destructive([-_]|$)/i;
   const ERROR = "[role=alert], [aria-invalid=true], [class*=err i], [id*=err i], " +
-    "[class*=invalid i], [id*=invalid i], [class*=danger i]";
+    "[class*=invalid i], [id*=invalid i], [class*=danger i], [class*=text-red-], " +
+    "[class*=text-rose-], [class*=destructive i]";
   // What one acts with, not reads: a "Delete" button styled "btn-danger" says no error.
   const ACTS = "button, a[href], input[type=button], input[type=submit], input[type=reset], " +
     "input[type=image], summary, [role=button], [role=link], [role=menuitem], [role=tab]";
@@ -178,9 +183,18 @@
     if (!seenHere(e)) return false;
     if (e.getAttribute("aria-invalid") === "true") return true;
     if (e.matches(ACTS) || named(e, BADGE_WORD)) return false;
-    if (named(e, ERROR_WORD)) return /\p{L}/u.test(seen(e, 400, false));
+    if (named(e, ERROR_WORD) || (named(e, RED_WORD) && besideField(e))) {
+      return /\p{L}/u.test(seen(e, 400, false));
+    }
     if (namedOnly || e.getAttribute("role") !== "alert" || named(e, FINE_WORD)) return false;
     return /\p{L}/u.test(seen(e, 400, false));
+  }
+
+  // Whether e stands beside a field one fills (in the box around it) or in a form.
+  function besideField(e) {
+    if (e.closest("form")) return true;
+    const box = e.parentElement;
+    return !!box && !!box.querySelector("input:not([type=hidden]), select, textarea");
   }
 
   function errors(namedOnly) {

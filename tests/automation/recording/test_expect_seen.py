@@ -147,6 +147,33 @@ async def test_a_status_badge_styled_as_danger_is_no_error(tab: Tab, fixture_url
     assert await errors_shown(tab, room()) == ["The invoice could not be sent"]
 
 
+async def test_a_text_only_its_colour_says_is_an_error_beside_a_field(
+    tab: Tab, fixture_url: str
+) -> None:
+    """An error only its colour names (Tailwind's ``text-red-600`` list under a field, as
+    Laravel Breeze draws one; shadcn's ``text-destructive``) is an error beside a field or
+    in a form; a red status badge in a list is none, nor a red asterisk."""
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    badge = '<span class="rounded-md bg-red-50 px-2 text-xs text-red-700">Overdue</span>'
+    await tab.page.set_content(
+        f"<main><table><tr><td>INV-1</td><td>{badge}</td></tr></table>"
+        '<form><label>Email <span class="text-red-500">*</span></label><input name=email>'
+        "</form></main>"
+    )
+    assert await expect._once(tab, {"kind": "no_error"}, None, room()) == (True, "")
+    for said in ('<ul class="mt-2 text-sm text-red-600 dark:text-red-400"><li>The email has '
+                 "already been taken.</li></ul>",
+                 '<p class="text-sm font-medium text-destructive">The email has already been '
+                 "taken.</p>"):  # fmt: skip
+        await tab.page.set_content(
+            f"<main><table><tr><td>INV-1</td><td>{badge}</td></tr></table>"
+            f"<div><label>Email</label><input name=email>{said}</div></main>"
+        )
+        held, told = await expect._once(tab, {"kind": "no_error"}, None, room())
+        assert not held and "already been taken" in told, told
+        assert await errors_shown(tab, room(), named=True) == ["The email has already been taken."]
+
+
 def orders(shipped: str = "") -> str:
     """Orders whose Status is a list in each row; ``shipped``'s row sent with "Shipped"
     chosen, the others with no option marked (the first shows)."""

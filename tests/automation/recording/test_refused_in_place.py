@@ -43,6 +43,8 @@ ERRORS = {  # how the app says it refused: (above the form, beside the field)
                '<ul class="errorlist"><li>{said}</li></ul>'),
     "alert": ("", '<div role="alert">{said}</div>'),
     "invalid": ("", '<div class="invalid-feedback">{said}</div>'),
+    "tailwind": ("", '<ul class="text-sm text-red-600 dark:text-red-400 space-y-1 mt-2">'
+                     "<li>{said}</li></ul>"),  # (Laravel Breeze's: only its colour says it)
 }  # fmt: skip
 PAGE = """<!doctype html><title>{title}</title><h1>{title}</h1>{banner}{note}
 <form method="post"><label>Name: <input name="name" value="{name}"{invalid}></label>{error}
@@ -216,7 +218,7 @@ def bare(scenario: Scenario, *more: ScenarioStep) -> Scenario:
     return replace(scenario, steps=(*steps, *more))
 
 
-@pytest.mark.parametrize("errors", ["django", "invalid"])
+@pytest.mark.parametrize("errors", ["django", "invalid", "tailwind"])
 async def test_a_save_refused_on_the_same_page_fails_with_no_check_after_it(
     tab: Tab, office: Office, tmp_path: Path, errors: str
 ) -> None:
