@@ -44,7 +44,7 @@
   // What colours a text as an error, where the markup names none (Tailwind's
   // "text-red-600" under a field, shadcn's "text-destructive"): an error only beside a
   // field, in its form (a red badge in a list is a status).
-  const RED_WORD = /^([\w-]+:)*text-(red|rose)-[4-9]00$|(^|[-_])destructive([-_]|$)/i;
+  const RED_WORD = /^([\w-]+:)*text-(red|rose)-[4-9]00(\/\d+)?$|(^|[-_])destructive([-_]|$)/i;
   const ERROR = "[role=alert], [aria-invalid=true], [class*=err i], [id*=err i], " +
     "[class*=invalid i], [id*=invalid i], [class*=danger i], [class*=text-red-], " +
     "[class*=text-rose-], [class*=destructive i]";
@@ -52,8 +52,9 @@
   const ACTS = "button, a[href], input[type=button], input[type=submit], input[type=reset], " +
     "input[type=image], summary, [role=button], [role=link], [role=menuitem], [role=tab]";
   // What names a status a row or a title wears, not a message: a "badge bg-danger" saying
-  // "Overdue", a "tag is-danger" saying "Unpaid" (Bootstrap's, Bulma's badges).
-  const BADGE_WORD = /(^|[-_])(badge|pill|tag|chip|label)([-_]|$)/i;
+  // "Overdue", a "tag is-danger" saying "Unpaid" (Bootstrap's, Bulma's badges): a class
+  // that begins so ("error-label" is an error's).
+  const BADGE_WORD = /^(badge|pill|tag|chip|label)([-_]|$)/i;
   const UNSEEN = new Set(["SCRIPT", "STYLE", "TEMPLATE", "NOSCRIPT", "HEAD"]);
   const MAX_TEXT = 200000; // characters of a document's text told (op "text")
   const norm = (t) => (t || "").replace(/\s+/g, " ").trim();
