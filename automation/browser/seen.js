@@ -20,7 +20,7 @@
 //                   or of an error (ERROR) is no row ("Customer Zeta Corp was added");
 //   args.op "errors": the texts of the errors the page shows (see isError), at most 5
 //                   (args.named: only those a field's mark or an element's class or id
-//                   names an error, not an alert saying words alone);
+//                   names an error, not an alert saying words alone unless they refuse);
 //   args.op "row": the text of args.element, a row, as op "rows" reads each row;
 //   args.op "entries": the texts of args.element's entries (its list items, options or
 //                   table rows, the outermost; a header row aside), each read as a row
@@ -41,6 +41,14 @@
   const ERROR_WORD = /(^|[-_])(err|error|errors|invalid|danger)/i;
   // What names a message that is no error ("alert alert-success": a role=alert banner).
   const FINE_WORD = /(^|[-_])(success|succeeded|ok|info|notice|saved)([-_]|$)/i;
+  // What an alert that names nothing in its markup says when it refuses ("Email is
+  // required", "That name is already taken"), and what it says when it does not.
+  const REFUSED_SAID = new RegExp("\\b(" + ["required", "invalid", "already", "must", "errors?",
+    "failed", "cannot", "can[’']t", "can not", "could not", "couldn[’']t", "not allowed",
+    "not valid", "taken", "denied", "refused", "incorrect", "missing",
+    "too (long|short|many|few|large|small)"].join("|") + ")\\b", "i");
+  const FINE_SAID =
+    /\b(saved|success|successfully|updated|created|added|thanks?|done|sent)\b/i;
   // What colours a text as an error, where the markup names none (Tailwind's
   // "text-red-600" under a field, shadcn's "text-destructive"): an error only beside a
   // field, in its form (a red badge in a list is a status).
@@ -179,7 +187,9 @@
   // What a person reads as "it refused": a field marked invalid (aria-invalid), an element
   // whose class or id names an error ("errorlist", "is-invalid") or an alert (role=alert)
   // that says words and is not marked a success ("alert-success"), seen; not a button or
-  // a link (ACTS), nor a badge (BADGE_WORD), whatever its class.
+  // a link (ACTS), nor a badge (BADGE_WORD), whatever its class.  namedOnly: an alert
+  // whose markup names nothing counts where its words say it refused (REFUSED_SAID), and
+  // none says it went through (a toast "Saved" may be an alert).
   function isError(e, namedOnly = false) {
     if (!seenHere(e)) return false;
     if (e.getAttribute("aria-invalid") === "true") return true;
@@ -187,8 +197,10 @@
     if (named(e, ERROR_WORD) || (named(e, RED_WORD) && besideField(e))) {
       return /\p{L}/u.test(seen(e, 400, false));
     }
-    if (namedOnly || e.getAttribute("role") !== "alert" || named(e, FINE_WORD)) return false;
-    return /\p{L}/u.test(seen(e, 400, false));
+    if (e.getAttribute("role") !== "alert" || named(e, FINE_WORD)) return false;
+    const said = seen(e, 400, false);
+    if (namedOnly) return REFUSED_SAID.test(said) && !FINE_SAID.test(said); // its words name it
+    return /\p{L}/u.test(said);
   }
 
   // Whether e stands beside a field one fills (in the box around it) or in a form.

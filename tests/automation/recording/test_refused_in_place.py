@@ -218,7 +218,7 @@ def bare(scenario: Scenario, *more: ScenarioStep) -> Scenario:
     return replace(scenario, steps=(*steps, *more))
 
 
-@pytest.mark.parametrize("errors", ["django", "invalid", "tailwind"])
+@pytest.mark.parametrize("errors", ["django", "invalid", "tailwind", "alert"])
 async def test_a_save_refused_on_the_same_page_fails_with_no_check_after_it(
     tab: Tab, office: Office, tmp_path: Path, errors: str
 ) -> None:
