@@ -197,7 +197,8 @@ async def errors_shown(
     a field marked invalid (``aria-invalid``), an element whose class or id names an error
     (``errorlist``, ``is-invalid``, ``alert-danger``) or an alert (``role=alert``) that is
     not marked a success (``alert-success``), each saying words.  ``named``: not an alert
-    that says words alone (a toast "Saved" may be one)."""
+    that says words alone (a toast "Saved" may be one) unless they say it refused
+    ("Email is required") and none that it went through."""
     found: list[str] = []
     args = {"op": "errors", "named": named}
     for frame in await seen_frames(tab, budget, unread=unread):

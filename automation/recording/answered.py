@@ -142,7 +142,8 @@ def checks_after(steps: tuple[ScenarioStep, ...], index: int) -> list[ScenarioSt
 async def errors_before(replay: Replay, index: int, budget: Budget) -> list[str] | None:
     """The errors the page shows before step ``index`` acts, named as errors (a field's
     mark, an element's class or id: not an alert saying words alone, which a toast
-    "Saved" may be); None when the step is not judged so (:func:`judged_in_place`)."""
+    "Saved" may be, unless they say it refused); None when the step is not judged so
+    (:func:`judged_in_place`)."""
     if not judged_in_place(replay.scenario.steps, index):
         return None
     return await errors_shown(replay.tab, _reading(budget), named=True)

@@ -228,7 +228,7 @@ def errors_shown(
 ) -> list[str]:
     """What a person reads as "it refused" on the page and its seen frames, a few of them
     (as :func:`automation.browser.seen.errors_shown` reads them; ``named``: not an alert
-    that says words alone)."""
+    that says words alone, unless they say it refused)."""
     found: list[str] = []
     for frame in seen_frames(page, unread):
         try:
