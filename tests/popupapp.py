@@ -23,6 +23,7 @@ from tests.net import QuietHandler, loopback_app
 class PopupApp:
     autoclose: bool = True
     save_fails: bool = False
+    says_why: bool = True  # a Save that fails says why (else the form comes back as it was)
     close_after_ms: int = 0  # the popup's answer shows for a moment before it closes
     popup_ms: int = 0  # how long the popup's form takes to be served
     suppliers: dict[int, str] = field(default_factory=lambda: {1: "Old Supplier"})
@@ -82,6 +83,7 @@ def serve(app: PopupApp) -> Iterator[str]:
             data = {k: v[0] for k, v in parse_qs(self.rfile.read(length).decode()).items()}
             if self.path == "/supplier" and app.save_fails:
                 error = "<p role=alert>A supplier of that name exists already.</p>"
+                error = error if app.says_why else ""
                 self.send(200, _page("Add supplier", error + _SUPPLIER_FORM))
             elif self.path == "/supplier":
                 sid = max(app.suppliers) + 1

@@ -123,9 +123,11 @@ async def test_a_run_s_popup_work_is_saved_replayed_and_exported(
     with serve(refusing) as base:
         result = await replay(browser, scenario, base, FAILS_MS)
         assert result.status == "failed"
-        assert "step 6" in result.reason and "the popup did not close" in result.reason
+        # The popup's save answered in place, saying why: its step fails with the words.
+        assert "step 5 (click button 'Save')" in result.reason, result.reason
+        assert "saying 'A supplier of that name exists already.'" in result.reason
         status, out = await run_exported(code, tmp_path, base, timeout_ms=FAILS_MS)
-        assert status != 0 and "the popup did not close" in out, out
+        assert status != 0 and "saying 'A supplier of that name exists already.'" in out, out
     assert refusing.customers == []  # neither saved the customer without its supplier
 
 

@@ -87,8 +87,14 @@ async def test_a_person_s_work_in_a_popup_that_closes_itself_is_recorded_and_rep
     with serve(refusing) as base3:
         result = await replay(browser, scenario, base3, FAILS_MS)
     assert result.status == "failed"
-    assert "the popup did not close" in result.reason, result.reason
+    assert "saying 'A supplier of that name exists already.'" in result.reason, result.reason
     assert refusing.customers == []
+    silent = PopupApp(save_fails=True, says_why=False)  # the form back, nothing said
+    with serve(silent) as base4:
+        result = await replay(browser, scenario, base4, FAILS_MS)
+    assert result.status == "failed"
+    assert "the popup did not close" in result.reason, result.reason
+    assert silent.customers == []
 
 
 async def test_a_person_who_goes_back_to_the_opener_is_recorded_going_back(
