@@ -68,10 +68,19 @@ _OPTIONS_JS = """(el) => el.tagName === "SELECT" ?
   Array.from(el.options, (o) => [o.label.trim(), o.value]) : null"""
 SELECTED_JS = """(el) => el.tagName === "SELECT" ?
   Array.from(el.selectedOptions, (o) => o.value) : null"""
-# Whether a <select> shows its placeholder ("Bulk actions…": an option with no value, or
-# one a person can't choose), not a choice: a menu of actions shows it again once it acted.
-PLACEHOLDER_JS = """(el) => el.tagName === "SELECT" && el.selectedOptions.length > 0 &&
-  Array.from(el.selectedOptions).every((o) => o.value === "" || o.disabled || o.hidden)"""
+# Whether a <select> shows its placeholder, not a choice: a menu of actions shows it again
+# once it acted.  A placeholder is an option with no value or one a person can't choose, or
+# a first option that asks rather than answers, whatever its value ("none"): its value
+# is -1, or its words prompt ("Select…", "Choose a status", "Bulk actions", "---").
+PLACEHOLDER_JS = r"""(el) => {
+  const prompts = (text) => /^[-\u2013\u2014_.*\s]+$|(?:\u2026|\.\.\.)$/.test(text) ||
+    /^(?:please\s+)?(?:select|choose)\b/i.test(text) ||
+    /\b(?:actions?|aktion(?:en)?|acciones|azioni)\b/i.test(text);
+  const placeholder = (o) => o.value === "" || o.disabled || o.hidden ||
+    (o.index === 0 && (o.value === "-1" || prompts(o.text.trim())));
+  return el.tagName === "SELECT" && el.selectedOptions.length > 0 &&
+    Array.from(el.selectedOptions).every(placeholder);
+}"""
 _VALUE_JS = "(el) => el.isContentEditable ? el.innerText : (el.value ?? null)"
 # The longest timer a tick or a choice that asked the app's server waits for before it is
 # read again: an app that meets the answer a moment later (it puts the old choice back

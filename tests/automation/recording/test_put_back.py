@@ -80,15 +80,19 @@ gift.addEventListener("change", async () => {
 
 
 # A menu of actions: choosing one does it and shows the placeholder again, saying what it
-# did (as a status) or why it could not (as an error).  ``?menu=disabled``: a placeholder
-# no one can choose, rather than one with no value.
+# did (as a status) or why it could not (as an error).  ``?menu=``: the placeholder has no
+# value; ``disabled``: no one can choose it; ``minus-one``, ``prompt``: it has a value, as
+# a first option that prompts (WordPress's "-1", or "none").
 ACTIONS = """<!doctype html><title>Orders</title><main><h1>Orders</h1>
 <label>With the selected orders <select id=bulk></select></label><p id=said></p>
 <script>
-const disabled = location.search.includes("menu=disabled");
-bulk.innerHTML = (disabled ? "<option disabled selected>Bulk actions…</option>" :
-  "<option value=''>Bulk actions…</option>") +
-  "<option value=archive>Archive</option><option value=delete>Delete</option>";
+const menu = new URLSearchParams(location.search).get("menu");
+bulk.innerHTML = {
+  disabled: "<option disabled selected>Bulk actions…</option>",
+  "minus-one": "<option value=-1>Bulk actions</option>",
+  prompt: "<option value=none>Choose what to do</option>",
+}[menu] ?? "<option value=''>Bulk actions…</option>";
+bulk.innerHTML += "<option value=archive>Archive</option><option value=delete>Delete</option>";
 bulk.addEventListener("change", async () => {
   const answer = await (await fetch("/bulk", {method: "POST", body: bulk.value})).json();
   said.className = answer.ok ? "status" : "error";
@@ -320,13 +324,17 @@ async def test_a_combobox_typed_into_by_fill_form_is_settled(tab: Tab, shop: str
     assert await tab.page.evaluate("list.textContent") == "Lyonville"
 
 
-@pytest.mark.parametrize("menu", ["", "disabled"], ids=["no value", "disabled"])
+@pytest.mark.parametrize(
+    "menu", ["", "disabled", "minus-one", "prompt"],
+    ids=["no value", "disabled", "value -1", "a prompt"],
+)  # fmt: skip
 async def test_a_menu_of_actions_showing_its_placeholder_again_passes_unless_it_refused(
     tab: Tab, shop: str, menu: str, tmp_path: Path
 ) -> None:
     """A select that does what is chosen and shows its placeholder again ("Bulk
-    actions…") is no choice put back: the step passes, in replay and in the export; where
-    the page says why it could not, the step fails saying so."""
+    actions…", with no value or a value of its own) is no choice put back: the step
+    passes, in replay and in the export; where the page says why it could not, the step
+    fails saying so."""
     for action, said in (("Archive", ""), ("Delete", "none of them can be deleted")):
         step = ScenarioStep.from_dict({
             "action": "select_option", "args": {"values": [action]},
