@@ -45,10 +45,11 @@
   // required", "That name is already taken"), and what it says when it does not.
   const REFUSED_SAID = new RegExp("\\b(" + ["required", "invalid", "already", "must", "errors?",
     "failed", "cannot", "can[’']t", "can not", "could not", "couldn[’']t", "not allowed",
-    "not valid", "taken", "denied", "refused", "incorrect", "missing",
+    "not valid", "taken", "denied", "refused", "incorrect", "missing", "unable",
     "too (long|short|many|few|large|small)"].join("|") + ")\\b", "i");
   const FINE_SAID =
     /\b(saved|success|successfully|updated|created|added|thanks?|done|sent)\b/i;
+  const NOT_SAID = /\b(not|nothing|never|no)\b/i; // "Nothing was saved": no success
   // What colours a text as an error, where the markup names none (Tailwind's
   // "text-red-600" under a field, shadcn's "text-destructive"): an error only beside a
   // field, in its form (a red badge in a list is a status).
@@ -61,8 +62,9 @@
     "input[type=image], summary, [role=button], [role=link], [role=menuitem], [role=tab]";
   // What names a status a row or a title wears, not a message: a "badge bg-danger" saying
   // "Overdue", a "tag is-danger" saying "Unpaid" (Bootstrap's, Bulma's badges): a class
-  // that begins so ("error-label" is an error's).
-  const BADGE_WORD = /^(badge|pill|tag|chip|label)([-_]|$)/i;
+  // that begins so ("error-label" is an error's), or a library's badge ("MuiChip-root",
+  // "ant-tag", "chakra-badge").
+  const BADGE_WORD = /^(badge|pill|tag|chip|label)([-_]|$)|^[a-z]+-?(badge|tag|chip)([-_]|$)/i;
   const UNSEEN = new Set(["SCRIPT", "STYLE", "TEMPLATE", "NOSCRIPT", "HEAD"]);
   const MAX_TEXT = 200000; // characters of a document's text told (op "text")
   const norm = (t) => (t || "").replace(/\s+/g, " ").trim();
@@ -179,9 +181,12 @@
       .map((e) => seen(e, Infinity, true, true, false)).filter(Boolean);
   }
 
+  // Whether a word of e's class or id matches, its camelCase words apart too
+  // ("MuiAlert-standardSuccess" as "Mui-Alert-standard-Success").
   function named(e, pattern) {
     const words = [...e.classList, e.id].filter(Boolean);
-    return words.some((w) => pattern.test(w));
+    return words.some((w) => pattern.test(w) ||
+      pattern.test(w.replace(/([a-z\d])([A-Z])/g, "$1-$2")));
   }
 
   // What a person reads as "it refused": a field marked invalid (aria-invalid), an element
@@ -189,7 +194,8 @@
   // that says words and is not marked a success ("alert-success"), seen; not a button or
   // a link (ACTS), nor a badge (BADGE_WORD), whatever its class.  namedOnly: an alert
   // whose markup names nothing counts where its words say it refused (REFUSED_SAID), and
-  // none says it went through (a toast "Saved" may be an alert).
+  // none says it went through (a toast "Saved" may be an alert); else one whose words say
+  // it went through and none that it refused ("Saved") is none either.
   function isError(e, namedOnly = false) {
     if (!seenHere(e)) return false;
     if (e.getAttribute("aria-invalid") === "true") return true;
@@ -200,7 +206,8 @@
     if (e.getAttribute("role") !== "alert" || named(e, FINE_WORD)) return false;
     const said = seen(e, 400, false);
     if (namedOnly) return REFUSED_SAID.test(said) && !FINE_SAID.test(said); // its words name it
-    return /\p{L}/u.test(said);
+    const fine = FINE_SAID.test(said) && !REFUSED_SAID.test(said) && !NOT_SAID.test(said);
+    return /\p{L}/u.test(said) && !fine; // a bare "Saved" is none
   }
 
   // Whether e stands beside a field one fills (in the box around it) or in a form.

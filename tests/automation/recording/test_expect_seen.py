@@ -147,6 +147,38 @@ async def test_a_status_badge_styled_as_danger_is_no_error(tab: Tab, fixture_url
     assert await errors_shown(tab, room()) == ["The invoice could not be sent"]
 
 
+async def test_a_component_library_s_alerts_and_chips_are_read_by_their_camel_case_names(
+    tab: Tab, fixture_url: str
+) -> None:
+    """Material UI names an alert's kind in camelCase ("MuiAlert-standardSuccess", each
+    one role=alert) and a status chip so ("MuiChip-colorError"): a no_error check failed
+    on a page saying "Settings saved" in a success alert, and on an "Overdue" chip; a
+    bare alert saying it went through ("Saved") is no error either, one saying nothing was
+    saved is.  An error alert ("MuiAlert-standardError") is an error its markup names: a
+    save refused so in place is read as refused."""
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    chip = '<div class="MuiChip-root MuiChip-colorError"><span>Overdue</span></div>'
+    fine = ('<div role=alert class="MuiAlert-root MuiAlert-colorSuccess '
+            'MuiAlert-standardSuccess"><div class=MuiAlert-message>Settings saved</div></div>'
+            '<div role=alert class="MuiAlert-root MuiAlert-standardInfo">3 new orders</div>'
+            "<p role=alert>Saved</p>")  # fmt: skip
+    await tab.page.set_content(f"<main>{fine}<table><tr><td>{chip}</td></tr></table></main>")
+    assert await expect._once(tab, {"kind": "no_error"}, None, room()) == (True, "")
+    assert await errors_shown(tab, room(), named=True) == []
+    for said, shown in (
+        ('<div role=alert class="MuiAlert-root MuiAlert-standardError">The order could not be '
+         "saved</div>", "The order could not be saved"),
+        ('<div role=alert class="MuiAlert-root MuiAlert-standardError">Stock changed '
+         "meanwhile</div>", "Stock changed meanwhile"),
+        ("<p role=alert>Nothing was saved</p>", "Nothing was saved"),
+    ):  # fmt: skip
+        await tab.page.set_content(f"<main>{said}<table><tr><td>{chip}</td></tr></table></main>")
+        held, told = await expect._once(tab, {"kind": "no_error"}, None, room())
+        assert not held and shown in told, told
+        named = await errors_shown(tab, room(), named=True)
+        assert named == ([] if said.startswith("<p") else [shown]), named
+
+
 async def test_a_text_only_its_colour_says_is_an_error_beside_a_field(
     tab: Tab, fixture_url: str
 ) -> None:
