@@ -54,9 +54,13 @@
   // "text-red-600" under a field, shadcn's "text-destructive"): an error only beside a
   // field, in its form (a red badge in a list is a status).
   const RED_WORD = /^([\w-]+:)*text-(red|rose)-[4-9]00(\/\d+)?$|(^|[-_])destructive([-_]|$)/i;
+  // (A library may name a message's kind in a data attribute, as Chakra's data-status
+  // does, or as Semantic UI's "ui negative message".)
+  const KIND_DATA = ["status", "severity", "intent", "type", "variant"];
   const ERROR = "[role=alert], [aria-invalid=true], [class*=err i], [id*=err i], " +
     "[class*=invalid i], [id*=invalid i], [class*=danger i], [class*=text-red-], " +
-    "[class*=text-rose-], [class*=destructive i]";
+    "[class*=text-rose-], [class*=destructive i], .message.negative, " +
+    KIND_DATA.map((k) => `[data-${k}*=err i], [data-${k}*=danger i]`).join(", ");
   // What one acts with, not reads: a "Delete" button styled "btn-danger" says no error.
   const ACTS = "button, a[href], input[type=button], input[type=submit], input[type=reset], " +
     "input[type=image], summary, [role=button], [role=link], [role=menuitem], [role=tab]";
@@ -64,7 +68,7 @@
   // "Overdue", a "tag is-danger" saying "Unpaid" (Bootstrap's, Bulma's badges): a class
   // that begins so ("error-label" is an error's), or a library's badge ("MuiChip-root",
   // "ant-tag", "chakra-badge").
-  const BADGE_WORD = /^(badge|pill|tag|chip|label)([-_]|$)|^[a-z]+-?(badge|tag|chip)([-_]|$)/i;
+  const BADGE_WORD = /^(badge|pill|tag|chip|label)([-_]|$)|^[a-z\d]+-*(badge|tag|chip)([-_]|$)/i;
   const UNSEEN = new Set(["SCRIPT", "STYLE", "TEMPLATE", "NOSCRIPT", "HEAD"]);
   const MAX_TEXT = 200000; // characters of a document's text told (op "text")
   const norm = (t) => (t || "").replace(/\s+/g, " ").trim();
@@ -181,10 +185,11 @@
       .map((e) => seen(e, Infinity, true, true, false)).filter(Boolean);
   }
 
-  // Whether a word of e's class or id matches, its camelCase words apart too
-  // ("MuiAlert-standardSuccess" as "Mui-Alert-standard-Success").
+  // Whether a word of e's class, id or kind (KIND_DATA) matches, its camelCase words
+  // apart too ("MuiAlert-standardSuccess" as "Mui-Alert-standard-Success").
   function named(e, pattern) {
-    const words = [...e.classList, e.id].filter(Boolean);
+    const kinds = KIND_DATA.map((k) => e.getAttribute(`data-${k}`));
+    const words = [...e.classList, e.id, ...kinds].filter(Boolean);
     return words.some((w) => pattern.test(w) ||
       pattern.test(w.replace(/([a-z\d])([A-Z])/g, "$1-$2")));
   }
@@ -200,7 +205,8 @@
     if (!seenHere(e)) return false;
     if (e.getAttribute("aria-invalid") === "true") return true;
     if (e.matches(ACTS) || named(e, BADGE_WORD)) return false;
-    if (named(e, ERROR_WORD) || (named(e, RED_WORD) && besideField(e))) {
+    if (named(e, ERROR_WORD) || e.matches(".message.negative") ||
+        (named(e, RED_WORD) && besideField(e))) {
       return /\p{L}/u.test(seen(e, 400, false));
     }
     if (e.getAttribute("role") !== "alert" || named(e, FINE_WORD)) return false;

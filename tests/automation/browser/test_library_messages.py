@@ -1,0 +1,93 @@
+"""Messages as the common UI libraries draw them, read as a person reads them: an error
+the page says (a ``no_error`` check fails on it; a save answered on the same page with it
+was refused), a message that says it went through or informs (no error), and a status a
+row wears (a badge, a tag, a chip: no error, whatever its colour).  Each library names a
+message's kind its own way: a class word ("ant-alert-success", "el-message--error"), a
+camelCase one ("MuiAlert-standardSuccess"), a data attribute (Chakra's ``data-status``),
+two words together (Semantic UI's "ui negative message").  The markup is each library's
+as it renders, reduced to what names the kind."""
+
+from __future__ import annotations
+
+import pytest
+
+from automation import Tab
+from automation.browser.seen import errors_shown
+from automation.recording import expect
+from tests.bounds import room
+
+SAID = "Stock changed meanwhile"  # words that name no refusal: the markup must
+ERRORS = {
+    "material ui alert": f'<div role=alert class="MuiAlert-root MuiAlert-colorError '
+    f'MuiAlert-standardError"><div class=MuiAlert-message>{SAID}</div></div>',
+    "material ui helper text": f'<p class="MuiFormHelperText-root Mui-error">{SAID}</p>',
+    "ant design alert": f'<div role=alert class="ant-alert ant-alert-error">{SAID}</div>',
+    "ant design form item": f'<div class="ant-form-item-explain-error">{SAID}</div>',
+    "chakra alert": f'<div role=alert data-status=error class="chakra-alert">{SAID}</div>',
+    "semantic ui message": f'<div class="ui negative message"><p>{SAID}</p></div>',
+    "element plus message": f'<div role=alert class="el-message el-message--error">'
+    f"<p class=el-message__content>{SAID}</p></div>",
+    "element plus form item": f'<div class="el-form-item__error">{SAID}</div>',
+    "vuetify alert": f'<div role=alert class="v-alert bg-error">{SAID}</div>',
+    "carbon notification": f'<div role=status class="cds--inline-notification '
+    f'cds--inline-notification--error">{SAID}</div>',
+    "blueprint callout": f'<div class="bp5-callout bp5-intent-danger">{SAID}</div>',
+    "bulma help": f'<p class="help is-danger">{SAID}</p>',
+    "primereact message": f'<small class="p-error">{SAID}</small>',
+    "mantine input error": f'<p class="mantine-InputWrapper-error">{SAID}</p>',
+    "notistack snackbar": f'<div role=alert class="notistack-MuiContent '
+    f'notistack-MuiContent-error">{SAID}</div>',
+}
+FINE = "Your changes are live"  # words that name no success either
+NOT_ERRORS = {
+    "material ui success": f'<div role=alert class="MuiAlert-root MuiAlert-colorSuccess '
+    f'MuiAlert-standardSuccess">{FINE}</div>',
+    "material ui info": f'<div role=alert class="MuiAlert-root MuiAlert-standardInfo">{FINE}</div>',
+    "ant design success": f'<div role=alert class="ant-alert ant-alert-success">{FINE}</div>',
+    "chakra success": f'<div role=alert data-status=success class="chakra-alert">{FINE}</div>',
+    "chakra info": f'<div role=alert data-status=info class="chakra-alert">{FINE}</div>',
+    "semantic ui positive": f'<div class="ui positive message">{FINE}</div>',
+    "element plus success": f'<div role=alert class="el-message el-message--success">{FINE}</div>',
+    "vuetify success": f'<div role=alert class="v-alert bg-success">{FINE}</div>',
+    "bootstrap toast": f'<div role=alert class="toast text-bg-success">{FINE}</div>',
+    "notistack success": f'<div role=alert class="notistack-MuiContent '
+    f'notistack-MuiContent-success">{FINE}</div>',
+    "a bare alert saying it saved": "<p role=alert>Changes saved</p>",
+    # Statuses a row wears.
+    "material ui chip": '<div class="MuiChip-root MuiChip-colorError">Overdue</div>',
+    "ant design tag": '<span class="ant-tag ant-tag-error">Overdue</span>',
+    "element plus tag": '<span class="el-tag el-tag--danger">Overdue</span>',
+    "vuetify chip": '<span class="v-chip text-error">Overdue</span>',
+    "primereact tag": '<span class="p-tag p-tag-danger">Overdue</span>',
+    "blueprint tag": '<span class="bp5-tag bp5-intent-danger">Overdue</span>',
+    "carbon tag": '<div class="cds--tag cds--tag--red">Overdue</div>',
+    "bootstrap badge": '<span class="badge text-bg-danger">Overdue</span>',
+}
+
+
+def page(markup: str) -> str:
+    """``markup`` in a list of orders, beside a form it may speak of."""
+    return (
+        "<main><h1>Orders</h1><form><label>Name <input name=name></label></form>"
+        f"<table><tr><td>INV-1</td><td>{markup}</td></tr></table></main>"
+    )
+
+
+@pytest.mark.parametrize("markup", ERRORS.values(), ids=ERRORS.keys())
+async def test_an_error_a_library_names_is_one(tab: Tab, markup: str) -> None:
+    """A no_error check fails on it, and it is among the errors its markup names (a save
+    answered on the same page with it was refused there)."""
+    await tab.page.set_content(page(markup))
+    held, said = await expect._once(tab, {"kind": "no_error"}, None, room())
+    assert not held and SAID in said, said
+    assert any(SAID in error for error in await errors_shown(tab, room(), named=True))
+
+
+@pytest.mark.parametrize("markup", NOT_ERRORS.values(), ids=NOT_ERRORS.keys())
+async def test_a_success_a_notice_or_a_status_a_library_names_is_no_error(
+    tab: Tab, markup: str
+) -> None:
+    """A no_error check holds beside it, and it is no error its markup names."""
+    await tab.page.set_content(page(markup))
+    assert await expect._once(tab, {"kind": "no_error"}, None, room()) == (True, "")
+    assert await errors_shown(tab, room(), named=True) == []
