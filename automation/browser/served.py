@@ -18,6 +18,20 @@ __all__ = ["WRITES", "address_shape", "refused_write", "same_place", "same_site"
 from urllib.parse import parse_qsl, unquote
 
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+# What names one record among others in an address, read as one "#": a UUID, a hex id
+# (of 6 or more, a digit among them), a generated id (of 10 or more letters and digits,
+# both: a cuid, a nanoid, a ULID), a run of digits.
+_ID = re.compile(
+    r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+    r"|(?<![0-9a-z])(?=[0-9a-z]*\d)(?=[0-9a-z]*[a-z])(?:[0-9a-f]{6,}|[0-9a-z]{10,})(?![0-9a-z])"
+    r"|\d+",
+    re.IGNORECASE,
+)
+
+
+def _shape(text: str) -> str:
+    """``text`` with each id in it (:data:`_ID`) as one "#"."""
+    return _ID.sub("#", text)
 
 
 def same_site(url: str, page_url: str) -> bool:
@@ -45,25 +59,23 @@ def refused_write(method: str, resource_type: str, status: int, url: str, page_u
 def same_place(recorded: str, now: str) -> bool:
     """Whether the page at ``now`` is the place the address ``recorded`` names, as a
     person reads an address: the same path, a trailing slash aside, and every parameter of
-    the recorded query still there with its value; runs of digits aside in both (record 17
-    where the recording had 12, page 3 where it had 2).  A parameter the app adds
-    (``?saved=1``, ``?page=2``) and the fragment (``#saved``) name no other place.  Each
+    the recorded query still there with its value; ids aside in both (record 17 where the
+    recording had 12, page 3 where it had 2, a UUID or a hex id where it had another).  A
+    parameter the app adds (``?saved=1``, ``?page=2``) and the fragment (``#saved``) name
+    no other place.  Each
     is read decoded, however it was encoded (``Ada%20L``, ``Ada+L``: a form and a script
     write a value differently)."""
     was, now_parts = urlsplit(recorded), urlsplit(now)
 
-    def shape(text: str) -> str:
-        return re.sub(r"\d+", "#", text)
-
     def fields(query: str) -> set[tuple[str, str]]:
-        return {(shape(key), shape(value)) for key, value in parse_qsl(query, True)}
+        return {(_shape(key), _shape(value)) for key, value in parse_qsl(query, True)}
 
-    if shape(unquote(was.path).rstrip("/")) != shape(unquote(now_parts.path).rstrip("/")):
+    if _shape(unquote(was.path).rstrip("/")) != _shape(unquote(now_parts.path).rstrip("/")):
         return False
     return fields(was.query) <= fields(now_parts.query)
 
 
 def address_shape(url: str) -> str:
-    """A page's path and query with each run of digits as one "#"."""
+    """A page's path and query with each id in it (a run of digits, a UUID…) as one "#"."""
     parts = urlsplit(url)
-    return re.sub(r"\d+", "#", parts.path.rstrip("/") + ("?" + parts.query if parts.query else ""))
+    return _shape(parts.path.rstrip("/") + ("?" + parts.query if parts.query else ""))

@@ -50,7 +50,7 @@ def not_a_form_answered_again(replay: Replay, step: ScenarioStep) -> None:
     redirect after it) at another address than the page the check was recorded on:
     a form the server refused comes back as it was sent, its values in its fields, and
     a check of them would hold there.  Addresses are compared by their path and query,
-    numbers aside (record 17 where the recording had 12)."""
+    ids aside (record 17 where the recording had 12, a UUID for another)."""
     tab = replay.tab
     if not step.url or tab.log.document_method != "POST":
         return
@@ -99,7 +99,7 @@ def not_where_it_led(replay: Replay, step: ScenarioStep, since: int) -> None:
     among the tab's requests after number ``since``) and the page it then settled on is
     not where it led when recorded (its ``led_to``, moved to the replay's base URL): the
     app answered it with another page (an error page answered 200).  The same place is
-    the same path and the recorded query's parameters, numbers aside; a parameter the app
+    the same path and the recorded query's parameters, ids aside; a parameter the app
     adds and the fragment are no other place (:func:`~automation.browser.served.
     same_place`).  Steps recorded without ``led_to`` are not judged so, nor a navigate
     (it goes where its address says, whatever the page then sends)."""

@@ -292,7 +292,7 @@ def _answers_met(page: Page, asked: set, before: dict) -> dict | None:
 def where_it_led(page: Page, sent: int, recorded: str) -> None:
     """As Tabwright's replay judges a step that sent a write (a form posted, a save; the
     page's writes were ``sent`` before it): the page it ends on is where it led when
-    recorded (the same path, and the recorded query's parameters, numbers aside)."""
+    recorded (the same path, and the recorded query's parameters, ids aside)."""
     page.wait_for_load_state()
     if len(WROTE) == sent:
         return
@@ -341,7 +341,7 @@ def not_answered_again(page: Page, recorded: str) -> None:
     """As Tabwright's replay reads a check recorded on the page ``recorded``: the page is
     not the server's own answer to a form sent (not a redirect after it) at another
     address, where a form it refused comes back with its values in its fields and a check
-    of them would hold.  Addresses are compared by their path and query, numbers aside."""
+    of them would hold.  Addresses are compared by their path and query, ids aside."""
     if DOCUMENT and DOCUMENT[-1] == "POST":
         assert address_shape(recorded) == address_shape(page.url), (
             f"the page is the server's answer to the form sent ({{page.url}}), not the page "

@@ -197,6 +197,11 @@ def led_elsewhere(result: ReplayResult) -> str:
         ("/customers/", "/error?code=3", True),
         ("/customers/?tab=all", "/customers/?tab=mine", True),  # a parameter's other value
         ("/customers/12/", "/customers/17", False),  # another record's id, no last slash
+        (
+            "/customers/b1d3a4c2-5e6f-4a1b-8c2d-0123456789ab/",  # another record by its UUID
+            "/customers/fc92aa00-7d3e-4f5a-9b1c-ba9876543210/",
+            False,
+        ),
         ("/customers/", "/customers/?saved=1#saved", False),  # a parameter the app adds
     ],
 )

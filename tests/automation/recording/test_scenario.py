@@ -885,8 +885,17 @@ def test_an_element_known_by_its_text_alone_is_exported_by_its_text() -> None:
         ("http://a.test/c/Ada%20L/", "http://a.test/c/Ada L", True),
         ("http://a.test/c?created=Ada+L", "http://a.test/c?created=Ada%2BL", False),
         ("http://a.test/c?who=a%26b", "http://a.test/c?who=a&b", False),  # a value, not two
+        # Another record by a generated id: a UUID, a hex id, a cuid.
+        ("http://a.test/orders/b1d3a4c2-5e6f-4a1b-8c2d-0123456789ab",
+         "http://a.test/orders/fc92aa00-7d3e-4f5a-9b1c-ba9876543210/", True),
+        ("http://a.test/orders/3f9a01bc/edit", "http://a.test/orders/77ab0e1d/edit", True),
+        ("http://a.test/o/cl9ebqhxk00003b600tymydho", "http://a.test/o/clb1xyz0000a4b600abcdefg",
+         True),
+        ("http://a.test/o/?id=3f9a01bc", "http://a.test/o/?id=0e1d77ab", True),
+        ("http://a.test/orders/3f9a01bc", "http://a.test/orders/new", False),  # words: no id
+        ("http://a.test/reports/summary", "http://a.test/reports/overview", False),
     ],
-)
+)  # fmt: skip
 def test_the_same_place_is_its_path_and_recorded_query_numbers_aside(
     recorded: str, now: str, same: bool
 ) -> None:
