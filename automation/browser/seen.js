@@ -47,8 +47,10 @@
     "failed", "cannot", "can[’']t", "can not", "could not", "couldn[’']t", "not allowed",
     "not valid", "taken", "denied", "refused", "incorrect", "missing", "unable",
     "too (long|short|many|few|large|small)"].join("|") + ")\\b", "i");
-  const FINE_SAID =
-    /\b(saved|success|successfully|updated|created|added|thanks?|done|sent)\b/i;
+  const FINE_SAID = new RegExp("\\b(" + ["saved", "success", "successfully", "updated",
+    "created", "added", "thanks?", "done", "sent", "queued", "scheduled", "invited",
+    "submitted", "published", "archived", "deleted", "removed", "imported", "uploaded",
+    "confirmed", "completed", "approved"].join("|") + ")\\b", "i");
   const NOT_SAID = /\b(not|nothing|never|no)\b/i; // "Nothing was saved": no success
   // What colours a text as an error, where the markup names none (Tailwind's
   // "text-red-600" under a field, shadcn's "text-destructive"): an error only beside a
@@ -200,7 +202,7 @@
   // a link (ACTS), nor a badge (BADGE_WORD), whatever its class.  namedOnly: an alert
   // whose markup names nothing counts where its words say it refused (REFUSED_SAID), and
   // none says it went through (a toast "Saved" may be an alert); else one whose words say
-  // it went through and none that it refused ("Saved") is none either.
+  // it went through and none says it did not ("Saved"; not "Nothing was saved") is none.
   function isError(e, namedOnly = false) {
     if (!seenHere(e)) return false;
     if (e.getAttribute("aria-invalid") === "true") return true;
@@ -211,9 +213,9 @@
     }
     if (e.getAttribute("role") !== "alert" || named(e, FINE_WORD)) return false;
     const said = seen(e, 400, false);
-    if (namedOnly) return REFUSED_SAID.test(said) && !FINE_SAID.test(said); // its words name it
-    const fine = FINE_SAID.test(said) && !REFUSED_SAID.test(said) && !NOT_SAID.test(said);
-    return /\p{L}/u.test(said) && !fine; // a bare "Saved" is none
+    const went = FINE_SAID.test(said) && !NOT_SAID.test(said); // "Invitation queued. … must…"
+    if (namedOnly) return REFUSED_SAID.test(said) && !went; // its words name it
+    return /\p{L}/u.test(said) && !went; // a bare "Saved" is none
   }
 
   // Whether e stands beside a field one fills (in the box around it) or in a form.

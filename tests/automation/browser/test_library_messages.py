@@ -91,3 +91,29 @@ async def test_a_success_a_notice_or_a_status_a_library_names_is_no_error(
     await tab.page.set_content(page(markup))
     assert await expect._once(tab, {"kind": "no_error"}, None, room()) == (True, "")
     assert await errors_shown(tab, room(), named=True) == []
+
+
+# What a bare alert (role=alert, its markup naming nothing) says: (its words, whether a
+# no_error check fails on it, whether it is among the errors its markup or words name: a
+# save answered so on the same page was refused).
+BARE = {
+    "saved": ("Changes saved", False, False),
+    "queued, with a must": ("Invitation queued. ada@example.org must accept it within 7 days.",
+                            False, False),
+    "nothing saved": ("Nothing was saved", True, False),  # (no word of a refusal)
+    "could not be placed": ("The order could not be placed", True, True),
+    "required": ("Email is required", True, True),
+    "not all saved": ("Not all your changes were saved: the email is invalid", True, True),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("said", "error", "named"), BARE.values(), ids=BARE.keys())
+async def test_a_bare_alert_is_read_by_its_words(
+    tab: Tab, said: str, error: bool, named: bool
+) -> None:
+    """A bare alert saying it went through is no error; one saying it did not, is."""
+    await tab.page.set_content(page(f"<p role=alert>{said}</p>"))
+    assert await expect._once(tab, {"kind": "no_error"}, None, room()) == (
+        (False, f"it shows {said!r}") if error else (True, "")
+    )
+    assert await errors_shown(tab, room(), named=True) == ([said] if named else [])
