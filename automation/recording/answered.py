@@ -160,39 +160,60 @@ async def refused_in_place(
     step expects to see (a text it shows) is the scenario's own: a test of the form's
     refusal passes.  The last step that acts is judged at the end instead
     (:func:`refused_at_end`), once what it left is read again: an edit the app put back,
-    saying why, is told as that, of the edit."""
+    saying why, is told as that, of the edit; the errors it shows right after the step are
+    kept for then (a toast saying why that hides itself a moment later)."""
     if index == replay.acting:
-        replay.in_place = (index, since, before)
+        then = await _new_errors(replay, index, since, before, budget)
+        replay.in_place = (index, since, before, then or [])
         return
     await _refused(replay, index, since, before, budget)
 
 
 async def refused_at_end(replay: Replay, budget: Budget) -> None:
     """RefusedInPlace when the last step that acts sent a write that the app answered on
-    the same page with a new error (as :func:`refused_in_place` judges a step before it)."""
+    the same page with a new error, right after the step or now (as
+    :func:`refused_in_place` judges a step before it)."""
     if replay.in_place is not None:
-        await _refused(replay, *replay.in_place, budget)
+        index, since, before, then = replay.in_place
+        await _refused(replay, index, since, before, budget, then)
 
 
-async def _refused(
+async def _new_errors(
     replay: Replay, index: int, since: int, before: tuple[str, list[str] | None], budget: Budget
-) -> None:
+) -> list[str] | None:
+    """The errors the page shows now that it did not before step ``index`` (``before``:
+    its address and those errors) and no check after the step expects; None when the step
+    sent no write, or the page is not where it acted (or closed)."""
     url, shown = before
     tab = replay.tab
     if shown is None or tab.page.is_closed() or not tab.log.wrote(since):
-        return  # (a popup its save closed: nothing refused there)
+        return None  # (a popup its save closed: nothing refused there)
     if not same_page(url, tab.url):
-        return
+        return None
     expected = [
         replay.values.fill({"text": later.args["text"]})["text"]
         for later in checks_after(replay.scenario.steps, index)
         if later.args.get("kind") == "text_visible" and isinstance(later.args.get("text"), str)
     ]
-    new = [
+    return [
         error
         for error in await errors_shown(tab, _reading(budget), named=True)
         if error not in shown and not any(find_words(fold(error), fold(t)) for t in expected)
     ]
+
+
+async def _refused(
+    replay: Replay,
+    index: int,
+    since: int,
+    before: tuple[str, list[str] | None],
+    budget: Budget,
+    then: list[str] | None = None,
+) -> None:
+    now = await _new_errors(replay, index, since, before, budget)
+    if now is None:
+        return
+    new = [*(then or []), *(error for error in now if error not in (then or []))]
     if new:
         new.sort(key=lambda error: error == FIELD_MARKED)  # what it says first
         saying = ", ".join(repr(cut_text(error, 200)) for error in new[:2])  # a note, a field's

@@ -190,7 +190,7 @@ def _end(scenario: Scenario, params: _Params) -> list[str]:
     wrote = written >= 0 and params.base is None and steps[written].writes_a_value()
     # Its write refused on the same page, read once what it left is (as replay's confirm).
     judged = acting >= 0 and judged_in_place(steps, acting)
-    refused = [_refused_in_place(steps, acting, params)] if judged else []
+    refused = [_refused_in_place(steps, acting, params, then=True)] if judged else []
     lines = ["    documents, address = len(DOCUMENT), page.url", "    served(page)"]
     if not again and state is None and not wrote:  # the page it went on to: no error
         return [*lines, "    went_on(page, documents, address)", *(f"    {r}" for r in refused)]
@@ -214,14 +214,23 @@ def _end(scenario: Scenario, params: _Params) -> list[str]:
     return lines + [f"        {r}" for r in refused]
 
 
-def _refused_in_place(steps: tuple[ScenarioStep, ...], index: int, params: _Params) -> str:
+def _refused_in_place(
+    steps: tuple[ScenarioStep, ...], index: int, params: _Params, *, then: bool = False
+) -> str:
     """The line that judges step ``index``'s write refused on the same page, as replay
     judges it (answered.refused_in_place): an error a check after it expects to see is the
-    scenario's own."""
+    scenario's own.  ``then``: the last step's, at the end, with the errors it showed right
+    after the step (:func:`_errors_then`'s)."""
     expected = [_value(_arg(later.args, "text"), params)
                 for later in checks_after(steps, index)
                 if later.args.get("kind") == "text_visible"]  # fmt: skip
-    return f"refused_in_place(page, sent, shown, [{', '.join(expected)}])"
+    return f"refused_in_place(page, sent, shown, [{', '.join(expected)}]{', THEN' if then else ''})"
+
+
+def _errors_then(steps: tuple[ScenarioStep, ...], index: int, params: _Params) -> str:
+    """The line that keeps the errors the last step's page shows right after it, for its
+    judgement at the end (a toast that hides itself meanwhile)."""
+    return _refused_in_place(steps, index, params).replace("refused_in_place", "errors_then")
 
 
 def _in_fixture(header: str, line: str) -> str:
@@ -372,8 +381,10 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
             if step.judged_where_it_led:  # as replay judges it
                 led_to = _url(_address(step.led_to, params), params)
                 body.append(f"where_it_led(page, sent, {led_to})")
-            if in_place and (index != acting or params.base is not None):  # (else at the end)
+            if in_place and (index != acting or params.base is not None):
                 body.append(_refused_in_place(scenario.steps, index, params))
+            elif in_place:  # judged at the end, with what it shows right after it
+                body.append(_errors_then(scenario.steps, index, params))
             if step.is_check and step.url:  # not on a form the server answered with itself
                 body.insert(
                     1, f"not_answered_again(page, {_url(_address(step.url, params), params)})"

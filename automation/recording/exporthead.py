@@ -311,15 +311,15 @@ def errors_before(page: Page) -> tuple:
     return page.url, errors_shown(page, named=True), len(POSTED), len(COMMITS)
 
 
-def refused_in_place(page: Page, sent: int, shown: tuple, expected: list) -> None:
-    """As Tabwright's replay judges a step that sent a write (the page's writes were
-    ``sent`` before it) and stayed where it acted (``shown``: :func:`errors_before`'s):
-    the page shows no error it did not show then, but one a check after the step expects
-    (a text ``expected`` shows).  A form the step posted is read once its answer is the
+def new_errors(page: Page, sent: int, shown: tuple, expected: list) -> list:
+    """The errors the page shows now that it did not before a step that sent a write (the
+    page's writes were ``sent`` before it; ``shown``: :func:`errors_before`'s), but one a
+    check after the step expects (a text ``expected`` shows); [] when it sent none or the
+    page is not where it acted.  A form the step posted is read once its answer is the
     page (Playwright's click and keys wait for no navigation)."""
     url, said, posted, commits = shown
     if len(WROTE) == sent or page.is_closed():  # (a popup its save closed)
-        return
+        return []
     try:
         for _ in range(300):  # up to 15 s: its answer committed, or it ended without one
             if len(COMMITS) > commits or not POSTING.intersection(POSTED[posted:]):
@@ -327,11 +327,33 @@ def refused_in_place(page: Page, sent: int, shown: tuple, expected: list) -> Non
             page.wait_for_timeout(50)
         page.wait_for_load_state()
     except PlaywrightError:  # it closed meanwhile
-        return
+        return []
     if not same_page(url, page.url):
-        return
-    new = [e for e in errors_shown(page, named=True) if e not in said and not any(
+        return []
+    return [e for e in errors_shown(page, named=True) if e not in said and not any(
         re.search(words(text), folded(e), re.IGNORECASE) for text in expected)]
+
+
+THEN: list = []  # the errors the last step's page showed right after it (errors_then)
+
+
+def errors_then(page: Page, sent: int, shown: tuple, expected: list) -> None:
+    """Keep the errors the last step's page shows right after it (:func:`new_errors`),
+    for its judgement at the end (a toast saying why that hides itself meanwhile)."""
+    THEN[:] = new_errors(page, sent, shown, expected)
+
+
+def refused_in_place(
+    page: Page, sent: int, shown: tuple, expected: list, then: tuple | list = ()
+) -> None:
+    """As Tabwright's replay judges a step that sent a write and stayed where it acted:
+    the page shows no error it did not show before it (:func:`new_errors`), now or right
+    after the step (``then``: the last step's, read before what it left for later was
+    done: a toast saying why that hides itself a moment later)."""
+    now = new_errors(page, sent, shown, expected)
+    if not now and (page.is_closed() or not same_page(shown[0], page.url)):
+        return  # (not where it acted: then is no longer its answer)
+    new = [*then, *(e for e in now if e not in then)]
     new.sort(key=lambda error: error == "a field marked invalid")  # what it says first
     assert not new, (f"the app answered what the step sent on the same page, saying "
                      f"{{', '.join(repr(e[:200]) for e in new[:2])}}: it likely refused it")

@@ -191,7 +191,7 @@ class Replay:
         self.written, self.committed = last_write(self.scenario.steps)
         self.said_before: list[str] = []  # what the page said was wrong before that edit
         # The last step that acts, its write judged at the end (answered.refused_at_end).
-        self.in_place: tuple[int, int, tuple[str, list[str] | None]] | None = None
+        self.in_place: tuple[int, int, tuple[str, list[str] | None], list[str]] | None = None
         self.held_before = -1  # the step the page was last held before (holds_before)
         self.run_secrets = self.secrets if self.secrets is not None else Secrets(self.env)
         for index, step in enumerate(self.scenario.steps):

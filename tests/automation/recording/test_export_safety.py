@@ -38,7 +38,7 @@ BODY_NAMES = {"page", "expect", "re", "os", "url", "frame_of", "served", "words"
               "uploaded", "attach", "writes_answered", "kept_change", "checks_answered",
               "kept_tick", "rows_showing",
               "fits", "left_ticked", "left_value", "kept_value", "went_on", "documents", "held",
-              "address", "ACTED", "refused_in_place", "shown"}  # fmt: skip
+              "address", "ACTED", "refused_in_place", "shown", "errors_then", "THEN"}  # fmt: skip
 # What a step that may send a write keeps before it (the writes sent, whether the page
 # asked to sign in, the errors it shows), the only statements of the body that are not a
 # call.
@@ -152,6 +152,7 @@ def assert_safe_module(code: str) -> ast.FunctionDef:
             "sent_to_sign_in",
             "where_it_led",
             "refused_in_place",  # refused_in_place(page, sent, shown, [...]): no new error
+            "errors_then",  # errors_then(page, sent, shown, [...]): the last step's, kept
             "not_answered_again",
             "expect_items",
             "expect_seen",

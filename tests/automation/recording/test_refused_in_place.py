@@ -447,3 +447,64 @@ async def test_a_page_whose_errors_cant_be_read_in_time_fails_the_step_saying_so
     assert not result.ok and failed.error is not None, result.to_dict()
     assert failed.error["code"] == "budget_exceeded", failed.error
     assert "the read of the errors the page shows ran out" in failed.error["message"]
+
+
+# A price edited in place and saved by script: the answer says whether it was kept, and a
+# toast says so for a moment, then hides itself (``hides_ms`` after it shows).
+PRICES = """<!doctype html><title>Prices</title><main><h1>Prices</h1>
+<label>Price <input id=price value="12.00"></label> <button id=save>Save</button>
+<div id=toasts></div><script>
+save.onclick = async () => {
+  const answer = await (await fetch("/price", {method: "POST", body: price.value})).json();
+  const toast = document.createElement("div");
+  toast.className = answer.ok ? "toast toast-success" : "toast toast-error";
+  toast.textContent = answer.ok ? "Price updated" : "The price can't be below cost";
+  toasts.append(toast);
+  setTimeout(() => toast.remove(), HIDES_MS);
+};
+</script></main>"""
+
+
+class _Prices(QuietHandler):
+    kept: list[str] = []
+    refuse = False
+
+    def do_GET(self) -> None:
+        self.send(200, PRICES.replace("HIDES_MS", "1500").encode(), Content_Type="text/html")
+
+    def do_POST(self) -> None:
+        price = self.rfile.read(int(self.headers["Content-Length"])).decode()
+        if not self.refuse:
+            _Prices.kept.append(price)
+        self.send(200, b'{"ok": %s}' % (b"false" if self.refuse else b"true"),
+                  Content_Type="application/json")  # fmt: skip
+
+
+@pytest.mark.parametrize("refuse", [True, False], ids=["refused", "kept"])
+async def test_a_toast_saying_why_that_hides_itself_fails_the_last_save(
+    tab: Tab, tmp_path: Path, refuse: bool
+) -> None:
+    """The last step's save refused, saying so in a toast that hides itself 1.5 s later:
+    the errors were read only once what the step left for later was done (the toast's
+    own timer among it), and the replay and its export passed with the price not kept.
+    What the page shows right after the step counts too; a toast saying it was kept
+    passes."""
+    _Prices.refuse, _Prices.kept = refuse, []
+    with loopback_app(_Prices) as app:
+        steps = tuple(ScenarioStep.from_dict(step) for step in (
+            {"action": "navigate", "args": {"url": f"{app}/prices"}},
+            {"action": "fill", "args": {"value": "9.50"},
+             "identity": {"role": "textbox", "name": "Price", "tag": "input"}},
+            {"action": "click", "args": {},
+             "identity": {"role": "button", "name": "Save", "tag": "button"}},
+        ))  # fmt: skip
+        scenario = Scenario("Price", steps, base_url=f"{app}/")
+        result = await Replay(tab, scenario).run()
+        code, out = await run_exported(to_pytest(scenario), tmp_path, f"{app}/")
+    assert _Prices.kept == ([] if refuse else ["9.50", "9.50"])
+    if not refuse:
+        assert result.ok and code == 0, (result.to_dict(), out)
+        return
+    said = 'on the same page, saying "The price can\'t be below cost"'
+    assert result.status == "failed" and said in result.reason, result.to_dict()
+    assert code == 1 and said in out, out

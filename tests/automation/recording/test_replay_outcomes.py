@@ -162,7 +162,9 @@ async def test_the_pytest_export_asserts_the_checks(recorded: Scenario) -> None:
     again, box = end.rstrip().split("\n        kept_tick(")  # then the box the step ticked
     box, refused = box.split("\n")  # then its save refused on the page, a check's text aside
     assert again.splitlines()[-2].endswith(".to_be_checked()") and box.endswith(", True)")
-    assert refused == "        refused_in_place(page, sent, shown, ['1 item left'])"
+    # (with the errors the page showed right after the step: errors_then's)
+    assert refused == "        refused_in_place(page, sent, shown, ['1 item left'], THEN)"
+    assert "    errors_then(page, sent, shown, ['1 item left'])\n" in text
 
 
 async def test_a_person_s_rescue_is_proposed_as_the_step_s_identity(
