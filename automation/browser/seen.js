@@ -59,7 +59,8 @@
   // (A library may name a message's kind in a data attribute, as Chakra's data-status
   // does, or as Semantic UI's "ui negative message".)
   const KIND_DATA = ["status", "severity", "intent", "type", "variant"];
-  const ERROR = "[role=alert], [aria-invalid=true], [class*=err i], [id*=err i], " +
+  const ERROR = "[role=alert], [role=alertdialog], dialog[open], [role=dialog], " +
+    "[aria-invalid=true], [class*=err i], [id*=err i], " +
     "[class*=invalid i], [id*=invalid i], [class*=danger i], [class*=text-red-], " +
     "[class*=text-rose-], [class*=destructive i], .message.negative, " +
     KIND_DATA.map((k) => `[data-${k}*=err i], [data-${k}*=danger i]`).join(", ");
@@ -199,7 +200,10 @@
   // What a person reads as "it refused": a field marked invalid (aria-invalid), an element
   // whose class or id names an error ("errorlist", "is-invalid") or an alert (role=alert)
   // that says words and is not marked a success ("alert-success"), seen; not a button or
-  // a link (ACTS), nor a badge (BADGE_WORD), whatever its class.  namedOnly: an alert
+  // a link (ACTS), nor a badge (BADGE_WORD), whatever its class; an alertdialog is read
+  // as an alert, a dialog holding no field only where its few words say it refused (one
+  // that holds fields is a form, its errors read by their marks; a long one, a notice such
+  // as a cookie banner).  namedOnly: an alert
   // whose markup names nothing counts where its words say it refused (REFUSED_SAID), and
   // none says it went through (a toast "Saved" may be an alert); else one whose words say
   // it went through and none says it did not ("Saved"; not "Nothing was saved") is none.
@@ -211,9 +215,15 @@
         (named(e, RED_WORD) && besideField(e))) {
       return /\p{L}/u.test(seen(e, 400, false));
     }
-    if (e.getAttribute("role") !== "alert" || named(e, FINE_WORD)) return false;
+    const role = e.getAttribute("role");
+    const dialog = (role === "dialog" || (e.tagName === "DIALOG" && e.open && !role)) &&
+      !e.querySelector("input:not([type=hidden]), select, textarea"); // (a form's: its marks)
+    if ((role !== "alert" && role !== "alertdialog" && !dialog) || named(e, FINE_WORD)) {
+      return false;
+    }
     const said = seen(e, 400, false);
     const went = FINE_SAID.test(said) && !NOT_SAID.test(said); // "Invitation queued. … must…"
+    if (dialog) return said.length <= 300 && REFUSED_SAID.test(said) && !went; // (not a banner)
     if (namedOnly) return REFUSED_SAID.test(said) && !went; // its words name it
     return /\p{L}/u.test(said) && !went; // a bare "Saved" is none
   }

@@ -117,3 +117,41 @@ async def test_a_bare_alert_is_read_by_its_words(
         (False, f"it shows {said!r}") if error else (True, "")
     )
     assert await errors_shown(tab, room(), named=True) == ([said] if named else [])
+
+
+# A dialog the page opens: (its markup, whether a no_error check fails on it, whether it is
+# among the errors its markup or words name).
+DIALOGS = {
+    "an alertdialog saying why": (
+        "<div role=alertdialog aria-modal=true>Couldn't save your change: the price is below "
+        "cost <button>OK</button></div>", True, True),
+    "a dialog saying why": (
+        "<dialog open>Couldn't save your change: the price is below cost <button>OK</button>"
+        "</dialog>", True, True),
+    "a modal div saying why": (
+        '<div role=dialog aria-modal=true class="modal show" style="display:block">'
+        "Couldn't save your change <button>OK</button></div>", True, True),
+    "a dialog holding a form": (
+        "<dialog open><form><label>Name (required) <input name=n></label> <button>Save"
+        "</button></form></dialog>", False, False),
+    "a dialog saying it saved": ("<dialog open>Order saved <button>OK</button></dialog>",
+                                 False, False),
+    "a cookie banner": (
+        "<div role=dialog>We use cookies. Strictly necessary cookies are required for the site "
+        "to work and cannot be switched off. " + "Others measure how the site is used. " * 8
+        + "<button>Accept</button></div>", False, False),
+    "a closed dialog saying why": ("<dialog>Couldn't save your change</dialog>", False, False),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("markup", "error", "named"), DIALOGS.values(), ids=DIALOGS.keys())
+async def test_a_dialog_saying_it_refused_is_an_error(
+    tab: Tab, markup: str, error: bool, named: bool
+) -> None:
+    """An alertdialog is read as an alert; an open dialog is an error where its words say
+    it refused (a refusal told in a modal: the save answered so passed)."""
+    await tab.page.set_content(page(markup))
+    held, said = await expect._once(tab, {"kind": "no_error"}, None, room())
+    assert held is not error and ("Couldn't save" in said) is error, said
+    errors = await errors_shown(tab, room(), named=True)
+    assert bool(errors) is named and all("Couldn't save" in e for e in errors), errors
