@@ -182,8 +182,13 @@ class ElementIdentity:
         values = {k: v for k, v in data.items() if k in known}  # newer minor fields: ignored
         values.pop("shows", None)  # a replay's, never read back
         try:
-            tests = dict(values.get("test_ids") or {})
+            tests = values.get("test_ids") or {}
+            if not isinstance(tests, dict):
+                raise ValueError("test_ids must be an object of attributes and their values")
             values["test_ids"] = {str(k): str(v) for k, v in tests.items()}
+            for name in ("selectors", "alike", "unique", "row_words"):
+                if not isinstance(values.get(name) or (), list | tuple):
+                    raise ValueError(f"{name} must be a list")
             values["selectors"] = tuple(str(s) for s in values.get("selectors") or ())
             values["alike"] = tuple(str(s) for s in values.get("alike") or ())
             values["unique"] = tuple(

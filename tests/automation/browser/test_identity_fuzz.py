@@ -134,3 +134,23 @@ def test_any_json_is_read_or_refused(data: Any) -> None:
 @example(data={**IDENTITY, "backend_node_id": "17"})
 def test_a_valid_identity_changed_once_is_read_or_refused(data: Any) -> None:
     check_read(data)
+
+
+@pytest.mark.parametrize(
+    ("changed", "said"),
+    [
+        ({"test_ids": ["a"]}, "test_ids must be an object of attributes and their values"),
+        ({"selectors": "abc"}, "selectors must be a list"),  # (was read as 'a', 'b', 'c')
+        ({"alike": 5}, "alike must be a list"),
+        ({"row_words": "Ada"}, "row_words must be a list"),
+    ],
+)
+def test_a_list_or_an_object_that_is_neither_is_refused_naming_the_field(
+    changed: dict[str, Any], said: str
+) -> None:
+    """A list of test ids was refused with Python's own words ("dictionary update sequence
+    element #0 has length 1; 2 is required"); a text where a list belongs was read as its
+    letters."""
+    with pytest.raises(ActionInvalid) as refused:
+        ElementIdentity.from_dict({**IDENTITY, **changed})
+    assert refused.value.message == f"element identity: {said}"
