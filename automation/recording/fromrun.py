@@ -273,10 +273,23 @@ def from_run_steps(
     note = ""
     if left_out:
         note = f"Left out of the run's {len(rows)} steps: " + "; ".join(left_out)
-    steps = tuple(step for _, step in kept)
+    steps = _starting_where_it_acted(tuple(step for _, step in kept))
     return Scenario(
         name=name, steps=steps, base_url=base_url or first_folder(steps), description=note[:4000]
     )
+
+
+def _starting_where_it_acted(steps: tuple[ScenarioStep, ...]) -> tuple[ScenarioStep, ...]:
+    """``steps`` going first to the page their first step acted on, where that step is no
+    navigation (a later request of a conversation saved alone began where the one before
+    it left the tab): a replay starts on a blank tab."""
+    first = next((step for step in steps if not step.is_check), None)
+    if first is None or first.action in ("navigate", "call", TABS):
+        return steps
+    parts = urlsplit(first.url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return steps
+    return (ScenarioStep("navigate", {"url": first.url}, url=first.url), *steps)
 
 
 def _as_written(args: dict[str, Any]) -> dict[str, Any]:

@@ -129,6 +129,10 @@ async def test_a_script_talks_to_a_conversation_and_saves_it_as_a_scenario(
     values = await sync_to_async(list)(scenario.steps.values_list("action", "args"))
     assert [a for a, _ in values if a != "expect"][-3:] == ["type", "click", "wait_for"]
     assert not any("Ada Lovelace" == args.get("text") for _, args in values), values
+    # It goes first to the page its request began on (a replay starts on a blank tab).
+    first = await sync_to_async(scenario.steps.exclude(action="expect").first)()
+    assert first.action == "navigate" and first.args["url"] == first.url, values
+    assert scenario.base_url and first.url.startswith(scenario.base_url), scenario.base_url
     for wrong in (last + 1, 0, 2**63):
         answer = refused(
             await client.post(f"/api/runs/{run_id}/scenario", {"stretches": [wrong]}),
