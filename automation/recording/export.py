@@ -221,16 +221,22 @@ def _refused_in_place(
     judges it (answered.refused_in_place): an error a check after it expects to see is the
     scenario's own.  ``then``: the last step's, at the end, with the errors it showed right
     after the step (:func:`_errors_then`'s)."""
-    expected = [_value(_arg(later.args, "text"), params)
-                for later in checks_after(steps, index)
-                if later.args.get("kind") == "text_visible"]  # fmt: skip
-    return f"refused_in_place(page, sent, shown, [{', '.join(expected)}]{', THEN' if then else ''})"
+    return f"refused_in_place({_in_place_args(steps, index, params)}{', THEN' if then else ''})"
 
 
 def _errors_then(steps: tuple[ScenarioStep, ...], index: int, params: _Params) -> str:
     """The line that keeps the errors the last step's page shows right after it, for its
     judgement at the end (a toast that hides itself meanwhile)."""
-    return _refused_in_place(steps, index, params).replace("refused_in_place", "errors_then")
+    return f"errors_then({_in_place_args(steps, index, params)})"
+
+
+def _in_place_args(steps: tuple[ScenarioStep, ...], index: int, params: _Params) -> str:
+    """The arguments both take: the page, the writes sent before the step, what it showed
+    then, and the texts the checks after it expect to see."""
+    expected = [_value(_arg(later.args, "text"), params)
+                for later in checks_after(steps, index)
+                if later.args.get("kind") == "text_visible"]  # fmt: skip
+    return f"page, sent, shown, [{', '.join(expected)}]"
 
 
 def _in_fixture(header: str, line: str) -> str:
