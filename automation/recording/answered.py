@@ -25,6 +25,8 @@ from automation.recording.rebase import rebase
 from automation.recording.scenario import ScenarioStep
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from automation.recording.replay import Replay
 
 __all__ = [
@@ -208,12 +210,12 @@ async def _refused(
     since: int,
     before: tuple[str, list[str] | None],
     budget: Budget,
-    then: list[str] | None = None,
+    then: Sequence[str] = (),
 ) -> None:
     now = await _new_errors(replay, index, since, before, budget)
     if now is None:
         return
-    new = [*(then or []), *(error for error in now if error not in (then or []))]
+    new = [*then, *(error for error in now if error not in then)]
     if new:
         new.sort(key=lambda error: error == FIELD_MARKED)  # what it says first
         saying = ", ".join(repr(cut_text(error, 200)) for error in new[:2])  # a note, a field's

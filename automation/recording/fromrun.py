@@ -44,6 +44,8 @@ from urllib.parse import parse_qsl, quote, quote_plus, urlencode, urlsplit, urlu
 from automation.browser.dialogs import DIALOG_KINDS
 from automation.browser.identity import ElementIdentity
 from automation.errors import ScenarioInvalid, TabwrightError
+from automation.recording.calls import CALL
+from automation.recording.pageevents import is_web
 from automation.recording.params import MIN_CARRIED_CHARS
 from automation.recording.placeholders import hide, spells
 from automation.recording.rebase import first_folder
@@ -284,10 +286,7 @@ def _starting_where_it_acted(steps: tuple[ScenarioStep, ...]) -> tuple[ScenarioS
     navigation (a later request of a conversation saved alone began where the one before
     it left the tab): a replay starts on a blank tab."""
     first = next((step for step in steps if not step.is_check), None)
-    if first is None or first.action in ("navigate", "call", TABS):
-        return steps
-    parts = urlsplit(first.url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
+    if first is None or first.action in ("navigate", CALL, TABS) or not is_web(first.url):
         return steps
     return (ScenarioStep("navigate", {"url": first.url}, url=first.url), *steps)
 
