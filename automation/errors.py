@@ -19,6 +19,7 @@
     │   ├── NeedsPerson         replay can't tell which element a step means (it abstained)
     │   ├── CheckFailed         a scenario's expect check does not hold on the page
     │   ├── LedElsewhere        a replayed step's write ended on another page than recorded
+    │   ├── FormNotSent         the browser refused to send a form: a field not valid (which, why)
     │   └── EvaluateError       a script threw, or its result can't be returned
     ├── ActionInvalid           an action request with a bad shape (unknown tool, missing args)
     │   ├── SecretNotGranted    a ${SECRET:NAME} the run's owner was not granted (names it only)
@@ -54,6 +55,7 @@ __all__ = [
     "EvaluateCancelled",
     "EvaluateError",
     "EvaluateTimeout",
+    "FormNotSent",
     "HandlerInvalid",
     "HttpStatus",
     "LLMError",
@@ -173,6 +175,20 @@ class LedElsewhere(ActionFailed):
         super().__init__(message, hint=hint)
         self.now = now
         self.recorded = recorded
+
+
+class FormNotSent(ActionFailed):
+    """``fields``: the fields the browser refused to send the form for, as (name, what it
+    said of each) pairs (a required field left empty, a number past its maximum): the
+    page's own validation stopped the click or the Enter before anything was sent."""
+
+    code = "form_not_sent"
+
+    def __init__(
+        self, message: str, *, fields: tuple[tuple[str, str], ...], hint: str = ""
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.fields = fields
 
 
 class RefusedInPlace(ActionFailed):

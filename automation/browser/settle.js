@@ -5,7 +5,8 @@
 // MutationObserver on the document (our own marks on masked secret fields are not
 // changes) and listeners that hear the page ask for a navigation of its own (the
 // Navigation API's navigate event for another document, a form submitted to this
-// frame), unless a handler prevented it.
+// frame), unless a handler prevented it, and the fields the browser refused to send a
+// form for (their `invalid` events).
 ([op, quietMs, maxMs, fresh, shortMs, trigger, ref]) => {
   // The page's short timers and frames since arm (pending.js); absent in a document
   // that predates the init script, where only quietMs tells the DOM settled.
@@ -38,6 +39,9 @@
           (e.target && e.target.getAttribute && e.target.getAttribute("target")) || "_self";
         if (target === "_self" || target === "") leaving(e);
       });
+      win.addEventListener("invalid", (e) => {
+        if (s.invalid.length < 50) s.invalid.push(e.target);
+      }, true);
     };
     listen(window);
     // A frame of the page's own site (a back office's work area) asks too: its form posted
@@ -66,6 +70,7 @@
         characterData: true });
       s.on = true; s.n = 0; s.last = 0; s.since = performance.now();
     };
+    s.invalid = [];
     Object.defineProperty(window, "__tabwrightSettle", { value: s, configurable: true });
   }
   const SHORT_POLL_MS = 5; // how often a short quiet looks again for timers that ran
@@ -73,8 +78,13 @@
   const MAX_FRAMES = 3; // frames a look waits for work handed over again and again
   const state = (quiet) => {
     if (s.on && s.take) s.take();
-    return { armed: s.on, n: s.n, nav: s.nav, quiet, due: pending ? pending.due() : 0 };
+    const found = { armed: s.on, n: s.n, nav: s.nav, quiet, due: pending ? pending.due() : 0 };
+    const blocked = refusedToSend();
+    if (blocked.length) found.blocked = blocked;
+    return found;
   };
+  // The fields the browser refused to send a form for since arm (notsent.js).
+  const refusedToSend = () => (NOT_SENT_JS)(s.invalid);
   const disarm = () => {
     s.observer.disconnect();
     s.on = false;
@@ -188,6 +198,7 @@
     s.start();
     s.nav = 0;
     s.before = null;
+    s.invalid = [];
     if (pending) pending.arm(quietMs);
     if (!trigger) return state(true);
     // Sent just before a click, not waited for: the answer comes once the click's event

@@ -100,6 +100,7 @@ from automation.errors import (
     Cancelled,
     TabwrightError,
 )
+from automation.limits import cut_text
 
 __all__ = [
     "BOUND",
@@ -108,6 +109,7 @@ __all__ = [
     "HOLD_TIMER_MS",
     "IDLE",
     "NAVIGATION_WAIT_MS",
+    "NOT_SENT_JS",
     "PENDING_JS",
     "QUIET_MAX_MS",
     "QUIET_MS",
@@ -159,7 +161,15 @@ BUSY = "still changing"  # requests done, but the DOM did not go quiet within qu
 GONE = "page closed"  # the page closed or crashed meanwhile
 
 # The page's side: arms, probes, waits for quiet, stops (see settle.js).
-_PAGE_JS = Path(__file__).with_name("settle.js").read_text(encoding="utf-8")
+# What the browser refused to send a form for (notsent.js): settle.js's, and an export's.
+NOT_SENT_JS = Path(__file__).with_name("notsent.js").read_text(encoding="utf-8").strip()
+_PAGE_JS = (
+    Path(__file__)
+    .with_name("settle.js")
+    .read_text(encoding="utf-8")
+    .replace("(NOT_SENT_JS)", f"({NOT_SENT_JS})")
+)
+assert NOT_SENT_JS in _PAGE_JS
 # The context's init script that counts a page's short timers and frames (pending.js),
 # from its document's start too: those of at most QUIET_MS.
 _AT_LOAD = "const AT_LOAD_MS = 100;"
@@ -198,6 +208,9 @@ class SettleReport:
     navigated: bool = False  # the main frame committed a new document or URL
     mutations: int = 0  # batches of DOM changes seen in the main document
     refused: int = 0  # (a hold's) requests answered 4xx/5xx or failed meanwhile
+    # The fields the browser refused to send a form for (their names and what it said of
+    # each), when the page's focus went to one of them (settle.js: refusedToSend).
+    blocked: tuple[tuple[str, str], ...] = ()
 
     def __str__(self) -> str:
         parts = [f"{self.reason} after {self.waited_ms} ms"]
@@ -213,6 +226,8 @@ class SettleReport:
             parts.append(f"{self.mutations} DOM change batches")
         if self.refused:
             parts.append(f"{self.refused} refused")
+        if self.blocked:
+            parts.append(f"the browser refused to send a form ({len(self.blocked)} fields)")
         return ", ".join(parts)
 
 
@@ -227,6 +242,7 @@ class _Watch:
     observing: bool = False  # the page's DOM watcher is connected
     due: int = 0  # the page's short timers and frames scheduled since arm, still to run
     settled: bool = False  # the page found the click's own change settled (settle.js: framed)
+    blocked: tuple[tuple[str, str], ...] = ()  # (SettleReport.blocked)
     mutations: int = 0  # in the current document
     earlier_mutations: int = 0  # in documents navigated away from
     _nav_seen: int = 0
@@ -236,6 +252,7 @@ class _Watch:
         self.mutations = int(state["n"])
         self.due = int(state.get("due") or 0)
         self.settled = bool(state.get("settled"))
+        self.blocked = _fields(state.get("blocked")) or self.blocked
         if state["nav"] > self._nav_seen:
             self.asked, self._nav_seen = True, int(state["nav"])
 
@@ -473,6 +490,7 @@ class Settler:
             ignored=self.traffic.streams - mark.streams,
             navigated=self.traffic.commits > mark.commits,
             mutations=watch.mutations + watch.earlier_mutations,
+            blocked=watch.blocked,
         )
         self.last = report
         self._since = self.traffic.mark(armed=False)
@@ -610,6 +628,20 @@ class Settler:
             await self._in_page(Budget(ARM_WAIT_MS, label="settle stop", parent=budget), "stop")
         except (PlaywrightError, BudgetExceeded):
             pass  # gone or busy: the next arm restarts it
+
+
+def _fields(reported: object) -> tuple[tuple[str, str], ...]:
+    """The fields a page reported the browser refused to send a form for, as (name, what
+    it said) pairs: the page's own words, so only strings, cut short."""
+    if not isinstance(reported, list):
+        return ()
+    return tuple(
+        (cut_text(field.get("name"), 80), cut_text(field.get("said"), 200))
+        for field in reported[:3]
+        if isinstance(field, dict)
+        and isinstance(field.get("name"), str)
+        and isinstance(field.get("said"), str)
+    )
 
 
 def _probed(answer: asyncio.Future[dict[str, Any]]) -> bool:

@@ -2,7 +2,11 @@
 
 The tab's turn is taken (one action a tab at a time), the tab's :class:`Settler` armed
 before the action runs and asked to settle after it (see :mod:`automation.browser.settle`
-for what settling waits for and what it leaves out)."""
+for what settling waits for and what it leaves out).  An action that may send a form (a
+click, a key, a fill that presses Enter) fails with :class:`FormNotSent` when the browser
+refused to send it (a required field empty, a number past its maximum: settle.js hears the
+fields' ``invalid`` events, the focus moved to one) and the page sent no write and went
+nowhere meanwhile: the click happened, what it was for did not."""
 
 from __future__ import annotations
 
@@ -15,7 +19,13 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from automation.browser.settle import Settler
 from automation.budget import Budget
-from automation.errors import BrowserClosed, BudgetExceeded, Cancelled, TabwrightError
+from automation.errors import (
+    BrowserClosed,
+    BudgetExceeded,
+    Cancelled,
+    FormNotSent,
+    TabwrightError,
+)
 
 if TYPE_CHECKING:
     from automation.browser.tab import Tab
@@ -28,6 +38,8 @@ F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 # once it is done, and the ref of the element that event is on; None when there is none
 # to wait for.
 Trigger = Callable[["Tab", tuple[Any, ...], dict[str, Any]], "tuple[str, str] | None"]
+# Whether a call of an action may send a form (see settles: FormNotSent).
+Sends = Callable[[tuple[Any, ...], dict[str, Any]], bool]
 
 
 # The tabs (their settlers' ids) whose action the current task is inside: an action it
@@ -48,7 +60,9 @@ async def _turn(settler: Settler, budget: Budget | None) -> AsyncIterator[None]:
         settler.turn.release()
 
 
-def settles(method: F | None = None, *, early: Trigger | None = None) -> Any:
+def settles(
+    method: F | None = None, *, early: Trigger | None = None, sends: Sends | None = None
+) -> Any:
     """Make a :class:`Tab` action settle before it returns (see :mod:`automation.browser.settle`):
     armed before it runs, settled after it returns or fails (unless it was cancelled, its
     budget ran out or the tab closed), within the caller's ``budget`` keyword argument.
@@ -56,10 +70,12 @@ def settles(method: F | None = None, *, early: Trigger | None = None) -> Any:
 
     With ``early`` (for an action whose first step resolves its ref in the page), the arm
     is sent without waiting for it; the event ``early`` names for the call, when there is
-    one, brings the probe back in the same round trip as the action.
+    one, brings the probe back in the same round trip as the action.  With ``sends``
+    (for an action that may send a form), a call it says may send one fails with
+    :class:`FormNotSent` when the browser refused to send it.
     """
     if method is None:
-        return functools.partial(settles, early=early)
+        return functools.partial(settles, early=early, sends=sends)
 
     @functools.wraps(method)
     async def acting(self: Tab, *args: Any, **kwargs: Any) -> Any:
@@ -81,6 +97,7 @@ def settles(method: F | None = None, *, early: Trigger | None = None) -> Any:
         if not settler.enabled:
             return await method(self, *args, **kwargs)
         what = f"settle after {method.__name__}"
+        writes = settler.traffic.writes
         if early is None:
             mark = await settler.arm(given)
         else:
@@ -96,10 +113,24 @@ def settles(method: F | None = None, *, early: Trigger | None = None) -> Any:
         except TabwrightError:
             await settler.settle(mark, budget=_settle_budget(self, given), what=what)
             raise
-        await settler.settle(mark, budget=_settle_budget(self, given), what=what)
+        report = await settler.settle(mark, budget=_settle_budget(self, given), what=what)
+        if report.blocked and sends is not None and sends(args, kwargs):
+            if not report.navigated and settler.traffic.writes == writes:
+                raise _not_sent(report.blocked)
         return result
 
     return cast(F, acting)
+
+
+def _not_sent(fields: tuple[tuple[str, str], ...]) -> FormNotSent:
+    said = "; ".join(
+        f"{name!r}: {message}" if name else message or "not valid" for name, message in fields
+    )
+    return FormNotSent(
+        f"the browser refused to send the form, nothing was sent: {said}",
+        fields=fields,
+        hint="fill the field as it asks (or fix its value), then send the form again",
+    )
 
 
 def _settle_budget(tab: Tab, given: Budget | None) -> Budget:

@@ -264,7 +264,7 @@ class Tab:
     # -- actions on an element (automation.browser.interact, fieldops) -----------------
 
     @watched
-    @settles(early=interact.click_event)
+    @settles(early=interact.click_event, sends=lambda args, kwargs: True)
     async def click(
         self,
         ref: str,
@@ -287,14 +287,14 @@ class Tab:
         return await interact.hover(self, ref, budget=budget)
 
     @watched
-    @settles
+    @settles(sends=lambda args, kwargs: bool(kwargs.get("submit")))
     async def fill(
         self, ref: str, value: str, *, submit: bool = False, budget: Budget | None = None
     ) -> str:
         return await fieldops.fill(self, ref, value, submit=submit, budget=budget)
 
     @watched
-    @settles
+    @settles(sends=lambda args, kwargs: bool(kwargs.get("submit")))
     async def type(
         self,
         ref: str,
@@ -332,7 +332,7 @@ class Tab:
         return await fieldops.fill_form(self, fields, budget=budget, on_field=on_field)
 
     @watched
-    @settles
+    @settles(sends=lambda args, kwargs: True)
     async def press_key(self, key: str, *, ref: str = "", budget: Budget | None = None) -> str:
         return await interact.press_key(self, key, ref=ref, budget=budget)
 

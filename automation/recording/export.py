@@ -51,7 +51,7 @@ from typing import Any
 from automation.browser import address, effect, fieldops, frames, seen, served, textmatch, uploads
 from automation.browser.dialogs import DIALOG_KINDS, unexpected_words
 from automation.browser.interact import MODIFIERS, MOUSE_BUTTONS
-from automation.browser.settle import HOLD_TIMER_MS
+from automation.browser.settle import HOLD_TIMER_MS, NOT_SENT_JS
 from automation.errors import ScenarioInvalid
 from automation.recording import (
     basemove,
@@ -139,6 +139,7 @@ def to_pytest(
     lines.append(f"\n\n# Tabwright's rule of what a person sees (automation/browser/visible.js)\n"
                  f"SEEN_JS = {_text(seen.SEEN_JS, 'the rule')}\n"
                  f"TYPED_JS = {_text(seen.TYPED_JS, 'the rule')}\n"
+                 f"NOT_SENT_JS = {_text(NOT_SENT_JS, 'the rule')}\n"
                  f"VALUE_JS = {_text(expect.VALUE_JS, 'the rule')}\n"
                  f"MAX_LENGTH_JS = {_text(fieldops.MAX_LENGTH_JS, 'the rule')}\n"
                  f"SELECTED_JS = {_text(fieldops.SELECTED_JS, 'the rule')}\n"
@@ -398,6 +399,11 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
             if not step.is_check and step.identity is not None and step.identity.frame_url:
                 path = _text(_frame_path(step.identity.frame_url), "frame_url")
                 body.insert(1, f"ACTED.add({path})")  # its writes there are the step's
+            if _may_send(step):  # the browser refused to send its form? (tab.click's)
+                first = next(i for i, line in enumerate(body) if line is does[0])
+                last = max(i for i, line in enumerate(body) if line is does[-1])
+                body[last + 1 : last + 1] = ["form_sent(page, sending)"]
+                body[first:first] = ["sending = before_send(page)"]
             if holds_before(scenario.steps, index):  # a debounced save sent first, and
                 again = _kept_checks(scenario.steps, index)  # the checks before it re-read
                 held = ["documents, address = len(DOCUMENT), page.url", "held(page)",
@@ -415,6 +421,14 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
     if scoped:
         lines.append("    INTERRUPTIONS.leave(page)")
     return lines or ["    pass"]
+
+
+def _may_send(step: ScenarioStep) -> bool:
+    """Whether the step may send a form, so that replay fails it when the browser refused
+    to (:class:`~automation.errors.FormNotSent`): a click, a key, a fill's Enter."""
+    if step.action in ("click", "double_click", "press"):
+        return True
+    return step.writes_a_value() and bool(step.args.get("submit"))
 
 
 def _sends_form(step: ScenarioStep) -> str | None:

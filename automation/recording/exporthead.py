@@ -304,6 +304,40 @@ def where_it_led(page: Page, sent: int, recorded: str) -> None:
         f"what the step sent led to {{page.url}}, not to {{recorded}} as when recorded")
 
 
+# The fields each document's forms were found not valid at since a step began (their
+# ``invalid`` events), put in before the page's own scripts: what replay's settle hears.
+INVALID_HEARD_JS = """(() => {{
+  if (window.__invalidHeard) return;
+  const heard = [];
+  addEventListener("invalid", (e) => {{ if (heard.length < 50) heard.push(e.target); }}, true);
+  Object.defineProperty(window, "__invalidHeard", {{ value: heard }});
+}})();"""
+
+
+def before_send(page: Page) -> tuple:
+    """What :func:`form_sent` compares the page with after a step that may send a form:
+    how many writes it sent and documents it committed so far (the fields found not valid
+    so far are forgotten)."""
+    page.evaluate("() => window.__invalidHeard && window.__invalidHeard.splice(0)")
+    return len(WROTE), len(COMMITS)
+
+
+def form_sent(page: Page, before: tuple) -> None:
+    """As Tabwright's replay judges a click, a key or an Enter that may send a form: the
+    browser did not refuse to send it (a field not valid: its ``invalid`` events, and the
+    focus moved to one), or the page sent a write or went to another page all the same."""
+    sent, commits = before
+    if len(WROTE) > sent or len(COMMITS) > commits or page.is_closed():
+        return
+    try:
+        fields = page.evaluate(f"() => ({{NOT_SENT_JS}})(window.__invalidHeard || [])")
+    except PlaywrightError:  # it went away meanwhile
+        return
+    said = "; ".join(f"{{f['name']!r}}: {{f['said']}}" if f["name"] else f["said"]
+                     for f in fields)
+    assert not fields, f"the browser refused to send the form, nothing was sent: {{said}}"
+
+
 def errors_before(page: Page) -> tuple:
     """What :func:`refused_in_place` compares the page with after a step: its address, the
     errors it shows, named as errors, and how many forms it posted and documents it
@@ -460,6 +494,7 @@ def page() -> Iterator[Page]:
         page.add_init_script(SHORT_TIMERS_JS)
         page.add_init_script(ANSWERS_JS)  # what the page does with its answers, still to come
         page.add_init_script(TYPED_JS)  # what is typed, told from what the app wrote
+        page.add_init_script(INVALID_HEARD_JS)  # the forms the browser refused to send
         timeout_ms = float(os.environ.get("TIMEOUT_MS", "15000"))
         page.set_default_timeout(timeout_ms)
         expect.set_options(timeout=timeout_ms)  # a check waits as long as a step

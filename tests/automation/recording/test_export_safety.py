@@ -38,7 +38,8 @@ BODY_NAMES = {"page", "expect", "re", "os", "url", "frame_of", "served", "words"
               "uploaded", "attach", "writes_answered", "kept_change", "checks_answered",
               "kept_tick", "rows_showing",
               "fits", "left_ticked", "left_value", "kept_value", "went_on", "documents", "held",
-              "address", "ACTED", "refused_in_place", "shown", "errors_then", "THEN"}  # fmt: skip
+              "address", "ACTED", "refused_in_place", "shown", "errors_then", "THEN",
+              "form_sent", "sending"}  # fmt: skip
 # What a step that may send a write keeps before it (the writes sent, whether the page
 # asked to sign in, the errors it shows), the only statements of the body that are not a
 # call.
@@ -47,6 +48,7 @@ KEPT_BEFORE_A_STEP = {
     "asked = asks_sign_in(page)",
     "documents, address = (len(DOCUMENT), page.url)",
     "shown = errors_before(page)",
+    "sending = before_send(page)",
 }
 # The one condition: the checks read again at the end, on the page they read.
 READ_AGAIN_IF = "not went_on(page, documents, address)"
@@ -153,6 +155,7 @@ def assert_safe_module(code: str) -> ast.FunctionDef:
             "where_it_led",
             "refused_in_place",  # refused_in_place(page, sent, shown, [...]): no new error
             "errors_then",  # errors_then(page, sent, shown, [...]): the last step's, kept
+            "form_sent",  # form_sent(page, sending): the browser did not refuse to send it
             "not_answered_again",
             "expect_items",
             "expect_seen",
