@@ -40,13 +40,48 @@ def element(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> tup
             notes.append(f"# where {where} in another frame, this line won't find it")
             continue
         try:
-            alternative = locator(variant, params)
+            alternative = _where_it_leads(main, params) if _renamed_link(main, variant) else None
+            alternative = alternative or locator(variant, params)
         except ScenarioInvalid:
             notes.append(f"# where {where}, this line won't find it: nothing to find it by")
             continue
         if alternative not in found:
             found.append(alternative)
     return notes, found[0] + "".join(f".or_({other})" for other in found[1:])
+
+
+def _renamed_link(main: ElementIdentity, variant: ElementIdentity) -> bool:
+    """Whether ``variant`` is the link ``main`` is, known by another name: it leads to the
+    same address.  A name a record's data made ("Edit Acme", healed to "Edit Alpha" once
+    the record was renamed) may be another record's another day."""
+    same = main.role == variant.role == "link" and main.target == variant.target != ""
+    return same and main.name != variant.name
+
+
+def _where_it_leads(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> str | None:
+    """A locator of the links leading where ``identity`` led (the end of their ``href``:
+    its path and query, whatever the site's address), as replay's ``target`` finds it
+    (:mod:`automation.browser.identity`); None where the address is none or holds a
+    parameter."""
+    try:
+        parts = urlsplit(identity.target)
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or holds_param(identity.target, params):
+        return None
+    end = parts.path + (f"?{parts.query}" if parts.query else "")
+    if not end.strip("/"):
+        return None  # (every link to the site's root would match)
+    quoted = end.replace("\\", "\\\\").replace('"', '\\"')
+    selector = 'a[href$="' + quoted + '"]'
+    return f"{_scope(identity)}.locator({_text(selector, 'target')})"
+
+
+def _scope(identity: ElementIdentity) -> str:
+    """Where the element is looked for: the page, or the frame it was in."""
+    if identity.frame_url:
+        return f"frame_of(page, {_text(frame_path(identity.frame_url), 'frame_url')})"
+    return "page"
 
 
 def frame_path(frame_url: str) -> str:
@@ -62,9 +97,7 @@ _FIELD_ROLES = frozenset({"textbox", "searchbox", "combobox", "spinbutton", "lis
 
 
 def locator(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> str:
-    scope = "page"
-    if identity.frame_url:
-        scope = f"frame_of(page, {_text(frame_path(identity.frame_url), 'frame_url')})"
+    scope = _scope(identity)
     role = known_role(identity.role)
     name = _named(identity.name, params, "name")
     # Playwright finds only ARIA roles; a clickable <div> or a frame goes by what else it has.
