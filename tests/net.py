@@ -7,6 +7,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs
 
 
 def free_port() -> int:
@@ -21,6 +22,12 @@ class QuietHandler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: object) -> None:
         pass
+
+    def posted(self) -> dict[str, str]:
+        """The form the request posted (url-encoded), each field's first value."""
+        length = int(self.headers.get("Content-Length") or 0)
+        sent = parse_qs(self.rfile.read(length).decode(), keep_blank_values=True)
+        return {key: values[0] for key, values in sent.items()}
 
     def send(self, status: int, body: bytes = b"", **headers: str) -> None:
         """Answer ``status`` with ``body`` (HTML unless a Content-Type is given)."""

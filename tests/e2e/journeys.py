@@ -186,3 +186,10 @@ async def exported_pytest(page: Page) -> str:
         await page.get_by_role("link", name="Export pytest").click()
     path = await (await download_info.value).path()
     return await asyncio.to_thread(Path(path).read_text)
+
+
+def scenario_step(
+    action: str, args: dict[str, Any], role: str = "", name: str = ""
+) -> dict[str, Any]:
+    """A step of a scenario file, on the element of ``role`` named ``name`` (if any)."""
+    return {"action": action, "args": args, **({"role": role, "name": name} if role else {})}

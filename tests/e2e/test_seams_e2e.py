@@ -30,6 +30,7 @@ from tests.automation.recording.test_refused_in_place import Office
 from tests.daphne import api_token
 from tests.daphne import log_in as client_log_in
 from tests.e2e.journeys import exported_pytest, import_scenario, script, until, wait_until
+from tests.e2e.journeys import scenario_step as _step
 from tests.e2e.ui import (
     LIVE_MS,
     OTHER_PASSWORD,
@@ -44,6 +45,7 @@ from tests.e2e.ui import (
     log_in,
     run_batch,
     save,
+    save_sign_in,
     start_run,
 )  # fmt: skip
 from tests.exported import run_exported
@@ -94,9 +96,7 @@ class _Till(QuietHandler):
             self._page(ENTRY)
 
     def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        sent = parse_qs(self.rfile.read(length).decode(), keep_blank_values=True)
-        form = {key: values[0] for key, values in sent.items()}
+        form = self.posted()
         if self.path == "/login":
             if form.get("pw") != SHOP_PASSWORD or not form.get("user"):
                 self._page("<p>Wrong password</p>" + LOGIN)
@@ -166,10 +166,6 @@ class _CheckedExpenses(_Expenses):
 def till() -> Iterator[str]:
     with loopback_app(_Till) as url:
         yield url
-
-
-def _step(action: str, args: dict[str, Any], role: str = "", name: str = "") -> dict[str, Any]:
-    return {"action": action, "args": args, **({"role": role, "name": name} if role else {})}
 
 
 def sign_in(till: str, params: dict[str, Any], name: str) -> dict[str, Any]:
@@ -305,15 +301,7 @@ async def test_a_batch_row_signed_in_as_its_own_user_leaves_the_shared_sign_in_p
     task = "\n".join([f"go to {till}/login", 'type "ada" into "User"',
                       'type "${SECRET:PASSWORD}" into "Password"', 'click "Sign in"',
                       "wait for New entry", "click Nowhere"])  # fmt: skip
-    await start_run(page, f"{till}/login", task)
-    await expect(page.locator("#status")).to_have_text("paused", timeout=LIVE_MS)
-    await page.get_by_label("Sign-in name").fill("till")
-    await page.get_by_role("button", name="Save sign-in").click()
-    await expect(page.locator(".messages .message.success")).to_contain_text(
-        "Sign-in saved as 'till'"
-    )
-    await page.get_by_role("button", name="Stop").click()
-    await expect(page.locator("#status")).to_have_text("stopped", timeout=LIVE_MS)
+    await save_sign_in(page, f"{till}/login", task, "till")
     _Till.end_sessions()
 
     await page.goto(scenario_url)

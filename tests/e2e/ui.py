@@ -115,6 +115,21 @@ async def start_run(page: Page, start_url: str, task: str, planner: str = "rules
     return int(re.search(r"/runs/(\d+)/$", page.url).group(1))
 
 
+async def save_sign_in(page: Page, start_url: str, task: str, name: str) -> None:
+    """From the home page: a conversation that signs in (``task``, which ends on a step
+    that can't be done, so it pauses with its tab open), its tab's sign-in saved as the
+    profile ``name``, then stopped."""
+    await start_run(page, start_url, task)
+    await expect(page.locator("#status")).to_have_text("paused", timeout=LIVE_MS)
+    await page.get_by_label("Sign-in name").fill(name)
+    await page.get_by_role("button", name="Save sign-in").click()
+    await expect(page.locator(".messages .message.success")).to_contain_text(
+        f"Sign-in saved as {name!r}"
+    )
+    await page.get_by_role("button", name="Stop").click()
+    await expect(page.locator("#status")).to_have_text("stopped", timeout=LIVE_MS)
+
+
 async def initial_step_count(page: Page) -> int:
     events = json.loads(await page.locator("#initial-events").text_content())
     return sum(1 for e in events if e["type"] == "step.recorded")
