@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -59,6 +59,7 @@ __all__ = [
     "SUBMITTING",
     "Relogin",
     "asks_sign_in",
+    "login_given",
     "login_replay",
     "login_values",
     "sent_to_sign_in",
@@ -122,7 +123,7 @@ def login_values(replay: Replay, document: Scenario) -> dict[str, str]:
     """The values the login scenario ``document`` signs in again with in ``replay``: the
     replay's for the parameters of the same names, those it was given (a batch row's user
     signs in again as that user, as the export does) and its own parameters' defaults."""
-    known = {**replay.params, **replay.values.params}
+    known = _known(replay.scenario, replay.params)
     return {key: known[key] for key in replay_takes(document) if key in known}
 
 
@@ -131,12 +132,28 @@ def signs_in_as_given(replay: Replay) -> list[str]:
     its own, not the login scenario's default (a batch row's user): signed in so, its tab
     holds another sign-in than the login scenario's own ([] when none, or no login
     scenario)."""
-    document = brought_login(replay.scenario)
+    return login_given(replay.scenario, replay.params)
+
+
+def login_given(scenario: Scenario, params: Mapping[str, object]) -> list[str]:
+    """:func:`signs_in_as_given` for a replay of ``scenario`` with ``params``, known
+    before its tab is opened: a run whose replay signs in as another user than a sign-in
+    profile's starts signed out, not with the profile (dashboard.runs.live)."""
+    document = brought_login(scenario)
     if document is None:
         return []
     takes = replay_takes(document)
-    return [key for key, value in login_values(replay, document).items()
-            if str(value) != takes[key].default]  # fmt: skip
+    known = _known(scenario, params)
+    return [key for key in takes if key in known and known[key] != takes[key].default]
+
+
+def _known(scenario: Scenario, params: Mapping[str, object]) -> dict[str, str]:
+    """A replay's values: those it was given, and its scenario's defaults for the
+    parameters its steps use (as :meth:`Scenario.resolve` takes them)."""
+    defaults = {name: (scenario.params.get(name) or {}).get("default")
+                for name in scenario.placeholders()[0]}  # fmt: skip
+    known = {name: str(value) for name, value in defaults.items() if value is not None}
+    return {**known, **{name: str(value) for name, value in params.items()}}
 
 
 async def sign_in_first(replay: Replay, index: int, step: ScenarioStep, budget: Budget) -> str:

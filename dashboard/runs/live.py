@@ -30,6 +30,7 @@ from automation.browser.problems import ProblemWatcher
 from automation.browser.tracing import TraceRecorder
 from automation.errors import ScenarioInvalid, TabwrightError
 from automation.events import (
+    Observation,
     RunFinished,
     SessionClosed,
     SessionIdle,
@@ -38,6 +39,7 @@ from automation.events import (
 from automation.llm.base import Planner
 from automation.mcp.session import McpSession
 from automation.recording.calls import called
+from automation.recording.relogin import login_given
 from automation.recording.replay import Replay, ReplayConfig
 from automation.recording.restore import restore_page
 from automation.recording.scenario import Scenario as Document
@@ -156,7 +158,11 @@ async def live_session(
         elif replay is not None and (run.llm_profile_id or run.llm_profile_name):  # heals
             planner = await database_sync_to_async(heal_planner_for_run)(run)
         signin = await database_sync_to_async(signin_state_for_run)(run)
-        live.storage_state = signin[0] if signin else None
+        # A replay whose login scenario signs in as another user than the profile's (a
+        # batch row's user) starts signed out: with the profile, it would act as the
+        # profile's user and pass, its own value unused.
+        given = login_given(replay, run.params) if replay is not None and signin else []
+        live.storage_state = signin[0] if signin and not given else None
         # Downloads (and the trace) land in the run's own folder (dashboard.runs.files).
         tab = await manager.new_tab(live)
         # Console errors and failed requests of every tab of the run, as they happen.
@@ -180,7 +186,8 @@ async def live_session(
         if replay is not None:
             replaying = Replay(tab, replay, params=run.params, base_url=run.start_url,
                                sink=sink, control=control, secrets=sink.secrets,
-                               signed_out_hint=_signed_out_hint(replay, signin),
+                               # Started signed out for its login scenario: its sign-in says.
+                               signed_out_hint="" if given else _signed_out_hint(replay, signin),
                                agent=PlannerAgent(planner) if planner is not None else None,
                                config=ReplayConfig(
                                    step_timeout_ms=conf["ACTION_TIMEOUT_MS"],
@@ -189,6 +196,8 @@ async def live_session(
                                ))  # fmt: skip
             # Its login scenario's sign-in, which also saves the run's profile again.
             replaying.relogin = await relogin_for(run, replaying)
+            if given and signin:
+                await sink.emit(Observation(0, _signed_out_note(replay, signin[1], given)))
             await replaying.run()
             return
         assert planner is not None
@@ -250,6 +259,14 @@ def _person_wait_ms(run: Run) -> int | None:
     if not run.unattended and run.batch_row_id is None:
         return None
     return max(1, int(settings.TABWRIGHT["BATCH_PERSON_WAIT_S"])) * 1000
+
+
+def _signed_out_note(replay: Document, profile: str, given: list[str]) -> str:
+    """Why a replay started signed out though its run names a sign-in profile."""
+    names = ", ".join(map(repr, given))
+    return (f"started signed out, not with the sign-in profile {profile!r}: this replay "
+            f"gives the login scenario {replay.login_scenario!r} its own {names}, and it "
+            "signs in with them")  # fmt: skip
 
 
 def _signed_out_hint(replay: Document, signin: tuple[Any, str] | None) -> str:
