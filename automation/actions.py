@@ -60,10 +60,13 @@ def available(config: BrowserConfig) -> list[ActionSpec]:
     return [spec for spec in ACTIONS.values() if spec.for_agent and spec.enabled(config)]
 
 
-def validate(name: str, args: dict[str, Any], *, strict: bool = False) -> dict[str, Any]:
+def validate(
+    name: str, args: dict[str, Any], *, strict: bool = False, exact: bool = False
+) -> dict[str, Any]:
     """Check ``args`` against the action's params; return only the known ones (and a
-    valid ``timeout_ms``); ``strict``: refuse one it doesn't take."""
-    return _spec(name).validate(args, strict=strict)
+    valid ``timeout_ms``); ``strict``: refuse one it doesn't take; ``exact``: refuse a
+    number given for a text (:meth:`ActionSpec.validate`)."""
+    return _spec(name).validate(args, strict=strict, exact=exact)
 
 
 def _spec(name: str) -> ActionSpec:

@@ -78,11 +78,15 @@ class ActionSpec:
     def enabled(self, config: BrowserConfig) -> bool:
         return not self.switch or bool(getattr(config, self.switch))
 
-    def validate(self, args: dict[str, Any], *, strict: bool = False) -> dict[str, Any]:
+    def validate(
+        self, args: dict[str, Any], *, strict: bool = False, exact: bool = False
+    ) -> dict[str, Any]:
         """Check ``args`` against the params; return only the known ones (and a valid
         ``timeout_ms``).  ``strict`` (a client that reads the tool's schema): an argument
         the action doesn't take is refused, not left out (a misnamed option would
-        otherwise run the action with its default, and say done)."""
+        otherwise run the action with its default, and say done).  ``exact`` (a file, not
+        a model): a number given for a text is refused, not taken as its text (a
+        navigate's ``"url": 5`` is a mistake in the file, not the page ``5``)."""
         name = self.name
         if strict:
             self.refuse_unknown(args)
@@ -93,7 +97,8 @@ class ActionSpec:
                     raise ActionInvalid(f"{name} needs {param.name!r} ({param.description})")
                 continue
             value = args[param.name]
-            if param.type is str and isinstance(value, int | float) and not isinstance(value, bool):
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            if param.type is str and number and not exact:
                 if not math.isfinite(value):  # "inf" typed into a field was never meant
                     raise ActionInvalid(
                         f"{name}: {param.name!r} must be text, not {value} (no JSON number)"

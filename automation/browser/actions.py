@@ -12,6 +12,8 @@ from typing import Any
 from automation.actionspec import REF_DESCRIPTION, ActionSpec, Param, optional
 from automation.browser import storage
 from automation.browser.dialogs import check_arming
+from automation.browser.fieldops import check_key_delay
+from automation.browser.pageops import check_wait_ms
 from automation.browser.snapshot import SnapshotOptions
 from automation.browser.tab import Tab
 from automation.budget import Budget
@@ -220,6 +222,7 @@ BROWSER_ACTIONS: tuple[ActionSpec, ...] = (
             budget=b,
         ),
         targets_ref=True,
+        check=lambda a: check_key_delay(a.get("delay_ms", 0)),
     ),
     ActionSpec(
         "fill",
@@ -307,6 +310,8 @@ BROWSER_ACTIONS: tuple[ActionSpec, ...] = (
             _opt("time_ms", int, "milliseconds to wait"),
         ),
         lambda tab, a, b: tab.wait_for(budget=b, **a),
+        # a wait of a minute at most, checked as the args are read (a file's at import)
+        check=lambda a: check_wait_ms(a["time_ms"]) if a.get("time_ms") else None,
     ),
     ActionSpec(
         "resize",

@@ -44,9 +44,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ANSWER_MET_MS",
+    "MAX_KEY_DELAY_MS",
     "MAX_LENGTH_JS",
     "SELECTED_JS",
     "OnField",
+    "check_key_delay",
     "files_given",
     "fill",
     "fill_form",
@@ -55,6 +57,8 @@ __all__ = [
     "set_input_files",
     "type_text",
 ]
+
+MAX_KEY_DELAY_MS = 1_000  # type's pause between keys: a field that reacts to each key
 
 # A field of fill_form, done or failed, as the step it is: index, action (fill, check or
 # select_option), its args (with the ref), the error if it failed, its duration in ms.
@@ -109,6 +113,16 @@ async def fill(
         await subject.release()
 
 
+def check_key_delay(delay_ms: object) -> None:
+    """ActionInvalid unless ``delay_ms`` is a whole number of milliseconds from 0 to
+    MAX_KEY_DELAY_MS.  Run when the action's args are read (a scenario file's at import,
+    a model's before the call) and again when it runs."""
+    whole = isinstance(delay_ms, int) and not isinstance(delay_ms, bool)
+    if not whole or not 0 <= delay_ms <= MAX_KEY_DELAY_MS:
+        raise ActionInvalid(f"type: delay_ms must be a whole number from 0 to "
+                            f"{MAX_KEY_DELAY_MS}, not {delay_ms!r}")  # fmt: skip
+
+
 async def type_text(
     tab: Tab,
     ref: str,
@@ -125,8 +139,7 @@ async def type_text(
     replaces between keys does too when the app moves the focus to the new one, as
     apps do for a person typing."""
     _check_text(text, "type")
-    if not isinstance(delay_ms, int) or not 0 <= delay_ms <= 1_000:
-        raise ActionInvalid("type: delay_ms must be between 0 and 1000")
+    check_key_delay(delay_ms)
     budget = tab.core.budget(budget, "type")
     subject = await Subject.hold(tab, ref, budget=budget, action="type", identify=True)
     entry = subject.entry

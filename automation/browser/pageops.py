@@ -44,6 +44,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LOAD_WAIT_MS",
+    "MAX_WAIT_MS",
+    "check_wait_ms",
     "history",
     "navigate",
     "pdf",
@@ -137,6 +139,16 @@ async def history(tab: Tab, move: str, *, budget: Budget | None = None) -> str:
     return f"went {move} to {page.url}" if move != "reload" else f"reloaded {page.url}"
 
 
+def check_wait_ms(time_ms: object) -> None:
+    """ActionInvalid unless ``time_ms`` (given: not 0) is a whole number of milliseconds
+    up to MAX_WAIT_MS.  Run when the action's args are read (a scenario file's at import,
+    a model's before the call) and again when it runs."""
+    whole = isinstance(time_ms, int) and not isinstance(time_ms, bool)
+    if not whole or not 0 < time_ms <= MAX_WAIT_MS:
+        raise ActionInvalid(f"wait_for: time_ms must be a whole number from 1 to {MAX_WAIT_MS}, "
+                            f"not {time_ms!r}")  # fmt: skip
+
+
 async def wait_for(
     tab: Tab,
     *,
@@ -160,8 +172,7 @@ async def wait_for(
     budget = tab.core.budget(budget, "wait_for")
     timeout = budget.playwright_timeout()
     if time_ms:
-        if not isinstance(time_ms, int) or not 0 < time_ms <= MAX_WAIT_MS:
-            raise ActionInvalid(f"wait_for: time_ms must be between 1 and {MAX_WAIT_MS}")
+        check_wait_ms(time_ms)
         if time_ms > budget.remaining_ms():
             raise BudgetExceeded(f"wait_for {time_ms} ms: only {budget.remaining_ms():.0f} ms left")
         await budget.run(asyncio.sleep(time_ms / 1000))

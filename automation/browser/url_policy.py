@@ -56,7 +56,7 @@ from automation.budget import Budget
 from automation.errors import UrlBlocked
 
 __all__ = ["DEFAULT_RESOLVE_TIMEOUT_MS", "LOOKUP_THREADS", "IPAddress", "Lookup", "UrlPolicy",
-           "system_lookup"]  # fmt: skip
+           "http_url", "system_lookup"]  # fmt: skip
 
 ALLOWED_SCHEMES = frozenset({"http", "https"})
 DEFAULT_RESOLVE_TIMEOUT_MS = 5_000
@@ -322,6 +322,14 @@ def _soon(loop: asyncio.AbstractEventLoop, call: Callable[[], object]) -> None:
     """``call`` on ``loop``, from a lookup's thread (not when the loop has closed)."""
     with contextlib.suppress(RuntimeError):
         loop.call_soon_threadsafe(call)
+
+
+def http_url(url: object) -> str:
+    """``url`` (trimmed) when it is an http(s) address with a host, read as Chromium will
+    read it; UrlBlocked saying why not (a ``javascript:`` or ``file:`` URL, no host, a
+    malformed port).  Only its form: whether a run may open it is the policy's, asked
+    when a run opens it (:meth:`UrlPolicy.check`)."""
+    return _parse(url).url
 
 
 def _port_shown(target: _Target) -> str:

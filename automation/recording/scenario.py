@@ -48,7 +48,8 @@ from automation.actions import validate
 from automation.browser.address import same_page
 from automation.browser.identity import CONTROL_CHARS, ElementIdentity
 from automation.browser.interact import MODIFIERS, MOUSE_BUTTONS
-from automation.errors import ActionInvalid, ParamMissing, ScenarioInvalid
+from automation.browser.url_policy import http_url
+from automation.errors import ActionInvalid, ParamMissing, ScenarioInvalid, UrlBlocked
 from automation.limits import MAX_JSON_DEPTH
 from automation.recording import expect
 from automation.recording import params as carried
@@ -325,9 +326,10 @@ class ScenarioStep:
         return replace(step, args=step.check(index))
 
     def check(self, index: int = 0) -> dict[str, Any]:
-        """The args fit the action (types and required values), placeholders included;
-        the args as the action takes them (a number given for a text, ``"url": 5``, is
-        that text, as replay and the export would take it)."""
+        """The args fit the action (types, required values and their bounds: a wait of a
+        minute at most, a key delay of 0 to 1000 ms), placeholders included; the args as
+        the action takes them.  A number given for a text (``"url": 5``) is refused, not
+        read as that text: a file says what it means (a model's call is forgiven it)."""
         self.check_secrets(index)
         if self.action == EXPECT:
             expect.validate(self.args, has_element=self.target() is not None, index=index)
@@ -342,7 +344,7 @@ class ScenarioStep:
         if self.needs_element:
             probe["ref"] = "e1"  # found at replay; only its presence is checked here
         try:
-            taken = validate(self.action, probe)
+            taken = validate(self.action, probe, exact=True)
         except ActionInvalid as exc:
             raise ScenarioInvalid(f"step {index}: {exc.message}", index=index) from None
         if self.action == "select_option":  # what it chooses, as replay takes it (str or list)
@@ -441,6 +443,7 @@ class Scenario:
                 raise ScenarioInvalid(f"{key} must be text")
         _check_line(name, "the name")
         _check_line(data.get("base_url", ""), "base_url")
+        _check_base(data.get("base_url", ""))
         _check_line(data.get("login_scenario", ""), "login_scenario")
         steps = data.get("steps")
         if not isinstance(steps, list):
@@ -707,6 +710,18 @@ def _check_line(text: str, what: str, *, index: int | None = None) -> None:
         raise ScenarioInvalid(f"{what} is longer than {MAX_TEXT_CHARS}", index=index)
     if CONTROL_CHARS.search(text):
         raise ScenarioInvalid(f"{what} holds a control character or a line break", index=index)
+
+
+def _check_base(url: str) -> None:
+    """ScenarioInvalid unless the base URL is none or an http(s) address with a host:
+    replay moves the scenario's navigations to it and opens it (a ``javascript:`` one
+    would be refused then, after the file was taken)."""
+    if not url.strip():
+        return
+    try:
+        http_url(url)
+    except UrlBlocked as exc:
+        raise ScenarioInvalid(f"base_url: {exc.message}", hint=exc.hint) from None
 
 
 def _check_json(data: object) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from automation.actions import validate
 from automation.browser.identity import ElementIdentity
 from automation.browser.served import same_place
 from automation.errors import ParamMissing, ScenarioInvalid
@@ -172,18 +173,19 @@ def test_a_url_check_holds_each_part_of_its_address_whole_however_encoded(
     assert address_holds(expected, url) is holds
 
 
-def test_a_number_given_for_a_step_s_text_is_kept_as_that_text() -> None:
-    """``"url": 5`` was imported as the number, and failed at replay (a navigate to an
-    address that is no text); it is the text "5" (a page under the base URL), as the
-    action takes a number for a text, and a value of the wrong kind is refused at once."""
-    steps = [{"action": "navigate", "args": {"url": 5}},
-             {"action": "fill", "args": {"value": 42}, "selector": "#qty"}]  # fmt: skip
-    scenario = Scenario.from_dict({"format": "tabwright.scenario", "version": 1,
-                                   "name": "n", "steps": steps})  # fmt: skip
-    assert [step.args for step in scenario.steps] == [{"url": "5"}, {"value": "42"}]
-    assert Scenario.from_dict(scenario.to_dict()).steps == scenario.steps
-    with pytest.raises(ScenarioInvalid, match="'url' must be str, not bool"):
-        ScenarioStep.from_dict({"action": "navigate", "args": {"url": True}})
+def test_a_number_given_for_a_step_s_text_is_refused_naming_the_step_and_field() -> None:
+    """``"url": 5`` was read as the text "5" (a navigate to a page named 5 under the base
+    URL): a file that says a number where a text belongs is refused, as one that says
+    true is; a model's call that writes 42 for "42" is still taken."""
+    for index, step in enumerate([{"action": "navigate", "args": {"url": 5}},
+                                  {"action": "fill", "args": {"value": 42}, "selector": "#q"},
+                                  {"action": "navigate", "args": {"url": True}}]):  # fmt: skip
+        data = {"format": "tabwright.scenario", "version": 1, "name": "n",
+                "steps": [{"action": "reload"}] * index + [step]}  # fmt: skip
+        with pytest.raises(ScenarioInvalid, match=rf"step {index}: \w+: '(url|value)' must be"
+                                                  r" str, not (int|bool)"):  # fmt: skip
+            Scenario.from_dict(data)
+    assert validate("fill", {"ref": "e1", "value": 42}) == {"ref": "e1", "value": "42"}
 
 
 def test_a_default_written_as_a_number_or_true_false_is_typed_as_json_writes_it() -> None:
