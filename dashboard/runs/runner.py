@@ -416,7 +416,8 @@ class RunManager:
         """The person writes to the run: while it works, the model reads it next round
         (while paused, it answers the pause); while a conversation waits, its work goes on
         with it; to a closed conversation, the page is restored first (a new session).
-        ActionInvalid for an empty message or a run that takes none."""
+        ActionInvalid for an empty message or a replay; ValueError for an MCP session,
+        over or not, as :meth:`command` says it (its client never reads one)."""
         text = text.strip()
         if not text:
             raise ActionInvalid("the message is empty")
@@ -427,9 +428,9 @@ class RunManager:
                 live = self._live.get(run_id)
             if live is None:
                 run = await database_sync_to_async(Run.objects.get)(pk=run_id)
-                if run.kind == Run.Kind.MCP:
-                    raise ActionInvalid("this run is over and an MCP session takes no messages",
-                                        hint="start a new session from the MCP client")  # fmt: skip
+                if run.kind == Run.Kind.MCP:  # refused as a live one's is (409 on the API)
+                    raise ValueError("this run is over, and an MCP session takes no messages: "
+                                     "start a new session from the MCP client")  # fmt: skip
                 if run.kind != Run.Kind.AGENT:
                     raise ActionInvalid("this run is over and a replay takes no messages",
                                         hint="replay the scenario again")  # fmt: skip

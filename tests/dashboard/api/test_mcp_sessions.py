@@ -90,6 +90,9 @@ async def test_first_calls_that_come_together_share_their_session_s_one_run(owne
 
 
 async def test_a_session_its_client_ends_stops_its_queued_run_and_says_so(owner: Any) -> None:
+    """And, over, it takes no message as docs/api.md says: 409 ``refused`` (its client
+    never reads one).  It answered 400 ``action_invalid``, as a malformed request does,
+    while a live one answered 409."""
     app = app_with(owner, "s")
     session = app._sessions["s"]
     run_id = await app._run_of(session, owner, "a client")
@@ -97,6 +100,12 @@ async def test_a_session_its_client_ends_stops_its_queued_run_and_says_so(owner:
     app._ended("s", session, "DELETE", 200)
     assert await ended(app, run_id) == (Run.Status.STOPPED, mcp.ENDED_BY_CLIENT)
     assert session.ended == mcp.ENDED_BY_CLIENT  # its later calls answer session_ended
+    client = api(await database_sync_to_async(token_of)(owner))
+    said = await client.post(f"/api/runs/{run_id}/messages", {"text": "fill in Email too"})
+    error = refused(said, 409, "refused")
+    assert "this run is over, and an MCP session takes no messages" in error["message"]
+    assert "start a new session from the MCP client" in error["message"]
+    assert await ended(app, run_id) == (Run.Status.STOPPED, mcp.ENDED_BY_CLIENT)
 
 
 async def test_a_client_that_loses_its_event_stream_has_gone(
@@ -155,7 +164,7 @@ async def test_a_live_session_s_end_says_who_ended_it_and_it_takes_no_message_no
     # Its status reason is what the client's next call is told (mcp._session_ended).
     assert await ended(app, run_id) == (Run.Status.STOPPED, stopped_by(owner))
     late = await client.post(f"/api/runs/{run_id}/messages", {"text": "fill in Email too"})
-    assert "an MCP session takes no messages" in refused(late, 400, "action_invalid")["message"]
+    assert "an MCP session takes no messages" in refused(late, 409, "refused")["message"]
 
     run_id = run_ids["closed on the page"]
     page = await connected_socket(open_socket, await load_run(run_id), owner)
