@@ -74,6 +74,11 @@ def _checked(expression: str) -> tuple[str, str]:
             if step.isdigit() and int(step) > size:  # */90 minutes: hourly, said "every 90"
                 raise CronInvalid(f"a step of {step} in the {name} field is more than its "
                                   f"{size} values", hint=f"at most */{size}")  # fmt: skip
+    for part in fields[4].split(","):
+        if re.match(r"0*7-", part):  # croniter fires 7-7 every day, 7-1 on Sunday and Monday
+            raise CronInvalid(f"the day of the week field holds {part!r}: a range of days "
+                              "can't start at 7 (Sunday, which is 0 too)",
+                              hint="start it at 0, e.g. 0-1 for Sunday and Monday")  # fmt: skip
     try:
         croniter(normal).get_next(datetime)
     except CroniterBadDateError:  # 30 February: valid fields, no date
@@ -139,7 +144,34 @@ def _words(cron: str) -> str:
     options = Options()
     options.use_24hour_time_format = True
     options.casing_type = CasingTypeEnum.Sentence
-    return str(ExpressionDescriptor(cron, options).get_description())
+    *fields, weekdays = cron.split()
+    said = " ".join([*fields, _weekdays_said(weekdays)])
+    return str(ExpressionDescriptor(said, options).get_description())
+
+
+def _weekdays_said(field: str) -> str:
+    """The day-of-week ``field`` written as the days it fires on, for the words, when it
+    names a 7.  Cron reads 7 as Sunday, as 0 is, and cron-descriptor reads the
+    days as written: ``0-7`` (every day) was "Sunday through Sunday", ``0,7`` "Sunday and
+    Sunday", ``0-7/2`` (Sun, Tue, Thu, Sat) "every 2 days of the week, Sunday through
+    Sunday".  Every day is ``*``; other days run Monday (1) to Sunday (7), a run of three
+    or more as a range (``5-7``: "Friday through Sunday").  A field with ``#`` or ``L``
+    (the second Sunday, the last Friday) reads well as written."""
+    values = [part.partition("/")[0] for part in field.split(",")]
+    if "#" in field or "l" in field.lower() or "7" not in re.findall(r"\d+", " ".join(values)):
+        return field
+    days = croniter(f"* * * * {field}").expanded[4]
+    if days == ["*"]:
+        return "*"
+    week = sorted({7 if day == 0 else int(day) for day in days})
+    runs: list[list[int]] = []
+    for day in week:
+        if runs and runs[-1][-1] == day - 1:
+            runs[-1].append(day)
+        else:
+            runs.append([day])
+    return ",".join(f"{run[0]}-{run[-1]}" if len(run) >= 3 else ",".join(map(str, run))
+                    for run in runs)  # fmt: skip
 
 
 def timezone_choices() -> list[str]:

@@ -84,3 +84,38 @@ def test_a_cron_holds_only_cron_s_words_and_a_refusal_names_the_field() -> None:
     ]:
         assert check_cron(cron) == cron
         assert describe(cron) == words
+
+
+@pytest.mark.parametrize(
+    ("cron", "words", "days"),
+    [
+        # 7 is Sunday as 0 is: 0-7 is every day, not "Sunday through Sunday".
+        ("0 7 * * 0-7", "At 07:00", {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"}),
+        ("0 7 * * 1-7", "At 07:00", {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"}),
+        ("0 7 * * 0,7", "At 07:00, only on Sunday", {"Sun"}),  # not "Sunday and Sunday"
+        ("0 7 * * 0-7/2", "At 07:00, only on Tuesday, Thursday, Saturday, and Sunday",
+         {"Tue", "Thu", "Sat", "Sun"}),
+        ("0 7 * * 5-7", "At 07:00, Friday through Sunday", {"Fri", "Sat", "Sun"}),
+        ("0 7 * * mon-wed,7", "At 07:00, only on Monday through Wednesday and Sunday",
+         {"Mon", "Tue", "Wed", "Sun"}),
+        ("0 7 * * 7#2", "At 07:00, on the second Sunday of the month", {"Sun"}),
+        ("0 7 * * 0-6", "At 07:00, Sunday through Saturday",
+         {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"}),  # as written: no 7 in it
+    ],
+)  # fmt: skip
+def test_a_day_of_the_week_field_naming_7_reads_as_the_days_it_fires(
+    cron: str, words: str, days: set[str]
+) -> None:
+    assert check_cron(cron) == cron  # kept as written
+    assert describe(cron) == words
+    fired = next_times(cron, "UTC", datetime(2026, 1, 1, tzinfo=UTC), count=40)
+    assert {time.strftime("%a") for time in fired} == days
+
+
+def test_a_range_of_days_from_7_is_refused_as_croniter_misreads_it() -> None:
+    """croniter fires 7-7 every day (cron: Sundays), 7-1 on Sunday and Monday."""
+    for cron in ["0 7 * * 7-7", "0 7 * * 1,7-7", "0 7 * * 07-1/2"]:
+        with pytest.raises(CronInvalid, match="a range of days can't start at 7") as refused_:
+            check_cron(cron)
+        assert "start it at 0" in refused_.value.hint
+        assert describe(cron) == ""
