@@ -41,9 +41,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import parse_qsl, quote, quote_plus, urlencode, urlsplit, urlunsplit
 
+from automation.actions import ACTIONS, validate
 from automation.browser.dialogs import DIALOG_KINDS
 from automation.browser.identity import ElementIdentity
-from automation.errors import ScenarioInvalid, TabwrightError
+from automation.errors import ActionInvalid, ScenarioInvalid, TabwrightError
 from automation.recording.calls import CALL
 from automation.recording.pageevents import is_web
 from automation.recording.params import MIN_CARRIED_CHARS
@@ -134,7 +135,7 @@ def plan(rows: Sequence[Mapping[str, Any]], *, passwords: Sequence[str] = ()) ->
                         selector=row.get("selector", ""))  # fmt: skip
         try:
             if row.get("by") != "replay":
-                data["args"] = _as_written(args)
+                data["args"] = _as_written(_as_taken(action, args))
             typed = ScenarioStep.from_dict(data, index=index)
             step = _secret_if_password(typed)
             if step is not typed and _typed(step).startswith("${SECRET:"):
@@ -289,6 +290,19 @@ def _starting_where_it_acted(steps: tuple[ScenarioStep, ...]) -> tuple[ScenarioS
     if first is None or first.action in ("navigate", CALL, TABS) or not is_web(first.url):
         return steps
     return (ScenarioStep("navigate", {"url": first.url}, url=first.url), *steps)
+
+
+def _as_taken(action: str, args: dict[str, Any]) -> dict[str, Any]:
+    """A run's args with a number a model gave for a text as the text the action took
+    (a fill of 42 typed "42"): a scenario file takes texts only."""
+    numbers = [k for k, v in args.items() if isinstance(v, int | float) and not isinstance(v, bool)]
+    if not numbers or action not in ACTIONS:
+        return args
+    try:
+        taken = validate(action, {**args, "ref": "e1"})
+    except ActionInvalid:
+        return args  # (refused as the file's step, saying why)
+    return {**args, **{k: taken[k] for k in numbers if isinstance(taken.get(k), str)}}
 
 
 def _as_written(args: dict[str, Any]) -> dict[str, Any]:
