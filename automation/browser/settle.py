@@ -119,6 +119,7 @@ __all__ = [
     "Mark",
     "SettleReport",
     "Settler",
+    "with_not_sent",
 ]
 
 log = logging.getLogger("automation.browser")
@@ -160,16 +161,20 @@ BOUND = "bound reached"  # something was still going when the bound (or budget) 
 BUSY = "still changing"  # requests done, but the DOM did not go quiet within quiet_max_ms
 GONE = "page closed"  # the page closed or crashed meanwhile
 
-# The page's side: arms, probes, waits for quiet, stops (see settle.js).
-# What the browser refused to send a form for (notsent.js): settle.js's, and an export's.
+# What the browser refused to send a form for (notsent.js): settle.js's, the recorder's
+# and an export's.
 NOT_SENT_JS = Path(__file__).with_name("notsent.js").read_text(encoding="utf-8").strip()
-_PAGE_JS = (
-    Path(__file__)
-    .with_name("settle.js")
-    .read_text(encoding="utf-8")
-    .replace("(NOT_SENT_JS)", f"({NOT_SENT_JS})")
-)
-assert NOT_SENT_JS in _PAGE_JS
+
+
+def with_not_sent(script: Path) -> str:
+    """The text of the page script ``script``, :data:`NOT_SENT_JS` where it names it."""
+    text = script.read_text(encoding="utf-8").replace("(NOT_SENT_JS)", f"({NOT_SENT_JS})")
+    assert NOT_SENT_JS in text
+    return text
+
+
+# The page's side: arms, probes, waits for quiet, stops (see settle.js).
+_PAGE_JS = with_not_sent(Path(__file__).with_name("settle.js"))
 # The context's init script that counts a page's short timers and frames (pending.js),
 # from its document's start too: those of at most QUIET_MS.
 _AT_LOAD = "const AT_LOAD_MS = 100;"

@@ -235,6 +235,24 @@
     if (skipped(hit, el)) return;
     const button = BUTTONS[e.button] || "left";
     send({ kind: "click", button, detail: e.detail, ...described(el) });
+    watchSending();
+  }
+
+  // A click or a key that may send a form, and the fields the browser then refused to send
+  // it for (notsent.js: their `invalid` events, the focus moved to one): nothing was sent,
+  // so the click is no step of the person's (the next one, once the field is fixed, is).
+  let heardInvalid = null; // the targets of the `invalid` events since, in this task
+  function watchSending() {
+    if (heardInvalid) return;
+    heardInvalid = [];
+    setTimeout(() => {
+      const heard = heardInvalid;
+      heardInvalid = null;
+      if (heard.length && (NOT_SENT_JS)(heard).length) send({ kind: "not_sent" });
+    }, 0);
+  }
+  function onInvalid(e) {
+    if (heardInvalid && heardInvalid.length < 50) heardInvalid.push(e.target);
   }
 
   function sameField(a, b) {
@@ -307,6 +325,7 @@
     const key = [...mods, e.key === " " ? "Space" : e.key].join("+");
     const target = isPage(el) ? { el: "", identity: null } : described(el);
     send({ kind: "press", key, ...target });
+    watchSending();
   }
 
   // A page restored from the back-forward cache is a navigation without a new document.
@@ -333,7 +352,7 @@
 
   const listeners = [["click", onClick], ["auxclick", onClick], ["input", onInput],
     ["change", onChange], ["keydown", onKeydown], ["pageshow", onPageshow],
-    ["pagehide", onPagehide], ["pointerdown", onPointerdown]];
+    ["pagehide", onPagehide], ["pointerdown", onPointerdown], ["invalid", onInvalid]];
   for (const [type, fn] of listeners) window.addEventListener(type, fn, true);
 
   // Frozen, like the registry: a page script can't swap stop() for one that keeps

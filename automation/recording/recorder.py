@@ -63,6 +63,7 @@ from automation.browser.effect import TOGGLE_STATE_JS
 from automation.browser.frames import held_by, left_to_end, silent_note, unanswering
 from automation.browser.identity import IDENTITY_JS, ElementIdentity, locate
 from automation.browser.pwcall import call
+from automation.browser.settle import with_not_sent
 from automation.browser.snapshot import INTERACTIVE_ROLES, SNAPSHOT_JS
 from automation.browser.tab import Tab
 from automation.budget import Budget
@@ -94,7 +95,7 @@ log = logging.getLogger("automation.recording")
 
 OnRecorded = Callable[[int, ScenarioStep], Awaitable[None]]  # index, step (added or replaced)
 
-RECORDER_JS = Path(__file__).with_name("recorder.js").read_text(encoding="utf-8")
+RECORDER_JS = with_not_sent(Path(__file__).with_name("recorder.js"))
 CAUSE_WINDOW_MS = 1_500  # a navigation starting this soon after a step is that step's doing
 _CAUSES = frozenset({"click", "double_click", "press", "fill", "select_option", "check"})
 _QUIET_S = 0.3  # after click_at's own click, the page's report of it is not a second step
@@ -106,6 +107,10 @@ _UNREAD_BOX = (
 # tight: what the page sent before its flush is dropped once stop gives up, so a person's
 # last act (a box ticked just before Resume) is not lost when the page is busy a while.
 _STOP_MS = 10_000
+# A report that the browser refused to send a form comes a task after the click or key
+# that asked it to (its clock the page's, the step's recorded as it happened).
+_UNSENT_WITHIN_MS = 2_000
+_NOT_SENT_NOTE = "left out: the browser refused to send the form (a field not valid)"
 
 
 def _install_js(key: str, binding: str, *, encoded: bool, fresh: bool) -> str:
@@ -146,6 +151,8 @@ class Recorder:
         self.takes_checks = takes_checks
         self._typed: tuple[str, str] | None = None  # (field's key, what was typed so far)
         self._steps: list[ScenarioStep] = []
+        # Those of a click or a key whose form the browser refused to send: left out.
+        self._not_sent: set[int] = set()
         self._marks: list[_Mark] = []
         # Its own names: two recorders (one after another) never share a binding.
         self._key = secrets.token_hex(4)
@@ -168,7 +175,7 @@ class Recorder:
 
     @property
     def steps(self) -> list[ScenarioStep]:
-        return list(self._steps)
+        return [step for i, step in enumerate(self._steps) if i not in self._not_sent]
 
     @property
     def recording(self) -> bool:
@@ -362,6 +369,9 @@ class Recorder:
             self._tell_typed()  # the typing there ended
         if isinstance(typed, str) and typed and event.get("kind") == "fill":
             self._typed = (key, typed)
+        if event.get("kind") == "not_sent":
+            self._left_out_unsent(float(event.get("t") or now_ms()))
+            return
         if event.get("kind") == "load":
             frame = source.get("frame")
             top = source["top"] if "top" in source else frame is None or not frame.parent_frame
@@ -411,6 +421,21 @@ class Recorder:
         else:  # consecutive changes of one field are one step: its final value
             merge = same and action in ("fill", "select_option") and last.action == action
         self._add(step, mark, replace_last=merge)
+
+    def _left_out_unsent(self, at_ms: float) -> None:
+        """The last step, a click or a key the page reports the browser refused to send
+        its form for (a required field empty), is left out: it sent nothing, and replayed
+        it would fail (form_not_sent) where the person's next try, the field fixed, passes.
+        (A step a moment older than the report is not that one.)"""
+        index = len(self._steps) - 1
+        if index < 0 or self._steps[index].action not in ("click", "double_click", "press"):
+            return
+        if not 0 <= at_ms - self._marks[index].t_ms <= _UNSENT_WITHIN_MS or index in self._not_sent:
+            return
+        self._not_sent.add(index)
+        if self._notifier is not None:
+            step = replace(self._steps[index], note=_NOT_SENT_NOTE)
+            self._notices.put_nowait((index, step))
 
     def _tell_typed(self) -> None:
         typed, self._typed = self._typed, None

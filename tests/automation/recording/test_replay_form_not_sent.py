@@ -5,7 +5,11 @@ parameter's value, a batch row's) clicks "Place order" and the browser refuses t
 form: its bubble, nothing sent, the page where it was.  With no check after the click,
 replay and export both passed a save that never happened (nothing judged a step that sent
 nothing).  Now the step fails ``form_not_sent`` naming the field and the browser's words,
-in both; given a quantity it takes, both pass and the app has the order."""
+in both; given a quantity it takes, both pass and the app has the order.
+
+A person who clicked "Place order" too soon (the browser refused: a field empty), filled
+the field and clicked again did one thing: the recording keeps the click that sent the
+form, not the one the browser refused, and its replay and export pass."""
 
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ import pytest
 from automation import Tab
 from automation.actions import execute
 from automation.recording.export import to_pytest
+from automation.recording.recorder import Recorder
 from automation.recording.replay import Replay
 from automation.recording.scenario import Scenario, ScenarioStep
 from tests.bounds import room
@@ -95,3 +100,32 @@ async def test_a_save_the_browser_refused_to_send_fails_replay_and_export(
     status, out = await run_exported(code, tmp_path / "fine", base, {"TABWRIGHT_PARAM_qty": "5"})
     assert status == 0 and "1 passed" in out, out
     assert [order["qty"] for order in placed] == [["3"], ["4"], ["5"]]
+
+
+async def test_a_click_the_browser_refused_is_left_out_of_a_person_s_recording(
+    tab: Tab, shop: tuple[list[dict[str, list[str]]], str], tmp_path: Path
+) -> None:
+    placed, base = shop
+    url = f"{base}/orders/new"
+    await tab.navigate(url)
+    recorder = Recorder(tab)
+    await recorder.start()
+    page = tab.page
+    await page.get_by_label("Quantity").click()
+    await page.keyboard.type("3")
+    await page.get_by_role("button", name="Place order").click()  # Customer left empty
+    await page.keyboard.type("Acme")  # (the browser put the focus on it)
+    await page.keyboard.press("Enter")  # sent
+    await page.wait_for_url("**/orders/1")
+    steps = await recorder.stop()
+    assert [order["customer"] for order in placed] == [["Acme"]]
+    kept = [(s.action, s.args, s.identity.name if s.identity else "") for s in steps]
+    assert kept[:4] == [("navigate", {"url": url}, ""), ("fill", {"value": "3"}, "Quantity"),
+                        ("fill", {"value": "Acme"}, "Customer"),
+                        ("press", {"key": "Enter"}, "Customer")], kept  # fmt: skip
+    scenario = Scenario("Place an order", tuple(steps[:4]), base_url=base + "/")
+    result = await Replay(tab, scenario).run()
+    assert result.ok, result.to_dict()
+    status, out = await run_exported(to_pytest(scenario), tmp_path, base)
+    assert status == 0 and "1 passed" in out, out
+    assert len(placed) == 3
