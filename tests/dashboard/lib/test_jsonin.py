@@ -47,6 +47,43 @@ def test_brackets_inside_strings_are_text_and_the_limit_is_exact() -> None:
         jsonin.loads("[" + at_limit + "]", max_bytes=1_000)
 
 
+def _depth_of(value: Any) -> int:
+    if isinstance(value, list):
+        return 1 + max(map(_depth_of, value), default=0)
+    if isinstance(value, dict):
+        return 1 + max(map(_depth_of, value.values()), default=0)
+    return 0
+
+
+def test_strings_are_told_apart_by_their_escapes_whatever_they_hold() -> None:
+    """Quotes, backslashes, brackets and commas inside strings (and keys) are text: the
+    depth and the count of values are the document's own."""
+    texts = ["\\", '\\"', '"', '\\\\"]', "[{", "\\u005b", ",,", "\u2028", "\\\\"]
+    documents = [{text: [text, {"k": [text, [text + "]"]]}]} for text in texts] + [
+        [texts, {"x": texts}],
+        texts[0],
+        {"a": {"b": {"c": texts}}},
+    ]
+    for document in documents:
+        text = json.dumps(document)
+        assert jsonin.nesting_depth(text) == _depth_of(document), text
+        assert jsonin.loads(text, max_bytes=10_000) == document
+        assert jsonin.loads(text, max_bytes=10_000, max_values=1_000) == document
+
+
+@pytest.mark.parametrize(
+    "unclosed", ['{"task": "' + '\\"' * 500_000, '["' + "\\\\" * 250_000 + '\\"' * 250_000]
+)
+def test_an_unclosed_string_is_refused_in_one_pass_over_it(unclosed: str) -> None:
+    """A megabyte string that never closes, its every other character an escaped quote: a
+    match of a whole literal started again at each quote, ten seconds for 32 KB (the
+    interpreter held, every other request of the server waiting), hours for this."""
+    with pytest.raises(JsonRefused) as caught:
+        jsonin.loads(unclosed, max_bytes=2_000_000)
+    assert caught.value.code == "bad_json"
+    assert jsonin.nesting_depth(unclosed) == 1
+
+
 def test_size_utf8_and_syntax_are_typed_errors() -> None:
     with pytest.raises(JsonRefused) as caught:
         jsonin.loads(b"[1]" * 10, max_bytes=20)
