@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Collection, Mapping
+from dataclasses import replace
 from types import ModuleType
 from typing import Any
 
@@ -89,6 +90,7 @@ from automation.recording.exportlocators import frame_path as _frame_path
 from automation.recording.exportlocators import known_role as _role
 from automation.recording.exportlocators import locator as _locator
 from automation.recording.handlers import Handler
+from automation.recording.params import typed_shown
 from automation.recording.readagain import acted_before, holds_before, last_acting, last_write
 from automation.recording.relogin import SUBMITTING
 from automation.recording.replaytabs import FORM_STATE_JS, TABS
@@ -119,10 +121,12 @@ def to_pytest(
         hold_ms=HOLD_TIMER_MS,
         met_ms=fieldops.ANSWER_MET_MS,
     ).rstrip("\n")
+    scenario = _typed_shown(scenario)
     callees = called(scenario)
     login = brought_login(scenario)  # a function too, when no step calls it: it signs in again
     if login is not None:  # and those it calls
         callees = {**callees, **called(login), login.name: login}
+    callees = {name: _typed_shown(callee) for name, callee in callees.items()}
     functions = _function_names(callees)
     every = [scenario, *callees.values()]
     steps = [step for one in every for step in one.steps]
@@ -250,6 +254,17 @@ def _copied(module: ModuleType) -> str:
     """The code of ``module`` below its marker, as it is (a line break before it)."""
     source = inspect.getsource(module)
     return "\n" + source[source.index(MARKER) :].rstrip("\n")
+
+
+def _typed_shown(scenario: Scenario) -> Scenario:
+    """The scenario whose elements' rows and cards that showed a value it types (a search's)
+    must show it, as replay finds them (:func:`~automation.recording.params.typed_shown`)."""
+    typed = scenario.typed_values()
+    steps = tuple(
+        replace(step, identity=typed_shown(step.identity, typed)) if step.identity else step
+        for step in scenario.steps
+    )
+    return replace(scenario, steps=steps) if typed else scenario
 
 
 class _Params(dict[str, dict[str, Any]]):

@@ -108,12 +108,14 @@ def locator(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> str
             else f"get_by_role({_text(role, 'role')})"
         )
         if identity.row and (identity.name_count != 1 or not identity.name
-                             or holds_param(identity.row, params)):  # fmt: skip
+                             or holds_param(identity.row, params)
+                             or identity.shows.get("row")):  # fmt: skip
             # Its row's first words (its fields' values as the app wrote them), and as
             # replay tells rows apart: the numbers that told its row from the one most
             # like it, whole (past the row's first words it keeps).  A parameter's row
             # is looked for even where its name was the page's only one: the row shows
-            # the value given whole, or the step acts on another record.
+            # the value given whole, or the step acts on another record; so is one that
+            # showed a value the scenario types (its search's: params.typed_shown).
             patterns = [_row_pattern(identity.row, params)] + [
                 _number_pattern(w) for w in identity.row_words if re.fullmatch(r"[0-9]+", w)
             ]

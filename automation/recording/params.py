@@ -40,6 +40,7 @@ from urllib.parse import quote, quote_plus
 
 from automation.browser.address import address_holds  # (one rule, export and replay)
 from automation.browser.identity import ElementIdentity
+from automation.browser.seen import find_words, fold
 from automation.recording.placeholders import PARAM
 
 __all__ = [
@@ -54,6 +55,7 @@ __all__ = [
     "fill_query",
     "fill_url",
     "holds_address",
+    "typed_shown",
     "unfill",
     "unfill_url",
     "used_in",
@@ -110,6 +112,31 @@ def fill(identity: ElementIdentity, values: Mapping[str, str]) -> ElementIdentit
     plain = given(filled.plain(), identity.plain())
     variants = tuple(given(v, t) for v, t in zip(filled.variants, identity.variants, strict=True))
     return replace(plain, variants=variants)
+
+
+# The texts of an identity that say which record it acts on.
+_RECORD_FIELDS = ("row", "card")
+
+
+def typed_shown(identity: ElementIdentity, typed: Collection[str]) -> ElementIdentity:
+    """The identity with each value of ``typed`` (what its scenario types, as it is: a
+    search for "1003") that its row or card showed whole when recorded kept in its
+    ``shows``, as a parameter's value is (:func:`fill`): the element found must show it
+    there too.  A search that finds another record leaves that record's row, and its one
+    Archive is not the one the scenario meant, however alone on the page it is."""
+
+    def shown(each: ElementIdentity) -> ElementIdentity:
+        shows = dict(each.shows)
+        for name in _RECORD_FIELDS:
+            text = fold(getattr(each, name))
+            held = [value for value in typed if text and find_words(text, fold(value))]
+            if held:
+                shows[name] = tuple(dict.fromkeys([*shows.get(name, ()), *held]))
+        return replace(each, shows=shows) if shows != each.shows else each
+
+    if not typed:
+        return identity
+    return replace(shown(identity.plain()), variants=tuple(map(shown, identity.variants)))
 
 
 def fill_target(url: str, values: Mapping[str, str]) -> str:

@@ -32,6 +32,9 @@ class Resolved:
     secrets: dict[str, str] = field(default_factory=dict, repr=False)
     on_code: Callable[[str, str, str], None] | None = field(default=None, repr=False)
     codes: list[str] = field(default_factory=list, repr=False)
+    # The values the scenario types as they are (a search's): a row or card that showed
+    # one when recorded shows it at replay too (params.typed_shown).
+    typed: tuple[str, ...] = ()
 
     def fill(self, args: dict[str, Any], action: str = "") -> dict[str, Any]:
         """``args`` as ``action``'s step runs with them: in an address (a ``navigate``'s, a
@@ -44,8 +47,11 @@ class Resolved:
         return filled
 
     def identity(self, identity: ElementIdentity | None) -> ElementIdentity | None:
-        """The identity with its parameters' values in (never a secret's)."""
-        return carried.fill(identity, self.params) if identity is not None else None
+        """The identity with its parameters' values in (never a secret's), and what it
+        must show of them and of the values the scenario types."""
+        if identity is None:
+            return None
+        return carried.typed_shown(carried.fill(identity, self.params), self.typed)
 
     def target(self, step: ScenarioStep) -> ElementIdentity | None:
         """How replay finds ``step``'s element with these values (its identity's, or its

@@ -515,7 +515,15 @@ class Scenario:
                 secret_values[name] = value
         if missing:
             raise ParamMissing("no value for " + "; ".join(missing))
-        return Resolved(resolved, secret_values)
+        return Resolved(resolved, secret_values, typed=self.typed_values())
+
+    def typed_values(self) -> tuple[str, ...]:
+        """The values its steps type as they are (no placeholder in them), of
+        :data:`~automation.recording.params.MIN_CARRIED_CHARS` or more: a search's."""
+        typed = (step.typed_value() for step in self.steps)
+        return tuple(
+            dict.fromkeys(v for v in typed if v and len(v.strip()) >= carried.MIN_CARRIED_CHARS)
+        )
 
     def with_param(self, index: int, name: str, *, secret: bool = False) -> Scenario:
         """The scenario with step ``index``'s typed value made a parameter (its value the

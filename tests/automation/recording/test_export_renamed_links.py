@@ -16,21 +16,18 @@ from collections.abc import Iterator
 from dataclasses import replace
 from html import escape
 from pathlib import Path
-from typing import Any
 from urllib.parse import parse_qs
 
 import pytest
 
 from automation import Tab
-from automation.actions import execute
 from automation.browser.identity import ElementIdentity
 from automation.recording.export import to_pytest
 from automation.recording.replay import Replay
-from automation.recording.scenario import Scenario, ScenarioStep
-from tests.bounds import room
+from automation.recording.scenario import Scenario
 from tests.exported import run_exported
 from tests.net import QuietHandler, loopback_app
-from tests.refs import ref_of
+from tests.refs import acted
 
 LIST = "<!doctype html><title>Customers</title><h1>Customers</h1><table>{rows}</table>"
 ROW = '<tr><td>{name}</td><td><a href="/customers/{id}/edit">Edit {name}</a></td></tr>'
@@ -64,19 +61,10 @@ def app() -> Iterator[tuple[dict[int, str], str]]:
 
 async def _recorded(tab: Tab, base: str) -> Scenario:
     """A run that renames Acme (customer 1) to Acme Ltd; the name typed made ``name``."""
-    url = f"{base}/customers"
-    await tab.navigate(url)
-    rows: list[dict[str, Any]] = [{"action": "navigate", "args": {"url": url}}]
-    for action, role, label, args in (("click", "link", "Edit Acme", {}),
-                                      ("fill", "textbox", "Name", {"value": "Acme Ltd"}),
-                                      ("click", "button", "Save", {})):  # fmt: skip
-        at = tab.url
-        target = await tab.target(ref_of(await tab.snapshot(), role, label))
-        await execute(tab, action, {"ref": target.ref, **args}, budget=room())
-        assert target.identity is not None
-        rows.append({"action": action, "args": args, "identity": target.identity.to_dict(),
-                     "url": at, "led_to": tab.url})  # fmt: skip
-    steps = tuple(ScenarioStep.from_dict(row) for row in rows)
+    steps = await acted(tab, f"{base}/customers", [
+        ("click", "link", "Edit Acme", {}), ("fill", "textbox", "Name", {"value": "Acme Ltd"}),
+        ("click", "button", "Save", {}),
+    ])  # fmt: skip
     return Scenario("Rename a customer", steps, base_url=base + "/").with_param(2, "name")
 
 

@@ -15,21 +15,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 from urllib.parse import parse_qs
 
 import pytest
 
 from automation import Tab
-from automation.actions import execute
 from automation.recording.export import to_pytest
 from automation.recording.recorder import Recorder
 from automation.recording.replay import Replay
-from automation.recording.scenario import Scenario, ScenarioStep
-from tests.bounds import room
+from automation.recording.scenario import Scenario
 from tests.exported import run_exported
 from tests.net import QuietHandler, loopback_app
-from tests.refs import ref_of
+from tests.refs import acted
 
 FORM = """<!doctype html><title>New order</title><h1>New order</h1>
 <form method="post" action="/orders/">
@@ -61,18 +58,10 @@ def shop() -> Iterator[tuple[list[dict[str, list[str]]], str]]:
 
 async def _recorded(tab: Tab, base: str) -> Scenario:
     """A run that orders 3 for Acme; its quantity made the parameter ``qty``."""
-    url = f"{base}/orders/new"
-    await tab.navigate(url)
-    rows: list[dict[str, Any]] = [{"action": "navigate", "args": {"url": url}}]
-    for action, role, label, args in (("fill", "textbox", "Customer", {"value": "Acme"}),
-                                      ("fill", "spinbutton", "Quantity", {"value": "3"}),
-                                      ("click", "button", "Place order", {})):  # fmt: skip
-        target = await tab.target(ref_of(await tab.snapshot(), role, label))
-        await execute(tab, action, {"ref": target.ref, **args}, budget=room())
-        assert target.identity is not None
-        rows.append({"action": action, "args": args, "identity": target.identity.to_dict(),
-                     "url": url, "led_to": tab.url})  # fmt: skip
-    steps = tuple(ScenarioStep.from_dict(row) for row in rows)
+    steps = await acted(tab, f"{base}/orders/new", [
+        ("fill", "textbox", "Customer", {"value": "Acme"}),
+        ("fill", "spinbutton", "Quantity", {"value": "3"}), ("click", "button", "Place order", {}),
+    ])  # fmt: skip
     return Scenario("Place an order", steps, base_url=base + "/").with_param(2, "qty")
 
 
