@@ -79,6 +79,7 @@ def _checked(expression: str) -> tuple[str, str]:
             raise CronInvalid(f"the day of the week field holds {part!r}: a range of days "
                               "can't start at 7 (Sunday, which is 0 too)",
                               hint="start it at 0, e.g. 0-1 for Sunday and Monday")  # fmt: skip
+    _check_either(normal)
     try:
         croniter(normal).get_next(datetime)
     except CroniterBadDateError:  # 30 February: valid fields, no date
@@ -91,6 +92,38 @@ def _checked(expression: str) -> tuple[str, str]:
         raise CronInvalid(f"{normal!r} can't be read: {exc}",
                           hint="e.g. 0 7 * * 1-5 for 7:00 on weekdays") from None  # fmt: skip
     return normal, words
+
+
+def _restricted(cron: croniter, field: int) -> bool:
+    """Whether croniter reads the day of the month (2) or of the week (4) field as
+    restricted: both restricted, a date fires when EITHER matches, as in cron."""
+    return cron.expanded[field][0] != "*"
+
+
+def _check_either(normal: str) -> None:
+    """CronInvalid for a day of the month together with a weekday where croniter can't fire
+    cron's either-or: with a ``#`` or ``L`` weekday (the first Monday, the last Friday)
+    it fires on that weekday alone, ignoring the day of the month, and refuses the
+    expression when the two never fall on the same date (``0 0 15 * 1#1``: a first Monday
+    is the 1st to the 7th); with ``W`` (the weekday nearest the 15th) it fires on that
+    day alone, ignoring the day of the week."""
+    cron = croniter(normal)
+    if not (_restricted(cron, 2) and _restricted(cron, 4)):
+        return
+    if cron.nth_weekday_of_month:
+        raise CronInvalid(
+            f"{normal!r} names a day of the month and a # or L weekday: croniter would fire "
+            "on that weekday alone, not on either as cron does, and not at all when the "
+            "two never fall on the same date",
+            hint="put * in one of them: 0 0 * * 1#1 for the first Monday, 0 0 15 * * for "
+            "the 15th; a plain weekday (0 0 15 * 1) fires on the 15th and every Monday",
+        )
+    if cron.nearest_weekday:
+        raise CronInvalid(
+            f"{normal!r} names a W day of the month and a day of the week: croniter would "
+            "fire on the weekday nearest that day alone, not on either as cron does",
+            hint="put * in one of them: 0 0 15W * * for the weekday nearest the 15th",
+        )
 
 
 # Names the system's time zone files have that are no place's zone: the server's own
@@ -144,9 +177,31 @@ def _words(cron: str) -> str:
     options = Options()
     options.use_24hour_time_format = True
     options.casing_type = CasingTypeEnum.Sentence
-    *fields, weekdays = cron.split()
-    said = " ".join([*fields, _weekdays_said(weekdays)])
-    return str(ExpressionDescriptor(said, options).get_description())
+    minute, hour, days, months, weekdays = cron.split()
+    fired = croniter(cron)
+    either = _restricted(fired, 2) and _restricted(fired, 4)
+    if either and (len(fired.expanded[2]) == 31 or len(fired.expanded[4]) == 7):
+        days = weekdays = "*"  # either side is every day: 0 7 15 * 0-6 fires daily
+        either = False
+    said = " ".join([minute, hour, days, months, _weekdays_said(weekdays)])
+    return str(_Descriptor(said, options, either=either).get_description())
+
+
+class _Descriptor(ExpressionDescriptor):
+    """cron-descriptor saying cron's "or" whenever both the day of the month and the day
+    of the week are restricted (the 15th or any weekday).  It says it for one weekday
+    or a list ("or on Monday") but not for a range: ``0 7 15 * 1-5`` was "on day 15 of
+    the month, Monday through Friday", which reads as the 15th when it is a weekday."""
+
+    def __init__(self, expression: str, options: Options, *, either: bool) -> None:
+        super().__init__(expression, options)
+        self._either = either
+
+    def get_day_of_week_description(self) -> str:
+        said = str(super().get_day_of_week_description())
+        if not self._either or said.startswith(", or "):
+            return said
+        return ", or " + re.sub(r"^, (only )?", "", said)
 
 
 def _weekdays_said(field: str) -> str:

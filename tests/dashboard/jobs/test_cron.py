@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
 import pytest
+from croniter import croniter
 
 from automation.errors import ActionInvalid
 from dashboard.jobs.cron import CronInvalid, check_cron, check_timezone, describe, next_times
@@ -119,3 +120,65 @@ def test_a_range_of_days_from_7_is_refused_as_croniter_misreads_it() -> None:
             check_cron(cron)
         assert "start it at 0" in refused_.value.hint
         assert describe(cron) == ""
+
+
+@pytest.mark.parametrize(
+    ("cron", "words", "by_the_day", "by_the_weekday"),
+    [
+        ("0 7 15 * 1-5", "At 07:00, on day 15 of the month, or Monday through Friday",
+         "Sun 15 Feb", "Mon 02 Feb"),
+        ("0 7 15 * mon-fri", "At 07:00, on day 15 of the month, or Monday through Friday",
+         "Sun 15 Feb", "Tue 03 Feb"),
+        ("0 7 1,15 * 1-5", "At 07:00, on day 1 and 15 of the month, or Monday through Friday",
+         "Sun 01 Feb", "Wed 04 Feb"),
+        ("0 7 L * 1-5", "At 07:00, on the last day of the month, or Monday through Friday",
+         "Sat 28 Feb", "Thu 05 Feb"),
+        ("0 7 15 * 5-7", "At 07:00, on day 15 of the month, or Friday through Sunday",
+         "Wed 15 Apr", "Fri 06 Feb"),
+        ("0 7 15 * 1", "At 07:00, on day 15 of the month, or on Monday",
+         "Sun 15 Feb", "Mon 02 Feb"),
+    ],
+)  # fmt: skip
+def test_a_day_of_the_month_and_weekdays_read_as_either_as_they_fire(
+    cron: str, words: str, by_the_day: str, by_the_weekday: str
+) -> None:
+    """Cron fires a restricted day of the month and a restricted day of the week when
+    EITHER matches; the words said so for one weekday ("or on Monday") but not for a
+    range, which read as the 15th when it is a weekday."""
+    assert describe(cron) == words
+    fired = next_times(cron, "UTC", datetime(2026, 1, 31, 12, tzinfo=UTC), count=80)
+    said = [time.strftime("%a %d %b") for time in fired]
+    assert by_the_day in said  # a day of the month on another weekday
+    assert by_the_weekday in said  # a weekday on another day of the month
+
+
+def test_a_day_of_the_month_or_every_day_of_the_week_reads_as_every_day() -> None:
+    every_day = {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"}
+    for cron in ["0 7 15 * 0-6", "0 7 15 * 0-7", "0 7 1-31 * 1"]:
+        assert describe(cron) == "At 07:00"  # not "on day 15 of the month"
+        fired = next_times(cron, "UTC", datetime(2026, 1, 1, tzinfo=UTC), count=14)
+        assert [time.day for time in fired] == list(range(1, 15))
+        assert {time.strftime("%a") for time in fired} == every_day
+
+
+def test_a_day_of_the_month_with_a_hash_l_or_w_day_is_refused_as_croniter_ignores_one() -> None:
+    """croniter fires neither cron's either-or nor both at once there: with a # or L
+    weekday the weekday alone, refusing the expression when the two never meet."""
+    croniter_s = croniter("0 7 15 * 1#1,1#3", datetime(2026, 1, 1, tzinfo=UTC))
+    fired = [croniter_s.get_next(datetime).strftime("%a %d") for _ in range(3)]
+    assert fired == ["Mon 05", "Mon 19", "Mon 02"]  # never Thursday the 15th
+    for cron in ["0 0 15 * 1#1", "0 7 15 * 1#2", "0 7 25 * L1", "0 7 1,15 * 1#1,1#3"]:
+        with pytest.raises(CronInvalid) as refused_:
+            check_cron(cron)
+        message = refused_.value.message
+        assert "a day of the month and a # or L weekday" in message, message
+        assert "not on either as cron does" in message
+        assert "no month named has that day" not in refused_.value.hint
+        assert "0 0 * * 1#1 for the first Monday" in refused_.value.hint
+        assert describe(cron) == ""
+    with pytest.raises(CronInvalid, match="a W day of the month and a day of the week"):
+        check_cron("0 7 15W * 1")
+    # Either one alone fires as it reads.
+    assert describe("0 0 * * 1#1") == "At 00:00, on the first Monday of the month"
+    fired = next_times("0 0 15W * *", "UTC", datetime(2026, 2, 1, tzinfo=UTC), count=2)
+    assert [time.strftime("%a %d %b") for time in fired] == ["Mon 16 Feb", "Mon 16 Mar"]
