@@ -119,7 +119,7 @@ class EnvNameInput(forms.TextInput):
     not sent back to the browser."""
 
     def format_value(self, value: Any) -> str | None:
-        if isinstance(value, str) and value and not ENV_NAME_RE.match(value):
+        if isinstance(value, str) and value and not ENV_NAME_RE.fullmatch(value):
             return None
         return super().format_value(value)
 

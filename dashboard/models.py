@@ -18,7 +18,7 @@ from django.db import models
 from automation.llm.keys import key_env_refusal
 from automation.secrets import SECRET_ENV_PREFIX, SECRET_NAME_RE
 
-ENV_NAME_RE = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+ENV_NAME_RE = re.compile(r"[A-Z_][A-Z0-9_]*\Z")  # fullmatch: "$" would let a name end in "\n"
 _LABEL = r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?"
 DOMAIN_RE = re.compile(rf"{_LABEL}(\.{_LABEL})*")
 # Prefixes of well-known API keys (compared case-insensitively).
@@ -34,7 +34,7 @@ def validate_env_name(value: str) -> None:
             "holds the key (e.g. OPENAI_API_KEY), never the key itself.",
             code="looks_like_key",
         )
-    if not ENV_NAME_RE.match(value):
+    if not ENV_NAME_RE.fullmatch(value):
         raise ValidationError(
             "Enter an environment variable name: capital letters, digits and underscores, "
             "not starting with a digit (e.g. ANTHROPIC_API_KEY).",

@@ -48,7 +48,7 @@ __all__ = ["CALL", "MAX_DEPTH", "CallFrame", "brought_login", "brought_names", "
 CALL = "call"
 MAX_DEPTH = 10  # calls within calls: deeper is refused as a cycle would be
 MAX_NAME_CHARS = 200
-_PARAM = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_PARAM = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")  # fullmatch: "$" would let a name end in "\n"
 _SECRET = re.compile(r"\$\{(?:SECRET|TOTP):")
 _BREAKS = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
 
@@ -72,8 +72,9 @@ def call_args(args: Mapping[str, Any], *, where: str, index: int) -> dict[str, A
                               index=index)  # fmt: skip
     clean: dict[str, str] = {}
     for key, value in params.items():
-        if not isinstance(key, str) or not _PARAM.match(key):
-            raise ScenarioInvalid(f"{where}: {key!r} is not a parameter name", index=index)
+        if not isinstance(key, str) or not _PARAM.fullmatch(key):
+            raise ScenarioInvalid(f"{where}: call params: {key!r} is not a parameter name",
+                                  index=index)  # fmt: skip
         if isinstance(value, int | float) and not isinstance(value, bool):
             value = str(value)
         if not isinstance(value, str) or len(value) > 10_000 or _BREAKS.search(value):

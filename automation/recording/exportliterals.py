@@ -170,7 +170,7 @@ PARAM_ENV_PREFIX = "TABWRIGHT_PARAM_"
 def param(name: str, params: dict[str, dict[str, Any]]) -> str:
     """A parameter's value at run time: its environment variable (a called scenario's:
     the value its caller gives), else its default."""
-    if not _NAME.match(name):
+    if not _NAME.fullmatch(name):
         raise ScenarioInvalid(f"{name!r} is not a parameter name")
     default = params.get(name, {}).get("default")
     if getattr(params, "base", None) is not None:
@@ -182,7 +182,7 @@ def param(name: str, params: dict[str, dict[str, Any]]) -> str:
     return f"os.environ.get({PARAM_ENV_PREFIX + name!r}, {text(str(default), 'a default')})"
 
 
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")  # fullmatch: "$" would let a name end in "\n"
 
 
 def needed(scenario: Scenario, login: Scenario | None) -> list[str]:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["TYPED_ARG", "following", "renamed_in", "spelling", "with_param"]
 
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")  # fullmatch: "$" would let a name end in "\n"
 
 # The arg that holds what a step types.
 TYPED_ARG = {"fill": "value", "type": "text"}
@@ -88,7 +88,7 @@ def with_param(scenario: Scenario, index: int, name: str, *, secret: bool = Fals
     steps that depend on the value: their elements' identities and the checks that
     use it (:func:`automation.recording.params.carry`); a secret is typed wherever
     the value was, and refused while anything else spells it out."""
-    if not _NAME.match(name):
+    if not _NAME.fullmatch(name):
         raise ScenarioInvalid(f"{name!r} is not a parameter name (letters, digits, _)")
     if not 0 <= index < len(scenario.steps):
         raise ScenarioInvalid(f"no step {index}", index=index)

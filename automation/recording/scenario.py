@@ -112,7 +112,7 @@ READ_ONLY_ACTIONS = frozenset({"read_page", "page_log", "highlight", "downloads"
                                "cookies", "storage", "screenshot", "snapshot", "find",
                                "network_request"})  # fmt: skip
 
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")  # fullmatch: "$" would let a name end in "\n"
 # A name, an address, a selector: one line of text.  Control characters and line breaks
 # (CONTROL_CHARS) in them would break the line of a log, a listing or a terminal
 # (``scenario_replay`` prints one line a step), so a scenario that has them is refused.
@@ -591,8 +591,8 @@ def _params(data: object) -> dict[str, dict[str, Any]]:
         raise ScenarioInvalid("params must be an object of name -> {default}")
     out = {}
     for name, spec in data.items():
-        if not isinstance(name, str) or not _NAME.match(name):
-            raise ScenarioInvalid(f"{name!r} is not a parameter name (letters, digits, _)")
+        if not isinstance(name, str) or not _NAME.fullmatch(name):
+            raise ScenarioInvalid(f"params: {name!r} is not a parameter name (letters, digits, _)")
         if spec is None:
             spec = {}
         if not isinstance(spec, dict):

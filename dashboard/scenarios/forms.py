@@ -287,10 +287,10 @@ class StepValuesForm(forms.Form):
     def clean(self) -> dict[str, object]:
         cleaned = super().clean() or {}
         url = cleaned.get("url")
-        if self.action == "navigate" and url and not _URL_OR_PLACEHOLDER.match(str(url)):
+        if self.action == "navigate" and url and not _URL_OR_PLACEHOLDER.fullmatch(str(url)):
             self.add_error("url", "Enter an http:// or https:// address (or a ${parameter}).")
         led_to = str(cleaned.get(LED_TO) or "")
-        if led_to and not _WEB_ADDRESS.match(led_to):
+        if led_to and not _WEB_ADDRESS.fullmatch(led_to):
             self.add_error(LED_TO, "Enter an http:// or https:// address (or leave it empty).")
         for name, kind in self.types.items():  # lines kept as written, but some are needed
             value, field = cleaned.get(name), self.fields[name]

@@ -67,6 +67,7 @@ def test_variable_names_are_accepted(name: str) -> None:
         ("openai_api_key", "invalid_env_name"),
         ("1KEY", "invalid_env_name"),
         ("MY KEY", "invalid_env_name"),
+        ("OPENAI_API_KEY\n", "invalid_env_name"),  # "$" of re.match matched before the "\n"
         ("MY-KEY", "looks_like_key"),
         (SECRET, "looks_like_key"),
         ("sk-ant-api03-abcdefghijklmnop", "looks_like_key"),

@@ -45,6 +45,26 @@ BAD = {
         document({"action": "navigate", "args": {"url": 5}}),
         "step 1: navigate: 'url' must be str, not int",
     ),
+    # A name checked with re.match(r"^…$") passed with a newline at its end ("$" matches
+    # before it), stored as a parameter no ${x} can name.
+    "a parameter name ending in a newline": (
+        document(params={"x\n": {}}),
+        "params: 'x\\n' is not a parameter name",
+    ),
+    "a call's parameter name ending in a newline": (
+        document(
+            {"action": "call", "args": {"scenario": "Open", "params": {"page\n": "a"}}},
+            callees={"Open": document(name="Open", params={"page": {}})},
+        ),
+        "step 1: call params: 'page\\n' is not a parameter name",
+    ),
+    "a callee's parameter name ending in a newline": (
+        document(
+            {"action": "call", "args": {"scenario": "Open", "params": {"page": "a"}}},
+            callees={"Open": document(name="Open", params={"page\n": {}})},
+        ),
+        "callee 'Open': params: 'page\\n' is not a parameter name",
+    ),
 }
 
 
@@ -81,3 +101,12 @@ def test_the_same_file_within_bounds_is_imported(owner: Any) -> None:
     upload = SimpleUploadedFile("search.json", json.dumps(data).encode())
     assert client.post("/scenarios/import", {"file": upload}).status_code == 302
     assert Scenario.objects.get().steps.count() == 4
+
+
+def test_the_same_names_without_the_newline_are_imported(owner: Any) -> None:
+    client = Client(headers={"Authorization": f"Bearer {token_of(owner)}"})
+    data = document({"action": "call", "args": {"scenario": "Open", "params": {"page": "${x}"}}},
+                    params={"x": {"default": "a"}},
+                    callees={"Open": document(name="Open", params={"page": {}})})  # fmt: skip
+    assert client.post("/api/scenarios", data, content_type="application/json").status_code == 201
+    assert Scenario.objects.get(name="Search").params == {"x": {"default": "a"}}
