@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from playwright.async_api import BrowserContext, CDPSession, ElementHandle, Locator, Page
 from playwright.async_api import Error as PlaywrightError
 
-from automation.browser import emulation, fieldops, interact, pageops, refs
+from automation.browser import choice, emulation, fieldops, interact, pageops, refs
 from automation.browser.config import BrowserConfig
 from automation.browser.core import RefState, TabCore
 from automation.browser.dialogs import DialogGuard
@@ -264,7 +264,6 @@ class Tab:
     # -- actions on an element (automation.browser.interact, fieldops) -----------------
 
     @watched
-    @settles(early=interact.click_event, sends=lambda args, kwargs: True)
     async def click(
         self,
         ref: str,
@@ -274,9 +273,20 @@ class Tab:
         double: bool = False,
         budget: Budget | None = None,
     ) -> str:
-        return await interact.click(
-            self, ref, button=button, modifiers=modifiers, double=double, budget=budget
-        )
+        # An option of a combobox's list: what the combobox shows says if the choice took.
+        picks = button == "left" and not double and not modifiers
+        chose = await choice.before(self, ref, budget=self.core.budget(budget, "click")) if (
+            picks and self.core.entry(ref).role == "option") else None  # fmt: skip
+        done = await self._click(ref, button=button, modifiers=modifiers, double=double,
+                                 budget=budget)  # fmt: skip
+        if chose is not None:
+            await choice.taken(self, chose, budget=self.core.budget(budget, "click"))
+        return done
+
+    @settles(early=interact.click_event, sends=lambda args, kwargs: True)
+    async def _click(self, ref: str, **options: Any) -> str:
+        """The click itself, settled (its options are :meth:`click`'s)."""
+        return await interact.click(self, ref, **options)
 
     async def double_click(self, ref: str, *, budget: Budget | None = None) -> str:
         return await self.click(ref, double=True, budget=budget)

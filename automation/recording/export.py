@@ -49,7 +49,17 @@ from dataclasses import replace
 from types import ModuleType
 from typing import Any
 
-from automation.browser import address, effect, fieldops, frames, seen, served, textmatch, uploads
+from automation.browser import (
+    address,
+    choice,
+    effect,
+    fieldops,
+    frames,
+    seen,
+    served,
+    textmatch,
+    uploads,
+)
 from automation.browser.dialogs import DIALOG_KINDS, unexpected_words
 from automation.browser.interact import MODIFIERS, MOUSE_BUTTONS
 from automation.browser.settle import HOLD_TIMER_MS, NOT_SENT_JS
@@ -72,6 +82,7 @@ from automation.recording.expect import KINDS
 from automation.recording.exporthead import DOWNLOADS, HEADER, MARKER
 from automation.recording.exportliterals import address as _address
 from automation.recording.exportliterals import arg as _arg
+from automation.recording.exportliterals import ident as _ident
 from automation.recording.exportliterals import identifier as _identifier
 from automation.recording.exportliterals import needed as _needed
 from automation.recording.exportliterals import param as _param
@@ -144,6 +155,8 @@ def to_pytest(
                  f"SEEN_JS = {_text(seen.SEEN_JS, 'the rule')}\n"
                  f"TYPED_JS = {_text(seen.TYPED_JS, 'the rule')}\n"
                  f"NOT_SENT_JS = {_text(NOT_SENT_JS, 'the rule')}\n"
+                 f"BOX_JS = {_text(choice.BOX_JS, 'the rule')}\n"
+                 f"SHOWN_JS = {_text(choice.SHOWN_JS, 'the rule')}\n"
                  f"VALUE_JS = {_text(expect.VALUE_JS, 'the rule')}\n"
                  f"MAX_LENGTH_JS = {_text(fieldops.MAX_LENGTH_JS, 'the rule')}\n"
                  f"SELECTED_JS = {_text(fieldops.SELECTED_JS, 'the rule')}\n"
@@ -573,6 +586,14 @@ def _act(step: ScenarioStep, el: str, params: dict[str, dict[str, Any]]) -> list
         "scroll": lambda: f"{el}.scroll_into_view_if_needed()",
         "wait_for": lambda: f"expect({el}).to_be_visible()",
     }
+    target = step.target()
+    if (
+        step.action == "click"
+        and target is not None
+        and target.role == "option"
+        and not (args.get("button", "left") != "left" or args.get("modifiers"))
+    ):  # an option of a combobox's list: the choice taken, as replay judges it
+        return [f"choose({el}, {_ident(target.name, params, 'name')})"]
     if step.action in calls:
         if step.action == "press" and "key" not in args:
             raise ScenarioInvalid("press needs its key")

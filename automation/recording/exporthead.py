@@ -338,6 +338,33 @@ def form_sent(page: Page, before: tuple) -> None:
     assert not fields, f"the browser refused to send the form, nothing was sent: {{said}}"
 
 
+def choose(option: Locator, name: str) -> None:
+    """Click an option of a combobox's list, as Tabwright's replay judges it
+    (automation/browser/choice.py): the choice took when, after the click, the option is
+    selected, or the combobox (or the text around it) shows its name, or its name holds
+    what the combobox shows now, changed; where no combobox is known, the click alone."""
+    handle = option.element_handle()
+    box = handle.evaluate_handle(BOX_JS)
+    was = box.evaluate(SHOWN_JS, handle) if box.as_element() is not None else None
+    option.click()
+    if was is None or not name.strip():
+        return
+    try:
+        if handle.evaluate("(o) => o.isConnected && o.getAttribute('aria-selected') === 'true'"):
+            return
+        now = box.evaluate(SHOWN_JS, handle)
+    except PlaywrightError:  # the page went away (a choice that navigates)
+        return
+    if now is None:
+        return
+    shows, around = folded(now["box"]), folded(now["around"])
+    if any(re.search(words(name), text, re.IGNORECASE) for text in (shows, around)):
+        return
+    changed = shows and shows != folded(was["box"])
+    assert changed and re.search(words(shows), folded(name), re.IGNORECASE), (
+        f"click option {{name!r}}: the choice did not take, the combobox shows {{now['box']!r}}")
+
+
 def errors_before(page: Page) -> tuple:
     """What :func:`refused_in_place` compares the page with after a step: its address, the
     errors it shows, named as errors, and how many forms it posted and documents it

@@ -39,7 +39,7 @@ BODY_NAMES = {"page", "expect", "re", "os", "url", "frame_of", "served", "words"
               "kept_tick", "rows_showing",
               "fits", "left_ticked", "left_value", "kept_value", "went_on", "documents", "held",
               "address", "ACTED", "refused_in_place", "shown", "errors_then", "THEN",
-              "form_sent", "sending"}  # fmt: skip
+              "form_sent", "sending", "choose"}  # fmt: skip
 # What a step that may send a write keeps before it (the writes sent, whether the page
 # asked to sign in, the errors it shows), the only statements of the body that are not a
 # call.
@@ -156,6 +156,7 @@ def assert_safe_module(code: str) -> ast.FunctionDef:
             "refused_in_place",  # refused_in_place(page, sent, shown, [...]): no new error
             "errors_then",  # errors_then(page, sent, shown, [...]): the last step's, kept
             "form_sent",  # form_sent(page, sending): the browser did not refuse to send it
+            "choose",  # choose(locator, name): an option clicked, the combobox showing it
             "not_answered_again",
             "expect_items",
             "expect_seen",
