@@ -362,9 +362,10 @@ class _Judge:
 
 
 def _untargeted(identity: ElementIdentity) -> ElementIdentity:
-    """The identity without where it (and its variants) lead: replay moves that."""
-    return replace(identity, target="", variants=tuple(replace(v, target="")
-                                                       for v in identity.variants))  # fmt: skip
+    """The identity without where it (and its variants) lead, nor what it must show:
+    replay moves the one and adds the other (the values its scenario types)."""
+    return replace(identity, target="", shows={}, variants=tuple(
+        replace(v, target="", shows={}) for v in identity.variants))  # fmt: skip
 
 
 _judge: _Judge | None = None  # the replay under way (pairs run one after another)
