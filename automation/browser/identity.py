@@ -68,8 +68,8 @@ IDENTITY_JS = joined(
 )
 IDENTITY_VERSION = 1
 _LOCATE_JS = f"(args) => ({IDENTITY_JS})(null, args)"
-_TEXT_FIELDS = ("role", "kind", "name", "name_base", "aria_label", "name_attr", "id",
-                "placeholder", "label", "autocomplete", "type", "tag", "text", "target",
+_TEXT_FIELDS = ("role", "kind", "name", "name_base", "name_own", "aria_label", "name_attr",
+                "id", "placeholder", "label", "autocomplete", "type", "tag", "text", "target",
                 "method", "row", "card", "section", "look", "frame_url",
                 "captured_at")  # fmt: skip
 FRAME_MARGIN = 0.06  # found in two frames: the better must be this far ahead
@@ -79,6 +79,8 @@ _PASSWORD_TOKENS = frozenset({"current-password", "new-password"})
 _UNIQUE_KINDS = frozenset({"placeholder", "label", "autocomplete", "sole"})
 # What identity.js says a control does (else its role): see kindOfEl there.
 KINDS = frozenset({"press", "text", "toggle", "choice", "list"})
+# Where an element's own text stands in its name (name_own): nowhere, or these.
+OWN_PLACES = ("", "end", "start", "within")
 TEST_ATTRS = ("data-testid", "data-test", "data-qa", "data-cy")
 # Everything an identity holds was read from a page, so it is untrusted input.  A page's
 # description is made safe before it is kept (``from_page``: control characters become
@@ -102,6 +104,10 @@ class ElementIdentity:
     kind: str = ""
     name: str = ""
     name_base: str = ""  # its name without a count badge inside it ("Active 1": "Active")
+    # Where its own text stands in the name Playwright reads when its aria-labelledby
+    # lists itself (a WAI-ARIA combobox, "Tier Silver"): "end", "start" or "within"; its
+    # name leaves that text out ("Tier": snapshot_names.js's ownInName).  Optional.
+    name_own: str = ""
     aria_label: str = ""
     test_ids: dict[str, str] = field(default_factory=dict)
     name_attr: str = ""
@@ -252,7 +258,7 @@ class ElementIdentity:
     def sameness(self) -> tuple[Any, ...]:
         """What makes two identities the same variant of an element (not when or where
         on the page it was seen)."""
-        return (self.role, self.name, self.id, self.name_attr, self.aria_label,
+        return (self.role, self.name, self.name_own, self.id, self.name_attr, self.aria_label,
                 self.placeholder, self.label, tuple(sorted(self.test_ids.items())),
                 self.selectors[:1], self.tag, self.type, self.row, self.card, self.section,
                 self.frame_url)  # fmt: skip
@@ -277,8 +283,10 @@ class ElementIdentity:
     def says_all_of(self, now: ElementIdentity) -> bool:
         """Whether this stored identity already says all ``now`` does: nothing
         :meth:`changes` tells (its place and look included), and where it leads, when
-        ``now`` knows that (a link an agent reached by its address)."""
-        return not self.changes(now) and not (now.target and now.target != self.target)
+        ``now`` knows that (a link an agent reached by its address), and where its own
+        text stands in its name (the export's locator reads it)."""
+        same = not self.changes(now) and self.name_own == now.name_own
+        return same and not (now.target and now.target != self.target)
 
     def changes(self, now: ElementIdentity) -> list[str]:
         """What differs between this recorded identity and the element found now."""
@@ -507,6 +515,8 @@ def _check_texts(values: dict[str, Any]) -> None:
     kind = values.get("kind", "")
     if kind and kind not in KINDS and kind not in ROLES:
         raise ActionInvalid(f"element identity: kind {kind[:40]!r} is not a kind of control")
+    if (own := values.get("name_own", "")) not in OWN_PLACES:
+        raise ActionInvalid(f"element identity: name_own {own[:40]!r} is none of {OWN_PLACES}")
     texts: list[tuple[str, str]] = [(n, values.get(n, "")) for n in _TEXT_FIELDS]
     texts += [(f"test_ids[{k[:40]!r}]", f"{k}{v}") for k, v in values["test_ids"].items()]
     texts += [("selectors", s) for s in values["selectors"]]

@@ -431,6 +431,7 @@
       kind: kindOfEl(e),
       name,
       name_base: badgeFree(e, name),
+      name_own: name && tw.ownInName ? tw.ownInName(e) : "",
       aria_label: norm(e.getAttribute("aria-label") || ""),
       test_ids: tests,
       name_attr: e.getAttribute("name") || "",

@@ -128,9 +128,11 @@
     answerEngine();
 
     const reg = Object.create(null);
-    // roleOf and nameOf: the same roles and names for element identities (identity.js).
+    // roleOf, nameOf and ownInName: the same roles and names for element identities
+    // (identity.js).
     for (const [key, fn] of [["snapshot", snapshotCall], ["resolve", resolve], ["refOf", refOf],
-      ["roleOf", roleOf], ["nameOf", nameOf], ["staleness", staleness]]) {
+      ["roleOf", roleOf], ["nameOf", nameOf], ["ownInName", ownInName],
+      ["staleness", staleness]]) {
       Object.defineProperty(reg, key, {
         value: Object.freeze(fn), enumerable: true, writable: false, configurable: false,
       });

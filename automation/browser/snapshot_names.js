@@ -12,6 +12,11 @@
 // Left out, for their cost: text a stylesheet adds (::before / ::after content), and
 // the rule that reads an element only once per name (it matters when a control's label
 // sits outside the element being named).
+// Left out on purpose: an element's own text where its aria-labelledby lists the element
+// itself (the WAI-ARIA combobox pattern's `aria-labelledby="label combobox"`, named
+// "Tier Silver" by the rules): its name here is "Tier", so its ref and its identity hold
+// while its value changes; ownInName says where that text stands in the rules' name, and
+// the pytest export finds it by a pattern allowing any text there (exportlocators.py).
 
 // Roles whose content names them (NAME_FROM_CONTENT, in snapshot.js), and roles whose
 // content is read when they sit inside an element being named ("" : no role).  Any
@@ -40,7 +45,7 @@ const LABELLED = Object.freeze({ labelled: true, hidden: false, skip: null });
 const LABELLED_HIDDEN = Object.freeze({ labelled: true, hidden: true, skip: null });
 
 function nameOf(el, role) {
-  let name = idrefText(el, "aria-labelledby");
+  let name = idrefText(el, "aria-labelledby", el);
   if (!name) name = norm(el.getAttribute("aria-label") || "");
   if (!name) name = nativeName(el, role);
   if (!name && (NAME_FROM_CONTENT.has(role) || role === "clickable")) name = contentText(el);
@@ -92,8 +97,15 @@ function nativeName(el, role) {
   return "";
 }
 
-// The text of the elements aria-labelledby (or another id list) points at.
-function idrefText(el, attr) {
+// The text of the elements aria-labelledby (or another id list) points at; `self` (the
+// element being named) left out where the list holds it.
+function idrefText(el, attr, self) {
+  const parts = idrefParts(el, attr, self);
+  return parts && parts.length ? norm(parts.join(" ")) : null;
+}
+
+// Each element's text, in the list's order, `self` as null; null without the attribute.
+function idrefParts(el, attr, self) {
   const ids = el.getAttribute(attr);
   if (!ids) return null;
   const root = el.getRootNode();
@@ -101,10 +113,32 @@ function idrefText(el, attr) {
   for (const id of ids.trim().split(/\s+/)) {
     const target = root.getElementById ? root.getElementById(id) : null;
     if (!target) continue;
+    if (target === self) {
+      parts.push(null);
+      continue;
+    }
     const how = isHidden(target, "") ? LABELLED_HIDDEN : LABELLED;
     parts.push(alternative(target, how));
   }
-  return parts.length ? norm(parts.join(" ")) : null;
+  return parts;
+}
+
+// Where the element's own text stands in the name the accname rules (and Playwright's
+// get_by_role) give it when its aria-labelledby lists itself beside its labels: "end"
+// ("Tier" + "Silver"), "start", or "within" (between them, or on both sides); "" where
+// it does not, or where its labels read as nothing (its name is not theirs then).
+function ownInName(el) {
+  const parts = idrefParts(el, "aria-labelledby", el);
+  if (!parts || !parts.includes(null)) return "";
+  const said = parts.map((p) => (p === null ? "own" : norm(p) ? "label" : ""))
+    .filter(Boolean);
+  const first = said.indexOf("label");
+  if (first < 0) return "";
+  const last = said.lastIndexOf("label");
+  const before = first > 0;
+  const after = last < said.length - 1;
+  if (said.slice(first, last).includes("own") || (before && after)) return "within";
+  return before ? "start" : "end";
 }
 
 // The name an element reads from its content.

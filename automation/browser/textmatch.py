@@ -47,23 +47,34 @@ def folded(text: str) -> str:
     return unicodedata.normalize("NFC", " ".join(text.split())).casefold()
 
 
-def named(text: str) -> str | re.Pattern[str]:
+def named(text: str, own: str = "") -> str | re.Pattern[str]:
     """A name (a link's, a button's, a placeholder's) as a Playwright locator finds it
     whole: the text itself, or, where a letter of it has two Unicode forms, a pattern
     that takes either form of each such letter, runs of spaces as any run.  Replay reads
     names in one form (:func:`folded`), so a page's "José" stored decomposed (NFD) is
     the "José" a parameter gives composed (NFC), and the other way round: the export
-    finds what replay finds."""
+    finds what replay finds.
+
+    ``own``: where the element's own text stands in the name Playwright reads, an
+    element its aria-labelledby lists beside its labels (the WAI-ARIA combobox named
+    "Tier Silver", recorded "Tier" as replay reads it): "end", "start" or "within"
+    (between any two words, or on both sides).  Any text is taken there (its value
+    another day), and only there: "Tier" at its end is not "Pricing tier" nor "Tiers"."""
     composed = unicodedata.normalize("NFC", " ".join(text.split()))
-    if composed == unicodedata.normalize("NFD", composed) == " ".join(text.split()):
+    if not own and composed == unicodedata.normalize("NFD", composed) == " ".join(text.split()):
         return text
 
     def either(letter: str) -> str:
         apart = unicodedata.normalize("NFD", letter)
         return re.escape(letter) if apart == letter else f"(?:{letter}|{apart})"
 
+    if own not in ("", "end", "start", "within"):
+        raise ValueError(f"own is 'end', 'start' or 'within', not {own!r}")
     spelt = ["".join(either(letter) for letter in part) for part in composed.split(" ")]
-    return re.compile(r"^\s*" + r"\s+".join(spelt) + r"\s*$")
+    before = r"(?:.*\s)?" if own in ("start", "within") else ""
+    after = r"(?:\s.*)?" if own in ("end", "within") else ""
+    between = r"\s(?:.*\s)?" if own == "within" else r"\s+"
+    return re.compile(r"^\s*" + before + between.join(spelt) + after + r"\s*$")
 
 
 def lists(entries: list[str], items: list[str], among_others: bool = False) -> bool:

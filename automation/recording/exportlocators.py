@@ -99,7 +99,7 @@ _FIELD_ROLES = frozenset({"textbox", "searchbox", "combobox", "spinbutton", "lis
 def locator(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> str:
     scope = _scope(identity)
     role = known_role(identity.role)
-    name = _named(identity.name, params, "name")
+    name = _named(identity.name, params, "name", identity.name_own)
     # Playwright finds only ARIA roles; a clickable <div> or a frame goes by what else it has.
     if is_aria_role(role) and (identity.name or identity.row):
         by_role = (
@@ -191,11 +191,16 @@ def _plain_locator(
     raise ScenarioInvalid("its element has nothing a Playwright locator can find it by")
 
 
-def _named(shown: str, params: dict[str, dict[str, Any]], what: str) -> str:
+def _named(shown: str, params: dict[str, dict[str, Any]], what: str, own: str = "") -> str:
     """A name, placeholder or text of an identity as a locator's argument: where a
     parameter's value is in it, or a letter with two Unicode forms, ``named(...)`` (the
-    exported textmatch's) takes either form, as replay does; else the literal."""
+    exported textmatch's) takes either form, as replay does; else the literal.  A name
+    its element's own text stands in for Playwright (``own``, an element its
+    aria-labelledby lists: "Tier Silver" where replay reads "Tier") is ``named(...,
+    own=...)``, any text taken there: its value another day."""
     found = _ident(shown, params, what)
+    if own:
+        return f"named({found}, own={_text(own, 'name_own')})"
     either = unicodedata.normalize("NFC", shown) != unicodedata.normalize("NFD", shown)
     return f"named({found})" if either or holds_param(shown, params) else found
 

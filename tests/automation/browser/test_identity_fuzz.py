@@ -18,6 +18,7 @@ from tests.jsonfuzz import FUZZ, json_values, mutated
 
 IDENTITY: dict[str, Any] = {
     "role": "button", "kind": "press", "name": "Save ${who}", "name_base": "Save",
+    "name_own": "end",
     "aria_label": "Save", "test_ids": {"data-testid": "save"}, "name_attr": "save",
     "id": "save", "placeholder": "", "label": "", "autocomplete": "", "type": "submit",
     "tag": "button", "text": "Save", "target": "http://shop.test/save", "method": "post",
