@@ -96,7 +96,7 @@ def settles(
     ) -> Any:
         if not settler.enabled:
             return await method(self, *args, **kwargs)
-        what = f"settle after {method.__name__}"
+        what = f"settle after {method.__name__.lstrip('_')}"
         writes = settler.traffic.writes
         if early is None:
             mark = await settler.arm(given)
