@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import JSHandle
 
+from automation.browser.effect import dispose
 from automation.browser.seen import find_words, fold
 from automation.budget import Budget
 from automation.errors import ActionFailed, BudgetExceeded
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 
     from automation.browser.tab import Tab
 
-__all__ = ["BOX_JS", "SHOWN_JS", "Choice", "before", "taken"]
+__all__ = ["BOX_JS", "SELECTED_JS", "SHOWN_JS", "Choice", "before", "taken"]
 
 # The combobox whose list holds the option: its aria-controls or aria-owns names the list.
 BOX_JS = """(option) => {
@@ -64,7 +65,8 @@ SHOWN_JS = """(box, option) => {
   return { box: cut(value + " " + (box.innerText || "")),
     around: cut(listed ? around.innerText.replace(listed, " ") : around.innerText) };
 }"""
-_SELECTED_JS = "(o) => o.isConnected && o.getAttribute('aria-selected') === 'true'"
+# Whether the option is selected now (a list that stays open says so).
+SELECTED_JS = "(o) => o.isConnected && o.getAttribute('aria-selected') === 'true'"
 
 
 @dataclass
@@ -77,12 +79,13 @@ class Choice:
     shown: str
 
 
-async def before(tab: Tab, ref: str, *, budget: Budget) -> Choice | None:
+async def before(tab: Tab, ref: str, *, budget: Budget | None) -> Choice | None:
     """The choice a click on the ref's element makes, when it is an option a combobox's
-    list holds; None otherwise (or when the page can't say)."""
+    list holds; None otherwise (or when the page can't say), at once for any other."""
     entry = tab.core.entry(ref)
     if entry.role != "option" or entry.frame:
         return None
+    budget = tab.core.budget(budget, "click")
     handles: list[JSHandle] = []
     try:
         option = await tab.handle_of(entry, budget=budget)
@@ -93,21 +96,23 @@ async def before(tab: Tab, ref: str, *, budget: Budget) -> Choice | None:
     except (PlaywrightError, BudgetExceeded, ActionFailed):
         shown = None
     if not isinstance(shown, dict):
-        await _dispose(handles)
+        for handle in handles:
+            await dispose(handle)
         return None
     return Choice(entry.name, option, box, str(shown.get("box", "")))
 
 
-async def taken(tab: Tab, choice: Choice, *, budget: Budget) -> None:
+async def taken(choice: Choice, *, budget: Budget) -> None:
     """ActionFailed when the combobox does not show the choice (see the module)."""
     try:
-        if await budget.run(choice.option.evaluate(_SELECTED_JS)):
+        if await budget.run(choice.option.evaluate(SELECTED_JS)):
             return
         now = await budget.run(choice.box.evaluate(SHOWN_JS, choice.option))
     except (PlaywrightError, BudgetExceeded):
         return  # the page went away (a choice that navigates), or can't say
     finally:
-        await _dispose([choice.option, choice.box])
+        await dispose(choice.option)
+        await dispose(choice.box)
     if not isinstance(now, dict) or not choice.name.strip():
         return
     shows, around = fold(str(now.get("box", ""))), fold(str(now.get("around", "")))
@@ -122,11 +127,3 @@ async def taken(tab: Tab, choice: Choice, *, budget: Budget) -> None:
         hint="the app closed the list without taking the option: choose it again, or see "
         "why the app refuses it",
     )
-
-
-async def _dispose(handles: list[JSHandle]) -> None:
-    for handle in handles:
-        try:
-            await handle.dispose()
-        except PlaywrightError:
-            pass

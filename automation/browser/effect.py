@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from playwright.async_api import ElementHandle
+from playwright.async_api import ElementHandle, JSHandle
 from playwright.async_api import Error as PlaywrightError
 
 from automation.browser.identity import ElementIdentity, capture, locate
@@ -195,7 +195,7 @@ async def click_target(element: ElementHandle, budget: Budget) -> ElementHandle:
     return label if label is not None else element
 
 
-async def dispose(handle: ElementHandle) -> None:
+async def dispose(handle: JSHandle) -> None:
     """Let the page forget a handle (a page or context that is gone forgot it already)."""
     try:
         await handle.dispose()

@@ -275,12 +275,11 @@ class Tab:
     ) -> str:
         # An option of a combobox's list: what the combobox shows says if the choice took.
         picks = button == "left" and not double and not modifiers
-        chose = await choice.before(self, ref, budget=self.core.budget(budget, "click")) if (
-            picks and self.core.entry(ref).role == "option") else None  # fmt: skip
+        chose = await choice.before(self, ref, budget=budget) if picks else None
         done = await self._click(ref, button=button, modifiers=modifiers, double=double,
                                  budget=budget)  # fmt: skip
         if chose is not None:
-            await choice.taken(self, chose, budget=self.core.budget(budget, "click"))
+            await choice.taken(chose, budget=self.core.budget(budget, "click"))
         return done
 
     @settles(early=interact.click_event, sends=lambda args, kwargs: True)

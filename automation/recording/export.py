@@ -157,6 +157,7 @@ def to_pytest(
                  f"NOT_SENT_JS = {_text(NOT_SENT_JS, 'the rule')}\n"
                  f"BOX_JS = {_text(choice.BOX_JS, 'the rule')}\n"
                  f"SHOWN_JS = {_text(choice.SHOWN_JS, 'the rule')}\n"
+                 f"SELECTED_JS = {_text(choice.SELECTED_JS, 'the rule')}\n"
                  f"VALUE_JS = {_text(expect.VALUE_JS, 'the rule')}\n"
                  f"MAX_LENGTH_JS = {_text(fieldops.MAX_LENGTH_JS, 'the rule')}\n"
                  f"SELECTED_JS = {_text(fieldops.SELECTED_JS, 'the rule')}\n"
@@ -273,11 +274,13 @@ def _typed_shown(scenario: Scenario) -> Scenario:
     """The scenario whose elements' rows and cards that showed a value it types (a search's)
     must show it, as replay finds them (:func:`~automation.recording.params.typed_shown`)."""
     typed = scenario.typed_values()
+    if not typed:
+        return scenario
     steps = tuple(
         replace(step, identity=typed_shown(step.identity, typed)) if step.identity else step
         for step in scenario.steps
     )
-    return replace(scenario, steps=steps) if typed else scenario
+    return replace(scenario, steps=steps)
 
 
 class _Params(dict[str, dict[str, Any]]):
