@@ -106,6 +106,7 @@ from automation.recording.readagain import acted_before, holds_before, last_acti
 from automation.recording.relogin import SUBMITTING
 from automation.recording.replaytabs import FORM_STATE_JS, TABS
 from automation.recording.scenario import (
+    SENDING_ACTIONS,
     STEP_ACTIONS,
     Scenario,
     ScenarioStep,
@@ -457,7 +458,7 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
 def _may_send(step: ScenarioStep) -> bool:
     """Whether the step may send a form, so that replay fails it when the browser refused
     to (:class:`~automation.errors.FormNotSent`): a click, a key, a fill's Enter."""
-    if step.action in ("click", "double_click", "press"):
+    if step.action in SENDING_ACTIONS:
         return True
     return step.writes_a_value() and bool(step.args.get("submit"))
 

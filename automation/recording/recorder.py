@@ -85,7 +85,7 @@ from automation.recording.pageevents import (
 from automation.recording.pointed import element_at, quietly
 from automation.recording.popups import Popups
 from automation.recording.replaytabs import TABS
-from automation.recording.scenario import ScenarioStep
+from automation.recording.scenario import SENDING_ACTIONS, ScenarioStep
 
 __all__ = ["CAUSE_WINDOW_MS", "RECORDER_JS", "OnRecorded", "Recorder"]
 
@@ -428,7 +428,7 @@ class Recorder:
         it would fail (form_not_sent) where the person's next try, the field fixed, passes.
         (A step a moment older than the report is not that one.)"""
         index = len(self._steps) - 1
-        if index < 0 or self._steps[index].action not in ("click", "double_click", "press"):
+        if index < 0 or self._steps[index].action not in SENDING_ACTIONS:
             return
         if not 0 <= at_ms - self._marks[index].t_ms <= _UNSENT_WITHIN_MS or index in self._not_sent:
             return

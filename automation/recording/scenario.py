@@ -104,6 +104,9 @@ BOX_ROLES = frozenset({"checkbox", "switch", "radio", "menuitemcheckbox", "menui
 # What writes a field's value: what it shows is read before it and, when it is the last
 # step that acts, again at the end (an app that puts the old value back fails it).
 VALUE_ACTIONS = frozenset({"fill", "type", "select_option"})
+# What may send a form the browser can refuse to send (a field not valid: form_not_sent),
+# beside a fill whose Enter submits it.
+SENDING_ACTIONS = frozenset({"click", "double_click", "press"})
 # Another scenario run at that point (automation.recording.calls); where the steps after
 # it happen: a popup, its opener (automation.recording.replaytabs).
 STEP_ACTIONS = ELEMENT_ACTIONS | OPTIONAL_ELEMENT_ACTIONS | PAGE_ACTIONS | {EXPECT, CALL, TABS}
