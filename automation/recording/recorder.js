@@ -254,6 +254,15 @@
   function onInvalid(e) {
     if (heardInvalid && heardInvalid.length < 50) heardInvalid.push(e.target);
   }
+  // The browser moves the focus to the first such field in the same task as the click: told
+  // then, before the keys typed next (a busy browser runs input before the timer above).
+  function onFocusin(e) {
+    if (!heardInvalid || !heardInvalid.includes(e.target)) return;
+    if ((NOT_SENT_JS)(heardInvalid).length) {
+      heardInvalid.length = 0;
+      send({ kind: "not_sent" });
+    }
+  }
 
   function sameField(a, b) {
     return a.tagName === b.tagName &&
@@ -352,7 +361,8 @@
 
   const listeners = [["click", onClick], ["auxclick", onClick], ["input", onInput],
     ["change", onChange], ["keydown", onKeydown], ["pageshow", onPageshow],
-    ["pagehide", onPagehide], ["pointerdown", onPointerdown], ["invalid", onInvalid]];
+    ["pagehide", onPagehide], ["pointerdown", onPointerdown], ["invalid", onInvalid],
+    ["focusin", onFocusin]];
   for (const [type, fn] of listeners) window.addEventListener(type, fn, true);
 
   // Frozen, like the registry: a page script can't swap stop() for one that keeps

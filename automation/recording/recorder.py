@@ -85,7 +85,7 @@ from automation.recording.pageevents import (
 from automation.recording.pointed import element_at, quietly
 from automation.recording.popups import Popups
 from automation.recording.replaytabs import TABS
-from automation.recording.scenario import SENDING_ACTIONS, ScenarioStep
+from automation.recording.scenario import SENDING_ACTIONS, VALUE_ACTIONS, ScenarioStep
 
 __all__ = ["CAUSE_WINDOW_MS", "RECORDER_JS", "OnRecorded", "Recorder"]
 
@@ -423,11 +423,15 @@ class Recorder:
         self._add(step, mark, replace_last=merge)
 
     def _left_out_unsent(self, at_ms: float) -> None:
-        """The last step, a click or a key the page reports the browser refused to send
-        its form for (a required field empty), is left out: it sent nothing, and replayed
-        it would fail (form_not_sent) where the person's next try, the field fixed, passes.
-        (A step a moment older than the report is not that one.)"""
+        """The latest click or key, the page reports, the browser refused to send its form
+        for (a required field empty) is left out: it sent nothing, and replayed it would
+        fail (form_not_sent) where the person's next try, the field fixed, passes.  The
+        report comes a task after it, and a busy browser runs the keys typed meanwhile
+        first (input before timers): fills recorded since are passed over.  (One a moment
+        older than the report is not that one.)"""
         index = len(self._steps) - 1
+        while index >= 0 and self._steps[index].action in VALUE_ACTIONS:
+            index -= 1
         if index < 0 or self._steps[index].action not in SENDING_ACTIONS:
             return
         if not 0 <= at_ms - self._marks[index].t_ms <= _UNSENT_WITHIN_MS or index in self._not_sent:
