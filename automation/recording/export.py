@@ -158,7 +158,7 @@ def to_pytest(
                  f"NOT_SENT_JS = {_text(NOT_SENT_JS, 'the rule')}\n"
                  f"BOX_JS = {_text(choice.BOX_JS, 'the rule')}\n"
                  f"SHOWN_JS = {_text(choice.SHOWN_JS, 'the rule')}\n"
-                 f"SELECTED_JS = {_text(choice.SELECTED_JS, 'the rule')}\n"
+                 f"OPTION_SELECTED_JS = {_text(choice.SELECTED_JS, 'the rule')}\n"
                  f"VALUE_JS = {_text(expect.VALUE_JS, 'the rule')}\n"
                  f"MAX_LENGTH_JS = {_text(fieldops.MAX_LENGTH_JS, 'the rule')}\n"
                  f"SELECTED_JS = {_text(fieldops.SELECTED_JS, 'the rule')}\n"

@@ -350,7 +350,7 @@ def choose(option: Locator, name: str) -> None:
     if was is None or not name.strip():
         return
     try:
-        if handle.evaluate(SELECTED_JS):
+        if handle.evaluate(OPTION_SELECTED_JS):
             return
         now = box.evaluate(SHOWN_JS, handle)
     except PlaywrightError:  # the page went away (a choice that navigates)

@@ -121,3 +121,32 @@ async def test_a_chip_beside_an_emptied_field_or_a_selected_option_is_the_choice
     await tab.page.evaluate("() => { for (const o of opts.children) o.onclick = null; }")
     with pytest.raises(ActionFailed, match="the choice did not take"):
         await tab.click(ref_of(await tab.snapshot(), "option", "Urgent"), budget=room())
+
+
+# A list that stays open, its option marked selected: the combobox shows a count.
+FILTERS = """<!doctype html><title>Filters</title><h1>Orders</h1>
+<input role=combobox aria-label=Status aria-expanded=true aria-controls=st readonly
+ value="0 chosen"><ul role=listbox id=st aria-multiselectable=true>
+<li role=option aria-selected=false>Paid</li><li role=option aria-selected=false>Open</li></ul>
+<script>
+for (const o of document.querySelectorAll("[role=option]")) o.onclick = () => {
+  o.setAttribute("aria-selected", "true");
+  const n = st.querySelectorAll("[aria-selected=true]").length;
+  document.querySelector("input").value = `${n} chosen`;
+};
+</script>"""
+
+
+async def test_an_option_left_selected_in_its_open_list_passes_replay_and_export(
+    tab: Tab, tmp_path: Path
+) -> None:
+    class Handler(QuietHandler):
+        def do_GET(self) -> None:
+            self.send(200, FILTERS.encode())
+
+    with loopback_app(Handler) as base:
+        steps = await acted(tab, f"{base}/orders", [("click", "option", "Open", {})])
+        scenario = Scenario("Open orders", steps, base_url=base + "/")
+        assert (await Replay(tab, scenario).run()).ok
+        status, out = await run_exported(to_pytest(scenario), tmp_path, base)
+        assert status == 0, out

@@ -105,6 +105,12 @@ def assert_safe_module(code: str) -> ast.FunctionDef:
     compile(code, "exported.py", "exec")
     module = ast.parse(code)
     assert _without_values(module) in REFERENCES
+    # Each name the module binds at its top is bound once: a rule's script copied in
+    # under a name another's took runs the wrong rule (an option read as a select).
+    bound = [t.id for s in module.body if isinstance(s, ast.Assign)
+             for t in s.targets if isinstance(t, ast.Name)]  # fmt: skip
+    bound += [s.name for s in module.body if isinstance(s, (ast.FunctionDef, ast.ClassDef))]
+    assert not {name for name in bound if bound.count(name) > 1}, "a name bound twice"
     for stmt in module.body:  # the constants hold literals (and BASE_URL's env lookup)
         if (
             isinstance(stmt, ast.Assign)
