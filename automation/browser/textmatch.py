@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["WORD_CHARS", "folded", "listed_as", "lists", "named", "words"]
+__all__ = ["WORD_CHARS", "folded", "listed_as", "lists", "named", "shows_again", "words"]
 
 # -- written into an exported pytest file as it is ----------------------------------
 # Letters and digits of the scripts that put spaces between words (Latin, Greek,
@@ -98,3 +98,16 @@ def listed_as(entries: list[str]) -> str:
         return "it lists nothing"
     shown = ", ".join(repr(e[:80]) for e in entries[:10])
     return f"it lists {shown}{f' and {len(entries) - 10} more' if len(entries) > 10 else ''}"
+
+
+def shows_again(shown: str, before: str, typed: str) -> bool:
+    """Whether the place an edit's field stood in (a table's cell, a list's line, once the
+    app took its editor away) shows the value from before the edit again, not the one
+    typed: ``shown`` (its text as a person reads it) holds ``before`` as words, and
+    ``typed`` nowhere.  A value the app writes its own way ("12.5" shown "12.50") holds
+    neither: no put-back."""
+
+    def holds(value: str) -> bool:
+        return re.search(words(value), folded(shown), re.IGNORECASE) is not None
+
+    return bool(before.strip()) and holds(before) and not (typed.strip() and holds(typed))

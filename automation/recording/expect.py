@@ -37,10 +37,10 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from playwright.async_api import ElementHandle, Frame
+from playwright.async_api import ElementHandle, Frame, JSHandle
 from playwright.async_api import Error as PlaywrightError
 
-from automation.browser.effect import TOGGLE_STATE_JS
+from automation.browser.effect import TOGGLE_STATE_JS, dispose
 from automation.browser.frames import silent_note
 from automation.browser.identity import ElementIdentity, locate, still_parsing, wait_parsed
 from automation.browser.seen import (
@@ -68,11 +68,15 @@ __all__ = [
     "ELEMENT_KINDS",
     "KEPT_KINDS",
     "KINDS",
+    "PLACES_JS",
+    "PLACE_NOW_JS",
     "VALUE_JS",
     "check",
     "count_rows",
     "fold",
     "page_text",
+    "places_of",
+    "shown_where_it_was",
     "shows",
     "ticked_now",
     "validate",
@@ -125,6 +129,19 @@ VALUE_JS = """(e) => {
   if (e.isContentEditable) return e.innerText;
   return typeof e.value === "string" ? e.value : (e.textContent || "");
 }"""
+# The field and the places it stands in, up to its line (a table's row, a list's item) or
+# three elements up: where an editor the app takes away once its edit is committed stood.
+PLACES_JS = """(field) => {
+  const places = [field];
+  for (let at = field.parentElement; at && places.length < 4; at = at.parentElement) {
+    places.push(at);
+    if (at.matches("tr, li, [role=row], [role=listitem]")) break;
+  }
+  return places;
+}"""
+# The nearest of those places still on the page, once the field is not (else null).
+PLACE_NOW_JS = """([field, ...places]) =>
+  field.isConnected ? null : places.find((p) => p.isConnected) || null"""
 
 
 def validate(args: object, *, has_element: bool, index: int = 0) -> dict[str, Any]:
@@ -289,6 +306,33 @@ async def value_shown(element: ElementHandle, budget: Budget) -> str | None:
     except PlaywrightError:
         return None
     return value if isinstance(value, str) else None
+
+
+async def places_of(element: ElementHandle, budget: Budget) -> JSHandle | None:
+    """The field ``element`` and the places it stands in (:data:`PLACES_JS`), kept to read
+    where it stood should the app take it away; None when they can't be read."""
+    try:
+        return await budget.run(element.evaluate_handle(PLACES_JS))
+    except PlaywrightError:
+        return None
+
+
+async def shown_where_it_was(places: JSHandle, budget: Budget) -> str | None:
+    """What the nearest place the field of ``places`` stood in (:func:`places_of`) shows
+    now, as a person reads it, once the field is gone from the page; None while the field
+    is on it, or when none of its places is."""
+    try:
+        place = await budget.run(places.evaluate_handle(PLACE_NOW_JS))
+    except PlaywrightError:
+        return None
+    try:
+        element = place.as_element()
+        text = None if element is None else await budget.run(element.evaluate(ELEMENT_TEXT_JS))
+    except PlaywrightError:
+        return None
+    finally:
+        await dispose(place)
+    return text if isinstance(text, str) else None
 
 
 async def value_now(tab: Tab, identity: ElementIdentity, budget: Budget) -> str | None:

@@ -160,6 +160,8 @@ def to_pytest(
                  f"SHOWN_JS = {_text(choice.SHOWN_JS, 'the rule')}\n"
                  f"OPTION_SELECTED_JS = {_text(choice.SELECTED_JS, 'the rule')}\n"
                  f"VALUE_JS = {_text(expect.VALUE_JS, 'the rule')}\n"
+                 f"PLACES_JS = {_text(expect.PLACES_JS, 'the rule')}\n"
+                 f"PLACE_NOW_JS = {_text(expect.PLACE_NOW_JS, 'the rule')}\n"
                  f"MAX_LENGTH_JS = {_text(fieldops.MAX_LENGTH_JS, 'the rule')}\n"
                  f"SELECTED_JS = {_text(fieldops.SELECTED_JS, 'the rule')}\n"
                  f"PLACEHOLDER_JS = {_text(fieldops.PLACEHOLDER_JS, 'the rule')}\n"

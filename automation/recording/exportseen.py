@@ -36,8 +36,8 @@ from automation.browser.effect import TOGGLE_STATE_JS
 from automation.browser.fieldops import MAX_LENGTH_JS, PLACEHOLDER_JS, SELECTED_JS
 from automation.browser.frames import FOCUS_ON_FRAME_JS, HOLDS_FOCUS_JS
 from automation.browser.seen import SEEN_JS
-from automation.browser.textmatch import folded, listed_as, lists, words
-from automation.recording.expect import VALUE_JS
+from automation.browser.textmatch import folded, listed_as, lists, shows_again, words
+from automation.recording.expect import PLACE_NOW_JS, PLACES_JS, VALUE_JS
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -385,6 +385,7 @@ def kept_tick(element: Locator, ticked: bool | None = None) -> None:
 
 
 LEFT_VALUE: list = []  # what the field the last step writes showed before it, after it
+LEFT_PLACES: list = []  # that field and the places it stands in (PLACES_JS)
 SAID_BEFORE: list = []  # what the page said was wrong before an edit a key commits
 
 
@@ -403,6 +404,10 @@ def left_value(element: Locator, said: bool = False) -> None:
     before it and after it: read again at the end (kept_value); with ``said``, what the
     page says is wrong too (before an edit a key commits)."""
     LEFT_VALUE.append(value_shown(element))
+    try:
+        LEFT_PLACES.append(element.evaluate_handle(PLACES_JS, timeout=1_000))
+    except PlaywrightError:
+        pass
     if said:
         SAID_BEFORE[:] = errors_shown(element.page)
 
@@ -415,9 +420,12 @@ def kept_value(element: Locator, committed: bool = False) -> None:
     and its form drawn anew says nothing is wrong); an entry field it had found empty may
     be emptied again (the app took what was entered)."""
     before, after = LEFT_VALUE[-2:] if len(LEFT_VALUE) >= 2 else (None, None)
-    if before is None or after is None or before == after or element.count() != 1:
-        return  # nothing new shown (its step tells), or gone
+    if before is None or after is None or before == after or element.count() > 1:
+        return  # nothing new shown (its step tells), or not one to tell
     if committed and not before:
+        return
+    if element.count() == 0:  # gone: an editor the app took away as the edit was committed
+        put_back_where_it_stood(element.page, before, after)
         return
     now = value_shown(element)
     said = ""
@@ -429,6 +437,24 @@ def kept_value(element: Locator, committed: bool = False) -> None:
     assert now != before, (
         f"it shows {now[:200]!r} again, as before the step: the app put it back{said}"
     )
+
+
+def put_back_where_it_stood(page: Page, before: str, after: str) -> None:
+    """As replay reads the place the field stood in once it is gone from the page (an
+    editor in a table's cell): showing the value from before the edit again, not the one
+    typed, it is the app that put it back, said or not."""
+    try:
+        place = LEFT_PLACES[-1].evaluate_handle(PLACE_NOW_JS).as_element() if LEFT_PLACES else None
+        shown = place.evaluate(SEEN_TEXT_JS) if place is not None else None
+    except PlaywrightError:
+        return
+    if isinstance(shown, str) and shows_again(shown, before, after):
+        new = [e for e in errors_shown(page) if e not in SAID_BEFORE]
+        said = f", saying {new[0][:200]!r}" if new else ""
+        raise AssertionError(
+            f"the field is gone, and where it stood shows {before[:200]!r} "
+            f"again, not {after[:200]!r}: the app put it back{said}"
+        )
 
 
 def expect_items(

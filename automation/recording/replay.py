@@ -51,6 +51,8 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from playwright.async_api import JSHandle
+
 from automation.actions import execute
 from automation.browser.identity import Located, locate, page_changing
 from automation.browser.pagelog import Refused
@@ -185,6 +187,9 @@ class Replay:
         # What the field the last step that acts writes showed before it and after it (an
         # app that then puts the value before back took the write back: confirm).
         self.left_value: dict[int, tuple[str | None, str | None]] = {}
+        # That field and the places it stands in, read where it stood should the app take
+        # it away (an editor in a table's cell, removed once its edit is committed).
+        self.left_places: dict[int, JSHandle] = {}
         self.acting = last_acting(self.scenario.steps)  # the last step that acts
         # The step whose value is read again at the end (the last that acts, or the fill
         # a key pressed on its field commits), and whether a key committed it (last_write).
@@ -408,6 +413,9 @@ class Replay:
                               and index == self.written)  # fmt: skip
                     if writes:  # read before it, after it, and at the end (confirm)
                         before = await expect.value_shown(located.element, step_budget)
+                        places = await expect.places_of(located.element, step_budget)
+                        if places is not None:
+                            self.left_places[index] = places
                         if self.committed:  # (put back only where the page says why)
                             self.said_before = await errors_shown(
                                 self.tab, step_budget.child(CONFIRM_MS)

@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING
 from playwright.async_api import Error as PlaywrightError
 
 from automation.browser.address import same_page
+from automation.browser.effect import dispose
 from automation.browser.seen import errors_shown
 from automation.browser.settle import SettleReport
+from automation.browser.textmatch import shows_again
 from automation.budget import Budget
 from automation.errors import (
     BrowserClosed,
@@ -213,16 +215,42 @@ async def _taken_back(replay: Replay, index: int, budget: Budget) -> str:
     if committed and not before:
         return ""  # an entry field the app emptied as it took what was entered
     now = await expect.value_now(replay.tab, target, budget.child(CONFIRM_MS))
+    if now is None:  # gone: an editor the app took away as the edit was committed
+        return await _put_back_where_it_stood(replay, index, before, after, budget)
     if now != before:
         return ""
-    said = ""
-    if committed:  # a line added, its form drawn anew, says nothing is wrong
-        shown = await errors_shown(replay.tab, budget.child(CONFIRM_MS))
-        new = [e for e in shown if e not in replay.said_before]
-        if not new:
-            return ""
-        said = f", saying {new[0][:200]!r}"
+    said = await _saying(replay, budget) if committed else ""
+    if committed and not said:  # a line added, its form drawn anew, says nothing is wrong
+        return ""
     return f"it shows {now[:200]!r} again, as before the step: the app put it back{said}"
+
+
+async def _put_back_where_it_stood(
+    replay: Replay, index: int, before: str, after: str, budget: Budget
+) -> str:
+    """Where the field step ``index`` wrote is gone from the page (an editor in a table's
+    cell, taken away as its edit was committed): the place it stood in showing the value
+    from before the edit again, not the one typed, is the app that put it back, said or
+    not (a line added draws its form anew; it does not take the field away)."""
+    places = replay.left_places.pop(index, None)
+    if places is None:
+        return ""
+    try:
+        shown = await expect.shown_where_it_was(places, budget.child(CONFIRM_MS))
+    finally:
+        await dispose(places)
+    if shown is None or not shows_again(shown, before, after):
+        return ""
+    said = await _saying(replay, budget)
+    return (f"the field is gone, and where it stood shows {before[:200]!r} again, not "
+            f"{after[:200]!r}: the app put it back{said}")  # fmt: skip
+
+
+async def _saying(replay: Replay, budget: Budget) -> str:
+    """What the page says is wrong that it did not before the edit, as a verdict adds it."""
+    shown = await errors_shown(replay.tab, budget.child(CONFIRM_MS))
+    new = [e for e in shown if e not in replay.said_before]
+    return f", saying {new[0][:200]!r}" if new else ""
 
 
 def _when(held: SettleReport | None, at: str) -> str:
