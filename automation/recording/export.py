@@ -60,8 +60,7 @@ from automation.browser import (
     textmatch,
     uploads,
 )
-from automation.browser.dialogs import DIALOG_KINDS, unexpected_words
-from automation.browser.interact import MODIFIERS, MOUSE_BUTTONS
+from automation.browser.dialogs import unexpected_words
 from automation.browser.settle import HOLD_TIMER_MS, NOT_SENT_JS
 from automation.errors import ScenarioInvalid
 from automation.recording import (
@@ -77,18 +76,14 @@ from automation.recording import (
     exportuploads,
 )
 from automation.recording.answered import checks_after, judged_in_place
-from automation.recording.calls import CALL, brought_login, called
-from automation.recording.expect import KINDS
+from automation.recording.calls import brought_login, called
 from automation.recording.exporthead import DOWNLOADS, HEADER, MARKER
 from automation.recording.exportliterals import address as _address
 from automation.recording.exportliterals import arg as _arg
-from automation.recording.exportliterals import ident as _ident
 from automation.recording.exportliterals import identifier as _identifier
 from automation.recording.exportliterals import needed as _needed
 from automation.recording.exportliterals import param as _param
 from automation.recording.exportliterals import placeholders as _placeholders
-from automation.recording.exportliterals import plain as _plain
-from automation.recording.exportliterals import query_value as _query_value
 from automation.recording.exportliterals import quote as _quote
 from automation.recording.exportliterals import signs_in_with as _signs_in_with
 from automation.recording.exportliterals import text as _text
@@ -98,8 +93,8 @@ from automation.recording.exportliterals import value as _value
 from automation.recording.exportliterals import whole as _int
 from automation.recording.exportlocators import element as _element
 from automation.recording.exportlocators import frame_path as _frame_path
-from automation.recording.exportlocators import known_role as _role
 from automation.recording.exportlocators import locator as _locator
+from automation.recording.exportsteps import comment, step_lines
 from automation.recording.handlers import Handler
 from automation.recording.params import typed_shown
 from automation.recording.readagain import acted_before, holds_before, last_acting, last_write
@@ -111,7 +106,6 @@ from automation.recording.scenario import (
     Scenario,
     ScenarioStep,
 )
-from automation.wording import step_words
 
 __all__ = ["to_pytest"]
 
@@ -221,7 +215,7 @@ def _end(scenario: Scenario, params: _Params) -> list[str]:
         assert state.identity is not None
         ticked = "" if _toggles(steps[acting]) else f", {state.args['kind'] == 'checked'}"
         lines += [
-            "        " + _comment(acting, steps[acting]).replace(":", ", its box read again:", 1),
+            "        " + comment(acting, steps[acting]).replace(":", ", its box read again:", 1),
             f"        kept_tick({_locator(state.identity, params)}{ticked})",
         ]
     if wrote:
@@ -229,7 +223,7 @@ def _end(scenario: Scenario, params: _Params) -> list[str]:
         assert identity is not None
         lines += [
             "        "
-            + _comment(written, steps[written]).replace(":", ", its field read again:", 1),
+            + comment(written, steps[written]).replace(":", ", its field read again:", 1),
             f"        kept_value({_locator(identity, params)}"
             + (", committed=True)" if committed else ")"),
         ]
@@ -366,8 +360,8 @@ def _read_again(checks: list[tuple[int, ScenarioStep]], params: _Params) -> list
     lines = ["if not went_on(page, documents, address):  # the page the checks read: again"]
     for index, step in checks:
         lines += [
-            "    " + _comment(index, step).replace(":", ", read again:", 1),
-            *(f"    {line}" for line in _step(step, params)),
+            "    " + comment(index, step).replace(":", ", read again:", 1),
+            *(f"    {line}" for line in step_lines(step, params)),
         ]
     return lines
 
@@ -387,8 +381,8 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
         try:
             if step.action not in STEP_ACTIONS:
                 raise ScenarioInvalid(f"unknown step type {step.action!r}")
-            does = _step(step, params)
-            body = [_comment(index, step), *does]
+            does = step_lines(step, params)
+            body = [comment(index, step), *does]
             if step.is_check and step.args.get("kind") == "download":
                 checked = True
             elif checked and not step.is_check:  # as replay's DownloadKeeper.step_begins
@@ -480,7 +474,7 @@ def _handler(number: int, handler: Handler, params: dict[str, dict[str, Any]]) -
     Playwright handler a locator, :mod:`automation.recording.exporthandlers`)."""
     try:
         _, when = _element(handler.when, params)
-        body = [line for step in handler.steps for line in _step(step, params)]
+        body = [line for step in handler.steps for line in step_lines(step, params)]
     except ScenarioInvalid as exc:
         raise ScenarioInvalid(
             f"handler {number} can't be exported: {exc.message}", index=number, hint=exc.hint
@@ -502,222 +496,3 @@ _PENDING = (
     "# replay proposed another identity for this element, which waits for approval on the "
     "scenario's page: where the page changed so, this line won't find it until it is approved"
 )
-
-
-def _comment(index: int, step: ScenarioStep) -> str:
-    """``# step 3: tick the checkbox in row 'Buy milk'``, ``# step 4: expect 1 row(s)
-    show 'Buy milk'``: the step in the words the dashboard uses (automation.wording), of
-    its action (one of the known), the role (one of the list) and texts as repr() writes
-    them (one line, whatever they hold)."""
-    target = step.target()
-    if target is not None and target.role:
-        _role(target.role)
-    args = dict(step.args)
-    if step.action == "expect":
-        args["kind"] = _kind(step.args)
-        if "count" in args:
-            args["count"] = _int(args["count"], "count")
-    line = f"# step {index}: {step_words(step.action, args, target, quote=_quote)}"
-    if len(line.splitlines()) != 1:  # repr() escapes every line break: never true
-        raise ScenarioInvalid("its comment would not stay on one line")
-    return line
-
-
-def _step(step: ScenarioStep, params: dict[str, dict[str, Any]]) -> list[str]:
-    args = step.args
-    value = lambda key: _value(_arg(args, key), params)  # noqa: E731
-    if step.action == "expect":
-        return _expect(step, params)
-    if step.action == "dialog":  # armed before the step that opens the dialog
-        accept = bool(args.get("accept", True))
-        text = value("prompt_text") if accept and "prompt_text" in args else "None"
-        kind = args.get("kind")
-        if kind is not None and kind not in DIALOG_KINDS:
-            raise ScenarioInvalid(f"unknown kind of dialog {str(kind)[:40]!r}")
-        times = _int(args.get("times", 1), "times")
-        return [f"DIALOGS.arm({accept}, {text}, {times}{'' if kind is None else f', {kind!r}'})"]
-    if step.action == "navigate":
-        address = _url(_query_value(_arg(args, "url"), params), params)
-        if getattr(params, "opened", False):  # the test's, when it signs in again
-            return [f"opened.append({address})", "page.goto(opened[-1])"]
-        return [f"page.goto({address})"]
-    if step.action == CALL:
-        function = params.calls.get(str(args.get("scenario")))  # type: ignore[attr-defined]
-        if function is None:
-            raise ScenarioInvalid(f"the scenario it calls, {args.get('scenario')!r}, is not there")
-        given = ", ".join(f"{_text(k, 'a parameter')}: {_value(v, params)}"
-                          for k, v in args.get("params", {}).items())  # fmt: skip
-        signs_in = getattr(params, "signs_in", None)
-        if signs_in is not None and signs_in[0] == args.get("scenario"):
-            # Its own sign-in page is no sign that the session ended: the handler is off.
-            return [f"page.remove_locator_handler({signs_in[1]})",
-                    f"{function}(page, {{{given}}})",
-                    f"page.add_locator_handler({signs_in[1]}, sign_in_again, times=1)"]  # fmt: skip
-        return [f"{function}(page, {{{given}}})"]
-    if step.action == TABS:  # where the steps after it happen (exportpopups)
-        if args["op"] == "popup":
-            return ["page = WINDOWS.into(page)"]
-        if args["op"] == "first":
-            return ["page = WINDOWS.first(page)"]
-        closed, changed = bool(args.get("closed")), bool(args.get("changed"))
-        return [f"page = WINDOWS.back(page, {closed}, {changed})"]
-    if step.action in ("back", "forward", "reload"):
-        return [f"page.go_{step.action}()" if step.action != "reload" else "page.reload()"]
-    target = step.target()
-    if step.action == "wait_for" and target is None:
-        return _wait(args, params)
-    if target is None:  # press or scroll on the page
-        if step.action == "press":
-            return [f"press_key(page, {value('key')})"]
-        dx, dy = _int(args.get("dx", 0), "dx"), _int(args.get("dy", 0), "dy")
-        return [f"page.mouse.wheel({dx}, {dy})"]
-    notes, el = _element(target, params)
-    return [*notes, *_act(step, el, params)]
-
-
-def _act(step: ScenarioStep, el: str, params: dict[str, dict[str, Any]]) -> list[str]:
-    """The step's call on its element's locator ``el``."""
-    args = step.args
-    value = lambda key: _value(_arg(args, key), params)  # noqa: E731
-    calls = {
-        "click": lambda: f"{el}.click({_click_options(args)})",
-        # (Playwright's dblclick does not wait for the navigation it starts; this does,
-        # with the same events: a form it sends is judged where it led, as in replay.)
-        "double_click": lambda: f"{el}.click(click_count=2)",
-        "hover": lambda: f"{el}.hover()",
-        "check": lambda: (
-            f"kept_change({el}, 'check', {bool(args.get('checked', True))}, checks_answered)"
-        ),
-        "press": lambda: f"{el}.press({value('key')})",
-        "scroll": lambda: f"{el}.scroll_into_view_if_needed()",
-        "wait_for": lambda: f"expect({el}).to_be_visible()",
-    }
-    target = step.target()
-    if (
-        step.action == "click"
-        and target is not None
-        and target.role == "option"
-        and not (args.get("button", "left") != "left" or args.get("modifiers"))
-    ):  # an option of a combobox's list: the choice taken, as replay judges it
-        return [f"choose({el}, {_ident(target.name, params, 'name')})"]
-    if step.action in calls:
-        if step.action == "press" and "key" not in args:
-            raise ScenarioInvalid("press needs its key")
-        return [calls[step.action]()]
-    if step.action == "fill":  # (the whole value taken, as replay judges typing)
-        out = [f"{el}.fill({value('value')})", f"fits({el}, {value('value')})"]
-        return out + ([f"{el}.press('Enter')"] if args.get("submit") else [])
-    if step.action == "type":  # key by key into the field emptied first, as replay types
-        clear = args.get("clear", True)
-        first = f"{el}.fill('')" if clear else f"{el}.press('Control+End')"
-        out = [first, f"{el}.press_sequentially({value('text')})"]
-        out += [f"fits({el}, {value('text')})"] if clear else []
-        return out + ([f"{el}.press('Enter')"] if args.get("submit") else [])
-    if step.action == "select_option":
-        labels = _arg(args, "values")
-        labels = labels if isinstance(labels, list) else [labels]
-        labels = ", ".join(_value(v, params) for v in labels)
-        return [f"kept_change({el}, 'select', [{labels}], checks_answered)"]
-    if step.action == "upload":
-        if not isinstance(args.get("files", []), list):
-            raise ScenarioInvalid("files must be a list of file names")
-        for name in args.get("files", []):
-            _text(name, "a file name")  # (a name is text)
-        files = ", ".join(_value(f, params) for f in args.get("files", []))
-        return [
-            f"attach({el}, uploaded([{files}]), checks_answered, writes_answered)"
-            "  # from TABWRIGHT_UPLOAD_DIR"
-        ]
-    raise ScenarioInvalid(f"{step.action} steps are not exported")
-
-
-def _expect(step: ScenarioStep, params: dict[str, dict[str, Any]]) -> list[str]:
-    """An expect step as Playwright's web-first assertion (it waits, as replay does)."""
-    target = step.target()
-    if step.args.get("kind") in expect.ELEMENT_KINDS and target is not None:
-        notes, el = _element(target, params)
-        return [*notes, _assertion(step, params, el)]
-    return [_assertion(step, params, "")]
-
-
-def _assertion(step: ScenarioStep, params: dict[str, dict[str, Any]], el: str) -> str:
-    args = step.args
-    kind = _kind(args)
-    if kind == "download":  # the page's latest download (the header keeps each)
-        checked = ", ".join(f"{_text(k, 'a check arg')}: {_plain(v, params)}"
-                            for k, v in args.items())  # fmt: skip
-        return f"check_download(page, {{{checked}}})"
-    value = lambda key: _value(_arg(args, key), params)  # noqa: E731
-    if kind in ("text_visible", "text_hidden"):  # as replay sees it: automation.browser.seen
-        hidden = "" if kind == "text_visible" else ", shown=False"
-        return f"expect_text(page, {value('text')}{hidden})"
-    if kind == "rows":
-        count = _int(args.get("count"), "count")
-        at_least = ", at_least=True" if args.get("at_least") else ""  # that many or more
-        return f"expect_rows(page, {value('text')}, {count}{at_least})"
-    if kind == "no_error":  # as replay reads it: automation.browser.seen's errors
-        return "expect_no_error(page)"
-    if kind == "url":
-        return _expect_address(args, params)
-    target = step.target()
-    if target is None or not el:
-        raise ScenarioInvalid(f"the check {kind} needs the element's identity")
-    if kind == "visible":  # as replay sees it: automation.browser.seen's rule
-        return f"expect_seen(page, {el})"
-    if kind in ("checked", "unchecked"):
-        return f"expect({el}).{'' if kind == 'checked' else 'not_'}to_be_checked()"
-    if kind == "items":  # its text, each in turn, as replay reads it
-        items = _arg(args, "items")
-        if not isinstance(items, list):
-            raise ScenarioInvalid("items must be a list of texts")
-        among = ", among_others=True" if args.get("among_others") else ""
-        listed = ", ".join(_value(i, params) for i in items)
-        return f"expect_items(page, {el}, [{listed}]{among})"
-    if target.tag == "select":
-        return f"expect({el}.locator('option:checked')).to_have_text({value('value')})"
-    return f"expect({el}).to_have_value({value('value')})"
-
-
-_LOAD_STATES = frozenset({"load", "domcontentloaded", "networkidle"})
-
-
-def _click_options(args: dict[str, Any]) -> str:
-    options = []
-    button = args.get("button", "left")
-    if button not in MOUSE_BUTTONS:
-        raise ScenarioInvalid(f"button {button!r} is not left, right or middle")
-    if button != "left":
-        options.append(f"button={_text(button, 'button')}")
-    modifiers = args.get("modifiers") or []
-    if not isinstance(modifiers, list) or not all(m in MODIFIERS for m in modifiers):
-        raise ScenarioInvalid(f"modifiers {modifiers!r} are not of {', '.join(MODIFIERS)}")
-    if modifiers:
-        options.append(f"modifiers=[{', '.join(_text(m, 'a modifier') for m in modifiers)}]")
-    return ", ".join(options)
-
-
-def _wait(args: dict[str, Any], params: dict[str, dict[str, Any]]) -> list[str]:
-    if "text" in args or "text_gone" in args:  # what a person sees, as replay waits
-        wanted = _value(args.get("text", args.get("text_gone")), params)
-        return [f"expect_text(page, {wanted}{'' if 'text' in args else ', shown=False'})"]
-    if "url" in args:
-        return [_expect_address(args, params)]
-    if "load_state" in args:
-        if args["load_state"] not in _LOAD_STATES:
-            raise ScenarioInvalid(f"load_state {args['load_state']!r} is not a load state")
-        return [f"page.wait_for_load_state({_text(args['load_state'], 'load_state')})"]
-    return [f"page.wait_for_timeout({_int(args.get('time_ms', 0), 'time_ms')})"]
-
-
-def _expect_address(args: dict[str, Any], params: dict[str, dict[str, Any]]) -> str:
-    """A URL check, or a wait for an address, as replay reads both: the address moved to
-    BASE_URL, held by automation.browser.address's rule (written into the file)."""
-    address = _url(f"address_given({_query_value(_arg(args, 'url'), params)})", params)
-    return f"expect_url(page, {address})"
-
-
-def _kind(args: dict[str, Any]) -> str:
-    kind = args.get("kind")
-    if kind not in KINDS:
-        raise ScenarioInvalid(f"unknown check {kind!r}")
-    return str(kind)
