@@ -502,11 +502,13 @@ def kept_change(
     menu = change == "select" and field.evaluate(PLACEHOLDER_JS)  # "Bulk actions…"
     said_before = errors_shown(field.page) if menu else []
     with settled(field.page):
+        # What the step left, as it asked for it: read after it, an answer the app met
+        # first (a fast server, a busy machine) would show the state from before again.
         if change == "check":
             field.set_checked(bool(value))
+            left = bool(value) if before is not None else field.evaluate(js)
         else:
-            field.select_option(label=value)
-        left = field.evaluate(js)
+            left = field.select_option(label=value)
     if menu and field.count() == 1 and field.evaluate(js) == before:  # its placeholder again
         new = [e for e in errors_shown(field.page) if e not in said_before]
         if new:
