@@ -202,6 +202,19 @@ class RefusedInPlace(ActionFailed):
         self.said = said
 
 
+class RefusedWhereItLed(ActionFailed):
+    """``said``: the error the page the step's write led to showed, where it led when
+    recorded, that the same page did not show when the replay was there before (a list a
+    save was redirected to with a message saying why it refused it); ``now``: its address."""
+
+    code = "refused_where_it_led"
+
+    def __init__(self, message: str, *, said: str, now: str, hint: str = "") -> None:
+        super().__init__(message, hint=hint)
+        self.said = said
+        self.now = now
+
+
 class UnexpectedDialog(ActionFailed):
     code = "unexpected_dialog"
 

@@ -18,7 +18,13 @@ from automation.browser.pagelog import Refused
 from automation.browser.seen import FIELD_MARKED, errors_shown, find_words, fold
 from automation.browser.served import address_shape, same_place
 from automation.budget import Budget
-from automation.errors import CheckFailed, HttpStatus, LedElsewhere, RefusedInPlace
+from automation.errors import (
+    CheckFailed,
+    HttpStatus,
+    LedElsewhere,
+    RefusedInPlace,
+    RefusedWhereItLed,
+)
 from automation.limits import cut_text
 from automation.recording.params import fill_url
 from automation.recording.rebase import rebase
@@ -38,6 +44,7 @@ __all__ = [
     "refused_at_end",
     "refused_by_server",
     "refused_in_place",
+    "refused_where_it_led",
 ]
 
 # Steps that may send what the page holds (a form posted, a save its script sends): a
@@ -45,6 +52,8 @@ __all__ = [
 _SENDING = frozenset({"click", "double_click", "press", "select_option", "check"})
 # How long the page's errors are read, before and after such a step.
 _READ_MS = 2_000
+# How many of the pages the replay read errors on are kept (refused_where_it_led).
+_PLACES_KEPT = 20
 
 
 def not_a_form_answered_again(replay: Replay, step: ScenarioStep) -> None:
@@ -148,7 +157,47 @@ async def errors_before(replay: Replay, index: int, budget: Budget) -> list[str]
     (:func:`judged_in_place`)."""
     if not judged_in_place(replay.scenario.steps, index):
         return None
-    return await errors_shown(replay.tab, _reading(budget), named=True)
+    errors = await errors_shown(replay.tab, _reading(budget), named=True)
+    replay.errors_at[:] = [*replay.errors_at[-(_PLACES_KEPT - 1) :], (replay.tab.url, errors)]
+    return errors
+
+
+async def refused_where_it_led(
+    replay: Replay, index: int, since: int, before: tuple[str, list[str] | None], budget: Budget
+) -> None:
+    """RefusedWhereItLed when step ``index`` sent a write (among the tab's requests after
+    number ``since``) and led where it led when recorded (:func:`not_where_it_led` held),
+    away from the page it acted on (``before``: that address and the errors it showed,
+    :func:`errors_before`), to a page this replay read before (the list whose Edit an
+    earlier step clicked), which now shows an error it did not show then: the app sent
+    the save back to it with a message saying why it refused it (a flash "Customer could
+    not be updated", HTTP 200 after a redirect).  A page the replay had not read is not
+    judged so (what it showed when recorded is not known), nor an error a check after the
+    step expects to see."""
+    url, shown = before
+    tab = replay.tab
+    step = replay.scenario.steps[index]
+    if shown is None or not step.judged_where_it_led or tab.page.is_closed():
+        return
+    if not tab.log.wrote(since) or same_page(url, tab.url):  # (on its page: refused_in_place)
+        return
+    earlier = next((errors for at, errors in reversed(replay.errors_at)
+                    if same_place(at, tab.url)), None)  # fmt: skip
+    if earlier is None:
+        return
+    expected = _expected(replay, index)
+    shown_now = await errors_shown(tab, _reading(budget), named=True)
+    new = [error for error in shown_now if error not in earlier
+           and not any(find_words(fold(error), fold(t)) for t in expected)]  # fmt: skip
+    if new:
+        now = cut_text(tab.url, 200)
+        raise RefusedWhereItLed(
+            f"the app answered what it sent with {now}, saying {cut_text(new[0], 200)!r}, "
+            "which that page did not show before: it likely refused it",
+            said=new[0], now=tab.url,
+            hint="see the page: a message saying why; a check after the step that the "
+            "page shows that text makes it the scenario's own",
+        )  # fmt: skip
 
 
 async def refused_in_place(
@@ -192,15 +241,21 @@ async def _new_errors(
         return None  # (a popup its save closed: nothing refused there)
     if not same_page(url, tab.url):
         return None
-    expected = [
-        replay.values.fill({"text": later.args["text"]})["text"]
-        for later in checks_after(replay.scenario.steps, index)
-        if later.args.get("kind") == "text_visible" and isinstance(later.args.get("text"), str)
-    ]
+    expected = _expected(replay, index)
     return [
         error
         for error in await errors_shown(tab, _reading(budget), named=True)
         if error not in shown and not any(find_words(fold(error), fold(t)) for t in expected)
+    ]
+
+
+def _expected(replay: Replay, index: int) -> list[str]:
+    """The texts the checks right after step ``index`` expect to see (a test of a form's
+    refusal): errors of the scenario's own."""
+    return [
+        replay.values.fill({"text": later.args["text"]})["text"]
+        for later in checks_after(replay.scenario.steps, index)
+        if later.args.get("kind") == "text_visible" and isinstance(later.args.get("text"), str)
     ]
 
 

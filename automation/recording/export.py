@@ -249,10 +249,15 @@ def _errors_then(steps: tuple[ScenarioStep, ...], index: int, params: _Params) -
 def _in_place_args(steps: tuple[ScenarioStep, ...], index: int, params: _Params) -> str:
     """The arguments both take: the page, the writes sent before the step, what it showed
     then, and the texts the checks after it expect to see."""
+    return f"page, sent, shown, {_expected(steps, index, params)}"
+
+
+def _expected(steps: tuple[ScenarioStep, ...], index: int, params: _Params) -> str:
+    """The list of the texts the checks right after step ``index`` expect to see."""
     expected = [_value(_arg(later.args, "text"), params)
                 for later in checks_after(steps, index)
                 if later.args.get("kind") == "text_visible"]  # fmt: skip
-    return f"page, sent, shown, [{', '.join(expected)}]"
+    return f"[{', '.join(expected)}]"
 
 
 def _in_fixture(header: str, line: str) -> str:
@@ -415,7 +420,8 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
                 body.append(f"sent_to_sign_in(page, sent, asked, {sends})")
             if step.judged_where_it_led:  # as replay judges it
                 led_to = _url(_address(step.led_to, params), params)
-                body.append(f"where_it_led(page, sent, {led_to})")
+                errors = f", shown, {_expected(scenario.steps, index, params)}" if in_place else ""
+                body.append(f"where_it_led(page, sent, {led_to}{errors})")
             if in_place and (index != acting or params.base is not None):
                 body.append(_refused_in_place(scenario.steps, index, params))
             elif in_place:  # judged at the end, with what it shows right after it

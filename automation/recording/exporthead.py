@@ -289,10 +289,15 @@ def _answers_met(page: Page, asked: set, before: dict) -> dict | None:
     return _still_to_come(page)
 
 
-def where_it_led(page: Page, sent: int, recorded: str) -> None:
+def where_it_led(
+    page: Page, sent: int, recorded: str, shown: tuple = (), expected: list = ()
+) -> None:
     """As Tabwright's replay judges a step that sent a write (a form posted, a save; the
     page's writes were ``sent`` before it): the page it ends on is where it led when
-    recorded (the same path, and the recorded query's parameters, ids aside)."""
+    recorded (the same path, and the recorded query's parameters, ids aside); one away
+    from the page it acted on (``shown``: :func:`errors_before`'s there) that the test
+    read before shows no error it did not show then (a save sent back to a list with a
+    message saying why it was refused), but one a check after it expects."""
     page.wait_for_load_state()
     if len(WROTE) == sent:
         return
@@ -302,6 +307,17 @@ def where_it_led(page: Page, sent: int, recorded: str) -> None:
         pass
     assert same_place(recorded, page.url), (
         f"what the step sent led to {{page.url}}, not to {{recorded}} as when recorded")
+    if not shown or same_page(shown[0], page.url):
+        return  # (on the page it acted on: refused_in_place's)
+    earlier = next((errors for at, errors in reversed(ERRORS_AT) if same_place(at, page.url)),
+                   None)
+    if earlier is None:
+        return  # a page the test had not read: what it showed when recorded is not known
+    new = [e for e in errors_shown(page, named=True) if e not in earlier and not any(
+        re.search(words(text), folded(e), re.IGNORECASE) for text in expected)]
+    assert not new, (f"the app answered what the step sent with {{page.url[:200]}}, saying "
+                     f"{{new[0][:200]!r}}, which that page did not show before: it likely "
+                     f"refused it")
 
 
 # The fields each document's forms were found not valid at since a step began (their
@@ -369,7 +385,9 @@ def errors_before(page: Page) -> tuple:
     """What :func:`refused_in_place` compares the page with after a step: its address, the
     errors it shows, named as errors, and how many forms it posted and documents it
     committed so far."""
-    return page.url, errors_shown(page, named=True), len(POSTED), len(COMMITS)
+    errors = errors_shown(page, named=True)
+    ERRORS_AT[:] = [*ERRORS_AT[-19:], (page.url, errors)]  # (where_it_led reads them)
+    return page.url, errors, len(POSTED), len(COMMITS)
 
 
 def new_errors(page: Page, sent: int, shown: tuple, expected: list) -> list:
@@ -396,6 +414,7 @@ def new_errors(page: Page, sent: int, shown: tuple, expected: list) -> list:
 
 
 THEN: list = []  # the errors the last step's page showed right after it (errors_then)
+ERRORS_AT: list = []  # each page errors_before read: its address, the errors it showed
 
 
 def errors_then(page: Page, sent: int, shown: tuple, expected: list) -> None:

@@ -84,6 +84,7 @@ from automation.recording.answered import (
     not_where_it_led,
     refused_by_server,
     refused_in_place,
+    refused_where_it_led,
 )
 from automation.recording.calls import CALL, CallFrame, called, check_calls
 from automation.recording.intent import IntentAgent, Reached, agent_goal, by_agent, go_directly
@@ -195,6 +196,9 @@ class Replay:
         # a key pressed on its field commits), and whether a key committed it (last_write).
         self.written, self.committed = last_write(self.scenario.steps)
         self.said_before: list[str] = []  # what the page said was wrong before that edit
+        # The errors each page showed as a step that may send a write began there (its
+        # address, and them): a page a later write leads to is judged by them.
+        self.errors_at: list[tuple[str, list[str]]] = []
         # The last step that acts, its write judged at the end (answered.refused_at_end).
         self.in_place: tuple[int, int, tuple[str, list[str] | None], list[str]] | None = None
         self.held_before = -1  # the step the page was last held before (holds_before)
@@ -441,6 +445,7 @@ class Replay:
                     await sent_to_sign_in(self, step, name, signing_in,
                                           self.tab.log.wrote(since), step_budget)  # fmt: skip
                     not_where_it_led(self, step, since)
+                    await refused_where_it_led(self, index, since, shown, step_budget)
                     await refused_in_place(self, index, since, shown, step_budget)
             else:
                 args = self.values.fill(step.args, step.action)

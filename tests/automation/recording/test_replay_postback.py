@@ -216,7 +216,7 @@ async def test_a_form_whose_save_leads_elsewhere_than_recorded_fails_in_replay_a
         message = led_elsewhere(result)
         assert f"led to {base}{now}, not to {base}{recorded} as when recorded" in message
     code = to_pytest(scenario)
-    assert f"where_it_led(page, sent, url({base + recorded!r}))" in code
+    assert f"where_it_led(page, sent, url({base + recorded!r})" in code
     status, out = await run_exported(code, tmp_path, base, timeout_ms=10_000)
     if not fails:
         assert result.ok, result.to_dict()

@@ -722,7 +722,7 @@ def test_where_a_step_led_is_kept_through_the_api_and_changed_on_the_page(
     assert page.count("led to <code>") == 1  # a step that stayed where it was says nothing
     assert f'name="step4-led_to" value="{BASE}/orders/12/"' in page
     assert 'name="step0-led_to"' not in page  # a navigate goes where its address says
-    assert f"where_it_led(page, sent, url('{BASE}/orders/12/'))" in page_of(
+    assert f"where_it_led(page, sent, url('{BASE}/orders/12/')" in page_of(
         client.get(url(scenario, "export.py"))
     )
     # Changed on the page (the new place is right): its args stay as they were.
