@@ -1,5 +1,6 @@
 """Which steps a replay, and the pytest export alike, read again, and where: the value the
-last write left, read again at the end (an edit committed by a key, read before the key);
+last write left, read again at the end (an edit committed by a key, Enter or an editor's
+Ctrl+S, read before the key);
 the checks since the last step that acts, read again before a step that leaves the page
 or acts after them (:mod:`automation.recording.replay`, :mod:`automation.recording.export`).
 """
@@ -37,7 +38,7 @@ def last_write(steps: Sequence[ScenarioStep]) -> tuple[int, bool]:
     before = steps[acting - 1] if acting > 0 else None
     if (
         step.action == "press"
-        and step.args.get("key") in _COMMIT_KEYS
+        and _commits(step.args.get("key"))
         and before is not None
         and before.action in TYPED_ARG
         and before.writes_a_value()
@@ -48,7 +49,14 @@ def last_write(steps: Sequence[ScenarioStep]) -> tuple[int, bool]:
     return acting, False
 
 
-_COMMIT_KEYS = ("Enter", "Tab")  # pressed on a field just written: its edit committed
+# Pressed on a field just written, its edit committed: Enter, Tab, and the keys editors
+# save with (Ctrl+S, Ctrl+Enter; Meta on a Mac), however a recording spells them.
+_COMMIT_KEYS = frozenset({"enter", "tab", "control+s", "meta+s", "control+enter", "meta+enter"})
+
+
+def _commits(key: object) -> bool:
+    """Whether ``key`` (a press step's) commits the edit of the field it is pressed on."""
+    return isinstance(key, str) and key.replace(" ", "").casefold() in _COMMIT_KEYS
 
 
 def _same_field(a: ElementIdentity | None, b: ElementIdentity | None) -> bool:

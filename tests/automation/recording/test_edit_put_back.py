@@ -6,7 +6,7 @@ it, is told no (answered 200, ``{"ok": false}``: the status says nothing) and sh
 old price again, saying why.  Read once the page settled, the field shows the old price:
 the edit did not happen.  In replay and in the pytest export, whether Enter came with the
 fill (``submit``) or as the step after it on the same field; so is one saved as the field
-is left (Tab).  An entry field emptied as
+is left (Tab), or with the key an editor saves with (Ctrl+S).  An entry field emptied as
 its entry is taken (a new item added), and one drawn anew as its line is added (the
 quantity back to 1) with nothing said to be wrong, are no edit put back."""
 
@@ -30,7 +30,8 @@ PAGE = """<!doctype html><title>Prices</title><main><h1>Prices</h1>
 <label>Stock of Widget <input id=stock name=stock value="7"></label>
 <label>New item <input id=item name=item></label>
 <label>Quantity <input id=qty name=qty value="1"></label>
-<ul id=items></ul><p id=msg role=status></p>
+<label>Notes <textarea id=notes name=notes>Call back</textarea></label>
+<ul id=items></ul><p id=msg role=status></p><p id=locked role=alert></p>
 <script>
 const price = document.getElementById("price"), msg = document.getElementById("msg");
 let saved = price.value;
@@ -46,6 +47,18 @@ stock.addEventListener("change", async () => {
   const answer = await (await fetch("/save", {method: "POST", body: stock.value})).json();
   if (answer.ok) { stocked = stock.value; msg.textContent = "Saved"; }
   else { stock.value = stocked; msg.className = "error"; msg.textContent = answer.why; }
+});
+const notes = document.getElementById("notes");  // saved with Ctrl+S, as editors are
+let noted = notes.value;
+document.addEventListener("keydown", async (e) => {
+  if (!e.ctrlKey || e.key.toLowerCase() !== "s") return;
+  e.preventDefault();
+  const answer = await (await fetch("/save", {method: "POST", body: notes.value})).json();
+  if (answer.ok) { noted = notes.value; msg.textContent = "Saved"; }
+  else {  // in an alert of its own, in words on no list
+    notes.value = noted;
+    document.getElementById("locked").textContent = "These notes are locked by Bob";
+  }
 });
 const item = document.getElementById("item");
 item.addEventListener("keydown", async (e) => {
@@ -85,6 +98,7 @@ PRICE = {"role": "textbox", "name": "Price of Widget", "tag": "input"}
 STOCK = {"role": "textbox", "name": "Stock of Widget", "tag": "input"}
 ITEM = {"role": "textbox", "name": "New item", "tag": "input"}
 QTY = {"role": "textbox", "name": "Quantity", "tag": "input"}
+NOTES = {"role": "textbox", "name": "Notes", "tag": "textarea"}
 
 
 def steps_of(url: str, field: dict[str, str], value: str, how: str) -> Scenario:
@@ -105,7 +119,12 @@ def steps_of(url: str, field: dict[str, str], value: str, how: str) -> Scenario:
 
 @pytest.mark.parametrize(
     ("how", "field", "was"),
-    [("submit", PRICE, "12"), ("Enter", PRICE, "12"), ("Tab", STOCK, "7")],
+    [
+        ("submit", PRICE, "12"),
+        ("Enter", PRICE, "12"),
+        ("Tab", STOCK, "7"),
+        ("Control+s", NOTES, "Call back"),
+    ],
 )
 async def test_an_edit_put_back_as_its_save_is_refused_fails(
     tab: Tab, prices: str, how: str, field: dict[str, str], was: str, tmp_path: Path
@@ -114,18 +133,21 @@ async def test_an_edit_put_back_as_its_save_is_refused_fails(
     result = await Replay(tab, scenario, config=ReplayConfig()).run()
     assert result.status == "failed", result.to_dict()
     assert result.reason.startswith("step 1 (fill "), result.reason  # the edit, not the press
-    said = 'the app put it back, saying "A price can\'t be negative"'
+    why = "'These notes are locked by Bob'" if field is NOTES else '"A price can\'t be negative"'
+    said = f"the app put it back, saying {why}"
     assert f"it shows {was!r} again, as before the step: {said}" in result.reason
     code, out = await run_exported(to_pytest(scenario), tmp_path, f"{prices}/")
     assert code == 1, out
     assert "kept_value(" in out and f"it shows {was!r} again" in out, out
 
 
-@pytest.mark.parametrize("how", ["submit", "Enter", "Tab"])
+@pytest.mark.parametrize("how", ["submit", "Enter", "Tab", "Control+s"])
 async def test_an_edit_kept_or_an_entry_field_emptied_passes(
     tab: Tab, prices: str, how: str, tmp_path: Path
 ) -> None:
-    for field, value in ((PRICE, "15"), (STOCK, "9"), (ITEM, "Bolt"), (QTY, "3")):
+    edits = ((NOTES, "Sent the contract"),) if how == "Control+s" else (
+        (PRICE, "15"), (STOCK, "9"), (ITEM, "Bolt"), (QTY, "3"))  # fmt: skip
+    for field, value in edits:
         scenario = steps_of(prices, field, value, how)
         result = await Replay(tab, scenario, config=ReplayConfig()).run()
         assert result.ok, result.to_dict()
