@@ -63,7 +63,7 @@
   // a flash message ("flash"); read as an alert that names nothing in its markup is.
   const MESSAGE_WORD = /^(alert|flash)$/i;
   const ERROR = "[role=alert], [role=alertdialog], dialog[open], [role=dialog], " +
-    "[class~=alert i], [class~=flash i], [id=alert i], [id=flash i], " +
+    "[class~=alert i], [class~=flash i], [id=alert i], [id=flash i], [role=status], " +
     "[aria-invalid=true], [class*=err i], [id*=err i], " +
     "[class*=invalid i], [id*=invalid i], [class*=danger i], [class*=text-red-], " +
     "[class*=text-rose-], [class*=destructive i], .message.negative, " +
@@ -208,7 +208,8 @@
   // as an alert, a dialog holding no field only where its few words say it refused (one
   // that holds fields is a form, its errors read by their marks; a long one, a notice such
   // as a cookie banner), a message box its class names ("alert", "flash": Rails'
-  // flash[:alert]) only where its words say it refused.  namedOnly: an alert
+  // flash[:alert]) or a status (an autosave's "Failed to save") only where its few words
+  // say it refused.  namedOnly: an alert
   // whose markup names nothing counts where its words say it refused (REFUSED_SAID), and
   // none says it went through (a toast "Saved" may be an alert); else one whose words say
   // it went through and none says it did not ("Saved"; not "Nothing was saved") is none.
@@ -224,11 +225,13 @@
     const dialog = (role === "dialog" || (e.tagName === "DIALOG" && e.open && !role)) &&
       !e.querySelector("input:not([type=hidden]), select, textarea"); // (a form's: its marks)
     const alerting = role === "alert" || role === "alertdialog" || dialog;
-    if ((!alerting && !named(e, MESSAGE_WORD)) || named(e, FINE_WORD)) return false;
+    const box = named(e, MESSAGE_WORD) || role === "status";
+    if ((!alerting && !box) || named(e, FINE_WORD)) return false;
     const said = seen(e, 400, false);
     const went = FINE_SAID.test(said) && !NOT_SAID.test(said); // "Invitation queued. … must…"
-    // A message box its class names (flash[:alert]): where its words say it refused.
-    if (!alerting) return REFUSED_SAID.test(said) && !went;
+    // A message box its class names (flash[:alert]) or a status ("Failed to save"): where
+    // its few words say it refused.
+    if (!alerting) return said.length <= 300 && REFUSED_SAID.test(said) && !went;
     if (dialog) return said.length <= 300 && REFUSED_SAID.test(said) && !went; // (not a banner)
     if (namedOnly) return REFUSED_SAID.test(said) && !went; // its words name it
     return /\p{L}/u.test(said) && !went; // a bare "Saved" is none

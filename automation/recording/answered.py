@@ -132,10 +132,11 @@ def not_where_it_led(replay: Replay, step: ScenarioStep, since: int) -> None:
 
 def judged_in_place(steps: tuple[ScenarioStep, ...], index: int) -> bool:
     """Whether step ``index``, if it sends a write, is judged by the errors the page then
-    shows: a step that may send one (:data:`_SENDING`), not followed by a check that
-    the page shows no error (that check judges them, read as checks are)."""
+    shows: a step that may send one (:data:`_SENDING`, or a value it writes: a fill an
+    app saves as it is typed, saying "Failed to save" when refused), not followed by a
+    check that the page shows no error (that check judges them, read as checks are)."""
     step = steps[index]
-    if step.action not in _SENDING and not (step.writes_a_value() and step.args.get("submit")):
+    if step.action not in _SENDING and not step.writes_a_value():  # (a fill an app autosaves)
         return False
     return all(later.args.get("kind") != "no_error" for later in checks_after(steps, index))
 
