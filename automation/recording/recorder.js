@@ -84,8 +84,17 @@
     return true;
   }
 
+  // A click in a text field, kept back: it only puts the caret there, unless what comes
+  // next is a click elsewhere (the field opened a picker, a calendar whose day is clicked).
+  let fieldClick = null;
+
   function send(ev, at) {
     if (!on) return;
+    if (fieldClick && ev.kind !== "not_sent") {
+      const { ev: click, t, el } = fieldClick;
+      fieldClick = null;
+      if (ev.kind === "click" && ev.el !== el) send(click, t);
+    }
     if (ev.kind !== "fill") field = null;
     ev.t = at || Date.now();
     ev.url = topUrl();
@@ -232,8 +241,13 @@
       watchToggle(toggle, el);
       return;
     }
-    if (skipped(hit, el)) return;
     const button = BUTTONS[e.button] || "left";
+    if (isTextField(el) && !el.readOnly && !el.closest("select") && !isPage(el)) {
+      const click = { kind: "click", button, detail: e.detail, ...described(el) };
+      fieldClick = e.detail > 1 ? null : { ev: click, t: Date.now(), el: click.el };
+      return;
+    }
+    if (skipped(hit, el)) return;
     send({ kind: "click", button, detail: e.detail, ...described(el) });
     watchSending();
   }

@@ -26,8 +26,9 @@ it (a step the recorder could not confirm keeps a ``note`` saying so), ``press``
 Escape, Tab, arrows, PageUp/PageDown/Home/End and keys with Control/Alt/Meta, and
 ``navigate`` for a new top document no step caused: one that started within
 :data:`CAUSE_WINDOW_MS` of a click, press, fill, select or check is that step's doing.
-Left out: clicks that only put the caret in a text field or open a select (the fill or
-select_option after them is the intent), a third click (it selects text), arrows that move
+Left out: clicks that only put the caret in a text field (typing into it, or a click in
+another field, comes next; a click elsewhere keeps it: a field that opens a calendar) or
+open a select (the fill or select_option after them is the intent), a third click (it selects text), arrows that move
 a field's caret, Enter in a multi-line field, events the page's own scripts make, and
 same-document route changes (the step that caused them is recorded).
 
