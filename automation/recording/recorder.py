@@ -28,9 +28,10 @@ Escape, Tab, arrows, PageUp/PageDown/Home/End and keys with Control/Alt/Meta, an
 :data:`CAUSE_WINDOW_MS` of a click, press, fill, select or check is that step's doing.
 Left out: clicks that only put the caret in a text field (typing into it, or a click in
 another field, comes next; a click elsewhere keeps it: a field that opens a calendar) or
-open a select (the fill or select_option after them is the intent), a third click (it selects text), arrows that move
-a field's caret, Enter in a multi-line field, events the page's own scripts make, and
-same-document route changes (the step that caused them is recorded).
+open a select (the fill or select_option after them is the intent), a third click (it
+selects text), arrows that move a field's caret, Enter in a multi-line field, events the
+page's own scripts make, and same-document route changes (the step that caused them is
+recorded).
 
 What the person does in a popup the tab opens (and in its popups) is recorded too, with
 the ``tabs`` steps that go there and back (:mod:`automation.recording.popups`).  A page
