@@ -20,7 +20,8 @@
 //                   or of an error (ERROR) is no row ("Customer Zeta Corp was added");
 //   args.op "errors": the texts of the errors the page shows (see isError), at most 5
 //                   (args.named: only those a field's mark or an element's class or id
-//                   names an error, not an alert saying words alone unless they refuse);
+//                   names an error, not an alert saying words alone unless they refuse;
+//                   args.hidden: and the marks in a form's parts nobody sees);
 //   args.op "row": the text of args.element, a row, as op "rows" reads each row;
 //   args.op "entries": the texts of args.element's entries (its list items, options or
 //                   table rows, the outermost; a header row aside), each read as a row
@@ -244,20 +245,35 @@
     return !!box && !!box.querySelector("input:not([type=hidden]), select, textarea");
   }
 
-  function errors(namedOnly) {
+  function errors(namedOnly, hidden) {
     const out = [];
     const roots = [document];
     for (let i = 0; i < roots.length && out.length < 5; i++) {
       for (const e of roots[i].querySelectorAll("*")) {
         if (e.shadowRoot) roots.push(e.shadowRoot);
-        if (out.length < 5 && e.matches(ERROR) && isError(e, namedOnly)) {
+        if (out.length >= 5 || !e.matches(ERROR)) continue;
+        if (isError(e, namedOnly)) {
           const text = e.matches("input, select, textarea")
             ? "a field marked invalid" : seen(e, 200, false);
           out.push(text.slice(0, 200));
+        } else if (hidden && hiddenMark(e)) {
+          out.push(e.matches("input, select, textarea") ? "a field marked invalid"
+            : norm(e.textContent).slice(0, 200));
         }
       }
     }
     return out;
+  }
+
+  // A mark of an error in a part of a form nobody sees (its panel of tabs not shown): a
+  // field marked invalid, or an element its markup names an error that says words.  Read
+  // only in a form the server drew again as its answer to it (args.hidden).
+  function hiddenMark(e) {
+    if (seenHere(e) || !e.closest("form") || e.matches(ACTS) || named(e, BADGE_WORD)) {
+      return false;
+    }
+    if (e.getAttribute("aria-invalid") === "true") return true;
+    return named(e, ERROR_WORD) && /\p{L}/u.test(e.textContent || "");
   }
 
   // Whether e stands in a message or an error: its items are no rows of the app's data.
@@ -295,7 +311,7 @@
   if (args.op === "entries") return entries(args.element);
   if (args.op === "frame") return seenFrame(args.element);
   if (args.op === "element") return seenAlone(args.element);
-  if (args.op === "errors") return errors(Boolean(args.named));
+  if (args.op === "errors") return errors(Boolean(args.named), Boolean(args.hidden));
   if (args.op === "rows") {
     const want = wanted();
     const showing = rows().filter(

@@ -191,16 +191,23 @@ async def count_rows(
 
 
 async def errors_shown(
-    tab: Tab, budget: Budget, *, unread: list[Frame] | None = None, named: bool = False
+    tab: Tab,
+    budget: Budget,
+    *,
+    unread: list[Frame] | None = None,
+    named: bool = False,
+    hidden: bool = False,
 ) -> list[str]:
     """What a person reads as "it refused" on the page and its seen frames, a few of them:
     a field marked invalid (``aria-invalid``), an element whose class or id names an error
     (``errorlist``, ``is-invalid``, ``alert-danger``) or an alert (``role=alert``) that is
     not marked a success (``alert-success``), each saying words.  ``named``: not an alert
     that says words alone (a toast "Saved" may be one) unless they say it refused
-    ("Email is required") and none that it went through."""
+    ("Email is required") and none that it went through.  ``hidden``: the marks in the
+    parts of a form nobody sees too (a field marked invalid in a panel of tabs not shown),
+    read in a form the server drew again as its answer to it."""
     found: list[str] = []
-    args = {"op": "errors", "named": named}
+    args = {"op": "errors", "named": named, "hidden": hidden}
     for frame in await seen_frames(tab, budget, unread=unread):
         try:
             found += [str(t) for t in await budget.run(frame.evaluate(SEEN_JS, args))]

@@ -158,7 +158,7 @@ async def errors_before(replay: Replay, index: int, budget: Budget) -> list[str]
     (:func:`judged_in_place`)."""
     if not judged_in_place(replay.scenario.steps, index):
         return None
-    errors = await errors_shown(replay.tab, _reading(budget), named=True)
+    errors = await errors_shown(replay.tab, _reading(budget), named=True, hidden=_drawn(replay))
     replay.errors_at[:] = [*replay.errors_at[-(_PLACES_KEPT - 1) :], (replay.tab.url, errors)]
     return errors
 
@@ -245,9 +245,16 @@ async def _new_errors(
     expected = _expected(replay, index)
     return [
         error
-        for error in await errors_shown(tab, _reading(budget), named=True)
+        for error in await errors_shown(tab, _reading(budget), named=True, hidden=_drawn(replay))
         if error not in shown and not any(find_words(fold(error), fold(t)) for t in expected)
     ]
+
+
+def _drawn(replay: Replay) -> bool:
+    """Whether the page is the server's answer to a form posted (not a redirect after it):
+    a form it drew again, whose parts nobody sees are read for its marks too (a field it
+    refused in a panel of tabs not shown)."""
+    return replay.tab.log.document_method == "POST"
 
 
 def _expected(replay: Replay, index: int) -> list[str]:

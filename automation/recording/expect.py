@@ -364,8 +364,9 @@ async def _once(
         if shown:
             return False, "it is shown"
         return not unread, _unread(unread) if unread else ""
-    if kind == "no_error":
-        errors = await errors_shown(tab, budget, unread=unread)
+    if kind == "no_error":  # (in a form the server drew again, its hidden parts' marks too)
+        drawn = tab.log.document_method == "POST"
+        errors = await errors_shown(tab, budget, unread=unread, hidden=drawn)
         if errors:
             return False, f"{_SHOWS_ERROR}{errors[0][:200]!r}"
         return not unread, _unread(unread) if unread else ""

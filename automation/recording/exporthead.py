@@ -385,7 +385,7 @@ def errors_before(page: Page) -> tuple:
     """What :func:`refused_in_place` compares the page with after a step: its address, the
     errors it shows, named as errors, and how many forms it posted and documents it
     committed so far."""
-    errors = errors_shown(page, named=True)
+    errors = errors_shown(page, named=True, hidden=DOCUMENT[-1:] == ["POST"])
     ERRORS_AT[:] = [*ERRORS_AT[-19:], (page.url, errors)]  # (where_it_led reads them)
     return page.url, errors, len(POSTED), len(COMMITS)
 
@@ -409,7 +409,8 @@ def new_errors(page: Page, sent: int, shown: tuple, expected: list) -> list:
         return []
     if not same_page(url, page.url):
         return []
-    return [e for e in errors_shown(page, named=True) if e not in said and not any(
+    drawn = DOCUMENT[-1:] == ["POST"]  # (a form drawn again: its hidden parts' marks too)
+    return [e for e in errors_shown(page, named=True, hidden=drawn) if e not in said and not any(
         re.search(words(text), folded(e), re.IGNORECASE) for text in expected)]
 
 
@@ -495,6 +496,7 @@ def _answered(page: Page, response) -> None:  # noqa: ANN001 (a Response)
     UNDER_WAY.discard(request)
     if not 300 <= response.status < 400 and _page_itself(request):
         DOCUMENT.append(request.method)
+        DRAWN[:] = [request.method == "POST"]  # (what expect_no_error reads)
     if _script_write(page, request, response.status) or (
             response.status >= 400 and (_frame_write(request) or _page_itself(request))):
         REFUSED.append(f"{{request.method}} {{request.url}}: HTTP {{response.status}}")

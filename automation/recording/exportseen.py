@@ -224,15 +224,17 @@ def count_rows(page: Page, text: str, unread: list[Frame] | None = None) -> int:
 
 
 def errors_shown(
-    page: Page, unread: list[Frame] | None = None, *, named: bool = False
+    page: Page, unread: list[Frame] | None = None, *, named: bool = False, hidden: bool = False
 ) -> list[str]:
     """What a person reads as "it refused" on the page and its seen frames, a few of them
     (as :func:`automation.browser.seen.errors_shown` reads them; ``named``: not an alert
-    that says words alone, unless they say it refused)."""
+    that says words alone, unless they say it refused; ``hidden``: the marks in the parts
+    of a form nobody sees too)."""
     found: list[str] = []
+    args = {"op": "errors", "named": named, "hidden": hidden}
     for frame in seen_frames(page, unread):
         try:
-            found += [str(t) for t in frame.evaluate(SEEN_JS, {"op": "errors", "named": named})]
+            found += [str(t) for t in frame.evaluate(SEEN_JS, args)]
         except PlaywrightError:
             continue
     return found
@@ -316,13 +318,20 @@ def expect_rows(page: Page, text: str, count: int, *, at_least: bool = False) ->
     read_until(page, holds, expected)
 
 
+# Whether the page's document is the server's answer to a form posted (not a redirect
+# after it): a form drawn again, read for the marks in its parts nobody sees too.  Kept by
+# the file's listener of the page's answers.
+DRAWN: list = []
+
+
 def expect_no_error(page: Page) -> None:
     """As replay's ``no_error`` check: the page shows no error (an error list, a field
-    marked invalid, an alert that is no success banner)."""
+    marked invalid, an alert that is no success banner; in a form the server drew again
+    as its answer to it, a mark in a part nobody sees too)."""
 
     def holds() -> tuple[bool, str]:
         unread: list[Frame] = []
-        errors = errors_shown(page, unread)
+        errors = errors_shown(page, unread, hidden=DRAWN == [True])
         if errors:
             return False, f"it shows {errors[0][:200]!r}"
         return not unread, cant_tell(unread)
