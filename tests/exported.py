@@ -5,8 +5,13 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
+from automation import Tab
+from automation.recording.export import to_pytest
+from automation.recording.replay import Replay, ReplayResult
+from automation.recording.scenario import Scenario
 from tests.conftest import CHROMIUM
 
 
@@ -38,3 +43,16 @@ async def run_exported(
     async with asyncio.timeout(300):  # bounds a hang only
         out, _ = await proc.communicate()
     return proc.returncode or 0, out.decode()
+
+
+async def replayed_and_exported(
+    tab: Tab, scenario: Scenario, folder: Path, base_url: str, reset: Callable[[], None]
+) -> tuple[ReplayResult, int, str]:
+    """The replay of ``scenario`` in ``tab``, then the run of its pytest export (in
+    ``folder``) against ``base_url``, the app's data put back as it was before each
+    (``reset``): the replay's result, the export's exit status and output."""
+    reset()
+    result = await Replay(tab, scenario).run()
+    reset()
+    status, out = await run_exported(to_pytest(scenario), folder, base_url)
+    return result, status, out

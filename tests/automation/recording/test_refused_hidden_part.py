@@ -20,10 +20,8 @@ from pathlib import Path
 import pytest
 
 from automation import Tab
-from automation.recording.export import to_pytest
-from automation.recording.replay import Replay
 from automation.recording.scenario import Scenario, ScenarioStep
-from tests.exported import run_exported
+from tests.exported import replayed_and_exported
 from tests.net import QuietHandler, loopback_app
 from tests.refs import acted
 
@@ -94,18 +92,16 @@ async def test_a_form_drawn_again_with_its_error_in_a_hidden_tab_fails_replay_an
     assert (state.store, state.vat) == ("Nordic Goods", "SE556677")
     check = (ScenarioStep("expect", {"kind": "no_error"}),) if checked else ()
     scenario = Scenario("Shop settings", (*steps, *check), base_url=base + "/")
-    code = to_pytest(scenario)
 
-    state.store, state.vat, state.refuse = "Old Shop", "GB111", True
-    result = await Replay(tab, scenario).run()
-    assert not result.ok and state.vat == "GB111", result.to_dict()
-    assert "'Enter a valid VAT number.'" in result.reason, result.reason
-    status, out = await run_exported(code, tmp_path / "refused", base)
+    def reset() -> None:
+        state.store, state.vat = "Old Shop", "GB111"
+
+    state.refuse = True
+    result, status, out = await replayed_and_exported(tab, scenario, tmp_path / "no", base, reset)
+    assert not result.ok and "'Enter a valid VAT number.'" in result.reason, result.reason
     assert status == 1 and "Enter a valid VAT number." in out and state.vat == "GB111", out
 
     state.refuse = False
-    result = await Replay(tab, scenario).run()
-    assert result.ok and state.vat == "SE556677", result.to_dict()
-    state.vat = "GB111"
-    status, out = await run_exported(code, tmp_path / "kept", base)
+    result, status, out = await replayed_and_exported(tab, scenario, tmp_path / "ok", base, reset)
+    assert result.ok, result.to_dict()
     assert status == 0 and state.vat == "SE556677", out
