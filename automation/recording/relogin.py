@@ -47,6 +47,7 @@ from automation.events import Observation
 from automation.recording.basemove import moved_base
 from automation.recording.calls import brought_login
 from automation.recording.outcome import StepOutcome
+from automation.recording.replayhandlers import interruptions_of
 from automation.recording.scenario import Scenario, ScenarioStep
 from automation.recording.takes import replay_takes
 
@@ -76,7 +77,8 @@ Relogin = Callable[[Budget], Awaitable[str]]
 def login_replay(replay: Replay) -> Relogin | None:
     """How ``replay`` signs in again: its scenario's login scenario, from its
     ``callees``, replayed in its tab with its base URL, environment, secrets, step
-    timeout and the values of its parameters of the same names (automation.recording.
+    timeout, interruption handlers (its own, and the replay's of other names, as a called
+    scenario's) and the values of its parameters of the same names (automation.recording.
     takes); it says what it did, or raises ActionFailed when the login scenario did not
     pass, ParamMissing naming it and what it had no value for.  None when the scenario
     brings no login scenario (or is its own), or when ``replay`` is a called scenario's
@@ -110,6 +112,9 @@ def login_replay(replay: Replay) -> Relogin | None:
         except ParamMissing as exc:  # a secret it types: named with it
             raise ParamMissing(f"the login scenario {name!r} has {exc.message}",
                                hint=exc.hint) from None  # fmt: skip
+        # As a called scenario: an interruption the replay handles (a cookie wall over
+        # every page) is handled on the sign-in page too, else its "Sign in" stays covered.
+        signing_in.interruptions = interruptions_of(signing_in, replay.interruptions)
         result = await signing_in.run()
         if not result.ok:
             raise ActionFailed(f"the login scenario {name!r} did not pass: {result.reason}",
