@@ -26,8 +26,11 @@ name as it is written: a parameter ``lang`` is not the machine's ``LANG``, nor `
 
 A scenario that brings its login scenario signs in again as its replay does: the login
 scenario is a function of the file, which runs (once) when the element its first step
-acts on shows before a step (its sign-in page: the session ended), through Playwright's
+acts on shows before a step on a page that asks to sign in (its sign-in page: the session
+ended; not a form that has a field like it), through Playwright's
 ``page.add_locator_handler``; the page the latest navigate step opened then opens again.
+The interruption handlers in force clear what covers it meanwhile, as in replay
+(:mod:`automation.recording.exporthandlers`).
 Its parameters are the test's of the same names; a parameter the test reads with no
 default, its own or its login scenario's, is checked before the first step (the test fails
 naming each one not given: a handler's KeyError would only leave the step waiting).
@@ -94,7 +97,7 @@ from automation.recording.exportliterals import whole as _int
 from automation.recording.exportlocators import element as _element
 from automation.recording.exportlocators import frame_path as _frame_path
 from automation.recording.exportlocators import locator as _locator
-from automation.recording.exportsteps import comment, step_lines
+from automation.recording.exportsteps import arm_sign_in, comment, step_lines
 from automation.recording.handlers import Handler
 from automation.recording.params import typed_shown
 from automation.recording.readagain import acted_before, holds_before, last_acting, last_write
@@ -170,7 +173,8 @@ def to_pytest(
         js = _text(FORM_STATE_JS, "the rule")
         lines.append(f"\n\nFORM_STATE_JS = {js}\n{_copied(exportpopups)}")
         lines[0] = _in_fixture(lines[0], "        WINDOWS.watch(page)  # the popups it opens\n")
-    if any(one.handlers for one in every):  # each in force where replay's is
+    handled = any(one.handlers for one in every)
+    if handled:  # each in force where replay's is
         lines.append(_copied(exporthandlers))
     if any(s.is_check and s.args.get("kind") == "download" for s in steps):
         keep = '        keep_downloads(page)\n        page.context.on("page", keep_downloads)\n'
@@ -180,12 +184,17 @@ def to_pytest(
         lines += ["\n\nfrom pathlib import Path", _copied(uploads), _copied(exportuploads)]
     if callees:  # moved where the test is replayed, as replay moves them
         lines.append(_copied(basemove))
+    params = _Params(scenario.params, calls=functions)
+    again = [] if login is None else _sign_in_again(scenario, login, functions, params, handled)
+    # The functions that run while it signs in again clear covers themselves (by_hand).
+    signing: set[str] = set()
+    if login is not None and params.signs_in is not None and handled:
+        signing = {login.name, *called(login)}
     for name, callee in callees.items():
         where = _Params(callee.params, base=callee.base_url, calls=functions)
+        where.uncovers = name in signing
         lines += ["", "", f"def {functions[name]}(page: Page, params: dict[str, str]) -> None:",
                   *_body(callee, where, (callees_pending or {}).get(name, ()))]  # fmt: skip
-    params = _Params(scenario.params, calls=functions)
-    again = _sign_in_again(scenario, login, functions, params) if login is not None else []
     lines += ["", "", f"def test_{_identifier(scenario.name)}(page: Page) -> None:",
               *_needed(scenario, login),
               *(f"    {line}" if line else "" for line in again),
@@ -302,15 +311,20 @@ class _Params(dict[str, dict[str, Any]]):
         # The login scenario's name and what shows its page, when the test signs in again
         # with it: a step that calls it does so with that handler off.
         self.signs_in: tuple[str, str] | None = None
+        # A function that runs while the test signs in again: it clears what covers each
+        # step's element itself (Playwright runs no handler inside sign_in_again).
+        self.uncovers = False
 
 
 def _sign_in_again(
-    scenario: Scenario, login: Scenario, functions: dict[str, str], params: _Params
-) -> list[str]:
+    scenario: Scenario, login: Scenario, functions: dict[str, str], params: _Params,
+    handled: bool,
+) -> list[str]:  # fmt: skip
     """The test's lines that sign in again with ``login``, as replay does: when the element
-    its first step acts on shows before a step (the sign-in page: the session ended), its
-    function runs, once, then the page of the latest navigate step opens again (``params``:
-    the test's, whose navigations are then kept)."""
+    its first step acts on shows before a step and the page asks to sign in (the session
+    ended: not a form with a field like it), its function runs, once, then the page of the
+    latest navigate step opens again (``params``: the test's, whose navigations are then
+    kept).  ``handled``: the file has interruption handlers, run by hand meanwhile."""
     first = next((s.target() for s in login.steps if s.needs_element and not s.is_check), None)
     shown = f"# the login scenario {_quote(login.name)}"
     if first is None or first.frame_url:
@@ -323,16 +337,25 @@ def _sign_in_again(
     signing = _signs_in_with(scenario, login)
     given = ", ".join(f"{_text(name, 'a parameter')}: {_param(name, signing)}"
                       for name in _used(login))  # fmt: skip
+    call = f"{functions[login.name]}(page, {{{given}}})"
+    # Playwright runs no handler inside this one: the login's function runs them itself.
+    signs_in = ["    with INTERRUPTIONS.by_hand():  # (its handlers, run by hand)",
+                f"        {call}"] if handled else [f"    {call}"]  # fmt: skip
     return [
-        f"{shown}: when its page shows before a step, it signs in again (once)",
+        f"{shown}: when its page shows before a step and asks to sign in, it signs in again (once)",
         "opened: list[str] = []  # what the navigate steps opened, the latest last",
+        "signed_in_again = False",
         "",
         "def sign_in_again(_shown: object) -> None:",
-        f"    {functions[login.name]}(page, {{{given}}})",
+        "    nonlocal signed_in_again",
+        "    if signed_in_again or not asks_sign_in(page):",
+        "        return  # (a field like its first on a form: no sign-in page)",
+        "    signed_in_again = True",
+        *signs_in,
         "    if opened:",
         "        page.goto(opened[-1])",
         "",
-        f"page.add_locator_handler({where}, sign_in_again, times=1)",
+        arm_sign_in(where),
     ]
 
 
@@ -445,6 +468,8 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
                 body[1:1] = held
             if index in pending:
                 body.insert(1, _PENDING)
+            if params.uncovers and step.needs_element and not step.is_check:
+                body.insert(1, "INTERRUPTIONS.uncover()  # (when signing in again)")
             if any(len(line.splitlines()) != 1 or "\x00" in line for line in body):
                 raise ScenarioInvalid("a line of it would not stay one line")
         except ScenarioInvalid as exc:

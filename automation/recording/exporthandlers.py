@@ -9,11 +9,18 @@ locator gets one Playwright handler, which runs the handler in force for it (the
 scenario's first), and is taken away only when no handler in force is left for it.  The
 export writes the code below the marker into the file as it is; each handler it adds is
 known by a key, its locator's code as a literal.
+
+Signing in again runs inside Playwright's handler of the sign-in page, and Playwright runs
+no other handler while one runs: a cookie wall over the sign-in page would stay over its
+"Sign in".  So while it signs in (:meth:`Interruptions.by_hand`), the login scenario's
+function clears them itself before each step (:meth:`Interruptions.uncover`), as replay's
+sign-in is given the replay's handlers (automation.recording.relogin).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -30,6 +37,7 @@ class Interruptions:
     def __init__(self) -> None:
         self.scopes: list[list[tuple[str, str, Callable[[], None]]]] = [[]]  # (name, key, run)
         self.wired: dict[str, Locator] = {}  # key: the locator Playwright's handler is on
+        self.held = 0  # signing in again, inside a Playwright handler: uncover runs them
 
     def add(self, page: Page, name: str, key: str, when: Locator, run: Callable[[], None]) -> None:
         """A handler of the scenario now running: ``run`` when ``when`` shows."""
@@ -53,6 +61,27 @@ class Interruptions:
             if at == key:
                 run()
                 return
+
+    @contextmanager
+    def by_hand(self) -> Iterator[None]:
+        """Signing in again, inside Playwright's handler of the sign-in page, where
+        Playwright runs no other: the handlers in force are run by :meth:`uncover`."""
+        self.held += 1
+        try:
+            yield
+        finally:
+            self.held -= 1
+
+    def uncover(self) -> None:
+        """Before a step of signing in again: each interruption in force that shows is
+        cleared by its handler, then awaited gone, as Playwright does before an action
+        (nothing at other times: Playwright's own handlers run then)."""
+        if not self.held:
+            return
+        for key, when in list(self.wired.items()):
+            if when.is_visible():
+                self.clear(key)
+                when.wait_for(state="hidden")
 
     def enter(self) -> None:
         """A called scenario starts: its handlers go into a scope of their own."""

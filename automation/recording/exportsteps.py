@@ -32,7 +32,15 @@ from automation.recording.replaytabs import TABS
 from automation.recording.scenario import ScenarioStep
 from automation.wording import step_words
 
-__all__ = ["comment", "step_lines"]
+__all__ = ["arm_sign_in", "comment", "step_lines"]
+
+
+def arm_sign_in(where: str) -> str:
+    """The line that hands signing in again to Playwright when ``where`` (the login
+    scenario's first element) shows before an action.  Not waited gone after it: a page
+    that does not ask to sign in may show one like it (a form's "User" field), and
+    ``sign_in_again`` then leaves it, armed for a sign-in page later."""
+    return f"page.add_locator_handler({where}, sign_in_again, no_wait_after=True)"
 
 
 def comment(index: int, step: ScenarioStep) -> str:
@@ -85,7 +93,7 @@ def step_lines(step: ScenarioStep, params: dict[str, dict[str, Any]]) -> list[st
             # Its own sign-in page is no sign that the session ended: the handler is off.
             return [f"page.remove_locator_handler({signs_in[1]})",
                     f"{function}(page, {{{given}}})",
-                    f"page.add_locator_handler({signs_in[1]}, sign_in_again, times=1)"]  # fmt: skip
+                    arm_sign_in(signs_in[1])]  # fmt: skip
         return [f"{function}(page, {{{given}}})"]
     if step.action == TABS:  # where the steps after it happen (exportpopups)
         if args["op"] == "popup":

@@ -105,7 +105,8 @@ def test_a_login_scenario_a_file_brings_is_not_one_its_steps_call() -> None:
     code = to_pytest(document)
     assert "def call_menu(" in code and "def call_sign_in(" in code
     assert code.count("call_sign_in(page, {})") == 1
-    assert "page.add_locator_handler(page.locator('#pw'), sign_in_again, times=1)" in code
+    arms = "page.add_locator_handler(page.locator('#pw'), sign_in_again, no_wait_after=True)"
+    assert arms in code
     # A login scenario with parameters signs in with the test's values of them, as a
     # replay's login scenario takes the replay's (its default when it has one).
     who = {"action": "fill", "args": {"value": "${who}@${site}"},
@@ -138,7 +139,7 @@ def test_a_hostile_callee_is_written_into_its_export_as_text_only() -> None:
     allowed = {"page", "params", "os", "url", "check_download", "call_x_import_os_system_boom",
                "call_y_boom", "opened", "sign_in_again", "list", "object", "served",
                "writes_answered", "DIALOGS", "fits", "went_on", "documents", "address",
-               "DOCUMENT", "len", "held"}  # fmt: skip
+               "DOCUMENT", "len", "held", "asks_sign_in", "signed_in_again"}  # fmt: skip
     for name in ("call_x_import_os_system_boom", "call_y_boom", "test_orders"):
         names = {n.id for n in ast.walk(functions[name]) if isinstance(n, ast.Name)}
         assert names <= allowed | {"Page", "dict", "str", "None"}, names
