@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -52,11 +53,19 @@ class Office:
         self.wall = False  # a cookie wall over every page until it is accepted
         self.owner_field = False  # the form assigns an entry to a "User"; /login sends on
         self.ends_at_save = False  # every session ends as an entry is saved
+        self.password = "pw"
         self.url = ""
 
 
 @pytest.fixture
 def office() -> Iterator[Office]:
+    with office_app() as state:
+        yield state
+
+
+@contextmanager
+def office_app() -> Iterator[Office]:
+    """The back office on a loopback port, and its side (tests.e2e's journeys too)."""
     state = Office()
 
     class Handler(QuietHandler):
@@ -88,7 +97,7 @@ def office() -> Iterator[Office]:
 
         def do_POST(self) -> None:
             form = self.posted()
-            if self.path == "/login" and form.get("pw") == "pw":
+            if self.path == "/login" and form.get("pw") == state.password:
                 with state.lock:
                     token = f"s{len(state.users)}=1"
                     state.sessions.add(token)
