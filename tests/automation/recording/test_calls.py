@@ -139,7 +139,9 @@ def test_a_hostile_callee_is_written_into_its_export_as_text_only() -> None:
     allowed = {"page", "params", "os", "url", "check_download", "call_x_import_os_system_boom",
                "call_y_boom", "opened", "sign_in_again", "list", "object", "served",
                "writes_answered", "DIALOGS", "fits", "went_on", "documents", "address",
-               "DOCUMENT", "len", "held", "asks_sign_in", "signed_in_again"}  # fmt: skip
+               "DOCUMENT", "len", "held", "asks_sign_in", "signed_in_again",
+               # a fill judged by the errors the page shows after it (an autosave refused)
+               "WROTE", "sent", "shown", "errors_before", "refused_in_place"}  # fmt: skip
     for name in ("call_x_import_os_system_boom", "call_y_boom", "test_orders"):
         names = {n.id for n in ast.walk(functions[name]) if isinstance(n, ast.Name)}
         assert names <= allowed | {"Page", "dict", "str", "None"}, names
