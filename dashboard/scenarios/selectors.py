@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -16,8 +17,10 @@ from django.db.models import (
 )
 from django.shortcuts import get_object_or_404
 
+from automation.limits import cut_text
 from automation.recording import scenario as fmt
 from automation.recording.export import to_pytest
+from automation.recording.handlers import Handler
 from automation.secrets import Secrets
 from dashboard.models import (
     IdentityHeal,
@@ -72,6 +75,56 @@ def scenario_document(*, scenario: Scenario) -> fmt.Scenario:
         login = Scenario.objects.filter(pk=scenario.login_scenario_id).first()
         data["login_scenario"] = login.name if login is not None else ""
     return fmt.Scenario.from_dict(data)
+
+
+@dataclass(frozen=True)
+class ReplayKeeps:
+    """What a scenario saved from a run keeps of the scenario the run replayed, beside
+    its steps (nothing, for a run that replayed none: an agent's, a conversation, an MCP
+    session).  A replay's recorded steps are its scenario's own, but not what the
+    scenario brought to the replay: the handlers that cleared a cookie wall record no
+    step, and signing in again records only the login scenario's (left out, as a called
+    scenario's are).  Saved without them, a scenario stopped for a person at the first
+    cover its original cleared by itself, and no longer signed in again."""
+
+    handlers: tuple[Handler, ...] = ()
+    login_scenario: str = ""  # its name: the saver's own scenario of that name
+    # What of it is not kept, and why, for the new scenario's description ("" when all is).
+    left_out: str = ""
+
+    def onto(self, document: fmt.Scenario) -> fmt.Scenario:
+        """``document`` (the scenario saved from the run's steps) with these handlers and
+        this login scenario, and what is not kept said after its description."""
+        description = "\n\n".join(p for p in (document.description, self.left_out) if p)
+        return replace(document, handlers=self.handlers, login_scenario=self.login_scenario,
+                       description=description)  # fmt: skip
+
+
+def replay_keeps(*, run: Run, owner: AbstractBaseUser) -> ReplayKeeps:
+    """The handlers and login scenario of the scenario ``run`` replayed, as it is stored now
+    (a handler kept from that very replay's live view included), for a scenario ``owner``
+    saves from the run.  A login scenario is found by name among its owner's scenarios:
+    one that is not ``owner``'s (a staff member saving another's replay) is left out, as
+    is all when the replayed scenario was deleted since, each said in ``left_out``."""
+    if run.kind != Run.Kind.REPLAY:
+        return ReplayKeeps()
+    replayed = Scenario.objects.filter(pk=run.scenario_id).first() if run.scenario_id else None
+    if replayed is None:
+        return ReplayKeeps(
+            left_out="The scenario this run replayed was deleted since: its interruption "
+            "handlers and login scenario, if it had any, are not kept."
+        )
+    # Read as a replay reads them (typed: HandlerInvalid names a handler that can't be).
+    document = scenario_document(scenario=replayed)
+    login = document.login_scenario
+    if login and replayed.owner_id != owner.pk:
+        return ReplayKeeps(
+            handlers=document.handlers,
+            left_out=f"Its login scenario {cut_text(login, 80)!r} is another person's "
+            "(of the scenario this run replayed): not kept; choose one of yours on the "
+            "scenario's page.",
+        )
+    return ReplayKeeps(handlers=document.handlers, login_scenario=login)
 
 
 def secrets_granted(*, owner: AbstractBaseUser, document: fmt.Scenario) -> None:

@@ -154,8 +154,10 @@ def scenario_from_run(
     the proposed checks in ``checks`` (their positions in the run's proposals), each
     placed where its stretch of the conversation ended.  ``stretches``: only the steps and
     checks of these stretches (empty: all).  Every step left out is listed, with why, in
-    the scenario's description.  No password the run typed is kept: not in ``name``
-    (refused; none given, the run's title with it masked), nor in what its steps do."""
+    the scenario's description.  A replay's keeps its scenario's handlers and login
+    scenario (``scenario_selectors.replay_keeps``).  No password the run typed is kept:
+    not in ``name`` (refused; none given, the run's title with it masked), nor in what
+    its steps do."""
     if not run.is_final:  # what it did so far, and none of the checks its end proposes
         raise RunAtWork(
             f"the run is still at work ({run.status}): it is saved once it has ended",
@@ -187,6 +189,8 @@ def scenario_from_run(
                        params={**_params_run_with(document, run), **document.params})  # fmt: skip
     if not any(not s.is_check for s in document.steps):
         raise ScenarioInvalid("the run has no step that can be replayed")
+    # A replay's steps, saved, need what its scenario brought to clear covers and sign in.
+    document = scenario_selectors.replay_keeps(run=run, owner=owner).onto(document)
     return scenario_save(owner=owner, document=document, source_run=run)
 
 

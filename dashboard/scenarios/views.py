@@ -132,6 +132,8 @@ def run_save_scenario(request: HttpRequest, run_id: int) -> HttpResponse:
             (box, proposal, stretch)
             for box, (stretch, proposal) in zip(form["checks"], pairs, strict=True)
         ],
+        # A replay's: the handlers and login scenario of the scenario it replayed, kept too.
+        "replayed": scenario_selectors.replay_keeps(run=run, owner=request.user),
     }
     return render(request, "runs/save.html", context, status=400 if data is not None else 200)
 
