@@ -467,6 +467,7 @@ class Replay:
                     self._note_writes(index, since)
                 self.refusals(since)
                 not_where_it_led(self, step, since)
+                await refused_where_it_led(self, index, since, shown, step_budget)
                 await refused_in_place(self, index, since, shown, step_budget)
         except Cancelled:
             raise

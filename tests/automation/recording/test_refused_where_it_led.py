@@ -150,3 +150,18 @@ async def test_a_message_box_its_class_names_is_an_error_where_its_words_say_it_
     for named in (True, False):
         shown = await errors_shown(module_tab, room(), named=named)
         assert shown == ["Customer could not be updated", "You must accept the terms"], shown
+
+
+async def test_a_key_that_sends_the_form_back_to_the_list_saying_why_fails_replay(
+    tab: Tab, office: tuple[Office, str]
+) -> None:
+    state, base = office
+    steps = await update_email(tab, base)
+    click = steps[-1]  # Enter pressed where the focus is (the field) instead of the click
+    enter = ScenarioStep("press", {"key": "Enter"}, url=click.url, led_to=click.led_to)
+    scenario = Scenario("Update Acme's email", (*steps[:-1], enter), base_url=base + "/")
+    state.email, state.refuse = "acme@example.com", True
+    result = await Replay(tab, scenario).run()
+    assert not result.ok and state.email == "acme@example.com", result.to_dict()
+    failed = result.steps[3]
+    assert failed.error is not None and failed.error["code"] == "refused_where_it_led", failed
