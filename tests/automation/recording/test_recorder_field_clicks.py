@@ -54,21 +54,27 @@ def order() -> Iterator[tuple[dict[str, str], str]]:
         yield state, url
 
 
+@pytest.fixture
+async def recording(tab: Tab, order: tuple[dict[str, str], str]) -> Recorder:
+    """A recorder listening on the order's page, opened in ``tab``."""
+    await tab.navigate(f"{order[1]}/order")
+    recorder = Recorder(tab)
+    await recorder.start()
+    return recorder
+
+
 def acts(steps: tuple) -> list[tuple[str, str]]:
     return [(s.action, s.identity.name if s.identity else "") for s in steps[1:]]
 
 
 async def test_a_click_in_a_field_that_opens_a_calendar_is_a_step_and_replays(
-    tab: Tab, order: tuple[dict[str, str], str]
+    tab: Tab, order: tuple[dict[str, str], str], recording: Recorder
 ) -> None:
     state, base = order
-    await tab.navigate(f"{base}/order")
-    recorder = Recorder(tab)
-    await recorder.start()
     await tab.page.locator("#d").click()
     await tab.page.get_by_role("button", name="19", exact=True).click()
     await tab.page.get_by_text("Saved").wait_for()
-    steps = tuple(await recorder.stop())
+    steps = tuple(await recording.stop())
     assert acts(steps) == [("click", "Delivery date"), ("click", "19")]
     assert state["date"] == "2024-05-19"
 
@@ -78,12 +84,8 @@ async def test_a_click_in_a_field_that_opens_a_calendar_is_a_step_and_replays(
 
 
 async def test_a_click_that_only_puts_the_caret_in_a_field_is_no_step(
-    tab: Tab, order: tuple[dict[str, str], str]
+    tab: Tab, recording: Recorder
 ) -> None:
-    _, base = order
-    await tab.navigate(f"{base}/order")
-    recorder = Recorder(tab)
-    await recorder.start()
     page = tab.page
     await page.locator("#ref").click()  # another field clicked next: dropped
     await page.locator("#note").click()
@@ -91,5 +93,5 @@ async def test_a_click_that_only_puts_the_caret_in_a_field_is_no_step(
     await page.locator("#ref").click()
     await page.keyboard.type("PO-7")
     await page.locator("#note").click()  # the last act: nothing came after it
-    steps = tuple(await recorder.stop())
+    steps = tuple(await recording.stop())
     assert acts(steps) == [("fill", "Note"), ("fill", "Reference")]
