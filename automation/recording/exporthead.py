@@ -385,7 +385,7 @@ def errors_before(page: Page) -> tuple:
     """What :func:`refused_in_place` compares the page with after a step: its address, the
     errors it shows, named as errors, and how many forms it posted and documents it
     committed so far."""
-    errors = errors_shown(page, named=True, hidden=DOCUMENT[-1:] == ["POST"])
+    errors = errors_shown(page, named=True, hidden=DRAWN == [True])
     ERRORS_AT[:] = [*ERRORS_AT[-19:], (page.url, errors)]  # (where_it_led reads them)
     return page.url, errors, len(POSTED), len(COMMITS)
 
@@ -409,7 +409,7 @@ def new_errors(page: Page, sent: int, shown: tuple, expected: list) -> list:
         return []
     if not same_page(url, page.url):
         return []
-    drawn = DOCUMENT[-1:] == ["POST"]  # (a form drawn again: its hidden parts' marks too)
+    drawn = DRAWN == [True]  # (a form drawn again: its hidden parts' marks too)
     return [e for e in errors_shown(page, named=True, hidden=drawn) if e not in said and not any(
         re.search(words(text), folded(e), re.IGNORECASE) for text in expected)]
 
