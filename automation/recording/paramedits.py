@@ -142,19 +142,24 @@ def following(
     unless the edit gave that too).  One that no longer types a parameter later
     steps use (a plain value instead, or more than one parameter) is refused
     (ScenarioInvalid), naming those steps: they would look for that parameter's
-    default, not for what the step types now."""
+    default, not for what the step types now.
+
+    The new parameter, where the scenario declares none of that name, takes the one it
+    replaces' declaration (its default): the step, and those that follow it, do what
+    they did with no value given, as a rename does."""
     step = scenario.steps[index]
     before = replace(step, args=dict(was))
     others = set().union(*(_typed(s) for i, s in enumerate(scenario.steps) if i != index))
     gone = sorted(_typed(before) - _typed(step) - others)
-    followed, renamed = scenario, {}
+    now = _typed_text(step)
+    given = PARAM.fullmatch(now) if len(gone) == 1 else None
+    followed = _declared_as(scenario, gone[0], given.group(1)) if given else scenario
+    renamed: dict[str, str] = {}
     for name in gone:
-        users = [i for i, later in enumerate(scenario.steps)
+        users = [i for i, later in enumerate(followed.steps)
                  if i > index and _uses(later.to_dict(), name)]  # fmt: skip
         if not users:
             continue
-        now = _typed_text(step)
-        given = PARAM.fullmatch(now) if len(gone) == 1 else None
         if given is None:
             where = ", ".join(f"step {i} ({scenario.steps[i].verb()})" for i in users)
             default = scenario.params.get(name, {}).get("default")
@@ -165,11 +170,19 @@ def following(
                 index=index, hint=f"to type another value, keep ${{{name}}} and change "
                 "its default; or type one other parameter, which they then follow",
             )  # fmt: skip
-        data = scenario.to_dict()
+        data = followed.to_dict()
         for i in users + ([index] if led_to else []):
             data["steps"][i] = renamed_in(data["steps"][i], name, given.group(1))
         followed, renamed[name] = type(scenario).from_dict(data), given.group(1)
     return followed, renamed
+
+
+def _declared_as(scenario: Scenario, name: str, new: str) -> Scenario:
+    """``scenario`` with ``new`` declared as ``name`` is, unless it declares ``new``
+    already (or ``name`` not at all)."""
+    if new in scenario.params or name not in scenario.params:
+        return scenario
+    return replace(scenario, params={**scenario.params, new: dict(scenario.params[name])})
 
 
 def _with_secret(scenario: Scenario, index: int, name: str, value: str) -> Scenario:

@@ -1016,10 +1016,12 @@ async def test_a_value_edited_to_another_parameter_takes_the_row_it_pays_along(
     the row whose "Mark paid" is clicked).  The person changes the typed value to
     ``${client}`` on its page and runs a batch of clients, Bob and Cyd: each row pays its
     client's invoice.  The row kept ``${customer}`` (its default Ada): every row typed its
-    client and paid Ada's invoice, and passed."""
+    client and paid Ada's invoice, and passed.  And ``client`` takes the default
+    ``customer`` had: a replay given no value pays Ada's invoice, as before the edit (the
+    new parameter had no default, and the replay asked for a value)."""
     _Invoices.release, _Invoices.paid = 1, []
     await log_in(page, server)
-    await import_scenario(page, server, tmp_path / "pay.json", pay_whom(invoices))
+    scenario_url = await import_scenario(page, server, tmp_path / "pay.json", pay_whom(invoices))
     typed = page.get_by_test_id("scenario-steps").locator("li.sstep").nth(1)
     await typed.get_by_text("Change values").click()
     await typed.get_by_label("text", exact=True).fill("${client}")
@@ -1031,8 +1033,14 @@ async def test_a_value_edited_to_another_parameter_takes_the_row_it_pays_along(
         "button “Mark paid” in row “${client}”"
     )
 
+    await expect(page.get_by_role("textbox", name="Default of client")).to_have_value("Ada")
+
     await each_row_pays_its_own(page, tmp_path, "client", ["Bob", "Cyd"])
     await save(page, "seams-edited-value-takes-its-row-along.png")
+    await page.goto(scenario_url)
+    await page.locator("#replay").get_by_role("button", name="Replay").click()
+    await expect(page.locator("#status")).to_have_text("succeeded", timeout=LIVE_MS)
+    assert _Invoices.paid[-1:] == ["Ada"], _Invoices.paid
 
 
 async def test_a_call_to_a_scenario_recorded_elsewhere_on_the_site_replays_and_exports(

@@ -837,6 +837,13 @@ def test_an_edit_to_type_another_parameter_takes_the_steps_that_used_the_value_a
     assert followed.steps[2].args["text"] == "${client} paid, $${customer}"  # (a literal one)
     assert followed.steps[3].args["params"] == {"to": "${client}"}
     assert followed.placeholders() == ({"client"}, set())
+    # The new parameter is declared as the one it replaces: its default Bob, not required.
+    assert followed.params["client"] == {"default": "Bob"}
+    assert followed.resolve({}, env={}).params == {"client": "Bob"}
+    declared = replace(made, params={**made.params, "client": {"default": "Cyd"}})
+    assert edited("${client}", source=declared).params["client"] == {"default": "Cyd"}
+    alone = replace(made, steps=made.steps[:1])  # no later step uses it: declared so too
+    assert edited("${client}", source=alone).params["client"] == {"default": "Bob"}
     for value in ("Zed", "${client} ${code}", "${SECRET:KEY}"):
         with pytest.raises(ScenarioInvalid) as refused:
             edited(value)

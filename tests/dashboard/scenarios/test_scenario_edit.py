@@ -747,7 +747,8 @@ def test_a_value_edited_to_another_parameter_takes_the_steps_that_used_it_along(
     """``${email}`` is typed, and the page's welcome is checked for it (and a button
     found in it, a change to which replay proposed): the person edits the typed value to
     ``${mail}``, and the check, the button and the proposal follow, told on the page
-    (they kept ``${email}``, its default Ada's: a batch of mails checked Ada's welcome).
+    (they kept ``${email}``, its default Ada's: a batch of mails checked Ada's welcome);
+    ``${mail}`` takes the default ``${email}`` had.
     Edited to a plain address then, it is refused, naming them, and nothing changes."""
     data = shop()
     data["steps"][6]["args"] = {"text": "Signed in as ${email}"}
@@ -771,7 +772,8 @@ def test_a_value_edited_to_another_parameter_takes_the_steps_that_used_it_along(
     heal.refresh_from_db()  # a change proposed with the parameter, approved as it now is
     assert sign_in.identity["section"] == heal.after["section"] == "Welcome ${mail}"
     scenario.refresh_from_db()
-    assert scenario.params == {}  # email is used no more; mail has no default yet
+    # email is used no more; mail is declared as it was: a replay given none types Ada's.
+    assert scenario.params == {"mail": {"default": "ada@example.org"}}
     before = stored(scenario)
     refused = client.post(url(scenario, "steps/1/values"),
                           {"step_id": step.pk, "step1-value": "grace@example.org"})  # fmt: skip
