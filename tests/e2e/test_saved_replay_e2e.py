@@ -117,9 +117,10 @@ async def test_a_replay_saved_as_a_scenario_clears_the_cover_and_signs_in_as_its
     await replayed(page, "Grace")
     assert _Office.saved == [{"name": "Grace", "by": "ada"}], _Office.saved
 
-    # A replay's run page offers no "Save as scenario…" link: its save page is reached by
-    # its address (the API's POST /api/runs/{id}/scenario saves through the same service).
-    await page.goto(page.url + "save")
+    # The replay's run page offers "Save as scenario…" once it ended (the API's POST
+    # /api/runs/{id}/scenario saves through the same service).
+    await page.get_by_role("link", name="Save as scenario…").click()
+    await expect(page.get_by_role("link", name="Back to the replay")).to_be_visible()
     keeps = page.get_by_test_id("replayed-keeps")
     await expect(keeps).to_contain_text("It clears the 'Cookies' dialog")
     await expect(keeps).to_contain_text("It signs in again with “Office sign-in”")
