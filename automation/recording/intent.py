@@ -30,6 +30,7 @@ from automation.actions import execute
 from automation.browser.identity import MAX_URL_CHARS, ElementIdentity, Located
 from automation.browser.tab import Tab
 from automation.budget import Budget
+from automation.recording.placeholders import PARAM
 from automation.recording.scenario import ScenarioStep
 
 __all__ = ["AgentAttempt", "IntentAgent", "Reached", "go_directly"]
@@ -74,11 +75,21 @@ async def go_directly(
 ) -> Reached | None:  # fmt: skip
     """Follow a link step's link to where it led (``target`` moved to the replay's base
     URL), verified; None when the step is no such link or the page that follows does not
-    hold what comes next (the tab is then at that page)."""
+    hold what comes next (the tab is then at that page).
+
+    A link told by a parameter's value (its row, card or section shows it: ``target``'s
+    ``shows``) whose address does not hold that value is never followed: it led to the
+    record of the value it was recorded with (``/edit/12``), and is gone because no row
+    shows this replay's value (a search that found nothing): going there would change
+    another record, with the next step's element (an edit form's field) there all the
+    same."""
     url = target.target
     base = urlsplit(base_url or tab.url)
     if step.action != "click" or not url or target.method or urlsplit(url)[:2] != base[:2]:
         return None  # not a link, or one that leaves the app: never followed blind
+    stored = step.target()
+    if target.shows and not (stored is not None and PARAM.search(stored.target)):
+        return None  # another record's address: the value's row is not on the page
     await execute(tab, "navigate", {"url": url}, budget=budget)
     await tab.settle(budget=budget)
     how = f"went to {url} directly ({step.purpose()}): the link is not on the page"
