@@ -136,6 +136,7 @@
   }
 
   // @include identity_describe.js
+  // @include identity_cards.js
   // @include identity_compare.js
   // @include identity_locate.js
 

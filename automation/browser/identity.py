@@ -64,7 +64,8 @@ __all__ = [
 
 # One closure, its parts put in where identity.js's "// @include <file>" lines stand.
 IDENTITY_JS = joined(
-    "identity.js", ("identity_describe.js", "identity_compare.js", "identity_locate.js")
+    "identity.js",
+    ("identity_describe.js", "identity_cards.js", "identity_compare.js", "identity_locate.js"),
 )
 IDENTITY_VERSION = 1
 _LOCATE_JS = f"(args) => ({IDENTITY_JS})(null, args)"

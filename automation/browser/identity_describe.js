@@ -180,52 +180,6 @@
     return words(name).filter((w) => !inRow.has(w)).join(" ");
   }
 
-  // Out of table rows and list items, controls repeat per card, tile or column (a kanban
-  // card's "Card actions", a saved card's "Remove") in plain divs.  Their context is the
-  // text of the nearest ancestor with text besides their own and their label, unless that
-  // ancestor is already the list (it holds another control of the same role and name:
-  // we went past the card) or a region (too much text to be one card).
-  function cardOf(e, name, peers) {
-    return cut(cardTextOf(e, name, peers), 200);
-  }
-
-  function cardTextOf(e, name, peers) {
-    return cardFound(e, name, peers).text;
-  }
-
-  // The card's text and element (none: "" and null).
-  function cardFound(e, name, peers) {
-    const none = { text: "", el: null };
-    const own = [textOf(e), name].filter(Boolean);
-    let steps = 0;
-    for (let n = parentOf(e); n && steps < 12; n = parentOf(n), steps++) {
-      if (peers.some((p) => within(n, p))) return none;
-      if ((n.textContent || "").length > 4 * CARD_TEXT) return none; // cheap, before layout
-      // Through shadow roots: a card may be a custom element drawing its text inside.
-      let text = n.shadowRoot ? seenText(n, null) : norm(n.innerText || "");
-      for (const t of own) text = norm(text.replace(t, " "));
-      if (text.length > CARD_TEXT) return none;
-      if (words(text).length) return { text, el: n };
-    }
-    return none;
-  }
-
-  // Whether a card holds a field one types into or chooses in (not ``e``): the form (or
-  // the page) around a search box and its button, whose text may list records, is no
-  // one record's tile.
-  const FIELDS = "textarea, select, [contenteditable=''], [contenteditable=true], " +
-    "input:not([type=hidden]):not([type=button]):not([type=submit]):not([type=reset])" +
-    ":not([type=image]):not([type=checkbox]):not([type=radio])";
-  // What the fields in ``card`` (but ``e``) show: a box's value, a list's chosen option.
-  function fieldsShown(card, e) {
-    return [...card.querySelectorAll(FIELDS)].filter((x) => x !== e).map((x) => {
-      if (lower(x.tagName) === "select") {
-        return norm([...x.selectedOptions].map((o) => o.textContent).join(" "));
-      }
-      return norm(x.isContentEditable ? x.innerText : x.value);
-    });
-  }
-
   // The titles it sits under, nearest first: each labelled group's (its name, else its
   // first heading), each container's whose first child is a heading or reads as one (a
   // kanban lane's "Review" div, a card's title; a disclosure's summary, a table's

@@ -62,14 +62,46 @@ def rows_showing(scope: Page | Frame | FrameLocator, *patterns: str) -> Locator:
 
 
 # The text of the card (tile) around each element, as replay reads it: the nearest
-# ancestor with text besides the element's own, up to 300 characters, unless it holds
-# another element of its tag with its text (past the card: the list of them) ("": none);
-# and what the fields in it one types into or chooses in show (see card_showing).
+# ancestor with text besides the element's own and the rows (records) it lists that the
+# element is not in, up to 300 characters, unless it holds another element of its tag with
+# its text (past the card: the list of them) ("": none); and what the fields in it one
+# types into or chooses in show (see card_showing).
 CARDS_JS = """(elements) => elements.map((element) => {
   const fields = "textarea, select, [contenteditable=''], [contenteditable=true], " +
     "input:not([type=hidden]):not([type=button]):not([type=submit]):not([type=reset])" +
     ":not([type=image]):not([type=checkbox]):not([type=radio])";
+  const ROW = "tr, li, [role=row], [role=listitem], article";
   const norm = (t) => (t || "").replace(/\\s+/g, " ").trim();
+  const visible = (x) => x.checkVisibility({ visibilityProperty: true }) &&
+    x.getClientRects().length > 0;
+  const drawn = (x) => visible(x) || getComputedStyle(x).display === "contents";
+  // The outermost rows in n that the element is not in, but a row of column headers:
+  // records, left out of its card.
+  const header = (r) => r.tagName === "TR" && r.cells.length > 0 &&
+    [...r.cells].every((c) => c.tagName === "TH");
+  const rowsIn = (n) => new Set([...n.querySelectorAll(ROW)].filter((r) => {
+    const up = r.parentElement && r.parentElement.closest(ROW);
+    return !r.contains(element) && !header(r) &&
+      (!up || !n.contains(up) || up.contains(element));
+  }));
+  const read = (n, rows) => {
+    if (!rows.size) return norm(n.innerText);
+    const holding = new Set();
+    for (const r of rows) {
+      for (let x = r.parentElement; x && x !== n; x = x.parentElement) holding.add(x);
+    }
+    const parts = [];
+    const walk = (x) => {
+      for (const c of x.childNodes) {
+        if (c.nodeType === 3) parts.push(c.data);
+        if (c.nodeType !== 1 || rows.has(c) || !drawn(c)) continue;
+        if (holding.has(c) || !visible(c)) walk(c);
+        else parts.push(" ", c.innerText || "", " ");
+      }
+    };
+    walk(n);
+    return norm(parts.join(""));
+  };
   const shown = (n) => [...n.querySelectorAll(fields)].filter((x) => x !== element)
     .map((x) => norm(x.tagName === "SELECT"
       ? [...x.selectedOptions].map((o) => o.textContent).join(" ")
@@ -79,9 +111,12 @@ CARDS_JS = """(elements) => elements.map((element) => {
   const alike = (other) => other !== element && norm(other.innerText) === own[0];
   let n = element.parentElement || element.getRootNode().host;
   for (let steps = 0; n && steps < 12; steps++) {
-    if ((n.textContent || "").length > 1200) break;
+    const rows = rowsIn(n);
+    const length = [...rows].reduce((l, r) => l - (r.textContent || "").length,
+      (n.textContent || "").length);
+    if (length > 1200) break;
     if (own.length && [...n.querySelectorAll(element.tagName)].some(alike)) break;
-    let text = norm(n.innerText);
+    let text = read(n, rows);
     for (const t of own) text = norm(text.replace(t, " "));
     if (text.length > 300) break;
     if (/[\\p{L}\\p{N}]/u.test(text)) return [text, shown(n)];
