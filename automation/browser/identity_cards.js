@@ -18,12 +18,13 @@
     return cardFound(e, name, peers).text;
   }
 
-  // The card's text and element (none: "" and null).
+  // The card's text and element (none: "" and null); breaks: its text marked where a box
+  // begins and ends (seenText's BREAK).
   // Its text leaves out the rows it lists that e is not in: those are records (the
   // customers listed beside a page's "New customer" link), which change with the data,
   // not what the card is; read with them, the link's card was the page's heading while
   // the list was empty and the heading and every customer once it was not.
-  function cardFound(e, name, peers) {
+  function cardFound(e, name, peers, breaks = false) {
     const none = { text: "", el: null };
     const own = [textOf(e), name].filter(Boolean);
     let steps = 0;
@@ -39,7 +40,10 @@
         : textBeside(n, records, mine);
       for (const t of own) text = norm(text.replace(t, " "));
       if (text.length > CARD_TEXT) return none;
-      if (words(text).length) return { text, el: n };
+      if (!words(text).length) continue;
+      if (!breaks) return { text, el: n };
+      const skip = new Set([e, ...[...records.rows].filter((r) => r !== mine)]);
+      return { text: seenText(n, skip, false, true), el: n };
     }
     return none;
   }

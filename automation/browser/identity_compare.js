@@ -200,7 +200,7 @@
     // A parameter's value stands whole where its placeholder stood, whatever else says
     // which element it is: the row for "Ann Lee" is not Ann Leeds's, nor "Ann"'s Anna's,
     // however alike the rest of the row reads.
-    why.push(...notShown(id, f, needsContext));
+    why.push(...notShown(id, f, needsContext, e));
     const ok = why.length === 0;
     return {
       score: total ? got / total : 0, ok, why,
@@ -262,30 +262,83 @@
   }
 
   // The values given to the identity's texts (its ``shows``) that the element does not
-  // show whole: in its own texts or its row's (a name's, a label's, a row's: "Delete" in
-  // the row of "Ann Lee", or named "Delete Ann Lee").  A card's or a section's only where
-  // they tell it apart (``context``: see contextMisfits), or where the card is one
-  // record's tile (:func:`recordCard`) or the section one record's (:func:`recordSection`):
-  // the card around a form's only field may hold a value typed before, and lose it on
-  // another release; the one around a search box and its button may list records
-  // without the one searched for.
+  // show whole where they stood (see standsIn): in its own texts or its row's (a name's,
+  // a label's, a row's: "Delete" in the row of "Ann Lee", or named "Delete Ann Lee").  A
+  // card's or a section's only where they tell it apart (``context``: see
+  // contextMisfits), or where the card is one record's tile (:func:`recordCard`) or the
+  // section one record's (:func:`recordSection`): the card around a form's only field
+  // may hold a value typed before, and lose it on another release; the one around a
+  // search box and its button may list records without the one searched for.
   const SHOWN_IN = { name: "name", name_base: "name", aria_label: "name", label: "label",
     text: "text", section: "section" }; // (and a row's or card's: "row")
-  function notShown(id, f, context) {
+  function notShown(id, f, context, e) {
     const out = [];
-    const own = [f.name, f.aria_label, f.label, f.text, f.around || f.row || f.card];
+    let cells = null; // the row's (or card's) texts read apart, once asked for
+    const pieces = () => (cells = cells || (e ? piecesOf(e, f.name) : [f.around || f.row || f.card || ""]));
     for (const [text, values] of Object.entries(id.shows || {})) {
       const loose = text === "card" || text === "section";
       const held = text === "card" ? recordCard(id, f, values) : recordSection(id, f, values);
       if (loose && !context && !held) continue;
-      const there = text === "section" ? f.titles || [] : loose ? [f.around || f.card] : own;
+      const kind = SHOWN_IN[text] || "row";
+      const mine = { name: [f.name, f.aria_label], label: [f.label], text: [f.text],
+        section: f.titles || [] }; // (a row's or card's: its pieces)
       for (const value of values) {
-        if (!there.some((t) => holdsWhole(t, value))) {
-          out.push(`${SHOWN_IN[text] || "row"} without ${JSON.stringify(value)}`);
+        const beside = besides(id[text], value);
+        const there = kind === "row" ? pieces() : mine[kind];
+        // Shown in another of its texts than the recorded one: ending a name, a label or
+        // its text ("Delete Ann"), or a cell of its own (the name now beside the button).
+        const elsewhere = () => !loose &&
+          (standsIn(kind === "row" ? [] : pieces(), value, [["", ""]], true) ||
+           standsIn(Object.entries(mine).filter(([k]) => k !== kind && k !== "section")
+             .flatMap(([, texts]) => texts), value, [], false));
+        if (!standsIn(there, value, beside, kind === "row") && !elsewhere()) {
+          out.push(`${kind} without ${JSON.stringify(value)}`);
         }
       }
     }
     return out;
+  }
+
+  // Where ``value`` stands in ``text`` (an identity's text, the values filled in): for each
+  // place, the word before it and the word after it ("" at the text's edge; null past
+  // where a long text was cut: unknown).
+  function besides(text, value) {
+    const want = words(value);
+    const have = words(text || "");
+    const cutShort = (text || "").length >= MAX_TEXT;
+    const out = [];
+    for (let at = 0; want.length && at + want.length <= have.length; at++) {
+      if (!want.every((w, i) => have[at + i] === w)) continue;
+      const after = at + want.length < have.length ? have[at + want.length] : cutShort ? null : "";
+      out.push([at > 0 ? have[at - 1] : "", after]);
+    }
+    return out;
+  }
+  const MAX_TEXT = 200; // characters an identity keeps of a text (cut)
+
+  // Whether ``value``'s words stand whole in one of ``pieces`` as they stood in the
+  // recorded text (``beside``: what besides found there): at the piece's edge where
+  // they stood at the text's ("Edit Ann" is not "Edit Ann Lee"); and, in a row's or a
+  // card's piece (``strict``: a cell, a badge), beside no word but the one beside them
+  // then (the cell "Ann Lee" is another customer's than "Ann" in the row "Ann Bronze",
+  // however like the rest of the row reads).  Where they stood in no recorded text
+  // (``beside`` empty): ending a piece ("Delete Ann", not "Delete Ann Lee").
+  function standsIn(pieces, value, beside, strict) {
+    const want = words(value);
+    if (!want.length) return true;
+    const fits = (now, was) => now === null || was === null || (was !== "" && (!strict || now === was));
+    for (const piece of pieces) {
+      const have = words(piece || "");
+      for (let at = 0; at + want.length <= have.length; at++) {
+        if (!want.every((w, i) => have[at + i] === w)) continue;
+        const before = at > 0 ? have[at - 1] : null;
+        const after = at + want.length < have.length ? have[at + want.length] : null;
+        if (beside.length ? beside.some(([b, a]) => fits(before, b) && fits(after, a)) : after === null) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   // Whether the element's card is one record's tile, whose value says which record the

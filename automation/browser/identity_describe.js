@@ -50,15 +50,23 @@
     return cut(rowTextOf(e), 200);
   }
 
-  function rowTextOf(e) {
+  function rowTextOf(e, breaks = false) {
     const row = rowElOf(e);
     if (!row) return "";
     const labels = ownLabels(e);
     for (const skip of [new Set([e, ...labels]), new Set([e]), new Set()]) {
-      const text = seenText(row, skip, true);
+      const text = seenText(row, skip, true, breaks);
       if (words(text).length) return text;
     }
     return "";
+  }
+
+  // The texts of e's row (else its card) a person reads apart: each cell's, each block's,
+  // each badge's ("Ann Lee" and "Bronze", where the row's text is "Ann Lee Bronze").
+  function piecesOf(e, name) {
+    const row = rowTextOf(e, true);
+    const text = row || cardFound(e, name, [], true).text;
+    return text.split(BREAK).map(norm).filter((t) => words(t).length);
   }
 
   // The elements that label e: its <label>s and what aria-labelledby points at.
@@ -74,8 +82,9 @@
   }
 
   // skip: a node, or a Set of nodes, left out with what they hold; fields: with the values
-  // the app wrote into the fields.
-  function seenText(root, skip, fields = false) {
+  // the app wrote into the fields; breaks: with BREAK where a box (a cell, a block, a
+  // badge; a field) begins and ends, between the texts a person reads apart (see piecesOf).
+  function seenText(root, skip, fields = false, breaks = false) {
     const skipped = skip instanceof Set ? skip : new Set(skip ? [skip] : []);
     const parts = [];
     let left = 2000;
@@ -88,34 +97,45 @@
         }
         return;
       }
+      let edge = " ";
+      let kids = n.childNodes;
       if (n.nodeType === 1) {
         // (an editor typed into, as a field: the text the app wrote there before)
         const editor = n.isContentEditable && typedBefore(n) !== undefined;
         if (fields && (FIELD_TAGS.has(n.tagName) || editor) && shown(n)) {
           const value = writtenValue(n);
           if (value) {
-            parts.push(" ", value, " ");
+            parts.push(breaks ? BREAK : " ", value, breaks ? BREAK : " ");
             left -= value.length;
           }
           return;
         }
         if (UNSEEN_TAGS.has(n.tagName) || !shown(n) || srOnly(n)) return;
         if (n !== root && (n.tagName === "BUTTON" || roleOf(n) === "button")) return;
-        parts.push(" ");
-        if (n.shadowRoot) {
-          for (const c of n.shadowRoot.childNodes) walk(c);
-          return;
-        }
-        if (n.tagName === "SLOT") {
+        if (breaks && n !== root && !inline(n)) edge = BREAK;
+        if (n.shadowRoot) kids = n.shadowRoot.childNodes;
+        else if (n.tagName === "SLOT") {
           const assigned = n.assignedNodes({ flatten: true });
-          for (const c of assigned.length ? assigned : n.childNodes) walk(c);
-          return;
+          if (assigned.length) kids = assigned;
         }
+        parts.push(edge);
       }
-      for (const c of n.childNodes) walk(c);
+      for (const c of kids) walk(c);
+      if (edge === BREAK) parts.push(BREAK);
     };
     walk(root);
     return norm(parts.join(""));
+  }
+
+  // What seenText marks where a box begins or ends (no space: norm keeps it).
+  const BREAK = "\uE000";
+
+  // Whether n's text runs on with its neighbours' ("Ann <b>Lee</b>"), not in a box of its
+  // own (a cell, a block, a badge, a line broken before it).
+  function inline(n) {
+    if (n.tagName === "BR") return false;
+    const display = getComputedStyle(n).display;
+    return display === "inline" || display === "contents";
   }
 
   const FIELD_TAGS = new Set(["INPUT", "SELECT", "TEXTAREA"]);

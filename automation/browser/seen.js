@@ -22,7 +22,9 @@
 //                   (args.named: only those a field's mark or an element's class or id
 //                   names an error, not an alert saying words alone unless they refuse;
 //                   args.hidden: and the marks in a form's parts nobody sees);
-//   args.op "row": the text of args.element, a row, as op "rows" reads each row;
+//   args.op "row": the text of args.element, a row, as op "rows" reads each row
+//                   (args.cells: each cell's, block's or badge's text on a line of its own,
+//                   without its controls' words, as an element's identity reads its row);
 //   args.op "entries": the texts of args.element's entries (its list items, options or
 //                   table rows, the outermost; a header row aside), each read as a row
 //                   without its buttons' and boxes' words (a "Remove" in each line), the
@@ -112,10 +114,18 @@
 
   // Text of n as drawn: through shadow roots (a host shows its shadow tree, slots show
   // what is assigned to them), without what is not drawn.  A field shows its value.
-  function seen(root, max, fields, messages = true, controls = true) {
+  // cells: each box's text (a cell's, a block's, a badge's, a field's) on a line of its
+  // own, where a person reads it apart from the text beside it.
+  function seen(root, max, fields, messages = true, controls = true, cells = false) {
     const parts = [];
     let left = max;
     const walk = (n) => {
+      const boxed = cells && n.nodeType === 1 && n !== root && !inline(n);
+      const at = parts.length;
+      read(n, boxed ? "\n" : " ");
+      if (boxed && parts.length > at) parts.push("\n");
+    };
+    const read = (n, edge) => {
       if (left <= 0) return;
       if (n.nodeType === 3) {
         parts.push(n.data);
@@ -131,7 +141,7 @@
         if (!controls && n !== root && n.matches(CONTROLS)) return;
         // hidden="until-found": drawn as a box, its contents not (until a search finds them).
         if (n.getAttribute("hidden") === "until-found") return;
-        parts.push(" ");
+        parts.push(edge);
         if (n.tagName === "INPUT" || n.tagName === "TEXTAREA") {
           const type = (n.getAttribute("type") || "").toLowerCase();
           // A row's field shows the value the app put there (written, or the value of
@@ -174,7 +184,17 @@
     walk(root);
     // One form of each letter: "é" stored as e and a combining accent (NFD) is the "é"
     // a check gives (NFC), as a person reads both.
-    return norm(parts.join("")).normalize("NFC");
+    const text = parts.join("").normalize("NFC");
+    if (!cells) return norm(text);
+    return text.split("\n").map(norm).filter(Boolean).join("\n");
+  }
+
+  // Whether e's text runs on with its neighbours' ("Ann <b>Lee</b>"), not in a box of its
+  // own (a cell, a block, a badge, a line broken before it).
+  function inline(e) {
+    if (e.tagName === "BR") return false;
+    const display = getComputedStyle(e).display;
+    return display === "inline" || display === "contents";
   }
 
   function entries(list) {
@@ -307,7 +327,7 @@
   if (args.op === "finds") {
     return wanted().test(seen(document.documentElement, Infinity, false));
   }
-  if (args.op === "row") return seen(args.element, Infinity, true);
+  if (args.op === "row") return seen(args.element, Infinity, true, true, !args.cells, !!args.cells);
   if (args.op === "entries") return entries(args.element);
   if (args.op === "frame") return seenFrame(args.element);
   if (args.op === "element") return seenAlone(args.element);

@@ -91,10 +91,14 @@ def identifier(name: str) -> str:
     return ident
 
 
-def row_pattern(row: str, params: dict[str, dict[str, Any]]) -> str:
-    """A regular expression (as Python source) for the text of the element's row: its
-    first words, apart by any space (cells' texts may touch: "#1002Grace Hopper"); a
-    parameter carried into it is read from the environment and escaped at run time."""
+def row_pattern(row: str, params: dict[str, dict[str, Any]], own: str = "") -> str:
+    """A regular expression (as Python source) for the text of the element's row (each
+    cell's on a line of its own: rows_showing): its first words, apart by any space
+    (cells' texts may touch: "#1002Grace Hopper"); a parameter carried into it is read
+    from the environment and escaped at run time, whole, and where the row began (or
+    ended) with it, beginning (ending) its cell: the row of "Ann" is not Jo Ann's (nor
+    Ann Lee's), as replay tells it.  ``own``: the element's name, which replay reads
+    apart from its row (an "Edit" link after the name, in its cell)."""
     if not isinstance(row, str):
         raise ScenarioInvalid(f"row must be text, not {type(row).__name__}")
     pieces: list[tuple[str, str]] = []  # ("word", escaped) or ("param", its expression)
@@ -105,7 +109,13 @@ def row_pattern(row: str, params: dict[str, dict[str, Any]]) -> str:
         pieces += [("word", re.escape(w)) for w in row[last : match.start()].split()]
         # (whole: the row of "Ann Lee" is not Ann Leeds's, nor "Ann"'s JoAnn's)
         escaped = f"re.escape({param(match.group(1), params)})"
-        pieces.append(("param", rf"r'(?<!\w)' + {escaped} + r'(?!\w)'"))
+        first = CELL_BEGINS if not pieces else r"(?<!\w)"
+        after = r"(?!\w)"
+        if not row[match.end() :].split() and len(row) < ROW_KEPT:  # (not cut short)
+            named = own.strip() and not _IDENTITY_PARAM.search(own)
+            mine = rf"(?!{re.escape(own)}(?!\w))" if named else ""
+            after = rf"(?![^\S\n]*{mine}\w)"  # no word after it on its line, but its own
+        pieces.append(("param", rf"r'{first}' + {escaped} + r'{after}'"))
         last = match.end()
     pieces = (pieces + [("word", re.escape(w)) for w in row[last:].split()])[:8]
     # A row that begins with a number begins with all of it: invoice 100's row is not
@@ -119,6 +129,8 @@ def row_pattern(row: str, params: dict[str, dict[str, Any]]) -> str:
 
 
 NOT_AFTER_A_DIGIT = r"(?<![0-9])"
+CELL_BEGINS = r"(?<!\w[^\S\n]*)"  # no word before it on its line (in its cell)
+ROW_KEPT = 200  # characters of its row an identity keeps (identity_describe.js: rowOf)
 
 
 def holds_param(shown: str, params: dict[str, dict[str, Any]]) -> bool:

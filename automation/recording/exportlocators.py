@@ -116,7 +116,7 @@ def locator(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> str
             # is looked for even where its name was the page's only one: the row shows
             # the value given whole, or the step acts on another record; so is one that
             # showed a value the scenario types (its search's: params.typed_shown).
-            patterns = [_row_pattern(identity.row, params)] + [
+            patterns = [_row_pattern(identity.row, params, identity.name)] + [
                 _number_pattern(w) for w in identity.row_words if re.fullmatch(r"[0-9]+", w)
             ]
             found = f"rows_showing({scope}, {', '.join(patterns)}).{by_role}"

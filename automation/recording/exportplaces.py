@@ -42,7 +42,7 @@ ROWS = "tr, li, [role=row], [role=listitem], article"
 ROW_ENGINE_JS = f"""{{
   queryAll(root, body) {{
     const patterns = JSON.parse(body).map((p) => new RegExp(p.normalize("NFC")));
-    const text = (row) => ({SEEN_JS})({{ op: "row", element: row }});
+    const text = (row) => ({SEEN_JS})({{ op: "row", element: row, cells: true }});
     const rows = [];
     const walk = (at) => {{
       for (const e of at.querySelectorAll("*")) {{

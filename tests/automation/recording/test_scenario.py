@@ -409,7 +409,9 @@ def test_the_export_finds_an_element_by_each_identity_it_was_known_by() -> None:
     made = Scenario.from_dict(todo_steps()).with_param(1, "item")
     code = to_pytest(made)
     item = "os.environ.get('TABWRIGHT_PARAM_item', 'Buy milk')"
-    row = f"rows_showing(page, r'(?<!\\w)' + re.escape({item}) + r'(?!\\w)')"
+    # (the row is the item alone: its text begins and ends its cell)
+    alone = f"r'(?<!\\w[^\\S\\n]*)' + re.escape({item}) + r'(?![^\\S\\n]*\\w)'"
+    row = f"rows_showing(page, {alone})"
     assert (
         f"    # step 2: tick checkbox 'Toggle ${{item}}'\n"
         "    sent = len(WROTE)\n"  # (a save it sets off, refused on the page, fails it)
