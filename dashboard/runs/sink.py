@@ -93,6 +93,9 @@ class DashboardSink:
         self.fenced = False
         self.scenario_id = scenario_id  # a replay: where its healed identities go
         self._callees: dict[str, int] | None = None  # the scenarios it calls, by name
+        # What its steps found changed, each with the scenario it goes to: written once
+        # the replay ends (see _write_heals).
+        self._heals: list[tuple[int, dict[str, Any]]] = []
         self._seq = next_seq
         # The conversation's stretch of work (1: the first message's): each stored event
         # and step says which it belongs to.
@@ -131,9 +134,9 @@ class DashboardSink:
                     scenario_id=scenario_id, outcome=data, run_id=self.run_id
                 )
                 if event.heal:
-                    await database_sync_to_async(scenario_services.heal_record)(
-                        scenario_id=scenario_id, outcome=data, run_id=self.run_id
-                    )
+                    self._heals.append((scenario_id, dict(data)))
+            if isinstance(event, RunFinished):
+                await self._write_heals(succeeded=event.status == Run.Status.SUCCEEDED)
             if isinstance(event, SessionClosed):
                 await database_sync_to_async(run_services.run_set_session)(
                     run_id=self.run_id, session=Run.Session.CLOSED, reason=event.reason
@@ -154,6 +157,20 @@ class DashboardSink:
             if status is not None:
                 self.status = status["status"]
             await ring_group(group_name(self.run_id), event_message(data))
+
+    async def _write_heals(self, *, succeeded: bool) -> None:
+        """Keep what the replay's steps found changed: as each step's outcome says
+        (confident: written to the step) where the replay succeeded; proposed for a person
+        to approve where it did not.  A replay that failed may have gone wrong before it
+        failed (on another customer's row, whose name begins with the one given): what
+        it found there is no change of the app's to write unasked."""
+        heals, self._heals = self._heals, []
+        for scenario_id, data in heals:
+            if not succeeded:
+                data = {**data, "heal": "proposed"}
+            await database_sync_to_async(scenario_services.heal_record)(
+                scenario_id=scenario_id, outcome=data, run_id=self.run_id
+            )
 
     async def _mark_passwords(self) -> None:
         hidden = self.secrets.hidden() if self.secrets is not None else []
