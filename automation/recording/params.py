@@ -155,7 +155,12 @@ def unfill(
     of ``stored`` put back where their value still stands, so a heal written back
     keeps the parameter.  As :func:`carry` does, a selector that spells such a value out
     is dropped, and a row or card that holds its placeholder again keeps the words
-    ``stored`` told it apart by (``found``'s were the value's)."""
+    ``stored`` told it apart by (``found``'s were the value's).  A text whose value no
+    longer stands in it stays as stored: written so, it would name this replay's record
+    for every value (the section "Edit ${who}" healed to "Edit Cy O'Neil").  Nor does an
+    element told by a value take where it led here, unless the address holds the value:
+    it leads to this value's record (``/edit/7``), which says nothing of another's, and a
+    batch's rows would each write their record's number in turn."""
     if stored is None:
         return found
     changes: dict[str, Any] = {}
@@ -172,7 +177,8 @@ def unfill(
         for param in names:  # changed around the value: the value keeps its placeholder
             if values[param]:  # (however short: the stored text said it stood there)
                 now = _whole(values[param]).sub(_literal(token(param)), now)
-        changes[name] = now
+        lost = any(values[param] and token(param) not in now for param in names)
+        changes[name] = template if lost else now
     template = stored.plain().target
     names = [m.group(1) for m in PARAM.finditer(template) if m.group(1) in values]
     if names and found.target:
@@ -181,6 +187,8 @@ def unfill(
             changes["target"] = template
         else:
             changes["target"] = _tokens_for(found.target, {p: values[p] for p in names})
+    elif put_back and template and found.target != template:
+        changes["target"] = template  # (a record's address: not this value's to write)
     if not changes:
         return found
     spelled = [way for param in sorted(put_back) for way in _spellings(values[param])]

@@ -760,6 +760,26 @@ def test_a_heal_written_back_keeps_a_short_values_placeholder() -> None:
     assert unfill(stored, found, {"name": "Al"}).row == "${name} (VIP) and All"  # whole words
 
 
+def test_a_heal_written_back_keeps_what_only_one_value_s_record_says_as_stored() -> None:
+    """The Edit link of the row showing ``${who}`` found in Bo's row, leading to
+    /edit/1 where it was recorded leading to /edit/0: written back leading to /edit/0 (each
+    batch row wrote its record's number in turn), while a row changed around the value
+    is written; a section found without the value (another record's page, "Edit Cy")
+    stays "Edit ${who}", never that record's name for every value."""
+    stored = ElementIdentity.from_dict({"role": "link", "name": "Edit", "tag": "a",
+                                        "row": "${who} Bronze", "section": "Edit ${who}",
+                                        "target": "http://crm.test/edit/0"})  # fmt: skip
+    found = replace(stored, row="Bo Gold", section="Edit Cy", target="http://crm.test/edit/1")
+    kept = unfill(stored, found, {"who": "Bo"})
+    assert (kept.row, kept.section, kept.target) == (
+        "${who} Gold",
+        "Edit ${who}",
+        "http://crm.test/edit/0",
+    )
+    unbound = replace(stored, row="Orders", section="Customers")  # told by no value
+    assert unfill(unbound, found, {"who": "Bo"}).target == "http://crm.test/edit/1"
+
+
 def test_an_element_found_with_a_value_is_written_back_without_what_spells_it() -> None:
     """Found in Bob's row with name=Bob: the row holds ``${name}`` again, a selector that
     spells "Bob" out is dropped (it would find Bob's row for every value), and the row is
