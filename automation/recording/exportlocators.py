@@ -137,8 +137,8 @@ def locator(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> str
             if holds_param(identity.section, params):
                 # The title it sits under holds a parameter: one record's page or part
                 # (the heading over the Delete a search opened), shown with the value.
-                values = ", ".join(params_shown(identity.section, params))
-                found = f"section_showing({found}, {values})"
+                section = _as_recorded(identity.section, params, "section")
+                found = f"section_showing({found}, {section})"
             return found
         if identity.name and identity.card and not identity.row_peers:
             # One of several alike, each in a card (tile) of its own: the one in the card

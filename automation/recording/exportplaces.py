@@ -64,8 +64,9 @@ def rows_showing(scope: Page | Frame | FrameLocator, *patterns: str) -> Locator:
 # The text of the card (tile) around each element, as replay reads it: the nearest
 # ancestor with text besides the element's own and the rows (records) it lists that the
 # element is not in, up to 300 characters, unless it holds another element of its tag with
-# its text (past the card: the list of them) ("": none); and what the fields in it one
-# types into or chooses in show (see card_showing).
+# its text (past the card: the list of them) ("": none); what the fields in it one
+# types into or chooses in show (see card_showing); and its texts read apart (each cell's,
+# block's: see stands_in).
 CARDS_JS = """(elements) => elements.map((element) => {
   const fields = "textarea, select, [contenteditable=''], [contenteditable=true], " +
     "input:not([type=hidden]):not([type=button]):not([type=submit]):not([type=reset])" +
@@ -84,8 +85,9 @@ CARDS_JS = """(elements) => elements.map((element) => {
     return !r.contains(element) && !header(r) &&
       (!up || !n.contains(up) || up.contains(element));
   }));
+  // (its text as read, each box's on a line of its own: cells, blocks)
   const read = (n, rows) => {
-    if (!rows.size) return norm(n.innerText);
+    if (!rows.size) return n.innerText || "";
     const holding = new Set();
     for (const r of rows) {
       for (let x = r.parentElement; x && x !== n; x = x.parentElement) holding.add(x);
@@ -96,12 +98,13 @@ CARDS_JS = """(elements) => elements.map((element) => {
         if (c.nodeType === 3) parts.push(c.data);
         if (c.nodeType !== 1 || rows.has(c) || !drawn(c)) continue;
         if (holding.has(c) || !visible(c)) walk(c);
-        else parts.push(" ", c.innerText || "", " ");
+        else parts.push("\\n", c.innerText || "", "\\n");
       }
     };
     walk(n);
-    return norm(parts.join(""));
+    return parts.join("");
   };
+  const pieces = (text) => text.split(/[\\n\\t]+/).map(norm).filter(Boolean);
   const shown = (n) => [...n.querySelectorAll(fields)].filter((x) => x !== element)
     .map((x) => norm(x.tagName === "SELECT"
       ? [...x.selectedOptions].map((o) => o.textContent).join(" ")
@@ -116,13 +119,14 @@ CARDS_JS = """(elements) => elements.map((element) => {
       (n.textContent || "").length);
     if (length > 1200) break;
     if (own.length && [...n.querySelectorAll(element.tagName)].some(alike)) break;
-    let text = read(n, rows);
+    const raw = read(n, rows);
+    let text = norm(raw);
     for (const t of own) text = norm(text.replace(t, " "));
     if (text.length > 300) break;
-    if (/[\\p{L}\\p{N}]/u.test(text)) return [text, shown(n)];
+    if (/[\\p{L}\\p{N}]/u.test(text)) return [text, shown(n), pieces(raw)];
     n = n.parentElement || n.getRootNode().host;
   }
-  return ["", []];
+  return ["", [], []];
 })"""
 CARD_ALIKE = 0.6  # of the recorded card's words and a card's, this share in common at least
 RECORD_CARD = 0.8  # of the recorded card's words (but the values'), this share in a tile
@@ -137,11 +141,12 @@ def in_card(candidates: Locator, recorded: str, *values: str, section: str = "")
     recorded one sat under ``section``."""
     timeout_ms = float(os.environ.get("TIMEOUT_MS", "15000"))
     candidates.first.wait_for(state="attached", timeout=timeout_ms)
-    cards = [text for text, _ in candidates.evaluate_all(CARDS_JS)]
+    read = candidates.evaluate_all(CARDS_JS)
+    cards = [text for text, _, _ in read]
     fits = [
         (_overlap(recorded, card), at)
-        for at, card in enumerate(cards)
-        if all(re.search(words(folded(value)), folded(card)) for value in values)
+        for at, (card, _, pieces) in enumerate(read)
+        if all(stands_in(pieces, value, recorded, strict=True) for value in values)
     ]
     best = max(fits, default=(0.0, -1))
     if best[0] < CARD_ALIKE:
@@ -172,7 +177,7 @@ def card_showing(element: Locator, recorded: str, *values: str) -> Locator:
     found = element.evaluate_all(CARDS_JS)
     if len(found) != 1:  # gone again, or several: the step's action says so
         return element
-    [(card, fields)] = found
+    [(card, fields, pieces)] = found
     given = set().union(*(_words(value) for value in values))
     rest = _words(recorded) - given
     form = any(
@@ -182,7 +187,7 @@ def card_showing(element: Locator, recorded: str, *values: str) -> Locator:
     if form or not rest or len(rest & _words(card)) / len(rest) < RECORD_CARD:
         return element
     for value in values:
-        if not re.search(words(folded(value)), folded(card)):
+        if not stands_in(pieces, value, recorded, strict=True):
             raise AssertionError(f"its card reads {card[:160]!r}: no {value!r} in it")
     return element
 
@@ -317,16 +322,25 @@ def _title_fit(recorded: str, titles: list[str]) -> float:
     return max((_overlap(recorded, title) for title in titles), default=0.0)
 
 
-def section_showing(element: Locator, *values: str) -> Locator:
+def section_showing(element: Locator, recorded: str, *values: str) -> Locator:
     """``element`` (the page's only one of its role and name) once found, where the
-    title it was recorded under held parameters' ``values``: its page shows each whole
-    (the Delete under the heading "Ann Leeds", on the page a search for "Ann Lee"
-    opened, is not Ann Lee's), read until it does, as replay holds its section."""
+    title it was recorded under (``recorded``) held parameters' ``values``: a title it
+    sits under shows each whole where the recorded one did (the Delete under the heading
+    "Ann Leeds", on the page a search for "Ann Lee" opened, is not Ann Lee's, nor is
+    "Edit Ann Lee" the page of "Ann"), read until it does, as replay holds its section;
+    where no title holds the value's words at all, its page shows it whole."""
     timeout_ms = float(os.environ.get("TIMEOUT_MS", "15000"))
     element.wait_for(state="attached", timeout=timeout_ms)
 
+    def shown(value: str, titles: list[str]) -> bool:
+        if stands_in(titles, value, recorded, strict=False):
+            return True
+        held = any(_words(value) <= _words(title) for title in titles)
+        return not held and shows_text(element.page, value)
+
     def holds() -> tuple[bool, str]:
-        missing = [value for value in values if not shows_text(element.page, value)]
+        titles = (element.evaluate_all(TITLES_JS) or [[]])[0]
+        missing = [value for value in values if not shown(value, titles)]
         return not missing, f"its page shows no {missing[0]!r}" if missing else ""
 
     read_until(element.page, holds, "its page to show " + " and ".join(map(repr, values)))
@@ -334,8 +348,52 @@ def section_showing(element: Locator, *values: str) -> Locator:
 
 
 def _words(text: str) -> set[str]:
+    return set(_word_list(text))
+
+
+def _word_list(text: str) -> list[str]:
     joined = re.sub("(\\w)[-'\u2019](\\w)", r"\1\2", folded(text))
-    return set(re.findall(r"[^\W_]+", joined))
+    return re.findall(r"[^\W_]+", joined)
+
+
+KEPT = 200  # characters an identity keeps of a text
+
+
+def stands_in(pieces: list[str], value: str, recorded: str, *, strict: bool) -> bool:
+    """Whether ``value``'s words stand whole in one of ``pieces`` (a card's cells and
+    blocks, or titles) as they stood in ``recorded`` (the recorded text, values in it),
+    as replay tells it (identity_compare.js, standsIn): at a piece's edge where they
+    stood at the text's ("Edit Ann" is not "Edit Ann Lee"), and where ``strict`` (a
+    card's piece), beside no word but the one beside them then (the cell "Ann Lee" is
+    not "Ann" of the card "Ann Gold")."""
+    want = _word_list(value)
+    if not want:
+        return True
+    had = _word_list(recorded)
+    beside = [
+        (had[at - 1] if at else "",
+         had[at + len(want)] if at + len(want) < len(had) else None if len(recorded) >= KEPT
+         else "")
+        for at in range(len(had) - len(want) + 1) if had[at : at + len(want)] == want
+    ]  # fmt: skip
+
+    def fits(now: str | None, was: str | None) -> bool:
+        return now is None or was is None or (was != "" and (not strict or now == was))
+
+    for piece in pieces:
+        have = _word_list(piece)
+        for at in range(len(have) - len(want) + 1):
+            if have[at : at + len(want)] != want:
+                continue
+            before = have[at - 1] if at else None
+            after = have[at + len(want)] if at + len(want) < len(have) else None
+            if (
+                any(fits(before, b) and fits(after, a) for b, a in beside)
+                if beside
+                else after is None
+            ):
+                return True
+    return False
 
 
 def _overlap(a: str, b: str) -> float:

@@ -46,5 +46,5 @@ async def test_the_records_listed_beside_a_control_are_not_its_card(
     assert found.found.card == card and found.found.sameness() == recorded.sameness()
     assert not [c for c in found.changes if c.startswith(("card", "section"))], found.changes
     # The pytest export reads its card as replay does (its own copy of the rule).
-    [(read, _)] = await tab.page.get_by_role(role, name=name).evaluate_all(CARDS_JS)
+    [(read, _, _)] = await tab.page.get_by_role(role, name=name).evaluate_all(CARDS_JS)
     assert read == card
