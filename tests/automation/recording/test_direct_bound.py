@@ -7,7 +7,6 @@ from __future__ import annotations
 import threading
 from collections.abc import AsyncIterator, Iterator
 from html import escape
-from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -15,7 +14,7 @@ import pytest
 from automation import Tab
 from automation.recording.replay import Replay, ReplayConfig
 from automation.recording.scenario import Scenario, ScenarioStep
-from tests.net import loopback_app
+from tests.net import QuietHandler, loopback_app
 from tests.refs import ref_of
 
 pytestmark = pytest.mark.browser
@@ -23,7 +22,7 @@ pytestmark = pytest.mark.browser
 PEOPLE = [("Ann Lee", "Bronze"), ("Bo Zhang", "Silver"), ("Cy Diaz", "Gold")]
 
 
-class _Customers(BaseHTTPRequestHandler):
+class _Customers(QuietHandler):
     """``/customers?q=…``: the customers whose name holds the words searched, each row
     with an Edit link to ``/edit/<i>``; ``/edit/<i>``: the record's note, saved by POST
     into ``notes`` (the truth), then back to the list."""
@@ -31,16 +30,8 @@ class _Customers(BaseHTTPRequestHandler):
     notes: dict[int, str] = {}
     lock = threading.Lock()
 
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-    def _send(self, body: str) -> None:
-        data = f"<!doctype html><html><body>{body}</body></html>".encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+    def _page(self, body: str) -> None:
+        self.send(200, f"<!doctype html><html><body>{body}</body></html>".encode())
 
     def do_GET(self) -> None:
         parts = urlsplit(self.path)
@@ -52,28 +43,24 @@ class _Customers(BaseHTTPRequestHandler):
                 for i, (name, tier) in enumerate(PEOPLE)
                 if all(word in name.lower().split() for word in q)
             )  # fmt: skip
-            self._send(
+            self._page(
                 '<h1>Customers</h1><form action="/customers"><label>Find '
                 '<input name="q"></label><button>Search</button></form>'
                 f"<table><tr><th>Name</th><th>Tier</th><th></th></tr>{rows}</table>"
             )
             return
         i = int(parts.path.rsplit("/", 1)[1])
-        self._send(
+        self._page(
             f'<h1>Edit customer</h1><form method="post" action="/edit/{i}">'
             '<label>Note <input name="note"></label><button>Save changes</button></form>'
         )
 
     def do_POST(self) -> None:
         i = int(self.path.rsplit("/", 1)[1])
-        length = int(self.headers.get("Content-Length", "0"))
-        note = parse_qs(self.rfile.read(length).decode()).get("note", [""])[0]
+        note = self.posted().get("note", "")
         with self.lock:
             self.notes[i] = note
-        self.send_response(303)
-        self.send_header("Location", "/customers")
-        self.send_header("Content-Length", "0")
-        self.end_headers()
+        self.send(303, Location="/customers")
 
 
 @pytest.fixture(scope="module")
