@@ -1253,21 +1253,30 @@ async def test_a_batch_row_naming_someone_not_there_deletes_no_one_else(
     """A batch of a scenario that deletes the person its row names: the row "Ann Lee",
     where only Ann Leeds is left (deleted already, or a typo in the file), deleted Ann
     Leeds (her row the search's only one, reading as his in all but one word) and
-    passed.  Now it deletes no one and waits for a person, saying no row shows "Ann Lee";
-    the next row deletes its own."""
+    passed; so did the row "Ann" (her name begins with it), and the step was written
+    back as the row of "${name} Leeds".  Now each deletes no one and waits for a person,
+    saying no row shows the name; the next row deletes its own, and the step is as it
+    was."""
     _People.narrows = True
     _People.people = ["Ann Leeds", "Bob Smith", "Carl Jung"]
     with loopback_app(_People) as app:
         await log_in(page, server)
-        await import_scenario(page, server, tmp_path / "delete.json", delete_whom(app))
-        badges = await batch_of(page, tmp_path / "people.csv", ["Ann Lee", "Bob Smith"], 2)
-        await expect(badges.nth(1)).to_have_text("passed", timeout=LIVE_MS)
-        # The row for "Ann Lee" waits for a person: no row shows him.
-        ann = page.locator("#batch-rows tr").first
-        await expect(ann).to_contain_text('row without "Ann Lee"', timeout=LIVE_MS)
-        await expect(badges.nth(0)).not_to_have_text("passed")
+        scenario_url = await import_scenario(
+            page, server, tmp_path / "delete.json", delete_whom(app)
+        )
+        names = ["Ann Lee", "Ann", "Bob Smith"]
+        badges = await batch_of(page, tmp_path / "people.csv", names, 2)
+        await expect(badges.nth(2)).to_have_text("passed", timeout=LIVE_MS)
+        # The rows for "Ann Lee" and "Ann" wait for a person: no row shows either.
+        for at, name in enumerate(names[:2]):
+            row = page.locator("#batch-rows tr").nth(at)
+            await expect(row).to_contain_text(f'row without "{name}"', timeout=LIVE_MS)
+            await expect(badges.nth(at)).not_to_have_text("passed")
         await save(page, "seams-batch-row-of-someone-not-there.png")
         assert _People.people == ["Ann Leeds", "Carl Jung"], _People.people
+        kept = await page.request.get(scenario_url.rstrip("/") + "/export.json")
+        delete = json.loads(await kept.text())["steps"][1]["identity"]
+        assert delete["row"] == "${name} Sales Leeds Active", delete
 
 
 def rename_customer(app: str) -> dict[str, Any]:
