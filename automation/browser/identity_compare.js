@@ -320,13 +320,15 @@
   // recorded text (``beside``: what besides found there): at the piece's edge where
   // they stood at the text's ("Edit Ann" is not "Edit Ann Lee"); and, in a row's or a
   // card's piece (``strict``: a cell, a badge), beside no word but the one beside them
-  // then (the cell "Ann Lee" is another customer's than "Ann" in the row "Ann Bronze",
-  // however like the rest of the row reads).  Where they stood in no recorded text
-  // (``beside`` empty): ending a piece ("Delete Ann", not "Delete Ann Lee").
+  // then, or a number (the cell "Ann Lee" is another customer's than "Ann" in the row
+  // "Ann Bronze", however like the rest of the row reads; "Buy milk 3" is the item "Buy
+  // milk 2" was, its count in the same run of text).  Where they stood in no recorded
+  // text (``beside`` empty): ending a piece ("Delete Ann", not "Delete Ann Lee").
   function standsIn(pieces, value, beside, strict) {
     const want = words(value);
     if (!want.length) return true;
-    const fits = (now, was) => now === null || was === null || (was !== "" && (!strict || now === was));
+    const fits = (now, was) => now === null || was === null ||
+      (was !== "" && (!strict || now === was || /^\d+$/.test(now)));
     for (const piece of pieces) {
       const have = words(piece || "");
       for (let at = 0; at + want.length <= have.length; at++) {

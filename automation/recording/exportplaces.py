@@ -364,8 +364,8 @@ def stands_in(pieces: list[str], value: str, recorded: str, *, strict: bool) -> 
     blocks, or titles) as they stood in ``recorded`` (the recorded text, values in it),
     as replay tells it (identity_compare.js, standsIn): at a piece's edge where they
     stood at the text's ("Edit Ann" is not "Edit Ann Lee"), and where ``strict`` (a
-    card's piece), beside no word but the one beside them then (the cell "Ann Lee" is
-    not "Ann" of the card "Ann Gold")."""
+    card's piece), beside no word but the one beside them then, or a number (the cell
+    "Ann Lee" is not "Ann" of the card "Ann Gold")."""
     want = _word_list(value)
     if not want:
         return True
@@ -378,7 +378,11 @@ def stands_in(pieces: list[str], value: str, recorded: str, *, strict: bool) -> 
     ]  # fmt: skip
 
     def fits(now: str | None, was: str | None) -> bool:
-        return now is None or was is None or (was != "" and (not strict or now == was))
+        return (
+            now is None
+            or was is None
+            or (was != "" and (not strict or now == was or (now.isascii() and now.isdigit())))
+        )
 
     for piece in pieces:
         have = _word_list(piece)

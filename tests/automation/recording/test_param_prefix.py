@@ -27,8 +27,9 @@ SHORT = ReplayConfig(locate_wait_ms=1_000)
 
 class _Customers(QuietHandler):
     """Customers (name, tier), each a row with a Delete posting the name: a table's row
-    of cells, a list item of a name and a tier badge, or a tile of blocks (``layout``,
-    "table", "badges" or "tiles"); the search shows
+    of cells, a list item of a name and a tier badge, a tile of blocks, or a list item
+    of one run of text (``layout``: "table", "badges", "tiles", "plain"; there the tier
+    is a count); the search shows
     those whose name holds the words searched for (so "Ann" finds Ann Lee)."""
 
     customers: list[tuple[str, str]] = []
@@ -48,6 +49,15 @@ class _Customers(QuietHandler):
                 for n, t in found
             )
             listed = f"<table><tr><th>Name</th><th>Tier</th><th></th></tr>{rows}</table>"
+        elif self.layout == "plain":  # (one run of text: the name and a count)
+            listed = (
+                "<ul>"
+                + "".join(
+                    f"<li>{html.escape(n)} {t} {delete.format(html.escape(n))}</li>"
+                    for n, t in found
+                )
+                + "</ul>"
+            )
         elif self.layout == "tiles":
             listed = "".join(
                 f"<div class=tile><div><b>{html.escape(n)}</b></div><div>{t}</div>"
@@ -74,10 +84,10 @@ class _Customers(QuietHandler):
         self.send(303, Location="/customers?msg=Deleted")
 
 
-async def _recorded(tab: Tab, app: str) -> Scenario:
+async def _recorded(tab: Tab, app: str, tier: str = "Gold") -> Scenario:
     """A person searches for Ada and deletes her row (Ada, Gold); the typed name is made
     the parameter ``name``, carried into the Delete's row ("${name} Gold")."""
-    _Customers.customers = [("Ada", "Gold"), ("Bob", "Gold")]
+    _Customers.customers = [("Ada", tier), ("Bob", tier)]
     await tab.navigate(f"{app}/customers")
     recorder = Recorder(tab)
     await recorder.start()
@@ -137,3 +147,22 @@ async def test_a_value_that_begins_or_ends_another_name_acts_on_nobody(
         )
         assert status == 0 and "1 passed" in out, out
         assert _Customers.customers == [other]
+
+
+async def test_a_count_beside_the_value_in_one_run_of_text_may_change(tab: Tab) -> None:
+    """A row that is one run of text, the name and a count ("Ada 2"): given "Ann", the
+    row "Ann 5" is hers, its count changed beside the name, and "Ann Lee 2" is no one's
+    ("Lee" stands where the count stood)."""
+    _Customers.layout = "plain"
+    with loopback_app(_Customers) as app:
+        scenario = await _recorded(tab, app, tier="2")
+        click = scenario.steps[-1]
+        assert click.identity is not None and click.identity.row == "${name} 2", click
+        _Customers.customers = [("Ann Lee", "2"), ("Bob", "2")]
+        result = await Replay(tab, scenario, params={"name": "Ann"}, config=SHORT).run()
+        assert not result.ok and 'without "Ann"' in result.reason, result.to_dict()
+        assert _Customers.customers == [("Ann Lee", "2"), ("Bob", "2")]
+        _Customers.customers = [("Ann Lee", "2"), ("Ann", "5")]
+        result = await Replay(tab, scenario, params={"name": "Ann"}).run()
+        assert result.ok, result.to_dict()
+        assert _Customers.customers == [("Ann Lee", "2")]
