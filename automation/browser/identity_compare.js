@@ -282,7 +282,14 @@
       const kind = SHOWN_IN[text] || "row";
       const mine = { name: [f.name, f.aria_label], label: [f.label], text: [f.text],
         section: f.titles || [] }; // (a row's or card's: its pieces)
+      // (where not even a word of it stands, it is nowhere: no texts read apart for that)
+      const anywhere = loose ? (text === "section" ? f.titles || [] : [f.around || f.card])
+        : [f.name, f.aria_label, f.label, f.text, f.around || f.row || f.card];
       for (const value of values) {
+        if (!anywhere.some((t) => holdsWhole(t, value))) {
+          out.push(`${kind} without ${JSON.stringify(value)}`);
+          continue;
+        }
         const beside = besides(id[text], value);
         const there = kind === "row" ? pieces() : mine[kind];
         // Shown in another of its texts than the recorded one: ending a name, a label or
