@@ -40,7 +40,8 @@ def element(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> tup
             notes.append(f"# where {where} in another frame, this line won't find it")
             continue
         try:
-            alternative = _where_it_leads(main, params) if _renamed_link(main, variant) else None
+            renamed = _renamed_link(main, variant) and not _told_by_value(main, params)
+            alternative = _where_it_leads(main, params) if renamed else None
             alternative = alternative or locator(variant, params)
         except ScenarioInvalid:
             notes.append(f"# where {where}, this line won't find it: nothing to find it by")
@@ -56,6 +57,14 @@ def _renamed_link(main: ElementIdentity, variant: ElementIdentity) -> bool:
     the record was renamed) may be another record's another day."""
     same = main.role == variant.role == "link" and main.target == variant.target != ""
     return same and main.name != variant.name
+
+
+def _told_by_value(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> bool:
+    """Whether a parameter's value tells which record the element acts on (its row, card,
+    section or name holds one): where it led is the record it was recorded (or healed)
+    on, another value's, never a way to find it."""
+    texts = (identity.name, identity.row, identity.card, identity.section)
+    return any(holds_param(text, params) for text in texts)
 
 
 def _where_it_leads(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> str | None:

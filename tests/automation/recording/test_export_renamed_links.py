@@ -101,3 +101,29 @@ async def test_a_renamed_link_is_found_where_it_leads_not_by_an_old_name(
     again = await Replay(tab, healed, params={"name": "Omega"}).run()
     assert customers[2] == "Acme", (customers, again.to_dict())
     assert again.ok == (customers[1] == "Omega"), (customers, again.to_dict())
+
+
+def test_a_link_told_by_a_value_is_never_found_where_it_led() -> None:
+    """The Edit link of the row showing ``${who}``, renamed "Modify" since (its old name a
+    variant, where it leads kept as recorded: the record it was recorded on): the export
+    looks for it in the value's row by either name, never by that address, which is
+    another value's record (it would edit that one and pass where the value's row is
+    gone)."""
+    link = {"role": "link", "name": "Modify", "tag": "a", "row": "${who} Bronze",
+            "target": "http://crm.test/edit/0", "name_count": 3,
+            "variants": [{"role": "link", "name": "Edit", "tag": "a", "row": "${who} Bronze",
+                          "target": "http://crm.test/edit/0", "name_count": 3}]}  # fmt: skip
+    data = {"version": 1, "name": "Edit a note", "base_url": "http://crm.test/",
+            "params": {"who": {"default": "Ann Lee"}},
+            "steps": [{"action": "navigate", "args": {"url": "http://crm.test/customers"}},
+                      {"action": "click", "args": {}, "identity": link}]}  # fmt: skip
+    code = to_pytest(Scenario.from_dict(data))
+    assert "a[href$=" not in code, code[-1500:]
+    assert "name='Modify'" in code and "name='Edit'" in code
+    unbound = {
+        **link,
+        "row": "Customers",
+        "variants": [{**link["variants"][0], "row": "Customers"}],
+    }
+    bound_free = {**data, "steps": [data["steps"][0], {**data["steps"][1], "identity": unbound}]}
+    assert 'a[href$="/edit/0"]' in to_pytest(Scenario.from_dict(bound_free))
