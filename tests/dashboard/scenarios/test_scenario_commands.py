@@ -115,6 +115,25 @@ def test_replay_from_a_file_prints_each_step_and_passes(
     assert "s3cret-value" not in out
 
 
+def test_a_failed_replay_s_heals_are_saved_only_as_proposals(
+    owner: Any, fixture_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--save-heals after a replay that failed (a check after the sign-in finds nothing):
+    what it found changed on v2 waits for a person, proposed; no step is rewritten."""
+    monkeypatch.setenv("TABWRIGHT_SECRET_SHOP_PW", "s3cret-value")
+    data = sign_in(fixture_url)
+    data["steps"].append(
+        {"action": "expect", "args": {"kind": "text_visible", "text": "Nothing like this"}}
+    )
+    scenario = services.scenario_import(owner=owner, data=data)
+    out, code = run("scenario_replay", str(scenario.pk), "--allow-private", "--step-timeout-ms",
+                    "3000", "--base-url", f"{fixture_url}/replay/v2", "--save-heals")  # fmt: skip
+    assert code == 1 and "healed (confident)" in out, out
+    heals = IdentityHeal.objects.filter(step__scenario=scenario)
+    assert heals.exists() and {h.status for h in heals} == {"proposed"}, list(heals)
+    assert ScenarioStep.objects.get(scenario=scenario, index=1).identity["id"] == "email"
+
+
 def test_replay_exit_status_says_how_it_ended(
     owner: Any, tmp_path: Path, fixture_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
