@@ -159,17 +159,12 @@ class DashboardSink:
             await ring_group(group_name(self.run_id), event_message(data))
 
     async def _write_heals(self, *, succeeded: bool) -> None:
-        """Keep what the replay's steps found changed: as each step's outcome says
-        (confident: written to the step) where the replay succeeded; proposed for a person
-        to approve where it did not.  A replay that failed may have gone wrong before it
-        failed (on another customer's row, whose name begins with the one given): what
-        it found there is no change of the app's to write unasked."""
+        """Keep what the replay's steps found changed, once it ended: written unasked
+        only where it succeeded (scenario_services.heal_record)."""
         heals, self._heals = self._heals, []
         for scenario_id, data in heals:
-            if not succeeded:
-                data = {**data, "heal": "proposed"}
             await database_sync_to_async(scenario_services.heal_record)(
-                scenario_id=scenario_id, outcome=data, run_id=self.run_id
+                scenario_id=scenario_id, outcome=data, run_id=self.run_id, succeeded=succeeded
             )
 
     async def _mark_passwords(self) -> None:

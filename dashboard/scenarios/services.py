@@ -410,16 +410,22 @@ def scenario_step_replayed(
 
 
 def heal_record(
-    *, scenario_id: int, outcome: StepOutcome | dict[str, Any], run_id: int | None = None
-) -> IdentityHeal | None:
+    *, scenario_id: int, outcome: StepOutcome | dict[str, Any], run_id: int | None = None,
+    succeeded: bool = True,
+) -> IdentityHeal | None:  # fmt: skip
     """Keep what a replay found changed in a step: written to the step at once when the
     replay was confident, else proposed for a person to approve.  History either way.
+    From a replay that did not succeed (``succeeded`` false), only proposed: it may have
+    gone wrong before it failed (on another customer's row, whose name begins with the one
+    given), and what it found there is no change of the app's to write unasked.
     Replays running side by side (a batch) find the same change: the first one's record
     stands for all (None when the step knows the element so already, else the proposal
     waiting with the same element, written now if this replay was confident)."""
     data = outcome.to_dict() if isinstance(outcome, StepOutcome) else outcome
     if not data.get("healed") or data.get("heal") not in ("confident", "proposed"):
         return None
+    if not succeeded:
+        data = {**data, "heal": "proposed"}
     with transaction.atomic():
         step = (
             ScenarioStep.objects.select_for_update()

@@ -87,9 +87,9 @@ class Command(BaseCommand):
             if stored is not None and options["save_heals"]:
                 ids = {"": stored.pk, **selectors.scenario_callee_ids(scenario_id=stored.pk)}
                 for name, outcome in every_outcome(result.steps):  # a callee's: to it
-                    # (written unasked only from a replay that succeeded: DashboardSink)
-                    kept = outcome if result.ok else {**outcome.to_dict(), "heal": "proposed"}
-                    services.heal_record(scenario_id=ids[name], outcome=kept)
+                    services.heal_record(
+                        scenario_id=ids[name], outcome=outcome, succeeded=result.ok
+                    )
             self._report(result, base, notes, as_json=options["json"], several=len(bases) > 1)
         failed = [(b, r) for b, r in zip(bases, results, strict=True) if not r.ok]
         if failed:
