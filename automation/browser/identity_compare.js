@@ -275,16 +275,16 @@
     const out = [];
     let cells = null; // the row's (or card's) texts read apart, once asked for
     const pieces = () => (cells = cells || (e ? piecesOf(e, f.name) : [f.around || f.row || f.card || ""]));
+    const mine = { name: [f.name, f.aria_label], label: [f.label], text: [f.text],
+      section: f.titles || [] }; // (a row's or card's: its pieces)
+    const own = [f.name, f.aria_label, f.label, f.text, f.around || f.row || f.card];
     for (const [text, values] of Object.entries(id.shows || {})) {
       const loose = text === "card" || text === "section";
       const held = text === "card" ? recordCard(id, f, values) : recordSection(id, f, values);
       if (loose && !context && !held) continue;
       const kind = SHOWN_IN[text] || "row";
-      const mine = { name: [f.name, f.aria_label], label: [f.label], text: [f.text],
-        section: f.titles || [] }; // (a row's or card's: its pieces)
       // (where not even a word of it stands, it is nowhere: no texts read apart for that)
-      const anywhere = loose ? (text === "section" ? f.titles || [] : [f.around || f.card])
-        : [f.name, f.aria_label, f.label, f.text, f.around || f.row || f.card];
+      const anywhere = loose ? (text === "section" ? mine.section : [f.around || f.card]) : own;
       for (const value of values) {
         if (!anywhere.some((t) => holdsWhole(t, value))) {
           out.push(`${kind} without ${JSON.stringify(value)}`);

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from automation.errors import ScenarioInvalid
+from automation.recording.exportplaces import KEPT
 from automation.recording.scenario import PLACEHOLDER, SECRET_ENV_PREFIX, Scenario
 
 __all__ = [
@@ -111,7 +112,7 @@ def row_pattern(row: str, params: dict[str, dict[str, Any]], own: str = "") -> s
         escaped = f"re.escape({param(match.group(1), params)})"
         first = CELL_BEGINS if not pieces else r"(?<!\w)"
         after = r"(?!\w)"
-        if not row[match.end() :].split() and len(row) < ROW_KEPT:  # (not cut short)
+        if not row[match.end() :].split() and len(row) < KEPT:  # (not cut short)
             named = own.strip() and not _IDENTITY_PARAM.search(own)
             mine = rf"(?!{re.escape(own)}(?!\w))" if named else ""
             after = rf"(?![^\S\n]*{mine}\w)"  # no word after it on its line, but its own
@@ -130,7 +131,6 @@ def row_pattern(row: str, params: dict[str, dict[str, Any]], own: str = "") -> s
 
 NOT_AFTER_A_DIGIT = r"(?<![0-9])"
 CELL_BEGINS = r"(?<!\w[^\S\n]*)"  # no word before it on its line (in its cell)
-ROW_KEPT = 200  # characters of its row an identity keeps (identity_describe.js: rowOf)
 
 
 def holds_param(shown: str, params: dict[str, dict[str, Any]]) -> bool:

@@ -356,7 +356,7 @@ def _word_list(text: str) -> list[str]:
     return re.findall(r"[^\W_]+", joined)
 
 
-KEPT = 200  # characters an identity keeps of a text
+KEPT = 200  # characters an identity keeps of a text (identity_describe.js: cut)
 
 
 def stands_in(pieces: list[str], value: str, recorded: str, *, strict: bool) -> bool:
