@@ -206,14 +206,18 @@ class _Descriptor(ExpressionDescriptor):
 
 def _weekdays_said(field: str) -> str:
     """The day-of-week ``field`` written as the days it fires on, for the words, when it
-    names a 7.  Cron reads 7 as Sunday, as 0 is, and cron-descriptor reads the
+    names a 7 or steps.  Cron reads 7 as Sunday, as 0 is, and cron-descriptor reads the
     days as written: ``0-7`` (every day) was "Sunday through Sunday", ``0,7`` "Sunday and
     Sunday", ``0-7/2`` (Sun, Tue, Thu, Sat) "every 2 days of the week, Sunday through
-    Sunday".  Every day is ``*``; other days run Monday (1) to Sunday (7), a run of three
-    or more as a range (``5-7``: "Friday through Sunday").  A field with ``#`` or ``L``
-    (the second Sunday, the last Friday) reads well as written."""
+    Sunday"; and a step says no day: ``1/2`` (Mon, Wed, Fri) was "every 2 days of the
+    week", ``2/3`` (Tue, Fri) "every 3 days of the week, Tuesday through Saturday".  Every
+    day is ``*``; other days run Monday (1) to Sunday (7), a run of three or more as a
+    range (``5-7``: "Friday through Sunday").  A field with ``#`` or ``L`` (the second
+    Sunday, the last Friday) reads well as written."""
     values = [part.partition("/")[0] for part in field.split(",")]
-    if "#" in field or "l" in field.lower() or "7" not in re.findall(r"\d+", " ".join(values)):
+    if "#" in field or "l" in field.lower():
+        return field
+    if "/" not in field and "7" not in re.findall(r"\d+", " ".join(values)):
         return field
     days = croniter(f"* * * * {field}").expanded[4]
     if days == ["*"]:

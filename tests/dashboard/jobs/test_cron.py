@@ -102,9 +102,18 @@ def test_a_cron_holds_only_cron_s_words_and_a_refusal_names_the_field() -> None:
         ("0 7 * * 7#2", "At 07:00, on the second Sunday of the month", {"Sun"}),
         ("0 7 * * 0-6", "At 07:00, Sunday through Saturday",
          {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"}),  # as written: no 7 in it
+        # A step names the days it fires on, not "every 2 days of the week".
+        ("0 7 * * 1/2", "At 07:00, only on Monday, Wednesday, and Friday",
+         {"Mon", "Wed", "Fri"}),
+        ("0 7 * * */2", "At 07:00, only on Tuesday, Thursday, Saturday, and Sunday",
+         {"Tue", "Thu", "Sat", "Sun"}),
+        ("0 7 * * 2/3", "At 07:00, only on Tuesday and Friday", {"Tue", "Fri"}),
+        ("0 7 * * 1-5/2,6", "At 07:00, only on Monday, Wednesday, Friday, and Saturday",
+         {"Mon", "Wed", "Fri", "Sat"}),
+        ("0 7 * * */1", "At 07:00", {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"}),
     ],
 )  # fmt: skip
-def test_a_day_of_the_week_field_naming_7_reads_as_the_days_it_fires(
+def test_a_day_of_the_week_field_naming_7_or_a_step_reads_as_the_days_it_fires(
     cron: str, words: str, days: set[str]
 ) -> None:
     assert check_cron(cron) == cron  # kept as written
