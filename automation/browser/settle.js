@@ -42,6 +42,24 @@
       win.addEventListener("invalid", (e) => {
         if (s.invalid.length < 50) s.invalid.push(e.target);
       }, true);
+      // The forms the action asked to send (a click on a submit button, an Enter in a
+      // field): the browser checks their fields first (notsent.js).
+      win.addEventListener("click", (e) => {
+        const form = submitsForm(e);
+        if (form && s.tried.length < 10) s.tried.push(form);
+      }, true);
+      win.addEventListener("keydown", (e) => {
+        const field = e.composedPath ? e.composedPath()[0] : e.target;
+        if (e.key === "Enter" && field && field.tagName === "INPUT" && field.form &&
+            s.tried.length < 10) s.tried.push(field.form);
+      }, true);
+    };
+    const submitsForm = (e) => {
+      const target = e.composedPath ? e.composedPath()[0] : e.target;
+      const control = target && target.closest &&
+        target.closest("button, input[type=submit], input[type=image]");
+      return control && control.form && (control.type === "submit" || control.type === "image")
+        ? control.form : null;
     };
     listen(window);
     // A frame of the page's own site (a back office's work area) asks too: its form posted
@@ -71,6 +89,7 @@
       s.on = true; s.n = 0; s.last = 0; s.since = performance.now();
     };
     s.invalid = [];
+    s.tried = [];
     Object.defineProperty(window, "__tabwrightSettle", { value: s, configurable: true });
   }
   const SHORT_POLL_MS = 5; // how often a short quiet looks again for timers that ran
@@ -84,7 +103,7 @@
     return found;
   };
   // The fields the browser refused to send a form for since arm (notsent.js).
-  const refusedToSend = () => (NOT_SENT_JS)(s.invalid);
+  const refusedToSend = () => (NOT_SENT_JS)(s.invalid, s.tried);
   const disarm = () => {
     s.observer.disconnect();
     s.on = false;
@@ -199,6 +218,7 @@
     s.nav = 0;
     s.before = null;
     s.invalid = [];
+    s.tried = [];
     if (pending) pending.arm(quietMs);
     if (!trigger) return state(true);
     // Sent just before a click, not waited for: the answer comes once the click's event

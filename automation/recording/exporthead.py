@@ -321,12 +321,27 @@ def where_it_led(
 
 
 # The fields each document's forms were found not valid at since a step began (their
-# ``invalid`` events), put in before the page's own scripts: what replay's settle hears.
+# ``invalid`` events), and the forms the step asked to send (a click on a submit button,
+# an Enter in a field), put in before the page's own scripts: what replay's settle hears.
 INVALID_HEARD_JS = """(() => {{
   if (window.__invalidHeard) return;
   const heard = [];
+  const tried = [];
   addEventListener("invalid", (e) => {{ if (heard.length < 50) heard.push(e.target); }}, true);
+  addEventListener("click", (e) => {{
+    const target = e.composedPath()[0];
+    const control = target && target.closest &&
+      target.closest("button, input[type=submit], input[type=image]");
+    if (control && control.form && (control.type === "submit" || control.type === "image") &&
+        tried.length < 10) tried.push(control.form);
+  }}, true);
+  addEventListener("keydown", (e) => {{
+    const field = e.composedPath()[0];
+    if (e.key === "Enter" && field && field.tagName === "INPUT" && field.form &&
+        tried.length < 10) tried.push(field.form);
+  }}, true);
   Object.defineProperty(window, "__invalidHeard", {{ value: heard }});
+  Object.defineProperty(window, "__submitTried", {{ value: tried }});
 }})();"""
 
 
@@ -334,19 +349,22 @@ def before_send(page: Page) -> tuple:
     """What :func:`form_sent` compares the page with after a step that may send a form:
     how many writes it sent and documents it committed so far (the fields found not valid
     so far are forgotten)."""
-    page.evaluate("() => window.__invalidHeard && window.__invalidHeard.splice(0)")
+    page.evaluate("() => window.__invalidHeard && (window.__invalidHeard.splice(0),"
+                  " window.__submitTried.splice(0))")
     return len(WROTE), len(COMMITS)
 
 
 def form_sent(page: Page, before: tuple) -> None:
     """As Tabwright's replay judges a click, a key or an Enter that may send a form: the
     browser did not refuse to send it (a field not valid: its ``invalid`` events, and the
-    focus moved to one), or the page sent a write or went to another page all the same."""
+    focus moved to one or the step asked to send its form), or the page sent a write or
+    went to another page all the same."""
     sent, commits = before
     if len(WROTE) > sent or len(COMMITS) > commits or page.is_closed():
         return
     try:
-        fields = page.evaluate(f"() => ({{NOT_SENT_JS}})(window.__invalidHeard || [])")
+        fields = page.evaluate(f"() => ({{NOT_SENT_JS}})(window.__invalidHeard || [],"
+                               f" window.__submitTried || [])")
     except PlaywrightError:  # it went away meanwhile
         return
     said = "; ".join(f"{{f['name']!r}}: {{f['said']}}" if f["name"] else f["said"]

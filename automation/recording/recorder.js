@@ -249,21 +249,30 @@
     }
     if (skipped(hit, el)) return;
     send({ kind: "click", button, detail: e.detail, ...described(el) });
-    watchSending();
+    watchSending(submitted(hit));
   }
 
   // A click or a key that may send a form, and the fields the browser then refused to send
-  // it for (notsent.js: their `invalid` events, the focus moved to one): nothing was sent,
-  // so the click is no step of the person's (the next one, once the field is fixed, is).
+  // it for (notsent.js: their `invalid` events, the focus moved to one or the click or the
+  // Enter asked to send their form): nothing was sent, so the click is no step of the
+  // person's (the next one, once the field is fixed, is).
   let heardInvalid = null; // the targets of the `invalid` events since, in this task
-  function watchSending() {
+  let triedForms = []; // the form the click or the Enter asked to send
+  function watchSending(form) {
     if (heardInvalid) return;
     heardInvalid = [];
+    triedForms = form ? [form] : [];
     setTimeout(() => {
       const heard = heardInvalid;
       heardInvalid = null;
-      if (heard.length && (NOT_SENT_JS)(heard).length) send({ kind: "not_sent" });
+      if (heard.length && (NOT_SENT_JS)(heard, triedForms).length) send({ kind: "not_sent" });
     }, 0);
+  }
+  // The form a click on ``hit`` asks to send: a submit button's.
+  function submitted(hit) {
+    const control = hit.closest && hit.closest("button, input[type=submit], input[type=image]");
+    return control && control.form && (control.type === "submit" || control.type === "image")
+      ? control.form : null;
   }
   function onInvalid(e) {
     if (heardInvalid && heardInvalid.length < 50) heardInvalid.push(e.target);
@@ -272,7 +281,7 @@
   // then, before the keys typed next (a busy browser runs input before the timer above).
   function onFocusin(e) {
     if (!heardInvalid || !heardInvalid.includes(e.target)) return;
-    if ((NOT_SENT_JS)(heardInvalid).length) {
+    if ((NOT_SENT_JS)(heardInvalid, triedForms).length) {
       heardInvalid.length = 0;
       send({ kind: "not_sent" });
     }
@@ -348,7 +357,7 @@
     const key = [...mods, e.key === " " ? "Space" : e.key].join("+");
     const target = isPage(el) ? { el: "", identity: null } : described(el);
     send({ kind: "press", key, ...target });
-    watchSending();
+    watchSending(e.key === "Enter" && el && el.tagName === "INPUT" ? el.form : null);
   }
 
   // A page restored from the back-forward cache is a navigation without a new document.
