@@ -46,14 +46,25 @@
   const FINE_WORD = /(^|[-_])(success|succeeded|ok|info|notice|saved)([-_]|$)/i;
   // What an alert that names nothing in its markup says when it refuses ("Email is
   // required", "That name is already taken"), and what it says when it does not.
+  // (Words an action's own success may say are left out: "User locked", "Application
+  // rejected", "Invitation declined" tell a lock, a rejection, a decline done.)
   const REFUSED_SAID = new RegExp("\\b(" + ["required", "invalid", "already", "must", "errors?",
     "failed", "cannot", "can[’']t", "can not", "could not", "couldn[’']t", "not allowed",
     "not valid", "taken", "denied", "refused", "incorrect", "missing", "unable",
-    "too (long|short|many|few|large|small)"].join("|") + ")\\b", "i");
+    "too (long|short|many|few|large|small)",
+    // a failure said in everyday words ("Something went wrong. Please try again.")
+    "went wrong", "try again", "oops", "sorry", "there (was|is) a problem",
+    "unsuccessful",
+    // who may not ("You don't have permission to change prices")
+    "permission", "not permitted", "forbidden", "unauthori[sz]ed", "not authori[sz]ed",
+    // what stands in the way ("That slot is no longer available")
+    "unavailable", "not available", "expired", "insufficient",
+    "exceeds?", "exceeded", "not found", "do(es)? not (match|exist)",
+    "(don|doesn)[’']t (match|exist)"].join("|") + ")\\b", "i");
   const FINE_SAID = new RegExp("\\b(" + ["saved", "success", "successfully", "updated",
     "created", "added", "thanks?", "done", "sent", "queued", "scheduled", "invited",
     "submitted", "published", "archived", "deleted", "removed", "imported", "uploaded",
-    "confirmed", "completed", "approved"].join("|") + ")\\b", "i");
+    "confirmed", "completed", "approved", "resolved", "granted"].join("|") + ")\\b", "i");
   const NOT_SAID = /\b(not|nothing|never|no)\b/i; // "Nothing was saved": no success
   // What colours a text as an error, where the markup names none (Tailwind's
   // "text-red-600" under a field, shadcn's "text-destructive"): an error only beside a

@@ -125,6 +125,44 @@ SAYS = {
                         + "<button>Accept</button></div>", "", False, False),
     "a closed dialog saying why": (f"<dialog>{WHY}</dialog>", "", False, False),
 }  # fmt: skip
+# A refusal said in everyday words, by a bare alert, a status or a flash box: each an
+# error its words name (a save answered so on the same page was refused).  Before, only
+# "required", "failed", "could not"... were read so, and the save passed.
+REFUSALS = [
+    "Something went wrong. Please try again.",
+    "Oops! We couldn\u2019t reach the server",
+    "Sorry, that slot is no longer available",
+    "There was a problem saving your changes",
+    "You don't have permission to change prices",
+    "You are not authorized to edit this invoice",
+    "Forbidden",
+    "Not permitted while the period is closed",
+    "Your session has expired",
+    "Insufficient stock for 12 units",
+    "The quantity exceeds what is in stock",
+    "Customer not found",
+    "The passwords don\u2019t match",
+    "Update unsuccessful",
+]
+# What a save, a lock, a rejection says when it went through: no error its words name
+# (a no_error check still fails on a bare alert that says no success, as before).
+WENT = {
+    "Changes saved": False,
+    "User ann locked": True,
+    "Application rejected": True,
+    "Invitation declined": True,
+    "Permissions updated": False,
+    "Access granted to ada@example.org": False,
+    "Ticket resolved: the problem is gone": False,
+    "Saved. No conflicts with other bookings": True,
+}
+for said in REFUSALS:
+    SAYS[f"alert: {said}"] = (f"<p role=alert>{said}</p>", said, True, True)
+SAYS[f"status: {REFUSALS[0]}"] = (f"<p role=status>{REFUSALS[0]}</p>", REFUSALS[0], True, True)
+SAYS[f"flash: {REFUSALS[4]}"] = (f"<div class=flash>{REFUSALS[4]}</div>", REFUSALS[4], True,
+                                 True)  # fmt: skip
+for said, error in WENT.items():
+    SAYS[f"alert: {said}"] = (f"<p role=alert>{said}</p>", "", error, False)
 
 
 @pytest.mark.parametrize(("markup", "words", "error", "named"), SAYS.values(), ids=SAYS.keys())

@@ -5,6 +5,7 @@ later sent before a step leaves the page."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -78,6 +79,55 @@ async def test_an_error_toast_that_hides_itself_fails_the_no_error_check(
         code, out = await run_exported(to_pytest(scenario), tmp_path, app)
         assert (code == 0) is not refuse, out
         assert "Could not save your display name" in out or not refuse, out
+
+
+class _SaidToasts(_Toasts):
+    """The same profile, its refusal said in the app's own words (``said``)."""
+
+    said = ""
+
+    def do_GET(self) -> None:
+        page = f"""<!doctype html><title>Profile</title><h1>Profile</h1>
+        <button id=save>Save</button><div id=toasts></div><script>
+        save.onclick = async () => {{
+          const ok = (await (await fetch("/save", {{method: "POST"}})).json()).ok;
+          const toast = document.createElement("div");
+          toast.setAttribute("role", ok ? "status" : "alert");
+          toast.textContent = ok ? "Saved" : {json.dumps(self.said)};
+          toasts.append(toast);
+          setTimeout(() => toast.remove(), {self.toast_ms});
+        }};
+        </script>"""
+        self.send(200, page.encode())
+
+
+@pytest.mark.parametrize(
+    ("refuse", "said"),
+    [(True, "Something went wrong. Please try again."),
+     (True, "You don't have permission to change this profile"),
+     (False, "")],
+)  # fmt: skip
+async def test_a_refusal_a_toast_says_in_everyday_words_fails_a_save_with_no_check(
+    tab: Tab, tmp_path: Path, refuse: bool, said: str
+) -> None:
+    """A save answered ``{"ok": false}`` (HTTP 200), the app saying why in an alert toast
+    that hides itself, in words of its own, and no check after it: the alert's words named
+    no refusal the replay knew ("required", "could not"...), so the replay and its export
+    passed a save never made.  Now both fail saying what the toast said; a save the app
+    took passes."""
+    _SaidToasts.refuse, _SaidToasts.said = refuse, said
+    with loopback_app(_SaidToasts) as app:
+        await tab.page.goto(f"{app}/profile")
+        save = await capture(await tab.page.query_selector("#save"), budget=Budget(10_000))
+        steps = (ScenarioStep("navigate", {"url": f"{app}/profile"}),
+                 ScenarioStep("click", {}, save))  # fmt: skip
+        scenario = Scenario("Save the profile", steps, base_url=app)
+        result = await Replay(tab, scenario).run()
+        assert result.ok is not refuse, result.to_dict()
+        assert not refuse or said in result.reason, result.reason
+        code, out = await run_exported(to_pytest(scenario), tmp_path, app)
+        assert (code == 0) is not refuse, out
+        assert not refuse or said.replace("'", "\\'") in out or said in out, out
 
 
 class _Notifications(_Saves):
