@@ -61,7 +61,7 @@ from automation.browser.seen import TYPED_JS
 from automation.browser.settle import PENDING_JS
 from automation.browser.snapshot import SNAPSHOT_JS
 from automation.browser.tab import SELECTOR_ENGINE, RefState, Tab
-from automation.browser.tabs import TabGroup
+from automation.browser.tabs import WINDOW_LIMIT_JS, TabGroup
 from automation.browser.url_guard import install_url_guard
 from automation.budget import Budget
 from automation.errors import ActionInvalid, BrowserError, TabwrightError
@@ -377,6 +377,7 @@ class BrowserSession:
             await budget.run(context.add_init_script(script=SNAPSHOT_JS))
             await budget.run(context.add_init_script(script=PENDING_JS))
             await budget.run(context.add_init_script(script=TYPED_JS))
+            await budget.run(context.add_init_script(script=WINDOW_LIMIT_JS))
             console_limit = await budget.run(limit_console(context))
         except PlaywrightError as exc:
             raise BrowserError(f"could not open a tab: {brief(exc)}") from None

@@ -12,7 +12,13 @@ person's choice on the live view's tab strip (:meth:`TabGroup.overview`,
 A group holds at most ``max_tabs`` pages (``BrowserConfig.max_tabs``): a page the site
 opens past that is closed as it opens, and counted.  The first one closed is reported at
 once as a :class:`PageProblem` of kind ``tabs``, and the total once more when the group
-closes, so a site that opens popups in a loop costs two reports, not one per popup."""
+closes, so a site that opens popups in a loop costs two reports, not one per popup.
+
+Before that, each document's ``window.open`` opens a window only as a person's browser
+lets it (:data:`WINDOW_LIMIT_JS`, an init script of the context: while the page has a
+person's activation, and at most a burst then a few a second); Chromium's headless shell
+has no popup blocker, and a page opening windows in a loop held the event loop every run
+of the process shares while each one was set up to be closed."""
 
 from __future__ import annotations
 
@@ -20,6 +26,7 @@ import asyncio
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from playwright.async_api import BrowserContext, Page
@@ -31,11 +38,12 @@ from automation.budget import Budget
 from automation.errors import ActionInvalid, BrowserError, TabNotFound, TabwrightError
 from automation.events import Event, PageProblem
 
-__all__ = ["MAX_TABS", "TabGroup"]
+__all__ = ["MAX_TABS", "WINDOW_LIMIT_JS", "TabGroup"]
 
 log = logging.getLogger("automation.browser")
 
 MAX_TABS = 20  # the default of BrowserConfig.max_tabs
+WINDOW_LIMIT_JS = Path(__file__).with_name("windowlimit.js").read_text(encoding="utf-8")
 _CLOSE_TIMEOUT_MS = 5_000
 # How long a look at the tabs waits for pages being wrapped (a new tab's own CDP session
 # and the evaluate engine's): past it, the look goes on without them and a later one finds
