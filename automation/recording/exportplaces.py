@@ -109,16 +109,22 @@ CARDS_JS = """(elements) => elements.map((element) => {
     .map((x) => norm(x.tagName === "SELECT"
       ? [...x.selectedOptions].map((o) => o.textContent).join(" ")
       : x.isContentEditable ? x.innerText : x.value));
-  const own = [norm(element.innerText || element.textContent),
+  const said = [norm(element.innerText || element.textContent),
     norm(element.getAttribute("aria-label"))].filter(Boolean);
-  const alike = (other) => other !== element && norm(other.innerText) === own[0];
+  // (and the labels that name it, as replay leaves out its name: "City" around its field)
+  const labelled = (element.getAttribute("aria-labelledby") || "").split(/\\s+/)
+    .map((id) => id && element.getRootNode().getElementById
+      ? element.getRootNode().getElementById(id) : null);
+  const own = [...said, ...[...(element.labels || []), ...labelled].filter(Boolean)
+    .map((label) => norm(label.innerText))].filter(Boolean);
+  const alike = (other) => other !== element && norm(other.innerText) === said[0];
   let n = element.parentElement || element.getRootNode().host;
   for (let steps = 0; n && steps < 12; steps++) {
     const rows = rowsIn(n);
     const length = [...rows].reduce((l, r) => l - (r.textContent || "").length,
       (n.textContent || "").length);
     if (length > 1200) break;
-    if (own.length && [...n.querySelectorAll(element.tagName)].some(alike)) break;
+    if (said.length && [...n.querySelectorAll(element.tagName)].some(alike)) break;
     const raw = read(n, rows);
     let text = norm(raw);
     for (const t of own) text = norm(text.replace(t, " "));
