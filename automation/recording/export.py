@@ -233,7 +233,7 @@ def _end(scenario: Scenario, params: _Params) -> list[str]:
         lines += [
             "        "
             + comment(written, steps[written]).replace(":", ", its field read again:", 1),
-            f"        kept_value({_locator(identity, params)}"
+            f"        kept_value(read_again(lambda: {_locator(identity, params)})"
             + (", committed=True)" if committed else ")"),
         ]
     return lines + [f"        {r}" for r in refused]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from automation.browser.seen import SEEN_JS
@@ -30,6 +31,7 @@ __all__ = [
     "card_showing",
     "in_card",
     "in_section",
+    "read_again",
     "rows_showing",
     "section_showing",
 ]
@@ -138,6 +140,30 @@ CARD_ALIKE = 0.6  # of the recorded card's words and a card's, this share in com
 RECORD_CARD = 0.8  # of the recorded card's words (but the values'), this share in a tile
 
 
+AGAIN = [False]  # a field is being read again once its step is done (read_again)
+
+
+def read_again(find: Callable[[], Locator]) -> Locator:
+    """The element ``find`` locates, read again once the step that wrote it is done: a
+    card's or a section's alike elements are not waited for there (an editor the app took
+    away as the edit was committed is gone, not late), none left giving none."""
+    AGAIN[0] = True
+    try:
+        return find()
+    finally:
+        AGAIN[0] = False
+
+
+def _found(candidates: Locator) -> bool:
+    """Whether ``candidates`` are there to choose from: waited for (TIMEOUT_MS), but for
+    a field read again (:func:`read_again`), whose none is an answer."""
+    if AGAIN[0]:
+        return candidates.count() > 0
+    timeout_ms = float(os.environ.get("TIMEOUT_MS", "15000"))
+    candidates.first.wait_for(state="attached", timeout=timeout_ms)
+    return True
+
+
 def in_card(candidates: Locator, recorded: str, *values: str, section: str = "") -> Locator:
     """Of ``candidates`` (alike elements: one role, one name), the one in the card (tile)
     that reads most as the recorded one, ``recorded`` (its parameters' ``values`` in
@@ -145,8 +171,8 @@ def in_card(candidates: Locator, recorded: str, *values: str, section: str = "")
     Bob's tile wherever his tile now stands, never another's.  Cards that read alike
     (each address's "1 Park Row") are told apart by the title each sits under, where the
     recorded one sat under ``section``."""
-    timeout_ms = float(os.environ.get("TIMEOUT_MS", "15000"))
-    candidates.first.wait_for(state="attached", timeout=timeout_ms)
+    if not _found(candidates):
+        return candidates
     read = candidates.evaluate_all(CARDS_JS)
     cards = [text for text, _, _ in read]
     fits = [
@@ -178,8 +204,8 @@ def card_showing(element: Locator, recorded: str, *values: str) -> Locator:
     card holding a field that shows a value given or nothing (a search box) is a form's,
     or the page's, not a record's: not judged; a tile's own fields (its seats, as the
     app wrote them) leave it a tile."""
-    timeout_ms = float(os.environ.get("TIMEOUT_MS", "15000"))
-    element.wait_for(state="attached", timeout=timeout_ms)
+    if not _found(element):
+        return element
     found = element.evaluate_all(CARDS_JS)
     if len(found) != 1:  # gone again, or several: the step's action says so
         return element
@@ -304,8 +330,8 @@ def in_section(candidates: Locator, recorded: str, *values: str, otherwise: Loca
     replay tells alike elements apart by their section: the Delete under "Work
     address", wherever that section now stands, or under the name given.  Where
     several read so and no value is given (a title they all sit under), ``otherwise``."""
-    timeout_ms = float(os.environ.get("TIMEOUT_MS", "15000"))
-    candidates.first.wait_for(state="attached", timeout=timeout_ms)
+    if not _found(candidates):
+        return candidates
     titles = candidates.evaluate_all(TITLES_JS)
     fits = [
         (_title_fit(recorded, theirs), at)
@@ -335,8 +361,8 @@ def section_showing(element: Locator, recorded: str, *values: str) -> Locator:
     "Ann Leeds", on the page a search for "Ann Lee" opened, is not Ann Lee's, nor is
     "Edit Ann Lee" the page of "Ann"), read until it does, as replay holds its section;
     where no title holds the value's words at all, its page shows it whole."""
-    timeout_ms = float(os.environ.get("TIMEOUT_MS", "15000"))
-    element.wait_for(state="attached", timeout=timeout_ms)
+    if not _found(element):
+        return element
 
     def shown(value: str, titles: list[str]) -> bool:
         if stands_in(titles, value, recorded, strict=False):

@@ -7,6 +7,7 @@ it was recorded on."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qs
@@ -88,3 +89,80 @@ async def test_a_field_named_as_another_section_s_is_found_by_its_section(
         assert status == 0, out
         assert (Addresses.saved["shipping_city"], Addresses.saved["billing_city"]) == (
             "Dock 4", "Leeds")  # fmt: skip
+
+
+class People(QuietHandler):
+    """People and their phones, a phone edited in its cell: a click puts a field there,
+    Enter saves it (``{"ok": false}`` when ``refuse``: the cell shows the number before),
+    and the field is gone either way.  ``reverse``: the rows the other way round."""
+
+    phones: dict[str, str] = {}
+    refuse = False
+    reverse = False
+
+    def do_GET(self) -> None:
+        rows = "".join(
+            f"<tr data-who='{who}'><td>{who}</td><td class=phone>{phone}</td></tr>"
+            for who, phone in sorted(self.phones.items(), reverse=self.reverse)
+        )
+        self.send(200, f"""<!doctype html><title>People</title><h1>People</h1><table>
+        <tr><th>Name</th><th>Phone</th></tr>{rows}</table><p id=said role=status></p><script>
+        for (const cell of document.querySelectorAll("td.phone")) cell.onclick = () => {{
+          if (cell.querySelector("input")) return;
+          const before = cell.textContent, field = document.createElement("input");
+          field.value = before; cell.textContent = ""; cell.append(field); field.focus();
+          field.onkeydown = async (e) => {{
+            if (e.key !== "Enter") return;
+            const who = cell.parentElement.dataset.who;
+            const answer = await (await fetch("/phone", {{method: "POST",
+              body: JSON.stringify({{who, phone: field.value}})}})).json();
+            cell.textContent = answer.ok ? field.value : before;
+          }};
+        }};</script>""".encode())  # fmt: skip
+
+    def do_POST(self) -> None:
+        sent = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if not self.refuse:
+            People.phones[sent["who"]] = sent["phone"]
+        self.send(200, json.dumps({"ok": not self.refuse}).encode(),
+                  Content_Type="application/json")  # fmt: skip
+
+
+def people(refuse: bool = False, reverse: bool = False) -> None:
+    People.phones = {"Ann Lee": "555-0101", "Bob Roe": "555-0102", "Cat Moe": "555-0103"}
+    People.refuse, People.reverse = refuse, reverse
+
+
+async def test_an_edit_in_a_cell_whose_field_is_gone_once_saved_is_judged_by_the_cell(
+    tab: Tab, tmp_path: Path
+) -> None:
+    """The field the app puts in a cell is gone once Enter saved it: the export waited
+    for it to read it again (for the whole TIMEOUT_MS) and failed a save that was made.
+    Now it reads the cell, as replay does: saved, it passes (the rows as recorded or the
+    other way round); refused (the cell shows the number before), it fails."""
+    people()
+    with loopback_app(People) as app:
+        await tab.navigate(f"{app}/people")
+        recorder = Recorder(tab)
+        await recorder.start()
+        await tab.page.get_by_role("row", name="Bob Roe").locator("td.phone").click()
+        await tab.page.keyboard.press("Control+a")
+        await tab.page.keyboard.type("555-9999")
+        await tab.page.keyboard.press("Enter")
+        await tab.page.get_by_role("cell", name="555-9999").wait_for()
+        scenario = Scenario("Bob's phone", tuple(await recorder.stop()), base_url=app + "/")
+        assert People.phones["Bob Roe"] == "555-9999"
+        code = to_pytest(scenario)
+
+        for refuse, reverse in ((False, False), (False, True), (True, False)):
+            people(refuse, reverse)
+            result = await Replay(tab, scenario).run()
+            assert result.ok is not refuse, result.to_dict()
+            people(refuse, reverse)
+            status, out = await run_exported(
+                code, tmp_path / f"{refuse}{reverse}", app, timeout_ms=60_000
+            )
+            assert (status == 0) is not refuse, out
+            assert not refuse or "555-0102" in out, out  # the number the app put back
+            assert People.phones["Bob Roe"] == ("555-0102" if refuse else "555-9999")
+            assert People.phones["Ann Lee"] == "555-0101"

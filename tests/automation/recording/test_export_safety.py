@@ -36,7 +36,7 @@ BODY_NAMES = {"page", "expect", "re", "os", "url", "frame_of", "served", "words"
               "asked", "not_answered_again", "expect_items", "expect_seen",
               "check_params", "address_given", "press_key", "expect_url",
               "uploaded", "attach", "writes_answered", "kept_change", "checks_answered",
-              "kept_tick", "rows_showing",
+              "kept_tick", "rows_showing", "read_again",
               "fits", "left_ticked", "left_value", "kept_value", "went_on", "documents", "held",
               "address", "ACTED", "refused_in_place", "shown", "errors_then", "THEN",
               "form_sent", "sending", "choose"}  # fmt: skip
@@ -55,7 +55,7 @@ READ_AGAIN_IF = "not went_on(page, documents, address)"
 MODULE_ATTRS = {"os": {"environ"}, "re": {"compile", "escape", "I"}}
 BODY_NODES = (ast.Expr, ast.Call, ast.Attribute, ast.Name, ast.Load, ast.Constant,
               ast.keyword, ast.List, ast.BinOp, ast.Add, ast.Subscript, ast.UnaryOp,
-              ast.USub)  # fmt: skip
+              ast.USub, ast.Lambda, ast.arguments)  # fmt: skip
 # Module constants written from the scenario (their values only: literals).
 CONSTANTS = {"SCENARIO", "BASE_URL", "RECORDED_BASE"}
 
@@ -182,6 +182,8 @@ def assert_safe_module(code: str) -> ast.FunctionDef:
                 base = node.value
                 if isinstance(base, ast.Name) and base.id in MODULE_ATTRS:
                     assert node.attr in MODULE_ATTRS[base.id], node.attr
+            if isinstance(node, ast.Lambda):  # read_again(lambda: locator): takes nothing
+                assert not ast.unparse(node.args), ast.dump(node)
             if isinstance(node, ast.Subscript):  # os.environ['NAME'] only
                 assert ast.unparse(node.value) == "os.environ", ast.dump(node)
     return test
