@@ -16,6 +16,7 @@ dispatch, so it must be as cheap as the listeners, and it is shielded the same w
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 import weakref
@@ -29,7 +30,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from automation.browser.consolelimit import MARK
 from automation.browser.listen import follow, listener, unfollow
-from automation.browser.served import WRITES, refused_write
+from automation.browser.served import ANSWER_READ_BYTES, WRITES, refused_write, said_failed
 from automation.errors import ActionInvalid
 
 __all__ = [
@@ -62,6 +63,7 @@ _MAX_TEXT_CHARS = 2_000
 _MAX_URL_CHARS = 500
 _STACK_LINES = 5
 KEPT_REQUESTS = 200  # requests whose headers and bodies can still be read
+_ANSWER_READ_S = 2.0  # the longest a write's JSON answer is read for (PageLog.answers_read)
 
 
 def _cut(text: str, limit: int) -> str:
@@ -148,13 +150,15 @@ LogSubscriber = Callable[[LogEntry], None]
 @dataclass(frozen=True)
 class Refused:
     """A request the server answered HTTP 4xx/5xx, or that got no answer (status 0, and
-    the browser's ``failure``: a dropped connection) (see :meth:`PageLog.refused`)."""
+    the browser's ``failure``: a dropped connection), or a write answered in JSON that
+    says it failed (``said``: its words) (see :meth:`PageLog.refused`)."""
 
     number: int
     status: int
     url: str
     method: str  # a write (a script's, a form's in a frame); "" for the page's own document
     failure: str = ""
+    said: str = ""
 
 
 @dataclass
@@ -215,6 +219,8 @@ class PageLog:
         # sent to its site (fetch, XHR), answered HTTP 4xx/5xx.
         self._refused: deque[Refused] = deque(maxlen=20)
         self._last_write = 0  # the number of the latest request that sent a write
+        self._reading: set[asyncio.Task[None]] = set()  # writes' JSON answers being read
+        self._said_failed: deque[Refused] = deque(maxlen=20)  # ... that said they failed
         # The child frames a step acted in (a widget of another site): their scripts'
         # writes to their own site are the task's, refused as the page's are.
         self._acted: weakref.WeakSet[Frame] = weakref.WeakSet()
@@ -345,11 +351,12 @@ class PageLog:
         try:
             if not 300 <= response.status < 400 and _top_document(response.request):
                 self.document_method = response.request.method
-            if response.status < 400:
-                return
             request = response.request
             pending = self._pending.get(request)
             if pending is None:
+                return
+            if response.status < 400:
+                self._read_answer(pending, request, response)
                 return
             if _top_document(request):
                 self._refused.append(Refused(pending.number, response.status, pending.url, ""))
@@ -359,6 +366,41 @@ class PageLog:
                 )
         except Exception:
             log.debug("response not recorded", exc_info=True)
+
+    def _read_answer(self, pending: _Pending, request: Request, response: Response) -> None:
+        """Read the JSON answer to a write of a script's to its site (as :meth:`_script_write`
+        tells one, whatever the status), in a task of its own: one saying the write failed
+        (``{"ok": false}``, HTTP 200: :func:`~automation.browser.served.said_failed`) is
+        kept for :meth:`said_failed`."""
+        kind = (response.headers.get("content-type") or "").lower()
+        length = response.headers.get("content-length") or "0"
+        if "json" not in kind or not length.isdigit() or int(length) > ANSWER_READ_BYTES:
+            return
+        if not self._script_write(request, 400):
+            return
+        task = asyncio.ensure_future(self._answer(pending, request.method, response))
+        self._reading.add(task)
+        task.add_done_callback(self._reading.discard)
+
+    async def _answer(self, pending: _Pending, method: str, response: Response) -> None:
+        try:
+            async with asyncio.timeout(_ANSWER_READ_S):
+                body = await response.body()
+        except (PlaywrightError, TimeoutError):
+            return  # (the page went away, or the answer never ended: not read)
+        said = said_failed(body)
+        if said:
+            self._said_failed.append(
+                Refused(pending.number, response.status, pending.url, method, said=said)
+            )
+
+    async def said_failed(self, since: int) -> list[Refused]:
+        """The writes after number ``since`` (of a script's, to its site) whose JSON answer
+        said they failed (``{"ok": false}``, HTTP 200), once every such answer heard so
+        far is read (each within :data:`_ANSWER_READ_S`)."""
+        if self._reading:
+            await asyncio.wait(set(self._reading))
+        return [entry for entry in self._said_failed if entry.number > since]
 
     def acted_in(self, frame: Frame) -> None:
         """A step acts in ``frame``: when it is a child frame (a widget, of any site), a
@@ -497,7 +539,8 @@ class PageLog:
     def refused(self, since: int) -> list[Refused]:
         """What the server refused of the requests after number ``since``: the page's own
         documents (its top frame's navigations) and the writes (POST, PUT, PATCH,
-        DELETE) its scripts sent to its own site, answered HTTP 4xx/5xx."""
+        DELETE) its scripts sent to its own site, answered HTTP 4xx/5xx (those answered
+        in JSON saying they failed: :meth:`said_failed`)."""
         return [entry for entry in self._refused if entry.number > since]
 
     def requests(

@@ -1,6 +1,7 @@
 """When a server refused what a page's script sent: a write (POST, PUT, PATCH, DELETE) it
 sent to the page's own site by fetch or XHR (a form sent by script, a save), answered HTTP
-4xx/5xx.  A replay fails the step that sent it (:mod:`automation.browser.pagelog` notes
+4xx/5xx, or answered in JSON that says it failed (:func:`said_failed`: ``{"ok": false}``,
+HTTP 200).  A replay fails the step that sent it (:mod:`automation.browser.pagelog` notes
 them); the pytest export fails the same way: it writes the code below its marker into the
 exported file as it is.  And where a write led: :func:`same_place` tells whether the page
 a write ended on is the place it led to when recorded; :func:`address_shape` whether the
@@ -12,9 +13,18 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
-__all__ = ["WRITES", "address_shape", "refused_write", "same_place", "same_site"]
+__all__ = [
+    "ANSWER_READ_BYTES",
+    "WRITES",
+    "address_shape",
+    "refused_write",
+    "said_failed",
+    "same_place",
+    "same_site",
+]
 
 # -- written into an exported pytest file as it is ----------------------------------
+import json
 from urllib.parse import parse_qsl, unquote
 
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -54,6 +64,52 @@ def refused_write(method: str, resource_type: str, status: int, url: str, page_u
         and method in WRITES
         and same_site(url, page_url)
     )
+
+
+ANSWER_READ_BYTES = 64 * 1024  # a write's JSON answer longer than this is not read
+# What a JSON answer's "status" says when the write failed (JSend's "fail" and "error").
+_FAILED_STATUS = frozenset({"error", "fail", "failed", "failure"})
+
+
+def said_failed(body: bytes) -> str:
+    """What the JSON answer ``body`` to a write says of the write's failure, whatever its
+    HTTP status (a save answered 200 ``{"ok": false, "error": "Price locked"}``); "" when
+    it says none.  Failed: ``ok`` or ``success`` false, an ``error`` or ``errors`` that
+    holds something (GraphQL's errors beside its data), or JSend's ``status`` "fail" or
+    "error" beside its data or message; never where ``ok`` or ``success`` is true."""
+    if len(body) > ANSWER_READ_BYTES:
+        return ""
+    try:
+        answer = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return ""
+    if not isinstance(answer, dict) or True in (answer.get("ok"), answer.get("success")):
+        return ""
+    status = answer.get("status")
+    jsend = (
+        isinstance(status, str)
+        and status.lower() in _FAILED_STATUS
+        and ("data" in answer or "message" in answer)
+    )
+    if not (False in (answer.get("ok"), answer.get("success")) or jsend
+            or answer.get("error") or answer.get("errors")):  # fmt: skip
+        return ""
+    for key in ("error", "message", "errors", "detail", "reason"):
+        said = _said(answer.get(key))
+        if said:
+            return said[:200]
+    return json.dumps(answer)[:120]
+
+
+def _said(value: object) -> str:
+    """The words of an answer's error: a text, an object's message, a list's first."""
+    if isinstance(value, str):
+        return " ".join(value.split())
+    if isinstance(value, dict):
+        return _said(value.get("message") or value.get("detail") or value.get("error"))
+    if isinstance(value, list) and value:
+        return _said(value[0])
+    return ""
 
 
 def same_place(recorded: str, now: str) -> bool:

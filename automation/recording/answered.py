@@ -86,14 +86,15 @@ def refused_by_server(refused: list[Refused], *, what: str = "it") -> None:
     """HttpStatus when the page a step led to (a form posted, a link followed) was
     answered HTTP 4xx/5xx, or a write the page's script sent to its site (a form sent by
     fetch, a save): the server refused what it sent, whatever the page then shows (a step
-    that passed there saved nothing).  One that got no answer (a dropped connection) is
-    refused alike."""
+    that passed there saved nothing).  One that got no answer (a dropped connection), or
+    was answered in JSON saying it failed, is refused alike."""
     if refused:
         first = refused[0]
         url = cut_text(first.url, 200)
         unanswered = f"no answer ({first.failure or 'the connection failed'})"
+        answer = f"answered HTTP {first.status}" if first.status else f"which got {unanswered}"
+        answer += f" saying {first.said!r}" if first.said else ""
         if first.method:
-            answer = f"answered HTTP {first.status}" if first.status else f"which got {unanswered}"
             said = f"{what} sent {first.method} {url}, {answer}"
         elif first.status:
             said = f"the page {what} led to was answered HTTP {first.status} ({url})"

@@ -203,10 +203,16 @@ def to_pytest(
 
 
 def _end(scenario: Scenario, params: _Params) -> list[str]:
-    """The end of the test, as replay's verdict: what the last steps left for later done
-    (``served``), the checks after them of a state the app keeps, and the box the last
-    step ticked or the field it wrote, read again, unless the app went on to another page
-    meanwhile (a save it took back fails them)."""
+    """The end of the test, as replay's verdict (:func:`_judged_at_end`), and last a write
+    answered in JSON saying it failed (``answered_ok``), the page having said nothing."""
+    return [*_judged_at_end(scenario, params), "    answered_ok()"]
+
+
+def _judged_at_end(scenario: Scenario, params: _Params) -> list[str]:
+    """What the end of the test judges first, as replay's verdict: what the last steps
+    left for later done (``served``), the checks after them of a state the app keeps, and
+    the box the last step ticked or the field it wrote, read again, unless the app went on
+    to another page meanwhile (a save it took back fails them)."""
     steps = scenario.steps
     again = _kept_checks(steps, len(steps))
     acting = last_acting(steps)  # the box it ticked, or clicked (as left_ticked read it)

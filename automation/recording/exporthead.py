@@ -70,6 +70,7 @@ def frame_of(page: Page, path: str):  # noqa: ANN201 (a Frame)
 
 
 REFUSED: list = []  # the writes of the page's scripts that its site refused
+SAID_FAILED: list = []  # ... answered in JSON saying they failed ({{"ok": false}}, HTTP 200)
 UNDER_WAY: set = set()  # ... and those not answered yet
 ASKED: set = set()  # the fetches and XHRs of the page's scripts not done yet (any method)
 WROTE: list = []  # every write the page sent (a form posted, a save), the latest last
@@ -171,6 +172,13 @@ def served(page: Page) -> None:
     held(page)
     DIALOGS.none_unexpected("after the last step")  # one that came as the page went on
     assert not REFUSED, f"the server refused {{REFUSED[0]}}"
+
+
+def answered_ok() -> None:
+    """As Tabwright's replay ends: a write of the page's script answered in JSON that
+    says it failed ({{"ok": false}}, HTTP 200), the page saying nothing the checks before
+    read of it, fails the test."""
+    assert not SAID_FAILED, f"the server refused {{SAID_FAILED[0]}}"
 
 
 def held(page: Page) -> None:
@@ -511,6 +519,8 @@ def _script_write(page: Page, request, status: int) -> bool:  # noqa: ANN001 (a 
 
 def _answered(page: Page, response) -> None:  # noqa: ANN001 (a Response)
     request = response.request
+    if response.status < 400 and _script_write(page, request, 400):
+        _read_answer(request, response)  # (under way until it is read)
     UNDER_WAY.discard(request)
     if not 300 <= response.status < 400 and _page_itself(request):
         DOCUMENT.append(request.method)
@@ -518,6 +528,22 @@ def _answered(page: Page, response) -> None:  # noqa: ANN001 (a Response)
     if _script_write(page, request, response.status) or (
             response.status >= 400 and (_frame_write(request) or _page_itself(request))):
         REFUSED.append(f"{{request.method}} {{request.url}}: HTTP {{response.status}}")
+
+
+def _read_answer(request, response) -> None:  # noqa: ANN001 (a Request, a Response)
+    """As Tabwright's replay: a write's JSON answer that says it failed ({{"ok": false}},
+    HTTP 200: said_failed) fails the test once what the page showed was judged (served)."""
+    kind = (response.headers.get("content-type") or "").lower()
+    length = response.headers.get("content-length") or "0"
+    if "json" not in kind or not length.isdigit() or int(length) > ANSWER_READ_BYTES:
+        return
+    try:
+        said = said_failed(response.body())
+    except PlaywrightError:
+        return  # (the page went away meanwhile)
+    if said:
+        SAID_FAILED.append(f"{{request.method}} {{request.url}}: HTTP {{response.status}} "
+                           f"saying {{said!r}}")
 
 
 def _failed(page: Page, request) -> None:  # noqa: ANN001 (a Request)

@@ -376,6 +376,8 @@ class Replay:
             if refuse:
                 raise ActionFailed(refuse, hint=self.relogin_hint)
             self.refusals(self.tab.log.requests_seen)  # (an earlier step's, answered since)
+            if not step.is_check and step.action != "wait_for":  # before it acts again
+                await self.answered_failed(self.tab.log.requests_seen)
             asked = sorted(self.asked & secret_names(step.args))
             if asked:
                 raise NeedsPerson(
@@ -528,6 +530,18 @@ class Replay:
         not told yet: a request of this step's (numbered after ``since``), or an earlier
         step's answered only now (a slow save), which fails this one."""
         new = [r for r in self.tab.log.refused(self.log_since) if r not in self.told]
+        self.told.update(new)
+        if new:
+            refused_by_server(new, what="it" if new[0].number > since else "the page")
+
+    async def answered_failed(self, since: int) -> None:
+        """HttpStatus for a write whose JSON answer said it failed (``{"ok": false}``, HTTP
+        200: :meth:`~automation.browser.pagelog.PageLog.said_failed`) not told yet: read
+        before the next step that acts (nothing more built on a save never made) and at
+        the end, once what the page showed after it, and the checks after it, were judged
+        (a refusal it said, a value it put back tell more: told first)."""
+        said = await self.tab.log.said_failed(self.log_since)
+        new = [r for r in said if r not in self.told]
         self.told.update(new)
         if new:
             refused_by_server(new, what="it" if new[0].number > since else "the page")

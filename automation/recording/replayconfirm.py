@@ -103,6 +103,10 @@ async def confirm(replay: Replay, budget: Budget, outcomes: list[StepOutcome]) -
         outcomes[:] = [replace(o, status="failed", error=error) if o.index == index
                        else o for o in outcomes]  # fmt: skip
         return "failed", f"step {index} ({steps[index].describe()}): {exc.message}"
+    try:  # a write answered in JSON saying it failed, the page saying nothing of it
+        await replay.answered_failed(replay.tab.log.requests_seen)
+    except HttpStatus as exc:
+        return "failed", f"after {after}, {when}: " + exc.message
     return "passed", ""
 
 

@@ -358,3 +358,72 @@ async def test_a_save_the_app_left_for_later_is_sent_before_a_step_leaves_the_pa
         code, out = await run_exported(to_pytest(scenario), tmp_path, app, timeout_ms=4_000)
         assert (code == 0) is not refuse, out
         assert _Notes.saved == ([] if refuse else ["Rush", "Rush"])
+
+
+class _Tickets(QuietHandler):
+    """Tickets to take, each with "Assign to me": its save answered in JSON (``answer``),
+    HTTP 200, and only a save the app took shows (the ticket leaves the list, the count
+    of mine goes up); a refused one shows nothing at all."""
+
+    answer: dict[str, object] = {}
+    mine: list[str] = []
+
+    def do_GET(self) -> None:
+        rows = "".join(f"<li>{t} Printer jam <button data-t={t}>Assign to me</button></li>"
+                       for t in ("T-1", "T-2") if t not in self.mine)  # fmt: skip
+        page = f"""<!doctype html><title>Tickets</title><h1>Tickets</h1>
+        <p>Mine: <span id=mine>{len(self.mine)}</span></p><ul>{rows}</ul><script>
+        for (const button of document.querySelectorAll("li button")) button.onclick = async () => {{
+          const answer = await (await fetch("/assign", {{method: "POST",
+            body: button.dataset.t}})).json();
+          if (answer.ok === true) {{
+            mine.textContent = Number(mine.textContent) + 1;
+            button.parentElement.remove();
+          }}
+        }};</script>"""
+        self.send(200, page.encode())
+
+    def do_POST(self) -> None:
+        ticket = self.rfile.read(int(self.headers["Content-Length"])).decode()
+        if self.answer.get("ok") is True:
+            _Tickets.mine = [*self.mine, ticket]
+        self.send(200, json.dumps(self.answer).encode(), Content_Type="application/json")
+
+
+@pytest.mark.parametrize(
+    ("answer", "said"),
+    [({"ok": False, "error": "T-1 is already someone's"}, "T-1 is already someone's"),
+     ({"data": None, "errors": [{"message": "Not yours to take"}]}, "Not yours to take"),
+     ({"status": "fail", "data": {"ticket": "closed"}}, '"status": "fail"'),
+     ({"ok": True}, "")],
+    ids=["ok false", "graphql errors", "jsend fail", "taken"],
+)  # fmt: skip
+async def test_a_save_answered_in_json_that_it_failed_fails_though_the_page_says_nothing(
+    tab: Tab, tmp_path: Path, answer: dict[str, object], said: str
+) -> None:
+    """A save answered HTTP 200 in JSON saying it failed, the page saying nothing of it
+    (a refused assignment just leaves the ticket where it was), and no check after it:
+    replay and its export passed an assignment never made.  Now both fail saying what
+    the answer said, replay before the next step that acts (it does not go on); a save
+    the app took passes."""
+    _Tickets.answer = answer
+    with loopback_app(_Tickets) as app:
+        for after in ((), (ScenarioStep("navigate", {"url": f"{app}/tickets?again"}),)):
+            _Tickets.mine = []
+            await tab.page.goto(f"{app}/tickets")
+            button = await tab.page.query_selector("li button")
+            assign = await capture(button, budget=Budget(10_000))
+            steps = (ScenarioStep("navigate", {"url": f"{app}/tickets"}),
+                     ScenarioStep("click", {}, assign), *after)  # fmt: skip
+            scenario = Scenario("Take a ticket", steps, base_url=app)
+            result = await Replay(tab, scenario).run()
+            assert result.ok is not bool(said), result.to_dict()
+            if said:
+                assert said in result.reason and "HTTP 200" in result.reason, result.reason
+                failed = [step.index for step in result.steps if step.status == "failed"]
+                assert failed == ([2] if after else []), result.to_dict()  # not gone on
+            assert _Tickets.mine == ([] if said else ["T-1"])
+            _Tickets.mine = []
+            code, out = await run_exported(to_pytest(scenario), tmp_path / str(len(after)), app)
+            assert (code == 0) is not bool(said), out
+            assert said.replace('"', "'") in out.replace('"', "'"), out

@@ -1,0 +1,53 @@
+"""What a write's JSON answer says of its failure (served.said_failed), read by replay and
+the export alike: an answer that says it failed, whatever the HTTP status, and its words;
+one that says it went through, or nothing either way, is none."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from automation.browser.served import ANSWER_READ_BYTES, said_failed
+
+FAILED = [
+    ({"ok": False, "error": "Price locked: a promotion is running"},
+     "Price locked: a promotion is running"),
+    ({"ok": False}, '{"ok": false}'),
+    ({"success": False, "message": "Not  yours\nto take"}, "Not yours to take"),
+    ({"error": {"code": 409, "message": "Taken meanwhile"}}, "Taken meanwhile"),
+    ({"data": None, "errors": [{"message": "Not allowed"}]}, "Not allowed"),
+    ({"errors": {"name": "must be unique"}}, '{"errors": {"name": "must be unique"}}'),
+    ({"status": "fail", "data": {"title": "A title is required"}},
+     '{"status": "fail", "data": {"title": "A title is required"}}'),
+    ({"status": "error", "message": "Database down"}, "Database down"),
+]  # fmt: skip
+NOT_FAILED = [
+    {"ok": True},
+    {"ok": True, "error": "a warning the app still took it with"},
+    {"success": True, "errors": ["minor"]},
+    {"data": {"id": 3}, "errors": []},
+    {"id": 7, "status": "failed"},  # a record whose own status is "failed" (a job re-run)
+    {"error": None, "id": 3},
+    {"saved": False},  # words the rule does not read
+    [{"ok": False}],  # not an object
+]
+
+
+@pytest.mark.parametrize(("answer", "said"), FAILED)
+def test_an_answer_that_says_the_write_failed_is_read_with_its_words(
+    answer: object, said: str
+) -> None:
+    assert said_failed(json.dumps(answer).encode()) == said
+
+
+@pytest.mark.parametrize("answer", NOT_FAILED)
+def test_an_answer_that_says_it_went_through_or_nothing_is_no_failure(answer: object) -> None:
+    assert said_failed(json.dumps(answer).encode()) == ""
+
+
+def test_an_answer_not_json_or_too_long_to_read_is_no_failure() -> None:
+    assert said_failed(b"<html>Error</html>") == ""
+    assert said_failed(b"\xff\xfe") == ""
+    padded = json.dumps({"ok": False, "pad": "x" * ANSWER_READ_BYTES}).encode()
+    assert said_failed(padded) == ""
