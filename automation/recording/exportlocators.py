@@ -116,18 +116,19 @@ def locator(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> str
             if identity.name
             else f"get_by_role({_text(role, 'role')})"
         )
+        # Its row's first words (its fields' values as the app wrote them), and as
+        # replay tells rows apart: the numbers that told its row from the one most like
+        # it, whole (past the row's first words it keeps).
+        patterns = [_row_pattern(identity.row, params, identity.name)] + [
+            _number_pattern(w) for w in identity.row_words if re.fullmatch(r"[0-9]+", w)
+        ] if identity.row else []  # fmt: skip
         if identity.row and (identity.name_count != 1 or not identity.name
                              or holds_param(identity.row, params)
                              or identity.shows.get("row")):  # fmt: skip
-            # Its row's first words (its fields' values as the app wrote them), and as
-            # replay tells rows apart: the numbers that told its row from the one most
-            # like it, whole (past the row's first words it keeps).  A parameter's row
-            # is looked for even where its name was the page's only one: the row shows
-            # the value given whole, or the step acts on another record; so is one that
-            # showed a value the scenario types (its search's: params.typed_shown).
-            patterns = [_row_pattern(identity.row, params, identity.name)] + [
-                _number_pattern(w) for w in identity.row_words if re.fullmatch(r"[0-9]+", w)
-            ]
+            # A parameter's row is looked for even where its name was the page's only
+            # one: the row shows the value given whole, or the step acts on another
+            # record; so is one that showed a value the scenario types (its search's:
+            # params.typed_shown).
             found = f"rows_showing({scope}, {', '.join(patterns)}).{by_role}"
             if identity.section and not identity.row_words and identity.name_count != 1:
                 # Rows alike word for word: told apart by the title each sits under (a
@@ -137,6 +138,8 @@ def locator(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> str
             return found
         if identity.name and identity.name_count <= 1:
             found = f"{scope}.{by_role}"
+            if identity.row:  # several now (another row's cell the same): its row's
+                found = f"one_of({found}, rows_showing({scope}, {', '.join(patterns)}).{by_role})"
             fills = identity.kind in ("text", "list") or role in _FIELD_ROLES
             if not identity.row and not fills and holds_param(identity.card, params):
                 # Its card holds a parameter: where the card is one record's tile, the

@@ -31,6 +31,7 @@ __all__ = [
     "card_showing",
     "in_card",
     "in_section",
+    "one_of",
     "read_again",
     "rows_showing",
     "section_showing",
@@ -162,6 +163,14 @@ def _found(candidates: Locator) -> bool:
     timeout_ms = float(os.environ.get("TIMEOUT_MS", "15000"))
     candidates.first.wait_for(state="attached", timeout=timeout_ms)
     return True
+
+
+def one_of(found: Locator, in_row: Locator) -> Locator:
+    """``found`` (the page's only one of its role and name when recorded), or where the
+    page shows several now (another row's cell shows the same number), the one in its
+    row (``in_row``: :func:`rows_showing`'s), as replay tells alike elements apart.  Not
+    waited for: none or one yet, ``found`` is acted on as it always was."""
+    return in_row if found.count() > 1 else found
 
 
 def in_card(candidates: Locator, recorded: str, *values: str, section: str = "") -> Locator:

@@ -36,7 +36,7 @@ BODY_NAMES = {"page", "expect", "re", "os", "url", "frame_of", "served", "words"
               "asked", "not_answered_again", "expect_items", "expect_seen",
               "check_params", "address_given", "press_key", "expect_url",
               "uploaded", "attach", "writes_answered", "kept_change", "checks_answered",
-              "kept_tick", "rows_showing", "read_again", "answered_ok",
+              "kept_tick", "rows_showing", "read_again", "answered_ok", "one_of",
               "fits", "left_ticked", "left_value", "kept_value", "went_on", "documents", "held",
               "address", "ACTED", "refused_in_place", "shown", "errors_then", "THEN",
               "form_sent", "sending", "choose"}  # fmt: skip
@@ -155,6 +155,7 @@ def assert_safe_module(code: str) -> ast.FunctionDef:
             "kept_value",  # kept_value(locator): ... read again: not put back
             "went_on",  # went_on(page, documents, address): the page it went on to: no error
             "answered_ok",  # answered_ok(): no write answered in JSON that it failed
+            "one_of",  # one_of(locator, in_row).click(): the one in its row, where several
             "held",  # held(page): what the steps left for later done, before leaving the page
             "expect_text",
             "expect_rows",
