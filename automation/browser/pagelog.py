@@ -63,7 +63,7 @@ _MAX_TEXT_CHARS = 2_000
 _MAX_URL_CHARS = 500
 _STACK_LINES = 5
 KEPT_REQUESTS = 200  # requests whose headers and bodies can still be read
-_ANSWER_READ_S = 2.0  # the longest a write's JSON answer is read for (PageLog.answers_read)
+_ANSWER_READ_S = 2.0  # the longest a write's JSON answer is read for (PageLog.said_failed)
 
 
 def _cut(text: str, limit: int) -> str:

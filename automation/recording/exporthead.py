@@ -532,7 +532,7 @@ def _answered(page: Page, response) -> None:  # noqa: ANN001 (a Response)
 
 def _read_answer(request, response) -> None:  # noqa: ANN001 (a Request, a Response)
     """As Tabwright's replay: a write's JSON answer that says it failed ({{"ok": false}},
-    HTTP 200: said_failed) fails the test once what the page showed was judged (served)."""
+    HTTP 200: said_failed) fails the test once what the page showed was judged (answered_ok)."""
     kind = (response.headers.get("content-type") or "").lower()
     length = response.headers.get("content-length") or "0"
     if "json" not in kind or not length.isdigit() or int(length) > ANSWER_READ_BYTES:
