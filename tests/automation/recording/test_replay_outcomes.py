@@ -148,14 +148,17 @@ async def test_the_pytest_export_asserts_the_checks(recorded: Scenario) -> None:
     assert "expect_text(page, '1 item left')" in text
     assert "rows_showing(page, 'Buy\\\\s*milk').get_by_role('checkbox', " in text
     # The last check, then the helper that fails a write the server refused, then the
-    # checks of a state the app keeps read again, on the page they read.
+    # checks of a state the app keeps read again, on the page they read, and last a write
+    # answered in JSON that it failed.
     end = text[
         text.index(".to_be_checked()\n    documents, address = len(DOCUMENT), page.url\n"
                    "    served(page)") :
     ]  # fmt: skip
     assert "\n    if not went_on(page, documents, address):" in end
     again, box = end.rstrip().split("\n        kept_tick(")  # then the box the step ticked
-    box, refused = box.split("\n")  # then its save refused on the page, a check's text aside
+    box, refused, last = box.split("\n")  # then its save refused on the page (a check's
+    # text aside), then a write answered in JSON that it failed
+    assert last == "    answered_ok()"
     assert again.splitlines()[-2].endswith(".to_be_checked()") and box.endswith(", True)")
     # (with the errors the page showed right after the step: errors_then's)
     assert refused == "        refused_in_place(page, sent, shown, ['1 item left'], THEN)"
