@@ -30,7 +30,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from automation.browser.consolelimit import MARK
 from automation.browser.listen import follow, listener, unfollow
-from automation.browser.served import ANSWER_READ_BYTES, WRITES, refused_write, said_failed
+from automation.browser.served import WRITES, answer_read, refused_write, said_failed
 from automation.errors import ActionInvalid
 
 __all__ = [
@@ -372,11 +372,7 @@ class PageLog:
         tells one, whatever the status), in a task of its own: one saying the write failed
         (``{"ok": false}``, HTTP 200: :func:`~automation.browser.served.said_failed`) is
         kept for :meth:`said_failed`."""
-        kind = (response.headers.get("content-type") or "").lower()
-        length = response.headers.get("content-length") or "0"
-        if "json" not in kind or not length.isdigit() or int(length) > ANSWER_READ_BYTES:
-            return
-        if not self._script_write(request, 400):
+        if not answer_read(response.headers) or not self._script_write(request, 400):
             return
         task = asyncio.ensure_future(self._answer(pending, request.method, response))
         self._reading.add(task)

@@ -17,6 +17,7 @@ __all__ = [
     "ANSWER_READ_BYTES",
     "WRITES",
     "address_shape",
+    "answer_read",
     "refused_write",
     "said_failed",
     "same_place",
@@ -69,6 +70,14 @@ def refused_write(method: str, resource_type: str, status: int, url: str, page_u
 ANSWER_READ_BYTES = 64 * 1024  # a write's JSON answer longer than this is not read
 # What a JSON answer's "status" says when the write failed (JSend's "fail" and "error").
 _FAILED_STATUS = frozenset({"error", "fail", "failed", "failure"})
+
+
+def answer_read(headers: dict[str, str]) -> bool:
+    """Whether a write's answer, by its ``headers``, is JSON short enough to read for
+    what it says of the write (:func:`said_failed`)."""
+    kind = (headers.get("content-type") or "").lower()
+    length = headers.get("content-length") or "0"
+    return "json" in kind and length.isdigit() and int(length) <= ANSWER_READ_BYTES
 
 
 def said_failed(body: bytes) -> str:

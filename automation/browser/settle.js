@@ -42,24 +42,13 @@
       win.addEventListener("invalid", (e) => {
         if (s.invalid.length < 50) s.invalid.push(e.target);
       }, true);
-      // The forms the action asked to send (a click on a submit button, an Enter in a
-      // field): the browser checks their fields first (notsent.js).
-      win.addEventListener("click", (e) => {
-        const form = submitsForm(e);
-        if (form && s.tried.length < 10) s.tried.push(form);
-      }, true);
-      win.addEventListener("keydown", (e) => {
-        const field = e.composedPath ? e.composedPath()[0] : e.target;
-        if (e.key === "Enter" && field && field.tagName === "INPUT" && field.form &&
-            s.tried.length < 10) s.tried.push(field.form);
-      }, true);
-    };
-    const submitsForm = (e) => {
-      const target = e.composedPath ? e.composedPath()[0] : e.target;
-      const control = target && target.closest &&
-        target.closest("button, input[type=submit], input[type=image]");
-      return control && control.form && (control.type === "submit" || control.type === "image")
-        ? control.form : null;
+      // The action's clicks and Enter keys: the forms they asked to send, the browser
+      // checking their fields first (notsent.js).
+      const tried = (e) => {
+        if (s.tried.length < 50) s.tried.push([e.type, e.composedPath()[0]]);
+      };
+      win.addEventListener("click", tried, true);
+      win.addEventListener("keydown", (e) => { if (e.key === "Enter") tried(e); }, true);
     };
     listen(window);
     // A frame of the page's own site (a back office's work area) asks too: its form posted

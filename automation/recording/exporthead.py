@@ -329,25 +329,16 @@ def where_it_led(
 
 
 # The fields each document's forms were found not valid at since a step began (their
-# ``invalid`` events), and the forms the step asked to send (a click on a submit button,
-# an Enter in a field), put in before the page's own scripts: what replay's settle hears.
+# ``invalid`` events), and its clicks and Enter keys (the forms they asked to send:
+# NOT_SENT_JS), put in before the page's own scripts: what replay's settle hears.
 INVALID_HEARD_JS = """(() => {{
   if (window.__invalidHeard) return;
   const heard = [];
   const tried = [];
   addEventListener("invalid", (e) => {{ if (heard.length < 50) heard.push(e.target); }}, true);
-  addEventListener("click", (e) => {{
-    const target = e.composedPath()[0];
-    const control = target && target.closest &&
-      target.closest("button, input[type=submit], input[type=image]");
-    if (control && control.form && (control.type === "submit" || control.type === "image") &&
-        tried.length < 10) tried.push(control.form);
-  }}, true);
-  addEventListener("keydown", (e) => {{
-    const field = e.composedPath()[0];
-    if (e.key === "Enter" && field && field.tagName === "INPUT" && field.form &&
-        tried.length < 10) tried.push(field.form);
-  }}, true);
+  const asked = (e) => {{ if (tried.length < 50) tried.push([e.type, e.composedPath()[0]]); }};
+  addEventListener("click", asked, true);
+  addEventListener("keydown", (e) => {{ if (e.key === "Enter") asked(e); }}, true);
   Object.defineProperty(window, "__invalidHeard", {{ value: heard }});
   Object.defineProperty(window, "__submitTried", {{ value: tried }});
 }})();"""
@@ -533,9 +524,7 @@ def _answered(page: Page, response) -> None:  # noqa: ANN001 (a Response)
 def _read_answer(request, response) -> None:  # noqa: ANN001 (a Request, a Response)
     """As Tabwright's replay: a write's JSON answer that says it failed ({{"ok": false}},
     HTTP 200: said_failed) fails the test once what the page showed was judged (answered_ok)."""
-    kind = (response.headers.get("content-type") or "").lower()
-    length = response.headers.get("content-length") or "0"
-    if "json" not in kind or not length.isdigit() or int(length) > ANSWER_READ_BYTES:
+    if not answer_read(response.headers):
         return
     try:
         said = said_failed(response.body())

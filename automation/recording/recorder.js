@@ -249,7 +249,7 @@
     }
     if (skipped(hit, el)) return;
     send({ kind: "click", button, detail: e.detail, ...described(el) });
-    watchSending(submitted(hit));
+    watchSending(["click", hit]);
   }
 
   // A click or a key that may send a form, and the fields the browser then refused to send
@@ -257,22 +257,16 @@
   // Enter asked to send their form): nothing was sent, so the click is no step of the
   // person's (the next one, once the field is fixed, is).
   let heardInvalid = null; // the targets of the `invalid` events since, in this task
-  let triedForms = []; // the form the click or the Enter asked to send
-  function watchSending(form) {
+  let triedForms = []; // the click or the Enter: [its type, its target] (notsent.js)
+  function watchSending(tried) {
     if (heardInvalid) return;
     heardInvalid = [];
-    triedForms = form ? [form] : [];
+    triedForms = tried ? [tried] : [];
     setTimeout(() => {
       const heard = heardInvalid;
       heardInvalid = null;
       if (heard.length && (NOT_SENT_JS)(heard, triedForms).length) send({ kind: "not_sent" });
     }, 0);
-  }
-  // The form a click on ``hit`` asks to send: a submit button's.
-  function submitted(hit) {
-    const control = hit.closest && hit.closest("button, input[type=submit], input[type=image]");
-    return control && control.form && (control.type === "submit" || control.type === "image")
-      ? control.form : null;
   }
   function onInvalid(e) {
     if (heardInvalid && heardInvalid.length < 50) heardInvalid.push(e.target);
@@ -357,7 +351,7 @@
     const key = [...mods, e.key === " " ? "Space" : e.key].join("+");
     const target = isPage(el) ? { el: "", identity: null } : described(el);
     send({ kind: "press", key, ...target });
-    watchSending(e.key === "Enter" && el && el.tagName === "INPUT" ? el.form : null);
+    watchSending(e.key === "Enter" ? ["keydown", el] : null);
   }
 
   // A page restored from the back-forward cache is a navigation without a new document.

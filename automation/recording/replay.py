@@ -529,10 +529,7 @@ class Replay:
         """HttpStatus for what the server refused (:func:`refused_by_server`) that was
         not told yet: a request of this step's (numbered after ``since``), or an earlier
         step's answered only now (a slow save), which fails this one."""
-        new = [r for r in self.tab.log.refused(self.log_since) if r not in self.told]
-        self.told.update(new)
-        if new:
-            refused_by_server(new, what="it" if new[0].number > since else "the page")
+        self._tell(self.tab.log.refused(self.log_since), since)
 
     async def answered_failed(self, since: int) -> None:
         """HttpStatus for a write whose JSON answer said it failed (``{"ok": false}``, HTTP
@@ -540,8 +537,12 @@ class Replay:
         before the next step that acts (nothing more built on a save never made) and at
         the end, once what the page showed after it, and the checks after it, were judged
         (a refusal it said, a value it put back tell more: told first)."""
-        said = await self.tab.log.said_failed(self.log_since)
-        new = [r for r in said if r not in self.told]
+        self._tell(await self.tab.log.said_failed(self.log_since), since)
+
+    def _tell(self, refused: list[Refused], since: int) -> None:
+        """HttpStatus for the first of ``refused`` not told yet (each told once): "it"
+        sent it when numbered after ``since``, else "the page" (an earlier step's)."""
+        new = [r for r in refused if r not in self.told]
         self.told.update(new)
         if new:
             refused_by_server(new, what="it" if new[0].number > since else "the page")
