@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,12 +20,14 @@ from tests.conftest import CHROMIUM
 
 async def run_exported(
     code: str, folder: Path, base_url: str, env: dict[str, str] | None = None,
-    more: dict[str, str] | None = None, timeout_ms: int = 30_000,
+    more: dict[str, str] | None = None, timeout_ms: int = 30_000, alone: bool = False,
 ) -> tuple[int, str]:  # fmt: skip
     """The exit status and output of pytest on the exported ``code`` against ``base_url``
     (``more``: other exported files by name, run by the same pytest).  ``timeout_ms``: how
     long each step and check waits (TIMEOUT_MS); a passing file waits only as long as the
-    page takes, a check meant to fail waits it out.  ``folder`` is made if missing."""
+    page takes, a check meant to fail waits it out.  ``folder`` is made if missing.  Run
+    by this process's export host (tests/exporthost.py: its driver and browser kept from
+    one export to the next), or ``alone`` in a pytest process of its own."""
     await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
     (folder / "test_exported.py").write_text(code)
     for name, text in (more or {}).items():
@@ -35,14 +40,65 @@ async def run_exported(
                "TABWRIGHT_CHROMIUM_PATH": CHROMIUM, "TIMEOUT_MS": str(timeout_ms),
                "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}  # fmt: skip
     environ.pop("DJANGO_SETTINGS_MODULE", None)
+    files = ["test_exported.py", *(more or {})]
+    if alone or os.environ.get("TABWRIGHT_EXPORT_ALONE") == "1":
+        return await _alone(folder, files, environ)
+    try:
+        async with asyncio.timeout(300):  # bounds a hang only
+            return await asyncio.to_thread(_HOST.run, folder, files, environ)
+    except TimeoutError:
+        _HOST.stop()  # (its thread reads the end of its output, and ends)
+        raise
+
+
+async def _alone(folder: Path, files: list[str], environ: dict[str, str]) -> tuple[int, str]:
+    """pytest on ``files`` in a process of its own, as a user runs it."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-        "test_exported.py", *(more or {}), cwd=folder, env=environ,
+        sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *files,
+        cwd=folder, env=environ,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
     )  # fmt: skip
     async with asyncio.timeout(300):  # bounds a hang only
         out, _ = await proc.communicate()
     return proc.returncode or 0, out.decode()
+
+
+class _Host:
+    """This test process's export host (tests/exporthost.py), started at its first export."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen[str] | None = None
+
+    def run(self, folder: Path, files: list[str], environ: dict[str, str]) -> tuple[int, str]:
+        with self._lock:
+            if self._proc is None or self._proc.poll() is not None:
+                # -I: the host's folder is not on sys.path (an export alone has only its own)
+                self._proc = subprocess.Popen(
+                    [sys.executable, "-I", str(Path(__file__).with_name("exporthost.py"))],
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=environ,
+                )  # fmt: skip
+            proc = self._proc
+            assert proc.stdin is not None and proc.stdout is not None
+            request = {"folder": str(folder), "files": files, "env": environ}
+            try:
+                proc.stdin.write(json.dumps(request) + "\n")
+                proc.stdin.flush()
+            except BrokenPipeError:
+                pass  # (it ended: said below)
+            answer = proc.stdout.readline()
+            if not answer:
+                self._proc = None
+                raise RuntimeError(f"the export host ended ({proc.wait()}) running {folder}")
+            done = json.loads(answer)
+            return done["status"], done["out"]
+
+    def stop(self) -> None:
+        if self._proc is not None:
+            self._proc.kill()
+
+
+_HOST = _Host()
 
 
 async def replayed_and_exported(

@@ -98,14 +98,19 @@ async def test_a_save_the_browser_refused_to_send_fails_replay_and_export(
     assert failed.action == "click" and failed.error is not None, result.to_dict()
     assert failed.error["code"] == "form_not_sent", failed.error
     assert "'Quantity': " in failed.error["message"], failed.error
-    status, out = await run_exported(code, tmp_path / "over", base, {"TABWRIGHT_PARAM_qty": "11"})
+    # (alone: in a pytest of its own, its fixture's own browser, as a user runs it)
+    status, out = await run_exported(
+        code, tmp_path / "over", base, {"TABWRIGHT_PARAM_qty": "11"}, alone=True
+    )
     assert status == 1 and "the browser refused to send the form" in out, out
     assert "'Quantity': " in out, out
     assert len(placed) == 1  # neither sent it
 
     result = await Replay(tab, scenario, params={"qty": "4"}).run()
     assert result.ok, result.to_dict()
-    status, out = await run_exported(code, tmp_path / "fine", base, {"TABWRIGHT_PARAM_qty": "5"})
+    status, out = await run_exported(
+        code, tmp_path / "fine", base, {"TABWRIGHT_PARAM_qty": "5"}, alone=True
+    )
     assert status == 0 and "1 passed" in out, out
     assert [order["qty"] for order in placed] == [["3"], ["4"], ["5"]]
 
