@@ -100,7 +100,13 @@ from automation.recording.exportlocators import locator as _locator
 from automation.recording.exportsteps import arm_sign_in, comment, step_lines
 from automation.recording.handlers import Handler
 from automation.recording.params import typed_shown
-from automation.recording.readagain import acted_before, holds_before, last_acting, last_write
+from automation.recording.readagain import (
+    acted_before,
+    holds_before,
+    last_acting,
+    last_write,
+    typed_before,
+)
 from automation.recording.relogin import SUBMITTING
 from automation.recording.replaytabs import FORM_STATE_JS, TABS
 from automation.recording.scenario import (
@@ -467,6 +473,11 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
                 last = max(i for i, line in enumerate(body) if line is does[-1])
                 body[last + 1 : last + 1] = ["form_sent(page, sending)"]
                 body[first:first] = ["sending = before_send(page)"]
+            if index + 1 < len(scenario.steps) and typed_before(scenario.steps, index + 1):
+                first = next(i for i, line in enumerate(body) if line is does[0])
+                last = max(i for i, line in enumerate(body) if line is does[-1])
+                body[last + 1 : last + 1] = ["typing_met(page, before)"]  # (replay's hold)
+                body[first:first] = ["before = still_to_come(page)"]
             if holds_before(scenario.steps, index):  # a debounced save sent first, and
                 again = _kept_checks(scenario.steps, index)  # the checks before it re-read
                 held = ["documents, address = len(DOCUMENT), page.url", "held(page)",

@@ -260,6 +260,36 @@ def checks_answered(page: Page) -> Iterator[None]:
             return  # (a page going away)
 
 
+def typing_met(page: Page, before: dict | None) -> None:
+    """As Tabwright's replay holds the page before a step that acts after one that typed
+    (a search box's debounce, then the list it filters): the timers of up to HOLD_MS the
+    typing set since ``before`` (still_to_come) run, what they asked of the server
+    answered and met (up to 15 s each), three rounds at most.  A timer set before is
+    not waited for (a page that polls)."""
+    if before is None:
+        return  # (a page going away)
+    asked, seen = set(ASKED), set(before["timers"])
+    for _ in range(3):
+        now = _still_to_come(page, HOLD_MS)
+        timers = [] if now is None else [t for t in now["timers"] if t not in seen]
+        if not timers:
+            return
+        seen.update(timers)
+        try:
+            _timers_run(page, timers, HOLD_MS)
+        except PlaywrightError:
+            return  # (a page going away)
+        page.wait_for_timeout(100)  # the requests those timers sent: seen as under way
+        if _answers_met(page, asked, before) is None:
+            return
+        asked = set(ASKED)
+
+
+def still_to_come(page: Page) -> dict | None:
+    """What the page has still to come before a step that types (typing_met's)."""
+    return _still_to_come(page, HOLD_MS)
+
+
 def _timers_run(page: Page, ids: list, within_ms: int) -> None:
     """The page's timers ``ids`` run (each due within ``within_ms``: a page busy longer is
     read as it is)."""
@@ -271,14 +301,14 @@ def _timers_run(page: Page, ids: list, within_ms: int) -> None:
         pass
 
 
-def _still_to_come(page: Page) -> dict | None:
+def _still_to_come(page: Page, ms: int = MET_MS) -> dict | None:
     """What the page's scripts asked for so far, the answers they still have to meet and
-    their timers of up to MET_MS still to run; None when it can't be read."""
+    their timers of up to ``ms`` still to run; None when it can't be read."""
     try:
         return page.evaluate("(ms) => {{ const met = window.__answersLeft ? __answersLeft()"
                              " : {{asked: 0, left: []}}; return {{asked: met.asked, answers:"
                              " met.left, timers: window.__timersLeft ? __timersLeft(null, ms)"
-                             " : []}}; }}", MET_MS)  # fmt: skip
+                             " : []}}; }}", ms)  # fmt: skip
     except PlaywrightError:
         return None
 

@@ -2,7 +2,8 @@
 last write left, read again at the end (an edit committed by a key, Enter or an editor's
 Ctrl+S, read before the key);
 the checks since the last step that acts, read again before a step that leaves the page
-or acts after them (:mod:`automation.recording.replay`, :mod:`automation.recording.export`).
+or acts after them (:mod:`automation.recording.replay`, :mod:`automation.recording.export`);
+and where they let what a step that typed left for later run first.
 """
 
 from __future__ import annotations
@@ -10,9 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from automation.browser.identity import ElementIdentity
-from automation.recording.scenario import TYPED_ARG, ScenarioStep
+from automation.recording.scenario import TYPED_ARG, VALUE_ACTIONS, ScenarioStep
 
-__all__ = ["acted_before", "holds_before", "last_acting", "last_write"]
+__all__ = ["TYPING", "acted_before", "holds_before", "last_acting", "last_write", "typed_before"]
+
+# What types in a field: what it sets off may come a moment after it (a debounce).
+TYPING = VALUE_ACTIONS | {"press"}
 
 
 def last_acting(steps: Sequence[ScenarioStep]) -> int:
@@ -72,6 +76,14 @@ def acted_before(steps: Sequence[ScenarioStep], before: int) -> int:
     after it, up to ``before``, are the checks replay (and the export) read again there
     (at the end, ``before`` is ``len(steps)``)."""
     return max((i for i in range(before) if not steps[i].is_check), default=-1)
+
+
+def typed_before(steps: Sequence[ScenarioStep], index: int) -> bool:
+    """Whether replay (and the export) let what the step before ``index`` left for later
+    run before it: it types (a fill, a key, a choice) and ``index`` acts.  A search box
+    filters its list a moment after the last key (a debounce); a person waits to see the
+    list filtered before ticking "Select all" in it."""
+    return index > 0 and not steps[index].is_check and steps[index - 1].action in TYPING
 
 
 def holds_before(steps: Sequence[ScenarioStep], index: int) -> bool:

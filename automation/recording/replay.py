@@ -96,7 +96,7 @@ from automation.recording.outcome import (
     step_outcome,
     written_back,
 )
-from automation.recording.readagain import holds_before, last_acting, last_write
+from automation.recording.readagain import holds_before, last_acting, last_write, typed_before
 from automation.recording.rebase import normalize_base, rebase, rebase_identity
 from automation.recording.relogin import (
     SUBMITTING,
@@ -361,7 +361,10 @@ class Replay:
         # it before going on: a check read before its answer reads what the app shows
         # meanwhile (taken back when it is refused), and leaving the page cancels it; so is
         # one still to be sent (a debounce) before a step that leaves the page.
-        if holds_before(self.scenario.steps, index) and self.held_before != index:
+        # And what a step that typed left for later runs before the next step acts (a
+        # search box's debounce, then the list it filters), as a person waits to see it.
+        steps = self.scenario.steps
+        if (holds_before(steps, index) or typed_before(steps, index)) and self.held_before != index:
             await self.tab.settler.hold(budget.child(label="hold"))  # (redone after a sign-in)
         await self.tab.settler.writes_answered(budget)
         await self.out.emit(ActionStarted(0, index, step.action, shown, words))
