@@ -111,11 +111,12 @@
       (anchors.target && sameTarget(id, f) && !otherForm(id, f)) ||
       (anchors.sole && f.kind === "text" && !contradicts(id, f));
     const name = compareNames(id, f);
-    // A button's or a link's name says what it does: an id or a name attribute now on a
-    // control named otherwise ("Reject" where "Approve" stood, with its id) proves
-    // nothing.  What still does: a test id, made to follow the control, and where it
-    // leads (a link's address, a submit's form), which is what it does.
-    const renamedPress = renamedPressOf(id, f, name);
+    // A button's or a link's name says what it does, an option's or a radio button's what
+    // it picks: an id or a name attribute now on a control named otherwise ("Reject"
+    // where "Approve" stood, with its id; a suggestion "opt-0" that shows another
+    // customer) proves nothing.  What still does: a test id, made to follow the control,
+    // and where it leads (a link's address, a submit's form), which is what it does.
+    const renamedPress = renamedActOf(id, f, name);
     // Nor does a submit's form under a name without a word of the recorded one: one
     // address takes many forms ("Go" of a list and "Yes, I'm sure" of its confirmation
     // both post to /orders/), where "Save changes" in place of "Save" is a renamed one.
@@ -208,14 +209,16 @@
     };
   }
 
-  // A button or link now named otherwise than the recorded one.
-  function renamedPressOf(id, f, name = compareNames(id, f)) {
-    return kindOfId(id) === "press" && name.sim !== null && !name.gap && name.sim < MIN_NAME;
+  // A button, a link or a choice (an option, a radio button) now named otherwise than the
+  // recorded one.
+  function renamedActOf(id, f, name = compareNames(id, f)) {
+    return familyOf(kindOfId(id)) === "act" && name.sim !== null && !name.gap &&
+      name.sim < MIN_NAME;
   }
 
   // A submit renamed to words none of which it had: another form's, wherever it posts.
   function otherForm(id, f, name = compareNames(id, f)) {
-    return !!id.method && renamedPressOf(id, f, name) && !sharesWord(baseName(id), baseName(f));
+    return !!id.method && renamedActOf(id, f, name) && !sharesWord(baseName(id), baseName(f));
   }
 
   // A name without the count a badge inside the control shows ("Active 1" is "Active"):

@@ -385,6 +385,44 @@ async def test_an_id_on_a_button_named_otherwise_does_not_prove_it(
     assert field.ok and await html_of(field) == '<input id="email">'
 
 
+async def test_an_id_on_an_option_or_radio_named_otherwise_does_not_prove_it(
+    tab: Tab, fixture_url: str
+) -> None:
+    """A typeahead's suggestions have ids by their place ("opt-0"), a form's radio buttons
+    too ("id_plan_0"): picked "Acme Ltd" at recording, the step took "Acme Holdings" the
+    next day (the only suggestion, in "opt-0"), a confident heal.  An option's name says
+    what it picks, as a button's what it does: a renamed one waits for a person; the one
+    named as recorded is found wherever its place."""
+    await tab.navigate(f"{fixture_url}/demo/form.html")
+    await tab.page.set_content(
+        "<main><label>Customer <input role=combobox aria-controls=list></label>"
+        "<ul role=listbox id=list><li role=option id=opt-0>Acme Ltd Leeds</li></ul>"
+        "<fieldset><legend>Plan</legend><label><input type=radio name=plan id=id_plan_0>"
+        " Basic</label><label><input type=radio name=plan id=id_plan_1> Pro</label>"
+        "</fieldset></main>"
+    )
+    snapshot = await tab.snapshot()
+    acme = await identity_of(tab, snapshot, "option", "Acme Ltd Leeds")
+    basic = await identity_of(tab, snapshot, "radio", "Basic")
+    await tab.page.set_content(
+        "<main><label>Customer <input role=combobox aria-controls=list></label>"
+        "<ul role=listbox id=list><li role=option id=opt-0>Acme Holdings Hull</li></ul>"
+        "<fieldset><legend>Plan</legend><label><input type=radio name=plan id=id_plan_0>"
+        " Starter</label><label><input type=radio name=plan id=id_plan_1> Pro</label>"
+        "</fieldset></main>"
+    )
+    for gone in (acme, basic):
+        wrong = await find(tab, gone)
+        assert not wrong.ok, await html_of(wrong)
+    await tab.page.set_content(
+        "<main><label>Customer <input role=combobox aria-controls=list></label>"
+        "<ul role=listbox id=list><li role=option id=opt-0>Acme Holdings Hull</li>"
+        "<li role=option id=opt-1>Acme Ltd Leeds</li></ul></main>"
+    )
+    found = await find(tab, acme)
+    assert found.ok and await html_of(found) == '<li role="option" id="opt-1">Acme Ltd Leeds</li>'
+
+
 async def test_a_removed_button_s_place_does_not_choose_between_new_ones_of_other_names(
     tab: Tab, fixture_url: str
 ) -> None:
