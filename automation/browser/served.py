@@ -70,6 +70,8 @@ def refused_write(method: str, resource_type: str, status: int, url: str, page_u
 ANSWER_READ_BYTES = 64 * 1024  # a write's JSON answer longer than this is not read
 # What a JSON answer's "status" says when the write failed (JSend's "fail" and "error").
 _FAILED_STATUS = frozenset({"error", "fail", "failed", "failure"})
+# The keys whose true says the write was done, whose false says it was not.
+_SAID_DONE = ("ok", "success", "succeeded", "saved")
 
 
 def answer_read(headers: dict[str, str]) -> bool:
@@ -83,16 +85,20 @@ def answer_read(headers: dict[str, str]) -> bool:
 def said_failed(body: bytes) -> str:
     """What the JSON answer ``body`` to a write says of the write's failure, whatever its
     HTTP status (a save answered 200 ``{"ok": false, "error": "Price locked"}``); "" when
-    it says none.  Failed: ``ok`` or ``success`` false, an ``error`` or ``errors`` that
-    holds something (GraphQL's errors beside its data), or JSend's ``status`` "fail" or
-    "error" beside its data or message; never where ``ok`` or ``success`` is true."""
+    it says none.  Failed: ``ok``, ``success``, ``succeeded`` or ``saved`` false, an
+    ``error`` or ``errors`` that holds something (GraphQL's errors beside its data), or
+    JSend's ``status`` "fail" or "error" beside its data or message; never where one of
+    those four is true."""
     if len(body) > ANSWER_READ_BYTES:
         return ""
     try:
         answer = json.loads(body)
     except (ValueError, UnicodeDecodeError):
         return ""
-    if not isinstance(answer, dict) or True in (answer.get("ok"), answer.get("success")):
+    if not isinstance(answer, dict):
+        return ""
+    done = [answer.get(key) for key in _SAID_DONE]
+    if any(value is True for value in done):
         return ""
     status = answer.get("status")
     jsend = (
@@ -100,7 +106,7 @@ def said_failed(body: bytes) -> str:
         and status.lower() in _FAILED_STATUS
         and ("data" in answer or "message" in answer)
     )
-    if not (False in (answer.get("ok"), answer.get("success")) or jsend
+    if not (any(value is False for value in done) or jsend
             or answer.get("error") or answer.get("errors")):  # fmt: skip
         return ""
     for key in ("error", "message", "errors", "detail", "reason"):

@@ -21,6 +21,9 @@ FAILED = [
     ({"status": "fail", "data": {"title": "A title is required"}},
      '{"status": "fail", "data": {"title": "A title is required"}}'),
     ({"status": "error", "message": "Database down"}, "Database down"),
+    ({"saved": False, "message": "That e-mail is another customer's"},
+     "That e-mail is another customer's"),
+    ({"succeeded": False, "reason": "Locked"}, "Locked"),
 ]  # fmt: skip
 NOT_FAILED = [
     {"ok": True},
@@ -29,7 +32,9 @@ NOT_FAILED = [
     {"data": {"id": 3}, "errors": []},
     {"id": 7, "status": "failed"},  # a record whose own status is "failed" (a job re-run)
     {"error": None, "id": 3},
-    {"saved": False},  # words the rule does not read
+    {"saved": True, "errors": ["minor"]},
+    {"saved": 0, "skipped": 2},  # a count
+    {"created": False, "id": 3},  # words the rule does not read (a record already there)
     [{"ok": False}],  # not an object
 ]
 
