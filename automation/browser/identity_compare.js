@@ -198,6 +198,25 @@
         why.push("another row");
       }
     }
+    // A row that was the list's only one at recording has no other to be told from: its
+    // record's words are all its words but the control's own name.  A button, a box or a
+    // choice in a row now without the first of them (its record's name, number or date),
+    // or of half of them or fewer, is another record's ("More actions" of Acme's row
+    // where only Globex's was listed; "Globe Trotters York Active" is not "Globex York
+    // Active"), whatever an attribute says; a row of which a word changed (its status)
+    // is its record's.
+    // (A row that shows a parameter's value is told by that value whole: notShown.)
+    if (!(id.row_words || []).length && id.row && f.row && id.name_count <= 1 &&
+        !(id.shows && id.shows.row) &&
+        ["act", "toggle"].includes(familyOf(kind)) && !why.includes("another row")) {
+      const own = new Set(words(baseName(id) || ""));
+      const mine = words(id.row).filter((w) => !own.has(w));
+      const theirs = new Set(words(f.around || f.row));
+      const kept = mine.filter((w) => theirs.has(w)).length;
+      if (mine.length && (!theirs.has(mine[0]) || kept * 2 <= mine.length)) {
+        why.push("another row");
+      }
+    }
     // A parameter's value stands whole where its placeholder stood, whatever else says
     // which element it is: the row for "Ann Lee" is not Ann Leeds's, nor "Ann"'s Anna's,
     // however alike the rest of the row reads.

@@ -105,6 +105,19 @@ def frame_path(frame_url: str) -> str:
 _FIELD_ROLES = frozenset({"textbox", "searchbox", "combobox", "spinbutton", "listbox"})
 
 
+def _sole_row(identity: ElementIdentity) -> list[str]:
+    """The words of its row, when it is a button, a box or a choice in a row that was its
+    list's only one at recording (its own name's aside): its row is looked for by them,
+    as replay takes no row of half of them or fewer ("More actions" of Acme's row, only
+    Globex's listed then).  [] for any other."""
+    acts = identity.kind in ("press", "toggle", "choice")
+    if not acts or identity.row_words or identity.name_count > 1:
+        return []
+    own = {w.lower() for w in re.findall(r"\w+", identity.name_base or identity.name)}
+    mine = [w for w in re.findall(r"\w+", identity.row) if w.lower() not in own]
+    return list(dict.fromkeys(mine))[:12]
+
+
 def locator(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> str:
     scope = _scope(identity)
     role = known_role(identity.role)
@@ -122,6 +135,10 @@ def locator(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> str
         patterns = [_row_pattern(identity.row, params, identity.name)] + [
             _number_pattern(w) for w in identity.row_words if re.fullmatch(r"[0-9]+", w)
         ] if identity.row else []  # fmt: skip
+        sole = _sole_row(identity)
+        if sole and not holds_param(identity.row, params) and not identity.shows.get("row"):
+            recorded = ", ".join(_text(word, "row") for word in sole)
+            return f"rows_holding_most({scope}, {recorded}).{by_role}"
         if identity.row and (identity.name_count != 1 or not identity.name
                              or holds_param(identity.row, params)
                              or identity.shows.get("row")):  # fmt: skip

@@ -33,18 +33,23 @@ __all__ = [
     "in_section",
     "one_of",
     "read_again",
+    "rows_holding_most",
     "rows_showing",
     "section_showing",
 ]
 
 # -- written into an exported pytest file as it is
 # Rows (table rows, list items) whose text, as a row check reads it (their fields with the
-# values the app wrote into them), each pattern of a JSON list finds: a step's element is
+# values the app wrote into them), each pattern of a JSON list finds (of {"every": [...],
+# "most": [...]}, each of the first and more than half of the others): a step's element is
 # looked for in its row as replay tells the row (Playwright's has_text reads no field).
 ROWS = "tr, li, [role=row], [role=listitem], article"
 ROW_ENGINE_JS = f"""{{
   queryAll(root, body) {{
-    const patterns = JSON.parse(body).map((p) => new RegExp(p.normalize("NFC")));
+    const asked = JSON.parse(body);
+    const regexps = (list) => list.map((p) => new RegExp(p.normalize("NFC")));
+    const patterns = regexps(Array.isArray(asked) ? asked : asked.every || []);
+    const most = regexps(asked.most || []);
     const text = (row) => ({SEEN_JS})({{ op: "row", element: row, cells: true }});
     const rows = [];
     const walk = (at) => {{
@@ -54,7 +59,11 @@ ROW_ENGINE_JS = f"""{{
       }}
     }};
     walk(root);
-    return rows.filter((row) => patterns.every((p) => p.test(text(row))));
+    return rows.filter((row) => {{
+      const read = text(row);
+      return patterns.every((p) => p.test(read)) &&
+        (!most.length || most.filter((p) => p.test(read)).length * 2 > most.length);
+    }});
   }},
 }}"""
 
@@ -62,6 +71,14 @@ ROW_ENGINE_JS = f"""{{
 def rows_showing(scope: Page | Frame | FrameLocator, *patterns: str) -> Locator:
     """The rows in ``scope`` whose text (fields as the app wrote them) each pattern finds."""
     return scope.locator("tabwright-row=" + json.dumps(list(patterns)))
+
+
+def rows_holding_most(scope: Page | Frame | FrameLocator, *recorded: str) -> Locator:
+    """The rows in ``scope`` whose text holds the first of the ``recorded`` words and more
+    than half of them, as replay tells the row of a control recorded while its list
+    showed that row alone (a word of it changed since, its status: still its record's)."""
+    patterns = [rf"(?<![\w]){re.escape(word)}(?![\w])" for word in recorded]
+    return scope.locator("tabwright-row=" + json.dumps({"every": patterns[:1], "most": patterns}))
 
 
 # The text of the card (tile) around each element, as replay reads it: the nearest
