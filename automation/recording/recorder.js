@@ -368,8 +368,26 @@
   }
 
   // Before a click changes anything (a box's own click flips it before its listeners run).
+  // A choice a widget takes as the press begins (a suggestion list that picks on
+  // mousedown, then goes): described then; gone when the press ends, it was clicked (the
+  // browser sends no click: its element went).  Only what picks (an option, a menu's
+  // item): describing costs a walk of the document.
+  const PICKS = new Set(["option", "menuitem", "menuitemradio", "menuitemcheckbox", "treeitem"]);
+  let pressed = null;
   function onPointerdown(e) {
-    if (e.isTrusted) settleAll();
+    if (!e.isTrusted) return;
+    settleAll();
+    pressed = null;
+    const hit = deepAt(e.clientX, e.clientY) || e.composedPath()[0];
+    const el = hit && hit.nodeType === 1 ? actionable(hit) : null;
+    if (el && PICKS.has(tw.roleOf(el) || "")) pressed = { node: el, ...described(el) };
+  }
+  function onPointerup(e) {
+    const choice = pressed;
+    pressed = null;
+    if (!e.isTrusted || !choice || choice.node.isConnected || !choice.identity) return;
+    send({ kind: "click", button: BUTTONS[e.button] || "left", detail: 1, el: choice.el,
+           identity: choice.identity });
   }
 
   function onPagehide() {
@@ -378,7 +396,8 @@
 
   const listeners = [["click", onClick], ["auxclick", onClick], ["input", onInput],
     ["change", onChange], ["keydown", onKeydown], ["pageshow", onPageshow],
-    ["pagehide", onPagehide], ["pointerdown", onPointerdown], ["invalid", onInvalid],
+    ["pagehide", onPagehide], ["pointerdown", onPointerdown], ["pointerup", onPointerup],
+    ["invalid", onInvalid],
     ["focusin", onFocusin]];
   for (const [type, fn] of listeners) window.addEventListener(type, fn, true);
 
