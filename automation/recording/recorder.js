@@ -348,10 +348,37 @@
     if (plain && ((e.key === "Enter" && multiline) ||
         (CARET_KEYS.has(e.key) && isTextField(el)))) return;
     if (e.key === "Enter") lastEnter = performance.now();
+    const option = plain && e.key === "Enter" ? pickedBy(el) : null;
+    if (option) {
+      // The Enter picks the suggestion the keys made active: the pick is the step (a
+      // replay pressing Enter would take whatever its list then has there).
+      const choice = described(option);
+      if (choice.identity) {
+        send({ kind: "click", button: "left", detail: 1, ...choice });
+        return;
+      }
+    }
     const key = [...mods, e.key === " " ? "Space" : e.key].join("+");
     const target = isPage(el) ? { el: "", identity: null } : described(el);
     send({ kind: "press", key, ...target });
     watchSending(e.key === "Enter" ? ["keydown", el] : null);
+  }
+
+  // The option an Enter in a suggestion field picks: the field's active descendant, or the
+  // one its list (aria-controls, aria-owns) marks selected; shown.
+  function pickedBy(el) {
+    if (!el || !isTextField(el)) return null;
+    const root = el.getRootNode();
+    const byId = (id) => (id && root.getElementById ? root.getElementById(id) : null);
+    let option = byId(el.getAttribute("aria-activedescendant"));
+    const lists = `${el.getAttribute("aria-controls") || ""} ${el.getAttribute("aria-owns") || ""}`;
+    for (const id of lists.split(/\s+/)) {
+      if (option) break;
+      const list = byId(id);
+      option = list ? list.querySelector("[role=option][aria-selected=true]") : null;
+    }
+    const shown = option && option.checkVisibility({ visibilityProperty: true });
+    return shown && PICKS.has(tw.roleOf(option) || "") ? option : null;
   }
 
   // A page restored from the back-forward cache is a navigation without a new document.

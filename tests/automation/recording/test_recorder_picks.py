@@ -5,11 +5,17 @@ mousedown and takes the list away, so the browser sends no click (the element pr
 gone when the press ends).  The recording kept the typing and "Save order" and lost the
 pick: its replay of the working app saved no customer and failed.  Now an option (a menu's
 item) is described as the press on it begins and, gone when it ends, recorded as clicked;
-its replay picks the same customer, and one another suggestion stands in for is not taken."""
+its replay picks the same customer, and one another suggestion stands in for is not taken.
+
+A pick made with the keys (ArrowDown, then Enter) was recorded as those keys: replayed
+where another customer is suggested first, Enter took that one, and passed.  Now an Enter
+in a field whose list has an active option (its aria-activedescendant, or the option its
+list marks selected) is recorded as a click on that option."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 from urllib.parse import parse_qs
 
 import pytest
@@ -36,20 +42,39 @@ q.addEventListener("input", () => {
       q.value = picked.value = name;
       list.innerHTML = "";
     });
+    option.id = "opt-" + list.children.length;
     list.append(option);
   }
+});
+q.addEventListener("keydown", (e) => {
+  const options = [...list.children];
+  if (!options.length) return;
+  let at = options.findIndex((o) => o.classList.contains("active"));
+  if (e.key === "ArrowDown") at = Math.min(at + 1, options.length - 1);
+  else if (e.key === "Enter" && at >= 0) {
+    e.preventDefault();
+    options[at].dispatchEvent(new MouseEvent("mousedown", {cancelable: true}));
+    return;
+  } else return;
+  e.preventDefault();
+  options.forEach((o, i) => {
+    o.classList.toggle("active", i === at);
+    if (MARKED === "selected") o.setAttribute("aria-selected", String(i === at));
+  });
+  if (MARKED === "descendant") q.setAttribute("aria-activedescendant", options[at].id);
 });
 </script>"""
 
 
 @pytest.fixture
-def shop() -> Iterator[tuple[dict[str, list], str]]:
-    state: dict[str, list] = {"names": ["Acme Ltd", "Globex"], "orders": []}
+def shop() -> Iterator[tuple[dict[str, Any], str]]:
+    state: dict[str, Any] = {"names": ["Acme Ltd", "Globex"], "orders": []}
 
     class Handler(QuietHandler):
         def do_GET(self) -> None:
             names = repr(state["names"]).replace("'", '"')
-            self.send(200, PAGE.replace("NAMES", names).encode())
+            marked = '"' + state.get("marked", "") + '"'
+            self.send(200, PAGE.replace("NAMES", names).replace("MARKED", marked).encode())
 
         def do_POST(self) -> None:
             posted = parse_qs(self.rfile.read(int(self.headers["Content-Length"])).decode())
@@ -61,7 +86,7 @@ def shop() -> Iterator[tuple[dict[str, list], str]]:
 
 
 async def test_a_suggestion_taken_on_mousedown_is_recorded_and_replayed(
-    tab: Tab, shop: tuple[dict[str, list], str]
+    tab: Tab, shop: tuple[dict[str, Any], str]
 ) -> None:
     state, base = shop
     await tab.navigate(f"{base}/orders/new")
@@ -86,3 +111,30 @@ async def test_a_suggestion_taken_on_mousedown_is_recorded_and_replayed(
     state.update(names=["Acme Holdings"], orders=[])  # another Acme only
     result = await Replay(tab, scenario).run()
     assert not result.ok and state["orders"] == [], result.to_dict()
+
+
+@pytest.mark.parametrize("marked", ["descendant", "selected"])
+async def test_a_suggestion_picked_with_the_keys_is_recorded_as_picked(
+    tab: Tab, shop: tuple[dict[str, Any], str], marked: str
+) -> None:
+    state, base = shop
+    state.update(names=["Acme Ltd", "Acme Holdings"], marked=marked)
+    await tab.navigate(f"{base}/orders/new")
+    recorder = Recorder(tab)
+    await recorder.start()
+    page = tab.page
+    await page.get_by_label("Customer").click()
+    await page.keyboard.type("Acm")
+    await page.get_by_role("option", name="Acme Ltd").wait_for()
+    await page.keyboard.press("ArrowDown")
+    await page.keyboard.press("Enter")
+    await page.get_by_role("button", name="Save order").click()
+    await page.get_by_text("Order placed").wait_for()
+    steps = tuple(await recorder.stop())
+    assert state["orders"] == ["Acme Ltd"]
+    assert ("click", "Acme Ltd") in [(s.action, s.identity and s.identity.name) for s in steps]
+
+    scenario = Scenario("Order for Acme", steps, base_url=base + "/")
+    state.update(names=["Acme Holdings", "Acme Ltd"], orders=[])  # another suggested first
+    result = await Replay(tab, scenario).run()
+    assert result.ok and state["orders"] == ["Acme Ltd"], result.to_dict()
