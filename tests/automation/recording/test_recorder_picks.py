@@ -23,7 +23,7 @@ import pytest
 from automation import Tab
 from automation.recording.recorder import Recorder
 from automation.recording.replay import Replay
-from automation.recording.scenario import Scenario
+from automation.recording.scenario import Scenario, ScenarioStep
 from tests.net import QuietHandler, loopback_app
 
 PAGE = """<!doctype html><title>New order</title><h1>New order</h1>
@@ -85,20 +85,31 @@ def shop() -> Iterator[tuple[dict[str, Any], str]]:
         yield state, url
 
 
+async def typed_acm(tab: Tab, base: str) -> Recorder:
+    """A recording of a person who opened the order form and typed "Acm" as its customer."""
+    await tab.navigate(f"{base}/orders/new")
+    recorder = Recorder(tab)
+    await recorder.start()
+    await tab.page.get_by_label("Customer").click()
+    await tab.page.keyboard.type("Acm")
+    return recorder
+
+
+async def saved(tab: Tab, recorder: Recorder) -> tuple[ScenarioStep, ...]:
+    """The steps once the person saved the order."""
+    await tab.page.get_by_role("button", name="Save order").click()
+    await tab.page.get_by_text("Order placed").wait_for()
+    return tuple(await recorder.stop())
+
+
 async def test_a_suggestion_taken_on_mousedown_is_recorded_and_replayed(
     tab: Tab, shop: tuple[dict[str, Any], str]
 ) -> None:
     state, base = shop
-    await tab.navigate(f"{base}/orders/new")
-    recorder = Recorder(tab)
-    await recorder.start()
+    recorder = await typed_acm(tab, base)
     page = tab.page
-    await page.get_by_label("Customer").click()
-    await page.keyboard.type("Acm")
     await page.get_by_role("option", name="Acme Ltd").click()
-    await page.get_by_role("button", name="Save order").click()
-    await page.get_by_text("Order placed").wait_for()
-    steps = tuple(await recorder.stop())
+    steps = await saved(tab, recorder)
     acts = [(s.action, s.identity.name if s.identity else "") for s in steps[1:]]
     assert acts == [("fill", "Customer"), ("click", "Acme Ltd"), ("click", "Save order")], acts
     assert state["orders"] == ["Acme Ltd"]
@@ -119,18 +130,12 @@ async def test_a_suggestion_picked_with_the_keys_is_recorded_as_picked(
 ) -> None:
     state, base = shop
     state.update(names=["Acme Ltd", "Acme Holdings"], marked=marked)
-    await tab.navigate(f"{base}/orders/new")
-    recorder = Recorder(tab)
-    await recorder.start()
+    recorder = await typed_acm(tab, base)
     page = tab.page
-    await page.get_by_label("Customer").click()
-    await page.keyboard.type("Acm")
     await page.get_by_role("option", name="Acme Ltd").wait_for()
     await page.keyboard.press("ArrowDown")
     await page.keyboard.press("Enter")
-    await page.get_by_role("button", name="Save order").click()
-    await page.get_by_text("Order placed").wait_for()
-    steps = tuple(await recorder.stop())
+    steps = await saved(tab, recorder)
     assert state["orders"] == ["Acme Ltd"]
     assert ("click", "Acme Ltd") in [(s.action, s.identity and s.identity.name) for s in steps]
 
