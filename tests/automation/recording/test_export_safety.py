@@ -39,7 +39,8 @@ BODY_NAMES = {"page", "expect", "re", "os", "url", "frame_of", "served", "words"
               "kept_tick", "rows_showing", "read_again", "answered_ok", "one_of",
               "fits", "left_ticked", "left_value", "kept_value", "went_on", "documents", "held",
               "address", "ACTED", "refused_in_place", "shown", "errors_then", "THEN",
-              "form_sent", "sending", "choose"}  # fmt: skip
+              "form_sent", "sending", "choose", "typing_met", "before",
+              "rows_holding_most"}  # fmt: skip
 # What a step that may send a write keeps before it (the writes sent, whether the page
 # asked to sign in, the errors it shows), the only statements of the body that are not a
 # call.
@@ -49,6 +50,7 @@ KEPT_BEFORE_A_STEP = {
     "documents, address = (len(DOCUMENT), page.url)",
     "shown = errors_before(page)",
     "sending = before_send(page)",
+    "before = still_to_come(page)",
 }
 # The one condition: the checks read again at the end, on the page they read.
 READ_AGAIN_IF = "not went_on(page, documents, address)"
@@ -157,6 +159,8 @@ def assert_safe_module(code: str) -> ast.FunctionDef:
             "answered_ok",  # answered_ok(): no write answered in JSON that it failed
             "one_of",  # one_of(locator, in_row).click(): the one in its row, where several
             "held",  # held(page): what the steps left for later done, before leaving the page
+            "typing_met",  # typing_met(page, before): what a step that typed left, done
+            "rows_holding_most",  # rows_holding_most(scope, word, ...): a sole row's, by its words
             "expect_text",
             "expect_rows",
             "sent_to_sign_in",
