@@ -196,6 +196,16 @@
       const numbers = id.row_words.filter((w) => /^\d+$/.test(w));
       if (!id.row_words.some((w) => theirs.has(w)) || numbers.some((w) => !theirs.has(w))) {
         why.push("another row");
+      } else if (e && !(id.shows && id.shows.row)) {
+        // The text (its cell) that holds the first of those words reads as it did, or
+        // with numbers more (a count): "New Globex" there, of York too, is another record
+        // (Globex gone, New Globex listed).
+        const first = id.row_words.find((w) => !/^\d+$/.test(w));
+        const recorded = new Set(words(id.row));
+        const cell = first && piecesOf(e, f.name).find((p) => words(p).includes(first));
+        if (cell && words(cell).some((w) => !recorded.has(w) && !/^\d+$/.test(w))) {
+          why.push("another row");
+        }
       }
     }
     // A row that was the list's only one at recording has no other to be told from: its

@@ -123,6 +123,10 @@ def row_pattern(row: str, params: dict[str, dict[str, Any]], own: str = "") -> s
     # invoice 1100's (a letter may touch it: cells' texts do).
     if pieces and pieces[0][0] == "word" and pieces[0][1][:1].isdigit():
         pieces[0] = ("word", NOT_AFTER_A_DIGIT + pieces[0][1])
+    # One that begins with a word begins its cell with it: "New Globex" of York is not
+    # Globex's row, as replay tells it (the cell that told it apart gained a word).
+    elif pieces and pieces[0][0] == "word" and re.match(r"\w", pieces[0][1]):
+        pieces[0] = ("word", CELL_BEGINS + pieces[0][1])
     if all(kind == "word" for kind, _ in pieces):
         return text(r"\s*".join(p for _, p in pieces), "row")
     source = [p if kind == "param" else text(p, "row") for kind, p in pieces]
