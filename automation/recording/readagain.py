@@ -80,10 +80,14 @@ def acted_before(steps: Sequence[ScenarioStep], before: int) -> int:
 
 def typed_before(steps: Sequence[ScenarioStep], index: int) -> bool:
     """Whether replay (and the export) let what the step before ``index`` left for later
-    run before it: it types (a fill, a key, a choice) and ``index`` acts.  A search box
-    filters its list a moment after the last key (a debounce); a person waits to see the
-    list filtered before ticking "Select all" in it."""
-    return index > 0 and not steps[index].is_check and steps[index - 1].action in TYPING
+    run before it: it types (a fill, a key, a choice) on a page it stays on, and ``index``
+    acts.  A search box filters its list a moment after the last key (a debounce); a
+    person waits to see the list filtered before ticking "Select all" in it.  (An Enter
+    that sent a form to another page left nothing on it.)"""
+    if index == 0 or steps[index].is_check:
+        return False
+    typed = steps[index - 1]
+    return typed.action in TYPING and not typed.leaves_the_page
 
 
 def holds_before(steps: Sequence[ScenarioStep], index: int) -> bool:
