@@ -146,7 +146,8 @@ async def test_the_pytest_export_asserts_the_checks(recorded: Scenario) -> None:
     # A text's checks read the page by replay's rule of what a person sees.
     assert "expect_rows(page, 'Buy milk', 1)" in text
     assert "expect_text(page, '1 item left')" in text
-    assert "rows_showing(page, '(?<!\\\\w[^\\\\S\\\\n]*)Buy\\\\s*milk').get_by_role('checkbox', " in text
+    row = "'(?<!\\\\w[^\\\\S\\\\n]*)Buy\\\\s*milk'"  # (its cell begins with it)
+    assert f"rows_showing(page, {row}).get_by_role('checkbox', " in text
     # The last check, then the helper that fails a write the server refused, then the
     # checks of a state the app keeps read again, on the page they read, and last a write
     # answered in JSON that it failed.

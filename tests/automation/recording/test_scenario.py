@@ -430,7 +430,8 @@ def test_the_export_finds_an_element_by_each_identity_it_was_known_by() -> None:
     assert (
         "    # where it was the checkbox in row 'Buy milk' (an earlier release) in another "
         "frame, this line won't find it\n"  # (in the row that shows the item it typed)
-        "    kept_change(rows_showing(page, '(?<!\\\\w[^\\\\S\\\\n]*)Buy\\\\s*milk').get_by_role('checkbox', "
+        "    kept_change(rows_showing(page, '(?<!\\\\w[^\\\\S\\\\n]*)Buy\\\\s*milk')"
+        ".get_by_role('checkbox', "
         "name='Toggle Buy milk', exact=True), 'check', True, checks_answered)"
     ) in code
 
