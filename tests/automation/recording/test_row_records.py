@@ -23,7 +23,7 @@ import pytest
 
 from automation import Tab
 from automation.recording.export import to_pytest
-from automation.recording.replay import Replay
+from automation.recording.replay import Replay, ReplayConfig
 from automation.recording.scenario import Scenario
 from tests.exported import run_exported
 from tests.net import QuietHandler, loopback_app
@@ -38,6 +38,8 @@ LISTS = {
     "another alone": ([("Acme", "Leeds", "Active")], None),
     "others only": ([("Acme", "Leeds", "Active"), ("Globe Trotters", "York", "Active")], None),
 }  # fmt: skip
+# A step that finds no element waits this long for one to appear (a refused case's).
+SHORT = ReplayConfig(locate_wait_ms=1_000)
 OTHERS = [("Acme", "Leeds", "Active"), ("Initech", "Bath", "Active")]
 AMONG_OTHERS = {
     "the same list": ([("Globex (2)", "York", "Active"), *OTHERS], "Globex (2)"),
@@ -103,7 +105,7 @@ async def _replayed(
     code = to_pytest(scenario)
     for n, (label, (listed, archived)) in enumerate(lists.items()):
         state.update(listed=listed, archived=[])
-        result = await Replay(tab, scenario).run()
+        result = await Replay(tab, scenario, config=SHORT).run()
         assert result.ok == bool(archived), (label, result.to_dict())
         assert state["archived"] == ([archived] if archived else []), label
         state.update(archived=[])
