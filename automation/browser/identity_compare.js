@@ -116,7 +116,7 @@
     // where "Approve" stood, with its id; a suggestion "opt-0" that shows another
     // customer) proves nothing.  What still does: a test id, made to follow the control,
     // and where it leads (a link's address, a submit's form), which is what it does.
-    const renamedPress = renamedActOf(id, f, name);
+    const renamedAct = renamedActOf(id, f, name);
     // Nor does a submit's form under a name without a word of the recorded one: one
     // address takes many forms ("Go" of a list and "Yes, I'm sure" of its confirmation
     // both post to /orders/), where "Save changes" in place of "Save" is a renamed one.
@@ -127,7 +127,7 @@
     const sameNameAttr = !!id.name_attr && f.name_attr === id.name_attr && f.tag === id.tag &&
       !anchors.numberedName;
     const proven = (tests && sameTestId(id, f)) || leads ||
-      (!renamedPress && (sameId || sameNameAttr || attested));
+      (!renamedAct && (sameId || sameNameAttr || attested));
     // A renamed element an attribute proves: its old name says nothing against it.
     if (name.sim !== null && !(proven && name.sim < MIN_NAME)) add(W.name, name.sim);
     if (id.role) add(W.role, f.role === id.role ? 1 : 0);

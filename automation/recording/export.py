@@ -469,15 +469,10 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
                 path = _text(_frame_path(step.identity.frame_url), "frame_url")
                 body.insert(1, f"ACTED.add({path})")  # its writes there are the step's
             if _may_send(step):  # the browser refused to send its form? (tab.click's)
-                first = next(i for i, line in enumerate(body) if line is does[0])
-                last = max(i for i, line in enumerate(body) if line is does[-1])
-                body[last + 1 : last + 1] = ["form_sent(page, sending)"]
-                body[first:first] = ["sending = before_send(page)"]
+                _around(body, does, "sending = before_send(page)", "form_sent(page, sending)")
             if index + 1 < len(scenario.steps) and typed_before(scenario.steps, index + 1):
-                first = next(i for i, line in enumerate(body) if line is does[0])
-                last = max(i for i, line in enumerate(body) if line is does[-1])
-                body[last + 1 : last + 1] = ["typing_met(page, before)"]  # (replay's hold)
-                body[first:first] = ["before = still_to_come(page)"]
+                # (replay's hold before the next step)
+                _around(body, does, "before = still_to_come(page)", "typing_met(page, before)")
             if holds_before(scenario.steps, index):  # a debounced save sent first, and
                 again = _kept_checks(scenario.steps, index)  # the checks before it re-read
                 held = ["documents, address = len(DOCUMENT), page.url", "held(page)",
@@ -497,6 +492,15 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
     if scoped:
         lines.append("    INTERRUPTIONS.leave(page)")
     return lines or ["    pass"]
+
+
+def _around(body: list[str], does: list[str], before: str, after: str) -> None:
+    """``before`` put in ``body`` before the step's own lines ``does`` (wherever the
+    lines read around them stand), and ``after`` after them."""
+    first = next(i for i, line in enumerate(body) if line is does[0])
+    last = max(i for i, line in enumerate(body) if line is does[-1])
+    body[last + 1 : last + 1] = [after]
+    body[first:first] = [before]
 
 
 def _may_send(step: ScenarioStep) -> bool:

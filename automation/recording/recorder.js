@@ -394,7 +394,6 @@
     for (const watch of toggles.slice()) if (!watch.fresh) settleToggle(watch, true);
   }
 
-  // Before a click changes anything (a box's own click flips it before its listeners run).
   // A choice a widget takes as the press begins (a suggestion list that picks on
   // mousedown, then goes): described then; gone when the press ends, it was clicked (the
   // browser sends no click: its element went).  Only what picks (an option, a menu's
@@ -403,7 +402,7 @@
   let pressed = null;
   function onPointerdown(e) {
     if (!e.isTrusted) return;
-    settleAll();
+    settleAll(); // before a click changes anything (a box's own click flips it first)
     pressed = null;
     const hit = deepAt(e.clientX, e.clientY) || e.composedPath()[0];
     const el = hit && hit.nodeType === 1 ? actionable(hit) : null;
