@@ -167,7 +167,10 @@
       (kind === f.kind && (proven || sameName || rowProof)) ||
       (sameName && familiesOf(kind, id.role).some((x) => familiesOf(f.kind, f.role).includes(x)));
     if (!kindOk) why.push(`role ${f.role || "none"}`);
-    let needsContext = id.name_count > 1 || !id.name || args.crossing || name.core;
+    // A name that is a number alone says where, not which: a day of a month, a page of
+    // a list ("15" under "December 2026" is not the 15 under "January 2027").
+    let needsContext = id.name_count > 1 || !id.name || args.crossing || name.core ||
+      /^\d+$/.test(id.name.trim());
     if (!proven && id.name && (name.gap || name.sim < MIN_NAME)) {
       // A name on one side only (or only repeating its row) is no mismatch where the row
       // proves the element; nor is another wording of a row's checkbox.
@@ -184,6 +187,18 @@
       // A row that read as nothing (a line just added, its fields still empty) is not a
       // row that reads as something now.
       if (!id.row && !id.card && id.row_peers > 0 && words(f.row).length) why.push("another row");
+    } else if ((STATEFUL.has(kind) || kind === "list") && !id.row && id.section &&
+               f.titles.length && sectionSim < MIN_CONTEXT && !anchored &&
+               titleStands(e, id.section)) {
+      // A field (or a box, a choice) whose name the page had once at recording sits
+      // under the title it sat under while the page still has that title: its name says
+      // what it holds of that part alone, and under another title it is another field,
+      // one the page did not show beside it then (the billing address's Street, where
+      // the shipping address's was, its part now closed; a wizard's Name on the
+      // contact's step, where the company's step is still to come).  A title the page
+      // no longer has says nothing (a new release's layout); nor does a button's: its
+      // name says what it does, wherever it moved ("Export CSV" out of its toolbar).
+      why.push("another section");
     }
     // A control in a row acts on that row's record.  In a row that lacks every word that
     // told the recorded row from the one most like it, it is the other record's, whatever
@@ -426,6 +441,25 @@
       if (want.every((w, i) => have[at + i] === w)) return true;
     }
     return false;
+  }
+
+  // Whether the document of e has a title that reads as ``section``: a heading, a
+  // legend, a disclosure's summary or an accordion's header, a caption, a term or a
+  // labelled element, shown or not (a wizard's step still to come).  Asked once per
+  // document and section in a call.
+  const standing = new Map();
+  function titleStands(e, section) {
+    const doc = e.ownerDocument;
+    const at = `${section}`;
+    if (!standing.has(doc)) standing.set(doc, new Map());
+    const known = standing.get(doc);
+    if (!known.has(at)) {
+      const titles = doc.querySelectorAll(`${HEADING}, summary, caption, dt, [aria-expanded], [aria-label]`);
+      known.set(at, [...titles].some((t) =>
+        [t.getAttribute("aria-label") || "", t.textContent || ""].some((x) =>
+          x.length <= 200 && textSim(section, norm(x)) >= MIN_CONTEXT)));
+    }
+    return known.get(at);
   }
 
   // A name shared at recording must keep its table row or list item; out of rows, its

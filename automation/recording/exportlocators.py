@@ -31,7 +31,10 @@ def element(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> tup
     """The element's locator, one alternative per identity it was known by (joined with
     ``.or_()``), and comments on the releases where it won't find it."""
     main = identity.plain()
-    found = [locator(main, params)]
+    # (Under the title recorded: for one identity.  Known by several, in releases whose
+    # titles differ, it is found by any, as its variants were confirmed.)
+    placed = not identity.variants
+    found = [locator(main, params, placed=placed)]
     notes = []
     for variant in identity.variants:
         known_role(variant.role)  # a role that would be code refuses the export
@@ -42,7 +45,7 @@ def element(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> tup
         try:
             renamed = _renamed_link(main, variant) and not _told_by_value(main, params)
             alternative = _where_it_leads(main, params) if renamed else None
-            alternative = alternative or locator(variant, params)
+            alternative = alternative or locator(variant, params, placed=False)
         except ScenarioInvalid:
             notes.append(f"# where {where}, this line won't find it: nothing to find it by")
             continue
@@ -118,7 +121,9 @@ def _sole_row(identity: ElementIdentity) -> list[str]:
     return list(dict.fromkeys(mine))[:12]
 
 
-def locator(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> str:
+def locator(
+    identity: ElementIdentity, params: dict[str, dict[str, Any]], *, placed: bool = True
+) -> str:
     scope = _scope(identity)
     role = known_role(identity.role)
     name = _named(identity.name, params, "name", identity.name_own)
@@ -168,6 +173,18 @@ def locator(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> str
                 # (the heading over the Delete a search opened), shown with the value.
                 section = _as_recorded(identity.section, params, "section")
                 found = f"section_showing({found}, {section})"
+            elif placed and identity.section and not identity.row and _placed(identity):
+                # Under the title it was recorded under, as replay holds it (a field's
+                # while the page still has that title; a day's, a page number's always):
+                # the same name under another is another element, but for one its id,
+                # name or test id still proves.
+                section = _ident(identity.section, params, "section")
+                proven = {"id": identity.id, "name": identity.name_attr, **identity.test_ids}
+                kept = ", ".join(
+                    f"{_text(k, 'test id')}: {_text(v, 'id')}" for k, v in proven.items() if v
+                )
+                numbered = identity.name.strip().isdigit()
+                found = f"under_section({found}, {section}, {{{kept}}}, always={numbered})"
             return found
         if identity.name and identity.card and not identity.row_peers:
             # One of several alike, each in a card (tile) of its own: the one in the card
@@ -190,6 +207,26 @@ def locator(identity: ElementIdentity, params: dict[str, dict[str, Any]]) -> str
             otherwise = _plain_locator(identity, params, scope, role, name)
             return f"in_section({scope}.{by_role}, {section}, otherwise={otherwise})"
     return _plain_locator(identity, params, scope, role, name)
+
+
+# The kinds of the roles that hold what is entered (identity.js's KIND), for an identity
+# taken before its kind was kept.
+_KINDS = {
+    **dict.fromkeys(("textbox", "searchbox", "combobox", "spinbutton"), "text"),
+    **dict.fromkeys(("checkbox", "switch", "menuitemcheckbox"), "toggle"),
+    **dict.fromkeys(("radio", "menuitemradio", "option"), "choice"),
+    "listbox": "list",
+}
+
+
+def _placed(identity: ElementIdentity) -> bool:
+    """Whether replay holds the element under the title it was recorded under
+    (identity_compare.js): a field, a box or a choice (not a button or a link: its name
+    says what it does, wherever it moved), or one named by a number alone (a day, a
+    page: the number says where, not which)."""
+    if identity.name.strip().isdigit():
+        return True
+    return (identity.kind or _KINDS.get(identity.role, "")) in ("text", "toggle", "choice", "list")
 
 
 def _as_recorded(shown: str, params: dict[str, dict[str, Any]], what: str) -> str:

@@ -28,6 +28,7 @@ __all__ = [
     "CARDS_JS",
     "ROW_ENGINE_JS",
     "TITLES_JS",
+    "TITLE_TEXTS_JS",
     "card_showing",
     "in_card",
     "in_section",
@@ -36,6 +37,7 @@ __all__ = [
     "rows_holding_most",
     "rows_showing",
     "section_showing",
+    "under_section",
 ]
 
 # -- written into an exported pytest file as it is
@@ -378,6 +380,57 @@ def in_section(candidates: Locator, recorded: str, *values: str, otherwise: Loca
 def _title_fit(recorded: str, titles: list[str]) -> float:
     """How well the recorded section reads as the best of an element's titles."""
     return max((_overlap(recorded, title) for title in titles), default=0.0)
+
+
+# The texts of what may title a part of the page, shown or not: headings, legends,
+# disclosures' summaries and accordions' headers, captions, terms, labelled elements
+# (identity_compare.js's titleStands).
+TITLE_TEXTS_JS = """(e) => [...e.ownerDocument.querySelectorAll(
+  "h1, h2, h3, h4, h5, h6, legend, [role=heading], summary, caption, dt, [aria-expanded], "
+  + "[aria-label]")].flatMap((t) => [t.getAttribute("aria-label") || "", t.textContent || ""])
+  .filter((text) => text.length <= 200)"""
+
+
+def under_section(
+    element: Locator, recorded: str, proven: dict[str, str], *, always: bool
+) -> Locator:
+    """``element`` (the page's only one of its role and name when recorded, under the
+    title ``recorded``) once found, where it sits under a title that reads as the recorded
+    one, or under none, read until it does, as replay holds it: the same name under
+    another title is another element (the billing address's Street where the shipping
+    address's was; a calendar's "15" under another month).  Held only while the page
+    still has a title that reads as the recorded one, unless ``always`` (a name that is a
+    number).  One that still has an attribute of ``proven`` (its id, name or test id as
+    recorded) is the element; of several now, the one that has, else the one under the
+    title that reads most as the recorded one."""
+    if not _found(element):
+        return element
+    marks = element.evaluate_all(
+        "(all, proven) => all.map((e) => Object.entries(proven)"
+        ".some(([k, v]) => e.getAttribute(k) === v))",
+        proven,
+    )
+    if marks.count(True) == 1:
+        return element.nth(marks.index(True))
+    chosen = [element]
+
+    def holds() -> tuple[bool, str]:
+        titles = element.evaluate_all(TITLES_JS)
+        fits = [_title_fit(recorded, theirs) if theirs else None for theirs in titles]
+        if len(titles) > 1:  # the one under the title that reads most as it, if one does
+            best = max((fit for fit in fits if fit is not None), default=0.0)
+            if best >= CARD_ALIKE and fits.count(best) == 1:
+                chosen[0] = element.nth(fits.index(best))
+            return True, ""
+        if not titles or fits[0] is None or fits[0] >= CARD_ALIKE:
+            return True, ""
+        texts = [] if always else element.first.evaluate(TITLE_TEXTS_JS)
+        if not always and not any(_overlap(recorded, text) >= CARD_ALIKE for text in texts):
+            return True, ""  # a title the page no longer has: a new release's layout
+        return False, f"it sits under {titles[0][0][:160]!r}"
+
+    read_until(element.page, holds, f"it to sit under {recorded[:160]!r}")
+    return chosen[0]
 
 
 def section_showing(element: Locator, recorded: str, *values: str) -> Locator:
