@@ -444,8 +444,8 @@
   }
 
   // Whether the document of e has a title that reads as ``section``: a heading, a
-  // legend, a disclosure's summary or an accordion's header, a caption, a term or a
-  // labelled element, shown or not (a wizard's step still to come).  Asked once per
+  // legend, a disclosure's summary or an accordion's header, a caption, a term, a tab or
+  // a labelled element, shown or not (a wizard's step still to come).  Asked once per
   // document and section in a call.
   const standing = new Map();
   function titleStands(e, section) {
@@ -454,7 +454,8 @@
     if (!standing.has(doc)) standing.set(doc, new Map());
     const known = standing.get(doc);
     if (!known.has(at)) {
-      const titles = doc.querySelectorAll(`${HEADING}, summary, caption, dt, [aria-expanded], [aria-label]`);
+      const titles = doc.querySelectorAll(`${HEADING}, summary, caption, dt, [role=tab], ` +
+        "[aria-expanded], [aria-label]");
       known.set(at, [...titles].some((t) =>
         [t.getAttribute("aria-label") || "", t.textContent || ""].some((x) =>
           x.length <= 200 && textSim(section, norm(x)) >= MIN_CONTEXT)));

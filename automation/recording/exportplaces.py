@@ -383,11 +383,11 @@ def _title_fit(recorded: str, titles: list[str]) -> float:
 
 
 # The texts of what may title a part of the page, shown or not: headings, legends,
-# disclosures' summaries and accordions' headers, captions, terms, labelled elements
+# disclosures' summaries and accordions' headers, captions, terms, tabs, labelled elements
 # (identity_compare.js's titleStands).
 TITLE_TEXTS_JS = """(e) => [...e.ownerDocument.querySelectorAll(
-  "h1, h2, h3, h4, h5, h6, legend, [role=heading], summary, caption, dt, [aria-expanded], "
-  + "[aria-label]")].flatMap((t) => [t.getAttribute("aria-label") || "", t.textContent || ""])
+  "h1, h2, h3, h4, h5, h6, legend, [role=heading], summary, caption, dt, [role=tab], "
+  + "[aria-expanded], [aria-label]")].flatMap((t) => [t.getAttribute("aria-label") || "", t.textContent || ""])
   .filter((text) => text.length <= 200)"""
 
 

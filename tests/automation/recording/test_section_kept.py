@@ -2,15 +2,17 @@
 that title alone, in replay and in its pytest export.
 
 Recorded while the page showed one "Street" (the shipping address's, its part opened by
-a click), one "Name" (a wizard's company step) or one "15" (a date picker's month), such
-a control kept its section, but nothing compared it: its name alone found it.  A release
-that showed another part first (the billing address open, so the click on the shipping
-one closed it; the contact's step before the company's; the picker opening on another
-month) had replay and the export type the shipping street into the billing address, the
-company's name as the contact's, or pick the 15th of another month, and pass.  Now one
-that sits under a title reading otherwise is another element: replay waits for a person
-and the export fails, having saved nothing; where the recorded one is shown among others
-(both addresses open), each finds it under its title."""
+a click), one "Name" (a wizard's company step), one "Title" (a tab's) or one "15" (a date
+picker's month), such a control kept its section, but nothing compared it: its name
+alone found it.  A release that showed another part first (the billing address open, so
+the click on the shipping one closed it; the contact's step before the company's; the
+product's tab before the one chosen last; the picker opening on another month) had
+replay and the export type the shipping street into the billing address, the company's
+name as the contact's, the search title as the product's, or pick the 15th of another
+month, and pass.  Now a field under a title reading otherwise, while the page still has
+the recorded one, is another field, as is a day under another month: replay waits for a
+person and the export fails, having saved nothing; where the recorded one is shown among
+others (both addresses open), each finds it under its title."""
 
 from __future__ import annotations
 
@@ -87,7 +89,29 @@ def _invoice(release: str) -> str:
     )
 
 
-PAGES = {"address": _address, "wizard": _wizard, "invoice": _invoice}
+def _product(release: str) -> str:
+    """Tabs, each panel with a Title; the page opens on the tab chosen last (here, the
+    release says which: a person's earlier visit, a fresh browser)."""
+    shown = "SEO" if release == "as recorded" else "General"
+    tabs = "".join(
+        f"<button type=button role=tab id=tab-{t} aria-selected={str(t == shown).lower()}"
+        f" onclick='pick(\"{t}\")'>{t}</button>"
+        for t in ("General", "SEO")
+    )
+    panels = "".join(
+        f"<div role=tabpanel id=panel-{t} aria-labelledby=tab-{t} {'' if t == shown else 'hidden'}>"
+        f"<label>Title <input name={key}></label></div>"
+        for t, key in (("General", "title"), ("SEO", "seo"))
+    )
+    script = (
+        "<script>function pick(t) { for (const n of ['General', 'SEO']) {"
+        " document.getElementById('panel-' + n).hidden = n !== t; } }</script>"
+    )
+    form = f"<form method=post><div role=tablist>{tabs}</div>{panels}<button>Save</button></form>"
+    return f"<h1>Product</h1>{form}{script}"
+
+
+PAGES = {"address": _address, "wizard": _wizard, "invoice": _invoice, "product": _product}
 
 
 @pytest.fixture
@@ -194,4 +218,22 @@ async def test_a_day_is_picked_in_the_month_it_was_picked_in(
     await _done(tab, state, scenario, base, tmp_path, {
         "as recorded": {"due": "2026-12-15"},
         "another month": None,  # the picker opens on January: its 15 is another day
+    })  # fmt: skip
+
+
+async def test_a_title_is_typed_on_the_tab_it_was_typed_on(
+    tab: Tab, app: tuple[dict, str], tmp_path: Path
+) -> None:
+    state, base = app
+
+    async def act() -> None:
+        await _typed(tab, "input[name=seo]", "Best widget")
+        await click_center(tab.page, "form > button")
+
+    scenario = await _recorded(tab, f"{base}/product", act, "Title the page for search")
+    done = {"seo": "Best widget"}
+    assert state["saved"] == [done]
+    await _done(tab, state, scenario, base, tmp_path, {
+        "as recorded": done,
+        "general first": None,  # the product's own Title shown: not the one typed into
     })  # fmt: skip
