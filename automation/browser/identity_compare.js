@@ -116,7 +116,10 @@
     // where "Approve" stood, with its id; a suggestion "opt-0" that shows another
     // customer) proves nothing.  What still does: a test id, made to follow the control,
     // and where it leads (a link's address, a submit's form), which is what it does.
-    const renamedAct = renamedActOf(id, f, name);
+    // A toggle named for the press that undoes it ("Unpin" where "Pin" stood) is the
+    // control in the other state: an id on it proves nothing, a press undoes the step.
+    const renamedAct = renamedActOf(id, f, name) ||
+      (kindOfId(id) === "toggle" && name.sim !== null && flipped(id.name, f.name));
     // Nor does a submit's form under a name without a word of the recorded one: one
     // address takes many forms ("Go" of a list and "Yes, I'm sure" of its confirmation
     // both post to /orders/), where "Save changes" in place of "Save" is a renamed one.
@@ -174,7 +177,9 @@
     if (!proven && id.name && (name.gap || name.sim < MIN_NAME)) {
       // A name on one side only (or only repeating its row) is no mismatch where the row
       // proves the element; nor is another wording of a row's checkbox.
-      if (rowProof && (name.gap || kind === "toggle")) needsContext = true;
+      if (rowProof && (name.gap || (kind === "toggle" && !flipped(id.name, f.name)))) {
+        needsContext = true;
+      }
       else why.push(`name ${JSON.stringify(f.name)}`);
     }
     if (!anchored && alike.has(key(f.name))) why.push(`look-alike ${JSON.stringify(f.name)}`);
@@ -189,15 +194,14 @@
       if (!id.row && !id.card && id.row_peers > 0 && words(f.row).length) why.push("another row");
     } else if ((STATEFUL.has(kind) || kind === "list") && !id.row && id.section &&
                f.titles.length && sectionSim < MIN_CONTEXT && !anchored &&
-               titleStands(e, id.section)) {
-      // A field (or a box, a choice) whose name the page had once at recording sits
-      // under the title it sat under while the page still has that title: its name says
-      // what it holds of that part alone, and under another title it is another field,
-      // one the page did not show beside it then (the billing address's Street, where
-      // the shipping address's was, its part now closed; a wizard's Name on the
-      // contact's step, where the company's step is still to come).  A title the page
-      // no longer has says nothing (a new release's layout); nor does a button's: its
-      // name says what it does, wherever it moved ("Export CSV" out of its toolbar).
+               twinUnder(e, id)) {
+      // A field (or a box, a choice) whose name the page showed once at recording,
+      // found under another title while the page holds one of its name under the
+      // recorded title, is that one's twin: its name says what it holds of its part
+      // alone (the billing address's Street, where the shipping address's was, its part
+      // now closed; a wizard's Name on the contact's step, the company's still to come;
+      // a tab's Title).  Without such a twin another title says nothing (a new release's
+      // layout); nor does a button's: its name says what it does, wherever it moved.
       why.push("another section");
     }
     // A control in a row acts on that row's record.  In a row that lacks every word that
@@ -443,24 +447,33 @@
     return false;
   }
 
-  // Whether the document of e has a title that reads as ``section``: a heading, a
-  // legend, a disclosure's summary or an accordion's header, a caption, a term, a tab or
-  // a labelled element, shown or not (a wizard's step still to come).  Asked once per
-  // document and section in a call.
-  const standing = new Map();
-  function titleStands(e, section) {
-    const doc = e.ownerDocument;
-    const at = `${section}`;
-    if (!standing.has(doc)) standing.set(doc, new Map());
-    const known = standing.get(doc);
-    if (!known.has(at)) {
-      const titles = doc.querySelectorAll(`${HEADING}, summary, caption, dt, [role=tab], ` +
-        "[aria-expanded], [aria-label]");
-      known.set(at, [...titles].some((t) =>
-        [t.getAttribute("aria-label") || "", t.textContent || ""].some((x) =>
-          x.length <= 200 && textSim(section, norm(x)) >= MIN_CONTEXT)));
+  // Whether the document of e holds another element of its tag named as recorded under
+  // a title that reads as the recorded section, shown or not: its twin, the one the
+  // page showed at recording (the shipping address's Street, its part closed; a wizard's
+  // step still to come; a tab not chosen).  Asked once per element in a call.
+  const twins = new Map();
+  function twinUnder(e, id) {
+    if (!twins.has(e)) {
+      const name = key(id.name);
+      twins.set(e, !!name && [...e.ownerDocument.querySelectorAll(e.tagName)].some((o) =>
+        o !== e && key(nameOf(o)) === name &&
+        titlesOf(o, nameOf(o)).some((t) => textSim(id.section, t) >= MIN_CONTEXT)));
     }
-    return known.get(at);
+    return twins.get(e);
+  }
+
+  // Whether a toggle's name now says the press that undoes the recorded one: "Unpin"
+  // for "Pin", "Mark as unread" for "Mark as read", "Not done" for "Done" (a word with
+  // "un" before it, or "not" or "no" added), or the other way.
+  function flipped(a, b) {
+    const [x, y] = [words(a), words(b)];
+    const undone = (p, q) => (q.length === p.length && q.some((w, i) => w === `un${p[i]}`) &&
+        q.every((w, i) => w === p[i] || w === `un${p[i]}`)) ||
+      (q.length === p.length + 1 && ["not", "no"].some((n) => {
+        const at = q.indexOf(n);
+        return at >= 0 && [...q.slice(0, at), ...q.slice(at + 1)].join(" ") === p.join(" ");
+      }));
+    return undone(x, y) || undone(y, x);
   }
 
   // A name shared at recording must keep its table row or list item; out of rows, its

@@ -175,7 +175,7 @@ def locator(
                 found = f"section_showing({found}, {section})"
             elif placed and identity.section and not identity.row and _placed(identity):
                 # Under the title it was recorded under, as replay holds it (a field's
-                # while the page still has that title; a day's, a page number's always):
+                # while one of its name sits under that title; a day's always):
                 # the same name under another is another element, but for one its id,
                 # name or test id still proves.
                 section = _ident(identity.section, params, "section")
@@ -183,8 +183,11 @@ def locator(
                 kept = ", ".join(
                     f"{_text(k, 'test id')}: {_text(v, 'id')}" for k, v in proven.items() if v
                 )
-                numbered = identity.name.strip().isdigit()
-                found = f"under_section({found}, {section}, {{{kept}}}, always={numbered})"
+                twins = "None" if identity.name.strip().isdigit() else (
+                    f"{scope}.get_by_role({_text(role, 'role')}, name={name}, exact=True, "
+                    "include_hidden=True)"
+                )  # fmt: skip
+                found = f"under_section({found}, {section}, {{{kept}}}, {twins})"
             return found
         if identity.name and identity.card and not identity.row_peers:
             # One of several alike, each in a card (tile) of its own: the one in the card

@@ -28,7 +28,6 @@ __all__ = [
     "CARDS_JS",
     "ROW_ENGINE_JS",
     "TITLES_JS",
-    "TITLE_TEXTS_JS",
     "card_showing",
     "in_card",
     "in_section",
@@ -382,27 +381,19 @@ def _title_fit(recorded: str, titles: list[str]) -> float:
     return max((_overlap(recorded, title) for title in titles), default=0.0)
 
 
-# The texts of what may title a part of the page, shown or not: headings, legends,
-# disclosures' summaries and accordions' headers, captions, terms, tabs, labelled elements
-# (identity_compare.js's titleStands).
-TITLE_TEXTS_JS = """(e) => [...e.ownerDocument.querySelectorAll(
-  "h1, h2, h3, h4, h5, h6, legend, [role=heading], summary, caption, dt, [role=tab], "
-  + "[aria-expanded], [aria-label]")].flatMap((t) => [t.getAttribute("aria-label") || "", t.textContent || ""])
-  .filter((text) => text.length <= 200)"""
-
-
 def under_section(
-    element: Locator, recorded: str, proven: dict[str, str], *, always: bool
+    element: Locator, recorded: str, proven: dict[str, str], twins: Locator | None
 ) -> Locator:
     """``element`` (the page's only one of its role and name when recorded, under the
     title ``recorded``) once found, where it sits under a title that reads as the recorded
-    one, or under none, read until it does, as replay holds it: the same name under
-    another title is another element (the billing address's Street where the shipping
-    address's was; a calendar's "15" under another month).  Held only while the page
-    still has a title that reads as the recorded one, unless ``always`` (a name that is a
-    number).  One that still has an attribute of ``proven`` (its id, name or test id as
-    recorded) is the element; of several now, the one that has, else the one under the
-    title that reads most as the recorded one."""
+    one, or under none, read until it does, as replay holds it: under another title it is
+    another element (the billing address's Street where the shipping address's was; a
+    calendar's "15" under another month).  Held only while one of ``twins`` (those of its
+    role and name, shown or not) sits under a title that reads as the recorded one: else
+    another title is a new release's layout; held always where ``twins`` is None (a name
+    that is a number).  One that still has an attribute of ``proven`` (its id, name or
+    test id as recorded) is the element; of several now, the one that has, else the one
+    under the title that reads most as the recorded one."""
     if not _found(element):
         return element
     marks = element.evaluate_all(
@@ -424,9 +415,11 @@ def under_section(
             return True, ""
         if not titles or fits[0] is None or fits[0] >= CARD_ALIKE:
             return True, ""
-        texts = [] if always else element.first.evaluate(TITLE_TEXTS_JS)
-        if not always and not any(_overlap(recorded, text) >= CARD_ALIKE for text in texts):
-            return True, ""  # a title the page no longer has: a new release's layout
+        if twins is not None and not any(
+            theirs and _title_fit(recorded, theirs) >= CARD_ALIKE
+            for theirs in twins.evaluate_all(TITLES_JS)
+        ):
+            return True, ""  # none of its name under that title: a new release's layout
         return False, f"it sits under {titles[0][0][:160]!r}"
 
     read_until(element.page, holds, f"it to sit under {recorded[:160]!r}")

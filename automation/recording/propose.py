@@ -40,6 +40,7 @@ from automation.budget import Budget
 from automation.errors import BudgetExceeded, ScenarioInvalid, TabwrightError
 from automation.recording import downloads, expect
 from automation.recording.scenario import (
+    BOX_ROLES,
     ELEMENT_ACTIONS,
     PLACEHOLDER,
     TYPED_ARG,
@@ -156,13 +157,14 @@ async def _element_states(
     no error shows is proposed): an app that refused it shows it again as well."""
     last: dict[tuple[Any, ...], tuple[int, Mapping[str, Any], ElementIdentity]] = {}
     for index, row in enumerate(steps):
-        if not row.get("ok", True) or row.get("action") not in ("check", "select_option", "fill"):
+        action = row.get("action")
+        if not row.get("ok", True) or action not in ("check", "click", "select_option", "fill"):
             continue
         try:
             identity = ElementIdentity.from_dict(row.get("identity"))
         except TabwrightError:
             continue
-        if identity.holds_password():
+        if identity.holds_password() or (action == "click" and not _ticks(row, identity)):
             continue
         last[identity.sameness()] = (index, row, identity)
     out = []
@@ -185,8 +187,10 @@ async def _element_states(
         if located.element is None or located.found is None:
             continue
         try:
-            if row["action"] == "check":
+            if row["action"] in ("check", "click"):
                 state = await budget.run(located.element.evaluate(TOGGLE_STATE_JS))
+                if not isinstance(state, bool):
+                    continue  # (a box that holds no state now)
                 kind = "checked" if state else "unchecked"
                 args: dict[str, Any] = {"kind": kind}
             else:
@@ -198,7 +202,7 @@ async def _element_states(
         except PlaywrightError:
             continue
         check = ScenarioStep("expect", args, located.found)
-        if row["action"] == "check" or (written and (clean or not _echoes(row, args))):
+        if row["action"] in ("check", "click") or (written and (clean or not _echoes(row, args))):
             out.append(Proposal(check, f"what step {index} left on the page", True))
         elif written:  # shown again as typed, an error beside it: it says nothing alone
             why = f"what step {index} typed, shown again in its field (an error page does so too)"
@@ -294,6 +298,16 @@ async def _downloaded(tab: Tab) -> list[Proposal]:
     except (OSError, ScenarioInvalid):
         return []
     return [Proposal(check, f"the run downloaded {last.name}", True)]
+
+
+def _ticks(row: Mapping[str, Any], identity: ElementIdentity) -> bool:
+    """Whether a click step ticked a box (a checkbox, a switch, a radio button, a button
+    pressed in or out: what an agent or an MCP client clicks where a person's recording
+    says check): the state it left is what the run did, and a click another day, on a
+    box already so, would undo it."""
+    args = row.get("args") or {}
+    plain = args.get("button", "left") == "left" and not args.get("modifiers")
+    return plain and (identity.role in BOX_ROLES or identity.kind == "toggle")
 
 
 def _echoes(row: Mapping[str, Any], args: Mapping[str, Any]) -> bool:
