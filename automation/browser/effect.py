@@ -33,7 +33,7 @@ from automation.errors import ActionFailed, StaleRef
 if TYPE_CHECKING:
     from automation.browser.tab import Tab
 
-__all__ = ["SETTLE_MS", "TOGGLE_STATE_JS", "Subject", "click_target", "dispose"]
+__all__ = ["LABEL_INSTEAD_JS", "SETTLE_MS", "TOGGLE_STATE_JS", "Subject", "click_target", "dispose"]
 
 SETTLE_MS = 1_500  # how long an app may take to show the state an action asked for
 _POLL_MS = (0, 30, 60, 100, 150, 250)  # then every 250 ms
@@ -170,7 +170,7 @@ class Subject:
 
 # A checkbox or radio that can't take a click itself (zero-sized, clipped, invisible or
 # without pointer events, as styled controls hide the real input): its first visible label.
-_LABEL_INSTEAD_JS = """(e) => {
+LABEL_INSTEAD_JS = """(e) => {
   if (e.tagName !== "INPUT" || (e.type !== "checkbox" && e.type !== "radio")) return null;
   const r = e.getBoundingClientRect();
   const s = getComputedStyle(e);
@@ -189,7 +189,7 @@ async def click_target(element: ElementHandle, budget: Budget) -> ElementHandle:
     """What a person clicks to click ``element``: itself, or the label of a box hidden
     behind a styled one."""
     try:
-        label = (await budget.run(element.evaluate_handle(_LABEL_INSTEAD_JS))).as_element()
+        label = (await budget.run(element.evaluate_handle(LABEL_INSTEAD_JS))).as_element()
     except PlaywrightError:
         return element  # gone: the click says so
     return label if label is not None else element

@@ -353,6 +353,7 @@ async def locate(
     wait_ms: float = 0,
     longest_ms: float = 0,
     changing: Callable[[], Awaitable[bool]] | None = None,
+    pressing: bool = False,
 ) -> Located:
     """Find ``identity`` in the page and its frames (the recorded frame first), or abstain.
     With ``wait_ms``, keep looking that long (within the budget) while it abstains: a
@@ -367,7 +368,9 @@ async def locate(
     waited = False  # for a document to be parsed
     silent: set[Frame] = set()  # child frames that did not answer: not asked again
     while True:
-        located = await _locate_once(page, identity, budget=budget, silent=silent)
+        located = await _locate_once(
+            page, identity, budget=budget, silent=silent, pressing=pressing
+        )
         if located.parsing and located.frame is not None and not waited:
             # The rest of the document, and the scripts it runs as it is parsed, may
             # still change what was found, or what lies over it: looked for again once
@@ -441,7 +444,7 @@ async def page_changing(page: Page, *, budget: Budget) -> bool:
 
 
 async def _locate_once(
-    page: Page, identity: ElementIdentity, *, budget: Budget, silent: set[Frame]
+    page: Page, identity: ElementIdentity, *, budget: Budget, silent: set[Frame], pressing: bool
 ) -> Located:
     """One search of every frame, the recorded one first; child frames that do not
     answer (:mod:`automation.browser.frames`) are added to ``silent`` and left out."""
@@ -456,7 +459,7 @@ async def _locate_once(
             continue
         # An element that moved into or out of a frame must keep its row, card or section.
         crossing = bool(identity.frame_url) != (frame.parent_frame is not None)
-        args = {"op": "locate", "identities": recorded, "crossing": crossing}
+        args = {"op": "locate", "identities": recorded, "crossing": crossing, "pressing": pressing}
         try:
             handle = await budget.run(frame.evaluate_handle(_LOCATE_JS, args))
             report = await budget.run(handle.evaluate(_REPORT_JS))

@@ -117,9 +117,11 @@
     // customer) proves nothing.  What still does: a test id, made to follow the control,
     // and where it leads (a link's address, a submit's form), which is what it does.
     // A toggle named for the press that undoes it ("Unpin" where "Pin" stood) is the
-    // control in the other state: an id on it proves nothing, a press undoes the step.
-    const renamedAct = renamedActOf(id, f, name) ||
-      (kindOfId(id) === "toggle" && name.sim !== null && flipped(id.name, f.name));
+    // control in the other state: to press it (not to tick it: that reads its state
+    // first), an id on it proves nothing, and its row proves nothing.
+    const undoes = !!args.pressing && kindOfId(id) === "toggle" && name.sim !== null &&
+      flipped(id.name, f.name);
+    const renamedAct = renamedActOf(id, f, name) || undoes;
     // Nor does a submit's form under a name without a word of the recorded one: one
     // address takes many forms ("Go" of a list and "Yes, I'm sure" of its confirmation
     // both post to /orders/), where "Save changes" in place of "Save" is a renamed one.
@@ -177,7 +179,7 @@
     if (!proven && id.name && (name.gap || name.sim < MIN_NAME)) {
       // A name on one side only (or only repeating its row) is no mismatch where the row
       // proves the element; nor is another wording of a row's checkbox.
-      if (rowProof && (name.gap || (kind === "toggle" && !flipped(id.name, f.name)))) {
+      if (rowProof && (name.gap || (kind === "toggle" && !undoes))) {
         needsContext = true;
       }
       else why.push(`name ${JSON.stringify(f.name)}`);

@@ -169,6 +169,7 @@ def to_pytest(
                  f"SELECTED_JS = {_text(fieldops.SELECTED_JS, 'the rule')}\n"
                  f"PLACEHOLDER_JS = {_text(fieldops.PLACEHOLDER_JS, 'the rule')}\n"
                  f"TOGGLE_STATE_JS = {_text(effect.TOGGLE_STATE_JS, 'the rule')}\n"
+                 f"LABEL_INSTEAD_JS = {_text(effect.LABEL_INSTEAD_JS, 'the rule')}\n"
                  f"FOCUS_ON_FRAME_JS = {_text(frames.FOCUS_ON_FRAME_JS, 'the rule')}\n"
                  f"HOLDS_FOCUS_JS = {_text(frames.HOLDS_FOCUS_JS, 'the rule')}\n"
                  f"{_copied(address)}{_copied(exportseen)}{_copied(exportplaces)}")  # fmt: skip

@@ -32,7 +32,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
 from automation.browser.address import address_holds
-from automation.browser.effect import TOGGLE_STATE_JS
+from automation.browser.effect import LABEL_INSTEAD_JS, TOGGLE_STATE_JS
 from automation.browser.fieldops import MAX_LENGTH_JS, PLACEHOLDER_JS, SELECTED_JS
 from automation.browser.frames import FOCUS_ON_FRAME_JS, HOLDS_FOCUS_JS
 from automation.browser.seen import SEEN_JS
@@ -54,6 +54,7 @@ __all__ = [
     "expect_rows",
     "expect_seen",
     "expect_text",
+    "expect_ticked",
     "expect_url",
     "fits",
     "kept_change",
@@ -64,6 +65,7 @@ __all__ = [
     "read_until",
     "seen_frames",
     "shows_text",
+    "tick",
     "unanswering",
     "value_shown",
 ]
@@ -493,6 +495,32 @@ def expect_items(
     read_until(page, holds, f"the element to list {items!r} in that order{others}")
 
 
+def tick(field: Locator, ticked: bool) -> None:
+    """As Tabwright's replay ticks a box: its state read as replay reads it (a checkbox's
+    or a radio button's, aria-checked, aria-pressed: a button pressed in is ticked), and
+    clicked where it is not so, on its label where the box is hidden behind a styled one
+    (a switch drawn over a checkbox nobody sees)."""
+    if field.evaluate(TOGGLE_STATE_JS) == ticked:
+        return
+    label = field.evaluate_handle(LABEL_INSTEAD_JS).as_element()
+    if label is not None:
+        label.click()
+    else:
+        field.click()
+
+
+def expect_ticked(element: Locator, ticked: bool) -> None:
+    """The element is ticked (``ticked``) or not, read as replay reads a box (a button
+    pressed in is ticked), until it is."""
+    expected = "ticked" if ticked else "not ticked"
+
+    def holds() -> tuple[bool, str]:
+        state = element.evaluate(TOGGLE_STATE_JS)
+        return state == ticked, f"it is {'ticked' if state else 'not ticked'}"
+
+    read_until(element.page, holds, f"it to be {expected}")
+
+
 def kept_change(
     field: Locator,
     change: str,
@@ -514,7 +542,7 @@ def kept_change(
         # What the step left, as it asked for it: read after it, an answer the app met
         # first (a fast server, a busy machine) would show the state from before again.
         if change == "check":
-            field.set_checked(bool(value))
+            tick(field, bool(value))
             left = bool(value) if before is not None else field.evaluate(js)
         else:
             left = field.select_option(label=value)

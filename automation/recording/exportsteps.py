@@ -29,7 +29,7 @@ from automation.recording.exportliterals import whole as _int
 from automation.recording.exportlocators import element as _element
 from automation.recording.exportlocators import known_role as _role
 from automation.recording.replaytabs import TABS
-from automation.recording.scenario import ScenarioStep
+from automation.recording.scenario import BOX_ROLES, ScenarioStep
 from automation.wording import step_words
 
 __all__ = ["arm_sign_in", "comment", "step_lines"]
@@ -206,6 +206,8 @@ def _assertion(step: ScenarioStep, params: dict[str, dict[str, Any]], el: str) -
     if kind == "visible":  # as replay sees it: automation.browser.seen's rule
         return f"expect_seen(page, {el})"
     if kind in ("checked", "unchecked"):
+        if target.role not in BOX_ROLES:  # a button pressed in: as replay reads it
+            return f"expect_ticked({el}, {kind == 'checked'})"
         return f"expect({el}).{'' if kind == 'checked' else 'not_'}to_be_checked()"
     if kind == "items":  # its text, each in turn, as replay reads it
         items = _arg(args, "items")

@@ -568,7 +568,8 @@ class Replay:
 
         try:
             located = await locate(self.tab.page, target, budget=search, wait_ms=wait_ms,
-                                   longest_ms=longest_ms, changing=changing)  # fmt: skip
+                                   longest_ms=longest_ms, changing=changing,
+                                   pressing=step.action in ("click", "double_click"))  # fmt: skip
         except BudgetExceeded:
             if search.binding() is not search:
                 raise  # the step's own time, or the replay's, is what ran out
