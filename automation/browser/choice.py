@@ -43,8 +43,11 @@ BOX_JS = """(option) => {
   }
   const list = option.closest("[role=listbox]");
   if (!list) return null;
-  const id = list.id && CSS.escape(list.id);
-  const named = id && document.querySelector(`[aria-controls~="${id}"], [aria-owns~="${id}"]`);
+  // (Read, not matched by a selector: a page may hide the browser's CSS.escape.)
+  const id = list.id;
+  const names = (e, a) => (e.getAttribute(a) || "").split(/\\s+/).includes(id);
+  const named = id && [...document.querySelectorAll("[aria-controls], [aria-owns]")]
+    .find((e) => names(e, "aria-controls") || names(e, "aria-owns"));
   if (named) return named;
   // Else the one combobox open now (one that opened a list without naming it).
   const open = document.querySelectorAll(

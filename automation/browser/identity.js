@@ -93,6 +93,23 @@
   };
 
   const norm = (t) => (t || "").replace(/\s+/g, " ").trim();
+  // CSS.escape's rule (CSSOM), our own: a page's script may declare a CSS of its own
+  // ("const CSS = {...}"), which hides the browser's from every script of the page.
+  const cssEscape = (value) => {
+    const s = String(value);
+    let out = "";
+    for (let i = 0; i < s.length; i++) {
+      const c = s.charCodeAt(i);
+      const digit = c >= 0x30 && c <= 0x39;
+      if (c === 0) out += "\uFFFD";
+      else if ((c >= 0x1 && c <= 0x1f) || c === 0x7f || (i === 0 && digit) ||
+               (i === 1 && digit && s.charCodeAt(0) === 0x2d)) out += `\\${c.toString(16)} `;
+      else if (i === 0 && c === 0x2d && s.length === 1) out += "\\-";
+      else if (c >= 0x80 || c === 0x2d || c === 0x5f || digit || /[A-Za-z]/.test(s[i])) out += s[i];
+      else out += `\\${s[i]}`;
+    }
+    return out;
+  };
   const cut = (t, n) => (t.length > n ? t.slice(0, n) : t);
   const lower = (t) => (t || "").toLowerCase();
   const visible = (e) =>

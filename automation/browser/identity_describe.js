@@ -360,7 +360,7 @@
     const out = [];
     const add = (sel) => { if (!out.includes(sel) && unique(sel)) out.push(sel); };
     for (const attr of TEST_ATTRS) if (e.getAttribute(attr)) add(`[${attr}=${q(e.getAttribute(attr))}]`);
-    if (idOf(e)) add("#" + CSS.escape(idOf(e)));
+    if (idOf(e)) add("#" + cssEscape(idOf(e)));
     for (const attr of ["aria-label", "name", "placeholder"]) {
       if (e.getAttribute(attr)) add(`${tag}[${attr}=${q(e.getAttribute(attr))}]`);
     }
@@ -373,8 +373,8 @@
           parts.unshift(`[data-testid=${q(tid)}]`);
           break;
         }
-        if (idOf(n) && count("#" + CSS.escape(idOf(n))) === 1) {
-          parts.unshift("#" + CSS.escape(idOf(n)));
+        if (idOf(n) && count("#" + cssEscape(idOf(n))) === 1) {
+          parts.unshift("#" + cssEscape(idOf(n)));
           break;
         }
       }

@@ -15,7 +15,7 @@
     const numberedName = numbered(id.name_attr, candidates.map((c) => c.f.name_attr));
     return {
       test: tests.length > 0 && now((f) => sameTestId(id, f)),
-      id: !numberedId && !!id.id && stored.has("#" + CSS.escape(id.id)) && now((f) => f.id === id.id),
+      id: !numberedId && !!id.id && stored.has("#" + cssEscape(id.id)) && now((f) => f.id === id.id),
       name_attr: !numberedName && !!id.name_attr && stored.has(`${id.tag}[name=${q(id.name_attr)}]`) &&
         now((f) => f.name_attr === id.name_attr && f.tag === id.tag),
       numberedId,
@@ -162,7 +162,7 @@
     // that now lands on another card's button does not fit where the name was shared.
     // (Not one that names it by a number of a series: that finds whichever row has it.)
     const q = (v) => JSON.stringify(v);
-    const byNumber = (sel) => (anchors.numberedId && sel.includes("#" + CSS.escape(id.id))) ||
+    const byNumber = (sel) => (anchors.numberedId && sel.includes("#" + cssEscape(id.id))) ||
       (anchors.numberedName && sel.includes(`[name=${q(id.name_attr)}]`));
     for (const sel of (id.selectors || []).filter((x) => !byNumber(x))) {
       const hits = new Set();

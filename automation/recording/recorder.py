@@ -397,7 +397,12 @@ class Recorder:
                 # Everything here came from the page: what can't be trusted is not kept.
                 log.warning("a %s the page reported was not recorded: %s", found[0], exc)
         if identity is None and action != "press":
-            return  # an element step without an identity could never be replayed
+            # An element step without an identity could never be replayed: not kept, and
+            # said where the page named an element it could not be described by.
+            if key:
+                log.warning("a %s the page reported was not recorded: its element could not "
+                            "be described", found[0])  # fmt: skip
+            return
         # The page sends the url and the warning: kept only as one line of sane length.
         url = page_line(event.get("url"), 8_000)
         url = url if is_web(url) else page.url
