@@ -146,11 +146,12 @@ def locator(
             return f"rows_holding_most({scope}, {recorded}).{by_role}"
         if identity.row and (identity.name_count != 1 or not identity.name
                              or holds_param(identity.row, params)
-                             or identity.shows.get("row")):  # fmt: skip
+                             or identity.shows.get("row")
+                             or role in ("cell", "gridcell")):  # fmt: skip
             # A parameter's row is looked for even where its name was the page's only
             # one: the row shows the value given whole, or the step acts on another
             # record; so is one that showed a value the scenario types (its search's:
-            # params.typed_shown).
+            # params.typed_shown); so is a cell's, named by the record's value it holds.
             found = f"rows_showing({scope}, {', '.join(patterns)}).{by_role}"
             if identity.section and not identity.row_words and identity.name_count != 1:
                 # Rows alike word for word: told apart by the title each sits under (a
