@@ -9,10 +9,11 @@ the click on the shipping one closed it; the contact's step before the company's
 product's tab before the one chosen last; the picker opening on another month) had
 replay and the export type the shipping street into the billing address, the company's
 name as the contact's, the search title as the product's, or pick the 15th of another
-month, and pass.  Now a field under a title reading otherwise, while the page still has
-the recorded one, is another field, as is a day under another month: replay waits for a
-person and the export fails, having saved nothing; where the recorded one is shown among
-others (both addresses open), each finds it under its title."""
+month, and pass.  Now a field under a title reading otherwise, where the page holds one
+of its name under the recorded title (shown or not: its twin), is another field, as is a
+day under another month: replay waits for a person and the export fails, having saved
+nothing; where the recorded one is shown among others (both addresses open), each finds
+it under its title."""
 
 from __future__ import annotations
 
