@@ -176,9 +176,9 @@
     // a list ("15" under "December 2026" is not the 15 under "January 2027").  A table's
     // cell is named by what it holds, a record's value: its row says whose ("9.99" in
     // Widget's row, not the 9.99 of Gadget's, listed first another day).
-    const cell = kind === "cell" || id.role === "cell" || id.role === "gridcell";
+    const isCell = kind === "cell" || id.role === "cell" || id.role === "gridcell";
     let needsContext = id.name_count > 1 || !id.name || args.crossing || name.core ||
-      /^\d+$/.test(id.name.trim()) || (cell && !!id.row);
+      /^\d+$/.test(id.name.trim()) || (isCell && !!id.row);
     if (!proven && id.name && (name.gap || name.sim < MIN_NAME)) {
       // A name on one side only (or only repeating its row) is no mismatch where the row
       // proves the element; nor is another wording of a row's checkbox.

@@ -22,6 +22,7 @@ from automation.recording.exportliterals import quote as _quote
 from automation.recording.exportliterals import row_pattern as _row_pattern
 from automation.recording.exportliterals import text as _text
 from automation.recording.roles import check_role, is_aria_role
+from automation.recording.scenario import BOX_ROLES
 from automation.wording import element_words
 
 __all__ = ["element", "frame_path", "known_role", "locator"]
@@ -213,16 +214,6 @@ def locator(
     return _plain_locator(identity, params, scope, role, name)
 
 
-# The kinds of the roles that hold what is entered (identity.js's KIND), for an identity
-# taken before its kind was kept.
-_KINDS = {
-    **dict.fromkeys(("textbox", "searchbox", "combobox", "spinbutton"), "text"),
-    **dict.fromkeys(("checkbox", "switch", "menuitemcheckbox"), "toggle"),
-    **dict.fromkeys(("radio", "menuitemradio", "option"), "choice"),
-    "listbox": "list",
-}
-
-
 def _placed(identity: ElementIdentity) -> bool:
     """Whether replay holds the element under the title it was recorded under
     (identity_compare.js): a field, a box or a choice (not a button or a link: its name
@@ -230,7 +221,9 @@ def _placed(identity: ElementIdentity) -> bool:
     page: the number says where, not which)."""
     if identity.name.strip().isdigit():
         return True
-    return (identity.kind or _KINDS.get(identity.role, "")) in ("text", "toggle", "choice", "list")
+    if identity.kind:
+        return identity.kind in ("text", "toggle", "choice", "list")
+    return identity.role in _FIELD_ROLES | BOX_ROLES | {"option"}  # (taken before kinds)
 
 
 def _as_recorded(shown: str, params: dict[str, dict[str, Any]], what: str) -> str:

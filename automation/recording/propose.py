@@ -46,6 +46,7 @@ from automation.recording.scenario import (
     TYPED_ARG,
     ScenarioStep,
     literal,
+    plain_click,
 )
 from automation.secrets import MASK
 
@@ -305,8 +306,7 @@ def _ticks(row: Mapping[str, Any], identity: ElementIdentity) -> bool:
     pressed in or out: what an agent or an MCP client clicks where a person's recording
     says check): the state it left is what the run did, and a click another day, on a
     box already so, would undo it."""
-    args = row.get("args") or {}
-    plain = args.get("button", "left") == "left" and not args.get("modifiers")
+    plain = plain_click(row.get("args") or {})
     return plain and (identity.role in BOX_ROLES or identity.kind == "toggle")
 
 

@@ -83,6 +83,7 @@ __all__ = [
     "ScenarioStep",
     "literal",
     "map_texts",
+    "plain_click",
     "renamed_in",
     "unliteral",
 ]
@@ -120,6 +121,12 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")  # fullmatch: "$" would let a na
 # (CONTROL_CHARS) in them would break the line of a log, a listing or a terminal
 # (``scenario_replay`` prints one line a step), so a scenario that has them is refused.
 MAX_TEXT_CHARS = 10_000  # a step's name, selector, url or note; the scenario's base URL
+
+
+def plain_click(args: Mapping[str, Any]) -> bool:
+    """Whether a click step's ``args`` make a plain click: the left button, no modifier
+    key (one that ticks a box, where another opens a menu or a tab)."""
+    return args.get("button", "left") == "left" and not args.get("modifiers")
 
 
 @dataclass(frozen=True)
@@ -259,8 +266,7 @@ class ScenarioStep:
         """Whether this step clicks a box (a checkbox, a switch, a radio button): what an
         agent or an MCP client does to tick one, where a person's recording says check."""
         role = self.identity.role if self.identity is not None else ""
-        plain = self.args.get("button", "left") == "left" and not self.args.get("modifiers")
-        return self.action == "click" and plain and role in BOX_ROLES
+        return self.action == "click" and plain_click(self.args) and role in BOX_ROLES
 
     def writes_a_value(self) -> bool:
         """Whether this step writes the value of a field it finds (types, picks an
