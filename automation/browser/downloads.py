@@ -136,6 +136,14 @@ class DownloadKeeper:
                 self._session.remove_listener("Page.downloadWillBegin", self._on_will_begin)
                 self._session.remove_listener("Page.downloadProgress", self._on_progress)
 
+    async def finish(self, timeout_s: float) -> list[str]:
+        """Wait, at most ``timeout_s``, for the downloads under way to end and be saved (a
+        run whose last click began one ends before it came); the URLs of those still
+        coming after it, which closing the context cancels."""
+        if self._tasks:
+            await asyncio.wait(set(self._tasks), timeout=timeout_s)
+        return [download.url for download in self._going]
+
     def records(self) -> list[DownloadRecord]:
         """Finished downloads (saved or failed), oldest first."""
         return [self._records[seq] for seq in sorted(self._records)]

@@ -45,6 +45,9 @@ log = logging.getLogger("automation.browser")
 MAX_TABS = 20  # the default of BrowserConfig.max_tabs
 WINDOW_LIMIT_JS = Path(__file__).with_name("windowlimit.js").read_text(encoding="utf-8")
 _CLOSE_TIMEOUT_MS = 5_000
+# How long closing a context waits for the downloads its tabs began to end and be saved:
+# within the run's END_STEP_S (dashboard.runs.live), past it they are cancelled.
+DOWNLOADS_FINISH_S = 10.0
 # How long a look at the tabs waits for pages being wrapped (a new tab's own CDP session
 # and the evaluate engine's): past it, the look goes on without them and a later one finds
 # them.
@@ -341,6 +344,7 @@ class TabGroup:
         for task in wrapping:  # a tab being made for a page about to close with the rest
             task.cancel()
         await asyncio.gather(*wrapping, return_exceptions=True)
+        await finish_downloads(self.tabs)
         try:
             await self.context.close()
         except PlaywrightError:
@@ -349,6 +353,17 @@ class TabGroup:
             await self.console_limit.close()
         if self._on_close is not None:
             self._on_close(self)
+
+
+async def finish_downloads(tabs: list[Tab]) -> None:
+    """The downloads the tabs began, ended and saved before their context closes (at most
+    DOWNLOADS_FINISH_S); those still coming then are logged, cancelled with the context."""
+    keepers = [tab.downloads for tab in tabs if tab.downloads is not None]
+    if not keepers:
+        return
+    coming = await asyncio.gather(*(keeper.finish(DOWNLOADS_FINISH_S) for keeper in keepers))
+    for url in (url for urls in coming for url in urls):
+        log.warning("a download still coming at %.0f s was cancelled: %s", DOWNLOADS_FINISH_S, url)
 
 
 async def _title(tab: Tab) -> str | None:

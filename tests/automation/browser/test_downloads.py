@@ -20,6 +20,8 @@ from automation.browser.downloads import (
 )
 from automation.errors import ActionInvalid, BudgetExceeded
 from tests.bounds import room
+from tests.net import QuietHandler, loopback_app
+from tests.waiting import eventually
 
 REPORT = Path(__file__).resolve().parents[3] / "fixtures" / "engine" / "files" / "report.csv"
 
@@ -204,3 +206,48 @@ async def test_a_download_without_end_is_cancelled_past_the_tab_s_limit(
     assert record.failure is not None and record.path is None, record
     assert record.failure.startswith(f"cancelled past {limit} bytes, the most a download may")
     assert listing(tmp_path / "downloads") == []  # nothing kept
+
+
+SLOW_BODY = b"id,total\n" + b"1,10\n" * 20_000
+
+
+class _Slow(QuietHandler):
+    """A page whose link downloads a file that comes half at once, the rest a second
+    later: a download still under way when the tab's work ends."""
+
+    def do_GET(self) -> None:
+        if self.path == "/":
+            self.send(200, b'<a id="slow" href="/slow.csv" download>Slow report</a>')
+            return
+        half = len(SLOW_BODY) // 2
+        self.send_response(200)
+        self.send_header("Content-Type", "text/csv")
+        self.send_header("Content-Length", str(len(SLOW_BODY)))
+        self.end_headers()
+        with contextlib.suppress(OSError):
+            self.wfile.write(SLOW_BODY[:half])
+            self.wfile.flush()
+            threading.Event().wait(1.0)  # the download, slow: not the test's own wait
+            self.wfile.write(SLOW_BODY[half:])
+
+
+def slow_download_site() -> contextlib.AbstractContextManager[str]:
+    """A site on 127.0.0.1 whose "Slow report" takes a second to come (``_Slow``)."""
+    return loopback_app(_Slow)
+
+
+async def test_a_download_under_way_when_the_tab_closes_is_kept_whole(
+    browser: BrowserSession, tmp_path: Path
+) -> None:
+    with slow_download_site() as site:
+        tab = await browser.new_tab(workspace=tmp_path)
+        assert tab.downloads is not None
+        keeper = tab.downloads
+        await tab.page.goto(f"{site}/")
+        mark = keeper.mark()
+        await tab.page.click("#slow")
+        await eventually(lambda: keeper.mark() > mark, what="the download begun")
+        await tab.close()  # the run's last tab: its context, after its downloads
+    [record] = keeper.records()
+    assert record.failure is None, record
+    assert record.path is not None and record.path.read_bytes() == SLOW_BODY

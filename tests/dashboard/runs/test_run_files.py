@@ -19,6 +19,7 @@ from django.test import Client
 from dashboard.models import Run, SecretGrant
 from dashboard.runs.files import files_of
 from dashboard.runs.runner import runner
+from tests.automation.browser.test_downloads import SLOW_BODY, slow_download_site
 from tests.dashboard.conftest import OpenSocket, Runs
 from tests.dashboard.runs.test_consumer import start_watched
 from tests.dashboard.sockets import of_type, receive_until
@@ -115,3 +116,17 @@ def test_a_file_whose_name_has_a_hash_or_an_escape_in_it_is_served_at_its_listed
         assert got.status_code == 200, listed
         assert b"".join(got.streaming_content) == listed.name.encode()
     assert sorted(f.name for f in files_of(run.pk)) == sorted(names)
+
+
+async def test_a_download_the_run_s_last_click_began_is_kept_whole(
+    runs: Runs, open_socket: OpenSocket, owner: Any
+) -> None:
+    """The run ends as the download begins; its file comes a second later, and is kept."""
+    with slow_download_site() as site:
+        run, comm = await start_watched(runs, open_socket, owner, "click Slow report", f"{site}/")
+        told = await receive_until(comm, of_type("files"))
+        await runner.wait_closed(run.pk)
+    assert (await sync_to_async(Run.objects.get)(pk=run.pk)).status == Run.Status.SUCCEEDED
+    assert [f["name"] for f in told[-1]["files"]] == ["slow.csv"]
+    with storages["default"].open(f"runs/{run.pk}/downloads/slow.csv") as stored:
+        assert stored.read() == SLOW_BODY
