@@ -152,6 +152,7 @@
     }
   }
 
+  // @include column.js
   // @include identity_describe.js
   // @include identity_cards.js
   // @include identity_compare.js

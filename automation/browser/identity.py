@@ -51,6 +51,7 @@ from automation.errors import ActionFailed, ActionInvalid, BudgetExceeded
 from automation.recording.roles import ROLES, check_role
 
 __all__ = [
+    "COLUMN_JS",
     "CONTROL_CHARS",
     "IDENTITY_JS",
     "IDENTITY_VERSION",
@@ -65,13 +66,22 @@ __all__ = [
 # One closure, its parts put in where identity.js's "// @include <file>" lines stand.
 IDENTITY_JS = joined(
     "identity.js",
-    ("identity_describe.js", "identity_cards.js", "identity_compare.js", "identity_locate.js"),
+    (
+        "column.js",
+        "identity_describe.js",
+        "identity_cards.js",
+        "identity_compare.js",
+        "identity_locate.js",
+    ),
 )
 IDENTITY_VERSION = 1
+# The header of an element's column (column.js: a function columnOf), as identity.js reads
+# it and the export's column engine too.
+COLUMN_JS = joined("column.js", ())
 _LOCATE_JS = f"(args) => ({IDENTITY_JS})(null, args)"
 _TEXT_FIELDS = ("role", "kind", "name", "name_base", "name_own", "aria_label", "name_attr",
                 "id", "placeholder", "label", "autocomplete", "type", "tag", "text", "target",
-                "method", "row", "card", "section", "look", "frame_url",
+                "method", "row", "card", "section", "column", "look", "frame_url",
                 "captured_at")  # fmt: skip
 FRAME_MARGIN = 0.06  # found in two frames: the better must be this far ahead
 MAX_VARIANTS = 5  # earlier confirmed identities an identity keeps
@@ -129,6 +139,10 @@ class ElementIdentity:
     # which exports read as a table row or list item).
     card: str = ""
     section: str = ""  # the title of the group or the heading it sits under
+    # The header of its table's column, where that is what told it from the others of its
+    # name in its row (a permissions matrix's unnamed boxes: "Write"); else "".  Under
+    # another header it is another element.  Optional: identities without it have none.
+    column: str = ""
     selectors: tuple[str, ...] = ()  # best first; relative to its document or shadow root
     box: tuple[int, int, int, int] | None = None  # x, y, width, height in its document
     look: str = ""  # colours, font and rounded size: a small visual fingerprint
@@ -262,7 +276,7 @@ class ElementIdentity:
         return (self.role, self.name, self.name_own, self.id, self.name_attr, self.aria_label,
                 self.placeholder, self.label, tuple(sorted(self.test_ids.items())),
                 self.selectors[:1], self.tag, self.type, self.row, self.card, self.section,
-                self.frame_url)  # fmt: skip
+                self.column, self.frame_url)  # fmt: skip
 
     @classmethod
     def from_page(cls, found: dict[str, Any], **extra: Any) -> ElementIdentity:
@@ -293,7 +307,7 @@ class ElementIdentity:
         """What differs between this recorded identity and the element found now."""
         out = []
         for name in ("role", "name", "id", "name_attr", "aria_label", "placeholder", "tag",
-                     "type", "row", "card", "section"):  # fmt: skip
+                     "type", "row", "card", "section", "column"):  # fmt: skip
             before, after = getattr(self, name), getattr(now, name)
             if before != after:
                 out.append(f"{name}: {before!r} -> {after!r}")

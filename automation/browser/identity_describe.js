@@ -172,20 +172,34 @@
 
   // How many controls of its kind its row holds, itself included (0: not in a row).
   function rowKindCount(e) {
+    return rowKindPeers(e).length;
+  }
+
+  // The controls of its kind its row holds, itself included (none: not in a row).
+  function rowKindPeers(e) {
     const row = rowElOf(e);
-    if (!row) return 0;
+    if (!row) return [];
     const kind = kindOfEl(e);
-    let count = 0;
+    const found = [];
     const walk = (n) => {
       for (const c of n.children) {
         if (!shown(c)) continue;
-        if (roleOf(c) && kindOfEl(c) === kind && visible(c)) count++;
+        if (roleOf(c) && kindOfEl(c) === kind && visible(c)) found.push(c);
         if (c.shadowRoot) walk(c.shadowRoot);
         walk(c);
       }
     };
     walk(row.shadowRoot || row);
-    return count;
+    return found;
+  }
+
+  // Its column's header, where that tells it from another control of its kind and name in
+  // its row (a matrix's unnamed boxes, a "Yes" in each column); else "".
+  function columnTelling(e, name) {
+    const column = columnOf(e);
+    if (!column) return "";
+    const twins = rowKindPeers(e).filter((p) => p !== e && nameOf(p) === name);
+    return twins.some((p) => columnOf(p) !== column) ? column : "";
   }
 
   // Rendered, or a box-less wrapper (display: contents) whose children may be.
@@ -419,6 +433,7 @@
       ...targetOf(e),
       row: cut(rowText, 200),
       card: cut(cardText, 200),
+      column: columnOf(e), // kept where it tells (see describe)
       around: rowText || cardText, // not kept: the row's or card's whole text, in the page
       // not kept: what the fields its card holds show (see recordCard)
       card_fields: card.el ? fieldsShown(card.el, e) : [],
@@ -490,6 +505,7 @@
     f.name_count = f.name ? peers.length + (visible(e) ? 1 : 0) : 0;
     f.alike = alikeOf(e, f, all);
     f.row_peers = rowKindCount(e);
+    f.column = columnTelling(e, f.name);
     f.row_words = rowWordsOf(e, f, peers);
     f.unique = uniqueOf(e, f, all);
     delete f.titles;

@@ -64,6 +64,7 @@ from automation.browser import (
     uploads,
 )
 from automation.browser.dialogs import unexpected_words
+from automation.browser.identity import COLUMN_JS
 from automation.browser.settle import HOLD_TIMER_MS, NOT_SENT_JS
 from automation.errors import ScenarioInvalid
 from automation.recording import (
@@ -172,6 +173,7 @@ def to_pytest(
                  f"LABEL_INSTEAD_JS = {_text(effect.LABEL_INSTEAD_JS, 'the rule')}\n"
                  f"FOCUS_ON_FRAME_JS = {_text(frames.FOCUS_ON_FRAME_JS, 'the rule')}\n"
                  f"HOLDS_FOCUS_JS = {_text(frames.HOLDS_FOCUS_JS, 'the rule')}\n"
+                 f"COLUMN_JS = {_text(COLUMN_JS, 'the rule')}\n"
                  f"{_copied(address)}{_copied(exportseen)}{_copied(exportplaces)}")  # fmt: skip
     lines.append(exportsignin.constants() + _copied(exportsignin))  # a sign-in page's judgement
     # Dialogs answered as replay answers them, one nobody armed said in its words.

@@ -596,6 +596,7 @@ def page() -> Iterator[Page]:
     executable = os.environ.get("TABWRIGHT_CHROMIUM_PATH") or os.environ.get("CHROMIUM") or None
     with sync_playwright() as playwright:
         playwright.selectors.register("tabwright-row", ROW_ENGINE_JS)  # rows_showing's
+        playwright.selectors.register("tabwright-column", COLUMN_ENGINE_JS)  # a column's cells
         # Each site's frames in a process of their own, as replay runs them (the headless
         # shell does so only when told): a widget of another site whose script hangs
         # holds its own frame, not the page around it.

@@ -8,6 +8,7 @@ placeholder or text; one alternative per identity it was known by.  Part of
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from typing import Any
@@ -135,6 +136,9 @@ def locator(
             if identity.name
             else f"get_by_role({_text(role, 'role')})"
         )
+        if identity.column:  # told from its row's others of its name by its column's header
+            cells = _text("tabwright-column=" + json.dumps(identity.column), "column")
+            by_role = f"locator({cells}).{by_role}"
         # Its row's first words (its fields' values as the app wrote them), and as
         # replay tells rows apart: the numbers that told its row from the one most like
         # it, whole (past the row's first words it keeps).

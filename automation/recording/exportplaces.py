@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from automation.browser.identity import COLUMN_JS
 from automation.browser.seen import SEEN_JS
 from automation.browser.textmatch import folded, words
 from automation.recording.exportseen import read_until, shows_text
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CARDS_JS",
+    "COLUMN_ENGINE_JS",
     "ROW_ENGINE_JS",
     "TITLES_JS",
     "card_showing",
@@ -65,6 +67,26 @@ ROW_ENGINE_JS = f"""{{
       return patterns.every((p) => p.test(read)) &&
         (!most.length || most.filter((p) => p.test(read)).length * 2 > most.length);
     }});
+  }},
+}}"""
+
+
+# The cells (of a table, of an ARIA grid or table) under a column whose header reads as the
+# JSON text given, ignoring case, by replay's rule (COLUMN_JS): a box of a matrix's row,
+# told from the others of its name by its column as replay tells it.
+COLUMN_ENGINE_JS = f"""{{
+  queryAll(root, body) {{
+{COLUMN_JS}
+    const asked = JSON.parse(body).toLowerCase();
+    const cells = [];
+    const walk = (at) => {{
+      for (const e of at.querySelectorAll("*")) {{
+        if (e.matches("td, th, [role=gridcell], [role=cell]")) cells.push(e);
+        if (e.shadowRoot) walk(e.shadowRoot);
+      }}
+    }};
+    walk(root);
+    return cells.filter((cell) => columnOf(cell).toLowerCase() === asked);
   }},
 }}"""
 
