@@ -397,7 +397,8 @@
         else if (aria === "true" || el.checked) out.push("checked");
       }
       if (el.disabled || el.getAttribute("aria-disabled") === "true") out.push("disabled");
-      const expanded = el.getAttribute("aria-expanded");
+      const expanded = el.getAttribute("aria-expanded") ||
+        (n.tag === "SUMMARY" && n.role === "button" ? String(el.parentElement.open) : null);
       if (expanded === "true") out.push("expanded");
       else if (expanded === "false") out.push("collapsed");
       if (el.getAttribute("aria-pressed") === "true") out.push("pressed");

@@ -61,6 +61,9 @@
         }
         case "TH": return el.getAttribute("scope") === "row" ? "rowheader" : "columnheader";
         case "FIELDSET": case "DETAILS": case "OPTGROUP": return "group";
+        // A details' summary opens and closes it: a button, as a person uses it (Chromium
+        // draws it a disclosure triangle; no ARIA role is written for it).
+        case "SUMMARY": return isDisclosure(el) ? "button" : null;
         case "HR": return "separator";
         case "PROGRESS": return "progressbar";
         case "METER": return "meter";
@@ -75,6 +78,13 @@
         default: return el.isContentEditable && !el.parentElement?.isContentEditable
           ? "textbox" : null;
       }
+    }
+
+    // The summary of a details element: its first summary child, the one that toggles it.
+    function isDisclosure(el) {
+      const details = el.parentElement;
+      return !!details && details.tagName === "DETAILS" &&
+        details.querySelector(":scope > summary") === el;
     }
 
     // Only a role of the table, whatever the page did to the built-ins used to find it.

@@ -136,6 +136,9 @@ def locator(
             if identity.name
             else f"get_by_role({_text(role, 'role')})"
         )
+        if identity.tag == "summary" and role == "button" and identity.name:
+            # A details' summary: a button to replay, no role to Playwright's engine.
+            by_role = f"locator(DISCLOSURE).filter(has_text=whole({name}))"
         if identity.column:  # told from its row's others of its name by its column's header
             cells = _text("tabwright-column=" + json.dumps(identity.column), "column")
             by_role = f"locator({cells}).{by_role}"

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CARDS_JS",
     "COLUMN_ENGINE_JS",
+    "DISCLOSURE",
     "ROW_ENGINE_JS",
     "TITLES_JS",
     "card_showing",
@@ -39,6 +40,7 @@ __all__ = [
     "rows_showing",
     "section_showing",
     "under_section",
+    "whole",
 ]
 
 # -- written into an exported pytest file as it is
@@ -203,6 +205,18 @@ def _found(candidates: Locator) -> bool:
     timeout_ms = float(os.environ.get("TIMEOUT_MS", "15000"))
     candidates.first.wait_for(state="attached", timeout=timeout_ms)
     return True
+
+
+# A details' summary, the one that opens and closes it: a button to replay (snapshot_roles.js),
+# none to Playwright's role engine.
+DISCLOSURE = "details > summary:first-of-type"
+
+
+def whole(name: str | re.Pattern[str]) -> re.Pattern[str]:
+    """A summary's name as its text must read whole (a ``named`` pattern as it is)."""
+    if isinstance(name, re.Pattern):
+        return name
+    return re.compile(rf"^\s*{re.escape(' '.join(name.split()))}\s*$")
 
 
 def one_of(found: Locator, in_row: Locator) -> Locator:
