@@ -139,6 +139,10 @@ def locator(
         if identity.tag == "summary" and role == "button" and identity.name:
             # A details' summary: a button to replay, no role to Playwright's engine.
             by_role = f"locator(DISCLOSURE).filter(has_text=whole({name}))"
+        elif role == "textbox" and identity.tag not in ("input", "textarea") and identity.name:
+            # Typed into by its contenteditable: found by the label that names it, among
+            # the editable elements (a bare one has no role to Playwright's engine).
+            by_role = f"get_by_label({name}, exact=True).and_({scope}.locator(EDITABLE))"
         if identity.column:  # told from its row's others of its name by its column's header
             cells = _text("tabwright-column=" + json.dumps(identity.column), "column")
             by_role = f"locator({cells}).{by_role}"

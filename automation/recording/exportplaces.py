@@ -29,6 +29,7 @@ __all__ = [
     "CARDS_JS",
     "COLUMN_ENGINE_JS",
     "DISCLOSURE",
+    "EDITABLE",
     "ROW_ENGINE_JS",
     "TITLES_JS",
     "card_showing",
@@ -207,6 +208,9 @@ def _found(candidates: Locator) -> bool:
     return True
 
 
+# An element one types into by its contenteditable (a notes box drawn as a div): a textbox
+# to replay, none to Playwright's role engine unless the page wrote the role.
+EDITABLE = "[contenteditable]:not([contenteditable=false])"
 # A details' summary, the one that opens and closes it: a button to replay (snapshot_roles.js),
 # none to Playwright's role engine.
 DISCLOSURE = "details > summary:first-of-type"

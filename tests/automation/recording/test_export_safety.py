@@ -40,7 +40,7 @@ BODY_NAMES = {"page", "expect", "re", "os", "url", "frame_of", "served", "words"
               "fits", "left_ticked", "left_value", "kept_value", "went_on", "documents", "held",
               "address", "ACTED", "refused_in_place", "shown", "errors_then", "THEN",
               "form_sent", "sending", "choose", "typing_met", "before",
-              "rows_holding_most"}  # fmt: skip
+              "rows_holding_most", "EDITABLE", "DISCLOSURE", "whole"}  # fmt: skip
 # What a step that may send a write keeps before it (the writes sent, whether the page
 # asked to sign in, the errors it shows), the only statements of the body that are not a
 # call.
