@@ -72,6 +72,10 @@ ANSWER_READ_BYTES = 64 * 1024  # a write's JSON answer longer than this is not r
 _FAILED_STATUS = frozenset({"error", "fail", "failed", "failure"})
 # The keys whose true says the write was done, whose false says it was not.
 _SAID_DONE = ("ok", "success", "succeeded", "saved")
+# The keys of an answer that is an envelope of its outcome, no record: {"status": "error"}
+# alone, or with its code and words, is a refusal where a record's own status is not.
+_ENVELOPE = frozenset({"status", "result", "data", "message", "msg", "code", "reason",
+                       "detail", "error", "errors"})  # fmt: skip
 
 
 def answer_read(headers: dict[str, str]) -> bool:
@@ -87,8 +91,10 @@ def said_failed(body: bytes) -> str:
     HTTP status (a save answered 200 ``{"ok": false, "error": "Price locked"}``); "" when
     it says none.  Failed: ``ok``, ``success``, ``succeeded`` or ``saved`` false, an
     ``error`` or ``errors`` that holds something (GraphQL's errors beside its data), or
-    JSend's ``status`` "fail" or "error" beside its data or message; never where one of
-    those four is true."""
+    a ``status`` (or ``result``) "fail" or "error" beside its data or message (JSend's), or
+    in an answer that holds nothing but its outcome (``{"status": "error"}``, with a code or
+    its words: no record, whose own status it could be); never where one of those four is
+    true."""
     if len(body) > ANSWER_READ_BYTES:
         return ""
     try:
@@ -100,16 +106,16 @@ def said_failed(body: bytes) -> str:
     done = [answer.get(key) for key in _SAID_DONE]
     if any(value is True for value in done):
         return ""
-    status = answer.get("status")
-    jsend = (
-        isinstance(status, str)
-        and status.lower() in _FAILED_STATUS
-        and ("data" in answer or "message" in answer)
+    status = next(
+        (v for v in (answer.get("status"), answer.get("result")) if isinstance(v, str)), ""
+    )
+    jsend = status.lower() in _FAILED_STATUS and (
+        "data" in answer or "message" in answer or set(answer) <= _ENVELOPE
     )
     if not (any(value is False for value in done) or jsend
             or answer.get("error") or answer.get("errors")):  # fmt: skip
         return ""
-    for key in ("error", "message", "errors", "detail", "reason"):
+    for key in ("error", "message", "msg", "errors", "detail", "reason"):
         said = _said(answer.get(key))
         if said:
             return said[:200]

@@ -24,6 +24,10 @@ FAILED = [
     ({"saved": False, "message": "That e-mail is another customer's"},
      "That e-mail is another customer's"),
     ({"succeeded": False, "reason": "Locked"}, "Locked"),
+    ({"status": "error"}, '{"status": "error"}'),  # an envelope of its outcome alone
+    ({"status": "failed", "code": 409}, '{"status": "failed", "code": 409}'),
+    ({"status": "Error", "msg": "Price  is locked"}, "Price is locked"),
+    ({"result": "fail", "reason": "Locked by Ann"}, "Locked by Ann"),
 ]  # fmt: skip
 NOT_FAILED = [
     {"ok": True},
@@ -31,6 +35,10 @@ NOT_FAILED = [
     {"success": True, "errors": ["minor"]},
     {"data": {"id": 3}, "errors": []},
     {"id": 7, "status": "failed"},  # a record whose own status is "failed" (a job re-run)
+    {"name": "Nightly import", "status": "error"},  # a record without an id: the same
+    {"id": 7, "result": "fail"},  # a test's record
+    {"status": "ok"},
+    {"status": "error", "ok": True},  # the app says it took it
     {"error": None, "id": 3},
     {"saved": True, "errors": ["minor"]},
     {"saved": 0, "skipped": 2},  # a count

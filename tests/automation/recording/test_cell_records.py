@@ -77,6 +77,9 @@ def app() -> Iterator[tuple[dict, str]]:
 
         def do_POST(self) -> None:
             price = self.rfile.read(int(self.headers["Content-Length"])).decode()
+            if state.get("locked"):  # refused in an envelope of its outcome alone, 200
+                self.send(200, b'{"status": "error"}', Content_Type="application/json")
+                return
             row = next(r for r in state["rows"] if str(r["id"]) == self.path.rsplit("/", 1)[-1])
             row["price"] = price
             state["saved"].append((row["name"], price))
@@ -86,10 +89,8 @@ def app() -> Iterator[tuple[dict, str]]:
         yield state, url
 
 
-async def test_a_cell_edited_in_place_is_its_record_s(
-    tab: Tab, app: tuple[dict, str], tmp_path: Path
-) -> None:
-    state, base = app
+async def _recorded(tab: Tab, state: dict, base: str) -> Scenario:
+    """A person reprices the widget in the grid."""
     state["rows"] = [dict(r) for r in DAYS["the same list"][0]]
     await tab.navigate(f"{base}/prices")
     await tab.page.wait_for_selector("td.price")
@@ -101,7 +102,14 @@ async def test_a_cell_edited_in_place_is_its_record_s(
     await tab.page.wait_for_function("said.textContent === 'Saved'")
     steps = await recorder.stop()
     assert state["saved"] == [("Widget", "12.50")]
-    scenario = Scenario("Reprice the widget", tuple(steps), base_url=f"{base}/")
+    return Scenario("Reprice the widget", tuple(steps), base_url=f"{base}/")
+
+
+async def test_a_cell_edited_in_place_is_its_record_s(
+    tab: Tab, app: tuple[dict, str], tmp_path: Path
+) -> None:
+    state, base = app
+    scenario = await _recorded(tab, state, base)
     code = to_pytest(scenario)
     for n, (day, (rows, edited)) in enumerate(DAYS.items()):
         for run in ("replay", "export"):
@@ -113,3 +121,22 @@ async def test_a_cell_edited_in_place_is_its_record_s(
                 passed = status == 0
             assert passed == bool(edited), (day, run)
             assert state["saved"] == ([(edited, "12.50")] if edited else []), (day, run)
+
+
+async def test_a_save_the_server_refused_in_a_bare_envelope_fails(
+    tab: Tab, app: tuple[dict, str], tmp_path: Path
+) -> None:
+    """The price locked: the save answered 200 {"status": "error"}, nothing saved, the
+    editor still showing what was typed; replay and export passed."""
+    state, base = app
+    scenario = await _recorded(tab, state, base)
+    state["locked"] = True
+    for run in ("replay", "export"):
+        state.update(rows=[dict(r) for r in DAYS["the same list"][0]], saved=[])
+        if run == "replay":
+            result = await Replay(tab, scenario, config=SHORT).run()
+            passed, said = result.ok, json.dumps(result.to_dict())
+        else:
+            status, said = await run_exported(to_pytest(scenario), tmp_path, base)
+            passed = status == 0
+        assert not passed and "status" in said and "error" in said, (run, said[-2000:])
