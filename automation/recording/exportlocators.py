@@ -139,10 +139,11 @@ def locator(
         if identity.tag == "summary" and role == "button" and identity.name:
             # A details' summary: a button to replay, no role to Playwright's engine.
             by_role = f"locator(DISCLOSURE).filter(has_text=whole({name}))"
-        elif role == "textbox" and identity.tag not in ("input", "textarea") and identity.name:
-            # Typed into by its contenteditable: found by the label that names it, among
-            # the editable elements (a bare one has no role to Playwright's engine).
-            by_role = f"get_by_label({name}, exact=True).and_({scope}.locator(EDITABLE))"
+        elif role == "textbox" and identity.tag not in ("", "input", "textarea") and identity.name:
+            # An element typed into by its contenteditable, which may have no role to
+            # Playwright's engine (a bare one): found by the label that names it too.
+            bare = f"{scope}.get_by_label({name}, exact=True).and_({scope}.locator(EDITABLE))"
+            by_role = f"{by_role}.or_({bare})"
         if identity.column:  # told from its row's others of its name by its column's header
             cells = _text("tabwright-column=" + json.dumps(identity.column), "column")
             by_role = f"locator({cells}).{by_role}"
