@@ -81,6 +81,7 @@ from automation.recording import (
 )
 from automation.recording.answered import checks_after, judged_in_place
 from automation.recording.calls import brought_login, called
+from automation.recording.ensured import ticks_ensured
 from automation.recording.exporthead import DOWNLOADS, HEADER, MARKER
 from automation.recording.exportliterals import address as _address
 from automation.recording.exportliterals import arg as _arg
@@ -137,12 +138,12 @@ def to_pytest(
         hold_ms=HOLD_TIMER_MS,
         met_ms=fieldops.ANSWER_MET_MS,
     ).rstrip("\n")
-    scenario = _typed_shown(scenario)
+    scenario = ticks_ensured(_typed_shown(scenario))  # (a box clicked, then checked: ticked)
     callees = called(scenario)
     login = brought_login(scenario)  # a function too, when no step calls it: it signs in again
     if login is not None:  # and those it calls
         callees = {**callees, **called(login), login.name: login}
-    callees = {name: _typed_shown(callee) for name, callee in callees.items()}
+    callees = {name: ticks_ensured(_typed_shown(c)) for name, c in callees.items()}
     functions = _function_names(callees)
     every = [scenario, *callees.values()]
     steps = [step for one in every for step in one.steps]

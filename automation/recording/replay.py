@@ -87,6 +87,7 @@ from automation.recording.answered import (
     refused_where_it_led,
 )
 from automation.recording.calls import CALL, CallFrame, called, check_calls
+from automation.recording.ensured import ticks_ensured
 from automation.recording.intent import IntentAgent, Reached, agent_goal, by_agent, go_directly
 from automation.recording.outcome import (
     ReplayResult,
@@ -183,6 +184,9 @@ class Replay:
     ask_for_secrets: bool = False
 
     def __post_init__(self) -> None:
+        # A box clicked whose state a later check reads is ticked to it (a box already so
+        # is left so): the click would undo it.
+        self.scenario = ticks_ensured(self.scenario)
         # Whether each box a step clicked was to be left ticked (kept_state reads it again).
         self.left_ticked: dict[int, bool | None] = {}
         # What the field the last step that acts writes showed before it and after it (an

@@ -6,9 +6,10 @@ click was saved as a click, and no check of the state it left was proposed.  On 
 switch was already on, replay and the export clicked it off and passed.  A button whose
 name says the press it makes ("Pin", "Unpin" once pressed) was taken in its other state
 (renamed, its row and id the same) and pressed: the note unpinned, the replay passed.
-Now the state a clicked box was left in is proposed as a check, ticked, and a toggle
-named for the press that undoes the recorded one is another control: replay waits for a
-person, the export fails."""
+Now the state a clicked box was left in is proposed as a check, ticked, and with it the
+click ticks the box to that state (a switch on already is left on: the replay passes);
+a toggle named for the press that undoes the recorded one is another control: replay
+waits for a person, the export fails."""
 
 from __future__ import annotations
 
@@ -135,7 +136,7 @@ async def test_a_switch_the_agent_clicked_on_is_left_on(
     assert "expect switch 'Email alerts' is ticked" in [s.describe() for s in scenario.steps]
     await _replayed(tab, state, scenario, base, tmp_path, "alerts", {
         "off, as it was": (False, True),
-        "already on": (True, False),  # a click turns it off: not what the run did
+        "already on": (True, True),  # left on: a click would turn it off
     })  # fmt: skip
 
 
