@@ -254,7 +254,7 @@
     // A control told from the others of its name in its row by its column's header (a
     // permissions matrix's box under "Write") is another under another header, whatever
     // an attribute says (a box numbered by its place): "Export", added before "Write".
-    if (id.column && lower(norm(f.column)) !== lower(norm(id.column))) why.push("another column");
+    if (id.column && lower(columnOf(e)) !== lower(norm(id.column))) why.push("another column");
     // A parameter's value stands whole where its placeholder stood, whatever else says
     // which element it is: the row for "Ann Lee" is not Ann Leeds's, nor "Ann"'s Anna's,
     // however alike the rest of the row reads.

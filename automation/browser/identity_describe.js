@@ -433,7 +433,6 @@
       ...targetOf(e),
       row: cut(rowText, 200),
       card: cut(cardText, 200),
-      column: columnOf(e), // kept where it tells (see describe)
       around: rowText || cardText, // not kept: the row's or card's whole text, in the page
       // not kept: what the fields its card holds show (see recordCard)
       card_fields: card.el ? fieldsShown(card.el, e) : [],

@@ -17,6 +17,7 @@ from urllib.parse import parse_qs
 import pytest
 
 from automation import Tab
+from automation.browser.identity import COLUMN_JS
 from automation.recording.export import to_pytest
 from automation.recording.recorder import Recorder
 from automation.recording.replay import Replay, ReplayConfig
@@ -108,3 +109,33 @@ async def test_a_box_is_ticked_under_the_header_it_was_ticked_under(
                 status, _ = await run_exported(code, tmp_path / str(n), base, timeout_ms=3_000)
                 passed = status == 0
             assert (passed, state["saved"]) == (bool(granted), granted), (day, run)
+
+
+HEADERS = """<table id=t1><thead><tr><th colspan=3>Rights</th></tr>
+<tr><th>Role</th><th>Read</th><th>Write</th></tr></thead>
+<tbody><tr><th>Editor</th><td><i id=a1></i></td><td><i id=a2></i></td></tr></tbody></table>
+<table id=t2><tr><th>Role</th><th colspan=2>Read</th><th>Write</th></tr>
+<tr><td>Editor</td><td>own</td><td><i id=b1></i></td><td><i id=b2></i></td></tr></table>
+<table id=t3><tr><th id=h-del>Delete</th><th>Write</th></tr>
+<tr><td headers=h-del><i id=c1></i></td><td><i id=c2></i></td></tr></table>
+<table id=t4><tr><td>Editor</td><td><i id=d1></i></td></tr></table>
+<div role=grid><div role=row><span role=columnheader aria-colindex=1>Role</span>
+<span role=columnheader aria-colindex=3>Export</span></div>
+<div role=row><span role=gridcell aria-colindex=3><i id=e1></i></span></div></div>
+<p><i id=f1></i></p>"""
+
+
+async def test_a_column_is_read_as_a_person_reads_it_down_from_its_header(tab: Tab) -> None:
+    await tab.page.set_content(HEADERS)
+    read = f"(e) => {{ {COLUMN_JS}\n return columnOf(e); }}"
+    columns = {
+        where: await tab.page.locator(f"#{where}").evaluate(read)
+        for where in ("a1", "a2", "b1", "b2", "c1", "c2", "d1", "e1", "f1")
+    }
+    assert columns == {
+        "a1": "Read", "a2": "Write",  # a header of two rows: its last
+        "b1": "Read", "b2": "Write",  # a header cell over two columns
+        "c1": "Delete", "c2": "Write",  # a cell's headers attribute first
+        "d1": "", "f1": "",  # a table with no header row; no table
+        "e1": "Export",  # an ARIA grid's column by its aria-colindex
+    }  # fmt: skip
