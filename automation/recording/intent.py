@@ -21,13 +21,18 @@ Neither applies: the step needs a person, as before.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+from playwright.async_api import Error as PlaywrightError
+
 from automation.actions import execute
 from automation.browser.identity import MAX_URL_CHARS, ElementIdentity, Located
+from automation.browser.seen import find_words, fold, page_text
+from automation.browser.served import address_shape
 from automation.browser.tab import Tab
 from automation.budget import Budget
 from automation.recording.placeholders import PARAM
@@ -69,6 +74,13 @@ class IntentAgent(Protocol):
     ) -> AgentAttempt: ...
 
 
+# What a page's fields hold (an edit form shows its record's name in one).
+_FIELD_VALUES_JS = (
+    "() => [...document.querySelectorAll('input:not([type=password]), textarea, select')]"
+    ".map((e) => e.value).join(' ').slice(0, 100000)"
+)
+
+
 async def go_directly(
     tab: Tab, step: ScenarioStep, target: ElementIdentity, base_url: str, budget: Budget,
     find_next: FindNext | None,
@@ -92,6 +104,8 @@ async def go_directly(
         return None  # another record's address: the value's row is not on the page
     await execute(tab, "navigate", {"url": url}, budget=budget)
     await tab.settle(budget=budget)
+    if not await _shows_record(tab, target, budget):
+        return None  # its address names another record now (the list's ids moved on)
     how = f"went to {url} directly ({step.purpose()}): the link is not on the page"
     if find_next is None:
         if urlsplit(tab.url).path.rstrip("/") != urlsplit(url).path.rstrip("/"):
@@ -101,6 +115,36 @@ async def go_directly(
     if found is None:
         return None
     return Reached("direct", f"went to {url}; what the next step needs is there", [how])
+
+
+async def _shows_record(tab: Tab, target: ElementIdentity, budget: Budget) -> bool:
+    """Whether the page a record's link led to shows that record: a link in a row (an
+    Edit beside each customer) whose address holds the record's id (``/edit/1``) leads
+    to whichever record has that id where the replay runs.  The page (its text and what
+    its fields hold) shows one of the words that told its row from the one most like it,
+    and each number among them, as replay tells the row itself (identity_compare.js); a
+    row that was its list's only one, its first word.  True for a link in no row, or
+    whose address names no record by an id (a menu's "Add" beside "Customers")."""
+    if "#" not in address_shape(target.target):
+        return True
+    told = list(target.row_words)
+    if not told and target.row:
+        own = {w.lower() for w in re.findall(r"\w+", target.name)}
+        told = [w for w in re.findall(r"\w+", target.row) if w.lower() not in own][:1]
+    if not told:
+        return True
+    try:
+        shown = (
+            await page_text(tab, budget)
+            + " "
+            + fold(str(await budget.run(tab.page.evaluate(_FIELD_VALUES_JS))))
+        )
+    except PlaywrightError:
+        return False
+    numbers = [w for w in told if w.isdigit()]
+    return any(find_words(shown, fold(w)) for w in told) and all(
+        find_words(shown, w) for w in numbers
+    )
 
 
 async def by_agent(
