@@ -112,3 +112,18 @@ async def replayed_and_exported(
     reset()
     status, out = await run_exported(to_pytest(scenario), folder, base_url)
     return result, status, out
+
+
+async def both_pass(tab: Tab, scenario: Scenario, folder: Path, base_url: str, saved: list) -> None:
+    """The replay of ``scenario`` and its export each pass, each having made the app
+    save what it saved as recorded: ``saved``, the list the app keeps what it receives in
+    (what the recording sent, cleared before each)."""
+    recorded, each = list(saved), []
+
+    def reset() -> None:
+        each.append(list(saved))
+        saved.clear()
+
+    result, status, out = await replayed_and_exported(tab, scenario, folder, base_url, reset)
+    assert result.ok and status == 0, (result.to_dict(), out[-3000:])
+    assert [*each[1:], list(saved)] == [recorded, recorded]  # by the replay, by the export

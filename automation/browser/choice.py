@@ -63,10 +63,28 @@ SHOWN_JS = """(box, option) => {
   let around = box;
   for (let i = 0; i < 3 && around.parentElement; i++) around = around.parentElement;
   const list = option && option.isConnected ? option.closest("[role=listbox]") : null;
-  const listed = list && around.contains(list) ? list.innerText : "";
+  // Its text as drawn, apart where a box or a control stands beside another (a chip
+  // "Urgent" and a Save button written with nothing between them are two words).
+  const drawn = (n) => {
+    const parts = [];
+    const walk = (x) => {
+      for (const c of x.childNodes) {
+        if (c.nodeType === 3) parts.push(c.data);
+        if (c.nodeType !== 1 || c === list) continue;
+        const style = getComputedStyle(c);
+        if (style.display === "none" || style.visibility === "hidden") continue;
+        const apart = style.display !== "inline" ||
+          ["BUTTON", "INPUT", "SELECT", "TEXTAREA", "IMG", "BR"].includes(c.tagName);
+        if (apart) parts.push(" ");
+        walk(c);
+        if (apart) parts.push(" ");
+      }
+    };
+    walk(n);
+    return parts.join("");
+  };
   const value = typeof box.value === "string" ? box.value : "";
-  return { box: cut(value + " " + (box.innerText || "")),
-    around: cut(listed ? around.innerText.replace(listed, " ") : around.innerText) };
+  return { box: cut(value + " " + (box.innerText || "")), around: cut(drawn(around)) };
 }"""
 # Whether the option is selected now (a list that stays open says so).
 SELECTED_JS = "(o) => o.isConnected && o.getAttribute('aria-selected') === 'true'"

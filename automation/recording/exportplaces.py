@@ -161,8 +161,11 @@ CARDS_JS = """(elements) => elements.map((element) => {
   const labelled = (element.getAttribute("aria-labelledby") || "").split(/\\s+/)
     .map((id) => id && element.getRootNode().getElementById
       ? element.getRootNode().getElementById(id) : null);
-  const own = [...said, ...[...(element.labels || []), ...labelled].filter(Boolean)
-    .map((label) => norm(label.innerText))].filter(Boolean);
+  const labels = [...(element.labels || []), ...labelled].filter(Boolean)
+    .map((label) => norm(label.innerText)).filter(Boolean);
+  // (its text and its name, as replay leaves both out: a button's name is its text again,
+  // taken out twice, "Cancel" left of "CancelDelete" where "Delete" is in the title too)
+  const own = [...said, ...labels, ...(said.length === 1 && !labels.length ? said : [])];
   const alike = (other) => other !== element && norm(other.innerText) === said[0];
   let n = element.parentElement || element.getRootNode().host;
   for (let steps = 0; n && steps < 12; steps++) {

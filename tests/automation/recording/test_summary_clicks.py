@@ -19,7 +19,7 @@ from automation import Tab
 from automation.recording.recorder import Recorder
 from automation.recording.scenario import Scenario
 from tests.automation.recording.test_recorder import click_center
-from tests.exported import replayed_and_exported
+from tests.exported import both_pass
 from tests.net import QuietHandler, loopback_app
 
 PAGE = """<!doctype html><title>Order 7</title><h1>Order 7</h1><form method=post>
@@ -78,12 +78,4 @@ async def test_a_person_s_click_on_a_summary_is_replayed_and_exported(
     opened = steps[1].identity
     assert opened is not None and (opened.role, opened.name) == ("button", "Shipping options")
     scenario = Scenario("Ship by DHL", tuple(steps), base_url=f"{base}/")
-    each: list = []  # what was saved before the replay, then before the export
-
-    def reset() -> None:
-        each.append(list(saved))
-        saved.clear()
-
-    result, status, out = await replayed_and_exported(tab, scenario, tmp_path, base, reset)
-    assert result.ok and status == 0, (result.to_dict(), out)
-    assert [*each[1:], saved] == [[done], [done]]  # by the replay, by the export
+    await both_pass(tab, scenario, tmp_path, base, saved)
