@@ -14,7 +14,16 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["WORD_CHARS", "folded", "listed_as", "lists", "named", "shows_again", "words"]
+__all__ = [
+    "WORD_CHARS",
+    "folded",
+    "has_glyphs",
+    "listed_as",
+    "lists",
+    "named",
+    "shows_again",
+    "words",
+]
 
 # -- written into an exported pytest file as it is ----------------------------------
 # Letters and digits of the scripts that put spaces between words (Latin, Greek,
@@ -61,7 +70,12 @@ def named(text: str, own: str = "") -> str | re.Pattern[str]:
     (between any two words, or on both sides).  Any text is taken there (its value
     another day), and only there: "Tier" at its end is not "Pricing tier" nor "Tiers"."""
     composed = unicodedata.normalize("NFC", " ".join(text.split()))
-    if not own and composed == unicodedata.normalize("NFD", composed) == " ".join(text.split()):
+    drawn = has_glyphs(composed)
+    if (
+        not own
+        and not drawn
+        and composed == unicodedata.normalize("NFD", composed) == " ".join(text.split())
+    ):
         return text
 
     def either(letter: str) -> str:
@@ -70,11 +84,32 @@ def named(text: str, own: str = "") -> str | re.Pattern[str]:
 
     if own not in ("", "end", "start", "within"):
         raise ValueError(f"own is 'end', 'start' or 'within', not {own!r}")
+    if drawn and not own:
+        # Its words, as replay reads a name; a glyph drawn in it (the star of "☆ Star",
+        # drawn filled once pressed) any glyph or none.
+        pattern = ""
+        for part in composed.split(" "):
+            if all(_glyph(c) for c in part):
+                pattern += r"(?:[^\w\s]+\s*)?"
+            else:
+                pattern += "".join(r"[^\w\s]?" if _glyph(c) else either(c) for c in part)
+                pattern += r"\s*"
+        return re.compile(r"^\s*" + pattern + "$")
     spelt = ["".join(either(letter) for letter in part) for part in composed.split(" ")]
     before = r"(?:.*\s)?" if own in ("start", "within") else ""
     after = r"(?:\s.*)?" if own in ("end", "within") else ""
     between = r"\s(?:.*\s)?" if own == "within" else r"\s+"
     return re.compile(r"^\s*" + before + between.join(spelt) + after + r"\s*$")
+
+
+def _glyph(char: str) -> bool:
+    """Whether ``char`` is a symbol drawn, not written (☆, ★, ✓, →: Unicode's S*)."""
+    return unicodedata.category(char).startswith("S")
+
+
+def has_glyphs(text: str) -> bool:
+    """Whether ``text`` holds a symbol drawn (see :func:`named`)."""
+    return any(_glyph(char) for char in text)
 
 
 def lists(entries: list[str], items: list[str], among_others: bool = False) -> bool:

@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from automation.browser.identity import ElementIdentity
+from automation.browser.textmatch import has_glyphs
 from automation.errors import ActionInvalid, ScenarioInvalid
 from automation.recording.exportliterals import holds_param, params_shown
 from automation.recording.exportliterals import ident as _ident
@@ -277,7 +278,9 @@ def _named(shown: str, params: dict[str, dict[str, Any]], what: str, own: str = 
     if own:
         return f"named({found}, own={_text(own, 'name_own')})"
     either = unicodedata.normalize("NFC", shown) != unicodedata.normalize("NFD", shown)
-    return f"named({found})" if either or holds_param(shown, params) else found
+    if either or has_glyphs(shown) or holds_param(shown, params):
+        return f"named({found})"
+    return found
 
 
 def known_role(role: str) -> str:
