@@ -65,12 +65,20 @@ SHOWN_JS = """(box, option) => {
   const list = option && option.isConnected ? option.closest("[role=listbox]") : null;
   // Its text as drawn, apart where a box or a control stands beside another (a chip
   // "Urgent" and a Save button written with nothing between them are two words).
+  // (Read up to what is kept, and a bounded number of elements: a page's whole body.)
   const drawn = (n) => {
     const parts = [];
+    let length = 0;
+    let elements = 0;
     const walk = (x) => {
       for (const c of x.childNodes) {
-        if (c.nodeType === 3) parts.push(c.data);
+        if (length > 4000 || elements > 3000) return;
+        if (c.nodeType === 3) {
+          parts.push(c.data);
+          length += c.data.length;
+        }
         if (c.nodeType !== 1 || c === list) continue;
+        elements++;
         const style = getComputedStyle(c);
         if (style.display === "none" || style.visibility === "hidden") continue;
         const apart = style.display !== "inline" ||
