@@ -58,6 +58,14 @@
     return Math.max(0, 1 - cost / Math.max(x.length, y.length));
   }
 
+  // Whether name b holds a word (or a synonym of one) that name a lacks, other than a
+  // little word or one that only urges.
+  function gainsWords(a, b) {
+    if (!a || !b) return false;
+    const had = new Set(tokens(a).map((t) => t.sense));
+    return tokens(b).some((t) => !had.has(t.sense) && !STOP.has(t.sense) && !URGING.has(t.sense));
+  }
+
   // Whether two names share a word (or a synonym of one) other than a common little word.
   function sharesWord(a, b) {
     const mine = new Set(tokens(a).map((t) => t.sense).filter((s) => !STOP.has(s)));
@@ -188,6 +196,13 @@
       else why.push(`name ${JSON.stringify(f.name)}`);
     }
     if (!anchored && alike.has(key(f.name))) why.push(`look-alike ${JSON.stringify(f.name)}`);
+    // A choice's name says what it picks: one that gained a word picks another thing
+    // ("Standard (legacy) billed monthly" where "Standard billed monthly" was chosen),
+    // however alike the rest reads, unless a test id or a unique id proves it.
+    if (kind === "choice" && !anchored && !why.some((w) => w.startsWith("name ")) &&
+        gainsWords(baseName(id), baseName(f))) {
+      why.push(`name ${JSON.stringify(f.name)}`);
+    }
     // A link that leads where the recorded one led does what it did, wherever it sits (the
     // same link in a sidebar and a header); not a submit: forms posting to one address
     // differ by what they hold (each row's "Delete").
