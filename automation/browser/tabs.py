@@ -33,6 +33,7 @@ from playwright.async_api import BrowserContext, Page
 from playwright.async_api import Error as PlaywrightError
 
 from automation.browser.consolelimit import ConsoleLimit
+from automation.browser.downloads import DownloadKeeper
 from automation.browser.tab import Tab
 from automation.budget import Budget
 from automation.errors import ActionInvalid, BrowserError, TabNotFound, TabwrightError
@@ -92,6 +93,8 @@ class TabGroup:
         # Each page being wrapped (in neither set above nor tabs), its wrapping under way.
         self._wrapping: dict[Page, asyncio.Future[Tab]] = {}
         self._told: set[str] = set()  # targets :meth:`opened_by` has told of
+        # The download keepers of the tabs closed before the group: waited for at its close.
+        self._closed_keepers: list[DownloadKeeper] = []
         context.on("page", self._on_page)
 
     def note_blocked(self, url: str, reason: str) -> None:
@@ -313,6 +316,8 @@ class TabGroup:
         if len(self.tabs) == 1:
             raise ActionInvalid("this is the run's only tab; open another before closing it")
         self.tabs.remove(tab)
+        if tab.downloads is not None:  # (what it began still comes: kept at the end)
+            self._closed_keepers.append(tab.downloads)
         try:
             await tab.page.close()
         except PlaywrightError:
@@ -344,7 +349,7 @@ class TabGroup:
         for task in wrapping:  # a tab being made for a page about to close with the rest
             task.cancel()
         await asyncio.gather(*wrapping, return_exceptions=True)
-        await finish_downloads(self.tabs)
+        await finish_downloads([*self._closed_keepers, *(t.downloads for t in self.tabs)])
         try:
             await self.context.close()
         except PlaywrightError:
@@ -355,10 +360,10 @@ class TabGroup:
             self._on_close(self)
 
 
-async def finish_downloads(tabs: list[Tab]) -> None:
-    """The downloads the tabs began, ended and saved before their context closes (at most
+async def finish_downloads(kept: list[DownloadKeeper | None]) -> None:
+    """The downloads a context's tabs began, ended and saved before it closes (at most
     DOWNLOADS_FINISH_S); those still coming then are logged, cancelled with the context."""
-    keepers = [tab.downloads for tab in tabs if tab.downloads is not None]
+    keepers = [keeper for keeper in kept if keeper is not None]
     if not keepers:
         return
     coming = await asyncio.gather(*(keeper.finish(DOWNLOADS_FINISH_S) for keeper in keepers))

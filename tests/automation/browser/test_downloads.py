@@ -236,18 +236,40 @@ def slow_download_site() -> contextlib.AbstractContextManager[str]:
     return loopback_app(_Slow)
 
 
+async def begin_slow(tab: Tab, site: str) -> DownloadKeeper:
+    """The tab's keeper, once the tab began the slow download (still coming)."""
+    assert tab.downloads is not None
+    keeper = tab.downloads
+    await tab.page.goto(f"{site}/")
+    mark = keeper.mark()
+    await tab.page.click("#slow")
+    await eventually(lambda: keeper.mark() > mark, what="the download begun")
+    return keeper
+
+
+def kept_whole(keeper: DownloadKeeper) -> None:
+    [record] = keeper.records()
+    assert record.failure is None, record
+    assert record.path is not None and record.path.read_bytes() == SLOW_BODY
+
+
 async def test_a_download_under_way_when_the_tab_closes_is_kept_whole(
     browser: BrowserSession, tmp_path: Path
 ) -> None:
     with slow_download_site() as site:
         tab = await browser.new_tab(workspace=tmp_path)
-        assert tab.downloads is not None
-        keeper = tab.downloads
-        await tab.page.goto(f"{site}/")
-        mark = keeper.mark()
-        await tab.page.click("#slow")
-        await eventually(lambda: keeper.mark() > mark, what="the download begun")
+        keeper = await begin_slow(tab, site)
         await tab.close()  # the run's last tab: its context, after its downloads
-    [record] = keeper.records()
-    assert record.failure is None, record
-    assert record.path is not None and record.path.read_bytes() == SLOW_BODY
+    kept_whole(keeper)
+
+
+async def test_a_download_of_a_tab_closed_before_its_run_ends_is_kept_whole(
+    browser: BrowserSession, tmp_path: Path
+) -> None:
+    with slow_download_site() as site:
+        first = await browser.new_tab(workspace=tmp_path)
+        assert first.group is not None
+        keeper = await begin_slow(await first.group.open(), site)
+        await first.group.close_tab(1)  # the agent closes the tab; its download comes on
+        await first.close()  # the run's last tab: its context, after every download
+    kept_whole(keeper)
