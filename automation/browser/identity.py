@@ -264,6 +264,13 @@ class ElementIdentity:
                 kept.append(old.plain())
         return replace(now.plain(), variants=tuple(kept[:MAX_VARIANTS]))
 
+    def row_beside_name(self) -> list[str]:
+        """The words of its row but its own name's (its badge aside), each once, in order:
+        what tells the record of a row that was its list's only one ("Acme" of "Acme
+        York Active" beside its "More actions")."""
+        own = {w.lower() for w in re.findall(r"\w+", self.name_base or self.name)}
+        return list(dict.fromkeys(w for w in re.findall(r"\w+", self.row) if w.lower() not in own))
+
     def holds_password(self) -> bool:
         """Whether the element is a password field: of type password, or marked as one
         (``autocomplete="current-password"``: its "show password" switch made it text)."""

@@ -119,9 +119,7 @@ def _sole_row(identity: ElementIdentity) -> list[str]:
     acts = identity.kind in ("press", "toggle", "choice")
     if not acts or identity.row_words or identity.name_count > 1:
         return []
-    own = {w.lower() for w in re.findall(r"\w+", identity.name_base or identity.name)}
-    mine = [w for w in re.findall(r"\w+", identity.row) if w.lower() not in own]
-    return list(dict.fromkeys(mine))[:12]
+    return identity.row_beside_name()[:12]
 
 
 def locator(

@@ -21,7 +21,6 @@ Neither applies: the step needs a person, as before.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
@@ -127,10 +126,7 @@ async def _shows_record(tab: Tab, target: ElementIdentity, budget: Budget) -> bo
     whose address names no record by an id (a menu's "Add" beside "Customers")."""
     if "#" not in address_shape(target.target):
         return True
-    told = list(target.row_words)
-    if not told and target.row:
-        own = {w.lower() for w in re.findall(r"\w+", target.name)}
-        told = [w for w in re.findall(r"\w+", target.row) if w.lower() not in own][:1]
+    told = list(target.row_words) or target.row_beside_name()[:1]
     if not told:
         return True
     try:
