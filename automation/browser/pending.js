@@ -20,10 +20,12 @@
   const post = MessagePort.prototype.postMessage;
   const queued = [];
   channel.port1.onmessage = () => { for (const fn of queued.splice(0)) fn(); };
-  // Every timer of at most HOLD_MS, armed or not, by the arm it came after: what the last
-  // action left for later (a debounced save), which a replay's verdict waits for
-  // (settle.py's hold).  A timer leaves it when it runs or is cleared.
+  // Every timer of at most END_MS, armed or not, by the arm it came after: what the last
+  // action left for later (a debounced save, a deletion sent once its undo toast went),
+  // which a replay's verdict waits for (settle.py's hold: those of at most HOLD_MS
+  // between steps, END_MS at the end).  A timer leaves it when it runs or is cleared.
   const HOLD_MS = 3000; // settle.py's HOLD_TIMER_MS, put in by settle.py
+  const END_MS = 10000; // settle.py's END_HOLD_TIMER_MS, put in by settle.py
   const held = new Map(); // timer id -> [the arm it was set after, its delay]
   let arms = 0;
   let handed = 0;
@@ -76,7 +78,7 @@
     const [fn, delay] = args;
     const ms = Number(delay) || 0;
     const due = p.armed && ms <= p.limitMs;
-    if (typeof fn !== "function" || (!due && ms > HOLD_MS)) {
+    if (typeof fn !== "function" || (!due && ms > END_MS)) {
       return Reflect.apply(target, window, args);
     }
     const run = function () {
@@ -85,7 +87,7 @@
     };
     const id = Reflect.apply(target, window, [counted(timers, run, () => id), ...args.slice(1)]);
     if (due) timers.add(id);
-    if (ms <= HOLD_MS) held.set(id, [arms, ms]);
+    if (ms <= END_MS) held.set(id, [arms, ms]);
     return id;
   });
   // A frame, or an idle callback (it runs once the page is next idle, and is work handed

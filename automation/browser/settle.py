@@ -70,9 +70,10 @@ The page's requests and commits are counted by :class:`automation.browser.traffi
 Not seen: a timer longer than :data:`QUIET_MS` that fires after the action and its
 settling (a search box's debounce, say) while the DOM stays still; ``wait_for`` waits
 for those, and so does :meth:`Settler.hold`, which a replay calls before its verdict:
-the timers of up to :data:`HOLD_TIMER_MS` the last action set (a debounced save), the
-requests they start and the quiet after them, and the timers those left in turn (an
-answer that puts the old value back a moment later).  Nor what a click with no default action
+the timers of up to :data:`HOLD_TIMER_MS` the last action set (a debounced save; at
+the end of a replay :data:`END_HOLD_TIMER_MS`, an undo toast's), the requests they start
+and the quiet after them, and the timers those left in turn (an answer that puts the
+old value back a moment later).  Nor what a click with no default action
 leaves to a browser API that answers in a task of its own, other than those pending.js
 counts (a clipboard read, a digest of WebCrypto), when it changed nothing else: that
 click is decided as its event was handled.
@@ -105,6 +106,7 @@ from automation.limits import cut_text
 __all__ = [
     "BOUND",
     "BUSY",
+    "END_HOLD_TIMER_MS",
     "GONE",
     "HOLD_TIMER_MS",
     "IDLE",
@@ -144,6 +146,9 @@ ARM_WAIT_MS = 500
 # The longest timer an action may leave for later that a hold waits for: a debounced
 # save runs within a second or two of the last keystroke or click.
 HOLD_TIMER_MS = 3_000
+# ... and at the end of a replay, before its verdict and the browser closing: an undo
+# toast's time (5 to 10 s) goes before the app sends the deletion it stood for.
+END_HOLD_TIMER_MS = 10_000
 # ... and the longest it waits for a write (POST, PUT, PATCH, DELETE) still unanswered.
 HOLD_WRITE_MS = 15_000
 # A hold's rounds: what one round waited for may leave timers of its own (a debounced
@@ -179,15 +184,18 @@ _PAGE_JS = with_not_sent(Path(__file__).with_name("settle.js"))
 # from its document's start too: those of at most QUIET_MS.
 _AT_LOAD = "const AT_LOAD_MS = 100;"
 _HOLD = "const HOLD_MS = 3000;"
+_END = "const END_MS = 10000;"
 PENDING_JS = (
     Path(__file__)
     .with_name("pending.js")
     .read_text(encoding="utf-8")
     .replace(_AT_LOAD, f"const AT_LOAD_MS = {QUIET_MS};")
     .replace(_HOLD, f"const HOLD_MS = {HOLD_TIMER_MS};")
+    .replace(_END, f"const END_MS = {END_HOLD_TIMER_MS};")
 )
 assert _AT_LOAD.replace("100", str(QUIET_MS)) in PENDING_JS
 assert _HOLD.replace("3000", str(HOLD_TIMER_MS)) in PENDING_JS
+assert _END.replace("10000", str(END_HOLD_TIMER_MS)) in PENDING_JS
 # The hold's two looks: the timers the last action left, and a wait for some to run.
 _LEFT_JS = "(ms) => (window.__tabwrightPending ? window.__tabwrightPending.left(ms) : [])"
 _RUN_JS = """([ids, maxMs]) => new Promise((done) => {
@@ -328,11 +336,12 @@ class Settler:
 
     async def hold(self, budget: Budget, *, timer_ms: int = HOLD_TIMER_MS) -> SettleReport | None:
         """What the last action left for later, waited for (within the bound and
-        ``budget``): the timers of up to ``timer_ms`` (at most :data:`HOLD_TIMER_MS`) it
-        set that are still to run (a debounced save), then the requests under way, and
+        ``budget``): the timers of up to ``timer_ms`` (at most :data:`END_HOLD_TIMER_MS`)
+        it set that are still to run (a debounced save), then the requests under way, and
         those started meanwhile, answered (a write up to :data:`HOLD_WRITE_MS`), and the
-        DOM quiet; then again for the timers those left (up to :data:`HOLD_ROUNDS`
-        rounds).  None when it left nothing (one round trip) and no request was sent
+        DOM quiet; then again for the timers those left, of up to :data:`HOLD_TIMER_MS`
+        (up to :data:`HOLD_ROUNDS` rounds: a long timer that sets the next, a carousel,
+        is waited for once).  None when it left nothing (one round trip) and no request was sent
         since the last action settled (one its timers sent while the checks after it were
         read: what they read may have been taken back).  Its ``refused`` counts those
         since then too.  Never raises but Cancelled."""
@@ -357,6 +366,7 @@ class Settler:
             reads_only = self.traffic.tracked > mark.tracked and self.traffic.writes == writes
             if reads_only or self._gone():
                 break
+            timer_ms = min(timer_ms, HOLD_TIMER_MS)
             try:
                 left = await Budget(ARM_WAIT_MS, label="hold", parent=budget).run(
                     self.page.evaluate(_LEFT_JS, timer_ms)

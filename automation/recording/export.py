@@ -65,7 +65,7 @@ from automation.browser import (
 )
 from automation.browser.dialogs import unexpected_words
 from automation.browser.identity import COLUMN_JS
-from automation.browser.settle import HOLD_TIMER_MS, NOT_SENT_JS
+from automation.browser.settle import END_HOLD_TIMER_MS, HOLD_TIMER_MS, NOT_SENT_JS
 from automation.errors import ScenarioInvalid
 from automation.recording import (
     basemove,
@@ -136,6 +136,7 @@ def to_pytest(
         name=_text(scenario.name, "the name"),
         base_url=_text(scenario.base_url, "base_url"),
         hold_ms=HOLD_TIMER_MS,
+        end_ms=END_HOLD_TIMER_MS,
         met_ms=fieldops.ANSWER_MET_MS,
     ).rstrip("\n")
     scenario = ticks_ensured(_typed_shown(scenario))  # (a box clicked, then checked: ticked)

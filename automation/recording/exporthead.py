@@ -81,8 +81,10 @@ COMMITS: list = []  # the address of each document a page committed, the latest 
 ACTED: set = set()  # the paths of the frames a step acted in (their writes are the steps')
 # The page's timers of up to HOLD_MS still to run (a save 600 ms after the last change),
 # put in before the page's own scripts: what the last steps left for later, which replay's
-# verdict waits for too (automation.browser.settle.HOLD_TIMER_MS).
+# verdict waits for too (automation.browser.settle.HOLD_TIMER_MS); at the end, those of
+# up to END_MS (an undo toast's deletion, sent once it went: settle.END_HOLD_TIMER_MS).
 HOLD_MS = {hold_ms}
+END_MS = {end_ms}
 # ... and those of up to MET_MS a tick or a choice that asked the server set as the answer
 # came (an app that puts it back a moment later), as replay waits for them
 # (automation.browser.fieldops.ANSWER_MET_MS).
@@ -92,7 +94,7 @@ SHORT_TIMERS_JS = """(() => {{
   const left = new Map();  // timer id -> its delay
   window.setTimeout = new Proxy(window.setTimeout, {{ apply(target, self, args) {{
     const [fn, ms] = args;
-    if (typeof fn !== "function" || Number(ms) > {hold_ms}) {{
+    if (typeof fn !== "function" || Number(ms) > {end_ms}) {{
       return Reflect.apply(target, window, args);
     }}
     const run = function () {{ left.delete(id); return fn.apply(this, arguments); }};
@@ -164,12 +166,12 @@ ANSWERS_JS = """(() => {{
 
 def served(page: Page) -> None:
     """As Tabwright's replay judges the steps: what the last steps left for later (the
-    page's timers of up to HOLD_MS) is waited for; then a write the page's script sent to its
+    page's timers of up to END_MS) is waited for; then a write the page's script sent to its
     site (a form sent by fetch, a save) or a form a frame posted, that the server refused
     (HTTP 4xx/5xx) or never answered, fails the test, one still under way waited for (up
     to 15 s); so does the page itself answered 4xx/5xx (a form posted, a link followed).
     A dialog no step armed fails it first, as replay's verdict."""
-    held(page)
+    held(page, END_MS)
     DIALOGS.none_unexpected("after the last step")  # one that came as the page went on
     assert not REFUSED, f"the server refused {{REFUSED[0]}}"
 
@@ -181,12 +183,13 @@ def answered_ok() -> None:
     assert not SAID_FAILED, f"the server refused {{SAID_FAILED[0]}}"
 
 
-def held(page: Page) -> None:
+def held(page: Page, within_ms: int = HOLD_MS) -> None:
     """As Tabwright's replay holds: what the steps left for later (the page's timers of up
-    to HOLD_MS) run, and the requests they sent answered; before a step that leaves the
-    page too (a debounced save is sent, as a person waits for "Saved" before going on)."""
-    look = "() => window.__timersLeft ? window.__timersLeft() : []"
-    left = page.evaluate(look)
+    to ``within_ms``) run, and the requests they sent answered; before a step that leaves
+    the page too (a debounced save is sent, as a person waits for "Saved" before going
+    on)."""
+    look = "(ms) => window.__timersLeft ? window.__timersLeft(null, ms) : []"
+    left = page.evaluate(look, within_ms)
     if not left and len(page.frames) > 1:
         page.wait_for_timeout(100)  # a form a frame posts: its request seen as under way
     # What ran may leave timers of its own (a save's answer that puts the old value back
@@ -194,11 +197,12 @@ def held(page: Page) -> None:
     for _ in range(3):
         if not left:
             break
-        _timers_run(page, left, HOLD_MS)
+        _timers_run(page, left, within_ms)
         page.wait_for_timeout(100)  # the requests those timers sent: seen as under way
         _until_answered(page)
         page.wait_for_timeout(100)  # what their answers set off: begun
-        left = page.evaluate(look)
+        within_ms = HOLD_MS  # (a long timer that sets the next, a carousel: once)
+        left = page.evaluate(look, within_ms)
     _until_answered(page)
 
 
@@ -294,9 +298,9 @@ def _timers_run(page: Page, ids: list, within_ms: int) -> None:
     """The page's timers ``ids`` run (each due within ``within_ms``: a page busy longer is
     read as it is)."""
     try:
-        page.wait_for_function("(ids) => !window.__timersLeft || "
-                               "window.__timersLeft(ids).length === 0", arg=ids,
-                               timeout=within_ms + 500)  # fmt: skip
+        page.wait_for_function("([ids, ms]) => !window.__timersLeft || "
+                               "window.__timersLeft(ids, ms).length === 0",
+                               arg=[ids, within_ms], timeout=within_ms + 500)  # fmt: skip
     except PlaywrightTimeout:
         pass
 

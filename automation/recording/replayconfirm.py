@@ -17,7 +17,7 @@ from playwright.async_api import Error as PlaywrightError
 from automation.browser.address import same_page
 from automation.browser.effect import dispose
 from automation.browser.seen import errors_shown
-from automation.browser.settle import SettleReport
+from automation.browser.settle import END_HOLD_TIMER_MS, SettleReport
 from automation.browser.textmatch import shows_again
 from automation.budget import Budget
 from automation.errors import (
@@ -61,7 +61,8 @@ async def confirm(replay: Replay, budget: Budget, outcomes: list[StepOutcome]) -
     trailing = list(range(last + 1, len(steps)))
     await replay.windows.follow(replay)  # the last steps' popup closed itself
     read_at = replay.tab.url  # where the checks after the last step were read
-    held = await replay.tab.settler.hold(budget.child(label="hold"))
+    # (an undo toast's deletion, sent once it went, too: before the browser closes)
+    held = await replay.tab.settler.hold(budget.child(label="hold"), timer_ms=END_HOLD_TIMER_MS)
     after = f"step {last} ({steps[last].describe()})" if last >= 0 else "the steps"
     try:  # a dialog no step armed, that came as the page went on by itself
         replay.tab.dialogs_raise(f"after {after}")
