@@ -20,6 +20,7 @@
     │   ├── CheckFailed         a scenario's expect check does not hold on the page
     │   ├── LedElsewhere        a replayed step's write ended on another page than recorded
     │   ├── FormNotSent         the browser refused to send a form: a field not valid (which, why)
+    │   ├── NothingSent         a replayed step sent no write where it sent one when recorded
     │   └── EvaluateError       a script threw, or its result can't be returned
     ├── ActionInvalid           an action request with a bad shape (unknown tool, missing args)
     │   ├── SecretNotGranted    a ${SECRET:NAME} the run's owner was not granted (names it only)
@@ -63,6 +64,7 @@ __all__ = [
     "LLMUnavailable",
     "LedElsewhere",
     "NeedsPerson",
+    "NothingSent",
     "OutputInvalid",
     "PageHung",
     "ParamMissing",
@@ -200,6 +202,17 @@ class RefusedInPlace(ActionFailed):
     def __init__(self, message: str, *, said: str, hint: str = "") -> None:
         super().__init__(message, hint=hint)
         self.said = said
+
+
+class NothingSent(ActionFailed):
+    """``recorded``: the write the step sent when recorded ("POST /api/profile"), which
+    it did not send at replay (the page's script stopped before it, or threw)."""
+
+    code = "nothing_sent"
+
+    def __init__(self, message: str, *, recorded: str, hint: str = "") -> None:
+        super().__init__(message, hint=hint)
+        self.recorded = recorded
 
 
 class RefusedWhereItLed(ActionFailed):

@@ -199,6 +199,8 @@ class StepRecorded(Event):
     # Where it led: the page's address once it settled ("" when not known).  ``url`` is
     # the address after the step too for an agent's step, but not for a person's.
     led_to: str = ""
+    # The write a click or a key sent ("POST /api/profile"; ScenarioStep.sent).
+    sent: str = ""
     ok: bool = True
     error: dict[str, str] | None = None
     duration_ms: int = 0

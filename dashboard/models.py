@@ -311,6 +311,7 @@ class Step(models.Model):
     identity = models.JSONField(null=True, blank=True)
     url = models.TextField(blank=True)
     led_to = models.TextField(blank=True)  # as StepRecorded.led_to: where it led
+    sent = models.TextField(blank=True)  # as StepRecorded.sent: the write it sent
     ok = models.BooleanField(default=True)
     error = models.JSONField(null=True, blank=True)
     duration_ms = models.PositiveIntegerField(default=0)
@@ -403,6 +404,9 @@ class ScenarioStep(models.Model):
     # Where it led when recorded (the page's address once it settled): a replay fails the
     # step when it sent a write and ended elsewhere.  Blank in steps stored before it.
     led_to = models.TextField(blank=True)
+    # The write a click or key sent when recorded ("POST /api/profile"): a replay fails
+    # the step when it sends none.  Blank when none (or stored before it).
+    sent = models.TextField(blank=True)
     # How the latest replay that reached this step did: its status (passed, failed,
     # needs_person, skipped), the strategy that found the element and its score.
     last_status = models.CharField(max_length=20, blank=True)

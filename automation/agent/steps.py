@@ -44,7 +44,8 @@ from automation.events import (
 from automation.llm.base import ActionOutcome
 from automation.recording.replaytabs import form_state, moved_to
 from automation.recording.rescue import start_recorder, unrecorded
-from automation.recording.scenario import ScenarioStep
+from automation.recording.scenario import SENDING_ACTIONS, ScenarioStep
+from automation.recording.sent import first_write
 from automation.secrets import SecretNotGranted, Secrets
 from automation.wording import double_quoted, step_words
 
@@ -117,6 +118,7 @@ class ActionSteps:
         target = self.tab.known_target(ref)  # kept if taking the full target fails
         was_alive = self.tab.alive
         before = self.tab
+        since = before.log.requests_seen  # its writes are those after
         known = await tabs_known(self.tab)
         result, error, macro = "", None, None
         self.last_macro = None
@@ -218,9 +220,12 @@ class ActionSteps:
             shown = {**shown, "to": await self._moved(before, step_budget)}
         if self.step_index == index:  # nothing recorded yet (a macro may have run no step)
             step = spec.records_as or action.name
+            sent = ""
+            if step in SENDING_ACTIONS and error is None and not before.page.is_closed():
+                sent = first_write(before.log, since, before.url)  # what replay sends again
             # One that closed its tab (a popup's Save) led nowhere in it.
             await self.record(step, shown, target, error_dict, duration_ms, by=by,
-                              led_to="" if closed else None)  # fmt: skip
+                              led_to="" if closed else None, sent=sent)  # fmt: skip
         if closed and action.name != "tabs":
             await self.record_closed(before, budget, by=by)
         if self.screenshots:
@@ -357,9 +362,11 @@ class ActionSteps:
         *,
         by: str = "agent",
         led_to: str | None = None,
+        sent: str = "",
     ) -> None:
         """One step of the scenario, numbered in the order the steps ran; ``led_to``:
-        where it led (by default the tab's address now, after the step)."""
+        where it led (by default the tab's address now, after the step); ``sent``: the
+        write it sent (ScenarioStep.sent)."""
         self.recorded.append({
             "action": action, "args": args, "ok": error is None,
             "identity": target.identity.to_dict() if target.identity else None,
@@ -379,6 +386,7 @@ class ActionSteps:
                 identity=target.identity.to_dict() if target.identity else None,
                 url=self.tab.url,
                 led_to=self.tab.url if led_to is None else led_to,
+                sent=sent,
                 ok=error is None,
                 error=self.secrets.redact_any(error) if error else None,
                 duration_ms=duration_ms,
@@ -429,7 +437,7 @@ class ActionSteps:
                 step.action, step.args,
                 Target("", target.role, target.name, step.selector, target)
                 if target else Target(),
-                None, 0, by="person", led_to=step.led_to,
+                None, 0, by="person", led_to=step.led_to, sent=step.sent,
             )  # fmt: skip
 
     async def emit_evaluations(self, index: int) -> None:

@@ -117,6 +117,7 @@ from automation.recording.scenario import (
     Scenario,
     ScenarioStep,
 )
+from automation.recording.sent import watched, written_before
 
 __all__ = ["to_pytest"]
 
@@ -417,6 +418,8 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
     scoped = bool(scenario.handlers) and params.base is not None  # a called scenario's
     if scoped:  # its handlers are in force until it returns, as in replay
         lines.append("    INTERRUPTIONS.enter()")
+    if any(watched(scenario.steps, i) for i in range(len(scenario.steps))):
+        lines.append("    unchanged = {}  # whether each value written was there already")
     for number, handler in enumerate(scenario.handlers):
         lines.extend(f"    {line}" for line in _handler(number, handler, params))
     checked = False  # a download check since the last step: the next step moves past it
@@ -473,6 +476,15 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
             if not step.is_check and step.identity is not None and step.identity.frame_url:
                 path = _text(_frame_path(step.identity.frame_url), "frame_url")
                 body.insert(1, f"ACTED.add({path})")  # its writes there are the step's
+            if watched(scenario.steps, index):  # did it change the field? (replay's sent)
+                assert step.identity is not None
+                state = f"field_state({_locator(step.identity, params)}, {step.action == 'check'})"
+                _around(body, does, f"was = {state}", f"unchanged[{index}] = was == {state}")
+            if step.sent and step.action in SENDING_ACTIONS:  # does it send again? (replay's,
+                written = written_before(scenario.steps, index)  # once the rest is judged)
+                body.insert(1, "own = len(OWN_WROTE)")
+                body.append(f"sent_again(page, own, {_text(step.sent, 'sent')}, "
+                            f"[unchanged.get(i) for i in {written}])")  # fmt: skip
             if _may_send(step):  # the browser refused to send its form? (tab.click's)
                 _around(body, does, "sending = before_send(page)", "form_sent(page, sending)")
             if index + 1 < len(scenario.steps) and typed_before(scenario.steps, index + 1):

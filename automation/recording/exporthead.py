@@ -74,6 +74,7 @@ SAID_FAILED: list = []  # ... answered in JSON saying they failed ({{"ok": false
 UNDER_WAY: set = set()  # ... and those not answered yet
 ASKED: set = set()  # the fetches and XHRs of the page's scripts not done yet (any method)
 WROTE: list = []  # every write the page sent (a form posted, a save), the latest last
+OWN_WROTE: list = []  # ... those that may be its own: a form posted, a script's (type, URL)
 DOCUMENT: list = []  # the method of the request each page's document answered, the latest last
 POSTED: list = []  # each form a page itself posted (its main frame's writes), in order
 POSTING: set = set()  # ... those not answered in full yet
@@ -491,6 +492,23 @@ def refused_in_place(
                      f"{{', '.join(repr(e[:200]) for e in new[:2])}}: it likely refused it")
 
 
+def sent_again(page: Page, before: int, recorded: str, unchanged: list) -> None:
+    """As Tabwright's replay judges a click or a key that sent a write when recorded
+    (``recorded``: its method and path): it sends one of the page's own again (a form
+    posted, or a script's write to its site: the first ``before`` of them came before
+    it), once what it left for later ran (held); unless the values the steps before it
+    on the page wrote (``unchanged``: whether each was there already) all were."""
+    def sent() -> bool:
+        return any(kind == "document" or same_site(url, page.url)
+                   for kind, url in OWN_WROTE[before:])
+    if sent():
+        return
+    held(page)
+    nothing_changed = bool(unchanged) and all(was is True for was in unchanged)
+    assert sent() or nothing_changed, (f"it sent nothing, where it sent {{recorded}} when "
+                                       "recorded: the page did not take it")
+
+
 def not_answered_again(page: Page, recorded: str) -> None:
     """As Tabwright's replay reads a check recorded on the page ``recorded``: the page is
     not the server's own answer to a form sent (not a redirect after it) at another
@@ -507,6 +525,8 @@ def _sent(request) -> None:  # noqa: ANN001 (a Request)
         ASKED.add(request)
     if request.method in WRITES:
         WROTE.append(request.method)
+        if request.resource_type in ("document", "fetch", "xhr"):
+            OWN_WROTE.append((request.resource_type, request.url))
     followed = request.redirected_from is not None and request.redirected_from in POSTED
     if (request.method in WRITES or followed) and _page_itself(request):  # (its redirect too)
         POSTED.append(request)

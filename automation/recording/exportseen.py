@@ -56,6 +56,7 @@ __all__ = [
     "expect_text",
     "expect_ticked",
     "expect_url",
+    "field_state",
     "fits",
     "kept_change",
     "kept_value",
@@ -398,6 +399,15 @@ def kept_tick(element: Locator, ticked: bool | None = None) -> None:
 LEFT_VALUE: list = []  # what the field the last step writes showed before it, after it
 LEFT_PLACES: list = []  # that field and the places it stands in (PLACES_JS)
 SAID_BEFORE: list = []  # what the page said was wrong before an edit a key commits
+
+
+def field_state(element: Locator, ticks: bool) -> object:
+    """What the field ``element`` holds, as replay reads it before and after a step that
+    writes it: whether it is ticked (``ticks``), else its value; None when unread."""
+    try:
+        return element.evaluate(TOGGLE_STATE_JS if ticks else VALUE_JS, timeout=1_000)
+    except PlaywrightError:
+        return None
 
 
 def value_shown(element: Locator) -> str | None:

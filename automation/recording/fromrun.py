@@ -129,6 +129,7 @@ def plan(rows: Sequence[Mapping[str, Any]], *, passwords: Sequence[str] = ()) ->
             "identity": identity,
             "url": row.get("url", ""),
             "led_to": row.get("led_to") or "",
+            "sent": row.get("sent") or "",
         }
         if not identity:
             data.update(role=row.get("role", ""), name=row.get("name", ""),
@@ -362,7 +363,8 @@ def _password_hidden(planned: Planned, passwords: Mapping[str, tuple[int | None,
         text = step.args.get(key)
         if isinstance(text, str):
             step = replace(step, args={**step.args, key: hide(text, value, secret)})
-        step = replace(step, url=_unsent(step.url, value), led_to=_unsent(step.led_to, value))
+        step = replace(step, url=_unsent(step.url, value), led_to=_unsent(step.led_to, value),
+                       sent="" if value in step.sent else step.sent)  # fmt: skip
         if _spells(_args_spelled(step), value):
             typed = f"the password typed at step {at}" if at is not None else "a password typed"
             why = f"it spells out {typed}, which a scenario can't keep"

@@ -187,6 +187,7 @@ def replayed_record(
         identity=element.to_dict() if element else None,
         url=address(url, step.url),
         led_to=address(led_to, step.led_to or step.url),
+        sent=step.sent,  # (as recorded: what a replay of it judges the step by)
         ok=error is None,
         error=error,
         duration_ms=duration_ms,

@@ -88,6 +88,7 @@ from automation.recording.pointed import element_at, quietly
 from automation.recording.popups import Popups
 from automation.recording.replaytabs import TABS
 from automation.recording.scenario import SENDING_ACTIONS, VALUE_ACTIONS, ScenarioStep
+from automation.recording.sent import SENT_WITHIN_MS, first_write, polled
 
 __all__ = ["CAUSE_WINDOW_MS", "RECORDER_JS", "OnRecorded", "Recorder"]
 
@@ -109,6 +110,9 @@ _UNREAD_BOX = (
 # tight: what the page sent before its flush is dropped once stop gives up, so a person's
 # last act (a box ticked just before Resume) is not lost when the page is busy a while.
 _STOP_MS = 10_000
+# A write begun up to this long before a step's time is its own (the clocks of the page
+# and of this process are the machine's; each is read a moment after the fact).
+_SENT_EARLY_MS = 50
 # A report that the browser refused to send a form comes a task after the click or key
 # that asked it to (its clock the page's, the step's recorded as it happened).
 _UNSENT_WITHIN_MS = 2_000
@@ -232,6 +236,8 @@ class Recorder:
         where = self._popups.where if self._popups is not None else self.tab.page
         if self._steps and self._alive() and not where.is_closed():  # where the last step led
             self._led(where.url)
+            self._sent(now_ms())
+        self._not_polled()
         self._tell_typed()
         await self._in_documents("stop", budget)
         if self._popups is not None:  # a popup's listening, its "changed" read; the current tab
@@ -576,6 +582,7 @@ class Recorder:
             self._steps[-1], self._marks[-1] = step, mark
         else:
             self._led(self._at)  # the last step led where the page is as this one comes
+            self._sent(mark.t_ms)  # ... and sent what the page sent until then
             self._steps.append(step)
             self._marks.append(mark)
         if self._notifier is not None:
@@ -586,6 +593,26 @@ class Recorder:
         """The last step led to ``url`` (kept when it is a web address, one sane line)."""
         if self._steps and not self._steps[-1].led_to and is_web(url):
             self._steps[-1] = replace(self._steps[-1], led_to=page_line(url, 8_000))
+
+    def _sent(self, until_ms: float) -> None:
+        """The last step (a click, a key) sent the first write of the page's own begun
+        after it, before ``until_ms`` and within SENT_WITHIN_MS (kept as its ``sent``)."""
+        if not self._steps or self._steps[-1].action not in SENDING_ACTIONS:
+            return
+        begun = self._marks[-1].t_ms - _SENT_EARLY_MS  # (the page's clock, read first)
+        until = min(until_ms, begun + SENT_WITHIN_MS) / 1000
+        sent = first_write(self.tab.log, 0, self.tab.page.url, from_s=begun / 1000, to_s=until)
+        if sent:
+            self._steps[-1] = replace(self._steps[-1], sent=sent)
+
+    def _not_polled(self) -> None:
+        """The steps' ``sent`` the page also sent away from every step (a poll that
+        writes) left out: not theirs."""
+        url = self.tab.page.url if self._alive() and not self.tab.page.is_closed() else ""
+        begun = [(mark.t_ms - _SENT_EARLY_MS) / 1000 for mark in self._marks]
+        for index, step in enumerate(self._steps):
+            if step.sent and polled(self.tab.log, step.sent, url or step.url, begun):
+                self._steps[index] = replace(step, sent="")
 
     async def _notify_loop(self, on_step: OnRecorded) -> None:
         """One task calls on_step, so the callback sees the steps in order."""

@@ -121,6 +121,7 @@ from automation.recording.scenario import (
     ScenarioStep,
 )
 from automation.recording.secretfree import heal_without_secrets
+from automation.recording.sent import sent_again, state_of, watched
 from automation.secrets import SECRET_ENV_PREFIX, Secrets, redacting, secret_names
 from automation.wording import double_quoted, element_words
 
@@ -195,6 +196,11 @@ class Replay:
         # That field and the places it stands in, read where it stood should the app take
         # it away (an editor in a table's cell, removed once its edit is committed).
         self.left_places: dict[int, JSHandle] = {}
+        # Whether each value a step wrote, that a later step sends, was there already
+        # (sent.sent_again: an app that sends nothing when nothing changed); when the
+        # step that acts now began (wall clock s: the page's errors since are its own).
+        self.unchanged: dict[int, bool] = {}
+        self.step_began = 0.0
         self.acting = last_acting(self.scenario.steps)  # the last step that acts
         # The step whose value is read again at the end (the last that acts, or the fill
         # a key pressed on its field commits), and whether a key committed it (last_write).
@@ -434,12 +440,20 @@ class Replay:
                                 self.tab, step_budget.child(CONFIRM_MS)
                             )
                     shown = (self.tab.url, await errors_before(self, index, step_budget))
+                    was = (await state_of(step, located.element, step_budget)
+                           if located.element is not None and watched(self.scenario.steps, index)
+                           else None)  # fmt: skip
+                    self.step_began = time.time()
                     try:
                         result = await act_on(self, located, step, step_budget)
                         await self.tab.settle(budget=step_budget)
                         self.tab.dialogs_raise(_WENT_ON)  # (one its action brought: said)
                     finally:
                         self._note_writes(index, since)
+                    if was is not None and located.element is not None:
+                        self.unchanged[index] = was == await state_of(
+                            step, located.element, step_budget
+                        )
                     if writes and self.committed and index == self.acting:
                         # Its own Enter committed it: what it wrote, as the field took it
                         # before the Enter (the app's answer may be the old value back).
@@ -456,6 +470,7 @@ class Replay:
                     not_where_it_led(self, step, since)
                     await refused_where_it_led(self, index, since, shown, step_budget)
                     await refused_in_place(self, index, since, shown, step_budget)
+                    await sent_again(self, index, step, since, step_budget)
             else:
                 args = self.values.fill(step.args, step.action)
                 if step.action == "wait_for" and "url" in args:  # as a URL check's
@@ -464,6 +479,7 @@ class Replay:
                     args["url"] = rebase(args["url"], self.scenario.base_url, self.base_url)
                 since = self.tab.log.requests_seen
                 shown = (self.tab.url, await errors_before(self, index, step_budget))  # a key
+                self.step_began = time.time()
                 try:
                     if step.action == "wait_for" and "url" in args:  # read as a URL check
                         check = {"kind": "url", "url": args["url"]}
@@ -478,6 +494,7 @@ class Replay:
                 not_where_it_led(self, step, since)
                 await refused_where_it_led(self, index, since, shown, step_budget)
                 await refused_in_place(self, index, since, shown, step_budget)
+                await sent_again(self, index, step, since, step_budget)
         except Cancelled:
             raise
         except BrowserClosed:

@@ -24,6 +24,9 @@ A scenario is plain JSON with a format name and a version::
 - ``led_to`` (optional, on a step): the page's address once the step had settled when it
   was recorded (``url`` is where a recorder's step was done, and where an agent's step
   ended): a step that sends a write and ends elsewhere at replay fails.
+- ``sent`` (optional, on a click or a key): the write it sent when recorded ("POST
+  /api/profile"): a replay fails the step when it sends none (:mod:`automation.recording.
+  sent`).
 - ``base_url`` is where it was recorded: replay against another base URL moves every
   navigation on that origin to the new one.
 - ``handlers`` (optional): interruptions replay clears whenever they cover a step's
@@ -108,6 +111,8 @@ VALUE_ACTIONS = frozenset({"fill", "type", "select_option"})
 # What may send a form the browser can refuse to send (a field not valid: form_not_sent),
 # beside a fill whose Enter submits it.
 SENDING_ACTIONS = frozenset({"click", "double_click", "press"})
+# A step's ``sent``: a write's method and path (automation.recording.sent).
+_SENT = re.compile(r"(?:POST|PUT|PATCH|DELETE) /\S{0,300}")
 # Another scenario run at that point (automation.recording.calls); where the steps after
 # it happen: a popup, its opener (automation.recording.replaytabs).
 STEP_ACTIONS = ELEMENT_ACTIONS | OPTIONAL_ELEMENT_ACTIONS | PAGE_ACTIONS | {EXPECT, CALL, TABS}
@@ -148,6 +153,9 @@ class ScenarioStep:
     # stored before it).  A replay fails a step that sent a write and ended elsewhere
     # (:func:`automation.recording.answered.not_where_it_led`).
     led_to: str = ""
+    # The write the step sent when recorded ("POST /api/profile"; "" when none or not
+    # known): a replay fails the step when it sends none (automation.recording.sent).
+    sent: str = ""
 
     @property
     def needs_element(self) -> bool:
@@ -277,7 +285,7 @@ class ScenarioStep:
         data: dict[str, Any] = {"action": self.action, "args": dict(self.args)}
         if self.identity is not None:
             data["identity"] = self.identity.to_dict()
-        for key in ("role", "name", "selector", "url", "note", "intent", "led_to"):
+        for key in ("role", "name", "selector", "url", "note", "intent", "led_to", "sent"):
             if getattr(self, key):
                 data[key] = getattr(self, key)
         return data
@@ -306,12 +314,15 @@ class ScenarioStep:
                     f"{where}: {exc.message}", index=index, hint=exc.hint
                 ) from None
         texts = {}
-        for key in ("role", "name", "selector", "url", "note", "intent", "led_to"):
+        for key in ("role", "name", "selector", "url", "note", "intent", "led_to", "sent"):
             value = data.get(key, "")
             if not isinstance(value, str):
                 raise ScenarioInvalid(f"{where}: {key} must be text", index=index)
             _check_line(value, f"{where}: {key}", index=index)
             texts[key] = value
+        if texts["sent"] and not _SENT.fullmatch(texts["sent"]):
+            raise ScenarioInvalid(f"{where}: sent must be a write's method and path "
+                                  "(\"POST /orders\")", index=index)  # fmt: skip
         try:
             check_role(texts["role"], what=f"{where}: role")
         except ActionInvalid as exc:

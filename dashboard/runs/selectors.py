@@ -122,7 +122,8 @@ def run_step_rows(*, run: Run, stretches: Collection[int] = ()) -> list[dict[str
     """The run's recorded steps as the scenario format's plan reads them (with the
     conversation's stretch each belongs to); ``stretches``: only those, else all."""
     fields = ("index", "action", "args", "ref", "role", "name", "selector", "identity", "url",
-              "led_to", "ok", "error", "duration_ms", "by", "stretch", "dialogs")  # fmt: skip
+              "led_to", "sent", "ok", "error", "duration_ms", "by", "stretch",
+              "dialogs")  # fmt: skip
     steps = run.steps.order_by("index")
     if stretches:
         steps = steps.filter(stretch__in=stretches)

@@ -162,7 +162,7 @@ def run_set_status_with_event(
 
 
 _STEP_FIELDS = ("action", "args", "ref", "role", "name", "selector", "identity", "url", "led_to",
-                "ok", "error", "duration_ms", "by", "stretch", "dialogs")  # fmt: skip
+                "sent", "ok", "error", "duration_ms", "by", "stretch", "dialogs")  # fmt: skip
 
 
 def step_record(*, run_id: int, data: dict[str, Any]) -> Step:
@@ -170,7 +170,7 @@ def step_record(*, run_id: int, data: dict[str, Any]) -> Step:
     # The step list and the scenario made from it read these whole; what can't be made
     # to fit is left out (fit's give-up is a marker, no field of a step).
     fields = {k: v for k, v in fit(fields).items() if k in _STEP_FIELDS}
-    for name in ("name", "selector", "url", "led_to"):
+    for name in ("name", "selector", "url", "led_to", "sent"):
         if isinstance(fields.get(name), str):
             fields[name] = cut_text(fields[name], MAX_FIELD_CHARS)
     with transaction.atomic():

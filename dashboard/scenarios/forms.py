@@ -283,6 +283,12 @@ class StepValuesForm(forms.Form):
                 "sends ends on another page (numbers and added query parameters aside); "
                 "empty: not judged so",
             )  # fmt: skip
+        if step.sent:
+            self.fields[SENT] = forms.CharField(
+                label="sent", required=False, max_length=MAX_TEXT_CHARS, initial=step.sent,
+                help_text="the write it sent when recorded (POST /path): a replay fails the "
+                "step when it sends none; empty: not judged so",
+            )  # fmt: skip
 
     def clean(self) -> dict[str, object]:
         cleaned = super().clean() or {}
@@ -303,6 +309,10 @@ class StepValuesForm(forms.Form):
         """Where the step leads, as the form says (None: the form has no such field)."""
         return str(self.cleaned_data.get(LED_TO) or "") if LED_TO in self.fields else None
 
+    def sent(self) -> str | None:
+        """The write the step sends, as the form says (None: the form has no such field)."""
+        return str(self.cleaned_data.get(SENT) or "").strip() if SENT in self.fields else None
+
     def clean_params(self) -> dict[str, str]:
         return param_lines(self.cleaned_data["params"])
 
@@ -315,7 +325,7 @@ class StepValuesForm(forms.Form):
             return {**self.stored, "params": self.cleaned_data["params"]}
         values = {k: v for k, v in self.stored.items() if k not in self.fields}
         for name, value in self.cleaned_data.items():
-            if name == LED_TO:
+            if name in (LED_TO, SENT):
                 continue
             typed = self.stored.get(name) if self._unchanged(name) else self._typed(name, value)
             if typed is not None:
@@ -376,6 +386,7 @@ def param_lines(text: str) -> dict[str, str]:
 _URL_OR_PLACEHOLDER = re.compile(r"^(https?://\S+|\S*\$\{.*)$")
 _WEB_ADDRESS = re.compile(r"^https?://\S+$")
 LED_TO = "led_to"  # the field for where a step led, beside its args
+SENT = "sent"  # ... and for the write it sent
 _CHECK_PARAMS = {
     "text": Param("text", str, "the text (case and spaces are ignored)"),
     "count": Param("count", int, "how many rows show the text"),

@@ -235,6 +235,7 @@ def scenario_data(*, scenario: Scenario) -> dict[str, Any]:
 
 _SCENARIO_STEP_FIELDS = (
     "action", "args", "identity", "role", "name", "selector", "url", "note", "intent", "led_to",
+    "sent",
 )  # fmt: skip
 
 

@@ -265,10 +265,13 @@ _REORDER_OFFSET = 1_000_000
 
 
 def scenario_step_update(
-    *, scenario: Scenario, index: int, args: Mapping[str, Any], led_to: str | None = None
-) -> list[tuple[int, fmt.ScenarioStep]]:
+    *, scenario: Scenario, index: int, args: Mapping[str, Any], led_to: str | None = None,
+    sent: str | None = None,
+) -> list[tuple[int, fmt.ScenarioStep]]:  # fmt: skip
     """Give step ``index`` new args (its values: a fill's value, a navigate's url...) and,
-    unless None, where it leads (its ``led_to``: "" judges it no more by where it led).
+    unless None, where it leads (its ``led_to``: "" judges it no more by where it led) and
+    the write it sends (its ``sent``: "" judges it no more by it).  ScenarioInvalid when
+    what it is given can't be read (nothing changed).
     A step that types another parameter instead of one later steps used takes them along
     (:meth:`automation.recording.scenario.Scenario.following`): returns those steps
     (index, step as it is now), for the person to see what changed."""
@@ -279,6 +282,8 @@ def scenario_step_update(
         data["steps"][index] = {**data["steps"][index], "args": dict(args)}
         if led_to is not None:
             data["steps"][index]["led_to"] = led_to
+        if sent is not None:
+            data["steps"][index]["sent"] = sent
         edited = fmt.Scenario.from_dict(data)
         document, renamed = edited.following(index, was, led_to=led_to is None)
         calls_link(scenario=scenario, document=document)
@@ -542,7 +547,7 @@ def _steps_written(
         fields = _step_fields(new)
         ScenarioStep.objects.filter(scenario=scenario, index=i).update(
             args=fields["args"], identity=fields["identity"], url=fields["url"],
-            led_to=fields["led_to"],
+            led_to=fields["led_to"], sent=fields["sent"],
         )  # fmt: skip
         if i != index:
             changed.append((i, new))
@@ -561,6 +566,7 @@ def _step_fields(step: fmt.ScenarioStep) -> dict[str, Any]:
         "note": step.note,
         "intent": step.intent,
         "led_to": step.led_to,
+        "sent": step.sent,
     }
 
 

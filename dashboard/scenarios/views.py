@@ -276,8 +276,9 @@ def scenario_step_values(request: HttpRequest, scenario_id: int, index: int) -> 
     if form.is_valid():
         try:
             changed = services.scenario_step_update(
-                scenario=scenario, index=index, args=form.args(), led_to=form.led_to()
-            )
+                scenario=scenario, index=index, args=form.args(), led_to=form.led_to(),
+                sent=form.sent(),
+            )  # fmt: skip
         except ScenarioInvalid as exc:
             form.add_error(None, str(exc))
         else:

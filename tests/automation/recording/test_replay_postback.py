@@ -257,18 +257,23 @@ async def test_a_save_an_agent_run_made_knows_where_it_led(
     tab: Tab, back_office: BackOffice
 ) -> None:
     base = back_office.url
-    sink = ListSink()
     task = "type Ada into Name\nclick Save\nwait for Customer saved"
-    run = AgentRun(tab=tab, planner=RulePlanner(), sink=sink, task=task,
-                   start_url=f"{base}/customers/new")  # fmt: skip
-    finished = await run.run()
-    assert finished.status == "succeeded", finished.reason
-    rows = [asdict(step) for step in sink.of_type(StepRecorded)]
-    recorded = from_run_steps(rows, name="Add a customer", base_url=base)
+    recorded = await agent_made(tab, task, f"{base}/customers/new", base)
     assert [s.led_to for s in recorded.steps][-2:] == [f"{base}/customers/12/"] * 2
     back_office.after = "/error?code=3"
     message = led_elsewhere(await Replay(tab, recorded).run())
     assert f"led to {base}/error?code=3, not to {base}/customers/12/" in message
+
+
+async def agent_made(tab: Tab, task: str, start_url: str, base: str) -> Scenario:
+    """The scenario made from an agent's run of ``task`` (the rule planner's: no model)
+    from ``start_url``, as the dashboard saves it from the run's recorded steps."""
+    sink = ListSink()
+    run = AgentRun(tab=tab, planner=RulePlanner(), sink=sink, task=task, start_url=start_url)
+    finished = await run.run()
+    assert finished.status == "succeeded", finished.reason
+    rows = [asdict(step) for step in sink.of_type(StepRecorded)]
+    return from_run_steps(rows, name=task.splitlines()[0], base_url=base)
 
 
 class _Searching(QuietHandler):
