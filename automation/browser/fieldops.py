@@ -26,6 +26,7 @@ from automation.browser.interact import told
 from automation.browser.masking import mask_field
 from automation.browser.seen import errors_shown
 from automation.browser.settles import settles
+from automation.browser.textmatch import last_key
 from automation.browser.uploads import FILES_JS, refused_files, upload_paths
 from automation.budget import Budget
 from automation.errors import (
@@ -458,6 +459,8 @@ async def _fill(tab: Tab, subject: Subject, value: str, submit: bool, budget: Bu
     what = f"fill {entry.describe()}"
     await mask_field(tab, subject.handle, value, budget)  # before the value is drawn
     await tab.core.call(what, budget, subject.handle.fill(value, timeout=_ms(budget)))
+    if key := last_key(value):  # released, as a person's last key is (a keyup filter)
+        await tab.core.call(what, budget, tab.page.keyboard.up(key))
     shown = await _typed_value(subject, value, what, budget)
     if submit:
         await _press_enter(tab, subject, what, budget)

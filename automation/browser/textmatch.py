@@ -18,6 +18,7 @@ __all__ = [
     "WORD_CHARS",
     "folded",
     "has_glyphs",
+    "last_key",
     "listed_as",
     "lists",
     "named",
@@ -110,6 +111,17 @@ def _glyph(char: str) -> bool:
 def has_glyphs(text: str) -> bool:
     """Whether ``text`` holds a symbol drawn (see :func:`named`)."""
     return any(_glyph(char) for char in text)
+
+
+def last_key(text: str) -> str:
+    """The key a person typing ``text`` into a field released last, which a fill releases
+    too (a list that filters on keyup, as jQuery pages do): its last character when a
+    key of its own (printable ASCII), Backspace when ``text`` is empty (a field cleared);
+    "" for another character."""
+    last = text[-1:]
+    if not last:
+        return "Backspace"
+    return last if " " <= last <= "~" else ""
 
 
 def lists(entries: list[str], items: list[str], among_others: bool = False) -> bool:

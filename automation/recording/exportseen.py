@@ -36,7 +36,7 @@ from automation.browser.effect import LABEL_INSTEAD_JS, TOGGLE_STATE_JS
 from automation.browser.fieldops import MAX_LENGTH_JS, PLACEHOLDER_JS, SELECTED_JS
 from automation.browser.frames import FOCUS_ON_FRAME_JS, HOLDS_FOCUS_JS
 from automation.browser.seen import SEEN_JS
-from automation.browser.textmatch import folded, listed_as, lists, shows_again, words
+from automation.browser.textmatch import folded, last_key, listed_as, lists, shows_again, words
 from automation.recording.expect import PLACE_NOW_JS, PLACES_JS, VALUE_JS
 
 if TYPE_CHECKING:
@@ -64,6 +64,7 @@ __all__ = [
     "left_value",
     "press_key",
     "read_until",
+    "released",
     "seen_frames",
     "shows_text",
     "tick",
@@ -399,6 +400,14 @@ def kept_tick(element: Locator, ticked: bool | None = None) -> None:
 LEFT_VALUE: list = []  # what the field the last step writes showed before it, after it
 LEFT_PLACES: list = []  # that field and the places it stands in (PLACES_JS)
 SAID_BEFORE: list = []  # what the page said was wrong before an edit a key commits
+
+
+def released(page: Page, typed: str) -> None:
+    """As Tabwright's fill ends: the key that typed the last character released (a list
+    that filters on keyup)."""
+    key = last_key(typed)
+    if key:
+        page.keyboard.up(key)
 
 
 def field_state(element: Locator, ticks: bool) -> object:

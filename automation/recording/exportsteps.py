@@ -146,7 +146,11 @@ def _act(step: ScenarioStep, el: str, params: dict[str, dict[str, Any]]) -> list
             raise ScenarioInvalid("press needs its key")
         return [calls[step.action]()]
     if step.action == "fill":  # (the whole value taken, as replay judges typing)
-        out = [f"{el}.fill({value('value')})", f"fits({el}, {value('value')})"]
+        out = [
+            f"{el}.fill({value('value')})",
+            f"released(page, {value('value')})",
+            f"fits({el}, {value('value')})",
+        ]
         return out + ([f"{el}.press('Enter')"] if args.get("submit") else [])
     if step.action == "type":  # key by key into the field emptied first, as replay types
         clear = args.get("clear", True)
