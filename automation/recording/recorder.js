@@ -22,9 +22,10 @@
     "menuitemradio", "option", "radio", "searchbox", "slider", "spinbutton", "switch",
     "tab", "textbox", "treeitem",
   ]);
-  // Input types whose value is typed: recorded as one fill per field.
+  // Input types whose value is typed (or, a slider's, dragged to): recorded as one fill
+  // per field, its final value (a slider's click is no step: it moves it anywhere).
   const TEXT_TYPES = new Set(["text", "email", "password", "search", "tel", "url", "number",
-    "date", "time", "datetime-local", "month", "week"]);
+    "date", "time", "datetime-local", "month", "week", "range"]);
   const KEYS = new Set(["Enter", "Escape", "Tab", "ArrowUp", "ArrowDown", "ArrowLeft",
     "ArrowRight", "PageUp", "PageDown", "Home", "End"]);
   // Keys that only move the caret inside a text field: the fill that follows says it all.
@@ -242,6 +243,7 @@
       return;
     }
     const button = BUTTONS[e.button] || "left";
+    if (el && el.tagName === "INPUT" && el.type === "range") return; // its value is the step
     if (isTextField(el) && !el.readOnly && !el.closest("select") && !isPage(el)) {
       const click = { kind: "click", button, detail: e.detail, ...described(el) };
       fieldClick = e.detail > 1 ? null : { ev: click, t: Date.now(), el: click.el };

@@ -110,6 +110,9 @@ _UNREAD_BOX = (
 # tight: what the page sent before its flush is dropped once stop gives up, so a person's
 # last act (a box ticked just before Resume) is not lost when the page is busy a while.
 _STOP_MS = 10_000
+# A third quick click on one of these is one more click (a stepper's "+" clicked four
+# times in a second), not a selection of text: recorded too.
+_COUNTED_ROLES = frozenset({"button", "link", "menuitem", "tab", "switch", "checkbox", "radio"})
 # A write begun up to this long before a step's time is its own (the clocks of the page
 # and of this process are the machine's; each is read a moment after the fact).
 _SENT_EARLY_MS = 50
@@ -416,7 +419,9 @@ class Recorder:
         step = ScenarioStep(action, args, identity, url=url, note=page_line(event.get("warning")))
         mark = _Mark(str(event.get("el", "")), at_ms)
         detail = int(event.get("detail") or 0)
-        if action == "click" and detail > 2:
+        if action == "click" and detail > 2 and identity is not None and (
+            identity.role not in _COUNTED_ROLES
+        ):
             return  # a third click selects text; the first two are recorded
         self._move_to(page, at_ms)
         self._at = url
