@@ -50,3 +50,21 @@ def loopback_app(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+@contextmanager
+def form_app(page: bytes, field: str) -> Iterator[tuple[list[str], str]]:
+    """A one-page app: ``page`` for every GET; each form posted keeps its ``field``'s value
+    in the list it yields beside its base URL, and is redirected back to where it was."""
+    saved: list[str] = []
+
+    class Handler(QuietHandler):
+        def do_GET(self) -> None:
+            self.send(200, page)
+
+        def do_POST(self) -> None:
+            saved.append(self.posted()[field])
+            self.send(303, Location=self.headers.get("Referer") or "/")
+
+    with loopback_app(Handler) as url:
+        yield saved, url

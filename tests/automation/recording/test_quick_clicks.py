@@ -20,7 +20,7 @@ from automation.recording.recorder import Recorder
 from automation.recording.scenario import Scenario
 from tests.automation.recording.test_recorder import click_center
 from tests.exported import both_pass
-from tests.net import QuietHandler, loopback_app
+from tests.net import form_app
 from tests.waiting import eventually
 
 PAGE = b"""<!doctype html><title>Order</title><form method=post action=/save>
@@ -31,17 +31,7 @@ PAGE = b"""<!doctype html><title>Order</title><form method=post action=/save>
 
 @pytest.fixture
 def app() -> Iterator[tuple[list, str]]:
-    saved: list = []
-
-    class Handler(QuietHandler):
-        def do_GET(self) -> None:
-            self.send(200, PAGE)
-
-        def do_POST(self) -> None:
-            saved.append(self.posted()["qty"])
-            self.send(303, Location="/order")
-
-    with loopback_app(Handler) as url:
+    with form_app(PAGE, "qty") as (saved, url):
         yield saved, url
 
 
