@@ -294,6 +294,30 @@
     settleAll();
     const el = e.composedPath()[0];
     if (!isTextField(el)) return;
+    if (keyed && keyed.el === el) keyed.heard = true; // the keys typed: no mask's
+    sendFill(el);
+  }
+
+  // The text field keys were typed into, and its value then: a page whose script cancels
+  // the keys and writes the value itself (a currency mask drawing "2,500.00") sends no
+  // input of the person's, so the field's value is read as they leave it, or press a key
+  // that acts (Enter), and recorded as a fill when it changed and none of the person's
+  // input came (the value a widget then writes, a suggestion taken, is not typed).
+  let keyed = null; // { el, value, heard }
+  const shownIn = (el) => (el.isContentEditable ? el.innerText : el.value);
+  function flushKeyed() {
+    const was = keyed;
+    keyed = null;
+    if (!was || was.heard || !was.el.isConnected) return;
+    const now = shownIn(was.el);
+    if (now === was.value) return;
+    sendFill(was.el);
+  }
+  function onFocusout(e) {
+    if (e.isTrusted && keyed && e.composedPath()[0] === keyed.el) flushKeyed();
+  }
+
+  function sendFill(el) {
     const secret = el.type === "password" || secrets.has(el) ||
       /password/i.test(el.getAttribute("autocomplete") || "");
     if (secret) secrets.add(el);
@@ -341,7 +365,15 @@
     if (e.altKey) mods.push("Alt");
     if (e.metaKey) mods.push("Meta");
     const special = KEYS.has(e.key);
-    if (!mods.length && !special) return; // typing: the fill records it
+    const into = e.composedPath()[0];
+    if (!mods.length && !special) { // typing: the fill records it (see keyed)
+      if (isTextField(into) && (!keyed || keyed.el !== into)) {
+        flushKeyed();
+        keyed = { el: into, value: shownIn(into), heard: false };
+      }
+      return;
+    }
+    flushKeyed(); // (its value, before the key that acts on it)
     const plain = !mods.length; // Shift aside: it only extends a selection or a line
     if (e.shiftKey) mods.push("Shift");
     let el = e.composedPath()[0];
@@ -426,7 +458,7 @@
     ["change", onChange], ["keydown", onKeydown], ["pageshow", onPageshow],
     ["pagehide", onPagehide], ["pointerdown", onPointerdown], ["pointerup", onPointerup],
     ["invalid", onInvalid],
-    ["focusin", onFocusin]];
+    ["focusin", onFocusin], ["focusout", onFocusout]];
   for (const [type, fn] of listeners) window.addEventListener(type, fn, true);
 
   // Frozen, like the registry: a page script can't swap stop() for one that keeps
@@ -446,6 +478,7 @@
       // waits for the mark to come.
       flush() {
         for (const watch of toggles.slice()) settleToggle(watch, true);
+        if (on) flushKeyed(); // a masked field still focused as the recording stops
         drain();
         const fn = window[binding];
         if (!on || typeof fn !== "function") return null;
