@@ -419,9 +419,7 @@ class Recorder:
         step = ScenarioStep(action, args, identity, url=url, note=page_line(event.get("warning")))
         mark = _Mark(str(event.get("el", "")), at_ms)
         detail = int(event.get("detail") or 0)
-        if action == "click" and detail > 2 and identity is not None and (
-            identity.role not in _COUNTED_ROLES
-        ):
+        if action == "click" and detail > 2 and identity and identity.role not in _COUNTED_ROLES:
             return  # a third click selects text; the first two are recorded
         self._move_to(page, at_ms)
         self._at = url
