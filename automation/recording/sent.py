@@ -24,7 +24,7 @@ from playwright.async_api import ElementHandle
 from playwright.async_api import Error as PlaywrightError
 
 from automation.browser.effect import TOGGLE_STATE_JS
-from automation.browser.pagelog import PageLog
+from automation.browser.pagelog import PageLog, RequestEntry
 from automation.browser.served import WRITES, same_site
 from automation.budget import Budget
 from automation.errors import NothingSent
@@ -63,8 +63,13 @@ def first_write(
         if entry.method not in WRITES or entry.resource_type not in _TYPES:
             continue
         if entry.resource_type == "document" or same_site(entry.url, page_url):
-            return f"{entry.method} {urlsplit(entry.url).path or '/'}"[:300]
+            return _as_sent(entry)
     return ""
+
+
+def _as_sent(entry: RequestEntry) -> str:
+    """The request ``entry`` as a step's ``sent``: its method and its address's path."""
+    return f"{entry.method} {urlsplit(entry.url).path or '/'}"[:300]
 
 
 def polled(log: PageLog, sent: str, page_url: str, steps_s: list[float]) -> bool:
@@ -74,7 +79,7 @@ def polled(log: PageLog, sent: str, page_url: str, steps_s: list[float]) -> bool
     for entry in log.requests(limit=500):
         if entry.method not in WRITES or entry.resource_type not in _TYPES:
             continue
-        if f"{entry.method} {urlsplit(entry.url).path or '/'}"[:300] != sent:
+        if _as_sent(entry) != sent:
             continue
         if not same_site(entry.url, page_url) and entry.resource_type != "document":
             continue
