@@ -479,7 +479,8 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
             if watched(scenario.steps, index):  # did it change the field? (replay's sent)
                 assert step.identity is not None
                 state = f"field_state({_locator(step.identity, params)}, {step.action == 'check'})"
-                _around(body, does, f"was = {state}", f"unchanged[{index}] = was == {state}")
+                after = f"unchanged[{index}] = was is not None and was == {state}"
+                _around(body, does, f"was = {state}", after)
             if step.sent and step.action in SENDING_ACTIONS:  # does it send again? (replay's,
                 written = written_before(scenario.steps, index)  # once the rest is judged)
                 body.insert(1, "own = len(OWN_WROTE)")
