@@ -418,7 +418,7 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
     scoped = bool(scenario.handlers) and params.base is not None  # a called scenario's
     if scoped:  # its handlers are in force until it returns, as in replay
         lines.append("    INTERRUPTIONS.enter()")
-    if any(watched(scenario.steps, i) for i in range(len(scenario.steps))):
+    if any(watched(scenario.steps, i) or step.sent for i, step in enumerate(scenario.steps)):
         lines.append("    unchanged = {}  # whether each value written was there already")
     for number, handler in enumerate(scenario.handlers):
         lines.extend(f"    {line}" for line in _handler(number, handler, params))
@@ -479,13 +479,12 @@ def _body(scenario: Scenario, params: _Params, pending: Collection[int]) -> list
             if watched(scenario.steps, index):  # did it change the field? (replay's sent)
                 assert step.identity is not None
                 state = f"field_state({_locator(step.identity, params)}, {step.action == 'check'})"
-                after = f"unchanged[{index}] = was is not None and was == {state}"
-                _around(body, does, f"was = {state}", after)
+                _around(body, does, f"was = {state}", f"written(unchanged, {index}, was, {state})")
             if step.sent and step.action in SENDING_ACTIONS:  # does it send again? (replay's,
                 written = written_before(scenario.steps, index)  # once the rest is judged)
                 body.insert(1, "own = len(OWN_WROTE)")
-                body.append(f"sent_again(page, own, {_text(step.sent, 'sent')}, "
-                            f"[unchanged.get(i) for i in {written}])")  # fmt: skip
+                body.append(f"sent_again(page, own, {_text(step.sent, 'sent')}, unchanged, "
+                            f"{written})")  # fmt: skip
             if _may_send(step):  # the browser refused to send its form? (tab.click's)
                 _around(body, does, "sending = before_send(page)", "form_sent(page, sending)")
             if index + 1 < len(scenario.steps) and typed_before(scenario.steps, index + 1):

@@ -492,19 +492,19 @@ def refused_in_place(
                      f"{{', '.join(repr(e[:200]) for e in new[:2])}}: it likely refused it")
 
 
-def sent_again(page: Page, before: int, recorded: str, unchanged: list) -> None:
+def sent_again(page: Page, before: int, recorded: str, unchanged: dict, steps: list) -> None:
     """As Tabwright's replay judges a click or a key that sent a write when recorded
     (``recorded``: its method and path): it sends one of the page's own again (a form
     posted, or a script's write to its site: the first ``before`` of them came before
-    it), once what it left for later ran (held); unless the values the steps before it
-    on the page wrote (``unchanged``: whether each was there already) all were."""
+    it), once what it left for later ran (held); unless the values the ``steps`` before it
+    on the page wrote were all there already (``unchanged``: written's)."""
     def sent() -> bool:
         return any(kind == "document" or same_site(url, page.url)
                    for kind, url in OWN_WROTE[before:])
     if sent():
         return
     held(page)
-    nothing_changed = bool(unchanged) and all(was is True for was in unchanged)
+    nothing_changed = bool(steps) and all(unchanged.get(i) is True for i in steps)
     assert sent() or nothing_changed, (f"it sent nothing, where it sent {{recorded}} when "
                                        "recorded: the page did not take it")
 

@@ -70,6 +70,7 @@ __all__ = [
     "tick",
     "unanswering",
     "value_shown",
+    "written",
 ]
 
 # -- written into an exported pytest file as it is
@@ -408,6 +409,12 @@ def released(page: Page, typed: str) -> None:
     key = last_key(typed)
     if key:
         page.keyboard.up(key)
+
+
+def written(unchanged: dict, index: int, was: object, now: object) -> None:
+    """As Tabwright's replay notes of step ``index`` that writes a field a later step
+    sends: whether what it holds ``now`` is what it held before (``was``), read both."""
+    unchanged[index] = was is not None and was == now
 
 
 def field_state(element: Locator, ticks: bool) -> object:

@@ -40,7 +40,9 @@ BODY_NAMES = {"page", "expect", "re", "os", "url", "frame_of", "served", "words"
               "fits", "left_ticked", "left_value", "kept_value", "went_on", "documents", "held",
               "address", "ACTED", "refused_in_place", "shown", "errors_then", "THEN",
               "form_sent", "sending", "choose", "typing_met", "before",
-              "rows_holding_most", "EDITABLE", "DISCLOSURE", "whole"}  # fmt: skip
+              "rows_holding_most", "EDITABLE", "DISCLOSURE", "whole", "released",
+              "sent_again", "own", "OWN_WROTE", "unchanged", "was", "field_state",
+              "written"}  # fmt: skip
 # What a step that may send a write keeps before it (the writes sent, whether the page
 # asked to sign in, the errors it shows), the only statements of the body that are not a
 # call.
@@ -51,6 +53,8 @@ KEPT_BEFORE_A_STEP = {
     "shown = errors_before(page)",
     "sending = before_send(page)",
     "before = still_to_come(page)",
+    "own = len(OWN_WROTE)",
+    "unchanged = {}",
 }
 # The one condition: the checks read again at the end, on the page they read.
 READ_AGAIN_IF = "not went_on(page, documents, address)"
@@ -136,6 +140,8 @@ def assert_safe_module(code: str) -> ast.FunctionDef:
             assert not stmt.orelse
             body[:0] = stmt.body  # its statements are held to the same rules
             continue
+        if isinstance(stmt, ast.Assign) and ast.unparse(stmt.targets) == "was":
+            stmt = ast.Expr(stmt.value)  # was = field_state(locator, ticks): held as a call
         assert isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call), ast.dump(stmt)
         root = _root(stmt.value)
         # frame_of(page, path): the header's helper for the page's frame at that path;
@@ -177,6 +183,10 @@ def assert_safe_module(code: str) -> ast.FunctionDef:
             "expect_url",  # expect_url(page, address): the address read as replay reads it
             "DIALOGS",  # DIALOGS.arm(...): a dialog step; DIALOGS.none_unexpected(...)
             "ACTED",  # ACTED.add(path): a step acts in the frame at that path (its writes)
+            "released",  # released(page, value): a fill's last key released
+            "field_state",  # was = field_state(locator, ticks): a field before a step
+            "written",  # written(unchanged, index, was, now): whether it changed
+            "sent_again",  # sent_again(page, own, sent, unchanged, [...]): it sent again
         )  # (and what a write answered is judged by)
         assert isinstance(root, ast.Name) and root.id in roots
         for node in ast.walk(stmt):
@@ -528,12 +538,14 @@ def test_what_no_literal_can_hold_refuses_the_export_naming_the_step(made: Scena
 def test_hostile_texts_are_kept_as_the_literals_they_were() -> None:
     """Safe is not lossy: each value reaches the test as the same string."""
     name = 'Say "hi" it\'s \\ \'\'\' """' + INJECT
+    sent = "POST /" + INJECT.replace(" ", "").replace("\n", "")  # (its path as a write's)
     code = to_pytest(Scenario("N\u2028x", (
         _step("click", name=name), _step("fill", {"value": BREAK}, role="textbox"),
+        replace(_step("click", name="Save"), sent=sent),
     ), base_url='http://x/"""'))  # fmt: skip
     test = assert_safe_module(code)
     literals = {n.value for n in ast.walk(test) if isinstance(n, ast.Constant)}
-    assert {name, BREAK} <= literals
+    assert {name, BREAK, sent} <= literals
     module = ast.parse(code)
     assigned = {t.id: s.value for s in module.body if isinstance(s, ast.Assign)
                 for t in s.targets if isinstance(t, ast.Name)}  # fmt: skip
